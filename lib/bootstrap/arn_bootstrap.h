@@ -1,0 +1,118 @@
+/*
+ * The configuration file: one YAML document whose `envoy_bootstrap:` key is a
+ * plain Envoy v3 Bootstrap and whose `dataplane:` key describes Arion's DPDK
+ * side (docs/configuration.md).
+ *
+ * The Envoy part goes YAML -> JSON -> envoy.config.bootstrap.v3.Bootstrap
+ * with upb's JSON decoder, so every field means what it means in Envoy;
+ * unknown fields, wrong kinds and unsupported features are refused. Errors
+ * are lines of the form
+ *
+ *     FILE:LINE:COL: FIELD.PATH: what is wrong (and what to do)
+ *
+ * Everything here runs on the control lcore at start (or in --mode
+ * validate); nothing here is used by workers.
+ */
+#ifndef ARN_BOOTSTRAP_H
+#define ARN_BOOTSTRAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "upb/upb.h"
+
+#include "arn_sb.h"
+
+struct envoy_config_bootstrap_v3_Bootstrap;
+
+/** One DPDK port from dataplane.ports. */
+struct arn_dp_port {
+	char *name;        /* dataplane.ports[i].name, default "port<i>" */
+	char *device;      /* PCI address ("0000:03:00.0") or vdev ("net_tap0,iface=a") */
+	bool is_pci;
+	uint32_t ipv4;     /* host byte order */
+	uint8_t prefix_len;
+	uint32_t gateway;  /* host byte order; 0: none (on-link only) */
+	uint16_t mtu;
+	uint16_t rx_descriptors;
+	uint16_t tx_descriptors;
+};
+
+/** Arion's `dataplane:` section, with defaults filled in. */
+struct arn_dataplane {
+	bool present;           /* the file had a dataplane: key */
+	char **eal_args;        /* extra EAL arguments, before the CLI's */
+	size_t n_eal_args;
+	int control_lcore;      /* main lcore; -1: EAL's default */
+	unsigned *worker_lcores;
+	size_t n_workers;
+	struct arn_dp_port *ports;
+	size_t n_ports;
+	uint32_t mbufs_per_socket;
+	uint32_t mbuf_cache_size;
+	uint16_t mbuf_data_room;
+	uint32_t tcp_max_connections; /* per worker */
+	uint32_t tcp_rcvbuf;
+	uint32_t tcp_sndbuf;
+};
+
+/** Command-line values that win over the file (X7). NULL: not given. */
+struct arn_bootstrap_overrides {
+	const char *service_node;
+	const char *service_cluster;
+};
+
+struct arn_bootstrap {
+	char *file;                 /* as given, for messages */
+	upb_Arena *arena;           /* owns pb */
+	const struct envoy_config_bootstrap_v3_Bootstrap *pb;
+	char *node_id;              /* after overrides; "" if none */
+	char *node_cluster;
+	bool ads;                   /* dynamic_resources.ads_config is set */
+	char **xds_clusters;        /* ads_config.grpc_services[*].envoy_grpc.cluster_name, in order (X9) */
+	size_t n_xds_clusters;
+	bool has_admin;
+	char *admin_address;        /* admin.address.socket_address */
+	uint16_t admin_port;
+	struct arn_dataplane dp;
+	struct arn_sb warnings;     /* one line per warning, already formatted */
+	void *yaml;                 /* the parsed document, for arn_bootstrap_where() */
+};
+
+/**
+ * Load and check a configuration file.
+ *
+ * @param path  file to read
+ * @param ov    command-line overrides, or NULL
+ * @param out   receives the result (caller frees with arn_bootstrap_free)
+ * @param err   receives one line per error found
+ * @return 0; -EINVAL if the file is not a valid configuration (details in
+ *   @p err); -ENOENT, -EACCES, ... if it cannot be read; -ENOMEM.
+ */
+int arn_bootstrap_load_file(const char *path, const struct arn_bootstrap_overrides *ov,
+			    struct arn_bootstrap **out, struct arn_sb *err);
+
+/** As arn_bootstrap_load_file(), from memory; @p name is used in messages. */
+int arn_bootstrap_load_buf(const char *name, const char *buf, size_t len,
+			   const struct arn_bootstrap_overrides *ov, struct arn_bootstrap **out,
+			   struct arn_sb *err);
+
+void arn_bootstrap_free(struct arn_bootstrap *b);
+
+/**
+ * Where a field of the file is: @p path as in error messages, starting with
+ * "envoy_bootstrap." or "dataplane.". Sets 1-based line and column of the
+ * deepest node found on that path.
+ * @return 0, or -ENOENT if not even the first component exists.
+ */
+int arn_bootstrap_where(const struct arn_bootstrap *b, const char *path, size_t *line,
+			size_t *col);
+
+/**
+ * Append a human-readable summary (node, xDS target, admin, static
+ * resources, data plane) to @p out, as `arion --mode validate` prints it.
+ */
+void arn_bootstrap_summary(const struct arn_bootstrap *b, struct arn_sb *out);
+
+#endif

@@ -1,0 +1,177 @@
+#include "arn_proto.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "upb/decode.h"
+#include "upb/encode.h"
+#include "upb/json_decode.h"
+#include "upb/json_encode.h"
+#include "upb/reflection.h"
+
+#include "google/protobuf/any.upb.h"
+
+#include "arn_log.h"
+
+/* Generated at build time by proto/tools/gen_defs_list.py. */
+extern const _upb_DefPool_Init *const arn_proto_grpc_defs[];
+extern const _upb_DefPool_Init *const arn_proto_own_defs[];
+
+static upb_DefPool *pool;
+
+int arn_proto_init(void)
+{
+	if (pool != NULL)
+		return 0;
+	upb_DefPool *p = upb_DefPool_New();
+	if (p == NULL)
+		return -ENOMEM;
+	const _upb_DefPool_Init *const *lists[] = {arn_proto_grpc_defs, arn_proto_own_defs};
+	for (size_t l = 0; l < 2; l++) {
+		for (const _upb_DefPool_Init *const *d = lists[l]; *d != NULL; d++) {
+			if (!_upb_DefPool_LoadDefInit(p, *d)) {
+				ARN_ERR(MAIN, "protobuf descriptor %s failed to load", (*d)->filename);
+				upb_DefPool_Free(p);
+				return -EINVAL;
+			}
+		}
+	}
+	pool = p;
+	return 0;
+}
+
+const upb_DefPool *arn_proto_pool(void)
+{
+	return pool;
+}
+
+const upb_MessageDef *arn_proto_msgdef(const char *full_name)
+{
+	return pool ? upb_DefPool_FindMessageByName(pool, full_name) : NULL;
+}
+
+const upb_MessageDef *arn_proto_msgdef_by_url(const char *url, size_t len)
+{
+	const char *slash = memrchr(url, '/', len);
+	const char *name = slash ? slash + 1 : url;
+	size_t n = len - (size_t)(name - url);
+	if (pool == NULL || n == 0)
+		return NULL;
+	return upb_DefPool_FindMessageByNameWithSize(pool, name, n);
+}
+
+static const char *decode_status_str(upb_DecodeStatus st)
+{
+	switch (st) {
+	case kUpb_DecodeStatus_Malformed: return "malformed wire format";
+	case kUpb_DecodeStatus_OutOfMemory: return "out of memory";
+	case kUpb_DecodeStatus_BadUtf8: return "a string field is not valid UTF-8";
+	case kUpb_DecodeStatus_MaxDepthExceeded: return "nested too deeply";
+	case kUpb_DecodeStatus_MissingRequired: return "a required field is missing";
+	default: return "undecodable";
+	}
+}
+
+upb_Message *arn_proto_decode(const char *buf, size_t len, const upb_MessageDef *m,
+			      upb_Arena *arena, struct arn_sb *err)
+{
+	const upb_MiniTable *mt = upb_MessageDef_MiniTable(m);
+	upb_Message *msg = upb_Message_New(m, arena);
+	if (msg == NULL) {
+		arn_sb_puts(err, "out of memory");
+		return NULL;
+	}
+	upb_DecodeStatus st = upb_Decode(buf, len, msg, mt, NULL, 0, arena);
+	if (st != kUpb_DecodeStatus_Ok) {
+		arn_sb_printf(err, "cannot decode %s: %s", upb_MessageDef_FullName(m),
+			      decode_status_str(st));
+		return NULL;
+	}
+	return msg;
+}
+
+upb_StringView arn_proto_any_type_url(const upb_Message *any)
+{
+	return google_protobuf_Any_type_url((const google_protobuf_Any *)any);
+}
+
+upb_StringView arn_proto_any_type_name(const upb_Message *any)
+{
+	upb_StringView url = arn_proto_any_type_url(any);
+	const char *slash = url.size ? memrchr(url.data, '/', url.size) : NULL;
+	if (slash != NULL) {
+		size_t skip = (size_t)(slash + 1 - url.data);
+		url.data += skip;
+		url.size -= skip;
+	}
+	return url;
+}
+
+upb_Message *arn_proto_any_unpack(const upb_Message *any, const upb_MessageDef *expect,
+				  const upb_MessageDef **got_def, upb_Arena *arena,
+				  struct arn_sb *err)
+{
+	upb_StringView url = arn_proto_any_type_url(any);
+	const upb_MessageDef *m = arn_proto_msgdef_by_url(url.data, url.size);
+	if (m == NULL) {
+		arn_sb_printf(err, "unknown type '" ARN_SV_FMT "'", ARN_SV_ARG(url));
+		return NULL;
+	}
+	if (expect != NULL && m != expect) {
+		arn_sb_printf(err, "type '" ARN_SV_FMT "' where %s was expected", ARN_SV_ARG(url),
+			      upb_MessageDef_FullName(expect));
+		return NULL;
+	}
+	if (got_def != NULL)
+		*got_def = m;
+	upb_StringView v = google_protobuf_Any_value((const google_protobuf_Any *)any);
+	return arn_proto_decode(v.data, v.size, m, arena, err);
+}
+
+upb_Message *arn_proto_from_json(const char *json, size_t len, const upb_MessageDef *m,
+				 upb_Arena *arena, struct arn_sb *err)
+{
+	upb_Status st;
+	upb_Status_Clear(&st);
+	upb_Message *msg = upb_Message_New(m, arena);
+	if (msg == NULL) {
+		arn_sb_puts(err, "out of memory");
+		return NULL;
+	}
+	if (!upb_JsonDecode(json, len, msg, m, pool, 0, arena, &st)) {
+		arn_sb_puts(err, upb_Status_ErrorMessage(&st));
+		return NULL;
+	}
+	return msg;
+}
+
+int arn_proto_to_json(const upb_Message *msg, const upb_MessageDef *m, struct arn_sb *out)
+{
+	upb_Status st;
+	char small[512];
+	upb_Status_Clear(&st);
+	size_t n = upb_JsonEncode(msg, m, pool, upb_JsonEncode_UseProtoNames, small,
+				  sizeof(small), &st);
+	if (!upb_Status_IsOk(&st))
+		return -EINVAL;
+	if (n < sizeof(small)) {
+		arn_sb_append(out, small, n);
+		return 0;
+	}
+	char *big = malloc(n + 1);
+	if (big == NULL)
+		return -ENOMEM;
+	upb_JsonEncode(msg, m, pool, upb_JsonEncode_UseProtoNames, big, n + 1, &st);
+	arn_sb_append(out, big, n);
+	free(big);
+	return upb_Status_IsOk(&st) ? 0 : -EINVAL;
+}
+
+char *arn_proto_encode(const upb_Message *msg, const upb_MessageDef *m, upb_Arena *arena,
+		       size_t *len)
+{
+	char *buf = NULL;
+	upb_EncodeStatus st = upb_Encode(msg, upb_MessageDef_MiniTable(m), 0, arena, &buf, len);
+	return st == kUpb_EncodeStatus_Ok ? buf : NULL;
+}

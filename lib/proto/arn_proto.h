@@ -1,0 +1,92 @@
+/*
+ * upb glue: one descriptor pool for every protobuf type Arion knows, Any
+ * unpacking by type URL, binary and JSON conversion.
+ *
+ * The pool holds the descriptors compiled into libgrpc.so (Envoy's API as
+ * gRPC 1.51 carries it) plus Arion's own protos (proto/). It is built once,
+ * on the control lcore, by arn_proto_init(), and is read-only afterwards.
+ * Workers never touch protobufs.
+ */
+#ifndef ARN_PROTO_H
+#define ARN_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "upb/def.h"
+#include "upb/msg.h"
+#include "upb/upb.h"
+
+#include "arn_sb.h"
+
+/* Type URL prefix that Envoy and every control plane use. */
+#define ARN_TYPE_URL_PREFIX "type.googleapis.com/"
+
+/**
+ * Build the pool (idempotent; not thread-safe: call from the control lcore
+ * before anything else uses protobufs).
+ * @return 0, or -ENOMEM / -EINVAL (a descriptor failed to load; logged).
+ */
+int arn_proto_init(void);
+
+/** The pool; arn_proto_init() must have succeeded. Owned by this module. */
+const upb_DefPool *arn_proto_pool(void);
+
+/** Message definition by full name ("envoy.config.cluster.v3.Cluster"), or NULL. */
+const upb_MessageDef *arn_proto_msgdef(const char *full_name);
+
+/**
+ * Message definition for a type URL ("type.googleapis.com/<full name>"; any
+ * prefix up to the last '/' is accepted as protobuf does), or NULL.
+ */
+const upb_MessageDef *arn_proto_msgdef_by_url(const char *url, size_t len);
+
+/**
+ * Parse @p len bytes of @p m's wire format into a new message on @p arena.
+ * @return the message, or NULL with the reason in @p err (appended).
+ */
+upb_Message *arn_proto_decode(const char *buf, size_t len, const upb_MessageDef *m,
+			      upb_Arena *arena, struct arn_sb *err);
+
+/**
+ * Unpack an Any whose type must be @p expect (NULL: any known type; then
+ * *@p got_def, if not NULL, receives the type found).
+ * @return the message on @p arena, or NULL with the reason in @p err: unknown
+ *   type, a type other than @p expect, or undecodable bytes.
+ */
+upb_Message *arn_proto_any_unpack(const upb_Message *any, const upb_MessageDef *expect,
+				  const upb_MessageDef **got_def, upb_Arena *arena,
+				  struct arn_sb *err);
+
+/** The type URL of an Any (not NUL-terminated). */
+upb_StringView arn_proto_any_type_url(const upb_Message *any);
+
+/** The full type name of an Any: its URL after the last '/'. */
+upb_StringView arn_proto_any_type_name(const upb_Message *any);
+
+/**
+ * Decode JSON (proto3 JSON mapping; proto field names or lowerCamel names)
+ * into a new message of type @p m. Unknown fields are errors.
+ * @return the message, or NULL with upb's reason in @p err.
+ */
+upb_Message *arn_proto_from_json(const char *json, size_t len, const upb_MessageDef *m,
+				 upb_Arena *arena, struct arn_sb *err);
+
+/** Append @p msg as JSON (proto field names; defaults omitted) to @p out. */
+int arn_proto_to_json(const upb_Message *msg, const upb_MessageDef *m, struct arn_sb *out);
+
+/** Serialize @p msg; the bytes live on @p arena. NULL on failure. */
+char *arn_proto_encode(const upb_Message *msg, const upb_MessageDef *m, upb_Arena *arena,
+		       size_t *len);
+
+/** upb string view helpers. */
+static inline bool arn_sv_eq(upb_StringView a, const char *s)
+{
+	size_t n = __builtin_strlen(s);
+	return a.size == n && (n == 0 || __builtin_memcmp(a.data, s, n) == 0);
+}
+
+#define ARN_SV_FMT "%.*s"
+#define ARN_SV_ARG(sv) (int)(sv).size, (sv).data
+
+#endif

@@ -1,0 +1,627 @@
+/*
+ * The configuration loader: examples load, every refusal and every YAML
+ * error names the right place, command-line overrides win. Rule ids from
+ * spec/RULES.md are in the test names.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "arn_bootstrap.h"
+#include "arn_sb.h"
+
+static struct arn_sb err;
+static struct arn_bootstrap *bs;
+
+static int teardown(void **state)
+{
+	(void)state;
+	arn_bootstrap_free(bs);
+	bs = NULL;
+	arn_sb_free(&err);
+	return 0;
+}
+
+static int load_ov(const char *yaml, const struct arn_bootstrap_overrides *ov)
+{
+	arn_bootstrap_free(bs);
+	bs = NULL;
+	arn_sb_free(&err);
+	return arn_bootstrap_load_buf("t.yaml", yaml, strlen(yaml), ov, &bs, &err);
+}
+
+static int load(const char *yaml)
+{
+	return load_ov(yaml, NULL);
+}
+
+/* The error text must contain @p want (position and path included). */
+#define assert_error(yaml, want)                                                                   \
+	do {                                                                                       \
+		int rc_ = load(yaml);                                                              \
+		if (rc_ != -EINVAL || strstr(arn_sb_cstr(&err), (want)) == NULL)                   \
+			fail_msg("rc=%d, wanted error containing\n  %s\ngot\n%s", rc_, (want),     \
+				 arn_sb_cstr(&err));                                               \
+	} while (0)
+
+#define assert_loads(yaml)                                                                         \
+	do {                                                                                       \
+		int rc_ = load(yaml);                                                              \
+		if (rc_ != 0)                                                                      \
+			fail_msg("rc=%d:\n%s", rc_, arn_sb_cstr(&err));                            \
+	} while (0)
+
+/* The example from spec/arion-xds.txt ("Enabling xDS"), byte for byte. */
+static const char spec_example[] =
+	"envoy_bootstrap:\n"
+	"  node:\n"
+	"    id: arion-1\n"
+	"    cluster: edge\n"
+	"  dynamic_resources:\n"
+	"    ads_config:\n"
+	"      grpc_services:\n"
+	"        - envoy_grpc:\n"
+	"            cluster_name: xds_cluster\n"
+	"  static_resources:\n"
+	"    clusters:\n"
+	"      - name: xds_cluster\n"
+	"        type: STATIC\n"
+	"        connect_timeout: 0.25s\n"
+	"        lb_policy: ROUND_ROBIN\n"
+	"        typed_extension_protocol_options:\n"
+	"          envoy.extensions.upstreams.http.v3.HttpProtocolOptions:\n"
+	"            \"@type\": type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions\n"
+	"            explicit_http_config:\n"
+	"              http2_protocol_options: {}\n"
+	"        load_assignment:\n"
+	"          cluster_name: xds_cluster\n"
+	"          endpoints:\n"
+	"            - lb_endpoints:\n"
+	"                - endpoint:\n"
+	"                    address:\n"
+	"                      socket_address: { address: 127.0.0.1, port_value: 50051 }\n";
+
+/* A bootstrap with the spec example's shape; %s slots let a test vary it. */
+static char *xds_with(const char *grpc_services, const char *extra_cluster)
+{
+	static char buf[8192];
+	snprintf(buf, sizeof(buf),
+		 "envoy_bootstrap:\n"
+		 "  node: {id: n1, cluster: c1}\n"
+		 "  dynamic_resources:\n"
+		 "    ads_config:\n"
+		 "      grpc_services:\n"
+		 "%s"
+		 "  static_resources:\n"
+		 "    clusters:\n"
+		 "      - name: xds_cluster\n"
+		 "        type: STATIC\n"
+		 "        connect_timeout: 0.25s\n"
+		 "        http2_protocol_options: {}\n"
+		 "        load_assignment:\n"
+		 "          cluster_name: xds_cluster\n"
+		 "          endpoints: [{lb_endpoints: [{endpoint: {address: {socket_address: "
+		 "{address: 127.0.0.1, port_value: 50051}}}}]}]\n"
+		 "%s",
+		 grpc_services, extra_cluster);
+	return buf;
+}
+
+static void test_spec_example_loads_unchanged(void **state)
+{
+	(void)state;
+	assert_loads(spec_example);
+	assert_string_equal(bs->node_id, "arion-1");
+	assert_string_equal(bs->node_cluster, "edge");
+	assert_true(bs->ads);
+	assert_int_equal(bs->n_xds_clusters, 1);
+	assert_string_equal(bs->xds_clusters[0], "xds_cluster");
+	/* G9: HTTP/2 is enabled there, so no warning. */
+	assert_int_equal(bs->warnings.len, 0);
+	assert_false(bs->dp.present);
+}
+
+static void test_every_example_in_config_loads(void **state)
+{
+	(void)state;
+	const char *src = getenv("ARION_SRC");
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/config", src ? src : ".");
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		size_t l = strlen(e->d_name);
+		if (l < 6 || strcmp(e->d_name + l - 5, ".yaml") != 0)
+			continue;
+		char path[8192];
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		arn_bootstrap_free(bs);
+		bs = NULL;
+		arn_sb_free(&err);
+		int rc = arn_bootstrap_load_file(path, NULL, &bs, &err);
+		if (rc != 0)
+			fail_msg("%s: rc=%d\n%s", path, rc, arn_sb_cstr(&err));
+		n++;
+	}
+	closedir(d);
+	assert_true(n >= 2);
+}
+
+static void test_x7_service_node_and_cluster_override_file(void **state)
+{
+	(void)state;
+	struct arn_bootstrap_overrides ov = {.service_node = "from-cli"};
+	assert_int_equal(load_ov(spec_example, &ov), 0);
+	assert_string_equal(bs->node_id, "from-cli");
+	assert_string_equal(bs->node_cluster, "edge");
+	ov = (struct arn_bootstrap_overrides){.service_cluster = "cl-cli"};
+	assert_int_equal(load_ov(spec_example, &ov), 0);
+	assert_string_equal(bs->node_id, "arion-1");
+	assert_string_equal(bs->node_cluster, "cl-cli");
+	struct arn_sb s = ARN_SB_INIT;
+	arn_bootstrap_summary(bs, &s);
+	assert_non_null(strstr(arn_sb_cstr(&s), "node: id=arion-1 cluster=cl-cli"));
+	arn_sb_free(&s);
+}
+
+static void test_x7_ads_needs_node_id_and_cluster(void **state)
+{
+	(void)state;
+	const char *y = "envoy_bootstrap:\n"
+			"  dynamic_resources:\n"
+			"    ads_config:\n"
+			"      grpc_services: [{envoy_grpc: {cluster_name: xds_cluster}}]\n"
+			"  static_resources:\n"
+			"    clusters:\n"
+			"      - name: xds_cluster\n"
+			"        http2_protocol_options: {}\n"
+			"        load_assignment: {cluster_name: xds_cluster, endpoints: "
+			"[{lb_endpoints: [{endpoint: {address: {socket_address: {address: "
+			"127.0.0.1, port_value: 1}}}}]}]}\n";
+	assert_error(y, "envoy_bootstrap.node: node id and cluster are required");
+	/* ... and the command line can supply them. */
+	struct arn_bootstrap_overrides ov = {.service_node = "a", .service_cluster = "b"};
+	int rc = load_ov(y, &ov);
+	if (rc != 0)
+		fail_msg("%s", arn_sb_cstr(&err));
+}
+
+static void test_x7_ads_cluster_must_be_static_resource(void **state)
+{
+	(void)state;
+	assert_error(xds_with("        - envoy_grpc: {cluster_name: nope}\n", ""),
+		     "t.yaml:6:38: envoy_bootstrap.dynamic_resources.ads_config.grpc_services[0]."
+		     "envoy_grpc.cluster_name: names cluster 'nope', which static_resources."
+		     "clusters does not define");
+}
+
+static void test_x8_google_grpc_refused(void **state)
+{
+	(void)state;
+	assert_error(xds_with("        - google_grpc: {target_uri: 'cp:1', stat_prefix: x}\n", ""),
+		     "t.yaml:6:11: envoy_bootstrap.dynamic_resources.ads_config.grpc_services[0]."
+		     "google_grpc: google_grpc is refused");
+	assert_non_null(strstr(arn_sb_cstr(&err), "(X8)"));
+}
+
+static void test_x9_several_grpc_services_kept_in_order(void **state)
+{
+	(void)state;
+	const char *second = "      - name: backup_xds\n"
+			     "        http2_protocol_options: {}\n"
+			     "        load_assignment: {cluster_name: backup_xds, endpoints: "
+			     "[{lb_endpoints: [{endpoint: {address: {socket_address: {address: "
+			     "127.0.0.2, port_value: 50052}}}}]}]}\n";
+	assert_loads(xds_with("        - envoy_grpc: {cluster_name: backup_xds}\n"
+			      "        - envoy_grpc: {cluster_name: xds_cluster}\n",
+			      second));
+	assert_int_equal(bs->n_xds_clusters, 2);
+	assert_string_equal(bs->xds_clusters[0], "backup_xds");
+	assert_string_equal(bs->xds_clusters[1], "xds_cluster");
+}
+
+static void test_x1_sotw_api_type_refused(void **state)
+{
+	(void)state;
+	const char *y = "envoy_bootstrap:\n"
+			"  node: {id: a, cluster: b}\n"
+			"  dynamic_resources:\n"
+			"    ads_config:\n"
+			"      api_type: GRPC\n"
+			"      grpc_services: [{envoy_grpc: {cluster_name: x}}]\n"
+			"  static_resources:\n"
+			"    clusters: [{name: x, http2_protocol_options: {}, load_assignment: "
+			"{cluster_name: x, endpoints: [{lb_endpoints: [{endpoint: {address: "
+			"{socket_address: {address: 127.0.0.1, port_value: 1}}}}]}]}}]\n";
+	assert_error(y, "t.yaml:5:17: envoy_bootstrap.dynamic_resources.ads_config.api_type: "
+			"Arion speaks only the incremental (delta)");
+	/* DELTA_GRPC is what Arion does anyway. */
+	char buf[2048];
+	snprintf(buf, sizeof(buf), "%s", y);
+	char *p = strstr(buf, "api_type: GRPC");
+	memcpy(p, "api_type: DELTA_GRPC", strlen("api_type: DELTA_GRPC"));
+	strcpy(p + strlen("api_type: DELTA_GRPC"), strstr(y, "\n      grpc_services"));
+	assert_loads(buf);
+}
+
+static void test_x10_lds_config_must_be_ads(void **state)
+{
+	(void)state;
+	const char *y = "envoy_bootstrap:\n"
+			"  dynamic_resources:\n"
+			"    lds_config:\n"
+			"      path_config_source: {path: /etc/lds.yaml}\n";
+	assert_error(y, "t.yaml:4:7: envoy_bootstrap.dynamic_resources.lds_config: only `ads: {}` "
+			"is accepted here");
+}
+
+static void test_g9_xds_cluster_without_http2_warns(void **state)
+{
+	(void)state;
+	const char *y = "envoy_bootstrap:\n"
+			"  node: {id: a, cluster: b}\n"
+			"  dynamic_resources:\n"
+			"    ads_config:\n"
+			"      grpc_services: [{envoy_grpc: {cluster_name: x}}]\n"
+			"  static_resources:\n"
+			"    clusters:\n"
+			"      - name: x\n"
+			"        load_assignment: {cluster_name: x, endpoints: [{lb_endpoints: "
+			"[{endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: "
+			"1}}}}]}]}\n";
+	assert_loads(y);
+	const char *w = arn_sb_cstr(&bs->warnings);
+	assert_non_null(strstr(w, "t.yaml:8:9: envoy_bootstrap.static_resources.clusters[0]: "
+				  "xDS cluster 'x' does not enable HTTP/2"));
+	assert_non_null(strstr(w, "explicit_http_config: {http2_protocol_options: {}}"));
+	assert_non_null(strstr(w, "(G9)"));
+}
+
+static const char *listener_with_hcm(const char *hcm_extra)
+{
+	static char buf[4096];
+	snprintf(buf, sizeof(buf),
+		 "envoy_bootstrap:\n"
+		 "  static_resources:\n"
+		 "    listeners:\n"
+		 "      - name: l\n"
+		 "        address: {socket_address: {address: 198.18.0.2, port_value: 80}}\n"
+		 "        filter_chains:\n"
+		 "          - filters:\n"
+		 "              - name: envoy.filters.network.http_connection_manager\n"
+		 "                typed_config:\n"
+		 "                  \"@type\": type.googleapis.com/envoy.extensions.filters."
+		 "network.http_connection_manager.v3.HttpConnectionManager\n"
+		 "                  stat_prefix: x\n"
+		 "%s",
+		 hcm_extra);
+	return buf;
+}
+
+static void test_x11_rds_only_from_ads(void **state)
+{
+	(void)state;
+	assert_loads(listener_with_hcm("                  rds: {route_config_name: main, "
+				       "config_source: {ads: {}}}\n"));
+	assert_error(listener_with_hcm("                  rds:\n"
+				       "                    route_config_name: main\n"
+				       "                    config_source:\n"
+				       "                      path_config_source: {path: /x}\n"),
+		     "t.yaml:15:23: envoy_bootstrap.static_resources.listeners[0].filter_chains[0]."
+		     "filters[0].typed_config.rds.config_source: only `ads: {}` is accepted here");
+	assert_non_null(strstr(arn_sb_cstr(&err), "(X11)"));
+}
+
+static void test_x12_eds_cluster_rules(void **state)
+{
+	(void)state;
+	assert_loads("envoy_bootstrap:\n"
+		     "  static_resources:\n"
+		     "    clusters:\n"
+		     "      - name: api\n"
+		     "        type: EDS\n"
+		     "        connect_timeout: 0.25s\n"
+		     "        lb_policy: ROUND_ROBIN\n");
+	assert_error("envoy_bootstrap:\n"
+		     "  static_resources:\n"
+		     "    clusters:\n"
+		     "      - name: api\n"
+		     "        type: EDS\n"
+		     "        eds_cluster_config:\n"
+		     "          service_name: other\n",
+		     "t.yaml:7:25: envoy_bootstrap.static_resources.clusters[0].eds_cluster_config."
+		     "service_name: refused");
+	assert_error("envoy_bootstrap:\n"
+		     "  static_resources:\n"
+		     "    clusters:\n"
+		     "      - name: api\n"
+		     "        type: EDS\n"
+		     "        load_assignment: {cluster_name: api}\n",
+		     "t.yaml:6:26: envoy_bootstrap.static_resources.clusters[0].load_assignment: an "
+		     "EDS cluster has no load_assignment");
+}
+
+static void test_x13_sds_config_source_refused(void **state)
+{
+	(void)state;
+	const char *base =
+		"envoy_bootstrap:\n"
+		"  static_resources:\n"
+		"    listeners:\n"
+		"      - name: l\n"
+		"        address: {socket_address: {address: 198.18.0.2, port_value: 443}}\n"
+		"        filter_chains:\n"
+		"          - transport_socket:\n"
+		"              name: envoy.transport_sockets.tls\n"
+		"              typed_config:\n"
+		"                \"@type\": type.googleapis.com/envoy.extensions.transport_sockets."
+		"tls.v3.DownstreamTlsContext\n"
+		"                common_tls_context:\n"
+		"                  tls_certificate_sds_secret_configs:\n"
+		"                    - name: server-cert\n";
+	assert_loads(base);
+	char buf[4096];
+	snprintf(buf, sizeof(buf),
+		 "%s                      sds_config:\n"
+		 "                        api_config_source: {api_type: GRPC}\n",
+		 base);
+	assert_error(buf, "t.yaml:15:25: envoy_bootstrap.static_resources.listeners[0]."
+			  "filter_chains[0].transport_socket.typed_config.common_tls_context."
+			  "tls_certificate_sds_secret_configs[0].sds_config: an sds_config source "
+			  "is refused");
+	assert_non_null(strstr(arn_sb_cstr(&err), "(X13)"));
+}
+
+static void test_yaml_error_line_and_column(void **state)
+{
+	(void)state;
+	assert_error("envoy_bootstrap:\n"
+		     "  node:\n"
+		     "    id: x\n"
+		     "   cluster: y\n",
+		     "t.yaml:4:4: YAML error: did not find expected key");
+	assert_error("envoy_bootstrap:\n"
+		     "  node: {id: x\n",
+		     "t.yaml:3:1: YAML error:");
+	assert_error("envoy_bootstrap:\n\tnode: {}\n", "t.yaml:2:1: YAML error:");
+}
+
+static void test_unknown_field_with_hint_and_position(void **state)
+{
+	(void)state;
+	assert_error("envoy_bootstrap:\n"
+		     "  static_resources:\n"
+		     "    clusters:\n"
+		     "      - name: a\n"
+		     "        conect_timeout: 1s\n",
+		     "t.yaml:5:9: envoy_bootstrap.static_resources.clusters[0].conect_timeout: "
+		     "unknown field 'conect_timeout' in envoy.config.cluster.v3.Cluster (did you "
+		     "mean 'connect_timeout'?)");
+}
+
+static void test_wrong_kinds_and_values(void **state)
+{
+	(void)state;
+	assert_error("envoy_bootstrap:\n  node: [a]\n",
+		     "t.yaml:2:9: envoy_bootstrap.node: expected a mapping (envoy.config.core.v3."
+		     "Node), found a list");
+	assert_error("envoy_bootstrap:\n  static_resources: {clusters: [{name: a, "
+		     "connect_timeout: 5}]}\n",
+		     "envoy_bootstrap.static_resources.clusters[0].connect_timeout: '5' is not a "
+		     "duration");
+	assert_error("envoy_bootstrap:\n  static_resources: {clusters: [{name: a, lb_policy: "
+		     "FASTEST}]}\n",
+		     "'FASTEST' is not a value of envoy.config.cluster.v3.Cluster.LbPolicy");
+	assert_error("envoy_bootstrap:\n  admin: {address: {socket_address: {address: 127.0.0.1, "
+		     "port_value: -1}}}\n",
+		     "port_value: expected an unsigned 32-bit integer, got '-1'");
+}
+
+static void test_oneof_both_set_refused(void **state)
+{
+	(void)state;
+	assert_error("envoy_bootstrap:\n"
+		     "  static_resources:\n"
+		     "    clusters:\n"
+		     "      - name: a\n"
+		     "        type: STATIC\n"
+		     "        cluster_type: {name: x}\n",
+		     "t.yaml:6:9: envoy_bootstrap.static_resources.clusters[0].cluster_type: 'type' "
+		     "and 'cluster_type' are both set");
+}
+
+static void test_duplicate_keys_refused(void **state)
+{
+	(void)state;
+	assert_error("envoy_bootstrap:\n"
+		     "  node:\n"
+		     "    id: a\n"
+		     "    id: b\n",
+		     "t.yaml:4:5: envoy_bootstrap.node.id: 'id' is set twice (also at line 3)");
+	/* The same field by its proto name and its JSON name is also twice. */
+	assert_error("envoy_bootstrap:\n"
+		     "  static_resources: {clusters: [{name: a, connect_timeout: 1s, "
+		     "connectTimeout: 2s}]}\n",
+		     "'connectTimeout' is set twice");
+	assert_error("envoy_bootstrap: {}\nenvoy_bootstrap: {}\n",
+		     "t.yaml:2:1: 'envoy_bootstrap' appears twice");
+}
+
+static void test_json_names_accepted(void **state)
+{
+	(void)state;
+	assert_loads("envoy_bootstrap:\n"
+		     "  staticResources:\n"
+		     "    clusters: [{name: a, connectTimeout: 1.5s, lbPolicy: LEAST_REQUEST}]\n");
+}
+
+static void test_unknown_any_type(void **state)
+{
+	(void)state;
+	assert_error(listener_with_hcm("                  http_filters:\n"
+				       "                    - name: f\n"
+				       "                      typed_config:\n"
+				       "                        \"@type\": type.googleapis.com/acme."
+				       "Magic\n"),
+		     "t.yaml:15:34: envoy_bootstrap.static_resources.listeners[0].filter_chains[0]."
+		     "filters[0].typed_config.http_filters[0].typed_config.@type: unknown type "
+		     "'type.googleapis.com/acme.Magic'");
+}
+
+static void test_unsupported_bootstrap_field_refused(void **state)
+{
+	(void)state;
+	assert_error("envoy_bootstrap:\n"
+		     "  stats_flush_interval: 5s\n",
+		     "t.yaml:2:25: envoy_bootstrap.stats_flush_interval: not supported by Arion");
+}
+
+static void test_alias_cycle_and_bomb_end_in_errors(void **state)
+{
+	(void)state;
+	assert_error("envoy_bootstrap:\n"
+		     "  node: &a {metadata: {x: *a}}\n",
+		     "nested more than");
+	/* 10 levels of 10x expansion: 10^10 nodes if expanded naively. */
+	struct arn_sb y = ARN_SB_INIT;
+	arn_sb_puts(&y, "a0: &a0 [x,x,x,x,x,x,x,x,x,x]\n");
+	for (int i = 1; i < 10; i++)
+		arn_sb_printf(&y, "a%d: &a%d [*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d]\n", i,
+			      i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
+	char *bomb = malloc(y.len + 200);
+	snprintf(bomb, y.len + 200,
+		 "envoy_bootstrap:\n  node:\n    metadata:\n      %s", arn_sb_cstr(&y));
+	/* indent the continuation lines */
+	struct arn_sb z = ARN_SB_INIT;
+	for (const char *p = bomb; *p; p++) {
+		arn_sb_putc(&z, *p);
+		if (*p == '\n' && p[1] && strncmp(p + 1, "a", 1) == 0)
+			arn_sb_puts(&z, "      ");
+	}
+	assert_error(arn_sb_cstr(&z), "document too large once aliases are expanded");
+	free(bomb);
+	arn_sb_free(&y);
+	arn_sb_free(&z);
+}
+
+static void test_file_level_errors(void **state)
+{
+	(void)state;
+	assert_error("", "t.yaml: the file is empty");
+	assert_error("envoy_bootstrap: {}\n---\nenvoy_bootstrap: {}\n",
+		     "t.yaml:3:1: a second YAML document");
+	assert_error("- a\n", "t.yaml:1:1: the file must be a mapping");
+	assert_error("dataplane: {}\n", "envoy_bootstrap: is missing");
+	assert_error("envoy_bootstrap: {}\nextra: 1\n", "t.yaml:2:1: unknown top-level key 'extra'");
+	arn_sb_free(&err);
+	assert_int_equal(arn_bootstrap_load_file("/nonexistent/arion.yaml", NULL, &bs, &err),
+			 -ENOENT);
+	assert_non_null(strstr(arn_sb_cstr(&err), "/nonexistent/arion.yaml: cannot open"));
+}
+
+static void test_dataplane_section(void **state)
+{
+	(void)state;
+	assert_loads("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  eal_args: [--no-huge]\n"
+		     "  control_lcore: 0\n"
+		     "  worker_lcores: [1, 2]\n"
+		     "  ports:\n"
+		     "    - device: 0000:03:00.0\n"
+		     "      ipv4: 198.18.0.2/24\n"
+		     "      gateway: 198.18.0.1\n"
+		     "      mtu: 9000\n"
+		     "    - device: net_tap0,iface=t0\n"
+		     "      ipv4: 198.19.0.2/16\n"
+		     "  mbuf_pool: {mbufs_per_socket: 4095}\n"
+		     "  tcp: {max_connections_per_worker: 1024}\n");
+	const struct arn_dataplane *dp = &bs->dp;
+	assert_true(dp->present);
+	assert_int_equal(dp->n_workers, 2);
+	assert_int_equal(dp->worker_lcores[1], 2);
+	assert_int_equal(dp->n_ports, 2);
+	assert_true(dp->ports[0].is_pci);
+	assert_false(dp->ports[1].is_pci);
+	assert_int_equal(dp->ports[0].ipv4, 0xc6120002);
+	assert_int_equal(dp->ports[0].prefix_len, 24);
+	assert_int_equal(dp->ports[0].gateway, 0xc6120001);
+	assert_int_equal(dp->ports[0].mtu, 9000);
+	assert_int_equal(dp->ports[1].mtu, 1500);
+	assert_string_equal(dp->ports[1].name, "port1");
+	assert_int_equal(dp->mbufs_per_socket, 4095);
+	assert_int_equal(dp->mbuf_cache_size, 256);
+	assert_int_equal(dp->tcp_max_connections, 1024);
+
+	assert_error("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  ports:\n"
+		     "    - device: eth0\n"
+		     "      ipv4: 198.18.0.2\n",
+		     "t.yaml:4:15: dataplane.ports[0].device: 'eth0' is neither a PCI address");
+	assert_non_null(strstr(arn_sb_cstr(&err), "t.yaml:5:13: dataplane.ports[0].ipv4: "
+						 "'198.18.0.2': write address/prefix"));
+	assert_error("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24, gateway: 10.0.0.1}]\n",
+		     "dataplane.ports[0].gateway: the gateway is not on this port's subnet");
+	assert_error("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  control_lcore: 1\n"
+		     "  worker_lcores: [1]\n",
+		     "dataplane.worker_lcores: lcore 1 is the control lcore");
+	assert_error("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  wokers: [1]\n",
+		     "t.yaml:3:11: dataplane.wokers: unknown key 'wokers'");
+	assert_error("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  mbuf_pool: {cache_size: 100000}\n",
+		     "dataplane.mbuf_pool.cache_size: expected an integer from 0 to 512");
+	assert_error("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  worker_lcores: [1]\n"
+		     "  worker_lcores: [2]\n",
+		     "t.yaml:4:3: dataplane.worker_lcores: 'worker_lcores' is set twice (also at "
+		     "line 3)");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_spec_example_loads_unchanged, teardown),
+		cmocka_unit_test_teardown(test_every_example_in_config_loads, teardown),
+		cmocka_unit_test_teardown(test_x7_service_node_and_cluster_override_file, teardown),
+		cmocka_unit_test_teardown(test_x7_ads_needs_node_id_and_cluster, teardown),
+		cmocka_unit_test_teardown(test_x7_ads_cluster_must_be_static_resource, teardown),
+		cmocka_unit_test_teardown(test_x8_google_grpc_refused, teardown),
+		cmocka_unit_test_teardown(test_x9_several_grpc_services_kept_in_order, teardown),
+		cmocka_unit_test_teardown(test_x1_sotw_api_type_refused, teardown),
+		cmocka_unit_test_teardown(test_x10_lds_config_must_be_ads, teardown),
+		cmocka_unit_test_teardown(test_g9_xds_cluster_without_http2_warns, teardown),
+		cmocka_unit_test_teardown(test_x11_rds_only_from_ads, teardown),
+		cmocka_unit_test_teardown(test_x12_eds_cluster_rules, teardown),
+		cmocka_unit_test_teardown(test_x13_sds_config_source_refused, teardown),
+		cmocka_unit_test_teardown(test_yaml_error_line_and_column, teardown),
+		cmocka_unit_test_teardown(test_unknown_field_with_hint_and_position, teardown),
+		cmocka_unit_test_teardown(test_wrong_kinds_and_values, teardown),
+		cmocka_unit_test_teardown(test_oneof_both_set_refused, teardown),
+		cmocka_unit_test_teardown(test_duplicate_keys_refused, teardown),
+		cmocka_unit_test_teardown(test_json_names_accepted, teardown),
+		cmocka_unit_test_teardown(test_unknown_any_type, teardown),
+		cmocka_unit_test_teardown(test_unsupported_bootstrap_field_refused, teardown),
+		cmocka_unit_test_teardown(test_alias_cycle_and_bomb_end_in_errors, teardown),
+		cmocka_unit_test_teardown(test_file_level_errors, teardown),
+		cmocka_unit_test_teardown(test_dataplane_section, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The arion command line, end to end: --mode validate on the examples and on
+# broken files, exit codes, overrides, --help/--version (issue: Foundation).
+set -u
+A=${ARION_BIN:?}
+S=${ARION_SRC:?}
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+fails=0
+check() { # name, expected rc, command...; stdout+stderr in $t/out
+	local name=$1 want=$2; shift 2
+	"$@" >"$t/out" 2>&1
+	local rc=$?
+	if [ "$rc" != "$want" ]; then
+		echo "FAIL $name: exit $rc, wanted $want"; sed 's/^/    /' "$t/out"; fails=$((fails+1))
+	else
+		echo "ok   $name"
+	fi
+}
+has() { # name, pattern (fixed string) in $t/out
+	if grep -qF -- "$2" "$t/out"; then echo "ok   $1"; else
+		echo "FAIL $1: output lacks: $2"; sed 's/^/    /' "$t/out"; fails=$((fails+1)); fi
+}
+
+check "validate xds example" 0 "$A" --mode validate -c "$S/config/xds.yaml"
+has "summary names node" "node: id=arion-1 cluster=edge"
+has "summary names xDS target" "cluster xds_cluster [127.0.0.1:50051]"
+has "summary ends OK" "configuration OK"
+check "validate static example" 0 "$A" --mode validate -c "$S/config/static.yaml"
+has "summary lists static listener" "http on 198.18.0.2:80"
+has "summary lists static clusters" "web (STATIC, 2 endpoints)"
+
+check "x7 --service-node wins" 0 "$A" --mode validate -c "$S/config/xds.yaml" --service-node cli-node --service-cluster cli-cl
+has "x7 summary shows override" "node: id=cli-node cluster=cli-cl"
+
+sed 's/- envoy_grpc:/- google_grpc:/; s/^            cluster_name: xds_cluster$/            target_uri: "cp:1"\n            stat_prefix: x/' \
+	"$S/config/xds.yaml" > "$t/google.yaml"
+check "x8 google_grpc exits 1" 1 "$A" --mode validate -c "$t/google.yaml"
+has "x8 names the field" "google.yaml:15:11: envoy_bootstrap.dynamic_resources.ads_config.grpc_services[0].google_grpc: google_grpc is refused"
+
+printf 'envoy_bootstrap:\n  node:\n    id: x\n   cluster: y\n' > "$t/bad.yaml"
+check "yaml error exits 1" 1 "$A" --mode validate -c "$t/bad.yaml"
+has "yaml error line and column" "bad.yaml:4:4: YAML error"
+
+check "missing file exits 3" 3 "$A" --mode validate -c "$t/none.yaml"
+has "missing file says so" "none.yaml: cannot open"
+check "no -c exits 2" 2 "$A" --mode validate
+check "bad mode exits 2" 2 "$A" --mode bogus -c "$S/config/xds.yaml"
+check "bad log level exits 2" 2 "$A" --log-level loud -c "$S/config/xds.yaml"
+check "unknown option exits 2" 2 "$A" --frobnicate -c "$S/config/xds.yaml"
+check "--help exits 0" 0 "$A" --help
+has "--help lists --mode" "--mode serve|validate"
+check "--version exits 0" 0 "$A" --version
+has "--version prints version" "arion "
+
+[ $fails = 0 ] || { echo "$fails failed"; exit 1; }

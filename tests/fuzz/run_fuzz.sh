@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Run one libFuzzer target for a bounded time on its seed corpus.
+#   run_fuzz.sh BINARY SEED_DIR SECONDS
+# New inputs go to a scratch directory, so the committed seeds stay as they
+# are; a crash leaves its reproducer in tests/fuzz/fuzz-artifacts/.
+set -eu
+bin=$1 seeds=$2 secs=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+art=${ARION_SRC:-.}/tests/fuzz/fuzz-artifacts/
+mkdir -p "$art"
+exec "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+	-artifact_prefix="$art" "$work" "$seeds"
