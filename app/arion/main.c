@@ -11,12 +11,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "app.h"
 #include "arn_bootstrap.h"
 #include "arn_log.h"
 #include "arn_sb.h"
@@ -28,14 +28,6 @@ enum {
 	EXIT_STARTUP = 3,
 	EXIT_INTERNAL = 4,
 };
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
 
 static void usage(FILE *f)
 {
@@ -176,18 +168,14 @@ int main(int argc, char **argv)
 	fputs(arn_sb_cstr(&sum), stdout);
 	fflush(stdout);
 	arn_sb_free(&sum);
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	if (b->ads)
-		ARN_INFO(MAIN, "waiting for the control plane (cluster %s); the xDS client is "
-			       "not built yet",
-			 b->xds_clusters[0]);
-	ARN_INFO(MAIN, "arion %s serving; SIGINT or SIGTERM stops it", ARN_VERSION);
-	while (!stop_requested)
-		pause();
-	ARN_INFO(MAIN, "stopping");
+	struct arn_app app = {
+		.bootstrap = b,
+		.eal_argc = cli.eal_argc,
+		.eal_argv = cli.eal_argv,
+		.argc = argc,
+		.argv = argv,
+	};
+	int code = arn_app_serve(&app);
 	arn_bootstrap_free(b);
-	return EXIT_OK;
+	return code;
 }
