@@ -1,0 +1,119 @@
+/*
+ * The boundary between lib/net (Ethernet, ARP, IPv4, ICMP, the worker loop)
+ * and the L4 layer (lib/tcp). This header is the whole contract: lib/net
+ * implements the arn_net_* functions and calls the arn_tcp_* ones; lib/tcp
+ * implements arn_tcp_* and calls arn_net_*. Neither includes the other's
+ * private headers.
+ *
+ * Everything here runs on a worker lcore, on the worker that owns the flow
+ * (see arn_net_flow_worker), without locks or allocation beyond mbufs.
+ */
+#ifndef ARN_L4_H
+#define ARN_L4_H
+
+#include <stdint.h>
+
+struct rte_mbuf;
+struct arn_lcore; /* lib/net/arn_lcore.h: one per worker */
+
+/* Bytes an L4 layer leaves in front of its header for IPv4 + Ethernet
+ * (+ a VLAN tag). mbufs from the worker's pool have RTE_PKTMBUF_HEADROOM
+ * (128), which is enough. */
+#define ARN_L4_HEADROOM 64
+
+/* ---- net -> L4 ----------------------------------------------------------- */
+
+/**
+ * One received TCP segment, already checked by lib/net: the Ethernet frame
+ * was for us, the IPv4 header is valid (version, lengths, header checksum,
+ * not a fragment), the destination is one of our addresses, and this worker
+ * owns the flow. The mbuf's data starts at the IPv4 header; m->l3_len is
+ * the IPv4 header length; m->pkt_len equals the IPv4 total length (padding
+ * trimmed). The TCP checksum is NOT verified yet: RTE_MBUF_F_RX_L4_CKSUM_GOOD
+ * / _BAD in m->ol_flags tell what the NIC found; otherwise verify it.
+ *
+ * Ownership of @p m passes to the callee (free or keep it).
+ *
+ * lib/net holds a weak default that drops and counts the packet, so lib/net
+ * links and tests without lib/tcp.
+ */
+void arn_tcp_input(struct arn_lcore *lc, struct rte_mbuf *m);
+
+/**
+ * An ICMP destination unreachable (or fragmentation needed) for a TCP
+ * segment we sent: @p code is the ICMP code, @p mtu the next-hop MTU for
+ * code 4 (0 otherwise); the addresses and ports are those of the original
+ * segment (ours as src). Weak default: ignored.
+ */
+void arn_tcp_icmp_unreach(struct arn_lcore *lc, uint8_t code, uint16_t mtu, uint32_t src,
+			  uint32_t dst, uint16_t sport, uint16_t dport);
+
+/* ---- L4 -> net ----------------------------------------------------------- */
+
+/**
+ * Send an IPv4 packet. The mbuf's data starts at the L4 header and it has at
+ * least ARN_L4_HEADROOM bytes of headroom. lib/net prepends the IPv4 header
+ * (TTL 64, DF set, IP id per flow) and the Ethernet header, picks the port
+ * by route (the port whose subnet holds @p dst, else the one with a
+ * gateway), resolves the next hop with ARP (queueing a bounded number of
+ * packets while it resolves), and queues the frame on this worker's TX
+ * queue of that port.
+ *
+ * If m->ol_flags has RTE_MBUF_F_TX_TCP_CKSUM, m->l4_len is set and the TCP
+ * checksum field is zero, lib/net completes the TCP checksum: in hardware
+ * when the port offers it, else in software.
+ *
+ * Ownership of @p m passes to lib/net in every case.
+ * @return 0 (sent or queued for ARP); -EHOSTUNREACH (no route), -ENOBUFS
+ *   (ARP queue or TX full): the packet was dropped and counted.
+ */
+int arn_net_ip4_output(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, uint32_t dst,
+		       uint8_t proto);
+
+/** Allocate an mbuf from this worker's pool (NULL when empty, counted). */
+struct rte_mbuf *arn_net_alloc(struct arn_lcore *lc);
+
+/**
+ * Which worker (0..n_workers-1) owns the flow whose packets arrive from
+ * @p remote:@p rport to @p local:@p lport (host byte order). Symmetric RSS
+ * makes both directions land on the same queue; lib/net answers for what
+ * its ports actually do (the hash and RETA when the port has RSS, its own
+ * software hash otherwise, the same one it uses to hand packets to their
+ * owner).
+ */
+unsigned arn_net_flow_worker(const struct arn_lcore *lc, uint32_t local, uint32_t remote,
+			     uint16_t lport, uint16_t rport);
+
+/** This worker's index (0..n_workers-1) and the number of workers. */
+unsigned arn_net_worker_index(const struct arn_lcore *lc);
+unsigned arn_net_worker_count(const struct arn_lcore *lc);
+
+/** Is @p addr (host byte order) one of our port addresses? */
+int arn_net_is_local(const struct arn_lcore *lc, uint32_t addr);
+
+/** The MTU of the port that routes to @p dst (0 if none). */
+uint16_t arn_net_route_mtu(const struct arn_lcore *lc, uint32_t dst);
+
+/** The worker's clock: TSC now, and TSC ticks per second. */
+uint64_t arn_net_now(const struct arn_lcore *lc);
+uint64_t arn_net_hz(void);
+
+/* ---- per-worker L4 state -------------------------------------------------- */
+
+/**
+ * Called by lib/net on each worker lcore before its loop starts: L4 creates
+ * its per-worker state (flow table, timers, pools) from @p conf sizes and
+ * keeps it in lc->l4. Weak default: nothing.
+ * @return 0 or a negative errno (the worker does not start).
+ */
+struct arn_dataplane;
+int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf);
+
+/** Called once per loop iteration after RX processing (timers, deferred
+ * ACKs, TX of queued data). Weak default: nothing. */
+void arn_tcp_worker_poll(struct arn_lcore *lc, uint64_t now_tsc);
+
+/** Called on the worker at shutdown, after its last poll. Weak default: nothing. */
+void arn_tcp_worker_fini(struct arn_lcore *lc);
+
+#endif
