@@ -1,0 +1,746 @@
+/*
+ * Arion's configuration model: what workers read.
+ *
+ * Every object here is built on the control lcore by the converters
+ * (lib/config/conv_*.c) from an Envoy proto and is immutable afterwards.
+ * Workers reach objects through a generation (arn_config_gen()) and may use
+ * them without further ado until their next RCU quiescent state. Anything a
+ * worker keeps longer (an in-flight request's route table and cluster, a TLS
+ * context) must be pinned with arn_cfg_pin() and released with
+ * arn_cfg_unpin(); both are one atomic operation, never allocate, never
+ * block. A pinned object stays valid even after a later generation dropped
+ * it; the object is freed on the control lcore after its last unpin.
+ *
+ * The pinnable objects (those that start with struct arn_cfg_obj) are:
+ * arn_cfg_listener, arn_cfg_route_table, arn_cfg_cluster, arn_cfg_endpoints,
+ * arn_cfg_secret. Everything inside one of them (filter chains, HCM, virtual
+ * hosts, routes, ...) lives exactly as long as that object.
+ *
+ * Strings: pointer + length, also NUL-terminated. Times: milliseconds; 0
+ * means "disabled" where Envoy says so.
+ *
+ * Generations share unchanged objects: a generation is, per type, the root
+ * of a persistent hash array mapped trie (HAMT) of pointers to refcounted
+ * objects. Changing one cluster among 10,000 copies one path of the trie
+ * (at most a few 32-slot nodes) and converts one cluster; the other 9,999
+ * objects and the untouched subtrees are shared by both generations. See
+ * hamt.h for why a HAMT rather than a copied hash table.
+ */
+#ifndef ARN_CONFIG_MODEL_H
+#define ARN_CONFIG_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct arn_regex;
+struct arn_cfg_gen;
+
+/** Resource families (X2); the order is X3's subscription order is not implied. */
+enum arn_cfg_type {
+	ARN_CFG_LISTENER = 0,
+	ARN_CFG_ROUTE,   /* RouteConfiguration */
+	ARN_CFG_CLUSTER,
+	ARN_CFG_CLA,     /* ClusterLoadAssignment: arn_cfg_endpoints */
+	ARN_CFG_SECRET,
+	ARN_CFG_NTYPES,
+};
+
+/* ---------------------------------------------------------------------------
+ * Reference-counted object header
+ */
+struct arn_cfg_reclaim;
+
+struct arn_cfg_obj {
+	uint32_t refs;             /* atomic; generations, the store and pins */
+	uint8_t type;              /* enum arn_cfg_type */
+	uint8_t inline_owned;      /* an inline route table owned by a listener */
+	uint64_t hash;             /* arn_cfg_hash(name) */
+	const char *name;
+	size_t name_len;
+	struct arn_cfg_reclaim *reclaim; /* where the last unpin sends the object */
+	struct arn_cfg_obj *reclaim_next;
+};
+
+/** Called by arn_cfg_unpin() when it dropped the last reference. No allocation. */
+void arn_cfg_obj_last_unpin(struct arn_cfg_obj *o);
+
+/** Pin @p obj (any pinnable model object) beyond the current loop iteration. */
+static inline void arn_cfg_pin(const void *obj)
+{
+	struct arn_cfg_obj *o = (struct arn_cfg_obj *)obj;
+	__atomic_fetch_add(&o->refs, 1, __ATOMIC_RELAXED);
+}
+
+/** Drop a pin taken with arn_cfg_pin(). */
+static inline void arn_cfg_unpin(const void *obj)
+{
+	struct arn_cfg_obj *o = (struct arn_cfg_obj *)obj;
+	if (__atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		arn_cfg_obj_last_unpin(o);
+}
+
+/** The name hash every lookup uses (FNV-1a, 64 bits). */
+static inline uint64_t arn_cfg_hash(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/** A name that is resolved in the generation at use time (G5: may not exist). */
+struct arn_cfg_ref {
+	const char *name;
+	size_t len;
+	uint64_t hash;
+};
+
+/* ---------------------------------------------------------------------------
+ * Matchers
+ */
+enum arn_cfg_str_kind {
+	ARN_CFG_STR_EXACT = 0,
+	ARN_CFG_STR_PREFIX,
+	ARN_CFG_STR_SUFFIX,
+	ARN_CFG_STR_CONTAINS,
+	ARN_CFG_STR_REGEX, /* full match, Envoy's safe_regex */
+};
+
+/** envoy.type.matcher.v3.StringMatcher. */
+struct arn_cfg_str_match {
+	uint8_t kind;
+	bool ignore_case;
+	const char *s;
+	size_t len;
+	const struct arn_regex *re; /* ARN_CFG_STR_REGEX */
+};
+
+bool arn_cfg_str_match(const struct arn_cfg_str_match *m, const char *v, size_t n);
+
+enum arn_cfg_hdr_kind {
+	ARN_CFG_HDR_STRING = 0, /* exact/prefix/suffix/contains/safe_regex/string_match */
+	ARN_CFG_HDR_PRESENT,
+	ARN_CFG_HDR_RANGE,      /* [start, end) on the value as a decimal integer */
+};
+
+/** envoy.config.route.v3.HeaderMatcher. */
+struct arn_cfg_header_match {
+	const char *name; /* lower case */
+	size_t name_len;
+	uint8_t kind;
+	bool present;     /* ARN_CFG_HDR_PRESENT: true = must be present */
+	bool invert;
+	bool missing_as_empty; /* treat_missing_header_as_empty */
+	struct arn_cfg_str_match str;
+	int64_t start, end;
+};
+
+/** envoy.config.route.v3.QueryParameterMatcher. */
+struct arn_cfg_query_match {
+	const char *name;
+	size_t name_len;
+	bool present_only; /* present_match */
+	struct arn_cfg_str_match str;
+};
+
+/* ---------------------------------------------------------------------------
+ * Requests, as the HTTP layer hands them to the route matcher
+ */
+struct arn_cfg_header {
+	const char *name; /* any case */
+	size_t name_len;
+	const char *value;
+	size_t value_len;
+};
+
+struct arn_cfg_request {
+	const char *method;
+	size_t method_len;
+	const char *authority; /* Host / :authority as received (may carry :port) */
+	size_t authority_len;
+	const char *path;      /* request target: path and query */
+	size_t path_len;
+	const struct arn_cfg_header *headers; /* every request header */
+	size_t n_headers;
+	uint16_t listener_port; /* for strip_matching_host_port */
+	uint64_t random;        /* for weighted_clusters */
+};
+
+/* ---------------------------------------------------------------------------
+ * RouteConfiguration
+ */
+enum arn_cfg_append {
+	ARN_CFG_APPEND_IF_EXISTS_OR_ADD = 0,
+	ARN_CFG_ADD_IF_ABSENT,
+	ARN_CFG_OVERWRITE_IF_EXISTS_OR_ADD,
+};
+
+struct arn_cfg_header_add {
+	const char *key; /* lower case */
+	size_t key_len;
+	const char *value; /* Envoy substitution syntax (%...%) left for the HTTP layer */
+	size_t value_len;
+	uint8_t append; /* enum arn_cfg_append */
+	bool keep_empty_value;
+};
+
+/** request/response headers to add and remove at one level. */
+struct arn_cfg_header_ops {
+	struct arn_cfg_header_add *req_add;
+	size_t n_req_add;
+	struct arn_cfg_ref *req_remove; /* lower case names (hash unused) */
+	size_t n_req_remove;
+	struct arn_cfg_header_add *resp_add;
+	size_t n_resp_add;
+	struct arn_cfg_ref *resp_remove;
+	size_t n_resp_remove;
+};
+
+enum arn_cfg_path_kind {
+	ARN_CFG_PATH_PREFIX = 0,
+	ARN_CFG_PATH_EXACT,
+	ARN_CFG_PATH_REGEX,
+	ARN_CFG_PATH_SEPARATED_PREFIX,
+};
+
+/* Envoy's retry_on conditions, as bits. */
+enum {
+	ARN_CFG_RETRY_5XX = 1u << 0,
+	ARN_CFG_RETRY_GATEWAY_ERROR = 1u << 1,
+	ARN_CFG_RETRY_RESET = 1u << 2,
+	ARN_CFG_RETRY_CONNECT_FAILURE = 1u << 3,
+	ARN_CFG_RETRY_RETRIABLE_4XX = 1u << 4,
+	ARN_CFG_RETRY_REFUSED_STREAM = 1u << 5,
+	ARN_CFG_RETRY_RETRIABLE_STATUS_CODES = 1u << 6,
+	ARN_CFG_RETRY_RETRIABLE_HEADERS = 1u << 7,
+	ARN_CFG_RETRY_HTTP3_POST_CONNECT_FAILURE = 1u << 8,
+};
+
+struct arn_cfg_retry_policy {
+	bool present;
+	uint32_t retry_on;      /* ARN_CFG_RETRY_* */
+	uint32_t num_retries;   /* default 1 */
+	uint32_t per_try_timeout_ms;
+	uint32_t per_try_idle_timeout_ms;
+	uint16_t *retriable_status_codes;
+	size_t n_retriable_status_codes;
+	uint32_t backoff_base_ms; /* default 25 */
+	uint32_t backoff_max_ms;  /* default 10 x base */
+};
+
+enum arn_cfg_hash_kind {
+	ARN_CFG_HASH_HEADER = 0,
+	ARN_CFG_HASH_COOKIE,
+	ARN_CFG_HASH_SOURCE_IP,
+	ARN_CFG_HASH_QUERY_PARAMETER,
+};
+
+struct arn_cfg_hash_policy {
+	uint8_t kind;
+	bool terminal;
+	const char *name; /* header (lower case), cookie or parameter name */
+	size_t name_len;
+	uint32_t cookie_ttl_ms;
+	const char *cookie_path;
+};
+
+struct arn_cfg_weighted_cluster {
+	struct arn_cfg_ref cluster;
+	uint32_t weight;
+	struct arn_cfg_header_ops headers;
+};
+
+enum arn_cfg_cluster_spec {
+	ARN_CFG_CLUSTER_NAME = 0,
+	ARN_CFG_CLUSTER_HEADER,
+	ARN_CFG_CLUSTER_WEIGHTED,
+};
+
+struct arn_cfg_route_action {
+	uint8_t spec; /* enum arn_cfg_cluster_spec */
+	struct arn_cfg_ref cluster;  /* NAME; for HEADER: the header name (lower case) */
+	struct arn_cfg_weighted_cluster *weighted;
+	size_t n_weighted;
+	uint64_t total_weight;
+	/* When the named cluster does not exist: 503 (G5, flag NC) unless
+	 * cluster_not_found_response_code says 404 / 500. */
+	uint16_t cluster_not_found_status;
+	const char *prefix_rewrite; /* NULL: none */
+	size_t prefix_rewrite_len;
+	const struct arn_regex *regex_rewrite; /* NULL: none */
+	const char *regex_substitution;
+	const char *host_rewrite_literal; /* NULL: none */
+	bool auto_host_rewrite;
+	uint32_t timeout_ms;      /* default 15000; 0 disables */
+	uint32_t idle_timeout_ms; /* 0: none */
+	struct arn_cfg_retry_policy retry; /* route's, else the virtual host's */
+	struct arn_cfg_hash_policy *hash_policies;
+	size_t n_hash_policies;
+};
+
+struct arn_cfg_redirect {
+	const char *scheme; /* NULL: keep; https_redirect sets "https" */
+	const char *host;   /* NULL: keep */
+	uint32_t port;      /* 0: keep */
+	const char *path;   /* path_redirect, NULL: keep */
+	const char *prefix_rewrite; /* NULL: none */
+	uint16_t status;    /* 301 default, 302, 303, 307, 308 */
+	bool strip_query;
+};
+
+struct arn_cfg_direct {
+	uint16_t status;
+	const char *body; /* NULL: none */
+	size_t body_len;
+};
+
+enum arn_cfg_action {
+	ARN_CFG_ACTION_ROUTE = 0,
+	ARN_CFG_ACTION_REDIRECT,
+	ARN_CFG_ACTION_DIRECT,
+};
+
+struct arn_cfg_route {
+	const char *name;
+	/* match */
+	uint8_t path_kind; /* enum arn_cfg_path_kind */
+	bool case_sensitive;
+	const char *path;  /* prefix / exact path / separated prefix */
+	size_t path_len;
+	const struct arn_regex *path_re;
+	struct arn_cfg_header_match *headers;
+	size_t n_headers;
+	struct arn_cfg_query_match *query;
+	size_t n_query;
+	bool grpc_only;
+	/* action */
+	uint8_t action; /* enum arn_cfg_action */
+	struct arn_cfg_route_action route;
+	struct arn_cfg_redirect redirect;
+	struct arn_cfg_direct direct;
+	struct arn_cfg_header_ops headers_ops;
+};
+
+struct arn_cfg_vhost {
+	const char *name;
+	struct arn_cfg_route *routes;
+	size_t n_routes;
+	struct arn_cfg_header_ops headers_ops;
+	struct arn_cfg_retry_policy retry; /* default for its routes */
+};
+
+/* Domain index entry (compiled for Envoy's matching order). */
+struct arn_cfg_domain {
+	const char *s; /* lower case; for wildcards without the '*' */
+	size_t len;
+	uint32_t vhost;
+};
+
+struct arn_cfg_route_table {
+	struct arn_cfg_obj obj;
+	struct arn_cfg_vhost *vhosts;
+	size_t n_vhosts;
+	/* Envoy's order: exact (hash), longest "*.suffix", longest "prefix.*", "*". */
+	struct arn_cfg_domain *exact;   /* open-addressed, n_exact_slots (power of 2) */
+	size_t n_exact_slots;
+	struct arn_cfg_domain *suffix;  /* longest first */
+	size_t n_suffix;
+	struct arn_cfg_domain *prefix;  /* longest first */
+	size_t n_prefix;
+	int32_t default_vhost;          /* "*", or -1 */
+	bool ignore_port_in_host_matching;
+	bool most_specific_header_mutations_wins;
+	struct arn_cfg_header_ops headers_ops;
+};
+
+/** Result of arn_cfg_route_match(). */
+struct arn_cfg_route_match {
+	const struct arn_cfg_vhost *vhost;
+	const struct arn_cfg_route *route;
+};
+
+/**
+ * Find the virtual host and the first matching route for @p req.
+ * @return 0; -ENOENT when no virtual host matches the authority, -ESRCH when
+ *   one does but none of its routes match (both: 404, flag NR).
+ */
+int arn_cfg_route_match(const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req,
+			struct arn_cfg_route_match *out);
+
+/**
+ * The cluster a ROUTE action sends @p req to: the named one, the one a
+ * header names, or a weighted pick by req->random.
+ * @return 0 with @p out filled; -ENOENT when cluster_header is absent from
+ *   the request (503 NC, as Envoy).
+ */
+int arn_cfg_route_cluster(const struct arn_cfg_route_action *a, const struct arn_cfg_request *req,
+			  struct arn_cfg_ref *out);
+
+/**
+ * Rewrite the path of a request routed by @p rt_route (prefix_rewrite or
+ * regex_rewrite; the query string is kept) into @p buf.
+ * @return the new length; 0 when the route rewrites nothing; -ENOSPC when
+ *   @p cap is too small.
+ */
+int arn_cfg_route_rewrite_path(const struct arn_cfg_route *r, const char *path, size_t len,
+			       char *buf, size_t cap);
+
+/* ---------------------------------------------------------------------------
+ * Listener, filter chains, HttpConnectionManager
+ */
+enum arn_cfg_codec {
+	ARN_CFG_CODEC_AUTO = 0,
+	ARN_CFG_CODEC_HTTP1,
+	ARN_CFG_CODEC_HTTP2,
+};
+
+enum arn_cfg_log_kind {
+	ARN_CFG_LOG_FILE = 0,
+	ARN_CFG_LOG_STDOUT,
+	ARN_CFG_LOG_STDERR,
+};
+
+struct arn_cfg_access_log {
+	uint8_t kind;
+	const char *path;   /* FILE */
+	const char *format; /* text format, NULL: Envoy's default */
+	const char *json_format; /* JSON object text of json_format, or NULL */
+};
+
+enum arn_cfg_http_filter {
+	ARN_CFG_HF_ROUTER = 0,
+};
+
+struct arn_cfg_hcm {
+	const char *stat_prefix;
+	uint8_t codec; /* enum arn_cfg_codec */
+	/* Routes: inline, or by RDS name (X11) resolved per request. */
+	struct arn_cfg_route_table *inline_routes; /* owned (refcounted), or NULL */
+	struct arn_cfg_ref rds;                    /* rds.route_config_name when rds */
+	uint8_t *http_filters;                     /* enum arn_cfg_http_filter, router last */
+	size_t n_http_filters;
+	uint32_t idle_timeout_ms;            /* common_http_protocol_options.idle_timeout, 1 h */
+	uint32_t request_timeout_ms;         /* 0: disabled (default) */
+	uint32_t stream_idle_timeout_ms;     /* 5 min default; 0 disables */
+	uint32_t request_headers_timeout_ms; /* 0: disabled (default) */
+	uint32_t drain_timeout_ms;           /* 5 s */
+	uint32_t max_request_headers_kb;     /* 60 */
+	uint32_t max_headers_count;          /* 100 */
+	uint32_t max_requests_per_connection; /* 0: unlimited */
+	bool use_remote_address;
+	uint32_t xff_num_trusted_hops;
+	const char *server_name; /* "envoy" as Envoy, unless set */
+	uint8_t server_header_transformation; /* 0 overwrite, 1 append if absent, 2 pass through */
+	bool generate_request_id;             /* true */
+	bool preserve_external_request_id;
+	bool strip_matching_host_port;
+	bool strip_any_host_port;
+	bool normalize_path;
+	bool merge_slashes;
+	struct arn_cfg_access_log *access_logs;
+	size_t n_access_logs;
+};
+
+/* Downstream TLS (DownstreamTlsContext), secrets by name (X13). */
+struct arn_cfg_tls {
+	struct arn_cfg_ref *cert_secrets; /* tls_certificate_sds_secret_configs */
+	size_t n_cert_secrets;
+	struct arn_cfg_ref validation_secret; /* len 0: none */
+	bool require_client_certificate;
+	const char **alpn;
+	size_t n_alpn;
+	uint16_t min_version; /* TLS1_2_VERSION etc.; 0: OpenSSL default */
+	uint16_t max_version;
+	const char *cipher_suites; /* OpenSSL cipher list joined by ':', or NULL */
+	const char *ecdh_curves;   /* joined by ':', or NULL */
+	const char *sni;           /* upstream only */
+	struct arn_cfg_str_match *san_matchers; /* match_subject_alt_names (default validation) */
+	size_t n_san_matchers;
+};
+
+struct arn_cfg_cidr {
+	uint32_t addr; /* host order, masked */
+	uint8_t len;
+};
+
+struct arn_cfg_fc_match {
+	uint16_t dst_port; /* 0: any */
+	struct arn_cfg_cidr *dst_prefixes;
+	size_t n_dst_prefixes;
+	const char **server_names; /* lower case; "*.example.com" allowed */
+	size_t n_server_names;
+	const char *transport_protocol; /* NULL any, "tls", "raw_buffer" */
+	const char **alpn;
+	size_t n_alpn;
+	struct arn_cfg_cidr *src_prefixes;
+	size_t n_src_prefixes;
+	uint16_t *src_ports;
+	size_t n_src_ports;
+};
+
+enum arn_cfg_net_filter {
+	ARN_CFG_NF_HCM = 0,
+	ARN_CFG_NF_ECHO,
+};
+
+struct arn_cfg_filter_chain {
+	const char *name;
+	struct arn_cfg_fc_match match;
+	struct arn_cfg_tls *tls; /* NULL: plain text */
+	uint8_t kind;            /* enum arn_cfg_net_filter: the terminal filter */
+	struct arn_cfg_hcm *hcm; /* ARN_CFG_NF_HCM */
+};
+
+struct arn_cfg_listener {
+	struct arn_cfg_obj obj;
+	uint32_t addr; /* IPv4, host order; 0 = any */
+	uint16_t port;
+	struct arn_cfg_filter_chain *chains;
+	size_t n_chains;
+	struct arn_cfg_filter_chain *default_chain; /* or NULL */
+	bool tls_inspector;
+	uint32_t per_connection_buffer_limit; /* bytes, 1 MiB default */
+	const char *stat_prefix;
+};
+
+/** Inputs of filter chain selection (Envoy's order of criteria). */
+struct arn_cfg_fc_input {
+	uint32_t dst_addr; /* host order */
+	uint16_t dst_port;
+	uint32_t src_addr;
+	uint16_t src_port;
+	const char *server_name; /* SNI, NULL if none */
+	size_t server_name_len;
+	const char *transport_protocol; /* "tls" or "raw_buffer"; NULL = raw_buffer */
+	const char *const *alpn;
+	size_t n_alpn;
+};
+
+/**
+ * Envoy's filter chain selection: destination port, destination IP,
+ * server name (exact, then longest wildcard), transport protocol,
+ * application protocols, source IP, source port; at each step the most
+ * specific match wins. @return the chain, the default chain, or NULL (close
+ * the connection).
+ */
+const struct arn_cfg_filter_chain *arn_cfg_filter_chain_select(const struct arn_cfg_listener *l,
+							       const struct arn_cfg_fc_input *in);
+
+/* ---------------------------------------------------------------------------
+ * Cluster and endpoints
+ */
+enum arn_cfg_cluster_type {
+	ARN_CFG_CLUSTER_STATIC = 0,
+	ARN_CFG_CLUSTER_EDS,
+};
+
+enum arn_cfg_lb {
+	ARN_CFG_LB_ROUND_ROBIN = 0,
+	ARN_CFG_LB_LEAST_REQUEST,
+	ARN_CFG_LB_RANDOM,
+	ARN_CFG_LB_RING_HASH,
+	ARN_CFG_LB_MAGLEV,
+};
+
+struct arn_cfg_thresholds {
+	uint8_t priority; /* 0 DEFAULT, 1 HIGH */
+	uint32_t max_connections;     /* 1024 */
+	uint32_t max_pending_requests; /* 1024 */
+	uint32_t max_requests;        /* 1024 */
+	uint32_t max_retries;         /* 3 */
+	uint32_t max_connection_pools; /* UINT32_MAX: unlimited */
+};
+
+enum arn_cfg_hc_kind {
+	ARN_CFG_HC_HTTP = 0,
+	ARN_CFG_HC_TCP,
+};
+
+struct arn_cfg_health_check {
+	uint8_t kind;
+	uint32_t timeout_ms;
+	uint32_t interval_ms;
+	uint32_t interval_jitter_ms;
+	uint32_t unhealthy_threshold;
+	uint32_t healthy_threshold;
+	uint32_t no_traffic_interval_ms; /* 60 s */
+	uint32_t unhealthy_interval_ms;
+	/* HTTP */
+	const char *host; /* NULL: the cluster name */
+	const char *path;
+	uint32_t *expected_statuses; /* pairs [start, end); default [200, 201) */
+	size_t n_expected_statuses;
+	/* TCP: payloads as bytes (hex decoded); send NULL = connect only */
+	uint8_t *send;
+	size_t send_len;
+	uint8_t **receive;
+	size_t *receive_len;
+	size_t n_receive;
+};
+
+struct arn_cfg_outlier {
+	bool present;
+	uint32_t consecutive_5xx;              /* 5 */
+	uint32_t consecutive_gateway_failure;  /* 5 */
+	uint32_t consecutive_local_origin_failure; /* 5 */
+	uint32_t interval_ms;                  /* 10 s */
+	uint32_t base_ejection_time_ms;        /* 30 s */
+	uint32_t max_ejection_time_ms;         /* 300 s */
+	uint32_t max_ejection_percent;         /* 10 */
+	uint32_t enforcing_consecutive_5xx;    /* 100 */
+	uint32_t enforcing_consecutive_gateway_failure; /* 0 */
+	uint32_t enforcing_success_rate;       /* 100 */
+	uint32_t success_rate_minimum_hosts;   /* 5 */
+	uint32_t success_rate_request_volume;  /* 100 */
+	uint32_t success_rate_stdev_factor;    /* 1900 */
+	bool split_external_local_origin_errors;
+};
+
+struct arn_cfg_http_proto {
+	uint8_t upstream; /* 0 HTTP/1.1 (default), 1 HTTP/2 (explicit), 2 use downstream, 3 auto */
+	uint32_t idle_timeout_ms;      /* common_http_protocol_options.idle_timeout; 1 h */
+	uint32_t max_requests_per_connection; /* 0: unlimited */
+	uint32_t max_headers_count;    /* 100 */
+	uint32_t max_connection_duration_ms;
+};
+
+enum arn_cfg_health {
+	ARN_CFG_HEALTH_UNKNOWN = 0, /* counts as healthy */
+	ARN_CFG_HEALTH_HEALTHY,
+	ARN_CFG_HEALTH_UNHEALTHY,
+	ARN_CFG_HEALTH_DRAINING,
+	ARN_CFG_HEALTH_TIMEOUT,
+	ARN_CFG_HEALTH_DEGRADED,
+};
+
+struct arn_cfg_endpoint {
+	uint32_t addr; /* IPv4, host order */
+	uint16_t port;
+	uint8_t health;  /* enum arn_cfg_health */
+	uint32_t weight; /* 1 default */
+	const char *hostname; /* or NULL */
+};
+
+struct arn_cfg_locality {
+	const char *region, *zone, *sub_zone;
+	uint32_t weight; /* 0: unset */
+	struct arn_cfg_endpoint *endpoints;
+	size_t n_endpoints;
+};
+
+struct arn_cfg_priority {
+	struct arn_cfg_locality *localities;
+	size_t n_localities;
+	size_t n_endpoints;
+};
+
+/** A ClusterLoadAssignment (EDS), or a STATIC cluster's load_assignment. */
+struct arn_cfg_endpoints {
+	struct arn_cfg_obj obj;
+	uint32_t overprovisioning_factor; /* percent; 140 default */
+	struct arn_cfg_priority *priorities; /* index = priority; gaps are empty */
+	size_t n_priorities;
+	size_t n_endpoints; /* all priorities */
+};
+
+struct arn_cfg_cluster {
+	struct arn_cfg_obj obj;
+	uint8_t type; /* enum arn_cfg_cluster_type */
+	uint8_t lb;   /* enum arn_cfg_lb */
+	uint32_t connect_timeout_ms; /* > 0 */
+	uint32_t per_connection_buffer_limit; /* 1 MiB default */
+	struct arn_cfg_thresholds thresholds[2]; /* [0] DEFAULT, [1] HIGH */
+	struct arn_cfg_health_check *health_checks;
+	size_t n_health_checks;
+	struct arn_cfg_outlier outlier;
+	uint32_t healthy_panic_threshold; /* percent x 100 (5000 = 50%) */
+	uint32_t least_request_choices;   /* 2 */
+	uint64_t ring_min_size, ring_max_size; /* 1024, 8M */
+	uint8_t ring_hash_fn;                  /* 0 XX_HASH, 1 MURMUR_HASH_2 */
+	uint64_t maglev_table_size;            /* 65537 */
+	struct arn_cfg_tls *upstream_tls;      /* NULL: plain text */
+	struct arn_cfg_http_proto http;
+	uint32_t max_requests_per_connection;
+	/* STATIC: its load_assignment (owned, refcounted). EDS: NULL; the
+	 * ClusterLoadAssignment named like the cluster is looked up per
+	 * generation (X12). */
+	struct arn_cfg_endpoints *static_endpoints;
+};
+
+/** A cluster and the endpoints that serve it, as of one generation. */
+struct arn_cfg_cluster_view {
+	const struct arn_cfg_cluster *cluster;
+	const struct arn_cfg_endpoints *endpoints; /* never NULL (may be empty) */
+};
+
+/* ---------------------------------------------------------------------------
+ * Secrets
+ */
+enum arn_cfg_secret_kind {
+	ARN_CFG_SECRET_TLS_CERT = 0,
+	ARN_CFG_SECRET_VALIDATION,
+};
+
+/* OpenSSL objects, opaque here so that users need not include OpenSSL. */
+struct x509_st;
+struct evp_pkey_st;
+struct stack_st_X509;
+struct x509_store_st;
+
+struct arn_cfg_secret {
+	struct arn_cfg_obj obj;
+	uint8_t kind;
+	/* TLS_CERT: leaf, intermediates (may be empty), key (matches leaf). */
+	struct x509_st *cert;
+	struct stack_st_X509 *chain;
+	struct evp_pkey_st *key;
+	/* VALIDATION: trusted CAs, and SAN matchers */
+	struct x509_store_st *ca;
+	size_t n_ca;
+	struct arn_cfg_str_match *san_matchers;
+	size_t n_san_matchers;
+};
+
+/* ---------------------------------------------------------------------------
+ * Generation lookups (worker side). @p g from arn_config_gen(); results are
+ * valid until the caller's next quiescent state unless pinned.
+ */
+
+/** Generation number (1 = the first published; 0 = the empty start). */
+uint64_t arn_cfg_gen_id(const struct arn_cfg_gen *g);
+
+/** Active (non-warming) listener bound to addr:port, else to 0.0.0.0:port, else NULL. */
+const struct arn_cfg_listener *arn_cfg_listener_find(const struct arn_cfg_gen *g, uint32_t addr,
+						     uint16_t port);
+
+/** Active listeners, for binding: calls @p fn for each; returns the count. */
+size_t arn_cfg_listener_foreach(const struct arn_cfg_gen *g,
+				void (*fn)(void *ctx, const struct arn_cfg_listener *l), void *ctx);
+
+/** Listener (or any type) by name; NULL if absent in @p g. */
+const void *arn_cfg_find(const struct arn_cfg_gen *g, enum arn_cfg_type t, const char *name,
+			 size_t len, uint64_t hash);
+
+/**
+ * The route table an HCM uses: its inline one, or the RouteConfiguration
+ * named by rds in @p g. NULL: none (RDS timed out during warming, or was
+ * removed): answer 404 NR.
+ */
+const struct arn_cfg_route_table *arn_cfg_hcm_routes(const struct arn_cfg_gen *g,
+						     const struct arn_cfg_hcm *h);
+
+/**
+ * Cluster by name with its endpoints.
+ * @return 0; -ENOENT: no such cluster (G5: 503 with flag NC).
+ */
+int arn_cfg_cluster_resolve(const struct arn_cfg_gen *g, const struct arn_cfg_ref *name,
+			    struct arn_cfg_cluster_view *out);
+
+/** Secret by name, or NULL. */
+const struct arn_cfg_secret *arn_cfg_secret_find(const struct arn_cfg_gen *g,
+						 const struct arn_cfg_ref *name);
+
+#endif
