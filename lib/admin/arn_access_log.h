@@ -1,0 +1,186 @@
+/*
+ * Access logs: Envoy's envoy.access_loggers.file / stdout / stderr, with
+ * Envoy's command operators (%START_TIME%, %REQ(X)%, %RESPONSE_CODE%, ...),
+ * the default format string and json_format, written without blocking
+ * workers.
+ *
+ * How a line travels: lib/http fills a struct arn_access_record (plain C,
+ * pointing into its own buffers) when a request ends and calls
+ * arn_access_log_write() on its worker. That formats the line at once into
+ * a per-worker scratch buffer (no malloc, no lock, no syscall) and copies
+ * it into the sink's single-producer ring for that worker; when the ring
+ * is full the line is dropped and counted (access_logs.file.dropped), so a
+ * slow disk never stalls a worker. The control lcore drains every ring into
+ * the file from arn_access_log_drain() (the admin poll calls it).
+ *
+ * Lifetime: loggers are created by the config module on the control lcore
+ * while it builds a generation (one per HCM access_log entry), reference
+ * counted, and freed through arn_admin_defer_free() (arn_admin.h) after the
+ * last arn_access_logger_put(). Loggers writing to one path share one file
+ * (and one set of rings), as in Envoy.
+ */
+#ifndef ARN_ACCESS_LOG_H
+#define ARN_ACCESS_LOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arn_sb.h"
+
+/* Envoy's default access log format (file, stdout, stderr without log_format). */
+#define ARN_ACCESS_LOG_DEFAULT_FORMAT                                                              \
+	"[%START_TIME%] \"%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)% %PROTOCOL%\" "         \
+	"%RESPONSE_CODE% %RESPONSE_FLAGS% %BYTES_RECEIVED% %BYTES_SENT% %DURATION% "               \
+	"%RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)% \"%REQ(X-FORWARDED-FOR)%\" \"%REQ(USER-AGENT)%\" "  \
+	"\"%REQ(X-REQUEST-ID)%\" \"%REQ(:AUTHORITY)%\" \"%UPSTREAM_HOST%\"\n"
+
+/* Envoy's response flags, short and long names, in Envoy's output order. */
+enum arn_response_flag {
+#define ARN_RESPONSE_FLAG(id, short_name, long_name) ARN_RF_##id,
+#include "arn_response_flags.def"
+#undef ARN_RESPONSE_FLAG
+	ARN_RF__COUNT,
+};
+#define ARN_RF_BIT(id) (1u << ARN_RF_##id)
+
+/** A byte string that is not NUL-terminated; p == NULL means absent ("-"). */
+struct arn_access_str {
+	const char *p;
+	uint32_t len;
+};
+
+/** One header; names compare case-insensitively. */
+struct arn_access_header {
+	struct arn_access_str name;
+	struct arn_access_str value;
+};
+
+/* An IPv4 endpoint; ip == 0 && port == 0 means absent. Host byte order. */
+struct arn_access_addr {
+	uint32_t ip;
+	uint16_t port;
+};
+
+/*
+ * One finished (or reset) request, filled by lib/http on its worker. Every
+ * pointer is borrowed for the duration of arn_access_log_write() only.
+ * Times are microseconds; durations use UINT64_MAX for "not reached" ("-").
+ */
+struct arn_access_record {
+	int64_t start_time_us;		  /* wall clock (CLOCK_REALTIME), us since the epoch */
+	uint64_t duration_us;		  /* %DURATION%: first request byte to last response byte */
+	uint64_t request_duration_us;	  /* %REQUEST_DURATION%: to last request byte */
+	uint64_t response_duration_us;	  /* %RESPONSE_DURATION%: to first upstream response byte */
+	uint64_t response_tx_duration_us; /* %RESPONSE_TX_DURATION%: first to last response byte */
+
+	/* Request pseudo-headers, served by %REQ(:METHOD)% etc. */
+	struct arn_access_str method;
+	struct arn_access_str path;	 /* with query */
+	struct arn_access_str authority; /* Host */
+	struct arn_access_str scheme;
+	struct arn_access_str protocol; /* "HTTP/1.1"; %PROTOCOL% */
+	const struct arn_access_header *req_headers;
+	unsigned n_req_headers;
+	const struct arn_access_header *resp_headers;
+	unsigned n_resp_headers;
+	const struct arn_access_header *resp_trailers;
+	unsigned n_resp_trailers;
+
+	uint32_t response_code; /* 0: none sent ("0", as Envoy) */
+	struct arn_access_str response_code_details;
+	uint32_t response_flags; /* ARN_RF_BIT(...) */
+	uint64_t bytes_received; /* request body bytes */
+	uint64_t bytes_sent;	 /* response body bytes */
+
+	struct arn_access_addr downstream_remote;
+	struct arn_access_addr downstream_local;
+	struct arn_access_addr upstream_host;  /* %UPSTREAM_HOST% */
+	struct arn_access_addr upstream_local; /* %UPSTREAM_LOCAL_ADDRESS% */
+	struct arn_access_str upstream_cluster;
+	struct arn_access_str upstream_transport_failure_reason;
+	struct arn_access_str route_name;
+	struct arn_access_str requested_server_name; /* SNI */
+	uint64_t connection_id;
+	uint32_t upstream_request_attempt_count;
+};
+
+/* ---- formatter ----------------------------------------------------------- */
+
+struct arn_access_format;
+
+/**
+ * Compile an Envoy format string (text_format / text_format_source
+ * inline_string). Operators take Envoy's arguments: %REQ(X?Y):N%,
+ * %START_TIME(%Y-%m-%dT%H:%M:%S.%3fZ)%. An unknown operator is an error.
+ * @return the format (arn_access_format_free), or NULL with the reason in
+ *   @p err ("'%FOO%' at offset 12 is not a command operator Arion knows").
+ */
+struct arn_access_format *arn_access_format_text(const char *fmt, struct arn_sb *err);
+
+/**
+ * Compile a json_format: @p n keys, each with a value format string (a
+ * whole-value single operator keeps its type: numbers stay numbers, absent
+ * values become null; other values are strings). Lines are one JSON object
+ * and a newline.
+ */
+struct arn_access_format *arn_access_format_json(const char *const *keys, const char *const *values,
+						 size_t n, struct arn_sb *err);
+
+void arn_access_format_free(struct arn_access_format *f);
+
+/**
+ * Format @p r into @p buf (any lcore, no allocation). The line is cut at
+ * @p cap - 1 bytes (ending in "...\n" when cut) and NUL-terminated.
+ * @return the length written, excluding the NUL.
+ */
+size_t arn_access_format_apply(const struct arn_access_format *f, const struct arn_access_record *r,
+			       char *buf, size_t cap);
+
+/* ---- loggers (created on the control lcore) ---------------------------- */
+
+struct arn_access_logger;
+
+/**
+ * A logger from one envoy.config.accesslog.v3.AccessLog entry (an HCM's
+ * access_log[i]): typed_config FileAccessLog (path, log_format or the
+ * deprecated format/json_format), StdoutAccessLog or StderrAccessLog.
+ * Filters: status_code_filter, duration_filter, not_health_check_filter
+ * (always passes: Arion has no health-check filter yet), response_flag_filter,
+ * and_filter / or_filter of those. Anything else is refused with a reason.
+ * @p where names the field in errors ("listener 'http' ... access_log[0]").
+ * @return the logger (arn_access_logger_put), or NULL with the reason in @p err.
+ */
+struct arn_access_logger *arn_access_logger_create(const void *access_log_pb, const char *where,
+						   struct arn_sb *err);
+
+/**
+ * A logger writing @p fmt (NULL: the default format) to @p path, or to
+ * stdout/stderr when @p path is "/dev/stdout" / "/dev/stderr".
+ * @return the logger, or NULL with the reason in @p err (cannot open the file).
+ */
+struct arn_access_logger *arn_access_logger_open(const char *path, struct arn_access_format *fmt,
+						 struct arn_sb *err);
+
+void arn_access_logger_ref(struct arn_access_logger *l);
+/** Release; at zero the logger is freed after workers are done with it. NULL: no-op. */
+void arn_access_logger_put(struct arn_access_logger *l);
+
+/**
+ * Log one request from @p slot (ARN_STATS_SLOT_WORKER(w) on worker w,
+ * ARN_STATS_SLOT_CONTROL on the control lcore). Never blocks: a full ring
+ * drops the line and counts it.
+ */
+void arn_access_log_write(struct arn_access_logger *l, unsigned slot,
+			  const struct arn_access_record *r);
+
+/**
+ * Write what the rings hold to their files (control lcore). Returns the
+ * bytes written. Called from the admin poll; call it once more at exit.
+ */
+size_t arn_access_log_drain(void);
+
+/** Reopen every file (POST /reopen_logs, log rotation). @return 0 or the first error. */
+int arn_access_log_reopen(void);
+
+#endif

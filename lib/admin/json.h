@@ -1,0 +1,74 @@
+/*
+ * A small JSON tree for the admin's own needs on the control lcore:
+ * /config_dump's ?mask= and ?resource=, redaction, pretty printing. Strings
+ * and numbers keep their literal text, so what a provider wrote (proto3
+ * JSON from upb) comes out byte for byte unless changed.
+ */
+#ifndef ARN_ADMIN_JSON_H
+#define ARN_ADMIN_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "arn_sb.h"
+
+enum arn_json_type {
+	ARN_JSON_NULL = 0,
+	ARN_JSON_BOOL,
+	ARN_JSON_NUMBER,
+	ARN_JSON_STRING,
+	ARN_JSON_ARRAY,
+	ARN_JSON_OBJECT,
+};
+
+struct arn_json {
+	enum arn_json_type type;
+	char *lit; /* NULL/BOOL/NUMBER/STRING: the literal, quotes included */
+	char *str; /* STRING: decoded value (NUL-terminated; embedded NULs cut) */
+	size_t n;  /* ARRAY/OBJECT: members */
+	size_t cap;
+	char **keys;	     /* OBJECT: decoded keys */
+	struct arn_json **v; /* ARRAY/OBJECT: values */
+};
+
+/** Parse @p len bytes. @return the tree, or NULL (invalid, too deep, or out of memory). */
+struct arn_json *arn_json_parse(const char *s, size_t len);
+void arn_json_free(struct arn_json *j);
+
+/** Serialize; @p pretty indents by two spaces per level, as Envoy's admin does. */
+void arn_json_write(const struct arn_json *j, struct arn_sb *out, bool pretty);
+
+/** Member @p key of an object, or NULL. */
+struct arn_json *arn_json_get(const struct arn_json *j, const char *key);
+
+/** A new string node (takes a copy of @p s). */
+struct arn_json *arn_json_new_string(const char *s);
+
+/** Set (replace or append) member @p key of object @p o; takes @p v. @return 0 or -ENOMEM. */
+int arn_json_set(struct arn_json *o, const char *key, struct arn_json *v);
+
+/** Insert @p key first in object @p o (for "@type"); takes @p v. */
+int arn_json_set_first(struct arn_json *o, const char *key, struct arn_json *v);
+
+/** Append @p v to array @p a; takes @p v. */
+int arn_json_push(struct arn_json *a, struct arn_json *v);
+
+/** Detach value @p i of an array/object (the slot becomes a JSON null). */
+struct arn_json *arn_json_take(struct arn_json *j, size_t i);
+
+/**
+ * Keep only the fields of object @p j named by the FieldMask @p paths
+ * (comma-separated dotted paths); "@type" is always kept. A path goes
+ * through nested objects and applies to each element of arrays on its way.
+ */
+void arn_json_mask(struct arn_json *j, const char *paths);
+
+/**
+ * Replace secret material in place: under private_key, password, secret,
+ * private_key_provider and session_ticket_keys.keys every string becomes
+ * "[redacted]" (inline_bytes its base64), as Envoy redacts fields marked
+ * sensitive. @return the number of values replaced.
+ */
+size_t arn_json_redact(struct arn_json *j);
+
+#endif

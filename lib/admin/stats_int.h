@@ -1,0 +1,41 @@
+/*
+ * lib/admin's private view of statistics: a snapshot of every stat (scopes,
+ * pulls) summed over slots, which the /stats, /stats?format=json and
+ * /stats/prometheus writers format. Control lcore only.
+ */
+#ifndef ARN_STATS_INT_H
+#define ARN_STATS_INT_H
+
+#include "arn_stats.h"
+
+struct arn_stat_sample {
+	char *strs;	      /* owns the strings below (one allocation) */
+	const char *name;     /* full dotted name: "cluster.web.upstream_rq_total" */
+	const char *family;   /* "cluster" */
+	const char *stat;     /* "upstream_rq_total" */
+	const char *tag_name; /* NULL if untagged */
+	const char *tag_value;
+	const char *help; /* static, may be NULL */
+	enum arn_stat_kind kind;
+	uint64_t counter;
+	int64_t gauge;
+	struct arn_stats_hist hist;
+};
+
+struct arn_stats_snapshot {
+	struct arn_stat_sample *v;
+	size_t n, cap;
+	bool oom;
+};
+
+/** Collect every stat, sorted by name. @return 0 or -ENOMEM (partial). */
+int arn_stats_snapshot_take(struct arn_stats_snapshot *s);
+void arn_stats_snapshot_free(struct arn_stats_snapshot *s);
+
+/** Quantile @p q (0..1) of a summed histogram in ms, interpolated in its bucket; NAN if empty. */
+double arn_stats_hist_quantile(const struct arn_stats_hist *h, double q);
+
+/** Free every scope and pull (tests; no reference may be held). */
+void arn_stats_reset_for_tests(void);
+
+#endif
