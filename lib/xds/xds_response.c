@@ -1,0 +1,296 @@
+/*
+ * One DeltaDiscoveryResponse: check it (D2, D3, D4, D10), decode every
+ * resource, refuse the whole response on any failure before anything is
+ * applied (X15), otherwise hand it to the sink, which applies what it can
+ * (X16), and queue the answer: an ACK waiting for the sink's internal
+ * acknowledgement (X17), or a NACK naming each failed resource (G8).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "envoy/service/discovery/v3/discovery.upb.h"
+#include "google/protobuf/any.upb.h"
+
+#include "arn_log.h"
+#include "arn_proto.h"
+#include "xds_int.h"
+
+static char *sv_strdup(upb_StringView s)
+{
+	return strndup(s.data ? s.data : "", s.size);
+}
+
+/* Names must be usable as C strings: refuse embedded NULs outright. */
+static bool sv_clean(upb_StringView s)
+{
+	return s.size == 0 || memchr(s.data, '\0', s.size) == NULL;
+}
+
+static struct xds_pending *pending_new(upb_StringView nonce, upb_StringView version)
+{
+	struct xds_pending *p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return NULL;
+	p->nonce = sv_strdup(nonce);
+	p->system_version = sv_strdup(version);
+	if (p->nonce == NULL || p->system_version == NULL) {
+		xds_pending_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static void nack(struct xds_pending *p, int code, const char *text)
+{
+	free(p->error);
+	p->error = strdup(text && text[0] ? text : "rejected");
+	p->code = code;
+}
+
+void xds_handle_response(struct arn_xds_client *c, const char *buf, size_t len)
+{
+	upb_Arena *a = upb_Arena_New();
+	if (a == NULL)
+		return;
+	const envoy_service_discovery_v3_DeltaDiscoveryResponse *r =
+	    envoy_service_discovery_v3_DeltaDiscoveryResponse_parse(buf, len, a);
+	if (r == NULL) {
+		/* Without a type URL and a nonce there is nothing to answer. */
+		ARN_WARN(XDS, "ignoring a DeltaDiscoveryResponse that does not parse (%zu bytes)",
+			 len);
+		upb_Arena_Free(a);
+		return;
+	}
+	upb_StringView type_url = envoy_service_discovery_v3_DeltaDiscoveryResponse_type_url(r);
+	upb_StringView nonce = envoy_service_discovery_v3_DeltaDiscoveryResponse_nonce(r);
+	upb_StringView sysver =
+	    envoy_service_discovery_v3_DeltaDiscoveryResponse_system_version_info(r);
+	struct xds_type *t = xds_type_find(c, type_url.data ? type_url.data : "", type_url.size);
+	if (t == NULL) {
+		/* D10: never subscribed: neither applied nor answered. */
+		ARN_WARN(XDS,
+			 "ignoring a response for type '" ARN_SV_FMT
+			 "', which was never subscribed to (D10)",
+			 ARN_SV_ARG(type_url));
+		upb_Arena_Free(a);
+		return;
+	}
+	struct xds_pending *p = pending_new(nonce, sysver);
+	if (p == NULL) {
+		upb_Arena_Free(a);
+		return;
+	}
+	free(t->last_nonce);
+	t->last_nonce = strdup(p->nonce);
+
+	size_t n_res = 0, n_rm = 0;
+	const envoy_service_discovery_v3_Resource *const *res =
+	    envoy_service_discovery_v3_DeltaDiscoveryResponse_resources(r, &n_res);
+	const upb_StringView *rm =
+	    envoy_service_discovery_v3_DeltaDiscoveryResponse_removed_resources(r, &n_rm);
+
+	struct arn_xds_errors errs = {0};
+	struct arn_sb text = ARN_SB_INIT;
+	struct xds_map seen = {0};
+	struct arn_xds_resource *added = calloc(n_res ? n_res : 1, sizeof(*added));
+	const char **removed = calloc(n_rm ? n_rm : 1, sizeof(*removed));
+	size_t n_added = 0, n_removed = 0, n_ignored = 0;
+	char **owned = calloc(n_res * 2 + n_rm + 1, sizeof(char *));
+	size_t n_owned = 0;
+	if (added == NULL || removed == NULL || owned == NULL) {
+		nack(p, XDS_CODE_INTERNAL, "out of memory");
+		goto answer;
+	}
+
+	/* D2: a name twice, among resources, removals, or across both. */
+	for (size_t i = 0; i < n_res; i++) {
+		upb_StringView nm = envoy_service_discovery_v3_Resource_name(res[i]);
+		char *name = sv_strdup(nm);
+		if (name == NULL || !sv_clean(nm)) {
+			arn_xds_errors_add(&errs, "", "a resource name contains a NUL byte");
+			free(name);
+			continue;
+		}
+		if (xds_map_get(&seen, name))
+			arn_xds_errors_add(&errs, name,
+					   "named twice among added/updated resources (D2)");
+		xds_map_put(&seen, name);
+		free(name);
+	}
+	for (size_t i = 0; i < n_rm; i++) {
+		char *name = sv_strdup(rm[i]);
+		if (name == NULL || !sv_clean(rm[i])) {
+			arn_xds_errors_add(&errs, "", "a removed name contains a NUL byte");
+			free(name);
+			continue;
+		}
+		if (xds_map_get(&seen, name))
+			arn_xds_errors_add(&errs, name,
+					   "named twice in the union of added and removed "
+					   "resources (D2)");
+		xds_map_put(&seen, name);
+		free(name);
+	}
+	if (errs.n > 0)
+		goto refuse;
+
+	/* Decode every resource (X15), skipping heartbeats and, for named
+	 * subscriptions, resources not asked for (D4). */
+	for (size_t i = 0; i < n_res; i++) {
+		char *name = sv_strdup(envoy_service_discovery_v3_Resource_name(res[i]));
+		char *ver = sv_strdup(envoy_service_discovery_v3_Resource_version(res[i]));
+		if (name == NULL || ver == NULL) {
+			free(name);
+			free(ver);
+			nack(p, XDS_CODE_INTERNAL, "out of memory");
+			goto answer;
+		}
+		owned[n_owned++] = name;
+		owned[n_owned++] = ver;
+		const struct xds_ent *held = xds_map_get(&t->names, name);
+		if (!t->wildcard && (held == NULL || !held->subscribed)) {
+			n_ignored++;
+			continue;
+		}
+		const struct google_protobuf_Any *any =
+		    envoy_service_discovery_v3_Resource_resource(res[i]);
+		if (any == NULL) {
+			/* A heartbeat: the version held, no body. */
+			if (held != NULL && held->version != NULL &&
+			    strcmp(held->version, ver) == 0)
+				continue;
+			arn_xds_errors_add(&errs, name,
+					   "has no resource body (and is not a heartbeat of the "
+					   "version held)");
+			continue;
+		}
+		upb_StringView any_url = google_protobuf_Any_type_url(any);
+		if (!upb_StringView_IsEqual(any_url, type_url)) {
+			arn_xds_errors_add(&errs, name,
+					   "type URL '" ARN_SV_FMT
+					   "' of its Any does not match the "
+					   "response's type URL '" ARN_SV_FMT "' (D3)",
+					   ARN_SV_ARG(any_url), ARN_SV_ARG(type_url));
+			continue;
+		}
+		if (t->def == NULL) {
+			arn_xds_errors_add(&errs, name, "type '%s' is not known to Arion",
+					   t->type_url);
+			continue;
+		}
+		struct arn_sb derr = ARN_SB_INIT;
+		const upb_Message *msg =
+		    arn_proto_any_unpack((const upb_Message *)any, t->def, NULL, a, &derr);
+		if (msg == NULL) {
+			arn_xds_errors_add(&errs, name, "does not decode: %s", arn_sb_cstr(&derr));
+			arn_sb_free(&derr);
+			continue;
+		}
+		arn_sb_free(&derr);
+		upb_StringView val = google_protobuf_Any_value(any);
+		added[n_added++] = (struct arn_xds_resource){
+		    .name = name,
+		    .version = ver,
+		    .bytes = val.data ? val.data : "",
+		    .len = val.size,
+		    .msg = msg,
+		};
+	}
+	for (size_t i = 0; i < n_rm; i++) {
+		char *name = sv_strdup(rm[i]);
+		if (name == NULL) {
+			nack(p, XDS_CODE_INTERNAL, "out of memory");
+			goto answer;
+		}
+		owned[n_owned++] = name;
+		const struct xds_ent *held = xds_map_get(&t->names, name);
+		if (!t->wildcard && (held == NULL || !held->subscribed)) {
+			n_ignored++; /* D4 */
+			continue;
+		}
+		removed[n_removed++] = name;
+	}
+	if (n_ignored)
+		ARN_DEBUG(XDS, "%s nonce %s: ignored %zu resources not subscribed to (D4)",
+			  t->short_name, p->nonce, n_ignored);
+	if (errs.n > 0)
+		goto refuse;
+
+	/* Apply through the sink (X16). */
+	struct arn_xds_batch b = {
+	    .type_url = t->type_url,
+	    .def = t->def,
+	    .system_version = p->system_version,
+	    .added = added,
+	    .n_added = n_added,
+	    .removed = removed,
+	    .n_removed = n_removed,
+	};
+	uint64_t token = 0;
+	int rc = 0;
+	if (c->sink && c->sink->apply && (n_added || n_removed))
+		rc = c->sink->apply(c->sink_ctx, &b, &errs, &token);
+	c->interest_dirty = true; /* changed configuration may reference new names (X4) */
+	if (rc == -EINVAL)
+		goto refuse;
+	if (rc != 0) {
+		arn_sb_printf(&text, "%s update (nonce %s) could not be applied: %s", t->short_name,
+			      p->nonce, strerror(-rc));
+		if (errs.n) {
+			arn_sb_puts(&text, ": ");
+			xds_errors_format(&errs, &text);
+		}
+		nack(p, XDS_CODE_INTERNAL, arn_sb_cstr(&text));
+		goto answer;
+	}
+	if (errs.n > 0) {
+		arn_sb_printf(
+		    &text,
+		    "%s update (nonce %s): %zu of %zu resources failed to apply; the others "
+		    "are applied (X16): ",
+		    t->short_name, p->nonce, errs.n, n_added + n_removed);
+		xds_errors_format(&errs, &text);
+		nack(p, XDS_CODE_INVALID_ARGUMENT, arn_sb_cstr(&text));
+		goto answer;
+	}
+	/* An ACK, once the data plane has it (X17). Versions commit then (D5). */
+	p->has_token = token != 0;
+	p->token = token;
+	p->deadline_ms = xds_now(c) + c->ack_timeout_ms;
+	p->add_names = calloc(n_added ? n_added : 1, sizeof(char *));
+	p->add_versions = calloc(n_added ? n_added : 1, sizeof(char *));
+	p->rm_names = calloc(n_removed ? n_removed : 1, sizeof(char *));
+	if (!p->add_names || !p->add_versions || !p->rm_names) {
+		nack(p, XDS_CODE_INTERNAL, "out of memory");
+		goto answer;
+	}
+	for (size_t i = 0; i < n_added; i++) {
+		p->add_names[p->n_add] = strdup(added[i].name);
+		p->add_versions[p->n_add] = strdup(added[i].version);
+		p->n_add++;
+	}
+	for (size_t i = 0; i < n_removed; i++)
+		p->rm_names[p->n_rm++] = strdup(removed[i]);
+	goto answer;
+
+refuse:
+	arn_sb_printf(&text,
+		      "%s update (nonce %s) rejected, nothing of it applied (X15): ", t->short_name,
+		      p->nonce);
+	xds_errors_format(&errs, &text);
+	nack(p, XDS_CODE_INVALID_ARGUMENT, arn_sb_cstr(&text));
+
+answer:
+	xds_enqueue(t, p);
+	for (size_t i = 0; i < n_owned; i++)
+		free(owned[i]);
+	free(owned);
+	free(added);
+	free(removed);
+	xds_map_free(&seen);
+	xds_errors_free(&errs);
+	arn_sb_free(&text);
+	upb_Arena_Free(a);
+}
