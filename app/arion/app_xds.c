@@ -6,10 +6,14 @@
  * land on a worker's core (DESIGN.md). In control-plane-only mode (no
  * dataplane: section) there is no EAL at all.
  *
+ * The client's sink is lib/config's store (arn_config_apply and friends).
+ * Operators see the client's state on the admin endpoint at /xds (JSON) and
+ * every NACK in the log (G8).
+ *
  * Test-only knob: ARION_XDS_ACK_TIMEOUT_MS in the environment, read once at
  * start, shortens X17's 20 s internal acknowledgement timeout so that the
  * e2e suite can prove it quickly. It is not a CLI flag and not meant for
- * production.
+ * production; arion warns when it is set.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,27 +21,137 @@
 #include <time.h>
 
 #include "app.h"
+#include "arn_admin.h"
 #include "arn_log.h"
 #include "arn_xds.h"
+
+#if __has_include("arn_config.h")
+#include "arn_config.h"
+#define HAVE_CONFIG 1
+#else
+#define HAVE_CONFIG 0
+#endif
 
 struct app_xds {
 	struct arn_xds_client *client;
 	struct arn_xds_options_holder *holder;
+#if HAVE_CONFIG
+	struct arn_config_store *store;
+	char **ondemand; /* type URLs lib/config reported references for (X4) */
+	size_t n_ondemand;
+#endif
+	bool admin_registered;
 };
 
+#if HAVE_CONFIG
+/* ---- the sink: lib/config's store ------------------------------------------ */
+
+static int cfg_apply(void *ctx, const struct arn_xds_batch *b, struct arn_xds_errors *errs,
+		     uint64_t *token)
+{
+	struct app_xds *x = ctx;
+	struct arn_config_resource_in *in = calloc(b->n_added ? b->n_added : 1, sizeof(*in));
+	if (in == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->n_added; i++)
+		in[i] = (struct arn_config_resource_in){
+		    .name = b->added[i].name,
+		    .version = b->added[i].version,
+		    .bytes = b->added[i].bytes,
+		    .len = b->added[i].len,
+		};
+	struct arn_config_result r;
+	int rc = arn_config_apply(x->store, b->type_url, in, b->n_added, b->removed, b->n_removed,
+				  0, &r);
+	free(in);
+	if (rc != 0)
+		return rc;
+	for (size_t i = 0; i < r.n_errors; i++)
+		arn_xds_errors_add(errs, r.errors[i].name, "%s", r.errors[i].message);
+	*token = r.token;
+	bool accepted = r.accepted;
+	arn_config_result_free(&r);
+	return accepted ? 0 : -EINVAL; /* -EINVAL: X15, nothing applied */
+}
+
+static bool cfg_acked(void *ctx, uint64_t token)
+{
+	struct app_xds *x = ctx;
+	return arn_config_acked(x->store, token);
+}
+
+struct interest_walk {
+	arn_xds_interest_fn fn;
+	void *arg;
+	const char *type_url;
+};
+
+static void interest_name(void *ctx, const char *name)
+{
+	struct interest_walk *w = ctx;
+	w->fn(w->arg, w->type_url, name);
+}
+
+static void cfg_interest(void *ctx, arn_xds_interest_fn fn, void *arg)
+{
+	struct app_xds *x = ctx;
+	for (size_t i = 0; i < x->n_ondemand; i++) {
+		struct interest_walk w = {fn, arg, x->ondemand[i]};
+		arn_config_referenced(x->store, x->ondemand[i], interest_name, &w);
+	}
+}
+
+static void cfg_first_response(void *ctx, const char *type_url, bool accepted)
+{
+	struct app_xds *x = ctx;
+	(void)accepted;
+	arn_config_initial_fetch_done(x->store, type_url);
+}
+
+/* lib/config says a type's referenced names changed. The five Envoy types
+ * are wildcard subscriptions (X3), so only other types are tracked (X4). */
+static void cfg_interest_changed(void *ctx, const char *type_url)
+{
+	struct app_xds *x = ctx;
+	if (arn_config_type_from_url(type_url, strlen(type_url)) < 0) {
+		bool known = false;
+		for (size_t i = 0; i < x->n_ondemand && !known; i++)
+			known = strcmp(x->ondemand[i], type_url) == 0;
+		if (!known) {
+			char **nv = realloc(x->ondemand, (x->n_ondemand + 1) * sizeof(char *));
+			char *d = strdup(type_url);
+			if (nv != NULL)
+				x->ondemand = nv;
+			if (nv != NULL && d != NULL)
+				x->ondemand[x->n_ondemand++] = d;
+			else
+				free(d);
+		}
+	}
+	if (x->client != NULL)
+		arn_xds_client_interest_changed(x->client);
+}
+
+static const struct arn_xds_sink_ops config_sink = {
+    .apply = cfg_apply,
+    .acknowledged = cfg_acked,
+    .interest = cfg_interest,
+    .first_response = cfg_first_response,
+};
+#endif
+
 /*
- * TEMPORARY sink, until lib/config (issue 3) exposes its "apply a batch of
- * one type" call: the client has already decoded every resource with
- * lib/proto (X15's decoding half); this sink accepts them all as in force at
- * once. Conversion to Arion's model, X16 application errors and X17's
- * acknowledgement come with lib/config.
+ * TEMPORARY sink, for a build without lib/config (issue 3): the client has
+ * already decoded every resource with lib/proto (X15's decoding half); this
+ * sink accepts them all as in force at once. Conversion to Arion's model,
+ * X16 application errors and X17's acknowledgement need lib/config.
  */
 static int temp_apply(void *ctx, const struct arn_xds_batch *b, struct arn_xds_errors *errs,
 		      uint64_t *token)
 {
 	(void)ctx;
 	(void)errs;
-	ARN_DEBUG(XDS, "accepting %zu %s resources and %zu removals (no configuration model yet)",
+	ARN_DEBUG(XDS, "accepting %zu %s resources and %zu removals (no configuration model)",
 		  b->n_added, b->type_url, b->n_removed);
 	*token = 0;
 	return 0;
@@ -46,6 +160,17 @@ static int temp_apply(void *ctx, const struct arn_xds_batch *b, struct arn_xds_e
 static const struct arn_xds_sink_ops temp_sink = {
     .apply = temp_apply,
 };
+
+/* ---- admin: GET /xds ---------------------------------------------------- */
+
+static void h_xds(const struct arn_admin_request *req, struct arn_admin_response *resp, void *arg)
+{
+	(void)req;
+	struct app_xds *x = arg;
+	resp->content_type = "application/json";
+	arn_xds_client_state_json(x->client, &resp->body);
+	arn_sb_putc(&resp->body, '\n');
+}
 
 static uint32_t env_ms(const char *name)
 {
@@ -62,6 +187,22 @@ static uint32_t env_ms(const char *name)
 	return (uint32_t)n;
 }
 
+static void app_xds_free(struct app_xds *x)
+{
+	if (x->admin_registered)
+		arn_admin_handler_unregister("/xds");
+#if HAVE_CONFIG
+	if (x->store != NULL)
+		arn_config_set_interest_cb(x->store, NULL, NULL);
+	for (size_t i = 0; i < x->n_ondemand; i++)
+		free(x->ondemand[i]);
+	free(x->ondemand);
+#endif
+	arn_xds_client_free(x->client);
+	arn_xds_options_release(x->holder);
+	free(x);
+}
+
 int arn_app_xds_start(struct arn_app *app)
 {
 	if (!app->bootstrap->ads)
@@ -76,22 +217,40 @@ int arn_app_xds_start(struct arn_app *app)
 		return rc;
 	}
 	o.sink = &temp_sink;
+	o.sink_ctx = x;
+#if HAVE_CONFIG
+	x->store = arn_config_global();
+	if (x->store != NULL) {
+		o.sink = &config_sink;
+		arn_config_set_interest_cb(x->store, cfg_interest_changed, x);
+	}
+#endif
+	if (o.sink == &temp_sink)
+		ARN_WARN(XDS, "no configuration store in this build: xDS resources are decoded and "
+			      "accepted but not applied (temporary sink)");
 	o.ack_timeout_ms = env_ms("ARION_XDS_ACK_TIMEOUT_MS");
 	o.transport = &arn_xds_grpc_transport_ops;
 	o.transport_ctx = arn_xds_grpc_transport_new();
 	if (o.transport_ctx == NULL) {
 		ARN_ERR(XDS, "cannot start gRPC");
-		arn_xds_options_release(x->holder);
-		free(x);
+		app_xds_free(x);
 		return -ENOMEM;
 	}
 	x->client = arn_xds_client_new(&o);
 	if (x->client == NULL) {
 		arn_xds_grpc_transport_ops.destroy(o.transport_ctx);
-		arn_xds_options_release(x->holder);
-		free(x);
+		app_xds_free(x);
 		return -EINVAL;
 	}
+	rc =
+	    arn_admin_handler_register("/xds", ARN_ADMIN_GET,
+				       "xDS client: connection, and per type the subscribed names, "
+				       "held versions, nonces, last ACK/NACK and error (JSON)",
+				       h_xds, x);
+	if (rc == 0)
+		x->admin_registered = true;
+	else
+		ARN_WARN(XDS, "cannot register /xds on the admin endpoint: %s", strerror(-rc));
 	app->xds = x;
 	return 0;
 }
@@ -112,8 +271,6 @@ void arn_app_xds_stop(struct arn_app *app)
 	struct app_xds *x = app->xds;
 	if (x == NULL)
 		return;
-	arn_xds_client_free(x->client);
-	arn_xds_options_release(x->holder);
-	free(x);
+	app_xds_free(x);
 	app->xds = NULL;
 }

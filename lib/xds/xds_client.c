@@ -241,8 +241,11 @@ static void subscribe(struct xds_type *t, const char *name)
 	ARN_DEBUG(XDS, "%s: subscribing to '%s'", t->short_name, name);
 }
 
-static void unsubscribe(struct xds_type *t, const char *name)
+static void unsubscribe(struct xds_type *t, const char *name_in)
 {
+	char *name = strdup(name_in); /* name_in may be the entry deleted below */
+	if (name == NULL)
+		return;
 	bool was = xds_map_del(&t->names, name);
 	/* add-then-remove cancels the add; a name the server knows about is
 	 * unsubscribed explicitly (D8). */
@@ -251,6 +254,7 @@ static void unsubscribe(struct xds_type *t, const char *name)
 	if (was)
 		xds_map_put(&t->removed, name);
 	ARN_DEBUG(XDS, "%s: unsubscribing from '%s'", t->short_name, name);
+	free(name);
 }
 
 static void interest_cb(void *arg, const char *type_url, const char *name)

@@ -1,0 +1,197 @@
+'use strict';
+/*
+ * End-to-end xDS tests: the real arion binary, in control-plane-only mode
+ * (no dataplane: section, so no EAL), against the delta-ADS server of
+ * server.js on loopback ports 50100-50199 (this module's range).
+ *
+ *   node e2e.js SCENARIO     (ARION_BIN, ARION_SRC from meson's test env)
+ *
+ * Each scenario (scenarios.js) gets its own block of 4 ports, a temp
+ * directory, an arion process and a server; all are removed at the end,
+ * pass or fail. Assertions use the server's request log (JSON lines, kept in
+ * the temp dir and printed on failure) and arion's own state: its log lines
+ * and, when the admin endpoint is in the build, GET /xds.
+ *
+ * Exit: 0 passed, 1 failed, 77 skipped (meson's skip code).
+ */
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const http = require('http');
+const { spawn } = require('child_process');
+const { AdsServer, TYPES } = require('./server.js');
+
+const SKIP = 77;
+
+class Skip extends Error {}
+
+function sleep(ms) { return new Promise((r) => setTimeout(r, ms)); }
+
+function configYaml({ node = { id: 'arion-e2e', cluster: 'edge' }, services, adminPort, nodeFirstOnly }) {
+  const lines = ['envoy_bootstrap:', `  node: {id: ${node.id}, cluster: ${node.cluster}}`,
+    '  dynamic_resources:', '    ads_config:', '      api_type: DELTA_GRPC', '      grpc_services:'];
+  for (const s of services) lines.push(`        - envoy_grpc: {cluster_name: ${s.name}}`);
+  if (nodeFirstOnly) lines.push('      set_node_on_first_message_only: true');
+  lines.push('  static_resources:', '    clusters:');
+  for (const s of services) {
+    lines.push(`      - name: ${s.name}`, '        type: STATIC', '        connect_timeout: 0.25s',
+      '        typed_extension_protocol_options:',
+      '          envoy.extensions.upstreams.http.v3.HttpProtocolOptions:',
+      '            "@type": type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
+      '            explicit_http_config: {http2_protocol_options: {}}',
+      '        load_assignment:', `          cluster_name: ${s.name}`, '          endpoints:',
+      '            - lb_endpoints:');
+    for (const p of s.ports) {
+      lines.push(`                - endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: ${p}}}}`);
+    }
+  }
+  if (adminPort) lines.push('  admin:', `    address: {socket_address: {address: 127.0.0.1, port_value: ${adminPort}}}`);
+  return lines.join('\n') + '\n';
+}
+
+class Arion {
+  constructor(dir, cfgText, { args = [], env = {} } = {}) {
+    this.dir = dir;
+    this.cfg = path.join(dir, 'arion.yaml');
+    fs.writeFileSync(this.cfg, cfgText);
+    this.lines = [];
+    this.waiters = [];
+    this.exited = null;
+    const bin = process.env.ARION_BIN;
+    if (!bin) throw new Error('ARION_BIN is not set (run through meson test)');
+    this.t0 = Date.now();
+    this.proc = spawn(bin, ['-c', this.cfg, '--log-level', 'info,xds:debug', ...args], {
+      env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const onData = (buf) => {
+      this.partial = (this.partial || '') + buf.toString();
+      const parts = this.partial.split('\n');
+      this.partial = parts.pop();
+      for (const l of parts) this.lines.push({ t: Date.now(), text: l });
+      const ws = this.waiters; this.waiters = []; for (const w of ws) w();
+    };
+    this.proc.stdout.on('data', onData);
+    this.proc.stderr.on('data', onData);
+    this.proc.on('exit', (code, sig) => { this.exited = { code, sig }; const ws = this.waiters; this.waiters = []; for (const w of ws) w(); });
+  }
+
+  /* First log line matching @p re at index >= @p from. */
+  async waitLog(re, timeoutMs = 10000, from = 0) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const i = this.lines.findIndex((l, k) => k >= from && re.test(l.text));
+      if (i >= 0) return { ...this.lines[i], index: i };
+      if (this.exited) throw new Error(`arion exited (${JSON.stringify(this.exited)}) before logging ${re}`);
+      if (Date.now() > deadline) throw new Error(`arion did not log ${re} within ${timeoutMs} ms`);
+      await new Promise((r) => { const t = setTimeout(r, 100); this.waiters.push(() => { clearTimeout(t); r(); }); });
+    }
+  }
+
+  logged(re) { return this.lines.some((l) => re.test(l.text)); }
+
+  get hasConfigStore() { return !this.logged(/no configuration store in this build/); }
+
+  async stop() {
+    if (this.exited) return;
+    this.proc.kill('SIGTERM');
+    for (let i = 0; i < 50 && !this.exited; i++) await sleep(100);
+    if (!this.exited) this.proc.kill('SIGKILL');
+    for (let i = 0; i < 20 && !this.exited; i++) await sleep(50);
+  }
+}
+
+/* GET /xds from the admin endpoint, or null when the build has no admin server. */
+function adminXds(port) {
+  return new Promise((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port, path: '/xds', timeout: 2000 }, (res) => {
+      let body = '';
+      res.on('data', (d) => { body += d; });
+      res.on('end', () => { try { resolve(res.statusCode === 200 ? JSON.parse(body) : null); } catch (_) { resolve(null); } });
+    });
+    req.on('error', () => resolve(null));
+    req.on('timeout', () => { req.destroy(); resolve(null); });
+  });
+}
+
+function assert(cond, msg) { if (!cond) throw new Error(`assertion failed: ${msg}`); }
+function eq(a, b, msg) {
+  const ja = JSON.stringify(a), jb = JSON.stringify(b);
+  if (ja !== jb) throw new Error(`assertion failed: ${msg}: got ${ja}, wanted ${jb}`);
+}
+
+/* The environment a scenario gets. */
+class Ctx {
+  constructor(name, index) {
+    this.name = name;
+    this.base = 50100 + 4 * index;
+    this.dir = fs.mkdtempSync(path.join(os.tmpdir(), `arn-xds-${name}-${process.pid}-`));
+    this.servers = [];
+    this.arions = [];
+  }
+
+  port(i) { return this.base + i; }
+
+  async server(portIndex = 0) {
+    const s = new AdsServer({ log: path.join(this.dir, `requests-${portIndex}.jsonl`) });
+    await s.start(this.port(portIndex));
+    this.servers.push(s);
+    return s;
+  }
+
+  arion(opts = {}) {
+    const services = opts.services || [{ name: 'xds_cluster', ports: [this.port(0)] }];
+    const cfg = configYaml({ services, adminPort: this.port(3), node: opts.node, nodeFirstOnly: opts.nodeFirstOnly });
+    const a = new Arion(this.dir, cfg, { args: opts.args, env: opts.env });
+    this.arions.push(a);
+    return a;
+  }
+
+  async xds() { return adminXds(this.port(3)); }
+
+  async cleanup(failed) {
+    for (const a of this.arions) await a.stop();
+    for (const s of this.servers) s.stop();
+    if (failed) {
+      for (const f of fs.readdirSync(this.dir)) {
+        process.stdout.write(`---- ${f}\n${fs.readFileSync(path.join(this.dir, f), 'utf8')}\n`);
+      }
+      for (const a of this.arions) process.stdout.write(`---- arion log\n${a.lines.map((l) => l.text).join('\n')}\n`);
+    }
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  const scenarios = require('./scenarios.js');
+  const names = Object.keys(scenarios);
+  const name = process.argv[2];
+  if (!name || !scenarios[name]) {
+    process.stderr.write(`usage: node e2e.js SCENARIO\nscenarios: ${names.join(' ')}\n`);
+    process.exit(2);
+  }
+  const ctx = new Ctx(name, names.indexOf(name));
+  const watchdog = setTimeout(() => { process.stdout.write('FAIL: scenario timed out\n'); ctx.cleanup(true).finally(() => process.exit(1)); }, 90000);
+  let rc = 0;
+  try {
+    await scenarios[name](ctx);
+    process.stdout.write(`ok ${name}\n1 passed, 0 failed\n`);
+  } catch (e) {
+    if (e instanceof Skip) {
+      process.stdout.write(`skip ${name}: ${e.message}\n`);
+      rc = SKIP;
+    } else {
+      process.stdout.write(`FAIL ${name}: ${e.stack || e}\n`);
+      rc = 1;
+    }
+  }
+  await ctx.cleanup(rc === 1);
+  clearTimeout(watchdog);
+  process.exit(rc);
+}
+
+module.exports = { Skip, sleep, assert, eq, TYPES };
+
+if (require.main === module) {
+  process.on('unhandledRejection', (e) => { process.stdout.write(`FAIL: unhandled ${e && e.stack}\n`); process.exit(1); });
+  main();
+}

@@ -1,0 +1,1067 @@
+/*
+ * The delta-ADS client's state machine against a fake transport, a fake
+ * sink and a fake clock: every request it would put on the wire is parsed
+ * back and checked rule by rule (spec/RULES.md: X, G and D rules).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "envoy/config/cluster/v3/cluster.upb.h"
+#include "envoy/config/core/v3/base.upb.h"
+#include "envoy/config/listener/v3/listener.upb.h"
+#include "envoy/service/discovery/v3/discovery.upb.h"
+#include "google/protobuf/any.upb.h"
+#include "google/protobuf/duration.upb.h"
+#include "google/rpc/status.upb.h"
+
+#include "arn_log.h"
+#include "arn_proto.h"
+#include "arn_xds.h"
+
+/* An on-demand type for tests: any type the pool knows that is not one of
+ * the five wildcard ones. */
+#define TDS_LIKE "type.googleapis.com/envoy.config.core.v3.Node"
+
+/* ---- fake transport ------------------------------------------------------ */
+
+#define MAX_SENT 64
+struct fake_tr {
+	struct arn_xds_client *c;
+	int open_rc;
+	bool open;
+	bool writable;
+	int n_open;
+	char host[64];
+	uint16_t port;
+	char *sent[MAX_SENT];
+	size_t sent_len[MAX_SENT];
+	int n_sent;
+	int destroyed;
+};
+
+static void f_attach(void *t, struct arn_xds_client *c)
+{
+	((struct fake_tr *)t)->c = c;
+}
+static int f_open(void *t, const char *host, uint16_t port)
+{
+	struct fake_tr *f = t;
+	f->n_open++;
+	snprintf(f->host, sizeof(f->host), "%s", host);
+	f->port = port;
+	if (f->open_rc)
+		return f->open_rc;
+	f->open = true;
+	return 0;
+}
+static bool f_writable(void *t)
+{
+	struct fake_tr *f = t;
+	return f->open && f->writable;
+}
+static int f_send(void *t, const char *buf, size_t len)
+{
+	struct fake_tr *f = t;
+	assert_true(f->open);
+	assert_true(f->n_sent < MAX_SENT);
+	f->sent[f->n_sent] = malloc(len ? len : 1);
+	memcpy(f->sent[f->n_sent], buf, len);
+	f->sent_len[f->n_sent] = len;
+	f->n_sent++;
+	return 0;
+}
+static void f_close(void *t)
+{
+	((struct fake_tr *)t)->open = false;
+}
+static void f_poll(void *t, int max_wait_ms)
+{
+	(void)t;
+	(void)max_wait_ms;
+}
+static void f_destroy(void *t)
+{
+	((struct fake_tr *)t)->destroyed++;
+}
+static const struct arn_xds_transport_ops fake_ops = {
+    f_attach, f_open, f_writable, f_send, f_close, f_poll, f_destroy,
+};
+
+/* ---- fake sink ------------------------------------------------------------- */
+
+struct fake_sink {
+	int n_apply;
+	int apply_rc;		   /* returned by apply */
+	const char *fail_names[4]; /* reported through errs */
+	const char *fail_reason;
+	uint64_t token; /* returned by apply */
+	bool acked;	/* answer of acknowledged() */
+	char last_added[16][64];
+	char last_versions[16][64];
+	int n_last_added;
+	char last_removed[16][64];
+	int n_last_removed;
+	const char *interest[8]; /* names of TDS_LIKE referenced */
+	int n_first;
+};
+
+static int s_apply(void *ctx, const struct arn_xds_batch *b, struct arn_xds_errors *errs,
+		   uint64_t *token)
+{
+	struct fake_sink *s = ctx;
+	s->n_apply++;
+	s->n_last_added = (int)b->n_added;
+	for (size_t i = 0; i < b->n_added && i < 16; i++) {
+		snprintf(s->last_added[i], 64, "%s", b->added[i].name);
+		snprintf(s->last_versions[i], 64, "%s", b->added[i].version);
+		assert_non_null(b->added[i].msg);
+	}
+	s->n_last_removed = (int)b->n_removed;
+	for (size_t i = 0; i < b->n_removed && i < 16; i++)
+		snprintf(s->last_removed[i], 64, "%s", b->removed[i]);
+	for (int i = 0; i < 4 && s->fail_names[i]; i++)
+		arn_xds_errors_add(errs, s->fail_names[i], "%s",
+				   s->fail_reason ? s->fail_reason : "bad");
+	*token = s->token;
+	return s->apply_rc;
+}
+static bool s_acked(void *ctx, uint64_t token)
+{
+	(void)token;
+	return ((struct fake_sink *)ctx)->acked;
+}
+static void s_interest(void *ctx, arn_xds_interest_fn fn, void *arg)
+{
+	struct fake_sink *s = ctx;
+	for (int i = 0; i < 8 && s->interest[i]; i++)
+		fn(arg, TDS_LIKE, s->interest[i]);
+}
+static void s_first(void *ctx, const char *type_url, bool accepted)
+{
+	(void)type_url;
+	(void)accepted;
+	((struct fake_sink *)ctx)->n_first++;
+}
+static const struct arn_xds_sink_ops sink_ops = {s_apply, s_acked, s_interest, s_first};
+
+/* ---- fixture ----------------------------------------------------------------- */
+
+struct fx {
+	struct fake_tr tr;
+	struct fake_sink sink;
+	uint64_t now;
+	uint32_t rnd;
+	struct arn_xds_client *c;
+	upb_Arena *a;
+	int next; /* first request not checked yet */
+};
+
+static uint64_t fx_now(void *ctx)
+{
+	return ((struct fx *)ctx)->now;
+}
+static uint32_t fx_rand(void *ctx)
+{
+	return ((struct fx *)ctx)->rnd;
+}
+
+static const char *const hosts_a[] = {"127.0.0.1", "127.0.0.2"};
+static const uint16_t ports_a[] = {50101, 50102};
+static const char *const hosts_b[] = {"127.0.0.3"};
+static const uint16_t ports_b[] = {50103};
+
+static struct fx *fx_new(bool two_servers, bool node_first_only)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	f->tr.writable = true;
+	f->now = 1000000;
+	f->a = upb_Arena_New();
+	static struct arn_xds_server servers[2];
+	servers[0] = (struct arn_xds_server){"xds_a", hosts_a, ports_a, 2};
+	servers[1] = (struct arn_xds_server){"xds_b", hosts_b, ports_b, 1};
+	struct arn_xds_options o = {
+	    .node_id = "node-1",
+	    .node_cluster = "edge",
+	    .node_first_only = node_first_only,
+	    .servers = servers,
+	    .n_servers = two_servers ? 2 : 1,
+	    .sink = &sink_ops,
+	    .sink_ctx = &f->sink,
+	    .transport = &fake_ops,
+	    .transport_ctx = &f->tr,
+	    .now_ms = fx_now,
+	    .rand = fx_rand,
+	    .clock_ctx = f,
+	};
+	f->c = arn_xds_client_new(&o);
+	assert_non_null(f->c);
+	return f;
+}
+
+static void fx_free(struct fx *f)
+{
+	arn_xds_client_free(f->c);
+	assert_int_equal(f->tr.destroyed, 1);
+	for (int i = 0; i < f->tr.n_sent; i++)
+		free(f->tr.sent[i]);
+	upb_Arena_Free(f->a);
+	free(f);
+}
+
+static void poll_(struct fx *f)
+{
+	arn_xds_client_poll(f->c, 0);
+}
+
+/* The next request not yet looked at, parsed. */
+static const envoy_service_discovery_v3_DeltaDiscoveryRequest *req(struct fx *f)
+{
+	assert_true(f->next < f->tr.n_sent);
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r =
+	    envoy_service_discovery_v3_DeltaDiscoveryRequest_parse(f->tr.sent[f->next],
+								   f->tr.sent_len[f->next], f->a);
+	assert_non_null(r);
+	f->next++;
+	return r;
+}
+
+static void no_more_requests(struct fx *f)
+{
+	assert_int_equal(f->next, f->tr.n_sent);
+}
+
+static bool sv_is(upb_StringView v, const char *s)
+{
+	return arn_sv_eq(v, s);
+}
+
+#define assert_sv(v, s)                                                                            \
+	do {                                                                                       \
+		upb_StringView v_ = (v);                                                           \
+		if (!sv_is(v_, s))                                                                 \
+			fail_msg("got '%.*s', wanted '%s'", (int)v_.size, v_.data, (s));           \
+	} while (0)
+
+static const char *type_of(const envoy_service_discovery_v3_DeltaDiscoveryRequest *r)
+{
+	static char b[200];
+	upb_StringView t = envoy_service_discovery_v3_DeltaDiscoveryRequest_type_url(r);
+	snprintf(b, sizeof(b), "%.*s", (int)t.size, t.data);
+	return b;
+}
+
+static size_t n_sub(const envoy_service_discovery_v3_DeltaDiscoveryRequest *r)
+{
+	size_t n;
+	envoy_service_discovery_v3_DeltaDiscoveryRequest_resource_names_subscribe(r, &n);
+	return n;
+}
+
+static size_t n_unsub(const envoy_service_discovery_v3_DeltaDiscoveryRequest *r)
+{
+	size_t n;
+	envoy_service_discovery_v3_DeltaDiscoveryRequest_resource_names_unsubscribe(r, &n);
+	return n;
+}
+
+static const char *irv(const envoy_service_discovery_v3_DeltaDiscoveryRequest *r, const char *name)
+{
+	static char b[100];
+	upb_StringView v;
+	if (!envoy_service_discovery_v3_DeltaDiscoveryRequest_initial_resource_versions_get(
+		r, upb_StringView_FromString(name), &v))
+		return NULL;
+	snprintf(b, sizeof(b), "%.*s", (int)v.size, v.data);
+	return b;
+}
+
+static upb_Arena *g_arena;
+
+static const char *error_msg(const envoy_service_discovery_v3_DeltaDiscoveryRequest *r)
+{
+	const struct google_rpc_Status *st =
+	    envoy_service_discovery_v3_DeltaDiscoveryRequest_error_detail(r);
+	if (st == NULL)
+		return NULL;
+	upb_StringView m = google_rpc_Status_message(st);
+	char *s = upb_Arena_Malloc(g_arena, m.size + 1); /* freed at exit */
+	memcpy(s, m.data, m.size);
+	s[m.size] = 0;
+	return s;
+}
+
+/* Connect and consume the five initial requests. */
+static struct fx *connected(bool two)
+{
+	struct fx *f = fx_new(two, false);
+	poll_(f);
+	arn_xds_transport_connected(f->c);
+	for (int i = 0; i < 5; i++)
+		req(f);
+	return f;
+}
+
+/* ---- building responses ------------------------------------------------------ */
+
+struct res_spec {
+	const char *name;
+	const char *version;
+	const char *any_type; /* NULL: the response's */
+	bool garbage;	      /* undecodable body */
+	bool no_body;
+};
+
+static char *response(struct fx *f, const char *type_url, const char *nonce,
+		      const struct res_spec *res, size_t n, const char *const *removed, size_t n_rm,
+		      size_t *len)
+{
+	upb_Arena *a = f->a;
+	envoy_service_discovery_v3_DeltaDiscoveryResponse *r =
+	    envoy_service_discovery_v3_DeltaDiscoveryResponse_new(a);
+	envoy_service_discovery_v3_DeltaDiscoveryResponse_set_type_url(
+	    r, upb_StringView_FromString(type_url));
+	envoy_service_discovery_v3_DeltaDiscoveryResponse_set_nonce(
+	    r, upb_StringView_FromString(nonce));
+	envoy_service_discovery_v3_DeltaDiscoveryResponse_set_system_version_info(
+	    r, upb_StringView_FromString("sys"));
+	for (size_t i = 0; i < n; i++) {
+		envoy_service_discovery_v3_Resource *x =
+		    envoy_service_discovery_v3_DeltaDiscoveryResponse_add_resources(r, a);
+		envoy_service_discovery_v3_Resource_set_name(
+		    x, upb_StringView_FromString(res[i].name));
+		envoy_service_discovery_v3_Resource_set_version(
+		    x, upb_StringView_FromString(res[i].version ? res[i].version : "1"));
+		if (res[i].no_body)
+			continue;
+		struct google_protobuf_Any *any =
+		    envoy_service_discovery_v3_Resource_mutable_resource(x, a);
+		const char *at = res[i].any_type ? res[i].any_type : type_url;
+		google_protobuf_Any_set_type_url(any, upb_StringView_FromString(at));
+		size_t bl = 0;
+		char *body;
+		if (res[i].garbage) {
+			body = upb_Arena_Malloc(a, 4);
+			memcpy(body, "\x0a\xff\xff\x01", 4); /* length past the end */
+			bl = 4;
+		} else if (strcmp(at, ARN_XDS_TYPE_CLUSTER) == 0) {
+			envoy_config_cluster_v3_Cluster *c = envoy_config_cluster_v3_Cluster_new(a);
+			envoy_config_cluster_v3_Cluster_set_name(
+			    c, upb_StringView_FromString(res[i].name));
+			body = envoy_config_cluster_v3_Cluster_serialize(c, a, &bl);
+		} else if (strcmp(at, ARN_XDS_TYPE_LISTENER) == 0) {
+			envoy_config_listener_v3_Listener *l =
+			    envoy_config_listener_v3_Listener_new(a);
+			envoy_config_listener_v3_Listener_set_name(
+			    l, upb_StringView_FromString(res[i].name));
+			body = envoy_config_listener_v3_Listener_serialize(l, a, &bl);
+		} else {
+			envoy_config_core_v3_Node *nd = envoy_config_core_v3_Node_new(a);
+			envoy_config_core_v3_Node_set_id(nd,
+							 upb_StringView_FromString(res[i].name));
+			body = envoy_config_core_v3_Node_serialize(nd, a, &bl);
+		}
+		google_protobuf_Any_set_value(any, upb_StringView_FromDataAndSize(body, bl));
+	}
+	for (size_t i = 0; i < n_rm; i++)
+		envoy_service_discovery_v3_DeltaDiscoveryResponse_add_removed_resources(
+		    r, upb_StringView_FromString(removed[i]), a);
+	return envoy_service_discovery_v3_DeltaDiscoveryResponse_serialize(r, a, len);
+}
+
+static void deliver(struct fx *f, const char *type_url, const char *nonce,
+		    const struct res_spec *res, size_t n, const char *const *removed, size_t n_rm)
+{
+	size_t len;
+	char *b = response(f, type_url, nonce, res, n, removed, n_rm, &len);
+	arn_xds_transport_message(f->c, b, len);
+}
+
+static void reconnect(struct fx *f)
+{
+	arn_xds_transport_closed(f->c, 14, "gone");
+	struct arn_xds_status st;
+	arn_xds_client_status(f->c, &st);
+	assert_int_equal(st.state, ARN_XDS_BACKOFF);
+	f->now = st.next_attempt_ms;
+	poll_(f);
+	arn_xds_transport_connected(f->c);
+}
+
+/* ---- X rules ---------------------------------------------------------------------- */
+
+static void test_x3_x1_wildcards_on_connect_in_order(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(false, false);
+	poll_(f);
+	assert_int_equal(f->tr.n_open, 1);
+	static const char *const order[] = {ARN_XDS_TYPE_SECRET, ARN_XDS_TYPE_CLUSTER,
+					    ARN_XDS_TYPE_CLA, ARN_XDS_TYPE_LISTENER,
+					    ARN_XDS_TYPE_ROUTE};
+	for (int i = 0; i < 5; i++) {
+		const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+		assert_string_equal(type_of(r), order[i]);
+		assert_int_equal(n_sub(r), 0); /* wildcard: an empty first request */
+		assert_int_equal(n_unsub(r), 0);
+		assert_sv(envoy_service_discovery_v3_DeltaDiscoveryRequest_response_nonce(r), "");
+		assert_null(envoy_service_discovery_v3_DeltaDiscoveryRequest_error_detail(r));
+	}
+	no_more_requests(f);
+	fx_free(f);
+}
+
+static void test_x7_node_in_requests(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(false, false);
+	poll_(f);
+	for (int i = 0; i < 5; i++) {
+		const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+		const envoy_config_core_v3_Node *n =
+		    envoy_service_discovery_v3_DeltaDiscoveryRequest_node(r);
+		assert_non_null(n); /* Envoy's delta client repeats the node */
+		assert_sv(envoy_config_core_v3_Node_id(n), "node-1");
+		assert_sv(envoy_config_core_v3_Node_cluster(n), "edge");
+		assert_sv(envoy_config_core_v3_Node_user_agent_name(n), "arion");
+	}
+	fx_free(f);
+
+	/* set_node_on_first_message_only: node in the first request of each stream */
+	f = fx_new(false, true);
+	poll_(f);
+	assert_non_null(envoy_service_discovery_v3_DeltaDiscoveryRequest_node(req(f)));
+	for (int i = 1; i < 5; i++)
+		assert_null(envoy_service_discovery_v3_DeltaDiscoveryRequest_node(req(f)));
+	reconnect(f);
+	assert_non_null(envoy_service_discovery_v3_DeltaDiscoveryRequest_node(req(f)));
+	fx_free(f);
+}
+
+static void test_g1_ack_echoes_nonce(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	struct res_spec rs[] = {{"a", "1"}, {"b", "7"}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", rs, 2, NULL, 0);
+	assert_int_equal(f->sink.n_apply, 1);
+	assert_int_equal(f->sink.n_last_added, 2);
+	assert_string_equal(f->sink.last_added[1], "b");
+	assert_string_equal(f->sink.last_versions[1], "7");
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	assert_string_equal(type_of(r), ARN_XDS_TYPE_CLUSTER);
+	assert_sv(envoy_service_discovery_v3_DeltaDiscoveryRequest_response_nonce(r), "n1");
+	assert_null(envoy_service_discovery_v3_DeltaDiscoveryRequest_error_detail(r));
+	assert_int_equal(n_sub(r), 0);
+	assert_int_equal(f->sink.n_first, 1);
+	no_more_requests(f);
+	struct arn_xds_type_status ts;
+	arn_xds_client_type_status(f->c, 1, &ts);
+	assert_int_equal(ts.n_held, 2);
+	assert_int_equal(ts.n_acks, 1);
+	assert_string_equal(ts.last_acked_nonce, "n1");
+	fx_free(f);
+}
+
+static void test_x15_undecodable_resource_nacks_whole_response(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	struct res_spec rs[] = {{"good", "1"}, {"payments", "3", NULL, true}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", rs, 2, NULL, 0);
+	assert_int_equal(f->sink.n_apply, 0); /* nothing applied */
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	assert_sv(envoy_service_discovery_v3_DeltaDiscoveryRequest_response_nonce(r), "n1");
+	const char *m = error_msg(r);
+	assert_non_null(m);
+	assert_non_null(strstr(m, "'payments'"));
+	assert_non_null(strstr(m, "X15"));
+	assert_null(strstr(m, "'good'"));
+	/* D5: versions untouched */
+	reconnect(f);
+	req(f);
+	r = req(f);
+	assert_null(irv(r, "good"));
+	fx_free(f);
+}
+
+static void test_x15_conversion_refusal_nacks_whole_response(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	f->sink.apply_rc = -EINVAL;
+	f->sink.fail_names[0] = "payments";
+	f->sink.fail_reason = "connect_timeout: must be greater than 0s";
+	struct res_spec rs[] = {{"a", "1"}, {"payments", "2"}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n9", rs, 2, NULL, 0);
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	const char *m = error_msg(r);
+	assert_non_null(strstr(m, "'payments': connect_timeout: must be greater than 0s"));
+	assert_non_null(strstr(m, "nothing of it applied"));
+	const struct google_rpc_Status *st =
+	    envoy_service_discovery_v3_DeltaDiscoveryRequest_error_detail(r);
+	assert_int_equal(google_rpc_Status_code(st), 3);
+	struct arn_xds_type_status ts;
+	arn_xds_client_type_status(f->c, 1, &ts);
+	assert_int_equal(ts.n_held, 0);
+	assert_int_equal(ts.n_nacks, 1);
+	assert_non_null(strstr(ts.last_error, "payments"));
+	fx_free(f);
+}
+
+static void test_x16_partial_failure_names_each_resource(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	f->sink.fail_names[0] = "b";
+	f->sink.fail_names[1] = "d";
+	f->sink.fail_reason = "address already used";
+	struct res_spec rs[] = {{"a", "1"}, {"b", "1"}, {"c", "1"}, {"d", "1"}};
+	deliver(f, ARN_XDS_TYPE_LISTENER, "n1", rs, 4, NULL, 0);
+	assert_int_equal(f->sink.n_apply, 1);
+	assert_int_equal(f->sink.n_last_added, 4);
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	assert_string_equal(type_of(r), ARN_XDS_TYPE_LISTENER);
+	const char *m = error_msg(r);
+	assert_non_null(strstr(m, "'b': address already used"));
+	assert_non_null(strstr(m, "'d': address already used"));
+	assert_non_null(strstr(m, "2 of 4"));
+	assert_non_null(strstr(m, "X16"));
+	fx_free(f);
+}
+
+static void test_x17_ack_waits_for_internal_ack(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	f->sink.token = 42;
+	f->sink.acked = false;
+	struct res_spec rs[] = {{"a", "1"}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", rs, 1, NULL, 0);
+	poll_(f);
+	no_more_requests(f); /* not yet */
+	f->now += 5000;
+	poll_(f);
+	no_more_requests(f);
+	f->sink.acked = true;
+	poll_(f);
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	assert_sv(envoy_service_discovery_v3_DeltaDiscoveryRequest_response_nonce(r), "n1");
+	assert_null(envoy_service_discovery_v3_DeltaDiscoveryRequest_error_detail(r));
+	fx_free(f);
+}
+
+static void test_x17_timeout_nacks(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	f->sink.token = 42;
+	struct res_spec rs[] = {{"a", "1"}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", rs, 1, NULL, 0);
+	f->now += ARN_XDS_ACK_TIMEOUT_MS - 1;
+	poll_(f);
+	no_more_requests(f);
+	f->now += 1;
+	poll_(f);
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	assert_sv(envoy_service_discovery_v3_DeltaDiscoveryRequest_response_nonce(r), "n1");
+	assert_non_null(strstr(error_msg(r), "X17"));
+	assert_int_equal(google_rpc_Status_code(
+			     envoy_service_discovery_v3_DeltaDiscoveryRequest_error_detail(r)),
+			 4);
+	/* D5: not ACKed, so not held */
+	struct arn_xds_type_status ts;
+	arn_xds_client_type_status(f->c, 1, &ts);
+	assert_int_equal(ts.n_held, 0);
+	fx_free(f);
+}
+
+static void test_x5_initial_resource_versions_on_reconnect(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	struct res_spec rs[] = {{"a", "1"}, {"b", "2"}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", rs, 2, NULL, 0);
+	req(f);
+	reconnect(f);
+	req(f); /* Secret */
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	assert_string_equal(type_of(r), ARN_XDS_TYPE_CLUSTER);
+	assert_int_equal(
+	    envoy_service_discovery_v3_DeltaDiscoveryRequest_initial_resource_versions_size(r), 2);
+	assert_string_equal(irv(r, "a"), "1");
+	assert_string_equal(irv(r, "b"), "2");
+	assert_int_equal(n_sub(r), 0); /* still wildcard */
+	fx_free(f);
+}
+
+static void test_x18_backoff_doubles_from_1s_to_20s(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(false, false);
+	poll_(f);
+	static const uint64_t want[] = {1000, 2000, 4000, 8000, 16000, 20000, 20000};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		arn_xds_transport_closed(f->c, 14, "refused");
+		struct arn_xds_status st;
+		arn_xds_client_status(f->c, &st);
+		assert_int_equal(st.state, ARN_XDS_BACKOFF);
+		assert_int_equal(st.next_attempt_ms - f->now, want[i]);
+		f->now = st.next_attempt_ms - 1;
+		int opens = f->tr.n_open;
+		poll_(f);
+		assert_int_equal(f->tr.n_open, opens); /* not early */
+		f->now++;
+		poll_(f);
+		assert_int_equal(f->tr.n_open, opens + 1);
+	}
+	/* A stream that delivered a response resets the backoff. */
+	arn_xds_transport_connected(f->c);
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", NULL, 0, NULL, 0);
+	arn_xds_transport_closed(f->c, 14, "gone");
+	struct arn_xds_status st;
+	arn_xds_client_status(f->c, &st);
+	assert_int_equal(st.next_attempt_ms - f->now, 1000);
+	/* Jitter shortens by at most 20%, never below 1 s. */
+	f->rnd = 999999;
+	f->now = st.next_attempt_ms;
+	poll_(f);
+	arn_xds_transport_closed(f->c, 14, "gone");
+	arn_xds_client_status(f->c, &st);
+	assert_true(st.next_attempt_ms - f->now >= 1600 && st.next_attempt_ms - f->now <= 2000);
+	fx_free(f);
+}
+
+static void test_x9_round_robin_and_cycling_every_10s(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(true, false);
+	uint64_t t0 = f->now;
+	poll_(f);
+	assert_string_equal(f->tr.host, "127.0.0.1");
+	/* refused again and again: endpoints of xds_a alternate */
+	const char *seen[8];
+	int n = 0;
+	while (strcmp(f->tr.host, "127.0.0.3") != 0 && n < 8) {
+		seen[n++] = strcmp(f->tr.host, "127.0.0.1") == 0 ? "1" : "2";
+		arn_xds_transport_closed(f->c, 14, "refused");
+		struct arn_xds_status st;
+		arn_xds_client_status(f->c, &st);
+		f->now = st.next_attempt_ms;
+		poll_(f);
+	}
+	assert_true(n >= 3);
+	assert_string_equal(seen[0], "1");
+	assert_string_equal(seen[1], "2");
+	assert_string_equal(seen[2], "1");
+	/* xds_b is tried exactly when xds_a had 10 s without a connection */
+	assert_int_equal(f->now - t0, ARN_XDS_FAILOVER_MS);
+	assert_int_equal(f->tr.port, 50103);
+	struct arn_xds_status st;
+	arn_xds_client_status(f->c, &st);
+	assert_string_equal(st.cluster, "xds_b");
+	/* an attempt that never connects is abandoned after 10 s */
+	f->now += ARN_XDS_FAILOVER_MS;
+	poll_(f);
+	arn_xds_client_status(f->c, &st);
+	assert_int_equal(st.state, ARN_XDS_BACKOFF);
+	assert_non_null(strstr(st.last_error, "not connected"));
+	f->now = st.next_attempt_ms;
+	poll_(f);
+	assert_string_equal(f->tr.host, "127.0.0.1"); /* back to xds_a */
+	fx_free(f);
+}
+
+static void test_x4_on_demand_subscribe_and_unsubscribe(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(false, false);
+	f->sink.interest[0] = "t1";
+	poll_(f);
+	for (int i = 0; i < 5; i++)
+		req(f);
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	assert_string_equal(type_of(r), TDS_LIKE);
+	assert_int_equal(n_sub(r), 1);
+	no_more_requests(f);
+	/* a second name, then the first goes away */
+	f->sink.interest[1] = "t2";
+	arn_xds_client_interest_changed(f->c);
+	poll_(f);
+	r = req(f);
+	assert_int_equal(n_sub(r), 1);
+	assert_int_equal(n_unsub(r), 0);
+	f->sink.interest[0] = "t2";
+	f->sink.interest[1] = NULL;
+	arn_xds_client_interest_changed(f->c);
+	poll_(f);
+	r = req(f);
+	assert_int_equal(n_sub(r), 0);
+	assert_int_equal(n_unsub(r), 1);
+	size_t k;
+	assert_sv(
+	    envoy_service_discovery_v3_DeltaDiscoveryRequest_resource_names_unsubscribe(r, &k)[0],
+	    "t1");
+	/* nothing referenced: unsubscribed, and a new stream sends nothing for it */
+	f->sink.interest[0] = NULL;
+	arn_xds_client_interest_changed(f->c);
+	poll_(f);
+	r = req(f);
+	assert_int_equal(n_unsub(r), 1);
+	reconnect(f);
+	for (int i = 0; i < 5; i++)
+		req(f);
+	no_more_requests(f);
+	fx_free(f);
+}
+
+/* ---- G rules ------------------------------------------------------------------- */
+
+static void test_g3_removal_goes_to_sink_and_drops_version(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	struct res_spec rs[] = {{"a", "1"}, {"b", "1"}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", rs, 2, NULL, 0);
+	req(f);
+	static const char *const rm[] = {"b"};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n2", NULL, 0, rm, 1);
+	assert_int_equal(f->sink.n_last_removed, 1);
+	assert_string_equal(f->sink.last_removed[0], "b");
+	req(f);
+	struct arn_xds_type_status ts;
+	arn_xds_client_type_status(f->c, 1, &ts);
+	assert_int_equal(ts.n_held, 1);
+	fx_free(f);
+}
+
+/* ---- D rules ---------------------------------------------------------------------- */
+
+static void test_d1_nonces_and_pending_acks_reset_on_reconnect(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	f->sink.token = 5; /* hold the ACK */
+	struct res_spec rs[] = {{"a", "1"}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", rs, 1, NULL, 0);
+	deliver(f, ARN_XDS_TYPE_LISTENER, "n2", rs, 1, NULL, 0);
+	struct arn_xds_type_status ts;
+	arn_xds_client_type_status(f->c, 1, &ts);
+	assert_string_equal(ts.last_nonce, "n1");
+	assert_int_equal(ts.pending_acks, 1);
+	reconnect(f);
+	f->sink.acked = true;
+	poll_(f);
+	for (int i = 0; i < 5; i++) {
+		const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+		assert_sv(envoy_service_discovery_v3_DeltaDiscoveryRequest_response_nonce(r), "");
+	}
+	no_more_requests(f);
+	arn_xds_client_type_status(f->c, 1, &ts);
+	assert_string_equal(ts.last_nonce, "");
+	assert_int_equal(ts.pending_acks, 0);
+	/* nonces are per type: a Cluster nonce is never echoed on Listener */
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "c1", rs, 1, NULL, 0);
+	deliver(f, ARN_XDS_TYPE_LISTENER, "l1", rs, 1, NULL, 0);
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	assert_string_equal(type_of(r), ARN_XDS_TYPE_CLUSTER);
+	assert_sv(envoy_service_discovery_v3_DeltaDiscoveryRequest_response_nonce(r), "c1");
+	r = req(f);
+	assert_string_equal(type_of(r), ARN_XDS_TYPE_LISTENER);
+	assert_sv(envoy_service_discovery_v3_DeltaDiscoveryRequest_response_nonce(r), "l1");
+	fx_free(f);
+}
+
+static void test_d2_duplicate_names_nacked(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	struct res_spec twice[] = {{"a", "1"}, {"a", "2"}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", twice, 2, NULL, 0);
+	assert_non_null(strstr(error_msg(req(f)), "D2"));
+	static const char *const rm2[] = {"x", "x"};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n2", NULL, 0, rm2, 2);
+	assert_non_null(strstr(error_msg(req(f)), "D2"));
+	struct res_spec one[] = {{"y", "1"}};
+	static const char *const rm1[] = {"y"};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n3", one, 1, rm1, 1);
+	assert_non_null(strstr(error_msg(req(f)), "'y'"));
+	assert_int_equal(f->sink.n_apply, 0);
+	fx_free(f);
+}
+
+static void test_d3_any_type_mismatch_nacked(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	struct res_spec rs[] = {{"a", "1"}, {"l", "1", ARN_XDS_TYPE_LISTENER}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", rs, 2, NULL, 0);
+	const char *m = error_msg(req(f));
+	assert_non_null(strstr(m, "D3"));
+	assert_non_null(strstr(m, "'l'"));
+	assert_int_equal(f->sink.n_apply, 0);
+	fx_free(f);
+}
+
+static void test_d4_unrequested_resources_ignored(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(false, false);
+	f->sink.interest[0] = "t1";
+	poll_(f);
+	for (int i = 0; i < 6; i++)
+		req(f);
+	struct res_spec rs[] = {{"t1", "4"}, {"other", "9"}};
+	deliver(f, TDS_LIKE, "n1", rs, 2, NULL, 0);
+	assert_int_equal(f->sink.n_last_added, 1);
+	assert_string_equal(f->sink.last_added[0], "t1");
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	assert_null(envoy_service_discovery_v3_DeltaDiscoveryRequest_error_detail(r));
+	reconnect(f);
+	for (int i = 0; i < 5; i++)
+		req(f);
+	r = req(f);
+	assert_string_equal(irv(r, "t1"), "4");
+	assert_null(irv(r, "other"));
+	fx_free(f);
+}
+
+static void test_d5_nack_never_changes_versions(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	struct res_spec v1[] = {{"a", "1"}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", v1, 1, NULL, 0);
+	req(f);
+	f->sink.fail_names[0] = "a"; /* X16 failure */
+	struct res_spec v2[] = {{"a", "2"}, {"b", "2"}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n2", v2, 2, NULL, 0);
+	assert_non_null(error_msg(req(f)));
+	reconnect(f);
+	req(f);
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	assert_string_equal(irv(r, "a"), "1");
+	assert_null(irv(r, "b"));
+	fx_free(f);
+}
+
+static void test_d6_initial_versions_leave_out_removed_and_unreceived(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(false, false);
+	f->sink.interest[0] = "t1";
+	f->sink.interest[1] = "t2";
+	poll_(f);
+	for (int i = 0; i < 6; i++)
+		req(f);
+	struct res_spec rs[] = {{"t1", "1"}};
+	deliver(f, TDS_LIKE, "n1", rs, 1, NULL, 0);
+	req(f);
+	struct res_spec cl[] = {{"a", "1"}, {"b", "1"}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n2", cl, 2, NULL, 0);
+	req(f);
+	static const char *const rm[] = {"b"};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n3", NULL, 0, rm, 1);
+	req(f);
+	static const char *const rmt[] = {"t1"};
+	deliver(f, TDS_LIKE, "n4", NULL, 0, rmt, 1);
+	req(f);
+	reconnect(f);
+	req(f);
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	assert_string_equal(irv(r, "a"), "1");
+	assert_null(irv(r, "b")); /* removed */
+	req(f);
+	req(f);
+	req(f);
+	r = req(f);
+	assert_string_equal(type_of(r), TDS_LIKE);
+	assert_null(irv(r, "t1")); /* removed, still wanted */
+	assert_null(irv(r, "t2")); /* never received */
+	assert_int_equal(n_sub(r), 2);
+	fx_free(f);
+}
+
+static void test_d7_reconnect_resends_full_subscription(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(false, false);
+	f->sink.interest[0] = "t1";
+	f->sink.interest[1] = "t2";
+	poll_(f);
+	for (int i = 0; i < 6; i++)
+		req(f);
+	/* a change not sent yet when the stream fails */
+	f->tr.writable = false;
+	f->sink.interest[1] = NULL;
+	arn_xds_client_interest_changed(f->c);
+	poll_(f);
+	no_more_requests(f);
+	f->tr.writable = true;
+	reconnect(f);
+	for (int i = 0; i < 5; i++)
+		req(f);
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	assert_int_equal(n_sub(r), 1);
+	size_t k;
+	assert_sv(
+	    envoy_service_discovery_v3_DeltaDiscoveryRequest_resource_names_subscribe(r, &k)[0],
+	    "t1");
+	assert_int_equal(n_unsub(r), 0);
+	fx_free(f);
+}
+
+static void test_d8_interest_changes_merge(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(false, false);
+	f->sink.interest[0] = "keep";
+	f->sink.interest[1] = "r";
+	poll_(f);
+	for (int i = 0; i < 6; i++)
+		req(f);
+	f->tr.writable = false;
+	/* add-remove-add of "n" sends an add; remove-add-remove of "r" a remove */
+	const char *steps[3][3] = {{"keep", "n", NULL}, {"keep", "r", NULL}, {"keep", "n", NULL}};
+	for (int s = 0; s < 3; s++) {
+		f->sink.interest[0] = steps[s][0];
+		f->sink.interest[1] = steps[s][1];
+		f->sink.interest[2] = NULL;
+		arn_xds_client_interest_changed(f->c);
+		poll_(f);
+	}
+	no_more_requests(f);
+	f->tr.writable = true;
+	arn_xds_transport_writable(f->c);
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	size_t k;
+	assert_int_equal(n_sub(r), 1);
+	assert_sv(
+	    envoy_service_discovery_v3_DeltaDiscoveryRequest_resource_names_subscribe(r, &k)[0],
+	    "n");
+	assert_int_equal(n_unsub(r), 1);
+	assert_sv(
+	    envoy_service_discovery_v3_DeltaDiscoveryRequest_resource_names_unsubscribe(r, &k)[0],
+	    "r");
+	no_more_requests(f);
+	fx_free(f);
+}
+
+static void test_d9_long_errors_truncated_not_dropped(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	char *big = malloc(20001);
+	memset(big, 'e', 20000);
+	big[20000] = 0;
+	f->sink.fail_names[0] = "a";
+	f->sink.fail_reason = big;
+	struct res_spec rs[] = {{"a", "1"}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", rs, 1, NULL, 0);
+	const char *m = error_msg(req(f));
+	assert_non_null(m);
+	assert_true(strlen(m) <= ARN_XDS_ERROR_DETAIL_MAX);
+	assert_true(strlen(m) > 1000);
+	assert_non_null(strstr(m, "'a'"));
+	assert_string_equal(m + strlen(m) - strlen("...(truncated)"), "...(truncated)");
+	free(big);
+	/* the helper keeps UTF-8 whole */
+	struct arn_sb sb = ARN_SB_INIT;
+	arn_xds_truncate_error(
+	    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 17, &sb);
+	assert_string_equal(arn_sb_cstr(&sb), "\xc3\xa9...(truncated)");
+	arn_sb_free(&sb);
+	fx_free(f);
+}
+
+static void test_d10_unsubscribed_type_ignored(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	struct res_spec rs[] = {{"x", "1"}};
+	deliver(f, TDS_LIKE, "n1", rs, 1, NULL, 0);
+	assert_int_equal(f->sink.n_apply, 0);
+	poll_(f);
+	no_more_requests(f);
+	fx_free(f);
+}
+
+static void test_heartbeat_skipped(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	struct res_spec rs[] = {{"a", "1"}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", rs, 1, NULL, 0);
+	req(f);
+	struct res_spec hb[] = {{"a", "1", NULL, false, true}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n2", hb, 1, NULL, 0);
+	assert_int_equal(f->sink.n_apply, 1); /* nothing new to apply */
+	assert_null(error_msg(req(f)));
+	/* a body-less resource that is not a heartbeat is refused */
+	struct res_spec nb[] = {{"a", "2", NULL, false, true}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n3", nb, 1, NULL, 0);
+	assert_non_null(error_msg(req(f)));
+	fx_free(f);
+}
+
+static void test_state_json(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	struct res_spec rs[] = {{"a\"q", "1"}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", rs, 1, NULL, 0);
+	struct arn_sb sb = ARN_SB_INIT;
+	arn_xds_client_state_json(f->c, &sb);
+	const char *j = arn_sb_cstr(&sb);
+	assert_non_null(strstr(j, "\"state\":\"CONNECTED\""));
+	assert_non_null(strstr(j, "\"cluster\":\"xds_a\""));
+	assert_non_null(strstr(j, "\"name\":\"a\\\"q\",\"version\":\"1\""));
+	assert_non_null(strstr(j, "\"last_acked_nonce\":\"n1\""));
+	arn_sb_free(&sb);
+	fx_free(f);
+}
+
+int main(void)
+{
+	arn_log_set_spec("off", NULL);
+	if (arn_proto_init() != 0)
+		return 1;
+	g_arena = upb_Arena_New();
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_x3_x1_wildcards_on_connect_in_order),
+	    cmocka_unit_test(test_x7_node_in_requests),
+	    cmocka_unit_test(test_g1_ack_echoes_nonce),
+	    cmocka_unit_test(test_x15_undecodable_resource_nacks_whole_response),
+	    cmocka_unit_test(test_x15_conversion_refusal_nacks_whole_response),
+	    cmocka_unit_test(test_x16_partial_failure_names_each_resource),
+	    cmocka_unit_test(test_x17_ack_waits_for_internal_ack),
+	    cmocka_unit_test(test_x17_timeout_nacks),
+	    cmocka_unit_test(test_x5_initial_resource_versions_on_reconnect),
+	    cmocka_unit_test(test_x18_backoff_doubles_from_1s_to_20s),
+	    cmocka_unit_test(test_x9_round_robin_and_cycling_every_10s),
+	    cmocka_unit_test(test_x4_on_demand_subscribe_and_unsubscribe),
+	    cmocka_unit_test(test_g3_removal_goes_to_sink_and_drops_version),
+	    cmocka_unit_test(test_d1_nonces_and_pending_acks_reset_on_reconnect),
+	    cmocka_unit_test(test_d2_duplicate_names_nacked),
+	    cmocka_unit_test(test_d3_any_type_mismatch_nacked),
+	    cmocka_unit_test(test_d4_unrequested_resources_ignored),
+	    cmocka_unit_test(test_d5_nack_never_changes_versions),
+	    cmocka_unit_test(test_d6_initial_versions_leave_out_removed_and_unreceived),
+	    cmocka_unit_test(test_d7_reconnect_resends_full_subscription),
+	    cmocka_unit_test(test_d8_interest_changes_merge),
+	    cmocka_unit_test(test_d9_long_errors_truncated_not_dropped),
+	    cmocka_unit_test(test_d10_unsubscribed_type_ignored),
+	    cmocka_unit_test(test_heartbeat_skipped),
+	    cmocka_unit_test(test_state_json),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	upb_Arena_Free(g_arena);
+	return rc;
+}
