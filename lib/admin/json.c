@@ -536,11 +536,13 @@ static size_t redact_all(struct arn_json *j, const char *key)
 
 static bool sensitive(const char *parent, const char *key)
 {
-	static const char *const keys[] = {"private_key", "password", "secret",
-					   "private_key_provider", NULL};
+	static const char *const keys[] = {"private_key", "password", "private_key_provider", NULL};
 	for (int i = 0; keys[i]; i++)
 		if (strcmp(key, keys[i]) == 0)
 			return true;
+	/* GenericSecret.secret; not DynamicSecret.secret, which is the whole Secret */
+	if (parent && strcmp(parent, "generic_secret") == 0 && strcmp(key, "secret") == 0)
+		return true;
 	return parent && strcmp(parent, "session_ticket_keys") == 0 && strcmp(key, "keys") == 0;
 }
 

@@ -64,8 +64,8 @@ struct arn_json *arn_json_take(struct arn_json *j, size_t i);
 void arn_json_mask(struct arn_json *j, const char *paths);
 
 /**
- * Replace secret material in place: under private_key, password, secret,
- * private_key_provider and session_ticket_keys.keys every string becomes
+ * Replace secret material in place: under private_key, password,
+ * generic_secret.secret, private_key_provider and session_ticket_keys.keys every string becomes
  * "[redacted]" (inline_bytes its base64), as Envoy redacts fields marked
  * sensitive. @return the number of values replaced.
  */

@@ -15,9 +15,14 @@
 
 #include <cmocka.h>
 
+#include <unistd.h>
+
 #include "admin_int.h"
+#include "arn_access_log.h"
 #include "arn_admin.h"
 #include "arn_stats.h"
+#include "arn_log.h"
+#include "arn_proto.h"
 #include "json.h"
 #include "stats_int.h"
 
@@ -241,6 +246,775 @@ static void test_pull_stats_at_read_time(void **state)
 	assert_int_equal(arn_stats_pull_unregister(pull_port, &n), -ENOENT);
 }
 
+/* ---- output formats ------------------------------------------------------------ */
+
+static void pull_codes(struct arn_stats_emitter *e, void *arg)
+{
+	(void)arg;
+	arn_stats_emit(e, ARN_STAT_COUNTER, "cluster", ARN_STATS_TAG_CLUSTER, "web",
+		       "upstream_rq_503", 2);
+	arn_stats_emit(e, ARN_STAT_COUNTER, "listener", ARN_STATS_TAG_LISTENER, "0.0.0.0_80",
+		       "downstream_cx_total", 9);
+}
+
+static char *render(int format, const char *filter)
+{
+	struct arn_stats_snapshot s;
+	assert_int_equal(arn_stats_snapshot_take(&s), 0);
+	struct arn_admin_stats_filter_opts o = {.regex = filter};
+	void *f = NULL;
+	struct arn_sb err = ARN_SB_INIT, out = ARN_SB_INIT;
+	assert_int_equal(arn_admin_stats_filter_init_(&o, &err, &f), 0);
+	if (format == 0)
+		arn_admin_stats_text_(&s, f, &out);
+	else if (format == 1)
+		arn_admin_stats_json_(&s, f, &out);
+	else
+		assert_int_equal(arn_admin_stats_prometheus_(&s, f, &out), 0);
+	arn_admin_stats_filter_free_(f);
+	arn_stats_snapshot_free(&s);
+	arn_sb_free(&err);
+	return arn_sb_steal(&out);
+}
+
+static void test_prometheus_names_tags_and_histograms(void **state)
+{
+	(void)state;
+	struct arn_stats_scope *sc =
+	    arn_stats_scope_get(&test_schema, ARN_STATS_TAG_CLUSTER, "web");
+	arn_stats_add(sc, 0, TS_upstream_rq_2xx, 5);
+	arn_stats_add(sc, 0, TS_upstream_rq_total, 7);
+	arn_stats_gauge_set(sc, 0, TS_membership_healthy, 3);
+	arn_stats_hist_record(sc, 0, TS_upstream_rq_time, 2500);  /* 2.5 ms: le 5 */
+	arn_stats_hist_record(sc, 0, TS_upstream_rq_time, 20000); /* 20 ms: le 25 */
+	assert_int_equal(arn_stats_pull_register(pull_codes, NULL), 0);
+	char *p = render(2, NULL);
+	if (getenv("SHOW"))
+		fputs(p, stderr);
+	/* Envoy's tag extraction and mangling */
+	assert_non_null(strstr(p,
+			       "# TYPE envoy_cluster_upstream_rq_total counter\n"
+			       "envoy_cluster_upstream_rq_total{envoy_cluster_name=\"web\"} 7\n"));
+	assert_non_null(strstr(p, "# TYPE envoy_cluster_upstream_rq_xx counter\n"
+				  "envoy_cluster_upstream_rq_xx{envoy_response_code_class=\"2\","
+				  "envoy_cluster_name=\"web\"} 5\n"));
+	assert_non_null(strstr(p, "envoy_cluster_upstream_rq{envoy_response_code=\"503\","
+				  "envoy_cluster_name=\"web\"} 2\n"));
+	assert_non_null(strstr(p, "envoy_listener_downstream_cx_total{envoy_listener_address="
+				  "\"0.0.0.0_80\"} 9\n"));
+	assert_non_null(strstr(p,
+			       "# TYPE envoy_cluster_membership_healthy gauge\n"
+			       "envoy_cluster_membership_healthy{envoy_cluster_name=\"web\"} 3\n"));
+	/* histogram: cumulative buckets in ms, +Inf equals count, sum in ms */
+	assert_non_null(strstr(p, "# TYPE envoy_cluster_upstream_rq_time histogram\n"));
+	assert_non_null(strstr(p, "envoy_cluster_upstream_rq_time_bucket{envoy_cluster_name="
+				  "\"web\",le=\"0.5\"} 0\n"));
+	assert_non_null(strstr(p, "le=\"5\"} 1\n"));
+	assert_non_null(strstr(p, "le=\"10\"} 1\n"));
+	assert_non_null(strstr(p, "le=\"25\"} 2\n"));
+	assert_non_null(strstr(p, "le=\"3600000\"} 2\n"));
+	assert_non_null(strstr(p, "le=\"+Inf\"} 2\n"));
+	assert_non_null(strstr(p, "envoy_cluster_upstream_rq_time_sum{envoy_cluster_name=\"web\"} "
+				  "22.5\n"));
+	assert_non_null(strstr(p, "envoy_cluster_upstream_rq_time_count{envoy_cluster_name="
+				  "\"web\"} 2\n"));
+	/* every family has exactly one # TYPE, and its samples follow it */
+	char *dup = strdup(p), *save = NULL;
+	char seen[64][128];
+	int n_seen = 0;
+	char cur[128] = "";
+	for (char *l = strtok_r(dup, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(l, "# TYPE ", 7)) {
+			sscanf(l + 7, "%127s", cur);
+			for (int i = 0; i < n_seen; i++)
+				assert_string_not_equal(seen[i], cur);
+			assert_true(n_seen < 64);
+			strcpy(seen[n_seen++], cur);
+		} else if (l[0] != '#') {
+			assert_int_equal(strncmp(l, cur, strlen(cur)), 0);
+		}
+	}
+	free(dup);
+	free(p);
+	arn_stats_pull_unregister(pull_codes, NULL);
+	arn_stats_scope_put(sc);
+}
+
+static void test_stats_text_filter_and_json(void **state)
+{
+	(void)state;
+	struct arn_stats_scope *a = arn_stats_scope_get(&test_schema, ARN_STATS_TAG_CLUSTER, "a");
+	struct arn_stats_scope *b = arn_stats_scope_get(&test_schema, ARN_STATS_TAG_CLUSTER, "b");
+	arn_stats_add(a, 0, TS_upstream_rq_total, 3);
+	arn_stats_gauge_add(b, 0, TS_upstream_cx_active, -2);
+	char *t = render(0, NULL);
+	assert_non_null(strstr(t, "cluster.a.upstream_rq_total: 3\n"));
+	assert_non_null(strstr(t, "cluster.b.upstream_cx_active: -2\n"));
+	assert_non_null(strstr(t, "cluster.a.upstream_rq_time: No recorded values\n"));
+	/* histograms come after counters and gauges, as in Envoy */
+	assert_true(strstr(t, "upstream_rq_time") > strstr(t, "cluster.b.upstream_rq_total"));
+	free(t);
+	t = render(0, "^cluster\\.a\\.upstream_rq_(total|2xx)$");
+	assert_string_equal(t, "cluster.a.upstream_rq_2xx: 0\ncluster.a.upstream_rq_total: 3\n");
+	free(t);
+	arn_stats_hist_record(a, 0, TS_upstream_rq_time, 1000);
+	t = render(1, "cluster\\.a\\.upstream_rq_t");
+	assert_string_equal(t,
+			    "{\"stats\":[{\"name\":\"cluster.a.upstream_rq_total\",\"value\":3},"
+			    "{\"histograms\":{\"supported_quantiles\":[0,25,50,75,90,95,99,99.5,"
+			    "99.9,100],\"computed_quantiles\":[{\"name\":\"cluster.a.upstream_rq_"
+			    "time\",\"values\":[{\"interval\":null,\"cumulative\":0.5},{\"interval"
+			    "\":null,\"cumulative\":0.625},{\"interval\":null,\"cumulative\":0.75},"
+			    "{\"interval\":null,\"cumulative\":0.875},{\"interval\":null,"
+			    "\"cumulative\":0.95},{\"interval\":null,\"cumulative\":0.975},"
+			    "{\"interval\":null,\"cumulative\":0.995},{\"interval\":null,"
+			    "\"cumulative\":0.9975},{\"interval\":null,\"cumulative\":0.9995},"
+			    "{\"interval\":null,\"cumulative\":1}]}]}}]}");
+	free(t);
+	/* a bad regex is refused with a reason */
+	struct arn_admin_stats_filter_opts o = {.regex = "(("};
+	struct arn_sb err = ARN_SB_INIT;
+	void *f = NULL;
+	assert_int_equal(arn_admin_stats_filter_init_(&o, &err, &f), -EINVAL);
+	assert_non_null(strstr(arn_sb_cstr(&err), "Invalid regex"));
+	arn_sb_free(&err);
+	arn_stats_scope_put(a);
+	arn_stats_scope_put(b);
+}
+
+/* ---- JSON, config_dump ----------------------------------------------------------- */
+
+static void test_json_roundtrip_and_escapes(void **state)
+{
+	(void)state;
+	const char *in = "{\"a\":[1,-2.5e3,true,null,\"x\\u00e9\\n\\\"\"],\"b\":{}}";
+	struct arn_json *j = arn_json_parse(in, strlen(in));
+	assert_non_null(j);
+	struct arn_sb out = ARN_SB_INIT;
+	arn_json_write(j, &out, false);
+	assert_string_equal(arn_sb_cstr(&out), in);
+	assert_string_equal(arn_json_get(j, "a")->v[4]->str, "x\xc3\xa9\n\"");
+	arn_json_free(j);
+	arn_sb_free(&out);
+	const char *bad[] = {"{", "[1,]", "{\"a\" 1}", "tru", "\"\\x\"", "{} x", "01a", ""};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_null(arn_json_parse(bad[i], strlen(bad[i])));
+	/* depth is bounded */
+	char deep[1000];
+	memset(deep, '[', sizeof(deep));
+	assert_null(arn_json_parse(deep, sizeof(deep)));
+}
+
+static int dump_clusters(struct arn_sb *out, void *arg)
+{
+	(void)arg;
+	arn_sb_puts(
+	    out,
+	    "{\"@type\":\"type.googleapis.com/envoy.admin.v3.ClustersConfigDump\","
+	    "\"version_info\":\"7\","
+	    "\"static_clusters\":[{\"cluster\":{\"@type\":\"type.googleapis.com/envoy.config."
+	    "cluster.v3.Cluster\",\"name\":\"xds\",\"type\":\"STATIC\"},\"last_updated\":"
+	    "\"2026-01-01T00:00:00.000Z\"}],"
+	    "\"dynamic_active_clusters\":[{\"version_info\":\"7\",\"cluster\":{\"@type\":"
+	    "\"type.googleapis.com/envoy.config.cluster.v3.Cluster\",\"name\":\"web\","
+	    "\"connect_timeout\":\"1s\"},\"last_updated\":\"2026-01-01T00:00:00.000Z\"},"
+	    "{\"version_info\":\"7\",\"cluster\":{\"@type\":\"type.googleapis.com/envoy.config."
+	    "cluster.v3.Cluster\",\"name\":\"api\"},\"last_updated\":\"2026-01-01T00:00:00."
+	    "000Z\",\"error_state\":{\"details\":\"cluster api: lb_policy MAGLEV is not "
+	    "supported\",\"last_update_attempt\":\"2026-01-01T00:00:01.000Z\"}}]}");
+	return 0;
+}
+
+static int dump_secrets(struct arn_sb *out, void *arg)
+{
+	(void)arg;
+	arn_sb_puts(
+	    out,
+	    "{\"@type\":\"type.googleapis.com/envoy.admin.v3.SecretsConfigDump\","
+	    "\"dynamic_active_secrets\":[{\"name\":\"tls\",\"secret\":{\"@type\":\"type."
+	    "googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret\",\"name\":\"tls\","
+	    "\"tls_certificate\":{\"certificate_chain\":{\"inline_string\":\"CERTPEM\"},"
+	    "\"private_key\":{\"inline_bytes\":\"S0VZ\"},\"password\":{\"inline_string\":"
+	    "\"hunter2\"}}}}]}");
+	return 0;
+}
+
+static int dump_broken(struct arn_sb *out, void *arg)
+{
+	(void)arg;
+	arn_sb_puts(out, "{\"partial\":");
+	return -EIO;
+}
+
+static char *call(const char *path, const char *method, const char *query, int *status)
+{
+	const struct arn_admin_handler *h = arn_admin_handler_find_(path);
+	assert_non_null(h);
+	struct arn_admin_request req = {.method = method, .path = path, .query = query};
+	struct arn_admin_response resp = {200, "text/plain", ARN_SB_INIT};
+	h->fn(&req, &resp, h->arg);
+	*status = resp.status;
+	arn_sb_puts(&resp.body, "");
+	return arn_sb_steal(&resp.body);
+}
+
+static struct arn_admin_ctx ctx;
+
+static int builtins_setup(void **state)
+{
+	reset(state);
+	assert_int_equal(arn_proto_init(), 0);
+	memset(&ctx, 0, sizeof(ctx));
+	assert_int_equal(arn_admin_builtins_register_(&ctx), 0);
+	return 0;
+}
+
+static int builtins_teardown(void **state)
+{
+	(void)state;
+	arn_admin_builtins_unregister_(&ctx);
+	return 0;
+}
+
+static void test_config_dump_sections_mask_resource_redaction(void **state)
+{
+	(void)state;
+	assert_int_equal(
+	    arn_admin_config_dump_register("envoy.admin.v3.SecretsConfigDump", dump_secrets, NULL),
+	    0);
+	assert_int_equal(arn_admin_config_dump_register("envoy.admin.v3.ClustersConfigDump",
+							dump_clusters, NULL),
+			 0);
+	assert_int_equal(arn_admin_config_dump_register("envoy.admin.v3.ClustersConfigDump",
+							dump_clusters, NULL),
+			 -EEXIST);
+	assert_int_equal(arn_admin_config_dump_register("arion.Broken", dump_broken, NULL), 0);
+	int st;
+	char *b = call("/config_dump", "GET", "", &st);
+	assert_int_equal(st, 200);
+	/* Envoy's order (clusters before secrets), the failing section left out */
+	assert_true(strstr(b, "ClustersConfigDump") < strstr(b, "SecretsConfigDump"));
+	assert_null(strstr(b, "partial"));
+	/* secrets redacted; a certificate is not a secret */
+	assert_null(strstr(b, "S0VZ"));
+	assert_null(strstr(b, "hunter2"));
+	assert_non_null(strstr(b, "\"inline_bytes\": \"W3JlZGFjdGVkXQ==\""));
+	assert_non_null(strstr(b, "\"inline_string\": \"[redacted]\""));
+	assert_non_null(strstr(b, "CERTPEM"));
+	/* the NACK's details are kept per resource */
+	assert_non_null(strstr(b, "lb_policy MAGLEV is not supported"));
+	free(b);
+
+	b = call("/config_dump", "GET", "resource=dynamic_active_clusters&mask=cluster.name", &st);
+	assert_int_equal(st, 200);
+	struct arn_json *j = arn_json_parse(b, strlen(b));
+	assert_non_null(j);
+	struct arn_json *cf = arn_json_get(j, "configs");
+	assert_int_equal(cf->n, 2);
+	assert_string_equal(arn_json_get(cf->v[0], "@type")->str,
+			    "type.googleapis.com/envoy.admin.v3.ClustersConfigDump.DynamicCluster");
+	struct arn_json *c0 = arn_json_get(cf->v[0], "cluster");
+	assert_string_equal(arn_json_get(c0, "name")->str, "web");
+	assert_null(arn_json_get(c0, "connect_timeout"));
+	assert_null(arn_json_get(cf->v[0], "version_info"));
+	assert_non_null(arn_json_get(c0, "@type"));
+	arn_json_free(j);
+	free(b);
+
+	b = call("/config_dump", "GET", "mask=version_info,static_clusters.cluster.name", &st);
+	j = arn_json_parse(b, strlen(b));
+	assert_non_null(j);
+	cf = arn_json_get(j, "configs");
+	struct arn_json *cl = NULL;
+	for (size_t i = 0; i < cf->n; i++)
+		if (strstr(arn_json_get(cf->v[i], "@type")->str, "Clusters"))
+			cl = cf->v[i];
+	assert_non_null(cl);
+	assert_string_equal(arn_json_get(cl, "version_info")->str, "7");
+	assert_null(arn_json_get(cl, "dynamic_active_clusters"));
+	struct arn_json *sc0 = arn_json_get(cl, "static_clusters")->v[0];
+	assert_null(arn_json_get(sc0, "last_updated"));
+	assert_string_equal(arn_json_get(arn_json_get(sc0, "cluster"), "name")->str, "xds");
+	arn_json_free(j);
+	free(b);
+
+	b = call("/config_dump", "GET", "resource=no_such_field", &st);
+	assert_int_equal(st, 404);
+	free(b);
+	b = call("/config_dump", "GET", "resource=version_info", &st);
+	assert_int_equal(st, 400);
+	free(b);
+	arn_admin_config_dump_unregister("envoy.admin.v3.SecretsConfigDump");
+	arn_admin_config_dump_unregister("envoy.admin.v3.ClustersConfigDump");
+	arn_admin_config_dump_unregister("arion.Broken");
+}
+
+static bool cds_ready;
+static bool cond_cds(struct arn_sb *why, void *arg)
+{
+	(void)arg;
+	if (!cds_ready)
+		arn_sb_puts(why, "waiting for the first CDS response");
+	return cds_ready;
+}
+
+static void test_ready_conditions_and_healthcheck(void **state)
+{
+	(void)state;
+	int st;
+	char *b = call("/ready", "GET", "", &st);
+	assert_int_equal(st, 503);
+	assert_string_equal(b, "PRE_INITIALIZING\nstarting\n");
+	free(b);
+	arn_admin_set_started_(true);
+	assert_int_equal(arn_admin_ready_register("cds", cond_cds, NULL), 0);
+	assert_int_equal(arn_admin_ready_register("cds", cond_cds, NULL), -EEXIST);
+	b = call("/ready", "GET", "", &st);
+	assert_int_equal(st, 503);
+	assert_string_equal(b, "INITIALIZING\ncds: waiting for the first CDS response\n");
+	free(b);
+	cds_ready = true;
+	b = call("/ready", "GET", "", &st);
+	assert_int_equal(st, 200);
+	assert_string_equal(b, "LIVE\n");
+	free(b);
+	b = call("/healthcheck/fail", "POST", "", &st);
+	assert_true(arn_admin_healthcheck_failed());
+	free(b);
+	b = call("/ready", "GET", "", &st);
+	assert_int_equal(st, 503);
+	assert_non_null(strstr(b, "DRAINING\n"));
+	free(b);
+	b = call("/healthcheck/ok", "POST", "", &st);
+	free(b);
+	b = call("/ready", "GET", "", &st);
+	assert_int_equal(st, 200);
+	free(b);
+	arn_admin_ready_unregister("cds");
+	arn_admin_set_started_(false);
+}
+
+static void clusters_walk(struct arn_admin_clusters *out, void *arg)
+{
+	(void)arg;
+	struct arn_admin_cluster_info c = {.name = "web", .added_via_api = true};
+	arn_admin_clusters_add_cluster(out, &c);
+	struct arn_admin_host_info h = {.address = "198.18.0.10",
+					.port = 8080,
+					.weight = 2,
+					.rq_total = 5,
+					.cx_active = 1,
+					.health_flags = "/failed_active_hc",
+					.eds_health_status = "HEALTHY"};
+	arn_admin_clusters_add_host(out, &h);
+	h.address = "198.18.0.11";
+	h.health_flags = NULL;
+	arn_admin_clusters_add_host(out, &h);
+	struct arn_admin_cluster_info c2 = {.name = "empty"};
+	arn_admin_clusters_add_cluster(out, &c2);
+}
+
+static void test_clusters_text_and_json(void **state)
+{
+	(void)state;
+	assert_int_equal(arn_admin_clusters_register(clusters_walk, NULL), 0);
+	int st;
+	char *b = call("/clusters", "GET", "", &st);
+	assert_non_null(strstr(b, "web::added_via_api::true\n"));
+	assert_non_null(strstr(b, "web::default_priority::max_connections::1024\n"));
+	assert_non_null(strstr(b, "web::198.18.0.10:8080::rq_total::5\n"));
+	assert_non_null(strstr(b, "web::198.18.0.10:8080::health_flags::/failed_active_hc\n"));
+	assert_non_null(strstr(b, "web::198.18.0.11:8080::health_flags::healthy\n"));
+	assert_non_null(strstr(b, "web::198.18.0.11:8080::weight::2\n"));
+	assert_non_null(strstr(b, "empty::observability_name::empty\n"));
+	free(b);
+	b = call("/clusters", "GET", "format=json", &st);
+	struct arn_json *j = arn_json_parse(b, strlen(b));
+	assert_non_null(j);
+	struct arn_json *cs = arn_json_get(j, "cluster_statuses");
+	assert_int_equal(cs->n, 2);
+	struct arn_json *hs = arn_json_get(cs->v[0], "host_statuses");
+	assert_int_equal(hs->n, 2);
+	assert_non_null(
+	    arn_json_get(arn_json_get(hs->v[0], "health_status"), "failed_active_health_check"));
+	assert_int_equal(arn_json_get(cs->v[1], "host_statuses")->n, 0);
+	arn_json_free(j);
+	free(b);
+	arn_admin_clusters_unregister(clusters_walk, NULL);
+}
+
+static void test_query_decoding_and_handler_registry(void **state)
+{
+	(void)state;
+	struct arn_admin_request r = {.query = "filter=cluster%5C.web&usedonly&x=a+b%zz"};
+	char buf[64];
+	assert_string_equal(arn_admin_query(&r, "filter", buf, sizeof(buf)), "cluster\\.web");
+	assert_string_equal(arn_admin_query(&r, "usedonly", buf, sizeof(buf)), "");
+	assert_string_equal(arn_admin_query(&r, "x", buf, sizeof(buf)), "a b%zz");
+	assert_null(arn_admin_query(&r, "nope", buf, sizeof(buf)));
+	assert_int_equal(
+	    arn_admin_handler_register("/stats", ARN_ADMIN_GET, "", (void *)call, NULL), -EEXIST);
+	assert_int_equal(arn_admin_handler_register("x", ARN_ADMIN_GET, "", (void *)call, NULL),
+			 -EINVAL);
+	assert_int_equal(arn_admin_handler_register("/x", 0, "", (void *)call, NULL), -EINVAL);
+	int st;
+	char *b = call("/logging", "POST", "level=warning&xds=debug", &st);
+	assert_int_equal(st, 200);
+	assert_non_null(strstr(b, "  xds: debug\n"));
+	assert_non_null(strstr(b, "  http: warning\n"));
+	free(b);
+	b = call("/logging", "POST", "bogus=debug", &st);
+	assert_int_equal(st, 400);
+	free(b);
+	b = call("/logging", "POST", "paths=xds:info", &st);
+	assert_non_null(strstr(b, "  xds: info\n"));
+	free(b);
+	arn_log_set_spec("info", NULL);
+}
+
+/* ---- access logs ---------------------------------------------------------------- */
+
+#define S(lit) ((struct arn_access_str){(lit), (uint32_t)sizeof(lit) - 1})
+
+static const struct arn_access_header req_h[] = {
+    {S("User-Agent"), S("curl/7.88.1")},
+    {S("x-request-id"), S("4d0a6e5c-1111")},
+    {S("X-Forwarded-For"), S("198.18.1.1")},
+    {S("Host"), S("example.com")},
+};
+static const struct arn_access_header resp_h[] = {
+    {S("x-envoy-upstream-service-time"), S("3")},
+    {S("content-type"), S("text/plain")},
+};
+
+static struct arn_access_record sample_record(void)
+{
+	struct arn_access_record r = {
+	    /* 2016-04-15T20:17:00.310Z */
+	    .start_time_us = 1460751420310000LL + 123,
+	    .duration_us = 12345,
+	    .request_duration_us = 100,
+	    .response_duration_us = 9000,
+	    .response_tx_duration_us = UINT64_MAX,
+	    .method = S("GET"),
+	    .path = S("/api/v1/items?x=1"),
+	    .authority = S("example.com"),
+	    .scheme = S("http"),
+	    .protocol = S("HTTP/1.1"),
+	    .req_headers = req_h,
+	    .n_req_headers = 4,
+	    .resp_headers = resp_h,
+	    .n_resp_headers = 2,
+	    .response_code = 200,
+	    .bytes_received = 0,
+	    .bytes_sent = 1024,
+	    .downstream_remote = {0xc6120101, 51234},
+	    .downstream_local = {0xc6120002, 80},
+	    .upstream_host = {0xc612000a, 8080},
+	    .upstream_cluster = S("web"),
+	    .route_name = S("default"),
+	    .connection_id = 17,
+	};
+	return r;
+}
+
+static char *fmt_text(const char *f, const struct arn_access_record *r, size_t cap)
+{
+	struct arn_sb err = ARN_SB_INIT;
+	struct arn_access_format *af = arn_access_format_text(f, &err);
+	if (af == NULL)
+		fail_msg("%s", arn_sb_cstr(&err));
+	char *buf = malloc(cap);
+	arn_access_format_apply(af, r, buf, cap);
+	arn_access_format_free(af);
+	arn_sb_free(&err);
+	return buf;
+}
+
+static void test_access_log_default_format(void **state)
+{
+	(void)state;
+	struct arn_access_record r = sample_record();
+	char *l = fmt_text(ARN_ACCESS_LOG_DEFAULT_FORMAT, &r, 4096);
+	assert_string_equal(l,
+			    "[2016-04-15T20:17:00.310Z] \"GET /api/v1/items?x=1 HTTP/1.1\" 200 - "
+			    "0 1024 12 3 \"198.18.1.1\" \"curl/7.88.1\" \"4d0a6e5c-1111\" "
+			    "\"example.com\" \"198.18.0.10:8080\"\n");
+	free(l);
+	/* absent values print '-'; X-ENVOY-ORIGINAL-PATH wins over :PATH when present */
+	struct arn_access_header orig[] = {{S("x-envoy-original-path"), S("/orig")}};
+	struct arn_access_record r2 = {.response_code = 503,
+				       .response_flags = ARN_RF_BIT(NO_HEALTHY_UPSTREAM) |
+							 ARN_RF_BIT(UPSTREAM_OVERFLOW),
+				       .duration_us = UINT64_MAX,
+				       .method = S("POST"),
+				       .path = S("/p"),
+				       .req_headers = orig,
+				       .n_req_headers = 1};
+	l = fmt_text(ARN_ACCESS_LOG_DEFAULT_FORMAT, &r2, 4096);
+	assert_string_equal(l,
+			    "[1970-01-01T00:00:00.000Z] \"POST /orig -\" 503 UH,UO 0 0 - - \"-\" "
+			    "\"-\" \"-\" \"-\" \"-\"\n");
+	free(l);
+}
+
+static void test_access_log_operators(void **state)
+{
+	(void)state;
+	struct arn_access_record r = sample_record();
+	char *l = fmt_text("%DOWNSTREAM_REMOTE_ADDRESS% %DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT% "
+			   "%DOWNSTREAM_LOCAL_PORT% %UPSTREAM_CLUSTER% %ROUTE_NAME% "
+			   "%CONNECTION_ID% %REQ(USER-AGENT):4% %REQ(X-MISSING?USER-AGENT)% "
+			   "%RESP(CONTENT-TYPE)% %RESPONSE_FLAGS_LONG% %REQUEST_DURATION% "
+			   "%RESPONSE_TX_DURATION% 100%%",
+			   &r, 4096);
+	assert_string_equal(l, "198.18.1.1:51234 198.18.1.1 80 web default 17 curl curl/7.88.1 "
+			       "text/plain - 0 - 100%");
+	free(l);
+	l = fmt_text("%START_TIME(%Y/%m/%d %H:%M:%S.%3f|%s|%6f)%", &r, 4096);
+	assert_string_equal(l, "2016/04/15 20:17:00.310|1460751420|310123");
+	free(l);
+	r.response_flags = ARN_RF_BIT(NO_ROUTE_FOUND);
+	l = fmt_text("%RESPONSE_FLAGS%/%RESPONSE_FLAGS_LONG%", &r, 4096);
+	assert_string_equal(l, "NR/NoRouteFound");
+	free(l);
+	/* a line longer than the buffer is cut and says so */
+	l = fmt_text("%REQ(USER-AGENT)% %REQ(USER-AGENT)% %REQ(USER-AGENT)%\n", &r, 16);
+	assert_int_equal(strlen(l), 15);
+	assert_string_equal(l + 11, "...\n");
+	free(l);
+	/* unknown operators are refused at configuration time, with the offset */
+	struct arn_sb err = ARN_SB_INIT;
+	assert_null(arn_access_format_text("ok %BOGUS% x", &err));
+	assert_non_null(strstr(arn_sb_cstr(&err), "'%BOGUS%' at offset 3"));
+	arn_sb_reset(&err);
+	assert_null(arn_access_format_text("%REQ%", &err));
+	assert_non_null(strstr(arn_sb_cstr(&err), "needs a header name"));
+	arn_sb_reset(&err);
+	assert_null(arn_access_format_text("50% off", &err));
+	arn_sb_reset(&err);
+	assert_null(arn_access_format_text("%PROTOCOL(x)%", &err));
+	arn_sb_free(&err);
+}
+
+static void test_access_log_json_format(void **state)
+{
+	(void)state;
+	const char *keys[] = {"status", "method", "path_ua", "flags", "upstream", "dur", "agent"};
+	const char *vals[] = {"%RESPONSE_CODE%",  "%REQ(:METHOD)%",  "%REQ(:PATH)% %REQ(X-NONE)%",
+			      "%RESPONSE_FLAGS%", "%UPSTREAM_HOST%", "%DURATION%",
+			      "%REQ(USER-AGENT)%"};
+	struct arn_sb err = ARN_SB_INIT;
+	struct arn_access_format *f = arn_access_format_json(keys, vals, 7, &err);
+	assert_non_null(f);
+	struct arn_access_record r = sample_record();
+	struct arn_access_header q[] = {{S("user-agent"), S("a \"quoted\"\n agent")}};
+	r.req_headers = q;
+	r.n_req_headers = 1;
+	char buf[1024];
+	size_t n = arn_access_format_apply(f, &r, buf, sizeof(buf));
+	assert_int_equal(n, strlen(buf));
+	/* keys sorted (a protobuf Struct), lone operators keep their type, absent is null */
+	assert_string_equal(buf,
+			    "{\"agent\":\"a \\\"quoted\\\"\\n agent\",\"dur\":12,\"flags\":null,"
+			    "\"method\":\"GET\",\"path_ua\":\"/api/v1/items?x=1 -\","
+			    "\"status\":200,\"upstream\":\"198.18.0.10:8080\"}\n");
+	struct arn_json *j = arn_json_parse(buf, n - 1);
+	assert_non_null(j);
+	arn_json_free(j);
+	arn_access_format_free(f);
+	const char *dk[] = {"a", "a"}, *dv[] = {"x", "y"};
+	assert_null(arn_access_format_json(dk, dv, 2, &err));
+	assert_non_null(strstr(arn_sb_cstr(&err), "twice"));
+	arn_sb_free(&err);
+}
+
+#define LOG_THREADS 2
+#define LOG_LINES 20000
+
+struct log_writer {
+	struct arn_access_logger *l;
+	unsigned worker;
+};
+
+static void *log_main(void *arg)
+{
+	struct log_writer *w = arg;
+	struct arn_access_record r = sample_record();
+	for (unsigned i = 0; i < LOG_LINES; i++) {
+		r.connection_id = i;
+		arn_access_log_write(w->l, ARN_STATS_SLOT_WORKER(w->worker), &r);
+	}
+	return NULL;
+}
+
+static volatile int writers_done;
+
+static void test_access_log_rings_drain_to_file(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/arn-admin-test-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(arn_stats_set_workers(LOG_THREADS), 0);
+	struct arn_sb err = ARN_SB_INIT;
+	struct arn_access_format *f =
+	    arn_access_format_text("%CONNECTION_ID% %REQ(:PATH)%\n", &err);
+	struct arn_access_logger *l = arn_access_logger_open(path, f, &err);
+	assert_non_null(l);
+	/* a second logger on the same path shares the file and rings */
+	struct arn_access_logger *l2 = arn_access_logger_open(path, NULL, &err);
+	assert_non_null(l2);
+	pthread_t th[LOG_THREADS];
+	struct log_writer w[LOG_THREADS];
+	for (unsigned i = 0; i < LOG_THREADS; i++) {
+		w[i] = (struct log_writer){l, i};
+		assert_int_equal(pthread_create(&th[i], NULL, log_main, &w[i]), 0);
+	}
+	/* the control lcore drains while workers write */
+	for (int k = 0; k < 50; k++)
+		arn_access_log_drain();
+	for (unsigned i = 0; i < LOG_THREADS; i++)
+		pthread_join(th[i], NULL);
+	arn_access_log_drain();
+	struct arn_stats_snapshot s;
+	assert_int_equal(arn_stats_snapshot_take(&s), 0);
+	const struct arn_stat_sample *buffered = find_sample(&s, "access_logs.file.write_buffered");
+	const struct arn_stat_sample *dropped = find_sample(&s, "access_logs.file.dropped");
+	assert_non_null(buffered);
+	assert_non_null(dropped);
+	/* every line is either in the file or counted as dropped */
+	assert_int_equal(buffered->counter + dropped->counter, LOG_THREADS * LOG_LINES);
+	FILE *fp = fopen(path, "r");
+	char line[256];
+	uint64_t lines = 0;
+	while (fgets(line, sizeof(line), fp)) {
+		assert_non_null(strstr(line, " /api/v1/items?x=1\n")); /* never torn */
+		lines++;
+	}
+	fclose(fp);
+	assert_int_equal(lines, buffered->counter);
+	arn_stats_snapshot_free(&s);
+	arn_access_logger_put(l);
+	arn_access_logger_put(l2);
+	unlink(path);
+	arn_sb_free(&err);
+}
+
+static void test_access_log_full_ring_drops_and_counts(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/arn-admin-test-XXXXXX";
+	int fd = mkstemp(path);
+	close(fd);
+	struct arn_sb err = ARN_SB_INIT;
+	struct arn_access_logger *l = arn_access_logger_open(path, NULL, &err);
+	assert_non_null(l);
+	struct arn_access_record r = sample_record();
+	/* no drain: the ring fills and further lines are dropped, never blocking */
+	for (int i = 0; i < 5000; i++)
+		arn_access_log_write(l, ARN_STATS_SLOT_CONTROL, &r);
+	struct arn_stats_snapshot s;
+	arn_stats_snapshot_take(&s);
+	const struct arn_stat_sample *dropped = find_sample(&s, "access_logs.file.dropped");
+	const struct arn_stat_sample *buffered = find_sample(&s, "access_logs.file.write_buffered");
+	assert_true(dropped->counter > 0);
+	assert_int_equal(dropped->counter + buffered->counter, 5000);
+	arn_stats_snapshot_free(&s);
+	arn_access_log_drain();
+	arn_access_log_write(l, ARN_STATS_SLOT_CONTROL, &r); /* room again */
+	arn_access_logger_put(l);			     /* drains what is left */
+	unlink(path);
+	arn_sb_free(&err);
+}
+
+static struct arn_access_logger *logger_from_json(const char *json, struct arn_sb *err)
+{
+	upb_Arena *ar = upb_Arena_New();
+	struct arn_sb perr = ARN_SB_INIT;
+	upb_Message *m = arn_proto_from_json(
+	    json, strlen(json), arn_proto_msgdef("envoy.config.accesslog.v3.AccessLog"), ar, &perr);
+	if (m == NULL)
+		fail_msg("%s", arn_sb_cstr(&perr));
+	struct arn_access_logger *l = arn_access_logger_create(m, "hcm.access_log[0]", err);
+	upb_Arena_Free(ar);
+	arn_sb_free(&perr);
+	return l;
+}
+
+static void test_access_logger_from_envoy_config(void **state)
+{
+	(void)state;
+	assert_int_equal(arn_proto_init(), 0);
+	char path[] = "/tmp/arn-admin-test-XXXXXX";
+	int fd = mkstemp(path);
+	close(fd);
+	char json[2048];
+	snprintf(json, sizeof(json),
+		 "{\"name\":\"envoy.access_loggers.file\",\"filter\":{\"status_code_filter\":"
+		 "{\"comparison\":{\"op\":\"GE\",\"value\":{\"default_value\":500,\"runtime_key\":"
+		 "\"k\"}}}},\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions."
+		 "access_loggers.file.v3.FileAccessLog\",\"path\":\"%s\",\"log_format\":"
+		 "{\"json_format\":{\"code\":\"%%RESPONSE_CODE%%\",\"path\":\"%%REQ(:PATH)%%\"}}}}",
+		 path);
+	struct arn_sb err = ARN_SB_INIT;
+	struct arn_access_logger *l = logger_from_json(json, &err);
+	if (l == NULL)
+		fail_msg("%s", arn_sb_cstr(&err));
+	struct arn_access_record r = sample_record();
+	arn_access_log_write(l, ARN_STATS_SLOT_CONTROL, &r); /* 200: filtered out */
+	r.response_code = 503;
+	arn_access_log_write(l, ARN_STATS_SLOT_CONTROL, &r);
+	arn_access_log_drain();
+	FILE *fp = fopen(path, "r");
+	char line[256] = "";
+	assert_non_null(fgets(line, sizeof(line), fp));
+	assert_string_equal(line, "{\"code\":503,\"path\":\"/api/v1/items?x=1\"}\n");
+	assert_null(fgets(line, sizeof(line), fp));
+	fclose(fp);
+	arn_access_logger_put(l);
+	unlink(path);
+
+	/* stdout with Envoy's default format */
+	l = logger_from_json(
+	    "{\"name\":\"envoy.access_loggers.stdout\",\"typed_config\":{\"@type\":"
+	    "\"type.googleapis.com/envoy.extensions.access_loggers.stream.v3."
+	    "StdoutAccessLog\"}}",
+	    &err);
+	assert_non_null(l);
+	arn_access_logger_put(l);
+
+	/* refusals name the field */
+	arn_sb_reset(&err);
+	snprintf(
+	    json, sizeof(json),
+	    "{\"name\":\"f\",\"filter\":{\"runtime_filter\":{\"runtime_key\":\"x\"}},"
+	    "\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.access_loggers."
+	    "file.v3.FileAccessLog\",\"path\":\"%s\"}}",
+	    path);
+	assert_null(logger_from_json(json, &err));
+	assert_non_null(strstr(arn_sb_cstr(&err), "hcm.access_log[0].filter.runtime_filter"));
+	arn_sb_reset(&err);
+	snprintf(
+	    json, sizeof(json),
+	    "{\"name\":\"f\",\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions."
+	    "access_loggers.file.v3.FileAccessLog\",\"path\":\"%s\",\"log_format\":"
+	    "{\"text_format\":\"%%NOPE%%\"}}}",
+	    path);
+	assert_null(logger_from_json(json, &err));
+	assert_non_null(strstr(arn_sb_cstr(&err), "log_format.text_format: '%NOPE%'"));
+	arn_sb_reset(&err);
+	assert_null(
+	    logger_from_json("{\"name\":\"f\",\"typed_config\":{\"@type\":\"type.googleapis."
+			     "com/envoy.extensions.access_loggers.file.v3.FileAccessLog\","
+			     "\"path\":\"/nonexistent-dir/x.log\"}}",
+			     &err));
+	assert_non_null(strstr(arn_sb_cstr(&err), "cannot open access log file /nonexistent-dir"));
+	unlink(path);
+	arn_sb_free(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -250,6 +1024,23 @@ int main(void)
 	    cmocka_unit_test_setup(test_workers_write_own_slots_admin_sums, reset),
 	    cmocka_unit_test_setup(test_histogram_buckets_and_quantiles, reset),
 	    cmocka_unit_test_setup(test_pull_stats_at_read_time, reset),
+	    cmocka_unit_test_setup(test_prometheus_names_tags_and_histograms, reset),
+	    cmocka_unit_test_setup(test_stats_text_filter_and_json, reset),
+	    cmocka_unit_test_setup(test_json_roundtrip_and_escapes, reset),
+	    cmocka_unit_test_setup_teardown(test_config_dump_sections_mask_resource_redaction,
+					    builtins_setup, builtins_teardown),
+	    cmocka_unit_test_setup_teardown(test_ready_conditions_and_healthcheck, builtins_setup,
+					    builtins_teardown),
+	    cmocka_unit_test_setup_teardown(test_clusters_text_and_json, builtins_setup,
+					    builtins_teardown),
+	    cmocka_unit_test_setup_teardown(test_query_decoding_and_handler_registry,
+					    builtins_setup, builtins_teardown),
+	    cmocka_unit_test_setup(test_access_log_default_format, reset),
+	    cmocka_unit_test_setup(test_access_log_operators, reset),
+	    cmocka_unit_test_setup(test_access_log_json_format, reset),
+	    cmocka_unit_test_setup(test_access_log_rings_drain_to_file, reset),
+	    cmocka_unit_test_setup(test_access_log_full_ring_drops_and_counts, reset),
+	    cmocka_unit_test_setup(test_access_logger_from_envoy_config, reset),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
