@@ -34,6 +34,11 @@ struct arn_dp_port {
 	uint32_t ipv4;     /* host byte order */
 	uint8_t prefix_len;
 	uint32_t gateway;  /* host byte order; 0: none (on-link only) */
+	struct arn_dp_route {
+		uint32_t prefix;   /* host byte order, host bits zero */
+		uint8_t len;
+	} *routes;         /* prefixes reached through this port's gateway */
+	size_t n_routes;   /* 0: the gateway (if any) is this port's default route */
 	uint16_t mtu;
 	uint16_t rx_descriptors;
 	uint16_t tx_descriptors;

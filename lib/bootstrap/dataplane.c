@@ -36,6 +36,7 @@ void arn_dataplane_free(struct arn_dataplane *dp)
 	for (size_t i = 0; i < dp->n_ports; i++) {
 		free(dp->ports[i].name);
 		free(dp->ports[i].device);
+		free(dp->ports[i].routes);
 	}
 	free(dp->ports);
 	memset(dp, 0, sizeof(*dp));
@@ -181,6 +182,29 @@ static void port(struct dp_parse *p, yaml_node_t *n, size_t i, struct arn_dp_por
 			have_ip = ipv4(p, v, "ipv4", true, &pt->ipv4, &pt->prefix_len);
 		} else if (!strcmp(kt, "gateway")) {
 			ipv4(p, v, "gateway", false, &pt->gateway, NULL);
+		} else if (!strcmp(kt, "routes")) {
+			if (v->type != YAML_SEQUENCE_NODE) {
+				err(p, "routes", "expected a list of prefixes, such as [16.0.0.0/16]");
+				continue;
+			}
+			size_t n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+			free(pt->routes);
+			pt->routes = calloc(n + 1, sizeof(*pt->routes));
+			pt->n_routes = 0;
+			for (size_t r = 0; r < n; r++) {
+				char sub[32];
+				uint32_t a;
+				uint8_t l;
+				snprintf(sub, sizeof(sub), "routes[%zu]", r);
+				if (!ipv4(p, get(p, v->data.sequence.items.start[r]), sub, true, &a, &l))
+					continue;
+				uint32_t mask = l == 32 ? ~0u : ~((1u << (32 - l)) - 1);
+				if (a & ~mask) {
+					err(p, sub, "host bits are set; write the network address");
+					continue;
+				}
+				pt->routes[pt->n_routes++] = (struct arn_dp_route){a, l};
+			}
 		} else if (!strcmp(kt, "mtu")) {
 			if (u32(p, v, "mtu", 68, 9000, &x))
 				pt->mtu = (uint16_t)x;
@@ -191,7 +215,7 @@ static void port(struct dp_parse *p, yaml_node_t *n, size_t i, struct arn_dp_por
 			if (u32(p, v, "tx_descriptors", 64, 32768, &x))
 				pt->tx_descriptors = (uint16_t)x;
 		} else {
-			err(p, kt, "unknown port key '%s' (name, device, ipv4, gateway, mtu, "
+			err(p, kt, "unknown port key '%s' (name, device, ipv4, gateway, routes, mtu, "
 				   "rx_descriptors, tx_descriptors)",
 			    kt);
 		}
@@ -205,6 +229,8 @@ static void port(struct dp_parse *p, yaml_node_t *n, size_t i, struct arn_dp_por
 		if ((pt->gateway & mask) != (pt->ipv4 & mask))
 			err(p, "gateway", "the gateway is not on this port's subnet");
 	}
+	if (pt->n_routes && !pt->gateway)
+		err(p, "routes", "routes go through a gateway: set gateway: too");
 	if (pt->name == NULL) {
 		char nm[32];
 		snprintf(nm, sizeof(nm), "port%zu", i);

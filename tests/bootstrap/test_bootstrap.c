@@ -543,6 +543,8 @@ static void test_dataplane_section(void **state)
 		     "      mtu: 9000\n"
 		     "    - device: net_tap0,iface=t0\n"
 		     "      ipv4: 198.19.0.2/16\n"
+		     "      gateway: 198.19.0.1\n"
+		     "      routes: [16.0.0.0/16, 48.0.0.0/8]\n"
 		     "  mbuf_pool: {mbufs_per_socket: 4095}\n"
 		     "  tcp: {max_connections_per_worker: 1024}\n");
 	const struct arn_dataplane *dp = &bs->dp;
@@ -558,6 +560,11 @@ static void test_dataplane_section(void **state)
 	assert_int_equal(dp->ports[0].mtu, 9000);
 	assert_int_equal(dp->ports[1].mtu, 1500);
 	assert_string_equal(dp->ports[1].name, "port1");
+	assert_int_equal(dp->ports[0].n_routes, 0);
+	assert_int_equal(dp->ports[1].n_routes, 2);
+	assert_int_equal(dp->ports[1].routes[0].prefix, 0x10000000);
+	assert_int_equal(dp->ports[1].routes[0].len, 16);
+	assert_int_equal(dp->ports[1].routes[1].len, 8);
 	assert_int_equal(dp->mbufs_per_socket, 4095);
 	assert_int_equal(dp->mbuf_cache_size, 256);
 	assert_int_equal(dp->tcp_max_connections, 1024);
@@ -574,6 +581,14 @@ static void test_dataplane_section(void **state)
 		     "dataplane:\n"
 		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24, gateway: 10.0.0.1}]\n",
 		     "dataplane.ports[0].gateway: the gateway is not on this port's subnet");
+	assert_error("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24, routes: [16.0.0.1/16]}]\n",
+		     "dataplane.ports[0].routes[0]: host bits are set");
+	assert_error("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24, routes: [16.0.0.0/16]}]\n",
+		     "dataplane.ports[0].routes: routes go through a gateway");
 	assert_error("envoy_bootstrap: {}\n"
 		     "dataplane:\n"
 		     "  control_lcore: 1\n"
