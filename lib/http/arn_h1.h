@@ -1,0 +1,510 @@
+/*
+ * HTTP/1.x codec: an incremental, resumable, zero-copy parser for requests
+ * and responses, and a serializer for heads and chunked bodies.
+ *
+ * The models are HAProxy's src/h1.c (a resumable parser that keeps slices
+ * into the input) and picohttpparser (no allocation, no copy, return values
+ * spelled out, tests against a guard page). Nothing here allocates; the
+ * caller owns every buffer. Everything runs on one worker lcore per
+ * connection and is not thread-safe per parser.
+ *
+ * ---- Input model ----------------------------------------------------------
+ *
+ * The TCP layer delivers a connection's bytes as a sequence of segments (an
+ * mbuf chain, each segment a (pointer, length) run). The caller feeds them
+ * to arn_h1_parse() one run at a time, in order; the parser never needs the
+ * next run to make sense of the current one, and it can stop in the middle
+ * of a run (one event per call).
+ *
+ * Header names and values are slices (pointer + length). A slice points
+ * into the run where its line appeared when the whole line is inside that
+ * run (the common case: a request head fits in one segment). A line that
+ * straddles two or more runs is copied, whole, into a small per-connection
+ * scratch buffer, and its slices point there. Why copy and not record chunk
+ * boundaries in the slices: every consumer (router matching, header
+ * rewriting, the serializer, access logs) then sees contiguous strings and
+ * needs no segment-aware code; the copy happens only for the few lines that
+ * cross a segment boundary (at most one per boundary), and the bytes copied
+ * are bounded by the head itself, since each head byte belongs to one line:
+ * scratch of max_head_bytes can never overflow. A smaller scratch bounds
+ * memory harder (nginx's large_client_header_buffers does the same); a head
+ * whose spanning lines do not fit gets ARN_H1_E_SCRATCH_FULL (431).
+ * Scratch can be attached lazily: when a line must be saved and none is
+ * attached, the parser returns ARN_H1_EV_NEED_SCRATCH (nothing of that line
+ * consumed); the caller attaches a buffer (arn_h1_parser_set_scratch) and
+ * calls again. Idle connections and single-segment heads never need one.
+ *
+ * Ownership and lifetime: bytes consumed while parsing a head (or
+ * trailers) must stay in place and unchanged until the caller is done with
+ * that message's slices, i.e. the caller keeps those mbufs. Body data is
+ * never copied: an ARN_H1_EV_BODY event points into the run just passed.
+ *
+ * ---- Events -----------------------------------------------------------------
+ *
+ * Every message yields ARN_H1_EV_HEAD, zero or more ARN_H1_EV_BODY, then
+ * ARN_H1_EV_END (with no body, END comes from the call after HEAD, with 0
+ * bytes consumed). The parser stops after END: the next call starts the
+ * next pipelined message, so the caller decides when to look at it, and
+ * the message struct stays valid until the first byte of the next message
+ * is consumed. The usual loop over one run:
+ *
+ *	for (;;) {
+ *		ssize_t n = arn_h1_parse(p, buf, len, &ev);
+ *		if (n == ARN_AGAIN) break;           // all of buf taken; next run
+ *		if (n < 0) { ... error ... }          // see below
+ *		buf += n; len -= n;
+ *		... handle ev (HEAD / BODY / END / NEED_SCRATCH) ...
+ *	}
+ *
+ * ---- Smuggling defences and limits --------------------------------------
+ *
+ * Each is a distinct enum arn_h1_err (arn_h1_err.def) with the status a
+ * server answers: both Content-Length and Transfer-Encoding (unless
+ * ARN_H1_O_ALLOW_CHUNKED_LENGTH), repeated Content-Length (even identical:
+ * Envoy's http-parser and balsa codecs both reject it), a transfer coding
+ * other than a single final "chunked", Transfer-Encoding in HTTP/1.0, bad
+ * chunk sizes / extensions / CRLFs, obs-fold, bare CR, NUL, invalid name
+ * and value characters, whitespace before the colon, missing, repeated or
+ * invalid Host in HTTP/1.1. The caller answers the status and closes the
+ * connection; the parser refuses further input after an error.
+ */
+#ifndef ARN_H1_H
+#define ARN_H1_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/** Parsers return this when they took all of their input and need more. */
+#ifndef ARN_AGAIN
+#define ARN_AGAIN (-EAGAIN)
+#endif
+
+/* ---- enums from the .def lists -------------------------------------------- */
+
+enum arn_h1_err {
+#define ARN_H1_ERR(id, status, details, text) ARN_H1_E_##id,
+#include "arn_h1_err.def"
+#undef ARN_H1_ERR
+	ARN_H1_E_COUNT,
+};
+
+/* Header ids: ARN_H1_H_OTHER for any name not in arn_h1_hdr.def. */
+enum arn_h1_hdr_id {
+	ARN_H1_H_OTHER = 0,
+#define ARN_H1_HDR(id, name) ARN_H1_H_##id,
+#include "arn_h1_hdr.def"
+#undef ARN_H1_HDR
+	ARN_H1_H_COUNT,
+};
+
+enum arn_h1_method {
+	ARN_H1_M_NONE = 0, /* responses */
+#define ARN_H1_METHOD(id, name) ARN_H1_M_##id,
+#include "arn_h1_method.def"
+#undef ARN_H1_METHOD
+	ARN_H1_M_COUNT,
+};
+
+enum arn_h1_kind {
+	ARN_H1_REQUEST = 0,
+	ARN_H1_RESPONSE,
+};
+
+/* RFC 9112 section 3.2 request-target forms. */
+enum arn_h1_target_form {
+	ARN_H1_TF_ORIGIN = 0, /* /path?query */
+	ARN_H1_TF_ABSOLUTE,   /* http://authority/path?query */
+	ARN_H1_TF_AUTHORITY,  /* host:port, CONNECT only */
+	ARN_H1_TF_ASTERISK,   /* *, OPTIONS only */
+};
+
+/* ---- parsed message -------------------------------------------------------- */
+
+/** A run of bytes owned by someone else (the input, scratch, or static). */
+struct arn_h1_slice {
+	const char *p;
+	uint32_t len;
+};
+
+/** One header (or trailer) line: name and value, value without OWS. */
+struct arn_h1_header {
+	const char *name;
+	const char *value;
+	uint32_t value_len;
+	uint16_t name_len;
+	uint16_t id; /* enum arn_h1_hdr_id */
+};
+
+/* msg->flags */
+#define ARN_H1_F_CONTENT_LENGTH (1u << 0)  /* body framed by Content-Length */
+#define ARN_H1_F_CHUNKED (1u << 1)	   /* body framed by chunked coding */
+#define ARN_H1_F_UNTIL_CLOSE (1u << 2)	   /* response body ends when the server closes */
+#define ARN_H1_F_NO_BODY (1u << 3)	   /* no body follows the head (END is next) */
+#define ARN_H1_F_KEEP_ALIVE (1u << 4)	   /* the connection may carry another message */
+#define ARN_H1_F_CONN_CLOSE (1u << 5)	   /* "close" in Connection */
+#define ARN_H1_F_CONN_KEEP_ALIVE (1u << 6) /* "keep-alive" in Connection */
+#define ARN_H1_F_CONN_UPGRADE (1u << 7)	   /* "upgrade" in Connection */
+#define ARN_H1_F_UPGRADE                                                                           \
+	(1u << 8) /* request asks to switch protocols (1.1, Connection: upgrade + Upgrade) */
+#define ARN_H1_F_WEBSOCKET (1u << 9) /* ... and the first protocol in Upgrade is websocket */
+#define ARN_H1_F_H2C (1u << 10)	     /* ... or it is h2c (a proxy strips it, as Envoy does) */
+#define ARN_H1_F_EXPECT_CONTINUE (1u << 11) /* HTTP/1.1 request with Expect: 100-continue */
+#define ARN_H1_F_EXPECT_OTHER (1u << 12)    /* some other expectation (a server may answer 417) */
+#define ARN_H1_F_TE (1u << 13)		    /* Transfer-Encoding present */
+#define ARN_H1_F_CL_IGNORED                                                                        \
+	(1u << 14) /* CL and TE: CL ignored (ALLOW_CHUNKED_LENGTH); do not forward CL */
+#define ARN_H1_F_TUNNEL                                                                            \
+	(1u << 15) /* after this response the connection is a raw tunnel (101, 2xx to CONNECT) */
+#define ARN_H1_F_FRAGMENT (1u << 16) /* request-target contains '#' */
+#define ARN_H1_F_TRAILERS (1u << 17) /* trailers were received (see n_trailers) */
+
+/**
+ * One message. The caller owns it and the header array; the parser fills it
+ * from the first byte of a message on, completely by ARN_H1_EV_HEAD
+ * (trailers by ARN_H1_EV_END). Slices point into the caller's input runs,
+ * the scratch buffer, or static strings.
+ */
+struct arn_h1_msg {
+	/* set by the caller (arn_h1_msg_init), untouched by the parser */
+	struct arn_h1_header *hdrs;
+	uint16_t hdr_cap;
+
+	/* filled by the parser */
+	uint16_t n_hdrs;	 /* head fields: hdrs[0 .. n_hdrs) */
+	uint16_t n_trailers;	 /* trailer fields: hdrs[n_hdrs .. n_hdrs + n_trailers) */
+	uint8_t version;	 /* 10 or 11 */
+	uint8_t method;		 /* enum arn_h1_method (requests) */
+	uint8_t target_form;	 /* enum arn_h1_target_form (requests) */
+	uint16_t status;	 /* responses */
+	int16_t host_idx;	 /* index of Host in hdrs, or -1 */
+	int16_t upgrade_idx;	 /* index of (the first) Upgrade, or -1 */
+	uint32_t flags;		 /* ARN_H1_F_* */
+	uint32_t head_len;	 /* bytes of the head on the wire, start line to empty line */
+	uint64_t content_length; /* when ARN_H1_F_CONTENT_LENGTH */
+	uint64_t body_len;	 /* body bytes delivered so far (without chunk framing) */
+
+	struct arn_h1_slice method_name; /* requests: as received */
+	struct arn_h1_slice target;	 /* requests: request-target as received */
+	struct arn_h1_slice scheme;	 /* absolute-form only ("http"), else empty */
+	/* The authority the request is for: from the target in absolute and
+	 * authority forms (RFC 9112 3.2.2: a proxy ignores Host then), else the
+	 * Host value (possibly empty); split it with arn_h1_authority_split. */
+	struct arn_h1_slice authority;
+	/* Path and query: the target in origin form, the part after the
+	 * authority in absolute form ("/" when empty), "*" in asterisk form,
+	 * empty in authority form. */
+	struct arn_h1_slice path;
+	struct arn_h1_slice reason; /* responses: reason phrase (may be empty) */
+};
+
+/** Point @p m at the caller's header array (@p cap entries, kept by the caller). */
+void arn_h1_msg_init(struct arn_h1_msg *m, struct arn_h1_header *hdrs, uint16_t cap);
+
+/* ---- parser ------------------------------------------------------------------ */
+
+/* arn_h1_config.opts */
+#define ARN_H1_O_ALLOW_CHUNKED_LENGTH                                                              \
+	(1u << 0) /* Envoy allow_chunked_length: CL+TE -> CL ignored */
+
+/** Limits and options. Zero fields take the defaults shown. */
+struct arn_h1_config {
+	/* Start line + header lines + CRLFs, also applied to trailers
+	 * separately. Default 60 KiB: Envoy's max_request_headers_kb. */
+	uint32_t max_head_bytes;
+	/* Request line (or status line) length; default: max_head_bytes. A
+	 * request line over it (or over max_head_bytes) is ARN_H1_E_URI_TOO_LONG
+	 * (414), so the caller can tell it from a header block too large (431). */
+	uint32_t max_start_line;
+	/* Header lines (and, separately, trailer lines). Default 100: Envoy's
+	 * max_headers_count. Also capped by the message's hdr_cap. */
+	uint16_t max_headers;
+	/* A chunk-size line with its extensions. Default 4096. */
+	uint16_t max_chunk_line;
+	uint32_t opts; /* ARN_H1_O_* */
+};
+
+#define ARN_H1_DEFAULT_MAX_HEAD (60u * 1024)
+#define ARN_H1_DEFAULT_MAX_HEADERS 100
+#define ARN_H1_DEFAULT_MAX_CHUNK_LINE 4096
+
+enum arn_h1_ev_type {
+	ARN_H1_EV_NONE = 0,
+	ARN_H1_EV_HEAD,		/* the head is complete: msg is filled, framing known */
+	ARN_H1_EV_BODY,		/* data/len: body bytes (de-chunked), or tunnel bytes */
+	ARN_H1_EV_END,		/* the message is complete (trailers in msg) */
+	ARN_H1_EV_NEED_SCRATCH, /* attach scratch, then call again with the rest */
+};
+
+struct arn_h1_ev {
+	enum arn_h1_ev_type type;
+	const char *data; /* ARN_H1_EV_BODY: points into the input run */
+	size_t len;
+};
+
+/**
+ * Per-connection (per-direction) parser state. The caller allocates it
+ * (typically inside its connection struct); the fields are private.
+ */
+struct arn_h1_parser {
+	struct arn_h1_msg *msg;
+	char *scratch;
+	uint32_t scratch_cap;
+	uint32_t scratch_len;
+	uint32_t line_off;   /* start of the partial line in scratch */
+	uint32_t head_bytes; /* of the head (or trailers) so far */
+	uint32_t max_head, max_start;
+	uint16_t max_hdrs, max_chunk_line;
+	uint16_t chunk_line_len;
+	uint8_t kind; /* enum arn_h1_kind */
+	uint8_t state;
+	uint8_t partial;    /* a line is being assembled in scratch */
+	uint8_t start_done; /* start line parsed */
+	uint8_t req_method; /* responses: method of the request answered */
+	uint8_t err;	    /* enum arn_h1_err once in error */
+	uint8_t te_bits;
+	uint8_t chunk_digits;
+	uint32_t opts;
+	uint64_t remaining; /* Content-Length body or current chunk */
+};
+
+/**
+ * Prepare @p p to parse a stream of @p kind messages into @p msg (owned by
+ * the caller, kept for the parser's life). @p cfg may be NULL (defaults);
+ * it is copied. No scratch is attached.
+ */
+void arn_h1_parser_init(struct arn_h1_parser *p, enum arn_h1_kind kind,
+			const struct arn_h1_config *cfg, struct arn_h1_msg *msg);
+
+/**
+ * Attach a scratch buffer (@p cap bytes, owned by the caller) for lines that
+ * span input runs. Allowed while the parser holds no partial line in the
+ * current one (arn_h1_parser_scratch_busy() is false), and then any slices
+ * into the old buffer remain the caller's to keep alive.
+ * @return 0, or -EBUSY when a partial line is held in the current scratch.
+ */
+int arn_h1_parser_set_scratch(struct arn_h1_parser *p, char *buf, uint32_t cap);
+
+/** Does the current message have lines in scratch (slices into it)? */
+bool arn_h1_parser_scratch_busy(const struct arn_h1_parser *p);
+
+/**
+ * Responses only: the method of the request the next response answers
+ * (HEAD: no body; CONNECT: 2xx turns into a tunnel). Call before feeding
+ * the response; it stays in force for 1xx interim responses. Default GET.
+ */
+void arn_h1_parser_expect(struct arn_h1_parser *p, enum arn_h1_method req_method);
+
+/**
+ * Parse the next piece of one run of input.
+ *
+ * @return n >= 0: the first n bytes of @p buf were consumed and @p ev holds
+ *   an event (n may be 0, e.g. END after a head without body);
+ *   ARN_AGAIN: all @p len bytes were consumed (remembered or copied as
+ *   needed) and no event is ready: feed the next run;
+ *   -EBADMSG: the input violates HTTP/1 or a limit: arn_h1_parser_error()
+ *   tells which (with the status to answer); the parser stays in error;
+ *   -EBUSY: a request asked for an upgrade / CONNECT and the caller has not
+ *   yet called arn_h1_parser_tunnel() or arn_h1_parser_resume(); nothing
+ *   consumed;
+ *   -EPIPE: the previous message ended the connection (not keep-alive), so
+ *   further bytes are not HTTP; nothing consumed.
+ */
+ssize_t arn_h1_parse(struct arn_h1_parser *p, const char *buf, size_t len, struct arn_h1_ev *ev);
+
+/**
+ * The peer closed its side. For a response read until close this is its
+ * END; between messages (or after only empty lines) it is a clean close.
+ * @return 0 with ev->type ARN_H1_EV_END or ARN_H1_EV_NONE; -EBADMSG with
+ *   ARN_H1_E_TRUNCATED when a message was cut short.
+ */
+int arn_h1_parse_eof(struct arn_h1_parser *p, struct arn_h1_ev *ev);
+
+/**
+ * Switch to a raw tunnel: every later byte is returned as ARN_H1_EV_BODY.
+ * The caller does it on the request side when the upstream answered 101 to
+ * an upgrade or 2xx to CONNECT (the response parser does it by itself).
+ */
+void arn_h1_parser_tunnel(struct arn_h1_parser *p);
+
+/** After an upgrade / CONNECT request that the upstream refused: go on
+ * parsing HTTP on this connection. */
+void arn_h1_parser_resume(struct arn_h1_parser *p);
+
+/** Why the parser failed (ARN_H1_E_NONE if it did not). */
+enum arn_h1_err arn_h1_parser_error(const struct arn_h1_parser *p);
+
+/** Is the parser between messages (no byte of a next message consumed)? */
+bool arn_h1_parser_idle(const struct arn_h1_parser *p);
+
+/** The status a server answers for @p e in a request (400, 414, 431, 501, 505). */
+int arn_h1_err_status(enum arn_h1_err e);
+/** "http1.headers_too_large"-style details (response code details, counters). */
+const char *arn_h1_err_details(enum arn_h1_err e);
+/** "CL_AND_TE"-style identifier. */
+const char *arn_h1_err_name(enum arn_h1_err e);
+/** A sentence for logs and local reply bodies. */
+const char *arn_h1_err_text(enum arn_h1_err e);
+
+/** "GET" for ARN_H1_M_GET ... ("" for ARN_H1_M_NONE or out of range). */
+const char *arn_h1_method_str(enum arn_h1_method m);
+/** The method for a name (case-sensitive), or ARN_H1_M_NONE. */
+enum arn_h1_method arn_h1_method_lookup(const char *s, size_t n);
+/** The id of a header name (case-insensitive), or ARN_H1_H_OTHER. */
+enum arn_h1_hdr_id arn_h1_hdr_lookup(const char *s, size_t n);
+/** Lower-case name of a header id ("" for ARN_H1_H_OTHER). */
+const char *arn_h1_hdr_name(enum arn_h1_hdr_id id);
+
+/* ---- header helpers ---------------------------------------------------------- */
+
+/** ASCII case-insensitive equality of two byte strings. */
+bool arn_h1_eq_nocase(const char *a, size_t an, const char *b, size_t bn);
+
+/**
+ * Index of the first head header at or after @p from named @p name
+ * (case-insensitive), or -1. Trailers are not searched.
+ */
+int arn_h1_find(const struct arn_h1_msg *m, const char *name, size_t n, int from);
+/** Same by id (faster; @p id must not be ARN_H1_H_OTHER). */
+int arn_h1_find_id(const struct arn_h1_msg *m, enum arn_h1_hdr_id id, int from);
+
+/**
+ * Iterate a comma-separated list (Connection, Transfer-Encoding, Upgrade,
+ * ...): RFC 9110 5.6.1 rules, OWS trimmed, empty elements skipped.
+ * Initialise with arn_h1_list_init(&it, value, len); each call yields the
+ * next element in @p out. Elements are not split at ';' (parameters stay).
+ * @return true with an element, false at the end.
+ */
+struct arn_h1_list_iter {
+	const char *p, *end;
+};
+void arn_h1_list_init(struct arn_h1_list_iter *it, const char *s, size_t n);
+bool arn_h1_list_next(struct arn_h1_list_iter *it, struct arn_h1_slice *out);
+/** Is @p tok (case-insensitive) an element of the list @p s? */
+bool arn_h1_list_has(const char *s, size_t n, const char *tok, size_t tn);
+/** Is @p tok an element of any head header with id @p id? */
+bool arn_h1_msg_has_token(const struct arn_h1_msg *m, enum arn_h1_hdr_id id, const char *tok,
+			  size_t tn);
+
+/**
+ * Split an authority (Host value, or the target's authority) into host and
+ * port: "example.com", "example.com:8080", "[2001:db8::1]:443", "1.2.3.4".
+ * @p host gets the host without brackets for IPv6 literals; @p port gets the
+ * port or -1 when absent (an empty port after ':' counts as absent, RFC
+ * 3986). Characters are checked against RFC 3986 host syntax (no userinfo).
+ * @return 0, or -EINVAL for an invalid authority (host or port); an empty
+ *   authority is valid (host empty, port -1).
+ */
+int arn_h1_authority_split(const char *s, size_t n, struct arn_h1_slice *host, int *port);
+
+/* ---- serializer ------------------------------------------------------------- */
+
+/**
+ * An output cursor over caller-provided buffers: the writer copies into
+ * p[len..cap) and, when that is full, calls @p refill to get the next
+ * buffer (e.g. a new mbuf appended to the chain: the callback sets p, len
+ * and cap, keeping arg). refill may be NULL (a single fixed buffer).
+ * Errors are sticky: after one, writes do nothing and return the error.
+ */
+struct arn_h1_wbuf {
+	char *p;
+	uint32_t len;
+	uint32_t cap;
+	int err; /* 0 or the first negative errno */
+	/* @return 0 with a buffer that has room, or a negative errno (stop). */
+	int (*refill)(struct arn_h1_wbuf *w);
+	void *arg;
+	uint64_t total; /* bytes written over all buffers */
+};
+
+void arn_h1_wbuf_init(struct arn_h1_wbuf *w, char *buf, uint32_t cap,
+		      int (*refill)(struct arn_h1_wbuf *w), void *arg);
+
+/** Append @p n bytes. @return 0, or -ENOBUFS (no refill / refill failed). */
+int arn_h1_put(struct arn_h1_wbuf *w, const void *s, size_t n);
+
+/** "METHOD target HTTP/1.x\r\n" (minor 0 or 1). @return as arn_h1_put. */
+int arn_h1_write_request_line(struct arn_h1_wbuf *w, const char *method, size_t mlen,
+			      const char *target, size_t tlen, int minor);
+/** "HTTP/1.x status reason\r\n"; @p reason NULL: the standard phrase. */
+int arn_h1_write_status_line(struct arn_h1_wbuf *w, unsigned status, const char *reason,
+			     size_t rlen, int minor);
+/** "name: value\r\n" (the caller supplies valid name and value). */
+int arn_h1_write_header(struct arn_h1_wbuf *w, const char *name, size_t nlen, const char *value,
+			size_t vlen);
+/** The empty line that ends a head (or trailers). */
+int arn_h1_write_end(struct arn_h1_wbuf *w);
+
+/** The standard reason phrase for @p status ("Unknown" if none). */
+const char *arn_h1_reason(unsigned status);
+
+/* Header edits applied while writing a parsed message's headers. Names
+ * compare case-insensitively. Modelled on Envoy's HeaderValueOption
+ * append_action plus header removal and x-forwarded-for appending. */
+enum arn_h1_edit_op {
+	ARN_H1_EDIT_REMOVE = 0,	    /* drop every line with this name */
+	ARN_H1_EDIT_SET,	    /* OVERWRITE_IF_EXISTS_OR_ADD: one line, where the first was */
+	ARN_H1_EDIT_SET_IF_PRESENT, /* OVERWRITE_IF_EXISTS */
+	ARN_H1_EDIT_ADD,	    /* APPEND_IF_EXISTS_OR_ADD: one more line at the end */
+	ARN_H1_EDIT_ADD_IF_ABSENT,  /* ADD_IF_ABSENT */
+	ARN_H1_EDIT_APPEND_VALUE,   /* x-forwarded-for: existing values joined with ",", then
+				       ",value"; or add */
+};
+
+struct arn_h1_edit {
+	const char *name;
+	const char *value;
+	uint32_t value_len;
+	uint16_t name_len;
+	uint8_t op; /* enum arn_h1_edit_op */
+};
+
+/* arn_h1_write_headers flags */
+#define ARN_H1_W_DROP_HOP                                                                          \
+	(1u << 0)		   /* drop hop-by-hop fields (RFC 9110 7.6.1): Connection,         \
+				      Keep-Alive, Proxy-Connection, TE, Transfer-Encoding,         \
+				      Upgrade, HTTP2-Settings, and those Connection names */
+#define ARN_H1_W_UPGRADE (1u << 1) /* with DROP_HOP: keep Upgrade, write "connection: upgrade" */
+
+#define ARN_H1_MAX_EDITS 64
+
+/**
+ * Write @p m's head fields (not trailers) with @p edits applied, then the
+ * additions the edits ask for; no start line and no empty line (the
+ * caller writes those, and any framing header it needs, e.g.
+ * "transfer-encoding: chunked" when it re-chunks a body).
+ * @return 0, -E2BIG (more than ARN_H1_MAX_EDITS edits), or the writer's error.
+ */
+int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
+			 const struct arn_h1_edit *edits, unsigned n_edits, unsigned flags);
+
+/** Write trailer or header lines from an array (e.g. msg trailers). */
+int arn_h1_write_fields(struct arn_h1_wbuf *w, const struct arn_h1_header *h, unsigned n);
+
+/* Chunked encoding. The CRLF that closes one chunk's data is written with
+ * the next chunk's size line (or the last chunk), so each data piece needs
+ * exactly one small prefix, which fits in an mbuf's headroom. */
+struct arn_h1_chunker {
+	bool open; /* a chunk's data was announced and not yet closed */
+};
+#define ARN_H1_CHUNK_PREFIX_MAX 20 /* "\r\n" + 16 hex digits + "\r\n" */
+#define ARN_H1_CHUNK_LAST_MAX 5	   /* "\r\n0\r\n" */
+
+/**
+ * Format the prefix for @p size (> 0) bytes of chunk data into @p out.
+ * @return its length (<= ARN_H1_CHUNK_PREFIX_MAX); 0 if @p size is 0
+ *   (an empty chunk would end the body, so none is written).
+ */
+size_t arn_h1_chunk_prefix(struct arn_h1_chunker *c, uint64_t size,
+			   char out[ARN_H1_CHUNK_PREFIX_MAX]);
+/** Format "[\r\n]0\r\n" (the last chunk, before trailers); @return its length. */
+size_t arn_h1_chunk_last(struct arn_h1_chunker *c, char out[ARN_H1_CHUNK_LAST_MAX]);
+
+/** Writer forms: a chunk prefix, and the end of a chunked body with trailers. */
+int arn_h1_write_chunk_prefix(struct arn_h1_wbuf *w, struct arn_h1_chunker *c, uint64_t size);
+int arn_h1_write_chunk_end(struct arn_h1_wbuf *w, struct arn_h1_chunker *c,
+			   const struct arn_h1_header *trailers, unsigned n);
+
+#endif

@@ -1,0 +1,1046 @@
+/*
+ * HTTP/1.x parser (see arn_h1.h for the contract).
+ *
+ * The head is parsed a line at a time. A line wholly inside the current run
+ * is scanned once, in place: the scan that validates the characters also
+ * finds its end. A line cut by the end of a run is copied to scratch and
+ * completed from the next runs (memchr for its LF), then parsed from there
+ * by the same code. Errors are reported in scan order within a line, so the
+ * result never depends on where the input was split (the fuzz target
+ * checks exactly that). Body framing (Content-Length, chunked) is a small
+ * byte-at-a-time state machine that never copies data.
+ */
+#include <string.h>
+
+#include "h1_int.h"
+
+enum {
+	ST_IDLE = 0,	  /* between messages */
+	ST_HEAD,	  /* start line and header lines */
+	ST_BODY_CL,	  /* remaining bytes of a Content-Length body */
+	ST_BODY_EOF,	  /* response body until the server closes */
+	ST_CHUNK_SIZE,	  /* hex digits of a chunk size */
+	ST_CHUNK_BWS,	  /* whitespace after the size, before ';' */
+	ST_CHUNK_EXT,	  /* chunk extensions, up to CR */
+	ST_CHUNK_LF,	  /* LF ending the size line */
+	ST_CHUNK_DATA,	  /* remaining bytes of the current chunk */
+	ST_CHUNK_DATA_CR, /* CR after chunk data */
+	ST_CHUNK_DATA_LF, /* LF after chunk data */
+	ST_TRAILERS,	  /* trailer lines after the last chunk */
+	ST_END,		  /* END is the next event */
+	ST_UPGRADE_WAIT,  /* request side after upgrade/CONNECT: caller decides */
+	ST_TUNNEL,	  /* raw bytes */
+	ST_CLOSED,	  /* the connection ends after the last message */
+	ST_ERROR,
+};
+
+/* p->te_bits: what the Transfer-Encoding lines said, in order. */
+#define TE_CHUNKED 0x01	     /* chunked seen */
+#define TE_LAST_CHUNKED 0x02 /* the last coding so far is chunked */
+#define TE_OTHER 0x04	     /* a coding other than chunked */
+#define TE_TWICE 0x08	     /* chunked more than once */
+
+/* Line parser results (errors: L_ERR, with p->err set). */
+#define L_ERR (-1)
+#define L_INCOMPLETE 0
+#define L_START 1
+#define L_FIELD 2
+#define L_EMPTY 3
+
+/* Step results inside arn_h1_parse. */
+#define R_CONT 0  /* state changed, go on */
+#define R_EVENT 1 /* ev filled, return the bytes consumed */
+#define R_AGAIN 2 /* all input taken */
+#define R_ERR 3
+
+typedef const unsigned char *uptr;
+
+static int fail(struct arn_h1_parser *p, enum arn_h1_err e)
+{
+	p->err = (uint8_t)e;
+	p->state = ST_ERROR;
+	return L_ERR;
+}
+
+/* A character that ended a scan where it was not allowed: NUL and bare CR
+ * get their own codes; a CR at the end of the input may still be followed
+ * by LF, so that is "need more". */
+static int bad_char(struct arn_h1_parser *p, uptr q, uptr end, enum arn_h1_err dflt)
+{
+	if (*q == 0)
+		return fail(p, ARN_H1_E_NUL);
+	if (*q == '\r') {
+		if (q + 1 == end)
+			return L_INCOMPLETE;
+		if (q[1] != '\n')
+			return fail(p, ARN_H1_E_BARE_CR);
+	}
+	return fail(p, dflt);
+}
+
+/* Line end at q: CRLF or LF (RFC 9112 2.2 lets a recipient accept a bare
+ * LF in the head; heads are re-serialized with CRLF, so a downstream parser
+ * never sees the difference). Sets *next past it. */
+static int line_end(struct arn_h1_parser *p, uptr q, uptr end, const char **next,
+		    enum arn_h1_err dflt)
+{
+	if (q == end)
+		return L_INCOMPLETE;
+	if (*q == '\n') {
+		*next = (const char *)q + 1;
+		return 1;
+	}
+	if (*q == '\r') {
+		if (q + 1 == end)
+			return L_INCOMPLETE;
+		if (q[1] != '\n')
+			return fail(p, ARN_H1_E_BARE_CR);
+		*next = (const char *)q + 2;
+		return 1;
+	}
+	return bad_char(p, q, end, dflt);
+}
+
+/* "HTTP/" DIGIT "." DIGIT, checked as far as the input goes; then only 1.0
+ * and 1.1 are accepted (505 for other well-formed versions). */
+static int parse_version(struct arn_h1_parser *p, uptr q, uptr end, uint8_t *ver)
+{
+	static const char pat[] = "HTTP/9.9";
+	size_t avail = (size_t)(end - q);
+	size_t n = avail < 8 ? avail : 8;
+	for (size_t i = 0; i < n; i++) {
+		int ok =
+		    pat[i] == '9' ? (q[i] >= '0' && q[i] <= '9') : q[i] == (unsigned char)pat[i];
+		if (!ok)
+			return bad_char(p, q + i, end, ARN_H1_E_START_LINE);
+	}
+	if (n < 8)
+		return L_INCOMPLETE;
+	if (q[5] != '1' || (q[7] != '0' && q[7] != '1'))
+		return fail(p, ARN_H1_E_VERSION);
+	*ver = (uint8_t)(10 + (q[7] - '0'));
+	return 1;
+}
+
+static const char slash[] = "/";
+static const char star[] = "*";
+
+/* Request-target forms (RFC 9112 3.2) and the authority they carry. */
+static int parse_target(struct arn_h1_parser *p, uptr t, uint32_t n)
+{
+	struct arn_h1_msg *m = p->msg;
+	struct arn_h1_slice host;
+	int port;
+
+	if (memchr(t, '#', n))
+		m->flags |= ARN_H1_F_FRAGMENT;
+	if (m->method == ARN_H1_M_CONNECT) {
+		/* authority-form, "host:port", the only form CONNECT takes */
+		if (t[0] == '/' || arn_h1_authority_split((const char *)t, n, &host, &port) != 0 ||
+		    host.len == 0 || port < 0)
+			return fail(p, ARN_H1_E_TARGET);
+		m->target_form = ARN_H1_TF_AUTHORITY;
+		m->authority = (struct arn_h1_slice){(const char *)t, n};
+		return 0;
+	}
+	if (t[0] == '/') {
+		m->target_form = ARN_H1_TF_ORIGIN;
+		m->path = (struct arn_h1_slice){(const char *)t, n};
+		return 0;
+	}
+	if (n == 1 && t[0] == '*') {
+		if (m->method != ARN_H1_M_OPTIONS)
+			return fail(p, ARN_H1_E_TARGET);
+		m->target_form = ARN_H1_TF_ASTERISK;
+		m->path = (struct arn_h1_slice){star, 1};
+		return 0;
+	}
+	/* absolute-form: scheme "://" authority [ "/" path ] [ "?" query ] */
+	uint32_t i = 0;
+	if (!((t[0] | 0x20) >= 'a' && (t[0] | 0x20) <= 'z'))
+		return fail(p, ARN_H1_E_TARGET);
+	while (i < n && (((t[i] | 0x20) >= 'a' && (t[i] | 0x20) <= 'z') ||
+			 (t[i] >= '0' && t[i] <= '9') || t[i] == '+' || t[i] == '-' || t[i] == '.'))
+		i++;
+	if (n - i < 3 || memcmp(t + i, "://", 3) != 0)
+		return fail(p, ARN_H1_E_TARGET);
+	uint32_t a = i + 3, b = a;
+	while (b < n && t[b] != '/' && t[b] != '?' && t[b] != '#')
+		b++;
+	/* no userinfo (RFC 9110 4.2.4), a host is required, and a query with
+	 * no path would leave no origin-form path to forward without a copy */
+	if (memchr(t + a, '@', b - a) ||
+	    arn_h1_authority_split((const char *)t + a, b - a, &host, &port) != 0 ||
+	    host.len == 0 || (b < n && t[b] != '/'))
+		return fail(p, ARN_H1_E_TARGET);
+	m->target_form = ARN_H1_TF_ABSOLUTE;
+	m->scheme = (struct arn_h1_slice){(const char *)t, i};
+	m->authority = (struct arn_h1_slice){(const char *)t + a, b - a};
+	if (b < n)
+		m->path = (struct arn_h1_slice){(const char *)t + b, n - b};
+	else
+		m->path = (struct arn_h1_slice){slash, 1};
+	return 0;
+}
+
+/* method SP request-target SP HTTP-version CRLF */
+static int parse_request_line(struct arn_h1_parser *p, const char *s, const char *e,
+			      const char **next)
+{
+	struct arn_h1_msg *m = p->msg;
+	uptr q = (uptr)s, end = (uptr)e;
+	uptr m0 = q;
+	while (q < end && h1_is(*q, ARN_H1_C_TOKEN))
+		q++;
+	if (q == end)
+		return L_INCOMPLETE;
+	if (*q != ' ' || q == m0) {
+		/* "GET\r\n" ends the line early: malformed, not a bad method */
+		bool early = q == m0 || *q == '\r' || *q == '\n';
+		return bad_char(p, q, end, early ? ARN_H1_E_START_LINE : ARN_H1_E_METHOD);
+	}
+	uint32_t mlen = (uint32_t)(q - m0);
+	q++;
+	uptr t0 = q;
+	while (q < end && h1_is(*q, ARN_H1_C_URI))
+		q++;
+	if (q == end)
+		return L_INCOMPLETE;
+	if (*q != ' ' || q == t0) {
+		/* "GET /\r\n" (HTTP/0.9), two spaces, or a byte no target has */
+		enum arn_h1_err d =
+		    (q == t0 || *q == '\r' || *q == '\n') ? ARN_H1_E_START_LINE : ARN_H1_E_TARGET;
+		return bad_char(p, q, end, d);
+	}
+	uint32_t tlen = (uint32_t)(q - t0);
+	q++;
+	uint8_t ver;
+	int r = parse_version(p, q, end, &ver);
+	if (r != 1)
+		return r;
+	q += 8;
+	r = line_end(p, q, end, next, ARN_H1_E_START_LINE);
+	if (r != 1)
+		return r;
+
+	/* the line is complete and well formed: now its meaning */
+	enum arn_h1_method meth = arn_h1_method_lookup((const char *)m0, mlen);
+	if (meth == ARN_H1_M_NONE)
+		return fail(p, ARN_H1_E_METHOD);
+	m->method = (uint8_t)meth;
+	m->version = ver;
+	m->method_name = (struct arn_h1_slice){(const char *)m0, mlen};
+	m->target = (struct arn_h1_slice){(const char *)t0, tlen};
+	if (parse_target(p, t0, tlen) != 0)
+		return L_ERR;
+	return L_START;
+}
+
+/* HTTP-version SP 3DIGIT SP [ reason-phrase ] CRLF; a missing SP before an
+ * empty reason is tolerated, as most clients do. */
+static int parse_status_line(struct arn_h1_parser *p, const char *s, const char *e,
+			     const char **next)
+{
+	struct arn_h1_msg *m = p->msg;
+	uptr q = (uptr)s, end = (uptr)e;
+	uint8_t ver;
+	int r = parse_version(p, q, end, &ver);
+	if (r != 1)
+		return r;
+	q += 8;
+	if (q == end)
+		return L_INCOMPLETE;
+	if (*q != ' ')
+		return bad_char(p, q, end, ARN_H1_E_START_LINE);
+	q++;
+	unsigned status = 0;
+	for (int i = 0; i < 3; i++, q++) {
+		if (q == end)
+			return L_INCOMPLETE;
+		if (*q < '0' || *q > '9')
+			return bad_char(p, q, end, ARN_H1_E_STATUS);
+		status = status * 10 + (unsigned)(*q - '0');
+	}
+	if (q == end)
+		return L_INCOMPLETE;
+	uptr r0 = q;
+	if (*q == ' ') {
+		q++;
+		r0 = q;
+		while (q < end && h1_is(*q, ARN_H1_C_VALUE))
+			q++;
+	}
+	uptr r1 = q;
+	r = line_end(p, q, end, next, ARN_H1_E_STATUS);
+	if (r != 1)
+		return r;
+	if (status < 100)
+		return fail(p, ARN_H1_E_STATUS);
+	m->version = ver;
+	m->status = (uint16_t)status;
+	m->reason = (struct arn_h1_slice){(const char *)r0, (uint32_t)(r1 - r0)};
+	return L_START;
+}
+
+static int te_line(struct arn_h1_parser *p, const char *v, uint32_t n)
+{
+	struct arn_h1_list_iter it;
+	struct arn_h1_slice el;
+	arn_h1_list_init(&it, v, n);
+	while (arn_h1_list_next(&it, &el)) {
+		/* "chunked" takes no parameters; anything else is another coding */
+		if (arn_h1_eq_nocase(el.p, el.len, "chunked", 7)) {
+			if (p->te_bits & TE_CHUNKED)
+				p->te_bits |= TE_TWICE;
+			p->te_bits |= TE_CHUNKED | TE_LAST_CHUNKED;
+		} else {
+			p->te_bits &= (uint8_t)~TE_LAST_CHUNKED;
+			p->te_bits |= TE_OTHER;
+		}
+	}
+	return 0;
+}
+
+static int cl_line(struct arn_h1_parser *p, const char *v, uint32_t n)
+{
+	struct arn_h1_msg *m = p->msg;
+	/* Envoy (http-parser, and balsa since envoy#28985) refuses a second
+	 * Content-Length even with the same value, and "42, 42" too; so do we:
+	 * a proxy that merged them would forward what the sender did not. */
+	if (m->flags & ARN_H1_F_CONTENT_LENGTH)
+		return fail(p, ARN_H1_E_CL_DUPLICATE);
+	if (n == 0)
+		return fail(p, ARN_H1_E_CL_INVALID);
+	uint64_t x = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		unsigned d = (unsigned)(unsigned char)v[i] - '0';
+		if (d > 9 || x > (UINT64_MAX - d) / 10)
+			return fail(p, ARN_H1_E_CL_INVALID);
+		x = x * 10 + d;
+	}
+	m->flags |= ARN_H1_F_CONTENT_LENGTH;
+	m->content_length = x;
+	return 0;
+}
+
+static int add_field(struct arn_h1_parser *p, const char *name, uint32_t nlen, const char *value,
+		     uint32_t vlen)
+{
+	struct arn_h1_msg *m = p->msg;
+	bool trailer = p->state == ST_TRAILERS;
+	unsigned idx = (unsigned)m->n_hdrs + m->n_trailers;
+	unsigned count = trailer ? m->n_trailers : m->n_hdrs;
+	if (count >= p->max_hdrs || idx >= m->hdr_cap)
+		return fail(p, ARN_H1_E_TOO_MANY_HEADERS);
+	if (nlen > UINT16_MAX)
+		return fail(p, ARN_H1_E_HEAD_TOO_LARGE);
+	struct arn_h1_header *h = &m->hdrs[idx];
+	enum arn_h1_hdr_id id = arn_h1_hdr_lookup(name, nlen);
+	h->name = name;
+	h->name_len = (uint16_t)nlen;
+	h->value = value;
+	h->value_len = vlen;
+	h->id = (uint16_t)id;
+	if (trailer) {
+		m->n_trailers++;
+		return 0;
+	}
+	m->n_hdrs++;
+	switch (id) {
+	case ARN_H1_H_CONTENT_LENGTH:
+		return cl_line(p, value, vlen);
+	case ARN_H1_H_TRANSFER_ENCODING:
+		m->flags |= ARN_H1_F_TE;
+		return te_line(p, value, vlen);
+	case ARN_H1_H_CONNECTION: {
+		struct arn_h1_list_iter it;
+		struct arn_h1_slice el;
+		arn_h1_list_init(&it, value, vlen);
+		while (arn_h1_list_next(&it, &el)) {
+			if (arn_h1_eq_nocase(el.p, el.len, "close", 5))
+				m->flags |= ARN_H1_F_CONN_CLOSE;
+			else if (arn_h1_eq_nocase(el.p, el.len, "keep-alive", 10))
+				m->flags |= ARN_H1_F_CONN_KEEP_ALIVE;
+			else if (arn_h1_eq_nocase(el.p, el.len, "upgrade", 7))
+				m->flags |= ARN_H1_F_CONN_UPGRADE;
+		}
+		return 0;
+	}
+	case ARN_H1_H_HOST:
+		if (p->kind == ARN_H1_REQUEST) {
+			if (m->host_idx >= 0)
+				return fail(p, ARN_H1_E_HOST_DUPLICATE);
+			m->host_idx = (int16_t)idx;
+		}
+		return 0;
+	case ARN_H1_H_UPGRADE:
+		if (m->upgrade_idx < 0)
+			m->upgrade_idx = (int16_t)idx;
+		return 0;
+	case ARN_H1_H_EXPECT:
+		if (arn_h1_eq_nocase(value, vlen, "100-continue", 12))
+			m->flags |= ARN_H1_F_EXPECT_CONTINUE;
+		else
+			m->flags |= ARN_H1_F_EXPECT_OTHER;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* field-name ":" OWS field-value OWS CRLF, or the empty line. */
+static int parse_field_line(struct arn_h1_parser *p, const char *s, const char *e,
+			    const char **next)
+{
+	uptr q = (uptr)s, end = (uptr)e;
+	if (q == end)
+		return L_INCOMPLETE;
+	if (*q == '\r' || *q == '\n') {
+		int r = line_end(p, q, end, next, ARN_H1_E_HDR_NAME);
+		return r == 1 ? L_EMPTY : r;
+	}
+	if (*q == ' ' || *q == '\t') {
+		/* obs-fold (RFC 9112 5.2) continues the previous line; before the
+		 * first field it is whitespace after the start line (2.2) */
+		bool first =
+		    p->state == ST_TRAILERS ? p->msg->n_trailers == 0 : p->msg->n_hdrs == 0;
+		return fail(p, first ? ARN_H1_E_LEADING_WS : ARN_H1_E_OBS_FOLD);
+	}
+	uptr n0 = q;
+	/* names are short: a plain loop; values get the unrolled one below */
+	while (q < end && h1_is(*q, ARN_H1_C_TOKEN))
+		q++;
+	if (q == end)
+		return L_INCOMPLETE;
+	if (*q != ':') {
+		if (*q == ' ' || *q == '\t')
+			return fail(p, ARN_H1_E_HDR_NAME_WS);
+		if (*q == '\n' || (*q == '\r' && q + 1 < end && q[1] == '\n'))
+			return fail(p, ARN_H1_E_HDR_NO_COLON);
+		return bad_char(p, q, end, ARN_H1_E_HDR_NAME);
+	}
+	if (q == n0)
+		return fail(p, ARN_H1_E_HDR_NAME);
+	uint32_t nlen = (uint32_t)(q - n0);
+	q++;
+	while (q < end && (*q == ' ' || *q == '\t'))
+		q++;
+	uptr v0 = q;
+	while (end - q >= 8) {
+		if (!h1_is(q[0], ARN_H1_C_VALUE))
+			goto stop;
+		if (!h1_is(q[1], ARN_H1_C_VALUE)) {
+			q += 1;
+			goto stop;
+		}
+		if (!h1_is(q[2], ARN_H1_C_VALUE)) {
+			q += 2;
+			goto stop;
+		}
+		if (!h1_is(q[3], ARN_H1_C_VALUE)) {
+			q += 3;
+			goto stop;
+		}
+		if (!h1_is(q[4], ARN_H1_C_VALUE)) {
+			q += 4;
+			goto stop;
+		}
+		if (!h1_is(q[5], ARN_H1_C_VALUE)) {
+			q += 5;
+			goto stop;
+		}
+		if (!h1_is(q[6], ARN_H1_C_VALUE)) {
+			q += 6;
+			goto stop;
+		}
+		if (!h1_is(q[7], ARN_H1_C_VALUE)) {
+			q += 7;
+			goto stop;
+		}
+		q += 8;
+	}
+	while (q < end && h1_is(*q, ARN_H1_C_VALUE))
+		q++;
+stop:;
+	uptr v1 = q;
+	int r = line_end(p, q, end, next, ARN_H1_E_HDR_VALUE);
+	if (r != 1)
+		return r;
+	while (v1 > v0 && (v1[-1] == ' ' || v1[-1] == '\t'))
+		v1--;
+	if (add_field(p, (const char *)n0, nlen, (const char *)v0, (uint32_t)(v1 - v0)) != 0)
+		return L_ERR;
+	return L_FIELD;
+}
+
+static int parse_line(struct arn_h1_parser *p, const char *s, const char *e, const char **next)
+{
+	if (!p->start_done) {
+		/* RFC 9112 2.2: a server ignores empty lines before a request-line */
+		if (p->kind == ARN_H1_REQUEST && s < e && (*s == '\r' || *s == '\n')) {
+			int r = line_end(p, (uptr)s, (uptr)e, next, ARN_H1_E_START_LINE);
+			return r == 1 ? L_EMPTY : r;
+		}
+		return p->kind == ARN_H1_REQUEST ? parse_request_line(p, s, e, next)
+						 : parse_status_line(p, s, e, next);
+	}
+	return parse_field_line(p, s, e, next);
+}
+
+/* Bytes the current line may still take, and the error when it takes more. */
+static size_t line_budget(const struct arn_h1_parser *p, uint32_t so_far, enum arn_h1_err *err)
+{
+	size_t left = p->max_head - p->head_bytes;
+	*err = ARN_H1_E_HEAD_TOO_LARGE;
+	if (!p->start_done) {
+		size_t sl = p->max_start > so_far ? p->max_start - so_far : 0;
+		if (sl < left)
+			left = sl;
+		if (p->kind == ARN_H1_REQUEST)
+			*err = ARN_H1_E_URI_TOO_LONG;
+	}
+	return left;
+}
+
+static void body_start(struct arn_h1_parser *p)
+{
+	struct arn_h1_msg *m = p->msg;
+	if (m->flags & ARN_H1_F_NO_BODY) {
+		p->state = ST_END;
+	} else if (m->flags & ARN_H1_F_CHUNKED) {
+		p->state = ST_CHUNK_SIZE;
+		p->remaining = 0;
+		p->chunk_digits = 0;
+		p->chunk_line_len = 0;
+	} else if (m->flags & ARN_H1_F_UNTIL_CLOSE) {
+		p->state = ST_BODY_EOF;
+	} else {
+		p->state = ST_BODY_CL;
+		p->remaining = m->content_length;
+	}
+}
+
+/* Framing and connection semantics once the head is complete
+ * (RFC 9112 6.1-6.3, 9.3; RFC 9110 7.6.1, 7.8, 10.1.1). */
+static int finish_head(struct arn_h1_parser *p)
+{
+	struct arn_h1_msg *m = p->msg;
+	uint32_t f = m->flags;
+
+	if (f & ARN_H1_F_TE) {
+		if (m->version == 10)
+			return fail(p, ARN_H1_E_TE_HTTP10);
+		if (!(p->te_bits & TE_LAST_CHUNKED) || (p->te_bits & TE_TWICE))
+			return fail(p, ARN_H1_E_TE_NOT_CHUNKED);
+		if (p->te_bits & TE_OTHER)
+			return fail(p, ARN_H1_E_TE_UNSUPPORTED);
+		if (f & ARN_H1_F_CONTENT_LENGTH) {
+			if (!(p->opts & ARN_H1_O_ALLOW_CHUNKED_LENGTH))
+				return fail(p, ARN_H1_E_CL_AND_TE);
+			f &= ~ARN_H1_F_CONTENT_LENGTH;
+			f |= ARN_H1_F_CL_IGNORED;
+		}
+		f |= ARN_H1_F_CHUNKED;
+	}
+	if (m->version == 11)
+		f |= (f & ARN_H1_F_CONN_CLOSE) ? 0 : ARN_H1_F_KEEP_ALIVE;
+	else if ((f & ARN_H1_F_CONN_KEEP_ALIVE) && !(f & ARN_H1_F_CONN_CLOSE))
+		f |= ARN_H1_F_KEEP_ALIVE;
+
+	if (p->kind == ARN_H1_REQUEST) {
+		if (m->host_idx >= 0) {
+			const struct arn_h1_header *h = &m->hdrs[m->host_idx];
+			struct arn_h1_slice host;
+			int port;
+			if (arn_h1_authority_split(h->value, h->value_len, &host, &port) != 0)
+				return fail(p, ARN_H1_E_HOST_INVALID);
+			if (m->target_form != ARN_H1_TF_ABSOLUTE &&
+			    m->target_form != ARN_H1_TF_AUTHORITY)
+				m->authority = (struct arn_h1_slice){h->value, h->value_len};
+		} else if (m->version == 11) {
+			return fail(p, ARN_H1_E_HOST_MISSING);
+		}
+		if (m->method == ARN_H1_M_CONNECT) {
+			/* RFC 9110 9.3.6: a CONNECT request has no content */
+			if ((f & ARN_H1_F_CHUNKED) ||
+			    ((f & ARN_H1_F_CONTENT_LENGTH) && m->content_length > 0))
+				return fail(p, ARN_H1_E_CONNECT_BODY);
+			f &= ~(ARN_H1_F_CHUNKED | ARN_H1_F_CONTENT_LENGTH);
+		}
+		if (m->version == 11 && (f & ARN_H1_F_CONN_UPGRADE) && m->upgrade_idx >= 0) {
+			const struct arn_h1_header *u = &m->hdrs[m->upgrade_idx];
+			f |= ARN_H1_F_UPGRADE;
+			if (arn_h1_list_has(u->value, u->value_len, "websocket", 9))
+				f |= ARN_H1_F_WEBSOCKET;
+			else if (arn_h1_list_has(u->value, u->value_len, "h2c", 3))
+				f |= ARN_H1_F_H2C;
+		}
+		/* RFC 9110 10.1.1: 100-continue in HTTP/1.0 is ignored */
+		if (m->version == 10)
+			f &= ~ARN_H1_F_EXPECT_CONTINUE;
+		if (!(f & (ARN_H1_F_CHUNKED | ARN_H1_F_CONTENT_LENGTH)) ||
+		    ((f & ARN_H1_F_CONTENT_LENGTH) && m->content_length == 0))
+			f |= ARN_H1_F_NO_BODY;
+	} else {
+		unsigned st = m->status;
+		if (st == 101 || (p->req_method == ARN_H1_M_CONNECT && st >= 200 && st < 300)) {
+			f |= ARN_H1_F_TUNNEL | ARN_H1_F_NO_BODY;
+			f &= ~ARN_H1_F_KEEP_ALIVE;
+		} else if (st < 200 || st == 204 || st == 304 || p->req_method == ARN_H1_M_HEAD) {
+			f |= ARN_H1_F_NO_BODY;
+		} else if (f & ARN_H1_F_CONTENT_LENGTH) {
+			if (m->content_length == 0)
+				f |= ARN_H1_F_NO_BODY;
+		} else if (!(f & ARN_H1_F_CHUNKED)) {
+			f |= ARN_H1_F_UNTIL_CLOSE;
+			f &= ~ARN_H1_F_KEEP_ALIVE;
+		}
+	}
+	m->flags = f;
+	m->head_len = p->head_bytes;
+	body_start(p);
+	return 0;
+}
+
+static void begin_message(struct arn_h1_parser *p)
+{
+	struct arn_h1_msg *m = p->msg;
+	struct arn_h1_header *h = m->hdrs;
+	uint16_t cap = m->hdr_cap;
+	memset(m, 0, sizeof(*m));
+	m->hdrs = h;
+	m->hdr_cap = cap;
+	m->version = 11;
+	m->host_idx = -1;
+	m->upgrade_idx = -1;
+	p->scratch_len = 0;
+	p->partial = 0;
+	p->start_done = 0;
+	p->head_bytes = 0;
+	p->te_bits = 0;
+	p->remaining = 0;
+}
+
+static void after_end(struct arn_h1_parser *p)
+{
+	const struct arn_h1_msg *m = p->msg;
+	if (p->kind == ARN_H1_RESPONSE) {
+		if (m->flags & ARN_H1_F_TUNNEL)
+			p->state = ST_TUNNEL;
+		else if (m->status < 200)
+			p->state = ST_IDLE; /* the final response follows */
+		else
+			p->state = (m->flags & ARN_H1_F_KEEP_ALIVE) ? ST_IDLE : ST_CLOSED;
+	} else {
+		/* after an upgrade or CONNECT the next bytes may be another
+		 * protocol: the caller says which, once the upstream answered;
+		 * an h2c upgrade is ignored (as Envoy does), the request goes on */
+		if (((m->flags & ARN_H1_F_UPGRADE) && !(m->flags & ARN_H1_F_H2C)) ||
+		    m->method == ARN_H1_M_CONNECT)
+			p->state = ST_UPGRADE_WAIT;
+		else
+			p->state = (m->flags & ARN_H1_F_KEEP_ALIVE) ? ST_IDLE : ST_CLOSED;
+	}
+}
+
+/* A complete line was parsed (r: L_START / L_FIELD / L_EMPTY). */
+static int line_done(struct arn_h1_parser *p, int r, struct arn_h1_ev *ev)
+{
+	if (r == L_START) {
+		p->start_done = 1;
+		return R_CONT;
+	}
+	if (r == L_FIELD)
+		return R_CONT;
+	if (!p->start_done)
+		return R_CONT; /* an empty line before the request line */
+	if (p->state == ST_TRAILERS) {
+		if (p->msg->n_trailers)
+			p->msg->flags |= ARN_H1_F_TRAILERS;
+		ev->type = ARN_H1_EV_END;
+		after_end(p);
+		return R_EVENT;
+	}
+	if (finish_head(p) != 0)
+		return R_ERR;
+	ev->type = ARN_H1_EV_HEAD;
+	return R_EVENT;
+}
+
+/* Start line, header lines or trailer lines. */
+static int head_step(struct arn_h1_parser *p, const char **sp, const char *e, struct arn_h1_ev *ev)
+{
+	const char *s = *sp, *next = NULL;
+	enum arn_h1_err lerr;
+	int r;
+
+	if (p->partial) {
+		/* complete the line held in scratch from this run */
+		uint32_t so_far = p->scratch_len - p->line_off;
+		size_t budget = line_budget(p, so_far, &lerr);
+		size_t avail = (size_t)(e - s);
+		size_t scan = avail < budget ? avail : budget;
+		const char *lf = scan ? memchr(s, '\n', scan) : NULL;
+		size_t take = lf ? (size_t)(lf - s) + 1 : scan;
+		if (take > p->scratch_cap - p->scratch_len)
+			return fail(p, ARN_H1_E_SCRATCH_FULL), R_ERR;
+		memcpy(p->scratch + p->scratch_len, s, take);
+		p->scratch_len += (uint32_t)take;
+		p->head_bytes += (uint32_t)take;
+		s += take;
+		*sp = s;
+		const char *ls = p->scratch + p->line_off, *le = p->scratch + p->scratch_len;
+		if (!lf) {
+			if (scan < avail) {
+				/* too long; but an earlier bad byte is reported
+				 * first, as it is when the line arrives whole */
+				if (parse_line(p, ls, le, &next) == L_ERR)
+					return R_ERR;
+				return fail(p, lerr), R_ERR;
+			}
+			return R_AGAIN;
+		}
+		p->partial = 0;
+		r = parse_line(p, ls, le, &next);
+		if (r == L_ERR)
+			return R_ERR;
+		if (r == L_INCOMPLETE) /* cannot happen: the line ends with LF */
+			return fail(p, ARN_H1_E_START_LINE), R_ERR;
+		r = line_done(p, r, ev);
+		if (r != R_CONT)
+			return r;
+	}
+	while (s < e) {
+		size_t budget = line_budget(p, 0, &lerr);
+		const char *lim = (size_t)(e - s) > budget ? s + budget : e;
+		r = parse_line(p, s, lim, &next);
+		if (r == L_ERR)
+			return R_ERR;
+		if (r == L_INCOMPLETE) {
+			if (lim < e)
+				return fail(p, lerr), R_ERR;
+			size_t part = (size_t)(e - s);
+			if (!p->scratch) {
+				*sp = s;
+				ev->type = ARN_H1_EV_NEED_SCRATCH;
+				return R_EVENT;
+			}
+			if (part > p->scratch_cap - p->scratch_len)
+				return fail(p, ARN_H1_E_SCRATCH_FULL), R_ERR;
+			memcpy(p->scratch + p->scratch_len, s, part);
+			p->line_off = p->scratch_len;
+			p->scratch_len += (uint32_t)part;
+			p->head_bytes += (uint32_t)part;
+			p->partial = 1;
+			*sp = e;
+			return R_AGAIN;
+		}
+		p->head_bytes += (uint32_t)(next - s);
+		s = next;
+		*sp = s;
+		r = line_done(p, r, ev);
+		if (r != R_CONT)
+			return r;
+	}
+	*sp = s;
+	return R_AGAIN;
+}
+
+/* Chunked framing (RFC 9112 7.1): chunk-size [ chunk-ext ] CRLF data CRLF
+ * ... last-chunk trailer-section CRLF. CRLF is required here (no bare LF):
+ * lenient chunk parsing is where most smuggling variants live. */
+static int chunk_step(struct arn_h1_parser *p, const char **sp, const char *e, struct arn_h1_ev *ev)
+{
+	uptr q = (uptr)*sp, end = (uptr)e;
+	for (;;) {
+		if (p->state == ST_CHUNK_DATA) {
+			if (q == end)
+				break;
+			size_t n = (size_t)(end - q);
+			if (n > p->remaining)
+				n = (size_t)p->remaining;
+			ev->type = ARN_H1_EV_BODY;
+			ev->data = (const char *)q;
+			ev->len = n;
+			p->remaining -= n;
+			p->msg->body_len += n;
+			if (p->remaining == 0)
+				p->state = ST_CHUNK_DATA_CR;
+			*sp = (const char *)q + n;
+			return R_EVENT;
+		}
+		if (q == end)
+			break;
+		unsigned char c = *q;
+		if (p->state <= ST_CHUNK_LF && ++p->chunk_line_len > p->max_chunk_line)
+			return fail(p, ARN_H1_E_CHUNK_EXT), R_ERR;
+		switch (p->state) {
+		case ST_CHUNK_SIZE:
+			if (h1_is(c, ARN_H1_C_HEX)) {
+				if (p->remaining >> 60)
+					return fail(p, ARN_H1_E_CHUNK_OVERFLOW), R_ERR;
+				unsigned d = c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+				p->remaining = (p->remaining << 4) | d;
+				p->chunk_digits = 1;
+			} else if (c == 0) {
+				return fail(p, ARN_H1_E_NUL), R_ERR;
+			} else if (!p->chunk_digits) {
+				return fail(p, ARN_H1_E_CHUNK_SIZE), R_ERR;
+			} else if (c == '\r') {
+				p->state = ST_CHUNK_LF;
+			} else if (c == ';') {
+				p->state = ST_CHUNK_EXT;
+			} else if (c == ' ' || c == '\t') {
+				p->state = ST_CHUNK_BWS;
+			} else if (c == '\n') {
+				return fail(p, ARN_H1_E_CHUNK_CRLF), R_ERR;
+			} else {
+				return fail(p, ARN_H1_E_CHUNK_SIZE), R_ERR;
+			}
+			break;
+		case ST_CHUNK_BWS: /* BWS is allowed only before ';' */
+			if (c == ';')
+				p->state = ST_CHUNK_EXT;
+			else if (c == 0)
+				return fail(p, ARN_H1_E_NUL), R_ERR;
+			else if (c != ' ' && c != '\t')
+				return fail(p, ARN_H1_E_CHUNK_SIZE), R_ERR;
+			break;
+		case ST_CHUNK_EXT:
+			/* extensions are ignored (RFC 9112 7.1.1) but must be text */
+			if (c == '\r')
+				p->state = ST_CHUNK_LF;
+			else if (c == 0)
+				return fail(p, ARN_H1_E_NUL), R_ERR;
+			else if (c == '\n')
+				return fail(p, ARN_H1_E_CHUNK_CRLF), R_ERR;
+			else if (!h1_is(c, ARN_H1_C_VALUE))
+				return fail(p, ARN_H1_E_CHUNK_EXT), R_ERR;
+			break;
+		case ST_CHUNK_LF:
+			if (c != '\n')
+				return fail(p, ARN_H1_E_BARE_CR), R_ERR;
+			if (p->remaining == 0) {
+				/* last-chunk: trailer lines follow, parsed like a head */
+				p->state = ST_TRAILERS;
+				p->head_bytes = 0;
+				p->partial = 0;
+				*sp = (const char *)q + 1;
+				return R_CONT;
+			}
+			p->state = ST_CHUNK_DATA;
+			break;
+		case ST_CHUNK_DATA_CR:
+			if (c != '\r')
+				return fail(p, ARN_H1_E_CHUNK_CRLF), R_ERR;
+			p->state = ST_CHUNK_DATA_LF;
+			break;
+		case ST_CHUNK_DATA_LF:
+			if (c != '\n')
+				return fail(p, ARN_H1_E_CHUNK_CRLF), R_ERR;
+			p->state = ST_CHUNK_SIZE;
+			p->remaining = 0;
+			p->chunk_digits = 0;
+			p->chunk_line_len = 0;
+			break;
+		}
+		q++;
+	}
+	*sp = (const char *)q;
+	return R_AGAIN;
+}
+
+void arn_h1_msg_init(struct arn_h1_msg *m, struct arn_h1_header *hdrs, uint16_t cap)
+{
+	memset(m, 0, sizeof(*m));
+	m->hdrs = hdrs;
+	m->hdr_cap = cap;
+	m->host_idx = -1;
+	m->upgrade_idx = -1;
+}
+
+void arn_h1_parser_init(struct arn_h1_parser *p, enum arn_h1_kind kind,
+			const struct arn_h1_config *cfg, struct arn_h1_msg *msg)
+{
+	static const struct arn_h1_config zero;
+	if (!cfg)
+		cfg = &zero;
+	memset(p, 0, sizeof(*p));
+	p->msg = msg;
+	p->kind = (uint8_t)kind;
+	p->state = ST_IDLE;
+	p->req_method = ARN_H1_M_GET;
+	p->max_head = cfg->max_head_bytes ? cfg->max_head_bytes : ARN_H1_DEFAULT_MAX_HEAD;
+	p->max_start = cfg->max_start_line ? cfg->max_start_line : p->max_head;
+	p->max_hdrs = cfg->max_headers ? cfg->max_headers : ARN_H1_DEFAULT_MAX_HEADERS;
+	if (p->max_hdrs > INT16_MAX) /* host_idx / upgrade_idx are int16_t */
+		p->max_hdrs = INT16_MAX;
+	p->max_chunk_line =
+	    cfg->max_chunk_line ? cfg->max_chunk_line : ARN_H1_DEFAULT_MAX_CHUNK_LINE;
+	p->opts = cfg->opts;
+}
+
+int arn_h1_parser_set_scratch(struct arn_h1_parser *p, char *buf, uint32_t cap)
+{
+	if (p->partial)
+		return -EBUSY;
+	p->scratch = buf;
+	p->scratch_cap = buf ? cap : 0;
+	p->scratch_len = 0;
+	return 0;
+}
+
+bool arn_h1_parser_scratch_busy(const struct arn_h1_parser *p)
+{
+	return p->scratch_len > 0;
+}
+
+void arn_h1_parser_expect(struct arn_h1_parser *p, enum arn_h1_method req_method)
+{
+	p->req_method = (uint8_t)req_method;
+}
+
+void arn_h1_parser_tunnel(struct arn_h1_parser *p)
+{
+	if (p->state != ST_ERROR)
+		p->state = ST_TUNNEL;
+}
+
+void arn_h1_parser_resume(struct arn_h1_parser *p)
+{
+	if (p->state == ST_UPGRADE_WAIT)
+		p->state = (p->msg->flags & ARN_H1_F_KEEP_ALIVE) ? ST_IDLE : ST_CLOSED;
+}
+
+enum arn_h1_err arn_h1_parser_error(const struct arn_h1_parser *p)
+{
+	return (enum arn_h1_err)p->err;
+}
+
+bool arn_h1_parser_idle(const struct arn_h1_parser *p)
+{
+	return p->state == ST_IDLE;
+}
+
+ssize_t arn_h1_parse(struct arn_h1_parser *p, const char *buf, size_t len, struct arn_h1_ev *ev)
+{
+	const char *s = buf, *e = buf + len;
+	int r = R_AGAIN;
+
+	ev->type = ARN_H1_EV_NONE;
+	ev->data = NULL;
+	ev->len = 0;
+	for (;;) {
+		switch (p->state) {
+		case ST_IDLE:
+			if (s == e)
+				return ARN_AGAIN;
+			begin_message(p);
+			p->state = ST_HEAD;
+			/* fallthrough */
+		case ST_HEAD:
+		case ST_TRAILERS:
+			r = head_step(p, &s, e, ev);
+			break;
+		case ST_BODY_CL: {
+			if (s == e)
+				return ARN_AGAIN;
+			size_t n = (size_t)(e - s);
+			if (n > p->remaining)
+				n = (size_t)p->remaining;
+			ev->type = ARN_H1_EV_BODY;
+			ev->data = s;
+			ev->len = n;
+			p->remaining -= n;
+			p->msg->body_len += n;
+			if (p->remaining == 0)
+				p->state = ST_END;
+			s += n;
+			r = R_EVENT;
+			break;
+		}
+		case ST_BODY_EOF:
+		case ST_TUNNEL:
+			if (s == e)
+				return ARN_AGAIN;
+			ev->type = ARN_H1_EV_BODY;
+			ev->data = s;
+			ev->len = (size_t)(e - s);
+			if (p->state == ST_BODY_EOF)
+				p->msg->body_len += ev->len;
+			s = e;
+			r = R_EVENT;
+			break;
+		case ST_CHUNK_SIZE:
+		case ST_CHUNK_BWS:
+		case ST_CHUNK_EXT:
+		case ST_CHUNK_LF:
+		case ST_CHUNK_DATA:
+		case ST_CHUNK_DATA_CR:
+		case ST_CHUNK_DATA_LF:
+			r = chunk_step(p, &s, e, ev);
+			break;
+		case ST_END:
+			ev->type = ARN_H1_EV_END;
+			after_end(p);
+			r = R_EVENT;
+			break;
+		case ST_UPGRADE_WAIT:
+			return s == e ? ARN_AGAIN : -EBUSY;
+		case ST_CLOSED:
+			return s == e ? ARN_AGAIN : -EPIPE;
+		default:
+			return -EBADMSG;
+		}
+		if (r == R_EVENT)
+			return s - buf;
+		if (r == R_AGAIN)
+			return ARN_AGAIN;
+		if (r == R_ERR)
+			return -EBADMSG;
+	}
+}
+
+int arn_h1_parse_eof(struct arn_h1_parser *p, struct arn_h1_ev *ev)
+{
+	ev->type = ARN_H1_EV_NONE;
+	ev->data = NULL;
+	ev->len = 0;
+	switch (p->state) {
+	case ST_IDLE:
+	case ST_CLOSED:
+	case ST_TUNNEL:
+	case ST_UPGRADE_WAIT:
+		return 0;
+	case ST_HEAD:
+		/* only empty lines so far: a clean close between requests */
+		if (!p->start_done && !p->partial) {
+			p->state = ST_CLOSED;
+			return 0;
+		}
+		break;
+	case ST_BODY_EOF:
+	case ST_END:
+		ev->type = ARN_H1_EV_END;
+		if (p->state == ST_BODY_EOF)
+			p->state = ST_CLOSED;
+		else
+			after_end(p);
+		return 0;
+	case ST_ERROR:
+		return -EBADMSG;
+	default:
+		break;
+	}
+	if (p->partial) {
+		/* A partial line is only parsed once its LF arrives; had it come
+		 * whole, a bad byte in it would have been found already. Report
+		 * that, not the truncation, so the cut does not matter. */
+		const char *next;
+		if (parse_line(p, p->scratch + p->line_off, p->scratch + p->scratch_len, &next) ==
+		    L_ERR)
+			return -EBADMSG;
+	}
+	fail(p, ARN_H1_E_TRUNCATED);
+	return -EBADMSG;
+}

@@ -1,0 +1,394 @@
+/*
+ * HTTP/1 serializer: heads into caller buffers (mbuf-sized, refilled on
+ * demand), header rewriting in one pass over the parsed message, and
+ * chunked framing whose prefixes fit in an mbuf's headroom.
+ */
+#include <string.h>
+
+#include "h1_int.h"
+
+void arn_h1_wbuf_init(struct arn_h1_wbuf *w, char *buf, uint32_t cap,
+		      int (*refill)(struct arn_h1_wbuf *w), void *arg)
+{
+	w->p = buf;
+	w->len = 0;
+	w->cap = buf ? cap : 0;
+	w->err = 0;
+	w->refill = refill;
+	w->arg = arg;
+	w->total = 0;
+}
+
+static int put_slow(struct arn_h1_wbuf *w, const char *s, size_t n)
+{
+	while (n) {
+		uint32_t room = w->cap - w->len;
+		if (room == 0) {
+			int r = w->refill ? w->refill(w) : -ENOBUFS;
+			if (r == 0 && w->cap == w->len)
+				r = -ENOBUFS;
+			if (r != 0) {
+				w->err = r;
+				return r;
+			}
+			continue;
+		}
+		size_t k = n < room ? n : room;
+		memcpy(w->p + w->len, s, k);
+		w->len += (uint32_t)k;
+		w->total += k;
+		s += k;
+		n -= k;
+	}
+	return 0;
+}
+
+int arn_h1_put(struct arn_h1_wbuf *w, const void *s, size_t n)
+{
+	if (w->err)
+		return w->err;
+	if (n <= (size_t)(w->cap - w->len)) {
+		memcpy(w->p + w->len, s, n);
+		w->len += (uint32_t)n;
+		w->total += n;
+		return 0;
+	}
+	return put_slow(w, s, n);
+}
+
+int arn_h1_write_request_line(struct arn_h1_wbuf *w, const char *method, size_t mlen,
+			      const char *target, size_t tlen, int minor)
+{
+	arn_h1_put(w, method, mlen);
+	arn_h1_put(w, " ", 1);
+	arn_h1_put(w, target, tlen);
+	return arn_h1_put(w, minor ? " HTTP/1.1\r\n" : " HTTP/1.0\r\n", 11);
+}
+
+int arn_h1_write_status_line(struct arn_h1_wbuf *w, unsigned status, const char *reason,
+			     size_t rlen, int minor)
+{
+	char b[13] = "HTTP/1.1 000 ";
+	if (!minor)
+		b[7] = '0';
+	if (status > 999)
+		status = 500;
+	b[9] = (char)('0' + status / 100);
+	b[10] = (char)('0' + status / 10 % 10);
+	b[11] = (char)('0' + status % 10);
+	if (!reason) {
+		reason = arn_h1_reason(status);
+		rlen = strlen(reason);
+	}
+	arn_h1_put(w, b, sizeof(b));
+	arn_h1_put(w, reason, rlen);
+	return arn_h1_put(w, "\r\n", 2);
+}
+
+int arn_h1_write_header(struct arn_h1_wbuf *w, const char *name, size_t nlen, const char *value,
+			size_t vlen)
+{
+	size_t need = nlen + vlen + 4;
+	if (!w->err && need <= (size_t)(w->cap - w->len)) {
+		/* the usual case: one bounds check for the whole line */
+		char *d = w->p + w->len;
+		memcpy(d, name, nlen);
+		d += nlen;
+		*d++ = ':';
+		*d++ = ' ';
+		memcpy(d, value, vlen);
+		d += vlen;
+		*d++ = '\r';
+		*d = '\n';
+		w->len += (uint32_t)need;
+		w->total += need;
+		return 0;
+	}
+	arn_h1_put(w, name, nlen);
+	arn_h1_put(w, ": ", 2);
+	arn_h1_put(w, value, vlen);
+	return arn_h1_put(w, "\r\n", 2);
+}
+
+int arn_h1_write_end(struct arn_h1_wbuf *w)
+{
+	return arn_h1_put(w, "\r\n", 2);
+}
+
+int arn_h1_write_fields(struct arn_h1_wbuf *w, const struct arn_h1_header *h, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		arn_h1_write_header(w, h[i].name, h[i].name_len, h[i].value, h[i].value_len);
+	return w->err;
+}
+
+/* Hop-by-hop fields (RFC 9110 7.6.1). Fields named in Connection are
+ * dropped too, but only unrecognised ones: "Connection: x-forwarded-for"
+ * or "Connection: content-length" must not let a client strip what the
+ * proxy relies on (the hop-by-hop header abuse trick). */
+static bool is_hop(const struct arn_h1_msg *m, const struct arn_h1_header *h, unsigned flags,
+		   bool has_conn)
+{
+	switch (h->id) {
+	case ARN_H1_H_CONNECTION:
+	case ARN_H1_H_KEEP_ALIVE:
+	case ARN_H1_H_PROXY_CONNECTION:
+	case ARN_H1_H_TE:
+	case ARN_H1_H_TRANSFER_ENCODING:
+	case ARN_H1_H_HTTP2_SETTINGS:
+		return true;
+	case ARN_H1_H_UPGRADE:
+		return !(flags & ARN_H1_W_UPGRADE);
+	case ARN_H1_H_OTHER:
+		return has_conn &&
+		       arn_h1_msg_has_token(m, ARN_H1_H_CONNECTION, h->name, h->name_len);
+	default:
+		return false;
+	}
+}
+
+/* "name: v1,v2,...,add" from every line named like hdrs[first] */
+static void write_joined(struct arn_h1_wbuf *w, const struct arn_h1_msg *m, int first,
+			 const struct arn_h1_edit *e)
+{
+	const struct arn_h1_header *h = &m->hdrs[first];
+	arn_h1_put(w, h->name, h->name_len);
+	arn_h1_put(w, ": ", 2);
+	arn_h1_put(w, h->value, h->value_len);
+	for (int i = first + 1; i < m->n_hdrs; i++) {
+		const struct arn_h1_header *o = &m->hdrs[i];
+		if (arn_h1_eq_nocase(o->name, o->name_len, e->name, e->name_len)) {
+			arn_h1_put(w, ",", 1);
+			arn_h1_put(w, o->value, o->value_len);
+		}
+	}
+	if (h->value_len)
+		arn_h1_put(w, ",", 1);
+	arn_h1_put(w, e->value, e->value_len);
+	arn_h1_put(w, "\r\n", 2);
+}
+
+int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
+			 const struct arn_h1_edit *edits, unsigned n_edits, unsigned flags)
+{
+	uint64_t done = 0; /* SET / SET_IF_PRESENT / APPEND_VALUE written */
+	uint64_t seen = 0; /* the name occurs in the message */
+	bool has_conn =
+	    (flags & ARN_H1_W_DROP_HOP) && arn_h1_find_id(m, ARN_H1_H_CONNECTION, 0) >= 0;
+
+	if (n_edits > ARN_H1_MAX_EDITS)
+		return -E2BIG;
+	for (int i = 0; i < m->n_hdrs; i++) {
+		const struct arn_h1_header *h = &m->hdrs[i];
+		bool drop = false;
+		if ((flags & ARN_H1_W_DROP_HOP) && is_hop(m, h, flags, has_conn))
+			continue;
+		for (unsigned k = 0; k < n_edits; k++) {
+			const struct arn_h1_edit *e = &edits[k];
+			uint64_t bit = 1ull << k;
+			if (!arn_h1_eq_nocase(h->name, h->name_len, e->name, e->name_len))
+				continue;
+			seen |= bit;
+			switch (e->op) {
+			case ARN_H1_EDIT_REMOVE:
+				drop = true;
+				break;
+			case ARN_H1_EDIT_SET:
+			case ARN_H1_EDIT_SET_IF_PRESENT:
+				if (!(done & bit))
+					arn_h1_write_header(w, e->name, e->name_len, e->value,
+							    e->value_len);
+				done |= bit;
+				drop = true;
+				break;
+			case ARN_H1_EDIT_APPEND_VALUE:
+				if (!(done & bit))
+					write_joined(w, m, i, e);
+				done |= bit;
+				drop = true;
+				break;
+			default:
+				break;
+			}
+		}
+		if (!drop)
+			arn_h1_write_header(w, h->name, h->name_len, h->value, h->value_len);
+	}
+	for (unsigned k = 0; k < n_edits; k++) {
+		const struct arn_h1_edit *e = &edits[k];
+		uint64_t bit = 1ull << k;
+		bool add = false;
+		switch (e->op) {
+		case ARN_H1_EDIT_SET:
+		case ARN_H1_EDIT_APPEND_VALUE:
+			add = !(done & bit);
+			break;
+		case ARN_H1_EDIT_ADD:
+			add = true;
+			break;
+		case ARN_H1_EDIT_ADD_IF_ABSENT:
+			add = !(seen & bit);
+			break;
+		default:
+			break;
+		}
+		if (add)
+			arn_h1_write_header(w, e->name, e->name_len, e->value, e->value_len);
+	}
+	if ((flags & ARN_H1_W_DROP_HOP) && (flags & ARN_H1_W_UPGRADE))
+		arn_h1_write_header(w, "connection", 10, "upgrade", 7);
+	return w->err;
+}
+
+static const char hexd[] = "0123456789abcdef";
+
+size_t arn_h1_chunk_prefix(struct arn_h1_chunker *c, uint64_t size,
+			   char out[ARN_H1_CHUNK_PREFIX_MAX])
+{
+	size_t n = 0;
+	char tmp[16];
+	int k = 0;
+	if (size == 0)
+		return 0;
+	if (c->open) {
+		out[n++] = '\r';
+		out[n++] = '\n';
+	}
+	while (size) {
+		tmp[k++] = hexd[size & 15];
+		size >>= 4;
+	}
+	while (k)
+		out[n++] = tmp[--k];
+	out[n++] = '\r';
+	out[n++] = '\n';
+	c->open = true;
+	return n;
+}
+
+size_t arn_h1_chunk_last(struct arn_h1_chunker *c, char out[ARN_H1_CHUNK_LAST_MAX])
+{
+	size_t n = 0;
+	if (c->open) {
+		out[n++] = '\r';
+		out[n++] = '\n';
+	}
+	memcpy(out + n, "0\r\n", 3);
+	c->open = false;
+	return n + 3;
+}
+
+int arn_h1_write_chunk_prefix(struct arn_h1_wbuf *w, struct arn_h1_chunker *c, uint64_t size)
+{
+	char b[ARN_H1_CHUNK_PREFIX_MAX];
+	size_t n = arn_h1_chunk_prefix(c, size, b);
+	return arn_h1_put(w, b, n);
+}
+
+int arn_h1_write_chunk_end(struct arn_h1_wbuf *w, struct arn_h1_chunker *c,
+			   const struct arn_h1_header *trailers, unsigned n)
+{
+	char b[ARN_H1_CHUNK_LAST_MAX];
+	size_t k = arn_h1_chunk_last(c, b);
+	arn_h1_put(w, b, k);
+	arn_h1_write_fields(w, trailers, n);
+	return arn_h1_put(w, "\r\n", 2);
+}
+
+const char *arn_h1_reason(unsigned status)
+{
+	switch (status) {
+	case 100:
+		return "Continue";
+	case 101:
+		return "Switching Protocols";
+	case 102:
+		return "Processing";
+	case 103:
+		return "Early Hints";
+	case 200:
+		return "OK";
+	case 201:
+		return "Created";
+	case 202:
+		return "Accepted";
+	case 203:
+		return "Non-Authoritative Information";
+	case 204:
+		return "No Content";
+	case 205:
+		return "Reset Content";
+	case 206:
+		return "Partial Content";
+	case 300:
+		return "Multiple Choices";
+	case 301:
+		return "Moved Permanently";
+	case 302:
+		return "Found";
+	case 303:
+		return "See Other";
+	case 304:
+		return "Not Modified";
+	case 307:
+		return "Temporary Redirect";
+	case 308:
+		return "Permanent Redirect";
+	case 400:
+		return "Bad Request";
+	case 401:
+		return "Unauthorized";
+	case 403:
+		return "Forbidden";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 406:
+		return "Not Acceptable";
+	case 408:
+		return "Request Timeout";
+	case 409:
+		return "Conflict";
+	case 410:
+		return "Gone";
+	case 411:
+		return "Length Required";
+	case 412:
+		return "Precondition Failed";
+	case 413:
+		return "Payload Too Large";
+	case 414:
+		return "URI Too Long";
+	case 415:
+		return "Unsupported Media Type";
+	case 416:
+		return "Range Not Satisfiable";
+	case 417:
+		return "Expectation Failed";
+	case 421:
+		return "Misdirected Request";
+	case 422:
+		return "Unprocessable Entity";
+	case 426:
+		return "Upgrade Required";
+	case 429:
+		return "Too Many Requests";
+	case 431:
+		return "Request Header Fields Too Large";
+	case 500:
+		return "Internal Server Error";
+	case 501:
+		return "Not Implemented";
+	case 502:
+		return "Bad Gateway";
+	case 503:
+		return "Service Unavailable";
+	case 504:
+		return "Gateway Timeout";
+	case 505:
+		return "HTTP Version Not Supported";
+	default:
+		return "Unknown";
+	}
+}

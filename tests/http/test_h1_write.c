@@ -1,0 +1,366 @@
+/* HTTP/1 serializer tests: exact output, header edits, buffers refilled
+ * mid-line, chunked framing, and the round trip parse -> serialize ->
+ * parse giving the same transcript. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "arn_h1.h"
+#include "arn_sb.h"
+#include "h1_harness.h"
+
+int test_h1_write_group(void);
+
+/* A writer over small fixed buffers: each refill moves the full buffer
+ * into an arn_sb, the way the connection manager chains mbufs. */
+struct sink {
+	struct arn_sb out;
+	char buf[4096];
+	uint32_t piece;
+	unsigned refills;
+};
+
+static int sink_refill(struct arn_h1_wbuf *w)
+{
+	struct sink *s = w->arg;
+	arn_sb_append(&s->out, w->p, w->len);
+	w->p = s->buf;
+	w->len = 0;
+	w->cap = s->piece;
+	s->refills++;
+	return 0;
+}
+
+static void sink_init(struct sink *s, struct arn_h1_wbuf *w, uint32_t piece)
+{
+	memset(s, 0, sizeof(*s));
+	s->piece = piece;
+	arn_h1_wbuf_init(w, s->buf, piece, sink_refill, s);
+}
+
+static char *sink_done(struct sink *s, struct arn_h1_wbuf *w)
+{
+	arn_sb_append(&s->out, w->p, w->len);
+	w->len = 0;
+	return arn_sb_steal(&s->out);
+}
+
+static void parse_one(const char *in, struct arn_h1_msg *m, struct arn_h1_header *hdrs,
+		      uint16_t cap)
+{
+	struct arn_h1_parser p;
+	struct arn_h1_ev ev;
+	arn_h1_msg_init(m, hdrs, cap);
+	arn_h1_parser_init(&p, ARN_H1_REQUEST, NULL, m);
+	assert_true(arn_h1_parse(&p, in, strlen(in), &ev) > 0);
+	assert_int_equal(ev.type, ARN_H1_EV_HEAD);
+}
+
+static void test_write_lines(void **state)
+{
+	(void)state;
+	char buf[256];
+	struct arn_h1_wbuf w;
+	arn_h1_wbuf_init(&w, buf, sizeof(buf), NULL, NULL);
+	arn_h1_write_request_line(&w, "GET", 3, "/a?b", 4, 1);
+	arn_h1_write_header(&w, "host", 4, "h", 1);
+	arn_h1_write_end(&w);
+	arn_h1_write_status_line(&w, 200, NULL, 0, 1);
+	arn_h1_write_status_line(&w, 431, NULL, 0, 0);
+	arn_h1_write_status_line(&w, 599, "Custom", 6, 1);
+	assert_int_equal(w.err, 0);
+	assert_int_equal(w.total, w.len);
+	static const char want[] = "GET /a?b HTTP/1.1\r\nhost: h\r\n\r\n"
+				   "HTTP/1.1 200 OK\r\n"
+				   "HTTP/1.0 431 Request Header Fields Too Large\r\n"
+				   "HTTP/1.1 599 Custom\r\n";
+	assert_int_equal(w.len, sizeof(want) - 1);
+	assert_memory_equal(buf, want, w.len);
+
+	/* no refill: a full buffer is a sticky -ENOBUFS */
+	char small[8];
+	arn_h1_wbuf_init(&w, small, sizeof(small), NULL, NULL);
+	assert_int_equal(arn_h1_write_header(&w, "name", 4, "value", 5), -ENOBUFS);
+	assert_int_equal(arn_h1_put(&w, "x", 1), -ENOBUFS);
+	assert_int_equal(w.len, 8);
+}
+
+static void test_write_refill_every_size(void **state)
+{
+	(void)state;
+	/* the same head comes out whatever the buffer size */
+	struct arn_h1_header hdrs[16];
+	struct arn_h1_msg m;
+	parse_one("GET /p HTTP/1.1\r\nHost: example.com\r\nAccept: */*\r\nX-Long: "
+		  "0123456789abcdefghijklmnopqrstuvwxyz\r\n\r\n",
+		  &m, hdrs, 16);
+	char *ref = NULL;
+	for (uint32_t piece = 1; piece <= 80; piece++) {
+		struct sink s;
+		struct arn_h1_wbuf w;
+		sink_init(&s, &w, piece);
+		arn_h1_write_request_line(&w, m.method_name.p, m.method_name.len, m.path.p,
+					  m.path.len, 1);
+		assert_int_equal(arn_h1_write_headers(&w, &m, NULL, 0, 0), 0);
+		arn_h1_write_end(&w);
+		char *out = sink_done(&s, &w);
+		if (!ref)
+			ref = out;
+		else {
+			assert_string_equal(out, ref);
+			free(out);
+		}
+	}
+	assert_string_equal(ref, "GET /p HTTP/1.1\r\nHost: example.com\r\nAccept: */*\r\nX-Long: "
+				 "0123456789abcdefghijklmnopqrstuvwxyz\r\n\r\n");
+	free(ref);
+}
+
+#define EDIT(op, n, v)                                                                             \
+	{                                                                                          \
+		n, v, sizeof(v) - 1, sizeof(n) - 1, op                                             \
+	}
+
+static char *write_with(const struct arn_h1_msg *m, const struct arn_h1_edit *e, unsigned n,
+			unsigned flags)
+{
+	struct sink s;
+	struct arn_h1_wbuf w;
+	sink_init(&s, &w, 13);
+	assert_int_equal(arn_h1_write_headers(&w, m, e, n, flags), 0);
+	return sink_done(&s, &w);
+}
+
+static void test_write_edits(void **state)
+{
+	(void)state;
+	struct arn_h1_header hdrs[16];
+	struct arn_h1_msg m;
+	parse_one("GET / HTTP/1.1\r\nHost: front.example\r\nX-Forwarded-For: 1.1.1.1\r\n"
+		  "Cookie: a=1\r\nx-forwarded-for: 2.2.2.2\r\nX-Remove: 1\r\nX-Keep: k\r\n"
+		  "x-remove: 2\r\nX-Request-Id: abc\r\n\r\n",
+		  &m, hdrs, 16);
+	const struct arn_h1_edit e[] = {
+	    EDIT(ARN_H1_EDIT_SET, "host", "back.internal"),
+	    EDIT(ARN_H1_EDIT_APPEND_VALUE, "x-forwarded-for", "9.9.9.9"),
+	    EDIT(ARN_H1_EDIT_REMOVE, "X-REMOVE", ""),
+	    EDIT(ARN_H1_EDIT_ADD_IF_ABSENT, "x-request-id", "new"),
+	    EDIT(ARN_H1_EDIT_ADD_IF_ABSENT, "x-envoy-expected-rq-timeout-ms", "15000"),
+	    EDIT(ARN_H1_EDIT_SET_IF_PRESENT, "x-keep", "replaced"),
+	    EDIT(ARN_H1_EDIT_SET_IF_PRESENT, "x-absent", "never"),
+	    EDIT(ARN_H1_EDIT_ADD, "cookie", "b=2"),
+	    EDIT(ARN_H1_EDIT_SET, "x-forwarded-proto", "http"),
+	};
+	char *out = write_with(&m, e, sizeof(e) / sizeof(e[0]), 0);
+	/* SET takes the place of the first line; APPEND_VALUE joins every line
+	 * of the name into the first, as Envoy's x-forwarded-for does */
+	assert_string_equal(out, "host: back.internal\r\n"
+				 "X-Forwarded-For: 1.1.1.1,2.2.2.2,9.9.9.9\r\n"
+				 "Cookie: a=1\r\n"
+				 "x-keep: replaced\r\n"
+				 "X-Request-Id: abc\r\n"
+				 "x-envoy-expected-rq-timeout-ms: 15000\r\n"
+				 "cookie: b=2\r\n"
+				 "x-forwarded-proto: http\r\n");
+	free(out);
+
+	/* APPEND_VALUE with no such header adds it */
+	parse_one("GET / HTTP/1.1\r\nHost: h\r\n\r\n", &m, hdrs, 16);
+	const struct arn_h1_edit x[] = {
+	    EDIT(ARN_H1_EDIT_APPEND_VALUE, "x-forwarded-for", "3.3.3.3")};
+	out = write_with(&m, x, 1, 0);
+	assert_string_equal(out, "Host: h\r\nx-forwarded-for: 3.3.3.3\r\n");
+	free(out);
+
+	struct arn_h1_wbuf w;
+	char b[16];
+	arn_h1_wbuf_init(&w, b, sizeof(b), NULL, NULL);
+	struct arn_h1_edit many[ARN_H1_MAX_EDITS + 1];
+	memset(many, 0, sizeof(many));
+	assert_int_equal(arn_h1_write_headers(&w, &m, many, ARN_H1_MAX_EDITS + 1, 0), -E2BIG);
+}
+
+static void test_write_hop_by_hop(void **state)
+{
+	(void)state;
+	struct arn_h1_header hdrs[16];
+	struct arn_h1_msg m;
+	parse_one("GET /ws HTTP/1.1\r\nHost: h\r\nConnection: keep-alive, Upgrade, X-Hop, "
+		  "X-Forwarded-For, Content-Length\r\nKeep-Alive: timeout=5\r\nX-Hop: 1\r\n"
+		  "Upgrade: websocket\r\nTE: trailers\r\nProxy-Connection: keep-alive\r\n"
+		  "X-Forwarded-For: 1.2.3.4\r\nContent-Length: 0\r\nX-End: e\r\n\r\n",
+		  &m, hdrs, 16);
+	/* RFC 9110 7.6.1: hop-by-hop fields and those Connection names go,
+	 * but never fields the proxy relies on (hop-by-hop abuse) */
+	char *out = write_with(&m, NULL, 0, ARN_H1_W_DROP_HOP);
+	assert_string_equal(out, "Host: h\r\nX-Forwarded-For: 1.2.3.4\r\nContent-Length: 0\r\n"
+				 "X-End: e\r\n");
+	free(out);
+	/* an upgrade being proxied keeps Upgrade and says so in Connection */
+	out = write_with(&m, NULL, 0, ARN_H1_W_DROP_HOP | ARN_H1_W_UPGRADE);
+	assert_string_equal(out, "Host: h\r\nUpgrade: websocket\r\nX-Forwarded-For: 1.2.3.4\r\n"
+				 "Content-Length: 0\r\nX-End: e\r\nconnection: upgrade\r\n");
+	free(out);
+}
+
+static void test_write_chunks(void **state)
+{
+	(void)state;
+	struct arn_h1_chunker c = {0};
+	char b[ARN_H1_CHUNK_PREFIX_MAX];
+	size_t n = arn_h1_chunk_prefix(&c, 0x1a2b, b);
+	assert_int_equal(n, 6);
+	assert_memory_equal(b, "1a2b\r\n", 6);
+	n = arn_h1_chunk_prefix(&c, 1, b);
+	assert_int_equal(n, 5);
+	assert_memory_equal(b, "\r\n1\r\n", 5);
+	assert_int_equal(arn_h1_chunk_prefix(&c, 0, b), 0);
+	n = arn_h1_chunk_prefix(&c, UINT64_MAX, b);
+	assert_int_equal(n, ARN_H1_CHUNK_PREFIX_MAX);
+	assert_memory_equal(b, "\r\nffffffffffffffff\r\n", 20);
+	char l[ARN_H1_CHUNK_LAST_MAX];
+	n = arn_h1_chunk_last(&c, l);
+	assert_int_equal(n, 5);
+	assert_memory_equal(l, "\r\n0\r\n", 5);
+	struct arn_h1_chunker empty = {0};
+	assert_int_equal(arn_h1_chunk_last(&empty, l), 3);
+
+	/* a whole chunked body with trailers */
+	char out[128];
+	struct arn_h1_wbuf w;
+	struct arn_h1_chunker ck = {0};
+	struct arn_h1_header tr[] = {{"x-sum", "42", 2, 5, ARN_H1_H_OTHER}};
+	arn_h1_wbuf_init(&w, out, sizeof(out), NULL, NULL);
+	arn_h1_write_chunk_prefix(&w, &ck, 5);
+	arn_h1_put(&w, "hello", 5);
+	arn_h1_write_chunk_prefix(&w, &ck, 16);
+	arn_h1_put(&w, "0123456789abcdef", 16);
+	assert_int_equal(arn_h1_write_chunk_end(&w, &ck, tr, 1), 0);
+	static const char want[] = "5\r\nhello\r\n10\r\n0123456789abcdef\r\n0\r\nx-sum: 42\r\n\r\n";
+	assert_int_equal(w.len, sizeof(want) - 1);
+	assert_memory_equal(out, want, w.len);
+}
+
+/* Parse @p in, write every message back (body re-chunked in random pieces
+ * when it was chunked) and return the bytes written. */
+static char *reserialize(enum arn_h1_kind kind, enum arn_h1_method expect, const char *in, size_t n,
+			 unsigned seed)
+{
+	struct arn_h1_header hdrs[64];
+	struct arn_h1_msg m;
+	struct arn_h1_parser p;
+	struct arn_h1_ev ev;
+	struct arn_h1_chunker ck = {0};
+	struct sink s;
+	struct arn_h1_wbuf w;
+	char scratch[1024];
+	sink_init(&s, &w, 29);
+	arn_h1_msg_init(&m, hdrs, 64);
+	arn_h1_parser_init(&p, kind, NULL, &m);
+	arn_h1_parser_set_scratch(&p, scratch, sizeof(scratch));
+	arn_h1_parser_expect(&p, expect);
+	srand(seed);
+	for (;;) {
+		ssize_t r = arn_h1_parse(&p, in, n, &ev);
+		if (r == -EBUSY) {
+			arn_h1_parser_tunnel(&p);
+			continue;
+		}
+		if (r < 0)
+			break;
+		in += r;
+		n -= (size_t)r;
+		if (ev.type == ARN_H1_EV_HEAD) {
+			if (kind == ARN_H1_REQUEST)
+				arn_h1_write_request_line(&w, m.method_name.p, m.method_name.len,
+							  m.target.p, m.target.len, m.version - 10);
+			else
+				arn_h1_write_status_line(&w, m.status, m.reason.p, m.reason.len,
+							 m.version - 10);
+			arn_h1_write_headers(&w, &m, NULL, 0, 0);
+			arn_h1_write_end(&w);
+			ck.open = false;
+		} else if (ev.type == ARN_H1_EV_BODY) {
+			if ((m.flags & ARN_H1_F_CHUNKED) && !(m.flags & ARN_H1_F_TUNNEL)) {
+				/* new chunk boundaries: the transcript must not care */
+				for (size_t at = 0; at < ev.len;) {
+					size_t k = 1 + (size_t)rand() % 7;
+					if (k > ev.len - at)
+						k = ev.len - at;
+					arn_h1_write_chunk_prefix(&w, &ck, k);
+					arn_h1_put(&w, ev.data + at, k);
+					at += k;
+				}
+			} else {
+				arn_h1_put(&w, ev.data, ev.len);
+			}
+		} else if (ev.type == ARN_H1_EV_END) {
+			if (m.flags & ARN_H1_F_CHUNKED)
+				arn_h1_write_chunk_end(&w, &ck, m.hdrs + m.n_hdrs, m.n_trailers);
+		}
+	}
+	assert_int_equal(w.err, 0);
+	return sink_done(&s, &w);
+}
+
+static void round_trip(enum arn_h1_kind kind, enum arn_h1_method expect, const char *in)
+{
+	struct h1t_opts o = {.kind = kind, .expect = expect};
+	for (unsigned seed = 1; seed <= 3; seed++) {
+		char *out = reserialize(kind, expect, in, strlen(in), seed);
+		char *t0 = h1t_run(in, strlen(in), NULL, 0, &o);
+		char *t1 = NULL, *diff = h1t_all_splits(out, strlen(out), &o, 2, seed, &t1);
+		if (diff)
+			fail_msg("%s", diff);
+		if (strcmp(t0, t1) != 0)
+			fail_msg("round trip differs\n--- in:\n%s--- out:\n%s--- wire:\n%s", t0, t1,
+				 out);
+		assert_null(strstr(t0, "ERR"));
+		free(out);
+		free(t0);
+		free(t1);
+	}
+}
+
+static void test_round_trip(void **state)
+{
+	(void)state;
+	round_trip(ARN_H1_REQUEST, 0,
+		   "GET /a?b=c HTTP/1.1\r\nHost: example.com\r\nUser-Agent: t\r\n\r\n"
+		   "POST /up HTTP/1.1\r\nHost: h\r\nContent-Type: text/plain\r\nContent-Length: "
+		   "11\r\n\r\nhello world"
+		   "PUT /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+		   "4;ext=1\r\nabcd\r\n1a\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\nX-Sum: 1\r\nX-T: "
+		   "two\r\n\r\n"
+		   "GET /last HTTP/1.0\r\nX-A:   spaced   \r\n\n");
+	round_trip(ARN_H1_REQUEST, 0,
+		   "GET /ws HTTP/1.1\nHost: h\nConnection: Upgrade\nUpgrade: websocket\n\n"
+		   "\x81\x03"
+		   "abc");
+	round_trip(ARN_H1_RESPONSE, ARN_H1_M_GET,
+		   "HTTP/1.1 100 Continue\r\n\r\n"
+		   "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+		   "HTTP/1.1 204 No Content\r\n\r\n"
+		   "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+		   "2\r\nab\r\n0\r\nServer-Timing: x\r\n\r\n"
+		   "HTTP/1.1 404 \r\nServer: s\r\n\r\nuntil close");
+	round_trip(ARN_H1_RESPONSE, ARN_H1_M_GET,
+		   "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: "
+		   "upgrade\r\n\r\n\x82\x01z");
+}
+
+int test_h1_write_group(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_write_lines),	 cmocka_unit_test(test_write_refill_every_size),
+	    cmocka_unit_test(test_write_edits),	 cmocka_unit_test(test_write_hop_by_hop),
+	    cmocka_unit_test(test_write_chunks), cmocka_unit_test(test_round_trip),
+	};
+	return cmocka_run_group_tests_name("h1_write", tests, NULL, NULL);
+}

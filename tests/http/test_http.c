@@ -1,0 +1,1087 @@
+/*
+ * lib/http unit tests (cmocka). The HTTP/1 parser is driven through
+ * h1_harness: every input is parsed whole, one byte at a time and in random
+ * pieces, each piece placed right before a PROT_NONE page so that a read
+ * past the end of a piece faults, and all transcripts must agree with the
+ * expected one.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "arn_h1.h"
+#include "arn_sb.h"
+#include "h1_harness.h"
+
+#define NRANDOM 4
+
+static const struct h1t_opts req_opts = {.kind = ARN_H1_REQUEST};
+static const struct h1t_opts res_opts = {.kind = ARN_H1_RESPONSE};
+
+static void check_at(const char *in, size_t n, const struct h1t_opts *o, const char *want,
+		     int suffix, const char *file, int line)
+{
+	char *whole = NULL;
+	char *diff = h1t_all_splits(in, n, o, NRANDOM, (unsigned)line, &whole);
+	if (diff) {
+		print_error("%s:%d: %s\n", file, line, diff);
+		free(diff);
+		_fail(file, line);
+	}
+	size_t wl = strlen(whole), xl = strlen(want);
+	int ok =
+	    suffix ? (wl >= xl && strcmp(whole + wl - xl, want) == 0) : strcmp(whole, want) == 0;
+	if (!ok) {
+		print_error("%s:%d: transcript mismatch\n--- got:\n%s--- want%s:\n%s", file, line,
+			    whole, suffix ? " (suffix)" : "", want);
+		free(whole);
+		_fail(file, line);
+	}
+	free(whole);
+}
+
+/* the whole transcript */
+#define REQ(in, want) check_at(in, sizeof(in) - 1, &req_opts, want, 0, __FILE__, __LINE__)
+#define RES(in, want) check_at(in, sizeof(in) - 1, &res_opts, want, 0, __FILE__, __LINE__)
+#define CHECK(o, in, want) check_at(in, sizeof(in) - 1, o, want, 0, __FILE__, __LINE__)
+/* an error before any event */
+#define REQ_ERR(in, err)                                                                           \
+	check_at(in, sizeof(in) - 1, &req_opts, "ERR " err "\n", 0, __FILE__, __LINE__)
+#define RES_ERR(in, err)                                                                           \
+	check_at(in, sizeof(in) - 1, &res_opts, "ERR " err "\n", 0, __FILE__, __LINE__)
+/* the transcript ends with this error (after a head, some body...) */
+#define REQ_ENDS_ERR(in, err)                                                                      \
+	check_at(in, sizeof(in) - 1, &req_opts, "ERR " err "\n", 1, __FILE__, __LINE__)
+
+/* ---- requests ------------------------------------------------------------- */
+
+static void test_get_origin_form(void **state)
+{
+	(void)state;
+	REQ("GET /index.html?q=1 HTTP/1.1\r\n"
+	    "Host: example.com\r\n"
+	    "User-Agent: curl/8.0\r\n"
+	    "Accept: */*\r\n"
+	    "\r\n",
+	    "REQ GET /index.html?q=1 HTTP/1.1 form=o auth=example.com path=/index.html?q=1 nobody "
+	    "ka\n"
+	    "  Host: example.com #host\n"
+	    "  User-Agent: curl/8.0\n"
+	    "  Accept: */*\n"
+	    "END body=0\n");
+}
+
+static void test_value_ows_and_obs_text(void **state)
+{
+	(void)state;
+	/* OWS around values is not part of them; obs-text (UTF-8) and HTAB
+	 * inside are kept; an empty value is valid */
+	REQ("GET / HTTP/1.1\r\nHost:a\r\nX-A: \t x \t y \t\r\nX-U: caf\xc3\xa9\r\nX-E:\r\nX-F:   "
+	    "\r\n\r\n",
+	    "REQ GET / HTTP/1.1 form=o auth=a path=/ nobody ka\n"
+	    "  Host: a #host\n"
+	    "  X-A: x \\x09 y\n"
+	    "  X-U: caf\\xc3\\xa9\n"
+	    "  X-E: \n"
+	    "  X-F: \n"
+	    "END body=0\n");
+}
+
+static void test_pipelining(void **state)
+{
+	(void)state;
+	/* three requests in one run: the parser stops after each END and the
+	 * next call picks up the next one */
+	REQ("GET /a HTTP/1.1\r\nHost: h\r\n\r\n"
+	    "POST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello"
+	    "GET /c HTTP/1.1\r\nHost: h\r\n\r\n",
+	    "REQ GET /a HTTP/1.1 form=o auth=h path=/a nobody ka\n"
+	    "  Host: h #host\n"
+	    "END body=0\n"
+	    "REQ POST /b HTTP/1.1 form=o auth=h path=/b cl ka len=5\n"
+	    "  Host: h #host\n"
+	    "  Content-Length: 5 #content-length\n"
+	    "BODY hello\n"
+	    "END body=5\n"
+	    "REQ GET /c HTTP/1.1 form=o auth=h path=/c nobody ka\n"
+	    "  Host: h #host\n"
+	    "END body=0\n");
+}
+
+static void test_pipelining_consumed(void **state)
+{
+	(void)state;
+	/* the byte count returned with HEAD / BODY / END lets the caller keep
+	 * the rest of the run for later */
+	static const char in[] =
+	    "GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /b HTTP/1.1\r\nHost: h\r\n\r\n";
+	struct arn_h1_header hdrs[8];
+	struct arn_h1_msg m;
+	struct arn_h1_parser p;
+	struct arn_h1_ev ev;
+	arn_h1_msg_init(&m, hdrs, 8);
+	arn_h1_parser_init(&p, ARN_H1_REQUEST, NULL, &m);
+	ssize_t n = arn_h1_parse(&p, in, sizeof(in) - 1, &ev);
+	assert_int_equal(n, 28);
+	assert_int_equal(ev.type, ARN_H1_EV_HEAD);
+	assert_int_equal(m.head_len, 28);
+	/* the header slices point into the input itself: no copy */
+	assert_ptr_equal(m.hdrs[0].value, in + 23);
+	assert_true(arn_h1_parser_scratch_busy(&p) == false);
+	n = arn_h1_parse(&p, in + 28, sizeof(in) - 1 - 28, &ev);
+	assert_int_equal(n, 0);
+	assert_int_equal(ev.type, ARN_H1_EV_END);
+	assert_true(arn_h1_parser_idle(&p));
+	/* an empty call between messages changes nothing */
+	assert_int_equal(arn_h1_parse(&p, in + 28, 0, &ev), ARN_AGAIN);
+	assert_int_equal(m.path.len, 2);
+	assert_memory_equal(m.path.p, "/a", 2);
+	n = arn_h1_parse(&p, in + 28, sizeof(in) - 1 - 28, &ev);
+	assert_int_equal(n, 28);
+	assert_memory_equal(m.path.p, "/b", 2);
+}
+
+static void test_keep_alive_semantics(void **state)
+{
+	(void)state;
+	/* HTTP/1.0 closes by default: bytes after the message are refused */
+	REQ("GET / HTTP/1.0\r\n\r\nGET / HTTP/1.0\r\n\r\n",
+	    "REQ GET / HTTP/1.0 form=o auth= path=/ nobody\n"
+	    "END body=0\n"
+	    "CLOSED\n");
+	REQ("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+	    "REQ GET / HTTP/1.0 form=o auth= path=/ nobody ka c-ka\n"
+	    "  Connection: keep-alive #connection\n"
+	    "END body=0\n");
+	REQ("GET / HTTP/1.1\r\nHost: h\r\nConnection: foo, Close\r\n\r\nGET",
+	    "REQ GET / HTTP/1.1 form=o auth=h path=/ nobody c-close\n"
+	    "  Host: h #host\n"
+	    "  Connection: foo, Close #connection\n"
+	    "END body=0\n"
+	    "CLOSED\n");
+	/* close wins over keep-alive, from any Connection line */
+	REQ("GET / HTTP/1.0\r\nConnection: keep-alive\r\nconnection: close\r\n\r\n",
+	    "REQ GET / HTTP/1.0 form=o auth= path=/ nobody c-close c-ka\n"
+	    "  Connection: keep-alive #connection\n"
+	    "  connection: close #connection\n"
+	    "END body=0\n");
+}
+
+static void test_leading_empty_lines_and_bare_lf(void **state)
+{
+	(void)state;
+	/* RFC 9112 2.2: empty lines before a request line are ignored, and a
+	 * bare LF may end a head line */
+	REQ("\r\n\nGET / HTTP/1.1\nHost: h\n\n",
+	    "REQ GET / HTTP/1.1 form=o auth=h path=/ nobody ka\n"
+	    "  Host: h #host\n"
+	    "END body=0\n");
+	/* only empty lines, then the peer closes: a clean close */
+	REQ("\r\n\r\n", "");
+}
+
+static void test_absolute_form(void **state)
+{
+	(void)state;
+	/* RFC 9112 3.2.2: the target's authority wins over Host */
+	REQ("GET http://example.com:8080/a/b?c=d HTTP/1.1\r\nHost: other\r\n\r\n",
+	    "REQ GET http://example.com:8080/a/b?c=d HTTP/1.1 form=a auth=example.com:8080 "
+	    "path=/a/b?c=d nobody ka\n"
+	    "  Host: other #host\n"
+	    "END body=0\n");
+	REQ("GET HTTPS://[2001:db8::1] HTTP/1.1\r\nHost: x\r\n\r\n",
+	    "REQ GET HTTPS://[2001:db8::1] HTTP/1.1 form=a auth=[2001:db8::1] path=/ nobody ka\n"
+	    "  Host: x #host\n"
+	    "END body=0\n");
+	REQ_ERR("GET http://user@host/ HTTP/1.1\r\nHost: host\r\n\r\n", "TARGET");
+	REQ_ERR("GET http:///x HTTP/1.1\r\nHost: h\r\n\r\n", "TARGET");
+	REQ_ERR("GET http://h?x HTTP/1.1\r\nHost: h\r\n\r\n", "TARGET");
+	REQ_ERR("GET 1http://h/ HTTP/1.1\r\nHost: h\r\n\r\n", "TARGET");
+	REQ_ERR("GET example.com HTTP/1.1\r\nHost: h\r\n\r\n", "TARGET");
+}
+
+static void test_connect_and_asterisk(void **state)
+{
+	(void)state;
+	/* CONNECT: authority-form; after it the caller decides (WAIT) and the
+	 * harness switches to a tunnel, so the rest is raw bytes */
+	REQ("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n\x16\x03\x01 tls",
+	    "REQ CONNECT example.com:443 HTTP/1.1 form=c auth=example.com:443 path= nobody ka\n"
+	    "  Host: example.com:443 #host\n"
+	    "END body=0\n"
+	    "WAIT\n"
+	    "BODY \\x16\\x03\\x01 tls\n");
+	REQ_ERR("CONNECT example.com HTTP/1.1\r\nHost: example.com\r\n\r\n", "TARGET");
+	REQ_ERR("CONNECT /x HTTP/1.1\r\nHost: example.com\r\n\r\n", "TARGET");
+	REQ_ERR("CONNECT h:1 HTTP/1.1\r\nHost: h:1\r\nContent-Length: 3\r\n\r\nabc",
+		"CONNECT_BODY");
+	REQ_ERR("CONNECT h:1 HTTP/1.1\r\nHost: h:1\r\nTransfer-Encoding: chunked\r\n\r\n",
+		"CONNECT_BODY");
+	REQ("OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n",
+	    "REQ OPTIONS * HTTP/1.1 form=* auth=h path=* nobody ka\n"
+	    "  Host: h #host\n"
+	    "END body=0\n");
+	REQ_ERR("GET * HTTP/1.1\r\nHost: h\r\n\r\n", "TARGET");
+}
+
+static void test_methods(void **state)
+{
+	(void)state;
+	REQ("PROPFIND /d HTTP/1.1\r\nHost: h\r\n\r\n",
+	    "REQ PROPFIND /d HTTP/1.1 form=o auth=h path=/d nobody ka\n"
+	    "  Host: h #host\n"
+	    "END body=0\n");
+	/* methods are case-sensitive, and Envoy's list is closed */
+	REQ_ERR("get / HTTP/1.1\r\nHost: h\r\n\r\n", "METHOD");
+	REQ_ERR("FOO / HTTP/1.1\r\nHost: h\r\n\r\n", "METHOD");
+	REQ_ERR("G(T / HTTP/1.1\r\nHost: h\r\n\r\n", "METHOD");
+	REQ_ERR(" GET / HTTP/1.1\r\nHost: h\r\n\r\n", "START_LINE");
+	REQ_ERR("GET\r\n\r\n", "START_LINE");
+	assert_int_equal(arn_h1_method_lookup("M-SEARCH", 8), ARN_H1_M_M_SEARCH);
+	assert_string_equal(arn_h1_method_str(ARN_H1_M_UNSUBSCRIBE), "UNSUBSCRIBE");
+	assert_int_equal(arn_h1_method_lookup("GETX", 4), ARN_H1_M_NONE);
+}
+
+static void test_start_line_errors(void **state)
+{
+	(void)state;
+	REQ_ERR("GET / HTTP/2.0\r\n\r\n", "VERSION");
+	REQ_ERR("GET / HTTP/1.2\r\n\r\n", "VERSION");
+	REQ_ERR("GET / HTTP/1.1x\r\n\r\n", "START_LINE");
+	REQ_ERR("GET / HTTP/1.1 \r\n\r\n", "START_LINE");
+	REQ_ERR("GET / http/1.1\r\n\r\n", "START_LINE");
+	REQ_ERR("GET / HTTP/1\r\n\r\n", "START_LINE");
+	REQ_ERR("GET /\r\n\r\n", "START_LINE"); /* HTTP/0.9 */
+	REQ_ERR("GET  / HTTP/1.1\r\n\r\n", "START_LINE");
+	REQ_ERR("GET / a HTTP/1.1\r\n\r\n", "START_LINE");
+	REQ_ERR("GET /\x7f HTTP/1.1\r\n\r\n", "TARGET");
+	REQ_ERR("GET /\xc3\xa9 HTTP/1.1\r\n\r\n", "TARGET");
+	REQ_ERR("GET /\t HTTP/1.1\r\n\r\n", "TARGET");
+	REQ_ERR("GET / HTTP/1.1\rX\n\r\n", "BARE_CR");
+	REQ_ERR("GET /\r HTTP/1.1\r\n\r\n", "BARE_CR");
+}
+
+static void test_fragment_flag(void **state)
+{
+	(void)state;
+	REQ("GET /a#b HTTP/1.1\r\nHost: h\r\n\r\n",
+	    "REQ GET /a#b HTTP/1.1 form=o auth=h path=/a#b nobody ka frag\n"
+	    "  Host: h #host\n"
+	    "END body=0\n");
+}
+
+static void test_content_length_body(void **state)
+{
+	(void)state;
+	REQ("POST /up HTTP/1.1\r\nHost: h\r\nContent-Length: 0011\r\n\r\nhello\0world",
+	    "REQ POST /up HTTP/1.1 form=o auth=h path=/up cl ka len=11\n"
+	    "  Host: h #host\n"
+	    "  Content-Length: 0011 #content-length\n"
+	    "BODY hello\\x00world\n"
+	    "END body=11\n");
+	/* Content-Length: 0 is a message without body */
+	REQ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n",
+	    "REQ POST / HTTP/1.1 form=o auth=h path=/ cl nobody ka len=0\n"
+	    "  Host: h #host\n"
+	    "  Content-Length: 0 #content-length\n"
+	    "END body=0\n");
+	/* a body cut short by the peer's close */
+	REQ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nabc",
+	    "REQ POST / HTTP/1.1 form=o auth=h path=/ cl ka len=10\n"
+	    "  Host: h #host\n"
+	    "  Content-Length: 10 #content-length\n"
+	    "BODY abc\n"
+	    "ERR TRUNCATED\n");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\n", "TRUNCATED");
+	REQ_ERR("GE", "TRUNCATED");
+}
+
+static void test_chunked_body(void **state)
+{
+	(void)state;
+	REQ("POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+	    "5\r\nhello\r\n"
+	    "00006;name=value;x=\"q s\"\r\n world\r\n"
+	    "A \t;ext\r\n0123456789\r\n"
+	    "0\r\n"
+	    "Checksum: abc\r\n"
+	    "X-T: 1\r\n"
+	    "\r\n"
+	    "GET / HTTP/1.1\r\nHost: h\r\n\r\n",
+	    "REQ POST /c HTTP/1.1 form=o auth=h path=/c chunked ka te\n"
+	    "  Host: h #host\n"
+	    "  Transfer-Encoding: chunked #transfer-encoding\n"
+	    "BODY hello world0123456789\n"
+	    "END body=21\n"
+	    "  T Checksum: abc\n"
+	    "  T X-T: 1\n"
+	    "REQ GET / HTTP/1.1 form=o auth=h path=/ nobody ka\n"
+	    "  Host: h #host\n"
+	    "END body=0\n");
+	/* upper-case hex, case-insensitive coding name, no trailers */
+	REQ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: Chunked\r\n\r\n"
+	    "F\r\n0123456789abcde\r\n0\r\n\r\n",
+	    "REQ POST / HTTP/1.1 form=o auth=h path=/ chunked ka te\n"
+	    "  Host: h #host\n"
+	    "  Transfer-Encoding: Chunked #transfer-encoding\n"
+	    "BODY 0123456789abcde\n"
+	    "END body=15\n");
+	/* cut inside the trailers */
+	REQ_ENDS_ERR("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+		     "1\r\na\r\n0\r\nX: y\r\n",
+		     "TRUNCATED");
+}
+
+static void test_expect_continue(void **state)
+{
+	(void)state;
+	REQ("PUT /f HTTP/1.1\r\nHost: h\r\nExpect: 100-Continue\r\nContent-Length: 1\r\n\r\nx",
+	    "REQ PUT /f HTTP/1.1 form=o auth=h path=/f cl ka 100c len=1\n"
+	    "  Host: h #host\n"
+	    "  Expect: 100-Continue #expect\n"
+	    "  Content-Length: 1 #content-length\n"
+	    "BODY x\n"
+	    "END body=1\n");
+	/* RFC 9110 10.1.1: ignored in HTTP/1.0 */
+	REQ("PUT /f HTTP/1.0\r\nExpect: 100-continue\r\n\r\n",
+	    "REQ PUT /f HTTP/1.0 form=o auth= path=/f nobody\n"
+	    "  Expect: 100-continue #expect\n"
+	    "END body=0\n");
+	REQ("GET / HTTP/1.1\r\nHost: h\r\nExpect: something\r\n\r\n",
+	    "REQ GET / HTTP/1.1 form=o auth=h path=/ nobody ka expect\n"
+	    "  Host: h #host\n"
+	    "  Expect: something #expect\n"
+	    "END body=0\n");
+}
+
+static void test_upgrade_websocket(void **state)
+{
+	(void)state;
+	REQ("GET /chat HTTP/1.1\r\nHost: h\r\nUpgrade: WebSocket\r\nConnection: keep-alive, "
+	    "Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n\x81\x05hello",
+	    "REQ GET /chat HTTP/1.1 form=o auth=h path=/chat nobody ka c-ka c-upgrade upgrade ws\n"
+	    "  Host: h #host\n"
+	    "  Upgrade: WebSocket #upgrade\n"
+	    "  Connection: keep-alive, Upgrade #connection\n"
+	    "  Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\n"
+	    "END body=0\n"
+	    "WAIT\n"
+	    "BODY \\x81\\x05hello\n");
+	/* Upgrade without "Connection: upgrade" is no upgrade */
+	REQ("GET / HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\n\r\n",
+	    "REQ GET / HTTP/1.1 form=o auth=h path=/ nobody ka\n"
+	    "  Host: h #host\n"
+	    "  Upgrade: websocket #upgrade\n"
+	    "END body=0\n");
+	/* h2c: flagged, and no pause (the proxy strips it, as Envoy does) */
+	REQ("GET / HTTP/1.1\r\nHost: h\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: "
+	    "h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n",
+	    "REQ GET / HTTP/1.1 form=o auth=h path=/ nobody ka c-upgrade upgrade h2c\n"
+	    "  Host: h #host\n"
+	    "  Connection: Upgrade, HTTP2-Settings #connection\n"
+	    "  Upgrade: h2c #upgrade\n"
+	    "  HTTP2-Settings: AAMAAABkAAQAAP__ #http2-settings\n"
+	    "END body=0\n"
+	    "REQ GET / HTTP/1.1 form=o auth=h path=/ nobody ka\n"
+	    "  Host: h #host\n"
+	    "END body=0\n");
+}
+
+static void test_upgrade_refused_resume(void **state)
+{
+	(void)state;
+	/* the upstream refused the upgrade: the caller resumes HTTP parsing */
+	static const char in[] = "GET / HTTP/1.1\r\nHost: h\r\nConnection: upgrade\r\nUpgrade: "
+				 "websocket\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n";
+	struct arn_h1_header hdrs[8];
+	struct arn_h1_msg m;
+	struct arn_h1_parser p;
+	struct arn_h1_ev ev;
+	arn_h1_msg_init(&m, hdrs, 8);
+	arn_h1_parser_init(&p, ARN_H1_REQUEST, NULL, &m);
+	ssize_t n = arn_h1_parse(&p, in, sizeof(in) - 1, &ev);
+	assert_int_equal(ev.type, ARN_H1_EV_HEAD);
+	assert_true(m.flags & ARN_H1_F_WEBSOCKET);
+	assert_int_equal(arn_h1_parse(&p, in + n, sizeof(in) - 1 - n, &ev), 0);
+	assert_int_equal(ev.type, ARN_H1_EV_END);
+	assert_int_equal(arn_h1_parse(&p, in + n, sizeof(in) - 1 - n, &ev), -EBUSY);
+	assert_int_equal(arn_h1_parse(&p, in + n, 0, &ev), ARN_AGAIN);
+	arn_h1_parser_resume(&p);
+	assert_true(arn_h1_parse(&p, in + n, sizeof(in) - 1 - n, &ev) > 0);
+	assert_int_equal(ev.type, ARN_H1_EV_HEAD);
+	assert_memory_equal(m.path.p, "/2", 2);
+}
+
+/* ---- smuggling defences ------------------------------------------------------ */
+
+static void test_smuggling_cl_te(void **state)
+{
+	(void)state;
+	REQ_ERR("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\nTransfer-Encoding: "
+		"chunked\r\n\r\n0\r\n\r\n",
+		"CL_AND_TE");
+	REQ_ERR("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: "
+		"4\r\n\r\n0\r\n\r\n",
+		"CL_AND_TE");
+	/* Envoy's allow_chunked_length: TE wins, CL is to be dropped */
+	static const struct arn_h1_config allow = {.opts = ARN_H1_O_ALLOW_CHUNKED_LENGTH};
+	static const struct h1t_opts o = {.kind = ARN_H1_REQUEST, .cfg = &allow};
+	CHECK(&o,
+	      "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\nTransfer-Encoding: "
+	      "chunked\r\n\r\n1\r\nZ\r\n0\r\n\r\n",
+	      "REQ POST / HTTP/1.1 form=o auth=h path=/ chunked ka te cl-ignored\n"
+	      "  Host: h #host\n"
+	      "  Content-Length: 4 #content-length\n"
+	      "  Transfer-Encoding: chunked #transfer-encoding\n"
+	      "BODY Z\n"
+	      "END body=1\n");
+}
+
+static void test_smuggling_content_length(void **state)
+{
+	(void)state;
+	/* repeated, even identical: refused as Envoy does */
+	REQ_ERR("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello",
+		"CL_DUPLICATE");
+	REQ_ERR(
+	    "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+	    "CL_DUPLICATE");
+	REQ_ERR("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5, 5\r\n\r\nhello", "CL_INVALID");
+	REQ_ERR("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: +5\r\n\r\nhello", "CL_INVALID");
+	REQ_ERR("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: -1\r\n\r\n", "CL_INVALID");
+	REQ_ERR("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0x5\r\n\r\nhello", "CL_INVALID");
+	REQ_ERR("POST / HTTP/1.1\r\nHost: h\r\nContent-Length:\r\n\r\n", "CL_INVALID");
+	REQ_ERR("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1 2\r\n\r\n", "CL_INVALID");
+	REQ_ERR("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 18446744073709551616\r\n\r\n",
+		"CL_INVALID");
+	REQ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 18446744073709551615\r\n\r\n",
+	    "REQ POST / HTTP/1.1 form=o auth=h path=/ cl ka len=18446744073709551615\n"
+	    "  Host: h #host\n"
+	    "  Content-Length: 18446744073709551615 #content-length\n"
+	    "ERR TRUNCATED\n");
+}
+
+static void test_smuggling_transfer_encoding(void **state)
+{
+	(void)state;
+	/* chunked must be the final coding, once; others are 501 */
+	REQ_ERR("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
+		"TE_NOT_CHUNKED");
+	REQ_ERR("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n\r\n", "TE_NOT_CHUNKED");
+	REQ_ERR("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, chunked\r\n\r\n",
+		"TE_NOT_CHUNKED");
+	REQ_ERR("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: xchunked\r\n\r\n",
+		"TE_NOT_CHUNKED");
+	REQ_ERR("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked;q=1\r\n\r\n",
+		"TE_NOT_CHUNKED");
+	REQ_ERR("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding:\r\n\r\n", "TE_NOT_CHUNKED");
+	REQ_ERR("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+		"TE_UNSUPPORTED");
+	/* two lines are one list */
+	REQ_ERR("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: "
+		"chunked\r\n\r\n",
+		"TE_UNSUPPORTED");
+	REQ_ERR("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: "
+		"chunked\r\n\r\n",
+		"TE_NOT_CHUNKED");
+	REQ_ERR("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", "TE_HTTP10");
+	/* a vertical tab is no whitespace */
+	REQ_ERR("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: \x0b"
+		"chunked\r\n\r\n",
+		"HDR_VALUE");
+	/* ... but OWS and empty list elements are fine */
+	REQ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: ,  chunked ,\r\n\r\n0\r\n\r\n",
+	    "REQ POST / HTTP/1.1 form=o auth=h path=/ chunked ka te\n"
+	    "  Host: h #host\n"
+	    "  Transfer-Encoding: ,  chunked , #transfer-encoding\n"
+	    "END body=0\n");
+}
+
+#define CHUNKED_HEAD "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+static void test_smuggling_chunk_sizes(void **state)
+{
+	(void)state;
+	REQ_ENDS_ERR(CHUNKED_HEAD "g\r\n", "CHUNK_SIZE");
+	REQ_ENDS_ERR(CHUNKED_HEAD "-1\r\n", "CHUNK_SIZE");
+	REQ_ENDS_ERR(CHUNKED_HEAD "0x5\r\nhello\r\n0\r\n\r\n", "CHUNK_SIZE");
+	REQ_ENDS_ERR(CHUNKED_HEAD " 5\r\nhello\r\n0\r\n\r\n", "CHUNK_SIZE");
+	REQ_ENDS_ERR(CHUNKED_HEAD "5 \r\nhello\r\n0\r\n\r\n", "CHUNK_SIZE");
+	REQ_ENDS_ERR(CHUNKED_HEAD "\r\n", "CHUNK_SIZE");
+	REQ_ENDS_ERR(CHUNKED_HEAD "+5\r\nhello\r\n0\r\n\r\n", "CHUNK_SIZE");
+	/* 2^64 does not fit; 16 hex digits do */
+	REQ_ENDS_ERR(CHUNKED_HEAD "10000000000000000\r\n", "CHUNK_OVERFLOW");
+	REQ_ENDS_ERR(CHUNKED_HEAD "ffffffffffffffff\r\nab", "TRUNCATED");
+	REQ_ENDS_ERR(CHUNKED_HEAD "000000000000000000001\r\na\r\n0\r\n\r\nX", "TRUNCATED");
+	/* CRLF everywhere in the framing, no bare LF, no bare CR */
+	REQ_ENDS_ERR(CHUNKED_HEAD "5\nhello\r\n0\r\n\r\n", "CHUNK_CRLF");
+	REQ_ENDS_ERR(CHUNKED_HEAD "5\r\nhelloX\r\n0\r\n\r\n", "CHUNK_CRLF");
+	REQ_ENDS_ERR(CHUNKED_HEAD "5\r\nhello\n0\r\n\r\n", "CHUNK_CRLF");
+	REQ_ENDS_ERR(CHUNKED_HEAD "5\r\nhello\rX0\r\n\r\n", "CHUNK_CRLF");
+	REQ_ENDS_ERR(CHUNKED_HEAD "5\rhello\r\n0\r\n\r\n", "BARE_CR");
+	REQ_ENDS_ERR(CHUNKED_HEAD "5;a\nb\r\n", "CHUNK_CRLF");
+	REQ_ENDS_ERR(CHUNKED_HEAD "5;a\x01\r\nhello\r\n0\r\n\r\n", "CHUNK_EXT");
+	REQ_ENDS_ERR(CHUNKED_HEAD "5;a\0\r\nhello\r\n0\r\n\r\n", "NUL");
+	REQ_ENDS_ERR(CHUNKED_HEAD "5\0\r\nhello\r\n0\r\n\r\n", "NUL");
+	/* the last chunk needs its CRLF and the trailer section its empty line */
+	REQ_ENDS_ERR(CHUNKED_HEAD "0\r\nX\r\n\r\n", "HDR_NO_COLON");
+	REQ_ENDS_ERR(CHUNKED_HEAD "0\r\n\rX", "BARE_CR");
+	REQ_ENDS_ERR(CHUNKED_HEAD "0\r\nX: a\r\n b\r\n\r\n", "OBS_FOLD");
+}
+
+static void test_chunk_line_limit(void **state)
+{
+	(void)state;
+	static const struct arn_h1_config c = {.max_chunk_line = 16};
+	static const struct h1t_opts o = {.kind = ARN_H1_REQUEST, .cfg = &c};
+	/* "1;0123456789ab\r\n" is 16 bytes: allowed; one more is not */
+	CHECK(&o, CHUNKED_HEAD "1;0123456789ab\r\nx\r\n0\r\n\r\n",
+	      "REQ POST / HTTP/1.1 form=o auth=h path=/ chunked ka te\n"
+	      "  Host: h #host\n"
+	      "  Transfer-Encoding: chunked #transfer-encoding\n"
+	      "BODY x\n"
+	      "END body=1\n");
+	check_at(CHUNKED_HEAD "1;0123456789abc\r\nx\r\n0\r\n\r\n",
+		 sizeof(CHUNKED_HEAD "1;0123456789abc\r\nx\r\n0\r\n\r\n") - 1, &o,
+		 "ERR CHUNK_EXT\n", 1, __FILE__, __LINE__);
+}
+
+static void test_smuggling_obs_fold_and_ws(void **state)
+{
+	(void)state;
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\nX: a\r\n b\r\n\r\n", "OBS_FOLD");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\nX: a\r\n\tb\r\n\r\n", "OBS_FOLD");
+	REQ_ERR("GET / HTTP/1.1\r\n Host: h\r\n\r\n", "LEADING_WS");
+	REQ_ERR("GET / HTTP/1.1\r\nHost : h\r\n\r\n", "HDR_NAME_WS");
+	REQ_ERR("GET / HTTP/1.1\r\nHost\t: h\r\n\r\n", "HDR_NAME_WS");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding : chunked\r\n\r\n", "HDR_NAME_WS");
+}
+
+static void test_smuggling_bad_chars(void **state)
+{
+	(void)state;
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\rX: y\r\n\r\n", "BARE_CR");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\nX: a\rb\r\n\r\n", "BARE_CR");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\n\rX\r\n", "BARE_CR");
+	REQ_ERR("GET / HTTP/1.1\r\nHo(st: h\r\n\r\n", "HDR_NAME");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\nX\x80Y: z\r\n\r\n", "HDR_NAME");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\n: empty\r\n\r\n", "HDR_NAME");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\nNoColon\r\n\r\n", "HDR_NO_COLON");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\nX: a\x01z\r\n\r\n", "HDR_VALUE");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\nX: a\x7fz\r\n\r\n", "HDR_VALUE");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\nX: a\x1b[0m\r\n\r\n", "HDR_VALUE");
+}
+
+static void test_smuggling_nul(void **state)
+{
+	(void)state;
+	REQ_ERR("G\0T / HTTP/1.1\r\nHost: h\r\n\r\n", "NUL");
+	REQ_ERR("GET /\0 HTTP/1.1\r\nHost: h\r\n\r\n", "NUL");
+	REQ_ERR("GET / HTTP/1\0"
+		"1\r\nHost: h\r\n\r\n",
+		"NUL");
+	REQ_ERR("GET / HTTP/1.1\0\r\nHost: h\r\n\r\n", "NUL");
+	REQ_ERR("GET / HTTP/1.1\r\nHo\0st: h\r\n\r\n", "NUL");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\0\r\n\r\n", "NUL");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\n\0\r\n\r\n", "NUL");
+	REQ_ERR("\0GET / HTTP/1.1\r\nHost: h\r\n\r\n", "NUL");
+}
+
+static void test_host_rules(void **state)
+{
+	(void)state;
+	REQ_ERR("GET / HTTP/1.1\r\n\r\n", "HOST_MISSING");
+	REQ_ERR("GET http://a/ HTTP/1.1\r\n\r\n", "HOST_MISSING");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n", "HOST_DUPLICATE");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: a b\r\n\r\n", "HOST_INVALID");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: u@a\r\n\r\n", "HOST_INVALID");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: a:99999\r\n\r\n", "HOST_INVALID");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: a:8x\r\n\r\n", "HOST_INVALID");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: [::1\r\n\r\n", "HOST_INVALID");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: :80\r\n\r\n", "HOST_INVALID");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", "HOST_INVALID");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: a%zz\r\n\r\n", "HOST_INVALID");
+	/* RFC 9112 3.2: empty Host is valid; HTTP/1.0 needs none */
+	REQ("GET / HTTP/1.1\r\nHost:\r\n\r\n", "REQ GET / HTTP/1.1 form=o auth= path=/ nobody ka\n"
+					       "  Host:  #host\n"
+					       "END body=0\n");
+	REQ("GET / HTTP/1.1\r\nHost: [2001:db8::7]:8443\r\n\r\n",
+	    "REQ GET / HTTP/1.1 form=o auth=[2001:db8::7]:8443 path=/ nobody ka\n"
+	    "  Host: [2001:db8::7]:8443 #host\n"
+	    "END body=0\n");
+}
+
+/* ---- limits ------------------------------------------------------------------ */
+
+static char *repeat_headers(const char *start, unsigned n, size_t *len)
+{
+	struct arn_sb sb = ARN_SB_INIT;
+	arn_sb_puts(&sb, start);
+	for (unsigned i = 0; i < n; i++)
+		arn_sb_printf(&sb, "X-H%u: v\r\n", i);
+	arn_sb_puts(&sb, "\r\n");
+	*len = sb.len;
+	return arn_sb_steal(&sb);
+}
+
+static void test_limit_header_count(void **state)
+{
+	(void)state;
+	size_t n;
+	char *in, *t;
+	static const struct h1t_opts o = {.kind = ARN_H1_REQUEST, .hdr_cap = 200};
+	/* Envoy's default, 100 lines, Host included */
+	in = repeat_headers("GET / HTTP/1.1\r\nHost: h\r\n", 99, &n);
+	t = h1t_run(in, n, NULL, 0, &o);
+	assert_non_null(strstr(t, "END body=0\n"));
+	free(t);
+	free(in);
+	in = repeat_headers("GET / HTTP/1.1\r\nHost: h\r\n", 100, &n);
+	check_at(in, n, &o, "ERR TOO_MANY_HEADERS\n", 0, __FILE__, __LINE__);
+	free(in);
+	/* a smaller array than the limit caps it too */
+	static const struct h1t_opts small = {.kind = ARN_H1_REQUEST, .hdr_cap = 4};
+	in = repeat_headers("GET / HTTP/1.1\r\nHost: h\r\n", 4, &n);
+	check_at(in, n, &small, "ERR TOO_MANY_HEADERS\n", 0, __FILE__, __LINE__);
+	free(in);
+	/* trailers have their own count */
+	static const struct arn_h1_config c3 = {.max_headers = 3};
+	static const struct h1t_opts o3 = {.kind = ARN_H1_REQUEST, .cfg = &c3};
+	CHECK(&o3, CHUNKED_HEAD "0\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n",
+	      "REQ POST / HTTP/1.1 form=o auth=h path=/ chunked ka te\n"
+	      "  Host: h #host\n"
+	      "  Transfer-Encoding: chunked #transfer-encoding\n"
+	      "END body=0\n"
+	      "  T A: 1\n"
+	      "  T B: 2\n"
+	      "  T C: 3\n");
+	check_at(CHUNKED_HEAD "0\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\n\r\n",
+		 sizeof(CHUNKED_HEAD "0\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\n\r\n") - 1, &o3,
+		 "ERR TOO_MANY_HEADERS\n", 1, __FILE__, __LINE__);
+}
+
+static void test_limit_head_size(void **state)
+{
+	(void)state;
+	/* Envoy's default 60 KiB: just under passes, just over is 431 */
+	struct arn_sb sb = ARN_SB_INIT;
+	static const struct h1t_opts o = {.kind = ARN_H1_REQUEST};
+	const char *start = "GET / HTTP/1.1\r\nHost: h\r\nX-Big: ";
+	size_t fixed = strlen(start) + 4; /* value's CRLF and the empty line */
+	arn_sb_puts(&sb, start);
+	for (size_t i = 0; i < ARN_H1_DEFAULT_MAX_HEAD - fixed; i++)
+		arn_sb_putc(&sb, 'a' + (char)(i % 26));
+	arn_sb_puts(&sb, "\r\n\r\n");
+	assert_int_equal(sb.len, ARN_H1_DEFAULT_MAX_HEAD);
+	char *whole = NULL, *diff = h1t_all_splits(sb.buf, sb.len, &o, 2, 1, &whole);
+	assert_null(diff);
+	assert_non_null(strstr(whole, "END body=0\n"));
+	free(whole);
+	/* one byte more */
+	arn_sb_reset(&sb);
+	arn_sb_puts(&sb, start);
+	for (size_t i = 0; i < ARN_H1_DEFAULT_MAX_HEAD - fixed + 1; i++)
+		arn_sb_putc(&sb, 'b');
+	arn_sb_puts(&sb, "\r\n\r\n");
+	check_at(sb.buf, sb.len, &o, "ERR HEAD_TOO_LARGE\n", 0, __FILE__, __LINE__);
+	/* many small lines add up too */
+	arn_sb_reset(&sb);
+	arn_sb_puts(&sb, "GET / HTTP/1.1\r\nHost: h\r\n");
+	for (int i = 0; i < 90; i++)
+		arn_sb_printf(&sb, "X-%02d: %0700d\r\n", i, 0);
+	arn_sb_puts(&sb, "\r\n");
+	static const struct h1t_opts o2 = {.kind = ARN_H1_REQUEST, .hdr_cap = 128};
+	check_at(sb.buf, sb.len, &o2, "ERR HEAD_TOO_LARGE\n", 0, __FILE__, __LINE__);
+	arn_sb_free(&sb);
+}
+
+static void test_limit_request_line(void **state)
+{
+	(void)state;
+	static const struct arn_h1_config c = {.max_start_line = 32, .max_head_bytes = 128};
+	static const struct h1t_opts o = {.kind = ARN_H1_REQUEST, .cfg = &c};
+	/* "GET /1234567890123456 HTTP/1.1\r\n" is 32 bytes: fits */
+	CHECK(&o, "GET /1234567890123456 HTTP/1.1\r\nHost: h\r\n\r\n",
+	      "REQ GET /1234567890123456 HTTP/1.1 form=o auth=h path=/1234567890123456 nobody ka\n"
+	      "  Host: h #host\n"
+	      "END body=0\n");
+	/* one more byte is 414, not 431, so the caller can tell them apart */
+	CHECK(&o, "GET /12345678901234567 HTTP/1.1\r\nHost: h\r\n\r\n", "ERR URI_TOO_LONG\n");
+	/* a request line longer than the whole head limit is still 414 */
+	static const struct arn_h1_config c2 = {.max_head_bytes = 64};
+	static const struct h1t_opts o2 = {.kind = ARN_H1_REQUEST, .cfg = &c2};
+	CHECK(&o2,
+	      "GET /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa "
+	      "HTTP/1.1\r\n\r\n",
+	      "ERR URI_TOO_LONG\n");
+	/* a bad byte before the limit is reported as such, however cut */
+	CHECK(&o,
+	      "GET /12345\x01"
+	      "789012345678901234567890 HTTP/1.1\r\nHost: h\r\n\r\n",
+	      "ERR TARGET\n");
+	/* headers over the head limit: 431 */
+	CHECK(&o,
+	      "GET / HTTP/1.1\r\nHost: h\r\nX: 0123456789012345678901234567890123456789"
+	      "0123456789012345678901234567890123456789012345678901234567890123456789\r\n\r\n",
+	      "ERR HEAD_TOO_LARGE\n");
+}
+
+static void test_scratch_lazy_and_bounded(void **state)
+{
+	(void)state;
+	static const char in[] = "GET /abc HTTP/1.1\r\nHost: example.com\r\nX-Long: "
+				 "0123456789012345678901234567890123456789\r\n\r\n";
+	struct arn_h1_header hdrs[8];
+	struct arn_h1_msg m;
+	struct arn_h1_parser p;
+	struct arn_h1_ev ev;
+	char scratch[64];
+	size_t cut = 44; /* inside "X-Long" */
+	arn_h1_msg_init(&m, hdrs, 8);
+	arn_h1_parser_init(&p, ARN_H1_REQUEST, NULL, &m);
+	/* the first run ends inside a line and no scratch is attached: the
+	 * parser hands back the lines it took and asks for one */
+	ssize_t n = arn_h1_parse(&p, in, cut, &ev);
+	assert_int_equal(ev.type, ARN_H1_EV_NEED_SCRATCH);
+	assert_int_equal(n, 38);
+	assert_int_equal(arn_h1_parser_set_scratch(&p, scratch, sizeof(scratch)), 0);
+	assert_int_equal(arn_h1_parse(&p, in + n, cut - (size_t)n, &ev), ARN_AGAIN);
+	/* a partial line is held: the scratch cannot be swapped now */
+	assert_int_equal(arn_h1_parser_set_scratch(&p, NULL, 0), -EBUSY);
+	n = arn_h1_parse(&p, in + cut, sizeof(in) - 1 - cut, &ev);
+	assert_int_equal(ev.type, ARN_H1_EV_HEAD);
+	assert_int_equal((size_t)n, sizeof(in) - 1 - cut);
+	/* the spanning line lives in scratch, the others in the input */
+	assert_ptr_equal(m.hdrs[0].value, in + 25);
+	assert_true(m.hdrs[1].name >= scratch && m.hdrs[1].name < scratch + sizeof(scratch));
+	assert_int_equal(m.hdrs[1].value_len, 40);
+	assert_memory_equal(m.hdrs[1].value, in + 46, 40);
+	assert_true(arn_h1_parser_scratch_busy(&p));
+
+	/* a scratch smaller than the spanning lines: 431 */
+	static const struct h1t_opts o = {.kind = ARN_H1_REQUEST, .scratch_cap = 16};
+	size_t cuts[] = {44};
+	char *t = h1t_run(in, sizeof(in) - 1, cuts, 1, &o);
+	assert_string_equal(t, "ERR SCRATCH_FULL\n");
+	free(t);
+	/* ... unless the cut falls between lines */
+	cuts[0] = 38;
+	t = h1t_run(in, sizeof(in) - 1, cuts, 1, &o);
+	assert_non_null(strstr(t, "END body=0"));
+	free(t);
+	/* eager scratch: same transcripts */
+	static const struct h1t_opts eager = {.kind = ARN_H1_REQUEST, .eager_scratch = 1};
+	CHECK(&eager, "GET / HTTP/1.1\r\nHost: h\r\n\r\n",
+	      "REQ GET / HTTP/1.1 form=o auth=h path=/ nobody ka\n"
+	      "  Host: h #host\n"
+	      "END body=0\n");
+}
+
+static void test_errors_are_sticky(void **state)
+{
+	(void)state;
+	struct arn_h1_header hdrs[8];
+	struct arn_h1_msg m;
+	struct arn_h1_parser p;
+	struct arn_h1_ev ev;
+	static const char bad[] = "GET / HTTP/1.1\r\nHost: h\r\nX: a\r\n b\r\n\r\n";
+	arn_h1_msg_init(&m, hdrs, 8);
+	arn_h1_parser_init(&p, ARN_H1_REQUEST, NULL, &m);
+	assert_int_equal(arn_h1_parse(&p, bad, sizeof(bad) - 1, &ev), -EBADMSG);
+	assert_int_equal(arn_h1_parser_error(&p), ARN_H1_E_OBS_FOLD);
+	assert_int_equal(arn_h1_parse(&p, "GET", 3, &ev), -EBADMSG);
+	assert_int_equal(arn_h1_parse_eof(&p, &ev), -EBADMSG);
+	assert_int_equal(arn_h1_parser_error(&p), ARN_H1_E_OBS_FOLD);
+	/* the status to answer for each kind of failure */
+	assert_int_equal(arn_h1_err_status(ARN_H1_E_OBS_FOLD), 400);
+	assert_int_equal(arn_h1_err_status(ARN_H1_E_CL_AND_TE), 400);
+	assert_int_equal(arn_h1_err_status(ARN_H1_E_HEAD_TOO_LARGE), 431);
+	assert_int_equal(arn_h1_err_status(ARN_H1_E_TOO_MANY_HEADERS), 431);
+	assert_int_equal(arn_h1_err_status(ARN_H1_E_URI_TOO_LONG), 414);
+	assert_int_equal(arn_h1_err_status(ARN_H1_E_TE_UNSUPPORTED), 501);
+	assert_int_equal(arn_h1_err_status(ARN_H1_E_VERSION), 505);
+	assert_string_equal(arn_h1_err_details(ARN_H1_E_HEAD_TOO_LARGE), "http1.headers_too_large");
+	assert_string_equal(arn_h1_err_name(ARN_H1_E_BARE_CR), "BARE_CR");
+	/* every code is distinct and named */
+	for (int e = 1; e < ARN_H1_E_COUNT; e++) {
+		assert_true(arn_h1_err_status(e) >= 400);
+		for (int f = 1; f < e; f++)
+			assert_string_not_equal(arn_h1_err_name(e), arn_h1_err_name(f));
+	}
+}
+
+/* ---- responses ------------------------------------------------------------- */
+
+static void test_response_framing(void **state)
+{
+	(void)state;
+	RES("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabcHTTP/1.1 404 Not "
+	    "Found\r\nContent-Length: "
+	    "0\r\n\r\n",
+	    "RES 200 OK HTTP/1.1 cl ka len=3\n"
+	    "  Content-Length: 3 #content-length\n"
+	    "BODY abc\n"
+	    "END body=3\n"
+	    "RES 404 Not Found HTTP/1.1 cl nobody ka len=0\n"
+	    "  Content-Length: 0 #content-length\n"
+	    "END body=0\n");
+	RES("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nT: v\r\n\r\n",
+	    "RES 200 OK HTTP/1.1 chunked ka te\n"
+	    "  Transfer-Encoding: chunked #transfer-encoding\n"
+	    "BODY abc\n"
+	    "END body=3\n"
+	    "  T T: v\n");
+	/* no framing: the body runs until the server closes */
+	RES("HTTP/1.1 200 OK\r\nServer: x\r\n\r\nall of this", "RES 200 OK HTTP/1.1 eof\n"
+							       "  Server: x\n"
+							       "BODY all of this\n"
+							       "EOF END body=11\n");
+	RES("HTTP/1.0 200 OK\r\n\r\n", "RES 200 OK HTTP/1.0 eof\n"
+				       "EOF END body=0\n");
+	/* 204 and 304 never have a body whatever they say */
+	RES("HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\nHTTP/1.1 304 Not "
+	    "Modified\r\nTransfer-Encoding: chunked\r\n\r\n",
+	    "RES 204 No Content HTTP/1.1 cl nobody ka len=10\n"
+	    "  Content-Length: 10 #content-length\n"
+	    "END body=0\n"
+	    "RES 304 Not Modified HTTP/1.1 chunked nobody ka te\n"
+	    "  Transfer-Encoding: chunked #transfer-encoding\n"
+	    "END body=0\n");
+	/* missing reason, and a reason with odd bytes */
+	RES("HTTP/1.1 200\r\nContent-Length: 0\r\n\r\nHTTP/1.1 500 \xe9rr\tor\r\nContent-Length: "
+	    "0\r\n\r\n",
+	    "RES 200  HTTP/1.1 cl nobody ka len=0\n"
+	    "  Content-Length: 0 #content-length\n"
+	    "END body=0\n"
+	    "RES 500 \\xe9rr\\x09or HTTP/1.1 cl nobody ka len=0\n"
+	    "  Content-Length: 0 #content-length\n"
+	    "END body=0\n");
+	/* keep-alive: close ends the stream */
+	RES("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\nxHTTP/1.1",
+	    "RES 200 OK HTTP/1.1 cl c-close len=1\n"
+	    "  Connection: close #connection\n"
+	    "  Content-Length: 1 #content-length\n"
+	    "BODY x\n"
+	    "END body=1\n"
+	    "CLOSED\n");
+}
+
+static void test_response_head_and_1xx(void **state)
+{
+	(void)state;
+	static const struct h1t_opts head = {.kind = ARN_H1_RESPONSE, .expect = ARN_H1_M_HEAD};
+	CHECK(&head, "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n",
+	      "RES 200 OK HTTP/1.1 cl nobody ka len=1234\n"
+	      "  Content-Length: 1234 #content-length\n"
+	      "END body=0\n");
+	/* interim responses, then the final one for the same request */
+	RES("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\n"
+	    "HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok",
+	    "RES 100 Continue HTTP/1.1 nobody ka\n"
+	    "END body=0\n"
+	    "RES 103 Early Hints HTTP/1.1 nobody ka\n"
+	    "  Link: </s.css>\n"
+	    "END body=0\n"
+	    "RES 201 Created HTTP/1.1 cl ka len=2\n"
+	    "  Content-Length: 2 #content-length\n"
+	    "BODY ok\n"
+	    "END body=2\n");
+}
+
+static void test_response_tunnels(void **state)
+{
+	(void)state;
+	/* 101: after the head the bytes belong to the new protocol */
+	RES("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: "
+	    "Upgrade\r\n\r\n\x81\x02hi",
+	    "RES 101 Switching Protocols HTTP/1.1 nobody c-upgrade tunnel\n"
+	    "  Upgrade: websocket #upgrade\n"
+	    "  Connection: Upgrade #connection\n"
+	    "END body=0\n"
+	    "BODY \\x81\\x02hi\n");
+	static const struct h1t_opts conn = {.kind = ARN_H1_RESPONSE, .expect = ARN_H1_M_CONNECT};
+	CHECK(&conn, "HTTP/1.1 200 Connection established\r\n\r\nraw",
+	      "RES 200 Connection established HTTP/1.1 nobody tunnel\n"
+	      "END body=0\n"
+	      "BODY raw\n");
+	/* a refused CONNECT is an ordinary response */
+	CHECK(&conn, "HTTP/1.1 403 Forbidden\r\nContent-Length: 2\r\n\r\nno",
+	      "RES 403 Forbidden HTTP/1.1 cl ka len=2\n"
+	      "  Content-Length: 2 #content-length\n"
+	      "BODY no\n"
+	      "END body=2\n");
+}
+
+static void test_response_errors(void **state)
+{
+	(void)state;
+	RES_ERR("HTTP/1.1 200 OK\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
+		"CL_AND_TE");
+	RES_ERR("HTTP/1.1 20 OK\r\n\r\n", "STATUS");
+	RES_ERR("HTTP/1.1 2000 OK\r\n\r\n", "STATUS");
+	RES_ERR("HTTP/1.1 099 OK\r\n\r\n", "STATUS");
+	RES_ERR("HTTP/1.1 200 O\x01K\r\n\r\n", "STATUS");
+	RES_ERR("HTTP/1.1  200 OK\r\n\r\n", "STATUS");
+	RES_ERR("HTTP/2 200 OK\r\n\r\n", "START_LINE");
+	RES_ERR("HTTP/3.0 200 OK\r\n\r\n", "VERSION");
+	RES_ERR("\r\nHTTP/1.1 200 OK\r\n\r\n", "START_LINE");
+	RES_ERR("HTTP/1.1 200 OK\r\nX: a\r\n b\r\n\r\n", "OBS_FOLD");
+	RES_ERR("HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx",
+		"CL_DUPLICATE");
+	RES_ERR("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", "TE_NOT_CHUNKED");
+}
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+static void test_authority_split(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in;
+		int rc;
+		const char *host;
+		int port;
+	} cases[] = {
+	    {"example.com", 0, "example.com", -1},
+	    {"Example.COM:8080", 0, "Example.COM", 8080},
+	    {"1.2.3.4:0", 0, "1.2.3.4", 0},
+	    {"[2001:db8::1]", 0, "2001:db8::1", -1},
+	    {"[::ffff:1.2.3.4]:443", 0, "::ffff:1.2.3.4", 443},
+	    {"a:", 0, "a", -1},
+	    {"", 0, "", -1},
+	    {"xn--bcher-kva.example:65535", 0, "xn--bcher-kva.example", 65535},
+	    {"a%41b", 0, "a%41b", -1},
+	    {"a:65536", -EINVAL, NULL, 0},
+	    {"a:123456", -EINVAL, NULL, 0},
+	    {":80", -EINVAL, NULL, 0},
+	    {"a b", -EINVAL, NULL, 0},
+	    {"u@h", -EINVAL, NULL, 0},
+	    {"[::1", -EINVAL, NULL, 0},
+	    {"[::1]x", -EINVAL, NULL, 0},
+	    {"[]", -EINVAL, NULL, 0},
+	    {"[g::1]", -EINVAL, NULL, 0},
+	    {"a:1:2", -EINVAL, NULL, 0},
+	    {"a%4", -EINVAL, NULL, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct arn_h1_slice h;
+		int port;
+		int rc = arn_h1_authority_split(cases[i].in, strlen(cases[i].in), &h, &port);
+		if (rc != cases[i].rc)
+			fail_msg("%s: rc %d want %d", cases[i].in, rc, cases[i].rc);
+		if (rc == 0) {
+			assert_int_equal(h.len, strlen(cases[i].host));
+			assert_memory_equal(h.p, cases[i].host, h.len);
+			assert_int_equal(port, cases[i].port);
+		}
+	}
+}
+
+static void test_list_and_lookup(void **state)
+{
+	(void)state;
+	struct arn_h1_list_iter it;
+	struct arn_h1_slice el;
+	static const char v[] = " , keep-alive ,\tUpgrade,,close , ";
+	const char *want[] = {"keep-alive", "Upgrade", "close"};
+	unsigned k = 0;
+	arn_h1_list_init(&it, v, sizeof(v) - 1);
+	while (arn_h1_list_next(&it, &el)) {
+		assert_true(k < 3);
+		assert_int_equal(el.len, strlen(want[k]));
+		assert_memory_equal(el.p, want[k], el.len);
+		k++;
+	}
+	assert_int_equal(k, 3);
+	assert_true(arn_h1_list_has(v, sizeof(v) - 1, "UPGRADE", 7));
+	assert_false(arn_h1_list_has(v, sizeof(v) - 1, "upgrad", 6));
+	assert_false(arn_h1_list_has("", 0, "x", 1));
+
+	/* every known name is found in any case; near misses are not */
+	for (int id = 1; id < ARN_H1_H_COUNT; id++) {
+		char up[64];
+		const char *n = arn_h1_hdr_name(id);
+		size_t len = strlen(n);
+		for (size_t i = 0; i < len; i++)
+			up[i] = (n[i] >= 'a' && n[i] <= 'z') ? (char)(n[i] - 32) : n[i];
+		assert_int_equal(arn_h1_hdr_lookup(n, len), id);
+		assert_int_equal(arn_h1_hdr_lookup(up, len), id);
+		up[len - 1] ^= 1;
+		assert_int_equal(arn_h1_hdr_lookup(up, len), ARN_H1_H_OTHER);
+	}
+
+	/* find by name and id, and tokens across lines */
+	static const char in[] = "GET / HTTP/1.1\r\nHost: h\r\nX-A: 1\r\nConnection: a\r\nx-a: "
+				 "2\r\nConnection: b, Close\r\n\r\n";
+	struct arn_h1_header hdrs[8];
+	struct arn_h1_msg m;
+	struct arn_h1_parser p;
+	struct arn_h1_ev ev;
+	arn_h1_msg_init(&m, hdrs, 8);
+	arn_h1_parser_init(&p, ARN_H1_REQUEST, NULL, &m);
+	assert_true(arn_h1_parse(&p, in, sizeof(in) - 1, &ev) > 0);
+	assert_int_equal(arn_h1_find(&m, "x-A", 3, 0), 1);
+	assert_int_equal(arn_h1_find(&m, "x-A", 3, 2), 3);
+	assert_int_equal(arn_h1_find(&m, "x-A", 3, 4), -1);
+	assert_int_equal(arn_h1_find_id(&m, ARN_H1_H_CONNECTION, 0), 2);
+	assert_int_equal(arn_h1_find_id(&m, ARN_H1_H_CONNECTION, 3), 4);
+	assert_true(arn_h1_msg_has_token(&m, ARN_H1_H_CONNECTION, "b", 1));
+	assert_true(arn_h1_msg_has_token(&m, ARN_H1_H_CONNECTION, "a", 1));
+	assert_false(arn_h1_msg_has_token(&m, ARN_H1_H_CONNECTION, "c", 1));
+	assert_true(m.flags & ARN_H1_F_CONN_CLOSE);
+	assert_false(m.flags & ARN_H1_F_KEEP_ALIVE);
+	assert_true(arn_h1_eq_nocase("Content-Length", 14, "content-length", 14));
+	assert_false(arn_h1_eq_nocase("Content-Length", 14, "content-lengtx", 14));
+}
+
+int test_h1_write_group(void);
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_get_origin_form),
+	    cmocka_unit_test(test_value_ows_and_obs_text),
+	    cmocka_unit_test(test_pipelining),
+	    cmocka_unit_test(test_pipelining_consumed),
+	    cmocka_unit_test(test_keep_alive_semantics),
+	    cmocka_unit_test(test_leading_empty_lines_and_bare_lf),
+	    cmocka_unit_test(test_absolute_form),
+	    cmocka_unit_test(test_connect_and_asterisk),
+	    cmocka_unit_test(test_methods),
+	    cmocka_unit_test(test_start_line_errors),
+	    cmocka_unit_test(test_fragment_flag),
+	    cmocka_unit_test(test_content_length_body),
+	    cmocka_unit_test(test_chunked_body),
+	    cmocka_unit_test(test_expect_continue),
+	    cmocka_unit_test(test_upgrade_websocket),
+	    cmocka_unit_test(test_upgrade_refused_resume),
+	    cmocka_unit_test(test_smuggling_cl_te),
+	    cmocka_unit_test(test_smuggling_content_length),
+	    cmocka_unit_test(test_smuggling_transfer_encoding),
+	    cmocka_unit_test(test_smuggling_chunk_sizes),
+	    cmocka_unit_test(test_chunk_line_limit),
+	    cmocka_unit_test(test_smuggling_obs_fold_and_ws),
+	    cmocka_unit_test(test_smuggling_bad_chars),
+	    cmocka_unit_test(test_smuggling_nul),
+	    cmocka_unit_test(test_host_rules),
+	    cmocka_unit_test(test_limit_header_count),
+	    cmocka_unit_test(test_limit_head_size),
+	    cmocka_unit_test(test_limit_request_line),
+	    cmocka_unit_test(test_scratch_lazy_and_bounded),
+	    cmocka_unit_test(test_errors_are_sticky),
+	    cmocka_unit_test(test_response_framing),
+	    cmocka_unit_test(test_response_head_and_1xx),
+	    cmocka_unit_test(test_response_tunnels),
+	    cmocka_unit_test(test_response_errors),
+	    cmocka_unit_test(test_authority_split),
+	    cmocka_unit_test(test_list_and_lookup),
+	};
+	int rc = cmocka_run_group_tests_name("h1_parse", tests, NULL, NULL);
+	return rc | test_h1_write_group();
+}
