@@ -767,9 +767,15 @@ void arn_bootstrap_summary(const struct arn_bootstrap *b, struct arn_sb *o)
 			char a[16], g[16];
 			ipv4_str(p->ipv4, a, sizeof(a));
 			ipv4_str(p->gateway, g, sizeof(g));
-			arn_sb_printf(o, "  %s: %s %s, %s/%u%s%s, mtu %u\n", p->name,
+			arn_sb_printf(o, "  %s: %s %s, %s/%u%s%s, mtu %u", p->name,
 				      p->is_pci ? "pci" : "vdev", p->device, a, p->prefix_len,
 				      p->gateway ? " via " : "", p->gateway ? g : "", p->mtu);
+			for (size_t r = 0; r < p->n_routes; r++) {
+				char pr[16];
+				ipv4_str(p->routes[r].prefix, pr, sizeof(pr));
+				arn_sb_printf(o, "%s%s/%u", r ? ", " : ", routes ", pr, p->routes[r].len);
+			}
+			arn_sb_putc(o, '\n');
 		}
 		arn_sb_printf(o, "  mbufs: %u per socket (cache %u, data room %u)\n",
 			      dp->mbufs_per_socket, dp->mbuf_cache_size, dp->mbuf_data_room);
