@@ -53,6 +53,7 @@ const RESOURCE_PROTOS = [
   'envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto',
   'envoy/extensions/filters/http/router/v3/router.proto',
   'envoy/extensions/upstreams/http/v3/http_protocol_options.proto',
+  'envoy/service/discovery/v3/discovery.proto',
 ];
 
 let rootCache = null;
@@ -312,7 +313,7 @@ async function runScenario(srv, steps) {
   }
 }
 
-module.exports = { AdsServer, TYPES, runScenario, encodeResource, grpc };
+module.exports = { AdsServer, TYPES, runScenario, encodeResource, toResponse, resourceRoot, grpc };
 
 if (require.main === module) {
   const args = process.argv.slice(2);
