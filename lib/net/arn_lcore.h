@@ -1,0 +1,87 @@
+/*
+ * One worker lcore's state: struct arn_lcore, the first argument of every
+ * fast-path function (lib/net's and the L4 layer's, see arn_l4.h).
+ *
+ * Ownership: lib/net allocates one per worker (on the worker's NUMA socket)
+ * in arn_net_create() and frees it in arn_net_destroy(). Only its worker
+ * writes it after start; the control lcore reads the counters without locks
+ * (each is written by one thread; 64-bit loads and stores are atomic on the
+ * platforms DPDK supports). The L4 layer owns what it hangs on @c l4.
+ *
+ * Fields below "private" are lib/net's; other modules use only @c l4 and the
+ * arn_net_* accessors.
+ */
+#ifndef ARN_LCORE_H
+#define ARN_LCORE_H
+
+#include <stdint.h>
+
+#include <rte_common.h>
+
+enum arn_net_pctr {
+#define ARN_NET_PCTR(name, help) ARN_NET_P_##name,
+#include "arn_net_counters.def"
+	ARN_NET_PCTR_COUNT,
+};
+
+enum arn_net_wctr {
+#define ARN_NET_WCTR(name, help) ARN_NET_W_##name,
+#include "arn_net_counters.def"
+	ARN_NET_WCTR_COUNT,
+};
+
+struct rte_mbuf;
+struct rte_mempool;
+struct rte_ring;
+struct rte_rcu_qsbr;
+struct arn_net;
+struct arn_arp;
+
+/* Frames a TX buffer holds before it is flushed regardless of the deadline. */
+#define ARN_NET_TX_BURST 32
+/* Frames asked of each RX queue per iteration. */
+#define ARN_NET_RX_BURST 32
+
+/* One port as seen by one worker: its TX buffer and its counters. */
+struct arn_lcore_port {
+	uint16_t n_tx;	      /* frames in tx[] */
+	uint64_t tx_deadline; /* TSC by which tx[] is flushed */
+	struct rte_mbuf *tx[ARN_NET_TX_BURST];
+	uint64_t ctr[ARN_NET_PCTR_COUNT];
+} __rte_cache_aligned;
+
+struct arn_lcore {
+	/** The L4 layer's per-worker state (arn_tcp_worker_init sets it). */
+	void *l4;
+
+	/* ---- private to lib/net ------------------------------------------------ */
+	struct arn_net *net; /* the data plane this worker belongs to */
+	unsigned index;	     /* 0..n_workers-1 = its queue on every port */
+	unsigned n_workers;
+	unsigned lcore_id;	  /* EAL lcore it runs on */
+	unsigned socket;	  /* its NUMA socket */
+	struct rte_mempool *pool; /* mbufs of its socket */
+	struct rte_ring *handoff; /* MP/SC: packets other workers pass to it */
+	struct rte_ring *ctrl;	  /* SP/SC: struct arn_net_ctrl_msg from control */
+	struct arn_arp *arp;	  /* its ARP cache and waiting packets */
+	struct rte_rcu_qsbr *rcu; /* QSBR it reports to (NULL: none) */
+	uint64_t now;		  /* TSC at the start of this iteration */
+	uint64_t loop_tsc;	  /* TSC at the end of the last iteration */
+	uint64_t tx_drain;	  /* TSC ticks a buffered frame may wait */
+	uint16_t ip_id;		  /* IPv4 identification, per worker */
+	uint16_t n_ports;
+	volatile int running;	       /* set while its loop runs */
+	uint64_t ctrl_done;	       /* control messages run (written by the worker) */
+	uint64_t ctrl_posted;	       /* control messages queued (written by control) */
+	struct rte_rcu_qsbr *rcu_seen; /* the QSBR it switched to (read by control) */
+	struct arn_lcore_port *port;   /* [n_ports] */
+	uint64_t ctr[ARN_NET_WCTR_COUNT];
+} __rte_cache_aligned;
+
+/* Count one event on a port / on the worker. Only the owning worker calls these. */
+#define ARN_NET_PINC(lc, p, name) ((lc)->port[(p)].ctr[ARN_NET_P_##name]++)
+#define ARN_NET_PADD(lc, p, name, n) ((lc)->port[(p)].ctr[ARN_NET_P_##name] += (n))
+#define ARN_NET_WINC(lc, name) ((lc)->ctr[ARN_NET_W_##name]++)
+#define ARN_NET_WADD(lc, name, n) ((lc)->ctr[ARN_NET_W_##name] += (n))
+
+#endif

@@ -1,0 +1,388 @@
+/*
+ * ARP (RFC 826) for one worker: answering for our addresses, and a cache of
+ * next hops with the packets waiting for them.
+ *
+ * Each worker has its own cache (share-nothing, no locks). An ARP packet
+ * that can teach something arrives at one worker only (the NIC or kernel
+ * picks the queue), so that worker passes a reference to every other
+ * worker's hand-off ring, and they learn from it too.
+ *
+ * States, as in Linux's neighbour table but simpler:
+ *
+ *   INCOMPLETE  request sent; up to NET_ARP_PENDING packets wait; requests
+ *               are repeated every `retry` up to `retries` times, then the
+ *               entry and its packets are dropped (counted).
+ *   REACHABLE   answer younger than `reachable`: used as is.
+ *   PROBE       older than that: still used, and a request is sent to
+ *               refresh it; no answer after `retries` tries removes it.
+ *
+ * The cache is an open-addressed table (linear probing, backward-shift
+ * deletion) of fixed size, allocated at start: no malloc after that. When
+ * it is full a resolved entry is evicted (the one that expires first).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_cycles.h>
+#include <rte_ether.h>
+#include <rte_arp.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "net_int.h"
+
+#define ARP_SLOTS 1024u	    /* power of 2 */
+#define ARP_MAX_USED 768u   /* 75% load */
+#define NET_ARP_PENDING 4u  /* packets waiting per next hop */
+#define ARP_WAITING_MAX 64u /* packets waiting per worker */
+#define ARP_FRAME_LEN 60u   /* minimum Ethernet frame without FCS */
+
+enum arp_state {
+	ARP_FREE = 0,
+	ARP_INCOMPLETE,
+	ARP_REACHABLE,
+	ARP_PROBE,
+};
+
+struct arp_entry {
+	uint32_t ip; /* host byte order */
+	uint8_t state;
+	uint8_t port;
+	uint8_t tries; /* requests sent in this INCOMPLETE / PROBE phase */
+	uint8_t n_pending;
+	struct rte_ether_addr mac;
+	uint64_t deadline; /* INCOMPLETE/PROBE: next retry; REACHABLE: until */
+	struct rte_mbuf *pending[NET_ARP_PENDING];
+};
+
+struct arn_arp {
+	unsigned used;	    /* entries not FREE */
+	unsigned resolving; /* INCOMPLETE + PROBE */
+	unsigned waiting;   /* packets in pending[] of all entries */
+	uint64_t next_scan;
+	struct arp_entry e[ARP_SLOTS];
+};
+
+struct net_arp_timing net_arp_timing;
+
+struct arn_arp *net_arp_create(unsigned socket)
+{
+	return rte_zmalloc_socket("arn_arp", sizeof(struct arn_arp), RTE_CACHE_LINE_SIZE,
+				  (int)socket);
+}
+
+void net_arp_free(struct arn_arp *arp)
+{
+	rte_free(arp);
+}
+
+static inline unsigned home(uint32_t ip)
+{
+	return (ip * 2654435761u) >> 22; /* Knuth's multiplicative hash, 10 bits */
+}
+
+static struct arp_entry *find(struct arn_arp *a, uint32_t ip)
+{
+	for (unsigned i = home(ip), n = 0; n < ARP_SLOTS; i = (i + 1) & (ARP_SLOTS - 1), n++) {
+		if (a->e[i].state == ARP_FREE)
+			return NULL;
+		if (a->e[i].ip == ip)
+			return &a->e[i];
+	}
+	return NULL;
+}
+
+static void set_state(struct arn_arp *a, struct arp_entry *e, enum arp_state s)
+{
+	bool was = e->state == ARP_INCOMPLETE || e->state == ARP_PROBE;
+	bool is = s == ARP_INCOMPLETE || s == ARP_PROBE;
+	a->resolving += (unsigned)is - (unsigned)was;
+	e->state = (uint8_t)s;
+}
+
+/* Remove @p e (its pending packets must be gone) keeping probe chains intact. */
+static void erase(struct arn_arp *a, struct arp_entry *e)
+{
+	set_state(a, e, ARP_REACHABLE); /* not resolving any more */
+	unsigned i = (unsigned)(e - a->e);
+	for (unsigned j = (i + 1) & (ARP_SLOTS - 1); a->e[j].state != ARP_FREE;
+	     j = (j + 1) & (ARP_SLOTS - 1)) {
+		unsigned k = home(a->e[j].ip);
+		/* Move e[j] into the hole at i unless its home lies in (i, j]. */
+		bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+		if (!stays) {
+			a->e[i] = a->e[j];
+			i = j;
+		}
+	}
+	memset(&a->e[i], 0, sizeof(a->e[i]));
+	a->used--;
+}
+
+static struct arp_entry *insert(struct arn_arp *a, uint32_t ip)
+{
+	if (a->used >= ARP_MAX_USED) {
+		/* Evict the resolved entry that would expire first. */
+		struct arp_entry *victim = NULL;
+		for (unsigned i = 0; i < ARP_SLOTS; i++) {
+			struct arp_entry *e = &a->e[i];
+			if (e->state == ARP_REACHABLE &&
+			    (!victim || e->deadline < victim->deadline))
+				victim = e;
+		}
+		if (victim == NULL)
+			return NULL;
+		erase(a, victim);
+	}
+	unsigned i = home(ip);
+	while (a->e[i].state != ARP_FREE)
+		i = (i + 1) & (ARP_SLOTS - 1);
+	struct arp_entry *e = &a->e[i];
+	memset(e, 0, sizeof(*e));
+	e->ip = ip;
+	e->state = ARP_REACHABLE; /* callers set the real state via set_state */
+	a->used++;
+	return e;
+}
+
+/* Build and queue an ARP packet on @p port. */
+static void arp_send(struct arn_lcore *lc, uint16_t port, uint16_t op,
+		     const struct rte_ether_addr *eth_dst, const struct rte_ether_addr *tha,
+		     uint32_t tip, uint32_t sip)
+{
+	struct rte_mbuf *m = arn_net_alloc(lc);
+	if (m == NULL)
+		return;
+	char *p = rte_pktmbuf_append(m, ARP_FRAME_LEN);
+	if (p == NULL) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	memset(p, 0, ARP_FRAME_LEN);
+	const struct rte_ether_addr *mac = &lc->net->port[port].mac;
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)p;
+	rte_ether_addr_copy(eth_dst, &eth->dst_addr);
+	rte_ether_addr_copy(mac, &eth->src_addr);
+	eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_ARP);
+	struct rte_arp_hdr *arp = (struct rte_arp_hdr *)(eth + 1);
+	arp->arp_hardware = RTE_BE16(RTE_ARP_HRD_ETHER);
+	arp->arp_protocol = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+	arp->arp_hlen = RTE_ETHER_ADDR_LEN;
+	arp->arp_plen = 4;
+	arp->arp_opcode = rte_cpu_to_be_16(op);
+	rte_ether_addr_copy(mac, &arp->arp_data.arp_sha);
+	arp->arp_data.arp_sip = rte_cpu_to_be_32(sip);
+	rte_ether_addr_copy(tha, &arp->arp_data.arp_tha);
+	arp->arp_data.arp_tip = rte_cpu_to_be_32(tip);
+	if (op == RTE_ARP_OP_REQUEST)
+		ARN_NET_PINC(lc, port, arp_tx_request);
+	else
+		ARN_NET_PINC(lc, port, arp_tx_reply);
+	net_tx(lc, port, m);
+}
+
+static const struct rte_ether_addr bcast = {{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}};
+static const struct rte_ether_addr zero_mac = {{0}};
+
+static void request(struct arn_lcore *lc, struct arp_entry *e)
+{
+	e->tries++;
+	e->deadline = lc->now + net_arp_timing.retry;
+	arp_send(lc, e->port, RTE_ARP_OP_REQUEST, &bcast, &zero_mac, e->ip,
+		 lc->net->port[e->port].ip);
+}
+
+void net_arp_announce(struct arn_lcore *lc, uint16_t port)
+{
+	uint32_t ip = lc->net->port[port].ip;
+	arp_send(lc, port, RTE_ARP_OP_REQUEST, &bcast, &zero_mac, ip, ip);
+}
+
+static void drop_pending(struct arn_lcore *lc, struct arp_entry *e)
+{
+	for (unsigned i = 0; i < e->n_pending; i++) {
+		rte_pktmbuf_free(e->pending[i]);
+		ARN_NET_PINC(lc, e->port, arp_drop_unresolved);
+	}
+	lc->arp->waiting -= e->n_pending;
+	e->n_pending = 0;
+}
+
+/* @p e now has a (new) MAC: it is reachable; release what waited. */
+static void resolved(struct arn_lcore *lc, struct arp_entry *e, const struct rte_ether_addr *mac)
+{
+	struct arn_arp *a = lc->arp;
+	rte_ether_addr_copy(mac, &e->mac);
+	if (e->state != ARP_REACHABLE)
+		ARN_NET_PINC(lc, e->port, arp_resolved);
+	set_state(a, e, ARP_REACHABLE);
+	e->tries = 0;
+	e->deadline = lc->now + net_arp_timing.reachable;
+	unsigned n = e->n_pending;
+	e->n_pending = 0;
+	a->waiting -= n;
+	for (unsigned i = 0; i < n; i++)
+		net_eth_output(lc, e->port, &e->mac, e->pending[i]);
+}
+
+int net_arp_output(struct arn_lcore *lc, uint16_t port, uint32_t nh, struct rte_mbuf *m)
+{
+	struct arn_arp *a = lc->arp;
+	struct arp_entry *e = find(a, nh);
+	if (e != NULL && e->state != ARP_INCOMPLETE) {
+		if (e->state == ARP_REACHABLE && lc->now >= e->deadline) {
+			/* Stale: keep using it while asking again. */
+			e->port = (uint8_t)port;
+			set_state(a, e, ARP_PROBE);
+			e->tries = 0;
+			request(lc, e);
+		}
+		net_eth_output(lc, port, &e->mac, m);
+		return 0;
+	}
+	if (e == NULL) {
+		e = insert(a, nh);
+		if (e == NULL) {
+			ARN_NET_PINC(lc, port, arp_drop_table_full);
+			rte_pktmbuf_free(m);
+			return -ENOBUFS;
+		}
+		e->port = (uint8_t)port;
+		set_state(a, e, ARP_INCOMPLETE);
+		request(lc, e);
+	}
+	if (e->n_pending >= NET_ARP_PENDING || a->waiting >= ARP_WAITING_MAX) {
+		ARN_NET_PINC(lc, port, arp_drop_queue_full);
+		rte_pktmbuf_free(m);
+		return -ENOBUFS;
+	}
+	e->pending[e->n_pending++] = m;
+	a->waiting++;
+	return 0;
+}
+
+void net_arp_timer(struct arn_lcore *lc, uint64_t now)
+{
+	struct arn_arp *a = lc->arp;
+	if (a->resolving == 0 || now < a->next_scan)
+		return;
+	/* Retries are a second apart; looking ten times as often is enough. */
+	a->next_scan = now + net_arp_timing.retry / 10;
+	for (unsigned i = 0; i < ARP_SLOTS; i++) {
+		struct arp_entry *e = &a->e[i];
+		if ((e->state != ARP_INCOMPLETE && e->state != ARP_PROBE) || now < e->deadline)
+			continue;
+		if (e->tries < net_arp_timing.retries) {
+			request(lc, e);
+			continue;
+		}
+		ARN_NET_PINC(lc, e->port, arp_unresolved);
+		drop_pending(lc, e);
+		erase(a, e);
+		i--; /* erase() may have moved a later entry into slot i */
+	}
+}
+
+void net_arp_flush(struct arn_lcore *lc)
+{
+	struct arn_arp *a = lc->arp;
+	for (unsigned i = 0; i < ARP_SLOTS; i++)
+		if (a->e[i].n_pending)
+			drop_pending(lc, &a->e[i]);
+}
+
+int net_arp_lookup(const struct arn_lcore *lc, uint32_t ip, struct rte_ether_addr *mac)
+{
+	struct arp_entry *e = find(lc->arp, ip);
+	if (e == NULL || e->state == ARP_INCOMPLETE)
+		return 0;
+	if (mac)
+		rte_ether_addr_copy(&e->mac, mac);
+	return 1;
+}
+
+unsigned net_arp_n_waiting(const struct arn_lcore *lc)
+{
+	return lc->arp->waiting;
+}
+
+/* Give the other workers a reference to @p m so they learn from it too. */
+static void share(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m)
+{
+	struct arn_net *net = lc->net;
+	m->port = port;
+	for (unsigned w = 0; w < net->n_workers; w++) {
+		if (w == lc->index)
+			continue;
+		rte_mbuf_refcnt_update(m, 1);
+		if (rte_ring_mp_enqueue(net->lc[w]->handoff, m) != 0) {
+			rte_mbuf_refcnt_update(m, -1);
+			ARN_NET_WINC(lc, handoff_drop_full);
+			continue;
+		}
+		ARN_NET_WINC(lc, arp_shared_out);
+	}
+}
+
+void net_arp_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m, bool shared)
+{
+	const struct net_port *np = &lc->net->port[port];
+	if (rte_pktmbuf_data_len(m) < sizeof(struct rte_ether_hdr) + sizeof(struct rte_arp_hdr)) {
+		if (!shared)
+			ARN_NET_PINC(lc, port, arp_rx_bad);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	const struct rte_arp_hdr *arp =
+	    rte_pktmbuf_mtod_offset(m, const struct rte_arp_hdr *, sizeof(struct rte_ether_hdr));
+	uint16_t op = rte_be_to_cpu_16(arp->arp_opcode);
+	struct rte_ether_addr sha = arp->arp_data.arp_sha;
+	uint32_t sip = rte_be_to_cpu_32(arp->arp_data.arp_sip);
+	uint32_t tip = rte_be_to_cpu_32(arp->arp_data.arp_tip);
+	if (arp->arp_hardware != RTE_BE16(RTE_ARP_HRD_ETHER) ||
+	    arp->arp_protocol != RTE_BE16(RTE_ETHER_TYPE_IPV4) ||
+	    arp->arp_hlen != RTE_ETHER_ADDR_LEN || arp->arp_plen != 4 ||
+	    (op != RTE_ARP_OP_REQUEST && op != RTE_ARP_OP_REPLY) ||
+	    !rte_is_unicast_ether_addr(&sha)) {
+		if (!shared)
+			ARN_NET_PINC(lc, port, arp_rx_bad);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (!shared) {
+		if (op == RTE_ARP_OP_REQUEST)
+			ARN_NET_PINC(lc, port, arp_rx_request);
+		else
+			ARN_NET_PINC(lc, port, arp_rx_reply);
+	}
+	bool for_us = tip == np->ip;
+	bool on_link = sip != 0 && sip != np->ip && ((sip ^ np->ip) & np->mask) == 0;
+
+	/* RFC 826 "merge": refresh what we know; add the sender only when it
+	 * asks for us (it will want an answer, and we will answer it). Like
+	 * Linux (arp_accept=0), an unsolicited reply creates nothing, which
+	 * keeps a spoofer from filling the cache. */
+	if (on_link) {
+		struct arp_entry *e = find(lc->arp, sip);
+		if (e == NULL && for_us && op == RTE_ARP_OP_REQUEST) {
+			e = insert(lc->arp, sip);
+			if (e)
+				e->port = (uint8_t)port;
+			else
+				ARN_NET_PINC(lc, port, arp_drop_table_full);
+		}
+		if (e) {
+			e->port = (uint8_t)port;
+			resolved(lc, e, &sha);
+		}
+	}
+	if (!for_us && !shared)
+		ARN_NET_PINC(lc, port, arp_rx_not_ours);
+	if (!shared && for_us && op == RTE_ARP_OP_REQUEST)
+		arp_send(lc, port, RTE_ARP_OP_REPLY, &sha, &sha, sip, np->ip);
+	if (!shared && on_link && lc->n_workers > 1)
+		share(lc, port, m);
+	rte_pktmbuf_free(m);
+}

@@ -1,0 +1,304 @@
+/*
+ * The receive path of a worker: Ethernet, IPv4 validation, ICMP, and the
+ * hand-off of TCP segments to the L4 layer or to the worker that owns them.
+ *
+ * What is dropped, and why (docs/dataplane.md has the operator's view):
+ * IPv4 is checked in the order of RFC 1122 3.2.1 / RFC 1812 5.2.2: version,
+ * header length, total length against the frame, header checksum; then what
+ * this stack does not do: options (a gateway for HTTP needs none, and
+ * source routing is a hazard), fragments (no reassembly: TCP peers use
+ * PMTUD and DF), forwarding. Every drop has its own counter.
+ *
+ * Headers are read from the first mbuf segment only; a frame whose headers
+ * straddle segments (possible only with tiny data rooms) is dropped and
+ * counted rather than copied.
+ */
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+#include <rte_icmp.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+#include <rte_tcp.h>
+
+#include "net_int.h"
+
+#define ETH_LEN ((uint32_t)sizeof(struct rte_ether_hdr))
+
+static inline void drop(struct rte_mbuf *m)
+{
+	rte_pktmbuf_free(m);
+}
+
+void net_handoff(struct arn_lcore *lc, unsigned owner, struct rte_mbuf *m)
+{
+	struct arn_lcore *to = lc->net->lc[owner];
+	if (rte_ring_mp_enqueue(to->handoff, m) != 0) {
+		ARN_NET_WINC(lc, handoff_drop_full);
+		drop(m);
+		return;
+	}
+	ARN_NET_WINC(lc, handoff_out);
+}
+
+/* Is @p a a source we refuse: 0, loopback, multicast, limited broadcast, or
+ * one of our own addresses (a looped-back or spoofed packet)? */
+static bool bad_source(const struct arn_lcore *lc, uint32_t a)
+{
+	if (a == 0 || (a >> 24) == 127 || (a >> 28) == 0xe || a == 0xffffffffu)
+		return true;
+	return arn_net_is_local(lc, a) != 0;
+}
+
+static void icmp_echo_reply(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m,
+			    struct rte_ipv4_hdr *ip, uint32_t ihl, uint32_t icmp_len)
+{
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct rte_icmp_hdr *icmp = (struct rte_icmp_hdr *)((char *)ip + ihl);
+
+	rte_ether_addr_copy(&eth->src_addr, &eth->dst_addr);
+	rte_ether_addr_copy(&lc->net->port[port].mac, &eth->src_addr);
+	uint32_t peer = ip->src_addr;
+	ip->src_addr = ip->dst_addr;
+	ip->dst_addr = peer;
+	ip->time_to_live = 64;
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+
+	icmp->icmp_type = RTE_IP_ICMP_ECHO_REPLY;
+	icmp->icmp_cksum = 0;
+	uint16_t sum = 0;
+	rte_raw_cksum_mbuf(m, ETH_LEN + ihl, icmp_len, &sum);
+	icmp->icmp_cksum = (uint16_t)~sum;
+
+	m->ol_flags = 0;
+	ARN_NET_PINC(lc, port, icmp_tx_echo_reply);
+	net_tx(lc, port, m);
+}
+
+/* A destination unreachable quoting one of our TCP segments: tell its
+ * owner's TCP layer. RFC 1122 3.2.2.1: the quote is the IP header + 8 bytes. */
+static void icmp_unreach(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m,
+			 const struct rte_icmp_hdr *icmp, uint32_t icmp_len, bool from_ring)
+{
+	const uint8_t *q = (const uint8_t *)(icmp + 1);
+	uint32_t qlen = icmp_len - (uint32_t)sizeof(*icmp);
+	const struct rte_ipv4_hdr *in = (const struct rte_ipv4_hdr *)q;
+	uint32_t in_ihl = qlen >= 20 ? (uint32_t)(in->version_ihl & 0xf) * 4 : 0;
+	if (qlen < 20 || in_ihl < 20 || qlen < in_ihl + 8) {
+		ARN_NET_PINC(lc, port, icmp_drop_truncated);
+		drop(m);
+		return;
+	}
+	uint32_t src = rte_be_to_cpu_32(in->src_addr), dst = rte_be_to_cpu_32(in->dst_addr);
+	if (in->next_proto_id != IPPROTO_TCP || !arn_net_is_local(lc, src)) {
+		ARN_NET_PINC(lc, port, icmp_rx_other);
+		drop(m);
+		return;
+	}
+	const struct rte_tcp_hdr *th = (const struct rte_tcp_hdr *)(q + in_ihl);
+	uint16_t sport = rte_be_to_cpu_16(th->src_port), dport = rte_be_to_cpu_16(th->dst_port);
+	if (!from_ring) {
+		unsigned owner = arn_net_flow_worker(lc, src, dst, sport, dport);
+		if (owner != lc->index) {
+			m->port = port;
+			net_handoff(lc, owner, m);
+			return;
+		}
+	}
+	/* RFC 1191: the next-hop MTU is the low 16 bits of the second word. */
+	uint16_t mtu = icmp->icmp_code == 4 ? rte_be_to_cpu_16(icmp->icmp_seq_nb) : 0;
+	ARN_NET_PINC(lc, port, icmp_rx_unreach);
+	arn_tcp_icmp_unreach(lc, icmp->icmp_code, mtu, src, dst, sport, dport);
+	drop(m);
+}
+
+static void icmp_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m,
+		       struct rte_ipv4_hdr *ip, uint32_t ihl, uint32_t tot, bool from_ring)
+{
+	uint32_t icmp_len = tot - ihl;
+	if (icmp_len < sizeof(struct rte_icmp_hdr)) {
+		ARN_NET_PINC(lc, port, icmp_drop_truncated);
+		drop(m);
+		return;
+	}
+	/* The fixed part and up to 68 bytes of a quote must be contiguous. */
+	uint32_t need = ETH_LEN + ihl + RTE_MIN(icmp_len, 8u + 60u + 8u);
+	if (rte_pktmbuf_data_len(m) < need) {
+		ARN_NET_PINC(lc, port, rx_drop_split_header);
+		drop(m);
+		return;
+	}
+	uint16_t sum = 0;
+	if (rte_raw_cksum_mbuf(m, ETH_LEN + ihl, icmp_len, &sum) != 0 || sum != 0xffff) {
+		ARN_NET_PINC(lc, port, icmp_drop_cksum);
+		drop(m);
+		return;
+	}
+	struct rte_icmp_hdr *icmp = (struct rte_icmp_hdr *)((char *)ip + ihl);
+	switch (icmp->icmp_type) {
+	case RTE_IP_ICMP_ECHO_REQUEST:
+		if (icmp->icmp_code != 0)
+			break;
+		ARN_NET_PINC(lc, port, icmp_rx_echo);
+		icmp_echo_reply(lc, port, m, ip, ihl, icmp_len);
+		return;
+	case 3: /* destination unreachable */
+		icmp_unreach(lc, port, m, icmp, icmp_len, from_ring);
+		return;
+	default:
+		break;
+	}
+	ARN_NET_PINC(lc, port, icmp_rx_other);
+	drop(m);
+}
+
+static void tcp_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m,
+		      struct rte_ipv4_hdr *ip, uint32_t ihl, uint32_t tot, bool from_ring)
+{
+	if (tot - ihl < sizeof(struct rte_tcp_hdr)) {
+		ARN_NET_PINC(lc, port, tcp_drop_truncated);
+		drop(m);
+		return;
+	}
+	if (rte_pktmbuf_data_len(m) < ETH_LEN + ihl + sizeof(struct rte_tcp_hdr)) {
+		ARN_NET_PINC(lc, port, rx_drop_split_header);
+		drop(m);
+		return;
+	}
+	if (!from_ring && lc->n_workers > 1) {
+		const struct rte_tcp_hdr *th = (const struct rte_tcp_hdr *)((char *)ip + ihl);
+		unsigned owner = arn_net_flow_worker(
+		    lc, rte_be_to_cpu_32(ip->dst_addr), rte_be_to_cpu_32(ip->src_addr),
+		    rte_be_to_cpu_16(th->dst_port), rte_be_to_cpu_16(th->src_port));
+		if (owner != lc->index) {
+			m->port = port;
+			net_handoff(lc, owner, m);
+			return;
+		}
+	}
+	rte_pktmbuf_adj(m, ETH_LEN);
+	m->l2_len = 0;
+	m->l3_len = ihl;
+	m->port = port;
+	ARN_NET_PINC(lc, port, tcp_rx);
+	arn_tcp_input(lc, m);
+}
+
+static void ip4_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m, bool from_ring)
+{
+	if (!from_ring)
+		ARN_NET_PINC(lc, port, ip4_rx);
+	uint32_t len = rte_pktmbuf_pkt_len(m) - ETH_LEN;
+	if (len < sizeof(struct rte_ipv4_hdr)) {
+		ARN_NET_PINC(lc, port, ip4_drop_truncated);
+		goto out;
+	}
+	if (rte_pktmbuf_data_len(m) < ETH_LEN + sizeof(struct rte_ipv4_hdr)) {
+		ARN_NET_PINC(lc, port, rx_drop_split_header);
+		goto out;
+	}
+	struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, ETH_LEN);
+	if ((ip->version_ihl >> 4) != 4) {
+		ARN_NET_PINC(lc, port, ip4_drop_version);
+		goto out;
+	}
+	uint32_t ihl = (uint32_t)(ip->version_ihl & RTE_IPV4_HDR_IHL_MASK) * 4;
+	uint32_t tot = rte_be_to_cpu_16(ip->total_length);
+	if (ihl < sizeof(struct rte_ipv4_hdr) || tot < ihl) {
+		ARN_NET_PINC(lc, port, ip4_drop_hdr_len);
+		goto out;
+	}
+	if (tot > len || ihl > len) {
+		ARN_NET_PINC(lc, port, ip4_drop_truncated);
+		goto out;
+	}
+	if (rte_pktmbuf_data_len(m) < ETH_LEN + ihl) {
+		ARN_NET_PINC(lc, port, rx_drop_split_header);
+		goto out;
+	}
+	uint64_t ck = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
+	if (ck == RTE_MBUF_F_RX_IP_CKSUM_BAD ||
+	    (ck != RTE_MBUF_F_RX_IP_CKSUM_GOOD && rte_raw_cksum(ip, ihl) != 0xffff)) {
+		ARN_NET_PINC(lc, port, ip4_drop_cksum);
+		goto out;
+	}
+	if (ihl != sizeof(struct rte_ipv4_hdr)) {
+		ARN_NET_PINC(lc, port, ip4_drop_options);
+		goto out;
+	}
+	if (rte_be_to_cpu_16(ip->fragment_offset) &
+	    (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) {
+		ARN_NET_PINC(lc, port, ip4_drop_fragment);
+		goto out;
+	}
+	if (ip->time_to_live == 0) {
+		ARN_NET_PINC(lc, port, ip4_drop_ttl);
+		goto out;
+	}
+	if (bad_source(lc, rte_be_to_cpu_32(ip->src_addr))) {
+		ARN_NET_PINC(lc, port, ip4_drop_bad_src);
+		goto out;
+	}
+	if (!arn_net_is_local(lc, rte_be_to_cpu_32(ip->dst_addr))) {
+		ARN_NET_PINC(lc, port, ip4_drop_not_local);
+		goto out;
+	}
+	/* Ethernet pads short frames: from here on pkt_len is the IP length. */
+	if (tot < len && rte_pktmbuf_trim(m, (uint16_t)(len - tot)) != 0) {
+		ARN_NET_PINC(lc, port, ip4_drop_truncated);
+		goto out;
+	}
+	switch (ip->next_proto_id) {
+	case IPPROTO_TCP:
+		tcp_input(lc, port, m, ip, ihl, tot, from_ring);
+		return;
+	case IPPROTO_ICMP:
+		icmp_input(lc, port, m, ip, ihl, tot, from_ring);
+		return;
+	default:
+		ARN_NET_PINC(lc, port, ip4_drop_proto);
+		break;
+	}
+out:
+	drop(m);
+}
+
+void net_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+	       bool from_ring)
+{
+	const struct net_port *np = &lc->net->port[port];
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		if (!from_ring) {
+			ARN_NET_PINC(lc, port, rx_packets);
+			ARN_NET_PADD(lc, port, rx_bytes, rte_pktmbuf_pkt_len(m));
+		}
+		if (rte_pktmbuf_data_len(m) < ETH_LEN) {
+			ARN_NET_PINC(lc, port, rx_drop_runt);
+			drop(m);
+			continue;
+		}
+		const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+		if (!rte_is_same_ether_addr(&eth->dst_addr, &np->mac) &&
+		    !rte_is_broadcast_ether_addr(&eth->dst_addr)) {
+			ARN_NET_PINC(lc, port, rx_drop_not_ours);
+			drop(m);
+			continue;
+		}
+		switch (eth->ether_type) {
+		case RTE_BE16(RTE_ETHER_TYPE_IPV4):
+			ip4_input(lc, port, m, from_ring);
+			break;
+		case RTE_BE16(RTE_ETHER_TYPE_ARP):
+			net_arp_input(lc, port, m, from_ring);
+			break;
+		default:
+			ARN_NET_PINC(lc, port, rx_drop_ethertype);
+			drop(m);
+			break;
+		}
+	}
+}

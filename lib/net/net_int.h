@@ -1,0 +1,172 @@
+/*
+ * lib/net's private declarations, shared by its .c files and its unit tests
+ * (tests/net). Not for other modules: they use arn_net.h and arn_l4.h.
+ */
+#ifndef ARN_NET_INT_H
+#define ARN_NET_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+
+#include "arn_l4.h"
+#include "arn_lcore.h"
+#include "arn_net.h"
+
+struct rte_mbuf;
+
+/* The logical redirection table: a flow whose hash is h belongs to worker
+ * reta[h & reta_mask]. For ports with RSS it is what their RETA holds. */
+#define NET_RETA_MAX 512
+
+/* Ring sizes (entries, powers of 2). */
+#define NET_HANDOFF_RING 1024
+#define NET_CTRL_RING 64
+
+/* How long a buffered TX frame may wait for more to batch with. */
+#define NET_TX_DRAIN_US 100
+
+struct net_port {
+	char name[64];
+	char device[256]; /* as configured (qpairs may be appended) */
+	uint16_t port_id; /* ethdev port */
+	bool probed;	  /* we probed it (and detach it at destroy) */
+	bool configured;
+	bool started;
+	bool rss_hw;	  /* the NIC spreads flows with our key and RETA */
+	bool tx_ip_cksum; /* offloads enabled on the port */
+	bool tx_tcp_cksum;
+	bool rx_ip_cksum;
+	uint32_t ip; /* host byte order */
+	uint32_t mask;
+	uint32_t gateway; /* 0: none */
+	uint16_t mtu;
+	struct rte_ether_addr mac;
+};
+
+struct arn_net {
+	const struct arn_dataplane *dp; /* borrowed; read by arn_tcp_worker_init */
+	unsigned n_workers;
+	unsigned n_ports;
+	struct arn_lcore *lc[ARN_NET_MAX_WORKERS];
+	char worker_name[ARN_NET_MAX_WORKERS][16];
+	struct net_port port[ARN_NET_MAX_PORTS];
+	struct rte_mempool *pool[8]; /* per NUMA socket (RTE_MAX_NUMA_NODES) */
+	uint32_t reta_mask;
+	uint16_t reta[NET_RETA_MAX];
+	volatile int stop; /* workers leave their loops */
+	bool launched;
+	bool stopped;
+	int init_rc[ARN_NET_MAX_WORKERS]; /* arn_tcp_worker_init results */
+	volatile int init_done[ARN_NET_MAX_WORKERS];
+};
+
+/* Control messages as they travel in a ctrl ring (by value, no allocation). */
+struct net_ctrl_msg {
+	arn_net_ctrl_fn fn;
+	void *arg;
+};
+
+/* ---- rss.c ---------------------------------------------------------------------------------- */
+/* The 40-byte key every RSS port is given: 0x6d5a repeated, which makes
+ * Toeplitz symmetric in (src, dst) and (sport, dport). */
+extern const uint8_t net_rss_key[40];
+void net_rss_init(void);
+/* Fill net->reta for @p n workers with @p size entries (power of 2). */
+void net_reta_fill(struct arn_net *net, unsigned size);
+
+/* ---- arp.c ---------------------------------------------------------------------------------- */
+struct arn_arp *net_arp_create(unsigned socket);
+void net_arp_free(struct arn_arp *arp);
+/* An ARP frame (data at the Ethernet header) arrived on @p port. @p shared:
+ * a copy from another worker, to learn from only. Consumes @p m. */
+void net_arp_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m, bool shared);
+/* Send @p m (data at the IPv4 header, checksums final) to next hop @p nh on
+ * @p port: now if resolved, else queued while resolving. Consumes @p m.
+ * @return 0 or -ENOBUFS (dropped and counted). */
+int net_arp_output(struct arn_lcore *lc, uint16_t port, uint32_t nh, struct rte_mbuf *m);
+/* Retries and expiry; cheap when nothing is due. */
+void net_arp_timer(struct arn_lcore *lc, uint64_t now);
+/* Gratuitous ARP for @p port's address. */
+void net_arp_announce(struct arn_lcore *lc, uint16_t port);
+/* Free every waiting packet (shutdown). */
+void net_arp_flush(struct arn_lcore *lc);
+/* Look up @p ip: 1 and the MAC if usable (reachable or stale), else 0. Tests. */
+int net_arp_lookup(const struct arn_lcore *lc, uint32_t ip, struct rte_ether_addr *mac);
+/* Packets waiting for resolution (all next hops). Tests. */
+unsigned net_arp_n_waiting(const struct arn_lcore *lc);
+/* ARP timing, in TSC ticks (set from the TSC rate at create; tests may shorten). */
+struct net_arp_timing {
+	uint64_t retry;	    /* between requests while resolving */
+	uint64_t reachable; /* an answer is trusted this long */
+	unsigned retries;   /* requests before giving up */
+};
+extern struct net_arp_timing net_arp_timing;
+
+/* ---- input.c -------------------------------------------------------------------------------- */
+/* Process received frames of @p port (or, with @p from_ring, frames another
+ * worker handed over: ownership and RX counters are not applied again). */
+void net_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+	       bool from_ring);
+/* Pass @p m to worker @p owner's hand-off ring; consumes it. */
+void net_handoff(struct arn_lcore *lc, unsigned owner, struct rte_mbuf *m);
+
+/* ---- output.c ------------------------------------------------------------------------------- */
+/* Queue a complete Ethernet frame on this worker's TX buffer of @p port;
+ * consumes @p m. Flushes when the buffer fills. */
+void net_tx(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m);
+/* Send buffered frames of every port (all, or only those past deadline). */
+void net_tx_flush(struct arn_lcore *lc, bool all);
+/* Prepend the Ethernet header for @p dst_mac and queue; consumes @p m
+ * (data at the IPv4 header). */
+void net_eth_output(struct arn_lcore *lc, uint16_t port, const struct rte_ether_addr *dst_mac,
+		    struct rte_mbuf *m);
+/* Port and next hop for @p dst; -1 if no route. */
+int net_route(const struct arn_net *net, uint32_t src, uint32_t dst, uint32_t *nh);
+
+/* ---- port.c -------------------------------------------------------------------------------- */
+struct arn_dp_port;
+/* Find or probe, and configure port @p idx from @p pc (queues need
+ * net->lc[] with pools). Logs and returns a negative errno on failure. */
+int net_port_setup(struct arn_net *net, unsigned idx, const struct arn_dp_port *pc);
+/* Start every port, program RETAs, log what each port is. */
+int net_ports_start(struct arn_net *net);
+/* Stop and close every port that was configured. */
+void net_ports_close(struct arn_net *net);
+
+/* ---- worker.c ------------------------------------------------------------------------------- */
+/* One iteration of a worker's loop (tests drive it directly). Returns
+ * non-zero if it did work. */
+int net_worker_iteration(struct arn_lcore *lc);
+/* What a worker does before its first and after its last iteration. */
+int net_worker_begin(struct arn_lcore *lc);
+void net_worker_end(struct arn_lcore *lc);
+/* Launch every worker's loop on its lcore and wait for their init; stop and
+ * wait for them. */
+int net_workers_launch(struct arn_net *net);
+void net_workers_join(struct arn_net *net);
+
+/* ---- net.c ---------------------------------------------------------------------------------- */
+/* Create lcores, rings and ARP caches for @p net (ports already filled in);
+ * the port setup is skipped when @p net was assembled by a test. */
+int net_lcores_create(struct arn_net *net);
+void net_lcores_free(struct arn_net *net);
+/* The QSBR currently asked for (arn_net_set_rcu). */
+struct rte_rcu_qsbr *net_rcu_wanted(void);
+
+/* ---- stats.c ------------------------------------------------------------------------------- */
+/* Size lib/admin's per-worker stat slots and register the data plane's
+ * counters as a pull source; undo at destroy. */
+int net_admin_register(struct arn_net *net);
+void net_admin_unregister(struct arn_net *net);
+
+/* Make @p net the process's current data plane (tests that assemble one). */
+void net_set_current(struct arn_net *net);
+
+static inline uint32_t net_prefix_mask(unsigned plen)
+{
+	return plen == 0 ? 0 : plen >= 32 ? 0xffffffffu : ~((1u << (32 - plen)) - 1);
+}
+
+#endif

@@ -1,0 +1,210 @@
+/*
+ * The transmit path of a worker: routing, the IPv4 header, checksums (in the
+ * NIC when the port offers it), the Ethernet header and TX buffering.
+ *
+ * Each worker owns TX queue <worker index> of every port and buffers up to
+ * ARN_NET_TX_BURST frames per port. A buffer is sent when it fills, when its
+ * oldest frame has waited NET_TX_DRAIN_US, or when an iteration found no
+ * work (nothing more will come to batch with, so waiting only adds latency).
+ */
+#include <errno.h>
+
+#include <rte_byteorder.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_tcp.h>
+
+#include "net_int.h"
+
+/* rte_eth_tx_burst attempts before a full queue's leftovers are dropped. */
+#define TX_RETRIES 4
+
+static void tx_flush_port(struct arn_lcore *lc, uint16_t p)
+{
+	struct arn_lcore_port *lp = &lc->port[p];
+	uint16_t n = lp->n_tx, sent = 0;
+	uint64_t bytes = 0;
+	for (uint16_t i = 0; i < n; i++)
+		bytes += rte_pktmbuf_pkt_len(lp->tx[i]);
+	for (int t = 0; t < TX_RETRIES && sent < n; t++)
+		sent += rte_eth_tx_burst(lc->net->port[p].port_id, (uint16_t)lc->index,
+					 lp->tx + sent, (uint16_t)(n - sent));
+	for (uint16_t i = sent; i < n; i++) {
+		bytes -= rte_pktmbuf_pkt_len(lp->tx[i]);
+		rte_pktmbuf_free(lp->tx[i]);
+	}
+	ARN_NET_PADD(lc, p, tx_packets, sent);
+	ARN_NET_PADD(lc, p, tx_bytes, bytes);
+	ARN_NET_PADD(lc, p, tx_drop_full, n - sent);
+	lp->n_tx = 0;
+}
+
+void net_tx(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m)
+{
+	struct arn_lcore_port *lp = &lc->port[port];
+	if (lp->n_tx == 0)
+		lp->tx_deadline = lc->now + lc->tx_drain;
+	lp->tx[lp->n_tx++] = m;
+	if (lp->n_tx == ARN_NET_TX_BURST)
+		tx_flush_port(lc, port);
+}
+
+void net_tx_flush(struct arn_lcore *lc, bool all)
+{
+	for (uint16_t p = 0; p < lc->n_ports; p++) {
+		struct arn_lcore_port *lp = &lc->port[p];
+		if (lp->n_tx != 0 && (all || lc->now >= lp->tx_deadline))
+			tx_flush_port(lc, p);
+	}
+}
+
+void net_eth_output(struct arn_lcore *lc, uint16_t port, const struct rte_ether_addr *dst_mac,
+		    struct rte_mbuf *m)
+{
+	struct rte_ether_hdr *eth =
+	    (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, sizeof(struct rte_ether_hdr));
+	if (eth == NULL) {
+		ARN_NET_WINC(lc, tx_drop_no_headroom);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	rte_ether_addr_copy(dst_mac, &eth->dst_addr);
+	rte_ether_addr_copy(&lc->net->port[port].mac, &eth->src_addr);
+	eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+	m->l2_len = sizeof(struct rte_ether_hdr);
+	net_tx(lc, port, m);
+}
+
+int net_route(const struct arn_net *net, uint32_t src, uint32_t dst, uint32_t *nh)
+{
+	int best = -1;
+	uint32_t best_mask = 0;
+	for (unsigned i = 0; i < net->n_ports; i++) {
+		const struct net_port *p = &net->port[i];
+		if (((dst ^ p->ip) & p->mask) == 0 && (best < 0 || p->mask > best_mask)) {
+			best = (int)i;
+			best_mask = p->mask;
+		}
+	}
+	if (best >= 0) {
+		*nh = dst;
+		return best;
+	}
+	/* Off-link: the gateway of the port that owns the source address, else
+	 * the first port that has a gateway. */
+	for (unsigned i = 0; i < net->n_ports; i++)
+		if (net->port[i].gateway && net->port[i].ip == src) {
+			*nh = net->port[i].gateway;
+			return (int)i;
+		}
+	for (unsigned i = 0; i < net->n_ports; i++)
+		if (net->port[i].gateway) {
+			*nh = net->port[i].gateway;
+			return (int)i;
+		}
+	return -1;
+}
+
+int arn_net_ip4_output(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, uint32_t dst,
+		       uint8_t proto)
+{
+	const struct arn_net *net = lc->net;
+	uint32_t nh;
+	int p = net_route(net, src, dst, &nh);
+	if (p < 0) {
+		ARN_NET_WINC(lc, tx_drop_no_route);
+		rte_pktmbuf_free(m);
+		return -EHOSTUNREACH;
+	}
+	const struct net_port *np = &net->port[p];
+	uint32_t tot = rte_pktmbuf_pkt_len(m) + (uint32_t)sizeof(struct rte_ipv4_hdr);
+	if (tot > np->mtu) {
+		ARN_NET_PINC(lc, p, ip4_tx_drop_too_big);
+		rte_pktmbuf_free(m);
+		return -EMSGSIZE;
+	}
+	struct rte_ipv4_hdr *ip =
+	    (struct rte_ipv4_hdr *)rte_pktmbuf_prepend(m, sizeof(struct rte_ipv4_hdr));
+	if (ip == NULL) {
+		ARN_NET_WINC(lc, tx_drop_no_headroom);
+		rte_pktmbuf_free(m);
+		return -ENOBUFS;
+	}
+	ip->version_ihl = 0x45;
+	ip->type_of_service = 0;
+	ip->total_length = rte_cpu_to_be_16((uint16_t)tot);
+	/* DF is set, so the datagram is atomic and its ID only needs to be
+	 * unlikely to repeat within a flow (RFC 6864 4.1): a per-worker counter
+	 * does that without per-flow state. */
+	ip->packet_id = rte_cpu_to_be_16(lc->ip_id++);
+	ip->fragment_offset = RTE_BE16(RTE_IPV4_HDR_DF_FLAG);
+	ip->time_to_live = 64;
+	ip->next_proto_id = proto;
+	ip->src_addr = rte_cpu_to_be_32(src);
+	ip->dst_addr = rte_cpu_to_be_32(dst);
+	ip->hdr_checksum = 0;
+	m->l2_len = sizeof(struct rte_ether_hdr);
+	m->l3_len = sizeof(struct rte_ipv4_hdr);
+
+	uint64_t fl = m->ol_flags & RTE_MBUF_F_TX_TCP_CKSUM;
+	if (fl && proto == IPPROTO_TCP &&
+	    rte_pktmbuf_data_len(m) >= 20 + sizeof(struct rte_tcp_hdr)) {
+		struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
+		if (np->tx_tcp_cksum) {
+			/* The NIC wants the pseudo-header sum in the field. */
+			th->cksum =
+			    rte_ipv4_phdr_cksum(ip, RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_TCP_CKSUM);
+		} else {
+			th->cksum = 0;
+			th->cksum = rte_ipv4_udptcp_cksum_mbuf(m, ip, sizeof(struct rte_ipv4_hdr));
+			fl = 0;
+		}
+	} else {
+		fl = 0;
+	}
+	if (np->tx_ip_cksum)
+		fl |= RTE_MBUF_F_TX_IP_CKSUM;
+	else
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+	m->ol_flags = (m->ol_flags & ~(RTE_MBUF_F_TX_TCP_CKSUM | RTE_MBUF_F_TX_IP_CKSUM)) | fl |
+		      (fl ? RTE_MBUF_F_TX_IPV4 : 0);
+	ARN_NET_PINC(lc, p, ip4_tx);
+	return net_arp_output(lc, (uint16_t)p, nh, m);
+}
+
+struct rte_mbuf *arn_net_alloc(struct arn_lcore *lc)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(lc->pool);
+	if (m == NULL)
+		ARN_NET_WINC(lc, mbuf_alloc_failed);
+	return m;
+}
+
+int arn_net_is_local(const struct arn_lcore *lc, uint32_t addr)
+{
+	const struct arn_net *net = lc->net;
+	for (unsigned i = 0; i < net->n_ports; i++)
+		if (net->port[i].ip == addr)
+			return 1;
+	return 0;
+}
+
+uint16_t arn_net_route_mtu(const struct arn_lcore *lc, uint32_t dst)
+{
+	uint32_t nh;
+	int p = net_route(lc->net, 0, dst, &nh);
+	return p < 0 ? 0 : lc->net->port[p].mtu;
+}
+
+uint64_t arn_net_now(const struct arn_lcore *lc)
+{
+	return lc->now;
+}
+
+uint64_t arn_net_hz(void)
+{
+	return rte_get_tsc_hz();
+}

@@ -1,0 +1,335 @@
+/*
+ * Ports: find or probe the device, configure one RX and one TX queue per
+ * worker, MTU, checksum offloads and symmetric RSS when the device has them,
+ * start it and report what it became.
+ *
+ * RSS is "hardware" only for PCI devices that take a 40-byte Toeplitz key,
+ * hash IPv4/TCP and have a redirection table: then the NIC and
+ * arn_net_flow_worker agree. Virtual devices (net_tap, net_af_packet) spread
+ * packets over their queues by the kernel's hash; there lib/net's software
+ * hash decides and input.c hands packets to their owners.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <rte_dev.h>
+#include <rte_ethdev.h>
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+
+#include "arn_bootstrap.h"
+#include "arn_log.h"
+#include "net_int.h"
+
+static bool starts_with(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* The device name of a devargs string: up to the first comma. */
+static void dev_name(const char *devargs, char *out, size_t n)
+{
+	size_t len = strcspn(devargs, ",");
+	if (len >= n)
+		len = n - 1;
+	memcpy(out, devargs, len);
+	out[len] = '\0';
+}
+
+static int find_pci(const char *addr, uint16_t *pid)
+{
+	char want[64];
+	/* Accept the short form BB:DD.F as the kernel's 0000:BB:DD.F. */
+	snprintf(want, sizeof(want), "%s%s", strlen(addr) == 7 ? "0000:" : "", addr);
+	uint16_t p;
+	RTE_ETH_FOREACH_DEV (p) {
+		char name[RTE_ETH_NAME_MAX_LEN];
+		if (rte_eth_dev_get_name_by_port(p, name) == 0 &&
+		    strncasecmp(name, want, 12) == 0) {
+			*pid = p;
+			return 0;
+		}
+	}
+	return -ENODEV;
+}
+
+static void probe_hint(const struct net_port *np, const char *devargs, int err)
+{
+	const char *iface = strstr(devargs, "iface=");
+	char ifn[32] = "";
+	if (iface)
+		dev_name(iface + 6, ifn, sizeof(ifn));
+	if (starts_with(devargs, "net_af_packet"))
+		ARN_ERR(NET,
+			"port %s: net_af_packet needs an existing network interface "
+			"(iface=%s): check `ip link show %s`, and run as root",
+			np->name, ifn, ifn);
+	else if (starts_with(devargs, "net_tap"))
+		ARN_ERR(NET,
+			"port %s: net_tap needs /dev/net/tun, root, and a free interface "
+			"name (iface=%s)",
+			np->name, ifn);
+	else
+		ARN_ERR(NET,
+			"port %s: no DPDK driver accepted '%s' (%s): check the driver name "
+			"(net_tap, net_af_packet, ...), its arguments, and that its PMD "
+			"(librte_net_*) is installed",
+			np->name, devargs, rte_strerror(-err));
+}
+
+/* Find the ethdev of @p np, probing a virtual device when it is not there. */
+static int port_find(struct net_port *np, bool is_pci)
+{
+	if (is_pci) {
+		if (find_pci(np->device, &np->port_id) == 0)
+			return 0;
+		int rc = rte_dev_probe(np->device);
+		if (rc == 0 && find_pci(np->device, &np->port_id) == 0) {
+			np->probed = true;
+			return 0;
+		}
+		ARN_ERR(NET,
+			"port %s: PCI device %s not found (%s). Bind it to vfio-pci "
+			"(dpdk-devbind.py --bind=vfio-pci %s) and do not exclude it from the "
+			"EAL (--no-pci, -b, -a)",
+			np->name, np->device, rc ? rte_strerror(-rc) : "not an ethdev", np->device);
+		return -ENODEV;
+	}
+	char name[RTE_ETH_NAME_MAX_LEN];
+	dev_name(np->device, name, sizeof(name));
+	if (rte_eth_dev_get_port_by_name(name, &np->port_id) == 0)
+		return 0; /* created by --vdev in the EAL arguments */
+	int rc = rte_dev_probe(np->device);
+	if (rc != 0) {
+		ARN_ERR(NET, "port %s: cannot create device '%s': %s", np->name, np->device,
+			rte_strerror(-rc));
+		probe_hint(np, np->device, rc);
+		return -ENODEV;
+	}
+	np->probed = true;
+	if (rte_eth_dev_get_port_by_name(name, &np->port_id) != 0) {
+		ARN_ERR(NET, "port %s: device '%s' was probed but is not an Ethernet port named %s",
+			np->name, np->device, name);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+int net_port_setup(struct arn_net *net, unsigned idx, const struct arn_dp_port *pc)
+{
+	const struct arn_dataplane *dp = net->dp;
+	struct net_port *np = &net->port[idx];
+	unsigned n = net->n_workers;
+	snprintf(np->name, sizeof(np->name), "%s", pc->name);
+	np->ip = pc->ipv4;
+	np->mask = net_prefix_mask(pc->prefix_len);
+	np->gateway = pc->gateway;
+	np->mtu = pc->mtu;
+	/* net_af_packet opens one socket per queue pair; ask for one per worker
+	 * unless the operator chose. */
+	if (starts_with(pc->device, "net_af_packet") && n > 1 && !strstr(pc->device, "qpairs="))
+		snprintf(np->device, sizeof(np->device), "%s,qpairs=%u", pc->device, n);
+	else
+		snprintf(np->device, sizeof(np->device), "%s", pc->device);
+
+	int rc = port_find(np, pc->is_pci);
+	if (rc != 0)
+		return rc;
+	uint16_t pid = np->port_id;
+	struct rte_eth_dev_info info;
+	rc = rte_eth_dev_info_get(pid, &info);
+	if (rc != 0) {
+		ARN_ERR(NET, "port %s: cannot read device info: %s", np->name, rte_strerror(-rc));
+		return rc;
+	}
+	if (info.max_rx_queues < n || info.max_tx_queues < n) {
+		ARN_ERR(NET,
+			"port %s (%s): the device has %u RX and %u TX queues; %u workers need "
+			"%u of each%s",
+			np->name, np->device, info.max_rx_queues, info.max_tx_queues, n, n,
+			starts_with(np->device, "net_af_packet") ? " (net_af_packet: qpairs=N)"
+								 : "");
+		return -EINVAL;
+	}
+	if (info.max_mtu && np->mtu > info.max_mtu) {
+		ARN_ERR(NET, "port %s: mtu %u is above the device's maximum %u", np->name, np->mtu,
+			info.max_mtu);
+		return -EINVAL;
+	}
+
+	struct rte_eth_conf conf;
+	memset(&conf, 0, sizeof(conf));
+	conf.rxmode.mtu = np->mtu;
+	uint32_t frame = np->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN + 4 /* VLAN */;
+	if (frame > (uint32_t)dp->mbuf_data_room - RTE_PKTMBUF_HEADROOM) {
+		if (!(info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER)) {
+			ARN_ERR(NET,
+				"port %s: mtu %u needs frames of %u bytes but mbufs hold %u "
+				"and the device cannot scatter; raise "
+				"dataplane.mbuf_pool.data_room_size to %u",
+				np->name, np->mtu, frame, dp->mbuf_data_room - RTE_PKTMBUF_HEADROOM,
+				frame + RTE_PKTMBUF_HEADROOM);
+			return -EINVAL;
+		}
+		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+	}
+	if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM) {
+		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_IPV4_CKSUM;
+		np->rx_ip_cksum = true;
+	}
+	if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TCP_CKSUM)
+		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TCP_CKSUM;
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) {
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
+		np->tx_ip_cksum = true;
+	}
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_CKSUM) {
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_CKSUM;
+		np->tx_tcp_cksum = true;
+	}
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+
+	static uint8_t key[40];
+	memcpy(key, net_rss_key, sizeof(key));
+	np->rss_hw =
+	    pc->is_pci && n > 1 && (info.flow_type_rss_offloads & RTE_ETH_RSS_NONFRAG_IPV4_TCP) &&
+	    info.hash_key_size == sizeof(key) && info.reta_size >= RTE_ETH_RETA_GROUP_SIZE &&
+	    (info.reta_size & (info.reta_size - 1)) == 0;
+	if (np->rss_hw) {
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_key = key;
+		conf.rx_adv_conf.rss_conf.rss_key_len = sizeof(key);
+		conf.rx_adv_conf.rss_conf.rss_hf = RTE_ETH_RSS_NONFRAG_IPV4_TCP;
+	}
+
+	rc = rte_eth_dev_configure(pid, (uint16_t)n, (uint16_t)n, &conf);
+	if (rc != 0) {
+		ARN_ERR(NET, "port %s (%s): cannot configure %u queue pairs: %s", np->name,
+			np->device, n, rte_strerror(-rc));
+		return rc;
+	}
+	np->configured = true;
+	uint16_t nb_rx = pc->rx_descriptors, nb_tx = pc->tx_descriptors;
+	rc = rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nb_rx, &nb_tx);
+	if (rc != 0) {
+		ARN_ERR(NET, "port %s: descriptor counts %u/%u refused: %s", np->name, nb_rx, nb_tx,
+			rte_strerror(-rc));
+		return rc;
+	}
+	for (unsigned q = 0; q < n; q++) {
+		struct arn_lcore *lc = net->lc[q];
+		struct rte_eth_rxconf rxc = info.default_rxconf;
+		rxc.offloads = conf.rxmode.offloads;
+		rc = rte_eth_rx_queue_setup(pid, (uint16_t)q, nb_rx, lc->socket, &rxc, lc->pool);
+		if (rc != 0) {
+			ARN_ERR(NET, "port %s: RX queue %u (%u descriptors, socket %u): %s",
+				np->name, q, nb_rx, lc->socket, rte_strerror(-rc));
+			return rc;
+		}
+		struct rte_eth_txconf txc = info.default_txconf;
+		txc.offloads = conf.txmode.offloads;
+		rc = rte_eth_tx_queue_setup(pid, (uint16_t)q, nb_tx, lc->socket, &txc);
+		if (rc != 0) {
+			ARN_ERR(NET, "port %s: TX queue %u (%u descriptors): %s", np->name, q,
+				nb_tx, rte_strerror(-rc));
+			return rc;
+		}
+	}
+	/* Some PMDs apply the MTU only through this call (net_tap sets the
+	 * kernel interface's). */
+	rc = rte_eth_dev_set_mtu(pid, np->mtu);
+	if (rc != 0 && rc != -ENOTSUP)
+		ARN_WARN(NET, "port %s: cannot set MTU %u (%s); continuing with the device's",
+			 np->name, np->mtu, rte_strerror(-rc));
+	rte_eth_macaddr_get(pid, &np->mac);
+	return 0;
+}
+
+/* Program the NIC's RETA with net->reta. */
+static int port_reta(struct arn_net *net, struct net_port *np)
+{
+	struct rte_eth_dev_info info;
+	if (rte_eth_dev_info_get(np->port_id, &info) != 0)
+		return -EIO;
+	struct rte_eth_rss_reta_entry64 conf[NET_RETA_MAX * 8 / RTE_ETH_RETA_GROUP_SIZE];
+	unsigned size = info.reta_size;
+	if (size / RTE_ETH_RETA_GROUP_SIZE > RTE_DIM(conf))
+		return -E2BIG;
+	memset(conf, 0, sizeof(conf));
+	for (unsigned i = 0; i < size; i++) {
+		conf[i / RTE_ETH_RETA_GROUP_SIZE].mask |= 1ull << (i % RTE_ETH_RETA_GROUP_SIZE);
+		conf[i / RTE_ETH_RETA_GROUP_SIZE].reta[i % RTE_ETH_RETA_GROUP_SIZE] =
+		    net->reta[i & net->reta_mask];
+	}
+	return rte_eth_dev_rss_reta_update(np->port_id, conf, (uint16_t)size);
+}
+
+int net_ports_start(struct arn_net *net)
+{
+	for (unsigned i = 0; i < net->n_ports; i++) {
+		struct net_port *np = &net->port[i];
+		int rc = rte_eth_dev_start(np->port_id);
+		if (rc != 0) {
+			ARN_ERR(NET, "port %s (%s): cannot start: %s", np->name, np->device,
+				rte_strerror(-rc));
+			return rc;
+		}
+		np->started = true;
+		if (np->rss_hw && (rc = port_reta(net, np)) != 0) {
+			ARN_WARN(NET,
+				 "port %s: cannot program the RSS redirection table (%s); flows "
+				 "reaching the wrong worker are handed over in software",
+				 np->name, rte_strerror(-rc));
+			np->rss_hw = false;
+		}
+		struct rte_eth_link link;
+		char ls[RTE_ETH_LINK_MAX_STR_LEN] = "link unknown";
+		if (rte_eth_link_get_nowait(np->port_id, &link) == 0)
+			rte_eth_link_to_str(ls, sizeof(ls), &link);
+		char mac[RTE_ETHER_ADDR_FMT_SIZE];
+		rte_ether_format_addr(mac, sizeof(mac), &np->mac);
+		unsigned plen = (unsigned)__builtin_popcount(np->mask);
+		char gw[32] = "none";
+		if (np->gateway)
+			snprintf(gw, sizeof(gw), "%u.%u.%u.%u", np->gateway >> 24,
+				 (np->gateway >> 16) & 0xff, (np->gateway >> 8) & 0xff,
+				 np->gateway & 0xff);
+		char offl[64];
+		snprintf(offl, sizeof(offl), "rx %s, tx %s%s%s", np->rx_ip_cksum ? "ip" : "none",
+			 np->tx_ip_cksum ? "ip" : "",
+			 np->tx_ip_cksum && np->tx_tcp_cksum ? "+" : "",
+			 np->tx_tcp_cksum ? "tcp" : (np->tx_ip_cksum ? "" : "none"));
+		ARN_INFO(NET,
+			 "port %s (%s, ethdev %u): %u.%u.%u.%u/%u gateway %s, MAC %s, MTU %u, %u "
+			 "queue pairs, RSS %s, checksum offload %s; %s",
+			 np->name, np->device, np->port_id, np->ip >> 24, (np->ip >> 16) & 0xff,
+			 (np->ip >> 8) & 0xff, np->ip & 0xff, plen, gw, mac, np->mtu,
+			 net->n_workers,
+			 net->n_workers < 2 ? "not needed"
+			 : np->rss_hw	    ? "in the NIC (symmetric Toeplitz)"
+					    : "in software (hand-off to the owner)",
+			 offl, ls);
+	}
+	return 0;
+}
+
+void net_ports_close(struct arn_net *net)
+{
+	for (unsigned i = 0; i < net->n_ports; i++) {
+		struct net_port *np = &net->port[i];
+		if (np->started) {
+			int rc = rte_eth_dev_stop(np->port_id);
+			if (rc != 0)
+				ARN_WARN(NET, "port %s: stop: %s", np->name, rte_strerror(-rc));
+			np->started = false;
+		}
+		if (np->configured || np->probed) {
+			rte_eth_dev_close(np->port_id);
+			np->configured = false;
+		}
+		np->probed = false;
+	}
+}

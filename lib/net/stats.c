@@ -1,0 +1,182 @@
+/*
+ * Counters for the control lcore: sums over workers (per port) and over
+ * ports (per worker), read without locks while the workers write them.
+ * Each counter has one writer; a 64-bit aligned load sees either the old or
+ * the new value, so sums are exact per counter, not a snapshot of the set.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+
+#include "arn_log.h"
+#include "arn_stats.h"
+#include "net_int.h"
+
+static const char *const pctr_name[ARN_NET_PCTR_COUNT] = {
+#define ARN_NET_PCTR(name, help) #name,
+#include "arn_net_counters.def"
+};
+static const char *const pctr_help[ARN_NET_PCTR_COUNT] = {
+#define ARN_NET_PCTR(name, help) help,
+#include "arn_net_counters.def"
+};
+static const char *const wctr_name[ARN_NET_WCTR_COUNT] = {
+#define ARN_NET_WCTR(name, help) #name,
+#include "arn_net_counters.def"
+};
+static const char *const wctr_help[ARN_NET_WCTR_COUNT] = {
+#define ARN_NET_WCTR(name, help) help,
+#include "arn_net_counters.def"
+};
+
+static inline uint64_t rd(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+uint64_t arn_net_port_counter(const struct arn_net *net, unsigned port, enum arn_net_pctr c)
+{
+	if (net == NULL || port >= net->n_ports || (unsigned)c >= ARN_NET_PCTR_COUNT)
+		return 0;
+	uint64_t sum = 0;
+	for (unsigned w = 0; w < net->n_workers; w++)
+		sum += rd(&net->lc[w]->port[port].ctr[c]);
+	return sum;
+}
+
+uint64_t arn_net_worker_counter(const struct arn_net *net, unsigned worker, enum arn_net_wctr c)
+{
+	if (net == NULL || worker >= net->n_workers || (unsigned)c >= ARN_NET_WCTR_COUNT)
+		return 0;
+	return rd(&net->lc[worker]->ctr[c]);
+}
+
+int arn_net_stats_foreach(arn_net_stat_cb cb, void *ctx)
+{
+	const struct arn_net *net = arn_net_current();
+	if (net == NULL)
+		return -ENODEV;
+	struct arn_net_stat s;
+	s.scope = ARN_NET_SCOPE_PORT;
+	for (unsigned p = 0; p < net->n_ports; p++) {
+		s.owner = net->port[p].name;
+		s.index = p;
+		for (unsigned c = 0; c < ARN_NET_PCTR_COUNT; c++) {
+			s.name = pctr_name[c];
+			s.help = pctr_help[c];
+			s.value = arn_net_port_counter(net, p, (enum arn_net_pctr)c);
+			cb(ctx, &s);
+		}
+		/* What the device itself counted: drops before any worker saw them. */
+		struct rte_eth_stats es;
+		if (rte_eth_stats_get(net->port[p].port_id, &es) == 0) {
+			static const char *const nic[][2] = {
+			    {"nic_rx_missed", "frames the device dropped: RX queue full"},
+			    {"nic_rx_errors", "erroneous frames the device dropped"},
+			    {"nic_rx_nombuf", "frames the device dropped: no mbuf"},
+			    {"nic_tx_errors", "frames the device failed to send"},
+			};
+			uint64_t v[] = {es.imissed, es.ierrors, es.rx_nombuf, es.oerrors};
+			for (unsigned i = 0; i < RTE_DIM(v); i++) {
+				s.name = nic[i][0];
+				s.help = nic[i][1];
+				s.value = v[i];
+				cb(ctx, &s);
+			}
+		}
+	}
+	s.scope = ARN_NET_SCOPE_WORKER;
+	for (unsigned w = 0; w < net->n_workers; w++) {
+		s.owner = net->worker_name[w];
+		s.index = w;
+		for (unsigned c = 0; c < ARN_NET_WCTR_COUNT; c++) {
+			s.name = wctr_name[c];
+			s.help = wctr_help[c];
+			s.value = rd(&net->lc[w]->ctr[c]);
+			cb(ctx, &s);
+		}
+		for (unsigned c = 0; c < ARN_NET_PCTR_COUNT; c++) {
+			uint64_t sum = 0;
+			for (unsigned p = 0; p < net->n_ports; p++)
+				sum += rd(&net->lc[w]->port[p].ctr[c]);
+			s.name = pctr_name[c];
+			s.help = pctr_help[c];
+			s.value = sum;
+			cb(ctx, &s);
+		}
+	}
+	return 0;
+}
+
+unsigned arn_net_n_ports(const struct arn_net *net)
+{
+	return net ? net->n_ports : 0;
+}
+
+unsigned arn_net_n_workers(const struct arn_net *net)
+{
+	return net ? net->n_workers : 0;
+}
+
+const char *arn_net_port_name(const struct arn_net *net, unsigned port)
+{
+	return net && port < net->n_ports ? net->port[port].name : NULL;
+}
+
+struct arn_lcore *arn_net_lcore(const struct arn_net *net, unsigned worker)
+{
+	return net && worker < net->n_workers ? net->lc[worker] : NULL;
+}
+
+/* ---- lib/admin's /stats ------------------------------------------------------------------- */
+
+/* Pulled at read time: dpdk.port.<name>.<counter> and
+ * dpdk.worker.<index>.<counter> (Prometheus: envoy_dpdk_port_rx_packets
+ * {arion_port="wan"}, envoy_dpdk_worker_loop_busy_cycles{envoy_worker_id="0"}). */
+struct admin_pull_ctx {
+	struct arn_stats_emitter *e;
+	char idx[16];
+};
+
+static void admin_emit(void *ctx, const struct arn_net_stat *s)
+{
+	struct admin_pull_ctx *c = ctx;
+	if (s->scope == ARN_NET_SCOPE_PORT) {
+		arn_stats_emit(c->e, ARN_STAT_COUNTER, "dpdk.port", "arion_port", s->owner, s->name,
+			       (int64_t)s->value);
+	} else {
+		snprintf(c->idx, sizeof(c->idx), "%u", s->index);
+		arn_stats_emit(c->e, ARN_STAT_COUNTER, "dpdk.worker", ARN_STATS_TAG_WORKER, c->idx,
+			       s->name, (int64_t)s->value);
+	}
+}
+
+static void admin_pull(struct arn_stats_emitter *e, void *arg)
+{
+	(void)arg;
+	struct admin_pull_ctx c = {.e = e};
+	arn_net_stats_foreach(admin_emit, &c);
+}
+
+int net_admin_register(struct arn_net *net)
+{
+	int rc = arn_stats_set_workers(net->n_workers);
+	if (rc != 0) {
+		ARN_ERR(NET, "cannot size the admin's statistics for %u workers: %s",
+			net->n_workers, strerror(-rc));
+		return rc;
+	}
+	rc = arn_stats_pull_register(admin_pull, net);
+	if (rc != 0 && rc != -EEXIST) {
+		ARN_ERR(NET, "cannot register the data plane's statistics: %s", strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+void net_admin_unregister(struct arn_net *net)
+{
+	arn_stats_pull_unregister(admin_pull, net);
+}

@@ -1,0 +1,232 @@
+/*
+ * A worker's main loop. One iteration:
+ *
+ *   1. RX burst from its queue of every port -> Ethernet / ARP / IPv4 /
+ *      ICMP -> TCP segments to arn_tcp_input (or to their owner's ring)
+ *   2. packets other workers handed over (same path, ownership settled)
+ *   3. arn_tcp_worker_poll: TCP timers and queued output
+ *   4. ARP retries and expiry
+ *   5. TX flush: buffers past their deadline, or all when the iteration was
+ *      idle
+ *   6. control ring: functions the control lcore asked this worker to run
+ *   7. RCU quiescent report: nothing read from the configuration in this
+ *      iteration is held any more
+ *
+ * Each iteration is timed with the TSC and counted as busy (it received
+ * something) or idle; busy cycles / requests is the CPU cost per request
+ * that DESIGN.md "What fast means" compares against kernel proxies.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_pause.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
+#include "arn_log.h"
+#include "net_int.h"
+
+/* Switch to the QSBR the configuration asked for, if it changed. */
+static void rcu_follow(struct arn_lcore *lc)
+{
+	struct rte_rcu_qsbr *want = net_rcu_wanted();
+	if (likely(want == lc->rcu))
+		return;
+	if (lc->rcu) {
+		rte_rcu_qsbr_thread_offline(lc->rcu, lc->lcore_id);
+		rte_rcu_qsbr_thread_unregister(lc->rcu, lc->lcore_id);
+		lc->rcu = NULL;
+	}
+	if (want) {
+		if (rte_rcu_qsbr_thread_register(want, lc->lcore_id) != 0) {
+			/* Happens once per switch: a QSBR sized below RTE_MAX_LCORE. */
+			ARN_ERR(NET,
+				"worker %u: cannot register lcore %u with the RCU QSBR (%s); "
+				"size it for RTE_MAX_LCORE threads",
+				lc->index, lc->lcore_id, rte_strerror(rte_errno));
+		} else {
+			rte_rcu_qsbr_thread_online(want, lc->lcore_id);
+		}
+	}
+	/* Even after a failed register: do not retry every iteration. */
+	lc->rcu = want;
+	__atomic_store_n(&lc->rcu_seen, want, __ATOMIC_RELEASE);
+}
+
+static void rcu_follow_leave(struct arn_lcore *lc)
+{
+	if (lc->rcu) {
+		rte_rcu_qsbr_thread_offline(lc->rcu, lc->lcore_id);
+		rte_rcu_qsbr_thread_unregister(lc->rcu, lc->lcore_id);
+	}
+	lc->rcu = NULL;
+	__atomic_store_n(&lc->rcu_seen, NULL, __ATOMIC_RELEASE);
+}
+
+static unsigned ctrl_run(struct arn_lcore *lc, unsigned max)
+{
+	struct net_ctrl_msg msg[8];
+	unsigned n =
+	    rte_ring_sc_dequeue_burst_elem(lc->ctrl, msg, sizeof(msg[0]), RTE_MIN(max, 8u), NULL);
+	for (unsigned i = 0; i < n; i++)
+		msg[i].fn(lc, msg[i].arg);
+	if (n) {
+		ARN_NET_WADD(lc, ctrl_msgs, n);
+		__atomic_store_n(&lc->ctrl_done, lc->ctrl_done + n, __ATOMIC_RELEASE);
+	}
+	return n;
+}
+
+int net_worker_iteration(struct arn_lcore *lc)
+{
+	struct arn_net *net = lc->net;
+	struct rte_mbuf *pkts[ARN_NET_RX_BURST];
+	uint64_t start = lc->loop_tsc ? lc->loop_tsc : rte_rdtsc();
+	unsigned work = 0;
+	lc->now = start;
+
+	for (uint16_t p = 0; p < lc->n_ports; p++) {
+		uint16_t n = rte_eth_rx_burst(net->port[p].port_id, (uint16_t)lc->index, pkts,
+					      ARN_NET_RX_BURST);
+		if (n) {
+			work += n;
+			net_input(lc, p, pkts, n, false);
+		}
+	}
+	unsigned n = rte_ring_sc_dequeue_burst(lc->handoff, (void **)pkts, ARN_NET_RX_BURST, NULL);
+	if (n) {
+		work += n;
+		ARN_NET_WADD(lc, handoff_in, n);
+		for (unsigned i = 0; i < n; i++) {
+			uint16_t port = pkts[i]->port;
+			if (unlikely(port >= lc->n_ports)) {
+				rte_pktmbuf_free(pkts[i]);
+				continue;
+			}
+			net_input(lc, port, &pkts[i], 1, true);
+		}
+	}
+	arn_tcp_worker_poll(lc, lc->now);
+	net_arp_timer(lc, lc->now);
+	net_tx_flush(lc, work == 0);
+	work += ctrl_run(lc, 8);
+	rcu_follow(lc);
+	if (lc->rcu)
+		rte_rcu_qsbr_quiescent(lc->rcu, lc->lcore_id);
+
+	uint64_t end = rte_rdtsc();
+	if (work) {
+		ARN_NET_WINC(lc, loop_busy_iterations);
+		ARN_NET_WADD(lc, loop_busy_cycles, end - start);
+	} else {
+		ARN_NET_WINC(lc, loop_idle_iterations);
+		ARN_NET_WADD(lc, loop_idle_cycles, end - start);
+		rte_pause();
+	}
+	lc->loop_tsc = end;
+	return work != 0;
+}
+
+int net_worker_begin(struct arn_lcore *lc)
+{
+	lc->now = rte_rdtsc();
+	lc->loop_tsc = 0;
+	rcu_follow(lc);
+	int rc = arn_tcp_worker_init(lc, lc->net->dp);
+	if (rc != 0) {
+		rcu_follow_leave(lc);
+		return rc;
+	}
+	/* Tell the segment our address is here (and our MAC, if it changed). */
+	if (lc->index == 0)
+		for (uint16_t p = 0; p < lc->n_ports; p++)
+			net_arp_announce(lc, p);
+	net_tx_flush(lc, true);
+	lc->running = 1;
+	return 0;
+}
+
+void net_worker_end(struct arn_lcore *lc)
+{
+	lc->now = rte_rdtsc();
+	arn_tcp_worker_fini(lc);
+	net_tx_flush(lc, true);
+	net_arp_flush(lc);
+	struct rte_mbuf *m;
+	while (rte_ring_sc_dequeue(lc->handoff, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+	/* Run what the control lcore still queued so that nobody waits forever. */
+	while (ctrl_run(lc, 8) != 0)
+		;
+	rcu_follow_leave(lc);
+	lc->running = 0;
+}
+
+static int worker_main(void *arg)
+{
+	struct arn_lcore *lc = arg;
+	struct arn_net *net = lc->net;
+	int rc = net_worker_begin(lc);
+	net->init_rc[lc->index] = rc;
+	__atomic_store_n(&net->init_done[lc->index], 1, __ATOMIC_RELEASE);
+	if (rc != 0)
+		return rc;
+	while (!__atomic_load_n(&net->stop, __ATOMIC_ACQUIRE))
+		net_worker_iteration(lc);
+	net_worker_end(lc);
+	return 0;
+}
+
+int net_workers_launch(struct arn_net *net)
+{
+	for (unsigned w = 0; w < net->n_workers; w++) {
+		net->init_done[w] = 0;
+		net->init_rc[w] = 0;
+	}
+	net->stop = 0;
+	unsigned launched = 0;
+	int rc = 0;
+	for (; launched < net->n_workers; launched++) {
+		struct arn_lcore *lc = net->lc[launched];
+		int r = rte_eal_remote_launch(worker_main, lc, lc->lcore_id);
+		if (r != 0) {
+			ARN_ERR(NET, "cannot launch worker %u on lcore %u: %s", launched,
+				lc->lcore_id, rte_strerror(-r));
+			rc = r;
+			break;
+		}
+	}
+	/* Wait until every launched worker has initialised (or failed). */
+	for (unsigned w = 0; w < launched; w++) {
+		while (!__atomic_load_n(&net->init_done[w], __ATOMIC_ACQUIRE))
+			rte_delay_us_sleep(100);
+		if (net->init_rc[w] != 0 && rc == 0) {
+			rc = net->init_rc[w];
+			ARN_ERR(NET, "worker %u (lcore %u): the TCP layer failed to start: %s", w,
+				net->lc[w]->lcore_id, strerror(-rc));
+		}
+	}
+	net->launched = launched > 0;
+	if (rc != 0) {
+		__atomic_store_n(&net->stop, 1, __ATOMIC_RELEASE);
+		for (unsigned w = 0; w < launched; w++)
+			rte_eal_wait_lcore(net->lc[w]->lcore_id);
+		net->launched = false;
+	}
+	return rc;
+}
+
+void net_workers_join(struct arn_net *net)
+{
+	if (!net->launched)
+		return;
+	__atomic_store_n(&net->stop, 1, __ATOMIC_RELEASE);
+	for (unsigned w = 0; w < net->n_workers; w++)
+		rte_eal_wait_lcore(net->lc[w]->lcore_id);
+	net->launched = false;
+}

@@ -1,0 +1,1211 @@
+/*
+ * lib/net unit tests: RSS ownership and hand-off, IPv4 / ICMP validation,
+ * the ARP cache, IPv4 output, the control ring, RCU and counters, with
+ * crafted frames on net_ring ports (rte_eth_from_rings): a test puts frames
+ * on a worker's RX ring, runs that worker's loop iteration on this thread,
+ * and reads what it sent from the TX ring.
+ *
+ * The EAL runs without hugepages and without shared files, with three
+ * lcores mapped onto CPU 0 (workers are launched only by the launch test).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <rte_arp.h>
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_icmp.h>
+#include <rte_ip.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+#include <rte_tcp.h>
+#include <rte_thash.h>
+
+#include "arn_bootstrap.h"
+#include "arn_log.h"
+#include "arn_net.h"
+#include "net_int.h"
+
+#define IP(a, b, c, d) (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | (d))
+#define OUR_IP IP(198, 18, 0, 2)
+#define PEER_IP IP(198, 18, 0, 1)
+#define GW_IP IP(198, 18, 0, 254)
+
+static const struct rte_ether_addr peer_mac = {{0x02, 0, 0, 0, 0, 0x01}};
+static const struct rte_ether_addr gw_mac = {{0x02, 0, 0, 0, 0, 0xfe}};
+
+static struct rte_mempool *pool;
+
+/* ---- the L4 side, recorded ------------------------------------------------------------------ */
+
+static struct {
+	unsigned inputs;
+	struct arn_lcore *input_lc;
+	uint32_t input_len;
+	uint32_t input_l3_len;
+	uint8_t first_byte;
+	unsigned unreach;
+	struct arn_lcore *unreach_lc;
+	uint8_t code;
+	uint16_t mtu;
+	uint32_t src, dst;
+	uint16_t sport, dport;
+	unsigned inits, polls, finis;
+} l4;
+
+void arn_tcp_input(struct arn_lcore *lc, struct rte_mbuf *m)
+{
+	l4.inputs++;
+	l4.input_lc = lc;
+	l4.input_len = rte_pktmbuf_pkt_len(m);
+	l4.input_l3_len = m->l3_len;
+	l4.first_byte = *rte_pktmbuf_mtod(m, uint8_t *);
+	rte_pktmbuf_free(m);
+}
+
+void arn_tcp_icmp_unreach(struct arn_lcore *lc, uint8_t code, uint16_t mtu, uint32_t src,
+			  uint32_t dst, uint16_t sport, uint16_t dport)
+{
+	l4.unreach++;
+	l4.unreach_lc = lc;
+	l4.code = code;
+	l4.mtu = mtu;
+	l4.src = src;
+	l4.dst = dst;
+	l4.sport = sport;
+	l4.dport = dport;
+}
+
+int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
+{
+	(void)conf;
+	__atomic_fetch_add(&l4.inits, 1, __ATOMIC_RELAXED);
+	lc->l4 = &l4;
+	return 0;
+}
+
+void arn_tcp_worker_poll(struct arn_lcore *lc, uint64_t now)
+{
+	(void)lc, (void)now;
+	__atomic_fetch_add(&l4.polls, 1, __ATOMIC_RELAXED);
+}
+
+void arn_tcp_worker_fini(struct arn_lcore *lc)
+{
+	(void)lc;
+	__atomic_fetch_add(&l4.finis, 1, __ATOMIC_RELAXED);
+}
+
+/* ---- a data plane on ring ports ----------------------------------------------------------------
+ */
+
+struct fixture {
+	struct arn_dataplane dp;
+	struct arn_dp_port port;
+	unsigned workers[2];
+	struct rte_ring *rx[2], *tx[2];
+	struct arn_net *net;
+	struct rte_ether_addr mac;
+};
+
+static int make_net(struct fixture *f, unsigned n_workers)
+{
+	static int seq;
+	char name[32];
+	memset(f, 0, sizeof(*f));
+	memset(&l4, 0, sizeof(l4));
+	int id = seq++;
+	for (unsigned q = 0; q < n_workers; q++) {
+		snprintf(name, sizeof(name), "t%d_rx%u", id, q);
+		f->rx[q] = rte_ring_create(name, 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		snprintf(name, sizeof(name), "t%d_tx%u", id, q);
+		f->tx[q] = rte_ring_create(name, 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (!f->rx[q] || !f->tx[q])
+			return -1;
+		f->workers[q] = q + 1;
+	}
+	snprintf(name, sizeof(name), "arn_t%d", id);
+	int pid = rte_eth_from_rings(name, f->rx, n_workers, f->tx, n_workers, 0);
+	if (pid < 0 || rte_eth_dev_get_name_by_port((uint16_t)pid, name) != 0)
+		return -1;
+	f->port.name = strdup("wan");
+	f->port.device = strdup(name);
+	f->port.ipv4 = OUR_IP;
+	f->port.prefix_len = 24;
+	f->port.gateway = GW_IP;
+	f->port.mtu = 1500;
+	f->port.rx_descriptors = 256;
+	f->port.tx_descriptors = 256;
+	f->dp.present = true;
+	f->dp.control_lcore = -1;
+	f->dp.mbuf_data_room = RTE_MBUF_DEFAULT_BUF_SIZE;
+	f->dp.worker_lcores = f->workers;
+	f->dp.n_workers = n_workers;
+	f->dp.ports = &f->port;
+	f->dp.n_ports = 1;
+	f->dp.mbufs_per_socket = 2047;
+	f->dp.mbuf_cache_size = 32;
+	f->net = arn_net_create(&f->dp);
+	if (f->net == NULL)
+		return -1;
+	f->mac = f->net->port[0].mac;
+	return 0;
+}
+
+static void free_net(struct fixture *f)
+{
+	arn_net_destroy(f->net);
+	for (unsigned q = 0; q < 2; q++) {
+		struct rte_mbuf *m;
+		if (f->tx[q])
+			while (rte_ring_dequeue(f->tx[q], (void **)&m) == 0)
+				rte_pktmbuf_free(m);
+		if (f->rx[q])
+			while (rte_ring_dequeue(f->rx[q], (void **)&m) == 0)
+				rte_pktmbuf_free(m);
+		rte_ring_free(f->rx[q]);
+		rte_ring_free(f->tx[q]);
+	}
+	free(f->port.name);
+	free(f->port.device);
+}
+
+static int setup1(void **state)
+{
+	static struct fixture f;
+	*state = &f;
+	return make_net(&f, 1);
+}
+
+static int setup2(void **state)
+{
+	static struct fixture f;
+	*state = &f;
+	return make_net(&f, 2);
+}
+
+static int teardown(void **state)
+{
+	free_net(*state);
+	return 0;
+}
+
+static struct arn_lcore *W(struct fixture *f, unsigned w)
+{
+	return arn_net_lcore(f->net, w);
+}
+
+/* Run worker @p w's iterations until one is idle (it then flushes TX). */
+static void run(struct fixture *f, unsigned w)
+{
+	for (int i = 0; i < 16 && net_worker_iteration(W(f, w)); i++)
+		;
+}
+
+static void inject(struct fixture *f, unsigned q, const void *frame, size_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	assert_non_null(m);
+	char *p = rte_pktmbuf_append(m, (uint16_t)len);
+	assert_non_null(p);
+	memcpy(p, frame, len);
+	assert_int_equal(rte_ring_enqueue(f->rx[q], m), 0);
+}
+
+/* Take the next frame worker @p q sent (caller frees), or NULL. */
+static struct rte_mbuf *sent(struct fixture *f, unsigned q)
+{
+	struct rte_mbuf *m = NULL;
+	if (rte_ring_dequeue(f->tx[q], (void **)&m) != 0)
+		return NULL;
+	return m;
+}
+
+static unsigned drain(struct fixture *f, unsigned q)
+{
+	unsigned n = 0;
+	struct rte_mbuf *m;
+	while ((m = sent(f, q)) != NULL) {
+		rte_pktmbuf_free(m);
+		n++;
+	}
+	return n;
+}
+
+static uint64_t pc(struct fixture *f, enum arn_net_pctr c)
+{
+	return arn_net_port_counter(f->net, 0, c);
+}
+
+static uint64_t wc(struct fixture *f, unsigned w, enum arn_net_wctr c)
+{
+	return arn_net_worker_counter(f->net, w, c);
+}
+
+/* ---- frames ------------------------------------------------------------------------------------
+ */
+
+struct pkt {
+	uint8_t b[1600];
+	size_t len;
+};
+
+static struct rte_ipv4_hdr *ip_of(struct pkt *p)
+{
+	return (struct rte_ipv4_hdr *)(p->b + sizeof(struct rte_ether_hdr));
+}
+
+/* Ethernet + IPv4 (valid checksum) + @p l4 payload of @p l4len bytes. */
+static void build_ip(struct pkt *p, const struct rte_ether_addr *dst_mac, uint32_t src,
+		     uint32_t dst, uint8_t proto, const void *l4b, size_t l4len)
+{
+	memset(p, 0, sizeof(*p));
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)p->b;
+	eth->dst_addr = *dst_mac;
+	eth->src_addr = peer_mac;
+	eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+	struct rte_ipv4_hdr *ip = ip_of(p);
+	ip->version_ihl = 0x45;
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(20 + l4len));
+	ip->packet_id = RTE_BE16(7);
+	ip->time_to_live = 64;
+	ip->next_proto_id = proto;
+	ip->src_addr = rte_cpu_to_be_32(src);
+	ip->dst_addr = rte_cpu_to_be_32(dst);
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	memcpy(ip + 1, l4b, l4len);
+	p->len = sizeof(*eth) + 20 + l4len;
+	if (p->len < 60)
+		p->len = 60; /* Ethernet padding, which lib/net must trim */
+}
+
+static void fix_ip_cksum(struct pkt *p)
+{
+	struct rte_ipv4_hdr *ip = ip_of(p);
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+}
+
+static void build_tcp(struct pkt *p, const struct rte_ether_addr *mac, uint32_t src, uint32_t dst,
+		      uint16_t sport, uint16_t dport)
+{
+	struct rte_tcp_hdr th;
+	memset(&th, 0, sizeof(th));
+	th.src_port = rte_cpu_to_be_16(sport);
+	th.dst_port = rte_cpu_to_be_16(dport);
+	th.data_off = 5 << 4;
+	th.tcp_flags = RTE_TCP_SYN_FLAG;
+	build_ip(p, mac, src, dst, IPPROTO_TCP, &th, sizeof(th));
+}
+
+static void build_echo(struct pkt *p, const struct rte_ether_addr *mac, uint32_t src, uint32_t dst,
+		       size_t payload)
+{
+	uint8_t b[1500];
+	struct rte_icmp_hdr *ic = (struct rte_icmp_hdr *)b;
+	memset(b, 0, sizeof(b));
+	ic->icmp_type = RTE_IP_ICMP_ECHO_REQUEST;
+	ic->icmp_ident = RTE_BE16(0x1234);
+	ic->icmp_seq_nb = RTE_BE16(1);
+	for (size_t i = 0; i < payload; i++)
+		b[sizeof(*ic) + i] = (uint8_t)i;
+	ic->icmp_cksum = (uint16_t)~rte_raw_cksum(b, sizeof(*ic) + payload);
+	build_ip(p, mac, src, dst, IPPROTO_ICMP, b, sizeof(*ic) + payload);
+}
+
+static void build_arp(struct pkt *p, const struct rte_ether_addr *eth_dst, uint16_t op,
+		      const struct rte_ether_addr *sha, uint32_t sip, uint32_t tip)
+{
+	memset(p, 0, sizeof(*p));
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)p->b;
+	eth->dst_addr = *eth_dst;
+	eth->src_addr = *sha;
+	eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_ARP);
+	struct rte_arp_hdr *a = (struct rte_arp_hdr *)(eth + 1);
+	a->arp_hardware = RTE_BE16(RTE_ARP_HRD_ETHER);
+	a->arp_protocol = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+	a->arp_hlen = 6;
+	a->arp_plen = 4;
+	a->arp_opcode = rte_cpu_to_be_16(op);
+	a->arp_data.arp_sha = *sha;
+	a->arp_data.arp_sip = rte_cpu_to_be_32(sip);
+	a->arp_data.arp_tip = rte_cpu_to_be_32(tip);
+	p->len = 60;
+}
+
+/* A TCP SYN for us whose flow belongs to worker @p owner. */
+static uint16_t sport_for(struct fixture *f, unsigned owner)
+{
+	for (uint16_t s = 40000; s < 50000; s++)
+		if (arn_net_flow_worker(W(f, 0), OUR_IP, PEER_IP, 80, s) == owner)
+			return s;
+	fail_msg("no source port hashes to worker %u", owner);
+	return 0;
+}
+
+/* ---- RSS and ownership
+ * ---------------------------------------------------------------------------- */
+
+static void test_rss_hash_matches_dpdk_softrss(void **state)
+{
+	(void)state;
+	net_rss_init();
+	uint32_t x = 12345;
+	for (int i = 0; i < 2000; i++) {
+		x = x * 1103515245 + 12345;
+		uint32_t src = x;
+		x = x * 1103515245 + 12345;
+		uint32_t dst = x;
+		uint16_t sp = (uint16_t)(x >> 7), dp = (uint16_t)(x >> 19);
+		uint32_t tuple[3] = {src, dst, ((uint32_t)sp << 16) | dp};
+		assert_int_equal(arn_net_rss_hash(src, dst, sp, dp),
+				 rte_softrss(tuple, 3, net_rss_key));
+	}
+}
+
+static void test_rss_hash_is_symmetric(void **state)
+{
+	(void)state;
+	net_rss_init();
+	uint32_t x = 99;
+	for (int i = 0; i < 5000; i++) {
+		x = x * 1103515245 + 12345;
+		uint32_t a = x;
+		x = x * 1103515245 + 12345;
+		uint32_t b = x;
+		uint16_t pa = (uint16_t)(x >> 3), pb = (uint16_t)(x >> 17);
+		assert_int_equal(arn_net_rss_hash(a, b, pa, pb), arn_net_rss_hash(b, a, pb, pa));
+	}
+}
+
+static void test_flow_worker_spreads_and_pick_lport(void **state)
+{
+	struct fixture *f = *state;
+	unsigned count[2] = {0, 0};
+	for (uint16_t p = 1024; p < 3024; p++)
+		count[arn_net_flow_worker(W(f, 0), OUR_IP, PEER_IP, 80, p)]++;
+	/* Both workers own a fair share of flows. */
+	assert_true(count[0] > 600 && count[1] > 600);
+	for (unsigned w = 0; w < 2; w++) {
+		uint16_t start = 32768;
+		for (int i = 0; i < 50; i++) {
+			uint16_t p = arn_net_flow_pick_lport(W(f, w), OUR_IP, IP(198, 18, 1, 10),
+							     8080, 32768, 60999, start);
+			assert_true(p >= 32768 && p <= 60999);
+			/* Replies (remote -> local) hash to the picking worker. */
+			assert_int_equal(
+			    arn_net_flow_worker(W(f, w), OUR_IP, IP(198, 18, 1, 10), p, 8080), w);
+			start = (uint16_t)(p + 1);
+		}
+	}
+	assert_int_equal(arn_net_worker_count(W(f, 1)), 2);
+	assert_int_equal(arn_net_worker_index(W(f, 1)), 1);
+}
+
+static void test_tcp_to_owner_directly(void **state)
+{
+	struct fixture *f = *state;
+	struct pkt p;
+	build_tcp(&p, &f->mac, PEER_IP, OUR_IP, sport_for(f, 0), 80);
+	inject(f, 0, p.b, p.len);
+	run(f, 0);
+	assert_int_equal(l4.inputs, 1);
+	assert_ptr_equal(l4.input_lc, W(f, 0));
+	/* Data at the IPv4 header, l3_len set, Ethernet padding trimmed. */
+	assert_int_equal(l4.input_len, 40);
+	assert_int_equal(l4.input_l3_len, 20);
+	assert_int_equal(l4.first_byte, 0x45);
+	assert_int_equal(wc(f, 0, ARN_NET_W_handoff_out), 0);
+}
+
+static void test_tcp_handed_to_owner(void **state)
+{
+	struct fixture *f = *state;
+	struct pkt p;
+	/* A flow of worker 1 arrives on worker 0's queue (the kernel's hash). */
+	build_tcp(&p, &f->mac, PEER_IP, OUR_IP, sport_for(f, 1), 80);
+	inject(f, 0, p.b, p.len);
+	run(f, 0);
+	assert_int_equal(l4.inputs, 0);
+	assert_int_equal(wc(f, 0, ARN_NET_W_handoff_out), 1);
+	run(f, 1);
+	assert_int_equal(l4.inputs, 1);
+	assert_ptr_equal(l4.input_lc, W(f, 1));
+	assert_int_equal(l4.input_len, 40);
+	assert_int_equal(wc(f, 1, ARN_NET_W_handoff_in), 1);
+	/* Counted once, on the worker that received it. */
+	assert_int_equal(pc(f, ARN_NET_P_rx_packets), 1);
+	assert_int_equal(pc(f, ARN_NET_P_ip4_rx), 1);
+	assert_int_equal(pc(f, ARN_NET_P_tcp_rx), 1);
+}
+
+static void test_icmp_unreach_goes_to_flow_owner(void **state)
+{
+	struct fixture *f = *state;
+	/* We sent OUR_IP:lport -> 198.18.1.10:8080; a router says "frag needed". */
+	uint32_t remote = IP(198, 18, 1, 10);
+	uint16_t lport =
+	    arn_net_flow_pick_lport(W(f, 1), OUR_IP, remote, 8080, 40000, 50000, 40000);
+	uint8_t b[8 + 20 + 8];
+	memset(b, 0, sizeof(b));
+	struct rte_icmp_hdr *ic = (struct rte_icmp_hdr *)b;
+	ic->icmp_type = 3;
+	ic->icmp_code = 4;
+	ic->icmp_seq_nb = RTE_BE16(1400); /* next-hop MTU */
+	struct rte_ipv4_hdr *in = (struct rte_ipv4_hdr *)(b + 8);
+	in->version_ihl = 0x45;
+	in->total_length = RTE_BE16(1500);
+	in->time_to_live = 63;
+	in->next_proto_id = IPPROTO_TCP;
+	in->src_addr = rte_cpu_to_be_32(OUR_IP);
+	in->dst_addr = rte_cpu_to_be_32(remote);
+	uint16_t *ports = (uint16_t *)(b + 28);
+	ports[0] = rte_cpu_to_be_16(lport);
+	ports[1] = RTE_BE16(8080);
+	ic->icmp_cksum = (uint16_t)~rte_raw_cksum(b, sizeof(b));
+	struct pkt p;
+	build_ip(&p, &f->mac, GW_IP, OUR_IP, IPPROTO_ICMP, b, sizeof(b));
+	inject(f, 0, p.b, p.len);
+	run(f, 0);
+	run(f, 1);
+	assert_int_equal(l4.unreach, 1);
+	assert_ptr_equal(l4.unreach_lc, W(f, 1));
+	assert_int_equal(l4.code, 4);
+	assert_int_equal(l4.mtu, 1400);
+	assert_int_equal(l4.src, OUR_IP);
+	assert_int_equal(l4.dst, remote);
+	assert_int_equal(l4.sport, lport);
+	assert_int_equal(l4.dport, 8080);
+	assert_int_equal(pc(f, ARN_NET_P_icmp_rx_unreach), 1);
+}
+
+static void test_arp_shared_with_other_workers(void **state)
+{
+	struct fixture *f = *state;
+	struct pkt p;
+	static const struct rte_ether_addr bc = {{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}};
+	build_arp(&p, &bc, RTE_ARP_OP_REQUEST, &peer_mac, PEER_IP, OUR_IP);
+	inject(f, 0, p.b, p.len);
+	run(f, 0);
+	assert_int_equal(drain(f, 0), 1); /* the reply */
+	assert_true(net_arp_lookup(W(f, 0), PEER_IP, NULL));
+	assert_false(net_arp_lookup(W(f, 1), PEER_IP, NULL));
+	run(f, 1);
+	struct rte_ether_addr mac;
+	assert_true(net_arp_lookup(W(f, 1), PEER_IP, &mac));
+	assert_true(rte_is_same_ether_addr(&mac, &peer_mac));
+	/* Worker 1 learned only: it did not answer again. */
+	assert_int_equal(drain(f, 1), 0);
+	assert_int_equal(pc(f, ARN_NET_P_arp_tx_reply), 1);
+	assert_int_equal(wc(f, 0, ARN_NET_W_arp_shared_out), 1);
+}
+
+/* ---- IPv4 and ICMP validation
+ * ---------------------------------------------------------------------- */
+
+static void test_icmp_echo_reply(void **state)
+{
+	struct fixture *f = *state;
+	struct pkt p;
+	build_echo(&p, &f->mac, PEER_IP, OUR_IP, 56);
+	inject(f, 0, p.b, p.len);
+	run(f, 0);
+	struct rte_mbuf *m = sent(f, 0);
+	assert_non_null(m);
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	assert_true(rte_is_same_ether_addr(&eth->dst_addr, &peer_mac));
+	assert_true(rte_is_same_ether_addr(&eth->src_addr, &f->mac));
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+	assert_int_equal(rte_be_to_cpu_32(ip->src_addr), OUR_IP);
+	assert_int_equal(rte_be_to_cpu_32(ip->dst_addr), PEER_IP);
+	assert_int_equal(rte_raw_cksum(ip, 20), 0xffff);
+	struct rte_icmp_hdr *ic = (struct rte_icmp_hdr *)(ip + 1);
+	assert_int_equal(ic->icmp_type, RTE_IP_ICMP_ECHO_REPLY);
+	assert_int_equal(rte_raw_cksum(ic, 8 + 56), 0xffff);
+	assert_int_equal(rte_pktmbuf_pkt_len(m), 14 + 20 + 8 + 56);
+	const uint8_t *payload = (const uint8_t *)(ic + 1);
+	for (int i = 0; i < 56; i++)
+		assert_int_equal(payload[i], i);
+	rte_pktmbuf_free(m);
+	assert_int_equal(pc(f, ARN_NET_P_icmp_rx_echo), 1);
+	assert_int_equal(pc(f, ARN_NET_P_icmp_tx_echo_reply), 1);
+	assert_int_equal(pc(f, ARN_NET_P_tx_packets), 1);
+}
+
+struct bad_case {
+	const char *what;
+	enum arn_net_pctr counter;
+	void (*mutate)(struct pkt *p);
+};
+
+static void m_version(struct pkt *p)
+{
+	ip_of(p)->version_ihl = 0x65;
+	fix_ip_cksum(p);
+}
+static void m_ihl_small(struct pkt *p)
+{
+	ip_of(p)->version_ihl = 0x44;
+}
+static void m_total_beyond_frame(struct pkt *p)
+{
+	ip_of(p)->total_length = RTE_BE16(1400);
+	fix_ip_cksum(p);
+}
+static void m_total_below_header(struct pkt *p)
+{
+	ip_of(p)->total_length = RTE_BE16(12);
+	fix_ip_cksum(p);
+}
+static void m_cksum(struct pkt *p)
+{
+	ip_of(p)->hdr_checksum ^= 0x0101;
+}
+static void m_options(struct pkt *p)
+{
+	/* IHL 6 with a NOP option word; total length grows by 4. */
+	struct rte_ipv4_hdr *ip = ip_of(p);
+	uint16_t tot = rte_be_to_cpu_16(ip->total_length);
+	memmove((uint8_t *)ip + 24, (uint8_t *)ip + 20, tot - 20);
+	memset((uint8_t *)ip + 20, 1, 4);
+	ip->version_ihl = 0x46;
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(tot + 4));
+	p->len += 4;
+	fix_ip_cksum(p);
+}
+static void m_more_fragments(struct pkt *p)
+{
+	ip_of(p)->fragment_offset = RTE_BE16(RTE_IPV4_HDR_MF_FLAG);
+	fix_ip_cksum(p);
+}
+static void m_fragment_offset(struct pkt *p)
+{
+	ip_of(p)->fragment_offset = RTE_BE16(185);
+	fix_ip_cksum(p);
+}
+static void m_ttl0(struct pkt *p)
+{
+	ip_of(p)->time_to_live = 0;
+	fix_ip_cksum(p);
+}
+static void m_src_multicast(struct pkt *p)
+{
+	ip_of(p)->src_addr = rte_cpu_to_be_32(IP(224, 0, 0, 5));
+	fix_ip_cksum(p);
+}
+static void m_src_ours(struct pkt *p)
+{
+	ip_of(p)->src_addr = rte_cpu_to_be_32(OUR_IP);
+	fix_ip_cksum(p);
+}
+static void m_dst_other(struct pkt *p)
+{
+	ip_of(p)->dst_addr = rte_cpu_to_be_32(IP(198, 18, 0, 3));
+	fix_ip_cksum(p);
+}
+static void m_dst_broadcast(struct pkt *p)
+{
+	ip_of(p)->dst_addr = rte_cpu_to_be_32(IP(198, 18, 0, 255));
+	fix_ip_cksum(p);
+}
+static void m_proto_udp(struct pkt *p)
+{
+	ip_of(p)->next_proto_id = IPPROTO_UDP;
+	fix_ip_cksum(p);
+}
+static void m_runt(struct pkt *p)
+{
+	p->len = 10;
+}
+static void m_not_our_mac(struct pkt *p)
+{
+	p->b[5] ^= 0x40;
+}
+static void m_ipv6(struct pkt *p)
+{
+	p->b[12] = 0x86;
+	p->b[13] = 0xdd;
+}
+static void m_icmp_cksum(struct pkt *p)
+{
+	((struct rte_icmp_hdr *)(ip_of(p) + 1))->icmp_cksum ^= 0x2002;
+}
+static void m_icmp_short(struct pkt *p)
+{
+	ip_of(p)->total_length = RTE_BE16(20 + 4);
+	fix_ip_cksum(p);
+}
+static void m_ip_truncated(struct pkt *p)
+{
+	p->len = 14 + 12;
+}
+
+static void test_malformed_ipv4_counted_and_dropped(void **state)
+{
+	struct fixture *f = *state;
+	static const struct bad_case cases[] = {
+	    {"version 6 in an IPv4 frame", ARN_NET_P_ip4_drop_version, m_version},
+	    {"IHL 4", ARN_NET_P_ip4_drop_hdr_len, m_ihl_small},
+	    {"total length beyond the frame", ARN_NET_P_ip4_drop_truncated, m_total_beyond_frame},
+	    {"total length below the header", ARN_NET_P_ip4_drop_hdr_len, m_total_below_header},
+	    {"bad header checksum", ARN_NET_P_ip4_drop_cksum, m_cksum},
+	    {"options", ARN_NET_P_ip4_drop_options, m_options},
+	    {"more fragments", ARN_NET_P_ip4_drop_fragment, m_more_fragments},
+	    {"fragment offset", ARN_NET_P_ip4_drop_fragment, m_fragment_offset},
+	    {"TTL 0", ARN_NET_P_ip4_drop_ttl, m_ttl0},
+	    {"multicast source", ARN_NET_P_ip4_drop_bad_src, m_src_multicast},
+	    {"our own source", ARN_NET_P_ip4_drop_bad_src, m_src_ours},
+	    {"not our address", ARN_NET_P_ip4_drop_not_local, m_dst_other},
+	    {"subnet broadcast", ARN_NET_P_ip4_drop_not_local, m_dst_broadcast},
+	    {"UDP", ARN_NET_P_ip4_drop_proto, m_proto_udp},
+	    {"runt frame", ARN_NET_P_rx_drop_runt, m_runt},
+	    {"another MAC", ARN_NET_P_rx_drop_not_ours, m_not_our_mac},
+	    {"IPv6 EtherType", ARN_NET_P_rx_drop_ethertype, m_ipv6},
+	    {"bad ICMP checksum", ARN_NET_P_icmp_drop_cksum, m_icmp_cksum},
+	    {"ICMP shorter than its header", ARN_NET_P_icmp_drop_truncated, m_icmp_short},
+	    {"IPv4 header cut short", ARN_NET_P_ip4_drop_truncated, m_ip_truncated},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pkt p;
+		build_echo(&p, &f->mac, PEER_IP, OUR_IP, 32);
+		cases[i].mutate(&p);
+		uint64_t before = pc(f, cases[i].counter);
+		inject(f, 0, p.b, p.len);
+		run(f, 0);
+		if (pc(f, cases[i].counter) != before + 1)
+			fail_msg("%s: counter not incremented", cases[i].what);
+		if (drain(f, 0) != 0)
+			fail_msg("%s: something was sent", cases[i].what);
+	}
+	assert_int_equal(pc(f, ARN_NET_P_icmp_tx_echo_reply), 0);
+	assert_int_equal(l4.inputs, 0);
+	/* Nothing leaked: every mbuf is back (the pool is the test's). */
+}
+
+/* Every truncation of a valid echo request, and of a valid TCP segment, is
+ * dropped without a reply and without reaching TCP. */
+static void test_every_truncation_dropped(void **state)
+{
+	struct fixture *f = *state;
+	struct pkt e, t;
+	build_echo(&e, &f->mac, PEER_IP, OUR_IP, 100);
+	build_tcp(&t, &f->mac, PEER_IP, OUR_IP, 40000, 80);
+	size_t ip_end_e = 14 + rte_be_to_cpu_16(ip_of(&e)->total_length);
+	size_t ip_end_t = 14 + rte_be_to_cpu_16(ip_of(&t)->total_length);
+	for (size_t len = 0; len < ip_end_e; len++)
+		inject(f, 0, e.b, len);
+	for (size_t len = 0; len < ip_end_t; len++)
+		inject(f, 0, t.b, len);
+	run(f, 0);
+	assert_int_equal(drain(f, 0), 0);
+	assert_int_equal(l4.inputs, 0);
+	assert_int_equal(pc(f, ARN_NET_P_rx_packets), ip_end_e + ip_end_t);
+	uint64_t drops = pc(f, ARN_NET_P_rx_drop_runt) + pc(f, ARN_NET_P_ip4_drop_truncated) +
+			 pc(f, ARN_NET_P_rx_drop_not_ours);
+	/* Frames of 0..5 bytes lack even a destination MAC. */
+	assert_int_equal(drops, ip_end_e + ip_end_t);
+}
+
+/* A UDP flood of random bytes after a valid Ethernet header: never a crash,
+ * everything counted as some drop. */
+static void test_random_ipv4_never_crashes(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t x = 7;
+	for (int i = 0; i < 3000; i++) {
+		struct pkt p;
+		build_echo(&p, &f->mac, PEER_IP, OUR_IP, 40);
+		size_t n = 14 + (x % 80);
+		for (size_t k = 14; k < n; k++) {
+			x = x * 1103515245 + 12345;
+			if ((x >> 16) % 4 == 0)
+				p.b[k] = (uint8_t)(x >> 24);
+		}
+		p.len = n;
+		inject(f, 0, p.b, p.len);
+		if (i % 500 == 499)
+			run(f, 0);
+	}
+	run(f, 0);
+	drain(f, 0);
+	assert_int_equal(pc(f, ARN_NET_P_rx_packets), 3000);
+}
+
+/* ---- ARP
+ * ------------------------------------------------------------------------------------------- */
+
+static void test_arp_request_answered_and_sender_learned(void **state)
+{
+	struct fixture *f = *state;
+	static const struct rte_ether_addr bc = {{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}};
+	struct pkt p;
+	build_arp(&p, &bc, RTE_ARP_OP_REQUEST, &peer_mac, PEER_IP, OUR_IP);
+	inject(f, 0, p.b, p.len);
+	run(f, 0);
+	struct rte_mbuf *m = sent(f, 0);
+	assert_non_null(m);
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	assert_true(rte_is_same_ether_addr(&eth->dst_addr, &peer_mac));
+	assert_int_equal(eth->ether_type, RTE_BE16(RTE_ETHER_TYPE_ARP));
+	struct rte_arp_hdr *a = (struct rte_arp_hdr *)(eth + 1);
+	assert_int_equal(rte_be_to_cpu_16(a->arp_opcode), RTE_ARP_OP_REPLY);
+	assert_true(rte_is_same_ether_addr(&a->arp_data.arp_sha, &f->mac));
+	assert_int_equal(rte_be_to_cpu_32(a->arp_data.arp_sip), OUR_IP);
+	assert_true(rte_is_same_ether_addr(&a->arp_data.arp_tha, &peer_mac));
+	assert_int_equal(rte_be_to_cpu_32(a->arp_data.arp_tip), PEER_IP);
+	rte_pktmbuf_free(m);
+	assert_true(net_arp_lookup(W(f, 0), PEER_IP, NULL));
+
+	/* A request for someone else: not answered, and not learned either. */
+	struct rte_ether_addr other = {{0x02, 0, 0, 0, 0, 0x33}};
+	build_arp(&p, &bc, RTE_ARP_OP_REQUEST, &other, IP(198, 18, 0, 33), IP(198, 18, 0, 44));
+	inject(f, 0, p.b, p.len);
+	run(f, 0);
+	assert_int_equal(drain(f, 0), 0);
+	assert_false(net_arp_lookup(W(f, 0), IP(198, 18, 0, 33), NULL));
+	assert_int_equal(pc(f, ARN_NET_P_arp_rx_not_ours), 1);
+
+	/* Malformed: wrong hardware type, and too short. */
+	build_arp(&p, &bc, RTE_ARP_OP_REQUEST, &peer_mac, PEER_IP, OUR_IP);
+	p.b[15] = 6;
+	inject(f, 0, p.b, p.len);
+	build_arp(&p, &bc, RTE_ARP_OP_REQUEST, &peer_mac, PEER_IP, OUR_IP);
+	inject(f, 0, p.b, 14 + 20);
+	run(f, 0);
+	assert_int_equal(drain(f, 0), 0);
+	assert_int_equal(pc(f, ARN_NET_P_arp_rx_bad), 2);
+}
+
+/* An L4 segment of @p len bytes with @p tag in its first byte. */
+static struct rte_mbuf *segment(struct fixture *f, uint8_t tag, uint16_t len)
+{
+	struct rte_mbuf *m = arn_net_alloc(W(f, 0));
+	assert_non_null(m);
+	uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, len);
+	memset(p, 0, len);
+	p[0] = tag;
+	return m;
+}
+
+static void test_arp_resolves_queues_and_releases(void **state)
+{
+	struct fixture *f = *state;
+	struct arn_lcore *lc = W(f, 0);
+	lc->now = rte_rdtsc();
+	uint32_t host = IP(198, 18, 0, 77);
+	struct rte_ether_addr host_mac = {{0x02, 0, 0, 0, 0, 0x77}};
+	for (int i = 0; i < 10; i++)
+		arn_net_ip4_output(lc, segment(f, (uint8_t)i, 20), OUR_IP, host, 253);
+	/* One request; four wait (the per-next-hop bound); six dropped. */
+	assert_int_equal(net_arp_n_waiting(lc), 4);
+	assert_int_equal(pc(f, ARN_NET_P_arp_drop_queue_full), 6);
+	run(f, 0);
+	struct rte_mbuf *m = sent(f, 0);
+	assert_non_null(m);
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	assert_true(rte_is_broadcast_ether_addr(&eth->dst_addr));
+	struct rte_arp_hdr *a = (struct rte_arp_hdr *)(eth + 1);
+	assert_int_equal(rte_be_to_cpu_16(a->arp_opcode), RTE_ARP_OP_REQUEST);
+	assert_int_equal(rte_be_to_cpu_32(a->arp_data.arp_tip), host);
+	assert_int_equal(rte_be_to_cpu_32(a->arp_data.arp_sip), OUR_IP);
+	rte_pktmbuf_free(m);
+	assert_null(sent(f, 0));
+
+	struct pkt p;
+	build_arp(&p, &f->mac, RTE_ARP_OP_REPLY, &host_mac, host, OUR_IP);
+	inject(f, 0, p.b, p.len);
+	run(f, 0);
+	assert_int_equal(net_arp_n_waiting(lc), 0);
+	for (int i = 0; i < 4; i++) {
+		m = sent(f, 0);
+		assert_non_null(m);
+		eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+		assert_true(rte_is_same_ether_addr(&eth->dst_addr, &host_mac));
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+		assert_int_equal(((uint8_t *)(ip + 1))[0], i); /* in order */
+		assert_int_equal(ip->next_proto_id, 253);
+		assert_int_equal(ip->time_to_live, 64);
+		assert_int_equal(ip->fragment_offset, RTE_BE16(RTE_IPV4_HDR_DF_FLAG));
+		assert_int_equal(rte_raw_cksum(ip, 20), 0xffff);
+		rte_pktmbuf_free(m);
+	}
+	assert_null(sent(f, 0));
+	/* Resolved: the next packet goes straight out. */
+	assert_int_equal(arn_net_ip4_output(lc, segment(f, 9, 20), OUR_IP, host, 253), 0);
+	run(f, 0);
+	assert_int_equal(drain(f, 0), 1);
+	assert_int_equal(pc(f, ARN_NET_P_arp_resolved), 1);
+}
+
+static void test_arp_off_link_uses_gateway(void **state)
+{
+	struct fixture *f = *state;
+	struct arn_lcore *lc = W(f, 0);
+	lc->now = rte_rdtsc();
+	arn_net_ip4_output(lc, segment(f, 1, 20), OUR_IP, IP(203, 0, 113, 9), 253);
+	run(f, 0);
+	struct rte_mbuf *m = sent(f, 0);
+	assert_non_null(m);
+	struct rte_arp_hdr *a = rte_pktmbuf_mtod_offset(m, struct rte_arp_hdr *, 14);
+	assert_int_equal(rte_be_to_cpu_32(a->arp_data.arp_tip), GW_IP);
+	rte_pktmbuf_free(m);
+	struct pkt p;
+	build_arp(&p, &f->mac, RTE_ARP_OP_REPLY, &gw_mac, GW_IP, OUR_IP);
+	inject(f, 0, p.b, p.len);
+	run(f, 0);
+	m = sent(f, 0);
+	assert_non_null(m);
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	assert_true(rte_is_same_ether_addr(&eth->dst_addr, &gw_mac));
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+	assert_int_equal(rte_be_to_cpu_32(ip->dst_addr), IP(203, 0, 113, 9));
+	rte_pktmbuf_free(m);
+}
+
+static void test_arp_retries_then_gives_up(void **state)
+{
+	struct fixture *f = *state;
+	struct arn_lcore *lc = W(f, 0);
+	uint64_t hz = rte_get_tsc_hz();
+	net_arp_timing.retry = hz / 200; /* 5 ms */
+	net_arp_timing.retries = 3;
+	lc->now = rte_rdtsc();
+	uint32_t host = IP(198, 18, 0, 99);
+	arn_net_ip4_output(lc, segment(f, 1, 20), OUR_IP, host, 253);
+	arn_net_ip4_output(lc, segment(f, 2, 20), OUR_IP, host, 253);
+	uint64_t end = rte_rdtsc() + hz / 10;
+	while (rte_rdtsc() < end)
+		net_worker_iteration(lc);
+	run(f, 0);
+	/* Three requests, then the two waiting packets are dropped. */
+	assert_int_equal(drain(f, 0), 3);
+	assert_int_equal(pc(f, ARN_NET_P_arp_tx_request), 3);
+	assert_int_equal(pc(f, ARN_NET_P_arp_unresolved), 1);
+	assert_int_equal(pc(f, ARN_NET_P_arp_drop_unresolved), 2);
+	assert_int_equal(net_arp_n_waiting(lc), 0);
+	assert_false(net_arp_lookup(lc, host, NULL));
+	/* The next packet starts over: a new request. */
+	arn_net_ip4_output(lc, segment(f, 3, 20), OUR_IP, host, 253);
+	run(f, 0);
+	assert_int_equal(drain(f, 0), 1);
+	net_arp_flush(lc);
+}
+
+static void test_arp_stale_entry_used_while_refreshed(void **state)
+{
+	struct fixture *f = *state;
+	struct arn_lcore *lc = W(f, 0);
+	uint64_t hz = rte_get_tsc_hz();
+	net_arp_timing.reachable = hz / 100; /* 10 ms */
+	net_arp_timing.retry = hz / 200;
+	struct pkt p;
+	build_arp(&p, &f->mac, RTE_ARP_OP_REPLY, &peer_mac, PEER_IP, OUR_IP);
+	inject(f, 0, p.b, p.len);
+	run(f, 0);
+	/* An unsolicited reply from a host we never asked for is not cached. */
+	assert_false(net_arp_lookup(lc, PEER_IP, NULL));
+	static const struct rte_ether_addr bc = {{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}};
+	build_arp(&p, &bc, RTE_ARP_OP_REQUEST, &peer_mac, PEER_IP, OUR_IP);
+	inject(f, 0, p.b, p.len);
+	run(f, 0);
+	drain(f, 0);
+	assert_true(net_arp_lookup(lc, PEER_IP, NULL));
+	rte_delay_us_block(20000);
+	lc->now = rte_rdtsc();
+	arn_net_ip4_output(lc, segment(f, 5, 20), OUR_IP, PEER_IP, 253);
+	run(f, 0);
+	/* The packet went out with the old MAC, and a refresh request too. */
+	unsigned ip_frames = 0, arp_frames = 0;
+	struct rte_mbuf *m;
+	while ((m = sent(f, 0)) != NULL) {
+		struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+		if (eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4)) {
+			assert_true(rte_is_same_ether_addr(&eth->dst_addr, &peer_mac));
+			ip_frames++;
+		} else {
+			arp_frames++;
+		}
+		rte_pktmbuf_free(m);
+	}
+	assert_int_equal(ip_frames, 1);
+	assert_int_equal(arp_frames, 1);
+	/* The answer makes it reachable again. */
+	build_arp(&p, &f->mac, RTE_ARP_OP_REPLY, &peer_mac, PEER_IP, OUR_IP);
+	inject(f, 0, p.b, p.len);
+	run(f, 0);
+	assert_true(net_arp_lookup(lc, PEER_IP, NULL));
+	assert_int_equal(pc(f, ARN_NET_P_arp_resolved), 1);
+}
+
+static void test_gratuitous_arp_at_start(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(net_worker_begin(W(f, 0)), 0);
+	struct rte_mbuf *m = sent(f, 0);
+	assert_non_null(m);
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	assert_true(rte_is_broadcast_ether_addr(&eth->dst_addr));
+	struct rte_arp_hdr *a = (struct rte_arp_hdr *)(eth + 1);
+	assert_int_equal(rte_be_to_cpu_32(a->arp_data.arp_sip), OUR_IP);
+	assert_int_equal(rte_be_to_cpu_32(a->arp_data.arp_tip), OUR_IP);
+	rte_pktmbuf_free(m);
+	net_worker_end(W(f, 0));
+	assert_int_equal(l4.inits, 1);
+	assert_int_equal(l4.finis, 1);
+}
+
+/* ---- IPv4 output
+ * ------------------------------------------------------------------------------------ */
+
+static void test_ip4_output_completes_tcp_checksum(void **state)
+{
+	struct fixture *f = *state;
+	struct arn_lcore *lc = W(f, 0);
+	static const struct rte_ether_addr bc = {{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}};
+	struct pkt p;
+	build_arp(&p, &bc, RTE_ARP_OP_REQUEST, &peer_mac, PEER_IP, OUR_IP);
+	inject(f, 0, p.b, p.len);
+	run(f, 0);
+	drain(f, 0);
+
+	struct rte_mbuf *m = segment(f, 0, 20 + 11);
+	struct rte_tcp_hdr *th = rte_pktmbuf_mtod(m, struct rte_tcp_hdr *);
+	th->src_port = RTE_BE16(80);
+	th->dst_port = RTE_BE16(40000);
+	th->data_off = 5 << 4;
+	th->tcp_flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG;
+	memcpy(th + 1, "hello world", 11);
+	th->cksum = 0;
+	m->ol_flags |= RTE_MBUF_F_TX_TCP_CKSUM;
+	m->l4_len = 20;
+	assert_int_equal(arn_net_ip4_output(lc, m, OUR_IP, PEER_IP, IPPROTO_TCP), 0);
+	run(f, 0);
+	m = sent(f, 0);
+	assert_non_null(m);
+	struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, 14);
+	assert_int_equal(rte_be_to_cpu_16(ip->total_length), 20 + 20 + 11);
+	assert_int_equal(rte_raw_cksum(ip, 20), 0xffff);
+	assert_int_equal(rte_ipv4_udptcp_cksum_verify(ip, ip + 1), 0);
+	rte_pktmbuf_free(m);
+
+	/* Larger than the MTU (DF, no fragmentation): refused. */
+	m = segment(f, 0, 1481);
+	assert_int_equal(arn_net_ip4_output(lc, m, OUR_IP, PEER_IP, IPPROTO_TCP), -EMSGSIZE);
+	assert_int_equal(pc(f, ARN_NET_P_ip4_tx_drop_too_big), 1);
+	assert_int_equal(arn_net_route_mtu(lc, PEER_IP), 1500);
+	assert_true(arn_net_is_local(lc, OUR_IP));
+	assert_false(arn_net_is_local(lc, PEER_IP));
+	assert_true(arn_net_hz() > 0);
+}
+
+static void test_route_longest_prefix_and_gateway(void **state)
+{
+	(void)state;
+	struct arn_net *net = calloc(1, sizeof(*net));
+	net->n_ports = 3;
+	net->port[0].ip = IP(198, 18, 0, 2);
+	net->port[0].mask = net_prefix_mask(16);
+	net->port[1].ip = IP(198, 18, 5, 2);
+	net->port[1].mask = net_prefix_mask(24);
+	net->port[1].gateway = IP(198, 18, 5, 1);
+	net->port[2].ip = IP(198, 19, 0, 2);
+	net->port[2].mask = net_prefix_mask(24);
+	net->port[2].gateway = IP(198, 19, 0, 1);
+	uint32_t nh;
+	assert_int_equal(net_route(net, 0, IP(198, 18, 5, 9), &nh), 1); /* longest prefix */
+	assert_int_equal(nh, IP(198, 18, 5, 9));
+	assert_int_equal(net_route(net, 0, IP(198, 18, 9, 9), &nh), 0);
+	assert_int_equal(net_route(net, 0, IP(8, 8, 8, 8), &nh), 1); /* first gateway */
+	assert_int_equal(nh, IP(198, 18, 5, 1));
+	assert_int_equal(net_route(net, IP(198, 19, 0, 2), IP(8, 8, 8, 8), &nh), 2); /* by source */
+	assert_int_equal(nh, IP(198, 19, 0, 1));
+	net->port[1].gateway = net->port[2].gateway = 0;
+	assert_int_equal(net_route(net, 0, IP(8, 8, 8, 8), &nh), -1);
+	free(net);
+}
+
+/* ---- launch, control ring, RCU, counters
+ * --------------------------------------------------------------- */
+
+static void mark(struct arn_lcore *lc, void *arg)
+{
+	unsigned *seen = arg;
+	__atomic_fetch_or(seen, 1u << lc->index, __ATOMIC_RELAXED);
+}
+
+struct stat_sum {
+	uint64_t port_rx, worker_rx, busy;
+	unsigned n;
+};
+
+static void sum_stat(void *ctx, const struct arn_net_stat *s)
+{
+	struct stat_sum *t = ctx;
+	t->n++;
+	if (!strcmp(s->name, "rx_packets")) {
+		if (s->scope == ARN_NET_SCOPE_PORT)
+			t->port_rx += s->value;
+		else
+			t->worker_rx += s->value;
+	}
+	if (!strcmp(s->name, "loop_busy_iterations"))
+		t->busy += s->value;
+}
+
+static void test_launch_ctrl_rcu_and_stats(void **state)
+{
+	struct fixture *f = *state;
+	size_t sz = rte_rcu_qsbr_get_memsize(RTE_MAX_LCORE);
+	struct rte_rcu_qsbr *v = rte_zmalloc("qsbr", sz, RTE_CACHE_LINE_SIZE);
+	assert_non_null(v);
+	assert_int_equal(rte_rcu_qsbr_init(v, RTE_MAX_LCORE), 0);
+	assert_int_equal(arn_net_set_rcu(v), 0);
+
+	assert_int_equal(arn_net_launch(f->net), 0);
+	assert_int_equal(l4.inits, 2);
+	/* Worker 0 announced our address before launch returned. */
+	assert_int_equal(drain(f, 0), 1);
+	unsigned seen = 0;
+	assert_int_equal(arn_net_call_all(mark, &seen, 2000), 0);
+	assert_int_equal(seen, 3);
+	/* Workers report quiescent states: a grace period completes. */
+	uint64_t t = rte_rcu_qsbr_start(v);
+	assert_int_equal(rte_rcu_qsbr_check(v, t, true), 1);
+
+	/* Traffic through running workers. */
+	for (int i = 0; i < 20; i++) {
+		struct pkt p;
+		build_echo(&p, &f->mac, PEER_IP, OUR_IP, 8);
+		inject(f, (unsigned)i % 2, p.b, p.len);
+	}
+	unsigned got = 0;
+	for (int i = 0; i < 2000 && got < 20; i++) {
+		got += drain(f, 0) + drain(f, 1);
+		rte_delay_us_sleep(1000);
+	}
+	assert_int_equal(got, 20);
+
+	/* Switching the QSBR while running waits for the workers. */
+	assert_int_equal(arn_net_set_rcu(NULL), 0);
+	assert_int_equal(arn_net_set_rcu(v), 0);
+
+	arn_net_stop(f->net);
+	assert_int_equal(l4.finis, 2);
+	assert_true(l4.polls > 0);
+	struct stat_sum s = {0};
+	assert_int_equal(arn_net_stats_foreach(sum_stat, &s), 0);
+	assert_int_equal(s.port_rx, 20);
+	assert_int_equal(s.worker_rx, 20);
+	assert_true(s.busy >= 2);
+	assert_true(s.n > 2 * ARN_NET_PCTR_COUNT);
+	assert_int_equal(arn_net_n_workers(f->net), 2);
+	assert_int_equal(arn_net_n_ports(f->net), 1);
+	assert_string_equal(arn_net_port_name(f->net, 0), "wan");
+	/* Workers left the QSBR: a grace period does not wait for them. */
+	t = rte_rcu_qsbr_start(v);
+	assert_int_equal(rte_rcu_qsbr_check(v, t, false), 1);
+	arn_net_set_rcu(NULL);
+	rte_free(v);
+}
+
+static void test_create_errors(void **state)
+{
+	(void)state;
+	struct fixture f;
+	memset(&f, 0, sizeof(f));
+	struct arn_dp_port port = {.name = "x",
+				   .device = "net_nosuchdriver0",
+				   .ipv4 = OUR_IP,
+				   .prefix_len = 24,
+				   .mtu = 1500,
+				   .rx_descriptors = 256,
+				   .tx_descriptors = 256};
+	unsigned workers[1] = {1};
+	f.dp.control_lcore = -1;
+	f.dp.mbuf_data_room = RTE_MBUF_DEFAULT_BUF_SIZE;
+	f.dp.mbuf_cache_size = 32;
+	f.dp.ports = &port;
+	f.dp.n_ports = 1;
+	f.dp.worker_lcores = workers;
+	f.dp.n_workers = 1;
+	f.dp.mbufs_per_socket = 1023;
+	errno = 0;
+	assert_null(arn_net_create(&f.dp));
+	assert_int_equal(errno, ENODEV);
+	/* An lcore the EAL does not have. */
+	workers[0] = 7;
+	port.device = "net_ring_unused";
+	assert_null(arn_net_create(&f.dp));
+	assert_int_equal(errno, EINVAL);
+	/* The control lcore as a worker. */
+	workers[0] = 0;
+	assert_null(arn_net_create(&f.dp));
+	assert_int_equal(errno, EINVAL);
+	assert_null(arn_net_current());
+}
+
+int main(void)
+{
+	char *argv[] = {"test_net", "--no-huge",   "--no-pci",	  "--no-shconf",   "-m", "128",
+			"--lcores", "0@0,1@0,2@0", "--log-level", "lib.eal:error", NULL};
+	int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
+	arn_log_set_spec("error", NULL);
+	if (rte_eal_init(argc, argv) < 0) {
+		fprintf(stderr, "test_net: cannot initialise the EAL\n");
+		return 1;
+	}
+	pool = rte_pktmbuf_pool_create("test_pool", 8191, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
+	if (pool == NULL)
+		return 1;
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_rss_hash_matches_dpdk_softrss),
+	    cmocka_unit_test(test_rss_hash_is_symmetric),
+	    cmocka_unit_test(test_route_longest_prefix_and_gateway),
+	    cmocka_unit_test_setup_teardown(test_flow_worker_spreads_and_pick_lport, setup2,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_tcp_to_owner_directly, setup2, teardown),
+	    cmocka_unit_test_setup_teardown(test_tcp_handed_to_owner, setup2, teardown),
+	    cmocka_unit_test_setup_teardown(test_icmp_unreach_goes_to_flow_owner, setup2, teardown),
+	    cmocka_unit_test_setup_teardown(test_arp_shared_with_other_workers, setup2, teardown),
+	    cmocka_unit_test_setup_teardown(test_icmp_echo_reply, setup1, teardown),
+	    cmocka_unit_test_setup_teardown(test_malformed_ipv4_counted_and_dropped, setup1,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_every_truncation_dropped, setup1, teardown),
+	    cmocka_unit_test_setup_teardown(test_random_ipv4_never_crashes, setup1, teardown),
+	    cmocka_unit_test_setup_teardown(test_arp_request_answered_and_sender_learned, setup1,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_arp_resolves_queues_and_releases, setup1,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_arp_off_link_uses_gateway, setup1, teardown),
+	    cmocka_unit_test_setup_teardown(test_arp_retries_then_gives_up, setup1, teardown),
+	    cmocka_unit_test_setup_teardown(test_arp_stale_entry_used_while_refreshed, setup1,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_gratuitous_arp_at_start, setup1, teardown),
+	    cmocka_unit_test_setup_teardown(test_ip4_output_completes_tcp_checksum, setup1,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_launch_ctrl_rcu_and_stats, setup2, teardown),
+	    cmocka_unit_test(test_create_errors),
+	};
+	int rc = cmocka_run_group_tests_name("net", tests, NULL, NULL);
+	/* Every mbuf the tests and lib/net took came back. */
+	if (rc == 0 && rte_mempool_avail_count(pool) != 8191) {
+		fprintf(stderr, "test_net: %u mbufs leaked from the test pool\n",
+			8191 - rte_mempool_avail_count(pool));
+		rc = 1;
+	}
+	rte_mempool_free(pool);
+	rte_eal_cleanup();
+	return rc;
+}
