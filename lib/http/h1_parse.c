@@ -81,8 +81,8 @@ static int bad_char(struct arn_h1_parser *p, uptr q, uptr end, enum arn_h1_err d
 /* Line end at q: CRLF or LF (RFC 9112 2.2 lets a recipient accept a bare
  * LF in the head; heads are re-serialized with CRLF, so a downstream parser
  * never sees the difference). Sets *next past it. */
-static int line_end(struct arn_h1_parser *p, uptr q, uptr end, const char **next,
-		    enum arn_h1_err dflt)
+static inline __attribute__((always_inline)) int line_end(struct arn_h1_parser *p, uptr q, uptr end,
+							  const char **next, enum arn_h1_err dflt)
 {
 	if (q == end)
 		return L_INCOMPLETE;
@@ -190,8 +190,7 @@ static int parse_request_line(struct arn_h1_parser *p, const char *s, const char
 	struct arn_h1_msg *m = p->msg;
 	uptr q = (uptr)s, end = (uptr)e;
 	uptr m0 = q;
-	while (q < end && h1_is(*q, ARN_H1_C_TOKEN))
-		q++;
+	q = h1_scan_token(q, end);
 	if (q == end)
 		return L_INCOMPLETE;
 	if (*q != ' ' || q == m0) {
@@ -202,8 +201,7 @@ static int parse_request_line(struct arn_h1_parser *p, const char *s, const char
 	uint32_t mlen = (uint32_t)(q - m0);
 	q++;
 	uptr t0 = q;
-	while (q < end && h1_is(*q, ARN_H1_C_URI))
-		q++;
+	q = h1_scan_uri(q, end);
 	if (q == end)
 		return L_INCOMPLETE;
 	if (*q != ' ' || q == t0) {
@@ -407,9 +405,7 @@ static int parse_field_line(struct arn_h1_parser *p, const char *s, const char *
 		return fail(p, first ? ARN_H1_E_LEADING_WS : ARN_H1_E_OBS_FOLD);
 	}
 	uptr n0 = q;
-	/* names are short: a plain loop; values get the unrolled one below */
-	while (q < end && h1_is(*q, ARN_H1_C_TOKEN))
-		q++;
+	q = h1_scan_token(q, end);
 	if (q == end)
 		return L_INCOMPLETE;
 	if (*q != ':') {
@@ -423,45 +419,12 @@ static int parse_field_line(struct arn_h1_parser *p, const char *s, const char *
 		return fail(p, ARN_H1_E_HDR_NAME);
 	uint32_t nlen = (uint32_t)(q - n0);
 	q++;
+	if (q < end && *q == ' ') /* the usual single space */
+		q++;
 	while (q < end && (*q == ' ' || *q == '\t'))
 		q++;
 	uptr v0 = q;
-	while (end - q >= 8) {
-		if (!h1_is(q[0], ARN_H1_C_VALUE))
-			goto stop;
-		if (!h1_is(q[1], ARN_H1_C_VALUE)) {
-			q += 1;
-			goto stop;
-		}
-		if (!h1_is(q[2], ARN_H1_C_VALUE)) {
-			q += 2;
-			goto stop;
-		}
-		if (!h1_is(q[3], ARN_H1_C_VALUE)) {
-			q += 3;
-			goto stop;
-		}
-		if (!h1_is(q[4], ARN_H1_C_VALUE)) {
-			q += 4;
-			goto stop;
-		}
-		if (!h1_is(q[5], ARN_H1_C_VALUE)) {
-			q += 5;
-			goto stop;
-		}
-		if (!h1_is(q[6], ARN_H1_C_VALUE)) {
-			q += 6;
-			goto stop;
-		}
-		if (!h1_is(q[7], ARN_H1_C_VALUE)) {
-			q += 7;
-			goto stop;
-		}
-		q += 8;
-	}
-	while (q < end && h1_is(*q, ARN_H1_C_VALUE))
-		q++;
-stop:;
+	q = h1_scan_value(q, end);
 	uptr v1 = q;
 	int r = line_end(p, q, end, next, ARN_H1_E_HDR_VALUE);
 	if (r != 1)

@@ -122,12 +122,45 @@ int arn_h1_write_fields(struct arn_h1_wbuf *w, const struct arn_h1_header *h, un
 	return w->err;
 }
 
+/* Fields named in Connection (other than close / keep-alive / upgrade),
+ * gathered once per head instead of once per field. */
+#define MAX_NOMINATED 8
+struct nominated {
+	struct arn_h1_slice tok[MAX_NOMINATED];
+	unsigned n;
+	bool overflow; /* more than MAX_NOMINATED: fall back to scanning */
+};
+
+static void nominated_collect(const struct arn_h1_msg *m, struct nominated *nm)
+{
+	nm->n = 0;
+	nm->overflow = false;
+	for (int i = arn_h1_find_id(m, ARN_H1_H_CONNECTION, 0); i >= 0;
+	     i = arn_h1_find_id(m, ARN_H1_H_CONNECTION, i + 1)) {
+		struct arn_h1_list_iter it;
+		struct arn_h1_slice el;
+		arn_h1_list_init(&it, m->hdrs[i].value, m->hdrs[i].value_len);
+		while (arn_h1_list_next(&it, &el)) {
+			/* known names are handled by id below (and never dropped
+			 * because Connection names them) */
+			if (arn_h1_hdr_lookup(el.p, el.len) != ARN_H1_H_OTHER ||
+			    arn_h1_eq_nocase(el.p, el.len, "close", 5))
+				continue;
+			if (nm->n == MAX_NOMINATED) {
+				nm->overflow = true;
+				return;
+			}
+			nm->tok[nm->n++] = el;
+		}
+	}
+}
+
 /* Hop-by-hop fields (RFC 9110 7.6.1). Fields named in Connection are
  * dropped too, but only unrecognised ones: "Connection: x-forwarded-for"
  * or "Connection: content-length" must not let a client strip what the
  * proxy relies on (the hop-by-hop header abuse trick). */
 static bool is_hop(const struct arn_h1_msg *m, const struct arn_h1_header *h, unsigned flags,
-		   bool has_conn)
+		   const struct nominated *nm)
 {
 	switch (h->id) {
 	case ARN_H1_H_CONNECTION:
@@ -140,8 +173,12 @@ static bool is_hop(const struct arn_h1_msg *m, const struct arn_h1_header *h, un
 	case ARN_H1_H_UPGRADE:
 		return !(flags & ARN_H1_W_UPGRADE);
 	case ARN_H1_H_OTHER:
-		return has_conn &&
-		       arn_h1_msg_has_token(m, ARN_H1_H_CONNECTION, h->name, h->name_len);
+		if (nm->overflow)
+			return arn_h1_msg_has_token(m, ARN_H1_H_CONNECTION, h->name, h->name_len);
+		for (unsigned i = 0; i < nm->n; i++)
+			if (arn_h1_eq_nocase(nm->tok[i].p, nm->tok[i].len, h->name, h->name_len))
+				return true;
+		return false;
 	default:
 		return false;
 	}
@@ -173,20 +210,28 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 {
 	uint64_t done = 0; /* SET / SET_IF_PRESENT / APPEND_VALUE written */
 	uint64_t seen = 0; /* the name occurs in the message */
-	bool has_conn =
-	    (flags & ARN_H1_W_DROP_HOP) && arn_h1_find_id(m, ARN_H1_H_CONNECTION, 0) >= 0;
+	struct nominated nm = {.n = 0};
+	uint16_t eid[ARN_H1_MAX_EDITS];
 
 	if (n_edits > ARN_H1_MAX_EDITS)
 		return -E2BIG;
+	if (flags & ARN_H1_W_DROP_HOP)
+		nominated_collect(m, &nm);
+	/* a name with an id matches exactly the fields with that id, so most
+	 * comparisons below are between two integers */
+	for (unsigned k = 0; k < n_edits; k++)
+		eid[k] = (uint16_t)arn_h1_hdr_lookup(edits[k].name, edits[k].name_len);
 	for (int i = 0; i < m->n_hdrs; i++) {
 		const struct arn_h1_header *h = &m->hdrs[i];
 		bool drop = false;
-		if ((flags & ARN_H1_W_DROP_HOP) && is_hop(m, h, flags, has_conn))
+		if ((flags & ARN_H1_W_DROP_HOP) && is_hop(m, h, flags, &nm))
 			continue;
 		for (unsigned k = 0; k < n_edits; k++) {
 			const struct arn_h1_edit *e = &edits[k];
 			uint64_t bit = 1ull << k;
-			if (!arn_h1_eq_nocase(h->name, h->name_len, e->name, e->name_len))
+			if (eid[k] != h->id ||
+			    (h->id == ARN_H1_H_OTHER &&
+			     !arn_h1_eq_nocase(h->name, h->name_len, e->name, e->name_len)))
 				continue;
 			seen |= bit;
 			switch (e->op) {
