@@ -18,6 +18,7 @@
 
 #include "app.h"
 #include "arn_bootstrap.h"
+#include "arn_config.h"
 #include "arn_log.h"
 #include "arn_sb.h"
 
@@ -157,6 +158,16 @@ int main(int argc, char **argv)
 	struct arn_sb sum = ARN_SB_INIT;
 	arn_bootstrap_summary(b, &sum);
 	if (strcmp(cli.mode, "validate") == 0) {
+		/* static_resources through lib/config's converters (as xDS would) */
+		rc = arn_config_validate_bootstrap(b, &err);
+		if (rc != 0) {
+			fputs(arn_sb_cstr(&err), stderr);
+			fprintf(stderr, "arion: %s: configuration invalid\n", cli.config);
+			arn_sb_free(&err);
+			arn_sb_free(&sum);
+			arn_bootstrap_free(b);
+			return rc == -EINVAL ? EXIT_CONFIG : EXIT_INTERNAL;
+		}
 		fputs(arn_sb_cstr(&sum), stdout);
 		printf("configuration OK\n");
 		arn_sb_free(&sum);

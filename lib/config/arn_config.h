@@ -105,6 +105,7 @@ struct arn_config_resource_in {
 struct arn_config_error {
 	char *name;    /* resource name (owned by the result) */
 	char *message; /* "Cluster 'api': connect_timeout: must be greater than 0s" */
+	char *detail;  /* one "field.path<TAB>reason" line per problem, or NULL */
 };
 
 struct arn_config_result {
@@ -255,13 +256,13 @@ struct arn_config_resource_info {
 	enum arn_cfg_type type;
 	const char *name;
 	enum arn_config_state state;
-	const char *version;       /* "" if none; for ERROR_ONLY the refused version */
+	const char *version;	   /* "" if none; for ERROR_ONLY the refused version */
 	int64_t last_updated_ms;   /* wall clock (Unix ms) when this version was accepted */
-	bool is_static;            /* from static_resources */
-	const char *last_error;    /* last NACK / application error for this name, or NULL */
+	bool is_static;		   /* from static_resources */
+	const char *last_error;	   /* last NACK / application error for this name, or NULL */
 	const char *error_version; /* the version that error was about */
-	int64_t last_error_ms;     /* wall clock (Unix ms) of that error */
-	const void *handle;        /* for arn_config_resource_json() during the callback */
+	int64_t last_error_ms;	   /* wall clock (Unix ms) of that error */
+	const void *handle;	   /* for arn_config_resource_json() during the callback */
 };
 
 /**
@@ -281,8 +282,8 @@ size_t arn_config_foreach(struct arn_config_store *s, enum arn_cfg_type t,
  * secrets' private keys and passwords replaced by "[redacted]".
  * @return 0, -ENOENT for ERROR_ONLY, -ENOMEM.
  */
-int arn_config_resource_json(struct arn_config_store *s, const struct arn_config_resource_info *info,
-			     struct arn_sb *out);
+int arn_config_resource_json(struct arn_config_store *s,
+			     const struct arn_config_resource_info *info, struct arn_sb *out);
 
 /** Counters (X-macro list in arn_config_stats.def). */
 struct arn_config_stats {

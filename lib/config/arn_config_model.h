@@ -39,9 +39,9 @@ struct arn_cfg_gen;
 /** Resource families (X2); the order is X3's subscription order is not implied. */
 enum arn_cfg_type {
 	ARN_CFG_LISTENER = 0,
-	ARN_CFG_ROUTE,   /* RouteConfiguration */
+	ARN_CFG_ROUTE, /* RouteConfiguration */
 	ARN_CFG_CLUSTER,
-	ARN_CFG_CLA,     /* ClusterLoadAssignment: arn_cfg_endpoints */
+	ARN_CFG_CLA, /* ClusterLoadAssignment: arn_cfg_endpoints */
 	ARN_CFG_SECRET,
 	ARN_CFG_NTYPES,
 };
@@ -52,14 +52,15 @@ enum arn_cfg_type {
 struct arn_cfg_reclaim;
 
 struct arn_cfg_obj {
-	uint32_t refs;             /* atomic; generations, the store and pins */
-	uint8_t type;              /* enum arn_cfg_type */
-	uint8_t inline_owned;      /* an inline route table owned by a listener */
-	uint64_t hash;             /* arn_cfg_hash(name) */
+	uint32_t refs;	      /* atomic; generations, the store and pins */
+	uint8_t type;	      /* enum arn_cfg_type */
+	uint8_t inline_owned; /* an inline route table owned by a listener */
+	uint64_t hash;	      /* arn_cfg_hash(name) */
 	const char *name;
 	size_t name_len;
 	struct arn_cfg_reclaim *reclaim; /* where the last unpin sends the object */
 	struct arn_cfg_obj *reclaim_next;
+	void *pool; /* private: the memory the object and its parts live in */
 };
 
 /** Called by arn_cfg_unpin() when it dropped the last reference. No allocation. */
@@ -123,7 +124,7 @@ bool arn_cfg_str_match(const struct arn_cfg_str_match *m, const char *v, size_t 
 enum arn_cfg_hdr_kind {
 	ARN_CFG_HDR_STRING = 0, /* exact/prefix/suffix/contains/safe_regex/string_match */
 	ARN_CFG_HDR_PRESENT,
-	ARN_CFG_HDR_RANGE,      /* [start, end) on the value as a decimal integer */
+	ARN_CFG_HDR_RANGE, /* [start, end) on the value as a decimal integer */
 };
 
 /** envoy.config.route.v3.HeaderMatcher. */
@@ -131,7 +132,7 @@ struct arn_cfg_header_match {
 	const char *name; /* lower case */
 	size_t name_len;
 	uint8_t kind;
-	bool present;     /* ARN_CFG_HDR_PRESENT: true = must be present */
+	bool present; /* ARN_CFG_HDR_PRESENT: true = must be present */
 	bool invert;
 	bool missing_as_empty; /* treat_missing_header_as_empty */
 	struct arn_cfg_str_match str;
@@ -161,12 +162,12 @@ struct arn_cfg_request {
 	size_t method_len;
 	const char *authority; /* Host / :authority as received (may carry :port) */
 	size_t authority_len;
-	const char *path;      /* request target: path and query */
+	const char *path; /* request target: path and query */
 	size_t path_len;
 	const struct arn_cfg_header *headers; /* every request header */
 	size_t n_headers;
 	uint16_t listener_port; /* for strip_matching_host_port */
-	uint64_t random;        /* for weighted_clusters */
+	uint64_t random;	/* for weighted_clusters */
 };
 
 /* ---------------------------------------------------------------------------
@@ -221,8 +222,8 @@ enum {
 
 struct arn_cfg_retry_policy {
 	bool present;
-	uint32_t retry_on;      /* ARN_CFG_RETRY_* */
-	uint32_t num_retries;   /* default 1 */
+	uint32_t retry_on;    /* ARN_CFG_RETRY_* */
+	uint32_t num_retries; /* default 1 */
 	uint32_t per_try_timeout_ms;
 	uint32_t per_try_idle_timeout_ms;
 	uint16_t *retriable_status_codes;
@@ -260,8 +261,8 @@ enum arn_cfg_cluster_spec {
 };
 
 struct arn_cfg_route_action {
-	uint8_t spec; /* enum arn_cfg_cluster_spec */
-	struct arn_cfg_ref cluster;  /* NAME; for HEADER: the header name (lower case) */
+	uint8_t spec;		    /* enum arn_cfg_cluster_spec */
+	struct arn_cfg_ref cluster; /* NAME; for HEADER: the header name (lower case) */
 	struct arn_cfg_weighted_cluster *weighted;
 	size_t n_weighted;
 	uint64_t total_weight;
@@ -274,20 +275,20 @@ struct arn_cfg_route_action {
 	const char *regex_substitution;
 	const char *host_rewrite_literal; /* NULL: none */
 	bool auto_host_rewrite;
-	uint32_t timeout_ms;      /* default 15000; 0 disables */
-	uint32_t idle_timeout_ms; /* 0: none */
+	uint32_t timeout_ms;		   /* default 15000; 0 disables */
+	uint32_t idle_timeout_ms;	   /* 0: none */
 	struct arn_cfg_retry_policy retry; /* route's, else the virtual host's */
 	struct arn_cfg_hash_policy *hash_policies;
 	size_t n_hash_policies;
 };
 
 struct arn_cfg_redirect {
-	const char *scheme; /* NULL: keep; https_redirect sets "https" */
-	const char *host;   /* NULL: keep */
-	uint32_t port;      /* 0: keep */
-	const char *path;   /* path_redirect, NULL: keep */
+	const char *scheme;	    /* NULL: keep; https_redirect sets "https" */
+	const char *host;	    /* NULL: keep */
+	uint32_t port;		    /* 0: keep */
+	const char *path;	    /* path_redirect, NULL: keep */
 	const char *prefix_rewrite; /* NULL: none */
-	uint16_t status;    /* 301 default, 302, 303, 307, 308 */
+	uint16_t status;	    /* 301 default, 302, 303, 307, 308 */
 	bool strip_query;
 };
 
@@ -308,7 +309,7 @@ struct arn_cfg_route {
 	/* match */
 	uint8_t path_kind; /* enum arn_cfg_path_kind */
 	bool case_sensitive;
-	const char *path;  /* prefix / exact path / separated prefix */
+	const char *path; /* prefix / exact path / separated prefix */
 	size_t path_len;
 	const struct arn_regex *path_re;
 	struct arn_cfg_header_match *headers;
@@ -326,6 +327,8 @@ struct arn_cfg_route {
 
 struct arn_cfg_vhost {
 	const char *name;
+	uint8_t require_tls; /* 0 NONE, 1 EXTERNAL_ONLY, 2 ALL: redirect plain text to https */
+	bool include_request_attempt_count;
 	struct arn_cfg_route *routes;
 	size_t n_routes;
 	struct arn_cfg_header_ops headers_ops;
@@ -344,17 +347,26 @@ struct arn_cfg_route_table {
 	struct arn_cfg_vhost *vhosts;
 	size_t n_vhosts;
 	/* Envoy's order: exact (hash), longest "*.suffix", longest "prefix.*", "*". */
-	struct arn_cfg_domain *exact;   /* open-addressed, n_exact_slots (power of 2) */
+	struct arn_cfg_domain *exact; /* open-addressed, n_exact_slots (power of 2) */
 	size_t n_exact_slots;
-	struct arn_cfg_domain *suffix;  /* longest first */
+	struct arn_cfg_domain *suffix; /* longest first */
 	size_t n_suffix;
-	struct arn_cfg_domain *prefix;  /* longest first */
+	struct arn_cfg_domain *prefix; /* longest first */
 	size_t n_prefix;
-	int32_t default_vhost;          /* "*", or -1 */
+	int32_t default_vhost; /* "*", or -1 */
 	bool ignore_port_in_host_matching;
 	bool most_specific_header_mutations_wins;
 	struct arn_cfg_header_ops headers_ops;
 };
+
+/**
+ * Length of @p host without a trailing ":port" ("[v6]:port" understood, a
+ * bare IPv6 literal left alone); *@p port (may be NULL) gets the port or 0.
+ * The HTTP layer uses it for the HCM's strip_matching_host_port /
+ * strip_any_host_port before calling arn_cfg_route_match() (Envoy strips
+ * the Host header itself, so the upstream sees the stripped one too).
+ */
+size_t arn_cfg_host_without_port(const char *host, size_t len, uint32_t *port);
 
 /** Result of arn_cfg_route_match(). */
 struct arn_cfg_route_match {
@@ -405,8 +417,8 @@ enum arn_cfg_log_kind {
 
 struct arn_cfg_access_log {
 	uint8_t kind;
-	const char *path;   /* FILE */
-	const char *format; /* text format, NULL: Envoy's default */
+	const char *path;	 /* FILE */
+	const char *format;	 /* text format, NULL: Envoy's default */
 	const char *json_format; /* JSON object text of json_format, or NULL */
 };
 
@@ -419,22 +431,22 @@ struct arn_cfg_hcm {
 	uint8_t codec; /* enum arn_cfg_codec */
 	/* Routes: inline, or by RDS name (X11) resolved per request. */
 	struct arn_cfg_route_table *inline_routes; /* owned (refcounted), or NULL */
-	struct arn_cfg_ref rds;                    /* rds.route_config_name when rds */
-	uint8_t *http_filters;                     /* enum arn_cfg_http_filter, router last */
+	struct arn_cfg_ref rds;			   /* rds.route_config_name when rds */
+	uint8_t *http_filters;			   /* enum arn_cfg_http_filter, router last */
 	size_t n_http_filters;
-	uint32_t idle_timeout_ms;            /* common_http_protocol_options.idle_timeout, 1 h */
-	uint32_t request_timeout_ms;         /* 0: disabled (default) */
-	uint32_t stream_idle_timeout_ms;     /* 5 min default; 0 disables */
-	uint32_t request_headers_timeout_ms; /* 0: disabled (default) */
-	uint32_t drain_timeout_ms;           /* 5 s */
-	uint32_t max_request_headers_kb;     /* 60 */
-	uint32_t max_headers_count;          /* 100 */
+	uint32_t idle_timeout_ms;	      /* common_http_protocol_options.idle_timeout, 1 h */
+	uint32_t request_timeout_ms;	      /* 0: disabled (default) */
+	uint32_t stream_idle_timeout_ms;      /* 5 min default; 0 disables */
+	uint32_t request_headers_timeout_ms;  /* 0: disabled (default) */
+	uint32_t drain_timeout_ms;	      /* 5 s */
+	uint32_t max_request_headers_kb;      /* 60 */
+	uint32_t max_headers_count;	      /* 100 */
 	uint32_t max_requests_per_connection; /* 0: unlimited */
 	bool use_remote_address;
 	uint32_t xff_num_trusted_hops;
-	const char *server_name; /* "envoy" as Envoy, unless set */
+	const char *server_name;	      /* "envoy" as Envoy, unless set */
 	uint8_t server_header_transformation; /* 0 overwrite, 1 append if absent, 2 pass through */
-	bool generate_request_id;             /* true */
+	bool generate_request_id;	      /* true */
 	bool preserve_external_request_id;
 	bool strip_matching_host_port;
 	bool strip_any_host_port;
@@ -454,9 +466,9 @@ struct arn_cfg_tls {
 	size_t n_alpn;
 	uint16_t min_version; /* TLS1_2_VERSION etc.; 0: OpenSSL default */
 	uint16_t max_version;
-	const char *cipher_suites; /* OpenSSL cipher list joined by ':', or NULL */
-	const char *ecdh_curves;   /* joined by ':', or NULL */
-	const char *sni;           /* upstream only */
+	const char *cipher_suites;		/* OpenSSL cipher list joined by ':', or NULL */
+	const char *ecdh_curves;		/* joined by ':', or NULL */
+	const char *sni;			/* upstream only */
 	struct arn_cfg_str_match *san_matchers; /* match_subject_alt_names (default validation) */
 	size_t n_san_matchers;
 };
@@ -490,7 +502,7 @@ struct arn_cfg_filter_chain {
 	const char *name;
 	struct arn_cfg_fc_match match;
 	struct arn_cfg_tls *tls; /* NULL: plain text */
-	uint8_t kind;            /* enum arn_cfg_net_filter: the terminal filter */
+	uint8_t kind;		 /* enum arn_cfg_net_filter: the terminal filter */
 	struct arn_cfg_hcm *hcm; /* ARN_CFG_NF_HCM */
 };
 
@@ -505,6 +517,9 @@ struct arn_cfg_listener {
 	uint32_t per_connection_buffer_limit; /* bytes, 1 MiB default */
 	const char *stat_prefix;
 };
+
+/** Most filter chains a listener may have (selection works on the stack). */
+#define ARN_CFG_MAX_CHAINS 1024
 
 /** Inputs of filter chain selection (Envoy's order of criteria). */
 struct arn_cfg_fc_input {
@@ -546,11 +561,11 @@ enum arn_cfg_lb {
 };
 
 struct arn_cfg_thresholds {
-	uint8_t priority; /* 0 DEFAULT, 1 HIGH */
-	uint32_t max_connections;     /* 1024 */
+	uint8_t priority;	       /* 0 DEFAULT, 1 HIGH */
+	uint32_t max_connections;      /* 1024 */
 	uint32_t max_pending_requests; /* 1024 */
-	uint32_t max_requests;        /* 1024 */
-	uint32_t max_retries;         /* 3 */
+	uint32_t max_requests;	       /* 1024 */
+	uint32_t max_retries;	       /* 3 */
 	uint32_t max_connection_pools; /* UINT32_MAX: unlimited */
 };
 
@@ -583,27 +598,27 @@ struct arn_cfg_health_check {
 
 struct arn_cfg_outlier {
 	bool present;
-	uint32_t consecutive_5xx;              /* 5 */
-	uint32_t consecutive_gateway_failure;  /* 5 */
-	uint32_t consecutive_local_origin_failure; /* 5 */
-	uint32_t interval_ms;                  /* 10 s */
-	uint32_t base_ejection_time_ms;        /* 30 s */
-	uint32_t max_ejection_time_ms;         /* 300 s */
-	uint32_t max_ejection_percent;         /* 10 */
-	uint32_t enforcing_consecutive_5xx;    /* 100 */
+	uint32_t consecutive_5xx;			/* 5 */
+	uint32_t consecutive_gateway_failure;		/* 5 */
+	uint32_t consecutive_local_origin_failure;	/* 5 */
+	uint32_t interval_ms;				/* 10 s */
+	uint32_t base_ejection_time_ms;			/* 30 s */
+	uint32_t max_ejection_time_ms;			/* 300 s */
+	uint32_t max_ejection_percent;			/* 10 */
+	uint32_t enforcing_consecutive_5xx;		/* 100 */
 	uint32_t enforcing_consecutive_gateway_failure; /* 0 */
-	uint32_t enforcing_success_rate;       /* 100 */
-	uint32_t success_rate_minimum_hosts;   /* 5 */
-	uint32_t success_rate_request_volume;  /* 100 */
-	uint32_t success_rate_stdev_factor;    /* 1900 */
+	uint32_t enforcing_success_rate;		/* 100 */
+	uint32_t success_rate_minimum_hosts;		/* 5 */
+	uint32_t success_rate_request_volume;		/* 100 */
+	uint32_t success_rate_stdev_factor;		/* 1900 */
 	bool split_external_local_origin_errors;
 };
 
 struct arn_cfg_http_proto {
 	uint8_t upstream; /* 0 HTTP/1.1 (default), 1 HTTP/2 (explicit), 2 use downstream, 3 auto */
-	uint32_t idle_timeout_ms;      /* common_http_protocol_options.idle_timeout; 1 h */
+	uint32_t idle_timeout_ms;	      /* common_http_protocol_options.idle_timeout; 1 h */
 	uint32_t max_requests_per_connection; /* 0: unlimited */
-	uint32_t max_headers_count;    /* 100 */
+	uint32_t max_headers_count;	      /* 100 */
 	uint32_t max_connection_duration_ms;
 };
 
@@ -619,8 +634,8 @@ enum arn_cfg_health {
 struct arn_cfg_endpoint {
 	uint32_t addr; /* IPv4, host order */
 	uint16_t port;
-	uint8_t health;  /* enum arn_cfg_health */
-	uint32_t weight; /* 1 default */
+	uint8_t health;	      /* enum arn_cfg_health */
+	uint32_t weight;      /* 1 default */
 	const char *hostname; /* or NULL */
 };
 
@@ -640,7 +655,7 @@ struct arn_cfg_priority {
 /** A ClusterLoadAssignment (EDS), or a STATIC cluster's load_assignment. */
 struct arn_cfg_endpoints {
 	struct arn_cfg_obj obj;
-	uint32_t overprovisioning_factor; /* percent; 140 default */
+	uint32_t overprovisioning_factor;    /* percent; 140 default */
 	struct arn_cfg_priority *priorities; /* index = priority; gaps are empty */
 	size_t n_priorities;
 	size_t n_endpoints; /* all priorities */
@@ -648,19 +663,19 @@ struct arn_cfg_endpoints {
 
 struct arn_cfg_cluster {
 	struct arn_cfg_obj obj;
-	uint8_t type; /* enum arn_cfg_cluster_type */
-	uint8_t lb;   /* enum arn_cfg_lb */
-	uint32_t connect_timeout_ms; /* > 0 */
-	uint32_t per_connection_buffer_limit; /* 1 MiB default */
+	uint8_t type;				 /* enum arn_cfg_cluster_type */
+	uint8_t lb;				 /* enum arn_cfg_lb */
+	uint32_t connect_timeout_ms;		 /* > 0 */
+	uint32_t per_connection_buffer_limit;	 /* 1 MiB default */
 	struct arn_cfg_thresholds thresholds[2]; /* [0] DEFAULT, [1] HIGH */
 	struct arn_cfg_health_check *health_checks;
 	size_t n_health_checks;
 	struct arn_cfg_outlier outlier;
-	uint32_t healthy_panic_threshold; /* percent x 100 (5000 = 50%) */
-	uint32_t least_request_choices;   /* 2 */
+	uint32_t healthy_panic_threshold;      /* percent x 100 (5000 = 50%) */
+	uint32_t least_request_choices;	       /* 2 */
 	uint64_t ring_min_size, ring_max_size; /* 1024, 8M */
-	uint8_t ring_hash_fn;                  /* 0 XX_HASH, 1 MURMUR_HASH_2 */
-	uint64_t maglev_table_size;            /* 65537 */
+	uint8_t ring_hash_fn;		       /* 0 XX_HASH, 1 MURMUR_HASH_2 */
+	uint64_t maglev_table_size;	       /* 65537 */
 	struct arn_cfg_tls *upstream_tls;      /* NULL: plain text */
 	struct arn_cfg_http_proto http;
 	uint32_t max_requests_per_connection;

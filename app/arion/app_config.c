@@ -1,0 +1,55 @@
+/*
+ * Serve mode's configuration store: the first generation comes from the
+ * bootstrap's static_resources through the same batch code as xDS
+ * (arn_config_apply_static); poll ends warming at initial_fetch_timeout and
+ * frees generations and objects once workers are done with them.
+ *
+ * Workers: the net subsystem registers its lcores on arn_config_rcu() of
+ * app->config (also reachable as arn_config_global()).
+ */
+#include <errno.h>
+
+#include "app.h"
+#include "arn_config.h"
+#include "arn_log.h"
+
+int arn_app_config_start(struct arn_app *app)
+{
+	struct arn_config_store *s = arn_config_create(app->bootstrap);
+	if (!s)
+		return -ENOMEM;
+	struct arn_sb err = ARN_SB_INIT;
+	int rc = arn_config_apply_static(s, app->bootstrap, &err);
+	if (rc != 0) {
+		/* Envoy does not start with an invalid static resource either */
+		ARN_ERR(CONFIG, "static_resources refused:\n%s", arn_sb_cstr(&err));
+		arn_sb_free(&err);
+		arn_config_destroy(s);
+		return rc;
+	}
+	arn_sb_free(&err);
+	app->config = s;
+	arn_config_set_global(s);
+	struct arn_config_stats st;
+	arn_config_get_stats(s, &st);
+	ARN_INFO(CONFIG,
+		 "static configuration applied: %llu listeners (%llu warming), %llu clusters "
+		 "(%llu warming), %llu secrets",
+		 (unsigned long long)st.listeners_active, (unsigned long long)st.listeners_warming,
+		 (unsigned long long)st.clusters_active, (unsigned long long)st.clusters_warming,
+		 (unsigned long long)st.secrets_active);
+	return 0;
+}
+
+void arn_app_config_poll(struct arn_app *app)
+{
+	if (app->config)
+		arn_config_poll(app->config);
+}
+
+void arn_app_config_stop(struct arn_app *app)
+{
+	/* net (the workers) stopped before us: no reader is left */
+	arn_config_destroy(app->config);
+	app->config = NULL;
+}

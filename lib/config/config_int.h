@@ -1,0 +1,190 @@
+/*
+ * lib/config internals: memory pools, the conversion context, reflection
+ * helpers over upb, and the converters' entry points.
+ */
+#ifndef ARN_CONFIG_INT_H
+#define ARN_CONFIG_INT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "upb/def.h"
+#include "upb/msg.h"
+#include "upb/reflection.h"
+#include "upb/upb.h"
+
+#include "arn_config_model.h"
+#include "arn_sb.h"
+
+/* ---- pools: every object's memory, freed as a whole ---------------------- */
+
+struct arn_pool;
+
+/** A pool whose first chunk is @p first bytes (it grows by doubling). */
+struct arn_pool *arn_pool_new(size_t first);
+/** Zeroed memory, 16-byte aligned; NULL on ENOMEM (the pool notes it). */
+void *arn_pool_alloc(struct arn_pool *p, size_t n);
+char *arn_pool_strndup(struct arn_pool *p, const char *s, size_t n);
+/** Run @p fn(@p arg) when the pool is freed (OpenSSL objects, regexes). */
+int arn_pool_on_free(struct arn_pool *p, void (*fn)(void *), void *arg);
+void arn_pool_free(struct arn_pool *p);
+bool arn_pool_failed(const struct arn_pool *p);
+size_t arn_pool_bytes(const struct arn_pool *p);
+
+/* ---- reflection over upb messages ---------------------------------------- */
+
+/** A message and its definition; m == NULL: absent. */
+struct pb {
+	const upb_Message *m;
+	const upb_MessageDef *d;
+};
+
+const upb_FieldDef *pb_field(struct pb p, const char *name);
+bool pb_has(struct pb p, const char *f);
+struct pb pb_msg(struct pb p, const char *f);
+upb_StringView pb_str(struct pb p, const char *f);
+bool pb_bool(struct pb p, const char *f);
+uint32_t pb_u32(struct pb p, const char *f);
+uint64_t pb_u64(struct pb p, const char *f);
+int32_t pb_i32(struct pb p, const char *f); /* also enums */
+int64_t pb_i64(struct pb p, const char *f);
+size_t pb_len(struct pb p, const char *f);
+struct pb pb_at(struct pb p, const char *f, size_t i);
+upb_StringView pb_str_at(struct pb p, const char *f, size_t i);
+uint32_t pb_u32_at(struct pb p, const char *f, size_t i);
+int32_t pb_i32_at(struct pb p, const char *f, size_t i);
+/** Name of the set member of oneof @p oneof, or NULL. */
+const char *pb_which(struct pb p, const char *oneof);
+/** Wrapper types (UInt32Value, BoolValue, ...): true and *out if set. */
+bool pb_wrapped_u32(struct pb p, const char *f, uint32_t *out);
+bool pb_wrapped_u64(struct pb p, const char *f, uint64_t *out);
+bool pb_wrapped_bool(struct pb p, const char *f, bool *out);
+bool pb_wrapped_double(struct pb p, const char *f, double *out);
+
+/* ---- conversion context ---------------------------------------------------- */
+
+/* A reference from a resource to a name of another type (interest, X4;
+ * warming, G6). */
+struct conv_dep {
+	uint8_t type;	     /* enum arn_cfg_type */
+	bool warm;	     /* the resource warms until it exists */
+	uint32_t timeout_ms; /* initial_fetch_timeout of its config source; 0: none */
+	char *name;	     /* malloc'd */
+};
+
+struct conv {
+	enum arn_cfg_type type;
+	const char *res;       /* resource name, for messages */
+	struct arn_pool *pool; /* the object under construction */
+	upb_Arena *arena;      /* scratch for decoding nested Any */
+	char path[1024];
+	size_t plen;
+	struct arn_sb msg;    /* "; "-joined problems */
+	struct arn_sb detail; /* "path\treason\n" per problem */
+	int nerr;
+	struct conv_dep *deps;
+	size_t ndeps, capdeps;
+	uint32_t default_fetch_ms;	 /* 15 s unless the bootstrap says otherwise */
+	struct arn_cfg_reclaim *reclaim; /* set on every object made */
+	bool validate_only;		 /* arion --mode validate */
+};
+
+/** Append ".fmt" (or "[i]") to the path; returns the mark for conv_pop(). */
+size_t conv_push(struct conv *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void conv_pop(struct conv *c, size_t mark);
+/** Report a problem at path + @p field ("" for the path itself). */
+void conv_err(struct conv *c, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/** Report a problem at an absolute (resource-relative) path. */
+void conv_err_at(struct conv *c, const char *path, const char *msg);
+/**
+ * Refuse every field set in @p p that is not in @p allowed (a
+ * comma-separated list of field names), and unknown fields (newer Envoy
+ * API than Arion knows). @return the number refused.
+ */
+int conv_only(struct conv *c, struct pb p, const char *allowed);
+/** Record a reference; @return 0 or -ENOMEM. */
+int conv_dep(struct conv *c, enum arn_cfg_type t, const char *name, size_t len, bool warm,
+	     uint32_t timeout_ms);
+/** Pool copies. */
+const char *conv_str(struct conv *c, upb_StringView s);
+const char *conv_lstr(struct conv *c, upb_StringView s); /* lower case */
+void *conv_alloc(struct conv *c, size_t n);
+#define CONV_NEW(c, type, n) ((type *)conv_alloc((c), sizeof(type) * (size_t)(n)))
+
+/** google.protobuf.Duration field in ms (rounded up), *out left if unset. */
+bool conv_duration(struct conv *c, struct pb p, const char *f, uint32_t *out,
+		   bool must_be_positive);
+/** A socket_address IPv4 address:port. @return 0 or -EINVAL (reported). */
+int conv_socket_address(struct conv *c, struct pb addr, const char *f, uint32_t *ip, uint16_t *port,
+			bool allow_any);
+/** StringMatcher into @p out. @return 0 or -EINVAL (reported). */
+int conv_string_matcher(struct conv *c, struct pb sm, struct arn_cfg_str_match *out);
+/** RegexMatcher (safe_regex) compiled. NULL (reported) on error. */
+const struct arn_regex *conv_regex(struct conv *c, struct pb rm);
+/** An Any of the expected type: its message (on c->arena), or m NULL (reported). */
+struct pb conv_any(struct conv *c, struct pb any, const char *full_name);
+/** A config source (ads only, X11-X13) initial_fetch_timeout in ms. */
+uint32_t conv_fetch_timeout(struct conv *c, struct pb config_source);
+void conv_refs(struct conv *c, struct arn_cfg_ref *r, upb_StringView s);
+/** Header-mutation lists at the current path into @p ops. */
+void conv_header_ops(struct conv *c, struct pb p, struct arn_cfg_header_ops *ops);
+
+/* ---- converters ------------------------------------------------------------ */
+
+/*
+ * Each takes the decoded resource and returns the new object (one
+ * reference, owned by the caller) or NULL with c->nerr > 0.
+ */
+struct arn_cfg_obj *arn_conv_listener(struct conv *c, struct pb l);
+struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_inline);
+struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl);
+struct arn_cfg_obj *arn_conv_endpoints(struct conv *c, struct pb cla);
+struct arn_cfg_obj *arn_conv_secret(struct conv *c, struct pb s);
+
+/**
+ * A transport socket's DownstreamTlsContext / UpstreamTlsContext (X13:
+ * secrets by name) into a pool object; records the secrets as warming
+ * dependencies. NULL (reported) on error.
+ */
+struct arn_cfg_tls *conv_tls(struct conv *c, struct pb ts, bool downstream);
+
+/** Initialize the object header in a fresh pool (name copied). */
+void *conv_obj_new(struct conv *c, size_t size, enum arn_cfg_type t, upb_StringView name);
+
+/** Drop a control-side reference; frees at zero. */
+void arn_cfg_obj_unref(struct arn_cfg_obj *o);
+/** Free an object now (its refcount reached zero). */
+void arn_cfg_obj_free(struct arn_cfg_obj *o);
+
+/* ---- generations (what workers read) ------------------------------------- */
+
+struct arn_hamt;
+
+/* Listeners sorted by (port, addr) for the per-connection lookup; shared by
+ * consecutive generations with the same listener set. Pointers are borrowed
+ * from the generation's trie. */
+struct arn_cfg_lindex {
+	uint32_t refs; /* control lcore only */
+	size_t n;
+	struct arn_cfg_listener *l[];
+};
+
+struct arn_cfg_gen {
+	uint64_t id;
+	struct arn_hamt *roots[ARN_CFG_NTYPES];
+	size_t counts[ARN_CFG_NTYPES];
+	struct arn_cfg_lindex *lindex;
+};
+
+/* Lock-free stack of objects whose last pin a worker dropped. */
+struct arn_cfg_reclaim {
+	struct arn_cfg_obj *head;
+};
+
+/** Full message name per type. */
+extern const char *const arn_cfg_type_msg[ARN_CFG_NTYPES];
+
+#endif

@@ -1,0 +1,754 @@
+/*
+ * Listener (with its filter chains, HttpConnectionManager, TLS contexts)
+ * -> struct arn_cfg_listener.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/ssl.h>
+
+#include "arn_bootstrap.h"
+#include "arn_proto.h"
+#include "arn_rules.h"
+#include "config_int.h"
+
+#define HCM_TYPE "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
+#define ECHO_TYPE "envoy.extensions.filters.network.echo.v3.Echo"
+#define ROUTER_TYPE "envoy.extensions.filters.http.router.v3.Router"
+#define DTLS_TYPE "envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext"
+#define UTLS_TYPE "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext"
+#define TLS_INSPECTOR_TYPE "envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector"
+
+static void str_list(struct conv *c, struct pb p, const char *f, const char ***out, size_t *n,
+		     bool lower)
+{
+	size_t len = pb_len(p, f);
+	if (!len)
+		return;
+	*out = CONV_NEW(c, const char *, len);
+	if (!*out)
+		return;
+	*n = len;
+	for (size_t i = 0; i < len; i++)
+		(*out)[i] =
+		    lower ? conv_lstr(c, pb_str_at(p, f, i)) : conv_str(c, pb_str_at(p, f, i));
+}
+
+static void join_list(struct conv *c, struct pb p, const char *f, const char **out)
+{
+	size_t len = pb_len(p, f);
+	if (!len)
+		return;
+	struct arn_sb sb = ARN_SB_INIT;
+	for (size_t i = 0; i < len; i++) {
+		upb_StringView s = pb_str_at(p, f, i);
+		if (i)
+			arn_sb_putc(&sb, ':');
+		arn_sb_append(&sb, s.data, s.size);
+	}
+	upb_StringView v = {arn_sb_cstr(&sb), sb.len};
+	*out = conv_str(c, v);
+	arn_sb_free(&sb);
+}
+
+static uint16_t tls_version(struct conv *c, struct pb tp, const char *f, bool max)
+{
+	switch (pb_i32(tp, f)) {
+	case 0:
+		return max ? TLS1_3_VERSION : TLS1_2_VERSION; /* TLS_AUTO: Envoy's defaults */
+	case 1:
+		return TLS1_VERSION;
+	case 2:
+		return TLS1_1_VERSION;
+	case 3:
+		return TLS1_2_VERSION;
+	case 4:
+		return TLS1_3_VERSION;
+	default:
+		conv_err(c, f, "unknown TLS version");
+		return 0;
+	}
+}
+
+static void secret_ref(struct conv *c, struct pb sds, struct arn_cfg_ref *r)
+{
+	/* X13 (name only, ADS source) was checked by arn_rules_*; here the
+	 * name becomes a reference and a warming dependency. */
+	upb_StringView name = pb_str(sds, "name");
+	conv_refs(c, r, name);
+	struct pb cs = pb_msg(sds, "sds_config");
+	uint32_t timeout = conv_fetch_timeout(c, cs);
+	if (name.size)
+		conv_dep(c, ARN_CFG_SECRET, name.data, name.size, true, timeout);
+}
+
+static void san_matchers(struct conv *c, struct pb vc, struct arn_cfg_tls *t)
+{
+	size_t n = pb_len(vc, "match_subject_alt_names");
+	size_t nt = pb_len(vc, "match_typed_subject_alt_names");
+	if (!n && !nt)
+		return;
+	t->san_matchers = CONV_NEW(c, struct arn_cfg_str_match, n + nt);
+	if (!t->san_matchers)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		size_t m = conv_push(c, "match_subject_alt_names[%zu]", i);
+		conv_string_matcher(c, pb_at(vc, "match_subject_alt_names", i),
+				    &t->san_matchers[t->n_san_matchers++]);
+		conv_pop(c, m);
+	}
+	for (size_t i = 0; i < nt; i++) {
+		struct pb sm = pb_at(vc, "match_typed_subject_alt_names", i);
+		size_t m = conv_push(c, "match_typed_subject_alt_names[%zu]", i);
+		conv_only(c, sm, "san_type,matcher");
+		int32_t ty = pb_i32(sm, "san_type");
+		if (ty != 2 && ty != 1) /* DNS = 2, EMAIL = 1 */
+			conv_err(c, "san_type",
+				 "only DNS and EMAIL subject alt names are supported");
+		size_t m2 = conv_push(c, "matcher");
+		conv_string_matcher(c, pb_msg(sm, "matcher"),
+				    &t->san_matchers[t->n_san_matchers++]);
+		conv_pop(c, m2);
+		conv_pop(c, m);
+	}
+}
+
+struct arn_cfg_tls *conv_tls(struct conv *c, struct pb ts, bool downstream)
+{
+	/* ts is a TransportSocket */
+	size_t m0 = conv_push(c, "transport_socket");
+	conv_only(c, ts, "name,typed_config");
+	struct pb any = pb_msg(ts, "typed_config");
+	if (!any.m) {
+		conv_err(c, "typed_config", "missing: give a %s",
+			 downstream ? DTLS_TYPE : UTLS_TYPE);
+		conv_pop(c, m0);
+		return NULL;
+	}
+	upb_StringView tn = arn_proto_any_type_name(any.m);
+	const char *want = downstream ? DTLS_TYPE : UTLS_TYPE;
+	size_t m1 = conv_push(c, "typed_config");
+	if (arn_sv_eq(tn, "envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer")) {
+		conv_pop(c, m0);
+		return NULL; /* plain text, said explicitly */
+	}
+	if (!arn_sv_eq(tn, want)) {
+		conv_err(c, "", "transport socket type '%.*s' is not supported (only %s)",
+			 (int)tn.size, tn.data, want);
+		conv_pop(c, m0);
+		return NULL;
+	}
+	struct pb ctx = conv_any(c, any, want);
+	struct arn_cfg_tls *t = CONV_NEW(c, struct arn_cfg_tls, 1);
+	if (!ctx.m || !t) {
+		conv_pop(c, m0);
+		return NULL;
+	}
+	if (downstream) {
+		conv_only(c, ctx,
+			  "common_tls_context,require_client_certificate,require_sni,"
+			  "session_timeout");
+		bool rcc = false;
+		pb_wrapped_bool(ctx, "require_client_certificate", &rcc);
+		t->require_client_certificate = rcc;
+	} else {
+		conv_only(c, ctx, "common_tls_context,sni,allow_renegotiation");
+		if (pb_has(ctx, "sni"))
+			t->sni = conv_str(c, pb_str(ctx, "sni"));
+		if (pb_bool(ctx, "allow_renegotiation"))
+			conv_err(c, "allow_renegotiation", "renegotiation is not supported");
+	}
+	struct pb ctc = pb_msg(ctx, "common_tls_context");
+	size_t m2 = conv_push(c, "common_tls_context");
+	conv_only(c, ctc,
+		  "tls_params,tls_certificates,tls_certificate_sds_secret_configs,validation_"
+		  "context,validation_context_sds_secret_config,combined_validation_context,alpn_"
+		  "protocols");
+	if (pb_has(ctc, "tls_certificates"))
+		conv_err(c, "tls_certificates",
+			 "inline certificates are refused: reference a Secret by name in "
+			 "tls_certificate_sds_secret_configs (X13)");
+	size_t nc = pb_len(ctc, "tls_certificate_sds_secret_configs");
+	if (nc) {
+		t->cert_secrets = CONV_NEW(c, struct arn_cfg_ref, nc);
+		if (t->cert_secrets) {
+			t->n_cert_secrets = nc;
+			for (size_t i = 0; i < nc; i++)
+				secret_ref(c, pb_at(ctc, "tls_certificate_sds_secret_configs", i),
+					   &t->cert_secrets[i]);
+		}
+	} else if (downstream) {
+		conv_err(c, "tls_certificate_sds_secret_configs",
+			 "missing: a server TLS context needs a certificate (a Secret by name)");
+	}
+	struct pb vc = pb_msg(ctc, "validation_context");
+	if (vc.m) {
+		size_t m = conv_push(c, "validation_context");
+		conv_only(c, vc, "match_subject_alt_names,match_typed_subject_alt_names");
+		san_matchers(c, vc, t);
+		conv_pop(c, m);
+	}
+	struct pb vsds = pb_msg(ctc, "validation_context_sds_secret_config");
+	if (vsds.m)
+		secret_ref(c, vsds, &t->validation_secret);
+	struct pb cvc = pb_msg(ctc, "combined_validation_context");
+	if (cvc.m) {
+		size_t m = conv_push(c, "combined_validation_context");
+		conv_only(c, cvc,
+			  "default_validation_context,validation_context_sds_secret_config");
+		struct pb dvc = pb_msg(cvc, "default_validation_context");
+		if (dvc.m) {
+			size_t m3 = conv_push(c, "default_validation_context");
+			conv_only(c, dvc, "match_subject_alt_names,match_typed_subject_alt_names");
+			san_matchers(c, dvc, t);
+			conv_pop(c, m3);
+		}
+		struct pb s = pb_msg(cvc, "validation_context_sds_secret_config");
+		if (s.m)
+			secret_ref(c, s, &t->validation_secret);
+		else
+			conv_err(c, "validation_context_sds_secret_config", "missing");
+		conv_pop(c, m);
+	}
+	if (t->require_client_certificate && !t->validation_secret.len)
+		conv_err(c, "",
+			 "require_client_certificate needs a validation context (trusted CA)");
+	str_list(c, ctc, "alpn_protocols", &t->alpn, &t->n_alpn, false);
+	struct pb tp = pb_msg(ctc, "tls_params");
+	t->min_version = TLS1_2_VERSION;
+	t->max_version = TLS1_3_VERSION;
+	if (tp.m) {
+		size_t m = conv_push(c, "tls_params");
+		conv_only(c, tp,
+			  "tls_minimum_protocol_version,tls_maximum_protocol_version,cipher_"
+			  "suites,ecdh_curves");
+		t->min_version = tls_version(c, tp, "tls_minimum_protocol_version", false);
+		t->max_version = tls_version(c, tp, "tls_maximum_protocol_version", true);
+		if (t->min_version > t->max_version)
+			conv_err(c, "", "tls_minimum_protocol_version is above the maximum");
+		join_list(c, tp, "cipher_suites", &t->cipher_suites);
+		join_list(c, tp, "ecdh_curves", &t->ecdh_curves);
+		if (t->cipher_suites) {
+			/* check the list now: a bad one would only fail at handshake time */
+			SSL_CTX *sc = SSL_CTX_new(TLS_method());
+			if (sc && !SSL_CTX_set_cipher_list(sc, t->cipher_suites))
+				conv_err(c, "cipher_suites",
+					 "no cipher in '%s' is known to OpenSSL", t->cipher_suites);
+			SSL_CTX_free(sc);
+		}
+		conv_pop(c, m);
+	}
+	conv_pop(c, m2);
+	(void)m1;
+	conv_pop(c, m0);
+	return t;
+}
+
+static int cidr_list(struct conv *c, struct pb p, const char *f, struct arn_cfg_cidr **out,
+		     size_t *n)
+{
+	size_t len = pb_len(p, f);
+	if (!len)
+		return 0;
+	*out = CONV_NEW(c, struct arn_cfg_cidr, len);
+	if (!*out)
+		return -ENOMEM;
+	*n = len;
+	for (size_t i = 0; i < len; i++) {
+		struct pb cr = pb_at(p, f, i);
+		size_t m = conv_push(c, "%s[%zu]", f, i);
+		upb_StringView a = pb_str(cr, "address_prefix");
+		char buf[64];
+		struct in_addr in;
+		snprintf(buf, sizeof(buf), "%.*s", (int)a.size, a.data);
+		uint32_t pl = 32;
+		pb_wrapped_u32(cr, "prefix_len", &pl);
+		if (inet_pton(AF_INET, buf, &in) != 1) {
+			conv_err(c, "address_prefix", "'%s' is not an IPv4 address", buf);
+		} else if (pl > 32) {
+			conv_err(c, "prefix_len", "%u is more than 32", pl);
+		} else {
+			uint32_t mask = pl ? ~0u << (32 - pl) : 0;
+			(*out)[i].addr = ntohl(in.s_addr) & mask;
+			(*out)[i].len = (uint8_t)pl;
+		}
+		conv_pop(c, m);
+	}
+	return 0;
+}
+
+static void access_logs(struct conv *c, struct pb p, const char *f, struct arn_cfg_access_log **out,
+			size_t *n)
+{
+	size_t len = pb_len(p, f);
+	if (!len)
+		return;
+	*out = CONV_NEW(c, struct arn_cfg_access_log, len);
+	if (!*out)
+		return;
+	*n = len;
+	for (size_t i = 0; i < len; i++) {
+		struct pb al = pb_at(p, f, i);
+		struct arn_cfg_access_log *a = &(*out)[i];
+		size_t m = conv_push(c, "%s[%zu]", f, i);
+		conv_only(c, al, "name,typed_config");
+		struct pb any = pb_msg(al, "typed_config");
+		if (!any.m) {
+			conv_err(c, "typed_config", "missing");
+			conv_pop(c, m);
+			continue;
+		}
+		upb_StringView tn = arn_proto_any_type_name(any.m);
+		size_t m1 = conv_push(c, "typed_config");
+		struct pb cfg, fmt = {NULL, NULL};
+		if (arn_sv_eq(tn, "envoy.extensions.access_loggers.file.v3.FileAccessLog")) {
+			cfg = conv_any(c, any,
+				       "envoy.extensions.access_loggers.file.v3.FileAccessLog");
+			a->kind = ARN_CFG_LOG_FILE;
+			if (cfg.m) {
+				conv_only(c, cfg,
+					  "path,format,json_format,typed_json_format,log_format");
+				upb_StringView path = pb_str(cfg, "path");
+				if (path.size == 0)
+					conv_err(c, "path", "missing");
+				a->path = conv_str(c, path);
+				if (pb_has(cfg, "format"))
+					a->format = conv_str(c, pb_str(cfg, "format"));
+				const char *jf = pb_has(cfg, "json_format") ? "json_format"
+						 : pb_has(cfg, "typed_json_format")
+						     ? "typed_json_format"
+						     : NULL;
+				if (jf) {
+					struct pb st = pb_msg(cfg, jf);
+					struct arn_sb sb = ARN_SB_INIT;
+					arn_proto_to_json(st.m, st.d, &sb);
+					upb_StringView v = {arn_sb_cstr(&sb), sb.len};
+					a->json_format = conv_str(c, v);
+					arn_sb_free(&sb);
+				}
+				fmt = pb_msg(cfg, "log_format");
+			}
+		} else if (arn_sv_eq(tn,
+				     "envoy.extensions.access_loggers.stream.v3.StdoutAccessLog") ||
+			   arn_sv_eq(tn,
+				     "envoy.extensions.access_loggers.stream.v3.StderrAccessLog")) {
+			bool out_ = arn_sv_eq(
+			    tn, "envoy.extensions.access_loggers.stream.v3.StdoutAccessLog");
+			cfg = conv_any(
+			    c, any,
+			    out_ ? "envoy.extensions.access_loggers.stream.v3.StdoutAccessLog"
+				 : "envoy.extensions.access_loggers.stream.v3.StderrAccessLog");
+			a->kind = out_ ? ARN_CFG_LOG_STDOUT : ARN_CFG_LOG_STDERR;
+			if (cfg.m) {
+				conv_only(c, cfg, "log_format");
+				fmt = pb_msg(cfg, "log_format");
+			}
+		} else {
+			conv_err(c, "",
+				 "access logger type '%.*s' is not supported (file, stdout, "
+				 "stderr are)",
+				 (int)tn.size, tn.data);
+		}
+		if (fmt.m) {
+			size_t m2 = conv_push(c, "log_format");
+			conv_only(c, fmt,
+				  "text_format,json_format,text_format_source,omit_empty_values,"
+				  "content_type");
+			const char *w = pb_which(fmt, "format");
+			if (w && strcmp(w, "text_format") == 0) {
+				a->format = conv_str(c, pb_str(fmt, "text_format"));
+			} else if (w && strcmp(w, "json_format") == 0) {
+				struct pb st = pb_msg(fmt, "json_format");
+				struct arn_sb sb = ARN_SB_INIT;
+				arn_proto_to_json(st.m, st.d, &sb);
+				upb_StringView v = {arn_sb_cstr(&sb), sb.len};
+				a->json_format = conv_str(c, v);
+				arn_sb_free(&sb);
+			} else if (w) {
+				struct pb ds = pb_msg(fmt, "text_format_source");
+				const char *k = pb_which(ds, "specifier");
+				if (k && strcmp(k, "inline_string") == 0)
+					a->format = conv_str(c, pb_str(ds, "inline_string"));
+				else
+					conv_err(c, "text_format_source",
+						 "only inline_string is supported");
+			}
+			conv_pop(c, m2);
+		}
+		conv_pop(c, m1);
+		conv_pop(c, m);
+	}
+}
+
+static void unref_cb(void *o)
+{
+	arn_cfg_obj_unref(o);
+}
+
+static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
+{
+	struct pb h = conv_any(c, any, HCM_TYPE);
+	struct arn_cfg_hcm *out = CONV_NEW(c, struct arn_cfg_hcm, 1);
+	if (!h.m || !out)
+		return NULL;
+	conv_only(
+	    c, h,
+	    "codec_type,stat_prefix,rds,route_config,http_filters,add_user_agent,common_http_"
+	    "protocol_options,http_protocol_options,server_name,server_header_transformation,"
+	    "max_request_headers_kb,stream_idle_timeout,request_timeout,request_headers_"
+	    "timeout,drain_timeout,delayed_close_timeout,access_log,use_remote_address,xff_"
+	    "num_trusted_hops,skip_xff_append,generate_request_id,preserve_external_request_"
+	    "id,always_set_request_id_in_response,normalize_path,merge_slashes,strip_matching_"
+	    "host_port,strip_any_host_port,stream_error_on_invalid_http_message,strip_"
+	    "trailing_host_dot,path_with_escaped_slashes_action,scoped_routes");
+	/* scoped_routes is listed so that arn_rules_hcm() alone reports it */
+	upb_StringView sp = pb_str(h, "stat_prefix");
+	if (sp.size == 0)
+		conv_err(c, "stat_prefix", "missing (Envoy requires it)");
+	out->stat_prefix = conv_str(c, sp);
+	switch (pb_i32(h, "codec_type")) {
+	case 0:
+		out->codec = ARN_CFG_CODEC_AUTO;
+		break;
+	case 1:
+		out->codec = ARN_CFG_CODEC_HTTP1;
+		break;
+	default:
+		conv_err(c, "codec_type", "Arion's codec speaks HTTP/1.1: use AUTO or HTTP1");
+	}
+	const char *rs = pb_which(h, "route_specifier");
+	if (!rs) {
+		conv_err(c, "", "no routes: set route_config or rds");
+	} else if (strcmp(rs, "route_config") == 0) {
+		size_t m = conv_push(c, "route_config");
+		struct arn_cfg_obj *rt = arn_conv_route_table(c, pb_msg(h, "route_config"), true);
+		if (rt) {
+			out->inline_routes = (struct arn_cfg_route_table *)rt;
+			arn_pool_on_free(c->pool, unref_cb, rt);
+		}
+		conv_pop(c, m);
+	} else if (strcmp(rs, "rds") == 0) {
+		struct pb rds = pb_msg(h, "rds");
+		upb_StringView rn = pb_str(rds, "route_config_name");
+		conv_refs(c, &out->rds, rn);
+		if (rn.size)
+			conv_dep(c, ARN_CFG_ROUTE, rn.data, rn.size, true,
+				 conv_fetch_timeout(c, pb_msg(rds, "config_source")));
+	}
+	/* http_filters */
+	size_t nf = pb_len(h, "http_filters");
+	out->http_filters = CONV_NEW(c, uint8_t, nf ? nf : 1);
+	bool router = false;
+	for (size_t i = 0; out->http_filters && i < nf; i++) {
+		struct pb hf = pb_at(h, "http_filters", i);
+		size_t m = conv_push(c, "http_filters[%zu]", i);
+		conv_only(c, hf, "name,typed_config,is_optional");
+		upb_StringView name = pb_str(hf, "name");
+		struct pb tc = pb_msg(hf, "typed_config");
+		upb_StringView tn = tc.m ? arn_proto_any_type_name(tc.m) : name;
+		if (router)
+			conv_err(c, "",
+				 "'%.*s' comes after the router, which must be the last filter",
+				 (int)name.size, name.data);
+		if (arn_sv_eq(tn, ROUTER_TYPE) ||
+		    (!tc.m && arn_sv_eq(name, "envoy.filters.http.router"))) {
+			if (tc.m) {
+				size_t m2 = conv_push(c, "typed_config");
+				struct pb r = conv_any(c, tc, ROUTER_TYPE);
+				conv_only(c, r,
+					  "dynamic_stats,start_child_span,suppress_envoy_headers,"
+					  "respect_expected_rq_timeout");
+				conv_pop(c, m2);
+			}
+			out->http_filters[out->n_http_filters++] = ARN_CFG_HF_ROUTER;
+			router = true;
+		} else if (pb_bool(hf, "is_optional")) {
+			/* Envoy skips an optional filter it does not know; so do we */
+		} else {
+			conv_err(c, "",
+				 "HTTP filter '%.*s' (%.*s) is not supported by Arion; set "
+				 "is_optional: true to run without it",
+				 (int)name.size, name.data, (int)tn.size, tn.data);
+		}
+		conv_pop(c, m);
+	}
+	if (!router)
+		conv_err(c, "http_filters",
+			 "the last HTTP filter must be the router "
+			 "(envoy.filters.http.router)");
+	/* timeouts and limits, with Envoy's defaults */
+	out->idle_timeout_ms = 3600 * 1000;
+	out->max_headers_count = 100;
+	struct pb cpo = pb_msg(h, "common_http_protocol_options");
+	if (cpo.m) {
+		size_t m = conv_push(c, "common_http_protocol_options");
+		conv_only(c, cpo,
+			  "idle_timeout,max_headers_count,max_requests_per_connection,"
+			  "max_connection_duration,headers_with_underscores_action");
+		conv_duration(c, cpo, "idle_timeout", &out->idle_timeout_ms, false);
+		uint32_t v;
+		if (pb_wrapped_u32(cpo, "max_headers_count", &v)) {
+			if (v == 0)
+				conv_err(c, "max_headers_count", "must be at least 1");
+			out->max_headers_count = v;
+		}
+		pb_wrapped_u32(cpo, "max_requests_per_connection",
+			       &out->max_requests_per_connection);
+		if (pb_i32(cpo, "headers_with_underscores_action") != 0)
+			conv_err(c, "headers_with_underscores_action", "only ALLOW is supported");
+		conv_pop(c, m);
+	}
+	struct pb h1 = pb_msg(h, "http_protocol_options");
+	if (h1.m) {
+		size_t m = conv_push(c, "http_protocol_options");
+		conv_only(c, h1, "accept_http_10,default_host_for_http_10");
+		conv_pop(c, m);
+	}
+	out->max_request_headers_kb = 60;
+	uint32_t kb;
+	if (pb_wrapped_u32(h, "max_request_headers_kb", &kb)) {
+		if (kb == 0 || kb > 8192)
+			conv_err(c, "max_request_headers_kb", "%u: must be 1 to 8192", kb);
+		out->max_request_headers_kb = kb;
+	}
+	out->stream_idle_timeout_ms = 300 * 1000;
+	conv_duration(c, h, "stream_idle_timeout", &out->stream_idle_timeout_ms, false);
+	conv_duration(c, h, "request_timeout", &out->request_timeout_ms, false);
+	conv_duration(c, h, "request_headers_timeout", &out->request_headers_timeout_ms, false);
+	out->drain_timeout_ms = 5000;
+	conv_duration(c, h, "drain_timeout", &out->drain_timeout_ms, false);
+	bool b;
+	if (pb_wrapped_bool(h, "use_remote_address", &b))
+		out->use_remote_address = b;
+	out->xff_num_trusted_hops = pb_u32(h, "xff_num_trusted_hops");
+	out->server_name =
+	    pb_has(h, "server_name") ? conv_str(c, pb_str(h, "server_name")) : "envoy";
+	int32_t sht = pb_i32(h, "server_header_transformation");
+	if (sht < 0 || sht > 2)
+		conv_err(c, "server_header_transformation", "unknown value");
+	out->server_header_transformation = (uint8_t)sht;
+	out->generate_request_id = true;
+	if (pb_wrapped_bool(h, "generate_request_id", &b))
+		out->generate_request_id = b;
+	out->preserve_external_request_id = pb_bool(h, "preserve_external_request_id");
+	if (pb_wrapped_bool(h, "normalize_path", &b))
+		out->normalize_path = b;
+	out->merge_slashes = pb_bool(h, "merge_slashes");
+	out->strip_matching_host_port = pb_bool(h, "strip_matching_host_port");
+	out->strip_any_host_port = pb_bool(h, "strip_any_host_port");
+	if (out->strip_matching_host_port && out->strip_any_host_port)
+		conv_err(c, "strip_any_host_port",
+			 "set only one of strip_matching_host_port and "
+			 "strip_any_host_port");
+	int32_t esc = pb_i32(h, "path_with_escaped_slashes_action");
+	if (esc != 0 && esc != 1)
+		conv_err(c, "path_with_escaped_slashes_action", "only KEEP_UNCHANGED is supported");
+	access_logs(c, h, "access_log", &out->access_logs, &out->n_access_logs);
+	return out;
+}
+
+static void fc_match(struct conv *c, struct pb m, struct arn_cfg_fc_match *out)
+{
+	if (!m.m)
+		return;
+	size_t m0 = conv_push(c, "filter_chain_match");
+	conv_only(c, m,
+		  "destination_port,prefix_ranges,server_names,transport_protocol,"
+		  "application_protocols,source_prefix_ranges,source_ports,source_type");
+	uint32_t port = 0;
+	if (pb_wrapped_u32(m, "destination_port", &port) && (port == 0 || port > 65535))
+		conv_err(c, "destination_port", "%u is not a port", port);
+	out->dst_port = (uint16_t)port;
+	cidr_list(c, m, "prefix_ranges", &out->dst_prefixes, &out->n_dst_prefixes);
+	cidr_list(c, m, "source_prefix_ranges", &out->src_prefixes, &out->n_src_prefixes);
+	if (pb_i32(m, "source_type") != 0)
+		conv_err(c, "source_type", "only ANY is supported");
+	str_list(c, m, "server_names", &out->server_names, &out->n_server_names, true);
+	for (size_t i = 0; i < out->n_server_names; i++) {
+		const char *s = out->server_names[i];
+		const char *star = s ? strchr(s, '*') : NULL;
+		if (star && (star != s || s[1] != '.' || strchr(s + 1, '*')))
+			conv_err(c, "server_names", "'%s': a wildcard must be a leading '*.'", s);
+	}
+	if (pb_has(m, "transport_protocol")) {
+		upb_StringView tp = pb_str(m, "transport_protocol");
+		if (!arn_sv_eq(tp, "tls") && !arn_sv_eq(tp, "raw_buffer"))
+			conv_err(c, "transport_protocol", "'%.*s': only tls and raw_buffer",
+				 (int)tp.size, tp.data);
+		out->transport_protocol = conv_str(c, tp);
+	}
+	str_list(c, m, "application_protocols", &out->alpn, &out->n_alpn, false);
+	size_t np = pb_len(m, "source_ports");
+	if (np) {
+		out->src_ports = CONV_NEW(c, uint16_t, np);
+		if (out->src_ports) {
+			out->n_src_ports = np;
+			for (size_t i = 0; i < np; i++) {
+				uint32_t p = pb_u32_at(m, "source_ports", i);
+				if (p == 0 || p > 65535)
+					conv_err(c, "source_ports", "%u is not a port", p);
+				out->src_ports[i] = (uint16_t)p;
+			}
+		}
+	}
+	conv_pop(c, m0);
+}
+
+static void filter_chain(struct conv *c, struct pb fc, struct arn_cfg_filter_chain *out,
+			 bool *needs_inspector)
+{
+	conv_only(c, fc,
+		  "filter_chain_match,filters,transport_socket,name,metadata,"
+		  "transport_socket_connect_timeout");
+	if (pb_has(fc, "name"))
+		out->name = conv_str(c, pb_str(fc, "name"));
+	fc_match(c, pb_msg(fc, "filter_chain_match"), &out->match);
+	if (out->match.n_server_names || out->match.transport_protocol || out->match.n_alpn)
+		*needs_inspector = true;
+	size_t nf = pb_len(fc, "filters");
+	if (nf == 0)
+		conv_err(c, "filters",
+			 "empty: a filter chain needs http_connection_manager or echo");
+	for (size_t i = 0; i < nf; i++) {
+		struct pb f = pb_at(fc, "filters", i);
+		size_t m = conv_push(c, "filters[%zu]", i);
+		conv_only(c, f, "name,typed_config");
+		upb_StringView name = pb_str(f, "name");
+		struct pb tc = pb_msg(f, "typed_config");
+		upb_StringView tn = tc.m ? arn_proto_any_type_name(tc.m) : name;
+		if (i + 1 < nf) {
+			conv_err(c, "",
+				 "network filter '%.*s' is not supported: Arion runs exactly one "
+				 "terminal filter per chain (http_connection_manager or echo)",
+				 (int)name.size, name.data);
+		} else if (arn_sv_eq(tn, HCM_TYPE)) {
+			size_t m2 = conv_push(c, "typed_config");
+			out->kind = ARN_CFG_NF_HCM;
+			out->hcm = hcm(c, tc);
+			conv_pop(c, m2);
+		} else if (arn_sv_eq(tn, ECHO_TYPE) ||
+			   (!tc.m && arn_sv_eq(name, "envoy.filters.network.echo"))) {
+			out->kind = ARN_CFG_NF_ECHO;
+			if (tc.m) {
+				size_t m2 = conv_push(c, "typed_config");
+				conv_any(c, tc, ECHO_TYPE);
+				conv_pop(c, m2);
+			}
+		} else {
+			conv_err(c, "",
+				 "network filter '%.*s' (%.*s) is not supported by Arion (only "
+				 "envoy.filters.network.http_connection_manager and "
+				 "envoy.filters.network.echo)",
+				 (int)name.size, name.data, (int)tn.size, tn.data);
+		}
+		conv_pop(c, m);
+	}
+	struct pb ts = pb_msg(fc, "transport_socket");
+	if (ts.m)
+		out->tls = conv_tls(c, ts, true);
+}
+
+static void rule_sink(void *ctx, const char *path, const char *msg)
+{
+	struct conv *c = ctx;
+	conv_err_at(c, path[0] == '.' ? path + 1 : path, msg);
+}
+
+struct arn_cfg_obj *arn_conv_listener(struct conv *c, struct pb l)
+{
+	upb_StringView name = pb_str(l, "name");
+	struct arn_cfg_listener *out = conv_obj_new(c, sizeof(*out), ARN_CFG_LISTENER, name);
+	if (!out)
+		return NULL;
+	/* X11, X13 (shared with the bootstrap loader) */
+	struct arn_rule_sink sink = {rule_sink, c};
+	arn_rules_listener((const void *)l.m, "", c->arena, &sink);
+	conv_only(c, l,
+		  "name,address,stat_prefix,filter_chains,default_filter_chain,per_"
+		  "connection_buffer_limit_bytes,metadata,drain_type,listener_filters,listener_"
+		  "filters_timeout,continue_on_listener_filters_timeout,traffic_direction,bind_"
+		  "to_port,enable_reuse_port,reuse_port,tcp_backlog_size");
+	if (name.size == 0)
+		conv_err(c, "name", "missing");
+	conv_socket_address(c, pb_msg(l, "address"), "address", &out->addr, &out->port, true);
+	bool bind = true;
+	if (pb_wrapped_bool(l, "bind_to_port", &bind) && !bind)
+		conv_err(c, "bind_to_port",
+			 "false is not supported (no original-destination "
+			 "redirection in Arion)");
+	out->stat_prefix = pb_has(l, "stat_prefix") ? conv_str(c, pb_str(l, "stat_prefix")) : NULL;
+	out->per_connection_buffer_limit = 1024 * 1024;
+	pb_wrapped_u32(l, "per_connection_buffer_limit_bytes", &out->per_connection_buffer_limit);
+	if (out->per_connection_buffer_limit == 0)
+		conv_err(c, "per_connection_buffer_limit_bytes", "must be greater than 0");
+	size_t nlf = pb_len(l, "listener_filters");
+	for (size_t i = 0; i < nlf; i++) {
+		struct pb lf = pb_at(l, "listener_filters", i);
+		size_t m = conv_push(c, "listener_filters[%zu]", i);
+		conv_only(c, lf, "name,typed_config");
+		upb_StringView n = pb_str(lf, "name");
+		struct pb tc = pb_msg(lf, "typed_config");
+		upb_StringView tn = tc.m ? arn_proto_any_type_name(tc.m) : n;
+		if (arn_sv_eq(tn, TLS_INSPECTOR_TYPE) ||
+		    arn_sv_eq(n, "envoy.filters.listener.tls_inspector"))
+			out->tls_inspector = true;
+		else
+			conv_err(c, "",
+				 "listener filter '%.*s' is not supported (only "
+				 "envoy.filters.listener.tls_inspector)",
+				 (int)n.size, n.data);
+		conv_pop(c, m);
+	}
+	size_t nfc = pb_len(l, "filter_chains");
+	struct pb dfc = pb_msg(l, "default_filter_chain");
+	if (nfc == 0 && !dfc.m)
+		conv_err(c, "filter_chains", "empty: a listener needs a filter chain");
+	if (nfc > ARN_CFG_MAX_CHAINS) {
+		conv_err(c, "filter_chains", "%zu chains: at most %d", nfc, ARN_CFG_MAX_CHAINS);
+		return NULL;
+	}
+	out->chains = CONV_NEW(c, struct arn_cfg_filter_chain, nfc ? nfc : 1);
+	if (!out->chains)
+		return NULL;
+	out->n_chains = nfc;
+	bool needs_inspector = false;
+	for (size_t i = 0; i < nfc; i++) {
+		size_t m = conv_push(c, "filter_chains[%zu]", i);
+		filter_chain(c, pb_at(l, "filter_chains", i), &out->chains[i], &needs_inspector);
+		conv_pop(c, m);
+	}
+	if (dfc.m) {
+		size_t m = conv_push(c, "default_filter_chain");
+		out->default_chain = CONV_NEW(c, struct arn_cfg_filter_chain, 1);
+		if (out->default_chain)
+			filter_chain(c, dfc, out->default_chain, &needs_inspector);
+		if (pb_has(dfc, "filter_chain_match"))
+			conv_err(c, "filter_chain_match", "the default filter chain has no match");
+		conv_pop(c, m);
+	}
+	if (needs_inspector && !out->tls_inspector)
+		conv_err(c, "listener_filters",
+			 "filter chains match on server_names, transport_protocol or "
+			 "application_protocols, which needs envoy.filters.listener.tls_inspector");
+	/* Two chains with identical matches: Envoy refuses ("multiple filter
+	 * chains with the same matching rules"); compare the simple case. */
+	for (size_t i = 0; i < nfc; i++)
+		for (size_t j = i + 1; j < nfc; j++) {
+			const struct arn_cfg_fc_match *a = &out->chains[i].match,
+						      *b = &out->chains[j].match;
+			if (a->dst_port == b->dst_port && !a->n_dst_prefixes &&
+			    !b->n_dst_prefixes && !a->n_server_names && !b->n_server_names &&
+			    !a->n_alpn && !b->n_alpn && !a->n_src_prefixes && !b->n_src_prefixes &&
+			    !a->n_src_ports && !b->n_src_ports &&
+			    ((!a->transport_protocol && !b->transport_protocol) ||
+			     (a->transport_protocol && b->transport_protocol &&
+			      !strcmp(a->transport_protocol, b->transport_protocol))))
+				conv_err(c, "filter_chains",
+					 "chains %zu and %zu have the same filter_chain_match", i,
+					 j);
+		}
+	return &out->obj;
+}

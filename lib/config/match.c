@@ -1,0 +1,591 @@
+/*
+ * Worker-side lookups in a generation: listeners, filter chains, virtual
+ * hosts and routes, clusters with their endpoints, secrets. Nothing here
+ * allocates, locks or writes shared memory.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "arn_config_model.h"
+#include "arn_regex.h"
+#include "config_int.h"
+#include "hamt.h"
+
+uint64_t arn_cfg_gen_id(const struct arn_cfg_gen *g)
+{
+	return g->id;
+}
+
+const void *arn_cfg_find(const struct arn_cfg_gen *g, enum arn_cfg_type t, const char *name,
+			 size_t len, uint64_t hash)
+{
+	if ((unsigned)t >= ARN_CFG_NTYPES)
+		return NULL;
+	return arn_hamt_get(g->roots[t], name, len, hash);
+}
+
+const struct arn_cfg_listener *arn_cfg_listener_find(const struct arn_cfg_gen *g, uint32_t addr,
+						     uint16_t port)
+{
+	const struct arn_cfg_lindex *x = g->lindex;
+	if (!x)
+		return NULL;
+	size_t lo = 0, hi = x->n;
+	while (lo < hi) { /* first with l->port >= port */
+		size_t mid = (lo + hi) / 2;
+		if (x->l[mid]->port < port)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct arn_cfg_listener *any = NULL;
+	for (size_t i = lo; i < x->n && x->l[i]->port == port; i++) {
+		if (x->l[i]->addr == addr)
+			return x->l[i];
+		if (x->l[i]->addr == 0)
+			any = x->l[i];
+	}
+	return any;
+}
+
+size_t arn_cfg_listener_foreach(const struct arn_cfg_gen *g,
+				void (*fn)(void *ctx, const struct arn_cfg_listener *l), void *ctx)
+{
+	if (!g->lindex)
+		return 0;
+	for (size_t i = 0; i < g->lindex->n; i++)
+		fn(ctx, g->lindex->l[i]);
+	return g->lindex->n;
+}
+
+const struct arn_cfg_route_table *arn_cfg_hcm_routes(const struct arn_cfg_gen *g,
+						     const struct arn_cfg_hcm *h)
+{
+	if (h->inline_routes)
+		return h->inline_routes;
+	if (!h->rds.len)
+		return NULL;
+	return (const void *)arn_hamt_get(g->roots[ARN_CFG_ROUTE], h->rds.name, h->rds.len,
+					  h->rds.hash);
+}
+
+/* Endpoints of an EDS cluster whose ClusterLoadAssignment has not arrived
+ * (warming ended on timeout) or was removed: no hosts, 503 UH. Its count
+ * never reaches zero, so pinning it is harmless. */
+static struct arn_cfg_endpoints no_endpoints = {
+    .obj = {.refs = 1u << 30, .type = ARN_CFG_CLA, .name = "", .name_len = 0},
+    .overprovisioning_factor = 140,
+};
+
+int arn_cfg_cluster_resolve(const struct arn_cfg_gen *g, const struct arn_cfg_ref *name,
+			    struct arn_cfg_cluster_view *out)
+{
+	const struct arn_cfg_cluster *c = (const void *)arn_hamt_get(
+	    g->roots[ARN_CFG_CLUSTER], name->name, name->len, name->hash);
+	if (!c)
+		return -ENOENT;
+	out->cluster = c;
+	if (c->static_endpoints) {
+		out->endpoints = c->static_endpoints;
+	} else {
+		const struct arn_cfg_endpoints *e = (const void *)arn_hamt_get(
+		    g->roots[ARN_CFG_CLA], c->obj.name, c->obj.name_len, c->obj.hash);
+		out->endpoints = e ? e : &no_endpoints;
+	}
+	return 0;
+}
+
+const struct arn_cfg_secret *arn_cfg_secret_find(const struct arn_cfg_gen *g,
+						 const struct arn_cfg_ref *name)
+{
+	return (const void *)arn_hamt_get(g->roots[ARN_CFG_SECRET], name->name, name->len,
+					  name->hash);
+}
+
+/* ---- string matching ---------------------------------------------------- */
+
+static bool mem_eq(const char *a, const char *b, size_t n, bool icase)
+{
+	return icase ? strncasecmp(a, b, n) == 0 : memcmp(a, b, n) == 0;
+}
+
+static bool contains(const char *h, size_t hn, const char *n, size_t nn, bool icase)
+{
+	if (nn == 0)
+		return true;
+	for (size_t i = 0; i + nn <= hn; i++)
+		if (mem_eq(h + i, n, nn, icase))
+			return true;
+	return false;
+}
+
+bool arn_cfg_str_match(const struct arn_cfg_str_match *m, const char *v, size_t n)
+{
+	switch (m->kind) {
+	case ARN_CFG_STR_EXACT:
+		return n == m->len && mem_eq(v, m->s, n, m->ignore_case);
+	case ARN_CFG_STR_PREFIX:
+		return n >= m->len && mem_eq(v, m->s, m->len, m->ignore_case);
+	case ARN_CFG_STR_SUFFIX:
+		return n >= m->len && mem_eq(v + n - m->len, m->s, m->len, m->ignore_case);
+	case ARN_CFG_STR_CONTAINS:
+		return contains(v, n, m->s, m->len, m->ignore_case);
+	case ARN_CFG_STR_REGEX:
+		return m->re && arn_regex_full_match(m->re, v, n);
+	default:
+		return false;
+	}
+}
+
+/* ---- routes --------------------------------------------------------------- */
+
+static uint64_t hash_lower(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 'A' && c <= 'Z')
+			c += 32;
+		h ^= c;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+size_t arn_cfg_host_without_port(const char *host, size_t len, uint32_t *port)
+{
+	size_t i = len;
+	if (port)
+		*port = 0;
+	while (i > 0 && host[i - 1] >= '0' && host[i - 1] <= '9')
+		i--;
+	if (i == 0 || i == len || host[i - 1] != ':')
+		return len;
+	/* "[v6]:port" or "name:port", but not a bare IPv6 literal "::1" */
+	if (host[0] != '[' && memchr(host, ':', i - 1))
+		return len;
+	if (host[0] == '[' && host[i - 2] != ']')
+		return len;
+	if (port) {
+		uint32_t p = 0;
+		for (size_t k = i; k < len && p <= 65535; k++)
+			p = p * 10 + (uint32_t)(host[k] - '0');
+		*port = p;
+	}
+	return i - 1;
+}
+
+static int find_vhost(const struct arn_cfg_route_table *rt, const char *host, size_t hn)
+{
+	if (rt->n_vhosts == 0)
+		return -1;
+	if (rt->ignore_port_in_host_matching)
+		hn = arn_cfg_host_without_port(host, hn, NULL);
+	if (rt->n_exact_slots) {
+		size_t mask = rt->n_exact_slots - 1;
+		for (size_t h = (size_t)hash_lower(host, hn) & mask; rt->exact[h].s;
+		     h = (h + 1) & mask)
+			if (rt->exact[h].len == hn && strncasecmp(rt->exact[h].s, host, hn) == 0)
+				return (int)rt->exact[h].vhost;
+	}
+	/* wildcards must match at least one character */
+	for (size_t i = 0; i < rt->n_suffix; i++) {
+		const struct arn_cfg_domain *d = &rt->suffix[i];
+		if (hn > d->len && strncasecmp(host + hn - d->len, d->s, d->len) == 0)
+			return (int)d->vhost;
+	}
+	for (size_t i = 0; i < rt->n_prefix; i++) {
+		const struct arn_cfg_domain *d = &rt->prefix[i];
+		if (hn > d->len && strncasecmp(host, d->s, d->len) == 0)
+			return (int)d->vhost;
+	}
+	return rt->default_vhost;
+}
+
+/* Value of a request header (several occurrences joined by ","), with
+ * pseudo-headers mapped to the request line. */
+static bool header_value(const struct arn_cfg_request *req, const char *name, size_t nlen,
+			 char *buf, size_t cap, const char **v, size_t *vlen)
+{
+	if (nlen && name[0] == ':') {
+		if (nlen == 7 && memcmp(name, ":method", 7) == 0) {
+			*v = req->method;
+			*vlen = req->method_len;
+			return req->method != NULL;
+		}
+		if (nlen == 10 && memcmp(name, ":authority", 10) == 0) {
+			*v = req->authority;
+			*vlen = req->authority_len;
+			return req->authority != NULL;
+		}
+		if (nlen == 5 && memcmp(name, ":path", 5) == 0) {
+			*v = req->path;
+			*vlen = req->path_len;
+			return req->path != NULL;
+		}
+		return false;
+	}
+	bool found = false;
+	size_t used = 0;
+	for (size_t i = 0; i < req->n_headers; i++) {
+		const struct arn_cfg_header *h = &req->headers[i];
+		if (h->name_len != nlen || strncasecmp(h->name, name, nlen) != 0)
+			continue;
+		if (!found) {
+			*v = h->value;
+			*vlen = h->value_len;
+			found = true;
+			continue;
+		}
+		/* second occurrence: join into buf (truncated at cap) */
+		if (used == 0) {
+			used = *vlen < cap ? *vlen : cap;
+			memcpy(buf, *v, used);
+		}
+		if (used < cap)
+			buf[used++] = ',';
+		size_t k = h->value_len < cap - used ? h->value_len : cap - used;
+		memcpy(buf + used, h->value, k);
+		used += k;
+		*v = buf;
+		*vlen = used;
+	}
+	return found;
+}
+
+static bool parse_i64(const char *s, size_t n, int64_t *out)
+{
+	if (n == 0 || n > 19)
+		return false;
+	size_t i = 0;
+	bool neg = false;
+	if (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-';
+		if (++i == n)
+			return false;
+	}
+	int64_t v = 0;
+	for (; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = neg ? -v : v;
+	return true;
+}
+
+static bool header_matches(const struct arn_cfg_header_match *m, const struct arn_cfg_request *req)
+{
+	char buf[4096];
+	const char *v = NULL;
+	size_t vlen = 0;
+	bool present = header_value(req, m->name, m->name_len, buf, sizeof(buf), &v, &vlen);
+	bool r;
+	if (m->kind == ARN_CFG_HDR_PRESENT) {
+		r = present == m->present;
+	} else {
+		if (!present && m->missing_as_empty) {
+			v = "";
+			vlen = 0;
+			present = true;
+		}
+		if (!present) {
+			/* a missing header never matches, inverted or not (Envoy) */
+			return false;
+		}
+		if (m->kind == ARN_CFG_HDR_RANGE) {
+			int64_t x;
+			r = parse_i64(v, vlen, &x) && x >= m->start && x < m->end;
+		} else {
+			r = arn_cfg_str_match(&m->str, v, vlen);
+		}
+	}
+	return r != m->invert;
+}
+
+static bool query_matches(const struct arn_cfg_query_match *m, const char *q, size_t qn)
+{
+	size_t i = 0;
+	while (i < qn) {
+		size_t j = i;
+		while (j < qn && q[j] != '&')
+			j++;
+		size_t eq = i;
+		while (eq < j && q[eq] != '=')
+			eq++;
+		if (eq - i == m->name_len && memcmp(q + i, m->name, m->name_len) == 0) {
+			if (m->present_only)
+				return true;
+			const char *v = eq < j ? q + eq + 1 : "";
+			size_t vn = eq < j ? j - eq - 1 : 0;
+			return arn_cfg_str_match(&m->str, v, vn); /* the first occurrence decides */
+		}
+		i = j + 1;
+	}
+	return false;
+}
+
+static bool route_matches(const struct arn_cfg_route *r, const struct arn_cfg_request *req,
+			  const char *path, size_t pn, const char *query, size_t qn)
+{
+	switch (r->path_kind) {
+	case ARN_CFG_PATH_PREFIX:
+		if (pn < r->path_len || !mem_eq(path, r->path, r->path_len, !r->case_sensitive))
+			return false;
+		break;
+	case ARN_CFG_PATH_EXACT:
+		if (pn != r->path_len || !mem_eq(path, r->path, pn, !r->case_sensitive))
+			return false;
+		break;
+	case ARN_CFG_PATH_SEPARATED_PREFIX:
+		if (pn < r->path_len || !mem_eq(path, r->path, r->path_len, !r->case_sensitive))
+			return false;
+		if (pn > r->path_len && path[r->path_len] != '/')
+			return false;
+		break;
+	case ARN_CFG_PATH_REGEX:
+		if (!arn_regex_full_match(r->path_re, path, pn))
+			return false;
+		break;
+	}
+	for (size_t i = 0; i < r->n_headers; i++)
+		if (!header_matches(&r->headers[i], req))
+			return false;
+	for (size_t i = 0; i < r->n_query; i++)
+		if (!query_matches(&r->query[i], query, qn))
+			return false;
+	if (r->grpc_only) {
+		char buf[256];
+		const char *v;
+		size_t vn;
+		if (!header_value(req, "content-type", 12, buf, sizeof(buf), &v, &vn) || vn < 16 ||
+		    strncasecmp(v, "application/grpc", 16) != 0)
+			return false;
+	}
+	return true;
+}
+
+int arn_cfg_route_match(const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req,
+			struct arn_cfg_route_match *out)
+{
+	out->vhost = NULL;
+	out->route = NULL;
+	int vi = find_vhost(rt, req->authority ? req->authority : "",
+			    req->authority ? req->authority_len : 0);
+	if (vi < 0)
+		return -ENOENT;
+	const struct arn_cfg_vhost *vh = &rt->vhosts[vi];
+	out->vhost = vh;
+	const char *path = req->path ? req->path : "";
+	size_t plen = req->path ? req->path_len : 0;
+	size_t pn = 0;
+	while (pn < plen && path[pn] != '?' && path[pn] != '#')
+		pn++;
+	const char *query = "";
+	size_t qn = 0;
+	if (pn < plen && path[pn] == '?') {
+		query = path + pn + 1;
+		qn = plen - pn - 1;
+		const char *hash = memchr(query, '#', qn);
+		if (hash)
+			qn = (size_t)(hash - query);
+	}
+	for (size_t i = 0; i < vh->n_routes; i++) {
+		if (route_matches(&vh->routes[i], req, path, pn, query, qn)) {
+			out->route = &vh->routes[i];
+			return 0;
+		}
+	}
+	return -ESRCH;
+}
+
+int arn_cfg_route_cluster(const struct arn_cfg_route_action *a, const struct arn_cfg_request *req,
+			  struct arn_cfg_ref *out)
+{
+	switch (a->spec) {
+	case ARN_CFG_CLUSTER_NAME:
+		*out = a->cluster;
+		return 0;
+	case ARN_CFG_CLUSTER_HEADER: {
+		char buf[256];
+		const char *v;
+		size_t vn;
+		if (!header_value(req, a->cluster.name, a->cluster.len, buf, sizeof(buf), &v,
+				  &vn) ||
+		    vn == 0)
+			return -ENOENT;
+		out->name = v;
+		out->len = vn;
+		out->hash = arn_cfg_hash(v, vn);
+		return 0;
+	}
+	default: {
+		if (a->n_weighted == 0 || a->total_weight == 0)
+			return -ENOENT;
+		uint64_t pick = req->random % a->total_weight;
+		for (size_t i = 0; i < a->n_weighted; i++) {
+			if (pick < a->weighted[i].weight) {
+				*out = a->weighted[i].cluster;
+				return 0;
+			}
+			pick -= a->weighted[i].weight;
+		}
+		*out = a->weighted[a->n_weighted - 1].cluster;
+		return 0;
+	}
+	}
+}
+
+int arn_cfg_route_rewrite_path(const struct arn_cfg_route *r, const char *path, size_t len,
+			       char *buf, size_t cap)
+{
+	const struct arn_cfg_route_action *a = &r->route;
+	if (r->action != ARN_CFG_ACTION_ROUTE || (!a->prefix_rewrite && !a->regex_rewrite))
+		return 0;
+	size_t pn = 0;
+	while (pn < len && path[pn] != '?')
+		pn++;
+	size_t o;
+	if (a->regex_rewrite) {
+		long n =
+		    arn_regex_replace(a->regex_rewrite, path, pn, a->regex_substitution, buf, cap);
+		if (n < 0)
+			return -ENOSPC;
+		o = (size_t)n;
+	} else {
+		/* the part the route matched is replaced: the prefix, or the whole
+		 * path for exact and regex matches */
+		size_t matched = (r->path_kind == ARN_CFG_PATH_PREFIX ||
+				  r->path_kind == ARN_CFG_PATH_SEPARATED_PREFIX)
+				     ? r->path_len
+				     : pn;
+		if (matched > pn)
+			matched = pn;
+		if (a->prefix_rewrite_len + (pn - matched) >= cap)
+			return -ENOSPC;
+		memcpy(buf, a->prefix_rewrite, a->prefix_rewrite_len);
+		memcpy(buf + a->prefix_rewrite_len, path + matched, pn - matched);
+		o = a->prefix_rewrite_len + (pn - matched);
+	}
+	if (o + (len - pn) >= cap)
+		return -ENOSPC;
+	memcpy(buf + o, path + pn, len - pn);
+	o += len - pn;
+	buf[o] = 0;
+	return (int)o;
+}
+
+/* ---- filter chains ---------------------------------------------------------- */
+
+static int cidr_score(const struct arn_cfg_cidr *c, size_t n, uint32_t addr)
+{
+	if (n == 0)
+		return 0;
+	int best = -1;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t mask = c[i].len ? ~0u << (32 - c[i].len) : 0;
+		if ((addr & mask) == c[i].addr && (int)c[i].len + 1 > best)
+			best = c[i].len + 1;
+	}
+	return best;
+}
+
+static int sni_score(const struct arn_cfg_fc_match *m, const struct arn_cfg_fc_input *in)
+{
+	if (m->n_server_names == 0)
+		return 0;
+	if (!in->server_name || in->server_name_len == 0)
+		return -1;
+	int best = -1;
+	for (size_t i = 0; i < m->n_server_names; i++) {
+		const char *s = m->server_names[i];
+		size_t sl = strlen(s);
+		if (s[0] == '*') {
+			/* "*.example.com" matches "a.example.com", longer is more specific */
+			size_t suf = sl - 1;
+			if (in->server_name_len > suf &&
+			    strncasecmp(in->server_name + in->server_name_len - suf, s + 1, suf) ==
+				0 &&
+			    (int)suf > best)
+				best = (int)suf;
+		} else if (sl == in->server_name_len && strncasecmp(s, in->server_name, sl) == 0) {
+			return 1 << 20;
+		}
+	}
+	return best;
+}
+
+static int chain_score(const struct arn_cfg_fc_match *m, const struct arn_cfg_fc_input *in,
+		       int step)
+{
+	switch (step) {
+	case 0:
+		return m->dst_port == 0 ? 0 : m->dst_port == in->dst_port ? 1 : -1;
+	case 1:
+		return cidr_score(m->dst_prefixes, m->n_dst_prefixes, in->dst_addr);
+	case 2:
+		return sni_score(m, in);
+	case 3: {
+		if (!m->transport_protocol)
+			return 0;
+		const char *tp = in->transport_protocol ? in->transport_protocol : "raw_buffer";
+		return strcmp(m->transport_protocol, tp) == 0 ? 1 : -1;
+	}
+	case 4:
+		if (m->n_alpn == 0)
+			return 0;
+		for (size_t i = 0; i < m->n_alpn; i++)
+			for (size_t j = 0; j < in->n_alpn; j++)
+				if (strcmp(m->alpn[i], in->alpn[j]) == 0)
+					return 1;
+		return -1;
+	case 5:
+		return cidr_score(m->src_prefixes, m->n_src_prefixes, in->src_addr);
+	default:
+		if (m->n_src_ports == 0)
+			return 0;
+		for (size_t i = 0; i < m->n_src_ports; i++)
+			if (m->src_ports[i] == in->src_port)
+				return 1;
+		return -1;
+	}
+}
+
+const struct arn_cfg_filter_chain *arn_cfg_filter_chain_select(const struct arn_cfg_listener *l,
+							       const struct arn_cfg_fc_input *in)
+{
+	/* candidates as a bitmap on the stack; listeners have at most
+	 * ARN_CFG_MAX_CHAINS chains (checked at conversion) */
+	uint64_t cand[ARN_CFG_MAX_CHAINS / 64];
+	size_t n = l->n_chains, words = (n + 63) / 64;
+	if (n == 0)
+		return l->default_chain;
+	for (size_t w = 0; w < words; w++)
+		cand[w] = ~0ull;
+	if (n % 64)
+		cand[words - 1] = (1ull << (n % 64)) - 1;
+	for (int step = 0; step < 7; step++) {
+		int best = -1;
+		for (size_t i = 0; i < n; i++) {
+			if (!(cand[i / 64] >> (i % 64) & 1))
+				continue;
+			int s = chain_score(&l->chains[i].match, in, step);
+			if (s < 0)
+				cand[i / 64] &= ~(1ull << (i % 64));
+			else if (s > best)
+				best = s;
+		}
+		if (best < 0)
+			return l->default_chain;
+		for (size_t i = 0; i < n; i++)
+			if ((cand[i / 64] >> (i % 64) & 1) &&
+			    chain_score(&l->chains[i].match, in, step) != best)
+				cand[i / 64] &= ~(1ull << (i % 64));
+	}
+	for (size_t i = 0; i < n; i++)
+		if (cand[i / 64] >> (i % 64) & 1)
+			return &l->chains[i];
+	return l->default_chain;
+}

@@ -1,0 +1,1420 @@
+/*
+ * The configuration store: batches, warming, generations, RCU publication,
+ * interest, readiness and what the admin sees.
+ *
+ * State on the control lcore, per type: a map name -> entry. An entry holds
+ * the active object (the one in the current generation), the warming one
+ * (accepted, waiting for what it references, G6), the serialized proto and
+ * version of each (for /config_dump), and the last error for the name.
+ *
+ * What workers see is only the generation: per type, the root of a
+ * persistent trie (hamt.h) of active objects. A batch edits "next" roots
+ * (copying only shared paths), then publishes one new generation with a
+ * single release store; the previous generation is retired with an
+ * rte_rcu_qsbr token and freed by arn_config_poll() once every registered
+ * worker has reported a quiescent state after the publication.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_rcu_qsbr.h>
+
+#include "upb/decode.h"
+
+#include "arn_bootstrap.h"
+#include "arn_config.h"
+#include "arn_log.h"
+#include "arn_proto.h"
+#include "config_int.h"
+#include "hamt.h"
+
+const char *const arn_cfg_type_msg[ARN_CFG_NTYPES] = {
+    "envoy.config.listener.v3.Listener",
+    "envoy.config.route.v3.RouteConfiguration",
+    "envoy.config.cluster.v3.Cluster",
+    "envoy.config.endpoint.v3.ClusterLoadAssignment",
+    "envoy.extensions.transport_sockets.tls.v3.Secret",
+};
+
+static const char *const type_urls[ARN_CFG_NTYPES] = {
+    ARN_TYPE_URL_LISTENER, ARN_TYPE_URL_ROUTE,	ARN_TYPE_URL_CLUSTER,
+    ARN_TYPE_URL_CLA,	   ARN_TYPE_URL_SECRET,
+};
+
+static const char *const type_names[ARN_CFG_NTYPES] = {
+    "Listener", "RouteConfiguration", "Cluster", "ClusterLoadAssignment", "Secret",
+};
+
+int arn_config_type_from_url(const char *url, size_t len)
+{
+	for (int t = 0; t < ARN_CFG_NTYPES; t++)
+		if (strlen(type_urls[t]) == len && memcmp(type_urls[t], url, len) == 0)
+			return t;
+	return -EINVAL;
+}
+
+const char *arn_config_type_url(enum arn_cfg_type t)
+{
+	return (unsigned)t < ARN_CFG_NTYPES ? type_urls[t] : "";
+}
+
+const char *arn_config_type_name(enum arn_cfg_type t)
+{
+	return (unsigned)t < ARN_CFG_NTYPES ? type_names[t] : "";
+}
+
+/* ---- a small string-keyed hash map ---------------------------------------- */
+
+struct snode {
+	struct snode *next;
+	uint64_t hash;
+	size_t len;
+	char *key;
+	void *val;
+	long count;
+};
+
+struct smap {
+	struct snode **b;
+	size_t nb, n;
+};
+
+static struct snode *smap_get(const struct smap *m, const char *k, size_t len, uint64_t h)
+{
+	if (!m->nb)
+		return NULL;
+	for (struct snode *n = m->b[h & (m->nb - 1)]; n; n = n->next)
+		if (n->hash == h && n->len == len && memcmp(n->key, k, len) == 0)
+			return n;
+	return NULL;
+}
+
+static struct snode *smap_add(struct smap *m, const char *k, size_t len, uint64_t h)
+{
+	if (m->n + 1 > m->nb) {
+		size_t nb = m->nb ? 2 * m->nb : 16;
+		struct snode **b = calloc(nb, sizeof(*b));
+		if (!b)
+			return NULL;
+		for (size_t i = 0; i < m->nb; i++)
+			for (struct snode *n = m->b[i], *x; n; n = x) {
+				x = n->next;
+				n->next = b[n->hash & (nb - 1)];
+				b[n->hash & (nb - 1)] = n;
+			}
+		free(m->b);
+		m->b = b;
+		m->nb = nb;
+	}
+	struct snode *n = calloc(1, sizeof(*n));
+	if (!n || !(n->key = malloc(len + 1))) {
+		free(n);
+		return NULL;
+	}
+	memcpy(n->key, k, len);
+	n->key[len] = 0;
+	n->len = len;
+	n->hash = h;
+	n->next = m->b[h & (m->nb - 1)];
+	m->b[h & (m->nb - 1)] = n;
+	m->n++;
+	return n;
+}
+
+static void smap_del(struct smap *m, struct snode *x)
+{
+	struct snode **pp = &m->b[x->hash & (m->nb - 1)];
+	while (*pp != x)
+		pp = &(*pp)->next;
+	*pp = x->next;
+	free(x->key);
+	free(x);
+	m->n--;
+}
+
+/* ---- entries ---------------------------------------------------------------- */
+
+struct version {
+	struct arn_cfg_obj *obj; /* one reference */
+	char *version;
+	char *bytes; /* serialized resource, for /config_dump */
+	size_t len;
+	int64_t updated_ms;
+	struct conv_dep *deps;
+	size_t ndeps;
+};
+
+struct entry {
+	enum arn_cfg_type type;
+	const char *name; /* the snode's key */
+	size_t len;
+	uint64_t hash;
+	struct version active, warming;
+	uint64_t warm_deadline; /* monotonic ms; 0: no deadline */
+	bool warm_initial;	/* warming since before readiness */
+	bool is_static;
+	char *last_error, *error_version;
+	int64_t error_ms;
+	size_t warm_idx; /* index in the store's warming list, when warming */
+};
+
+struct retired {
+	struct arn_cfg_gen *g;
+	uint64_t token;
+};
+
+struct arn_config_store {
+	struct smap entries[ARN_CFG_NTYPES];
+	struct smap interest[ARN_CFG_NTYPES]; /* name -> count of referencing versions */
+	bool interest_dirty[ARN_CFG_NTYPES];
+	void (*interest_cb)(void *, const char *);
+	void *interest_ctx;
+	struct entry **warming; /* every entry with a warming version */
+	size_t n_warming, cap_warming;
+	struct arn_hamt *next[ARN_CFG_NTYPES];
+	size_t n_active[ARN_CFG_NTYPES];
+	struct arn_cfg_gen *gen;
+	uint64_t gen_id;
+	struct retired *retired;
+	size_t n_retired, cap_retired;
+	struct rte_rcu_qsbr *qsbr;
+	struct arn_cfg_reclaim reclaim;
+	uint64_t (*now)(void *);
+	void *now_ctx;
+	uint32_t default_fetch_ms;
+	bool static_applied, expect_initial, ready;
+	bool initial_done[ARN_CFG_NTYPES];
+	uint64_t initial_deadline[ARN_CFG_NTYPES];
+	struct arn_config_stats st;
+	bool validate_only;
+};
+
+static struct arn_config_store *global_store;
+
+struct arn_config_store *arn_config_global(void)
+{
+	return global_store;
+}
+
+void arn_config_set_global(struct arn_config_store *s)
+{
+	global_store = s;
+}
+
+static uint64_t real_now(void *ctx)
+{
+	(void)ctx;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void arn_config_set_clock(struct arn_config_store *s, uint64_t (*now_ms)(void *ctx), void *ctx)
+{
+	s->now = now_ms ? now_ms : real_now;
+	s->now_ctx = ctx;
+}
+
+static uint64_t now(struct arn_config_store *s)
+{
+	return s->now(s->now_ctx);
+}
+
+/* ---- object lifetime ---------------------------------------------------------- */
+
+void arn_cfg_obj_free(struct arn_cfg_obj *o)
+{
+	arn_pool_free(o->pool); /* the object lives in its own pool */
+}
+
+void arn_cfg_obj_unref(struct arn_cfg_obj *o)
+{
+	if (o && __atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		arn_cfg_obj_free(o);
+}
+
+void arn_cfg_obj_last_unpin(struct arn_cfg_obj *o)
+{
+	/* A worker dropped the last reference: hand the object to the control
+	 * lcore (Treiber stack; the consumer takes the whole list at once, so
+	 * there is no ABA problem). */
+	struct arn_cfg_reclaim *r = o->reclaim;
+	if (!r) {
+		arn_cfg_obj_free(o); /* objects made outside a store (tests) */
+		return;
+	}
+	struct arn_cfg_obj *head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+	do {
+		o->reclaim_next = head;
+	} while (!__atomic_compare_exchange_n(&r->head, &head, o, true, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+}
+
+static void reclaim_drain(struct arn_config_store *s)
+{
+	struct arn_cfg_obj *o = __atomic_exchange_n(&s->reclaim.head, NULL, __ATOMIC_ACQUIRE);
+	while (o) {
+		struct arn_cfg_obj *n = o->reclaim_next;
+		arn_cfg_obj_free(o);
+		o = n;
+	}
+}
+
+static void version_clear(struct arn_config_store *s, struct entry *e, struct version *v);
+
+/* ---- generations --------------------------------------------------------------- */
+
+static void lindex_unref(struct arn_cfg_lindex *x)
+{
+	if (x && --x->refs == 0)
+		free(x);
+}
+
+static void gen_free(struct arn_cfg_gen *g)
+{
+	if (!g)
+		return;
+	for (int t = 0; t < ARN_CFG_NTYPES; t++)
+		arn_hamt_unref(g->roots[t], arn_cfg_obj_unref);
+	lindex_unref(g->lindex);
+	free(g);
+}
+
+struct lcollect {
+	struct arn_cfg_lindex *x;
+};
+
+static void lcollect_fn(void *ctx, struct arn_cfg_obj *o)
+{
+	struct lcollect *lc = ctx;
+	lc->x->l[lc->x->n++] = (struct arn_cfg_listener *)o;
+}
+
+static int lcmp(const void *a, const void *b)
+{
+	const struct arn_cfg_listener *x = *(struct arn_cfg_listener *const *)a;
+	const struct arn_cfg_listener *y = *(struct arn_cfg_listener *const *)b;
+	if (x->port != y->port)
+		return x->port < y->port ? -1 : 1;
+	/* specific addresses before 0.0.0.0 for the same port */
+	if (x->addr != y->addr)
+		return x->addr > y->addr ? -1 : 1;
+	return 0;
+}
+
+static int publish(struct arn_config_store *s, uint64_t *token)
+{
+	struct arn_cfg_gen *old = s->gen;
+	bool changed = false;
+	for (int t = 0; t < ARN_CFG_NTYPES; t++)
+		changed |= s->next[t] != old->roots[t];
+	if (!changed) {
+		for (int t = 0; t < ARN_CFG_NTYPES; t++) {
+			arn_hamt_unref(s->next[t], arn_cfg_obj_unref);
+			s->next[t] = NULL;
+		}
+		*token = 0;
+		return 0;
+	}
+	struct arn_cfg_gen *g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	if (s->n_retired == s->cap_retired) {
+		size_t cap = s->cap_retired ? 2 * s->cap_retired : 16;
+		struct retired *r = realloc(s->retired, cap * sizeof(*r));
+		if (!r) {
+			free(g);
+			return -ENOMEM;
+		}
+		s->retired = r;
+		s->cap_retired = cap;
+	}
+	if (s->next[ARN_CFG_LISTENER] == old->roots[ARN_CFG_LISTENER] && old->lindex) {
+		g->lindex = old->lindex;
+		g->lindex->refs++;
+	} else {
+		size_t n = s->entries[ARN_CFG_LISTENER].n; /* upper bound of active listeners */
+		g->lindex = calloc(1, sizeof(*g->lindex) + (n ? n : 1) * sizeof(void *));
+		if (!g->lindex) {
+			free(g);
+			return -ENOMEM;
+		}
+		g->lindex->refs = 1;
+		struct lcollect lc = {g->lindex};
+		arn_hamt_foreach(s->next[ARN_CFG_LISTENER], lcollect_fn, &lc);
+		qsort(g->lindex->l, g->lindex->n, sizeof(void *), lcmp);
+	}
+	for (int t = 0; t < ARN_CFG_NTYPES; t++) {
+		g->roots[t] = s->next[t];
+		s->next[t] = NULL;
+		g->counts[t] = s->n_active[t];
+	}
+	g->id = ++s->gen_id;
+	__atomic_store_n(&s->gen, g, __ATOMIC_RELEASE);
+	*token = rte_rcu_qsbr_start(s->qsbr);
+	s->retired[s->n_retired++] = (struct retired){old, *token};
+	s->st.generations_published++;
+	return 0;
+}
+
+static void next_begin(struct arn_config_store *s)
+{
+	for (int t = 0; t < ARN_CFG_NTYPES; t++) {
+		s->next[t] = s->gen->roots[t];
+		arn_hamt_ref(s->next[t]);
+	}
+}
+
+static void reclaim_generations(struct arn_config_store *s)
+{
+	size_t j = 0;
+	for (size_t i = 0; i < s->n_retired; i++) {
+		/* tokens grow: once one is not acknowledged, later ones are not */
+		if (j == i && rte_rcu_qsbr_check(s->qsbr, s->retired[i].token, false) == 1) {
+			gen_free(s->retired[i].g);
+			s->st.generations_freed++;
+			j++;
+		}
+	}
+	memmove(s->retired, s->retired + j, (s->n_retired - j) * sizeof(*s->retired));
+	s->n_retired -= j;
+}
+
+bool arn_config_acked(struct arn_config_store *s, uint64_t token)
+{
+	return token == 0 || rte_rcu_qsbr_check(s->qsbr, token, false) == 1;
+}
+
+struct rte_rcu_qsbr *arn_config_rcu(struct arn_config_store *s)
+{
+	return s->qsbr;
+}
+
+const struct arn_cfg_gen *arn_config_gen(const struct arn_config_store *s)
+{
+	return __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE);
+}
+
+/* ---- interest (X4) and dependencies ------------------------------------------ */
+
+static void deps_account(struct arn_config_store *s, const struct conv_dep *d, size_t n, int delta)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct smap *m = &s->interest[d[i].type];
+		size_t len = strlen(d[i].name);
+		uint64_t h = arn_cfg_hash(d[i].name, len);
+		struct snode *x = smap_get(m, d[i].name, len, h);
+		if (delta > 0) {
+			if (!x && !(x = smap_add(m, d[i].name, len, h)))
+				continue; /* ENOMEM: interest slightly wrong, logged below */
+			if (x->count++ == 0)
+				s->interest_dirty[d[i].type] = true;
+		} else if (x && --x->count == 0) {
+			smap_del(m, x);
+			s->interest_dirty[d[i].type] = true;
+		}
+	}
+}
+
+static void deps_free(struct conv_dep *d, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(d[i].name);
+	free(d);
+}
+
+size_t arn_config_referenced(struct arn_config_store *s, const char *type_url,
+			     void (*fn)(void *ctx, const char *name), void *ctx)
+{
+	int t = arn_config_type_from_url(type_url, strlen(type_url));
+	if (t < 0)
+		return 0;
+	struct smap *m = &s->interest[t];
+	size_t n = 0;
+	for (size_t i = 0; i < m->nb; i++)
+		for (struct snode *x = m->b[i]; x; x = x->next, n++)
+			if (fn)
+				fn(ctx, x->key);
+	return n;
+}
+
+void arn_config_set_interest_cb(struct arn_config_store *s,
+				void (*fn)(void *ctx, const char *type_url), void *ctx)
+{
+	s->interest_cb = fn;
+	s->interest_ctx = ctx;
+}
+
+static void interest_notify(struct arn_config_store *s)
+{
+	for (int t = 0; t < ARN_CFG_NTYPES; t++) {
+		if (!s->interest_dirty[t])
+			continue;
+		s->interest_dirty[t] = false;
+		if (s->interest_cb)
+			s->interest_cb(s->interest_ctx, type_urls[t]);
+	}
+}
+
+/* Is everything @p v warms on present (active)? */
+static bool deps_ready(struct arn_config_store *s, const struct version *v)
+{
+	for (size_t i = 0; i < v->ndeps; i++) {
+		const struct conv_dep *d = &v->deps[i];
+		if (!d->warm)
+			continue;
+		size_t len = strlen(d->name);
+		struct snode *x =
+		    smap_get(&s->entries[d->type], d->name, len, arn_cfg_hash(d->name, len));
+		if (!x || !((struct entry *)x->val)->active.obj)
+			return false;
+	}
+	return true;
+}
+
+/* The longest initial_fetch_timeout among the unsatisfied dependencies; 0
+ * if one of them waits forever (initial_fetch_timeout: 0s). */
+static uint64_t warm_deadline(struct arn_config_store *s, const struct version *v)
+{
+	uint32_t max = 0;
+	for (size_t i = 0; i < v->ndeps; i++) {
+		if (!v->deps[i].warm)
+			continue;
+		if (v->deps[i].timeout_ms == 0)
+			return 0;
+		if (v->deps[i].timeout_ms > max)
+			max = v->deps[i].timeout_ms;
+	}
+	return now(s) + max;
+}
+
+/* ---- entries ------------------------------------------------------------------ */
+
+static struct entry *entry_get(struct arn_config_store *s, enum arn_cfg_type t, const char *name,
+			       size_t len)
+{
+	struct snode *x = smap_get(&s->entries[t], name, len, arn_cfg_hash(name, len));
+	return x ? x->val : NULL;
+}
+
+static struct entry *entry_make(struct arn_config_store *s, enum arn_cfg_type t, const char *name,
+				size_t len)
+{
+	uint64_t h = arn_cfg_hash(name, len);
+	struct snode *x = smap_get(&s->entries[t], name, len, h);
+	if (x)
+		return x->val;
+	struct entry *e = calloc(1, sizeof(*e));
+	if (!e || !(x = smap_add(&s->entries[t], name, len, h))) {
+		free(e);
+		return NULL;
+	}
+	x->val = e;
+	e->type = t;
+	e->name = x->key;
+	e->len = len;
+	e->hash = h;
+	return e;
+}
+
+static void entry_maybe_drop(struct arn_config_store *s, struct entry *e)
+{
+	if (e->active.obj || e->warming.obj || e->last_error)
+		return;
+	struct smap *m = &s->entries[e->type];
+	struct snode *x = smap_get(m, e->name, e->len, e->hash);
+	free(e->error_version);
+	free(e);
+	smap_del(m, x);
+}
+
+static void version_clear(struct arn_config_store *s, struct entry *e, struct version *v)
+{
+	(void)e;
+	deps_account(s, v->deps, v->ndeps, -1);
+	deps_free(v->deps, v->ndeps);
+	arn_cfg_obj_unref(v->obj);
+	free(v->version);
+	free(v->bytes);
+	memset(v, 0, sizeof(*v));
+}
+
+static void warming_add(struct arn_config_store *s, struct entry *e)
+{
+	if (s->n_warming == s->cap_warming) {
+		size_t cap = s->cap_warming ? 2 * s->cap_warming : 16;
+		struct entry **w = realloc(s->warming, cap * sizeof(*w));
+		if (!w)
+			abort(); /* a few pointers; nothing sensible to do without them */
+		s->warming = w;
+		s->cap_warming = cap;
+	}
+	e->warm_idx = s->n_warming;
+	s->warming[s->n_warming++] = e;
+}
+
+static void warming_remove(struct arn_config_store *s, struct entry *e)
+{
+	size_t i = e->warm_idx;
+	s->warming[i] = s->warming[--s->n_warming];
+	s->warming[i]->warm_idx = i;
+}
+
+static void set_error(struct entry *e, const char *msg, const char *version)
+{
+	free(e->last_error);
+	free(e->error_version);
+	e->last_error = strdup(msg);
+	e->error_version = strdup(version ? version : "");
+	e->error_ms = wall_ms();
+}
+
+/* Make @p e's active version @p v (taking it over); in the next roots. */
+static int make_active(struct arn_config_store *s, struct entry *e, struct version *v)
+{
+	int rc = arn_hamt_set(&s->next[e->type], v->obj, arn_cfg_obj_unref);
+	if (rc)
+		return rc;
+	if (!e->active.obj)
+		s->n_active[e->type]++;
+	version_clear(s, e, &e->active);
+	e->active = *v;
+	memset(v, 0, sizeof(*v));
+	return 0;
+}
+
+static void promote(struct arn_config_store *s, struct entry *e, bool timeout)
+{
+	warming_remove(s, e);
+	if (make_active(s, e, &e->warming) != 0) {
+		warming_add(s, e); /* ENOMEM: try again at the next poll */
+		return;
+	}
+	if (timeout) {
+		s->st.warming_timeouts++;
+		ARN_WARN(CONFIG,
+			 "%s '%s' stops warming after initial_fetch_timeout without what it "
+			 "references; it takes traffic now",
+			 type_names[e->type], e->name);
+	} else {
+		s->st.warming_completed++;
+		ARN_DEBUG(CONFIG, "%s '%s' is warm", type_names[e->type], e->name);
+	}
+}
+
+static void warming_check(struct arn_config_store *s, bool timeouts)
+{
+	uint64_t t = now(s);
+	for (size_t i = 0; i < s->n_warming;) {
+		struct entry *e = s->warming[i];
+		if (deps_ready(s, &e->warming))
+			promote(s, e, false);
+		else if (timeouts && e->warm_deadline && t >= e->warm_deadline)
+			promote(s, e, true);
+		else
+			i++;
+		/* promote() moved the last entry into slot i: look at it next */
+	}
+}
+
+/* ---- create / destroy ------------------------------------------------------------- */
+
+static uint32_t bootstrap_fetch_ms(const struct arn_bootstrap *b, const char *src)
+{
+	uint32_t ms = ARN_CONFIG_DEFAULT_INITIAL_FETCH_MS;
+	if (!b || !b->pb)
+		return ms;
+	struct pb bs = {(const upb_Message *)b->pb,
+			arn_proto_msgdef("envoy.config.bootstrap.v3.Bootstrap")};
+	struct pb cs = pb_msg(pb_msg(bs, "dynamic_resources"), src);
+	struct pb d = pb_msg(cs, "initial_fetch_timeout");
+	if (d.m) {
+		uint64_t v = (uint64_t)pb_i64(d, "seconds") * 1000u +
+			     (uint64_t)pb_i32(d, "nanos") / 1000000u;
+		ms = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+	}
+	return ms;
+}
+
+struct arn_config_store *arn_config_create(const struct arn_bootstrap *b)
+{
+	if (arn_proto_init() != 0)
+		return NULL;
+	struct arn_config_store *s = calloc(1, sizeof(*s));
+	if (!s)
+		goto nomem;
+	s->now = real_now;
+	s->default_fetch_ms = ARN_CONFIG_DEFAULT_INITIAL_FETCH_MS;
+	size_t sz = rte_rcu_qsbr_get_memsize(ARN_CONFIG_MAX_READERS);
+	s->qsbr = aligned_alloc(RTE_CACHE_LINE_SIZE, (sz + RTE_CACHE_LINE_SIZE - 1) &
+							 ~(size_t)(RTE_CACHE_LINE_SIZE - 1));
+	s->gen = calloc(1, sizeof(*s->gen));
+	if (!s->qsbr || !s->gen)
+		goto nomem;
+	if (rte_rcu_qsbr_init(s->qsbr, ARN_CONFIG_MAX_READERS) != 0)
+		goto nomem;
+	s->expect_initial = b && b->ads;
+	uint64_t t = now(s);
+	uint32_t cds = bootstrap_fetch_ms(b, "cds_config");
+	uint32_t lds = bootstrap_fetch_ms(b, "lds_config");
+	s->initial_deadline[ARN_CFG_CLUSTER] = cds ? t + cds : 0;
+	s->initial_deadline[ARN_CFG_LISTENER] = lds ? t + lds : 0;
+	return s;
+nomem:
+	ARN_ERR(CONFIG, "cannot create the configuration store: out of memory");
+	if (s) {
+		free(s->qsbr);
+		free(s->gen);
+		free(s);
+	}
+	return NULL;
+}
+
+void arn_config_destroy(struct arn_config_store *s)
+{
+	if (!s)
+		return;
+	if (global_store == s)
+		global_store = NULL;
+	for (size_t i = 0; i < s->n_retired; i++)
+		gen_free(s->retired[i].g);
+	free(s->retired);
+	gen_free(s->gen);
+	for (int t = 0; t < ARN_CFG_NTYPES; t++) {
+		arn_hamt_unref(s->next[t], arn_cfg_obj_unref);
+		struct smap *m = &s->entries[t];
+		for (size_t i = 0; i < m->nb; i++)
+			for (struct snode *x = m->b[i], *n; x; x = n) {
+				n = x->next;
+				struct entry *e = x->val;
+				version_clear(s, e, &e->active);
+				version_clear(s, e, &e->warming);
+				free(e->last_error);
+				free(e->error_version);
+				free(e);
+				free(x->key);
+				free(x);
+			}
+		free(m->b);
+		struct smap *im = &s->interest[t];
+		for (size_t i = 0; i < im->nb; i++)
+			for (struct snode *x = im->b[i], *n; x; x = n) {
+				n = x->next;
+				free(x->key);
+				free(x);
+			}
+		free(im->b);
+	}
+	reclaim_drain(s);
+	free(s->warming);
+	free(s->qsbr);
+	free(s);
+}
+
+/* ---- batches -------------------------------------------------------------------- */
+
+struct conv_out {
+	struct arn_cfg_obj *obj;
+	struct conv_dep *deps;
+	size_t ndeps;
+	char *err; /* conversion failure */
+	char *detail;
+};
+
+static int result_add2(struct arn_config_result *r, const char *name, const char *msg,
+		       const char *detail)
+{
+	struct arn_config_error *e = realloc(r->errors, (r->n_errors + 1) * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	r->errors = e;
+	e[r->n_errors].name = strdup(name);
+	e[r->n_errors].message = strdup(msg);
+	e[r->n_errors].detail = detail ? strdup(detail) : NULL;
+	r->n_errors++;
+	return 0;
+}
+
+static int result_add(struct arn_config_result *r, const char *name, const char *msg)
+{
+	return result_add2(r, name, msg, NULL);
+}
+
+void arn_config_result_free(struct arn_config_result *r)
+{
+	for (size_t i = 0; i < r->n_errors; i++) {
+		free(r->errors[i].name);
+		free(r->errors[i].message);
+		free(r->errors[i].detail);
+	}
+	free(r->errors);
+	memset(r, 0, sizeof(*r));
+}
+
+void arn_config_result_format(const struct arn_config_result *r, struct arn_sb *out)
+{
+	for (size_t i = 0; i < r->n_errors; i++) {
+		arn_sb_puts(out, r->errors[i].message ? r->errors[i].message : "out of memory");
+		arn_sb_putc(out, '\n');
+	}
+}
+
+/* Decode and convert one resource (step 1). */
+static void convert_one(struct arn_config_store *s, enum arn_cfg_type t,
+			const struct arn_config_resource_in *in, upb_Arena *arena,
+			struct conv_out *out)
+{
+	struct conv c;
+	memset(&c, 0, sizeof(c));
+	c.type = t;
+	c.res = in->name ? in->name : "";
+	c.arena = arena;
+	c.default_fetch_ms = s->default_fetch_ms;
+	c.reclaim = &s->reclaim;
+	c.validate_only = s->validate_only;
+	const upb_MessageDef *md = arn_proto_msgdef(arn_cfg_type_msg[t]);
+	struct arn_sb derr = ARN_SB_INIT;
+	upb_Message *m = arn_proto_decode(in->bytes ? in->bytes : "", in->len, md, arena, &derr);
+	if (!m) {
+		arn_sb_printf(&c.msg, "%s '%s': cannot decode: %s", type_names[t], c.res,
+			      arn_sb_cstr(&derr));
+		c.nerr++;
+		arn_sb_free(&derr);
+		goto done;
+	}
+	arn_sb_free(&derr);
+	struct pb p = {m, md};
+	upb_StringView inner = pb_str(p, t == ARN_CFG_CLA ? "cluster_name" : "name");
+	if (!in->name || inner.size != strlen(in->name) ||
+	    memcmp(inner.data, in->name, inner.size)) {
+		conv_err(&c, t == ARN_CFG_CLA ? "cluster_name" : "name",
+			 "'%.*s' differs from the resource's name in the response", (int)inner.size,
+			 inner.data);
+		goto done;
+	}
+	if (t == ARN_CFG_ROUTE) {
+		out->obj = arn_conv_route_table(&c, p, false);
+	} else {
+		c.pool = arn_pool_new(t == ARN_CFG_CLUSTER || t == ARN_CFG_CLA ? 512 : 2048);
+		if (!c.pool) {
+			conv_err(&c, "", "out of memory");
+			goto done;
+		}
+		switch (t) {
+		case ARN_CFG_LISTENER:
+			out->obj = arn_conv_listener(&c, p);
+			break;
+		case ARN_CFG_CLUSTER:
+			out->obj = arn_conv_cluster(&c, p);
+			break;
+		case ARN_CFG_CLA:
+			out->obj = arn_conv_endpoints(&c, p);
+			break;
+		default:
+			out->obj = arn_conv_secret(&c, p);
+			break;
+		}
+		if (!out->obj && !c.nerr)
+			conv_err(&c, "", "out of memory");
+		if (c.nerr || arn_pool_failed(c.pool)) {
+			if (!c.nerr)
+				conv_err(&c, "", "out of memory");
+			arn_pool_free(c.pool); /* frees the object too */
+			out->obj = NULL;
+		}
+	}
+done:
+	if (c.nerr) {
+		out->err = arn_sb_steal(&c.msg);
+		out->detail = arn_sb_steal(&c.detail);
+		deps_free(c.deps, c.ndeps);
+		if (out->obj)
+			arn_cfg_obj_unref(out->obj);
+		out->obj = NULL;
+	} else {
+		arn_sb_free(&c.msg);
+		arn_sb_free(&c.detail);
+		out->deps = c.deps;
+		out->ndeps = c.ndeps;
+	}
+}
+
+/* X16 checks that need the rest of the configuration. NULL: fine. */
+static char *application_error(struct arn_config_store *s, struct entry *e,
+			       const struct arn_cfg_obj *o, unsigned flags)
+{
+	char buf[512];
+	if (e->is_static && !(flags & ARN_CONFIG_APPLY_STATIC)) {
+		snprintf(buf, sizeof(buf),
+			 "%s '%s': defined in static_resources; xDS cannot change or remove it",
+			 type_names[e->type], e->name);
+		return strdup(buf);
+	}
+	if (e->type == ARN_CFG_LISTENER) {
+		const struct arn_cfg_listener *l = (const void *)o;
+		struct smap *m = &s->entries[ARN_CFG_LISTENER];
+		for (size_t i = 0; i < m->nb; i++)
+			for (struct snode *x = m->b[i]; x; x = x->next) {
+				struct entry *o2 = x->val;
+				if (o2 == e)
+					continue;
+				const struct arn_cfg_listener *a = (const void *)o2->active.obj;
+				const struct arn_cfg_listener *w = (const void *)o2->warming.obj;
+				const struct arn_cfg_listener *hit =
+				    (a && a->addr == l->addr && a->port == l->port)   ? a
+				    : (w && w->addr == l->addr && w->port == l->port) ? w
+										      : NULL;
+				if (hit) {
+					snprintf(buf, sizeof(buf),
+						 "Listener '%s': address: %u.%u.%u.%u:%u is "
+						 "already used "
+						 "by listener '%s'",
+						 e->name, l->addr >> 24, (l->addr >> 16) & 255,
+						 (l->addr >> 8) & 255, l->addr & 255, l->port,
+						 o2->name);
+					return strdup(buf);
+				}
+			}
+	}
+	return NULL;
+}
+
+static void apply_update(struct arn_config_store *s, struct entry *e, struct conv_out *co,
+			 const struct arn_config_resource_in *in, unsigned flags,
+			 struct arn_config_result *r)
+{
+	char *err = application_error(s, e, co->obj, flags);
+	if (err) {
+		set_error(e, err, in->version);
+		result_add(r, e->name, err);
+		free(err);
+		s->st.resources_rejected++;
+		arn_cfg_obj_unref(co->obj);
+		deps_free(co->deps, co->ndeps);
+		return;
+	}
+	struct version v = {
+	    .obj = co->obj,
+	    .version = strdup(in->version ? in->version : ""),
+	    .bytes = malloc(in->len ? in->len : 1),
+	    .len = in->len,
+	    .updated_ms = wall_ms(),
+	    .deps = co->deps,
+	    .ndeps = co->ndeps,
+	};
+	if (v.bytes && in->len)
+		memcpy(v.bytes, in->bytes, in->len);
+	deps_account(s, v.deps, v.ndeps, +1);
+	if (flags & ARN_CONFIG_APPLY_STATIC)
+		e->is_static = true;
+	s->st.resources_updated++;
+	free(e->last_error);
+	free(e->error_version);
+	e->last_error = e->error_version = NULL;
+	if (deps_ready(s, &v)) {
+		if (e->warming.obj) {
+			warming_remove(s, e);
+			version_clear(s, e, &e->warming);
+		}
+		if (make_active(s, e, &v) != 0) {
+			result_add(r, e->name, "out of memory");
+			version_clear(s, e, &v);
+		}
+		return;
+	}
+	/* G6: warm until what it references arrives; an active previous version
+	 * keeps serving meanwhile. */
+	if (e->warming.obj)
+		version_clear(s, e, &e->warming);
+	else
+		warming_add(s, e);
+	e->warming = v;
+	e->warm_deadline = warm_deadline(s, &v);
+	e->warm_initial = !s->ready;
+	s->st.warming_started++;
+	ARN_DEBUG(CONFIG, "%s '%s' warms until what it references arrives", type_names[e->type],
+		  e->name);
+}
+
+static void apply_remove(struct arn_config_store *s, enum arn_cfg_type t, const char *name,
+			 unsigned flags, struct arn_config_result *r)
+{
+	struct entry *e = entry_get(s, t, name, strlen(name));
+	if (!e || (!e->active.obj && !e->warming.obj))
+		return; /* G3: removing what is not there changes nothing */
+	if (e->is_static && !(flags & ARN_CONFIG_APPLY_STATIC)) {
+		char *err = application_error(s, e, NULL, flags);
+		set_error(e, err, "");
+		result_add(r, name, err);
+		free(err);
+		s->st.resources_rejected++;
+		return;
+	}
+	if (e->active.obj) {
+		if (arn_hamt_del(&s->next[t], e->name, e->len, e->hash, arn_cfg_obj_unref) ==
+		    -ENOMEM) {
+			result_add(r, name, "out of memory");
+			return;
+		}
+		version_clear(s, e, &e->active);
+		s->n_active[t]--;
+	}
+	if (e->warming.obj) {
+		warming_remove(s, e);
+		version_clear(s, e, &e->warming);
+	}
+	s->st.resources_removed++;
+	free(e->last_error);
+	e->last_error = NULL;
+	entry_maybe_drop(s, e);
+}
+
+static void update_ready(struct arn_config_store *s);
+
+int arn_config_apply(struct arn_config_store *s, const char *type_url,
+		     const struct arn_config_resource_in *res, size_t n_res,
+		     const char *const *removed, size_t n_removed, unsigned flags,
+		     struct arn_config_result *out)
+{
+	memset(out, 0, sizeof(*out));
+	int t = type_url ? arn_config_type_from_url(type_url, strlen(type_url)) : -EINVAL;
+	if (t < 0)
+		return -EINVAL;
+	reclaim_drain(s);
+	upb_Arena *arena = upb_Arena_New();
+	struct conv_out *co = calloc(n_res ? n_res : 1, sizeof(*co));
+	if (!arena || !co) {
+		if (arena)
+			upb_Arena_Free(arena);
+		free(co);
+		return -ENOMEM;
+	}
+	/* Step 1: decode and convert everything (X15). */
+	size_t nbad = 0;
+	for (size_t i = 0; i < n_res; i++) {
+		convert_one(s, t, &res[i], arena, &co[i]);
+		nbad += co[i].err != NULL;
+	}
+	upb_Arena_Free(arena);
+	if (nbad) {
+		for (size_t i = 0; i < n_res; i++) {
+			if (co[i].err) {
+				const char *nm = res[i].name ? res[i].name : "";
+				result_add2(out, nm, co[i].err, co[i].detail);
+				struct entry *e = entry_make(s, t, nm, strlen(nm));
+				if (e)
+					set_error(e, co[i].err, res[i].version);
+				free(co[i].err);
+				free(co[i].detail);
+			} else {
+				arn_cfg_obj_unref(co[i].obj);
+				deps_free(co[i].deps, co[i].ndeps);
+			}
+		}
+		free(co);
+		s->st.batches_refused++;
+		s->st.resources_rejected += nbad;
+		out->accepted = false;
+		if (!s->validate_only)
+			ARN_WARN(CONFIG,
+				 "%s batch refused (X15): %zu of %zu resources failed conversion",
+				 type_names[t], nbad, n_res);
+		return 0;
+	}
+	/* Step 2: apply one by one (X16). */
+	out->accepted = true;
+	next_begin(s);
+	for (size_t i = 0; i < n_res; i++) {
+		struct entry *e = entry_make(s, t, res[i].name, strlen(res[i].name));
+		if (!e) {
+			result_add(out, res[i].name, "out of memory");
+			arn_cfg_obj_unref(co[i].obj);
+			deps_free(co[i].deps, co[i].ndeps);
+			continue;
+		}
+		apply_update(s, e, &co[i], &res[i], flags, out);
+	}
+	free(co);
+	for (size_t i = 0; i < n_removed; i++)
+		apply_remove(s, t, removed[i], flags, out);
+	warming_check(s, false);
+	int rc = publish(s, &out->token);
+	if (rc) {
+		/* the next roots are dropped; the store's entries are ahead of
+		 * what workers see until the next successful publish */
+		for (int k = 0; k < ARN_CFG_NTYPES; k++) {
+			arn_hamt_unref(s->next[k], arn_cfg_obj_unref);
+			s->next[k] = NULL;
+		}
+		result_add(out, "", "out of memory while publishing");
+	}
+	out->published = out->token != 0;
+	s->st.batches_accepted++;
+	update_ready(s);
+	interest_notify(s);
+	return 0;
+}
+
+/* ---- static resources --------------------------------------------------------------- */
+
+/* One line per problem: FILE:LINE:COL: envoy_bootstrap.static_resources.
+ * <field>[i].<path>: <Type> '<name>': <reason>, the place found in the YAML
+ * as deep along the path as it goes. */
+static void static_error(const struct arn_bootstrap *b, const char *field, char **names, size_t n,
+			 const struct arn_config_error *e, struct arn_sb *err)
+{
+	size_t idx = 0;
+	while (idx < n && strcmp(names[idx], e->name) != 0)
+		idx++;
+	const char *detail = e->detail;
+	const char *q = strstr(e->message, "': ");
+	size_t prefix = q ? (size_t)(q - e->message) + 2 : 0; /* "Type 'name':" */
+	if (!detail || !*detail) {
+		char base[256];
+		size_t line = 0, col = 0;
+		snprintf(base, sizeof(base), "envoy_bootstrap.static_resources.%s[%zu]", field,
+			 idx);
+		if (b->yaml && arn_bootstrap_where(b, base, &line, &col) == 0)
+			arn_sb_printf(err, "%s:%zu:%zu: ", b->file, line, col);
+		arn_sb_printf(err, "%s: %s\n", base, e->message);
+		return;
+	}
+	for (const char *l = detail; *l;) {
+		const char *tab = strchr(l, '\t');
+		const char *nl = strchr(l, '\n');
+		if (!tab || !nl || tab > nl)
+			break;
+		char path[1400];
+		size_t line = 0, col = 0;
+		snprintf(path, sizeof(path), "envoy_bootstrap.static_resources.%s[%zu]%s%.*s",
+			 field, idx, tab > l ? "." : "", (int)(tab - l), l);
+		if (b->yaml && arn_bootstrap_where(b, path, &line, &col) == 0)
+			arn_sb_printf(err, "%s:%zu:%zu: ", b->file, line, col);
+		arn_sb_printf(err, "%s: %.*s %.*s\n", path, (int)prefix, e->message,
+			      (int)(nl - tab - 1), tab + 1);
+		l = nl + 1;
+	}
+}
+
+static int apply_static_list(struct arn_config_store *s, const struct arn_bootstrap *b,
+			     enum arn_cfg_type t, const char *field, struct arn_sb *err)
+{
+	struct pb bs = {(const upb_Message *)b->pb,
+			arn_proto_msgdef("envoy.config.bootstrap.v3.Bootstrap")};
+	struct pb sr = pb_msg(bs, "static_resources");
+	size_t n = pb_len(sr, field);
+	if (!n)
+		return 0;
+	upb_Arena *arena = upb_Arena_New();
+	struct arn_config_resource_in *in = calloc(n, sizeof(*in));
+	char **names = calloc(n, sizeof(*names));
+	int rc = 0;
+	if (!arena || !in || !names) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct pb r = pb_at(sr, field, i);
+		upb_StringView nm = pb_str(r, "name");
+		names[i] = strndup(nm.data, nm.size);
+		in[i].name = names[i];
+		in[i].version = "";
+		in[i].bytes = arn_proto_encode(r.m, r.d, arena, &in[i].len);
+		if (!names[i] || !in[i].bytes) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(names[i], names[j]) == 0) {
+				arn_sb_printf(err,
+					      "%s '%s': static_resources.%s[%zu]: the name is "
+					      "used twice\n",
+					      type_names[t], names[i], field, i);
+				rc = -EINVAL;
+			}
+	if (rc)
+		goto out;
+	struct arn_config_result r;
+	rc = arn_config_apply(s, type_urls[t], in, n, NULL, 0, ARN_CONFIG_APPLY_STATIC, &r);
+	if (rc == 0) {
+		for (size_t i = 0; i < r.n_errors; i++)
+			static_error(b, field, names, n, &r.errors[i], err);
+		if (r.n_errors)
+			rc = -EINVAL;
+		arn_config_result_free(&r);
+	}
+out:
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+	free(in);
+	if (arena)
+		upb_Arena_Free(arena);
+	return rc;
+}
+
+int arn_config_apply_static(struct arn_config_store *s, const struct arn_bootstrap *b,
+			    struct arn_sb *err)
+{
+	int rc = 0;
+	if (b && b->pb) {
+		static const struct {
+			enum arn_cfg_type t;
+			const char *field;
+		} order[] = {
+		    {ARN_CFG_SECRET, "secrets"},
+		    {ARN_CFG_CLUSTER, "clusters"},
+		    {ARN_CFG_LISTENER, "listeners"},
+		};
+		for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+			int r = apply_static_list(s, b, order[i].t, order[i].field, err);
+			if (r && (rc == 0 || r == -ENOMEM))
+				rc = r;
+		}
+	}
+	s->static_applied = true;
+	update_ready(s);
+	return rc;
+}
+
+int arn_config_validate_bootstrap(const struct arn_bootstrap *b, struct arn_sb *err)
+{
+	struct arn_config_store *s = arn_config_create(NULL);
+	if (!s)
+		return -ENOMEM;
+	s->validate_only = true;
+	int rc = arn_config_apply_static(s, b, err);
+	arn_config_destroy(s);
+	return rc;
+}
+
+/* ---- readiness -------------------------------------------------------------------------- */
+
+void arn_config_initial_fetch_done(struct arn_config_store *s, const char *type_url)
+{
+	int t = arn_config_type_from_url(type_url, strlen(type_url));
+	if (t >= 0)
+		s->initial_done[t] = true;
+	update_ready(s);
+}
+
+static void update_ready(struct arn_config_store *s)
+{
+	if (s->ready || !s->static_applied)
+		return;
+	if (s->expect_initial) {
+		/* Like Envoy's init manager: CDS and LDS first responses (or their
+		 * initial_fetch_timeout); EDS, RDS and SDS are waited for through
+		 * the warming of what references them. */
+		uint64_t t = now(s);
+		static const enum arn_cfg_type types[] = {ARN_CFG_CLUSTER, ARN_CFG_LISTENER};
+		for (size_t i = 0; i < 2; i++) {
+			enum arn_cfg_type ty = types[i];
+			if (!s->initial_done[ty] &&
+			    !(s->initial_deadline[ty] && t >= s->initial_deadline[ty]))
+				return;
+		}
+	}
+	for (size_t i = 0; i < s->n_warming; i++)
+		if (s->warming[i]->warm_initial)
+			return;
+	s->ready = true;
+	if (!s->validate_only)
+		ARN_INFO(CONFIG, "initial configuration ready (generation %llu)",
+			 (unsigned long long)s->gen_id);
+}
+
+bool arn_config_ready(struct arn_config_store *s)
+{
+	update_ready(s);
+	return s->ready;
+}
+
+/* ---- poll --------------------------------------------------------------------------------- */
+
+void arn_config_poll(struct arn_config_store *s)
+{
+	reclaim_drain(s);
+	if (s->n_retired)
+		reclaim_generations(s);
+	if (s->n_warming) {
+		uint64_t t = now(s);
+		bool due = false;
+		for (size_t i = 0; i < s->n_warming && !due; i++)
+			due = s->warming[i]->warm_deadline && t >= s->warming[i]->warm_deadline;
+		if (due) {
+			next_begin(s);
+			warming_check(s, true);
+			uint64_t token;
+			if (publish(s, &token) != 0) {
+				for (int k = 0; k < ARN_CFG_NTYPES; k++) {
+					arn_hamt_unref(s->next[k], arn_cfg_obj_unref);
+					s->next[k] = NULL;
+				}
+			}
+			interest_notify(s);
+		}
+	}
+	update_ready(s);
+}
+
+/* ---- admin --------------------------------------------------------------------------------- */
+
+static int ecmp(const void *a, const void *b)
+{
+	const struct entry *x = *(struct entry *const *)a, *y = *(struct entry *const *)b;
+	return strcmp(x->name, y->name);
+}
+
+struct dump_handle {
+	struct entry *e;
+	bool warming;
+};
+
+size_t arn_config_foreach(struct arn_config_store *s, enum arn_cfg_type t,
+			  void (*fn)(void *ctx, const struct arn_config_resource_info *info),
+			  void *ctx)
+{
+	if ((unsigned)t >= ARN_CFG_NTYPES)
+		return 0;
+	struct smap *m = &s->entries[t];
+	struct entry **v = malloc((m->n ? m->n : 1) * sizeof(*v));
+	if (!v)
+		return 0;
+	size_t n = 0, calls = 0;
+	for (size_t i = 0; i < m->nb; i++)
+		for (struct snode *x = m->b[i]; x; x = x->next)
+			v[n++] = x->val;
+	qsort(v, n, sizeof(*v), ecmp);
+	for (size_t i = 0; i < n; i++) {
+		struct entry *e = v[i];
+		struct arn_config_resource_info info = {
+		    .type = t,
+		    .name = e->name,
+		    .is_static = e->is_static,
+		    .last_error = e->last_error,
+		    .error_version = e->error_version,
+		    .last_error_ms = e->error_ms,
+		};
+		struct dump_handle h = {e, false};
+		info.handle = &h;
+		if (e->active.obj) {
+			info.state = ARN_CONFIG_ACTIVE;
+			info.version = e->active.version ? e->active.version : "";
+			info.last_updated_ms = e->active.updated_ms;
+			fn(ctx, &info);
+			calls++;
+		}
+		if (e->warming.obj) {
+			h.warming = true;
+			info.state = ARN_CONFIG_WARMING;
+			info.version = e->warming.version ? e->warming.version : "";
+			info.last_updated_ms = e->warming.updated_ms;
+			fn(ctx, &info);
+			calls++;
+		}
+		if (!e->active.obj && !e->warming.obj) {
+			info.state = ARN_CONFIG_ERROR_ONLY;
+			info.version = e->error_version ? e->error_version : "";
+			info.last_updated_ms = 0;
+			fn(ctx, &info);
+			calls++;
+		}
+	}
+	free(v);
+	return calls;
+}
+
+/* Replace a DataSource's content by "[redacted]". */
+static void redact_ds(upb_Message *parent, const upb_MessageDef *pd, const char *field,
+		      upb_Arena *a)
+{
+	const upb_FieldDef *f = upb_MessageDef_FindFieldByName(pd, field);
+	if (!f || !upb_Message_Has(parent, f))
+		return;
+	const upb_MessageDef *dsd = upb_FieldDef_MessageSubDef(f);
+	upb_Message *ds = upb_Message_New(dsd, a);
+	if (!ds)
+		return;
+	upb_MessageValue v;
+	v.str_val.data = "[redacted]";
+	v.str_val.size = strlen("[redacted]");
+	upb_Message_Set(ds, upb_MessageDef_FindFieldByName(dsd, "inline_string"), v, a);
+	upb_MessageValue mv;
+	mv.msg_val = ds;
+	upb_Message_Set(parent, f, mv, a);
+}
+
+int arn_config_resource_json(struct arn_config_store *s,
+			     const struct arn_config_resource_info *info, struct arn_sb *out)
+{
+	(void)s;
+	const struct dump_handle *h = info->handle;
+	const struct version *v = h->warming ? &h->e->warming : &h->e->active;
+	if (info->state == ARN_CONFIG_ERROR_ONLY || !v->obj)
+		return -ENOENT;
+	upb_Arena *a = upb_Arena_New();
+	if (!a)
+		return -ENOMEM;
+	const upb_MessageDef *md = arn_proto_msgdef(arn_cfg_type_msg[info->type]);
+	struct arn_sb err = ARN_SB_INIT;
+	upb_Message *m = arn_proto_decode(v->bytes, v->len, md, a, &err);
+	arn_sb_free(&err);
+	int rc = -ENOMEM;
+	if (m) {
+		if (info->type == ARN_CFG_SECRET) {
+			const upb_FieldDef *f =
+			    upb_MessageDef_FindFieldByName(md, "tls_certificate");
+			if (upb_Message_Has(m, f)) {
+				upb_Message *tc = upb_Message_Mutable(m, f, a).msg;
+				const upb_MessageDef *tcd = upb_FieldDef_MessageSubDef(f);
+				redact_ds(tc, tcd, "private_key", a);
+				redact_ds(tc, tcd, "password", a);
+			}
+		}
+		rc = arn_proto_to_json(m, md, out);
+	}
+	upb_Arena_Free(a);
+	return rc;
+}
+
+void arn_config_get_stats(struct arn_config_store *s, struct arn_config_stats *out)
+{
+	*out = s->st;
+	out->generations_pending = s->n_retired;
+	out->generation = s->gen_id;
+	size_t active[ARN_CFG_NTYPES] = {0}, warming[ARN_CFG_NTYPES] = {0};
+	for (int t = 0; t < ARN_CFG_NTYPES; t++)
+		active[t] = s->gen->counts[t];
+	for (size_t i = 0; i < s->n_warming; i++)
+		warming[s->warming[i]->type]++;
+	out->listeners_active = active[ARN_CFG_LISTENER];
+	out->listeners_warming = warming[ARN_CFG_LISTENER];
+	out->routes_active = active[ARN_CFG_ROUTE];
+	out->clusters_active = active[ARN_CFG_CLUSTER];
+	out->clusters_warming = warming[ARN_CFG_CLUSTER];
+	out->endpoints_active = active[ARN_CFG_CLA];
+	out->secrets_active = active[ARN_CFG_SECRET];
+}
+
+void arn_config_stats_foreach(const struct arn_config_stats *st,
+			      void (*fn)(void *ctx, const char *name, const char *help,
+					 uint64_t value),
+			      void *ctx)
+{
+#define ARN_CONFIG_STAT(id, help) fn(ctx, #id, help, st->id);
+#include "arn_config_stats.def"
+#undef ARN_CONFIG_STAT
+}
