@@ -23,6 +23,7 @@
 #include "app.h"
 #include "arn_admin.h"
 #include "arn_log.h"
+#include "arn_stats.h"
 #include "arn_xds.h"
 
 #if __has_include("arn_config.h")
@@ -41,6 +42,7 @@ struct app_xds {
 	size_t n_ondemand;
 #endif
 	bool admin_registered;
+	bool stats_registered;
 };
 
 #if HAVE_CONFIG
@@ -172,6 +174,46 @@ static void h_xds(const struct arn_admin_request *req, struct arn_admin_response
 	arn_sb_putc(&resp->body, '\n');
 }
 
+/* ---- /stats: pulled from the client's state (G8) --------------------------- */
+
+static void emit_updates(struct arn_stats_emitter *e, const char *family, const char *tag,
+			 const char *tag_value, const struct arn_xds_type_status *ts)
+{
+	arn_stats_emit(e, ARN_STAT_COUNTER, family, tag, tag_value, "update_attempt",
+		       ts->n_responses);
+	arn_stats_emit(e, ARN_STAT_COUNTER, family, tag, tag_value, "update_success", ts->n_acks);
+	arn_stats_emit(e, ARN_STAT_COUNTER, family, tag, tag_value, "update_rejected", ts->n_nacks);
+}
+
+static void pull_stats(struct arn_stats_emitter *e, void *arg)
+{
+	struct app_xds *x = arg;
+	struct arn_xds_status st;
+	arn_xds_client_status(x->client, &st);
+	/* Envoy's name for the ADS stream being up */
+	arn_stats_emit(e, ARN_STAT_GAUGE, "control_plane", NULL, NULL, "connected_state",
+		       st.state == ARN_XDS_CONNECTED);
+	arn_stats_emit(e, ARN_STAT_COUNTER, "xds", NULL, NULL, "connect_attempts", st.attempts);
+	arn_stats_emit(e, ARN_STAT_COUNTER, "xds", NULL, NULL, "stream_failures", st.failures);
+	for (size_t i = 0; i < arn_xds_client_n_types(x->client); i++) {
+		struct arn_xds_type_status ts;
+		if (arn_xds_client_type_status(x->client, i, &ts) != 0)
+			continue;
+		const char *dot = strrchr(ts.type_url, '.');
+		const char *name = dot ? dot + 1 : ts.type_url;
+		emit_updates(e, "xds.type", "arion_xds_type", name, &ts);
+		arn_stats_emit(e, ARN_STAT_GAUGE, "xds.type", "arion_xds_type", name, "resources",
+			       (int64_t)ts.n_held);
+		arn_stats_emit(e, ARN_STAT_GAUGE, "xds.type", "arion_xds_type", name,
+			       "pending_acks", (int64_t)ts.pending_acks);
+		/* and Envoy's names where Envoy has one subscription per type */
+		if (strcmp(ts.type_url, ARN_XDS_TYPE_CLUSTER) == 0)
+			emit_updates(e, "cluster_manager.cds", NULL, NULL, &ts);
+		else if (strcmp(ts.type_url, ARN_XDS_TYPE_LISTENER) == 0)
+			emit_updates(e, "listener_manager.lds", NULL, NULL, &ts);
+	}
+}
+
 static uint32_t env_ms(const char *name)
 {
 	const char *v = getenv(name);
@@ -191,6 +233,8 @@ static void app_xds_free(struct app_xds *x)
 {
 	if (x->admin_registered)
 		arn_admin_handler_unregister("/xds");
+	if (x->stats_registered)
+		arn_stats_pull_unregister(pull_stats, x);
 #if HAVE_CONFIG
 	if (x->store != NULL)
 		arn_config_set_interest_cb(x->store, NULL, NULL);
@@ -251,6 +295,11 @@ int arn_app_xds_start(struct arn_app *app)
 		x->admin_registered = true;
 	else
 		ARN_WARN(XDS, "cannot register /xds on the admin endpoint: %s", strerror(-rc));
+	rc = arn_stats_pull_register(pull_stats, x);
+	if (rc == 0)
+		x->stats_registered = true;
+	else
+		ARN_WARN(XDS, "cannot register xDS statistics: %s", strerror(-rc));
 	app->xds = x;
 	return 0;
 }

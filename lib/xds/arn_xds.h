@@ -257,6 +257,7 @@ struct arn_xds_status {
 	uint64_t next_attempt_ms; /* in BACKOFF: when the next attempt is due */
 	uint32_t attempts;	  /* connection attempts since start */
 	uint32_t failures_in_row; /* stream failures since the last response */
+	uint32_t failures;	  /* stream failures since start */
 	const char *last_error;	  /* last stream failure ("" if none) */
 };
 
@@ -270,6 +271,7 @@ struct arn_xds_type_status {
 	const char *system_version; /* of the last ACKed response */
 	uint64_t last_ack_ms;	    /* 0: never */
 	uint64_t last_nack_ms;
+	uint32_t n_responses; /* responses received (update attempts) */
 	uint32_t n_acks, n_nacks;
 	const char *last_error; /* last NACK's error_detail ("" if none) */
 	size_t pending_acks;	/* responses waiting for X17 acknowledgement */

@@ -596,6 +596,7 @@ static void stream_failed(struct arn_xds_client *c, const char *why)
 		c->window_start_ms = now; /* this cluster worked: a fresh window on it */
 	c->stream_open = false;
 	c->failures_in_row++;
+	c->failures++;
 	set_str(&c->last_error, why);
 	reset_stream_state(c);
 	uint32_t delay = backoff_delay(c);

@@ -72,7 +72,7 @@ struct xds_type {
 	char *last_error;
 	uint64_t last_ack_ms, last_nack_ms;
 	uint64_t last_ack_wall_ms, last_nack_wall_ms;
-	uint32_t n_acks, n_nacks;
+	uint32_t n_responses, n_acks, n_nacks;
 	bool first_done;
 };
 
@@ -118,6 +118,7 @@ struct arn_xds_client {
 	uint32_t backoff_k;
 	uint32_t attempts;
 	uint32_t failures_in_row;
+	uint32_t failures;
 	bool got_message; /* on the current stream */
 	bool connected;	  /* the current stream's connection came up */
 	bool stream_open;

@@ -84,6 +84,7 @@ void xds_handle_response(struct arn_xds_client *c, const char *buf, size_t len)
 	}
 	free(t->last_nonce);
 	t->last_nonce = strdup(p->nonce);
+	t->n_responses++;
 
 	size_t n_res = 0, n_rm = 0;
 	const envoy_service_discovery_v3_Resource *const *res =

@@ -22,6 +22,7 @@ void arn_xds_client_status(const struct arn_xds_client *c, struct arn_xds_status
 	    .next_attempt_ms = c->state == ARN_XDS_BACKOFF ? c->next_attempt_ms : 0,
 	    .attempts = c->attempts,
 	    .failures_in_row = c->failures_in_row,
+	    .failures = c->failures,
 	    .last_error = c->last_error ? c->last_error : "",
 	};
 }
@@ -53,6 +54,7 @@ int arn_xds_client_type_status(const struct arn_xds_client *c, size_t i,
 	    .system_version = t->system_version,
 	    .last_ack_ms = t->last_ack_ms,
 	    .last_nack_ms = t->last_nack_ms,
+	    .n_responses = t->n_responses,
 	    .n_acks = t->n_acks,
 	    .n_nacks = t->n_nacks,
 	    .last_error = t->last_error,
@@ -129,8 +131,9 @@ void arn_xds_client_state_json(const struct arn_xds_client *c, struct arn_sb *ou
 	if (st.state == ARN_XDS_BACKOFF)
 		arn_sb_printf(out, ",\"retry_in_ms\":%" PRIu64,
 			      st.next_attempt_ms > now ? st.next_attempt_ms - now : 0);
-	arn_sb_printf(out, ",\"attempts\":%u,\"failures_in_row\":%u,\"last_error\":", st.attempts,
-		      st.failures_in_row);
+	arn_sb_printf(out,
+		      ",\"attempts\":%u,\"failures\":%u,\"failures_in_row\":%u,\"last_error\":",
+		      st.attempts, st.failures, st.failures_in_row);
 	jstr(out, st.last_error);
 	arn_sb_puts(out, ",\"servers\":[");
 	for (size_t i = 0; i < c->n_servers; i++) {
@@ -156,8 +159,8 @@ void arn_xds_client_state_json(const struct arn_xds_client *c, struct arn_sb *ou
 		jstr(out, ts.last_acked_nonce);
 		arn_sb_puts(out, ",\"system_version\":");
 		jstr(out, ts.system_version);
-		arn_sb_printf(out, ",\"acks\":%u,\"nacks\":%u,\"last_ack\":", ts.n_acks,
-			      ts.n_nacks);
+		arn_sb_printf(out, ",\"responses\":%u,\"acks\":%u,\"nacks\":%u,\"last_ack\":",
+			      ts.n_responses, ts.n_acks, ts.n_nacks);
 		wall_time(out, t->last_ack_wall_ms);
 		arn_sb_puts(out, ",\"last_nack\":");
 		wall_time(out, t->last_nack_wall_ms);

@@ -1024,6 +1024,7 @@ static void test_state_json(void **state)
 	assert_non_null(strstr(j, "\"cluster\":\"xds_a\""));
 	assert_non_null(strstr(j, "\"name\":\"a\\\"q\",\"version\":\"1\""));
 	assert_non_null(strstr(j, "\"last_acked_nonce\":\"n1\""));
+	assert_non_null(strstr(j, "\"responses\":1,\"acks\":1,\"nacks\":0"));
 	arn_sb_free(&sb);
 	fx_free(f);
 }

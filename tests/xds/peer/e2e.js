@@ -146,7 +146,14 @@ class Ctx {
     return a;
   }
 
-  async xds() { return adminXds(this.port(3)); }
+  /* arion's state from GET /xds; null only when the build has no admin server. */
+  async xds() {
+    const st = await adminXds(this.port(3));
+    if (!st && this.arions.some((a) => a.logged(/admin listening on/))) {
+      throw new Error('the admin endpoint is up but GET /xds gave no JSON');
+    }
+    return st;
+  }
 
   async cleanup(failed) {
     for (const a of this.arions) await a.stop();
