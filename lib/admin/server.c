@@ -26,6 +26,7 @@
 #include "arn_bootstrap.h"
 #include "arn_log.h"
 #include "arn_stats.h"
+#include "arn_stats_envoy.h"
 
 #define MAX_CONNS 64
 #define MAX_HEAD (64 * 1024)
@@ -33,26 +34,7 @@
 #define REQUEST_TIMEOUT_MS 10000
 #define IDLE_TIMEOUT_MS 60000
 
-enum admin_stat {
-#define ARN_STAT(kind, name, help) AS_##name,
-#include "admin_stats.def"
-#undef ARN_STAT
-};
-static const struct arn_stat_def admin_defs[] = {
-#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
-#include "admin_stats.def"
-#undef ARN_STAT
-};
-static struct arn_stats_schema http_admin_schema = ARN_STATS_SCHEMA("http", admin_defs);
-
-/* listener.admin.*: the admin listener's connection counters. */
-enum admin_listener_stat { AL_cx_total = 0, AL_cx_active };
-static const struct arn_stat_def admin_listener_defs[] = {
-    ARN_STAT_DEF(COUNTER, downstream_cx_total, "admin connections accepted"),
-    ARN_STAT_DEF(GAUGE, downstream_cx_active, "admin connections open"),
-};
-static struct arn_stats_schema listener_admin_schema =
-    ARN_STATS_SCHEMA("listener", admin_listener_defs);
+/* The admin counts itself as Envoy does: http.admin.* and listener.admin.*. */
 
 struct conn {
 	int fd;
@@ -211,10 +193,11 @@ static void respond(struct arn_admin *a, struct conn *c, int status, const char 
 	queue(c, h, (size_t)n);
 	if (!head_only && body->len)
 		queue(c, body->buf, body->len);
-	arn_stats_inc(a->hs, ARN_STATS_SLOT_CONTROL, AS_downstream_rq_total);
-	unsigned cls = (unsigned)status / 100;
-	if (cls >= 1 && cls <= 5)
-		arn_stats_inc(a->hs, ARN_STATS_SLOT_CONTROL, AS_downstream_rq_1xx + cls - 1);
+	arn_stats_inc(a->hs, ARN_STATS_SLOT_CONTROL, ARN_HTTP_downstream_rq_total);
+	arn_stats_inc(a->hs, ARN_STATS_SLOT_CONTROL, ARN_HTTP_downstream_rq_http1_total);
+	arn_stats_inc(a->hs, ARN_STATS_SLOT_CONTROL, ARN_HTTP_downstream_rq_completed);
+	arn_stats_inc(a->hs, ARN_STATS_SLOT_CONTROL,
+		      arn_stats_code_class(ARN_HTTP_downstream_rq_1xx, (unsigned)status));
 }
 
 static void respond_text(struct arn_admin *a, struct conn *c, int status, const char *text)
@@ -285,7 +268,8 @@ static void dispatch(struct arn_admin *a, struct conn *c, const char *method, ch
 			allow[0] ? allow : NULL);
 	}
 	arn_sb_free(&resp.body);
-	arn_stats_hist_record(a->hs, ARN_STATS_SLOT_CONTROL, AS_downstream_rq_time, mono_us() - t0);
+	arn_stats_hist_record(a->hs, ARN_STATS_SLOT_CONTROL, ARN_HTTP_downstream_rq_time,
+			      mono_us() - t0);
 }
 
 static const char *find_head_end(const char *s, size_t n, size_t *hlen)
@@ -389,8 +373,8 @@ static void conn_close(struct arn_admin *a, unsigned i)
 	free(c->in);
 	free(c->out);
 	a->conns[i] = a->conns[--a->n_conns];
-	arn_stats_gauge_add(a->hs, ARN_STATS_SLOT_CONTROL, AS_downstream_cx_active, -1);
-	arn_stats_gauge_add(a->ls, ARN_STATS_SLOT_CONTROL, AL_cx_active, -1);
+	arn_stats_gauge_add(a->hs, ARN_STATS_SLOT_CONTROL, ARN_HTTP_downstream_cx_active, -1);
+	arn_stats_gauge_add(a->ls, ARN_STATS_SLOT_CONTROL, ARN_LS_downstream_cx_active, -1);
 }
 
 /* Write what is queued. @return -1 if the connection is done with. */
@@ -462,7 +446,7 @@ static void accept_all(struct arn_admin *a)
 			return;
 		}
 		if (a->n_conns == MAX_CONNS) {
-			arn_stats_inc(a->hs, ARN_STATS_SLOT_CONTROL, AS_downstream_cx_overflow);
+			arn_stats_inc(a->ls, ARN_STATS_SLOT_CONTROL, ARN_LS_downstream_cx_overflow);
 			static const char busy[] =
 			    "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 31\r\n"
 			    "Connection: close\r\n\r\ntoo many admin connections open\n";
@@ -488,10 +472,11 @@ static void accept_all(struct arn_admin *a)
 			port = ntohs(s6->sin6_port);
 		}
 		snprintf(c->peer, sizeof(c->peer), "%s:%u", host, port);
-		arn_stats_inc(a->hs, ARN_STATS_SLOT_CONTROL, AS_downstream_cx_total);
-		arn_stats_inc(a->ls, ARN_STATS_SLOT_CONTROL, AL_cx_total);
-		arn_stats_gauge_add(a->hs, ARN_STATS_SLOT_CONTROL, AS_downstream_cx_active, 1);
-		arn_stats_gauge_add(a->ls, ARN_STATS_SLOT_CONTROL, AL_cx_active, 1);
+		arn_stats_inc(a->hs, ARN_STATS_SLOT_CONTROL, ARN_HTTP_downstream_cx_total);
+		arn_stats_inc(a->ls, ARN_STATS_SLOT_CONTROL, ARN_LS_downstream_cx_total);
+		arn_stats_gauge_add(a->hs, ARN_STATS_SLOT_CONTROL, ARN_HTTP_downstream_cx_active,
+				    1);
+		arn_stats_gauge_add(a->ls, ARN_STATS_SLOT_CONTROL, ARN_LS_downstream_cx_active, 1);
 	}
 }
 
@@ -650,8 +635,8 @@ struct arn_admin *arn_admin_start(const struct arn_admin_options *opt)
 	    .argv = opt->argv,
 	    .stop = opt->stop,
 	};
-	a->hs = arn_stats_scope_get(&http_admin_schema, ARN_STATS_TAG_HCM, "admin");
-	a->ls = arn_stats_scope_get(&listener_admin_schema, ARN_STATS_TAG_LISTENER, "admin");
+	a->hs = arn_stats_scope_get(&arn_stats_http_schema, ARN_STATS_TAG_HCM, "admin");
+	a->ls = arn_stats_scope_get(&arn_stats_listener_schema, ARN_STATS_TAG_LISTENER, "admin");
 	if (a->hs == NULL || a->ls == NULL || arn_admin_builtins_register_(&a->ctx) != 0) {
 		arn_stats_scope_put(a->hs);
 		arn_stats_scope_put(a->ls);

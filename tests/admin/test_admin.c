@@ -21,6 +21,7 @@
 #include "arn_access_log.h"
 #include "arn_admin.h"
 #include "arn_stats.h"
+#include "arn_stats_envoy.h"
 #include "arn_log.h"
 #include "arn_proto.h"
 #include "json.h"
@@ -1015,6 +1016,43 @@ static void test_access_logger_from_envoy_config(void **state)
 	arn_sb_free(&err);
 }
 
+static void test_envoy_schemas_give_envoy_names(void **state)
+{
+	(void)state;
+	struct arn_stats_scope *c =
+	    arn_stats_scope_get(&arn_stats_cluster_schema, ARN_STATS_TAG_CLUSTER, "web");
+	struct arn_stats_scope *h =
+	    arn_stats_scope_get(&arn_stats_http_schema, ARN_STATS_TAG_HCM, "ingress_http");
+	struct arn_stats_scope *cds = arn_stats_scope_get(&arn_stats_cds_schema, NULL, NULL);
+	struct arn_stats_scope *lds = arn_stats_scope_get(&arn_stats_lds_schema, NULL, NULL);
+	struct arn_stats_scope *cp =
+	    arn_stats_scope_get(&arn_stats_control_plane_schema, NULL, NULL);
+	assert_non_null(c);
+	assert_non_null(cds);
+	arn_stats_inc(c, 0, arn_stats_code_class(ARN_CL_upstream_rq_1xx, 503));
+	arn_stats_inc(c, 0, arn_stats_code_class(ARN_CL_upstream_rq_1xx, 999));
+	arn_stats_inc(h, 0, arn_stats_code_class(ARN_HTTP_downstream_rq_1xx, 204));
+	arn_stats_inc(cds, 0, ARN_XDS_update_rejected);
+	arn_stats_gauge_set(cp, 0, ARN_CP_connected_state, 1);
+	char *t = render(0, NULL);
+	assert_non_null(strstr(t, "cluster.web.upstream_rq_5xx: 2\n"));
+	assert_non_null(strstr(t, "http.ingress_http.downstream_rq_2xx: 1\n"));
+	assert_non_null(strstr(t, "cluster_manager.cds.update_rejected: 1\n"));
+	assert_non_null(strstr(t, "listener_manager.lds.update_success: 0\n"));
+	assert_non_null(strstr(t, "control_plane.connected_state: 1\n"));
+	assert_non_null(strstr(t, "cluster.web.membership_healthy: 0\n"));
+	free(t);
+	t = render(2, NULL);
+	assert_non_null(strstr(t, "envoy_cluster_manager_cds_update_rejected 1\n"));
+	assert_non_null(strstr(t, "envoy_control_plane_connected_state 1\n"));
+	free(t);
+	arn_stats_scope_put(c);
+	arn_stats_scope_put(h);
+	arn_stats_scope_put(cds);
+	arn_stats_scope_put(lds);
+	arn_stats_scope_put(cp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1026,6 +1064,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_pull_stats_at_read_time, reset),
 	    cmocka_unit_test_setup(test_prometheus_names_tags_and_histograms, reset),
 	    cmocka_unit_test_setup(test_stats_text_filter_and_json, reset),
+	    cmocka_unit_test_setup(test_envoy_schemas_give_envoy_names, reset),
 	    cmocka_unit_test_setup(test_json_roundtrip_and_escapes, reset),
 	    cmocka_unit_test_setup_teardown(test_config_dump_sections_mask_resource_redaction,
 					    builtins_setup, builtins_teardown),

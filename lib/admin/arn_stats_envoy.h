@@ -1,0 +1,93 @@
+/*
+ * Envoy's standard statistic sets, declared once here so that every module
+ * produces them under Envoy's names (dashboards carry over) and nobody
+ * spells upstream_rq_2xx twice. Use them with arn_stats.h:
+ *
+ *   // lib/config, when cluster "web" enters a generation (control lcore):
+ *   c->stats = arn_stats_scope_get(&arn_stats_cluster_schema,
+ *                                  ARN_STATS_TAG_CLUSTER, "web");
+ *   // lib/http, on worker w, per request:
+ *   arn_stats_inc(c->stats, ARN_STATS_SLOT_WORKER(w), ARN_CL_upstream_rq_total);
+ *   arn_stats_inc(c->stats, ARN_STATS_SLOT_WORKER(w),
+ *                 arn_stats_code_class(ARN_CL_upstream_rq_1xx, status));
+ *   arn_stats_hist_record(c->stats, ARN_STATS_SLOT_WORKER(w),
+ *                         ARN_CL_upstream_rq_time, usec);
+ *
+ * Families and tags:
+ *   arn_stats_cluster_schema   cluster.<name>.*         ARN_STATS_TAG_CLUSTER
+ *   arn_stats_http_schema      http.<stat_prefix>.*     ARN_STATS_TAG_HCM
+ *   arn_stats_listener_schema  listener.<address>.*     ARN_STATS_TAG_LISTENER
+ *                              (address "0.0.0.0_80": ':' becomes '_', as Envoy)
+ *   arn_stats_cds_schema       cluster_manager.cds.*    untagged
+ *   arn_stats_lds_schema       listener_manager.lds.*   untagged
+ *   arn_stats_rds_schema       cluster_manager.rds.*    untagged (Arion: all RDS)
+ *   arn_stats_eds_schema       cluster_manager.eds.*    untagged (Arion: all EDS)
+ *   arn_stats_sds_schema       cluster_manager.sds.*    untagged (Arion: all SDS)
+ *   arn_stats_control_plane_schema control_plane.*      untagged
+ * Envoy keeps RDS, EDS and SDS update counters per resource
+ * (http.<prefix>.rds.<route>.*, cluster.<name>.update_*, sds.<secret>.*);
+ * with one ADS stream Arion counts them per type; the cluster schema also
+ * carries Envoy's per-cluster update_* counters for EDS.
+ */
+#ifndef ARN_STATS_ENVOY_H
+#define ARN_STATS_ENVOY_H
+
+#include "arn_stats.h"
+
+enum arn_cluster_stat {
+#define ARN_STAT(kind, name, help) ARN_CL_##name,
+#include "envoy_cluster_stats.def"
+#undef ARN_STAT
+	ARN_CL__COUNT
+};
+
+enum arn_http_stat {
+#define ARN_STAT(kind, name, help) ARN_HTTP_##name,
+#include "envoy_http_stats.def"
+#undef ARN_STAT
+	ARN_HTTP__COUNT
+};
+
+enum arn_listener_stat {
+#define ARN_STAT(kind, name, help) ARN_LS_##name,
+#include "envoy_listener_stats.def"
+#undef ARN_STAT
+	ARN_LS__COUNT
+};
+
+enum arn_xds_stat {
+#define ARN_STAT(kind, name, help) ARN_XDS_##name,
+#include "envoy_xds_stats.def"
+#undef ARN_STAT
+	ARN_XDS__COUNT
+};
+
+enum arn_control_plane_stat {
+#define ARN_STAT(kind, name, help) ARN_CP_##name,
+#include "envoy_control_plane_stats.def"
+#undef ARN_STAT
+	ARN_CP__COUNT
+};
+
+extern struct arn_stats_schema arn_stats_cluster_schema;
+extern struct arn_stats_schema arn_stats_http_schema;
+extern struct arn_stats_schema arn_stats_listener_schema;
+extern struct arn_stats_schema arn_stats_cds_schema;
+extern struct arn_stats_schema arn_stats_lds_schema;
+extern struct arn_stats_schema arn_stats_rds_schema;
+extern struct arn_stats_schema arn_stats_eds_schema;
+extern struct arn_stats_schema arn_stats_sds_schema;
+extern struct arn_stats_schema arn_stats_control_plane_schema;
+
+/**
+ * The code-class stat for HTTP @p status, given the schema's 1xx stat
+ * (ARN_CL_upstream_rq_1xx or ARN_HTTP_downstream_rq_1xx); the 1xx-5xx stats
+ * are consecutive in both. A status outside 100-599 counts as 5xx.
+ */
+static inline unsigned arn_stats_code_class(unsigned stat_1xx, unsigned status)
+{
+	unsigned c = status / 100;
+	return stat_1xx + (c >= 1 && c <= 5 ? c - 1 : 4);
+}
+
+#endif

@@ -1,0 +1,42 @@
+/* Envoy's standard statistic sets (arn_stats_envoy.h). */
+#include "arn_stats_envoy.h"
+
+static const struct arn_stat_def cluster_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_cluster_stats.def"
+#undef ARN_STAT
+};
+static const struct arn_stat_def http_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_http_stats.def"
+#undef ARN_STAT
+};
+static const struct arn_stat_def listener_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_listener_stats.def"
+#undef ARN_STAT
+};
+static const struct arn_stat_def xds_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_xds_stats.def"
+#undef ARN_STAT
+};
+static const struct arn_stat_def cp_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_control_plane_stats.def"
+#undef ARN_STAT
+};
+
+_Static_assert(ARN_CL_upstream_rq_5xx == ARN_CL_upstream_rq_1xx + 4, "code classes in order");
+_Static_assert(ARN_HTTP_downstream_rq_5xx == ARN_HTTP_downstream_rq_1xx + 4,
+	       "code classes in order");
+
+struct arn_stats_schema arn_stats_cluster_schema = ARN_STATS_SCHEMA("cluster", cluster_defs);
+struct arn_stats_schema arn_stats_http_schema = ARN_STATS_SCHEMA("http", http_defs);
+struct arn_stats_schema arn_stats_listener_schema = ARN_STATS_SCHEMA("listener", listener_defs);
+struct arn_stats_schema arn_stats_cds_schema = ARN_STATS_SCHEMA("cluster_manager.cds", xds_defs);
+struct arn_stats_schema arn_stats_lds_schema = ARN_STATS_SCHEMA("listener_manager.lds", xds_defs);
+struct arn_stats_schema arn_stats_rds_schema = ARN_STATS_SCHEMA("cluster_manager.rds", xds_defs);
+struct arn_stats_schema arn_stats_eds_schema = ARN_STATS_SCHEMA("cluster_manager.eds", xds_defs);
+struct arn_stats_schema arn_stats_sds_schema = ARN_STATS_SCHEMA("cluster_manager.sds", xds_defs);
+struct arn_stats_schema arn_stats_control_plane_schema = ARN_STATS_SCHEMA("control_plane", cp_defs);
