@@ -1,0 +1,269 @@
+/*
+ * Arion's TCP: the interface for the layers above (HTTP, TLS, the echo
+ * filter). lib/net drives the stack through lib/net/arn_l4.h; this header is
+ * what an application protocol uses.
+ *
+ * Threading: everything here runs on one worker lcore and touches only that
+ * worker's state (share-nothing). A connection lives on the worker that
+ * accepted or opened it for its whole life. Nothing blocks, nothing locks,
+ * nothing allocates except mbufs from the worker's pool.
+ *
+ * Ownership and lifetime:
+ *   - struct arn_tcp_conn is owned by the stack. A pointer to it is valid
+ *     from on_accept / a successful arn_tcp_connect() until on_close()
+ *     returns; after that it may be reused for another connection. Code that
+ *     keeps a reference across modules or loop iterations keeps a handle
+ *     (arn_tcp_handle(), VPP style: worker, generation, index) and resolves
+ *     it with arn_tcp_lookup(), which answers NULL once the connection ended.
+ *   - on_close() is called exactly once per connection that reached the
+ *     application, always from arn_tcp_worker_poll() (never from inside an
+ *     arn_tcp_* call the application made), and is the last callback.
+ *   - Callbacks may call any function here on the same connection,
+ *     including close and abort.
+ */
+#ifndef ARN_TCP_H
+#define ARN_TCP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct rte_mbuf;
+struct arn_lcore;
+struct arn_tcp_conn;
+struct arn_tcp_listener;
+struct arn_bootstrap;
+
+/** Congestion control algorithms. */
+enum arn_tcp_cc {
+	ARN_TCP_CC_CUBIC = 0, /* RFC 9438, the default */
+	ARN_TCP_CC_NEWRENO,   /* RFC 5681 + RFC 6582 */
+};
+
+/**
+ * What an application supplies per listener (and per active connection).
+ * Every member may be NULL. @p c is the connection; its user data is
+ * arn_tcp_user(c).
+ */
+struct arn_tcp_ops {
+	/**
+	 * A connection finished its handshake on a listener. Set user data
+	 * (arn_tcp_set_user) and, if wanted, other ops (arn_tcp_set_ops).
+	 * Return 0 to keep it, a negative errno to refuse it (the peer gets a
+	 * RST, and on_close is NOT called).
+	 */
+	int (*on_accept)(struct arn_tcp_conn *c, void *listener_user);
+	/** An active open finished: @p status 0 (established) or a negative
+	 * errno (-ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH); after an error,
+	 * on_close follows. */
+	void (*on_connected)(struct arn_tcp_conn *c, int status);
+	/**
+	 * New in-order bytes arrived. @p head is the first mbuf of the
+	 * connection's receive queue, holding @p len unconsumed bytes in total
+	 * (not only the new ones), linked through m->next; every mbuf's
+	 * rte_pktmbuf_mtod()/data_len is payload. The chain stays owned by the
+	 * stack: consume with arn_tcp_rx_consume() / arn_tcp_read() /
+	 * arn_tcp_rx_take(). Data left unconsumed keeps the window closed;
+	 * on_data is called again only when more data arrives.
+	 */
+	void (*on_data)(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len);
+	/** The peer sent FIN (after all its data was delivered). */
+	void (*on_eof)(struct arn_tcp_conn *c);
+	/** Send buffer space became available after a write fell short. */
+	void (*on_writable)(struct arn_tcp_conn *c);
+	/**
+	 * The connection is gone for the application. @p reason: 0 (orderly
+	 * close), -ECONNRESET (peer reset), -ETIMEDOUT (retransmission,
+	 * keepalive or handshake timeout), -ECONNABORTED (arn_tcp_abort or the
+	 * stack was stopped), -ECONNREFUSED / -EHOSTUNREACH (connect failed).
+	 */
+	void (*on_close)(struct arn_tcp_conn *c, int reason);
+};
+
+/** Listener options; zero-initialise and set what you need. */
+struct arn_tcp_listen_opts {
+	uint32_t backlog; /* SYN queue bound; 0: 1024. Beyond it: SYN cookies. */
+	enum arn_tcp_cc cc;
+	bool keepalive; /* probe idle accepted connections (7200 s / 75 s / 9) */
+};
+
+/* ---- per worker ----------------------------------------------------------- */
+
+/**
+ * Listen on @p addr:@p port (host byte order; addr 0 = every local address)
+ * on the calling worker. Call it on every worker that should accept (RSS
+ * spreads SYNs over all of them), typically from an arn_tcp_app init hook.
+ * @p ops and @p user must outlive the listener.
+ * @return the listener, or NULL: errno-style reason in *@p err (-EADDRINUSE,
+ *   -ENOSPC listener table full, -EINVAL).
+ */
+struct arn_tcp_listener *arn_tcp_listen(struct arn_lcore *lc, uint32_t addr, uint16_t port,
+					const struct arn_tcp_ops *ops, void *user,
+					const struct arn_tcp_listen_opts *opts, int *err);
+
+/** Stop listening: new SYNs get RST; connections already accepted go on. */
+void arn_tcp_unlisten(struct arn_lcore *lc, struct arn_tcp_listener *l);
+
+/**
+ * Open a connection from @p laddr (one of our port addresses) to
+ * @p raddr:@p rport (host byte order). The source port is chosen so that
+ * the peer's replies hash to the calling worker (arn_net_flow_worker) and
+ * the 4-tuple is unused. The SYN goes out at the next poll.
+ * @return the connection (on_connected reports the outcome), or NULL with
+ *   *@p err: -EADDRNOTAVAIL (no usable source port or laddr not local),
+ *   -ENOBUFS (connection pool exhausted), -EINVAL.
+ */
+struct arn_tcp_conn *arn_tcp_connect(struct arn_lcore *lc, uint32_t laddr, uint32_t raddr,
+				     uint16_t rport, const struct arn_tcp_ops *ops, void *user,
+				     enum arn_tcp_cc cc, int *err);
+
+/* ---- per connection --------------------------------------------------------- */
+
+void *arn_tcp_user(const struct arn_tcp_conn *c);
+void arn_tcp_set_user(struct arn_tcp_conn *c, void *user);
+/** Replace the callbacks (@p ops must outlive the connection). */
+void arn_tcp_set_ops(struct arn_tcp_conn *c, const struct arn_tcp_ops *ops);
+
+/** Addresses and ports in host byte order. */
+void arn_tcp_endpoints(const struct arn_tcp_conn *c, uint32_t *laddr, uint16_t *lport,
+		       uint32_t *raddr, uint16_t *rport);
+
+/**
+ * Copy up to @p len bytes into the send buffer.
+ * @return bytes accepted (may be fewer than @p len, even 0, when the send
+ *   buffer is full: on_writable follows once space frees), or -EPIPE after
+ *   shutdown/close, -ENOTCONN before the handshake completed or after the
+ *   connection ended.
+ */
+int arn_tcp_write(struct arn_tcp_conn *c, const void *buf, uint32_t len);
+
+/**
+ * Queue an mbuf chain (zero copy into the send buffer; segments are built by
+ * copying from it). On success the stack owns @p m. The chain may exceed the
+ * remaining space by less than one chain (the limit is checked before, as
+ * Linux does with sk_sndbuf); when the buffer is already full the call fails.
+ * @return 0; -EAGAIN (buffer full; caller keeps @p m; on_writable follows),
+ *   -EPIPE, -ENOTCONN as arn_tcp_write().
+ */
+int arn_tcp_write_mbuf(struct arn_tcp_conn *c, struct rte_mbuf *m);
+
+/** Free space in the send buffer, in bytes. */
+uint32_t arn_tcp_sndbuf_space(const struct arn_tcp_conn *c);
+
+/** Ask for on_writable once send buffer space frees (for a caller that saw
+ * arn_tcp_sndbuf_space() == 0 and did not try a write that fell short). */
+void arn_tcp_want_writable(struct arn_tcp_conn *c);
+
+/** Unconsumed received bytes. */
+uint32_t arn_tcp_rx_pending(const struct arn_tcp_conn *c);
+
+/** Drop @p n bytes (at most arn_tcp_rx_pending) from the receive queue,
+ * which opens the window. */
+void arn_tcp_rx_consume(struct arn_tcp_conn *c, uint32_t n);
+
+/** Copy up to @p len bytes out of the receive queue and consume them.
+ * @return bytes copied. */
+uint32_t arn_tcp_read(struct arn_tcp_conn *c, void *buf, uint32_t len);
+
+/**
+ * Detach the first @p n bytes (at most arn_tcp_rx_pending; a whole number of
+ * mbufs is cheapest) of the receive queue as an owned chain, consumed as far
+ * as the window is concerned. Used to move data without copying (echo,
+ * proxying). The returned chain's pkt_len/nb_segs are set.
+ * @return the chain (caller owns it), or NULL (n == 0 or out of mbufs when a
+ *   partial mbuf had to be split).
+ */
+struct rte_mbuf *arn_tcp_rx_take(struct arn_tcp_conn *c, uint32_t n);
+
+/** Send FIN after the queued data (half-close); receiving goes on. */
+int arn_tcp_shutdown(struct arn_tcp_conn *c);
+
+/**
+ * Close: no more callbacks except on_close. Queued data is sent, then FIN.
+ * If received data was left unread, the peer gets a RST instead (RFC 2525
+ * 2.17) and on_close gets -ECONNABORTED.
+ */
+void arn_tcp_close(struct arn_tcp_conn *c);
+
+/** Reset the connection now (RST to the peer). on_close follows with
+ * -ECONNABORTED. */
+void arn_tcp_abort(struct arn_tcp_conn *c);
+
+/** Enable keepalive probes (seconds; 0 disables). */
+void arn_tcp_set_keepalive(struct arn_tcp_conn *c, uint32_t idle_s, uint32_t intvl_s,
+			   uint32_t count);
+
+/* ---- handles across module boundaries --------------------------------------- */
+
+/** A connection's handle: worker (8 bits), generation (24), index (32). */
+uint64_t arn_tcp_handle(const struct arn_tcp_conn *c);
+static inline unsigned arn_tcp_handle_worker(uint64_t h)
+{
+	return (unsigned)(h >> 56);
+}
+/** The live connection a handle names on this worker, or NULL (ended, or a
+ * handle of another worker). */
+struct arn_tcp_conn *arn_tcp_lookup(struct arn_lcore *lc, uint64_t h);
+
+/* ---- application modules ------------------------------------------------------ */
+
+/**
+ * A module above TCP (echo, HTTP) that needs per-worker set-up: the stack
+ * calls worker_init at the end of arn_tcp_worker_init on every worker (open
+ * listeners there), worker_poll once per loop iteration and worker_fini at
+ * shutdown. Register on the control lcore before workers start; @p app
+ * must stay valid. At most 8 modules.
+ * @return 0, -ENOSPC.
+ */
+struct arn_tcp_app {
+	const char *name;
+	int (*worker_init)(struct arn_lcore *lc, void *arg);
+	void (*worker_poll)(struct arn_lcore *lc, void *arg);
+	void (*worker_fini)(struct arn_lcore *lc, void *arg);
+	void *arg;
+};
+int arn_tcp_app_register(const struct arn_tcp_app *app);
+
+/* ---- statistics ----------------------------------------------------------------- */
+
+enum arn_tcp_counter {
+#define ARN_TCP_COUNTER(id, name, help) ARN_TCP_C_##id,
+#include "arn_tcp_counters.def"
+#undef ARN_TCP_COUNTER
+	ARN_TCP_C_COUNT,
+};
+
+/** Counter name (Prometheus style, without prefix) and help text. */
+const char *arn_tcp_counter_name(enum arn_tcp_counter id);
+const char *arn_tcp_counter_help(enum arn_tcp_counter id);
+/** True for gauges (active connections), false for monotonic counters. */
+bool arn_tcp_counter_is_gauge(enum arn_tcp_counter id);
+
+/**
+ * Read worker @p worker's counters into @p out[ARN_TCP_C_COUNT] (any
+ * thread; values are 64-bit loads, each one consistent, the set not
+ * atomic).
+ * @return 0, or -ENOENT if that worker has no TCP state.
+ */
+int arn_tcp_stats(unsigned worker, uint64_t *out);
+
+/** Number of workers with TCP state (for iterating arn_tcp_stats). */
+unsigned arn_tcp_stats_workers(void);
+
+/* ---- Envoy's envoy.filters.network.echo --------------------------------------- */
+
+/** Callbacks of the echo network filter (everything received is written
+ * back; the connection closes after the peer's FIN once all is echoed). */
+extern const struct arn_tcp_ops arn_tcp_echo_ops;
+
+/**
+ * TEMPORARY, until lib/config models listeners: read the bootstrap's
+ * static_resources.listeners and remember those whose filter chain is
+ * exactly one envoy.filters.network.echo filter; every worker then listens
+ * on them in arn_tcp_worker_init. Control lcore, before workers start.
+ * Listeners of other kinds are skipped (logged at debug).
+ * @return number of echo listeners, or a negative errno (-EINVAL: an echo
+ *   listener without a usable socket_address; logged).
+ */
+int arn_tcp_static_echo_load(const struct arn_bootstrap *b);
+
+#endif

@@ -1,0 +1,1019 @@
+/*
+ * Receiving: segment parsing and validation, the RFC 9293 3.10.7 event
+ * processing for every state, with RFC 7323 (PAWS, timestamps), RFC 5961
+ * (RST/SYN/ACK validation, challenge ACKs), RFC 2018/6675 (SACK) and
+ * RFC 5681/6582 (duplicate ACKs, fast retransmit, NewReno) folded in;
+ * listeners, the SYN queue and SYN cookies.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_ip.h>
+#include <rte_tcp.h>
+
+#include "arn_log.h"
+#include "tcp_int.h"
+
+/* ---- parsing -------------------------------------------------------------------- */
+
+void tcp_parse_options(struct tcp_seg *s, const uint8_t *p, unsigned len)
+{
+	unsigned i = 0;
+	while (i < len) {
+		uint8_t kind = p[i];
+		if (kind == 0)
+			return;
+		if (kind == 1) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= len)
+			return;
+		uint8_t olen = p[i + 1];
+		if (olen < 2 || i + olen > len)
+			return;
+		const uint8_t *o = p + i + 2;
+		switch (kind) {
+		case 2:
+			if (olen == 4) {
+				s->has_mss = true;
+				s->mss = (uint16_t)(o[0] << 8 | o[1]);
+			}
+			break;
+		case 3:
+			if (olen == 3) {
+				s->has_ws = true;
+				s->ws = o[0] > 14 ? 14 : o[0]; /* RFC 7323 2.3 */
+			}
+			break;
+		case 4:
+			if (olen == 2)
+				s->sack_ok = true;
+			break;
+		case 5:
+			if (olen >= 10 && (olen - 2) % 8 == 0) {
+				unsigned n = (olen - 2u) / 8;
+				for (unsigned k = 0; k < n && k < 4; k++) {
+					uint32_t a, b;
+					memcpy(&a, o + 8 * k, 4);
+					memcpy(&b, o + 8 * k + 4, 4);
+					s->sack[k].start = rte_be_to_cpu_32(a);
+					s->sack[k].end = rte_be_to_cpu_32(b);
+				}
+				s->n_sack = (uint8_t)(n < 4 ? n : 4);
+			}
+			break;
+		case 8:
+			if (olen == 10) {
+				uint32_t a, b;
+				memcpy(&a, o, 4);
+				memcpy(&b, o + 4, 4);
+				s->has_ts = true;
+				s->tsval = rte_be_to_cpu_32(a);
+				s->tsecr = rte_be_to_cpu_32(b);
+			}
+			break;
+		default:
+			break;
+		}
+		i += olen;
+	}
+}
+
+/* ---- receive window ----------------------------------------------------------------- */
+
+uint32_t tcp_rcv_window(const struct arn_tcp_conn *c)
+{
+	uint32_t used = c->rcvq.bytes;
+	uint32_t space = c->rcvbuf > used ? c->rcvbuf - used : 0;
+	uint32_t max = 65535u << c->rcv_ws;
+	if (space > max)
+		space = max;
+	uint32_t old = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	/* Receiver SWS avoidance (RFC 9293 3.8.6.2.2): move the right edge
+	 * only by at least min(buffer/2, MSS). */
+	if (space > old && space - old < RTE_MIN(c->rcvbuf / 2, (uint32_t)c->mss))
+		space = old;
+	/* Never shrink what was offered. */
+	if (space < old)
+		space = old;
+	return space;
+}
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+static void set_mss(struct arn_tcp_conn *c)
+{
+	uint32_t mss = RTE_MIN((uint32_t)c->peer_mss, (uint32_t)tcp_adv_mss(c->wk, c->raddr));
+	if (c->flags & TF_TS_OK)
+		mss -= 12;
+	if (mss < TCP_MIN_MSS)
+		mss = TCP_MIN_MSS;
+	c->mss = (uint16_t)mss;
+}
+
+static void negotiate(struct arn_tcp_conn *c, const struct tcp_seg *s)
+{
+	if (s->has_ws) {
+		c->flags |= TF_WS_OK;
+		c->snd_ws = s->ws;
+	} else {
+		c->snd_ws = 0;
+		c->rcv_ws = 0;
+	}
+	if (s->has_ts) {
+		c->flags |= TF_TS_OK;
+		c->ts_recent = s->tsval;
+		c->ts_recent_age = c->wk->now_ms;
+	}
+	if (s->sack_ok)
+		c->flags |= TF_SACK_OK;
+	c->peer_mss = s->has_mss && s->mss ? s->mss : TCP_DEFAULT_MSS;
+	set_mss(c);
+}
+
+static void handshake_rtt(struct arn_tcp_conn *c, const struct tcp_seg *s)
+{
+	if (c->flags & TF_SYN_RTX) {
+		/* RFC 6298 5.7: no sample from an ambiguous handshake, and a
+		 * 3 s RTO once data flows */
+		c->rto = TCP_RTO_SYN_FALLBACK_MS;
+		return;
+	}
+	if ((c->flags & TF_TS_OK) && s->has_ts && s->tsecr)
+		tcp_rtt_update(c, tcp_ts_now(c) - s->tsecr);
+	else
+		tcp_rtt_update(c, (uint32_t)(c->wk->now_ms - c->rtt_start));
+}
+
+static void start_keepalive(struct arn_tcp_conn *c)
+{
+	if (c->flags & TF_KEEPALIVE) {
+		c->t_keep = c->wk->now_ms + c->keep_idle_ms;
+		tcp_timer_update(c);
+	} else {
+		c->t_keep = 0;
+	}
+}
+
+static void established_common(struct arn_tcp_conn *c, const struct tcp_seg *s)
+{
+	/* RFC 7323 2.2: the window field of a SYN is never scaled */
+	c->snd_wnd = (s->flags & TH_SYN) ? s->wnd : (uint32_t)s->wnd << c->snd_ws;
+	c->max_sndwnd = c->snd_wnd;
+	c->snd_wl1 = s->seq;
+	c->snd_wl2 = s->ack;
+	c->cc->init(c);
+	if (c->flags & TF_SYN_RTX)
+		c->cwnd = c->mss; /* RFC 5681 3.1: IW is 1 segment after a lost SYN */
+	c->recover = c->snd_una;
+	c->high_rxt = c->snd_una;
+	c->backoff = 0;
+	c->t_rexmt = 0;
+	c->flags &= ~TF_PERSIST;
+	c->rcv_adv = c->rcv_nxt + RTE_MIN(c->rcvbuf, 65535u); /* what the SYN offered */
+	tcp_set_state(c, TCPS_ESTABLISHED);
+	start_keepalive(c);
+	tcp_timer_update(c);
+}
+
+/* The application learns about a passive connection. @return false if
+ * it refused it (the connection has been reset). */
+static bool accept_conn(struct arn_tcp_conn *c)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	struct arn_tcp_listener *l = c->lsn;
+	if (l) {
+		if (l->syn_queued)
+			l->syn_queued--;
+		c->lsn = NULL;
+	}
+	TCP_INC(wk, ACCEPTED);
+	c->flags |= TF_ACCEPTED;
+	if (c->ops && c->ops->on_accept) {
+		int rc = c->ops->on_accept(c, c->user);
+		if (rc < 0 && c->state != TCPS_CLOSED) {
+			c->flags &= ~TF_ACCEPTED;
+			TCP_INC(wk, RST_REFUSED);
+			tcp_send_rst_conn(c);
+			tcp_conn_drop(c, rc);
+			return false;
+		}
+	}
+	return c->state != TCPS_CLOSED;
+}
+
+static void connected(struct arn_tcp_conn *c)
+{
+	TCP_INC(c->wk, CONNECTED);
+	if (c->ops && c->ops->on_connected && !(c->flags & TF_APP_CLOSED))
+		c->ops->on_connected(c, 0);
+	if (c->state != TCPS_CLOSED)
+		tcp_want_output(c);
+}
+
+/* ---- LISTEN ----------------------------------------------------------------------------- */
+
+static void send_cookie(struct arn_tcp_worker *wk, const struct tcp_seg *s)
+{
+	uint16_t mss;
+	uint16_t want = s->has_mss && s->mss ? s->mss : TCP_DEFAULT_MSS;
+	want = RTE_MIN(want, tcp_adv_mss(wk, s->src));
+	uint32_t isn = tcp_cookie_make(wk, s, want, &mss);
+	int ws = -1;
+	uint32_t tsval = 0;
+	if (s->has_ts) {
+		uint8_t rws = 0;
+		while (rws < 14 && (wk->rcvbuf >> rws) > 65535)
+			rws++;
+		unsigned bits = 0x20 | (s->sack_ok ? 0x10 : 0) | (s->has_ws ? rws : 0xf);
+		if (s->has_ws)
+			ws = rws;
+		uint32_t now = (uint32_t)wk->now_ms + (uint32_t)wk->key[1];
+		tsval = (now & ~0x3fu) | bits;
+		if (seq_gt(tsval, now))
+			tsval -= 64;
+	}
+	TCP_INC(wk, SYN_COOKIES_SENT);
+	tcp_send_synack_cookie(wk, s, isn, tsval, mss, ws, s->has_ts && s->sack_ok);
+}
+
+static struct arn_tcp_conn *cookie_conn(struct arn_tcp_worker *wk, struct arn_tcp_listener *l,
+					const struct tcp_seg *s)
+{
+	uint16_t mss = tcp_cookie_check(wk, s);
+	if (mss == 0)
+		return NULL;
+	struct arn_tcp_conn *c = tcp_conn_alloc(wk);
+	if (c == NULL)
+		return NULL;
+	tcp_conn_init_common(wk, c, s->dst, s->dport, s->src, s->sport, l->cc);
+	c->flags |= TF_PASSIVE;
+	c->ops = l->ops;
+	c->user = l->user;
+	c->irs = s->seq - 1;
+	c->rcv_nxt = s->seq;
+	c->iss = s->ack - 1;
+	c->snd_una = c->snd_nxt = c->snd_max = s->ack;
+	c->peer_mss = mss;
+	if (s->has_ts && (s->tsecr & 0x20)) {
+		c->flags |= TF_TS_OK;
+		c->ts_recent = s->tsval;
+		c->ts_recent_age = wk->now_ms;
+		c->ts_offset = (uint32_t)wk->key[1];
+		if (s->tsecr & 0x10)
+			c->flags |= TF_SACK_OK;
+		if ((s->tsecr & 0xf) != 0xf) {
+			c->flags |= TF_WS_OK;
+			/* The peer's own scale was not stored; the SYN's
+			 * scale is unknown, so take none: a smaller window
+			 * than offered is safe (Linux loses it the same way
+			 * only without timestamps). */
+			c->snd_ws = 0;
+		} else {
+			c->rcv_ws = 0;
+		}
+	} else {
+		c->rcv_ws = 0;
+	}
+	set_mss(c);
+	TCP_INC(wk, SYN_COOKIES_OK);
+	c->rtt_start = wk->now_ms;
+	c->flags |= TF_SYN_RTX; /* no handshake RTT sample */
+	established_common(c, s);
+	c->rto = TCP_RTO_INIT_MS;
+	c->cwnd = 10u * c->mss;
+	c->flags &= ~TF_SYN_RTX;
+	if (l->keepalive)
+		arn_tcp_set_keepalive(c, 7200, 75, 9);
+	tcp_hash_insert(wk, c);
+	return c;
+}
+
+static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbuf *m);
+
+static void listen_input(struct arn_tcp_worker *wk, struct tcp_seg *s, struct rte_mbuf *m)
+{
+	struct arn_tcp_listener *l = tcp_listener_find(wk, s->dst, s->dport);
+	if (l == NULL || (s->flags & TH_RST)) {
+		if (!(s->flags & TH_RST)) {
+			TCP_INC(wk, RST_NO_LISTENER);
+			tcp_send_rst_reply(wk, s);
+		}
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (s->flags & TH_ACK) {
+		if (!(s->flags & (TH_SYN | TH_FIN))) {
+			struct arn_tcp_conn *c = cookie_conn(wk, l, s);
+			if (c) {
+				if (!accept_conn(c)) {
+					rte_pktmbuf_free(m);
+					return;
+				}
+				conn_input(c, s, m);
+				return;
+			}
+			if (wk->free == NULL && tcp_cookie_check(wk, s)) {
+				/* valid cookie, no block: let the peer retry */
+				rte_pktmbuf_free(m);
+				return;
+			}
+			TCP_INC(wk, SYN_COOKIES_BAD);
+		}
+		TCP_INC(wk, RST_NO_LISTENER);
+		tcp_send_rst_reply(wk, s);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (!(s->flags & TH_SYN) || (s->flags & TH_FIN)) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	/* A SYN. Data on it is dropped (no TCP Fast Open); the peer sends it
+	 * again after the handshake. */
+	rte_pktmbuf_free(m);
+	struct arn_tcp_conn *c = NULL;
+	if (l->syn_queued >= l->backlog)
+		TCP_INC(wk, SYN_QUEUE_FULL);
+	else
+		c = tcp_conn_alloc(wk);
+	if (c == NULL) {
+		send_cookie(wk, s);
+		return;
+	}
+	tcp_conn_init_common(wk, c, s->dst, s->dport, s->src, s->sport, l->cc);
+	c->flags |= TF_PASSIVE;
+	c->ops = l->ops;
+	c->user = l->user;
+	c->lsn = l;
+	l->syn_queued++;
+	c->irs = s->seq;
+	c->rcv_nxt = s->seq + 1;
+	c->rcv_adv = c->rcv_nxt;
+	negotiate(c, s);
+	c->snd_wnd = s->wnd; /* never scaled in a SYN */
+	c->iss = tcp_isn(wk, c->laddr, c->lport, c->raddr, c->rport);
+	c->snd_una = c->iss;
+	c->snd_nxt = c->snd_max = c->iss + 1;
+	c->rtt_start = wk->now_ms;
+	if (l->keepalive)
+		arn_tcp_set_keepalive(c, 7200, 75, 9);
+	tcp_set_state(c, TCPS_SYN_RECEIVED);
+	tcp_hash_insert(wk, c);
+	tcp_send_syn(c);
+	tcp_rexmt_arm(c);
+}
+
+/* ---- SYN-SENT ----------------------------------------------------------------------------- */
+
+static void syn_sent_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbuf *m)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	rte_pktmbuf_free(m); /* data on a SYN-ACK is rare; the peer resends it */
+	bool ack_ok = false;
+	if (s->flags & TH_ACK) {
+		if (seq_leq(s->ack, c->iss) || seq_gt(s->ack, c->snd_max)) {
+			if (!(s->flags & TH_RST)) {
+				TCP_INC(wk, RST_BAD_ACK);
+				tcp_send_rst_reply(wk, s);
+			}
+			return;
+		}
+		ack_ok = true;
+	}
+	if (s->flags & TH_RST) {
+		if (ack_ok) {
+			TCP_INC(wk, RST_RECEIVED);
+			TCP_INC(wk, CONNECT_FAILED);
+			if (c->ops && c->ops->on_connected && !(c->flags & TF_APP_CLOSED))
+				c->ops->on_connected(c, -ECONNREFUSED);
+			tcp_conn_drop(c, -ECONNREFUSED);
+		}
+		return;
+	}
+	if (!(s->flags & TH_SYN))
+		return;
+	c->irs = s->seq;
+	c->rcv_nxt = s->seq + 1;
+	c->rcv_adv = c->rcv_nxt;
+	negotiate(c, s);
+	if (ack_ok) {
+		c->snd_una = s->ack;
+		handshake_rtt(c, s);
+		established_common(c, s);
+		c->flags |= TF_ACK_NOW;
+		connected(c);
+		return;
+	}
+	/* Simultaneous open (RFC 9293 3.5, figure 8). */
+	tcp_set_state(c, TCPS_SYN_RECEIVED);
+	c->snd_wnd = s->wnd;
+	tcp_send_syn(c);
+	tcp_rexmt_arm(c);
+}
+
+/* ---- synchronized states ------------------------------------------------------------------ */
+
+static void sndq_drop(struct arn_tcp_conn *c, uint32_t n)
+{
+	struct tcp_q *q = &c->sndq;
+	while (n > 0 && q->head) {
+		struct rte_mbuf *m = q->head;
+		if (m->data_len <= n) {
+			n -= m->data_len;
+			q->bytes -= m->data_len;
+			q->n--;
+			q->head = m->next;
+			if (q->head == NULL)
+				q->tail = NULL;
+			if (c->snd_cur == m)
+				c->snd_cur = NULL;
+			m->next = NULL;
+			rte_pktmbuf_free_seg(m);
+		} else {
+			rte_pktmbuf_adj(m, (uint16_t)n);
+			q->bytes -= n;
+			n = 0;
+			if (c->snd_cur == m)
+				c->snd_cur = NULL;
+		}
+	}
+}
+
+static void enter_recovery(struct arn_tcp_conn *c)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	c->ssthresh = c->cc->ssthresh(c, wk->now_ms);
+	c->cwnd = c->ssthresh;
+	c->recovery = TCP_REC_FAST;
+	c->recover = c->snd_max;
+	c->high_rxt = c->snd_una;
+	c->lost_edge = c->snd_una + c->mss;
+	if (c->flags & TF_SACK_OK) {
+		tcp_sb_update_lost_edge(c);
+		TCP_INC(wk, SACK_RECOVERIES);
+	}
+	TCP_INC(wk, FAST_RETRANSMITS);
+}
+
+/* ACK processing for the synchronized states. @return false if the
+ * connection ended. */
+static bool process_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	uint64_t now = wk->now_ms;
+	uint32_t old_wnd = c->snd_wnd;
+	uint32_t flight_before = c->snd_max - c->snd_una;
+
+	if ((c->flags & TF_SACK_OK) && s->n_sack)
+		tcp_sb_update(c, s);
+
+	/* send window update (RFC 9293 3.10.7.4, fifth check) */
+	if (seq_lt(c->snd_wl1, s->seq) || (c->snd_wl1 == s->seq && seq_leq(c->snd_wl2, s->ack))) {
+		c->snd_wnd = (uint32_t)s->wnd << c->snd_ws;
+		c->snd_wl1 = s->seq;
+		c->snd_wl2 = s->ack;
+		if (c->snd_wnd > c->max_sndwnd)
+			c->max_sndwnd = c->snd_wnd;
+		if (old_wnd == 0 && c->snd_wnd)
+			tcp_want_output(c);
+	}
+
+	if (seq_gt(s->ack, c->snd_una)) {
+		uint32_t acked = s->ack - c->snd_una;
+		bool fin_acked = (c->flags & TF_FIN_SENT) && seq_gt(s->ack, c->fin_seq);
+		sndq_drop(c, RTE_MIN(acked, c->sndq.bytes));
+		if ((c->flags & TF_TS_OK) && s->has_ts && s->tsecr) {
+			uint32_t rtt = tcp_ts_now(c) - s->tsecr;
+			if (rtt < TCP_RTO_MAX_MS)
+				tcp_rtt_update(c, rtt);
+		} else if ((c->flags & TF_RTT_TIMING) && seq_gt(s->ack, c->rtt_seq)) {
+			tcp_rtt_update(c, (uint32_t)(now - c->rtt_start));
+			c->flags &= ~TF_RTT_TIMING;
+		}
+		c->backoff = 0;
+		c->probes = 0;
+		c->snd_una = s->ack;
+		if (seq_lt(c->snd_nxt, c->snd_una))
+			c->snd_nxt = c->snd_una;
+		if (seq_lt(c->high_rxt, c->snd_una))
+			c->high_rxt = c->snd_una;
+		if (c->flags & TF_SACK_OK) {
+			tcp_sb_trim(c);
+		} else {
+			uint32_t segs = acked / c->mss;
+			c->reno_sacked = c->reno_sacked > segs ? c->reno_sacked - segs : 0;
+		}
+		if (c->recovery != TCP_REC_NONE) {
+			if (seq_geq(s->ack, c->recover)) {
+				if (c->recovery == TCP_REC_FAST)
+					c->cc->after_recovery(c, now);
+				c->recovery = TCP_REC_NONE;
+				c->reno_sacked = 0;
+			} else if (c->recovery == TCP_REC_FAST) {
+				/* RFC 6582 partial ACK: the next hole is lost too */
+				if (!(c->flags & TF_SACK_OK)) {
+					if (seq_lt(c->lost_edge, c->snd_una + c->mss))
+						c->lost_edge = c->snd_una + c->mss;
+				} else {
+					tcp_sb_update_lost_edge(c);
+				}
+			} else {
+				c->cc->on_ack(c, acked, now); /* slow start after RTO */
+			}
+		} else {
+			bool limited = c->cwnd < c->ssthresh
+					   ? 2 * flight_before >= c->cwnd
+					   : flight_before + 3u * c->mss >= c->cwnd;
+			if (limited)
+				c->cc->on_ack(c, acked, now);
+		}
+		c->dupacks = 0;
+		if (c->snd_una == c->snd_max) {
+			if (!(c->flags & TF_PERSIST))
+				c->t_rexmt = 0;
+		} else {
+			tcp_rexmt_arm(c);
+		}
+		tcp_want_output(c);
+		if (fin_acked) {
+			switch (c->state) {
+			case TCPS_FIN_WAIT_1:
+				tcp_set_state(c, TCPS_FIN_WAIT_2);
+				if (c->flags & TF_APP_CLOSED) {
+					c->t_2msl = now + TCP_FIN_WAIT2_MS;
+					tcp_timer_update(c);
+				}
+				break;
+			case TCPS_CLOSING:
+				tcp_enter_time_wait(c);
+				break;
+			case TCPS_LAST_ACK:
+				tcp_conn_drop(c, 0);
+				return false;
+			default:
+				break;
+			}
+		}
+		/* on_writable once a quarter of the buffer is free, not per byte */
+		if ((c->flags & TF_WANT_WRITE) && !(c->flags & TF_APP_CLOSED) &&
+		    c->sndq.bytes <= c->sndbuf - c->sndbuf / 4 && !(c->flags & TF_FIN_QUEUED)) {
+			c->flags &= ~TF_WANT_WRITE;
+			if (c->ops && c->ops->on_writable)
+				c->ops->on_writable(c);
+			if (c->state == TCPS_CLOSED)
+				return false;
+		}
+		return true;
+	}
+
+	/* Duplicate ACK (RFC 5681 2; with SACK, any ACK carrying SACK info). */
+	bool outstanding = c->snd_max != c->snd_una;
+	bool dup = s->ack == c->snd_una && s->len == 0 && !(s->flags & (TH_SYN | TH_FIN)) &&
+		   outstanding && (c->snd_wnd == old_wnd || ((c->flags & TF_SACK_OK) && s->n_sack));
+	if (dup) {
+		c->dupacks++;
+		if (!(c->flags & TF_SACK_OK)) {
+			uint32_t segs = (c->snd_max - c->snd_una + c->mss - 1) / c->mss;
+			if (c->reno_sacked + 1 < segs)
+				c->reno_sacked++;
+		}
+		if (c->recovery == TCP_REC_NONE) {
+			bool lost = c->dupacks >= TCP_DUPTHRESH ||
+				    ((c->flags & TF_SACK_OK) && tcp_sb_is_lost(c, c->snd_una));
+			if (lost && seq_geq(c->snd_una, c->recover))
+				enter_recovery(c);
+		} else if (c->recovery == TCP_REC_FAST && (c->flags & TF_SACK_OK)) {
+			tcp_sb_update_lost_edge(c);
+		}
+		tcp_want_output(c);
+	} else if (c->recovery != TCP_REC_NONE && s->n_sack && (c->flags & TF_SACK_OK)) {
+		tcp_sb_update_lost_edge(c);
+		tcp_want_output(c);
+	}
+	return true;
+}
+
+static void deliver_data(struct arn_tcp_conn *c)
+{
+	if ((c->flags & TF_APP_CLOSED) || c->ops == NULL || c->ops->on_data == NULL ||
+	    c->rcvq.bytes == 0)
+		return;
+	c->ops->on_data(c, c->rcvq.head, c->rcvq.bytes);
+}
+
+static void fin_in(struct arn_tcp_conn *c)
+{
+	c->rcv_nxt++;
+	c->flags |= TF_RCVD_FIN | TF_ACK_NOW;
+	c->flags &= ~TF_OOO_FIN;
+	switch (c->state) {
+	case TCPS_SYN_RECEIVED:
+	case TCPS_ESTABLISHED:
+		tcp_set_state(c, TCPS_CLOSE_WAIT);
+		break;
+	case TCPS_FIN_WAIT_1:
+		if ((c->flags & TF_FIN_SENT) && c->snd_una == c->snd_max) {
+			tcp_send_ack(c);
+			tcp_enter_time_wait(c);
+		} else {
+			tcp_set_state(c, TCPS_CLOSING);
+		}
+		break;
+	case TCPS_FIN_WAIT_2:
+		tcp_send_ack(c);
+		tcp_enter_time_wait(c);
+		break;
+	default:
+		break;
+	}
+	/* Also in TIME_WAIT: the block lives until on_close has run. */
+	if (!(c->flags & TF_APP_CLOSED) && c->ops && c->ops->on_eof)
+		c->ops->on_eof(c);
+}
+
+static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbuf *m)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	uint64_t now = wk->now_ms;
+
+	if (c->state == TCPS_SYN_SENT) {
+		syn_sent_input(c, s, m);
+		return;
+	}
+
+	/* TIME_WAIT: a new SYN may reopen the 4-tuple (RFC 9293 3.10.7.4 /
+	 * RFC 6191: the SYN must be newer than the old incarnation). */
+	if (c->state == TCPS_TIME_WAIT && (s->flags & TH_SYN) && !(s->flags & (TH_ACK | TH_RST))) {
+		bool newer = ((c->flags & TF_TS_OK) && s->has_ts) ? seq_gt(s->tsval, c->ts_recent)
+								  : seq_gt(s->seq, c->rcv_nxt);
+		if (newer && tcp_listener_find(wk, s->dst, s->dport)) {
+			TCP_INC(wk, TW_REUSED);
+			tcp_conn_drop(c, 0);
+			listen_input(wk, s, m);
+			return;
+		}
+	}
+
+	uint32_t seg_len = s->len + !!(s->flags & TH_SYN) + !!(s->flags & TH_FIN);
+
+	/* A retransmitted SYN while the SYN-ACK is unanswered: send it again. */
+	if (c->state == TCPS_SYN_RECEIVED && (s->flags & (TH_SYN | TH_ACK | TH_RST)) == TH_SYN &&
+	    s->seq == c->irs) {
+		rte_pktmbuf_free(m);
+		tcp_send_syn(c);
+		return;
+	}
+
+	/* PAWS (RFC 7323 5.3 R1); a timestamp older than 24 days is stale. */
+	if ((c->flags & TF_TS_OK) && s->has_ts && !(s->flags & TH_RST) &&
+	    seq_lt(s->tsval, c->ts_recent) && now - c->ts_recent_age < TCP_PAWS_24DAYS_MS) {
+		TCP_INC(wk, PAWS_DROPPED);
+		c->flags |= TF_ACK_NOW;
+		tcp_want_output(c);
+		rte_pktmbuf_free(m);
+		return;
+	}
+
+	if (c->state == TCPS_TIME_WAIT) {
+		/* RFC 1337: RSTs do not end TIME_WAIT. Everything else is
+		 * answered with an ACK; a retransmitted FIN restarts 2MSL. */
+		if (!(s->flags & TH_RST)) {
+			if (s->flags & TH_FIN) {
+				c->t_2msl = now + 2 * TCP_MSL_MS;
+			}
+			c->flags |= TF_ACK_NOW;
+			tcp_want_output(c);
+		}
+		rte_pktmbuf_free(m);
+		return;
+	}
+
+	/* SYN in a synchronized state, whatever its sequence number (RFC 5961
+	 * 4.2): a (rate-limited) challenge ACK. */
+	if ((s->flags & (TH_SYN | TH_RST)) == TH_SYN) {
+		rte_pktmbuf_free(m);
+		tcp_send_challenge_ack(c);
+		return;
+	}
+
+	/* Acceptability (RFC 9293 3.10.7.4 first check). */
+	uint32_t rwnd = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	bool ok;
+	if (seg_len == 0)
+		ok = rwnd == 0 ? s->seq == c->rcv_nxt
+			       : seq_in(s->seq, c->rcv_nxt, c->rcv_nxt + rwnd);
+	else if (rwnd == 0)
+		ok = s->seq == c->rcv_nxt; /* zero window: process ACK/RST, data is cut below */
+	else
+		ok = seq_in(s->seq, c->rcv_nxt, c->rcv_nxt + rwnd) ||
+		     seq_in(s->seq + seg_len - 1, c->rcv_nxt, c->rcv_nxt + rwnd);
+	/* A segment that starts before rcv_nxt and ends past it (partial
+	 * retransmission) passes through the second clause; one entirely
+	 * old gets a duplicate ACK. */
+	if (!ok) {
+		if (!(s->flags & TH_RST)) {
+			if (s->len && seq_lt(s->seq, c->rcv_nxt))
+				TCP_INC(wk, DUP_DATA);
+			else
+				TCP_INC(wk, OUT_OF_WINDOW);
+			c->flags |= TF_ACK_NOW;
+			tcp_want_output(c);
+		}
+		rte_pktmbuf_free(m);
+		return;
+	}
+
+	/* RST (RFC 5961 3.2): exact match resets, in-window gets a challenge. */
+	if (s->flags & TH_RST) {
+		rte_pktmbuf_free(m);
+		if (s->seq != c->rcv_nxt) {
+			tcp_send_challenge_ack(c);
+			return;
+		}
+		TCP_INC(wk, RST_RECEIVED);
+		int reason = -ECONNRESET;
+		if (c->state == TCPS_SYN_RECEIVED && !(c->flags & TF_PASSIVE)) {
+			TCP_INC(wk, CONNECT_FAILED);
+			reason = -ECONNREFUSED;
+			if (c->ops && c->ops->on_connected && !(c->flags & TF_APP_CLOSED))
+				c->ops->on_connected(c, reason);
+		}
+		tcp_conn_drop(c, reason);
+		return;
+	}
+
+	if (!(s->flags & TH_ACK)) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+
+	/* ACK validation (RFC 5961 5.2, RFC 9293). */
+	if (seq_gt(s->ack, c->snd_max)) {
+		rte_pktmbuf_free(m);
+		if (c->state == TCPS_SYN_RECEIVED) {
+			TCP_INC(wk, RST_BAD_ACK);
+			tcp_send_rst_reply(wk, s);
+			return;
+		}
+		c->flags |= TF_ACK_NOW;
+		tcp_want_output(c);
+		return;
+	}
+	uint32_t max_wnd = RTE_MAX(c->max_sndwnd, 1u);
+	if (seq_lt(s->ack, c->snd_una - max_wnd)) {
+		rte_pktmbuf_free(m);
+		tcp_send_challenge_ack(c);
+		return;
+	}
+
+	/* RFC 7323 4.3: remember the timestamp to echo. */
+	if ((c->flags & TF_TS_OK) && s->has_ts && seq_leq(s->seq, c->last_ack_sent) &&
+	    seq_leq(c->last_ack_sent, s->seq + seg_len) && seq_geq(s->tsval, c->ts_recent)) {
+		c->ts_recent = s->tsval;
+		c->ts_recent_age = now;
+	}
+	if (c->flags & TF_KEEPALIVE) {
+		c->t_keep = now + c->keep_idle_ms; /* the wheel finds out lazily */
+		c->probes = 0;
+	}
+
+	if (c->state == TCPS_SYN_RECEIVED) {
+		if (!seq_gt(s->ack, c->snd_una)) {
+			rte_pktmbuf_free(m);
+			TCP_INC(wk, RST_BAD_ACK);
+			tcp_send_rst_reply(wk, s);
+			return;
+		}
+		c->snd_una = s->ack;
+		handshake_rtt(c, s);
+		if (!(c->flags & TF_SACK_OK))
+			c->n_sb = 0;
+		established_common(c, s);
+		if (c->flags & TF_PASSIVE) {
+			if (!accept_conn(c)) {
+				rte_pktmbuf_free(m);
+				return;
+			}
+		} else {
+			connected(c);
+			if (c->state == TCPS_CLOSED) {
+				rte_pktmbuf_free(m);
+				return;
+			}
+		}
+	} else if (!process_ack(c, s)) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+
+	/* Trim to the window: the left part already received, the right part
+	 * beyond what we offered. */
+	uint32_t seq = s->seq;
+	uint32_t len = s->len;
+	bool fin = s->flags & TH_FIN;
+	if (seq_lt(seq, c->rcv_nxt)) {
+		uint32_t d = c->rcv_nxt - seq;
+		if (d >= len) {
+			if (len)
+				TCP_INC(wk, DUP_DATA);
+			/* a FIN at rcv_nxt - 1 is an old FIN too */
+			if (fin && seq + len != c->rcv_nxt)
+				fin = false;
+			len = 0;
+			c->flags |= TF_ACK_NOW;
+		} else {
+			rte_pktmbuf_adj(m, (uint16_t)d);
+			len -= d;
+			c->flags |= TF_ACK_NOW;
+		}
+		seq = c->rcv_nxt;
+	}
+	rwnd = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	if (len && seq_gt(seq + len, c->rcv_nxt + rwnd)) {
+		uint32_t keep = seq_gt(c->rcv_nxt + rwnd, seq) ? c->rcv_nxt + rwnd - seq : 0;
+		rte_pktmbuf_trim(m, (uint16_t)(len - keep));
+		len = keep;
+		fin = false;
+		c->flags |= TF_ACK_NOW;
+	}
+
+	bool data_state = c->state == TCPS_ESTABLISHED || c->state == TCPS_FIN_WAIT_1 ||
+			  c->state == TCPS_FIN_WAIT_2;
+	bool appended = false;
+	if (len && (!data_state || (c->flags & TF_RCVD_FIN))) {
+		len = 0; /* after the peer's FIN: nothing more can be data */
+	} else if (len && (c->flags & TF_APP_CLOSED)) {
+		/* The application closed (not just shut down): nobody will read
+		 * this. RFC 9293 3.10.7.4 / Linux: reset. */
+		rte_pktmbuf_free(m);
+		TCP_INC(wk, RST_DATA_AFTER_CLOSE);
+		tcp_send_rst_conn(c);
+		tcp_conn_drop(c, -ECONNABORTED);
+		return;
+	} else if (len && seq == c->rcv_nxt) {
+		m->pkt_len = m->data_len = (uint16_t)len;
+		tcp_q_append(&c->rcvq, m);
+		m = NULL;
+		appended = true;
+		c->rcv_nxt += len;
+		wk->cnt[ARN_TCP_C_BYTES_IN] += len;
+		if (c->oooq.head) {
+			wk->cnt[ARN_TCP_C_BYTES_IN] += tcp_ooo_pull(c);
+			c->flags |= TF_ACK_NOW; /* RFC 5681 4.2: a hole was filled */
+		}
+		if (++c->segs_unacked >= 2)
+			c->flags |= TF_ACK_NOW;
+		else
+			c->flags |= TF_DELACK;
+		if (fin && seq + len != c->rcv_nxt)
+			fin = false; /* data queued beyond a FIN: the FIN is bogus */
+		if (!fin && (c->flags & TF_OOO_FIN) && c->rcv_nxt == c->ooo_fin_seq)
+			fin = true;
+	} else if (len) {
+		m->pkt_len = m->data_len = (uint16_t)len;
+		TCP_INC(wk, OUT_OF_ORDER);
+		tcp_ooo_insert(c, m, seq);
+		m = NULL;
+		c->flags |= TF_ACK_NOW; /* duplicate ACK with SACK blocks */
+		if (fin) {
+			c->flags |= TF_OOO_FIN;
+			c->ooo_fin_seq = seq + len;
+			fin = false;
+		}
+	} else if (fin && seq != c->rcv_nxt) {
+		if (seq_gt(seq, c->rcv_nxt)) {
+			c->flags |= TF_OOO_FIN;
+			c->ooo_fin_seq = seq;
+		}
+		c->flags |= TF_ACK_NOW;
+		fin = false;
+	}
+	if (m)
+		rte_pktmbuf_free(m);
+
+	if (appended) {
+		deliver_data(c);
+		if (c->state == TCPS_CLOSED)
+			return;
+	}
+	if (fin && !(c->flags & TF_RCVD_FIN) && (data_state || c->state == TCPS_SYN_RECEIVED)) {
+		fin_in(c);
+		if (c->state == TCPS_CLOSED)
+			return;
+	}
+	if (c->flags & (TF_ACK_NOW | TF_DELACK))
+		tcp_want_output(c);
+}
+
+/* ---- entry -------------------------------------------------------------------------------- */
+
+void tcp_input(struct arn_tcp_worker *wk, struct rte_mbuf *m)
+{
+	TCP_INC(wk, SEG_IN);
+	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
+		TCP_INC(wk, MALFORMED);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod(m, const struct rte_ipv4_hdr *);
+	unsigned l3 = m->l3_len ? m->l3_len : (unsigned)(ip->version_ihl & 0xf) * 4;
+	if (m->pkt_len < l3 + TCP_HDR_LEN || m->data_len != m->pkt_len) {
+		TCP_INC(wk, MALFORMED);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	const struct rte_tcp_hdr *th = rte_pktmbuf_mtod_offset(m, const struct rte_tcp_hdr *, l3);
+	unsigned doff = (unsigned)(th->data_off >> 4) * 4;
+	if (doff < TCP_HDR_LEN || l3 + doff > m->pkt_len ||
+	    rte_be_to_cpu_16(ip->total_length) != m->pkt_len) {
+		TCP_INC(wk, MALFORMED);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	uint64_t ck = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+	if (ck == RTE_MBUF_F_RX_L4_CKSUM_BAD ||
+	    (ck != RTE_MBUF_F_RX_L4_CKSUM_GOOD && __rte_ipv4_udptcp_cksum(ip, th) != 0xffff)) {
+		TCP_INC(wk, BAD_CKSUM);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	struct tcp_seg s;
+	memset(&s, 0, offsetof(struct tcp_seg, sack));
+	s.src = rte_be_to_cpu_32(ip->src_addr);
+	s.dst = rte_be_to_cpu_32(ip->dst_addr);
+	s.sport = rte_be_to_cpu_16(th->src_port);
+	s.dport = rte_be_to_cpu_16(th->dst_port);
+	s.seq = rte_be_to_cpu_32(th->sent_seq);
+	s.ack = rte_be_to_cpu_32(th->recv_ack);
+	s.flags = th->tcp_flags;
+	s.wnd = rte_be_to_cpu_16(th->rx_win);
+	s.len = m->pkt_len - l3 - doff;
+	if (doff > TCP_HDR_LEN)
+		tcp_parse_options(&s, (const uint8_t *)(th + 1), doff - TCP_HDR_LEN);
+	if (!(s.flags & TH_SYN)) {
+		/* MSS and window scale mean something only on a SYN */
+		s.has_mss = s.has_ws = false;
+	}
+	rte_pktmbuf_adj(m, (uint16_t)(l3 + doff));
+
+	struct arn_tcp_conn *c = tcp_lookup(wk, s.dst, s.dport, s.src, s.sport);
+	if (c)
+		conn_input(c, &s, m);
+	else
+		listen_input(wk, &s, m);
+}
+
+void arn_tcp_input(struct arn_lcore *lc, struct rte_mbuf *m)
+{
+	struct arn_tcp_worker *wk = tcp_wk(lc);
+	if (wk == NULL) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	tcp_clock(wk);
+	tcp_input(wk, m);
+}
+
+void arn_tcp_icmp_unreach(struct arn_lcore *lc, uint8_t code, uint16_t mtu, uint32_t src,
+			  uint32_t dst, uint16_t sport, uint16_t dport)
+{
+	struct arn_tcp_worker *wk = tcp_wk(lc);
+	if (wk == NULL)
+		return;
+	tcp_clock(wk);
+	struct arn_tcp_conn *c = tcp_lookup(wk, src, sport, dst, dport);
+	if (c == NULL || c->state == TCPS_TIME_WAIT)
+		return;
+	if (code == 4) {
+		/* Path MTU (RFC 1191). The contract does not carry the quoted
+		 * sequence number, so bound what a forged ICMP can do: never
+		 * below 576-byte paths' MSS. */
+		if (mtu < 576)
+			mtu = 576;
+		uint32_t mss = (uint32_t)mtu - 40 - ((c->flags & TF_TS_OK) ? 12 : 0);
+		if (mss >= c->mss)
+			return;
+		c->mss = (uint16_t)mss;
+		if (c->snd_max != c->snd_una && c->recovery == TCP_REC_NONE) {
+			/* resend what was in flight at the new size, without
+			 * treating it as congestion (Linux tcp_simple_retransmit) */
+			c->recovery = TCP_REC_LOSS;
+			c->recover = c->snd_max;
+			c->high_rxt = c->snd_una;
+			c->lost_edge = c->snd_max;
+			tcp_want_output(c);
+		}
+		return;
+	}
+	/* Hard errors only abort a connection still opening (RFC 1122
+	 * 4.2.3.9 allows it; established connections ride them out). */
+	if (c->state == TCPS_SYN_SENT && code <= 3) {
+		int err = code == 3 ? -ECONNREFUSED : -EHOSTUNREACH;
+		TCP_INC(wk, CONNECT_FAILED);
+		if (c->ops && c->ops->on_connected && !(c->flags & TF_APP_CLOSED))
+			c->ops->on_connected(c, err);
+		tcp_conn_drop(c, err);
+	}
+}

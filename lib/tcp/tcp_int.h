@@ -1,0 +1,449 @@
+/*
+ * lib/tcp private types. Layering follows mTCP / VPP: tcp_in.c (receive
+ * path and state machine), tcp_out.c (segment construction and the send
+ * decision), tcp_timer.c (the per-worker wheel), tcp_sack.c (scoreboard,
+ * out-of-order queue, SACK blocks to send), tcp_cc.c (NewReno and CUBIC),
+ * tcp_conn.c (pool, flow table, listeners, lifecycle), tcp_api.c (what
+ * arn_tcp.h promises), tcp_cookie.c (ISNs and SYN cookies).
+ *
+ * The per-worker context (struct arn_tcp_worker) is the first argument of
+ * every fast-path function; it is created on its worker and never touched
+ * by another thread (only the counters are read by the control lcore).
+ */
+#ifndef ARN_TCP_INT_H
+#define ARN_TCP_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_mbuf.h>
+
+#include "arn_l4.h"
+#include "arn_tcp.h"
+
+/* ---- sequence arithmetic (RFC 9293 3.4, mod 2^32) ------------------------- */
+
+static inline bool seq_lt(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) < 0;
+}
+static inline bool seq_leq(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) <= 0;
+}
+static inline bool seq_gt(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) > 0;
+}
+static inline bool seq_geq(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) >= 0;
+}
+static inline uint32_t seq_max(uint32_t a, uint32_t b)
+{
+	return seq_gt(a, b) ? a : b;
+}
+static inline uint32_t seq_min(uint32_t a, uint32_t b)
+{
+	return seq_lt(a, b) ? a : b;
+}
+/* lo <= x < hi, modulo 2^32 */
+static inline bool seq_in(uint32_t x, uint32_t lo, uint32_t hi)
+{
+	return x - lo < hi - lo;
+}
+
+/* ---- constants -------------------------------------------------------------- */
+
+#define TCP_HDR_LEN 20
+#define TCP_MAX_OPT 40
+#define TCP_DEFAULT_MSS 536 /* RFC 9293 3.7.1 when the peer sent none */
+#define TCP_MIN_MSS 88	    /* floor for PMTU-driven MSS (Linux's tcp_min_snd_mss is 48) */
+
+#define TCP_RTO_INIT_MS 1000
+#define TCP_RTO_MIN_MS 200 /* Linux's value; RFC 6298 2.4 allows a lower bound below 1 s */
+#define TCP_RTO_MAX_MS 60000
+#define TCP_RTO_SYN_FALLBACK_MS 3000 /* RFC 6298 5.7 */
+#define TCP_DELACK_MS 40
+#define TCP_MSL_MS 30000 /* TIME_WAIT lasts 2 MSL = 60 s, Linux's value */
+#define TCP_FIN_WAIT2_MS 60000
+#define TCP_SYN_RETRIES 6
+#define TCP_SYNACK_RETRIES 5
+#define TCP_DATA_RETRIES 15
+#define TCP_PERSIST_MAX_PROBES 15
+#define TCP_DUPTHRESH 3
+#define TCP_SB_MAX 32	/* SACK scoreboard intervals */
+#define TCP_RSACK_MAX 4 /* SACK blocks we remember to report */
+#define TCP_LISTENERS_MAX 64
+#define TCP_APPS_MAX 8
+#define TCP_WHEEL_SLOTS 4096	     /* 1 ms slots; later deadlines go round again */
+#define TCP_CHALLENGE_ACK_LIMIT 1000 /* per second per worker (Linux default) */
+#define TCP_PORT_LO 32768
+#define TCP_PORT_HI 60999
+#define TCP_PAWS_24DAYS_MS (24u * 86400u * 1000u)
+
+/* TCP flags */
+#define TH_FIN 0x01
+#define TH_SYN 0x02
+#define TH_RST 0x04
+#define TH_PSH 0x08
+#define TH_ACK 0x10
+#define TH_URG 0x20
+#define TH_ECE 0x40
+#define TH_CWR 0x80
+
+/* TCP states (RFC 9293 3.3.2) */
+enum tcp_state {
+	TCPS_CLOSED = 0,
+	TCPS_LISTEN,
+	TCPS_SYN_SENT,
+	TCPS_SYN_RECEIVED,
+	TCPS_ESTABLISHED,
+	TCPS_FIN_WAIT_1,
+	TCPS_FIN_WAIT_2,
+	TCPS_CLOSE_WAIT,
+	TCPS_CLOSING,
+	TCPS_LAST_ACK,
+	TCPS_TIME_WAIT,
+	TCPS_COUNT,
+};
+const char *tcp_state_name(int s);
+
+/* Connection flags (c->flags) */
+enum {
+	TF_SACK_OK = 1u << 0,	  /* both sides sent SACK-permitted */
+	TF_TS_OK = 1u << 1,	  /* timestamps negotiated */
+	TF_WS_OK = 1u << 2,	  /* window scaling negotiated */
+	TF_ACK_NOW = 1u << 3,	  /* send an ACK at the next output */
+	TF_DELACK = 1u << 4,	  /* an ACK is owed; delayed-ACK timer armed */
+	TF_FIN_QUEUED = 1u << 5,  /* application shut down sending: FIN after data */
+	TF_FIN_SENT = 1u << 6,	  /* FIN has been sent at least once (at fin_seq) */
+	TF_RCVD_FIN = 1u << 7,	  /* peer's FIN received in order */
+	TF_APP_CLOSED = 1u << 8,  /* arn_tcp_close() was called: no more callbacks */
+	TF_NOTIFIED = 1u << 9,	  /* on_close has been scheduled or called */
+	TF_ACCEPTED = 1u << 10,	  /* the application knows the connection */
+	TF_PASSIVE = 1u << 11,	  /* from a listener */
+	TF_WANT_WRITE = 1u << 12, /* a write fell short: on_writable when space frees */
+	TF_IN_OUTQ = 1u << 13,	  /* on the worker's output list */
+	TF_IN_CLOSEQ = 1u << 14,  /* on the worker's close list */
+	TF_SYN_RTX = 1u << 15,	  /* SYN or SYN-ACK was retransmitted (RFC 6298 5.7) */
+	TF_OOO_FIN = 1u << 16,	  /* a FIN arrived out of order at ooo_fin_seq */
+	TF_PERSIST = 1u << 17,	  /* the rexmt timer is the persist timer */
+	TF_KEEPALIVE = 1u << 18,
+	TF_RTT_TIMING = 1u << 19,  /* rtt_seq is being timed (no timestamps) */
+	TF_EOF_PENDING = 1u << 20, /* on_eof owed once data before the FIN is read */
+	TF_FREE = 1u << 21,	   /* on the free list */
+	TF_FORCE = 1u << 22,	   /* persist timeout: ignore sender SWS avoidance once */
+};
+
+enum tcp_recovery {
+	TCP_REC_NONE = 0,
+	TCP_REC_FAST, /* fast retransmit / SACK recovery: cwnd held at ssthresh */
+	TCP_REC_LOSS, /* after an RTO: everything unSACKed is lost, slow start */
+};
+
+/* ---- parsed segment -------------------------------------------------------- */
+
+struct tcp_sack_block {
+	uint32_t start, end;
+};
+
+struct tcp_seg {
+	uint32_t src, dst; /* host order: peer, us */
+	uint16_t sport, dport;
+	uint32_t seq, ack;
+	uint32_t len; /* payload bytes */
+	uint16_t wnd; /* raw, unscaled */
+	uint8_t flags;
+	uint8_t n_sack;
+	bool has_mss, has_ws, has_ts, sack_ok;
+	uint16_t mss;
+	uint8_t ws;
+	uint32_t tsval, tsecr;
+	struct tcp_sack_block sack[4];
+};
+
+/** Parse the options of a TCP header (@p opt, @p len bytes). Malformed
+ * options end parsing (what was parsed so far stays). */
+void tcp_parse_options(struct tcp_seg *s, const uint8_t *opt, unsigned len);
+
+/* ---- mbuf queues -------------------------------------------------------------- */
+
+/* A byte queue of single-segment mbufs linked through m->next. */
+struct tcp_q {
+	struct rte_mbuf *head, *tail;
+	uint32_t bytes;
+	uint32_t n;
+};
+
+/* ---- congestion control ----------------------------------------------------- */
+
+struct arn_tcp_conn;
+struct tcp_cc_ops {
+	const char *name;
+	void (*init)(struct arn_tcp_conn *c);
+	/* new data acknowledged outside fast recovery */
+	void (*on_ack)(struct arn_tcp_conn *c, uint32_t acked, uint64_t now_ms);
+	/* loss detected: return the new ssthresh */
+	uint32_t (*ssthresh)(struct arn_tcp_conn *c, uint64_t now_ms);
+	/* recovery ended (full ACK) */
+	void (*after_recovery)(struct arn_tcp_conn *c, uint64_t now_ms);
+};
+extern const struct tcp_cc_ops tcp_cc_newreno;
+extern const struct tcp_cc_ops tcp_cc_cubic;
+
+struct tcp_cubic {
+	double w_max; /* segments */
+	double w_last_max;
+	double k;     /* seconds */
+	double w_est; /* Reno-friendly estimate, segments */
+	uint64_t epoch_ms;
+	uint32_t ack_bytes; /* for w_est */
+};
+
+/* ---- the connection ------------------------------------------------------------ */
+
+struct arn_tcp_worker;
+
+struct arn_tcp_conn {
+	/* lookup: hot on every segment */
+	struct arn_tcp_conn *hnext;
+	uint32_t laddr, raddr;
+	uint16_t lport, rport;
+	uint8_t state;
+	uint8_t recovery;
+	uint8_t snd_ws, rcv_ws;
+	uint32_t flags;
+	struct arn_tcp_worker *wk;
+
+	/* send sequence space */
+	uint32_t iss;
+	uint32_t snd_una;
+	uint32_t snd_nxt; /* next new byte to send (== snd_max except right after an RTO
+			     without SACK: never; kept equal, retransmits use high_rxt) */
+	uint32_t snd_max; /* highest sequence sent + 1 */
+	uint32_t snd_wnd; /* peer's window, scaled */
+	uint32_t max_sndwnd;
+	uint32_t snd_wl1, snd_wl2;
+	uint32_t fin_seq; /* valid with TF_FIN_QUEUED */
+	uint16_t mss;	  /* payload per segment, options excluded */
+	uint16_t peer_mss;
+	uint32_t cwnd, ssthresh;
+	uint32_t recover;   /* RFC 6582 / 6675 recovery point */
+	uint32_t high_rxt;  /* RFC 6675 HighRxt */
+	uint32_t lost_edge; /* unSACKed data below it is deemed lost */
+	uint32_t dupacks;
+	uint32_t reno_sacked; /* segments assumed to have left the network (no SACK) */
+	uint32_t sacked_bytes;
+	uint8_t n_sb;
+	uint8_t n_rsack;
+	uint8_t backoff;
+	uint8_t probes;			      /* persist / keepalive probes unanswered */
+	struct tcp_sack_block sb[TCP_SB_MAX]; /* sorted, disjoint, above snd_una */
+
+	/* receive sequence space */
+	uint32_t irs;
+	uint32_t rcv_nxt;
+	uint32_t rcv_adv; /* right edge advertised so far */
+	uint32_t last_ack_sent;
+	uint32_t ooo_fin_seq;
+	uint32_t segs_unacked;			    /* full segments since our last ACK */
+	struct tcp_sack_block rsack[TCP_RSACK_MAX]; /* most recent first */
+
+	/* timestamps (RFC 7323) */
+	uint32_t ts_recent;
+	uint64_t ts_recent_age; /* ms */
+	uint32_t ts_offset;
+
+	/* RTT (RFC 6298), milliseconds */
+	uint32_t srtt8;	  /* srtt * 8 */
+	uint32_t rttvar4; /* rttvar * 4 */
+	uint32_t rto;
+	uint32_t rtt_seq;
+	uint64_t rtt_start;
+
+	/* buffers */
+	struct tcp_q sndq;	  /* bytes from snd_una on */
+	struct rte_mbuf *snd_cur; /* mbuf holding snd_nxt, or NULL: recompute */
+	uint32_t snd_cur_off;	  /* sequence of snd_cur's first byte */
+	struct tcp_q rcvq;	  /* in order, unconsumed */
+	struct tcp_q oooq;	  /* out of order, sorted; seq in m->hash.usr */
+	uint32_t rcvbuf, sndbuf;
+
+	/* timers: absolute ms deadlines, 0 = off */
+	uint64_t t_rexmt, t_delack, t_keep, t_2msl;
+	uint64_t t_sched; /* deadline the wheel entry is filed under, 0 = none */
+	struct arn_tcp_conn *tprev, *tnext;
+	struct arn_tcp_conn *xnext; /* timers due in this tick */
+	uint32_t keep_idle_ms, keep_intvl_ms;
+	uint8_t keep_cnt;
+
+	/* application */
+	const struct arn_tcp_ops *ops;
+	void *user;
+	struct arn_tcp_listener *lsn; /* SYN queue accounting while SYN_RECEIVED */
+	int close_reason;
+	uint32_t index;
+	uint32_t gen;
+
+	/* per-worker lists: output pending, close notifications, TIME_WAIT FIFO */
+	struct arn_tcp_conn *onext, *cnext;
+	struct arn_tcp_conn *twprev, *twnext;
+
+	const struct tcp_cc_ops *cc;
+	struct tcp_cubic cubic;
+} __rte_cache_aligned;
+
+struct arn_tcp_listener {
+	uint32_t addr;
+	uint16_t port;
+	bool used;
+	bool keepalive;
+	enum arn_tcp_cc cc;
+	uint32_t backlog;
+	uint32_t syn_queued;
+	const struct arn_tcp_ops *ops;
+	void *user;
+};
+
+/* ---- per worker ----------------------------------------------------------------- */
+
+struct arn_tcp_worker {
+	struct arn_lcore *lc;
+	unsigned index;
+	uint64_t now_ms;
+	uint64_t hz;
+	uint64_t tsc_per_ms;
+
+	/* connection pool: conns[max_conns], LIFO free list through hnext */
+	struct arn_tcp_conn *conns;
+	uint32_t max_conns;
+	struct arn_tcp_conn *free;
+	uint32_t rcvbuf, sndbuf;
+
+	/* flow table */
+	struct arn_tcp_conn **htab;
+	uint32_t hmask;
+
+	struct arn_tcp_listener lsn[TCP_LISTENERS_MAX];
+
+	/* timer wheel: 1 ms slots */
+	struct arn_tcp_conn *wheel[TCP_WHEEL_SLOTS];
+	uint64_t wheel_ms; /* slots up to this ms have been run */
+
+	struct arn_tcp_conn *outq, *outq_tail;
+	struct arn_tcp_conn *closeq;
+	struct arn_tcp_conn *tw_head, *tw_tail; /* oldest first */
+
+	/* secrets for ISNs (RFC 6528) and SYN cookies */
+	uint64_t key[2];
+	uint64_t cookie_key[2];
+	uint32_t port_hint;
+
+	/* RFC 5961 challenge ACK budget */
+	uint64_t chack_sec;
+	uint32_t chack_count;
+
+	uint64_t cnt[ARN_TCP_C_COUNT];
+};
+
+#define TCP_INC(wk, id) ((wk)->cnt[ARN_TCP_C_##id]++)
+#define TCP_DEC(wk, id) ((wk)->cnt[ARN_TCP_C_##id]--)
+
+/* Per-worker state by worker index: lib/tcp never needs lib/net's private
+ * struct arn_lcore layout this way (the index comes through the contract). */
+#define TCP_MAX_WORKERS 128
+extern struct arn_tcp_worker *tcp_workers[TCP_MAX_WORKERS];
+
+static inline struct arn_tcp_worker *tcp_wk(struct arn_lcore *lc)
+{
+	return tcp_workers[arn_net_worker_index(lc)];
+}
+
+static inline uint64_t tcp_clock(struct arn_tcp_worker *wk)
+{
+	uint64_t ms = arn_net_now(wk->lc) / wk->tsc_per_ms;
+	if (ms > wk->now_ms)
+		wk->now_ms = ms;
+	return wk->now_ms;
+}
+
+/* ---- tcp_conn.c ------------------------------------------------------------------ */
+struct arn_tcp_conn *tcp_conn_alloc(struct arn_tcp_worker *wk);
+void tcp_conn_init_common(struct arn_tcp_worker *wk, struct arn_tcp_conn *c, uint32_t laddr,
+			  uint16_t lport, uint32_t raddr, uint16_t rport, enum arn_tcp_cc cc);
+struct arn_tcp_conn *tcp_lookup(struct arn_tcp_worker *wk, uint32_t laddr, uint16_t lport,
+				uint32_t raddr, uint16_t rport);
+void tcp_hash_insert(struct arn_tcp_worker *wk, struct arn_tcp_conn *c);
+struct arn_tcp_listener *tcp_listener_find(struct arn_tcp_worker *wk, uint32_t addr, uint16_t port);
+void tcp_set_state(struct arn_tcp_conn *c, int state);
+/* End the connection now (state CLOSED): timers off, out of the flow table,
+ * on_close scheduled with @p reason if the application knows it, block
+ * freed at the next poll. */
+void tcp_conn_drop(struct arn_tcp_conn *c, int reason);
+void tcp_enter_time_wait(struct arn_tcp_conn *c);
+void tcp_schedule_close(struct arn_tcp_conn *c, int reason);
+void tcp_process_closeq(struct arn_tcp_worker *wk);
+void tcp_q_free(struct tcp_q *q);
+void tcp_q_append(struct tcp_q *q, struct rte_mbuf *m);
+
+/* ---- tcp_in.c -------------------------------------------------------------------- */
+void tcp_input(struct arn_tcp_worker *wk, struct rte_mbuf *m);
+uint32_t tcp_rcv_window(const struct arn_tcp_conn *c);
+void tcp_deliver_eof_if_due(struct arn_tcp_conn *c);
+
+/* ---- tcp_out.c ------------------------------------------------------------------- */
+void tcp_output(struct arn_tcp_conn *c);
+void tcp_want_output(struct arn_tcp_conn *c);
+void tcp_process_outq(struct arn_tcp_worker *wk);
+int tcp_send_syn(struct arn_tcp_conn *c);
+void tcp_send_ack(struct arn_tcp_conn *c);
+void tcp_send_challenge_ack(struct arn_tcp_conn *c);
+void tcp_send_rst_conn(struct arn_tcp_conn *c);
+/* RST in reply to @p s for which there is no connection (RFC 9293 3.10.7.1) */
+void tcp_send_rst_reply(struct arn_tcp_worker *wk, const struct tcp_seg *s);
+/* a segment with no state behind it (SYN-ACK with a cookie) */
+void tcp_send_synack_cookie(struct arn_tcp_worker *wk, const struct tcp_seg *s, uint32_t isn,
+			    uint32_t tsval, uint16_t mss, int ws, bool sack);
+void tcp_send_probe(struct arn_tcp_conn *c); /* zero-window / keepalive probe */
+uint16_t tcp_adv_mss(struct arn_tcp_worker *wk, uint32_t raddr);
+uint32_t tcp_ts_now(const struct arn_tcp_conn *c);
+void tcp_retransmit_timeout(struct arn_tcp_conn *c);
+
+/* ---- tcp_timer.c ------------------------------------------------------------------ */
+void tcp_timer_update(struct arn_tcp_conn *c);
+void tcp_timer_cancel_all(struct arn_tcp_conn *c);
+void tcp_timer_run(struct arn_tcp_worker *wk, uint64_t now_ms);
+void tcp_rexmt_arm(struct arn_tcp_conn *c);
+void tcp_rtt_update(struct arn_tcp_conn *c, uint32_t rtt_ms);
+
+/* ---- tcp_sack.c -------------------------------------------------------------------- */
+void tcp_sb_update(struct arn_tcp_conn *c, const struct tcp_seg *s);
+void tcp_sb_trim(struct arn_tcp_conn *c);
+void tcp_sb_clear(struct arn_tcp_conn *c);
+bool tcp_sb_is_lost(const struct arn_tcp_conn *c, uint32_t seq);
+void tcp_sb_update_lost_edge(struct arn_tcp_conn *c);
+uint32_t tcp_pipe(const struct arn_tcp_conn *c);
+/* Next hole to retransmit at or above max(high_rxt, snd_una) and below
+ * @p limit: true with [*start, *end). */
+bool tcp_sb_next_hole(const struct arn_tcp_conn *c, uint32_t limit, uint32_t *start, uint32_t *end);
+/* Insert a payload segment (single mbuf, data = payload, seq @p seq) into
+ * the out-of-order queue; trims overlaps. Returns false if it was dropped. */
+bool tcp_ooo_insert(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq);
+/* Move what became in order from the out-of-order queue to rcvq. */
+uint32_t tcp_ooo_pull(struct arn_tcp_conn *c);
+void tcp_rsack_note(struct arn_tcp_conn *c, uint32_t start, uint32_t end);
+void tcp_rsack_trim(struct arn_tcp_conn *c);
+
+/* ---- tcp_cookie.c -------------------------------------------------------------------- */
+uint64_t tcp_siphash(const uint64_t key[2], const void *data, size_t len);
+uint32_t tcp_isn(struct arn_tcp_worker *wk, uint32_t laddr, uint16_t lport, uint32_t raddr,
+		 uint16_t rport);
+uint32_t tcp_cookie_make(struct arn_tcp_worker *wk, const struct tcp_seg *s, uint16_t mss,
+			 uint16_t *mss_out);
+/* @return the MSS encoded in a valid cookie, or 0 */
+uint16_t tcp_cookie_check(struct arn_tcp_worker *wk, const struct tcp_seg *s);
+void tcp_random(void *buf, size_t len);
+
+#endif

@@ -1,0 +1,562 @@
+/*
+ * Sending: segment construction (header, options, payload copied out of the
+ * send queue into one contiguous mbuf, so lib/net and every PMD see a
+ * single-segment packet), the send decision (window, cwnd against pipe,
+ * RFC 6675 NextSeg), the retransmission timeout, RSTs and probes.
+ *
+ * Output for a connection is normally deferred: input and the API put the
+ * connection on the worker's output list and arn_tcp_worker_poll() runs
+ * tcp_output() once per loop, so ACKs for a burst coalesce and data the
+ * application wrote in a callback rides on the ACK.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_tcp.h>
+
+#include "arn_log.h"
+#include "tcp_int.h"
+
+uint32_t tcp_ts_now(const struct arn_tcp_conn *c)
+{
+	return (uint32_t)c->wk->now_ms + c->ts_offset;
+}
+
+uint16_t tcp_adv_mss(struct arn_tcp_worker *wk, uint32_t raddr)
+{
+	uint16_t mtu = arn_net_route_mtu(wk->lc, raddr);
+	if (mtu < 40 + TCP_DEFAULT_MSS)
+		return TCP_DEFAULT_MSS;
+	return (uint16_t)(mtu - 40);
+}
+
+void tcp_want_output(struct arn_tcp_conn *c)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	if (c->flags & TF_IN_OUTQ)
+		return;
+	c->flags |= TF_IN_OUTQ;
+	c->onext = NULL;
+	if (wk->outq_tail)
+		wk->outq_tail->onext = c;
+	else
+		wk->outq = c;
+	wk->outq_tail = c;
+}
+
+void tcp_process_outq(struct arn_tcp_worker *wk)
+{
+	/* Connections added while we run (on_writable writing more) are
+	 * served in this same pass. */
+	while (wk->outq) {
+		struct arn_tcp_conn *c = wk->outq;
+		wk->outq = c->onext;
+		if (wk->outq == NULL)
+			wk->outq_tail = NULL;
+		c->onext = NULL;
+		c->flags &= ~TF_IN_OUTQ;
+		if (c->state != TCPS_CLOSED)
+			tcp_output(c);
+	}
+}
+
+/* ---- options ------------------------------------------------------------------- */
+
+static unsigned put_ts(uint8_t *p, uint32_t tsval, uint32_t tsecr, bool sack_perm)
+{
+	if (sack_perm) {
+		p[0] = 4;
+		p[1] = 2;
+	} else {
+		p[0] = 1;
+		p[1] = 1;
+	}
+	p[2] = 8;
+	p[3] = 10;
+	tsval = rte_cpu_to_be_32(tsval);
+	tsecr = rte_cpu_to_be_32(tsecr);
+	memcpy(p + 4, &tsval, 4);
+	memcpy(p + 8, &tsecr, 4);
+	return 12;
+}
+
+static unsigned put_syn_opts(uint8_t *p, uint16_t mss, bool sack, bool ts, uint32_t tsval,
+			     uint32_t tsecr, int ws)
+{
+	unsigned n = 0;
+	p[n++] = 2;
+	p[n++] = 4;
+	p[n++] = (uint8_t)(mss >> 8);
+	p[n++] = (uint8_t)mss;
+	if (ts) {
+		n += put_ts(p + n, tsval, tsecr, sack);
+	} else if (sack) {
+		p[n++] = 1;
+		p[n++] = 1;
+		p[n++] = 4;
+		p[n++] = 2;
+	}
+	if (ws >= 0) {
+		p[n++] = 1;
+		p[n++] = 3;
+		p[n++] = 3;
+		p[n++] = (uint8_t)ws;
+	}
+	return n;
+}
+
+/* ---- raw segment out ------------------------------------------------------------ */
+
+static struct rte_mbuf *seg_alloc(struct arn_tcp_worker *wk)
+{
+	struct rte_mbuf *m = arn_net_alloc(wk->lc);
+	if (m == NULL)
+		TCP_INC(wk, OUT_NOMBUF);
+	return m;
+}
+
+static void seg_send(struct arn_tcp_worker *wk, struct rte_mbuf *m, unsigned hdr_len, uint32_t src,
+		     uint32_t dst)
+{
+	m->l4_len = hdr_len;
+	m->ol_flags |= RTE_MBUF_F_TX_TCP_CKSUM | RTE_MBUF_F_TX_IPV4;
+	TCP_INC(wk, SEG_OUT);
+	if (arn_net_ip4_output(wk->lc, m, src, dst, IPPROTO_TCP) != 0)
+		TCP_INC(wk, OUT_DROPPED);
+}
+
+static struct rte_tcp_hdr *hdr_put(struct rte_mbuf *m, unsigned hdr_len, uint32_t payload)
+{
+	char *p = rte_pktmbuf_append(m, (uint16_t)(hdr_len + payload));
+	if (p == NULL)
+		return NULL;
+	struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)p;
+	th->data_off = (uint8_t)((hdr_len / 4) << 4);
+	th->cksum = 0;
+	th->tcp_urp = 0;
+	return th;
+}
+
+/* ---- the send queue --------------------------------------------------------------- */
+
+/* Copy @p len bytes of the send queue starting at sequence @p seq. */
+static void sndq_copy(struct arn_tcp_conn *c, uint32_t seq, uint8_t *dst, uint32_t len)
+{
+	struct rte_mbuf *m;
+	uint32_t mseq;
+	if (c->snd_cur && seq_geq(seq, c->snd_cur_off)) {
+		m = c->snd_cur;
+		mseq = c->snd_cur_off;
+	} else {
+		m = c->sndq.head;
+		mseq = c->snd_una;
+	}
+	while (m && seq_geq(seq, mseq + m->data_len)) {
+		mseq += m->data_len;
+		m = m->next;
+	}
+	/* Remember where new data continues: the next send starts here. */
+	while (len > 0 && m) {
+		uint32_t off = seq - mseq;
+		uint32_t n = RTE_MIN(len, (uint32_t)m->data_len - off);
+		memcpy(dst, rte_pktmbuf_mtod_offset(m, uint8_t *, off), n);
+		dst += n;
+		seq += n;
+		len -= n;
+		if (off + n == m->data_len) {
+			mseq += m->data_len;
+			m = m->next;
+		}
+	}
+	c->snd_cur = m;
+	c->snd_cur_off = mseq;
+}
+
+static uint16_t rcv_wnd_field(struct arn_tcp_conn *c, bool syn)
+{
+	uint32_t w = tcp_rcv_window(c);
+	if (syn)
+		return (uint16_t)RTE_MIN(w, 65535u);
+	uint32_t adv = w >> c->rcv_ws;
+	if (adv > 65535)
+		adv = 65535;
+	/* never move the right edge left (RFC 9293 3.8.6.2.2): round up */
+	if (seq_lt(c->rcv_nxt + (adv << c->rcv_ws), c->rcv_adv) && adv < 65535)
+		adv++;
+	uint32_t edge = c->rcv_nxt + (adv << c->rcv_ws);
+	if (seq_gt(edge, c->rcv_adv))
+		c->rcv_adv = edge;
+	return (uint16_t)adv;
+}
+
+/*
+ * Build and send one segment of connection @p c: @p len payload bytes from
+ * sequence @p seq (copied from the send queue), flags @p flags.
+ * @return 0 or -ENOBUFS.
+ */
+static int xmit(struct arn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flags)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	uint8_t opt[TCP_MAX_OPT];
+	unsigned olen = 0;
+	bool syn = flags & TH_SYN;
+	if (syn) {
+		bool offer = c->state == TCPS_SYN_SENT;
+		bool sack = offer || (c->flags & TF_SACK_OK);
+		bool ts = offer || (c->flags & TF_TS_OK);
+		int ws = offer || (c->flags & TF_WS_OK) ? c->rcv_ws : -1;
+		olen = put_syn_opts(opt, tcp_adv_mss(wk, c->raddr), sack, ts, tcp_ts_now(c),
+				    c->ts_recent, ws);
+	} else {
+		if (c->flags & TF_TS_OK)
+			olen = put_ts(opt, tcp_ts_now(c), c->ts_recent, false);
+		if ((c->flags & TF_SACK_OK) && c->n_rsack && (flags & TH_ACK) &&
+		    !(flags & TH_RST)) {
+			unsigned room = (TCP_MAX_OPT - olen - 4) / 8; /* NOP NOP 5 len */
+			unsigned nb = RTE_MIN((unsigned)c->n_rsack, room);
+			opt[olen++] = 1;
+			opt[olen++] = 1;
+			opt[olen++] = 5;
+			opt[olen++] = (uint8_t)(2 + 8 * nb);
+			for (unsigned i = 0; i < nb; i++) {
+				uint32_t s = rte_cpu_to_be_32(c->rsack[i].start);
+				uint32_t e = rte_cpu_to_be_32(c->rsack[i].end);
+				memcpy(opt + olen, &s, 4);
+				memcpy(opt + olen + 4, &e, 4);
+				olen += 8;
+			}
+		}
+	}
+	struct rte_mbuf *m = seg_alloc(wk);
+	if (m == NULL)
+		return -ENOBUFS;
+	unsigned hlen = TCP_HDR_LEN + olen;
+	struct rte_tcp_hdr *th = hdr_put(m, hlen, len);
+	if (th == NULL) {
+		rte_pktmbuf_free(m);
+		TCP_INC(wk, OUT_NOMBUF);
+		return -ENOBUFS;
+	}
+	th->src_port = rte_cpu_to_be_16(c->lport);
+	th->dst_port = rte_cpu_to_be_16(c->rport);
+	th->sent_seq = rte_cpu_to_be_32(seq);
+	th->recv_ack = (flags & TH_ACK) ? rte_cpu_to_be_32(c->rcv_nxt) : 0;
+	th->tcp_flags = flags;
+	th->rx_win = (flags & TH_RST) ? 0 : rte_cpu_to_be_16(rcv_wnd_field(c, syn));
+	memcpy(th + 1, opt, olen);
+	if (len)
+		sndq_copy(c, seq, (uint8_t *)th + hlen, len);
+	if (flags & TH_ACK) {
+		c->last_ack_sent = c->rcv_nxt;
+		c->flags &= ~(TF_ACK_NOW | TF_DELACK);
+		c->t_delack = 0;
+		c->segs_unacked = 0;
+	}
+	seg_send(wk, m, hlen, c->laddr, c->raddr);
+	return 0;
+}
+
+int tcp_send_syn(struct arn_tcp_conn *c)
+{
+	uint8_t fl = c->state == TCPS_SYN_SENT ? TH_SYN : TH_SYN | TH_ACK;
+	return xmit(c, c->iss, 0, fl);
+}
+
+void tcp_send_ack(struct arn_tcp_conn *c)
+{
+	xmit(c, c->snd_max, 0, TH_ACK);
+}
+
+void tcp_send_challenge_ack(struct arn_tcp_conn *c)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	uint64_t sec = wk->now_ms / 1000;
+	if (sec != wk->chack_sec) {
+		wk->chack_sec = sec;
+		wk->chack_count = 0;
+	}
+	if (wk->chack_count >= TCP_CHALLENGE_ACK_LIMIT) {
+		TCP_INC(wk, CHALLENGE_ACKS_LIMITED);
+		return;
+	}
+	wk->chack_count++;
+	TCP_INC(wk, CHALLENGE_ACKS);
+	tcp_send_ack(c);
+}
+
+void tcp_send_rst_conn(struct arn_tcp_conn *c)
+{
+	uint32_t seq = c->state == TCPS_SYN_SENT ? c->iss + 1 : c->snd_max;
+	xmit(c, seq, 0, TH_RST | TH_ACK);
+}
+
+void tcp_send_probe(struct arn_tcp_conn *c)
+{
+	/* An already acknowledged sequence number: the peer answers with an
+	 * ACK carrying its current window (Linux's tcp_xmit_probe_skb). */
+	xmit(c, c->snd_una - 1, 0, TH_ACK);
+}
+
+void tcp_send_rst_reply(struct arn_tcp_worker *wk, const struct tcp_seg *s)
+{
+	if (s->flags & TH_RST)
+		return;
+	struct rte_mbuf *m = seg_alloc(wk);
+	if (m == NULL)
+		return;
+	struct rte_tcp_hdr *th = hdr_put(m, TCP_HDR_LEN, 0);
+	if (th == NULL) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	th->src_port = rte_cpu_to_be_16(s->dport);
+	th->dst_port = rte_cpu_to_be_16(s->sport);
+	if (s->flags & TH_ACK) {
+		th->sent_seq = rte_cpu_to_be_32(s->ack);
+		th->recv_ack = 0;
+		th->tcp_flags = TH_RST;
+	} else {
+		uint32_t end = s->seq + s->len + !!(s->flags & TH_SYN) + !!(s->flags & TH_FIN);
+		th->sent_seq = 0;
+		th->recv_ack = rte_cpu_to_be_32(end);
+		th->tcp_flags = TH_RST | TH_ACK;
+	}
+	th->rx_win = 0;
+	seg_send(wk, m, TCP_HDR_LEN, s->dst, s->src);
+}
+
+void tcp_send_synack_cookie(struct arn_tcp_worker *wk, const struct tcp_seg *s, uint32_t isn,
+			    uint32_t tsval, uint16_t mss, int ws, bool sack)
+{
+	uint8_t opt[TCP_MAX_OPT];
+	unsigned olen = put_syn_opts(opt, mss, sack, s->has_ts, tsval, s->tsval, ws);
+	struct rte_mbuf *m = seg_alloc(wk);
+	if (m == NULL)
+		return;
+	unsigned hlen = TCP_HDR_LEN + olen;
+	struct rte_tcp_hdr *th = hdr_put(m, hlen, 0);
+	if (th == NULL) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	th->src_port = rte_cpu_to_be_16(s->dport);
+	th->dst_port = rte_cpu_to_be_16(s->sport);
+	th->sent_seq = rte_cpu_to_be_32(isn);
+	th->recv_ack = rte_cpu_to_be_32(s->seq + 1);
+	th->tcp_flags = TH_SYN | TH_ACK;
+	th->rx_win = rte_cpu_to_be_16((uint16_t)RTE_MIN(wk->rcvbuf, 65535u));
+	memcpy(th + 1, opt, olen);
+	seg_send(wk, m, hlen, s->dst, s->src);
+}
+
+/* ---- the send decision ------------------------------------------------------------- */
+
+static bool can_send_data(const struct arn_tcp_conn *c)
+{
+	switch (c->state) {
+	case TCPS_ESTABLISHED:
+	case TCPS_CLOSE_WAIT:
+	case TCPS_FIN_WAIT_1:
+	case TCPS_CLOSING:
+	case TCPS_LAST_ACK:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void after_fin_sent(struct arn_tcp_conn *c)
+{
+	if (c->flags & TF_FIN_SENT)
+		return;
+	c->flags |= TF_FIN_SENT;
+	if (c->state == TCPS_ESTABLISHED)
+		tcp_set_state(c, TCPS_FIN_WAIT_1);
+	else if (c->state == TCPS_CLOSE_WAIT)
+		tcp_set_state(c, TCPS_LAST_ACK);
+}
+
+void tcp_output(struct arn_tcp_conn *c)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	bool sent = false;
+
+	if (c->state == TCPS_SYN_RECEIVED || c->state == TCPS_SYN_SENT || c->state == TCPS_CLOSED ||
+	    c->state == TCPS_LISTEN)
+		return;
+	if (c->state == TCPS_TIME_WAIT) {
+		if (c->flags & TF_ACK_NOW)
+			tcp_send_ack(c);
+		return;
+	}
+
+	while (can_send_data(c)) {
+		uint32_t data_end = c->snd_una + c->sndq.bytes;
+		bool fin_q = c->flags & TF_FIN_QUEUED;
+		uint32_t pipe = tcp_pipe(c);
+		if (pipe >= c->cwnd)
+			break;
+		uint32_t s, e;
+		/* RFC 6675 NextSeg (1): a lost hole not yet retransmitted. */
+		if (c->recovery != TCP_REC_NONE && tcp_sb_next_hole(c, c->lost_edge, &s, &e)) {
+			uint32_t len = RTE_MIN(e - s, (uint32_t)c->mss);
+			if (seq_gt(s + len, data_end))
+				len = seq_gt(data_end, s) ? data_end - s : 0;
+			uint8_t fl = TH_ACK;
+			if (len && s + len == data_end)
+				fl |= TH_PSH;
+			uint32_t adv = len;
+			if (fin_q && (c->flags & TF_FIN_SENT) && s + len == data_end &&
+			    seq_gt(e, data_end)) {
+				fl |= TH_FIN;
+				adv++;
+			}
+			if (adv == 0) {
+				c->high_rxt = e;
+				continue;
+			}
+			if (xmit(c, s, len, fl) != 0)
+				break;
+			TCP_INC(wk, RETRANSMITS);
+			c->high_rxt = s + adv;
+			/* Karn: a retransmitted range must not be timed */
+			if ((c->flags & TF_RTT_TIMING) && seq_geq(c->rtt_seq, s))
+				c->flags &= ~TF_RTT_TIMING;
+			sent = true;
+			if (c->t_rexmt == 0)
+				tcp_rexmt_arm(c);
+			continue;
+		}
+		/* NextSeg (2): new data the windows allow. */
+		uint32_t avail = seq_gt(data_end, c->snd_max) ? data_end - c->snd_max : 0;
+		int32_t wl = (int32_t)(c->snd_una + c->snd_wnd - c->snd_max);
+		uint32_t win = wl > 0 ? (uint32_t)wl : 0;
+		uint32_t len = RTE_MIN(avail, (uint32_t)c->mss);
+		len = RTE_MIN(len, win);
+		bool fin = fin_q && !(c->flags & TF_FIN_SENT) && c->snd_max + len == data_end;
+		if (len == 0 && !fin)
+			break;
+		/* Sender SWS avoidance (RFC 9293 3.8.6.2.1), Nagle off: send a
+		 * short segment only if it empties the queue or is at least half
+		 * the largest window the peer offered. */
+		if (len < c->mss && len < avail && len < c->max_sndwnd / 2 &&
+		    !(c->flags & TF_FORCE))
+			break;
+		if (fin && len == 0 && c->snd_max != data_end)
+			break;
+		uint8_t fl = TH_ACK;
+		if (len == avail && len)
+			fl |= TH_PSH;
+		if (fin)
+			fl |= TH_FIN;
+		uint32_t seq = c->snd_max;
+		if (xmit(c, seq, len, fl) != 0)
+			break;
+		sent = true;
+		c->snd_max += len + (fin ? 1 : 0);
+		c->snd_nxt = c->snd_max;
+		wk->cnt[ARN_TCP_C_BYTES_OUT] += len;
+		if (fin) {
+			c->fin_seq = seq + len;
+			after_fin_sent(c);
+		}
+		if (!(c->flags & TF_TS_OK) && !(c->flags & TF_RTT_TIMING)) {
+			c->flags |= TF_RTT_TIMING;
+			c->rtt_seq = seq;
+			c->rtt_start = wk->now_ms;
+		}
+		if (c->t_rexmt == 0 || (c->flags & TF_PERSIST)) {
+			c->flags &= ~TF_PERSIST;
+			tcp_rexmt_arm(c);
+		}
+	}
+
+	/* Data waiting, nothing in flight, and the window (zero, or too small
+	 * for sender SWS avoidance) keeps it back: the persist timer probes,
+	 * so a lost window update cannot deadlock us (RFC 9293 3.8.6.1). */
+	if (can_send_data(c) && c->snd_max == c->snd_una &&
+	    (c->sndq.bytes > 0 || ((c->flags & TF_FIN_QUEUED) && !(c->flags & TF_FIN_SENT))) &&
+	    !(c->flags & TF_PERSIST)) {
+		c->flags |= TF_PERSIST;
+		c->probes = 0;
+		tcp_rexmt_arm(c);
+	}
+
+	if (!sent && (c->flags & TF_ACK_NOW))
+		tcp_send_ack(c);
+	else if (!sent && (c->flags & TF_DELACK) && c->t_delack == 0) {
+		c->t_delack = wk->now_ms + TCP_DELACK_MS;
+		tcp_timer_update(c);
+	}
+}
+
+void tcp_retransmit_timeout(struct arn_tcp_conn *c)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	switch (c->state) {
+	case TCPS_SYN_SENT:
+		if (c->backoff >= TCP_SYN_RETRIES) {
+			TCP_INC(wk, TIMEOUTS);
+			TCP_INC(wk, CONNECT_FAILED);
+			if (c->ops && c->ops->on_connected && !(c->flags & TF_APP_CLOSED))
+				c->ops->on_connected(c, -ETIMEDOUT);
+			tcp_conn_drop(c, -ETIMEDOUT);
+			return;
+		}
+		TCP_INC(wk, RTO);
+		c->backoff++;
+		c->flags |= TF_SYN_RTX;
+		tcp_send_syn(c);
+		tcp_rexmt_arm(c);
+		return;
+	case TCPS_SYN_RECEIVED:
+		if (c->backoff >= TCP_SYNACK_RETRIES) {
+			TCP_INC(wk, TIMEOUTS);
+			tcp_conn_drop(c, -ETIMEDOUT);
+			return;
+		}
+		TCP_INC(wk, RTO);
+		c->backoff++;
+		c->flags |= TF_SYN_RTX;
+		tcp_send_syn(c);
+		tcp_rexmt_arm(c);
+		return;
+	case TCPS_ESTABLISHED:
+	case TCPS_CLOSE_WAIT:
+	case TCPS_FIN_WAIT_1:
+	case TCPS_CLOSING:
+	case TCPS_LAST_ACK:
+		break;
+	default:
+		return;
+	}
+	if (c->snd_una == c->snd_max)
+		return;
+	if (c->backoff >= TCP_DATA_RETRIES) {
+		TCP_INC(wk, TIMEOUTS);
+		TCP_INC(wk, RST_TIMEOUT);
+		tcp_send_rst_conn(c);
+		tcp_conn_drop(c, -ETIMEDOUT);
+		return;
+	}
+	TCP_INC(wk, RTO);
+	if (c->recovery != TCP_REC_LOSS)
+		c->ssthresh = c->cc->ssthresh(c, wk->now_ms);
+	/* A second timeout in a row: the receiver may have reneged on what it
+	 * SACKed (RFC 2018 8), so stop trusting the scoreboard. */
+	if (c->backoff >= 1)
+		tcp_sb_clear(c);
+	c->cwnd = c->mss; /* loss window, RFC 5681 3.1 */
+	c->recovery = TCP_REC_LOSS;
+	c->recover = c->snd_max;
+	c->high_rxt = c->snd_una;
+	c->lost_edge = c->snd_max;
+	c->dupacks = 0;
+	c->reno_sacked = 0;
+	c->flags &= ~TF_RTT_TIMING;
+	c->backoff++;
+	tcp_output(c);
+	tcp_rexmt_arm(c);
+}

@@ -1,0 +1,331 @@
+/*
+ * SACK, both directions.
+ *
+ * Sender (RFC 6675): the scoreboard is a sorted array of disjoint SACKed
+ * intervals above snd_una. From it come IsLost() (more than
+ * (DupThresh - 1) * SMSS bytes SACKed above), the lost edge (every hole
+ * below it is lost), pipe, and NextSeg's next hole. A peer without SACK gets
+ * the same machinery with duplicate ACKs counted as segments that left the
+ * network (c->reno_sacked), as Linux does, which gives RFC 6582 NewReno.
+ *
+ * Receiver (RFC 2018): the out-of-order queue (sorted single-segment mbufs,
+ * sequence in m->hash.usr) and the blocks to report, most recent first.
+ */
+#include <string.h>
+
+#include "tcp_int.h"
+
+/* ---- scoreboard -------------------------------------------------------------- */
+
+static void sb_recount(struct arn_tcp_conn *c)
+{
+	uint32_t n = 0;
+	for (unsigned i = 0; i < c->n_sb; i++)
+		n += c->sb[i].end - c->sb[i].start;
+	c->sacked_bytes = n;
+}
+
+static void sb_insert(struct arn_tcp_conn *c, uint32_t start, uint32_t end)
+{
+	unsigned i = 0;
+	/* find the first block that ends at or after start */
+	while (i < c->n_sb && seq_lt(c->sb[i].end, start))
+		i++;
+	/* merge every block that touches [start, end) */
+	unsigned j = i;
+	while (j < c->n_sb && seq_leq(c->sb[j].start, end)) {
+		start = seq_min(start, c->sb[j].start);
+		end = seq_max(end, c->sb[j].end);
+		j++;
+	}
+	unsigned merged = j - i;
+	if (merged == 0) {
+		if (c->n_sb == TCP_SB_MAX) {
+			/* Full: forget the highest block (it will be SACKed again). */
+			if (i == TCP_SB_MAX)
+				return;
+			c->n_sb--;
+		}
+		memmove(&c->sb[i + 1], &c->sb[i], (c->n_sb - i) * sizeof(c->sb[0]));
+		c->n_sb++;
+	} else if (merged > 1) {
+		memmove(&c->sb[i + 1], &c->sb[j], (c->n_sb - j) * sizeof(c->sb[0]));
+		c->n_sb -= (uint8_t)(merged - 1);
+	}
+	c->sb[i].start = start;
+	c->sb[i].end = end;
+}
+
+void tcp_sb_update(struct arn_tcp_conn *c, const struct tcp_seg *s)
+{
+	for (unsigned k = 0; k < s->n_sack; k++) {
+		uint32_t st = s->sack[k].start, en = s->sack[k].end;
+		/* Ignore nonsense and D-SACKs (RFC 2883: below the cumulative ACK). */
+		if (!seq_lt(st, en) || seq_leq(en, c->snd_una) || seq_gt(en, c->snd_max))
+			continue;
+		if (seq_lt(st, c->snd_una))
+			st = c->snd_una;
+		sb_insert(c, st, en);
+	}
+	sb_recount(c);
+}
+
+void tcp_sb_trim(struct arn_tcp_conn *c)
+{
+	unsigned k = 0;
+	while (k < c->n_sb && seq_leq(c->sb[k].end, c->snd_una))
+		k++;
+	if (k) {
+		memmove(&c->sb[0], &c->sb[k], (c->n_sb - k) * sizeof(c->sb[0]));
+		c->n_sb -= (uint8_t)k;
+	}
+	if (c->n_sb && seq_lt(c->sb[0].start, c->snd_una))
+		c->sb[0].start = c->snd_una;
+	sb_recount(c);
+}
+
+void tcp_sb_clear(struct arn_tcp_conn *c)
+{
+	c->n_sb = 0;
+	c->sacked_bytes = 0;
+}
+
+static uint32_t sacked_above(const struct arn_tcp_conn *c, uint32_t seq)
+{
+	uint32_t n = 0;
+	for (int i = c->n_sb - 1; i >= 0; i--) {
+		if (seq_leq(c->sb[i].end, seq))
+			break;
+		n += c->sb[i].end - seq_max(c->sb[i].start, seq);
+	}
+	return n;
+}
+
+bool tcp_sb_is_lost(const struct arn_tcp_conn *c, uint32_t seq)
+{
+	return sacked_above(c, seq) > (TCP_DUPTHRESH - 1) * (uint32_t)c->mss;
+}
+
+void tcp_sb_update_lost_edge(struct arn_tcp_conn *c)
+{
+	uint32_t sum = 0;
+	for (int i = c->n_sb - 1; i >= 0; i--) {
+		sum += c->sb[i].end - c->sb[i].start;
+		if (sum > (TCP_DUPTHRESH - 1) * (uint32_t)c->mss) {
+			if (seq_gt(c->sb[i].start, c->lost_edge))
+				c->lost_edge = c->sb[i].start;
+			return;
+		}
+	}
+}
+
+/* Bytes in [a, b) that are not SACKed. */
+static uint32_t hole_bytes(const struct arn_tcp_conn *c, uint32_t a, uint32_t b)
+{
+	if (!seq_lt(a, b))
+		return 0;
+	uint32_t n = b - a;
+	for (unsigned i = 0; i < c->n_sb; i++) {
+		uint32_t s = seq_max(c->sb[i].start, a), e = seq_min(c->sb[i].end, b);
+		if (seq_lt(s, e))
+			n -= e - s;
+	}
+	return n;
+}
+
+uint32_t tcp_pipe(const struct arn_tcp_conn *c)
+{
+	int64_t flight = (int64_t)(uint32_t)(c->snd_max - c->snd_una);
+	int64_t pipe;
+	if (c->flags & TF_SACK_OK) {
+		pipe = flight - c->sacked_bytes;
+		if (c->recovery != TCP_REC_NONE) {
+			uint32_t top = seq_min(c->lost_edge, c->snd_max);
+			pipe -= hole_bytes(c, c->snd_una, top);
+			if (seq_gt(c->high_rxt, c->snd_una))
+				pipe += hole_bytes(c, c->snd_una, seq_min(c->high_rxt, c->snd_max));
+		}
+	} else {
+		pipe = flight - (int64_t)c->reno_sacked * c->mss;
+		if (c->recovery != TCP_REC_NONE) {
+			if (seq_gt(c->lost_edge, c->snd_una))
+				pipe -= seq_min(c->lost_edge, c->snd_max) - c->snd_una;
+			if (seq_gt(c->high_rxt, c->snd_una))
+				pipe += seq_min(c->high_rxt, c->snd_max) - c->snd_una;
+		}
+	}
+	return pipe > 0 ? (uint32_t)pipe : 0;
+}
+
+bool tcp_sb_next_hole(const struct arn_tcp_conn *c, uint32_t limit, uint32_t *start, uint32_t *end)
+{
+	uint32_t x = seq_max(c->high_rxt, c->snd_una);
+	uint32_t top = seq_min(limit, c->snd_max);
+	for (unsigned i = 0; i < c->n_sb; i++) {
+		if (!seq_lt(x, top))
+			return false;
+		if (seq_lt(x, c->sb[i].start)) {
+			*start = x;
+			*end = seq_min(c->sb[i].start, top);
+			return true;
+		}
+		if (seq_lt(x, c->sb[i].end))
+			x = c->sb[i].end;
+	}
+	if (!seq_lt(x, top))
+		return false;
+	*start = x;
+	*end = top;
+	return true;
+}
+
+/* ---- out-of-order queue ---------------------------------------------------------- */
+
+static inline uint32_t mseq(const struct rte_mbuf *m)
+{
+	return m->hash.usr;
+}
+
+static void ooo_free(struct arn_tcp_conn *c, struct rte_mbuf *m)
+{
+	c->oooq.bytes -= m->data_len;
+	c->oooq.n--;
+	m->next = NULL;
+	rte_pktmbuf_free_seg(m);
+}
+
+bool tcp_ooo_insert(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq)
+{
+	uint32_t limit = RTE_MAX(64u, c->rcvbuf / 512);
+	if (c->oooq.n >= limit) {
+		TCP_INC(c->wk, OOO_DROPPED);
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	struct rte_mbuf *prev = NULL, *cur = c->oooq.head;
+	while (cur && seq_leq(mseq(cur), seq)) {
+		prev = cur;
+		cur = cur->next;
+	}
+	uint32_t end = seq + m->data_len;
+	if (prev) {
+		uint32_t pend = mseq(prev) + prev->data_len;
+		if (seq_geq(pend, end)) {
+			rte_pktmbuf_free(m); /* all of it is queued already */
+			return false;
+		}
+		if (seq_gt(pend, seq)) {
+			rte_pktmbuf_adj(m, (uint16_t)(pend - seq));
+			seq = pend;
+		}
+	}
+	while (cur && seq_lt(mseq(cur), end)) {
+		uint32_t cend = mseq(cur) + cur->data_len;
+		if (seq_leq(cend, end)) {
+			struct rte_mbuf *n = cur->next;
+			if (prev)
+				prev->next = n;
+			else
+				c->oooq.head = n;
+			if (c->oooq.tail == cur)
+				c->oooq.tail = prev;
+			ooo_free(c, cur);
+			cur = n;
+			continue;
+		}
+		rte_pktmbuf_trim(m, (uint16_t)(end - mseq(cur)));
+		end = mseq(cur);
+		break;
+	}
+	if (m->data_len == 0) {
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	m->hash.usr = seq;
+	m->next = cur;
+	if (prev)
+		prev->next = m;
+	else
+		c->oooq.head = m;
+	if (cur == NULL)
+		c->oooq.tail = m;
+	c->oooq.bytes += m->data_len;
+	c->oooq.n++;
+
+	/* the contiguous run of queued data that holds it: the SACK block */
+	uint32_t run_s = 0, run_e = 0;
+	bool found = false;
+	for (struct rte_mbuf *x = c->oooq.head; x; x = x->next) {
+		uint32_t xs = mseq(x);
+		if (x == c->oooq.head || xs != run_e) {
+			if (found)
+				break;
+			run_s = xs;
+		}
+		run_e = xs + x->data_len;
+		if (x == m)
+			found = true;
+	}
+	uint32_t bs = run_s, be = run_e;
+	tcp_rsack_note(c, bs, be);
+	return true;
+}
+
+uint32_t tcp_ooo_pull(struct arn_tcp_conn *c)
+{
+	uint32_t moved = 0;
+	struct rte_mbuf *m;
+	while ((m = c->oooq.head) != NULL && seq_leq(mseq(m), c->rcv_nxt)) {
+		c->oooq.head = m->next;
+		if (c->oooq.head == NULL)
+			c->oooq.tail = NULL;
+		c->oooq.bytes -= m->data_len;
+		c->oooq.n--;
+		uint32_t end = mseq(m) + m->data_len;
+		if (seq_leq(end, c->rcv_nxt)) {
+			m->next = NULL;
+			rte_pktmbuf_free_seg(m);
+			continue;
+		}
+		rte_pktmbuf_adj(m, (uint16_t)(c->rcv_nxt - mseq(m)));
+		m->pkt_len = m->data_len;
+		tcp_q_append(&c->rcvq, m);
+		c->rcv_nxt = end;
+		moved += m->data_len;
+	}
+	tcp_rsack_trim(c);
+	return moved;
+}
+
+/* ---- SACK blocks we send ------------------------------------------------------------ */
+
+void tcp_rsack_note(struct arn_tcp_conn *c, uint32_t start, uint32_t end)
+{
+	struct tcp_sack_block nb[TCP_RSACK_MAX];
+	unsigned n = 0;
+	nb[n++] = (struct tcp_sack_block){start, end};
+	for (unsigned i = 0; i < c->n_rsack && n < TCP_RSACK_MAX; i++) {
+		const struct tcp_sack_block *b = &c->rsack[i];
+		if (seq_leq(b->start, end) && seq_leq(start, b->end))
+			continue; /* merged into the new one */
+		nb[n++] = *b;
+	}
+	memcpy(c->rsack, nb, n * sizeof(nb[0]));
+	c->n_rsack = (uint8_t)n;
+}
+
+void tcp_rsack_trim(struct arn_tcp_conn *c)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < c->n_rsack; i++) {
+		struct tcp_sack_block b = c->rsack[i];
+		if (seq_leq(b.end, c->rcv_nxt))
+			continue;
+		if (seq_lt(b.start, c->rcv_nxt))
+			b.start = c->rcv_nxt;
+		c->rsack[n++] = b;
+	}
+	c->n_rsack = (uint8_t)n;
+	if (c->oooq.head == NULL)
+		c->n_rsack = 0;
+}

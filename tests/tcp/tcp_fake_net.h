@@ -1,0 +1,314 @@
+/*
+ * A fake of lib/net for lib/tcp's tests (unit tests and the fuzz target):
+ * the arn_net_* functions of arn_l4.h over a test mbuf pool, a settable
+ * clock, captured output, and helpers to craft segments and to parse what
+ * the stack sent. Header-only so each test executable gets its own copy.
+ *
+ * Workers: struct arn_lcore here is the test's own (lib/tcp never looks
+ * inside it). Worker i has address 198.18.0.(i+1).
+ */
+#ifndef TCP_FAKE_NET_H
+#define TCP_FAKE_NET_H
+
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_tcp.h>
+
+#include "arn_bootstrap.h"
+#include "tcp_int.h"
+
+#define FAKE_WORKERS 2
+#define FAKE_ADDR(i) (0xc6120001u + (uint32_t)(i)) /* 198.18.0.1 + i */
+
+struct arn_lcore {
+	unsigned idx;
+	struct rte_mbuf *out[4096]; /* captured, IPv4 header prepended */
+	unsigned n_out, out_head;
+};
+
+static struct arn_lcore fake_lc[FAKE_WORKERS];
+static struct rte_mempool *fake_pool;
+static uint64_t fake_now_us = 1000000; /* TSC in microseconds */
+static int fake_alloc_fail;	       /* fail this many allocations */
+static uint16_t fake_mtu = 1500;
+static char fake_prefix[64];
+
+uint64_t arn_net_now(const struct arn_lcore *lc)
+{
+	(void)lc;
+	return fake_now_us;
+}
+
+uint64_t arn_net_hz(void)
+{
+	return 1000000;
+}
+
+unsigned arn_net_worker_index(const struct arn_lcore *lc)
+{
+	return lc->idx;
+}
+
+unsigned arn_net_worker_count(const struct arn_lcore *lc)
+{
+	(void)lc;
+	return FAKE_WORKERS;
+}
+
+int arn_net_is_local(const struct arn_lcore *lc, uint32_t addr)
+{
+	(void)lc;
+	for (unsigned i = 0; i < FAKE_WORKERS; i++)
+		if (addr == FAKE_ADDR(i))
+			return 1;
+	return 0;
+}
+
+uint16_t arn_net_route_mtu(const struct arn_lcore *lc, uint32_t dst)
+{
+	(void)lc;
+	(void)dst;
+	return fake_mtu;
+}
+
+/* A software "RSS": which worker owns a flow. */
+unsigned arn_net_flow_worker(const struct arn_lcore *lc, uint32_t local, uint32_t remote,
+			     uint16_t lport, uint16_t rport)
+{
+	(void)lc;
+	return (unsigned)((local ^ remote ^ lport ^ rport) * 2654435761u >> 16) % FAKE_WORKERS;
+}
+
+struct rte_mbuf *arn_net_alloc(struct arn_lcore *lc)
+{
+	(void)lc;
+	if (fake_alloc_fail > 0) {
+		fake_alloc_fail--;
+		return NULL;
+	}
+	return rte_pktmbuf_alloc(fake_pool);
+}
+
+static uint16_t ip_id;
+
+/* Prepend an IPv4 header to an L4 packet and fill both checksums. */
+static void fake_ip_wrap(struct rte_mbuf *m, uint32_t src, uint32_t dst)
+{
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)rte_pktmbuf_prepend(m, sizeof(*ip));
+	memset(ip, 0, sizeof(*ip));
+	ip->version_ihl = 0x45;
+	ip->total_length = rte_cpu_to_be_16((uint16_t)m->pkt_len);
+	ip->packet_id = rte_cpu_to_be_16(ip_id++);
+	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_TCP;
+	ip->src_addr = rte_cpu_to_be_32(src);
+	ip->dst_addr = rte_cpu_to_be_32(dst);
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
+	th->cksum = 0;
+	th->cksum = rte_ipv4_udptcp_cksum(ip, th);
+	m->l3_len = sizeof(*ip);
+	m->ol_flags = 0;
+}
+
+int arn_net_ip4_output(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, uint32_t dst,
+		       uint8_t proto)
+{
+	if (proto != IPPROTO_TCP || rte_pktmbuf_headroom(m) < ARN_L4_HEADROOM || m->nb_segs != 1 ||
+	    !(m->ol_flags & RTE_MBUF_F_TX_TCP_CKSUM) ||
+	    rte_pktmbuf_mtod(m, struct rte_tcp_hdr *)->cksum != 0) {
+		fprintf(stderr, "fake net: contract violated by an output packet\n");
+		abort();
+	}
+	fake_ip_wrap(m, src, dst);
+	if (lc->n_out - lc->out_head >= 4096) {
+		rte_pktmbuf_free(m);
+		return -ENOBUFS;
+	}
+	lc->out[lc->n_out++ % 4096] = m;
+	return 0;
+}
+
+static struct rte_mbuf *fake_pop(struct arn_lcore *lc)
+{
+	if (lc->out_head == lc->n_out)
+		return NULL;
+	return lc->out[lc->out_head++ % 4096];
+}
+
+static void fake_drain(struct arn_lcore *lc)
+{
+	struct rte_mbuf *m;
+	while ((m = fake_pop(lc)) != NULL)
+		rte_pktmbuf_free(m);
+}
+
+static void fake_eal_init(void)
+{
+	if (fake_pool)
+		return;
+	snprintf(fake_prefix, sizeof(fake_prefix), "--file-prefix=arn-t-unit-%d", (int)getpid());
+	char *argv[] = {"test_tcp",  "--no-huge", "--no-pci", "--no-shconf",	"-m",
+			"256",	     "-l",	  "0",	      "--no-telemetry", "--log-level=error",
+			fake_prefix, NULL};
+	int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
+	if (rte_eal_init(argc, argv) < 0) {
+		fprintf(stderr, "EAL init failed\n");
+		exit(1);
+	}
+	fake_pool = rte_pktmbuf_pool_create("arn_t_unit", 16383, 0, 0, 2176, 0);
+	if (fake_pool == NULL) {
+		fprintf(stderr, "no mbuf pool\n");
+		exit(1);
+	}
+	for (unsigned i = 0; i < FAKE_WORKERS; i++)
+		fake_lc[i].idx = i;
+}
+
+static void fake_eal_fini(void)
+{
+	char dir[128];
+	snprintf(dir, sizeof(dir), "/var/run/dpdk/arn-t-unit-%d", (int)getpid());
+	rte_eal_cleanup();
+	char cmd[160];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s 2>/dev/null", dir);
+	if (system(cmd) != 0) {
+	}
+}
+
+/* ---- crafting segments -------------------------------------------------------- */
+
+struct fake_opts {
+	int mss; /* <0: none */
+	int ws;	 /* <0: none */
+	bool sack_ok;
+	bool ts;
+	uint32_t tsval, tsecr;
+	int n_sack;
+	uint32_t sack[8];
+};
+
+static const struct fake_opts fake_no_opts = {.mss = -1, .ws = -1};
+
+static struct rte_mbuf *fake_seg(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,
+				 uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd,
+				 const struct fake_opts *o, const void *data, uint32_t len)
+{
+	uint8_t opt[40];
+	unsigned n = 0;
+	if (o == NULL)
+		o = &fake_no_opts;
+	if (o->mss >= 0) {
+		opt[n++] = 2, opt[n++] = 4, opt[n++] = (uint8_t)(o->mss >> 8),
+		opt[n++] = (uint8_t)o->mss;
+	}
+	if (o->ws >= 0)
+		opt[n++] = 1, opt[n++] = 3, opt[n++] = 3, opt[n++] = (uint8_t)o->ws;
+	if (o->sack_ok)
+		opt[n++] = 1, opt[n++] = 1, opt[n++] = 4, opt[n++] = 2;
+	if (o->ts) {
+		opt[n++] = 1, opt[n++] = 1, opt[n++] = 8, opt[n++] = 10;
+		uint32_t a = rte_cpu_to_be_32(o->tsval), b = rte_cpu_to_be_32(o->tsecr);
+		memcpy(opt + n, &a, 4);
+		memcpy(opt + n + 4, &b, 4);
+		n += 8;
+	}
+	if (o->n_sack) {
+		opt[n++] = 1, opt[n++] = 1, opt[n++] = 5, opt[n++] = (uint8_t)(2 + 8 * o->n_sack);
+		for (int i = 0; i < 2 * o->n_sack; i++) {
+			uint32_t v = rte_cpu_to_be_32(o->sack[i]);
+			memcpy(opt + n, &v, 4);
+			n += 4;
+		}
+	}
+	struct rte_mbuf *m = rte_pktmbuf_alloc(fake_pool);
+	if (m == NULL)
+		abort();
+	struct rte_tcp_hdr *th =
+	    (struct rte_tcp_hdr *)rte_pktmbuf_append(m, (uint16_t)(20 + n + len));
+	memset(th, 0, 20);
+	th->src_port = rte_cpu_to_be_16(sport);
+	th->dst_port = rte_cpu_to_be_16(dport);
+	th->sent_seq = rte_cpu_to_be_32(seq);
+	th->recv_ack = rte_cpu_to_be_32(ack);
+	th->data_off = (uint8_t)(((20 + n) / 4) << 4);
+	th->tcp_flags = flags;
+	th->rx_win = rte_cpu_to_be_16(wnd);
+	memcpy(th + 1, opt, n);
+	if (len)
+		memcpy((uint8_t *)(th + 1) + n, data, len);
+	fake_ip_wrap(m, src, dst);
+	return m;
+}
+
+/* A segment the stack sent, parsed. */
+struct fake_out {
+	uint32_t src, dst;
+	uint16_t sport, dport;
+	uint8_t flags;
+	uint32_t seq, ack;
+	uint16_t wnd;
+	struct tcp_seg o; /* options (has_mss, ws, ts, sack...) */
+	uint32_t len;
+	uint8_t data[9000];
+};
+
+static bool fake_parse(struct rte_mbuf *m, struct fake_out *f)
+{
+	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod(m, const struct rte_ipv4_hdr *);
+	const struct rte_tcp_hdr *th = (const struct rte_tcp_hdr *)(ip + 1);
+	if (rte_ipv4_udptcp_cksum(ip, th) != 0 && th->cksum != 0) {
+		/* recomputing over a correct packet yields 0 */
+	}
+	memset(&f->o, 0, sizeof(f->o));
+	f->src = rte_be_to_cpu_32(ip->src_addr);
+	f->dst = rte_be_to_cpu_32(ip->dst_addr);
+	f->sport = rte_be_to_cpu_16(th->src_port);
+	f->dport = rte_be_to_cpu_16(th->dst_port);
+	f->flags = th->tcp_flags;
+	f->seq = rte_be_to_cpu_32(th->sent_seq);
+	f->ack = rte_be_to_cpu_32(th->recv_ack);
+	f->wnd = rte_be_to_cpu_16(th->rx_win);
+	unsigned doff = (th->data_off >> 4) * 4u;
+	tcp_parse_options(&f->o, (const uint8_t *)(th + 1), doff - 20);
+	f->len = m->pkt_len - 20 - doff;
+	memcpy(f->data, (const uint8_t *)th + doff, RTE_MIN(f->len, (uint32_t)sizeof(f->data)));
+	return true;
+}
+
+/* Pop the next output of @p lc into @p f; false if there is none. */
+static bool fake_next(struct arn_lcore *lc, struct fake_out *f)
+{
+	struct rte_mbuf *m = fake_pop(lc);
+	if (m == NULL)
+		return false;
+	fake_parse(m, f);
+	rte_pktmbuf_free(m);
+	return true;
+}
+
+static unsigned fake_pending(const struct arn_lcore *lc)
+{
+	return lc->n_out - lc->out_head;
+}
+
+/* Advance the clock by @p ms milliseconds, one ms at a time, polling. */
+static void fake_advance(struct arn_lcore *lc, uint64_t ms)
+{
+	for (uint64_t i = 0; i < ms; i++) {
+		fake_now_us += 1000;
+		arn_tcp_worker_poll(lc, fake_now_us);
+	}
+	if (ms == 0)
+		arn_tcp_worker_poll(lc, fake_now_us);
+}
+
+#endif

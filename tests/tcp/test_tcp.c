@@ -1,0 +1,1539 @@
+/*
+ * lib/tcp unit tests: sequence arithmetic, option parsing, and the state
+ * machine driven by crafted segments against a fake lib/net
+ * (tcp_fake_net.h); then two instances of the stack talking through a
+ * simulated lossy, reordering, duplicating link.
+ *
+ * Every test ends with the mbuf pool full again: a leaked mbuf fails it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "tcp_fake_net.h"
+
+#define US FAKE_ADDR(0)	 /* 198.18.0.1: the stack under test */
+#define PEER 0xc6120063u /* 198.18.0.99: the crafted peer */
+#define LPORT 80
+#define PPORT 40000
+
+static struct arn_lcore *lc = &fake_lc[0];
+
+/* ---- what the application saw ---------------------------------------------- */
+
+static struct {
+	struct arn_tcp_conn *conn;
+	int accepts, closes, eofs, writables, connects;
+	int close_reason, connect_status;
+	bool hold;   /* do not consume received data */
+	bool refuse; /* on_accept refuses */
+	uint8_t rx[1 << 20];
+	uint32_t rx_len;
+} app;
+
+static int t_accept(struct arn_tcp_conn *c, void *u)
+{
+	(void)u;
+	app.accepts++;
+	app.conn = c;
+	return app.refuse ? -ECONNREFUSED : 0;
+}
+
+static void t_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
+{
+	(void)head;
+	if (app.hold)
+		return;
+	uint32_t room = (uint32_t)sizeof(app.rx) - app.rx_len;
+	app.rx_len += arn_tcp_read(c, app.rx + app.rx_len, RTE_MIN(len, room));
+}
+
+static void t_eof(struct arn_tcp_conn *c)
+{
+	(void)c;
+	app.eofs++;
+}
+
+static void t_writable(struct arn_tcp_conn *c)
+{
+	(void)c;
+	app.writables++;
+}
+
+static void t_connected(struct arn_tcp_conn *c, int status)
+{
+	app.conn = c;
+	app.connects++;
+	app.connect_status = status;
+}
+
+static void t_close(struct arn_tcp_conn *c, int reason)
+{
+	(void)c;
+	app.closes++;
+	app.close_reason = reason;
+	app.conn = NULL;
+}
+
+static const struct arn_tcp_ops t_ops = {
+    .on_accept = t_accept,
+    .on_data = t_data,
+    .on_eof = t_eof,
+    .on_writable = t_writable,
+    .on_connected = t_connected,
+    .on_close = t_close,
+};
+
+static struct arn_dataplane dp_conf;
+static struct arn_tcp_listener *lsn;
+static unsigned pool_full;
+
+static int setup_with(uint32_t maxc, uint32_t rcvbuf, uint32_t backlog)
+{
+	memset(&app, 0, sizeof(app));
+	memset(&dp_conf, 0, sizeof(dp_conf));
+	dp_conf.tcp_max_connections = maxc;
+	dp_conf.tcp_rcvbuf = rcvbuf;
+	dp_conf.tcp_sndbuf = 256 * 1024;
+	fake_mtu = 1500;
+	pool_full = rte_mempool_avail_count(fake_pool);
+	if (arn_tcp_worker_init(lc, &dp_conf) != 0)
+		return -1;
+	struct arn_tcp_listen_opts lo = {.backlog = backlog};
+	int err = 0;
+	lsn = arn_tcp_listen(lc, US, LPORT, &t_ops, NULL, &lo, &err);
+	return lsn ? 0 : -1;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return setup_with(64, 64 * 1024, 16);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	arn_tcp_worker_fini(lc);
+	fake_drain(lc);
+	fake_drain(&fake_lc[1]);
+	if (rte_mempool_avail_count(fake_pool) != pool_full) {
+		fprintf(stderr, "mbuf leak: %u of %u back\n", rte_mempool_avail_count(fake_pool),
+			pool_full);
+		return -1;
+	}
+	return 0;
+}
+
+static uint64_t cnt(enum arn_tcp_counter id)
+{
+	uint64_t v[ARN_TCP_C_COUNT];
+	assert_int_equal(arn_tcp_stats(0, v), 0);
+	return v[id];
+}
+
+static void inject(uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd,
+		   const struct fake_opts *o, const void *data, uint32_t len)
+{
+	arn_tcp_input(lc, fake_seg(PEER, US, PPORT, LPORT, flags, seq, ack, wnd, o, data, len));
+}
+
+static struct fake_out out;
+
+/* Poll (outputs are deferred to the poll) and expect one segment. */
+static void expect_seg(uint8_t flags)
+{
+	fake_advance(lc, 0);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.flags, flags);
+}
+
+static void expect_none(void)
+{
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 0);
+}
+
+/* The peer's side of an established connection. */
+static uint32_t p_seq, p_tsval = 5000;
+static uint32_t our_isn;
+static bool p_ts = true;
+
+static struct fake_opts popts(void)
+{
+	struct fake_opts o = fake_no_opts;
+	if (p_ts) {
+		o.ts = true;
+		o.tsval = p_tsval;
+		o.tsecr = out.o.tsval;
+	}
+	return o;
+}
+
+/* Handshake with a listener; @p sack / @p ts: what the peer offers. */
+static void open_conn(bool sack, bool ts, int ws)
+{
+	p_ts = ts;
+	p_seq = 1000;
+	struct fake_opts o = {.mss = 1460, .ws = ws, .sack_ok = sack, .ts = ts, .tsval = p_tsval};
+	inject(TH_SYN, p_seq, 0, 65535, &o, NULL, 0);
+	expect_seg(TH_SYN | TH_ACK);
+	assert_int_equal(out.ack, p_seq + 1);
+	our_isn = out.seq;
+	p_seq++;
+	struct fake_opts a = popts();
+	inject(TH_ACK, p_seq, our_isn + 1, 65535, &a, NULL, 0);
+	assert_int_equal(app.accepts, 1);
+	assert_non_null(app.conn);
+	assert_int_equal(app.conn->state, TCPS_ESTABLISHED);
+}
+
+/* ---- pure functions ---------------------------------------------------------- */
+
+static void test_seq_arithmetic_wraps(void **state)
+{
+	(void)state;
+	assert_true(seq_lt(0xfffffff0u, 0x10u));
+	assert_true(seq_gt(0x10u, 0xfffffff0u));
+	assert_true(seq_leq(5, 5) && seq_geq(5, 5));
+	assert_false(seq_lt(5, 5));
+	assert_true(seq_lt(0x7fffffffu, 0x80000000u));
+	assert_true(seq_in(0xfffffffeu, 0xfffffff0u, 0x10u));
+	assert_true(seq_in(0x5u, 0xfffffff0u, 0x10u));
+	assert_false(seq_in(0x10u, 0xfffffff0u, 0x10u));
+	assert_int_equal(seq_max(0xfffffff0u, 3), 3);
+	assert_int_equal(seq_min(0xfffffff0u, 3), 0xfffffff0u);
+}
+
+static void test_options_parse_malformed_and_full(void **state)
+{
+	(void)state;
+	struct tcp_seg s;
+	/* MSS, NOP, WS 20 (clamped to 14), SACK-permitted, TS, SACK 2 blocks */
+	const uint8_t all[] = {2, 4, 0x05, 0xb4, 1, 3, 3, 20, 4, 2, 8, 10, 0, 0, 0, 7, 0, 0, 0,
+			       9, 5, 18,   0,	 0, 0, 1, 0,  0, 0, 2, 0,  0, 0, 3, 0, 0, 0, 4};
+	memset(&s, 0, sizeof(s));
+	tcp_parse_options(&s, all, sizeof(all));
+	assert_true(s.has_mss && s.mss == 1460);
+	assert_true(s.has_ws && s.ws == 14);
+	assert_true(s.sack_ok && s.has_ts && s.tsval == 7 && s.tsecr == 9);
+	assert_int_equal(s.n_sack, 2);
+	assert_int_equal(s.sack[1].end, 4);
+	/* zero length option: stop, no loop */
+	const uint8_t zero[] = {2, 0, 2, 4, 1, 1};
+	memset(&s, 0, sizeof(s));
+	tcp_parse_options(&s, zero, sizeof(zero));
+	assert_false(s.has_mss);
+	/* truncated TS, bad MSS length, EOL ends parsing */
+	const uint8_t bad[] = {2, 3, 0, 8, 10, 1};
+	memset(&s, 0, sizeof(s));
+	tcp_parse_options(&s, bad, sizeof(bad));
+	assert_false(s.has_mss || s.has_ts);
+	const uint8_t eol[] = {0, 2, 4, 5, 0};
+	memset(&s, 0, sizeof(s));
+	tcp_parse_options(&s, eol, sizeof(eol));
+	assert_false(s.has_mss);
+	/* SACK with a length that is not 2 + 8n is ignored */
+	const uint8_t sk[] = {5, 7, 0, 0, 0, 1, 0};
+	memset(&s, 0, sizeof(s));
+	tcp_parse_options(&s, sk, sizeof(sk));
+	assert_int_equal(s.n_sack, 0);
+}
+
+static void test_siphash_reference_vector(void **state)
+{
+	(void)state;
+	/* SipHash-2-4 paper, appendix A: key 00..0f, message 00..0e */
+	uint8_t k[16], msg[15];
+	for (int i = 0; i < 16; i++)
+		k[i] = (uint8_t)i;
+	for (int i = 0; i < 15; i++)
+		msg[i] = (uint8_t)i;
+	uint64_t key[2];
+	memcpy(key, k, 16);
+	assert_true(tcp_siphash(key, msg, 15) == 0xa129ca6149be45e5ULL);
+}
+
+/* ---- opening ------------------------------------------------------------------ */
+
+static void test_passive_open_negotiates_options(void **state)
+{
+	(void)state;
+	struct fake_opts o = {.mss = 1400, .ws = 7, .sack_ok = true, .ts = true, .tsval = 777};
+	inject(TH_SYN, 1000, 0, 65535, &o, NULL, 0);
+	expect_seg(TH_SYN | TH_ACK);
+	assert_int_equal(out.ack, 1001);
+	assert_true(out.o.has_mss && out.o.mss == 1460);
+	assert_true(out.o.has_ws);
+	assert_int_equal(out.o.ws, 1); /* 65536 bytes do not fit in 16 bits */
+	assert_true(out.o.sack_ok);
+	assert_true(out.o.has_ts && out.o.tsecr == 777);
+	assert_int_equal(app.accepts, 0);
+	struct fake_opts a = {.mss = -1, .ws = -1, .ts = true, .tsval = 778, .tsecr = out.o.tsval};
+	inject(TH_ACK, 1001, out.seq + 1, 100, &a, NULL, 0);
+	assert_int_equal(app.accepts, 1);
+	struct arn_tcp_conn *c = app.conn;
+	assert_int_equal(c->state, TCPS_ESTABLISHED);
+	assert_true(c->flags & TF_SACK_OK);
+	assert_true(c->flags & TF_TS_OK);
+	assert_int_equal(c->snd_ws, 7);
+	assert_int_equal(c->snd_wnd, 100u << 7);
+	assert_int_equal(c->mss, 1400 - 12);
+	assert_int_equal(cnt(ARN_TCP_C_ACCEPTED), 1);
+	assert_int_equal(cnt(ARN_TCP_C_ACTIVE), 1);
+}
+
+static void test_passive_open_without_options(void **state)
+{
+	(void)state;
+	inject(TH_SYN, 1000, 0, 8192, NULL, NULL, 0);
+	expect_seg(TH_SYN | TH_ACK);
+	assert_true(out.o.has_mss);
+	assert_false(out.o.has_ws || out.o.sack_ok || out.o.has_ts);
+	inject(TH_ACK, 1001, out.seq + 1, 8192, NULL, NULL, 0);
+	assert_int_equal(app.conn->mss, TCP_DEFAULT_MSS);
+	assert_int_equal(app.conn->rcv_ws, 0);
+}
+
+static void test_syn_ack_retransmitted_then_abandoned(void **state)
+{
+	(void)state;
+	inject(TH_SYN, 1000, 0, 8192, NULL, NULL, 0);
+	expect_seg(TH_SYN | TH_ACK);
+	uint32_t isn = out.seq;
+	/* a retransmitted SYN gets the same SYN-ACK */
+	inject(TH_SYN, 1000, 0, 8192, NULL, NULL, 0);
+	expect_seg(TH_SYN | TH_ACK);
+	assert_int_equal(out.seq, isn);
+	/* then RTO-driven retransmissions, 1 s, 2 s, 4 s ... */
+	fake_advance(lc, 999);
+	assert_int_equal(fake_pending(lc), 0);
+	fake_advance(lc, 1);
+	expect_seg(TH_SYN | TH_ACK);
+	fake_advance(lc, 2000);
+	expect_seg(TH_SYN | TH_ACK);
+	fake_advance(lc, 60000);
+	fake_advance(lc, 60000);
+	fake_drain(lc);
+	assert_int_equal(cnt(ARN_TCP_C_ACTIVE), 0);
+	assert_int_equal(lsn->syn_queued, 0);
+	assert_int_equal(app.accepts, 0);
+}
+
+static void test_closed_port_gets_rst(void **state)
+{
+	(void)state;
+	arn_tcp_input(lc, fake_seg(PEER, US, PPORT, 81, TH_SYN, 5000, 0, 1000, NULL, NULL, 0));
+	expect_seg(TH_RST | TH_ACK);
+	assert_int_equal(out.seq, 0);
+	assert_int_equal(out.ack, 5001);
+	arn_tcp_input(lc, fake_seg(PEER, US, PPORT, 81, TH_ACK, 5000, 4242, 1000, NULL, "x", 1));
+	expect_seg(TH_RST);
+	assert_int_equal(out.seq, 4242);
+	/* never answer a RST */
+	arn_tcp_input(lc, fake_seg(PEER, US, PPORT, 81, TH_RST, 5000, 0, 0, NULL, NULL, 0));
+	expect_none();
+	assert_int_equal(cnt(ARN_TCP_C_RST_NO_LISTENER), 2);
+}
+
+static void test_accept_refused_resets(void **state)
+{
+	(void)state;
+	app.refuse = true;
+	inject(TH_SYN, 1000, 0, 8192, NULL, NULL, 0);
+	expect_seg(TH_SYN | TH_ACK);
+	inject(TH_ACK, 1001, out.seq + 1, 8192, NULL, NULL, 0);
+	expect_seg(TH_RST | TH_ACK);
+	fake_advance(lc, 1);
+	assert_int_equal(app.closes, 0); /* refused: no on_close */
+	assert_int_equal(cnt(ARN_TCP_C_RST_REFUSED), 1);
+	assert_int_equal(cnt(ARN_TCP_C_ACTIVE), 0);
+}
+
+static void test_active_open_and_refused(void **state)
+{
+	(void)state;
+	int err = 0;
+	struct arn_tcp_conn *c =
+	    arn_tcp_connect(lc, US, PEER, 8080, &t_ops, NULL, ARN_TCP_CC_CUBIC, &err);
+	assert_non_null(c);
+	/* the source port hashes back to this worker */
+	assert_int_equal(arn_net_flow_worker(lc, US, PEER, c->lport, 8080), 0);
+	assert_true(c->lport >= TCP_PORT_LO && c->lport <= TCP_PORT_HI);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.flags, TH_SYN);
+	assert_true(out.o.has_mss && out.o.has_ws && out.o.sack_ok && out.o.has_ts);
+	/* a SYN-ACK with a wrong ACK gets a RST, the connection stays */
+	arn_tcp_input(lc, fake_seg(PEER, US, 8080, c->lport, TH_SYN | TH_ACK, 9000, out.seq + 7,
+				   1000, NULL, NULL, 0));
+	expect_seg(TH_RST);
+	/* the right one establishes */
+	struct fake_opts o = {
+	    .mss = 1000, .ws = 2, .sack_ok = true, .ts = true, .tsval = 1, .tsecr = out.o.tsval};
+	uint32_t iss = c->iss;
+	arn_tcp_input(lc, fake_seg(PEER, US, 8080, c->lport, TH_SYN | TH_ACK, 9000, iss + 1, 1000,
+				   &o, NULL, 0));
+	assert_int_equal(app.connects, 1);
+	assert_int_equal(app.connect_status, 0);
+	assert_int_equal(c->state, TCPS_ESTABLISHED);
+	assert_int_equal(c->snd_wnd, 1000); /* SYN-ACK window is not scaled */
+	expect_seg(TH_ACK);
+	assert_int_equal(out.ack, 9001);
+	arn_tcp_abort(c);
+	expect_seg(TH_RST | TH_ACK);
+	fake_advance(lc, 1);
+	assert_int_equal(app.closes, 1);
+	assert_int_equal(app.close_reason, -ECONNABORTED);
+
+	/* connection refused */
+	c = arn_tcp_connect(lc, US, PEER, 8081, &t_ops, NULL, ARN_TCP_CC_NEWRENO, &err);
+	assert_non_null(c);
+	assert_true(fake_next(lc, &out));
+	arn_tcp_input(lc, fake_seg(PEER, US, 8081, c->lport, TH_RST | TH_ACK, 0, out.seq + 1, 0,
+				   NULL, NULL, 0));
+	assert_int_equal(app.connect_status, -ECONNREFUSED);
+	fake_advance(lc, 1);
+	assert_int_equal(app.closes, 2);
+	assert_int_equal(app.close_reason, -ECONNREFUSED);
+	/* a local address that is not ours */
+	assert_null(arn_tcp_connect(lc, 0x0a000001, PEER, 80, &t_ops, NULL, 0, &err));
+	assert_int_equal(err, -EADDRNOTAVAIL);
+}
+
+static void test_simultaneous_open(void **state)
+{
+	(void)state;
+	int err;
+	struct arn_tcp_conn *c =
+	    arn_tcp_connect(lc, US, PEER, 7000, &t_ops, NULL, ARN_TCP_CC_CUBIC, &err);
+	assert_true(fake_next(lc, &out));
+	uint32_t iss = out.seq;
+	/* the peer's own SYN crosses ours */
+	struct fake_opts o = {.mss = 1460, .ws = -1};
+	arn_tcp_input(lc, fake_seg(PEER, US, 7000, c->lport, TH_SYN, 300, 0, 5000, &o, NULL, 0));
+	assert_int_equal(c->state, TCPS_SYN_RECEIVED);
+	expect_seg(TH_SYN | TH_ACK);
+	assert_int_equal(out.seq, iss);
+	assert_int_equal(out.ack, 301);
+	/* its SYN-ACK arrives */
+	arn_tcp_input(lc, fake_seg(PEER, US, 7000, c->lport, TH_SYN | TH_ACK, 300, iss + 1, 5000,
+				   &o, NULL, 0));
+	/* (a SYN again in SYN-RECEIVED with the same ISN: SYN-ACK again) */
+	fake_drain(lc);
+	arn_tcp_input(
+	    lc, fake_seg(PEER, US, 7000, c->lport, TH_ACK, 301, iss + 1, 5000, NULL, NULL, 0));
+	assert_int_equal(c->state, TCPS_ESTABLISHED);
+	assert_int_equal(app.connects, 1);
+	assert_int_equal(app.connect_status, 0);
+}
+
+/* ---- data --------------------------------------------------------------------- */
+
+static void test_delayed_ack_and_every_second_segment(void **state)
+{
+	(void)state;
+	open_conn(true, true, 7);
+	uint8_t buf[1448];
+	memset(buf, 'a', sizeof(buf));
+	struct fake_opts o = popts();
+	inject(TH_ACK | TH_PSH, p_seq, our_isn + 1, 500, &o, buf, 100);
+	p_seq += 100;
+	assert_int_equal(app.rx_len, 100);
+	expect_none(); /* delayed */
+	fake_advance(lc, TCP_DELACK_MS - 1);
+	assert_int_equal(fake_pending(lc), 0);
+	fake_advance(lc, 1);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.ack, p_seq);
+	/* two segments: ACK at once */
+	inject(TH_ACK, p_seq, our_isn + 1, 500, &o, buf, 1448);
+	p_seq += 1448;
+	inject(TH_ACK, p_seq, our_isn + 1, 500, &o, buf, 1448);
+	p_seq += 1448;
+	expect_seg(TH_ACK);
+	assert_int_equal(out.ack, p_seq);
+	assert_int_equal(app.rx_len, 100 + 2 * 1448);
+	assert_int_equal(cnt(ARN_TCP_C_DELAYED_ACKS), 1);
+}
+
+static void test_out_of_order_queued_and_sacked(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	uint8_t d[3000];
+	for (int i = 0; i < 3000; i++)
+		d[i] = (uint8_t)(i * 7);
+	struct fake_opts o = popts();
+	/* segments 2 and 3 before 1 */
+	inject(TH_ACK, p_seq + 1000, our_isn + 1, 500, &o, d + 1000, 1000);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.ack, p_seq);
+	assert_int_equal(out.o.n_sack, 1);
+	assert_int_equal(out.o.sack[0].start, p_seq + 1000);
+	assert_int_equal(out.o.sack[0].end, p_seq + 2000);
+	inject(TH_ACK, p_seq + 2500, our_isn + 1, 500, &o, d + 2500, 500);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.o.n_sack, 2);
+	assert_int_equal(out.o.sack[0].start, p_seq + 2500); /* most recent first */
+	/* an overlapping duplicate of part of it */
+	inject(TH_ACK, p_seq + 1500, our_isn + 1, 500, &o, d + 1500, 1000);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.o.n_sack, 1);
+	assert_int_equal(out.o.sack[0].start, p_seq + 1000);
+	assert_int_equal(out.o.sack[0].end, p_seq + 3000);
+	assert_int_equal(app.rx_len, 0);
+	/* the hole fills: everything is delivered, in order, ACKed at once */
+	inject(TH_ACK, p_seq, our_isn + 1, 500, &o, d, 1000);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.ack, p_seq + 3000);
+	assert_int_equal(out.o.n_sack, 0);
+	assert_int_equal(app.rx_len, 3000);
+	assert_memory_equal(app.rx, d, 3000);
+	assert_true(cnt(ARN_TCP_C_OUT_OF_ORDER) >= 3);
+}
+
+static void test_window_reflects_unconsumed_data(void **state)
+{
+	(void)state;
+	open_conn(true, false, 0);
+	app.hold = true;
+	struct arn_tcp_conn *c = app.conn;
+	uint8_t buf[1460];
+	memset(buf, 'w', sizeof(buf));
+	uint32_t sent = 0;
+	/* fill the 64 KB buffer */
+	while (sent + 1460 <= 64 * 1024) {
+		inject(TH_ACK, p_seq, our_isn + 1, 500, NULL, buf, 1460);
+		p_seq += 1460;
+		sent += 1460;
+	}
+	fake_advance(lc, 0);
+	struct fake_out last;
+	while (fake_next(lc, &out))
+		last = out;
+	assert_int_equal(last.ack, p_seq);
+	assert_true((uint32_t)last.wnd << c->rcv_ws < 1460); /* (almost) closed */
+	uint32_t edge = last.ack + ((uint32_t)last.wnd << c->rcv_ws);
+	/* beyond the right edge: not accepted, ACK with the same window */
+	inject(TH_ACK, edge, our_isn + 1, 500, NULL, buf, 1460);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.ack, p_seq);
+	assert_int_equal(arn_tcp_rx_pending(c), sent);
+	/* the application reads: a window update goes out */
+	arn_tcp_rx_consume(c, 32 * 1024);
+	expect_seg(TH_ACK);
+	assert_true((uint32_t)out.wnd << c->rcv_ws >= 32 * 1024 - 1460);
+	/* zero-copy take of a partial mbuf */
+	struct rte_mbuf *m = arn_tcp_rx_take(c, 2000);
+	assert_non_null(m);
+	assert_int_equal(m->pkt_len, 2000);
+	assert_int_equal(m->nb_segs, 2);
+	rte_pktmbuf_free(m);
+	assert_int_equal(arn_tcp_rx_pending(c), sent - 32 * 1024 - 2000);
+}
+
+static void test_zero_window_probe_and_reopen(void **state)
+{
+	(void)state;
+	open_conn(true, false, 0);
+	struct arn_tcp_conn *c = app.conn;
+	/* peer closes its window */
+	inject(TH_ACK, p_seq, our_isn + 1, 0, NULL, NULL, 0);
+	uint8_t buf[5000];
+	memset(buf, 'z', sizeof(buf));
+	assert_int_equal(arn_tcp_write(c, buf, sizeof(buf)), (int)sizeof(buf));
+	expect_none();
+	assert_true(c->flags & TF_PERSIST);
+	uint64_t t0 = fake_now_us;
+	fake_advance(lc, 2000);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.flags, TH_ACK);
+	assert_int_equal(out.seq, our_isn); /* snd_una - 1 */
+	assert_int_equal(out.len, 0);
+	uint64_t first = fake_now_us - t0;
+	(void)first;
+	fake_drain(lc);
+	assert_true(cnt(ARN_TCP_C_ZWP) >= 1);
+	/* the window opens: data flows */
+	inject(TH_ACK, p_seq, our_isn + 1, 10000, NULL, NULL, 0);
+	fake_advance(lc, 0);
+	uint32_t got = 0;
+	while (fake_next(lc, &out))
+		got += out.len;
+	assert_int_equal(got, 5000);
+	assert_false(c->flags & TF_PERSIST);
+}
+
+/* ---- RFC 5961 and PAWS ----------------------------------------------------------- */
+
+static void test_rst_exact_in_window_and_outside(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	struct fake_opts o = popts();
+	/* in the window but not exact: challenge ACK, still open */
+	inject(TH_RST, p_seq + 100, 0, 0, &o, NULL, 0);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.ack, p_seq);
+	assert_int_equal(app.conn->state, TCPS_ESTABLISHED);
+	assert_int_equal(cnt(ARN_TCP_C_CHALLENGE_ACKS), 1);
+	/* outside the window: silently dropped */
+	inject(TH_RST, p_seq + 1000000, 0, 0, &o, NULL, 0);
+	inject(TH_RST, p_seq - 1, 0, 0, &o, NULL, 0);
+	expect_none();
+	assert_int_equal(app.conn->state, TCPS_ESTABLISHED);
+	/* exact: reset */
+	inject(TH_RST, p_seq, 0, 0, &o, NULL, 0);
+	fake_advance(lc, 1);
+	assert_int_equal(app.closes, 1);
+	assert_int_equal(app.close_reason, -ECONNRESET);
+	assert_int_equal(cnt(ARN_TCP_C_ACTIVE), 0);
+	assert_int_equal(cnt(ARN_TCP_C_RST_RECEIVED), 1);
+}
+
+static void test_syn_on_established_gets_challenge_ack(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	struct fake_opts o = {.mss = 1460, .ws = -1, .ts = true, .tsval = p_tsval + 1};
+	inject(TH_SYN, 123456, 0, 1000, &o, NULL, 0);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.ack, p_seq);
+	assert_int_equal(out.seq, our_isn + 1);
+	assert_int_equal(app.conn->state, TCPS_ESTABLISHED);
+	/* a blind ACK far below snd_una - max window: challenge ACK too */
+	app.conn->max_sndwnd = 65535;
+	struct fake_opts a = popts();
+	inject(TH_ACK, p_seq, our_isn - 200000, 1000, &a, "x", 1);
+	expect_seg(TH_ACK);
+	assert_int_equal(app.rx_len, 0);
+	assert_int_equal(cnt(ARN_TCP_C_CHALLENGE_ACKS), 2);
+}
+
+static void test_challenge_ack_rate_limit(void **state)
+{
+	(void)state;
+	open_conn(true, false, 0);
+	for (int i = 0; i < TCP_CHALLENGE_ACK_LIMIT + 50; i++)
+		inject(TH_RST, p_seq + 10, 0, 0, NULL, NULL, 0);
+	fake_drain(lc);
+	assert_int_equal(cnt(ARN_TCP_C_CHALLENGE_ACKS), TCP_CHALLENGE_ACK_LIMIT);
+	assert_int_equal(cnt(ARN_TCP_C_CHALLENGE_ACKS_LIMITED), 50);
+}
+
+static void test_paws_drops_old_timestamp(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	struct fake_opts o = popts();
+	o.tsval = p_tsval - 10;
+	inject(TH_ACK, p_seq, our_isn + 1, 1000, &o, "old", 3);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.ack, p_seq);
+	assert_int_equal(app.rx_len, 0);
+	assert_int_equal(cnt(ARN_TCP_C_PAWS_DROPPED), 1);
+	/* a newer one goes through and becomes TS.Recent */
+	o.tsval = p_tsval + 10;
+	inject(TH_ACK, p_seq, our_isn + 1, 1000, &o, "new", 3);
+	assert_int_equal(app.rx_len, 3);
+	assert_int_equal(app.conn->ts_recent, p_tsval + 10);
+}
+
+static void test_out_of_window_and_bad_ack(void **state)
+{
+	(void)state;
+	open_conn(true, false, 0);
+	inject(TH_ACK, p_seq + 10000000, our_isn + 1, 1000, NULL, "far", 3);
+	expect_seg(TH_ACK);
+	assert_int_equal(app.rx_len, 0);
+	/* ACK for data never sent: ACK back, segment dropped */
+	inject(TH_ACK, p_seq, our_isn + 5000, 1000, NULL, "ack", 3);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.ack, p_seq);
+	assert_int_equal(app.rx_len, 0);
+	/* no ACK flag: dropped */
+	inject(0, p_seq, 0, 1000, NULL, "noack", 5);
+	expect_none();
+	assert_int_equal(app.rx_len, 0);
+	/* bad checksum: dropped and counted */
+	struct rte_mbuf *m =
+	    fake_seg(PEER, US, PPORT, LPORT, TH_ACK, p_seq, our_isn + 1, 1000, NULL, "sum", 3);
+	rte_pktmbuf_mtod_offset(m, uint8_t *, 41)[0] ^= 0x55;
+	arn_tcp_input(lc, m);
+	expect_none();
+	assert_int_equal(app.rx_len, 0);
+	assert_int_equal(cnt(ARN_TCP_C_BAD_CKSUM), 1);
+	/* data offset beyond the packet */
+	m = fake_seg(PEER, US, PPORT, LPORT, TH_ACK, p_seq, our_isn + 1, 1000, NULL, NULL, 0);
+	struct rte_tcp_hdr *th = rte_pktmbuf_mtod_offset(m, struct rte_tcp_hdr *, 20);
+	th->data_off = 0xf0;
+	th->cksum = 0;
+	th->cksum = rte_ipv4_udptcp_cksum(rte_pktmbuf_mtod(m, struct rte_ipv4_hdr *), th);
+	arn_tcp_input(lc, m);
+	assert_int_equal(cnt(ARN_TCP_C_MALFORMED), 1);
+}
+
+/* ---- closing ----------------------------------------------------------------------- */
+
+static void test_passive_close_half_close(void **state)
+{
+	(void)state;
+	open_conn(true, false, 0);
+	struct arn_tcp_conn *c = app.conn;
+	inject(TH_ACK | TH_FIN, p_seq, our_isn + 1, 1000, NULL, "bye", 3);
+	p_seq += 4;
+	assert_int_equal(app.rx_len, 3);
+	assert_int_equal(app.eofs, 1);
+	assert_int_equal(c->state, TCPS_CLOSE_WAIT);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.ack, p_seq);
+	/* half-closed: we can still send */
+	assert_int_equal(arn_tcp_write(c, "reply", 5), 5);
+	expect_seg(TH_ACK | TH_PSH);
+	assert_int_equal(out.len, 5);
+	arn_tcp_close(c);
+	expect_seg(TH_ACK | TH_FIN);
+	assert_int_equal(out.seq, our_isn + 6);
+	assert_int_equal(c->state, TCPS_LAST_ACK);
+	inject(TH_ACK, p_seq, our_isn + 7, 1000, NULL, NULL, 0);
+	fake_advance(lc, 1);
+	assert_int_equal(app.closes, 1);
+	assert_int_equal(app.close_reason, 0);
+	assert_int_equal(cnt(ARN_TCP_C_ACTIVE), 0);
+}
+
+static void test_active_close_time_wait_and_reuse(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	struct arn_tcp_conn *c = app.conn;
+	arn_tcp_close(c);
+	expect_seg(TH_ACK | TH_FIN);
+	assert_int_equal(c->state, TCPS_FIN_WAIT_1);
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq, our_isn + 2, 1000, &o, NULL, 0);
+	assert_int_equal(c->state, TCPS_FIN_WAIT_2);
+	inject(TH_ACK | TH_FIN, p_seq, our_isn + 2, 1000, &o, NULL, 0);
+	assert_int_equal(c->state, TCPS_TIME_WAIT);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.ack, p_seq + 1);
+	fake_advance(lc, 1);
+	assert_int_equal(app.closes, 1);
+	assert_int_equal(cnt(ARN_TCP_C_TIME_WAIT), 1);
+	/* a retransmitted FIN in TIME_WAIT is ACKed again */
+	inject(TH_ACK | TH_FIN, p_seq, our_isn + 2, 1000, &o, NULL, 0);
+	expect_seg(TH_ACK);
+	/* RFC 1337: a RST does not cut TIME_WAIT short */
+	inject(TH_RST, p_seq + 1, 0, 0, NULL, NULL, 0);
+	assert_int_equal(cnt(ARN_TCP_C_TIME_WAIT), 1);
+	/* an old SYN (older timestamp) does not reopen */
+	struct fake_opts so = {.mss = 1460, .ws = -1, .ts = true, .tsval = p_tsval - 1};
+	inject(TH_SYN, p_seq + 100, 0, 1000, &so, NULL, 0);
+	fake_drain(lc);
+	assert_int_equal(cnt(ARN_TCP_C_TW_REUSED), 0);
+	/* a newer SYN reuses the 4-tuple at once */
+	so.tsval = p_tsval + 1000;
+	inject(TH_SYN, p_seq + 100, 0, 1000, &so, NULL, 0);
+	expect_seg(TH_SYN | TH_ACK);
+	assert_int_equal(out.ack, p_seq + 101);
+	assert_int_equal(cnt(ARN_TCP_C_TW_REUSED), 1);
+	assert_int_equal(cnt(ARN_TCP_C_TIME_WAIT), 0);
+	/* the new incarnation times out without an ACK; TIME_WAIT of a
+	 * second connection expires after 2 MSL */
+	fake_advance(lc, 200000);
+	fake_drain(lc);
+	assert_int_equal(cnt(ARN_TCP_C_ACTIVE), 0);
+}
+
+static void test_time_wait_expires_after_2msl(void **state)
+{
+	(void)state;
+	open_conn(false, false, 0);
+	struct arn_tcp_conn *c = app.conn;
+	inject(TH_ACK | TH_FIN, p_seq, our_isn + 1, 1000, NULL, NULL, 0);
+	p_seq++;
+	arn_tcp_close(c);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	assert_int_equal(c->state, TCPS_LAST_ACK);
+	inject(TH_ACK, p_seq, our_isn + 2, 1000, NULL, NULL, 0);
+	fake_advance(lc, 1);
+	assert_int_equal(app.closes, 1);
+
+	/* now the active side: FIN_WAIT_1 -> CLOSING (simultaneous close) */
+	memset(&app, 0, sizeof(app));
+	p_seq = 1000;
+	inject(TH_SYN, 50000, 0, 8192, NULL, NULL, 0);
+	expect_seg(TH_SYN | TH_ACK);
+	uint32_t isn = out.seq;
+	inject(TH_ACK, 50001, isn + 1, 8192, NULL, NULL, 0);
+	c = app.conn;
+	arn_tcp_close(c);
+	expect_seg(TH_ACK | TH_FIN);
+	/* the peer's FIN crosses ours: it does not ACK our FIN */
+	inject(TH_ACK | TH_FIN, 50001, isn + 1, 8192, NULL, NULL, 0);
+	assert_int_equal(c->state, TCPS_CLOSING);
+	expect_seg(TH_ACK);
+	inject(TH_ACK, 50002, isn + 2, 8192, NULL, NULL, 0);
+	assert_int_equal(c->state, TCPS_TIME_WAIT);
+	fake_advance(lc, 2 * TCP_MSL_MS - 10);
+	assert_int_equal(cnt(ARN_TCP_C_TIME_WAIT), 1);
+	fake_advance(lc, 20);
+	assert_int_equal(cnt(ARN_TCP_C_TIME_WAIT), 0);
+	assert_int_equal(app.closes, 1);
+}
+
+static void test_close_with_unread_data_resets(void **state)
+{
+	(void)state;
+	open_conn(true, false, 0);
+	app.hold = true;
+	inject(TH_ACK, p_seq, our_isn + 1, 1000, NULL, "unread", 6);
+	arn_tcp_close(app.conn);
+	expect_seg(TH_RST | TH_ACK);
+	fake_advance(lc, 1);
+	assert_int_equal(app.close_reason, -ECONNABORTED);
+	assert_int_equal(cnt(ARN_TCP_C_RST_ABORT), 1);
+}
+
+static void test_data_after_close_resets(void **state)
+{
+	(void)state;
+	open_conn(true, false, 0);
+	arn_tcp_close(app.conn);
+	expect_seg(TH_ACK | TH_FIN);
+	inject(TH_ACK, p_seq, our_isn + 2, 1000, NULL, "late", 4);
+	expect_seg(TH_RST | TH_ACK);
+	assert_int_equal(cnt(ARN_TCP_C_RST_DATA_AFTER_CLOSE), 1);
+	fake_advance(lc, 1);
+	assert_int_equal(app.closes, 1);
+}
+
+static void test_fin_out_of_order_waits_for_data(void **state)
+{
+	(void)state;
+	open_conn(true, false, 0);
+	inject(TH_ACK | TH_FIN, p_seq + 5, our_isn + 1, 1000, NULL, "world", 5);
+	assert_int_equal(app.eofs, 0);
+	assert_int_equal(app.conn->state, TCPS_ESTABLISHED);
+	inject(TH_ACK, p_seq, our_isn + 1, 1000, NULL, "hello", 5);
+	assert_int_equal(app.rx_len, 10);
+	assert_memory_equal(app.rx, "helloworld", 10);
+	assert_int_equal(app.eofs, 1);
+	assert_int_equal(app.conn->state, TCPS_CLOSE_WAIT);
+	assert_int_equal(app.conn->rcv_nxt, p_seq + 11);
+}
+
+/* ---- retransmission --------------------------------------------------------------- */
+
+static void send_block(struct arn_tcp_conn *c, uint32_t n)
+{
+	static uint8_t buf[200000];
+	for (uint32_t i = 0; i < n; i++)
+		buf[i] = (uint8_t)(i * 13 + 1);
+	assert_int_equal(arn_tcp_write(c, buf, n), (int)n);
+}
+
+static void test_rto_backoff_then_timeout(void **state)
+{
+	(void)state;
+	open_conn(true, false, 0);
+	struct arn_tcp_conn *c = app.conn;
+	send_block(c, 100);
+	expect_seg(TH_ACK | TH_PSH);
+	uint32_t rto = c->rto;
+	assert_true(rto >= TCP_RTO_MIN_MS);
+	fake_advance(lc, rto - 1);
+	assert_int_equal(fake_pending(lc), 0);
+	fake_advance(lc, 1);
+	expect_seg(TH_ACK | TH_PSH);
+	assert_int_equal(out.seq, our_isn + 1);
+	assert_int_equal(c->cwnd, c->mss);
+	fake_advance(lc, 2 * rto - 1);
+	assert_int_equal(fake_pending(lc), 0);
+	fake_advance(lc, 1);
+	expect_seg(TH_ACK | TH_PSH);
+	assert_int_equal(cnt(ARN_TCP_C_RTO), 2);
+	/* keep not answering: the connection gives up with a RST */
+	for (int i = 0; i < 30 && app.closes == 0; i++)
+		fake_advance(lc, TCP_RTO_MAX_MS);
+	assert_int_equal(app.closes, 1);
+	assert_int_equal(app.close_reason, -ETIMEDOUT);
+	struct fake_out last;
+	while (fake_next(lc, &out))
+		last = out;
+	assert_int_equal(last.flags, TH_RST | TH_ACK);
+}
+
+static void test_newreno_fast_retransmit_partial_ack(void **state)
+{
+	(void)state;
+	open_conn(false, false, 0); /* no SACK */
+	struct arn_tcp_conn *c = app.conn;
+	inject(TH_ACK, p_seq, our_isn + 1, 65535, NULL, NULL, 0);
+	uint32_t mss = c->mss;
+	send_block(c, 10 * mss);
+	fake_advance(lc, 0);
+	int n = 0;
+	while (fake_next(lc, &out))
+		n++;
+	assert_int_equal(n, 10);
+	uint32_t una = our_isn + 1;
+	/* segment 1 lost: three duplicate ACKs */
+	for (int i = 0; i < 3; i++)
+		inject(TH_ACK, p_seq, una, 65535, NULL, NULL, 0);
+	assert_int_equal(c->recovery, TCP_REC_FAST);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.seq, una);
+	assert_int_equal(out.len, mss);
+	assert_int_equal(cnt(ARN_TCP_C_FAST_RETRANSMITS), 1);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
+	fake_drain(lc);
+	/* partial ACK up to segment 4 (4 was lost too): 4 is retransmitted */
+	inject(TH_ACK, p_seq, una + 3 * mss, 65535, NULL, NULL, 0);
+	fake_advance(lc, 0);
+	bool saw = false;
+	while (fake_next(lc, &out))
+		if (out.seq == una + 3 * mss && out.len == mss)
+			saw = true;
+	assert_true(saw);
+	assert_int_equal(c->recovery, TCP_REC_FAST);
+	/* the full ACK ends recovery; cwnd is ssthresh (or flight + mss) */
+	inject(TH_ACK, p_seq, una + 10 * mss, 65535, NULL, NULL, 0);
+	assert_int_equal(c->recovery, TCP_REC_NONE);
+	assert_true(c->cwnd <= c->ssthresh);
+}
+
+static void test_sack_recovery_retransmits_holes(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	struct arn_tcp_conn *c = app.conn;
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq, our_isn + 1, 65535, &o, NULL, 0);
+	uint32_t mss = c->mss;
+	send_block(c, 10 * mss);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	uint32_t una = our_isn + 1;
+	/* segments 1 and 3 lost; 2 and 4..10 SACKed: one ACK is enough */
+	o = popts();
+	o.n_sack = 2;
+	o.sack[0] = una + 3 * mss;
+	o.sack[1] = una + 10 * mss;
+	o.sack[2] = una + mss;
+	o.sack[3] = una + 2 * mss;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	assert_int_equal(c->recovery, TCP_REC_FAST);
+	assert_int_equal(cnt(ARN_TCP_C_SACK_RECOVERIES), 1);
+	fake_advance(lc, 0);
+	uint32_t seen = 0;
+	while (fake_next(lc, &out)) {
+		assert_true(out.len > 0);
+		if (out.seq == una)
+			seen |= 1;
+		else if (out.seq == una + 2 * mss)
+			seen |= 2;
+		else
+			fail_msg("retransmitted SACKed data at %u", out.seq - una);
+	}
+	assert_int_equal(seen, 3);
+	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(c->recovery, TCP_REC_NONE);
+	assert_int_equal(c->n_sb, 0);
+}
+
+static void test_icmp_frag_needed_shrinks_mss(void **state)
+{
+	(void)state;
+	open_conn(true, false, 0);
+	struct arn_tcp_conn *c = app.conn;
+	inject(TH_ACK, p_seq, our_isn + 1, 65535, NULL, NULL, 0);
+	send_block(c, 3000);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	arn_tcp_icmp_unreach(lc, 4, 1000, US, PEER, LPORT, PPORT);
+	assert_int_equal(c->mss, 960);
+	fake_advance(lc, 0);
+	int n = 0;
+	while (fake_next(lc, &out)) {
+		assert_true(out.len <= 960);
+		n++;
+	}
+	assert_true(n >= 3);
+	/* an absurd MTU is floored */
+	arn_tcp_icmp_unreach(lc, 4, 100, US, PEER, LPORT, PPORT);
+	assert_int_equal(c->mss, 536);
+}
+
+/* ---- keepalive, cookies, pools ------------------------------------------------------ */
+
+static void test_keepalive_probes_then_reset(void **state)
+{
+	(void)state;
+	open_conn(true, false, 0);
+	arn_tcp_set_keepalive(app.conn, 10, 2, 3);
+	fake_advance(lc, 10000);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.seq, our_isn); /* snd_una - 1 */
+	/* an answer resets the count */
+	inject(TH_ACK, p_seq, our_isn + 1, 1000, NULL, NULL, 0);
+	fake_advance(lc, 10000);
+	expect_seg(TH_ACK);
+	fake_advance(lc, 2000);
+	expect_seg(TH_ACK);
+	fake_advance(lc, 2000);
+	expect_seg(TH_ACK);
+	fake_advance(lc, 2000);
+	expect_seg(TH_RST | TH_ACK);
+	assert_int_equal(app.closes, 1);
+	assert_int_equal(app.close_reason, -ETIMEDOUT);
+	assert_int_equal(cnt(ARN_TCP_C_KEEPALIVES), 4);
+}
+
+static void test_syn_cookies_when_queue_full(void **state)
+{
+	(void)state;
+	/* backlog 16: 16 half-open connections, then cookies */
+	for (int i = 0; i < 16; i++)
+		arn_tcp_input(lc, fake_seg(PEER, US, (uint16_t)(20000 + i), LPORT, TH_SYN, 7, 0,
+					   1000, NULL, NULL, 0));
+	fake_drain(lc);
+	assert_int_equal(lsn->syn_queued, 16);
+	struct fake_opts o = {.mss = 1460, .ws = 5, .sack_ok = true, .ts = true, .tsval = 4242};
+	arn_tcp_input(lc, fake_seg(PEER, US, 30000, LPORT, TH_SYN, 100, 0, 1000, &o, NULL, 0));
+	expect_seg(TH_SYN | TH_ACK);
+	assert_int_equal(cnt(ARN_TCP_C_SYN_COOKIES_SENT), 1);
+	assert_int_equal(cnt(ARN_TCP_C_SYN_QUEUE_FULL), 1);
+	assert_int_equal(cnt(ARN_TCP_C_ACTIVE), 16); /* no state for it */
+	assert_true(out.o.has_ws && out.o.sack_ok && out.o.has_ts);
+	uint32_t cookie = out.seq;
+	/* a forged ACK with a wrong cookie: RST */
+	struct fake_opts a = {.mss = -1, .ws = -1, .ts = true, .tsval = 4243, .tsecr = out.o.tsval};
+	arn_tcp_input(lc,
+		      fake_seg(PEER, US, 30000, LPORT, TH_ACK, 101, cookie + 2, 1000, &a, NULL, 0));
+	expect_seg(TH_RST);
+	assert_int_equal(cnt(ARN_TCP_C_SYN_COOKIES_BAD), 1);
+	/* the right ACK, with data: a connection with the options restored */
+	arn_tcp_input(lc, fake_seg(PEER, US, 30000, LPORT, TH_ACK | TH_PSH, 101, cookie + 1, 1000,
+				   &a, "data", 4));
+	assert_int_equal(cnt(ARN_TCP_C_SYN_COOKIES_OK), 1);
+	assert_int_equal(app.accepts, 1);
+	struct arn_tcp_conn *c = app.conn;
+	assert_true(c->flags & TF_SACK_OK);
+	assert_true(c->flags & TF_TS_OK);
+	assert_true(c->flags & TF_WS_OK);
+	assert_int_equal(c->mss, 1460 - 12);
+	assert_int_equal(app.rx_len, 4);
+	/* the cookie expires after two 64 s periods */
+	arn_tcp_input(lc, fake_seg(PEER, US, 30001, LPORT, TH_SYN, 100, 0, 1000, &o, NULL, 0));
+	expect_seg(TH_SYN | TH_ACK);
+	cookie = out.seq;
+	a.tsecr = out.o.tsval;
+	fake_advance(lc, 200000);
+	fake_drain(lc);
+	arn_tcp_input(lc,
+		      fake_seg(PEER, US, 30001, LPORT, TH_ACK, 101, cookie + 1, 1000, &a, NULL, 0));
+	expect_seg(TH_RST);
+}
+
+static void test_pool_exhaustion_counted_not_fatal(void **state)
+{
+	(void)state;
+	teardown(state);
+	assert_int_equal(setup_with(4, 64 * 1024, 100), 0);
+	for (int i = 0; i < 6; i++)
+		arn_tcp_input(lc, fake_seg(PEER, US, (uint16_t)(20000 + i), LPORT, TH_SYN, 7, 0,
+					   1000, NULL, NULL, 0));
+	fake_advance(lc, 0);
+	int synacks = 0;
+	while (fake_next(lc, &out))
+		synacks += out.flags == (TH_SYN | TH_ACK);
+	assert_int_equal(synacks, 6);
+	assert_int_equal(cnt(ARN_TCP_C_ACTIVE), 4);
+	assert_int_equal(cnt(ARN_TCP_C_POOL_EXHAUSTED), 2);
+	assert_int_equal(cnt(ARN_TCP_C_SYN_COOKIES_SENT), 2);
+	int err = 0;
+	assert_null(arn_tcp_connect(lc, US, PEER, 9, &t_ops, NULL, 0, &err));
+	assert_int_equal(err, -ENOBUFS);
+}
+
+static void test_write_limits_and_writable(void **state)
+{
+	(void)state;
+	open_conn(true, false, 0);
+	struct arn_tcp_conn *c = app.conn;
+	inject(TH_ACK, p_seq, our_isn + 1, 65535, NULL, NULL, 0);
+	static uint8_t big[300000];
+	int n = arn_tcp_write(c, big, sizeof(big));
+	assert_int_equal(n, 256 * 1024);
+	assert_int_equal(arn_tcp_sndbuf_space(c), 0);
+	assert_int_equal(arn_tcp_write(c, big, 10), 0);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(fake_pool);
+	assert_int_equal(arn_tcp_write_mbuf(c, m), -EAGAIN);
+	rte_pktmbuf_free(m);
+	/* acknowledge what is sent until a quarter of the buffer is free */
+	for (int i = 0; i < 100 && app.writables == 0; i++) {
+		fake_advance(lc, 0);
+		uint32_t top = 0;
+		while (fake_next(lc, &out))
+			top = out.seq + out.len;
+		if (top)
+			inject(TH_ACK, p_seq, top, 65535, NULL, NULL, 0);
+	}
+	assert_int_equal(app.writables, 1);
+	assert_true(arn_tcp_sndbuf_space(c) >= 64 * 1024);
+	assert_int_equal(arn_tcp_shutdown(c), 0);
+	assert_int_equal(arn_tcp_write(c, big, 1), -EPIPE);
+}
+
+static void test_handles_resolve_until_close(void **state)
+{
+	(void)state;
+	open_conn(true, false, 0);
+	uint64_t h = arn_tcp_handle(app.conn);
+	assert_int_equal(arn_tcp_handle_worker(h), 0);
+	assert_ptr_equal(arn_tcp_lookup(lc, h), app.conn);
+	assert_null(arn_tcp_lookup(lc, h ^ (1ull << 32))); /* wrong generation */
+	arn_tcp_abort(app.conn);
+	assert_null(arn_tcp_lookup(lc, h));
+	fake_advance(lc, 1);
+	assert_null(arn_tcp_lookup(lc, h));
+	uint32_t la, ra;
+	uint16_t lp, rp;
+	(void)la, (void)ra, (void)lp, (void)rp;
+}
+
+static void test_static_echo_listeners_from_bootstrap(void **state)
+{
+	(void)state;
+	const char *yaml =
+	    "envoy_bootstrap:\n"
+	    "  static_resources:\n"
+	    "    listeners:\n"
+	    "      - name: echo\n"
+	    "        address: {socket_address: {address: 198.18.0.1, port_value: 7}}\n"
+	    "        filter_chains:\n"
+	    "          - filters:\n"
+	    "              - name: envoy.filters.network.echo\n"
+	    "                typed_config:\n"
+	    "                  \"@type\": "
+	    "type.googleapis.com/envoy.extensions.filters.network.echo.v3.Echo\n"
+	    "      - name: http\n"
+	    "        address: {socket_address: {address: 0.0.0.0, port_value: 8080}}\n"
+	    "        filter_chains:\n"
+	    "          - filters:\n"
+	    "              - name: envoy.filters.network.http_connection_manager\n"
+	    "                typed_config:\n"
+	    "                  \"@type\": "
+	    "type.googleapis.com/"
+	    "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager\n"
+	    "                  stat_prefix: x\n"
+	    "                  route_config: {name: r}\n"
+	    "                  http_filters:\n"
+	    "                    - name: envoy.filters.http.router\n"
+	    "                      typed_config:\n"
+	    "                        \"@type\": "
+	    "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router\n";
+	struct arn_sb err = ARN_SB_INIT;
+	struct arn_bootstrap *b = NULL;
+	int rc = arn_bootstrap_load_buf("t.yaml", yaml, strlen(yaml), NULL, &b, &err);
+	if (rc != 0)
+		fail_msg("bootstrap: %s", arn_sb_cstr(&err));
+	assert_int_equal(arn_tcp_static_echo_load(b), 1);
+	/* a worker started now listens on it: a SYN to port 7 gets a SYN-ACK */
+	teardown(state);
+	assert_int_equal(setup_with(16, 65536, 16), 0);
+	arn_tcp_input(lc, fake_seg(PEER, US, 1234, 7, TH_SYN, 1, 0, 1000, NULL, NULL, 0));
+	expect_seg(TH_SYN | TH_ACK);
+	arn_tcp_input(lc, fake_seg(PEER, US, 1234, 7, TH_ACK, 2, out.seq + 1, 1000, NULL, NULL, 0));
+	arn_tcp_input(lc, fake_seg(PEER, US, 1234, 7, TH_ACK | TH_FIN, 2, out.seq + 1, 1000, NULL,
+				   "ping", 4));
+	fake_advance(lc, 0);
+	bool echoed = false, fin = false;
+	while (fake_next(lc, &out)) {
+		if (out.len == 4 && memcmp(out.data, "ping", 4) == 0)
+			echoed = true;
+		if (out.flags & TH_FIN)
+			fin = true;
+	}
+	assert_true(echoed && fin);
+	arn_tcp_static_echo_load(NULL);
+	arn_bootstrap_free(b);
+	arn_sb_free(&err);
+}
+
+/* ---- two stacks over a simulated link --------------------------------------------------- */
+
+struct link {
+	double loss, dup, reorder;
+	unsigned delay_ms, jitter_ms;
+	bool strip_sack, strip_ts;
+	uint64_t rng;
+	struct {
+		struct rte_mbuf *m;
+		uint64_t at;
+		unsigned to;
+	} q[65536];
+	unsigned n;
+};
+
+static struct link lk;
+
+static double rnd(void)
+{
+	lk.rng ^= lk.rng << 13;
+	lk.rng ^= lk.rng >> 7;
+	lk.rng ^= lk.rng << 17;
+	return (double)(lk.rng >> 11) / (double)(1ull << 53);
+}
+
+/* Rewrite options the link should hide (a middlebox stripping SACK or
+ * timestamps from SYNs), replacing them with NOPs. */
+static void strip_opts(struct rte_mbuf *m)
+{
+	struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod(m, struct rte_ipv4_hdr *);
+	struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
+	if (!(th->tcp_flags & TH_SYN))
+		return;
+	uint8_t *p = (uint8_t *)(th + 1);
+	unsigned len = (th->data_off >> 4) * 4u - 20, i = 0;
+	while (i < len && p[i]) {
+		if (p[i] == 1) {
+			i++;
+			continue;
+		}
+		unsigned ol = p[i + 1];
+		if ((p[i] == 4 && lk.strip_sack) || (p[i] == 8 && lk.strip_ts))
+			memset(p + i, 1, ol);
+		i += ol;
+	}
+	th->cksum = 0;
+	th->cksum = rte_ipv4_udptcp_cksum(ip, th);
+}
+
+static void link_put(struct rte_mbuf *m, unsigned to, uint64_t now)
+{
+	if (rnd() < lk.loss) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (lk.strip_sack || lk.strip_ts)
+		strip_opts(m);
+	unsigned d = lk.delay_ms + (lk.jitter_ms ? (unsigned)(rnd() * lk.jitter_ms) : 0);
+	if (rnd() < lk.reorder)
+		d += 3 + (unsigned)(rnd() * 10);
+	if (lk.n >= 65536) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	lk.q[lk.n].m = m;
+	lk.q[lk.n].at = now + d;
+	lk.q[lk.n].to = to;
+	lk.n++;
+	if (rnd() < lk.dup && lk.n < 65536) {
+		lk.q[lk.n].m = rte_pktmbuf_copy(m, fake_pool, 0, UINT32_MAX);
+		lk.q[lk.n].at = now + d + 1;
+		lk.q[lk.n].to = to;
+		if (lk.q[lk.n].m)
+			lk.n++;
+	}
+}
+
+static void link_deliver(uint64_t now)
+{
+	unsigned k = 0;
+	for (unsigned i = 0; i < lk.n; i++) {
+		if (lk.q[i].at <= now) {
+			struct rte_mbuf *m = lk.q[i].m;
+			m->ol_flags = 0;
+			m->l3_len = 20;
+			arn_tcp_input(&fake_lc[lk.q[i].to], m);
+		} else {
+			lk.q[k++] = lk.q[i];
+		}
+	}
+	lk.n = k;
+}
+
+static void link_flush(void)
+{
+	for (unsigned i = 0; i < lk.n; i++)
+		rte_pktmbuf_free(lk.q[i].m);
+	lk.n = 0;
+}
+
+/* the client: writes a pattern, reads the echo, verifies, shuts down */
+static struct {
+	uint32_t total, written, read;
+	bool connected, closed, eof, bad;
+	int close_reason;
+} cl;
+
+static uint8_t pattern(uint32_t i)
+{
+	return (uint8_t)((i * 2654435761u) >> 24);
+}
+
+static void cl_pump(struct arn_tcp_conn *c)
+{
+	static uint8_t buf[16384];
+	while (cl.written < cl.total) {
+		uint32_t n = RTE_MIN(cl.total - cl.written, (uint32_t)sizeof(buf));
+		for (uint32_t i = 0; i < n; i++)
+			buf[i] = pattern(cl.written + i);
+		int w = arn_tcp_write(c, buf, n);
+		if (w <= 0)
+			return;
+		cl.written += (uint32_t)w;
+	}
+	if (cl.written == cl.total)
+		arn_tcp_shutdown(c);
+}
+
+static void cl_connected(struct arn_tcp_conn *c, int status)
+{
+	cl.connected = status == 0;
+	if (status == 0)
+		cl_pump(c);
+}
+
+static void cl_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
+{
+	uint32_t off = 0;
+	for (struct rte_mbuf *m = head; m && off < len; m = m->next) {
+		const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+		for (uint32_t i = 0; i < m->data_len; i++)
+			if (p[i] != pattern(cl.read + off + i))
+				cl.bad = true;
+		off += m->data_len;
+	}
+	cl.read += len;
+	arn_tcp_rx_consume(c, len);
+}
+
+static void cl_eof(struct arn_tcp_conn *c)
+{
+	cl.eof = true;
+	arn_tcp_close(c);
+}
+
+static void cl_close(struct arn_tcp_conn *c, int reason)
+{
+	(void)c;
+	cl.closed = true;
+	cl.close_reason = reason;
+}
+
+static const struct arn_tcp_ops cl_ops = {
+    .on_connected = cl_connected,
+    .on_data = cl_data,
+    .on_eof = cl_eof,
+    .on_writable = cl_pump,
+    .on_close = cl_close,
+};
+
+static void dump_conns(struct arn_lcore *l)
+{
+	struct arn_tcp_worker *wk = tcp_workers[l->idx];
+	for (uint32_t i = 0; wk && i < wk->max_conns; i++) {
+		struct arn_tcp_conn *c = &wk->conns[i];
+		if (c->flags & TF_FREE)
+			continue;
+		print_message(
+		    "  w%u %s una=%u max=%u sndq=%u rcvq=%u ooo=%u/%u cwnd=%u ssth=%u rec=%d "
+		    "hrx=%u lost=%u nsb=%u sacked=%u swnd=%u rnxt=%u radv=%u rto=%u bo=%u "
+		    "trex=%lu now=%lu fl=%x pipe=%u\n",
+		    l->idx, tcp_state_name(c->state), c->snd_una - c->iss, c->snd_max - c->iss,
+		    c->sndq.bytes, c->rcvq.bytes, c->oooq.n, c->oooq.bytes, c->cwnd, c->ssthresh,
+		    c->recovery, c->high_rxt - c->iss, c->lost_edge - c->iss, c->n_sb,
+		    c->sacked_bytes, c->snd_wnd, c->rcv_nxt - c->irs, c->rcv_adv - c->irs, c->rto,
+		    c->backoff, (unsigned long)c->t_rexmt, (unsigned long)wk->now_ms, c->flags,
+		    tcp_pipe(c));
+	}
+}
+
+static void run_transfer(uint32_t bytes, enum arn_tcp_cc cc, uint64_t max_ms)
+{
+	struct arn_lcore *a = &fake_lc[0], *b = &fake_lc[1];
+	memset(&cl, 0, sizeof(cl));
+	cl.total = bytes;
+	struct arn_dataplane conf = {
+	    .tcp_max_connections = 16, .tcp_rcvbuf = 128 * 1024, .tcp_sndbuf = 128 * 1024};
+	arn_tcp_worker_fini(a); /* the fixture's worker */
+	unsigned full = rte_mempool_avail_count(fake_pool);
+	assert_int_equal(arn_tcp_worker_init(a, &conf), 0);
+	assert_int_equal(arn_tcp_worker_init(b, &conf), 0);
+	int err;
+	assert_non_null(arn_tcp_listen(b, FAKE_ADDR(1), 7, &arn_tcp_echo_ops, NULL, NULL, &err));
+	struct arn_tcp_conn *c =
+	    arn_tcp_connect(a, FAKE_ADDR(0), FAKE_ADDR(1), 7, &cl_ops, NULL, cc, &err);
+	assert_non_null(c);
+	uint64_t t;
+	for (t = 0; t < max_ms && !cl.closed; t++) {
+		fake_now_us += 1000;
+		uint64_t now = fake_now_us / 1000;
+		link_deliver(now);
+		arn_tcp_worker_poll(a, fake_now_us);
+		arn_tcp_worker_poll(b, fake_now_us);
+		struct rte_mbuf *m;
+		while ((m = fake_pop(a)) != NULL)
+			link_put(m, 1, now);
+		while ((m = fake_pop(b)) != NULL)
+			link_put(m, 0, now);
+	}
+	uint64_t va[ARN_TCP_C_COUNT], vb[ARN_TCP_C_COUNT];
+	arn_tcp_stats(0, va);
+	arn_tcp_stats(1, vb);
+	print_message(
+	    "  %u bytes in %lu ms simulated: retransmits %lu+%lu, RTOs %lu+%lu, "
+	    "SACK recoveries %lu+%lu, out-of-order %lu+%lu\n",
+	    bytes, (unsigned long)t, (unsigned long)va[ARN_TCP_C_RETRANSMITS],
+	    (unsigned long)vb[ARN_TCP_C_RETRANSMITS], (unsigned long)va[ARN_TCP_C_RTO],
+	    (unsigned long)vb[ARN_TCP_C_RTO], (unsigned long)va[ARN_TCP_C_SACK_RECOVERIES],
+	    (unsigned long)vb[ARN_TCP_C_SACK_RECOVERIES], (unsigned long)va[ARN_TCP_C_OUT_OF_ORDER],
+	    (unsigned long)vb[ARN_TCP_C_OUT_OF_ORDER]);
+	if (!cl.closed) {
+		dump_conns(a);
+		dump_conns(b);
+	}
+	assert_true(cl.connected);
+	assert_false(cl.bad);
+	assert_int_equal(cl.read, bytes);
+	assert_true(cl.eof);
+	assert_true(cl.closed);
+	assert_int_equal(cl.close_reason, 0);
+	/* let the server side finish its LAST_ACK (and the client TIME_WAIT) */
+	for (int i = 0; i < 3000; i++) {
+		fake_now_us += 1000;
+		link_deliver(fake_now_us / 1000);
+		arn_tcp_worker_poll(a, fake_now_us);
+		arn_tcp_worker_poll(b, fake_now_us);
+		struct rte_mbuf *m;
+		while ((m = fake_pop(a)) != NULL)
+			link_put(m, 1, fake_now_us / 1000);
+		while ((m = fake_pop(b)) != NULL)
+			link_put(m, 0, fake_now_us / 1000);
+	}
+	arn_tcp_stats(1, vb);
+	assert_int_equal(vb[ARN_TCP_C_ACTIVE], 0);
+	link_flush();
+	arn_tcp_worker_fini(a);
+	arn_tcp_worker_fini(b);
+	fake_drain(a);
+	fake_drain(b);
+	assert_int_equal(rte_mempool_avail_count(fake_pool), full);
+	/* the fixture's teardown expects a worker 0 */
+	assert_int_equal(arn_tcp_worker_init(a, &dp_conf), 0);
+}
+
+static void link_reset(uint64_t seed)
+{
+	memset(&lk, 0, offsetof(struct link, q));
+	lk.rng = seed;
+	lk.delay_ms = 5;
+}
+
+static void test_link_clean_cubic(void **state)
+{
+	(void)state;
+	link_reset(1);
+	run_transfer(4 << 20, ARN_TCP_CC_CUBIC, 60000);
+}
+
+static void test_link_loss_5pct_sack(void **state)
+{
+	(void)state;
+	link_reset(2);
+	lk.loss = 0.05;
+	run_transfer(1 << 20, ARN_TCP_CC_CUBIC, 600000);
+}
+
+static void test_link_loss_3pct_no_sack_newreno(void **state)
+{
+	(void)state;
+	link_reset(3);
+	lk.loss = 0.03;
+	lk.strip_sack = true;
+	run_transfer(1 << 20, ARN_TCP_CC_NEWRENO, 600000);
+}
+
+static void test_link_reorder_dup_jitter_no_ts(void **state)
+{
+	(void)state;
+	link_reset(4);
+	lk.reorder = 0.1;
+	lk.dup = 0.05;
+	lk.jitter_ms = 3;
+	lk.loss = 0.01;
+	lk.strip_ts = true;
+	run_transfer(2 << 20, ARN_TCP_CC_CUBIC, 600000);
+}
+
+static void test_link_heavy_loss_20pct(void **state)
+{
+	(void)state;
+	link_reset(5);
+	lk.loss = 0.2;
+	run_transfer(128 << 10, ARN_TCP_CC_CUBIC, 3600000);
+}
+
+int main(void)
+{
+	fake_eal_init();
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_seq_arithmetic_wraps),
+	    cmocka_unit_test(test_options_parse_malformed_and_full),
+	    cmocka_unit_test(test_siphash_reference_vector),
+	    cmocka_unit_test_setup_teardown(test_passive_open_negotiates_options, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_passive_open_without_options, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_syn_ack_retransmitted_then_abandoned, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_closed_port_gets_rst, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_accept_refused_resets, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_active_open_and_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_simultaneous_open, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_delayed_ack_and_every_second_segment, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_out_of_order_queued_and_sacked, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_window_reflects_unconsumed_data, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_zero_window_probe_and_reopen, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rst_exact_in_window_and_outside, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_syn_on_established_gets_challenge_ack, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_challenge_ack_rate_limit, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_paws_drops_old_timestamp, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_out_of_window_and_bad_ack, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_passive_close_half_close, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_active_close_time_wait_and_reuse, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_time_wait_expires_after_2msl, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_close_with_unread_data_resets, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_data_after_close_resets, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fin_out_of_order_waits_for_data, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rto_backoff_then_timeout, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_newreno_fast_retransmit_partial_ack, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_sack_recovery_retransmits_holes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_icmp_frag_needed_shrinks_mss, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_keepalive_probes_then_reset, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_syn_cookies_when_queue_full, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pool_exhaustion_counted_not_fatal, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_write_limits_and_writable, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_handles_resolve_until_close, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_static_echo_listeners_from_bootstrap, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_link_clean_cubic, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_link_loss_5pct_sack, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_link_loss_3pct_no_sack_newreno, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_link_reorder_dup_jitter_no_ts, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_link_heavy_loss_20pct, setup, teardown),
+	};
+	arn_tcp_static_echo_load(NULL); /* no bootstrap: nothing to load */
+	int rc = cmocka_run_group_tests_name("tcp", tests, NULL, NULL);
+	fake_eal_fini();
+	return rc;
+}
