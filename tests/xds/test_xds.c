@@ -22,6 +22,7 @@
 #include "google/protobuf/duration.upb.h"
 #include "google/rpc/status.upb.h"
 
+#include "arn_bootstrap.h"
 #include "arn_log.h"
 #include "arn_proto.h"
 #include "arn_xds.h"
@@ -1029,6 +1030,96 @@ static void test_state_json(void **state)
 	fx_free(f);
 }
 
+/* X7, X9: what the client takes from the bootstrap. */
+static void test_x9_options_from_bootstrap(void **state)
+{
+	(void)state;
+	static const char yaml[] =
+	    "envoy_bootstrap:\n"
+	    "  node: {id: boot-node, cluster: boot-cl, locality: {zone: z1}}\n"
+	    "  dynamic_resources:\n"
+	    "    ads_config:\n"
+	    "      api_type: DELTA_GRPC\n"
+	    "      set_node_on_first_message_only: true\n"
+	    "      grpc_services:\n"
+	    "        - envoy_grpc: {cluster_name: cp_b}\n"
+	    "        - envoy_grpc: {cluster_name: cp_a}\n"
+	    "  static_resources:\n"
+	    "    clusters:\n"
+	    "      - name: cp_a\n"
+	    "        type: STATIC\n"
+	    "        connect_timeout: 1s\n"
+	    "        http2_protocol_options: {}\n"
+	    "        load_assignment:\n"
+	    "          cluster_name: cp_a\n"
+	    "          endpoints:\n"
+	    "            - lb_endpoints:\n"
+	    "                - endpoint: {address: {socket_address: {address: 127.0.0.5, "
+	    "port_value: 1}}}\n"
+	    "            - lb_endpoints:\n"
+	    "                - endpoint: {address: {socket_address: {address: 127.0.0.6, "
+	    "port_value: 2}}}\n"
+	    "      - name: cp_b\n"
+	    "        type: STATIC\n"
+	    "        connect_timeout: 1s\n"
+	    "        http2_protocol_options: {}\n"
+	    "        load_assignment:\n"
+	    "          cluster_name: cp_b\n"
+	    "          endpoints:\n"
+	    "            - lb_endpoints:\n"
+	    "                - endpoint: {address: {socket_address: {address: 127.0.0.7, "
+	    "port_value: 3}}}\n";
+	struct arn_sb err = ARN_SB_INIT;
+	struct arn_bootstrap *b = NULL;
+	struct arn_bootstrap_overrides ov = {.service_node = "cli-node"};
+	int rc = arn_bootstrap_load_buf("t.yaml", yaml, sizeof(yaml) - 1, &ov, &b, &err);
+	if (rc != 0)
+		fail_msg("%s", arn_sb_cstr(&err));
+	arn_sb_free(&err);
+	struct arn_xds_options o = {0};
+	struct arn_xds_options_holder *h = NULL;
+	assert_int_equal(arn_xds_options_from_bootstrap(b, &o, &h), 0);
+	assert_string_equal(o.node_id, "cli-node");
+	assert_string_equal(o.node_cluster, "boot-cl");
+	assert_true(o.node_first_only);
+	assert_int_equal(o.n_servers, 2);
+	assert_string_equal(o.servers[0].cluster, "cp_b"); /* grpc_services order */
+	assert_int_equal(o.servers[0].n_endpoints, 1);
+	assert_string_equal(o.servers[1].cluster, "cp_a");
+	assert_int_equal(o.servers[1].n_endpoints, 2); /* across localities */
+	assert_string_equal(o.servers[1].hosts[1], "127.0.0.6");
+	assert_int_equal(o.servers[1].ports[1], 2);
+	/* the node goes out whole, with id and cluster after overrides */
+	struct fake_tr tr = {.writable = true};
+	struct fake_sink sk = {0};
+	o.sink = &sink_ops;
+	o.sink_ctx = &sk;
+	o.transport = &fake_ops;
+	o.transport_ctx = &tr;
+	struct arn_xds_client *c = arn_xds_client_new(&o);
+	assert_non_null(c);
+	arn_xds_client_poll(c, 0);
+	assert_string_equal(tr.host, "127.0.0.7");
+	assert_int_equal(tr.n_sent, 5);
+	upb_Arena *a = upb_Arena_New();
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r =
+	    envoy_service_discovery_v3_DeltaDiscoveryRequest_parse(tr.sent[0], tr.sent_len[0], a);
+	const envoy_config_core_v3_Node *n =
+	    envoy_service_discovery_v3_DeltaDiscoveryRequest_node(r);
+	assert_non_null(n);
+	assert_sv(envoy_config_core_v3_Node_id(n), "cli-node");
+	assert_sv(envoy_config_core_v3_Node_cluster(n), "boot-cl");
+	assert_non_null(envoy_config_core_v3_Node_locality(n));
+	r = envoy_service_discovery_v3_DeltaDiscoveryRequest_parse(tr.sent[1], tr.sent_len[1], a);
+	assert_null(envoy_service_discovery_v3_DeltaDiscoveryRequest_node(r)); /* first only */
+	upb_Arena_Free(a);
+	arn_xds_client_free(c);
+	for (int i = 0; i < tr.n_sent; i++)
+		free(tr.sent[i]);
+	arn_xds_options_release(h);
+	arn_bootstrap_free(b);
+}
+
 int main(void)
 {
 	arn_log_set_spec("off", NULL);
@@ -1061,6 +1152,7 @@ int main(void)
 	    cmocka_unit_test(test_d10_unsubscribed_type_ignored),
 	    cmocka_unit_test(test_heartbeat_skipped),
 	    cmocka_unit_test(test_state_json),
+	    cmocka_unit_test(test_x9_options_from_bootstrap),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	upb_Arena_Free(g_arena);

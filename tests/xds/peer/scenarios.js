@@ -43,6 +43,7 @@ module.exports = {
       eq(r.response_nonce, '', 'no nonce in a first request');
       assert(!r.error_detail, 'no error_detail in a first request');
     }
+    for (const r of first) assert(r.node, `X7: node in ${r.type_url} (Envoy's delta client repeats it)`);
     eq(first[0].node && first[0].node.id, 'cli-node', 'X7: --service-node wins');
     eq(first[0].node && first[0].node.cluster, 'edge', 'X7: node.cluster');
     eq(srv.requests.length, 5, 'nothing but the five subscriptions');
