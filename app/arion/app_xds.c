@@ -16,6 +16,7 @@
  * production; arion warns when it is set.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -68,8 +69,14 @@ static int cfg_apply(void *ctx, const struct arn_xds_batch *b, struct arn_xds_er
 	free(in);
 	if (rc != 0)
 		return rc;
-	for (size_t i = 0; i < r.n_errors; i++)
-		arn_xds_errors_add(errs, r.errors[i].name, "%s", r.errors[i].message);
+	for (size_t i = 0; i < r.n_errors; i++) {
+		/* lib/config's messages already name the resource ("Cluster 'x': ...") */
+		char q[300];
+		snprintf(q, sizeof(q), "'%s'", r.errors[i].name ? r.errors[i].name : "");
+		bool named = r.errors[i].message && strstr(r.errors[i].message, q) != NULL;
+		arn_xds_errors_add(errs, named ? "" : r.errors[i].name, "%s",
+				   r.errors[i].message ? r.errors[i].message : "failed");
+	}
 	*token = r.token;
 	bool accepted = r.accepted;
 	arn_config_result_free(&r);

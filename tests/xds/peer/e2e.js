@@ -100,10 +100,10 @@ class Arion {
   }
 }
 
-/* GET /xds from the admin endpoint, or null when the build has no admin server. */
-function adminXds(port) {
+/* GET @p p (JSON) from the admin endpoint, or null when the build has no admin server. */
+function adminGet(port, p) {
   return new Promise((resolve) => {
-    const req = http.get({ host: '127.0.0.1', port, path: '/xds', timeout: 2000 }, (res) => {
+    const req = http.get({ host: '127.0.0.1', port, path: p, timeout: 2000 }, (res) => {
       let body = '';
       res.on('data', (d) => { body += d; });
       res.on('end', () => { try { resolve(res.statusCode === 200 ? JSON.parse(body) : null); } catch (_) { resolve(null); } });
@@ -148,9 +148,13 @@ class Ctx {
 
   /* arion's state from GET /xds; null only when the build has no admin server. */
   async xds() {
-    const st = await adminXds(this.port(3));
+    return this.admin('/xds');
+  }
+
+  async admin(p) {
+    const st = await adminGet(this.port(3), p);
     if (!st && this.arions.some((a) => a.logged(/admin listening on/))) {
-      throw new Error('the admin endpoint is up but GET /xds gave no JSON');
+      throw new Error(`the admin endpoint is up but GET ${p} gave no JSON`);
     }
     return st;
   }
@@ -191,7 +195,7 @@ async function main() {
       rc = 1;
     }
   }
-  await ctx.cleanup(rc === 1);
+  await ctx.cleanup(rc === 1 || !!process.env.E2E_VERBOSE); // E2E_VERBOSE=1: show the logs anyway
   clearTimeout(watchdog);
   process.exit(rc);
 }
