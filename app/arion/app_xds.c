@@ -6,7 +6,9 @@
  * land on a worker's core (DESIGN.md). In control-plane-only mode (no
  * dataplane: section) there is no EAL at all.
  *
- * The client's sink is lib/config's store (arn_config_apply and friends).
+ * The client's sink is lib/config's store (arn_config_apply and friends):
+ * conversion (X15), per-resource application (X16), the RCU acknowledgement
+ * (X17), referenced names of on-demand types (X4) and initial fetch.
  * Operators see the client's state on the admin endpoint at /xds (JSON) and
  * every NACK in the log (G8).
  *
@@ -23,30 +25,21 @@
 
 #include "app.h"
 #include "arn_admin.h"
+#include "arn_config.h"
 #include "arn_log.h"
 #include "arn_stats.h"
 #include "arn_xds.h"
 
-#if __has_include("arn_config.h")
-#include "arn_config.h"
-#define HAVE_CONFIG 1
-#else
-#define HAVE_CONFIG 0
-#endif
-
 struct app_xds {
 	struct arn_xds_client *client;
 	struct arn_xds_options_holder *holder;
-#if HAVE_CONFIG
 	struct arn_config_store *store;
 	char **ondemand; /* type URLs lib/config reported references for (X4) */
 	size_t n_ondemand;
-#endif
 	bool admin_registered;
 	bool stats_registered;
 };
 
-#if HAVE_CONFIG
 /* ---- the sink: lib/config's store ------------------------------------------ */
 
 static int cfg_apply(void *ctx, const struct arn_xds_batch *b, struct arn_xds_errors *errs,
@@ -147,29 +140,6 @@ static const struct arn_xds_sink_ops config_sink = {
     .interest = cfg_interest,
     .first_response = cfg_first_response,
 };
-#endif
-
-/*
- * TEMPORARY sink, for a build without lib/config (issue 3): the client has
- * already decoded every resource with lib/proto (X15's decoding half); this
- * sink accepts them all as in force at once. Conversion to Arion's model,
- * X16 application errors and X17's acknowledgement need lib/config.
- */
-static int temp_apply(void *ctx, const struct arn_xds_batch *b, struct arn_xds_errors *errs,
-		      uint64_t *token)
-{
-	(void)ctx;
-	(void)errs;
-	ARN_DEBUG(XDS, "accepting %zu %s resources and %zu removals (no configuration model)",
-		  b->n_added, b->type_url, b->n_removed);
-	*token = 0;
-	return 0;
-}
-
-static const struct arn_xds_sink_ops temp_sink = {
-    .apply = temp_apply,
-};
-
 /* ---- admin: GET /xds ---------------------------------------------------- */
 
 static void h_xds(const struct arn_admin_request *req, struct arn_admin_response *resp, void *arg)
@@ -242,13 +212,11 @@ static void app_xds_free(struct app_xds *x)
 		arn_admin_handler_unregister("/xds");
 	if (x->stats_registered)
 		arn_stats_pull_unregister(pull_stats, x);
-#if HAVE_CONFIG
 	if (x->store != NULL)
 		arn_config_set_interest_cb(x->store, NULL, NULL);
 	for (size_t i = 0; i < x->n_ondemand; i++)
 		free(x->ondemand[i]);
 	free(x->ondemand);
-#endif
 	arn_xds_client_free(x->client);
 	arn_xds_options_release(x->holder);
 	free(x);
@@ -267,18 +235,16 @@ int arn_app_xds_start(struct arn_app *app)
 		free(x);
 		return rc;
 	}
-	o.sink = &temp_sink;
-	o.sink_ctx = x;
-#if HAVE_CONFIG
 	x->store = arn_config_global();
-	if (x->store != NULL) {
-		o.sink = &config_sink;
-		arn_config_set_interest_cb(x->store, cfg_interest_changed, x);
+	if (x->store == NULL) {
+		ARN_ERR(XDS, "no configuration store to apply xDS resources to");
+		arn_xds_options_release(x->holder);
+		free(x);
+		return -EINVAL;
 	}
-#endif
-	if (o.sink == &temp_sink)
-		ARN_WARN(XDS, "no configuration store in this build: xDS resources are decoded and "
-			      "accepted but not applied (temporary sink)");
+	o.sink = &config_sink;
+	o.sink_ctx = x;
+	arn_config_set_interest_cb(x->store, cfg_interest_changed, x);
 	o.ack_timeout_ms = env_ms("ARION_XDS_ACK_TIMEOUT_MS");
 	o.transport = &arn_xds_grpc_transport_ops;
 	o.transport_ctx = arn_xds_grpc_transport_new();

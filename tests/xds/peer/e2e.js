@@ -89,8 +89,6 @@ class Arion {
 
   logged(re) { return this.lines.some((l) => re.test(l.text)); }
 
-  get hasConfigStore() { return !this.logged(/no configuration store in this build/); }
-
   async stop() {
     if (this.exited) return;
     this.proc.kill('SIGTERM');
