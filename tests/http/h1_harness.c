@@ -351,3 +351,88 @@ char *h1t_all_splits(const char *in, size_t n, const struct h1t_opts *o, unsigne
 		free(ref);
 	return NULL;
 }
+
+struct sink {
+	struct arn_sb out;
+	char buf[29];
+};
+
+static int sink_refill(struct arn_h1_wbuf *w)
+{
+	struct sink *s = w->arg;
+	arn_sb_append(&s->out, w->p, w->len);
+	w->len = 0;
+	return 0;
+}
+
+char *h1t_reserialize(const char *in, size_t n, const struct h1t_opts *o, unsigned seed,
+		      size_t *outlen)
+{
+	uint16_t cap = o->hdr_cap ? o->hdr_cap : 128;
+	struct arn_h1_header *hdrs = calloc(cap, sizeof(*hdrs));
+	uint32_t max_head =
+	    o->cfg && o->cfg->max_head_bytes ? o->cfg->max_head_bytes : ARN_H1_DEFAULT_MAX_HEAD;
+	char *scratch = malloc(max_head + 1024);
+	struct arn_h1_msg m;
+	struct arn_h1_parser p;
+	struct arn_h1_ev ev;
+	struct arn_h1_chunker ck = {0};
+	struct sink s = {.out = ARN_SB_INIT};
+	struct arn_h1_wbuf w;
+	uint32_t x = seed * 2654435761u + 1;
+
+	arn_h1_wbuf_init(&w, s.buf, sizeof(s.buf), sink_refill, &s);
+	arn_h1_msg_init(&m, hdrs, cap);
+	arn_h1_parser_init(&p, o->kind, o->cfg, &m);
+	arn_h1_parser_set_scratch(&p, scratch, max_head + 1024);
+	if (o->kind == ARN_H1_RESPONSE)
+		arn_h1_parser_expect(&p, o->expect ? o->expect : ARN_H1_M_GET);
+	for (;;) {
+		ssize_t r = arn_h1_parse(&p, in, n, &ev);
+		if (r == -EBUSY) {
+			arn_h1_parser_tunnel(&p);
+			continue;
+		}
+		if (r < 0)
+			break;
+		in += r;
+		n -= (size_t)r;
+		if (ev.type == ARN_H1_EV_HEAD) {
+			if (o->kind == ARN_H1_REQUEST)
+				arn_h1_write_request_line(&w, m.method_name.p, m.method_name.len,
+							  m.target.p, m.target.len, m.version - 10);
+			else
+				arn_h1_write_status_line(&w, m.status, m.reason.p, m.reason.len,
+							 m.version - 10);
+			arn_h1_write_headers(&w, &m, NULL, 0, 0);
+			arn_h1_write_end(&w);
+			ck.open = false;
+		} else if (ev.type == ARN_H1_EV_BODY) {
+			if ((m.flags & ARN_H1_F_CHUNKED) && !(m.flags & ARN_H1_F_TUNNEL) &&
+			    arn_h1_parser_idle(&p) == false && !(m.flags & ARN_H1_F_NO_BODY)) {
+				/* new chunk boundaries: the transcript must not care */
+				for (size_t at = 0; at < ev.len;) {
+					x ^= x << 13;
+					x ^= x >> 17;
+					x ^= x << 5;
+					size_t k = 1 + x % 7;
+					if (k > ev.len - at)
+						k = ev.len - at;
+					arn_h1_write_chunk_prefix(&w, &ck, k);
+					arn_h1_put(&w, ev.data + at, k);
+					at += k;
+				}
+			} else {
+				arn_h1_put(&w, ev.data, ev.len);
+			}
+		} else if (ev.type == ARN_H1_EV_END) {
+			if ((m.flags & ARN_H1_F_CHUNKED) && !(m.flags & ARN_H1_F_NO_BODY))
+				arn_h1_write_chunk_end(&w, &ck, m.hdrs + m.n_hdrs, m.n_trailers);
+		}
+	}
+	arn_sb_append(&s.out, w.p, w.len);
+	free(hdrs);
+	free(scratch);
+	*outlen = s.out.len;
+	return arn_sb_steal(&s.out);
+}

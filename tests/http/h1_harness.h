@@ -42,4 +42,14 @@ char *h1t_run(const char *in, size_t n, const size_t *cuts, size_t ncuts, const 
 char *h1t_all_splits(const char *in, size_t n, const struct h1t_opts *o, unsigned nrandom,
 		     unsigned seed, char **whole);
 
+/**
+ * Parse @p in whole (options @p o) and write every message back with the
+ * serializer: start line, headers unchanged, body raw or, when it was
+ * chunked, re-chunked in pieces of 1..7 bytes (from @p seed) with the
+ * trailers; writes go through 29-byte buffers refilled on demand. Stops at
+ * the first error. @return the bytes written (malloc'ed; *outlen set).
+ */
+char *h1t_reserialize(const char *in, size_t n, const struct h1t_opts *o, unsigned seed,
+		      size_t *outlen);
+
 #endif
