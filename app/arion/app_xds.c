@@ -110,26 +110,38 @@ static void cfg_first_response(void *ctx, const char *type_url, bool accepted)
 	arn_config_initial_fetch_done(x->store, type_url);
 }
 
-/* lib/config says a type's referenced names changed. The five Envoy types
- * are wildcard subscriptions (X3), so only other types are tracked (X4). */
+static bool is_wildcard_type(const char *url)
+{
+	static const char *const w[] = {ARN_XDS_TYPE_SECRET, ARN_XDS_TYPE_CLUSTER, ARN_XDS_TYPE_CLA,
+					ARN_XDS_TYPE_LISTENER, ARN_XDS_TYPE_ROUTE};
+	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		if (strcmp(url, w[i]) == 0)
+			return true;
+	return false;
+}
+
+static void track_ondemand(struct app_xds *x, const char *type_url)
+{
+	if (type_url == NULL || is_wildcard_type(type_url))
+		return; /* the five Envoy types are wildcard subscriptions (X3) */
+	for (size_t i = 0; i < x->n_ondemand; i++)
+		if (strcmp(x->ondemand[i], type_url) == 0)
+			return;
+	char **nv = realloc(x->ondemand, (x->n_ondemand + 1) * sizeof(char *));
+	char *d = strdup(type_url);
+	if (nv != NULL)
+		x->ondemand = nv;
+	if (nv != NULL && d != NULL)
+		x->ondemand[x->n_ondemand++] = d;
+	else
+		free(d);
+}
+
+/* lib/config says a type's referenced names changed (X4). */
 static void cfg_interest_changed(void *ctx, const char *type_url)
 {
 	struct app_xds *x = ctx;
-	if (arn_config_type_from_url(type_url, strlen(type_url)) < 0) {
-		bool known = false;
-		for (size_t i = 0; i < x->n_ondemand && !known; i++)
-			known = strcmp(x->ondemand[i], type_url) == 0;
-		if (!known) {
-			char **nv = realloc(x->ondemand, (x->n_ondemand + 1) * sizeof(char *));
-			char *d = strdup(type_url);
-			if (nv != NULL)
-				x->ondemand = nv;
-			if (nv != NULL && d != NULL)
-				x->ondemand[x->n_ondemand++] = d;
-			else
-				free(d);
-		}
-	}
+	track_ondemand(x, type_url);
 	if (x->client != NULL)
 		arn_xds_client_interest_changed(x->client);
 }
@@ -244,6 +256,10 @@ int arn_app_xds_start(struct arn_app *app)
 	}
 	o.sink = &config_sink;
 	o.sink_ctx = x;
+	/* Every non-wildcard type lib/config models is on demand (X4: TDS when
+	 * it lands); static_resources may reference some already. */
+	for (int t = 0; t < ARN_CFG_NTYPES; t++)
+		track_ondemand(x, arn_config_type_url((enum arn_cfg_type)t));
 	arn_config_set_interest_cb(x->store, cfg_interest_changed, x);
 	o.ack_timeout_ms = env_ms("ARION_XDS_ACK_TIMEOUT_MS");
 	o.transport = &arn_xds_grpc_transport_ops;
