@@ -170,6 +170,10 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "all";
 	long iters = argc > 2 ? atol(argv[2]) : 1000000;
 	int all = strcmp(mode, "all") == 0;
+	if (all)
+		printf("sizes: parser %zu B, msg %zu B, header %zu B\n",
+		       sizeof(struct arn_h1_parser), sizeof(struct arn_h1_msg),
+		       sizeof(struct arn_h1_header));
 	if (all || strcmp(mode, "parse") == 0)
 		bench_parse(iters, 0);
 	if (all || strcmp(mode, "parse-split") == 0)

@@ -105,6 +105,7 @@ enum arn_h1_method {
 #define ARN_H1_METHOD(id, name) ARN_H1_M_##id,
 #include "arn_h1_method.def"
 #undef ARN_H1_METHOD
+	ARN_H1_M_OTHER, /* any other token, with ARN_H1_O_ALLOW_CUSTOM_METHODS */
 	ARN_H1_M_COUNT,
 };
 
@@ -139,27 +140,33 @@ struct arn_h1_header {
 };
 
 /* msg->flags */
-#define ARN_H1_F_CONTENT_LENGTH (1u << 0)  /* body framed by Content-Length */
-#define ARN_H1_F_CHUNKED (1u << 1)	   /* body framed by chunked coding */
-#define ARN_H1_F_UNTIL_CLOSE (1u << 2)	   /* response body ends when the server closes */
-#define ARN_H1_F_NO_BODY (1u << 3)	   /* no body follows the head (END is next) */
-#define ARN_H1_F_KEEP_ALIVE (1u << 4)	   /* the connection may carry another message */
-#define ARN_H1_F_CONN_CLOSE (1u << 5)	   /* "close" in Connection */
-#define ARN_H1_F_CONN_KEEP_ALIVE (1u << 6) /* "keep-alive" in Connection */
-#define ARN_H1_F_CONN_UPGRADE (1u << 7)	   /* "upgrade" in Connection */
-#define ARN_H1_F_UPGRADE                                                                           \
-	(1u << 8) /* request asks to switch protocols (1.1, Connection: upgrade + Upgrade) */
-#define ARN_H1_F_WEBSOCKET (1u << 9) /* ... and the first protocol in Upgrade is websocket */
-#define ARN_H1_F_H2C (1u << 10)	     /* ... or it is h2c (a proxy strips it, as Envoy does) */
-#define ARN_H1_F_EXPECT_CONTINUE (1u << 11) /* HTTP/1.1 request with Expect: 100-continue */
-#define ARN_H1_F_EXPECT_OTHER (1u << 12)    /* some other expectation (a server may answer 417) */
-#define ARN_H1_F_TE (1u << 13)		    /* Transfer-Encoding present */
-#define ARN_H1_F_CL_IGNORED                                                                        \
-	(1u << 14) /* CL and TE: CL ignored (ALLOW_CHUNKED_LENGTH); do not forward CL */
-#define ARN_H1_F_TUNNEL                                                                            \
-	(1u << 15) /* after this response the connection is a raw tunnel (101, 2xx to CONNECT) */
+/* framing: what follows the head */
+#define ARN_H1_F_CONTENT_LENGTH (1u << 0) /* body framed by Content-Length */
+#define ARN_H1_F_CHUNKED (1u << 1)	  /* body framed by chunked coding */
+#define ARN_H1_F_UNTIL_CLOSE (1u << 2)	  /* response body ends when the server closes */
+#define ARN_H1_F_NO_BODY (1u << 3)	  /* no body: END is the next event */
+/* the connection: may it carry another message, and what Connection said */
+#define ARN_H1_F_KEEP_ALIVE (1u << 4)
+#define ARN_H1_F_CONN_CLOSE (1u << 5)
+#define ARN_H1_F_CONN_KEEP_ALIVE (1u << 6)
+#define ARN_H1_F_CONN_UPGRADE (1u << 7)
+/* a request asking to switch protocols (HTTP/1.1, "Connection: upgrade"
+ * and an Upgrade field); WEBSOCKET or H2C tell which protocol was named
+ * (a proxy strips an h2c upgrade, as Envoy does) */
+#define ARN_H1_F_UPGRADE (1u << 8)
+#define ARN_H1_F_WEBSOCKET (1u << 9)
+#define ARN_H1_F_H2C (1u << 10)
+/* Expect: 100-continue in an HTTP/1.1 request, or another expectation */
+#define ARN_H1_F_EXPECT_CONTINUE (1u << 11)
+#define ARN_H1_F_EXPECT_OTHER (1u << 12)
+/* Transfer-Encoding present; with ARN_H1_O_ALLOW_CHUNKED_LENGTH, CL was
+ * ignored because TE was present (do not forward it) */
+#define ARN_H1_F_TE (1u << 13)
+#define ARN_H1_F_CL_IGNORED (1u << 14)
+/* after this response the connection is a raw tunnel (101, 2xx to CONNECT) */
+#define ARN_H1_F_TUNNEL (1u << 15)
 #define ARN_H1_F_FRAGMENT (1u << 16) /* request-target contains '#' */
-#define ARN_H1_F_TRAILERS (1u << 17) /* trailers were received (see n_trailers) */
+#define ARN_H1_F_TRAILERS (1u << 17) /* trailers were received (n_trailers) */
 
 /**
  * One message. The caller owns it and the header array; the parser fills it
@@ -200,14 +207,23 @@ struct arn_h1_msg {
 	struct arn_h1_slice reason; /* responses: reason phrase (may be empty) */
 };
 
-/** Point @p m at the caller's header array (@p cap entries, kept by the caller). */
+/**
+ * Point @p m at the caller's header array (@p cap entries, kept by the
+ * caller). hdrs / hdr_cap may be changed again whenever the parser is idle
+ * (arn_h1_parser_idle): a connection manager can take an array from a
+ * per-worker pool when a request starts and give it back after the
+ * response, so idle keep-alive connections hold none (100 entries are
+ * 2.4 KB).
+ */
 void arn_h1_msg_init(struct arn_h1_msg *m, struct arn_h1_header *hdrs, uint16_t cap);
 
 /* ---- parser ------------------------------------------------------------------ */
 
-/* arn_h1_config.opts */
-#define ARN_H1_O_ALLOW_CHUNKED_LENGTH                                                              \
-	(1u << 0) /* Envoy allow_chunked_length: CL+TE -> CL ignored */
+/* arn_h1_config.opts, named after Envoy's Http1ProtocolOptions fields */
+/* allow_chunked_length: CL + TE is accepted, CL ignored (ARN_H1_F_CL_IGNORED) */
+#define ARN_H1_O_ALLOW_CHUNKED_LENGTH (1u << 0)
+/* allow_custom_methods: any token is a method (ARN_H1_M_OTHER) */
+#define ARN_H1_O_ALLOW_CUSTOM_METHODS (1u << 1)
 
 /** Limits and options. Zero fields take the defaults shown. */
 struct arn_h1_config {
@@ -348,7 +364,8 @@ const char *arn_h1_err_name(enum arn_h1_err e);
 /** A sentence for logs and local reply bodies. */
 const char *arn_h1_err_text(enum arn_h1_err e);
 
-/** "GET" for ARN_H1_M_GET ... ("" for ARN_H1_M_NONE or out of range). */
+/** "GET" for ARN_H1_M_GET ... ("" for ARN_H1_M_NONE, ARN_H1_M_OTHER or out of range;
+ * msg->method_name has the method as received). */
 const char *arn_h1_method_str(enum arn_h1_method m);
 /** The method for a name (case-sensitive), or ARN_H1_M_NONE. */
 enum arn_h1_method arn_h1_method_lookup(const char *s, size_t n);
@@ -462,11 +479,12 @@ struct arn_h1_edit {
 };
 
 /* arn_h1_write_headers flags */
-#define ARN_H1_W_DROP_HOP                                                                          \
-	(1u << 0)		   /* drop hop-by-hop fields (RFC 9110 7.6.1): Connection,         \
-				      Keep-Alive, Proxy-Connection, TE, Transfer-Encoding,         \
-				      Upgrade, HTTP2-Settings, and those Connection names */
-#define ARN_H1_W_UPGRADE (1u << 1) /* with DROP_HOP: keep Upgrade, write "connection: upgrade" */
+/* Drop hop-by-hop fields (RFC 9110 7.6.1): Connection, Keep-Alive,
+ * Proxy-Connection, TE, Transfer-Encoding, Upgrade, HTTP2-Settings, and
+ * unrecognised fields that Connection names. */
+#define ARN_H1_W_DROP_HOP (1u << 0)
+/* With DROP_HOP: keep Upgrade and write "connection: upgrade". */
+#define ARN_H1_W_UPGRADE (1u << 1)
 
 #define ARN_H1_MAX_EDITS 64
 

@@ -223,8 +223,12 @@ static int parse_request_line(struct arn_h1_parser *p, const char *s, const char
 
 	/* the line is complete and well formed: now its meaning */
 	enum arn_h1_method meth = arn_h1_method_lookup((const char *)m0, mlen);
-	if (meth == ARN_H1_M_NONE)
-		return fail(p, ARN_H1_E_METHOD);
+	if (meth == ARN_H1_M_NONE) {
+		/* Envoy accepts only its list unless allow_custom_methods */
+		if (!(p->opts & ARN_H1_O_ALLOW_CUSTOM_METHODS))
+			return fail(p, ARN_H1_E_METHOD);
+		meth = ARN_H1_M_OTHER;
+	}
 	m->method = (uint8_t)meth;
 	m->version = ver;
 	m->method_name = (struct arn_h1_slice){(const char *)m0, mlen};

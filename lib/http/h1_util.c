@@ -43,6 +43,7 @@ static const struct {
 #define ARN_H1_METHOD(id, name) {name, sizeof(name) - 1},
 #include "arn_h1_method.def"
 #undef ARN_H1_METHOD
+    {"", 0}, /* ARN_H1_M_OTHER */
 };
 
 const char *arn_h1_method_str(enum arn_h1_method m)
@@ -57,7 +58,7 @@ enum arn_h1_method arn_h1_method_lookup(const char *s, size_t n)
 		return ARN_H1_M_GET;
 	if (n == 4 && memcmp(s, "POST", 4) == 0)
 		return ARN_H1_M_POST;
-	for (unsigned i = 1; i < ARN_H1_M_COUNT; i++)
+	for (unsigned i = 1; i < ARN_H1_M_OTHER; i++)
 		if (methods[i].len == n && memcmp(methods[i].s, s, n) == 0)
 			return (enum arn_h1_method)i;
 	return ARN_H1_M_NONE;

@@ -243,7 +243,16 @@ static void test_methods(void **state)
 	REQ_ERR("G(T / HTTP/1.1\r\nHost: h\r\n\r\n", "METHOD");
 	REQ_ERR(" GET / HTTP/1.1\r\nHost: h\r\n\r\n", "START_LINE");
 	REQ_ERR("GET\r\n\r\n", "START_LINE");
+	/* Envoy's allow_custom_methods: any token */
+	static const struct arn_h1_config cm = {.opts = ARN_H1_O_ALLOW_CUSTOM_METHODS};
+	static const struct h1t_opts o = {.kind = ARN_H1_REQUEST, .cfg = &cm};
+	CHECK(&o, "FOO-bar_1 / HTTP/1.1\r\nHost: h\r\n\r\n",
+	      "REQ FOO-bar_1 / HTTP/1.1 form=o auth=h path=/ nobody ka\n"
+	      "  Host: h #host\n"
+	      "END body=0\n");
+	CHECK(&o, "G(T / HTTP/1.1\r\nHost: h\r\n\r\n", "ERR METHOD\n");
 	assert_int_equal(arn_h1_method_lookup("M-SEARCH", 8), ARN_H1_M_M_SEARCH);
+	assert_int_equal(arn_h1_method_lookup("", 0), ARN_H1_M_NONE);
 	assert_string_equal(arn_h1_method_str(ARN_H1_M_UNSUBSCRIBE), "UNSUBSCRIBE");
 	assert_int_equal(arn_h1_method_lookup("GETX", 4), ARN_H1_M_NONE);
 }
