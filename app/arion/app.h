@@ -3,7 +3,9 @@
  * start / poll / stop hooks of each subsystem.
  *
  * serve.c runs them in this order: config (the first generation, from
- * static_resources), net (EAL, ports, workers), admin, xds; then polls
+ * static_resources), http (registers the HTTP layer with the TCP stack, so
+ * it must come before the workers start), net (EAL, ports, workers), admin,
+ * xds; then polls
  * config, admin and xds on the control lcore until SIGINT/SIGTERM or
  * /quitquitquit; then stops them in reverse order. Each hook lives in its own
  * file (app_<subsystem>.c) so that subsystems can be wired independently.
@@ -30,6 +32,7 @@ struct arn_app {
 
 	/* Subsystem state, each owned by its app_<subsystem>.c. */
 	void *config;
+	void *http;
 	void *net;
 	void *admin;
 	void *xds;
@@ -38,6 +41,10 @@ struct arn_app {
 int arn_app_config_start(struct arn_app *app);
 void arn_app_config_poll(struct arn_app *app);
 void arn_app_config_stop(struct arn_app *app);
+
+int arn_app_http_start(struct arn_app *app);
+void arn_app_http_poll(struct arn_app *app);
+void arn_app_http_stop(struct arn_app *app);
 
 int arn_app_net_start(struct arn_app *app);
 void arn_app_net_stop(struct arn_app *app);

@@ -24,6 +24,22 @@ __attribute__((weak)) void arn_app_config_stop(struct arn_app *app)
 	(void)app;
 }
 
+__attribute__((weak)) int arn_app_http_start(struct arn_app *app)
+{
+	(void)app;
+	return 0;
+}
+
+__attribute__((weak)) void arn_app_http_poll(struct arn_app *app)
+{
+	(void)app;
+}
+
+__attribute__((weak)) void arn_app_http_stop(struct arn_app *app)
+{
+	(void)app;
+}
+
 __attribute__((weak)) int arn_app_net_start(struct arn_app *app)
 {
 	if (app->bootstrap->dp.present)

@@ -21,6 +21,7 @@ int arn_app_serve(struct arn_app *app)
 		void (*stop)(struct arn_app *);
 	} steps[] = {
 		{"config", arn_app_config_start, arn_app_config_stop},
+		{"http", arn_app_http_start, arn_app_http_stop},
 		{"net", arn_app_net_start, arn_app_net_stop},
 		{"admin", arn_app_admin_start, arn_app_admin_stop},
 		{"xds", arn_app_xds_start, arn_app_xds_stop},
@@ -48,6 +49,7 @@ int arn_app_serve(struct arn_app *app)
 		ARN_INFO(MAIN, "arion %s serving; SIGINT or SIGTERM stops it", ARN_VERSION);
 		while (!app->stop) {
 			arn_app_config_poll(app);
+			arn_app_http_poll(app);
 			arn_app_admin_poll(app);
 			arn_app_xds_poll(app, 5);
 		}
