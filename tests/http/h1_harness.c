@@ -70,6 +70,21 @@ static int pieces_make(struct pieces *ps, const char *in, const size_t *bounds, 
 	return 0;
 }
 
+char *h1t_guarded(const char *src, size_t n, void **map, size_t *maplen)
+{
+	struct pieces ps = {.alloc = H1T_GUARD};
+	size_t bounds[2] = {0, n};
+	const char *ptr;
+	if (pieces_make(&ps, src, bounds, 1, &ptr) != 0) {
+		if (ps.map && ps.map != MAP_FAILED)
+			munmap(ps.map, ps.maplen);
+		return NULL;
+	}
+	*map = ps.map;
+	*maplen = ps.maplen;
+	return (char *)ptr;
+}
+
 static void pieces_free(struct pieces *ps)
 {
 	if (ps->map && ps->map != MAP_FAILED)

@@ -29,6 +29,12 @@ struct h1t_opts {
 };
 
 /**
+ * Copy @p n bytes so that they end right before a PROT_NONE page; the
+ * mapping is returned in *map / *maplen for munmap. NULL on failure.
+ */
+char *h1t_guarded(const char *src, size_t n, void **map, size_t *maplen);
+
+/**
  * Parse @p in (@p n bytes) cut at the ascending offsets @p cuts[0..ncuts)
  * and return the transcript (malloc'ed, caller frees). After all input,
  * arn_h1_parse_eof is called. On a NEED_SCRATCH the harness attaches the
