@@ -1,0 +1,81 @@
+/*
+ * Helpers shared by the lib/config test files (one cmocka executable).
+ */
+#ifndef TC_H
+#define TC_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "arn_config.h"
+
+#define L ARN_TYPE_URL_LISTENER
+#define R ARN_TYPE_URL_ROUTE
+#define C ARN_TYPE_URL_CLUSTER
+#define E ARN_TYPE_URL_CLA
+#define S ARN_TYPE_URL_SECRET
+
+extern struct arn_config_store *st;
+extern uint64_t fake_now;
+
+/* A fresh store with the fake clock (setup/teardown for every test). */
+int tc_setup(void **state);
+int tc_teardown(void **state);
+
+/*
+ * Apply one batch: @p json is a NULL-terminated list of JSON resources of
+ * @p type (the name is read from the resource), @p removed a
+ * NULL-terminated list of names (or NULL). The result stays in tc_res until
+ * the next call.
+ */
+extern struct arn_config_result tc_res;
+void tc_apply(const char *type, const char *const *json, const char *const *removed);
+#define APPLY(type, ...) tc_apply((type), (const char *const[]){__VA_ARGS__, NULL}, NULL)
+#define REMOVE(type, ...)                                                                          \
+	tc_apply((type), (const char *const[]){NULL}, (const char *const[]){__VA_ARGS__, NULL})
+
+/* One resource must fail with a message containing @p want (X15 refusal). */
+void tc_refused(const char *type, const char *json, const char *want);
+/* The batch must be accepted without error. */
+void tc_ok(const char *type, const char *json);
+
+/* Conversions */
+const struct arn_cfg_gen *gen(void);
+const struct arn_cfg_cluster *cluster(const char *name);
+const struct arn_cfg_listener *listener(const char *name);
+const struct arn_cfg_route_table *route_table(const char *name);
+const struct arn_cfg_secret *secret(const char *name);
+
+/* JSON builders (static buffers rotating, good for a few at a time) */
+const char *jcluster_static(const char *name, const char *ip, unsigned port);
+const char *jcluster_eds(const char *name);
+const char *jcla(const char *name, const char *ip, unsigned port);
+const char *jlistener_rds(const char *name, unsigned port, const char *rds);
+const char *jroute(const char *name, const char *cluster);
+
+/* Test certificates made at run time (PEM, JSON-escaped for inline_string). */
+struct tc_cert {
+	char *cert_json; /* JSON string body (escaped) */
+	char *key_json;
+	char *cert_pem;
+};
+void tc_make_cert(struct tc_cert *c, const char *cn);
+void tc_free_cert(struct tc_cert *c);
+
+/* Test groups, defined by each file */
+extern const struct CMUnitTest conv_tests[];
+extern const size_t n_conv_tests;
+extern const struct CMUnitTest store_tests[];
+extern const size_t n_store_tests;
+extern const struct CMUnitTest match_tests[];
+extern const size_t n_match_tests;
+extern const struct CMUnitTest stress_tests[];
+extern const size_t n_stress_tests;
+
+#define TC(f) cmocka_unit_test_setup_teardown(f, tc_setup, tc_teardown)
+
+#endif

@@ -1,0 +1,692 @@
+/*
+ * Converters: every family into the model, and every refusal naming the
+ * resource, the field path and the reason.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <unistd.h>
+
+#include <openssl/x509.h>
+
+#include "arn_bootstrap.h"
+
+#include "tc.h"
+
+#define HCM_AT                                                                                     \
+	"\"@type\":\"type.googleapis.com/"                                                         \
+	"envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager\""
+#define ROUTER                                                                                     \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{\"@type\":\"type.googleapis."   \
+	"com/envoy.extensions.filters.http.router.v3.Router\"}}"
+
+/* A listener with an inline route_config and HCM fields of the issue. */
+static void test_listener_hcm_inline(void **state)
+{
+	(void)state;
+	tc_ok(
+	    L,
+	    "{\"name\":\"web\",\"address\":{\"socket_address\":{\"address\":\"198.18.0.2\","
+	    "\"port_value\":8080}},\"per_connection_buffer_limit_bytes\":32768,"
+	    "\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters.network.http_connection_"
+	    "manager\","
+	    "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"ingress\",\"codec_type\":\"HTTP1\","
+	    "\"stream_idle_timeout\":\"30s\",\"request_timeout\":\"10s\","
+	    "\"request_headers_timeout\":\"2s\",\"max_request_headers_kb\":32,"
+	    "\"common_http_protocol_options\":{\"idle_timeout\":\"60s\",\"max_headers_count\":50},"
+	    "\"use_remote_address\":true,\"xff_num_trusted_hops\":2,\"server_name\":\"arion\","
+	    "\"generate_request_id\":false,"
+	    "\"access_log\":[{\"name\":\"f\",\"typed_config\":{\"@type\":\"type.googleapis.com/"
+	    "envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":\"/tmp/a.log\","
+	    "\"log_format\":{\"text_format\":\"%PROTOCOL%\\n\"}}},"
+	    "{\"name\":\"o\",\"typed_config\":{\"@type\":\"type.googleapis.com/"
+	    "envoy.extensions.access_loggers.stream.v3.StdoutAccessLog\"}},"
+	    "{\"name\":\"e\",\"typed_config\":{\"@type\":\"type.googleapis.com/"
+	    "envoy.extensions.access_loggers.stream.v3.StderrAccessLog\"}}],"
+	    "\"route_config\":{\"name\":\"local\",\"virtual_hosts\":[{\"name\":\"vh\","
+	    "\"domains\":[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/"
+	    "\"},\"route\":{\"cluster\":\"web\"}}]}]},"
+	    "\"http_filters\":[" ROUTER "]}}]}]}");
+	const struct arn_cfg_listener *l = listener("web");
+	assert_non_null(l);
+	assert_int_equal(l->addr, (198u << 24) | (18u << 16) | 2);
+	assert_int_equal(l->port, 8080);
+	assert_int_equal(l->per_connection_buffer_limit, 32768);
+	assert_int_equal(l->n_chains, 1);
+	const struct arn_cfg_hcm *h = l->chains[0].hcm;
+	assert_int_equal(l->chains[0].kind, ARN_CFG_NF_HCM);
+	assert_non_null(h);
+	assert_string_equal(h->stat_prefix, "ingress");
+	assert_int_equal(h->codec, ARN_CFG_CODEC_HTTP1);
+	assert_int_equal(h->stream_idle_timeout_ms, 30000);
+	assert_int_equal(h->request_timeout_ms, 10000);
+	assert_int_equal(h->request_headers_timeout_ms, 2000);
+	assert_int_equal(h->max_request_headers_kb, 32);
+	assert_int_equal(h->idle_timeout_ms, 60000);
+	assert_int_equal(h->max_headers_count, 50);
+	assert_true(h->use_remote_address);
+	assert_int_equal(h->xff_num_trusted_hops, 2);
+	assert_string_equal(h->server_name, "arion");
+	assert_false(h->generate_request_id);
+	assert_int_equal(h->n_access_logs, 3);
+	assert_int_equal(h->access_logs[0].kind, ARN_CFG_LOG_FILE);
+	assert_string_equal(h->access_logs[0].path, "/tmp/a.log");
+	assert_string_equal(h->access_logs[0].format, "%PROTOCOL%\n");
+	assert_int_equal(h->access_logs[1].kind, ARN_CFG_LOG_STDOUT);
+	assert_int_equal(h->access_logs[2].kind, ARN_CFG_LOG_STDERR);
+	assert_int_equal(h->n_http_filters, 1);
+	assert_int_equal(h->http_filters[0], ARN_CFG_HF_ROUTER);
+	assert_non_null(h->inline_routes);
+	assert_ptr_equal(arn_cfg_hcm_routes(gen(), h), h->inline_routes);
+	/* found by address, and by 0.0.0.0 fallback only when one exists */
+	assert_ptr_equal(arn_cfg_listener_find(gen(), (198u << 24) | (18u << 16) | 2, 8080), l);
+	assert_null(arn_cfg_listener_find(gen(), 1, 8080));
+}
+
+/* Defaults are Envoy's. */
+static void test_hcm_defaults(void **state)
+{
+	(void)state;
+	tc_ok(R, jroute("r", "c"));
+	tc_ok(L, jlistener_rds("l", 80, "r"));
+	const struct arn_cfg_hcm *h = listener("l")->chains[0].hcm;
+	assert_int_equal(h->stream_idle_timeout_ms, 300000);
+	assert_int_equal(h->request_timeout_ms, 0);
+	assert_int_equal(h->idle_timeout_ms, 3600000);
+	assert_int_equal(h->max_request_headers_kb, 60);
+	assert_int_equal(h->max_headers_count, 100);
+	assert_true(h->generate_request_id);
+	assert_string_equal(h->server_name, "envoy");
+	assert_false(h->use_remote_address);
+	assert_int_equal(listener("l")->per_connection_buffer_limit, 1024 * 1024);
+}
+
+static void test_echo_and_optional_filter(void **state)
+{
+	(void)state;
+	tc_ok(L, "{\"name\":\"echo\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		 "\"port_value\":7}},\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters."
+		 "network.echo\","
+		 "\"typed_config\":{\"@type\":\"type.googleapis.com/"
+		 "envoy.extensions.filters.network.echo.v3.Echo\"}}]}]}");
+	assert_int_equal(listener("echo")->chains[0].kind, ARN_CFG_NF_ECHO);
+	/* an unknown HTTP filter marked is_optional is skipped, as Envoy does */
+	tc_ok(L, "{\"name\":\"opt\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		 "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+		 "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"
+		 "\"http_filters\":[{\"name\":\"envoy.filters.http.fault\",\"is_optional\":true,"
+		 "\"typed_config\":{\"@type\":\"type.googleapis.com/"
+		 "envoy.extensions.filters.http.fault.v3.HTTPFault\"}}," ROUTER "]}}]}]}");
+	assert_int_equal(listener("opt")->chains[0].hcm->n_http_filters, 1);
+}
+
+static void test_refuse_unknown_http_filter(void **state)
+{
+	(void)state;
+	tc_refused(
+	    L,
+	    "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+	    "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+	    "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"
+	    "\"http_filters\":[{\"name\":\"envoy.filters.http.fault\","
+	    "\"typed_config\":{\"@type\":\"type.googleapis.com/"
+	    "envoy.extensions.filters.http.fault.v3.HTTPFault\"}}," ROUTER "]}}]}]}",
+	    "Listener 'l': filter_chains[0].filters[0].typed_config.http_filters[0]: HTTP filter "
+	    "'envoy.filters.http.fault'");
+	tc_refused(L,
+		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		   "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+		   "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{}}}]}]}",
+		   "http_filters: the last HTTP filter must be the router");
+}
+
+static void test_refuse_network_filter(void **state)
+{
+	(void)state;
+	tc_refused(L,
+		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		   "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters."
+		   "network.tcp_proxy\","
+		   "\"typed_config\":{\"@type\":\"type.googleapis.com/"
+		   "envoy.extensions.filters.network.echo.v3.Echo\"},"
+		   "\"name\":\"x\"},{\"name\":\"envoy.filters.network.redis_proxy\"}]}]}",
+		   "network filter 'x' is not supported");
+	tc_refused(L,
+		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		   "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters."
+		   "network.redis_proxy\"}]}]}",
+		   "filters[0]: network filter 'envoy.filters.network.redis_proxy'");
+}
+
+static void test_refuse_listener_fields(void **state)
+{
+	(void)state;
+	tc_refused(L,
+		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"::1\","
+		   "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters."
+		   "network.echo\"}]}]}",
+		   "address.socket_address.address: '::1': IPv6 is not supported");
+	tc_refused(L,
+		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		   "\"port_value\":81}},\"transparent\":true,\"filter_chains\":[{\"filters\":[{"
+		   "\"name\":\"envoy.filters.network.echo\"}]}]}",
+		   "Listener 'l': transparent: not supported by Arion");
+	tc_refused(L,
+		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		   "\"port_value\":0}},\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters."
+		   "network.echo\"}]}]}",
+		   "port_value: missing");
+	tc_refused(L,
+		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		   "\"port_value\":81}},\"listener_filters\":[{\"name\":\"envoy.filters.listener."
+		   "proxy_protocol\"}],"
+		   "\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters.network.echo\"}]}]}",
+		   "listener_filters[0]: listener filter 'envoy.filters.listener.proxy_protocol'");
+	tc_refused(L,
+		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		   "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+		   "\"typed_config\":{" HCM_AT
+		   ",\"stat_prefix\":\"x\",\"codec_type\":\"HTTP2\",\"route_config\":{},"
+		   "\"http_filters\":[" ROUTER "]}}]}]}",
+		   "codec_type: Arion's codec speaks HTTP/1.1");
+	tc_refused(L,
+		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		   "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+		   "\"typed_config\":{" HCM_AT
+		   ",\"stat_prefix\":\"x\",\"max_request_headers_kb\":9000,\"route_config\":{},"
+		   "\"http_filters\":[" ROUTER "]}}]}]}",
+		   "max_request_headers_kb: 9000: must be 1 to 8192");
+	tc_refused(L,
+		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		   "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+		   "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"
+		   "\"access_log\":[{\"name\":\"a\",\"filter\":{\"status_code_filter\":{}},"
+		   "\"typed_config\":{\"@type\":\"type.googleapis.com/"
+		   "envoy.extensions.access_loggers.stream.v3.StdoutAccessLog\"}}],"
+		   "\"http_filters\":[" ROUTER "]}}]}]}",
+		   "access_log[0].filter: not supported by Arion");
+}
+
+/* X11: only rds.config_source ads is accepted (rule shared with the bootstrap). */
+static void test_x11_rds_source_refused(void **state)
+{
+	(void)state;
+	tc_refused(L,
+		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		   "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+		   "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"x\",\"rds\":{\"config_source\":"
+		   "{\"path\":\"/etc/r.yaml\"},\"route_config_name\":\"r\"},"
+		   "\"http_filters\":[" ROUTER "]}}]}]}",
+		   "filter_chains[0].filters[0].typed_config.rds.config_source: only `ads: {}` is "
+		   "accepted");
+}
+
+/* X12: EDS clusters have no load_assignment and no service_name. */
+static void test_x12_eds_rules(void **state)
+{
+	(void)state;
+	tc_refused(
+	    C,
+	    "{\"name\":\"api\",\"type\":\"EDS\",\"connect_timeout\":\"1s\","
+	    "\"eds_cluster_config\":{\"service_name\":\"other\",\"eds_config\":{\"ads\":{}}}}",
+	    "Cluster 'api': eds_cluster_config.service_name: refused");
+	tc_refused(C,
+		   "{\"name\":\"api\",\"type\":\"EDS\",\"connect_timeout\":\"1s\","
+		   "\"load_assignment\":{\"cluster_name\":\"api\"}}",
+		   "load_assignment: an EDS cluster has no load_assignment");
+	tc_ok(C, jcluster_eds("api"));
+	assert_int_equal(cluster("api") == NULL, 1); /* warming: not in the generation */
+}
+
+/* X12 for types: STATIC and EDS only; the spec's connect_timeout: 0s example. */
+static void test_cluster_refusals(void **state)
+{
+	(void)state;
+	tc_refused(C, "{\"name\":\"dns\",\"type\":\"STRICT_DNS\",\"connect_timeout\":\"1s\"}",
+		   "Cluster 'dns': type: STRICT_DNS is not supported");
+	tc_refused(C, "{\"name\":\"api\",\"type\":\"STATIC\",\"connect_timeout\":\"0s\"}",
+		   "Cluster 'api': connect_timeout: must be greater than 0s");
+	tc_refused(
+	    C, "{\"name\":\"api\",\"connect_timeout\":\"1s\",\"lb_policy\":\"CLUSTER_PROVIDED\"}",
+	    "lb_policy: not supported");
+	tc_refused(C,
+		   "{\"name\":\"api\",\"connect_timeout\":\"1s\",\"lb_policy\":\"MAGLEV\","
+		   "\"maglev_lb_config\":{\"table_size\":1000}}",
+		   "maglev_lb_config.table_size: 1000: must be a prime");
+	tc_refused(
+	    C,
+	    "{\"name\":\"api\",\"connect_timeout\":\"1s\",\"dns_resolvers\":[{\"socket_address\":"
+	    "{\"address\":\"1.1.1.1\",\"port_value\":53}}]}",
+	    "dns_resolvers: not supported by Arion");
+	tc_refused(
+	    C,
+	    "{\"name\":\"api\",\"connect_timeout\":\"1s\",\"health_checks\":[{\"timeout\":\"1s\","
+	    "\"interval\":\"5s\",\"healthy_threshold\":1,\"unhealthy_threshold\":1,"
+	    "\"grpc_health_check\":{}}]}",
+	    "health_checks[0].grpc_health_check: not supported by Arion");
+	tc_refused(
+	    C,
+	    "{\"name\":\"api\",\"connect_timeout\":\"1s\",\"load_assignment\":{"
+	    "\"cluster_name\":\"api\",\"endpoints\":[{\"lb_endpoints\":[{\"endpoint\":{\"address\":"
+	    "{\"socket_address\":{\"address\":\"backend.local\",\"port_value\":80}}}}]}]}}",
+	    "load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.address: "
+	    "'backend.local' is not an IPv4 address");
+	tc_refused(
+	    C,
+	    "{\"name\":\"api\",\"connect_timeout\":\"1s\",\"typed_extension_protocol_options\":{"
+	    "\"x\":{\"@type\":\"type.googleapis.com/"
+	    "envoy.extensions.filters.network.echo.v3.Echo\"}}}",
+	    "typed_extension_protocol_options[x]: 'envoy.extensions.filters.network.echo.v3.Echo' "
+	    "is not supported");
+}
+
+static void test_cluster_full(void **state)
+{
+	(void)state;
+	tc_ok(
+	    C,
+	    "{\"name\":\"api\",\"type\":\"STATIC\",\"connect_timeout\":\"0.25s\","
+	    "\"per_connection_buffer_limit_bytes\":65536,\"lb_policy\":\"RING_HASH\","
+	    "\"ring_hash_lb_config\":{\"minimum_ring_size\":2048,\"hash_function\":\"MURMUR_HASH_"
+	    "2\"},"
+	    "\"common_lb_config\":{\"healthy_panic_threshold\":{\"value\":25}},"
+	    "\"circuit_breakers\":{\"thresholds\":[{\"max_connections\":10,\"max_pending_"
+	    "requests\":20,"
+	    "\"max_requests\":30,\"max_retries\":4},{\"priority\":\"HIGH\",\"max_connections\":99}]"
+	    "},"
+	    "\"health_checks\":[{\"timeout\":\"1s\",\"interval\":\"5s\",\"healthy_threshold\":2,"
+	    "\"unhealthy_threshold\":3,\"http_health_check\":{\"path\":\"/healthz\",\"host\":\"h\","
+	    "\"expected_statuses\":[{\"start\":200,\"end\":300}]}},{\"timeout\":\"1s\","
+	    "\"interval\":\"2s\","
+	    "\"healthy_threshold\":1,\"unhealthy_threshold\":1,\"tcp_health_check\":{\"send\":{"
+	    "\"text\":\"50494e47\"},"
+	    "\"receive\":[{\"text\":\"504f4e47\"}]}}],"
+	    "\"outlier_detection\":{\"consecutive_5xx\":7,\"interval\":\"3s\",\"max_ejection_"
+	    "percent\":50},"
+	    "\"typed_extension_protocol_options\":{\"envoy.extensions.upstreams.http.v3."
+	    "HttpProtocolOptions\":"
+	    "{\"@type\":\"type.googleapis.com/"
+	    "envoy.extensions.upstreams.http.v3.HttpProtocolOptions\","
+	    "\"common_http_protocol_options\":{\"idle_timeout\":\"30s\",\"max_requests_per_"
+	    "connection\":100},"
+	    "\"explicit_http_config\":{\"http_protocol_options\":{}}}},"
+	    "\"load_assignment\":{\"cluster_name\":\"api\",\"endpoints\":[{\"lb_endpoints\":["
+	    "{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"10.0.0.1\",\"port_"
+	    "value\":80}}}}]}]}}");
+	const struct arn_cfg_cluster *c = cluster("api");
+	assert_non_null(c);
+	assert_int_equal(c->type, ARN_CFG_CLUSTER_STATIC);
+	assert_int_equal(c->connect_timeout_ms, 250);
+	assert_int_equal(c->per_connection_buffer_limit, 65536);
+	assert_int_equal(c->lb, ARN_CFG_LB_RING_HASH);
+	assert_int_equal(c->ring_min_size, 2048);
+	assert_int_equal(c->ring_hash_fn, 1);
+	assert_int_equal(c->healthy_panic_threshold, 2500);
+	assert_int_equal(c->thresholds[0].max_connections, 10);
+	assert_int_equal(c->thresholds[0].max_pending_requests, 20);
+	assert_int_equal(c->thresholds[0].max_requests, 30);
+	assert_int_equal(c->thresholds[0].max_retries, 4);
+	assert_int_equal(c->thresholds[1].max_connections, 99);
+	assert_int_equal(c->thresholds[1].max_requests, 1024);
+	assert_int_equal(c->n_health_checks, 2);
+	assert_int_equal(c->health_checks[0].kind, ARN_CFG_HC_HTTP);
+	assert_string_equal(c->health_checks[0].path, "/healthz");
+	assert_int_equal(c->health_checks[0].expected_statuses[1], 300);
+	assert_int_equal(c->health_checks[1].kind, ARN_CFG_HC_TCP);
+	assert_int_equal(c->health_checks[1].send_len, 4);
+	assert_memory_equal(c->health_checks[1].send, "PING", 4);
+	assert_memory_equal(c->health_checks[1].receive[0], "PONG", 4);
+	assert_true(c->outlier.present);
+	assert_int_equal(c->outlier.consecutive_5xx, 7);
+	assert_int_equal(c->outlier.interval_ms, 3000);
+	assert_int_equal(c->outlier.max_ejection_percent, 50);
+	assert_int_equal(c->outlier.base_ejection_time_ms, 30000);
+	assert_int_equal(c->http.idle_timeout_ms, 30000);
+	assert_int_equal(c->http.max_requests_per_connection, 100);
+	assert_int_equal(c->http.upstream, 0);
+	struct arn_cfg_ref r = {"api", 3, arn_cfg_hash("api", 3)};
+	struct arn_cfg_cluster_view v;
+	assert_int_equal(arn_cfg_cluster_resolve(gen(), &r, &v), 0);
+	assert_int_equal(v.endpoints->n_endpoints, 1);
+	assert_int_equal(v.endpoints->priorities[0].localities[0].endpoints[0].port, 80);
+}
+
+static void test_cla(void **state)
+{
+	(void)state;
+	tc_ok(
+	    E,
+	    "{\"cluster_name\":\"api\",\"policy\":{\"overprovisioning_factor\":200},\"endpoints\":["
+	    "{\"locality\":{\"region\":\"eu\",\"zone\":\"a\"},\"load_balancing_weight\":3,\"lb_"
+	    "endpoints\":["
+	    "{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"10.0.0.1\",\"port_"
+	    "value\":80}}},"
+	    "\"health_status\":\"HEALTHY\",\"load_balancing_weight\":5},"
+	    "{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"10.0.0.2\",\"port_"
+	    "value\":81}}},"
+	    "\"health_status\":\"DRAINING\"}]},"
+	    "{\"priority\":2,\"lb_endpoints\":[{\"endpoint\":{\"address\":{\"socket_address\":"
+	    "{\"address\":\"10.0.1.1\",\"port_value\":80}}}}]}]}");
+	const struct arn_cfg_endpoints *e =
+	    arn_cfg_find(gen(), ARN_CFG_CLA, "api", 3, arn_cfg_hash("api", 3));
+	assert_non_null(e);
+	assert_int_equal(e->overprovisioning_factor, 200);
+	assert_int_equal(e->n_priorities, 3);
+	assert_int_equal(e->n_endpoints, 3);
+	assert_int_equal(e->priorities[1].n_localities, 0);
+	const struct arn_cfg_locality *lo = &e->priorities[0].localities[0];
+	assert_string_equal(lo->region, "eu");
+	assert_string_equal(lo->zone, "a");
+	assert_int_equal(lo->weight, 3);
+	assert_int_equal(lo->endpoints[0].weight, 5);
+	assert_int_equal(lo->endpoints[0].health, ARN_CFG_HEALTH_HEALTHY);
+	assert_int_equal(lo->endpoints[1].health, ARN_CFG_HEALTH_DRAINING);
+	assert_int_equal(lo->endpoints[1].weight, 1);
+	assert_int_equal(e->priorities[2].localities[0].endpoints[0].addr,
+			 (10u << 24) | (1u << 8) | 1);
+	tc_refused(
+	    E,
+	    "{\"cluster_name\":\"x\",\"endpoints\":[{\"lb_endpoints\":[{\"endpoint\":{\"address\":"
+	    "{\"socket_address\":{\"address\":\"10.0.0.1\",\"port_value\":80}}},\"load_balancing_"
+	    "weight\":0}]}]}",
+	    "ClusterLoadAssignment 'x': endpoints[0].lb_endpoints[0].load_balancing_weight: must "
+	    "be at least 1");
+	tc_refused(
+	    E, "{\"cluster_name\":\"x\",\"policy\":{\"drop_overloads\":[{\"category\":\"c\"}]}}",
+	    "policy.drop_overloads: not supported by Arion");
+}
+
+static void test_route_config_conversion(void **state)
+{
+	(void)state;
+	tc_ok(R, "{\"name\":\"r\",\"request_headers_to_add\":[{\"header\":{\"key\":\"X-A\","
+		 "\"value\":\"1\"},"
+		 "\"append_action\":\"OVERWRITE_IF_EXISTS_OR_ADD\"}],\"response_headers_to_"
+		 "remove\":[\"server\"],"
+		 "\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],\"retry_policy\":{\"retry_"
+		 "on\":\"5xx,reset\","
+		 "\"num_retries\":3},\"routes\":[{\"match\":{\"prefix\":\"/"
+		 "a\"},\"route\":{\"cluster\":\"c\","
+		 "\"timeout\":\"2s\",\"idle_timeout\":\"9s\",\"prefix_rewrite\":\"/"
+		 "b\",\"host_rewrite_literal\":\"h\","
+		 "\"hash_policy\":[{\"header\":{\"header_name\":\"X-User\"}},{\"connection_"
+		 "properties\":{\"source_ip\":true},"
+		 "\"terminal\":true}]}},{\"match\":{\"path\":\"/"
+		 "r\"},\"redirect\":{\"https_redirect\":true,"
+		 "\"response_code\":\"PERMANENT_REDIRECT\"}},{\"match\":{\"prefix\":\"/"
+		 "d\"},\"direct_response\":"
+		 "{\"status\":418,\"body\":{\"inline_string\":\"teapot\"}}}]}]}");
+	const struct arn_cfg_route_table *t = route_table("r");
+	assert_non_null(t);
+	assert_int_equal(t->headers_ops.n_req_add, 1);
+	assert_string_equal(t->headers_ops.req_add[0].key, "x-a");
+	assert_int_equal(t->headers_ops.req_add[0].append, ARN_CFG_OVERWRITE_IF_EXISTS_OR_ADD);
+	assert_string_equal(t->headers_ops.resp_remove[0].name, "server");
+	const struct arn_cfg_route *r = &t->vhosts[0].routes[0];
+	assert_int_equal(r->route.timeout_ms, 2000);
+	assert_int_equal(r->route.idle_timeout_ms, 9000);
+	assert_string_equal(r->route.prefix_rewrite, "/b");
+	assert_string_equal(r->route.host_rewrite_literal, "h");
+	assert_int_equal(r->route.retry.retry_on, ARN_CFG_RETRY_5XX | ARN_CFG_RETRY_RESET);
+	assert_int_equal(r->route.retry.num_retries, 3); /* inherited from the virtual host */
+	assert_int_equal(r->route.n_hash_policies, 2);
+	assert_string_equal(r->route.hash_policies[0].name, "x-user");
+	assert_int_equal(r->route.hash_policies[1].kind, ARN_CFG_HASH_SOURCE_IP);
+	assert_true(r->route.hash_policies[1].terminal);
+	assert_int_equal(r->route.cluster_not_found_status, 503);
+	const struct arn_cfg_route *rd = &t->vhosts[0].routes[1];
+	assert_int_equal(rd->action, ARN_CFG_ACTION_REDIRECT);
+	assert_string_equal(rd->redirect.scheme, "https");
+	assert_int_equal(rd->redirect.status, 308);
+	const struct arn_cfg_route *dr = &t->vhosts[0].routes[2];
+	assert_int_equal(dr->action, ARN_CFG_ACTION_DIRECT);
+	assert_int_equal(dr->direct.status, 418);
+	assert_memory_equal(dr->direct.body, "teapot", 6);
+}
+
+static void test_route_refusals(void **state)
+{
+	(void)state;
+	tc_refused(R,
+		   "{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"a.com\"],"
+		   "\"routes\":[]},{\"name\":\"w\",\"domains\":[\"A.com\"]}]}",
+		   "virtual_hosts[1].domains[0]: domain 'A.com' appears twice");
+	tc_refused(
+	    R, "{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"a.*.com\"]}]}",
+	    "virtual_hosts[0].domains[0]: 'a.*.com' is not a domain");
+	tc_refused(
+	    R,
+	    "{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],\"routes\":["
+	    "{\"match\":{\"safe_regex\":{\"regex\":\"(a\"}},\"route\":{\"cluster\":\"c\"}}]}]}",
+	    "routes[0].match.safe_regex.regex: '(a': missing )");
+	tc_refused(
+	    R,
+	    "{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],\"routes\":["
+	    "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"c\",\"regex_rewrite\":{"
+	    "\"pattern\":{\"regex\":\"^/(.*)$\"},\"substitution\":\"/\\\\2\"}}}]}]}",
+	    "regex_rewrite.substitution: substitution refers to group \\2");
+	tc_refused(
+	    R,
+	    "{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],\"routes\":["
+	    "{\"match\":{\"prefix\":\"/\"},\"route\":{\"weighted_clusters\":{\"clusters\":["
+	    "{\"name\":\"a\",\"weight\":1}],\"total_weight\":100}}}]}]}",
+	    "weighted_clusters.total_weight: 100, but the weights add up to 1");
+	tc_refused(
+	    R,
+	    "{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],\"cors\":{}}]}",
+	    "virtual_hosts[0].cors: not supported by Arion");
+	tc_refused(R, "{\"name\":\"r\",\"validate_clusters\":true}",
+		   "validate_clusters: true is refused");
+	tc_refused(
+	    R,
+	    "{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],\"routes\":["
+	    "{\"match\":{\"prefix\":\"/"
+	    "\"},\"route\":{\"cluster\":\"c\",\"retry_policy\":{\"retry_on\":\"5xx,nonsense\"}}}]}]"
+	    "}",
+	    "retry_policy.retry_on: 'nonsense' is not a retry condition");
+	tc_refused(
+	    R,
+	    "{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],\"routes\":["
+	    "{\"match\":{\"prefix\":\"/\"},\"direct_response\":{\"status\":99}}]}]}",
+	    "direct_response.status: 99 is not an HTTP status");
+	tc_refused(
+	    R,
+	    "{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],\"routes\":["
+	    "{\"match\":{\"prefix\":\"/"
+	    "\",\"headers\":[{\"name\":\"x\",\"safe_regex_match\":{\"regex\":\"\\\\p{L}\"}}]},"
+	    "\"route\":{\"cluster\":\"c\"}}]}]}",
+	    "match.headers[0].safe_regex_match.regex: '\\p{L}': Unicode classes");
+}
+
+/* X13: TLS contexts reference secrets by name; inline certificates and
+ * non-ADS sds_config are refused. */
+static void test_x13_tls_refusals(void **state)
+{
+	(void)state;
+	tc_refused(
+	    L,
+	    "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\",\"port_"
+	    "value\":443}},"
+	    "\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters.network.echo\"}],"
+	    "\"transport_socket\":{\"name\":\"tls\",\"typed_config\":{\"@type\":\"type.googleapis."
+	    "com/"
+	    "envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext\",\"common_tls_"
+	    "context\":{"
+	    "\"tls_certificate_sds_secret_configs\":[{\"name\":\"c\",\"sds_config\":{\"path\":\"/"
+	    "x\"}}]}}}}]}",
+	    "tls_certificate_sds_secret_configs[0].sds_config: an sds_config source is refused");
+	tc_refused(L,
+		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		   "\"port_value\":443}},"
+		   "\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters.network.echo\"}],"
+		   "\"transport_socket\":{\"name\":\"tls\",\"typed_config\":{\"@type\":\"type."
+		   "googleapis.com/"
+		   "envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext\",\"common_tls_"
+		   "context\":{"
+		   "\"tls_certificates\":[{\"certificate_chain\":{\"inline_string\":\"x\"}}]}}}}]}",
+		   "common_tls_context.tls_certificates: inline certificates are refused");
+}
+
+static void test_secret_tls_certificate(void **state)
+{
+	(void)state;
+	struct tc_cert a, b;
+	tc_make_cert(&a, "a.test");
+	tc_make_cert(&b, "b.test");
+	char *j = malloc(16384);
+	snprintf(j, 16384,
+		 "{\"name\":\"cert\",\"tls_certificate\":{\"certificate_chain\":{\"inline_string\":"
+		 "\"%s\"},\"private_key\":{\"inline_string\":\"%s\"}}}",
+		 a.cert_json, a.key_json);
+	tc_ok(S, j);
+	const struct arn_cfg_secret *s = secret("cert");
+	assert_non_null(s);
+	assert_int_equal(s->kind, ARN_CFG_SECRET_TLS_CERT);
+	assert_non_null(s->cert);
+	assert_non_null(s->key);
+	/* the key must match the certificate */
+	snprintf(j, 16384,
+		 "{\"name\":\"bad\",\"tls_certificate\":{\"certificate_chain\":{\"inline_string\":"
+		 "\"%s\"},\"private_key\":{\"inline_string\":\"%s\"}}}",
+		 a.cert_json, b.key_json);
+	tc_refused(S, j,
+		   "Secret 'bad': tls_certificate.private_key: does not match the certificate");
+	/* the refusal names the field, never the key */
+	assert_null(strstr(tc_res.errors[0].message, "PRIVATE KEY"));
+	snprintf(
+	    j, 16384,
+	    "{\"name\":\"v\",\"validation_context\":{\"trusted_ca\":{\"inline_string\":\"%s\"},"
+	    "\"match_subject_alt_names\":[{\"exact\":\"a.test\"}]}}",
+	    b.cert_json);
+	tc_ok(S, j);
+	assert_int_equal(secret("v")->kind, ARN_CFG_SECRET_VALIDATION);
+	assert_int_equal(secret("v")->n_ca, 1);
+	assert_int_equal(secret("v")->n_san_matchers, 1);
+	tc_refused(S,
+		   "{\"name\":\"v2\",\"validation_context\":{\"trusted_ca\":{\"inline_string\":"
+		   "\"junk\"}}}",
+		   "Secret 'v2': validation_context.trusted_ca: no PEM certificate could be read");
+	tc_refused(S,
+		   "{\"name\":\"f\",\"tls_certificate\":{\"certificate_chain\":{\"filename\":\"/"
+		   "nonexistent/c.pem\"},"
+		   "\"private_key\":{\"filename\":\"/nonexistent/k.pem\"}}}",
+		   "tls_certificate.certificate_chain.filename: cannot open '/nonexistent/c.pem'");
+	tc_refused(S, "{\"name\":\"g\",\"generic_secret\":{\"secret\":{\"inline_string\":\"x\"}}}",
+		   "Secret 'g': generic_secret: not supported by Arion");
+	/* from files too: written at test time, removed after */
+	char cp[] = "/tmp/arn-config-cert-XXXXXX", kp[] = "/tmp/arn-config-key-XXXXXX";
+	int cfd = mkstemp(cp), kfd = mkstemp(kp);
+	FILE *cf = fdopen(cfd, "w"), *kf = fdopen(kfd, "w");
+	fputs(a.cert_pem, cf);
+	for (const char *p = a.key_json; *p; p++) /* unescape \n */
+		if (p[0] == '\\' && p[1] == 'n') {
+			fputc('\n', kf);
+			p++;
+		} else {
+			fputc(*p, kf);
+		}
+	fclose(cf);
+	fclose(kf);
+	snprintf(
+	    j, 16384,
+	    "{\"name\":\"files\",\"tls_certificate\":{\"certificate_chain\":{\"filename\":\"%s\"},"
+	    "\"private_key\":{\"filename\":\"%s\"}}}",
+	    cp, kp);
+	tc_ok(S, j);
+	unlink(cp);
+	unlink(kp);
+	assert_non_null(secret("files")->key);
+	free(j);
+	tc_free_cert(&a);
+	tc_free_cert(&b);
+}
+
+/* Unknown fields in binary resources (newer Envoy API) are refused, not ignored. */
+static void test_unknown_fields_refused(void **state)
+{
+	(void)state;
+	/* a Cluster with field number 999 set (varint) */
+	static const char bytes[] = {0x0a, 0x01, 'x', (char)0xb8, 0x3e, 0x01};
+	struct arn_config_resource_in in = {"x", "1", bytes, sizeof(bytes)};
+	struct arn_config_result r;
+	assert_int_equal(arn_config_apply(st, C, &in, 1, NULL, 0, 0, &r), 0);
+	assert_false(r.accepted);
+	assert_non_null(strstr(r.errors[0].message, "unknown to Arion"));
+	arn_config_result_free(&r);
+	/* undecodable bytes */
+	struct arn_config_resource_in junk = {"y", "1", "\xff\xff\xff", 3};
+	assert_int_equal(arn_config_apply(st, C, &junk, 1, NULL, 0, 0, &r), 0);
+	assert_false(r.accepted);
+	assert_non_null(strstr(r.errors[0].message, "Cluster 'y': cannot decode"));
+	arn_config_result_free(&r);
+	/* the name in the resource must be the Resource's name */
+	tc_apply(C, (const char *const[]){jcluster_static("a", "1.1.1.1", 80), NULL}, NULL);
+	struct arn_config_resource_in in2 = {"b", "1",
+					     "\x0a\x01"
+					     "a",
+					     3};
+	assert_int_equal(arn_config_apply(st, C, &in2, 1, NULL, 0, 0, &r), 0);
+	assert_false(r.accepted);
+	assert_non_null(strstr(r.errors[0].message, "Cluster 'b': name: 'a' differs"));
+	arn_config_result_free(&r);
+	assert_int_equal(arn_config_apply(st, "type.googleapis.com/foo", NULL, 0, NULL, 0, 0, &r),
+			 -EINVAL);
+}
+
+/* `arion --mode validate`: static resources through the converters, with
+ * file, line, column, field path, resource and reason. */
+static void test_validate_bootstrap(void **state)
+{
+	(void)state;
+	const char *y = "envoy_bootstrap:\n"
+			"  static_resources:\n"
+			"    clusters:\n"
+			"      - name: ok\n"
+			"        connect_timeout: 1s\n"
+			"      - name: api\n"
+			"        type: STATIC\n"
+			"        connect_timeout: 0s\n";
+	struct arn_bootstrap *b = NULL;
+	struct arn_sb err = ARN_SB_INIT;
+	assert_int_equal(arn_bootstrap_load_buf("t.yaml", y, strlen(y), NULL, &b, &err), 0);
+	assert_int_equal(arn_config_validate_bootstrap(b, &err), -EINVAL);
+	assert_non_null(strstr(arn_sb_cstr(&err),
+			       "t.yaml:8:26: envoy_bootstrap.static_resources.clusters[1].connect_"
+			       "timeout: Cluster 'api': must be greater than 0s"));
+	arn_sb_free(&err);
+	arn_bootstrap_free(b);
+	/* the shipped examples are valid */
+	const char *files[] = {"config/static.yaml", "config/xds.yaml"};
+	for (int i = 0; i < 2; i++) {
+		b = NULL;
+		if (arn_bootstrap_load_file(files[i], NULL, &b, &err) != 0)
+			fail_msg("%s: %s", files[i], arn_sb_cstr(&err));
+		if (arn_config_validate_bootstrap(b, &err) != 0)
+			fail_msg("%s: %s", files[i], arn_sb_cstr(&err));
+		arn_bootstrap_free(b);
+	}
+	arn_sb_free(&err);
+}
+
+const struct CMUnitTest conv_tests[] = {
+    TC(test_listener_hcm_inline),
+    TC(test_hcm_defaults),
+    TC(test_echo_and_optional_filter),
+    TC(test_refuse_unknown_http_filter),
+    TC(test_refuse_network_filter),
+    TC(test_refuse_listener_fields),
+    TC(test_x11_rds_source_refused),
+    TC(test_x12_eds_rules),
+    TC(test_cluster_refusals),
+    TC(test_cluster_full),
+    TC(test_cla),
+    TC(test_route_config_conversion),
+    TC(test_route_refusals),
+    TC(test_x13_tls_refusals),
+    TC(test_secret_tls_certificate),
+    TC(test_unknown_fields_refused),
+    TC(test_validate_bootstrap),
+};
+const size_t n_conv_tests = sizeof(conv_tests) / sizeof(conv_tests[0]);

@@ -1,0 +1,485 @@
+/*
+ * Matching: regexes, the HAMT, virtual hosts and routes, filter chains.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "arn_regex.h"
+#include "config_int.h"
+#include "hamt.h"
+#include "tc.h"
+
+static struct arn_regex *re(const char *p)
+{
+	char err[256];
+	struct arn_regex *r = arn_regex_compile(p, strlen(p), err, sizeof(err));
+	if (!r)
+		fail_msg("'%s': %s", p, err);
+	return r;
+}
+
+static bool full(const char *p, const char *s)
+{
+	struct arn_regex *r = re(p);
+	bool m = arn_regex_full_match(r, s, strlen(s));
+	arn_regex_free(r);
+	return m;
+}
+
+static void refused(const char *p, const char *want)
+{
+	char err[256];
+	struct arn_regex *r = arn_regex_compile(p, strlen(p), err, sizeof(err));
+	if (r || !strstr(err, want))
+		fail_msg("'%s': wanted refusal '%s', got '%s'", p, want, r ? "(compiled)" : err);
+}
+
+static void test_regex_syntax(void **state)
+{
+	(void)state;
+	assert_true(full("/api/v[0-9]+/.*", "/api/v12/users"));
+	assert_false(full("/api/v[0-9]+/.*", "/api/vx/users"));
+	assert_true(full("a|b|c", "b"));
+	assert_false(full("a|b|c", "ab"));
+	assert_true(full("(ab)*c", "ababc"));
+	assert_true(full("x{2,3}", "xxx"));
+	assert_false(full("x{2,3}", "xxxx"));
+	assert_true(full("x{2,}", "xxxxxx"));
+	assert_true(full("\\d+\\.\\d+", "3.14"));
+	assert_true(full("[^/]+", "segment"));
+	assert_false(full("[^/]+", "a/b"));
+	assert_true(full("(?i)hello", "HeLLo"));
+	assert_true(full("(?i:ab)c", "ABc"));
+	assert_false(full("(?i:ab)c", "ABC"));
+	assert_true(full("[[:alpha:]]+[[:digit:]]", "abc1"));
+	assert_true(full("a.b", "a\xc3\xa9"
+				"b")); /* . is one UTF-8 code point */
+	assert_false(full("a.b", "a\nb"));
+	assert_true(full("(?s)a.b", "a\nb"));
+	assert_true(full("^abc$", "abc"));
+	assert_true(full("\\bword\\b.*", "word up"));
+	assert_true(full("(?P<n>a+)b", "aab"));
+	assert_true(full("a{,2}", "a{,2}")); /* not a repetition: literal, as RE2 */
+	assert_true(full("", ""));
+	refused("(?=x)", "look-ahead is not supported");
+	refused("(?<=x)", "look-behind is not supported");
+	refused("\\1", "back-references");
+	refused("\\pL", "Unicode classes");
+	refused("(?m)^a", "flag (?m) is not supported");
+	refused("a**", "nested repetition");
+	refused("[z-a]", "bad character range");
+	refused("(a", "missing )");
+	refused("a)", "unmatched )");
+	refused("[\xc3\xa9]", "non-ASCII characters inside [...]");
+	refused("a{1001}", "bad repetition count");
+	refused("(a{1000}){1000}", "regex too large");
+}
+
+static void test_regex_search_and_replace(void **state)
+{
+	(void)state;
+	struct arn_regex *r = re("^/service/([^/]+)(/.*)$");
+	char out[128];
+	assert_int_equal(
+	    arn_regex_replace(r, "/service/foo/v1/api", 19, "\\2/instance/\\1", out, sizeof(out)),
+	    20);
+	assert_string_equal(out, "/v1/api/instance/foo");
+	arn_regex_free(r);
+	r = re("one");
+	assert_int_equal(arn_regex_replace(r, "one two one", 11, "1", out, sizeof(out)), 7);
+	assert_string_equal(out, "1 two 1");
+	assert_int_equal(arn_regex_replace(r, "one two one", 11, "1", out, 4), -1);
+	arn_regex_free(r);
+	r = re("a(b*)c");
+	long caps[4];
+	assert_true(arn_regex_search(r, "xxabbbcyy", 9, 0, caps, 2));
+	assert_int_equal(caps[0], 2);
+	assert_int_equal(caps[1], 7);
+	assert_int_equal(caps[2], 3);
+	assert_int_equal(caps[3], 6);
+	arn_regex_free(r);
+	/* leftmost-first and lazy repetition, as RE2 */
+	r = re("a+?");
+	assert_true(arn_regex_search(r, "aaa", 3, 0, caps, 1));
+	assert_int_equal(caps[1], 1);
+	arn_regex_free(r);
+}
+
+/* Linear time: the classic exponential cases of backtracking engines. */
+static void test_regex_linear_time(void **state)
+{
+	(void)state;
+	size_t n = 20000;
+	char *s = malloc(n + 2);
+	memset(s, 'a', n);
+	s[n] = 'b';
+	s[n + 1] = 0;
+	struct arn_regex *r = re("(a*)*c");
+	struct arn_regex *r2 = re("(a|aa)+$x");
+	struct arn_regex *r3 = re("(x+x+)+y");
+	clock_t t0 = clock();
+	assert_false(arn_regex_full_match(r, s, n + 1));
+	assert_false(arn_regex_full_match(r2, s, n + 1));
+	memset(s, 'x', n);
+	assert_false(arn_regex_full_match(r3, s, n));
+	double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+	/* not a speed assertion: a backtracking engine would never return */
+	print_message("  3 pathological regexes over %zu bytes: %.3f s\n", n, secs);
+	arn_regex_free(r);
+	arn_regex_free(r2);
+	arn_regex_free(r3);
+	free(s);
+}
+
+/* ---- HAMT ----------------------------------------------------------------- */
+
+struct tobj {
+	struct arn_cfg_obj o;
+	char name[16];
+	int freed;
+};
+
+static int live_objs;
+
+static void tunref(struct arn_cfg_obj *o)
+{
+	if (__atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		live_objs--;
+		free(o);
+	}
+}
+
+static struct arn_cfg_obj *tnew(int i, bool collide)
+{
+	struct tobj *t = calloc(1, sizeof(*t));
+	snprintf(t->name, sizeof(t->name), "k%d", i);
+	t->o.refs = 1;
+	t->o.name = t->name;
+	t->o.name_len = strlen(t->name);
+	/* collide: every name in a handful of full-hash buckets */
+	t->o.hash = collide ? (uint64_t)(i % 3) : arn_cfg_hash(t->name, t->o.name_len);
+	live_objs++;
+	return &t->o;
+}
+
+static void hamt_random(bool collide)
+{
+	enum { N = 600 };
+	struct arn_cfg_obj *ref[N] = {0};
+	struct arn_hamt *root = NULL;
+	unsigned seed = 7;
+	for (int step = 0; step < 6000; step++) {
+		int i = (int)(rand_r(&seed) % N);
+		struct arn_hamt *snapshot = root;
+		arn_hamt_ref(snapshot); /* a "published generation" */
+		struct arn_cfg_obj *before = ref[i];
+		if (rand_r(&seed) % 3) {
+			struct arn_cfg_obj *o = tnew(i, collide);
+			assert_int_equal(arn_hamt_set(&root, o, tunref), 0);
+			tunref(o);
+			ref[i] = o;
+		} else {
+			int rc = arn_hamt_del(&root, ref[i] ? ref[i]->name : "none",
+					      ref[i] ? ref[i]->name_len : 4,
+					      ref[i] ? ref[i]->hash : 1, tunref);
+			assert_int_equal(rc, ref[i] ? 0 : -ENOENT);
+			ref[i] = NULL;
+		}
+		/* the snapshot still says what it said */
+		if (before)
+			assert_ptr_equal(
+			    arn_hamt_get(snapshot, before->name, before->name_len, before->hash),
+			    before);
+		arn_hamt_unref(snapshot, tunref);
+		if (step % 500 == 0) {
+			for (int k = 0; k < N; k++) {
+				char nm[16];
+				snprintf(nm, sizeof(nm), "k%d", k);
+				uint64_t h =
+				    collide ? (uint64_t)(k % 3) : arn_cfg_hash(nm, strlen(nm));
+				assert_ptr_equal(arn_hamt_get(root, nm, strlen(nm), h), ref[k]);
+			}
+		}
+	}
+	arn_hamt_unref(root, tunref);
+	assert_int_equal(live_objs, 0);
+}
+
+static void test_hamt_persistent_random(void **state)
+{
+	(void)state;
+	hamt_random(false);
+	hamt_random(true); /* full 64-bit hash collisions */
+}
+
+/* ---- routes ------------------------------------------------------------------ */
+
+static struct arn_cfg_request rq(const char *host, const char *path)
+{
+	struct arn_cfg_request r = {.method = "GET",
+				    .method_len = 3,
+				    .authority = host,
+				    .authority_len = strlen(host),
+				    .path = path,
+				    .path_len = strlen(path),
+				    .listener_port = 80};
+	return r;
+}
+
+static const char *vhost_of(const char *table, const char *host)
+{
+	struct arn_cfg_request r = rq(host, "/");
+	struct arn_cfg_route_match m;
+	int rc = arn_cfg_route_match(route_table(table), &r, &m);
+	return rc == -ENOENT ? "(none)" : m.vhost->name;
+}
+
+/* Envoy's domain order: exact, longest *.suffix, longest prefix.*, then *. */
+static void test_vhost_domain_order(void **state)
+{
+	(void)state;
+	tc_ok(R, "{\"name\":\"d\",\"virtual_hosts\":["
+		 "{\"name\":\"exact\",\"domains\":[\"api.example.com\",\"api.example.com:8080\"]},"
+		 "{\"name\":\"suf\",\"domains\":[\"*.example.com\"]},"
+		 "{\"name\":\"longsuf\",\"domains\":[\"*.api.example.com\"]},"
+		 "{\"name\":\"pre\",\"domains\":[\"api.*\"]},"
+		 "{\"name\":\"longpre\",\"domains\":[\"api.example.*\"]},"
+		 "{\"name\":\"any\",\"domains\":[\"*\"]}]}");
+	assert_string_equal(vhost_of("d", "api.example.com"), "exact");
+	assert_string_equal(vhost_of("d", "API.Example.COM"), "exact");
+	assert_string_equal(vhost_of("d", "www.example.com"), "suf");
+	assert_string_equal(vhost_of("d", "v1.api.example.com"), "longsuf");
+	assert_string_equal(vhost_of("d", "api.example.org"), "longpre");
+	assert_string_equal(vhost_of("d", "api.other.org"), "pre");
+	assert_string_equal(vhost_of("d", "example.com"), "any"); /* *.x needs one character */
+	/* ports: matched as written unless ignore_port_in_host_matching */
+	assert_string_equal(vhost_of("d", "api.example.com:8080"), "exact");
+	assert_string_equal(vhost_of("d", "www.example.com:80"), "any");
+	tc_ok(R, "{\"name\":\"p\",\"ignore_port_in_host_matching\":true,\"virtual_hosts\":["
+		 "{\"name\":\"exact\",\"domains\":[\"a.com\"]}]}");
+	assert_string_equal(vhost_of("p", "a.com:8443"), "exact");
+	assert_string_equal(vhost_of("p", "b.com"), "(none)");
+	uint32_t port;
+	assert_int_equal(arn_cfg_host_without_port("[::1]:80", 8, &port), 5);
+	assert_int_equal(port, 80);
+	assert_int_equal(arn_cfg_host_without_port("::1", 3, &port), 3);
+	assert_int_equal(arn_cfg_host_without_port("a.com", 5, &port), 5);
+}
+
+static const char *route_of(struct arn_cfg_request *r)
+{
+	struct arn_cfg_route_match m;
+	int rc = arn_cfg_route_match(route_table("m"), r, &m);
+	if (rc)
+		return "(none)";
+	return m.route->name;
+}
+
+static void test_route_matching(void **state)
+{
+	(void)state;
+	tc_ok(R,
+	      "{\"name\":\"m\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],\"routes\":["
+	      "{\"name\":\"exact\",\"match\":{\"path\":\"/exact\"},\"route\":{\"cluster\":\"c\"}},"
+	      "{\"name\":\"ci\",\"match\":{\"prefix\":\"/CI/"
+	      "\",\"case_sensitive\":false},\"route\":{\"cluster\":\"c\"}},"
+	      "{\"name\":\"sep\",\"match\":{\"path_separated_prefix\":\"/"
+	      "sep\"},\"route\":{\"cluster\":\"c\"}},"
+	      "{\"name\":\"re\",\"match\":{\"safe_regex\":{\"regex\":\"/re/"
+	      "[0-9]+\"}},\"route\":{\"cluster\":\"c\"}},"
+	      "{\"name\":\"hdr\",\"match\":{\"prefix\":\"/h\",\"headers\":["
+	      "{\"name\":\"x-exact\",\"string_match\":{\"exact\":\"yes\"}},"
+	      "{\"name\":\"x-pre\",\"prefix_match\":\"ab\"},"
+	      "{\"name\":\"x-suf\",\"string_match\":{\"suffix\":\"yz\"}},"
+	      "{\"name\":\"x-con\",\"string_match\":{\"contains\":\"mid\",\"ignore_case\":true}},"
+	      "{\"name\":\"x-re\",\"safe_regex_match\":{\"regex\":\"[a-z]+\"}},"
+	      "{\"name\":\"x-present\",\"present_match\":true},"
+	      "{\"name\":\"x-absent\",\"present_match\":false},"
+	      "{\"name\":\"x-range\",\"range_match\":{\"start\":10,\"end\":20}},"
+	      "{\"name\":\"x-not\",\"string_match\":{\"exact\":\"bad\"},\"invert_match\":true},"
+	      "{\"name\":\":method\",\"string_match\":{\"exact\":\"GET\"}}"
+	      "]},\"route\":{\"cluster\":\"c\"}},"
+	      "{\"name\":\"empty\",\"match\":{\"prefix\":\"/empty\",\"headers\":[{\"name\":\"x-e\","
+	      "\"string_match\":{\"exact\":\"\"},\"treat_missing_header_as_empty\":true}]},"
+	      "\"route\":{\"cluster\":\"c\"}},"
+	      "{\"name\":\"q\",\"match\":{\"prefix\":\"/q\",\"query_parameters\":["
+	      "{\"name\":\"a\",\"string_match\":{\"exact\":\"1\"}},{\"name\":\"b\",\"present_"
+	      "match\":true}]},"
+	      "\"route\":{\"cluster\":\"c\"}},"
+	      "{\"name\":\"grpc\",\"match\":{\"prefix\":\"/"
+	      "g\",\"grpc\":{}},\"route\":{\"cluster\":\"c\"}},"
+	      "{\"name\":\"last\",\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"c\"}}]}]}");
+	struct arn_cfg_request r = rq("h", "/exact");
+	assert_string_equal(route_of(&r), "exact");
+	r = rq("h", "/exact?x=1");
+	assert_string_equal(route_of(&r), "exact");
+	r = rq("h", "/exact/more");
+	assert_string_equal(route_of(&r), "last");
+	r = rq("h", "/ci/x");
+	assert_string_equal(route_of(&r), "ci");
+	r = rq("h", "/sep");
+	assert_string_equal(route_of(&r), "sep");
+	r = rq("h", "/sep/x");
+	assert_string_equal(route_of(&r), "sep");
+	r = rq("h", "/separate");
+	assert_string_equal(route_of(&r), "last");
+	r = rq("h", "/re/123");
+	assert_string_equal(route_of(&r), "re");
+	r = rq("h", "/re/12a");
+	assert_string_equal(route_of(&r), "last");
+	struct arn_cfg_header hs[] = {
+	    {"X-Exact", 7, "yes", 3}, {"x-pre", 5, "abc", 3},  {"x-suf", 5, "xyz", 3},
+	    {"x-con", 5, "aMIDb", 5}, {"x-re", 4, "abc", 3},   {"x-present", 9, "", 0},
+	    {"x-range", 7, "15", 2},  {"x-not", 5, "good", 4},
+	};
+	r = rq("h", "/h");
+	r.headers = hs;
+	r.n_headers = 8;
+	assert_string_equal(route_of(&r), "hdr");
+	hs[6].value = "20";
+	assert_string_equal(route_of(&r), "last"); /* range end is exclusive */
+	hs[6].value = "15";
+	hs[7].value = "bad";
+	hs[7].value_len = 3;
+	assert_string_equal(route_of(&r), "last"); /* inverted */
+	hs[7].value = "good";
+	hs[7].value_len = 4;
+	r.n_headers = 7; /* x-not missing: a missing header never matches, inverted or not */
+	assert_string_equal(route_of(&r), "last");
+	r.n_headers = 8;
+	r.method = "POST";
+	r.method_len = 4;
+	assert_string_equal(route_of(&r), "last");
+	r = rq("h", "/empty");
+	assert_string_equal(route_of(&r), "empty");
+	struct arn_cfg_header xe = {"x-e", 3, "v", 1};
+	r.headers = &xe;
+	r.n_headers = 1;
+	assert_string_equal(route_of(&r), "last");
+	r = rq("h", "/q?b&a=1");
+	assert_string_equal(route_of(&r), "q");
+	r = rq("h", "/q?a=2&b=1");
+	assert_string_equal(route_of(&r), "last");
+	r = rq("h", "/g");
+	assert_string_equal(route_of(&r), "last");
+	struct arn_cfg_header ct = {"content-type", 12, "application/grpc+proto", 22};
+	r.headers = &ct;
+	r.n_headers = 1;
+	assert_string_equal(route_of(&r), "grpc");
+	tc_ok(R, "{\"name\":\"nohost\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"a\"],"
+		 "\"routes\":["
+		 "{\"match\":{\"prefix\":\"/x\"},\"route\":{\"cluster\":\"c\"}}]}]}");
+	struct arn_cfg_route_match m;
+	r = rq("a", "/y");
+	assert_int_equal(arn_cfg_route_match(route_table("nohost"), &r, &m), -ESRCH);
+	r = rq("b", "/x");
+	assert_int_equal(arn_cfg_route_match(route_table("nohost"), &r, &m), -ENOENT);
+}
+
+static void test_route_actions(void **state)
+{
+	(void)state;
+	tc_ok(R,
+	      "{\"name\":\"a\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],\"routes\":["
+	      "{\"match\":{\"prefix\":\"/w\"},\"route\":{\"weighted_clusters\":{\"clusters\":["
+	      "{\"name\":\"blue\",\"weight\":90},{\"name\":\"green\",\"weight\":10}]}}},"
+	      "{\"match\":{\"prefix\":\"/h\"},\"route\":{\"cluster_header\":\"X-Cluster\"}},"
+	      "{\"match\":{\"prefix\":\"/old/"
+	      "\"},\"route\":{\"cluster\":\"c\",\"prefix_rewrite\":\"/new/\"}},"
+	      "{\"match\":{\"prefix\":\"/svc\"},\"route\":{\"cluster\":\"c\",\"regex_rewrite\":{"
+	      "\"pattern\":{\"regex\":\"^/svc/([^/]+)/(.*)$\"},\"substitution\":\"/\\\\2/"
+	      "\\\\1\"}}}]}]}");
+	const struct arn_cfg_vhost *v = &route_table("a")->vhosts[0];
+	struct arn_cfg_request r = rq("h", "/w");
+	struct arn_cfg_ref out;
+	int blue = 0;
+	for (uint64_t i = 0; i < 100; i++) {
+		r.random = i * 7919;
+		assert_int_equal(arn_cfg_route_cluster(&v->routes[0].route, &r, &out), 0);
+		blue += out.len == 4 && memcmp(out.name, "blue", 4) == 0;
+	}
+	assert_int_equal(blue, 90);
+	r = rq("h", "/h");
+	assert_int_equal(arn_cfg_route_cluster(&v->routes[1].route, &r, &out), -ENOENT);
+	struct arn_cfg_header h = {"x-cluster", 9, "picked", 6};
+	r.headers = &h;
+	r.n_headers = 1;
+	assert_int_equal(arn_cfg_route_cluster(&v->routes[1].route, &r, &out), 0);
+	assert_int_equal(out.hash, arn_cfg_hash("picked", 6));
+	char buf[128];
+	assert_int_equal(
+	    arn_cfg_route_rewrite_path(&v->routes[2], "/old/x?q=1", 10, buf, sizeof(buf)), 10);
+	assert_string_equal(buf, "/new/x?q=1");
+	assert_int_equal(
+	    arn_cfg_route_rewrite_path(&v->routes[3], "/svc/foo/bar/baz?z", 18, buf, sizeof(buf)),
+	    14);
+	assert_string_equal(buf, "/bar/baz/foo?z");
+	assert_int_equal(arn_cfg_route_rewrite_path(&v->routes[0], "/w", 2, buf, sizeof(buf)), 0);
+	assert_int_equal(arn_cfg_route_rewrite_path(&v->routes[2], "/old/x", 6, buf, 4), -ENOSPC);
+}
+
+/* Envoy's filter chain selection order, most specific first. */
+static void test_filter_chain_selection(void **state)
+{
+	(void)state;
+	tc_ok(L,
+	      "{\"name\":\"fc\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\",\"port_"
+	      "value\":443}},"
+	      "\"listener_filters\":[{\"name\":\"envoy.filters.listener.tls_inspector\"}],"
+	      "\"filter_chains\":["
+	      "{\"name\":\"exact\",\"filter_chain_match\":{\"server_names\":[\"api.example.com\"]},"
+	      "\"filters\":[{\"name\":\"envoy.filters.network.echo\"}]},"
+	      "{\"name\":\"wild\",\"filter_chain_match\":{\"server_names\":[\"*.example.com\"]},"
+	      "\"filters\":[{\"name\":\"envoy.filters.network.echo\"}]},"
+	      "{\"name\":\"tls\",\"filter_chain_match\":{\"transport_protocol\":\"tls\"},"
+	      "\"filters\":[{\"name\":\"envoy.filters.network.echo\"}]},"
+	      "{\"name\":\"port\",\"filter_chain_match\":{\"destination_port\":8443},"
+	      "\"filters\":[{\"name\":\"envoy.filters.network.echo\"}]},"
+	      "{\"name\":\"src\",\"filter_chain_match\":{\"source_prefix_ranges\":[{\"address_"
+	      "prefix\":\"10.0.0.0\","
+	      "\"prefix_len\":8}],\"transport_protocol\":\"raw_buffer\"},"
+	      "\"filters\":[{\"name\":\"envoy.filters.network.echo\"}]}],"
+	      "\"default_filter_chain\":{\"name\":\"default\",\"filters\":[{\"name\":\"envoy."
+	      "filters.network.echo\"}]}}");
+	const struct arn_cfg_listener *l = listener("fc");
+	struct arn_cfg_fc_input in = {.dst_port = 443,
+				      .server_name = "api.example.com",
+				      .server_name_len = 15,
+				      .transport_protocol = "tls"};
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "exact");
+	in.server_name = "www.example.com";
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "wild");
+	in.server_name = "other.org";
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "tls");
+	in.server_name = NULL;
+	in.server_name_len = 0;
+	in.transport_protocol = NULL;
+	in.src_addr = 0x0a010203;
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "src");
+	in.src_addr = 0xc0a80001;
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "default");
+	in.dst_port = 8443;
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "port");
+	/* SNI matching without the tls_inspector is refused */
+	tc_refused(L,
+		   "{\"name\":\"x\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		   "\"port_value\":443}},"
+		   "\"filter_chains\":[{\"filter_chain_match\":{\"server_names\":[\"a\"]},"
+		   "\"filters\":[{\"name\":\"envoy.filters.network.echo\"}]}]}",
+		   "needs envoy.filters.listener.tls_inspector");
+}
+
+const struct CMUnitTest match_tests[] = {
+    cmocka_unit_test(test_regex_syntax),
+    cmocka_unit_test(test_regex_search_and_replace),
+    cmocka_unit_test(test_regex_linear_time),
+    cmocka_unit_test(test_hamt_persistent_random),
+    TC(test_vhost_domain_order),
+    TC(test_route_matching),
+    TC(test_route_actions),
+    TC(test_filter_chain_selection),
+};
+const size_t n_match_tests = sizeof(match_tests) / sizeof(match_tests[0]);

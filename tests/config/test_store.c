@@ -1,0 +1,569 @@
+/*
+ * Batches, warming, generations, interest, readiness and the admin view.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_rcu_qsbr.h>
+
+#include "arn_bootstrap.h"
+#include "tc.h"
+
+static struct arn_cfg_ref ref(const char *n)
+{
+	struct arn_cfg_ref r = {n, strlen(n), arn_cfg_hash(n, strlen(n))};
+	return r;
+}
+
+/* X10: listeners and clusters pushed are applied with no opt-in. */
+static void test_x10_pushed_resources_applied(void **state)
+{
+	(void)state;
+	APPLY(C, jcluster_static("a", "10.0.0.1", 80), jcluster_static("b", "10.0.0.2", 80));
+	assert_true(tc_res.accepted);
+	assert_non_null(cluster("a"));
+	assert_non_null(cluster("b"));
+	assert_true(tc_res.published);
+	assert_int_equal(arn_cfg_gen_id(gen()), 1);
+}
+
+/* X15: one resource failing conversion refuses the whole batch, removals
+ * included, and nothing changes. */
+static void test_x15_bad_resource_refuses_whole_batch(void **state)
+{
+	(void)state;
+	APPLY(C, jcluster_static("keep", "10.0.0.1", 80));
+	uint64_t g0 = arn_cfg_gen_id(gen());
+	tc_apply(C,
+		 (const char *const[]){
+		     jcluster_static("new", "10.0.0.2", 80),
+		     "{\"name\":\"api\",\"connect_timeout\":\"0s\"}",
+		     jcluster_static("new2", "10.0.0.3", 80),
+		     "{\"name\":\"dns\",\"type\":\"LOGICAL_DNS\",\"connect_timeout\":\"1s\"}",
+		     NULL},
+		 (const char *const[]){"keep", NULL});
+	assert_false(tc_res.accepted);
+	assert_int_equal(tc_res.n_errors, 2);
+	assert_string_equal(tc_res.errors[0].name, "api");
+	assert_non_null(strstr(tc_res.errors[0].message,
+			       "Cluster 'api': connect_timeout: must be greater than 0s"));
+	assert_string_equal(tc_res.errors[1].name, "dns");
+	assert_int_equal(tc_res.token, 0);
+	assert_int_equal(arn_cfg_gen_id(gen()), g0);
+	assert_null(cluster("new"));
+	assert_null(cluster("new2"));
+	assert_non_null(cluster("keep")); /* the removal did not happen either */
+	struct arn_sb sb = ARN_SB_INIT;
+	arn_config_result_format(&tc_res, &sb);
+	assert_non_null(strstr(arn_sb_cstr(&sb), "Cluster 'dns': type: LOGICAL_DNS"));
+	arn_sb_free(&sb);
+}
+
+/* X16: application failures are per resource; the others stay applied. */
+static void test_x16_application_errors_per_resource(void **state)
+{
+	(void)state;
+	APPLY(L, jlistener_rds("a", 80, "r"));
+	APPLY(L, jlistener_rds("b", 80, "r"), jlistener_rds("c", 81, "r"));
+	assert_true(tc_res.accepted);
+	assert_int_equal(tc_res.n_errors, 1);
+	assert_string_equal(tc_res.errors[0].name, "b");
+	assert_non_null(
+	    strstr(tc_res.errors[0].message,
+		   "Listener 'b': address: 0.0.0.0:80 is already used by listener 'a'"));
+	/* c is applied (warming on its route config) */
+	struct arn_config_stats s;
+	arn_config_get_stats(st, &s);
+	assert_int_equal(s.listeners_warming, 2);
+}
+
+/* X16: static resources cannot be changed or removed over xDS. */
+static void test_x16_static_resource_protected(void **state)
+{
+	(void)state;
+	const char *y = "envoy_bootstrap:\n"
+			"  static_resources:\n"
+			"    clusters:\n"
+			"      - name: xds_cluster\n"
+			"        connect_timeout: 1s\n";
+	struct arn_bootstrap *b = NULL;
+	struct arn_sb err = ARN_SB_INIT;
+	assert_int_equal(arn_bootstrap_load_buf("t.yaml", y, strlen(y), NULL, &b, &err), 0);
+	assert_int_equal(arn_config_apply_static(st, b, &err), 0);
+	APPLY(C, jcluster_static("xds_cluster", "10.9.9.9", 1),
+	      jcluster_static("other", "10.0.0.1", 1));
+	assert_true(tc_res.accepted);
+	assert_int_equal(tc_res.n_errors, 1);
+	assert_non_null(strstr(tc_res.errors[0].message, "defined in static_resources"));
+	assert_non_null(cluster("other"));
+	assert_null(
+	    cluster("xds_cluster")->static_endpoints->priorities); /* unchanged: no endpoints */
+	REMOVE(C, "xds_cluster");
+	assert_int_equal(tc_res.n_errors, 1);
+	assert_non_null(cluster("xds_cluster"));
+	arn_sb_free(&err);
+	arn_bootstrap_free(b);
+}
+
+/* G7: a rejected update never takes effect; the last accepted one serves. */
+static void test_g7_rejected_update_keeps_last_accepted(void **state)
+{
+	(void)state;
+	APPLY(C, "{\"name\":\"api\",\"connect_timeout\":\"2s\"}");
+	const struct arn_cfg_cluster *before = cluster("api");
+	APPLY(C, "{\"name\":\"api\",\"connect_timeout\":\"0s\"}");
+	assert_false(tc_res.accepted);
+	assert_ptr_equal(cluster("api"), before);
+	assert_int_equal(cluster("api")->connect_timeout_ms, 2000);
+}
+
+/* G5: a route naming an unknown cluster is installed; the lookup says "no
+ * such cluster" (503 NC) until the cluster arrives. Routes do not warm. */
+static void test_g5_route_to_unknown_cluster(void **state)
+{
+	(void)state;
+	APPLY(R, jroute("r", "later"));
+	assert_true(tc_res.accepted);
+	assert_non_null(route_table("r"));
+	struct arn_cfg_request req = {.method = "GET",
+				      .method_len = 3,
+				      .authority = "x",
+				      .authority_len = 1,
+				      .path = "/",
+				      .path_len = 1};
+	struct arn_cfg_route_match m;
+	assert_int_equal(arn_cfg_route_match(route_table("r"), &req, &m), 0);
+	struct arn_cfg_ref cl;
+	assert_int_equal(arn_cfg_route_cluster(&m.route->route, &req, &cl), 0);
+	struct arn_cfg_cluster_view v;
+	assert_int_equal(arn_cfg_cluster_resolve(gen(), &cl, &v), -ENOENT);
+	assert_int_equal(m.route->route.cluster_not_found_status, 503);
+	APPLY(C, jcluster_static("later", "10.0.0.1", 80));
+	assert_int_equal(arn_cfg_cluster_resolve(gen(), &cl, &v), 0);
+	assert_ptr_equal(v.cluster, cluster("later"));
+}
+
+/* G6: a new listener warms until its RouteConfiguration arrives; warming
+ * resources take no traffic. */
+static void test_g6_listener_warms_until_rds(void **state)
+{
+	(void)state;
+	APPLY(L, jlistener_rds("l", 80, "r"));
+	assert_true(tc_res.accepted);
+	assert_null(listener("l"));
+	assert_null(arn_cfg_listener_find(gen(), 0x0a000001, 80));
+	APPLY(R, jroute("r", "c"));
+	const struct arn_cfg_listener *l = arn_cfg_listener_find(gen(), 0x0a000001, 80);
+	assert_non_null(l);
+	assert_ptr_equal(arn_cfg_hcm_routes(gen(), l->chains[0].hcm), route_table("r"));
+	struct arn_config_stats s;
+	arn_config_get_stats(st, &s);
+	assert_int_equal(s.warming_completed, 1);
+	assert_int_equal(s.listeners_warming, 0);
+}
+
+/* G6: a new EDS cluster warms until its first ClusterLoadAssignment. */
+static void test_g6_eds_cluster_warms_until_cla(void **state)
+{
+	(void)state;
+	APPLY(C, jcluster_eds("api"));
+	assert_null(cluster("api"));
+	struct arn_cfg_ref r = ref("api");
+	struct arn_cfg_cluster_view v;
+	assert_int_equal(arn_cfg_cluster_resolve(gen(), &r, &v), -ENOENT);
+	APPLY(E, jcla("api", "10.0.0.7", 8080));
+	assert_int_equal(arn_cfg_cluster_resolve(gen(), &r, &v), 0);
+	assert_int_equal(v.endpoints->n_endpoints, 1);
+	assert_int_equal(v.endpoints->priorities[0].localities[0].endpoints[0].port, 8080);
+	/* a new CLA changes the endpoints without touching the cluster object */
+	const struct arn_cfg_cluster *c = v.cluster;
+	APPLY(E, jcla("api", "10.0.0.8", 9090));
+	assert_int_equal(arn_cfg_cluster_resolve(gen(), &r, &v), 0);
+	assert_ptr_equal(v.cluster, c);
+	assert_int_equal(v.endpoints->priorities[0].localities[0].endpoints[0].port, 9090);
+	/* removing the CLA leaves the cluster with no endpoints */
+	REMOVE(E, "api");
+	assert_int_equal(arn_cfg_cluster_resolve(gen(), &r, &v), 0);
+	assert_int_equal(v.endpoints->n_endpoints, 0);
+}
+
+/* G6: warming ends after initial_fetch_timeout (15 s default), even if
+ * nothing arrived. */
+static void test_g6_warming_timeout_default_15s(void **state)
+{
+	(void)state;
+	APPLY(L, jlistener_rds("l", 80, "missing"));
+	APPLY(C, jcluster_eds("api"));
+	fake_now += 14999;
+	arn_config_poll(st);
+	assert_null(listener("l"));
+	assert_null(cluster("api"));
+	fake_now += 1;
+	arn_config_poll(st);
+	assert_non_null(listener("l"));
+	/* no route table: the HTTP layer answers 404 NR */
+	assert_null(arn_cfg_hcm_routes(gen(), listener("l")->chains[0].hcm));
+	struct arn_cfg_ref r = ref("api");
+	struct arn_cfg_cluster_view v;
+	assert_int_equal(arn_cfg_cluster_resolve(gen(), &r, &v), 0);
+	assert_int_equal(v.endpoints->n_endpoints, 0);
+	struct arn_config_stats s;
+	arn_config_get_stats(st, &s);
+	assert_int_equal(s.warming_timeouts, 2);
+}
+
+/* G6: the config source's initial_fetch_timeout wins; 0s waits forever. */
+static void test_g6_warming_timeout_from_config_source(void **state)
+{
+	(void)state;
+	APPLY(C,
+	      "{\"name\":\"a\",\"type\":\"EDS\",\"connect_timeout\":\"1s\",\"eds_cluster_config\":"
+	      "{\"eds_config\":{\"ads\":{},\"initial_fetch_timeout\":\"2s\"}}}",
+	      "{\"name\":\"b\",\"type\":\"EDS\",\"connect_timeout\":\"1s\",\"eds_cluster_config\":"
+	      "{\"eds_config\":{\"ads\":{},\"initial_fetch_timeout\":\"0s\"}}}");
+	fake_now += 2000;
+	arn_config_poll(st);
+	assert_non_null(cluster("a"));
+	assert_null(cluster("b"));
+	fake_now += 3600 * 1000;
+	arn_config_poll(st);
+	assert_null(cluster("b"));
+}
+
+/* G6: an updated listener keeps the old one serving until the new one is warm. */
+static void test_g6_updated_listener_old_serves_until_warm(void **state)
+{
+	(void)state;
+	APPLY(R, jroute("r1", "c"));
+	APPLY(L, jlistener_rds("l", 80, "r1"));
+	const struct arn_cfg_listener *old = listener("l");
+	assert_non_null(old);
+	APPLY(L, jlistener_rds("l", 80, "r2"));
+	assert_true(tc_res.accepted);
+	assert_ptr_equal(listener("l"), old);
+	assert_ptr_equal(arn_cfg_listener_find(gen(), 1, 80), old);
+	APPLY(R, jroute("r2", "c"));
+	assert_ptr_not_equal(listener("l"), old);
+	assert_string_equal(listener("l")->chains[0].hcm->rds.name, "r2");
+}
+
+/* G6: TLS listeners and clusters warm on their secrets too (SDS). */
+static void test_g6_tls_listener_warms_until_secret(void **state)
+{
+	(void)state;
+	struct tc_cert c;
+	tc_make_cert(&c, "s.test");
+	APPLY(L, "{\"name\":\"tls\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		 "\"port_value\":443}},"
+		 "\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters.network.echo\"}],"
+		 "\"transport_socket\":{\"name\":\"tls\",\"typed_config\":{\"@type\":\"type."
+		 "googleapis.com/"
+		 "envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext\",\"common_tls_"
+		 "context\":{"
+		 "\"alpn_protocols\":[\"http/"
+		 "1.1\"],\"tls_certificate_sds_secret_configs\":[{\"name\":\"srv\"}]}}}}]}");
+	assert_true(tc_res.accepted);
+	assert_null(listener("tls"));
+	char *j = malloc(16384);
+	snprintf(j, 16384,
+		 "{\"name\":\"srv\",\"tls_certificate\":{\"certificate_chain\":{\"inline_string\":"
+		 "\"%s\"},\"private_key\":{\"inline_string\":\"%s\"}}}",
+		 c.cert_json, c.key_json);
+	APPLY(S, j);
+	const struct arn_cfg_listener *l = listener("tls");
+	assert_non_null(l);
+	const struct arn_cfg_tls *t = l->chains[0].tls;
+	assert_non_null(t);
+	assert_int_equal(t->n_cert_secrets, 1);
+	assert_string_equal(t->alpn[0], "http/1.1");
+	const struct arn_cfg_secret *s = arn_cfg_secret_find(gen(), &t->cert_secrets[0]);
+	assert_non_null(s);
+	assert_non_null(s->key);
+	free(j);
+	tc_free_cert(&c);
+}
+
+/* G10: any arrival order works. */
+static void test_g10_any_arrival_order(void **state)
+{
+	(void)state;
+	/* endpoints before their cluster, route before its listener, cluster
+	 * after the route that names it */
+	APPLY(E, jcla("api", "10.0.0.1", 80));
+	APPLY(R, jroute("r", "api"));
+	APPLY(L, jlistener_rds("l", 80, "r"));
+	assert_non_null(listener("l"));
+	APPLY(C, jcluster_eds("api"));
+	assert_non_null(cluster("api")); /* warm at once: its endpoints are there */
+	struct arn_cfg_ref r = ref("api");
+	struct arn_cfg_cluster_view v;
+	assert_int_equal(arn_cfg_cluster_resolve(gen(), &r, &v), 0);
+	assert_int_equal(v.endpoints->n_endpoints, 1);
+}
+
+/* X17: a publication is acknowledged internally once every registered
+ * worker has passed a quiescent state; at once with no worker. */
+static void test_x17_acknowledged_after_quiescent_state(void **state)
+{
+	(void)state;
+	APPLY(C, jcluster_static("a", "10.0.0.1", 80));
+	assert_true(arn_config_acked(st, tc_res.token));
+	struct rte_rcu_qsbr *v = arn_config_rcu(st);
+	assert_int_equal(rte_rcu_qsbr_thread_register(v, 3), 0);
+	rte_rcu_qsbr_thread_online(v, 3);
+	APPLY(C, jcluster_static("b", "10.0.0.1", 80));
+	uint64_t tok = tc_res.token;
+	assert_true(tok != 0);
+	assert_false(arn_config_acked(st, tok));
+	arn_config_poll(st);
+	struct arn_config_stats s;
+	arn_config_get_stats(st, &s);
+	assert_int_equal(s.generations_pending, 1); /* the old generation is still held */
+	rte_rcu_qsbr_quiescent(v, 3);
+	assert_true(arn_config_acked(st, tok));
+	arn_config_poll(st);
+	arn_config_get_stats(st, &s);
+	assert_int_equal(s.generations_pending, 0);
+	rte_rcu_qsbr_thread_offline(v, 3);
+	rte_rcu_qsbr_thread_unregister(v, 3);
+	/* a batch that changes nothing publishes nothing and needs no wait */
+	APPLY(C, jcluster_static("b", "10.0.0.1", 80));
+	assert_true(tc_res.published); /* a new object, so a new generation */
+	tc_apply(C, NULL, (const char *const[]){"nothing", NULL});
+	assert_false(tc_res.published);
+	assert_int_equal(tc_res.token, 0);
+	assert_true(arn_config_acked(st, 0));
+}
+
+struct seen {
+	char names[8][64];
+	int n, calls;
+	char last_url[128];
+};
+
+static void collect(void *ctx, const char *name)
+{
+	struct seen *s = ctx;
+	snprintf(s->names[s->n++ % 8], 64, "%s", name);
+}
+
+static void changed(void *ctx, const char *url)
+{
+	struct seen *s = ctx;
+	s->calls++;
+	snprintf(s->last_url, sizeof(s->last_url), "%s", url);
+}
+
+/* X4 (generic on-demand interest): the names of a type that the
+ * configuration references, and a notification when that set changes. */
+static void test_x4_referenced_names_and_notification(void **state)
+{
+	(void)state;
+	struct seen s = {0};
+	arn_config_set_interest_cb(st, changed, &s);
+	APPLY(L, jlistener_rds("l", 80, "routes-a"));
+	assert_int_equal(s.calls, 1);
+	assert_string_equal(s.last_url, R);
+	assert_int_equal(arn_config_referenced(st, R, collect, &s), 1);
+	assert_string_equal(s.names[0], "routes-a");
+	/* same set again: no notification */
+	APPLY(L, jlistener_rds("l", 80, "routes-a"));
+	assert_int_equal(s.calls, 1);
+	/* a route table referencing clusters */
+	APPLY(R, jroute("routes-a", "c1"));
+	assert_int_equal(s.calls, 2);
+	assert_string_equal(s.last_url, C);
+	REMOVE(L, "l");
+	assert_int_equal(arn_config_referenced(st, R, NULL, NULL), 0);
+	assert_int_equal(arn_config_referenced(st, "type.googleapis.com/arion.Tds", NULL, NULL), 0);
+	arn_config_set_interest_cb(st, NULL, NULL);
+}
+
+static void test_ready_static_only(void **state)
+{
+	(void)state;
+	assert_false(arn_config_ready(st));
+	struct arn_sb err = ARN_SB_INIT;
+	struct arn_bootstrap b = {0};
+	assert_int_equal(arn_config_apply_static(st, &b, &err), 0);
+	assert_true(arn_config_ready(st));
+	arn_sb_free(&err);
+}
+
+/* With ads: ready once CDS and LDS first responses are in (or their
+ * initial_fetch_timeout passed) and nothing from them still warms. */
+static void test_ready_waits_for_initial_fetch_and_warming(void **state)
+{
+	(void)state;
+	arn_config_destroy(st);
+	struct arn_bootstrap b = {0};
+	b.ads = true;
+	st = arn_config_create(&b); /* real clock: the 15 s initial fetch will not pass */
+	struct arn_sb err = ARN_SB_INIT;
+	assert_int_equal(arn_config_apply_static(st, &b, &err), 0);
+	assert_false(arn_config_ready(st));
+	APPLY(L, jlistener_rds("l", 80, "r"));
+	arn_config_initial_fetch_done(st, C);
+	arn_config_initial_fetch_done(st, L);
+	assert_false(arn_config_ready(st)); /* l warms */
+	APPLY(R, jroute("r", "c"));
+	assert_true(arn_config_ready(st));
+	/* latched: a listener warming later does not make /ready fail */
+	APPLY(L, jlistener_rds("l2", 81, "r2"));
+	assert_true(arn_config_ready(st));
+	arn_sb_free(&err);
+}
+
+struct dump {
+	int active, warming, error_only;
+	char json[8192];
+	char err[512];
+};
+
+static void dump_fn(void *ctx, const struct arn_config_resource_info *info)
+{
+	struct dump *d = ctx;
+	if (info->state == ARN_CONFIG_ACTIVE)
+		d->active++;
+	else if (info->state == ARN_CONFIG_WARMING)
+		d->warming++;
+	else
+		d->error_only++;
+	if (info->last_error)
+		snprintf(d->err, sizeof(d->err), "%s", info->last_error);
+	struct arn_sb sb = ARN_SB_INIT;
+	if (arn_config_resource_json(st, info, &sb) == 0)
+		snprintf(d->json, sizeof(d->json), "%s", arn_sb_cstr(&sb));
+	arn_sb_free(&sb);
+}
+
+/* Admin: active and warming resources per type with version and JSON;
+ * secrets' private keys redacted; the last error per resource (G8). */
+static void test_admin_enumeration_and_redaction(void **state)
+{
+	(void)state;
+	struct tc_cert c;
+	tc_make_cert(&c, "k.test");
+	char *j = malloc(16384);
+	snprintf(j, 16384,
+		 "{\"name\":\"srv\",\"tls_certificate\":{\"certificate_chain\":{\"inline_string\":"
+		 "\"%s\"},\"private_key\":{\"inline_string\":\"%s\"}}}",
+		 c.cert_json, c.key_json);
+	APPLY(S, j);
+	struct dump d = {0};
+	assert_int_equal(arn_config_foreach(st, ARN_CFG_SECRET, dump_fn, &d), 1);
+	assert_int_equal(d.active, 1);
+	assert_null(strstr(d.json, "PRIVATE KEY"));
+	assert_non_null(strstr(d.json, "[redacted]"));
+	assert_non_null(strstr(d.json, "BEGIN CERTIFICATE"));
+	/* a listener active and its update warming: two entries */
+	APPLY(R, jroute("r1", "c"));
+	APPLY(L, jlistener_rds("l", 80, "r1"));
+	APPLY(L, jlistener_rds("l", 80, "r2"));
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(arn_config_foreach(st, ARN_CFG_LISTENER, dump_fn, &d), 2);
+	assert_int_equal(d.active, 1);
+	assert_int_equal(d.warming, 1);
+	assert_non_null(strstr(d.json, "\"route_config_name\":\"r2\""));
+	/* a refused resource is known by its last error */
+	APPLY(C, "{\"name\":\"bad\",\"connect_timeout\":\"0s\"}");
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(arn_config_foreach(st, ARN_CFG_CLUSTER, dump_fn, &d), 1);
+	assert_int_equal(d.error_only, 1);
+	assert_non_null(strstr(d.err, "connect_timeout: must be greater than 0s"));
+	/* an accepted version clears the error */
+	APPLY(C, "{\"name\":\"bad\",\"connect_timeout\":\"1s\"}");
+	memset(&d, 0, sizeof(d));
+	arn_config_foreach(st, ARN_CFG_CLUSTER, dump_fn, &d);
+	assert_int_equal(d.active, 1);
+	assert_int_equal(d.err[0], 0);
+	free(j);
+	tc_free_cert(&c);
+}
+
+/* Pinned objects outlive the generation that dropped them. */
+static void test_pin_outlives_generation(void **state)
+{
+	(void)state;
+	APPLY(C, jcluster_static("a", "10.0.0.1", 80));
+	struct arn_cfg_ref r = ref("a");
+	struct arn_cfg_cluster_view v;
+	assert_int_equal(arn_cfg_cluster_resolve(gen(), &r, &v), 0);
+	arn_cfg_pin(v.cluster);
+	arn_cfg_pin(v.endpoints);
+	REMOVE(C, "a");
+	arn_config_poll(st); /* frees the old generation (no workers) */
+	assert_null(cluster("a"));
+	assert_int_equal(v.cluster->connect_timeout_ms, 250); /* still valid (ASan checks) */
+	assert_int_equal(v.endpoints->n_endpoints, 1);
+	arn_cfg_unpin(v.endpoints);
+	arn_cfg_unpin(v.cluster); /* last reference: handed to the control lcore */
+	arn_config_poll(st);
+}
+
+/* One changed cluster among many: the other objects are shared. */
+static void test_generations_share_unchanged_objects(void **state)
+{
+	(void)state;
+	char names[40][16];
+	for (int i = 0; i < 40; i++)
+		snprintf(names[i], sizeof(names[i]), "c%d", i);
+	for (int i = 0; i < 40; i += 8) {
+		const char *b[9];
+		for (int k = 0; k < 8; k++)
+			b[k] = jcluster_static(names[i + k], "10.0.0.1", 80);
+		b[8] = NULL;
+		tc_apply(C, b, NULL);
+	}
+	const struct arn_cfg_cluster *before[40];
+	for (int i = 0; i < 40; i++)
+		before[i] = cluster(names[i]);
+	APPLY(C, jcluster_static("c7", "10.0.0.2", 81));
+	for (int i = 0; i < 40; i++) {
+		if (i == 7)
+			assert_ptr_not_equal(cluster(names[i]), before[i]);
+		else
+			assert_ptr_equal(cluster(names[i]), before[i]);
+	}
+}
+
+static void test_stats_names(void **state)
+{
+	(void)state;
+	APPLY(C, jcluster_static("a", "10.0.0.1", 80));
+	APPLY(C, "{\"name\":\"b\",\"connect_timeout\":\"0s\"}");
+	struct arn_config_stats s;
+	arn_config_get_stats(st, &s);
+	assert_int_equal(s.batches_accepted, 1);
+	assert_int_equal(s.batches_refused, 1);
+	assert_int_equal(s.resources_rejected, 1);
+	assert_int_equal(s.clusters_active, 1);
+	assert_int_equal(s.generation, 1);
+}
+
+const struct CMUnitTest store_tests[] = {
+    TC(test_x10_pushed_resources_applied),
+    TC(test_x15_bad_resource_refuses_whole_batch),
+    TC(test_x16_application_errors_per_resource),
+    TC(test_x16_static_resource_protected),
+    TC(test_g7_rejected_update_keeps_last_accepted),
+    TC(test_g5_route_to_unknown_cluster),
+    TC(test_g6_listener_warms_until_rds),
+    TC(test_g6_eds_cluster_warms_until_cla),
+    TC(test_g6_warming_timeout_default_15s),
+    TC(test_g6_warming_timeout_from_config_source),
+    TC(test_g6_updated_listener_old_serves_until_warm),
+    TC(test_g6_tls_listener_warms_until_secret),
+    TC(test_g10_any_arrival_order),
+    TC(test_x17_acknowledged_after_quiescent_state),
+    TC(test_x4_referenced_names_and_notification),
+    TC(test_ready_static_only),
+    TC(test_ready_waits_for_initial_fetch_and_warming),
+    TC(test_admin_enumeration_and_redaction),
+    TC(test_pin_outlives_generation),
+    TC(test_generations_share_unchanged_objects),
+    TC(test_stats_names),
+};
+const size_t n_store_tests = sizeof(store_tests) / sizeof(store_tests[0]);
