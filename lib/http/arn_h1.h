@@ -26,7 +26,9 @@
  * needs no segment-aware code; the copy happens only for the few lines that
  * cross a segment boundary (at most one per boundary), and the bytes copied
  * are bounded by the head itself, since each head byte belongs to one line:
- * scratch of max_head_bytes can never overflow. A smaller scratch bounds
+ * scratch of max_head_bytes can never overflow during a head (trailers,
+ * limited by max_head_bytes too, append after the head's lines, so twice
+ * that covers a message with both). A smaller scratch bounds
  * memory harder (nginx's large_client_header_buffers does the same); a head
  * whose spanning lines do not fit gets ARN_H1_E_SCRATCH_FULL (431).
  * Scratch can be attached lazily: when a line must be saved and none is
