@@ -4,12 +4,22 @@
  * workers stopped and drained, ports released and the EAL cleaned up at
  * stop. The control lcore is the EAL main lcore: serve.c keeps running the
  * xDS / admin / config loop on it.
+ *
+ * Workers report RCU quiescent states to the configuration store's QSBR
+ * (arn_config_rcu), which started before us; its thread ids are lcore ids,
+ * below ARN_CONFIG_MAX_READERS (= RTE_MAX_LCORE).
  */
 #include <errno.h>
 
+#include <rte_config.h>
+
 #include "app.h"
+#include "arn_config.h"
 #include "arn_log.h"
 #include "arn_net.h"
+
+_Static_assert(ARN_CONFIG_MAX_READERS >= RTE_MAX_LCORE,
+	       "workers register on the config QSBR with their lcore id");
 
 int arn_app_net_start(struct arn_app *app)
 {
@@ -30,8 +40,11 @@ int arn_app_net_start(struct arn_app *app)
 		arn_net_eal_cleanup();
 		return rc;
 	}
+	if (app->config != NULL)
+		arn_net_set_rcu(arn_config_rcu(app->config));
 	rc = arn_net_launch(net);
 	if (rc != 0) {
+		arn_net_set_rcu(NULL);
 		arn_net_destroy(net);
 		arn_net_eal_cleanup();
 		return rc;
@@ -45,7 +58,8 @@ void arn_app_net_stop(struct arn_app *app)
 	struct arn_net *net = app->net;
 	if (net == NULL)
 		return;
-	arn_net_stop(net);
+	arn_net_stop(net); /* workers have left the QSBR */
+	arn_net_set_rcu(NULL);
 	arn_net_destroy(net);
 	arn_net_eal_cleanup();
 	app->net = NULL;

@@ -35,6 +35,7 @@ struct net_port {
 	bool configured;
 	bool started;
 	bool rss_hw;	  /* the NIC spreads flows with our key and RETA */
+	bool lsc;	  /* link-change callback registered */
 	bool tx_ip_cksum; /* offloads enabled on the port */
 	bool tx_tcp_cksum;
 	bool rx_ip_cksum;
@@ -50,7 +51,7 @@ struct arn_net {
 	unsigned n_workers;
 	unsigned n_ports;
 	struct arn_lcore *lc[ARN_NET_MAX_WORKERS];
-	char worker_name[ARN_NET_MAX_WORKERS][16];
+	char worker_name[ARN_NET_MAX_WORKERS][24];
 	struct net_port port[ARN_NET_MAX_PORTS];
 	struct rte_mempool *pool[8]; /* per NUMA socket (RTE_MAX_NUMA_NODES) */
 	uint32_t reta_mask;

@@ -117,6 +117,23 @@ static int port_find(struct net_port *np, bool is_pci)
 	return 0;
 }
 
+/* Link changes, reported by devices that interrupt on them (real NICs).
+ * Runs on the EAL interrupt thread, never on a worker. */
+static int lsc_event(uint16_t pid, enum rte_eth_event_type type, void *arg, void *ret)
+{
+	(void)type, (void)ret;
+	const struct net_port *np = arg;
+	struct rte_eth_link link = {0};
+	char ls[RTE_ETH_LINK_MAX_STR_LEN] = "link unknown";
+	if (rte_eth_link_get_nowait(pid, &link) == 0)
+		rte_eth_link_to_str(ls, sizeof(ls), &link);
+	if (link.link_status)
+		ARN_INFO(NET, "port %s: %s", np->name, ls);
+	else
+		ARN_WARN(NET, "port %s: %s", np->name, ls);
+	return 0;
+}
+
 int net_port_setup(struct arn_net *net, unsigned idx, const struct arn_dp_port *pc)
 {
 	const struct arn_dataplane *dp = net->dp;
@@ -191,6 +208,11 @@ int net_port_setup(struct arn_net *net, unsigned idx, const struct arn_dp_port *
 	}
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	if (*info.dev_flags & RTE_ETH_DEV_INTR_LSC) {
+		conf.intr_conf.lsc = 1;
+		if (rte_eth_dev_callback_register(pid, RTE_ETH_EVENT_INTR_LSC, lsc_event, np) == 0)
+			np->lsc = true;
+	}
 
 	static uint8_t key[40];
 	memcpy(key, net_rss_key, sizeof(key));
@@ -325,6 +347,11 @@ void net_ports_close(struct arn_net *net)
 			if (rc != 0)
 				ARN_WARN(NET, "port %s: stop: %s", np->name, rte_strerror(-rc));
 			np->started = false;
+		}
+		if (np->lsc) {
+			rte_eth_dev_callback_unregister(np->port_id, RTE_ETH_EVENT_INTR_LSC,
+							lsc_event, np);
+			np->lsc = false;
 		}
 		if (np->configured || np->probed) {
 			rte_eth_dev_close(np->port_id);
