@@ -187,11 +187,11 @@ static void port(struct dp_parse *p, yaml_node_t *n, size_t i, struct arn_dp_por
 				err(p, "routes", "expected a list of prefixes, such as [16.0.0.0/16]");
 				continue;
 			}
-			size_t n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+			size_t nr = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
 			free(pt->routes);
-			pt->routes = calloc(n + 1, sizeof(*pt->routes));
+			pt->routes = calloc(nr + 1, sizeof(*pt->routes));
 			pt->n_routes = 0;
-			for (size_t r = 0; r < n; r++) {
+			for (size_t r = 0; r < nr; r++) {
 				char sub[32];
 				uint32_t a;
 				uint8_t l;

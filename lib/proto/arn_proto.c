@@ -8,6 +8,7 @@
 #include "upb/encode.h"
 #include "upb/json_decode.h"
 #include "upb/json_encode.h"
+#include "upb/map.h"
 #include "upb/reflection.h"
 
 #include "google/protobuf/any.upb.h"
@@ -146,8 +147,68 @@ upb_Message *arn_proto_from_json(const char *json, size_t len, const upb_Message
 	return msg;
 }
 
+/*
+ * Would upb_JsonEncode succeed on every Any inside @p msg? upb 1.51's
+ * encoder leaks its scratch arena when it fails (it longjmps past the free),
+ * and the only way it fails on a message we hold is an Any of an unknown
+ * type or with undecodable bytes. So look first: decode each Any into our
+ * own arena, recursively, and refuse before the encoder runs.
+ */
+static bool anys_encodable(const upb_Message *msg, const upb_MessageDef *m, upb_Arena *a, int depth)
+{
+	if (depth > 64)
+		return false;
+	if (upb_MessageDef_WellKnownType(m) == kUpb_WellKnown_Any) {
+		upb_StringView url = arn_proto_any_type_url(msg);
+		const upb_MessageDef *im = arn_proto_msgdef_by_url(url.data, url.size);
+		if (im == NULL)
+			return false;
+		upb_StringView v = google_protobuf_Any_value((const google_protobuf_Any *)msg);
+		upb_Message *inner = upb_Message_New(im, a);
+		if (inner == NULL ||
+		    upb_Decode(v.data, v.size, inner, upb_MessageDef_MiniTable(im), NULL, 0, a) !=
+			    kUpb_DecodeStatus_Ok)
+			return false;
+		return anys_encodable(inner, im, a, depth + 1);
+	}
+	size_t iter = kUpb_Message_Begin;
+	const upb_FieldDef *f;
+	upb_MessageValue val;
+	while (upb_Message_Next(msg, m, NULL, &f, &val, &iter)) {
+		if (!upb_FieldDef_IsSubMessage(f))
+			continue;
+		const upb_MessageDef *sub = upb_FieldDef_MessageSubDef(f);
+		if (upb_FieldDef_IsMap(f)) {
+			const upb_FieldDef *vf = upb_MessageDef_FindFieldByNumber(sub, 2);
+			if (!upb_FieldDef_IsSubMessage(vf))
+				continue;
+			const upb_MessageDef *vm = upb_FieldDef_MessageSubDef(vf);
+			size_t mi = kUpb_Map_Begin;
+			while (upb_MapIterator_Next(val.map_val, &mi))
+				if (!anys_encodable(upb_MapIterator_Value(val.map_val, mi).msg_val, vm,
+						    a, depth + 1))
+					return false;
+		} else if (upb_FieldDef_IsRepeated(f)) {
+			for (size_t i = 0; i < upb_Array_Size(val.array_val); i++)
+				if (!anys_encodable(upb_Array_Get(val.array_val, i).msg_val, sub, a,
+						    depth + 1))
+					return false;
+		} else if (!anys_encodable(val.msg_val, sub, a, depth + 1)) {
+			return false;
+		}
+	}
+	return true;
+}
+
 int arn_proto_to_json(const upb_Message *msg, const upb_MessageDef *m, struct arn_sb *out)
 {
+	upb_Arena *scratch = upb_Arena_New();
+	if (scratch == NULL)
+		return -ENOMEM;
+	bool ok = anys_encodable(msg, m, scratch, 0);
+	upb_Arena_Free(scratch);
+	if (!ok)
+		return -EINVAL;
 	upb_Status st;
 	char small[512];
 	upb_Status_Clear(&st);

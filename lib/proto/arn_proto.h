@@ -72,7 +72,11 @@ upb_StringView arn_proto_any_type_name(const upb_Message *any);
 upb_Message *arn_proto_from_json(const char *json, size_t len, const upb_MessageDef *m,
 				 upb_Arena *arena, struct arn_sb *err);
 
-/** Append @p msg as JSON (proto field names; defaults omitted) to @p out. */
+/**
+ * Append @p msg as JSON (proto field names; defaults omitted) to @p out.
+ * @return 0; -EINVAL (an Any inside is of an unknown type or undecodable:
+ *   nothing appended), -ENOMEM.
+ */
 int arn_proto_to_json(const upb_Message *msg, const upb_MessageDef *m, struct arn_sb *out);
 
 /** Serialize @p msg; the bytes live on @p arena. NULL on failure. */
