@@ -27,7 +27,7 @@ child() {
 		case $2 in
 		pass) exit 0 ;;
 		fail) false; exit 1 ;;
-		wait) sleep 300 & wait ;;
+		wait) topo_bg waiter sleep 300; wait ;;
 		esac' child "$@"
 }
 
@@ -54,8 +54,12 @@ for mode in pass fail; do
 	gone "$id" "$dir" "$pid" "$mode"
 done
 for sig in TERM INT; do
+	# Job control on: without it a background job starts with SIGINT
+	# ignored, and a shell cannot trap a signal ignored at entry.
+	set -m
 	child arn-nz wait "$t/$sig" &
 	cpid=$!
+	set +m
 	for i in $(seq 50); do [ -s "$t/$sig" ] && break; sleep 0.1; done
 	sleep 0.2
 	kill -"$sig" "$cpid"
