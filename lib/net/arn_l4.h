@@ -65,7 +65,9 @@ void arn_tcp_icmp_unreach(struct arn_lcore *lc, uint8_t code, uint16_t mtu, uint
  *
  * Ownership of @p m passes to lib/net in every case.
  * @return 0 (sent or queued for ARP); -EHOSTUNREACH (no route), -ENOBUFS
- *   (ARP queue or TX full): the packet was dropped and counted.
+ *   (ARP queue full, no headroom), -EMSGSIZE (larger than the route's MTU;
+ *   DF is set, nothing is fragmented): the packet was dropped and counted.
+ *   A full TX queue is found later, at flush time, and only counted.
  */
 int arn_net_ip4_output(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, uint32_t dst,
 		       uint8_t proto);
@@ -94,7 +96,9 @@ int arn_net_is_local(const struct arn_lcore *lc, uint32_t addr);
 /** The MTU of the port that routes to @p dst (0 if none). */
 uint16_t arn_net_route_mtu(const struct arn_lcore *lc, uint32_t dst);
 
-/** The worker's clock: TSC now, and TSC ticks per second. */
+/** The worker's clock: TSC ticks per second, and the TSC read at the start
+ * of the current loop iteration (one rdtsc per iteration, shared by every
+ * packet of the burst; iterations last microseconds). */
 uint64_t arn_net_now(const struct arn_lcore *lc);
 uint64_t arn_net_hz(void);
 
