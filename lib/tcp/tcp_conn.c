@@ -316,6 +316,12 @@ void tcp_process_closeq(struct arn_tcp_worker *wk)
 	}
 }
 
+static const char *const counter_names[] = {
+#define ARN_TCP_COUNTER(id, name, help) name,
+#include "arn_tcp_counters.def"
+#undef ARN_TCP_COUNTER
+};
+
 /* ---- the lib/net contract ---------------------------------------------------------- */
 
 int tcp_static_echo_worker_init(struct arn_lcore *lc);
@@ -432,19 +438,20 @@ void arn_tcp_worker_fini(struct arn_lcore *lc)
 			tcp_conn_drop(c, -ECONNABORTED);
 	}
 	tcp_process_closeq(wk);
-	tcp_workers[idx] = NULL;
+	/* one line of counters, as lib/net logs its own at shutdown */
+	char line[2048];
+	int n = snprintf(line, sizeof(line), "stats tcp worker%u:", idx);
+	for (unsigned i = 0; i < ARN_TCP_C_COUNT && n > 0 && (size_t)n < sizeof(line); i++)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, " %s=%lu", counter_names[i],
+			      (unsigned long)wk->cnt[i]);
+	ARN_INFO(TCP, "%s", line);
+	__atomic_store_n(&tcp_workers[idx], NULL, __ATOMIC_RELEASE);
 	free(wk->conns);
 	free(wk->htab);
 	free(wk);
 }
 
 /* ---- statistics ------------------------------------------------------------------------ */
-
-static const char *const counter_names[] = {
-#define ARN_TCP_COUNTER(id, name, help) name,
-#include "arn_tcp_counters.def"
-#undef ARN_TCP_COUNTER
-};
 static const char *const counter_help[] = {
 #define ARN_TCP_COUNTER(id, name, help) help,
 #include "arn_tcp_counters.def"

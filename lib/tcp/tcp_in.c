@@ -588,8 +588,15 @@ static bool process_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
 			tcp_sb_update_lost_edge(c);
 		}
 		tcp_want_output(c);
-	} else if (c->recovery != TCP_REC_NONE && s->n_sack && (c->flags & TF_SACK_OK)) {
-		tcp_sb_update_lost_edge(c);
+	} else if (s->n_sack && (c->flags & TF_SACK_OK) && outstanding) {
+		/* RFC 6675 5: SACK information counts on any ACK, also one
+		 * that carries data (a bidirectional flow has few pure ACKs). */
+		if (c->recovery == TCP_REC_NONE) {
+			if (tcp_sb_is_lost(c, c->snd_una) && seq_geq(c->snd_una, c->recover))
+				enter_recovery(c);
+		} else if (c->recovery == TCP_REC_FAST) {
+			tcp_sb_update_lost_edge(c);
+		}
 		tcp_want_output(c);
 	}
 	return true;

@@ -353,6 +353,20 @@ void tcp_send_synack_cookie(struct arn_tcp_worker *wk, const struct tcp_seg *s, 
 
 /* ---- the send decision ------------------------------------------------------------- */
 
+/* Payload that fits one segment now: c->mss already leaves room for
+ * timestamps; SACK blocks on the ACK take more (Linux's tcp_current_mss). */
+static uint32_t seg_room(const struct arn_tcp_conn *c)
+{
+	uint32_t room = c->mss;
+	if ((c->flags & TF_SACK_OK) && c->n_rsack) {
+		unsigned olen = (c->flags & TF_TS_OK) ? 12 : 0;
+		unsigned nb = RTE_MIN((unsigned)c->n_rsack, (TCP_MAX_OPT - olen - 4) / 8);
+		uint32_t sack = 4 + 8 * nb;
+		room = room > sack + 64 ? room - sack : 64;
+	}
+	return room;
+}
+
 static bool can_send_data(const struct arn_tcp_conn *c)
 {
 	switch (c->state) {
@@ -401,7 +415,7 @@ void tcp_output(struct arn_tcp_conn *c)
 		uint32_t s, e;
 		/* RFC 6675 NextSeg (1): a lost hole not yet retransmitted. */
 		if (c->recovery != TCP_REC_NONE && tcp_sb_next_hole(c, c->lost_edge, &s, &e)) {
-			uint32_t len = RTE_MIN(e - s, (uint32_t)c->mss);
+			uint32_t len = RTE_MIN(e - s, seg_room(c));
 			if (seq_gt(s + len, data_end))
 				len = seq_gt(data_end, s) ? data_end - s : 0;
 			uint8_t fl = TH_ACK;
@@ -433,7 +447,8 @@ void tcp_output(struct arn_tcp_conn *c)
 		uint32_t avail = seq_gt(data_end, c->snd_max) ? data_end - c->snd_max : 0;
 		int32_t wl = (int32_t)(c->snd_una + c->snd_wnd - c->snd_max);
 		uint32_t win = wl > 0 ? (uint32_t)wl : 0;
-		uint32_t len = RTE_MIN(avail, (uint32_t)c->mss);
+		uint32_t room = seg_room(c);
+		uint32_t len = RTE_MIN(avail, room);
 		len = RTE_MIN(len, win);
 		bool fin = fin_q && !(c->flags & TF_FIN_SENT) && c->snd_max + len == data_end;
 		if (len == 0 && !fin)
@@ -441,8 +456,7 @@ void tcp_output(struct arn_tcp_conn *c)
 		/* Sender SWS avoidance (RFC 9293 3.8.6.2.1), Nagle off: send a
 		 * short segment only if it empties the queue or is at least half
 		 * the largest window the peer offered. */
-		if (len < c->mss && len < avail && len < c->max_sndwnd / 2 &&
-		    !(c->flags & TF_FORCE))
+		if (len < room && len < avail && len < c->max_sndwnd / 2 && !(c->flags & TF_FORCE))
 			break;
 		if (fin && len == 0 && c->snd_max != data_end)
 			break;

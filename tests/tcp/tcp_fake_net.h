@@ -128,6 +128,11 @@ int arn_net_ip4_output(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, u
 		fprintf(stderr, "fake net: contract violated by an output packet\n");
 		abort();
 	}
+	if (m->pkt_len + 20 > fake_mtu) {
+		fprintf(stderr, "fake net: %u-byte TCP segment exceeds the MTU %u\n", m->pkt_len,
+			fake_mtu);
+		abort();
+	}
 	fake_ip_wrap(m, src, dst);
 	if (lc->n_out - lc->out_head >= 4096) {
 		rte_pktmbuf_free(m);

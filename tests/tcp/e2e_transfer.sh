@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Bulk transfer through Arion's echo listener against Linux's stack, with
+# the data verified by SHA-256 both ways (issue 9).
+#
+#   e2e_transfer.sh SCENARIO BYTES [NFQ_IMPAIR_BINARY]
+#
+#   clean    nothing in the way
+#   loss1    1% of packets dropped each way (iptables statistic in a router
+#            namespace between Linux and Arion)
+#   loss5    5% dropped each way
+#   impair   NFQUEUE (nfq_impair): 2-5 ms delay with jitter, 10% reordered,
+#            3% duplicated, each way
+#
+# Afterwards the counters must show the recovery machinery at work (for the
+# impaired scenarios) and nothing left open.
+set -u
+scen=${1:?scenario}
+bytes=${2:?bytes}
+. "${ARION_SRC:?}/tests/topo/topo.sh"
+topo_require ip ethtool iptables /usr/bin/python3 || exit 77
+. "$ARION_SRC/tests/tcp/e2e_lib.sh"
+topo_init "arn-t${scen:0:1}"
+tcp_e2e_up 1 || exit 1
+
+case $scen in
+clean) ;;
+loss1 | loss5)
+	p=0.0${scen#loss}
+	ip netns exec "$rns" iptables -A FORWARD -p tcp -m statistic --mode random \
+		--probability "$p" -j DROP || bad "iptables"
+	drop_rule=1
+	;;
+impair)
+	impair=${3:-${NFQ_IMPAIR:?give the nfq_impair binary as the third argument}}
+	ip netns exec "$rns" iptables -A FORWARD -p tcp -j NFQUEUE --queue-num 7 || bad "iptables"
+	topo_bg impair ip netns exec "$rns" "$impair" -q 7 -d 2 -j 3 -r 0.10 -D 0.03 -s $$
+	impair_pid=$TOPO_PID
+	topo_wait_log "$TOPO_DIR/impair.log" "ready" 10 "$impair_pid" || bad "nfq_impair did not start"
+	;;
+*)
+	echo "unknown scenario $scen"
+	exit 2
+	;;
+esac
+
+out=$(ip netns exec "$ns" $PY "$here/tcp_client.py" bulk "$us" 7 "$bytes" 240 2>&1)
+echo "$out" | grep -q "^bulk ok" && ok "$out" || bad "$out"
+if [ -n "${drop_rule:-}" ]; then
+	ip netns exec "$rns" iptables -L FORWARD -v -n -x | grep -E "DROP" | head -1
+fi
+
+if [ "$scen" = impair ]; then
+	topo_stop "$impair_pid" TERM 10
+	cat "$TOPO_DIR/impair.log"
+	grep -qE "[1-9][0-9]* reordered, [1-9][0-9]* duplicated" "$TOPO_DIR/impair.log" &&
+		ok "the link reordered and duplicated" || bad "nfq_impair did not impair"
+fi
+
+topo_arion_stop TERM || bad "arion exit code $?"
+grep "stats tcp worker0" "$log"
+[ "$(tcp_stat bytes_received)" -ge "$bytes" ] && ok "bytes_received" || bad "bytes_received=$(tcp_stat bytes_received)"
+[ "$(tcp_stat connections_active)" = 0 ] && ok "no connection left" || bad "connections_active=$(tcp_stat connections_active)"
+case $scen in
+loss*)
+	[ "$(tcp_stat retransmits)" -gt 0 ] && ok "retransmits=$(tcp_stat retransmits)" || bad "no retransmits under loss"
+	[ "$(tcp_stat out_of_order)" -gt 0 ] && ok "out_of_order=$(tcp_stat out_of_order)" || bad "no out-of-order segments under loss"
+	[ "$(tcp_stat sack_recoveries)" -gt 0 ] && ok "sack_recoveries=$(tcp_stat sack_recoveries)" || bad "no SACK recovery under loss"
+	;;
+impair)
+	[ "$(tcp_stat out_of_order)" -gt 0 ] && ok "out_of_order=$(tcp_stat out_of_order)" || bad "no out-of-order segments"
+	[ "$(tcp_stat duplicate_data)" -gt 0 ] && ok "duplicate_data=$(tcp_stat duplicate_data)" || bad "no duplicates seen"
+	;;
+esac
+tcp_e2e_finish
