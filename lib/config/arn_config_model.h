@@ -325,8 +325,11 @@ struct arn_cfg_route {
 	struct arn_cfg_header_ops headers_ops;
 };
 
+struct arn_cfg_route_index; /* private: a prefilter over the routes' literal path prefixes */
+
 struct arn_cfg_vhost {
 	const char *name;
+	const struct arn_cfg_route_index *index; /* NULL: routes are scanned in order */
 	uint8_t require_tls; /* 0 NONE, 1 EXTERNAL_ONLY, 2 ALL: redirect plain text to https */
 	bool include_request_attempt_count;
 	struct arn_cfg_route *routes;

@@ -51,6 +51,13 @@ struct arn_regex *arn_regex_compile(const char *pattern, size_t len, char *err, 
 
 void arn_regex_free(struct arn_regex *re);
 
+/**
+ * The literal bytes every match must start with (empty if none), for
+ * prefilters: a full match of @p s is only possible if @p s starts with
+ * them. Valid as long as @p re.
+ */
+const char *arn_regex_literal_prefix(const struct arn_regex *re, size_t *len);
+
 /** Number of capture groups (not counting the whole match). */
 unsigned arn_regex_groups(const struct arn_regex *re);
 

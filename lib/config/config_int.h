@@ -63,6 +63,23 @@ bool pb_wrapped_u64(struct pb p, const char *f, uint64_t *out);
 bool pb_wrapped_bool(struct pb p, const char *f, bool *out);
 bool pb_wrapped_double(struct pb p, const char *f, double *out);
 
+/**
+ * Walk the wire format of a serialized @p m (into sub-messages, map
+ * entries and Any values whose type is known) and refuse unknown fields
+ * and known fields with the wrong wire type before upb sees them.
+ *
+ * Why before: libupb.so.29 (gRPC 1.51, built with assertions) aborts the
+ * process on some inputs that put data into a message's unknown-field
+ * area (found by fuzz_config: e.g. a map entry with a third field). Arion
+ * refuses unknown fields anyway, so refusing them here costs nothing and
+ * keeps upb_Decode off that path. Also refuses groups and nesting beyond
+ * 64 levels.
+ * @return true if @p buf may be given to upb_Decode; else false with the
+ *   reason in @p why.
+ */
+bool conv_wire_check(const char *buf, size_t len, const upb_MessageDef *m, char *why,
+		     size_t whylen);
+
 /* ---- conversion context ---------------------------------------------------- */
 
 /* A reference from a resource to a name of another type (interest, X4;
@@ -114,6 +131,15 @@ const char *conv_lstr(struct conv *c, upb_StringView s); /* lower case */
 void *conv_alloc(struct conv *c, size_t n);
 #define CONV_NEW(c, type, n) ((type *)conv_alloc((c), sizeof(type) * (size_t)(n)))
 
+/**
+ * Read a regular file of at most @p max bytes into a malloc'd buffer
+ * (NUL-terminated). FIFOs, devices and directories are refused: a
+ * configuration read must never block the control lcore.
+ * @return 0, or a negative errno with the reason reported at @p field.
+ */
+int conv_read_file(struct conv *c, const char *field, const char *path, size_t max, char **buf,
+		   size_t *len);
+
 /** google.protobuf.Duration field in ms (rounded up), *out left if unset. */
 bool conv_duration(struct conv *c, struct pb p, const char *f, uint32_t *out,
 		   bool must_be_positive);
@@ -158,6 +184,37 @@ void *conv_obj_new(struct conv *c, size_t size, enum arn_cfg_type t, upb_StringV
 void arn_cfg_obj_unref(struct arn_cfg_obj *o);
 /** Free an object now (its refcount reached zero). */
 void arn_cfg_obj_free(struct arn_cfg_obj *o);
+
+/* ---- compiled route tables ----------------------------------------------- */
+
+/*
+ * Per virtual host: a byte trie of every route's literal path prefix
+ * (prefix, exact path, separated prefix, a regex's literal prefix), lower
+ * case. Matching walks the trie along the request path, marks the routes
+ * found on the way (and those without a literal) in a bitmap, and checks
+ * only those, in configuration order: first match wins as before, but a
+ * 1,000-route table costs a walk of the path instead of 1,000 checks.
+ */
+#define ARN_CFG_INDEX_MAX_ROUTES 8192
+
+struct arn_cfg_rtrie_node {
+	uint32_t first_child; /* 0: none (node 0 is the root, never a child) */
+	uint32_t next_sibling;
+	uint32_t routes; /* offset in route_ids */
+	uint32_t n_routes;
+	uint8_t byte;
+};
+
+struct arn_cfg_route_index {
+	struct arn_cfg_rtrie_node *nodes;
+	uint32_t n_nodes;
+	uint32_t *route_ids;
+	uint32_t *always; /* routes without a literal prefix */
+	uint32_t n_always;
+};
+
+/** Build @p v's index (in the pool) once its routes are converted. */
+void conv_route_index(struct conv *c, struct arn_cfg_vhost *v);
 
 /* ---- generations (what workers read) ------------------------------------- */
 

@@ -6,6 +6,9 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +127,123 @@ size_t arn_pool_bytes(const struct arn_pool *p)
 	return p->bytes;
 }
 
+/* ---- wire format pre-check -------------------------------------------------- */
+
+static bool varint(const char **p, const char *end, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+		uint8_t b = (uint8_t) * (*p)++;
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+static int wire_type_of(const upb_FieldDef *f)
+{
+	switch (upb_FieldDef_Type(f)) {
+	case kUpb_FieldType_Double:
+	case kUpb_FieldType_Fixed64:
+	case kUpb_FieldType_SFixed64:
+		return 1;
+	case kUpb_FieldType_Float:
+	case kUpb_FieldType_Fixed32:
+	case kUpb_FieldType_SFixed32:
+		return 5;
+	case kUpb_FieldType_String:
+	case kUpb_FieldType_Bytes:
+	case kUpb_FieldType_Message:
+		return 2;
+	case kUpb_FieldType_Group:
+		return 3;
+	default:
+		return 0;
+	}
+}
+
+static bool wire_walk(const char *p, const char *end, const upb_MessageDef *m, int depth, char *why,
+		      size_t whylen)
+{
+	if (depth > 64) {
+		snprintf(why, whylen, "nested too deeply");
+		return false;
+	}
+	bool is_any = strcmp(upb_MessageDef_FullName(m), "google.protobuf.Any") == 0;
+	const char *url = NULL, *val = NULL;
+	size_t url_len = 0, val_len = 0;
+	while (p < end) {
+		uint64_t tag, v = 0;
+		if (!varint(&p, end, &tag))
+			return true; /* truncated: upb reports it */
+		uint32_t num = (uint32_t)(tag >> 3);
+		int wt = (int)(tag & 7);
+		const upb_FieldDef *f = upb_MessageDef_FindFieldByNumber(m, num);
+		if (!f) {
+			snprintf(why, whylen,
+				 "%s: field number %u is unknown to Arion's copy of the Envoy API "
+				 "(refused rather than ignored)",
+				 upb_MessageDef_FullName(m), num);
+			return false;
+		}
+		int want = wire_type_of(f);
+		bool packed_ok = wt == 2 && upb_FieldDef_IsRepeated(f) && want != 2;
+		if (wt != want && !packed_ok) {
+			snprintf(why, whylen, "%s.%s: wrong wire type %d",
+				 upb_MessageDef_FullName(m), upb_FieldDef_Name(f), wt);
+			return false;
+		}
+		switch (wt) {
+		case 0:
+			if (!varint(&p, end, &v))
+				return true;
+			break;
+		case 1:
+			p += 8;
+			break;
+		case 5:
+			p += 4;
+			break;
+		case 2: {
+			if (!varint(&p, end, &v) || v > (uint64_t)(end - p))
+				return true;
+			const char *sub = p;
+			p += v;
+			if (is_any && num == 1) {
+				url = sub;
+				url_len = (size_t)v;
+			} else if (is_any && num == 2) {
+				val = sub;
+				val_len = (size_t)v;
+			}
+			if (upb_FieldDef_CType(f) == kUpb_CType_Message && !packed_ok &&
+			    !wire_walk(sub, sub + v, upb_FieldDef_MessageSubDef(f), depth + 1, why,
+				       whylen))
+				return false;
+			break;
+		}
+		default:
+			snprintf(why, whylen,
+				 "groups (wire types 3 and 4) are not used by the Envoy API");
+			return false;
+		}
+	}
+	if (is_any && url && val) {
+		const upb_MessageDef *vd = arn_proto_msgdef_by_url(url, url_len);
+		if (vd && !wire_walk(val, val + val_len, vd, depth + 1, why, whylen))
+			return false;
+	}
+	return true;
+}
+
+bool conv_wire_check(const char *buf, size_t len, const upb_MessageDef *m, char *why, size_t whylen)
+{
+	if (whylen)
+		why[0] = 0;
+	return wire_walk(buf, buf + len, m, 0, why, whylen);
+}
+
 /* ---- reflection ------------------------------------------------------------ */
 
 const upb_FieldDef *pb_field(struct pb p, const char *name)
@@ -197,7 +317,10 @@ upb_StringView pb_str(struct pb p, const char *f)
 		upb_StringView e = {"", 0};
 		return e;
 	}
-	return get(p, f).str_val;
+	upb_StringView v = get(p, f).str_val;
+	if (v.data == NULL) /* unset strings: never hand NULL to memcmp & co */
+		v.data = "";
+	return v;
 }
 bool pb_bool(struct pb p, const char *f)
 {
@@ -238,7 +361,10 @@ struct pb pb_at(struct pb p, const char *f, size_t i)
 
 upb_StringView pb_str_at(struct pb p, const char *f, size_t i)
 {
-	return upb_Array_Get(get(p, f).array_val, i).str_val;
+	upb_StringView v = upb_Array_Get(get(p, f).array_val, i).str_val;
+	if (v.data == NULL)
+		v.data = "";
+	return v;
 }
 
 uint32_t pb_u32_at(struct pb p, const char *f, size_t i)
@@ -470,6 +596,48 @@ void *conv_obj_new(struct conv *c, size_t size, enum arn_cfg_type t, upb_StringV
 	o->pool = c->pool;
 	o->reclaim = c->reclaim;
 	return o;
+}
+
+int conv_read_file(struct conv *c, const char *field, const char *path, size_t max, char **buf,
+		   size_t *len)
+{
+	*buf = NULL;
+	*len = 0;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat sb;
+	int rc = 0;
+	if (fd < 0) {
+		rc = -errno;
+		conv_err(c, field, "cannot open '%s': %s", path, strerror(errno));
+		return rc;
+	}
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		conv_err(c, field, "'%s' is not a regular file", path);
+		close(fd);
+		return -EINVAL;
+	}
+	if ((size_t)sb.st_size > max) {
+		conv_err(c, field, "'%s' is larger than %zu bytes", path, max);
+		close(fd);
+		return -EFBIG;
+	}
+	*buf = malloc((size_t)sb.st_size + 1);
+	if (!*buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (*len < (size_t)sb.st_size) {
+		ssize_t n = read(fd, *buf + *len, (size_t)sb.st_size - *len);
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			break;
+		}
+		*len += (size_t)n;
+	}
+	(*buf)[*len] = 0;
+	close(fd);
+	return 0;
 }
 
 /* ---- small Envoy types ------------------------------------------------------- */

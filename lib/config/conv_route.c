@@ -469,22 +469,13 @@ static void direct(struct conv *c, struct pb d, struct arn_cfg_direct *r, uint32
 		if (w && strcmp(w, "filename") == 0) {
 			upb_StringView fn = pb_str(b, "filename");
 			char *path = strndup(fn.data, fn.size);
-			FILE *f = path ? fopen(path, "rb") : NULL;
-			if (!f) {
-				conv_err(c, "filename", "cannot read '%.*s'", (int)fn.size,
-					 fn.data);
-			} else {
-				char *buf = conv_alloc(c, (size_t)max_body + 1);
-				size_t n = buf ? fread(buf, 1, max_body + 1, f) : 0;
-				if (n > max_body)
-					conv_err(
-					    c, "filename",
-					    "longer than max_direct_response_body_size_bytes (%u)",
-					    max_body);
-				r->body = buf;
-				r->body_len = n > max_body ? max_body : n;
-				fclose(f);
+			char *buf = NULL;
+			size_t n = 0;
+			if (path && conv_read_file(c, "filename", path, max_body, &buf, &n) == 0) {
+				r->body = arn_pool_strndup(c->pool, buf, n);
+				r->body_len = n;
 			}
+			free(buf);
 			free(path);
 		} else if (w) {
 			upb_StringView s = pb_str(b, w);
@@ -526,6 +517,124 @@ static void route(struct conv *c, struct pb rt, struct arn_cfg_route *r,
 		direct(c, pb_msg(rt, "direct_response"), &r->direct, max_body);
 	}
 	conv_header_ops(c, rt, &r->headers_ops);
+}
+
+/* ---- route index (see config_int.h) ------------------------------------ */
+
+struct tnode {
+	uint32_t child[2]; /* first child, next sibling */
+	uint8_t byte;
+	uint32_t *ids;
+	uint32_t n, cap;
+};
+
+struct tbuild {
+	struct tnode *n;
+	uint32_t count, cap;
+	bool oom;
+};
+
+static uint32_t tb_child(struct tbuild *b, uint32_t parent, uint8_t byte)
+{
+	uint32_t *link = &b->n[parent].child[0];
+	while (*link && b->n[*link].byte < byte)
+		link = &b->n[*link].child[1];
+	if (*link && b->n[*link].byte == byte)
+		return *link;
+	if (b->count == b->cap) {
+		uint32_t cap = b->cap * 2;
+		struct tnode *nn = realloc(b->n, cap * sizeof(*nn));
+		if (!nn) {
+			b->oom = true;
+			return 0;
+		}
+		b->n = nn;
+		b->cap = cap;
+		link = NULL; /* recompute after realloc */
+		link = &b->n[parent].child[0];
+		while (*link && b->n[*link].byte < byte)
+			link = &b->n[*link].child[1];
+	}
+	uint32_t id = b->count++;
+	memset(&b->n[id], 0, sizeof(b->n[id]));
+	b->n[id].byte = byte;
+	b->n[id].child[1] = *link; /* siblings stay sorted by byte */
+	*link = id;
+	return id;
+}
+
+static void tb_add(struct tbuild *b, uint32_t node, uint32_t route)
+{
+	struct tnode *t = &b->n[node];
+	if (t->n == t->cap) {
+		uint32_t cap = t->cap ? 2 * t->cap : 4;
+		uint32_t *ids = realloc(t->ids, cap * sizeof(*ids));
+		if (!ids) {
+			b->oom = true;
+			return;
+		}
+		t->ids = ids;
+		t->cap = cap;
+	}
+	t->ids[t->n++] = route;
+}
+
+void conv_route_index(struct conv *c, struct arn_cfg_vhost *v)
+{
+	if (v->n_routes < 8 || v->n_routes > ARN_CFG_INDEX_MAX_ROUTES)
+		return; /* a short list is scanned faster than indexed */
+	struct tbuild b = {calloc(64, sizeof(struct tnode)), 1, 64, false};
+	uint32_t *always = calloc(v->n_routes, sizeof(uint32_t));
+	uint32_t n_always = 0, n_ids = 0;
+	if (!b.n || !always)
+		goto out;
+	for (uint32_t i = 0; i < v->n_routes && !b.oom; i++) {
+		const struct arn_cfg_route *r = &v->routes[i];
+		const char *lit = r->path;
+		size_t len = r->path_len;
+		if (r->path_kind == ARN_CFG_PATH_REGEX)
+			lit = r->path_re ? arn_regex_literal_prefix(r->path_re, &len) : "";
+		if (r->path_kind == ARN_CFG_PATH_REGEX && !r->path_re)
+			len = 0;
+		if (len == 0) {
+			always[n_always++] = i;
+			continue;
+		}
+		uint32_t node = 0;
+		for (size_t k = 0; k < len && !b.oom; k++)
+			node = tb_child(&b, node, (uint8_t)tolower((unsigned char)lit[k]));
+		if (!b.oom) {
+			tb_add(&b, node, i);
+			n_ids++;
+		}
+	}
+	if (b.oom)
+		goto out;
+	struct arn_cfg_route_index *ix = CONV_NEW(c, struct arn_cfg_route_index, 1);
+	if (!ix)
+		goto out;
+	ix->nodes = CONV_NEW(c, struct arn_cfg_rtrie_node, b.count);
+	ix->route_ids = CONV_NEW(c, uint32_t, n_ids ? n_ids : 1);
+	ix->always = CONV_NEW(c, uint32_t, n_always ? n_always : 1);
+	if (!ix->nodes || !ix->route_ids || !ix->always)
+		goto out;
+	uint32_t off = 0;
+	for (uint32_t k = 0; k < b.count; k++) {
+		ix->nodes[k] = (struct arn_cfg_rtrie_node){b.n[k].child[0], b.n[k].child[1], off,
+							   b.n[k].n, b.n[k].byte};
+		if (b.n[k].n)
+			memcpy(ix->route_ids + off, b.n[k].ids, b.n[k].n * sizeof(uint32_t));
+		off += b.n[k].n;
+	}
+	ix->n_nodes = b.count;
+	memcpy(ix->always, always, n_always * sizeof(uint32_t));
+	ix->n_always = n_always;
+	v->index = ix;
+out:
+	for (uint32_t k = 0; b.n && k < b.count; k++)
+		free(b.n[k].ids);
+	free(b.n);
+	free(always);
 }
 
 static bool valid_domain_char(char ch)
@@ -708,6 +817,7 @@ struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_i
 			      max_body);
 			conv_pop(c, m2);
 		}
+		conv_route_index(c, v);
 		conv_pop(c, m);
 	}
 	qsort(t->suffix, t->n_suffix, sizeof(*t->suffix), cmp_len_desc);

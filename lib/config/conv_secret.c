@@ -51,22 +51,10 @@ static int datasource(struct conv *c, struct pb ds, const char *f, char **buf, s
 			if (*buf)
 				memcpy(*buf, e, *len + 1);
 		} else {
-			FILE *fp = fopen(name, "rb");
-			if (!fp) {
-				conv_err(c, w, "cannot open '%s': %s", name, strerror(errno));
+			char f2[64];
+			snprintf(f2, sizeof(f2), "%s", w);
+			if (conv_read_file(c, f2, name, MAX_PEM, buf, len) != 0)
 				goto out;
-			}
-			*buf = malloc(MAX_PEM + 1);
-			if (*buf)
-				*len = fread(*buf, 1, MAX_PEM + 1, fp);
-			fclose(fp);
-			if (*len > MAX_PEM) {
-				conv_err(c, w, "'%s' is larger than 1 MiB", name);
-				OPENSSL_cleanse(*buf, MAX_PEM + 1);
-				free(*buf);
-				*buf = NULL;
-				goto out;
-			}
 		}
 	} else {
 		*buf = malloc(v.size + 1);

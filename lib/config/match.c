@@ -392,10 +392,51 @@ int arn_cfg_route_match(const struct arn_cfg_route_table *rt, const struct arn_c
 		if (hash)
 			qn = (size_t)(hash - query);
 	}
-	for (size_t i = 0; i < vh->n_routes; i++) {
-		if (route_matches(&vh->routes[i], req, path, pn, query, qn)) {
-			out->route = &vh->routes[i];
-			return 0;
+	const struct arn_cfg_route_index *ix = vh->index;
+	if (!ix) {
+		for (size_t i = 0; i < vh->n_routes; i++) {
+			if (route_matches(&vh->routes[i], req, path, pn, query, qn)) {
+				out->route = &vh->routes[i];
+				return 0;
+			}
+		}
+		return -ESRCH;
+	}
+	/* candidates: routes whose literal prefix the path starts with, and
+	 * those without one; checked in configuration order */
+	uint64_t cand[ARN_CFG_INDEX_MAX_ROUTES / 64];
+	size_t words = (vh->n_routes + 63) / 64;
+	memset(cand, 0, words * sizeof(uint64_t));
+	for (uint32_t k = 0; k < ix->n_always; k++)
+		cand[ix->always[k] / 64] |= 1ull << (ix->always[k] % 64);
+	uint32_t node = 0;
+	for (size_t i = 0;; i++) {
+		const struct arn_cfg_rtrie_node *nd = &ix->nodes[node];
+		for (uint32_t k = 0; k < nd->n_routes; k++) {
+			uint32_t r = ix->route_ids[nd->routes + k];
+			cand[r / 64] |= 1ull << (r % 64);
+		}
+		if (i >= pn)
+			break;
+		unsigned char ch = (unsigned char)path[i];
+		if (ch >= 'A' && ch <= 'Z')
+			ch += 32;
+		uint32_t child = nd->first_child;
+		while (child && ix->nodes[child].byte < ch)
+			child = ix->nodes[child].next_sibling;
+		if (!child || ix->nodes[child].byte != ch)
+			break;
+		node = child;
+	}
+	for (size_t w = 0; w < words; w++) {
+		uint64_t bits = cand[w];
+		while (bits) {
+			size_t i = w * 64 + (size_t)__builtin_ctzll(bits);
+			bits &= bits - 1;
+			if (route_matches(&vh->routes[i], req, path, pn, query, qn)) {
+				out->route = &vh->routes[i];
+				return 0;
+			}
 		}
 	}
 	return -ESRCH;

@@ -45,6 +45,8 @@ struct arn_regex {
 	unsigned nsets;
 	unsigned groups; /* capture groups, all (not capped) */
 	unsigned ncap;	 /* slots tracked: 2 * min(groups + 1, MAX_GROUPS) */
+	char *prefix;	 /* literal prefix of every match */
+	size_t prefix_len;
 };
 
 /* ---- AST ---------------------------------------------------------------- */
@@ -907,6 +909,23 @@ struct arn_regex *arn_regex_compile(const char *pattern, size_t len, char *err, 
 	re->n = c->n;
 	re->nsets = c->nsets;
 	re->groups = ps.groups;
+	/* the literal prefix: bytes straight after SAVE 0 (and ^ / \A) */
+	re->prefix = malloc(c->n + 1);
+	if (!re->prefix) {
+		arn_regex_free(re);
+		re = NULL;
+		goto out;
+	}
+	for (unsigned pc = 1; pc < c->n; pc++) {
+		const struct inst *in = &c->prog[pc];
+		if (in->op == OP_ASSERT && in->x == AS_BOT && re->prefix_len == 0)
+			continue;
+		if (in->op == OP_SAVE)
+			continue; /* a group opening or closing consumes nothing */
+		if (in->op != OP_BYTE)
+			break;
+		re->prefix[re->prefix_len++] = (char)in->x;
+	}
 	unsigned g = ps.groups + 1 < ARN_REGEX_MAX_GROUPS ? ps.groups + 1 : ARN_REGEX_MAX_GROUPS;
 	re->ncap = 2 * g;
 out:
@@ -921,7 +940,14 @@ void arn_regex_free(struct arn_regex *re)
 		return;
 	free(re->prog);
 	free(re->sets);
+	free(re->prefix);
 	free(re);
+}
+
+const char *arn_regex_literal_prefix(const struct arn_regex *re, size_t *len)
+{
+	*len = re->prefix_len;
+	return re->prefix ? re->prefix : "";
 }
 
 unsigned arn_regex_groups(const struct arn_regex *re)

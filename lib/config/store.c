@@ -784,6 +784,12 @@ static void convert_one(struct arn_config_store *s, enum arn_cfg_type t,
 	c.validate_only = s->validate_only;
 	const upb_MessageDef *md = arn_proto_msgdef(arn_cfg_type_msg[t]);
 	struct arn_sb derr = ARN_SB_INIT;
+	char why[512];
+	if (!conv_wire_check(in->bytes ? in->bytes : "", in->len, md, why, sizeof(why))) {
+		arn_sb_printf(&c.msg, "%s '%s': cannot decode: %s", type_names[t], c.res, why);
+		c.nerr++;
+		goto done;
+	}
 	upb_Message *m = arn_proto_decode(in->bytes ? in->bytes : "", in->len, md, arena, &derr);
 	if (!m) {
 		arn_sb_printf(&c.msg, "%s '%s': cannot decode: %s", type_names[t], c.res,

@@ -472,7 +472,62 @@ static void test_filter_chain_selection(void **state)
 		   "needs envoy.filters.listener.tls_inspector");
 }
 
+/* The route index is only a prefilter: with it and without it, the same
+ * route wins for every request (first match in configuration order). */
+static void test_route_index_same_as_linear_scan(void **state)
+{
+	(void)state;
+	static const char *kinds[] = {
+	    "{\"match\":{\"prefix\":\"/a\"},\"route\":{\"cluster\":\"c\"}}",
+	    "{\"match\":{\"prefix\":\"/A/"
+	    "b\",\"case_sensitive\":false},\"route\":{\"cluster\":\"c\"}}",
+	    "{\"match\":{\"path\":\"/ab\"},\"route\":{\"cluster\":\"c\"}}",
+	    "{\"match\":{\"safe_regex\":{\"regex\":\"/a[b-c]+\"}},\"route\":{\"cluster\":\"c\"}}",
+	    "{\"match\":{\"safe_regex\":{\"regex\":\".*c\"}},\"route\":{\"cluster\":\"c\"}}",
+	    "{\"match\":{\"path_separated_prefix\":\"/b\"},\"route\":{\"cluster\":\"c\"}}",
+	    "{\"match\":{\"prefix\":\"/b/"
+	    "c\",\"headers\":[{\"name\":\"x\",\"present_match\":true}]},"
+	    "\"route\":{\"cluster\":\"c\"}}",
+	    "{\"match\":{\"prefix\":\"\"},\"route\":{\"cluster\":\"c\"}}",
+	};
+	char *j = malloc(65536);
+	unsigned seed = 3;
+	size_t o = (size_t)snprintf(j, 65536,
+				    "{\"name\":\"ix\",\"virtual_hosts\":[{\"name\":\"v\","
+				    "\"domains\":[\"*\"],\"routes\":[");
+	for (int i = 0; i < 60; i++)
+		o += (size_t)snprintf(j + o, 65536 - o, "%s%s", i ? "," : "",
+				      kinds[rand_r(&seed) % (i < 59 ? 7 : 8)]);
+	snprintf(j + o, 65536 - o, "]}]}");
+	tc_ok(R, j);
+	free(j);
+	struct arn_cfg_vhost *v = (struct arn_cfg_vhost *)&route_table("ix")->vhosts[0];
+	assert_non_null(v->index);
+	const struct arn_cfg_route_index *ix = v->index;
+	static const char *paths[] = {"/a", "/ab", "/abc", "/a/b",    "/A/B/c",
+				      "/b", "/b/", "/b/c", "/bc",     "/ac",
+				      "/",  "",	   "/x",   "/abcc?q", "/B/c"};
+	struct arn_cfg_header h = {"x", 1, "1", 1};
+	for (size_t k = 0; k < sizeof(paths) / sizeof(paths[0]); k++) {
+		for (int hdr = 0; hdr < 2; hdr++) {
+			struct arn_cfg_request r = rq("h", paths[k]);
+			r.headers = hdr ? &h : NULL;
+			r.n_headers = (size_t)hdr;
+			struct arn_cfg_route_match m1, m2;
+			v->index = ix;
+			int rc1 = arn_cfg_route_match(route_table("ix"), &r, &m1);
+			v->index = NULL;
+			int rc2 = arn_cfg_route_match(route_table("ix"), &r, &m2);
+			v->index = ix;
+			assert_int_equal(rc1, rc2);
+			if (rc1 == 0)
+				assert_ptr_equal(m1.route, m2.route);
+		}
+	}
+}
+
 const struct CMUnitTest match_tests[] = {
+    TC(test_route_index_same_as_linear_scan),
     cmocka_unit_test(test_regex_syntax),
     cmocka_unit_test(test_regex_search_and_replace),
     cmocka_unit_test(test_regex_linear_time),
