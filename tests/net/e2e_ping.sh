@@ -22,7 +22,7 @@ grep -q "data plane ready: control lcore 0, $workers worker" "$log" &&
 	ok "$workers worker(s) on $dev" || bad "data plane did not report $workers workers"
 
 # arping first: ARP for our address, answered by whichever worker got it.
-out=$(ip netns exec "$ns" arping -c 5 -w 5 -i "$peer_if" "$us" 2>&1)
+out=$(ip netns exec "$ns" arping -c 5 -C 5 -W 0.2 -w 10 -i "$peer_if" "$us" 2>&1)
 if echo "$out" | grep -qE '5 packets transmitted, 5 packets received'; then
 	ok "arping: 5 of 5 answered"
 else
@@ -38,7 +38,7 @@ else
 	bad "ping: $out"
 fi
 # A large echo (a full-MTU frame) comes back whole.
-out=$(ip netns exec "$ns" ping -c 2 -i 0.2 -s 1472 -M do "$us" 2>&1)
+out=$(ip netns exec "$ns" ping -c 2 -i 0.2 -W 3 -s 1472 -M do "$us" 2>&1)
 echo "$out" | grep -qE '2 received' && ok "ping: 1500-byte packets" || bad "ping -s 1472: $out"
 
 topo_arion_stop TERM

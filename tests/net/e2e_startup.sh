@@ -40,7 +40,7 @@ topo_arion_start "$TOPO_DIR/static.yaml" || exit 1
 log=$TOPO_ARION_LOG
 out=$(ip netns exec "$ns" ping -q -c 100 -i 0.01 -W 2 198.18.0.2 2>&1)
 echo "$out" | grep -q '100 received' && ok "static example answers ping" || bad "static example ping: $out"
-out=$(ip netns exec "$ns" arping -c 3 -w 5 -i "$peer_if" 198.18.0.2 2>&1)
+out=$(ip netns exec "$ns" arping -c 3 -C 3 -W 0.2 -w 10 -i "$peer_if" 198.18.0.2 2>&1)
 echo "$out" | grep -q '3 packets received' && ok "static example answers arping" || bad "arping: $out"
 topo_arion_stop TERM
 rc=$?
