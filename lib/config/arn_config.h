@@ -205,8 +205,12 @@ void arn_config_initial_fetch_done(struct arn_config_store *s, const char *type_
 
 /**
  * /ready: static configuration applied (arn_config_apply_static() ran),
- * every expected initial fetch done (none without ads_config), and nothing
- * that arrived before that is still warming. Latches: once true, stays true.
+ * and, with ads_config, the initial fetch done as Envoy's init manager
+ * sees it: the first Cluster and Listener responses arrived (or their
+ * initial_fetch_timeout passed; calls for the other types are accepted and
+ * change nothing, because EDS, RDS and SDS are waited for through the
+ * warming of what references them), and nothing that started warming
+ * before that is still warming. Latches: once true, stays true.
  */
 bool arn_config_ready(struct arn_config_store *s);
 

@@ -457,6 +457,15 @@ struct arn_cfg_hcm {
 	bool merge_slashes;
 	struct arn_cfg_access_log *access_logs;
 	size_t n_access_logs;
+	uint32_t delayed_close_timeout_ms;   /* 1 s */
+	uint32_t max_connection_duration_ms; /* 0: none */
+	bool add_user_agent;
+	bool skip_xff_append;
+	bool always_set_request_id_in_response;
+	bool stream_error_on_invalid_http_message;
+	bool strip_trailing_host_dot;
+	bool accept_http_10;		      /* http_protocol_options */
+	const char *default_host_for_http_10; /* or NULL */
 };
 
 /* Downstream TLS (DownstreamTlsContext), secrets by name (X13). */
@@ -465,6 +474,8 @@ struct arn_cfg_tls {
 	size_t n_cert_secrets;
 	struct arn_cfg_ref validation_secret; /* len 0: none */
 	bool require_client_certificate;
+	bool require_sni;	     /* downstream */
+	uint32_t session_timeout_ms; /* downstream; 0: OpenSSL's default */
 	const char **alpn;
 	size_t n_alpn;
 	uint16_t min_version; /* TLS1_2_VERSION etc.; 0: OpenSSL default */
@@ -668,6 +679,7 @@ struct arn_cfg_cluster {
 	struct arn_cfg_obj obj;
 	uint8_t type;				 /* enum arn_cfg_cluster_type */
 	uint8_t lb;				 /* enum arn_cfg_lb */
+	const char *alt_stat_name;		 /* or NULL: stats use the cluster name */
 	uint32_t connect_timeout_ms;		 /* > 0 */
 	uint32_t per_connection_buffer_limit;	 /* 1 MiB default */
 	struct arn_cfg_thresholds thresholds[2]; /* [0] DEFAULT, [1] HIGH */

@@ -418,6 +418,8 @@ struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl)
 		  "host_removal,track_timeout_budgets");
 	if (name.size == 0)
 		conv_err(c, "name", "missing");
+	if (pb_has(cl, "alt_stat_name"))
+		out->alt_stat_name = conv_str(c, pb_str(cl, "alt_stat_name"));
 	const char *dt = pb_which(cl, "cluster_discovery_type");
 	int32_t type = pb_i32(cl, "type");
 	if (dt && strcmp(dt, "cluster_type") == 0) {

@@ -151,9 +151,12 @@ struct arn_cfg_tls *conv_tls(struct conv *c, struct pb ts, bool downstream)
 		conv_only(c, ctx,
 			  "common_tls_context,require_client_certificate,require_sni,"
 			  "session_timeout");
-		bool rcc = false;
+		bool rcc = false, sni = false;
 		pb_wrapped_bool(ctx, "require_client_certificate", &rcc);
 		t->require_client_certificate = rcc;
+		pb_wrapped_bool(ctx, "require_sni", &sni);
+		t->require_sni = sni;
+		conv_duration(c, ctx, "session_timeout", &t->session_timeout_ms, false);
 	} else {
 		conv_only(c, ctx, "common_tls_context,sni,allow_renegotiation");
 		if (pb_has(ctx, "sni"))
@@ -497,6 +500,8 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 		}
 		pb_wrapped_u32(cpo, "max_requests_per_connection",
 			       &out->max_requests_per_connection);
+		conv_duration(c, cpo, "max_connection_duration", &out->max_connection_duration_ms,
+			      false);
 		if (pb_i32(cpo, "headers_with_underscores_action") != 0)
 			conv_err(c, "headers_with_underscores_action", "only ALLOW is supported");
 		conv_pop(c, m);
@@ -505,6 +510,10 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 	if (h1.m) {
 		size_t m = conv_push(c, "http_protocol_options");
 		conv_only(c, h1, "accept_http_10,default_host_for_http_10");
+		out->accept_http_10 = pb_bool(h1, "accept_http_10");
+		if (pb_has(h1, "default_host_for_http_10"))
+			out->default_host_for_http_10 =
+			    conv_str(c, pb_str(h1, "default_host_for_http_10"));
 		conv_pop(c, m);
 	}
 	out->max_request_headers_kb = 60;
@@ -547,6 +556,17 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 	if (esc != 0 && esc != 1)
 		conv_err(c, "path_with_escaped_slashes_action", "only KEEP_UNCHANGED is supported");
 	access_logs(c, h, "access_log", &out->access_logs, &out->n_access_logs);
+	out->delayed_close_timeout_ms = 1000;
+	conv_duration(c, h, "delayed_close_timeout", &out->delayed_close_timeout_ms, false);
+	bool aua = false;
+	pb_wrapped_bool(h, "add_user_agent", &aua);
+	out->add_user_agent = aua;
+	out->skip_xff_append = pb_bool(h, "skip_xff_append");
+	out->always_set_request_id_in_response = pb_bool(h, "always_set_request_id_in_response");
+	bool seo = false;
+	pb_wrapped_bool(h, "stream_error_on_invalid_http_message", &seo);
+	out->stream_error_on_invalid_http_message = seo;
+	out->strip_trailing_host_dot = pb_bool(h, "strip_trailing_host_dot");
 	return out;
 }
 

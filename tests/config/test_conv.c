@@ -37,6 +37,8 @@ static void test_listener_hcm_inline(void **state)
 	    "\"request_headers_timeout\":\"2s\",\"max_request_headers_kb\":32,"
 	    "\"common_http_protocol_options\":{\"idle_timeout\":\"60s\",\"max_headers_count\":50},"
 	    "\"use_remote_address\":true,\"xff_num_trusted_hops\":2,\"server_name\":\"arion\","
+	    "\"skip_xff_append\":true,\"delayed_close_timeout\":\"0.5s\",\"http_protocol_options\":"
+	    "{\"accept_http_10\":true},"
 	    "\"generate_request_id\":false,"
 	    "\"access_log\":[{\"name\":\"f\",\"typed_config\":{\"@type\":\"type.googleapis.com/"
 	    "envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":\"/tmp/a.log\","
@@ -70,6 +72,9 @@ static void test_listener_hcm_inline(void **state)
 	assert_int_equal(h->xff_num_trusted_hops, 2);
 	assert_string_equal(h->server_name, "arion");
 	assert_false(h->generate_request_id);
+	assert_true(h->skip_xff_append);
+	assert_int_equal(h->delayed_close_timeout_ms, 500);
+	assert_true(h->accept_http_10);
 	assert_int_equal(h->n_access_logs, 3);
 	assert_int_equal(h->access_logs[0].kind, ARN_CFG_LOG_FILE);
 	assert_string_equal(h->access_logs[0].path, "/tmp/a.log");
