@@ -66,7 +66,6 @@ struct arn_lcore {
 	struct arn_arp *arp;	  /* its ARP cache and waiting packets */
 	struct rte_rcu_qsbr *rcu; /* QSBR it reports to (NULL: none) */
 	uint64_t now;		  /* TSC at the start of this iteration */
-	uint64_t loop_tsc;	  /* TSC at the end of the last iteration */
 	uint64_t tx_drain;	  /* TSC ticks a buffered frame may wait */
 	uint16_t ip_id;		  /* IPv4 identification, per worker */
 	uint16_t n_ports;

@@ -86,7 +86,9 @@ int net_worker_iteration(struct arn_lcore *lc)
 {
 	struct arn_net *net = lc->net;
 	struct rte_mbuf *pkts[ARN_NET_RX_BURST];
-	uint64_t start = lc->loop_tsc ? lc->loop_tsc : rte_rdtsc();
+	/* Read the clock here rather than reuse the last iteration's end: a
+	 * worker preempted between iterations must not run on a stale clock. */
+	uint64_t start = rte_rdtsc();
 	unsigned work = 0;
 	lc->now = start;
 
@@ -128,14 +130,12 @@ int net_worker_iteration(struct arn_lcore *lc)
 		ARN_NET_WADD(lc, loop_idle_cycles, end - start);
 		rte_pause();
 	}
-	lc->loop_tsc = end;
 	return work != 0;
 }
 
 int net_worker_begin(struct arn_lcore *lc)
 {
 	lc->now = rte_rdtsc();
-	lc->loop_tsc = 0;
 	rcu_follow(lc);
 	int rc = arn_tcp_worker_init(lc, lc->net->dp);
 	if (rc != 0) {
