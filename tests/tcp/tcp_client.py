@@ -9,6 +9,9 @@ namespace with Debian's python3).
   tcp_client.py many HOST PORT CONNS BYTES [SECONDS]
       CONNS connections open at once, each sends BYTES, reads them back
       (verified), then closes.
+  tcp_client.py cps HOST PORT SECONDS CONCURRENCY
+      connections per second (bench/tcp): connect, 64 bytes each way, close
+      (with SO_LINGER 0, so the client side keeps no TIME_WAIT).
   tcp_client.py reuse HOST PORT ROUNDS
       ROUNDS connections one after another from the same source port
       (SO_REUSEADDR): each one's SYN meets the previous one's TIME_WAIT on
@@ -119,9 +122,15 @@ def many(host, port, conns, size, limit):
 
 
 def reuse(host, port, rounds):
+    """Reconnect from one source port: Linux holds TIME_WAIT for it (it
+    receives Arion's FIN last) and, with net.ipv4.tcp_tw_reuse=1, reuses the
+    4-tuple a second later with newer timestamps; Arion must see a fresh
+    connection each time and echo it."""
     sport = 0
     okay = 0
     for r in range(rounds):
+        if r:
+            time.sleep(1.1)  # tw_reuse wants a newer timestamp second
         s = socket.socket()
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.settimeout(10)
@@ -141,14 +150,52 @@ def reuse(host, port, rounds):
             okay += d == msg
         except OSError as e:
             print("round %d: %r" % (r, e))
-        # Arion closes after echoing (it has the FIN first? no: we shut down
-        # first, so *we* hold TIME_WAIT unless Arion's FIN came first); make
-        # Arion the active closer's side irrelevant: linger 0 would RST, so
-        # just close and reuse the port through SO_REUSEADDR.
         s.close()
     print("reuse %s: %d of %d rounds from source port %d" % (
         "ok" if okay == rounds else "FAILED", okay, rounds, sport))
     return okay == rounds
+
+
+def cps(host, port, seconds, conc):
+    """Connections per second: CONC connections in flight, each connect,
+    send 64 bytes, read them back, close; as many as fit in SECONDS."""
+    resource.setrlimit(resource.RLIMIT_NOFILE, (conc + 256, conc + 256))
+    sel = selectors.DefaultSelector()
+    msg = b"x" * 64
+    done = bad = 0
+
+    def start():
+        s = socket.socket()
+        s.setblocking(False)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        s.connect_ex((host, port))
+        sel.register(s, selectors.EVENT_WRITE, [0, b""])
+
+    t0 = time.monotonic()
+    for _ in range(conc):
+        start()
+    while time.monotonic() - t0 < seconds:
+        for key, ev in sel.select(0.5):
+            s, st = key.fileobj, key.data
+            try:
+                if ev & selectors.EVENT_WRITE:
+                    s.send(msg)
+                    sel.modify(s, selectors.EVENT_READ, st)
+                    continue
+                d = s.recv(1024)
+                st[1] += d
+                if len(st[1]) < len(msg) and d:
+                    continue
+                done += st[1] == msg
+                bad += st[1] != msg
+            except OSError:
+                bad += 1
+            sel.unregister(s)
+            s.close()
+            start()
+    dt = time.monotonic() - t0
+    print("cps: %.0f connections/s (%d in %.1f s, %d failed, %d in flight)" % (done / dt, done, dt, bad, conc))
+    return bad == 0
 
 
 def main():
@@ -159,6 +206,8 @@ def main():
     elif mode == "many":
         r = many(host, port, int(sys.argv[4]), int(sys.argv[5]),
                  float(sys.argv[6]) if len(sys.argv) > 6 else 120)
+    elif mode == "cps":
+        r = cps(host, port, float(sys.argv[4]), int(sys.argv[5]))
     elif mode == "reuse":
         r = reuse(host, port, int(sys.argv[4]))
     else:

@@ -1,0 +1,288 @@
+/*
+ * libFuzzer target: arbitrary segments into a connection in every state.
+ *
+ * Input: byte 0 picks the starting state (LISTEN, SYN_SENT, SYN_RECEIVED,
+ * ESTABLISHED with or without SACK/timestamps, FIN_WAIT_1, FIN_WAIT_2,
+ * CLOSE_WAIT, LAST_ACK, CLOSING, TIME_WAIT, a SYN-cookie connection);
+ * the rest is a list of records, each a segment relative to the
+ * connection's sequence numbers (so that most land near the window) or an
+ * application action, with the clock advanced between them. The fake net
+ * aborts on any output that breaks the lib/net contract (oversize, bad
+ * headroom, checksum not requested); at the end every mbuf must be back in
+ * the pool.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tcp_fake_net.h"
+
+#define US FAKE_ADDR(0)
+#define PEER 0xc6120063u
+#define LPORT 80
+#define PPORT 40000
+
+static struct arn_lcore *lc = &fake_lc[0];
+static struct arn_tcp_conn *conn;
+static uint32_t p_seq, our_next;
+
+static int f_accept(struct arn_tcp_conn *c, void *u)
+{
+	(void)u;
+	conn = c;
+	return 0;
+}
+static void f_data(struct arn_tcp_conn *c, struct rte_mbuf *h, uint32_t len)
+{
+	(void)h;
+	/* consume half: leaves data queued, exercising the window */
+	arn_tcp_rx_consume(c, len / 2);
+}
+static void f_connected(struct arn_tcp_conn *c, int st)
+{
+	conn = st == 0 ? c : conn;
+}
+static void f_close(struct arn_tcp_conn *c, int r)
+{
+	(void)r;
+	if (c == conn)
+		conn = NULL;
+}
+static const struct arn_tcp_ops f_ops = {
+    .on_accept = f_accept,
+    .on_data = f_data,
+    .on_connected = f_connected,
+    .on_close = f_close,
+};
+
+static void in(uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd, const struct fake_opts *o,
+	       const void *d, uint32_t len)
+{
+	arn_tcp_input(lc, fake_seg(PEER, US, PPORT, LPORT, flags, seq, ack, wnd, o, d, len));
+}
+
+/* Remember the last sequence number we sent, so the peer can ACK it. */
+static void drain(void)
+{
+	struct fake_out o;
+	arn_tcp_worker_poll(lc, fake_now_us);
+	while (fake_next(lc, &o))
+		if (o.sport == LPORT || conn)
+			our_next = o.seq + o.len + !!(o.flags & (TH_SYN | TH_FIN));
+}
+
+static void handshake(bool opts)
+{
+	struct fake_opts o = {.mss = 1460, .ws = 7, .sack_ok = true, .ts = true, .tsval = 100};
+	p_seq = 1000;
+	in(TH_SYN, p_seq, 0, 65535, opts ? &o : NULL, NULL, 0);
+	drain();
+	p_seq++;
+	struct fake_opts a = {.mss = -1, .ws = -1, .ts = true, .tsval = 101};
+	in(TH_ACK, p_seq, our_next, 65535, opts ? &a : NULL, NULL, 0);
+	drain();
+}
+
+static void reach(unsigned st)
+{
+	int err;
+	struct fake_opts a = {.mss = -1, .ws = -1, .ts = true, .tsval = 102};
+	switch (st) {
+	case 0: /* LISTEN */
+		break;
+	case 1: /* SYN_SENT */
+		conn = arn_tcp_connect(lc, US, PEER, PPORT, &f_ops, NULL, 0, &err);
+		drain();
+		break;
+	case 2: /* SYN_RECEIVED */
+		in(TH_SYN, 5000, 0, 1000, NULL, NULL, 0);
+		p_seq = 5001;
+		drain();
+		break;
+	case 3:
+		handshake(true);
+		break;
+	case 4:
+		handshake(false);
+		break;
+	case 5: /* FIN_WAIT_1 */
+		handshake(true);
+		if (conn)
+			arn_tcp_close(conn);
+		drain();
+		break;
+	case 6: /* FIN_WAIT_2 */
+		handshake(true);
+		if (conn)
+			arn_tcp_shutdown(conn);
+		drain();
+		in(TH_ACK, p_seq, our_next, 1000, &a, NULL, 0);
+		drain();
+		break;
+	case 7: /* CLOSE_WAIT */
+		handshake(true);
+		in(TH_ACK | TH_FIN, p_seq, our_next, 1000, &a, NULL, 0);
+		p_seq++;
+		drain();
+		break;
+	case 8: /* LAST_ACK */
+		handshake(true);
+		in(TH_ACK | TH_FIN, p_seq, our_next, 1000, &a, NULL, 0);
+		p_seq++;
+		if (conn)
+			arn_tcp_close(conn);
+		drain();
+		break;
+	case 9: /* CLOSING */
+		handshake(true);
+		if (conn)
+			arn_tcp_shutdown(conn);
+		drain();
+		in(TH_ACK | TH_FIN, p_seq, our_next - 1, 1000, &a, NULL, 0);
+		p_seq++;
+		drain();
+		break;
+	case 10: /* TIME_WAIT */
+		handshake(true);
+		if (conn)
+			arn_tcp_shutdown(conn);
+		drain();
+		in(TH_ACK | TH_FIN, p_seq, our_next, 1000, &a, NULL, 0);
+		p_seq++;
+		drain();
+		break;
+	default: { /* a SYN-cookie connection: fill the SYN queue first */
+		for (int i = 0; i < 4; i++)
+			arn_tcp_input(lc, fake_seg(PEER, US, (uint16_t)(30000 + i), LPORT, TH_SYN,
+						   1, 0, 1000, NULL, NULL, 0));
+		drain();
+		struct fake_opts o = {
+		    .mss = 1400, .ws = 2, .sack_ok = true, .ts = true, .tsval = 9};
+		in(TH_SYN, 7000, 0, 1000, &o, NULL, 0);
+		struct fake_out out;
+		arn_tcp_worker_poll(lc, fake_now_us);
+		uint32_t cookie = 0, tsv = 0;
+		while (fake_next(lc, &out))
+			if (out.dport == PPORT) {
+				cookie = out.seq;
+				tsv = out.o.tsval;
+			}
+		struct fake_opts ca = {.mss = -1, .ws = -1, .ts = true, .tsval = 10, .tsecr = tsv};
+		p_seq = 7001;
+		in(TH_ACK, p_seq, cookie + 1, 1000, &ca, NULL, 0);
+		our_next = cookie + 1;
+		drain();
+		break;
+	}
+	}
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fake_eal_init();
+	arn_tcp_static_echo_load(NULL);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	unsigned full = rte_mempool_avail_count(fake_pool);
+	struct arn_dataplane conf = {
+	    .tcp_max_connections = 8, .tcp_rcvbuf = 8192, .tcp_sndbuf = 8192};
+	if (arn_tcp_worker_init(lc, &conf) != 0)
+		abort();
+	struct arn_tcp_listen_opts lo = {.backlog = 4};
+	int err;
+	arn_tcp_listen(lc, 0, LPORT, &f_ops, NULL, &lo, &err);
+	conn = NULL;
+	our_next = 0;
+	fake_mtu = 1500;
+	reach(data[0] % 12);
+	size_t i = 1;
+	static uint8_t payload[2048];
+	while (i + 12 <= size) {
+		const uint8_t *r = data + i;
+		uint8_t kind = r[0];
+		i += 12;
+		if (kind >= 0xf0) {
+			/* application actions */
+			if (conn) {
+				switch (kind & 7) {
+				case 0:
+					arn_tcp_write(conn, payload, (uint32_t)r[1] * 64);
+					break;
+				case 1:
+					arn_tcp_shutdown(conn);
+					break;
+				case 2:
+					arn_tcp_close(conn);
+					break;
+				case 3:
+					arn_tcp_abort(conn);
+					break;
+				case 4:
+					arn_tcp_rx_consume(conn, arn_tcp_rx_pending(conn));
+					break;
+				case 5: {
+					struct rte_mbuf *m = arn_tcp_rx_take(conn, r[1] * 16u);
+					rte_pktmbuf_free(m);
+					break;
+				}
+				case 6:
+					arn_tcp_set_keepalive(conn, 1, 1, 2);
+					break;
+				default:
+					arn_tcp_icmp_unreach(lc, r[1] & 7,
+							     (uint16_t)(r[2] << 8 | r[3]), US, PEER,
+							     LPORT, PPORT);
+					break;
+				}
+			}
+		} else {
+			/* a segment: flags, seq/ack offsets, window, options, data */
+			struct fake_opts o = fake_no_opts;
+			uint8_t ob = r[10];
+			if (ob & 1)
+				o.mss = r[11] * 8;
+			if (ob & 2)
+				o.ws = r[11] & 15;
+			o.sack_ok = ob & 4;
+			if (ob & 8) {
+				o.ts = true;
+				o.tsval = 100 + (int8_t)r[11] * 1000u + (uint32_t)i;
+				o.tsecr = rd32(r + 5);
+			}
+			if (ob & 16) {
+				o.n_sack = 1 + (r[11] & 1);
+				for (int k = 0; k < 2 * o.n_sack; k++)
+					o.sack[k] = our_next + (int8_t)r[1 + k] * 512;
+			}
+			uint32_t seq = p_seq + (int32_t)(int16_t)(r[1] << 8 | r[2]);
+			uint32_t ack = our_next + (int32_t)(int16_t)(r[3] << 8 | r[4]);
+			uint32_t len = (ob & 0x20) ? (uint32_t)(r[9] & 0x7f) * 8 : 0;
+			uint16_t wnd = (uint16_t)(r[7] << 8 | r[8]);
+			in(kind, seq, ack, wnd, &o, payload, len);
+			if ((ob & 0x40) && len)
+				p_seq += len; /* in order next time */
+		}
+		fake_now_us += (uint64_t)(r[9] >> 7) * 250000 + (uint64_t)(r[6] & 0x3f) * 1000;
+		drain();
+	}
+	arn_tcp_worker_fini(lc);
+	fake_drain(lc);
+	if (rte_mempool_avail_count(fake_pool) != full) {
+		fprintf(stderr, "mbuf leak: %u of %u\n", rte_mempool_avail_count(fake_pool), full);
+		abort();
+	}
+	return 0;
+}
