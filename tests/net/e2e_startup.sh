@@ -45,10 +45,21 @@ echo "$out" | grep -q '3 packets received' && ok "static example answers arping"
 topo_arion_stop TERM
 rc=$?
 [ "$rc" = 0 ] && ok "static example: SIGTERM exits 0" || bad "static example: exit $rc"
-# It resolved its gateway (198.18.0.1, the namespace) at start? Not needed
-# for ping; the gratuitous ARP went out.
 req=$(topo_counter "$log" "port wan" arp_tx_request)
 [ "$req" -ge 1 ] && ok "gratuitous ARP sent at start" || bad "arp_tx_request=$req"
+
+# The same example with two workers (two lcores on one CPU).
+sed -i 's/worker_lcores: \[1\]/worker_lcores: [1, 2]/' "$TOPO_DIR/static.yaml"
+topo_arion_start "$TOPO_DIR/static.yaml" -- --lcores 0@0,1@1,2@1 || exit 1
+log=$TOPO_ARION_LOG
+grep -q "2 workers" "$log" && ok "static example: 2 workers" || bad "static example: not 2 workers"
+out=$(ip netns exec "$ns" ping -q -c 100 -i 0.01 -W 2 198.18.0.2 2>&1)
+echo "$out" | grep -q '100 received' && ok "static example, 2 workers: ping" || bad "2 workers ping: $out"
+out=$(ip netns exec "$ns" arping -c 3 -C 3 -W 0.2 -w 10 -i "$peer_if" 198.18.0.2 2>&1)
+echo "$out" | grep -q '3 packets received' && ok "static example, 2 workers: arping" || bad "2 workers arping: $out"
+topo_arion_stop TERM
+rc=$?
+[ "$rc" = 0 ] && ok "static example, 2 workers: SIGTERM exits 0" || bad "2 workers: exit $rc"
 
 cfg() { # DEVICE [WORKERS] [EAL ARGS as YAML list items]
 	topo_bootstrap
