@@ -78,6 +78,11 @@ upb_Message *arn_proto_decode(const char *buf, size_t len, const upb_MessageDef 
 			      upb_Arena *arena, struct arn_sb *err)
 {
 	const upb_MiniTable *mt = upb_MessageDef_MiniTable(m);
+	char why[256];
+	if (!arn_proto_wire_check(buf, len, m, false, why, sizeof(why))) {
+		arn_sb_printf(err, "cannot decode %s: %s", upb_MessageDef_FullName(m), why);
+		return NULL;
+	}
 	upb_Message *msg = upb_Message_New(m, arena);
 	if (msg == NULL) {
 		arn_sb_puts(err, "out of memory");
@@ -165,7 +170,8 @@ static bool anys_encodable(const upb_Message *msg, const upb_MessageDef *m, upb_
 			return false;
 		upb_StringView v = google_protobuf_Any_value((const google_protobuf_Any *)msg);
 		upb_Message *inner = upb_Message_New(im, a);
-		if (inner == NULL ||
+		char why[8];
+		if (inner == NULL || !arn_proto_wire_check(v.data, v.size, im, false, why, sizeof(why)) ||
 		    upb_Decode(v.data, v.size, inner, upb_MessageDef_MiniTable(im), NULL, 0, a) !=
 			    kUpb_DecodeStatus_Ok)
 			return false;

@@ -42,11 +42,25 @@ const upb_MessageDef *arn_proto_msgdef(const char *full_name);
 const upb_MessageDef *arn_proto_msgdef_by_url(const char *url, size_t len);
 
 /**
- * Parse @p len bytes of @p m's wire format into a new message on @p arena.
+ * Parse @p len bytes of @p m's wire format into a new message on @p arena,
+ * after arn_proto_wire_check (lenient), so no input can abort the process.
  * @return the message, or NULL with the reason in @p err (appended).
  */
 upb_Message *arn_proto_decode(const char *buf, size_t len, const upb_MessageDef *m,
 			      upb_Arena *arena, struct arn_sb *err);
+
+/**
+ * Walk the wire format of a serialized @p m (into sub-messages, map entries
+ * and, if @p strict, Any values of known types) before upb_Decode sees it. Always refused:
+ * unknown fields inside map entries (upb 1.51 aborts on them), groups,
+ * nesting beyond 64 levels, known fields with the wrong wire type. With
+ * @p strict, unknown fields anywhere are refused too (Arion's policy for
+ * resources: a field it does not know is a field it would silently ignore);
+ * without, they are skipped as protobuf does (a newer peer's envelope).
+ * @return true if @p buf may be decoded; else false with the reason in @p why.
+ */
+bool arn_proto_wire_check(const char *buf, size_t len, const upb_MessageDef *m, bool strict,
+			  char *why, size_t whylen);
 
 /**
  * Unpack an Any whose type must be @p expect (NULL: any known type; then

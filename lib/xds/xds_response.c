@@ -54,15 +54,21 @@ void xds_handle_response(struct arn_xds_client *c, const char *buf, size_t len)
 	upb_Arena *a = upb_Arena_New();
 	if (a == NULL)
 		return;
-	const envoy_service_discovery_v3_DeltaDiscoveryResponse *r =
-	    envoy_service_discovery_v3_DeltaDiscoveryResponse_parse(buf, len, a);
+	/* arn_proto_decode checks the wire format first: bytes from a control
+	 * plane must never reach upb paths that abort the process. */
+	struct arn_sb derr0 = ARN_SB_INIT;
+	const envoy_service_discovery_v3_DeltaDiscoveryResponse *r = (const void *)arn_proto_decode(
+		buf, len, arn_proto_msgdef("envoy.service.discovery.v3.DeltaDiscoveryResponse"), a,
+		&derr0);
 	if (r == NULL) {
 		/* Without a type URL and a nonce there is nothing to answer. */
-		ARN_WARN(XDS, "ignoring a DeltaDiscoveryResponse that does not parse (%zu bytes)",
-			 len);
+		ARN_WARN(XDS, "ignoring a DeltaDiscoveryResponse that does not parse (%zu bytes): %s",
+			 len, arn_sb_cstr(&derr0));
+		arn_sb_free(&derr0);
 		upb_Arena_Free(a);
 		return;
 	}
+	arn_sb_free(&derr0);
 	upb_StringView type_url = envoy_service_discovery_v3_DeltaDiscoveryResponse_type_url(r);
 	upb_StringView nonce = envoy_service_discovery_v3_DeltaDiscoveryResponse_nonce(r);
 	upb_StringView sysver =

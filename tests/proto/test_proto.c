@@ -88,12 +88,44 @@ static void test_to_json_refuses_bad_any_without_leaking(void **state)
 	upb_Arena_Free(a);
 }
 
+/* libupb.so.29 aborts the process on a map entry with an unknown field;
+ * arn_proto_decode must refuse such bytes before upb sees them. */
+static void test_decode_refuses_what_would_abort_upb(void **state)
+{
+	(void)state;
+	upb_Arena *a = upb_Arena_New();
+	struct arn_sb err = ARN_SB_INIT;
+	const upb_MessageDef *cd = arn_proto_msgdef("envoy.config.cluster.v3.Cluster");
+	/* typed_extension_protocol_options (36) entry {key "k", field 3 = 1} */
+	static const char map3[] = {(char)0xa2, 0x02, 0x05, 0x0a, 0x01, 'k', 0x18, 0x01};
+	assert_null(arn_proto_decode(map3, sizeof(map3), cd, a, &err));
+	assert_non_null(strstr(arn_sb_cstr(&err), "field number 3 is unknown"));
+	char why[256];
+	assert_false(arn_proto_wire_check(map3, sizeof(map3), cd, false, why, sizeof(why)));
+
+	/* An unknown field of an ordinary message: skipped when lenient (a newer
+	 * peer's envelope), refused when strict (Arion's rule for resources). */
+	static const char unk[] = {(char)0xb8, (char)0xf0, 0x03, 0x01, 0x0a, 0x01, 'x'};
+	arn_sb_free(&err);
+	upb_Message *c = arn_proto_decode(unk, sizeof(unk), cd, a, &err);
+	assert_non_null(c);
+	assert_true(arn_sv_eq(envoy_config_cluster_v3_Cluster_name((void *)c), "x"));
+	assert_false(arn_proto_wire_check(unk, sizeof(unk), cd, true, why, sizeof(why)));
+	assert_non_null(strstr(why, "field number 7943 is unknown"));
+	/* Groups never appear in the Envoy API. */
+	static const char grp[] = {0x0b, 0x0c};
+	assert_false(arn_proto_wire_check(grp, sizeof(grp), cd, false, why, sizeof(why)));
+	arn_sb_free(&err);
+	upb_Arena_Free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pool_has_envoy_and_arion_types),
 		cmocka_unit_test(test_json_round_trip_and_any_unpack),
 		cmocka_unit_test(test_to_json_refuses_bad_any_without_leaking),
+		cmocka_unit_test(test_decode_refuses_what_would_abort_upb),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
