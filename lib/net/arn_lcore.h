@@ -67,6 +67,8 @@ struct arn_lcore {
 	struct rte_rcu_qsbr *rcu; /* QSBR it reports to (NULL: none) */
 	uint64_t now;		  /* TSC at the start of this iteration */
 	uint64_t tx_drain;	  /* TSC ticks a buffered frame may wait */
+	uint8_t garp_left;	  /* gratuitous ARPs still to send (worker 0) */
+	uint64_t garp_next;	  /* TSC of the next one */
 	uint16_t ip_id;		  /* IPv4 identification, per worker */
 	uint16_t n_ports;
 	volatile int running;	       /* set while its loop runs */

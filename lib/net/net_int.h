@@ -24,6 +24,9 @@ struct rte_mbuf;
 #define NET_HANDOFF_RING 1024
 #define NET_CTRL_RING 64
 
+/* Gratuitous ARPs at start, a second apart. */
+#define NET_GARP_COUNT 3
+
 /* How long a buffered TX frame may wait for more to batch with. */
 #define NET_TX_DRAIN_US 100
 

@@ -68,6 +68,13 @@ static void rcu_follow_leave(struct arn_lcore *lc)
 	__atomic_store_n(&lc->rcu_seen, NULL, __ATOMIC_RELEASE);
 }
 
+static void announce(struct arn_lcore *lc)
+{
+	for (uint16_t p = 0; p < lc->n_ports; p++)
+		net_arp_announce(lc, p);
+	lc->garp_next = lc->now + rte_get_tsc_hz();
+}
+
 static unsigned ctrl_run(struct arn_lcore *lc, unsigned max)
 {
 	struct net_ctrl_msg msg[8];
@@ -115,6 +122,10 @@ int net_worker_iteration(struct arn_lcore *lc)
 	}
 	arn_tcp_worker_poll(lc, lc->now);
 	net_arp_timer(lc, lc->now);
+	if (unlikely(lc->garp_left) && lc->now >= lc->garp_next) {
+		lc->garp_left--;
+		announce(lc);
+	}
 	net_tx_flush(lc, work == 0);
 	work += ctrl_run(lc, 8);
 	rcu_follow(lc);
@@ -142,10 +153,13 @@ int net_worker_begin(struct arn_lcore *lc)
 		rcu_follow_leave(lc);
 		return rc;
 	}
-	/* Tell the segment our address is here (and our MAC, if it changed). */
-	if (lc->index == 0)
-		for (uint16_t p = 0; p < lc->n_ports; p++)
-			net_arp_announce(lc, p);
+	/* Tell the segment our address is here (and our MAC, if it changed):
+	 * now and twice more a second apart, because a NIC's link often comes
+	 * up a moment after the port starts (RFC 5227 announces twice too). */
+	if (lc->index == 0) {
+		announce(lc);
+		lc->garp_left = NET_GARP_COUNT - 1;
+	}
 	net_tx_flush(lc, true);
 	lc->running = 1;
 	return 0;

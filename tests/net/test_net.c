@@ -965,6 +965,16 @@ static void test_gratuitous_arp_at_start(void **state)
 	assert_int_equal(rte_be_to_cpu_32(a->arp_data.arp_sip), OUR_IP);
 	assert_int_equal(rte_be_to_cpu_32(a->arp_data.arp_tip), OUR_IP);
 	rte_pktmbuf_free(m);
+	/* Two more follow, a second apart. */
+	assert_null(sent(f, 0));
+	uint64_t end = rte_rdtsc() + 3 * rte_get_tsc_hz() + rte_get_tsc_hz() / 2;
+	while (rte_rdtsc() < end && pc(f, ARN_NET_P_arp_tx_request) < 3) {
+		net_worker_iteration(W(f, 0));
+		rte_delay_us_sleep(10000);
+	}
+	run(f, 0);
+	assert_int_equal(drain(f, 0), 2);
+	assert_int_equal(pc(f, ARN_NET_P_arp_tx_request), 3);
 	net_worker_end(W(f, 0));
 	assert_int_equal(l4.inits, 1);
 	assert_int_equal(l4.finis, 1);
