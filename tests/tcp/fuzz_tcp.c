@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arn_log.h"
 #include "tcp_fake_net.h"
 
 #define US FAKE_ADDR(0)
@@ -187,6 +188,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	fake_eal_init();
+	arn_log_set_spec("off", NULL); /* no counter line per run */
 	arn_tcp_static_echo_load(NULL);
 	return 0;
 }
@@ -209,7 +211,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fake_mtu = 1500;
 	reach(data[0] % 12);
 	size_t i = 1;
-	static uint8_t payload[2048];
+	static uint8_t payload[16384];
 	while (i + 12 <= size) {
 		const uint8_t *r = data + i;
 		uint8_t kind = r[0];

@@ -207,7 +207,7 @@ static struct rte_mbuf *fake_seg(uint32_t src, uint32_t dst, uint16_t sport, uin
 				 uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd,
 				 const struct fake_opts *o, const void *data, uint32_t len)
 {
-	uint8_t opt[40];
+	uint8_t opt[64]; /* room to build; more than 40 bytes is cut */
 	unsigned n = 0;
 	if (o == NULL)
 		o = &fake_no_opts;
@@ -234,6 +234,8 @@ static struct rte_mbuf *fake_seg(uint32_t src, uint32_t dst, uint16_t sport, uin
 			n += 4;
 		}
 	}
+	if (n > 40)
+		n = 40;
 	struct rte_mbuf *m = rte_pktmbuf_alloc(fake_pool);
 	if (m == NULL)
 		abort();
