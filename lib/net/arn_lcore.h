@@ -62,7 +62,7 @@ struct arn_lcore {
 	unsigned socket;	  /* its NUMA socket */
 	struct rte_mempool *pool; /* mbufs of its socket */
 	struct rte_ring *handoff; /* MP/SC: packets other workers pass to it */
-	struct rte_ring *ctrl;	  /* SP/SC: struct arn_net_ctrl_msg from control */
+	struct rte_ring *ctrl;	  /* SP/SC: struct net_ctrl_msg from control */
 	struct arn_arp *arp;	  /* its ARP cache and waiting packets */
 	struct rte_rcu_qsbr *rcu; /* QSBR it reports to (NULL: none) */
 	uint64_t now;		  /* TSC at the start of this iteration */
