@@ -45,6 +45,8 @@ struct net_port {
 	uint32_t ip; /* host byte order */
 	uint32_t mask;
 	uint32_t gateway; /* 0: none */
+	const struct arn_dp_route *routes; /* via gateway; borrowed from dp */
+	size_t n_routes;  /* 0: the gateway (if any) is a default route */
 	uint16_t mtu;
 	struct rte_ether_addr mac;
 };

@@ -17,6 +17,7 @@
 #include <rte_mbuf.h>
 #include <rte_tcp.h>
 
+#include "arn_bootstrap.h"
 #include "net_int.h"
 
 /* rte_eth_tx_burst attempts before a full queue's leftovers are dropped. */
@@ -93,15 +94,33 @@ int net_route(const struct arn_net *net, uint32_t src, uint32_t dst, uint32_t *n
 		*nh = dst;
 		return best;
 	}
-	/* Off-link: the gateway of the port that owns the source address, else
-	 * the first port that has a gateway. */
+	/* Off-link: the longest of the ports' static routes (dataplane
+	 * ports[].routes, through that port's gateway)... */
+	unsigned best_len = 0;
+	for (unsigned i = 0; i < net->n_ports; i++) {
+		const struct net_port *p = &net->port[i];
+		for (size_t r = 0; r < p->n_routes; r++) {
+			unsigned len = p->routes[r].len;
+			if (((dst ^ p->routes[r].prefix) & net_prefix_mask(len)) == 0 &&
+			    (best < 0 || len > best_len)) {
+				best = (int)i;
+				best_len = len;
+			}
+		}
+	}
+	if (best >= 0) {
+		*nh = net->port[best].gateway;
+		return best;
+	}
+	/* ... else a default route: the gateway of a port without routes, the
+	 * one that owns the source address first. */
 	for (unsigned i = 0; i < net->n_ports; i++)
-		if (net->port[i].gateway && net->port[i].ip == src) {
+		if (net->port[i].gateway && !net->port[i].n_routes && net->port[i].ip == src) {
 			*nh = net->port[i].gateway;
 			return (int)i;
 		}
 	for (unsigned i = 0; i < net->n_ports; i++)
-		if (net->port[i].gateway) {
+		if (net->port[i].gateway && !net->port[i].n_routes) {
 			*nh = net->port[i].gateway;
 			return (int)i;
 		}

@@ -143,6 +143,8 @@ int net_port_setup(struct arn_net *net, unsigned idx, const struct arn_dp_port *
 	np->ip = pc->ipv4;
 	np->mask = net_prefix_mask(pc->prefix_len);
 	np->gateway = pc->gateway;
+	np->routes = pc->routes;
+	np->n_routes = pc->n_routes;
 	np->mtu = pc->mtu;
 	/* net_af_packet opens one socket per queue pair; ask for one per worker
 	 * unless the operator chose. */

@@ -1045,6 +1045,21 @@ static void test_route_longest_prefix_and_gateway(void **state)
 	assert_int_equal(nh, IP(198, 18, 5, 1));
 	assert_int_equal(net_route(net, IP(198, 19, 0, 2), IP(8, 8, 8, 8), &nh), 2); /* by source */
 	assert_int_equal(nh, IP(198, 19, 0, 1));
+	/* Static routes (dataplane ports[].routes): longest prefix through that
+	 * port's gateway; a port with routes is no default route. */
+	static const struct arn_dp_route r2[] = {{IP(16, 0, 0, 0), 16}, {IP(48, 0, 0, 0), 8}};
+	static const struct arn_dp_route r1[] = {{IP(48, 1, 0, 0), 16}};
+	net->port[2].routes = r2;
+	net->port[2].n_routes = 2;
+	assert_int_equal(net_route(net, 0, IP(16, 0, 3, 4), &nh), 2);
+	assert_int_equal(nh, IP(198, 19, 0, 1));
+	assert_int_equal(net_route(net, IP(198, 19, 0, 2), IP(8, 8, 8, 8), &nh), 1); /* not 2 */
+	net->port[1].routes = r1;
+	net->port[1].n_routes = 1;
+	assert_int_equal(net_route(net, 0, IP(48, 1, 2, 3), &nh), 1); /* /16 beats /8 */
+	assert_int_equal(net_route(net, 0, IP(48, 2, 2, 3), &nh), 2);
+	assert_int_equal(net_route(net, 0, IP(8, 8, 8, 8), &nh), -1); /* no default left */
+	net->port[1].n_routes = net->port[2].n_routes = 0;
 	net->port[1].gateway = net->port[2].gateway = 0;
 	assert_int_equal(net_route(net, 0, IP(8, 8, 8, 8), &nh), -1);
 	free(net);
