@@ -6,12 +6,21 @@
  *
  * Workers: the net subsystem registers its lcores on arn_config_rcu() of
  * app->config (also reachable as arn_config_global()).
+ *
+ * The store is also what operators see on the admin endpoint
+ * (arn_config_admin.h): /config_dump sections, the /ready condition,
+ * /clusters, /listeners, config.* stats, and lib/admin's deferred free
+ * through the store's RCU. They are registered here, before the admin
+ * server starts, and unregistered last, when workers are gone.
  */
 #include <errno.h>
 
 #include "app.h"
 #include "arn_config.h"
+#include "arn_config_admin.h"
 #include "arn_log.h"
+
+static struct arn_config_admin *config_admin;
 
 int arn_app_config_start(struct arn_app *app)
 {
@@ -28,6 +37,11 @@ int arn_app_config_start(struct arn_app *app)
 		return rc;
 	}
 	arn_sb_free(&err);
+	config_admin = arn_config_admin_start(s);
+	if (config_admin == NULL) {
+		arn_config_destroy(s);
+		return -ENOMEM;
+	}
 	app->config = s;
 	arn_config_set_global(s);
 	struct arn_config_stats st;
@@ -43,13 +57,18 @@ int arn_app_config_start(struct arn_app *app)
 
 void arn_app_config_poll(struct arn_app *app)
 {
-	if (app->config)
+	if (app->config) {
 		arn_config_poll(app->config);
+		arn_config_admin_poll(config_admin);
+	}
 }
 
 void arn_app_config_stop(struct arn_app *app)
 {
-	/* net (the workers) stopped before us: no reader is left */
+	/* net (the workers) stopped before us: no reader is left, so what
+	 * waits for a grace period is freed now, before the store goes */
+	arn_config_admin_stop(config_admin);
+	config_admin = NULL;
 	arn_config_destroy(app->config);
 	app->config = NULL;
 }
