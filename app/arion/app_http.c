@@ -1,0 +1,39 @@
+/*
+ * Serve mode's HTTP hooks: the proxy (lib/http, arn_http.h) registers its
+ * per-worker module with lib/tcp before net starts the workers; listeners
+ * (HTTP connection manager and echo filter chains alike) come from the
+ * configuration model's generations from then on.
+ */
+#include "app.h"
+#include "arn_config.h"
+#include "arn_http.h"
+#include "arn_log.h"
+#include "arn_tcp.h"
+
+int arn_app_http_start(struct arn_app *app)
+{
+	if (!app->config)
+		return 0;
+	/* lib/tcp's temporary static echo loader predates lib/config's
+	 * listeners; loading an empty table turns it off so that echo
+	 * listeners are opened once, by the HTTP module, from the model */
+	arn_tcp_static_echo_load(NULL);
+	int rc = arn_http_start(app->config, NULL);
+	if (rc == 0)
+		app->http = app->config;
+	return rc;
+}
+
+void arn_app_http_poll(struct arn_app *app)
+{
+	if (app->http)
+		arn_http_poll();
+}
+
+void arn_app_http_stop(struct arn_app *app)
+{
+	if (!app->http)
+		return;
+	arn_http_stop();
+	app->http = NULL;
+}

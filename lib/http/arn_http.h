@@ -1,0 +1,57 @@
+/*
+ * Arion's HTTP proxy: Envoy's HTTP connection manager and router filter on
+ * lib/tcp, routed by lib/config's compiled tables, with per-worker upstream
+ * connection pools and load balancers (docs/http.md describes the
+ * behaviour). The HTTP/1 codec underneath is arn_h1.h.
+ *
+ * Life cycle (app/arion/app_http.c), all on the control lcore:
+ *
+ *     arn_http_start(store, opts)   after the configuration store exists and
+ *                                   BEFORE lib/net starts the workers: it
+ *                                   registers the per-worker module with
+ *                                   lib/tcp (arn_tcp_app_register)
+ *     arn_http_poll()               every control loop iteration: builds the
+ *                                   statistics scopes, access loggers and
+ *                                   circuit breaker counters of a new
+ *                                   generation, frees what workers are done with
+ *     arn_http_stop()               after the workers stopped
+ *
+ * On each worker the module listens on every active listener of the current
+ * generation (and follows later generations: new listeners are opened,
+ * removed ones closed, connections accepted on an updated one finish their
+ * current request and close), serves HCM filter chains itself and hands
+ * envoy.filters.network.echo chains to lib/tcp's echo filter.
+ *
+ * Configuration objects that a request uses (route table, cluster,
+ * endpoints) are pinned for the request's life (arn_cfg_pin), so a new
+ * generation changes new requests only.
+ */
+#ifndef ARN_HTTP_H
+#define ARN_HTTP_H
+
+#include <stdint.h>
+
+struct arn_config_store;
+
+/** Sizes per worker; zero fields take the defaults shown. */
+struct arn_http_options {
+	uint32_t max_connections;	   /* downstream connection blocks: 16384 */
+	uint32_t max_upstream_connections; /* upstream connection blocks: 8192 */
+	uint32_t max_streams;		   /* requests in flight (header buffers): 1024 */
+};
+
+/**
+ * Register the HTTP module with lib/tcp and build the runtime objects of the
+ * current generation of @p s (borrowed; must outlive arn_http_stop).
+ * @p opts may be NULL. Control lcore, before workers start.
+ * @return 0; -ENOSPC (lib/tcp's module table is full); -ENOMEM.
+ */
+int arn_http_start(struct arn_config_store *s, const struct arn_http_options *opts);
+
+/** Control lcore housekeeping; cheap when no generation changed. */
+void arn_http_poll(void);
+
+/** Free the runtime objects; workers must have stopped. */
+void arn_http_stop(void);
+
+#endif

@@ -1,0 +1,1552 @@
+/*
+ * Envoy's HTTP connection manager and router filter for HTTP/1.1 on one
+ * worker: accept (filter chain selection), parse requests, route them on
+ * the compiled tables, answer locally (404 NR, 503 NC/UH/UF/UO/UC, 504 UT,
+ * 400/431 for bad requests, redirects, direct responses) or proxy them to
+ * an endpoint chosen by the cluster's load balancer, stream bodies both
+ * ways with back-pressure, and log.
+ *
+ * Flow control: each direction owns at most HTTP_IN_MAX bytes taken from
+ * TCP; a body piece is parsed only when the previous one has been handed to
+ * the other side's TCP send buffer, so a slow reader closes the writer's
+ * TCP window instead of growing memory (a 1 GB upload holds the two TCP
+ * buffers and HTTP_IN_MAX, nothing more).
+ *
+ * One request is processed at a time per connection (HTTP/1.1 pipelining is
+ * sequential): the next request's bytes wait in the input until the current
+ * response is complete.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_mbuf.h>
+
+#include "arn_admin.h"
+#include "arn_config.h"
+#include "arn_log.h"
+#include "arn_net.h"
+#include "arn_tcp.h"
+#include "http_int.h"
+
+#define LINGER_MS 3000
+#define MAX_EDITS ARN_H1_MAX_EDITS
+
+#define HS(hc) ((hc)->hrt ? (hc)->hrt->stats : NULL)
+#define HTTP_INC(hc, name)                                                                         \
+	do {                                                                                       \
+		if (HS(hc))                                                                        \
+			arn_stats_inc(HS(hc), (hc)->w->slot, ARN_HTTP_##name);                     \
+	} while (0)
+#define HTTP_GAUGE(hc, name, d)                                                                    \
+	do {                                                                                       \
+		if (HS(hc))                                                                        \
+			arn_stats_gauge_add(HS(hc), (hc)->w->slot, ARN_HTTP_##name, (d));          \
+	} while (0)
+#define CS(st) ((st)->crt ? (st)->crt->stats : NULL)
+#define CL_INC(hc, name)                                                                           \
+	do {                                                                                       \
+		if (CS(&(hc)->st))                                                                 \
+			arn_stats_inc(CS(&(hc)->st), (hc)->w->slot, ARN_CL_##name);                \
+	} while (0)
+#define CL_GAUGE(hc, name, d)                                                                      \
+	do {                                                                                       \
+		if (CS(&(hc)->st))                                                                 \
+			arn_stats_gauge_add(CS(&(hc)->st), (hc)->w->slot, ARN_CL_##name, (d));     \
+	} while (0)
+#define LS_INC(hc, name)                                                                           \
+	do {                                                                                       \
+		if ((hc)->lrt)                                                                     \
+			arn_stats_inc((hc)->lrt->stats, (hc)->w->slot, ARN_LS_##name);             \
+	} while (0)
+
+static void hc_run(struct http_conn *hc);
+static void route_timeout(struct http_timer *t);
+static void stream_idle_timeout(struct http_timer *t);
+static void conn_idle_timeout(struct http_timer *t);
+
+static uint64_t now_us(struct http_worker *w, uint64_t since_tsc)
+{
+	return (http_tsc(w) - since_tsc) / w->tsc_per_us;
+}
+
+static bool msg_has_body(const struct arn_h1_msg *m)
+{
+	if (m->flags & ARN_H1_F_CHUNKED)
+		return true;
+	if (m->flags & ARN_H1_F_CONTENT_LENGTH)
+		return m->content_length > 0;
+	return false;
+}
+
+static void out_add_chain(struct http_out *o, struct rte_mbuf *m)
+{
+	if (!o->chain) {
+		o->chain = m;
+	} else if (rte_pktmbuf_chain(o->chain, m) != 0) {
+		/* too many segments to link: drop the new part (never expected) */
+		rte_pktmbuf_free(m);
+	}
+}
+
+/* ---- access log ---------------------------------------------------------------------- */
+
+static __thread struct arn_access_header log_req[HTTP_MAX_HDRS + 2];
+static __thread struct arn_access_header log_resp[HTTP_MAX_HDRS];
+
+static unsigned log_headers(const struct arn_h1_msg *m, struct arn_access_header *out, unsigned cap,
+			    const struct http_stream *st, bool request)
+{
+	unsigned n = 0;
+	bool rid = false, xff = false;
+	for (unsigned i = 0; i < m->n_hdrs && n < cap; i++) {
+		const struct arn_h1_header *h = &m->hdrs[i];
+		struct arn_access_header *a = &out[n++];
+		a->name = (struct arn_access_str){h->name, h->name_len};
+		a->value = (struct arn_access_str){h->value, h->value_len};
+		if (!request)
+			continue;
+		/* the values Arion sent upstream, as Envoy logs them */
+		if (st->request_id && h->name_len == 12 &&
+		    arn_h1_eq_nocase(h->name, 12, "x-request-id", 12)) {
+			a->value = (struct arn_access_str){st->request_id, st->request_id_len};
+			rid = true;
+		}
+		if (st->xff && h->name_len == 15 &&
+		    arn_h1_eq_nocase(h->name, 15, "x-forwarded-for", 15) && !xff) {
+			xff = true;
+		}
+	}
+	if (request && st->request_id && !rid && n < cap)
+		out[n++] = (struct arn_access_header){{"x-request-id", 12},
+						      {st->request_id, st->request_id_len}};
+	if (request && st->xff && !xff && n < cap)
+		out[n++] =
+		    (struct arn_access_header){{"x-forwarded-for", 15}, {st->xff, st->xff_len}};
+	return n;
+}
+
+static void access_log(struct http_conn *hc)
+{
+	struct http_stream *st = &hc->st;
+	struct http_hcm_rt *r = hc->hrt;
+	if (!r || !r->n_loggers)
+		return;
+	struct http_worker *w = hc->w;
+	const struct arn_h1_msg *m = &hc->msg;
+	struct arn_access_record rec;
+	memset(&rec, 0, sizeof(rec));
+	rec.start_time_us = st->start_wall_us;
+	rec.duration_us = now_us(w, st->start_tsc);
+	rec.request_duration_us =
+	    st->req_end_tsc ? (st->req_end_tsc - st->start_tsc) / w->tsc_per_us : UINT64_MAX;
+	rec.response_duration_us =
+	    st->resp_first_tsc ? (st->resp_first_tsc - st->start_tsc) / w->tsc_per_us : UINT64_MAX;
+	rec.response_tx_duration_us =
+	    st->resp_first_tsc ? now_us(w, st->resp_first_tsc) : UINT64_MAX;
+	bool have_req = st->head_done && st->res;
+	if (have_req) {
+		rec.method = (struct arn_access_str){m->method_name.p, m->method_name.len};
+		rec.path = (struct arn_access_str){m->path.p, m->path.len};
+		rec.authority = (struct arn_access_str){m->authority.p, m->authority.len};
+		rec.req_headers = log_req;
+		rec.n_req_headers = log_headers(m, log_req, HTTP_MAX_HDRS + 2, st, true);
+	}
+	rec.scheme = (struct arn_access_str){"http", 4};
+	rec.protocol = st->version == 10 ? (struct arn_access_str){"HTTP/1.0", 8}
+					 : (struct arn_access_str){"HTTP/1.1", 8};
+	if (st->resp_started && !st->local && st->res) {
+		rec.resp_headers = log_resp;
+		rec.n_resp_headers = log_headers(&st->resp, log_resp, HTTP_MAX_HDRS, st, false);
+	}
+	rec.response_code = st->status;
+	if (st->details)
+		rec.response_code_details =
+		    (struct arn_access_str){st->details, (uint32_t)strlen(st->details)};
+	rec.response_flags = st->flags;
+	rec.bytes_received = st->rx_body;
+	rec.bytes_sent = st->tx_body;
+	rec.downstream_remote = (struct arn_access_addr){hc->raddr, hc->rport};
+	rec.downstream_local = (struct arn_access_addr){hc->laddr, hc->lport};
+	if (st->ep_addr)
+		rec.upstream_host = (struct arn_access_addr){st->ep_addr, st->ep_port};
+	if (st->crt)
+		rec.upstream_cluster =
+		    (struct arn_access_str){st->crt->name, (uint32_t)st->crt->len};
+	if (st->route && st->route->name)
+		rec.route_name =
+		    (struct arn_access_str){st->route->name, (uint32_t)strlen(st->route->name)};
+	rec.connection_id = hc->id;
+	rec.upstream_request_attempt_count = st->ep_addr ? 1 : 0;
+	for (unsigned i = 0; i < r->n_loggers; i++)
+		arn_access_log_write(r->loggers[i], w->slot, &rec);
+}
+
+/* ---- closing ------------------------------------------------------------------------------ */
+
+#define abort_conn(hc) abort_conn_(hc, __LINE__)
+static void abort_conn_(struct http_conn *hc, int line)
+{
+	if (hc->state == HTTP_DC_CLOSED || !hc->tc)
+		return;
+	ARN_DEBUG(HTTP, "connection %llx: reset (line %d)", (unsigned long long)hc->id, line);
+	HTTP_INC(hc, downstream_rq_tx_reset);
+	hc->state = HTTP_DC_CLOSED;
+	arn_tcp_abort(hc->tc); /* on_close follows and frees the connection */
+}
+
+static void start_close(struct http_conn *hc)
+{
+	if (hc->state != HTTP_DC_OPEN)
+		return;
+	hc->state = HTTP_DC_CLOSING;
+	hc->idle_timer.fn = conn_idle_timeout;
+	http_timer_arm(hc->w, &hc->idle_timer, LINGER_MS);
+	hc->shut = false;
+}
+
+/* Closing: once the reply is out, FIN; discard what the client still sends
+ * (a close with unread data would reset and could destroy our response in
+ * flight); close when the client's FIN arrives or the linger time ends. */
+static void closing_step(struct http_conn *hc)
+{
+	if (!hc->tc || http_out_busy(&hc->out))
+		return;
+	http_in_free(&hc->in);
+	arn_tcp_rx_consume(hc->tc, arn_tcp_rx_pending(hc->tc));
+	if (!hc->shut) {
+		hc->shut = true;
+		arn_tcp_shutdown(hc->tc);
+	}
+	if (hc->peer_eof) {
+		hc->state = HTTP_DC_CLOSED;
+		arn_tcp_close(hc->tc);
+	}
+}
+
+/* ---- stream end ------------------------------------------------------------------------------ */
+
+static void stream_release_cfg(struct http_stream *st)
+{
+	if (st->rt)
+		arn_cfg_unpin(st->rt);
+	if (st->cluster)
+		arn_cfg_unpin(st->cluster);
+	if (st->endpoints)
+		arn_cfg_unpin(st->endpoints);
+	st->rt = NULL;
+	st->cluster = NULL;
+	st->endpoints = NULL;
+}
+
+static void stream_reset(struct http_conn *hc)
+{
+	struct http_stream *st = &hc->st;
+	memset(st, 0, sizeof(*st));
+	st->route_timer.fn = route_timeout;
+	st->idle_timer.fn = stream_idle_timeout;
+}
+
+static void stream_end(struct http_conn *hc)
+{
+	struct http_worker *w = hc->w;
+	struct http_stream *st = &hc->st;
+	http_timer_cancel(&st->route_timer);
+	http_timer_cancel(&st->idle_timer);
+	if (st->counted_rq) {
+		HTTP_GAUGE(hc, downstream_rq_active, -1);
+		if (st->status) {
+			HTTP_INC(hc, downstream_rq_completed);
+			if (HS(hc))
+				arn_stats_inc(
+				    HS(hc), w->slot,
+				    arn_stats_code_class(ARN_HTTP_downstream_rq_1xx, st->status));
+		}
+		if (HS(hc))
+			arn_stats_hist_record(HS(hc), w->slot, ARN_HTTP_downstream_rq_time,
+					      now_us(w, st->start_tsc));
+	}
+	if (st->counted_up) {
+		CL_GAUGE(hc, upstream_rq_active, -1);
+		if (CS(st) && st->up_start_tsc)
+			arn_stats_hist_record(CS(st), w->slot, ARN_CL_upstream_rq_time,
+					      now_us(w, st->up_start_tsc));
+		__atomic_fetch_sub(&st->crt->rq_active, 1, __ATOMIC_RELAXED);
+	}
+	if (st->active)
+		access_log(hc);
+	struct http_upconn *u = st->up;
+	if (u) {
+		ARN_DEBUG(
+		    HTTP,
+		    "stream end: tunnel %d resp_done %d req_done %d head_sent %d ka %d eof %d",
+		    st->tunnel, st->resp_done, st->req_done, st->req_head_sent,
+		    !!(st->resp.flags & ARN_H1_F_KEEP_ALIVE), u->peer_eof);
+		bool reuse = !st->tunnel && st->resp_done && st->req_done && st->req_head_sent &&
+			     !http_out_busy(&u->out) && (st->resp.flags & ARN_H1_F_KEEP_ALIVE) &&
+			     !u->peer_eof && arn_h1_parser_idle(&u->p);
+		http_up_release(u, reuse);
+	} else {
+		http_up_detach(hc);
+	}
+	stream_release_cfg(st);
+	http_pins_release(&st->req_pins);
+	http_pins_release(&st->resp_pins);
+	struct http_res *res = st->res;
+	bool idle = arn_h1_parser_idle(&hc->p) && !arn_h1_parser_scratch_busy(&hc->p);
+	if (res && idle) {
+		arn_h1_parser_set_scratch(&hc->p, NULL, 0);
+		arn_h1_msg_init(&hc->msg, NULL, 0);
+		http_res_put(w, res);
+		res = NULL;
+	} else if (res) {
+		hc->close_after = true; /* mid-message: the connection cannot go on */
+	}
+	stream_reset(hc);
+	st->res = res;
+	if (!hc->tc)
+		return;
+	if (hc->close_after) {
+		start_close(hc);
+	} else {
+		hc->idle_timer.fn = conn_idle_timeout;
+		if (hc->hcm && hc->hcm->idle_timeout_ms)
+			http_timer_arm(w, &hc->idle_timer, hc->hcm->idle_timeout_ms);
+		hc->again = true; /* pipelined requests may wait in the input */
+	}
+}
+
+/* ---- local replies -------------------------------------------------------------------------- */
+
+static void local_reply(struct http_conn *hc, unsigned status, const char *body, size_t blen,
+			uint32_t flags, const char *details, const struct arn_h1_edit *extra,
+			unsigned n_extra)
+{
+	struct http_stream *st = &hc->st;
+	struct http_worker *w = hc->w;
+	st->flags |= flags;
+	st->details = details;
+	if (st->resp_started) {
+		/* too late for a reply: Envoy resets the stream */
+		if (HS(hc))
+			HTTP_INC(hc, rq_reset_after_downstream_response_started);
+		http_up_detach(hc);
+		abort_conn(hc);
+		return;
+	}
+	http_up_detach(hc);
+	http_timer_cancel(&st->route_timer);
+	st->local = true;
+	if (!st->head_done || (!st->req_done && msg_has_body(&hc->msg)))
+		hc->close_after = true;
+	st->local_wait_end = !st->req_done && !hc->close_after;
+	uint32_t dlen;
+	const char *date = http_date(w, &dlen);
+	const char *server = hc->hcm && hc->hcm->server_name ? hc->hcm->server_name : "envoy";
+	struct http_wchain c;
+	http_wchain_init(&c, w);
+	http_local_reply_write(&c.wb, status, body, blen, server, date, dlen, extra, n_extra,
+			       hc->close_after, st->method == ARN_H1_M_HEAD);
+	struct rte_mbuf *m = http_wchain_finish(&c);
+	if (!m) {
+		abort_conn(hc);
+		return;
+	}
+	out_add_chain(&hc->out, m);
+	st->status = (uint16_t)status;
+	st->resp_started = true;
+	st->resp_done = true;
+	st->tx_body = st->method == ARN_H1_M_HEAD ? 0 : blen;
+	hc->again = true;
+}
+
+/* A local reply with the route's response_headers_to_add (direct responses,
+ * redirects, and errors after a route was chosen, as Envoy applies them). */
+static void local_reply_route(struct http_conn *hc, unsigned status, const char *body, size_t blen,
+			      uint32_t flags, const char *details, const char *location,
+			      size_t loclen)
+{
+	struct http_stream *st = &hc->st;
+	struct arn_h1_edit e[MAX_EDITS];
+	unsigned n = 0;
+	if (location)
+		e[n++] = (struct arn_h1_edit){.name = "location",
+					      .name_len = 8,
+					      .value = location,
+					      .value_len = (uint32_t)loclen,
+					      .op = ARN_H1_EDIT_SET};
+	if (st->route && st->res) {
+		struct http_resp_ctx x = {
+		    .hcm = NULL, /* server: written by the local reply itself */
+		    .rt = st->rt,
+		    .vhost = st->vhost,
+		    .route = st->route,
+		    .wc = st->wc,
+		    .service_ms = -1,
+		    .raddr = hc->raddr,
+		    .rport = hc->rport,
+		    .text = st->res->text + st->text_len,
+		    .text_cap = HTTP_TEXT - st->text_len,
+		};
+		int k = http_resp_edits(&x, NULL, e + n, MAX_EDITS - n);
+		if (k > 0)
+			n += (unsigned)k;
+		st->text_len += x.text_len;
+	}
+	local_reply(hc, status, body, blen, flags, details, e, n);
+}
+
+static void reset_reply(struct http_conn *hc, unsigned status, const char *reason, uint32_t flags,
+			const char *details)
+{
+	char body[160];
+	int k = snprintf(body, sizeof(body), "%s%s", HTTP_BODY_RESET, reason);
+	local_reply_route(hc, status, body, (size_t)k, flags, details, NULL, 0);
+}
+
+static void protocol_error(struct http_conn *hc)
+{
+	struct http_stream *st = &hc->st;
+	enum arn_h1_err e = arn_h1_parser_error(&hc->p);
+	unsigned status = (unsigned)arn_h1_err_status(e);
+	HTTP_INC(hc, downstream_cx_protocol_error);
+	if (!st->counted_rq) {
+		st->counted_rq = true;
+		HTTP_INC(hc, downstream_rq_total);
+		HTTP_INC(hc, downstream_rq_http1_total);
+		HTTP_GAUGE(hc, downstream_rq_active, 1);
+	}
+	if (!st->active) {
+		st->active = true;
+		st->start_tsc = http_tsc(hc->w);
+	}
+	hc->close_after = true;
+	/* Envoy's HTTP/1 codec answers with the status's text as the body */
+	const char *text = arn_h1_reason(status);
+	local_reply(hc, status, text, strlen(text), ARN_RF_BIT(DOWNSTREAM_PROTOCOL_ERROR),
+		    arn_h1_err_details(e), NULL, 0);
+}
+
+/* ---- routing ------------------------------------------------------------------------------------
+ */
+
+static __thread struct arn_cfg_header route_hdrs[HTTP_MAX_HDRS];
+
+static uint32_t lb_active(void *ctx, const struct arn_cfg_endpoint *ep)
+{
+	struct http_conn *hc = ctx;
+	struct http_pool *p = hc->st.crt ? http_pool_find(hc->w, hc->st.crt->name, hc->st.crt->len,
+							  ep->addr, ep->port)
+					 : NULL;
+	return p ? p->n_active : 0;
+}
+
+static uint64_t *lb_rr(struct http_worker *w, uint64_t key)
+{
+	key |= 1;
+	for (unsigned i = 0; i < HTTP_LB_SLOTS; i++) {
+		struct http_lb_state *s = &w->lb[(key + i) & (HTTP_LB_SLOTS - 1)];
+		if (s->key == key)
+			return &s->rr;
+		if (s->key == 0) {
+			s->key = key;
+			s->rr = 0;
+			return &s->rr;
+		}
+	}
+	return NULL;
+}
+
+static void route_to_cluster(struct http_conn *hc, const struct arn_cfg_gen *g,
+			     const struct arn_cfg_request *req)
+{
+	struct http_worker *w = hc->w;
+	struct http_stream *st = &hc->st;
+	const struct arn_cfg_route_action *a = &st->route->route;
+	struct arn_cfg_ref ref;
+	if (arn_cfg_route_cluster(a, req, &ref) != 0) {
+		HTTP_INC(hc, no_cluster);
+		local_reply_route(hc, 503, NULL, 0, ARN_RF_BIT(NO_CLUSTER_FOUND),
+				  "cluster_not_found", NULL, 0);
+		return;
+	}
+	if (a->spec == ARN_CFG_CLUSTER_WEIGHTED)
+		for (size_t i = 0; i < a->n_weighted; i++)
+			if (a->weighted[i].cluster.name == ref.name ||
+			    (a->weighted[i].cluster.len == ref.len &&
+			     memcmp(a->weighted[i].cluster.name, ref.name, ref.len) == 0)) {
+				st->wc = &a->weighted[i];
+				break;
+			}
+	struct arn_cfg_cluster_view v;
+	if (!g || arn_cfg_cluster_resolve(g, &ref, &v) != 0) {
+		/* G5: a route to a cluster that does not exist */
+		HTTP_INC(hc, no_cluster);
+		unsigned code = a->cluster_not_found_status ? a->cluster_not_found_status : 503;
+		local_reply_route(hc, code, NULL, 0, ARN_RF_BIT(NO_CLUSTER_FOUND),
+				  "cluster_not_found", NULL, 0);
+		return;
+	}
+	arn_cfg_pin(v.cluster);
+	arn_cfg_pin(v.endpoints);
+	st->cluster = v.cluster;
+	st->endpoints = v.endpoints;
+	st->crt = http_rt_cluster(ref.name, ref.len,
+				  ref.hash ? ref.hash : arn_cfg_hash(ref.name, ref.len));
+	st->timeout_ms = a->timeout_ms;
+	if (a->idle_timeout_ms)
+		st->idle_timeout_ms = a->idle_timeout_ms;
+
+	struct http_lb_in in = {
+	    .cluster = v.cluster,
+	    .eps = v.endpoints,
+	    .rr = st->crt ? lb_rr(w, st->crt->hash) : lb_rr(w, arn_cfg_hash(ref.name, ref.len)),
+	    .rand = http_rand(w),
+	    .active = lb_active,
+	    .ctx = hc,
+	};
+	if (v.cluster->lb == ARN_CFG_LB_RING_HASH || v.cluster->lb == ARN_CFG_LB_MAGLEV)
+		in.has_hash = http_lb_hash(a, &hc->msg, hc->raddr, &in.hash);
+	struct http_lb_out out;
+	if (http_lb_pick(&in, &out) != 0) {
+		CL_INC(hc, upstream_cx_none_healthy);
+		local_reply_route(hc, 503, HTTP_BODY_UH, strlen(HTTP_BODY_UH),
+				  ARN_RF_BIT(NO_HEALTHY_UPSTREAM), "no_healthy_upstream", NULL, 0);
+		return;
+	}
+	if (out.panic)
+		CL_INC(hc, lb_healthy_panic);
+	st->ep_addr = out.ep->addr;
+	st->ep_port = out.ep->port;
+	st->ep_host = out.ep->hostname;
+	const struct arn_cfg_thresholds *th = &v.cluster->thresholds[0];
+	if (st->crt &&
+	    __atomic_load_n(&st->crt->rq_active, __ATOMIC_RELAXED) >= (int32_t)th->max_requests) {
+		CL_INC(hc, upstream_rq_pending_overflow);
+		reset_reply(hc, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
+		return;
+	}
+	struct http_pool *p = http_pool_get(w, &ref, st->crt, out.ep->addr, out.ep->port);
+	if (!p) {
+		reset_reply(hc, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
+		return;
+	}
+	int rc = http_up_acquire(w, p, hc, hc->laddr);
+	if (rc == -EBUSY) {
+		reset_reply(hc, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
+		return;
+	}
+	if (rc != 0) {
+		CL_INC(hc, upstream_cx_connect_fail);
+		reset_reply(hc, 503, "local connection failure",
+			    ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE),
+			    "upstream_reset_before_response_started{local_connection_failure}");
+		return;
+	}
+	if (st->crt) {
+		__atomic_fetch_add(&st->crt->rq_active, 1, __ATOMIC_RELAXED);
+		st->counted_up = true;
+		CL_INC(hc, upstream_rq_total);
+		CL_GAUGE(hc, upstream_rq_active, 1);
+	}
+	HTTP_INC(hc, rq_total);
+	if (st->up && st->up->connected)
+		http_dc_upstream_ready(hc);
+}
+
+static void on_head(struct http_conn *hc)
+{
+	struct http_worker *w = hc->w;
+	struct http_stream *st = &hc->st;
+	const struct arn_h1_msg *m = &hc->msg;
+	const struct arn_cfg_hcm *h = hc->hcm;
+
+	st->head_done = true;
+	st->method = m->method;
+	st->version = m->version;
+	if (!st->counted_rq) {
+		st->counted_rq = true;
+		HTTP_INC(hc, downstream_rq_total);
+		HTTP_INC(hc, downstream_rq_http1_total);
+		HTTP_GAUGE(hc, downstream_rq_active, 1);
+	}
+	hc->n_req++;
+	if (!(m->flags & ARN_H1_F_KEEP_ALIVE))
+		hc->close_after = true;
+	if (h->max_requests_per_connection && hc->n_req >= h->max_requests_per_connection)
+		hc->close_after = true;
+	st->upgrade_req = (m->flags & ARN_H1_F_UPGRADE) && !(m->flags & ARN_H1_F_H2C);
+	st->idle_timeout_ms = h->stream_idle_timeout_ms;
+	if (st->idle_timeout_ms)
+		http_timer_arm(w, &st->idle_timer, st->idle_timeout_ms);
+
+	/* Envoy without proxy_100_continue answers the expectation itself */
+	if (m->flags & ARN_H1_F_EXPECT_CONTINUE) {
+		struct http_wchain c;
+		http_wchain_init(&c, w);
+		arn_h1_put(&c.wb, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+		struct rte_mbuf *cm = http_wchain_finish(&c);
+		if (cm)
+			out_add_chain(&hc->out, cm);
+		st->expect_100_sent = true;
+	}
+
+	/* the Host the routes see (and the upstream gets) */
+	const char *auth = m->authority.p;
+	size_t alen = m->authority.len;
+	if (h->strip_any_host_port || h->strip_matching_host_port) {
+		uint32_t port = 0;
+		size_t hl = arn_cfg_host_without_port(auth, alen, &port);
+		if (hl != alen && (h->strip_any_host_port || port == hc->lport)) {
+			alen = hl;
+			st->host_stripped = true;
+		}
+	}
+	st->auth = auth;
+	st->auth_len = (uint32_t)alen;
+
+	const struct arn_cfg_gen *g = w->store ? arn_config_gen(w->store) : NULL;
+	const struct arn_cfg_route_table *rt = g ? arn_cfg_hcm_routes(g, h) : h->inline_routes;
+	unsigned n = m->n_hdrs < HTTP_MAX_HDRS ? m->n_hdrs : HTTP_MAX_HDRS;
+	for (unsigned i = 0; i < n; i++)
+		route_hdrs[i] = (struct arn_cfg_header){m->hdrs[i].name, m->hdrs[i].name_len,
+							m->hdrs[i].value, m->hdrs[i].value_len};
+	struct arn_cfg_request req = {
+	    .method = m->method_name.p,
+	    .method_len = m->method_name.len,
+	    .authority = auth,
+	    .authority_len = alen,
+	    .path = m->path.p,
+	    .path_len = m->path.len,
+	    .headers = route_hdrs,
+	    .n_headers = n,
+	    .listener_port = hc->lport,
+	    .random = http_rand(w),
+	};
+	struct arn_cfg_route_match mt;
+	if (!rt || arn_cfg_route_match(rt, &req, &mt) != 0) {
+		HTTP_INC(hc, no_route);
+		local_reply(hc, 404, NULL, 0, ARN_RF_BIT(NO_ROUTE_FOUND), "route_not_found", NULL,
+			    0);
+		return;
+	}
+	arn_cfg_pin(rt);
+	st->rt = rt;
+	st->vhost = mt.vhost;
+	st->route = mt.route;
+	const struct arn_cfg_route *r = mt.route;
+
+	if (mt.vhost->require_tls) {
+		/* plain text to a virtual host that requires TLS: Envoy redirects */
+		char *loc = st->res->text + st->text_len;
+		int k = snprintf(loc, HTTP_TEXT - st->text_len, "https://%.*s%.*s",
+				 (int)arn_cfg_host_without_port(auth, alen, NULL), auth,
+				 (int)m->path.len, m->path.p);
+		if (k > 0 && (uint32_t)k < HTTP_TEXT - st->text_len) {
+			st->text_len += (uint32_t)k + 1;
+			HTTP_INC(hc, rq_redirect);
+			local_reply_route(hc, 301, NULL, 0, 0, "direct_response", loc, (size_t)k);
+			return;
+		}
+	}
+	switch (r->action) {
+	case ARN_CFG_ACTION_DIRECT:
+		HTTP_INC(hc, rq_direct_response);
+		local_reply_route(hc, r->direct.status, r->direct.body, r->direct.body_len, 0,
+				  "direct_response", NULL, 0);
+		return;
+	case ARN_CFG_ACTION_REDIRECT: {
+		char *loc = st->res->text + st->text_len;
+		int k =
+		    http_redirect_location(&r->redirect, false, auth, alen, m->path.p, m->path.len,
+					   r->path_kind == ARN_CFG_PATH_PREFIX ? r->path : NULL,
+					   r->path_kind == ARN_CFG_PATH_PREFIX ? r->path_len : 0,
+					   loc, HTTP_TEXT - st->text_len);
+		if (k < 0) {
+			local_reply(hc, 500, NULL, 0, 0, "redirect_too_long", NULL, 0);
+			return;
+		}
+		st->text_len += (uint32_t)k + 1;
+		HTTP_INC(hc, rq_redirect);
+		local_reply_route(hc, r->redirect.status ? r->redirect.status : 301, NULL, 0, 0,
+				  "direct_response", loc, (size_t)k);
+		return;
+	}
+	default:
+		route_to_cluster(hc, g, &req);
+		return;
+	}
+}
+
+/* The request head goes upstream once the stream has a connected upstream
+ * connection (now, or from on_connected). */
+void http_dc_upstream_ready(struct http_conn *hc)
+{
+	struct http_worker *w = hc->w;
+	struct http_stream *st = &hc->st;
+	struct http_upconn *u = st->up;
+	const struct arn_h1_msg *m = &hc->msg;
+	if (!u || st->req_head_sent || !st->res)
+		return;
+	const struct arn_cfg_route *r = st->route;
+	char *text = st->res->text;
+	const char *path = m->path.p;
+	uint32_t plen = m->path.len;
+	bool rewritten = false;
+	if (r && (r->route.prefix_rewrite || r->route.regex_rewrite)) {
+		char *buf = text + st->text_len;
+		int k = arn_cfg_route_rewrite_path(r, m->path.p, m->path.len, buf,
+						   HTTP_TEXT - st->text_len);
+		if (k > 0) {
+			path = buf;
+			plen = (uint32_t)k;
+			st->text_len += (uint32_t)k + 1;
+			rewritten = true;
+		}
+	}
+	char hostbuf[64];
+	const char *host = NULL;
+	uint32_t host_len = 0;
+	if (r && r->route.host_rewrite_literal) {
+		host = r->route.host_rewrite_literal;
+		host_len = (uint32_t)strlen(host);
+	} else if (r && r->route.auto_host_rewrite) {
+		if (st->ep_host) {
+			host = st->ep_host;
+			host_len = (uint32_t)strlen(host);
+		} else {
+			int k = snprintf(hostbuf, sizeof(hostbuf), "%u.%u.%u.%u:%u",
+					 st->ep_addr >> 24, (st->ep_addr >> 16) & 255,
+					 (st->ep_addr >> 8) & 255, st->ep_addr & 255, st->ep_port);
+			host = hostbuf;
+			host_len = (uint32_t)k;
+		}
+	} else if (st->host_stripped) {
+		host = st->auth;
+		host_len = st->auth_len;
+	} else if (m->host_idx < 0) {
+		/* HTTP/1.0 without Host (or absolute-form without one): the
+		 * upstream speaks HTTP/1.1 and needs one */
+		if (m->authority.len) {
+			host = m->authority.p;
+			host_len = m->authority.len;
+		} else {
+			int k = snprintf(hostbuf, sizeof(hostbuf), "%u.%u.%u.%u:%u",
+					 st->ep_addr >> 24, (st->ep_addr >> 16) & 255,
+					 (st->ep_addr >> 8) & 255, st->ep_addr & 255, st->ep_port);
+			host = hostbuf;
+			host_len = (uint32_t)k;
+		}
+	}
+	struct http_req_ctx x = {
+	    .hcm = hc->hcm,
+	    .rt = st->rt,
+	    .vhost = st->vhost,
+	    .route = st->route,
+	    .wc = st->wc,
+	    .raddr = hc->raddr,
+	    .rport = hc->rport,
+	    .laddr = hc->laddr,
+	    .lport = hc->lport,
+	    .host = host,
+	    .host_len = host_len,
+	    .path_rewritten = rewritten,
+	    .timeout_ms = st->timeout_ms,
+	    .rand_hi = http_rand(w),
+	    .rand_lo = http_rand(w),
+	    .text = text + st->text_len,
+	    .text_cap = HTTP_TEXT - st->text_len,
+	};
+	struct arn_h1_edit e[MAX_EDITS];
+	int n = http_req_edits(&x, m, e, MAX_EDITS - 1);
+	if (n < 0) {
+		local_reply_route(hc, 500, NULL, 0, 0, "header_edits_overflow", NULL, 0);
+		hc_run(hc);
+		return;
+	}
+	st->text_len += x.text_len;
+	st->xff = x.xff;
+	st->xff_len = x.xff_len;
+	st->request_id = x.request_id;
+	st->request_id_len = x.request_id_len;
+	if (m->flags & ARN_H1_F_CL_IGNORED)
+		e[n++] = (struct arn_h1_edit){
+		    .name = "content-length", .name_len = 14, .op = ARN_H1_EDIT_REMOVE};
+	struct http_wchain c;
+	http_wchain_init(&c, w);
+	arn_h1_write_request_line(&c.wb, m->method_name.p, m->method_name.len, path, plen, 1);
+	arn_h1_write_headers(&c.wb, m, e, (unsigned)n,
+			     ARN_H1_W_DROP_HOP | (st->upgrade_req ? ARN_H1_W_UPGRADE : 0));
+	if (m->flags & ARN_H1_F_CHUNKED) {
+		arn_h1_write_header(&c.wb, "transfer-encoding", 17, "chunked", 7);
+		st->up_chunked = true;
+	}
+	arn_h1_write_end(&c.wb);
+	struct rte_mbuf *chain = http_wchain_finish(&c);
+	if (!chain) {
+		local_reply_route(hc, 503, NULL, 0, ARN_RF_BIT(LOCAL_RESET), "out_of_buffers", NULL,
+				  0);
+		hc_run(hc);
+		return;
+	}
+	out_add_chain(&u->out, chain);
+	st->req_head_sent = true;
+	u->n_req++;
+	st->up_start_tsc = http_tsc(w);
+	hc_run(hc);
+}
+
+/* ---- request direction ---------------------------------------------------------------------- */
+
+static bool req_may_parse(struct http_conn *hc)
+{
+	struct http_stream *st = &hc->st;
+	if (hc->state != HTTP_DC_OPEN)
+		return false;
+	if (!st->active)
+		return true;
+	if (st->local)
+		return st->local_wait_end;
+	if (st->tunnel)
+		return st->up && st->up->tc;
+	if (st->req_done)
+		return false;
+	if (st->head_done)
+		return st->up && st->up->connected && st->req_head_sent;
+	return true;
+}
+
+static void fwd_body(struct http_out *o, struct arn_h1_chunker *ch, bool chunked, const char *p,
+		     size_t n)
+{
+	if (chunked) {
+		size_t k = arn_h1_chunk_prefix(ch, n, o->stage);
+		o->stage_off = 0;
+		o->stage_len = (uint8_t)k;
+	}
+	o->data = p;
+	o->data_len = (uint32_t)n;
+}
+
+static void fwd_end(struct http_out *o, struct arn_h1_chunker *ch)
+{
+	size_t k = arn_h1_chunk_last(ch, o->stage);
+	o->stage[k++] = '\r';
+	o->stage[k++] = '\n';
+	o->stage_off = 0;
+	o->stage_len = (uint8_t)k;
+}
+
+static void req_step(struct http_conn *hc)
+{
+	struct http_worker *w = hc->w;
+	struct http_stream *st = &hc->st;
+	for (;;) {
+		struct http_upconn *u = st->up;
+		if (u && http_out_busy(&u->out)) {
+			int rc = http_out_flush(&u->out, u->tc);
+			if (rc != 0)
+				return; /* -EAGAIN: on_writable; else on_close will tell */
+		}
+		if (st->req_done && !st->req_sent && u && !http_out_busy(&u->out)) {
+			st->req_sent = true;
+			if (st->timeout_ms && !st->resp_done)
+				http_timer_arm(w, &st->route_timer, st->timeout_ms);
+		}
+		if (!req_may_parse(hc))
+			return;
+		if (!st->res) {
+			if (!hc->in.bytes && !http_in_fill(&hc->in, hc->tc))
+				return;
+			st->res = http_res_get(w);
+			if (!st->res) {
+				/* every stream buffer is in use: shed this connection */
+				HTTP_INC(hc, downstream_rq_tx_reset);
+				abort_conn(hc);
+				return;
+			}
+			arn_h1_msg_init(&hc->msg, st->res->req_hdrs, HTTP_MAX_HDRS);
+		}
+		struct arn_h1_ev ev;
+		ssize_t n = http_in_parse(&hc->in, &hc->p, &ev, &st->req_pins, !st->head_done);
+		if (n == ARN_AGAIN) {
+			if (http_in_fill(&hc->in, hc->tc))
+				continue;
+			if (hc->peer_eof) {
+				struct arn_h1_ev e2;
+				int rc = arn_h1_parse_eof(&hc->p, &e2);
+				if (st->tunnel || (st->active && !st->req_done) || rc != 0) {
+					if (st->active && !st->resp_done) {
+						/* the client went away mid-request */
+						st->flags |=
+						    ARN_RF_BIT(DOWNSTREAM_CONNECTION_TERMINATION);
+						HTTP_INC(hc, downstream_rq_rx_reset);
+						http_up_detach(hc);
+						st->resp_done = st->req_done = true;
+					}
+					if (st->tunnel)
+						st->req_done = st->resp_done = true;
+					hc->close_after = true;
+				} else if (!st->active) {
+					hc->close_after = true;
+					start_close(hc);
+				} else {
+					hc->close_after = true;
+				}
+				hc->again = true;
+			}
+			return;
+		}
+		if (n == -EBADMSG) {
+			protocol_error(hc);
+			return;
+		}
+		if (n == -EPIPE) {
+			/* bytes after a request that ended the connection */
+			http_in_free(&hc->in);
+			return;
+		}
+		if (n < 0)
+			return; /* -EBUSY: an upgrade waits for the upstream's answer */
+		st->last_activity_ms = w->now_ms;
+		if (!st->active) {
+			st->active = true;
+			st->start_tsc = http_tsc(w);
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			st->start_wall_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+			http_timer_cancel(&hc->idle_timer);
+		}
+		switch (ev.type) {
+		case ARN_H1_EV_NEED_SCRATCH:
+			arn_h1_parser_set_scratch(&hc->p, st->res->req_scratch, HTTP_SCRATCH);
+			break;
+		case ARN_H1_EV_HEAD:
+			if (st->req_pins.overflow) {
+				/* a head in more pieces than we keep references to */
+				hc->close_after = true;
+				local_reply(hc, 431, "Request Header Fields Too Large", 31,
+					    ARN_RF_BIT(DOWNSTREAM_PROTOCOL_ERROR),
+					    "http1.headers_too_large", NULL, 0);
+				return;
+			}
+			on_head(hc);
+			break;
+		case ARN_H1_EV_BODY:
+			st->rx_body += ev.len;
+			if (st->local) {
+				/* a reply is out already; the body is not read */
+				hc->close_after = true;
+				st->local_wait_end = false;
+				return;
+			}
+			if (!st->up)
+				return;
+			fwd_body(&st->up->out, &st->up_chunker, st->up_chunked && !st->tunnel,
+				 ev.data, ev.len);
+			if (CS(st))
+				arn_stats_add(CS(st), w->slot, ARN_CL_upstream_cx_tx_bytes_total,
+					      ev.len);
+			break;
+		case ARN_H1_EV_END:
+			st->req_done = true;
+			st->req_end_tsc = http_tsc(w);
+			if (st->local) {
+				st->local_wait_end = false;
+				return;
+			}
+			if (st->up && st->up_chunked)
+				fwd_end(&st->up->out, &st->up_chunker);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* ---- response direction -----------------------------------------------------------------------
+ */
+
+static void write_resp_head(struct http_conn *hc)
+{
+	struct http_worker *w = hc->w;
+	struct http_stream *st = &hc->st;
+	const struct arn_h1_msg *r = &st->resp;
+	struct http_resp_ctx x = {
+	    .hcm = hc->hcm,
+	    .rt = st->rt,
+	    .vhost = st->vhost,
+	    .route = st->route,
+	    .wc = st->wc,
+	    .service_ms = (int64_t)((http_tsc(w) - st->up_start_tsc) / w->tsc_per_ms),
+	    .upstream_addr = st->ep_addr,
+	    .upstream_port = st->ep_port,
+	    .raddr = hc->raddr,
+	    .rport = hc->rport,
+	    .text = st->res->text + st->text_len,
+	    .text_cap = HTTP_TEXT - st->text_len,
+	};
+	struct arn_h1_edit e[MAX_EDITS];
+	int n = http_resp_edits(&x, r, e, MAX_EDITS);
+	if (n < 0)
+		n = 0;
+	st->text_len += x.text_len;
+	bool no_body = (r->flags & ARN_H1_F_NO_BODY) || st->method == ARN_H1_M_HEAD ||
+		       r->status == 204 || r->status == 304;
+	if (!no_body && !st->tunnel && !(r->flags & ARN_H1_F_CONTENT_LENGTH)) {
+		if (st->version >= 11) {
+			st->dn_chunked = true;
+		} else {
+			st->dn_until_close = true;
+			hc->close_after = true;
+		}
+	}
+	/* a listener replaced by a newer generation drains its connections */
+	if (w->store && !hc->close_after) {
+		const struct arn_cfg_gen *g = arn_config_gen(w->store);
+		if (arn_cfg_listener_find(g, hc->laddr, hc->lport) != hc->lsn)
+			hc->close_after = true;
+	}
+	if (arn_admin_healthcheck_failed())
+		hc->close_after = true;
+	struct http_wchain c;
+	http_wchain_init(&c, w);
+	arn_h1_write_status_line(&c.wb, r->status, NULL, 0, 1);
+	arn_h1_write_headers(&c.wb, r, e, (unsigned)n,
+			     ARN_H1_W_DROP_HOP | (st->tunnel ? ARN_H1_W_UPGRADE : 0));
+	if (st->dn_chunked)
+		arn_h1_write_header(&c.wb, "transfer-encoding", 17, "chunked", 7);
+	if (!st->tunnel) {
+		if (hc->close_after)
+			arn_h1_write_header(&c.wb, "connection", 10, "close", 5);
+		else if (st->version == 10)
+			arn_h1_write_header(&c.wb, "connection", 10, "keep-alive", 10);
+	}
+	arn_h1_write_end(&c.wb);
+	struct rte_mbuf *m = http_wchain_finish(&c);
+	if (!m) {
+		st->flags |= ARN_RF_BIT(LOCAL_RESET);
+		http_up_detach(hc);
+		abort_conn(hc);
+		return;
+	}
+	out_add_chain(&hc->out, m);
+	st->resp_started = true;
+	st->status = r->status;
+	st->resp_first_tsc = http_tsc(w);
+	if (CS(st))
+		arn_stats_inc(CS(st), w->slot,
+			      arn_stats_code_class(ARN_CL_upstream_rq_1xx, r->status));
+}
+
+static void upstream_lost(struct http_conn *hc, bool reset)
+{
+	struct http_stream *st = &hc->st;
+	if (st->tunnel) {
+		st->req_done = st->resp_done = true;
+		hc->close_after = true;
+		http_up_detach(hc);
+		hc->again = true;
+		return;
+	}
+	if (!st->resp_started) {
+		CL_INC(hc, upstream_rq_rx_reset);
+		reset_reply(hc, 503, "connection termination",
+			    ARN_RF_BIT(UPSTREAM_CONNECTION_TERMINATION),
+			    "upstream_reset_before_response_started{connection_termination}");
+		return;
+	}
+	(void)reset;
+	/* the response is partly out: the client must see it cut, not complete */
+	CL_INC(hc, upstream_rq_rx_reset);
+	st->flags |= ARN_RF_BIT(UPSTREAM_CONNECTION_TERMINATION);
+	st->details = "upstream_reset_after_response_started{connection_termination}";
+	HTTP_INC(hc, rq_reset_after_downstream_response_started);
+	http_up_detach(hc);
+	abort_conn(hc);
+}
+
+static void resp_step(struct http_conn *hc)
+{
+	struct http_worker *w = hc->w;
+	struct http_stream *st = &hc->st;
+	for (;;) {
+		struct http_upconn *u = st->up;
+		if (!u || st->local || hc->state == HTTP_DC_CLOSED)
+			return;
+		if (http_out_busy(&hc->out)) {
+			int rc = http_out_flush(&hc->out, hc->tc);
+			if (rc != 0)
+				return;
+		}
+		if (st->resp_done && !st->tunnel)
+			return;
+		struct arn_h1_ev ev;
+		ssize_t n = http_in_parse(&u->in, &u->p, &ev, &st->resp_pins, !st->resp_started);
+		if (n == ARN_AGAIN) {
+			if (http_in_fill(&u->in, u->tc))
+				continue;
+			if (!u->peer_eof)
+				return;
+			if (st->tunnel) {
+				upstream_lost(hc, false);
+				return;
+			}
+			int rc = arn_h1_parse_eof(&u->p, &ev);
+			if (rc == 0 && ev.type == ARN_H1_EV_END && st->resp_started) {
+				/* a body delimited by the upstream's close */
+				goto end;
+			}
+			upstream_lost(hc, false);
+			return;
+		}
+		if (n < 0) {
+			/* the upstream does not speak HTTP/1 properly */
+			CL_INC(hc, upstream_cx_protocol_error);
+			if (!st->resp_started) {
+				st->flags |= ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR);
+				reset_reply(
+				    hc, 502, "protocol error", ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR),
+				    "upstream_reset_before_response_started{protocol_error}");
+			} else {
+				st->flags |= ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR);
+				http_up_detach(hc);
+				abort_conn(hc);
+			}
+			return;
+		}
+		st->last_activity_ms = w->now_ms;
+		switch (ev.type) {
+		case ARN_H1_EV_NEED_SCRATCH:
+			arn_h1_parser_set_scratch(&u->p, st->res->resp_scratch, HTTP_SCRATCH);
+			break;
+		case ARN_H1_EV_HEAD:
+			if (st->resp.status < 200 && st->resp.status != 101)
+				break; /* interim responses are not forwarded (100 was ours) */
+			if (st->resp.status == 101) {
+				if (!st->upgrade_req) {
+					st->flags |= ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR);
+					reset_reply(hc, 502, "protocol error",
+						    ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR),
+						    "upstream_reset_before_response_started{"
+						    "protocol_error}");
+					return;
+				}
+				st->tunnel = true;
+				http_timer_cancel(&st->route_timer);
+				arn_h1_parser_tunnel(&hc->p);
+			} else if (st->upgrade_req) {
+				arn_h1_parser_resume(&hc->p);
+			}
+			if (st->resp_pins.overflow) {
+				upstream_lost(hc, false);
+				return;
+			}
+			write_resp_head(hc);
+			hc->again = true; /* the request side may go on (tunnel) */
+			break;
+		case ARN_H1_EV_BODY:
+			st->tx_body += ev.len;
+			if (CS(st))
+				arn_stats_add(CS(st), w->slot, ARN_CL_upstream_cx_rx_bytes_total,
+					      ev.len);
+			fwd_body(&hc->out, &st->dn_chunker, st->dn_chunked, ev.data, ev.len);
+			break;
+		case ARN_H1_EV_END:
+			goto end;
+		default:
+			break;
+		}
+		continue;
+	end:
+		if (st->dn_chunked)
+			fwd_end(&hc->out, &st->dn_chunker);
+		st->resp_done = true;
+		http_timer_cancel(&st->route_timer);
+		CL_INC(hc, upstream_rq_completed);
+		if (!st->req_done)
+			hc->close_after = true; /* the rest of the request is not read */
+		hc->again = true;
+	}
+}
+
+void http_dc_response_event(struct http_conn *hc)
+{
+	hc->st.last_activity_ms = hc->w->now_ms;
+	hc_run(hc);
+}
+
+void http_dc_pump(struct http_conn *hc)
+{
+	hc_run(hc);
+}
+
+void http_dc_upstream_failed(struct http_conn *hc, int reason, bool connected, bool timed_out)
+{
+	struct http_stream *st = &hc->st;
+	if (!st->active || st->resp_done) {
+		hc_run(hc);
+		return;
+	}
+	if (!connected) {
+		/* Envoy 1.2x's texts: "remote connection failure" for a refused
+		 * or unreachable connect, "connection timeout" past connect_timeout */
+		if (timed_out)
+			reset_reply(hc, 503, "connection timeout",
+				    ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE),
+				    "upstream_reset_before_response_started{connection_timeout}");
+		else
+			reset_reply(hc, 503,
+				    reason == -ECONNREFUSED
+					? "remote connection failure, transport failure reason: "
+					  "delayed connect error: 111"
+					: "remote connection failure",
+				    ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE),
+				    "upstream_reset_before_response_started{remote_connection_"
+				    "failure}");
+	} else {
+		upstream_lost(hc, reason == -ECONNRESET);
+	}
+	hc_run(hc);
+}
+
+/* ---- the pump
+ * ------------------------------------------------------------------------------------ */
+
+static void run_once(struct http_conn *hc)
+{
+	struct http_stream *st = &hc->st;
+	if (hc->state == HTTP_DC_CLOSED || !hc->tc)
+		return;
+	if (st->up && !st->local)
+		resp_step(hc);
+	if (hc->state == HTTP_DC_CLOSED || !hc->tc)
+		return;
+	int rc = http_out_flush(&hc->out, hc->tc);
+	if (rc != 0 && rc != -EAGAIN)
+		return; /* the connection is going: on_close follows */
+	bool flushed = rc == 0;
+	if (st->active && flushed && st->resp_done && (st->req_done || hc->close_after) &&
+	    !(st->up && http_out_busy(&st->up->out))) {
+		stream_end(hc);
+		hc->again = true;
+		return;
+	}
+	if (hc->state == HTTP_DC_CLOSING) {
+		closing_step(hc);
+		return;
+	}
+	if (!st->active && hc->close_after && flushed) {
+		start_close(hc);
+		hc->again = true;
+		return;
+	}
+	req_step(hc);
+}
+
+static void conn_free(struct http_conn *hc);
+
+static void hc_run(struct http_conn *hc)
+{
+	if (hc->in_pump) {
+		hc->again = true;
+		return;
+	}
+	hc->in_pump = true;
+	do {
+		hc->again = false;
+		run_once(hc);
+	} while (hc->again && hc->tc && hc->state != HTTP_DC_CLOSED);
+	hc->in_pump = false;
+	if (hc->dead)
+		conn_free(hc);
+}
+
+/* ---- timers -----------------------------------------------------------------------------------
+ */
+
+#define OWNER(t, type, field) ((type *)((char *)(t)-offsetof(type, field)))
+
+static void route_timeout(struct http_timer *t)
+{
+	struct http_stream *st = OWNER(t, struct http_stream, route_timer);
+	struct http_conn *hc = OWNER(st, struct http_conn, st);
+	if (!st->active || st->resp_done || st->tunnel)
+		return;
+	st->timed_out = true;
+	CL_INC(hc, upstream_rq_timeout);
+	if (!st->resp_started) {
+		local_reply_route(hc, 504, HTTP_BODY_UT, strlen(HTTP_BODY_UT),
+				  ARN_RF_BIT(UPSTREAM_REQUEST_TIMEOUT), "upstream_response_timeout",
+				  NULL, 0);
+	} else {
+		st->flags |= ARN_RF_BIT(UPSTREAM_REQUEST_TIMEOUT);
+		http_up_detach(hc);
+		abort_conn(hc);
+	}
+	hc_run(hc);
+}
+
+static void stream_idle_timeout(struct http_timer *t)
+{
+	struct http_stream *st = OWNER(t, struct http_stream, idle_timer);
+	struct http_conn *hc = OWNER(st, struct http_conn, st);
+	struct http_worker *w = hc->w;
+	if (!st->active || !st->idle_timeout_ms)
+		return;
+	uint64_t idle = w->now_ms - st->last_activity_ms;
+	if (idle < st->idle_timeout_ms) {
+		http_timer_arm(w, t, st->idle_timeout_ms - idle);
+		return;
+	}
+	if (!st->resp_started) {
+		hc->close_after = true;
+		local_reply_route(hc, 408, HTTP_BODY_SI, strlen(HTTP_BODY_SI),
+				  ARN_RF_BIT(STREAM_IDLE_TIMEOUT), "stream_idle_timeout", NULL, 0);
+	} else {
+		st->flags |= ARN_RF_BIT(STREAM_IDLE_TIMEOUT);
+		http_up_detach(hc);
+		abort_conn(hc);
+	}
+	hc_run(hc);
+}
+
+static void conn_idle_timeout(struct http_timer *t)
+{
+	struct http_conn *hc = OWNER(t, struct http_conn, idle_timer);
+	if (!hc->tc)
+		return;
+	if (hc->state == HTTP_DC_CLOSING) {
+		/* the client never closed its side: give up waiting */
+		hc->state = HTTP_DC_CLOSED;
+		arn_tcp_rx_consume(hc->tc, arn_tcp_rx_pending(hc->tc));
+		arn_tcp_close(hc->tc);
+		return;
+	}
+	if (hc->st.active)
+		return;
+	HTTP_INC(hc, downstream_cx_idle_timeout);
+	hc->close_after = true;
+	start_close(hc);
+	hc_run(hc);
+}
+
+/* ---- TCP callbacks ----------------------------------------------------------------------------
+ */
+
+static struct http_conn *conn_alloc(struct http_worker *w)
+{
+	struct http_conn *hc = w->conn_free;
+	if (!hc)
+		return NULL;
+	w->conn_free = hc->next;
+	memset(hc, 0, sizeof(*hc));
+	hc->w = w;
+	stream_reset(hc);
+	hc->idle_timer.fn = conn_idle_timeout;
+	return hc;
+}
+
+static void conn_free(struct http_conn *hc)
+{
+	struct http_worker *w = hc->w;
+	struct http_stream *st = &hc->st;
+	if (st->active || st->res || st->rt || st->up || st->pending) {
+		if (st->active && !st->resp_done)
+			st->flags |= ARN_RF_BIT(DOWNSTREAM_CONNECTION_TERMINATION);
+		http_up_detach(hc);
+		stream_end(hc);
+		http_res_put(w, hc->st.res); /* kept by stream_end when mid-message */
+		hc->st.res = NULL;
+	}
+	http_timer_cancel(&hc->idle_timer);
+	http_in_free(&hc->in);
+	http_out_reset(&hc->out);
+	HTTP_GAUGE(hc, downstream_cx_active, -1);
+	HTTP_GAUGE(hc, downstream_cx_http1_active, -1);
+	HTTP_INC(hc, downstream_cx_destroy);
+	if (HS(hc))
+		arn_stats_hist_record(HS(hc), w->slot, ARN_HTTP_downstream_cx_length_ms,
+				      now_us(w, hc->open_tsc));
+	if (hc->lrt) {
+		arn_stats_gauge_add(hc->lrt->stats, w->slot, ARN_LS_downstream_cx_active, -1);
+		LS_INC(hc, downstream_cx_destroy);
+	}
+	http_rt_hcm_put(hc->hrt);
+	hc->hrt = NULL;
+	if (hc->lsn)
+		arn_cfg_unpin(hc->lsn);
+	hc->lsn = NULL;
+	hc->next = w->conn_free;
+	w->conn_free = hc;
+}
+
+static int dc_accept(struct arn_tcp_conn *c, void *luser)
+{
+	struct http_worker *w = luser;
+	uint32_t laddr, raddr;
+	uint16_t lport, rport;
+	arn_tcp_endpoints(c, &laddr, &lport, &raddr, &rport);
+	const struct arn_cfg_gen *g = w->store ? arn_config_gen(w->store) : NULL;
+	const struct arn_cfg_listener *l = g ? arn_cfg_listener_find(g, laddr, lport) : NULL;
+	if (!l)
+		return -ENOENT;
+	struct http_listener_rt *lrt = http_rt_listener(l->addr, l->port);
+	struct arn_cfg_fc_input in = {
+	    .dst_addr = laddr,
+	    .dst_port = lport,
+	    .src_addr = raddr,
+	    .src_port = rport,
+	    .transport_protocol = "raw_buffer",
+	};
+	const struct arn_cfg_filter_chain *fc = arn_cfg_filter_chain_select(l, &in);
+	if (!fc) {
+		if (lrt)
+			arn_stats_inc(lrt->stats, w->slot, ARN_LS_no_filter_chain_match);
+		return -ENOENT;
+	}
+	if (fc->tls) {
+		/* lib/tls is not wired to this layer yet */
+		static bool warned;
+		if (!warned && w->idx == 0) {
+			warned = true;
+			ARN_WARN(HTTP,
+				 "listener '%s': TLS filter chains are not served yet; "
+				 "connections to them are refused",
+				 l->obj.name);
+		}
+		return -EPROTONOSUPPORT;
+	}
+	if (fc->kind == ARN_CFG_NF_ECHO) {
+		int rc = arn_tcp_echo_ops.on_accept ? arn_tcp_echo_ops.on_accept(c, NULL) : 0;
+		if (rc == 0)
+			arn_tcp_set_ops(c, &arn_tcp_echo_ops);
+		if (lrt) {
+			arn_stats_inc(lrt->stats, w->slot, ARN_LS_downstream_cx_total);
+		}
+		return rc;
+	}
+	if (fc->kind != ARN_CFG_NF_HCM || !fc->hcm)
+		return -ENOENT;
+	struct http_conn *hc = conn_alloc(w);
+	if (!hc) {
+		if (lrt)
+			arn_stats_inc(lrt->stats, w->slot, ARN_LS_downstream_cx_overload_reject);
+		return -ENOBUFS;
+	}
+	arn_cfg_pin(l);
+	hc->lsn = l;
+	hc->hcm = fc->hcm;
+	hc->hrt = http_rt_hcm(fc->hcm);
+	hc->lrt = lrt;
+	hc->tc = c;
+	hc->laddr = laddr;
+	hc->lport = lport;
+	hc->raddr = raddr;
+	hc->rport = rport;
+	hc->id = ((uint64_t)w->idx << 48) | ++w->next_conn_id;
+	hc->open_tsc = http_tsc(w);
+	const struct arn_cfg_hcm *h = fc->hcm;
+	struct arn_h1_config pc = {
+	    .max_head_bytes = h->max_request_headers_kb ? h->max_request_headers_kb * 1024 : 0,
+	    .max_headers = (uint16_t)(h->max_headers_count && h->max_headers_count < HTTP_MAX_HDRS
+					  ? h->max_headers_count
+					  : HTTP_MAX_HDRS),
+	};
+	arn_h1_msg_init(&hc->msg, NULL, 0);
+	arn_h1_parser_init(&hc->p, ARN_H1_REQUEST, &pc, &hc->msg);
+	HTTP_INC(hc, downstream_cx_total);
+	HTTP_INC(hc, downstream_cx_http1_total);
+	HTTP_GAUGE(hc, downstream_cx_active, 1);
+	HTTP_GAUGE(hc, downstream_cx_http1_active, 1);
+	if (lrt) {
+		arn_stats_inc(lrt->stats, w->slot, ARN_LS_downstream_cx_total);
+		arn_stats_gauge_add(lrt->stats, w->slot, ARN_LS_downstream_cx_active, 1);
+	}
+	if (h->idle_timeout_ms)
+		http_timer_arm(w, &hc->idle_timer, h->idle_timeout_ms);
+	arn_tcp_set_user(c, hc);
+	return 0;
+}
+
+static void dc_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
+{
+	(void)head;
+	struct http_conn *hc = arn_tcp_user(c);
+	if (!hc)
+		return;
+	if (hc->state != HTTP_DC_OPEN) {
+		arn_tcp_rx_consume(c, len);
+		return;
+	}
+	hc->st.last_activity_ms = hc->w->now_ms;
+	hc_run(hc);
+}
+
+static void dc_eof(struct arn_tcp_conn *c)
+{
+	struct http_conn *hc = arn_tcp_user(c);
+	if (!hc)
+		return;
+	hc->peer_eof = true;
+	hc_run(hc);
+}
+
+static void dc_writable(struct arn_tcp_conn *c)
+{
+	struct http_conn *hc = arn_tcp_user(c);
+	if (!hc)
+		return;
+	hc_run(hc);
+}
+
+static void dc_closed(struct arn_tcp_conn *c, int reason)
+{
+	struct http_conn *hc = arn_tcp_user(c);
+	if (!hc)
+		return;
+	arn_tcp_set_user(c, NULL);
+	hc->tc = NULL;
+	hc->state = HTTP_DC_CLOSED;
+	if (reason == 0 || reason == -ECONNRESET)
+		HTTP_INC(hc, downstream_cx_destroy_remote);
+	else
+		HTTP_INC(hc, downstream_cx_destroy_local);
+	if (hc->st.active && !hc->st.resp_done) {
+		HTTP_INC(hc, downstream_cx_destroy_active_rq);
+		if (reason == 0 || reason == -ECONNRESET)
+			HTTP_INC(hc, downstream_rq_rx_reset);
+	}
+	if (hc->in_pump) {
+		hc->dead = true;
+		return;
+	}
+	conn_free(hc);
+}
+
+const struct arn_tcp_ops http_dc_ops = {
+    .on_accept = dc_accept,
+    .on_data = dc_data,
+    .on_eof = dc_eof,
+    .on_writable = dc_writable,
+    .on_close = dc_closed,
+};
+
+void http_conns_shutdown(struct http_worker *w);
+void http_conns_shutdown(struct http_worker *w)
+{
+	static const struct arn_tcp_ops none = {0};
+	for (uint32_t i = 0; i < w->n_conns; i++) {
+		struct http_conn *hc = &w->conns[i];
+		if (!hc->tc)
+			continue;
+		struct arn_tcp_conn *tc = hc->tc;
+		arn_tcp_set_ops(tc, &none);
+		arn_tcp_set_user(tc, NULL);
+		arn_tcp_abort(tc);
+		hc->tc = NULL;
+		hc->state = HTTP_DC_CLOSED;
+		conn_free(hc);
+	}
+}

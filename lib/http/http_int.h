@@ -1,0 +1,567 @@
+/*
+ * Private to lib/http's proxy: the connection manager (http_hcm.c), the
+ * upstream connections and pools (http_upstream.c), the per-worker state,
+ * timers and listeners (http_worker.c), the control lcore's runtime objects
+ * (http_rt.c: statistics scopes, access loggers, circuit breaker counters),
+ * and the pure routing / header logic (http_router.c, http_lb.c) that the
+ * unit tests drive without a data plane.
+ *
+ * Threading: struct http_worker and everything hanging off it (connections,
+ * streams, pools, timers) belong to one worker lcore. The runtime objects
+ * (struct http_cluster_rt, http_hcm_rt) are created by the control lcore and
+ * read by workers; the only fields workers write in them are the circuit
+ * breaker counters (atomics, shared by all workers as Envoy's are) and the
+ * statistics slabs (each worker its own slot).
+ */
+#ifndef ARN_HTTP_INT_H
+#define ARN_HTTP_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arn_access_log.h"
+#include "arn_config_model.h"
+#include "arn_h1.h"
+#include "arn_http.h"
+#include "arn_stats_envoy.h"
+
+struct rte_mbuf;
+struct arn_lcore;
+struct arn_tcp_conn;
+struct arn_tcp_listener;
+struct arn_config_store;
+
+/* ---- runtime objects (control lcore creates, workers read) ---------------- */
+
+/* Per cluster name: statistics and the circuit breakers' counters. Never
+ * freed while the process runs (a cluster removed and added again keeps its
+ * counters, as a scope found by name does). */
+struct http_cluster_rt {
+	char *name;
+	size_t len;
+	uint64_t hash;
+	struct arn_stats_scope *stats;
+	/* shared by workers: __atomic add/sub */
+	int32_t cx_active;
+	int32_t rq_active;
+	int32_t rq_pending;
+};
+
+#define HTTP_MAX_LOGGERS 8
+
+/* Per HttpConnectionManager object (pointer identity): statistics by
+ * stat_prefix and the access loggers. Reference counted: each snapshot and
+ * each downstream connection using it holds one; the last put (any lcore)
+ * queues it for the control lcore to free. */
+struct http_hcm_rt {
+	const struct arn_cfg_hcm *hcm; /* key; the listener is pinned by the snapshot */
+	struct arn_stats_scope *stats;
+	struct arn_access_logger *loggers[HTTP_MAX_LOGGERS];
+	unsigned n_loggers;
+	uint32_t refs;
+	struct http_hcm_rt *reclaim_next;
+};
+
+/* Per listener address ("198.18.0.2_80"): listener.<address>.* stats. */
+struct http_listener_rt {
+	uint32_t addr;
+	uint16_t port;
+	struct arn_stats_scope *stats;
+};
+
+/* Worker-side lookups in the current snapshot (NULL: not there yet). */
+struct http_cluster_rt *http_rt_cluster(const char *name, size_t len, uint64_t hash);
+struct http_hcm_rt *http_rt_hcm(const struct arn_cfg_hcm *hcm); /* takes a reference */
+struct http_listener_rt *http_rt_listener(uint32_t addr, uint16_t port);
+void http_rt_hcm_put(struct http_hcm_rt *r);
+
+/* Control lcore. */
+int http_rt_init(struct arn_config_store *s);
+void http_rt_sync(struct arn_config_store *s); /* after a new generation */
+void http_rt_fini(void);
+
+/* ---- timers (per worker) -------------------------------------------------- */
+
+struct http_worker;
+struct http_timer;
+typedef void (*http_timer_fn)(struct http_timer *t);
+
+struct http_timer {
+	struct http_timer *next, *prev;
+	uint64_t due_ms;
+	http_timer_fn fn;
+	bool armed;
+};
+
+void http_timer_arm(struct http_worker *w, struct http_timer *t, uint64_t delay_ms);
+void http_timer_cancel(struct http_timer *t);
+
+/* ---- owned input: segments taken from TCP ---------------------------------- */
+
+/*
+ * Bytes of one direction that the proxy took from the TCP receive queue
+ * (arn_tcp_rx_take) and has not finished with: a singly linked list of
+ * one-segment mbufs and a parse cursor in the first one. Bounded by
+ * HTTP_IN_MAX: what exceeds it stays in TCP, whose window then closes
+ * (back-pressure).
+ */
+struct http_in {
+	struct rte_mbuf *head, *tail;
+	uint32_t off;	/* parse cursor within head */
+	uint32_t bytes; /* unparsed bytes from the cursor on */
+};
+
+#define HTTP_IN_MAX (64u * 1024)
+
+/* Head segments kept alive (an extra mbuf reference each) while a
+ * message's header slices are in use. */
+#define HTTP_PIN_MAX 64
+struct http_pins {
+	struct rte_mbuf *seg[HTTP_PIN_MAX];
+	uint8_t n;
+	bool overflow;
+};
+
+/* ---- output toward one peer --------------------------------------------- */
+
+/*
+ * What could not be handed to TCP yet: a serialized head (mbuf chain, queued
+ * whole with arn_tcp_write_mbuf), then a few framing bytes (a chunk size
+ * line, the last chunk), then body bytes that still live in the input
+ * segments of the other side (their owner does not advance past them until
+ * this drains). Written in that order.
+ */
+struct http_out {
+	struct rte_mbuf *chain;
+	char stage[48];
+	uint8_t stage_off, stage_len;
+	const char *data;
+	uint32_t data_len;
+};
+
+/* ---- streams, connections, pools ------------------------------------------- */
+
+/* Per-stream buffers taken from a per-worker pool when a request starts and
+ * returned after it: idle keep-alive connections hold none. */
+#define HTTP_MAX_HDRS 128
+#define HTTP_SCRATCH 8192
+#define HTTP_TEXT 4096
+struct http_res {
+	struct http_res *next;
+	struct arn_h1_header req_hdrs[HTTP_MAX_HDRS];
+	struct arn_h1_header resp_hdrs[HTTP_MAX_HDRS];
+	char req_scratch[HTTP_SCRATCH];
+	char resp_scratch[HTTP_SCRATCH];
+	char text[HTTP_TEXT]; /* generated header values, rewritten path, ... */
+};
+
+struct http_upconn;
+struct http_pool;
+
+/* One request / response exchange on a downstream connection. HTTP/1 has at
+ * most one at a time; pipelined requests wait in the input. */
+struct http_stream {
+	bool active;	      /* the first byte of a request was parsed */
+	bool head_done;	      /* request head parsed and routed */
+	bool req_done;	      /* request END parsed */
+	bool req_sent;	      /* the whole request went upstream */
+	bool resp_started;    /* response head queued downstream */
+	bool resp_done;	      /* response complete (queued downstream) */
+	bool local;	      /* a local reply answers it */
+	bool tunnel;	      /* upgraded: raw bytes both ways */
+	bool up_chunked;      /* request body re-chunked upstream */
+	bool dn_chunked;      /* response body chunked downstream */
+	bool dn_until_close;  /* response body delimited by our close */
+	bool upgrade_req;     /* request asked for an upgrade */
+	bool expect_100_sent; /* we answered Expect: 100-continue ourselves */
+	bool timed_out;
+	bool local_wait_end; /* local reply out; the bodiless request's END is still to parse */
+	bool req_head_sent;  /* the request head was queued upstream */
+	bool host_stripped;  /* the Host port was stripped (strip_*_host_port) */
+	bool counted_up;     /* counted in the cluster's rq_active */
+	bool close_quiet;
+	const char *auth; /* authority as routed (port stripped or not) */
+	uint32_t auth_len;
+	const char *ep_host; /* the endpoint's hostname, or NULL */
+	uint8_t method;	     /* enum arn_h1_method */
+	uint8_t version;
+	uint16_t status; /* response code sent downstream (0: none) */
+	uint32_t flags;	 /* ARN_RF_BIT(...) */
+	const char *details;
+	uint64_t start_tsc;
+	int64_t start_wall_us;
+	uint64_t req_end_tsc, resp_first_tsc, up_start_tsc;
+	uint64_t rx_body, tx_body;
+
+	/* configuration pinned for the stream's life (G: in-flight requests
+	 * finish on what they started with) */
+	const struct arn_cfg_route_table *rt;
+	const struct arn_cfg_vhost *vhost;
+	const struct arn_cfg_route *route;
+	const struct arn_cfg_weighted_cluster *wc;
+	const struct arn_cfg_cluster *cluster;
+	const struct arn_cfg_endpoints *endpoints;
+	struct http_cluster_rt *crt;
+	uint32_t timeout_ms, idle_timeout_ms;
+	uint32_t ep_addr;
+	uint16_t ep_port;
+	int ep_index;
+
+	struct http_upconn *up;	   /* bound upstream connection */
+	struct http_pool *pool;	   /* where it waits / went */
+	struct http_stream *pnext; /* pool pending queue */
+	struct http_stream *pprev;
+	bool pending; /* waiting for a connection of pool */
+	bool counted_rq, counted_pending;
+
+	struct http_timer route_timer;
+	struct http_timer idle_timer;
+	uint64_t last_activity_ms;
+
+	struct http_res *res;
+	struct arn_h1_msg resp; /* the response as parsed */
+	struct http_pins req_pins, resp_pins;
+	uint32_t text_len;
+	/* values the request edits produced (for the access log) */
+	const char *xff;
+	uint32_t xff_len;
+	const char *request_id;
+	uint32_t request_id_len;
+	struct arn_h1_chunker up_chunker, dn_chunker;
+};
+
+struct http_worker;
+
+enum http_dc_state {
+	HTTP_DC_OPEN = 0,
+	HTTP_DC_CLOSING, /* response written, FIN sent or about to be: draining input */
+	HTTP_DC_CLOSED,
+};
+
+/* A downstream (client) connection. */
+struct http_conn {
+	struct http_conn *next; /* free list */
+	struct http_worker *w;
+	struct arn_tcp_conn *tc;
+	const struct arn_cfg_listener *lsn; /* pinned */
+	const struct arn_cfg_hcm *hcm;	    /* lives in lsn */
+	struct http_hcm_rt *hrt;	    /* referenced, or NULL */
+	struct http_listener_rt *lrt;
+	uint32_t laddr, raddr;
+	uint16_t lport, rport;
+	uint8_t state; /* enum http_dc_state */
+	bool peer_eof;
+	bool close_after; /* close once the current response is out */
+	bool in_pump;
+	bool again; /* something changed while pumping: run once more */
+	bool shut;  /* FIN sent while closing */
+	bool dead;  /* TCP connection gone; freed when the pump unwinds */
+	uint32_t n_req;
+	uint64_t id;
+	uint64_t open_tsc;
+	struct http_in in;
+	struct arn_h1_parser p;
+	struct arn_h1_msg msg;
+	struct http_out out;
+	struct http_stream st;
+	struct http_timer idle_timer; /* connection idle / linger */
+	uint64_t last_activity_ms;
+};
+
+enum http_up_state {
+	HTTP_UP_CONNECTING = 0,
+	HTTP_UP_IDLE,
+	HTTP_UP_BUSY,
+	HTTP_UP_CLOSED,
+};
+
+/* An upstream connection, owned by its pool. */
+struct http_upconn {
+	struct http_upconn *next, *prev; /* pool's idle list, or the free list */
+	struct http_worker *w;
+	struct http_pool *pool;
+	struct arn_tcp_conn *tc;
+	uint8_t state; /* enum http_up_state */
+	bool connected;
+	bool connect_timed_out;
+	bool peer_eof;
+	uint32_t idle_ms;     /* the cluster's idle_timeout when it was last used */
+	struct http_conn *dc; /* the downstream connection whose stream it serves */
+	uint32_t n_req;
+	uint64_t open_tsc;
+	struct http_in in;
+	struct arn_h1_parser p;
+	struct http_out out;
+	struct http_timer timer; /* connect timeout, then idle timeout */
+};
+
+/* Connections of one worker to one (cluster, endpoint). */
+struct http_pool {
+	bool used;
+	bool draining; /* endpoint left its cluster: no new requests */
+	uint64_t key;
+	char cluster[128];
+	size_t cluster_len;
+	uint32_t addr;
+	uint16_t port;
+	struct http_cluster_rt *crt;
+	struct http_upconn *idle; /* idle, connected */
+	uint32_t n_idle, n_conns, n_active;
+	struct http_stream *pend_head, *pend_tail;
+};
+
+#define HTTP_LISTENERS_MAX 64
+struct http_wlistener {
+	bool used, seen;
+	uint32_t addr;
+	uint16_t port;
+	struct arn_tcp_listener *tl;
+};
+
+#define HTTP_WHEEL 4096 /* 1 ms slots */
+#define HTTP_POOLS 4096 /* (cluster, endpoint) pools per worker, open addressing */
+#define HTTP_LB_SLOTS 1024
+
+/* Per-worker load balancer state, by cluster name. */
+struct http_lb_state {
+	uint64_t key;
+	uint64_t rr;
+};
+
+struct http_worker {
+	struct arn_lcore *lc;
+	unsigned idx;
+	unsigned slot; /* ARN_STATS_SLOT_WORKER(idx) */
+	struct arn_config_store *store;
+	uint64_t hz, tsc_per_ms, tsc_per_us, now_ms;
+	uint64_t gen_id;
+	bool gen_seen;
+	uint64_t rng[2];
+	uint64_t next_conn_id;
+
+	struct http_wlistener lsn[HTTP_LISTENERS_MAX];
+
+	struct http_timer wheel[HTTP_WHEEL]; /* list heads */
+	uint64_t wheel_ms;
+
+	struct http_conn *conns, *conn_free;
+	uint32_t n_conns;
+	struct http_upconn *ups, *up_free;
+	uint32_t n_ups;
+	struct http_res *res_mem, *res_free;
+	uint32_t n_res;
+
+	struct http_pool *pools; /* [HTTP_POOLS] */
+	uint32_t n_pools;
+	struct http_lb_state lb[HTTP_LB_SLOTS];
+
+	int64_t date_sec;
+	char date[40]; /* "Sun, 06 Nov 1994 08:49:37 GMT" */
+	uint32_t date_len;
+};
+
+/* http_worker.c */
+uint64_t http_rand(struct http_worker *w);
+const char *http_date(struct http_worker *w, uint32_t *len);
+struct http_res *http_res_get(struct http_worker *w);
+void http_res_put(struct http_worker *w, struct http_res *r);
+struct rte_mbuf *http_mbuf(struct http_worker *w);
+uint64_t http_tsc(struct http_worker *w);
+
+/* Input helpers (http_worker.c). */
+void http_in_append(struct http_in *in, struct rte_mbuf *chain);
+void http_in_free(struct http_in *in);
+/* Take what TCP holds, up to HTTP_IN_MAX buffered. @return bytes taken. */
+uint32_t http_in_fill(struct http_in *in, struct arn_tcp_conn *tc);
+void http_pins_add(struct http_pins *p, struct rte_mbuf *m);
+void http_pins_release(struct http_pins *p);
+
+/* Parse the next event from @p in. @p pins (may be NULL) gets every
+ * segment fed while @p pin is true. @return as arn_h1_parse, with ARN_AGAIN
+ * when the input is exhausted (more is needed). */
+ssize_t http_in_parse(struct http_in *in, struct arn_h1_parser *p, struct arn_h1_ev *ev,
+		      struct http_pins *pins, bool pin);
+
+/* Output helpers. @return 0 when everything is with TCP, -EAGAIN when a
+ * part waits for on_writable, another negative errno when the connection
+ * cannot take data any more. */
+int http_out_flush(struct http_out *o, struct arn_tcp_conn *tc);
+bool http_out_busy(const struct http_out *o);
+void http_out_reset(struct http_out *o);
+/* Serialize into a fresh mbuf chain (NULL: out of mbufs). */
+struct http_wchain {
+	struct arn_h1_wbuf wb;
+	struct rte_mbuf *head, *tail;
+	struct http_worker *w;
+};
+void http_wchain_init(struct http_wchain *c, struct http_worker *w);
+struct rte_mbuf *http_wchain_finish(struct http_wchain *c); /* NULL on error (freed) */
+
+/* http_hcm.c */
+extern const struct arn_tcp_ops http_dc_ops;
+void http_dc_pump(struct http_conn *hc);
+void http_dc_upstream_ready(struct http_conn *hc);
+void http_dc_upstream_failed(struct http_conn *hc, int reason, bool connected, bool timed_out);
+void http_dc_response_event(struct http_conn *hc);
+
+/* http_upstream.c */
+extern const struct arn_tcp_ops http_up_ops;
+struct http_pool *http_pool_get(struct http_worker *w, const struct arn_cfg_ref *cluster,
+				struct http_cluster_rt *crt, uint32_t addr, uint16_t port);
+struct http_pool *http_pool_find(struct http_worker *w, const char *cluster, size_t len,
+				 uint32_t addr, uint16_t port);
+/* Give @p st a connection of @p pool: an idle one, a new one, or a place in
+ * the queue. @return 0 (bound or queued), -EBUSY (circuit breaker: 503 UO),
+ * or another negative errno (could not open: 503 UF). */
+int http_up_acquire(struct http_worker *w, struct http_pool *pool, struct http_conn *hc,
+		    uint32_t laddr);
+/* The stream is done with its connection: reuse it or close it. */
+void http_up_release(struct http_upconn *up, bool reusable);
+/* Abort the stream's connection (or leave the queue). */
+void http_up_detach(struct http_conn *hc);
+void http_up_pump(struct http_upconn *up);
+void http_pools_sweep(struct http_worker *w, const struct arn_cfg_gen *g);
+void http_pools_close_all(struct http_worker *w);
+
+/* ---- pure logic (http_router.c), unit tested ------------------------------- */
+
+/* What the request edits need to know about the connection and the stream. */
+struct http_req_ctx {
+	const struct arn_cfg_hcm *hcm;
+	const struct arn_cfg_route_table *rt;
+	const struct arn_cfg_vhost *vhost;
+	const struct arn_cfg_route *route;
+	const struct arn_cfg_weighted_cluster *wc;
+	uint32_t raddr; /* downstream peer */
+	uint16_t rport;
+	uint32_t laddr;
+	uint16_t lport;
+	bool tls;
+	const char *host; /* Host to send (after stripping / rewriting), or NULL: keep */
+	uint32_t host_len;
+	bool path_rewritten;
+	uint32_t timeout_ms; /* route timeout (x-envoy-expected-rq-timeout-ms) */
+	uint64_t rand_hi, rand_lo;
+	/* where generated values go (NUL-separated), and how much is used */
+	char *text;
+	uint32_t text_cap, text_len;
+	/* results */
+	const char *xff;
+	uint32_t xff_len;
+	const char *request_id;
+	uint32_t request_id_len;
+	bool internal;
+	uint32_t client_addr; /* the trusted client address (XFF rules) */
+};
+
+/**
+ * The edits that turn the downstream request @p m into the upstream one:
+ * XFF / x-forwarded-proto per use_remote_address and xff_num_trusted_hops,
+ * x-request-id, x-envoy-* sanitising and x-envoy-expected-rq-timeout-ms,
+ * Host, Expect, and request_headers_to_add / _remove at the route (and
+ * weighted cluster), virtual host and route table levels in Envoy's order.
+ * @return the number of edits in @p e (at most @p cap), or -ENOSPC.
+ */
+int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct arn_h1_edit *e,
+		   unsigned cap);
+
+/** The trusted client address of @p m per the HCM's XFF rules (Envoy's
+ * "downstream remote address"); also tells whether the request is internal. */
+uint32_t http_client_addr(const struct arn_cfg_hcm *h, const struct arn_h1_msg *m, uint32_t raddr,
+			  bool *internal);
+
+/** Response edits: server header, x-envoy-upstream-service-time (if
+ * @p service_ms >= 0), response_headers_to_add / _remove at every level. */
+struct http_resp_ctx {
+	const struct arn_cfg_hcm *hcm;
+	const struct arn_cfg_route_table *rt;
+	const struct arn_cfg_vhost *vhost;
+	const struct arn_cfg_route *route;
+	const struct arn_cfg_weighted_cluster *wc;
+	int64_t service_ms;
+	uint32_t upstream_addr;
+	uint16_t upstream_port;
+	uint32_t raddr;
+	uint16_t rport;
+	char *text;
+	uint32_t text_cap, text_len;
+};
+int http_resp_edits(struct http_resp_ctx *x, const struct arn_h1_msg *m, struct arn_h1_edit *e,
+		    unsigned cap);
+
+/**
+ * The Location of a redirect route for a request to @p authority @p path
+ * (scheme http or https per @p tls) into @p buf; @p match_prefix is the
+ * route's prefix match (for prefix_rewrite), may be NULL.
+ * @return its length, or -ENOSPC.
+ */
+int http_redirect_location(const struct arn_cfg_redirect *r, bool tls, const char *authority,
+			   size_t alen, const char *path, size_t plen, const char *match_prefix,
+			   size_t mplen, char *buf, size_t cap);
+
+/**
+ * Expand Envoy's header value substitutions (%DOWNSTREAM_REMOTE_ADDRESS%,
+ * %REQ(x)%, %PROTOCOL%, ...) in @p v into @p out.
+ * @return the length, or -ENOSPC.
+ */
+struct http_subst {
+	uint32_t raddr, laddr, upstream_addr;
+	uint16_t rport, lport, upstream_port;
+	const struct arn_h1_msg *req;
+	const char *protocol;
+};
+int http_subst(const struct http_subst *s, const char *v, size_t n, char *out, size_t cap);
+
+/**
+ * A local reply's head and body into @p w: Envoy's shape (content-length,
+ * content-type text/plain when there is a body, date, server), plus
+ * @p extra edits (location, response_headers_to_add) and "connection:
+ * close" when @p close. @p minor: the client's HTTP version.
+ */
+int http_local_reply_write(struct arn_h1_wbuf *w, unsigned status, const char *body, size_t blen,
+			   const char *server, const char *date, size_t dlen,
+			   const struct arn_h1_edit *extra, unsigned n_extra, bool close,
+			   bool head);
+
+/* Envoy's local reply texts. */
+#define HTTP_BODY_UH "no healthy upstream"
+#define HTTP_BODY_UT "upstream request timeout"
+#define HTTP_BODY_RESET "upstream connect error or disconnect/reset before headers. reset reason: "
+#define HTTP_BODY_SI "stream timeout"
+
+/* ---- load balancing (http_lb.c), unit tested ---------------------------- */
+
+struct http_lb_in {
+	const struct arn_cfg_cluster *cluster;
+	const struct arn_cfg_endpoints *eps;
+	uint64_t *rr;  /* the worker's round-robin counter for this cluster */
+	uint64_t rand; /* a fresh random number */
+	bool has_hash; /* RING_HASH / MAGLEV: a hash policy produced a key */
+	uint64_t hash;
+	/* LEAST_REQUEST: active requests to an endpoint (NULL: all 0) */
+	uint32_t (*active)(void *ctx, const struct arn_cfg_endpoint *ep);
+	void *ctx;
+};
+
+struct http_lb_out {
+	const struct arn_cfg_endpoint *ep;
+	bool panic; /* balanced over every host: too few healthy */
+};
+
+/**
+ * Pick an endpoint: the lowest priority with healthy hosts (HEALTHY or
+ * UNKNOWN; DEGRADED only when none is), Envoy's panic mode when the healthy
+ * share is under healthy_panic_threshold, then the cluster's lb_policy
+ * (ROUND_ROBIN honouring weights, LEAST_REQUEST power of two choices,
+ * RANDOM, RING_HASH / MAGLEV as consistent weighted rendezvous hashing).
+ * @return 0, or -ENOENT: no host (503 UH).
+ */
+int http_lb_pick(const struct http_lb_in *in, struct http_lb_out *out);
+
+/** Hash of the request per the route's hash_policy (Envoy's order; a
+ * terminal policy that matched stops). @return true when a policy applied. */
+bool http_lb_hash(const struct arn_cfg_route_action *a, const struct arn_h1_msg *m, uint32_t raddr,
+		  uint64_t *out);
+
+#endif

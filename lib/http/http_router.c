@@ -1,0 +1,598 @@
+/*
+ * The router's header logic, kept free of connections and mbufs so that the
+ * unit tests can drive it: the upstream request's edits (Envoy's
+ * ConnectionManagerUtility::mutateRequestHeaders and the route's
+ * finalizeRequestHeaders), the response's edits, redirects, header value
+ * substitutions and local replies.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arn_h1.h"
+#include "http_int.h"
+
+/* ---- small helpers -------------------------------------------------------- */
+
+static int ip4_fmt(uint32_t a, char *out, size_t cap)
+{
+	return snprintf(out, cap, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
+}
+
+/* Parse a dotted quad (no port); @return 0 or -EINVAL. */
+static int ip4_parse(const char *s, size_t n, uint32_t *out)
+{
+	uint32_t a = 0;
+	unsigned parts = 0, v = 0, digits = 0;
+	for (size_t i = 0; i <= n; i++) {
+		if (i == n || s[i] == '.') {
+			if (!digits || v > 255)
+				return -EINVAL;
+			a = (a << 8) | v;
+			parts++;
+			v = 0;
+			digits = 0;
+			continue;
+		}
+		if (s[i] < '0' || s[i] > '9' || digits == 3)
+			return -EINVAL;
+		v = v * 10 + (unsigned)(s[i] - '0');
+		digits++;
+	}
+	if (parts != 4)
+		return -EINVAL;
+	*out = a;
+	return 0;
+}
+
+/* RFC 1918 and loopback: what Envoy counts as an internal address. */
+static bool ip4_internal(uint32_t a)
+{
+	return (a >> 24) == 10 || (a >> 20) == (172u << 4 | 1) || (a >> 16) == (192u << 8 | 168) ||
+	       (a >> 24) == 127;
+}
+
+/* Copy @p n bytes into the context's text area; NULL when full. */
+static char *text_put(char *text, uint32_t cap, uint32_t *len, const char *s, size_t n)
+{
+	if (*len + n + 1 > cap)
+		return NULL;
+	char *p = text + *len;
+	memcpy(p, s, n);
+	p[n] = 0;
+	*len += (uint32_t)n + 1;
+	return p;
+}
+
+/* The elements of every X-Forwarded-For line, in order (at most @p cap). */
+static unsigned xff_elements(const struct arn_h1_msg *m, struct arn_h1_slice *el, unsigned cap)
+{
+	unsigned n = 0;
+	for (int i = arn_h1_find(m, "x-forwarded-for", 15, 0); i >= 0;
+	     i = arn_h1_find(m, "x-forwarded-for", 15, i + 1)) {
+		struct arn_h1_list_iter it;
+		struct arn_h1_slice s;
+		arn_h1_list_init(&it, m->hdrs[i].value, m->hdrs[i].value_len);
+		while (arn_h1_list_next(&it, &s)) {
+			if (n < cap)
+				el[n] = s;
+			n++;
+		}
+	}
+	return n;
+}
+
+uint32_t http_client_addr(const struct arn_cfg_hcm *h, const struct arn_h1_msg *m, uint32_t raddr,
+			  bool *internal)
+{
+	struct arn_h1_slice el[32];
+	unsigned n = xff_elements(m, el, 32);
+	unsigned hops = h->xff_num_trusted_hops;
+	uint32_t client = raddr;
+	if (n > 32)
+		n = 32; /* only the first 32 are kept; deeper chains are not trusted */
+	if (h->use_remote_address) {
+		/* the proxy that connected is trusted; with N trusted hops the
+		 * client is the Nth address from the right of the received XFF */
+		if (hops > 0 && n >= hops) {
+			uint32_t a;
+			if (ip4_parse(el[n - hops].p, el[n - hops].len, &a) == 0)
+				client = a;
+		}
+		/* XFF after appending the remote address is a single internal one */
+		if (internal)
+			*internal = n == 0 && ip4_internal(raddr);
+	} else {
+		/* Envoy behind another proxy: the last XFF element (skipping
+		 * trusted hops) is the client */
+		if (n > hops) {
+			uint32_t a;
+			if (ip4_parse(el[n - 1 - hops].p, el[n - 1 - hops].len, &a) == 0)
+				client = a;
+		}
+		if (internal) {
+			uint32_t a;
+			*internal =
+			    n == 1 && ip4_parse(el[0].p, el[0].len, &a) == 0 && ip4_internal(a);
+		}
+	}
+	return client;
+}
+
+/* ---- substitutions ---------------------------------------------------------- */
+
+static int put(char *out, size_t cap, size_t *o, const char *s, size_t n)
+{
+	if (*o + n > cap)
+		return -ENOSPC;
+	memcpy(out + *o, s, n);
+	*o += n;
+	return 0;
+}
+
+int http_subst(const struct http_subst *s, const char *v, size_t n, char *out, size_t cap)
+{
+	size_t o = 0;
+	char tmp[64];
+	for (size_t i = 0; i < n;) {
+		if (v[i] != '%') {
+			if (put(out, cap, &o, v + i, 1))
+				return -ENOSPC;
+			i++;
+			continue;
+		}
+		if (i + 1 < n && v[i + 1] == '%') {
+			if (put(out, cap, &o, "%", 1))
+				return -ENOSPC;
+			i += 2;
+			continue;
+		}
+		const char *end = memchr(v + i + 1, '%', n - i - 1);
+		if (!end) {
+			if (put(out, cap, &o, v + i, n - i))
+				return -ENOSPC;
+			break;
+		}
+		const char *op = v + i + 1;
+		size_t on = (size_t)(end - op);
+		int k = -1;
+#define IS(lit) (on == sizeof(lit) - 1 && memcmp(op, lit, on) == 0)
+		if (IS("DOWNSTREAM_REMOTE_ADDRESS"))
+			k = snprintf(tmp, sizeof(tmp), "%u.%u.%u.%u:%u", s->raddr >> 24,
+				     (s->raddr >> 16) & 255, (s->raddr >> 8) & 255, s->raddr & 255,
+				     s->rport);
+		else if (IS("DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT") ||
+			 IS("DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT"))
+			k = ip4_fmt(s->raddr, tmp, sizeof(tmp));
+		else if (IS("DOWNSTREAM_LOCAL_ADDRESS"))
+			k = snprintf(tmp, sizeof(tmp), "%u.%u.%u.%u:%u", s->laddr >> 24,
+				     (s->laddr >> 16) & 255, (s->laddr >> 8) & 255, s->laddr & 255,
+				     s->lport);
+		else if (IS("DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT"))
+			k = ip4_fmt(s->laddr, tmp, sizeof(tmp));
+		else if (IS("DOWNSTREAM_LOCAL_PORT"))
+			k = snprintf(tmp, sizeof(tmp), "%u", s->lport);
+		else if (IS("UPSTREAM_REMOTE_ADDRESS") || IS("UPSTREAM_HOST"))
+			k = s->upstream_addr
+				? snprintf(tmp, sizeof(tmp), "%u.%u.%u.%u:%u",
+					   s->upstream_addr >> 24, (s->upstream_addr >> 16) & 255,
+					   (s->upstream_addr >> 8) & 255, s->upstream_addr & 255,
+					   s->upstream_port)
+				: 0;
+		else if (IS("PROTOCOL"))
+			k = snprintf(tmp, sizeof(tmp), "%s",
+				     s->protocol ? s->protocol : "HTTP/1.1");
+		else if (IS("HOSTNAME")) {
+			if (gethostname(tmp, sizeof(tmp)) != 0)
+				tmp[0] = 0;
+			tmp[sizeof(tmp) - 1] = 0;
+			k = (int)strlen(tmp);
+		} else if (on > 5 && memcmp(op, "REQ(", 4) == 0 && op[on - 1] == ')') {
+			k = 0;
+			if (s->req) {
+				int hi = arn_h1_find(s->req, op + 4, on - 5, 0);
+				if (hi >= 0) {
+					if (put(out, cap, &o, s->req->hdrs[hi].value,
+						s->req->hdrs[hi].value_len))
+						return -ENOSPC;
+				}
+			}
+		}
+#undef IS
+		if (k < 0) {
+			/* not an operator Arion knows here: keep the text */
+			if (put(out, cap, &o, v + i, on + 2))
+				return -ENOSPC;
+		} else if (k > 0 && put(out, cap, &o, tmp, (size_t)k)) {
+			return -ENOSPC;
+		}
+		i += on + 2;
+	}
+	return (int)o;
+}
+
+/* ---- header operations at the three levels ------------------------------------ */
+
+static uint8_t append_op(uint8_t a)
+{
+	switch (a) {
+	case ARN_CFG_ADD_IF_ABSENT:
+		return ARN_H1_EDIT_ADD_IF_ABSENT;
+	case ARN_CFG_OVERWRITE_IF_EXISTS_OR_ADD:
+		return ARN_H1_EDIT_SET;
+	default:
+		return ARN_H1_EDIT_ADD;
+	}
+}
+
+struct edits {
+	struct arn_h1_edit *e;
+	unsigned n, cap;
+	char *text;
+	uint32_t text_cap, *text_len;
+	const struct http_subst *sub;
+};
+
+static int edit_push(struct edits *ed, uint8_t op, const char *name, size_t nlen, const char *value,
+		     size_t vlen)
+{
+	if (ed->n == ed->cap)
+		return -ENOSPC;
+	struct arn_h1_edit *e = &ed->e[ed->n++];
+	e->op = op;
+	e->name = name;
+	e->name_len = (uint16_t)nlen;
+	e->value = value;
+	e->value_len = (uint32_t)vlen;
+	return 0;
+}
+
+/* One level's removals then additions (Envoy's HeaderParser order). */
+static int level_ops(struct edits *ed, const struct arn_cfg_ref *rm, size_t n_rm,
+		     const struct arn_cfg_header_add *add, size_t n_add)
+{
+	for (size_t i = 0; i < n_rm; i++)
+		if (edit_push(ed, ARN_H1_EDIT_REMOVE, rm[i].name, rm[i].len, NULL, 0))
+			return -ENOSPC;
+	for (size_t i = 0; i < n_add; i++) {
+		const char *v = add[i].value;
+		size_t vlen = add[i].value_len;
+		if (memchr(v, '%', vlen)) {
+			char buf[1024];
+			int k = http_subst(ed->sub, v, vlen, buf, sizeof(buf));
+			if (k < 0)
+				return -ENOSPC;
+			v = text_put(ed->text, ed->text_cap, ed->text_len, buf, (size_t)k);
+			if (!v)
+				return -ENOSPC;
+			vlen = (size_t)k;
+		}
+		if (vlen == 0 && !add[i].keep_empty_value)
+			continue;
+		if (edit_push(ed, append_op(add[i].append), add[i].key, add[i].key_len, v, vlen))
+			return -ENOSPC;
+	}
+	return 0;
+}
+
+static int all_levels(struct edits *ed, bool request, const struct arn_cfg_route_table *rt,
+		      const struct arn_cfg_vhost *vh, const struct arn_cfg_route *r,
+		      const struct arn_cfg_weighted_cluster *wc)
+{
+	const struct arn_cfg_header_ops *lv[4];
+	unsigned n = 0;
+	/* Envoy: most specific first (the more general level is applied last
+	 * and so wins), or the reverse with most_specific_header_mutations_wins */
+	if (wc)
+		lv[n++] = &wc->headers;
+	if (r)
+		lv[n++] = &r->headers_ops;
+	if (vh)
+		lv[n++] = &vh->headers_ops;
+	if (rt)
+		lv[n++] = &rt->headers_ops;
+	bool rev = rt && rt->most_specific_header_mutations_wins;
+	for (unsigned k = 0; k < n; k++) {
+		const struct arn_cfg_header_ops *o = lv[rev ? n - 1 - k : k];
+		int rc = request ? level_ops(ed, o->req_remove, o->n_req_remove, o->req_add,
+					     o->n_req_add)
+				 : level_ops(ed, o->resp_remove, o->n_resp_remove, o->resp_add,
+					     o->n_resp_add);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- the upstream request ---------------------------------------------------- */
+
+/* x-envoy-* headers Envoy strips from requests that come from outside. */
+static const char *const envoy_internal_headers[] = {
+    "x-envoy-internal",
+    "x-envoy-external-address",
+    "x-envoy-expected-rq-timeout-ms",
+    "x-envoy-upstream-rq-timeout-ms",
+    "x-envoy-upstream-rq-per-try-timeout-ms",
+    "x-envoy-max-retries",
+    "x-envoy-retry-on",
+    "x-envoy-retry-grpc-on",
+    "x-envoy-force-trace",
+    "x-envoy-downstream-service-cluster",
+    "x-envoy-downstream-service-node",
+    "x-envoy-decorator-operation",
+    "x-envoy-upstream-alt-stat-name",
+    "x-envoy-ip-tags",
+    "x-envoy-hedge-on-per-try-timeout",
+    "x-envoy-upstream-rq-timeout-alt-response",
+};
+
+static void uuid4(uint64_t hi, uint64_t lo, char out[37])
+{
+	static const char hx[] = "0123456789abcdef";
+	uint8_t b[16];
+	for (int i = 0; i < 8; i++) {
+		b[i] = (uint8_t)(hi >> (8 * i));
+		b[8 + i] = (uint8_t)(lo >> (8 * i));
+	}
+	b[6] = (uint8_t)((b[6] & 0x0f) | 0x40); /* version 4 */
+	b[8] = (uint8_t)((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+	int o = 0;
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		out[o++] = hx[b[i] >> 4];
+		out[o++] = hx[b[i] & 15];
+	}
+	out[o] = 0;
+}
+
+int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct arn_h1_edit *e,
+		   unsigned cap)
+{
+	const struct arn_cfg_hcm *h = x->hcm;
+	struct http_subst sub = {
+	    .raddr = x->raddr,
+	    .rport = x->rport,
+	    .laddr = x->laddr,
+	    .lport = x->lport,
+	    .req = m,
+	    .protocol = m->version == 10 ? "HTTP/1.0" : "HTTP/1.1",
+	};
+	struct edits ed = {.e = e,
+			   .cap = cap,
+			   .text = x->text,
+			   .text_cap = x->text_cap,
+			   .text_len = &x->text_len,
+			   .sub = &sub};
+	char tmp[64];
+	bool internal = false;
+	x->client_addr = http_client_addr(h, m, x->raddr, &internal);
+	x->internal = internal;
+	bool edge = h->use_remote_address && !internal;
+
+	/* X-Forwarded-For: the edge appends the address that connected */
+	x->xff = NULL;
+	x->xff_len = 0;
+	if (h->use_remote_address) {
+		int k = ip4_fmt(x->raddr, tmp, sizeof(tmp));
+		const char *v = text_put(x->text, x->text_cap, &x->text_len, tmp, (size_t)k);
+		if (!v ||
+		    edit_push(&ed, ARN_H1_EDIT_APPEND_VALUE, "x-forwarded-for", 15, v, (size_t)k))
+			return -ENOSPC;
+		x->xff = v;
+		x->xff_len = (uint32_t)k;
+	} else {
+		int i = arn_h1_find(m, "x-forwarded-for", 15, 0);
+		if (i >= 0) {
+			x->xff = m->hdrs[i].value;
+			x->xff_len = m->hdrs[i].value_len;
+		}
+	}
+	/* X-Forwarded-Proto: an untrusted previous hop's value is replaced */
+	const char *proto = x->tls ? "https" : "http";
+	if (h->xff_num_trusted_hops == 0) {
+		if (edit_push(&ed, ARN_H1_EDIT_SET, "x-forwarded-proto", 17, proto, strlen(proto)))
+			return -ENOSPC;
+	} else if (edit_push(&ed, ARN_H1_EDIT_ADD_IF_ABSENT, "x-forwarded-proto", 17, proto,
+			     strlen(proto))) {
+		return -ENOSPC;
+	}
+	/* x-envoy-* from outside are not to be trusted */
+	if (edge) {
+		for (size_t i = 0;
+		     i < sizeof(envoy_internal_headers) / sizeof(envoy_internal_headers[0]); i++)
+			if (edit_push(&ed, ARN_H1_EDIT_REMOVE, envoy_internal_headers[i],
+				      strlen(envoy_internal_headers[i]), NULL, 0))
+				return -ENOSPC;
+		int k = ip4_fmt(x->client_addr, tmp, sizeof(tmp));
+		const char *v = text_put(x->text, x->text_cap, &x->text_len, tmp, (size_t)k);
+		if (!v ||
+		    edit_push(&ed, ARN_H1_EDIT_SET, "x-envoy-external-address", 24, v, (size_t)k))
+			return -ENOSPC;
+	} else if (internal && h->use_remote_address) {
+		if (edit_push(&ed, ARN_H1_EDIT_SET, "x-envoy-internal", 16, "true", 4))
+			return -ENOSPC;
+	}
+	/* x-request-id */
+	x->request_id = NULL;
+	x->request_id_len = 0;
+	int ri = arn_h1_find(m, "x-request-id", 12, 0);
+	if (h->generate_request_id) {
+		bool force = edge && !h->preserve_external_request_id;
+		if (ri >= 0 && !force) {
+			x->request_id = m->hdrs[ri].value;
+			x->request_id_len = m->hdrs[ri].value_len;
+		} else {
+			char id[37];
+			uuid4(x->rand_hi, x->rand_lo, id);
+			const char *v = text_put(x->text, x->text_cap, &x->text_len, id, 36);
+			if (!v || edit_push(&ed, ARN_H1_EDIT_SET, "x-request-id", 12, v, 36))
+				return -ENOSPC;
+			x->request_id = v;
+			x->request_id_len = 36;
+		}
+	} else if (ri >= 0) {
+		x->request_id = m->hdrs[ri].value;
+		x->request_id_len = m->hdrs[ri].value_len;
+	}
+	/* the route's timeout, announced to the upstream as Envoy's router does */
+	if (x->timeout_ms > 0) {
+		int k = snprintf(tmp, sizeof(tmp), "%u", x->timeout_ms);
+		const char *v = text_put(x->text, x->text_cap, &x->text_len, tmp, (size_t)k);
+		if (!v || edit_push(&ed, ARN_H1_EDIT_SET, "x-envoy-expected-rq-timeout-ms", 30, v,
+				    (size_t)k))
+			return -ENOSPC;
+	}
+	if (x->path_rewritten &&
+	    edit_push(&ed, ARN_H1_EDIT_SET, "x-envoy-original-path", 21, m->path.p, m->path.len))
+		return -ENOSPC;
+	if (x->host && edit_push(&ed, ARN_H1_EDIT_SET, "host", 4, x->host, x->host_len))
+		return -ENOSPC;
+	/* Expect: 100-continue was answered here (Envoy without proxy_100_continue) */
+	if ((m->flags & ARN_H1_F_EXPECT_CONTINUE) &&
+	    edit_push(&ed, ARN_H1_EDIT_REMOVE, "expect", 6, NULL, 0))
+		return -ENOSPC;
+	if (all_levels(&ed, true, x->rt, x->vhost, x->route, x->wc))
+		return -ENOSPC;
+	return (int)ed.n;
+}
+
+int http_resp_edits(struct http_resp_ctx *x, const struct arn_h1_msg *m, struct arn_h1_edit *e,
+		    unsigned cap)
+{
+	struct http_subst sub = {
+	    .raddr = x->raddr,
+	    .rport = x->rport,
+	    .upstream_addr = x->upstream_addr,
+	    .upstream_port = x->upstream_port,
+	    .req = NULL,
+	};
+	struct edits ed = {.e = e,
+			   .cap = cap,
+			   .text = x->text,
+			   .text_cap = x->text_cap,
+			   .text_len = &x->text_len,
+			   .sub = &sub};
+	(void)m;
+	const struct arn_cfg_hcm *h = x->hcm;
+	if (h) {
+		const char *srv = h->server_name ? h->server_name : "envoy";
+		if (h->server_header_transformation == 0) {
+			if (edit_push(&ed, ARN_H1_EDIT_SET, "server", 6, srv, strlen(srv)))
+				return -ENOSPC;
+		} else if (h->server_header_transformation == 1) {
+			if (edit_push(&ed, ARN_H1_EDIT_ADD_IF_ABSENT, "server", 6, srv,
+				      strlen(srv)))
+				return -ENOSPC;
+		}
+	}
+	if (x->service_ms >= 0) {
+		char tmp[24];
+		int k = snprintf(tmp, sizeof(tmp), "%lld", (long long)x->service_ms);
+		const char *v = text_put(x->text, x->text_cap, &x->text_len, tmp, (size_t)k);
+		if (!v || edit_push(&ed, ARN_H1_EDIT_SET, "x-envoy-upstream-service-time", 29, v,
+				    (size_t)k))
+			return -ENOSPC;
+	}
+	if (all_levels(&ed, false, x->rt, x->vhost, x->route, x->wc))
+		return -ENOSPC;
+	return (int)ed.n;
+}
+
+/* ---- redirects ---------------------------------------------------------------- */
+
+int http_redirect_location(const struct arn_cfg_redirect *r, bool tls, const char *authority,
+			   size_t alen, const char *path, size_t plen, const char *match_prefix,
+			   size_t mplen, char *buf, size_t cap)
+{
+	size_t o = 0;
+	const char *scheme = r->scheme ? r->scheme : (tls ? "https" : "http");
+	bool scheme_changed = r->scheme && strcmp(r->scheme, tls ? "https" : "http") != 0;
+	uint32_t oport = 0;
+	size_t hlen = arn_cfg_host_without_port(authority, alen, &oport);
+	const char *host = authority;
+	if (r->host) {
+		host = r->host;
+		hlen = strlen(r->host);
+	}
+	uint32_t port = r->port;
+	if (!port && !scheme_changed)
+		port = oport; /* keep what the client used, unless the scheme changed */
+	if ((port == 80 && strcmp(scheme, "http") == 0) ||
+	    (port == 443 && strcmp(scheme, "https") == 0))
+		port = 0;
+	const char *q = memchr(path, '?', plen);
+	size_t path_only = q ? (size_t)(q - path) : plen;
+	if (put(buf, cap, &o, scheme, strlen(scheme)) || put(buf, cap, &o, "://", 3) ||
+	    put(buf, cap, &o, host, hlen))
+		return -ENOSPC;
+	if (port) {
+		char pb[8];
+		int k = snprintf(pb, sizeof(pb), ":%u", port);
+		if (put(buf, cap, &o, pb, (size_t)k))
+			return -ENOSPC;
+	}
+	if (r->path) {
+		if (put(buf, cap, &o, r->path, strlen(r->path)))
+			return -ENOSPC;
+		if (!strchr(r->path, '?') && q && !r->strip_query &&
+		    put(buf, cap, &o, q, plen - path_only))
+			return -ENOSPC;
+		return (int)o;
+	}
+	if (r->prefix_rewrite && match_prefix && path_only >= mplen) {
+		if (put(buf, cap, &o, r->prefix_rewrite, strlen(r->prefix_rewrite)) ||
+		    put(buf, cap, &o, path + mplen, path_only - mplen))
+			return -ENOSPC;
+	} else if (put(buf, cap, &o, path, path_only)) {
+		return -ENOSPC;
+	}
+	if (q && !r->strip_query && put(buf, cap, &o, q, plen - path_only))
+		return -ENOSPC;
+	return (int)o;
+}
+
+/* ---- local replies ------------------------------------------------------------- */
+
+int http_local_reply_write(struct arn_h1_wbuf *w, unsigned status, const char *body, size_t blen,
+			   const char *server, const char *date, size_t dlen,
+			   const struct arn_h1_edit *extra, unsigned n_extra, bool close, bool head)
+{
+	char cl[24];
+	int k = snprintf(cl, sizeof(cl), "%zu", blen);
+	arn_h1_write_status_line(w, status, NULL, 0, 1);
+	/* the extra edits act on an empty message: SET / ADD add, REMOVE is moot */
+	bool have_ct = false;
+	for (unsigned i = 0; i < n_extra; i++)
+		if (extra[i].op != ARN_H1_EDIT_REMOVE && extra[i].name_len == 12 &&
+		    arn_h1_eq_nocase(extra[i].name, 12, "content-type", 12))
+			have_ct = true;
+	if (blen && !have_ct)
+		arn_h1_write_header(w, "content-type", 12, "text/plain", 10);
+	arn_h1_write_header(w, "content-length", 14, cl, (size_t)k);
+	if (date && dlen)
+		arn_h1_write_header(w, "date", 4, date, dlen);
+	if (server)
+		arn_h1_write_header(w, "server", 6, server, strlen(server));
+	for (unsigned i = 0; i < n_extra; i++) {
+		if (extra[i].op == ARN_H1_EDIT_REMOVE)
+			continue;
+		/* ADD_IF_ABSENT of something we already wrote is skipped */
+		if (extra[i].op == ARN_H1_EDIT_ADD_IF_ABSENT || extra[i].op == ARN_H1_EDIT_SET) {
+			if ((extra[i].name_len == 6 &&
+			     arn_h1_eq_nocase(extra[i].name, 6, "server", 6)) ||
+			    (extra[i].name_len == 4 &&
+			     arn_h1_eq_nocase(extra[i].name, 4, "date", 4)))
+				continue;
+		}
+		arn_h1_write_header(w, extra[i].name, extra[i].name_len, extra[i].value,
+				    extra[i].value_len);
+	}
+	if (close)
+		arn_h1_write_header(w, "connection", 10, "close", 5);
+	arn_h1_write_end(w);
+	if (blen && !head)
+		arn_h1_put(w, body, blen);
+	return w->err;
+}

@@ -1,0 +1,511 @@
+/*
+ * Runtime objects of the proxy that the configuration model does not carry:
+ * statistics scopes (cluster.<name>.*, http.<stat_prefix>.*,
+ * listener.<address>.*), access loggers, and the circuit breakers' shared
+ * counters.
+ *
+ * The control lcore builds them when a new generation appears
+ * (http_rt_sync) and publishes an immutable lookup table (a "snapshot")
+ * through one pointer; workers read it without locks and the old table is
+ * freed once every worker passed an RCU quiescent state (the configuration
+ * store's QSBR). A snapshot pins the listeners whose HCMs it maps, so an
+ * HCM pointer used as a key cannot be reused by another object while a
+ * worker may still look it up.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_rcu_qsbr.h>
+
+#include "arn_config.h"
+#include "arn_log.h"
+#include "http_int.h"
+#include "json.h"
+
+enum { K_CLUSTER = 1, K_HCM, K_LISTENER };
+
+struct slot {
+	uint8_t kind;
+	uint64_t key;
+	const void *name;
+	size_t len;
+	void *val;
+};
+
+struct snap {
+	uint64_t gen_id;
+	size_t mask;
+	struct slot *slots;
+	struct http_hcm_rt **hcms; /* one reference each */
+	size_t n_hcms;
+	const struct arn_cfg_listener **pinned;
+	size_t n_pinned;
+};
+
+struct retired {
+	struct snap *s;
+	uint64_t token;
+	struct retired *next;
+};
+
+static struct arn_config_store *store;
+static struct rte_rcu_qsbr *rcu;
+static struct snap *current;
+static struct retired *retired;
+static uint64_t synced_gen = UINT64_MAX;
+static struct http_cluster_rt **clusters;
+static size_t n_clusters, cap_clusters;
+static struct http_listener_rt **listeners;
+static size_t n_listeners, cap_listeners;
+static struct http_hcm_rt *hcm_reclaim; /* Treiber stack: workers push, control pops all */
+
+/* ---- worker side ------------------------------------------------------------ */
+
+static const struct slot *snap_find(uint8_t kind, uint64_t key, const void *name, size_t len)
+{
+	const struct snap *s = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
+	if (!s)
+		return NULL;
+	for (size_t i = (size_t)(key * 0x9e3779b97f4a7c15ull) & s->mask;; i = (i + 1) & s->mask) {
+		const struct slot *sl = &s->slots[i];
+		if (!sl->kind)
+			return NULL;
+		if (sl->kind == kind && sl->key == key &&
+		    (!name || (sl->len == len && memcmp(sl->name, name, len) == 0)))
+			return sl;
+	}
+}
+
+struct http_cluster_rt *http_rt_cluster(const char *name, size_t len, uint64_t hash)
+{
+	const struct slot *s = snap_find(K_CLUSTER, hash, name, len);
+	return s ? s->val : NULL;
+}
+
+struct http_hcm_rt *http_rt_hcm(const struct arn_cfg_hcm *hcm)
+{
+	const struct slot *s = snap_find(K_HCM, (uint64_t)(uintptr_t)hcm, NULL, 0);
+	if (!s)
+		return NULL;
+	struct http_hcm_rt *r = s->val;
+	__atomic_fetch_add(&r->refs, 1, __ATOMIC_RELAXED);
+	return r;
+}
+
+struct http_listener_rt *http_rt_listener(uint32_t addr, uint16_t port)
+{
+	const struct slot *s = snap_find(K_LISTENER, ((uint64_t)addr << 16) | port, NULL, 0);
+	return s ? s->val : NULL;
+}
+
+void http_rt_hcm_put(struct http_hcm_rt *r)
+{
+	if (!r || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	struct http_hcm_rt *head = __atomic_load_n(&hcm_reclaim, __ATOMIC_RELAXED);
+	do {
+		r->reclaim_next = head;
+	} while (!__atomic_compare_exchange_n(&hcm_reclaim, &head, r, true, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+}
+
+/* ---- control side --------------------------------------------------------------- */
+
+static void hcm_rt_free(struct http_hcm_rt *r)
+{
+	arn_stats_scope_put(r->stats);
+	for (unsigned i = 0; i < r->n_loggers; i++)
+		arn_access_logger_put(r->loggers[i]);
+	free(r);
+}
+
+static void reclaim_hcms(void)
+{
+	struct http_hcm_rt *r = __atomic_exchange_n(&hcm_reclaim, NULL, __ATOMIC_ACQUIRE);
+	while (r) {
+		struct http_hcm_rt *n = r->reclaim_next;
+		hcm_rt_free(r);
+		r = n;
+	}
+}
+
+static void snap_free(struct snap *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n_hcms; i++)
+		http_rt_hcm_put(s->hcms[i]);
+	for (size_t i = 0; i < s->n_pinned; i++)
+		arn_cfg_unpin(s->pinned[i]);
+	free(s->hcms);
+	free(s->pinned);
+	free(s->slots);
+	free(s);
+}
+
+static int snap_put(struct snap *s, uint8_t kind, uint64_t key, const void *name, size_t len,
+		    void *val)
+{
+	for (size_t i = (size_t)(key * 0x9e3779b97f4a7c15ull) & s->mask;; i = (i + 1) & s->mask) {
+		struct slot *sl = &s->slots[i];
+		if (!sl->kind) {
+			*sl = (struct slot){kind, key, name, len, val};
+			return 0;
+		}
+		if (sl->kind == kind && sl->key == key &&
+		    (!name || (sl->len == len && memcmp(sl->name, name, len) == 0)))
+			return 0; /* already there (two listeners sharing an HCM prefix) */
+	}
+}
+
+static struct http_cluster_rt *cluster_get(const char *name)
+{
+	for (size_t i = 0; i < n_clusters; i++)
+		if (strcmp(clusters[i]->name, name) == 0)
+			return clusters[i];
+	if (n_clusters == cap_clusters) {
+		size_t nc = cap_clusters ? cap_clusters * 2 : 16;
+		void *p = realloc(clusters, nc * sizeof(*clusters));
+		if (!p)
+			return NULL;
+		clusters = p;
+		cap_clusters = nc;
+	}
+	struct http_cluster_rt *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->name = strdup(name);
+	c->len = strlen(name);
+	c->hash = arn_cfg_hash(name, c->len);
+	c->stats = arn_stats_scope_get(&arn_stats_cluster_schema, ARN_STATS_TAG_CLUSTER, name);
+	if (!c->name || !c->stats) {
+		free(c->name);
+		arn_stats_scope_put(c->stats);
+		free(c);
+		return NULL;
+	}
+	clusters[n_clusters++] = c;
+	return c;
+}
+
+static struct http_listener_rt *listener_get(uint32_t addr, uint16_t port)
+{
+	for (size_t i = 0; i < n_listeners; i++)
+		if (listeners[i]->addr == addr && listeners[i]->port == port)
+			return listeners[i];
+	if (n_listeners == cap_listeners) {
+		size_t nc = cap_listeners ? cap_listeners * 2 : 8;
+		void *p = realloc(listeners, nc * sizeof(*listeners));
+		if (!p)
+			return NULL;
+		listeners = p;
+		cap_listeners = nc;
+	}
+	struct http_listener_rt *l = calloc(1, sizeof(*l));
+	if (!l)
+		return NULL;
+	char name[48];
+	/* Envoy names listener scopes by address with ':' as '_' */
+	snprintf(name, sizeof(name), "%u.%u.%u.%u_%u", addr >> 24, (addr >> 16) & 255,
+		 (addr >> 8) & 255, addr & 255, port);
+	l->addr = addr;
+	l->port = port;
+	l->stats = arn_stats_scope_get(&arn_stats_listener_schema, ARN_STATS_TAG_LISTENER, name);
+	if (!l->stats) {
+		free(l);
+		return NULL;
+	}
+	listeners[n_listeners++] = l;
+	return l;
+}
+
+/* A json_format object ({"key": "format", ...}) compiled for the logger. */
+static struct arn_access_format *json_fmt(const char *text, struct arn_sb *err)
+{
+	struct arn_json *j = arn_json_parse(text, strlen(text));
+	if (!j || j->type != ARN_JSON_OBJECT) {
+		arn_sb_printf(err, "json_format is not a JSON object");
+		arn_json_free(j);
+		return NULL;
+	}
+	const char **keys = calloc(j->n + 1, sizeof(*keys));
+	const char **vals = calloc(j->n + 1, sizeof(*vals));
+	size_t n = 0;
+	for (size_t i = 0; keys && vals && i < j->n; i++) {
+		if (j->v[i]->type != ARN_JSON_STRING) {
+			ARN_WARN(HTTP,
+				 "access log json_format key '%s': only string values are "
+				 "supported; left out",
+				 j->keys[i]);
+			continue;
+		}
+		keys[n] = j->keys[i];
+		vals[n] = j->v[i]->str;
+		n++;
+	}
+	struct arn_access_format *f =
+	    keys && vals ? arn_access_format_json(keys, vals, n, err) : NULL;
+	free(keys);
+	free(vals);
+	arn_json_free(j);
+	return f;
+}
+
+static struct http_hcm_rt *hcm_rt_new(const struct arn_cfg_listener *l, const struct arn_cfg_hcm *h)
+{
+	struct http_hcm_rt *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->hcm = h;
+	r->refs = 1; /* the snapshot's */
+	r->stats = arn_stats_scope_get(&arn_stats_http_schema, ARN_STATS_TAG_HCM,
+				       h->stat_prefix ? h->stat_prefix : "");
+	for (size_t i = 0; i < h->n_access_logs && r->n_loggers < HTTP_MAX_LOGGERS; i++) {
+		const struct arn_cfg_access_log *a = &h->access_logs[i];
+		struct arn_sb err = ARN_SB_INIT;
+		struct arn_access_format *f = NULL;
+		if (a->json_format)
+			f = json_fmt(a->json_format, &err);
+		else if (a->format)
+			f = arn_access_format_text(a->format, &err);
+		if ((a->json_format || a->format) && !f) {
+			ARN_ERR(HTTP, "listener '%s' access_log[%zu]: %s; this log is off",
+				l->obj.name, i, arn_sb_cstr(&err));
+			arn_sb_free(&err);
+			continue;
+		}
+		const char *path = a->kind == ARN_CFG_LOG_STDOUT   ? "/dev/stdout"
+				   : a->kind == ARN_CFG_LOG_STDERR ? "/dev/stderr"
+								   : a->path;
+		struct arn_access_logger *lg = arn_access_logger_open(path, f, &err);
+		if (!lg) {
+			if (f)
+				arn_access_format_free(f);
+			ARN_ERR(HTTP, "listener '%s' access_log[%zu]: %s; this log is off",
+				l->obj.name, i, arn_sb_cstr(&err));
+		} else {
+			r->loggers[r->n_loggers++] = lg;
+		}
+		arn_sb_free(&err);
+	}
+	return r;
+}
+
+static struct http_hcm_rt *find_hcm(const struct snap *s, const struct arn_cfg_hcm *h)
+{
+	for (size_t i = 0; s && i < s->n_hcms; i++)
+		if (s->hcms[i]->hcm == h)
+			return s->hcms[i];
+	return NULL;
+}
+
+struct build {
+	struct snap *s;
+	size_t cap_hcms, cap_pinned;
+	const struct arn_cfg_gen *g;
+	bool oom;
+};
+
+static void chain_hcm(struct build *b, const struct arn_cfg_listener *l,
+		      const struct arn_cfg_filter_chain *fc)
+{
+	if (!fc || fc->kind != ARN_CFG_NF_HCM || !fc->hcm)
+		return;
+	struct snap *s = b->s;
+	if (find_hcm(s, fc->hcm))
+		return;
+	struct http_hcm_rt *r = find_hcm(current, fc->hcm);
+	if (r)
+		__atomic_fetch_add(&r->refs, 1, __ATOMIC_RELAXED);
+	else
+		r = hcm_rt_new(l, fc->hcm);
+	if (!r) {
+		b->oom = true;
+		return;
+	}
+	if (s->n_hcms == b->cap_hcms) {
+		size_t nc = b->cap_hcms ? b->cap_hcms * 2 : 8;
+		void *p = realloc(s->hcms, nc * sizeof(*s->hcms));
+		if (!p) {
+			http_rt_hcm_put(r);
+			b->oom = true;
+			return;
+		}
+		s->hcms = p;
+		b->cap_hcms = nc;
+	}
+	s->hcms[s->n_hcms++] = r;
+}
+
+static void each_listener(void *ctx, const struct arn_cfg_listener *l)
+{
+	struct build *b = ctx;
+	struct snap *s = b->s;
+	if (s->n_pinned == b->cap_pinned) {
+		size_t nc = b->cap_pinned ? b->cap_pinned * 2 : 8;
+		void *p = realloc(s->pinned, nc * sizeof(*s->pinned));
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		s->pinned = p;
+		b->cap_pinned = nc;
+	}
+	arn_cfg_pin(l);
+	s->pinned[s->n_pinned++] = l;
+	listener_get(l->addr, l->port);
+	for (size_t i = 0; i < l->n_chains; i++)
+		chain_hcm(b, l, &l->chains[i]);
+	chain_hcm(b, l, l->default_chain);
+}
+
+struct cl_walk {
+	const struct arn_cfg_gen *g;
+};
+
+static void each_cluster(void *ctx, const struct arn_config_resource_info *info)
+{
+	struct cl_walk *cw = ctx;
+	if (info->state != ARN_CONFIG_ACTIVE)
+		return;
+	struct http_cluster_rt *c = cluster_get(info->name);
+	if (!c)
+		return;
+	/* membership gauges, set from the control lcore's slot only */
+	struct arn_cfg_ref ref = {info->name, strlen(info->name), 0};
+	ref.hash = arn_cfg_hash(ref.name, ref.len);
+	struct arn_cfg_cluster_view v;
+	int64_t total = 0, healthy = 0, degraded = 0, excluded = 0;
+	if (arn_cfg_cluster_resolve(cw->g, &ref, &v) == 0 && v.endpoints) {
+		for (size_t p = 0; p < v.endpoints->n_priorities; p++) {
+			const struct arn_cfg_priority *pr = &v.endpoints->priorities[p];
+			for (size_t l = 0; l < pr->n_localities; l++)
+				for (size_t i = 0; i < pr->localities[l].n_endpoints; i++) {
+					uint8_t h = pr->localities[l].endpoints[i].health;
+					total++;
+					if (h == ARN_CFG_HEALTH_UNKNOWN ||
+					    h == ARN_CFG_HEALTH_HEALTHY)
+						healthy++;
+					else if (h == ARN_CFG_HEALTH_DEGRADED)
+						degraded++;
+					else if (h == ARN_CFG_HEALTH_DRAINING)
+						excluded++;
+				}
+		}
+	}
+	struct arn_stats_scope *sc = c->stats;
+	int64_t before = arn_stats_gauge_value(sc, ARN_CL_membership_total);
+	int64_t hb = arn_stats_gauge_value(sc, ARN_CL_membership_healthy);
+	if (before != total || hb != healthy)
+		arn_stats_inc(sc, ARN_STATS_SLOT_CONTROL, ARN_CL_membership_change);
+	arn_stats_gauge_set(sc, ARN_STATS_SLOT_CONTROL, ARN_CL_membership_total, total);
+	arn_stats_gauge_set(sc, ARN_STATS_SLOT_CONTROL, ARN_CL_membership_healthy, healthy);
+	arn_stats_gauge_set(sc, ARN_STATS_SLOT_CONTROL, ARN_CL_membership_degraded, degraded);
+	arn_stats_gauge_set(sc, ARN_STATS_SLOT_CONTROL, ARN_CL_membership_excluded, excluded);
+}
+
+static void retire_poll(bool wait_all)
+{
+	struct retired **pp = &retired;
+	while (*pp) {
+		struct retired *r = *pp;
+		if (wait_all || !rcu || rte_rcu_qsbr_check(rcu, r->token, false) == 1) {
+			*pp = r->next;
+			snap_free(r->s);
+			free(r);
+		} else {
+			pp = &r->next;
+		}
+	}
+	reclaim_hcms();
+}
+
+void http_rt_sync(struct arn_config_store *s)
+{
+	retire_poll(false);
+	const struct arn_cfg_gen *g = arn_config_gen(s);
+	uint64_t id = arn_cfg_gen_id(g);
+	if (id == synced_gen)
+		return;
+	struct snap *ns = calloc(1, sizeof(*ns));
+	if (!ns)
+		return;
+	ns->gen_id = id;
+	struct build b = {.s = ns, .g = g};
+	struct cl_walk cw = {g};
+	arn_config_foreach(s, ARN_CFG_CLUSTER, each_cluster, &cw);
+	arn_cfg_listener_foreach(g, each_listener, &b);
+	size_t n = n_clusters + ns->n_hcms + n_listeners;
+	size_t sz = 16;
+	while (sz < n * 2)
+		sz <<= 1;
+	ns->slots = calloc(sz, sizeof(*ns->slots));
+	if (!ns->slots || b.oom) {
+		ARN_ERR(HTTP, "out of memory building the statistics table for generation %llu",
+			(unsigned long long)id);
+		snap_free(ns);
+		return;
+	}
+	ns->mask = sz - 1;
+	for (size_t i = 0; i < n_clusters; i++)
+		snap_put(ns, K_CLUSTER, clusters[i]->hash, clusters[i]->name, clusters[i]->len,
+			 clusters[i]);
+	for (size_t i = 0; i < ns->n_hcms; i++)
+		snap_put(ns, K_HCM, (uint64_t)(uintptr_t)ns->hcms[i]->hcm, NULL, 0, ns->hcms[i]);
+	for (size_t i = 0; i < n_listeners; i++)
+		snap_put(ns, K_LISTENER, ((uint64_t)listeners[i]->addr << 16) | listeners[i]->port,
+			 NULL, 0, listeners[i]);
+	struct snap *old = __atomic_exchange_n(&current, ns, __ATOMIC_ACQ_REL);
+	synced_gen = id;
+	if (old) {
+		struct retired *r = calloc(1, sizeof(*r));
+		if (!r) {
+			/* cannot wait without a record: leak rather than free early */
+			ARN_ERR(HTTP, "out of memory retiring a statistics table");
+			return;
+		}
+		r->s = old;
+		r->token = rcu ? rte_rcu_qsbr_start(rcu) : 0;
+		r->next = retired;
+		retired = r;
+	}
+}
+
+int http_rt_init(struct arn_config_store *s)
+{
+	store = s;
+	rcu = s ? arn_config_rcu(s) : NULL;
+	synced_gen = UINT64_MAX;
+	if (s)
+		http_rt_sync(s);
+	return 0;
+}
+
+void http_rt_fini(void)
+{
+	/* workers are stopped: nothing reads the snapshots any more */
+	struct snap *s = __atomic_exchange_n(&current, NULL, __ATOMIC_ACQ_REL);
+	snap_free(s);
+	retire_poll(true);
+	reclaim_hcms();
+	for (size_t i = 0; i < n_clusters; i++) {
+		arn_stats_scope_put(clusters[i]->stats);
+		free(clusters[i]->name);
+		free(clusters[i]);
+	}
+	free(clusters);
+	clusters = NULL;
+	n_clusters = cap_clusters = 0;
+	for (size_t i = 0; i < n_listeners; i++) {
+		arn_stats_scope_put(listeners[i]->stats);
+		free(listeners[i]);
+	}
+	free(listeners);
+	listeners = NULL;
+	n_listeners = cap_listeners = 0;
+	store = NULL;
+	rcu = NULL;
+	synced_gen = UINT64_MAX;
+}

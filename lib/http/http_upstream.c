@@ -1,0 +1,597 @@
+/*
+ * Upstream connections and their per-worker pools, one pool per (cluster
+ * name, endpoint address): keep-alive reuse, max_requests_per_connection,
+ * the idle timeout and connect_timeout, and the cluster's circuit breakers
+ * (max_connections, max_pending_requests; max_requests is checked by the
+ * router) counted across workers as Envoy does.
+ *
+ * A pool is keyed by the cluster's name, not its object, so connections
+ * survive a cluster update that keeps the endpoint; when a generation drops
+ * an endpoint (or the cluster), its pool drains: idle connections close,
+ * busy ones finish their request and close.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "arn_config.h"
+#include "arn_log.h"
+#include "arn_tcp.h"
+#include "http_int.h"
+
+static uint64_t pool_key(const char *name, size_t len, uint32_t addr, uint16_t port)
+{
+	uint64_t h = arn_cfg_hash(name, len);
+	h ^= ((uint64_t)addr << 16 | port) * 0x9e3779b97f4a7c15ull;
+	return h ? h : 1;
+}
+
+static bool pool_is(const struct http_pool *p, uint64_t key, const char *name, size_t len,
+		    uint32_t addr, uint16_t port)
+{
+	return p->key == key && p->addr == addr && p->port == port && p->cluster_len == len &&
+	       memcmp(p->cluster, name, len < sizeof(p->cluster) ? len : sizeof(p->cluster) - 1) ==
+		   0;
+}
+
+struct http_pool *http_pool_find(struct http_worker *w, const char *name, size_t len, uint32_t addr,
+				 uint16_t port)
+{
+	uint64_t key = pool_key(name, len, addr, port);
+	for (uint32_t i = 0; i < HTTP_POOLS; i++) {
+		struct http_pool *p = &w->pools[(key + i) & (HTTP_POOLS - 1)];
+		if (!p->used && !p->key)
+			return NULL;
+		if (p->used && pool_is(p, key, name, len, addr, port))
+			return p;
+	}
+	return NULL;
+}
+
+struct http_pool *http_pool_get(struct http_worker *w, const struct arn_cfg_ref *cluster,
+				struct http_cluster_rt *crt, uint32_t addr, uint16_t port)
+{
+	struct http_pool *p = http_pool_find(w, cluster->name, cluster->len, addr, port);
+	if (p) {
+		if (!p->crt)
+			p->crt = crt;
+		return p;
+	}
+	uint64_t key = pool_key(cluster->name, cluster->len, addr, port);
+	for (uint32_t i = 0; i < HTTP_POOLS; i++) {
+		p = &w->pools[(key + i) & (HTTP_POOLS - 1)];
+		if (p->used)
+			continue;
+		/* a free slot or a tombstone (key kept so lookups probe past it) */
+		memset(p, 0, sizeof(*p));
+		p->used = true;
+		p->key = key;
+		size_t n =
+		    cluster->len < sizeof(p->cluster) - 1 ? cluster->len : sizeof(p->cluster) - 1;
+		memcpy(p->cluster, cluster->name, n);
+		p->cluster_len = cluster->len;
+		p->addr = addr;
+		p->port = port;
+		p->crt = crt;
+		w->n_pools++;
+		return p;
+	}
+	return NULL;
+}
+
+static struct arn_stats_scope *cl_stats(const struct http_pool *p)
+{
+	return p->crt ? p->crt->stats : NULL;
+}
+
+#define CL_INC(w, p, name)                                                                         \
+	do {                                                                                       \
+		struct arn_stats_scope *sc_ = cl_stats(p);                                         \
+		if (sc_)                                                                           \
+			arn_stats_inc(sc_, (w)->slot, ARN_CL_##name);                              \
+	} while (0)
+#define CL_GAUGE(w, p, name, d)                                                                    \
+	do {                                                                                       \
+		struct arn_stats_scope *sc_ = cl_stats(p);                                         \
+		if (sc_)                                                                           \
+			arn_stats_gauge_add(sc_, (w)->slot, ARN_CL_##name, (d));                   \
+	} while (0)
+
+/* ---- connection objects ------------------------------------------------------------- */
+
+static struct http_upconn *up_alloc(struct http_worker *w)
+{
+	struct http_upconn *u = w->up_free;
+	if (!u)
+		return NULL;
+	w->up_free = u->next;
+	memset(u, 0, sizeof(*u));
+	u->w = w;
+	return u;
+}
+
+static void idle_unlink(struct http_upconn *u)
+{
+	struct http_pool *p = u->pool;
+	if (u->state != HTTP_UP_IDLE)
+		return;
+	if (u->prev)
+		u->prev->next = u->next;
+	else
+		p->idle = u->next;
+	if (u->next)
+		u->next->prev = u->prev;
+	u->next = u->prev = NULL;
+	p->n_idle--;
+}
+
+static void up_connect_timeout(struct http_timer *t);
+static void up_idle_timeout(struct http_timer *t);
+
+static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, uint32_t laddr,
+				   const struct arn_cfg_cluster *c, int *err);
+
+static uint32_t max_requests_per_cx(const struct arn_cfg_cluster *c)
+{
+	if (!c)
+		return 0;
+	return c->max_requests_per_connection ? c->max_requests_per_connection
+					      : c->http.max_requests_per_connection;
+}
+
+static const struct arn_cfg_thresholds *thresholds(const struct http_stream *st)
+{
+	return st->cluster ? &st->cluster->thresholds[0] : NULL;
+}
+
+/* Bind stream @p hc to connection @p u. */
+static void bind(struct http_upconn *u, struct http_conn *hc)
+{
+	struct http_stream *st = &hc->st;
+	u->dc = hc;
+	u->state = HTTP_UP_BUSY;
+	st->up = u;
+	u->pool->n_active++;
+	struct arn_h1_config cfg = {
+	    .max_headers = HTTP_MAX_HDRS,
+	};
+	if (st->cluster && st->cluster->http.max_headers_count &&
+	    st->cluster->http.max_headers_count < HTTP_MAX_HDRS)
+		cfg.max_headers = (uint16_t)st->cluster->http.max_headers_count;
+	arn_h1_msg_init(&st->resp, st->res->resp_hdrs, HTTP_MAX_HDRS);
+	arn_h1_parser_init(&u->p, ARN_H1_RESPONSE, &cfg, &st->resp);
+	arn_h1_parser_expect(&u->p, (enum arn_h1_method)st->method);
+}
+
+static void pending_remove(struct http_stream *st)
+{
+	struct http_pool *p = st->pool;
+	if (!st->pending || !p)
+		return;
+	if (st->pprev)
+		st->pprev->pnext = st->pnext;
+	else
+		p->pend_head = st->pnext;
+	if (st->pnext)
+		st->pnext->pprev = st->pprev;
+	else
+		p->pend_tail = st->pprev;
+	st->pnext = st->pprev = NULL;
+	st->pending = false;
+	if (p->crt)
+		__atomic_fetch_sub(&p->crt->rq_pending, 1, __ATOMIC_RELAXED);
+}
+
+static struct http_conn *stream_conn(struct http_stream *st)
+{
+	return (struct http_conn *)((char *)st - offsetof(struct http_conn, st));
+}
+
+/* A connection is free for the pool's waiting streams, or goes idle. */
+static void up_make_available(struct http_upconn *u)
+{
+	struct http_pool *p = u->pool;
+	struct http_worker *w = u->w;
+	if (p->pend_head) {
+		struct http_stream *st = p->pend_head;
+		pending_remove(st);
+		CL_GAUGE(w, p, upstream_rq_pending_active, -1);
+		struct http_conn *hc = stream_conn(st);
+		bind(u, hc);
+		if (u->connected)
+			http_dc_upstream_ready(hc);
+		return;
+	}
+	u->state = HTTP_UP_IDLE;
+	u->next = p->idle;
+	u->prev = NULL;
+	if (p->idle)
+		p->idle->prev = u;
+	p->idle = u;
+	p->n_idle++;
+	/* the cluster's idle_timeout (1 h by default), as of the last stream
+	 * that used the connection (it had the cluster pinned) */
+	u->timer.fn = up_idle_timeout;
+	http_timer_arm(w, &u->timer, u->idle_ms ? u->idle_ms : 3600000);
+}
+
+static void up_close(struct http_upconn *u, bool abort)
+{
+	if (u->state == HTTP_UP_CLOSED)
+		return;
+	idle_unlink(u);
+	http_timer_cancel(&u->timer);
+	u->state = HTTP_UP_CLOSED;
+	if (u->tc) {
+		struct arn_tcp_conn *tc = u->tc;
+		if (abort) {
+			arn_tcp_abort(tc);
+		} else {
+			arn_tcp_rx_consume(tc, arn_tcp_rx_pending(tc));
+			arn_tcp_close(tc);
+		}
+		/* on_close follows from the TCP poll and frees the block */
+	}
+}
+
+/* Try to serve the pool's waiting streams after a connection went away. */
+static void pool_kick(struct http_worker *w, struct http_pool *p)
+{
+	while (p->pend_head) {
+		struct http_stream *st = p->pend_head;
+		const struct arn_cfg_thresholds *th = thresholds(st);
+		if (p->crt && th &&
+		    __atomic_load_n(&p->crt->cx_active, __ATOMIC_RELAXED) >=
+			(int32_t)th->max_connections)
+			return;
+		struct http_conn *hc = stream_conn(st);
+		pending_remove(st);
+		CL_GAUGE(w, p, upstream_rq_pending_active, -1);
+		int err = 0;
+		struct http_upconn *u = up_open(w, p, hc->laddr, st->cluster, &err);
+		if (!u) {
+			http_dc_upstream_failed(hc, err, false, false);
+			continue;
+		}
+		bind(u, hc);
+	}
+}
+
+static void up_free(struct http_upconn *u)
+{
+	struct http_worker *w = u->w;
+	struct http_pool *p = u->pool;
+	http_in_free(&u->in);
+	http_out_reset(&u->out);
+	http_timer_cancel(&u->timer);
+	if (p) {
+		p->n_conns--;
+		if (p->crt)
+			__atomic_fetch_sub(&p->crt->cx_active, 1, __ATOMIC_RELAXED);
+		CL_GAUGE(w, p, upstream_cx_active, -1);
+		CL_INC(w, p, upstream_cx_destroy);
+		struct arn_stats_scope *sc = cl_stats(p);
+		if (sc && u->open_tsc)
+			arn_stats_hist_record(sc, w->slot, ARN_CL_upstream_cx_length_ms,
+					      (http_tsc(w) - u->open_tsc) / w->tsc_per_us);
+	}
+	u->state = HTTP_UP_CLOSED;
+	u->tc = NULL;
+	u->next = w->up_free;
+	w->up_free = u;
+	if (p)
+		pool_kick(w, p);
+}
+
+static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, uint32_t laddr,
+				   const struct arn_cfg_cluster *c, int *err)
+{
+	struct http_upconn *u = up_alloc(w);
+	if (!u) {
+		*err = -ENOBUFS;
+		return NULL;
+	}
+	u->pool = p;
+	u->state = HTTP_UP_CONNECTING;
+	struct arn_tcp_conn *tc =
+	    arn_tcp_connect(w->lc, laddr, p->addr, p->port, &http_up_ops, u, ARN_TCP_CC_CUBIC, err);
+	if (!tc) {
+		u->next = w->up_free;
+		w->up_free = u;
+		CL_INC(w, p, upstream_cx_connect_fail);
+		return NULL;
+	}
+	u->tc = tc;
+	u->open_tsc = http_tsc(w);
+	p->n_conns++;
+	if (p->crt)
+		__atomic_fetch_add(&p->crt->cx_active, 1, __ATOMIC_RELAXED);
+	CL_INC(w, p, upstream_cx_total);
+	CL_INC(w, p, upstream_cx_http1_total);
+	CL_GAUGE(w, p, upstream_cx_active, 1);
+	u->timer.fn = up_connect_timeout;
+	http_timer_arm(w, &u->timer, c && c->connect_timeout_ms ? c->connect_timeout_ms : 5000);
+	return u;
+}
+
+int http_up_acquire(struct http_worker *w, struct http_pool *p, struct http_conn *hc,
+		    uint32_t laddr)
+{
+	struct http_stream *st = &hc->st;
+	st->pool = p;
+	/* keep-alive reuse: the most recently used idle connection first */
+	while (p->idle) {
+		struct http_upconn *u = p->idle;
+		idle_unlink(u);
+		http_timer_cancel(&u->timer);
+		if (!u->tc || u->in.bytes || arn_tcp_rx_pending(u->tc)) {
+			/* the upstream said something while idle (a close is on
+			 * its way): not reusable */
+			up_close(u, true);
+			continue;
+		}
+		bind(u, hc);
+		http_timer_cancel(&u->timer);
+		return 0;
+	}
+	const struct arn_cfg_thresholds *th = thresholds(st);
+	if (p->crt && th &&
+	    __atomic_load_n(&p->crt->cx_active, __ATOMIC_RELAXED) >= (int32_t)th->max_connections) {
+		CL_INC(w, p, upstream_cx_overflow);
+		if (__atomic_load_n(&p->crt->rq_pending, __ATOMIC_RELAXED) >=
+		    (int32_t)th->max_pending_requests) {
+			CL_INC(w, p, upstream_rq_pending_overflow);
+			return -EBUSY;
+		}
+		__atomic_fetch_add(&p->crt->rq_pending, 1, __ATOMIC_RELAXED);
+		st->pending = true;
+		st->pnext = NULL;
+		st->pprev = p->pend_tail;
+		if (p->pend_tail)
+			p->pend_tail->pnext = st;
+		else
+			p->pend_head = st;
+		p->pend_tail = st;
+		CL_INC(w, p, upstream_rq_pending_total);
+		CL_GAUGE(w, p, upstream_rq_pending_active, 1);
+		return 0;
+	}
+	int err = 0;
+	struct http_upconn *u = up_open(w, p, laddr, st->cluster, &err);
+	if (!u)
+		return err ? err : -ENOBUFS;
+	bind(u, hc);
+	return 0;
+}
+
+void http_up_release(struct http_upconn *u, bool reusable)
+{
+	struct http_pool *p = u->pool;
+	struct http_conn *hc = u->dc;
+	const struct arn_cfg_cluster *c = hc ? hc->st.cluster : NULL;
+	u->dc = NULL;
+	if (hc)
+		hc->st.up = NULL;
+	if (p->n_active)
+		p->n_active--;
+	uint32_t maxr = max_requests_per_cx(c);
+	if (maxr && u->n_req >= maxr)
+		reusable = false;
+	ARN_DEBUG(HTTP,
+		  "upstream %u.%u.%u.%u:%u: released (reusable %d draining %d in %u out %d idle %d "
+		  "n_req %u)",
+		  p->addr >> 24, (p->addr >> 16) & 255, (p->addr >> 8) & 255, p->addr & 255,
+		  p->port, reusable, p->draining, u->in.bytes, http_out_busy(&u->out),
+		  arn_h1_parser_idle(&u->p), u->n_req);
+	if (!reusable || p->draining || u->in.bytes || !u->tc || http_out_busy(&u->out) ||
+	    !arn_h1_parser_idle(&u->p)) {
+		up_close(u, !reusable || u->in.bytes);
+		return;
+	}
+	http_in_free(&u->in); /* only consumed segments are left */
+	/* the message struct belongs to the stream: point the parser at none */
+	if (c)
+		u->idle_ms = c->http.idle_timeout_ms ? c->http.idle_timeout_ms : 0;
+	u->timer.fn = up_idle_timeout;
+	up_make_available(u);
+}
+
+void http_up_detach(struct http_conn *hc)
+{
+	struct http_stream *st = &hc->st;
+	if (st->pending) {
+		struct http_pool *p = st->pool;
+		pending_remove(st);
+		CL_GAUGE(hc->w, p, upstream_rq_pending_active, -1);
+	}
+	struct http_upconn *u = st->up;
+	if (!u)
+		return;
+	st->up = NULL;
+	u->dc = NULL;
+	if (u->pool->n_active)
+		u->pool->n_active--;
+	/* mid-exchange: the connection's state is unknown; never reuse it */
+	up_close(u, true);
+}
+
+/* ---- timers -------------------------------------------------------------------------- */
+
+static void up_connect_timeout(struct http_timer *t)
+{
+	struct http_upconn *u =
+	    (struct http_upconn *)((char *)t - offsetof(struct http_upconn, timer));
+	if (u->connected || u->state == HTTP_UP_CLOSED)
+		return;
+	u->connect_timed_out = true;
+	CL_INC(u->w, u->pool, upstream_cx_connect_timeout);
+	if (u->tc)
+		arn_tcp_abort(u->tc); /* on_close reports the failure */
+}
+
+static void up_idle_timeout(struct http_timer *t)
+{
+	struct http_upconn *u =
+	    (struct http_upconn *)((char *)t - offsetof(struct http_upconn, timer));
+	if (u->state == HTTP_UP_IDLE)
+		up_close(u, false);
+}
+
+/* ---- TCP callbacks -------------------------------------------------------------------- */
+
+static void up_connected(struct arn_tcp_conn *c, int status)
+{
+	struct http_upconn *u = arn_tcp_user(c);
+	if (!u || status != 0)
+		return; /* on_close follows with the reason */
+	struct http_worker *w = u->w;
+	u->connected = true;
+	http_timer_cancel(&u->timer);
+	u->timer.fn = up_idle_timeout;
+	struct arn_stats_scope *sc = cl_stats(u->pool);
+	if (sc)
+		arn_stats_hist_record(sc, w->slot, ARN_CL_upstream_cx_connect_ms,
+				      (http_tsc(w) - u->open_tsc) / w->tsc_per_us);
+	if (u->state == HTTP_UP_CLOSED)
+		return;
+	if (u->dc)
+		http_dc_upstream_ready(u->dc);
+	else
+		up_make_available(u);
+}
+
+void http_up_pump(struct http_upconn *u)
+{
+	if (u->dc) {
+		http_dc_response_event(u->dc);
+		return;
+	}
+	/* idle (or closing): anything from the upstream now is not a response
+	 * to a request of ours, so the connection cannot be reused */
+	if (u->state == HTTP_UP_IDLE)
+		up_close(u, true);
+	else if (u->tc)
+		arn_tcp_rx_consume(u->tc, arn_tcp_rx_pending(u->tc));
+}
+
+static void up_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
+{
+	(void)head;
+	(void)len;
+	struct http_upconn *u = arn_tcp_user(c);
+	if (!u)
+		return;
+	http_up_pump(u);
+}
+
+static void up_eof(struct arn_tcp_conn *c)
+{
+	struct http_upconn *u = arn_tcp_user(c);
+	if (!u)
+		return;
+	u->peer_eof = true;
+	if (u->dc) {
+		http_dc_response_event(u->dc);
+		return;
+	}
+	up_close(u, false);
+}
+
+static void up_writable(struct arn_tcp_conn *c)
+{
+	struct http_upconn *u = arn_tcp_user(c);
+	if (u && u->dc)
+		http_dc_pump(u->dc);
+}
+
+static void up_closed(struct arn_tcp_conn *c, int reason)
+{
+	struct http_upconn *u = arn_tcp_user(c);
+	if (!u)
+		return;
+	arn_tcp_set_user(c, NULL);
+	u->tc = NULL;
+	struct http_conn *hc = u->dc;
+	struct http_worker *w = u->w;
+	idle_unlink(u);
+	if (!u->connected)
+		CL_INC(w, u->pool, upstream_cx_connect_fail);
+	else if (reason == 0 || reason == -ECONNRESET)
+		CL_INC(w, u->pool, upstream_cx_destroy_remote);
+	else
+		CL_INC(w, u->pool, upstream_cx_destroy_local);
+	if (hc) {
+		u->dc = NULL;
+		hc->st.up = NULL;
+		if (u->pool->n_active)
+			u->pool->n_active--;
+		/* the response may still sit in our input: let the stream take
+		 * it before it learns the connection is gone */
+		http_dc_upstream_failed(hc, reason, u->connected, u->connect_timed_out);
+	}
+	up_free(u);
+}
+
+const struct arn_tcp_ops http_up_ops = {
+    .on_connected = up_connected,
+    .on_data = up_data,
+    .on_eof = up_eof,
+    .on_writable = up_writable,
+    .on_close = up_closed,
+};
+
+/* ---- generations ----------------------------------------------------------------------- */
+
+static bool endpoint_in(const struct arn_cfg_endpoints *e, uint32_t addr, uint16_t port)
+{
+	for (size_t p = 0; e && p < e->n_priorities; p++)
+		for (size_t l = 0; l < e->priorities[p].n_localities; l++) {
+			const struct arn_cfg_locality *lo = &e->priorities[p].localities[l];
+			for (size_t i = 0; i < lo->n_endpoints; i++)
+				if (lo->endpoints[i].addr == addr && lo->endpoints[i].port == port)
+					return true;
+		}
+	return false;
+}
+
+void http_pools_sweep(struct http_worker *w, const struct arn_cfg_gen *g)
+{
+	for (uint32_t i = 0; i < HTTP_POOLS; i++) {
+		struct http_pool *p = &w->pools[i];
+		if (!p->used)
+			continue;
+		struct arn_cfg_ref ref = {p->cluster, p->cluster_len,
+					  arn_cfg_hash(p->cluster, p->cluster_len)};
+		struct arn_cfg_cluster_view v;
+		bool keep = p->cluster_len < sizeof(p->cluster) &&
+			    arn_cfg_cluster_resolve(g, &ref, &v) == 0 &&
+			    endpoint_in(v.endpoints, p->addr, p->port);
+		p->draining = !keep;
+		if (keep)
+			continue;
+		while (p->idle)
+			up_close(p->idle, false);
+		if (p->n_conns == 0 && !p->pend_head) {
+			/* tombstone: key kept so probes continue past it */
+			p->used = false;
+			w->n_pools--;
+		}
+	}
+}
+
+void http_pools_close_all(struct http_worker *w)
+{
+	static const struct arn_tcp_ops none = {0};
+	for (uint32_t i = 0; i < w->n_ups; i++) {
+		struct http_upconn *u = &w->ups[i];
+		if (!u->tc)
+			continue;
+		arn_tcp_set_ops(u->tc, &none);
+		arn_tcp_set_user(u->tc, NULL);
+		arn_tcp_abort(u->tc);
+		u->tc = NULL;
+		http_in_free(&u->in);
+		http_out_reset(&u->out);
+	}
+}
