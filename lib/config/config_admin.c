@@ -566,21 +566,21 @@ bool arn_config_admin_ready(struct arn_config_store *s, struct arn_sb *why)
 
 /* ---- /clusters and /listeners -------------------------------------------------- */
 
+/* What Envoy's /clusters shows as eds_health_status: the EDS flag it keeps
+ * (failed / degraded / draining), so UNKNOWN reads HEALTHY and TIMEOUT,
+ * which counts as failed, UNHEALTHY. */
 static const char *eds_health_name(uint8_t h)
 {
 	switch (h) {
-	case ARN_CFG_HEALTH_HEALTHY:
-		return "HEALTHY";
 	case ARN_CFG_HEALTH_UNHEALTHY:
+	case ARN_CFG_HEALTH_TIMEOUT:
 		return "UNHEALTHY";
 	case ARN_CFG_HEALTH_DRAINING:
 		return "DRAINING";
-	case ARN_CFG_HEALTH_TIMEOUT:
-		return "TIMEOUT";
 	case ARN_CFG_HEALTH_DEGRADED:
 		return "DEGRADED";
 	default:
-		return "UNKNOWN";
+		return "HEALTHY";
 	}
 }
 
