@@ -415,7 +415,15 @@ async function main() {
   const watchdog = setTimeout(() => { process.stdout.write('FAIL: scenario timed out\n'); rc = 1; finish(); }, 100000);
   async function finish() {
     clearTimeout(watchdog);
-    for (const a of ctx.arions) await a.stop();
+    for (const a of ctx.arions) {
+      await a.stop();
+      // a clean stop (store, admin views and deferred frees torn down in
+      // order) exits 0; a sanitizer finding at exit does not
+      if (!rc && (!a.exited || a.exited.code !== 0)) {
+        process.stdout.write(`FAIL: arion did not exit cleanly on SIGTERM: ${JSON.stringify(a.exited)}\n`);
+        rc = 1;
+      }
+    }
     for (const s of ctx.servers) s.stop();
     if (rc) {
       for (const f of fs.readdirSync(ctx.dir).filter((x) => x.endsWith('.jsonl'))) {
