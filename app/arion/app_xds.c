@@ -9,8 +9,12 @@
  * The client's sink is lib/config's store (arn_config_apply and friends):
  * conversion (X15), per-resource application (X16), the RCU acknowledgement
  * (X17), referenced names of on-demand types (X4) and initial fetch.
- * Operators see the client's state on the admin endpoint at /xds (JSON) and
- * every NACK in the log (G8).
+ * Operators see the client's state on the admin endpoint at /xds (JSON), in
+ * /stats and every NACK in the log (G8). Envoy's statistic names
+ * (control_plane.*, cluster_manager.{cds,eds,rds,sds}.*, listener_manager.lds.*)
+ * come from lib/admin's schemas (arn_stats_envoy.h, declared once there) and
+ * are brought up to date with the client's state on every poll; Arion's own
+ * per-type view (xds.type.<Type>.*) is pulled when /stats is read.
  *
  * Test-only knob: ARION_XDS_ACK_TIMEOUT_MS in the environment, read once at
  * start, shortens X17's 20 s internal acknowledgement timeout so that the
@@ -28,6 +32,7 @@
 #include "arn_config.h"
 #include "arn_log.h"
 #include "arn_stats.h"
+#include "arn_stats_envoy.h"
 #include "arn_xds.h"
 
 struct app_xds {
@@ -38,6 +43,20 @@ struct app_xds {
 	size_t n_ondemand;
 	bool admin_registered;
 	bool stats_registered;
+	/* Envoy's names: control_plane.* and one subscription scope per type */
+	struct arn_stats_scope *cp;
+	struct arn_stats_scope *sub[5];
+};
+
+/* Envoy's subscription statistics per type (Arion has one ADS stream, so
+ * RDS, EDS and SDS are counted per type, not per resource). */
+static const struct {
+	const char *type_url;
+	struct arn_stats_schema *schema;
+} envoy_subs[5] = {
+    {ARN_XDS_TYPE_CLUSTER, &arn_stats_cds_schema}, {ARN_XDS_TYPE_LISTENER, &arn_stats_lds_schema},
+    {ARN_XDS_TYPE_ROUTE, &arn_stats_rds_schema},   {ARN_XDS_TYPE_CLA, &arn_stats_eds_schema},
+    {ARN_XDS_TYPE_SECRET, &arn_stats_sds_schema},
 };
 
 /* ---- the sink: lib/config's store ------------------------------------------ */
@@ -174,14 +193,12 @@ static void emit_updates(struct arn_stats_emitter *e, const char *family, const 
 	arn_stats_emit(e, ARN_STAT_COUNTER, family, tag, tag_value, "update_rejected", ts->n_nacks);
 }
 
+/* Arion's own names, read when /stats is read. */
 static void pull_stats(struct arn_stats_emitter *e, void *arg)
 {
 	struct app_xds *x = arg;
 	struct arn_xds_status st;
 	arn_xds_client_status(x->client, &st);
-	/* Envoy's name for the ADS stream being up */
-	arn_stats_emit(e, ARN_STAT_GAUGE, "control_plane", NULL, NULL, "connected_state",
-		       st.state == ARN_XDS_CONNECTED);
 	arn_stats_emit(e, ARN_STAT_COUNTER, "xds", NULL, NULL, "connect_attempts", st.attempts);
 	arn_stats_emit(e, ARN_STAT_COUNTER, "xds", NULL, NULL, "stream_failures", st.failures);
 	for (size_t i = 0; i < arn_xds_client_n_types(x->client); i++) {
@@ -195,11 +212,60 @@ static void pull_stats(struct arn_stats_emitter *e, void *arg)
 			       (int64_t)ts.n_held);
 		arn_stats_emit(e, ARN_STAT_GAUGE, "xds.type", "arion_xds_type", name,
 			       "pending_acks", (int64_t)ts.pending_acks);
-		/* and Envoy's names where Envoy has one subscription per type */
-		if (strcmp(ts.type_url, ARN_XDS_TYPE_CLUSTER) == 0)
-			emit_updates(e, "cluster_manager.cds", NULL, NULL, &ts);
-		else if (strcmp(ts.type_url, ARN_XDS_TYPE_LISTENER) == 0)
-			emit_updates(e, "listener_manager.lds", NULL, NULL, &ts);
+	}
+}
+
+/* Raise counter @p stat (written by the control lcore alone) to @p v. */
+static void counter_to(struct arn_stats_scope *sc, unsigned stat, uint64_t v)
+{
+	uint64_t cur = arn_stats_counter_value(sc, stat);
+	if (v > cur)
+		arn_stats_add(sc, ARN_STATS_SLOT_CONTROL, stat, v - cur);
+}
+
+static int64_t clock_ms(clockid_t id)
+{
+	struct timespec t;
+	clock_gettime(id, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Envoy's names from the client's state (every poll: a few words per type). */
+static void sync_envoy_stats(struct app_xds *x)
+{
+	struct arn_xds_status st;
+	arn_xds_client_status(x->client, &st);
+	if (x->cp)
+		arn_stats_gauge_set(x->cp, ARN_STATS_SLOT_CONTROL, ARN_CP_connected_state,
+				    st.state == ARN_XDS_CONNECTED);
+	for (size_t i = 0; i < arn_xds_client_n_types(x->client); i++) {
+		struct arn_xds_type_status ts;
+		if (arn_xds_client_type_status(x->client, i, &ts) != 0)
+			continue;
+		struct arn_stats_scope *sc = NULL;
+		for (size_t k = 0; k < 5; k++)
+			if (strcmp(ts.type_url, envoy_subs[k].type_url) == 0)
+				sc = x->sub[k];
+		if (sc == NULL)
+			continue;
+		counter_to(sc, ARN_XDS_update_attempt, ts.n_responses);
+		counter_to(sc, ARN_XDS_update_success, ts.n_acks);
+		counter_to(sc, ARN_XDS_update_rejected, ts.n_nacks);
+		/* Envoy counts a stream failure on every subscription of it */
+		counter_to(sc, ARN_XDS_update_failure, st.failures);
+		if (ts.last_ack_ms) {
+			/* the client's clock is monotonic; the gauge is wall time */
+			int64_t wall = clock_ms(CLOCK_REALTIME) -
+				       (clock_ms(CLOCK_MONOTONIC) - (int64_t)ts.last_ack_ms);
+			arn_stats_gauge_set(sc, ARN_STATS_SLOT_CONTROL, ARN_XDS_update_time, wall);
+		}
+		/* Envoy: a hash of the last accepted version_info */
+		uint64_t h = 0xcbf29ce484222325ull;
+		for (const char *p = ts.system_version ? ts.system_version : ""; *p; p++)
+			h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+		arn_stats_gauge_set(
+		    sc, ARN_STATS_SLOT_CONTROL, ARN_XDS_version,
+		    ts.system_version && *ts.system_version ? (int64_t)(h & INT64_MAX) : 0);
 	}
 }
 
@@ -224,6 +290,9 @@ static void app_xds_free(struct app_xds *x)
 		arn_admin_handler_unregister("/xds");
 	if (x->stats_registered)
 		arn_stats_pull_unregister(pull_stats, x);
+	arn_stats_scope_put(x->cp);
+	for (size_t k = 0; k < 5; k++)
+		arn_stats_scope_put(x->sub[k]);
 	if (x->store != NULL)
 		arn_config_set_interest_cb(x->store, NULL, NULL);
 	for (size_t i = 0; i < x->n_ondemand; i++)
@@ -284,6 +353,9 @@ int arn_app_xds_start(struct arn_app *app)
 		x->admin_registered = true;
 	else
 		ARN_WARN(XDS, "cannot register /xds on the admin endpoint: %s", strerror(-rc));
+	x->cp = arn_stats_scope_get(&arn_stats_control_plane_schema, NULL, NULL);
+	for (size_t k = 0; k < 5; k++)
+		x->sub[k] = arn_stats_scope_get(envoy_subs[k].schema, NULL, NULL);
 	rc = arn_stats_pull_register(pull_stats, x);
 	if (rc == 0)
 		x->stats_registered = true;
@@ -302,6 +374,7 @@ void arn_app_xds_poll(struct arn_app *app, int max_wait_ms)
 		return;
 	}
 	arn_xds_client_poll(x->client, max_wait_ms);
+	sync_envoy_stats(x);
 }
 
 void arn_app_xds_stop(struct arn_app *app)

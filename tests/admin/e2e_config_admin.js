@@ -367,12 +367,18 @@ const scenarios = {
     const st = await request(port, 'GET', '/stats');
     const names = st.body.split('\n').filter(Boolean).map((l) => l.split(':')[0]);
     for (const n of ['control_plane.connected_state', 'cluster_manager.cds.update_success', 'cluster_manager.cds.update_rejected',
-      'listener_manager.lds.update_rejected', 'config.batches_refused', 'config.listeners_active']) {
+      'listener_manager.lds.update_rejected', 'cluster_manager.eds.update_success', 'cluster_manager.rds.update_success',
+      'cluster_manager.sds.update_success', 'cluster_manager.cds.update_time', 'config.batches_refused', 'config.listeners_active']) {
       eq(names.filter((x) => x === n).length, 1, `${n} exactly once in /stats`);
     }
     assert(/^control_plane\.connected_state: 1$/m.test(st.body), 'connected_state 1');
     assert(/^cluster_manager\.cds\.update_rejected: [1-9]/m.test(st.body), 'cds update_rejected counted');
     assert(/^config\.batches_refused: [1-9]/m.test(st.body), 'config.batches_refused counted');
+    for (const f of ['cluster_manager.eds', 'cluster_manager.rds', 'cluster_manager.sds', 'listener_manager.lds']) {
+      assert(new RegExp(`^${f.replace(/\./g, '\\.')}\\.update_success: [1-9]`, 'm').test(st.body), `${f}.update_success counted`);
+    }
+    const ut = /^cluster_manager\.cds\.update_time: (\d+)$/m.exec(st.body);
+    assert(ut && Math.abs(Number(ut[1]) - Date.now()) < 60000, `cds update_time is wall-clock ms: ${ut && ut[1]}`);
     const dup = names.filter((n, i) => names.indexOf(n) !== i);
     eq(dup, [], 'no stat name twice');
     const prom = await request(port, 'GET', '/stats/prometheus');
