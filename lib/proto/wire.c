@@ -154,5 +154,7 @@ bool arn_proto_wire_check(const char *buf, size_t len, const upb_MessageDef *m, 
 {
 	if (whylen)
 		why[0] = 0;
+	if (buf == NULL || len == 0)
+		return true; /* empty: every field at its default */
 	return wire_walk(buf, buf + len, m, 0, strict, why, whylen);
 }

@@ -9,5 +9,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 art=${ARION_SRC:-.}/tests/fuzz/fuzz-artifacts/
 mkdir -p "$art"
+# libFuzzer exits 77 on a finding by default, which meson reads as "skipped":
+# make every finding (crash, leak, timeout, OOM) a failure.
 exec "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+	-error_exitcode=1 -timeout_exitcode=1 \
 	-artifact_prefix="$art" "$work" "$seeds"

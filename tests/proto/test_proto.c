@@ -112,6 +112,9 @@ static void test_decode_refuses_what_would_abort_upb(void **state)
 	assert_true(arn_sv_eq(envoy_config_cluster_v3_Cluster_name((void *)c), "x"));
 	assert_false(arn_proto_wire_check(unk, sizeof(unk), cd, true, why, sizeof(why)));
 	assert_non_null(strstr(why, "field number 7943 is unknown"));
+	/* Empty input (NULL, 0) is a message with every field at its default. */
+	assert_true(arn_proto_wire_check(NULL, 0, cd, true, why, sizeof(why)));
+	assert_non_null(arn_proto_decode(NULL, 0, cd, a, &err));
 	/* Groups never appear in the Envoy API. */
 	static const char grp[] = {0x0b, 0x0c};
 	assert_false(arn_proto_wire_check(grp, sizeof(grp), cd, false, why, sizeof(why)));
