@@ -857,8 +857,15 @@ static void req_step(struct http_conn *hc)
 		if (!req_may_parse(hc))
 			return;
 		if (!st->res) {
-			if (!hc->in.bytes && !http_in_fill(&hc->in, hc->tc))
+			if (!hc->in.bytes && !http_in_fill(&hc->in, hc->tc)) {
+				if (hc->peer_eof) {
+					/* the client closed between requests */
+					hc->close_after = true;
+					start_close(hc);
+					hc->again = true;
+				}
 				return;
+			}
 			st->res = http_res_get(w);
 			if (!st->res) {
 				/* every stream buffer is in use: shed this connection */
@@ -1507,6 +1514,8 @@ static void dc_closed(struct arn_tcp_conn *c, int reason)
 	if (!hc)
 		return;
 	arn_tcp_set_user(c, NULL);
+	ARN_DEBUG(HTTP, "connection %llx: closed (%d), state %d", (unsigned long long)hc->id,
+		  reason, hc->state);
 	hc->tc = NULL;
 	hc->state = HTTP_DC_CLOSED;
 	if (reason == 0 || reason == -ECONNRESET)

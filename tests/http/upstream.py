@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""A small HTTP/1.1 upstream for Arion's end-to-end tests, for what nginx
+cannot be told to do. Raw sockets, so every byte is under control.
+
+    upstream.py ADDR PORT
+
+Paths:
+  /upload            read the body (Content-Length or chunked), answer its
+                     SHA-256 and length
+  /slow?ms=N         wait N ms, then answer (?sleep=N does it on any path)
+  /reset-mid         send the head and half the body, then reset (RST)
+  /close-mid         send the head and half the body, then close (FIN)
+  /close-early       close without answering
+  /ws                answer 101 to an upgrade and echo every byte after it
+  /chunked?n=N       a chunked response of N bytes (known pattern)
+  anything else      200 "upstream.py <path>"
+"""
+import hashlib
+import socket
+import socketserver
+import struct
+import sys
+import time
+
+
+def read_head(f):
+    line = f.readline()
+    if not line:
+        return None
+    method, target, _ = line.decode("latin-1").split(" ", 2)
+    hdrs = {}
+    while True:
+        h = f.readline()
+        if h in (b"\r\n", b"\n", b""):
+            break
+        k, v = h.decode("latin-1").split(":", 1)
+        hdrs[k.strip().lower()] = v.strip()
+    return method, target, hdrs
+
+
+def body_iter(f, hdrs):
+    if hdrs.get("transfer-encoding", "").lower() == "chunked":
+        while True:
+            size = int(f.readline().split(b";")[0], 16)
+            if size == 0:
+                while f.readline() not in (b"\r\n", b"\n", b""):
+                    pass
+                return
+            left = size
+            while left:
+                d = f.read(min(left, 65536))
+                if not d:
+                    return
+                left -= len(d)
+                yield d
+            f.readline()
+    else:
+        left = int(hdrs.get("content-length", "0"))
+        while left:
+            d = f.read(min(left, 65536))
+            if not d:
+                return
+            left -= len(d)
+            yield d
+
+
+class H(socketserver.StreamRequestHandler):
+    def send(self, status, body, extra=""):
+        self.wfile.write(
+            ("HTTP/1.1 %s\r\nContent-Length: %d\r\nContent-Type: text/plain\r\n%s\r\n"
+             % (status, len(body), extra)).encode() + body)
+        self.wfile.flush()
+
+    def handle(self):
+        while True:
+            r = read_head(self.rfile)
+            if r is None:
+                return
+            method, target, hdrs = r
+            path, _, q = target.partition("?")
+            args = dict(p.split("=", 1) for p in q.split("&") if "=" in p)
+            if path == "/upload":
+                h = hashlib.sha256()
+                n = 0
+                for d in body_iter(self.rfile, hdrs):
+                    h.update(d)
+                    n += len(d)
+                self.send("200 OK", ("%s %d\n" % (h.hexdigest(), n)).encode())
+                continue
+            for _ in body_iter(self.rfile, hdrs):
+                pass
+            if "sleep" in args:
+                time.sleep(int(args["sleep"]) / 1000.0)
+            if path == "/slow":
+                time.sleep(int(args.get("ms", "3000")) / 1000.0)
+                self.send("200 OK", b"slow\n")
+            elif path in ("/reset-mid", "/close-mid"):
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + b"x" * 50000)
+                self.wfile.flush()
+                time.sleep(0.2)
+                if path == "/reset-mid":
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                               struct.pack("ii", 1, 0))
+                self.connection.close()
+                return
+            elif path == "/close-early":
+                self.connection.close()
+                return
+            elif path == "/ws":
+                self.wfile.write(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                                 b"Connection: Upgrade\r\n\r\n")
+                self.wfile.flush()
+                while True:
+                    d = self.connection.recv(65536)
+                    if not d:
+                        return
+                    self.connection.sendall(d)
+            elif path == "/chunked":
+                n = int(args.get("n", "100000"))
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+                sent = 0
+                while sent < n:
+                    k = min(7000, n - sent)
+                    self.wfile.write(b"%x\r\n" % k + bytes((sent + i) % 251 for i in range(k)) + b"\r\n")
+                    sent += k
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+            else:
+                self.send("200 OK", ("upstream.py %s\n" % path).encode())
+
+
+class S(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+if __name__ == "__main__":
+    srv = S((sys.argv[1], int(sys.argv[2])), H)
+    print("ready", flush=True)
+    srv.serve_forever()
