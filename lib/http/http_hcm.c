@@ -1161,6 +1161,8 @@ static void resp_step(struct http_conn *hc)
 			fwd_body(&hc->out, &st->dn_chunker, st->dn_chunked, ev.data, ev.len);
 			break;
 		case ARN_H1_EV_END:
+			if (st->tunnel)
+				break; /* the 101's own end: the tunnel runs until a close */
 			goto end;
 		default:
 			break;

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# HTTP proxying end to end (issue 6): 100 MB download and upload checked by
+# SHA-256 with bounded memory, chunked both ways, Expect: 100-continue,
+# keep-alive reuse seen in nginx's connection count, pipelining, HTTP/1.0,
+# Connection: close, request smuggling refused, upstreams that reset, close
+# or die mid-response, a WebSocket upgrade tunnelled, and an echo listener
+# from the same configuration model.
+set -u
+. "${ARION_SRC:?}/tests/topo/topo.sh"
+topo_require ip ethtool nginx curl /usr/bin/python3 || exit 77
+. "$ARION_SRC/tests/http/e2e_lib.sh"
+topo_init arn-hp
+http_e2e_topo || exit 1
+http_e2e_nginx || exit 1
+PY=/usr/bin/python3
+topo_bg py ip netns exec "$uns" $PY "$ARION_SRC/tests/http/upstream.py" "$ua" 8081
+topo_wait_log "$TOPO_DIR/py.log" ready 10 || { echo "upstream.py did not start"; exit 1; }
+topo_bg py2 ip netns exec "$uns" $PY "$ARION_SRC/tests/http/upstream.py" "$ub" 8082
+py2_pid=$TOPO_PID
+topo_wait_log "$TOPO_DIR/py2.log" ready 10 || { echo "upstream.py 2 did not start"; exit 1; }
+grep -v '^#' "$ARION_SRC/tests/http/e2e_proxy.yaml" >"$TOPO_DIR/body.yaml"
+http_e2e_arion "$TOPO_DIR/body.yaml" || exit 1
+expect() { if [[ "$2" =~ $3 ]]; then ok "$1"; else bad "$1: got '$2', wanted /$3/"; fi; }
+rss() { awk '/VmRSS/ {print $2}' "/proc/$TOPO_ARION_PID/status"; }
+# raw REQUEST-BYTES (python literal): send, read until the server closes
+raw() {
+	ip netns exec "$cns" $PY - "$us" "$1" <<'PY'
+import socket, sys, ast
+s = socket.create_connection((sys.argv[1], 80), timeout=5)
+s.sendall(ast.literal_eval(sys.argv[2]))
+d = b""
+try:
+    while True:
+        r = s.recv(65536)
+        if not r:
+            break
+        d += r
+    print(d.decode("latin-1").replace("\r", ""))
+    print("<closed>")
+except socket.timeout:
+    print(d.decode("latin-1").replace("\r", ""))
+    print("<open>")
+PY
+}
+
+# ---- big bodies, both ways, checked by hash ------------------------------------
+head -c $((100 * 1024 * 1024)) /dev/urandom >"$TOPO_DIR/www/big.bin"
+chmod 644 "$TOPO_DIR/www/big.bin"
+want=$(sha256sum <"$TOPO_DIR/www/big.bin" | cut -d' ' -f1)
+r0=$(rss)
+got=$(cc --max-time 120 http://$us/www/big.bin | sha256sum | cut -d' ' -f1)
+expect "100 MB download, SHA-256 equal" "$got" "^$want$"
+got=$(cc --max-time 120 --data-binary @"$TOPO_DIR/www/big.bin" -H 'Content-Type: application/octet-stream' http://$us/upload)
+expect "100 MB upload (Content-Length), SHA-256 equal" "$got" "^$want 104857600$"
+r1=$(rss)
+grow=$(((r1 - r0) / 1024))
+[ $grow -lt 64 ] && ok "memory bounded: RSS grew ${grow} MB over 200 MB proxied" || bad "RSS grew ${grow} MB"
+head -c $((20 * 1024 * 1024)) /dev/urandom >"$TOPO_DIR/up20.bin"
+want20=$(sha256sum <"$TOPO_DIR/up20.bin" | cut -d' ' -f1)
+got=$(cc --max-time 60 -H 'Transfer-Encoding: chunked' --data-binary @"$TOPO_DIR/up20.bin" http://$us/upload)
+expect "20 MB chunked upload, SHA-256 equal" "$got" "^$want20 20971520$"
+want_ch=$($PY -c "import hashlib,sys; n=3000000; print(hashlib.sha256(bytes(i % 251 for i in range(n))).hexdigest())")
+got=$(cc -D "$TOPO_DIR/ch.h" "http://$us/chunked?n=3000000" | sha256sum | cut -d' ' -f1)
+expect "chunked download, SHA-256 equal" "$got" "^$want_ch$"
+expect "chunked download stays chunked" "$(tr -d '\r' <"$TOPO_DIR/ch.h" | tr A-Z a-z)" "transfer-encoding: chunked"
+# Expect: 100-continue is answered by Arion at once (curl would wait 1 s)
+t0=$(date +%s%N)
+out=$(head -c 2000 /dev/zero | cc -v -H 'Expect: 100-continue' --data-binary @- http://$us/upload 2>&1)
+t1=$(date +%s%N)
+expect "Expect: 100-continue answered" "$out" "HTTP/1.1 100 Continue"
+ms=$(((t1 - t0) / 1000000))
+[ $ms -lt 900 ] && ok "100 Continue without curl's 1 s wait (${ms} ms)" || bad "100-continue took ${ms} ms"
+
+# ---- connections ---------------------------------------------------------------------
+a0=$(nginx_conns a)
+b0=$(nginx_conns b)
+urls=()
+for i in $(seq 40); do urls+=("http://$us/k$i"); done
+n=$(cc "${urls[@]}" | grep -c upstream-)
+a1=$(nginx_conns a)
+b1=$(nginx_conns b)
+expect "40 keep-alive requests answered" "$n" "^40$"
+# each nginx_conns call itself is one connection to that nginx
+da=$((a1 - a0 - 1))
+db=$((b1 - b0 - 1))
+[ $da -le 1 ] && [ $db -le 1 ] && ok "keep-alive reuse: 40 requests opened $da + $db upstream connections" ||
+	bad "keep-alive reuse: $da + $db upstream connections for 40 requests"
+out=$(raw "b'GET /p1 HTTP/1.1\r\nHost: x\r\n\r\nGET /p2 HTTP/1.1\r\nHost: x\r\n\r\nGET /p3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'")
+expect "pipelining: three responses in order, then close" "$(echo "$out" | grep -oE '/p[0-9]|<closed>' | tr -d '\n')" "^/p1/p2/p3<closed>$"
+out=$(raw "b'GET /h10 HTTP/1.0\r\n\r\n'")
+expect "HTTP/1.0 without Host is served" "$out" "upstream-. /h10"
+expect "HTTP/1.0 without keep-alive: closed" "$out" "<closed>$"
+out=$(raw "b'GET /h10 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n'")
+expect "HTTP/1.0 keep-alive: kept open" "$out" "<open>$"
+expect "HTTP/1.0 keep-alive answered with connection: keep-alive" "$(echo "$out" | tr A-Z a-z)" "connection: keep-alive"
+out=$(raw "b'GET /c HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'")
+expect "Connection: close: answered with close and closed" "$(echo "$out" | tr A-Z a-z)" "connection: close.*<closed>$"
+
+# ---- request smuggling: 400 and the connection closed ------------------------------------
+for c in "CL+TE:b'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'" \
+	"two differing CL:b'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd'" \
+	"bad chunk size:b'POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nab\r\n0\r\n\r\n'" \
+	"obs-fold:b'GET / HTTP/1.1\r\nHost: x\r\nX-A: a\r\n b\r\n\r\n'" \
+	"bare CR:b'GET / HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n'" \
+	"invalid name char:b'GET / HTTP/1.1\r\nHost: x\r\nX(A): a\r\n\r\n'" \
+	"TE not chunked last:b'POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, gzip\r\n\r\n'" \
+	"space before colon:b'GET / HTTP/1.1\r\nHost: x\r\nX-A : a\r\n\r\n'" \
+	"two Hosts:b'GET / HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n'"; do
+	name=${c%%:b*}
+	out=$(raw "${c#*:}")
+	expect "smuggling ($name): 400 and closed" "$(echo "$out" | head -1)$(echo "$out" | tail -1)" "^HTTP/1.1 (400|501)[^<]*<closed>$"
+done
+
+# ---- upstream failures: a clean error, never a hang ------------------------------------------
+t0=$(date +%s)
+out=$(cc -o /dev/null -w '%{http_code} %{size_download}' http://$us/reset-mid 2>&1)
+expect "upstream reset mid-response: client sees the cut" "$out" "curl: \((18|56)\)"
+out=$(cc -o /dev/null -w '%{http_code} %{size_download}' http://$us/close-mid 2>&1)
+expect "upstream close mid-response: client sees the cut" "$out" "curl: \((18|56)\)"
+out=$(cc -i http://$us/close-early 2>&1)
+expect "upstream close before headers: 503 UC" "$out" "reset reason: connection termination"
+cc -o "$TOPO_DIR/kill.out" -w '%{http_code}\n' "http://$us/killme?sleep=8000" >"$TOPO_DIR/kill.code" 2>&1 &
+kp=$!
+sleep 1
+kill -KILL "$py2_pid" 2>/dev/null
+wait $kp
+expect "upstream process killed while the request waits: 503" "$(cat "$TOPO_DIR/kill.code")" "^503"
+t1=$(date +%s)
+[ $((t1 - t0)) -lt 8 ] && ok "failures answered within $((t1 - t0)) s" || bad "failures took $((t1 - t0)) s"
+expect "UC counted" "$(stat cluster.py.upstream_rq_rx_reset)" "^[3-9]"
+
+# ---- WebSocket upgrade: tunnelled after 101 -------------------------------------------------
+out=$(ip netns exec "$cns" $PY - "$us" <<'PY'
+import socket, sys
+s = socket.create_connection((sys.argv[1], 80), timeout=5)
+s.sendall(b"GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+          b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+d = b""
+while b"\r\n\r\n" not in d:
+    r = s.recv(4096)
+    if not r:
+        sys.exit("closed before the 101")
+    d += r
+head, _, rest = d.partition(b"\r\n\r\n")
+print(head.split(b"\r\n")[0].decode())
+for msg in (b"hello", b"x" * 100000):
+    s.sendall(msg)
+    got = rest
+    rest = b""
+    while len(got) < len(msg):
+        r = s.recv(65536)
+        if not r:
+            sys.exit("closed in the tunnel")
+        got += r
+    print("echo ok" if got == msg else "echo differs")
+PY
+)
+expect "WebSocket: 101 forwarded" "$out" "HTTP/1.1 101"
+expect "WebSocket: bytes tunnelled both ways" "$(echo "$out" | grep -c 'echo ok')" "^2$"
+
+# ---- an echo listener from the same configuration model ---------------------------------------
+out=$(ip netns exec "$cns" $PY -c "
+import socket
+s = socket.create_connection(('$us', 7), timeout=5)
+s.sendall(b'ping-echo')
+print(s.recv(100).decode())")
+expect "echo listener (envoy.filters.network.echo)" "$out" "^ping-echo$"
+
+expect "downstream 2xx counted" "$(stat http.proxy.downstream_rq_2xx)" "^[1-9]"
+expect "no request left active" "$(stat http.proxy.downstream_rq_active)" "^0$"
+topo_arion_stop || bad "arion exit code $?"
+http_e2e_finish
