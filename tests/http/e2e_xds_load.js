@@ -1,0 +1,89 @@
+'use strict';
+/*
+ * The control plane of tests/http/e2e_xds_load.sh: tests/xds/peer's
+ * delta-ADS server, driven on a timeline while wrk runs through Arion.
+ *
+ *   node e2e_xds_load.js DIR
+ *
+ * Writes DIR/port once listening, serves the first configuration (listener
+ * with RDS "main" -> cluster web (EDS) = [A]), writes DIR/ready when Arion
+ * has ACKed all of it, then waits for DIR/go and applies, 1.5 s apart:
+ *   1 EDS  web  = [A, B]                 an endpoint added
+ *   2 CDS  web2 (EDS) = [B], RDS main -> web2   a route changed
+ *   3 EDS  web2 = [A]                    an endpoint replaced (B removed)
+ *   4 RDS  main -> web, EDS web = [B]    back, A removed from web
+ * and writes DIR/done after Arion ACKed the last one.
+ */
+const fs = require('fs');
+const path = require('path');
+const { AdsServer, TYPES } = require(path.join(__dirname, '../xds/peer/server.js'));
+
+const dir = process.argv[2];
+const A = { address: '198.18.3.10', port_value: 8080 };
+const B = { address: '198.18.3.11', port_value: 8080 };
+const ROUTER = [{ name: 'envoy.filters.http.router',
+  typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }];
+
+const cluster = (name) => ({ name, version: '1', resource: {
+  '@type': 'type.googleapis.com/envoy.config.cluster.v3.Cluster', name, type: 'EDS',
+  connect_timeout: '1s', lb_policy: 'ROUND_ROBIN',
+  eds_cluster_config: { eds_config: { ads: {} } } } });
+const cla = (name, v, eps) => ({ name, version: v, resource: {
+  '@type': 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment', cluster_name: name,
+  endpoints: [{ lb_endpoints: eps.map((a) => ({ endpoint: { address: { socket_address: a } } })) }] } });
+const route = (v, c) => ({ name: 'main', version: v, resource: {
+  '@type': 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration', name: 'main',
+  virtual_hosts: [{ name: 'all', domains: ['*'],
+    routes: [{ match: { prefix: '/' }, route: { cluster: c } }] }] } });
+const listener = { name: 'http', version: '1', resource: {
+  '@type': 'type.googleapis.com/envoy.config.listener.v3.Listener', name: 'http',
+  address: { socket_address: { address: '198.18.2.2', port_value: 80 } },
+  filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: {
+    '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+    stat_prefix: 'ingress', rds: { config_source: { ads: {} }, route_config_name: 'main' },
+    http_filters: ROUTER } }] }] } };
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const srv = new AdsServer({ log: path.join(dir, 'ads.jsonl') });
+let cursor = 0;
+
+async function sendAcked(type, resources, removed) {
+  const r = srv.send({ type_url: type, resources, removed_resources: removed || [] });
+  const ack = await srv.waitRequest((x) => x.type_url === TYPES[type] && x.response_nonce === r.nonce,
+    20000, cursor);
+  cursor = ack.seq + 1;
+  if (ack.error_detail) throw new Error(`NACK for ${type}: ${JSON.stringify(ack.error_detail)}`);
+}
+
+(async () => {
+  const port = await srv.start(0);
+  fs.writeFileSync(path.join(dir, 'port'), String(port));
+  await srv.waitRequest((x) => x.type_url === TYPES.listener, 30000);
+  await sendAcked('cluster', [cluster('web')]);
+  await sendAcked('cla', [cla('web', '1', [A])]);
+  await sendAcked('listener', [listener]);
+  await sendAcked('route', [route('1', 'web')]);
+  fs.writeFileSync(path.join(dir, 'ready'), '');
+  while (!fs.existsSync(path.join(dir, 'go'))) await sleep(50);
+  await sleep(1500);
+  await sendAcked('cla', [cla('web', '2', [A, B])]);
+  fs.appendFileSync(path.join(dir, 'steps'), `1 ${Date.now()}\n`);
+  await sleep(1500);
+  await sendAcked('cluster', [cluster('web2')]);
+  await sendAcked('cla', [cla('web2', '1', [B])]);
+  await sendAcked('route', [route('2', 'web2')]);
+  fs.appendFileSync(path.join(dir, 'steps'), `2 ${Date.now()}\n`);
+  await sleep(1500);
+  await sendAcked('cla', [cla('web2', '2', [A])]);
+  fs.appendFileSync(path.join(dir, 'steps'), `3 ${Date.now()}\n`);
+  await sleep(1500);
+  await sendAcked('cla', [cla('web', '3', [B])]);
+  await sendAcked('route', [route('3', 'web')]);
+  fs.appendFileSync(path.join(dir, 'steps'), `4 ${Date.now()}\n`);
+  fs.writeFileSync(path.join(dir, 'done'), '');
+  await sleep(600000);
+})().catch((e) => {
+  process.stderr.write(`control plane: ${e.stack || e}\n`);
+  fs.writeFileSync(path.join(dir, 'failed'), String(e));
+  process.exit(1);
+});

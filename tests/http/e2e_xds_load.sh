@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Configuration changes under load (issue 6): while wrk drives keep-alive
+# traffic through Arion, the control plane (tests/xds/peer's delta-ADS
+# server, e2e_xds_load.js) adds an endpoint, switches the route to another
+# cluster, replaces that cluster's endpoint and switches back. New requests
+# follow each generation; requests in flight finish on the one they started
+# with; not one request fails.
+set -u
+. "${ARION_SRC:?}/tests/topo/topo.sh"
+topo_require ip ethtool nginx curl wrk node || exit 77
+[ -d "$ARION_SRC/tests/xds/peer/node_modules/@grpc/grpc-js" ] || {
+	echo "tests/xds/peer/node_modules missing (scripts/setup-deps --test)"
+	exit 77
+}
+. "$ARION_SRC/tests/http/e2e_lib.sh"
+topo_init arn-hl
+http_e2e_topo || exit 1
+http_e2e_nginx || exit 1
+expect() { if [[ "$2" =~ $3 ]]; then ok "$1"; else bad "$1: got '$2', wanted /$3/"; fi; }
+
+cp_dir="$TOPO_DIR/cp"
+mkdir -p "$cp_dir"
+topo_bg cp node "$ARION_SRC/tests/http/e2e_xds_load.js" "$cp_dir"
+cp_pid=$TOPO_PID
+for i in $(seq 100); do [ -s "$cp_dir/port" ] && break; sleep 0.1; done
+[ -s "$cp_dir/port" ] || { cat "$TOPO_DIR/cp.log"; echo "control plane did not start"; exit 1; }
+port=$(cat "$cp_dir/port")
+cat >"$TOPO_DIR/body.yaml" <<YAML
+  dynamic_resources:
+    ads_config:
+      api_type: DELTA_GRPC
+      transport_api_version: V3
+      grpc_services:
+        - envoy_grpc: { cluster_name: xds_cluster }
+    cds_config: { ads: {} }
+    lds_config: { ads: {} }
+  static_resources:
+    clusters:
+      - name: xds_cluster
+        type: STATIC
+        connect_timeout: 1s
+        typed_extension_protocol_options:
+          envoy.extensions.upstreams.http.v3.HttpProtocolOptions:
+            "@type": type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions
+            explicit_http_config: { http2_protocol_options: {} }
+        load_assignment:
+          cluster_name: xds_cluster
+          endpoints:
+            - lb_endpoints:
+                - endpoint: { address: { socket_address: { address: 127.0.0.1, port_value: $port } } }
+YAML
+http_e2e_arion "$TOPO_DIR/body.yaml" || exit 1
+for i in $(seq 200); do [ -e "$cp_dir/ready" ] || [ -e "$cp_dir/failed" ] && break; sleep 0.1; done
+[ -e "$cp_dir/ready" ] || { cat "$TOPO_DIR/cp.log"; bad "first configuration not ACKed"; http_e2e_finish; }
+for i in $(seq 50); do
+	[ "$(cc -s http://$us/ 2>/dev/null)" = upstream-a ] && break
+	sleep 0.1
+done
+expect "first generation: route -> web = [A]" "$(cc -s http://$us/)" "^upstream-a$"
+a0=$(wc -l <"$TOPO_DIR/nginx-a/access.log")
+b0=$(wc -l <"$TOPO_DIR/nginx-b/access.log")
+
+touch "$cp_dir/go"
+ip netns exec "$cns" wrk -t1 -c16 -d9s --timeout 5s http://$us/ >"$TOPO_DIR/wrk.txt" 2>&1
+cat "$TOPO_DIR/wrk.txt"
+[ -e "$cp_dir/done" ] && ok "control plane applied 4 changes during the run" || bad "control plane: $(cat "$cp_dir/failed" "$TOPO_DIR/cp.log" 2>/dev/null)"
+cat "$cp_dir/steps" 2>/dev/null
+total=$(awk '/requests in/ {print $1}' "$TOPO_DIR/wrk.txt")
+[ "${total:-0}" -gt 1000 ] && ok "wrk: $total requests" || bad "wrk: only ${total:-0} requests"
+grep -q "Socket errors" "$TOPO_DIR/wrk.txt" && bad "wrk: socket errors" || ok "wrk: no socket errors"
+grep -q "Non-2xx" "$TOPO_DIR/wrk.txt" && bad "wrk: non-2xx responses" || ok "wrk: every response 2xx"
+expect "Arion: no 5xx" "$(stat http.ingress.downstream_rq_5xx)" "^0$"
+expect "Arion: no 4xx" "$(stat http.ingress.downstream_rq_4xx)" "^0$"
+a1=$(wc -l <"$TOPO_DIR/nginx-a/access.log")
+b1=$(wc -l <"$TOPO_DIR/nginx-b/access.log")
+[ $((a1 - a0)) -gt 100 ] && [ $((b1 - b0)) -gt 100 ] && ok "both upstreams served during the run (A $((a1 - a0)), B $((b1 - b0)))" ||
+	bad "upstream share: A $((a1 - a0)), B $((b1 - b0))"
+expect "last generation: route -> web = [B]" "$(cc -s http://$us/)$(cc -s http://$us/)" "^upstream-bupstream-b$"
+expect "cluster web2 took requests" "$(stat cluster.web2.upstream_rq_2xx)" "^[1-9]"
+expect "no upstream request failed" "$(stat cluster.web.upstream_rq_5xx)$(stat cluster.web2.upstream_rq_5xx)" "^00$"
+topo_arion_stop || bad "arion exit code $?"
+http_e2e_finish
