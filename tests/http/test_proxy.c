@@ -1,0 +1,667 @@
+/*
+ * Unit tests of the proxy's pure logic (lib/http/http_router.c and
+ * http_lb.c): the upstream request's header edits (XFF, x-forwarded-proto,
+ * x-request-id, x-envoy-* sanitising, header mutations at three levels),
+ * substitutions, redirects, local replies and load balancing. Requests are
+ * parsed with the real codec and edits are applied with its serializer, so
+ * what is checked is the text an upstream would receive.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "http_int.h"
+
+/* ---- helpers ------------------------------------------------------------------- */
+
+struct req {
+	struct arn_h1_parser p;
+	struct arn_h1_msg m;
+	struct arn_h1_header h[64];
+	char buf[4096];
+};
+
+static void parse(struct req *r, const char *text)
+{
+	snprintf(r->buf, sizeof(r->buf), "%s", text);
+	arn_h1_msg_init(&r->m, r->h, 64);
+	arn_h1_parser_init(&r->p, ARN_H1_REQUEST, NULL, &r->m);
+	struct arn_h1_ev ev;
+	ssize_t n = arn_h1_parse(&r->p, r->buf, strlen(r->buf), &ev);
+	assert_true(n > 0);
+	assert_int_equal(ev.type, ARN_H1_EV_HEAD);
+}
+
+/* Apply @p e to @p m's headers; the result, NUL-terminated, in @p out. */
+static void apply(const struct arn_h1_msg *m, const struct arn_h1_edit *e, int n, char *out,
+		  size_t cap)
+{
+	struct arn_h1_wbuf w;
+	arn_h1_wbuf_init(&w, out, (uint32_t)cap - 1, NULL, NULL);
+	assert_int_equal(arn_h1_write_headers(&w, m, e, (unsigned)n, ARN_H1_W_DROP_HOP), 0);
+	out[w.len] = 0;
+}
+
+static char text[HTTP_TEXT];
+
+static struct http_req_ctx ctx(const struct arn_cfg_hcm *h)
+{
+	struct http_req_ctx x = {
+	    .hcm = h,
+	    .raddr = 0xc6120001, /* 198.18.0.1 */
+	    .rport = 40000,
+	    .laddr = 0xc6120002,
+	    .lport = 80,
+	    .rand_hi = 0x0123456789abcdefull,
+	    .rand_lo = 0xfedcba9876543210ull,
+	    .text = text,
+	    .text_cap = sizeof(text),
+	};
+	return x;
+}
+
+static struct arn_cfg_hcm hcm_default(void)
+{
+	struct arn_cfg_hcm h;
+	memset(&h, 0, sizeof(h));
+	h.generate_request_id = true;
+	h.server_name = "envoy";
+	return h;
+}
+
+static const char *edited(struct http_req_ctx *x, struct req *r, char *out, size_t cap)
+{
+	struct arn_h1_edit e[ARN_H1_MAX_EDITS];
+	int n = http_req_edits(x, &r->m, e, ARN_H1_MAX_EDITS);
+	assert_true(n >= 0);
+	apply(&r->m, e, n, out, cap);
+	return out;
+}
+
+/* ---- x-forwarded-for / x-forwarded-proto / x-request-id ------------------------- */
+
+static void test_xff_edge_appends_the_peer(void **state)
+{
+	(void)state;
+	struct arn_cfg_hcm h = hcm_default();
+	h.use_remote_address = true;
+	struct req r;
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: 203.0.113.7\r\n\r\n");
+	struct http_req_ctx x = ctx(&h);
+	char out[2048];
+	edited(&x, &r, out, sizeof(out));
+	assert_non_null(strstr(out, "X-Forwarded-For: 203.0.113.7,198.18.0.1\r\n")
+			    ?: strstr(out, "x-forwarded-for: 203.0.113.7,198.18.0.1\r\n"));
+	assert_int_equal(x.client_addr, 0xc6120001); /* no trusted hops: the peer */
+	assert_false(x.internal);
+	/* external request at the edge: x-envoy-external-address is the client */
+	assert_non_null(strstr(out, "x-envoy-external-address: 198.18.0.1\r\n"));
+}
+
+static void test_xff_without_use_remote_address_is_kept(void **state)
+{
+	(void)state;
+	struct arn_cfg_hcm h = hcm_default();
+	struct req r;
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: 203.0.113.7, 10.0.0.1\r\n\r\n");
+	struct http_req_ctx x = ctx(&h);
+	char out[2048];
+	edited(&x, &r, out, sizeof(out));
+	assert_non_null(strstr(out, "X-Forwarded-For: 203.0.113.7, 10.0.0.1\r\n"));
+	assert_null(strstr(out, "198.18.0.1"));
+	assert_int_equal(x.client_addr, 0x0a000001); /* the last element */
+}
+
+static void test_xff_trusted_hops(void **state)
+{
+	(void)state;
+	struct arn_cfg_hcm h = hcm_default();
+	struct req r;
+	bool internal;
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: 203.0.113.128, 203.0.113.10, "
+		  "203.0.113.1\r\n\r\n");
+	/* Envoy's documented examples */
+	h.xff_num_trusted_hops = 1;
+	assert_int_equal(http_client_addr(&h, &r.m, 0xc0000205, &internal), 0xcb00710a);
+	h.use_remote_address = true;
+	assert_int_equal(http_client_addr(&h, &r.m, 0xc0000205, &internal), 0xcb007101);
+	h.xff_num_trusted_hops = 0;
+	assert_int_equal(http_client_addr(&h, &r.m, 0xc0000205, &internal), 0xc0000205);
+	/* more trusted hops than addresses: the peer */
+	h.xff_num_trusted_hops = 5;
+	assert_int_equal(http_client_addr(&h, &r.m, 0xc0000205, &internal), 0xc0000205);
+}
+
+static void test_internal_request_keeps_request_id(void **state)
+{
+	(void)state;
+	struct arn_cfg_hcm h = hcm_default();
+	h.use_remote_address = true;
+	struct req r;
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\nX-Request-Id: abc\r\n\r\n");
+	struct http_req_ctx x = ctx(&h);
+	x.raddr = 0x0a000005; /* 10.0.0.5: RFC 1918, internal */
+	char out[2048];
+	edited(&x, &r, out, sizeof(out));
+	assert_true(x.internal);
+	assert_non_null(strstr(out, "X-Request-Id: abc\r\n"));
+	assert_non_null(strstr(out, "x-envoy-internal: true\r\n"));
+	assert_null(strstr(out, "x-envoy-external-address"));
+}
+
+static void test_external_request_id_regenerated_unless_preserved(void **state)
+{
+	(void)state;
+	struct arn_cfg_hcm h = hcm_default();
+	h.use_remote_address = true;
+	struct req r;
+	parse(&r,
+	      "GET / HTTP/1.1\r\nHost: a\r\nX-Request-Id: abc\r\nX-Envoy-Retry-On: 5xx\r\n\r\n");
+	struct http_req_ctx x = ctx(&h);
+	char out[2048];
+	edited(&x, &r, out, sizeof(out));
+	assert_null(strstr(out, "abc"));
+	assert_non_null(x.request_id);
+	assert_int_equal(x.request_id_len, 36);
+	assert_int_equal(x.request_id[14], '4');      /* UUID version 4 */
+	assert_null(strstr(out, "X-Envoy-Retry-On")); /* x-envoy-* from outside dropped */
+	h.preserve_external_request_id = true;
+	x = ctx(&h);
+	edited(&x, &r, out, sizeof(out));
+	assert_non_null(strstr(out, "X-Request-Id: abc\r\n"));
+	/* generate_request_id false: nothing added */
+	h.generate_request_id = false;
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	x = ctx(&h);
+	edited(&x, &r, out, sizeof(out));
+	assert_null(strstr(out, "x-request-id"));
+}
+
+static void test_forwarded_proto(void **state)
+{
+	(void)state;
+	struct arn_cfg_hcm h = hcm_default();
+	struct req r;
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-Proto: https\r\n\r\n");
+	struct http_req_ctx x = ctx(&h);
+	char out[2048];
+	edited(&x, &r, out, sizeof(out));
+	/* untrusted previous hop: overwritten with what we see (plain text) */
+	assert_non_null(strstr(out, "x-forwarded-proto: http\r\n"));
+	assert_null(strstr(out, "https"));
+	h.xff_num_trusted_hops = 1;
+	x = ctx(&h);
+	edited(&x, &r, out, sizeof(out));
+	assert_non_null(strstr(out, "X-Forwarded-Proto: https\r\n"));
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	x = ctx(&h);
+	edited(&x, &r, out, sizeof(out));
+	assert_non_null(strstr(out, "x-forwarded-proto: http\r\n"));
+}
+
+static void test_host_timeout_original_path_expect(void **state)
+{
+	(void)state;
+	struct arn_cfg_hcm h = hcm_default();
+	struct req r;
+	parse(&r, "POST /old HTTP/1.1\r\nHost: a:80\r\nExpect: 100-continue\r\nContent-Length: "
+		  "3\r\n\r\n");
+	struct http_req_ctx x = ctx(&h);
+	x.host = "b.test";
+	x.host_len = 6;
+	x.timeout_ms = 15000;
+	x.path_rewritten = true;
+	char out[2048];
+	edited(&x, &r, out, sizeof(out));
+	assert_non_null(strstr(out, "host: b.test\r\n"));
+	assert_null(strstr(out, "a:80"));
+	assert_non_null(strstr(out, "x-envoy-expected-rq-timeout-ms: 15000\r\n"));
+	assert_non_null(strstr(out, "x-envoy-original-path: /old\r\n"));
+	assert_null(strstr(out, "Expect"));
+	assert_non_null(strstr(out, "Content-Length: 3\r\n"));
+}
+
+/* ---- header mutations at three levels ------------------------------------------ */
+
+static struct arn_cfg_header_add add_(const char *k, const char *v, uint8_t append)
+{
+	struct arn_cfg_header_add a = {
+	    .key = k, .key_len = strlen(k), .value = v, .value_len = strlen(v), .append = append};
+	return a;
+}
+
+static void test_header_levels(void **state)
+{
+	(void)state;
+	struct arn_cfg_hcm h = hcm_default();
+	struct arn_cfg_route_table rt;
+	struct arn_cfg_vhost vh;
+	struct arn_cfg_route ro;
+	memset(&rt, 0, sizeof(rt));
+	memset(&vh, 0, sizeof(vh));
+	memset(&ro, 0, sizeof(ro));
+	struct arn_cfg_header_add ra[] = {
+	    add_("x-a", "route", ARN_CFG_OVERWRITE_IF_EXISTS_OR_ADD),
+	    add_("x-sub", "%DOWNSTREAM_REMOTE_ADDRESS% %REQ(user-agent)% 100%%",
+		 ARN_CFG_APPEND_IF_EXISTS_OR_ADD)};
+	struct arn_cfg_header_add va[] = {add_("x-a", "vhost", ARN_CFG_APPEND_IF_EXISTS_OR_ADD),
+					  add_("x-b", "vhost", ARN_CFG_ADD_IF_ABSENT)};
+	struct arn_cfg_header_add ta[] = {add_("x-c", "table", ARN_CFG_APPEND_IF_EXISTS_OR_ADD)};
+	struct arn_cfg_ref rm[] = {{"x-drop", 6, 0}};
+	ro.headers_ops.req_add = ra;
+	ro.headers_ops.n_req_add = 2;
+	vh.headers_ops.req_add = va;
+	vh.headers_ops.n_req_add = 2;
+	vh.headers_ops.req_remove = rm;
+	vh.headers_ops.n_req_remove = 1;
+	rt.headers_ops.req_add = ta;
+	rt.headers_ops.n_req_add = 1;
+	struct req r;
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\nX-A: client\r\nX-B: client\r\nX-Drop: "
+		  "1\r\nUser-Agent: ua/1\r\n\r\n");
+	struct http_req_ctx x = ctx(&h);
+	x.rt = &rt;
+	x.vhost = &vh;
+	x.route = &ro;
+	struct arn_h1_edit e[ARN_H1_MAX_EDITS];
+	int n = http_req_edits(&x, &r.m, e, ARN_H1_MAX_EDITS);
+	assert_true(n > 0);
+	/* Envoy's default order: route, then virtual host, then route table */
+	int iroute = -1, ivh = -1, itable = -1;
+	for (int i = 0; i < n; i++) {
+		if (e[i].value && e[i].value_len == 5 && !memcmp(e[i].value, "route", 5))
+			iroute = i;
+		if (e[i].value && e[i].value_len == 5 && !memcmp(e[i].value, "vhost", 5) && ivh < 0)
+			ivh = i;
+		if (e[i].value && e[i].value_len == 5 && !memcmp(e[i].value, "table", 5))
+			itable = i;
+	}
+	assert_true(iroute >= 0 && iroute < ivh && ivh < itable);
+	char out[2048];
+	apply(&r.m, e, n, out, sizeof(out));
+	assert_non_null(strstr(out, "x-a: route\r\n")); /* overwrote the client's */
+	assert_null(strstr(out, "X-A: client"));
+	assert_non_null(strstr(out, "x-a: vhost\r\n"));	 /* appended after */
+	assert_non_null(strstr(out, "X-B: client\r\n")); /* ADD_IF_ABSENT: present already */
+	assert_null(strstr(out, "x-b: vhost"));
+	assert_null(strstr(out, "X-Drop"));
+	assert_non_null(strstr(out, "x-c: table\r\n"));
+	assert_non_null(strstr(out, "x-sub: 198.18.0.1:40000 ua/1 100%\r\n"));
+	/* most_specific_header_mutations_wins reverses the order */
+	rt.most_specific_header_mutations_wins = true;
+	x = ctx(&h);
+	x.rt = &rt;
+	x.vhost = &vh;
+	x.route = &ro;
+	n = http_req_edits(&x, &r.m, e, ARN_H1_MAX_EDITS);
+	iroute = itable = -1;
+	for (int i = 0; i < n; i++) {
+		if (e[i].value && e[i].value_len == 5 && !memcmp(e[i].value, "route", 5))
+			iroute = i;
+		if (e[i].value && e[i].value_len == 5 && !memcmp(e[i].value, "table", 5))
+			itable = i;
+	}
+	assert_true(itable >= 0 && itable < iroute);
+}
+
+static void test_response_edits(void **state)
+{
+	(void)state;
+	struct arn_cfg_hcm h = hcm_default();
+	struct arn_cfg_vhost vh;
+	memset(&vh, 0, sizeof(vh));
+	struct arn_cfg_ref rm[] = {{"x-internal", 10, 0}};
+	struct arn_cfg_header_add va[] = {
+	    add_("x-served-by", "%UPSTREAM_HOST%", ARN_CFG_APPEND_IF_EXISTS_OR_ADD)};
+	vh.headers_ops.resp_remove = rm;
+	vh.headers_ops.n_resp_remove = 1;
+	vh.headers_ops.resp_add = va;
+	vh.headers_ops.n_resp_add = 1;
+	struct arn_h1_parser p;
+	struct arn_h1_msg m;
+	struct arn_h1_header hd[16];
+	char in[] =
+	    "HTTP/1.1 200 OK\r\nServer: nginx\r\nX-Internal: 1\r\nContent-Length: 0\r\n\r\n";
+	arn_h1_msg_init(&m, hd, 16);
+	arn_h1_parser_init(&p, ARN_H1_RESPONSE, NULL, &m);
+	struct arn_h1_ev ev;
+	assert_true(arn_h1_parse(&p, in, strlen(in), &ev) > 0);
+	struct http_resp_ctx x = {.hcm = &h,
+				  .vhost = &vh,
+				  .service_ms = 12,
+				  .upstream_addr = 0xc6120310,
+				  .upstream_port = 8080,
+				  .text = text,
+				  .text_cap = sizeof(text)};
+	struct arn_h1_edit e[ARN_H1_MAX_EDITS];
+	int n = http_resp_edits(&x, &m, e, ARN_H1_MAX_EDITS);
+	char out[1024];
+	apply(&m, e, n, out, sizeof(out));
+	assert_non_null(strstr(out, "server: envoy\r\n"));
+	assert_null(strstr(out, "nginx"));
+	assert_null(strstr(out, "X-Internal"));
+	assert_non_null(strstr(out, "x-envoy-upstream-service-time: 12\r\n"));
+	assert_non_null(strstr(out, "x-served-by: 198.18.3.16:8080\r\n"));
+	/* PASS_THROUGH keeps the upstream's server header */
+	h.server_header_transformation = 2;
+	x.text_len = 0;
+	n = http_resp_edits(&x, &m, e, ARN_H1_MAX_EDITS);
+	apply(&m, e, n, out, sizeof(out));
+	assert_non_null(strstr(out, "Server: nginx\r\n"));
+}
+
+/* ---- redirects and local replies ------------------------------------------------- */
+
+static void test_redirects(void **state)
+{
+	(void)state;
+	char b[256];
+	struct arn_cfg_redirect r;
+	memset(&r, 0, sizeof(r));
+	r.path = "/new";
+	int k = http_redirect_location(&r, false, "a.test:8080", 11, "/old?x=1", 8, NULL, 0, b,
+				       sizeof(b));
+	assert_int_equal(k, (int)strlen("http://a.test:8080/new?x=1"));
+	assert_memory_equal(b, "http://a.test:8080/new?x=1", (size_t)k);
+	r.strip_query = true;
+	k = http_redirect_location(&r, false, "a.test", 6, "/old?x=1", 8, NULL, 0, b, sizeof(b));
+	assert_memory_equal(b, "http://a.test/new", (size_t)k);
+	/* https_redirect: the scheme changes, the plain-text port goes */
+	memset(&r, 0, sizeof(r));
+	r.scheme = "https";
+	k = http_redirect_location(&r, false, "a.test:80", 9, "/p", 2, NULL, 0, b, sizeof(b));
+	assert_int_equal(k, (int)strlen("https://a.test/p"));
+	assert_memory_equal(b, "https://a.test/p", (size_t)k);
+	/* host and port redirect, prefix rewrite */
+	memset(&r, 0, sizeof(r));
+	r.host = "b.test";
+	r.port = 8443;
+	r.prefix_rewrite = "/v2/";
+	k = http_redirect_location(&r, false, "a.test", 6, "/v1/items?q", 11, "/v1/", 4, b,
+				   sizeof(b));
+	assert_memory_equal(b, "http://b.test:8443/v2/items?q", (size_t)k);
+	assert_int_equal(
+	    http_redirect_location(&r, false, "a.test", 6, "/v1/x", 5, "/v1/", 4, b, 8), -ENOSPC);
+}
+
+static void test_local_reply_shape(void **state)
+{
+	(void)state;
+	char out[512];
+	struct arn_h1_wbuf w;
+	arn_h1_wbuf_init(&w, out, sizeof(out) - 1, NULL, NULL);
+	assert_int_equal(http_local_reply_write(&w, 503, "no healthy upstream", 19, "envoy",
+						"Mon, 30 Nov 2026 00:00:00 GMT", 29, NULL, 0, false,
+						false),
+			 0);
+	out[w.len] = 0;
+	assert_string_equal(out, "HTTP/1.1 503 Service Unavailable\r\n"
+				 "content-type: text/plain\r\n"
+				 "content-length: 19\r\n"
+				 "date: Mon, 30 Nov 2026 00:00:00 GMT\r\n"
+				 "server: envoy\r\n"
+				 "\r\n"
+				 "no healthy upstream");
+	struct arn_h1_edit loc = {.name = "location",
+				  .name_len = 8,
+				  .value = "http://x/",
+				  .value_len = 9,
+				  .op = ARN_H1_EDIT_SET};
+	arn_h1_wbuf_init(&w, out, sizeof(out) - 1, NULL, NULL);
+	http_local_reply_write(&w, 301, NULL, 0, "envoy", NULL, 0, &loc, 1, true, false);
+	out[w.len] = 0;
+	assert_string_equal(out, "HTTP/1.1 301 Moved Permanently\r\n"
+				 "content-length: 0\r\n"
+				 "server: envoy\r\n"
+				 "location: http://x/\r\n"
+				 "connection: close\r\n"
+				 "\r\n");
+	/* HEAD: the length of the body that a GET would get, and no body */
+	arn_h1_wbuf_init(&w, out, sizeof(out) - 1, NULL, NULL);
+	http_local_reply_write(&w, 404, "gone", 4, "envoy", NULL, 0, NULL, 0, false, true);
+	out[w.len] = 0;
+	assert_non_null(strstr(out, "content-length: 4\r\n"));
+	assert_null(strstr(out, "gone"));
+}
+
+/* ---- load balancing ------------------------------------------------------------------ */
+
+struct lbfix {
+	struct arn_cfg_endpoint ep[8];
+	struct arn_cfg_locality loc;
+	struct arn_cfg_priority prio[2];
+	struct arn_cfg_endpoints eps;
+	struct arn_cfg_cluster cl;
+};
+
+static void lb_setup(struct lbfix *f, unsigned n, uint8_t lb)
+{
+	memset(f, 0, sizeof(*f));
+	for (unsigned i = 0; i < n; i++) {
+		f->ep[i].addr = 0xc6120300 + 10 + i;
+		f->ep[i].port = 8080;
+		f->ep[i].weight = 1;
+	}
+	f->loc.endpoints = f->ep;
+	f->loc.n_endpoints = n;
+	f->prio[0].localities = &f->loc;
+	f->prio[0].n_localities = 1;
+	f->prio[0].n_endpoints = n;
+	f->eps.priorities = f->prio;
+	f->eps.n_priorities = 1;
+	f->eps.n_endpoints = n;
+	f->cl.lb = lb;
+	f->cl.healthy_panic_threshold = 5000;
+	f->cl.least_request_choices = 2;
+}
+
+static int pick(struct lbfix *f, uint64_t *rr, uint64_t rnd, bool *panic)
+{
+	struct http_lb_in in = {.cluster = &f->cl, .eps = &f->eps, .rr = rr, .rand = rnd};
+	struct http_lb_out out;
+	int rc = http_lb_pick(&in, &out);
+	if (panic)
+		*panic = out.panic;
+	return rc ? rc : (int)(out.ep - f->ep);
+}
+
+static void test_lb_round_robin_and_weights(void **state)
+{
+	(void)state;
+	struct lbfix f;
+	lb_setup(&f, 3, ARN_CFG_LB_ROUND_ROBIN);
+	uint64_t rr = 0;
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(pick(&f, &rr, 0, NULL), i % 3);
+	/* weights 3:1: exactly 3 of every 4 picks go to the heavy host, and not
+	 * all in a row */
+	lb_setup(&f, 2, ARN_CFG_LB_ROUND_ROBIN);
+	f.ep[0].weight = 3;
+	rr = 0;
+	int cnt[2] = {0, 0}, seq[8];
+	for (int i = 0; i < 8; i++) {
+		seq[i] = pick(&f, &rr, 0, NULL);
+		cnt[seq[i]]++;
+	}
+	assert_int_equal(cnt[0], 6);
+	assert_int_equal(cnt[1], 2);
+	assert_false(seq[0] == 0 && seq[1] == 0 && seq[2] == 0);
+}
+
+static void test_lb_health_and_panic(void **state)
+{
+	(void)state;
+	struct lbfix f;
+	bool panic;
+	uint64_t rr = 0;
+	lb_setup(&f, 4, ARN_CFG_LB_ROUND_ROBIN);
+	f.ep[1].health = ARN_CFG_HEALTH_UNHEALTHY;
+	for (int i = 0; i < 12; i++)
+		assert_int_not_equal(pick(&f, &rr, 0, &panic), 1);
+	assert_false(panic);
+	/* 1 healthy of 4 (25% < 50%): Envoy's panic mode uses every host */
+	f.ep[0].health = f.ep[2].health = ARN_CFG_HEALTH_DRAINING;
+	int seen1 = 0;
+	for (int i = 0; i < 8; i++)
+		seen1 += pick(&f, &rr, 0, &panic) == 1;
+	assert_true(panic);
+	assert_true(seen1 > 0);
+	/* panic threshold 0: no panic, only the healthy host */
+	f.cl.healthy_panic_threshold = 0;
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(pick(&f, &rr, 0, &panic), 3);
+	/* none healthy and no panic: 503 UH */
+	f.ep[3].health = ARN_CFG_HEALTH_UNHEALTHY;
+	f.ep[0].health = ARN_CFG_HEALTH_UNHEALTHY;
+	f.ep[2].health = ARN_CFG_HEALTH_TIMEOUT;
+	assert_int_equal(pick(&f, &rr, 0, &panic), -ENOENT);
+	/* degraded hosts serve when no host is healthy */
+	f.ep[2].health = ARN_CFG_HEALTH_DEGRADED;
+	assert_int_equal(pick(&f, &rr, 0, &panic), 2);
+	/* no host at all */
+	lb_setup(&f, 0, ARN_CFG_LB_ROUND_ROBIN);
+	assert_int_equal(pick(&f, &rr, 0, &panic), -ENOENT);
+}
+
+static void test_lb_priorities(void **state)
+{
+	(void)state;
+	struct lbfix f;
+	lb_setup(&f, 4, ARN_CFG_LB_ROUND_ROBIN);
+	/* P0 = ep 0, 1 (both unhealthy); P1 = ep 2, 3 */
+	static struct arn_cfg_locality l0, l1;
+	l0.endpoints = f.ep;
+	l0.n_endpoints = 2;
+	l1.endpoints = f.ep + 2;
+	l1.n_endpoints = 2;
+	f.prio[0].localities = &l0;
+	f.prio[0].n_endpoints = 2;
+	f.prio[1].localities = &l1;
+	f.prio[1].n_localities = 1;
+	f.prio[1].n_endpoints = 2;
+	f.eps.n_priorities = 2;
+	f.ep[0].health = f.ep[1].health = ARN_CFG_HEALTH_UNHEALTHY;
+	uint64_t rr = 0;
+	for (int i = 0; i < 6; i++)
+		assert_true(pick(&f, &rr, 0, NULL) >= 2);
+	f.ep[0].health = ARN_CFG_HEALTH_HEALTHY;
+	f.cl.healthy_panic_threshold = 0;
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(pick(&f, &rr, 0, NULL), 0);
+}
+
+static uint32_t fake_active(void *ctx, const struct arn_cfg_endpoint *ep)
+{
+	(void)ctx;
+	return ep->port == 1 ? 0 : 100; /* ep with port 1 is idle */
+}
+
+static void test_lb_least_request_random_hash(void **state)
+{
+	(void)state;
+	struct lbfix f;
+	lb_setup(&f, 4, ARN_CFG_LB_LEAST_REQUEST);
+	f.ep[2].port = 1;
+	f.cl.least_request_choices = 4;
+	int hits = 0;
+	for (uint64_t r = 1; r < 200; r++) {
+		struct http_lb_in in = {.cluster = &f.cl,
+					.eps = &f.eps,
+					.rand = r * 0x9e3779b97f4a7c15ull,
+					.active = fake_active};
+		struct http_lb_out out;
+		assert_int_equal(http_lb_pick(&in, &out), 0);
+		hits += out.ep == &f.ep[2];
+	}
+	/* the idle host wins whenever it is among the 4 draws: 1 - (3/4)^4 = 68% */
+	assert_true(hits > 100);
+	/* RANDOM covers every host */
+	lb_setup(&f, 3, ARN_CFG_LB_RANDOM);
+	int seen[3] = {0};
+	for (uint64_t r = 0; r < 30; r++)
+		seen[pick(&f, NULL, r * 7919, NULL)]++;
+	assert_true(seen[0] && seen[1] && seen[2]);
+	/* RING_HASH: a key always lands on the same host; removing another
+	 * host does not move it */
+	lb_setup(&f, 4, ARN_CFG_LB_RING_HASH);
+	int moved = 0;
+	for (uint64_t key = 1; key < 100; key++) {
+		struct http_lb_in in = {.cluster = &f.cl,
+					.eps = &f.eps,
+					.has_hash = true,
+					.hash = key * 0x2545f4914f6cdd1dull};
+		struct http_lb_out a, b;
+		assert_int_equal(http_lb_pick(&in, &a), 0);
+		in.rand = key;
+		assert_int_equal(http_lb_pick(&in, &b), 0);
+		assert_ptr_equal(a.ep, b.ep);
+		int was = (int)(a.ep - f.ep);
+		f.ep[was == 3 ? 2 : 3].health = ARN_CFG_HEALTH_UNHEALTHY;
+		assert_int_equal(http_lb_pick(&in, &b), 0);
+		moved += a.ep != b.ep;
+		f.ep[2].health = f.ep[3].health = ARN_CFG_HEALTH_UNKNOWN;
+	}
+	assert_int_equal(moved, 0);
+}
+
+static void test_lb_hash_policies(void **state)
+{
+	(void)state;
+	struct req r;
+	parse(&r, "GET /p?user=42&x=1 HTTP/1.1\r\nHost: a\r\nX-User: bob\r\nCookie: a=1; "
+		  "session=s1\r\n\r\n");
+	struct arn_cfg_hash_policy hp[1];
+	memset(hp, 0, sizeof(hp));
+	struct arn_cfg_route_action a;
+	memset(&a, 0, sizeof(a));
+	a.hash_policies = hp;
+	a.n_hash_policies = 1;
+	uint64_t h1, h2;
+	hp[0].kind = ARN_CFG_HASH_HEADER;
+	hp[0].name = "x-user";
+	hp[0].name_len = 6;
+	assert_true(http_lb_hash(&a, &r.m, 1, &h1));
+	hp[0].name = "x-none";
+	assert_false(http_lb_hash(&a, &r.m, 1, &h2));
+	hp[0].kind = ARN_CFG_HASH_COOKIE;
+	hp[0].name = "session";
+	hp[0].name_len = 7;
+	assert_true(http_lb_hash(&a, &r.m, 1, &h1));
+	hp[0].kind = ARN_CFG_HASH_QUERY_PARAMETER;
+	hp[0].name = "user";
+	hp[0].name_len = 4;
+	assert_true(http_lb_hash(&a, &r.m, 1, &h2));
+	assert_true(h1 != h2);
+	hp[0].kind = ARN_CFG_HASH_SOURCE_IP;
+	assert_true(http_lb_hash(&a, &r.m, 0x01020304, &h1));
+	assert_true(http_lb_hash(&a, &r.m, 0x01020305, &h2));
+	assert_true(h1 != h2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_xff_edge_appends_the_peer),
+	    cmocka_unit_test(test_xff_without_use_remote_address_is_kept),
+	    cmocka_unit_test(test_xff_trusted_hops),
+	    cmocka_unit_test(test_internal_request_keeps_request_id),
+	    cmocka_unit_test(test_external_request_id_regenerated_unless_preserved),
+	    cmocka_unit_test(test_forwarded_proto),
+	    cmocka_unit_test(test_host_timeout_original_path_expect),
+	    cmocka_unit_test(test_header_levels),
+	    cmocka_unit_test(test_response_edits),
+	    cmocka_unit_test(test_redirects),
+	    cmocka_unit_test(test_local_reply_shape),
+	    cmocka_unit_test(test_lb_round_robin_and_weights),
+	    cmocka_unit_test(test_lb_health_and_panic),
+	    cmocka_unit_test(test_lb_priorities),
+	    cmocka_unit_test(test_lb_least_request_random_hash),
+	    cmocka_unit_test(test_lb_hash_policies),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
