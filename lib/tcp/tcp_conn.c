@@ -143,9 +143,11 @@ static void conn_release(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
 	tcp_q_free(&c->sndq);
 	tcp_q_free(&c->rcvq);
 	tcp_q_free(&c->oooq);
+	tcp_txr_free_all(c);
 	uint32_t gen = c->gen + 1;
 	uint32_t idx = c->index;
 	memset(c, 0, sizeof(*c));
+	c->txr_head = c->txr_tail = TXR_NIL;
 	c->gen = gen & 0xffffff;
 	c->index = idx;
 	c->wk = wk;
@@ -195,6 +197,8 @@ void tcp_conn_init_common(struct arn_tcp_worker *wk, struct arn_tcp_conn *c, uin
 	c->mss = TCP_DEFAULT_MSS;
 	c->cc = cc == ARN_TCP_CC_NEWRENO ? &tcp_cc_newreno : &tcp_cc_cubic;
 	c->ssthresh = UINT32_MAX;
+	c->txr_head = c->txr_tail = TXR_NIL;
+	c->reo_wnd_mult = 1;
 	/* Smallest window scale that lets the whole buffer be advertised. */
 	uint8_t ws = 0;
 	while (ws < 14 && (c->rcvbuf >> ws) > 65535)
@@ -256,6 +260,7 @@ void tcp_conn_drop(struct arn_tcp_conn *c, int reason)
 	tcp_q_free(&c->sndq);
 	tcp_q_free(&c->rcvq);
 	tcp_q_free(&c->oooq);
+	tcp_txr_free_all(c);
 	c->snd_cur = NULL;
 	/* on_close if the application knows the connection (once); either way
 	 * the block is released from the close queue. */
@@ -281,6 +286,7 @@ void tcp_enter_time_wait(struct arn_tcp_conn *c)
 	/* the receive queue stays readable until on_close has run */
 	tcp_q_free(&c->sndq);
 	tcp_q_free(&c->oooq);
+	tcp_txr_free_all(c);
 	c->snd_cur = NULL;
 	c->twnext = NULL;
 	c->twprev = wk->tw_tail;
@@ -348,6 +354,7 @@ int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 	wk->index = idx;
 	wk->hz = arn_net_hz();
 	wk->tsc_per_ms = wk->hz / 1000 ? wk->hz / 1000 : 1;
+	wk->tsc_per_us = wk->hz / 1000000 ? wk->hz / 1000000 : 1;
 	wk->max_conns = maxc;
 	wk->rcvbuf = conf && conf->tcp_rcvbuf ? conf->tcp_rcvbuf : 256 * 1024;
 	wk->sndbuf = conf && conf->tcp_sndbuf ? conf->tcp_sndbuf : 256 * 1024;
@@ -362,17 +369,29 @@ int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 	while (hsize < maxc && hsize < (1u << 30))
 		hsize <<= 1;
 	wk->htab = calloc(hsize, sizeof(*wk->htab));
-	if (wk->conns == NULL || wk->htab == NULL) {
+	/* RACK records: 8 segments in flight per connection on average;
+	 * a connection that finds none left falls back to RFC 6675 */
+	uint64_t nrec = (uint64_t)maxc * 8;
+	if (nrec < 8192)
+		nrec = 8192;
+	if (nrec > (1u << 20))
+		nrec = 1u << 20;
+	wk->txr_n = (uint32_t)nrec;
+	wk->txr = malloc(sizeof(*wk->txr) * wk->txr_n);
+	if (wk->conns == NULL || wk->htab == NULL || wk->txr == NULL) {
 		ARN_ERR(TCP, "worker %u: no memory for %u connections", idx, maxc);
 		free(wk->conns);
 		free(wk->htab);
+		free(wk->txr);
 		free(wk);
 		return -ENOMEM;
 	}
 	memset(wk->conns, 0, csz);
 	wk->hmask = hsize - 1;
+	tcp_txr_pool_init(wk);
 	for (uint32_t i = maxc; i-- > 0;) {
 		struct arn_tcp_conn *c = &wk->conns[i];
+		c->txr_head = c->txr_tail = TXR_NIL;
 		c->index = i;
 		c->wk = wk;
 		c->flags = TF_FREE;
@@ -382,7 +401,7 @@ int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 	tcp_random(wk->key, sizeof(wk->key));
 	tcp_random(wk->cookie_key, sizeof(wk->cookie_key));
 	tcp_random(&wk->port_hint, sizeof(wk->port_hint));
-	wk->now_ms = arn_net_now(lc) / wk->tsc_per_ms;
+	tcp_clock_set(wk, arn_net_now(lc));
 	wk->wheel_ms = wk->now_ms;
 	tcp_workers[idx] = wk;
 
@@ -405,9 +424,7 @@ void arn_tcp_worker_poll(struct arn_lcore *lc, uint64_t now_tsc)
 	struct arn_tcp_worker *wk = tcp_wk(lc);
 	if (wk == NULL)
 		return;
-	uint64_t ms = now_tsc / wk->tsc_per_ms;
-	if (ms > wk->now_ms)
-		wk->now_ms = ms;
+	tcp_clock_set(wk, now_tsc);
 	if (wk->now_ms != wk->wheel_ms)
 		tcp_timer_run(wk, wk->now_ms);
 	for (unsigned i = 0; i < n_apps; i++)
@@ -448,6 +465,7 @@ void arn_tcp_worker_fini(struct arn_lcore *lc)
 	__atomic_store_n(&tcp_workers[idx], NULL, __ATOMIC_RELEASE);
 	free(wk->conns);
 	free(wk->htab);
+	free(wk->txr);
 	free(wk);
 }
 

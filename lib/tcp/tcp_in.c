@@ -168,6 +168,8 @@ static void established_common(struct arn_tcp_conn *c, const struct tcp_seg *s)
 		c->cwnd = c->mss; /* RFC 5681 3.1: IW is 1 segment after a lost SYN */
 	c->recover = c->snd_una;
 	c->high_rxt = c->snd_una;
+	c->rack_fack = c->snd_una;
+	c->reo_wnd_mult = 1;
 	c->backoff = 0;
 	c->t_rexmt = 0;
 	c->flags &= ~TF_PERSIST;
@@ -441,22 +443,6 @@ static void sndq_drop(struct arn_tcp_conn *c, uint32_t n)
 	}
 }
 
-static void enter_recovery(struct arn_tcp_conn *c)
-{
-	struct arn_tcp_worker *wk = c->wk;
-	c->ssthresh = c->cc->ssthresh(c, wk->now_ms);
-	c->cwnd = c->ssthresh;
-	c->recovery = TCP_REC_FAST;
-	c->recover = c->snd_max;
-	c->high_rxt = c->snd_una;
-	c->lost_edge = c->snd_una + c->mss;
-	if (c->flags & TF_SACK_OK) {
-		tcp_sb_update_lost_edge(c);
-		TCP_INC(wk, SACK_RECOVERIES);
-	}
-	TCP_INC(wk, FAST_RETRANSMITS);
-}
-
 /* ACK processing for the synchronized states. @return false if the
  * connection ended. */
 static bool process_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
@@ -465,12 +451,20 @@ static bool process_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
 	uint64_t now = wk->now_ms;
 	uint32_t old_wnd = c->snd_wnd;
 	uint32_t flight_before = c->snd_max - c->snd_una;
+	uint32_t old_una = c->snd_una;
+	bool rack = tcp_rack_on(c);
+	bool sack_new = false;
 
-	if ((c->flags & TF_SACK_OK) && s->n_sack)
+	if ((c->flags & TF_SACK_OK) && s->n_sack) {
+		if (rack)
+			sack_new = tcp_rack_sack_is_new(c, s);
 		tcp_sb_update(c, s);
+	}
 
-	/* send window update (RFC 9293 3.10.7.4, fifth check) */
-	if (seq_lt(c->snd_wl1, s->seq) || (c->snd_wl1 == s->seq && seq_leq(c->snd_wl2, s->ack))) {
+	/* send window update (RFC 9293 3.10.7.4, fifth check); never from a
+	 * reordered old ACK, whose window is stale */
+	if (!s->old_ack &&
+	    (seq_lt(c->snd_wl1, s->seq) || (c->snd_wl1 == s->seq && seq_leq(c->snd_wl2, s->ack)))) {
 		c->snd_wnd = (uint32_t)s->wnd << c->snd_ws;
 		c->snd_wl1 = s->seq;
 		c->snd_wl2 = s->ack;
@@ -501,16 +495,19 @@ static bool process_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
 			c->high_rxt = c->snd_una;
 		if (c->flags & TF_SACK_OK) {
 			tcp_sb_trim(c);
+			/* RACK: records delivered, DSACK, loss detection */
+			tcp_rack_on_ack(c, s, old_una, sack_new);
 		} else {
 			uint32_t segs = acked / c->mss;
 			c->reno_sacked = c->reno_sacked > segs ? c->reno_sacked - segs : 0;
 		}
 		if (c->recovery != TCP_REC_NONE) {
 			if (seq_geq(s->ack, c->recover)) {
-				if (c->recovery == TCP_REC_FAST)
-					c->cc->after_recovery(c, now);
-				c->recovery = TCP_REC_NONE;
-				c->reno_sacked = 0;
+				tcp_exit_recovery(c);
+			} else if (rack) {
+				/* RACK decides what is lost; LOSS: slow start */
+				if (c->recovery == TCP_REC_LOSS)
+					c->cc->on_ack(c, acked, now);
 			} else if (c->recovery == TCP_REC_FAST) {
 				/* RFC 6582 partial ACK: the next hole is lost too */
 				if (!(c->flags & TF_SACK_OK)) {
@@ -531,10 +528,14 @@ static bool process_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
 		}
 		c->dupacks = 0;
 		if (c->snd_una == c->snd_max) {
-			if (!(c->flags & TF_PERSIST))
+			if (!(c->flags & TF_PERSIST)) {
 				c->t_rexmt = 0;
+				c->flags &= ~TF_TLP;
+			}
+			if ((c->flags & TF_RACK_OFF) && c->recovery == TCP_REC_NONE)
+				c->flags &= ~TF_RACK_OFF; /* records may be had again */
 		} else {
-			tcp_rexmt_arm(c);
+			tcp_rexmt_arm_pto(c);
 		}
 		tcp_want_output(c);
 		if (fin_acked) {
@@ -568,8 +569,17 @@ static bool process_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
 		return true;
 	}
 
-	/* Duplicate ACK (RFC 5681 2; with SACK, any ACK carrying SACK info). */
 	bool outstanding = c->snd_max != c->snd_una;
+	if ((c->flags & TF_SACK_OK) && s->n_sack)
+		tcp_rack_on_ack(c, s, old_una, sack_new); /* DSACK; RACK */
+	if (rack || s->old_ack) {
+		/* RACK needs no duplicate ACK counting; a reordered old ACK is
+		 * no duplicate */
+		if (outstanding && s->n_sack)
+			tcp_want_output(c);
+		return true;
+	}
+	/* Duplicate ACK (RFC 5681 2; with SACK, any ACK carrying SACK info). */
 	bool dup = s->ack == c->snd_una && s->len == 0 && !(s->flags & (TH_SYN | TH_FIN)) &&
 		   outstanding && (c->snd_wnd == old_wnd || ((c->flags & TF_SACK_OK) && s->n_sack));
 	if (dup) {
@@ -583,7 +593,7 @@ static bool process_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
 			bool lost = c->dupacks >= TCP_DUPTHRESH ||
 				    ((c->flags & TF_SACK_OK) && tcp_sb_is_lost(c, c->snd_una));
 			if (lost && seq_geq(c->snd_una, c->recover))
-				enter_recovery(c);
+				tcp_enter_recovery(c);
 		} else if (c->recovery == TCP_REC_FAST && (c->flags & TF_SACK_OK)) {
 			tcp_sb_update_lost_edge(c);
 		}
@@ -593,7 +603,7 @@ static bool process_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
 		 * that carries data (a bidirectional flow has few pure ACKs). */
 		if (c->recovery == TCP_REC_NONE) {
 			if (tcp_sb_is_lost(c, c->snd_una) && seq_geq(c->snd_una, c->recover))
-				enter_recovery(c);
+				tcp_enter_recovery(c);
 		} else if (c->recovery == TCP_REC_FAST) {
 			tcp_sb_update_lost_edge(c);
 		}
@@ -673,14 +683,31 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 		return;
 	}
 
-	/* PAWS (RFC 7323 5.3 R1); a timestamp older than 24 days is stale. */
+	/* PAWS (RFC 7323 5.3 R1); a timestamp older than 24 days is stale. A
+	 * timestamp one tick behind passes (Linux's TCP_PAWS_WINDOW: a peer
+	 * whose clock ticked between two segments of one burst). */
+	bool pure_ack = s->len == 0 && (s->flags & (TH_SYN | TH_FIN | TH_RST | TH_ACK)) == TH_ACK &&
+			c->state != TCPS_TIME_WAIT && c->state != TCPS_SYN_RECEIVED;
 	if ((c->flags & TF_TS_OK) && s->has_ts && !(s->flags & TH_RST) &&
-	    seq_lt(s->tsval, c->ts_recent) && now - c->ts_recent_age < TCP_PAWS_24DAYS_MS) {
-		TCP_INC(wk, PAWS_DROPPED);
-		c->flags |= TF_ACK_NOW;
-		tcp_want_output(c);
-		rte_pktmbuf_free(m);
-		return;
+	    (int32_t)(c->ts_recent - s->tsval) > TCP_PAWS_WINDOW &&
+	    now - c->ts_recent_age < TCP_PAWS_24DAYS_MS) {
+		if (pure_ack && (int32_t)(c->ts_recent - s->tsval) <= (int32_t)c->rto) {
+			/* A pure ACK that a later segment overtook: what it
+			 * acknowledges and SACKs is still true, and within an
+			 * RTO's worth of ticks it cannot come from an earlier
+			 * wrap of the sequence space (Linux's
+			 * tcp_disordered_ack bound). Used, not answered. */
+			s->old_ack = true;
+			TCP_INC(wk, PAWS_OLD_ACK);
+		} else {
+			TCP_INC(wk, PAWS_DROPPED);
+			if (s->len && seq_lt(s->seq, c->rcv_nxt))
+				tcp_dsack_note(c, s->seq, seq_min(s->seq + s->len, c->rcv_nxt));
+			c->flags |= TF_ACK_NOW;
+			tcp_want_output(c);
+			rte_pktmbuf_free(m);
+			return;
+		}
 	}
 
 	if (c->state == TCPS_TIME_WAIT) {
@@ -716,15 +743,31 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 	else
 		ok = seq_in(s->seq, c->rcv_nxt, c->rcv_nxt + rwnd) ||
 		     seq_in(s->seq + seg_len - 1, c->rcv_nxt, c->rcv_nxt + rwnd);
+	/* A pure ACK that arrives after segments sent later (reordering):
+	 * its sequence number is behind rcv_nxt but within the last window.
+	 * Its ACK and SACK information is used; nothing else, and no reply. */
+	if (!ok && pure_ack && seq_lt(s->seq, c->rcv_nxt) &&
+	    seq_geq(s->seq, c->rcv_nxt - RTE_MAX(c->rcvbuf, 65535u))) {
+		ok = true;
+		s->old_ack = true;
+		/* RCV.NXT - 1 is how zero-window probes and keepalives look
+		 * (Linux's tcp_xmit_probe_skb): those want our ACK */
+		if (s->seq == c->rcv_nxt - 1) {
+			c->flags |= TF_ACK_NOW;
+			tcp_want_output(c);
+		}
+	}
 	/* A segment that starts before rcv_nxt and ends past it (partial
 	 * retransmission) passes through the second clause; one entirely
 	 * old gets a duplicate ACK. */
 	if (!ok) {
 		if (!(s->flags & TH_RST)) {
-			if (s->len && seq_lt(s->seq, c->rcv_nxt))
+			if (s->len && seq_lt(s->seq, c->rcv_nxt)) {
 				TCP_INC(wk, DUP_DATA);
-			else
+				tcp_dsack_note(c, s->seq, seq_min(s->seq + s->len, c->rcv_nxt));
+			} else {
 				TCP_INC(wk, OUT_OF_WINDOW);
+			}
 			c->flags |= TF_ACK_NOW;
 			tcp_want_output(c);
 		}
@@ -775,9 +818,16 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 		return;
 	}
 
-	/* RFC 7323 4.3: remember the timestamp to echo. */
-	if ((c->flags & TF_TS_OK) && s->has_ts && seq_leq(s->seq, c->last_ack_sent) &&
-	    seq_leq(c->last_ack_sent, s->seq + seg_len) && seq_geq(s->tsval, c->ts_recent)) {
+	/* RFC 7323 4.3: remember the timestamp to echo, from a segment that is
+	 * in order (SEG.SEQ <= Last.ACK.sent). Not from a wholly old
+	 * duplicate (a spurious retransmission's newer timestamp would make
+	 * PAWS drop new data the peer sent before it), and not while data is
+	 * missing below queued data: segments sent before the one that fills
+	 * a hole may still be on their way, with older timestamps. */
+	if ((c->flags & TF_TS_OK) && s->has_ts && !s->old_ack &&
+	    seq_leq(s->seq, c->last_ack_sent) &&
+	    (seg_len == 0 ? s->seq == c->rcv_nxt : seq_gt(s->seq + seg_len, c->rcv_nxt)) &&
+	    c->oooq.head == NULL && seq_geq(s->tsval, c->ts_recent)) {
 		c->ts_recent = s->tsval;
 		c->ts_recent_age = now;
 	}
@@ -820,17 +870,20 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 	uint32_t seq = s->seq;
 	uint32_t len = s->len;
 	bool fin = s->flags & TH_FIN;
-	if (seq_lt(seq, c->rcv_nxt)) {
+	if (seq_lt(seq, c->rcv_nxt) && !s->old_ack) {
 		uint32_t d = c->rcv_nxt - seq;
 		if (d >= len) {
-			if (len)
+			if (len) {
 				TCP_INC(wk, DUP_DATA);
+				tcp_dsack_note(c, seq, seq + len);
+			}
 			/* a FIN at rcv_nxt - 1 is an old FIN too */
 			if (fin && seq + len != c->rcv_nxt)
 				fin = false;
 			len = 0;
 			c->flags |= TF_ACK_NOW;
 		} else {
+			tcp_dsack_note(c, seq, c->rcv_nxt);
 			rte_pktmbuf_adj(m, (uint16_t)d);
 			len -= d;
 			c->flags |= TF_ACK_NOW;
@@ -1010,6 +1063,8 @@ void arn_tcp_icmp_unreach(struct arn_lcore *lc, uint8_t code, uint16_t mtu, uint
 			c->recover = c->snd_max;
 			c->high_rxt = c->snd_una;
 			c->lost_edge = c->snd_max;
+			if (tcp_rack_on(c))
+				tcp_rack_mark_all_lost(c);
 			tcp_want_output(c);
 		}
 		return;

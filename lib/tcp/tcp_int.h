@@ -82,6 +82,11 @@ static inline bool seq_in(uint32_t x, uint32_t lo, uint32_t hi)
 #define TCP_PORT_LO 32768
 #define TCP_PORT_HI 60999
 #define TCP_PAWS_24DAYS_MS (24u * 86400u * 1000u)
+#define TCP_PAWS_WINDOW 1	    /* ticks a timestamp may lag TS.Recent (Linux's value) */
+#define TCP_TLP_WCDELACK_US 200000u /* RFC 8985 7.2 WCDelAckT */
+#define TCP_TLP_MIN_US 10000u	    /* Linux's floor for the probe timeout */
+#define TCP_REO_PERSIST 16	    /* RFC 8985 6.2: recoveries a grown reo_wnd lasts */
+#define TCP_MINRTT_WIN_MS 10000	    /* window of the min RTT filter */
 
 /* TCP flags */
 #define TH_FIN 0x01
@@ -135,12 +140,38 @@ enum {
 	TF_EOF_PENDING = 1u << 20, /* on_eof owed once data before the FIN is read */
 	TF_FREE = 1u << 21,	   /* on the free list */
 	TF_FORCE = 1u << 22,	   /* persist timeout: ignore sender SWS avoidance once */
+	TF_TLP = 1u << 23,	   /* the rexmt timer is the tail loss probe timer (RFC 8985 7) */
+	TF_RACK_OFF = 1u << 24,	   /* no transmission records: RFC 6675 until the pipe drains */
+	TF_DSACK = 1u << 25,	   /* c->dsack goes first in the next ACK (RFC 2883) */
+	TF_TLP_RETRANS = 1u << 26, /* the outstanding probe was a retransmission */
+	TF_TLP_DSACKED = 1u << 27, /* ... and a DSACK showed it was not needed */
+	TF_UNDO = 1u << 28,	   /* a congestion response that DSACKs may still undo */
+	TF_TLP_OUT = 1u << 29,	   /* a loss probe is outstanding up to tlp_high_seq */
 };
 
 enum tcp_recovery {
 	TCP_REC_NONE = 0,
 	TCP_REC_FAST, /* fast retransmit / SACK recovery: cwnd held at ssthresh */
 	TCP_REC_LOSS, /* after an RTO: everything unSACKed is lost, slow start */
+};
+
+/* ---- RACK transmission records (RFC 8985) ------------------------------------
+ * One per transmitted segment still outstanding, in sequence order (new data
+ * is always sent at snd_max, and a retransmission resends one record's
+ * range), linked by index through a per-worker pool. Records cost nothing on
+ * the clean path: a cumulative ACK frees them from the head. */
+#define TXR_NIL UINT32_MAX
+enum {
+	TXR_SACKED = 1u << 0,
+	TXR_LOST = 1u << 1,	    /* marked lost; needs (re)transmission */
+	TXR_RETRANS = 1u << 2,	    /* a retransmission of it is in flight */
+	TXR_EVER_RETRANS = 1u << 3, /* retransmitted at least once */
+};
+struct tcp_txrec {
+	uint32_t start, end;
+	uint32_t xmit_us; /* last (re)transmission, worker's microsecond clock (wraps) */
+	uint32_t next;
+	uint32_t flags;
 };
 
 /* ---- parsed segment -------------------------------------------------------- */
@@ -161,6 +192,7 @@ struct tcp_seg {
 	uint16_t mss;
 	uint8_t ws;
 	uint32_t tsval, tsecr;
+	bool old_ack; /* a reordered pure ACK: used for its ACK/SACK only (tcp_in.c) */
 	struct tcp_sack_block sack[4];
 };
 
@@ -242,6 +274,28 @@ struct arn_tcp_conn {
 	uint8_t probes;			      /* persist / keepalive probes unanswered */
 	struct tcp_sack_block sb[TCP_SB_MAX]; /* sorted, disjoint, above snd_una */
 
+	/* RACK-TLP (RFC 8985): records, then the RACK state (times in us) */
+	uint32_t txr_head, txr_tail;
+	uint32_t lost_bytes;	/* records LOST and not SACKed (retransmitted or not) */
+	uint32_t retrans_bytes; /* records RETRANS and not SACKed: retransmissions in flight */
+	uint32_t rack_xmit_us, rack_end; /* the most recently sent delivered segment */
+	uint32_t rack_rtt_us;
+	uint32_t rack_fack; /* highest SACKed sequence + 1 */
+	uint32_t min_rtt_us;
+	uint32_t dsack_round; /* valid with rack_dsack_round */
+	uint64_t min_rtt_ms;  /* when min_rtt_us was taken */
+	uint64_t t_rack;      /* reordering timer deadline (ms), 0 = off */
+	uint8_t reo_wnd_mult, reo_wnd_persist;
+	bool rack_reord;       /* reordering seen: the window is min_rtt/4 * mult */
+	bool rack_dsack_round; /* a DSACK already grew the window this round trip */
+	uint32_t tlp_high_seq;
+	/* undo of a spurious congestion response (RFC 3708 / RFC 2883 4) */
+	uint32_t undo_marker; /* snd_una when the response began */
+	uint32_t undo_end;    /* DSACKs count until snd_una passes this */
+	int32_t undo_retrans; /* retransmissions not yet shown spurious by DSACK */
+	uint32_t prior_cwnd, prior_ssthresh;
+	struct tcp_sack_block dsack; /* valid with TF_DSACK */
+
 	/* receive sequence space */
 	uint32_t irs;
 	uint32_t rcv_nxt;
@@ -293,6 +347,7 @@ struct arn_tcp_conn {
 
 	const struct tcp_cc_ops *cc;
 	struct tcp_cubic cubic;
+	struct tcp_cubic prior_cubic; /* for undo */
 } __rte_cache_aligned;
 
 struct arn_tcp_listener {
@@ -313,8 +368,10 @@ struct arn_tcp_worker {
 	struct arn_lcore *lc;
 	unsigned index;
 	uint64_t now_ms;
+	uint64_t now_us;
 	uint64_t hz;
 	uint64_t tsc_per_ms;
+	uint64_t tsc_per_us;
 
 	/* connection pool: conns[max_conns], LIFO free list through hnext */
 	struct arn_tcp_conn *conns;
@@ -327,6 +384,10 @@ struct arn_tcp_worker {
 	uint32_t hmask;
 
 	struct arn_tcp_listener lsn[TCP_LISTENERS_MAX];
+
+	/* RACK transmission records: pool and free list (index-linked) */
+	struct tcp_txrec *txr;
+	uint32_t txr_n, txr_free;
 
 	/* timer wheel: 1 ms slots */
 	struct arn_tcp_conn *wheel[TCP_WHEEL_SLOTS];
@@ -361,11 +422,19 @@ static inline struct arn_tcp_worker *tcp_wk(struct arn_lcore *lc)
 	return tcp_workers[arn_net_worker_index(lc)];
 }
 
-static inline uint64_t tcp_clock(struct arn_tcp_worker *wk)
+static inline void tcp_clock_set(struct arn_tcp_worker *wk, uint64_t tsc)
 {
-	uint64_t ms = arn_net_now(wk->lc) / wk->tsc_per_ms;
+	uint64_t ms = tsc / wk->tsc_per_ms;
+	uint64_t us = tsc / wk->tsc_per_us;
 	if (ms > wk->now_ms)
 		wk->now_ms = ms;
+	if (us > wk->now_us)
+		wk->now_us = us;
+}
+
+static inline uint64_t tcp_clock(struct arn_tcp_worker *wk)
+{
+	tcp_clock_set(wk, arn_net_now(wk->lc));
 	return wk->now_ms;
 }
 
@@ -435,6 +504,65 @@ bool tcp_ooo_insert(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq);
 uint32_t tcp_ooo_pull(struct arn_tcp_conn *c);
 void tcp_rsack_note(struct arn_tcp_conn *c, uint32_t start, uint32_t end);
 void tcp_rsack_trim(struct arn_tcp_conn *c);
+
+/* ---- tcp_rack.c --------------------------------------------------------------------- */
+void tcp_txr_pool_init(struct arn_tcp_worker *wk);
+void tcp_txr_free_all(struct arn_tcp_conn *c);
+static inline bool tcp_rack_on(const struct arn_tcp_conn *c)
+{
+	return (c->flags & (TF_SACK_OK | TF_RACK_OFF)) == TF_SACK_OK;
+}
+/* New data [seq, seq + len) went out (len counts a FIN): record it. */
+void tcp_txr_sent(struct arn_tcp_conn *c, uint32_t seq, uint32_t len);
+/* The first record that is lost and not yet retransmitted, cut to at most
+ * @p room bytes (the record is split): its index with [*start, *end), or
+ * TXR_NIL. tcp_txr_rexmit() marks it once it went out. */
+uint32_t tcp_rack_next_lost(struct arn_tcp_conn *c, uint32_t room, uint32_t *start, uint32_t *end);
+void tcp_txr_rexmit(struct arn_tcp_conn *c, uint32_t idx);
+/* ACK processing, after snd_una moved from @p old_una to s->ack (or not):
+ * DSACK, delivered records, RACK state, TLP episode, loss detection.
+ * @p sack_new: some SACK block was not in the scoreboard before this ACK
+ * (tcp_rack_sack_is_new(), asked before tcp_sb_update()). */
+void tcp_rack_on_ack(struct arn_tcp_conn *c, const struct tcp_seg *s, uint32_t old_una,
+		     bool sack_new);
+bool tcp_rack_sack_is_new(const struct arn_tcp_conn *c, const struct tcp_seg *s);
+/* The tail record cut to its last @p room bytes, for a loss probe: its
+ * index and range, or TXR_NIL; tcp_txr_probed() once it went out. */
+uint32_t tcp_txr_tail_probe(struct arn_tcp_conn *c, uint32_t room, uint32_t *start, uint32_t *end);
+void tcp_txr_probed(struct arn_tcp_conn *c, uint32_t idx);
+/* tcp_out.c: send the probe (one new segment if allowed, else the tail
+ * again). @return true if something went out. */
+bool tcp_tlp_send(struct arn_tcp_conn *c);
+/* Loss recovery (fast retransmit / RACK) starts: cwnd reduction. */
+void tcp_enter_recovery(struct arn_tcp_conn *c);
+/* Recovery ended with a full ACK. */
+void tcp_exit_recovery(struct arn_tcp_conn *c);
+/* Run RACK loss detection; enter recovery on new losses; arm the
+ * reordering timer. */
+void tcp_rack_detect(struct arn_tcp_conn *c);
+void tcp_rack_timeout(struct arn_tcp_conn *c);
+/* RTO: everything unSACKed is lost. */
+void tcp_rack_mark_all_lost(struct arn_tcp_conn *c);
+uint32_t tcp_rack_pipe(const struct arn_tcp_conn *c);
+/* Arm the retransmission timer, or the tail loss probe timer when RACK may
+ * use one (RFC 8985 7.2). */
+void tcp_rexmt_arm_pto(struct arn_tcp_conn *c);
+/* New data went out: (re)start the probe timer (RFC 8985 7.2), or arm
+ * the RTO if none runs. */
+void tcp_rexmt_new_data(struct arn_tcp_conn *c);
+void tcp_tlp_fire(struct arn_tcp_conn *c);
+/* A new congestion response starts (loss recovery or RTO): remember what
+ * to restore if DSACKs prove it spurious. */
+void tcp_undo_begin(struct arn_tcp_conn *c);
+/* The receiver side: @p start..@p end arrived again; report it (RFC 2883). */
+static inline void tcp_dsack_note(struct arn_tcp_conn *c, uint32_t start, uint32_t end)
+{
+	if (!(c->flags & TF_SACK_OK) || !seq_lt(start, end))
+		return;
+	c->dsack.start = start;
+	c->dsack.end = end;
+	c->flags |= TF_DSACK;
+}
 
 /* ---- tcp_cookie.c -------------------------------------------------------------------- */
 uint64_t tcp_siphash(const uint64_t key[2], const void *data, size_t len);

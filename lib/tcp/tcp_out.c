@@ -212,20 +212,28 @@ static int xmit(struct arn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flag
 	} else {
 		if (c->flags & TF_TS_OK)
 			olen = put_ts(opt, tcp_ts_now(c), c->ts_recent, false);
-		if ((c->flags & TF_SACK_OK) && c->n_rsack && (flags & TH_ACK) &&
+		bool dsack = (c->flags & TF_DSACK) != 0;
+		if ((c->flags & TF_SACK_OK) && (c->n_rsack || dsack) && (flags & TH_ACK) &&
 		    !(flags & TH_RST)) {
 			unsigned room = (TCP_MAX_OPT - olen - 4) / 8; /* NOP NOP 5 len */
-			unsigned nb = RTE_MIN((unsigned)c->n_rsack, room);
+			unsigned nb = RTE_MIN((unsigned)c->n_rsack + dsack, room);
 			opt[olen++] = 1;
 			opt[olen++] = 1;
 			opt[olen++] = 5;
 			opt[olen++] = (uint8_t)(2 + 8 * nb);
+			/* RFC 2883: the duplicate first, then the usual blocks */
 			for (unsigned i = 0; i < nb; i++) {
-				uint32_t s = rte_cpu_to_be_32(c->rsack[i].start);
-				uint32_t e = rte_cpu_to_be_32(c->rsack[i].end);
+				const struct tcp_sack_block *b =
+				    dsack ? (i == 0 ? &c->dsack : &c->rsack[i - 1]) : &c->rsack[i];
+				uint32_t s = rte_cpu_to_be_32(b->start);
+				uint32_t e = rte_cpu_to_be_32(b->end);
 				memcpy(opt + olen, &s, 4);
 				memcpy(opt + olen + 4, &e, 4);
 				olen += 8;
+			}
+			if (dsack) {
+				c->flags &= ~TF_DSACK;
+				TCP_INC(wk, DSACK_SENT);
 			}
 		}
 	}
@@ -358,9 +366,10 @@ void tcp_send_synack_cookie(struct arn_tcp_worker *wk, const struct tcp_seg *s, 
 static uint32_t seg_room(const struct arn_tcp_conn *c)
 {
 	uint32_t room = c->mss;
-	if ((c->flags & TF_SACK_OK) && c->n_rsack) {
+	unsigned blocks = c->n_rsack + !!(c->flags & TF_DSACK);
+	if ((c->flags & TF_SACK_OK) && blocks) {
 		unsigned olen = (c->flags & TF_TS_OK) ? 12 : 0;
-		unsigned nb = RTE_MIN((unsigned)c->n_rsack, (TCP_MAX_OPT - olen - 4) / 8);
+		unsigned nb = RTE_MIN(blocks, (TCP_MAX_OPT - olen - 4) / 8);
 		uint32_t sack = 4 + 8 * nb;
 		room = room > sack + 64 ? room - sack : 64;
 	}
@@ -392,6 +401,75 @@ static void after_fin_sent(struct arn_tcp_conn *c)
 		tcp_set_state(c, TCPS_LAST_ACK);
 }
 
+/* Send [s, e) again (already cut to one segment), with FIN when the range
+ * covers it. @return sequence space sent (0: nothing there to send), or
+ * -1 when no mbuf. */
+static int send_range(struct arn_tcp_conn *c, uint32_t s, uint32_t e, uint32_t data_end, bool fin_q)
+{
+	uint32_t len = RTE_MIN(e - s, seg_room(c));
+	if (seq_gt(s + len, data_end))
+		len = seq_gt(data_end, s) ? data_end - s : 0;
+	uint8_t fl = TH_ACK;
+	if (len && s + len == data_end)
+		fl |= TH_PSH;
+	uint32_t adv = len;
+	if (fin_q && (c->flags & TF_FIN_SENT) && s + len == data_end && seq_gt(e, data_end)) {
+		fl |= TH_FIN;
+		adv++;
+	}
+	if (adv == 0)
+		return 0;
+	if (xmit(c, s, len, fl) != 0)
+		return -1;
+	return (int)adv;
+}
+
+static void retransmitted(struct arn_tcp_conn *c, uint32_t s)
+{
+	TCP_INC(c->wk, RETRANSMITS);
+	if (c->flags & TF_UNDO)
+		c->undo_retrans++;
+	/* Karn: a retransmitted range must not be timed */
+	if ((c->flags & TF_RTT_TIMING) && seq_geq(c->rtt_seq, s))
+		c->flags &= ~TF_RTT_TIMING;
+	if (c->t_rexmt == 0 || (c->flags & TF_TLP))
+		tcp_rexmt_arm(c);
+}
+
+bool tcp_tlp_send(struct arn_tcp_conn *c)
+{
+	if (!can_send_data(c))
+		return false;
+	uint32_t data_end = c->snd_una + c->sndq.bytes;
+	bool fin_q = c->flags & TF_FIN_QUEUED;
+	uint32_t avail = seq_gt(data_end, c->snd_max) ? data_end - c->snd_max : 0;
+	int32_t wl = (int32_t)(c->snd_una + c->snd_wnd - c->snd_max);
+	if ((avail && wl > 0) || (fin_q && !(c->flags & TF_FIN_SENT))) {
+		/* RFC 8985 7.3: new data if the peer's window allows, whatever
+		 * cwnd says: room for exactly one segment */
+		uint32_t old_max = c->snd_max, saved = c->cwnd;
+		c->cwnd = tcp_pipe(c) + 1;
+		c->flags |= TF_FORCE;
+		tcp_output(c);
+		c->flags &= ~TF_FORCE;
+		c->cwnd = saved;
+		if (c->snd_max != old_max) {
+			c->flags &= ~TF_TLP_RETRANS;
+			return true;
+		}
+	}
+	uint32_t s, e;
+	uint32_t idx = tcp_txr_tail_probe(c, seg_room(c), &s, &e);
+	if (idx == TXR_NIL || send_range(c, s, e, data_end, fin_q) <= 0)
+		return false;
+	tcp_txr_probed(c, idx);
+	TCP_INC(c->wk, RETRANSMITS);
+	if (c->flags & TF_UNDO)
+		c->undo_retrans++;
+	c->flags |= TF_TLP_RETRANS;
+	return true;
+}
+
 void tcp_output(struct arn_tcp_conn *c)
 {
 	struct arn_tcp_worker *wk = c->wk;
@@ -413,36 +491,40 @@ void tcp_output(struct arn_tcp_conn *c)
 		if (pipe >= c->cwnd)
 			break;
 		uint32_t s, e;
-		/* RFC 6675 NextSeg (1): a lost hole not yet retransmitted. */
-		if (c->recovery != TCP_REC_NONE && tcp_sb_next_hole(c, c->lost_edge, &s, &e)) {
-			uint32_t len = RTE_MIN(e - s, seg_room(c));
-			if (seq_gt(s + len, data_end))
-				len = seq_gt(data_end, s) ? data_end - s : 0;
-			uint8_t fl = TH_ACK;
-			if (len && s + len == data_end)
-				fl |= TH_PSH;
-			uint32_t adv = len;
-			if (fin_q && (c->flags & TF_FIN_SENT) && s + len == data_end &&
-			    seq_gt(e, data_end)) {
-				fl |= TH_FIN;
-				adv++;
+		if (tcp_rack_on(c) && c->lost_bytes > c->retrans_bytes) {
+			/* RACK (RFC 8985): what it marked lost, oldest first */
+			uint32_t idx = tcp_rack_next_lost(c, seg_room(c), &s, &e);
+			if (idx != TXR_NIL) {
+				int adv = send_range(c, s, e, data_end, fin_q);
+				if (adv < 0)
+					break;
+				tcp_txr_rexmit(c, idx);
+				if (adv > 0) {
+					retransmitted(c, s);
+					sent = true;
+				}
+				continue;
 			}
+			/* nothing (or RACK just fell back): new data, or RFC 6675 */
+			if (tcp_rack_on(c))
+				goto new_data;
+		}
+		/* RFC 6675 NextSeg (1): a lost hole not yet retransmitted. */
+		if (!tcp_rack_on(c) && c->recovery != TCP_REC_NONE &&
+		    tcp_sb_next_hole(c, c->lost_edge, &s, &e)) {
+			int adv = send_range(c, s, e, data_end, fin_q);
+			if (adv < 0)
+				break;
 			if (adv == 0) {
 				c->high_rxt = e;
 				continue;
 			}
-			if (xmit(c, s, len, fl) != 0)
-				break;
-			TCP_INC(wk, RETRANSMITS);
-			c->high_rxt = s + adv;
-			/* Karn: a retransmitted range must not be timed */
-			if ((c->flags & TF_RTT_TIMING) && seq_geq(c->rtt_seq, s))
-				c->flags &= ~TF_RTT_TIMING;
+			c->high_rxt = s + (uint32_t)adv;
+			retransmitted(c, s);
 			sent = true;
-			if (c->t_rexmt == 0)
-				tcp_rexmt_arm(c);
 			continue;
 		}
+	new_data:;
 		/* NextSeg (2): new data the windows allow. */
 		uint32_t avail = seq_gt(data_end, c->snd_max) ? data_end - c->snd_max : 0;
 		int32_t wl = (int32_t)(c->snd_una + c->snd_wnd - c->snd_max);
@@ -476,15 +558,15 @@ void tcp_output(struct arn_tcp_conn *c)
 			c->fin_seq = seq + len;
 			after_fin_sent(c);
 		}
+		tcp_txr_sent(c, seq, len + (fin ? 1 : 0));
 		if (!(c->flags & TF_TS_OK) && !(c->flags & TF_RTT_TIMING)) {
 			c->flags |= TF_RTT_TIMING;
 			c->rtt_seq = seq;
 			c->rtt_start = wk->now_ms;
 		}
-		if (c->t_rexmt == 0 || (c->flags & TF_PERSIST)) {
-			c->flags &= ~TF_PERSIST;
-			tcp_rexmt_arm(c);
-		}
+		/* RTO per RFC 6298 5.1 (not restarted by new data); a loss probe
+		 * timer is, since it counts from the last transmission */
+		tcp_rexmt_new_data(c);
 	}
 
 	/* Data waiting, nothing in flight, and the window (zero, or too small
@@ -556,6 +638,8 @@ void tcp_retransmit_timeout(struct arn_tcp_conn *c)
 		return;
 	}
 	TCP_INC(wk, RTO);
+	if (c->recovery == TCP_REC_NONE)
+		tcp_undo_begin(c);
 	if (c->recovery != TCP_REC_LOSS)
 		c->ssthresh = c->cc->ssthresh(c, wk->now_ms);
 	/* A second timeout in a row: the receiver may have reneged on what it
@@ -571,6 +655,9 @@ void tcp_retransmit_timeout(struct arn_tcp_conn *c)
 	c->reno_sacked = 0;
 	c->flags &= ~TF_RTT_TIMING;
 	c->backoff++;
+	if (tcp_rack_on(c))
+		tcp_rack_mark_all_lost(c);
+	c->flags &= ~(TF_TLP_OUT | TF_TLP_RETRANS | TF_TLP_DSACKED);
 	tcp_output(c);
 	tcp_rexmt_arm(c);
 }

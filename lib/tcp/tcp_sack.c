@@ -135,6 +135,8 @@ static uint32_t hole_bytes(const struct arn_tcp_conn *c, uint32_t a, uint32_t b)
 
 uint32_t tcp_pipe(const struct arn_tcp_conn *c)
 {
+	if (tcp_rack_on(c))
+		return tcp_rack_pipe(c);
 	int64_t flight = (int64_t)(uint32_t)(c->snd_max - c->snd_una);
 	int64_t pipe;
 	if (c->flags & TF_SACK_OK) {
@@ -211,16 +213,22 @@ bool tcp_ooo_insert(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq)
 	if (prev) {
 		uint32_t pend = mseq(prev) + prev->data_len;
 		if (seq_geq(pend, end)) {
-			rte_pktmbuf_free(m); /* all of it is queued already */
+			/* all of it is queued already: report it (RFC 2883) */
+			tcp_dsack_note(c, seq, end);
+			TCP_INC(c->wk, DUP_DATA);
+			rte_pktmbuf_free(m);
 			return false;
 		}
 		if (seq_gt(pend, seq)) {
+			tcp_dsack_note(c, seq, pend);
 			rte_pktmbuf_adj(m, (uint16_t)(pend - seq));
 			seq = pend;
 		}
 	}
 	while (cur && seq_lt(mseq(cur), end)) {
 		uint32_t cend = mseq(cur) + cur->data_len;
+		if (!(c->flags & TF_DSACK))
+			tcp_dsack_note(c, mseq(cur), seq_min(cend, end));
 		if (seq_leq(cend, end)) {
 			struct rte_mbuf *n = cur->next;
 			if (prev)

@@ -1,7 +1,8 @@
 /*
  * Timers: one hashed wheel per worker with 1 ms slots. A connection sits in
- * the wheel once, filed under the earliest of its deadlines (retransmit or
- * persist, delayed ACK, keepalive or handshake, 2MSL). Moving a deadline
+ * the wheel once, filed under the earliest of its deadlines (retransmit,
+ * persist or loss probe, delayed ACK, keepalive or handshake, 2MSL, RACK's
+ * reordering timer). Moving a deadline
  * later, which every ACK does to the retransmit timer, costs nothing: the
  * entry fires early, finds nothing due and is filed again. Deadlines beyond
  * the wheel's span simply go round more than once.
@@ -41,8 +42,8 @@ static void wheel_file(struct arn_tcp_worker *wk, struct arn_tcp_conn *c, uint64
 static uint64_t next_deadline(const struct arn_tcp_conn *c)
 {
 	uint64_t d = 0;
-	const uint64_t t[4] = {c->t_rexmt, c->t_delack, c->t_keep, c->t_2msl};
-	for (int i = 0; i < 4; i++)
+	const uint64_t t[5] = {c->t_rexmt, c->t_delack, c->t_keep, c->t_2msl, c->t_rack};
+	for (int i = 0; i < 5; i++)
 		if (t[i] && (d == 0 || t[i] < d))
 			d = t[i];
 	return d;
@@ -67,7 +68,7 @@ void tcp_timer_update(struct arn_tcp_conn *c)
 
 void tcp_timer_cancel_all(struct arn_tcp_conn *c)
 {
-	c->t_rexmt = c->t_delack = c->t_keep = c->t_2msl = 0;
+	c->t_rexmt = c->t_delack = c->t_keep = c->t_2msl = c->t_rack = 0;
 	if (c->t_sched)
 		wheel_unlink(c->wk, c);
 }
@@ -79,6 +80,7 @@ void tcp_rexmt_arm(struct arn_tcp_conn *c)
 		rto <<= 1;
 	if (rto > TCP_RTO_MAX_MS)
 		rto = TCP_RTO_MAX_MS;
+	c->flags &= ~TF_TLP;
 	c->t_rexmt = c->wk->now_ms + rto;
 	tcp_timer_update(c);
 }
@@ -198,10 +200,14 @@ static void timer_expire(struct arn_tcp_conn *c, uint64_t now)
 	}
 	if (c->state == TCPS_CLOSED)
 		return;
+	if (c->t_rack && c->t_rack <= now)
+		tcp_rack_timeout(c);
 	if (c->t_rexmt && c->t_rexmt <= now) {
 		c->t_rexmt = 0;
 		if (c->flags & TF_PERSIST)
 			persist_expire(c);
+		else if (c->flags & TF_TLP)
+			tcp_tlp_fire(c);
 		else
 			tcp_retransmit_timeout(c);
 	}

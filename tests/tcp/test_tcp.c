@@ -463,8 +463,8 @@ static void test_out_of_order_queued_and_sacked(void **state)
 {
 	(void)state;
 	open_conn(true, true, 0);
-	uint8_t d[3000];
-	for (int i = 0; i < 3000; i++)
+	uint8_t d[3100];
+	for (int i = 0; i < 3100; i++)
 		d[i] = (uint8_t)(i * 7);
 	struct fake_opts o = popts();
 	/* segments 2 and 3 before 1 */
@@ -478,20 +478,30 @@ static void test_out_of_order_queued_and_sacked(void **state)
 	expect_seg(TH_ACK);
 	assert_int_equal(out.o.n_sack, 2);
 	assert_int_equal(out.o.sack[0].start, p_seq + 2500); /* most recent first */
-	/* an overlapping duplicate of part of it */
+	/* an overlapping duplicate of part of it: the duplicated part comes
+	 * first as a DSACK (RFC 2883), then the block that now holds it */
 	inject(TH_ACK, p_seq + 1500, our_isn + 1, 500, &o, d + 1500, 1000);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.o.n_sack, 2);
+	assert_int_equal(out.o.sack[0].start, p_seq + 1500);
+	assert_int_equal(out.o.sack[0].end, p_seq + 2000);
+	assert_int_equal(out.o.sack[1].start, p_seq + 1000);
+	assert_int_equal(out.o.sack[1].end, p_seq + 3000);
+	assert_int_equal(cnt(ARN_TCP_C_DSACK_SENT), 1);
+	/* reported once */
+	inject(TH_ACK, p_seq + 3000, our_isn + 1, 500, &o, d + 3000, 100);
 	expect_seg(TH_ACK);
 	assert_int_equal(out.o.n_sack, 1);
 	assert_int_equal(out.o.sack[0].start, p_seq + 1000);
-	assert_int_equal(out.o.sack[0].end, p_seq + 3000);
+	assert_int_equal(out.o.sack[0].end, p_seq + 3100);
 	assert_int_equal(app.rx_len, 0);
 	/* the hole fills: everything is delivered, in order, ACKed at once */
 	inject(TH_ACK, p_seq, our_isn + 1, 500, &o, d, 1000);
 	expect_seg(TH_ACK);
-	assert_int_equal(out.ack, p_seq + 3000);
+	assert_int_equal(out.ack, p_seq + 3100);
 	assert_int_equal(out.o.n_sack, 0);
-	assert_int_equal(app.rx_len, 3000);
-	assert_memory_equal(app.rx, d, 3000);
+	assert_int_equal(app.rx_len, 3100);
+	assert_memory_equal(app.rx, d, 3100);
 	assert_true(cnt(ARN_TCP_C_OUT_OF_ORDER) >= 3);
 }
 
@@ -640,6 +650,135 @@ static void test_paws_drops_old_timestamp(void **state)
 	inject(TH_ACK, p_seq, our_isn + 1, 1000, &o, "new", 3);
 	assert_int_equal(app.rx_len, 3);
 	assert_int_equal(app.conn->ts_recent, p_tsval + 10);
+}
+
+static void send_block(struct arn_tcp_conn *c, uint32_t n)
+{
+	static uint8_t buf[200000];
+	for (uint32_t i = 0; i < n; i++)
+		buf[i] = (uint8_t)(i * 13 + 1);
+	assert_int_equal(arn_tcp_write(c, buf, n), (int)n);
+}
+
+/* RFC 7323 4.3 / 5.3 with reordering. The peer sends D1, D2, D3 (times
+ * T, T, T+1); D1 is lost, D2 is held up in the network, D3 arrives. The
+ * peer's retransmission of D1 (time T+50) fills the first hole. D2, sent
+ * long before that retransmission, then arrives with an older timestamp:
+ * it is new data of this connection and must be taken, not dropped by
+ * PAWS. (TS.Recent does not move while data is missing below queued
+ * data.) */
+static void test_paws_reordered_data_after_hole_fill_accepted(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	uint8_t d[3000];
+	for (int i = 0; i < 3000; i++)
+		d[i] = (uint8_t)(i * 11 + 3);
+	uint32_t t = p_tsval;
+	struct fake_opts o = popts();
+	o.tsval = t + 1;
+	inject(TH_ACK, p_seq + 2000, our_isn + 1, 1000, &o, d + 2000, 1000); /* D3 */
+	expect_seg(TH_ACK);
+	o.tsval = t + 50;
+	inject(TH_ACK, p_seq, our_isn + 1, 1000, &o, d, 1000); /* D1 again */
+	expect_seg(TH_ACK);
+	assert_int_equal(out.ack, p_seq + 1000);
+	assert_int_equal(app.conn->ts_recent, t); /* a hole remains: unchanged */
+	o.tsval = t;
+	inject(TH_ACK, p_seq + 1000, our_isn + 1, 1000, &o, d + 1000, 1000); /* D2, late */
+	expect_seg(TH_ACK);
+	assert_int_equal(out.ack, p_seq + 3000);
+	assert_int_equal(cnt(ARN_TCP_C_PAWS_DROPPED), 0);
+	assert_int_equal(app.rx_len, 3000);
+	assert_memory_equal(app.rx, d, 3000);
+	/* in order again: the next segment's timestamp becomes TS.Recent */
+	o.tsval = t + 60;
+	inject(TH_ACK, p_seq + 3000, our_isn + 1, 1000, &o, "x", 1);
+	assert_int_equal(app.conn->ts_recent, t + 60);
+}
+
+/* A spurious retransmission of data already received carries a newer
+ * timestamp; it must not become TS.Recent (it is wholly old), or the new
+ * segment the peer sent before it, still on its way, would be dropped.
+ * The duplicate is reported with a DSACK (RFC 2883). */
+static void test_paws_duplicate_does_not_advance_ts_recent(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	uint32_t t = p_tsval;
+	struct fake_opts o = popts();
+	o.tsval = t + 1;
+	inject(TH_ACK, p_seq, our_isn + 1, 1000, &o, "aaaa", 4);
+	assert_int_equal(app.conn->ts_recent, t + 1);
+	fake_advance(lc, TCP_DELACK_MS + 1); /* the ACK may be delayed */
+	assert_true(fake_next(lc, &out));
+	/* the duplicate of "aaaa" (time T+40) overtakes "bbbb" (time T+2) */
+	o.tsval = t + 40;
+	inject(TH_ACK, p_seq, our_isn + 1, 1000, &o, "aaaa", 4);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.o.n_sack, 1);
+	assert_int_equal(out.o.sack[0].start, p_seq);
+	assert_int_equal(out.o.sack[0].end, p_seq + 4);
+	assert_int_equal(app.conn->ts_recent, t + 1);
+	o.tsval = t + 2;
+	inject(TH_ACK, p_seq + 4, our_isn + 1, 1000, &o, "bbbb", 4);
+	assert_int_equal(cnt(ARN_TCP_C_PAWS_DROPPED), 0);
+	assert_int_equal(app.rx_len, 8);
+	assert_memory_equal(app.rx, "aaaabbbb", 8);
+	/* one tick behind TS.Recent is tolerated (TCP_PAWS_WINDOW)... */
+	o.tsval = t + 1;
+	inject(TH_ACK, p_seq + 8, our_isn + 1, 1000, &o, "cc", 2);
+	assert_int_equal(app.rx_len, 10);
+	/* ...a segment really older than that is still dropped */
+	o.tsval = t - 5;
+	inject(TH_ACK, p_seq + 10, our_isn + 1, 1000, &o, "dd", 2);
+	assert_int_equal(app.rx_len, 10);
+	assert_int_equal(cnt(ARN_TCP_C_PAWS_DROPPED), 1);
+}
+
+/* A pure ACK overtaken by a data segment the peer sent after it: older
+ * timestamp, sequence number behind RCV.NXT. Its SACK information is
+ * used; it is not answered (no duplicate ACK storm). One from far outside
+ * the replay window is dropped as before. A zero-window probe (RCV.NXT -
+ * 1) is answered. */
+static void test_paws_reordered_pure_ack_used_not_answered(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	struct arn_tcp_conn *c = app.conn;
+	uint32_t una = our_isn + 1, t = p_tsval;
+	uint32_t mss = c->mss;
+	send_block(c, 3 * mss);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	struct fake_opts o = popts();
+	o.tsval = t + 10;
+	inject(TH_ACK, p_seq, una, 1000, &o, "data", 4);
+	assert_int_equal(c->ts_recent, t + 10);
+	fake_advance(lc, TCP_DELACK_MS + 1);
+	assert_true(fake_next(lc, &out));
+	/* the older ACK (sent before "data") SACKs the second segment */
+	o.tsval = t + 5;
+	o.n_sack = 1;
+	o.sack[0] = una + mss;
+	o.sack[1] = una + 2 * mss;
+	inject(TH_ACK, p_seq, una, 1000, &o, NULL, 0);
+	expect_none();
+	assert_int_equal(cnt(ARN_TCP_C_PAWS_DROPPED), 0);
+	assert_int_equal(cnt(ARN_TCP_C_PAWS_OLD_ACK), 1);
+	assert_int_equal(c->sacked_bytes, mss);
+	assert_int_equal(c->ts_recent, t + 10);
+	/* beyond the replay window (an RTO's worth of ticks): dropped */
+	o.n_sack = 0;
+	o.tsval = t + 10 - c->rto - 100;
+	inject(TH_ACK, p_seq + 4, una, 1000, &o, NULL, 0);
+	expect_seg(TH_ACK);
+	assert_int_equal(cnt(ARN_TCP_C_PAWS_DROPPED), 1);
+	/* the peer probes our window: answered */
+	o.tsval = t + 11;
+	inject(TH_ACK, p_seq + 3, una, 1000, &o, NULL, 0);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.ack, p_seq + 4);
 }
 
 static void test_out_of_window_and_bad_ack(void **state)
@@ -829,14 +968,6 @@ static void test_fin_out_of_order_waits_for_data(void **state)
 
 /* ---- retransmission --------------------------------------------------------------- */
 
-static void send_block(struct arn_tcp_conn *c, uint32_t n)
-{
-	static uint8_t buf[200000];
-	for (uint32_t i = 0; i < n; i++)
-		buf[i] = (uint8_t)(i * 13 + 1);
-	assert_int_equal(arn_tcp_write(c, buf, n), (int)n);
-}
-
 static void test_rto_backoff_then_timeout(void **state)
 {
 	(void)state;
@@ -919,6 +1050,7 @@ static void test_sack_recovery_retransmits_holes(void **state)
 	fake_advance(lc, 0);
 	fake_drain(lc);
 	uint32_t una = our_isn + 1;
+	fake_advance(lc, 5); /* a round trip later */
 	/* segments 1 and 3 lost; 2 and 4..10 SACKed: one ACK is enough */
 	o = popts();
 	o.n_sack = 2;
@@ -944,6 +1076,91 @@ static void test_sack_recovery_retransmits_holes(void **state)
 	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
 	assert_int_equal(c->recovery, TCP_REC_NONE);
 	assert_int_equal(c->n_sb, 0);
+}
+
+/* Establish with SACK and timestamps and a measured RTT of @p rtt_ms:
+ * one segment out, ACKed @p rtt_ms later. */
+static struct arn_tcp_conn *rack_conn(uint32_t rtt_ms)
+{
+	open_conn(true, true, 0);
+	struct arn_tcp_conn *c = app.conn;
+	send_block(c, 100);
+	expect_seg(TH_ACK | TH_PSH);
+	fake_advance(lc, rtt_ms);
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq, out.seq + out.len, 65535, &o, NULL, 0);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	return c;
+}
+
+/* RFC 8985 7: the last segments of a flight and their ACKs are lost;
+ * nothing comes back. A probe (the tail again) goes out after about two
+ * round trips, not after the RTO. */
+static void test_tlp_probes_lost_tail(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(10);
+	uint32_t una = c->snd_una, mss = c->mss;
+	send_block(c, 5 * mss);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 5);
+	fake_drain(lc);
+	uint64_t t;
+	for (t = 1; t < 150 && fake_pending(lc) == 0; t++)
+		fake_advance(lc, 1);
+	assert_int_equal(cnt(ARN_TCP_C_RTO), 0);
+	assert_int_equal(cnt(ARN_TCP_C_TLP), 1);
+	/* max(2 x SRTT, 10 ms), well before the 200 ms RTO */
+	assert_true(t >= 2 * (c->srtt8 / 8) && t <= 20);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una + 4 * mss); /* the tail */
+	assert_int_equal(out.len, mss);
+	/* the ACK covers the probe exactly: the original or the probe got
+	 * through; the episode waits for a DSACK (RFC 8985 7.4.2) */
+	uint32_t cwnd = c->cwnd, ssthresh = c->ssthresh;
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq, una + 5 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(c->snd_una, c->snd_max);
+	assert_true(c->flags & TF_TLP_OUT);
+	/* a DSACK for the probe: it was redundant, no loss, no reduction */
+	o.n_sack = 1;
+	o.sack[0] = una + 4 * mss;
+	o.sack[1] = una + 5 * mss;
+	inject(TH_ACK, p_seq, una + 5 * mss, 65535, &o, NULL, 0);
+	assert_false(c->flags & TF_TLP_OUT);
+	assert_int_equal(cnt(ARN_TCP_C_DSACK_RECEIVED), 1);
+	assert_int_equal(cnt(ARN_TCP_C_TLP_REPAIRS), 0);
+	assert_true(c->cwnd >= cwnd);
+	assert_int_equal(c->ssthresh, ssthresh);
+}
+
+/* The same, but the tail segment itself was lost: the probe repairs it,
+ * the ACK goes beyond the probe, and cwnd comes down (RFC 8985 7.4.2). */
+static void test_tlp_repairs_tail_loss_and_reduces_cwnd(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(10);
+	uint32_t una = c->snd_una, mss = c->mss;
+	send_block(c, 5 * mss);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	/* segments 1-4 arrive; their ACK is lost; the probe resends 5 */
+	for (int t = 0; t < 30 && fake_pending(lc) == 0; t++)
+		fake_advance(lc, 1);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una + 4 * mss);
+	/* more data goes out meanwhile, then an ACK beyond the probe */
+	send_block(c, mss);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	uint32_t cwnd = c->cwnd;
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq, una + 6 * mss, 65535, &o, NULL, 0);
+	assert_false(c->flags & TF_TLP_OUT);
+	assert_int_equal(cnt(ARN_TCP_C_TLP_REPAIRS), 1);
+	assert_true(c->cwnd < cwnd);
+	assert_int_equal(cnt(ARN_TCP_C_RTO), 0);
 }
 
 static void test_icmp_frag_needed_shrinks_mss(void **state)
@@ -1506,6 +1723,12 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_challenge_ack_rate_limit, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_paws_drops_old_timestamp, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_paws_reordered_data_after_hole_fill_accepted,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_paws_duplicate_does_not_advance_ts_recent, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_paws_reordered_pure_ack_used_not_answered, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_out_of_window_and_bad_ack, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_passive_close_half_close, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_active_close_time_wait_and_reuse, setup, teardown),
@@ -1517,6 +1740,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_newreno_fast_retransmit_partial_ack, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_sack_recovery_retransmits_holes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_tlp_probes_lost_tail, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_tlp_repairs_tail_loss_and_reduces_cwnd, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_icmp_frag_needed_shrinks_mss, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_keepalive_probes_then_reset, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_syn_cookies_when_queue_full, setup, teardown),

@@ -1,0 +1,652 @@
+/*
+ * RACK-TLP loss detection (RFC 8985), with the reordering window grown by
+ * DSACKs, and undo of congestion responses that DSACKs show were spurious
+ * (RFC 2883 section 4, RFC 3708).
+ *
+ * Why time-based: on a path that reorders, counting three duplicate ACKs
+ * (RFC 5681) or three segments SACKed above a hole (RFC 6675 IsLost) calls
+ * a segment lost that is merely late, and each such call halves cwnd. RACK
+ * calls a segment lost only when a segment sent after it was delivered and
+ * it has been out longer than that segment's RTT plus a reordering window.
+ * It also sees a lost retransmission the same way, and the tail loss probe
+ * turns a lost tail into a SACK instead of an RTO.
+ *
+ * Records (struct tcp_txrec) come from a per-worker pool. When the pool is
+ * empty, or the peer did not negotiate SACK, the connection uses RFC 6675 /
+ * RFC 6582 as before (TF_RACK_OFF until nothing is outstanding).
+ */
+#include "tcp_int.h"
+
+#define R(wk, i) (&(wk)->txr[i])
+
+/* ---- pool -------------------------------------------------------------------- */
+
+void tcp_txr_pool_init(struct arn_tcp_worker *wk)
+{
+	wk->txr_free = TXR_NIL;
+	for (uint32_t i = wk->txr_n; i-- > 0;) {
+		wk->txr[i].next = wk->txr_free;
+		wk->txr_free = i;
+	}
+}
+
+static uint32_t txr_alloc(struct arn_tcp_worker *wk)
+{
+	uint32_t i = wk->txr_free;
+	if (i != TXR_NIL)
+		wk->txr_free = wk->txr[i].next;
+	return i;
+}
+
+static void txr_put(struct arn_tcp_worker *wk, uint32_t i)
+{
+	wk->txr[i].next = wk->txr_free;
+	wk->txr_free = i;
+}
+
+void tcp_txr_free_all(struct arn_tcp_conn *c)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	uint32_t i = c->txr_head;
+	while (i != TXR_NIL) {
+		uint32_t n = wk->txr[i].next;
+		txr_put(wk, i);
+		i = n;
+	}
+	c->txr_head = c->txr_tail = TXR_NIL;
+	c->lost_bytes = c->retrans_bytes = 0;
+}
+
+/* Out of records: this connection falls back to RFC 6675 until its pipe
+ * drains. What RACK knew carries over: holes below the highest lost
+ * record are lost, nothing counts as retransmitted. */
+static void rack_fallback(struct arn_tcp_conn *c)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	uint32_t edge = c->snd_una;
+	for (uint32_t i = c->txr_head; i != TXR_NIL; i = R(wk, i)->next)
+		if ((R(wk, i)->flags & (TXR_LOST | TXR_SACKED)) == TXR_LOST)
+			edge = R(wk, i)->end;
+	tcp_txr_free_all(c);
+	c->flags |= TF_RACK_OFF;
+	c->flags &= ~TF_TLP;
+	c->high_rxt = c->snd_una;
+	c->lost_edge = edge;
+	if (c->recovery != TCP_REC_NONE)
+		tcp_sb_update_lost_edge(c);
+	TCP_INC(wk, RACK_FALLBACK);
+}
+
+void tcp_txr_sent(struct arn_tcp_conn *c, uint32_t seq, uint32_t len)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	if (!tcp_rack_on(c) || len == 0)
+		return;
+	if (c->txr_tail != TXR_NIL && R(wk, c->txr_tail)->end != seq) {
+		rack_fallback(c); /* not contiguous: never expected */
+		return;
+	}
+	uint32_t i = txr_alloc(wk);
+	if (i == TXR_NIL) {
+		rack_fallback(c);
+		return;
+	}
+	struct tcp_txrec *r = R(wk, i);
+	r->start = seq;
+	r->end = seq + len;
+	r->xmit_us = (uint32_t)wk->now_us;
+	r->flags = 0;
+	r->next = TXR_NIL;
+	if (c->txr_tail != TXR_NIL)
+		R(wk, c->txr_tail)->next = i;
+	else
+		c->txr_head = i;
+	c->txr_tail = i;
+}
+
+/* Split record @p i at @p at (start < at < end): the second half gets a
+ * record of its own. @return false when the pool is empty. */
+static bool txr_split(struct arn_tcp_conn *c, uint32_t i, uint32_t at)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	uint32_t j = txr_alloc(wk);
+	if (j == TXR_NIL)
+		return false;
+	struct tcp_txrec *a = R(wk, i), *b = R(wk, j);
+	*b = *a;
+	b->start = at;
+	a->end = at;
+	a->next = j;
+	if (c->txr_tail == i)
+		c->txr_tail = j;
+	return true;
+}
+
+uint32_t tcp_rack_next_lost(struct arn_tcp_conn *c, uint32_t room, uint32_t *start, uint32_t *end)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	if (c->lost_bytes <= c->retrans_bytes)
+		return TXR_NIL;
+	for (uint32_t i = c->txr_head; i != TXR_NIL; i = R(wk, i)->next) {
+		struct tcp_txrec *r = R(wk, i);
+		if ((r->flags & (TXR_LOST | TXR_RETRANS | TXR_SACKED)) != TXR_LOST)
+			continue;
+		if (r->end - r->start > room && !txr_split(c, i, r->start + room)) {
+			rack_fallback(c);
+			return TXR_NIL;
+		}
+		r = R(wk, i);
+		*start = r->start;
+		*end = r->end;
+		return i;
+	}
+	return TXR_NIL;
+}
+
+void tcp_txr_rexmit(struct arn_tcp_conn *c, uint32_t i)
+{
+	struct tcp_txrec *r = R(c->wk, i);
+	r->flags |= TXR_RETRANS | TXR_EVER_RETRANS;
+	r->xmit_us = (uint32_t)c->wk->now_us;
+	c->retrans_bytes += r->end - r->start;
+}
+
+uint32_t tcp_rack_pipe(const struct arn_tcp_conn *c)
+{
+	int64_t p = (int64_t)(uint32_t)(c->snd_max - c->snd_una) - c->sacked_bytes - c->lost_bytes +
+		    c->retrans_bytes;
+	return p > 0 ? (uint32_t)p : 0;
+}
+
+/* ---- RACK state (RFC 8985 6.2) --------------------------------------------------- */
+
+static inline bool sent_after(uint32_t t1, uint32_t seq1, uint32_t t2, uint32_t seq2)
+{
+	return (int32_t)(t1 - t2) > 0 || (t1 == t2 && seq_gt(seq1, seq2));
+}
+
+static uint32_t srtt_us(const struct arn_tcp_conn *c)
+{
+	return c->srtt8 * 125u; /* srtt8 is 8 x milliseconds */
+}
+
+static void min_rtt_update(struct arn_tcp_conn *c, uint32_t rtt)
+{
+	uint64_t now = c->wk->now_ms;
+	if (c->min_rtt_us == 0 || rtt <= c->min_rtt_us || now - c->min_rtt_ms > TCP_MINRTT_WIN_MS) {
+		c->min_rtt_us = rtt;
+		c->min_rtt_ms = now;
+	}
+}
+
+/* Segment @p r was delivered (cumulatively or selectively) by ACK @p s. */
+static void rack_delivered(struct arn_tcp_conn *c, const struct tcp_txrec *r,
+			   const struct tcp_seg *s)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	/* RACK_detect_reordering */
+	if (seq_gt(r->end, c->rack_fack))
+		c->rack_fack = r->end;
+	else if (seq_lt(r->end, c->rack_fack) && !(r->flags & TXR_EVER_RETRANS))
+		c->rack_reord = true;
+	/* RACK_update: an RTT sample unless it may belong to the original */
+	uint32_t rtt = (uint32_t)wk->now_us - r->xmit_us;
+	if (rtt == 0)
+		rtt = 1;
+	if (r->flags & TXR_EVER_RETRANS) {
+		if ((c->flags & TF_TS_OK) && s->has_ts) {
+			uint32_t xmit_ms = (uint32_t)((wk->now_us - rtt) / 1000);
+			if (seq_lt(s->tsecr - c->ts_offset, xmit_ms))
+				return;
+		}
+		if (rtt < c->min_rtt_us)
+			return;
+	} else {
+		min_rtt_update(c, rtt);
+	}
+	c->rack_rtt_us = rtt;
+	if (sent_after(r->xmit_us, r->end, c->rack_xmit_us, c->rack_end)) {
+		c->rack_xmit_us = r->xmit_us;
+		c->rack_end = r->end;
+	}
+}
+
+static uint32_t reo_wnd(const struct arn_tcp_conn *c)
+{
+	if (!c->rack_reord) {
+		if (c->recovery != TCP_REC_NONE)
+			return 0;
+		if (c->sacked_bytes >= TCP_DUPTHRESH * (uint32_t)c->mss)
+			return 0;
+	}
+	uint64_t w = (uint64_t)c->reo_wnd_mult * c->min_rtt_us / 4;
+	uint32_t srtt = srtt_us(c);
+	return (uint32_t)(w < srtt ? w : srtt);
+}
+
+static void mark_lost(struct arn_tcp_conn *c, struct tcp_txrec *r)
+{
+	uint32_t len = r->end - r->start;
+	if (r->flags & TXR_RETRANS) {
+		r->flags &= ~TXR_RETRANS;
+		c->retrans_bytes -= len;
+	}
+	if (!(r->flags & TXR_LOST)) {
+		r->flags |= TXR_LOST;
+		c->lost_bytes += len;
+	}
+}
+
+void tcp_rack_detect(struct arn_tcp_conn *c)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	if (!tcp_rack_on(c) || c->rack_rtt_us == 0)
+		return;
+	uint32_t reo = reo_wnd(c);
+	uint32_t now = (uint32_t)wk->now_us;
+	int32_t timeout = 0;
+	unsigned newly = 0;
+	for (uint32_t i = c->txr_head; i != TXR_NIL; i = R(wk, i)->next) {
+		struct tcp_txrec *r = R(wk, i);
+		if (r->flags & TXR_SACKED)
+			continue;
+		if ((r->flags & (TXR_LOST | TXR_RETRANS)) == TXR_LOST)
+			continue; /* already waiting for its retransmission */
+		if (!sent_after(c->rack_xmit_us, c->rack_end, r->xmit_us, r->end)) {
+			/* Without retransmissions in flight, sequence order is
+			 * sending order: nothing further on was sent earlier. */
+			if (c->retrans_bytes == 0 && !(r->flags & TXR_EVER_RETRANS))
+				break;
+			continue;
+		}
+		int32_t remaining = (int32_t)(r->xmit_us + c->rack_rtt_us + reo - now);
+		if (remaining <= 0) {
+			mark_lost(c, r);
+			newly++;
+		} else if (remaining > timeout) {
+			timeout = remaining;
+		}
+	}
+	if (newly) {
+		wk->cnt[ARN_TCP_C_RACK_LOST] += newly;
+		if (c->recovery == TCP_REC_NONE)
+			tcp_enter_recovery(c);
+		tcp_want_output(c);
+	}
+	if (timeout > 0) {
+		/* the wheel has 1 ms slots: round up so it never fires early */
+		c->t_rack = wk->now_ms + ((uint32_t)timeout + 999) / 1000 + 1;
+		tcp_timer_update(c);
+	} else {
+		c->t_rack = 0;
+	}
+}
+
+void tcp_rack_timeout(struct arn_tcp_conn *c)
+{
+	c->t_rack = 0;
+	tcp_rack_detect(c);
+}
+
+void tcp_rack_mark_all_lost(struct arn_tcp_conn *c)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	bool forget_sacks = c->n_sb == 0; /* the scoreboard was cleared (reneging) */
+	for (uint32_t i = c->txr_head; i != TXR_NIL; i = R(wk, i)->next) {
+		struct tcp_txrec *r = R(wk, i);
+		if ((r->flags & TXR_SACKED) && forget_sacks)
+			r->flags &= ~TXR_SACKED;
+		if (!(r->flags & TXR_SACKED))
+			mark_lost(c, r);
+	}
+	c->t_rack = 0;
+	c->flags &= ~(TF_TLP_OUT | TF_TLP_RETRANS | TF_TLP_DSACKED);
+}
+
+/* ---- undo (RFC 3708 style, with DSACK) ------------------------------------------- */
+
+void tcp_undo_begin(struct arn_tcp_conn *c)
+{
+	c->prior_cwnd = c->cwnd;
+	c->prior_ssthresh = c->ssthresh;
+	c->prior_cubic = c->cubic;
+	c->undo_marker = c->snd_una;
+	c->undo_end = c->snd_max;
+	c->undo_retrans = 0;
+	c->flags |= TF_UNDO;
+}
+
+static void undo(struct arn_tcp_conn *c)
+{
+	c->flags &= ~TF_UNDO;
+	if (c->prior_cwnd > c->cwnd)
+		c->cwnd = c->prior_cwnd;
+	if (c->prior_ssthresh > c->ssthresh)
+		c->ssthresh = c->prior_ssthresh;
+	c->cubic = c->prior_cubic;
+	if (c->recovery != TCP_REC_NONE) {
+		c->recovery = TCP_REC_NONE;
+		c->reno_sacked = 0;
+	}
+	TCP_INC(c->wk, UNDO);
+}
+
+void tcp_enter_recovery(struct arn_tcp_conn *c)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	tcp_undo_begin(c);
+	c->ssthresh = c->cc->ssthresh(c, wk->now_ms);
+	c->cwnd = c->ssthresh;
+	c->recovery = TCP_REC_FAST;
+	c->recover = c->snd_max;
+	c->high_rxt = c->snd_una;
+	c->lost_edge = c->snd_una + c->mss;
+	if (c->flags & TF_SACK_OK) {
+		tcp_sb_update_lost_edge(c);
+		TCP_INC(wk, SACK_RECOVERIES);
+	}
+	TCP_INC(wk, FAST_RETRANSMITS);
+}
+
+void tcp_exit_recovery(struct arn_tcp_conn *c)
+{
+	if (c->recovery == TCP_REC_FAST) {
+		if ((c->flags & TF_UNDO) && c->undo_retrans <= 0)
+			undo(c); /* nothing was retransmitted after all */
+		else
+			c->cc->after_recovery(c, c->wk->now_ms);
+	}
+	c->recovery = TCP_REC_NONE;
+	c->reno_sacked = 0;
+	c->undo_end = c->snd_max;
+	/* RFC 8985 6.2: a grown window lasts TCP_REO_PERSIST recoveries */
+	if (c->reo_wnd_persist && --c->reo_wnd_persist == 0)
+		c->reo_wnd_mult = 1;
+}
+
+/* A DSACK for [st, en) arrived (RFC 2883). @p old_una is snd_una before
+ * this ACK. */
+static void dsack_in(struct arn_tcp_conn *c, uint32_t st, uint32_t en, uint32_t old_una)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	TCP_INC(wk, DSACK_RECEIVED);
+	/* RFC 8985 6.2 step 4: grow the reordering window once per round trip */
+	if (c->rack_dsack_round && seq_geq(c->snd_una, c->dsack_round))
+		c->rack_dsack_round = false;
+	if (!c->rack_dsack_round) {
+		c->rack_dsack_round = true;
+		c->dsack_round = c->snd_max;
+		if (c->reo_wnd_mult < 255)
+			c->reo_wnd_mult++;
+		c->reo_wnd_persist = TCP_REO_PERSIST;
+	}
+	if ((c->flags & TF_TLP_OUT) && (c->flags & TF_TLP_RETRANS) && seq_leq(en, c->tlp_high_seq))
+		c->flags |= TF_TLP_DSACKED;
+	if (!(c->flags & TF_UNDO) || !seq_gt(en, c->undo_marker))
+		return;
+	/* Count the duplicated segments that we retransmitted. Below snd_una
+	 * the records are gone: count them blindly, as Linux does. */
+	uint32_t mss = c->mss ? c->mss : 1;
+	int32_t segs = 0;
+	if (seq_leq(en, old_una)) {
+		segs = (int32_t)((en - st + mss - 1) / mss);
+	} else {
+		for (uint32_t i = c->txr_head; i != TXR_NIL; i = R(wk, i)->next) {
+			struct tcp_txrec *r = R(wk, i);
+			if (seq_geq(r->start, en))
+				break;
+			if (seq_gt(r->end, st) && (r->flags & TXR_EVER_RETRANS))
+				segs++;
+		}
+	}
+	c->undo_retrans -= segs;
+	if (segs && c->undo_retrans <= 0)
+		undo(c);
+}
+
+/* ---- the ACK ------------------------------------------------------------------------ */
+
+static void rec_sacked(struct arn_tcp_conn *c, struct tcp_txrec *r, const struct tcp_seg *s)
+{
+	uint32_t len = r->end - r->start;
+	if (r->flags & TXR_LOST)
+		c->lost_bytes -= len;
+	if (r->flags & TXR_RETRANS)
+		c->retrans_bytes -= len;
+	r->flags = (r->flags & ~(TXR_LOST | TXR_RETRANS)) | TXR_SACKED;
+	rack_delivered(c, r, s);
+}
+
+/* Mark the records inside SACK block [st, en) (records straddling an edge
+ * are split so the SACKed part is exact). */
+static void sack_block(struct arn_tcp_conn *c, uint32_t st, uint32_t en, const struct tcp_seg *s)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	for (uint32_t i = c->txr_head; i != TXR_NIL; i = R(wk, i)->next) {
+		struct tcp_txrec *r = R(wk, i);
+		if (seq_leq(r->end, st))
+			continue;
+		if (seq_geq(r->start, en))
+			break;
+		if (r->flags & TXR_SACKED)
+			continue;
+		if (seq_lt(r->start, st)) {
+			if (!txr_split(c, i, st))
+				return;
+			continue; /* the next record starts at st */
+		}
+		if (seq_gt(r->end, en) && !txr_split(c, i, en))
+			return;
+		rec_sacked(c, R(wk, i), s);
+	}
+}
+
+/* Is block @p b already wholly in the scoreboard (sent again on every ACK
+ * of a recovery: nothing new to mark)? */
+static bool sb_has(const struct arn_tcp_conn *c, const struct tcp_sack_block *b)
+{
+	for (unsigned i = 0; i < c->n_sb; i++)
+		if (seq_leq(c->sb[i].start, b->start) && seq_leq(b->end, c->sb[i].end))
+			return true;
+	return false;
+}
+
+static void tlp_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
+{
+	if (!(c->flags & TF_TLP_OUT) || seq_lt(s->ack, c->tlp_high_seq))
+		return;
+	/* RFC 8985 7.4: the probe repaired a loss unless a DSACK showed the
+	 * original arrived too; then a loss happened and cwnd must come down. */
+	if ((c->flags & (TF_TLP_RETRANS | TF_TLP_DSACKED)) == TF_TLP_RETRANS &&
+	    seq_gt(s->ack, c->tlp_high_seq) && c->recovery == TCP_REC_NONE) {
+		TCP_INC(c->wk, TLP_REPAIRS);
+		c->ssthresh = c->cc->ssthresh(c, c->wk->now_ms);
+		c->cwnd = c->ssthresh;
+	}
+	if (seq_gt(s->ack, c->tlp_high_seq) || (c->flags & TF_TLP_DSACKED) ||
+	    !(c->flags & TF_TLP_RETRANS))
+		c->flags &= ~(TF_TLP_OUT | TF_TLP_RETRANS | TF_TLP_DSACKED);
+}
+
+void tcp_rack_on_ack(struct arn_tcp_conn *c, const struct tcp_seg *s, uint32_t old_una,
+		     bool sack_new)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	unsigned first = 0;
+	/* RFC 2883: the first block is a DSACK when it lies below the ACK or
+	 * inside the second block. */
+	if (s->n_sack && (c->flags & TF_SACK_OK)) {
+		const struct tcp_sack_block *b = &s->sack[0];
+		if (seq_lt(b->start, b->end) &&
+		    (seq_leq(b->end, s->ack) ||
+		     (s->n_sack > 1 && seq_geq(b->start, s->sack[1].start) &&
+		      seq_leq(b->end, s->sack[1].end)))) {
+			dsack_in(c, b->start, b->end, old_una);
+			first = 1;
+		}
+	}
+	if ((c->flags & TF_UNDO) && c->recovery == TCP_REC_NONE && seq_gt(c->snd_una, c->undo_end))
+		c->flags &= ~TF_UNDO;
+	if (!tcp_rack_on(c)) {
+		tlp_ack(c, s);
+		return;
+	}
+
+	/* cumulatively acknowledged records */
+	while (c->txr_head != TXR_NIL) {
+		uint32_t i = c->txr_head;
+		struct tcp_txrec *r = R(wk, i);
+		if (seq_leq(r->end, c->snd_una)) {
+			if (!(r->flags & TXR_SACKED))
+				rec_sacked(c, r, s);
+			c->txr_head = r->next;
+			if (c->txr_head == TXR_NIL)
+				c->txr_tail = TXR_NIL;
+			txr_put(wk, i);
+			continue;
+		}
+		if (seq_lt(r->start, c->snd_una) && !(r->flags & TXR_SACKED)) {
+			uint32_t cut = c->snd_una - r->start;
+			if (r->flags & TXR_LOST)
+				c->lost_bytes -= cut;
+			if (r->flags & TXR_RETRANS)
+				c->retrans_bytes -= cut;
+			r->start = c->snd_una;
+		} else if (seq_lt(r->start, c->snd_una)) {
+			r->start = c->snd_una;
+		}
+		break;
+	}
+	if (sack_new) {
+		/* in ascending order, so that RACK_detect_reordering sees
+		 * deliveries in sequence order (the receiver lists the most
+		 * recent block first) */
+		struct tcp_sack_block b[4];
+		unsigned n = 0;
+		for (unsigned k = first; k < s->n_sack; k++) {
+			struct tcp_sack_block x = s->sack[k];
+			if (!seq_lt(x.start, x.end) || seq_leq(x.end, c->snd_una) ||
+			    seq_gt(x.end, c->snd_max))
+				continue;
+			unsigned j = n++;
+			while (j > 0 && seq_gt(b[j - 1].start, x.start)) {
+				b[j] = b[j - 1];
+				j--;
+			}
+			b[j] = x;
+		}
+		for (unsigned k = 0; k < n; k++)
+			sack_block(c, seq_max(b[k].start, c->snd_una), b[k].end, s);
+	}
+	tlp_ack(c, s);
+	if (c->snd_una == c->snd_max && c->txr_head == TXR_NIL) {
+		c->lost_bytes = c->retrans_bytes = 0;
+		c->t_rack = 0;
+		return;
+	}
+	tcp_rack_detect(c);
+}
+
+bool tcp_rack_sack_is_new(const struct arn_tcp_conn *c, const struct tcp_seg *s)
+{
+	for (unsigned k = 0; k < s->n_sack; k++)
+		if (!sb_has(c, &s->sack[k]))
+			return true;
+	return false;
+}
+
+/* ---- tail loss probe (RFC 8985 7) ------------------------------------------------------ */
+
+/* RFC 8985 7.2: the probe timeout, in ms from now, or 0 when no probe may
+ * be scheduled (recovery, SACKed data outstanding, a probe outstanding,
+ * no RTT yet). */
+static uint64_t pto_ms(const struct arn_tcp_conn *c)
+{
+	if (!tcp_rack_on(c) || c->recovery != TCP_REC_NONE || c->srtt8 == 0 || c->sacked_bytes ||
+	    (c->flags & (TF_PERSIST | TF_TLP_OUT)) || c->snd_max == c->snd_una ||
+	    (c->state != TCPS_ESTABLISHED && c->state != TCPS_CLOSE_WAIT))
+		return 0;
+	uint64_t pto = 2ull * srtt_us(c);
+	if (c->snd_max - c->snd_una <= c->mss)
+		pto += TCP_TLP_WCDELACK_US;
+	if (pto < TCP_TLP_MIN_US)
+		pto = TCP_TLP_MIN_US;
+	return (pto + 999) / 1000;
+}
+
+static uint64_t rto_ms(const struct arn_tcp_conn *c)
+{
+	uint64_t rto = c->rto;
+	for (unsigned i = 0; i < c->backoff && rto < TCP_RTO_MAX_MS; i++)
+		rto <<= 1;
+	return rto < TCP_RTO_MAX_MS ? rto : TCP_RTO_MAX_MS;
+}
+
+void tcp_rexmt_arm_pto(struct arn_tcp_conn *c)
+{
+	uint64_t pto = pto_ms(c);
+	if (pto && pto < rto_ms(c)) {
+		c->flags |= TF_TLP;
+		c->t_rexmt = c->wk->now_ms + pto;
+		tcp_timer_update(c);
+		return;
+	}
+	tcp_rexmt_arm(c);
+}
+
+void tcp_rexmt_new_data(struct arn_tcp_conn *c)
+{
+	uint64_t pto = pto_ms(c);
+	uint64_t now = c->wk->now_ms;
+	if (c->t_rexmt == 0 || (c->flags & (TF_PERSIST | TF_TLP))) {
+		c->flags &= ~TF_PERSIST;
+		tcp_rexmt_arm_pto(c);
+	} else if (pto && now + pto < c->t_rexmt) {
+		/* Linux's tcp_schedule_loss_probe: the probe replaces the RTO
+		 * whenever it comes first (the flight grew past one segment) */
+		c->flags |= TF_TLP;
+		c->t_rexmt = now + pto;
+		tcp_timer_update(c);
+	}
+}
+
+void tcp_tlp_fire(struct arn_tcp_conn *c)
+{
+	c->flags &= ~TF_TLP;
+	if (c->snd_una == c->snd_max || !tcp_rack_on(c) || c->recovery != TCP_REC_NONE) {
+		if (c->snd_una != c->snd_max)
+			tcp_rexmt_arm(c);
+		return;
+	}
+	if (tcp_tlp_send(c)) {
+		TCP_INC(c->wk, TLP);
+		c->flags |= TF_TLP_OUT;
+		c->tlp_high_seq = c->snd_max;
+	}
+	tcp_rexmt_arm(c);
+}
+
+uint32_t tcp_txr_tail_probe(struct arn_tcp_conn *c, uint32_t room, uint32_t *start, uint32_t *end)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	uint32_t i = c->txr_tail;
+	if (i == TXR_NIL)
+		return TXR_NIL;
+	struct tcp_txrec *r = R(wk, i);
+	if (r->end - r->start > room) {
+		if (!txr_split(c, i, r->end - room))
+			return TXR_NIL;
+		i = c->txr_tail;
+		r = R(wk, i);
+	}
+	*start = r->start;
+	*end = r->end;
+	return i;
+}
+
+void tcp_txr_probed(struct arn_tcp_conn *c, uint32_t i)
+{
+	struct tcp_txrec *r = R(c->wk, i);
+	r->flags |= TXR_EVER_RETRANS;
+	r->xmit_us = (uint32_t)c->wk->now_us;
+}
