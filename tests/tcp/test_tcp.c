@@ -1163,6 +1163,98 @@ static void test_tlp_repairs_tail_loss_and_reduces_cwnd(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_RTO), 0);
 }
 
+/* RACK with reordering (RFC 8985 + RFC 2883/3708): the first segment of a
+ * flight is late, the rest is SACKed a round trip later. RACK calls it
+ * lost (no reordering seen yet: zero window), retransmits it and reduces
+ * cwnd. Then the original arrives (full ACK) and the retransmission comes
+ * back as a DSACK: the reduction is undone and the reordering window
+ * grows. */
+static void test_rack_spurious_retransmission_undone_by_dsack(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(10);
+	uint32_t una = c->snd_una, mss = c->mss;
+	send_block(c, 10 * mss);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	uint32_t cwnd = c->cwnd, ssthresh = c->ssthresh;
+	fake_advance(lc, 8); /* before the loss probe (10 ms) */
+	struct fake_opts o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + mss;
+	o.sack[1] = una + 10 * mss;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	assert_int_equal(c->recovery, TCP_REC_FAST);
+	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 1);
+	assert_true(c->cwnd < cwnd);
+	fake_advance(lc, 0);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una);
+	assert_int_equal(out.len, mss);
+	/* the original arrives: everything is ACKed, recovery ends */
+	o = popts();
+	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(c->recovery, TCP_REC_NONE);
+	assert_int_equal(cnt(ARN_TCP_C_UNDO), 0);
+	/* then the retransmission, reported as a duplicate */
+	o.n_sack = 1;
+	o.sack[0] = una;
+	o.sack[1] = una + mss;
+	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(cnt(ARN_TCP_C_DSACK_RECEIVED), 1);
+	assert_int_equal(cnt(ARN_TCP_C_UNDO), 1);
+	assert_true(c->cwnd >= cwnd);
+	assert_int_equal(c->ssthresh, ssthresh);
+	assert_int_equal(c->reo_wnd_mult, 2);
+}
+
+/* Reordering seen (a segment delivered below one SACKed earlier, not
+ * retransmitted): from then on a hole is given min_rtt/4 before it is
+ * called lost, and the late segment arriving within it costs nothing. */
+static void test_rack_reordering_window_spares_late_segment(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(20);
+	uint32_t una = c->snd_una, mss = c->mss;
+	/* teach it: segment 2 SACKed before segment 1 is ACKed */
+	send_block(c, 2 * mss);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	fake_advance(lc, 20);
+	struct fake_opts o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + mss;
+	o.sack[1] = una + 2 * mss;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	o = popts();
+	inject(TH_ACK, p_seq, una + 2 * mss, 65535, &o, NULL, 0);
+	assert_true(c->rack_reord);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	uint64_t lost = cnt(ARN_TCP_C_RACK_LOST);
+	c->recovery = TCP_REC_NONE;
+	una = c->snd_una;
+	/* now segments 2..5 are SACKed while 1 is late */
+	send_block(c, 5 * mss);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	fake_advance(lc, 20);
+	o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + mss;
+	o.sack[1] = una + 5 * mss;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), lost); /* not yet */
+	assert_int_not_equal(c->t_rack, 0);		  /* the reordering timer runs */
+	fake_advance(lc, 1);
+	o = popts();
+	inject(TH_ACK, p_seq, una + 5 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), lost);
+	assert_int_equal(c->recovery, TCP_REC_NONE);
+	assert_int_equal(c->t_rack, 0);
+	/* had it not come, the timer would have called it lost */
+}
+
 static void test_icmp_frag_needed_shrinks_mss(void **state)
 {
 	(void)state;
@@ -1690,6 +1782,19 @@ static void test_link_reorder_dup_jitter_no_ts(void **state)
 	run_transfer(2 << 20, ARN_TCP_CC_CUBIC, 600000);
 }
 
+/* The same link with timestamps: PAWS must let reordered segments of the
+ * connection through (RFC 7323 4.3). */
+static void test_link_reorder_dup_jitter_ts(void **state)
+{
+	(void)state;
+	link_reset(6);
+	lk.reorder = 0.1;
+	lk.dup = 0.05;
+	lk.jitter_ms = 3;
+	lk.loss = 0.01;
+	run_transfer(2 << 20, ARN_TCP_CC_CUBIC, 600000);
+}
+
 static void test_link_heavy_loss_20pct(void **state)
 {
 	(void)state;
@@ -1743,6 +1848,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_tlp_probes_lost_tail, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_tlp_repairs_tail_loss_and_reduces_cwnd, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_rack_spurious_retransmission_undone_by_dsack,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rack_reordering_window_spares_late_segment, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_icmp_frag_needed_shrinks_mss, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_keepalive_probes_then_reset, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_syn_cookies_when_queue_full, setup, teardown),
@@ -1756,6 +1865,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_link_loss_5pct_sack, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_link_loss_3pct_no_sack_newreno, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_link_reorder_dup_jitter_no_ts, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_link_reorder_dup_jitter_ts, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_link_heavy_loss_20pct, setup, teardown),
 	};
 	arn_tcp_static_echo_load(NULL); /* no bootstrap: nothing to load */
