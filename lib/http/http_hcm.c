@@ -158,7 +158,11 @@ static void access_log(struct http_conn *hc)
 					 : (struct arn_access_str){"HTTP/1.1", 8};
 	if (st->resp_started && !st->local && st->res) {
 		rec.resp_headers = log_resp;
-		rec.n_resp_headers = log_headers(&st->resp, log_resp, HTTP_MAX_HDRS, st, false);
+		rec.n_resp_headers = log_headers(&st->resp, log_resp, HTTP_MAX_HDRS - 1, st, false);
+		/* the header Arion added, for %RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)% */
+		char *svc = st->service_time;
+		log_resp[rec.n_resp_headers++] = (struct arn_access_header){
+		    {"x-envoy-upstream-service-time", 29}, {svc, (uint32_t)strlen(svc)}};
 	}
 	rec.response_code = st->status;
 	if (st->details)
@@ -563,6 +567,8 @@ static void on_head(struct http_conn *hc)
 	const struct arn_cfg_hcm *h = hc->hcm;
 
 	st->head_done = true;
+	if (!hc->hrt) /* accepted before the control lcore saw this generation */
+		hc->hrt = http_rt_hcm(h);
 	st->method = m->method;
 	st->version = m->version;
 	if (!st->counted_rq) {
@@ -999,6 +1005,7 @@ static void write_resp_head(struct http_conn *hc)
 	if (n < 0)
 		n = 0;
 	st->text_len += x.text_len;
+	snprintf(st->service_time, sizeof(st->service_time), "%lld", (long long)x.service_ms);
 	bool no_body = (r->flags & ARN_H1_F_NO_BODY) || st->method == ARN_H1_M_HEAD ||
 		       r->status == 204 || r->status == 304;
 	if (!no_body && !st->tunnel && !(r->flags & ARN_H1_F_CONTENT_LENGTH)) {

@@ -183,8 +183,9 @@ struct http_stream {
 	bool close_quiet;
 	const char *auth; /* authority as routed (port stripped or not) */
 	uint32_t auth_len;
-	const char *ep_host; /* the endpoint's hostname, or NULL */
-	uint8_t method;	     /* enum arn_h1_method */
+	const char *ep_host;   /* the endpoint's hostname, or NULL */
+	char service_time[24]; /* x-envoy-upstream-service-time sent */
+	uint8_t method;	       /* enum arn_h1_method */
 	uint8_t version;
 	uint16_t status; /* response code sent downstream (0: none) */
 	uint32_t flags;	 /* ARN_RF_BIT(...) */

@@ -102,9 +102,6 @@ void http_timer_cancel(struct http_timer *t)
 	t->armed = false;
 }
 
-static struct http_worker *cur_worker; /* the worker running on this lcore */
-static __thread struct http_worker *tls_worker;
-
 void http_timer_arm(struct http_worker *w, struct http_timer *t, uint64_t delay_ms)
 {
 	http_timer_cancel(t);
@@ -509,8 +506,6 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 		w->res_free = &w->res_mem[i];
 	}
 	workers[idx] = w;
-	tls_worker = w;
-	cur_worker = w;
 	if (g_store) {
 		const struct arn_cfg_gen *g = arn_config_gen(g_store);
 		listeners_sync(w, g);
