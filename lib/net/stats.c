@@ -12,6 +12,8 @@
 
 #include "arn_log.h"
 #include "arn_stats.h"
+#include <rte_cycles.h>
+
 #include "net_int.h"
 
 static const char *const pctr_name[ARN_NET_PCTR_COUNT] = {
@@ -158,6 +160,9 @@ static void admin_pull(struct arn_stats_emitter *e, void *arg)
 	(void)arg;
 	struct admin_pull_ctx c = {.e = e};
 	arn_net_stats_foreach(admin_emit, &c);
+	/* The TSC rate turns loop_busy_cycles into CPU time (bench/proxy/run,
+	 * DESIGN.md "What fast means"). */
+	arn_stats_emit(e, ARN_STAT_GAUGE, "dpdk", NULL, NULL, "tsc_hz", (int64_t)rte_get_tsc_hz());
 }
 
 int net_admin_register(struct arn_net *net)
