@@ -19,6 +19,20 @@
 void tcp_parse_options(struct tcp_seg *s, const uint8_t *p, unsigned len)
 {
 	unsigned i = 0;
+	/* The layout nearly every segment of a connection with timestamps
+	 * has (RFC 7323 appendix A): NOP, NOP, TS. Linux takes the same
+	 * shortcut (tcp_parse_aligned_timestamp). SACK blocks may follow. */
+	if (len >= 12 && p[0] == 1 && p[1] == 1 && p[2] == 8 && p[3] == 10) {
+		uint32_t a, b;
+		memcpy(&a, p + 4, 4);
+		memcpy(&b, p + 8, 4);
+		s->has_ts = true;
+		s->tsval = rte_be_to_cpu_32(a);
+		s->tsecr = rte_be_to_cpu_32(b);
+		if (len == 12)
+			return;
+		i = 12;
+	}
 	while (i < len) {
 		uint8_t kind = p[i];
 		if (kind == 0)
@@ -994,7 +1008,7 @@ void tcp_input(struct arn_tcp_worker *wk, struct rte_mbuf *m)
 	}
 	uint64_t ck = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
 	if (ck == RTE_MBUF_F_RX_L4_CKSUM_BAD ||
-	    (ck != RTE_MBUF_F_RX_L4_CKSUM_GOOD && __rte_ipv4_udptcp_cksum(ip, th) != 0xffff)) {
+	    (ck != RTE_MBUF_F_RX_L4_CKSUM_GOOD && !tcp_cksum_ok(ip, th, m->pkt_len - l3))) {
 		TCP_INC(wk, BAD_CKSUM);
 		rte_pktmbuf_free(m);
 		return;

@@ -473,7 +473,7 @@ bool tcp_tlp_send(struct arn_tcp_conn *c)
 void tcp_output(struct arn_tcp_conn *c)
 {
 	struct arn_tcp_worker *wk = c->wk;
-	bool sent = false;
+	bool sent = false, new_data = false;
 
 	if (c->state == TCPS_SYN_RECEIVED || c->state == TCPS_SYN_SENT || c->state == TCPS_CLOSED ||
 	    c->state == TCPS_LISTEN)
@@ -559,15 +559,18 @@ void tcp_output(struct arn_tcp_conn *c)
 			after_fin_sent(c);
 		}
 		tcp_txr_sent(c, seq, len + (fin ? 1 : 0));
+		new_data = true;
 		if (!(c->flags & TF_TS_OK) && !(c->flags & TF_RTT_TIMING)) {
 			c->flags |= TF_RTT_TIMING;
 			c->rtt_seq = seq;
 			c->rtt_start = wk->now_ms;
 		}
-		/* RTO per RFC 6298 5.1 (not restarted by new data); a loss probe
-		 * timer is, since it counts from the last transmission */
-		tcp_rexmt_new_data(c);
 	}
+
+	/* RTO per RFC 6298 5.1 (not restarted by new data); a loss probe timer
+	 * is, since it counts from the last transmission. Once per burst. */
+	if (new_data)
+		tcp_rexmt_new_data(c);
 
 	/* Data waiting, nothing in flight, and the window (zero, or too small
 	 * for sender SWS avoidance) keeps it back: the persist timer probes,

@@ -492,13 +492,21 @@ void tcp_rack_on_ack(struct arn_tcp_conn *c, const struct tcp_seg *s, uint32_t o
 		return;
 	}
 
-	/* cumulatively acknowledged records */
+	/* Cumulatively acknowledged records. A run of clean ones (sent once,
+	 * never SACKed, lost or reordered) changes RACK's state only through
+	 * the last of them, the most recently sent: it alone is looked at. */
+	struct tcp_txrec last;
+	bool have_last = false;
 	while (c->txr_head != TXR_NIL) {
 		uint32_t i = c->txr_head;
 		struct tcp_txrec *r = R(wk, i);
 		if (seq_leq(r->end, c->snd_una)) {
-			if (!(r->flags & TXR_SACKED))
+			if (r->flags == 0 && seq_geq(r->end, c->rack_fack)) {
+				last = *r;
+				have_last = true;
+			} else if (!(r->flags & TXR_SACKED)) {
 				rec_sacked(c, r, s);
+			}
 			c->txr_head = r->next;
 			if (c->txr_head == TXR_NIL)
 				c->txr_tail = TXR_NIL;
@@ -517,6 +525,8 @@ void tcp_rack_on_ack(struct arn_tcp_conn *c, const struct tcp_seg *s, uint32_t o
 		}
 		break;
 	}
+	if (have_last)
+		rack_delivered(c, &last, s);
 	if (sack_new) {
 		/* in ascending order, so that RACK_detect_reordering sees
 		 * deliveries in sequence order (the receiver lists the most

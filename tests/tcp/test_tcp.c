@@ -243,6 +243,39 @@ static void test_options_parse_malformed_and_full(void **state)
 	assert_int_equal(s.n_sack, 0);
 }
 
+/* The fast receive checksum equals DPDK's for every length and alignment,
+ * and tcp_cksum_ok() accepts exactly the segments rte_ipv4_udptcp_cksum()
+ * accepts. */
+static void test_cksum_matches_dpdk(void **state)
+{
+	(void)state;
+	static uint8_t buf[2100];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	for (size_t i = 0; i < sizeof(buf); i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		buf[i] = (uint8_t)x;
+	}
+	for (unsigned off = 0; off < 8; off++)
+		for (unsigned len = 0; len < 2000; len += (len < 80 ? 1 : 37)) {
+			uint16_t a = tcp_cksum_raw(buf + off, len, 0);
+			uint16_t b = rte_raw_cksum(buf + off, len);
+			if (a != b)
+				fail_msg("len %u off %u: %#x != %#x", len, off, a, b);
+		}
+	/* all ones: the carries fold all the way round */
+	memset(buf, 0xff, sizeof(buf));
+	assert_int_equal(tcp_cksum_raw(buf, 1999, 0), rte_raw_cksum(buf, 1999));
+	/* a real segment, then one with a flipped bit */
+	struct rte_mbuf *m = fake_seg(PEER, US, PPORT, LPORT, TH_ACK, 1, 2, 1000, NULL, "hello", 5);
+	struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod(m, struct rte_ipv4_hdr *);
+	uint8_t *l4 = (uint8_t *)(ip + 1);
+	assert_true(tcp_cksum_ok(ip, l4, m->pkt_len - 20));
+	l4[21] ^= 0x10;
+	assert_false(tcp_cksum_ok(ip, l4, m->pkt_len - 20));
+	assert_int_not_equal(__rte_ipv4_udptcp_cksum(ip, l4), 0xffff);
+	rte_pktmbuf_free(m);
+}
+
 static void test_siphash_reference_vector(void **state)
 {
 	(void)state;
@@ -1810,6 +1843,7 @@ int main(void)
 	    cmocka_unit_test(test_seq_arithmetic_wraps),
 	    cmocka_unit_test(test_options_parse_malformed_and_full),
 	    cmocka_unit_test(test_siphash_reference_vector),
+	    cmocka_unit_test(test_cksum_matches_dpdk),
 	    cmocka_unit_test_setup_teardown(test_passive_open_negotiates_options, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_passive_open_without_options, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_syn_ack_retransmitted_then_abandoned, setup,
