@@ -5,18 +5,20 @@
 #   client ns ---- router ns ---- Arion (net_af_packet, worker on CPU 1)
 #                            \--- Linux ns (echo_server pinned to CPU 1)
 #
-#   bench_tcp.sh ECHO_SERVER_BINARY [BULK_BYTES] [CPS_SECONDS]
+#   bench_tcp.sh ECHO_SERVER_BINARY TCP_LOAD_BINARY [BULK_BYTES] [CPS_SECONDS]
 #
 # Prints bulk throughput (one connection, both directions at once, data
-# verified) and connections per second for each, and the ratios. Needs
-# root. Speed is reported, never asserted.
+# verified) and connections per second for each, and the ratios. The load
+# generator is tcp_load (C, epoll) on CPU 0; the server under test gets
+# CPU 1 to itself. Needs root. Speed is reported, never asserted.
 set -u
-srv_bin=${1:?path of bench/tcp echo_server}
-bytes=${2:-200000000}
-secs=${3:-10}
+srv_bin=$(realpath "${1:?path of bench/tcp echo_server}")
+load_bin=$(realpath "${2:?path of bench/tcp tcp_load}")
+bytes=${3:-200000000}
+secs=${4:-10}
 ARION_SRC=${ARION_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$ARION_SRC/tests/topo/topo.sh"
-topo_require ip ethtool taskset /usr/bin/python3 || exit 77
+topo_require ip ethtool taskset || exit 77
 . "$ARION_SRC/tests/tcp/e2e_lib.sh"
 topo_init arn-tb
 tcp_e2e_up 1 || exit 1
@@ -40,7 +42,7 @@ topo_wait_log "$TOPO_DIR/linux_echo.log" listening 5 || {
 }
 linux=198.18.$z.2
 
-run() { ip netns exec "$ns" taskset -c 0 $PY "$here/tcp_client.py" "$@"; }
+run() { ip netns exec "$ns" taskset -c 0 "$load_bin" "$@"; }
 num() { grep -oE "$1" | grep -oE "[0-9.]+" | head -1; }
 
 # Arion first, then stop it: its worker polls CPU 1 at 100%, where the
