@@ -142,6 +142,21 @@ static const char *key_text(struct arn_y2j *y, yaml_node_t *k)
 	return arn_y2j_scalar(k);
 }
 
+/* Does key @p kt (of pair @p p, node @p k) repeat an earlier key of mapping
+ * @p n? Reports it. */
+static bool duplicate_key(struct arn_y2j *y, yaml_node_t *n, yaml_node_pair_t *p, yaml_node_t *k,
+			  const char *kt)
+{
+	for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < p; q++) {
+		yaml_node_t *k2 = node_at(y, q->key);
+		if (k2 && k2->type == YAML_SCALAR_NODE && strcmp(arn_y2j_scalar(k2), kt) == 0) {
+			arn_y2j_error(y, k, "duplicate key '%s'", kt);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Levenshtein distance, capped; for "did you mean" hints. */
 static unsigned edit_distance(const char *a, const char *b)
 {
@@ -524,19 +539,12 @@ static bool untyped(struct arn_y2j *y, yaml_node_t *n)
 				ok = false;
 				continue;
 			}
-			for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < p; q++) {
-				yaml_node_t *k2 = node_at(y, q->key);
-				if (k2 && k2->type == YAML_SCALAR_NODE &&
-				    strcmp(arn_y2j_scalar(k2), kt) == 0) {
-					arn_y2j_error(y, k, "duplicate key '%s'", kt);
-					ok = false;
-				}
-			}
+			size_t saved = push_key(y, kt);
+			ok &= !duplicate_key(y, n, p, k, kt);
 			if (i)
 				emit(y, ",");
 			emit_str(y, kt);
 			emit(y, ":");
-			size_t saved = push_key(y, kt);
 			ok &= untyped(y, node_at(y, p->value));
 			arn_y2j_pop(y, saved);
 		}
@@ -646,14 +654,7 @@ static bool value(struct arn_y2j *y, yaml_node_t *n, const upb_FieldDef *f)
 					continue;
 				}
 				size_t saved = push_key(y, kt);
-				for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < p; q++) {
-					yaml_node_t *k2 = node_at(y, q->key);
-					if (k2 && k2->type == YAML_SCALAR_NODE &&
-					    strcmp(arn_y2j_scalar(k2), kt) == 0) {
-						arn_y2j_error(y, k, "duplicate key '%s'", kt);
-						ok = false;
-					}
-				}
+				ok &= !duplicate_key(y, n, p, k, kt);
 				if (i)
 					emit(y, ",");
 				/* JSON map keys are strings; check them against the key type. */

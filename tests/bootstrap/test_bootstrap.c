@@ -454,6 +454,16 @@ static void test_duplicate_keys_refused(void **state)
 		     "'connectTimeout' is set twice");
 	assert_error("envoy_bootstrap: {}\nenvoy_bootstrap: {}\n",
 		     "t.yaml:2:1: 'envoy_bootstrap' appears twice");
+	/* In a Struct and in a proto map too. */
+	assert_error("envoy_bootstrap:\n"
+		     "  node: {id: a, metadata: {k: 1, k: 2}}\n",
+		     "t.yaml:2:34: envoy_bootstrap.node.metadata[\"k\"]: duplicate key 'k'");
+	assert_error("envoy_bootstrap:\n"
+		     "  static_resources: {clusters: [{name: a, typed_extension_protocol_options: "
+		     "{x: {\"@type\": type.googleapis.com/envoy.extensions.filters.network.echo.v3."
+		     "Echo}, x: {\"@type\": type.googleapis.com/envoy.extensions.filters.network."
+		     "echo.v3.Echo}}}]}\n",
+		     "duplicate key 'x'");
 }
 
 static void test_json_names_accepted(void **state)
