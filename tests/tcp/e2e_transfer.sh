@@ -65,10 +65,15 @@ loss*)
 	[ "$(tcp_stat retransmits)" -gt 0 ] && ok "retransmits=$(tcp_stat retransmits)" || bad "no retransmits under loss"
 	[ "$(tcp_stat out_of_order)" -gt 0 ] && ok "out_of_order=$(tcp_stat out_of_order)" || bad "no out-of-order segments under loss"
 	[ "$(tcp_stat sack_recoveries)" -gt 0 ] && ok "sack_recoveries=$(tcp_stat sack_recoveries)" || bad "no SACK recovery under loss"
+	[ "$(tcp_stat rack_marked_lost)" -gt 0 ] && ok "rack_marked_lost=$(tcp_stat rack_marked_lost)" || bad "RACK (RFC 8985) marked nothing lost"
 	;;
 impair)
 	[ "$(tcp_stat out_of_order)" -gt 0 ] && ok "out_of_order=$(tcp_stat out_of_order)" || bad "no out-of-order segments"
 	[ "$(tcp_stat duplicate_data)" -gt 0 ] && ok "duplicate_data=$(tcp_stat duplicate_data)" || bad "no duplicates seen"
+	# every duplicate is reported back (RFC 2883), which is what lets
+	# Linux's RACK widen its reordering window and undo
+	[ "$(tcp_stat dsack_sent)" -gt 0 ] && ok "dsack_sent=$(tcp_stat dsack_sent)" || bad "no DSACK sent for duplicates"
+	echo "paws_dropped=$(tcp_stat paws_dropped) paws_old_acks_accepted=$(tcp_stat paws_old_acks_accepted) spurious_recoveries_undone=$(tcp_stat spurious_recoveries_undone)"
 	;;
 esac
 tcp_e2e_finish
