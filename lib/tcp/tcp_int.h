@@ -4,7 +4,13 @@
  * decision), tcp_timer.c (the per-worker wheel), tcp_sack.c (scoreboard,
  * out-of-order queue, SACK blocks to send), tcp_cc.c (NewReno and CUBIC),
  * tcp_conn.c (pool, flow table, listeners, lifecycle), tcp_api.c (what
- * arn_tcp.h promises), tcp_cookie.c (ISNs and SYN cookies).
+ * arn_tcp.h promises), tcp_cookie.c (ISNs and SYN cookies), tcp_rack.c
+ * (RACK-TLP loss detection, DSACK, undo), tcp_cksum.c (receive checksum).
+ *
+ * Loss detection: with SACK, RACK-TLP (RFC 8985) decides what is lost from
+ * per-segment transmission records; without SACK, or when a worker's
+ * record pool runs dry, RFC 6675 (scoreboard, lost_edge, high_rxt) and
+ * RFC 6582 (NewReno) do, as before.
  *
  * The per-worker context (struct arn_tcp_worker) is the first argument of
  * every fast-path function; it is created on its worker and never touched
