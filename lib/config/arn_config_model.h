@@ -529,6 +529,7 @@ struct arn_cfg_listener {
 	struct arn_cfg_filter_chain *default_chain; /* or NULL */
 	bool tls_inspector;
 	uint32_t per_connection_buffer_limit; /* bytes, 1 MiB default */
+	uint32_t backlog; /* tcp_backlog_size: SYN queue bound; 0: the stack's default */
 	const char *stat_prefix;
 };
 

@@ -704,6 +704,11 @@ struct arn_cfg_obj *arn_conv_listener(struct conv *c, struct pb l)
 	pb_wrapped_u32(l, "per_connection_buffer_limit_bytes", &out->per_connection_buffer_limit);
 	if (out->per_connection_buffer_limit == 0)
 		conv_err(c, "per_connection_buffer_limit_bytes", "must be greater than 0");
+	/* Envoy passes tcp_backlog_size to listen(); Arion's TCP bounds its SYN
+	 * queue by it and answers with SYN cookies beyond. */
+	if (pb_wrapped_u32(l, "tcp_backlog_size", &out->backlog) &&
+	    (out->backlog == 0 || out->backlog > 65535))
+		conv_err(c, "tcp_backlog_size", "must be from 1 to 65535");
 	size_t nlf = pb_len(l, "listener_filters");
 	for (size_t i = 0; i < nlf; i++) {
 		struct pb lf = pb_at(l, "listener_filters", i);

@@ -408,7 +408,7 @@ static void want_listener(void *ctx, const struct arn_cfg_listener *l)
 		return;
 	}
 	int err = 0;
-	struct arn_tcp_listen_opts o = {.backlog = 0};
+	struct arn_tcp_listen_opts o = {.backlog = l->backlog};
 	struct arn_tcp_listener *tl =
 	    arn_tcp_listen(w->lc, l->addr, l->port, &http_dc_ops, w, &o, &err);
 	if (!tl) {

@@ -30,6 +30,7 @@ static void test_listener_hcm_inline(void **state)
 	    L,
 	    "{\"name\":\"web\",\"address\":{\"socket_address\":{\"address\":\"198.18.0.2\","
 	    "\"port_value\":8080}},\"per_connection_buffer_limit_bytes\":32768,"
+	    "\"tcp_backlog_size\":64,"
 	    "\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters.network.http_connection_"
 	    "manager\","
 	    "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"ingress\",\"codec_type\":\"HTTP1\","
@@ -56,6 +57,7 @@ static void test_listener_hcm_inline(void **state)
 	assert_int_equal(l->addr, (198u << 24) | (18u << 16) | 2);
 	assert_int_equal(l->port, 8080);
 	assert_int_equal(l->per_connection_buffer_limit, 32768);
+	assert_int_equal(l->backlog, 64);
 	assert_int_equal(l->n_chains, 1);
 	const struct arn_cfg_hcm *h = l->chains[0].hcm;
 	assert_int_equal(l->chains[0].kind, ARN_CFG_NF_HCM);
@@ -106,6 +108,7 @@ static void test_hcm_defaults(void **state)
 	assert_string_equal(h->server_name, "envoy");
 	assert_false(h->use_remote_address);
 	assert_int_equal(listener("l")->per_connection_buffer_limit, 1024 * 1024);
+	assert_int_equal(listener("l")->backlog, 0);
 }
 
 static void test_echo_and_optional_filter(void **state)
@@ -183,6 +186,11 @@ static void test_refuse_listener_fields(void **state)
 		   "\"port_value\":0}},\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters."
 		   "network.echo\"}]}]}",
 		   "port_value: missing");
+	tc_refused(L,
+		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		   "\"port_value\":81}},\"tcp_backlog_size\":0,\"filter_chains\":[{\"filters\":[{"
+		   "\"name\":\"envoy.filters.network.echo\"}]}]}",
+		   "Listener 'l': tcp_backlog_size: must be from 1 to 65535");
 	tc_refused(L,
 		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
 		   "\"port_value\":81}},\"listener_filters\":[{\"name\":\"envoy.filters.listener."

@@ -36,6 +36,7 @@ tcp_e2e_listeners() {
 		cat <<YAML
       - name: echo$p
         address: { socket_address: { address: $addr, port_value: $p } }
+$([ $p = 9 ] && echo "        tcp_backlog_size: 64  # SYN queue bound: e2e_scapy.py floods past it")
         filter_chains:
           - filters:
               - name: envoy.filters.network.echo
