@@ -19,11 +19,9 @@ ip netns exec "$ns" sysctl -qw net.ipv4.ip_local_port_range="32768 49999"
 # (scapy's own packets leave with TTL 99, the kernel's with 64)
 ip netns exec "$ns" iptables -A OUTPUT -p tcp --sport 50000:59999 --tcp-flags RST RST \
 	-m ttl --ttl-eq 64 -j DROP || bad "iptables ttl match"
-if ip netns exec "$ns" $PY "$here/e2e_scapy.py" "$us" 7 "$peer_if" 2>&1 | tee "$TOPO_DIR/scapy.log"; then
-	:
-else
-	fails=$((fails + 1))
-fi
+ip netns exec "$ns" $PY "$here/e2e_scapy.py" "$us" 7 "$peer_if" 2>&1 | tee "$TOPO_DIR/scapy.log"
+# the script's own status, not tee's: its checks must be able to fail this test
+[ "${PIPESTATUS[0]}" = 0 ] || fails=$((fails + 1))
 grep -c "^ok" "$TOPO_DIR/scapy.log" | sed 's/^/scapy checks passed: /'
 topo_arion_stop TERM || bad "arion exit code $?"
 grep "stats tcp worker0" "$log"
