@@ -14,10 +14,6 @@ int arn_app_http_start(struct arn_app *app)
 {
 	if (!app->config)
 		return 0;
-	/* lib/tcp's temporary static echo loader predates lib/config's
-	 * listeners; loading an empty table turns it off so that echo
-	 * listeners are opened once, by the HTTP module, from the model */
-	arn_tcp_static_echo_load(NULL);
 	int rc = arn_http_start(app->config, NULL);
 	if (rc == 0)
 		app->http = app->config;

@@ -135,7 +135,6 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)(i * 2654435761u >> 24);
 	fake_eal_init();
-	arn_tcp_static_echo_load(NULL); /* no bootstrap around conf: no static listeners */
 	struct arn_dataplane conf = {.tcp_max_connections = 4096};
 	if (arn_tcp_worker_init(ca, &conf) != 0 || arn_tcp_worker_init(sa, &conf) != 0)
 		return 1;

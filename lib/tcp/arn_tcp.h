@@ -255,15 +255,4 @@ unsigned arn_tcp_stats_workers(void);
  * back; the connection closes after the peer's FIN once all is echoed). */
 extern const struct arn_tcp_ops arn_tcp_echo_ops;
 
-/**
- * TEMPORARY, until lib/config models listeners: read the bootstrap's
- * static_resources.listeners and remember those whose filter chain is
- * exactly one envoy.filters.network.echo filter; every worker then listens
- * on them in arn_tcp_worker_init. Control lcore, before workers start.
- * Listeners of other kinds are skipped (logged at debug).
- * @return number of echo listeners, or a negative errno (-EINVAL: an echo
- *   listener without a usable socket_address; logged).
- */
-int arn_tcp_static_echo_load(const struct arn_bootstrap *b);
-
 #endif

@@ -330,8 +330,6 @@ static const char *const counter_names[] = {
 
 /* ---- the lib/net contract ---------------------------------------------------------- */
 
-int tcp_static_echo_worker_init(struct arn_lcore *lc);
-void tcp_static_echo_autoload(const struct arn_dataplane *conf);
 
 int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 {
@@ -405,8 +403,7 @@ int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 	wk->wheel_ms = wk->now_ms;
 	tcp_workers[idx] = wk;
 
-	tcp_static_echo_autoload(conf);
-	int rc = tcp_static_echo_worker_init(lc);
+	int rc = 0;
 	for (unsigned i = 0; rc == 0 && i < n_apps; i++)
 		if (apps[i]->worker_init)
 			rc = apps[i]->worker_init(lc, apps[i]->arg);

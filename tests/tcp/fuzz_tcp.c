@@ -190,7 +190,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	fake_eal_init();
 	atexit(fake_eal_fini); /* removes /var/run/dpdk/arn-t-unit-<pid> */
 	arn_log_set_spec("off", NULL); /* no counter line per run */
-	arn_tcp_static_echo_load(NULL);
 	return 0;
 }
 

@@ -1449,46 +1449,14 @@ static void test_handles_resolve_until_close(void **state)
 	(void)la, (void)ra, (void)lp, (void)rp;
 }
 
-static void test_static_echo_listeners_from_bootstrap(void **state)
+/* Envoy's echo network filter: what arrives goes back, FIN after it. */
+static void test_echo_filter(void **state)
 {
 	(void)state;
-	const char *yaml =
-	    "envoy_bootstrap:\n"
-	    "  static_resources:\n"
-	    "    listeners:\n"
-	    "      - name: echo\n"
-	    "        address: {socket_address: {address: 198.18.0.1, port_value: 7}}\n"
-	    "        filter_chains:\n"
-	    "          - filters:\n"
-	    "              - name: envoy.filters.network.echo\n"
-	    "                typed_config:\n"
-	    "                  \"@type\": "
-	    "type.googleapis.com/envoy.extensions.filters.network.echo.v3.Echo\n"
-	    "      - name: http\n"
-	    "        address: {socket_address: {address: 0.0.0.0, port_value: 8080}}\n"
-	    "        filter_chains:\n"
-	    "          - filters:\n"
-	    "              - name: envoy.filters.network.http_connection_manager\n"
-	    "                typed_config:\n"
-	    "                  \"@type\": "
-	    "type.googleapis.com/"
-	    "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager\n"
-	    "                  stat_prefix: x\n"
-	    "                  route_config: {name: r}\n"
-	    "                  http_filters:\n"
-	    "                    - name: envoy.filters.http.router\n"
-	    "                      typed_config:\n"
-	    "                        \"@type\": "
-	    "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router\n";
-	struct arn_sb err = ARN_SB_INIT;
-	struct arn_bootstrap *b = NULL;
-	int rc = arn_bootstrap_load_buf("t.yaml", yaml, strlen(yaml), NULL, &b, &err);
-	if (rc != 0)
-		fail_msg("bootstrap: %s", arn_sb_cstr(&err));
-	assert_int_equal(arn_tcp_static_echo_load(b), 1);
-	/* a worker started now listens on it: a SYN to port 7 gets a SYN-ACK */
-	teardown(state);
-	assert_int_equal(setup_with(16, 65536, 16), 0);
+	int err = 0;
+	struct arn_tcp_listener *l =
+		arn_tcp_listen(lc, US, 7, &arn_tcp_echo_ops, NULL, &(struct arn_tcp_listen_opts){0}, &err);
+	assert_non_null(l);
 	arn_tcp_input(lc, fake_seg(PEER, US, 1234, 7, TH_SYN, 1, 0, 1000, NULL, NULL, 0));
 	expect_seg(TH_SYN | TH_ACK);
 	arn_tcp_input(lc, fake_seg(PEER, US, 1234, 7, TH_ACK, 2, out.seq + 1, 1000, NULL, NULL, 0));
@@ -1503,9 +1471,7 @@ static void test_static_echo_listeners_from_bootstrap(void **state)
 			fin = true;
 	}
 	assert_true(echoed && fin);
-	arn_tcp_static_echo_load(NULL);
-	arn_bootstrap_free(b);
-	arn_sb_free(&err);
+	arn_tcp_unlisten(lc, l);
 }
 
 /* ---- two stacks over a simulated link --------------------------------------------------- */
@@ -1893,7 +1859,7 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_write_limits_and_writable, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_handles_resolve_until_close, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_static_echo_listeners_from_bootstrap, setup,
+	    cmocka_unit_test_setup_teardown(test_echo_filter, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_link_clean_cubic, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_link_loss_5pct_sack, setup, teardown),
@@ -1902,7 +1868,6 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_link_reorder_dup_jitter_ts, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_link_heavy_loss_20pct, setup, teardown),
 	};
-	arn_tcp_static_echo_load(NULL); /* no bootstrap: nothing to load */
 	int rc = cmocka_run_group_tests_name("tcp", tests, NULL, NULL);
 	fake_eal_fini();
 	return rc;
