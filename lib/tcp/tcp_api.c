@@ -276,6 +276,14 @@ static void window_update_check(struct arn_tcp_conn *c)
 		c->flags |= TF_ACK_NOW;
 		tcp_want_output(c);
 	}
+	/* Linux's tcp_cleanup_rbuf: the application drained what a pushed
+	 * segment brought and the exchange is not interactive, so no data of
+	 * ours will carry the owed ACK soon: send it now. */
+	if ((c->flags & (TF_DELACK | TF_PUSHED)) == (TF_DELACK | TF_PUSHED) &&
+	    !(c->flags & TF_PINGPONG) && c->rcvq.bytes == 0) {
+		c->flags |= TF_ACK_NOW;
+		tcp_want_output(c);
+	}
 }
 
 void arn_tcp_rx_consume(struct arn_tcp_conn *c, uint32_t n)

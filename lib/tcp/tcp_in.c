@@ -937,10 +937,24 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 			wk->cnt[ARN_TCP_C_BYTES_IN] += tcp_ooo_pull(c);
 			c->flags |= TF_ACK_NOW; /* RFC 5681 4.2: a hole was filled */
 		}
-		if (++c->segs_unacked >= 2)
+		/* Delayed ACKs (RFC 1122 / 5681: at least every second full
+		 * segment), but as Linux: quick ACKs at the start of a connection
+		 * and after an idle RTO, unless the exchange is interactive. A
+		 * peer with Nagle on (write-write-read: a response body after its
+		 * headers) otherwise waits up to TCP_DELACK_MS for our ACK. */
+		if (wk->now_ms - c->last_rcv_ms > c->rto)
+			c->quickack = TCP_QUICKACK_SEGS;
+		c->last_rcv_ms = wk->now_ms;
+		if (s->flags & TH_PSH)
+			c->flags |= TF_PUSHED;
+		if (c->quickack && !(c->flags & TF_PINGPONG)) {
+			c->quickack--;
 			c->flags |= TF_ACK_NOW;
-		else
+		} else if (++c->segs_unacked >= 2) {
+			c->flags |= TF_ACK_NOW;
+		} else {
 			c->flags |= TF_DELACK;
+		}
 		if (fin && seq + len != c->rcv_nxt)
 			fin = false; /* data queued beyond a FIN: the FIN is bogus */
 		if (!fin && (c->flags & TF_OOO_FIN) && c->rcv_nxt == c->ooo_fin_seq)

@@ -72,6 +72,9 @@ static inline bool seq_in(uint32_t x, uint32_t lo, uint32_t hi)
 #define TCP_RTO_MAX_MS 60000
 #define TCP_RTO_SYN_FALLBACK_MS 3000 /* RFC 6298 5.7 */
 #define TCP_DELACK_MS 40
+/* Segments ACKed at once at the start of a connection and after it was idle
+ * for an RTO (Linux's quick-ACK mode, tcp_incr_quickack: at most 16). */
+#define TCP_QUICKACK_SEGS 16
 #define TCP_MSL_MS 30000 /* TIME_WAIT lasts 2 MSL = 60 s, Linux's value */
 #define TCP_FIN_WAIT2_MS 60000
 #define TCP_SYN_RETRIES 6
@@ -153,6 +156,8 @@ enum {
 	TF_TLP_DSACKED = 1u << 27, /* ... and a DSACK showed it was not needed */
 	TF_UNDO = 1u << 28,	   /* a congestion response that DSACKs may still undo */
 	TF_TLP_OUT = 1u << 29,	   /* a loss probe is outstanding up to tlp_high_seq */
+	TF_PUSHED = 1u << 30,	   /* a pushed segment's ACK is owed (Linux ICSK_ACK_PUSHED) */
+	TF_PINGPONG = 1u << 31,	   /* interactive: our data follows theirs within the delack time */
 };
 
 enum tcp_recovery {
@@ -309,6 +314,8 @@ struct arn_tcp_conn {
 	uint32_t last_ack_sent;
 	uint32_t ooo_fin_seq;
 	uint32_t segs_unacked;			    /* full segments since our last ACK */
+	uint8_t quickack;			    /* segments left to ACK at once */
+	uint64_t last_rcv_ms;			    /* when in-order data last arrived */
 	struct tcp_sack_block rsack[TCP_RSACK_MAX]; /* most recent first */
 
 	/* timestamps (RFC 7323) */

@@ -258,10 +258,19 @@ static int xmit(struct arn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flag
 		sndq_copy(c, seq, (uint8_t *)th + hlen, len);
 	if (flags & TH_ACK) {
 		c->last_ack_sent = c->rcv_nxt;
-		c->flags &= ~(TF_ACK_NOW | TF_DELACK);
+		c->flags &= ~(TF_ACK_NOW | TF_DELACK | TF_PUSHED);
 		c->t_delack = 0;
 		c->segs_unacked = 0;
 	}
+	/* Data soon after the peer's: an interactive exchange, where ACKs ride
+	 * on our data (Linux: tcp_event_data_sent enters ping-pong mode). Only
+	 * on accepted connections: there our data answers theirs. On ours, a
+	 * client's next request follows a response by timing, not because of
+	 * it, and the server (Nagle on) needs the ACK of its response headers
+	 * before it sends the body; a proxy's upstream connections would wait
+	 * TCP_DELACK_MS per response. */
+	if (len && (c->flags & TF_PASSIVE) && wk->now_ms - c->last_rcv_ms < TCP_DELACK_MS)
+		c->flags |= TF_PINGPONG;
 	seg_send(wk, m, hlen, c->laddr, c->raddr);
 	return 0;
 }

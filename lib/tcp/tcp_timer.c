@@ -192,6 +192,9 @@ static void timer_expire(struct arn_tcp_conn *c, uint64_t now)
 	}
 	if (c->t_delack && c->t_delack <= now) {
 		c->t_delack = 0;
+		/* Our data did not come in time to carry the ACK: not interactive
+		 * after all (Linux leaves ping-pong mode here too). */
+		c->flags &= ~TF_PINGPONG;
 		if (c->flags & TF_DELACK) {
 			TCP_INC(c->wk, DELAYED_ACKS);
 			c->flags |= TF_ACK_NOW;

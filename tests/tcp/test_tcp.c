@@ -415,6 +415,23 @@ static void test_active_open_and_refused(void **state)
 	assert_int_equal(c->snd_wnd, 1000); /* SYN-ACK window is not scaled */
 	expect_seg(TH_ACK);
 	assert_int_equal(out.ack, 9001);
+	/* a client's request right after a response is no ping-pong: the
+	 * server's next response headers are ACKed as soon as they are read,
+	 * so a server with Nagle on sends the body without waiting */
+	c->quickack = 0;
+	c->last_rcv_ms = c->wk->now_ms; /* past the start, not idle */
+	o.tsecr = 0;
+	arn_tcp_input(lc, fake_seg(PEER, US, 8080, c->lport, TH_ACK | TH_PSH, 9001, iss + 1, 1000,
+				   &o, "HTTP/1.1 200 OK\r\n\r\n", 19));
+	expect_seg(TH_ACK);
+	assert_int_equal(arn_tcp_write(c, "GET", 3), 3);
+	fake_advance(lc, 0);
+	expect_seg(TH_ACK | TH_PSH);
+	assert_false(c->flags & TF_PINGPONG);
+	arn_tcp_input(lc, fake_seg(PEER, US, 8080, c->lport, TH_ACK | TH_PSH, 9020, iss + 4, 1000,
+				   &o, "HTTP/1.1 200 OK\r\n\r\n", 19));
+	expect_seg(TH_ACK);
+	assert_int_equal(out.ack, 9039);
 	arn_tcp_abort(c);
 	expect_seg(TH_RST | TH_ACK);
 	fake_advance(lc, 1);
@@ -465,6 +482,8 @@ static void test_simultaneous_open(void **state)
 
 /* ---- data --------------------------------------------------------------------- */
 
+/* Quick ACKs at the start (Linux's quick-ACK mode), then delayed ACKs with
+ * at least every second full segment ACKed at once (RFC 5681 4.2). */
 static void test_delayed_ack_and_every_second_segment(void **state)
 {
 	(void)state;
@@ -472,9 +491,15 @@ static void test_delayed_ack_and_every_second_segment(void **state)
 	uint8_t buf[1448];
 	memset(buf, 'a', sizeof(buf));
 	struct fake_opts o = popts();
-	inject(TH_ACK | TH_PSH, p_seq, our_isn + 1, 500, &o, buf, 100);
+	for (int i = 0; i < TCP_QUICKACK_SEGS; i++) {
+		inject(TH_ACK, p_seq, our_isn + 1, 500, &o, buf, 100);
+		p_seq += 100;
+		expect_seg(TH_ACK); /* quick */
+		assert_int_equal(out.ack, p_seq);
+	}
+	inject(TH_ACK, p_seq, our_isn + 1, 500, &o, buf, 100);
 	p_seq += 100;
-	assert_int_equal(app.rx_len, 100);
+	assert_int_equal(app.rx_len, (TCP_QUICKACK_SEGS + 1) * 100);
 	expect_none(); /* delayed */
 	fake_advance(lc, TCP_DELACK_MS - 1);
 	assert_int_equal(fake_pending(lc), 0);
@@ -488,8 +513,63 @@ static void test_delayed_ack_and_every_second_segment(void **state)
 	p_seq += 1448;
 	expect_seg(TH_ACK);
 	assert_int_equal(out.ack, p_seq);
-	assert_int_equal(app.rx_len, 100 + 2 * 1448);
+	assert_int_equal(app.rx_len, (TCP_QUICKACK_SEGS + 1) * 100 + 2 * 1448);
 	assert_int_equal(cnt(ARN_TCP_C_DELAYED_ACKS), 1);
+	/* idle for longer than an RTO: quick ACKs again */
+	fake_advance(lc, app.conn->rto + 1);
+	fake_drain(lc);
+	inject(TH_ACK, p_seq, our_isn + 1, 500, &o, buf, 100);
+	p_seq += 100;
+	expect_seg(TH_ACK);
+	assert_int_equal(out.ack, p_seq);
+}
+
+/* A peer with Nagle on sends a response body only once its headers are
+ * ACKed. When the application has read what a pushed segment brought and
+ * has nothing to send, the ACK goes at once (Linux's tcp_cleanup_rbuf);
+ * when our data follows theirs quickly (ping-pong), it rides on our data. */
+static void test_ack_when_pushed_data_is_read_unless_interactive(void **state)
+{
+	(void)state;
+	open_conn(true, true, 7);
+	struct arn_tcp_conn *c = app.conn;
+	c->quickack = 0; /* past the start of the connection */
+	c->last_rcv_ms = c->wk->now_ms; /* and not idle */
+	struct fake_opts o = popts();
+	inject(TH_ACK | TH_PSH, p_seq, our_isn + 1, 500, &o, "HTTP/1.1 200 OK\r\n\r\n", 19);
+	p_seq += 19;
+	assert_int_equal(app.rx_len, 19); /* read at once by the test app */
+	expect_seg(TH_ACK);
+	assert_int_equal(out.ack, p_seq);
+	/* not pushed: the ordinary delay */
+	inject(TH_ACK, p_seq, our_isn + 1, 500, &o, "x", 1);
+	p_seq += 1;
+	expect_none();
+	fake_advance(lc, TCP_DELACK_MS);
+	expect_seg(TH_ACK);
+	/* interactive: we answer within the delayed-ACK time, so the next
+	 * request's ACK waits for our answer and rides on it */
+	inject(TH_ACK | TH_PSH, p_seq, our_isn + 1, 500, &o, "GET", 3);
+	p_seq += 3;
+	expect_seg(TH_ACK);
+	assert_int_equal(arn_tcp_write(c, "ok", 2), 2);
+	fake_advance(lc, 0);
+	expect_seg(TH_ACK | TH_PSH);
+	assert_true(c->flags & TF_PINGPONG);
+	inject(TH_ACK | TH_PSH, p_seq, our_isn + 3, 500, &o, "GET", 3);
+	p_seq += 3;
+	expect_none();
+	assert_int_equal(arn_tcp_write(c, "ok", 2), 2);
+	fake_advance(lc, 0);
+	expect_seg(TH_ACK | TH_PSH);
+	assert_int_equal(out.ack, p_seq);
+	/* no answer in time: the delayed ACK fires and ping-pong ends */
+	inject(TH_ACK | TH_PSH, p_seq, our_isn + 5, 500, &o, "GET", 3);
+	p_seq += 3;
+	expect_none();
+	fake_advance(lc, TCP_DELACK_MS);
+	expect_seg(TH_ACK);
+	assert_false(c->flags & TF_PINGPONG);
 }
 
 static void test_out_of_order_queued_and_sacked(void **state)
@@ -790,6 +870,7 @@ static void test_paws_reordered_pure_ack_used_not_answered(void **state)
 	assert_int_equal(c->ts_recent, t + 10);
 	fake_advance(lc, TCP_DELACK_MS + 1);
 	assert_true(fake_next(lc, &out));
+	fake_drain(lc); /* the ACK of "data" and, by now, a tail loss probe */
 	/* the older ACK (sent before "data") SACKs the second segment */
 	o.tsval = t + 5;
 	o.n_sack = 1;
@@ -1818,6 +1899,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_accept_refused_resets, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_active_open_and_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_simultaneous_open, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ack_when_pushed_data_is_read_unless_interactive,
+					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_delayed_ack_and_every_second_segment, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_out_of_order_queued_and_sacked, setup, teardown),
