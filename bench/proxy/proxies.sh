@@ -1,0 +1,105 @@
+# The three proxies under test, as bench/proxy/run and bench/cost/run start
+# them (sourced by both, so that they measure the same configurations).
+# Needs: NS_PX, IF_PX (the proxy's namespace and veth end), work (a scratch
+# directory), P (a unique prefix), LOAD_CPU, PROXY_CPU, ARION_BIN. Each
+# start_<proxy> starts it in the background and sets px_pid; start_arion
+# takes an optional command to run arion under (valgrind ...).
+# Each is configured as its maintainers advise for a fast reverse proxy:
+# one worker/thread, keep-alive to the upstream (a connection pool), no
+# access log, no extra work that the others do not do.
+px_pid=
+start_nginx() {
+	ip -n $NS_PX addr add 198.18.0.2/24 dev $IF_PX
+	mkdir -p "$work/ngx"
+	cat > "$work/ngx/nginx.conf" <<EOF
+worker_processes 1;
+pid $work/ngx/nginx.pid;
+error_log $work/ngx/error.log warn;
+events { worker_connections 8192; }
+http {
+	access_log off;
+	keepalive_requests 1000000;
+	upstream up { server 198.18.0.20:8080; keepalive 256; keepalive_requests 1000000; }
+	server {
+		listen 198.18.0.2:80 reuseport backlog=4096;
+		location / {
+			proxy_pass http://up;
+			proxy_http_version 1.1;
+			proxy_set_header Connection "";
+			proxy_buffering on;
+		}
+	}
+}
+EOF
+	ip netns exec $NS_PX setpriv --pdeathsig KILL taskset -c $PROXY_CPU nginx -c "$work/ngx/nginx.conf" -g 'daemon off;' &
+	px_pid=$!
+}
+start_haproxy() {
+	ip -n $NS_PX addr add 198.18.0.2/24 dev $IF_PX
+	mkdir -p "$work/hap"
+	# No "log" line anywhere: HAProxy logs nothing.
+	cat > "$work/hap/haproxy.cfg" <<EOF
+global
+	nbthread 1
+	maxconn 8000
+defaults
+	mode http
+	timeout connect 5s
+	timeout client 30s
+	timeout server 30s
+	option http-keep-alive
+	http-reuse always
+frontend fe
+	bind 198.18.0.2:80
+	default_backend be
+backend be
+	server up1 198.18.0.20:8080
+EOF
+	ip netns exec $NS_PX setpriv --pdeathsig KILL taskset -c $PROXY_CPU haproxy -f "$work/hap/haproxy.cfg" -db &
+	px_pid=$!
+}
+start_arion() { # [wrapper command...]
+	[ -x "$ARION_BIN" ] || { echo "arion: $ARION_BIN missing (build first)" >&2; return 1; }
+	# Arion owns 198.18.0.2 itself: the kernel side of the port has no
+	# address. No access_log (Envoy logs nothing without one); request ids
+	# off (nginx and HAProxy generate none); the af_packet ring larger than
+	# its 512-frame default so that a burst does not overflow it.
+	cat > "$work/arion.yaml" <<EOF
+envoy_bootstrap:
+  node: {id: bench, cluster: bench}
+  static_resources:
+    listeners:
+      - name: http
+        address: {socket_address: {address: 198.18.0.2, port_value: 80}}
+        filter_chains:
+          - filters:
+              - name: envoy.filters.network.http_connection_manager
+                typed_config:
+                  "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+                  stat_prefix: bench
+                  generate_request_id: false
+                  route_config:
+                    virtual_hosts: [{name: all, domains: ["*"], routes: [{match: {prefix: "/"}, route: {cluster: up}}]}]
+                  http_filters:
+                    - name: envoy.filters.http.router
+                      typed_config: {"@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}
+    clusters:
+      - name: up
+        type: STATIC
+        connect_timeout: 1s
+        load_assignment:
+          cluster_name: up
+          endpoints: [{lb_endpoints: [{endpoint: {address: {socket_address: {address: 198.18.0.20, port_value: 8080}}}}]}]
+  admin:
+    address: {socket_address: {address: 127.0.0.1, port_value: 9901}}
+dataplane:
+  eal_args: ["--no-huge", "--no-pci", "--in-memory", "--file-prefix", "$P", "-m", "512", "--lcores", "0@$LOAD_CPU,1@$PROXY_CPU"]
+  control_lcore: 0
+  worker_lcores: [1]
+  ports:
+    - device: net_af_packet0,iface=$IF_PX,framecnt=4096
+      ipv4: 198.18.0.2/24
+EOF
+	ip netns exec $NS_PX setpriv --pdeathsig KILL "$@" "$ARION_BIN" -c "$work/arion.yaml" > "$work/arion.log" 2>&1 &
+	px_pid=$!
+}
