@@ -103,6 +103,8 @@ struct conv {
 	int nerr;
 	struct conv_dep *deps;
 	size_t ndeps, capdeps;
+	uint32_t *dep_idx;     /* open-addressing index of deps (i + 1; 0 empty) */
+	size_t dep_idx_cap;    /* power of two, at least twice ndeps */
 	uint32_t default_fetch_ms;	 /* 15 s unless the bootstrap says otherwise */
 	struct arn_cfg_reclaim *reclaim; /* set on every object made */
 	bool validate_only;		 /* arion --mode validate */
@@ -123,6 +125,8 @@ void conv_err_at(struct conv *c, const char *path, const char *msg);
  */
 int conv_only(struct conv *c, struct pb p, const char *allowed);
 /** Record a reference; @return 0 or -ENOMEM. */
+/** Free the name index conv_dep() keeps (the deps list itself is handed on). */
+void conv_deps_index_free(struct conv *c);
 int conv_dep(struct conv *c, enum arn_cfg_type t, const char *name, size_t len, bool warm,
 	     uint32_t timeout_ms);
 /** Pool copies. */
@@ -155,6 +159,8 @@ struct pb conv_any(struct conv *c, struct pb any, const char *full_name);
 /** A config source (ads only, X11-X13) initial_fetch_timeout in ms. */
 uint32_t conv_fetch_timeout(struct conv *c, struct pb config_source);
 void conv_refs(struct conv *c, struct arn_cfg_ref *r, upb_StringView s);
+/** An envoy.config.route.v3.HeaderMatcher (reported on error; name lower-cased). */
+void conv_header_matcher(struct conv *c, struct pb hm, struct arn_cfg_header_match *out);
 /** Header-mutation lists at the current path into @p ops. */
 void conv_header_ops(struct conv *c, struct pb p, struct arn_cfg_header_ops *ops);
 

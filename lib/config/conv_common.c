@@ -416,21 +416,70 @@ int conv_only(struct conv *c, struct pb p, const char *allowed)
 	return n;
 }
 
+/* A resource may name the same dependency thousands of times (a route
+ * table with 10,000 routes to a few clusters): look names up in a hash
+ * index, not by scanning the list (which made a big RouteConfiguration's
+ * conversion quadratic). */
+static uint32_t dep_hash(uint8_t t, const char *name, size_t len)
+{
+	uint32_t h = 2166136261u ^ t;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)name[i]) * 16777619u;
+	return h;
+}
+
+static uint32_t *dep_slot(struct conv *c, uint8_t t, const char *name, size_t len)
+{
+	size_t mask = c->dep_idx_cap - 1;
+	for (size_t i = dep_hash(t, name, len) & mask;; i = (i + 1) & mask) {
+		uint32_t *slot = &c->dep_idx[i];
+		if (*slot == 0)
+			return slot;
+		const struct conv_dep *d = &c->deps[*slot - 1];
+		if (d->type == t && strncmp(d->name, name, len) == 0 && d->name[len] == '\0')
+			return slot;
+	}
+}
+
+static int dep_index_grow(struct conv *c)
+{
+	size_t cap = c->dep_idx_cap ? 2 * c->dep_idx_cap : 16;
+	uint32_t *idx = calloc(cap, sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	free(c->dep_idx);
+	c->dep_idx = idx;
+	c->dep_idx_cap = cap;
+	for (size_t i = 0; i < c->ndeps; i++) {
+		const struct conv_dep *d = &c->deps[i];
+		*dep_slot(c, d->type, d->name, strlen(d->name)) = (uint32_t)(i + 1);
+	}
+	return 0;
+}
+
+void conv_deps_index_free(struct conv *c)
+{
+	free(c->dep_idx);
+	c->dep_idx = NULL;
+	c->dep_idx_cap = 0;
+}
+
 int conv_dep(struct conv *c, enum arn_cfg_type t, const char *name, size_t len, bool warm,
 	     uint32_t timeout_ms)
 {
-	for (size_t i = 0; i < c->ndeps; i++) {
-		struct conv_dep *d = &c->deps[i];
-		if (d->type == t && strlen(d->name) == len && memcmp(d->name, name, len) == 0) {
-			if (warm && !d->warm) {
-				d->warm = true;
-				d->timeout_ms = timeout_ms;
-			} else if (warm && (timeout_ms == 0 ||
-					    (d->timeout_ms && timeout_ms > d->timeout_ms))) {
-				d->timeout_ms = timeout_ms;
-			}
-			return 0;
+	if (2 * (c->ndeps + 1) > c->dep_idx_cap && dep_index_grow(c) != 0)
+		return -ENOMEM;
+	uint32_t *slot = dep_slot(c, (uint8_t)t, name, len);
+	if (*slot) {
+		struct conv_dep *d = &c->deps[*slot - 1];
+		if (warm && !d->warm) {
+			d->warm = true;
+			d->timeout_ms = timeout_ms;
+		} else if (warm &&
+			   (timeout_ms == 0 || (d->timeout_ms && timeout_ms > d->timeout_ms))) {
+			d->timeout_ms = timeout_ms;
 		}
+		return 0;
 	}
 	if (c->ndeps == c->capdeps) {
 		size_t cap = c->capdeps ? 2 * c->capdeps : 8;
@@ -444,6 +493,7 @@ int conv_dep(struct conv *c, enum arn_cfg_type t, const char *name, size_t len, 
 	if (!s)
 		return -ENOMEM;
 	c->deps[c->ndeps++] = (struct conv_dep){(uint8_t)t, warm, timeout_ms, s};
+	*slot = (uint32_t)c->ndeps;
 	return 0;
 }
 

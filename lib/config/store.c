@@ -840,6 +840,7 @@ static void convert_one(struct arn_config_store *s, enum arn_cfg_type t,
 		}
 	}
 done:
+	conv_deps_index_free(&c);
 	if (c.nerr) {
 		out->err = arn_sb_steal(&c.msg);
 		out->detail = arn_sb_steal(&c.detail);

@@ -122,8 +122,9 @@ void net_handoff(struct arn_lcore *lc, unsigned owner, struct rte_mbuf *m);
 /* Queue a complete Ethernet frame on this worker's TX buffer of @p port;
  * consumes @p m. Flushes when the buffer fills. */
 void net_tx(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m);
-/* Send buffered frames of every port (all, or only those past deadline). */
-void net_tx_flush(struct arn_lcore *lc, bool all);
+/* Send buffered frames of every port (all, or only those past deadline);
+ * returns how many frames were handed to the ports. */
+unsigned net_tx_flush(struct arn_lcore *lc, bool all);
 /* Prepend the Ethernet header for @p dst_mac and queue; consumes @p m
  * (data at the IPv4 header). */
 void net_eth_output(struct arn_lcore *lc, uint16_t port, const struct rte_ether_addr *dst_mac,

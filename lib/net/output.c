@@ -23,7 +23,7 @@
 /* rte_eth_tx_burst attempts before a full queue's leftovers are dropped. */
 #define TX_RETRIES 4
 
-static void tx_flush_port(struct arn_lcore *lc, uint16_t p)
+static uint16_t tx_flush_port(struct arn_lcore *lc, uint16_t p)
 {
 	struct arn_lcore_port *lp = &lc->port[p];
 	uint16_t n = lp->n_tx, sent = 0;
@@ -41,6 +41,7 @@ static void tx_flush_port(struct arn_lcore *lc, uint16_t p)
 	ARN_NET_PADD(lc, p, tx_bytes, bytes);
 	ARN_NET_PADD(lc, p, tx_drop_full, n - sent);
 	lp->n_tx = 0;
+	return n;
 }
 
 void net_tx(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m)
@@ -53,13 +54,15 @@ void net_tx(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m)
 		tx_flush_port(lc, port);
 }
 
-void net_tx_flush(struct arn_lcore *lc, bool all)
+unsigned net_tx_flush(struct arn_lcore *lc, bool all)
 {
+	unsigned n = 0;
 	for (uint16_t p = 0; p < lc->n_ports; p++) {
 		struct arn_lcore_port *lp = &lc->port[p];
 		if (lp->n_tx != 0 && (all || lc->now >= lp->tx_deadline))
-			tx_flush_port(lc, p);
+			n += tx_flush_port(lc, p);
 	}
+	return n;
 }
 
 void net_eth_output(struct arn_lcore *lc, uint16_t port, const struct rte_ether_addr *dst_mac,

@@ -12,8 +12,8 @@
  *   7. RCU quiescent report: nothing read from the configuration in this
  *      iteration is held any more
  *
- * Each iteration is timed with the TSC and counted as busy (it received
- * something) or idle; busy cycles / requests is the CPU cost per request
+ * Each iteration is timed with the TSC and counted as busy (it received,
+ * transmitted or ran something) or idle; busy cycles / requests is the CPU cost per request
  * that DESIGN.md "What fast means" compares against kernel proxies.
  */
 #include <errno.h>
@@ -126,7 +126,10 @@ int net_worker_iteration(struct arn_lcore *lc)
 		lc->garp_left--;
 		announce(lc);
 	}
-	net_tx_flush(lc, work == 0);
+	/* Frames handed to the port are work too: the send (for af_packet, a
+	 * system call) of what the last busy iteration queued often happens
+	 * here, in an iteration that received nothing. */
+	work += net_tx_flush(lc, work == 0);
 	work += ctrl_run(lc, 8);
 	rcu_follow(lc);
 	if (lc->rcu)
