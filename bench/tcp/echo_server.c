@@ -1,4 +1,6 @@
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 /*
  * The Linux reference for bench/tcp: a single-threaded epoll echo server
  * (what Arion's echo listener does, on the kernel's stack). Echoes until the

@@ -849,8 +849,6 @@ static void *log_main(void *arg)
 	return NULL;
 }
 
-static volatile int writers_done;
-
 static void test_access_log_rings_drain_to_file(void **state)
 {
 	(void)state;

@@ -99,9 +99,11 @@ struct rte_mbuf *arn_net_alloc(struct arn_lcore *lc)
 static uint16_t ip_id;
 
 /* Prepend an IPv4 header to an L4 packet and fill both checksums. */
-static void fake_ip_wrap(struct rte_mbuf *m, uint32_t src, uint32_t dst)
+static inline void fake_ip_wrap(struct rte_mbuf *m, uint32_t src, uint32_t dst)
 {
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)rte_pktmbuf_prepend(m, sizeof(*ip));
+	if (ip == NULL)
+		abort();
 	memset(ip, 0, sizeof(*ip));
 	ip->version_ihl = 0x45;
 	ip->total_length = rte_cpu_to_be_16((uint16_t)m->pkt_len);
@@ -142,21 +144,21 @@ int arn_net_ip4_output(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, u
 	return 0;
 }
 
-static struct rte_mbuf *fake_pop(struct arn_lcore *lc)
+static inline struct rte_mbuf *fake_pop(struct arn_lcore *lc)
 {
 	if (lc->out_head == lc->n_out)
 		return NULL;
 	return lc->out[lc->out_head++ % 4096];
 }
 
-static void fake_drain(struct arn_lcore *lc)
+static inline void fake_drain(struct arn_lcore *lc)
 {
 	struct rte_mbuf *m;
 	while ((m = fake_pop(lc)) != NULL)
 		rte_pktmbuf_free(m);
 }
 
-static void fake_eal_init(void)
+static inline void fake_eal_init(void)
 {
 	if (fake_pool)
 		return;
@@ -178,7 +180,7 @@ static void fake_eal_init(void)
 		fake_lc[i].idx = i;
 }
 
-static void fake_eal_fini(void)
+static inline void fake_eal_fini(void)
 {
 	char dir[128];
 	snprintf(dir, sizeof(dir), "/var/run/dpdk/arn-t-unit-%d", (int)getpid());
@@ -203,7 +205,7 @@ struct fake_opts {
 
 static const struct fake_opts fake_no_opts = {.mss = -1, .ws = -1};
 
-static struct rte_mbuf *fake_seg(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,
+static inline struct rte_mbuf *fake_seg(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,
 				 uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd,
 				 const struct fake_opts *o, const void *data, uint32_t len)
 {
@@ -241,6 +243,8 @@ static struct rte_mbuf *fake_seg(uint32_t src, uint32_t dst, uint16_t sport, uin
 		abort();
 	struct rte_tcp_hdr *th =
 	    (struct rte_tcp_hdr *)rte_pktmbuf_append(m, (uint16_t)(20 + n + len));
+	if (th == NULL)
+		abort();
 	memset(th, 0, 20);
 	th->src_port = rte_cpu_to_be_16(sport);
 	th->dst_port = rte_cpu_to_be_16(dport);
@@ -268,7 +272,7 @@ struct fake_out {
 	uint8_t data[9000];
 };
 
-static bool fake_parse(struct rte_mbuf *m, struct fake_out *f)
+static inline bool fake_parse(struct rte_mbuf *m, struct fake_out *f)
 {
 	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod(m, const struct rte_ipv4_hdr *);
 	const struct rte_tcp_hdr *th = (const struct rte_tcp_hdr *)(ip + 1);
@@ -292,7 +296,7 @@ static bool fake_parse(struct rte_mbuf *m, struct fake_out *f)
 }
 
 /* Pop the next output of @p lc into @p f; false if there is none. */
-static bool fake_next(struct arn_lcore *lc, struct fake_out *f)
+static inline bool fake_next(struct arn_lcore *lc, struct fake_out *f)
 {
 	struct rte_mbuf *m = fake_pop(lc);
 	if (m == NULL)
@@ -302,13 +306,13 @@ static bool fake_next(struct arn_lcore *lc, struct fake_out *f)
 	return true;
 }
 
-static unsigned fake_pending(const struct arn_lcore *lc)
+static inline unsigned fake_pending(const struct arn_lcore *lc)
 {
 	return lc->n_out - lc->out_head;
 }
 
 /* Advance the clock by @p ms milliseconds, one ms at a time, polling. */
-static void fake_advance(struct arn_lcore *lc, uint64_t ms)
+static inline void fake_advance(struct arn_lcore *lc, uint64_t ms)
 {
 	for (uint64_t i = 0; i < ms; i++) {
 		fake_now_us += 1000;

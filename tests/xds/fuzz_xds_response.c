@@ -61,10 +61,12 @@ static const struct arn_xds_transport_ops tr = {NULL,	 f_open, f_writable, f_sen
 
 /* ---- conversion ---------------------------------------------------------- */
 
+#ifndef ARN_FUZZ_WITH_CONFIG
 static void rule_report(void *ctx, const char *path, const char *msg)
 {
 	arn_xds_errors_add(ctx, "", "%s: %s", path, msg);
 }
+#endif
 
 static int sink_apply(void *ctx, const struct arn_xds_batch *b, struct arn_xds_errors *errs,
 		      uint64_t *token)
