@@ -121,6 +121,16 @@ struct arn_cfg_str_match {
 
 bool arn_cfg_str_match(const struct arn_cfg_str_match *m, const char *v, size_t n);
 
+struct arn_cfg_header_match;
+struct arn_cfg_request;
+/**
+ * True when every one of the @p n matchers @p m matches @p req (as route
+ * header matching does: ":method", ":authority" and ":path" are the request
+ * line's; repeated headers are joined with ','). True for n == 0.
+ */
+bool arn_cfg_headers_match(const struct arn_cfg_header_match *m, size_t n,
+			   const struct arn_cfg_request *req);
+
 enum arn_cfg_hdr_kind {
 	ARN_CFG_HDR_STRING = 0, /* exact/prefix/suffix/contains/safe_regex/string_match */
 	ARN_CFG_HDR_PRESENT,
@@ -427,6 +437,27 @@ struct arn_cfg_access_log {
 
 enum arn_cfg_http_filter {
 	ARN_CFG_HF_ROUTER = 0,
+	ARN_CFG_HF_HEALTH_CHECK, /* the HCM's health_check describes it */
+};
+
+/** One cluster_min_healthy_percentages entry of the health check filter. */
+struct arn_cfg_hc_min_healthy {
+	struct arn_cfg_ref cluster;
+	uint32_t percent; /* truncated to an integer, as Envoy does */
+};
+
+/**
+ * envoy.filters.http.health_check (HealthCheck): which requests are health
+ * checks (every header matcher must match; ":path" is the request target)
+ * and how they are answered.
+ */
+struct arn_cfg_hc_filter {
+	bool pass_through;	/* pass_through_mode */
+	uint32_t cache_time_ms; /* pass-through: reuse the upstream's answer this long; 0: off */
+	struct arn_cfg_header_match *headers;
+	size_t n_headers;
+	struct arn_cfg_hc_min_healthy *min_healthy; /* cluster_min_healthy_percentages */
+	size_t n_min_healthy;
 };
 
 struct arn_cfg_hcm {
@@ -437,6 +468,7 @@ struct arn_cfg_hcm {
 	struct arn_cfg_ref rds;			   /* rds.route_config_name when rds */
 	uint8_t *http_filters;			   /* enum arn_cfg_http_filter, router last */
 	size_t n_http_filters;
+	const struct arn_cfg_hc_filter *health_check; /* ARN_CFG_HF_HEALTH_CHECK's, or NULL */
 	uint32_t idle_timeout_ms;	      /* common_http_protocol_options.idle_timeout, 1 h */
 	uint32_t request_timeout_ms;	      /* 0: disabled (default) */
 	uint32_t stream_idle_timeout_ms;      /* 5 min default; 0 disables */

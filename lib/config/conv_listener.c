@@ -18,6 +18,7 @@
 #define HCM_TYPE "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
 #define ECHO_TYPE "envoy.extensions.filters.network.echo.v3.Echo"
 #define ROUTER_TYPE "envoy.extensions.filters.http.router.v3.Router"
+#define HEALTH_CHECK_TYPE "envoy.extensions.filters.http.health_check.v3.HealthCheck"
 #define DTLS_TYPE "envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext"
 #define UTLS_TYPE "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext"
 #define TLS_INSPECTOR_TYPE "envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector"
@@ -386,6 +387,66 @@ static void access_logs(struct conv *c, struct pb p, const char *f, struct arn_c
 	}
 }
 
+/*
+ * envoy.filters.http.health_check with Envoy's checks: pass_through_mode is
+ * required, cache_time only makes sense in pass-through mode.
+ */
+static struct arn_cfg_hc_filter *health_check_filter(struct conv *c, struct pb any)
+{
+	struct pb hc = conv_any(c, any, HEALTH_CHECK_TYPE);
+	struct arn_cfg_hc_filter *out = CONV_NEW(c, struct arn_cfg_hc_filter, 1);
+	if (!hc.m || !out)
+		return NULL;
+	conv_only(c, hc, "pass_through_mode,cache_time,cluster_min_healthy_percentages,headers");
+	if (!pb_wrapped_bool(hc, "pass_through_mode", &out->pass_through))
+		conv_err(c, "pass_through_mode", "missing (Envoy requires it)");
+	if (conv_duration(c, hc, "cache_time", &out->cache_time_ms, false) && !out->pass_through &&
+	    out->cache_time_ms)
+		conv_err(c, "cache_time",
+			 "only applies with pass_through_mode: true (Envoy refuses it otherwise)");
+	size_t nh = pb_len(hc, "headers");
+	if (nh == 0)
+		conv_err(c, "headers",
+			 "empty: name the health check requests (for example :path exact "
+			 "/healthz), or every request would be one");
+	out->headers = CONV_NEW(c, struct arn_cfg_header_match, nh ? nh : 1);
+	for (size_t i = 0; out->headers && i < nh; i++) {
+		size_t m = conv_push(c, "headers[%zu]", i);
+		conv_header_matcher(c, pb_at(hc, "headers", i), &out->headers[i]);
+		conv_pop(c, m);
+	}
+	out->n_headers = out->headers ? nh : 0;
+	const upb_Map *map =
+	    upb_Message_Get(hc.m, pb_field(hc, "cluster_min_healthy_percentages")).map_val;
+	size_t nm = map ? upb_Map_Size(map) : 0;
+	if (nm) {
+		out->min_healthy = CONV_NEW(c, struct arn_cfg_hc_min_healthy, nm);
+		size_t iter = kUpb_Map_Begin;
+		while (out->min_healthy && upb_MapIterator_Next(map, &iter)) {
+			upb_StringView key = upb_MapIterator_Key(map, iter).str_val;
+			const upb_Message *pm = upb_MapIterator_Value(map, iter).msg_val;
+			size_t m = conv_push(c, "cluster_min_healthy_percentages[%.*s]",
+					     (int)key.size, key.data);
+			struct pb pct = {pm, arn_proto_msgdef("envoy.type.v3.Percent")};
+			double v = 0;
+			if (pct.m) {
+				const upb_FieldDef *f = pb_field(pct, "value");
+				v = upb_Message_Get(pct.m, f).double_val;
+			}
+			if (key.size == 0)
+				conv_err(c, "", "empty cluster name");
+			if (!(v >= 0 && v <= 100))
+				conv_err(c, "value", "must be between 0 and 100");
+			struct arn_cfg_hc_min_healthy *e = &out->min_healthy[out->n_min_healthy++];
+			conv_refs(c, &e->cluster, key);
+			/* Envoy truncates: 12.5 % is 12 % */
+			e->percent = v >= 0 && v <= 100 ? (uint32_t)v : 100;
+			conv_pop(c, m);
+		}
+	}
+	return out;
+}
+
 static void unref_cb(void *o)
 {
 	arn_cfg_obj_unref(o);
@@ -468,6 +529,16 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 			}
 			out->http_filters[out->n_http_filters++] = ARN_CFG_HF_ROUTER;
 			router = true;
+		} else if (arn_sv_eq(tn, HEALTH_CHECK_TYPE)) {
+			size_t m2 = conv_push(c, "typed_config");
+			if (out->health_check)
+				conv_err(c, "",
+					 "a second health_check filter: Arion runs one per "
+					 "connection manager");
+			else
+				out->health_check = health_check_filter(c, tc);
+			conv_pop(c, m2);
+			out->http_filters[out->n_http_filters++] = ARN_CFG_HF_HEALTH_CHECK;
 		} else if (pb_bool(hf, "is_optional")) {
 			/* Envoy skips an optional filter it does not know; so do we */
 		} else {

@@ -96,7 +96,7 @@ static void retry_policy(struct conv *c, struct pb rp, struct arn_cfg_retry_poli
 	}
 }
 
-static void header_matcher(struct conv *c, struct pb hm, struct arn_cfg_header_match *out)
+void conv_header_matcher(struct conv *c, struct pb hm, struct arn_cfg_header_match *out)
 {
 	conv_only(c, hm,
 		  "name,exact_match,safe_regex_match,range_match,present_match,prefix_match,"
@@ -220,7 +220,7 @@ static void route_match(struct conv *c, struct pb rm, struct arn_cfg_route *r)
 			r->n_headers = nh;
 			for (size_t i = 0; i < nh; i++) {
 				size_t m = conv_push(c, "headers[%zu]", i);
-				header_matcher(c, pb_at(rm, "headers", i), &r->headers[i]);
+				conv_header_matcher(c, pb_at(rm, "headers", i), &r->headers[i]);
 				conv_pop(c, m);
 			}
 		}

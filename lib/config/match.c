@@ -305,6 +305,15 @@ static bool header_matches(const struct arn_cfg_header_match *m, const struct ar
 	return r != m->invert;
 }
 
+bool arn_cfg_headers_match(const struct arn_cfg_header_match *m, size_t n,
+			   const struct arn_cfg_request *req)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!header_matches(&m[i], req))
+			return false;
+	return true;
+}
+
 static bool query_matches(const struct arn_cfg_query_match *m, const char *q, size_t qn)
 {
 	size_t i = 0;
