@@ -111,6 +111,7 @@ enum arn_stat_kind {
 #define ARN_STATS_TAG_HCM "envoy_http_conn_manager_prefix"
 #define ARN_STATS_TAG_LISTENER "envoy_listener_address"
 #define ARN_STATS_TAG_WORKER "envoy_worker_id"
+#define ARN_STATS_TAG_ENDPOINT "envoy_endpoint_address" /* "198.18.0.10:8080" */
 
 /* Histogram buckets: Envoy's defaults, upper bounds in ms; one more for +Inf. */
 #define ARN_STATS_HIST_BUCKETS 19
@@ -317,5 +318,19 @@ int arn_stats_pull_unregister(arn_stats_pull_fn fn, void *arg);
  */
 void arn_stats_emit(struct arn_stats_emitter *e, enum arn_stat_kind kind, const char *family,
 		    const char *tag_name, const char *tag_value, const char *stat, int64_t value);
+
+/**
+ * Emit a stat of a sub-scope with a second tag, as Envoy's per-endpoint
+ * stats: family "cluster", tag envoy_cluster_name = "web", sub "endpoint",
+ * sub tag "envoy_endpoint_address" = "198.18.0.10:8080", stat "rq_total"
+ * gives cluster.web.endpoint.198.18.0.10_8080.rq_total in /stats (':' in
+ * the sub tag's value becomes '_') and
+ * envoy_cluster_endpoint_rq_total{envoy_cluster_name="web",
+ * envoy_endpoint_address="198.18.0.10:8080"} in Prometheus. Strings are copied.
+ */
+void arn_stats_emit_sub(struct arn_stats_emitter *e, enum arn_stat_kind kind, const char *family,
+			const char *tag_name, const char *tag_value, const char *sub,
+			const char *sub_tag_name, const char *sub_tag_value, const char *stat,
+			int64_t value);
 
 #endif

@@ -425,6 +425,58 @@ void arn_stats_emit(struct arn_stats_emitter *e, enum arn_stat_kind kind, const 
 	x->gauge = value;
 }
 
+void arn_stats_emit_sub(struct arn_stats_emitter *e, enum arn_stat_kind kind, const char *family,
+			const char *tag_name, const char *tag_value, const char *sub,
+			const char *sub_tag_name, const char *sub_tag_value, const char *stat,
+			int64_t value)
+{
+	/* "<sub>.<sub_tag_value, ':' as '_'>.<stat>" after the scope's name */
+	size_t ls = strlen(sub), lv = strlen(sub_tag_value), lst = strlen(stat);
+	size_t lf = strlen(family), ltn = strlen(sub_tag_name);
+	char *mid = malloc(ls + 1 + lv + 1 + lst + 1);
+	/* prom family\0 prom stat\0 tag2 name\0 tag2 value\0 */
+	char *s2 = malloc(lf + 1 + ls + 1 + lst + 1 + ltn + 1 + lv + 1);
+	if (mid == NULL || s2 == NULL) {
+		free(mid);
+		free(s2);
+		e->snap->oom = true;
+		return;
+	}
+	char *p = mid;
+	memcpy(p, sub, ls);
+	p += ls;
+	*p++ = '.';
+	for (size_t i = 0; i < lv; i++)
+		*p++ = sub_tag_value[i] == ':' ? '_' : sub_tag_value[i];
+	*p++ = '.';
+	memcpy(p, stat, lst + 1);
+	struct arn_stat_sample *x = add_sample(e->snap, family, tag_name, tag_value, mid);
+	free(mid);
+	if (x == NULL) {
+		free(s2);
+		return;
+	}
+	x->kind = kind == ARN_STAT_GAUGE ? ARN_STAT_GAUGE : ARN_STAT_COUNTER;
+	x->counter = (uint64_t)value;
+	x->gauge = value;
+	x->strs2 = s2;
+	p = s2;
+	x->prom_family = p;
+	memcpy(p, family, lf);
+	p += lf;
+	*p++ = '.';
+	memcpy(p, sub, ls + 1);
+	p += ls + 1;
+	x->prom_stat = p;
+	memcpy(p, stat, lst + 1);
+	p += lst + 1;
+	x->tag2_name = p;
+	memcpy(p, sub_tag_name, ltn + 1);
+	p += ltn + 1;
+	x->tag2_value = p;
+	memcpy(p, sub_tag_value, lv + 1);
+}
+
 static int by_name(const void *a, const void *b)
 {
 	const struct arn_stat_sample *x = a, *y = b;
@@ -462,8 +514,10 @@ int arn_stats_snapshot_take(struct arn_stats_snapshot *s)
 
 void arn_stats_snapshot_free(struct arn_stats_snapshot *s)
 {
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = 0; i < s->n; i++) {
 		free(s->v[i].strs);
+		free(s->v[i].strs2);
+	}
 	free(s->v);
 	memset(s, 0, sizeof(*s));
 }

@@ -15,6 +15,11 @@ struct arn_stat_sample {
 	const char *stat;     /* "upstream_rq_total" */
 	const char *tag_name; /* NULL if untagged */
 	const char *tag_value;
+	/* arn_stats_emit_sub(): a second tag, and the Prometheus family and stat
+	 * without the tag values ("cluster.endpoint", "rq_total"); owned by strs2 */
+	char *strs2;
+	const char *tag2_name, *tag2_value;
+	const char *prom_family, *prom_stat;
 	const char *help; /* static, may be NULL */
 	enum arn_stat_kind kind;
 	uint64_t counter;

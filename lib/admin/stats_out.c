@@ -278,15 +278,17 @@ static int prom_make(const struct arn_stat_sample *x, struct prom_line *pl)
 	struct arn_sb fam = ARN_SB_INIT, lab = ARN_SB_INIT;
 	const char *ctag;
 	char cval[4];
-	size_t keep_n = code_tag(x->stat, &ctag, cval);
+	const char *family = x->prom_family ? x->prom_family : x->family;
+	const char *stat = x->prom_stat ? x->prom_stat : x->stat;
+	size_t keep_n = code_tag(stat, &ctag, cval);
 	arn_sb_puts(&fam, "envoy_");
-	sanitize(&fam, x->family, strlen(x->family));
+	sanitize(&fam, family, strlen(family));
 	arn_sb_putc(&fam, '_');
 	if (ctag && !strcmp(ctag, "envoy_response_code_class")) {
-		sanitize(&fam, x->stat, keep_n); /* up to "_rq_" */
+		sanitize(&fam, stat, keep_n); /* up to "_rq_" */
 		arn_sb_puts(&fam, "xx");
 	} else {
-		sanitize(&fam, x->stat, keep_n);
+		sanitize(&fam, stat, keep_n);
 	}
 	bool first = true;
 	arn_sb_puts(&lab, "");
@@ -294,6 +296,8 @@ static int prom_make(const struct arn_stat_sample *x, struct prom_line *pl)
 		label(&lab, ctag, cval, &first);
 	if (x->tag_name)
 		label(&lab, x->tag_name, x->tag_value, &first);
+	if (x->tag2_name)
+		label(&lab, x->tag2_name, x->tag2_value, &first);
 	if (fam.oom || lab.oom) {
 		arn_sb_free(&fam);
 		arn_sb_free(&lab);
