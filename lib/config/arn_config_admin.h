@@ -9,7 +9,8 @@
  *   /ready        condition "config": the initial xDS fetch (first Cluster
  *                 and Listener responses or their initial_fetch_timeout) and
  *                 nothing from it still warming (arn_config_ready())
- *   /clusters     the current generation's clusters and their endpoints
+ *   /clusters     the current generation's clusters and their endpoints,
+ *                 per-host counters from arn_config_admin_set_host_stats()
  *   /listeners    the current generation's listeners
  *   /stats        config.* (arn_config_stats.def)
  *   deferred free lib/admin frees stats slabs through the store's RCU
@@ -23,6 +24,7 @@
 #define ARN_CONFIG_ADMIN_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "arn_sb.h"
 
@@ -58,6 +60,25 @@ void arn_config_admin_stop(struct arn_config_admin *a);
  * @return 0, -EINVAL (unknown type name), -ENOMEM.
  */
 int arn_config_admin_dump(struct arn_config_store *s, const char *type_name, struct arn_sb *out);
+
+struct arn_admin_host_info;
+
+/**
+ * Fills the per-host counters of one /clusters host (cx_total, cx_active,
+ * rq_total, rq_active, rq_success, rq_error, rq_timeout, cx_connect_fail)
+ * of endpoint @p addr:@p port (IPv4, host order) of cluster @p cluster;
+ * leaves @p h's other fields alone. Control lcore.
+ */
+typedef void (*arn_config_host_stats_fn)(void *arg, const char *cluster, uint32_t addr,
+					 uint16_t port, struct arn_admin_host_info *h);
+
+/**
+ * Who keeps per-host counters: lib/http, which comes after lib/config, so it
+ * plugs in here (arn_http_start) rather than being called. Without one the
+ * counters read 0. Process-wide, like the rest of this header; NULL
+ * unregisters. @p arg is borrowed until unregistered.
+ */
+void arn_config_admin_set_host_stats(arn_config_host_stats_fn fn, void *arg);
 
 /**
  * The /ready condition: true when arn_config_ready(@p s); otherwise false

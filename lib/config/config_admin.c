@@ -606,6 +606,15 @@ static void ip4(uint32_t a, char *buf, size_t cap)
 	snprintf(buf, cap, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
 }
 
+static arn_config_host_stats_fn host_stats_fn;
+static void *host_stats_arg;
+
+void arn_config_admin_set_host_stats(arn_config_host_stats_fn fn, void *arg)
+{
+	host_stats_fn = fn;
+	host_stats_arg = fn ? arg : NULL;
+}
+
 struct cwalk {
 	struct arn_config_store *s;
 	const struct arn_cfg_gen *g;
@@ -642,9 +651,6 @@ static void cluster_one(void *ctx, const struct arn_config_resource_info *in)
 				const struct arn_cfg_endpoint *ep = &lo->endpoints[k];
 				char addr[16];
 				ip4(ep->addr, addr, sizeof(addr));
-				/* Per-host connection and request counts need
-				 * per-host stats from lib/http; until it keeps
-				 * them they read 0. */
 				struct arn_admin_host_info h = {
 				    .address = addr,
 				    .port = ep->port,
@@ -657,6 +663,10 @@ static void cluster_one(void *ctx, const struct arn_config_resource_info *in)
 				    .health_flags = health_flags(ep->health),
 				    .eds_health_status = eds_health_name(ep->health),
 				};
+				/* connection and request counts: lib/http's */
+				if (host_stats_fn)
+					host_stats_fn(host_stats_arg, in->name, ep->addr, ep->port,
+						      &h);
 				arn_admin_clusters_add_host(w->out, &h);
 			}
 		}

@@ -252,6 +252,44 @@ static void stream_reset(struct http_conn *hc)
 	st->idle_timer.fn = stream_idle_timeout;
 }
 
+/*
+ * Envoy's per-host outcome of a request sent to st->pool's host: rq_timeout
+ * (and rq_error) after the route timeout, rq_error for a failed or reset
+ * exchange or a 5xx, rq_success otherwise; a request the client abandoned
+ * counts in neither. Runs once, at stream end.
+ */
+static void host_rq_done(struct http_conn *hc)
+{
+	struct http_worker *w = hc->w;
+	struct http_stream *st = &hc->st;
+	struct http_pool *p = st->pool;
+	st->counted_host = false;
+	if (!p)
+		return;
+	struct http_host_ctr *c = http_host_ctr(p->host, w->idx);
+	const uint32_t failed =
+	    ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE) | ARN_RF_BIT(UPSTREAM_CONNECTION_TERMINATION) |
+	    ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR) | ARN_RF_BIT(UPSTREAM_OVERFLOW) |
+	    ARN_RF_BIT(UPSTREAM_REMOTE_RESET) | ARN_RF_BIT(LOCAL_RESET);
+	if (st->timed_out) {
+		HTTP_HOST_ADD(c, rq_timeout, 1);
+		HTTP_HOST_ADD(c, rq_error, 1);
+	} else if (st->flags & failed) {
+		HTTP_HOST_ADD(c, rq_error, 1);
+	} else if (st->up_status) {
+		if (st->up_status >= 500)
+			HTTP_HOST_ADD(c, rq_error, 1);
+		else
+			HTTP_HOST_ADD(c, rq_success, 1);
+	} else if (!(st->flags & ARN_RF_BIT(DOWNSTREAM_CONNECTION_TERMINATION))) {
+		HTTP_HOST_ADD(c, rq_error, 1);
+	}
+	HTTP_HOST_ADD(c, rq_active, -1);
+	if (p->n_counted)
+		p->n_counted--;
+	http_pool_maybe_retire(w, p);
+}
+
 static void stream_end(struct http_conn *hc)
 {
 	struct http_worker *w = hc->w;
@@ -271,6 +309,8 @@ static void stream_end(struct http_conn *hc)
 			arn_stats_hist_record(HS(hc), w->slot, ARN_HTTP_downstream_rq_time,
 					      now_us(w, st->start_tsc));
 	}
+	if (st->counted_host)
+		host_rq_done(hc);
 	if (st->counted_up) {
 		CL_GAUGE(hc, upstream_rq_active, -1);
 		if (CS(st) && st->up_start_tsc)
@@ -321,6 +361,140 @@ static void stream_end(struct http_conn *hc)
 	}
 }
 
+/* ---- health checks and draining ------------------------------------------------------------ */
+
+/*
+ * After POST /healthcheck/fail every response closes its connection
+ * ("connection: close"), as Envoy's drain manager makes the HTTP/1
+ * connection manager do while health checks fail, so keep-alive clients
+ * reconnect, which a load balancer that saw the failed health check sends
+ * elsewhere. Counted once per connection in downstream_cx_drain_close.
+ */
+static void drain_on_failed_healthcheck(struct http_conn *hc)
+{
+	if (!arn_admin_healthcheck_failed())
+		return;
+	hc->close_after = true;
+	if (!hc->drain_counted) {
+		hc->drain_counted = true;
+		HTTP_INC(hc, downstream_cx_drain_close);
+	}
+}
+
+/* Envoy's health check filter marks every other response while health
+ * checks fail, so a downstream Envoy ejects this host at once. */
+static bool hc_fail_header(const struct http_conn *hc, struct arn_h1_edit *e)
+{
+	if (!hc->hcm || !hc->hcm->health_check || hc->st.health_check ||
+	    !arn_admin_healthcheck_failed())
+		return false;
+	*e = (struct arn_h1_edit){.name = "x-envoy-immediate-health-check-fail",
+				  .name_len = 35,
+				  .value = "true",
+				  .value_len = 4,
+				  .op = ARN_H1_EDIT_SET};
+	return true;
+}
+
+/* Pass-through mode with cache_time: remember the upstream's answer. */
+static void hc_cache_set(struct http_conn *hc, unsigned status)
+{
+	const struct arn_cfg_hc_filter *f = hc->hcm ? hc->hcm->health_check : NULL;
+	if (!f || !f->pass_through || !f->cache_time_ms || !hc->hrt)
+		return;
+	__atomic_store_n(&hc->hrt->hc_cache_status, (uint16_t)status, __ATOMIC_RELAXED);
+	__atomic_store_n(&hc->hrt->hc_cache_until_ms, hc->w->now_ms + f->cache_time_ms,
+			 __ATOMIC_RELAXED);
+}
+
+static unsigned hc_cached(const struct http_conn *hc)
+{
+	const struct arn_cfg_hc_filter *f = hc->hcm->health_check;
+	if (!f->pass_through || !f->cache_time_ms || !hc->hrt)
+		return 0;
+	if (__atomic_load_n(&hc->hrt->hc_cache_until_ms, __ATOMIC_RELAXED) <= hc->w->now_ms)
+		return 0;
+	return __atomic_load_n(&hc->hrt->hc_cache_status, __ATOMIC_RELAXED);
+}
+
+/* cluster_min_healthy_percentages, as Envoy: every named cluster must exist
+ * and have at least that share of healthy or degraded hosts. */
+static unsigned hc_clusters(const struct arn_cfg_hc_filter *f, const struct arn_cfg_gen *g,
+			    const char **details)
+{
+	*details = "health_check_ok_cluster_healthy";
+	for (size_t i = 0; i < f->n_min_healthy; i++) {
+		const struct arn_cfg_hc_min_healthy *m = &f->min_healthy[i];
+		struct arn_cfg_cluster_view v;
+		if (!g || arn_cfg_cluster_resolve(g, &m->cluster, &v) != 0) {
+			*details = "health_check_failed_no_cluster_found";
+			return 503;
+		}
+		uint64_t total = 0, ok = 0;
+		for (size_t p = 0; p < v.endpoints->n_priorities; p++) {
+			const struct arn_cfg_priority *pr = &v.endpoints->priorities[p];
+			for (size_t l = 0; l < pr->n_localities; l++)
+				for (size_t k = 0; k < pr->localities[l].n_endpoints; k++) {
+					uint8_t h = pr->localities[l].endpoints[k].health;
+					total++;
+					ok += h == ARN_CFG_HEALTH_UNKNOWN ||
+					      h == ARN_CFG_HEALTH_HEALTHY ||
+					      h == ARN_CFG_HEALTH_DEGRADED;
+				}
+		}
+		if (total == 0) {
+			if (m->percent == 0)
+				continue;
+			*details = "health_check_failed_cluster_empty";
+			return 503;
+		}
+		if (100 * ok < total * m->percent) {
+			*details = "health_check_failed_cluster_unhealthy";
+			return 503;
+		}
+	}
+	return 200;
+}
+
+static void local_reply(struct http_conn *hc, unsigned status, const char *body, size_t blen,
+			uint32_t flags, const char *details, const struct arn_h1_edit *extra,
+			unsigned n_extra);
+
+/*
+ * Envoy's HTTP health check filter: a request whose headers match is a
+ * health check. Without pass-through it is answered here, never upstream:
+ * 200, or 503 (flag LH) after /healthcheck/fail or when a cluster of
+ * cluster_min_healthy_percentages is short of healthy hosts. With
+ * pass-through it goes upstream unless health checks fail (503 here) or a
+ * cached answer is fresh. @return true when answered.
+ */
+static bool health_check_filter(struct http_conn *hc, const struct arn_cfg_gen *g,
+				const struct arn_cfg_request *req)
+{
+	const struct arn_cfg_hc_filter *f = hc->hcm->health_check;
+	struct http_stream *st = &hc->st;
+	if (!arn_cfg_headers_match(f->headers, f->n_headers, req))
+		return false;
+	st->health_check = true;
+	unsigned status = 200, cached = 0;
+	const char *details = "health_check_ok";
+	if (arn_admin_healthcheck_failed()) {
+		status = 503;
+		details = "health_check_failed";
+	} else if (f->pass_through) {
+		cached = hc_cached(hc);
+		if (!cached)
+			return false; /* the upstream answers */
+		status = cached;
+		details = "health_check_cached";
+	} else if (f->n_min_healthy) {
+		status = hc_clusters(f, g, &details);
+	}
+	uint32_t flags = status >= 200 && status < 300 ? 0 : ARN_RF_BIT(FAILED_LOCAL_HEALTH_CHECK);
+	local_reply(hc, status, NULL, 0, flags, details, NULL, 0);
+	return true;
+}
+
 /* ---- local replies -------------------------------------------------------------------------- */
 
 static void local_reply(struct http_conn *hc, unsigned status, const char *body, size_t blen,
@@ -344,6 +518,14 @@ static void local_reply(struct http_conn *hc, unsigned status, const char *body,
 	st->local = true;
 	if (!st->head_done || (!st->req_done && msg_has_body(&hc->msg)))
 		hc->close_after = true;
+	drain_on_failed_healthcheck(hc);
+	struct arn_h1_edit more[MAX_EDITS];
+	if (n_extra < MAX_EDITS && hc_fail_header(hc, &more[n_extra])) {
+		if (n_extra)
+			memcpy(more, extra, n_extra * sizeof(*extra));
+		extra = more;
+		n_extra++;
+	}
 	st->local_wait_end = !st->req_done && !hc->close_after;
 	uint32_t dlen;
 	const char *date = http_date(w, &dlen);
@@ -554,6 +736,14 @@ static void route_to_cluster(struct http_conn *hc, const struct arn_cfg_gen *g,
 		CL_INC(hc, upstream_rq_total);
 		CL_GAUGE(hc, upstream_rq_active, 1);
 	}
+	if (p->host) {
+		/* the pool stays (and keeps its host) until stream_end uncounts */
+		struct http_host_ctr *hc_ = http_host_ctr(p->host, w->idx);
+		HTTP_HOST_ADD(hc_, rq_total, 1);
+		HTTP_HOST_ADD(hc_, rq_active, 1);
+		p->n_counted++;
+		st->counted_host = true;
+	}
 	HTTP_INC(hc, rq_total);
 	if (st->up && st->up->connected)
 		http_dc_upstream_ready(hc);
@@ -630,6 +820,8 @@ static void on_head(struct http_conn *hc)
 	    .listener_port = hc->lport,
 	    .random = http_rand(w),
 	};
+	if (h->health_check && health_check_filter(hc, g, &req))
+		return;
 	struct arn_cfg_route_match mt;
 	if (!rt || arn_cfg_route_match(rt, &req, &mt) != 0) {
 		HTTP_INC(hc, no_route);
@@ -1022,8 +1214,12 @@ static void write_resp_head(struct http_conn *hc)
 		if (arn_cfg_listener_find(g, hc->laddr, hc->lport) != hc->lsn)
 			hc->close_after = true;
 	}
-	if (arn_admin_healthcheck_failed())
-		hc->close_after = true;
+	drain_on_failed_healthcheck(hc);
+	if (st->health_check)
+		hc_cache_set(hc, r->status);
+	struct arn_h1_edit hcf;
+	if (hc_fail_header(hc, &hcf) && n < MAX_EDITS)
+		e[n++] = hcf;
 	struct http_wchain c;
 	http_wchain_init(&c, w);
 	arn_h1_write_status_line(&c.wb, r->status, NULL, 0, 1);
@@ -1048,6 +1244,9 @@ static void write_resp_head(struct http_conn *hc)
 	out_add_chain(&hc->out, m);
 	st->resp_started = true;
 	st->status = r->status;
+	st->up_status = r->status;
+	if (!st->details)
+		st->details = "via_upstream"; /* Envoy's %RESPONSE_CODE_DETAILS% */
 	st->resp_first_tsc = http_tsc(w);
 	if (CS(st))
 		arn_stats_inc(CS(st), w->slot,
@@ -1533,8 +1732,11 @@ static void dc_closed(struct arn_tcp_conn *c, int reason)
 		HTTP_INC(hc, downstream_cx_destroy_local);
 	if (hc->st.active && !hc->st.resp_done) {
 		HTTP_INC(hc, downstream_cx_destroy_active_rq);
-		if (reason == 0 || reason == -ECONNRESET)
+		if (reason == 0 || reason == -ECONNRESET) {
+			/* as Envoy flags a request whose client went away */
+			hc->st.flags |= ARN_RF_BIT(DOWNSTREAM_CONNECTION_TERMINATION);
 			HTTP_INC(hc, downstream_rq_rx_reset);
+		}
 	}
 	if (hc->in_pump) {
 		hc->dead = true;

@@ -61,6 +61,11 @@ struct http_hcm_rt {
 	unsigned n_loggers;
 	uint32_t refs;
 	struct http_hcm_rt *reclaim_next;
+	/* the health check filter's pass-through cache (cache_time): the
+	 * upstream's last answer, reused until the time (worker ms clock, TSC
+	 * based, the same on every worker); written by any worker, relaxed */
+	uint64_t hc_cache_until_ms;
+	uint16_t hc_cache_status;
 };
 
 /* Per listener address ("198.18.0.2_80"): listener.<address>.* stats. */
@@ -70,10 +75,100 @@ struct http_listener_rt {
 	struct arn_stats_scope *stats;
 };
 
+/*
+ * Per-host (cluster, endpoint address) counters: Envoy's host stats that
+ * /clusters shows (cx_total, cx_active, rq_total, ...) and /stats lists as
+ * cluster.<name>.endpoint.<address>.<stat>.
+ *
+ * Each worker counts in its own cache line of the host (slots[worker
+ * index]) with plain relaxed stores; the control lcore sums the slots.
+ *
+ * Lifetime: a host is found by (cluster, address, port) in a registry on
+ * the control lcore, so a host that stays in its cluster across
+ * generations is the same object and keeps its counts. It is reference
+ * counted: each statistics snapshot that maps it holds one reference (taken
+ * and dropped on the control lcore, the drop after the RCU grace period of
+ * the snapshot), and each worker pool (struct http_pool) that counts into it
+ * holds one (taken by the worker while the snapshot it found the host in
+ * still holds its own, dropped when the pool is retired: no connection, no
+ * waiting stream, no counted request). The last put queues the host for
+ * the control lcore, which frees it: no worker can write its counters any
+ * more, because no pool refers to it and no snapshot can hand it out.
+ */
+struct http_host_ctr {
+	uint64_t cx_total, cx_connect_fail, rq_total, rq_success, rq_error, rq_timeout;
+	uint64_t cx_active, rq_active; /* gauges; one worker opens and closes, never below 0 */
+} __attribute__((aligned(64)));
+
+struct http_host {
+	uint32_t refs; /* atomic */
+	uint32_t addr;
+	uint16_t port;
+	unsigned n_slots;		/* worker slots: counts of workers beyond are dropped */
+	uint64_t key;			/* registry hash */
+	struct http_cluster_rt *crt;	/* its cluster (never freed while running) */
+	struct http_host *next;		/* registry chain (control lcore) */
+	struct http_host *reclaim_next; /* queued by the last put */
+	uint64_t mark;			/* control lcore: listed in this walk already */
+	struct http_host_ctr *slots;	/* n_slots, cache-line aligned */
+};
+
+/* Worker side. */
+static inline struct http_host_ctr *http_host_ctr(struct http_host *h, unsigned worker)
+{
+	return h && worker < h->n_slots ? &h->slots[worker] : NULL;
+}
+
+/* Add @p d to one of a worker's own counters (a single writer per slot). */
+static inline void http_host_add(uint64_t *p, int64_t d)
+{
+	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + (uint64_t)d, __ATOMIC_RELAXED);
+}
+
+#define HTTP_HOST_ADD(ctr, field, d)                                                               \
+	do {                                                                                       \
+		struct http_host_ctr *c_ = (ctr);                                                  \
+		if (c_)                                                                            \
+			http_host_add(&c_->field, (d));                                            \
+	} while (0)
+
+/** One more reference; only while another is held (a snapshot's, a pool's). */
+static inline void http_host_ref(struct http_host *h)
+{
+	__atomic_fetch_add(&h->refs, 1, __ATOMIC_RELAXED);
+}
+
+/** Drop a reference (any lcore); the last one queues @p h for http_host_reclaim(). */
+void http_host_put(struct http_host *h);
+
+/* Control lcore (http_host.c). */
+/**
+ * The live host for (@p crt, @p addr, @p port), or a new one with zero
+ * counts, with one reference for the caller.
+ * @return the host, or NULL: out of memory, or no worker slots configured
+ *   yet (arn_stats_workers() == 0).
+ */
+struct http_host *http_host_get(struct http_cluster_rt *crt, uint32_t addr, uint16_t port);
+/** The live host, without a reference (control lcore readers), or NULL. */
+struct http_host *http_host_find(const char *cluster, size_t len, uint32_t addr, uint16_t port);
+/** Free the hosts whose last reference went. */
+void http_host_reclaim(void);
+/** Sum of every worker's slot. */
+void http_host_sum(const struct http_host *h, struct http_host_ctr *out);
+/** Call @p fn for every live host (references > 0). */
+void http_host_foreach(void (*fn)(void *ctx, struct http_host *h), void *ctx);
+/** Free every host (workers stopped). */
+void http_host_fini(void);
+/** Hosts the registry holds (tests). */
+size_t http_host_count(void);
+
 /* Worker-side lookups in the current snapshot (NULL: not there yet). */
 struct http_cluster_rt *http_rt_cluster(const char *name, size_t len, uint64_t hash);
 struct http_hcm_rt *http_rt_hcm(const struct arn_cfg_hcm *hcm); /* takes a reference */
 struct http_listener_rt *http_rt_listener(uint32_t addr, uint16_t port);
+/* The host of the current snapshot; take a reference before the next
+ * quiescent state to keep it (http_host_ref). */
+struct http_host *http_rt_host(const struct http_cluster_rt *crt, uint32_t addr, uint16_t port);
 void http_rt_hcm_put(struct http_hcm_rt *r);
 
 /* Control lcore. */
@@ -180,6 +275,8 @@ struct http_stream {
 	bool req_head_sent;  /* the request head was queued upstream */
 	bool host_stripped;  /* the Host port was stripped (strip_*_host_port) */
 	bool counted_up;     /* counted in the cluster's rq_active */
+	bool counted_host;   /* counted in pool->host's rq_total / rq_active */
+	bool health_check;   /* the health check filter matched it */
 	bool close_quiet;
 	const char *auth; /* authority as routed (port stripped or not) */
 	uint32_t auth_len;
@@ -187,8 +284,9 @@ struct http_stream {
 	char service_time[24]; /* x-envoy-upstream-service-time sent */
 	uint8_t method;	       /* enum arn_h1_method */
 	uint8_t version;
-	uint16_t status; /* response code sent downstream (0: none) */
-	uint32_t flags;	 /* ARN_RF_BIT(...) */
+	uint16_t status;    /* response code sent downstream (0: none) */
+	uint16_t up_status; /* the upstream's final response code (0: none) */
+	uint32_t flags;	    /* ARN_RF_BIT(...) */
 	const char *details;
 	uint64_t start_tsc;
 	int64_t start_wall_us;
@@ -255,9 +353,10 @@ struct http_conn {
 	bool peer_eof;
 	bool close_after; /* close once the current response is out */
 	bool in_pump;
-	bool again; /* something changed while pumping: run once more */
-	bool shut;  /* FIN sent while closing */
-	bool dead;  /* TCP connection gone; freed when the pump unwinds */
+	bool again;	    /* something changed while pumping: run once more */
+	bool shut;	    /* FIN sent while closing */
+	bool dead;	    /* TCP connection gone; freed when the pump unwinds */
+	bool drain_counted; /* downstream_cx_drain_close counted */
 	uint32_t n_req;
 	uint64_t id;
 	uint64_t open_tsc;
@@ -307,8 +406,10 @@ struct http_pool {
 	uint32_t addr;
 	uint16_t port;
 	struct http_cluster_rt *crt;
+	struct http_host *host;	  /* per-host counters (referenced), or NULL */
 	struct http_upconn *idle; /* idle, connected */
 	uint32_t n_idle, n_conns, n_active;
+	uint32_t n_counted; /* streams counted in host->rq_active: keep the pool */
 	struct http_stream *pend_head, *pend_tail;
 };
 
@@ -423,6 +524,8 @@ void http_up_release(struct http_upconn *up, bool reusable);
 void http_up_detach(struct http_conn *hc);
 void http_up_pump(struct http_upconn *up);
 void http_pools_sweep(struct http_worker *w, const struct arn_cfg_gen *g);
+/* Retire a draining pool once nothing uses it (its host reference goes). */
+void http_pool_maybe_retire(struct http_worker *w, struct http_pool *p);
 void http_pools_close_all(struct http_worker *w);
 
 /* ---- pure logic (http_router.c), unit tested ------------------------------- */

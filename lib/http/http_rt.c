@@ -19,12 +19,14 @@
 
 #include <rte_rcu_qsbr.h>
 
+#include "arn_admin.h"
 #include "arn_config.h"
+#include "arn_config_admin.h"
 #include "arn_log.h"
 #include "http_int.h"
 #include "json.h"
 
-enum { K_CLUSTER = 1, K_HCM, K_LISTENER };
+enum { K_CLUSTER = 1, K_HCM, K_LISTENER, K_HOST };
 
 struct slot {
 	uint8_t kind;
@@ -42,6 +44,8 @@ struct snap {
 	size_t n_hcms;
 	const struct arn_cfg_listener **pinned;
 	size_t n_pinned;
+	struct http_host **hosts; /* one reference each */
+	size_t n_hosts;
 };
 
 struct retired {
@@ -55,6 +59,7 @@ static struct rte_rcu_qsbr *rcu;
 static struct snap *current;
 static struct retired *retired;
 static uint64_t synced_gen = UINT64_MAX;
+static unsigned synced_workers; /* hosts need worker slots: rebuild once they are known */
 static struct http_cluster_rt **clusters;
 static size_t n_clusters, cap_clusters;
 static struct http_listener_rt **listeners;
@@ -100,6 +105,29 @@ struct http_listener_rt *http_rt_listener(uint32_t addr, uint16_t port)
 	return s ? s->val : NULL;
 }
 
+static uint64_t host_slot_key(const struct http_cluster_rt *crt, uint32_t addr, uint16_t port)
+{
+	return crt->hash ^ ((uint64_t)addr << 16 | port);
+}
+
+struct http_host *http_rt_host(const struct http_cluster_rt *crt, uint32_t addr, uint16_t port)
+{
+	const struct snap *s = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
+	if (!s || !crt)
+		return NULL;
+	uint64_t key = host_slot_key(crt, addr, port);
+	for (size_t i = (size_t)(key * 0x9e3779b97f4a7c15ull) & s->mask;; i = (i + 1) & s->mask) {
+		const struct slot *sl = &s->slots[i];
+		if (!sl->kind)
+			return NULL;
+		if (sl->kind != K_HOST || sl->key != key)
+			continue;
+		struct http_host *h = sl->val;
+		if (h->crt == crt && h->addr == addr && h->port == port)
+			return h;
+	}
+}
+
 void http_rt_hcm_put(struct http_hcm_rt *r)
 {
 	if (!r || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) != 0)
@@ -139,6 +167,9 @@ static void snap_free(struct snap *s)
 		http_rt_hcm_put(s->hcms[i]);
 	for (size_t i = 0; i < s->n_pinned; i++)
 		arn_cfg_unpin(s->pinned[i]);
+	for (size_t i = 0; i < s->n_hosts; i++)
+		http_host_put(s->hosts[i]);
+	free(s->hosts);
 	free(s->hcms);
 	free(s->pinned);
 	free(s->slots);
@@ -153,6 +184,11 @@ static int snap_put(struct snap *s, uint8_t kind, uint64_t key, const void *name
 		if (!sl->kind) {
 			*sl = (struct slot){kind, key, name, len, val};
 			return 0;
+		}
+		if (kind == K_HOST) {
+			if (sl->kind == K_HOST && sl->val == val)
+				return 0; /* listed twice in one ClusterLoadAssignment */
+			continue;
 		}
 		if (sl->kind == kind && sl->key == key &&
 		    (!name || (sl->len == len && memcmp(sl->name, name, len) == 0)))
@@ -363,7 +399,31 @@ static void each_listener(void *ctx, const struct arn_cfg_listener *l)
 
 struct cl_walk {
 	const struct arn_cfg_gen *g;
+	struct snap *s;
+	size_t cap_hosts;
+	bool oom;
 };
+
+/* The snapshot's reference to the host of @p ep (created with zero counts
+ * if new; the same object, with its counts, if the endpoint stays). */
+static void add_host(struct cl_walk *cw, struct http_cluster_rt *c,
+		     const struct arn_cfg_endpoint *ep)
+{
+	struct snap *s = cw->s;
+	if (s->n_hosts == cw->cap_hosts) {
+		size_t nc = cw->cap_hosts ? cw->cap_hosts * 2 : 16;
+		void *p = realloc(s->hosts, nc * sizeof(*s->hosts));
+		if (!p) {
+			cw->oom = true;
+			return;
+		}
+		s->hosts = p;
+		cw->cap_hosts = nc;
+	}
+	struct http_host *h = http_host_get(c, ep->addr, ep->port);
+	if (h)
+		s->hosts[s->n_hosts++] = h;
+}
 
 static void each_cluster(void *ctx, const struct arn_config_resource_info *info)
 {
@@ -384,6 +444,7 @@ static void each_cluster(void *ctx, const struct arn_config_resource_info *info)
 			for (size_t l = 0; l < pr->n_localities; l++)
 				for (size_t i = 0; i < pr->localities[l].n_endpoints; i++) {
 					uint8_t h = pr->localities[l].endpoints[i].health;
+					add_host(cw, c, &pr->localities[l].endpoints[i]);
 					total++;
 					if (h == ARN_CFG_HEALTH_UNKNOWN ||
 					    h == ARN_CFG_HEALTH_HEALTHY)
@@ -420,6 +481,7 @@ static void retire_poll(bool wait_all)
 		}
 	}
 	reclaim_hcms();
+	http_host_reclaim();
 }
 
 void http_rt_sync(struct arn_config_store *s)
@@ -427,17 +489,19 @@ void http_rt_sync(struct arn_config_store *s)
 	retire_poll(false);
 	const struct arn_cfg_gen *g = arn_config_gen(s);
 	uint64_t id = arn_cfg_gen_id(g);
-	if (id == synced_gen)
+	unsigned nw = arn_stats_workers();
+	if (id == synced_gen && nw == synced_workers)
 		return;
 	struct snap *ns = calloc(1, sizeof(*ns));
 	if (!ns)
 		return;
 	ns->gen_id = id;
 	struct build b = {.s = ns, .g = g};
-	struct cl_walk cw = {g};
+	struct cl_walk cw = {.g = g, .s = ns};
 	arn_config_foreach(s, ARN_CFG_CLUSTER, each_cluster, &cw);
 	arn_cfg_listener_foreach(g, each_listener, &b);
-	size_t n = n_clusters + ns->n_hcms + n_listeners;
+	b.oom |= cw.oom;
+	size_t n = n_clusters + ns->n_hcms + n_listeners + ns->n_hosts;
 	size_t sz = 16;
 	while (sz < n * 2)
 		sz <<= 1;
@@ -457,8 +521,13 @@ void http_rt_sync(struct arn_config_store *s)
 	for (size_t i = 0; i < n_listeners; i++)
 		snap_put(ns, K_LISTENER, ((uint64_t)listeners[i]->addr << 16) | listeners[i]->port,
 			 NULL, 0, listeners[i]);
+	for (size_t i = 0; i < ns->n_hosts; i++) {
+		struct http_host *h = ns->hosts[i];
+		snap_put(ns, K_HOST, host_slot_key(h->crt, h->addr, h->port), NULL, 0, h);
+	}
 	struct snap *old = __atomic_exchange_n(&current, ns, __ATOMIC_ACQ_REL);
 	synced_gen = id;
+	synced_workers = nw;
 	if (old) {
 		struct retired *r = calloc(1, sizeof(*r));
 		if (!r) {
@@ -473,8 +542,78 @@ void http_rt_sync(struct arn_config_store *s)
 	}
 }
 
+/* ---- per-host counters on the admin endpoint ----------------------------------- */
+
+static void host_addr(const struct http_host *h, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%u.%u.%u.%u:%u", h->addr >> 24, (h->addr >> 16) & 255,
+		 (h->addr >> 8) & 255, h->addr & 255, h->port);
+}
+
+/* /clusters: lib/config lists the hosts, we fill in their counts. */
+static void host_stats_for_admin(void *arg, const char *cluster, uint32_t addr, uint16_t port,
+				 struct arn_admin_host_info *out)
+{
+	(void)arg;
+	struct http_host *h = http_host_find(cluster, strlen(cluster), addr, port);
+	if (!h)
+		return;
+	struct http_host_ctr c;
+	http_host_sum(h, &c);
+	out->cx_total = c.cx_total;
+	out->cx_connect_fail = c.cx_connect_fail;
+	out->rq_total = c.rq_total;
+	out->rq_success = c.rq_success;
+	out->rq_error = c.rq_error;
+	out->rq_timeout = c.rq_timeout;
+	out->cx_active = c.cx_active;
+	out->rq_active = c.rq_active;
+}
+
+/* /stats: Envoy's per-endpoint stats, cluster.<name>.endpoint.<address>.<stat>,
+ * for the hosts of the current snapshot (a removed host leaves with it). */
+static void host_stats_pull(struct arn_stats_emitter *e, void *arg)
+{
+	(void)arg;
+	static uint64_t walk;
+	const struct snap *s = current;
+	if (!s)
+		return;
+	walk++;
+	for (size_t i = 0; i < s->n_hosts; i++) {
+		struct http_host *h = s->hosts[i];
+		if (h->mark == walk)
+			continue;
+		h->mark = walk;
+		struct http_host_ctr c;
+		http_host_sum(h, &c);
+		char addr[32];
+		host_addr(h, addr, sizeof(addr));
+		const struct {
+			const char *name;
+			uint64_t v;
+			enum arn_stat_kind kind;
+		} v[] = {
+		    {"cx_connect_fail", c.cx_connect_fail, ARN_STAT_COUNTER},
+		    {"cx_total", c.cx_total, ARN_STAT_COUNTER},
+		    {"rq_error", c.rq_error, ARN_STAT_COUNTER},
+		    {"rq_success", c.rq_success, ARN_STAT_COUNTER},
+		    {"rq_timeout", c.rq_timeout, ARN_STAT_COUNTER},
+		    {"rq_total", c.rq_total, ARN_STAT_COUNTER},
+		    {"cx_active", c.cx_active, ARN_STAT_GAUGE},
+		    {"rq_active", c.rq_active, ARN_STAT_GAUGE},
+		};
+		for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++)
+			arn_stats_emit_sub(e, v[k].kind, "cluster", ARN_STATS_TAG_CLUSTER,
+					   h->crt->name, "endpoint", ARN_STATS_TAG_ENDPOINT, addr,
+					   v[k].name, (int64_t)v[k].v);
+	}
+}
+
 int http_rt_init(struct arn_config_store *s)
 {
+	arn_config_admin_set_host_stats(host_stats_for_admin, NULL);
+	arn_stats_pull_register(host_stats_pull, NULL);
 	store = s;
 	rcu = s ? arn_config_rcu(s) : NULL;
 	synced_gen = UINT64_MAX;
@@ -485,11 +624,14 @@ int http_rt_init(struct arn_config_store *s)
 
 void http_rt_fini(void)
 {
+	arn_config_admin_set_host_stats(NULL, NULL);
+	arn_stats_pull_unregister(host_stats_pull, NULL);
 	/* workers are stopped: nothing reads the snapshots any more */
 	struct snap *s = __atomic_exchange_n(&current, NULL, __ATOMIC_ACQ_REL);
 	snap_free(s);
 	retire_poll(true);
 	reclaim_hcms();
+	http_host_fini();
 	for (size_t i = 0; i < n_clusters; i++) {
 		arn_stats_scope_put(clusters[i]->stats);
 		free(clusters[i]->name);
@@ -508,4 +650,5 @@ void http_rt_fini(void)
 	store = NULL;
 	rcu = NULL;
 	synced_gen = UINT64_MAX;
+	synced_workers = 0;
 }

@@ -49,6 +49,20 @@ struct http_pool *http_pool_find(struct http_worker *w, const char *name, size_t
 	return NULL;
 }
 
+/* The pool's per-host counters: the snapshot's host, referenced for as long
+ * as the pool lives (a pool made before the control lcore saw its
+ * generation finds it on a later request). */
+static void pool_bind_host(struct http_pool *p)
+{
+	if (p->host || !p->crt)
+		return;
+	struct http_host *h = http_rt_host(p->crt, p->addr, p->port);
+	if (h) {
+		http_host_ref(h); /* the snapshot holds one until our next quiescent state */
+		p->host = h;
+	}
+}
+
 struct http_pool *http_pool_get(struct http_worker *w, const struct arn_cfg_ref *cluster,
 				struct http_cluster_rt *crt, uint32_t addr, uint16_t port)
 {
@@ -56,6 +70,8 @@ struct http_pool *http_pool_get(struct http_worker *w, const struct arn_cfg_ref 
 	if (p) {
 		if (!p->crt)
 			p->crt = crt;
+		if (!p->host)
+			pool_bind_host(p);
 		return p;
 	}
 	uint64_t key = pool_key(cluster->name, cluster->len, addr, port);
@@ -74,6 +90,7 @@ struct http_pool *http_pool_get(struct http_worker *w, const struct arn_cfg_ref 
 		p->addr = addr;
 		p->port = port;
 		p->crt = crt;
+		pool_bind_host(p);
 		w->n_pools++;
 		return p;
 	}
@@ -83,6 +100,20 @@ struct http_pool *http_pool_get(struct http_worker *w, const struct arn_cfg_ref 
 static struct arn_stats_scope *cl_stats(const struct http_pool *p)
 {
 	return p->crt ? p->crt->stats : NULL;
+}
+
+#define HOST_ADD(w, p, field, d) HTTP_HOST_ADD(http_host_ctr((p)->host, (w)->idx), field, d)
+
+void http_pool_maybe_retire(struct http_worker *w, struct http_pool *p)
+{
+	if (!p->used || !p->draining || p->n_conns || p->pend_head || p->n_counted)
+		return;
+	/* nothing counts into the host any more: drop our reference */
+	http_host_put(p->host);
+	p->host = NULL;
+	/* tombstone: key kept so probes continue past it */
+	p->used = false;
+	w->n_pools--;
 }
 
 #define CL_INC(w, p, name)                                                                         \
@@ -270,6 +301,7 @@ static void up_free(struct http_upconn *u)
 		if (p->crt)
 			__atomic_fetch_sub(&p->crt->cx_active, 1, __ATOMIC_RELAXED);
 		CL_GAUGE(w, p, upstream_cx_active, -1);
+		HOST_ADD(w, p, cx_active, -1);
 		CL_INC(w, p, upstream_cx_destroy);
 		struct arn_stats_scope *sc = cl_stats(p);
 		if (sc && u->open_tsc)
@@ -280,8 +312,10 @@ static void up_free(struct http_upconn *u)
 	u->tc = NULL;
 	u->next = w->up_free;
 	w->up_free = u;
-	if (p)
+	if (p) {
 		pool_kick(w, p);
+		http_pool_maybe_retire(w, p);
+	}
 }
 
 static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, uint32_t laddr,
@@ -300,6 +334,7 @@ static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, u
 		u->next = w->up_free;
 		w->up_free = u;
 		CL_INC(w, p, upstream_cx_connect_fail);
+		HOST_ADD(w, p, cx_connect_fail, 1);
 		return NULL;
 	}
 	u->tc = tc;
@@ -307,6 +342,8 @@ static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, u
 	p->n_conns++;
 	if (p->crt)
 		__atomic_fetch_add(&p->crt->cx_active, 1, __ATOMIC_RELAXED);
+	HOST_ADD(w, p, cx_total, 1);
+	HOST_ADD(w, p, cx_active, 1);
 	CL_INC(w, p, upstream_cx_total);
 	CL_INC(w, p, upstream_cx_http1_total);
 	CL_GAUGE(w, p, upstream_cx_active, 1);
@@ -515,9 +552,10 @@ static void up_closed(struct arn_tcp_conn *c, int reason)
 	struct http_conn *hc = u->dc;
 	struct http_worker *w = u->w;
 	idle_unlink(u);
-	if (!u->connected)
+	if (!u->connected) {
 		CL_INC(w, u->pool, upstream_cx_connect_fail);
-	else if (reason == 0 || reason == -ECONNRESET)
+		HOST_ADD(w, u->pool, cx_connect_fail, 1);
+	} else if (reason == 0 || reason == -ECONNRESET)
 		CL_INC(w, u->pool, upstream_cx_destroy_remote);
 	else
 		CL_INC(w, u->pool, upstream_cx_destroy_local);
@@ -572,11 +610,7 @@ void http_pools_sweep(struct http_worker *w, const struct arn_cfg_gen *g)
 			continue;
 		while (p->idle)
 			up_close(p->idle, false);
-		if (p->n_conns == 0 && !p->pend_head) {
-			/* tombstone: key kept so probes continue past it */
-			p->used = false;
-			w->n_pools--;
-		}
+		http_pool_maybe_retire(w, p);
 	}
 }
 

@@ -1,0 +1,553 @@
+/*
+ * Issue 7's two HTTP gaps, without a data plane:
+ *
+ *  - per-host counters (lib/http/http_host.c, http_rt.c, http_upstream.c):
+ *    a host that stays in its cluster across EDS generations keeps its
+ *    object and counts; a host removed while a request to it is in flight
+ *    stays alive until that request is done (the pool holds it), and one
+ *    that a worker just found in a snapshot stays alive until the worker
+ *    passed a quiescent state. Run under ASan, a counter written after its
+ *    memory was freed fails the test. /clusters and /stats show the sums.
+ *  - the health check filter's conversion (envoy.filters.http.health_check
+ *    into the HCM's model) and its refusals.
+ *
+ * Worker-side code runs on the test thread with a worker struct of its own
+ * (pools only); the configuration store is real.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <rte_rcu_qsbr.h>
+
+#include "upb/reflection.h"
+
+#include "admin_int.h"
+#include "arn_admin.h"
+#include "arn_config.h"
+#include "arn_config_admin.h"
+#include "arn_proto.h"
+#include "arn_stats.h"
+#include "http_int.h"
+#include "stats_int.h"
+
+#define L ARN_TYPE_URL_LISTENER
+#define C ARN_TYPE_URL_CLUSTER
+#define E ARN_TYPE_URL_CLA
+
+static struct arn_config_store *st;
+static struct arn_config_admin *ca;
+static struct arn_config_result res;
+
+static int setup(void **state)
+{
+	(void)state;
+	st = arn_config_create(NULL);
+	assert_non_null(st);
+	ca = arn_config_admin_start(st);
+	assert_non_null(ca);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	http_rt_fini();
+	arn_config_result_free(&res);
+	arn_config_admin_stop(ca);
+	ca = NULL;
+	arn_config_destroy(st);
+	st = NULL;
+	arn_admin_reset_for_tests();
+	arn_stats_reset_for_tests();
+	return 0;
+}
+
+/* ---- applying resources (JSON -> proto -> the store) --------------------------------- */
+
+static void apply(const char *type, const char *version, const char *const *json)
+{
+	arn_config_result_free(&res);
+	struct arn_config_resource_in in[8];
+	char names[8][128];
+	size_t n = 0;
+	upb_Arena *a = upb_Arena_New();
+	const upb_MessageDef *md = arn_proto_msgdef(strrchr(type, '/') + 1);
+	for (; json[n]; n++) {
+		assert_true(n < 8);
+		struct arn_sb err = ARN_SB_INIT;
+		upb_Message *m = arn_proto_from_json(json[n], strlen(json[n]), md, a, &err);
+		if (!m)
+			fail_msg("bad test JSON: %s\n%s", arn_sb_cstr(&err), json[n]);
+		arn_sb_free(&err);
+		const upb_FieldDef *f =
+		    upb_MessageDef_FindFieldByName(md, strcmp(type, E) ? "name" : "cluster_name");
+		upb_StringView nm = upb_Message_Get(m, f).str_val;
+		snprintf(names[n], sizeof(names[n]), "%.*s", (int)nm.size, nm.data);
+		in[n] = (struct arn_config_resource_in){names[n], version, NULL, 0};
+		in[n].bytes = arn_proto_encode(m, md, a, &in[n].len);
+	}
+	assert_int_equal(arn_config_apply(st, type, in, n, NULL, 0, 0, &res), 0);
+	upb_Arena_Free(a);
+}
+
+#define APPLY(type, version, ...) apply((type), (version), (const char *const[]){__VA_ARGS__, NULL})
+
+static void accepted(void)
+{
+	if (!res.accepted || res.n_errors)
+		fail_msg("batch not accepted cleanly: %s",
+			 res.n_errors ? res.errors[0].message : "refused");
+}
+
+/* The batch was refused with an error mentioning every one of @p words. */
+static void refused_with(const char *what, const char *words)
+{
+	if (res.accepted && !res.n_errors)
+		fail_msg("%s: accepted, expected a refusal", what);
+	assert_true(res.n_errors > 0);
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", words);
+	for (char *w = strtok(buf, "|"); w; w = strtok(NULL, "|"))
+		if (!strstr(res.errors[0].message, w))
+			fail_msg("%s: error lacks '%s': %s", what, w, res.errors[0].message);
+}
+
+static char jb[8][4096];
+static int njb;
+
+static const char *jcluster_eds(const char *name)
+{
+	char *b = jb[njb++ % 8];
+	snprintf(b, 4096,
+		 "{\"name\":\"%s\",\"type\":\"EDS\",\"connect_timeout\":\"1s\","
+		 "\"eds_cluster_config\":{\"eds_config\":{\"ads\":{}}}}",
+		 name);
+	return b;
+}
+
+/* A ClusterLoadAssignment with endpoints 198.18.0.<last[i]>:8080. */
+static const char *jcla(const char *name, const int *last, size_t n)
+{
+	char *b = jb[njb++ % 8];
+	int k =
+	    snprintf(b, 4096, "{\"cluster_name\":\"%s\",\"endpoints\":[{\"lb_endpoints\":[", name);
+	for (size_t i = 0; i < n; i++)
+		k += snprintf(b + k, 4096 - (size_t)k,
+			      "%s{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":"
+			      "\"198.18.0.%d\",\"port_value\":8080}}}}",
+			      i ? "," : "", last[i]);
+	snprintf(b + k, 4096 - (size_t)k, "]}]}");
+	return b;
+}
+
+#define IP(last) (0xc6120000u | (uint32_t)(last)) /* 198.18.0.<last> */
+
+/* ---- per-host counters ------------------------------------------------------------------ */
+
+static struct http_worker *fake_worker(unsigned idx)
+{
+	struct http_worker *w = calloc(1, sizeof(*w));
+	assert_non_null(w);
+	w->idx = idx;
+	w->slot = ARN_STATS_SLOT_WORKER(idx);
+	w->pools = calloc(HTTP_POOLS, sizeof(*w->pools));
+	assert_non_null(w->pools);
+	return w;
+}
+
+static void fake_worker_free(struct http_worker *w)
+{
+	free(w->pools);
+	free(w);
+}
+
+static struct arn_cfg_ref web_ref(void)
+{
+	return (struct arn_cfg_ref){"web", 3, arn_cfg_hash("web", 3)};
+}
+
+static struct http_host_ctr sum_of(struct http_host *h)
+{
+	struct http_host_ctr c;
+	http_host_sum(h, &c);
+	return c;
+}
+
+static void want_in(const char *text, const char *line)
+{
+	if (!strstr(text, line))
+		fail_msg("missing '%s' in:\n%s", line, text);
+}
+
+static void test_host_counts_kept_across_generations_and_in_flight(void **state)
+{
+	(void)state;
+	assert_int_equal(arn_stats_set_workers(2), 0);
+	APPLY(C, "1", jcluster_eds("web"));
+	APPLY(E, "1", jcla("web", (const int[]){10, 11}, 2));
+	accepted();
+	assert_int_equal(http_rt_init(st), 0);
+	struct arn_cfg_ref ref = web_ref();
+	struct http_cluster_rt *crt = http_rt_cluster(ref.name, ref.len, ref.hash);
+	assert_non_null(crt);
+
+	/* two workers each send requests to both hosts */
+	struct http_worker *w0 = fake_worker(0), *w1 = fake_worker(1);
+	struct http_pool *a0 = http_pool_get(w0, &ref, crt, IP(10), 8080);
+	struct http_pool *b0 = http_pool_get(w0, &ref, crt, IP(11), 8080);
+	struct http_pool *a1 = http_pool_get(w1, &ref, crt, IP(10), 8080);
+	assert_non_null(a0->host);
+	assert_non_null(b0->host);
+	assert_ptr_equal(a0->host, a1->host); /* one host, a slot per worker */
+	assert_ptr_not_equal(a0->host, b0->host);
+	HTTP_HOST_ADD(http_host_ctr(a0->host, 0), rq_total, 3);
+	HTTP_HOST_ADD(http_host_ctr(a0->host, 0), rq_success, 3);
+	HTTP_HOST_ADD(http_host_ctr(a1->host, 1), rq_total, 2);
+	HTTP_HOST_ADD(http_host_ctr(a1->host, 1), rq_error, 2);
+	HTTP_HOST_ADD(http_host_ctr(a1->host, 1), cx_total, 1);
+	HTTP_HOST_ADD(http_host_ctr(a1->host, 1), cx_active, 1);
+	/* a request to 198.18.0.11 is in flight on worker 0 */
+	struct http_host *b = b0->host;
+	HTTP_HOST_ADD(http_host_ctr(b, 0), rq_total, 1);
+	HTTP_HOST_ADD(http_host_ctr(b, 0), rq_active, 1);
+	b0->n_counted = 1;
+
+	struct http_host_ctr s = sum_of(a0->host);
+	assert_int_equal(s.rq_total, 5);
+	assert_int_equal(s.rq_success, 3);
+	assert_int_equal(s.rq_error, 2);
+	assert_int_equal(s.cx_active, 1);
+
+	/* /clusters shows the sums (text and Envoy's JSON) */
+	struct arn_sb t = ARN_SB_INIT;
+	arn_admin_clusters_write_(&t, false);
+	want_in(arn_sb_cstr(&t), "web::198.18.0.10:8080::rq_total::5\n");
+	want_in(arn_sb_cstr(&t), "web::198.18.0.10:8080::cx_active::1\n");
+	want_in(arn_sb_cstr(&t), "web::198.18.0.11:8080::rq_active::1\n");
+	arn_sb_reset(&t);
+	arn_admin_clusters_write_(&t, true);
+	upb_Arena *ar = upb_Arena_New();
+	struct arn_sb err = ARN_SB_INIT;
+	if (!arn_proto_from_json(t.buf, t.len, arn_proto_msgdef("envoy.admin.v3.Clusters"), ar,
+				 &err))
+		fail_msg("/clusters?format=json: %s\n%s", arn_sb_cstr(&err), arn_sb_cstr(&t));
+	upb_Arena_Free(ar);
+	arn_sb_free(&err);
+	want_in(arn_sb_cstr(&t), "{\"name\":\"rq_total\",\"value\":\"5\"}");
+	want_in(arn_sb_cstr(&t), "{\"type\":\"GAUGE\",\"name\":\"cx_active\",\"value\":\"1\"}");
+
+	/* EDS: 198.18.0.11 leaves, 198.18.0.12 arrives */
+	APPLY(E, "2", jcla("web", (const int[]){10, 12}, 2));
+	accepted();
+	http_rt_sync(st);
+	const struct arn_cfg_gen *g = arn_config_gen(st);
+	http_pools_sweep(w0, g);
+	http_pools_sweep(w1, g);
+	/* the host that stayed is the same object with its counts */
+	assert_ptr_equal(http_rt_host(crt, IP(10), 8080), a0->host);
+	assert_int_equal(sum_of(a0->host).rq_total, 5);
+	assert_false(a0->draining);
+	/* the new one starts at zero; the removed one is not in the snapshot */
+	struct http_host *c = http_rt_host(crt, IP(12), 8080);
+	assert_non_null(c);
+	assert_int_equal(sum_of(c).rq_total, 0);
+	assert_null(http_rt_host(crt, IP(11), 8080));
+	/* ... but its pool drains with the request in flight and keeps it */
+	assert_true(b0->used);
+	assert_true(b0->draining);
+	assert_ptr_equal(b0->host, b);
+	arn_sb_reset(&t);
+	arn_admin_clusters_write_(&t, false);
+	want_in(arn_sb_cstr(&t), "web::198.18.0.10:8080::rq_total::5\n");
+	want_in(arn_sb_cstr(&t), "web::198.18.0.12:8080::rq_total::0\n");
+	assert_null(strstr(arn_sb_cstr(&t), "198.18.0.11"));
+	/* several generations later, still alive */
+	APPLY(E, "3", jcla("web", (const int[]){10, 12, 13}, 3));
+	http_rt_sync(st);
+	http_pools_sweep(w0, arn_config_gen(st));
+	http_rt_sync(st);
+
+	/* the request finishes: its counters are written (live memory; ASan
+	 * would catch a write after free), then the pool lets the host go */
+	HTTP_HOST_ADD(http_host_ctr(b, 0), rq_success, 1);
+	HTTP_HOST_ADD(http_host_ctr(b, 0), rq_active, -1);
+	assert_int_equal(sum_of(b).rq_success, 1);
+	size_t before = http_host_count();
+	b0->n_counted = 0;
+	http_pool_maybe_retire(w0, b0);
+	assert_false(b0->used);
+	assert_null(b0->host);
+	http_rt_sync(st); /* reclaims */
+	assert_int_equal(http_host_count(), before - 1);
+	assert_null(http_host_find("web", 3, IP(11), 8080));
+
+	/* 198.18.0.11 comes back: a new host, counting from zero */
+	APPLY(E, "4", jcla("web", (const int[]){10, 11}, 2));
+	http_rt_sync(st);
+	http_pools_sweep(w0, arn_config_gen(st));
+	struct http_pool *b0n = http_pool_get(w0, &ref, crt, IP(11), 8080);
+	assert_non_null(b0n->host);
+	assert_int_equal(sum_of(b0n->host).rq_total, 0);
+	assert_int_equal(sum_of(a0->host).rq_total, 5);
+
+	arn_sb_free(&t);
+	fake_worker_free(w0);
+	fake_worker_free(w1);
+}
+
+/* A worker that found a host in a snapshot in this loop iteration may still
+ * take its reference after the control lcore published a generation
+ * without it: the old snapshot keeps the host until the worker passed a
+ * quiescent state. */
+static void test_removed_host_waits_for_quiescent_workers(void **state)
+{
+	(void)state;
+	assert_int_equal(arn_stats_set_workers(1), 0);
+	APPLY(C, "1", jcluster_eds("web"));
+	APPLY(E, "1", jcla("web", (const int[]){10, 11}, 2));
+	accepted();
+	struct rte_rcu_qsbr *q = arn_config_rcu(st);
+	assert_int_equal(rte_rcu_qsbr_thread_register(q, 0), 0);
+	rte_rcu_qsbr_thread_online(q, 0);
+	assert_int_equal(http_rt_init(st), 0);
+	struct arn_cfg_ref ref = web_ref();
+	struct http_cluster_rt *crt = http_rt_cluster(ref.name, ref.len, ref.hash);
+	rte_rcu_qsbr_quiescent(q, 0);
+
+	struct http_host *b = http_rt_host(crt, IP(11), 8080); /* worker: found it */
+	assert_non_null(b);
+	APPLY(E, "2", jcla("web", (const int[]){10}, 1)); /* control: it goes */
+	accepted();
+	http_rt_sync(st);
+	http_rt_sync(st);
+	/* the worker has not passed a quiescent state: the host is alive */
+	assert_ptr_equal(http_host_find("web", 3, IP(11), 8080), b);
+	http_host_ref(b); /* still legal in the same iteration */
+	HTTP_HOST_ADD(http_host_ctr(b, 0), cx_total, 1);
+	rte_rcu_qsbr_quiescent(q, 0);
+	http_rt_sync(st); /* the old snapshot goes; the worker's reference remains */
+	assert_ptr_equal(http_host_find("web", 3, IP(11), 8080), b);
+	assert_int_equal(sum_of(b).cx_total, 1);
+	http_host_put(b);
+	http_rt_sync(st);
+	assert_null(http_host_find("web", 3, IP(11), 8080));
+
+	/* a host nobody took is freed after the grace period alone */
+	size_t n = http_host_count();
+	APPLY(E, "3", jcla("web", (const int[]){12}, 1));
+	http_rt_sync(st);
+	assert_int_equal(http_host_count(), n + 1); /* 10 waits for the worker */
+	rte_rcu_qsbr_quiescent(q, 0);
+	http_rt_sync(st);
+	assert_int_equal(http_host_count(), n); /* 10 gone, 12 in */
+	assert_null(http_host_find("web", 3, IP(10), 8080));
+	rte_rcu_qsbr_thread_offline(q, 0);
+	rte_rcu_qsbr_thread_unregister(q, 0);
+}
+
+/* /stats: Envoy's per-endpoint names, and their Prometheus form with both
+ * tags (envoy_cluster_name, envoy_endpoint_address). */
+static void test_host_stats_names(void **state)
+{
+	(void)state;
+	assert_int_equal(arn_stats_set_workers(1), 0);
+	APPLY(C, "1", jcluster_eds("web"));
+	APPLY(E, "1", jcla("web", (const int[]){10}, 1));
+	assert_int_equal(http_rt_init(st), 0);
+	struct arn_cfg_ref ref = web_ref();
+	struct http_host *h =
+	    http_rt_host(http_rt_cluster(ref.name, ref.len, ref.hash), IP(10), 8080);
+	assert_non_null(h);
+	HTTP_HOST_ADD(http_host_ctr(h, 0), rq_total, 7);
+	HTTP_HOST_ADD(http_host_ctr(h, 0), rq_active, 2);
+	struct arn_stats_snapshot s;
+	assert_int_equal(arn_stats_snapshot_take(&s), 0);
+	bool total = false, active = false;
+	for (size_t i = 0; i < s.n; i++) {
+		if (!strcmp(s.v[i].name, "cluster.web.endpoint.198.18.0.10_8080.rq_total")) {
+			total = true;
+			assert_int_equal(s.v[i].counter, 7);
+			assert_int_equal(s.v[i].kind, ARN_STAT_COUNTER);
+		}
+		if (!strcmp(s.v[i].name, "cluster.web.endpoint.198.18.0.10_8080.rq_active")) {
+			active = true;
+			assert_int_equal(s.v[i].gauge, 2);
+			assert_int_equal(s.v[i].kind, ARN_STAT_GAUGE);
+		}
+	}
+	assert_true(total && active);
+	struct arn_sb out = ARN_SB_INIT;
+	assert_int_equal(arn_admin_stats_prometheus_(&s, NULL, &out), 0);
+	want_in(arn_sb_cstr(&out), "# TYPE envoy_cluster_endpoint_rq_total counter\n");
+	want_in(arn_sb_cstr(&out), "envoy_cluster_endpoint_rq_total{envoy_cluster_name=\"web\","
+				   "envoy_endpoint_address=\"198.18.0.10:8080\"} 7\n");
+	want_in(arn_sb_cstr(&out), "# TYPE envoy_cluster_endpoint_rq_active gauge\n");
+	arn_sb_free(&out);
+	arn_stats_snapshot_free(&s);
+}
+
+/* ---- the health check filter's conversion ------------------------------------------------ */
+
+#define HCM_AT                                                                                     \
+	"\"@type\":\"type.googleapis.com/"                                                         \
+	"envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager\""
+#define ROUTER                                                                                     \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{\"@type\":\"type.googleapis."   \
+	"com/envoy.extensions.filters.http.router.v3.Router\"}}"
+#define HC_AT                                                                                      \
+	"\"@type\":\"type.googleapis.com/"                                                         \
+	"envoy.extensions.filters.http.health_check.v3.HealthCheck\""
+
+/* A listener whose HCM runs @p filters (JSON array members) and a route. */
+static const char *jlistener(const char *filters)
+{
+	char *b = jb[njb++ % 8];
+	snprintf(b, 4096,
+		 "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		 "\"port_value\":80}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+		 "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"in\",\"route_config\":{\"name\":"
+		 "\"r\",\"virtual_hosts\":[{\"name\":\"vh\",\"domains\":[\"*\"],\"routes\":[{"
+		 "\"match\":{\"prefix\":\"/\"},\"direct_response\":{\"status\":200}}]}]},"
+		 "\"http_filters\":[%s]}}]}]}",
+		 filters);
+	return b;
+}
+
+static const char *jhc(const char *fields)
+{
+	char *b = jb[njb++ % 8];
+	snprintf(b, 4096,
+		 "{\"name\":\"envoy.filters.http.health_check\",\"typed_config\":{" HC_AT "%s%s}}",
+		 *fields ? "," : "", fields);
+	return b;
+}
+
+static char fbuf[2048];
+static const char *two(const char *a, const char *b2)
+{
+	snprintf(fbuf, sizeof(fbuf), "%s,%s", a, b2);
+	return fbuf;
+}
+
+static const struct arn_cfg_hcm *listener_hcm(void)
+{
+	const struct arn_cfg_listener *l =
+	    arn_cfg_find(arn_config_gen(st), ARN_CFG_LISTENER, "l", 1, arn_cfg_hash("l", 1));
+	assert_non_null(l);
+	assert_true(l->n_chains == 1);
+	return l->chains[0].hcm;
+}
+
+#define PATH_HEALTHZ "\"headers\":[{\"name\":\":path\",\"string_match\":{\"exact\":\"/healthz\"}}]"
+
+static void test_hc_filter_converted(void **state)
+{
+	(void)state;
+	APPLY(L, "1", jlistener(two(jhc("\"pass_through_mode\":false," PATH_HEALTHZ), ROUTER)));
+	accepted();
+	const struct arn_cfg_hcm *h = listener_hcm();
+	assert_int_equal(h->n_http_filters, 2);
+	assert_int_equal(h->http_filters[0], ARN_CFG_HF_HEALTH_CHECK);
+	assert_int_equal(h->http_filters[1], ARN_CFG_HF_ROUTER);
+	const struct arn_cfg_hc_filter *f = h->health_check;
+	assert_non_null(f);
+	assert_false(f->pass_through);
+	assert_int_equal(f->cache_time_ms, 0);
+	assert_int_equal(f->n_headers, 1);
+	assert_string_equal(f->headers[0].name, ":path");
+	assert_int_equal(f->n_min_healthy, 0);
+
+	/* the matchers decide which requests are health checks */
+	struct arn_cfg_request rq = {
+	    .method = "GET", .method_len = 3, .path = "/healthz", .path_len = 8};
+	assert_true(arn_cfg_headers_match(f->headers, f->n_headers, &rq));
+	rq.path = "/healthz?x=1";
+	rq.path_len = 12;
+	assert_false(arn_cfg_headers_match(f->headers, f->n_headers, &rq));
+	rq.path = "/";
+	rq.path_len = 1;
+	assert_false(arn_cfg_headers_match(f->headers, f->n_headers, &rq));
+
+	/* pass-through with a cache and cluster percentages (truncated, as Envoy) */
+	APPLY(L, "2",
+	      jlistener(two(jhc("\"pass_through_mode\":true,\"cache_time\":\"2.5s\","
+				"\"cluster_min_healthy_percentages\":{\"web\":{\"value\":50.9},"
+				"\"api\":{\"value\":0}},"
+				"\"headers\":[{\"name\":\"x-hc\",\"present_match\":true},{\"name\":"
+				"\":method\",\"string_match\":{\"exact\":\"GET\"}}]"),
+			    ROUTER)));
+	accepted();
+	f = listener_hcm()->health_check;
+	assert_true(f->pass_through);
+	assert_int_equal(f->cache_time_ms, 2500);
+	assert_int_equal(f->n_headers, 2);
+	assert_int_equal(f->n_min_healthy, 2);
+	for (size_t i = 0; i < 2; i++) {
+		const struct arn_cfg_hc_min_healthy *m = &f->min_healthy[i];
+		if (m->cluster.len == 3 && !memcmp(m->cluster.name, "web", 3))
+			assert_int_equal(m->percent, 50);
+		else
+			assert_int_equal(m->percent, 0);
+	}
+
+	/* without it, no filter */
+	APPLY(L, "3", jlistener(ROUTER));
+	accepted();
+	assert_null(listener_hcm()->health_check);
+}
+
+static void test_hc_filter_refusals(void **state)
+{
+	(void)state;
+	APPLY(L, "1", jlistener(two(jhc(PATH_HEALTHZ), ROUTER)));
+	refused_with("pass_through_mode missing", "http_filters[0]|pass_through_mode|missing");
+	APPLY(L, "1",
+	      jlistener(two(jhc("\"pass_through_mode\":false,\"cache_time\":\"1s\"," PATH_HEALTHZ),
+			    ROUTER)));
+	refused_with("cache_time without pass-through", "cache_time|pass_through_mode: true");
+	APPLY(L, "1", jlistener(two(jhc("\"pass_through_mode\":false"), ROUTER)));
+	refused_with("no headers", "headers|empty");
+	APPLY(L, "1",
+	      jlistener(two(jhc("\"pass_through_mode\":false,\"cluster_min_healthy_percentages\":{"
+				"\"web\":{\"value\":150}}," PATH_HEALTHZ),
+			    ROUTER)));
+	refused_with("percent over 100", "cluster_min_healthy_percentages[web]|between 0 and 100");
+	char twice[2048];
+	snprintf(twice, sizeof(twice), "%s,%s,%s", jhc("\"pass_through_mode\":false," PATH_HEALTHZ),
+		 jhc("\"pass_through_mode\":true," PATH_HEALTHZ), ROUTER);
+	APPLY(L, "1", jlistener(twice));
+	refused_with("two health check filters", "http_filters[1]|second health_check");
+	APPLY(L, "1", jlistener(two(ROUTER, jhc("\"pass_through_mode\":false," PATH_HEALTHZ))));
+	refused_with("after the router", "after the router");
+	/* a header matcher's own errors are reported at its path */
+	APPLY(L, "1",
+	      jlistener(two(jhc("\"pass_through_mode\":false,\"headers\":[{\"name\":\":path\","
+				"\"range_match\":{\"start\":5,\"end\":1}}]"),
+			    ROUTER)));
+	refused_with("bad matcher", "headers[0]|range_match");
+	/* nothing of it was applied */
+	assert_null(
+	    arn_cfg_find(arn_config_gen(st), ARN_CFG_LISTENER, "l", 1, arn_cfg_hash("l", 1)));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_host_counts_kept_across_generations_and_in_flight,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_removed_host_waits_for_quiescent_workers, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_host_stats_names, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_hc_filter_converted, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_hc_filter_refusals, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
