@@ -520,6 +520,11 @@ static void up_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
 	if (!u)
 		return;
 	http_up_pump(u);
+	/* A response still in progress: the server may hold the rest behind
+	 * Nagle until what it sent is ACKed. A complete one's ACK can wait and
+	 * ride on the next request (lib/tcp leaves that choice to us). */
+	if (u->dc && u->tc)
+		arn_tcp_ack_now(u->tc);
 }
 
 static void up_eof(struct arn_tcp_conn *c)

@@ -174,6 +174,17 @@ uint32_t arn_tcp_read(struct arn_tcp_conn *c, void *buf, uint32_t len);
  */
 struct rte_mbuf *arn_tcp_rx_take(struct arn_tcp_conn *c, uint32_t n);
 
+/**
+ * Send an ACK that is owed (delayed) for pushed data at once. For connections the
+ * application opened: it knows when the peer waits for our ACK, e.g. a
+ * response still incomplete from a server that holds its next small
+ * segment behind Nagle's algorithm until the previous one is ACKed. (On
+ * accepted connections the stack does this by itself when the application
+ * has read a pushed segment, as Linux does.) No-op when no ACK is owed or
+ * the data it would ACK was not pushed (a bulk transfer's middle).
+ */
+void arn_tcp_ack_now(struct arn_tcp_conn *c);
+
 /** Send FIN after the queued data (half-close); receiving goes on. */
 int arn_tcp_shutdown(struct arn_tcp_conn *c);
 

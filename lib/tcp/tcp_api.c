@@ -278,9 +278,24 @@ static void window_update_check(struct arn_tcp_conn *c)
 	}
 	/* Linux's tcp_cleanup_rbuf: the application drained what a pushed
 	 * segment brought and the exchange is not interactive, so no data of
-	 * ours will carry the owed ACK soon: send it now. */
-	if ((c->flags & (TF_DELACK | TF_PUSHED)) == (TF_DELACK | TF_PUSHED) &&
+	 * ours will carry the owed ACK soon: send it now. On accepted
+	 * connections only: on ours the application knows better whether the
+	 * peer waits (a response still incomplete) and says so with
+	 * arn_tcp_ack_now(); a complete response's ACK may wait for the next
+	 * request. */
+	if ((c->flags & (TF_DELACK | TF_PUSHED | TF_PASSIVE)) == (TF_DELACK | TF_PUSHED | TF_PASSIVE) &&
 	    !(c->flags & TF_PINGPONG) && c->rcvq.bytes == 0) {
+		c->flags |= TF_ACK_NOW;
+		tcp_want_output(c);
+	}
+}
+
+void arn_tcp_ack_now(struct arn_tcp_conn *c)
+{
+	/* Only for pushed data, as Linux's ICSK_ACK_PUSHED: a bulk sender
+	 * pushes at the end of each write, not every segment, so a download
+	 * keeps its every-second-segment ACKs. */
+	if ((c->flags & (TF_DELACK | TF_PUSHED)) == (TF_DELACK | TF_PUSHED)) {
 		c->flags |= TF_ACK_NOW;
 		tcp_want_output(c);
 	}
