@@ -25,6 +25,14 @@
  * Configuration objects that a request uses (route table, cluster,
  * endpoints) are pinned for the request's life (arn_cfg_pin), so a new
  * generation changes new requests only.
+ *
+ * HTTP filters: envoy.filters.http.health_check (answers health checks
+ * itself; 503 while arn_admin_healthcheck_failed()) and the router. While
+ * health checks fail every response carries "connection: close".
+ *
+ * On the admin endpoint (registered by arn_http_start, control lcore):
+ * per-host counters for /clusters through arn_config_admin_set_host_stats()
+ * and Envoy's per-endpoint stats (cluster.<c>.endpoint.<address>.*) in /stats.
  */
 #ifndef ARN_HTTP_H
 #define ARN_HTTP_H

@@ -66,6 +66,20 @@ for c in d["cluster_statuses"]:
 p=$(curl -s "$admin/stats/prometheus")
 expect "/stats/prometheus: envoy_cluster_endpoint_rq_total with both labels" "$p" \
 	"envoy_cluster_endpoint_rq_total\{envoy_cluster_name=\"web\",envoy_endpoint_address=\"198.18.3.10:8080\"\} $ra"
+if command -v promtool >/dev/null; then
+	printf '%s\n' "$p" >"$TOPO_DIR/prom"
+	promtool check metrics <"$TOPO_DIR/prom" >"$TOPO_DIR/promtool" 2>&1
+	prc=$?
+	# as tests/admin/test_admin_e2e.sh: lint remarks on Envoy's own names
+	# only (cx_connect_fail, upstream_rq_xx, *_ms, the membership_total gauge)
+	lint() { grep -v -e 'should have "_total" suffix' -e 'should not have "_total" suffix' \
+		-e '_ms metric names should not contain abbreviated units' "$TOPO_DIR/promtool"; }
+	if [ $prc = 0 ] || { [ $prc = 3 ] && ! lint | grep -q .; }; then
+		ok "promtool check metrics accepts the per-endpoint families (exit $prc)"
+	else
+		bad "promtool check metrics exit $prc: $(lint | head -5)"
+	fi
+fi
 
 # ---- health checks answered locally: 200, never upstream
 h=$(hdrs "http://$us/healthz")
