@@ -561,7 +561,8 @@ struct arn_cfg_listener {
 	struct arn_cfg_filter_chain *default_chain; /* or NULL */
 	bool tls_inspector;
 	uint32_t per_connection_buffer_limit; /* bytes, 1 MiB default */
-	uint32_t backlog; /* tcp_backlog_size: SYN queue bound; 0: the stack's default */
+	uint32_t backlog;	/* tcp_backlog_size: SYN queue bound; 0: the stack's default */
+	bool drain_modify_only; /* drain_type MODIFY_ONLY: /healthcheck/fail does not drain it */
 	const char *stat_prefix;
 };
 

@@ -771,6 +771,9 @@ struct arn_cfg_obj *arn_conv_listener(struct conv *c, struct pb l)
 			 "false is not supported (no original-destination "
 			 "redirection in Arion)");
 	out->stat_prefix = pb_has(l, "stat_prefix") ? conv_str(c, pb_str(l, "stat_prefix")) : NULL;
+	/* MODIFY_ONLY (1): drained only when the listener changes, not by
+	 * POST /healthcheck/fail */
+	out->drain_modify_only = pb_i32(l, "drain_type") == 1;
 	out->per_connection_buffer_limit = 1024 * 1024;
 	pb_wrapped_u32(l, "per_connection_buffer_limit_bytes", &out->per_connection_buffer_limit);
 	if (out->per_connection_buffer_limit == 0)

@@ -369,10 +369,11 @@ static void stream_end(struct http_conn *hc)
  * connection manager do while health checks fail, so keep-alive clients
  * reconnect, which a load balancer that saw the failed health check sends
  * elsewhere. Counted once per connection in downstream_cx_drain_close.
+ * Listeners with drain_type MODIFY_ONLY are left alone, as in Envoy.
  */
 static void drain_on_failed_healthcheck(struct http_conn *hc)
 {
-	if (!arn_admin_healthcheck_failed())
+	if (!arn_admin_healthcheck_failed() || (hc->lsn && hc->lsn->drain_modify_only))
 		return;
 	hc->close_after = true;
 	if (!hc->drain_counted) {

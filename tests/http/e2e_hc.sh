@@ -109,6 +109,8 @@ expect "... and x-envoy-immediate-health-check-fail" "$h" "x-envoy-immediate-hea
 n=$(cc -s -o /dev/null -w '%{num_connects}\n' "http://$us/k1" "http://$us/k2" | awk '{n += $1} END {print n}')
 expect "keep-alive client reconnects for its second request" "$n" "^2$"
 expect "downstream_cx_drain_close counted" "$(stat http.hc.downstream_cx_drain_close)" "^[1-9][0-9]*$"
+h=$(hdrs "http://$us:83/z")
+expect "drain_type MODIFY_ONLY: not drained" "${h/connection: close/CLOSE}:$(stat http.mh.downstream_cx_drain_close)" "^[^C]*:0$"
 
 # ---- POST /healthcheck/ok
 expect "POST /healthcheck/ok" "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$admin/healthcheck/ok")" "^200$"
