@@ -19,10 +19,7 @@ Tunables (-t key=value,...):
             "x-forwarded-proto: http\r\n" with bench/trex/arion-trex.yaml)
   rextra    bytes Arion adds to each response (default 0 with arion-trex.yaml,
             which passes the upstream's Server header through and asks the
-            router to suppress x-envoy-* headers). As of this writing Arion
-            does not honour suppress_envoy_headers yet and adds
-            "x-envoy-upstream-service-time: N\r\n": pass rextra=34 (35 once
-            upstream service times reach 10 ms); see docs/benchmarks/hardware.md
+            router to suppress x-envoy-* headers); see docs/benchmarks/hardware.md
 """
 
 from trex.astf.api import *

@@ -482,6 +482,7 @@ struct arn_cfg_hcm {
 	const char *server_name;	      /* "envoy" as Envoy, unless set */
 	uint8_t server_header_transformation; /* 0 overwrite, 1 append if absent, 2 pass through */
 	bool generate_request_id;	      /* true */
+	bool suppress_envoy_headers;	      /* router: no x-envoy-upstream-service-time, ... */
 	bool preserve_external_request_id;
 	bool strip_matching_host_port;
 	bool strip_any_host_port;

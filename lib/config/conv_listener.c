@@ -522,9 +522,19 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 			if (tc.m) {
 				size_t m2 = conv_push(c, "typed_config");
 				struct pb r = conv_any(c, tc, ROUTER_TYPE);
+				/* dynamic_stats and start_child_span change nothing Arion
+				 * emits (no per-route dynamic stats, no tracing) */
 				conv_only(c, r,
 					  "dynamic_stats,start_child_span,suppress_envoy_headers,"
 					  "respect_expected_rq_timeout");
+				if (r.m) {
+					out->suppress_envoy_headers =
+					    pb_bool(r, "suppress_envoy_headers");
+					if (pb_bool(r, "respect_expected_rq_timeout"))
+						conv_err(c, "respect_expected_rq_timeout",
+							 "not supported by Arion: the route's "
+							 "timeout applies");
+				}
 				conv_pop(c, m2);
 			}
 			out->http_filters[out->n_http_filters++] = ARN_CFG_HF_ROUTER;

@@ -58,6 +58,7 @@ static void test_listener_hcm_inline(void **state)
 	assert_int_equal(l->port, 8080);
 	assert_int_equal(l->per_connection_buffer_limit, 32768);
 	assert_int_equal(l->backlog, 64);
+	assert_false(l->chains[0].hcm->suppress_envoy_headers);
 	assert_int_equal(l->n_chains, 1);
 	const struct arn_cfg_hcm *h = l->chains[0].hcm;
 	assert_int_equal(l->chains[0].kind, ARN_CFG_NF_HCM);
@@ -109,6 +110,31 @@ static void test_hcm_defaults(void **state)
 	assert_false(h->use_remote_address);
 	assert_int_equal(listener("l")->per_connection_buffer_limit, 1024 * 1024);
 	assert_int_equal(listener("l")->backlog, 0);
+	assert_false(h->suppress_envoy_headers);
+}
+
+/* The router's options: suppress_envoy_headers is honoured,
+ * respect_expected_rq_timeout refused rather than ignored. */
+static void test_router_options(void **state)
+{
+	(void)state;
+	static const char *const l1 =
+	    "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+	    "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+	    "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"
+	    "\"http_filters\":[{\"name\":\"envoy.filters.http.router\",\"typed_config\":{"
+	    "\"@type\":\"type.googleapis.com/envoy.extensions.filters.http.router.v3.Router\","
+	    "\"suppress_envoy_headers\":true}}]}}]}]}";
+	tc_ok(L, l1);
+	assert_true(listener("l")->chains[0].hcm->suppress_envoy_headers);
+	tc_refused(L,
+		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		   "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+		   "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"
+		   "\"http_filters\":[{\"name\":\"envoy.filters.http.router\",\"typed_config\":{"
+		   "\"@type\":\"type.googleapis.com/envoy.extensions.filters.http.router.v3.Router\","
+		   "\"respect_expected_rq_timeout\":true}}]}}]}]}",
+		   "respect_expected_rq_timeout: not supported by Arion");
 }
 
 static void test_echo_and_optional_filter(void **state)
@@ -686,6 +712,7 @@ static void test_validate_bootstrap(void **state)
 const struct CMUnitTest conv_tests[] = {
     TC(test_listener_hcm_inline),
     TC(test_hcm_defaults),
+    TC(test_router_options),
     TC(test_echo_and_optional_filter),
     TC(test_refuse_unknown_http_filter),
     TC(test_refuse_network_filter),

@@ -224,6 +224,12 @@ static void test_host_timeout_original_path_expect(void **state)
 	assert_non_null(strstr(out, "x-envoy-original-path: /old\r\n"));
 	assert_null(strstr(out, "Expect"));
 	assert_non_null(strstr(out, "Content-Length: 3\r\n"));
+	/* the router's suppress_envoy_headers: no timeout announced */
+	h.suppress_envoy_headers = true;
+	x = ctx(&h);
+	x.timeout_ms = 15000;
+	edited(&x, &r, out, sizeof(out));
+	assert_null(strstr(out, "x-envoy-expected-rq-timeout-ms"));
 }
 
 /* ---- header mutations at three levels ------------------------------------------ */
@@ -353,6 +359,13 @@ static void test_response_edits(void **state)
 	n = http_resp_edits(&x, &m, e, ARN_H1_MAX_EDITS);
 	apply(&m, e, n, out, sizeof(out));
 	assert_non_null(strstr(out, "Server: nginx\r\n"));
+	assert_non_null(strstr(out, "x-envoy-upstream-service-time: 12\r\n"));
+	/* the router's suppress_envoy_headers: no service time */
+	h.suppress_envoy_headers = true;
+	x.text_len = 0;
+	n = http_resp_edits(&x, &m, e, ARN_H1_MAX_EDITS);
+	apply(&m, e, n, out, sizeof(out));
+	assert_null(strstr(out, "x-envoy-upstream-service-time"));
 }
 
 /* ---- redirects and local replies ------------------------------------------------- */
