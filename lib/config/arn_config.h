@@ -266,6 +266,7 @@ struct arn_config_resource_info {
 	const char *last_error;	   /* last NACK / application error for this name, or NULL */
 	const char *error_version; /* the version that error was about */
 	int64_t last_error_ms;	   /* wall clock (Unix ms) of that error */
+	bool has_failed_configuration; /* the refused resource is kept: arn_config_failed_json() */
 	const void *handle;	   /* for arn_config_resource_json() during the callback */
 };
 
@@ -288,6 +289,17 @@ size_t arn_config_foreach(struct arn_config_store *s, enum arn_cfg_type t,
  */
 int arn_config_resource_json(struct arn_config_store *s,
 			     const struct arn_config_resource_info *info, struct arn_sb *out);
+
+/**
+ * Append the last refused version of the resource behind @p info (during
+ * the arn_config_foreach callback) as JSON, redacted like
+ * arn_config_resource_json(): what Envoy's error_state.failed_configuration
+ * shows.
+ * @return 0; -ENOENT (no refused bytes kept: none, or a refused removal);
+ *   -EINVAL (the bytes do not decode: refused before conversion); -ENOMEM.
+ */
+int arn_config_failed_json(struct arn_config_store *s, const struct arn_config_resource_info *info,
+			   struct arn_sb *out);
 
 /** Counters (X-macro list in arn_config_stats.def). */
 struct arn_config_stats {

@@ -85,37 +85,54 @@ static int put_node_as_any(struct arn_sb *o, const char *type_url, struct arn_js
 	return 0;
 }
 
+/* @p j (a resource's JSON) as an Any, redacted once more by lib/admin's
+ * rules: lib/config redacts a TLS certificate's key and password; this also
+ * covers generic secrets, session ticket keys and anything a later field
+ * adds (Envoy's sensitive fields). */
+static int put_redacted_any(struct arn_sb *o, enum arn_cfg_type t, const struct arn_sb *j)
+{
+	if (j->oom)
+		return -ENOMEM;
+	struct arn_sb r = ARN_SB_INIT;
+	int rc = arn_admin_redact_json(arn_sb_cstr(j), j->len, &r);
+	if (rc == 0 && r.oom)
+		rc = -ENOMEM;
+	if (rc == 0)
+		put_as_any(o, arn_config_type_url(t), arn_sb_cstr(&r));
+	arn_sb_free(&r);
+	return rc;
+}
+
 /* The resource behind @p in as an Any, secrets redacted. */
 static int put_resource(struct arn_config_store *s, const struct arn_config_resource_info *in,
 			struct arn_sb *o)
 {
 	struct arn_sb j = ARN_SB_INIT;
 	int rc = arn_config_resource_json(s, in, &j);
-	if (rc == 0 && j.oom)
-		rc = -ENOMEM;
-	if (rc == 0) {
-		/* lib/config redacts a TLS certificate's key and password; this
-		 * also covers generic secrets, session ticket keys and anything
-		 * a later field adds (Envoy's sensitive fields). */
-		struct arn_sb r = ARN_SB_INIT;
-		rc = arn_admin_redact_json(arn_sb_cstr(&j), j.len, &r);
-		if (rc == 0 && r.oom)
-			rc = -ENOMEM;
-		if (rc == 0)
-			put_as_any(o, arn_config_type_url(in->type), arn_sb_cstr(&r));
-		arn_sb_free(&r);
-	}
+	if (rc == 0)
+		rc = put_redacted_any(o, in->type, &j);
 	arn_sb_free(&j);
 	return rc;
 }
 
 /* envoy.admin.v3.UpdateFailureState of the last refused update of a name. */
-static void put_error_state(struct arn_sb *o, const struct arn_config_resource_info *in)
+static void put_error_state(struct arn_config_store *s, struct arn_sb *o,
+			    const struct arn_config_resource_info *in)
 {
 	bool f = true;
 	arn_sb_putc(o, '{');
-	/* failed_configuration is left out: the store keeps the error, not
-	 * the refused bytes. */
+	if (in->has_failed_configuration) {
+		/* the refused resource, redacted like active ones; left out when
+		 * its bytes do not even decode (refused before conversion) */
+		struct arn_sb j = ARN_SB_INIT, any = ARN_SB_INIT;
+		if (arn_config_failed_json(s, in, &j) == 0 &&
+		    put_redacted_any(&any, in->type, &j) == 0 && !any.oom) {
+			key(o, &f, "failed_configuration");
+			arn_sb_append(o, arn_sb_cstr(&any), any.len);
+		}
+		arn_sb_free(&j);
+		arn_sb_free(&any);
+	}
 	if (in->last_error_ms)
 		key_time(o, &f, "last_update_attempt", in->last_error_ms);
 	key_str(o, &f, "details", in->last_error);
@@ -233,7 +250,7 @@ static void walk_one(void *ctx, const struct arn_config_resource_info *in)
 	 * that kept serving), else on the warming one, else alone. */
 	if (!error_shown(w, in)) {
 		key(o, &first, "error_state");
-		put_error_state(o, in);
+		put_error_state(w->s, o, in);
 		key_str(o, &first, "client_status", "NACKED");
 	}
 	arn_sb_putc(o, '}');
@@ -471,7 +488,7 @@ static void listener_one(void *ctx, const struct arn_config_resource_info *in)
 	}
 	if (in->last_error && !w->has_error) {
 		w->has_error = true;
-		put_error_state(&w->error, in);
+		put_error_state(w->s, &w->error, in);
 	}
 }
 

@@ -157,6 +157,8 @@ struct entry {
 	bool warm_initial;	/* warming since before readiness */
 	bool is_static;
 	char *last_error, *error_version;
+	char *error_bytes; /* the refused resource, for error_state.failed_configuration */
+	size_t error_len;
 	int64_t error_ms;
 	size_t warm_idx; /* index in the store's warming list, when warming */
 };
@@ -527,13 +529,23 @@ static struct entry *entry_make(struct arn_config_store *s, enum arn_cfg_type t,
 	return e;
 }
 
+/* Forget the last refused update of @p e (it was accepted since, or removed). */
+static void clear_error(struct entry *e)
+{
+	free(e->last_error);
+	free(e->error_version);
+	free(e->error_bytes);
+	e->last_error = e->error_version = e->error_bytes = NULL;
+	e->error_len = 0;
+}
+
 static void entry_maybe_drop(struct arn_config_store *s, struct entry *e)
 {
 	if (e->active.obj || e->warming.obj || e->last_error)
 		return;
 	struct smap *m = &s->entries[e->type];
 	struct snode *x = smap_get(m, e->name, e->len, e->hash);
-	free(e->error_version);
+	clear_error(e);
 	free(e);
 	smap_del(m, x);
 }
@@ -570,12 +582,21 @@ static void warming_remove(struct arn_config_store *s, struct entry *e)
 	s->warming[i]->warm_idx = i;
 }
 
-static void set_error(struct entry *e, const char *msg, const char *version)
+/* @p bytes/len: the refused resource (NULL for a refused removal). */
+static void set_error(struct entry *e, const char *msg, const char *version, const char *bytes,
+		      size_t len)
 {
 	free(e->last_error);
 	free(e->error_version);
+	free(e->error_bytes);
 	e->last_error = strdup(msg);
 	e->error_version = strdup(version ? version : "");
+	e->error_bytes = NULL;
+	e->error_len = 0;
+	if (bytes && len && (e->error_bytes = malloc(len)) != NULL) {
+		memcpy(e->error_bytes, bytes, len);
+		e->error_len = len;
+	}
 	e->error_ms = wall_ms();
 }
 
@@ -699,8 +720,7 @@ void arn_config_destroy(struct arn_config_store *s)
 				struct entry *e = x->val;
 				version_clear(s, e, &e->active);
 				version_clear(s, e, &e->warming);
-				free(e->last_error);
-				free(e->error_version);
+				clear_error(e);
 				free(e);
 				free(x->key);
 				free(x);
@@ -902,7 +922,7 @@ static void apply_update(struct arn_config_store *s, struct entry *e, struct con
 {
 	char *err = application_error(s, e, co->obj, flags);
 	if (err) {
-		set_error(e, err, in->version);
+		set_error(e, err, in->version, in->bytes, in->len);
 		result_add(r, e->name, err);
 		free(err);
 		s->st.resources_rejected++;
@@ -925,9 +945,7 @@ static void apply_update(struct arn_config_store *s, struct entry *e, struct con
 	if (flags & ARN_CONFIG_APPLY_STATIC)
 		e->is_static = true;
 	s->st.resources_updated++;
-	free(e->last_error);
-	free(e->error_version);
-	e->last_error = e->error_version = NULL;
+	clear_error(e);
 	if (deps_ready(s, &v)) {
 		if (e->warming.obj) {
 			warming_remove(s, e);
@@ -961,7 +979,7 @@ static void apply_remove(struct arn_config_store *s, enum arn_cfg_type t, const 
 		return; /* G3: removing what is not there changes nothing */
 	if (e->is_static && !(flags & ARN_CONFIG_APPLY_STATIC)) {
 		char *err = application_error(s, e, NULL, flags);
-		set_error(e, err, "");
+		set_error(e, err, "", NULL, 0);
 		result_add(r, name, err);
 		free(err);
 		s->st.resources_rejected++;
@@ -981,8 +999,7 @@ static void apply_remove(struct arn_config_store *s, enum arn_cfg_type t, const 
 		version_clear(s, e, &e->warming);
 	}
 	s->st.resources_removed++;
-	free(e->last_error);
-	e->last_error = NULL;
+	clear_error(e);
 	entry_maybe_drop(s, e);
 }
 
@@ -1020,7 +1037,8 @@ int arn_config_apply(struct arn_config_store *s, const char *type_url,
 				result_add2(out, nm, co[i].err, co[i].detail);
 				struct entry *e = entry_make(s, t, nm, strlen(nm));
 				if (e)
-					set_error(e, co[i].err, res[i].version);
+					set_error(e, co[i].err, res[i].version, res[i].bytes,
+						  res[i].len);
 				free(co[i].err);
 				free(co[i].detail);
 			} else {
@@ -1312,6 +1330,7 @@ size_t arn_config_foreach(struct arn_config_store *s, enum arn_cfg_type t,
 		    .name = e->name,
 		    .is_static = e->is_static,
 		    .last_error = e->last_error,
+		    .has_failed_configuration = e->error_bytes != NULL,
 		    .error_version = e->error_version,
 		    .last_error_ms = e->error_ms,
 		};
@@ -1364,24 +1383,19 @@ static void redact_ds(upb_Message *parent, const upb_MessageDef *pd, const char 
 	upb_Message_Set(parent, f, mv, a);
 }
 
-int arn_config_resource_json(struct arn_config_store *s,
-			     const struct arn_config_resource_info *info, struct arn_sb *out)
+/* A resource's bytes as JSON, secrets' private keys and passwords redacted. */
+static int bytes_json(enum arn_cfg_type t, const char *bytes, size_t len, struct arn_sb *out)
 {
-	(void)s;
-	const struct dump_handle *h = info->handle;
-	const struct version *v = h->warming ? &h->e->warming : &h->e->active;
-	if (info->state == ARN_CONFIG_ERROR_ONLY || !v->obj)
-		return -ENOENT;
 	upb_Arena *a = upb_Arena_New();
 	if (!a)
 		return -ENOMEM;
-	const upb_MessageDef *md = arn_proto_msgdef(arn_cfg_type_msg[info->type]);
+	const upb_MessageDef *md = arn_proto_msgdef(arn_cfg_type_msg[t]);
 	struct arn_sb err = ARN_SB_INIT;
-	upb_Message *m = arn_proto_decode(v->bytes, v->len, md, a, &err);
+	upb_Message *m = arn_proto_decode(bytes, len, md, a, &err);
 	arn_sb_free(&err);
-	int rc = -ENOMEM;
+	int rc = -EINVAL;
 	if (m) {
-		if (info->type == ARN_CFG_SECRET) {
+		if (t == ARN_CFG_SECRET) {
 			const upb_FieldDef *f =
 			    upb_MessageDef_FindFieldByName(md, "tls_certificate");
 			if (upb_Message_Has(m, f)) {
@@ -1395,6 +1409,27 @@ int arn_config_resource_json(struct arn_config_store *s,
 	}
 	upb_Arena_Free(a);
 	return rc;
+}
+
+int arn_config_resource_json(struct arn_config_store *s,
+			     const struct arn_config_resource_info *info, struct arn_sb *out)
+{
+	(void)s;
+	const struct dump_handle *h = info->handle;
+	const struct version *v = h->warming ? &h->e->warming : &h->e->active;
+	if (info->state == ARN_CONFIG_ERROR_ONLY || !v->obj)
+		return -ENOENT;
+	return bytes_json(info->type, v->bytes, v->len, out);
+}
+
+int arn_config_failed_json(struct arn_config_store *s, const struct arn_config_resource_info *info,
+			   struct arn_sb *out)
+{
+	(void)s;
+	const struct dump_handle *h = info->handle;
+	if (!h->e->error_bytes)
+		return -ENOENT;
+	return bytes_json(info->type, h->e->error_bytes, h->e->error_len, out);
 }
 
 void arn_config_get_stats(struct arn_config_store *s, struct arn_config_stats *out)

@@ -325,6 +325,13 @@ static void test_clusters_section_error_state(void **state)
 	    strstr(str_at(j, "dynamic_warming_clusters.0.error_state.details"), "connect_timeout"));
 	assert_string_equal(str_at(j, "dynamic_warming_clusters.0.error_state.version_info"), "2");
 	assert_recent_time(str_at(j, "dynamic_warming_clusters.0.error_state.last_update_attempt"));
+	/* ... and the refused resource itself, as Envoy shows it */
+	assert_string_equal(str_at(j, "dynamic_warming_clusters.0.error_state.failed_configuration."
+				      "@type"),
+			    C);
+	assert_string_equal(str_at(j, "dynamic_warming_clusters.0.error_state.failed_configuration."
+				      "connect_timeout"),
+			    "0s");
 	assert_string_equal(str_at(j, "dynamic_warming_clusters.0.client_status"), "NACKED");
 	/* payments: only its error */
 	assert_int_equal(len_at(j, "dynamic_active_clusters"), 1);
@@ -568,6 +575,28 @@ static void test_secrets_section_redacted(void **state)
 	assert_non_null(strstr(str_at(j, "dynamic_active_secrets.0.secret.tls_certificate."
 					 "certificate_chain.inline_string"),
 			       "BEGIN CERTIFICATE"));
+	arn_json_free(j);
+	/* a refused update keeps its bytes for error_state.failed_configuration,
+	 * with the key redacted there too */
+	snprintf(s2, cap,
+		 "{\"name\":\"dyn_cert\",\"tls_certificate\":{\"certificate_chain\":{"
+		 "\"inline_string\":\"not a certificate\"},\"private_key\":{\"inline_string\":"
+		 "\"%s\"}}}",
+		 key);
+	APPLY(S, "4", s2);
+	assert_false(res.accepted);
+	assert_int_equal(arn_config_admin_dump(st, "envoy.admin.v3.SecretsConfigDump", &out), 0);
+	assert_null(strstr(arn_sb_cstr(&out), key_line));
+	arn_sb_free(&out);
+	j = section("envoy.admin.v3.SecretsConfigDump");
+	assert_string_equal(str_at(j, "dynamic_active_secrets.0.version_info"), "3");
+	assert_string_equal(str_at(j, "dynamic_active_secrets.0.error_state.version_info"), "4");
+	assert_string_equal(str_at(j, "dynamic_active_secrets.0.error_state.failed_configuration."
+				      "tls_certificate.private_key.inline_string"),
+			    "[redacted]");
+	assert_string_equal(str_at(j, "dynamic_active_secrets.0.error_state.failed_configuration."
+				      "tls_certificate.certificate_chain.inline_string"),
+			    "not a certificate");
 	arn_json_free(j);
 	free(s1);
 	free(s2);
