@@ -287,6 +287,7 @@ struct arn_cfg_route_action {
 	bool auto_host_rewrite;
 	uint32_t timeout_ms;		   /* default 15000; 0 disables */
 	uint32_t idle_timeout_ms;	   /* 0: none */
+	bool idle_timeout_set; /* idle_timeout given: it replaces stream_idle_timeout (0 disables) */
 	struct arn_cfg_retry_policy retry; /* route's, else the virtual host's */
 	struct arn_cfg_hash_policy *hash_policies;
 	size_t n_hash_policies;

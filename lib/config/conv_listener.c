@@ -635,7 +635,9 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 			 "strip_any_host_port");
 	int32_t esc = pb_i32(h, "path_with_escaped_slashes_action");
 	if (esc != 0 && esc != 1)
-		conv_err(c, "path_with_escaped_slashes_action", "only KEEP_UNCHANGED is supported");
+		conv_err(c, "path_with_escaped_slashes_action",
+			 "REJECT_REQUEST, UNESCAPE_AND_REDIRECT and UNESCAPE_AND_FORWARD are not "
+			 "supported yet; use KEEP_UNCHANGED (the default)");
 	access_logs(c, h, "access_log", &out->access_logs, &out->n_access_logs);
 	out->delayed_close_timeout_ms = 1000;
 	conv_duration(c, h, "delayed_close_timeout", &out->delayed_close_timeout_ms, false);

@@ -57,13 +57,22 @@ static void retry_policy(struct conv *c, struct pb rp, struct arn_cfg_retry_poli
 				conv_err(c, "retry_on",
 					 "'%.*s' is not a retry condition Arion supports",
 					 (int)(b - a), on.data + a);
+			else if (b - a == 17 && memcmp(on.data + a, "retriable-headers", 17) == 0)
+				/* it matches retriable_headers, which is refused */
+				conv_err(c, "retry_on",
+					 "'retriable-headers' is not supported yet (it needs "
+					 "retriable_headers)");
 		}
 		i = j + 1;
 	}
 	out->num_retries = 1;
 	pb_wrapped_u32(rp, "num_retries", &out->num_retries);
 	conv_duration(c, rp, "per_try_timeout", &out->per_try_timeout_ms, false);
-	conv_duration(c, rp, "per_try_idle_timeout", &out->per_try_idle_timeout_ms, false);
+	if (conv_duration(c, rp, "per_try_idle_timeout", &out->per_try_idle_timeout_ms, false) &&
+	    out->per_try_idle_timeout_ms)
+		conv_err(c, "per_try_idle_timeout",
+			 "not supported yet: use per_try_timeout (each attempt's whole "
+			 "exchange) or the route's idle_timeout");
 	size_t n = pb_len(rp, "retriable_status_codes");
 	if (n) {
 		out->retriable_status_codes = CONV_NEW(c, uint16_t, n);
@@ -355,7 +364,7 @@ static void route_action(struct conv *c, struct pb ra, struct arn_cfg_route_acti
 	}
 	a->timeout_ms = 15000;
 	conv_duration(c, ra, "timeout", &a->timeout_ms, false);
-	conv_duration(c, ra, "idle_timeout", &a->idle_timeout_ms, false);
+	a->idle_timeout_set = conv_duration(c, ra, "idle_timeout", &a->idle_timeout_ms, false);
 	struct pb rp = pb_msg(ra, "retry_policy");
 	if (rp.m) {
 		size_t m = conv_push(c, "retry_policy");

@@ -65,6 +65,15 @@ static void hc_run(struct http_conn *hc);
 static void route_timeout(struct http_timer *t);
 static void stream_idle_timeout(struct http_timer *t);
 static void conn_idle_timeout(struct http_timer *t);
+static void hdr_timeout(struct http_timer *t);
+static void req_timeout(struct http_timer *t);
+static void retry_fire(struct http_timer *t);
+static void try_timeout(struct http_timer *t);
+
+/* Request bodies kept for retries, per worker: a bound on top of each
+ * listener's per_connection_buffer_limit so that retries can never take
+ * the mbufs that TCP needs (about 4 MB with 2 KB mbufs). */
+#define HTTP_RB_WORKER_SEGS 2048
 
 static uint64_t now_us(struct http_worker *w, uint64_t since_tsc)
 {
@@ -182,7 +191,7 @@ static void access_log(struct http_conn *hc)
 		rec.route_name =
 		    (struct arn_access_str){st->route->name, (uint32_t)strlen(st->route->name)};
 	rec.connection_id = hc->id;
-	rec.upstream_request_attempt_count = st->ep_addr ? 1 : 0;
+	rec.upstream_request_attempt_count = st->attempts;
 	for (unsigned i = 0; i < r->n_loggers; i++)
 		arn_access_log_write(r->loggers[i], w->slot, &rec);
 }
@@ -250,6 +259,80 @@ static void stream_reset(struct http_conn *hc)
 	memset(st, 0, sizeof(*st));
 	st->route_timer.fn = route_timeout;
 	st->idle_timer.fn = stream_idle_timeout;
+	st->hdr_timer.fn = hdr_timeout;
+	st->req_timer.fn = req_timeout;
+	st->retry_timer.fn = retry_fire;
+	st->try_timer.fn = try_timeout;
+}
+
+static void stream_timers_cancel(struct http_stream *st)
+{
+	http_timer_cancel(&st->route_timer);
+	http_timer_cancel(&st->idle_timer);
+	http_timer_cancel(&st->hdr_timer);
+	http_timer_cancel(&st->req_timer);
+	http_timer_cancel(&st->retry_timer);
+	http_timer_cancel(&st->try_timer);
+}
+
+/* ---- the request body kept for retries ------------------------------------------------- */
+
+static void rb_free(struct http_conn *hc)
+{
+	struct http_stream *st = &hc->st;
+	struct rte_mbuf *m = st->rb_head;
+	while (m) {
+		struct rte_mbuf *n = m->next;
+		m->next = NULL;
+		m->nb_segs = 1;
+		rte_pktmbuf_free_seg(m);
+		m = n;
+	}
+	hc->w->rb_segs -= st->rb_segs;
+	st->rb_head = st->rb_tail = st->replay = NULL;
+	st->rb_bytes = st->rb_segs = 0;
+	st->replaying = false;
+}
+
+/* Keep a copy of body bytes for a later attempt, packed into whole mbufs.
+ * @return false when the listener's buffer limit (Envoy buffers a request
+ * for retries up to per_connection_buffer_limit_bytes), the worker's bound
+ * or the mbufs ran out. */
+static bool rb_append(struct http_conn *hc, const char *p, size_t n)
+{
+	struct http_worker *w = hc->w;
+	struct http_stream *st = &hc->st;
+	uint32_t limit = hc->lsn ? hc->lsn->per_connection_buffer_limit : 1024 * 1024;
+	if ((uint64_t)st->rb_bytes + n > limit)
+		return false;
+	while (n) {
+		struct rte_mbuf *t = st->rb_tail;
+		size_t room = t ? rte_pktmbuf_tailroom(t) : 0;
+		if (!room) {
+			if (w->rb_segs >= HTTP_RB_WORKER_SEGS)
+				return false;
+			struct rte_mbuf *m = http_mbuf(w);
+			if (!m)
+				return false;
+			m->next = NULL;
+			if (t)
+				t->next = m;
+			else
+				st->rb_head = m;
+			st->rb_tail = m;
+			st->rb_segs++;
+			w->rb_segs++;
+			continue;
+		}
+		size_t k = n < room ? n : room;
+		memcpy(rte_pktmbuf_mtod_offset(t, char *, t->data_len), p, k);
+		t->data_len = (uint16_t)(t->data_len + k);
+		t->pkt_len = t->data_len;
+		p += k;
+		n -= k;
+		st->rb_bytes += (uint32_t)k;
+	}
+	return true;
 }
 
 /*
@@ -258,7 +341,9 @@ static void stream_reset(struct http_conn *hc)
  * exchange or a 5xx, rq_success otherwise; a request the client abandoned
  * counts in neither. Runs once, at stream end.
  */
-static void host_rq_done(struct http_conn *hc)
+enum { HOST_AUTO = 0, HOST_ERROR, HOST_TIMEOUT };
+
+static void host_rq_done(struct http_conn *hc, int outcome)
 {
 	struct http_worker *w = hc->w;
 	struct http_stream *st = &hc->st;
@@ -271,10 +356,10 @@ static void host_rq_done(struct http_conn *hc)
 	    ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE) | ARN_RF_BIT(UPSTREAM_CONNECTION_TERMINATION) |
 	    ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR) | ARN_RF_BIT(UPSTREAM_OVERFLOW) |
 	    ARN_RF_BIT(UPSTREAM_REMOTE_RESET) | ARN_RF_BIT(LOCAL_RESET);
-	if (st->timed_out) {
+	if (st->timed_out || outcome == HOST_TIMEOUT) {
 		HTTP_HOST_ADD(c, rq_timeout, 1);
 		HTTP_HOST_ADD(c, rq_error, 1);
-	} else if (st->flags & failed) {
+	} else if (outcome == HOST_ERROR || (st->flags & failed)) {
 		HTTP_HOST_ADD(c, rq_error, 1);
 	} else if (st->up_status) {
 		if (st->up_status >= 500)
@@ -294,8 +379,10 @@ static void stream_end(struct http_conn *hc)
 {
 	struct http_worker *w = hc->w;
 	struct http_stream *st = &hc->st;
-	http_timer_cancel(&st->route_timer);
-	http_timer_cancel(&st->idle_timer);
+	stream_timers_cancel(st);
+	if (st->crt)
+		http_retry_release(&st->retry, &st->crt->retries_active);
+	rb_free(hc);
 	if (st->counted_rq) {
 		HTTP_GAUGE(hc, downstream_rq_active, -1);
 		if (st->status) {
@@ -310,7 +397,7 @@ static void stream_end(struct http_conn *hc)
 					      now_us(w, st->start_tsc));
 	}
 	if (st->counted_host)
-		host_rq_done(hc);
+		host_rq_done(hc, HOST_AUTO);
 	if (st->counted_up) {
 		CL_GAUGE(hc, upstream_rq_active, -1);
 		if (CS(st) && st->up_start_tsc)
@@ -516,6 +603,11 @@ static void local_reply(struct http_conn *hc, unsigned status, const char *body,
 	}
 	http_up_detach(hc);
 	http_timer_cancel(&st->route_timer);
+	http_timer_cancel(&st->hdr_timer);
+	http_timer_cancel(&st->req_timer);
+	http_timer_cancel(&st->retry_timer);
+	http_timer_cancel(&st->try_timer);
+	st->retry_wait = false;
 	st->local = true;
 	if (!st->head_done || (!st->req_done && msg_has_body(&hc->msg)))
 		hc->close_after = true;
@@ -592,6 +684,55 @@ static void reset_reply(struct http_conn *hc, unsigned status, const char *reaso
 	local_reply_route(hc, status, body, (size_t)k, flags, details, NULL, 0);
 }
 
+/*
+ * The first byte of a request arrived: Envoy's HTTP/1 codec opens the
+ * stream here, so the connection's idle timer stops and the stream's
+ * timers start: request_headers_timeout (until the head is complete),
+ * request_timeout (until the whole request is in or the response starts)
+ * and stream_idle_timeout.
+ */
+static void stream_started(struct http_conn *hc)
+{
+	struct http_worker *w = hc->w;
+	struct http_stream *st = &hc->st;
+	const struct arn_cfg_hcm *h = hc->hcm;
+	st->started = true;
+	st->start_tsc = http_tsc(w);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	st->start_wall_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	st->last_activity_ms = w->now_ms;
+	http_timer_cancel(&hc->idle_timer);
+	if (!h)
+		return;
+	if (h->request_headers_timeout_ms)
+		http_timer_arm(w, &st->hdr_timer, h->request_headers_timeout_ms);
+	if (h->request_timeout_ms)
+		http_timer_arm(w, &st->req_timer, h->request_timeout_ms);
+	st->idle_timeout_ms = h->stream_idle_timeout_ms;
+	if (st->idle_timeout_ms)
+		http_timer_arm(w, &st->idle_timer, st->idle_timeout_ms);
+}
+
+/* A local reply to a request whose head is not complete: it is counted as
+ * a request, and the connection closes after it. */
+static void pre_head_reply(struct http_conn *hc, unsigned status, const char *body, uint32_t flags,
+			   const char *details)
+{
+	struct http_stream *st = &hc->st;
+	if (!st->counted_rq) {
+		st->counted_rq = true;
+		HTTP_INC(hc, downstream_rq_total);
+		HTTP_INC(hc, downstream_rq_http1_total);
+		HTTP_GAUGE(hc, downstream_rq_active, 1);
+	}
+	if (!st->started)
+		stream_started(hc);
+	st->active = true;
+	hc->close_after = true;
+	local_reply(hc, status, body, body ? strlen(body) : 0, flags, details, NULL, 0);
+}
+
 static void protocol_error(struct http_conn *hc)
 {
 	struct http_stream *st = &hc->st;
@@ -604,10 +745,9 @@ static void protocol_error(struct http_conn *hc)
 		HTTP_INC(hc, downstream_rq_http1_total);
 		HTTP_GAUGE(hc, downstream_rq_active, 1);
 	}
-	if (!st->active) {
-		st->active = true;
-		st->start_tsc = http_tsc(hc->w);
-	}
+	if (!st->started)
+		stream_started(hc);
+	st->active = true;
 	hc->close_after = true;
 	/* Envoy's HTTP/1 codec answers with the status's text as the body */
 	const char *text = arn_h1_reason(status);
@@ -645,6 +785,123 @@ static uint64_t *lb_rr(struct http_worker *w, uint64_t key)
 	return NULL;
 }
 
+/* ---- attempts and retries ---------------------------------------------------------------- */
+
+static void attempt_start(struct http_conn *hc);
+
+/* One attempt is over (failed, or answered with a response that is retried):
+ * its per-host and per-cluster request counts end. */
+static void attempt_end(struct http_conn *hc, int outcome)
+{
+	struct http_stream *st = &hc->st;
+	if (st->counted_host)
+		host_rq_done(hc, outcome);
+	if (st->counted_up) {
+		CL_GAUGE(hc, upstream_rq_active, -1);
+		__atomic_fetch_sub(&st->crt->rq_active, 1, __ATOMIC_RELAXED);
+		st->counted_up = false;
+	}
+}
+
+/* Drop this attempt's upstream and start the back-off to the next one. */
+static void retry_schedule(struct http_conn *hc)
+{
+	struct http_worker *w = hc->w;
+	struct http_stream *st = &hc->st;
+	const struct arn_cfg_retry_policy *rp = st->retry.rp;
+	http_up_detach(hc); /* mid-exchange: the connection is closed, never reused */
+	http_timer_cancel(&st->try_timer);
+	http_pins_release(&st->resp_pins);
+	st->pool = NULL;
+	st->req_head_sent = false;
+	st->attempt_sent = false;
+	st->replaying = false;
+	st->replay = NULL;
+	st->up_chunked = false;
+	st->up_chunker.open = false;
+	st->up_status = 0;
+	st->retry_wait = true;
+	CL_INC(hc, upstream_rq_retry);
+	CL_INC(hc, upstream_rq_retry_backoff_exponential);
+	uint32_t base = rp->backoff_base_ms ? rp->backoff_base_ms : 25;
+	uint32_t max = rp->backoff_max_ms ? rp->backoff_max_ms : 10 * base;
+	http_timer_arm(w, &st->retry_timer,
+		       http_retry_backoff_ms(base, max, st->retry.n, http_rand(w)));
+	/* the route's timeout counts from the end of the request, whatever
+	 * the attempts do (Envoy's global timeout) */
+	if (st->req_done && st->timeout_ms && !st->route_timer_armed) {
+		st->route_timer_armed = true;
+		http_timer_arm(w, &st->route_timer, st->timeout_ms);
+	}
+	ARN_DEBUG(HTTP, "connection %llx: retry %u of %u", (unsigned long long)hc->id, st->retry.n,
+		  rp->num_retries);
+}
+
+/*
+ * An attempt ended with an outcome that the retry policy may retry
+ * (@p would). Never once the response started downstream. @return true
+ * when a retry is scheduled (the caller stops); otherwise the caller gives
+ * the final answer, flagged URX when retries ran out and UO when the
+ * max_retries circuit breaker refused one, as Envoy flags it.
+ */
+static bool maybe_retry(struct http_conn *hc, bool would, int outcome)
+{
+	struct http_stream *st = &hc->st;
+	if (!st->retry.rp || !st->crt || st->resp_started || st->local || st->tunnel)
+		return false;
+	bool success = false;
+	uint32_t max = st->cluster ? st->cluster->thresholds[0].max_retries : 3;
+	enum http_retry_status s =
+	    http_retry_should(&st->retry, would, &st->crt->retries_active, max, &success);
+	if (success)
+		CL_INC(hc, upstream_rq_retry_success);
+	switch (s) {
+	case HTTP_RETRY_YES:
+		attempt_end(hc, outcome);
+		retry_schedule(hc);
+		return true;
+	case HTTP_RETRY_LIMIT:
+		CL_INC(hc, upstream_rq_retry_limit_exceeded);
+		st->flags |= ARN_RF_BIT(UPSTREAM_RETRY_LIMIT_EXCEEDED);
+		break;
+	case HTTP_RETRY_OVERFLOW:
+		CL_INC(hc, upstream_rq_retry_overflow);
+		st->flags |= ARN_RF_BIT(UPSTREAM_OVERFLOW);
+		break;
+	default:
+		break;
+	}
+	return false;
+}
+
+/* The body outgrew what may be kept: no retry for this request (Envoy drops
+ * its retry state then). */
+static void rb_abandon(struct http_conn *hc)
+{
+	struct http_stream *st = &hc->st;
+	st->rb_on = false;
+	rb_free(hc);
+	if (st->retry.rp) {
+		if (st->crt)
+			http_retry_release(&st->retry, &st->crt->retries_active);
+		st->retry.rp = NULL;
+		CL_INC(hc, retry_or_shadow_abandoned);
+	}
+}
+
+static void retry_fire(struct http_timer *t);
+
+/* A connection could not be had for this attempt (local failure). */
+static void attempt_connect_failed(struct http_conn *hc)
+{
+	CL_INC(hc, upstream_cx_connect_fail);
+	if (maybe_retry(hc, http_retry_on_reset(hc->st.retry.rp, HTTP_RESET_CONNECT_FAILURE),
+			HOST_ERROR))
+		return;
+	reset_reply(hc, 503, "local connection failure", ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE),
+		    "upstream_reset_before_response_started{local_connection_failure}");
+}
+
 static void route_to_cluster(struct http_conn *hc, const struct arn_cfg_gen *g,
 			     const struct arn_cfg_request *req)
 {
@@ -679,21 +936,45 @@ static void route_to_cluster(struct http_conn *hc, const struct arn_cfg_gen *g,
 	arn_cfg_pin(v.endpoints);
 	st->cluster = v.cluster;
 	st->endpoints = v.endpoints;
+	/* the name stays valid: it lives in the pinned route table, or (cluster_
+	 * header) in the request head, whose segments are pinned too */
+	st->cref = ref;
 	st->crt = http_rt_cluster(ref.name, ref.len,
 				  ref.hash ? ref.hash : arn_cfg_hash(ref.name, ref.len));
 	st->timeout_ms = a->timeout_ms;
-	if (a->idle_timeout_ms)
+	/* the route's idle_timeout replaces the HCM's stream_idle_timeout; 0
+	 * turns it off for this route */
+	if (a->idle_timeout_set) {
 		st->idle_timeout_ms = a->idle_timeout_ms;
+		st->last_activity_ms = w->now_ms;
+		if (st->idle_timeout_ms)
+			http_timer_arm(w, &st->idle_timer, st->idle_timeout_ms);
+		else
+			http_timer_cancel(&st->idle_timer);
+	}
+	/* retries: not for upgrades (a tunnel cannot be replayed) */
+	http_retry_init(&st->retry, st->upgrade_req ? NULL : &a->retry);
+	st->rb_on = st->retry.rp && msg_has_body(&hc->msg);
+	attempt_start(hc);
+}
 
+/* Pick a host and get a connection to it for the next attempt. */
+static void attempt_start(struct http_conn *hc)
+{
+	struct http_worker *w = hc->w;
+	struct http_stream *st = &hc->st;
+	const struct arn_cfg_route_action *a = &st->route->route;
+	st->attempts++;
 	struct http_lb_in in = {
-	    .cluster = v.cluster,
-	    .eps = v.endpoints,
-	    .rr = st->crt ? lb_rr(w, st->crt->hash) : lb_rr(w, arn_cfg_hash(ref.name, ref.len)),
+	    .cluster = st->cluster,
+	    .eps = st->endpoints,
+	    .rr = st->crt ? lb_rr(w, st->crt->hash)
+			  : lb_rr(w, arn_cfg_hash(st->cref.name, st->cref.len)),
 	    .rand = http_rand(w),
 	    .active = lb_active,
 	    .ctx = hc,
 	};
-	if (v.cluster->lb == ARN_CFG_LB_RING_HASH || v.cluster->lb == ARN_CFG_LB_MAGLEV)
+	if (st->cluster->lb == ARN_CFG_LB_RING_HASH || st->cluster->lb == ARN_CFG_LB_MAGLEV)
 		in.has_hash = http_lb_hash(a, &hc->msg, hc->raddr, &in.hash);
 	struct http_lb_out out;
 	if (http_lb_pick(&in, &out) != 0) {
@@ -707,14 +988,14 @@ static void route_to_cluster(struct http_conn *hc, const struct arn_cfg_gen *g,
 	st->ep_addr = out.ep->addr;
 	st->ep_port = out.ep->port;
 	st->ep_host = out.ep->hostname;
-	const struct arn_cfg_thresholds *th = &v.cluster->thresholds[0];
+	const struct arn_cfg_thresholds *th = &st->cluster->thresholds[0];
 	if (st->crt &&
 	    __atomic_load_n(&st->crt->rq_active, __ATOMIC_RELAXED) >= (int32_t)th->max_requests) {
 		CL_INC(hc, upstream_rq_pending_overflow);
 		reset_reply(hc, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
 		return;
 	}
-	struct http_pool *p = http_pool_get(w, &ref, st->crt, out.ep->addr, out.ep->port);
+	struct http_pool *p = http_pool_get(w, &st->cref, st->crt, out.ep->addr, out.ep->port);
 	if (!p) {
 		reset_reply(hc, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
 		return;
@@ -725,10 +1006,7 @@ static void route_to_cluster(struct http_conn *hc, const struct arn_cfg_gen *g,
 		return;
 	}
 	if (rc != 0) {
-		CL_INC(hc, upstream_cx_connect_fail);
-		reset_reply(hc, 503, "local connection failure",
-			    ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE),
-			    "upstream_reset_before_response_started{local_connection_failure}");
+		attempt_connect_failed(hc);
 		return;
 	}
 	if (st->crt) {
@@ -738,14 +1016,15 @@ static void route_to_cluster(struct http_conn *hc, const struct arn_cfg_gen *g,
 		CL_GAUGE(hc, upstream_rq_active, 1);
 	}
 	if (p->host) {
-		/* the pool stays (and keeps its host) until stream_end uncounts */
+		/* the pool stays (and keeps its host) until the attempt uncounts */
 		struct http_host_ctr *hc_ = http_host_ctr(p->host, w->idx);
 		HTTP_HOST_ADD(hc_, rq_total, 1);
 		HTTP_HOST_ADD(hc_, rq_active, 1);
 		p->n_counted++;
 		st->counted_host = true;
 	}
-	HTTP_INC(hc, rq_total);
+	if (st->attempts == 1)
+		HTTP_INC(hc, rq_total);
 	if (st->up && st->up->connected)
 		http_dc_upstream_ready(hc);
 }
@@ -758,6 +1037,7 @@ static void on_head(struct http_conn *hc)
 	const struct arn_cfg_hcm *h = hc->hcm;
 
 	st->head_done = true;
+	http_timer_cancel(&st->hdr_timer);
 	if (!hc->hrt) /* accepted before the control lcore saw this generation */
 		hc->hrt = http_rt_hcm(h);
 	st->method = m->method;
@@ -787,6 +1067,26 @@ static void on_head(struct http_conn *hc)
 		if (cm)
 			out_add_chain(&hc->out, cm);
 		st->expect_100_sent = true;
+	}
+
+	/* normalize_path / merge_slashes: before anything looks at the path
+	 * (health checks, routes), and the upstream gets the result, as Envoy
+	 * changes :path itself. A path that stays as it is costs one scan. */
+	unsigned pf = (h->normalize_path ? HTTP_PATH_NORMALIZE : 0) |
+		      (h->merge_slashes ? HTTP_PATH_MERGE_SLASHES : 0);
+	if (pf && http_path_needs_normalize(m->path.p, m->path.len, pf)) {
+		char *buf = st->res->text + st->text_len;
+		int k = http_path_normalize(m->path.p, m->path.len, pf, buf,
+					    HTTP_TEXT - 1 - st->text_len);
+		if (k < 0) {
+			/* longer than the stream's text space (4 KB) */
+			HTTP_INC(hc, downstream_rq_failed_path_normalization);
+			local_reply(hc, 400, NULL, 0, 0, "path_normalization_failed", NULL, 0);
+			return;
+		}
+		buf[k] = 0;
+		hc->msg.path = (struct arn_h1_slice){buf, (uint32_t)k};
+		st->text_len += (uint32_t)k + 1;
 	}
 
 	/* the Host the routes see (and the upstream gets) */
@@ -888,6 +1188,16 @@ void http_dc_upstream_ready(struct http_conn *hc)
 	const struct arn_h1_msg *m = &hc->msg;
 	if (!u || st->req_head_sent || !st->res)
 		return;
+	/* every attempt writes its edits from the same place in the text: the
+	 * previous attempt's are serialized already. The request id stays the
+	 * same across attempts, as the request's header does in Envoy. */
+	if (st->attempts <= 1) {
+		st->text_mark = st->text_len;
+		st->rid_hi = http_rand(w);
+		st->rid_lo = http_rand(w);
+	} else {
+		st->text_len = st->text_mark;
+	}
 	const struct arn_cfg_route *r = st->route;
 	char *text = st->res->text;
 	const char *path = m->path.p;
@@ -952,11 +1262,16 @@ void http_dc_upstream_ready(struct http_conn *hc)
 	    .host_len = host_len,
 	    .path_rewritten = rewritten,
 	    .timeout_ms = st->timeout_ms,
-	    .rand_hi = http_rand(w),
-	    .rand_lo = http_rand(w),
+	    .attempt = st->attempts,
+	    .rand_hi = st->rid_hi,
+	    .rand_lo = st->rid_lo,
 	    .text = text + st->text_len,
 	    .text_cap = HTTP_TEXT - st->text_len,
 	};
+	/* Envoy announces the per-try timeout when it is the shorter one */
+	uint32_t pt = r && r->route.retry.present ? r->route.retry.per_try_timeout_ms : 0;
+	if (pt && (!x.timeout_ms || pt < x.timeout_ms))
+		x.timeout_ms = pt;
 	struct arn_h1_edit e[MAX_EDITS];
 	int n = http_req_edits(&x, m, e, MAX_EDITS - 1);
 	if (n < 0) {
@@ -993,6 +1308,11 @@ void http_dc_upstream_ready(struct http_conn *hc)
 	st->req_head_sent = true;
 	u->n_req++;
 	st->up_start_tsc = http_tsc(w);
+	if (st->attempts > 1) {
+		/* a retry: the body kept so far goes first (req_step) */
+		st->replaying = true;
+		st->replay = st->rb_head;
+	}
 	hc_run(hc);
 }
 
@@ -1012,7 +1332,7 @@ static bool req_may_parse(struct http_conn *hc)
 	if (st->req_done)
 		return false;
 	if (st->head_done)
-		return st->up && st->up->connected && st->req_head_sent;
+		return st->up && st->up->connected && st->req_head_sent && !st->replaying;
 	return true;
 }
 
@@ -1048,10 +1368,37 @@ static void req_step(struct http_conn *hc)
 			if (rc != 0)
 				return; /* -EAGAIN: on_writable; else on_close will tell */
 		}
-		if (st->req_done && !st->req_sent && u && !http_out_busy(&u->out)) {
+		/* a retry: this attempt gets the body kept so far first */
+		if (st->replaying && u && st->req_head_sent) {
+			if (st->replay) {
+				struct rte_mbuf *rm = st->replay;
+				st->replay = rm->next;
+				fwd_body(&u->out, &st->up_chunker, st->up_chunked,
+					 rte_pktmbuf_mtod(rm, const char *), rm->data_len);
+				continue;
+			}
+			st->replaying = false;
+			if (st->req_done && st->up_chunked) {
+				fwd_end(&u->out, &st->up_chunker);
+				continue;
+			}
+		}
+		if (st->req_done && !st->replaying && u && !http_out_busy(&u->out)) {
 			st->req_sent = true;
-			if (st->timeout_ms && !st->resp_done)
+			if (st->timeout_ms && !st->resp_done && !st->route_timer_armed) {
+				st->route_timer_armed = true;
 				http_timer_arm(w, &st->route_timer, st->timeout_ms);
+			}
+			/* per_try_timeout: from the moment the attempt has its
+			 * connection and the whole request */
+			const struct arn_cfg_retry_policy *rp =
+			    st->route ? &st->route->route.retry : NULL;
+			if (st->req_head_sent && !st->attempt_sent) {
+				st->attempt_sent = true;
+				if (rp && rp->present && rp->per_try_timeout_ms &&
+				    !st->resp_started)
+					http_timer_arm(w, &st->try_timer, rp->per_try_timeout_ms);
+			}
 		}
 		if (!req_may_parse(hc))
 			return;
@@ -1076,6 +1423,8 @@ static void req_step(struct http_conn *hc)
 		}
 		struct arn_h1_ev ev;
 		ssize_t n = http_in_parse(&hc->in, &hc->p, &ev, &st->req_pins, !st->head_done);
+		if (!st->started && (n >= 0 || n == ARN_AGAIN) && !arn_h1_parser_idle(&hc->p))
+			stream_started(hc);
 		if (n == ARN_AGAIN) {
 			if (http_in_fill(&hc->in, hc->tc))
 				continue;
@@ -1117,12 +1466,9 @@ static void req_step(struct http_conn *hc)
 			return; /* -EBUSY: an upgrade waits for the upstream's answer */
 		st->last_activity_ms = w->now_ms;
 		if (!st->active) {
+			if (!st->started)
+				stream_started(hc);
 			st->active = true;
-			st->start_tsc = http_tsc(w);
-			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			st->start_wall_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-			http_timer_cancel(&hc->idle_timer);
 		}
 		switch (ev.type) {
 		case ARN_H1_EV_NEED_SCRATCH:
@@ -1149,6 +1495,8 @@ static void req_step(struct http_conn *hc)
 			}
 			if (!st->up)
 				return;
+			if (st->rb_on && !st->tunnel && !rb_append(hc, ev.data, ev.len))
+				rb_abandon(hc);
 			fwd_body(&st->up->out, &st->up_chunker, st->up_chunked && !st->tunnel,
 				 ev.data, ev.len);
 			if (CS(st))
@@ -1158,6 +1506,7 @@ static void req_step(struct http_conn *hc)
 		case ARN_H1_EV_END:
 			st->req_done = true;
 			st->req_end_tsc = http_tsc(w);
+			http_timer_cancel(&st->req_timer);
 			if (st->local) {
 				st->local_wait_end = false;
 				return;
@@ -1244,6 +1593,8 @@ static void write_resp_head(struct http_conn *hc)
 	}
 	out_add_chain(&hc->out, m);
 	st->resp_started = true;
+	http_timer_cancel(&st->req_timer); /* request_timeout ends with the response's start */
+	http_timer_cancel(&st->try_timer); /* Envoy ignores a per-try timeout from now on */
 	st->status = r->status;
 	st->up_status = r->status;
 	if (!st->details)
@@ -1266,6 +1617,11 @@ static void upstream_lost(struct http_conn *hc, bool reset)
 	}
 	if (!st->resp_started) {
 		CL_INC(hc, upstream_rq_rx_reset);
+		if (maybe_retry(hc, http_retry_on_reset(st->retry.rp, HTTP_RESET_RESET),
+				HOST_ERROR)) {
+			hc->again = true;
+			return;
+		}
 		reset_reply(hc, 503, "connection termination",
 			    ARN_RF_BIT(UPSTREAM_CONNECTION_TERMINATION),
 			    "upstream_reset_before_response_started{connection_termination}");
@@ -1318,6 +1674,12 @@ static void resp_step(struct http_conn *hc)
 		if (n < 0) {
 			/* the upstream does not speak HTTP/1 properly */
 			CL_INC(hc, upstream_cx_protocol_error);
+			if (!st->resp_started &&
+			    maybe_retry(hc, http_retry_on_reset(st->retry.rp, HTTP_RESET_RESET),
+					HOST_ERROR)) {
+				hc->again = true;
+				return;
+			}
 			if (!st->resp_started) {
 				st->flags |= ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR);
 				reset_reply(
@@ -1352,6 +1714,23 @@ static void resp_step(struct http_conn *hc)
 				arn_h1_parser_tunnel(&hc->p);
 			} else if (st->upgrade_req) {
 				arn_h1_parser_resume(&hc->p);
+			}
+			if (st->retry.rp && st->resp.status != 101) {
+				/* a retriable answer is never forwarded while a retry
+				 * is allowed; the outcome of a retry is its success */
+				bool rl = arn_h1_find(&st->resp, "x-envoy-ratelimited", 19, 0) >= 0;
+				bool would =
+				    http_retry_on_status(st->retry.rp, st->resp.status, rl);
+				st->up_status = st->resp.status;
+				if (maybe_retry(hc, would, HOST_AUTO)) {
+					if (CS(st))
+						arn_stats_inc(
+						    CS(st), w->slot,
+						    arn_stats_code_class(ARN_CL_upstream_rq_1xx,
+									 st->resp.status));
+					hc->again = true;
+					return;
+				}
 			}
 			if (st->resp_pins.overflow) {
 				upstream_lost(hc, false);
@@ -1406,6 +1785,11 @@ void http_dc_upstream_failed(struct http_conn *hc, int reason, bool connected, b
 		return;
 	}
 	if (!connected) {
+		if (maybe_retry(hc, http_retry_on_reset(st->retry.rp, HTTP_RESET_CONNECT_FAILURE),
+				HOST_ERROR)) {
+			hc_run(hc);
+			return;
+		}
 		/* Envoy 1.2x's texts: "remote connection failure" for a refused
 		 * or unreachable connect, "connection timeout" past connect_timeout */
 		if (timed_out)
@@ -1509,14 +1893,18 @@ static void stream_idle_timeout(struct http_timer *t)
 	struct http_stream *st = OWNER(t, struct http_stream, idle_timer);
 	struct http_conn *hc = OWNER(st, struct http_conn, st);
 	struct http_worker *w = hc->w;
-	if (!st->active || !st->idle_timeout_ms)
+	if (!st->started || !st->idle_timeout_ms || hc->state != HTTP_DC_OPEN)
 		return;
 	uint64_t idle = w->now_ms - st->last_activity_ms;
 	if (idle < st->idle_timeout_ms) {
 		http_timer_arm(w, t, st->idle_timeout_ms - idle);
 		return;
 	}
-	if (!st->resp_started) {
+	if (!st->head_done) {
+		/* the head never completed */
+		pre_head_reply(hc, 408, HTTP_BODY_SI, ARN_RF_BIT(STREAM_IDLE_TIMEOUT),
+			       "stream_idle_timeout");
+	} else if (!st->resp_started) {
 		hc->close_after = true;
 		local_reply_route(hc, 408, HTTP_BODY_SI, strlen(HTTP_BODY_SI),
 				  ARN_RF_BIT(STREAM_IDLE_TIMEOUT), "stream_idle_timeout", NULL, 0);
@@ -1525,6 +1913,73 @@ static void stream_idle_timeout(struct http_timer *t)
 		http_up_detach(hc);
 		abort_conn(hc);
 	}
+	hc_run(hc);
+}
+
+/* request_headers_timeout: the head did not complete in time (a slow or
+ * stalled client); Envoy answers 408 and the connection closes. */
+static void hdr_timeout(struct http_timer *t)
+{
+	struct http_stream *st = OWNER(t, struct http_stream, hdr_timer);
+	struct http_conn *hc = OWNER(st, struct http_conn, st);
+	if (!st->started || st->head_done || !hc->tc || hc->state != HTTP_DC_OPEN)
+		return;
+	HTTP_INC(hc, downstream_rq_header_timeout);
+	pre_head_reply(hc, 408, "request header timeout", 0, "request_header_timeout");
+	hc_run(hc);
+}
+
+/* request_timeout: the whole request (head and body) did not arrive before
+ * the response started; 408, and the connection closes (the rest of the
+ * body is not read). */
+static void req_timeout(struct http_timer *t)
+{
+	struct http_stream *st = OWNER(t, struct http_stream, req_timer);
+	struct http_conn *hc = OWNER(st, struct http_conn, st);
+	if (!st->started || st->req_done || st->resp_started || !hc->tc ||
+	    hc->state != HTTP_DC_OPEN)
+		return;
+	HTTP_INC(hc, downstream_rq_timeout);
+	if (!st->head_done) {
+		pre_head_reply(hc, 408, "request timeout", 0, "request_overall_timeout");
+	} else {
+		hc->close_after = true;
+		local_reply_route(hc, 408, "request timeout", 15, 0, "request_overall_timeout",
+				  NULL, 0);
+	}
+	hc_run(hc);
+}
+
+/* The back-off is over: the next attempt. */
+static void retry_fire(struct http_timer *t)
+{
+	struct http_stream *st = OWNER(t, struct http_stream, retry_timer);
+	struct http_conn *hc = OWNER(st, struct http_conn, st);
+	if (!st->retry_wait || !hc->tc || hc->state == HTTP_DC_CLOSED || st->local)
+		return;
+	st->retry_wait = false;
+	attempt_start(hc);
+	hc_run(hc);
+}
+
+/* per_try_timeout: this attempt took too long to answer; it is reset and,
+ * when the policy allows, retried (Envoy counts it as a reset), else 504. */
+static void try_timeout(struct http_timer *t)
+{
+	struct http_stream *st = OWNER(t, struct http_stream, try_timer);
+	struct http_conn *hc = OWNER(st, struct http_conn, st);
+	if (!st->active || st->resp_started || st->local || st->tunnel || !hc->tc ||
+	    (!st->up && !st->pending))
+		return;
+	CL_INC(hc, upstream_rq_per_try_timeout);
+	if (maybe_retry(hc, http_retry_on_reset(st->retry.rp, HTTP_RESET_TIMEOUT), HOST_TIMEOUT)) {
+		hc_run(hc);
+		return;
+	}
+	st->timed_out = true;
+	local_reply_route(hc, 504, HTTP_BODY_UT, strlen(HTTP_BODY_UT),
+			  ARN_RF_BIT(UPSTREAM_REQUEST_TIMEOUT), "upstream_per_try_timeout", NULL,
+			  0);
 	hc_run(hc);
 }
 
@@ -1540,7 +1995,7 @@ static void conn_idle_timeout(struct http_timer *t)
 		arn_tcp_close(hc->tc);
 		return;
 	}
-	if (hc->st.active)
+	if (hc->st.active || hc->st.started)
 		return;
 	HTTP_INC(hc, downstream_cx_idle_timeout);
 	hc->close_after = true;

@@ -46,6 +46,7 @@ struct http_cluster_rt {
 	int32_t cx_active;
 	int32_t rq_active;
 	int32_t rq_pending;
+	int32_t retries_active; /* max_retries: retries decided and not yet answered */
 };
 
 #define HTTP_MAX_LOGGERS 8
@@ -254,6 +255,67 @@ struct http_res {
 struct http_upconn;
 struct http_pool;
 
+/* ---- retries (http_retry.c), unit tested ------------------------------------ */
+
+/* How an attempt ended without a response head, for retry_on. */
+enum http_reset_kind {
+	HTTP_RESET_CONNECT_FAILURE = 0, /* refused, unreachable, connect_timeout, local */
+	HTTP_RESET_RESET,		/* closed / reset / protocol error before the head */
+	HTTP_RESET_TIMEOUT,		/* per_try_timeout */
+	HTTP_RESET_OVERFLOW,		/* a circuit breaker refused it */
+};
+
+/* One request's retry state (Envoy's RetryStateImpl). */
+struct http_retry {
+	const struct arn_cfg_retry_policy *rp; /* NULL: no retries */
+	uint32_t left;			       /* retries still allowed (num_retries) */
+	uint32_t n;			       /* retries made: the back-off exponent */
+	bool holding;			       /* holds a slot of the cluster's max_retries */
+};
+
+enum http_retry_status {
+	HTTP_RETRY_NO = 0,   /* the outcome is not retriable: it is final */
+	HTTP_RETRY_YES,	     /* retry (after the back-off) */
+	HTTP_RETRY_LIMIT,    /* retriable, but num_retries are used up: flag URX */
+	HTTP_RETRY_OVERFLOW, /* retriable, but max_retries is reached: flag UO */
+};
+
+/** Start @p r for a request routed with @p rp (may be NULL or not present). */
+void http_retry_init(struct http_retry *r, const struct arn_cfg_retry_policy *rp);
+/** Does @p rp retry a final response with @p status? (retry_on 5xx,
+ * gateway-error, retriable-4xx, retriable-status-codes; never when the
+ * upstream said x-envoy-ratelimited) */
+bool http_retry_on_status(const struct arn_cfg_retry_policy *rp, unsigned status, bool ratelimited);
+/** Does @p rp retry an attempt that ended with @p k before a response head? */
+bool http_retry_on_reset(const struct arn_cfg_retry_policy *rp, enum http_reset_kind k);
+/**
+ * Envoy's shouldRetry: called with every attempt's outcome (@p would: it is
+ * retriable). Releases the max_retries slot the previous retry held (then a
+ * non-retriable outcome sets *@p success: the retry succeeded), checks the
+ * retry limit, then the breaker (@p active, shared by workers, against
+ * @p max_active) and on YES takes a slot.
+ */
+enum http_retry_status http_retry_should(struct http_retry *r, bool would, int32_t *active,
+					 uint32_t max_active, bool *success);
+/** The request ends: give back a held max_retries slot. */
+void http_retry_release(struct http_retry *r, int32_t *active);
+/** Envoy's fully jittered exponential back-off for the @p n-th retry (n >= 1):
+ * a time in [0, (2^n - 1) * base) from @p rand, at most @p max_ms. */
+uint32_t http_retry_backoff_ms(uint32_t base_ms, uint32_t max_ms, uint32_t n, uint64_t rand);
+
+/* ---- path normalization (http_path.c), unit tested -------------------------- */
+
+#define HTTP_PATH_NORMALIZE 1u	   /* normalize_path: RFC 3986 6.2.2.2 and 6.2.2.3, '\' = '/' */
+#define HTTP_PATH_MERGE_SLASHES 2u /* merge_slashes */
+/** Could http_path_normalize() change @p p? (a quick scan; false: it cannot) */
+bool http_path_needs_normalize(const char *p, size_t n, unsigned flags);
+/**
+ * Normalize the path part of request target @p p (the query is kept) into
+ * @p out, which must hold @p n bytes (the result is never longer).
+ * @return the new length, or -ENOSPC when @p cap < @p n.
+ */
+int http_path_normalize(const char *p, size_t n, unsigned flags, char *out, size_t cap);
+
 /* One request / response exchange on a downstream connection. HTTP/1 has at
  * most one at a time; pipelined requests wait in the input. */
 struct http_stream {
@@ -317,6 +379,27 @@ struct http_stream {
 	struct http_timer route_timer;
 	struct http_timer idle_timer;
 	uint64_t last_activity_ms;
+
+	/* request_headers_timeout / request_timeout: armed at the request's
+	 * first byte (started), disarmed by its head / its end or the response */
+	bool started;
+	bool route_timer_armed;
+	struct http_timer hdr_timer, req_timer;
+
+	/* retries (the route's retry_policy) */
+	struct http_retry retry;
+	struct arn_cfg_ref cref; /* the cluster chosen (names live in pinned config or pins) */
+	uint32_t attempts;	 /* upstream attempts made (x-envoy-attempt-count) */
+	bool retry_wait;	 /* between attempts: the back-off runs */
+	bool attempt_sent;	 /* this attempt's whole request went upstream */
+	bool replaying;		 /* this attempt is being sent the buffered body */
+	bool rb_on;		 /* the body is being kept for a retry */
+	struct rte_mbuf *replay; /* next buffered segment for this attempt */
+	struct rte_mbuf *rb_head, *rb_tail; /* the body so far, for retries */
+	uint32_t rb_bytes, rb_segs;
+	uint32_t text_mark; /* text used before the first attempt's edits */
+	uint64_t rid_hi, rid_lo;
+	struct http_timer retry_timer, try_timer;
 
 	struct http_res *res;
 	struct arn_h1_msg resp; /* the response as parsed */
@@ -441,6 +524,7 @@ struct http_worker {
 	bool gen_seen;
 	uint64_t rng[2];
 	uint64_t next_conn_id;
+	uint32_t rb_segs; /* mbufs holding request bodies kept for retries */
 
 	struct http_wlistener lsn[HTTP_LISTENERS_MAX];
 
@@ -546,6 +630,7 @@ struct http_req_ctx {
 	uint32_t host_len;
 	bool path_rewritten;
 	uint32_t timeout_ms; /* route timeout (x-envoy-expected-rq-timeout-ms) */
+	uint32_t attempt;    /* x-envoy-attempt-count with include_request_attempt_count */
 	uint64_t rand_hi, rand_lo;
 	/* where generated values go (NUL-separated), and how much is used */
 	char *text;

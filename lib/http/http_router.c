@@ -472,6 +472,15 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 				    (size_t)k))
 			return -ENOSPC;
 	}
+	/* the attempt number, when the virtual host asks for it (it replaces a
+	 * value from downstream, as Envoy's does) */
+	if (x->attempt && x->vhost && x->vhost->include_request_attempt_count) {
+		int k = u64_fmt(x->attempt, tmp);
+		const char *v = text_put(x->text, x->text_cap, &x->text_len, tmp, (size_t)k);
+		if (!v ||
+		    edit_push(&ed, ARN_H1_EDIT_SET, "x-envoy-attempt-count", 21, v, (size_t)k))
+			return -ENOSPC;
+	}
 	if (x->path_rewritten &&
 	    edit_push(&ed, ARN_H1_EDIT_SET, "x-envoy-original-path", 21, m->path.p, m->path.len))
 		return -ENOSPC;

@@ -538,6 +538,114 @@ static void test_hc_filter_refusals(void **state)
 	    arn_cfg_find(arn_config_gen(st), ARN_CFG_LISTENER, "l", 1, arn_cfg_hash("l", 1)));
 }
 
+/* ---- what the HCM and route conversion give the proxy (retries, timeouts, paths) ------- */
+
+/* A listener whose HCM has @p hcm_extra (JSON members, may be "") and one
+ * virtual host (@p vh_extra members) with one route to "web" (@p ra_extra
+ * members of its RouteAction). */
+static const char *jproxy(const char *hcm_extra, const char *vh_extra, const char *ra_extra)
+{
+	char *b = jb[njb++ % 8];
+	snprintf(b, 4096,
+		 "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		 "\"port_value\":80}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+		 "\"typed_config\":{" HCM_AT
+		 ",\"stat_prefix\":\"in\"%s%s,\"route_config\":{\"name\":"
+		 "\"r\",\"virtual_hosts\":[{\"name\":\"vh\",\"domains\":[\"*\"]%s%s,\"routes\":[{"
+		 "\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"%s%s}}]}]},"
+		 "\"http_filters\":[" ROUTER "]}}]}]}",
+		 *hcm_extra ? "," : "", hcm_extra, *vh_extra ? "," : "", vh_extra,
+		 *ra_extra ? "," : "", ra_extra);
+	return b;
+}
+
+static const struct arn_cfg_route_action *listener_route(void)
+{
+	const struct arn_cfg_hcm *h = listener_hcm();
+	assert_non_null(h->inline_routes);
+	assert_int_equal(h->inline_routes->n_vhosts, 1);
+	return &h->inline_routes->vhosts[0].routes[0].route;
+}
+
+static void test_proxy_settings_converted(void **state)
+{
+	(void)state;
+	APPLY(L, "1",
+	      jproxy("\"request_timeout\":\"3s\",\"request_headers_timeout\":\"0.5s\","
+		     "\"normalize_path\":true,\"merge_slashes\":true",
+		     "\"include_request_attempt_count\":true,\"retry_policy\":{\"retry_on\":"
+		     "\"5xx,connect-failure\",\"num_retries\":4}",
+		     "\"idle_timeout\":\"0s\""));
+	accepted();
+	const struct arn_cfg_hcm *h = listener_hcm();
+	assert_int_equal(h->request_timeout_ms, 3000);
+	assert_int_equal(h->request_headers_timeout_ms, 500);
+	assert_true(h->normalize_path);
+	assert_true(h->merge_slashes);
+	assert_true(h->inline_routes->vhosts[0].include_request_attempt_count);
+	const struct arn_cfg_route_action *a = listener_route();
+	/* idle_timeout 0 is given: it turns the stream idle timeout off */
+	assert_true(a->idle_timeout_set);
+	assert_int_equal(a->idle_timeout_ms, 0);
+	/* the virtual host's policy, with Envoy's back-off defaults */
+	assert_true(a->retry.present);
+	assert_int_equal(a->retry.retry_on, ARN_CFG_RETRY_5XX | ARN_CFG_RETRY_CONNECT_FAILURE);
+	assert_int_equal(a->retry.num_retries, 4);
+	assert_int_equal(a->retry.backoff_base_ms, 25);
+	assert_int_equal(a->retry.backoff_max_ms, 250);
+
+	/* the route's own policy replaces the virtual host's; defaults: off */
+	APPLY(L, "2",
+	      jproxy("", "\"retry_policy\":{\"retry_on\":\"5xx\"}",
+		     "\"retry_policy\":{\"retry_on\":\"retriable-status-codes,reset\","
+		     "\"retriable_status_codes\":[429],\"per_try_timeout\":\"0.2s\","
+		     "\"retry_back_off\":{\"base_interval\":\"0.01s\"}}"));
+	accepted();
+	h = listener_hcm();
+	assert_int_equal(h->request_timeout_ms, 0);
+	assert_int_equal(h->request_headers_timeout_ms, 0);
+	assert_false(h->normalize_path);
+	assert_false(h->merge_slashes);
+	a = listener_route();
+	assert_false(a->idle_timeout_set);
+	assert_int_equal(a->retry.retry_on,
+			 ARN_CFG_RETRY_RETRIABLE_STATUS_CODES | ARN_CFG_RETRY_RESET);
+	assert_int_equal(a->retry.num_retries, 1);
+	assert_int_equal(a->retry.n_retriable_status_codes, 1);
+	assert_int_equal(a->retry.retriable_status_codes[0], 429);
+	assert_int_equal(a->retry.per_try_timeout_ms, 200);
+	assert_int_equal(a->retry.backoff_base_ms, 10);
+	assert_int_equal(a->retry.backoff_max_ms, 100);
+}
+
+static void test_proxy_settings_refused(void **state)
+{
+	(void)state;
+	/* what the proxy does not do is refused by name, never ignored */
+	APPLY(L, "1",
+	      jproxy("", "",
+		     "\"retry_policy\":{\"retry_on\":\"5xx\",\"per_try_idle_timeout\":\"1s\"}"));
+	refused_with("per_try_idle_timeout", "per_try_idle_timeout|not supported yet");
+	APPLY(L, "1", jproxy("", "", "\"retry_policy\":{\"retry_on\":\"retriable-headers\"}"));
+	refused_with("retriable-headers", "retry_on|retriable-headers|not supported yet");
+	APPLY(L, "1", jproxy("", "", "\"retry_policy\":{\"retry_on\":\"envoy-ratelimited\"}"));
+	refused_with("envoy-ratelimited", "retry_on|envoy-ratelimited");
+	APPLY(L, "1",
+	      jproxy("", "",
+		     "\"retry_policy\":{\"retry_on\":\"5xx\",\"retry_host_predicate\":[{\"name\":"
+		     "\"envoy.retry_host_predicates.previous_hosts\"}]}"));
+	refused_with("retry_host_predicate", "retry_host_predicate");
+	APPLY(L, "1",
+	      jproxy("\"path_with_escaped_slashes_action\":\"UNESCAPE_AND_FORWARD\"", "", ""));
+	refused_with("path_with_escaped_slashes_action",
+		     "path_with_escaped_slashes_action|not supported yet");
+	APPLY(L, "1", jproxy("", "\"include_attempt_count_in_response\":true", ""));
+	refused_with("include_attempt_count_in_response", "include_attempt_count_in_response");
+	/* KEEP_UNCHANGED and the default are fine */
+	APPLY(L, "1", jproxy("\"path_with_escaped_slashes_action\":\"KEEP_UNCHANGED\"", "", ""));
+	accepted();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -548,6 +656,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_host_stats_names, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_hc_filter_converted, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_hc_filter_refusals, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_proxy_settings_converted, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_proxy_settings_refused, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

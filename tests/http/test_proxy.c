@@ -6,6 +6,7 @@
  * parsed with the real codec and edits are applied with its serializer, so
  * what is checked is the text an upstream would receive.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -656,6 +657,282 @@ static void test_lb_hash_policies(void **state)
 	assert_true(h1 != h2);
 }
 
+/* ---- retries (http_retry.c): Envoy's RetryStateImpl ---------------------------- */
+
+static struct arn_cfg_retry_policy policy(uint32_t on, uint32_t n)
+{
+	struct arn_cfg_retry_policy rp;
+	memset(&rp, 0, sizeof(rp));
+	rp.present = true;
+	rp.retry_on = on;
+	rp.num_retries = n;
+	rp.backoff_base_ms = 25;
+	rp.backoff_max_ms = 250;
+	return rp;
+}
+
+static void test_retry_on_status(void **state)
+{
+	(void)state;
+	struct arn_cfg_retry_policy rp = policy(ARN_CFG_RETRY_5XX, 1);
+	assert_true(http_retry_on_status(&rp, 500, false));
+	assert_true(http_retry_on_status(&rp, 503, false));
+	assert_true(http_retry_on_status(&rp, 599, false));
+	assert_false(http_retry_on_status(&rp, 404, false));
+	assert_false(http_retry_on_status(&rp, 200, false));
+	/* an upstream Envoy that rate limited: never without envoy-ratelimited */
+	assert_false(http_retry_on_status(&rp, 503, true));
+	rp = policy(ARN_CFG_RETRY_GATEWAY_ERROR, 1);
+	assert_false(http_retry_on_status(&rp, 500, false));
+	assert_true(http_retry_on_status(&rp, 502, false));
+	assert_true(http_retry_on_status(&rp, 503, false));
+	assert_true(http_retry_on_status(&rp, 504, false));
+	assert_false(http_retry_on_status(&rp, 505, false));
+	rp = policy(ARN_CFG_RETRY_RETRIABLE_4XX, 1);
+	assert_true(http_retry_on_status(&rp, 409, false));
+	assert_false(http_retry_on_status(&rp, 429, false));
+	assert_false(http_retry_on_status(&rp, 503, false));
+	uint16_t codes[] = {429, 418};
+	rp = policy(ARN_CFG_RETRY_RETRIABLE_STATUS_CODES, 1);
+	rp.retriable_status_codes = codes;
+	rp.n_retriable_status_codes = 2;
+	assert_true(http_retry_on_status(&rp, 429, false));
+	assert_true(http_retry_on_status(&rp, 418, false));
+	assert_false(http_retry_on_status(&rp, 500, false));
+	/* the codes alone do nothing without retriable-status-codes (Envoy) */
+	rp.retry_on = ARN_CFG_RETRY_CONNECT_FAILURE;
+	assert_false(http_retry_on_status(&rp, 429, false));
+	/* connect-failure, reset and refused-stream never retry a response */
+	rp = policy(ARN_CFG_RETRY_RESET | ARN_CFG_RETRY_REFUSED_STREAM, 1);
+	assert_false(http_retry_on_status(&rp, 503, false));
+	assert_false(http_retry_on_status(NULL, 503, false));
+}
+
+static void test_retry_on_reset(void **state)
+{
+	(void)state;
+	struct arn_cfg_retry_policy rp = policy(ARN_CFG_RETRY_CONNECT_FAILURE, 1);
+	assert_true(http_retry_on_reset(&rp, HTTP_RESET_CONNECT_FAILURE));
+	assert_false(http_retry_on_reset(&rp, HTTP_RESET_RESET));
+	assert_false(http_retry_on_reset(&rp, HTTP_RESET_TIMEOUT));
+	/* 5xx, gateway-error and reset cover every reset, connect failures too */
+	uint32_t all[] = {ARN_CFG_RETRY_5XX, ARN_CFG_RETRY_GATEWAY_ERROR, ARN_CFG_RETRY_RESET};
+	for (unsigned i = 0; i < 3; i++) {
+		rp = policy(all[i], 1);
+		assert_true(http_retry_on_reset(&rp, HTTP_RESET_CONNECT_FAILURE));
+		assert_true(http_retry_on_reset(&rp, HTTP_RESET_RESET));
+		assert_true(http_retry_on_reset(&rp, HTTP_RESET_TIMEOUT));
+		/* a circuit breaker's overflow: never */
+		assert_false(http_retry_on_reset(&rp, HTTP_RESET_OVERFLOW));
+	}
+	/* retriable-4xx, status codes, refused-stream (HTTP/2 only): no reset */
+	rp = policy(ARN_CFG_RETRY_RETRIABLE_4XX | ARN_CFG_RETRY_RETRIABLE_STATUS_CODES |
+			ARN_CFG_RETRY_REFUSED_STREAM,
+		    1);
+	assert_false(http_retry_on_reset(&rp, HTTP_RESET_RESET));
+	assert_false(http_retry_on_reset(&rp, HTTP_RESET_CONNECT_FAILURE));
+}
+
+static void test_retry_limit_breaker_and_success(void **state)
+{
+	(void)state;
+	struct arn_cfg_retry_policy rp = policy(ARN_CFG_RETRY_5XX, 2);
+	struct http_retry r;
+	int32_t active = 0;
+	bool ok;
+	http_retry_init(&r, &rp);
+	/* a first answer that is fine: no retry, no success counted */
+	assert_int_equal(http_retry_should(&r, false, &active, 3, &ok), HTTP_RETRY_NO);
+	assert_false(ok);
+	/* two retries allowed, each holds a max_retries slot until its outcome */
+	assert_int_equal(http_retry_should(&r, true, &active, 3, &ok), HTTP_RETRY_YES);
+	assert_int_equal(active, 1);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(http_retry_should(&r, true, &active, 3, &ok), HTTP_RETRY_YES);
+	assert_false(ok);
+	assert_int_equal(active, 1);
+	assert_int_equal(r.n, 2);
+	/* the third wish: URX */
+	assert_int_equal(http_retry_should(&r, true, &active, 3, &ok), HTTP_RETRY_LIMIT);
+	assert_int_equal(active, 0);
+	/* a retry whose outcome is fine is a success */
+	http_retry_init(&r, &rp);
+	assert_int_equal(http_retry_should(&r, true, &active, 3, &ok), HTTP_RETRY_YES);
+	assert_int_equal(http_retry_should(&r, false, &active, 3, &ok), HTTP_RETRY_NO);
+	assert_true(ok);
+	assert_int_equal(active, 0);
+	/* the breaker: others hold every slot */
+	http_retry_init(&r, &rp);
+	active = 3;
+	assert_int_equal(http_retry_should(&r, true, &active, 3, &ok), HTTP_RETRY_OVERFLOW);
+	assert_int_equal(active, 3);
+	active = 2;
+	assert_int_equal(http_retry_should(&r, true, &active, 3, &ok), HTTP_RETRY_YES);
+	assert_int_equal(active, 3);
+	http_retry_release(&r, &active); /* the request ended during the back-off */
+	assert_int_equal(active, 2);
+	http_retry_release(&r, &active);
+	assert_int_equal(active, 2);
+	/* num_retries: 0, an empty retry_on, no policy: never */
+	struct arn_cfg_retry_policy none = policy(ARN_CFG_RETRY_5XX, 0);
+	http_retry_init(&r, &none);
+	assert_int_equal(http_retry_should(&r, true, &active, 3, &ok), HTTP_RETRY_LIMIT);
+	none = policy(0, 3);
+	http_retry_init(&r, &none);
+	assert_null(r.rp);
+	http_retry_init(&r, NULL);
+	assert_int_equal(http_retry_should(&r, true, &active, 3, &ok), HTTP_RETRY_NO);
+}
+
+static void test_retry_backoff(void **state)
+{
+	(void)state;
+	/* Envoy: the N-th retry waits in [0, (2^N - 1) * 25 ms), at most 250 ms */
+	assert_int_equal(http_retry_backoff_ms(25, 250, 1, 24), 24);
+	assert_int_equal(http_retry_backoff_ms(25, 250, 1, 25), 0);
+	assert_int_equal(http_retry_backoff_ms(25, 250, 2, 74), 74);
+	assert_int_equal(http_retry_backoff_ms(25, 250, 2, 75), 0);
+	assert_int_equal(http_retry_backoff_ms(25, 250, 3, 174), 174);
+	assert_int_equal(http_retry_backoff_ms(25, 250, 4, 374), 250); /* capped */
+	assert_int_equal(http_retry_backoff_ms(25, 250, 63, UINT64_MAX - 1), 250);
+	uint64_t seed = 88172645463325252ull;
+	uint32_t hi[5] = {0};
+	for (int i = 0; i < 20000; i++) {
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		for (uint32_t n = 1; n <= 4; n++) {
+			uint32_t d = http_retry_backoff_ms(25, 250, n, seed);
+			uint32_t ceil = ((1u << n) - 1) * 25;
+			assert_true(d < ceil || (d == 250 && ceil > 250));
+			if (d > hi[n])
+				hi[n] = d;
+		}
+	}
+	/* fully jittered: the whole range is used */
+	assert_int_equal(hi[1], 24);
+	assert_int_equal(hi[2], 74);
+	assert_int_equal(hi[3], 174);
+	assert_int_equal(hi[4], 250);
+}
+
+static void test_attempt_count_header(void **state)
+{
+	(void)state;
+	struct arn_cfg_hcm h = hcm_default();
+	struct arn_cfg_vhost vh;
+	memset(&vh, 0, sizeof(vh));
+	struct req r;
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\nx-envoy-attempt-count: 7\r\n\r\n");
+	struct http_req_ctx x = ctx(&h);
+	x.vhost = &vh;
+	x.attempt = 2;
+	char out[2048];
+	edited(&x, &r, out, sizeof(out));
+	assert_non_null(strstr(out, "x-envoy-attempt-count: 7\r\n")); /* not asked for */
+	vh.include_request_attempt_count = true;
+	x = ctx(&h);
+	x.vhost = &vh;
+	x.attempt = 2;
+	edited(&x, &r, out, sizeof(out));
+	assert_non_null(strstr(out, "x-envoy-attempt-count: 2\r\n"));
+	assert_null(strstr(out, ": 7\r\n"));
+}
+
+/* ---- path normalization (http_path.c) ------------------------------------------- */
+
+static const char *norm(const char *in, unsigned flags)
+{
+	static char out[512];
+	int k = http_path_normalize(in, strlen(in), flags, out, sizeof(out) - 1);
+	assert_true(k >= 0);
+	assert_true((size_t)k <= strlen(in));
+	out[k] = 0;
+	/* the quick scan never misses a change */
+	if (strcmp(out, in) != 0)
+		assert_true(http_path_needs_normalize(in, strlen(in), flags));
+	return out;
+}
+
+static void test_path_rfc3986_dot_segments(void **state)
+{
+	(void)state;
+	const unsigned N = HTTP_PATH_NORMALIZE;
+	/* RFC 3986 5.2.4's examples */
+	assert_string_equal(norm("/a/b/c/./../../g", N), "/a/g");
+	assert_string_equal(norm("/mid/content=5/../6", N), "/mid/6");
+	/* 5.4.1 and 5.4.2: the merged paths of base /b/c/d;p with the references */
+	static const char *const cases[][2] = {
+	    {"/b/c/g", "/b/c/g"},
+	    {"/b/c/./g", "/b/c/g"},
+	    {"/b/c/g/", "/b/c/g/"},
+	    {"/b/c/.", "/b/c/"},
+	    {"/b/c/./", "/b/c/"},
+	    {"/b/c/..", "/b/"},
+	    {"/b/c/../", "/b/"},
+	    {"/b/c/../g", "/b/g"},
+	    {"/b/c/../..", "/"},
+	    {"/b/c/../../", "/"},
+	    {"/b/c/../../g", "/g"},
+	    {"/b/c/../../../g", "/g"},
+	    {"/b/c/../../../../g", "/g"},
+	    {"/./g", "/g"},
+	    {"/../g", "/g"},
+	    {"/b/c/g.", "/b/c/g."},
+	    {"/b/c/.g", "/b/c/.g"},
+	    {"/b/c/g..", "/b/c/g.."},
+	    {"/b/c/..g", "/b/c/..g"},
+	    {"/b/c/./../g", "/b/g"},
+	    {"/b/c/./g/.", "/b/c/g/"},
+	    {"/b/c/g/./h", "/b/c/g/h"},
+	    {"/b/c/g/../h", "/b/c/h"},
+	    {"/b/c/g;x=1/./y", "/b/c/g;x=1/y"},
+	    {"/b/c/g;x=1/../y", "/b/c/y"},
+	    {"/", "/"},
+	    {"/..", "/"},
+	    {"/.", "/"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_string_equal(norm(cases[i][0], N), cases[i][1]);
+}
+
+static void test_path_rfc3986_percent_and_slashes(void **state)
+{
+	(void)state;
+	const unsigned N = HTTP_PATH_NORMALIZE, M = HTTP_PATH_MERGE_SLASHES;
+	/* 6.2.2's example path: unreserved escapes decoded, dot segments gone;
+	 * the other escapes keep their case (Envoy does no case normalization) */
+	assert_string_equal(norm("/./b/../b/%63/%7bfoo%7d", N), "/b/c/%7bfoo%7d");
+	assert_string_equal(norm("/%7Euser/%41%2d%5F%2E", N), "/~user/A-_.");
+	/* an escaped dot is a dot: no way around dot-segment removal */
+	assert_string_equal(norm("/a/%2e%2E/b", N), "/b");
+	/* reserved characters stay escaped: %2F is not a separator */
+	assert_string_equal(norm("/a%2Fb/%3f", N), "/a%2Fb/%3f");
+	/* broken escapes are left alone */
+	assert_string_equal(norm("/a%zz/%4", N), "/a%zz/%4");
+	/* '\' reads as '/' (the canonicalizer Envoy uses does it) */
+	assert_string_equal(norm("/a\\..\\b", N), "/b");
+	/* the query is never touched */
+	assert_string_equal(norm("/a/../b?x=/../%41//", N), "/b?x=/../%41//");
+	assert_string_equal(norm("/a//b//?q=//", M), "/a/b/?q=//");
+	/* merge_slashes alone leaves dots and escapes */
+	assert_string_equal(norm("//a///./%41", M), "/a/./%41");
+	/* empty segments survive normalize_path alone; both: merged */
+	assert_string_equal(norm("//a//../b", N), "//a/b");
+	assert_string_equal(norm("//a//../b", N | M), "/a/b");
+	/* not a path: "*" and authority form */
+	assert_string_equal(norm("*", N | M), "*");
+	/* nothing to change: the quick scan says so */
+	assert_false(http_path_needs_normalize("/a/b.c/..d?x=%41//", 18, N | M));
+	assert_false(http_path_needs_normalize("/a//b", 5, N));
+	assert_true(http_path_needs_normalize("/a//b", 5, M));
+	assert_true(http_path_needs_normalize("/a/..", 5, N));
+	assert_true(http_path_needs_normalize("/a/./b", 6, N));
+	/* the output must fit the input's length */
+	char small[4];
+	assert_int_equal(http_path_normalize("/a/../b", 7, N, small, sizeof(small)), -ENOSPC);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -675,6 +952,13 @@ int main(void)
 	    cmocka_unit_test(test_lb_priorities),
 	    cmocka_unit_test(test_lb_least_request_random_hash),
 	    cmocka_unit_test(test_lb_hash_policies),
+	    cmocka_unit_test(test_retry_on_status),
+	    cmocka_unit_test(test_retry_on_reset),
+	    cmocka_unit_test(test_retry_limit_breaker_and_success),
+	    cmocka_unit_test(test_retry_backoff),
+	    cmocka_unit_test(test_attempt_count_header),
+	    cmocka_unit_test(test_path_rfc3986_dot_segments),
+	    cmocka_unit_test(test_path_rfc3986_percent_and_slashes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,97 @@
+/*
+ * The router's retry decisions, as Envoy's RetryStateImpl makes them: which
+ * attempt outcomes a retry_policy retries (response codes, resets, connect
+ * failures, per-try timeouts), the retry limit and the cluster's max_retries
+ * circuit breaker, and the fully jittered exponential back-off. Pure logic:
+ * http_hcm.c drives it, tests/http/test_proxy.c checks it.
+ */
+#include "http_int.h"
+
+bool http_retry_on_status(const struct arn_cfg_retry_policy *rp, unsigned status, bool ratelimited)
+{
+	if (!rp || !rp->present)
+		return false;
+	/* x-envoy-ratelimited comes from an upstream Envoy that rate limited
+	 * the request: retried only under envoy-ratelimited, which Arion's
+	 * configuration refuses */
+	if (ratelimited)
+		return false;
+	uint32_t on = rp->retry_on;
+	if ((on & ARN_CFG_RETRY_5XX) && status >= 500 && status <= 599)
+		return true;
+	if ((on & ARN_CFG_RETRY_GATEWAY_ERROR) && status >= 502 && status <= 504)
+		return true;
+	if ((on & ARN_CFG_RETRY_RETRIABLE_4XX) && status == 409)
+		return true;
+	if (on & ARN_CFG_RETRY_RETRIABLE_STATUS_CODES)
+		for (size_t i = 0; i < rp->n_retriable_status_codes; i++)
+			if (rp->retriable_status_codes[i] == status)
+				return true;
+	return false;
+}
+
+bool http_retry_on_reset(const struct arn_cfg_retry_policy *rp, enum http_reset_kind k)
+{
+	if (!rp || !rp->present)
+		return false;
+	uint32_t on = rp->retry_on;
+	if (k == HTTP_RESET_OVERFLOW)
+		return false; /* a circuit breaker said no: never retried */
+	if (k == HTTP_RESET_CONNECT_FAILURE && (on & ARN_CFG_RETRY_CONNECT_FAILURE))
+		return true;
+	/* Envoy counts every reset (a connect failure, a close or reset before
+	 * the response head, a per-try timeout) as a 5xx: reset, 5xx and
+	 * gateway-error all retry it. refused-stream is an HTTP/2 reset that an
+	 * HTTP/1 upstream cannot send. */
+	return (on & (ARN_CFG_RETRY_RESET | ARN_CFG_RETRY_5XX | ARN_CFG_RETRY_GATEWAY_ERROR)) != 0;
+}
+
+void http_retry_init(struct http_retry *r, const struct arn_cfg_retry_policy *rp)
+{
+	r->rp = rp && rp->present && rp->retry_on ? rp : NULL;
+	r->left = r->rp ? rp->num_retries : 0;
+	r->n = 0;
+	r->holding = false;
+}
+
+enum http_retry_status http_retry_should(struct http_retry *r, bool would, int32_t *active,
+					 uint32_t max_active, bool *success)
+{
+	*success = false;
+	if (r->holding) {
+		/* the breaker's retry slot is held from a retry's decision until
+		 * the retried attempt's outcome: that is now */
+		__atomic_fetch_sub(active, 1, __ATOMIC_RELAXED);
+		r->holding = false;
+		if (!would)
+			*success = true;
+	}
+	if (!would || !r->rp)
+		return HTTP_RETRY_NO;
+	if (r->left == 0)
+		return HTTP_RETRY_LIMIT;
+	r->left--;
+	if (__atomic_load_n(active, __ATOMIC_RELAXED) >= (int32_t)max_active)
+		return HTTP_RETRY_OVERFLOW;
+	__atomic_fetch_add(active, 1, __ATOMIC_RELAXED);
+	r->holding = true;
+	r->n++;
+	return HTTP_RETRY_YES;
+}
+
+void http_retry_release(struct http_retry *r, int32_t *active)
+{
+	if (r->holding)
+		__atomic_fetch_sub(active, 1, __ATOMIC_RELAXED);
+	r->holding = false;
+}
+
+uint32_t http_retry_backoff_ms(uint32_t base_ms, uint32_t max_ms, uint32_t n, uint64_t rand)
+{
+	if (base_ms == 0 || n == 0)
+		return 0;
+	/* the n-th retry waits in [0, (2^n - 1) * base), capped at max */
+	uint64_t ceil = n >= 32 ? UINT64_MAX : ((1ull << n) - 1) * (uint64_t)base_ms;
+	uint64_t v = rand % ceil;
+	return v < max_ms ? (uint32_t)v : max_ms;
+}
