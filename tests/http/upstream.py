@@ -13,14 +13,24 @@ Paths:
   /close-early       close without answering
   /ws                answer 101 to an upgrade and echo every byte after it
   /chunked?n=N       a chunked response of N bytes (known pattern)
-  anything else      200 "upstream.py <path>"
+  /hits?p=PATH       how many requests for PATH this server saw
+  anything else      200 "upstream.py <path>" (x-seen-attempt: the request's
+                     x-envoy-attempt-count)
+
+On any path, after the body is read: ?fail=CODE answers CODE instead, and
+?sleep=MS waits first; with &on=ADDR both apply only on the server bound to
+ADDR (one of a cluster's hosts fails, the other does not).
 """
 import hashlib
 import socket
 import socketserver
 import struct
 import sys
+import threading
 import time
+
+hits = {}
+hits_lock = threading.Lock()
 
 
 def read_head(f):
@@ -79,6 +89,22 @@ class H(socketserver.StreamRequestHandler):
             method, target, hdrs = r
             path, _, q = target.partition("?")
             args = dict(p.split("=", 1) for p in q.split("&") if "=" in p)
+            with hits_lock:
+                hits[path] = hits.get(path, 0) + 1
+            mine = args.get("on", self.server.server_address[0]) == self.server.server_address[0]
+            if path == "/hits":
+                with hits_lock:
+                    n = hits.get(args.get("p", ""), 0)
+                self.send("200 OK", ("%d\n" % n).encode())
+                continue
+            if mine and "fail" in args:
+                for _ in body_iter(self.rfile, hdrs):
+                    pass
+                if "sleep" in args:
+                    time.sleep(int(args["sleep"]) / 1000.0)
+                self.send("%s Failing" % args["fail"], ("failed by %s\n" %
+                          self.server.server_address[0]).encode())
+                continue
             if path == "/upload":
                 h = hashlib.sha256()
                 n = 0
@@ -89,7 +115,7 @@ class H(socketserver.StreamRequestHandler):
                 continue
             for _ in body_iter(self.rfile, hdrs):
                 pass
-            if "sleep" in args:
+            if "sleep" in args and mine:
                 time.sleep(int(args["sleep"]) / 1000.0)
             if path == "/slow":
                 time.sleep(int(args.get("ms", "3000")) / 1000.0)
@@ -126,7 +152,10 @@ class H(socketserver.StreamRequestHandler):
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
             else:
-                self.send("200 OK", ("upstream.py %s\n" % path).encode())
+                extra = ""
+                if "x-envoy-attempt-count" in hdrs:
+                    extra = "X-Seen-Attempt: %s\r\n" % hdrs["x-envoy-attempt-count"]
+                self.send("200 OK", ("upstream.py %s\n" % path).encode(), extra)
 
 
 class S(socketserver.ThreadingMixIn, socketserver.TCPServer):
