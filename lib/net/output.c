@@ -18,6 +18,7 @@
 #include <rte_tcp.h>
 
 #include "arn_bootstrap.h"
+#include "arn_cksum.h"
 #include "net_int.h"
 
 /* rte_eth_tx_burst attempts before a full queue's leftovers are dropped. */
@@ -181,7 +182,17 @@ int arn_net_ip4_output(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, u
 			    rte_ipv4_phdr_cksum(ip, RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_TCP_CKSUM);
 		} else {
 			th->cksum = 0;
-			th->cksum = rte_ipv4_udptcp_cksum_mbuf(m, ip, sizeof(struct rte_ipv4_hdr));
+			if (m->nb_segs == 1) {
+				/* pseudo-header (RFC 9293 3.1) as 16-bit words in memory */
+				uint32_t l4_len = tot - (uint32_t)sizeof(struct rte_ipv4_hdr);
+				uint64_t ph = (uint64_t)ip->src_addr + ip->dst_addr +
+					      rte_cpu_to_be_16((uint16_t)IPPROTO_TCP) +
+					      rte_cpu_to_be_16((uint16_t)l4_len);
+				th->cksum = (uint16_t)~arn_cksum_raw(th, l4_len, ph);
+			} else {
+				th->cksum = rte_ipv4_udptcp_cksum_mbuf(m, ip,
+								       sizeof(struct rte_ipv4_hdr));
+			}
 			fl = 0;
 		}
 	} else {

@@ -1,68 +1,15 @@
 /*
- * The Internet checksum (RFC 1071) for received segments, when the port did
- * not verify it (net_af_packet, net_tap, NICs without L4 RX offload).
- *
- * Why not rte_ipv4_udptcp_cksum(): DPDK 22.11 adds 16-bit words one at a
- * time, about 2.6 instructions per payload byte, which made checksum
- * verification two thirds of lib/tcp's work per full-sized segment. Adding
- * 64-bit words with end-around carry gives the same one's complement sum
- * (the sum is independent of the word size once folded, RFC 1071 2(B)) at
- * well under half an instruction per byte.
+ * The TCP checksum of received segments, when the port did not verify it
+ * (net_af_packet, net_tap, NICs without L4 RX offload), with lib/common's
+ * fast sum (arn_cksum.h says why not rte_ipv4_udptcp_cksum()).
  */
 #include <string.h>
 
 #include <rte_byteorder.h>
 #include <rte_ip.h>
 
+#include "arn_cksum.h"
 #include "tcp_int.h"
-
-static inline uint64_t add_carry(uint64_t sum, uint64_t w)
-{
-	uint64_t r;
-	if (__builtin_add_overflow(sum, w, &r))
-		r++;
-	return r;
-}
-
-uint16_t tcp_cksum_raw(const void *buf, size_t len, uint64_t sum)
-{
-	const uint8_t *p = buf;
-	/* four independent accumulators hide the carry chain's latency */
-	uint64_t s0 = sum, s1 = 0, s2 = 0, s3 = 0;
-	while (len >= 32) {
-		uint64_t w[4];
-		memcpy(w, p, 32);
-		s0 = add_carry(s0, w[0]);
-		s1 = add_carry(s1, w[1]);
-		s2 = add_carry(s2, w[2]);
-		s3 = add_carry(s3, w[3]);
-		p += 32;
-		len -= 32;
-	}
-	s0 = add_carry(s0, s1);
-	s2 = add_carry(s2, s3);
-	s0 = add_carry(s0, s2);
-	while (len >= 8) {
-		uint64_t w;
-		memcpy(&w, p, 8);
-		s0 = add_carry(s0, w);
-		p += 8;
-		len -= 8;
-	}
-	if (len) {
-		/* the tail in memory order, zero padded: byte order independent */
-		uint64_t w = 0;
-		memcpy(&w, p, len);
-		s0 = add_carry(s0, w);
-	}
-	/* fold 64 -> 32 -> 16 with end-around carries */
-	uint64_t f = (s0 & 0xffffffffu) + (s0 >> 32);
-	f = (f & 0xffffffffu) + (f >> 32);
-	f = (f & 0xffff) + (f >> 16);
-	f = (f & 0xffff) + (f >> 16);
-	f = (f & 0xffff) + (f >> 16);
-	return (uint16_t)f;
-}
 
 bool tcp_cksum_ok(const struct rte_ipv4_hdr *ip, const void *l4, uint32_t l4_len)
 {
@@ -70,5 +17,5 @@ bool tcp_cksum_ok(const struct rte_ipv4_hdr *ip, const void *l4, uint32_t l4_len
 	 * summed as the 16-bit words they are in memory */
 	uint64_t ph = (uint64_t)ip->src_addr + ip->dst_addr +
 		      rte_cpu_to_be_16((uint16_t)IPPROTO_TCP) + rte_cpu_to_be_16((uint16_t)l4_len);
-	return tcp_cksum_raw(l4, l4_len, ph) == 0xffff;
+	return arn_cksum_raw(l4, l4_len, ph) == 0xffff;
 }

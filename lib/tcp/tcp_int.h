@@ -579,9 +579,6 @@ static inline void tcp_dsack_note(struct arn_tcp_conn *c, uint32_t start, uint32
 
 /* ---- tcp_cksum.c -------------------------------------------------------------------- */
 struct rte_ipv4_hdr;
-/* One's complement sum of @p len bytes plus @p sum, folded to 16 bits, not
- * complemented (what rte_raw_cksum() returns, faster). */
-uint16_t tcp_cksum_raw(const void *buf, size_t len, uint64_t sum);
 /* Is the TCP checksum of the segment at @p l4 (@p l4_len bytes, header
  * included) under IPv4 header @p ip right? */
 bool tcp_cksum_ok(const struct rte_ipv4_hdr *ip, const void *l4, uint32_t l4_len);

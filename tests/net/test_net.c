@@ -1013,6 +1013,29 @@ static void test_ip4_output_completes_tcp_checksum(void **state)
 	assert_int_equal(rte_raw_cksum(ip, 20), 0xffff);
 	assert_int_equal(rte_ipv4_udptcp_cksum_verify(ip, ip + 1), 0);
 	rte_pktmbuf_free(m);
+	/* every length, odd and even, and a full-sized segment: the fast sum
+	 * (lib/common/arn_cksum.c) must agree with DPDK's verification */
+	static const unsigned lens[] = {0, 1, 2, 3, 7, 8, 9, 31, 32, 33, 63, 64, 65, 1000, 1460};
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		m = segment(f, (uint8_t)(i + 1), 20 + lens[i]);
+		th = rte_pktmbuf_mtod(m, struct rte_tcp_hdr *);
+		th->src_port = RTE_BE16(80);
+		th->dst_port = rte_cpu_to_be_16((uint16_t)(40000 + i));
+		th->data_off = 5 << 4;
+		uint8_t *pl = (uint8_t *)(th + 1);
+		for (unsigned k = 0; k < lens[i]; k++)
+			pl[k] = (uint8_t)(k * 151 + i);
+		th->cksum = 0;
+		m->ol_flags |= RTE_MBUF_F_TX_TCP_CKSUM;
+		m->l4_len = 20;
+		assert_int_equal(arn_net_ip4_output(lc, m, OUR_IP, PEER_IP, IPPROTO_TCP), 0);
+		run(f, 0);
+		m = sent(f, 0);
+		assert_non_null(m);
+		ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, 14);
+		assert_int_equal(rte_ipv4_udptcp_cksum_verify(ip, ip + 1), 0);
+		rte_pktmbuf_free(m);
+	}
 
 	/* Larger than the MTU (DF, no fragmentation): refused. */
 	m = segment(f, 0, 1481);
