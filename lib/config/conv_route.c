@@ -68,11 +68,7 @@ static void retry_policy(struct conv *c, struct pb rp, struct arn_cfg_retry_poli
 	out->num_retries = 1;
 	pb_wrapped_u32(rp, "num_retries", &out->num_retries);
 	conv_duration(c, rp, "per_try_timeout", &out->per_try_timeout_ms, false);
-	if (conv_duration(c, rp, "per_try_idle_timeout", &out->per_try_idle_timeout_ms, false) &&
-	    out->per_try_idle_timeout_ms)
-		conv_err(c, "per_try_idle_timeout",
-			 "not supported yet: use per_try_timeout (each attempt's whole "
-			 "exchange) or the route's idle_timeout");
+	conv_duration(c, rp, "per_try_idle_timeout", &out->per_try_idle_timeout_ms, false);
 	size_t n = pb_len(rp, "retriable_status_codes");
 	if (n) {
 		out->retriable_status_codes = CONV_NEW(c, uint16_t, n);

@@ -69,6 +69,7 @@ static void hdr_timeout(struct http_timer *t);
 static void req_timeout(struct http_timer *t);
 static void retry_fire(struct http_timer *t);
 static void try_timeout(struct http_timer *t);
+static void try_idle_timeout(struct http_timer *t);
 
 /* Request bodies kept for retries, per worker: a bound on top of each
  * listener's per_connection_buffer_limit so that retries can never take
@@ -206,6 +207,7 @@ static void abort_conn_(struct http_conn *hc, int line)
 	ARN_DEBUG(HTTP, "connection %llx: reset (line %d)", (unsigned long long)hc->id, line);
 	HTTP_INC(hc, downstream_rq_tx_reset);
 	hc->state = HTTP_DC_CLOSED;
+	hc->aborted = true;
 	arn_tcp_abort(hc->tc); /* on_close follows and frees the connection */
 }
 
@@ -263,6 +265,7 @@ static void stream_reset(struct http_conn *hc)
 	st->req_timer.fn = req_timeout;
 	st->retry_timer.fn = retry_fire;
 	st->try_timer.fn = try_timeout;
+	st->try_idle_timer.fn = try_idle_timeout;
 }
 
 static void stream_timers_cancel(struct http_stream *st)
@@ -273,6 +276,7 @@ static void stream_timers_cancel(struct http_stream *st)
 	http_timer_cancel(&st->req_timer);
 	http_timer_cancel(&st->retry_timer);
 	http_timer_cancel(&st->try_timer);
+	http_timer_cancel(&st->try_idle_timer);
 }
 
 /* ---- the request body kept for retries ------------------------------------------------- */
@@ -607,6 +611,7 @@ static void local_reply(struct http_conn *hc, unsigned status, const char *body,
 	http_timer_cancel(&st->req_timer);
 	http_timer_cancel(&st->retry_timer);
 	http_timer_cancel(&st->try_timer);
+	http_timer_cancel(&st->try_idle_timer);
 	st->retry_wait = false;
 	st->local = true;
 	if (!st->head_done || (!st->req_done && msg_has_body(&hc->msg)))
@@ -811,6 +816,7 @@ static void retry_schedule(struct http_conn *hc)
 	const struct arn_cfg_retry_policy *rp = st->retry.rp;
 	http_up_detach(hc); /* mid-exchange: the connection is closed, never reused */
 	http_timer_cancel(&st->try_timer);
+	http_timer_cancel(&st->try_idle_timer);
 	http_pins_release(&st->resp_pins);
 	st->pool = NULL;
 	st->req_head_sent = false;
@@ -1398,6 +1404,14 @@ static void req_step(struct http_conn *hc)
 				if (rp && rp->present && rp->per_try_timeout_ms &&
 				    !st->resp_started)
 					http_timer_arm(w, &st->try_timer, rp->per_try_timeout_ms);
+				/* per_try_idle_timeout: the same start, then reset by
+				 * every byte from the upstream, response body included */
+				if (rp && rp->present && rp->per_try_idle_timeout_ms &&
+				    !st->resp_done) {
+					st->up_activity_ms = w->now_ms;
+					http_timer_arm(w, &st->try_idle_timer,
+						       rp->per_try_idle_timeout_ms);
+				}
 			}
 		}
 		if (!req_may_parse(hc))
@@ -1693,6 +1707,7 @@ static void resp_step(struct http_conn *hc)
 			return;
 		}
 		st->last_activity_ms = w->now_ms;
+		st->up_activity_ms = w->now_ms;
 		switch (ev.type) {
 		case ARN_H1_EV_NEED_SCRATCH:
 			arn_h1_parser_set_scratch(&u->p, st->res->resp_scratch, HTTP_SCRATCH);
@@ -1983,6 +1998,45 @@ static void try_timeout(struct http_timer *t)
 	hc_run(hc);
 }
 
+/* per_try_idle_timeout: this attempt's upstream went quiet for too long.
+ * Before the response: a per-try timeout (retried, or 504). After it
+ * started (Envoy keeps this timer running through the body): the stream is
+ * reset. */
+static void try_idle_timeout(struct http_timer *t)
+{
+	struct http_stream *st = OWNER(t, struct http_stream, try_idle_timer);
+	struct http_conn *hc = OWNER(st, struct http_conn, st);
+	struct http_worker *w = hc->w;
+	const struct arn_cfg_retry_policy *rp = st->route ? &st->route->route.retry : NULL;
+	if (!rp || !rp->per_try_idle_timeout_ms || !st->active || st->resp_done || st->local ||
+	    st->tunnel || !hc->tc || !st->up)
+		return;
+	uint64_t idle = w->now_ms - st->up_activity_ms;
+	if (idle < rp->per_try_idle_timeout_ms) {
+		http_timer_arm(w, t, rp->per_try_idle_timeout_ms - idle);
+		return;
+	}
+	CL_INC(hc, upstream_rq_per_try_idle_timeout);
+	if (st->resp_started) {
+		st->flags |= ARN_RF_BIT(UPSTREAM_REQUEST_TIMEOUT);
+		st->details = "upstream_per_try_idle_timeout";
+		HTTP_INC(hc, rq_reset_after_downstream_response_started);
+		http_up_detach(hc);
+		abort_conn(hc);
+		hc_run(hc);
+		return;
+	}
+	if (maybe_retry(hc, http_retry_on_reset(st->retry.rp, HTTP_RESET_TIMEOUT), HOST_TIMEOUT)) {
+		hc_run(hc);
+		return;
+	}
+	st->timed_out = true;
+	local_reply_route(hc, 504, HTTP_BODY_UT, strlen(HTTP_BODY_UT),
+			  ARN_RF_BIT(UPSTREAM_REQUEST_TIMEOUT), "upstream_per_try_idle_timeout",
+			  NULL, 0);
+	hc_run(hc);
+}
+
 static void conn_idle_timeout(struct http_timer *t)
 {
 	struct http_conn *hc = OWNER(t, struct http_conn, idle_timer);
@@ -2024,7 +2078,7 @@ static void conn_free(struct http_conn *hc)
 	struct http_worker *w = hc->w;
 	struct http_stream *st = &hc->st;
 	if (st->active || st->res || st->rt || st->up || st->pending) {
-		if (st->active && !st->resp_done)
+		if (st->active && !st->resp_done && !hc->aborted)
 			st->flags |= ARN_RF_BIT(DOWNSTREAM_CONNECTION_TERMINATION);
 		http_up_detach(hc);
 		stream_end(hc);
@@ -2181,14 +2235,16 @@ static void dc_closed(struct arn_tcp_conn *c, int reason)
 	ARN_DEBUG(HTTP, "connection %llx: closed (%d), state %d", (unsigned long long)hc->id,
 		  reason, hc->state);
 	hc->tc = NULL;
+	/* abort_conn() closed it: our reset, not the client's going away */
+	bool remote = !hc->aborted && (reason == 0 || reason == -ECONNRESET);
 	hc->state = HTTP_DC_CLOSED;
-	if (reason == 0 || reason == -ECONNRESET)
+	if (remote)
 		HTTP_INC(hc, downstream_cx_destroy_remote);
 	else
 		HTTP_INC(hc, downstream_cx_destroy_local);
 	if (hc->st.active && !hc->st.resp_done) {
 		HTTP_INC(hc, downstream_cx_destroy_active_rq);
-		if (reason == 0 || reason == -ECONNRESET) {
+		if (remote) {
 			/* as Envoy flags a request whose client went away */
 			hc->st.flags |= ARN_RF_BIT(DOWNSTREAM_CONNECTION_TERMINATION);
 			HTTP_INC(hc, downstream_rq_rx_reset);

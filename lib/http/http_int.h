@@ -399,7 +399,8 @@ struct http_stream {
 	uint32_t rb_bytes, rb_segs;
 	uint32_t text_mark; /* text used before the first attempt's edits */
 	uint64_t rid_hi, rid_lo;
-	struct http_timer retry_timer, try_timer;
+	struct http_timer retry_timer, try_timer, try_idle_timer;
+	uint64_t up_activity_ms; /* the attempt's upstream last said something */
 
 	struct http_res *res;
 	struct arn_h1_msg resp; /* the response as parsed */
@@ -440,6 +441,7 @@ struct http_conn {
 	bool shut;	    /* FIN sent while closing */
 	bool dead;	    /* TCP connection gone; freed when the pump unwinds */
 	bool drain_counted; /* downstream_cx_drain_close counted */
+	bool aborted;	    /* reset by us (abort_conn), not by the client */
 	uint32_t n_req;
 	uint64_t id;
 	uint64_t open_tsc;

@@ -599,6 +599,7 @@ static void test_proxy_settings_converted(void **state)
 	      jproxy("", "\"retry_policy\":{\"retry_on\":\"5xx\"}",
 		     "\"retry_policy\":{\"retry_on\":\"retriable-status-codes,reset\","
 		     "\"retriable_status_codes\":[429],\"per_try_timeout\":\"0.2s\","
+		     "\"per_try_idle_timeout\":\"0.05s\","
 		     "\"retry_back_off\":{\"base_interval\":\"0.01s\"}}"));
 	accepted();
 	h = listener_hcm();
@@ -614,6 +615,7 @@ static void test_proxy_settings_converted(void **state)
 	assert_int_equal(a->retry.n_retriable_status_codes, 1);
 	assert_int_equal(a->retry.retriable_status_codes[0], 429);
 	assert_int_equal(a->retry.per_try_timeout_ms, 200);
+	assert_int_equal(a->retry.per_try_idle_timeout_ms, 50);
 	assert_int_equal(a->retry.backoff_base_ms, 10);
 	assert_int_equal(a->retry.backoff_max_ms, 100);
 }
@@ -622,10 +624,6 @@ static void test_proxy_settings_refused(void **state)
 {
 	(void)state;
 	/* what the proxy does not do is refused by name, never ignored */
-	APPLY(L, "1",
-	      jproxy("", "",
-		     "\"retry_policy\":{\"retry_on\":\"5xx\",\"per_try_idle_timeout\":\"1s\"}"));
-	refused_with("per_try_idle_timeout", "per_try_idle_timeout|not supported yet");
 	APPLY(L, "1", jproxy("", "", "\"retry_policy\":{\"retry_on\":\"retriable-headers\"}"));
 	refused_with("retriable-headers", "retry_on|retriable-headers|not supported yet");
 	APPLY(L, "1", jproxy("", "", "\"retry_policy\":{\"retry_on\":\"envoy-ratelimited\"}"));

@@ -11,6 +11,7 @@ Paths:
   /reset-mid         send the head and half the body, then reset (RST)
   /close-mid         send the head and half the body, then close (FIN)
   /close-early       close without answering
+  /stall-mid?ms=N    send the head and half the body, wait N ms, send the rest
   /ws                answer 101 to an upgrade and echo every byte after it
   /chunked?n=N       a chunked response of N bytes (known pattern)
   /hits?p=PATH       how many requests for PATH this server saw
@@ -129,6 +130,15 @@ class H(socketserver.StreamRequestHandler):
                                                struct.pack("ii", 1, 0))
                 self.connection.close()
                 return
+            elif path == "/stall-mid":
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + b"x" * 50000)
+                self.wfile.flush()
+                time.sleep(int(args.get("ms", "1500")) / 1000.0)
+                try:
+                    self.wfile.write(b"x" * 50000)
+                    self.wfile.flush()
+                except OSError:
+                    return
             elif path == "/close-early":
                 self.connection.close()
                 return
