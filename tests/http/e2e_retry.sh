@@ -79,6 +79,11 @@ for i in 1 2; do
 	b=$(cc -s --data-binary @"$TOPO_DIR/small.bin" "http://$us/r5xx/upload?fail=503&on=$ua")
 	expect "an 8 KB body replayed on the retry ($i)" "$b" "^$sum 8000$"
 done
+for i in 1 2; do
+	b=$(cc -s -H 'Transfer-Encoding: chunked' --data-binary @"$TOPO_DIR/small.bin" \
+		"http://$us/r5xx/upload?fail=503&on=$ua")
+	expect "a chunked body replayed, chunked again ($i)" "$b" "^$sum 8000$"
+done
 a0=$(stat cluster.pair.retry_or_shadow_abandoned)
 expect "a 40 KB body is not kept: no retry" \
 	"$(codes "http://$us/r5xx/upload?fail=503&on=$ua" 2 --data-binary @"$TOPO_DIR/big.bin")" "^200 503$"
