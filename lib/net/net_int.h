@@ -62,6 +62,7 @@ struct arn_net {
 	uint32_t reta_mask;
 	uint16_t reta[NET_RETA_MAX];
 	volatile int stop; /* workers leave their loops */
+	unsigned rx_left; /* workers out of their loops (no more hand-offs from them) */
 	bool launched;
 	bool stopped;
 	int init_rc[ARN_NET_MAX_WORKERS]; /* arn_tcp_worker_init results */

@@ -175,8 +175,10 @@ void net_worker_end(struct arn_lcore *lc)
 	net_tx_flush(lc, true);
 	net_arp_flush(lc);
 	struct rte_mbuf *m;
-	while (rte_ring_sc_dequeue(lc->handoff, (void **)&m) == 0)
+	while (rte_ring_sc_dequeue(lc->handoff, (void **)&m) == 0) {
+		ARN_NET_WINC(lc, handoff_drop_stop);
 		rte_pktmbuf_free(m);
+	}
 	/* Run what the control lcore still queued so that nobody waits forever. */
 	while (ctrl_run(lc, 8) != 0)
 		;
@@ -195,6 +197,17 @@ static int worker_main(void *arg)
 		return rc;
 	while (!__atomic_load_n(&net->stop, __ATOMIC_ACQUIRE))
 		net_worker_iteration(lc);
+	/* Only hand-off rings are written by other workers, and only from their
+	 * RX path: wait until every running worker has left its loop, so that
+	 * what net_worker_end drains from this worker's ring is all there will
+	 * ever be (nothing lands in a ring nobody reads). Every worker finished
+	 * its start before stop was set, so init_rc says who is running. */
+	unsigned running = 0;
+	for (unsigned w = 0; w < net->n_workers; w++)
+		running += net->init_rc[w] == 0;
+	__atomic_add_fetch(&net->rx_left, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&net->rx_left, __ATOMIC_ACQUIRE) < running)
+		rte_pause();
 	net_worker_end(lc);
 	return 0;
 }
@@ -206,6 +219,7 @@ int net_workers_launch(struct arn_net *net)
 		net->init_rc[w] = 0;
 	}
 	net->stop = 0;
+	net->rx_left = 0;
 	unsigned launched = 0;
 	int rc = 0;
 	for (; launched < net->n_workers; launched++) {
