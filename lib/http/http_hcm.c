@@ -71,6 +71,10 @@ static void retry_fire(struct http_timer *t);
 static void try_timeout(struct http_timer *t);
 static void try_idle_timeout(struct http_timer *t);
 
+/* The request's state that lives in its http_res (only requests in flight
+ * have one; every stream that reached this code has one). */
+#define X(st) (&(st)->res->x)
+
 /* Request bodies kept for retries, per worker: a bound on top of each
  * listener's per_connection_buffer_limit so that retries can never take
  * the mbufs that TCP needs (about 4 MB with 2 KB mbufs). */
@@ -261,22 +265,32 @@ static void stream_reset(struct http_conn *hc)
 	memset(st, 0, sizeof(*st));
 	st->route_timer.fn = route_timeout;
 	st->idle_timer.fn = stream_idle_timeout;
-	st->hdr_timer.fn = hdr_timeout;
-	st->req_timer.fn = req_timeout;
-	st->retry_timer.fn = retry_fire;
-	st->try_timer.fn = try_timeout;
-	st->try_idle_timer.fn = try_idle_timeout;
+}
+
+/* A request's own state in its http_res: fresh for each request. */
+static void xreq_init(struct http_conn *hc, struct http_res *r)
+{
+	struct http_xreq *x = &r->x;
+	memset(x, 0, sizeof(*x));
+	x->hc = hc;
+	x->hdr_timer.fn = hdr_timeout;
+	x->req_timer.fn = req_timeout;
+	x->retry_timer.fn = retry_fire;
+	x->try_timer.fn = try_timeout;
+	x->try_idle_timer.fn = try_idle_timeout;
 }
 
 static void stream_timers_cancel(struct http_stream *st)
 {
 	http_timer_cancel(&st->route_timer);
 	http_timer_cancel(&st->idle_timer);
-	http_timer_cancel(&st->hdr_timer);
-	http_timer_cancel(&st->req_timer);
-	http_timer_cancel(&st->retry_timer);
-	http_timer_cancel(&st->try_timer);
-	http_timer_cancel(&st->try_idle_timer);
+	if (!st->res)
+		return;
+	http_timer_cancel(&X(st)->hdr_timer);
+	http_timer_cancel(&X(st)->req_timer);
+	http_timer_cancel(&X(st)->retry_timer);
+	http_timer_cancel(&X(st)->try_timer);
+	http_timer_cancel(&X(st)->try_idle_timer);
 }
 
 /* ---- the request body kept for retries ------------------------------------------------- */
@@ -284,7 +298,9 @@ static void stream_timers_cancel(struct http_stream *st)
 static void rb_free(struct http_conn *hc)
 {
 	struct http_stream *st = &hc->st;
-	struct rte_mbuf *m = st->rb_head;
+	if (!st->res)
+		return;
+	struct rte_mbuf *m = X(st)->rb_head;
 	while (m) {
 		struct rte_mbuf *n = m->next;
 		m->next = NULL;
@@ -292,9 +308,9 @@ static void rb_free(struct http_conn *hc)
 		rte_pktmbuf_free_seg(m);
 		m = n;
 	}
-	hc->w->rb_segs -= st->rb_segs;
-	st->rb_head = st->rb_tail = st->replay = NULL;
-	st->rb_bytes = st->rb_segs = 0;
+	hc->w->rb_segs -= X(st)->rb_segs;
+	X(st)->rb_head = X(st)->rb_tail = X(st)->replay = NULL;
+	X(st)->rb_bytes = X(st)->rb_segs = 0;
 	st->replaying = false;
 }
 
@@ -307,10 +323,10 @@ static bool rb_append(struct http_conn *hc, const char *p, size_t n)
 	struct http_worker *w = hc->w;
 	struct http_stream *st = &hc->st;
 	uint32_t limit = hc->lsn ? hc->lsn->per_connection_buffer_limit : 1024 * 1024;
-	if ((uint64_t)st->rb_bytes + n > limit)
+	if ((uint64_t)X(st)->rb_bytes + n > limit)
 		return false;
 	while (n) {
-		struct rte_mbuf *t = st->rb_tail;
+		struct rte_mbuf *t = X(st)->rb_tail;
 		size_t room = t ? rte_pktmbuf_tailroom(t) : 0;
 		if (!room) {
 			if (w->rb_segs >= HTTP_RB_WORKER_SEGS)
@@ -322,9 +338,9 @@ static bool rb_append(struct http_conn *hc, const char *p, size_t n)
 			if (t)
 				t->next = m;
 			else
-				st->rb_head = m;
-			st->rb_tail = m;
-			st->rb_segs++;
+				X(st)->rb_head = m;
+			X(st)->rb_tail = m;
+			X(st)->rb_segs++;
 			w->rb_segs++;
 			continue;
 		}
@@ -334,7 +350,7 @@ static bool rb_append(struct http_conn *hc, const char *p, size_t n)
 		t->pkt_len = t->data_len;
 		p += k;
 		n -= k;
-		st->rb_bytes += (uint32_t)k;
+		X(st)->rb_bytes += (uint32_t)k;
 	}
 	return true;
 }
@@ -384,8 +400,8 @@ static void stream_end(struct http_conn *hc)
 	struct http_worker *w = hc->w;
 	struct http_stream *st = &hc->st;
 	stream_timers_cancel(st);
-	if (st->crt)
-		http_retry_release(&st->retry, &st->crt->retries_active);
+	if (st->crt && st->res)
+		http_retry_release(&X(st)->retry, &st->crt->retries_active);
 	rb_free(hc);
 	if (st->counted_rq) {
 		HTTP_GAUGE(hc, downstream_rq_active, -1);
@@ -437,6 +453,7 @@ static void stream_end(struct http_conn *hc)
 		res = NULL;
 	} else if (res) {
 		hc->close_after = true; /* mid-message: the connection cannot go on */
+		xreq_init(hc, res);
 	}
 	stream_reset(hc);
 	st->res = res;
@@ -607,11 +624,14 @@ static void local_reply(struct http_conn *hc, unsigned status, const char *body,
 	}
 	http_up_detach(hc);
 	http_timer_cancel(&st->route_timer);
-	http_timer_cancel(&st->hdr_timer);
-	http_timer_cancel(&st->req_timer);
-	http_timer_cancel(&st->retry_timer);
-	http_timer_cancel(&st->try_timer);
-	http_timer_cancel(&st->try_idle_timer);
+	if (st->res) {
+		/* the stream idle timer runs on: the reply may be slow to go */
+		http_timer_cancel(&X(st)->hdr_timer);
+		http_timer_cancel(&X(st)->req_timer);
+		http_timer_cancel(&X(st)->retry_timer);
+		http_timer_cancel(&X(st)->try_timer);
+		http_timer_cancel(&X(st)->try_idle_timer);
+	}
 	st->retry_wait = false;
 	st->local = true;
 	if (!st->head_done || (!st->req_done && msg_has_body(&hc->msg)))
@@ -711,9 +731,9 @@ static void stream_started(struct http_conn *hc)
 	if (!h)
 		return;
 	if (h->request_headers_timeout_ms)
-		http_timer_arm(w, &st->hdr_timer, h->request_headers_timeout_ms);
+		http_timer_arm(w, &X(st)->hdr_timer, h->request_headers_timeout_ms);
 	if (h->request_timeout_ms)
-		http_timer_arm(w, &st->req_timer, h->request_timeout_ms);
+		http_timer_arm(w, &X(st)->req_timer, h->request_timeout_ms);
 	st->idle_timeout_ms = h->stream_idle_timeout_ms;
 	if (st->idle_timeout_ms)
 		http_timer_arm(w, &st->idle_timer, st->idle_timeout_ms);
@@ -813,16 +833,16 @@ static void retry_schedule(struct http_conn *hc)
 {
 	struct http_worker *w = hc->w;
 	struct http_stream *st = &hc->st;
-	const struct arn_cfg_retry_policy *rp = st->retry.rp;
+	const struct arn_cfg_retry_policy *rp = X(st)->retry.rp;
 	http_up_detach(hc); /* mid-exchange: the connection is closed, never reused */
-	http_timer_cancel(&st->try_timer);
-	http_timer_cancel(&st->try_idle_timer);
+	http_timer_cancel(&X(st)->try_timer);
+	http_timer_cancel(&X(st)->try_idle_timer);
 	http_pins_release(&st->resp_pins);
 	st->pool = NULL;
 	st->req_head_sent = false;
 	st->attempt_sent = false;
 	st->replaying = false;
-	st->replay = NULL;
+	X(st)->replay = NULL;
 	st->up_chunked = false;
 	st->up_chunker.open = false;
 	st->up_status = 0;
@@ -831,16 +851,16 @@ static void retry_schedule(struct http_conn *hc)
 	CL_INC(hc, upstream_rq_retry_backoff_exponential);
 	uint32_t base = rp->backoff_base_ms ? rp->backoff_base_ms : 25;
 	uint32_t max = rp->backoff_max_ms ? rp->backoff_max_ms : 10 * base;
-	http_timer_arm(w, &st->retry_timer,
-		       http_retry_backoff_ms(base, max, st->retry.n, http_rand(w)));
+	http_timer_arm(w, &X(st)->retry_timer,
+		       http_retry_backoff_ms(base, max, X(st)->retry.n, http_rand(w)));
 	/* the route's timeout counts from the end of the request, whatever
 	 * the attempts do (Envoy's global timeout) */
 	if (st->req_done && st->timeout_ms && !st->route_timer_armed) {
 		st->route_timer_armed = true;
 		http_timer_arm(w, &st->route_timer, st->timeout_ms);
 	}
-	ARN_DEBUG(HTTP, "connection %llx: retry %u of %u", (unsigned long long)hc->id, st->retry.n,
-		  rp->num_retries);
+	ARN_DEBUG(HTTP, "connection %llx: retry %u of %u", (unsigned long long)hc->id,
+		  X(st)->retry.n, rp->num_retries);
 }
 
 /*
@@ -853,12 +873,12 @@ static void retry_schedule(struct http_conn *hc)
 static bool maybe_retry(struct http_conn *hc, bool would, int outcome)
 {
 	struct http_stream *st = &hc->st;
-	if (!st->retry.rp || !st->crt || st->resp_started || st->local || st->tunnel)
+	if (!st->res || !X(st)->retry.rp || !st->crt || st->resp_started || st->local || st->tunnel)
 		return false;
 	bool success = false;
 	uint32_t max = st->cluster ? st->cluster->thresholds[0].max_retries : 3;
 	enum http_retry_status s =
-	    http_retry_should(&st->retry, would, &st->crt->retries_active, max, &success);
+	    http_retry_should(&X(st)->retry, would, &st->crt->retries_active, max, &success);
 	if (success)
 		CL_INC(hc, upstream_rq_retry_success);
 	switch (s) {
@@ -887,10 +907,10 @@ static void rb_abandon(struct http_conn *hc)
 	struct http_stream *st = &hc->st;
 	st->rb_on = false;
 	rb_free(hc);
-	if (st->retry.rp) {
+	if (X(st)->retry.rp) {
 		if (st->crt)
-			http_retry_release(&st->retry, &st->crt->retries_active);
-		st->retry.rp = NULL;
+			http_retry_release(&X(st)->retry, &st->crt->retries_active);
+		X(st)->retry.rp = NULL;
 		CL_INC(hc, retry_or_shadow_abandoned);
 	}
 }
@@ -901,7 +921,7 @@ static void retry_fire(struct http_timer *t);
 static void attempt_connect_failed(struct http_conn *hc)
 {
 	CL_INC(hc, upstream_cx_connect_fail);
-	if (maybe_retry(hc, http_retry_on_reset(hc->st.retry.rp, HTTP_RESET_CONNECT_FAILURE),
+	if (maybe_retry(hc, http_retry_on_reset(X(&hc->st)->retry.rp, HTTP_RESET_CONNECT_FAILURE),
 			HOST_ERROR))
 		return;
 	reset_reply(hc, 503, "local connection failure", ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE),
@@ -944,7 +964,7 @@ static void route_to_cluster(struct http_conn *hc, const struct arn_cfg_gen *g,
 	st->endpoints = v.endpoints;
 	/* the name stays valid: it lives in the pinned route table, or (cluster_
 	 * header) in the request head, whose segments are pinned too */
-	st->cref = ref;
+	X(st)->cref = ref;
 	st->crt = http_rt_cluster(ref.name, ref.len,
 				  ref.hash ? ref.hash : arn_cfg_hash(ref.name, ref.len));
 	st->timeout_ms = a->timeout_ms;
@@ -959,8 +979,8 @@ static void route_to_cluster(struct http_conn *hc, const struct arn_cfg_gen *g,
 			http_timer_cancel(&st->idle_timer);
 	}
 	/* retries: not for upgrades (a tunnel cannot be replayed) */
-	http_retry_init(&st->retry, st->upgrade_req ? NULL : &a->retry);
-	st->rb_on = st->retry.rp && msg_has_body(&hc->msg);
+	http_retry_init(&X(st)->retry, st->upgrade_req ? NULL : &a->retry);
+	st->rb_on = X(st)->retry.rp && msg_has_body(&hc->msg);
 	attempt_start(hc);
 }
 
@@ -975,7 +995,7 @@ static void attempt_start(struct http_conn *hc)
 	    .cluster = st->cluster,
 	    .eps = st->endpoints,
 	    .rr = st->crt ? lb_rr(w, st->crt->hash)
-			  : lb_rr(w, arn_cfg_hash(st->cref.name, st->cref.len)),
+			  : lb_rr(w, arn_cfg_hash(X(st)->cref.name, X(st)->cref.len)),
 	    .rand = http_rand(w),
 	    .active = lb_active,
 	    .ctx = hc,
@@ -1001,7 +1021,7 @@ static void attempt_start(struct http_conn *hc)
 		reset_reply(hc, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
 		return;
 	}
-	struct http_pool *p = http_pool_get(w, &st->cref, st->crt, out.ep->addr, out.ep->port);
+	struct http_pool *p = http_pool_get(w, &X(st)->cref, st->crt, out.ep->addr, out.ep->port);
 	if (!p) {
 		reset_reply(hc, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
 		return;
@@ -1043,7 +1063,7 @@ static void on_head(struct http_conn *hc)
 	const struct arn_cfg_hcm *h = hc->hcm;
 
 	st->head_done = true;
-	http_timer_cancel(&st->hdr_timer);
+	http_timer_cancel(&X(st)->hdr_timer);
 	if (!hc->hrt) /* accepted before the control lcore saw this generation */
 		hc->hrt = http_rt_hcm(h);
 	st->method = m->method;
@@ -1198,11 +1218,11 @@ void http_dc_upstream_ready(struct http_conn *hc)
 	 * previous attempt's are serialized already. The request id stays the
 	 * same across attempts, as the request's header does in Envoy. */
 	if (st->attempts <= 1) {
-		st->text_mark = st->text_len;
-		st->rid_hi = http_rand(w);
-		st->rid_lo = http_rand(w);
+		X(st)->text_mark = st->text_len;
+		X(st)->rid_hi = http_rand(w);
+		X(st)->rid_lo = http_rand(w);
 	} else {
-		st->text_len = st->text_mark;
+		st->text_len = X(st)->text_mark;
 	}
 	const struct arn_cfg_route *r = st->route;
 	char *text = st->res->text;
@@ -1269,8 +1289,8 @@ void http_dc_upstream_ready(struct http_conn *hc)
 	    .path_rewritten = rewritten,
 	    .timeout_ms = st->timeout_ms,
 	    .attempt = st->attempts,
-	    .rand_hi = st->rid_hi,
-	    .rand_lo = st->rid_lo,
+	    .rand_hi = X(st)->rid_hi,
+	    .rand_lo = X(st)->rid_lo,
 	    .text = text + st->text_len,
 	    .text_cap = HTTP_TEXT - st->text_len,
 	};
@@ -1317,7 +1337,7 @@ void http_dc_upstream_ready(struct http_conn *hc)
 	if (st->attempts > 1) {
 		/* a retry: the body kept so far goes first (req_step) */
 		st->replaying = true;
-		st->replay = st->rb_head;
+		X(st)->replay = X(st)->rb_head;
 	}
 	hc_run(hc);
 }
@@ -1376,9 +1396,9 @@ static void req_step(struct http_conn *hc)
 		}
 		/* a retry: this attempt gets the body kept so far first */
 		if (st->replaying && u && st->req_head_sent) {
-			if (st->replay) {
-				struct rte_mbuf *rm = st->replay;
-				st->replay = rm->next;
+			if (X(st)->replay) {
+				struct rte_mbuf *rm = X(st)->replay;
+				X(st)->replay = rm->next;
 				fwd_body(&u->out, &st->up_chunker, st->up_chunked,
 					 rte_pktmbuf_mtod(rm, const char *), rm->data_len);
 				continue;
@@ -1403,13 +1423,14 @@ static void req_step(struct http_conn *hc)
 				st->attempt_sent = true;
 				if (rp && rp->present && rp->per_try_timeout_ms &&
 				    !st->resp_started)
-					http_timer_arm(w, &st->try_timer, rp->per_try_timeout_ms);
+					http_timer_arm(w, &X(st)->try_timer,
+						       rp->per_try_timeout_ms);
 				/* per_try_idle_timeout: the same start, then reset by
 				 * every byte from the upstream, response body included */
 				if (rp && rp->present && rp->per_try_idle_timeout_ms &&
 				    !st->resp_done) {
-					st->up_activity_ms = w->now_ms;
-					http_timer_arm(w, &st->try_idle_timer,
+					X(st)->up_activity_ms = w->now_ms;
+					http_timer_arm(w, &X(st)->try_idle_timer,
 						       rp->per_try_idle_timeout_ms);
 				}
 			}
@@ -1427,6 +1448,8 @@ static void req_step(struct http_conn *hc)
 				return;
 			}
 			st->res = http_res_get(w);
+			if (st->res)
+				xreq_init(hc, st->res);
 			if (!st->res) {
 				/* every stream buffer is in use: shed this connection */
 				HTTP_INC(hc, downstream_rq_tx_reset);
@@ -1520,7 +1543,7 @@ static void req_step(struct http_conn *hc)
 		case ARN_H1_EV_END:
 			st->req_done = true;
 			st->req_end_tsc = http_tsc(w);
-			http_timer_cancel(&st->req_timer);
+			http_timer_cancel(&X(st)->req_timer);
 			if (st->local) {
 				st->local_wait_end = false;
 				return;
@@ -1607,8 +1630,8 @@ static void write_resp_head(struct http_conn *hc)
 	}
 	out_add_chain(&hc->out, m);
 	st->resp_started = true;
-	http_timer_cancel(&st->req_timer); /* request_timeout ends with the response's start */
-	http_timer_cancel(&st->try_timer); /* Envoy ignores a per-try timeout from now on */
+	http_timer_cancel(&X(st)->req_timer); /* request_timeout ends with the response's start */
+	http_timer_cancel(&X(st)->try_timer); /* Envoy ignores a per-try timeout from now on */
 	st->status = r->status;
 	st->up_status = r->status;
 	if (!st->details)
@@ -1631,7 +1654,7 @@ static void upstream_lost(struct http_conn *hc, bool reset)
 	}
 	if (!st->resp_started) {
 		CL_INC(hc, upstream_rq_rx_reset);
-		if (maybe_retry(hc, http_retry_on_reset(st->retry.rp, HTTP_RESET_RESET),
+		if (maybe_retry(hc, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_RESET),
 				HOST_ERROR)) {
 			hc->again = true;
 			return;
@@ -1689,7 +1712,7 @@ static void resp_step(struct http_conn *hc)
 			/* the upstream does not speak HTTP/1 properly */
 			CL_INC(hc, upstream_cx_protocol_error);
 			if (!st->resp_started &&
-			    maybe_retry(hc, http_retry_on_reset(st->retry.rp, HTTP_RESET_RESET),
+			    maybe_retry(hc, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_RESET),
 					HOST_ERROR)) {
 				hc->again = true;
 				return;
@@ -1707,7 +1730,7 @@ static void resp_step(struct http_conn *hc)
 			return;
 		}
 		st->last_activity_ms = w->now_ms;
-		st->up_activity_ms = w->now_ms;
+		X(st)->up_activity_ms = w->now_ms;
 		switch (ev.type) {
 		case ARN_H1_EV_NEED_SCRATCH:
 			arn_h1_parser_set_scratch(&u->p, st->res->resp_scratch, HTTP_SCRATCH);
@@ -1730,12 +1753,12 @@ static void resp_step(struct http_conn *hc)
 			} else if (st->upgrade_req) {
 				arn_h1_parser_resume(&hc->p);
 			}
-			if (st->retry.rp && st->resp.status != 101) {
+			if (X(st)->retry.rp && st->resp.status != 101) {
 				/* a retriable answer is never forwarded while a retry
 				 * is allowed; the outcome of a retry is its success */
 				bool rl = arn_h1_find(&st->resp, "x-envoy-ratelimited", 19, 0) >= 0;
 				bool would =
-				    http_retry_on_status(st->retry.rp, st->resp.status, rl);
+				    http_retry_on_status(X(st)->retry.rp, st->resp.status, rl);
 				st->up_status = st->resp.status;
 				if (maybe_retry(hc, would, HOST_AUTO)) {
 					if (CS(st))
@@ -1800,7 +1823,8 @@ void http_dc_upstream_failed(struct http_conn *hc, int reason, bool connected, b
 		return;
 	}
 	if (!connected) {
-		if (maybe_retry(hc, http_retry_on_reset(st->retry.rp, HTTP_RESET_CONNECT_FAILURE),
+		if (maybe_retry(hc,
+				http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_CONNECT_FAILURE),
 				HOST_ERROR)) {
 			hc_run(hc);
 			return;
@@ -1935,8 +1959,8 @@ static void stream_idle_timeout(struct http_timer *t)
  * stalled client); Envoy answers 408 and the connection closes. */
 static void hdr_timeout(struct http_timer *t)
 {
-	struct http_stream *st = OWNER(t, struct http_stream, hdr_timer);
-	struct http_conn *hc = OWNER(st, struct http_conn, st);
+	struct http_conn *hc = OWNER(t, struct http_xreq, hdr_timer)->hc;
+	struct http_stream *st = &hc->st;
 	if (!st->started || st->head_done || !hc->tc || hc->state != HTTP_DC_OPEN)
 		return;
 	HTTP_INC(hc, downstream_rq_header_timeout);
@@ -1949,8 +1973,8 @@ static void hdr_timeout(struct http_timer *t)
  * body is not read). */
 static void req_timeout(struct http_timer *t)
 {
-	struct http_stream *st = OWNER(t, struct http_stream, req_timer);
-	struct http_conn *hc = OWNER(st, struct http_conn, st);
+	struct http_conn *hc = OWNER(t, struct http_xreq, req_timer)->hc;
+	struct http_stream *st = &hc->st;
 	if (!st->started || st->req_done || st->resp_started || !hc->tc ||
 	    hc->state != HTTP_DC_OPEN)
 		return;
@@ -1968,8 +1992,8 @@ static void req_timeout(struct http_timer *t)
 /* The back-off is over: the next attempt. */
 static void retry_fire(struct http_timer *t)
 {
-	struct http_stream *st = OWNER(t, struct http_stream, retry_timer);
-	struct http_conn *hc = OWNER(st, struct http_conn, st);
+	struct http_conn *hc = OWNER(t, struct http_xreq, retry_timer)->hc;
+	struct http_stream *st = &hc->st;
 	if (!st->retry_wait || !hc->tc || hc->state == HTTP_DC_CLOSED || st->local)
 		return;
 	st->retry_wait = false;
@@ -1981,13 +2005,14 @@ static void retry_fire(struct http_timer *t)
  * when the policy allows, retried (Envoy counts it as a reset), else 504. */
 static void try_timeout(struct http_timer *t)
 {
-	struct http_stream *st = OWNER(t, struct http_stream, try_timer);
-	struct http_conn *hc = OWNER(st, struct http_conn, st);
+	struct http_conn *hc = OWNER(t, struct http_xreq, try_timer)->hc;
+	struct http_stream *st = &hc->st;
 	if (!st->active || st->resp_started || st->local || st->tunnel || !hc->tc ||
 	    (!st->up && !st->pending))
 		return;
 	CL_INC(hc, upstream_rq_per_try_timeout);
-	if (maybe_retry(hc, http_retry_on_reset(st->retry.rp, HTTP_RESET_TIMEOUT), HOST_TIMEOUT)) {
+	if (maybe_retry(hc, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_TIMEOUT),
+			HOST_TIMEOUT)) {
 		hc_run(hc);
 		return;
 	}
@@ -2004,14 +2029,14 @@ static void try_timeout(struct http_timer *t)
  * reset. */
 static void try_idle_timeout(struct http_timer *t)
 {
-	struct http_stream *st = OWNER(t, struct http_stream, try_idle_timer);
-	struct http_conn *hc = OWNER(st, struct http_conn, st);
+	struct http_conn *hc = OWNER(t, struct http_xreq, try_idle_timer)->hc;
+	struct http_stream *st = &hc->st;
 	struct http_worker *w = hc->w;
 	const struct arn_cfg_retry_policy *rp = st->route ? &st->route->route.retry : NULL;
 	if (!rp || !rp->per_try_idle_timeout_ms || !st->active || st->resp_done || st->local ||
 	    st->tunnel || !hc->tc || !st->up)
 		return;
-	uint64_t idle = w->now_ms - st->up_activity_ms;
+	uint64_t idle = w->now_ms - X(st)->up_activity_ms;
 	if (idle < rp->per_try_idle_timeout_ms) {
 		http_timer_arm(w, t, rp->per_try_idle_timeout_ms - idle);
 		return;
@@ -2026,7 +2051,8 @@ static void try_idle_timeout(struct http_timer *t)
 		hc_run(hc);
 		return;
 	}
-	if (maybe_retry(hc, http_retry_on_reset(st->retry.rp, HTTP_RESET_TIMEOUT), HOST_TIMEOUT)) {
+	if (maybe_retry(hc, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_TIMEOUT),
+			HOST_TIMEOUT)) {
 		hc_run(hc);
 		return;
 	}

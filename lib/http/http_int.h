@@ -243,18 +243,6 @@ struct http_out {
 #define HTTP_MAX_HDRS 128
 #define HTTP_SCRATCH 8192
 #define HTTP_TEXT 4096
-struct http_res {
-	struct http_res *next;
-	struct arn_h1_header req_hdrs[HTTP_MAX_HDRS];
-	struct arn_h1_header resp_hdrs[HTTP_MAX_HDRS];
-	char req_scratch[HTTP_SCRATCH];
-	char resp_scratch[HTTP_SCRATCH];
-	char text[HTTP_TEXT]; /* generated header values, rewritten path, ... */
-};
-
-struct http_upconn;
-struct http_pool;
-
 /* ---- retries (http_retry.c), unit tested ------------------------------------ */
 
 /* How an attempt ended without a response head, for retry_on. */
@@ -315,6 +303,39 @@ bool http_path_needs_normalize(const char *p, size_t n, unsigned flags);
  * @return the new length, or -ENOSPC when @p cap < @p n.
  */
 int http_path_normalize(const char *p, size_t n, unsigned flags, char *out, size_t cap);
+
+struct http_conn;
+
+/* A request's timers and retry state beyond what every connection keeps:
+ * held in its http_res, so that only requests in flight pay for it. */
+struct http_xreq {
+	struct http_conn *hc; /* owner, for the timers */
+	/* request_headers_timeout / request_timeout: from the first byte */
+	struct http_timer hdr_timer, req_timer;
+	/* retries (the route's retry_policy) */
+	struct http_timer retry_timer, try_timer, try_idle_timer;
+	struct http_retry retry;
+	struct arn_cfg_ref cref; /* the cluster (its name lives in pinned config or pins) */
+	struct rte_mbuf *replay; /* next kept segment for this attempt */
+	struct rte_mbuf *rb_head, *rb_tail; /* the body so far, kept for retries */
+	uint32_t rb_bytes, rb_segs;
+	uint32_t text_mark; /* text used before the first attempt's edits */
+	uint64_t rid_hi, rid_lo;
+	uint64_t up_activity_ms; /* the attempt's upstream last said something */
+};
+
+struct http_res {
+	struct http_res *next;
+	struct http_xreq x;
+	struct arn_h1_header req_hdrs[HTTP_MAX_HDRS];
+	struct arn_h1_header resp_hdrs[HTTP_MAX_HDRS];
+	char req_scratch[HTTP_SCRATCH];
+	char resp_scratch[HTTP_SCRATCH];
+	char text[HTTP_TEXT]; /* generated header values, rewritten path, ... */
+};
+
+struct http_upconn;
+struct http_pool;
 
 /* One request / response exchange on a downstream connection. HTTP/1 has at
  * most one at a time; pipelined requests wait in the input. */
@@ -380,27 +401,15 @@ struct http_stream {
 	struct http_timer idle_timer;
 	uint64_t last_activity_ms;
 
-	/* request_headers_timeout / request_timeout: armed at the request's
-	 * first byte (started), disarmed by its head / its end or the response */
-	bool started;
-	bool route_timer_armed;
-	struct http_timer hdr_timer, req_timer;
-
-	/* retries (the route's retry_policy) */
-	struct http_retry retry;
-	struct arn_cfg_ref cref; /* the cluster chosen (names live in pinned config or pins) */
-	uint32_t attempts;	 /* upstream attempts made (x-envoy-attempt-count) */
-	bool retry_wait;	 /* between attempts: the back-off runs */
-	bool attempt_sent;	 /* this attempt's whole request went upstream */
-	bool replaying;		 /* this attempt is being sent the buffered body */
-	bool rb_on;		 /* the body is being kept for a retry */
-	struct rte_mbuf *replay; /* next buffered segment for this attempt */
-	struct rte_mbuf *rb_head, *rb_tail; /* the body so far, for retries */
-	uint32_t rb_bytes, rb_segs;
-	uint32_t text_mark; /* text used before the first attempt's edits */
-	uint64_t rid_hi, rid_lo;
-	struct http_timer retry_timer, try_timer, try_idle_timer;
-	uint64_t up_activity_ms; /* the attempt's upstream last said something */
+	/* request timeouts and retries; the rest of their state is in
+	 * res->x (struct http_xreq), which only requests in flight hold */
+	bool started;		/* the request's first byte arrived: its timers run */
+	bool route_timer_armed; /* the route timeout runs (once for all attempts) */
+	bool retry_wait;	/* between attempts: the back-off runs */
+	bool attempt_sent;	/* this attempt's whole request went upstream */
+	bool replaying;		/* this attempt is being sent the kept body */
+	bool rb_on;		/* the body is being kept for a retry */
+	uint32_t attempts;	/* upstream attempts made (x-envoy-attempt-count) */
 
 	struct http_res *res;
 	struct arn_h1_msg resp; /* the response as parsed */
