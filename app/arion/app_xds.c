@@ -251,6 +251,7 @@ static void sync_envoy_stats(struct app_xds *x)
 		counter_to(sc, ARN_XDS_update_attempt, ts.n_responses);
 		counter_to(sc, ARN_XDS_update_success, ts.n_acks);
 		counter_to(sc, ARN_XDS_update_rejected, ts.n_nacks);
+		counter_to(sc, ARN_XDS_update_empty, ts.n_empty);
 		/* Envoy counts a stream failure on every subscription of it */
 		counter_to(sc, ARN_XDS_update_failure, st.failures);
 		if (ts.last_ack_ms) {

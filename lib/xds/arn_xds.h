@@ -273,6 +273,7 @@ struct arn_xds_type_status {
 	uint64_t last_nack_ms;
 	uint32_t n_responses; /* responses received (update attempts) */
 	uint32_t n_acks, n_nacks;
+	uint32_t n_empty; /* responses with neither resources nor removals */
 	const char *last_error; /* last NACK's error_detail ("" if none) */
 	size_t pending_acks;	/* responses waiting for X17 acknowledgement */
 };

@@ -73,6 +73,7 @@ struct xds_type {
 	uint64_t last_ack_ms, last_nack_ms;
 	uint64_t last_ack_wall_ms, last_nack_wall_ms;
 	uint32_t n_responses, n_acks, n_nacks;
+	uint32_t n_empty; /* responses with neither resources nor removals */
 	bool first_done;
 };
 

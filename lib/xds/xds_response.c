@@ -97,6 +97,8 @@ void xds_handle_response(struct arn_xds_client *c, const char *buf, size_t len)
 	    envoy_service_discovery_v3_DeltaDiscoveryResponse_resources(r, &n_res);
 	const upb_StringView *rm =
 	    envoy_service_discovery_v3_DeltaDiscoveryResponse_removed_resources(r, &n_rm);
+	if (n_res == 0 && n_rm == 0)
+		t->n_empty++; /* Envoy's update_empty; still answered (ACK) */
 
 	struct arn_xds_errors errs = {0};
 	struct arn_sb text = ARN_SB_INIT;

@@ -57,6 +57,7 @@ int arn_xds_client_type_status(const struct arn_xds_client *c, size_t i,
 	    .n_responses = t->n_responses,
 	    .n_acks = t->n_acks,
 	    .n_nacks = t->n_nacks,
+	    .n_empty = t->n_empty,
 	    .last_error = t->last_error,
 	    .pending_acks = t->q_len,
 	};

@@ -517,6 +517,29 @@ static void test_x15_conversion_refusal_nacks_whole_response(void **state)
 	fx_free(f);
 }
 
+/* G8 (operators can see it): a response with neither resources nor removals
+ * is ACKed like any other and counted as Envoy's update_empty; one with
+ * resources is not. */
+static void test_g8_empty_response_counted_and_acked(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "e1", NULL, 0, NULL, 0);
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	assert_sv(envoy_service_discovery_v3_DeltaDiscoveryRequest_response_nonce(r), "e1");
+	assert_null(envoy_service_discovery_v3_DeltaDiscoveryRequest_error_detail(r));
+	struct res_spec rs[] = {{"a", "1"}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "e2", rs, 1, NULL, 0);
+	req(f);
+	struct arn_xds_type_status ts;
+	arn_xds_client_type_status(f->c, 1, &ts);
+	assert_string_equal(ts.type_url, ARN_XDS_TYPE_CLUSTER);
+	assert_int_equal(ts.n_responses, 2);
+	assert_int_equal(ts.n_empty, 1);
+	assert_int_equal(ts.n_acks, 2);
+	fx_free(f);
+}
+
 static void test_x16_partial_failure_names_each_resource(void **state)
 {
 	(void)state;
@@ -1133,6 +1156,7 @@ int main(void)
 	    cmocka_unit_test(test_x15_undecodable_resource_nacks_whole_response),
 	    cmocka_unit_test(test_x15_conversion_refusal_nacks_whole_response),
 	    cmocka_unit_test(test_x16_partial_failure_names_each_resource),
+	    cmocka_unit_test(test_g8_empty_response_counted_and_acked),
 	    cmocka_unit_test(test_x17_ack_waits_for_internal_ack),
 	    cmocka_unit_test(test_x17_timeout_nacks),
 	    cmocka_unit_test(test_x5_initial_resource_versions_on_reconnect),
