@@ -137,7 +137,7 @@ static void negotiate(struct arn_tcp_conn *c, const struct tcp_seg *s)
 	}
 	if (s->has_ts) {
 		c->flags |= TF_TS_OK;
-		c->ts_recent = s->tsval;
+		c->ts_recent = c->ts_echo = s->tsval;
 		c->ts_recent_age = c->wk->now_ms;
 	}
 	if (s->sack_ok)
@@ -274,7 +274,7 @@ static struct arn_tcp_conn *cookie_conn(struct arn_tcp_worker *wk, struct arn_tc
 	c->peer_mss = mss;
 	if (s->has_ts && (s->tsecr & 0x20)) {
 		c->flags |= TF_TS_OK;
-		c->ts_recent = s->tsval;
+		c->ts_recent = c->ts_echo = s->tsval;
 		c->ts_recent_age = wk->now_ms;
 		c->ts_offset = (uint32_t)wk->key[1];
 		if (s->tsecr & 0x10)
@@ -833,17 +833,24 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 	}
 
 	/* RFC 7323 4.3: remember the timestamp to echo, from a segment that is
-	 * in order (SEG.SEQ <= Last.ACK.sent). Not from a wholly old
+	 * in order (SEG.SEQ <= Last.ACK.sent), and not from a wholly old
 	 * duplicate (a spurious retransmission's newer timestamp would make
-	 * PAWS drop new data the peer sent before it), and not while data is
-	 * missing below queued data: segments sent before the one that fills
-	 * a hole may still be on their way, with older timestamps. */
+	 * PAWS drop new data the peer sent before it). The segment that fills
+	 * a hole is echoed (the RFC's case C): echoing the timestamp from
+	 * before the loss gives the peer an RTT sample as long as its whole
+	 * recovery, and its RTO grows to the 120 s cap. PAWS's reference does
+	 * not move while data is missing below queued data: segments sent
+	 * before the hole filler may still be on their way, with older
+	 * timestamps, and are new data. */
 	if ((c->flags & TF_TS_OK) && s->has_ts && !s->old_ack &&
 	    seq_leq(s->seq, c->last_ack_sent) &&
-	    (seg_len == 0 ? s->seq == c->rcv_nxt : seq_gt(s->seq + seg_len, c->rcv_nxt)) &&
-	    c->oooq.head == NULL && seq_geq(s->tsval, c->ts_recent)) {
-		c->ts_recent = s->tsval;
-		c->ts_recent_age = now;
+	    (seg_len == 0 ? s->seq == c->rcv_nxt : seq_gt(s->seq + seg_len, c->rcv_nxt))) {
+		if (seq_geq(s->tsval, c->ts_echo))
+			c->ts_echo = s->tsval;
+		if (c->oooq.head == NULL && seq_geq(s->tsval, c->ts_recent)) {
+			c->ts_recent = s->tsval;
+			c->ts_recent_age = now;
+		}
 	}
 	if (c->flags & TF_KEEPALIVE) {
 		c->t_keep = now + c->keep_idle_ms; /* the wheel finds out lazily */

@@ -318,8 +318,13 @@ struct arn_tcp_conn {
 	uint64_t last_rcv_ms;			    /* when in-order data last arrived */
 	struct tcp_sack_block rsack[TCP_RSACK_MAX]; /* most recent first */
 
-	/* timestamps (RFC 7323) */
+	/* timestamps (RFC 7323). TS.Recent is kept twice: ts_echo is what
+	 * TSecr carries (RFC 7323 4.3, the hole-filling segment's TSval
+	 * included, so that the peer's RTT samples stay true under loss);
+	 * ts_recent is PAWS's reference, which does not move while a hole is
+	 * open (segments sent before the hole filler may still arrive). */
 	uint32_t ts_recent;
+	uint32_t ts_echo;
 	uint64_t ts_recent_age; /* ms */
 	uint32_t ts_offset;
 

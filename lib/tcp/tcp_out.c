@@ -208,10 +208,10 @@ static int xmit(struct arn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flag
 		bool ts = offer || (c->flags & TF_TS_OK);
 		int ws = offer || (c->flags & TF_WS_OK) ? c->rcv_ws : -1;
 		olen = put_syn_opts(opt, tcp_adv_mss(wk, c->raddr), sack, ts, tcp_ts_now(c),
-				    c->ts_recent, ws);
+				    c->ts_echo, ws);
 	} else {
 		if (c->flags & TF_TS_OK)
-			olen = put_ts(opt, tcp_ts_now(c), c->ts_recent, false);
+			olen = put_ts(opt, tcp_ts_now(c), c->ts_echo, false);
 		bool dsack = (c->flags & TF_DSACK) != 0;
 		if ((c->flags & TF_SACK_OK) && (c->n_rsack || dsack) && (flags & TH_ACK) &&
 		    !(flags & TH_RST)) {

@@ -792,8 +792,8 @@ static void send_block(struct arn_tcp_conn *c, uint32_t n)
  * peer's retransmission of D1 (time T+50) fills the first hole. D2, sent
  * long before that retransmission, then arrives with an older timestamp:
  * it is new data of this connection and must be taken, not dropped by
- * PAWS. (TS.Recent does not move while data is missing below queued
- * data.) */
+ * PAWS. (PAWS's reference does not move while data is missing below
+ * queued data; the echoed timestamp does.) */
 static void test_paws_reordered_data_after_hole_fill_accepted(void **state)
 {
 	(void)state;
@@ -810,11 +810,16 @@ static void test_paws_reordered_data_after_hole_fill_accepted(void **state)
 	inject(TH_ACK, p_seq, our_isn + 1, 1000, &o, d, 1000); /* D1 again */
 	expect_seg(TH_ACK);
 	assert_int_equal(out.ack, p_seq + 1000);
-	assert_int_equal(app.conn->ts_recent, t); /* a hole remains: unchanged */
+	/* RFC 7323 4.3 case C: the ACK echoes the hole filler's timestamp (the
+	 * peer's RTT sample is one round trip, not its whole recovery)... */
+	assert_true(out.o.has_ts && out.o.tsecr == t + 50);
+	/* ...while PAWS's reference stays: a hole remains */
+	assert_int_equal(app.conn->ts_recent, t);
 	o.tsval = t;
 	inject(TH_ACK, p_seq + 1000, our_isn + 1, 1000, &o, d + 1000, 1000); /* D2, late */
 	expect_seg(TH_ACK);
 	assert_int_equal(out.ack, p_seq + 3000);
+	assert_int_equal(out.o.tsecr, t + 50); /* an older timestamp is not echoed */
 	assert_int_equal(cnt(ARN_TCP_C_PAWS_DROPPED), 0);
 	assert_int_equal(app.rx_len, 3000);
 	assert_memory_equal(app.rx, d, 3000);
