@@ -1257,7 +1257,9 @@ void http_dc_upstream_ready(struct http_conn *hc)
 			host = hostbuf;
 			host_len = (uint32_t)k;
 		}
-	} else if (st->host_stripped) {
+	} else if (st->host_stripped || m->target_form == ARN_H1_TF_ABSOLUTE) {
+		/* absolute-form: the target's authority replaces Host (RFC 9112
+		 * 3.2.2, as Envoy with allow_absolute_url) */
 		host = st->auth;
 		host_len = st->auth_len;
 	} else if (m->host_idx < 0) {

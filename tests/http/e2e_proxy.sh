@@ -3,7 +3,8 @@
 # SHA-256 with bounded memory, chunked both ways, Expect: 100-continue,
 # keep-alive reuse seen in nginx's connection count, pipelining, HTTP/1.0,
 # Connection: close, request smuggling refused, upstreams that reset, close
-# or die mid-response, a WebSocket upgrade tunnelled, and an echo listener
+# or die mid-response, HEAD / 304 / close-delimited framing, absolute-form
+# targets, header limits (431), a WebSocket upgrade tunnelled, and an echo listener
 # from the same configuration model.
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
@@ -110,6 +111,38 @@ for c in "CL+TE:b'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-En
 	out=$(raw "${c#*:}")
 	expect "smuggling ($name): 400 and closed" "$(echo "$out" | head -1)$(echo "$out" | tail -1)" "^HTTP/1.1 (400|501)[^<]*<closed>$"
 done
+
+# ---- message framing a proxy must get right (RFC 9112 section 6.3) -----------------------------
+# Each response is followed on the same connection by a second request: a
+# proxy that waited for a body that never comes, or took bytes of the next
+# response as one, fails the second.
+printf 'small file\n' >"$TOPO_DIR/www/s.txt"
+chmod 644 "$TOPO_DIR/www/s.txt"
+flat() { echo "$1" | tr A-Z a-z | tr '\n' '|'; }
+out=$(raw "b'HEAD /www/s.txt HTTP/1.1\r\nHost: x\r\n\r\nGET /after-head HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'")
+expect "HEAD: the GET's content-length, no body, the connection goes on" "$(flat "$out")" \
+	'^http/1.1 200[^|]*\|([^|]+\|)*content-length: 11\|([^|]+\|)*\|http/1.1 200 .*\|upstream-[ab] /after-head\|+<closed>\|$'
+etag=$(cc -sI "http://$us/www/s.txt" | tr -d '\r' | awk 'tolower($1) == "etag:" {print $2}')
+out=$(raw "b'GET /www/s.txt HTTP/1.1\r\nHost: x\r\nIf-None-Match: $etag\r\n\r\nGET /after-304 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'")
+expect "304 Not Modified: no body, the connection goes on" "$(flat "$out")" \
+	'^http/1.1 304[^|]*\|([^|]+\|)*\|http/1.1 200 .*\|upstream-[ab] /after-304\|+<closed>\|$'
+want_eof=$($PY -c "import hashlib; print(hashlib.sha256(bytes(i % 251 for i in range(300000))).hexdigest())")
+got=$(cc -D "$TOPO_DIR/eof.h" "http://$us/eof-body?n=300000" | sha256sum | cut -d' ' -f1)
+expect "body delimited by the upstream's close: every byte, SHA-256 equal" "$got" "^$want_eof$"
+expect "... and sent to an HTTP/1.1 client chunked" "$(tr -d '\r' <"$TOPO_DIR/eof.h" | tr A-Z a-z)" "transfer-encoding: chunked"
+out=$(raw "b'GET /eof-body?n=1000 HTTP/1.0\r\n\r\n'")
+expect "... and to an HTTP/1.0 client until close" "$(flat "$out")" '^http/1.1 200[^|]*\|([^|]+\|)*connection: close\|'
+got=$(cc --http1.0 -D "$TOPO_DIR/eof10.h" "http://$us/eof-body?n=300000" | sha256sum | cut -d' ' -f1)
+expect "... every byte of it, not chunked" "$got $(grep -ci '^transfer-encoding' "$TOPO_DIR/eof10.h")" "^$want_eof 0$"
+out=$(raw "b'GET http://abs.example/echo?q=1 HTTP/1.1\r\nHost: other.example\r\nConnection: close\r\n\r\n'")
+expect "absolute-form target: its authority wins over Host" "$(flat "$out")" 'x-seen-host: abs\.example\|'
+expect "absolute-form target: the upstream gets origin-form" "$(flat "$out")" 'x-seen-uri: /echo\?q=1\|'
+big=$($PY -c "print('a' * 61 * 1024)")
+out=$(raw "b'GET / HTTP/1.1\r\nHost: x\r\nX-Big: $big\r\n\r\n'")
+expect "headers over max_request_headers_kb (60 KiB default): 431 and closed" "$(echo "$out" | head -1)$(echo "$out" | tail -1)" "^HTTP/1.1 431 .*<closed>$"
+many=$($PY -c "print(''.join('X-H%d: v\\\\r\\\\n' % i for i in range(101)))")
+out=$(raw "b'GET / HTTP/1.1\r\nHost: x\r\n${many}\r\n'")
+expect "more than max_headers_count (100 default) headers: 431 and closed" "$(echo "$out" | head -1)$(echo "$out" | tail -1)" "^HTTP/1.1 431 .*<closed>$"
 
 # ---- upstream failures: a clean error, never a hang ------------------------------------------
 t0=$(date +%s)

@@ -11,6 +11,8 @@ Paths:
   /reset-mid         send the head and half the body, then reset (RST)
   /close-mid         send the head and half the body, then close (FIN)
   /close-early       close without answering
+  /eof-body?n=N      an HTTP/1.1 200 with neither Content-Length nor chunked:
+                     N bytes (known pattern), then close (the body ends there)
   /stall-mid?ms=N    send the head and half the body, wait N ms, send the rest
   /ws                answer 101 to an upgrade and echo every byte after it
   /chunked?n=N       a chunked response of N bytes (known pattern)
@@ -141,6 +143,13 @@ class H(socketserver.StreamRequestHandler):
                     return
             elif path == "/close-early":
                 self.connection.close()
+                return
+            elif path == "/eof-body":
+                n = int(args.get("n", "100000"))
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n")
+                self.wfile.write(bytes(i % 251 for i in range(n)))
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_WR)
                 return
             elif path == "/ws":
                 self.wfile.write(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
