@@ -60,7 +60,12 @@ struct arn_dataplane {
 	uint32_t tcp_max_connections; /* per worker */
 	uint32_t tcp_rcvbuf;
 	uint32_t tcp_sndbuf;
+	uint32_t tcp_cc; /* ARN_DP_TCP_CC_*: congestion control for every connection */
 };
+
+/* dataplane.tcp.congestion_control */
+#define ARN_DP_TCP_CC_CUBIC 0
+#define ARN_DP_TCP_CC_NEWRENO 1
 
 /** Command-line values that win over the file (X7). NULL: not given. */
 struct arn_bootstrap_overrides {

@@ -238,9 +238,29 @@ static void port(struct dp_parse *p, yaml_node_t *n, size_t i, struct arn_dp_por
 	}
 }
 
+/* A name from @p names (NULL-terminated); its index goes to @p out. */
+static bool choice(struct dp_parse *p, yaml_node_t *v, const char *key, const char *const *names,
+		   uint32_t *out)
+{
+	const char *s = v->type == YAML_SCALAR_NODE ? arn_y2j_scalar(v) : NULL;
+	char all[128] = "";
+	for (uint32_t i = 0; names[i]; i++) {
+		if (s && !strcmp(s, names[i])) {
+			*out = i;
+			return true;
+		}
+		snprintf(all + strlen(all), sizeof(all) - strlen(all), "%s%s", i ? ", " : "",
+			 names[i]);
+	}
+	err(p, key, "expected one of %s, got '%s'", all, s ? s : "(not a scalar)");
+	return false;
+}
+
+/* A mapping of integer keys (lo..hi) and, where @p names[i] is set, keys
+ * whose value is one of those names. */
 static void section(struct dp_parse *p, yaml_node_t *n, const char *name,
 		    const char *const *keys, uint32_t *const *outs, const uint32_t *lo,
-		    const uint32_t *hi)
+		    const uint32_t *hi, const char *const *const *names)
 {
 	size_t base = strlen(p->path);
 	snprintf(p->path + base, sizeof(p->path) - base, ".%s", name);
@@ -265,7 +285,10 @@ static void section(struct dp_parse *p, yaml_node_t *n, const char *name,
 				err(p, kt, "unknown key '%s' (%s)", kt, all);
 				continue;
 			}
-			u32(p, v, kt, lo[i], hi[i], outs[i]);
+			if (names && names[i])
+				choice(p, v, kt, names[i], outs[i]);
+			else
+				u32(p, v, kt, lo[i], hi[i], outs[i]);
 		}
 	}
 	p->path[base] = '\0';
@@ -357,16 +380,19 @@ int arn_dataplane_parse(struct arn_bs_ctx *c, yaml_node_t *node, struct arn_data
 							   "data_room_size", NULL};
 			uint32_t *const outs[] = {&dp->mbufs_per_socket, &dp->mbuf_cache_size, &room};
 			static const uint32_t lo[] = {1023, 0, 1024}, hi[] = {16777215, 512, 65535};
-			section(&p, v, kt, keys, outs, lo, hi);
+			section(&p, v, kt, keys, outs, lo, hi, NULL);
 			dp->mbuf_data_room = (uint16_t)room;
 		} else if (!strcmp(kt, "tcp")) {
 			static const char *const keys[] = {"max_connections_per_worker", "rcvbuf",
-							   "sndbuf", NULL};
+							   "sndbuf", "congestion_control", NULL};
 			uint32_t *const outs[] = {&dp->tcp_max_connections, &dp->tcp_rcvbuf,
-						  &dp->tcp_sndbuf};
-			static const uint32_t lo[] = {16, 4096, 4096},
-					      hi[] = {4194304, 1u << 30, 1u << 30};
-			section(&p, v, kt, keys, outs, lo, hi);
+						  &dp->tcp_sndbuf, &dp->tcp_cc};
+			static const uint32_t lo[] = {16, 4096, 4096, 0},
+					      hi[] = {4194304, 1u << 30, 1u << 30, 0};
+			/* in ARN_DP_TCP_CC_* order */
+			static const char *const cc[] = {"cubic", "newreno", NULL};
+			static const char *const *const names[] = {NULL, NULL, NULL, cc};
+			section(&p, v, kt, keys, outs, lo, hi, names);
 		} else {
 			err(&p, kt, "unknown key '%s' (eal_args, control_lcore, worker_lcores, ports, "
 				    "mbuf_pool, tcp)",

@@ -329,7 +329,7 @@ static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, u
 	u->pool = p;
 	u->state = HTTP_UP_CONNECTING;
 	struct arn_tcp_conn *tc =
-	    arn_tcp_connect(w->lc, laddr, p->addr, p->port, &http_up_ops, u, ARN_TCP_CC_CUBIC, err);
+	    arn_tcp_connect(w->lc, laddr, p->addr, p->port, &http_up_ops, u, ARN_TCP_CC_DEFAULT, err);
 	if (!tc) {
 		u->next = w->up_free;
 		w->up_free = u;

@@ -44,7 +44,7 @@ struct arn_tcp_listener *arn_tcp_listen(struct arn_lcore *lc, uint32_t addr, uin
 	free_slot->ops = ops;
 	free_slot->user = user;
 	free_slot->backlog = opts && opts->backlog ? opts->backlog : 1024;
-	free_slot->cc = opts ? opts->cc : ARN_TCP_CC_CUBIC;
+	free_slot->cc = opts ? opts->cc : ARN_TCP_CC_DEFAULT;
 	free_slot->keepalive = opts && opts->keepalive;
 	return free_slot;
 fail:

@@ -195,6 +195,8 @@ void tcp_conn_init_common(struct arn_tcp_worker *wk, struct arn_tcp_conn *c, uin
 	c->rto = TCP_RTO_INIT_MS;
 	c->peer_mss = TCP_DEFAULT_MSS;
 	c->mss = TCP_DEFAULT_MSS;
+	if (cc == ARN_TCP_CC_DEFAULT)
+		cc = wk->cc_default;
 	c->cc = cc == ARN_TCP_CC_NEWRENO ? &tcp_cc_newreno : &tcp_cc_cubic;
 	c->ssthresh = UINT32_MAX;
 	c->txr_head = c->txr_tail = TXR_NIL;
@@ -356,6 +358,8 @@ int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 	wk->max_conns = maxc;
 	wk->rcvbuf = conf && conf->tcp_rcvbuf ? conf->tcp_rcvbuf : 256 * 1024;
 	wk->sndbuf = conf && conf->tcp_sndbuf ? conf->tcp_sndbuf : 256 * 1024;
+	wk->cc_default = conf && conf->tcp_cc == ARN_DP_TCP_CC_NEWRENO ? ARN_TCP_CC_NEWRENO
+								       : ARN_TCP_CC_CUBIC;
 	if (wk->rcvbuf < 4096)
 		wk->rcvbuf = 4096;
 	if (wk->sndbuf < 4096)

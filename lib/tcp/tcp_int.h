@@ -396,6 +396,7 @@ struct arn_tcp_worker {
 	uint32_t max_conns;
 	struct arn_tcp_conn *free;
 	uint32_t rcvbuf, sndbuf;
+	enum arn_tcp_cc cc_default; /* for ARN_TCP_CC_DEFAULT: CUBIC or NewReno */
 
 	/* flow table */
 	struct arn_tcp_conn **htab;

@@ -556,7 +556,7 @@ static void test_dataplane_section(void **state)
 		     "      gateway: 198.19.0.1\n"
 		     "      routes: [16.0.0.0/16, 48.0.0.0/8]\n"
 		     "  mbuf_pool: {mbufs_per_socket: 4095}\n"
-		     "  tcp: {max_connections_per_worker: 1024}\n");
+		     "  tcp: {max_connections_per_worker: 1024, congestion_control: newreno}\n");
 	const struct arn_dataplane *dp = &bs->dp;
 	assert_true(dp->present);
 	assert_int_equal(dp->n_workers, 2);
@@ -578,6 +578,18 @@ static void test_dataplane_section(void **state)
 	assert_int_equal(dp->mbufs_per_socket, 4095);
 	assert_int_equal(dp->mbuf_cache_size, 256);
 	assert_int_equal(dp->tcp_max_connections, 1024);
+	assert_int_equal(dp->tcp_cc, ARN_DP_TCP_CC_NEWRENO);
+	assert_int_equal(dp->tcp_rcvbuf, 256 * 1024);
+
+	assert_error("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  tcp: {congestion_control: bbr}\n",
+		     "t.yaml:3:29: dataplane.tcp.congestion_control: expected one of cubic, "
+		     "newreno, got 'bbr'");
+	assert_error("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  tcp: {sndbuf: 1k}\n",
+		     "dataplane.tcp.sndbuf: expected an integer from 4096 to 1073741824, got '1k'");
 
 	assert_error("envoy_bootstrap: {}\n"
 		     "dataplane:\n"

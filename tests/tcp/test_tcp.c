@@ -787,6 +787,35 @@ static void send_block(struct arn_tcp_conn *c, uint32_t n)
 	assert_int_equal(arn_tcp_write(c, buf, n), (int)n);
 }
 
+/* dataplane.tcp.congestion_control: connections that do not choose
+ * (listeners' accepts, ARN_TCP_CC_DEFAULT connects) get the worker's
+ * algorithm; a connection that chooses keeps its choice. */
+static void test_congestion_control_from_config(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	assert_ptr_equal(app.conn->cc, &tcp_cc_cubic); /* the default */
+	arn_tcp_worker_fini(lc);
+	fake_drain(lc);
+	memset(&app, 0, sizeof(app));
+	dp_conf.tcp_cc = ARN_DP_TCP_CC_NEWRENO;
+	assert_int_equal(arn_tcp_worker_init(lc, &dp_conf), 0);
+	struct arn_tcp_listen_opts lo = {.backlog = 16};
+	int err = 0;
+	lsn = arn_tcp_listen(lc, US, LPORT, &t_ops, NULL, &lo, &err);
+	assert_non_null(lsn);
+	open_conn(true, true, 0);
+	assert_ptr_equal(app.conn->cc, &tcp_cc_newreno);
+	struct arn_tcp_conn *d = arn_tcp_connect(lc, US, PEER, 8080, &t_ops, NULL,
+						 ARN_TCP_CC_DEFAULT, &err);
+	assert_non_null(d);
+	assert_ptr_equal(d->cc, &tcp_cc_newreno);
+	struct arn_tcp_conn *e =
+	    arn_tcp_connect(lc, US, PEER, 8081, &t_ops, NULL, ARN_TCP_CC_CUBIC, &err);
+	assert_non_null(e);
+	assert_ptr_equal(e->cc, &tcp_cc_cubic);
+}
+
 /* RFC 7323 4.3 / 5.3 with reordering. The peer sends D1, D2, D3 (times
  * T, T, T+1); D1 is lost, D2 is held up in the network, D3 arrives. The
  * peer's retransmission of D1 (time T+50) fills the first hole. D2, sent
@@ -1929,6 +1958,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_syn_on_established_gets_challenge_ack, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_challenge_ack_rate_limit, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_congestion_control_from_config, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_paws_drops_old_timestamp, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_paws_reordered_data_after_hole_fill_accepted,
 					    setup, teardown),
