@@ -57,7 +57,7 @@ struct sink {
 };
 
 struct afilter {
-	enum { F_STATUS = 0, F_DURATION, F_TRUE, F_FLAGS, F_AND, F_OR } kind;
+	enum { F_STATUS = 0, F_DURATION, F_NOT_HC, F_FLAGS, F_AND, F_OR } kind;
 	enum { CMP_GE = 0, CMP_EQ, CMP_LE } op;
 	uint64_t value; /* status code, or duration in ms */
 	uint32_t flags; /* F_FLAGS: any of these (0: any flag at all) */
@@ -359,8 +359,8 @@ static bool afilter_pass(const struct afilter *f, const struct arn_access_record
 		return cmp(f->op, r->response_code, f->value);
 	case F_DURATION:
 		return r->duration_us != UINT64_MAX && cmp(f->op, r->duration_us / 1000, f->value);
-	case F_TRUE:
-		return true;
+	case F_NOT_HC:
+		return !r->health_check;
 	case F_FLAGS:
 		return f->flags ? (r->response_flags & f->flags) != 0 : r->response_flags != 0;
 	case F_AND:
@@ -431,6 +431,12 @@ static struct afilter *filter_from_json(const struct arn_json *j, const char *wh
 	if (!strcmp(k, "status_code_filter") || !strcmp(k, "duration_filter")) {
 		f->kind = k[0] == 's' ? F_STATUS : F_DURATION;
 		const struct arn_json *c = jget(v, "comparison");
+		if (c == NULL || c->type != ARN_JSON_OBJECT) {
+			/* required in Envoy's proto (validate.rules) */
+			arn_sb_printf(err, "%s.filter.%s.comparison: missing\n", where, k);
+			free(f);
+			return NULL;
+		}
 		const char *op = jstr(c, "op");
 		f->op = op == NULL || !strcmp(op, "GE") ? CMP_GE
 			: !strcmp(op, "EQ")		? CMP_EQ
@@ -441,8 +447,9 @@ static struct afilter *filter_from_json(const struct arn_json *j, const char *wh
 		return f;
 	}
 	if (!strcmp(k, "not_health_check_filter")) {
-		/* Arion has no health-check filter: no request is a health check. */
-		f->kind = F_TRUE;
+		/* requests the health_check HTTP filter answered (or marked, in
+		 * pass-through mode) are health checks */
+		f->kind = F_NOT_HC;
 		return f;
 	}
 	if (!strcmp(k, "response_flag_filter")) {
@@ -557,6 +564,30 @@ static struct arn_access_format *format_from_json(const struct arn_json *lf, con
 		arn_sb_printf(err, "%s.log_format.text_format: %s", where, arn_sb_cstr(&e));
 	arn_sb_free(&e);
 	return f;
+}
+
+struct arn_access_filter *arn_access_filter_json(const char *json, size_t len, const char *where,
+						 struct arn_sb *err)
+{
+	struct arn_json *j = arn_json_parse(json, len);
+	if (j == NULL) {
+		arn_sb_printf(err, "%s.filter: not valid JSON\n", where);
+		return NULL;
+	}
+	struct afilter *f = filter_from_json(j, where, err, 0);
+	arn_json_free(j);
+	return (struct arn_access_filter *)f;
+}
+
+void arn_access_filter_free(struct arn_access_filter *f)
+{
+	afilter_free((struct afilter *)f);
+}
+
+void arn_access_logger_set_filter(struct arn_access_logger *l, struct arn_access_filter *f)
+{
+	afilter_free(l->filter);
+	l->filter = (struct afilter *)f;
 }
 
 struct arn_access_logger *arn_access_logger_create(const void *access_log_pb, const char *where,

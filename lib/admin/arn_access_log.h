@@ -103,6 +103,7 @@ struct arn_access_record {
 	struct arn_access_str requested_server_name; /* SNI */
 	uint64_t connection_id;
 	uint32_t upstream_request_attempt_count;
+	bool health_check; /* the health_check HTTP filter took it (not_health_check_filter) */
 };
 
 /* ---- formatter ----------------------------------------------------------- */
@@ -145,14 +146,27 @@ struct arn_access_logger;
  * A logger from one envoy.config.accesslog.v3.AccessLog entry (an HCM's
  * access_log[i]): typed_config FileAccessLog (path, log_format or the
  * deprecated format/json_format), StdoutAccessLog or StderrAccessLog.
- * Filters: status_code_filter, duration_filter, not_health_check_filter
- * (always passes: Arion has no health-check filter yet), response_flag_filter,
- * and_filter / or_filter of those. Anything else is refused with a reason.
+ * Filters: status_code_filter, duration_filter, not_health_check_filter,
+ * response_flag_filter, and_filter / or_filter of those (runtime keys are
+ * not read: the default values apply). Anything else is refused with a reason.
  * @p where names the field in errors ("listener 'http' ... access_log[0]").
  * @return the logger (arn_access_logger_put), or NULL with the reason in @p err.
  */
 struct arn_access_logger *arn_access_logger_create(const void *access_log_pb, const char *where,
 						   struct arn_sb *err);
+
+/**
+ * An access log filter from the JSON form of an
+ * envoy.config.accesslog.v3.AccessLogFilter (the filters listed above).
+ * @return the filter, or NULL with the reason in @p err (naming @p where).
+ */
+struct arn_access_filter;
+struct arn_access_filter *arn_access_filter_json(const char *json, size_t len, const char *where,
+						 struct arn_sb *err);
+void arn_access_filter_free(struct arn_access_filter *f);
+
+/** Give @p l the filter @p f (owned by @p l from now; before @p l is used). */
+void arn_access_logger_set_filter(struct arn_access_logger *l, struct arn_access_filter *f);
 
 /**
  * A logger writing @p fmt (NULL: the default format) to @p path, or to

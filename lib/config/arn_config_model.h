@@ -434,6 +434,7 @@ struct arn_cfg_access_log {
 	const char *path;	 /* FILE */
 	const char *format;	 /* text format, NULL: Envoy's default */
 	const char *json_format; /* JSON object text of json_format, or NULL */
+	const char *filter_json; /* JSON of the AccessLogFilter, or NULL (log everything) */
 };
 
 enum arn_cfg_http_filter {

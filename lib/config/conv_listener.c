@@ -10,6 +10,7 @@
 
 #include <openssl/ssl.h>
 
+#include "arn_access_log.h"
 #include "arn_bootstrap.h"
 #include "arn_proto.h"
 #include "arn_rules.h"
@@ -298,7 +299,32 @@ static void access_logs(struct conv *c, struct pb p, const char *f, struct arn_c
 		struct pb al = pb_at(p, f, i);
 		struct arn_cfg_access_log *a = &(*out)[i];
 		size_t m = conv_push(c, "%s[%zu]", f, i);
-		conv_only(c, al, "name,typed_config");
+		conv_only(c, al, "name,typed_config,filter");
+		if (pb_has(al, "filter")) {
+			/* kept as JSON for the logger (lib/admin evaluates it);
+			 * checked here so that a bad filter refuses the resource */
+			struct pb fl = pb_msg(al, "filter");
+			struct arn_sb js = ARN_SB_INIT, e = ARN_SB_INIT;
+			arn_proto_to_json(fl.m, fl.d, &js);
+			struct arn_access_filter *af =
+			    arn_access_filter_json(js.buf ? js.buf : "{}", js.len ? js.len : 2, "", &e);
+			if (af == NULL) {
+				/* lib/admin's text: ".filter.<path>: reason\n" */
+				const char *t = arn_sb_cstr(&e);
+				size_t tl = strlen(t);
+				while (tl && t[tl - 1] == '\n')
+					tl--;
+				if (tl && *t == '.')
+					t++, tl--;
+				conv_err(c, "", "%.*s", (int)tl, t);
+			} else {
+				arn_access_filter_free(af);
+				upb_StringView v = {arn_sb_cstr(&js), js.len};
+				a->filter_json = conv_str(c, v);
+			}
+			arn_sb_free(&js);
+			arn_sb_free(&e);
+		}
 		struct pb any = pb_msg(al, "typed_config");
 		if (!any.m) {
 			conv_err(c, "typed_config", "missing");

@@ -197,6 +197,7 @@ static void access_log(struct http_conn *hc)
 		    (struct arn_access_str){st->route->name, (uint32_t)strlen(st->route->name)};
 	rec.connection_id = hc->id;
 	rec.upstream_request_attempt_count = st->attempts;
+	rec.health_check = st->health_check;
 	for (unsigned i = 0; i < r->n_loggers; i++)
 		arn_access_log_write(r->loggers[i], w->slot, &rec);
 }

@@ -315,13 +315,29 @@ static struct http_hcm_rt *hcm_rt_new(const struct arn_cfg_listener *l, const st
 		const char *path = a->kind == ARN_CFG_LOG_STDOUT   ? "/dev/stdout"
 				   : a->kind == ARN_CFG_LOG_STDERR ? "/dev/stderr"
 								   : a->path;
+		struct arn_access_filter *af = NULL;
+		if (a->filter_json) {
+			/* lib/config checked it: this fails only without memory */
+			af = arn_access_filter_json(a->filter_json, strlen(a->filter_json), "", &err);
+			if (!af) {
+				if (f)
+					arn_access_format_free(f);
+				ARN_ERR(HTTP, "listener '%s' access_log[%zu]%s; this log is off",
+					l->obj.name, i, arn_sb_cstr(&err));
+				arn_sb_free(&err);
+				continue;
+			}
+		}
 		struct arn_access_logger *lg = arn_access_logger_open(path, f, &err);
 		if (!lg) {
 			if (f)
 				arn_access_format_free(f);
+			arn_access_filter_free(af);
 			ARN_ERR(HTTP, "listener '%s' access_log[%zu]: %s; this log is off",
 				l->obj.name, i, arn_sb_cstr(&err));
 		} else {
+			if (af)
+				arn_access_logger_set_filter(lg, af);
 			r->loggers[r->n_loggers++] = lg;
 		}
 		arn_sb_free(&err);

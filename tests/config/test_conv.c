@@ -137,6 +137,34 @@ static void test_router_options(void **state)
 		   "respect_expected_rq_timeout: not supported by Arion");
 }
 
+/* An HCM access log's filter is carried to the logger (as JSON) and checked
+ * on arrival: one Arion cannot evaluate refuses the listener, by name. */
+static void test_access_log_filter(void **state)
+{
+	(void)state;
+#define AL_LISTENER(FILTER)                                                                        \
+	"{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","                \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"                  \
+	"\"access_log\":[{\"name\":\"o\",\"filter\":" FILTER ",\"typed_config\":{\"@type\":"       \
+	"\"type.googleapis.com/envoy.extensions.access_loggers.stream.v3.StdoutAccessLog\"}}],"    \
+	"\"http_filters\":[" ROUTER "]}}]}]}"
+	tc_ok(L, AL_LISTENER("{\"and_filter\":{\"filters\":[{\"status_code_filter\":{\"comparison\":"
+			     "{\"op\":\"GE\",\"value\":{\"default_value\":500,\"runtime_key\":\"k\"}}}},"
+			     "{\"not_health_check_filter\":{}}]}}"));
+	const struct arn_cfg_access_log *a = &listener("l")->chains[0].hcm->access_logs[0];
+	assert_non_null(a->filter_json);
+	assert_non_null(strstr(a->filter_json, "\"status_code_filter\""));
+	assert_non_null(strstr(a->filter_json, "500"));
+	tc_refused(L, AL_LISTENER("{\"runtime_filter\":{\"runtime_key\":\"x\"}}"),
+		   "access_log[0]: filter.runtime_filter: this access log filter is not supported");
+	tc_refused(L,
+		   AL_LISTENER("{\"response_flag_filter\":{\"flags\":[\"UH\",\"XX\"]}}"),
+		   "access_log[0]: filter.response_flag_filter.flags[1]: 'XX' is not a response "
+		   "flag");
+#undef AL_LISTENER
+}
+
 static void test_echo_and_optional_filter(void **state)
 {
 	(void)state;
@@ -245,7 +273,7 @@ static void test_refuse_listener_fields(void **state)
 		   "\"typed_config\":{\"@type\":\"type.googleapis.com/"
 		   "envoy.extensions.access_loggers.stream.v3.StdoutAccessLog\"}}],"
 		   "\"http_filters\":[" ROUTER "]}}]}]}",
-		   "access_log[0].filter: not supported by Arion");
+		   "access_log[0]: filter.status_code_filter.comparison: missing");
 }
 
 /* X11: only rds.config_source ads is accepted (rule shared with the bootstrap). */
@@ -713,6 +741,7 @@ const struct CMUnitTest conv_tests[] = {
     TC(test_listener_hcm_inline),
     TC(test_hcm_defaults),
     TC(test_router_options),
+    TC(test_access_log_filter),
     TC(test_echo_and_optional_filter),
     TC(test_refuse_unknown_http_filter),
     TC(test_refuse_network_filter),

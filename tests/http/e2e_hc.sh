@@ -132,6 +132,11 @@ for pat in "^80 200 - /healthz health_check_ok_cluster_healthy -$" \
 	"^82 200 - /ptc-healthz health_check_cached -$"; do
 	grep -qE "$pat" "$alog" && ok "access log: $pat" || bad "access log lacks /$pat/"
 done
+# access log filters on the same requests
+expect "not_health_check_filter: no health check logged" "$(grep -c '/healthz$' "$alog.nohc")" "^0$"
+expect "not_health_check_filter: the other requests logged" "$(grep -cE '^200 /(k[12]|healthz2)$' "$alog.nohc")" "^5$"
+expect "status_code_filter GE 500: the failed health check logged" "$(grep -c '^503 /healthz$' "$alog.5xx")" "^[1-9]"
+expect "status_code_filter GE 500: nothing below 500 logged" "$(grep -cvE '^5[0-9][0-9] ' "$alog.5xx")" "^0$"
 for s in "http.hc.downstream_rq_2xx 20" "http.hc.downstream_rq_5xx 1" "http.mh.downstream_rq_5xx 1"; do
 	set -- $s
 	v=$(stat "$1")
