@@ -446,7 +446,12 @@ static void stream_end(struct http_conn *hc)
 	http_pins_release(&st->req_pins);
 	http_pins_release(&st->resp_pins);
 	struct http_res *res = st->res;
-	bool idle = arn_h1_parser_idle(&hc->p) && !arn_h1_parser_scratch_busy(&hc->p);
+	/* Between messages the parser holds no partial line: what its scratch
+	 * still holds are slices of the message that just ended, which nobody
+	 * uses any more. (Taking a scratch in use for "mid-message" closed the
+	 * connection after every request whose head spanned two segments,
+	 * dropping the pipelined requests behind it.) */
+	bool idle = arn_h1_parser_idle(&hc->p);
 	if (res && idle) {
 		arn_h1_parser_set_scratch(&hc->p, NULL, 0);
 		arn_h1_msg_init(&hc->msg, NULL, 0);

@@ -88,6 +88,42 @@ db=$((b1 - b0 - 1))
 	bad "keep-alive reuse: $da + $db upstream connections for 40 requests"
 out=$(raw "b'GET /p1 HTTP/1.1\r\nHost: x\r\n\r\nGET /p2 HTTP/1.1\r\nHost: x\r\n\r\nGET /p3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'")
 expect "pipelining: three responses in order, then close" "$(echo "$out" | grep -oE '/p[0-9]|<closed>' | tr -d '\n')" "^/p1/p2/p3<closed>$"
+# 500 pipelined requests in one write: their heads cross TCP segment
+# boundaries, and the connection must go on after each of those
+out=$(ip netns exec "$cns" $PY - "$us" <<'PY'
+import socket, sys
+s = socket.create_connection((sys.argv[1], 80), timeout=10)
+s.sendall(b"".join(b"GET /q%d HTTP/1.1\r\nHost: x\r\n\r\n" % i for i in range(500)) +
+          b"GET /last HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+d = b""
+while True:
+    r = s.recv(65536)
+    if not r:
+        break
+    d += r
+order = [int(x) for x in __import__("re").findall(rb"upstream-[ab] /q(\d+)", d)]
+print(len(order), order == list(range(500)), b"/last" in d)
+PY
+)
+expect "pipelining: 500 requests across segments answered in order" "$out" "^500 True True$"
+# a head split between two segments (a client writing it in two parts)
+out=$(ip netns exec "$cns" $PY - "$us" <<'PY'
+import socket, sys, time
+s = socket.create_connection((sys.argv[1], 80), timeout=5)
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+s.sendall(b"GET /s1 HT")
+time.sleep(0.1)
+s.sendall(b"TP/1.1\r\nHost: x\r\n\r\nGET /s2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+d = b""
+while True:
+    r = s.recv(65536)
+    if not r:
+        break
+    d += r
+print(b"/s1" in d, b"/s2" in d)
+PY
+)
+expect "a split head, then the next request on the same connection" "$out" "^True True$"
 out=$(raw "b'GET /h10 HTTP/1.0\r\n\r\n'")
 expect "HTTP/1.0 without Host is served" "$out" "upstream-. /h10"
 expect "HTTP/1.0 without keep-alive: closed" "$out" "<closed>$"
