@@ -101,8 +101,9 @@ static inline __attribute__((always_inline)) int line_end(struct arn_h1_parser *
 	return bad_char(p, q, end, dflt);
 }
 
-/* "HTTP/" DIGIT "." DIGIT, checked as far as the input goes; then only 1.0
- * and 1.1 are accepted (505 for other well-formed versions). */
+/* "HTTP/" DIGIT "." DIGIT, checked as far as the input goes; then major
+ * version 1 only (505 for others). A higher minor version is taken as 1.1,
+ * the highest this side implements (RFC 9110 6.2). */
 static int parse_version(struct arn_h1_parser *p, uptr q, uptr end, uint8_t *ver)
 {
 	static const char pat[] = "HTTP/9.9";
@@ -116,9 +117,9 @@ static int parse_version(struct arn_h1_parser *p, uptr q, uptr end, uint8_t *ver
 	}
 	if (n < 8)
 		return L_INCOMPLETE;
-	if (q[5] != '1' || (q[7] != '0' && q[7] != '1'))
+	if (q[5] != '1')
 		return fail(p, ARN_H1_E_VERSION);
-	*ver = (uint8_t)(10 + (q[7] - '0'));
+	*ver = q[7] == '0' ? 10 : 11;
 	return 1;
 }
 

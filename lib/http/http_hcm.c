@@ -1090,6 +1090,15 @@ static void on_head(struct http_conn *hc)
 	if (st->idle_timeout_ms)
 		http_timer_arm(w, &st->idle_timer, st->idle_timeout_ms);
 
+	/* RFC 9112 3.2: a request-target has no fragment. Envoy rejects one
+	 * (its default since 1.19) in its path normalization: routes and
+	 * authorization must not see a path the upstream reads differently. */
+	if (m->flags & ARN_H1_F_FRAGMENT) {
+		HTTP_INC(hc, downstream_rq_failed_path_normalization);
+		local_reply(hc, 400, NULL, 0, 0, "path_normalization_failed", NULL, 0);
+		return;
+	}
+
 	/* Envoy without proxy_100_continue answers the expectation itself */
 	if (m->flags & ARN_H1_F_EXPECT_CONTINUE) {
 		struct http_wchain c;

@@ -173,6 +173,10 @@ expect "... every byte of it, not chunked" "$got $(grep -ci '^transfer-encoding'
 out=$(raw "b'GET http://abs.example/echo?q=1 HTTP/1.1\r\nHost: other.example\r\nConnection: close\r\n\r\n'")
 expect "absolute-form target: its authority wins over Host" "$(flat "$out")" 'x-seen-host: abs\.example\|'
 expect "absolute-form target: the upstream gets origin-form" "$(flat "$out")" 'x-seen-uri: /echo\?q=1\|'
+out=$(raw "b'GET /echo#frag HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'")
+expect "a fragment in the target: 400, as Envoy (RFC 9112 3.2)" "$(echo "$out" | head -1)" "^HTTP/1.1 400 "
+out=$(raw "b'GET /echo HTTP/1.2\r\nHost: x\r\nConnection: close\r\n\r\n'")
+expect "HTTP/1.2 is served as HTTP/1.1 (RFC 9110 6.2)" "$(flat "$out")" '^http/1.1 200 .*echo-[ab] /echo\|'
 big=$($PY -c "print('a' * 61 * 1024)")
 out=$(raw "b'GET / HTTP/1.1\r\nHost: x\r\nX-Big: $big\r\n\r\n'")
 expect "headers over max_request_headers_kb (60 KiB default): 431 and closed" "$(echo "$out" | head -1)$(echo "$out" | tail -1)" "^HTTP/1.1 431 .*<closed>$"

@@ -265,7 +265,11 @@ static void test_start_line_errors(void **state)
 {
 	(void)state;
 	REQ_ERR("GET / HTTP/2.0\r\n\r\n", "VERSION");
-	REQ_ERR("GET / HTTP/1.2\r\n\r\n", "VERSION");
+	REQ_ERR("GET / HTTP/0.9\r\n\r\n", "VERSION");
+	/* RFC 9110 6.2: a higher minor version is processed as 1.1 */
+	REQ("GET / HTTP/1.2\r\nHost: h\r\n\r\n", "REQ GET / HTTP/1.1 form=o auth=h path=/ nobody ka\n"
+						     "  Host: h #host\n"
+						     "END body=0\n");
 	REQ_ERR("GET / HTTP/1.1x\r\n\r\n", "START_LINE");
 	REQ_ERR("GET / HTTP/1.1 \r\n\r\n", "START_LINE");
 	REQ_ERR("GET / http/1.1\r\n\r\n", "START_LINE");
