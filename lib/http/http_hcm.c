@@ -1804,6 +1804,8 @@ static void resp_step(struct http_conn *hc)
 		case ARN_H1_EV_END:
 			if (st->tunnel)
 				break; /* the 101's own end: the tunnel runs until a close */
+			if (st->resp.status < 200)
+				break; /* an interim response's end: the final one follows */
 			goto end;
 		default:
 			break;

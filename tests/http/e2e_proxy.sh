@@ -170,6 +170,14 @@ out=$(raw "b'GET /eof-body?n=1000 HTTP/1.0\r\n\r\n'")
 expect "... and to an HTTP/1.0 client until close" "$(flat "$out")" '^http/1.1 200[^|]*\|([^|]+\|)*connection: close\|'
 got=$(cc --http1.0 -D "$TOPO_DIR/eof10.h" "http://$us/eof-body?n=300000" | sha256sum | cut -d' ' -f1)
 expect "... every byte of it, not chunked" "$got $(grep -ci '^transfer-encoding' "$TOPO_DIR/eof10.h")" "^$want_eof 0$"
+expect "an interim 103 from the upstream is dropped, the final 200 forwarded" \
+	"$(cc -s -D - "http://$us/hints" | tr -d '\r' | grep -E '^HTTP/|^after' | tr '\n' '|')" '^HTTP/1.1 200 OK\|after hints\|$'
+head -c 5000000 /dev/zero >"$TOPO_DIR/zero5m"
+expect "an upstream that answers 413 before reading a 5 MB body: the 413 reaches the client" \
+	"$(cc -s -o /dev/null -w '%{http_code}' --data-binary @"$TOPO_DIR/zero5m" "http://$us/early-413")" "^413$"
+expect "an upstream that closes after a keep-alive response: the next requests still work" \
+	"$(cc -s -w '%{http_code} ' "http://$us/close-after" "http://$us/close-after" "http://$us/close-after" | tr -d '\n')" \
+	"^closing after200 closing after200 closing after200 $"
 out=$(raw "b'GET http://abs.example/echo?q=1 HTTP/1.1\r\nHost: other.example\r\nConnection: close\r\n\r\n'")
 expect "absolute-form target: its authority wins over Host" "$(flat "$out")" 'x-seen-host: abs\.example\|'
 expect "absolute-form target: the upstream gets origin-form" "$(flat "$out")" 'x-seen-uri: /echo\?q=1\|'

@@ -11,6 +11,9 @@ Paths:
   /reset-mid         send the head and half the body, then reset (RST)
   /close-mid         send the head and half the body, then close (FIN)
   /close-early       close without answering
+  /early-413         answer 413 before reading the request body, then close
+  /hints             a 103 Early Hints, then the 200
+  /close-after       a complete 200 (keep-alive by default), then close
   /eof-body?n=N      an HTTP/1.1 200 with neither Content-Length nor chunked:
                      N bytes (known pattern), then close (the body ends there)
   /stall-mid?ms=N    send the head and half the body, wait N ms, send the rest
@@ -108,6 +111,11 @@ class H(socketserver.StreamRequestHandler):
                 self.send("%s Failing" % args["fail"], ("failed by %s\n" %
                           self.server.server_address[0]).encode())
                 continue
+            if path == "/early-413":
+                self.send("413 Payload Too Large", b"too large\n", "Connection: close\r\n")
+                time.sleep(0.2)
+                self.connection.close()
+                return
             if path == "/upload":
                 h = hashlib.sha256()
                 n = 0
@@ -142,6 +150,15 @@ class H(socketserver.StreamRequestHandler):
                 except OSError:
                     return
             elif path == "/close-early":
+                self.connection.close()
+                return
+            elif path == "/hints":
+                self.wfile.write(b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n")
+                self.wfile.flush()
+                time.sleep(0.05)
+                self.send("200 OK", b"after hints\n")
+            elif path == "/close-after":
+                self.send("200 OK", b"closing after\n")
                 self.connection.close()
                 return
             elif path == "/eof-body":
