@@ -178,6 +178,10 @@ expect "an upstream that answers 413 before reading a 5 MB body: the 413 reaches
 expect "an upstream that closes after a keep-alive response: the next requests still work" \
 	"$(cc -s -w '%{http_code} ' "http://$us/close-after" "http://$us/close-after" "http://$us/close-after" | tr -d '\n')" \
 	"^closing after200 closing after200 closing after200 $"
+for k in cl-te status huge-head; do
+	expect "a broken upstream response ($k): 502, protocol error" \
+		"$(cc -s -w ' %{http_code}' "http://$us/bad?kind=$k")" "reset reason: protocol error 502$"
+done
 out=$(raw "b'GET http://abs.example/echo?q=1 HTTP/1.1\r\nHost: other.example\r\nConnection: close\r\n\r\n'")
 expect "absolute-form target: its authority wins over Host" "$(flat "$out")" 'x-seen-host: abs\.example\|'
 expect "absolute-form target: the upstream gets origin-form" "$(flat "$out")" 'x-seen-uri: /echo\?q=1\|'

@@ -13,6 +13,8 @@ Paths:
   /close-early       close without answering
   /early-413         answer 413 before reading the request body, then close
   /hints             a 103 Early Hints, then the 200
+  /bad?kind=K        a broken response: cl-te (both framings), status (a
+                     four-digit status), huge-head (a 100 KB header)
   /close-after       a complete 200 (keep-alive by default), then close
   /eof-body?n=N      an HTTP/1.1 200 with neither Content-Length nor chunked:
                      N bytes (known pattern), then close (the body ends there)
@@ -150,6 +152,20 @@ class H(socketserver.StreamRequestHandler):
                 except OSError:
                     return
             elif path == "/close-early":
+                self.connection.close()
+                return
+            elif path == "/bad":
+                k = args.get("kind", "")
+                if k == "cl-te":
+                    self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n"
+                                     b"Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+                elif k == "status":
+                    self.wfile.write(b"HTTP/1.1 2000 OK\r\nContent-Length: 2\r\n\r\nok")
+                elif k == "huge-head":
+                    self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 100000 +
+                                     b"\r\nContent-Length: 2\r\n\r\nok")
+                self.wfile.flush()
+                time.sleep(0.2)
                 self.connection.close()
                 return
             elif path == "/hints":
