@@ -30,7 +30,9 @@
  * limited by max_head_bytes too, append after the head's lines, so twice
  * that covers a message with both). A smaller scratch bounds
  * memory harder (nginx's large_client_header_buffers does the same); a head
- * whose spanning lines do not fit gets ARN_H1_E_SCRATCH_FULL (431).
+ * whose spanning lines do not fit gets ARN_H1_E_SCRATCH_FULL (431), unless
+ * the caller allows growth (arn_h1_parser_allow_grow) and supplies a larger
+ * buffer when asked.
  * Scratch can be attached lazily: when a line must be saved and none is
  * attached, the parser returns ARN_H1_EV_NEED_SCRATCH (nothing of that line
  * consumed); the caller attaches a buffer (arn_h1_parser_set_scratch) and
@@ -284,6 +286,9 @@ struct arn_h1_parser {
 	uint8_t err;	    /* enum arn_h1_err once in error */
 	uint8_t te_bits;
 	uint8_t chunk_digits;
+	uint8_t grow_ok;     /* arn_h1_parser_allow_grow */
+	uint8_t grow_denied; /* this message: no larger scratch to be had */
+	uint8_t short_room;  /* the pending NEED_SCRATCH is for more room */
 	uint32_t opts;
 	uint64_t remaining; /* Content-Length body or current chunk */
 };
@@ -307,6 +312,30 @@ int arn_h1_parser_set_scratch(struct arn_h1_parser *p, char *buf, uint32_t cap);
 
 /** Does the current message have lines in scratch (slices into it)? */
 bool arn_h1_parser_scratch_busy(const struct arn_h1_parser *p);
+
+/**
+ * Let the parser ask for a larger scratch when a line that spans input runs
+ * does not fit in the attached one: ARN_H1_EV_NEED_SCRATCH (nothing of the
+ * run consumed) with arn_h1_parser_scratch_short() true, instead of failing
+ * with ARN_H1_E_SCRATCH_FULL. The caller answers with
+ * arn_h1_parser_grow_scratch(). Off by default.
+ */
+void arn_h1_parser_allow_grow(struct arn_h1_parser *p, bool on);
+
+/** After ARN_H1_EV_NEED_SCRATCH: does the parser want more room (true) or a
+ * first buffer (false, arn_h1_parser_set_scratch)? */
+bool arn_h1_parser_scratch_short(const struct arn_h1_parser *p);
+
+/**
+ * Answer a NEED_SCRATCH for more room: continue in @p buf (@p cap bytes).
+ * The line being assembled moves there; slices of lines already complete
+ * stay in the old buffer, which the caller keeps alive with the message.
+ * @p buf NULL: no more room is to be had; the line fails with
+ * ARN_H1_E_SCRATCH_FULL (431) when parsing goes on.
+ * @return 0, or -ENOSPC when @p cap cannot hold the partial line (nothing
+ *   changed).
+ */
+int arn_h1_parser_grow_scratch(struct arn_h1_parser *p, char *buf, uint32_t cap);
 
 /**
  * Responses only: the method of the request the next response answers

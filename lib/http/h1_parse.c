@@ -583,6 +583,8 @@ static void begin_message(struct arn_h1_parser *p)
 	m->upgrade_idx = -1;
 	p->scratch_len = 0;
 	p->partial = 0;
+	p->grow_denied = 0;
+	p->short_room = 0;
 	p->start_done = 0;
 	p->head_bytes = 0;
 	p->te_bits = 0;
@@ -635,6 +637,17 @@ static int line_done(struct arn_h1_parser *p, int r, struct arn_h1_ev *ev)
 	return R_EVENT;
 }
 
+/* A spanning line does not fit in scratch: ask for more room when the
+ * caller allows it (nothing of the run is consumed), else fail (431). */
+static int scratch_short(struct arn_h1_parser *p, struct arn_h1_ev *ev)
+{
+	if (!p->grow_ok || p->grow_denied)
+		return fail(p, ARN_H1_E_SCRATCH_FULL), R_ERR;
+	p->short_room = 1;
+	ev->type = ARN_H1_EV_NEED_SCRATCH;
+	return R_EVENT;
+}
+
 /* Start line, header lines or trailer lines. */
 static int head_step(struct arn_h1_parser *p, const char **sp, const char *e, struct arn_h1_ev *ev)
 {
@@ -651,7 +664,7 @@ static int head_step(struct arn_h1_parser *p, const char **sp, const char *e, st
 		const char *lf = scan ? memchr(s, '\n', scan) : NULL;
 		size_t take = lf ? (size_t)(lf - s) + 1 : scan;
 		if (take > p->scratch_cap - p->scratch_len)
-			return fail(p, ARN_H1_E_SCRATCH_FULL), R_ERR;
+			return scratch_short(p, ev);
 		memcpy(p->scratch + p->scratch_len, s, take);
 		p->scratch_len += (uint32_t)take;
 		p->head_bytes += (uint32_t)take;
@@ -693,8 +706,10 @@ static int head_step(struct arn_h1_parser *p, const char **sp, const char *e, st
 				ev->type = ARN_H1_EV_NEED_SCRATCH;
 				return R_EVENT;
 			}
-			if (part > p->scratch_cap - p->scratch_len)
-				return fail(p, ARN_H1_E_SCRATCH_FULL), R_ERR;
+			if (part > p->scratch_cap - p->scratch_len) {
+				*sp = s;
+				return scratch_short(p, ev);
+			}
 			memcpy(p->scratch + p->scratch_len, s, part);
 			p->line_off = p->scratch_len;
 			p->scratch_len += (uint32_t)part;
@@ -861,6 +876,36 @@ int arn_h1_parser_set_scratch(struct arn_h1_parser *p, char *buf, uint32_t cap)
 bool arn_h1_parser_scratch_busy(const struct arn_h1_parser *p)
 {
 	return p->scratch_len > 0;
+}
+
+void arn_h1_parser_allow_grow(struct arn_h1_parser *p, bool on)
+{
+	p->grow_ok = on;
+}
+
+bool arn_h1_parser_scratch_short(const struct arn_h1_parser *p)
+{
+	return p->short_room;
+}
+
+int arn_h1_parser_grow_scratch(struct arn_h1_parser *p, char *buf, uint32_t cap)
+{
+	if (buf == NULL) {
+		p->grow_denied = 1;
+		p->short_room = 0;
+		return 0;
+	}
+	uint32_t plen = p->partial ? p->scratch_len - p->line_off : 0;
+	if (cap < plen)
+		return -ENOSPC;
+	if (plen)
+		memmove(buf, p->scratch + p->line_off, plen);
+	p->scratch = buf;
+	p->scratch_cap = cap;
+	p->line_off = 0;
+	p->scratch_len = plen;
+	p->short_room = 0;
+	return 0;
 }
 
 void arn_h1_parser_expect(struct arn_h1_parser *p, enum arn_h1_method req_method)

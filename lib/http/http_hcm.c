@@ -294,6 +294,19 @@ static void stream_timers_cancel(struct http_stream *st)
 	http_timer_cancel(&X(st)->try_idle_timer);
 }
 
+/* A head's lines that cross segments outgrew the stream's scratch: go on
+ * in a large one from the worker's pool (kept with the http_res), or, with
+ * none left or that one full too, let the parser fail the head (431 for a
+ * request, 502 for a response). */
+static void scratch_grow(struct http_worker *w, struct arn_h1_parser *p, char **big)
+{
+	if (!*big)
+		*big = http_big_get(w);
+	if (*big && p->scratch != *big && arn_h1_parser_grow_scratch(p, *big, HTTP_BIG_SCRATCH) == 0)
+		return;
+	arn_h1_parser_grow_scratch(p, NULL, 0);
+}
+
 /* ---- the request body kept for retries ------------------------------------------------- */
 
 static void rb_free(struct http_conn *hc)
@@ -1526,7 +1539,11 @@ static void req_step(struct http_conn *hc)
 		}
 		switch (ev.type) {
 		case ARN_H1_EV_NEED_SCRATCH:
-			arn_h1_parser_set_scratch(&hc->p, st->res->req_scratch, HTTP_SCRATCH);
+			if (arn_h1_parser_scratch_short(&hc->p))
+				scratch_grow(w, &hc->p, &st->res->big_req);
+			else
+				arn_h1_parser_set_scratch(&hc->p, st->res->req_scratch,
+							  HTTP_SCRATCH);
 			break;
 		case ARN_H1_EV_HEAD:
 			if (st->req_pins.overflow) {
@@ -1750,7 +1767,11 @@ static void resp_step(struct http_conn *hc)
 		X(st)->up_activity_ms = w->now_ms;
 		switch (ev.type) {
 		case ARN_H1_EV_NEED_SCRATCH:
-			arn_h1_parser_set_scratch(&u->p, st->res->resp_scratch, HTTP_SCRATCH);
+			if (arn_h1_parser_scratch_short(&u->p))
+				scratch_grow(w, &u->p, &st->res->big_resp);
+			else
+				arn_h1_parser_set_scratch(&u->p, st->res->resp_scratch,
+							  HTTP_SCRATCH);
 			break;
 		case ARN_H1_EV_HEAD:
 			if (st->resp.status < 200 && st->resp.status != 101)
@@ -2226,6 +2247,7 @@ static int dc_accept(struct arn_tcp_conn *c, void *luser)
 	};
 	arn_h1_msg_init(&hc->msg, NULL, 0);
 	arn_h1_parser_init(&hc->p, ARN_H1_REQUEST, &pc, &hc->msg);
+	arn_h1_parser_allow_grow(&hc->p, true);
 	HTTP_INC(hc, downstream_cx_total);
 	HTTP_INC(hc, downstream_cx_http1_total);
 	HTTP_GAUGE(hc, downstream_cx_active, 1);

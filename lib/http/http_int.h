@@ -326,6 +326,10 @@ struct http_xreq {
 
 struct http_res {
 	struct http_res *next;
+	/* larger scratch for a head whose segment-spanning lines outgrow
+	 * req_scratch / resp_scratch (from the worker's pool, returned with
+	 * the http_res); NULL until needed */
+	char *big_req, *big_resp;
 	struct http_xreq x;
 	struct arn_h1_header req_hdrs[HTTP_MAX_HDRS];
 	struct arn_h1_header resp_hdrs[HTTP_MAX_HDRS];
@@ -547,6 +551,8 @@ struct http_worker {
 	struct http_upconn *ups, *up_free;
 	uint32_t n_ups;
 	struct http_res *res_mem, *res_free;
+	char *big_mem;	/* HTTP_BIG_SCRATCH_N buffers of HTTP_BIG_SCRATCH bytes */
+	char **big_free; /* free list through each buffer's first bytes */
 	uint32_t n_res;
 
 	struct http_pool *pools; /* [HTTP_POOLS] */
@@ -561,6 +567,12 @@ struct http_worker {
 /* http_worker.c */
 uint64_t http_rand(struct http_worker *w);
 const char *http_date(struct http_worker *w, uint32_t *len);
+/* Scratch for heads with long lines across segments: max_request_headers_kb
+ * defaults to 60 KB, which must not fail for a long cookie where Envoy
+ * takes it. Per worker, HTTP_BIG_SCRATCH_N of them (4 MB). */
+#define HTTP_BIG_SCRATCH (64u * 1024)
+#define HTTP_BIG_SCRATCH_N 64
+char *http_big_get(struct http_worker *w);
 struct http_res *http_res_get(struct http_worker *w);
 void http_res_put(struct http_worker *w, struct http_res *r);
 struct rte_mbuf *http_mbuf(struct http_worker *w);

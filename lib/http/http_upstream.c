@@ -192,6 +192,7 @@ static void bind(struct http_upconn *u, struct http_conn *hc)
 		cfg.max_headers = (uint16_t)st->cluster->http.max_headers_count;
 	arn_h1_msg_init(&st->resp, st->res->resp_hdrs, HTTP_MAX_HDRS);
 	arn_h1_parser_init(&u->p, ARN_H1_RESPONSE, &cfg, &st->resp);
+	arn_h1_parser_allow_grow(&u->p, true);
 	arn_h1_parser_expect(&u->p, (enum arn_h1_method)st->method);
 }
 
@@ -427,6 +428,8 @@ void http_up_release(struct http_upconn *u, bool reusable)
 		return;
 	}
 	http_in_free(&u->in); /* only consumed segments are left */
+	/* the scratch belongs to the stream's http_res: point the parser at none */
+	arn_h1_parser_set_scratch(&u->p, NULL, 0);
 	/* the message struct belongs to the stream: point the parser at none */
 	if (c)
 		u->idle_ms = c->http.idle_timeout_ms ? c->http.idle_timeout_ms : 0;

@@ -72,10 +72,29 @@ struct http_res *http_res_get(struct http_worker *w)
 	return r;
 }
 
+char *http_big_get(struct http_worker *w)
+{
+	char **b = w->big_free;
+	if (b)
+		w->big_free = (char **)*b;
+	return (char *)b;
+}
+
+static void big_put(struct http_worker *w, char *b)
+{
+	if (!b)
+		return;
+	*(char ***)(void *)b = w->big_free;
+	w->big_free = (char **)(void *)b;
+}
+
 void http_res_put(struct http_worker *w, struct http_res *r)
 {
 	if (!r)
 		return;
+	big_put(w, r->big_req);
+	big_put(w, r->big_resp);
+	r->big_req = r->big_resp = NULL;
 	r->next = w->res_free;
 	w->res_free = r;
 }
@@ -484,11 +503,13 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	w->ups = calloc(w->n_ups, sizeof(*w->ups));
 	w->res_mem = calloc(w->n_res, sizeof(*w->res_mem));
 	w->pools = calloc(HTTP_POOLS, sizeof(*w->pools));
-	if (!w->conns || !w->ups || !w->res_mem || !w->pools) {
+	w->big_mem = aligned_alloc(64, (size_t)HTTP_BIG_SCRATCH_N * HTTP_BIG_SCRATCH);
+	if (!w->conns || !w->ups || !w->res_mem || !w->pools || !w->big_mem) {
 		ARN_ERR(HTTP, "worker %u: out of memory for the HTTP pools", idx);
 		free(w->conns);
 		free(w->ups);
 		free(w->res_mem);
+		free(w->big_mem);
 		free(w->pools);
 		free(w);
 		return -ENOMEM;
@@ -505,6 +526,8 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 		w->res_mem[i].next = w->res_free;
 		w->res_free = &w->res_mem[i];
 	}
+	for (uint32_t i = HTTP_BIG_SCRATCH_N; i-- > 0;)
+		big_put(w, w->big_mem + (size_t)i * HTTP_BIG_SCRATCH);
 	workers[idx] = w;
 	if (g_store) {
 		const struct arn_cfg_gen *g = arn_config_gen(g_store);
@@ -554,6 +577,7 @@ static void worker_fini(struct arn_lcore *lc, void *arg)
 	free(w->conns);
 	free(w->ups);
 	free(w->res_mem);
+	free(w->big_mem);
 	free(w->pools);
 	free(w);
 }

@@ -749,6 +749,77 @@ static void test_limit_request_line(void **state)
 	      "ERR HEAD_TOO_LARGE\n");
 }
 
+/* A line across runs that outgrows the scratch: with growth allowed the
+ * parser asks for more room (nothing consumed), moves the partial line to
+ * the new buffer and goes on; lines already complete keep their slices in
+ * the old one. Denied (grow with NULL), or not allowed: 431. */
+static void test_scratch_grows(void **state)
+{
+	(void)state;
+	enum { BIG = 20000 };
+	char *in = malloc(BIG + 128);
+	assert_non_null(in);
+	int hl = sprintf(in, "GET / HTTP/1.1\r\nX-A: spans\r\nX-Big: ");
+	memset(in + hl, 'b', BIG);
+	int len = hl + BIG + sprintf(in + hl + BIG, "\r\nHost: h\r\n\r\n");
+	struct arn_h1_header hdrs[8];
+	struct arn_h1_msg m;
+	struct arn_h1_parser p;
+	struct arn_h1_ev ev;
+	char small[64], *big = malloc(65536);
+	assert_non_null(big);
+	for (int mode = 0; mode < 3; mode++) { /* grow, deny, not allowed */
+		arn_h1_msg_init(&m, hdrs, 8);
+		arn_h1_parser_init(&p, ARN_H1_REQUEST, NULL, &m);
+		arn_h1_parser_allow_grow(&p, mode != 2);
+		int off = 0, asked = 0, head = 0, err = 0;
+		while (off < len && !head && !err) {
+			int run = len - off < 1000 ? len - off : 1000; /* 1000-byte segments */
+			int r0 = off;
+			while (off < r0 + run && !head && !err) {
+				ssize_t n = arn_h1_parse(&p, in + off, (size_t)(r0 + run - off), &ev);
+				if (n == ARN_AGAIN) {
+					off = r0 + run;
+				} else if (n < 0) {
+					err = 1;
+				} else {
+					off += (int)n;
+					if (ev.type == ARN_H1_EV_NEED_SCRATCH &&
+					    !arn_h1_parser_scratch_short(&p)) {
+						assert_int_equal(
+						    arn_h1_parser_set_scratch(&p, small, sizeof(small)), 0);
+					} else if (ev.type == ARN_H1_EV_NEED_SCRATCH) {
+						asked++;
+						assert_int_equal(n, 0); /* nothing of the run taken */
+						assert_int_equal(arn_h1_parser_grow_scratch(
+								     &p, mode == 0 ? big : NULL, 65536),
+								 0);
+					} else if (ev.type == ARN_H1_EV_HEAD) {
+						head = 1;
+					}
+				}
+			}
+		}
+		if (mode == 0) {
+			assert_true(head);
+			assert_int_equal(asked, 1);
+			assert_int_equal(m.n_hdrs, 3);
+			assert_int_equal(m.hdrs[1].value_len, BIG);
+			assert_true(m.hdrs[1].value >= big && m.hdrs[1].value < big + 65536);
+			for (int i = 0; i < BIG; i++)
+				if (m.hdrs[1].value[i] != 'b')
+					fail_msg("byte %d of the grown line is wrong", i);
+		} else {
+			assert_true(err);
+			assert_int_equal(asked, mode == 1 ? 1 : 0);
+			assert_string_equal(arn_h1_err_name(arn_h1_parser_error(&p)), "SCRATCH_FULL");
+			assert_int_equal(arn_h1_err_status(arn_h1_parser_error(&p)), 431);
+		}
+	}
+	free(big);
+	free(in);
+}
+
 static void test_scratch_lazy_and_bounded(void **state)
 {
 	(void)state;
@@ -1117,6 +1188,7 @@ int main(void)
 	    cmocka_unit_test(test_limit_head_size),
 	    cmocka_unit_test(test_limit_request_line),
 	    cmocka_unit_test(test_scratch_lazy_and_bounded),
+	    cmocka_unit_test(test_scratch_grows),
 	    cmocka_unit_test(test_errors_are_sticky),
 	    cmocka_unit_test(test_response_framing),
 	    cmocka_unit_test(test_response_head_and_1xx),

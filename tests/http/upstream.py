@@ -13,6 +13,8 @@ Paths:
   /close-early       close without answering
   /early-413         answer 413 before reading the request body, then close
   /hints             a 103 Early Hints, then the 200
+  /big-head?n=N      a 200 with an X-Big header of N bytes (and X-Seen-Test-Len:
+                     the length of the request's X-Test)
   /bad?kind=K        a broken response: cl-te (both framings), status (a
                      four-digit status), huge-head (a 100 KB header)
   /close-after       a complete 200 (keep-alive by default), then close
@@ -168,6 +170,9 @@ class H(socketserver.StreamRequestHandler):
                 time.sleep(0.2)
                 self.connection.close()
                 return
+            elif path == "/big-head":
+                self.send("200 OK", b"big head\n", "X-Big: %s\r\nX-Seen-Test-Len: %d\r\n" % (
+                    "h" * int(args.get("n", "30000")), len(hdrs.get("x-test", ""))))
             elif path == "/hints":
                 self.wfile.write(b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n")
                 self.wfile.flush()
