@@ -315,8 +315,9 @@ bool arn_h1_parser_scratch_busy(const struct arn_h1_parser *p);
 
 /**
  * Let the parser ask for a larger scratch when a line that spans input runs
- * does not fit in the attached one: ARN_H1_EV_NEED_SCRATCH (nothing of the
- * run consumed) with arn_h1_parser_scratch_short() true, instead of failing
+ * does not fit in the attached one: ARN_H1_EV_NEED_SCRATCH (as for a first
+ * scratch, the complete lines before it are consumed, the line that does not
+ * fit is not) with arn_h1_parser_scratch_short() true, instead of failing
  * with ARN_H1_E_SCRATCH_FULL. The caller answers with
  * arn_h1_parser_grow_scratch(). Off by default.
  */

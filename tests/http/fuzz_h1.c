@@ -62,6 +62,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *t = h1t_run(in, n, cuts, nc, &o);
 	compare("random pieces", whole, t);
 	free(t);
+	/* the same pieces with a tiny scratch that grows when the parser asks */
+	struct h1t_opts go = o;
+	go.grow = 1;
+	t = h1t_run(in, n, cuts, nc, &go);
+	compare("random pieces, growing scratch", whole, t);
+	free(t);
 	if (n <= 2048) {
 		nc = 0;
 		for (size_t i = 1; i < n; i++)

@@ -227,8 +227,12 @@ char *h1t_run(const char *in, size_t n, const size_t *cuts, size_t ncuts, const 
 	arn_h1_parser_init(&p, o->kind, o->cfg, &msg);
 	if (o->kind == ARN_H1_RESPONSE)
 		arn_h1_parser_expect(&p, o->expect ? o->expect : ARN_H1_M_GET);
+	char small[24];
+	if (o->grow)
+		arn_h1_parser_allow_grow(&p, true);
 	if (o->eager_scratch)
-		arn_h1_parser_set_scratch(&p, scratch, scap);
+		arn_h1_parser_set_scratch(&p, o->grow ? small : scratch,
+					  o->grow ? (uint32_t)sizeof(small) : scap);
 
 	for (size_t i = 0; i < np && !stop; i++) {
 		const char *b = ptrs[i];
@@ -283,7 +287,16 @@ char *h1t_run(const char *in, size_t n, const size_t *cuts, size_t ncuts, const 
 				end_line(&sb, &msg, "END");
 				break;
 			case ARN_H1_EV_NEED_SCRATCH:
-				if (arn_h1_parser_set_scratch(&p, scratch, scap) != 0) {
+				if (arn_h1_parser_scratch_short(&p)) {
+					/* from the small one to the large; no third */
+					if (arn_h1_parser_grow_scratch(
+						&p, p.scratch == scratch ? NULL : scratch, scap) != 0) {
+						arn_sb_puts(&sb, "HARNESS: grow refused\n");
+						stop = 1;
+					}
+				} else if (arn_h1_parser_set_scratch(
+					       &p, o->grow ? small : scratch,
+					       o->grow ? (uint32_t)sizeof(small) : scap) != 0) {
 					arn_sb_puts(&sb, "HARNESS: set_scratch refused\n");
 					stop = 1;
 				}

@@ -25,6 +25,7 @@ struct h1t_opts {
 	uint16_t hdr_cap;		 /* 0: 128 */
 	uint32_t scratch_cap;		 /* 0: max head bytes + 1 KiB */
 	int eager_scratch;		 /* attach scratch before parsing, not on NEED_SCRATCH */
+	int grow; /* start with a 24-byte scratch and grow into the large one when asked */
 	enum h1t_alloc alloc;
 };
 

@@ -790,7 +790,7 @@ static void test_scratch_grows(void **state)
 						    arn_h1_parser_set_scratch(&p, small, sizeof(small)), 0);
 					} else if (ev.type == ARN_H1_EV_NEED_SCRATCH) {
 						asked++;
-						assert_int_equal(n, 0); /* nothing of the run taken */
+						assert_int_equal(n, 0); /* the partial line is not taken */
 						assert_int_equal(arn_h1_parser_grow_scratch(
 								     &p, mode == 0 ? big : NULL, 65536),
 								 0);
