@@ -104,7 +104,7 @@ struct arn_tcp_conn *arn_tcp_connect(struct arn_lcore *lc, uint32_t laddr, uint3
 		e = -EADDRNOTAVAIL;
 		goto fail;
 	}
-	struct arn_tcp_conn *c = tcp_conn_alloc(wk);
+	struct arn_tcp_conn *c = tcp_conn_alloc(wk, false);
 	if (c == NULL) {
 		e = -ENOBUFS;
 		goto fail;

@@ -154,12 +154,16 @@ static void conn_release(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
 	c->flags = TF_FREE;
 	c->hnext = wk->free;
 	wk->free = c;
+	wk->n_free++;
 }
 
-struct arn_tcp_conn *tcp_conn_alloc(struct arn_tcp_worker *wk)
+struct arn_tcp_conn *tcp_conn_alloc(struct arn_tcp_worker *wk, bool passive)
 {
-	struct arn_tcp_conn *c = wk->free;
-	if (c == NULL && wk->tw_head != NULL && !(wk->tw_head->flags & TF_IN_CLOSEQ)) {
+	/* The last blocks are kept for active opens: a flood of clients must
+	 * not leave the requests of connected ones without an upstream
+	 * connection (they would fail with 503 while the flood waits). */
+	uint32_t keep = passive ? wk->reserve : 0;
+	if (wk->n_free <= keep && wk->tw_head != NULL && !(wk->tw_head->flags & TF_IN_CLOSEQ)) {
 		/* Out of blocks: the oldest TIME_WAIT connection is the cheapest
 		 * to give up (RFC 6191-style reuse is safe with timestamps, and
 		 * without them it is what Linux's tw bucket limit does too). */
@@ -170,12 +174,13 @@ struct arn_tcp_conn *tcp_conn_alloc(struct arn_tcp_worker *wk)
 		TCP_DEC(wk, TIME_WAIT);
 		TCP_INC(wk, TW_RECYCLED);
 		conn_release(wk, tw);
-		c = wk->free;
 	}
-	if (c == NULL) {
+	struct arn_tcp_conn *c = wk->free;
+	if (c == NULL || wk->n_free <= keep) {
 		TCP_INC(wk, POOL_EXHAUSTED);
 		return NULL;
 	}
+	wk->n_free--;
 	wk->free = c->hnext;
 	c->hnext = NULL;
 	c->flags = 0;
@@ -400,6 +405,8 @@ int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 		c->hnext = wk->free;
 		wk->free = c;
 	}
+	wk->n_free = maxc;
+	wk->reserve = maxc / 8;
 	tcp_random(wk->key, sizeof(wk->key));
 	tcp_random(wk->cookie_key, sizeof(wk->cookie_key));
 	tcp_random(&wk->port_hint, sizeof(wk->port_hint));

@@ -260,7 +260,7 @@ static struct arn_tcp_conn *cookie_conn(struct arn_tcp_worker *wk, struct arn_tc
 	uint16_t mss = tcp_cookie_check(wk, s);
 	if (mss == 0)
 		return NULL;
-	struct arn_tcp_conn *c = tcp_conn_alloc(wk);
+	struct arn_tcp_conn *c = tcp_conn_alloc(wk, true);
 	if (c == NULL)
 		return NULL;
 	tcp_conn_init_common(wk, c, s->dst, s->dport, s->src, s->sport, l->cc);
@@ -330,7 +330,7 @@ static void listen_input(struct arn_tcp_worker *wk, struct tcp_seg *s, struct rt
 				conn_input(c, s, m);
 				return;
 			}
-			if (wk->free == NULL && tcp_cookie_check(wk, s)) {
+			if (wk->n_free <= wk->reserve && tcp_cookie_check(wk, s)) {
 				/* valid cookie, no block: let the peer retry */
 				rte_pktmbuf_free(m);
 				return;
@@ -353,7 +353,7 @@ static void listen_input(struct arn_tcp_worker *wk, struct tcp_seg *s, struct rt
 	if (l->syn_queued >= l->backlog)
 		TCP_INC(wk, SYN_QUEUE_FULL);
 	else
-		c = tcp_conn_alloc(wk);
+		c = tcp_conn_alloc(wk, true);
 	if (c == NULL) {
 		send_cookie(wk, s);
 		return;

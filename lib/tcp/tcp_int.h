@@ -395,6 +395,8 @@ struct arn_tcp_worker {
 	struct arn_tcp_conn *conns;
 	uint32_t max_conns;
 	struct arn_tcp_conn *free;
+	uint32_t n_free;  /* blocks on the free list */
+	uint32_t reserve; /* blocks passive opens leave for active ones */
 	uint32_t rcvbuf, sndbuf;
 	enum arn_tcp_cc cc_default; /* for ARN_TCP_CC_DEFAULT: CUBIC or NewReno */
 
@@ -458,7 +460,10 @@ static inline uint64_t tcp_clock(struct arn_tcp_worker *wk)
 }
 
 /* ---- tcp_conn.c ------------------------------------------------------------------ */
-struct arn_tcp_conn *tcp_conn_alloc(struct arn_tcp_worker *wk);
+/* A free block, or NULL (counted). @p passive: for a client's connection,
+ * which may not take the last max_connections / 8 blocks (kept for active
+ * opens: upstream connections). */
+struct arn_tcp_conn *tcp_conn_alloc(struct arn_tcp_worker *wk, bool passive);
 void tcp_conn_init_common(struct arn_tcp_worker *wk, struct arn_tcp_conn *c, uint32_t laddr,
 			  uint16_t lport, uint32_t raddr, uint16_t rport, enum arn_tcp_cc cc);
 struct arn_tcp_conn *tcp_lookup(struct arn_tcp_worker *wk, uint32_t laddr, uint16_t lport,

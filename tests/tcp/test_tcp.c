@@ -1532,6 +1532,28 @@ static void test_pool_exhaustion_counted_not_fatal(void **state)
 	assert_int_equal(err, -ENOBUFS);
 }
 
+/* The last eighth of the blocks is for active opens: a flood of clients
+ * leaves room for the upstream connections of those already connected. */
+static void test_pool_reserve_for_active_opens(void **state)
+{
+	(void)state;
+	teardown(state);
+	assert_int_equal(setup_with(16, 64 * 1024, 100), 0);
+	for (int i = 0; i < 20; i++)
+		arn_tcp_input(lc, fake_seg(PEER, US, (uint16_t)(21000 + i), LPORT, TH_SYN, 7, 0,
+					   1000, NULL, NULL, 0));
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	assert_int_equal(cnt(ARN_TCP_C_ACTIVE), 14); /* 16 - 16 / 8 */
+	assert_int_equal(cnt(ARN_TCP_C_SYN_COOKIES_SENT), 6);
+	int err = 0;
+	assert_non_null(arn_tcp_connect(lc, US, PEER, 9, &t_ops, NULL, 0, &err));
+	assert_non_null(arn_tcp_connect(lc, US, PEER, 9, &t_ops, NULL, 0, &err));
+	assert_null(arn_tcp_connect(lc, US, PEER, 9, &t_ops, NULL, 0, &err));
+	assert_int_equal(err, -ENOBUFS);
+	assert_int_equal(cnt(ARN_TCP_C_ACTIVE), 16);
+}
+
 static void test_write_limits_and_writable(void **state)
 {
 	(void)state;
@@ -1989,6 +2011,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_syn_cookies_when_queue_full, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pool_exhaustion_counted_not_fatal, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_pool_reserve_for_active_opens, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write_limits_and_writable, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_handles_resolve_until_close, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_echo_filter, setup,
