@@ -5,6 +5,7 @@
  * configuration model's generations from then on.
  */
 #include "app.h"
+#include "arn_bootstrap.h"
 #include "arn_config.h"
 #include "arn_http.h"
 #include "arn_log.h"
@@ -14,7 +15,13 @@ int arn_app_http_start(struct arn_app *app)
 {
 	if (!app->config)
 		return 0;
-	int rc = arn_http_start(app->config, NULL);
+	const struct arn_dataplane *dp = &app->bootstrap->dp;
+	struct arn_http_options o = {
+	    .max_connections = dp->http_max_client_connections,
+	    .max_upstream_connections = dp->http_max_upstream_connections,
+	    .max_streams = dp->http_max_requests_in_flight,
+	};
+	int rc = arn_http_start(app->config, &o);
 	if (rc == 0)
 		app->http = app->config;
 	return rc;

@@ -61,6 +61,10 @@ struct arn_dataplane {
 	uint32_t tcp_rcvbuf;
 	uint32_t tcp_sndbuf;
 	uint32_t tcp_cc; /* ARN_DP_TCP_CC_*: congestion control for every connection */
+	/* dataplane.http, per worker; 0: lib/http's defaults */
+	uint32_t http_max_client_connections;
+	uint32_t http_max_upstream_connections;
+	uint32_t http_max_requests_in_flight;
 };
 
 /* dataplane.tcp.congestion_control */

@@ -782,6 +782,11 @@ void arn_bootstrap_summary(const struct arn_bootstrap *b, struct arn_sb *o)
 		arn_sb_printf(o, "  tcp: %s, %u connections per worker, rcvbuf %u, sndbuf %u\n",
 			      dp->tcp_cc == ARN_DP_TCP_CC_NEWRENO ? "newreno" : "cubic",
 			      dp->tcp_max_connections, dp->tcp_rcvbuf, dp->tcp_sndbuf);
+		arn_sb_printf(o,
+			      "  http: %u client and %u upstream connections, %u requests in flight "
+			      "per worker\n",
+			      dp->http_max_client_connections, dp->http_max_upstream_connections,
+			      dp->http_max_requests_in_flight);
 	}
 	if (b->warnings.len)
 		arn_sb_printf(o, "warnings:\n%s", arn_sb_cstr(&b->warnings));

@@ -25,6 +25,9 @@ void arn_dataplane_defaults(struct arn_dataplane *dp)
 	dp->tcp_max_connections = 16384;
 	dp->tcp_rcvbuf = 256 * 1024;
 	dp->tcp_sndbuf = 256 * 1024;
+	dp->http_max_client_connections = 16384;
+	dp->http_max_upstream_connections = 8192;
+	dp->http_max_requests_in_flight = 1024;
 }
 
 void arn_dataplane_free(struct arn_dataplane *dp)
@@ -393,9 +396,18 @@ int arn_dataplane_parse(struct arn_bs_ctx *c, yaml_node_t *node, struct arn_data
 			static const char *const cc[] = {"cubic", "newreno", NULL};
 			static const char *const *const names[] = {NULL, NULL, NULL, cc};
 			section(&p, v, kt, keys, outs, lo, hi, names);
+		} else if (!strcmp(kt, "http")) {
+			static const char *const keys[] = {"max_client_connections",
+							   "max_upstream_connections",
+							   "max_requests_in_flight", NULL};
+			uint32_t *const outs[] = {&dp->http_max_client_connections,
+						  &dp->http_max_upstream_connections,
+						  &dp->http_max_requests_in_flight};
+			static const uint32_t lo[] = {16, 16, 4}, hi[] = {1048576, 1048576, 1048576};
+			section(&p, v, kt, keys, outs, lo, hi, NULL);
 		} else {
 			err(&p, kt, "unknown key '%s' (eal_args, control_lcore, worker_lcores, ports, "
-				    "mbuf_pool, tcp)",
+				    "mbuf_pool, tcp, http)",
 			    kt);
 		}
 	}

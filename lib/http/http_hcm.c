@@ -1481,9 +1481,10 @@ static void req_step(struct http_conn *hc)
 			if (st->res)
 				xreq_init(hc, st->res);
 			if (!st->res) {
-				/* every stream buffer is in use: shed this connection */
-				HTTP_INC(hc, downstream_rq_tx_reset);
-				abort_conn(hc);
+				/* every request buffer of this worker is in use: the
+				 * request waits (in TCP, whose window closes) until
+				 * one is free; the poll wakes waiters in order */
+				http_res_wait(w, hc);
 				return;
 			}
 			arn_h1_msg_init(&hc->msg, st->res->req_hdrs, HTTP_MAX_HDRS);
@@ -2143,6 +2144,7 @@ static void conn_free(struct http_conn *hc)
 {
 	struct http_worker *w = hc->w;
 	struct http_stream *st = &hc->st;
+	http_res_unwait(w, hc);
 	if (st->active || st->res || st->rt || st->up || st->pending) {
 		if (st->active && !st->resp_done && !hc->aborted)
 			st->flags |= ARN_RF_BIT(DOWNSTREAM_CONNECTION_TERMINATION);

@@ -455,6 +455,8 @@ struct http_conn {
 	bool dead;	    /* TCP connection gone; freed when the pump unwinds */
 	bool drain_counted; /* downstream_cx_drain_close counted */
 	bool aborted;	    /* reset by us (abort_conn), not by the client */
+	bool res_waiting;   /* on the worker's list for a free http_res */
+	struct http_conn *wnext, *wprev; /* that list */
 	uint32_t n_req;
 	uint64_t id;
 	uint64_t open_tsc;
@@ -551,6 +553,9 @@ struct http_worker {
 	struct http_upconn *ups, *up_free;
 	uint32_t n_ups;
 	struct http_res *res_mem, *res_free;
+	/* connections whose next request waits for a free http_res (its bytes
+	 * stay in TCP meanwhile), oldest first; woken by the poll */
+	struct http_conn *res_wait_head, *res_wait_tail;
 	char *big_mem;	/* HTTP_BIG_SCRATCH_N buffers of HTTP_BIG_SCRATCH bytes */
 	char **big_free; /* free list through each buffer's first bytes */
 	uint32_t n_res;
@@ -573,6 +578,9 @@ const char *http_date(struct http_worker *w, uint32_t *len);
 #define HTTP_BIG_SCRATCH (64u * 1024)
 #define HTTP_BIG_SCRATCH_N 64
 char *http_big_get(struct http_worker *w);
+/* Queue @p hc until an http_res is free / take it off that queue. */
+void http_res_wait(struct http_worker *w, struct http_conn *hc);
+void http_res_unwait(struct http_worker *w, struct http_conn *hc);
 struct http_res *http_res_get(struct http_worker *w);
 void http_res_put(struct http_worker *w, struct http_res *r);
 struct rte_mbuf *http_mbuf(struct http_worker *w);

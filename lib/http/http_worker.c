@@ -88,6 +88,48 @@ static void big_put(struct http_worker *w, char *b)
 	w->big_free = (char **)(void *)b;
 }
 
+void http_res_wait(struct http_worker *w, struct http_conn *hc)
+{
+	if (hc->res_waiting)
+		return;
+	hc->res_waiting = true;
+	hc->wnext = NULL;
+	hc->wprev = w->res_wait_tail;
+	if (w->res_wait_tail)
+		w->res_wait_tail->wnext = hc;
+	else
+		w->res_wait_head = hc;
+	w->res_wait_tail = hc;
+}
+
+void http_res_unwait(struct http_worker *w, struct http_conn *hc)
+{
+	if (!hc->res_waiting)
+		return;
+	hc->res_waiting = false;
+	if (hc->wprev)
+		hc->wprev->wnext = hc->wnext;
+	else
+		w->res_wait_head = hc->wnext;
+	if (hc->wnext)
+		hc->wnext->wprev = hc->wprev;
+	else
+		w->res_wait_tail = hc->wprev;
+	hc->wnext = hc->wprev = NULL;
+}
+
+/* Requests that waited for an http_res go on, oldest first, while there
+ * are free ones (run from the poll, never from inside another stream). */
+static void res_waiters_run(struct http_worker *w)
+{
+	unsigned n = 0;
+	while (w->res_free && w->res_wait_head && n++ < 64) {
+		struct http_conn *hc = w->res_wait_head;
+		http_res_unwait(w, hc);
+		http_dc_pump(hc);
+	}
+}
+
 void http_res_put(struct http_worker *w, struct http_res *r)
 {
 	if (!r)
@@ -547,6 +589,8 @@ static void worker_poll(struct arn_lcore *lc, void *arg)
 	uint64_t ms = arn_net_now(lc) / w->tsc_per_ms;
 	if (ms > w->now_ms)
 		w->now_ms = ms;
+	if (w->res_wait_head && w->res_free)
+		res_waiters_run(w);
 	if (w->wheel_ms != w->now_ms)
 		timers_run(w);
 	if (g_store) {

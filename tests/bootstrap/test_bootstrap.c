@@ -556,7 +556,8 @@ static void test_dataplane_section(void **state)
 		     "      gateway: 198.19.0.1\n"
 		     "      routes: [16.0.0.0/16, 48.0.0.0/8]\n"
 		     "  mbuf_pool: {mbufs_per_socket: 4095}\n"
-		     "  tcp: {max_connections_per_worker: 1024, congestion_control: newreno}\n");
+		     "  tcp: {max_connections_per_worker: 1024, congestion_control: newreno}\n"
+		     "  http: {max_requests_in_flight: 64}\n");
 	const struct arn_dataplane *dp = &bs->dp;
 	assert_true(dp->present);
 	assert_int_equal(dp->n_workers, 2);
@@ -580,6 +581,13 @@ static void test_dataplane_section(void **state)
 	assert_int_equal(dp->tcp_max_connections, 1024);
 	assert_int_equal(dp->tcp_cc, ARN_DP_TCP_CC_NEWRENO);
 	assert_int_equal(dp->tcp_rcvbuf, 256 * 1024);
+	assert_int_equal(dp->http_max_requests_in_flight, 64);
+	assert_int_equal(dp->http_max_client_connections, 16384);
+	assert_error("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  http: {max_requests_in_flight: 2}\n",
+		     "dataplane.http.max_requests_in_flight: expected an integer from 4 to 1048576, "
+		     "got '2'");
 
 	assert_error("envoy_bootstrap: {}\n"
 		     "dataplane:\n"

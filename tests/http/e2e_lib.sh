@@ -14,7 +14,8 @@
 #
 #   http_e2e_topo            namespaces, links, addresses ($cns $uns)
 #   http_e2e_nginx           the two nginx upstreams (stub_status on /nginx_status)
-#   http_e2e_arion CFG_BODY  write $TOPO_DIR/arion.yaml (bootstrap body + dataplane) and start
+#   http_e2e_arion CFG_BODY  write $TOPO_DIR/arion.yaml (bootstrap body + dataplane,
+#                            plus $HTTP_E2E_DATAPLANE_EXTRA lines) and start
 #   cc ARGS...               curl in the client namespace
 #   stat NAME                a stat from Arion's admin (/stats), 0 if absent
 
@@ -132,6 +133,7 @@ http_e2e_arion() {
 		echo "  admin: { address: { socket_address: { address: 127.0.0.1, port_value: $admin_port } } }"
 		cat "$body"
 		topo_dataplane "net_af_packet0,iface=$host_if" "$us/24" "$gw" "1"
+		[ -n "${HTTP_E2E_DATAPLANE_EXTRA:-}" ] && echo "$HTTP_E2E_DATAPLANE_EXTRA"
 	} >"$cfg"
 	topo_arion_start "$cfg" ${ARION_EXTRA:-} || return 1
 	# wait until Arion answers ARP/ICMP from the client namespace

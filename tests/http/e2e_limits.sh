@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The per-worker HTTP sizes (dataplane.http) end to end: with
+# max_requests_in_flight: 4, forty concurrent slow requests all succeed.
+# Those beyond the fourth wait, their bytes held back in TCP, until a
+# request buffer is free (the connections are never reset), and they are
+# served in turns of at most four: the whole takes at least ten turns.
+set -u
+. "${ARION_SRC:?}/tests/topo/topo.sh"
+topo_require ip ethtool curl /usr/bin/python3 || exit 77
+. "$ARION_SRC/tests/http/e2e_lib.sh"
+topo_init arn-hl
+http_e2e_topo || exit 1
+topo_bg py ip netns exec "$uns" /usr/bin/python3 "$ARION_SRC/tests/http/upstream.py" "$ua" 8081
+topo_wait_log "$TOPO_DIR/py.log" ready 10 || { echo "upstream.py did not start"; exit 1; }
+cat >"$TOPO_DIR/body.yaml" <<YAML
+  static_resources:
+    listeners:
+      - name: http
+        address: { socket_address: { address: 0.0.0.0, port_value: 80 } }
+        filter_chains:
+          - filters:
+              - name: envoy.filters.network.http_connection_manager
+                typed_config:
+                  "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+                  stat_prefix: lim
+                  route_config:
+                    virtual_hosts:
+                      - { name: all, domains: ["*"], routes: [ { match: { prefix: "/" }, route: { cluster: py } } ] }
+                  http_filters:
+                    - name: envoy.filters.http.router
+                      typed_config: { "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router }
+    clusters:
+      - name: py
+        type: STATIC
+        connect_timeout: 2s
+        load_assignment:
+          cluster_name: py
+          endpoints: [ { lb_endpoints: [ { endpoint: { address: { socket_address: { address: $ua, port_value: 8081 } } } } ] } ]
+YAML
+HTTP_E2E_DATAPLANE_EXTRA="  http: { max_requests_in_flight: 4 }" http_e2e_arion "$TOPO_DIR/body.yaml" || exit 1
+grep -q "4 requests in flight per worker" "$TOPO_ARION_LOG" && ok "dataplane.http.max_requests_in_flight: 4 applied" ||
+	bad "the startup summary does not show 4 requests in flight"
+
+out=$(ip netns exec "$cns" /usr/bin/python3 - "$us" <<'PY'
+import socket, sys, threading, time
+us = sys.argv[1]
+res = []
+lock = threading.Lock()
+def one(i):
+    try:
+        s = socket.create_connection((us, 80), timeout=30)
+        s.sendall(b"GET /slow?ms=250&i=%d HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % i)
+        d = b""
+        while True:
+            r = s.recv(65536)
+            if not r:
+                break
+            d += r
+        with lock:
+            res.append(d.startswith(b"HTTP/1.1 200") and b"slow" in d)
+    except Exception as e:
+        with lock:
+            res.append(False)
+t0 = time.time()
+ts = [threading.Thread(target=one, args=(i,)) for i in range(40)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+print(sum(res), "%.1f" % (time.time() - t0))
+PY
+)
+set -- $out
+[ "${1:-0}" = 40 ] && ok "40 concurrent requests with 4 request buffers: all answered 200" ||
+	bad "answered: ${1:-0} of 40"
+# ten turns of 250 ms; anything below means more than four ran at once
+awk -v t="${2:-0}" 'BEGIN { exit !(t >= 2.4) }' && ok "served four at a time (${2:-?} s for ten turns of 0.25 s)" ||
+	bad "took ${2:-?} s: more than four requests in flight at once"
+v=$(stat http.lim.downstream_rq_2xx)
+[ "$v" -ge 40 ] && ok "http.lim.downstream_rq_2xx = $v" || bad "http.lim.downstream_rq_2xx = $v"
+v=$(curl -s "http://127.0.0.1:$admin_port/stats" | grep -E '^http\.lim\.downstream_rq_tx_reset: ')
+[ "$v" = "http.lim.downstream_rq_tx_reset: 0" ] && ok "no request reset by Arion" || bad "got '$v'"
+topo_arion_stop || bad "arion exit code $?"
+http_e2e_finish
