@@ -703,7 +703,9 @@ static void test_x9_round_robin_and_cycling_every_10s(void **state)
 	fx_free(f);
 }
 
-static void test_x4_on_demand_subscribe_and_unsubscribe(void **state)
+/* X4, and G4: subscriptions change by difference (only the name added is
+ * in resource_names_subscribe, only the one dropped in _unsubscribe). */
+static void test_x4_g4_on_demand_subscribe_and_unsubscribe(void **state)
 {
 	(void)state;
 	struct fx *f = fx_new(false, false);
@@ -942,6 +944,39 @@ static void test_d7_reconnect_resends_full_subscription(void **state)
 	fx_free(f);
 }
 
+/* G2: an ACK is also the next request. A subscription change that comes
+ * while an ACK waits to be written travels in that same request (nonce
+ * and resource_names_subscribe together), never in a separate one. */
+static void test_g2_ack_carries_subscription_change(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(false, false);
+	f->sink.interest[0] = "t1";
+	poll_(f);
+	for (int i = 0; i < 6; i++)
+		req(f);
+	f->tr.writable = false;
+	struct res_spec rs[] = {{"t1", "1"}};
+	deliver(f, TDS_LIKE, "n1", rs, 1, NULL, 0);
+	f->sink.interest[1] = "t2";
+	arn_xds_client_interest_changed(f->c);
+	poll_(f);
+	no_more_requests(f);
+	f->tr.writable = true;
+	arn_xds_transport_writable(f->c);
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	assert_string_equal(type_of(r), TDS_LIKE);
+	assert_sv(envoy_service_discovery_v3_DeltaDiscoveryRequest_response_nonce(r), "n1");
+	assert_null(envoy_service_discovery_v3_DeltaDiscoveryRequest_error_detail(r));
+	size_t k;
+	assert_int_equal(n_sub(r), 1);
+	assert_sv(
+	    envoy_service_discovery_v3_DeltaDiscoveryRequest_resource_names_subscribe(r, &k)[0],
+	    "t2");
+	no_more_requests(f);
+	fx_free(f);
+}
+
 static void test_d8_interest_changes_merge(void **state)
 {
 	(void)state;
@@ -1162,7 +1197,7 @@ int main(void)
 	    cmocka_unit_test(test_x5_initial_resource_versions_on_reconnect),
 	    cmocka_unit_test(test_x18_backoff_doubles_from_1s_to_20s),
 	    cmocka_unit_test(test_x9_round_robin_and_cycling_every_10s),
-	    cmocka_unit_test(test_x4_on_demand_subscribe_and_unsubscribe),
+	    cmocka_unit_test(test_x4_g4_on_demand_subscribe_and_unsubscribe),
 	    cmocka_unit_test(test_g3_removal_goes_to_sink_and_drops_version),
 	    cmocka_unit_test(test_d1_nonces_and_pending_acks_reset_on_reconnect),
 	    cmocka_unit_test(test_d2_duplicate_names_nacked),
@@ -1171,6 +1206,7 @@ int main(void)
 	    cmocka_unit_test(test_d5_nack_never_changes_versions),
 	    cmocka_unit_test(test_d6_initial_versions_leave_out_removed_and_unreceived),
 	    cmocka_unit_test(test_d7_reconnect_resends_full_subscription),
+	    cmocka_unit_test(test_g2_ack_carries_subscription_change),
 	    cmocka_unit_test(test_d8_interest_changes_merge),
 	    cmocka_unit_test(test_d9_long_errors_truncated_not_dropped),
 	    cmocka_unit_test(test_d10_unsubscribed_type_ignored),
