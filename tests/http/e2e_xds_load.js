@@ -12,6 +12,8 @@
  *   2 CDS  web2 (EDS) = [B], RDS main -> web2   a route changed
  *   3 EDS  web2 = [A]                    an endpoint replaced (B removed)
  *   4 RDS  main -> web, EDS web = [B]    back, A removed from web
+ *   5 LDS  http v2 (stat_prefix ingress2) the listener itself replaced
+ *   6 CDS  web2 removed                  a cluster nothing routes to any more
  * and writes DIR/done after Arion ACKed the last one.
  */
 const fs = require('fs');
@@ -35,13 +37,14 @@ const route = (v, c) => ({ name: 'main', version: v, resource: {
   '@type': 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration', name: 'main',
   virtual_hosts: [{ name: 'all', domains: ['*'],
     routes: [{ match: { prefix: '/' }, route: { cluster: c } }] }] } });
-const listener = { name: 'http', version: '1', resource: {
+const listenerV = (v, prefix) => ({ name: 'http', version: v, resource: {
   '@type': 'type.googleapis.com/envoy.config.listener.v3.Listener', name: 'http',
   address: { socket_address: { address: '198.18.2.2', port_value: 80 } },
   filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: {
     '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-    stat_prefix: 'ingress', rds: { config_source: { ads: {} }, route_config_name: 'main' },
-    http_filters: ROUTER } }] }] } };
+    stat_prefix: prefix, rds: { config_source: { ads: {} }, route_config_name: 'main' },
+    http_filters: ROUTER } }] }] } });
+const listener = listenerV('1', 'ingress');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const srv = new AdsServer({ log: path.join(dir, 'ads.jsonl') });
@@ -80,6 +83,12 @@ async function sendAcked(type, resources, removed) {
   await sendAcked('cla', [cla('web', '3', [B])]);
   await sendAcked('route', [route('3', 'web')]);
   fs.appendFileSync(path.join(dir, 'steps'), `4 ${Date.now()}\n`);
+  await sleep(1500);
+  await sendAcked('listener', [listenerV('2', 'ingress2')]);
+  fs.appendFileSync(path.join(dir, 'steps'), `5 ${Date.now()}\n`);
+  await sleep(1500);
+  await sendAcked('cluster', [], ['web2']);
+  fs.appendFileSync(path.join(dir, 'steps'), `6 ${Date.now()}\n`);
   fs.writeFileSync(path.join(dir, 'done'), '');
   await sleep(600000);
 })().catch((e) => {
