@@ -132,7 +132,7 @@ http_e2e_arion() {
 		echo "  node: { id: $TOPO_ID, cluster: test }"
 		echo "  admin: { address: { socket_address: { address: 127.0.0.1, port_value: $admin_port } } }"
 		cat "$body"
-		topo_dataplane "net_af_packet0,iface=$host_if" "$us/24" "$gw" "1"
+		topo_dataplane "net_af_packet0,iface=$host_if" "$us/24" "$gw" "${HTTP_E2E_WORKERS:-1}"
 		[ -n "${HTTP_E2E_DATAPLANE_EXTRA:-}" ] && echo "$HTTP_E2E_DATAPLANE_EXTRA"
 	} >"$cfg"
 	topo_arion_start "$cfg" ${ARION_EXTRA:-} || return 1

@@ -8,7 +8,7 @@ set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl /usr/bin/python3 || exit 77
 . "$ARION_SRC/tests/http/e2e_lib.sh"
-topo_init arn-hl
+topo_init arn-hm
 http_e2e_topo || exit 1
 topo_bg py ip netns exec "$uns" /usr/bin/python3 "$ARION_SRC/tests/http/upstream.py" "$ua" 8081
 topo_wait_log "$TOPO_DIR/py.log" ready 10 || { echo "upstream.py did not start"; exit 1; }

@@ -6,7 +6,12 @@
 # listener itself and removes the cluster no longer used. New requests
 # follow each generation; requests in flight finish on the one they started
 # with; not one request fails.
+#
+#   e2e_xds_load.sh [WORKERS]   1 (default) or 2: two worker lcores on one
+#                               CPU, each picking up every generation, with
+#                               segments handed between them (software RSS)
 set -u
+workers=${1:-1}
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool nginx curl wrk node || exit 77
 [ -d "$ARION_SRC/tests/xds/peer/node_modules/@grpc/grpc-js" ] || {
@@ -50,6 +55,9 @@ cat >"$TOPO_DIR/body.yaml" <<YAML
             - lb_endpoints:
                 - endpoint: { address: { socket_address: { address: 127.0.0.1, port_value: $port } } }
 YAML
+if [ "$workers" = 2 ]; then
+	export HTTP_E2E_WORKERS="1, 2" ARION_EXTRA="-- --lcores 0@0,1@1,2@1"
+fi
 http_e2e_arion "$TOPO_DIR/body.yaml" || exit 1
 for i in $(seq 200); do [ -e "$cp_dir/ready" ] || [ -e "$cp_dir/failed" ] && break; sleep 0.1; done
 [ -e "$cp_dir/ready" ] || { cat "$TOPO_DIR/cp.log"; bad "first configuration not ACKed"; http_e2e_finish; }
@@ -82,5 +90,10 @@ b1=$(wc -l <"$TOPO_DIR/nginx-b/access.log")
 expect "last generation: route -> web = [B]" "$(cc -s http://$us/)$(cc -s http://$us/)" "^upstream-bupstream-b$"
 expect "cluster web2 took requests" "$(stat cluster.web2.upstream_rq_2xx)" "^[1-9]"
 expect "no upstream request failed" "$(stat cluster.web.upstream_rq_5xx)$(stat cluster.web2.upstream_rq_5xx)" "^00$"
+if [ "$workers" = 2 ]; then
+	expect "both workers accepted connections" "$(stat tcp.0.connections_accepted) $(stat tcp.1.connections_accepted)" "^[1-9][0-9]* [1-9][0-9]*$"
+	expect "both workers opened upstream connections" "$(stat tcp.0.connections_connected) $(stat tcp.1.connections_connected)" "^[1-9][0-9]* [1-9][0-9]*$"
+	expect "segments handed to their owner worker" "$(stat dpdk.worker.1.handoff_in)" "^[1-9]"
+fi
 topo_arion_stop || bad "arion exit code $?"
 http_e2e_finish
