@@ -132,6 +132,30 @@ expect "HTTP/1.0 keep-alive: kept open" "$out" "<open>$"
 expect "HTTP/1.0 keep-alive answered with connection: keep-alive" "$(echo "$out" | tr A-Z a-z)" "connection: keep-alive"
 out=$(raw "b'GET /c HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'")
 expect "Connection: close: answered with close and closed" "$(echo "$out" | tr A-Z a-z)" "connection: close.*<closed>$"
+# Arion closes first after Connection: close, so its side holds TIME_WAIT;
+# the same client port at once again is a new SYN for a tuple in TIME_WAIT,
+# accepted because its timestamps are newer (RFC 6191)
+out=$(ip netns exec "$cns" $PY - "$us" "$gw" <<'PY'
+import socket, sys
+for i in range(3):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((sys.argv[2], 40001))
+    s.settimeout(5)
+    s.connect((sys.argv[1], 80))
+    s.sendall(b"GET /tw%d HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % i)
+    d = b""
+    while True:
+        r = s.recv(65536)
+        if not r:
+            break
+        d += r
+    s.close()
+    print(d.split(b"\r\n")[0].decode(), end="|")
+PY
+)
+expect "one client port three times in a row: all served" "$out" "^(HTTP/1.1 200 OK\|){3}$"
+expect "... through Arion's TIME_WAIT (reused for newer SYNs)" "$(stat tcp.0.time_wait_reused)" "^[2-9]"
 
 # ---- request smuggling: 400 and the connection closed ------------------------------------
 for c in "CL+TE:b'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'" \
