@@ -409,7 +409,8 @@ static const struct arn_y2j_refusal refusals[] = {
 	{NULL, NULL, NULL},
 };
 
-static void yaml_error(struct arn_sb *err, const char *file, const yaml_parser_t *p)
+static void yaml_error(struct arn_sb *err, const char *file, const yaml_parser_t *p,
+		       const char *buf, size_t len)
 {
 	const char *what = p->error == YAML_MEMORY_ERROR ? "out of memory"
 			   : p->problem			 ? p->problem
@@ -419,6 +420,9 @@ static void yaml_error(struct arn_sb *err, const char *file, const yaml_parser_t
 	if (p->context != NULL)
 		arn_sb_printf(err, " (%s, at line %zu column %zu)", p->context,
 			      p->context_mark.line + 1, p->context_mark.column + 1);
+	/* the commonest cause by far: a tab where YAML wants spaces */
+	if (p->problem_mark.index < len && buf[p->problem_mark.index] == '\t')
+		arn_sb_puts(err, "; that is a tab: YAML indents with spaces only");
 	arn_sb_putc(err, '\n');
 }
 
@@ -466,7 +470,7 @@ int arn_bootstrap_load_buf(const char *name, const char *buf, size_t len,
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
 	if (!yaml_parser_load(&parser, doc)) {
-		yaml_error(err, name, &parser);
+		yaml_error(err, name, &parser, buf, len);
 		yaml_parser_delete(&parser);
 		free(doc);
 		arn_bootstrap_free(b);
@@ -482,7 +486,7 @@ int arn_bootstrap_load_buf(const char *name, const char *buf, size_t len,
 	}
 	yaml_document_t second;
 	if (!yaml_parser_load(&parser, &second)) {
-		yaml_error(err, name, &parser);
+		yaml_error(err, name, &parser, buf, len);
 		yaml_parser_delete(&parser);
 		arn_bootstrap_free(b);
 		return -EINVAL;

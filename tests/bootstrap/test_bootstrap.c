@@ -393,6 +393,7 @@ static void test_yaml_error_line_and_column(void **state)
 		     "  node: {id: x\n",
 		     "t.yaml:3:1: YAML error:");
 	assert_error("envoy_bootstrap:\n\tnode: {}\n", "t.yaml:2:1: YAML error:");
+	assert_non_null(strstr(arn_sb_cstr(&err), "that is a tab: YAML indents with spaces only"));
 }
 
 static void test_unknown_field_with_hint_and_position(void **state)
