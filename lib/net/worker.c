@@ -89,6 +89,9 @@ static unsigned ctrl_run(struct arn_lcore *lc, unsigned max)
 	return n;
 }
 
+/* RX bursts per port per iteration while the queue stays full. */
+#define NET_RX_DRAIN 4
+
 int net_worker_iteration(struct arn_lcore *lc)
 {
 	struct arn_net *net = lc->net;
@@ -99,12 +102,20 @@ int net_worker_iteration(struct arn_lcore *lc)
 	unsigned work = 0;
 	lc->now = start;
 
+	/* A full burst means input is queued: take up to NET_RX_DRAIN bursts
+	 * before the TCP timers run, so that loss detection by timer does not
+	 * act on ACKs that have arrived but wait in the queue (a saturated
+	 * worker otherwise retransmits what the peer already acknowledged). */
 	for (uint16_t p = 0; p < lc->n_ports; p++) {
-		uint16_t n = rte_eth_rx_burst(net->port[p].port_id, (uint16_t)lc->index, pkts,
-					      ARN_NET_RX_BURST);
-		if (n) {
-			work += n;
-			net_input(lc, p, pkts, n, false);
+		for (unsigned b = 0; b < NET_RX_DRAIN; b++) {
+			uint16_t n = rte_eth_rx_burst(net->port[p].port_id, (uint16_t)lc->index,
+						      pkts, ARN_NET_RX_BURST);
+			if (n) {
+				work += n;
+				net_input(lc, p, pkts, n, false);
+			}
+			if (n < ARN_NET_RX_BURST)
+				break;
 		}
 	}
 	unsigned n = rte_ring_sc_dequeue_burst(lc->handoff, (void **)pkts, ARN_NET_RX_BURST, NULL);
