@@ -7,8 +7,8 @@
  *
  *   node e2e_config_admin.js SCENARIO   (ARION_BIN from meson's test env)
  *
- * Ports: the xDS server on 50200 + the scenario's index (this test's range,
- * 50200-50299); the admin endpoint on port 0, read from arion's log. Temp
+ * Ports: the xDS server on 20200 + the scenario's index (this test's range,
+ * 20200-20299, below the kernel's ephemeral ports); the admin endpoint on port 0, read from arion's log. Temp
  * files under /tmp/arn-cfgadm-<scenario>-<pid>-*, removed pass or fail.
  * Exit: 0 passed, 1 failed, 77 skipped (no node_modules).
  */
@@ -402,7 +402,7 @@ async function main() {
   }
   const ctx = {
     dir: fs.mkdtempSync(path.join(os.tmpdir(), `arn-cfgadm-${name}-${process.pid}-`)),
-    port: 50200 + names.indexOf(name),
+    port: 20200 + names.indexOf(name),
     servers: [],
     arions: [],
     async server() {

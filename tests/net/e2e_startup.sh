@@ -33,7 +33,7 @@ expect_fail() {
 }
 
 # The static example, on our veth (and an admin port of our own range).
-admin_port=$((52000 + $$ % 100))
+admin_port=$((20300 + $$ % 100)) # below the ephemeral ports (32768-60999)
 sed -e "s/iface=arn-dp0/iface=$host_if/" -e "s/port_value: 9901/port_value: $admin_port/" \
 	"$ARION_SRC/config/static.yaml" >"$TOPO_DIR/static.yaml"
 topo_arion_start "$TOPO_DIR/static.yaml" || exit 1

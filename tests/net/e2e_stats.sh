@@ -7,7 +7,7 @@ set -u
 . "$ARION_SRC/tests/net/e2e_lib.sh"
 topo_require ip ping ethtool curl || exit 77
 topo_init arn-nd
-admin=$((52050 + $$ % 40))
+admin=$((20400 + $$ % 40)) # below the ephemeral ports (32768-60999)
 
 topo_bootstrap() {
 	echo "envoy_bootstrap:"

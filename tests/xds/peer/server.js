@@ -9,7 +9,7 @@
  * programmatically (tests: new AdsServer(), await srv.waitRequest(...),
  * srv.send(...)) or by a scenario file:
  *
- *   node server.js --port 50101 --log requests.jsonl --scenario s.json
+ *   node server.js --port 20101 --log requests.jsonl --scenario s.json
  *
  * A scenario is {"steps": [...]} run in order; each step is one of
  *   {"expect": {"type_url": T, "nonce": N, "nack": bool, "timeout_ms": ms}}
