@@ -252,6 +252,9 @@ static void sync_envoy_stats(struct app_xds *x)
 		counter_to(sc, ARN_XDS_update_success, ts.n_acks);
 		counter_to(sc, ARN_XDS_update_rejected, ts.n_nacks);
 		counter_to(sc, ARN_XDS_update_empty, ts.n_empty);
+		if (x->store)
+			counter_to(sc, ARN_XDS_init_fetch_timeout,
+				   arn_config_init_fetch_timeouts(x->store, ts.type_url));
 		/* Envoy counts a stream failure on every subscription of it */
 		counter_to(sc, ARN_XDS_update_failure, st.failures);
 		if (ts.last_ack_ms) {

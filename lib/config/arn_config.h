@@ -314,6 +314,15 @@ struct arn_config_stats {
  */
 void arn_config_get_stats(struct arn_config_store *s, struct arn_config_stats *out);
 
+/**
+ * Envoy's <subscription>.init_fetch_timeout for the family of @p type_url:
+ * for CDS and LDS, 1 once their first response did not come within the
+ * bootstrap config source's initial_fetch_timeout; for every family, the
+ * warmings that ended at initial_fetch_timeout still missing one of its
+ * resources (counted once per warming). 0 for a type the store lacks.
+ */
+uint64_t arn_config_init_fetch_timeouts(const struct arn_config_store *s, const char *type_url);
+
 /** Call @p fn(name, help, value) for each counter, in .def order. */
 void arn_config_stats_foreach(const struct arn_config_stats *st,
 			      void (*fn)(void *ctx, const char *name, const char *help,

@@ -190,6 +190,11 @@ struct arn_config_store {
 	bool static_applied, expect_initial, ready;
 	bool initial_done[ARN_CFG_NTYPES];
 	uint64_t initial_deadline[ARN_CFG_NTYPES];
+	bool initial_timed_out[ARN_CFG_NTYPES];
+	/* Envoy's <subscription>.init_fetch_timeout, per type: CDS/LDS first
+	 * responses that did not come in time, and, for the types resources
+	 * warm on, each warming that ended at initial_fetch_timeout */
+	uint64_t init_fetch_timeouts[ARN_CFG_NTYPES];
 	struct arn_config_stats st;
 	bool validate_only;
 };
@@ -614,8 +619,29 @@ static int make_active(struct arn_config_store *s, struct entry *e, struct versi
 	return 0;
 }
 
+/* A warming @p v gave up at its deadline: count, once per type, the
+ * subscriptions whose resources did not come (Envoy's init_fetch_timeout). */
+static void count_fetch_timeouts(struct arn_config_store *s, const struct version *v)
+{
+	bool seen[ARN_CFG_NTYPES] = {false};
+	for (size_t i = 0; i < v->ndeps; i++) {
+		const struct conv_dep *d = &v->deps[i];
+		if (!d->warm || d->type >= ARN_CFG_NTYPES || seen[d->type])
+			continue;
+		size_t len = strlen(d->name);
+		struct snode *x =
+		    smap_get(&s->entries[d->type], d->name, len, arn_cfg_hash(d->name, len));
+		if (x && ((struct entry *)x->val)->active.obj)
+			continue;
+		seen[d->type] = true;
+		s->init_fetch_timeouts[d->type]++;
+	}
+}
+
 static void promote(struct arn_config_store *s, struct entry *e, bool timeout)
 {
+	if (timeout)
+		count_fetch_timeouts(s, &e->warming);
 	warming_remove(s, e);
 	if (make_active(s, e, &e->warming) != 0) {
 		warming_add(s, e); /* ENOMEM: try again at the next poll */
@@ -1245,12 +1271,22 @@ static void update_ready(struct arn_config_store *s)
 		 * the warming of what references them. */
 		uint64_t t = now(s);
 		static const enum arn_cfg_type types[] = {ARN_CFG_CLUSTER, ARN_CFG_LISTENER};
+		bool waiting = false;
 		for (size_t i = 0; i < 2; i++) {
 			enum arn_cfg_type ty = types[i];
-			if (!s->initial_done[ty] &&
-			    !(s->initial_deadline[ty] && t >= s->initial_deadline[ty]))
-				return;
+			if (s->initial_done[ty])
+				continue;
+			if (s->initial_deadline[ty] && t >= s->initial_deadline[ty]) {
+				if (!s->initial_timed_out[ty]) {
+					s->initial_timed_out[ty] = true;
+					s->init_fetch_timeouts[ty]++;
+				}
+			} else {
+				waiting = true;
+			}
 		}
+		if (waiting)
+			return;
 	}
 	for (size_t i = 0; i < s->n_warming; i++)
 		if (s->warming[i]->warm_initial)
@@ -1430,6 +1466,12 @@ int arn_config_failed_json(struct arn_config_store *s, const struct arn_config_r
 	if (!h->e->error_bytes)
 		return -ENOENT;
 	return bytes_json(info->type, h->e->error_bytes, h->e->error_len, out);
+}
+
+uint64_t arn_config_init_fetch_timeouts(const struct arn_config_store *s, const char *type_url)
+{
+	int t = arn_config_type_from_url(type_url, strlen(type_url));
+	return t >= 0 ? s->init_fetch_timeouts[t] : 0;
 }
 
 void arn_config_get_stats(struct arn_config_store *s, struct arn_config_stats *out)

@@ -21,6 +21,8 @@
 
 extern struct arn_config_store *st;
 extern uint64_t fake_now;
+/* The stores' clock in these tests: fake_now (ms). */
+uint64_t tc_clock(void *ctx);
 
 /* A fresh store with the fake clock (setup/teardown for every test). */
 int tc_setup(void **state);

@@ -22,7 +22,7 @@ struct arn_config_store *st;
 uint64_t fake_now;
 struct arn_config_result tc_res;
 
-static uint64_t clock_fn(void *ctx)
+uint64_t tc_clock(void *ctx)
 {
 	(void)ctx;
 	return fake_now;
@@ -34,7 +34,7 @@ int tc_setup(void **state)
 	fake_now = 1000000;
 	st = arn_config_create(NULL);
 	assert_non_null(st);
-	arn_config_set_clock(st, clock_fn, NULL);
+	arn_config_set_clock(st, tc_clock, NULL);
 	memset(&tc_res, 0, sizeof(tc_res));
 	return 0;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_rcu_qsbr.h>
 
@@ -212,6 +213,11 @@ static void test_g6_warming_timeout_default_15s(void **state)
 	struct arn_config_stats s;
 	arn_config_get_stats(st, &s);
 	assert_int_equal(s.warming_timeouts, 2);
+	/* Envoy's rds / eds init_fetch_timeout: the families that did not come */
+	assert_int_equal(arn_config_init_fetch_timeouts(st, R), 1);
+	assert_int_equal(arn_config_init_fetch_timeouts(st, E), 1);
+	assert_int_equal(arn_config_init_fetch_timeouts(st, C), 0);
+	assert_int_equal(arn_config_init_fetch_timeouts(st, L), 0);
 }
 
 /* G6: the config source's initial_fetch_timeout wins; 0s waits forever. */
@@ -413,6 +419,32 @@ static void test_ready_waits_for_initial_fetch_and_warming(void **state)
 	/* latched: a listener warming later does not make /ready fail */
 	APPLY(L, jlistener_rds("l2", 81, "r2"));
 	assert_true(arn_config_ready(st));
+	assert_int_equal(arn_config_init_fetch_timeouts(st, C), 0);
+	arn_sb_free(&err);
+}
+
+/* CDS's and LDS's first responses not in within initial_fetch_timeout:
+ * ready anyway, and each counted once as Envoy's init_fetch_timeout. */
+static void test_initial_fetch_timeout_counted(void **state)
+{
+	(void)state;
+	arn_config_destroy(st);
+	struct arn_bootstrap b = {0};
+	b.ads = true;
+	st = arn_config_create(&b); /* deadlines from the real clock... */
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	fake_now = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	arn_config_set_clock(st, tc_clock, NULL); /* ...then from now on ours */
+	struct arn_sb err = ARN_SB_INIT;
+	assert_int_equal(arn_config_apply_static(st, &b, &err), 0);
+	arn_config_initial_fetch_done(st, C);
+	assert_false(arn_config_ready(st));
+	fake_now += 15000;
+	assert_true(arn_config_ready(st));
+	assert_true(arn_config_ready(st));
+	assert_int_equal(arn_config_init_fetch_timeouts(st, L), 1);
+	assert_int_equal(arn_config_init_fetch_timeouts(st, C), 0);
 	arn_sb_free(&err);
 }
 
@@ -561,6 +593,7 @@ const struct CMUnitTest store_tests[] = {
     TC(test_x4_referenced_names_and_notification),
     TC(test_ready_static_only),
     TC(test_ready_waits_for_initial_fetch_and_warming),
+    TC(test_initial_fetch_timeout_counted),
     TC(test_admin_enumeration_and_redaction),
     TC(test_pin_outlives_generation),
     TC(test_generations_share_unchanged_objects),
