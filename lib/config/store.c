@@ -473,19 +473,20 @@ static void interest_notify(struct arn_config_store *s)
 	}
 }
 
+/* Is the resource @p d names present (active)? */
+static bool dep_active(struct arn_config_store *s, const struct conv_dep *d)
+{
+	size_t len = strlen(d->name);
+	struct snode *x = smap_get(&s->entries[d->type], d->name, len, arn_cfg_hash(d->name, len));
+	return x && ((struct entry *)x->val)->active.obj;
+}
+
 /* Is everything @p v warms on present (active)? */
 static bool deps_ready(struct arn_config_store *s, const struct version *v)
 {
-	for (size_t i = 0; i < v->ndeps; i++) {
-		const struct conv_dep *d = &v->deps[i];
-		if (!d->warm)
-			continue;
-		size_t len = strlen(d->name);
-		struct snode *x =
-		    smap_get(&s->entries[d->type], d->name, len, arn_cfg_hash(d->name, len));
-		if (!x || !((struct entry *)x->val)->active.obj)
+	for (size_t i = 0; i < v->ndeps; i++)
+		if (v->deps[i].warm && !dep_active(s, &v->deps[i]))
 			return false;
-	}
 	return true;
 }
 
@@ -626,12 +627,7 @@ static void count_fetch_timeouts(struct arn_config_store *s, const struct versio
 	bool seen[ARN_CFG_NTYPES] = {false};
 	for (size_t i = 0; i < v->ndeps; i++) {
 		const struct conv_dep *d = &v->deps[i];
-		if (!d->warm || d->type >= ARN_CFG_NTYPES || seen[d->type])
-			continue;
-		size_t len = strlen(d->name);
-		struct snode *x =
-		    smap_get(&s->entries[d->type], d->name, len, arn_cfg_hash(d->name, len));
-		if (x && ((struct entry *)x->val)->active.obj)
+		if (!d->warm || d->type >= ARN_CFG_NTYPES || seen[d->type] || dep_active(s, d))
 			continue;
 		seen[d->type] = true;
 		s->init_fetch_timeouts[d->type]++;

@@ -758,18 +758,25 @@ static void stream_started(struct http_conn *hc)
 		http_timer_arm(w, &st->idle_timer, st->idle_timeout_ms);
 }
 
+/* The stream's request counts once, whenever it is first seen as one. */
+static void count_request(struct http_conn *hc)
+{
+	struct http_stream *st = &hc->st;
+	if (st->counted_rq)
+		return;
+	st->counted_rq = true;
+	HTTP_INC(hc, downstream_rq_total);
+	HTTP_INC(hc, downstream_rq_http1_total);
+	HTTP_GAUGE(hc, downstream_rq_active, 1);
+}
+
 /* A local reply to a request whose head is not complete: it is counted as
  * a request, and the connection closes after it. */
 static void pre_head_reply(struct http_conn *hc, unsigned status, const char *body, uint32_t flags,
 			   const char *details)
 {
 	struct http_stream *st = &hc->st;
-	if (!st->counted_rq) {
-		st->counted_rq = true;
-		HTTP_INC(hc, downstream_rq_total);
-		HTTP_INC(hc, downstream_rq_http1_total);
-		HTTP_GAUGE(hc, downstream_rq_active, 1);
-	}
+	count_request(hc);
 	if (!st->started)
 		stream_started(hc);
 	st->active = true;
@@ -779,24 +786,12 @@ static void pre_head_reply(struct http_conn *hc, unsigned status, const char *bo
 
 static void protocol_error(struct http_conn *hc)
 {
-	struct http_stream *st = &hc->st;
 	enum arn_h1_err e = arn_h1_parser_error(&hc->p);
 	unsigned status = (unsigned)arn_h1_err_status(e);
 	HTTP_INC(hc, downstream_cx_protocol_error);
-	if (!st->counted_rq) {
-		st->counted_rq = true;
-		HTTP_INC(hc, downstream_rq_total);
-		HTTP_INC(hc, downstream_rq_http1_total);
-		HTTP_GAUGE(hc, downstream_rq_active, 1);
-	}
-	if (!st->started)
-		stream_started(hc);
-	st->active = true;
-	hc->close_after = true;
 	/* Envoy's HTTP/1 codec answers with the status's text as the body */
-	const char *text = arn_h1_reason(status);
-	local_reply(hc, status, text, strlen(text), ARN_RF_BIT(DOWNSTREAM_PROTOCOL_ERROR),
-		    arn_h1_err_details(e), NULL, 0);
+	pre_head_reply(hc, status, arn_h1_reason(status), ARN_RF_BIT(DOWNSTREAM_PROTOCOL_ERROR),
+		       arn_h1_err_details(e));
 }
 
 /* ---- routing ------------------------------------------------------------------------------------
@@ -1087,12 +1082,7 @@ static void on_head(struct http_conn *hc)
 		hc->hrt = http_rt_hcm(h);
 	st->method = m->method;
 	st->version = m->version;
-	if (!st->counted_rq) {
-		st->counted_rq = true;
-		HTTP_INC(hc, downstream_rq_total);
-		HTTP_INC(hc, downstream_rq_http1_total);
-		HTTP_GAUGE(hc, downstream_rq_active, 1);
-	}
+	count_request(hc);
 	hc->n_req++;
 	if (!(m->flags & ARN_H1_F_KEEP_ALIVE))
 		hc->close_after = true;
