@@ -36,10 +36,10 @@ try:
         if not r:
             break
         d += r
-    print(d.decode("latin-1").replace("\r", ""))
+    print(d.decode("latin-1").replace("\r", "").replace("\0", ""))
     print("<closed>")
 except socket.timeout:
-    print(d.decode("latin-1").replace("\r", ""))
+    print(d.decode("latin-1").replace("\r", "").replace("\0", ""))
     print("<open>")
 PY
 }
@@ -134,15 +134,27 @@ out=$(raw "b'GET /c HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'")
 expect "Connection: close: answered with close and closed" "$(echo "$out" | tr A-Z a-z)" "connection: close.*<closed>$"
 # Arion closes first after Connection: close, so its side holds TIME_WAIT;
 # the same client port at once again is a new SYN for a tuple in TIME_WAIT,
-# accepted because its timestamps are newer (RFC 6191)
+# accepted because its timestamps are newer (RFC 6191). The client's own
+# socket sits in LAST_ACK until Arion's ACK of its FIN arrives; until then
+# Linux refuses the same 4-tuple (EADDRNOTAVAIL), so connect is retried for
+# that reason only, for at most 5 s (the ACK is late under ASan, not lost).
 out=$(ip netns exec "$cns" $PY - "$us" "$gw" <<'PY'
-import socket, sys
+import errno, socket, sys, time
 for i in range(3):
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind((sys.argv[2], 40001))
-    s.settimeout(5)
-    s.connect((sys.argv[1], 80))
+    deadline = time.time() + 5
+    while True:
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((sys.argv[2], 40001))
+        s.settimeout(5)
+        try:
+            s.connect((sys.argv[1], 80))
+            break
+        except OSError as e:
+            s.close()
+            if e.errno != errno.EADDRNOTAVAIL or time.time() > deadline:
+                raise
+            time.sleep(0.05)
     s.sendall(b"GET /tw%d HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % i)
     d = b""
     while True:
