@@ -18,7 +18,11 @@
 #                            plus $HTTP_E2E_DATAPLANE_EXTRA lines) and start
 #   cc ARGS...               curl in the client namespace
 #   stat NAME                a stat from Arion's admin (/stats), 0 if absent
+#
+# Inline Python can `import rawhttp` (tests/http/rawhttp.py): raw bytes to
+# Arion and every byte back.
 
+export PYTHONPATH="$ARION_SRC/tests/http${PYTHONPATH:+:$PYTHONPATH}"
 fails=0
 ok() { echo "ok   $*"; }
 bad() {

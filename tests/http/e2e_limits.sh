@@ -42,22 +42,16 @@ grep -q "4 requests in flight per worker" "$TOPO_ARION_LOG" && ok "dataplane.htt
 	bad "the startup summary does not show 4 requests in flight"
 
 out=$(ip netns exec "$cns" /usr/bin/python3 - "$us" <<'PY'
-import socket, sys, threading, time
+import sys, threading, time, rawhttp
 us = sys.argv[1]
 res = []
 lock = threading.Lock()
 def one(i):
     try:
-        s = socket.create_connection((us, 80), timeout=30)
-        s.sendall(b"GET /slow?ms=250&i=%d HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % i)
-        d = b""
-        while True:
-            r = s.recv(65536)
-            if not r:
-                break
-            d += r
+        d, closed = rawhttp.exchange(us, b"GET /slow?ms=250&i=%d HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % i,
+                                    timeout=30)
         with lock:
-            res.append(d.startswith(b"HTTP/1.1 200") and b"slow" in d)
+            res.append(closed and d.startswith(b"HTTP/1.1 200") and b"slow" in d)
     except Exception as e:
         with lock:
             res.append(False)

@@ -26,21 +26,10 @@ rss() { awk '/VmRSS/ {print $2}' "/proc/$TOPO_ARION_PID/status"; }
 # raw REQUEST-BYTES (python literal): send, read until the server closes
 raw() {
 	ip netns exec "$cns" $PY - "$us" "$1" <<'PY'
-import socket, sys, ast
-s = socket.create_connection((sys.argv[1], 80), timeout=5)
-s.sendall(ast.literal_eval(sys.argv[2]))
-d = b""
-try:
-    while True:
-        r = s.recv(65536)
-        if not r:
-            break
-        d += r
-    print(d.decode("latin-1").replace("\r", "").replace("\0", ""))
-    print("<closed>")
-except socket.timeout:
-    print(d.decode("latin-1").replace("\r", "").replace("\0", ""))
-    print("<open>")
+import ast, sys, rawhttp
+d, closed = rawhttp.exchange(sys.argv[1], ast.literal_eval(sys.argv[2]))
+print(d.decode("latin-1").replace("\r", "").replace("\0", ""))
+print("<closed>" if closed else "<open>")
 PY
 }
 
@@ -91,35 +80,23 @@ expect "pipelining: three responses in order, then close" "$(echo "$out" | grep 
 # 500 pipelined requests in one write: their heads cross TCP segment
 # boundaries, and the connection must go on after each of those
 out=$(ip netns exec "$cns" $PY - "$us" <<'PY'
-import socket, sys
-s = socket.create_connection((sys.argv[1], 80), timeout=10)
-s.sendall(b"".join(b"GET /q%d HTTP/1.1\r\nHost: x\r\n\r\n" % i for i in range(500)) +
-          b"GET /last HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-d = b""
-while True:
-    r = s.recv(65536)
-    if not r:
-        break
-    d += r
-order = [int(x) for x in __import__("re").findall(rb"upstream-[ab] /q(\d+)", d)]
+import re, sys, rawhttp
+d, _ = rawhttp.exchange(sys.argv[1], b"".join(b"GET /q%d HTTP/1.1\r\nHost: x\r\n\r\n" % i for i in range(500)) +
+                        b"GET /last HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", timeout=10)
+order = [int(x) for x in re.findall(rb"upstream-[ab] /q(\d+)", d)]
 print(len(order), order == list(range(500)), b"/last" in d)
 PY
 )
 expect "pipelining: 500 requests across segments answered in order" "$out" "^500 True True$"
 # a head split between two segments (a client writing it in two parts)
 out=$(ip netns exec "$cns" $PY - "$us" <<'PY'
-import socket, sys, time
-s = socket.create_connection((sys.argv[1], 80), timeout=5)
+import socket, sys, time, rawhttp
+s = rawhttp.connect(sys.argv[1])
 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 s.sendall(b"GET /s1 HT")
 time.sleep(0.1)
 s.sendall(b"TP/1.1\r\nHost: x\r\n\r\nGET /s2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-d = b""
-while True:
-    r = s.recv(65536)
-    if not r:
-        break
-    d += r
+d, _ = rawhttp.read_until_close(s)
 print(b"/s1" in d, b"/s2" in d)
 PY
 )
@@ -139,7 +116,7 @@ expect "Connection: close: answered with close and closed" "$(echo "$out" | tr A
 # Linux refuses the same 4-tuple (EADDRNOTAVAIL), so connect is retried for
 # that reason only, for at most 5 s (the ACK is late under ASan, not lost).
 out=$(ip netns exec "$cns" $PY - "$us" "$gw" <<'PY'
-import errno, socket, sys, time
+import errno, socket, sys, time, rawhttp
 for i in range(3):
     deadline = time.time() + 5
     while True:
@@ -156,12 +133,7 @@ for i in range(3):
                 raise
             time.sleep(0.05)
     s.sendall(b"GET /tw%d HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % i)
-    d = b""
-    while True:
-        r = s.recv(65536)
-        if not r:
-            break
-        d += r
+    d, _ = rawhttp.read_until_close(s)
     s.close()
     print(d.split(b"\r\n")[0].decode(), end="|")
 PY

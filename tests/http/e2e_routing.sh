@@ -101,17 +101,9 @@ sleep 0.4
 expect "503 UO: circuit breaker max_requests" "$(body -H 'Host: api.test' http://$us/uo)" "reset reason: overflow$"
 wait $bgp
 out=$(ip netns exec "$cns" /usr/bin/python3 - "$us" <<'PY'
-import socket, sys
+import sys, rawhttp
 def ask(req):
-    s = socket.create_connection((sys.argv[1], 80), timeout=5)
-    s.sendall(req)
-    d = b""
-    while True:
-        r = s.recv(65536)
-        if not r:
-            break
-        d += r
-    return d.decode("latin-1")
+    return rawhttp.exchange(sys.argv[1], req)[0].decode("latin-1")
 print(ask(b"GET / HTTP/1.1\r\nHost: api.test\r\nBad Name: x\r\n\r\n").splitlines()[0])
 print(ask(b"GET / HTTP/1.1\r\nHost: api.test\r\nx-big: " + b"a" * 5000 + b"\r\n\r\n").splitlines()[0])
 PY
