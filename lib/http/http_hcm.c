@@ -1620,6 +1620,11 @@ static void write_resp_head(struct http_conn *hc)
 			hc->close_after = true;
 		}
 	}
+	/* A response that starts before its request has been read whole ends
+	 * the connection (the rest of the request is not read once the
+	 * response is done); say so in the head, as Envoy does. */
+	if (!st->req_done && !st->tunnel)
+		hc->close_after = true;
 	/* a listener replaced by a newer generation drains its connections */
 	if (w->store && !hc->close_after) {
 		const struct arn_cfg_gen *g = arn_config_gen(w->store);

@@ -183,6 +183,11 @@ expect "an interim 103 from the upstream is dropped, the final 200 forwarded" \
 head -c 5000000 /dev/zero >"$TOPO_DIR/zero5m"
 expect "an upstream that answers 413 before reading a 5 MB body: the 413 reaches the client" \
 	"$(cc -s -o /dev/null -w '%{http_code}' --data-binary @"$TOPO_DIR/zero5m" "http://$us/early-413")" "^413$"
+# Envoy's rule: a response that starts before its request was read whole
+# ends the connection, and its head says so
+out=$(raw "b'POST /early-413 HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n'")
+expect "... and says connection: close when the request was not read whole" "$(flat "$out")" \
+	'^http/1.1 100 continue\|\|http/1.1 413 [^|]*\|([^|]+\|)*connection: close\|([^|]*\|)*<closed>\|$'
 expect "an upstream that closes after a keep-alive response: the next requests still work" \
 	"$(cc -s -w '%{http_code} ' "http://$us/close-after" "http://$us/close-after" "http://$us/close-after" | tr -d '\n')" \
 	"^closing after200 closing after200 closing after200 $"
