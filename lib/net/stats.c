@@ -157,9 +157,23 @@ static void admin_emit(void *ctx, const struct arn_net_stat *s)
 
 static void admin_pull(struct arn_stats_emitter *e, void *arg)
 {
-	(void)arg;
+	const struct arn_net *net = arg;
 	struct admin_pull_ctx c = {.e = e};
 	arn_net_stats_foreach(admin_emit, &c);
+	/* The mbuf pools: what is held (TCP queues, frames in flight, the
+	 * workers' caches) against the size. Read without stopping the
+	 * workers, so in_use is approximate by up to the per-lcore caches'
+	 * movement during the read; it is a gauge for back-pressure and
+	 * leaks, not an exact count. */
+	for (unsigned k = 0; k < RTE_DIM(net->pool); k++) {
+		const struct rte_mempool *mp = net->pool[k];
+		if (mp == NULL)
+			continue;
+		arn_stats_emit(e, ARN_STAT_GAUGE, "dpdk.mempool", "arion_mempool", mp->name, "size",
+			       (int64_t)mp->size);
+		arn_stats_emit(e, ARN_STAT_GAUGE, "dpdk.mempool", "arion_mempool", mp->name,
+			       "in_use", (int64_t)rte_mempool_in_use_count(mp));
+	}
 	/* The TSC rate turns loop_busy_cycles into CPU time (bench/proxy/run,
 	 * DESIGN.md "What fast means"). */
 	arn_stats_emit(e, ARN_STAT_GAUGE, "dpdk", NULL, NULL, "tsc_hz", (int64_t)rte_get_tsc_hz());
