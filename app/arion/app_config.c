@@ -14,6 +14,7 @@
  * server starts, and unregistered last, when workers are gone.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "app.h"
 #include "arn_config.h"
@@ -35,6 +36,14 @@ int arn_app_config_start(struct arn_app *app)
 		arn_sb_free(&err);
 		arn_config_destroy(s);
 		return rc;
+	}
+	/* warnings, one per line */
+	for (const char *l = arn_sb_cstr(&err); *l;) {
+		const char *e = strchr(l, '\n');
+		int n = e ? (int)(e - l) : (int)strlen(l);
+		if (strncmp(l, "warning: ", 9) == 0)
+			ARN_WARN(CONFIG, "%.*s", n - 9, l + 9);
+		l += n + (e != NULL);
 	}
 	arn_sb_free(&err);
 	config_admin = arn_config_admin_start(s);

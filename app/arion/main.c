@@ -168,6 +168,7 @@ int main(int argc, char **argv)
 			arn_bootstrap_free(b);
 			return rc == -EINVAL ? EXIT_CONFIG : EXIT_INTERNAL;
 		}
+		fputs(arn_sb_cstr(&err), stderr); /* warnings */
 		fputs(arn_sb_cstr(&sum), stdout);
 		printf("configuration OK\n");
 		arn_sb_free(&sum);

@@ -77,7 +77,9 @@ void arn_config_destroy(struct arn_config_store *s);
  * change or remove them (X16 error).
  * @return 0 if every batch was accepted with no error; -EINVAL otherwise,
  *   with one line per failed resource in @p err ("Cluster 'x': field.path:
- *   reason"); what was accepted stays applied.
+ *   reason"); what was accepted stays applied. On success @p err may hold
+ *   warnings, one line each starting "warning: " (without ADS: clusters
+ *   that routes name and static_resources lacks), for the caller to show.
  */
 int arn_config_apply_static(struct arn_config_store *s, const struct arn_bootstrap *b,
 			    struct arn_sb *err);
@@ -85,7 +87,8 @@ int arn_config_apply_static(struct arn_config_store *s, const struct arn_bootstr
 /**
  * `arion --mode validate`: convert every static resource (in a throw-away
  * store, no RCU, no workers) and append one line per problem to @p err.
- * @return 0 if all are valid, -EINVAL if not, -ENOMEM.
+ * @return 0 if all are valid (@p err may then hold warnings, as
+ *   arn_config_apply_static()), -EINVAL if not, -ENOMEM.
  */
 int arn_config_validate_bootstrap(const struct arn_bootstrap *b, struct arn_sb *err);
 

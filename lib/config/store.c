@@ -1212,6 +1212,39 @@ out:
 	return rc;
 }
 
+/* Without a control plane a cluster that a route names and static_resources
+ * lacks can never arrive. G5 installs such a route all the same (its
+ * requests get 503 NC), as Envoy does with validate_clusters off; the
+ * operator is told which names, in name order. */
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void warn_undefined_clusters(struct arn_config_store *s, struct arn_sb *out)
+{
+	const struct smap *m = &s->interest[ARN_CFG_CLUSTER];
+	const struct arn_cfg_gen *g = arn_config_gen(s);
+	if (m->n == 0 || g == NULL)
+		return;
+	const char **names = calloc(m->n, sizeof(*names));
+	if (names == NULL)
+		return;
+	size_t n = 0;
+	for (size_t i = 0; i < m->nb; i++)
+		for (const struct snode *x = m->b[i]; x && n < m->n; x = x->next)
+			if (x->count > 0 && !arn_cfg_find(g, ARN_CFG_CLUSTER, x->key, x->len, x->hash))
+				names[n++] = x->key;
+	qsort(names, n, sizeof(*names), cmp_str);
+	for (size_t i = 0; i < n; i++)
+		arn_sb_printf(out,
+			      "warning: static_resources: cluster '%s' is named by a route but not "
+			      "defined, and without dynamic_resources.ads_config no control plane "
+			      "can deliver it: requests routed to it get 503 NC\n",
+			      names[i]);
+	free(names);
+}
+
 int arn_config_apply_static(struct arn_config_store *s, const struct arn_bootstrap *b,
 			    struct arn_sb *err)
 {
@@ -1231,6 +1264,8 @@ int arn_config_apply_static(struct arn_config_store *s, const struct arn_bootstr
 				rc = r;
 		}
 	}
+	if (rc == 0 && b && !b->ads)
+		warn_undefined_clusters(s, err);
 	s->static_applied = true;
 	update_ready(s);
 	return rc;

@@ -29,6 +29,10 @@ has "summary ends OK" "configuration OK"
 check "validate static example" 0 "$A" --mode validate -c "$S/config/static.yaml"
 has "summary lists static listener" "http on 198.18.0.2:80"
 has "summary lists static clusters" "web (STATIC, 2 endpoints)"
+if grep -q "warning" "$t/out"; then echo "FAIL static example warns"; sed 's/^/    /' "$t/out"; fails=$((fails+1)); else echo "ok   static example: no warning"; fi
+sed 's/route: { cluster: web_b }/route: { cluster: nope }/' "$S/config/static.yaml" > "$t/nope.yaml"
+check "g5 a static route to an undefined cluster is still valid" 0 "$A" --mode validate -c "$t/nope.yaml"
+has "g5 ... and the operator is warned, by name" "warning: static_resources: cluster 'nope' is named by a route but not defined"
 
 check "x7 --service-node wins" 0 "$A" --mode validate -c "$S/config/xds.yaml" --service-node cli-node --service-cluster cli-cl
 has "x7 summary shows override" "node: id=cli-node cluster=cli-cl"

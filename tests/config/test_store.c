@@ -80,6 +80,67 @@ static void test_x16_application_errors_per_resource(void **state)
 	assert_int_equal(s.listeners_warming, 2);
 }
 
+/* G5 without a control plane: a static route naming a cluster that
+ * static_resources lacks is installed (its requests get 503 NC), and
+ * apply_static warns, naming that cluster and no other. With ADS the
+ * cluster may still arrive: no warning. */
+static void test_g5_static_route_to_undefined_cluster_warns(void **state)
+{
+	(void)state;
+	const char *y =
+	    "envoy_bootstrap:\n"
+	    "  static_resources:\n"
+	    "    listeners:\n"
+	    "      - name: l\n"
+	    "        address: { socket_address: { address: 0.0.0.0, port_value: 80 } }\n"
+	    "        filter_chains:\n"
+	    "          - filters:\n"
+	    "              - name: envoy.filters.network.http_connection_manager\n"
+	    "                typed_config:\n"
+	    "                  \"@type\": type.googleapis.com/envoy.extensions.filters.network."
+	    "http_connection_manager.v3.HttpConnectionManager\n"
+	    "                  stat_prefix: t\n"
+	    "                  route_config:\n"
+	    "                    name: r\n"
+	    "                    virtual_hosts:\n"
+	    "                      - name: v\n"
+	    "                        domains: [\"*\"]\n"
+	    "                        routes:\n"
+	    "                          - match: { prefix: \"/a\" }\n"
+	    "                            route: { cluster: nope }\n"
+	    "                          - match: { prefix: \"/\" }\n"
+	    "                            route: { cluster: web }\n"
+	    "                  http_filters:\n"
+	    "                    - name: envoy.filters.http.router\n"
+	    "                      typed_config:\n"
+	    "                        \"@type\": type.googleapis.com/envoy.extensions.filters.http."
+	    "router.v3.Router\n"
+	    "    clusters:\n"
+	    "      - name: web\n"
+	    "        connect_timeout: 1s\n";
+	struct arn_bootstrap *b = NULL;
+	struct arn_sb err = ARN_SB_INIT;
+	assert_int_equal(arn_bootstrap_load_buf("t.yaml", y, strlen(y), NULL, &b, &err), 0);
+	arn_sb_free(&err);
+	assert_false(b->ads);
+	assert_int_equal(arn_config_apply_static(st, b, &err), 0);
+	const char *w = arn_sb_cstr(&err);
+	assert_non_null(strstr(w, "warning: static_resources: cluster 'nope' is named by a route"));
+	assert_null(strstr(w, "'web'"));
+	assert_non_null(arn_cfg_find(arn_config_gen(st), ARN_CFG_LISTENER, "l", 1,
+				     arn_cfg_hash("l", 1))); /* installed all the same */
+	arn_sb_free(&err);
+
+	struct arn_config_store *s2 = arn_config_create(NULL);
+	assert_non_null(s2);
+	b->ads = true;
+	assert_int_equal(arn_config_apply_static(s2, b, &err), 0);
+	assert_null(strstr(arn_sb_cstr(&err), "warning"));
+	arn_sb_free(&err);
+	arn_config_destroy(s2);
+	arn_bootstrap_free(b);
+}
+
 /* X16: static resources cannot be changed or removed over xDS. */
 static void test_x16_static_resource_protected(void **state)
 {
@@ -579,6 +640,7 @@ const struct CMUnitTest store_tests[] = {
     TC(test_x10_pushed_resources_applied),
     TC(test_x15_bad_resource_refuses_whole_batch),
     TC(test_x16_application_errors_per_resource),
+    TC(test_g5_static_route_to_undefined_cluster_warns),
     TC(test_x16_static_resource_protected),
     TC(test_g7_rejected_update_keeps_last_accepted),
     TC(test_g5_route_to_unknown_cluster),
