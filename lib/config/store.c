@@ -1185,11 +1185,16 @@ static int apply_static_list(struct arn_config_store *s, const struct arn_bootst
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(names[i], names[j]) == 0) {
-				arn_sb_printf(err,
-					      "%s '%s': static_resources.%s[%zu]: the name is "
-					      "used twice\n",
-					      type_names[t], names[i], field, i);
+				char path[128];
+				size_t line = 0, col = 0;
+				snprintf(path, sizeof(path),
+					 "envoy_bootstrap.static_resources.%s[%zu].name", field, i);
+				if (b->yaml && arn_bootstrap_where(b, path, &line, &col) == 0)
+					arn_sb_printf(err, "%s:%zu:%zu: ", b->file, line, col);
+				arn_sb_printf(err, "%s: %s '%s' is defined twice (also %s[%zu])\n",
+					      path, type_names[t], names[i], field, j);
 				rc = -EINVAL;
+				break;
 			}
 	if (rc)
 		goto out;

@@ -42,6 +42,21 @@ sed 's/- envoy_grpc:/- google_grpc:/; s/^            cluster_name: xds_cluster$/
 check "x8 google_grpc exits 1" 1 "$A" --mode validate -c "$t/google.yaml"
 has "x8 names the field" "google.yaml:15:11: envoy_bootstrap.dynamic_resources.ads_config.grpc_services[0].google_grpc: google_grpc is refused"
 
+echo_chain='filter_chains: [{ filters: [{ name: envoy.filters.network.echo, typed_config: { "@type": type.googleapis.com/envoy.extensions.filters.network.echo.v3.Echo } }] }]'
+cat > "$t/dup.yaml" <<EOF
+envoy_bootstrap:
+  static_resources:
+    listeners:
+      - name: e
+        address: { socket_address: { address: 0.0.0.0, port_value: 7 } }
+        $echo_chain
+      - name: e
+        address: { socket_address: { address: 0.0.0.0, port_value: 8 } }
+        $echo_chain
+EOF
+check "a listener name used twice exits 1" 1 "$A" --mode validate -c "$t/dup.yaml"
+has "... naming the place" "dup.yaml:7:15: envoy_bootstrap.static_resources.listeners[1].name: Listener 'e' is defined twice (also listeners[0])"
+
 printf 'envoy_bootstrap:\n  node:\n    id: x\n   cluster: y\n' > "$t/bad.yaml"
 check "yaml error exits 1" 1 "$A" --mode validate -c "$t/bad.yaml"
 has "yaml error line and column" "bad.yaml:4:4: YAML error"
