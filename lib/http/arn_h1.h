@@ -163,8 +163,9 @@ struct arn_h1_header {
 /* Expect: 100-continue in an HTTP/1.1 request, or another expectation */
 #define ARN_H1_F_EXPECT_CONTINUE (1u << 11)
 #define ARN_H1_F_EXPECT_OTHER (1u << 12)
-/* Transfer-Encoding present; with ARN_H1_O_ALLOW_CHUNKED_LENGTH, CL was
- * ignored because TE was present (do not forward it) */
+/* Transfer-Encoding present; CL_IGNORED: a Content-Length that is not to
+ * be forwarded (with ARN_H1_O_ALLOW_CHUNKED_LENGTH because TE was present;
+ * "0" in a 1xx or 204 response) */
 #define ARN_H1_F_TE (1u << 13)
 #define ARN_H1_F_CL_IGNORED (1u << 14)
 /* after this response the connection is a raw tunnel (101, 2xx to CONNECT) */

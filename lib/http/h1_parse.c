@@ -495,6 +495,20 @@ static int finish_head(struct arn_h1_parser *p)
 	struct arn_h1_msg *m = p->msg;
 	uint32_t f = m->flags;
 
+	/* RFC 9110 8.6, 9112 6.1: no Transfer-Encoding and no Content-Length
+	 * in a 1xx or 204 response. Envoy's codec refuses the former and a
+	 * non-zero length; a zero length is tolerated and not forwarded
+	 * (ARN_H1_F_CL_IGNORED). Forwarded as it came, a 204 with a length
+	 * could make a client wait for, or eat, the next response's bytes. */
+	if (p->kind == ARN_H1_RESPONSE && (m->status < 200 || m->status == 204)) {
+		if (f & ARN_H1_F_TE)
+			return fail(p, ARN_H1_E_TE_IN_1XX_204);
+		if (f & ARN_H1_F_CONTENT_LENGTH) {
+			if (m->content_length != 0)
+				return fail(p, ARN_H1_E_CL_IN_1XX_204);
+			f = (f & ~ARN_H1_F_CONTENT_LENGTH) | ARN_H1_F_CL_IGNORED;
+		}
+	}
 	if (f & ARN_H1_F_TE) {
 		if (m->version == 10)
 			return fail(p, ARN_H1_E_TE_HTTP10);

@@ -1637,6 +1637,9 @@ static void write_resp_head(struct http_conn *hc)
 	struct arn_h1_edit hcf;
 	if (hc_fail_header(hc, &hcf) && n < MAX_EDITS)
 		e[n++] = hcf;
+	if ((r->flags & ARN_H1_F_CL_IGNORED) && n < MAX_EDITS) /* "0" in a 204 or 101 */
+		e[n++] = (struct arn_h1_edit){
+		    .name = "content-length", .name_len = 14, .op = ARN_H1_EDIT_REMOVE};
 	struct http_wchain c;
 	http_wchain_init(&c, w);
 	arn_h1_write_status_line(&c.wb, r->status, NULL, 0, 1);

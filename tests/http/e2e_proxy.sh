@@ -223,10 +223,14 @@ expect "... and says connection: close when the request was not read whole" "$(f
 expect "an upstream that closes after a keep-alive response: the next requests still work" \
 	"$(cc -s -w '%{http_code} ' "http://$us/close-after" "http://$us/close-after" "http://$us/close-after" | tr -d '\n')" \
 	"^closing after200 closing after200 closing after200 $"
-for k in cl-te status huge-head; do
+# 204-cl and 204-te: a 204 that claims a body (Envoy's codec: protocol error)
+for k in cl-te status huge-head 204-cl 204-te; do
 	expect "a broken upstream response ($k): 502, protocol error" \
 		"$(cc -s -w ' %{http_code}' "http://$us/bad?kind=$k")" "reset reason: protocol error 502$"
 done
+out=$(raw "b'GET /no-content HTTP/1.1\r\nHost: x\r\n\r\nGET /after-204 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'")
+expect "a 204 with Content-Length: 0 is forwarded without it, and the connection goes on" "$(flat "$out")" \
+	'^http/1.1 204 [^|]*\|(server|x-envoy-upstream-service-time)[^|]*\|(server|x-envoy-upstream-service-time)[^|]*\|\|http/1.1 200 .*upstream.py /after-204\|'
 out=$(raw "b'GET http://abs.example/echo?q=1 HTTP/1.1\r\nHost: other.example\r\nConnection: close\r\n\r\n'")
 expect "absolute-form target: its authority wins over Host" "$(flat "$out")" 'x-seen-host: abs\.example\|'
 expect "absolute-form target: the upstream gets origin-form" "$(flat "$out")" 'x-seen-uri: /echo\?q=1\|'

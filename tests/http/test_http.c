@@ -932,11 +932,13 @@ static void test_response_framing(void **state)
 							       "EOF END body=11\n");
 	RES("HTTP/1.0 200 OK\r\n\r\n", "RES 200 OK HTTP/1.0 eof\n"
 				       "EOF END body=0\n");
-	/* 204 and 304 never have a body whatever they say */
-	RES("HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\nHTTP/1.1 304 Not "
+	/* 204 and 304 never have a body whatever they say; a 204's (or a
+	 * 1xx's) "Content-Length: 0" is tolerated but not to be forwarded
+	 * (cl-ignored), any other framing header is an error (below) */
+	RES("HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\nHTTP/1.1 304 Not "
 	    "Modified\r\nTransfer-Encoding: chunked\r\n\r\n",
-	    "RES 204 No Content HTTP/1.1 cl nobody ka len=10\n"
-	    "  Content-Length: 10 #content-length\n"
+	    "RES 204 No Content HTTP/1.1 nobody ka cl-ignored\n"
+	    "  Content-Length: 0 #content-length\n"
 	    "END body=0\n"
 	    "RES 304 Not Modified HTTP/1.1 chunked nobody ka te\n"
 	    "  Transfer-Encoding: chunked #transfer-encoding\n"
@@ -1023,6 +1025,13 @@ static void test_response_errors(void **state)
 	RES_ERR("HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx",
 		"CL_DUPLICATE");
 	RES_ERR("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", "TE_NOT_CHUNKED");
+	/* Envoy's rule for 1xx and 204: a client told a length would wait for
+	 * (or take) bytes of the next response */
+	RES_ERR("HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n", "CL_IN_1XX_204");
+	RES_ERR("HTTP/1.1 204 No Content\r\nTransfer-Encoding: chunked\r\n\r\n", "TE_IN_1XX_204");
+	RES_ERR("HTTP/1.1 103 Early Hints\r\nContent-Length: 5\r\n\r\n", "CL_IN_1XX_204");
+	RES_ERR("HTTP/1.1 101 Switching Protocols\r\nTransfer-Encoding: chunked\r\n\r\n",
+		"TE_IN_1XX_204");
 }
 
 /* ---- helpers ------------------------------------------------------------------ */

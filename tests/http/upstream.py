@@ -163,6 +163,10 @@ class H(socketserver.StreamRequestHandler):
                                      b"Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
                 elif k == "status":
                     self.wfile.write(b"HTTP/1.1 2000 OK\r\nContent-Length: 2\r\n\r\nok")
+                elif k == "204-cl":
+                    self.wfile.write(b"HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\nhello")
+                elif k == "204-te":
+                    self.wfile.write(b"HTTP/1.1 204 No Content\r\nTransfer-Encoding: chunked\r\n\r\n")
                 elif k == "huge-head":
                     self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 100000 +
                                      b"\r\nContent-Length: 2\r\n\r\nok")
@@ -173,6 +177,9 @@ class H(socketserver.StreamRequestHandler):
             elif path == "/big-head":
                 self.send("200 OK", b"big head\n", "X-Big: %s\r\nX-Seen-Test-Len: %d\r\n" % (
                     "h" * int(args.get("n", "30000")), len(hdrs.get("x-test", ""))))
+            elif path == "/no-content":
+                self.wfile.write(b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n")
+                self.wfile.flush()
             elif path == "/hints":
                 self.wfile.write(b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n")
                 self.wfile.flush()
