@@ -1238,7 +1238,8 @@ static void warn_undefined_clusters(struct arn_config_store *s, struct arn_sb *o
 	size_t n = 0;
 	for (size_t i = 0; i < m->nb; i++)
 		for (const struct snode *x = m->b[i]; x && n < m->n; x = x->next)
-			if (x->count > 0 && !arn_cfg_find(g, ARN_CFG_CLUSTER, x->key, x->len, x->hash))
+			if (x->count > 0 &&
+			    !arn_cfg_find(g, ARN_CFG_CLUSTER, x->key, x->len, x->hash))
 				names[n++] = x->key;
 	qsort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < n; i++)
