@@ -290,7 +290,7 @@ struct arn_tcp_conn {
 	uint32_t lost_bytes;	/* records LOST and not SACKed (retransmitted or not) */
 	uint32_t retrans_bytes; /* records RETRANS and not SACKed: retransmissions in flight */
 	uint32_t rack_xmit_us, rack_end; /* the most recently sent delivered segment */
-	uint32_t rack_rtt_us;
+	uint32_t rack_rtt_us; /* 0: nothing delivered in this flight yet (RACK.xmit_ts unset) */
 	uint32_t rack_fack; /* highest SACKed sequence + 1 */
 	uint32_t min_rtt_us;
 	uint32_t dsack_round; /* valid with rack_dsack_round */

@@ -204,8 +204,13 @@ static void rack_delivered(struct arn_tcp_conn *c, const struct tcp_txrec *r,
 	} else {
 		min_rtt_update(c, rtt);
 	}
+	/* rack_rtt_us 0: nothing delivered since the flight began, so
+	 * RACK.xmit_ts is unset. It must be set here, not compared: send
+	 * times are 32-bit microseconds, and a 0 would rank after every time
+	 * in the upper half of the clock's range. */
+	bool unset = c->rack_rtt_us == 0;
 	c->rack_rtt_us = rtt;
-	if (sent_after(r->xmit_us, r->end, c->rack_xmit_us, c->rack_end)) {
+	if (unset || sent_after(r->xmit_us, r->end, c->rack_xmit_us, c->rack_end)) {
 		c->rack_xmit_us = r->xmit_us;
 		c->rack_end = r->end;
 	}
@@ -552,6 +557,10 @@ void tcp_rack_on_ack(struct arn_tcp_conn *c, const struct tcp_seg *s, uint32_t o
 	if (c->snd_una == c->snd_max && c->txr_head == TXR_NIL) {
 		c->lost_bytes = c->retrans_bytes = 0;
 		c->t_rack = 0;
+		/* Everything is delivered: RACK.xmit_ts starts again with the
+		 * next flight, so a connection idle for more than half the
+		 * 32-bit microsecond range never compares against a stale one. */
+		c->rack_rtt_us = 0;
 		return;
 	}
 	tcp_rack_detect(c);

@@ -1417,6 +1417,35 @@ static void test_rack_reordering_window_spares_late_segment(void **state)
 	/* had it not come, the timer would have called it lost */
 }
 
+/* RACK keeps send times as 32-bit microseconds, which wrap every 71.6
+ * minutes. When the clock stood in the upper half of that range, "no
+ * segment delivered yet" (RACK.xmit_ts 0) compared as later than every
+ * send time: the first delivery never set it, and each ACK could call the
+ * whole flight lost. Half the time, a clean download was retransmitted
+ * over and over (all D-SACKed). Here the clock is past 2^31 us and the
+ * receiver ACKs half a flight, slowly: nothing is lost, nothing resent. */
+static void test_rack_clock_past_2_31_us_marks_nothing_lost(void **state)
+{
+	(void)state;
+	if ((uint32_t)fake_now_us < 0x80000000u)
+		fake_now_us = (fake_now_us & ~0xffffffffull) + 0x80000000ull + 1000000;
+	fake_advance(lc, 0);
+	struct arn_tcp_conn *c = rack_conn(10);
+	uint32_t una = c->snd_una, mss = c->mss;
+	assert_true((uint32_t)fake_now_us >= 0x80000000u);
+	send_block(c, 10 * mss);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	fake_advance(lc, 8);
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq, una + 5 * mss, 65535, &o, NULL, 0);
+	fake_advance(lc, 5); /* past the reordering window, before a loss probe */
+	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 0);
+	assert_int_equal(c->recovery, TCP_REC_NONE);
+	assert_int_equal(fake_pending(lc), 0);
+	assert_int_equal(c->lost_bytes, 0);
+}
+
 static void test_icmp_frag_needed_shrinks_mss(void **state)
 {
 	(void)state;
@@ -2005,6 +2034,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_rack_spurious_retransmission_undone_by_dsack,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_reordering_window_spares_late_segment, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_rack_clock_past_2_31_us_marks_nothing_lost, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_icmp_frag_needed_shrinks_mss, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_keepalive_probes_then_reset, setup, teardown),
