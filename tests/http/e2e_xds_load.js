@@ -14,7 +14,10 @@
  *   4 RDS  main -> web, EDS web = [B]    back, A removed from web
  *   5 LDS  http v2 (stat_prefix ingress2) the listener itself replaced
  *   6 CDS  web2 removed                  a cluster nothing routes to any more
- * and writes DIR/done after Arion ACKed the last one.
+ *   7 RDS  main -> web2 with a regex that does not compile: NACKed, and
+ *          traffic goes on with generation 6 (G7, X15); had any of it been
+ *          applied, requests would get 503 NC (web2 is gone)
+ * and writes DIR/done after Arion answered the last one.
  */
 const fs = require('fs');
 const path = require('path');
@@ -45,6 +48,10 @@ const listenerV = (v, prefix) => ({ name: 'http', version: v, resource: {
     stat_prefix: prefix, rds: { config_source: { ads: {} }, route_config_name: 'main' },
     http_filters: ROUTER } }] }] } });
 const listener = listenerV('1', 'ingress');
+const badRoute = { name: 'main', version: '4', resource: {
+  '@type': 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration', name: 'main',
+  virtual_hosts: [{ name: 'all', domains: ['*'],
+    routes: [{ match: { safe_regex: { regex: '(' } }, route: { cluster: 'web2' } }] }] } };
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const srv = new AdsServer({ log: path.join(dir, 'ads.jsonl') });
@@ -56,6 +63,16 @@ async function sendAcked(type, resources, removed) {
     20000, cursor);
   cursor = ack.seq + 1;
   if (ack.error_detail) throw new Error(`NACK for ${type}: ${JSON.stringify(ack.error_detail)}`);
+}
+
+async function sendNacked(type, resources, want) {
+  const r = srv.send({ type_url: type, resources, removed_resources: [] });
+  const nack = await srv.waitRequest((x) => x.type_url === TYPES[type] && x.response_nonce === r.nonce,
+    20000, cursor);
+  cursor = nack.seq + 1;
+  const msg = nack.error_detail && nack.error_detail.message;
+  if (!msg || !msg.includes(want)) throw new Error(`wanted a NACK naming '${want}' for ${type}, got ${JSON.stringify(nack)}`);
+  fs.writeFileSync(path.join(dir, 'nack'), msg);
 }
 
 (async () => {
@@ -89,6 +106,9 @@ async function sendAcked(type, resources, removed) {
   await sleep(1500);
   await sendAcked('cluster', [], ['web2']);
   fs.appendFileSync(path.join(dir, 'steps'), `6 ${Date.now()}\n`);
+  await sleep(1500);
+  await sendNacked('route', [badRoute], 'safe_regex');
+  fs.appendFileSync(path.join(dir, 'steps'), `7 ${Date.now()}\n`);
   fs.writeFileSync(path.join(dir, 'done'), '');
   await sleep(600000);
 })().catch((e) => {
