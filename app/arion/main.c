@@ -169,6 +169,7 @@ int main(int argc, char **argv)
 			return rc == -EINVAL ? EXIT_CONFIG : EXIT_INTERNAL;
 		}
 		fputs(arn_sb_cstr(&err), stderr); /* warnings */
+		arn_sb_free(&err);
 		fputs(arn_sb_cstr(&sum), stdout);
 		printf("configuration OK\n");
 		arn_sb_free(&sum);
