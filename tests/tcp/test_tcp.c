@@ -1446,6 +1446,31 @@ static void test_rack_clock_past_2_31_us_marks_nothing_lost(void **state)
 	assert_int_equal(c->lost_bytes, 0);
 }
 
+/* The same wrap after an idle spell: a flight fully ACKed, then more than
+ * 2^31 us (36 minutes) of silence. The last delivered send time must not
+ * be compared with the new flight's (it would rank after it and call the
+ * new flight lost); a fully ACKed flight forgets it. */
+static void test_rack_idle_past_half_the_clock_marks_nothing_lost(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(10); /* one flight delivered */
+	uint32_t mss = c->mss;
+	fake_now_us += 0x90000000ull; /* 40 minutes idle */
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	uint32_t una = c->snd_una;
+	send_block(c, 10 * mss);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	fake_advance(lc, 8);
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq, una + 5 * mss, 65535, &o, NULL, 0);
+	fake_advance(lc, 5);
+	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 0);
+	assert_int_equal(c->recovery, TCP_REC_NONE);
+	assert_int_equal(fake_pending(lc), 0);
+}
+
 static void test_icmp_frag_needed_shrinks_mss(void **state)
 {
 	(void)state;
@@ -2037,6 +2062,8 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_clock_past_2_31_us_marks_nothing_lost, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_rack_idle_past_half_the_clock_marks_nothing_lost,
+					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_icmp_frag_needed_shrinks_mss, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_keepalive_probes_then_reset, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_syn_cookies_when_queue_full, setup, teardown),
