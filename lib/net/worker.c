@@ -103,9 +103,11 @@ int net_worker_iteration(struct arn_lcore *lc)
 	lc->now = start;
 
 	/* A full burst means input is queued: take up to NET_RX_DRAIN bursts
-	 * before the TCP timers run, so that loss detection by timer does not
-	 * act on ACKs that have arrived but wait in the queue (a saturated
-	 * worker otherwise retransmits what the peer already acknowledged). */
+	 * before the TCP timers run, so that timers (RACK, tail loss probes)
+	 * act on ACKs that have arrived rather than on ones still waiting in
+	 * the queue. (The thousands of spurious retransmissions once blamed
+	 * on that wait were RACK's clock-wrap bug, fixed in lib/tcp; see
+	 * docs/benchmarks/proxy.md.) */
 	for (uint16_t p = 0; p < lc->n_ports; p++) {
 		for (unsigned b = 0; b < NET_RX_DRAIN; b++) {
 			uint16_t n = rte_eth_rx_burst(net->port[p].port_id, (uint16_t)lc->index,
