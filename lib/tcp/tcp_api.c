@@ -117,7 +117,7 @@ struct arn_tcp_conn *arn_tcp_connect(struct arn_lcore *lc, uint32_t laddr, uint3
 	c->snd_una = c->iss;
 	c->snd_nxt = c->snd_max = c->iss + 1;
 	c->recover = c->iss;
-	c->mss = (uint16_t)(tcp_adv_mss(wk, raddr) - 12);
+	c->mss = tcp_mss_clamp(wk, 0xffff, raddr, true); /* until the SYN-ACK says */
 	c->rtt_start = wk->now_ms;
 	tcp_set_state(c, TCPS_SYN_SENT);
 	tcp_hash_insert(wk, c);
@@ -283,7 +283,8 @@ static void window_update_check(struct arn_tcp_conn *c)
 	 * peer waits (a response still incomplete) and says so with
 	 * arn_tcp_ack_now(); a complete response's ACK may wait for the next
 	 * request. */
-	if ((c->flags & (TF_DELACK | TF_PUSHED | TF_PASSIVE)) == (TF_DELACK | TF_PUSHED | TF_PASSIVE) &&
+	if ((c->flags & (TF_DELACK | TF_PUSHED | TF_PASSIVE)) ==
+		(TF_DELACK | TF_PUSHED | TF_PASSIVE) &&
 	    !(c->flags & TF_PINGPONG) && c->rcvq.bytes == 0) {
 		c->flags |= TF_ACK_NOW;
 		tcp_want_output(c);

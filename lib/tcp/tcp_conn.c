@@ -337,7 +337,6 @@ static const char *const counter_names[] = {
 
 /* ---- the lib/net contract ---------------------------------------------------------- */
 
-
 int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 {
 	unsigned idx = arn_net_worker_index(lc);
@@ -363,8 +362,8 @@ int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 	wk->max_conns = maxc;
 	wk->rcvbuf = conf && conf->tcp_rcvbuf ? conf->tcp_rcvbuf : 256 * 1024;
 	wk->sndbuf = conf && conf->tcp_sndbuf ? conf->tcp_sndbuf : 256 * 1024;
-	wk->cc_default = conf && conf->tcp_cc == ARN_DP_TCP_CC_NEWRENO ? ARN_TCP_CC_NEWRENO
-								       : ARN_TCP_CC_CUBIC;
+	wk->cc_default =
+	    conf && conf->tcp_cc == ARN_DP_TCP_CC_NEWRENO ? ARN_TCP_CC_NEWRENO : ARN_TCP_CC_CUBIC;
 	if (wk->rcvbuf < 4096)
 		wk->rcvbuf = 4096;
 	if (wk->sndbuf < 4096)
@@ -407,6 +406,23 @@ int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 	}
 	wk->n_free = maxc;
 	wk->reserve = maxc / 8;
+	/* What one mbuf of this worker's pool carries after the headroom:
+	 * every segment is built in one. Asked of a real mbuf, so it holds
+	 * whatever dataplane.mbuf_pool.data_room_size says. */
+	struct rte_mbuf *probe = arn_net_alloc(lc);
+	uint32_t room = probe ? rte_pktmbuf_tailroom(probe) : 0;
+	if (probe)
+		rte_pktmbuf_free(probe);
+	if (room < TCP_HDR_LEN + TCP_MAX_OPT + TCP_DEFAULT_MSS) {
+		ARN_ERR(TCP, "worker %u: mbufs hold %u bytes after the headroom; TCP needs %u", idx,
+			room, TCP_HDR_LEN + TCP_MAX_OPT + TCP_DEFAULT_MSS);
+		free(wk->conns);
+		free(wk->htab);
+		free(wk->txr);
+		free(wk);
+		return -ENOBUFS;
+	}
+	wk->seg_max = room - TCP_HDR_LEN - TCP_MAX_OPT;
 	tcp_random(wk->key, sizeof(wk->key));
 	tcp_random(wk->cookie_key, sizeof(wk->cookie_key));
 	tcp_random(&wk->port_hint, sizeof(wk->port_hint));

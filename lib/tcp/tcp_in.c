@@ -118,12 +118,7 @@ uint32_t tcp_rcv_window(const struct arn_tcp_conn *c)
 
 static void set_mss(struct arn_tcp_conn *c)
 {
-	uint32_t mss = RTE_MIN((uint32_t)c->peer_mss, (uint32_t)tcp_adv_mss(c->wk, c->raddr));
-	if (c->flags & TF_TS_OK)
-		mss -= 12;
-	if (mss < TCP_MIN_MSS)
-		mss = TCP_MIN_MSS;
-	c->mss = (uint16_t)mss;
+	c->mss = tcp_mss_clamp(c->wk, c->peer_mss, c->raddr, (c->flags & TF_TS_OK) != 0);
 }
 
 static void negotiate(struct arn_tcp_conn *c, const struct tcp_seg *s)
@@ -1087,10 +1082,11 @@ void arn_tcp_icmp_unreach(struct arn_lcore *lc, uint8_t code, uint16_t mtu, uint
 		 * below 576-byte paths' MSS. */
 		if (mtu < 576)
 			mtu = 576;
-		uint32_t mss = (uint32_t)mtu - 40 - ((c->flags & TF_TS_OK) ? 12 : 0);
+		uint16_t mss = tcp_mss_clamp(wk, RTE_MIN((uint32_t)mtu - 40, (uint32_t)c->peer_mss),
+					     c->raddr, (c->flags & TF_TS_OK) != 0);
 		if (mss >= c->mss)
 			return;
-		c->mss = (uint16_t)mss;
+		c->mss = mss;
 		if (c->snd_max != c->snd_una && c->recovery == TCP_REC_NONE) {
 			/* resend what was in flight at the new size, without
 			 * treating it as congestion (Linux tcp_simple_retransmit) */

@@ -65,7 +65,11 @@ static inline bool seq_in(uint32_t x, uint32_t lo, uint32_t hi)
 #define TCP_HDR_LEN 20
 #define TCP_MAX_OPT 40
 #define TCP_DEFAULT_MSS 536 /* RFC 9293 3.7.1 when the peer sent none */
-#define TCP_MIN_MSS 88	    /* floor for PMTU-driven MSS (Linux's tcp_min_snd_mss is 48) */
+/* The smallest MSS option honoured, options included (Linux's
+ * tcp_min_snd_mss, its answer to CVE-2019-11479): a peer that announces
+ * less gets segments of this size, so that no MSS can make a segment carry
+ * less than a few bytes of data (or, unchecked, wrap below zero). */
+#define TCP_MIN_SND_MSS 48
 
 #define TCP_RTO_INIT_MS 1000
 #define TCP_RTO_MIN_MS 200 /* Linux's value; RFC 6298 2.4 allows a lower bound below 1 s */
@@ -291,7 +295,7 @@ struct arn_tcp_conn {
 	uint32_t retrans_bytes; /* records RETRANS and not SACKed: retransmissions in flight */
 	uint32_t rack_xmit_us, rack_end; /* the most recently sent delivered segment */
 	uint32_t rack_rtt_us; /* 0: nothing delivered in this flight yet (RACK.xmit_ts unset) */
-	uint32_t rack_fack; /* highest SACKed sequence + 1 */
+	uint32_t rack_fack;   /* highest SACKed sequence + 1 */
 	uint32_t min_rtt_us;
 	uint32_t dsack_round; /* valid with rack_dsack_round */
 	uint64_t min_rtt_ms;  /* when min_rtt_us was taken */
@@ -398,6 +402,10 @@ struct arn_tcp_worker {
 	uint32_t n_free;  /* blocks on the free list */
 	uint32_t reserve; /* blocks passive opens leave for active ones */
 	uint32_t rcvbuf, sndbuf;
+	/* The most payload one segment can carry: what an mbuf of the worker's
+	 * pool holds after the headroom, less the largest TCP header. Every
+	 * MSS is clamped to it (segments are built in one mbuf). */
+	uint32_t seg_max;
 	enum arn_tcp_cc cc_default; /* for ARN_TCP_CC_DEFAULT: CUBIC or NewReno */
 
 	/* flow table */
@@ -501,6 +509,12 @@ void tcp_send_synack_cookie(struct arn_tcp_worker *wk, const struct tcp_seg *s, 
 			    uint32_t tsval, uint16_t mss, int ws, bool sack);
 void tcp_send_probe(struct arn_tcp_conn *c); /* zero-window / keepalive probe */
 uint16_t tcp_adv_mss(struct arn_tcp_worker *wk, uint32_t raddr);
+/* The payload per segment for a peer that announced MSS @p peer_mss (0:
+ * none, RFC 9293's 536), with @p ts timestamps on every segment: the
+ * smaller of the peer's and ours, raised to TCP_MIN_SND_MSS before the
+ * options are taken off (so it never wraps), and never more than one mbuf
+ * holds. Always in [TCP_MIN_SND_MSS - 12, wk->seg_max]. */
+uint16_t tcp_mss_clamp(const struct arn_tcp_worker *wk, uint32_t peer_mss, uint32_t raddr, bool ts);
 uint32_t tcp_ts_now(const struct arn_tcp_conn *c);
 void tcp_retransmit_timeout(struct arn_tcp_conn *c);
 

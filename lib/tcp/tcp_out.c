@@ -26,10 +26,23 @@ uint32_t tcp_ts_now(const struct arn_tcp_conn *c)
 
 uint16_t tcp_adv_mss(struct arn_tcp_worker *wk, uint32_t raddr)
 {
-	uint16_t mtu = arn_net_route_mtu(wk->lc, raddr);
-	if (mtu < 40 + TCP_DEFAULT_MSS)
-		return TCP_DEFAULT_MSS;
-	return (uint16_t)(mtu - 40);
+	uint32_t mtu = arn_net_route_mtu(wk->lc, raddr);
+	uint32_t mss = mtu ? mtu - RTE_MIN(mtu, 40u) : TCP_DEFAULT_MSS; /* 0: no route yet */
+	mss = RTE_MIN(mss, wk->seg_max);
+	return (uint16_t)RTE_MAX(mss, (uint32_t)TCP_MIN_SND_MSS);
+}
+
+uint16_t tcp_mss_clamp(const struct arn_tcp_worker *wk, uint32_t peer_mss, uint32_t raddr, bool ts)
+{
+	uint32_t mss = peer_mss ? peer_mss : TCP_DEFAULT_MSS;
+	mss = RTE_MIN(mss, (uint32_t)tcp_adv_mss((struct arn_tcp_worker *)wk, raddr));
+	/* Clamp first, then take the options off: in that order no value of
+	 * the peer's option can wrap the subtraction (Linux's
+	 * __tcp_mtu_to_mss). */
+	mss = RTE_MAX(mss, (uint32_t)TCP_MIN_SND_MSS);
+	if (ts)
+		mss -= 12;
+	return (uint16_t)RTE_MIN(mss, wk->seg_max);
 }
 
 void tcp_want_output(struct arn_tcp_conn *c)
@@ -127,8 +140,14 @@ static void seg_send(struct arn_tcp_worker *wk, struct rte_mbuf *m, unsigned hdr
 		TCP_INC(wk, OUT_DROPPED);
 }
 
+/* Room for a header of @p hdr_len bytes and @p payload bytes in @p m, or
+ * NULL. Checked in 32 bits before anything narrows to the mbuf's 16-bit
+ * lengths: a length that does not fit is refused, never wrapped. */
 static struct rte_tcp_hdr *hdr_put(struct rte_mbuf *m, unsigned hdr_len, uint32_t payload)
 {
+	if (hdr_len > TCP_HDR_LEN + TCP_MAX_OPT || payload > rte_pktmbuf_tailroom(m) ||
+	    hdr_len + payload > rte_pktmbuf_tailroom(m))
+		return NULL;
 	char *p = rte_pktmbuf_append(m, (uint16_t)(hdr_len + payload));
 	if (p == NULL)
 		return NULL;
@@ -243,9 +262,11 @@ static int xmit(struct arn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flag
 	unsigned hlen = TCP_HDR_LEN + olen;
 	struct rte_tcp_hdr *th = hdr_put(m, hlen, len);
 	if (th == NULL) {
+		/* Cannot happen while every MSS goes through tcp_mss_clamp();
+		 * counted, and nothing is written, if it ever does. */
 		rte_pktmbuf_free(m);
-		TCP_INC(wk, OUT_NOMBUF);
-		return -ENOBUFS;
+		TCP_INC(wk, OUT_OVERSIZE);
+		return -EMSGSIZE;
 	}
 	th->src_port = rte_cpu_to_be_16(c->lport);
 	th->dst_port = rte_cpu_to_be_16(c->rport);
@@ -380,7 +401,9 @@ static uint32_t seg_room(const struct arn_tcp_conn *c)
 		unsigned olen = (c->flags & TF_TS_OK) ? 12 : 0;
 		unsigned nb = RTE_MIN(blocks, (TCP_MAX_OPT - olen - 4) / 8);
 		uint32_t sack = 4 + 8 * nb;
-		room = room > sack + 64 ? room - sack : 64;
+		/* never above c->mss: TCP_MIN_SND_MSS leaves 8 bytes beside
+		 * the largest option set */
+		room = room > sack + 8 ? room - sack : RTE_MIN(room, 8u);
 	}
 	return room;
 }

@@ -121,6 +121,48 @@ def test_options():
     return c
 
 
+def test_tiny_mss(c):
+    """Issue 12: an MSS option of 1 with timestamps used to wrap Arion's
+    MSS to 65525, and a reply larger than one mbuf was written past it.
+    Arion must raise a tiny MSS to Linux's floor (48, so 36 bytes of data
+    beside timestamps) and echo byte-exact in segments that small."""
+    t = Conn(50003, [("MSS", 1), ("SAckOK", b""), ("Timestamp", (1000, 0)), ("NOP", None),
+                     ("WScale", 7)])
+    check(opts(t.synack).get("MSS") == 1460, "MSS 1: Arion still announces its own 1460")
+    t.established()
+    data = bytes((i * 7 + 3) & 0xff for i in range(3000))
+    for off in range(0, len(data), 1000):  # three segments within Arion's 1460
+        send(t.seg("PA", data[off:off + 1000]))
+        t.seq += 1000
+    got, sizes = {}, []
+    for _ in range(30):
+        r = exchange(t.seg("A"), wait=0.5)
+        for p in r:
+            n = len(p[TCP].payload)
+            if n:
+                sizes.append(n)
+                got[p[TCP].seq] = bytes(p[TCP].payload)
+        # ACK everything contiguous so far
+        nxt = t.ack
+        while nxt in got:
+            nxt += len(got[nxt])
+        t.ack = nxt
+        if nxt - (t.synack[TCP].seq + 1) >= len(data):
+            break
+    base = t.synack[TCP].seq + 1
+    echoed = b""
+    k = base
+    while k in got:
+        echoed += got[k]
+        k += len(got[k])
+    check(echoed == data, "MSS 1: %d of %d bytes echoed byte-exact" % (len(echoed), len(data)))
+    check(sizes and max(sizes) <= 36, "MSS 1: every segment carries at most 36 bytes (largest %s)"
+          % (max(sizes) if sizes else None))
+    send(t.seg("A"))
+    send(t.seg("R"))
+    check(c.echo(b"alive") == b"alive", "Arion alive after the MSS-1 connection")
+
+
 def test_out_of_window(c):
     r = exchange(c.seg("PA", b"far away", seq=c.seq + 10000000), count=1)
     acks = [p for p in r if p[TCP].flags == "A" and p[TCP].ack == c.seq]
@@ -230,6 +272,7 @@ def test_syn_flood():
 def main():
     random.seed(int(time.time()))
     c = test_options()
+    test_tiny_mss(c)
     test_out_of_window(c)
     test_blind_rst_syn(c)
     test_syn_flood()

@@ -3,7 +3,11 @@
  *
  * Input: byte 0 picks the starting state (LISTEN, SYN_SENT, SYN_RECEIVED,
  * ESTABLISHED with or without SACK/timestamps, FIN_WAIT_1, FIN_WAIT_2,
- * CLOSE_WAIT, LAST_ACK, CLOSING, TIME_WAIT, a SYN-cookie connection);
+ * CLOSE_WAIT, LAST_ACK, CLOSING, TIME_WAIT, a SYN-cookie connection:
+ * byte 0 % 12), the MSS the peer's handshake announces (byte 0 / 12 % 8:
+ * 1460, then the edges 1, 11, 12, 88, 536, 65535 and none) and the buffer
+ * sizes (byte 0 / 96: 8 KB or 256 KB, so that the send queue can hold more
+ * than any one segment and full-size segments are reachable);
  * the rest is a list of records, each a segment relative to the
  * connection's sequence numbers (so that most land near the window) or an
  * application action, with the clock advanced between them. The fake net
@@ -25,6 +29,8 @@
 static struct arn_lcore *lc = &fake_lc[0];
 static struct arn_tcp_conn *conn;
 static uint32_t p_seq, our_next;
+static int hs_mss = 1460; /* what the peer's SYN (or SYN-ACK) announces; <0: none */
+static const int hs_mss_table[8] = {1460, 1, 11, 12, 88, 536, 65535, -1};
 
 static int f_accept(struct arn_tcp_conn *c, void *u)
 {
@@ -73,7 +79,7 @@ static void drain(void)
 
 static void handshake(bool opts)
 {
-	struct fake_opts o = {.mss = 1460, .ws = 7, .sack_ok = true, .ts = true, .tsval = 100};
+	struct fake_opts o = {.mss = hs_mss, .ws = 7, .sack_ok = true, .ts = true, .tsval = 100};
 	p_seq = 1000;
 	in(TH_SYN, p_seq, 0, 65535, opts ? &o : NULL, NULL, 0);
 	drain();
@@ -157,7 +163,7 @@ static void reach(unsigned st)
 						   1, 0, 1000, NULL, NULL, 0));
 		drain();
 		struct fake_opts o = {
-		    .mss = 1400, .ws = 2, .sack_ok = true, .ts = true, .tsval = 9};
+		    .mss = hs_mss, .ws = 2, .sack_ok = true, .ts = true, .tsval = 9};
 		in(TH_SYN, 7000, 0, 1000, &o, NULL, 0);
 		struct fake_out out;
 		arn_tcp_worker_poll(lc, fake_now_us);
@@ -188,7 +194,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	fake_eal_init();
-	atexit(fake_eal_fini); /* removes /var/run/dpdk/arn-t-unit-<pid> */
+	atexit(fake_eal_fini);	       /* removes /var/run/dpdk/arn-t-unit-<pid> */
 	arn_log_set_spec("off", NULL); /* no counter line per run */
 	return 0;
 }
@@ -199,8 +205,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	unsigned full = rte_mempool_avail_count(fake_pool);
+	uint32_t buf = data[0] / 96 ? 256 * 1024 : 8192;
 	struct arn_dataplane conf = {
-	    .tcp_max_connections = 8, .tcp_rcvbuf = 8192, .tcp_sndbuf = 8192};
+	    .tcp_max_connections = 8, .tcp_rcvbuf = buf, .tcp_sndbuf = buf};
 	if (arn_tcp_worker_init(lc, &conf) != 0)
 		abort();
 	struct arn_tcp_listen_opts lo = {.backlog = 4};
@@ -209,9 +216,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	conn = NULL;
 	our_next = 0;
 	fake_mtu = 1500;
+	hs_mss = hs_mss_table[data[0] / 12 % 8];
 	reach(data[0] % 12);
 	size_t i = 1;
-	static uint8_t payload[16384];
+	static uint8_t payload[65536];
 	while (i + 12 <= size) {
 		const uint8_t *r = data + i;
 		uint8_t kind = r[0];
@@ -221,7 +229,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (conn) {
 				switch (kind & 7) {
 				case 0:
-					arn_tcp_write(conn, payload, (uint32_t)r[1] * 64);
+					/* up to 64 KB at once: more than any segment */
+					arn_tcp_write(conn, payload, (uint32_t)r[1] * 257);
 					break;
 				case 1:
 					arn_tcp_shutdown(conn);
@@ -254,8 +263,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			/* a segment: flags, seq/ack offsets, window, options, data */
 			struct fake_opts o = fake_no_opts;
 			uint8_t ob = r[10];
-			if (ob & 1)
-				o.mss = r[11] * 8;
+			if (ob & 1) /* 0x80: the small values, else 0..65535 coarsely */
+				o.mss = (ob & 0x80) ? r[11] : r[11] * 257;
 			if (ob & 2)
 				o.ws = r[11] & 15;
 			o.sack_ok = ob & 4;

@@ -543,7 +543,7 @@ static void test_ack_when_pushed_data_is_read_unless_interactive(void **state)
 	(void)state;
 	open_conn(true, true, 7);
 	struct arn_tcp_conn *c = app.conn;
-	c->quickack = 0; /* past the start of the connection */
+	c->quickack = 0;		/* past the start of the connection */
 	c->last_rcv_ms = c->wk->now_ms; /* and not idle */
 	struct fake_opts o = popts();
 	inject(TH_ACK | TH_PSH, p_seq, our_isn + 1, 500, &o, "HTTP/1.1 200 OK\r\n\r\n", 19);
@@ -806,8 +806,8 @@ static void test_congestion_control_from_config(void **state)
 	assert_non_null(lsn);
 	open_conn(true, true, 0);
 	assert_ptr_equal(app.conn->cc, &tcp_cc_newreno);
-	struct arn_tcp_conn *d = arn_tcp_connect(lc, US, PEER, 8080, &t_ops, NULL,
-						 ARN_TCP_CC_DEFAULT, &err);
+	struct arn_tcp_conn *d =
+	    arn_tcp_connect(lc, US, PEER, 8080, &t_ops, NULL, ARN_TCP_CC_DEFAULT, &err);
 	assert_non_null(d);
 	assert_ptr_equal(d->cc, &tcp_cc_newreno);
 	struct arn_tcp_conn *e =
@@ -1494,6 +1494,163 @@ static void test_icmp_frag_needed_shrinks_mss(void **state)
 	assert_int_equal(c->mss, 536);
 }
 
+/* ---- MSS edges (issue 12: an MSS option of 1-11 with timestamps wrapped
+ * c->mss to 65525 and segments overran their mbuf) ------------------------------ */
+
+static const int mss_edges[] = {0, 1, 11, 12, 88, 536, 65535};
+/* The payload per segment for each edge: raised to 48 (Linux's
+ * tcp_min_snd_mss) before the 12 bytes of timestamps come off, capped by
+ * our own 1460 (MTU 1500); 0 is no option at all (RFC 9293's 536). */
+static const uint32_t mss_want_ts[] = {524, 36, 36, 36, 76, 524, 1448};
+static const uint32_t mss_want_plain[] = {536, 48, 48, 48, 88, 536, 1460};
+
+/* Every segment on the wire carries data within [1, want] and the bytes
+ * written, in order; with SACK on, the out-of-order segment the peer sent
+ * puts a SACK block on every ACK, which must come off the payload, not
+ * push it past the MSS. */
+static void mss_check_flow(struct arn_tcp_conn *c, uint16_t pport, uint32_t want, uint32_t peer_seq,
+			   bool sack, bool ts)
+{
+	if (sack) {
+		struct fake_opts o = fake_no_opts;
+		o.ts = ts;
+		o.tsval = 200;
+		arn_tcp_input(lc, fake_seg(PEER, US, pport, c->lport, TH_ACK, peer_seq + 100,
+					   c->snd_una, 65535, &o, "zz", 2));
+	}
+	send_block(c, 20000);
+	fake_advance(lc, 0);
+	uint32_t seq = c->snd_una, full = 0;
+	while (fake_next(lc, &out)) {
+		if (out.len == 0)
+			continue;
+		assert_true(out.len <= want);
+		assert_int_equal(out.seq, seq);
+		for (uint32_t i = 0; i < out.len; i++)
+			assert_int_equal(out.data[i], (uint8_t)((seq - c->snd_una + i) * 13 + 1));
+		seq += out.len;
+		if (out.len == want)
+			full++;
+		if (sack)
+			assert_int_equal(out.o.n_sack, 1);
+	}
+	assert_true(seq != c->snd_una);
+	/* with a SACK block on every ACK the full size is never reached */
+	assert_true(sack ? full == 0 || want > 600 : full > 0);
+	assert_int_equal(cnt(ARN_TCP_C_OUT_OVERSIZE), 0);
+	arn_tcp_abort(c);
+	fake_advance(lc, 1);
+	fake_drain(lc);
+}
+
+static void test_mss_edges_passive(void **state)
+{
+	(void)state;
+	uint16_t pport = 41000;
+	for (unsigned e = 0; e < RTE_DIM(mss_edges); e++)
+		for (int ts = 0; ts < 2; ts++)
+			for (int sack = 0; sack < 2; sack++, pport++) {
+				struct fake_opts o = {.mss = mss_edges[e] ? mss_edges[e] : -1,
+						      .ws = 7,
+						      .sack_ok = sack,
+						      .ts = ts,
+						      .tsval = 100};
+				arn_tcp_input(lc, fake_seg(PEER, US, pport, LPORT, TH_SYN, 1000, 0,
+							   65535, &o, NULL, 0));
+				fake_advance(lc, 0);
+				assert_true(fake_next(lc, &out));
+				assert_int_equal(out.flags, TH_SYN | TH_ACK);
+				struct fake_opts a = fake_no_opts;
+				a.ts = ts;
+				a.tsval = 101;
+				a.tsecr = out.o.tsval;
+				arn_tcp_input(lc, fake_seg(PEER, US, pport, LPORT, TH_ACK, 1001,
+							   out.seq + 1, 65535, &a, NULL, 0));
+				struct arn_tcp_conn *c = app.conn;
+				assert_non_null(c);
+				uint32_t want = ts ? mss_want_ts[e] : mss_want_plain[e];
+				assert_int_equal(c->mss, want);
+				mss_check_flow(c, pport, want, 1001, sack, ts);
+			}
+}
+
+/* The same edges from an upstream's SYN-ACK (an active open). */
+static void test_mss_edges_active(void **state)
+{
+	(void)state;
+	for (unsigned e = 0; e < RTE_DIM(mss_edges); e++)
+		for (int ts = 0; ts < 2; ts++)
+			for (int sack = 0; sack < 2; sack++) {
+				int err = 0;
+				struct arn_tcp_conn *c = arn_tcp_connect(
+				    lc, US, PEER, 8080, &t_ops, NULL, ARN_TCP_CC_CUBIC, &err);
+				assert_non_null(c);
+				fake_advance(lc, 0);
+				assert_true(fake_next(lc, &out));
+				struct fake_opts o = {.mss = mss_edges[e] ? mss_edges[e] : -1,
+						      .ws = 7,
+						      .sack_ok = sack,
+						      .ts = ts,
+						      .tsval = 1,
+						      .tsecr = out.o.tsval};
+				arn_tcp_input(lc,
+					      fake_seg(PEER, US, 8080, c->lport, TH_SYN | TH_ACK,
+						       9000, c->iss + 1, 65535, &o, NULL, 0));
+				assert_int_equal(c->state, TCPS_ESTABLISHED);
+				uint32_t want = ts ? mss_want_ts[e] : mss_want_plain[e];
+				assert_int_equal(c->mss, want);
+				fake_advance(lc, 0);
+				fake_drain(lc);
+				mss_check_flow(c, 8080, want, 9001, sack, ts);
+			}
+}
+
+/* The second line of defence: were c->mss ever wrong again, the output
+ * path refuses a segment that does not fit its mbuf (counted) instead of
+ * writing past it. */
+static void test_oversize_segment_refused_not_written(void **state)
+{
+	(void)state;
+	open_conn(true, true, 7);
+	struct arn_tcp_conn *c = app.conn;
+	c->mss = 65525; /* what MSS 1 with timestamps used to make */
+	c->snd_wnd = 1u << 20;
+	c->cwnd = 1u << 20;
+	send_block(c, 70000);
+	fake_advance(lc, 0);
+	assert_true(cnt(ARN_TCP_C_OUT_OVERSIZE) > 0);
+	while (fake_next(lc, &out))
+		assert_true(out.len <= 1460);
+	c->mss = 1448;
+	tcp_want_output(c);
+	fake_advance(lc, 0);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.len, 1448);
+}
+
+/* A SYN-cookie connection takes its MSS from the cookie's table (536 at
+ * least, as Linux's msstab), whatever tiny MSS the SYN announced. */
+static void test_mss_tiny_with_syn_cookies(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 16; i++) { /* fill the SYN queue (backlog 16) */
+		struct fake_opts o = {.mss = 1460, .ws = -1};
+		arn_tcp_input(lc, fake_seg(PEER + 1 + (uint32_t)i, US, 5000, LPORT, TH_SYN, 1, 0,
+					   65535, &o, NULL, 0));
+	}
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	struct fake_opts o = {.mss = 1, .ws = -1, .ts = true, .tsval = 50};
+	arn_tcp_input(lc, fake_seg(PEER, US, PPORT, LPORT, TH_SYN, 1000, 0, 65535, &o, NULL, 0));
+	expect_seg(TH_SYN | TH_ACK);
+	assert_int_equal(cnt(ARN_TCP_C_SYN_COOKIES_SENT), 1);
+	struct fake_opts a = {.mss = -1, .ws = -1, .ts = true, .tsval = 51, .tsecr = out.o.tsval};
+	inject(TH_ACK, 1001, out.seq + 1, 65535, &a, NULL, 0);
+	assert_non_null(app.conn);
+	assert_int_equal(app.conn->mss, 536 - 12);
+	mss_check_flow(app.conn, PPORT, 536 - 12, 1001, false, true);
+}
+
 /* ---- keepalive, cookies, pools ------------------------------------------------------ */
 
 static void test_keepalive_probes_then_reset(void **state)
@@ -1659,8 +1816,8 @@ static void test_echo_filter(void **state)
 {
 	(void)state;
 	int err = 0;
-	struct arn_tcp_listener *l =
-		arn_tcp_listen(lc, US, 7, &arn_tcp_echo_ops, NULL, &(struct arn_tcp_listen_opts){0}, &err);
+	struct arn_tcp_listener *l = arn_tcp_listen(lc, US, 7, &arn_tcp_echo_ops, NULL,
+						    &(struct arn_tcp_listen_opts){0}, &err);
 	assert_non_null(l);
 	arn_tcp_input(lc, fake_seg(PEER, US, 1234, 7, TH_SYN, 1, 0, 1000, NULL, NULL, 0));
 	expect_seg(TH_SYN | TH_ACK);
@@ -2065,6 +2222,11 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_rack_idle_past_half_the_clock_marks_nothing_lost,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_icmp_frag_needed_shrinks_mss, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_mss_edges_passive, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_mss_edges_active, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_mss_tiny_with_syn_cookies, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_oversize_segment_refused_not_written, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_keepalive_probes_then_reset, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_syn_cookies_when_queue_full, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pool_exhaustion_counted_not_fatal, setup,
@@ -2072,8 +2234,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_pool_reserve_for_active_opens, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write_limits_and_writable, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_handles_resolve_until_close, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_echo_filter, setup,
-					    teardown),
+	    cmocka_unit_test_setup_teardown(test_echo_filter, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_link_clean_cubic, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_link_loss_5pct_sack, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_link_loss_3pct_no_sack_newreno, setup, teardown),
