@@ -64,7 +64,10 @@ struct arn_tcp_ops {
 	 * rte_pktmbuf_mtod()/data_len is payload. The chain stays owned by the
 	 * stack: consume with arn_tcp_rx_consume() / arn_tcp_read() /
 	 * arn_tcp_rx_take(). Data left unconsumed keeps the window closed;
-	 * on_data is called again only when more data arrives.
+	 * on_data is called again only when more data arrives. Pointers into
+	 * the chain are valid only until the callback returns: the stack may
+	 * copy small segments into full mbufs afterwards, so that a peer's
+	 * tiny segments cannot pin an mbuf each (tcp_rmem.c).
 	 */
 	void (*on_data)(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len);
 	/** The peer sent FIN (after all its data was delivered). */
@@ -139,8 +142,9 @@ int arn_tcp_write(struct arn_tcp_conn *c, const void *buf, uint32_t len);
 
 /**
  * Queue an mbuf chain (zero copy into the send buffer; segments are built by
- * copying from it). On success the stack owns @p m. The chain may exceed the
- * remaining space by less than one chain (the limit is checked before, as
+ * copying from it; small mbufs are copied into the queue's tail instead, so
+ * that the queue stays bounded in mbufs as well as in bytes). On success the stack owns @p m. The
+ * chain may exceed the remaining space by less than one chain (the limit is checked before, as
  * Linux does with sk_sndbuf); when the buffer is already full the call fails.
  * @return 0; -EAGAIN (buffer full; caller keeps @p m; on_writable follows),
  *   -EPIPE, -ENOTCONN as arn_tcp_write().

@@ -241,20 +241,30 @@ int arn_tcp_write_mbuf(struct arn_tcp_conn *c, struct rte_mbuf *m)
 		return -EAGAIN;
 	}
 	struct tcp_q *q = &c->sndq;
-	struct rte_mbuf *last = m;
-	uint32_t bytes = 0, n = 0;
-	for (struct rte_mbuf *x = m; x; x = x->next) {
+	uint32_t bytes = 0;
+	/* Linked as they are, except small ones (a peer's one-byte segments
+	 * passed on by echo or a proxy), whose bytes are copied into the tail
+	 * when it has room and is ours alone: the send queue is bounded in
+	 * bytes, and this keeps it bounded in mbufs too (issue 12, item 2). */
+	for (struct rte_mbuf *x = m, *nx; x; x = nx) {
+		nx = x->next;
+		x->next = NULL;
+		x->nb_segs = 1;
+		x->pkt_len = x->data_len;
 		bytes += x->data_len;
-		n++;
-		last = x;
+		struct rte_mbuf *t = q->tail;
+		if (t && x->data_len < c->wk->seg_max / 2 && RTE_MBUF_DIRECT(t) &&
+		    rte_mbuf_refcnt_read(t) == 1 && rte_pktmbuf_tailroom(t) >= x->data_len) {
+			memcpy(rte_pktmbuf_mtod_offset(t, uint8_t *, t->data_len),
+			       rte_pktmbuf_mtod(x, uint8_t *), x->data_len);
+			t->data_len = (uint16_t)(t->data_len + x->data_len);
+			t->pkt_len = t->data_len;
+			q->bytes += x->data_len;
+			rte_pktmbuf_free_seg(x);
+			continue;
+		}
+		tcp_q_append(q, x);
 	}
-	if (q->tail)
-		q->tail->next = m;
-	else
-		q->head = m;
-	q->tail = last;
-	q->bytes += bytes;
-	q->n += n;
 	if (bytes)
 		tcp_want_output(c);
 	return 0;

@@ -142,7 +142,9 @@ static void conn_release(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
 {
 	tcp_q_free(&c->sndq);
 	tcp_q_free(&c->rcvq);
+	wk->cnt[ARN_TCP_C_OOO_MBUFS] -= c->oooq.n;
 	tcp_q_free(&c->oooq);
+	tcp_ooo_untrack(c);
 	tcp_txr_free_all(c);
 	uint32_t gen = c->gen + 1;
 	uint32_t idx = c->index;
@@ -197,6 +199,7 @@ void tcp_conn_init_common(struct arn_tcp_worker *wk, struct arn_tcp_conn *c, uin
 	c->rport = rport;
 	c->rcvbuf = wk->rcvbuf;
 	c->sndbuf = wk->sndbuf;
+	c->rmem_max = tcp_rmem_budget(wk, c->rcvbuf);
 	c->rto = TCP_RTO_INIT_MS;
 	c->peer_mss = TCP_DEFAULT_MSS;
 	c->mss = TCP_DEFAULT_MSS;
@@ -411,6 +414,7 @@ int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 	 * whatever dataplane.mbuf_pool.data_room_size says. */
 	struct rte_mbuf *probe = arn_net_alloc(lc);
 	uint32_t room = probe ? rte_pktmbuf_tailroom(probe) : 0;
+	struct rte_mempool *pool = probe ? probe->pool : NULL;
 	if (probe)
 		rte_pktmbuf_free(probe);
 	if (room < TCP_HDR_LEN + TCP_MAX_OPT + TCP_DEFAULT_MSS) {
@@ -423,6 +427,7 @@ int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 		return -ENOBUFS;
 	}
 	wk->seg_max = room - TCP_HDR_LEN - TCP_MAX_OPT;
+	tcp_rmem_init(wk, pool);
 	tcp_random(wk->key, sizeof(wk->key));
 	tcp_random(wk->cookie_key, sizeof(wk->cookie_key));
 	tcp_random(&wk->port_hint, sizeof(wk->port_hint));
@@ -454,6 +459,7 @@ void arn_tcp_worker_poll(struct arn_lcore *lc, uint64_t now_tsc)
 	for (unsigned i = 0; i < n_apps; i++)
 		if (apps[i]->worker_poll)
 			apps[i]->worker_poll(lc, apps[i]->arg);
+	tcp_rmem_poll(wk);
 	tcp_process_outq(wk);
 	tcp_process_closeq(wk);
 }
@@ -512,7 +518,7 @@ const char *arn_tcp_counter_help(enum arn_tcp_counter id)
 
 bool arn_tcp_counter_is_gauge(enum arn_tcp_counter id)
 {
-	return id == ARN_TCP_C_ACTIVE || id == ARN_TCP_C_TIME_WAIT;
+	return id == ARN_TCP_C_ACTIVE || id == ARN_TCP_C_TIME_WAIT || id == ARN_TCP_C_OOO_MBUFS;
 }
 
 int arn_tcp_stats(unsigned worker, uint64_t *out)

@@ -315,7 +315,17 @@ static void listen_input(struct arn_tcp_worker *wk, struct tcp_seg *s, struct rt
 		return;
 	}
 	if (s->flags & TH_ACK) {
-		if (!(s->flags & (TH_SYN | TH_FIN))) {
+		/* A cookie is only looked for while one may be out (Linux's
+		 * tcp_synq_no_recent_overflow): a bare ACK long after the last
+		 * cookie is just a stray segment, and answering it by checking
+		 * costs a hash and offers 2^24 guesses per second for free. */
+		bool cookie_window =
+		    l->cookie_sent_ms && wk->now_ms - l->cookie_sent_ms <= TCP_COOKIE_VALID_MS;
+		if (!(s->flags & (TH_SYN | TH_FIN)) && cookie_window) {
+			if (tcp_rmem_refuse_new(wk)) {
+				rte_pktmbuf_free(m);
+				return;
+			}
 			struct arn_tcp_conn *c = cookie_conn(wk, l, s);
 			if (c) {
 				if (!accept_conn(c)) {
@@ -344,12 +354,16 @@ static void listen_input(struct arn_tcp_worker *wk, struct tcp_seg *s, struct rt
 	/* A SYN. Data on it is dropped (no TCP Fast Open); the peer sends it
 	 * again after the handshake. */
 	rte_pktmbuf_free(m);
+	/* the mbuf pool is nearly empty: established connections first */
+	if (tcp_rmem_refuse_new(wk))
+		return;
 	struct arn_tcp_conn *c = NULL;
 	if (l->syn_queued >= l->backlog)
 		TCP_INC(wk, SYN_QUEUE_FULL);
 	else
 		c = tcp_conn_alloc(wk, true);
 	if (c == NULL) {
+		l->cookie_sent_ms = wk->now_ms ? wk->now_ms : 1;
 		send_cookie(wk, s);
 		return;
 	}
@@ -928,6 +942,12 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 		tcp_send_rst_conn(c);
 		tcp_conn_drop(c, -ECONNABORTED);
 		return;
+	} else if (len && seq == c->rcv_nxt && !tcp_rmem_admit(c, true)) {
+		/* over the connection's mbuf bound even after collapsing:
+		 * dropped, the peer sends it again */
+		len = 0;
+		fin = false;
+		c->flags |= TF_ACK_NOW;
 	} else if (len && seq == c->rcv_nxt) {
 		m->pkt_len = m->data_len = (uint16_t)len;
 		tcp_q_append(&c->rcvq, m);

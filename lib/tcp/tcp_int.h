@@ -92,6 +92,7 @@ static inline bool seq_in(uint32_t x, uint32_t lo, uint32_t hi)
 #define TCP_APPS_MAX 8
 #define TCP_WHEEL_SLOTS 4096	     /* 1 ms slots; later deadlines go round again */
 #define TCP_CHALLENGE_ACK_LIMIT 1000 /* per second per worker (Linux default) */
+#define TCP_COOKIE_VALID_MS 128000   /* a cookie's life: two 64 s counter steps */
 #define TCP_PORT_LO 32768
 #define TCP_PORT_HI 60999
 #define TCP_PAWS_24DAYS_MS (24u * 86400u * 1000u)
@@ -346,6 +347,9 @@ struct arn_tcp_conn {
 	struct tcp_q rcvq;	  /* in order, unconsumed */
 	struct tcp_q oooq;	  /* out of order, sorted; seq in m->hash.usr */
 	uint32_t rcvbuf, sndbuf;
+	uint32_t rmem_max; /* mbufs rcvq + oooq may hold (tcp_rmem.c) */
+	bool ooo_listed;   /* on the worker's list of out-of-order queues */
+	struct arn_tcp_conn *ooo_prev, *ooo_next;
 
 	/* timers: absolute ms deadlines, 0 = off */
 	uint64_t t_rexmt, t_delack, t_keep, t_2msl;
@@ -373,6 +377,7 @@ struct arn_tcp_conn {
 } __rte_cache_aligned;
 
 struct arn_tcp_listener {
+	uint64_t cookie_sent_ms; /* last SYN cookie sent; 0: never */
 	uint32_t addr;
 	uint16_t port;
 	bool used;
@@ -406,7 +411,17 @@ struct arn_tcp_worker {
 	 * pool holds after the headroom, less the largest TCP header. Every
 	 * MSS is clamped to it (segments are built in one mbuf). */
 	uint32_t seg_max;
-	enum arn_tcp_cc cc_default; /* for ARN_TCP_CC_DEFAULT: CUBIC or NewReno */
+	enum arn_tcp_cc cc_default;
+
+	/* receive memory in mbufs (tcp_rmem.c) */
+	struct rte_mempool *pool; /* the pool every segment comes from */
+	uint32_t ooo_max;	  /* mbufs all out-of-order queues may hold */
+	uint32_t pressure_lo;	  /* free mbufs below which: pressure */
+	uint32_t pressure_severe; /* ... and below which: refuse new connections */
+	bool pressure, pressure_severe_on;
+	uint64_t rmem_checked_ms;
+	struct arn_tcp_conn *ooo_head, *ooo_tail;
+	/* oldest out-of-order queue first */ /* for ARN_TCP_CC_DEFAULT: CUBIC or NewReno */
 
 	/* flow table */
 	struct arn_tcp_conn **htab;
@@ -601,6 +616,22 @@ static inline void tcp_dsack_note(struct arn_tcp_conn *c, uint32_t start, uint32
 	c->dsack.end = end;
 	c->flags |= TF_DSACK;
 }
+
+/* ---- tcp_rmem.c --------------------------------------------------------------------- */
+void tcp_rmem_init(struct arn_tcp_worker *wk, struct rte_mempool *pool);
+/* The mbufs a connection with @p rcvbuf may hold in rcvq + oooq. */
+uint32_t tcp_rmem_budget(const struct arn_tcp_worker *wk, uint32_t rcvbuf);
+/* May one more mbuf join @p c's receive queues (@p in_order: at rcv_nxt)?
+ * Collapses and prunes to make room; false (counted) when it may not. */
+bool tcp_rmem_admit(struct arn_tcp_conn *c, bool in_order);
+/* Pool pressure so low that new connections are refused (counted). */
+bool tcp_rmem_refuse_new(struct arn_tcp_worker *wk);
+/* Once per poll: read the pool, prune out-of-order queues under pressure. */
+void tcp_rmem_poll(struct arn_tcp_worker *wk);
+void tcp_ooo_track(struct arn_tcp_conn *c);
+void tcp_ooo_untrack(struct arn_tcp_conn *c);
+/* Drop @p c's whole out-of-order queue (and the SACK blocks for it). */
+void tcp_ooo_prune(struct arn_tcp_conn *c);
 
 /* ---- tcp_cksum.c -------------------------------------------------------------------- */
 struct rte_ipv4_hdr;

@@ -192,18 +192,13 @@ static void ooo_free(struct arn_tcp_conn *c, struct rte_mbuf *m)
 {
 	c->oooq.bytes -= m->data_len;
 	c->oooq.n--;
+	c->wk->cnt[ARN_TCP_C_OOO_MBUFS]--;
 	m->next = NULL;
 	rte_pktmbuf_free_seg(m);
 }
 
 bool tcp_ooo_insert(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq)
 {
-	uint32_t limit = RTE_MAX(64u, c->rcvbuf / 512);
-	if (c->oooq.n >= limit) {
-		TCP_INC(c->wk, OOO_DROPPED);
-		rte_pktmbuf_free(m);
-		return false;
-	}
 	struct rte_mbuf *prev = NULL, *cur = c->oooq.head;
 	while (cur && seq_leq(mseq(cur), seq)) {
 		prev = cur;
@@ -249,6 +244,18 @@ bool tcp_ooo_insert(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq)
 		rte_pktmbuf_free(m);
 		return false;
 	}
+	/* the mbuf bounds (tcp_rmem.c), once the overlaps are gone */
+	if (!tcp_rmem_admit(c, false)) {
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	/* admission may have pruned this queue: find the place again */
+	prev = NULL;
+	cur = c->oooq.head;
+	while (cur && seq_leq(mseq(cur), seq)) {
+		prev = cur;
+		cur = cur->next;
+	}
 	m->hash.usr = seq;
 	m->next = cur;
 	if (prev)
@@ -259,6 +266,8 @@ bool tcp_ooo_insert(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq)
 		c->oooq.tail = m;
 	c->oooq.bytes += m->data_len;
 	c->oooq.n++;
+	c->wk->cnt[ARN_TCP_C_OOO_MBUFS]++;
+	tcp_ooo_track(c);
 
 	/* the contiguous run of queued data that holds it: the SACK block */
 	uint32_t run_s = 0, run_e = 0;
@@ -289,6 +298,7 @@ uint32_t tcp_ooo_pull(struct arn_tcp_conn *c)
 			c->oooq.tail = NULL;
 		c->oooq.bytes -= m->data_len;
 		c->oooq.n--;
+		c->wk->cnt[ARN_TCP_C_OOO_MBUFS]--;
 		uint32_t end = mseq(m) + m->data_len;
 		if (seq_leq(end, c->rcv_nxt)) {
 			m->next = NULL;
@@ -301,6 +311,8 @@ uint32_t tcp_ooo_pull(struct arn_tcp_conn *c)
 		c->rcv_nxt = end;
 		moved += m->data_len;
 	}
+	if (c->oooq.head == NULL)
+		tcp_ooo_untrack(c);
 	tcp_rsack_trim(c);
 	return moved;
 }

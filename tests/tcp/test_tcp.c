@@ -1676,6 +1676,189 @@ static void test_keepalive_probes_then_reset(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_KEEPALIVES), 4);
 }
 
+/* ---- receive memory in mbufs (issue 12, item 2) ------------------------------------ */
+
+static unsigned pool_used(void)
+{
+	return pool_full - rte_mempool_avail_count(fake_pool);
+}
+
+/* 15,000 one-byte segments, in order, to an application that does not read
+ * (a stalled connection): the window alone would let them pin 15,000
+ * mbufs; collapsing keeps the queue within the connection's mbuf budget,
+ * and every byte is still there, in order, when the application reads. */
+static void test_rcv_tiny_segments_collapsed(void **state)
+{
+	(void)state;
+	open_conn(true, true, 7);
+	struct arn_tcp_conn *c = app.conn;
+	app.hold = true;
+	unsigned peak = 0;
+	for (uint32_t i = 0; i < 15000; i++) {
+		uint8_t b = (uint8_t)(i * 31 + 7);
+		struct fake_opts o = popts();
+		inject(TH_ACK, p_seq, our_isn + 1, 65535, &o, &b, 1);
+		p_seq++;
+		if (i % 64 == 0) {
+			fake_advance(lc, 0);
+			fake_drain(lc);
+		}
+		assert_true(c->rcvq.n + c->oooq.n <= c->rmem_max);
+		peak = RTE_MAX(peak, pool_used());
+	}
+	assert_int_equal(c->rcvq.bytes, 15000);
+	assert_true(cnt(ARN_TCP_C_RCV_COLLAPSED) > 14000);
+	assert_int_equal(cnt(ARN_TCP_C_RCV_DROPPED_MBUFS), 0);
+	/* the whole connection, acknowledgements in flight included, never
+	 * held more than its budget and a burst */
+	assert_true(peak <= c->rmem_max + 70);
+	app.hold = false;
+	t_data(c, c->rcvq.head, c->rcvq.bytes);
+	assert_int_equal(app.rx_len, 15000);
+	for (uint32_t i = 0; i < 15000; i++)
+		assert_int_equal(app.rx[i], (uint8_t)(i * 31 + 7));
+}
+
+/* Out of order, one-byte segments with gaps cannot be collapsed: 32
+ * connections x 512 of them would take the whole pool. Each connection
+ * stays within its budget, all of them within the worker's bound, and a
+ * connection with a real loss still gets its out-of-order data queued
+ * (the oldest queue, an attacker's, makes room). */
+static void test_ooo_tiny_segments_bounded(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *atk[32];
+	for (int k = 0; k < 32; k++) {
+		uint16_t pp = (uint16_t)(42000 + k);
+		arn_tcp_input(lc,
+			      fake_seg(PEER, US, pp, LPORT, TH_SYN, 1000, 0, 65535,
+				       &(struct fake_opts){.mss = 1460, .ws = 7, .sack_ok = true},
+				       NULL, 0));
+		fake_advance(lc, 0);
+		assert_true(fake_next(lc, &out));
+		arn_tcp_input(lc, fake_seg(PEER, US, pp, LPORT, TH_ACK, 1001, out.seq + 1, 65535,
+					   NULL, NULL, 0));
+		atk[k] = app.conn;
+		assert_non_null(atk[k]);
+		for (uint32_t i = 0; i < 512; i++) {
+			uint8_t b = 'x';
+			arn_tcp_input(lc, fake_seg(PEER, US, pp, LPORT, TH_ACK, 1003 + 2 * i,
+						   out.seq + 1, 65535, NULL, &b, 1));
+			if (i % 64 == 0) {
+				fake_advance(lc, 0);
+				fake_drain(lc);
+			}
+		}
+		fake_advance(lc, 0);
+		fake_drain(lc);
+		assert_true(atk[k]->oooq.n <= atk[k]->rmem_max);
+	}
+	struct arn_tcp_worker *wk = atk[0]->wk;
+	assert_true(cnt(ARN_TCP_C_OOO_MBUFS) <= wk->ooo_max);
+	assert_true(pool_used() < pool_full / 4);
+	assert_true(cnt(ARN_TCP_C_OOO_DROPPED) > 0);
+	/* a real connection with one lost segment */
+	app.accepts = 0;
+	open_conn(true, true, 7);
+	struct arn_tcp_conn *c = app.conn;
+	uint64_t pruned = cnt(ARN_TCP_C_OOO_PRUNED);
+	char data[1000];
+	memset(data, 'd', sizeof(data));
+	for (int i = 1; i <= 8; i++) {
+		struct fake_opts o = popts();
+		inject(TH_ACK, p_seq + (uint32_t)i * 1000, our_isn + 1, 65535, &o, data, 1000);
+	}
+	assert_int_equal(c->oooq.n, 8);
+	assert_true(cnt(ARN_TCP_C_OOO_PRUNED) >= pruned);
+	/* the hole fills: everything is delivered */
+	struct fake_opts o = popts();
+	uint32_t before = app.rx_len;
+	inject(TH_ACK, p_seq, our_isn + 1, 65535, &o, data, 1000);
+	assert_int_equal(app.rx_len - before, 9000);
+	assert_int_equal(c->oooq.n, 0);
+	assert_false(c->ooo_listed);
+}
+
+/* The pool itself: under a quarter free, out-of-order queues go and none
+ * starts; under an eighth, new connections are refused (no SYN-ACK, no
+ * cookie) while an established one still receives in order. */
+static void test_pool_pressure_prunes_then_refuses(void **state)
+{
+	(void)state;
+	open_conn(true, true, 7);
+	struct arn_tcp_conn *c = app.conn;
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq + 100, our_isn + 1, 65535, &o, "late", 4);
+	assert_int_equal(c->oooq.n, 1);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	/* take the pool down to a tenth */
+	static struct rte_mbuf *hold[16384];
+	unsigned n = 0, target = pool_full / 10;
+	while (rte_mempool_avail_count(fake_pool) > target)
+		hold[n++] = rte_pktmbuf_alloc(fake_pool);
+	fake_advance(lc, 1);
+	assert_int_equal(c->oooq.n, 0);
+	assert_true(cnt(ARN_TCP_C_OOO_PRUNED) >= 1);
+	assert_int_equal(cnt(ARN_TCP_C_MEM_PRESSURE), 1);
+	expect_seg(TH_ACK); /* the SACK block for what was dropped is gone */
+	assert_int_equal(out.o.n_sack, 0);
+	o = popts();
+	inject(TH_ACK, p_seq + 100, our_isn + 1, 65535, &o, "late", 4);
+	assert_int_equal(c->oooq.n, 0);
+	assert_int_equal(cnt(ARN_TCP_C_OOO_DROPPED_PRESSURE), 1);
+	expect_seg(TH_ACK); /* a duplicate ACK: the peer learns nothing was kept */
+	assert_int_equal(out.o.n_sack, 0);
+	/* a new client: refused, silently */
+	arn_tcp_input(lc, fake_seg(PEER, US, 45000, LPORT, TH_SYN, 1, 0, 65535, NULL, NULL, 0));
+	expect_none();
+	assert_int_equal(cnt(ARN_TCP_C_CONN_REFUSED_PRESSURE), 1);
+	/* the established one goes on */
+	uint32_t before = app.rx_len;
+	o = popts();
+	inject(TH_ACK, p_seq, our_isn + 1, 65535, &o, "in order", 8);
+	assert_int_equal(app.rx_len - before, 8);
+	p_seq += 8;
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	/* relief: new clients are welcome again */
+	while (n)
+		rte_pktmbuf_free(hold[--n]);
+	fake_advance(lc, 1);
+	arn_tcp_input(lc, fake_seg(PEER, US, 45000, LPORT, TH_SYN, 1, 0, 65535, NULL, NULL, 0));
+	expect_seg(TH_SYN | TH_ACK);
+}
+
+/* Issue 12 item 7: a bare ACK to a listener is a cookie candidate only
+ * within a cookie's life after the listener last sent one (Linux's
+ * tcp_synq_no_recent_overflow). */
+static void test_bare_ack_checked_as_cookie_only_after_overflow(void **state)
+{
+	(void)state;
+	arn_tcp_input(lc,
+		      fake_seg(PEER, US, 30000, LPORT, TH_ACK, 101, 12345, 1000, NULL, NULL, 0));
+	expect_seg(TH_RST);
+	assert_int_equal(cnt(ARN_TCP_C_SYN_COOKIES_BAD), 0); /* not even checked */
+	for (int i = 0; i < 16; i++)
+		arn_tcp_input(lc, fake_seg(PEER, US, (uint16_t)(20000 + i), LPORT, TH_SYN, 7, 0,
+					   1000, NULL, NULL, 0));
+	arn_tcp_input(lc, fake_seg(PEER, US, 30001, LPORT, TH_SYN, 100, 0, 1000, NULL, NULL, 0));
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	assert_int_equal(cnt(ARN_TCP_C_SYN_COOKIES_SENT), 1);
+	arn_tcp_input(lc,
+		      fake_seg(PEER, US, 30000, LPORT, TH_ACK, 101, 12345, 1000, NULL, NULL, 0));
+	expect_seg(TH_RST);
+	assert_int_equal(cnt(ARN_TCP_C_SYN_COOKIES_BAD), 1);
+	/* past a cookie's life: not checked again */
+	fake_advance(lc, TCP_COOKIE_VALID_MS + 1000);
+	fake_drain(lc);
+	arn_tcp_input(lc,
+		      fake_seg(PEER, US, 30002, LPORT, TH_ACK, 101, 12345, 1000, NULL, NULL, 0));
+	expect_seg(TH_RST);
+	assert_int_equal(cnt(ARN_TCP_C_SYN_COOKIES_BAD), 1);
+}
+
 static void test_syn_cookies_when_queue_full(void **state)
 {
 	(void)state;
@@ -1833,6 +2016,49 @@ static void test_echo_filter(void **state)
 			fin = true;
 	}
 	assert_true(echoed && fin);
+	arn_tcp_unlisten(lc, l);
+}
+
+/* The echo filter passes received mbufs to the send queue without a copy;
+ * a peer whose window is closed and who sends one-byte segments must not
+ * make that queue one mbuf per byte (issue 12, item 2): small mbufs are
+ * copied into the tail. */
+static void test_echo_tiny_segments_coalesced(void **state)
+{
+	(void)state;
+	int err = 0;
+	struct arn_tcp_listener *l = arn_tcp_listen(lc, US, 7, &arn_tcp_echo_ops, NULL,
+						    &(struct arn_tcp_listen_opts){0}, &err);
+	assert_non_null(l);
+	arn_tcp_input(lc, fake_seg(PEER, US, 1234, 7, TH_SYN, 1, 0, 0, NULL, NULL, 0));
+	expect_seg(TH_SYN | TH_ACK);
+	uint32_t isn = out.seq;
+	arn_tcp_input(lc, fake_seg(PEER, US, 1234, 7, TH_ACK, 2, isn + 1, 0, NULL, NULL, 0));
+	struct arn_tcp_conn *c = tcp_lookup(tcp_wk(lc), US, 7, PEER, 1234);
+	assert_non_null(c);
+	for (uint32_t i = 0; i < 5000; i++) {
+		uint8_t b = (uint8_t)i;
+		arn_tcp_input(lc,
+			      fake_seg(PEER, US, 1234, 7, TH_ACK, 2 + i, isn + 1, 0, NULL, &b, 1));
+		if (i % 64 == 0) {
+			fake_advance(lc, 0);
+			fake_drain(lc);
+		}
+	}
+	assert_int_equal(c->sndq.bytes, 5000);
+	assert_true(c->sndq.n <= 8);
+	assert_int_equal(c->rcvq.bytes, 0);
+	/* the window opens: the bytes come back in order */
+	fake_drain(lc);
+	arn_tcp_input(lc, fake_seg(PEER, US, 1234, 7, TH_ACK, 5002, isn + 1, 65535, NULL, NULL, 0));
+	fake_advance(lc, 0);
+	uint32_t got = 0;
+	while (fake_next(lc, &out)) {
+		for (uint32_t k = 0; k < out.len; k++)
+			assert_int_equal(out.data[k], (uint8_t)(out.seq - isn - 1 + k));
+		got += out.len;
+	}
+	assert_true(got >= 5000);
 	arn_tcp_unlisten(lc, l);
 }
 
@@ -2229,12 +2455,19 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_keepalive_probes_then_reset, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_syn_cookies_when_queue_full, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rcv_tiny_segments_collapsed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ooo_tiny_segments_bounded, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pool_pressure_prunes_then_refuses, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_bare_ack_checked_as_cookie_only_after_overflow,
+					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pool_exhaustion_counted_not_fatal, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_pool_reserve_for_active_opens, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write_limits_and_writable, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_handles_resolve_until_close, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_echo_filter, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_echo_tiny_segments_coalesced, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_link_clean_cubic, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_link_loss_5pct_sack, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_link_loss_3pct_no_sack_newreno, setup, teardown),

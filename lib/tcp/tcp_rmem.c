@@ -1,0 +1,290 @@
+/*
+ * Receive memory, counted in mbufs (issue 12, item 2).
+ *
+ * The receive window counts payload bytes, but every segment pins a whole
+ * mbuf of the worker's pool, whatever it carries: a peer that sends
+ * one-byte segments holds 2 KB of pool per byte of window. So, as Linux
+ * counts an skb's truesize against sk_rcvbuf, each connection's receive
+ * and out-of-order queues are also bounded in mbufs, and the pool itself
+ * is watched:
+ *
+ *   1. Per connection, rcvq + oooq may hold at most c->rmem_max mbufs
+ *      (twice what a full window of full segments needs). A segment that
+ *      would pass it first collapses runs of small mbufs into full ones
+ *      (Linux's tcp_collapse), then, for in-order data, drops the
+ *      out-of-order queue (tcp_prune_ofo_queue); an out-of-order segment
+ *      that still does not fit is dropped.
+ *   2. Per worker, out-of-order queues together hold at most
+ *      wk->ooo_max mbufs (an eighth of the pool). Past it, the queue that
+ *      has held data longest is dropped first: a real loss is repaired
+ *      within a round trip, a queue that stays is an attack or a dead
+ *      peer.
+ *   3. The pool: once a millisecond the worker reads how many mbufs are
+ *      free. Under a quarter, every out-of-order queue is dropped and no
+ *      new one starts (pressure); under an eighth, new connections are
+ *      refused as well (SYNs and SYN-cookie ACKs dropped), so that the
+ *      connections already established keep the mbufs they need.
+ *
+ * Dropping out-of-order data that was SACKed is reneging (RFC 2018 8):
+ * allowed, and senders recover by retransmission; our SACK blocks for it
+ * are forgotten at once so that we stop reporting what we no longer hold.
+ */
+#include <string.h>
+
+#include <rte_mempool.h>
+
+#include "tcp_int.h"
+
+static inline uint32_t mseq(const struct rte_mbuf *m)
+{
+	return m->hash.usr;
+}
+
+/* A small mbuf is worth copying into a shared one. */
+static inline bool small(const struct arn_tcp_worker *wk, const struct rte_mbuf *m)
+{
+	return m->data_len < wk->seg_max / 2;
+}
+
+void tcp_rmem_init(struct arn_tcp_worker *wk, struct rte_mempool *pool)
+{
+	wk->pool = pool;
+	uint32_t size = pool ? pool->size : 0;
+	wk->ooo_max = RTE_MAX(size / 8, 256u);
+	wk->pressure_lo = size / 4;
+	wk->pressure_severe = size / 8;
+}
+
+uint32_t tcp_rmem_budget(const struct arn_tcp_worker *wk, uint32_t rcvbuf)
+{
+	/* twice what a full window of full segments takes */
+	uint32_t full = (rcvbuf + wk->seg_max - 1) / wk->seg_max;
+	return RTE_MAX(2 * full + 8, 32u);
+}
+
+/* ---- the worker's list of out-of-order queues, oldest first ----------------- */
+
+void tcp_ooo_track(struct arn_tcp_conn *c)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	if (c->ooo_listed)
+		return;
+	c->ooo_listed = true;
+	c->ooo_next = NULL;
+	c->ooo_prev = wk->ooo_tail;
+	if (wk->ooo_tail)
+		wk->ooo_tail->ooo_next = c;
+	else
+		wk->ooo_head = c;
+	wk->ooo_tail = c;
+}
+
+void tcp_ooo_untrack(struct arn_tcp_conn *c)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	if (!c->ooo_listed)
+		return;
+	c->ooo_listed = false;
+	if (c->ooo_prev)
+		c->ooo_prev->ooo_next = c->ooo_next;
+	else
+		wk->ooo_head = c->ooo_next;
+	if (c->ooo_next)
+		c->ooo_next->ooo_prev = c->ooo_prev;
+	else
+		wk->ooo_tail = c->ooo_prev;
+	c->ooo_prev = c->ooo_next = NULL;
+}
+
+void tcp_ooo_prune(struct arn_tcp_conn *c)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	uint32_t n = c->oooq.n;
+	if (n == 0)
+		return;
+	wk->cnt[ARN_TCP_C_OOO_PRUNED] += n;
+	wk->cnt[ARN_TCP_C_OOO_MBUFS] -= n;
+	tcp_q_free(&c->oooq);
+	tcp_ooo_untrack(c);
+	/* what we no longer hold is no longer reported (Linux's
+	 * tcp_sack_reset after tcp_prune_ofo_queue) */
+	c->n_rsack = 0;
+	c->flags &= ~TF_OOO_FIN;
+	c->flags |= TF_ACK_NOW;
+	tcp_want_output(c);
+}
+
+/* ---- collapse ------------------------------------------------------------------ */
+
+/*
+ * Copy runs of small mbufs of @p q into as few new mbufs as their bytes
+ * need. Out of order (@p ooo), a run also has to be contiguous in
+ * sequence, and each new mbuf carries its first byte's sequence. Stops,
+ * keeping what it has not replaced, when the pool is empty.
+ * @return mbufs saved.
+ */
+static uint32_t q_collapse(struct arn_tcp_worker *wk, struct tcp_q *q, bool ooo)
+{
+	uint32_t saved = 0;
+	struct rte_mbuf *prev = NULL, *m = q->head;
+	while (m) {
+		struct rte_mbuf *nx = m->next;
+		if (!small(wk, m) || nx == NULL || !small(wk, nx) ||
+		    (ooo && mseq(m) + m->data_len != mseq(nx))) {
+			prev = m;
+			m = nx;
+			continue;
+		}
+		/* the run: m and every small (contiguous) mbuf after it */
+		struct rte_mbuf *end = nx;
+		uint32_t run_n = 2;
+		while (end->next && small(wk, end->next) &&
+		       (!ooo || mseq(end) + end->data_len == mseq(end->next))) {
+			end = end->next;
+			run_n++;
+		}
+		struct rte_mbuf *after = end->next;
+		/* copy it into new mbufs */
+		struct rte_mbuf *nh = NULL, *nt = NULL;
+		uint32_t new_n = 0;
+		bool ok = true;
+		for (struct rte_mbuf *x = m; x != after; x = x->next) {
+			uint32_t off = 0;
+			while (off < x->data_len) {
+				if (nt == NULL || rte_pktmbuf_tailroom(nt) == 0) {
+					struct rte_mbuf *n = arn_net_alloc(wk->lc);
+					if (n == NULL) {
+						ok = false;
+						break;
+					}
+					if (ooo)
+						n->hash.usr = mseq(x) + off;
+					n->next = NULL;
+					if (nt)
+						nt->next = n;
+					else
+						nh = n;
+					nt = n;
+					new_n++;
+				}
+				uint32_t k = RTE_MIN((uint32_t)x->data_len - off,
+						     (uint32_t)rte_pktmbuf_tailroom(nt));
+				char *dst = rte_pktmbuf_append(nt, (uint16_t)k);
+				memcpy(dst, rte_pktmbuf_mtod_offset(x, char *, off), k);
+				off += k;
+			}
+			if (!ok)
+				break;
+		}
+		if (!ok || new_n >= run_n) {
+			for (struct rte_mbuf *x = nh; x;) {
+				struct rte_mbuf *y = x->next;
+				x->next = NULL;
+				rte_pktmbuf_free_seg(x);
+				x = y;
+			}
+			if (!ok)
+				return saved;
+			prev = end;
+			m = after;
+			continue;
+		}
+		/* splice the new mbufs in place of the run, free the run */
+		for (struct rte_mbuf *x = m; x != after;) {
+			struct rte_mbuf *y = x->next;
+			x->next = NULL;
+			rte_pktmbuf_free_seg(x);
+			x = y;
+		}
+		if (prev)
+			prev->next = nh;
+		else
+			q->head = nh;
+		nt->next = after;
+		if (after == NULL)
+			q->tail = nt;
+		q->n -= run_n - new_n;
+		saved += run_n - new_n;
+		prev = nt;
+		m = after;
+	}
+	return saved;
+}
+
+static void collapse(struct arn_tcp_conn *c)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	uint32_t s = q_collapse(wk, &c->rcvq, false);
+	uint32_t o = q_collapse(wk, &c->oooq, true);
+	wk->cnt[ARN_TCP_C_OOO_MBUFS] -= o;
+	if (s + o) {
+		wk->cnt[ARN_TCP_C_RCV_COLLAPSED] += s + o;
+		/* the receive queue's chain changed under the application:
+		 * on_data's contract says it holds no pointer into it */
+	}
+}
+
+/* ---- admission ------------------------------------------------------------------ */
+
+bool tcp_rmem_admit(struct arn_tcp_conn *c, bool in_order)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	if (!in_order) {
+		if (wk->pressure) {
+			TCP_INC(wk, OOO_DROPPED_PRESSURE);
+			return false;
+		}
+		/* the worker's bound: the oldest queue goes, if not ours */
+		while (wk->cnt[ARN_TCP_C_OOO_MBUFS] >= wk->ooo_max && wk->ooo_head &&
+		       wk->ooo_head != c)
+			tcp_ooo_prune(wk->ooo_head);
+		if (wk->cnt[ARN_TCP_C_OOO_MBUFS] >= wk->ooo_max) {
+			TCP_INC(wk, OOO_DROPPED);
+			return false;
+		}
+	}
+	if (c->rcvq.n + c->oooq.n < c->rmem_max)
+		return true;
+	collapse(c);
+	if (c->rcvq.n + c->oooq.n < c->rmem_max)
+		return true;
+	if (!in_order) {
+		TCP_INC(wk, OOO_DROPPED);
+		return false;
+	}
+	/* in-order data is worth more than what waits above a hole */
+	tcp_ooo_prune(c);
+	if (c->rcvq.n < c->rmem_max)
+		return true;
+	/* Cannot happen while the window counts bytes and full mbufs hold
+	 * seg_max of them; counted if it ever does. */
+	TCP_INC(wk, RCV_DROPPED_MBUFS);
+	return false;
+}
+
+bool tcp_rmem_refuse_new(struct arn_tcp_worker *wk)
+{
+	if (!wk->pressure_severe_on)
+		return false;
+	TCP_INC(wk, CONN_REFUSED_PRESSURE);
+	return true;
+}
+
+void tcp_rmem_poll(struct arn_tcp_worker *wk)
+{
+	/* rte_mempool_avail_count() sums every lcore's cache: once a
+	 * millisecond is plenty for a pool that drains at most a burst per
+	 * poll */
+	if (wk->pool == NULL || wk->now_ms == wk->rmem_checked_ms)
+		return;
+	wk->rmem_checked_ms = wk->now_ms;
+	unsigned avail = rte_mempool_avail_count(wk->pool);
+	bool was = wk->pressure;
+	wk->pressure = avail < wk->pressure_lo;
+	wk->pressure_severe_on = avail < wk->pressure_severe;
+	if (wk->pressure && !was)
+		TCP_INC(wk, MEM_PRESSURE);
+	if (wk->pressure)
+		while (wk->ooo_head)
+			tcp_ooo_prune(wk->ooo_head);
+}
