@@ -430,6 +430,9 @@ int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 	tcp_rmem_init(wk, pool);
 	tcp_random(wk->key, sizeof(wk->key));
 	tcp_random(wk->cookie_key, sizeof(wk->cookie_key));
+	tcp_random(&wk->rng, sizeof(wk->rng));
+	wk->rng |= 1;		    /* xorshift's state must not be 0 */
+	wk->chack_sec = UINT64_MAX; /* the first challenge draws a budget */
 	tcp_random(&wk->port_hint, sizeof(wk->port_hint));
 	tcp_clock_set(wk, arn_net_now(lc));
 	wk->wheel_ms = wk->now_ms;

@@ -751,7 +751,7 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 	 * 4.2): a (rate-limited) challenge ACK. */
 	if ((s->flags & (TH_SYN | TH_RST)) == TH_SYN) {
 		rte_pktmbuf_free(m);
-		tcp_send_challenge_ack(c);
+		tcp_send_challenge_ack(c, s);
 		return;
 	}
 
@@ -802,7 +802,7 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 	if (s->flags & TH_RST) {
 		rte_pktmbuf_free(m);
 		if (s->seq != c->rcv_nxt) {
-			tcp_send_challenge_ack(c);
+			tcp_send_challenge_ack(c, s);
 			return;
 		}
 		TCP_INC(wk, RST_RECEIVED);
@@ -837,7 +837,7 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 	uint32_t max_wnd = RTE_MAX(c->max_sndwnd, 1u);
 	if (seq_lt(s->ack, c->snd_una - max_wnd)) {
 		rte_pktmbuf_free(m);
-		tcp_send_challenge_ack(c);
+		tcp_send_challenge_ack(c, s);
 		return;
 	}
 

@@ -93,6 +93,7 @@ static inline bool seq_in(uint32_t x, uint32_t lo, uint32_t hi)
 #define TCP_WHEEL_SLOTS 4096	     /* 1 ms slots; later deadlines go round again */
 #define TCP_CHALLENGE_ACK_LIMIT 1000 /* per second per worker (Linux default) */
 #define TCP_COOKIE_VALID_MS 128000   /* a cookie's life: two 64 s counter steps */
+#define TCP_INVALID_RATELIMIT_MS 500 /* per connection (Linux's tcp_invalid_ratelimit) */
 #define TCP_PORT_LO 32768
 #define TCP_PORT_HI 60999
 #define TCP_PAWS_24DAYS_MS (24u * 86400u * 1000u)
@@ -348,6 +349,7 @@ struct arn_tcp_conn {
 	struct tcp_q oooq;	  /* out of order, sorted; seq in m->hash.usr */
 	uint32_t rcvbuf, sndbuf;
 	uint32_t rmem_max; /* mbufs rcvq + oooq may hold (tcp_rmem.c) */
+	uint64_t chack_ms; /* last challenge ACK for a SYN or data (rate limit) */
 	bool ooo_listed;   /* on the worker's list of out-of-order queues */
 	struct arn_tcp_conn *ooo_prev, *ooo_next;
 
@@ -446,9 +448,10 @@ struct arn_tcp_worker {
 	uint64_t cookie_key[2];
 	uint32_t port_hint;
 
-	/* RFC 5961 challenge ACK budget */
+	/* RFC 5961 challenge ACK budget: drawn at random each second */
 	uint64_t chack_sec;
-	uint32_t chack_count;
+	uint32_t chack_budget;
+	uint64_t rng; /* xorshift64* state, seeded from getrandom() at start */
 
 	uint64_t cnt[ARN_TCP_C_COUNT];
 };
@@ -515,7 +518,8 @@ void tcp_want_output(struct arn_tcp_conn *c);
 void tcp_process_outq(struct arn_tcp_worker *wk);
 int tcp_send_syn(struct arn_tcp_conn *c);
 void tcp_send_ack(struct arn_tcp_conn *c);
-void tcp_send_challenge_ack(struct arn_tcp_conn *c);
+/* @p s: the segment that earned it (NULL: none), for the per-connection limit */
+void tcp_send_challenge_ack(struct arn_tcp_conn *c, const struct tcp_seg *s);
 void tcp_send_rst_conn(struct arn_tcp_conn *c);
 /* RST in reply to @p s for which there is no connection (RFC 9293 3.10.7.1) */
 void tcp_send_rst_reply(struct arn_tcp_worker *wk, const struct tcp_seg *s);
@@ -648,5 +652,16 @@ uint32_t tcp_cookie_make(struct arn_tcp_worker *wk, const struct tcp_seg *s, uin
 /* @return the MSS encoded in a valid cookie, or 0 */
 uint16_t tcp_cookie_check(struct arn_tcp_worker *wk, const struct tcp_seg *s);
 void tcp_random(void *buf, size_t len);
+/* A fast per-worker pseudo-random number (xorshift64*): for choices that
+ * must not be predictable from outside but need no system call per draw. */
+static inline uint64_t tcp_rng(struct arn_tcp_worker *wk)
+{
+	uint64_t x = wk->rng;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	wk->rng = x;
+	return x * 0x2545F4914F6CDD1Dull;
+}
 
 #endif

@@ -307,19 +307,40 @@ void tcp_send_ack(struct arn_tcp_conn *c)
 	xmit(c, c->snd_max, 0, TH_ACK);
 }
 
-void tcp_send_challenge_ack(struct arn_tcp_conn *c)
+/*
+ * RFC 5961's challenge ACK, limited as Linux limits it since the
+ * CVE-2016-5696 side channel (an off-path attacker who counts the challenge
+ * ACKs of a shared, fixed per-second budget learns whether a guessed
+ * 4-tuple exists):
+ *   - per connection, a SYN or a segment with data gets at most one per
+ *     TCP_INVALID_RATELIMIT_MS (Linux's tcp_invalid_ratelimit);
+ *   - per worker, the per-second budget is drawn at random in
+ *     [limit / 2, limit * 3 / 2) each second, so that its exhaustion says
+ *     nothing an attacker can count on.
+ */
+void tcp_send_challenge_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
 {
 	struct arn_tcp_worker *wk = c->wk;
+	if (s && (s->len || (s->flags & TH_SYN))) {
+		if (c->chack_ms && wk->now_ms - c->chack_ms < TCP_INVALID_RATELIMIT_MS) {
+			TCP_INC(wk, CHALLENGE_ACKS_LIMITED);
+			return;
+		}
+		c->chack_ms = wk->now_ms ? wk->now_ms : 1;
+	}
 	uint64_t sec = wk->now_ms / 1000;
-	if (sec != wk->chack_sec) {
-		wk->chack_sec = sec;
-		wk->chack_count = 0;
+	if (sec != wk->chack_sec || wk->chack_budget == 0) {
+		if (sec != wk->chack_sec) {
+			uint32_t half = (TCP_CHALLENGE_ACK_LIMIT + 1) / 2;
+			wk->chack_sec = sec;
+			wk->chack_budget = half + (uint32_t)(tcp_rng(wk) % TCP_CHALLENGE_ACK_LIMIT);
+		}
+		if (wk->chack_budget == 0) {
+			TCP_INC(wk, CHALLENGE_ACKS_LIMITED);
+			return;
+		}
 	}
-	if (wk->chack_count >= TCP_CHALLENGE_ACK_LIMIT) {
-		TCP_INC(wk, CHALLENGE_ACKS_LIMITED);
-		return;
-	}
-	wk->chack_count++;
+	wk->chack_budget--;
 	TCP_INC(wk, CHALLENGE_ACKS);
 	tcp_send_ack(c);
 }

@@ -741,7 +741,10 @@ static void test_syn_on_established_gets_challenge_ack(void **state)
 	assert_int_equal(out.ack, p_seq);
 	assert_int_equal(out.seq, our_isn + 1);
 	assert_int_equal(app.conn->state, TCPS_ESTABLISHED);
-	/* a blind ACK far below snd_una - max window: challenge ACK too */
+	/* a blind ACK far below snd_una - max window: challenge ACK too (once
+	 * the per-connection limit allows another) */
+	fake_advance(lc, TCP_INVALID_RATELIMIT_MS);
+	fake_drain(lc);
 	app.conn->max_sndwnd = 65535;
 	struct fake_opts a = popts();
 	inject(TH_ACK, p_seq, our_isn - 200000, 1000, &a, "x", 1);
@@ -750,15 +753,52 @@ static void test_syn_on_established_gets_challenge_ack(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_CHALLENGE_ACKS), 2);
 }
 
+/* Issue 12 item 7 (CVE-2016-5696): the worker's per-second budget of
+ * challenge ACKs is drawn at random in [limit / 2, limit * 3 / 2), so that
+ * an off-path attacker cannot count on when it runs out. */
 static void test_challenge_ack_rate_limit(void **state)
 {
 	(void)state;
 	open_conn(true, false, 0);
-	for (int i = 0; i < TCP_CHALLENGE_ACK_LIMIT + 50; i++)
-		inject(TH_RST, p_seq + 10, 0, 0, NULL, NULL, 0);
+	uint64_t seen[8];
+	bool differ = false;
+	for (int sec = 0; sec < 8; sec++) {
+		uint64_t sent0 = cnt(ARN_TCP_C_CHALLENGE_ACKS);
+		uint64_t lim0 = cnt(ARN_TCP_C_CHALLENGE_ACKS_LIMITED);
+		for (int i = 0; i < 2 * TCP_CHALLENGE_ACK_LIMIT; i++)
+			inject(TH_RST, p_seq + 10, 0, 0, NULL, NULL, 0);
+		fake_drain(lc);
+		seen[sec] = cnt(ARN_TCP_C_CHALLENGE_ACKS) - sent0;
+		assert_true(seen[sec] >= TCP_CHALLENGE_ACK_LIMIT / 2);
+		assert_true(seen[sec] < TCP_CHALLENGE_ACK_LIMIT * 3 / 2);
+		assert_int_equal(seen[sec] + cnt(ARN_TCP_C_CHALLENGE_ACKS_LIMITED) - lim0,
+				 2 * TCP_CHALLENGE_ACK_LIMIT);
+		if (sec && seen[sec] != seen[0])
+			differ = true;
+		fake_advance(lc, 1000);
+		fake_drain(lc);
+	}
+	assert_true(differ);
+}
+
+/* ... and per connection, a SYN or a data segment earns at most one per
+ * 500 ms (Linux's tcp_invalid_ratelimit); RSTs only meet the budget. */
+static void test_challenge_ack_per_connection_limit(void **state)
+{
+	(void)state;
+	open_conn(true, false, 0);
+	for (int i = 0; i < 10; i++)
+		inject(TH_SYN, 77777 + (uint32_t)i, 0, 1000, NULL, NULL, 0);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 1);
 	fake_drain(lc);
-	assert_int_equal(cnt(ARN_TCP_C_CHALLENGE_ACKS), TCP_CHALLENGE_ACK_LIMIT);
-	assert_int_equal(cnt(ARN_TCP_C_CHALLENGE_ACKS_LIMITED), 50);
+	assert_int_equal(cnt(ARN_TCP_C_CHALLENGE_ACKS), 1);
+	assert_int_equal(cnt(ARN_TCP_C_CHALLENGE_ACKS_LIMITED), 9);
+	fake_advance(lc, TCP_INVALID_RATELIMIT_MS);
+	fake_drain(lc);
+	inject(TH_SYN, 88888, 0, 1000, NULL, NULL, 0);
+	expect_seg(TH_ACK);
+	assert_int_equal(cnt(ARN_TCP_C_CHALLENGE_ACKS), 2);
 }
 
 static void test_paws_drops_old_timestamp(void **state)
@@ -2417,6 +2457,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_syn_on_established_gets_challenge_ack, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_challenge_ack_rate_limit, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_challenge_ack_per_connection_limit, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_congestion_control_from_config, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_paws_drops_old_timestamp, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_paws_reordered_data_after_hole_fill_accepted,
