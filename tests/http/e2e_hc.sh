@@ -66,7 +66,11 @@ for c in d["cluster_statuses"]:
 p=$(curl -s "$admin/stats/prometheus")
 expect "/stats/prometheus: envoy_cluster_endpoint_rq_total with both labels" "$p" \
 	"envoy_cluster_endpoint_rq_total\{envoy_cluster_name=\"web\",envoy_endpoint_address=\"198.18.3.10:8080\"\} $ra"
-if command -v promtool >/dev/null; then
+# promtool is installed by scripts/setup-deps --test (Debian's prometheus):
+# without it this check fails rather than quietly not running
+if ! command -v promtool >/dev/null; then
+	bad "promtool missing: run scripts/setup-deps --test"
+else
 	printf '%s\n' "$p" >"$TOPO_DIR/prom"
 	promtool check metrics <"$TOPO_DIR/prom" >"$TOPO_DIR/promtool" 2>&1
 	prc=$?
