@@ -104,6 +104,21 @@ uint64_t arn_net_hz(void);
 
 /* ---- per-worker L4 state -------------------------------------------------- */
 
+/*
+ * Every struct arn_lcore (lib/net's, and any test's fake of it) begins with
+ * one pointer that belongs to the L4 layer: its per-worker state, reached
+ * in one load without knowing the rest of the layout. A pointer to a
+ * structure points to its first member (C11 6.7.2.1), so this is plain C.
+ */
+static inline void *arn_l4_state(const struct arn_lcore *lc)
+{
+	return *(void *const *)(const void *)lc;
+}
+static inline void arn_l4_set_state(struct arn_lcore *lc, void *state)
+{
+	*(void **)(void *)lc = state;
+}
+
 /**
  * Called by lib/net on each worker lcore before its loop starts: L4 creates
  * its per-worker state (flow table, timers, pools) from @p conf sizes and

@@ -51,7 +51,8 @@ struct arn_lcore_port {
 } __rte_cache_aligned;
 
 struct arn_lcore {
-	/** The L4 layer's per-worker state (arn_tcp_worker_init sets it). */
+	/** The L4 layer's per-worker state (arn_tcp_worker_init sets it). It
+	 * must stay the first member: arn_l4_state() reads it there. */
 	void *l4;
 
 	/* ---- private to lib/net ------------------------------------------------ */

@@ -7,6 +7,17 @@
  * arn_tcp.h promises), tcp_cookie.c (ISNs and SYN cookies), tcp_rack.c
  * (RACK-TLP loss detection, DSACK, undo), tcp_cksum.c (receive checksum).
  *
+ * Layers, each calling only those below it (docs/architecture.md):
+ *   tcp_echo.c, tcp_api.c, tcp_worker.c    what arn_tcp.h and arn_l4.h promise
+ *   tcp_in.c                               the receive path, state machine
+ *   tcp_timeout.c                          what a passed deadline does
+ *   tcp_out.c                              segments, the send decision
+ *   tcp_rack.c                             loss detection, pipe, undo
+ *   tcp_sack.c                             scoreboard, out-of-order queue
+ *   tcp_rmem.c                             receive memory, the receive window
+ *   tcp_conn.c                             pools, flow table, lists, lifecycle
+ *   tcp_timer.c, tcp_cookie.c, tcp_cc.c, tcp_cksum.c   leaves
+ *
  * Loss detection: with SACK, RACK-TLP (RFC 8985) decides what is lost from
  * per-segment transmission records; without SACK, or when a worker's
  * record pool runs dry, RFC 6675 (scoreboard, lost_edge, high_rxt) and
@@ -459,14 +470,12 @@ struct arn_tcp_worker {
 #define TCP_INC(wk, id) ((wk)->cnt[ARN_TCP_C_##id]++)
 #define TCP_DEC(wk, id) ((wk)->cnt[ARN_TCP_C_##id]--)
 
-/* Per-worker state by worker index: lib/tcp never needs lib/net's private
- * struct arn_lcore layout this way (the index comes through the contract). */
+/* Per-worker state: on the lcore's L4 slot (arn_l4.h), one load away. */
 #define TCP_MAX_WORKERS 128
-extern struct arn_tcp_worker *tcp_workers[TCP_MAX_WORKERS];
 
 static inline struct arn_tcp_worker *tcp_wk(struct arn_lcore *lc)
 {
-	return tcp_workers[arn_net_worker_index(lc)];
+	return (struct arn_tcp_worker *)arn_l4_state(lc);
 }
 
 static inline void tcp_clock_set(struct arn_tcp_worker *wk, uint64_t tsc)
@@ -486,6 +495,17 @@ static inline uint64_t tcp_clock(struct arn_tcp_worker *wk)
 }
 
 /* ---- tcp_conn.c ------------------------------------------------------------------ */
+uint32_t tcp_txr_alloc(struct arn_tcp_worker *wk); /* TXR_NIL: none left */
+void tcp_txr_put(struct arn_tcp_worker *wk, uint32_t i);
+void tcp_txr_pool_init(struct arn_tcp_worker *wk);
+void tcp_txr_free_all(struct arn_tcp_conn *c);
+/* Output for @p c at the worker's next tcp_process_outq (tcp_worker.c). */
+void tcp_want_output(struct arn_tcp_conn *c);
+/* The worker's list of out-of-order queues, oldest first (tcp_rmem.c). */
+void tcp_ooo_track(struct arn_tcp_conn *c);
+void tcp_ooo_untrack(struct arn_tcp_conn *c);
+/* The mbufs a connection with @p rcvbuf may hold in rcvq + oooq. */
+uint32_t tcp_rmem_budget(const struct arn_tcp_worker *wk, uint32_t rcvbuf);
 /* A free block, or NULL (counted). @p passive: for a client's connection,
  * which may not take the last max_connections / 8 blocks (kept for active
  * opens: upstream connections). */
@@ -509,13 +529,10 @@ void tcp_q_append(struct tcp_q *q, struct rte_mbuf *m);
 
 /* ---- tcp_in.c -------------------------------------------------------------------- */
 void tcp_input(struct arn_tcp_worker *wk, struct rte_mbuf *m);
-uint32_t tcp_rcv_window(const struct arn_tcp_conn *c);
 void tcp_deliver_eof_if_due(struct arn_tcp_conn *c);
 
 /* ---- tcp_out.c ------------------------------------------------------------------- */
 void tcp_output(struct arn_tcp_conn *c);
-void tcp_want_output(struct arn_tcp_conn *c);
-void tcp_process_outq(struct arn_tcp_worker *wk);
 int tcp_send_syn(struct arn_tcp_conn *c);
 void tcp_send_ack(struct arn_tcp_conn *c);
 /* @p s: the segment that earned it (NULL: none), for the per-connection limit */
@@ -535,12 +552,20 @@ uint16_t tcp_adv_mss(struct arn_tcp_worker *wk, uint32_t raddr);
  * holds. Always in [TCP_MIN_SND_MSS - 12, wk->seg_max]. */
 uint16_t tcp_mss_clamp(const struct arn_tcp_worker *wk, uint32_t peer_mss, uint32_t raddr, bool ts);
 uint32_t tcp_ts_now(const struct arn_tcp_conn *c);
+/* The work a passed retransmission timer does (tcp_timeout.c calls it). */
+bool tcp_tlp_send(struct arn_tcp_conn *c);
+
+/* ---- tcp_timeout.c ---------------------------------------------------------------- */
+/* Run what is due on the wheel up to @p now_ms. */
+void tcp_timer_run(struct arn_tcp_worker *wk, uint64_t now_ms);
 void tcp_retransmit_timeout(struct arn_tcp_conn *c);
+void tcp_tlp_fire(struct arn_tcp_conn *c);
 
 /* ---- tcp_timer.c ------------------------------------------------------------------ */
 void tcp_timer_update(struct arn_tcp_conn *c);
 void tcp_timer_cancel_all(struct arn_tcp_conn *c);
-void tcp_timer_run(struct arn_tcp_worker *wk, uint64_t now_ms);
+/* Unlink and return (through xnext) the connections of slot @p t due by @p now. */
+struct arn_tcp_conn *tcp_timer_due(struct arn_tcp_worker *wk, uint64_t t, uint64_t now);
 void tcp_rexmt_arm(struct arn_tcp_conn *c);
 void tcp_rtt_update(struct arn_tcp_conn *c, uint32_t rtt_ms);
 
@@ -550,7 +575,8 @@ void tcp_sb_trim(struct arn_tcp_conn *c);
 void tcp_sb_clear(struct arn_tcp_conn *c);
 bool tcp_sb_is_lost(const struct arn_tcp_conn *c, uint32_t seq);
 void tcp_sb_update_lost_edge(struct arn_tcp_conn *c);
-uint32_t tcp_pipe(const struct arn_tcp_conn *c);
+/* RFC 6675's pipe from the scoreboard (tcp_pipe() chooses it without RACK) */
+uint32_t tcp_sb_pipe(const struct arn_tcp_conn *c);
 /* Next hole to retransmit at or above max(high_rxt, snd_una) and below
  * @p limit: true with [*start, *end). */
 bool tcp_sb_next_hole(const struct arn_tcp_conn *c, uint32_t limit, uint32_t *start, uint32_t *end);
@@ -563,8 +589,8 @@ void tcp_rsack_note(struct arn_tcp_conn *c, uint32_t start, uint32_t end);
 void tcp_rsack_trim(struct arn_tcp_conn *c);
 
 /* ---- tcp_rack.c --------------------------------------------------------------------- */
-void tcp_txr_pool_init(struct arn_tcp_worker *wk);
-void tcp_txr_free_all(struct arn_tcp_conn *c);
+/* Bytes in flight: RACK's records, or RFC 6675's scoreboard. */
+uint32_t tcp_pipe(const struct arn_tcp_conn *c);
 static inline bool tcp_rack_on(const struct arn_tcp_conn *c)
 {
 	return (c->flags & (TF_SACK_OK | TF_RACK_OFF)) == TF_SACK_OK;
@@ -587,9 +613,7 @@ bool tcp_rack_sack_is_new(const struct arn_tcp_conn *c, const struct tcp_seg *s)
  * index and range, or TXR_NIL; tcp_txr_probed() once it went out. */
 uint32_t tcp_txr_tail_probe(struct arn_tcp_conn *c, uint32_t room, uint32_t *start, uint32_t *end);
 void tcp_txr_probed(struct arn_tcp_conn *c, uint32_t idx);
-/* tcp_out.c: send the probe (one new segment if allowed, else the tail
- * again). @return true if something went out. */
-bool tcp_tlp_send(struct arn_tcp_conn *c);
+
 /* Loss recovery (fast retransmit / RACK) starts: cwnd reduction. */
 void tcp_enter_recovery(struct arn_tcp_conn *c);
 /* Recovery ended with a full ACK. */
@@ -607,7 +631,6 @@ void tcp_rexmt_arm_pto(struct arn_tcp_conn *c);
 /* New data went out: (re)start the probe timer (RFC 8985 7.2), or arm
  * the RTO if none runs. */
 void tcp_rexmt_new_data(struct arn_tcp_conn *c);
-void tcp_tlp_fire(struct arn_tcp_conn *c);
 /* A new congestion response starts (loss recovery or RTO): remember what
  * to restore if DSACKs prove it spurious. */
 void tcp_undo_begin(struct arn_tcp_conn *c);
@@ -623,8 +646,9 @@ static inline void tcp_dsack_note(struct arn_tcp_conn *c, uint32_t start, uint32
 
 /* ---- tcp_rmem.c --------------------------------------------------------------------- */
 void tcp_rmem_init(struct arn_tcp_worker *wk, struct rte_mempool *pool);
-/* The mbufs a connection with @p rcvbuf may hold in rcvq + oooq. */
-uint32_t tcp_rmem_budget(const struct arn_tcp_worker *wk, uint32_t rcvbuf);
+/* The window to advertise: rcvbuf less what waits, receiver SWS avoidance,
+ * never shrinking what was offered. */
+uint32_t tcp_rcv_window(const struct arn_tcp_conn *c);
 /* May one more mbuf join @p c's receive queues (@p in_order: at rcv_nxt)?
  * Collapses and prunes to make room; false (counted) when it may not. */
 bool tcp_rmem_admit(struct arn_tcp_conn *c, bool in_order);
@@ -632,8 +656,6 @@ bool tcp_rmem_admit(struct arn_tcp_conn *c, bool in_order);
 bool tcp_rmem_refuse_new(struct arn_tcp_worker *wk);
 /* Once per poll: read the pool, prune out-of-order queues under pressure. */
 void tcp_rmem_poll(struct arn_tcp_worker *wk);
-void tcp_ooo_track(struct arn_tcp_conn *c);
-void tcp_ooo_untrack(struct arn_tcp_conn *c);
 /* Drop @p c's whole out-of-order queue (and the SACK blocks for it). */
 void tcp_ooo_prune(struct arn_tcp_conn *c);
 

@@ -45,36 +45,6 @@ uint16_t tcp_mss_clamp(const struct arn_tcp_worker *wk, uint32_t peer_mss, uint3
 	return (uint16_t)RTE_MIN(mss, wk->seg_max);
 }
 
-void tcp_want_output(struct arn_tcp_conn *c)
-{
-	struct arn_tcp_worker *wk = c->wk;
-	if (c->flags & TF_IN_OUTQ)
-		return;
-	c->flags |= TF_IN_OUTQ;
-	c->onext = NULL;
-	if (wk->outq_tail)
-		wk->outq_tail->onext = c;
-	else
-		wk->outq = c;
-	wk->outq_tail = c;
-}
-
-void tcp_process_outq(struct arn_tcp_worker *wk)
-{
-	/* Connections added while we run (on_writable writing more) are
-	 * served in this same pass. */
-	while (wk->outq) {
-		struct arn_tcp_conn *c = wk->outq;
-		wk->outq = c->onext;
-		if (wk->outq == NULL)
-			wk->outq_tail = NULL;
-		c->onext = NULL;
-		c->flags &= ~TF_IN_OUTQ;
-		if (c->state != TCPS_CLOSED)
-			tcp_output(c);
-	}
-}
-
 /* ---- options ------------------------------------------------------------------- */
 
 static unsigned put_ts(uint8_t *p, uint32_t tsval, uint32_t tsecr, bool sack_perm)
@@ -642,78 +612,4 @@ void tcp_output(struct arn_tcp_conn *c)
 		c->t_delack = wk->now_ms + TCP_DELACK_MS;
 		tcp_timer_update(c);
 	}
-}
-
-void tcp_retransmit_timeout(struct arn_tcp_conn *c)
-{
-	struct arn_tcp_worker *wk = c->wk;
-	switch (c->state) {
-	case TCPS_SYN_SENT:
-		if (c->backoff >= TCP_SYN_RETRIES) {
-			TCP_INC(wk, TIMEOUTS);
-			TCP_INC(wk, CONNECT_FAILED);
-			if (c->ops && c->ops->on_connected && !(c->flags & TF_APP_CLOSED))
-				c->ops->on_connected(c, -ETIMEDOUT);
-			tcp_conn_drop(c, -ETIMEDOUT);
-			return;
-		}
-		TCP_INC(wk, RTO);
-		c->backoff++;
-		c->flags |= TF_SYN_RTX;
-		tcp_send_syn(c);
-		tcp_rexmt_arm(c);
-		return;
-	case TCPS_SYN_RECEIVED:
-		if (c->backoff >= TCP_SYNACK_RETRIES) {
-			TCP_INC(wk, TIMEOUTS);
-			tcp_conn_drop(c, -ETIMEDOUT);
-			return;
-		}
-		TCP_INC(wk, RTO);
-		c->backoff++;
-		c->flags |= TF_SYN_RTX;
-		tcp_send_syn(c);
-		tcp_rexmt_arm(c);
-		return;
-	case TCPS_ESTABLISHED:
-	case TCPS_CLOSE_WAIT:
-	case TCPS_FIN_WAIT_1:
-	case TCPS_CLOSING:
-	case TCPS_LAST_ACK:
-		break;
-	default:
-		return;
-	}
-	if (c->snd_una == c->snd_max)
-		return;
-	if (c->backoff >= TCP_DATA_RETRIES) {
-		TCP_INC(wk, TIMEOUTS);
-		TCP_INC(wk, RST_TIMEOUT);
-		tcp_send_rst_conn(c);
-		tcp_conn_drop(c, -ETIMEDOUT);
-		return;
-	}
-	TCP_INC(wk, RTO);
-	if (c->recovery == TCP_REC_NONE)
-		tcp_undo_begin(c);
-	if (c->recovery != TCP_REC_LOSS)
-		c->ssthresh = c->cc->ssthresh(c, wk->now_ms);
-	/* A second timeout in a row: the receiver may have reneged on what it
-	 * SACKed (RFC 2018 8), so stop trusting the scoreboard. */
-	if (c->backoff >= 1)
-		tcp_sb_clear(c);
-	c->cwnd = c->mss; /* loss window, RFC 5681 3.1 */
-	c->recovery = TCP_REC_LOSS;
-	c->recover = c->snd_max;
-	c->high_rxt = c->snd_una;
-	c->lost_edge = c->snd_max;
-	c->dupacks = 0;
-	c->reno_sacked = 0;
-	c->flags &= ~TF_RTT_TIMING;
-	c->backoff++;
-	if (tcp_rack_on(c))
-		tcp_rack_mark_all_lost(c);
-	c->flags &= ~(TF_TLP_OUT | TF_TLP_RETRANS | TF_TLP_DSACKED);
-	tcp_output(c);
-	tcp_rexmt_arm(c);
 }

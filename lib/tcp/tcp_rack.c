@@ -19,44 +19,6 @@
 
 #define R(wk, i) (&(wk)->txr[i])
 
-/* ---- pool -------------------------------------------------------------------- */
-
-void tcp_txr_pool_init(struct arn_tcp_worker *wk)
-{
-	wk->txr_free = TXR_NIL;
-	for (uint32_t i = wk->txr_n; i-- > 0;) {
-		wk->txr[i].next = wk->txr_free;
-		wk->txr_free = i;
-	}
-}
-
-static uint32_t txr_alloc(struct arn_tcp_worker *wk)
-{
-	uint32_t i = wk->txr_free;
-	if (i != TXR_NIL)
-		wk->txr_free = wk->txr[i].next;
-	return i;
-}
-
-static void txr_put(struct arn_tcp_worker *wk, uint32_t i)
-{
-	wk->txr[i].next = wk->txr_free;
-	wk->txr_free = i;
-}
-
-void tcp_txr_free_all(struct arn_tcp_conn *c)
-{
-	struct arn_tcp_worker *wk = c->wk;
-	uint32_t i = c->txr_head;
-	while (i != TXR_NIL) {
-		uint32_t n = wk->txr[i].next;
-		txr_put(wk, i);
-		i = n;
-	}
-	c->txr_head = c->txr_tail = TXR_NIL;
-	c->lost_bytes = c->retrans_bytes = 0;
-}
-
 /* Out of records: this connection falls back to RFC 6675 until its pipe
  * drains. What RACK knew carries over: holes below the highest lost
  * record are lost, nothing counts as retransmitted. */
@@ -86,7 +48,7 @@ void tcp_txr_sent(struct arn_tcp_conn *c, uint32_t seq, uint32_t len)
 		rack_fallback(c); /* not contiguous: never expected */
 		return;
 	}
-	uint32_t i = txr_alloc(wk);
+	uint32_t i = tcp_txr_alloc(wk);
 	if (i == TXR_NIL) {
 		rack_fallback(c);
 		return;
@@ -109,7 +71,7 @@ void tcp_txr_sent(struct arn_tcp_conn *c, uint32_t seq, uint32_t len)
 static bool txr_split(struct arn_tcp_conn *c, uint32_t i, uint32_t at)
 {
 	struct arn_tcp_worker *wk = c->wk;
-	uint32_t j = txr_alloc(wk);
+	uint32_t j = tcp_txr_alloc(wk);
 	if (j == TXR_NIL)
 		return false;
 	struct tcp_txrec *a = R(wk, i), *b = R(wk, j);
@@ -149,6 +111,11 @@ void tcp_txr_rexmit(struct arn_tcp_conn *c, uint32_t i)
 	r->flags |= TXR_RETRANS | TXR_EVER_RETRANS;
 	r->xmit_us = (uint32_t)c->wk->now_us;
 	c->retrans_bytes += r->end - r->start;
+}
+
+uint32_t tcp_pipe(const struct arn_tcp_conn *c)
+{
+	return tcp_rack_on(c) ? tcp_rack_pipe(c) : tcp_sb_pipe(c);
 }
 
 uint32_t tcp_rack_pipe(const struct arn_tcp_conn *c)
@@ -515,7 +482,7 @@ void tcp_rack_on_ack(struct arn_tcp_conn *c, const struct tcp_seg *s, uint32_t o
 			c->txr_head = r->next;
 			if (c->txr_head == TXR_NIL)
 				c->txr_tail = TXR_NIL;
-			txr_put(wk, i);
+			tcp_txr_put(wk, i);
 			continue;
 		}
 		if (seq_lt(r->start, c->snd_una) && !(r->flags & TXR_SACKED)) {
@@ -627,22 +594,6 @@ void tcp_rexmt_new_data(struct arn_tcp_conn *c)
 		c->t_rexmt = now + pto;
 		tcp_timer_update(c);
 	}
-}
-
-void tcp_tlp_fire(struct arn_tcp_conn *c)
-{
-	c->flags &= ~TF_TLP;
-	if (c->snd_una == c->snd_max || !tcp_rack_on(c) || c->recovery != TCP_REC_NONE) {
-		if (c->snd_una != c->snd_max)
-			tcp_rexmt_arm(c);
-		return;
-	}
-	if (tcp_tlp_send(c)) {
-		TCP_INC(c->wk, TLP);
-		c->flags |= TF_TLP_OUT;
-		c->tlp_high_seq = c->snd_max;
-	}
-	tcp_rexmt_arm(c);
 }
 
 uint32_t tcp_txr_tail_probe(struct arn_tcp_conn *c, uint32_t room, uint32_t *start, uint32_t *end)

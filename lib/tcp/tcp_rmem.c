@@ -55,65 +55,6 @@ void tcp_rmem_init(struct arn_tcp_worker *wk, struct rte_mempool *pool)
 	wk->pressure_severe = size / 8;
 }
 
-uint32_t tcp_rmem_budget(const struct arn_tcp_worker *wk, uint32_t rcvbuf)
-{
-	/* twice what a full window of full segments takes */
-	uint32_t full = (rcvbuf + wk->seg_max - 1) / wk->seg_max;
-	return RTE_MAX(2 * full + 8, 32u);
-}
-
-/* ---- the worker's list of out-of-order queues, oldest first ----------------- */
-
-void tcp_ooo_track(struct arn_tcp_conn *c)
-{
-	struct arn_tcp_worker *wk = c->wk;
-	if (c->ooo_listed)
-		return;
-	c->ooo_listed = true;
-	c->ooo_next = NULL;
-	c->ooo_prev = wk->ooo_tail;
-	if (wk->ooo_tail)
-		wk->ooo_tail->ooo_next = c;
-	else
-		wk->ooo_head = c;
-	wk->ooo_tail = c;
-}
-
-void tcp_ooo_untrack(struct arn_tcp_conn *c)
-{
-	struct arn_tcp_worker *wk = c->wk;
-	if (!c->ooo_listed)
-		return;
-	c->ooo_listed = false;
-	if (c->ooo_prev)
-		c->ooo_prev->ooo_next = c->ooo_next;
-	else
-		wk->ooo_head = c->ooo_next;
-	if (c->ooo_next)
-		c->ooo_next->ooo_prev = c->ooo_prev;
-	else
-		wk->ooo_tail = c->ooo_prev;
-	c->ooo_prev = c->ooo_next = NULL;
-}
-
-void tcp_ooo_prune(struct arn_tcp_conn *c)
-{
-	struct arn_tcp_worker *wk = c->wk;
-	uint32_t n = c->oooq.n;
-	if (n == 0)
-		return;
-	wk->cnt[ARN_TCP_C_OOO_PRUNED] += n;
-	wk->cnt[ARN_TCP_C_OOO_MBUFS] -= n;
-	tcp_q_free(&c->oooq);
-	tcp_ooo_untrack(c);
-	/* what we no longer hold is no longer reported (Linux's
-	 * tcp_sack_reset after tcp_prune_ofo_queue) */
-	c->n_rsack = 0;
-	c->flags &= ~TF_OOO_FIN;
-	c->flags |= TF_ACK_NOW;
-	tcp_want_output(c);
-}
-
 /* ---- collapse ------------------------------------------------------------------ */
 
 /*
@@ -287,4 +228,24 @@ void tcp_rmem_poll(struct arn_tcp_worker *wk)
 	if (wk->pressure)
 		while (wk->ooo_head)
 			tcp_ooo_prune(wk->ooo_head);
+}
+
+/* ---- the receive window (input and output both ask) --------------------------- */
+
+uint32_t tcp_rcv_window(const struct arn_tcp_conn *c)
+{
+	uint32_t used = c->rcvq.bytes;
+	uint32_t space = c->rcvbuf > used ? c->rcvbuf - used : 0;
+	uint32_t max = 65535u << c->rcv_ws;
+	if (space > max)
+		space = max;
+	uint32_t old = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	/* Receiver SWS avoidance (RFC 9293 3.8.6.2.2): move the right edge
+	 * only by at least min(buffer/2, MSS). */
+	if (space > old && space - old < RTE_MIN(c->rcvbuf / 2, (uint32_t)c->mss))
+		space = old;
+	/* Never shrink what was offered. */
+	if (space < old)
+		space = old;
+	return space;
 }

@@ -133,10 +133,8 @@ static uint32_t hole_bytes(const struct arn_tcp_conn *c, uint32_t a, uint32_t b)
 	return n;
 }
 
-uint32_t tcp_pipe(const struct arn_tcp_conn *c)
+uint32_t tcp_sb_pipe(const struct arn_tcp_conn *c)
 {
-	if (tcp_rack_on(c))
-		return tcp_rack_pipe(c);
 	int64_t flight = (int64_t)(uint32_t)(c->snd_max - c->snd_una);
 	int64_t pipe;
 	if (c->flags & TF_SACK_OK) {

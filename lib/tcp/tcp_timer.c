@@ -7,11 +7,9 @@
  * entry fires early, finds nothing due and is filed again. Deadlines beyond
  * the wheel's span simply go round more than once.
  *
- * Also here: RTT estimation and the RTO (RFC 6298).
+ * Also here: RTT estimation and the RTO (RFC 6298). What happens when a
+ * deadline passes is tcp_timeout.c's: this file only keeps time.
  */
-#include <errno.h>
-
-#include "arn_log.h"
 #include "tcp_int.h"
 
 static void wheel_unlink(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
@@ -108,152 +106,23 @@ void tcp_rtt_update(struct arn_tcp_conn *c, uint32_t rtt)
 	c->rto = rto;
 }
 
-static void keepalive_expire(struct arn_tcp_conn *c)
+/* Unlink and return, linked through xnext, the connections filed in slot
+ * @p t whose entry is due by @p now (entries not due stay where they are;
+ * the list has a link of its own, so that expiry handlers re-filing or
+ * dropping other connections cannot break the caller's walk). */
+struct arn_tcp_conn *tcp_timer_due(struct arn_tcp_worker *wk, uint64_t t, uint64_t now)
 {
-	struct arn_tcp_worker *wk = c->wk;
-	switch (c->state) {
-	case TCPS_SYN_RECEIVED:
-	case TCPS_SYN_SENT:
-		/* handshake deadline: the retransmit timer gives up first, this
-		 * is the backstop */
-		TCP_INC(wk, TIMEOUTS);
-		if (c->state == TCPS_SYN_SENT) {
-			TCP_INC(wk, CONNECT_FAILED);
-			if (c->ops && c->ops->on_connected && !(c->flags & TF_APP_CLOSED))
-				c->ops->on_connected(c, -ETIMEDOUT);
-		}
-		tcp_conn_drop(c, -ETIMEDOUT);
-		return;
-	default:
-		break;
-	}
-	if (!(c->flags & TF_KEEPALIVE) || c->state != TCPS_ESTABLISHED)
-		return;
-	if (c->probes >= c->keep_cnt) {
-		TCP_INC(wk, TIMEOUTS);
-		TCP_INC(wk, RST_TIMEOUT);
-		tcp_send_rst_conn(c);
-		tcp_conn_drop(c, -ETIMEDOUT);
-		return;
-	}
-	/* Only probe an idle connection: data in flight has its own timer. */
-	if (c->snd_max == c->snd_una) {
-		c->probes++;
-		TCP_INC(wk, KEEPALIVES);
-		tcp_send_probe(c);
-		c->t_keep = wk->now_ms + c->keep_intvl_ms;
-	} else {
-		c->t_keep = wk->now_ms + c->keep_idle_ms;
-	}
-}
-
-static void persist_expire(struct arn_tcp_conn *c)
-{
-	struct arn_tcp_worker *wk = c->wk;
-	c->flags &= ~TF_PERSIST;
-	if (c->snd_max != c->snd_una ||
-	    (c->sndq.bytes == 0 && !((c->flags & TF_FIN_QUEUED) && !(c->flags & TF_FIN_SENT)))) {
-		c->backoff = 0;
-		tcp_want_output(c);
-		return;
-	}
-	if (c->probes >= TCP_PERSIST_MAX_PROBES) {
-		TCP_INC(wk, TIMEOUTS);
-		TCP_INC(wk, RST_TIMEOUT);
-		tcp_send_rst_conn(c);
-		tcp_conn_drop(c, -ETIMEDOUT);
-		return;
-	}
-	if (c->snd_wnd != 0) {
-		/* a small window: send what it allows after all (RFC 1122
-		 * 4.2.3.4 override timeout) */
-		c->flags |= TF_FORCE;
-		tcp_output(c);
-		c->flags &= ~TF_FORCE;
-		if (c->snd_max != c->snd_una)
-			return;
-	}
-	c->probes++;
-	TCP_INC(wk, ZWP);
-	tcp_send_probe(c);
-	if (c->backoff < 15)
-		c->backoff++;
-	c->flags |= TF_PERSIST;
-	tcp_rexmt_arm(c);
-}
-
-static void timer_expire(struct arn_tcp_conn *c, uint64_t now)
-{
-	if (c->t_2msl && c->t_2msl <= now) {
-		c->t_2msl = 0;
-		/* TIME_WAIT over, or FIN_WAIT_2 of a closed application gave up */
-		tcp_conn_drop(c, 0);
-		return;
-	}
-	if (c->t_delack && c->t_delack <= now) {
-		c->t_delack = 0;
-		/* Our data did not come in time to carry the ACK: not interactive
-		 * after all (Linux leaves ping-pong mode here too). */
-		c->flags &= ~TF_PINGPONG;
-		if (c->flags & TF_DELACK) {
-			TCP_INC(c->wk, DELAYED_ACKS);
-			c->flags |= TF_ACK_NOW;
-			tcp_output(c);
-		}
-	}
-	if (c->state == TCPS_CLOSED)
-		return;
-	if (c->t_rack && c->t_rack <= now)
-		tcp_rack_timeout(c);
-	if (c->t_rexmt && c->t_rexmt <= now) {
-		c->t_rexmt = 0;
-		if (c->flags & TF_PERSIST)
-			persist_expire(c);
-		else if (c->flags & TF_TLP)
-			tcp_tlp_fire(c);
-		else
-			tcp_retransmit_timeout(c);
-	}
-	if (c->state == TCPS_CLOSED)
-		return;
-	if (c->t_keep && c->t_keep <= now) {
-		c->t_keep = 0;
-		keepalive_expire(c);
-	}
-	if (c->state == TCPS_CLOSED)
-		return;
-	tcp_timer_update(c);
-}
-
-void tcp_timer_run(struct arn_tcp_worker *wk, uint64_t now)
-{
-	uint64_t from = wk->wheel_ms + 1;
-	uint64_t to = now;
-	if (to - from >= TCP_WHEEL_SLOTS)
-		to = from + TCP_WHEEL_SLOTS - 1; /* every slot once covers all */
-	for (uint64_t t = from; t <= to; t++) {
-		wk->wheel_ms = t; /* anything filed from here on lands after t */
-		/* First collect what is due (through xnext, a link of its own, so
-		 * that callbacks re-filing or dropping other connections cannot
-		 * break the walk); entries not due stay where they are. */
-		struct arn_tcp_conn *due = NULL, **tail = &due;
-		struct arn_tcp_conn *c = wk->wheel[t % TCP_WHEEL_SLOTS];
-		while (c) {
-			struct arn_tcp_conn *n = c->tnext;
-			if (c->t_sched <= now) {
-				wheel_unlink(wk, c);
-				*tail = c;
-				tail = &c->xnext;
-				c->xnext = NULL;
-			}
-			c = n;
-		}
-		while (due) {
-			c = due;
-			due = c->xnext;
+	struct arn_tcp_conn *due = NULL, **tail = &due;
+	struct arn_tcp_conn *c = wk->wheel[t % TCP_WHEEL_SLOTS];
+	while (c) {
+		struct arn_tcp_conn *n = c->tnext;
+		if (c->t_sched <= now) {
+			wheel_unlink(wk, c);
+			*tail = c;
+			tail = &c->xnext;
 			c->xnext = NULL;
-			timer_expire(c, now);
 		}
+		c = n;
 	}
-	wk->wheel_ms = now;
+	return due;
 }

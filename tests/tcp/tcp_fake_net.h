@@ -28,6 +28,7 @@
 #define FAKE_ADDR(i) (0xc6120001u + (uint32_t)(i)) /* 198.18.0.1 + i */
 
 struct arn_lcore {
+	void *l4; /* first, as arn_l4.h requires */
 	unsigned idx;
 	struct rte_mbuf *out[4096]; /* captured, IPv4 header prepended */
 	unsigned n_out, out_head;
@@ -206,8 +207,8 @@ struct fake_opts {
 static const struct fake_opts fake_no_opts = {.mss = -1, .ws = -1};
 
 static inline struct rte_mbuf *fake_seg(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,
-				 uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd,
-				 const struct fake_opts *o, const void *data, uint32_t len)
+					uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd,
+					const struct fake_opts *o, const void *data, uint32_t len)
 {
 	uint8_t opt[64]; /* room to build; more than 40 bytes is cut */
 	unsigned n = 0;

@@ -2274,7 +2274,7 @@ static const struct arn_tcp_ops cl_ops = {
 
 static void dump_conns(struct arn_lcore *l)
 {
-	struct arn_tcp_worker *wk = tcp_workers[l->idx];
+	struct arn_tcp_worker *wk = tcp_wk(l);
 	for (uint32_t i = 0; wk && i < wk->max_conns; i++) {
 		struct arn_tcp_conn *c = &wk->conns[i];
 		if (c->flags & TF_FREE)

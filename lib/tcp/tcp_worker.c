@@ -1,0 +1,291 @@
+/*
+ * The top of lib/tcp: a worker's TCP state from start to stop (the
+ * arn_tcp_worker_* entry points of the lib/net contract), the loop step
+ * that runs timers, the modules above TCP and deferred output, the
+ * application registry, and the counters the control lcore reads.
+ *
+ * Per-worker state hangs on struct arn_lcore's L4 slot (arn_l4.h); the
+ * table below exists only for the control lcore, which reads counters by
+ * worker index and never touches a worker's connections.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arn_bootstrap.h"
+#include "arn_log.h"
+#include "arn_stats.h"
+#include "tcp_int.h"
+
+/* Read by the control lcore only (arn_tcp_stats); workers use lc's slot. */
+static struct arn_tcp_worker *stats_workers[TCP_MAX_WORKERS];
+
+static const struct arn_tcp_app *apps[TCP_APPS_MAX];
+static unsigned n_apps;
+
+int arn_tcp_app_register(const struct arn_tcp_app *app)
+{
+	for (unsigned i = 0; i < n_apps; i++)
+		if (apps[i] == app)
+			return 0;
+	if (n_apps == TCP_APPS_MAX)
+		return -ENOSPC;
+	apps[n_apps++] = app;
+	return 0;
+}
+
+static void tcp_process_outq(struct arn_tcp_worker *wk)
+{
+	/* Connections added while we run (on_writable writing more) are
+	 * served in this same pass. */
+	while (wk->outq) {
+		struct arn_tcp_conn *c = wk->outq;
+		wk->outq = c->onext;
+		if (wk->outq == NULL)
+			wk->outq_tail = NULL;
+		c->onext = NULL;
+		c->flags &= ~TF_IN_OUTQ;
+		if (c->state != TCPS_CLOSED)
+			tcp_output(c);
+	}
+}
+
+static const char *const counter_names[] = {
+#define ARN_TCP_COUNTER(id, name, help) name,
+#include "arn_tcp_counters.def"
+#undef ARN_TCP_COUNTER
+};
+
+/* ---- the lib/net contract ---------------------------------------------------------- */
+
+int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
+{
+	unsigned idx = arn_net_worker_index(lc);
+	if (idx >= TCP_MAX_WORKERS) {
+		ARN_ERR(TCP, "worker %u: at most %u workers are supported", idx, TCP_MAX_WORKERS);
+		return -EINVAL;
+	}
+	if (stats_workers[idx] != NULL || arn_l4_state(lc) != NULL) {
+		ARN_ERR(TCP, "worker %u: TCP state already exists", idx);
+		return -EEXIST;
+	}
+	uint32_t maxc = conf && conf->tcp_max_connections ? conf->tcp_max_connections : 16384;
+	struct arn_tcp_worker *wk =
+	    aligned_alloc(RTE_CACHE_LINE_SIZE, RTE_ALIGN_CEIL(sizeof(*wk), RTE_CACHE_LINE_SIZE));
+	if (wk == NULL)
+		return -ENOMEM;
+	memset(wk, 0, sizeof(*wk));
+	wk->lc = lc;
+	wk->index = idx;
+	wk->hz = arn_net_hz();
+	wk->tsc_per_ms = wk->hz / 1000 ? wk->hz / 1000 : 1;
+	wk->tsc_per_us = wk->hz / 1000000 ? wk->hz / 1000000 : 1;
+	wk->max_conns = maxc;
+	wk->rcvbuf = conf && conf->tcp_rcvbuf ? conf->tcp_rcvbuf : 256 * 1024;
+	wk->sndbuf = conf && conf->tcp_sndbuf ? conf->tcp_sndbuf : 256 * 1024;
+	wk->cc_default =
+	    conf && conf->tcp_cc == ARN_DP_TCP_CC_NEWRENO ? ARN_TCP_CC_NEWRENO : ARN_TCP_CC_CUBIC;
+	if (wk->rcvbuf < 4096)
+		wk->rcvbuf = 4096;
+	if (wk->sndbuf < 4096)
+		wk->sndbuf = 4096;
+	size_t csz =
+	    RTE_ALIGN_CEIL(sizeof(struct arn_tcp_conn) * (size_t)maxc, RTE_CACHE_LINE_SIZE);
+	wk->conns = aligned_alloc(RTE_CACHE_LINE_SIZE, csz);
+	uint32_t hsize = 1;
+	while (hsize < maxc && hsize < (1u << 30))
+		hsize <<= 1;
+	wk->htab = calloc(hsize, sizeof(*wk->htab));
+	/* RACK records: 8 segments in flight per connection on average;
+	 * a connection that finds none left falls back to RFC 6675 */
+	uint64_t nrec = (uint64_t)maxc * 8;
+	if (nrec < 8192)
+		nrec = 8192;
+	if (nrec > (1u << 20))
+		nrec = 1u << 20;
+	wk->txr_n = (uint32_t)nrec;
+	wk->txr = malloc(sizeof(*wk->txr) * wk->txr_n);
+	if (wk->conns == NULL || wk->htab == NULL || wk->txr == NULL) {
+		ARN_ERR(TCP, "worker %u: no memory for %u connections", idx, maxc);
+		free(wk->conns);
+		free(wk->htab);
+		free(wk->txr);
+		free(wk);
+		return -ENOMEM;
+	}
+	memset(wk->conns, 0, csz);
+	wk->hmask = hsize - 1;
+	tcp_txr_pool_init(wk);
+	for (uint32_t i = maxc; i-- > 0;) {
+		struct arn_tcp_conn *c = &wk->conns[i];
+		c->txr_head = c->txr_tail = TXR_NIL;
+		c->index = i;
+		c->wk = wk;
+		c->flags = TF_FREE;
+		c->hnext = wk->free;
+		wk->free = c;
+	}
+	wk->n_free = maxc;
+	wk->reserve = maxc / 8;
+	/* What one mbuf of this worker's pool carries after the headroom:
+	 * every segment is built in one. Asked of a real mbuf, so it holds
+	 * whatever dataplane.mbuf_pool.data_room_size says. */
+	struct rte_mbuf *probe = arn_net_alloc(lc);
+	uint32_t room = probe ? rte_pktmbuf_tailroom(probe) : 0;
+	struct rte_mempool *pool = probe ? probe->pool : NULL;
+	if (probe)
+		rte_pktmbuf_free(probe);
+	if (room < TCP_HDR_LEN + TCP_MAX_OPT + TCP_DEFAULT_MSS) {
+		ARN_ERR(TCP, "worker %u: mbufs hold %u bytes after the headroom; TCP needs %u", idx,
+			room, TCP_HDR_LEN + TCP_MAX_OPT + TCP_DEFAULT_MSS);
+		free(wk->conns);
+		free(wk->htab);
+		free(wk->txr);
+		free(wk);
+		return -ENOBUFS;
+	}
+	wk->seg_max = room - TCP_HDR_LEN - TCP_MAX_OPT;
+	tcp_rmem_init(wk, pool);
+	tcp_random(wk->key, sizeof(wk->key));
+	tcp_random(wk->cookie_key, sizeof(wk->cookie_key));
+	tcp_random(&wk->rng, sizeof(wk->rng));
+	wk->rng |= 1;		    /* xorshift's state must not be 0 */
+	wk->chack_sec = UINT64_MAX; /* the first challenge draws a budget */
+	tcp_random(&wk->port_hint, sizeof(wk->port_hint));
+	tcp_clock_set(wk, arn_net_now(lc));
+	wk->wheel_ms = wk->now_ms;
+	arn_l4_set_state(lc, wk);
+	__atomic_store_n(&stats_workers[idx], wk, __ATOMIC_RELEASE);
+
+	int rc = 0;
+	for (unsigned i = 0; rc == 0 && i < n_apps; i++)
+		if (apps[i]->worker_init)
+			rc = apps[i]->worker_init(lc, apps[i]->arg);
+	if (rc != 0) {
+		arn_tcp_worker_fini(lc);
+		return rc;
+	}
+	ARN_DEBUG(TCP, "worker %u: %u connection blocks, rcvbuf %u, sndbuf %u", idx, maxc,
+		  wk->rcvbuf, wk->sndbuf);
+	return 0;
+}
+
+void arn_tcp_worker_poll(struct arn_lcore *lc, uint64_t now_tsc)
+{
+	struct arn_tcp_worker *wk = tcp_wk(lc);
+	if (wk == NULL)
+		return;
+	tcp_clock_set(wk, now_tsc);
+	if (wk->now_ms != wk->wheel_ms)
+		tcp_timer_run(wk, wk->now_ms);
+	for (unsigned i = 0; i < n_apps; i++)
+		if (apps[i]->worker_poll)
+			apps[i]->worker_poll(lc, apps[i]->arg);
+	tcp_rmem_poll(wk);
+	tcp_process_outq(wk);
+	tcp_process_closeq(wk);
+}
+
+void arn_tcp_worker_fini(struct arn_lcore *lc)
+{
+	unsigned idx = arn_net_worker_index(lc);
+	struct arn_tcp_worker *wk = idx < TCP_MAX_WORKERS ? tcp_wk(lc) : NULL;
+	if (wk == NULL)
+		return;
+	for (unsigned i = n_apps; i-- > 0;)
+		if (apps[i]->worker_fini)
+			apps[i]->worker_fini(lc, apps[i]->arg);
+	/* Reset what is still open so peers do not wait for a timeout. */
+	for (uint32_t i = 0; i < wk->max_conns; i++) {
+		struct arn_tcp_conn *c = &wk->conns[i];
+		if (c->flags & TF_FREE)
+			continue;
+		if (c->state != TCPS_CLOSED && c->state != TCPS_TIME_WAIT &&
+		    c->state != TCPS_SYN_SENT)
+			tcp_send_rst_conn(c);
+		if (c->state != TCPS_CLOSED)
+			tcp_conn_drop(c, -ECONNABORTED);
+	}
+	tcp_process_closeq(wk);
+	/* one line of counters, as lib/net logs its own at shutdown */
+	char line[2048];
+	int n = snprintf(line, sizeof(line), "stats tcp worker%u:", idx);
+	for (unsigned i = 0; i < ARN_TCP_C_COUNT && n > 0 && (size_t)n < sizeof(line); i++)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, " %s=%lu", counter_names[i],
+			      (unsigned long)wk->cnt[i]);
+	ARN_INFO(TCP, "%s", line);
+	__atomic_store_n(&stats_workers[idx], NULL, __ATOMIC_RELEASE);
+	arn_l4_set_state(lc, NULL);
+	free(wk->conns);
+	free(wk->htab);
+	free(wk->txr);
+	free(wk);
+}
+
+/* ---- statistics ------------------------------------------------------------------------ */
+static const char *const counter_help[] = {
+#define ARN_TCP_COUNTER(id, name, help) help,
+#include "arn_tcp_counters.def"
+#undef ARN_TCP_COUNTER
+};
+
+const char *arn_tcp_counter_name(enum arn_tcp_counter id)
+{
+	return (unsigned)id < ARN_TCP_C_COUNT ? counter_names[id] : "?";
+}
+
+const char *arn_tcp_counter_help(enum arn_tcp_counter id)
+{
+	return (unsigned)id < ARN_TCP_C_COUNT ? counter_help[id] : "?";
+}
+
+bool arn_tcp_counter_is_gauge(enum arn_tcp_counter id)
+{
+	return id == ARN_TCP_C_ACTIVE || id == ARN_TCP_C_TIME_WAIT || id == ARN_TCP_C_OOO_MBUFS;
+}
+
+int arn_tcp_stats(unsigned worker, uint64_t *out)
+{
+	if (worker >= TCP_MAX_WORKERS)
+		return -ENOENT;
+	struct arn_tcp_worker *wk = __atomic_load_n(&stats_workers[worker], __ATOMIC_ACQUIRE);
+	if (wk == NULL)
+		return -ENOENT;
+	for (unsigned i = 0; i < ARN_TCP_C_COUNT; i++)
+		out[i] = __atomic_load_n(&wk->cnt[i], __ATOMIC_RELAXED);
+	return 0;
+}
+
+unsigned arn_tcp_stats_workers(void)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < TCP_MAX_WORKERS; i++)
+		if (stats_workers[i])
+			n = i + 1;
+	return n;
+}
+
+/* /stats and /stats/prometheus: pulled at read time from the per-worker
+ * counters (tcp.<worker>.<name>). Registered before main() runs because no
+ * serve-mode hook exists for lib/tcp on the control lcore; the registry is
+ * plain static data, so this is safe at that point. */
+static void tcp_stats_pull(struct arn_stats_emitter *e, void *arg)
+{
+	(void)arg;
+	uint64_t v[ARN_TCP_C_COUNT];
+	char tag[16];
+	for (unsigned w = 0; w < TCP_MAX_WORKERS; w++) {
+		if (arn_tcp_stats(w, v) != 0)
+			continue;
+		snprintf(tag, sizeof(tag), "%u", w);
+		for (unsigned i = 0; i < ARN_TCP_C_COUNT; i++)
+			arn_stats_emit(
+			    e, arn_tcp_counter_is_gauge(i) ? ARN_STAT_GAUGE : ARN_STAT_COUNTER,
+			    "tcp", ARN_STATS_TAG_WORKER, tag, counter_names[i], (int64_t)v[i]);
+	}
+}
+
+__attribute__((constructor)) static void tcp_stats_register(void)
+{
+	arn_stats_pull_register(tcp_stats_pull, NULL);
+}
