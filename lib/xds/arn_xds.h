@@ -118,6 +118,68 @@ struct arn_xds_sink_ops {
 };
 
 /* ------------------------------------------------------------------------ */
+/* TLS to the control plane (the xDS cluster's UpstreamTlsContext).          */
+
+/** Which subject alternative names a matcher looks at (Envoy's SanType values). */
+enum arn_xds_san_type {
+	ARN_XDS_SAN_ANY = 0, /* match_subject_alt_names: DNS, URI, email and IP alike */
+	ARN_XDS_SAN_EMAIL = 1,
+	ARN_XDS_SAN_DNS = 2,
+	ARN_XDS_SAN_URI = 3,
+	ARN_XDS_SAN_IP = 4,
+};
+
+/** How a matcher compares (Envoy's StringMatcher, less safe_regex). */
+enum arn_xds_match {
+	ARN_XDS_MATCH_EXACT = 0,
+	ARN_XDS_MATCH_PREFIX,
+	ARN_XDS_MATCH_SUFFIX,
+	ARN_XDS_MATCH_CONTAINS,
+};
+
+struct arn_xds_san_matcher {
+	enum arn_xds_san_type type;
+	enum arn_xds_match how;
+	const char *value;
+	bool ignore_case;
+};
+
+/**
+ * The channel's TLS: the server's chain is verified against @p ca_pem, then
+ * at least one SAN of the server's certificate must satisfy one of @p san
+ * (none: any certificate the CA signed). No host name check beyond that, as
+ * in Envoy.
+ */
+struct arn_xds_tls {
+	const char *ca_pem;   /* trusted CA certificates, PEM; required */
+	const char *cert_pem; /* client certificate chain, PEM; NULL: none (no mTLS) */
+	const char *key_pem;  /* its private key, PEM (NULL with cert_pem) */
+	const char *sni;      /* server name sent; NULL: none */
+	const struct arn_xds_san_matcher *san;
+	size_t n_san;
+};
+
+/** The subject alternative names of a peer certificate, by type. */
+struct arn_xds_peer_sans {
+	const char *const *dns;
+	size_t n_dns;
+	const char *const *uri;
+	size_t n_uri;
+	const char *const *email;
+	size_t n_email;
+	const char *const *ip;
+	size_t n_ip;
+};
+
+/**
+ * Envoy's SAN check: does any matcher of @p tls match any SAN of its type
+ * in @p peer? A DNS SAN like "*.example.com" matches an exact matcher for
+ * one label under it; DNS names compare without case. True when @p tls has
+ * no matchers.
+ */
+bool arn_xds_tls_san_ok(const struct arn_xds_tls *tls, const struct arn_xds_peer_sans *peer);
+
+/* ------------------------------------------------------------------------ */
 /* The transport: one bidirectional stream at a time.                        */
 
 struct arn_xds_transport_ops {
@@ -126,12 +188,14 @@ struct arn_xds_transport_ops {
 	void (*attach)(void *t, struct arn_xds_client *c);
 	/**
 	 * Open a new DeltaAggregatedResources stream to @p host : @p port
-	 * (any previous stream was closed first). Events then come through
-	 * the arn_xds_transport_*() functions below, from inside poll().
+	 * (any previous stream was closed first), over TLS as @p tls says, or
+	 * in plaintext when @p tls is NULL. @p tls is borrowed for the call.
+	 * Events then come through the arn_xds_transport_*() functions below,
+	 * from inside poll().
 	 * @return 0, or a negative errno (the client treats it as a failed
 	 *   connection attempt).
 	 */
-	int (*open)(void *t, const char *host, uint16_t port);
+	int (*open)(void *t, const char *host, uint16_t port, const struct arn_xds_tls *tls);
 	/** Can send() take a message now? (one message in flight at a time) */
 	bool (*writable)(void *t);
 	/** Queue one serialized DeltaDiscoveryRequest. @return 0 or -errno. */
@@ -157,7 +221,8 @@ void arn_xds_transport_closed(struct arn_xds_client *c, int code, const char *de
 
 /**
  * The gRPC C core transport: a channel per connection attempt with a 10 MiB
- * receive limit (X6), no gRPC-level retries. Create it on the control lcore
+ * receive limit (X6), no gRPC-level retries; TLS credentials (gRPC's
+ * grpc_tls_credentials_options) when open() is given TLS. Create it on the control lcore
  * after EAL init so that gRPC's threads inherit its affinity.
  * @return the transport's context for arn_xds_grpc_transport_ops, or NULL.
  */
@@ -173,6 +238,7 @@ struct arn_xds_server {
 	const char *const *hosts; /* IP literals */
 	const uint16_t *ports;
 	size_t n_endpoints;
+	const struct arn_xds_tls *tls; /* NULL: plaintext */
 };
 
 struct arn_xds_options {
@@ -209,10 +275,14 @@ struct arn_xds_options {
  * Fill @p o's node and server fields from a loaded bootstrap (node, node id
  * and cluster after overrides, ads_config.set_node_on_first_message_only,
  * and each grpc_services cluster's endpoints from its static
- * load_assignment). Strings point into @p b or into @p arena-less heap
- * storage owned by @p holder; free with arn_xds_options_release(@p holder).
- * @return 0, -EINVAL (no ads_config, or an xDS cluster without endpoints;
- *   logged), -ENOMEM.
+ * load_assignment and TLS from its transport_socket, whose secrets are read
+ * from static_resources.secrets: files, environment variables or inline).
+ * The bootstrap was checked when loaded (lib/bootstrap refuses what the
+ * channel cannot do). Strings point into @p b or into heap storage owned by
+ * @p holder (key material is wiped when freed); free with
+ * arn_xds_options_release(@p holder).
+ * @return 0, -EINVAL (no ads_config, an xDS cluster without endpoints, TLS
+ *   material that cannot be read; logged with the field), -ENOMEM.
  */
 struct arn_xds_options_holder;
 int arn_xds_options_from_bootstrap(const struct arn_bootstrap *b, struct arn_xds_options *o,
@@ -253,6 +323,7 @@ struct arn_xds_status {
 	const char *cluster; /* current grpc_services cluster */
 	const char *host;    /* current endpoint */
 	uint16_t port;
+	const char *channel;	  /* "plaintext", "TLS" or "mTLS" (client certificate) */
 	uint64_t since_ms;	  /* when state last changed (client clock) */
 	uint64_t next_attempt_ms; /* in BACKOFF: when the next attempt is due */
 	uint32_t attempts;	  /* connection attempts since start */

@@ -635,9 +635,10 @@ static void start_attempt(struct arn_xds_client *c)
 		c->tr->close(c->tr_ctx);
 	c->stream_open = false;
 	reset_stream_state(c);
-	ARN_INFO(XDS, "connecting to cluster %s (%s:%u), attempt %u", s->cluster,
-		 s->hosts[c->cur_ep], s->ports[c->cur_ep], c->attempts);
-	int rc = c->tr->open(c->tr_ctx, s->hosts[c->cur_ep], s->ports[c->cur_ep]);
+	ARN_INFO(XDS, "connecting to cluster %s (%s:%u) %s %s, attempt %u", s->cluster,
+		 s->hosts[c->cur_ep], s->ports[c->cur_ep], s->tls ? "over" : "in",
+		 xds_tls_kind(s->tls), c->attempts);
+	int rc = c->tr->open(c->tr_ctx, s->hosts[c->cur_ep], s->ports[c->cur_ep], s->tls);
 	if (rc != 0) {
 		char why[128];
 		snprintf(why, sizeof(why), "cannot open a stream: %s", strerror(-rc));
@@ -662,8 +663,8 @@ void arn_xds_transport_connected(struct arn_xds_client *c)
 	c->connected = true;
 	set_state(c, ARN_XDS_CONNECTED);
 	const struct xds_server *s = &c->servers[c->cur];
-	ARN_INFO(XDS, "connected to cluster %s (%s:%u)", s->cluster, s->hosts[c->cur_ep],
-		 s->ports[c->cur_ep]);
+	ARN_INFO(XDS, "connected to cluster %s (%s:%u) %s %s", s->cluster, s->hosts[c->cur_ep],
+		 s->ports[c->cur_ep], s->tls ? "over" : "in", xds_tls_kind(s->tls));
 }
 
 void arn_xds_transport_message(struct arn_xds_client *c, const char *buf, size_t len)
@@ -728,6 +729,8 @@ struct arn_xds_client *arn_xds_client_new(const struct arn_xds_options *o)
 			s->ports[k] = in->ports[k];
 			s->n++;
 		}
+		if (in->tls != NULL && (s->tls = xds_tls_dup(in->tls)) == NULL)
+			goto oom;
 	}
 	/* The node: the bootstrap's, with id and cluster after overrides (X7). */
 	c->node = NULL;
@@ -798,6 +801,7 @@ void arn_xds_client_free(struct arn_xds_client *c)
 		free(s->hosts);
 		free(s->ports);
 		free(s->cluster);
+		xds_tls_free(s->tls);
 	}
 	free(c->servers);
 	free(c->last_error);

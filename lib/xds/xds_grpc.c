@@ -11,6 +11,15 @@
  *
  * A stream the client closed may still have operations in flight; it is
  * freed when the last of their tags comes back.
+ *
+ * TLS (the xDS cluster's UpstreamTlsContext, read by xds_bootstrap.c) uses
+ * gRPC's grpc_tls_credentials_options: the CA and the client's key pair from
+ * a static provider; the chain is verified by gRPC, then a custom verifier
+ * applies Envoy's SAN matchers; no host name check and no per-call host
+ * check (Envoy does neither: the matchers say who the peer must be). `sni`
+ * becomes the target name override, which gRPC sends as SNI. Without it
+ * gRPC 1.51 sends the endpoint's IP address as SNI, where Envoy sends none;
+ * the C API has no way to send none (docs/configuration.md says so).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -23,10 +32,12 @@
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
 #include <grpc/support/alloc.h>
+#include <grpc/support/string_util.h>
 #include <grpc/support/time.h>
 
 #include "arn_log.h"
 #include "arn_xds.h"
+#include "xds_int.h"
 
 #define ADS_METHOD "/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources"
 #define WATCH_MS 1000 /* connectivity watch re-armed this often; bounds draining */
@@ -65,6 +76,92 @@ struct gtr {
 static gpr_timespec in_ms(int ms)
 {
 	return gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(ms, GPR_TIMESPAN));
+}
+
+/* ---- TLS ------------------------------------------------------------------ */
+
+/* The verifier's own copy of the matchers: gRPC may keep the verifier for as
+ * long as it likes, so it borrows nothing from the client. */
+struct gverifier {
+	grpc_tls_certificate_verifier_external ext;
+	struct arn_xds_tls *tls;
+};
+
+/* Runs on a gRPC thread, after gRPC verified the chain against the CA. */
+static int v_verify(void *user_data, grpc_tls_custom_verification_check_request *req,
+		    grpc_tls_on_custom_verification_check_done_cb cb, void *cb_arg,
+		    grpc_status_code *status, char **details)
+{
+	(void)cb;
+	(void)cb_arg;
+	const struct gverifier *v = user_data;
+	const struct arn_xds_peer_sans p = {
+	    .dns = (const char *const *)req->peer_info.san_names.dns_names,
+	    .n_dns = req->peer_info.san_names.dns_names_size,
+	    .uri = (const char *const *)req->peer_info.san_names.uri_names,
+	    .n_uri = req->peer_info.san_names.uri_names_size,
+	    .email = (const char *const *)req->peer_info.san_names.email_names,
+	    .n_email = req->peer_info.san_names.email_names_size,
+	    .ip = (const char *const *)req->peer_info.san_names.ip_names,
+	    .n_ip = req->peer_info.san_names.ip_names_size,
+	};
+	if (arn_xds_tls_san_ok(v->tls, &p)) {
+		*status = GRPC_STATUS_OK;
+		*details = NULL;
+		return 1;
+	}
+	struct arn_sb why = ARN_SB_INIT;
+	xds_tls_san_mismatch(v->tls, &p, &why);
+	*status = GRPC_STATUS_UNAUTHENTICATED;
+	*details = gpr_strdup(arn_sb_cstr(&why));
+	arn_sb_free(&why);
+	return 1; /* done synchronously */
+}
+
+static void v_cancel(void *user_data, grpc_tls_custom_verification_check_request *req)
+{
+	(void)user_data;
+	(void)req; /* verify() never goes asynchronous */
+}
+
+static void v_destruct(void *user_data)
+{
+	struct gverifier *v = user_data;
+	xds_tls_free(v->tls);
+	free(v);
+}
+
+static grpc_channel_credentials *tls_credentials(const struct arn_xds_tls *tls)
+{
+	/* the matchers only: no key material in the verifier */
+	const struct arn_xds_tls sans = {.san = tls->san, .n_san = tls->n_san};
+	struct gverifier *v = calloc(1, sizeof(*v));
+	if (v == NULL || (v->tls = xds_tls_dup(&sans)) == NULL) {
+		free(v);
+		return NULL;
+	}
+	v->ext = (grpc_tls_certificate_verifier_external){
+	    .user_data = v, .verify = v_verify, .cancel = v_cancel, .destruct = v_destruct};
+	grpc_tls_credentials_options *o = grpc_tls_credentials_options_create();
+	grpc_tls_identity_pairs *ids = NULL;
+	if (tls->cert_pem != NULL) {
+		ids = grpc_tls_identity_pairs_create();
+		grpc_tls_identity_pairs_add_pair(ids, tls->key_pem, tls->cert_pem);
+	}
+	/* takes ownership of ids; copies the CA */
+	grpc_tls_certificate_provider *prov =
+	    grpc_tls_certificate_provider_static_data_create(tls->ca_pem, ids);
+	grpc_tls_credentials_options_set_certificate_provider(o, prov);
+	grpc_tls_certificate_provider_release(prov);
+	grpc_tls_credentials_options_watch_root_certs(o);
+	if (ids != NULL)
+		grpc_tls_credentials_options_watch_identity_key_cert_pairs(o);
+	grpc_tls_credentials_options_set_verify_server_cert(o, 1);
+	grpc_tls_credentials_options_set_check_call_host(o, 0);
+	grpc_tls_certificate_verifier *ver = grpc_tls_certificate_verifier_external_create(&v->ext);
+	grpc_tls_credentials_options_set_certificate_verifier(o, ver);
+	grpc_tls_certificate_verifier_release(ver);
+	return grpc_tls_credentials_create(o); /* takes o */
 }
 
 static void stream_free(struct gstream *s)
@@ -125,10 +222,12 @@ static void g_close(void *t)
 	grpc_call_cancel(s->call, NULL);
 }
 
-static int g_open(void *t, const char *host, uint16_t port)
+static int g_open(void *t, const char *host, uint16_t port, const struct arn_xds_tls *tls)
 {
 	struct gtr *tr = t;
 	g_close(tr);
+	if (tls != NULL && tls->ca_pem == NULL)
+		return -EINVAL; /* never verify against gRPC's default roots */
 	struct gstream *s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return -ENOMEM;
@@ -160,9 +259,24 @@ static int g_open(void *t, const char *host, uint16_t port)
 	    {.type = GRPC_ARG_STRING,
 	     .key = (char *)GRPC_ARG_PRIMARY_USER_AGENT_STRING,
 	     .value.string = (char *)"arion/" ARN_VERSION},
+	    {0}, /* room for SNI */
 	};
-	grpc_channel_args ca = {sizeof(args) / sizeof(args[0]), args};
-	grpc_channel_credentials *creds = grpc_insecure_credentials_create();
+	grpc_channel_args ca = {sizeof(args) / sizeof(args[0]) - 1, args};
+	grpc_channel_credentials *creds;
+	if (tls != NULL) {
+		if (tls->sni != NULL) /* the last slot: SNI */
+			args[ca.num_args++] =
+			    (grpc_arg){.type = GRPC_ARG_STRING,
+				       .key = (char *)GRPC_SSL_TARGET_NAME_OVERRIDE_ARG,
+				       .value.string = (char *)tls->sni};
+		creds = tls_credentials(tls);
+	} else {
+		creds = grpc_insecure_credentials_create();
+	}
+	if (creds == NULL) {
+		stream_free(s);
+		return -ENOMEM;
+	}
 	s->ch = grpc_channel_create(s->target, creds, &ca);
 	grpc_channel_credentials_release(creds);
 	if (s->ch == NULL) {

@@ -82,6 +82,7 @@ struct xds_server {
 	char **hosts;
 	uint16_t *ports;
 	size_t n;
+	struct arn_xds_tls *tls; /* NULL: plaintext (xds_tls_dup'd) */
 	size_t rr; /* next endpoint (round-robin, X9) */
 };
 
@@ -139,5 +140,17 @@ void xds_handle_response(struct arn_xds_client *c, const char *buf, size_t len);
 /** Queue @p p as the next answer for @p t (xds_client.c). */
 void xds_enqueue(struct xds_type *t, struct xds_pending *p);
 void xds_pending_free(struct xds_pending *p);
+
+/* ---- xds_tls.c ---- */
+
+/** A deep copy of @p in (NULL for NULL, or on ENOMEM); free with xds_tls_free. */
+struct arn_xds_tls *xds_tls_dup(const struct arn_xds_tls *in);
+/** Free a copy, wiping the key material and the certificates first. */
+void xds_tls_free(struct arn_xds_tls *t);
+/** "plaintext", "TLS" (server verified) or "mTLS" (and a client certificate). */
+const char *xds_tls_kind(const struct arn_xds_tls *t);
+/** "the control plane's certificate (SANs: ...) matches none of ..." into @p o. */
+void xds_tls_san_mismatch(const struct arn_xds_tls *tls, const struct arn_xds_peer_sans *p,
+			  struct arn_sb *o);
 
 #endif

@@ -18,6 +18,7 @@ void arn_xds_client_status(const struct arn_xds_client *c, struct arn_xds_status
 	    .cluster = s->cluster,
 	    .host = s->hosts[c->cur_ep],
 	    .port = s->ports[c->cur_ep],
+	    .channel = xds_tls_kind(s->tls),
 	    .since_ms = c->since_ms,
 	    .next_attempt_ms = c->state == ARN_XDS_BACKOFF ? c->next_attempt_ms : 0,
 	    .attempts = c->attempts,
@@ -127,7 +128,8 @@ void arn_xds_client_state_json(const struct arn_xds_client *c, struct arn_sb *ou
 	jstr(out, arn_xds_conn_state_name(st.state));
 	arn_sb_puts(out, ",\"cluster\":");
 	jstr(out, st.cluster);
-	arn_sb_printf(out, ",\"endpoint\":\"%s:%u\"", st.host, st.port);
+	arn_sb_printf(out, ",\"endpoint\":\"%s:%u\",\"channel\":\"%s\"", st.host, st.port,
+		      st.channel);
 	arn_sb_printf(out, ",\"for_ms\":%" PRIu64, now - st.since_ms);
 	if (st.state == ARN_XDS_BACKOFF)
 		arn_sb_printf(out, ",\"retry_in_ms\":%" PRIu64,
@@ -140,6 +142,11 @@ void arn_xds_client_state_json(const struct arn_xds_client *c, struct arn_sb *ou
 	for (size_t i = 0; i < c->n_servers; i++) {
 		arn_sb_puts(out, i ? ",{\"cluster\":" : "{\"cluster\":");
 		jstr(out, c->servers[i].cluster);
+		arn_sb_printf(out, ",\"channel\":\"%s\"", xds_tls_kind(c->servers[i].tls));
+		if (c->servers[i].tls && c->servers[i].tls->sni) {
+			arn_sb_puts(out, ",\"sni\":");
+			jstr(out, c->servers[i].tls->sni);
+		}
 		arn_sb_puts(out, ",\"endpoints\":[");
 		for (size_t k = 0; k < c->servers[i].n; k++)
 			arn_sb_printf(out, "%s\"%s:%u\"", k ? "," : "", c->servers[i].hosts[k],

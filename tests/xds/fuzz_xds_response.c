@@ -27,9 +27,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 /* ---- a transport that goes nowhere ------------------------------------- */
 
 static bool open_;
-static int f_open(void *t, const char *h, uint16_t p)
+static int f_open(void *t, const char *h, uint16_t p, const struct arn_xds_tls *tls)
 {
-	(void)t, (void)h, (void)p;
+	(void)t, (void)h, (void)p, (void)tls;
 	open_ = true;
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -42,6 +43,7 @@ struct fake_tr {
 	int n_open;
 	char host[64];
 	uint16_t port;
+	const struct arn_xds_tls *tls; /* as open() last saw it */
 	char *sent[MAX_SENT];
 	size_t sent_len[MAX_SENT];
 	int n_sent;
@@ -52,10 +54,11 @@ static void f_attach(void *t, struct arn_xds_client *c)
 {
 	((struct fake_tr *)t)->c = c;
 }
-static int f_open(void *t, const char *host, uint16_t port)
+static int f_open(void *t, const char *host, uint16_t port, const struct arn_xds_tls *tls)
 {
 	struct fake_tr *f = t;
 	f->n_open++;
+	f->tls = tls;
 	snprintf(f->host, sizeof(f->host), "%s", host);
 	f->port = port;
 	if (f->open_rc)
@@ -1178,6 +1181,224 @@ static void test_x9_options_from_bootstrap(void **state)
 	arn_bootstrap_free(b);
 }
 
+/* ---- TLS to the control plane ------------------------------------------------ */
+
+/* Envoy's SAN check (DefaultCertValidator), as the gRPC verifier applies it. */
+static void test_tls_san_matchers_mean_what_they_mean_in_envoy(void **state)
+{
+	(void)state;
+	const char *dns[] = {"xds.example.com", "*.cp.example.com"};
+	const char *uri[] = {"spiffe://example.com/ns/cp/sa/xds"};
+	const char *ip[] = {"10.0.0.7"};
+	const struct arn_xds_peer_sans p = {
+	    .dns = dns, .n_dns = 2, .uri = uri, .n_uri = 1, .ip = ip, .n_ip = 1};
+	struct arn_xds_san_matcher m;
+	struct arn_xds_tls t = {.ca_pem = "x", .san = &m, .n_san = 1};
+#define SAN(ty, h, v, ic, want)                                                                    \
+	do {                                                                                       \
+		m = (struct arn_xds_san_matcher){ty, h, v, ic};                                    \
+		if (arn_xds_tls_san_ok(&t, &p) != (want))                                          \
+			fail_msg("%s %s: wanted %s", #h, v, (want) ? "match" : "no match");        \
+	} while (0)
+	SAN(ARN_XDS_SAN_DNS, ARN_XDS_MATCH_EXACT, "xds.example.com", false, true);
+	SAN(ARN_XDS_SAN_DNS, ARN_XDS_MATCH_EXACT, "XDS.example.com", false,
+	    true); /* DNS: no case */
+	SAN(ARN_XDS_SAN_DNS, ARN_XDS_MATCH_EXACT, "other.example.com", false, false);
+	/* a wildcard certificate name covers one label, not two, not zero */
+	SAN(ARN_XDS_SAN_DNS, ARN_XDS_MATCH_EXACT, "a.cp.example.com", false, true);
+	SAN(ARN_XDS_SAN_DNS, ARN_XDS_MATCH_EXACT, "a.b.cp.example.com", false, false);
+	SAN(ARN_XDS_SAN_DNS, ARN_XDS_MATCH_EXACT, "cp.example.com", false, false);
+	SAN(ARN_XDS_SAN_DNS, ARN_XDS_MATCH_SUFFIX, ".example.com", false, true);
+	SAN(ARN_XDS_SAN_DNS, ARN_XDS_MATCH_PREFIX, "XDS.", false, false);
+	SAN(ARN_XDS_SAN_DNS, ARN_XDS_MATCH_PREFIX, "XDS.", true, true);
+	SAN(ARN_XDS_SAN_URI, ARN_XDS_MATCH_CONTAINS, "/sa/xds", false, true);
+	SAN(ARN_XDS_SAN_URI, ARN_XDS_MATCH_EXACT, "xds.example.com", false, false); /* typed */
+	SAN(ARN_XDS_SAN_EMAIL, ARN_XDS_MATCH_CONTAINS, "", false, false);	    /* has none */
+	SAN(ARN_XDS_SAN_IP, ARN_XDS_MATCH_EXACT, "10.0.0.7", false, true);
+	/* match_subject_alt_names (untyped) looks at DNS, URI, email and IP alike */
+	SAN(ARN_XDS_SAN_ANY, ARN_XDS_MATCH_EXACT, "10.0.0.7", false, true);
+	SAN(ARN_XDS_SAN_ANY, ARN_XDS_MATCH_PREFIX, "spiffe://", false, true);
+	SAN(ARN_XDS_SAN_ANY, ARN_XDS_MATCH_EXACT, "10.0.0.8", false, false);
+#undef SAN
+	/* several matchers: any one is enough; none: any certificate */
+	struct arn_xds_san_matcher two[] = {
+	    {ARN_XDS_SAN_DNS, ARN_XDS_MATCH_EXACT, "nope", false},
+	    {ARN_XDS_SAN_IP, ARN_XDS_MATCH_EXACT, "10.0.0.7", false},
+	};
+	t.san = two;
+	t.n_san = 2;
+	assert_true(arn_xds_tls_san_ok(&t, &p));
+	t.n_san = 1;
+	assert_false(arn_xds_tls_san_ok(&t, &p));
+	t.n_san = 0;
+	assert_true(arn_xds_tls_san_ok(&t, &p));
+}
+
+#define TEST_PEM(what) "-----BEGIN " what "-----\nAAAA\n-----END " what "-----\n"
+
+/* The xDS cluster's UpstreamTlsContext as the client gets it: secrets from
+ * static_resources.secrets (inline, file, environment), sni, SAN matchers in
+ * Envoy's merge order; copied by the client and handed to open(). */
+static void test_tls_options_from_bootstrap_reach_the_transport(void **state)
+{
+	(void)state;
+	char keyfile[] = "/tmp/arn-xds-test-key-XXXXXX";
+	int fd = mkstemp(keyfile);
+	assert_true(fd >= 0);
+	const char key[] = TEST_PEM("PRIVATE KEY");
+	assert_int_equal(write(fd, key, sizeof(key) - 1), (ssize_t)(sizeof(key) - 1));
+	close(fd);
+	setenv("ARN_TEST_XDS_CA", TEST_PEM("CERTIFICATE") "ca", 1);
+	char yaml[4096];
+	snprintf(yaml, sizeof(yaml),
+		 "envoy_bootstrap:\n"
+		 "  node: {id: n, cluster: c}\n"
+		 "  dynamic_resources:\n"
+		 "    ads_config:\n"
+		 "      grpc_services: [{envoy_grpc: {cluster_name: cp}}, {envoy_grpc: "
+		 "{cluster_name: plain}}]\n"
+		 "  static_resources:\n"
+		 "    secrets:\n"
+		 "      - name: client\n"
+		 "        tls_certificate:\n"
+		 "          certificate_chain: {inline_string: \"%s\"}\n"
+		 "          private_key: {filename: %s}\n"
+		 "      - name: ca\n"
+		 "        validation_context:\n"
+		 "          trusted_ca: {environment_variable: ARN_TEST_XDS_CA}\n"
+		 "          match_subject_alt_names: [{suffix: .secret.test}]\n"
+		 "    clusters:\n"
+		 "      - name: cp\n"
+		 "        type: STATIC\n"
+		 "        http2_protocol_options: {}\n"
+		 "        transport_socket:\n"
+		 "          name: envoy.transport_sockets.tls\n"
+		 "          typed_config:\n"
+		 "            \"@type\": type.googleapis.com/"
+		 "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext\n"
+		 "            sni: cp.test\n"
+		 "            common_tls_context:\n"
+		 "              tls_certificate_sds_secret_configs: [{name: client}]\n"
+		 "              combined_validation_context:\n"
+		 "                validation_context_sds_secret_config: {name: ca}\n"
+		 "                default_validation_context:\n"
+		 "                  match_typed_subject_alt_names:\n"
+		 "                    - {san_type: DNS, matcher: {exact: cp.test}}\n"
+		 "                    - {san_type: URI, matcher: {prefix: \"spiffe://\", "
+		 "ignore_case: true}}\n"
+		 "        load_assignment: {cluster_name: cp, endpoints: [{lb_endpoints: "
+		 "[{endpoint: {address: {socket_address: {address: 10.1.2.3, port_value: "
+		 "18000}}}}]}]}\n"
+		 "      - name: plain\n"
+		 "        type: STATIC\n"
+		 "        http2_protocol_options: {}\n"
+		 "        load_assignment: {cluster_name: plain, endpoints: [{lb_endpoints: "
+		 "[{endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: "
+		 "18001}}}}]}]}\n",
+		 "-----BEGIN CERTIFICATE-----\\nBBBB\\n-----END CERTIFICATE-----\\n", keyfile);
+	struct arn_sb err = ARN_SB_INIT;
+	struct arn_bootstrap *b = NULL;
+	int rc = arn_bootstrap_load_buf("t.yaml", yaml, strlen(yaml), NULL, &b, &err);
+	if (rc != 0)
+		fail_msg("%s", arn_sb_cstr(&err));
+	arn_sb_free(&err);
+	struct arn_xds_options o = {0};
+	struct arn_xds_options_holder *h = NULL;
+	assert_int_equal(arn_xds_options_from_bootstrap(b, &o, &h), 0);
+	unlink(keyfile);
+	assert_int_equal(o.n_servers, 2);
+	const struct arn_xds_tls *t = o.servers[0].tls;
+	assert_non_null(t);
+	assert_null(o.servers[1].tls); /* loopback in plaintext */
+	assert_string_equal(t->ca_pem, TEST_PEM("CERTIFICATE") "ca");
+	assert_string_equal(t->cert_pem,
+			    "-----BEGIN CERTIFICATE-----\nBBBB\n-----END CERTIFICATE-----\n");
+	assert_string_equal(t->key_pem, key);
+	assert_string_equal(t->sni, "cp.test");
+	/* default_validation_context's matchers first, then the secret's */
+	assert_int_equal(t->n_san, 3);
+	assert_int_equal(t->san[0].type, ARN_XDS_SAN_DNS);
+	assert_int_equal(t->san[0].how, ARN_XDS_MATCH_EXACT);
+	assert_string_equal(t->san[0].value, "cp.test");
+	assert_int_equal(t->san[1].type, ARN_XDS_SAN_URI);
+	assert_int_equal(t->san[1].how, ARN_XDS_MATCH_PREFIX);
+	assert_true(t->san[1].ignore_case);
+	assert_int_equal(t->san[2].type, ARN_XDS_SAN_ANY);
+	assert_int_equal(t->san[2].how, ARN_XDS_MATCH_SUFFIX);
+	assert_string_equal(t->san[2].value, ".secret.test");
+
+	/* the client keeps its own copy and hands it to open() */
+	struct fake_tr tr = {.writable = true};
+	struct fake_sink sk = {0};
+	o.sink = &sink_ops;
+	o.sink_ctx = &sk;
+	o.transport = &fake_ops;
+	o.transport_ctx = &tr;
+	struct arn_xds_client *c = arn_xds_client_new(&o);
+	assert_non_null(c);
+	arn_xds_options_release(h); /* the client copied everything */
+	arn_bootstrap_free(b);
+	arn_xds_client_poll(c, 0);
+	assert_string_equal(tr.host, "10.1.2.3");
+	assert_non_null(tr.tls);
+	assert_ptr_not_equal(tr.tls, t);
+	assert_string_equal(tr.tls->sni, "cp.test");
+	assert_string_equal(tr.tls->key_pem, key);
+	assert_int_equal(tr.tls->n_san, 3);
+	assert_string_equal(tr.tls->san[2].value, ".secret.test");
+	struct arn_xds_status st;
+	arn_xds_client_status(c, &st);
+	assert_string_equal(st.channel, "mTLS");
+	struct arn_sb sb = ARN_SB_INIT;
+	arn_xds_client_state_json(c, &sb);
+	assert_non_null(strstr(arn_sb_cstr(&sb),
+			       "\"cluster\":\"cp\",\"channel\":\"mTLS\",\"sni\":\"cp.test\""));
+	assert_non_null(
+	    strstr(arn_sb_cstr(&sb), "\"cluster\":\"plain\",\"channel\":\"plaintext\""));
+	arn_sb_free(&sb);
+	arn_xds_client_free(c);
+	for (int i = 0; i < tr.n_sent; i++)
+		free(tr.sent[i]);
+	unsetenv("ARN_TEST_XDS_CA");
+}
+
+/* A secret file that cannot be read fails start-up naming cluster and field. */
+static void test_tls_unreadable_secret_file_refused(void **state)
+{
+	(void)state;
+	static const char yaml[] =
+	    "envoy_bootstrap:\n"
+	    "  node: {id: n, cluster: c}\n"
+	    "  dynamic_resources:\n"
+	    "    ads_config: {grpc_services: [{envoy_grpc: {cluster_name: cp}}]}\n"
+	    "  static_resources:\n"
+	    "    secrets:\n"
+	    "      - {name: ca, validation_context: {trusted_ca: {filename: "
+	    "/nonexistent/ca.pem}}}\n"
+	    "    clusters:\n"
+	    "      - name: cp\n"
+	    "        type: STATIC\n"
+	    "        http2_protocol_options: {}\n"
+	    "        transport_socket:\n"
+	    "          typed_config:\n"
+	    "            \"@type\": type.googleapis.com/"
+	    "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext\n"
+	    "            common_tls_context: {validation_context_sds_secret_config: {name: ca}}\n"
+	    "        load_assignment: {cluster_name: cp, endpoints: [{lb_endpoints: "
+	    "[{endpoint: {address: {socket_address: {address: 10.1.2.3, port_value: 1}}}}]}]}\n";
+	struct arn_sb err = ARN_SB_INIT;
+	struct arn_bootstrap *b = NULL;
+	int rc = arn_bootstrap_load_buf("t.yaml", yaml, sizeof(yaml) - 1, NULL, &b, &err);
+	if (rc != 0)
+		fail_msg("%s", arn_sb_cstr(&err));
+	arn_sb_free(&err);
+	struct arn_xds_options o = {0};
+	struct arn_xds_options_holder *h = NULL;
+	assert_int_equal(arn_xds_options_from_bootstrap(b, &o, &h), -EINVAL);
+	assert_null(h);
+	arn_bootstrap_free(b);
+}
+
 int main(void)
 {
 	arn_log_set_spec("off", NULL);
@@ -1213,6 +1434,9 @@ int main(void)
 	    cmocka_unit_test(test_heartbeat_skipped),
 	    cmocka_unit_test(test_state_json),
 	    cmocka_unit_test(test_x9_options_from_bootstrap),
+	    cmocka_unit_test(test_tls_san_matchers_mean_what_they_mean_in_envoy),
+	    cmocka_unit_test(test_tls_options_from_bootstrap_reach_the_transport),
+	    cmocka_unit_test(test_tls_unreadable_secret_file_refused),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	upb_Arena_Free(g_arena);
