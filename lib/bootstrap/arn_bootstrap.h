@@ -71,6 +71,15 @@ struct arn_dataplane {
 #define ARN_DP_TCP_CC_CUBIC 0
 #define ARN_DP_TCP_CC_NEWRENO 1
 
+/**
+ * Arion's `xds:` section: how the xDS client may reach its control plane
+ * (docs/configuration.md).
+ */
+struct arn_bootstrap_xds {
+	bool present;	      /* the file had an xds: key */
+	bool allow_plaintext; /* xds.allow_plaintext: plaintext to a non-loopback control plane */
+};
+
 /** Command-line values that win over the file (X7). NULL: not given. */
 struct arn_bootstrap_overrides {
 	const char *service_node;
@@ -90,6 +99,7 @@ struct arn_bootstrap {
 	char *admin_address;        /* admin.address.socket_address */
 	uint16_t admin_port;
 	struct arn_dataplane dp;
+	struct arn_bootstrap_xds xds;
 	struct arn_sb warnings;     /* one line per warning, already formatted */
 	void *yaml;                 /* the parsed document, for arn_bootstrap_where() */
 };

@@ -94,7 +94,7 @@ static void rule_sink_fn(void *ctx, const char *path, const char *msg)
  * refused by name rather than silently ignored: in Envoy it would change
  * behaviour, and an operator must know that Arion does not do it.
  */
-static void only_fields(struct arn_bs_ctx *c, const upb_Message *msg, const upb_MessageDef *m,
+void arn_bs_only_fields(struct arn_bs_ctx *c, const upb_Message *msg, const upb_MessageDef *m,
 			const char *path, const char *const *allowed, const char *why)
 {
 	size_t iter = kUpb_Message_Begin;
@@ -165,10 +165,11 @@ static_cluster(const envoy_config_bootstrap_v3_Bootstrap *bs, upb_StringView nam
 	return NULL;
 }
 
-/* X7, X9, G9: the cluster that reaches the control plane. */
-static void check_xds_cluster(struct arn_bs_ctx *c, const envoy_config_bootstrap_v3_Bootstrap *bs,
+/* X7, X9, G9: the cluster that reaches the control plane, and its channel. */
+static void check_xds_cluster(struct arn_bs_ctx *c, const struct arn_bootstrap *b,
 			      upb_StringView name, const char *ref_path)
 {
+	const envoy_config_bootstrap_v3_Bootstrap *bs = b->pb;
 	size_t idx = 0;
 	const envoy_config_cluster_v3_Cluster *cl = static_cluster(bs, name, &idx);
 	if (cl == NULL) {
@@ -227,6 +228,7 @@ static void check_xds_cluster(struct arn_bs_ctx *c, const envoy_config_bootstrap
 			    "HttpProtocolOptions, explicit_http_config: {http2_protocol_options: "
 			    "{}}}} (G9)",
 			    ARN_SV_ARG(name));
+	arn_bs_check_xds_channel(c, b, cl, p, name);
 }
 
 static void check_dynamic(struct arn_bs_ctx *c, struct arn_bootstrap *b)
@@ -237,10 +239,10 @@ static void check_dynamic(struct arn_bs_ctx *c, struct arn_bootstrap *b)
 	if (dr == NULL)
 		return;
 	static const char *const dr_ok[] = {"ads_config", "lds_config", "cds_config", NULL};
-	only_fields(c, (const upb_Message *)dr,
-		    arn_proto_msgdef("envoy.config.bootstrap.v3.Bootstrap.DynamicResources"),
-		    "envoy_bootstrap.dynamic_resources", dr_ok,
-		    "listeners and clusters come from ads_config (X1)");
+	arn_bs_only_fields(c, (const upb_Message *)dr,
+			   arn_proto_msgdef("envoy.config.bootstrap.v3.Bootstrap.DynamicResources"),
+			   "envoy_bootstrap.dynamic_resources", dr_ok,
+			   "listeners and clusters come from ads_config (X1)");
 	arn_rules_ads_only(envoy_config_bootstrap_v3_Bootstrap_DynamicResources_lds_config(dr),
 			   "envoy_bootstrap.dynamic_resources.lds_config", "X10",
 			   &(struct arn_rule_sink){rule_sink_fn, c});
@@ -262,8 +264,9 @@ static void check_dynamic(struct arn_bs_ctx *c, struct arn_bootstrap *b)
 	const char *ap = "envoy_bootstrap.dynamic_resources.ads_config";
 	static const char *const ads_ok[] = {"api_type", "transport_api_version", "grpc_services",
 					     "set_node_on_first_message_only", NULL};
-	only_fields(c, (const upb_Message *)ads,
-		    arn_proto_msgdef("envoy.config.core.v3.ApiConfigSource"), ap, ads_ok, NULL);
+	arn_bs_only_fields(c, (const upb_Message *)ads,
+			   arn_proto_msgdef("envoy.config.core.v3.ApiConfigSource"), ap, ads_ok,
+			   NULL);
 	int api = envoy_config_core_v3_ApiConfigSource_api_type(ads);
 	if (api != 0 && api != envoy_config_core_v3_ApiConfigSource_DELTA_GRPC &&
 	    api != envoy_config_core_v3_ApiConfigSource_AGGREGATED_DELTA_GRPC) {
@@ -308,7 +311,7 @@ static void check_dynamic(struct arn_bs_ctx *c, struct arn_bootstrap *b)
 			arn_bs_error(c, cp, "missing: name the static cluster of the control plane");
 			continue;
 		}
-		check_xds_cluster(c, bs, cn, cp);
+		check_xds_cluster(c, b, cn, cp);
 		b->xds_clusters[b->n_xds_clusters++] = sv_dup(cn);
 	}
 	if (b->node_id[0] == '\0' || b->node_cluster[0] == '\0')
@@ -384,9 +387,9 @@ static int check_envoy(struct arn_bs_ctx *c, struct arn_bootstrap *b,
 	const envoy_config_bootstrap_v3_Bootstrap *bs = b->pb;
 	static const char *const top_ok[] = {"node",  "static_resources", "dynamic_resources",
 					     "admin", "layered_runtime",   NULL};
-	only_fields(c, (const upb_Message *)bs,
-		    arn_proto_msgdef("envoy.config.bootstrap.v3.Bootstrap"), "envoy_bootstrap",
-		    top_ok, NULL);
+	arn_bs_only_fields(c, (const upb_Message *)bs,
+			   arn_proto_msgdef("envoy.config.bootstrap.v3.Bootstrap"),
+			   "envoy_bootstrap", top_ok, NULL);
 	const envoy_config_core_v3_Node *node = envoy_config_bootstrap_v3_Bootstrap_node(bs);
 	b->node_id = ov && ov->service_node ? xstrdup(ov->service_node)
 			 : node			  ? sv_dup(envoy_config_core_v3_Node_id(node))
@@ -511,7 +514,7 @@ int arn_bootstrap_load_buf(const char *name, const char *buf, size_t len,
 		arn_bootstrap_free(b);
 		return -EINVAL;
 	}
-	yaml_node_t *eb = NULL, *dp = NULL;
+	yaml_node_t *eb = NULL, *dp = NULL, *xs = NULL;
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
 	     p++) {
 		yaml_node_t *k = yaml_document_get_node(doc, p->key);
@@ -519,11 +522,14 @@ int arn_bootstrap_load_buf(const char *name, const char *buf, size_t len,
 		const char *kt = k && k->type == YAML_SCALAR_NODE ? arn_y2j_scalar(k) : "";
 		yaml_node_t **slot = strcmp(kt, "envoy_bootstrap") == 0 ? &eb
 				     : strcmp(kt, "dataplane") == 0	? &dp
+				     : strcmp(kt, "xds") == 0		? &xs
 									: NULL;
 		if (slot == NULL) {
-			arn_sb_printf(err, "%s:%zu:%zu: unknown top-level key '%s': the file has "
-					   "envoy_bootstrap: (an Envoy v3 bootstrap) and dataplane: "
-					   "(Arion's data plane)\n",
+			arn_sb_printf(err,
+				      "%s:%zu:%zu: unknown top-level key '%s': the file has "
+				      "envoy_bootstrap: (an Envoy v3 bootstrap), dataplane: "
+				      "(Arion's data plane) and xds: (how Arion reaches its "
+				      "control plane)\n",
 				      name, k->start_mark.line + 1, k->start_mark.column + 1, kt);
 			c.n_errors++;
 		} else if (*slot != NULL) {
@@ -553,6 +559,8 @@ int arn_bootstrap_load_buf(const char *name, const char *buf, size_t len,
 		c.n_errors += arn_dataplane_parse(&c, dp, &b->dp);
 	else
 		arn_dataplane_defaults(&b->dp);
+	if (xs != NULL)
+		c.n_errors += arn_xds_section_parse(&c, xs, &b->xds);
 	if (!ok || c.n_errors) {
 		arn_sb_free(&y.json);
 		arn_bootstrap_free(b);
@@ -699,7 +707,7 @@ void arn_bootstrap_summary(const struct arn_bootstrap *b, struct arn_sb *o)
 						      : NULL);
 				}
 			}
-			arn_sb_puts(o, "]");
+			arn_sb_printf(o, "] %s", cl ? arn_bs_xds_channel_kind(cl) : "?");
 		}
 		arn_sb_putc(o, '\n');
 	} else {

@@ -419,3 +419,38 @@ int arn_dataplane_parse(struct arn_bs_ctx *c, yaml_node_t *node, struct arn_data
 				    dp->control_lcore);
 	return p.errors;
 }
+
+/*
+ * Arion's `xds:` section: how the xDS client may reach its control plane.
+ * Beside dataplane: rather than in it, because a file without dataplane:
+ * runs the control plane only, and that is where this setting matters most.
+ */
+int arn_xds_section_parse(struct arn_bs_ctx *c, yaml_node_t *node, struct arn_bootstrap_xds *x)
+{
+	struct dp_parse p = {.c = c};
+	snprintf(p.path, sizeof(p.path), "xds");
+	x->present = true;
+	if (node->type != YAML_MAPPING_NODE) {
+		err(&p, NULL, "expected a mapping, such as {allow_plaintext: true}");
+		return p.errors;
+	}
+	for (yaml_node_pair_t *q = node->data.mapping.pairs.start; q < node->data.mapping.pairs.top;
+	     q++) {
+		yaml_node_t *k = get(&p, q->key), *v = get(&p, q->value);
+		const char *kt = k->type == YAML_SCALAR_NODE ? arn_y2j_scalar(k) : "";
+		if (dup_key(&p, node, q))
+			continue;
+		if (!strcmp(kt, "allow_plaintext")) {
+			const char *s = v->type == YAML_SCALAR_NODE ? arn_y2j_scalar(v) : "";
+			if (!strcmp(s, "true"))
+				x->allow_plaintext = true;
+			else if (!strcmp(s, "false"))
+				x->allow_plaintext = false;
+			else
+				err(&p, kt, "expected true or false, got '%s'", s);
+		} else {
+			err(&p, kt, "unknown key '%s' (allow_plaintext)", kt);
+		}
+	}
+	return p.errors;
+}

@@ -641,33 +641,300 @@ static void test_dataplane_section(void **state)
 		     "line 3)");
 }
 
+/* ---- the channel to the control plane (xds_channel.c) ---------------------- */
+
+/*
+ * An xDS bootstrap whose cluster reaches @p address, with @p tls as its
+ * transport_socket.typed_config body (after @type; NULL: none), @p secrets
+ * as static_resources.secrets items and @p tail after envoy_bootstrap:.
+ */
+static const char *chan(const char *address, const char *tls, const char *secrets, const char *tail)
+{
+	static char buf[8192];
+	snprintf(buf, sizeof(buf),
+		 "envoy_bootstrap:\n"
+		 "  node: {id: n1, cluster: c1}\n"
+		 "  dynamic_resources:\n"
+		 "    ads_config: {grpc_services: [{envoy_grpc: {cluster_name: xds_cluster}}]}\n"
+		 "  static_resources:\n"
+		 "    secrets:\n"
+		 "      - {name: ca, validation_context: {trusted_ca: {inline_string: x}}}\n"
+		 "      - name: client\n"
+		 "        tls_certificate: {certificate_chain: {inline_string: x}, private_key: "
+		 "{inline_string: y}}\n"
+		 "%s"
+		 "    clusters:\n"
+		 "      - name: xds_cluster\n"
+		 "        type: STATIC\n"
+		 "        http2_protocol_options: {}\n"
+		 "        load_assignment: {cluster_name: xds_cluster, endpoints: [{lb_endpoints: "
+		 "[{endpoint: {address: {socket_address: {address: \"%s\", port_value: "
+		 "18000}}}}]}]}\n"
+		 "%s%s%s"
+		 "%s",
+		 secrets ? secrets : "", address,
+		 tls ? "        transport_socket:\n          name: envoy.transport_sockets.tls\n"
+		       "          typed_config:\n            \"@type\": type.googleapis.com/"
+		       "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext\n"
+		     : "",
+		 tls ? tls : "", tls && *tls ? "\n" : "", tail ? tail : "");
+	return buf;
+}
+
+#define CA_REF "            common_tls_context: {validation_context_sds_secret_config: {name: ca}"
+
+static void summary_has(const char *want)
+{
+	struct arn_sb sum = ARN_SB_INIT;
+	arn_bootstrap_summary(bs, &sum);
+	if (strstr(arn_sb_cstr(&sum), want) == NULL)
+		fail_msg("summary lacks '%s':\n%s", want, arn_sb_cstr(&sum));
+	arn_sb_free(&sum);
+}
+
+/* TLS and mTLS to the control plane, as Envoy writes them. */
+static void test_xds_channel_tls_accepted(void **state)
+{
+	(void)state;
+	assert_loads(chan("10.0.0.1", CA_REF "}", NULL, NULL));
+	summary_has("cluster xds_cluster [10.0.0.1:18000] TLS\n");
+	assert_loads(
+	    chan("10.0.0.1",
+		 "            sni: cp.example.com\n"
+		 "            common_tls_context:\n"
+		 "              tls_params: {tls_minimum_protocol_version: TLSv1_2, "
+		 "tls_maximum_protocol_version: TLSv1_3}\n"
+		 "              alpn_protocols: [h2]\n"
+		 "              tls_certificate_sds_secret_configs: [{name: client}]\n"
+		 "              combined_validation_context:\n"
+		 "                validation_context_sds_secret_config: {name: ca}\n"
+		 "                default_validation_context:\n"
+		 "                  match_subject_alt_names: [{exact: cp.example.com}]\n"
+		 "                  match_typed_subject_alt_names:\n"
+		 "                    - {san_type: DNS, matcher: {suffix: .example.com, "
+		 "ignore_case: true}}\n"
+		 "                    - {san_type: URI, matcher: {prefix: \"spiffe://\"}}\n"
+		 "                    - {san_type: IP_ADDRESS, matcher: {exact: 10.0.0.1}}\n"
+		 "                    - {san_type: EMAIL, matcher: {contains: \"@\"}}",
+		 NULL, NULL));
+	summary_has("cluster xds_cluster [10.0.0.1:18000] mTLS\n");
+	assert_int_equal(bs->warnings.len, 0);
+	/* SAN matchers in the CA's secret */
+	assert_loads(
+	    chan("10.0.0.1", CA_REF ", tls_certificate_sds_secret_configs: [{name: c2}]}",
+		 "      - name: c2\n"
+		 "        tls_certificate: {certificate_chain: {filename: /c.pem}, "
+		 "private_key: {environment_variable: KEY}}\n"
+		 "      - name: ca2\n"
+		 "        validation_context: {trusted_ca: {filename: /ca.pem}, "
+		 "match_typed_subject_alt_names: [{san_type: DNS, matcher: {exact: a}}]}\n",
+		 NULL));
+}
+
+/* Whatever of UpstreamTlsContext gRPC's TLS client cannot do is refused by field. */
+static void test_xds_channel_refusals_name_the_field(void **state)
+{
+	(void)state;
+	const char *ts =
+	    "envoy_bootstrap.static_resources.clusters[0].transport_socket.typed_config";
+	char want[512];
+#define REFUSED(tls, secrets, field, text)                                                         \
+	do {                                                                                       \
+		snprintf(want, sizeof(want), "%s%s: %s", ts, field, text);                         \
+		assert_error(chan("10.0.0.1", tls, secrets, NULL), want);                          \
+	} while (0)
+	/* X13 and the xDS cluster: inline material is refused, naming the way */
+	REFUSED(CA_REF ", tls_certificates: [{certificate_chain: {inline_string: x}}]}", NULL,
+		".common_tls_context.tls_certificates",
+		"inline certificates are refused (X13): put certificate_chain and private_key in a "
+		"static_resources.secrets entry");
+	REFUSED("            common_tls_context: {validation_context: {trusted_ca: {filename: "
+		"/ca.pem}}}",
+		NULL, ".common_tls_context.validation_context.trusted_ca",
+		"an inline trusted CA is refused (X13)");
+	/* no CA: Envoy would not verify the peer; refused */
+	REFUSED("            common_tls_context: {tls_certificate_sds_secret_configs: [{name: "
+		"client}]}",
+		NULL, ".common_tls_context", "no trusted CA: Envoy would not verify");
+	REFUSED("            sni: x", NULL, "", "common_tls_context is missing");
+	REFUSED("            common_tls_context: {validation_context: {match_subject_alt_names: "
+		"[{exact: a}]}}",
+		NULL, ".common_tls_context.validation_context", "no trusted CA");
+	/* secrets: static, of the right kind, no sds_config */
+	REFUSED("            common_tls_context: {validation_context_sds_secret_config: {name: "
+		"nope}}",
+		NULL, ".common_tls_context.validation_context_sds_secret_config.name",
+		"secret 'nope' is not in static_resources.secrets");
+	REFUSED("            common_tls_context: {validation_context_sds_secret_config: {name: "
+		"client}}",
+		NULL, ".common_tls_context.validation_context_sds_secret_config.name",
+		"secret 'client' (static_resources.secrets[1]) has no validation_context");
+	REFUSED(CA_REF ", tls_certificate_sds_secret_configs: [{name: ca}]}", NULL,
+		".common_tls_context.tls_certificate_sds_secret_configs[0].name",
+		"secret 'ca' (static_resources.secrets[0]) has no tls_certificate");
+	REFUSED(CA_REF ", tls_certificate_sds_secret_configs: [{name: client, sds_config: {ads: "
+		       "{}}}]}",
+		NULL, ".common_tls_context.tls_certificate_sds_secret_configs[0].sds_config",
+		"the xDS cluster's own secrets cannot come over the ADS stream that they "
+		"protect: remove sds_config and define secret 'client' in "
+		"static_resources.secrets");
+	REFUSED(CA_REF ", tls_certificate_sds_secret_configs: [{name: client}, {name: client}]}",
+		NULL, ".common_tls_context.tls_certificate_sds_secret_configs",
+		"the xDS channel presents one client certificate");
+	REFUSED("            common_tls_context: {combined_validation_context: "
+		"{default_validation_context: {}}}",
+		NULL,
+		".common_tls_context.combined_validation_context.validation_context_sds_"
+		"secret_config",
+		"missing");
+	/* fields gRPC cannot honour */
+	REFUSED(CA_REF "}\n            max_session_keys: 4", NULL, ".max_session_keys",
+		"not supported by Arion");
+	REFUSED(CA_REF "}\n            allow_renegotiation: true", NULL, ".allow_renegotiation",
+		"not supported by Arion");
+	REFUSED(CA_REF ", tls_params: {cipher_suites: [AES128]}}", NULL,
+		".common_tls_context.tls_params.cipher_suites", "not supported by Arion");
+	REFUSED(CA_REF ", tls_params: {tls_minimum_protocol_version: TLSv1_1}}", NULL,
+		".common_tls_context.tls_params.tls_minimum_protocol_version",
+		"the xDS channel (gRPC) speaks TLS 1.2 and 1.3");
+	REFUSED(CA_REF ", tls_params: {tls_maximum_protocol_version: TLSv1_2}}", NULL,
+		".common_tls_context.tls_params.tls_maximum_protocol_version",
+		"the xDS channel (gRPC) speaks TLS 1.2 and 1.3");
+	REFUSED(CA_REF ", alpn_protocols: [h2, http/1.1]}", NULL,
+		".common_tls_context.alpn_protocols[1]", "gRPC offers h2 and only h2");
+	REFUSED("            common_tls_context:\n"
+		"              combined_validation_context:\n"
+		"                validation_context_sds_secret_config: {name: ca}\n"
+		"                default_validation_context:\n"
+		"                  match_subject_alt_names: [{safe_regex: {regex: a.*}}]",
+		NULL,
+		".common_tls_context.combined_validation_context.default_validation_context."
+		"match_subject_alt_names[0].safe_regex",
+		"not supported for the xDS channel's SAN check");
+	REFUSED("            common_tls_context:\n"
+		"              combined_validation_context:\n"
+		"                validation_context_sds_secret_config: {name: ca}\n"
+		"                default_validation_context: {allow_expired_certificate: true}",
+		NULL,
+		".common_tls_context.combined_validation_context.default_validation_context."
+		"allow_expired_certificate",
+		"not supported by Arion");
+#undef REFUSED
+	/* in the secrets themselves */
+	assert_error(chan("10.0.0.1", CA_REF ", tls_certificate_sds_secret_configs: [{name: k}]}",
+			  "      - name: k\n"
+			  "        tls_certificate: {certificate_chain: {inline_string: x}, "
+			  "private_key: {inline_string: y}, password: {inline_string: z}}\n",
+			  NULL),
+		     "envoy_bootstrap.static_resources.secrets[2].tls_certificate.password: not "
+		     "supported by Arion");
+	assert_error(chan("10.0.0.1",
+			  "            common_tls_context: {validation_context_sds_secret_config: "
+			  "{name: v}}",
+			  "      - {name: v, validation_context: {trusted_ca: {inline_string: x}, "
+			  "max_verify_depth: 3}}\n",
+			  NULL),
+		     "envoy_bootstrap.static_resources.secrets[2].validation_context.max_verify_"
+		     "depth: not supported by Arion");
+	assert_error(
+	    chan("10.0.0.1",
+		 "            common_tls_context: {validation_context_sds_secret_config: "
+		 "{name: v}}",
+		 "      - {name: v, validation_context: {match_subject_alt_names: [{exact: "
+		 "a}]}}\n",
+		 NULL),
+	    "envoy_bootstrap.static_resources.secrets[2].validation_context: trusted_ca "
+	    "is missing");
+	/* other transport sockets */
+	assert_error("envoy_bootstrap:\n"
+		     "  node: {id: n1, cluster: c1}\n"
+		     "  dynamic_resources:\n"
+		     "    ads_config: {grpc_services: [{envoy_grpc: {cluster_name: x}}]}\n"
+		     "  static_resources:\n"
+		     "    clusters:\n"
+		     "      - name: x\n"
+		     "        http2_protocol_options: {}\n"
+		     "        load_assignment: {cluster_name: x, endpoints: [{lb_endpoints: "
+		     "[{endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: "
+		     "1}}}}]}]}\n"
+		     "        transport_socket_matches: [{name: m, transport_socket: {name: t}}]\n",
+		     "envoy_bootstrap.static_resources.clusters[0].transport_socket_matches: not "
+		     "supported on the xDS cluster");
+}
+
+/*
+ * Plaintext to a control plane that is not on loopback is refused at load
+ * (so in --mode validate too) unless xds.allow_plaintext says so.
+ */
+static void test_xds_plaintext_to_remote_refused_unless_allowed(void **state)
+{
+	(void)state;
+	assert_error(
+	    chan("198.18.0.1", NULL, NULL, NULL),
+	    "t.yaml:11:9: envoy_bootstrap.static_resources.clusters[0]: xDS cluster "
+	    "'xds_cluster' would reach its control plane at 198.18.0.1:18000 in plaintext, "
+	    "and that address is not loopback");
+	assert_non_null(strstr(arn_sb_cstr(&err), "set `xds: {allow_plaintext: true}`"));
+	assert_non_null(strstr(arn_sb_cstr(&err), "envoy.transport_sockets.tls"));
+	assert_error(chan("2001:db8::1", NULL, NULL, NULL),
+		     "would reach its control plane at 2001:db8::1:18000 in plaintext");
+	/* a raw_buffer socket is plaintext said explicitly: the same rule */
+	const char *raw = "        transport_socket: {name: envoy.transport_sockets.raw_buffer}\n";
+	assert_error(chan("10.0.0.1", NULL, NULL, raw), "would reach its control plane at "
+							"10.0.0.1:18000 in plaintext");
+	/* loopback needs nothing */
+	assert_loads(chan("127.0.0.1", NULL, NULL, NULL));
+	summary_has("[127.0.0.1:18000] plaintext\n");
+	assert_loads(chan("127.3.4.5", NULL, NULL, NULL));
+	assert_loads(chan("::1", NULL, NULL, NULL));
+	assert_loads(chan("::ffff:127.0.0.1", NULL, NULL, NULL));
+	assert_loads(chan("127.0.0.1", NULL, NULL, raw));
+	/* the operator's explicit yes, with a warning that says what it costs */
+	assert_loads(chan("198.18.0.1", NULL, NULL, "xds: {allow_plaintext: true}\n"));
+	assert_true(bs->xds.allow_plaintext);
+	assert_non_null(strstr(bs->warnings.buf, "reaches 198.18.0.1:18000 in plaintext "
+						 "(xds.allow_plaintext)"));
+	assert_error(chan("198.18.0.1", NULL, NULL, "xds: {allow_plaintext: false}\n"),
+		     "in plaintext, and that address is not loopback");
+	/* the section itself */
+	assert_error(chan("127.0.0.1", NULL, NULL, "xds: {allow_plaintext: yes}\n"),
+		     "xds.allow_plaintext: expected true or false, got 'yes'");
+	assert_error(chan("127.0.0.1", NULL, NULL, "xds: {allow_plain: true}\n"),
+		     "xds.allow_plain: unknown key 'allow_plain' (allow_plaintext)");
+	assert_error(chan("127.0.0.1", NULL, NULL, "xds: [1]\n"), "xds: expected a mapping");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_spec_example_loads_unchanged, teardown),
-		cmocka_unit_test_teardown(test_every_example_in_config_loads, teardown),
-		cmocka_unit_test_teardown(test_x7_service_node_and_cluster_override_file, teardown),
-		cmocka_unit_test_teardown(test_x7_ads_needs_node_id_and_cluster, teardown),
-		cmocka_unit_test_teardown(test_x7_ads_cluster_must_be_static_resource, teardown),
-		cmocka_unit_test_teardown(test_x8_google_grpc_refused, teardown),
-		cmocka_unit_test_teardown(test_x9_several_grpc_services_kept_in_order, teardown),
-		cmocka_unit_test_teardown(test_x1_sotw_api_type_refused, teardown),
-		cmocka_unit_test_teardown(test_x10_lds_config_must_be_ads, teardown),
-		cmocka_unit_test_teardown(test_g9_xds_cluster_without_http2_warns, teardown),
-		cmocka_unit_test_teardown(test_x11_rds_only_from_ads, teardown),
-		cmocka_unit_test_teardown(test_x12_eds_cluster_rules, teardown),
-		cmocka_unit_test_teardown(test_x13_sds_config_source_refused, teardown),
-		cmocka_unit_test_teardown(test_yaml_error_line_and_column, teardown),
-		cmocka_unit_test_teardown(test_unknown_field_with_hint_and_position, teardown),
-		cmocka_unit_test_teardown(test_wrong_kinds_and_values, teardown),
-		cmocka_unit_test_teardown(test_oneof_both_set_refused, teardown),
-		cmocka_unit_test_teardown(test_duplicate_keys_refused, teardown),
-		cmocka_unit_test_teardown(test_json_names_accepted, teardown),
-		cmocka_unit_test_teardown(test_unknown_any_type, teardown),
-		cmocka_unit_test_teardown(test_unsupported_bootstrap_field_refused, teardown),
-		cmocka_unit_test_teardown(test_alias_cycle_and_bomb_end_in_errors, teardown),
-		cmocka_unit_test_teardown(test_file_level_errors, teardown),
-		cmocka_unit_test_teardown(test_dataplane_section, teardown),
+	    cmocka_unit_test_teardown(test_spec_example_loads_unchanged, teardown),
+	    cmocka_unit_test_teardown(test_every_example_in_config_loads, teardown),
+	    cmocka_unit_test_teardown(test_x7_service_node_and_cluster_override_file, teardown),
+	    cmocka_unit_test_teardown(test_x7_ads_needs_node_id_and_cluster, teardown),
+	    cmocka_unit_test_teardown(test_x7_ads_cluster_must_be_static_resource, teardown),
+	    cmocka_unit_test_teardown(test_x8_google_grpc_refused, teardown),
+	    cmocka_unit_test_teardown(test_x9_several_grpc_services_kept_in_order, teardown),
+	    cmocka_unit_test_teardown(test_x1_sotw_api_type_refused, teardown),
+	    cmocka_unit_test_teardown(test_x10_lds_config_must_be_ads, teardown),
+	    cmocka_unit_test_teardown(test_g9_xds_cluster_without_http2_warns, teardown),
+	    cmocka_unit_test_teardown(test_x11_rds_only_from_ads, teardown),
+	    cmocka_unit_test_teardown(test_x12_eds_cluster_rules, teardown),
+	    cmocka_unit_test_teardown(test_x13_sds_config_source_refused, teardown),
+	    cmocka_unit_test_teardown(test_yaml_error_line_and_column, teardown),
+	    cmocka_unit_test_teardown(test_unknown_field_with_hint_and_position, teardown),
+	    cmocka_unit_test_teardown(test_wrong_kinds_and_values, teardown),
+	    cmocka_unit_test_teardown(test_oneof_both_set_refused, teardown),
+	    cmocka_unit_test_teardown(test_duplicate_keys_refused, teardown),
+	    cmocka_unit_test_teardown(test_json_names_accepted, teardown),
+	    cmocka_unit_test_teardown(test_unknown_any_type, teardown),
+	    cmocka_unit_test_teardown(test_unsupported_bootstrap_field_refused, teardown),
+	    cmocka_unit_test_teardown(test_alias_cycle_and_bomb_end_in_errors, teardown),
+	    cmocka_unit_test_teardown(test_file_level_errors, teardown),
+	    cmocka_unit_test_teardown(test_dataplane_section, teardown),
+	    cmocka_unit_test_teardown(test_xds_channel_tls_accepted, teardown),
+	    cmocka_unit_test_teardown(test_xds_channel_refusals_name_the_field, teardown),
+	    cmocka_unit_test_teardown(test_xds_plaintext_to_remote_refused_unless_allowed,
+				      teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
