@@ -22,6 +22,7 @@ const path = require('path');
 const http = require('http');
 const { spawn } = require('child_process');
 const { AdsServer, TYPES } = require('./server.js');
+const { makePki } = require('./pki.js');
 
 const SKIP = 77;
 
@@ -29,12 +30,27 @@ class Skip extends Error {}
 
 function sleep(ms) { return new Promise((r) => setTimeout(r, ms)); }
 
-function configYaml({ node = { id: 'arion-e2e', cluster: 'edge' }, services, adminPort, nodeFirstOnly }) {
+/*
+ * The configuration file. @p tls (every service gets it): {ca, cert, key:
+ * file paths (cert/key null: no client certificate), sni, san: a YAML list
+ * for default_validation_context.match_typed_subject_alt_names}; the
+ * material goes into static_resources.secrets, named by the
+ * UpstreamTlsContext (X13). @p extra: lines after envoy_bootstrap:.
+ */
+function configYaml({ node = { id: 'arion-e2e', cluster: 'edge' }, services, adminPort, nodeFirstOnly, tls, extra }) {
   const lines = ['envoy_bootstrap:', `  node: {id: ${node.id}, cluster: ${node.cluster}}`,
     '  dynamic_resources:', '    ads_config:', '      api_type: DELTA_GRPC', '      grpc_services:'];
   for (const s of services) lines.push(`        - envoy_grpc: {cluster_name: ${s.name}}`);
   if (nodeFirstOnly) lines.push('      set_node_on_first_message_only: true');
-  lines.push('  static_resources:', '    clusters:');
+  lines.push('  static_resources:');
+  if (tls) {
+    lines.push('    secrets:', '      - name: xds-ca', `        validation_context: {trusted_ca: {filename: "${tls.ca}"}}`);
+    if (tls.cert) {
+      lines.push('      - name: xds-client',
+        `        tls_certificate: {certificate_chain: {filename: "${tls.cert}"}, private_key: {filename: "${tls.key}"}}`);
+    }
+  }
+  lines.push('    clusters:');
   for (const s of services) {
     lines.push(`      - name: ${s.name}`, '        type: STATIC', '        connect_timeout: 0.25s',
       '        typed_extension_protocol_options:',
@@ -44,17 +60,27 @@ function configYaml({ node = { id: 'arion-e2e', cluster: 'edge' }, services, adm
       '        load_assignment:', `          cluster_name: ${s.name}`, '          endpoints:',
       '            - lb_endpoints:');
     for (const p of s.ports) {
-      lines.push(`                - endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: ${p}}}}`);
+      lines.push(`                - endpoint: {address: {socket_address: {address: "${s.address || '127.0.0.1'}", port_value: ${p}}}}`);
+    }
+    if (tls) {
+      lines.push('        transport_socket:', '          name: envoy.transport_sockets.tls', '          typed_config:',
+        '            "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext');
+      if (tls.sni) lines.push(`            sni: ${tls.sni}`);
+      lines.push('            common_tls_context:');
+      if (tls.cert) lines.push('              tls_certificate_sds_secret_configs: [{name: xds-client}]');
+      lines.push('              combined_validation_context:', '                validation_context_sds_secret_config: {name: xds-ca}');
+      if (tls.san) lines.push(`                default_validation_context: {match_typed_subject_alt_names: ${tls.san}}`);
     }
   }
   if (adminPort) lines.push('  admin:', `    address: {socket_address: {address: 127.0.0.1, port_value: ${adminPort}}}`);
+  if (extra) lines.push(...extra);
   return lines.join('\n') + '\n';
 }
 
 class Arion {
-  constructor(dir, cfgText, { args = [], env = {} } = {}) {
+  constructor(dir, cfgText, { args = [], env = {}, file = 'arion.yaml' } = {}) {
     this.dir = dir;
-    this.cfg = path.join(dir, 'arion.yaml');
+    this.cfg = path.join(dir, file);
     fs.writeFileSync(this.cfg, cfgText);
     this.lines = [];
     this.waiters = [];
@@ -90,6 +116,16 @@ class Arion {
   }
 
   logged(re) { return this.lines.some((l) => re.test(l.text)); }
+
+  /* The exit code, once arion has exited by itself (within @p timeoutMs). */
+  async waitExit(timeoutMs = 10000) {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.exited) {
+      if (Date.now() > deadline) throw new Error(`arion still runs after ${timeoutMs} ms`);
+      await sleep(50);
+    }
+    return this.exited.code;
+  }
 
   async stop() {
     if (this.exited) return;
@@ -131,17 +167,25 @@ class Ctx {
 
   port(i) { return this.base + i; }
 
-  async server(portIndex = 0) {
+  /* Test certificates (pki.js), made once per scenario in its directory. */
+  pki() {
+    if (!this._pki) this._pki = makePki(path.join(this.dir, 'pki'));
+    return this._pki;
+  }
+
+  /* @p tls: AdsServer.start()'s TLS options (null: plaintext). */
+  async server(portIndex = 0, tls = null) {
     const s = new AdsServer({ log: path.join(this.dir, `requests-${portIndex}.jsonl`) });
-    await s.start(this.port(portIndex));
+    await s.start(this.port(portIndex), '127.0.0.1', tls);
     this.servers.push(s);
     return s;
   }
 
   arion(opts = {}) {
     const services = opts.services || [{ name: 'xds_cluster', ports: [this.port(0)] }];
-    const cfg = configYaml({ services, adminPort: this.port(3), node: opts.node, nodeFirstOnly: opts.nodeFirstOnly });
-    const a = new Arion(this.dir, cfg, { args: opts.args, env: opts.env });
+    const cfg = configYaml({ services, adminPort: opts.noAdmin ? null : this.port(3), node: opts.node,
+      nodeFirstOnly: opts.nodeFirstOnly, tls: opts.tls, extra: opts.extra });
+    const a = new Arion(this.dir, cfg, { args: opts.args, env: opts.env, file: opts.file });
     this.arions.push(a);
     return a;
   }
@@ -164,6 +208,7 @@ class Ctx {
     for (const s of this.servers) s.stop();
     if (failed) {
       for (const f of fs.readdirSync(this.dir)) {
+        if (!fs.statSync(path.join(this.dir, f)).isFile()) continue;
         process.stdout.write(`---- ${f}\n${fs.readFileSync(path.join(this.dir, f), 'utf8')}\n`);
       }
       for (const a of this.arions) process.stdout.write(`---- arion log\n${a.lines.map((l) => l.text).join('\n')}\n`);
@@ -200,7 +245,7 @@ async function main() {
   process.exit(rc);
 }
 
-module.exports = { Skip, sleep, assert, eq, TYPES };
+module.exports = { Skip, sleep, assert, eq, TYPES, configYaml };
 
 if (require.main === module) {
   process.on('unhandledRejection', (e) => { process.stdout.write(`FAIL: unhandled ${e && e.stack}\n`); process.exit(1); });

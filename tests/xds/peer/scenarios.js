@@ -28,6 +28,19 @@ async function initial(srv, n = 1) {
 
 const reqsOf = (srv, stream, type) => srv.requests.filter((r) => r.stream === stream && r.type_url === type);
 
+/* arion's side of TLS (e2e.js configYaml) with the test PKI (pki.js):
+ * mTLS, SNI xds.test and a SAN matcher the server's certificate meets. */
+function tlsOpts(pki, { ca = pki.ca.crt, cert = true, sni = 'xds.test', san = '[{san_type: DNS, matcher: {exact: xds.test}}]' } = {}) {
+  return { ca, cert: cert ? pki.client.crt : null, key: cert ? pki.client.key : null, sni, san };
+}
+
+/* Arion tried, failed and is trying again: what a refused handshake looks like. */
+async function refusedAndRetrying(arion, failRe) {
+  const f = await arion.waitLog(failRe, 15000);
+  await arion.waitLog(/connecting to cluster xds_cluster .*attempt 2/, 10000, f.index);
+  assert(!arion.logged(/connected to cluster/), 'never connected');
+}
+
 module.exports = {
   /* X1, X3, X7: one stream, wildcards in order, node in the first request. */
   async x3_subscription_order(ctx) {
@@ -254,5 +267,112 @@ module.exports = {
     const r2 = srv.send({ type_url: 'cluster', resources: [{ name: 'a', version: '1', resource: cluster('a') }], removed_resources: ['a'] });
     const n2 = await srv.waitRequest((r) => r.response_nonce === r2.nonce);
     assert(n2.error_detail && /D2/.test(n2.error_detail.message), `D2 NACK: ${JSON.stringify(n2.error_detail)}`);
+  },
+
+  /* TLS to the control plane: mTLS with the transport_socket of the xDS
+   * cluster (secrets by name from static_resources.secrets); the server
+   * sees arion's certificate, configuration arrives and is ACKed. */
+  async tls_mtls_config_arrives(ctx) {
+    const pki = ctx.pki();
+    const srv = await ctx.server(0, pki.serverTls(true));
+    const arion = ctx.arion({ tls: tlsOpts(pki) });
+    const st = await initial(srv);
+    eq(st.security, 'ssl', 'the stream runs over TLS');
+    eq(st.peer_cn, 'arion', 'arion presented its client certificate');
+    const resp = srv.send({ type_url: 'cluster', system_version_info: 'v1', resources: [{ name: 'api', version: '1', resource: cluster('api') }] });
+    const ack = await srv.waitRequest((r) => r.type_url === TYPES.cluster && r.response_nonce === resp.nonce);
+    assert(!ack.error_detail, 'ACK (no error_detail)');
+    await arion.waitLog(/connected to cluster xds_cluster \(127\.0\.0\.1:\d+\) over mTLS/);
+    await arion.waitLog(new RegExp(`ACK Cluster nonce ${resp.nonce} version 'v1' \\(1 updated`));
+    const x = await ctx.xds();
+    if (x) {
+      eq(x.connection.channel, 'mTLS', '/xds connection.channel');
+      eq(x.connection.servers[0].sni, 'xds.test', '/xds servers[0].sni');
+    }
+  },
+
+  /* UpstreamTlsContext.sni goes out as SNI, and only then. A bare TLS
+   * server records what arrives. (Without sni, gRPC 1.51 sends the
+   * endpoint's IP address where Envoy sends nothing: docs/configuration.md.) */
+  async tls_sni_sent(ctx) {
+    const tls = require('tls');
+    const pki = ctx.pki();
+    const seen = [];
+    const probe = tls.createServer({ cert: pki.read(pki.server.crt), key: pki.read(pki.server.key), ALPNProtocols: ['h2'] },
+      (sock) => { seen.push(sock.servername); sock.destroy(); });
+    await new Promise((r) => probe.listen(ctx.port(0), '127.0.0.1', r));
+    ctx.servers.push({ stop: () => probe.close() });
+    const withSni = ctx.arion({ tls: tlsOpts(pki, { cert: false }), noAdmin: true, file: 'sni.yaml' });
+    for (let i = 0; i < 100 && seen.length === 0; i++) await sleep(100);
+    await withSni.stop();
+    eq(seen[0], 'xds.test', 'SNI from UpstreamTlsContext.sni');
+    const n = seen.length;
+    ctx.arion({ tls: tlsOpts(pki, { cert: false, sni: null }), noAdmin: true, file: 'nosni.yaml' });
+    for (let i = 0; i < 100 && seen.length === n; i++) await sleep(100);
+    assert(seen.length > n, 'the second arion reached the probe');
+    assert(seen[n] !== 'xds.test', `without sni, not the name either (got ${seen[n]})`);
+  },
+
+  /* A control plane whose certificate the configured CA did not sign is
+   * refused: no stream, nothing applied, a log line that says why. */
+  async tls_wrong_ca_refused(ctx) {
+    const pki = ctx.pki();
+    const srv = await ctx.server(0, pki.serverTls(true));
+    const arion = ctx.arion({ tls: tlsOpts(pki, { ca: pki['other-ca'].crt }) });
+    await refusedAndRetrying(arion, /stream to cluster xds_cluster \(127\.0\.0\.1:\d+\) failed: .*certificate verify failed/i);
+    eq(srv.streams.length, 0, 'no stream reached the control plane');
+    const x = await ctx.xds();
+    if (x) {
+      assert(x.connection.state !== 'CONNECTED', `/xds state ${x.connection.state}`);
+      assert(x.types.every((t) => t.responses === 0), 'no configuration received');
+    }
+  },
+
+  /* The CA signed it, but no SAN matches the cluster's matchers: refused,
+   * naming the certificate's SANs and the matchers. */
+  async tls_san_mismatch_refused(ctx) {
+    const pki = ctx.pki();
+    const srv = await ctx.server(0, pki.serverTls(true));
+    const arion = ctx.arion({ tls: tlsOpts(pki, { san: '[{san_type: DNS, matcher: {exact: other.test}}]' }) });
+    await refusedAndRetrying(arion, /failed: .*the control plane's certificate \(SANs: DNS:xds\.test, IP:127\.0\.0\.1\) matches none of the SAN matchers \(DNS exact 'other\.test'\)/);
+    eq(srv.streams.length, 0, 'no stream reached the control plane');
+  },
+
+  /* A control plane that requires a client certificate refuses arion
+   * without one; the same arion reaches one that does not require it. */
+  async tls_client_without_cert_refused(ctx) {
+    const pki = ctx.pki();
+    const srv = await ctx.server(0, pki.serverTls(true));
+    const arion = ctx.arion({ tls: tlsOpts(pki, { cert: false }), noAdmin: true });
+    await arion.waitLog(/connecting to cluster xds_cluster \(127\.0\.0\.1:\d+\) over TLS, attempt 1/);
+    await refusedAndRetrying(arion, /stream to cluster xds_cluster \(127\.0\.0\.1:\d+\) failed: gRPC status 14/);
+    eq(srv.streams.length, 0, 'the control plane let no stream in');
+    await arion.stop();
+    const srv2 = await ctx.server(1, pki.serverTls(false));
+    ctx.arion({ tls: tlsOpts(pki, { cert: false }), noAdmin: true, file: 'arion2.yaml',
+      services: [{ name: 'xds_cluster', ports: [ctx.port(1)] }] });
+    const st = await initial(srv2);
+    eq(st.peer_cn, undefined, 'no client certificate');
+  },
+
+  /* Plaintext to a control plane that is not on loopback is refused at
+   * start, in --mode validate and in serve, naming the cluster and what to
+   * do; `xds: {allow_plaintext: true}` lets it through with a warning. */
+  async plaintext_remote_refused(ctx) {
+    const svc = [{ name: 'xds_remote', address: '198.18.0.1', ports: [18000] }];
+    for (const mode of ['validate', 'serve']) {
+      const a = ctx.arion({ services: svc, noAdmin: true, args: mode === 'validate' ? ['--mode', 'validate'] : [], file: `${mode}.yaml` });
+      eq(await a.waitExit(), 1, `${mode}: exit 1 (configuration invalid)`);
+      assert(a.logged(/clusters\[0\]: xDS cluster 'xds_remote' would reach its control plane at 198\.18\.0\.1:18000 in plaintext/),
+        `${mode}: the error names the cluster and the address`);
+      assert(a.logged(/envoy\.transport_sockets\.tls/) && a.logged(/set `xds: \{allow_plaintext: true\}`/), `${mode}: and says what to do`);
+      assert(!a.logged(/connecting to cluster/), `${mode}: nothing was attempted`);
+    }
+    const ok = ctx.arion({ services: svc, noAdmin: true, args: ['--mode', 'validate'], extra: ['xds: {allow_plaintext: true}'], file: 'allowed.yaml' });
+    eq(await ok.waitExit(), 0, 'allowed explicitly');
+    assert(ok.logged(/reaches 198\.18\.0\.1:18000 in plaintext \(xds\.allow_plaintext\)/), 'with a warning');
+    const lo = ctx.arion({ noAdmin: true, args: ['--mode', 'validate'], file: 'loopback.yaml' });
+    eq(await lo.waitExit(), 0, 'plaintext on loopback needs nothing');
+    assert(!lo.logged(/in plaintext/), 'and warns about nothing');
   },
 };

@@ -192,8 +192,13 @@ class AdsServer {
 
   handler(call) {
     const s = { id: this.streams.length + 1, call, ended: false, sent: [], peer: call.getPeer(), t: Date.now() };
+    // Over TLS: the client certificate's subject CN (mTLS), as the server saw it.
+    const auth = typeof call.getAuthContext === 'function' ? call.getAuthContext() : null;
+    const pc = auth && auth.sslPeerCertificate;
+    if (auth && auth.transportSecurityType) s.security = auth.transportSecurityType;
+    if (pc && pc.subject) s.peer_cn = pc.subject.CN;
     this.streams.push(s);
-    this.log({ t: Date.now(), event: 'stream', stream: s.id, peer: s.peer });
+    this.log({ t: Date.now(), event: 'stream', stream: s.id, peer: s.peer, security: s.security, peer_cn: s.peer_cn });
     call.sendMetadata(new grpc.Metadata());
     call.on('data', (req) => {
       const e = { t: Date.now(), stream: s.id, seq: this.requests.length, ...summarize(req) };
@@ -223,11 +228,22 @@ class AdsServer {
     for (const w of ws) w();
   }
 
-  start(port, host = '127.0.0.1') {
+  /*
+   * Listen on @p host:@p port; plaintext, or TLS when @p tls is
+   * {ca, cert, key} (PEM strings or Buffers) with requireClientCert: the
+   * client must present a certificate signed by ca (mTLS).
+   */
+  start(port, host = '127.0.0.1', tls = null) {
+    if (tls) this.tls = tls;
+    else if (tls === null && this.tls) tls = this.tls; // a restart keeps its credentials
     return new Promise((resolve, reject) => {
       const server = new grpc.Server({ 'grpc.max_send_message_length': -1, 'grpc.max_receive_message_length': -1 });
       server.addService(this.service, { DeltaAggregatedResources: (call) => this.handler(call) });
-      server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => {
+      const creds = tls
+        ? grpc.ServerCredentials.createSsl(Buffer.from(tls.ca), [{ cert_chain: Buffer.from(tls.cert), private_key: Buffer.from(tls.key) }],
+          !!tls.requireClientCert)
+        : grpc.ServerCredentials.createInsecure();
+      server.bindAsync(`${host}:${port}`, creds, (err, p) => {
         if (err) return reject(err);
         this.server = server;
         this.port = p;
