@@ -5,7 +5,9 @@
  */
 #include "arn_bootstrap.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,27 +122,27 @@ static bool cluster_has_http2(const envoy_config_cluster_v3_Cluster *cl, upb_Are
 		return true;
 	struct google_protobuf_Any *any = NULL;
 	if (!envoy_config_cluster_v3_Cluster_typed_extension_protocol_options_get(
-		    cl, upb_StringView_FromString(HPO_KEY), &any) ||
+		cl, upb_StringView_FromString(HPO_KEY), &any) ||
 	    any == NULL)
 		return false;
 	struct arn_sb err = ARN_SB_INIT;
-	const upb_Message *m = arn_proto_any_unpack(
-		any, arn_proto_msgdef(HPO_KEY), NULL, arena, &err);
+	const upb_Message *m =
+	    arn_proto_any_unpack(any, arn_proto_msgdef(HPO_KEY), NULL, arena, &err);
 	arn_sb_free(&err);
 	if (m == NULL)
 		return false;
 	const envoy_extensions_upstreams_http_v3_HttpProtocolOptions *hpo = (const void *)m;
 	const envoy_extensions_upstreams_http_v3_HttpProtocolOptions_ExplicitHttpConfig *ex =
-		envoy_extensions_upstreams_http_v3_HttpProtocolOptions_explicit_http_config(hpo);
+	    envoy_extensions_upstreams_http_v3_HttpProtocolOptions_explicit_http_config(hpo);
 	if (ex != NULL &&
 	    envoy_extensions_upstreams_http_v3_HttpProtocolOptions_ExplicitHttpConfig_has_http2_protocol_options(
-		    ex))
+		ex))
 		return true;
 	const envoy_extensions_upstreams_http_v3_HttpProtocolOptions_AutoHttpConfig *au =
-		envoy_extensions_upstreams_http_v3_HttpProtocolOptions_auto_config(hpo);
+	    envoy_extensions_upstreams_http_v3_HttpProtocolOptions_auto_config(hpo);
 	if (au != NULL &&
 	    envoy_extensions_upstreams_http_v3_HttpProtocolOptions_AutoHttpConfig_has_http2_protocol_options(
-		    au))
+		au))
 		return true;
 	return false;
 }
@@ -149,12 +151,12 @@ static const envoy_config_cluster_v3_Cluster *
 static_cluster(const envoy_config_bootstrap_v3_Bootstrap *bs, upb_StringView name, size_t *index)
 {
 	const envoy_config_bootstrap_v3_Bootstrap_StaticResources *sr =
-		envoy_config_bootstrap_v3_Bootstrap_static_resources(bs);
+	    envoy_config_bootstrap_v3_Bootstrap_static_resources(bs);
 	if (sr == NULL)
 		return NULL;
 	size_t n;
 	const envoy_config_cluster_v3_Cluster *const *cl =
-		envoy_config_bootstrap_v3_Bootstrap_StaticResources_clusters(sr, &n);
+	    envoy_config_bootstrap_v3_Bootstrap_StaticResources_clusters(sr, &n);
 	for (size_t i = 0; i < n; i++) {
 		upb_StringView cn = envoy_config_cluster_v3_Cluster_name(cl[i]);
 		if (cn.size == name.size && memcmp(cn.data, name.data, cn.size) == 0) {
@@ -184,9 +186,9 @@ static void check_xds_cluster(struct arn_bs_ctx *c, const struct arn_bootstrap *
 	snprintf(p, sizeof(p), "envoy_bootstrap.static_resources.clusters[%zu]", idx);
 	int type = envoy_config_cluster_v3_Cluster_type(cl);
 	if (envoy_config_cluster_v3_Cluster_cluster_discovery_type_case(cl) !=
-		    envoy_config_cluster_v3_Cluster_cluster_discovery_type_NOT_SET &&
+		envoy_config_cluster_v3_Cluster_cluster_discovery_type_NOT_SET &&
 	    envoy_config_cluster_v3_Cluster_cluster_discovery_type_case(cl) !=
-		    envoy_config_cluster_v3_Cluster_cluster_discovery_type_type) {
+		envoy_config_cluster_v3_Cluster_cluster_discovery_type_type) {
 		char tp[600];
 		snprintf(tp, sizeof(tp), "%s.cluster_type", p);
 		arn_bs_error(c, tp, "the xDS cluster must be of type STATIC");
@@ -198,11 +200,11 @@ static void check_xds_cluster(struct arn_bs_ctx *c, const struct arn_bootstrap *
 			     "addresses in load_assignment");
 	}
 	const envoy_config_endpoint_v3_ClusterLoadAssignment *la =
-		envoy_config_cluster_v3_Cluster_load_assignment(cl);
+	    envoy_config_cluster_v3_Cluster_load_assignment(cl);
 	size_t nle = 0, neps = 0;
 	if (la != NULL) {
 		const envoy_config_endpoint_v3_LocalityLbEndpoints *const *lle =
-			envoy_config_endpoint_v3_ClusterLoadAssignment_endpoints(la, &nle);
+		    envoy_config_endpoint_v3_ClusterLoadAssignment_endpoints(la, &nle);
 		for (size_t i = 0; i < nle; i++) {
 			size_t k;
 			envoy_config_endpoint_v3_LocalityLbEndpoints_lb_endpoints(lle[i], &k);
@@ -220,7 +222,8 @@ static void check_xds_cluster(struct arn_bs_ctx *c, const struct arn_bootstrap *
 	}
 	if (!cluster_has_http2(cl, c->arena))
 		arn_bs_warn(c, p,
-			    "xDS cluster '" ARN_SV_FMT "' does not enable HTTP/2, and gRPC needs it; "
+			    "xDS cluster '" ARN_SV_FMT
+			    "' does not enable HTTP/2, and gRPC needs it; "
 			    "this is the most common reason a setup never connects to its control "
 			    "plane. Add typed_extension_protocol_options: {"
 			    "envoy.extensions.upstreams.http.v3.HttpProtocolOptions: {\"@type\": "
@@ -235,7 +238,7 @@ static void check_dynamic(struct arn_bs_ctx *c, struct arn_bootstrap *b)
 {
 	const envoy_config_bootstrap_v3_Bootstrap *bs = b->pb;
 	const envoy_config_bootstrap_v3_Bootstrap_DynamicResources *dr =
-		envoy_config_bootstrap_v3_Bootstrap_dynamic_resources(bs);
+	    envoy_config_bootstrap_v3_Bootstrap_dynamic_resources(bs);
 	if (dr == NULL)
 		return;
 	static const char *const dr_ok[] = {"ads_config", "lds_config", "cds_config", NULL};
@@ -250,14 +253,16 @@ static void check_dynamic(struct arn_bs_ctx *c, struct arn_bootstrap *b)
 			   "envoy_bootstrap.dynamic_resources.cds_config", "X10",
 			   &(struct arn_rule_sink){rule_sink_fn, c});
 	const envoy_config_core_v3_ApiConfigSource *ads =
-		envoy_config_bootstrap_v3_Bootstrap_DynamicResources_ads_config(dr);
+	    envoy_config_bootstrap_v3_Bootstrap_DynamicResources_ads_config(dr);
 	if (ads == NULL) {
-		bool any_ads = envoy_config_bootstrap_v3_Bootstrap_DynamicResources_has_lds_config(dr) ||
-			       envoy_config_bootstrap_v3_Bootstrap_DynamicResources_has_cds_config(dr);
+		bool any_ads =
+		    envoy_config_bootstrap_v3_Bootstrap_DynamicResources_has_lds_config(dr) ||
+		    envoy_config_bootstrap_v3_Bootstrap_DynamicResources_has_cds_config(dr);
 		if (any_ads)
-			arn_bs_error(c, "envoy_bootstrap.dynamic_resources",
-				     "lds_config/cds_config say `ads: {}`, but ads_config is missing: "
-				     "ads_config names the cluster of the control plane (X7)");
+			arn_bs_error(
+			    c, "envoy_bootstrap.dynamic_resources",
+			    "lds_config/cds_config say `ads: {}`, but ads_config is missing: "
+			    "ads_config names the cluster of the control plane (X7)");
 		return;
 	}
 	b->ads = true;
@@ -276,11 +281,12 @@ static void check_dynamic(struct arn_bs_ctx *c, struct arn_bootstrap *b)
 	}
 	int tav = envoy_config_core_v3_ApiConfigSource_transport_api_version(ads);
 	if (tav != envoy_config_core_v3_AUTO && tav != envoy_config_core_v3_V3)
-		arn_bs_error(c, "envoy_bootstrap.dynamic_resources.ads_config.transport_api_version",
+		arn_bs_error(c,
+			     "envoy_bootstrap.dynamic_resources.ads_config.transport_api_version",
 			     "only V3 exists");
 	size_t ng;
 	const envoy_config_core_v3_GrpcService *const *gs =
-		envoy_config_core_v3_ApiConfigSource_grpc_services(ads, &ng);
+	    envoy_config_core_v3_ApiConfigSource_grpc_services(ads, &ng);
 	if (ng == 0)
 		arn_bs_error(c, ap,
 			     "grpc_services is empty: name the control plane's cluster with "
@@ -292,14 +298,15 @@ static void check_dynamic(struct arn_bs_ctx *c, struct arn_bootstrap *b)
 		if (envoy_config_core_v3_GrpcService_has_google_grpc(gs[i])) {
 			char gp[600];
 			snprintf(gp, sizeof(gp), "%s.google_grpc", p);
-			arn_bs_error(c, gp,
-				     "google_grpc is refused: Arion reaches control planes through "
-				     "envoy_grpc only; write envoy_grpc: {cluster_name: ...} naming "
-				     "a static cluster (X8)");
+			arn_bs_error(
+			    c, gp,
+			    "google_grpc is refused: Arion reaches control planes through "
+			    "envoy_grpc only; write envoy_grpc: {cluster_name: ...} naming "
+			    "a static cluster (X8)");
 			continue;
 		}
 		const envoy_config_core_v3_GrpcService_EnvoyGrpc *eg =
-			envoy_config_core_v3_GrpcService_envoy_grpc(gs[i]);
+		    envoy_config_core_v3_GrpcService_envoy_grpc(gs[i]);
 		if (eg == NULL) {
 			arn_bs_error(c, p, "missing envoy_grpc: {cluster_name: ...} (X7)");
 			continue;
@@ -308,7 +315,8 @@ static void check_dynamic(struct arn_bs_ctx *c, struct arn_bootstrap *b)
 		char cp[600];
 		snprintf(cp, sizeof(cp), "%s.envoy_grpc.cluster_name", p);
 		if (cn.size == 0) {
-			arn_bs_error(c, cp, "missing: name the static cluster of the control plane");
+			arn_bs_error(c, cp,
+				     "missing: name the static cluster of the control plane");
 			continue;
 		}
 		check_xds_cluster(c, b, cn, cp);
@@ -324,20 +332,20 @@ static void check_dynamic(struct arn_bs_ctx *c, struct arn_bootstrap *b)
 static void check_static(struct arn_bs_ctx *c, const envoy_config_bootstrap_v3_Bootstrap *bs)
 {
 	const envoy_config_bootstrap_v3_Bootstrap_StaticResources *sr =
-		envoy_config_bootstrap_v3_Bootstrap_static_resources(bs);
+	    envoy_config_bootstrap_v3_Bootstrap_static_resources(bs);
 	if (sr == NULL)
 		return;
 	struct arn_rule_sink sink = {rule_sink_fn, c};
 	char p[512];
 	size_t n;
 	const envoy_config_listener_v3_Listener *const *ls =
-		envoy_config_bootstrap_v3_Bootstrap_StaticResources_listeners(sr, &n);
+	    envoy_config_bootstrap_v3_Bootstrap_StaticResources_listeners(sr, &n);
 	for (size_t i = 0; i < n; i++) {
 		snprintf(p, sizeof(p), "envoy_bootstrap.static_resources.listeners[%zu]", i);
 		arn_rules_listener(ls[i], p, c->arena, &sink);
 	}
 	const envoy_config_cluster_v3_Cluster *const *cl =
-		envoy_config_bootstrap_v3_Bootstrap_StaticResources_clusters(sr, &n);
+	    envoy_config_bootstrap_v3_Bootstrap_StaticResources_clusters(sr, &n);
 	for (size_t i = 0; i < n; i++) {
 		snprintf(p, sizeof(p), "envoy_bootstrap.static_resources.clusters[%zu]", i);
 		if (envoy_config_cluster_v3_Cluster_name(cl[i]).size == 0) {
@@ -350,9 +358,11 @@ static void check_static(struct arn_bs_ctx *c, const envoy_config_bootstrap_v3_B
 						   envoy_config_cluster_v3_Cluster_name(cl[j]))) {
 				char np[600];
 				snprintf(np, sizeof(np), "%s.name", p);
-				arn_bs_error(c, np, "cluster '" ARN_SV_FMT "' is defined twice "
-						    "(also clusters[%zu])",
-					     ARN_SV_ARG(envoy_config_cluster_v3_Cluster_name(cl[i])), j);
+				arn_bs_error(
+				    c, np,
+				    "cluster '" ARN_SV_FMT "' is defined twice "
+				    "(also clusters[%zu])",
+				    ARN_SV_ARG(envoy_config_cluster_v3_Cluster_name(cl[i])), j);
 			}
 		arn_rules_cluster(cl[i], p, c->arena, &sink);
 	}
@@ -360,16 +370,19 @@ static void check_static(struct arn_bs_ctx *c, const envoy_config_bootstrap_v3_B
 
 static void admin_info(struct arn_bs_ctx *c, struct arn_bootstrap *b)
 {
-	const envoy_config_bootstrap_v3_Admin *ad = envoy_config_bootstrap_v3_Bootstrap_admin(b->pb);
+	const envoy_config_bootstrap_v3_Admin *ad =
+	    envoy_config_bootstrap_v3_Bootstrap_admin(b->pb);
 	if (ad == NULL)
 		return;
 	const envoy_config_core_v3_Address *a = envoy_config_bootstrap_v3_Admin_address(ad);
 	if (a == NULL)
 		return;
-	const envoy_config_core_v3_SocketAddress *sa = envoy_config_core_v3_Address_socket_address(a);
+	const envoy_config_core_v3_SocketAddress *sa =
+	    envoy_config_core_v3_Address_socket_address(a);
 	if (sa == NULL) {
-		arn_bs_error(c, "envoy_bootstrap.admin.address",
-			     "the admin endpoint listens on a socket_address {address, port_value}");
+		arn_bs_error(
+		    c, "envoy_bootstrap.admin.address",
+		    "the admin endpoint listens on a socket_address {address, port_value}");
 		return;
 	}
 	b->has_admin = true;
@@ -379,6 +392,32 @@ static void admin_info(struct arn_bs_ctx *c, struct arn_bootstrap *b)
 		arn_bs_error(c, "envoy_bootstrap.admin.address.socket_address.port_value",
 			     "%u is not a port number", port);
 	b->admin_port = (uint16_t)port;
+	/* Checked here, not when the endpoint opens: --mode validate must
+	 * refuse what serve refuses, and serve must refuse it before a port
+	 * is touched (lib/admin checks again, for callers without a file). */
+	struct in6_addr a6;
+	struct in_addr a4;
+	const char *as = b->admin_address;
+	bool v4 = inet_pton(AF_INET, as, &a4) == 1;
+	if (!v4 && inet_pton(AF_INET6, as, &a6) != 1) {
+		arn_bs_error(c, "envoy_bootstrap.admin.address.socket_address.address",
+			     "'%s' is not an IP address; write one such as 127.0.0.1", as);
+		return;
+	}
+	bool loopback =
+	    v4 ? (ntohl(a4.s_addr) >> 24) == 127
+	       : IN6_IS_ADDR_LOOPBACK(&a6) || (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127);
+	const char *env = getenv("ARION_ADMIN_ALLOW_REMOTE");
+	if (!loopback && !(env && strcmp(env, "1") == 0))
+		arn_bs_error(
+		    c, "envoy_bootstrap.admin.address.socket_address.address",
+		    "%s is not a loopback address. The admin endpoint has no "
+		    "authentication: anyone who reaches it can stop the process (POST "
+		    "/quitquitquit), fail health checks and read the whole configuration. "
+		    "Bind it to 127.0.0.1 (reach it through an SSH tunnel or a local agent), "
+		    "or start arion with ARION_ADMIN_ALLOW_REMOTE=1 in the environment to "
+		    "expose it anyway (docs/admin.md)",
+		    as);
 }
 
 static int check_envoy(struct arn_bs_ctx *c, struct arn_bootstrap *b,
@@ -386,14 +425,14 @@ static int check_envoy(struct arn_bs_ctx *c, struct arn_bootstrap *b,
 {
 	const envoy_config_bootstrap_v3_Bootstrap *bs = b->pb;
 	static const char *const top_ok[] = {"node",  "static_resources", "dynamic_resources",
-					     "admin", "layered_runtime",   NULL};
+					     "admin", "layered_runtime",  NULL};
 	arn_bs_only_fields(c, (const upb_Message *)bs,
 			   arn_proto_msgdef("envoy.config.bootstrap.v3.Bootstrap"),
 			   "envoy_bootstrap", top_ok, NULL);
 	const envoy_config_core_v3_Node *node = envoy_config_bootstrap_v3_Bootstrap_node(bs);
 	b->node_id = ov && ov->service_node ? xstrdup(ov->service_node)
-			 : node			  ? sv_dup(envoy_config_core_v3_Node_id(node))
-						  : xstrdup("");
+		     : node		    ? sv_dup(envoy_config_core_v3_Node_id(node))
+					    : xstrdup("");
 	b->node_cluster = ov && ov->service_cluster ? xstrdup(ov->service_cluster)
 			  : node ? sv_dup(envoy_config_core_v3_Node_cluster(node))
 				 : xstrdup("");
@@ -406,10 +445,10 @@ static int check_envoy(struct arn_bs_ctx *c, struct arn_bootstrap *b,
 /* ---- loading ------------------------------------------------------------- */
 
 static const struct arn_y2j_refusal refusals[] = {
-	{"envoy.config.core.v3.GrpcService", "google_grpc",
-	 "google_grpc is refused: Arion reaches control planes through envoy_grpc only; write "
-	 "envoy_grpc: {cluster_name: ...} naming a static cluster (X8)"},
-	{NULL, NULL, NULL},
+    {"envoy.config.core.v3.GrpcService", "google_grpc",
+     "google_grpc is refused: Arion reaches control planes through envoy_grpc only; write "
+     "envoy_grpc: {cluster_name: ...} naming a static cluster (X8)"},
+    {NULL, NULL, NULL},
 };
 
 static void yaml_error(struct arn_sb *err, const char *file, const yaml_parser_t *p,
@@ -482,7 +521,8 @@ int arn_bootstrap_load_buf(const char *name, const char *buf, size_t len,
 	b->yaml = doc;
 	yaml_node_t *root = yaml_document_get_root_node(doc);
 	if (root == NULL) {
-		arn_sb_printf(err, "%s: the file is empty; it needs an envoy_bootstrap: key\n", name);
+		arn_sb_printf(err, "%s: the file is empty; it needs an envoy_bootstrap: key\n",
+			      name);
 		yaml_parser_delete(&parser);
 		arn_bootstrap_free(b);
 		return -EINVAL;
@@ -508,8 +548,9 @@ int arn_bootstrap_load_buf(const char *name, const char *buf, size_t len,
 
 	struct arn_bs_ctx c = {.file = name, .doc = doc, .err = err, .warnings = &b->warnings};
 	if (root->type != YAML_MAPPING_NODE) {
-		arn_sb_printf(err, "%s:%zu:%zu: the file must be a mapping with an envoy_bootstrap: "
-				   "key (and optionally dataplane:)\n",
+		arn_sb_printf(err,
+			      "%s:%zu:%zu: the file must be a mapping with an envoy_bootstrap: "
+			      "key (and optionally dataplane:)\n",
 			      name, root->start_mark.line + 1, root->start_mark.column + 1);
 		arn_bootstrap_free(b);
 		return -EINVAL;
@@ -541,8 +582,9 @@ int arn_bootstrap_load_buf(const char *name, const char *buf, size_t len,
 		}
 	}
 	if (eb == NULL) {
-		arn_sb_printf(err, "%s: envoy_bootstrap: is missing; it holds the Envoy v3 "
-				   "bootstrap (node, static_resources, dynamic_resources, admin)\n",
+		arn_sb_printf(err,
+			      "%s: envoy_bootstrap: is missing; it holds the Envoy v3 "
+			      "bootstrap (node, static_resources, dynamic_resources, admin)\n",
 			      name);
 		arn_bootstrap_free(b);
 		return -EINVAL;
@@ -550,7 +592,10 @@ int arn_bootstrap_load_buf(const char *name, const char *buf, size_t len,
 
 	/* YAML -> JSON, checked against the schema. */
 	const upb_MessageDef *bdef = arn_proto_msgdef("envoy.config.bootstrap.v3.Bootstrap");
-	struct arn_y2j y = {.doc = doc, .file = name, .pool = arn_proto_pool(), .errors = err,
+	struct arn_y2j y = {.doc = doc,
+			    .file = name,
+			    .pool = arn_proto_pool(),
+			    .errors = err,
 			    .refusals = refusals};
 	arn_y2j_push_field(&y, "envoy_bootstrap");
 	bool ok = arn_y2j_message(&y, eb, bdef);
@@ -647,24 +692,31 @@ int arn_bootstrap_where(const struct arn_bootstrap *b, const char *path, size_t 
 static void put_socket_address(struct arn_sb *o, const envoy_config_core_v3_Address *a)
 {
 	const envoy_config_core_v3_SocketAddress *sa =
-		a ? envoy_config_core_v3_Address_socket_address(a) : NULL;
+	    a ? envoy_config_core_v3_Address_socket_address(a) : NULL;
 	if (sa == NULL) {
 		arn_sb_puts(o, "(no socket address)");
 		return;
 	}
-	arn_sb_printf(o, ARN_SV_FMT ":%u", ARN_SV_ARG(envoy_config_core_v3_SocketAddress_address(sa)),
+	arn_sb_printf(o, ARN_SV_FMT ":%u",
+		      ARN_SV_ARG(envoy_config_core_v3_SocketAddress_address(sa)),
 		      envoy_config_core_v3_SocketAddress_port_value(sa));
 }
 
 static const char *cluster_type_name(int t)
 {
 	switch (t) {
-	case envoy_config_cluster_v3_Cluster_STATIC: return "STATIC";
-	case envoy_config_cluster_v3_Cluster_STRICT_DNS: return "STRICT_DNS";
-	case envoy_config_cluster_v3_Cluster_LOGICAL_DNS: return "LOGICAL_DNS";
-	case envoy_config_cluster_v3_Cluster_EDS: return "EDS";
-	case envoy_config_cluster_v3_Cluster_ORIGINAL_DST: return "ORIGINAL_DST";
-	default: return "?";
+	case envoy_config_cluster_v3_Cluster_STATIC:
+		return "STATIC";
+	case envoy_config_cluster_v3_Cluster_STRICT_DNS:
+		return "STRICT_DNS";
+	case envoy_config_cluster_v3_Cluster_LOGICAL_DNS:
+		return "LOGICAL_DNS";
+	case envoy_config_cluster_v3_Cluster_EDS:
+		return "EDS";
+	case envoy_config_cluster_v3_Cluster_ORIGINAL_DST:
+		return "ORIGINAL_DST";
+	default:
+		return "?";
 	}
 }
 
@@ -683,28 +735,28 @@ void arn_bootstrap_summary(const struct arn_bootstrap *b, struct arn_sb *o)
 		for (size_t i = 0; i < b->n_xds_clusters; i++) {
 			size_t idx;
 			const envoy_config_cluster_v3_Cluster *cl = static_cluster(
-				b->pb, upb_StringView_FromString(b->xds_clusters[i]), &idx);
+			    b->pb, upb_StringView_FromString(b->xds_clusters[i]), &idx);
 			arn_sb_printf(o, "%s cluster %s [", i ? "," : "", b->xds_clusters[i]);
 			const envoy_config_endpoint_v3_ClusterLoadAssignment *la =
-				cl ? envoy_config_cluster_v3_Cluster_load_assignment(cl) : NULL;
+			    cl ? envoy_config_cluster_v3_Cluster_load_assignment(cl) : NULL;
 			size_t nl = 0;
 			const envoy_config_endpoint_v3_LocalityLbEndpoints *const *lle =
-				la ? envoy_config_endpoint_v3_ClusterLoadAssignment_endpoints(la, &nl)
-				   : NULL;
+			    la ? envoy_config_endpoint_v3_ClusterLoadAssignment_endpoints(la, &nl)
+			       : NULL;
 			bool first = true;
 			for (size_t l = 0; l < nl; l++) {
 				size_t ne;
 				const envoy_config_endpoint_v3_LbEndpoint *const *eps =
-					envoy_config_endpoint_v3_LocalityLbEndpoints_lb_endpoints(
-						lle[l], &ne);
+				    envoy_config_endpoint_v3_LocalityLbEndpoints_lb_endpoints(
+					lle[l], &ne);
 				for (size_t e = 0; e < ne; e++) {
 					const envoy_config_endpoint_v3_Endpoint *ep =
-						envoy_config_endpoint_v3_LbEndpoint_endpoint(eps[e]);
+					    envoy_config_endpoint_v3_LbEndpoint_endpoint(eps[e]);
 					arn_sb_puts(o, first ? "" : " ");
 					first = false;
 					put_socket_address(
-						o, ep ? envoy_config_endpoint_v3_Endpoint_address(ep)
-						      : NULL);
+					    o, ep ? envoy_config_endpoint_v3_Endpoint_address(ep)
+						  : NULL);
 				}
 			}
 			arn_sb_printf(o, "] %s", cl ? arn_bs_xds_channel_kind(cl) : "?");
@@ -719,14 +771,14 @@ void arn_bootstrap_summary(const struct arn_bootstrap *b, struct arn_sb *o)
 		arn_sb_puts(o, "admin: disabled (no admin.address)\n");
 
 	const envoy_config_bootstrap_v3_Bootstrap_StaticResources *sr =
-		envoy_config_bootstrap_v3_Bootstrap_static_resources(b->pb);
+	    envoy_config_bootstrap_v3_Bootstrap_static_resources(b->pb);
 	size_t nl = 0, nc = 0, ns = 0;
 	const envoy_config_listener_v3_Listener *const *ls =
-		sr ? envoy_config_bootstrap_v3_Bootstrap_StaticResources_listeners(sr, &nl) : NULL;
+	    sr ? envoy_config_bootstrap_v3_Bootstrap_StaticResources_listeners(sr, &nl) : NULL;
 	const envoy_config_cluster_v3_Cluster *const *cl =
-		sr ? envoy_config_bootstrap_v3_Bootstrap_StaticResources_clusters(sr, &nc) : NULL;
+	    sr ? envoy_config_bootstrap_v3_Bootstrap_StaticResources_clusters(sr, &nc) : NULL;
 	const envoy_extensions_transport_sockets_tls_v3_Secret *const *se =
-		sr ? envoy_config_bootstrap_v3_Bootstrap_StaticResources_secrets(sr, &ns) : NULL;
+	    sr ? envoy_config_bootstrap_v3_Bootstrap_StaticResources_secrets(sr, &ns) : NULL;
 	arn_sb_printf(o, "static listeners: %zu\n", nl);
 	for (size_t i = 0; i < nl; i++) {
 		arn_sb_printf(o, "  " ARN_SV_FMT " on ",
@@ -739,10 +791,10 @@ void arn_bootstrap_summary(const struct arn_bootstrap *b, struct arn_sb *o)
 	arn_sb_printf(o, "static clusters: %zu\n", nc);
 	for (size_t i = 0; i < nc; i++) {
 		const envoy_config_endpoint_v3_ClusterLoadAssignment *la =
-			envoy_config_cluster_v3_Cluster_load_assignment(cl[i]);
+		    envoy_config_cluster_v3_Cluster_load_assignment(cl[i]);
 		size_t neps = 0, nloc = 0;
 		const envoy_config_endpoint_v3_LocalityLbEndpoints *const *lle =
-			la ? envoy_config_endpoint_v3_ClusterLoadAssignment_endpoints(la, &nloc) : NULL;
+		    la ? envoy_config_endpoint_v3_ClusterLoadAssignment_endpoints(la, &nloc) : NULL;
 		for (size_t l = 0; l < nloc; l++) {
 			size_t k;
 			envoy_config_endpoint_v3_LocalityLbEndpoints_lb_endpoints(lle[l], &k);
@@ -755,8 +807,9 @@ void arn_bootstrap_summary(const struct arn_bootstrap *b, struct arn_sb *o)
 	}
 	arn_sb_printf(o, "static secrets: %zu\n", ns);
 	for (size_t i = 0; i < ns; i++)
-		arn_sb_printf(o, "  " ARN_SV_FMT "\n",
-			      ARN_SV_ARG(envoy_extensions_transport_sockets_tls_v3_Secret_name(se[i])));
+		arn_sb_printf(
+		    o, "  " ARN_SV_FMT "\n",
+		    ARN_SV_ARG(envoy_extensions_transport_sockets_tls_v3_Secret_name(se[i])));
 
 	const struct arn_dataplane *dp = &b->dp;
 	if (!dp->present) {
@@ -785,7 +838,8 @@ void arn_bootstrap_summary(const struct arn_bootstrap *b, struct arn_sb *o)
 			for (size_t r = 0; r < p->n_routes; r++) {
 				char pr[16];
 				ipv4_str(p->routes[r].prefix, pr, sizeof(pr));
-				arn_sb_printf(o, "%s%s/%u", r ? ", " : ", routes ", pr, p->routes[r].len);
+				arn_sb_printf(o, "%s%s/%u", r ? ", " : ", routes ", pr,
+					      p->routes[r].len);
 			}
 			arn_sb_putc(o, '\n');
 		}
@@ -794,11 +848,12 @@ void arn_bootstrap_summary(const struct arn_bootstrap *b, struct arn_sb *o)
 		arn_sb_printf(o, "  tcp: %s, %u connections per worker, rcvbuf %u, sndbuf %u\n",
 			      dp->tcp_cc == ARN_DP_TCP_CC_NEWRENO ? "newreno" : "cubic",
 			      dp->tcp_max_connections, dp->tcp_rcvbuf, dp->tcp_sndbuf);
-		arn_sb_printf(o,
-			      "  http: %u client and %u upstream connections, %u requests in flight "
-			      "per worker\n",
-			      dp->http_max_client_connections, dp->http_max_upstream_connections,
-			      dp->http_max_requests_in_flight);
+		arn_sb_printf(
+		    o,
+		    "  http: %u client and %u upstream connections, %u requests in flight "
+		    "per worker\n",
+		    dp->http_max_client_connections, dp->http_max_upstream_connections,
+		    dp->http_max_requests_in_flight);
 	}
 	if (b->warnings.len)
 		arn_sb_printf(o, "warnings:\n%s", arn_sb_cstr(&b->warnings));

@@ -15,6 +15,7 @@
 
 #define DP_MAX_PORTS 32
 #define DP_MAX_LCORES 128
+#define DP_MBUF_HEADROOM 128 /* RTE_PKTMBUF_HEADROOM; lib/net asserts they agree */
 
 void arn_dataplane_defaults(struct arn_dataplane *dp)
 {
@@ -52,7 +53,7 @@ struct dp_parse {
 };
 
 static void err(struct dp_parse *p, const char *sub, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void err(struct dp_parse *p, const char *sub, const char *fmt, ...)
 {
 	char path[400], msg[512];
@@ -78,7 +79,8 @@ static bool dup_key(struct dp_parse *p, yaml_node_t *map, yaml_node_pair_t *q)
 		return false;
 	for (yaml_node_pair_t *r = map->data.mapping.pairs.start; r < q; r++) {
 		yaml_node_t *k2 = get(p, r->key);
-		if (k2->type == YAML_SCALAR_NODE && !strcmp(arn_y2j_scalar(k), arn_y2j_scalar(k2))) {
+		if (k2->type == YAML_SCALAR_NODE &&
+		    !strcmp(arn_y2j_scalar(k), arn_y2j_scalar(k2))) {
 			char path[400], msg[128];
 			snprintf(path, sizeof(path), "%s.%s", p->path, arn_y2j_scalar(k));
 			snprintf(msg, sizeof(msg), "'%s' is set twice (also at line %zu)",
@@ -100,7 +102,8 @@ static bool u32(struct dp_parse *p, yaml_node_t *v, const char *key, uint32_t lo
 	errno = 0;
 	unsigned long long x = s && *s && *s != '-' ? strtoull(s, &end, 10) : 0;
 	if (s == NULL || !*s || *s == '-' || *end || errno || x < lo || x > hi) {
-		err(p, key, "expected an integer from %u to %u, got '%s'", lo, hi, s ? s : "(not a scalar)");
+		err(p, key, "expected an integer from %u to %u, got '%s'", lo, hi,
+		    s ? s : "(not a scalar)");
 		return false;
 	}
 	*out = (uint32_t)x;
@@ -121,7 +124,8 @@ static bool ipv4(struct dp_parse *p, yaml_node_t *v, const char *key, bool with_
 		prefix = strtol(slash + 1, &end, 10);
 		if (!with_prefix || *end || end == slash + 1 || prefix < 1 || prefix > 32) {
 			err(p, key, "'%s': %s", s,
-			    with_prefix ? "the prefix length must be 1 to 32" : "write an address without a prefix");
+			    with_prefix ? "the prefix length must be 1 to 32"
+					: "write an address without a prefix");
 			return false;
 		}
 	} else if (with_prefix) {
@@ -160,8 +164,9 @@ static void port(struct dp_parse *p, yaml_node_t *n, size_t i, struct arn_dp_por
 		err(p, NULL, "a port is a mapping with device: and ipv4:");
 		return;
 	}
-	bool have_ip = false;
-	for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < n->data.mapping.pairs.top; q++) {
+	bool ip_given = false;
+	for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < n->data.mapping.pairs.top;
+	     q++) {
 		yaml_node_t *k = get(p, q->key), *v = get(p, q->value);
 		const char *kt = k->type == YAML_SCALAR_NODE ? arn_y2j_scalar(k) : "";
 		uint32_t x;
@@ -182,15 +187,18 @@ static void port(struct dp_parse *p, yaml_node_t *n, size_t i, struct arn_dp_por
 			free(pt->device);
 			pt->device = strdup(d);
 		} else if (!strcmp(kt, "ipv4")) {
-			have_ip = ipv4(p, v, "ipv4", true, &pt->ipv4, &pt->prefix_len);
+			ip_given = true; /* a bad one has its own error, not "missing" too */
+			ipv4(p, v, "ipv4", true, &pt->ipv4, &pt->prefix_len);
 		} else if (!strcmp(kt, "gateway")) {
 			ipv4(p, v, "gateway", false, &pt->gateway, NULL);
 		} else if (!strcmp(kt, "routes")) {
 			if (v->type != YAML_SEQUENCE_NODE) {
-				err(p, "routes", "expected a list of prefixes, such as [16.0.0.0/16]");
+				err(p, "routes",
+				    "expected a list of prefixes, such as [16.0.0.0/16]");
 				continue;
 			}
-			size_t nr = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+			size_t nr =
+			    (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
 			free(pt->routes);
 			pt->routes = calloc(nr + 1, sizeof(*pt->routes));
 			pt->n_routes = 0;
@@ -199,7 +207,8 @@ static void port(struct dp_parse *p, yaml_node_t *n, size_t i, struct arn_dp_por
 				uint32_t a;
 				uint8_t l;
 				snprintf(sub, sizeof(sub), "routes[%zu]", r);
-				if (!ipv4(p, get(p, v->data.sequence.items.start[r]), sub, true, &a, &l))
+				if (!ipv4(p, get(p, v->data.sequence.items.start[r]), sub, true, &a,
+					  &l))
 					continue;
 				uint32_t mask = l == 32 ? ~0u : ~((1u << (32 - l)) - 1);
 				if (a & ~mask) {
@@ -218,14 +227,15 @@ static void port(struct dp_parse *p, yaml_node_t *n, size_t i, struct arn_dp_por
 			if (u32(p, v, "tx_descriptors", 64, 32768, &x))
 				pt->tx_descriptors = (uint16_t)x;
 		} else {
-			err(p, kt, "unknown port key '%s' (name, device, ipv4, gateway, routes, mtu, "
-				   "rx_descriptors, tx_descriptors)",
+			err(p, kt,
+			    "unknown port key '%s' (name, device, ipv4, gateway, routes, mtu, "
+			    "rx_descriptors, tx_descriptors)",
 			    kt);
 		}
 	}
 	if (pt->device == NULL)
 		err(p, NULL, "device: is missing (a PCI address or a vdev string)");
-	if (!have_ip && pt->ipv4 == 0)
+	if (!ip_given)
 		err(p, NULL, "ipv4: is missing (this port's address/prefix, e.g. 198.18.0.2/24)");
 	if (pt->gateway && pt->prefix_len) {
 		uint32_t mask = pt->prefix_len == 32 ? ~0u : ~((1u << (32 - pt->prefix_len)) - 1);
@@ -261,9 +271,9 @@ static bool choice(struct dp_parse *p, yaml_node_t *v, const char *key, const ch
 
 /* A mapping of integer keys (lo..hi) and, where @p names[i] is set, keys
  * whose value is one of those names. */
-static void section(struct dp_parse *p, yaml_node_t *n, const char *name,
-		    const char *const *keys, uint32_t *const *outs, const uint32_t *lo,
-		    const uint32_t *hi, const char *const *const *names)
+static void section(struct dp_parse *p, yaml_node_t *n, const char *name, const char *const *keys,
+		    uint32_t *const *outs, const uint32_t *lo, const uint32_t *hi,
+		    const char *const *const *names)
 {
 	size_t base = strlen(p->path);
 	snprintf(p->path + base, sizeof(p->path) - base, ".%s", name);
@@ -283,8 +293,8 @@ static void section(struct dp_parse *p, yaml_node_t *n, const char *name,
 			if (keys[i] == NULL) {
 				char all[256] = "";
 				for (size_t j = 0; keys[j]; j++)
-					snprintf(all + strlen(all), sizeof(all) - strlen(all), "%s%s",
-						 j ? ", " : "", keys[j]);
+					snprintf(all + strlen(all), sizeof(all) - strlen(all),
+						 "%s%s", j ? ", " : "", keys[j]);
 				err(p, kt, "unknown key '%s' (%s)", kt, all);
 				continue;
 			}
@@ -318,7 +328,8 @@ int arn_dataplane_parse(struct arn_bs_ctx *c, yaml_node_t *node, struct arn_data
 				err(&p, kt, "expected a list of strings");
 				continue;
 			}
-			size_t n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+			size_t n =
+			    (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
 			dp->eal_args = calloc(n + 1, sizeof(char *));
 			for (size_t i = 0; i < n; i++) {
 				yaml_node_t *e = get(&p, v->data.sequence.items.start[i]);
@@ -337,7 +348,8 @@ int arn_dataplane_parse(struct arn_bs_ctx *c, yaml_node_t *node, struct arn_data
 				err(&p, kt, "expected a list of lcore ids, such as [1, 2]");
 				continue;
 			}
-			size_t n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+			size_t n =
+			    (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
 			dp->worker_lcores = calloc(n + 1, sizeof(unsigned));
 			for (size_t i = 0; i < n; i++) {
 				uint32_t x;
@@ -356,7 +368,8 @@ int arn_dataplane_parse(struct arn_bs_ctx *c, yaml_node_t *node, struct arn_data
 				err(&p, kt, "expected a list of ports");
 				continue;
 			}
-			size_t n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+			size_t n =
+			    (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
 			if (n > DP_MAX_PORTS) {
 				err(&p, kt, "at most %d ports", DP_MAX_PORTS);
 				continue;
@@ -365,7 +378,8 @@ int arn_dataplane_parse(struct arn_bs_ctx *c, yaml_node_t *node, struct arn_data
 			for (size_t i = 0; i < n; i++) {
 				size_t base = strlen(p.path);
 				snprintf(p.path + base, sizeof(p.path) - base, ".ports[%zu]", i);
-				port(&p, get(&p, v->data.sequence.items.start[i]), i, &dp->ports[i]);
+				port(&p, get(&p, v->data.sequence.items.start[i]), i,
+				     &dp->ports[i]);
 				p.path[base] = '\0';
 				dp->n_ports++;
 			}
@@ -381,7 +395,8 @@ int arn_dataplane_parse(struct arn_bs_ctx *c, yaml_node_t *node, struct arn_data
 			uint32_t room = dp->mbuf_data_room;
 			static const char *const keys[] = {"mbufs_per_socket", "cache_size",
 							   "data_room_size", NULL};
-			uint32_t *const outs[] = {&dp->mbufs_per_socket, &dp->mbuf_cache_size, &room};
+			uint32_t *const outs[] = {&dp->mbufs_per_socket, &dp->mbuf_cache_size,
+						  &room};
 			static const uint32_t lo[] = {1023, 0, 1024}, hi[] = {16777215, 512, 65535};
 			section(&p, v, kt, keys, outs, lo, hi, NULL);
 			dp->mbuf_data_room = (uint16_t)room;
@@ -403,19 +418,37 @@ int arn_dataplane_parse(struct arn_bs_ctx *c, yaml_node_t *node, struct arn_data
 			uint32_t *const outs[] = {&dp->http_max_client_connections,
 						  &dp->http_max_upstream_connections,
 						  &dp->http_max_requests_in_flight};
-			static const uint32_t lo[] = {16, 16, 4}, hi[] = {1048576, 1048576, 1048576};
+			static const uint32_t lo[] = {16, 16, 4},
+					      hi[] = {1048576, 1048576, 1048576};
 			section(&p, v, kt, keys, outs, lo, hi, NULL);
 		} else {
-			err(&p, kt, "unknown key '%s' (eal_args, control_lcore, worker_lcores, ports, "
-				    "mbuf_pool, tcp, http)",
+			err(&p, kt,
+			    "unknown key '%s' (eal_args, control_lcore, worker_lcores, ports, "
+			    "mbuf_pool, tcp, http)",
 			    kt);
+		}
+	}
+	/* What lib/net would refuse once the EAL is up, said here with the
+	 * file's line: a frame of the port's MTU must fit one mbuf after
+	 * DPDK's headroom (RTE_PKTMBUF_HEADROOM, 128 in Debian's build). */
+	for (size_t i = 0; i < dp->n_ports; i++) {
+		uint32_t frame = dp->ports[i].mtu + 14u + 4u + 4u; /* Ethernet, FCS, VLAN */
+		if (frame > (uint32_t)dp->mbuf_data_room - DP_MBUF_HEADROOM) {
+			char sub[64];
+			snprintf(sub, sizeof(sub), "ports[%zu].mtu", i);
+			err(&p, sub,
+			    "mtu %u needs frames of %u bytes but mbufs hold %u after their "
+			    "headroom: lower the mtu or raise mbuf_pool.data_room_size to %u",
+			    dp->ports[i].mtu, frame, dp->mbuf_data_room - DP_MBUF_HEADROOM,
+			    frame + DP_MBUF_HEADROOM);
 		}
 	}
 	if (dp->control_lcore >= 0)
 		for (size_t i = 0; i < dp->n_workers; i++)
 			if (dp->worker_lcores[i] == (unsigned)dp->control_lcore)
 				err(&p, "worker_lcores",
-				    "lcore %d is the control lcore; workers need lcores of their own",
+				    "lcore %d is the control lcore; workers need lcores of their "
+				    "own",
 				    dp->control_lcore);
 	return p.errors;
 }

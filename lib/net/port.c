@@ -23,6 +23,10 @@
 #include "arn_log.h"
 #include "net_int.h"
 
+/* lib/bootstrap checks MTU against the mbuf size before the EAL starts,
+ * with this headroom written out (it does not include DPDK's headers). */
+_Static_assert(RTE_PKTMBUF_HEADROOM == 128, "update DP_MBUF_HEADROOM in lib/bootstrap/dataplane.c");
+
 static bool starts_with(const char *s, const char *p)
 {
 	return strncmp(s, p, strlen(p)) == 0;

@@ -243,11 +243,22 @@ fi
 
 # a non-loopback admin address is refused, and the message says why and how
 sed 's/address: 127.0.0.1, port_value: 0/address: 0.0.0.0, port_value: 0/' "$t/arion.yaml" >"$t/remote.yaml"
+# (issue 15: refused when the file is read, by --mode validate as by serve,
+# before any port is touched, with the line of the file)
 timeout 10 "$A" -c "$t/remote.yaml" >"$t/rlog" 2>&1
 rc=$?
-[ $rc = 3 ] && ok "non-loopback admin address exits 3" || bad "non-loopback exit $rc" "$t/rlog"
+[ $rc = 1 ] && ok "non-loopback admin address: configuration invalid (exit 1)" || bad "non-loopback exit $rc" "$t/rlog"
 grep -q "is not a loopback address" "$t/rlog" && grep -q "ARION_ADMIN_ALLOW_REMOTE=1" "$t/rlog" &&
-	grep -q "quitquitquit" "$t/rlog" && ok "refusal says why and how to allow it" ||
-	bad "refusal message" "$t/rlog"
+	grep -q "quitquitquit" "$t/rlog" && grep -qE "remote.yaml:[0-9]+:[0-9]+" "$t/rlog" &&
+	ok "refusal says why, how to allow it, and where" || bad "refusal message" "$t/rlog"
+grep -q "EAL\|port wan" "$t/rlog" && bad "a port was touched before the refusal" "$t/rlog" ||
+	ok "nothing was started before the refusal"
+timeout 10 "$A" --mode validate -c "$t/remote.yaml" >"$t/vlog" 2>&1
+rc=$?
+[ $rc = 1 ] && grep -q "is not a loopback address" "$t/vlog" &&
+	ok "--mode validate refuses it too" || bad "--mode validate exit $rc" "$t/vlog"
+ARION_ADMIN_ALLOW_REMOTE=1 timeout 10 "$A" --mode validate -c "$t/remote.yaml" >"$t/vlog" 2>&1
+rc=$?
+[ $rc = 0 ] && ok "ARION_ADMIN_ALLOW_REMOTE=1: validate accepts it" || bad "allowed: validate exit $rc" "$t/vlog"
 
 [ $fails = 0 ] || { echo "$fails failed"; exit 1; }

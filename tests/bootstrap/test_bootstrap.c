@@ -60,33 +60,34 @@ static int load(const char *yaml)
 
 /* The example from spec/arion-xds.txt ("Enabling xDS"), byte for byte. */
 static const char spec_example[] =
-	"envoy_bootstrap:\n"
-	"  node:\n"
-	"    id: arion-1\n"
-	"    cluster: edge\n"
-	"  dynamic_resources:\n"
-	"    ads_config:\n"
-	"      grpc_services:\n"
-	"        - envoy_grpc:\n"
-	"            cluster_name: xds_cluster\n"
-	"  static_resources:\n"
-	"    clusters:\n"
-	"      - name: xds_cluster\n"
-	"        type: STATIC\n"
-	"        connect_timeout: 0.25s\n"
-	"        lb_policy: ROUND_ROBIN\n"
-	"        typed_extension_protocol_options:\n"
-	"          envoy.extensions.upstreams.http.v3.HttpProtocolOptions:\n"
-	"            \"@type\": type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions\n"
-	"            explicit_http_config:\n"
-	"              http2_protocol_options: {}\n"
-	"        load_assignment:\n"
-	"          cluster_name: xds_cluster\n"
-	"          endpoints:\n"
-	"            - lb_endpoints:\n"
-	"                - endpoint:\n"
-	"                    address:\n"
-	"                      socket_address: { address: 127.0.0.1, port_value: 50051 }\n";
+    "envoy_bootstrap:\n"
+    "  node:\n"
+    "    id: arion-1\n"
+    "    cluster: edge\n"
+    "  dynamic_resources:\n"
+    "    ads_config:\n"
+    "      grpc_services:\n"
+    "        - envoy_grpc:\n"
+    "            cluster_name: xds_cluster\n"
+    "  static_resources:\n"
+    "    clusters:\n"
+    "      - name: xds_cluster\n"
+    "        type: STATIC\n"
+    "        connect_timeout: 0.25s\n"
+    "        lb_policy: ROUND_ROBIN\n"
+    "        typed_extension_protocol_options:\n"
+    "          envoy.extensions.upstreams.http.v3.HttpProtocolOptions:\n"
+    "            \"@type\": "
+    "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions\n"
+    "            explicit_http_config:\n"
+    "              http2_protocol_options: {}\n"
+    "        load_assignment:\n"
+    "          cluster_name: xds_cluster\n"
+    "          endpoints:\n"
+    "            - lb_endpoints:\n"
+    "                - endpoint:\n"
+    "                    address:\n"
+    "                      socket_address: { address: 127.0.0.1, port_value: 50051 }\n";
 
 /* A bootstrap with the spec example's shape; %s slots let a test vary it. */
 static char *xds_with(const char *grpc_services, const char *extra_cluster)
@@ -340,34 +341,35 @@ static void test_x12_eds_cluster_rules(void **state)
 		     "          service_name: other\n",
 		     "t.yaml:7:25: envoy_bootstrap.static_resources.clusters[0].eds_cluster_config."
 		     "service_name: refused");
-	assert_error("envoy_bootstrap:\n"
-		     "  static_resources:\n"
-		     "    clusters:\n"
-		     "      - name: api\n"
-		     "        type: EDS\n"
-		     "        load_assignment: {cluster_name: api}\n",
-		     "t.yaml:6:26: envoy_bootstrap.static_resources.clusters[0].load_assignment: an "
-		     "EDS cluster has no load_assignment");
+	assert_error(
+	    "envoy_bootstrap:\n"
+	    "  static_resources:\n"
+	    "    clusters:\n"
+	    "      - name: api\n"
+	    "        type: EDS\n"
+	    "        load_assignment: {cluster_name: api}\n",
+	    "t.yaml:6:26: envoy_bootstrap.static_resources.clusters[0].load_assignment: an "
+	    "EDS cluster has no load_assignment");
 }
 
 static void test_x13_sds_config_source_refused(void **state)
 {
 	(void)state;
 	const char *base =
-		"envoy_bootstrap:\n"
-		"  static_resources:\n"
-		"    listeners:\n"
-		"      - name: l\n"
-		"        address: {socket_address: {address: 198.18.0.2, port_value: 443}}\n"
-		"        filter_chains:\n"
-		"          - transport_socket:\n"
-		"              name: envoy.transport_sockets.tls\n"
-		"              typed_config:\n"
-		"                \"@type\": type.googleapis.com/envoy.extensions.transport_sockets."
-		"tls.v3.DownstreamTlsContext\n"
-		"                common_tls_context:\n"
-		"                  tls_certificate_sds_secret_configs:\n"
-		"                    - name: server-cert\n";
+	    "envoy_bootstrap:\n"
+	    "  static_resources:\n"
+	    "    listeners:\n"
+	    "      - name: l\n"
+	    "        address: {socket_address: {address: 198.18.0.2, port_value: 443}}\n"
+	    "        filter_chains:\n"
+	    "          - transport_socket:\n"
+	    "              name: envoy.transport_sockets.tls\n"
+	    "              typed_config:\n"
+	    "                \"@type\": type.googleapis.com/envoy.extensions.transport_sockets."
+	    "tls.v3.DownstreamTlsContext\n"
+	    "                common_tls_context:\n"
+	    "                  tls_certificate_sds_secret_configs:\n"
+	    "                    - name: server-cert\n";
 	assert_loads(base);
 	char buf[4096];
 	snprintf(buf, sizeof(buf),
@@ -427,17 +429,56 @@ static void test_wrong_kinds_and_values(void **state)
 		     "port_value: expected an unsigned 32-bit integer, got '-1'");
 }
 
+/* Issue 15: --mode validate refuses what serve would refuse later, with the
+ * file's line, and each mistake gets one error, not a second wrong one. */
+static void test_serve_time_refusals_found_at_load(void **state)
+{
+	(void)state;
+	unsetenv("ARION_ADMIN_ALLOW_REMOTE");
+	const char *remote = "envoy_bootstrap:\n  admin: {address: {socket_address: {address: "
+			     "0.0.0.0, port_value: 9901}}}\n";
+	assert_error(remote, "t.yaml:2:");
+	assert_error(remote, "0.0.0.0 is not a loopback address");
+	assert_error(remote, "ARION_ADMIN_ALLOW_REMOTE=1");
+	setenv("ARION_ADMIN_ALLOW_REMOTE", "1", 1);
+	assert_loads(remote);
+	unsetenv("ARION_ADMIN_ALLOW_REMOTE");
+	assert_loads("envoy_bootstrap:\n  admin: {address: {socket_address: {address: '::1', "
+		     "port_value: 9901}}}\n");
+	assert_error("envoy_bootstrap:\n  admin: {address: {socket_address: {address: localhost, "
+		     "port_value: 9901}}}\n",
+		     "'localhost' is not an IP address");
+	/* a frame of the port's MTU must fit an mbuf */
+	const char *jumbo = "envoy_bootstrap: {}\n"
+			    "dataplane:\n"
+			    "  ports:\n"
+			    "    - device: net_tap0,iface=t0\n"
+			    "      ipv4: 198.18.0.2/24\n"
+			    "      mtu: 9000\n";
+	assert_error(jumbo, "t.yaml:6:");
+	assert_error(jumbo, "raise mbuf_pool.data_room_size to 9150");
+	/* ipv4 with a bad prefix: that error, and not "ipv4: is missing" */
+	const char *bad_prefix = "envoy_bootstrap: {}\n"
+				 "dataplane:\n"
+				 "  ports:\n"
+				 "    - device: net_tap0,iface=t0\n"
+				 "      ipv4: 198.18.0.1/33\n";
+	assert_error(bad_prefix, "ipv4");
+	assert_null(strstr(arn_sb_cstr(&err), "is missing"));
+}
+
 static void test_oneof_both_set_refused(void **state)
 {
 	(void)state;
-	assert_error("envoy_bootstrap:\n"
-		     "  static_resources:\n"
-		     "    clusters:\n"
-		     "      - name: a\n"
-		     "        type: STATIC\n"
-		     "        cluster_type: {name: x}\n",
-		     "t.yaml:6:9: envoy_bootstrap.static_resources.clusters[0].cluster_type: 'type' "
-		     "and 'cluster_type' are both set");
+	assert_error(
+	    "envoy_bootstrap:\n"
+	    "  static_resources:\n"
+	    "    clusters:\n"
+	    "      - name: a\n"
+	    "        type: STATIC\n"
+	    "        cluster_type: {name: x}\n",
+	    "t.yaml:6:9: envoy_bootstrap.static_resources.clusters[0].cluster_type: 'type' "
+	    "and 'cluster_type' are both set");
 }
 
 static void test_duplicate_keys_refused(void **state)
@@ -478,14 +519,15 @@ static void test_json_names_accepted(void **state)
 static void test_unknown_any_type(void **state)
 {
 	(void)state;
-	assert_error(listener_with_hcm("                  http_filters:\n"
-				       "                    - name: f\n"
-				       "                      typed_config:\n"
-				       "                        \"@type\": type.googleapis.com/acme."
-				       "Magic\n"),
-		     "t.yaml:15:34: envoy_bootstrap.static_resources.listeners[0].filter_chains[0]."
-		     "filters[0].typed_config.http_filters[0].typed_config.@type: unknown type "
-		     "'type.googleapis.com/acme.Magic'");
+	assert_error(
+	    listener_with_hcm("                  http_filters:\n"
+			      "                    - name: f\n"
+			      "                      typed_config:\n"
+			      "                        \"@type\": type.googleapis.com/acme."
+			      "Magic\n"),
+	    "t.yaml:15:34: envoy_bootstrap.static_resources.listeners[0].filter_chains[0]."
+	    "filters[0].typed_config.http_filters[0].typed_config.@type: unknown type "
+	    "'type.googleapis.com/acme.Magic'");
 }
 
 static void test_unsupported_bootstrap_field_refused(void **state)
@@ -506,11 +548,12 @@ static void test_alias_cycle_and_bomb_end_in_errors(void **state)
 	struct arn_sb y = ARN_SB_INIT;
 	arn_sb_puts(&y, "a0: &a0 [x,x,x,x,x,x,x,x,x,x]\n");
 	for (int i = 1; i < 10; i++)
-		arn_sb_printf(&y, "a%d: &a%d [*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d]\n", i,
-			      i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
+		arn_sb_printf(&y, "a%d: &a%d [*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d]\n",
+			      i, i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1,
+			      i - 1);
 	char *bomb = malloc(y.len + 200);
-	snprintf(bomb, y.len + 200,
-		 "envoy_bootstrap:\n  node:\n    metadata:\n      %s", arn_sb_cstr(&y));
+	snprintf(bomb, y.len + 200, "envoy_bootstrap:\n  node:\n    metadata:\n      %s",
+		 arn_sb_cstr(&y));
 	/* indent the continuation lines */
 	struct arn_sb z = ARN_SB_INIT;
 	for (const char *p = bomb; *p; p++) {
@@ -532,7 +575,8 @@ static void test_file_level_errors(void **state)
 		     "t.yaml:3:1: a second YAML document");
 	assert_error("- a\n", "t.yaml:1:1: the file must be a mapping");
 	assert_error("dataplane: {}\n", "envoy_bootstrap: is missing");
-	assert_error("envoy_bootstrap: {}\nextra: 1\n", "t.yaml:2:1: unknown top-level key 'extra'");
+	assert_error("envoy_bootstrap: {}\nextra: 1\n",
+		     "t.yaml:2:1: unknown top-level key 'extra'");
 	arn_sb_free(&err);
 	assert_int_equal(arn_bootstrap_load_file("/nonexistent/arion.yaml", NULL, &bs, &err),
 			 -ENOENT);
@@ -556,7 +600,7 @@ static void test_dataplane_section(void **state)
 		     "      ipv4: 198.19.0.2/16\n"
 		     "      gateway: 198.19.0.1\n"
 		     "      routes: [16.0.0.0/16, 48.0.0.0/8]\n"
-		     "  mbuf_pool: {mbufs_per_socket: 4095}\n"
+		     "  mbuf_pool: {mbufs_per_socket: 4095, data_room_size: 9216}\n"
 		     "  tcp: {max_connections_per_worker: 1024, congestion_control: newreno}\n"
 		     "  http: {max_requests_in_flight: 64}\n");
 	const struct arn_dataplane *dp = &bs->dp;
@@ -584,11 +628,12 @@ static void test_dataplane_section(void **state)
 	assert_int_equal(dp->tcp_rcvbuf, 256 * 1024);
 	assert_int_equal(dp->http_max_requests_in_flight, 64);
 	assert_int_equal(dp->http_max_client_connections, 16384);
-	assert_error("envoy_bootstrap: {}\n"
-		     "dataplane:\n"
-		     "  http: {max_requests_in_flight: 2}\n",
-		     "dataplane.http.max_requests_in_flight: expected an integer from 4 to 1048576, "
-		     "got '2'");
+	assert_error(
+	    "envoy_bootstrap: {}\n"
+	    "dataplane:\n"
+	    "  http: {max_requests_in_flight: 2}\n",
+	    "dataplane.http.max_requests_in_flight: expected an integer from 4 to 1048576, "
+	    "got '2'");
 
 	assert_error("envoy_bootstrap: {}\n"
 		     "dataplane:\n"
@@ -607,7 +652,7 @@ static void test_dataplane_section(void **state)
 		     "      ipv4: 198.18.0.2\n",
 		     "t.yaml:4:15: dataplane.ports[0].device: 'eth0' is neither a PCI address");
 	assert_non_null(strstr(arn_sb_cstr(&err), "t.yaml:5:13: dataplane.ports[0].ipv4: "
-						 "'198.18.0.2': write address/prefix"));
+						  "'198.18.0.2': write address/prefix"));
 	assert_error("envoy_bootstrap: {}\n"
 		     "dataplane:\n"
 		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24, gateway: 10.0.0.1}]\n",
@@ -931,6 +976,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_alias_cycle_and_bomb_end_in_errors, teardown),
 	    cmocka_unit_test_teardown(test_file_level_errors, teardown),
 	    cmocka_unit_test_teardown(test_dataplane_section, teardown),
+	    cmocka_unit_test_teardown(test_serve_time_refusals_found_at_load, teardown),
 	    cmocka_unit_test_teardown(test_xds_channel_tls_accepted, teardown),
 	    cmocka_unit_test_teardown(test_xds_channel_refusals_name_the_field, teardown),
 	    cmocka_unit_test_teardown(test_xds_plaintext_to_remote_refused_unless_allowed,
