@@ -134,6 +134,15 @@ int arn_bootstrap_where(const struct arn_bootstrap *b, const char *path, size_t 
 			size_t *col);
 
 /**
+ * Where static_resources' listeners first name cluster @p cluster (a
+ * route's `cluster:`, else a weighted cluster's `name:`), for messages about
+ * a reference rather than a field. Sets 1-based line and column.
+ * @return 0, or -ENOENT.
+ */
+int arn_bootstrap_where_cluster_ref(const struct arn_bootstrap *b, const char *cluster,
+				    size_t *line, size_t *col);
+
+/**
  * Append a human-readable summary (node, xDS target, admin, static
  * resources, data plane) to @p out, as `arion --mode validate` prints it.
  */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "upb/reflection.h"
@@ -87,6 +88,21 @@ static void rule_sink_fn(void *ctx, const char *path, const char *msg)
 	struct arn_bs_ctx *c = ctx;
 	arn_bs_report(c, c->err, path, msg);
 	c->n_errors++;
+}
+
+/* A rule's refusal of one static resource names it as every other refusal
+ * of that resource does ("Cluster 'api': ..."), after the field's path. */
+struct named_sink {
+	struct arn_bs_ctx *c;
+	char what[192];
+};
+
+static void named_sink_fn(void *ctx, const char *path, const char *msg)
+{
+	struct named_sink *ns = ctx;
+	char m[1024];
+	snprintf(m, sizeof(m), "%s: %s", ns->what, msg);
+	rule_sink_fn(ns->c, path, m);
 }
 
 /* ---- the Envoy bootstrap ------------------------------------------------- */
@@ -335,13 +351,16 @@ static void check_static(struct arn_bs_ctx *c, const envoy_config_bootstrap_v3_B
 	    envoy_config_bootstrap_v3_Bootstrap_static_resources(bs);
 	if (sr == NULL)
 		return;
-	struct arn_rule_sink sink = {rule_sink_fn, c};
+	struct named_sink ns = {.c = c};
+	struct arn_rule_sink sink = {named_sink_fn, &ns};
 	char p[512];
 	size_t n;
 	const envoy_config_listener_v3_Listener *const *ls =
 	    envoy_config_bootstrap_v3_Bootstrap_StaticResources_listeners(sr, &n);
 	for (size_t i = 0; i < n; i++) {
 		snprintf(p, sizeof(p), "envoy_bootstrap.static_resources.listeners[%zu]", i);
+		snprintf(ns.what, sizeof(ns.what), "Listener '" ARN_SV_FMT "'",
+			 ARN_SV_ARG(envoy_config_listener_v3_Listener_name(ls[i])));
 		arn_rules_listener(ls[i], p, c->arena, &sink);
 	}
 	const envoy_config_cluster_v3_Cluster *const *cl =
@@ -364,6 +383,8 @@ static void check_static(struct arn_bs_ctx *c, const envoy_config_bootstrap_v3_B
 				    "(also clusters[%zu])",
 				    ARN_SV_ARG(envoy_config_cluster_v3_Cluster_name(cl[i])), j);
 			}
+		snprintf(ns.what, sizeof(ns.what), "Cluster '" ARN_SV_FMT "'",
+			 ARN_SV_ARG(envoy_config_cluster_v3_Cluster_name(cl[i])));
 		arn_rules_cluster(cl[i], p, c->arena, &sink);
 	}
 }
@@ -644,6 +665,12 @@ int arn_bootstrap_load_file(const char *path, const struct arn_bootstrap_overrid
 		arn_sb_printf(err, "%s: cannot open: %s\n", path, strerror(e));
 		return -e;
 	}
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		arn_sb_printf(err, "%s: is a directory: -c takes the configuration file\n", path);
+		fclose(f);
+		return -EISDIR;
+	}
 	struct arn_sb data = ARN_SB_INIT;
 	char chunk[65536];
 	size_t n;
@@ -657,10 +684,10 @@ int arn_bootstrap_load_file(const char *path, const struct arn_bootstrap_overrid
 			return -EFBIG;
 		}
 	}
-	int rerr = ferror(f);
+	int rerr = ferror(f) ? errno : 0;
 	fclose(f);
 	if (rerr) {
-		arn_sb_printf(err, "%s: read error\n", path);
+		arn_sb_printf(err, "%s: cannot read: %s\n", path, strerror(rerr));
 		arn_sb_free(&data);
 		return -EIO;
 	}
@@ -681,6 +708,61 @@ int arn_bootstrap_where(const struct arn_bootstrap *b, const char *path, size_t 
 		return -ENOENT;
 	yaml_node_t *n = arn_y2j_find(doc, root, path);
 	if (n == NULL || n == root)
+		return -ENOENT;
+	*line = n->start_mark.line + 1;
+	*col = n->start_mark.column + 1;
+	return 0;
+}
+
+/* Depth-first: the first mapping pair under @p n whose key is one of
+ * @p keys and whose value is the scalar @p value. */
+static yaml_node_t *find_pair(yaml_document_t *doc, yaml_node_t *n, const char *const *keys,
+			      const char *value, unsigned depth)
+{
+	if (n == NULL || depth > 64)
+		return NULL;
+	if (n->type == YAML_SEQUENCE_NODE) {
+		for (yaml_node_item_t *i = n->data.sequence.items.start;
+		     i < n->data.sequence.items.top; i++) {
+			yaml_node_t *r =
+			    find_pair(doc, yaml_document_get_node(doc, *i), keys, value, depth + 1);
+			if (r)
+				return r;
+		}
+	} else if (n->type == YAML_MAPPING_NODE) {
+		for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
+		     p < n->data.mapping.pairs.top; p++) {
+			yaml_node_t *k = yaml_document_get_node(doc, p->key);
+			yaml_node_t *v = yaml_document_get_node(doc, p->value);
+			if (k && v && k->type == YAML_SCALAR_NODE && v->type == YAML_SCALAR_NODE) {
+				for (const char *const *key = keys; *key; key++)
+					if (!strcmp(arn_y2j_scalar(k), *key) &&
+					    !strcmp(arn_y2j_scalar(v), value))
+						return v;
+			}
+			yaml_node_t *r = find_pair(doc, v, keys, value, depth + 1);
+			if (r)
+				return r;
+		}
+	}
+	return NULL;
+}
+
+int arn_bootstrap_where_cluster_ref(const struct arn_bootstrap *b, const char *cluster,
+				    size_t *line, size_t *col)
+{
+	yaml_document_t *doc = b->yaml;
+	yaml_node_t *root = doc ? yaml_document_get_root_node(doc) : NULL;
+	if (root == NULL)
+		return -ENOENT;
+	yaml_node_t *ls = arn_y2j_find(doc, root, "envoy_bootstrap.static_resources.listeners");
+	/* route.cluster, and weighted_clusters.clusters[].name */
+	static const char *const keys[] = {"cluster", "name", NULL};
+	static const char *const only_cluster[] = {"cluster", NULL};
+	yaml_node_t *n = find_pair(doc, ls, only_cluster, cluster, 0);
+	if (n == NULL)
+		n = find_pair(doc, ls, keys, cluster, 0);
+	if (n == NULL)
 		return -ENOENT;
 	*line = n->start_mark.line + 1;
 	*col = n->start_mark.column + 1;

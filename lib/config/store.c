@@ -1226,7 +1226,8 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static void warn_undefined_clusters(struct arn_config_store *s, struct arn_sb *out)
+static void warn_undefined_clusters(struct arn_config_store *s, const struct arn_bootstrap *b,
+				    struct arn_sb *out)
 {
 	const struct smap *m = &s->interest[ARN_CFG_CLUSTER];
 	const struct arn_cfg_gen *g = arn_config_gen(s);
@@ -1242,12 +1243,16 @@ static void warn_undefined_clusters(struct arn_config_store *s, struct arn_sb *o
 			    !arn_cfg_find(g, ARN_CFG_CLUSTER, x->key, x->len, x->hash))
 				names[n++] = x->key;
 	qsort(names, n, sizeof(*names), cmp_str);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		size_t line, col;
+		if (b && b->file && arn_bootstrap_where_cluster_ref(b, names[i], &line, &col) == 0)
+			arn_sb_printf(out, "%s:%zu:%zu: ", b->file, line, col);
 		arn_sb_printf(out,
 			      "warning: static_resources: cluster '%s' is named by a route but not "
 			      "defined, and without dynamic_resources.ads_config no control plane "
 			      "can deliver it: requests routed to it get 503 NC\n",
 			      names[i]);
+	}
 	free(names);
 }
 
@@ -1271,7 +1276,7 @@ int arn_config_apply_static(struct arn_config_store *s, const struct arn_bootstr
 		}
 	}
 	if (rc == 0 && b && !b->ads)
-		warn_undefined_clusters(s, err);
+		warn_undefined_clusters(s, b, err);
 	s->static_applied = true;
 	update_ready(s);
 	return rc;

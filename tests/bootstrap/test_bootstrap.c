@@ -313,12 +313,14 @@ static void test_x11_rds_only_from_ads(void **state)
 	(void)state;
 	assert_loads(listener_with_hcm("                  rds: {route_config_name: main, "
 				       "config_source: {ads: {}}}\n"));
-	assert_error(listener_with_hcm("                  rds:\n"
-				       "                    route_config_name: main\n"
-				       "                    config_source:\n"
-				       "                      path_config_source: {path: /x}\n"),
-		     "t.yaml:15:23: envoy_bootstrap.static_resources.listeners[0].filter_chains[0]."
-		     "filters[0].typed_config.rds.config_source: only `ads: {}` is accepted here");
+	assert_error(
+	    listener_with_hcm("                  rds:\n"
+			      "                    route_config_name: main\n"
+			      "                    config_source:\n"
+			      "                      path_config_source: {path: /x}\n"),
+	    "t.yaml:15:23: envoy_bootstrap.static_resources.listeners[0].filter_chains[0]."
+	    "filters[0].typed_config.rds.config_source: Listener 'l': only `ads: {}` is accepted "
+	    "here");
 	assert_non_null(strstr(arn_sb_cstr(&err), "(X11)"));
 }
 
@@ -340,16 +342,15 @@ static void test_x12_eds_cluster_rules(void **state)
 		     "        eds_cluster_config:\n"
 		     "          service_name: other\n",
 		     "t.yaml:7:25: envoy_bootstrap.static_resources.clusters[0].eds_cluster_config."
-		     "service_name: refused");
-	assert_error(
-	    "envoy_bootstrap:\n"
-	    "  static_resources:\n"
-	    "    clusters:\n"
-	    "      - name: api\n"
-	    "        type: EDS\n"
-	    "        load_assignment: {cluster_name: api}\n",
-	    "t.yaml:6:26: envoy_bootstrap.static_resources.clusters[0].load_assignment: an "
-	    "EDS cluster has no load_assignment");
+		     "service_name: Cluster 'api': refused"); /* named as every refusal is */
+	assert_error("envoy_bootstrap:\n"
+		     "  static_resources:\n"
+		     "    clusters:\n"
+		     "      - name: api\n"
+		     "        type: EDS\n"
+		     "        load_assignment: {cluster_name: api}\n",
+		     "t.yaml:6:26: envoy_bootstrap.static_resources.clusters[0].load_assignment: "
+		     "Cluster 'api': an EDS cluster has no load_assignment");
 }
 
 static void test_x13_sds_config_source_refused(void **state)
@@ -376,10 +377,12 @@ static void test_x13_sds_config_source_refused(void **state)
 		 "%s                      sds_config:\n"
 		 "                        api_config_source: {api_type: GRPC}\n",
 		 base);
-	assert_error(buf, "t.yaml:15:25: envoy_bootstrap.static_resources.listeners[0]."
-			  "filter_chains[0].transport_socket.typed_config.common_tls_context."
-			  "tls_certificate_sds_secret_configs[0].sds_config: an sds_config source "
-			  "is refused");
+	assert_error(
+	    buf,
+	    "t.yaml:15:25: envoy_bootstrap.static_resources.listeners[0]."
+	    "filter_chains[0].transport_socket.typed_config.common_tls_context."
+	    "tls_certificate_sds_secret_configs[0].sds_config: Listener 'l': an sds_config source "
+	    "is refused");
 	assert_non_null(strstr(arn_sb_cstr(&err), "(X13)"));
 }
 

@@ -33,6 +33,8 @@ if grep -q "warning" "$t/out"; then echo "FAIL static example warns"; sed 's/^/ 
 sed 's/route: { cluster: web_b }/route: { cluster: nope }/' "$S/config/static.yaml" > "$t/nope.yaml"
 check "g5 a static route to an undefined cluster is still valid" 0 "$A" --mode validate -c "$t/nope.yaml"
 has "g5 ... and the operator is warned, by name" "warning: static_resources: cluster 'nope' is named by a route but not defined"
+l=$(grep -n "cluster: nope" "$t/nope.yaml" | head -1 | cut -d: -f1)
+has "g5 ... at the route's line in the file (issue 15)" "nope.yaml:$l:"
 
 check "x7 --service-node wins" 0 "$A" --mode validate -c "$S/config/xds.yaml" --service-node cli-node --service-cluster cli-cl
 has "x7 summary shows override" "node: id=cli-node cluster=cli-cl"
