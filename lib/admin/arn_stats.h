@@ -312,7 +312,7 @@ int arn_stats_pull_unregister(arn_stats_pull_fn fn, void *arg);
 /**
  * Emit one counter or gauge value named like a scope's:
  * family "dpdk.port", tag "arion_port" = "0", stat "rx_missed" gives
- * dpdk.port.0.rx_missed in /stats and envoy_dpdk_port_rx_missed{arion_port="0"}
+ * dpdk.port.0.rx_missed in /stats and arion_dpdk_port_rx_missed_total{arion_port="0"}
  * in Prometheus. @p tag_name NULL: untagged ("control_plane", "connected_state").
  * @p kind is ARN_STAT_COUNTER or ARN_STAT_GAUGE. Strings are copied.
  */

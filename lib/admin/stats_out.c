@@ -9,6 +9,12 @@
  * envoy_response_code="200"), every character outside [a-zA-Z0-9_] becomes
  * '_', and "envoy_" goes in front. Envoy prints no # HELP; Arion does (the
  * stat's help text), which Prometheus accepts and promtool asks for.
+ *
+ * Arion's own families (no Envoy has them: dpdk.*, tcp, config, xds.*) are
+ * named as Prometheus asks instead, since no dashboard expects Envoy's
+ * spelling of them: "arion_" in front, and counters end in "_total"
+ * (tcp.0.segments_received -> arion_tcp_segments_received_total
+ * {envoy_worker_id="0"}). Envoy's names stay exactly as Envoy writes them.
  */
 #include <errno.h>
 #include <math.h>
@@ -273,6 +279,18 @@ static size_t code_tag(const char *stat, const char **tag, char value[4])
 	return n;
 }
 
+/* Families that are Arion's own, not Envoy's (see the top of the file). */
+static bool arion_family(const char *family)
+{
+	static const char *const own[] = {"dpdk", "tcp", "config", "xds"};
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+		size_t n = strlen(own[i]);
+		if (!strncmp(family, own[i], n) && (family[n] == '\0' || family[n] == '.'))
+			return true;
+	}
+	return false;
+}
+
 static int prom_make(const struct arn_stat_sample *x, struct prom_line *pl)
 {
 	struct arn_sb fam = ARN_SB_INIT, lab = ARN_SB_INIT;
@@ -280,8 +298,11 @@ static int prom_make(const struct arn_stat_sample *x, struct prom_line *pl)
 	char cval[4];
 	const char *family = x->prom_family ? x->prom_family : x->family;
 	const char *stat = x->prom_stat ? x->prom_stat : x->stat;
-	size_t keep_n = code_tag(stat, &ctag, cval);
-	arn_sb_puts(&fam, "envoy_");
+	bool own = arion_family(family);
+	size_t keep_n = own ? strlen(stat) : code_tag(stat, &ctag, cval);
+	if (own)
+		ctag = NULL;
+	arn_sb_puts(&fam, own ? "arion_" : "envoy_");
 	sanitize(&fam, family, strlen(family));
 	arn_sb_putc(&fam, '_');
 	if (ctag && !strcmp(ctag, "envoy_response_code_class")) {
@@ -290,6 +311,9 @@ static int prom_make(const struct arn_stat_sample *x, struct prom_line *pl)
 	} else {
 		sanitize(&fam, stat, keep_n);
 	}
+	if (own && x->kind == ARN_STAT_COUNTER &&
+	    (keep_n < 6 || strcmp(stat + keep_n - 6, "_total") != 0))
+		arn_sb_puts(&fam, "_total");
 	bool first = true;
 	arn_sb_puts(&lab, "");
 	if (ctag)

@@ -135,8 +135,8 @@ struct arn_lcore *arn_net_lcore(const struct arn_net *net, unsigned worker)
 /* ---- lib/admin's /stats ------------------------------------------------------------------- */
 
 /* Pulled at read time: dpdk.port.<name>.<counter> and
- * dpdk.worker.<index>.<counter> (Prometheus: envoy_dpdk_port_rx_packets
- * {arion_port="wan"}, envoy_dpdk_worker_loop_busy_cycles{envoy_worker_id="0"}). */
+ * dpdk.worker.<index>.<counter> (Prometheus: arion_dpdk_port_rx_packets_total
+ * {arion_port="wan"}, arion_dpdk_worker_loop_busy_cycles_total{envoy_worker_id="0"}). */
 struct admin_pull_ctx {
 	struct arn_stats_emitter *e;
 	char idx[16];
