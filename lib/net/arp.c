@@ -17,8 +17,23 @@
  *               refresh it; no answer after `retries` tries removes it.
  *
  * The cache is an open-addressed table (linear probing, backward-shift
- * deletion) of fixed size, allocated at start: no malloc after that. When
- * it is full a resolved entry is evicted (the one that expires first).
+ * deletion) of fixed size, allocated at start: no malloc after that.
+ *
+ * What may create an entry, as Linux's arp_process() with arp_accept=0:
+ * our own need for a next hop (net_arp_output), and a request for one of
+ * our addresses (its sender is about to talk to us). Replies, gratuitous
+ * ARP and requests for other hosts only update an entry that exists (an
+ * INCOMPLETE one is how we "asked"), so spoofed on-link traffic cannot fill
+ * the table (arp_rx_ignored counts what taught nothing).
+ *
+ * When the table is full (ARP_MAX_USED), a request for us is simply not
+ * learned (arp_learn_refused: we answer it anyway), and a next hop we need
+ * takes the slot of the least recently used entry that is idle: resolved,
+ * not being refreshed, and not used to send for `reachable`. Entries that
+ * are resolving or in use are never evicted, so a flood of requests from
+ * spoofed on-link senders, or of SYNs that make us answer them, cannot push
+ * out the gateway or a peer we talk to; when nothing is idle the new next
+ * hop is refused (arp_drop_table_full) instead.
  */
 #include <errno.h>
 #include <string.h>
@@ -33,11 +48,11 @@
 
 #include "net_int.h"
 
-#define ARP_SLOTS 1024u	    /* power of 2 */
-#define ARP_MAX_USED 768u   /* 75% load */
-#define NET_ARP_PENDING 4u  /* packets waiting per next hop */
-#define ARP_WAITING_MAX 64u /* packets waiting per worker */
-#define ARP_FRAME_LEN 60u   /* minimum Ethernet frame without FCS */
+#define ARP_SLOTS 1024u			 /* power of 2 */
+#define ARP_MAX_USED NET_ARP_MAX_ENTRIES /* 75% load */
+#define NET_ARP_PENDING 4u		 /* packets waiting per next hop */
+#define ARP_WAITING_MAX 64u		 /* packets waiting per worker */
+#define ARP_FRAME_LEN 60u		 /* minimum Ethernet frame without FCS */
 
 enum arp_state {
 	ARP_FREE = 0,
@@ -53,7 +68,8 @@ struct arp_entry {
 	uint8_t tries; /* requests sent in this INCOMPLETE / PROBE phase */
 	uint8_t n_pending;
 	struct rte_ether_addr mac;
-	uint64_t deadline; /* INCOMPLETE/PROBE: next retry; REACHABLE: until */
+	uint64_t deadline;  /* INCOMPLETE/PROBE: next retry; REACHABLE: until */
+	uint64_t last_used; /* TSC of the last packet sent through it; 0: never */
 	struct rte_mbuf *pending[NET_ARP_PENDING];
 };
 
@@ -121,19 +137,36 @@ static void erase(struct arn_arp *a, struct arp_entry *e)
 	a->used--;
 }
 
-static struct arp_entry *insert(struct arn_arp *a, uint32_t ip)
+/* An entry that may make room for another: resolved (nothing waits on it,
+ * no request is out) and not used to send for `reachable`. */
+static bool idle(const struct arp_entry *e, uint64_t now)
 {
+	return e->state == ARP_REACHABLE &&
+	       (e->last_used == 0 || now - e->last_used >= net_arp_timing.reachable);
+}
+
+/*
+ * A new entry for @p ip (state REACHABLE until the caller sets it). When the
+ * table is full: NULL unless @p evict, which frees the least recently used
+ * idle entry (counted as arp_evicted), or NULL if none is idle.
+ */
+static struct arp_entry *insert(struct arn_lcore *lc, uint32_t ip, bool evict)
+{
+	struct arn_arp *a = lc->arp;
 	if (a->used >= ARP_MAX_USED) {
-		/* Evict the resolved entry that would expire first. */
+		if (!evict)
+			return NULL;
 		struct arp_entry *victim = NULL;
 		for (unsigned i = 0; i < ARP_SLOTS; i++) {
 			struct arp_entry *e = &a->e[i];
-			if (e->state == ARP_REACHABLE &&
-			    (!victim || e->deadline < victim->deadline))
+			if (idle(e, lc->now) &&
+			    (!victim || e->last_used < victim->last_used ||
+			     (e->last_used == victim->last_used && e->deadline < victim->deadline)))
 				victim = e;
 		}
 		if (victim == NULL)
 			return NULL;
+		ARN_NET_PINC(lc, victim->port, arp_evicted);
 		erase(a, victim);
 	}
 	unsigned i = home(ip);
@@ -231,6 +264,8 @@ int net_arp_output(struct arn_lcore *lc, uint16_t port, uint32_t nh, struct rte_
 {
 	struct arn_arp *a = lc->arp;
 	struct arp_entry *e = find(a, nh);
+	if (e != NULL)
+		e->last_used = lc->now;
 	if (e != NULL && e->state != ARP_INCOMPLETE) {
 		if (e->state == ARP_REACHABLE && lc->now >= e->deadline) {
 			/* Stale: keep using it while asking again. */
@@ -243,13 +278,14 @@ int net_arp_output(struct arn_lcore *lc, uint16_t port, uint32_t nh, struct rte_
 		return 0;
 	}
 	if (e == NULL) {
-		e = insert(a, nh);
+		e = insert(lc, nh, true);
 		if (e == NULL) {
 			ARN_NET_PINC(lc, port, arp_drop_table_full);
 			rte_pktmbuf_free(m);
 			return -ENOBUFS;
 		}
 		e->port = (uint8_t)port;
+		e->last_used = lc->now;
 		set_state(a, e, ARP_INCOMPLETE);
 		request(lc, e);
 	}
@@ -308,7 +344,15 @@ unsigned net_arp_n_waiting(const struct arn_lcore *lc)
 	return lc->arp->waiting;
 }
 
-/* Give the other workers a reference to @p m so they learn from it too. */
+unsigned net_arp_n_entries(const struct arn_lcore *lc)
+{
+	return lc->arp->used;
+}
+
+/* Give the other workers a reference to @p m so they learn from it too.
+ * Learning is best effort and TCP hand-offs are not: a ring already half
+ * full is skipped (arp_share_skipped), so an ARP flood cannot crowd the
+ * segments other workers hand over out of it. */
 static void share(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m)
 {
 	struct arn_net *net = lc->net;
@@ -316,8 +360,13 @@ static void share(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m)
 	for (unsigned w = 0; w < net->n_workers; w++) {
 		if (w == lc->index)
 			continue;
+		struct rte_ring *r = net->lc[w]->handoff;
+		if (rte_ring_count(r) >= rte_ring_get_capacity(r) / 2) {
+			ARN_NET_WINC(lc, arp_share_skipped);
+			continue;
+		}
 		rte_mbuf_refcnt_update(m, 1);
-		if (rte_ring_mp_enqueue(net->lc[w]->handoff, m) != 0) {
+		if (rte_ring_mp_enqueue(r, m) != 0) {
 			rte_mbuf_refcnt_update(m, -1);
 			ARN_NET_WINC(lc, handoff_drop_full);
 			continue;
@@ -362,16 +411,17 @@ void net_arp_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m, bool
 
 	/* RFC 826 "merge": refresh what we know; add the sender only when it
 	 * asks for us (it will want an answer, and we will answer it). Like
-	 * Linux (arp_accept=0), an unsolicited reply creates nothing, which
-	 * keeps a spoofer from filling the cache. */
+	 * Linux (arp_accept=0), a reply, a gratuitous ARP or a request for
+	 * another host creates nothing, which keeps a spoofer from filling the
+	 * cache; learning never evicts (see the top of the file). */
 	if (on_link) {
 		struct arp_entry *e = find(lc->arp, sip);
 		if (e == NULL && for_us && op == RTE_ARP_OP_REQUEST) {
-			e = insert(lc->arp, sip);
-			if (e)
-				e->port = (uint8_t)port;
-			else
-				ARN_NET_PINC(lc, port, arp_drop_table_full);
+			e = insert(lc, sip, false);
+			if (e == NULL)
+				ARN_NET_PINC(lc, port, arp_learn_refused);
+		} else if (e == NULL && !shared) {
+			ARN_NET_PINC(lc, port, arp_rx_ignored);
 		}
 		if (e) {
 			e->port = (uint8_t)port;

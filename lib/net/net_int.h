@@ -44,9 +44,9 @@ struct net_port {
 	bool rx_ip_cksum;
 	uint32_t ip; /* host byte order */
 	uint32_t mask;
-	uint32_t gateway; /* 0: none */
+	uint32_t gateway;		   /* 0: none */
 	const struct arn_dp_route *routes; /* via gateway; borrowed from dp */
-	size_t n_routes;  /* 0: the gateway (if any) is a default route */
+	size_t n_routes;		   /* 0: the gateway (if any) is a default route */
 	uint16_t mtu;
 	struct rte_ether_addr mac;
 };
@@ -62,7 +62,7 @@ struct arn_net {
 	uint32_t reta_mask;
 	uint16_t reta[NET_RETA_MAX];
 	volatile int stop; /* workers leave their loops */
-	unsigned rx_left; /* workers out of their loops (no more hand-offs from them) */
+	unsigned rx_left;  /* workers out of their loops (no more hand-offs from them) */
 	bool launched;
 	bool stopped;
 	int init_rc[ARN_NET_MAX_WORKERS]; /* arn_tcp_worker_init results */
@@ -103,6 +103,10 @@ void net_arp_flush(struct arn_lcore *lc);
 int net_arp_lookup(const struct arn_lcore *lc, uint32_t ip, struct rte_ether_addr *mac);
 /* Packets waiting for resolution (all next hops). Tests. */
 unsigned net_arp_n_waiting(const struct arn_lcore *lc);
+/* Entries in the cache, whatever their state. Tests. */
+unsigned net_arp_n_entries(const struct arn_lcore *lc);
+/* Entries the cache holds at most (of its 1024 slots). */
+#define NET_ARP_MAX_ENTRIES 768u
 /* ARP timing, in TSC ticks (set from the TSC rate at create; tests may shorten). */
 struct net_arp_timing {
 	uint64_t retry;	    /* between requests while resolving */

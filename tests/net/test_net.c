@@ -120,6 +120,10 @@ struct fixture {
 	struct rte_ether_addr mac;
 };
 
+/* The port's prefix length for the next make_net (a flood needs more
+ * on-link addresses than a /24 has). */
+static unsigned fixture_prefix_len = 24;
+
 static int make_net(struct fixture *f, unsigned n_workers)
 {
 	static int seq;
@@ -143,7 +147,8 @@ static int make_net(struct fixture *f, unsigned n_workers)
 	f->port.name = strdup("wan");
 	f->port.device = strdup(name);
 	f->port.ipv4 = OUR_IP;
-	f->port.prefix_len = 24;
+	f->port.prefix_len = fixture_prefix_len;
+	fixture_prefix_len = 24;
 	f->port.gateway = GW_IP;
 	f->port.mtu = 1500;
 	f->port.rx_descriptors = 256;
@@ -194,6 +199,15 @@ static int setup2(void **state)
 	static struct fixture f;
 	*state = &f;
 	return make_net(&f, 2);
+}
+
+/* One worker on a /16: 65534 on-link addresses to spoof. */
+static int setup1_wide(void **state)
+{
+	static struct fixture f;
+	*state = &f;
+	fixture_prefix_len = 16;
+	return make_net(&f, 1);
 }
 
 static int teardown(void **state)
@@ -776,6 +790,7 @@ static void test_arp_request_answered_and_sender_learned(void **state)
 	assert_int_equal(drain(f, 0), 0);
 	assert_false(net_arp_lookup(W(f, 0), IP(198, 18, 0, 33), NULL));
 	assert_int_equal(pc(f, ARN_NET_P_arp_rx_not_ours), 1);
+	assert_int_equal(pc(f, ARN_NET_P_arp_rx_ignored), 1);
 
 	/* Malformed: wrong hardware type, and too short. */
 	build_arp(&p, &bc, RTE_ARP_OP_REQUEST, &peer_mac, PEER_IP, OUR_IP);
@@ -951,6 +966,180 @@ static void test_arp_stale_entry_used_while_refreshed(void **state)
 	run(f, 0);
 	assert_true(net_arp_lookup(lc, PEER_IP, NULL));
 	assert_int_equal(pc(f, ARN_NET_P_arp_resolved), 1);
+}
+
+/* Inject @p n ARP frames (sender i gets address base + i and a MAC of its
+ * own) in batches the RX ring holds, running the worker and dropping what
+ * it sends after each batch. @return frames it sent. */
+static unsigned arp_flood(struct fixture *f, uint16_t op, const struct rte_ether_addr *eth_dst,
+			  uint32_t base, unsigned n, uint32_t tip, bool gratuitous)
+{
+	unsigned out = 0;
+	for (unsigned i = 0; i < n;) {
+		for (unsigned b = 0; b < 128 && i < n; b++, i++) {
+			struct rte_ether_addr sha = {
+			    {0x02, 0x5f, 0, 0, (uint8_t)(i >> 8), (uint8_t)i}};
+			struct pkt p;
+			build_arp(&p, eth_dst, op, &sha, base + i, gratuitous ? base + i : tip);
+			inject(f, 0, p.b, p.len);
+		}
+		run(f, 0);
+		out += drain(f, 0);
+	}
+	return out;
+}
+
+static void test_arp_spoofed_senders_create_no_entries(void **state)
+{
+	struct fixture *f = *state;
+	struct arn_lcore *lc = W(f, 0);
+	static const struct rte_ether_addr bc = {{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}};
+	/* On-link senders (198.18.1.0 and up, inside our /16) that ask for
+	 * other hosts, reply to us unasked, or announce themselves: Linux
+	 * (arp_process, arp_accept=0) learns none of them, and neither do we. */
+	assert_int_equal(arp_flood(f, RTE_ARP_OP_REQUEST, &bc, IP(198, 18, 1, 0), 1500,
+				   IP(198, 18, 0, 9), false),
+			 0);
+	assert_int_equal(
+	    arp_flood(f, RTE_ARP_OP_REPLY, &f->mac, IP(198, 18, 8, 0), 1500, OUR_IP, false), 0);
+	assert_int_equal(arp_flood(f, RTE_ARP_OP_REQUEST, &bc, IP(198, 18, 16, 0), 1500, 0, true),
+			 0);
+	assert_int_equal(net_arp_n_entries(lc), 0);
+	assert_int_equal(pc(f, ARN_NET_P_arp_rx_ignored), 4500);
+	assert_int_equal(pc(f, ARN_NET_P_arp_rx_not_ours), 3000);
+	assert_int_equal(pc(f, ARN_NET_P_arp_tx_reply), 0);
+
+	/* Requests for us are answered, and their senders learned until the
+	 * table is full; past that they are answered but not learned. */
+	assert_int_equal(
+	    arp_flood(f, RTE_ARP_OP_REQUEST, &bc, IP(198, 18, 32, 0), 1000, OUR_IP, false), 1000);
+	assert_int_equal(pc(f, ARN_NET_P_arp_tx_reply), 1000);
+	assert_int_equal(net_arp_n_entries(lc), NET_ARP_MAX_ENTRIES);
+	assert_int_equal(pc(f, ARN_NET_P_arp_learn_refused), 1000 - NET_ARP_MAX_ENTRIES);
+	assert_true(net_arp_lookup(lc, IP(198, 18, 32, 0), NULL));
+	assert_false(net_arp_lookup(lc, IP(198, 18, 32, 0) + 999, NULL));
+	assert_int_equal(pc(f, ARN_NET_P_arp_evicted), 0);
+	/* Now cached, a sender is updated by what it sends, asked for or not
+	 * (an unsolicited reply with a new MAC, as after a NIC swap). */
+	struct rte_ether_addr moved = {{0x02, 0x5f, 0xee, 0, 0, 1}};
+	struct pkt p;
+	build_arp(&p, &f->mac, RTE_ARP_OP_REPLY, &moved, IP(198, 18, 32, 1), OUR_IP);
+	inject(f, 0, p.b, p.len);
+	run(f, 0);
+	struct rte_ether_addr mac;
+	assert_true(net_arp_lookup(lc, IP(198, 18, 32, 1), &mac));
+	assert_true(rte_is_same_ether_addr(&mac, &moved));
+	assert_int_equal(pc(f, ARN_NET_P_arp_rx_ignored), 4500);
+}
+
+/* Resolve @p ip to @p mac by sending to it (a request goes out) and
+ * injecting the reply; the entry is then in use. */
+static void resolve_and_use(struct fixture *f, uint32_t dst, uint32_t nh,
+			    const struct rte_ether_addr *mac)
+{
+	struct arn_lcore *lc = W(f, 0);
+	lc->now = rte_rdtsc();
+	assert_int_equal(arn_net_ip4_output(lc, segment(f, 1, 20), OUR_IP, dst, 253), 0);
+	run(f, 0);
+	drain(f, 0);
+	struct pkt p;
+	build_arp(&p, &f->mac, RTE_ARP_OP_REPLY, mac, nh, OUR_IP);
+	inject(f, 0, p.b, p.len);
+	run(f, 0);
+	assert_int_equal(drain(f, 0), 1); /* the packet that waited */
+	assert_true(net_arp_lookup(lc, nh, NULL));
+}
+
+static void test_arp_flood_cannot_evict_entries_in_use(void **state)
+{
+	struct fixture *f = *state;
+	struct arn_lcore *lc = W(f, 0);
+	static const struct rte_ether_addr bc = {{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}};
+	/* The gateway and an on-link peer, resolved first (so the old policy,
+	 * "evict what expires first", picked them first) and in use. */
+	resolve_and_use(f, IP(203, 0, 113, 9), GW_IP, &gw_mac);
+	resolve_and_use(f, PEER_IP, PEER_IP, &peer_mac);
+
+	/* Requests for us from 2000 spoofed on-link senders fill the table
+	 * with entries that nothing uses; they push nothing out. */
+	assert_int_equal(
+	    arp_flood(f, RTE_ARP_OP_REQUEST, &bc, IP(198, 18, 32, 0), 2000, OUR_IP, false), 2000);
+	assert_int_equal(net_arp_n_entries(lc), NET_ARP_MAX_ENTRIES);
+	assert_int_equal(pc(f, ARN_NET_P_arp_learn_refused), 2000 - (NET_ARP_MAX_ENTRIES - 2));
+	assert_int_equal(pc(f, ARN_NET_P_arp_evicted), 0);
+	struct rte_ether_addr mac;
+	assert_true(net_arp_lookup(lc, GW_IP, &mac));
+	assert_true(rte_is_same_ether_addr(&mac, &gw_mac));
+	assert_true(net_arp_lookup(lc, PEER_IP, &mac));
+	assert_true(rte_is_same_ether_addr(&mac, &peer_mac));
+
+	/* Next hops we need (as SYN-ACKs to spoofed on-link SYNs would be)
+	 * take the idle learned entries' slots, least recently used first,
+	 * then find every entry resolving or in use and are refused. */
+	lc->now = rte_rdtsc();
+	for (unsigned i = 0; i < 1000; i++) {
+		arn_net_ip4_output(lc, segment(f, 2, 20), OUR_IP, IP(198, 18, 128, 0) + i, 253);
+		if (i % 64 == 63) {
+			net_tx_flush(lc, true);
+			drain(f, 0);
+		}
+	}
+	net_tx_flush(lc, true);
+	drain(f, 0);
+	assert_int_equal(pc(f, ARN_NET_P_arp_evicted), NET_ARP_MAX_ENTRIES - 2);
+	assert_int_equal(pc(f, ARN_NET_P_arp_drop_table_full), 1000 - (NET_ARP_MAX_ENTRIES - 2));
+	assert_int_equal(net_arp_n_entries(lc), NET_ARP_MAX_ENTRIES);
+	assert_false(net_arp_lookup(lc, IP(198, 18, 32, 0), NULL));
+
+	/* The gateway and the peer are still there and used at once. */
+	assert_true(net_arp_lookup(lc, GW_IP, &mac));
+	assert_true(rte_is_same_ether_addr(&mac, &gw_mac));
+	assert_int_equal(arn_net_ip4_output(lc, segment(f, 3, 20), OUR_IP, IP(203, 0, 113, 9), 253),
+			 0);
+	assert_int_equal(arn_net_ip4_output(lc, segment(f, 4, 20), OUR_IP, PEER_IP, 253), 0);
+	net_tx_flush(lc, true);
+	struct rte_mbuf *m;
+	unsigned to_gw = 0, to_peer = 0;
+	while ((m = sent(f, 0)) != NULL) {
+		struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+		assert_int_equal(eth->ether_type, RTE_BE16(RTE_ETHER_TYPE_IPV4));
+		to_gw += rte_is_same_ether_addr(&eth->dst_addr, &gw_mac);
+		to_peer += rte_is_same_ether_addr(&eth->dst_addr, &peer_mac);
+		rte_pktmbuf_free(m);
+	}
+	assert_int_equal(to_gw, 1);
+	assert_int_equal(to_peer, 1);
+	net_arp_flush(lc);
+}
+
+static void test_arp_sharing_leaves_half_the_handoff_ring(void **state)
+{
+	struct fixture *f = *state;
+	static const struct rte_ether_addr bc = {{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}};
+	/* Worker 1's hand-off ring half full (of segments other workers passed). */
+	struct rte_ring *r = W(f, 1)->handoff;
+	unsigned half = rte_ring_get_capacity(r) / 2;
+	struct rte_mbuf *held[NET_HANDOFF_RING];
+	assert_int_equal(rte_pktmbuf_alloc_bulk(pool, held, half), 0);
+	assert_int_equal(rte_ring_enqueue_bulk(r, (void **)held, half, NULL), half);
+	struct pkt p;
+	build_arp(&p, &bc, RTE_ARP_OP_REQUEST, &peer_mac, PEER_IP, OUR_IP);
+	inject(f, 0, p.b, p.len);
+	run(f, 0);
+	assert_int_equal(drain(f, 0), 1); /* answered all the same */
+	assert_int_equal(wc(f, 0, ARN_NET_W_arp_share_skipped), 1);
+	assert_int_equal(wc(f, 0, ARN_NET_W_arp_shared_out), 0);
+	assert_int_equal(rte_ring_count(r), half);
+	struct rte_mbuf *m;
+	while (rte_ring_dequeue(r, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+	/* With room again, ARP is shared. */
+	inject(f, 0, p.b, p.len);
+	run(f, 0);
+	drain(f, 0);
+	assert_int_equal(wc(f, 0, ARN_NET_W_arp_shared_out), 1);
+	run(f, 1);
+	assert_true(net_arp_lookup(W(f, 1), PEER_IP, NULL));
 }
 
 static void test_gratuitous_arp_at_start(void **state)
@@ -1243,6 +1432,12 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_arp_off_link_uses_gateway, setup1, teardown),
 	    cmocka_unit_test_setup_teardown(test_arp_retries_then_gives_up, setup1, teardown),
 	    cmocka_unit_test_setup_teardown(test_arp_stale_entry_used_while_refreshed, setup1,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_arp_spoofed_senders_create_no_entries, setup1_wide,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_arp_flood_cannot_evict_entries_in_use, setup1_wide,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_arp_sharing_leaves_half_the_handoff_ring, setup2,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_gratuitous_arp_at_start, setup1, teardown),
 	    cmocka_unit_test_setup_teardown(test_ip4_output_completes_tcp_checksum, setup1,
