@@ -76,6 +76,7 @@ struct arn_lcore {
 	uint64_t ctrl_done;	       /* control messages run (written by the worker) */
 	uint64_t ctrl_posted;	       /* control messages queued (written by control) */
 	struct rte_rcu_qsbr *rcu_seen; /* the QSBR it switched to (read by control) */
+	volatile int rcu_failed;       /* ... but could not register with it: idle */
 	struct arn_lcore_port *port;   /* [n_ports] */
 	uint64_t ctr[ARN_NET_WCTR_COUNT];
 } __rte_cache_aligned;

@@ -63,9 +63,11 @@ int arn_net_eal_init(const struct arn_dataplane *dp, int argc, char **argv);
 struct arn_net *arn_net_create(const struct arn_dataplane *dp);
 
 /**
- * Start a loop on every worker lcore. Each worker first calls
- * arn_tcp_worker_init(); if any fails, all workers are stopped again.
- * @return 0, or the first worker's negative errno.
+ * Start a loop on every worker lcore. Each worker first registers with the
+ * RCU QSBR (arn_net_set_rcu), then calls arn_tcp_worker_init(); if any
+ * fails, all workers are stopped again.
+ * @return 0, or the first worker's negative errno (-EINVAL: it could not
+ *   register with the QSBR).
  */
 int arn_net_launch(struct arn_net *net);
 
@@ -97,10 +99,17 @@ struct arn_net *arn_net_current(void);
  * pointer into the configuration it read in that iteration) and goes offline
  * when it stops.
  *
+ * A worker that cannot register (a QSBR sized for fewer threads than its
+ * lcore id) is not protected by it, so it must read no configuration: at
+ * launch it is not started and arn_net_launch fails; while running it does
+ * no work at all (no packets, no control messages) until a later switch
+ * succeeds.
+ *
  * Call it before arn_net_launch (serve.c starts config before net). Called
  * while workers run, it waits (up to a second) until every worker has
  * switched to @p v. NULL detaches.
- * @return 0; -ETIMEDOUT if a running worker did not switch in time.
+ * @return 0; -ETIMEDOUT if a running worker did not switch in time;
+ *   -EINVAL if a running worker could not register with @p v (logged).
  */
 int arn_net_set_rcu(struct rte_rcu_qsbr *v);
 

@@ -54,7 +54,7 @@ int arn_net_set_rcu(struct rte_rcu_qsbr *v)
 	struct arn_net *net = current;
 	if (net == NULL || !net->launched)
 		return 0;
-	for (int waited = 0; waited < 10000; waited++) {
+	for (int waited = 0;; waited++) {
 		unsigned w = 0;
 		for (; w < net->n_workers; w++) {
 			struct arn_lcore *lc = net->lc[w];
@@ -63,11 +63,26 @@ int arn_net_set_rcu(struct rte_rcu_qsbr *v)
 				break;
 		}
 		if (w == net->n_workers)
-			return 0;
+			break;
+		if (waited == 10000) {
+			ARN_ERR(NET, "a worker did not switch to the new RCU QSBR within a second");
+			return -ETIMEDOUT;
+		}
 		sleep_us(100);
 	}
-	ARN_ERR(NET, "a worker did not switch to the new RCU QSBR within a second");
-	return -ETIMEDOUT;
+	int rc = 0;
+	for (unsigned w = 0; w < net->n_workers; w++) {
+		struct arn_lcore *lc = net->lc[w];
+		if (__atomic_load_n(&lc->running, __ATOMIC_ACQUIRE) &&
+		    __atomic_load_n(&lc->rcu_failed, __ATOMIC_ACQUIRE)) {
+			ARN_ERR(NET,
+				"worker %u (lcore %u) could not register with the new RCU QSBR and "
+				"does no work until it can",
+				w, lc->lcore_id);
+			rc = -EINVAL;
+		}
+	}
+	return rc;
 }
 
 /* ---- workers and their state ----------------------------------------------------------- */

@@ -31,31 +31,43 @@
 #include "arn_log.h"
 #include "net_int.h"
 
-/* Switch to the QSBR the configuration asked for, if it changed. */
-static void rcu_follow(struct arn_lcore *lc)
+/*
+ * Switch to the QSBR the configuration asked for, if it changed. A worker
+ * that cannot register with it is not protected by it: the configuration
+ * may free a generation while the worker still reads it. So it must read
+ * none: rcu_failed tells net_worker_begin not to start it and a running
+ * worker to stop all work but following the next switch, and
+ * arn_net_set_rcu reports the failure.
+ * @return 0, or -EINVAL while registration with the wanted QSBR failed.
+ */
+static int rcu_follow(struct arn_lcore *lc)
 {
 	struct rte_rcu_qsbr *want = net_rcu_wanted();
-	if (likely(want == lc->rcu))
-		return;
+	if (likely(want == lc->rcu_seen))
+		return lc->rcu_failed ? -EINVAL : 0;
 	if (lc->rcu) {
 		rte_rcu_qsbr_thread_offline(lc->rcu, lc->lcore_id);
 		rte_rcu_qsbr_thread_unregister(lc->rcu, lc->lcore_id);
 		lc->rcu = NULL;
 	}
+	int failed = 0;
 	if (want) {
 		if (rte_rcu_qsbr_thread_register(want, lc->lcore_id) != 0) {
-			/* Happens once per switch: a QSBR sized below RTE_MAX_LCORE. */
+			/* Once per switch: a QSBR sized below RTE_MAX_LCORE. */
 			ARN_ERR(NET,
-				"worker %u: cannot register lcore %u with the RCU QSBR (%s); "
-				"size it for RTE_MAX_LCORE threads",
+				"worker %u: cannot register lcore %u with the configuration's RCU "
+				"QSBR (%s): it must be sized for RTE_MAX_LCORE threads",
 				lc->index, lc->lcore_id, rte_strerror(rte_errno));
+			failed = 1;
 		} else {
 			rte_rcu_qsbr_thread_online(want, lc->lcore_id);
+			lc->rcu = want;
 		}
 	}
-	/* Even after a failed register: do not retry every iteration. */
-	lc->rcu = want;
+	/* rcu_failed before rcu_seen: whoever sees the switch sees its outcome. */
+	__atomic_store_n(&lc->rcu_failed, failed, __ATOMIC_RELEASE);
 	__atomic_store_n(&lc->rcu_seen, want, __ATOMIC_RELEASE);
+	return failed ? -EINVAL : 0;
 }
 
 static void rcu_follow_leave(struct arn_lcore *lc)
@@ -65,6 +77,7 @@ static void rcu_follow_leave(struct arn_lcore *lc)
 		rte_rcu_qsbr_thread_unregister(lc->rcu, lc->lcore_id);
 	}
 	lc->rcu = NULL;
+	__atomic_store_n(&lc->rcu_failed, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&lc->rcu_seen, NULL, __ATOMIC_RELEASE);
 }
 
@@ -94,6 +107,10 @@ static unsigned ctrl_run(struct arn_lcore *lc, unsigned max)
 
 int net_worker_iteration(struct arn_lcore *lc)
 {
+	/* Not registered with the configuration's QSBR: touch nothing that
+	 * could read it (packets, TCP, control messages) until a switch works. */
+	if (unlikely(lc->rcu_failed) && rcu_follow(lc) != 0)
+		return 0;
 	struct arn_net *net = lc->net;
 	struct rte_mbuf *pkts[ARN_NET_RX_BURST];
 	/* Read the clock here rather than reuse the last iteration's end: a
@@ -163,8 +180,14 @@ int net_worker_iteration(struct arn_lcore *lc)
 int net_worker_begin(struct arn_lcore *lc)
 {
 	lc->now = rte_rdtsc();
-	rcu_follow(lc);
-	int rc = arn_tcp_worker_init(lc, lc->net->dp);
+	/* Registered before anything runs that may read the configuration
+	 * (the TCP layer's and its applications' init), or not started. */
+	int rc = rcu_follow(lc);
+	if (rc != 0) {
+		rcu_follow_leave(lc);
+		return rc;
+	}
+	rc = arn_tcp_worker_init(lc, lc->net->dp);
 	if (rc != 0) {
 		rcu_follow_leave(lc);
 		return rc;
@@ -251,8 +274,10 @@ int net_workers_launch(struct arn_net *net)
 			rte_delay_us_sleep(100);
 		if (net->init_rc[w] != 0 && rc == 0) {
 			rc = net->init_rc[w];
-			ARN_ERR(NET, "worker %u (lcore %u): the TCP layer failed to start: %s", w,
-				net->lc[w]->lcore_id, strerror(-rc));
+			ARN_ERR(NET,
+				"worker %u (lcore %u) failed to start (%s; the reason is logged "
+				"above); stopping the workers that did",
+				w, net->lc[w]->lcore_id, strerror(-rc));
 		}
 	}
 	net->launched = launched > 0;

@@ -1361,6 +1361,77 @@ static void test_launch_ctrl_rcu_and_stats(void **state)
 	rte_free(v);
 }
 
+/* A QSBR for lcore ids below @p n only: workers on lcores 1 and 2 cannot
+ * all register with it, as with a QSBR sized below RTE_MAX_LCORE. */
+static struct rte_rcu_qsbr *small_qsbr(unsigned n)
+{
+	struct rte_rcu_qsbr *v =
+	    rte_zmalloc("qsbr_small", rte_rcu_qsbr_get_memsize(n), RTE_CACHE_LINE_SIZE);
+	assert_non_null(v);
+	assert_int_equal(rte_rcu_qsbr_init(v, n), 0);
+	return v;
+}
+
+static void test_worker_that_cannot_register_rcu_is_not_started(void **state)
+{
+	struct fixture *f = *state;
+	/* Lcore 1 (worker 0) can register, lcore 2 (worker 1) cannot. */
+	struct rte_rcu_qsbr *v = small_qsbr(2);
+	assert_int_equal(arn_net_set_rcu(v), 0);
+	assert_int_equal(arn_net_launch(f->net), -EINVAL);
+	/* Worker 1 never reached the TCP layer's init (nothing that reads the
+	 * configuration ran on it); worker 0 did and was stopped again. */
+	assert_int_equal(l4.inits, 1);
+	assert_int_equal(l4.finis, 1);
+	assert_int_equal(W(f, 0)->running, 0);
+	assert_int_equal(W(f, 1)->running, 0);
+	/* Both left the QSBR: a grace period does not wait for anyone. */
+	uint64_t t = rte_rcu_qsbr_start(v);
+	assert_int_equal(rte_rcu_qsbr_check(v, t, false), 1);
+	arn_net_set_rcu(NULL);
+	drain(f, 0);
+	rte_free(v);
+}
+
+static void test_running_worker_that_cannot_register_rcu_stops_working(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(arn_net_set_rcu(NULL), 0);
+	assert_int_equal(arn_net_launch(f->net), 0);
+	drain(f, 0); /* gratuitous ARP */
+	struct rte_rcu_qsbr *v = small_qsbr(2);
+	/* Worker 1 cannot switch: reported, and it stops all work. */
+	assert_int_equal(arn_net_set_rcu(v), -EINVAL);
+	assert_int_equal(W(f, 1)->rcu_failed, 1);
+	assert_int_equal(W(f, 0)->rcu_failed, 0);
+	uint64_t rx_before = wc(f, 1, ARN_NET_W_loop_busy_iterations);
+	struct pkt p;
+	build_echo(&p, &f->mac, PEER_IP, OUR_IP, 8);
+	inject(f, 1, p.b, p.len);
+	inject(f, 0, p.b, p.len);
+	/* Worker 0 answers its ping; worker 1 receives nothing meanwhile. */
+	unsigned got = 0;
+	for (int i = 0; i < 2000 && got == 0; i++) {
+		got += drain(f, 0);
+		rte_delay_us_sleep(1000);
+	}
+	assert_int_equal(got, 1);
+	rte_delay_us_sleep(20000);
+	assert_int_equal(drain(f, 1), 0);
+	assert_int_equal(rte_ring_count(f->rx[1]), 1);
+	assert_int_equal(wc(f, 1, ARN_NET_W_loop_busy_iterations), rx_before);
+	/* A switch it can follow puts it back to work. */
+	assert_int_equal(arn_net_set_rcu(NULL), 0);
+	got = 0;
+	for (int i = 0; i < 2000 && got == 0; i++) {
+		got += drain(f, 1);
+		rte_delay_us_sleep(1000);
+	}
+	assert_int_equal(got, 1);
+	arn_net_stop(f->net);
+	rte_free(v);
+}
+
 static void test_create_errors(void **state)
 {
 	(void)state;
@@ -1443,6 +1514,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_ip4_output_completes_tcp_checksum, setup1,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_launch_ctrl_rcu_and_stats, setup2, teardown),
+	    cmocka_unit_test_setup_teardown(test_worker_that_cannot_register_rcu_is_not_started,
+					    setup2, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_running_worker_that_cannot_register_rcu_stops_working, setup2, teardown),
 	    cmocka_unit_test(test_create_errors),
 	};
 	int rc = cmocka_run_group_tests_name("net", tests, NULL, NULL);
