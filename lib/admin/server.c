@@ -6,7 +6,9 @@
  *
  * Limits keep a misbehaving client from hurting the process: 64
  * connections, 64 KiB of request head, 1 MiB of body, 10 s to send a
- * request, 60 s idle on keep-alive.
+ * request, 60 s idle on keep-alive. Requests are parsed by
+ * arn_admin_parse_head (http_parse.c), strictly: what it refuses is
+ * answered with its status and the connection closed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,10 +29,11 @@
 #include "arn_log.h"
 #include "arn_stats.h"
 #include "arn_stats_envoy.h"
+#include "http_parse.h"
 
 #define MAX_CONNS 64
-#define MAX_HEAD (64 * 1024)
-#define MAX_BODY (1024 * 1024)
+#define MAX_HEAD ARN_ADMIN_MAX_HEAD
+#define MAX_BODY ARN_ADMIN_MAX_BODY
 #define REQUEST_TIMEOUT_MS 10000
 #define IDLE_TIMEOUT_MS 60000
 
@@ -72,61 +75,6 @@ static uint64_t mono_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
-/* ---- query strings ------------------------------------------------------------ */
-
-static int hexv(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Percent-decode [s, s+n) into buf (cap bytes incl. NUL); '+' is a space if @p plus. */
-static size_t pct_decode(const char *s, size_t n, char *buf, size_t cap, bool plus)
-{
-	size_t o = 0;
-	for (size_t i = 0; i < n && o + 1 < cap; i++) {
-		char c = s[i];
-		if (c == '%' && i + 2 < n && hexv(s[i + 1]) >= 0 && hexv(s[i + 2]) >= 0) {
-			c = (char)(hexv(s[i + 1]) << 4 | hexv(s[i + 2]));
-			i += 2;
-		} else if (c == '+' && plus) {
-			c = ' ';
-		}
-		buf[o++] = c;
-	}
-	if (cap)
-		buf[o] = '\0';
-	return o;
-}
-
-const char *arn_admin_query(const struct arn_admin_request *req, const char *key, char *buf,
-			    size_t cap)
-{
-	const char *q = req->query;
-	char k[128];
-	while (q && *q) {
-		const char *amp = strchr(q, '&');
-		size_t n = amp ? (size_t)(amp - q) : strlen(q);
-		const char *eq = memchr(q, '=', n);
-		size_t kl = eq ? (size_t)(eq - q) : n;
-		pct_decode(q, kl, k, sizeof(k), true);
-		if (strcmp(k, key) == 0) {
-			if (eq)
-				pct_decode(eq + 1, n - kl - 1, buf, cap, true);
-			else if (cap)
-				buf[0] = '\0';
-			return buf;
-		}
-		q += n + (amp ? 1 : 0);
-	}
-	return NULL;
-}
-
 /* ---- responses ------------------------------------------------------------------ */
 
 static const char *reason(int status)
@@ -146,6 +94,8 @@ static const char *reason(int status)
 		return "Length Required";
 	case 413:
 		return "Payload Too Large";
+	case 414:
+		return "URI Too Long";
 	case 431:
 		return "Request Header Fields Too Large";
 	case 500:
@@ -154,6 +104,8 @@ static const char *reason(int status)
 		return "Not Implemented";
 	case 503:
 		return "Service Unavailable";
+	case 505:
+		return "HTTP Version Not Supported";
 	default:
 		return "Unknown";
 	}
@@ -222,7 +174,11 @@ static void dispatch(struct arn_admin *a, struct conn *c, const char *method, ch
 		query = qm + 1;
 	}
 	char path[1024];
-	pct_decode(target, strlen(target), path, sizeof(path), false);
+	size_t path_len = arn_admin_pct_decode(target, strlen(target), path, sizeof(path), false);
+	if (path_len != strlen(path)) {
+		respond_text(a, c, 400, "percent-encoded NUL in the path\n");
+		return;
+	}
 	/* Envoy accepts a trailing slash on no endpoint but "/"; neither do we. */
 	struct arn_admin_request req = {
 	    .method = method,
@@ -272,91 +228,36 @@ static void dispatch(struct arn_admin *a, struct conn *c, const char *method, ch
 			      mono_us() - t0);
 }
 
-static const char *find_head_end(const char *s, size_t n, size_t *hlen)
-{
-	for (size_t i = 0; i + 1 < n; i++) {
-		if (s[i] == '\n' && s[i + 1] == '\n') {
-			*hlen = i + 2;
-			return s + i;
-		}
-		if (i + 3 < n && s[i] == '\r' && s[i + 1] == '\n' && s[i + 2] == '\r' &&
-		    s[i + 3] == '\n') {
-			*hlen = i + 4;
-			return s + i;
-		}
-	}
-	return NULL;
-}
-
 /* Try to handle one complete request from c->in. @return true if one was handled. */
 static bool try_request(struct arn_admin *a, struct conn *c)
 {
-	size_t hlen;
-	if (find_head_end(c->in, c->in_len, &hlen) == NULL) {
-		if (c->in_len > MAX_HEAD)
-			respond_text(a, c, 431, "request head too large (64 KiB at most)\n");
+	struct arn_admin_head h;
+	ssize_t hlen = arn_admin_parse_head(c->in, c->in_len, &h);
+	if (hlen == ARN_AGAIN)
 		return false;
-	}
-	/* Parse the head in a NUL-terminated copy. */
-	char *head = malloc(hlen + 1);
-	if (head == NULL) {
-		c->close_after = true;
-		return false;
-	}
-	memcpy(head, c->in, hlen);
-	head[hlen] = '\0';
-	char *save = NULL;
-	char *line = strtok_r(head, "\r\n", &save);
-	char *method = line ? strtok(line, " ") : NULL;
-	char *target = method ? strtok(NULL, " ") : NULL;
-	char *version = target ? strtok(NULL, " ") : NULL;
-	if (version == NULL || strncmp(version, "HTTP/1.", 7) != 0 || target[0] != '/') {
-		free(head);
-		respond_text(a, c, 400, "bad request line (expected: METHOD /path HTTP/1.1)\n");
+	if (hlen < 0) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "%s\n", h.error);
+		respond_text(a, c, h.status, msg);
 		return true;
 	}
-	bool http10 = strcmp(version, "HTTP/1.0") == 0;
-	bool keep = !http10;
-	long long clen = 0;
-	bool chunked = false;
-	for (char *l; (l = strtok_r(NULL, "\r\n", &save)) != NULL;) {
-		char *colon = strchr(l, ':');
-		if (colon == NULL)
-			continue;
-		*colon = '\0';
-		char *v = colon + 1;
-		while (*v == ' ' || *v == '\t')
-			v++;
-		if (!strcasecmp(l, "Content-Length"))
-			clen = strtoll(v, NULL, 10);
-		else if (!strcasecmp(l, "Transfer-Encoding") && strcasecmp(v, "identity") != 0)
-			chunked = true;
-		else if (!strcasecmp(l, "Connection"))
-			keep = strcasestr(v, "close")	     ? false
-			       : strcasestr(v, "keep-alive") ? true
-							     : keep;
-	}
-	if (chunked) {
-		free(head);
-		respond_text(a, c, 411,
-			     "chunked request bodies are not accepted; send "
-			     "Content-Length\n");
-		return true;
-	}
-	if (clen < 0 || clen > MAX_BODY) {
-		free(head);
-		respond_text(a, c, 413, "request body too large (1 MiB at most)\n");
-		return true;
-	}
-	if (c->in_len < hlen + (size_t)clen) {
-		free(head);
+	size_t used = (size_t)hlen + h.content_length;
+	if (c->in_len < used)
 		return false; /* wait for the body */
-	}
-	if (!keep)
+	char method[ARN_ADMIN_MAX_METHOD + 1];
+	memcpy(method, h.method, h.method_len);
+	method[h.method_len] = '\0';
+	char *target = malloc(h.target_len + 1);
+	if (target == NULL) {
 		c->close_after = true;
-	dispatch(a, c, method, target, c->in + hlen, (size_t)clen);
-	free(head);
-	size_t used = hlen + (size_t)clen;
+		return false;
+	}
+	memcpy(target, h.target, h.target_len);
+	target[h.target_len] = '\0';
+	if (!h.keep_alive)
+		c->close_after = true;
+	dispatch(a, c, method, target, c->in + hlen, h.content_length);
+	free(target);
 	memmove(c->in, c->in + used, c->in_len - used);
 	c->in_len -= used;
 	c->has_request = c->in_len > 0;

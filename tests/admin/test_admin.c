@@ -1,7 +1,8 @@
 /*
  * lib/admin: the stats registry (per-worker slots summed on read, scopes by
  * name with reference counts, pulls), JSON tree, config_dump mask/resource,
- * output formats and access-log formatting.
+ * output formats, access-log formatting, and the admin server's request
+ * parsing (alone, and through a real server on loopback).
  */
 #include <errno.h>
 #include <math.h>
@@ -15,9 +16,14 @@
 
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "admin_int.h"
+#include "http_parse.h"
 #include "arn_access_log.h"
 #include "arn_admin.h"
 #include "arn_stats.h"
@@ -673,6 +679,261 @@ static void test_query_decoding_and_handler_registry(void **state)
 	arn_log_set_spec("info", NULL);
 }
 
+/* ---- the admin server's request parsing -------------------------------------------- */
+
+/* Parse @p req placed right before an inaccessible page, so that a read
+ * past its end faults (picohttpparser's tests do the same). */
+static ssize_t parse_guarded(const char *req, size_t len, struct arn_admin_head *h)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t span = (len + (size_t)pg - 1) / (size_t)pg * (size_t)pg + (size_t)pg;
+	char *m = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(m != MAP_FAILED);
+	assert_int_equal(mprotect(m + span - pg, (size_t)pg, PROT_NONE), 0);
+	char *at = m + span - pg - len;
+	memcpy(at, req, len);
+	ssize_t n = arn_admin_parse_head(at, len, h);
+	/* Slices point into what was parsed: rebase them onto @p req. */
+	if (n > 0) {
+		h->method = req + (h->method - at);
+		h->target = req + (h->target - at);
+	}
+	munmap(m, span);
+	return n;
+}
+
+#define PARSE(lit, h) parse_guarded((lit), sizeof(lit) - 1, (h))
+
+static void test_admin_parse_head_accepts(void **state)
+{
+	(void)state;
+	struct arn_admin_head h;
+	static const char get[] = "GET /stats?filter=a%20b HTTP/1.1\r\nHost: x\r\n\r\nNEXT";
+	size_t head = sizeof(get) - 1 - 4;
+	assert_int_equal(PARSE(get, &h), (ssize_t)head);
+	assert_int_equal(h.method_len, 3);
+	assert_memory_equal(h.method, "GET", 3);
+	assert_int_equal(h.target_len, strlen("/stats?filter=a%20b"));
+	assert_memory_equal(h.target, "/stats?filter=a%20b", h.target_len);
+	assert_int_equal(h.minor, 1);
+	assert_int_equal(h.content_length, 0);
+	assert_true(h.keep_alive);
+	/* Fed one byte at a time: every prefix of the head needs more. */
+	for (size_t n = 0; n < head; n++)
+		assert_int_equal(parse_guarded(get, n, &h), ARN_AGAIN);
+
+	/* A body, bare LF line ends, leading empty lines, OWS, HTTP/1.0. */
+	static const char post[] = "\r\n\nPOST /logging?level=info HTTP/1.0\n"
+				   "content-length:\t 5 \nConnection: Keep-Alive, foo\n\nabcde";
+	assert_int_equal(PARSE(post, &h), (ssize_t)(sizeof(post) - 1 - 5));
+	assert_int_equal(h.content_length, 5);
+	assert_int_equal(h.minor, 0);
+	assert_true(h.keep_alive);
+	assert_memory_equal(h.method, "POST", 4);
+	/* Connection is a list of tokens: "notclose" is not "close". */
+	assert_true(PARSE("GET / HTTP/1.1\r\nHost: x\r\nConnection: notclose\r\n\r\n", &h) > 0);
+	assert_true(h.keep_alive);
+	assert_true(PARSE("GET / HTTP/1.1\r\nHost: x\r\nConnection: te, Close\r\n\r\n", &h) > 0);
+	assert_false(h.keep_alive);
+	assert_true(PARSE("GET / HTTP/1.0\r\n\r\n", &h) > 0); /* no Host needed */
+	assert_false(h.keep_alive);
+	/* obs-text in a value is allowed (RFC 9110 5.5). */
+	assert_true(PARSE("GET / HTTP/1.1\r\nHost: x\r\nX-A: caf\xc3\xa9\r\n\r\n", &h) > 0);
+}
+
+static void test_admin_parse_head_refuses(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *req;
+		int status;
+	} bad[] = {
+	    {"GET /\r\n\r\n", 400},
+	    {"GET  / HTTP/1.1\r\nHost: x\r\n\r\n", 400},
+	    {"GET stats HTTP/1.1\r\nHost: x\r\n\r\n", 400},
+	    {"GET http://x/ HTTP/1.1\r\nHost: x\r\n\r\n", 400},
+	    {"GET / HTTP/1.1x\r\nHost: x\r\n\r\n", 400},
+	    {"GET / HTTP/1.1 \r\nHost: x\r\n\r\n", 400},
+	    {"GET / http/1.1\r\nHost: x\r\n\r\n", 400},
+	    {"GET / HTTP/2.0\r\nHost: x\r\n\r\n", 505},
+	    {"G(T / HTTP/1.1\r\nHost: x\r\n\r\n", 400},
+	    {"GET /a\x7f HTTP/1.1\r\nHost: x\r\n\r\n", 400},
+	    {"GET /\xc3\xa9 HTTP/1.1\r\nHost: x\r\n\r\n", 400},
+	    {"GET / HTTP/1.1\r\n\r\n", 400}, /* no Host */
+	    {"GET / HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", 400},
+	    {"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n", 400},
+	    {"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 3x\r\n\r\n", 400},
+	    {"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", 400},
+	    {"GET / HTTP/1.1\r\nHost: x\r\nContent-Length:\r\n\r\n", 400},
+	    {"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 1048577\r\n\r\n", 413},
+	    {"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n", 413},
+	    {"GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", 411},
+	    {"GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n", 411},
+	    {"GET / HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n folded\r\n\r\n", 400},
+	    {"GET / HTTP/1.1\r\nHost: x\r\nX-A : 1\r\n\r\n", 400},
+	    {"GET / HTTP/1.1\r\nHost: x\r\nno colon\r\n\r\n", 400},
+	    {"GET / HTTP/1.1\r\nHost: x\r\n: empty name\r\n\r\n", 400},
+	    {"GET / HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n", 400},
+	    {"GET / HTTP/1.1\r\nHost: x\r\nX-A: a\x01\r\n\r\n", 400},
+	    {"GET / HTTP/1.1\rHost: x\r\n\r\n", 400},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct arn_admin_head h;
+		ssize_t n = parse_guarded(bad[i].req, strlen(bad[i].req), &h);
+		if (n != -EBADMSG || h.status != bad[i].status)
+			fail_msg("bad[%zu] \"%s\": %zd, status %d (want %d)", i, bad[i].req, n,
+				 n == -EBADMSG ? h.status : 0, bad[i].status);
+		assert_non_null(h.error);
+	}
+	/* A NUL hides nothing: it is refused where it stands. */
+	static const char nul[] = "GET / HTTP/1.1\r\nHost: x\r\nX-A: a\0b\r\n"
+				  "Content-Length: 4\r\n\r\nGET /";
+	struct arn_admin_head h;
+	assert_int_equal(PARSE(nul, &h), -EBADMSG);
+	assert_int_equal(h.status, 400);
+	/* A method longer than any we serve. */
+	char m[128];
+	snprintf(m, sizeof(m), "%040d / HTTP/1.1\r\nHost: x\r\n\r\n", 0);
+	memset(m, 'M', 40);
+	assert_int_equal(parse_guarded(m, strlen(m), &h), -EBADMSG);
+	assert_int_equal(h.status, 501);
+	/* Heads and targets beyond their limits, complete or not. */
+	size_t big = ARN_ADMIN_MAX_HEAD + 100;
+	char *b = malloc(big + 64);
+	assert_non_null(b);
+	int k = snprintf(b, big + 64, "GET / HTTP/1.1\r\nHost: x\r\nX-Pad: ");
+	memset(b + k, 'a', big - (size_t)k);
+	assert_int_equal(parse_guarded(b, big, &h), -EBADMSG);
+	assert_int_equal(h.status, 431);
+	memcpy(b + big, "\r\n\r\n", 4);
+	assert_int_equal(parse_guarded(b, big + 4, &h), -EBADMSG);
+	assert_int_equal(h.status, 431);
+	assert_int_equal(parse_guarded(b, ARN_ADMIN_MAX_HEAD - 1, &h), ARN_AGAIN);
+	k = snprintf(b, big + 64, "GET /");
+	memset(b + k, 'a', ARN_ADMIN_MAX_TARGET);
+	k += ARN_ADMIN_MAX_TARGET;
+	k += snprintf(b + k, 64, " HTTP/1.1\r\nHost: x\r\n\r\n");
+	assert_int_equal(parse_guarded(b, (size_t)k, &h), -EBADMSG);
+	assert_int_equal(h.status, 414);
+	free(b);
+	/* A percent-encoded NUL cannot cut a query key short. */
+	struct arn_admin_request r = {.query = "filter%00x=1&filter=2"};
+	char buf[16];
+	assert_string_equal(arn_admin_query(&r, "filter", buf, sizeof(buf)), "2");
+}
+
+static void body_len_handler(const struct arn_admin_request *req, struct arn_admin_response *resp,
+			     void *arg)
+{
+	(void)arg;
+	arn_sb_printf(&resp->body, "%s %zu", req->method, req->body_len);
+}
+
+/* Send @p req (@p len bytes) to the admin server on a new connection and
+ * read until it closes the connection or @p want complete responses came
+ * (each counted by its "HTTP/1.1 " status line). @return the bytes read
+ * into @p out (NUL-terminated). */
+static size_t exchange(struct arn_admin *a, const char *req, size_t len, unsigned want, char *out,
+		       size_t cap)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	assert_true(fd >= 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(arn_admin_port(a))};
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	size_t sent = 0, got = 0;
+	for (int i = 0; i < 20000; i++) {
+		arn_admin_poll(a);
+		if (sent < len) {
+			ssize_t n = send(fd, req + sent, len - sent, MSG_NOSIGNAL);
+			if (n > 0)
+				sent += (size_t)n;
+		}
+		ssize_t n = recv(fd, out + got, cap - 1 - got, 0);
+		if (n == 0)
+			break;
+		if (n > 0) {
+			got += (size_t)n;
+			out[got] = '\0';
+			unsigned seen = 0;
+			for (const char *p = out; (p = strstr(p, "HTTP/1.1 ")) != NULL; p++)
+				seen++;
+			/* want complete ones: the last must have its body */
+			const char *last = out, *p;
+			while ((p = strstr(last + 1, "HTTP/1.1 ")) != NULL)
+				last = p;
+			const char *cl = strstr(last, "Content-Length: ");
+			const char *end = strstr(last, "\r\n\r\n");
+			if (seen >= want && cl && end &&
+			    (size_t)(out + got - (end + 4)) >= strtoul(cl + 16, NULL, 10))
+				break;
+		}
+		usleep(100);
+	}
+	out[got] = '\0';
+	close(fd);
+	return got;
+}
+
+static int status_of(const char *resp)
+{
+	return strncmp(resp, "HTTP/1.1 ", 9) == 0 ? atoi(resp + 9) : -1;
+}
+
+static void test_admin_server_refuses_ambiguous_requests(void **state)
+{
+	(void)state;
+	struct arn_admin_options o = {.address = "127.0.0.1", .port = 0};
+	struct arn_admin *a = arn_admin_start(&o);
+	assert_non_null(a);
+	assert_int_equal(arn_admin_handler_register("/t", ARN_ADMIN_GET | ARN_ADMIN_POST, "test",
+						    body_len_handler, NULL),
+			 0);
+	static char out[8192];
+#define EXCHANGE(lit, want) exchange(a, (lit), sizeof(lit) - 1, (want), out, sizeof(out))
+
+	/* Served: a body by its Content-Length, then a pipelined request. */
+	EXCHANGE("POST /t HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
+		 "GET /t HTTP/1.1\r\nHost: x\r\n\r\n",
+		 2);
+	assert_int_equal(status_of(out), 200);
+	assert_non_null(strstr(out, "POST 3"));
+	assert_non_null(strstr(out, "GET 0"));
+	/* "notclose" is not "close": the connection stays open. */
+	EXCHANGE("GET /t HTTP/1.1\r\nHost: x\r\nConnection: notclose\r\n\r\n", 1);
+	assert_non_null(strstr(out, "Connection: keep-alive"));
+
+	/* Two lengths, or a NUL hiding one: the request is refused, and the
+	 * bytes after it are never read as a second request (smuggling). */
+	EXCHANGE("POST /t HTTP/1.1\r\nHost: x\r\nContent-Length: 28\r\nContent-Length: 0\r\n\r\n"
+		 "GET /t HTTP/1.1\r\nHost: x\r\n\r\n",
+		 2);
+	assert_int_equal(status_of(out), 400);
+	assert_null(strstr(out + 9, "HTTP/1.1 "));
+	EXCHANGE("POST /t HTTP/1.1\r\nHost: x\r\nX-A: \0\r\nContent-Length: 28\r\n\r\n"
+		 "GET /t HTTP/1.1\r\nHost: x\r\n\r\n",
+		 2);
+	assert_int_equal(status_of(out), 400);
+	assert_null(strstr(out + 9, "HTTP/1.1 "));
+	EXCHANGE("POST /t HTTP/1.1\r\nHost: x\r\nContent-Length: 2x\r\n\r\nab", 1);
+	assert_int_equal(status_of(out), 400);
+	EXCHANGE("GET /t HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n folded\r\n\r\n", 1);
+	assert_int_equal(status_of(out), 400);
+	EXCHANGE("GET /t HTTP/1.1\r\n\r\n", 1);
+	assert_int_equal(status_of(out), 400);
+	EXCHANGE("GET /t HTTP/1.1x\r\nHost: x\r\n\r\n", 1);
+	assert_int_equal(status_of(out), 400);
+	EXCHANGE("GET /t HTTP/2.0\r\nHost: x\r\n\r\n", 1);
+	assert_int_equal(status_of(out), 505);
+	EXCHANGE("GET /t%00/x HTTP/1.1\r\nHost: x\r\n\r\n", 1);
+	assert_int_equal(status_of(out), 400);
+	EXCHANGE("POST /t HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n", 1);
+	assert_int_equal(status_of(out), 411);
+#undef EXCHANGE
+	arn_admin_handler_unregister("/t");
+	arn_admin_stop(a);
+}
+
 /* ---- access logs ---------------------------------------------------------------- */
 
 #define S(lit) ((struct arn_access_str){(lit), (uint32_t)sizeof(lit) - 1})
@@ -1078,6 +1339,9 @@ int main(void)
 	    cmocka_unit_test_setup(test_access_log_rings_drain_to_file, reset),
 	    cmocka_unit_test_setup(test_access_log_full_ring_drops_and_counts, reset),
 	    cmocka_unit_test_setup(test_access_logger_from_envoy_config, reset),
+	    cmocka_unit_test_setup(test_admin_parse_head_accepts, reset),
+	    cmocka_unit_test_setup(test_admin_parse_head_refuses, reset),
+	    cmocka_unit_test_setup(test_admin_server_refuses_ambiguous_requests, reset),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
