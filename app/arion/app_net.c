@@ -16,7 +16,9 @@
 #include "app.h"
 #include "arn_config.h"
 #include "arn_log.h"
+#include "arn_l4.h"
 #include "arn_net.h"
+#include "arn_tcp.h"
 
 _Static_assert(ARN_CONFIG_MAX_READERS >= RTE_MAX_LCORE,
 	       "workers register on the config QSBR with their lcore id");
@@ -31,6 +33,8 @@ int arn_app_net_start(struct arn_app *app)
 		ARN_INFO(MAIN, "no dataplane: section; running the control plane only");
 		return 0;
 	}
+	/* lib/net calls the TCP stack through its ops table only */
+	arn_net_set_l4(&arn_tcp_l4_ops);
 	int rc = arn_net_eal_init(dp, app->eal_argc, app->eal_argv);
 	if (rc != 0)
 		return rc;

@@ -1,9 +1,10 @@
 /*
  * The boundary between lib/net (Ethernet, ARP, IPv4, ICMP, the worker loop)
  * and the L4 layer (lib/tcp). This header is the whole contract: lib/net
- * implements the arn_net_* functions and calls the arn_tcp_* ones; lib/tcp
- * implements arn_tcp_* and calls arn_net_*. Neither includes the other's
- * private headers.
+ * implements the arn_net_* functions and calls the L4 layer through the ops
+ * table the application registers (arn_net_set_l4); lib/tcp implements that
+ * table (arn_tcp_l4_ops) and calls arn_net_*. Neither includes the other's
+ * private headers, and neither links the other by name.
  *
  * Everything here runs on a worker lcore, on the worker that owns the flow
  * (see arn_net_flow_worker), without locks or allocation beyond mbufs.
@@ -21,32 +22,57 @@ struct arn_lcore; /* lib/net/arn_lcore.h: one per worker */
  * (128), which is enough. */
 #define ARN_L4_HEADROOM 64
 
-/* ---- net -> L4 ----------------------------------------------------------- */
+/* ---- net -> L4: the L4 layer's ops table ---------------------------------- */
+
+struct arn_dataplane;
 
 /**
- * One received TCP segment, already checked by lib/net: the Ethernet frame
- * was for us, the IPv4 header is valid (version, lengths, header checksum,
- * not a fragment), the destination is one of our addresses, and this worker
- * owns the flow. The mbuf's data starts at the IPv4 header; m->l3_len is
- * the IPv4 header length; m->pkt_len equals the IPv4 total length (padding
- * trimmed). The TCP checksum is NOT verified yet: RTE_MBUF_F_RX_L4_CKSUM_GOOD
- * / _BAD in m->ol_flags tell what the NIC found; otherwise verify it.
- *
- * Ownership of @p m passes to the callee (free or keep it).
- *
- * lib/net holds a weak default that drops and counts the packet, so lib/net
- * links and tests without lib/tcp.
+ * What lib/net calls in the L4 layer (lib/tcp's arn_tcp_l4_ops), registered
+ * with arn_net_set_l4() on the control lcore before arn_net_launch(). Every
+ * member is called on a worker lcore, for that worker. Without a registered
+ * layer, TCP segments are counted (tcp_rx) and dropped.
  */
-void arn_tcp_input(struct arn_lcore *lc, struct rte_mbuf *m);
+struct arn_l4_ops {
+	const char *name;
+	/**
+	 * Received TCP segments, @p n of them, gathered over one RX burst (one
+	 * call per burst, not per segment), each already checked by lib/net:
+	 * the Ethernet frame was for us, the IPv4 header is valid (version,
+	 * lengths, header checksum, not a fragment), the destination is one
+	 * of our addresses, and this worker owns the flow. Each mbuf's data
+	 * starts at the IPv4 header; m->l3_len is the IPv4 header length;
+	 * m->pkt_len equals the IPv4 total length (padding trimmed). The TCP
+	 * checksum is NOT verified yet: RTE_MBUF_F_RX_L4_CKSUM_GOOD / _BAD in
+	 * m->ol_flags tell what the NIC found; otherwise verify it.
+	 * Ownership of every mbuf passes to the callee (free or keep it).
+	 */
+	void (*input)(struct arn_lcore *lc, struct rte_mbuf **m, unsigned n);
+	/**
+	 * An ICMP destination unreachable (or fragmentation needed) for a TCP
+	 * segment we sent: @p code is the ICMP code, @p mtu the next-hop MTU
+	 * for code 4 (0 otherwise); the addresses and ports are those of the
+	 * original segment (ours as src).
+	 */
+	void (*icmp_unreach)(struct arn_lcore *lc, uint8_t code, uint16_t mtu, uint32_t src,
+			     uint32_t dst, uint16_t sport, uint16_t dport);
+	/**
+	 * Before the worker's loop starts: create the per-worker state (flow
+	 * table, timers, pools) from @p conf and hang it on the lcore
+	 * (arn_l4_set_state). @return 0 or a negative errno (the worker does
+	 * not start).
+	 */
+	int (*worker_init)(struct arn_lcore *lc, const struct arn_dataplane *conf);
+	/** Once per loop iteration after RX (timers, deferred ACKs, output). */
+	void (*worker_poll)(struct arn_lcore *lc, uint64_t now_tsc);
+	/** At shutdown, after the worker's last poll. */
+	void (*worker_fini)(struct arn_lcore *lc);
+};
 
 /**
- * An ICMP destination unreachable (or fragmentation needed) for a TCP
- * segment we sent: @p code is the ICMP code, @p mtu the next-hop MTU for
- * code 4 (0 otherwise); the addresses and ports are those of the original
- * segment (ours as src). Weak default: ignored.
+ * Register the L4 layer (control lcore, before arn_net_create; @p ops must
+ * stay valid). NULL unregisters. Process-wide, as there is one data plane.
  */
-void arn_tcp_icmp_unreach(struct arn_lcore *lc, uint8_t code, uint16_t mtu, uint32_t src,
-			  uint32_t dst, uint16_t sport, uint16_t dport);
+void arn_net_set_l4(const struct arn_l4_ops *ops);
 
 /* ---- L4 -> net ----------------------------------------------------------- */
 
@@ -118,21 +144,5 @@ static inline void arn_l4_set_state(struct arn_lcore *lc, void *state)
 {
 	*(void **)(void *)lc = state;
 }
-
-/**
- * Called by lib/net on each worker lcore before its loop starts: L4 creates
- * its per-worker state (flow table, timers, pools) from @p conf sizes and
- * keeps it in lc->l4. Weak default: nothing.
- * @return 0 or a negative errno (the worker does not start).
- */
-struct arn_dataplane;
-int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf);
-
-/** Called once per loop iteration after RX processing (timers, deferred
- * ACKs, TX of queued data). Weak default: nothing. */
-void arn_tcp_worker_poll(struct arn_lcore *lc, uint64_t now_tsc);
-
-/** Called on the worker at shutdown, after its last poll. Weak default: nothing. */
-void arn_tcp_worker_fini(struct arn_lcore *lc);
 
 #endif

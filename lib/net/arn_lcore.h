@@ -36,11 +36,14 @@ struct rte_ring;
 struct rte_rcu_qsbr;
 struct arn_net;
 struct arn_arp;
+struct arn_l4_ops;
 
 /* Frames a TX buffer holds before it is flushed regardless of the deadline. */
 #define ARN_NET_TX_BURST 32
 /* Frames asked of each RX queue per iteration. */
 #define ARN_NET_RX_BURST 32
+/* TCP segments gathered before they go to the L4 layer in one call. */
+#define ARN_NET_L4_BURST 64
 
 /* One port as seen by one worker: its TX buffer and its counters. */
 struct arn_lcore_port {
@@ -51,7 +54,7 @@ struct arn_lcore_port {
 } __rte_cache_aligned;
 
 struct arn_lcore {
-	/** The L4 layer's per-worker state (arn_tcp_worker_init sets it). It
+	/** The L4 layer's per-worker state (the L4 layer's worker_init sets it). It
 	 * must stay the first member: arn_l4_state() reads it there. */
 	void *l4;
 
@@ -72,12 +75,15 @@ struct arn_lcore {
 	uint64_t garp_next;	  /* TSC of the next one */
 	uint16_t ip_id;		  /* IPv4 identification, per worker */
 	uint16_t n_ports;
-	volatile int running;	       /* set while its loop runs */
-	uint64_t ctrl_done;	       /* control messages run (written by the worker) */
-	uint64_t ctrl_posted;	       /* control messages queued (written by control) */
-	struct rte_rcu_qsbr *rcu_seen; /* the QSBR it switched to (read by control) */
-	volatile int rcu_failed;       /* ... but could not register with it: idle */
-	struct arn_lcore_port *port;   /* [n_ports] */
+	volatile int running;		 /* set while its loop runs */
+	uint64_t ctrl_done;		 /* control messages run (written by the worker) */
+	uint64_t ctrl_posted;		 /* control messages queued (written by control) */
+	struct rte_rcu_qsbr *rcu_seen;	 /* the QSBR it switched to (read by control) */
+	volatile int rcu_failed;	 /* ... but could not register with it: idle */
+	struct arn_lcore_port *port;	 /* [n_ports] */
+	const struct arn_l4_ops *l4_ops; /* the L4 layer (arn_net_set_l4), or NULL */
+	uint16_t n_l4_in;		 /* segments gathered for l4_ops->input */
+	struct rte_mbuf *l4_in[ARN_NET_L4_BURST];
 	uint64_t ctr[ARN_NET_WCTR_COUNT];
 } __rte_cache_aligned;
 

@@ -54,8 +54,8 @@ int arn_net_eal_init(const struct arn_dataplane *dp, int argc, char **argv);
  * offloads and symmetric RSS where the port has them) and start it, and
  * create the per-worker rings.
  *
- * @p dp is borrowed: it must outlive the data plane (arn_tcp_worker_init
- * reads it at launch).
+ * @p dp is borrowed: it must outlive the data plane (the L4 layer's
+ * worker_init reads it at launch).
  * @return the data plane (owned by the caller, freed by arn_net_destroy), or
  *   NULL with the reason logged (port not found or not configurable, too few
  *   lcores, out of memory). Sets errno to the cause.
@@ -64,7 +64,8 @@ struct arn_net *arn_net_create(const struct arn_dataplane *dp);
 
 /**
  * Start a loop on every worker lcore. Each worker first registers with the
- * RCU QSBR (arn_net_set_rcu), then calls arn_tcp_worker_init(); if any
+ * RCU QSBR (arn_net_set_rcu), then calls the L4 layer's worker_init
+ * (arn_net_set_l4; none registered: TCP segments are dropped); if any
  * fails, all workers are stopped again.
  * @return 0, or the first worker's negative errno (-EINVAL: it could not
  *   register with the QSBR).
@@ -72,7 +73,7 @@ struct arn_net *arn_net_create(const struct arn_dataplane *dp);
 int arn_net_launch(struct arn_net *net);
 
 /**
- * Stop the workers: each finishes its iteration, calls arn_tcp_worker_fini,
+ * Stop the workers: each finishes its iteration, calls the L4 layer's worker_fini,
  * flushes its TX buffers, frees packets still waiting (ARP, hand-off rings)
  * and leaves the RCU QSBR. Waits for all of them, then logs one line of
  * counters per port and per worker at info level. Safe to call when not

@@ -21,6 +21,7 @@
 #include <rte_ring.h>
 #include <rte_tcp.h>
 
+#include "arn_l4.h"
 #include "net_int.h"
 
 #define ETH_LEN ((uint32_t)sizeof(struct rte_ether_hdr))
@@ -109,7 +110,8 @@ static void icmp_unreach(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m
 	/* RFC 1191: the next-hop MTU is the low 16 bits of the second word. */
 	uint16_t mtu = icmp->icmp_code == 4 ? rte_be_to_cpu_16(icmp->icmp_seq_nb) : 0;
 	ARN_NET_PINC(lc, port, icmp_rx_unreach);
-	arn_tcp_icmp_unreach(lc, icmp->icmp_code, mtu, src, dst, sport, dport);
+	if (lc->l4_ops)
+		lc->l4_ops->icmp_unreach(lc, icmp->icmp_code, mtu, src, dst, sport, dport);
 	drop(m);
 }
 
@@ -182,7 +184,23 @@ static void tcp_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m,
 	m->l3_len = ihl;
 	m->port = port;
 	ARN_NET_PINC(lc, port, tcp_rx);
-	arn_tcp_input(lc, m);
+	if (unlikely(lc->l4_ops == NULL)) {
+		drop(m);
+		return;
+	}
+	/* gathered, so that the L4 layer is called once per burst */
+	lc->l4_in[lc->n_l4_in++] = m;
+	if (lc->n_l4_in == ARN_NET_L4_BURST)
+		net_l4_flush(lc);
+}
+
+void net_l4_flush(struct arn_lcore *lc)
+{
+	unsigned n = lc->n_l4_in;
+	if (n == 0)
+		return;
+	lc->n_l4_in = 0;
+	lc->l4_ops->input(lc, lc->l4_in, n);
 }
 
 static void ip4_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m, bool from_ring)

@@ -25,6 +25,12 @@
 #include "net_int.h"
 
 static struct arn_net *current;
+static const struct arn_l4_ops *l4_ops; /* arn_net_set_l4 */
+
+void arn_net_set_l4(const struct arn_l4_ops *ops)
+{
+	l4_ops = ops;
+}
 static struct rte_rcu_qsbr *rcu_want;
 
 struct arn_net *arn_net_current(void)
@@ -175,6 +181,7 @@ int net_lcores_create(struct arn_net *net)
 		struct arn_lcore *lc = net->lc[w];
 		char name[RTE_RING_NAMESIZE];
 		lc->net = net;
+		lc->l4_ops = l4_ops;
 		lc->index = w;
 		lc->n_workers = net->n_workers;
 		lc->n_ports = (uint16_t)net->n_ports;

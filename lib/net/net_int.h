@@ -52,7 +52,7 @@ struct net_port {
 };
 
 struct arn_net {
-	const struct arn_dataplane *dp; /* borrowed; read by arn_tcp_worker_init */
+	const struct arn_dataplane *dp; /* borrowed; read by the L4 layer's worker_init */
 	unsigned n_workers;
 	unsigned n_ports;
 	struct arn_lcore *lc[ARN_NET_MAX_WORKERS];
@@ -65,7 +65,7 @@ struct arn_net {
 	unsigned rx_left;  /* workers out of their loops (no more hand-offs from them) */
 	bool launched;
 	bool stopped;
-	int init_rc[ARN_NET_MAX_WORKERS]; /* arn_tcp_worker_init results */
+	int init_rc[ARN_NET_MAX_WORKERS]; /* the L4 layer's worker_init results */
 	volatile int init_done[ARN_NET_MAX_WORKERS];
 };
 
@@ -118,6 +118,8 @@ extern struct net_arp_timing net_arp_timing;
 /* ---- input.c -------------------------------------------------------------------------------- */
 /* Process received frames of @p port (or, with @p from_ring, frames another
  * worker handed over: ownership and RX counters are not applied again). */
+/* Hand the TCP segments net_input gathered to the L4 layer (one call). */
+void net_l4_flush(struct arn_lcore *lc);
 void net_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
 	       bool from_ring);
 /* Pass @p m to worker @p owner's hand-off ring; consumes it. */

@@ -2,9 +2,11 @@
  * A worker's main loop. One iteration:
  *
  *   1. RX burst from its queue of every port -> Ethernet / ARP / IPv4 /
- *      ICMP -> TCP segments to arn_tcp_input (or to their owner's ring)
- *   2. packets other workers handed over (same path, ownership settled)
- *   3. arn_tcp_worker_poll: TCP timers and queued output
+ *      ICMP -> TCP segments gathered (or sent to their owner's ring)
+ *   2. packets other workers handed over (same path, ownership settled),
+ *      then every gathered segment to the L4 layer in one call
+ *      (l4_ops->input): one indirect call per burst, not per segment
+ *   3. l4_ops->worker_poll: TCP timers and queued output
  *   4. ARP retries and expiry
  *   5. TX flush: buffers past their deadline, or all when the iteration was
  *      idle
@@ -28,6 +30,7 @@
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
 
+#include "arn_l4.h"
 #include "arn_log.h"
 #include "net_int.h"
 
@@ -132,6 +135,7 @@ int net_worker_iteration(struct arn_lcore *lc)
 			if (n) {
 				work += n;
 				net_input(lc, p, pkts, n, false);
+				net_l4_flush(lc);
 			}
 			if (n < ARN_NET_RX_BURST)
 				break;
@@ -149,8 +153,10 @@ int net_worker_iteration(struct arn_lcore *lc)
 			}
 			net_input(lc, port, &pkts[i], 1, true);
 		}
+		net_l4_flush(lc);
 	}
-	arn_tcp_worker_poll(lc, lc->now);
+	if (lc->l4_ops)
+		lc->l4_ops->worker_poll(lc, lc->now);
 	net_arp_timer(lc, lc->now);
 	if (unlikely(lc->garp_left) && lc->now >= lc->garp_next) {
 		lc->garp_left--;
@@ -187,7 +193,10 @@ int net_worker_begin(struct arn_lcore *lc)
 		rcu_follow_leave(lc);
 		return rc;
 	}
-	rc = arn_tcp_worker_init(lc, lc->net->dp);
+	if (lc->l4_ops == NULL && lc->index == 0)
+		ARN_INFO(NET, "no L4 layer is registered: TCP segments are counted (tcp_rx) and "
+			      "dropped");
+	rc = lc->l4_ops ? lc->l4_ops->worker_init(lc, lc->net->dp) : 0;
 	if (rc != 0) {
 		rcu_follow_leave(lc);
 		return rc;
@@ -207,7 +216,8 @@ int net_worker_begin(struct arn_lcore *lc)
 void net_worker_end(struct arn_lcore *lc)
 {
 	lc->now = rte_rdtsc();
-	arn_tcp_worker_fini(lc);
+	if (lc->l4_ops)
+		lc->l4_ops->worker_fini(lc);
 	net_tx_flush(lc, true);
 	net_arp_flush(lc);
 	struct rte_mbuf *m;

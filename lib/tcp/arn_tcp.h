@@ -239,6 +239,23 @@ struct arn_tcp_app {
 };
 int arn_tcp_app_register(const struct arn_tcp_app *app);
 
+/* ---- lib/net's side: the L4 ops table -------------------------------------------- */
+
+struct arn_dataplane;
+/** What lib/net calls (arn_l4.h): register it with arn_net_set_l4() before
+ * the data plane is created. Its members are the functions below. */
+extern const struct arn_l4_ops arn_tcp_l4_ops;
+
+/** One received segment (arn_l4_ops.input's contract, for one mbuf);
+ * tests and benchmarks call it directly. */
+void arn_tcp_input(struct arn_lcore *lc, struct rte_mbuf *m);
+void arn_tcp_icmp_unreach(struct arn_lcore *lc, uint8_t code, uint16_t mtu, uint32_t src,
+			  uint32_t dst, uint16_t sport, uint16_t dport);
+/** The worker's TCP state from @p conf sizes (0 or a negative errno). */
+int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf);
+void arn_tcp_worker_poll(struct arn_lcore *lc, uint64_t now_tsc);
+void arn_tcp_worker_fini(struct arn_lcore *lc);
+
 /* ---- statistics ----------------------------------------------------------------- */
 
 enum arn_tcp_counter {

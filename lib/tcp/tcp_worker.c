@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_mbuf.h>
+#include <rte_prefetch.h>
+
 #include "arn_bootstrap.h"
 #include "arn_log.h"
 #include "arn_stats.h"
@@ -289,3 +292,30 @@ __attribute__((constructor)) static void tcp_stats_register(void)
 {
 	arn_stats_pull_register(tcp_stats_pull, NULL);
 }
+
+/* ---- the ops table lib/net calls (arn_l4.h) ----------------------------------------- */
+
+static void l4_input(struct arn_lcore *lc, struct rte_mbuf **m, unsigned n)
+{
+	struct arn_tcp_worker *wk = tcp_wk(lc);
+	if (unlikely(wk == NULL)) {
+		rte_pktmbuf_free_bulk(m, n);
+		return;
+	}
+	tcp_clock(wk);
+	for (unsigned i = 0; i < n; i++) {
+		/* the next segment's header while this one is processed */
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(m[i + 1], void *));
+		tcp_input(wk, m[i]);
+	}
+}
+
+const struct arn_l4_ops arn_tcp_l4_ops = {
+    .name = "tcp",
+    .input = l4_input,
+    .icmp_unreach = arn_tcp_icmp_unreach,
+    .worker_init = arn_tcp_worker_init,
+    .worker_poll = arn_tcp_worker_poll,
+    .worker_fini = arn_tcp_worker_fini,
+};

@@ -162,6 +162,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	dp.tcp_max_connections = 16;
 	dp.tcp_rcvbuf = 4096;
 	dp.tcp_sndbuf = 4096;
+	arn_net_set_l4(&arn_tcp_l4_ops);
 	net = arn_net_create(&dp);
 	if (net == NULL || arn_tcp_app_register(&listeners) != 0)
 		abort();

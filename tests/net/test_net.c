@@ -65,18 +65,21 @@ static struct {
 	unsigned inits, polls, finis;
 } l4;
 
-void arn_tcp_input(struct arn_lcore *lc, struct rte_mbuf *m)
+static void l4_input(struct arn_lcore *lc, struct rte_mbuf **ms, unsigned n)
 {
-	l4.inputs++;
-	l4.input_lc = lc;
-	l4.input_len = rte_pktmbuf_pkt_len(m);
-	l4.input_l3_len = m->l3_len;
-	l4.first_byte = *rte_pktmbuf_mtod(m, uint8_t *);
-	rte_pktmbuf_free(m);
+	for (unsigned i = 0; i < n; i++) {
+		struct rte_mbuf *m = ms[i];
+		l4.inputs++;
+		l4.input_lc = lc;
+		l4.input_len = rte_pktmbuf_pkt_len(m);
+		l4.input_l3_len = m->l3_len;
+		l4.first_byte = *rte_pktmbuf_mtod(m, uint8_t *);
+		rte_pktmbuf_free(m);
+	}
 }
 
-void arn_tcp_icmp_unreach(struct arn_lcore *lc, uint8_t code, uint16_t mtu, uint32_t src,
-			  uint32_t dst, uint16_t sport, uint16_t dport)
+static void l4_icmp_unreach(struct arn_lcore *lc, uint8_t code, uint16_t mtu, uint32_t src,
+			    uint32_t dst, uint16_t sport, uint16_t dport)
 {
 	l4.unreach++;
 	l4.unreach_lc = lc;
@@ -88,7 +91,7 @@ void arn_tcp_icmp_unreach(struct arn_lcore *lc, uint8_t code, uint16_t mtu, uint
 	l4.dport = dport;
 }
 
-int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
+static int l4_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 {
 	(void)conf;
 	__atomic_fetch_add(&l4.inits, 1, __ATOMIC_RELAXED);
@@ -96,17 +99,27 @@ int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 	return 0;
 }
 
-void arn_tcp_worker_poll(struct arn_lcore *lc, uint64_t now)
+static void l4_worker_poll(struct arn_lcore *lc, uint64_t now)
 {
 	(void)lc, (void)now;
 	__atomic_fetch_add(&l4.polls, 1, __ATOMIC_RELAXED);
 }
 
-void arn_tcp_worker_fini(struct arn_lcore *lc)
+static void l4_worker_fini(struct arn_lcore *lc)
 {
 	(void)lc;
 	__atomic_fetch_add(&l4.finis, 1, __ATOMIC_RELAXED);
 }
+
+/* lib/net reaches the L4 layer through this table only (arn_l4.h) */
+static const struct arn_l4_ops l4_ops = {
+    .name = "recorder",
+    .input = l4_input,
+    .icmp_unreach = l4_icmp_unreach,
+    .worker_init = l4_worker_init,
+    .worker_poll = l4_worker_poll,
+    .worker_fini = l4_worker_fini,
+};
 
 /* ---- a data plane on ring ports ----------------------------------------------------------------
  */
@@ -162,6 +175,7 @@ static int make_net(struct fixture *f, unsigned n_workers)
 	f->dp.n_ports = 1;
 	f->dp.mbufs_per_socket = 2047;
 	f->dp.mbuf_cache_size = 32;
+	arn_net_set_l4(&l4_ops);
 	f->net = arn_net_create(&f->dp);
 	if (f->net == NULL)
 		return -1;
