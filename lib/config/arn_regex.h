@@ -31,6 +31,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Limits: the compiled program size (RE2's max_program_size plays the same
  * role in Envoy) and the counted repetition bound (RE2's is 1000). */
@@ -61,8 +62,27 @@ const char *arn_regex_literal_prefix(const struct arn_regex *re, size_t *len);
 /** Number of capture groups (not counting the whole match). */
 unsigned arn_regex_groups(const struct arn_regex *re);
 
+/**
+ * The work one call did, so that tests and fuzzers can bound it by counting
+ * rather than timing. A step is a thread entering an instruction, or a
+ * list entry examined at one position. Bounds, with P the program size
+ * (arn_regex_program_size()) and n the subject length:
+ *   full match, search from start: steps <= 2 * P * (n - start + 1);
+ *   global replace:                steps <= (3 * P + 1) * (n + 1).
+ */
+struct arn_regex_stats {
+	uint64_t steps;
+};
+
+/** Instructions in @p re's program (at most ARN_REGEX_MAX_INSTS). */
+unsigned arn_regex_program_size(const struct arn_regex *re);
+
 /** Does @p re match the whole of @p s (RE2::FullMatch)? */
 bool arn_regex_full_match(const struct arn_regex *re, const char *s, size_t n);
+
+/** arn_regex_full_match(), the work done in @p st (may be NULL). */
+bool arn_regex_full_match_stats(const struct arn_regex *re, const char *s, size_t n,
+				struct arn_regex_stats *st);
 
 /**
  * Leftmost-first search (RE2::PartialMatch) in @p s from @p start.
@@ -73,14 +93,26 @@ bool arn_regex_full_match(const struct arn_regex *re, const char *s, size_t n);
 bool arn_regex_search(const struct arn_regex *re, const char *s, size_t n, size_t start, long *caps,
 		      size_t ncap_pairs);
 
+/** arn_regex_search(), the work done in @p st (may be NULL). */
+bool arn_regex_search_stats(const struct arn_regex *re, const char *s, size_t n, size_t start,
+			    long *caps, size_t ncap_pairs, struct arn_regex_stats *st);
+
 /**
  * RE2::GlobalReplace: replace every non-overlapping match of @p re in
  * @p s with @p sub, where `\0`..`\9` insert groups and `\\` a backslash.
+ * Each search resumes where the previous match ended; an empty match right
+ * there is refused (the search steps over one UTF-8 character instead), as
+ * RE2 does. One pass over @p s: linear in @p n whatever the matches.
+ * Needs ~210 KiB of stack.
  * @return the output length (output NUL-terminated in @p out when it fits),
  *   or -1 if @p cap is too small.
  */
 long arn_regex_replace(const struct arn_regex *re, const char *s, size_t n, const char *sub,
 		       char *out, size_t cap);
+
+/** arn_regex_replace(), the work done in @p st (may be NULL). */
+long arn_regex_replace_stats(const struct arn_regex *re, const char *s, size_t n, const char *sub,
+			     char *out, size_t cap, struct arn_regex_stats *st);
 
 /**
  * Check a substitution string against @p re (groups that exist, escapes).

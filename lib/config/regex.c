@@ -7,10 +7,13 @@
  *          lists are sparse sets so each pc runs at most once per byte.
  *          Threads are kept in priority order, which gives RE2's
  *          leftmost-first submatch semantics.
+ * replace: the same VM, every successive search in one list and one pass
+ *          over the subject (sweep()), so regex_rewrite is linear too.
  */
 #include "arn_regex.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -958,14 +961,30 @@ unsigned arn_regex_groups(const struct arn_regex *re)
 /* ---- Pike VM ------------------------------------------------------------- */
 
 #define MAXCAP (2 * ARN_REGEX_MAX_GROUPS)
+/* A list holds each instruction once, except that the global replace's
+ * fresh closure (see sweep()) may add MATCH a second time. */
+#define LISTMAX (ARN_REGEX_MAX_INSTS + 1)
+
+/*
+ * What a thread carries: its capture offsets and, in a global replace, the
+ * search it belongs to: where that search began, whether it may not end
+ * with an empty match right there (it began where a match ended), and the
+ * output length when it began (its own output is written from there).
+ */
+struct thread {
+	size_t out;
+	int32_t start;
+	int32_t noempty;
+	int32_t caps[MAXCAP]; /* last: only the first ncap are copied */
+};
 
 struct tlist {
 	unsigned n;
-	uint16_t dense[ARN_REGEX_MAX_INSTS];
+	uint16_t dense[LISTMAX];
 	uint16_t sparse[ARN_REGEX_MAX_INSTS];
-	/* capture slots per dense entry (only the first ncap are used); NULL
-	 * when the caller wants no captures */
-	int32_t (*caps)[MAXCAP];
+	/* per dense entry (only caps[0..ncap) are kept); NULL when the caller
+	 * wants no captures */
+	struct thread *t;
 };
 
 struct vm {
@@ -974,6 +993,10 @@ struct vm {
 	size_t n;
 	unsigned ncap;
 	bool full;
+	uint64_t steps; /* see struct arn_regex_stats */
+	/* fresh closures: instructions already entered by the current one */
+	uint32_t *seen;
+	uint32_t stamp;
 };
 
 static bool tl_has(const struct tlist *l, unsigned pc)
@@ -1003,46 +1026,105 @@ static bool assert_ok(const struct vm *vm, unsigned as, size_t pos)
 	}
 }
 
-/* Follow empty transitions from @p pc, adding byte-consuming and MATCH
- * instructions to @p l in priority order. @p caps is modified and restored. */
-static void addthread(const struct vm *vm, struct tlist *l, unsigned pc, size_t pos, int32_t *caps)
+static inline bool consumes(const struct inst *in)
 {
-	if (tl_has(l, pc))
-		return;
-	unsigned i = l->n++;
-	l->sparse[pc] = (uint16_t)i;
-	l->dense[i] = (uint16_t)pc;
-	const struct inst *in = &vm->re->prog[pc];
+	return in->op == OP_BYTE || in->op == OP_RANGE || in->op == OP_SET;
+}
+
+static void addthread(struct vm *vm, struct tlist *l, unsigned pc, size_t pos, struct thread *t);
+static void addfresh(struct vm *vm, struct tlist *l, unsigned pc, size_t pos, struct thread *t);
+
+/* Entry @p i of @p l is a thread with @p t's payload. */
+static inline void tl_keep(const struct vm *vm, struct tlist *l, unsigned i, const struct thread *t)
+{
+	if (l->t)
+		memcpy(&l->t[i], t, offsetof(struct thread, caps) + vm->ncap * sizeof(int32_t));
+}
+
+/* The empty transitions out of @p in (at @p pc), followed in priority
+ * order with addthread() or, for a fresh closure, addfresh(). */
+static inline __attribute__((always_inline)) void follow(struct vm *vm, struct tlist *l,
+							 const struct inst *in, unsigned pc,
+							 size_t pos, struct thread *t, bool fresh)
+{
+	void (*next)(struct vm *, struct tlist *, unsigned, size_t, struct thread *) =
+	    fresh ? addfresh : addthread;
 	switch (in->op) {
 	case OP_JMP:
-		addthread(vm, l, in->x, pos, caps);
+		next(vm, l, in->x, pos, t);
 		break;
 	case OP_SPLIT:
-		addthread(vm, l, in->x, pos, caps);
-		addthread(vm, l, in->y, pos, caps);
+		next(vm, l, in->x, pos, t);
+		next(vm, l, in->y, pos, t);
 		break;
 	case OP_SAVE:
 		if (in->x < vm->ncap) {
-			int32_t old = caps[in->x];
-			caps[in->x] = (int32_t)pos;
-			addthread(vm, l, pc + 1, pos, caps);
-			caps[in->x] = old;
+			int32_t old = t->caps[in->x];
+			t->caps[in->x] = (int32_t)pos;
+			next(vm, l, pc + 1, pos, t);
+			t->caps[in->x] = old;
 		} else {
-			addthread(vm, l, pc + 1, pos, caps);
+			next(vm, l, pc + 1, pos, t);
 		}
 		break;
 	case OP_ASSERT:
 		if (assert_ok(vm, in->x, pos))
-			addthread(vm, l, pc + 1, pos, caps);
+			next(vm, l, pc + 1, pos, t);
 		break;
 	default:
-		if (vm->ncap)
-			memcpy(l->caps[i], caps, vm->ncap * sizeof(int32_t));
 		break;
 	}
 }
 
-static bool step_ok(const struct arn_regex *re, const struct inst *in, unsigned char b)
+/*
+ * Follow empty transitions from @p pc, adding byte-consuming and MATCH
+ * instructions to @p l in priority order, each with a copy of @p t (whose
+ * captures are modified and restored on the way). Every instruction
+ * entered goes on @p l, which is what marks it entered at this position:
+ * a thread reaching it again (of lower priority) is dropped.
+ */
+static void addthread(struct vm *vm, struct tlist *l, unsigned pc, size_t pos, struct thread *t)
+{
+	if (tl_has(l, pc))
+		return;
+	vm->steps++;
+	unsigned i = l->n++;
+	l->sparse[pc] = (uint16_t)i;
+	l->dense[i] = (uint16_t)pc;
+	const struct inst *in = &vm->re->prog[pc];
+	if (consumes(in) || in->op == OP_MATCH)
+		tl_keep(vm, l, i, t);
+	else
+		follow(vm, l, in, pc, pos, t, false);
+}
+
+/*
+ * addthread() for a search that begins at this position after @p l was
+ * filled by earlier searches (see sweep()): it tracks what it entered
+ * itself in vm->seen, adds no empty-transition instructions to @p l, and
+ * gives way to an earlier search only on byte-consuming ones.
+ */
+static void addfresh(struct vm *vm, struct tlist *l, unsigned pc, size_t pos, struct thread *t)
+{
+	if (vm->seen[pc] == vm->stamp)
+		return;
+	vm->seen[pc] = vm->stamp;
+	vm->steps++;
+	const struct inst *in = &vm->re->prog[pc];
+	bool c = consumes(in);
+	if (c && tl_has(l, pc))
+		return;
+	if (c || in->op == OP_MATCH) {
+		unsigned i = l->n++;
+		l->sparse[pc] = (uint16_t)i;
+		l->dense[i] = (uint16_t)pc;
+		tl_keep(vm, l, i, t);
+	} else {
+		follow(vm, l, in, pc, pos, t, true);
+	}
+}
+
+static inline bool step_ok(const struct arn_regex *re, const struct inst *in, unsigned char b)
 {
 	switch (in->op) {
 	case OP_BYTE:
@@ -1056,88 +1138,126 @@ static bool step_ok(const struct arn_regex *re, const struct inst *in, unsigned 
 	}
 }
 
-/* Run from @p start. full: anchored at start, match must end at n.
+static void thread_init(struct thread *t)
+{
+	for (unsigned i = 0; i < MAXCAP; i++)
+		t->caps[i] = -1;
+	t->start = 0;
+	t->noempty = 0;
+	t->out = 0;
+}
+
+static void lists_init(const struct vm *vm, struct tlist lists[2], struct thread (*buf)[LISTMAX])
+{
+	for (int k = 0; k < 2; k++) {
+		memset(lists[k].sparse, 0, vm->re->n * sizeof(uint16_t));
+		lists[k].n = 0;
+		lists[k].t = vm->ncap ? buf[k] : NULL;
+	}
+}
+
+/* One search from @p start. full: anchored at start, match must end at n.
  * Memory: two lists of ~4 KiB on the stack, plus (only when captures are
- * wanted) 2 x insts x ncap x 4 bytes, at most 160 KiB. */
-static bool run(const struct vm *vm, size_t start, int32_t *out,
-		int32_t (*capbuf)[ARN_REGEX_MAX_INSTS][MAXCAP])
+ * wanted) @p buf, 2 x LISTMAX threads of 96 bytes (~192 KiB).
+ * Steps: at most 2 x program size per position from start to n. */
+static bool run(struct vm *vm, size_t start, struct thread *out, struct thread (*buf)[LISTMAX])
 {
 	struct tlist lists[2];
 	struct tlist *cl = &lists[0], *nl = &lists[1];
-	int32_t caps[MAXCAP];
+	struct thread t;
 	bool matched = false;
-	unsigned ninst = vm->re->n;
-	memset(lists[0].sparse, 0, ninst * sizeof(uint16_t));
-	memset(lists[1].sparse, 0, ninst * sizeof(uint16_t));
-	lists[0].caps = vm->ncap ? capbuf[0] : NULL;
-	lists[1].caps = vm->ncap ? capbuf[1] : NULL;
-	for (unsigned i = 0; i < MAXCAP; i++)
-		caps[i] = -1;
-	cl->n = 0;
-	addthread(vm, cl, 0, start, caps);
+	lists_init(vm, lists, buf);
+	thread_init(&t);
+	addthread(vm, cl, 0, start, &t);
 	for (size_t pos = start;; pos++) {
 		nl->n = 0;
 		for (unsigned i = 0; i < cl->n; i++) {
 			unsigned pc = cl->dense[i];
 			const struct inst *in = &vm->re->prog[pc];
+			vm->steps++;
 			if (in->op == OP_MATCH) {
 				if (vm->full && pos != vm->n)
 					continue;
 				matched = true;
 				if (out && vm->ncap)
-					memcpy(out, cl->caps[i], vm->ncap * sizeof(int32_t));
+					memcpy(out->caps, cl->t[i].caps,
+					       vm->ncap * sizeof(int32_t));
 				/* leftmost-first: lower-priority threads are cut */
 				break;
 			}
 			if (pos < vm->n && step_ok(vm->re, in, (unsigned char)vm->s[pos]))
-				addthread(vm, nl, pc + 1, pos + 1, vm->ncap ? cl->caps[i] : caps);
+				addthread(vm, nl, pc + 1, pos + 1, vm->ncap ? &cl->t[i] : &t);
 		}
 		if (pos >= vm->n)
 			break;
 		/* Unanchored search: a new thread starts at every position
 		 * until something matched, with the lowest priority. */
-		if (!vm->full && !matched) {
-			for (unsigned i = 0; i < MAXCAP; i++)
-				caps[i] = -1;
-			addthread(vm, nl, 0, pos + 1, caps);
-		}
+		if (!vm->full && !matched)
+			addthread(vm, nl, 0, pos + 1, &t);
 		if (nl->n == 0)
 			break;
-		struct tlist *t = cl;
+		struct tlist *x = cl;
 		cl = nl;
-		nl = t;
+		nl = x;
 	}
 	return matched;
 }
 
-bool arn_regex_full_match(const struct arn_regex *re, const char *s, size_t n)
+static void put_stats(struct arn_regex_stats *st, const struct vm *vm)
+{
+	if (st)
+		st->steps = vm->steps;
+}
+
+bool arn_regex_full_match_stats(const struct arn_regex *re, const char *s, size_t n,
+				struct arn_regex_stats *st)
 {
 	struct vm vm = {.re = re, .s = s, .n = n, .ncap = 0, .full = true};
-	return run(&vm, 0, NULL, NULL);
+	bool ok = run(&vm, 0, NULL, NULL);
+	put_stats(st, &vm);
+	return ok;
+}
+
+bool arn_regex_full_match(const struct arn_regex *re, const char *s, size_t n)
+{
+	return arn_regex_full_match_stats(re, s, n, NULL);
+}
+
+bool arn_regex_search_stats(const struct arn_regex *re, const char *s, size_t n, size_t start,
+			    long *caps, size_t ncap_pairs, struct arn_regex_stats *st)
+{
+	struct vm vm = {.re = re, .s = s, .n = n, .ncap = caps ? re->ncap : 0, .full = false};
+	struct thread tmp;
+	put_stats(st, &vm);
+	if (start > n || n > INT32_MAX)
+		return false;
+	bool ok;
+	if (caps) {
+		struct thread buf[2][LISTMAX];
+		ok = run(&vm, start, &tmp, buf);
+	} else {
+		ok = run(&vm, start, NULL, NULL);
+	}
+	put_stats(st, &vm);
+	if (ok && caps) {
+		size_t k = 2 * ncap_pairs < re->ncap ? 2 * ncap_pairs : re->ncap;
+		for (size_t i = 0; i < k; i++)
+			caps[i] = tmp.caps[i];
+		for (size_t i = k; i < 2 * ncap_pairs; i++)
+			caps[i] = -1;
+	}
+	return ok;
 }
 
 bool arn_regex_search(const struct arn_regex *re, const char *s, size_t n, size_t start, long *caps,
 		      size_t ncap_pairs)
 {
-	struct vm vm = {.re = re, .s = s, .n = n, .ncap = caps ? re->ncap : 0, .full = false};
-	int32_t tmp[MAXCAP];
-	if (start > n || n > INT32_MAX)
-		return false;
-	bool ok;
-	if (caps) {
-		int32_t capbuf[2][ARN_REGEX_MAX_INSTS][MAXCAP];
-		ok = run(&vm, start, tmp, capbuf);
-	} else {
-		ok = run(&vm, start, NULL, NULL);
-	}
-	if (ok && caps) {
-		size_t k = 2 * ncap_pairs < re->ncap ? 2 * ncap_pairs : re->ncap;
-		for (size_t i = 0; i < k; i++)
-			caps[i] = tmp[i];
-		for (size_t i = k; i < 2 * ncap_pairs; i++)
-			caps[i] = -1;
-	}
-	return ok;
+	return arn_regex_search_stats(re, s, n, start, caps, ncap_pairs, NULL);
+}
+
+unsigned arn_regex_program_size(const struct arn_regex *re)
+{
+	return re->n;
 }
 
 bool arn_regex_check_substitution(const struct arn_regex *re, const char *sub, char *err,
@@ -1165,50 +1285,198 @@ bool arn_regex_check_substitution(const struct arn_regex *re, const char *sub, c
 	return true;
 }
 
+/* ---- global replace ------------------------------------------------------- */
+
+/*
+ * The output of a global replace. A match found may later be superseded by
+ * a higher-priority one of the same search (leftmost-first), so output is
+ * written speculatively and cut back to where that search's part began;
+ * len counts bytes as if @p cap were unbounded, saturating at cap (a cut
+ * back below cap makes the bytes written since valid again; one that stays
+ * at or above cap means the final output does not fit either).
+ */
+struct rw {
+	char *buf;
+	size_t cap, len;
+};
+
+static void rw_put(struct rw *w, const char *p, size_t k)
+{
+	if (w->len < w->cap && k < w->cap - w->len) {
+		memcpy(w->buf + w->len, p, k);
+		w->len += k;
+	} else {
+		w->len = w->cap;
+	}
+}
+
+/* @p sub with \0..\9 replaced by the groups in @p caps and \\ by \. */
+static void rw_rewrite(struct rw *w, const struct arn_regex *re, const char *s, const char *sub,
+		       const int32_t *caps)
+{
+	for (const char *p = sub; *p; p++) {
+		if (*p == '\\' && p[1] >= '0' && p[1] <= '9') {
+			unsigned g = (unsigned)(p[1] - '0');
+			p++;
+			if (2 * g + 1 < re->ncap && caps[2 * g] >= 0)
+				rw_put(w, s + caps[2 * g], (size_t)(caps[2 * g + 1] - caps[2 * g]));
+			continue;
+		}
+		if (*p == '\\' && p[1] == '\\')
+			p++;
+		rw_put(w, p, 1);
+	}
+}
+
+/*
+ * How far RE2::GlobalReplace steps over a refused empty match at @p p: one
+ * UTF-8 character, or one byte where the bytes are not one (RE2's fullrune
+ * and chartorune: overlong forms, stray continuation bytes, truncated
+ * sequences and values above U+10FFFF are single bytes).
+ */
+static size_t rune_len(const char *str, size_t avail)
+{
+	const unsigned char *p = (const unsigned char *)str;
+	unsigned c = p[0];
+	if (c < 0x80)
+		return 1;
+	size_t need = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+	if (avail < need || c < 0xc0 || c >= 0xf8)
+		return 1;
+	uint32_t r = c & (0x7fu >> need);
+	for (size_t k = 1; k < need; k++) {
+		if ((p[k] & 0xc0) != 0x80)
+			return 1;
+		r = (r << 6) | (p[k] & 0x3fu);
+	}
+	static const uint32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
+	return r >= min[need] && r <= 0x10ffff ? need : 1;
+}
+
+/*
+ * RE2::GlobalReplace in one pass over @p s.
+ *
+ * RE2 (and the obvious loop over arn_regex_search) runs one search per
+ * match, each from where the last match ended; but a leftmost-first search
+ * is only decided when every higher-priority thread has died, which may be
+ * at the end of the subject ((a*b)|a over "aaaa..." looks for a b each
+ * time), so that loop is quadratic. Here every search is one group of
+ * threads in a single list, in order: search j+1 begins (speculatively)
+ * where search j's best match so far ends, while search j's remaining,
+ * higher-priority threads run on beside it. If one of them matches, search
+ * j's match is replaced, everything after it in the list (its lower
+ * threads, and all later searches) is cut, and the output is cut back to
+ * where search j's part began and rewritten.
+ *
+ * Why this stays linear: an instruction is held at a position by at most
+ * one thread, the one of the earliest search, as in a single search. A
+ * later search can lose a state to an earlier one without changing what it
+ * finds: the state's future is the same in both, so if it leads to a match
+ * the earlier search's match is replaced and the later search discarded
+ * before that match could count. The exception is a match at the very
+ * position where a search begins (its empty match there), which an earlier
+ * search that just matched at that position also holds; so a search that
+ * begins after a match builds its first closure fresh (addfresh()).
+ *
+ * Empty matches follow RE2: one is refused where the previous match ended
+ * (the search then steps over one character, rune_len(), and goes on from
+ * there); so a* over "baaa" gives X b X, not X b X X.
+ *
+ * Steps: at most 3 x program size + 1 per position, plus the initial list.
+ */
+static long sweep(struct vm *vm, const char *sub, char *out, size_t cap)
+{
+	const struct arn_regex *re = vm->re;
+	const char *s = vm->s;
+	size_t n = vm->n;
+	struct thread buf[2][LISTMAX];
+	uint32_t seen[ARN_REGEX_MAX_INSTS];
+	struct tlist lists[2];
+	struct tlist *cl = &lists[0], *nl = &lists[1];
+	struct rw w = {out, cap, 0};
+	memset(seen, 0, re->n * sizeof(seen[0]));
+	vm->seen = seen;
+	vm->stamp = 0;
+	lists_init(vm, lists, buf);
+	/* the newest search, which has no match yet; its threads carry nt */
+	size_t nstart = 0;
+	struct thread nt;
+	thread_init(&nt);
+	addthread(vm, cl, 0, 0, &nt);
+	for (size_t pos = 0;; pos++) {
+		nl->n = 0;
+		for (unsigned i = 0; i < cl->n; i++) {
+			unsigned pc = cl->dense[i];
+			const struct inst *in = &re->prog[pc];
+			vm->steps++;
+			if (in->op != OP_MATCH) {
+				if (pos < n && step_ok(re, in, (unsigned char)s[pos]))
+					addthread(vm, nl, pc + 1, pos + 1, &cl->t[i]);
+				continue;
+			}
+			/* the best match yet of this thread's search */
+			const struct thread *m = &cl->t[i];
+			w.len = m->out;
+			if (m->noempty && pos == (size_t)m->start) {
+				/* empty, where the previous match ended: refused */
+				size_t r = pos < n ? rune_len(s + pos, n - pos) : 1;
+				rw_put(&w, s + pos, pos < n ? r : 0);
+				nstart = pos + r;
+				nt.noempty = 0;
+			} else {
+				rw_put(&w, s + m->start, (size_t)(m->caps[0] - m->start));
+				rw_rewrite(&w, re, s, sub, m->caps);
+				nstart = pos;
+				nt.noempty = 1;
+			}
+			nt.out = w.len;
+			cl->n = i + 1;
+			if (nstart == pos) {
+				nt.start = (int32_t)pos;
+				vm->stamp++;
+				addfresh(vm, cl, 0, pos, &nt);
+			}
+		}
+		if (pos >= n)
+			break;
+		if (nstart <= pos + 1) {
+			nt.start = (int32_t)nstart;
+			addthread(vm, nl, 0, pos + 1, &nt);
+		}
+		struct tlist *x = cl;
+		cl = nl;
+		nl = x;
+	}
+	if (nstart < n)
+		rw_put(&w, s + nstart, n - nstart);
+	if (w.len >= cap)
+		return -1;
+	out[w.len] = 0;
+	return (long)w.len;
+}
+
+long arn_regex_replace_stats(const struct arn_regex *re, const char *s, size_t n, const char *sub,
+			     char *out, size_t cap, struct arn_regex_stats *st)
+{
+	struct vm vm = {.re = re, .s = s, .n = n, .ncap = re->ncap, .full = false};
+	long rc;
+	if (n > INT32_MAX) {
+		/* beyond what a thread's offsets hold: nothing matches, as
+		 * arn_regex_search() says */
+		struct rw w = {out, cap, 0};
+		rw_put(&w, s, n);
+		rc = w.len >= cap ? -1 : (long)w.len;
+		if (rc >= 0)
+			out[w.len] = 0;
+	} else {
+		rc = sweep(&vm, sub, out, cap);
+	}
+	put_stats(st, &vm);
+	return rc;
+}
+
 long arn_regex_replace(const struct arn_regex *re, const char *s, size_t n, const char *sub,
 		       char *out, size_t cap)
 {
-	size_t o = 0, pos = 0;
-	long caps[MAXCAP];
-#define PUT(ptr, len)                                                                              \
-	do {                                                                                       \
-		if (o + (len) >= cap)                                                              \
-			return -1;                                                                 \
-		memcpy(out + o, (ptr), (len));                                                     \
-		o += (len);                                                                        \
-	} while (0)
-	while (pos <= n) {
-		if (!arn_regex_search(re, s, n, pos, caps, MAXCAP / 2))
-			break;
-		size_t ms = (size_t)caps[0], me = (size_t)caps[1];
-		PUT(s + pos, ms - pos);
-		for (const char *p = sub; *p; p++) {
-			if (*p == '\\' && p[1] >= '0' && p[1] <= '9') {
-				unsigned g = (unsigned)(p[1] - '0');
-				p++;
-				if (2 * g + 1 < re->ncap && caps[2 * g] >= 0)
-					PUT(s + caps[2 * g],
-					    (size_t)(caps[2 * g + 1] - caps[2 * g]));
-				continue;
-			}
-			if (*p == '\\' && p[1] == '\\')
-				p++;
-			PUT(p, 1);
-		}
-		if (me == ms) {
-			/* empty match: copy one byte and move on (RE2 does the same) */
-			if (ms < n)
-				PUT(s + ms, 1);
-			pos = ms + 1;
-		} else {
-			pos = me;
-		}
-	}
-	if (pos < n)
-		PUT(s + pos, n - pos);
-	if (o >= cap)
-		return -1;
-	out[o] = 0;
-	return (long)o;
-#undef PUT
+	return arn_regex_replace_stats(re, s, n, sub, out, cap, NULL);
 }

@@ -75,6 +75,8 @@ extern const struct CMUnitTest store_tests[];
 extern const size_t n_store_tests;
 extern const struct CMUnitTest match_tests[];
 extern const size_t n_match_tests;
+extern const struct CMUnitTest regex_tests[];
+extern const size_t n_regex_tests;
 extern const struct CMUnitTest stress_tests[];
 extern const size_t n_stress_tests;
 

@@ -280,6 +280,7 @@ int main(void)
 	fails += _cmocka_run_group_tests("conv", conv_tests, n_conv_tests, NULL, NULL);
 	fails += _cmocka_run_group_tests("store", store_tests, n_store_tests, NULL, NULL);
 	fails += _cmocka_run_group_tests("match", match_tests, n_match_tests, NULL, NULL);
+	fails += _cmocka_run_group_tests("regex", regex_tests, n_regex_tests, NULL, NULL);
 	fails += _cmocka_run_group_tests("stress", stress_tests, n_stress_tests, NULL, NULL);
 	return fails ? 1 : 0;
 }

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "arn_regex.h"
 #include "config_int.h"
@@ -106,32 +105,6 @@ static void test_regex_search_and_replace(void **state)
 	assert_true(arn_regex_search(r, "aaa", 3, 0, caps, 1));
 	assert_int_equal(caps[1], 1);
 	arn_regex_free(r);
-}
-
-/* Linear time: the classic exponential cases of backtracking engines. */
-static void test_regex_linear_time(void **state)
-{
-	(void)state;
-	size_t n = 20000;
-	char *s = malloc(n + 2);
-	memset(s, 'a', n);
-	s[n] = 'b';
-	s[n + 1] = 0;
-	struct arn_regex *r = re("(a*)*c");
-	struct arn_regex *r2 = re("(a|aa)+$x");
-	struct arn_regex *r3 = re("(x+x+)+y");
-	clock_t t0 = clock();
-	assert_false(arn_regex_full_match(r, s, n + 1));
-	assert_false(arn_regex_full_match(r2, s, n + 1));
-	memset(s, 'x', n);
-	assert_false(arn_regex_full_match(r3, s, n));
-	double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
-	/* not a speed assertion: a backtracking engine would never return */
-	print_message("  3 pathological regexes over %zu bytes: %.3f s\n", n, secs);
-	arn_regex_free(r);
-	arn_regex_free(r2);
-	arn_regex_free(r3);
-	free(s);
 }
 
 /* ---- HAMT ----------------------------------------------------------------- */
@@ -530,7 +503,6 @@ const struct CMUnitTest match_tests[] = {
     TC(test_route_index_same_as_linear_scan),
     cmocka_unit_test(test_regex_syntax),
     cmocka_unit_test(test_regex_search_and_replace),
-    cmocka_unit_test(test_regex_linear_time),
     cmocka_unit_test(test_hamt_persistent_random),
     TC(test_vhost_domain_order),
     TC(test_route_matching),
