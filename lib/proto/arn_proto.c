@@ -54,6 +54,8 @@ const upb_MessageDef *arn_proto_msgdef(const char *full_name)
 
 const upb_MessageDef *arn_proto_msgdef_by_url(const char *url, size_t len)
 {
+	if (len == 0)
+		return NULL; /* an Any without a type URL has NULL data: no memrchr */
 	const char *slash = memrchr(url, '/', len);
 	const char *name = slash ? slash + 1 : url;
 	size_t n = len - (size_t)(name - url);
