@@ -263,14 +263,14 @@ struct arn_config_resource_info {
 	enum arn_cfg_type type;
 	const char *name;
 	enum arn_config_state state;
-	const char *version;	   /* "" if none; for ERROR_ONLY the refused version */
-	int64_t last_updated_ms;   /* wall clock (Unix ms) when this version was accepted */
-	bool is_static;		   /* from static_resources */
-	const char *last_error;	   /* last NACK / application error for this name, or NULL */
-	const char *error_version; /* the version that error was about */
-	int64_t last_error_ms;	   /* wall clock (Unix ms) of that error */
+	const char *version;	       /* "" if none; for ERROR_ONLY the refused version */
+	int64_t last_updated_ms;       /* wall clock (Unix ms) when this version was accepted */
+	bool is_static;		       /* from static_resources */
+	const char *last_error;	       /* last NACK / application error for this name, or NULL */
+	const char *error_version;     /* the version that error was about */
+	int64_t last_error_ms;	       /* wall clock (Unix ms) of that error */
 	bool has_failed_configuration; /* the refused resource is kept: arn_config_failed_json() */
-	const void *handle;	   /* for arn_config_resource_json() during the callback */
+	const void *handle;	       /* for arn_config_resource_json() during the callback */
 };
 
 /**
@@ -286,8 +286,9 @@ size_t arn_config_foreach(struct arn_config_store *s, enum arn_cfg_type t,
 
 /**
  * Append the resource behind @p info (during the arn_config_foreach
- * callback) as JSON: the stored proto through arn_proto_to_json(), with
- * secrets' private keys and passwords replaced by "[redacted]".
+ * callback) as JSON: the stored proto through arn_proto_to_json(). A
+ * Secret's private key and password show as "[redacted]": the store never
+ * keeps them (they are redacted before the bytes are stored).
  * @return 0, -ENOENT for ERROR_ONLY, -ENOMEM.
  */
 int arn_config_resource_json(struct arn_config_store *s,
@@ -298,8 +299,9 @@ int arn_config_resource_json(struct arn_config_store *s,
  * the arn_config_foreach callback) as JSON, redacted like
  * arn_config_resource_json(): what Envoy's error_state.failed_configuration
  * shows.
- * @return 0; -ENOENT (no refused bytes kept: none, or a refused removal);
- *   -EINVAL (the bytes do not decode: refused before conversion); -ENOMEM.
+ * @return 0; -ENOENT (no refused bytes kept: none, a refused removal, or
+ *   bytes that do not decode, which are not kept since nothing could show
+ *   them or redact them); -ENOMEM.
  */
 int arn_config_failed_json(struct arn_config_store *s, const struct arn_config_resource_info *info,
 			   struct arn_sb *out);

@@ -33,6 +33,27 @@ void arn_pool_free(struct arn_pool *p);
 bool arn_pool_failed(const struct arn_pool *p);
 size_t arn_pool_bytes(const struct arn_pool *p);
 
+/* ---- key material (redact.c) ---------------------------------------------- */
+
+/**
+ * Test hook: called with every buffer that held (or may have held) key
+ * material as it is freed, before (@p wiped false) and after (true) it is
+ * cleansed. NULL outside tests. Control lcore.
+ */
+extern void (*arn_config_wipe_hook)(const void *p, size_t len, bool wiped);
+/** OPENSSL_cleanse @p len bytes of @p p, then free(@p p). NULL is a no-op. */
+void conv_wipe_free(void *p, size_t len);
+/** A upb arena whose blocks are cleansed when it is freed; NULL on ENOMEM. */
+upb_Arena *conv_wipe_arena(void);
+/**
+ * @p len bytes of a serialized @p md, re-encoded with every sensitive field
+ * (private_key, password, private_key_provider, GenericSecret.secret,
+ * session ticket keys; inside Any values too) replaced by "[redacted]" and
+ * unknown fields dropped. @return a malloc'd copy (*@p out_len bytes), or
+ * NULL if the bytes do not decode or memory ran out.
+ */
+char *conv_redacted_copy(const upb_MessageDef *md, const char *bytes, size_t len, size_t *out_len);
+
 /* ---- reflection over upb messages ---------------------------------------- */
 
 /** A message and its definition; m == NULL: absent. */
@@ -103,8 +124,8 @@ struct conv {
 	int nerr;
 	struct conv_dep *deps;
 	size_t ndeps, capdeps;
-	uint32_t *dep_idx;     /* open-addressing index of deps (i + 1; 0 empty) */
-	size_t dep_idx_cap;    /* power of two, at least twice ndeps */
+	uint32_t *dep_idx;		 /* open-addressing index of deps (i + 1; 0 empty) */
+	size_t dep_idx_cap;		 /* power of two, at least twice ndeps */
 	uint32_t default_fetch_ms;	 /* 15 s unless the bootstrap says otherwise */
 	struct arn_cfg_reclaim *reclaim; /* set on every object made */
 	bool validate_only;		 /* arion --mode validate */

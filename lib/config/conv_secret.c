@@ -5,8 +5,10 @@
  * field), never at handshake time.
  *
  * Key material: read into buffers that are cleansed and freed right after
- * parsing; never copied into messages. OpenSSL's error strings name the
- * failure, not the bytes.
+ * parsing (conv_wipe_free(); redact.c says what else held it and what the
+ * store keeps); never copied into messages. OpenSSL's error strings name
+ * the failure, not the bytes. The model keeps the EVP_PKEY only: lib/tls
+ * builds its contexts from it, and EVP_PKEY_free() clears the key.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -82,10 +84,7 @@ out:
 
 static void wipe(char *buf, size_t len)
 {
-	if (buf) {
-		OPENSSL_cleanse(buf, len);
-		free(buf);
-	}
+	conv_wipe_free(buf, len + 1); /* the NUL datasource() added too */
 }
 
 static const char *ssl_reason(void)

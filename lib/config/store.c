@@ -140,7 +140,7 @@ static void smap_del(struct smap *m, struct snode *x)
 struct version {
 	struct arn_cfg_obj *obj; /* one reference */
 	char *version;
-	char *bytes; /* serialized resource, for /config_dump */
+	char *bytes; /* serialized resource, for /config_dump (keep_bytes()) */
 	size_t len;
 	int64_t updated_ms;
 	struct conv_dep *deps;
@@ -157,7 +157,7 @@ struct entry {
 	bool warm_initial;	/* warming since before readiness */
 	bool is_static;
 	char *last_error, *error_version;
-	char *error_bytes; /* the refused resource, for error_state.failed_configuration */
+	char *error_bytes; /* the refused resource (redacted), for failed_configuration */
 	size_t error_len;
 	int64_t error_ms;
 	size_t warm_idx; /* index in the store's warming list, when warming */
@@ -588,6 +588,30 @@ static void warming_remove(struct arn_config_store *s, struct entry *e)
 	s->warming[i]->warm_idx = i;
 }
 
+/*
+ * What the store keeps of a resource's bytes for /config_dump. A Secret's
+ * bytes hold its private key and password (the EVP_PKEY made from them is
+ * all the model needs), and a refused resource of any type may hold them
+ * anywhere (an inline tls_certificates, refused by X13, is the likely
+ * one): these are kept redacted (conv_redacted_copy()), or not at all if
+ * they do not decode, since a dump could not show them either. Accepted
+ * listeners, clusters, routes and endpoints have no field that holds key
+ * material (conversion refuses every one), so their bytes are kept as
+ * they came.
+ */
+static char *keep_bytes(enum arn_cfg_type t, const char *bytes, size_t len, bool refused,
+			size_t *out_len)
+{
+	if (refused || t == ARN_CFG_SECRET)
+		return conv_redacted_copy(arn_proto_msgdef(arn_cfg_type_msg[t]), bytes, len,
+					  out_len);
+	char *b = malloc(len ? len : 1);
+	*out_len = b ? len : 0;
+	if (b && len)
+		memcpy(b, bytes, len);
+	return b;
+}
+
 /* @p bytes/len: the refused resource (NULL for a refused removal). */
 static void set_error(struct entry *e, const char *msg, const char *version, const char *bytes,
 		      size_t len)
@@ -599,10 +623,8 @@ static void set_error(struct entry *e, const char *msg, const char *version, con
 	e->error_version = strdup(version ? version : "");
 	e->error_bytes = NULL;
 	e->error_len = 0;
-	if (bytes && len && (e->error_bytes = malloc(len)) != NULL) {
-		memcpy(e->error_bytes, bytes, len);
-		e->error_len = len;
-	}
+	if (bytes && len)
+		e->error_bytes = keep_bytes(e->type, bytes, len, true, &e->error_len);
 	e->error_ms = wall_ms();
 }
 
@@ -955,14 +977,11 @@ static void apply_update(struct arn_config_store *s, struct entry *e, struct con
 	struct version v = {
 	    .obj = co->obj,
 	    .version = strdup(in->version ? in->version : ""),
-	    .bytes = malloc(in->len ? in->len : 1),
-	    .len = in->len,
 	    .updated_ms = wall_ms(),
 	    .deps = co->deps,
 	    .ndeps = co->ndeps,
 	};
-	if (v.bytes && in->len)
-		memcpy(v.bytes, in->bytes, in->len);
+	v.bytes = keep_bytes(e->type, in->bytes, in->len, false, &v.len);
 	deps_account(s, v.deps, v.ndeps, +1);
 	if (flags & ARN_CONFIG_APPLY_STATIC)
 		e->is_static = true;
@@ -1037,7 +1056,8 @@ int arn_config_apply(struct arn_config_store *s, const char *type_url,
 	if (t < 0)
 		return -EINVAL;
 	reclaim_drain(s);
-	upb_Arena *arena = upb_Arena_New();
+	/* decoded Secrets (key, password) are in it: cleansed when freed */
+	upb_Arena *arena = conv_wipe_arena();
 	struct conv_out *co = calloc(n_res ? n_res : 1, sizeof(*co));
 	if (!arena || !co) {
 		if (arena)
@@ -1162,7 +1182,8 @@ static int apply_static_list(struct arn_config_store *s, const struct arn_bootst
 	size_t n = pb_len(sr, field);
 	if (!n)
 		return 0;
-	upb_Arena *arena = upb_Arena_New();
+	/* the resources re-encoded, secrets' keys among them: cleansed on free */
+	upb_Arena *arena = conv_wipe_arena();
 	struct arn_config_resource_in *in = calloc(n, sizeof(*in));
 	char **names = calloc(n, sizeof(*names));
 	int rc = 0;
@@ -1441,29 +1462,12 @@ size_t arn_config_foreach(struct arn_config_store *s, enum arn_cfg_type t,
 	return calls;
 }
 
-/* Replace a DataSource's content by "[redacted]". */
-static void redact_ds(upb_Message *parent, const upb_MessageDef *pd, const char *field,
-		      upb_Arena *a)
-{
-	const upb_FieldDef *f = upb_MessageDef_FindFieldByName(pd, field);
-	if (!f || !upb_Message_Has(parent, f))
-		return;
-	const upb_MessageDef *dsd = upb_FieldDef_MessageSubDef(f);
-	upb_Message *ds = upb_Message_New(dsd, a);
-	if (!ds)
-		return;
-	upb_MessageValue v;
-	v.str_val.data = "[redacted]";
-	v.str_val.size = strlen("[redacted]");
-	upb_Message_Set(ds, upb_MessageDef_FindFieldByName(dsd, "inline_string"), v, a);
-	upb_MessageValue mv;
-	mv.msg_val = ds;
-	upb_Message_Set(parent, f, mv, a);
-}
-
-/* A resource's bytes as JSON, secrets' private keys and passwords redacted. */
+/* A resource's kept bytes as JSON (keys and passwords were redacted when
+ * they were kept: keep_bytes()). */
 static int bytes_json(enum arn_cfg_type t, const char *bytes, size_t len, struct arn_sb *out)
 {
+	if (!bytes)
+		return -ENOMEM; /* could not be kept */
 	upb_Arena *a = upb_Arena_New();
 	if (!a)
 		return -ENOMEM;
@@ -1471,20 +1475,7 @@ static int bytes_json(enum arn_cfg_type t, const char *bytes, size_t len, struct
 	struct arn_sb err = ARN_SB_INIT;
 	upb_Message *m = arn_proto_decode(bytes, len, md, a, &err);
 	arn_sb_free(&err);
-	int rc = -EINVAL;
-	if (m) {
-		if (t == ARN_CFG_SECRET) {
-			const upb_FieldDef *f =
-			    upb_MessageDef_FindFieldByName(md, "tls_certificate");
-			if (upb_Message_Has(m, f)) {
-				upb_Message *tc = upb_Message_Mutable(m, f, a).msg;
-				const upb_MessageDef *tcd = upb_FieldDef_MessageSubDef(f);
-				redact_ds(tc, tcd, "private_key", a);
-				redact_ds(tc, tcd, "password", a);
-			}
-		}
-		rc = arn_proto_to_json(m, md, out);
-	}
+	int rc = m ? arn_proto_to_json(m, md, out) : -EINVAL;
 	upb_Arena_Free(a);
 	return rc;
 }

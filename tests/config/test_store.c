@@ -10,6 +10,8 @@
 #include <rte_rcu_qsbr.h>
 
 #include "arn_bootstrap.h"
+#include "arn_config_admin.h"
+#include "config_int.h"
 #include "tc.h"
 
 static struct arn_cfg_ref ref(const char *n)
@@ -636,6 +638,131 @@ static void test_stats_names(void **state)
 	assert_int_equal(s.generation, 1);
 }
 
+/* ---- key material ------------------------------------------------------------ */
+
+/* What the wipe hook saw: buffers that held the key before and after they
+ * were cleansed. */
+static struct {
+	char needle[17];
+	int calls, held, held_after;
+} wipes;
+
+static void wipe_hook(const void *p, size_t len, bool wiped)
+{
+	bool has = memmem(p, len, wipes.needle, strlen(wipes.needle)) != NULL;
+	if (wiped) {
+		wipes.held_after += has;
+	} else {
+		wipes.calls++;
+		wipes.held += has;
+	}
+}
+
+struct dumped {
+	struct arn_sb sb;
+};
+
+static void dump_all_fn(void *ctx, const struct arn_config_resource_info *info)
+{
+	struct dumped *d = ctx;
+	arn_config_resource_json(st, info, &d->sb);
+	arn_config_failed_json(st, info, &d->sb);
+}
+
+/*
+ * A private key's bytes: every buffer of lib/config's that held them is
+ * cleansed before it is freed (seen through the wipe hook, before and
+ * after, never by reading freed memory), and none is kept: neither the
+ * accepted Secret's nor a refused Secret's or refused Listener's bytes
+ * (kept for /config_dump) hold it, and /config_dump says "[redacted]".
+ */
+static void test_secret_key_bytes_wiped_and_never_kept(void **state)
+{
+	(void)state;
+	struct tc_cert c, other;
+	tc_make_cert(&c, "w.test");
+	tc_make_cert(&other, "x.test");
+	/* 16 base64 characters of the private scalar: a P-256 PKCS#8 key's
+	 * first 48 characters are the same for every key */
+	const char *body = strstr(c.key_json, "-----\\n");
+	assert_non_null(body);
+	snprintf(wipes.needle, sizeof(wipes.needle), "%.16s", body + 7 + 48);
+	assert_int_equal(strlen(wipes.needle), 16);
+	wipes.calls = wipes.held = wipes.held_after = 0;
+	arn_config_wipe_hook = wipe_hook;
+
+	char *j = malloc(16384), *bad = malloc(16384), *lis = malloc(16384);
+	snprintf(j, 16384,
+		 "{\"name\":\"srv\",\"tls_certificate\":{\"certificate_chain\":{\"inline_string\":"
+		 "\"%s\"},\"private_key\":{\"inline_string\":\"%s\"},\"password\":{"
+		 "\"inline_string\":\"hunter2-not-needed\"}}}",
+		 c.cert_json, c.key_json);
+	/* each batch: the copy for OpenSSL (Secrets), the arena the batch was
+	 * decoded in, the arena of the redacted copy kept for dumps */
+	APPLY(S, j);
+	assert_true(tc_res.accepted);
+	assert_non_null(secret("srv"));
+	int held_srv = wipes.held;
+	/* refused: the key does not match the certificate */
+	snprintf(bad, 16384,
+		 "{\"name\":\"bad\",\"tls_certificate\":{\"certificate_chain\":{\"inline_string\":"
+		 "\"%s\"},\"private_key\":{\"inline_string\":\"%s\"}}}",
+		 other.cert_json, c.key_json);
+	APPLY(S, bad);
+	assert_false(tc_res.accepted);
+	int held_bad = wipes.held - held_srv;
+	/* refused: an inline certificate in a TLS context (X13) */
+	snprintf(lis, 16384,
+		 "{\"name\":\"tl\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		 "\"port_value\":8443}},\"filter_chains\":[{\"filters\":[{\"name\":\"envoy."
+		 "filters.network.echo\"}],\"transport_socket\":{\"name\":\"tls\",\"typed_config\":"
+		 "{\"@type\":\"type.googleapis.com/"
+		 "envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext\","
+		 "\"common_tls_context\":{\"tls_certificates\":[{\"certificate_chain\":{"
+		 "\"inline_string\":\"%s\"},\"private_key\":{\"inline_string\":\"%s\"}}]}}}}]}",
+		 c.cert_json, c.key_json);
+	APPLY(L, lis);
+	assert_false(tc_res.accepted);
+	int held_lis = wipes.held - held_srv - held_bad;
+	print_message("  buffers that held the key: %d, %d, %d\n", held_srv, held_bad, held_lis);
+	assert_true(held_srv >= 3 && held_bad >= 3 && held_lis >= 3);
+
+	/* what is kept for dumps: the store's JSON, then /config_dump */
+	struct dumped d = {ARN_SB_INIT};
+	assert_int_equal(arn_config_foreach(st, ARN_CFG_SECRET, dump_all_fn, &d), 2);
+	assert_int_equal(arn_config_foreach(st, ARN_CFG_LISTENER, dump_all_fn, &d), 1);
+	const char *js = arn_sb_cstr(&d.sb);
+	assert_null(strstr(js, wipes.needle));
+	assert_null(strstr(js, "PRIVATE KEY"));
+	assert_null(strstr(js, "hunter2"));
+	assert_non_null(strstr(js, "\"private_key\":{\"inline_string\":\"[redacted]\"}"));
+	assert_non_null(strstr(js, "\"password\":{\"inline_string\":\"[redacted]\"}"));
+	assert_non_null(strstr(js, "BEGIN CERTIFICATE")); /* certificates are not secret */
+	arn_sb_free(&d.sb);
+	static const char *const sections[] = {"envoy.admin.v3.SecretsConfigDump",
+					       "envoy.admin.v3.ListenersConfigDump"};
+	for (int i = 0; i < 2; i++) {
+		struct arn_sb o = ARN_SB_INIT;
+		assert_int_equal(arn_config_admin_dump(st, sections[i], &o), 0);
+		assert_null(strstr(arn_sb_cstr(&o), wipes.needle));
+		assert_null(strstr(arn_sb_cstr(&o), "PRIVATE KEY"));
+		assert_non_null(strstr(arn_sb_cstr(&o), "[redacted]"));
+		arn_sb_free(&o);
+	}
+
+	REMOVE(S, "srv");
+	arn_config_poll(st);
+	arn_config_wipe_hook = NULL;
+	print_message("  %d buffers wiped, %d held the key, %d after wiping\n", wipes.calls,
+		      wipes.held, wipes.held_after);
+	assert_int_equal(wipes.held_after, 0);
+	free(j);
+	free(bad);
+	free(lis);
+	tc_free_cert(&c);
+	tc_free_cert(&other);
+}
+
 const struct CMUnitTest store_tests[] = {
     TC(test_x10_pushed_resources_applied),
     TC(test_x15_bad_resource_refuses_whole_batch),
@@ -657,6 +784,7 @@ const struct CMUnitTest store_tests[] = {
     TC(test_ready_waits_for_initial_fetch_and_warming),
     TC(test_initial_fetch_timeout_counted),
     TC(test_admin_enumeration_and_redaction),
+    TC(test_secret_key_bytes_wiped_and_never_kept),
     TC(test_pin_outlives_generation),
     TC(test_generations_share_unchanged_objects),
     TC(test_stats_names),
