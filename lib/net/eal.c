@@ -11,7 +11,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 
-#include "arn_bootstrap.h"
+#include "arn_dataplane.h"
 #include "arn_log.h"
 #include "arn_sb.h"
 #include "net_int.h"

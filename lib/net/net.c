@@ -19,7 +19,7 @@
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
 
-#include "arn_bootstrap.h"
+#include "arn_dataplane.h"
 #include "arn_log.h"
 #include "arn_sb.h"
 #include "net_int.h"

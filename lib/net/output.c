@@ -17,7 +17,7 @@
 #include <rte_mbuf.h>
 #include <rte_tcp.h>
 
-#include "arn_bootstrap.h"
+#include "arn_dataplane.h"
 #include "arn_cksum.h"
 #include "net_int.h"
 

@@ -19,7 +19,7 @@
 #include <rte_errno.h>
 #include <rte_mbuf.h>
 
-#include "arn_bootstrap.h"
+#include "arn_dataplane.h"
 #include "arn_log.h"
 #include "net_int.h"
 

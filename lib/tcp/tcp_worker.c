@@ -15,7 +15,7 @@
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 
-#include "arn_bootstrap.h"
+#include "arn_dataplane.h"
 #include "arn_log.h"
 #include "arn_stats.h"
 #include "tcp_int.h"

@@ -46,7 +46,7 @@
 #include <rte_ring.h>
 #include <rte_tcp.h>
 
-#include "arn_bootstrap.h"
+#include "arn_dataplane.h"
 #include "arn_log.h"
 #include "arn_net.h"
 #include "arn_tcp.h"

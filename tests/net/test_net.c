@@ -33,7 +33,7 @@
 #include <rte_tcp.h>
 #include <rte_thash.h>
 
-#include "arn_bootstrap.h"
+#include "arn_dataplane.h"
 #include "arn_log.h"
 #include "arn_net.h"
 #include "net_int.h"

@@ -21,7 +21,7 @@
 #include <rte_mbuf.h>
 #include <rte_tcp.h>
 
-#include "arn_bootstrap.h"
+#include "arn_dataplane.h"
 #include "tcp_int.h"
 
 #define FAKE_WORKERS 2
