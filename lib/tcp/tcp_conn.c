@@ -234,13 +234,20 @@ static void tw_unlink(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
 	c->twprev = c->twnext = NULL;
 }
 
+/* The out-of-order queue goes: its mbufs, its place on the worker's list
+ * and its share of the worker's gauge, always together. */
+static void ooo_free(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
+{
+	wk->cnt[ARN_TCP_C_OOO_MBUFS] -= c->oooq.n;
+	tcp_q_free(&c->oooq);
+	tcp_ooo_untrack(c);
+}
+
 static void conn_release(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
 {
 	tcp_q_free(&c->sndq);
 	tcp_q_free(&c->rcvq);
-	wk->cnt[ARN_TCP_C_OOO_MBUFS] -= c->oooq.n;
-	tcp_q_free(&c->oooq);
-	tcp_ooo_untrack(c);
+	ooo_free(wk, c);
 	tcp_txr_free_all(c);
 	uint32_t gen = c->gen + 1;
 	uint32_t idx = c->index;
@@ -365,7 +372,7 @@ void tcp_conn_drop(struct arn_tcp_conn *c, int reason)
 	 * close queue so that callers up the stack may still look at it. */
 	tcp_q_free(&c->sndq);
 	tcp_q_free(&c->rcvq);
-	tcp_q_free(&c->oooq);
+	ooo_free(wk, c);
 	tcp_txr_free_all(c);
 	c->snd_cur = NULL;
 	/* on_close if the application knows the connection (once); either way
@@ -391,7 +398,7 @@ void tcp_enter_time_wait(struct arn_tcp_conn *c)
 	tcp_timer_update(c);
 	/* the receive queue stays readable until on_close has run */
 	tcp_q_free(&c->sndq);
-	tcp_q_free(&c->oooq);
+	ooo_free(wk, c);
 	tcp_txr_free_all(c);
 	c->snd_cur = NULL;
 	c->twnext = NULL;

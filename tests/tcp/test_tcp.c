@@ -1819,6 +1819,23 @@ static void test_ooo_tiny_segments_bounded(void **state)
 	assert_false(c->ooo_listed);
 }
 
+/* The out-of-order gauge follows every way a queue goes: pulled in order,
+ * pruned, and with its connection (abort, close, TIME_WAIT). */
+static void test_ooo_gauge_returns_to_zero(void **state)
+{
+	(void)state;
+	open_conn(true, true, 7);
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq + 100, our_isn + 1, 65535, &o, "late", 4);
+	inject(TH_ACK, p_seq + 200, our_isn + 1, 65535, &o, "later", 5);
+	assert_int_equal(cnt(ARN_TCP_C_OOO_MBUFS), 2);
+	arn_tcp_abort(app.conn);
+	fake_advance(lc, 1);
+	assert_int_equal(cnt(ARN_TCP_C_OOO_MBUFS), 0);
+	struct arn_tcp_worker *wk = tcp_wk(lc);
+	assert_null(wk->ooo_head);
+}
+
 /* The pool itself: under a quarter free, out-of-order queues go and none
  * starts; under an eighth, new connections are refused (no SYN-ACK, no
  * cookie) while an established one still receives in order. */
@@ -2499,6 +2516,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_syn_cookies_when_queue_full, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rcv_tiny_segments_collapsed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ooo_tiny_segments_bounded, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ooo_gauge_returns_to_zero, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pool_pressure_prunes_then_refuses, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_bare_ack_checked_as_cookie_only_after_overflow,
