@@ -94,7 +94,8 @@ struct arn_tcp_conn *arn_tcp_connect(struct arn_lcore *lc, uint32_t laddr, uint3
 		/* replies must come back to this worker (mTCP's rss.c idea) */
 		if (arn_net_flow_worker(lc, laddr, raddr, p, rport) != wk->index)
 			continue;
-		if (tcp_lookup(wk, laddr, p, raddr, rport) != NULL)
+		if (tcp_lookup(wk, laddr, p, raddr, rport) != NULL ||
+		    tcp_tw_lookup(wk, laddr, p, raddr, rport) != NULL)
 			continue;
 		port = p;
 		wk->port_hint = start + i + 1;

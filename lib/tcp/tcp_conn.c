@@ -219,21 +219,6 @@ struct arn_tcp_listener *tcp_listener_find(struct arn_tcp_worker *wk, uint32_t a
 
 /* ---- pool ---------------------------------------------------------------------- */
 
-static void tw_unlink(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
-{
-	if (c->twprev)
-		c->twprev->twnext = c->twnext;
-	else if (wk->tw_head == c)
-		wk->tw_head = c->twnext;
-	else
-		return; /* not on the list */
-	if (c->twnext)
-		c->twnext->twprev = c->twprev;
-	else
-		wk->tw_tail = c->twprev;
-	c->twprev = c->twnext = NULL;
-}
-
 /* The out-of-order queue goes: its mbufs, its place on the worker's list
  * and its share of the worker's gauge, always together. */
 static void ooo_free(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
@@ -268,18 +253,7 @@ struct arn_tcp_conn *tcp_conn_alloc(struct arn_tcp_worker *wk, bool passive)
 	 * not leave the requests of connected ones without an upstream
 	 * connection (they would fail with 503 while the flood waits). */
 	uint32_t keep = passive ? wk->reserve : 0;
-	if (wk->n_free <= keep && wk->tw_head != NULL && !(wk->tw_head->flags & TF_IN_CLOSEQ)) {
-		/* Out of blocks: the oldest TIME_WAIT connection is the cheapest
-		 * to give up (RFC 6191-style reuse is safe with timestamps, and
-		 * without them it is what Linux's tw bucket limit does too). */
-		struct arn_tcp_conn *tw = wk->tw_head;
-		tw_unlink(wk, tw);
-		tcp_timer_cancel_all(tw);
-		hash_remove(wk, tw);
-		TCP_DEC(wk, TIME_WAIT);
-		TCP_INC(wk, TW_RECYCLED);
-		conn_release(wk, tw);
-	}
+	/* (TIME_WAIT holds no block: the blocks counted here are live.) */
 	struct arn_tcp_conn *c = wk->free;
 	if (c == NULL || wk->n_free <= keep) {
 		TCP_INC(wk, POOL_EXHAUSTED);
@@ -358,12 +332,7 @@ void tcp_conn_drop(struct arn_tcp_conn *c, int reason)
 	struct arn_tcp_worker *wk = c->wk;
 	if (c->state == TCPS_CLOSED)
 		return;
-	if (c->state == TCPS_TIME_WAIT) {
-		tw_unlink(wk, c);
-		TCP_DEC(wk, TIME_WAIT);
-	} else {
-		TCP_DEC(wk, ACTIVE);
-	}
+	TCP_DEC(wk, ACTIVE);
 	syn_queue_leave(c);
 	tcp_set_state(c, TCPS_CLOSED);
 	tcp_timer_cancel_all(c);
@@ -386,31 +355,169 @@ void tcp_conn_drop(struct arn_tcp_conn *c, int reason)
 	}
 }
 
+/* ---- TIME_WAIT records ---------------------------------------------------------- */
+
+int tcp_tw_pool_init(struct arn_tcp_worker *wk, uint32_t n)
+{
+	uint32_t hsize = 1;
+	while (hsize < n && hsize < (1u << 30))
+		hsize <<= 1;
+	wk->tw = calloc(n, sizeof(*wk->tw));
+	wk->tw_htab = malloc(sizeof(*wk->tw_htab) * hsize);
+	if (wk->tw == NULL || wk->tw_htab == NULL) {
+		free(wk->tw);
+		free(wk->tw_htab);
+		wk->tw = NULL;
+		wk->tw_htab = NULL;
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < hsize; i++)
+		wk->tw_htab[i] = TW_NIL;
+	wk->tw_hmask = hsize - 1;
+	wk->tw_n = n;
+	wk->tw_free = TW_NIL;
+	for (uint32_t i = n; i-- > 0;) {
+		wk->tw[i].next = wk->tw_free;
+		wk->tw_free = i;
+	}
+	wk->tw_head = wk->tw_tail = TW_NIL;
+	return 0;
+}
+
+static uint32_t *tw_slot(struct arn_tcp_worker *wk, uint32_t laddr, uint16_t lport, uint32_t raddr,
+			 uint16_t rport)
+{
+	return &wk->tw_htab[flow_hash(laddr, lport, raddr, rport) & wk->tw_hmask];
+}
+
+struct tcp_tw *tcp_tw_lookup(struct arn_tcp_worker *wk, uint32_t laddr, uint16_t lport,
+			     uint32_t raddr, uint16_t rport)
+{
+	if (wk->cnt[ARN_TCP_C_TIME_WAIT] == 0)
+		return NULL; /* the common case costs one load */
+	for (uint32_t i = *tw_slot(wk, laddr, lport, raddr, rport); i != TW_NIL;
+	     i = wk->tw[i].hnext) {
+		struct tcp_tw *t = &wk->tw[i];
+		if (t->raddr == raddr && t->rport == rport && t->lport == lport &&
+		    t->laddr == laddr)
+			return t;
+	}
+	return NULL;
+}
+
+static void tw_list_unlink(struct arn_tcp_worker *wk, struct tcp_tw *t)
+{
+	if (t->prev != TW_NIL)
+		wk->tw[t->prev].next = t->next;
+	else
+		wk->tw_head = t->next;
+	if (t->next != TW_NIL)
+		wk->tw[t->next].prev = t->prev;
+	else
+		wk->tw_tail = t->prev;
+	t->prev = t->next = TW_NIL;
+}
+
+static void tw_list_append(struct arn_tcp_worker *wk, struct tcp_tw *t)
+{
+	uint32_t i = (uint32_t)(t - wk->tw);
+	t->next = TW_NIL;
+	t->prev = wk->tw_tail;
+	if (wk->tw_tail != TW_NIL)
+		wk->tw[wk->tw_tail].next = i;
+	else
+		wk->tw_head = i;
+	wk->tw_tail = i;
+}
+
+void tcp_tw_free(struct arn_tcp_worker *wk, struct tcp_tw *t)
+{
+	uint32_t i = (uint32_t)(t - wk->tw);
+	for (uint32_t *p = tw_slot(wk, t->laddr, t->lport, t->raddr, t->rport); *p != TW_NIL;
+	     p = &wk->tw[*p].hnext)
+		if (*p == i) {
+			*p = t->hnext;
+			break;
+		}
+	tw_list_unlink(wk, t);
+	t->used = 0;
+	t->next = wk->tw_free;
+	wk->tw_free = i;
+	TCP_DEC(wk, TIME_WAIT);
+}
+
+void tcp_tw_restart(struct arn_tcp_worker *wk, struct tcp_tw *t)
+{
+	t->expire_ms = wk->now_ms + 2 * TCP_MSL_MS;
+	tw_list_unlink(wk, t);
+	tw_list_append(wk, t);
+}
+
+void tcp_tw_expire(struct arn_tcp_worker *wk)
+{
+	/* every record lives 2 MSL from its last FIN, so the list is in
+	 * expiry order and the head is the next to go */
+	while (wk->tw_head != TW_NIL && wk->tw[wk->tw_head].expire_ms <= wk->now_ms)
+		tcp_tw_free(wk, &wk->tw[wk->tw_head]);
+}
+
+/* A record for @p c; when the pool is full, the oldest record is recycled
+ * (never refused: a connection must be able to end). */
+static struct tcp_tw *tw_alloc(struct arn_tcp_worker *wk)
+{
+	if (wk->tw_free == TW_NIL) {
+		if (wk->tw_head == TW_NIL)
+			return NULL; /* a pool of 0 records */
+		tcp_tw_free(wk, &wk->tw[wk->tw_head]);
+		TCP_INC(wk, TW_RECYCLED);
+	}
+	uint32_t i = wk->tw_free;
+	wk->tw_free = wk->tw[i].next;
+	return &wk->tw[i];
+}
+
 void tcp_enter_time_wait(struct arn_tcp_conn *c)
 {
 	struct arn_tcp_worker *wk = c->wk;
-	tcp_set_state(c, TCPS_TIME_WAIT);
+	struct tcp_tw *t = tw_alloc(wk);
+	if (t != NULL) {
+		t->laddr = c->laddr;
+		t->raddr = c->raddr;
+		t->lport = c->lport;
+		t->rport = c->rport;
+		t->snd_nxt = c->snd_max;
+		t->rcv_nxt = c->rcv_nxt;
+		t->ts_ok = (c->flags & TF_TS_OK) != 0;
+		t->ts_recent = c->ts_recent;
+		t->ts_offset = c->ts_offset;
+		uint32_t wnd = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+		t->wnd = (uint16_t)RTE_MIN(wnd >> c->rcv_ws, 65535u);
+		t->used = 1;
+		t->expire_ms = wk->now_ms + 2 * TCP_MSL_MS;
+		uint32_t *slot = tw_slot(wk, t->laddr, t->lport, t->raddr, t->rport);
+		t->hnext = *slot;
+		*slot = (uint32_t)(t - wk->tw);
+		tw_list_append(wk, t);
+		TCP_INC(wk, TIME_WAIT);
+	}
+	/* The block goes now: an orderly close for the application, and its
+	 * receive queue stays readable until on_close has run. */
 	TCP_DEC(wk, ACTIVE);
-	TCP_INC(wk, TIME_WAIT);
-	c->t_rexmt = c->t_keep = c->t_delack = 0;
-	c->flags &= ~(TF_PERSIST | TF_DELACK);
-	c->t_2msl = wk->now_ms + 2 * TCP_MSL_MS;
-	tcp_timer_update(c);
-	/* the receive queue stays readable until on_close has run */
+	syn_queue_leave(c);
+	tcp_set_state(c, TCPS_CLOSED);
+	tcp_timer_cancel_all(c);
+	hash_remove(wk, c);
 	tcp_q_free(&c->sndq);
 	ooo_free(wk, c);
 	tcp_txr_free_all(c);
 	c->snd_cur = NULL;
-	c->twnext = NULL;
-	c->twprev = wk->tw_tail;
-	if (wk->tw_tail)
-		wk->tw_tail->twnext = c;
-	else
-		wk->tw_head = c;
-	wk->tw_tail = c;
-	/* The application is done with it: an orderly close. */
 	if (c->flags & TF_ACCEPTED)
 		tcp_schedule_close(c, 0);
+	if (!(c->flags & TF_IN_CLOSEQ)) {
+		c->flags |= TF_IN_CLOSEQ;
+		c->cnext = wk->closeq;
+		wk->closeq = c;
+	}
 }
 
 void tcp_process_closeq(struct arn_tcp_worker *wk)
@@ -431,6 +538,5 @@ void tcp_process_closeq(struct arn_tcp_worker *wk)
 		tcp_q_free(&c->rcvq);
 		if (c->state == TCPS_CLOSED)
 			conn_release(wk, c);
-		/* TIME_WAIT blocks stay until their timer or recycling. */
 	}
 }

@@ -552,7 +552,7 @@ static bool process_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
 				break;
 			case TCPS_CLOSING:
 				tcp_enter_time_wait(c);
-				break;
+				return false; /* the block is gone; a record answers */
 			case TCPS_LAST_ACK:
 				tcp_conn_drop(c, 0);
 				return false;
@@ -648,7 +648,7 @@ static void fin_in(struct arn_tcp_conn *c)
 	default:
 		break;
 	}
-	/* Also in TIME_WAIT: the block lives until on_close has run. */
+	/* Also after TIME_WAIT began: the block lives until on_close has run. */
 	if (!(c->flags & TF_APP_CLOSED) && c->ops && c->ops->on_eof)
 		c->ops->on_eof(c);
 }
@@ -661,19 +661,6 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 	if (c->state == TCPS_SYN_SENT) {
 		syn_sent_input(c, s, m);
 		return;
-	}
-
-	/* TIME_WAIT: a new SYN may reopen the 4-tuple (RFC 9293 3.10.7.4 /
-	 * RFC 6191: the SYN must be newer than the old incarnation). */
-	if (c->state == TCPS_TIME_WAIT && (s->flags & TH_SYN) && !(s->flags & (TH_ACK | TH_RST))) {
-		bool newer = ((c->flags & TF_TS_OK) && s->has_ts) ? seq_gt(s->tsval, c->ts_recent)
-								  : seq_gt(s->seq, c->rcv_nxt);
-		if (newer && tcp_listener_find(wk, s->dst, s->dport)) {
-			TCP_INC(wk, TW_REUSED);
-			tcp_conn_drop(c, 0);
-			listen_input(wk, s, m);
-			return;
-		}
 	}
 
 	uint32_t seg_len = s->len + !!(s->flags & TH_SYN) + !!(s->flags & TH_FIN);
@@ -690,7 +677,7 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 	 * timestamp one tick behind passes (Linux's TCP_PAWS_WINDOW: a peer
 	 * whose clock ticked between two segments of one burst). */
 	bool pure_ack = s->len == 0 && (s->flags & (TH_SYN | TH_FIN | TH_RST | TH_ACK)) == TH_ACK &&
-			c->state != TCPS_TIME_WAIT && c->state != TCPS_SYN_RECEIVED;
+			c->state != TCPS_SYN_RECEIVED;
 	if ((c->flags & TF_TS_OK) && s->has_ts && !(s->flags & TH_RST) &&
 	    (int32_t)(c->ts_recent - s->tsval) > TCP_PAWS_WINDOW &&
 	    now - c->ts_recent_age < TCP_PAWS_24DAYS_MS) {
@@ -711,20 +698,6 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 			rte_pktmbuf_free(m);
 			return;
 		}
-	}
-
-	if (c->state == TCPS_TIME_WAIT) {
-		/* RFC 1337: RSTs do not end TIME_WAIT. Everything else is
-		 * answered with an ACK; a retransmitted FIN restarts 2MSL. */
-		if (!(s->flags & TH_RST)) {
-			if (s->flags & TH_FIN) {
-				c->t_2msl = now + 2 * TCP_MSL_MS;
-			}
-			c->flags |= TF_ACK_NOW;
-			tcp_want_output(c);
-		}
-		rte_pktmbuf_free(m);
-		return;
 	}
 
 	/* SYN in a synchronized state, whatever its sequence number (RFC 5961
@@ -997,6 +970,38 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 		tcp_want_output(c);
 }
 
+/* ---- TIME_WAIT ------------------------------------------------------------------------ */
+
+/*
+ * A segment for a 4-tuple in TIME_WAIT (RFC 9293 3.10.7.4), answered from
+ * its record: a newer SYN reopens the tuple (RFC 6191: a newer timestamp,
+ * or without timestamps a higher sequence number); RSTs do not end TIME_WAIT
+ * (RFC 1337); a retransmitted FIN restarts 2 MSL; everything else gets our
+ * last ACK again.
+ */
+static void tw_input(struct arn_tcp_worker *wk, struct tcp_tw *t, struct tcp_seg *s,
+		     struct rte_mbuf *m)
+{
+	if ((s->flags & TH_SYN) && !(s->flags & (TH_ACK | TH_RST))) {
+		bool newer = (t->ts_ok && s->has_ts) ? seq_gt(s->tsval, t->ts_recent)
+						     : seq_gt(s->seq, t->rcv_nxt);
+		if (newer && tcp_listener_find(wk, s->dst, s->dport)) {
+			TCP_INC(wk, TW_REUSED);
+			tcp_tw_free(wk, t);
+			listen_input(wk, s, m);
+			return;
+		}
+	}
+	rte_pktmbuf_free(m);
+	if (s->flags & TH_RST)
+		return;
+	/* PAWS (RFC 7323 5.3): an old duplicate is dropped, and ACKed */
+	bool paws = t->ts_ok && s->has_ts && (int32_t)(t->ts_recent - s->tsval) > TCP_PAWS_WINDOW;
+	if ((s->flags & TH_FIN) && !paws)
+		tcp_tw_restart(wk, t);
+	tcp_send_tw_ack(wk, t);
+}
+
 /* ---- entry -------------------------------------------------------------------------------- */
 
 void tcp_input(struct arn_tcp_worker *wk, struct rte_mbuf *m)
@@ -1049,8 +1054,13 @@ void tcp_input(struct arn_tcp_worker *wk, struct rte_mbuf *m)
 	rte_pktmbuf_adj(m, (uint16_t)(l3 + doff));
 
 	struct arn_tcp_conn *c = tcp_lookup(wk, s.dst, s.dport, s.src, s.sport);
-	if (c)
+	if (c) {
 		conn_input(c, &s, m);
+		return;
+	}
+	struct tcp_tw *t = tcp_tw_lookup(wk, s.dst, s.dport, s.src, s.sport);
+	if (t)
+		tw_input(wk, t, &s, m);
 	else
 		listen_input(wk, &s, m);
 }
@@ -1074,7 +1084,7 @@ void arn_tcp_icmp_unreach(struct arn_lcore *lc, uint8_t code, uint16_t mtu, uint
 		return;
 	tcp_clock(wk);
 	struct arn_tcp_conn *c = tcp_lookup(wk, src, sport, dst, dport);
-	if (c == NULL || c->state == TCPS_TIME_WAIT)
+	if (c == NULL)
 		return;
 	if (code == 4) {
 		/* Path MTU (RFC 1191). The contract does not carry the quoted

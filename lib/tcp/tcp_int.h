@@ -202,6 +202,29 @@ struct tcp_txrec {
 	uint32_t flags;
 };
 
+/* ---- TIME_WAIT records -------------------------------------------------------
+ * What is left of a connection in TIME_WAIT (RFC 9293 3.10.7.4): enough to
+ * answer a retransmitted FIN, to refuse or accept a new SYN for the 4-tuple
+ * (RFC 6191, with timestamps) and to keep the tuple from an active open,
+ * as Linux keeps a tcp_timewait_sock instead of the socket. Records live in
+ * their own per-worker pool and hash; a connection block is freed the
+ * moment its connection enters TIME_WAIT. */
+#define TW_NIL UINT32_MAX
+struct tcp_tw {
+	uint32_t laddr, raddr;
+	uint16_t lport, rport;
+	uint32_t snd_nxt;    /* our next sequence number (after our FIN) */
+	uint32_t rcv_nxt;    /* after the peer's FIN */
+	uint32_t ts_recent;  /* the peer's last TSval (PAWS, and our TSecr) */
+	uint32_t ts_offset;  /* our timestamp clock's offset */
+	uint64_t expire_ms;  /* 2 MSL after the last FIN */
+	uint32_t hnext;	     /* hash chain, TW_NIL-terminated */
+	uint32_t prev, next; /* oldest first (expiry order); next also links the free list */
+	uint16_t wnd;	     /* the window field to advertise (scaled as it was) */
+	uint8_t ts_ok;	     /* timestamps were negotiated */
+	uint8_t used;
+};
+
 /* ---- parsed segment -------------------------------------------------------- */
 
 struct tcp_sack_block {
@@ -380,9 +403,8 @@ struct arn_tcp_conn {
 	uint32_t index;
 	uint32_t gen;
 
-	/* per-worker lists: output pending, close notifications, TIME_WAIT FIFO */
+	/* per-worker lists: output pending, close notifications */
 	struct arn_tcp_conn *onext, *cnext;
-	struct arn_tcp_conn *twprev, *twnext;
 
 	const struct tcp_cc_ops *cc;
 	struct tcp_cubic cubic;
@@ -452,7 +474,12 @@ struct arn_tcp_worker {
 
 	struct arn_tcp_conn *outq, *outq_tail;
 	struct arn_tcp_conn *closeq;
-	struct arn_tcp_conn *tw_head, *tw_tail; /* oldest first */
+	/* TIME_WAIT records: pool, hash, and the list oldest first */
+	struct tcp_tw *tw;
+	uint32_t tw_n, tw_free;
+	uint32_t *tw_htab;
+	uint32_t tw_hmask;
+	uint32_t tw_head, tw_tail;
 
 	/* secrets for ISNs (RFC 6528) and SYN cookies */
 	uint64_t key[2];
@@ -521,7 +548,18 @@ void tcp_set_state(struct arn_tcp_conn *c, int state);
  * on_close scheduled with @p reason if the application knows it, block
  * freed at the next poll. */
 void tcp_conn_drop(struct arn_tcp_conn *c, int reason);
+/* The connection enters TIME_WAIT: a record keeps what TIME_WAIT needs and
+ * the block goes (state CLOSED; on_close as for an orderly close). */
 void tcp_enter_time_wait(struct arn_tcp_conn *c);
+/* TIME_WAIT records (tcp_conn.c): the record of a 4-tuple, or NULL. */
+struct tcp_tw *tcp_tw_lookup(struct arn_tcp_worker *wk, uint32_t laddr, uint16_t lport,
+			     uint32_t raddr, uint16_t rport);
+void tcp_tw_free(struct arn_tcp_worker *wk, struct tcp_tw *tw);
+/* A retransmitted FIN: 2 MSL again from now (and to the list's end). */
+void tcp_tw_restart(struct arn_tcp_worker *wk, struct tcp_tw *tw);
+/* Free the records whose 2 MSL has passed (oldest first: O(expired)). */
+void tcp_tw_expire(struct arn_tcp_worker *wk);
+int tcp_tw_pool_init(struct arn_tcp_worker *wk, uint32_t n);
 void tcp_schedule_close(struct arn_tcp_conn *c, int reason);
 void tcp_process_closeq(struct arn_tcp_worker *wk);
 void tcp_q_free(struct tcp_q *q);
@@ -544,6 +582,8 @@ void tcp_send_rst_reply(struct arn_tcp_worker *wk, const struct tcp_seg *s);
 void tcp_send_synack_cookie(struct arn_tcp_worker *wk, const struct tcp_seg *s, uint32_t isn,
 			    uint32_t tsval, uint16_t mss, int ws, bool sack);
 void tcp_send_probe(struct arn_tcp_conn *c); /* zero-window / keepalive probe */
+/* Our last ACK again, for a segment to a 4-tuple in TIME_WAIT. */
+void tcp_send_tw_ack(struct arn_tcp_worker *wk, const struct tcp_tw *t);
 uint16_t tcp_adv_mss(struct arn_tcp_worker *wk, uint32_t raddr);
 /* The payload per segment for a peer that announced MSS @p peer_mss (0:
  * none, RFC 9293's 536), with @p ts timestamps on every segment: the

@@ -356,6 +356,30 @@ void tcp_send_rst_reply(struct arn_tcp_worker *wk, const struct tcp_seg *s)
 	seg_send(wk, m, TCP_HDR_LEN, s->dst, s->src);
 }
 
+void tcp_send_tw_ack(struct arn_tcp_worker *wk, const struct tcp_tw *t)
+{
+	uint8_t opt[TCP_MAX_OPT];
+	unsigned olen =
+	    t->ts_ok ? put_ts(opt, (uint32_t)wk->now_ms + t->ts_offset, t->ts_recent, false) : 0;
+	struct rte_mbuf *m = seg_alloc(wk);
+	if (m == NULL)
+		return;
+	unsigned hlen = TCP_HDR_LEN + olen;
+	struct rte_tcp_hdr *th = hdr_put(m, hlen, 0);
+	if (th == NULL) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	th->src_port = rte_cpu_to_be_16(t->lport);
+	th->dst_port = rte_cpu_to_be_16(t->rport);
+	th->sent_seq = rte_cpu_to_be_32(t->snd_nxt);
+	th->recv_ack = rte_cpu_to_be_32(t->rcv_nxt);
+	th->tcp_flags = TH_ACK;
+	th->rx_win = rte_cpu_to_be_16(t->wnd);
+	memcpy(th + 1, opt, olen);
+	seg_send(wk, m, hlen, t->laddr, t->raddr);
+}
+
 void tcp_send_synack_cookie(struct arn_tcp_worker *wk, const struct tcp_seg *s, uint32_t isn,
 			    uint32_t tsval, uint16_t mss, int ws, bool sack)
 {
@@ -501,11 +525,6 @@ void tcp_output(struct arn_tcp_conn *c)
 	if (c->state == TCPS_SYN_RECEIVED || c->state == TCPS_SYN_SENT || c->state == TCPS_CLOSED ||
 	    c->state == TCPS_LISTEN)
 		return;
-	if (c->state == TCPS_TIME_WAIT) {
-		if (c->flags & TF_ACK_NOW)
-			tcp_send_ack(c);
-		return;
-	}
 
 	while (can_send_data(c)) {
 		uint32_t data_end = c->snd_una + c->sndq.bytes;

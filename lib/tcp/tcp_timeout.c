@@ -180,7 +180,8 @@ static void timer_expire(struct arn_tcp_conn *c, uint64_t now)
 {
 	if (c->t_2msl && c->t_2msl <= now) {
 		c->t_2msl = 0;
-		/* TIME_WAIT over, or FIN_WAIT_2 of a closed application gave up */
+		/* FIN_WAIT_2 of a closed application gave up (TIME_WAIT is a
+		 * record of its own, tcp_tw_expire) */
 		tcp_conn_drop(c, 0);
 		return;
 	}

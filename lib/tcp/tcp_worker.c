@@ -61,6 +61,16 @@ static const char *const counter_names[] = {
 
 /* ---- the lib/net contract ---------------------------------------------------------- */
 
+static void wk_free(struct arn_tcp_worker *wk)
+{
+	free(wk->conns);
+	free(wk->htab);
+	free(wk->txr);
+	free(wk->tw);
+	free(wk->tw_htab);
+	free(wk);
+}
+
 int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 {
 	unsigned idx = arn_net_worker_index(lc);
@@ -108,12 +118,14 @@ int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 		nrec = 1u << 20;
 	wk->txr_n = (uint32_t)nrec;
 	wk->txr = malloc(sizeof(*wk->txr) * wk->txr_n);
-	if (wk->conns == NULL || wk->htab == NULL || wk->txr == NULL) {
+	/* TIME_WAIT records (48 bytes each): twice the connection blocks, so
+	 * that a worker closing as fast as it opens keeps 2 MSL of history;
+	 * past that the oldest is recycled, as Linux's tw bucket limit does */
+	uint32_t ntw = maxc > (1u << 21) ? (1u << 22) : RTE_MAX(2 * maxc, 1024u);
+	if (wk->conns == NULL || wk->htab == NULL || wk->txr == NULL ||
+	    tcp_tw_pool_init(wk, ntw) != 0) {
 		ARN_ERR(TCP, "worker %u: no memory for %u connections", idx, maxc);
-		free(wk->conns);
-		free(wk->htab);
-		free(wk->txr);
-		free(wk);
+		wk_free(wk);
 		return -ENOMEM;
 	}
 	memset(wk->conns, 0, csz);
@@ -141,10 +153,7 @@ int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 	if (room < TCP_HDR_LEN + TCP_MAX_OPT + TCP_DEFAULT_MSS) {
 		ARN_ERR(TCP, "worker %u: mbufs hold %u bytes after the headroom; TCP needs %u", idx,
 			room, TCP_HDR_LEN + TCP_MAX_OPT + TCP_DEFAULT_MSS);
-		free(wk->conns);
-		free(wk->htab);
-		free(wk->txr);
-		free(wk);
+		wk_free(wk);
 		return -ENOBUFS;
 	}
 	wk->seg_max = room - TCP_HDR_LEN - TCP_MAX_OPT;
@@ -179,8 +188,10 @@ void arn_tcp_worker_poll(struct arn_lcore *lc, uint64_t now_tsc)
 	if (wk == NULL)
 		return;
 	tcp_clock_set(wk, now_tsc);
-	if (wk->now_ms != wk->wheel_ms)
+	if (wk->now_ms != wk->wheel_ms) {
 		tcp_timer_run(wk, wk->now_ms);
+		tcp_tw_expire(wk);
+	}
 	for (unsigned i = 0; i < n_apps; i++)
 		if (apps[i]->worker_poll)
 			apps[i]->worker_poll(lc, apps[i]->arg);
@@ -219,10 +230,7 @@ void arn_tcp_worker_fini(struct arn_lcore *lc)
 	ARN_INFO(TCP, "%s", line);
 	__atomic_store_n(&stats_workers[idx], NULL, __ATOMIC_RELEASE);
 	arn_l4_set_state(lc, NULL);
-	free(wk->conns);
-	free(wk->htab);
-	free(wk->txr);
-	free(wk);
+	wk_free(wk);
 }
 
 /* ---- statistics ------------------------------------------------------------------------ */

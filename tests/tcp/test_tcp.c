@@ -1058,15 +1058,26 @@ static void test_active_close_time_wait_and_reuse(void **state)
 	inject(TH_ACK, p_seq, our_isn + 2, 1000, &o, NULL, 0);
 	assert_int_equal(c->state, TCPS_FIN_WAIT_2);
 	inject(TH_ACK | TH_FIN, p_seq, our_isn + 2, 1000, &o, NULL, 0);
-	assert_int_equal(c->state, TCPS_TIME_WAIT);
+	/* TIME_WAIT is a record of its own; the block goes at once (issue 22) */
+	assert_int_equal(c->state, TCPS_CLOSED);
+	assert_non_null(tcp_tw_lookup(tcp_wk(lc), US, LPORT, PEER, PPORT));
 	expect_seg(TH_ACK);
 	assert_int_equal(out.ack, p_seq + 1);
 	fake_advance(lc, 1);
 	assert_int_equal(app.closes, 1);
 	assert_int_equal(cnt(ARN_TCP_C_TIME_WAIT), 1);
-	/* a retransmitted FIN in TIME_WAIT is ACKed again */
+	assert_int_equal(cnt(ARN_TCP_C_ACTIVE), 0);
+	assert_int_equal(tcp_wk(lc)->n_free, tcp_wk(lc)->max_conns);
+	/* a retransmitted FIN in TIME_WAIT is ACKed again, from the record:
+	 * our sequence number after our FIN, theirs after theirs, and the
+	 * timestamps as the connection had them */
+	o.tsval = ++p_tsval;
 	inject(TH_ACK | TH_FIN, p_seq, our_isn + 2, 1000, &o, NULL, 0);
 	expect_seg(TH_ACK);
+	assert_int_equal(out.seq, our_isn + 2);
+	assert_int_equal(out.ack, p_seq + 1);
+	assert_true(out.o.has_ts);
+	assert_int_equal(out.o.tsecr, p_tsval - 1);
 	/* RFC 1337: a RST does not cut TIME_WAIT short */
 	inject(TH_RST, p_seq + 1, 0, 0, NULL, NULL, 0);
 	assert_int_equal(cnt(ARN_TCP_C_TIME_WAIT), 1);
@@ -1119,12 +1130,83 @@ static void test_time_wait_expires_after_2msl(void **state)
 	assert_int_equal(c->state, TCPS_CLOSING);
 	expect_seg(TH_ACK);
 	inject(TH_ACK, 50002, isn + 2, 8192, NULL, NULL, 0);
-	assert_int_equal(c->state, TCPS_TIME_WAIT);
+	assert_int_equal(c->state, TCPS_CLOSED); /* a record holds TIME_WAIT */
+	assert_int_equal(cnt(ARN_TCP_C_TIME_WAIT), 1);
 	fake_advance(lc, 2 * TCP_MSL_MS - 10);
 	assert_int_equal(cnt(ARN_TCP_C_TIME_WAIT), 1);
 	fake_advance(lc, 20);
 	assert_int_equal(cnt(ARN_TCP_C_TIME_WAIT), 0);
 	assert_int_equal(app.closes, 1);
+}
+
+/* Issue 22: TIME_WAIT holds a record, not a block. A worker of 64 blocks
+ * closes 3,000 connections actively: no block is ever held by TIME_WAIT,
+ * the records fill their pool (1,024 here) and then the oldest is
+ * recycled, never refused; an active open steers clear of a tuple still in
+ * TIME_WAIT. */
+static void test_time_wait_records_not_blocks(void **state)
+{
+	(void)state;
+	struct arn_tcp_worker *wk = tcp_wk(lc);
+	for (uint32_t k = 0; k < 3000; k++) {
+		uint16_t pp = (uint16_t)(10000 + k);
+		arn_tcp_input(lc,
+			      fake_seg(PEER, US, pp, LPORT, TH_SYN, 1000, 0, 65535, NULL, NULL, 0));
+		fake_advance(lc, 0);
+		assert_true(fake_next(lc, &out));
+		uint32_t isn = out.seq;
+		arn_tcp_input(
+		    lc, fake_seg(PEER, US, pp, LPORT, TH_ACK, 1001, isn + 1, 65535, NULL, NULL, 0));
+		arn_tcp_close(app.conn);
+		fake_advance(lc, 0);
+		fake_drain(lc);
+		arn_tcp_input(lc, fake_seg(PEER, US, pp, LPORT, TH_ACK | TH_FIN, 1001, isn + 2,
+					   65535, NULL, NULL, 0));
+		fake_advance(lc, 0);
+		fake_drain(lc);
+		assert_int_equal(wk->n_free, wk->max_conns);
+	}
+	assert_int_equal(cnt(ARN_TCP_C_TIME_WAIT), wk->tw_n);
+	assert_int_equal(cnt(ARN_TCP_C_TW_RECYCLED), 3000 - wk->tw_n);
+	assert_int_equal(cnt(ARN_TCP_C_POOL_EXHAUSTED), 0);
+	/* the oldest went, the newest is there */
+	assert_null(tcp_tw_lookup(wk, US, LPORT, PEER, 10000));
+	assert_non_null(tcp_tw_lookup(wk, US, LPORT, PEER, 12999));
+	/* 2 MSL later they are all gone */
+	fake_advance(lc, 2 * TCP_MSL_MS + 1);
+	assert_int_equal(cnt(ARN_TCP_C_TIME_WAIT), 0);
+	assert_null(tcp_tw_lookup(wk, US, LPORT, PEER, 12999));
+}
+
+/* An active open never picks a 4-tuple that TIME_WAIT still holds. */
+static void test_connect_avoids_time_wait_tuple(void **state)
+{
+	(void)state;
+	int err = 0;
+	struct arn_tcp_conn *c =
+	    arn_tcp_connect(lc, US, PEER, 8080, &t_ops, NULL, ARN_TCP_CC_CUBIC, &err);
+	assert_non_null(c);
+	uint16_t first = c->lport;
+	fake_advance(lc, 0);
+	assert_true(fake_next(lc, &out));
+	arn_tcp_input(lc, fake_seg(PEER, US, 8080, first, TH_SYN | TH_ACK, 9000, c->iss + 1, 65535,
+				   NULL, NULL, 0));
+	arn_tcp_close(c);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	arn_tcp_input(lc, fake_seg(PEER, US, 8080, first, TH_ACK | TH_FIN, 9001, c->iss + 2, 65535,
+				   NULL, NULL, 0));
+	fake_advance(lc, 1);
+	fake_drain(lc);
+	assert_non_null(tcp_tw_lookup(tcp_wk(lc), US, first, PEER, 8080));
+	/* make the port search start at the same port again */
+	tcp_wk(lc)->port_hint -= 1;
+	struct arn_tcp_conn *d =
+	    arn_tcp_connect(lc, US, PEER, 8080, &t_ops, NULL, ARN_TCP_CC_CUBIC, &err);
+	assert_non_null(d);
+	assert_int_not_equal(d->lport, first);
+	arn_tcp_abort(d);
+	fake_advance(lc, 1);
 }
 
 static void test_close_with_unread_data_resets(void **state)
@@ -2488,6 +2570,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_passive_close_half_close, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_active_close_time_wait_and_reuse, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_time_wait_expires_after_2msl, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_time_wait_records_not_blocks, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_connect_avoids_time_wait_tuple, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_close_with_unread_data_resets, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_data_after_close_resets, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fin_out_of_order_waits_for_data, setup, teardown),
