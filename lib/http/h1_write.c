@@ -184,24 +184,32 @@ static bool is_hop(const struct arn_h1_msg *m, const struct arn_h1_header *h, un
 	}
 }
 
-/* "name: v1,v2,...,add" from every line named like hdrs[first] */
+/* "name: v1,v2,...,add" from every line named like hdrs[first], joined as
+ * Envoy's header map joins repeated lines: an empty value adds nothing, not
+ * even its comma (an empty first line used to glue the added value to the
+ * last element: ",1.2.3.4198.18.0.1"). */
 static void write_joined(struct arn_h1_wbuf *w, const struct arn_h1_msg *m, int first,
 			 const struct arn_h1_edit *e)
 {
 	const struct arn_h1_header *h = &m->hdrs[first];
+	bool any = false;
 	arn_h1_put(w, h->name, h->name_len);
 	arn_h1_put(w, ": ", 2);
-	arn_h1_put(w, h->value, h->value_len);
-	for (int i = first + 1; i < m->n_hdrs; i++) {
+	for (int i = first; i < m->n_hdrs; i++) {
 		const struct arn_h1_header *o = &m->hdrs[i];
-		if (arn_h1_eq_nocase(o->name, o->name_len, e->name, e->name_len)) {
+		if (!o->value_len ||
+		    (i != first && !arn_h1_eq_nocase(o->name, o->name_len, e->name, e->name_len)))
+			continue;
+		if (any)
 			arn_h1_put(w, ",", 1);
-			arn_h1_put(w, o->value, o->value_len);
-		}
+		arn_h1_put(w, o->value, o->value_len);
+		any = true;
 	}
-	if (h->value_len)
-		arn_h1_put(w, ",", 1);
-	arn_h1_put(w, e->value, e->value_len);
+	if (e->value_len) {
+		if (any)
+			arn_h1_put(w, ",", 1);
+		arn_h1_put(w, e->value, e->value_len);
+	}
 	arn_h1_put(w, "\r\n", 2);
 }
 

@@ -92,57 +92,104 @@ static char *text_put(char *text, uint32_t cap, uint32_t *len, const char *s, si
 	return p;
 }
 
-/* The elements of every X-Forwarded-For line, in order (at most @p cap). */
-static unsigned xff_elements(const struct arn_h1_msg *m, struct arn_h1_slice *el, unsigned cap)
+/* A cursor that walks the X-Forwarded-For lines of a message from the
+ * right as one value: Envoy's header map joins repeated lines with ","
+ * (an empty line adds nothing, not even the comma). */
+struct xff_rcur {
+	const struct arn_h1_msg *m;
+	int line;	   /* the line the cursor is in */
+	const char *b, *p; /* its value's start; the cursor (bytes left of it are next) */
+};
+
+/* Move to the next non-empty X-Forwarded-For line left of line @p from. */
+static bool xff_line_left(struct xff_rcur *c, int from)
 {
-	unsigned n = 0;
-	for (int i = arn_h1_find(m, "x-forwarded-for", 15, 0); i >= 0;
-	     i = arn_h1_find(m, "x-forwarded-for", 15, i + 1)) {
-		struct arn_h1_list_iter it;
-		struct arn_h1_slice s;
-		arn_h1_list_init(&it, m->hdrs[i].value, m->hdrs[i].value_len);
-		while (arn_h1_list_next(&it, &s)) {
-			if (n < cap)
-				el[n] = s;
-			n++;
+	for (int i = from - 1; i >= 0; i--) {
+		const struct arn_h1_header *h = &c->m->hdrs[i];
+		if (h->id == ARN_H1_H_X_FORWARDED_FOR && h->value_len) {
+			c->line = i;
+			c->b = h->value;
+			c->p = h->value + h->value_len;
+			return true;
 		}
 	}
-	return n;
+	return false;
+}
+
+/* Step left over one byte: a byte of the line, a joining ',' (the cursor
+ * is then at the end of the line to the left), or -1 at the start. */
+static int xff_prev(struct xff_rcur *c)
+{
+	if (c->p > c->b)
+		return (unsigned char)*--c->p;
+	return xff_line_left(c, c->line) ? ',' : -1;
+}
+
+/*
+ * Envoy's Utility::getLastAddressFromXFF: the address @p skip elements from
+ * the right of X-Forwarded-For, the lines joined as Envoy joins them. The
+ * whole chain is walked from the right, whatever its length and however
+ * many lines carry it, so no chain can push the chosen element out of a
+ * bounded left part (issue 12: a fixed array of 32 made a longer chain pick
+ * an attacker's element). Empty elements count, as in Envoy ("a,,b" with
+ * one skipped names the empty one, which is no address).
+ * @return true with the address in *@p out; false when there are fewer
+ *   elements or the element is not an IPv4 address. *@p single: the joined
+ *   value is that one element (Envoy's "single address", nothing skipped).
+ */
+static bool xff_from_right(const struct arn_h1_msg *m, unsigned skip, uint32_t *out, bool *single)
+{
+	struct xff_rcur c = {.m = m};
+	*single = false;
+	if (!xff_line_left(&c, m->n_hdrs))
+		return false;
+	for (unsigned k = 0; k < skip;) {
+		int ch = xff_prev(&c);
+		if (ch < 0)
+			return false; /* fewer elements than skipped */
+		k += ch == ',';
+	}
+	/* an element never spans lines: it ends at the cursor and starts after
+	 * the nearest comma of the same line, or at the line's start */
+	const char *e = c.p, *s = c.p;
+	while (s > c.b && s[-1] != ',')
+		s--;
+	bool more_left = s > c.b || xff_line_left(&(struct xff_rcur){.m = m}, c.line);
+	while (s < e && (*s == ' ' || *s == '\t'))
+		s++;
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	if (ip4_parse(s, (size_t)(e - s), out) != 0)
+		return false;
+	*single = skip == 0 && !more_left;
+	return true;
 }
 
 uint32_t http_client_addr(const struct arn_cfg_hcm *h, const struct arn_h1_msg *m, uint32_t raddr,
 			  bool *internal)
 {
-	struct arn_h1_slice el[32];
-	unsigned n = xff_elements(m, el, 32);
 	unsigned hops = h->xff_num_trusted_hops;
-	uint32_t client = raddr;
-	if (n > 32)
-		n = 32; /* only the first 32 are kept; deeper chains are not trusted */
+	uint32_t client = raddr, a;
+	bool single;
 	if (h->use_remote_address) {
 		/* the proxy that connected is trusted; with N trusted hops the
-		 * client is the Nth address from the right of the received XFF */
-		if (hops > 0 && n >= hops) {
-			uint32_t a;
-			if (ip4_parse(el[n - hops].p, el[n - hops].len, &a) == 0)
-				client = a;
-		}
-		/* XFF after appending the remote address is a single internal one */
+		 * client is the Nth address from the right of the received XFF
+		 * (Envoy: getLastAddressFromXFF(N - 1), before appending) */
+		if (hops > 0 && xff_from_right(m, hops - 1, &a, &single))
+			client = a;
+		/* Envoy: internal when the request came without XFF (the one
+		 * sent upstream is then the peer alone) from an internal peer */
 		if (internal)
-			*internal = n == 0 && ip4_internal(raddr);
+			*internal = arn_h1_find_id(m, ARN_H1_H_X_FORWARDED_FOR, 0) < 0 &&
+				    ip4_internal(raddr);
 	} else {
 		/* Envoy behind another proxy: the last XFF element (skipping
 		 * trusted hops) is the client */
-		if (n > hops) {
-			uint32_t a;
-			if (ip4_parse(el[n - 1 - hops].p, el[n - 1 - hops].len, &a) == 0)
-				client = a;
-		}
-		if (internal) {
-			uint32_t a;
-			*internal =
-			    n == 1 && ip4_parse(el[0].p, el[0].len, &a) == 0 && ip4_internal(a);
-		}
+		bool found = xff_from_right(m, hops, &a, &single);
+		if (found)
+			client = a;
+		if (internal)
+			*internal = found && single && ip4_internal(a);
 	}
 	return client;
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -136,6 +137,288 @@ static void test_xff_trusted_hops(void **state)
 	/* more trusted hops than addresses: the peer */
 	h.xff_num_trusted_hops = 5;
 	assert_int_equal(http_client_addr(&h, &r.m, 0xc0000205, &internal), 0xc0000205);
+}
+
+/* A large head: a chain of @p n XFF elements, attacker-chosen ones first
+ * (6.6.<i>.<i>), then the client 203.0.113.9 and the trusted proxy
+ * 10.1.1.1, spread over @p lines X-Forwarded-For lines (one element per
+ * line when lines >= n; an empty line before each). */
+struct big_req {
+	struct arn_h1_parser p;
+	struct arn_h1_msg m;
+	struct arn_h1_header h[128];
+	char buf[8192];
+};
+
+static void parse_chain(struct big_req *r, unsigned n, unsigned lines)
+{
+	size_t o = (size_t)snprintf(r->buf, sizeof(r->buf), "GET / HTTP/1.1\r\nHost: a\r\n");
+	unsigned per = (n + lines - 1) / lines;
+	for (unsigned i = 0; i < n; i++) {
+		if (i % per == 0) {
+			if (lines > 1) /* empty lines add nothing to the joined value */
+				o += (size_t)snprintf(
+				    r->buf + o, sizeof(r->buf) - o,
+				    "%sX-Forwarded-For:\r\nX-Forwarded-For: ", i ? "\r\n" : "");
+			else
+				o += (size_t)snprintf(r->buf + o, sizeof(r->buf) - o,
+						      "X-Forwarded-For: ");
+		} else {
+			o += (size_t)snprintf(r->buf + o, sizeof(r->buf) - o, ", ");
+		}
+		if (i == n - 2)
+			o += (size_t)snprintf(r->buf + o, sizeof(r->buf) - o, "203.0.113.9");
+		else if (i == n - 1)
+			o += (size_t)snprintf(r->buf + o, sizeof(r->buf) - o, "10.1.1.1");
+		else
+			o += (size_t)snprintf(r->buf + o, sizeof(r->buf) - o, "6.6.%u.%u", i % 256,
+					      i % 256);
+	}
+	o += (size_t)snprintf(r->buf + o, sizeof(r->buf) - o, "\r\n\r\n");
+	assert_true(o < sizeof(r->buf) - 1);
+	arn_h1_msg_init(&r->m, r->h, 128);
+	struct arn_h1_config pc = {.max_headers = 128};
+	arn_h1_parser_init(&r->p, ARN_H1_REQUEST, &pc, &r->m);
+	struct arn_h1_ev ev;
+	ssize_t k = arn_h1_parse(&r->p, r->buf, o, &ev);
+	assert_true(k > 0);
+	assert_int_equal(ev.type, ARN_H1_EV_HEAD);
+}
+
+/*
+ * Issue 12 item 7: the trusted-hop choice counts from the right over the
+ * whole X-Forwarded-For value, as Envoy's getLastAddressFromXFF does over
+ * the lines its header map joined; a long chain (it used to be cut at 32
+ * elements, so the 33rd from the left was never seen and the "client" was
+ * an attacker's element) or a chain split over lines changes nothing.
+ */
+static void test_xff_long_chains_and_lines(void **state)
+{
+	(void)state;
+	static const unsigned lens[] = {31, 32, 33, 100};
+	static const unsigned splits[] = {1, 2, 7, 60};
+	const uint32_t client = 0xcb007109; /* 203.0.113.9 */
+	const uint32_t proxy = 0x0a010101;  /* 10.1.1.1 */
+	struct big_req *r = malloc(sizeof(*r));
+	assert_non_null(r);
+	for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++)
+		for (size_t si = 0; si < sizeof(splits) / sizeof(splits[0]); si++) {
+			unsigned n = lens[li];
+			parse_chain(r, n, splits[si]);
+			struct arn_cfg_hcm h = hcm_default();
+			bool internal = true;
+			/* at the edge, behind one trusted proxy that appended the
+			 * client (10.1.1.1 connected to it, it connected to us) */
+			h.use_remote_address = true;
+			h.xff_num_trusted_hops = 2;
+			assert_int_equal(http_client_addr(&h, &r->m, 0xc6120001, &internal),
+					 client);
+			assert_false(internal);
+			h.xff_num_trusted_hops = 1;
+			assert_int_equal(http_client_addr(&h, &r->m, 0xc6120001, &internal), proxy);
+			/* as many hops as elements: the leftmost; one more: the peer */
+			h.xff_num_trusted_hops = n;
+			assert_int_equal(http_client_addr(&h, &r->m, 0xc6120001, &internal),
+					 n - 2 ? 0x06060000u : client);
+			h.xff_num_trusted_hops = n + 1;
+			assert_int_equal(http_client_addr(&h, &r->m, 0xc6120001, &internal),
+					 0xc6120001);
+			/* behind proxies, not at the edge: skip the trusted hops */
+			h.use_remote_address = false;
+			h.xff_num_trusted_hops = 1;
+			assert_int_equal(http_client_addr(&h, &r->m, 0xc6120001, &internal),
+					 client);
+			assert_false(internal);
+			h.xff_num_trusted_hops = 0;
+			assert_int_equal(http_client_addr(&h, &r->m, 0xc6120001, &internal), proxy);
+			assert_false(internal); /* a chain, not a single address */
+			h.xff_num_trusted_hops = n - 1;
+			assert_int_equal(http_client_addr(&h, &r->m, 0xc6120001, &internal),
+					 n - 2 ? 0x06060000u : client);
+			h.xff_num_trusted_hops = n;
+			assert_int_equal(http_client_addr(&h, &r->m, 0xc6120001, &internal),
+					 0xc6120001);
+
+			/* what goes upstream: the external address is the client,
+			 * and the chain arrives whole with the peer appended */
+			h = hcm_default();
+			h.use_remote_address = true;
+			h.xff_num_trusted_hops = 2;
+			struct http_req_ctx x = ctx(&h);
+			static char out[16384];
+			struct arn_h1_edit e[ARN_H1_MAX_EDITS];
+			int k = http_req_edits(&x, &r->m, e, ARN_H1_MAX_EDITS);
+			assert_true(k >= 0);
+			apply(&r->m, e, k, out, sizeof(out));
+			assert_non_null(strstr(out, "x-envoy-external-address: 203.0.113.9\r\n"));
+			assert_non_null(strstr(out, "203.0.113.9, 10.1.1.1,198.18.0.1\r\n")
+					    ?: strstr(out, "203.0.113.9,10.1.1.1,198.18.0.1\r\n"));
+			assert_non_null(strstr(out, ": 6.6.0.0, 6.6.1.1")
+					    ?: strstr(out, ": 6.6.0.0,6.6.1.1"));
+		}
+	free(r);
+}
+
+/* Envoy's details of the walk: empty elements count (and are no address),
+ * an empty line adds nothing, blanks around an element do not matter, and
+ * a single address is one without a comma. */
+static void test_xff_empty_elements_and_lines(void **state)
+{
+	(void)state;
+	struct arn_cfg_hcm h = hcm_default();
+	struct req r;
+	bool internal;
+	h.xff_num_trusted_hops = 1;
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: 10.0.0.1,,10.0.0.3\r\n\r\n");
+	assert_int_equal(http_client_addr(&h, &r.m, 0xc6120001, &internal), 0xc6120001);
+	h.xff_num_trusted_hops = 2;
+	assert_int_equal(http_client_addr(&h, &r.m, 0xc6120001, &internal), 0x0a000001);
+	/* lines: "10.0.0.1" + "" + " 10.0.0.2 " joined to "10.0.0.1,10.0.0.2" */
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: 10.0.0.1\r\n"
+		  "X-Forwarded-For:\r\nX-Forwarded-For:  10.0.0.2 \r\n\r\n");
+	h.xff_num_trusted_hops = 1;
+	assert_int_equal(http_client_addr(&h, &r.m, 0xc6120001, &internal), 0x0a000001);
+	assert_false(internal); /* one skipped: not Envoy's single address */
+	h.xff_num_trusted_hops = 0;
+	assert_int_equal(http_client_addr(&h, &r.m, 0xc6120001, &internal), 0x0a000002);
+	assert_false(internal);
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-For:\r\n"
+		  "X-Forwarded-For: 10.0.0.2\r\n\r\n");
+	assert_int_equal(http_client_addr(&h, &r.m, 0xc6120001, &internal), 0x0a000002);
+	assert_true(internal); /* a single internal address */
+	/* a trailing comma: Envoy keeps "10.0.0.2," whole, which is no address */
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: 10.0.0.2,\r\n\r\n");
+	assert_int_equal(http_client_addr(&h, &r.m, 0xc6120001, &internal), 0xc6120001);
+	assert_false(internal);
+	/* sent upstream: an empty first line does not glue the appended peer
+	 * to the last element */
+	h.use_remote_address = true;
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-For:\r\n"
+		  "X-Forwarded-For: 203.0.113.7\r\n\r\n");
+	struct http_req_ctx x = ctx(&h);
+	char out[2048];
+	edited(&x, &r, out, sizeof(out));
+	assert_non_null(strstr(out, "X-Forwarded-For: 203.0.113.7,198.18.0.1\r\n"));
+	assert_null(strstr(out, "203.0.113.7198"));
+}
+
+/* Envoy's getLastAddressFromXFF on the joined value, written as Envoy
+ * writes it (rfind from the right), as the reference for the walk. */
+static bool ref_ip4(const char *s, size_t n, uint32_t *out)
+{
+	uint32_t a = 0;
+	unsigned parts = 0, v = 0, digits = 0;
+	for (size_t i = 0; i <= n; i++) {
+		if (i == n || s[i] == '.') {
+			if (!digits || v > 255)
+				return false;
+			a = a << 8 | v;
+			parts++;
+			v = digits = 0;
+		} else if (s[i] >= '0' && s[i] <= '9' && digits < 3) {
+			v = v * 10 + (unsigned)(s[i] - '0');
+			digits++;
+		} else {
+			return false;
+		}
+	}
+	*out = a;
+	return parts == 4;
+}
+
+static bool ref_xff(const char *joined, size_t n, unsigned skip, uint32_t *out, bool *single)
+{
+	for (unsigned i = 0; i < skip; i++) {
+		const char *c = NULL;
+		for (size_t k = n; k-- > 0;)
+			if (joined[k] == ',') {
+				c = joined + k;
+				break;
+			}
+		if (!c)
+			return false;
+		n = (size_t)(c - joined);
+	}
+	const char *s = joined, *c = NULL;
+	for (size_t k = n; k-- > 0;)
+		if (joined[k] == ',') {
+			c = joined + k;
+			break;
+		}
+	if (c && (size_t)(c - joined) + 1 < n)
+		s = c + 1;
+	size_t len = n - (size_t)(s - joined);
+	while (len && (*s == ' ' || *s == '\t'))
+		s++, len--;
+	while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+		len--;
+	*single = !c && skip == 0;
+	return ref_ip4(s, len, out);
+}
+
+/* Random chains (addresses, empty elements, blanks, junk) on random lines
+ * (some empty): the walk picks what Envoy picks from the joined value. */
+static void test_xff_matches_envoy_on_random_chains(void **state)
+{
+	(void)state;
+	static const char *const el[] = {"10.0.0.1",	" 10.0.0.2", "10.0.0.3 ", "",  " ",
+					 "203.0.113.9", "1.2.3",     "300.1.1.1", "a", "7.7.7.7"};
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	struct big_req *r = malloc(sizeof(*r));
+	assert_non_null(r);
+	for (int round = 0; round < 20000; round++) {
+		char joined[2048];
+		size_t jn = 0;
+		size_t o =
+		    (size_t)snprintf(r->buf, sizeof(r->buf), "GET / HTTP/1.1\r\nHost: a\r\n");
+		unsigned lines = 1 + (unsigned)((rng >> 33) % 5);
+		for (unsigned l = 0; l < lines; l++) {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			unsigned n = (unsigned)((rng >> 33) % 5); /* elements; 0: an empty line */
+			char v[512];
+			size_t vn = 0;
+			for (unsigned k = 0; k < n; k++) {
+				rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+				vn += (size_t)snprintf(v + vn, sizeof(v) - vn, "%s%s", k ? "," : "",
+						       el[(rng >> 33) % 10]);
+			}
+			/* the parser trims the value's blanks, as Envoy's codec does */
+			size_t b = 0, e = vn;
+			while (b < e && v[b] == ' ')
+				b++;
+			while (e > b && v[e - 1] == ' ')
+				e--;
+			o += (size_t)snprintf(r->buf + o, sizeof(r->buf) - o,
+					      "X-Forwarded-For: %.*s\r\n", (int)(e - b), v + b);
+			if (e > b) { /* Envoy's append: a comma only between non-empty values */
+				if (jn)
+					joined[jn++] = ',';
+				memcpy(joined + jn, v + b, e - b);
+				jn += e - b;
+			}
+		}
+		o += (size_t)snprintf(r->buf + o, sizeof(r->buf) - o, "\r\n");
+		arn_h1_msg_init(&r->m, r->h, 128);
+		struct arn_h1_config pc = {.max_headers = 128};
+		arn_h1_parser_init(&r->p, ARN_H1_REQUEST, &pc, &r->m);
+		struct arn_h1_ev ev;
+		assert_true(arn_h1_parse(&r->p, r->buf, o, &ev) > 0);
+		struct arn_cfg_hcm h = hcm_default();
+		for (unsigned skip = 0; skip < 6; skip++) {
+			uint32_t want = 0xc6120001, a;
+			bool single = false, internal;
+			if (ref_xff(joined, jn, skip, &a, &single))
+				want = a;
+			else
+				single = false;
+			h.xff_num_trusted_hops = skip;
+			uint32_t got = http_client_addr(&h, &r->m, 0xc6120001, &internal);
+			if (got != want || internal != (single && (want >> 24) == 10))
+				fail_msg("skip %u of '%.*s': got %08x internal %d, Envoy %08x %d",
+					 skip, (int)jn, joined, got, internal, want, single);
+		}
+	}
+	free(r);
 }
 
 static void test_internal_request_keeps_request_id(void **state)
@@ -939,6 +1222,9 @@ int main(void)
 	    cmocka_unit_test(test_xff_edge_appends_the_peer),
 	    cmocka_unit_test(test_xff_without_use_remote_address_is_kept),
 	    cmocka_unit_test(test_xff_trusted_hops),
+	    cmocka_unit_test(test_xff_long_chains_and_lines),
+	    cmocka_unit_test(test_xff_empty_elements_and_lines),
+	    cmocka_unit_test(test_xff_matches_envoy_on_random_chains),
 	    cmocka_unit_test(test_internal_request_keeps_request_id),
 	    cmocka_unit_test(test_external_request_id_regenerated_unless_preserved),
 	    cmocka_unit_test(test_forwarded_proto),
