@@ -474,7 +474,7 @@ struct arn_cfg_hcm {
 	uint32_t idle_timeout_ms;	      /* common_http_protocol_options.idle_timeout, 1 h */
 	uint32_t request_timeout_ms;	      /* 0: disabled (default) */
 	uint32_t stream_idle_timeout_ms;      /* 5 min default; 0 disables */
-	uint32_t request_headers_timeout_ms;  /* 0: disabled (default) */
+	uint32_t request_headers_timeout_ms;  /* 10 s default (Arion; Envoy: off); 0 disables */
 	uint32_t drain_timeout_ms;	      /* 5 s */
 	uint32_t max_request_headers_kb;      /* 60 */
 	uint32_t max_headers_count;	      /* 100 */

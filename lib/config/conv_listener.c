@@ -633,6 +633,11 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 	out->stream_idle_timeout_ms = 300 * 1000;
 	conv_duration(c, h, "stream_idle_timeout", &out->stream_idle_timeout_ms, false);
 	conv_duration(c, h, "request_timeout", &out->request_timeout_ms, false);
+	/* Arion's deviation from Envoy (off there): a head must arrive within
+	 * 10 s unless the HCM says otherwise (0 turns it off), as HAProxy's
+	 * usual "timeout http-request"; slow heads cannot hold a worker's
+	 * connections open for ever (issue 12, docs/http.md) */
+	out->request_headers_timeout_ms = 10 * 1000;
 	conv_duration(c, h, "request_headers_timeout", &out->request_headers_timeout_ms, false);
 	out->drain_timeout_ms = 5000;
 	conv_duration(c, h, "drain_timeout", &out->drain_timeout_ms, false);

@@ -220,6 +220,7 @@ static void start_close(struct http_conn *hc)
 {
 	if (hc->state != HTTP_DC_OPEN)
 		return;
+	http_res_unwait(hc->w, hc);
 	hc->state = HTTP_DC_CLOSING;
 	hc->idle_timer.fn = conn_idle_timeout;
 	http_timer_arm(hc->w, &hc->idle_timer, LINGER_MS);
@@ -266,6 +267,8 @@ static void stream_reset(struct http_conn *hc)
 	memset(st, 0, sizeof(*st));
 	st->route_timer.fn = route_timeout;
 	st->idle_timer.fn = stream_idle_timeout;
+	st->hdr_timer.fn = hdr_timeout;
+	st->req_timer.fn = req_timeout;
 }
 
 /* A request's own state in its http_res: fresh for each request. */
@@ -274,8 +277,6 @@ static void xreq_init(struct http_conn *hc, struct http_res *r)
 	struct http_xreq *x = &r->x;
 	memset(x, 0, sizeof(*x));
 	x->hc = hc;
-	x->hdr_timer.fn = hdr_timeout;
-	x->req_timer.fn = req_timeout;
 	x->retry_timer.fn = retry_fire;
 	x->try_timer.fn = try_timeout;
 	x->try_idle_timer.fn = try_idle_timeout;
@@ -285,10 +286,10 @@ static void stream_timers_cancel(struct http_stream *st)
 {
 	http_timer_cancel(&st->route_timer);
 	http_timer_cancel(&st->idle_timer);
+	http_timer_cancel(&st->hdr_timer);
+	http_timer_cancel(&st->req_timer);
 	if (!st->res)
 		return;
-	http_timer_cancel(&X(st)->hdr_timer);
-	http_timer_cancel(&X(st)->req_timer);
 	http_timer_cancel(&X(st)->retry_timer);
 	http_timer_cancel(&X(st)->try_timer);
 	http_timer_cancel(&X(st)->try_idle_timer);
@@ -302,7 +303,8 @@ static void scratch_grow(struct http_worker *w, struct arn_h1_parser *p, char **
 {
 	if (!*big)
 		*big = http_big_get(w);
-	if (*big && p->scratch != *big && arn_h1_parser_grow_scratch(p, *big, HTTP_BIG_SCRATCH) == 0)
+	if (*big && p->scratch != *big &&
+	    arn_h1_parser_grow_scratch(p, *big, HTTP_BIG_SCRATCH) == 0)
 		return;
 	arn_h1_parser_grow_scratch(p, NULL, 0);
 }
@@ -643,10 +645,10 @@ static void local_reply(struct http_conn *hc, unsigned status, const char *body,
 	}
 	http_up_detach(hc);
 	http_timer_cancel(&st->route_timer);
+	/* the stream idle timer runs on: the reply may be slow to go */
+	http_timer_cancel(&st->hdr_timer);
+	http_timer_cancel(&st->req_timer);
 	if (st->res) {
-		/* the stream idle timer runs on: the reply may be slow to go */
-		http_timer_cancel(&X(st)->hdr_timer);
-		http_timer_cancel(&X(st)->req_timer);
 		http_timer_cancel(&X(st)->retry_timer);
 		http_timer_cancel(&X(st)->try_timer);
 		http_timer_cancel(&X(st)->try_idle_timer);
@@ -731,9 +733,11 @@ static void reset_reply(struct http_conn *hc, unsigned status, const char *reaso
 /*
  * The first byte of a request arrived: Envoy's HTTP/1 codec opens the
  * stream here, so the connection's idle timer stops and the stream's
- * timers start: request_headers_timeout (until the head is complete),
- * request_timeout (until the whole request is in or the response starts)
- * and stream_idle_timeout.
+ * timers start: request_headers_timeout (until the head is parsed; 10 s
+ * when the HCM leaves it unset, Arion's deviation from Envoy, see
+ * docs/http.md), request_timeout (until the whole request is in or the
+ * response starts) and stream_idle_timeout. The request has no http_res
+ * yet: it takes one once its head is in (head_ready).
  */
 static void stream_started(struct http_conn *hc)
 {
@@ -750,9 +754,9 @@ static void stream_started(struct http_conn *hc)
 	if (!h)
 		return;
 	if (h->request_headers_timeout_ms)
-		http_timer_arm(w, &X(st)->hdr_timer, h->request_headers_timeout_ms);
+		http_timer_arm(w, &st->hdr_timer, h->request_headers_timeout_ms);
 	if (h->request_timeout_ms)
-		http_timer_arm(w, &X(st)->req_timer, h->request_timeout_ms);
+		http_timer_arm(w, &st->req_timer, h->request_timeout_ms);
 	st->idle_timeout_ms = h->stream_idle_timeout_ms;
 	if (st->idle_timeout_ms)
 		http_timer_arm(w, &st->idle_timer, st->idle_timeout_ms);
@@ -776,6 +780,7 @@ static void pre_head_reply(struct http_conn *hc, unsigned status, const char *bo
 			   const char *details)
 {
 	struct http_stream *st = &hc->st;
+	http_res_unwait(hc->w, hc); /* answered: no buffer is wanted for this head */
 	count_request(hc);
 	if (!st->started)
 		stream_started(hc);
@@ -1077,7 +1082,7 @@ static void on_head(struct http_conn *hc)
 	const struct arn_cfg_hcm *h = hc->hcm;
 
 	st->head_done = true;
-	http_timer_cancel(&X(st)->hdr_timer);
+	http_timer_cancel(&st->hdr_timer);
 	if (!hc->hrt) /* accepted before the control lcore saw this generation */
 		hc->hrt = http_rt_hcm(h);
 	st->method = m->method;
@@ -1364,6 +1369,61 @@ void http_dc_upstream_ready(struct http_conn *hc)
 
 /* ---- request direction ---------------------------------------------------------------------- */
 
+/*
+ * Is the next request's head in the input, so that it is worth a request
+ * buffer (struct http_res: header array, scratch, text)? Issue 12: a
+ * buffer taken at a request's first byte was held while a slow client
+ * trickled its head, and 1,024 such clients per worker starved everyone
+ * else. The input is scanned here for the head's end, an empty line after
+ * a non-empty one (empty lines before the request line are not one, as the
+ * parser ignores them), without parsing: incrementally, each byte once
+ * (st->hs_*), memchr from line end to line end. Also true once the input
+ * holds more than a head may be (max_request_headers_kb) or all the input
+ * a connection takes from TCP (HTTP_IN_MAX): the parser then refuses it,
+ * or takes a head larger than that in parts as before. What the scan
+ * accepts the parser still judges: a bare CR or LF it refuses is refused
+ * then, with the buffer taken, as before.
+ */
+static bool head_ready(struct http_conn *hc)
+{
+	struct http_stream *st = &hc->st;
+	struct http_in *in = &hc->in;
+	if (st->head_in)
+		return true;
+	uint32_t skip = st->hs_scanned, off = in->off;
+	for (struct rte_mbuf *m = in->head; m && !st->head_in; m = m->next, off = 0) {
+		uint32_t len = m->data_len - off;
+		if (skip >= len) {
+			skip -= len;
+			continue;
+		}
+		const char *p = rte_pktmbuf_mtod_offset(m, const char *, off + skip);
+		const char *e = p + (len - skip);
+		skip = 0;
+		while (p < e) {
+			const char *lf = memchr(p, '\n', (size_t)(e - p));
+			const char *stop = lf ? lf : e;
+			for (const char *q = p; q < stop && !st->hs_line; q++)
+				st->hs_line = *q != '\r';
+			if (!lf) {
+				st->hs_scanned += (uint32_t)(e - p);
+				break;
+			}
+			st->hs_scanned += (uint32_t)(lf + 1 - p);
+			p = lf + 1;
+			if (!st->hs_line && st->hs_start) {
+				st->head_in = true; /* the empty line that ends the head */
+				break;
+			}
+			st->hs_start |= st->hs_line;
+			st->hs_line = false;
+		}
+	}
+	if (in->bytes > hc->p.max_head || in->bytes >= HTTP_IN_MAX)
+		st->head_in = true;
+	return st->head_in;
+}
+
 static bool req_may_parse(struct http_conn *hc)
 {
 	struct http_stream *st = &hc->st;
@@ -1467,16 +1527,37 @@ static void req_step(struct http_conn *hc)
 				}
 				return;
 			}
-			st->res = http_res_get(w);
-			if (st->res)
-				xreq_init(hc, st->res);
-			if (!st->res) {
-				/* every request buffer of this worker is in use: the
-				 * request waits (in TCP, whose window closes) until
-				 * one is free; the poll wakes waiters in order */
-				http_res_wait(w, hc);
+			/* the request's first byte: its stream and timers start,
+			 * but its buffer waits for a head to parse, so that a
+			 * client trickling its head holds none (issue 12) */
+			if (!st->started)
+				stream_started(hc);
+			while (!head_ready(hc)) {
+				if (http_in_fill(&hc->in, hc->tc))
+					continue;
+				if (hc->peer_eof) {
+					/* the client went away mid-head (or after empty
+					 * lines only): closed without a reply, as the
+					 * parser's end of input does between requests */
+					stream_timers_cancel(st);
+					hc->close_after = true;
+					start_close(hc);
+					hc->again = true;
+				}
 				return;
 			}
+			bool queued = hc->res_waiting;
+			st->res = http_res_take(w, hc);
+			if (!st->res) {
+				/* every request buffer of this worker is in use, or
+				 * requests before this one wait for one: it waits
+				 * its turn (its head stays in the input); the poll
+				 * wakes waiters in order */
+				if (!queued)
+					HTTP_INC(hc, downstream_rq_buffer_wait);
+				return;
+			}
+			xreq_init(hc, st->res);
 			arn_h1_msg_init(&hc->msg, st->res->req_hdrs, HTTP_MAX_HDRS);
 		}
 		struct arn_h1_ev ev;
@@ -1568,7 +1649,7 @@ static void req_step(struct http_conn *hc)
 		case ARN_H1_EV_END:
 			st->req_done = true;
 			st->req_end_tsc = http_tsc(w);
-			http_timer_cancel(&X(st)->req_timer);
+			http_timer_cancel(&st->req_timer);
 			if (st->local) {
 				st->local_wait_end = false;
 				return;
@@ -1663,7 +1744,7 @@ static void write_resp_head(struct http_conn *hc)
 	}
 	out_add_chain(&hc->out, m);
 	st->resp_started = true;
-	http_timer_cancel(&X(st)->req_timer); /* request_timeout ends with the response's start */
+	http_timer_cancel(&st->req_timer);    /* request_timeout ends with the response's start */
 	http_timer_cancel(&X(st)->try_timer); /* Envoy ignores a per-try timeout from now on */
 	st->status = r->status;
 	st->up_status = r->status;
@@ -1994,16 +2075,26 @@ static void stream_idle_timeout(struct http_timer *t)
 	hc_run(hc);
 }
 
-/* request_headers_timeout: the head did not complete in time (a slow or
- * stalled client); Envoy answers 408 and the connection closes. */
+/* request_headers_timeout (Arion's default 10 s when unset): the head did
+ * not complete in time (a slow or stalled client); Envoy answers 408 and
+ * the connection closes. A head that did arrive but found every request
+ * buffer busy for that long is refused as Envoy's overload manager
+ * refuses a request (503, flag OM), not blamed on the client. */
 static void hdr_timeout(struct http_timer *t)
 {
-	struct http_conn *hc = OWNER(t, struct http_xreq, hdr_timer)->hc;
-	struct http_stream *st = &hc->st;
+	struct http_stream *st = OWNER(t, struct http_stream, hdr_timer);
+	struct http_conn *hc = OWNER(st, struct http_conn, st);
 	if (!st->started || st->head_done || !hc->tc || hc->state != HTTP_DC_OPEN)
 		return;
-	HTTP_INC(hc, downstream_rq_header_timeout);
-	pre_head_reply(hc, 408, "request header timeout", 0, "request_header_timeout");
+	if (hc->res_waiting) {
+		http_res_unwait(hc->w, hc);
+		HTTP_INC(hc, downstream_rq_overload_close);
+		pre_head_reply(hc, 503, "envoy overloaded", ARN_RF_BIT(OVERLOAD_MANAGER),
+			       "overload");
+	} else {
+		HTTP_INC(hc, downstream_rq_header_timeout);
+		pre_head_reply(hc, 408, "request header timeout", 0, "request_header_timeout");
+	}
 	hc_run(hc);
 }
 
@@ -2012,8 +2103,8 @@ static void hdr_timeout(struct http_timer *t)
  * body is not read). */
 static void req_timeout(struct http_timer *t)
 {
-	struct http_conn *hc = OWNER(t, struct http_xreq, req_timer)->hc;
-	struct http_stream *st = &hc->st;
+	struct http_stream *st = OWNER(t, struct http_stream, req_timer);
+	struct http_conn *hc = OWNER(st, struct http_conn, st);
 	if (!st->started || st->req_done || st->resp_started || !hc->tc ||
 	    hc->state != HTTP_DC_OPEN)
 		return;
@@ -2143,6 +2234,8 @@ static void conn_free(struct http_conn *hc)
 	struct http_worker *w = hc->w;
 	struct http_stream *st = &hc->st;
 	http_res_unwait(w, hc);
+	/* a stream starts (its timers run) before it has a buffer */
+	stream_timers_cancel(st);
 	if (st->active || st->res || st->rt || st->up || st->pending) {
 		if (st->active && !st->resp_done && !hc->aborted)
 			st->flags |= ARN_RF_BIT(DOWNSTREAM_CONNECTION_TERMINATION);

@@ -238,8 +238,11 @@ struct http_out {
 
 /* ---- streams, connections, pools ------------------------------------------- */
 
-/* Per-stream buffers taken from a per-worker pool when a request starts and
- * returned after it: idle keep-alive connections hold none. */
+/* Per-stream buffers taken from a per-worker pool when a request's head is
+ * complete in the input (or larger than a head may be) and returned after
+ * the request: idle keep-alive connections and clients still sending their
+ * head hold none, so slow heads cannot take them all (issue 12). Requests
+ * wait for one first come, first served (http_res_wait). */
 #define HTTP_MAX_HDRS 128
 #define HTTP_SCRATCH 8192
 #define HTTP_TEXT 4096
@@ -310,8 +313,6 @@ struct http_conn;
  * held in its http_res, so that only requests in flight pay for it. */
 struct http_xreq {
 	struct http_conn *hc; /* owner, for the timers */
-	/* request_headers_timeout / request_timeout: from the first byte */
-	struct http_timer hdr_timer, req_timer;
 	/* retries (the route's retry_policy) */
 	struct http_timer retry_timer, try_timer, try_idle_timer;
 	struct http_retry retry;
@@ -404,6 +405,17 @@ struct http_stream {
 	struct http_timer route_timer;
 	struct http_timer idle_timer;
 	uint64_t last_activity_ms;
+	/* request_headers_timeout / request_timeout: from the first byte,
+	 * which comes before the request has an http_res (a head is taken
+	 * into one only once it is complete: struct http_res) */
+	struct http_timer hdr_timer, req_timer;
+	/* the head's end looked for in the input before a buffer is taken
+	 * (http_hcm.c head_ready): bytes from the input's cursor scanned, and
+	 * where the scan is in its lines */
+	uint32_t hs_scanned;
+	bool hs_line;	/* the current line has a byte other than CR */
+	bool hs_start;	/* a non-empty line (the request line) was seen */
+	bool head_in;	/* the whole head (or more than it may be) is in the input */
 
 	/* request timeouts and retries; the rest of their state is in
 	 * res->x (struct http_xreq), which only requests in flight hold */
@@ -455,7 +467,7 @@ struct http_conn {
 	bool dead;	    /* TCP connection gone; freed when the pump unwinds */
 	bool drain_counted; /* downstream_cx_drain_close counted */
 	bool aborted;	    /* reset by us (abort_conn), not by the client */
-	bool res_waiting;   /* on the worker's list for a free http_res */
+	bool res_waiting;   /* on the worker's list for a free http_res (FIFO) */
 	struct http_conn *wnext, *wprev; /* that list */
 	uint32_t n_req;
 	uint64_t id;
@@ -553,8 +565,9 @@ struct http_worker {
 	struct http_upconn *ups, *up_free;
 	uint32_t n_ups;
 	struct http_res *res_mem, *res_free;
-	/* connections whose next request waits for a free http_res (its bytes
-	 * stay in TCP meanwhile), oldest first; woken by the poll */
+	/* connections whose next request (its head complete in the input)
+	 * waits for a free http_res, oldest first; woken by the poll, and
+	 * none is served before those ahead of it */
 	struct http_conn *res_wait_head, *res_wait_tail;
 	char *big_mem;	/* HTTP_BIG_SCRATCH_N buffers of HTTP_BIG_SCRATCH bytes */
 	char **big_free; /* free list through each buffer's first bytes */
@@ -581,6 +594,9 @@ char *http_big_get(struct http_worker *w);
 /* Queue @p hc until an http_res is free / take it off that queue. */
 void http_res_wait(struct http_worker *w, struct http_conn *hc);
 void http_res_unwait(struct http_worker *w, struct http_conn *hc);
+/* A free http_res for @p hc, first come first served: NULL (and @p hc
+ * queued, if it was not) while none is free or others wait before it. */
+struct http_res *http_res_take(struct http_worker *w, struct http_conn *hc);
 struct http_res *http_res_get(struct http_worker *w);
 void http_res_put(struct http_worker *w, struct http_res *r);
 struct rte_mbuf *http_mbuf(struct http_worker *w);

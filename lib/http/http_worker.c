@@ -118,6 +118,21 @@ void http_res_unwait(struct http_worker *w, struct http_conn *hc)
 	hc->wnext = hc->wprev = NULL;
 }
 
+struct http_res *http_res_take(struct http_worker *w, struct http_conn *hc)
+{
+	/* a buffer freed while others wait is theirs, oldest first (the poll
+	 * hands it on): a newcomer, or a connection whose data arrived at the
+	 * right moment, never jumps the queue */
+	struct http_res *r = NULL;
+	if (!w->res_wait_head || w->res_wait_head == hc)
+		r = http_res_get(w);
+	if (r)
+		http_res_unwait(w, hc);
+	else
+		http_res_wait(w, hc);
+	return r;
+}
+
 /* Requests that waited for an http_res go on, oldest first, while there
  * are free ones (run from the poll, never from inside another stream). */
 static void res_waiters_run(struct http_worker *w)
@@ -125,8 +140,11 @@ static void res_waiters_run(struct http_worker *w)
 	unsigned n = 0;
 	while (w->res_free && w->res_wait_head && n++ < 64) {
 		struct http_conn *hc = w->res_wait_head;
-		http_res_unwait(w, hc);
 		http_dc_pump(hc);
+		/* still first in line: it wants no buffer now (it is closing,
+		 * or went away); the next one's turn */
+		if (w->res_wait_head == hc)
+			http_res_unwait(w, hc);
 	}
 }
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The per-worker HTTP sizes (dataplane.http) end to end: with
 # max_requests_in_flight: 4, forty concurrent slow requests all succeed.
-# Those beyond the fourth wait, their bytes held back in TCP, until a
-# request buffer is free (the connections are never reset), and they are
-# served in turns of at most four: the whole takes at least ten turns.
+# Those beyond the fourth wait, their heads held in the connection's input,
+# until a request buffer is free (the connections are never reset), and
+# they are served in turns of at most four, oldest first: the whole takes
+# at least ten turns, and every one counts in downstream_rq_buffer_wait.
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl /usr/bin/python3 || exit 77
@@ -70,6 +71,8 @@ set -- $out
 # ten turns of 250 ms; anything below means more than four ran at once
 awk -v t="${2:-0}" 'BEGIN { exit !(t >= 2.4) }' && ok "served four at a time (${2:-?} s for ten turns of 0.25 s)" ||
 	bad "took ${2:-?} s: more than four requests in flight at once"
+v=$(stat http.lim.downstream_rq_buffer_wait)
+[ "$v" -ge 36 ] && ok "http.lim.downstream_rq_buffer_wait = $v" || bad "http.lim.downstream_rq_buffer_wait = $v"
 v=$(stat http.lim.downstream_rq_2xx)
 [ "$v" -ge 40 ] && ok "http.lim.downstream_rq_2xx = $v" || bad "http.lim.downstream_rq_2xx = $v"
 v=$(curl -s "http://127.0.0.1:$admin_port/stats" | grep -E '^http\.lim\.downstream_rq_tx_reset: ')

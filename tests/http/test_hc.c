@@ -604,7 +604,7 @@ static void test_proxy_settings_converted(void **state)
 	accepted();
 	h = listener_hcm();
 	assert_int_equal(h->request_timeout_ms, 0);
-	assert_int_equal(h->request_headers_timeout_ms, 0);
+	assert_int_equal(h->request_headers_timeout_ms, 10000); /* Arion's default */
 	assert_false(h->normalize_path);
 	assert_false(h->merge_slashes);
 	a = listener_route();

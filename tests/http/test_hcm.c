@@ -1,0 +1,773 @@
+/*
+ * The connection manager (lib/http/http_hcm.c, http_worker.c,
+ * http_upstream.c) driven on the test thread, issue 12's item 3:
+ * slow request heads against the per-worker request buffers and the
+ * fairness of the wait for one.
+ *
+ * Below the proxy, lib/tcp and lib/net are fakes: a connection is a
+ * receive queue of mbufs the test fills (a client's or an upstream's
+ * bytes), a transmit buffer the test reads, and callbacks the test calls
+ * (accept, data, end of input, connected), with on_close delivered from the
+ * poll as lib/tcp does. The configuration store, the statistics and the
+ * codec are the real ones; the clock is the test's. Nothing is timed:
+ * timers fire as the test moves the clock.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <rte_eal.h>
+#include <rte_mbuf.h>
+
+#include "upb/reflection.h"
+
+#include "admin_int.h"
+#include "arn_admin.h"
+#include "arn_config.h"
+#include "arn_config_admin.h"
+#include "arn_http.h"
+#include "arn_proto.h"
+#include "arn_stats.h"
+#include "arn_tcp.h"
+#include "http_int.h"
+#include "stats_int.h"
+
+/* ---- fake lib/net ------------------------------------------------------------------------- */
+
+struct arn_lcore {
+	unsigned idx;
+};
+
+static struct arn_lcore lc0;
+static struct rte_mempool *pool;
+static uint64_t now_us = 1000000;
+
+uint64_t arn_net_now(const struct arn_lcore *lc)
+{
+	(void)lc;
+	return now_us;
+}
+
+uint64_t arn_net_hz(void)
+{
+	return 1000000;
+}
+
+unsigned arn_net_worker_index(const struct arn_lcore *lc)
+{
+	return lc->idx;
+}
+
+struct rte_mbuf *arn_net_alloc(struct arn_lcore *lc)
+{
+	(void)lc;
+	return rte_pktmbuf_alloc(pool);
+}
+
+/* ---- fake lib/tcp ------------------------------------------------------------------------- */
+
+#define CONNS 512
+
+struct arn_tcp_conn {
+	bool used, upstream, connected;
+	const struct arn_tcp_ops *ops;
+	void *user;
+	uint32_t laddr, raddr;
+	uint16_t lport, rport;
+	struct rte_mbuf *rxq; /* one-segment mbufs linked by next */
+	uint32_t rx_bytes;
+	char *tx; /* everything the proxy wrote */
+	size_t tx_len, tx_cap;
+	bool shut;	    /* FIN after the data */
+	bool closed;	    /* the proxy closed or aborted it */
+	bool aborted;	    /* ... with a reset */
+	bool close_pending; /* on_close is owed, from the next poll */
+	bool gone;	    /* on_close was delivered */
+	int close_reason;
+};
+
+static struct arn_tcp_conn conns[CONNS];
+static const struct arn_tcp_ops *lsn_ops;
+static void *lsn_user;
+static const struct arn_tcp_app *app;
+static uint16_t next_port = 40000;
+
+const struct arn_tcp_ops arn_tcp_echo_ops = {0};
+
+int arn_tcp_app_register(const struct arn_tcp_app *a)
+{
+	app = a;
+	return 0;
+}
+
+struct arn_tcp_listener *arn_tcp_listen(struct arn_lcore *lc, uint32_t addr, uint16_t port,
+					const struct arn_tcp_ops *ops, void *user,
+					const struct arn_tcp_listen_opts *opts, int *err)
+{
+	(void)lc, (void)addr, (void)port, (void)opts, (void)err;
+	lsn_ops = ops;
+	lsn_user = user;
+	return (struct arn_tcp_listener *)&lsn_ops;
+}
+
+void arn_tcp_unlisten(struct arn_lcore *lc, struct arn_tcp_listener *l)
+{
+	(void)lc, (void)l;
+}
+
+static struct arn_tcp_conn *conn_new(void)
+{
+	for (unsigned i = 0; i < CONNS; i++)
+		if (!conns[i].used) {
+			struct arn_tcp_conn *c = &conns[i];
+			free(c->tx);
+			memset(c, 0, sizeof(*c));
+			c->used = true;
+			return c;
+		}
+	fail_msg("out of fake connections");
+	return NULL;
+}
+
+struct arn_tcp_conn *arn_tcp_connect(struct arn_lcore *lc, uint32_t laddr, uint32_t raddr,
+				     uint16_t rport, const struct arn_tcp_ops *ops, void *user,
+				     enum arn_tcp_cc cc, int *err)
+{
+	(void)lc, (void)cc, (void)err;
+	struct arn_tcp_conn *c = conn_new();
+	c->upstream = true;
+	c->ops = ops;
+	c->user = user;
+	c->laddr = laddr;
+	c->lport = next_port++;
+	c->raddr = raddr;
+	c->rport = rport;
+	return c;
+}
+
+void *arn_tcp_user(const struct arn_tcp_conn *c)
+{
+	return c->user;
+}
+
+void arn_tcp_set_user(struct arn_tcp_conn *c, void *user)
+{
+	c->user = user;
+}
+
+void arn_tcp_set_ops(struct arn_tcp_conn *c, const struct arn_tcp_ops *ops)
+{
+	c->ops = ops;
+}
+
+void arn_tcp_endpoints(const struct arn_tcp_conn *c, uint32_t *laddr, uint16_t *lport,
+		       uint32_t *raddr, uint16_t *rport)
+{
+	*laddr = c->laddr;
+	*lport = c->lport;
+	*raddr = c->raddr;
+	*rport = c->rport;
+}
+
+static void tx_put(struct arn_tcp_conn *c, const void *p, size_t n)
+{
+	if (c->tx_len + n + 1 > c->tx_cap) {
+		c->tx_cap = (c->tx_len + n + 1) * 2;
+		c->tx = realloc(c->tx, c->tx_cap);
+		assert_non_null(c->tx);
+	}
+	memcpy(c->tx + c->tx_len, p, n);
+	c->tx_len += n;
+	c->tx[c->tx_len] = 0;
+}
+
+int arn_tcp_write(struct arn_tcp_conn *c, const void *buf, uint32_t len)
+{
+	if (c->closed || c->shut)
+		return -EPIPE;
+	if (c->upstream && !c->connected)
+		return -ENOTCONN;
+	tx_put(c, buf, len);
+	return (int)len;
+}
+
+int arn_tcp_write_mbuf(struct arn_tcp_conn *c, struct rte_mbuf *m)
+{
+	if (c->closed || c->shut)
+		return -EPIPE;
+	if (c->upstream && !c->connected)
+		return -ENOTCONN;
+	for (struct rte_mbuf *s = m; s; s = s->next)
+		tx_put(c, rte_pktmbuf_mtod(s, const char *), s->data_len);
+	rte_pktmbuf_free(m);
+	return 0;
+}
+
+uint32_t arn_tcp_rx_pending(const struct arn_tcp_conn *c)
+{
+	return c->rx_bytes;
+}
+
+void arn_tcp_rx_consume(struct arn_tcp_conn *c, uint32_t n)
+{
+	while (n && c->rxq) {
+		struct rte_mbuf *m = c->rxq;
+		if (m->data_len > n) {
+			rte_pktmbuf_adj(m, (uint16_t)n);
+			c->rx_bytes -= n;
+			return;
+		}
+		n -= m->data_len;
+		c->rx_bytes -= m->data_len;
+		c->rxq = m->next;
+		m->next = NULL;
+		rte_pktmbuf_free(m);
+	}
+}
+
+struct rte_mbuf *arn_tcp_rx_take(struct arn_tcp_conn *c, uint32_t n)
+{
+	struct rte_mbuf *head = NULL, *tail = NULL;
+	uint32_t total = 0;
+	uint16_t segs = 0;
+	while (n && c->rxq) {
+		struct rte_mbuf *m = c->rxq;
+		if (m->data_len > n) {
+			/* split: the first n bytes into a fresh mbuf */
+			struct rte_mbuf *p = rte_pktmbuf_alloc(pool);
+			assert_non_null(p);
+			memcpy(rte_pktmbuf_append(p, (uint16_t)n), rte_pktmbuf_mtod(m, char *), n);
+			rte_pktmbuf_adj(m, (uint16_t)n);
+			c->rx_bytes -= n;
+			m = p;
+		} else {
+			c->rxq = m->next;
+			c->rx_bytes -= m->data_len;
+		}
+		m->next = NULL;
+		n -= m->data_len;
+		total += m->data_len;
+		segs++;
+		if (tail)
+			tail->next = m;
+		else
+			head = m;
+		tail = m;
+	}
+	if (head) {
+		head->pkt_len = total;
+		head->nb_segs = segs;
+	}
+	return head;
+}
+
+void arn_tcp_ack_now(struct arn_tcp_conn *c)
+{
+	(void)c;
+}
+
+int arn_tcp_shutdown(struct arn_tcp_conn *c)
+{
+	c->shut = true;
+	return 0;
+}
+
+/* on_close comes from the poll, never from inside the call (arn_tcp.h) */
+static void close_later(struct arn_tcp_conn *c, int reason)
+{
+	if (c->closed)
+		return;
+	c->closed = true;
+	c->close_pending = true;
+	c->close_reason = reason;
+}
+
+void arn_tcp_close(struct arn_tcp_conn *c)
+{
+	close_later(c, c->rx_bytes ? -ECONNABORTED : 0);
+}
+
+void arn_tcp_abort(struct arn_tcp_conn *c)
+{
+	if (!c->closed)
+		c->aborted = true;
+	close_later(c, -ECONNABORTED);
+}
+
+/* ---- the test's side of connections --------------------------------------------------------- */
+
+static void deliver_closes(void)
+{
+	for (unsigned i = 0; i < CONNS; i++) {
+		struct arn_tcp_conn *c = &conns[i];
+		if (c->used && c->close_pending) {
+			c->close_pending = false;
+			c->gone = true;
+			arn_tcp_rx_consume(c, c->rx_bytes);
+			if (c->ops && c->ops->on_close)
+				c->ops->on_close(c, c->close_reason);
+		}
+	}
+}
+
+/* One worker loop iteration @p ms after the last one. */
+static void poll_ms(uint64_t ms)
+{
+	now_us += ms * 1000;
+	deliver_closes();
+	app->worker_poll(&lc0, app->arg);
+	deliver_closes();
+}
+
+/* Let @p ms pass, a worker iteration every 10 ms. */
+static void run_ms(uint64_t ms)
+{
+	for (uint64_t t = 0; t < ms; t += 10)
+		poll_ms(10);
+}
+
+#define ARION 0xc6120002u /* 198.18.0.2 */
+#define UPSTREAM 0xc612000au
+
+/* A client connects to port 80; NULL when refused. */
+static struct arn_tcp_conn *client(void)
+{
+	struct arn_tcp_conn *c = conn_new();
+	c->laddr = ARION;
+	c->lport = 80;
+	c->raddr = 0xc6120101u; /* 198.18.1.1 */
+	c->rport = next_port++;
+	c->ops = lsn_ops;
+	if (lsn_ops->on_accept(c, lsn_user) != 0) {
+		c->used = false;
+		return NULL;
+	}
+	return c;
+}
+
+/* The peer's bytes arrive (in mbufs of at most 2000 bytes). */
+static void send_n(struct arn_tcp_conn *c, const char *p, size_t n)
+{
+	struct rte_mbuf **tail = &c->rxq;
+	while (*tail)
+		tail = &(*tail)->next;
+	while (n) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+		assert_non_null(m);
+		uint16_t k = (uint16_t)(n < 2000 ? n : 2000);
+		memcpy(rte_pktmbuf_append(m, k), p, k);
+		*tail = m;
+		tail = &m->next;
+		c->rx_bytes += k;
+		p += k;
+		n -= k;
+	}
+	if (!c->closed && c->ops->on_data)
+		c->ops->on_data(c, c->rxq, c->rx_bytes);
+}
+
+static void send_s(struct arn_tcp_conn *c, const char *s)
+{
+	send_n(c, s, strlen(s));
+}
+
+/* The upstream accepts the newest connection the proxy opened to it. */
+static struct arn_tcp_conn *upstream_accepts(void)
+{
+	struct arn_tcp_conn *u = NULL;
+	for (unsigned i = 0; i < CONNS; i++) /* slots are used in order, never reused */
+		if (conns[i].used && conns[i].upstream && !conns[i].connected && !conns[i].closed)
+			u = &conns[i];
+	assert_non_null(u);
+	u->connected = true;
+	u->ops->on_connected(u, 0);
+	return u;
+}
+
+/* Upstream connection attempts not yet connected. */
+static unsigned upstream_pending(void)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < CONNS; i++)
+		n += conns[i].used && conns[i].upstream && !conns[i].connected && !conns[i].closed;
+	return n;
+}
+
+static bool answered(const struct arn_tcp_conn *c, const char *status_line)
+{
+	return c->tx_len && strncmp(c->tx, status_line, strlen(status_line)) == 0;
+}
+
+static void want_in(const char *text, const char *what)
+{
+	if (!text || !strstr(text, what))
+		fail_msg("missing '%s' in:\n%s", what, text ? text : "(nothing)");
+}
+
+/* ---- configuration and statistics --------------------------------------------------------------
+ */
+
+#define L ARN_TYPE_URL_LISTENER
+#define C ARN_TYPE_URL_CLUSTER
+
+static struct arn_config_store *st;
+static struct arn_config_result res;
+
+static void apply(const char *type, const char *version, const char *json)
+{
+	arn_config_result_free(&res);
+	upb_Arena *a = upb_Arena_New();
+	const upb_MessageDef *md = arn_proto_msgdef(strrchr(type, '/') + 1);
+	struct arn_sb err = ARN_SB_INIT;
+	upb_Message *m = arn_proto_from_json(json, strlen(json), md, a, &err);
+	if (!m)
+		fail_msg("bad test JSON: %s\n%s", arn_sb_cstr(&err), json);
+	arn_sb_free(&err);
+	struct arn_config_resource_in in = {strcmp(type, L) ? "web" : "l", version, NULL, 0};
+	in.bytes = arn_proto_encode(m, md, a, &in.len);
+	assert_int_equal(arn_config_apply(st, type, &in, 1, NULL, 0, 0, &res), 0);
+	upb_Arena_Free(a);
+	if (!res.accepted || res.n_errors)
+		fail_msg("refused: %s\n%s", res.n_errors ? res.errors[0].message : "?", json);
+	arn_http_poll(); /* the statistics scopes of the new generation */
+}
+
+#define HCM_AT                                                                                     \
+	"\"@type\":\"type.googleapis.com/"                                                         \
+	"envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager\""
+#define ROUTER                                                                                     \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{\"@type\":\"type.googleapis."   \
+	"com/envoy.extensions.filters.http.router.v3.Router\"}}"
+
+static char jbuf[65536];
+
+/* Listener "l" on port 80, HCM "in" with @p hcm_extra fields and the
+ * routes @p routes (JSON array members). */
+static const char *jlistener(const char *hcm_extra, const char *routes)
+{
+	snprintf(jbuf, sizeof(jbuf),
+		 "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		 "\"port_value\":80}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+		 "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"in\"%s%s,\"route_config\":{"
+		 "\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"vh\",\"domains\":[\"*\"],"
+		 "\"routes\":[%s]}]},\"http_filters\":[" ROUTER "]}}]}]}",
+		 *hcm_extra ? "," : "", hcm_extra, routes);
+	return jbuf;
+}
+
+#define DIRECT_OK                                                                                  \
+	"{\"match\":{\"prefix\":\"/\"},\"direct_response\":{\"status\":200,\"body\":{"             \
+	"\"inline_string\":\"ok\"}}}"
+
+static void cluster_web(void)
+{
+	apply(C, "1",
+	      "{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"5s\","
+	      "\"load_assignment\":{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":[{"
+	      "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.10\","
+	      "\"port_value\":8080}}}}]}]}}");
+}
+
+static uint64_t stat(const char *name)
+{
+	struct arn_stats_snapshot s;
+	assert_int_equal(arn_stats_snapshot_take(&s), 0);
+	uint64_t v = 0;
+	for (size_t i = 0; i < s.n; i++)
+		if (!strcmp(s.v[i].name, name))
+			v = s.v[i].kind == ARN_STAT_GAUGE ? (uint64_t)s.v[i].gauge : s.v[i].counter;
+	arn_stats_snapshot_free(&s);
+	return v;
+}
+
+/* ---- set-up: one worker with @p streams request buffers -------------------------------------- */
+
+static struct http_worker *w;
+
+static void start(uint32_t streams, const char *listener_json)
+{
+	st = arn_config_create(NULL);
+	assert_non_null(st);
+	assert_int_equal(arn_stats_set_workers(1), 0);
+	cluster_web();
+	struct arn_http_options o = {.max_streams = streams};
+	assert_int_equal(arn_http_start(st, &o), 0);
+	apply(L, "1", listener_json);
+	assert_int_equal(app->worker_init(&lc0, app->arg), 0);
+	assert_non_null(lsn_ops);
+	w = lsn_user;
+}
+
+static unsigned free_buffers(void)
+{
+	unsigned n = 0;
+	for (struct http_res *r = w->res_free; r; r = r->next)
+		n++;
+	return n;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (app && w)
+		app->worker_fini(&lc0, app->arg);
+	deliver_closes();
+	w = NULL;
+	lsn_ops = NULL;
+	arn_http_stop();
+	arn_config_result_free(&res);
+	if (st)
+		arn_config_destroy(st);
+	st = NULL;
+	for (unsigned i = 0; i < CONNS; i++) {
+		arn_tcp_rx_consume(&conns[i], conns[i].rx_bytes);
+		free(conns[i].tx);
+		memset(&conns[i], 0, sizeof(conns[i]));
+	}
+	arn_admin_reset_for_tests();
+	arn_stats_reset_for_tests();
+	/* every mbuf came back: none is held by a connection that is gone */
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+	return 0;
+}
+
+/* ---- issue 12 item 3: slow heads --------------------------------------------------------------
+ */
+
+#define SLOW_PART "GET /slow HTTP/1.1\r\nHost: a\r\nX-Pad: 0123"
+
+/*
+ * More clients trickling their heads than the worker has request buffers
+ * (4): they hold none, and a normal request is answered at once. Before
+ * issue 12 each took a buffer at its first byte, the fifth client and the
+ * normal one waited, and nothing ended the wait (no head deadline). Then
+ * the default head deadline (10 s, request_headers_timeout unset) answers
+ * every slow one 408 and closes it.
+ */
+static void test_slow_heads_hold_no_buffer(void **state)
+{
+	(void)state;
+	start(4, jlistener("", DIRECT_OK));
+	struct arn_tcp_conn *slow[10];
+	for (int i = 0; i < 10; i++) {
+		slow[i] = client();
+		assert_non_null(slow[i]);
+		/* a byte at a time, the request line and part of a header */
+		for (const char *p = SLOW_PART; *p; p++) {
+			send_n(slow[i], p, 1);
+			poll_ms(1);
+		}
+	}
+	/* empty lines before a request line are not a head either */
+	struct arn_tcp_conn *crlf = client();
+	send_s(crlf, "\r\n\r\n\r\n");
+	assert_int_equal(free_buffers(), 4);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(slow[i]->tx_len, 0);
+
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET /x HTTP/1.1\r\nHost: a\r\n\r\n");
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200 OK\r\n"))
+		fail_msg("the normal request was not answered: '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\r\n\r\nok");
+	assert_int_equal(stat("http.in.downstream_rq_buffer_wait"), 0);
+
+	/* the slow ones are still unanswered 9 s later; at 10 s after their
+	 * first byte each gets 408 and is closed */
+	run_ms(9000 - 60);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(slow[i]->tx_len, 0);
+	run_ms(1500);
+	for (int i = 0; i < 10; i++) {
+		if (!answered(slow[i], "HTTP/1.1 408 Request Timeout\r\n"))
+			fail_msg("slow client %d: '%s'", i, slow[i]->tx ? slow[i]->tx : "");
+		want_in(slow[i]->tx, "connection: close\r\n");
+		want_in(slow[i]->tx, "request header timeout");
+		assert_true(slow[i]->shut || slow[i]->closed);
+	}
+	assert_int_equal(stat("http.in.downstream_rq_header_timeout"), 11);
+	/* the empty lines started a request too (as the parser's first byte
+	 * does), so it met the same deadline */
+	assert_true(answered(crlf, "HTTP/1.1 408"));
+	assert_int_equal(free_buffers(), 4);
+}
+
+/* request_headers_timeout given: it replaces the default, and 0 turns the
+ * deadline off (Envoy's default behaviour, chosen explicitly). */
+static void test_head_deadline_configured(void **state)
+{
+	(void)state;
+	start(4, jlistener("\"request_headers_timeout\":\"2s\"", DIRECT_OK));
+	struct arn_tcp_conn *a = client();
+	send_s(a, SLOW_PART);
+	run_ms(1900);
+	assert_int_equal(a->tx_len, 0);
+	run_ms(200);
+	assert_true(answered(a, "HTTP/1.1 408"));
+
+	apply(L, "2", jlistener("\"request_headers_timeout\":\"0s\"", DIRECT_OK));
+	struct arn_tcp_conn *b = client();
+	send_s(b, SLOW_PART);
+	run_ms(30000);
+	assert_int_equal(b->tx_len, 0);
+	/* the head completes late: answered, with its buffer taken only now */
+	send_s(b, "\r\n\r\n");
+	poll_ms(1);
+	assert_true(answered(b, "HTTP/1.1 200 OK\r\n"));
+	assert_int_equal(stat("http.in.downstream_rq_header_timeout"), 1);
+}
+
+/* A head longer than max_request_headers_kb is refused when it grows past
+ * the limit, not at the deadline: once the input holds more than a head
+ * may be, the parser gets it (and answers 431). */
+static void test_oversized_head_refused_at_once(void **state)
+{
+	(void)state;
+	start(4, jlistener("\"max_request_headers_kb\":1", DIRECT_OK));
+	struct arn_tcp_conn *c = client();
+	char big[1100];
+	memset(big, 'a', sizeof(big));
+	send_s(c, "GET / HTTP/1.1\r\nHost: a\r\nX-Big: ");
+	assert_int_equal(c->tx_len, 0);
+	send_n(c, big, sizeof(big));
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 431"))
+		fail_msg("got '%s'", c->tx ? c->tx : "");
+}
+
+/* Hold every buffer with a request whose upstream connection is still
+ * connecting (the request waits in the pool meanwhile). */
+static void hold_all(struct arn_tcp_conn **hold, int n)
+{
+	for (int i = 0; i < n; i++) {
+		hold[i] = client();
+		send_s(hold[i], "GET /h HTTP/1.1\r\nHost: a\r\n\r\n");
+	}
+	assert_int_equal(free_buffers(), 0);
+	assert_int_equal(upstream_pending(), (unsigned)n);
+}
+
+#define UP_OK "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+
+/* The upstream accepts the newest pending connection and answers the
+ * request that comes on it, which must be @p line. */
+static void upstream_answers(const char *line)
+{
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_in(u->tx, line);
+	send_s(u, UP_OK);
+}
+
+/*
+ * The wait for a buffer is first come, first served: a buffer freed while
+ * requests wait goes to the oldest, never to a newcomer that arrives at
+ * the moment it frees (before the poll hands it on); a waiting client that
+ * goes away leaves the line.
+ */
+static void test_buffer_wait_is_fifo(void **state)
+{
+	(void)state;
+	start(2, jlistener("", "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}"));
+	struct arn_tcp_conn *hold[2];
+	hold_all(hold, 2);
+	struct arn_tcp_conn *q[3];
+	for (int i = 0; i < 3; i++) {
+		q[i] = client();
+		char req[64];
+		snprintf(req, sizeof(req), "GET /q%d HTTP/1.1\r\nHost: a\r\n\r\n", i);
+		send_s(q[i], req);
+	}
+	assert_int_equal(stat("http.in.downstream_rq_buffer_wait"), 3);
+	assert_int_equal(upstream_pending(), 2);
+
+	/* q[1] goes away while waiting */
+	q[1]->closed = q[1]->close_pending = true;
+	q[1]->close_reason = -ECONNRESET;
+	/* one request completes; in the same loop iteration, before the poll,
+	 * a newcomer's complete head arrives */
+	upstream_answers("GET /h HTTP/1.1\r\n");
+	assert_true(answered(hold[1], "HTTP/1.1 200 OK\r\n"));
+	assert_int_equal(free_buffers(), 1);
+	struct arn_tcp_conn *late = client();
+	send_s(late, "GET /late HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(stat("http.in.downstream_rq_buffer_wait"), 4);
+	assert_int_equal(free_buffers(), 1);
+	poll_ms(1);
+	/* q[0] got it: its request went to the pool (an upstream connection
+	 * opens for it); the newcomer still waits */
+	assert_int_equal(free_buffers(), 0);
+	assert_int_equal(upstream_pending(), 2);
+	upstream_answers("GET /q0 HTTP/1.1\r\n");
+	assert_true(answered(q[0], "HTTP/1.1 200 OK\r\n"));
+	/* next: q[2] (q[1] left the line), then the newcomer */
+	poll_ms(1);
+	upstream_answers("GET /q2 HTTP/1.1\r\n");
+	assert_true(answered(q[2], "HTTP/1.1 200 OK\r\n"));
+	poll_ms(1);
+	upstream_answers("GET /late HTTP/1.1\r\n");
+	assert_true(answered(late, "HTTP/1.1 200 OK\r\n"));
+	assert_int_equal(q[1]->tx_len, 0);
+	assert_null(w->res_wait_head);
+}
+
+/* A complete head that found no buffer for the whole head deadline is
+ * refused as Envoy's overload manager refuses a request (503, OM), counted
+ * in downstream_rq_overload_close, not as a slow client. */
+static void test_buffer_wait_bounded_by_head_deadline(void **state)
+{
+	(void)state;
+	start(1, jlistener("\"request_headers_timeout\":\"3s\"",
+			   "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}"));
+	struct arn_tcp_conn *hold[1];
+	hold_all(hold, 1);
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET /w HTTP/1.1\r\nHost: a\r\n\r\n");
+	run_ms(3100);
+	if (!answered(c, "HTTP/1.1 503 Service Unavailable\r\n"))
+		fail_msg("got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "envoy overloaded");
+	assert_int_equal(stat("http.in.downstream_rq_overload_close"), 1);
+	assert_int_equal(stat("http.in.downstream_rq_header_timeout"), 0);
+	assert_null(w->res_wait_head);
+}
+
+int main(void)
+{
+	char prefix[64];
+	snprintf(prefix, sizeof(prefix), "--file-prefix=arn-t-hcm-%d", (int)getpid());
+	char *argv[] = {
+	    "test_http_hcm", "--no-huge", "--no-pci", "--no-shconf",	"-m",
+	    "128",	     "-l",	  "0",	      "--no-telemetry", "--log-level=error",
+	    prefix,	     NULL};
+	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0) {
+		fprintf(stderr, "EAL init failed\n");
+		return 1;
+	}
+	pool = rte_pktmbuf_pool_create("arn_t_hcm", 8191, 0, 0, 2176, 0);
+	if (!pool) {
+		fprintf(stderr, "no mbuf pool\n");
+		return 1;
+	}
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_teardown(test_slow_heads_hold_no_buffer, teardown),
+	    cmocka_unit_test_teardown(test_head_deadline_configured, teardown),
+	    cmocka_unit_test_teardown(test_oversized_head_refused_at_once, teardown),
+	    cmocka_unit_test_teardown(test_buffer_wait_is_fifo, teardown),
+	    cmocka_unit_test_teardown(test_buffer_wait_bounded_by_head_deadline, teardown),
+	};
+	if (getenv("TEST_FILTER")) /* one test by name (a glob), e.g. while bisecting */
+		cmocka_set_test_filter(getenv("TEST_FILTER"));
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	rte_mempool_free(pool);
+	rte_eal_cleanup();
+	return rc;
+}
