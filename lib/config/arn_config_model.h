@@ -408,8 +408,10 @@ int arn_cfg_route_cluster(const struct arn_cfg_route_action *a, const struct arn
 /**
  * Rewrite the path of a request routed by @p rt_route (prefix_rewrite or
  * regex_rewrite; the query string is kept) into @p buf.
- * @return the new length; 0 when the route rewrites nothing; -ENOSPC when
- *   @p cap is too small.
+ * @return the new length; 0 when the route rewrites nothing, or a
+ *   regex_rewrite left nothing of the path (no query either: a caller that
+ *   configured a rewrite must not send the original path then); -ENOSPC
+ *   when the result and its NUL do not fit @p cap.
  */
 int arn_cfg_route_rewrite_path(const struct arn_cfg_route *r, const char *path, size_t len,
 			       char *buf, size_t cap);

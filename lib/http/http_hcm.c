@@ -687,7 +687,10 @@ static void local_reply(struct http_conn *hc, unsigned status, const char *body,
 }
 
 /* A local reply with the route's response_headers_to_add (direct responses,
- * redirects, and errors after a route was chosen, as Envoy applies them). */
+ * redirects, and errors after a route was chosen, as Envoy applies them).
+ * When they do not fit (text or edit slots), the reply is not sent without
+ * them (issue 12: a response never leaves without its edits): a 500 with
+ * none of the route's edits goes instead, counted in rs_edit_overflow. */
 static void local_reply_route(struct http_conn *hc, unsigned status, const char *body, size_t blen,
 			      uint32_t flags, const char *details, const char *location,
 			      size_t loclen)
@@ -714,9 +717,14 @@ static void local_reply_route(struct http_conn *hc, unsigned status, const char 
 		    .text = st->res->text + st->text_len,
 		    .text_cap = HTTP_TEXT - st->text_len,
 		};
-		int k = http_resp_edits(&x, NULL, e + n, MAX_EDITS - n);
-		if (k > 0)
-			n += (unsigned)k;
+		/* one slot stays for local_reply's health check header */
+		int k = http_resp_edits(&x, NULL, e + n, MAX_EDITS - 1 - n);
+		if (k < 0) {
+			HTTP_INC(hc, rs_edit_overflow);
+			local_reply(hc, 500, NULL, 0, flags, "response_edits_overflow", NULL, 0);
+			return;
+		}
+		n += (unsigned)k;
 		st->text_len += x.text_len;
 	}
 	local_reply(hc, status, body, blen, flags, details, e, n);
@@ -1197,6 +1205,11 @@ static void on_head(struct http_conn *hc)
 			local_reply_route(hc, 301, NULL, 0, 0, "direct_response", loc, (size_t)k);
 			return;
 		}
+		/* a Location too long for the text: never proxied in plain
+		 * text instead of redirected (issue 12) */
+		HTTP_INC(hc, rq_edit_overflow);
+		local_reply(hc, 500, NULL, 0, 0, "redirect_too_long", NULL, 0);
+		return;
 	}
 	switch (r->action) {
 	case ARN_CFG_ACTION_DIRECT:
@@ -1212,6 +1225,7 @@ static void on_head(struct http_conn *hc)
 					   r->path_kind == ARN_CFG_PATH_PREFIX ? r->path_len : 0,
 					   loc, HTTP_TEXT - st->text_len);
 		if (k < 0) {
+			HTTP_INC(hc, rq_edit_overflow);
 			local_reply(hc, 500, NULL, 0, 0, "redirect_too_long", NULL, 0);
 			return;
 		}
@@ -1225,6 +1239,24 @@ static void on_head(struct http_conn *hc)
 		route_to_cluster(hc, g, &req);
 		return;
 	}
+}
+
+/*
+ * An edit the request needs does not fit the stream's buffers (its 4 KB of
+ * text for generated values and the rewritten path, or the edit slots).
+ * Envoy's header map grows instead, so Envoy never refuses here; what must
+ * not happen is that the request goes on without the edit (issue 12: a
+ * path rewrite that did not fit sent the original path upstream, which a
+ * rewrite may exist to keep from it). Refused before anything goes
+ * upstream with 500, as Envoy answers a request its filters cannot
+ * process: the limit is the proxy's, not a rule the client broke (431 or
+ * 414 would blame a head that may be valid), and it is counted.
+ */
+static void request_edit_overflow(struct http_conn *hc, const char *details)
+{
+	HTTP_INC(hc, rq_edit_overflow);
+	local_reply_route(hc, 500, NULL, 0, 0, details, NULL, 0);
+	hc_run(hc);
 }
 
 /* The request head goes upstream once the stream has a connected upstream
@@ -1249,20 +1281,9 @@ void http_dc_upstream_ready(struct http_conn *hc)
 	}
 	const struct arn_cfg_route *r = st->route;
 	char *text = st->res->text;
-	const char *path = m->path.p;
-	uint32_t plen = m->path.len;
-	bool rewritten = false;
-	if (r && (r->route.prefix_rewrite || r->route.regex_rewrite)) {
-		char *buf = text + st->text_len;
-		int k = arn_cfg_route_rewrite_path(r, m->path.p, m->path.len, buf,
-						   HTTP_TEXT - st->text_len);
-		if (k > 0) {
-			path = buf;
-			plen = (uint32_t)k;
-			st->text_len += (uint32_t)k + 1;
-			rewritten = true;
-		}
-	}
+	/* prefix_rewrite / regex_rewrite: the path is rewritten below, once
+	 * the edits took their text, or the request is refused */
+	bool rewrite = r && (r->route.prefix_rewrite || r->route.regex_rewrite);
 	char hostbuf[64];
 	const char *host = NULL;
 	uint32_t host_len = 0;
@@ -1311,7 +1332,7 @@ void http_dc_upstream_ready(struct http_conn *hc)
 	    .lport = hc->lport,
 	    .host = host,
 	    .host_len = host_len,
-	    .path_rewritten = rewritten,
+	    .path_rewritten = rewrite,
 	    .timeout_ms = st->timeout_ms,
 	    .attempt = st->attempts,
 	    .rand_hi = X(st)->rid_hi,
@@ -1326,11 +1347,28 @@ void http_dc_upstream_ready(struct http_conn *hc)
 	struct arn_h1_edit e[MAX_EDITS];
 	int n = http_req_edits(&x, m, e, MAX_EDITS - 1);
 	if (n < 0) {
-		local_reply_route(hc, 500, NULL, 0, 0, "header_edits_overflow", NULL, 0);
-		hc_run(hc);
+		request_edit_overflow(hc, "header_edits_overflow");
 		return;
 	}
 	st->text_len += x.text_len;
+	/* The rewritten path goes last in the text, and only until the head is
+	 * serialized: the response's edits need the room more. A path that
+	 * does not fit (or a rewrite to nothing) is refused: the original
+	 * path must never go upstream in its place (issue 12). */
+	const char *path = m->path.p;
+	uint32_t plen = m->path.len;
+	if (rewrite) {
+		char *buf = text + st->text_len;
+		int k = arn_cfg_route_rewrite_path(r, m->path.p, m->path.len, buf,
+						   HTTP_TEXT - st->text_len);
+		if (k <= 0) {
+			request_edit_overflow(hc, k == 0 ? "path_rewrite_empty"
+							 : "path_rewrite_overflow");
+			return;
+		}
+		path = buf; /* past text_len: free again once serialized */
+		plen = (uint32_t)k;
+	}
 	st->xff = x.xff;
 	st->xff_len = x.xff_len;
 	st->request_id = x.request_id;
@@ -1341,8 +1379,17 @@ void http_dc_upstream_ready(struct http_conn *hc)
 	struct http_wchain c;
 	http_wchain_init(&c, w);
 	arn_h1_write_request_line(&c.wb, m->method_name.p, m->method_name.len, path, plen, 1);
-	arn_h1_write_headers(&c.wb, m, e, (unsigned)n,
-			     ARN_H1_W_DROP_HOP | (st->upgrade_req ? ARN_H1_W_UPGRADE : 0));
+	if (arn_h1_write_headers(&c.wb, m, e, (unsigned)n,
+				 ARN_H1_W_DROP_HOP | (st->upgrade_req ? ARN_H1_W_UPGRADE : 0)) ==
+	    -E2BIG) {
+		/* more edits than the serializer applies (never with the
+		 * slots above): none of them would be written */
+		struct rte_mbuf *part = http_wchain_finish(&c);
+		if (part)
+			rte_pktmbuf_free(part);
+		request_edit_overflow(hc, "header_edits_overflow");
+		return;
+	}
 	if (m->flags & ARN_H1_F_CHUNKED) {
 		arn_h1_write_header(&c.wb, "transfer-encoding", 17, "chunked", 7);
 		st->up_chunked = true;
@@ -1634,6 +1681,7 @@ static void req_step(struct http_conn *hc)
 				/* a reply is out already; the body is not read */
 				hc->close_after = true;
 				st->local_wait_end = false;
+				hc->again = true; /* the stream can end now */
 				return;
 			}
 			if (!st->up)
@@ -1651,7 +1699,11 @@ static void req_step(struct http_conn *hc)
 			st->req_end_tsc = http_tsc(w);
 			http_timer_cancel(&st->req_timer);
 			if (st->local) {
+				/* the reply may be out already (it went from a
+				 * callback, before this END was parsed): the stream
+				 * ends now, not at the connection's next event */
 				st->local_wait_end = false;
+				hc->again = true;
 				return;
 			}
 			if (st->up && st->up_chunked)
@@ -1665,6 +1717,24 @@ static void req_step(struct http_conn *hc)
 
 /* ---- response direction -----------------------------------------------------------------------
  */
+
+/*
+ * The response's edits (server, x-envoy-upstream-service-time,
+ * response_headers_to_add / _remove at every level) do not fit the stream's
+ * text or edit slots. The head must not go out without them (issue 12: it
+ * went out with none, response_headers_to_remove skipped, so a header the
+ * operator strips reached the client). Nothing of the response was sent
+ * yet: 502, as for a response Arion cannot forward, and the upstream
+ * connection is closed mid-response. Counted in rs_edit_overflow.
+ */
+static void response_edit_overflow(struct http_conn *hc)
+{
+	HTTP_INC(hc, rs_edit_overflow);
+	/* a 101 already turned the request side into a tunnel: the
+	 * connection cannot carry another request */
+	hc->close_after = true;
+	local_reply(hc, 502, NULL, 0, 0, "response_edits_overflow", NULL, 0);
+}
 
 static void write_resp_head(struct http_conn *hc)
 {
@@ -1686,9 +1756,13 @@ static void write_resp_head(struct http_conn *hc)
 	    .text_cap = HTTP_TEXT - st->text_len,
 	};
 	struct arn_h1_edit e[MAX_EDITS];
-	int n = http_resp_edits(&x, r, e, MAX_EDITS);
-	if (n < 0)
-		n = 0;
+	/* two slots stay for the health check header and a content-length
+	 * removal below */
+	int n = http_resp_edits(&x, r, e, MAX_EDITS - 2);
+	if (n < 0) {
+		response_edit_overflow(hc);
+		return;
+	}
 	st->text_len += x.text_len;
 	snprintf(st->service_time, sizeof(st->service_time), "%lld", (long long)x.service_ms);
 	bool no_body = (r->flags & ARN_H1_F_NO_BODY) || st->method == ARN_H1_M_HEAD ||
@@ -1716,16 +1790,23 @@ static void write_resp_head(struct http_conn *hc)
 	if (st->health_check)
 		hc_cache_set(hc, r->status);
 	struct arn_h1_edit hcf;
-	if (hc_fail_header(hc, &hcf) && n < MAX_EDITS)
+	if (hc_fail_header(hc, &hcf))
 		e[n++] = hcf;
-	if ((r->flags & ARN_H1_F_CL_IGNORED) && n < MAX_EDITS) /* "0" in a 204 or 101 */
+	if (r->flags & ARN_H1_F_CL_IGNORED) /* "0" in a 204 or 101 */
 		e[n++] = (struct arn_h1_edit){
 		    .name = "content-length", .name_len = 14, .op = ARN_H1_EDIT_REMOVE};
 	struct http_wchain c;
 	http_wchain_init(&c, w);
 	arn_h1_write_status_line(&c.wb, r->status, NULL, 0, 1);
-	arn_h1_write_headers(&c.wb, r, e, (unsigned)n,
-			     ARN_H1_W_DROP_HOP | (st->tunnel ? ARN_H1_W_UPGRADE : 0));
+	if (arn_h1_write_headers(&c.wb, r, e, (unsigned)n,
+				 ARN_H1_W_DROP_HOP | (st->tunnel ? ARN_H1_W_UPGRADE : 0)) ==
+	    -E2BIG) {
+		struct rte_mbuf *part = http_wchain_finish(&c);
+		if (part)
+			rte_pktmbuf_free(part);
+		response_edit_overflow(hc);
+		return;
+	}
 	if (st->dn_chunked)
 		arn_h1_write_header(&c.wb, "transfer-encoding", 17, "chunked", 7);
 	if (!st->tunnel) {

@@ -1,8 +1,8 @@
 /*
  * The connection manager (lib/http/http_hcm.c, http_worker.c,
- * http_upstream.c) driven on the test thread, issue 12's item 3:
- * slow request heads against the per-worker request buffers and the
- * fairness of the wait for one.
+ * http_upstream.c) driven on the test thread, issue 12's items 3 and 5:
+ * slow request heads against the per-worker request buffers, the fairness
+ * of the wait for one, and rewrites and header edits that do not fit.
  *
  * Below the proxy, lib/tcp and lib/net are fakes: a connection is a
  * receive queue of mbufs the test fills (a client's or an upstream's
@@ -412,6 +412,12 @@ static void want_in(const char *text, const char *what)
 		fail_msg("missing '%s' in:\n%s", what, text ? text : "(nothing)");
 }
 
+static void want_not_in(const char *text, const char *what)
+{
+	if (text && strstr(text, what))
+		fail_msg("unexpected '%s' in:\n%s", what, text);
+}
+
 /* ---- configuration and statistics --------------------------------------------------------------
  */
 
@@ -740,6 +746,242 @@ static void test_buffer_wait_bounded_by_head_deadline(void **state)
 	assert_null(w->res_wait_head);
 }
 
+/* ---- issue 12 item 5: rewrites and edits fail closed --------------------------------------- */
+
+/* A request of @p n path bytes after @p prefix (then 'a's). */
+static void send_path(struct arn_tcp_conn *c, const char *prefix, size_t n, const char *extra)
+{
+	size_t pl = strlen(prefix);
+	char *req = malloc(n + 512);
+	assert_non_null(req);
+	memcpy(req, "GET ", 4);
+	memcpy(req + 4, prefix, pl);
+	memset(req + 4 + pl, 'a', n - pl);
+	int k = snprintf(req + 4 + n, 512, " HTTP/1.1\r\nHost: a\r\n%s\r\n", extra);
+	send_n(c, req, 4 + n + (size_t)k);
+	free(req);
+}
+
+/* The stream's text (4 KB) holds the rewritten path: no other edit takes
+ * any here (no request id, no route timeout, no XFF). */
+#define REWRITE_ROUTE                                                                              \
+	"{\"match\":{\"prefix\":\"/p/\"},\"route\":{\"cluster\":\"web\",\"prefix_rewrite\":"       \
+	"\"/q/\",\"timeout\":\"0s\"}}"
+
+/*
+ * A rewritten path that does not fit the stream's text is refused (500,
+ * rq_edit_overflow) with nothing sent upstream; one byte shorter it goes
+ * upstream rewritten. Before issue 12 the longer one went upstream with
+ * its original path.
+ */
+static void test_path_rewrite_fails_closed(void **state)
+{
+	(void)state;
+	start(4, jlistener("\"generate_request_id\":false", REWRITE_ROUTE));
+	/* fits: the rewritten path and its NUL take the whole text */
+	struct arn_tcp_conn *c = client();
+	send_path(c, "/p/", HTTP_TEXT - 1, "");
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_in(u->tx, "GET /q/aaaa");
+	assert_true(strstr(u->tx, " HTTP/1.1\r\n") - u->tx == 4 + HTTP_TEXT - 1);
+	want_in(u->tx, "x-envoy-original-path: /p/aaaa");
+	send_s(u, UP_OK);
+	assert_true(answered(c, "HTTP/1.1 200 OK\r\n"));
+	assert_int_equal(stat("http.in.rq_edit_overflow"), 0);
+
+	/* one byte more: refused, before anything goes upstream */
+	c = client();
+	send_path(c, "/p/", HTTP_TEXT, "");
+	u = upstream_accepts();
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 500 Internal Server Error\r\n"))
+		fail_msg("got '%.200s'", c->tx ? c->tx : "");
+	assert_int_equal(u->tx_len, 0);
+	assert_true(u->closed);
+	assert_int_equal(stat("http.in.rq_edit_overflow"), 1);
+	assert_int_equal(stat("http.in.downstream_rq_5xx"), 1);
+}
+
+/* A regex_rewrite that leaves nothing of the path is refused too (the
+ * rewrite reports 0, which the HCM took for "no rewrite" and sent the
+ * original path); one that leaves something goes upstream. */
+static void test_regex_rewrite_to_nothing_refused(void **state)
+{
+	(void)state;
+	start(4, jlistener("\"generate_request_id\":false",
+			   "{\"match\":{\"prefix\":\"/e/\"},\"route\":{\"cluster\":\"web\","
+			   "\"regex_rewrite\":{\"pattern\":{\"regex\":\"^/e(/k)?.*$\"},"
+			   "\"substitution\":\"\\\\1\"}}}"));
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET /e/kept HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_in(u->tx, "GET /k HTTP/1.1\r\n");
+	send_s(u, UP_OK);
+	assert_true(answered(c, "HTTP/1.1 200 OK\r\n"));
+	c = client();
+	send_s(c, "GET /e/secret HTTP/1.1\r\nHost: a\r\n\r\n");
+	u = upstream_accepts();
+	poll_ms(1);
+	assert_true(answered(c, "HTTP/1.1 500"));
+	assert_int_equal(u->tx_len, 0);
+	assert_int_equal(stat("http.in.rq_edit_overflow"), 1);
+}
+
+/* Header edits at the edge of the edit slots (63 for a request: one stays
+ * for a content-length removal): x-forwarded-proto and 62 additions fit,
+ * 63 do not, and the request is refused rather than sent short of them. */
+static void test_request_edit_slots_fail_closed(void **state)
+{
+	(void)state;
+	static char routes[16384];
+	for (int adds = 62; adds <= 63; adds++) {
+		int k = snprintf(routes, sizeof(routes),
+				 "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\","
+				 "\"timeout\":\"0s\"},\"request_headers_to_add\":[");
+		for (int i = 0; i < adds; i++)
+			k += snprintf(routes + k, sizeof(routes) - (size_t)k,
+				      "%s{\"header\":{\"key\":\"x-add-%d\",\"value\":\"v\"}}",
+				      i ? "," : "", i);
+		snprintf(routes + k, sizeof(routes) - (size_t)k, "]}");
+		start(4, jlistener("\"generate_request_id\":false", routes));
+		struct arn_tcp_conn *c = client();
+		send_s(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+		struct arn_tcp_conn *u = upstream_accepts();
+		poll_ms(1);
+		if (adds == 62) {
+			want_in(u->tx, "x-add-61: v\r\n");
+			send_s(u, UP_OK);
+			assert_true(answered(c, "HTTP/1.1 200 OK\r\n"));
+			assert_int_equal(stat("http.in.rq_edit_overflow"), 0);
+		} else {
+			assert_int_equal(u->tx_len, 0);
+			assert_true(answered(c, "HTTP/1.1 500"));
+			assert_int_equal(stat("http.in.rq_edit_overflow"), 1);
+		}
+		teardown(NULL);
+	}
+}
+
+/*
+ * Response edits at the edge of the stream's text: x-envoy-upstream-
+ * service-time ("0") takes 2 bytes, then 23 added values of V bytes take
+ * V + 1 each; V = 177 fills the 4 KB exactly, V = 178 does not fit. What
+ * does not fit is answered 502 (rs_edit_overflow) and the upstream's
+ * x-secret, which response_headers_to_remove strips, never reaches the
+ * client. Before issue 12 the response went out with none of its edits.
+ */
+static void test_response_edits_fail_closed(void **state)
+{
+	(void)state;
+	static char routes[32768];
+	for (int v = 177; v <= 178; v++) {
+		char val[256];
+		/* "%%" is one '%': the value is substituted into the text */
+		snprintf(
+		    val, sizeof(val), "%%%%%.*s", v - 1,
+		    "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+		    "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+		    "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb");
+		int k =
+		    snprintf(routes, sizeof(routes),
+			     "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\","
+			     "\"timeout\":\"0s\"},\"response_headers_to_remove\":[\"x-secret\"],"
+			     "\"response_headers_to_add\":[");
+		for (int i = 0; i < 23; i++)
+			k += snprintf(routes + k, sizeof(routes) - (size_t)k,
+				      "%s{\"header\":{\"key\":\"x-add-%d\",\"value\":\"%s\"}}",
+				      i ? "," : "", i, val);
+		snprintf(routes + k, sizeof(routes) - (size_t)k, "]}");
+		start(4, jlistener("\"generate_request_id\":false", routes));
+		struct arn_tcp_conn *c = client();
+		send_s(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+		struct arn_tcp_conn *u = upstream_accepts();
+		/* the clock does not move: the service time is "0" */
+		send_s(u, "HTTP/1.1 200 OK\r\nx-secret: s3cret\r\ncontent-length: 2\r\n\r\nhi");
+		want_not_in(c->tx, "s3cret");
+		if (v == 177) {
+			assert_true(answered(c, "HTTP/1.1 200 OK\r\n"));
+			want_in(c->tx, "x-envoy-upstream-service-time: 0\r\n");
+			want_in(c->tx, "x-add-22: %bbb");
+			want_in(c->tx, "\r\n\r\nhi");
+			assert_int_equal(stat("http.in.rs_edit_overflow"), 0);
+		} else {
+			if (!answered(c, "HTTP/1.1 502 Bad Gateway\r\n"))
+				fail_msg("got '%.300s'", c->tx ? c->tx : "");
+			want_not_in(c->tx, "x-add-");
+			assert_int_equal(stat("http.in.rs_edit_overflow"), 1);
+			poll_ms(1);
+			assert_true(u->closed); /* not reused mid-response */
+		}
+		teardown(NULL);
+	}
+}
+
+/* A local reply (here a direct response) whose route edits do not fit its
+ * slots (63: one stays for the health check header) is a 500 without
+ * them, not the reply without its headers. */
+static void test_local_reply_edits_fail_closed(void **state)
+{
+	(void)state;
+	static char routes[16384];
+	for (int adds = 63; adds <= 64; adds++) {
+		int k =
+		    snprintf(routes, sizeof(routes),
+			     "{\"match\":{\"prefix\":\"/\"},\"direct_response\":{\"status\":200},"
+			     "\"response_headers_to_add\":[");
+		for (int i = 0; i < adds; i++)
+			k += snprintf(routes + k, sizeof(routes) - (size_t)k,
+				      "%s{\"header\":{\"key\":\"x-add-%d\",\"value\":\"v\"}}",
+				      i ? "," : "", i);
+		snprintf(routes + k, sizeof(routes) - (size_t)k, "]}");
+		start(4, jlistener("", routes));
+		struct arn_tcp_conn *c = client();
+		send_s(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+		poll_ms(1);
+		if (adds == 63) {
+			assert_true(answered(c, "HTTP/1.1 200 OK\r\n"));
+			want_in(c->tx, "x-add-62: v\r\n");
+			assert_int_equal(stat("http.in.rs_edit_overflow"), 0);
+		} else {
+			assert_true(answered(c, "HTTP/1.1 500"));
+			want_not_in(c->tx, "x-add-");
+			assert_int_equal(stat("http.in.rs_edit_overflow"), 1);
+		}
+		teardown(NULL);
+	}
+}
+
+/* A virtual host that requires TLS redirects plain text to https; a
+ * Location too long for the text is refused, never proxied in plain text
+ * instead (before issue 12 it went to the cluster). The Location is
+ * "https://a" and the path: 9 + n bytes and a NUL in 4 KB. */
+static void test_require_tls_redirect_fails_closed(void **state)
+{
+	(void)state;
+	snprintf(jbuf, sizeof(jbuf),
+		 "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		 "\"port_value\":80}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+		 "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"in\",\"route_config\":{"
+		 "\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"vh\",\"domains\":[\"*\"],"
+		 "\"require_tls\":\"ALL\",\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{"
+		 "\"cluster\":\"web\"}}]}]},\"http_filters\":[" ROUTER "]}}]}]}");
+	static char lj[sizeof(jbuf)];
+	memcpy(lj, jbuf, sizeof(lj));
+	start(4, lj);
+	struct arn_tcp_conn *c = client();
+	send_path(c, "/", HTTP_TEXT - 1 - 9, "");
+	poll_ms(1);
+	assert_true(answered(c, "HTTP/1.1 301"));
+	want_in(c->tx, "location: https://a/aaa");
+	c = client();
+	send_path(c, "/", HTTP_TEXT - 9, "");
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 500"))
+		fail_msg("got '%.200s'", c->tx ? c->tx : "");
+	assert_int_equal(upstream_pending(), 0);
+	assert_int_equal(stat("http.in.rq_edit_overflow"), 1);
+}
+
 int main(void)
 {
 	char prefix[64];
@@ -763,6 +1005,12 @@ int main(void)
 	    cmocka_unit_test_teardown(test_oversized_head_refused_at_once, teardown),
 	    cmocka_unit_test_teardown(test_buffer_wait_is_fifo, teardown),
 	    cmocka_unit_test_teardown(test_buffer_wait_bounded_by_head_deadline, teardown),
+	    cmocka_unit_test_teardown(test_path_rewrite_fails_closed, teardown),
+	    cmocka_unit_test_teardown(test_regex_rewrite_to_nothing_refused, teardown),
+	    cmocka_unit_test(test_request_edit_slots_fail_closed),
+	    cmocka_unit_test(test_response_edits_fail_closed),
+	    cmocka_unit_test(test_local_reply_edits_fail_closed),
+	    cmocka_unit_test_teardown(test_require_tls_redirect_fails_closed, teardown),
 	};
 	if (getenv("TEST_FILTER")) /* one test by name (a glob), e.g. while bisecting */
 		cmocka_set_test_filter(getenv("TEST_FILTER"));
