@@ -1565,7 +1565,11 @@ static void req_step(struct http_conn *hc)
 		if (!req_may_parse(hc))
 			return;
 		if (!st->res) {
-			if (!hc->in.bytes && !http_in_fill(&hc->in, hc->tc)) {
+			/* empty lines before a request are no part of it: they
+			 * start no stream, the connection stays idle */
+			while (!st->started && !http_in_skip_empty_lines(&hc->in)) {
+				if (http_in_fill(&hc->in, hc->tc))
+					continue;
 				if (hc->peer_eof) {
 					/* the client closed between requests */
 					hc->close_after = true;
@@ -1583,9 +1587,9 @@ static void req_step(struct http_conn *hc)
 				if (http_in_fill(&hc->in, hc->tc))
 					continue;
 				if (hc->peer_eof) {
-					/* the client went away mid-head (or after empty
-					 * lines only): closed without a reply, as the
-					 * parser's end of input does between requests */
+					/* the client went away mid-head: closed without
+					 * a reply, as before (Envoy's codec resets the
+					 * stream) */
 					stream_timers_cancel(st);
 					hc->close_after = true;
 					start_close(hc);

@@ -607,6 +607,11 @@ void http_in_append(struct http_in *in, struct rte_mbuf *chain);
 void http_in_free(struct http_in *in);
 /* Take what TCP holds, up to HTTP_IN_MAX buffered. @return bytes taken. */
 uint32_t http_in_fill(struct http_in *in, struct arn_tcp_conn *tc);
+/* RFC 9112 2.2: a server ignores empty lines before a request line, as
+ * Envoy's codec does without opening a stream. Drop them from the input.
+ * @return true when the input starts with a request's first byte; false
+ * when it is empty, or holds only a CR whose LF may follow. */
+bool http_in_skip_empty_lines(struct http_in *in);
 void http_pins_add(struct http_pins *p, struct rte_mbuf *m);
 void http_pins_release(struct http_pins *p);
 

@@ -286,6 +286,56 @@ void http_in_free(struct http_in *in)
 	memset(in, 0, sizeof(*in));
 }
 
+/* Drop the input's first byte. */
+static void in_drop1(struct http_in *in)
+{
+	struct rte_mbuf *m = in->head;
+	in->off++;
+	in->bytes--;
+	if (in->off == m->data_len) {
+		in->head = m->next;
+		if (!in->head)
+			in->tail = NULL;
+		in->off = 0;
+		seg_free(m);
+	}
+}
+
+bool http_in_skip_empty_lines(struct http_in *in)
+{
+	for (;;) {
+		struct rte_mbuf *m = in->head;
+		if (!m)
+			return false;
+		if (in->off == m->data_len) {
+			in->head = m->next;
+			if (!in->head)
+				in->tail = NULL;
+			in->off = 0;
+			seg_free(m);
+			continue;
+		}
+		const char *p = rte_pktmbuf_mtod_offset(m, const char *, in->off);
+		if (p[0] == '\n') {
+			in_drop1(in);
+			continue;
+		}
+		if (p[0] != '\r')
+			return true;
+		/* CR: an empty line only with its LF (a bare CR is the parser's
+		 * to refuse), which may not be here yet */
+		const char *q = in->off + 1 < m->data_len ? p + 1
+				: m->next		  ? rte_pktmbuf_mtod(m->next, const char *)
+							  : NULL;
+		if (!q)
+			return false;
+		if (*q != '\n')
+			return true;
+		in_drop1(in);
+		in_drop1(in);
+	}
+}
+
 uint32_t http_in_fill(struct http_in *in, struct arn_tcp_conn *tc)
 {
 	if (!tc)

@@ -572,9 +572,10 @@ static void test_slow_heads_hold_no_buffer(void **state)
 			poll_ms(1);
 		}
 	}
-	/* empty lines before a request line are not a head either */
+	/* empty lines before a request line are no part of a request (RFC
+	 * 9112 2.2, Envoy's codec): no buffer, no stream, no head deadline */
 	struct arn_tcp_conn *crlf = client();
-	send_s(crlf, "\r\n\r\n\r\n");
+	send_s(crlf, "\r\n\n\r\n\r");
 	assert_int_equal(free_buffers(), 4);
 	for (int i = 0; i < 10; i++)
 		assert_int_equal(slow[i]->tx_len, 0);
@@ -600,11 +601,15 @@ static void test_slow_heads_hold_no_buffer(void **state)
 		want_in(slow[i]->tx, "request header timeout");
 		assert_true(slow[i]->shut || slow[i]->closed);
 	}
-	assert_int_equal(stat("http.in.downstream_rq_header_timeout"), 11);
-	/* the empty lines started a request too (as the parser's first byte
-	 * does), so it met the same deadline */
-	assert_true(answered(crlf, "HTTP/1.1 408"));
+	assert_int_equal(stat("http.in.downstream_rq_header_timeout"), 10);
 	assert_int_equal(free_buffers(), 4);
+	/* the empty lines left the connection idle: still open, unanswered,
+	 * and a request on it is served */
+	assert_int_equal(crlf->tx_len, 0);
+	assert_false(crlf->closed);
+	send_s(crlf, "\nGET /late HTTP/1.1\r\nHost: a\r\n\r\n");
+	poll_ms(1);
+	assert_true(answered(crlf, "HTTP/1.1 200 OK\r\n"));
 }
 
 /* request_headers_timeout given: it replaces the default, and 0 turns the
@@ -647,6 +652,22 @@ static void test_oversized_head_refused_at_once(void **state)
 	send_n(c, big, sizeof(big));
 	poll_ms(1);
 	if (!answered(c, "HTTP/1.1 431"))
+		fail_msg("got '%s'", c->tx ? c->tx : "");
+}
+
+/* Only CRLF and LF are empty lines: a CR before anything else is the
+ * parser's to refuse (bare CR, 400), as it was before issue 12. */
+static void test_bare_cr_before_a_request_is_refused(void **state)
+{
+	(void)state;
+	start(4, jlistener("", DIRECT_OK));
+	struct arn_tcp_conn *c = client();
+	send_s(c, "\r\n\r");
+	poll_ms(1);
+	assert_int_equal(c->tx_len, 0); /* its LF may still come */
+	send_s(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 400 Bad Request\r\n"))
 		fail_msg("got '%s'", c->tx ? c->tx : "");
 }
 
@@ -1003,6 +1024,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_slow_heads_hold_no_buffer, teardown),
 	    cmocka_unit_test_teardown(test_head_deadline_configured, teardown),
 	    cmocka_unit_test_teardown(test_oversized_head_refused_at_once, teardown),
+	    cmocka_unit_test_teardown(test_bare_cr_before_a_request_is_refused, teardown),
 	    cmocka_unit_test_teardown(test_buffer_wait_is_fifo, teardown),
 	    cmocka_unit_test_teardown(test_buffer_wait_bounded_by_head_deadline, teardown),
 	    cmocka_unit_test_teardown(test_path_rewrite_fails_closed, teardown),
