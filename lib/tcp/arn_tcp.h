@@ -239,6 +239,20 @@ struct arn_tcp_app {
 };
 int arn_tcp_app_register(const struct arn_tcp_app *app);
 
+/**
+ * A module's per-worker state, kept by the TCP worker of @p lc for it (set
+ * in worker_init, read on the fast path in two loads): the way a module
+ * above TCP finds its state without global arrays or thread-locals.
+ * arn_tcp_lcore() gives the lcore of a connection, for callbacks.
+ * @return the state, or NULL (not set, or @p app not registered).
+ */
+void *arn_tcp_app_state(struct arn_lcore *lc, const struct arn_tcp_app *app);
+/** Set it (on the worker, typically in worker_init); -ENOENT if @p app is
+ * not registered. */
+int arn_tcp_app_set_state(struct arn_lcore *lc, const struct arn_tcp_app *app, void *state);
+/** The worker lcore that owns @p c. */
+struct arn_lcore *arn_tcp_lcore(const struct arn_tcp_conn *c);
+
 /* ---- lib/net's side: the L4 ops table -------------------------------------------- */
 
 struct arn_dataplane;

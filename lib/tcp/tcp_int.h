@@ -486,6 +486,9 @@ struct arn_tcp_worker {
 	uint64_t cookie_key[2];
 	uint32_t port_hint;
 
+	/* arn_tcp_app_state(): per registered module, by registration order */
+	void *app_state[TCP_APPS_MAX];
+
 	/* RFC 5961 challenge ACK budget: drawn at random each second */
 	uint64_t chack_sec;
 	uint32_t chack_budget;

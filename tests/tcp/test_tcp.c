@@ -2134,6 +2134,27 @@ static void test_handles_resolve_until_close(void **state)
 }
 
 /* Envoy's echo network filter: what arrives goes back, FIN after it. */
+/* A module above TCP keeps its per-worker state on the TCP worker. */
+static int st_init(struct arn_lcore *l, void *arg)
+{
+	(void)l, (void)arg;
+	return 0;
+}
+static const struct arn_tcp_app state_app = {.name = "state", .worker_init = st_init};
+
+static void test_app_state_on_the_worker(void **state)
+{
+	(void)state;
+	static int mine;
+	assert_null(arn_tcp_app_state(lc, &state_app));
+	assert_int_equal(arn_tcp_app_set_state(lc, &state_app, &mine), -ENOENT);
+	assert_int_equal(arn_tcp_app_register(&state_app), 0);
+	assert_int_equal(arn_tcp_app_set_state(lc, &state_app, &mine), 0);
+	assert_ptr_equal(arn_tcp_app_state(lc, &state_app), &mine);
+	open_conn(true, true, 7);
+	assert_ptr_equal(arn_tcp_lcore(app.conn), lc);
+}
+
 static void test_echo_filter(void **state)
 {
 	(void)state;
@@ -2611,6 +2632,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_write_limits_and_writable, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_handles_resolve_until_close, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_echo_filter, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_app_state_on_the_worker, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_echo_tiny_segments_coalesced, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_link_clean_cubic, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_link_loss_5pct_sack, setup, teardown),
