@@ -9,9 +9,12 @@
  *
  * States, as in Linux's neighbour table but simpler:
  *
- *   INCOMPLETE  request sent; up to NET_ARP_PENDING packets wait; requests
- *               are repeated every `retry` up to `retries` times, then the
- *               entry and its packets are dropped (counted).
+ *   INCOMPLETE  request sent; packets wait, as many as Linux lets wait for
+ *               a neighbour (unres_qlen_bytes: 212,992 bytes counted as
+ *               whole mbufs, about 97 packets), the oldest dropped first
+ *               past that, and at most ARP_WAITING_MAX mbufs per worker;
+ *               requests are repeated every `retry` up to `retries` times,
+ *               then the entry and its packets are dropped (counted).
  *   REACHABLE   answer younger than `reachable`: used as is.
  *   PROBE       older than that: still used, and a request is sent to
  *               refresh it; no answer after `retries` tries removes it.
@@ -50,9 +53,12 @@
 
 #define ARP_SLOTS 1024u			 /* power of 2 */
 #define ARP_MAX_USED NET_ARP_MAX_ENTRIES /* 75% load */
-#define NET_ARP_PENDING 4u		 /* packets waiting per next hop */
-#define ARP_WAITING_MAX 64u		 /* packets waiting per worker */
-#define ARP_FRAME_LEN 60u		 /* minimum Ethernet frame without FCS */
+/* Bytes (whole mbufs: buf_len) waiting per next hop: Linux's default
+ * unres_qlen_bytes (SK_WMEM_MAX). A burst of new connections to endpoints
+ * never contacted before (an EDS update) waits here for one ARP answer. */
+#define ARP_UNRES_QLEN_BYTES 212992u
+#define ARP_WAITING_MAX 1024u /* mbufs waiting per worker: the pool's share */
+#define ARP_FRAME_LEN 60u     /* minimum Ethernet frame without FCS */
 
 enum arp_state {
 	ARP_FREE = 0,
@@ -66,11 +72,14 @@ struct arp_entry {
 	uint8_t state;
 	uint8_t port;
 	uint8_t tries; /* requests sent in this INCOMPLETE / PROBE phase */
-	uint8_t n_pending;
+	uint16_t n_pending;
 	struct rte_ether_addr mac;
-	uint64_t deadline;  /* INCOMPLETE/PROBE: next retry; REACHABLE: until */
-	uint64_t last_used; /* TSC of the last packet sent through it; 0: never */
-	struct rte_mbuf *pending[NET_ARP_PENDING];
+	uint32_t pending_bytes; /* buf_len of what waits */
+	uint64_t deadline;	/* INCOMPLETE/PROBE: next retry; REACHABLE: until */
+	uint64_t last_used;	/* TSC of the last packet sent through it; 0: never */
+	/* packets waiting, oldest first, linked through m->next (each frame
+	 * is one segment: lib/net's output contract) */
+	struct rte_mbuf *pending, *pending_tail;
 };
 
 struct arn_arp {
@@ -233,14 +242,29 @@ void net_arp_announce(struct arn_lcore *lc, uint16_t port)
 	arp_send(lc, port, RTE_ARP_OP_REQUEST, &bcast, &zero_mac, ip, ip);
 }
 
+/* Take the oldest packet waiting on @p e. */
+static struct rte_mbuf *pending_pop(struct arn_arp *a, struct arp_entry *e)
+{
+	struct rte_mbuf *m = e->pending;
+	if (m == NULL)
+		return NULL;
+	e->pending = m->next;
+	if (e->pending == NULL)
+		e->pending_tail = NULL;
+	m->next = NULL;
+	e->n_pending--;
+	e->pending_bytes -= m->buf_len;
+	a->waiting--;
+	return m;
+}
+
 static void drop_pending(struct arn_lcore *lc, struct arp_entry *e)
 {
-	for (unsigned i = 0; i < e->n_pending; i++) {
-		rte_pktmbuf_free(e->pending[i]);
+	struct rte_mbuf *m;
+	while ((m = pending_pop(lc->arp, e)) != NULL) {
+		rte_pktmbuf_free(m);
 		ARN_NET_PINC(lc, e->port, arp_drop_unresolved);
 	}
-	lc->arp->waiting -= e->n_pending;
-	e->n_pending = 0;
 }
 
 /* @p e now has a (new) MAC: it is reachable; release what waited. */
@@ -253,11 +277,9 @@ static void resolved(struct arn_lcore *lc, struct arp_entry *e, const struct rte
 	set_state(a, e, ARP_REACHABLE);
 	e->tries = 0;
 	e->deadline = lc->now + net_arp_timing.reachable;
-	unsigned n = e->n_pending;
-	e->n_pending = 0;
-	a->waiting -= n;
-	for (unsigned i = 0; i < n; i++)
-		net_eth_output(lc, e->port, &e->mac, e->pending[i]);
+	struct rte_mbuf *m;
+	while ((m = pending_pop(a, e)) != NULL)
+		net_eth_output(lc, e->port, &e->mac, m);
 }
 
 int net_arp_output(struct arn_lcore *lc, uint16_t port, uint32_t nh, struct rte_mbuf *m)
@@ -289,12 +311,27 @@ int net_arp_output(struct arn_lcore *lc, uint16_t port, uint32_t nh, struct rte_
 		set_state(a, e, ARP_INCOMPLETE);
 		request(lc, e);
 	}
-	if (e->n_pending >= NET_ARP_PENDING || a->waiting >= ARP_WAITING_MAX) {
+	if (a->waiting >= ARP_WAITING_MAX && e->pending == NULL) {
+		/* the worker's share of the pool is spent on other next hops */
 		ARN_NET_PINC(lc, port, arp_drop_queue_full);
 		rte_pktmbuf_free(m);
 		return -ENOBUFS;
 	}
-	e->pending[e->n_pending++] = m;
+	/* Full: the oldest goes, as Linux's __neigh_event_send drops from the
+	 * head; the newest packet is the one most likely still wanted. */
+	while (e->pending != NULL && (e->pending_bytes + m->buf_len > ARP_UNRES_QLEN_BYTES ||
+				      a->waiting >= ARP_WAITING_MAX)) {
+		ARN_NET_PINC(lc, port, arp_drop_queue_full);
+		rte_pktmbuf_free(pending_pop(a, e));
+	}
+	m->next = NULL;
+	if (e->pending_tail)
+		e->pending_tail->next = m;
+	else
+		e->pending = m;
+	e->pending_tail = m;
+	e->n_pending++;
+	e->pending_bytes += m->buf_len;
 	a->waiting++;
 	return 0;
 }
