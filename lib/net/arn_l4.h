@@ -98,6 +98,16 @@ void arn_net_set_l4(const struct arn_l4_ops *ops);
 int arn_net_ip4_output(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, uint32_t dst,
 		       uint8_t proto);
 
+/**
+ * Resolve the next hop toward @p dst (host byte order) now, before any
+ * packet needs it: for a destination that traffic is about to reach for
+ * the first time (an endpoint that a configuration update just added), so
+ * that the first connections' SYNs do not wait for ARP. Does nothing when
+ * the next hop is known or being resolved, or when no route leads to
+ * @p dst. Never blocks; one ARP request at most.
+ */
+void arn_net_resolve(struct arn_lcore *lc, uint32_t dst);
+
 /** Allocate an mbuf from this worker's pool (NULL when empty, counted). */
 struct rte_mbuf *arn_net_alloc(struct arn_lcore *lc);
 

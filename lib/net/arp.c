@@ -336,6 +336,23 @@ int net_arp_output(struct arn_lcore *lc, uint16_t port, uint32_t nh, struct rte_
 	return 0;
 }
 
+void net_arp_resolve(struct arn_lcore *lc, uint16_t port, uint32_t nh)
+{
+	struct arn_arp *a = lc->arp;
+	if (find(a, nh) != NULL)
+		return;
+	struct arp_entry *e = insert(lc, nh, true);
+	if (e == NULL) {
+		ARN_NET_PINC(lc, port, arp_drop_table_full);
+		return;
+	}
+	e->port = (uint8_t)port;
+	e->last_used = lc->now;
+	set_state(a, e, ARP_INCOMPLETE);
+	ARN_NET_PINC(lc, port, arp_resolve_ahead);
+	request(lc, e);
+}
+
 void net_arp_timer(struct arn_lcore *lc, uint64_t now)
 {
 	struct arn_arp *a = lc->arp;

@@ -138,6 +138,9 @@ void net_eth_output(struct arn_lcore *lc, uint16_t port, const struct rte_ether_
 		    struct rte_mbuf *m);
 /* Port and next hop for @p dst; -1 if no route. */
 int net_route(const struct arn_net *net, uint32_t src, uint32_t dst, uint32_t *nh);
+/* Start resolving next hop @p nh on @p port unless it is known or being
+ * resolved (arp.c). */
+void net_arp_resolve(struct arn_lcore *lc, uint16_t port, uint32_t nh);
 
 /* ---- port.c -------------------------------------------------------------------------------- */
 struct arn_dp_port;

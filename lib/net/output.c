@@ -190,8 +190,8 @@ int arn_net_ip4_output(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, u
 					      rte_cpu_to_be_16((uint16_t)l4_len);
 				th->cksum = (uint16_t)~arn_cksum_raw(th, l4_len, ph);
 			} else {
-				th->cksum = rte_ipv4_udptcp_cksum_mbuf(m, ip,
-								       sizeof(struct rte_ipv4_hdr));
+				th->cksum =
+				    rte_ipv4_udptcp_cksum_mbuf(m, ip, sizeof(struct rte_ipv4_hdr));
 			}
 			fl = 0;
 		}
@@ -223,6 +223,14 @@ int arn_net_is_local(const struct arn_lcore *lc, uint32_t addr)
 		if (net->port[i].ip == addr)
 			return 1;
 	return 0;
+}
+
+void arn_net_resolve(struct arn_lcore *lc, uint32_t dst)
+{
+	uint32_t nh;
+	int p = net_route(lc->net, 0, dst, &nh);
+	if (p >= 0)
+		net_arp_resolve(lc, (uint16_t)p, nh);
 }
 
 uint16_t arn_net_route_mtu(const struct arn_lcore *lc, uint32_t dst)

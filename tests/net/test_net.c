@@ -890,6 +890,41 @@ static void test_arp_resolves_queues_and_releases(void **state)
 	assert_int_equal(pc(f, ARN_NET_P_arp_resolved), 1);
 }
 
+/* Issue 22: a next hop resolved ahead of traffic (an endpoint that an EDS
+ * update added) answers before the first SYN needs it. */
+static void test_arp_resolve_ahead(void **state)
+{
+	struct fixture *f = *state;
+	struct arn_lcore *lc = W(f, 0);
+	lc->now = rte_rdtsc();
+	uint32_t host = IP(198, 18, 0, 78);
+	struct rte_ether_addr host_mac = {{0x02, 0, 0, 0, 0, 0x78}};
+	arn_net_resolve(lc, host);
+	arn_net_resolve(lc, host); /* once is enough */
+	run(f, 0);
+	struct rte_mbuf *m = sent(f, 0);
+	assert_non_null(m);
+	struct rte_arp_hdr *a = rte_pktmbuf_mtod_offset(m, struct rte_arp_hdr *, 14);
+	assert_int_equal(rte_be_to_cpu_16(a->arp_opcode), RTE_ARP_OP_REQUEST);
+	assert_int_equal(rte_be_to_cpu_32(a->arp_data.arp_tip), host);
+	rte_pktmbuf_free(m);
+	assert_null(sent(f, 0));
+	assert_int_equal(pc(f, ARN_NET_P_arp_resolve_ahead), 1);
+	struct pkt p;
+	build_arp(&p, &f->mac, RTE_ARP_OP_REPLY, &host_mac, host, OUR_IP);
+	inject(f, 0, p.b, p.len);
+	run(f, 0);
+	/* the first packet goes straight out: nothing waits */
+	assert_int_equal(arn_net_ip4_output(lc, segment(f, 1, 20), OUR_IP, host, 253), 0);
+	assert_int_equal(net_arp_n_waiting(lc), 0);
+	run(f, 0);
+	assert_int_equal(drain(f, 0), 1);
+	/* off link: the next hop is the gateway, resolved (once) instead */
+	arn_net_resolve(lc, IP(10, 9, 9, 9));
+	arn_net_resolve(lc, IP(10, 9, 9, 10));
+	assert_int_equal(pc(f, ARN_NET_P_arp_resolve_ahead), 2);
+}
+
 static void test_arp_off_link_uses_gateway(void **state)
 {
 	struct fixture *f = *state;
@@ -1524,6 +1559,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_random_ipv4_never_crashes, setup1, teardown),
 	    cmocka_unit_test_setup_teardown(test_arp_request_answered_and_sender_learned, setup1,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_arp_resolve_ahead, setup1, teardown),
 	    cmocka_unit_test_setup_teardown(test_arp_resolves_queues_and_releases, setup1,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_arp_off_link_uses_gateway, setup1, teardown),
