@@ -24,30 +24,6 @@
 #include "arn_sb.h"
 #include "net_int.h"
 
-static struct arn_net *current;
-static const struct arn_l4_ops *l4_ops; /* arn_net_set_l4 */
-
-void arn_net_set_l4(const struct arn_l4_ops *ops)
-{
-	l4_ops = ops;
-}
-static struct rte_rcu_qsbr *rcu_want;
-
-struct arn_net *arn_net_current(void)
-{
-	return current;
-}
-
-void net_set_current(struct arn_net *net)
-{
-	current = net;
-}
-
-struct rte_rcu_qsbr *net_rcu_wanted(void)
-{
-	return __atomic_load_n(&rcu_want, __ATOMIC_ACQUIRE);
-}
-
 static void sleep_us(unsigned us)
 {
 	struct timespec ts = {us / 1000000, (long)(us % 1000000) * 1000};
@@ -56,8 +32,8 @@ static void sleep_us(unsigned us)
 
 int arn_net_set_rcu(struct rte_rcu_qsbr *v)
 {
-	__atomic_store_n(&rcu_want, v, __ATOMIC_RELEASE);
-	struct arn_net *net = current;
+	net_rcu_set_wanted(v);
+	struct arn_net *net = arn_net_current();
 	if (net == NULL || !net->launched)
 		return 0;
 	for (int waited = 0;; waited++) {
@@ -181,7 +157,7 @@ int net_lcores_create(struct arn_net *net)
 		struct arn_lcore *lc = net->lc[w];
 		char name[RTE_RING_NAMESIZE];
 		lc->net = net;
-		lc->l4_ops = l4_ops;
+		lc->l4_ops = net_l4_registered();
 		lc->index = w;
 		lc->n_workers = net->n_workers;
 		lc->n_ports = (uint16_t)net->n_ports;
@@ -244,7 +220,7 @@ static void arp_timing_default(void)
 
 struct arn_net *arn_net_create(const struct arn_dataplane *dp)
 {
-	if (current != NULL) {
+	if (arn_net_current() != NULL) {
 		ARN_ERR(NET, "a data plane already exists in this process");
 		errno = EEXIST;
 		return NULL;
@@ -324,7 +300,7 @@ struct arn_net *arn_net_create(const struct arn_dataplane *dp)
 	rc = net_admin_register(net);
 	if (rc != 0)
 		goto fail;
-	current = net;
+	net_set_current(net);
 	struct arn_sb s = ARN_SB_INIT;
 	for (unsigned w = 0; w < net->n_workers; w++)
 		arn_sb_printf(&s, "%s%s=lcore %u", w ? ", " : "", net->worker_name[w],
@@ -410,8 +386,8 @@ void arn_net_destroy(struct arn_net *net)
 	net_lcores_free(net);
 	for (unsigned s = 0; s < RTE_DIM(net->pool); s++)
 		rte_mempool_free(net->pool[s]);
-	if (current == net)
-		current = NULL;
+	if (arn_net_current() == net)
+		net_set_current(NULL);
 	free(net);
 }
 
@@ -419,7 +395,7 @@ void arn_net_destroy(struct arn_net *net)
 
 int arn_net_post(unsigned worker, arn_net_ctrl_fn fn, void *arg)
 {
-	struct arn_net *net = current;
+	struct arn_net *net = arn_net_current();
 	if (net == NULL)
 		return -ENODEV;
 	if (worker >= net->n_workers || fn == NULL)
@@ -434,7 +410,7 @@ int arn_net_post(unsigned worker, arn_net_ctrl_fn fn, void *arg)
 
 int arn_net_call_all(arn_net_ctrl_fn fn, void *arg, unsigned timeout_ms)
 {
-	struct arn_net *net = current;
+	struct arn_net *net = arn_net_current();
 	if (net == NULL || !net->launched)
 		return -ENODEV;
 	uint64_t want[ARN_NET_MAX_WORKERS];

@@ -171,6 +171,9 @@ int net_lcores_create(struct arn_net *net);
 void net_lcores_free(struct arn_net *net);
 /* The QSBR currently asked for (arn_net_set_rcu). */
 struct rte_rcu_qsbr *net_rcu_wanted(void);
+void net_rcu_set_wanted(struct rte_rcu_qsbr *v);
+/* net_state.c: the L4 layer registered with arn_net_set_l4, or NULL */
+const struct arn_l4_ops *net_l4_registered(void);
 
 /* ---- stats.c ------------------------------------------------------------------------------- */
 /* Size lib/admin's per-worker stat slots and register the data plane's

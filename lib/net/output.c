@@ -1,11 +1,8 @@
 /*
- * The transmit path of a worker: routing, the IPv4 header, checksums (in the
- * NIC when the port offers it), the Ethernet header and TX buffering.
- *
- * Each worker owns TX queue <worker index> of every port and buffers up to
- * ARN_NET_TX_BURST frames per port. A buffer is sent when it fills, when its
- * oldest frame has waited NET_TX_DRAIN_US, or when an iteration found no
- * work (nothing more will come to batch with, so waiting only adds latency).
+ * The transmit path of a worker above ARP: routing, the IPv4 header and
+ * checksums (in the NIC when the port offers it), then the next hop's
+ * resolution (arp.c), which hands the frame to tx.c. Also the arn_l4.h
+ * helpers the L4 layer asks about routes and clocks.
  */
 #include <errno.h>
 
@@ -20,68 +17,6 @@
 #include "arn_dataplane.h"
 #include "arn_cksum.h"
 #include "net_int.h"
-
-/* rte_eth_tx_burst attempts before a full queue's leftovers are dropped. */
-#define TX_RETRIES 4
-
-static uint16_t tx_flush_port(struct arn_lcore *lc, uint16_t p)
-{
-	struct arn_lcore_port *lp = &lc->port[p];
-	uint16_t n = lp->n_tx, sent = 0;
-	uint64_t bytes = 0;
-	for (uint16_t i = 0; i < n; i++)
-		bytes += rte_pktmbuf_pkt_len(lp->tx[i]);
-	for (int t = 0; t < TX_RETRIES && sent < n; t++)
-		sent += rte_eth_tx_burst(lc->net->port[p].port_id, (uint16_t)lc->index,
-					 lp->tx + sent, (uint16_t)(n - sent));
-	for (uint16_t i = sent; i < n; i++) {
-		bytes -= rte_pktmbuf_pkt_len(lp->tx[i]);
-		rte_pktmbuf_free(lp->tx[i]);
-	}
-	ARN_NET_PADD(lc, p, tx_packets, sent);
-	ARN_NET_PADD(lc, p, tx_bytes, bytes);
-	ARN_NET_PADD(lc, p, tx_drop_full, n - sent);
-	lp->n_tx = 0;
-	return n;
-}
-
-void net_tx(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m)
-{
-	struct arn_lcore_port *lp = &lc->port[port];
-	if (lp->n_tx == 0)
-		lp->tx_deadline = lc->now + lc->tx_drain;
-	lp->tx[lp->n_tx++] = m;
-	if (lp->n_tx == ARN_NET_TX_BURST)
-		tx_flush_port(lc, port);
-}
-
-unsigned net_tx_flush(struct arn_lcore *lc, bool all)
-{
-	unsigned n = 0;
-	for (uint16_t p = 0; p < lc->n_ports; p++) {
-		struct arn_lcore_port *lp = &lc->port[p];
-		if (lp->n_tx != 0 && (all || lc->now >= lp->tx_deadline))
-			n += tx_flush_port(lc, p);
-	}
-	return n;
-}
-
-void net_eth_output(struct arn_lcore *lc, uint16_t port, const struct rte_ether_addr *dst_mac,
-		    struct rte_mbuf *m)
-{
-	struct rte_ether_hdr *eth =
-	    (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, sizeof(struct rte_ether_hdr));
-	if (eth == NULL) {
-		ARN_NET_WINC(lc, tx_drop_no_headroom);
-		rte_pktmbuf_free(m);
-		return;
-	}
-	rte_ether_addr_copy(dst_mac, &eth->dst_addr);
-	rte_ether_addr_copy(&lc->net->port[port].mac, &eth->src_addr);
-	eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
-	m->l2_len = sizeof(struct rte_ether_hdr);
-	net_tx(lc, port, m);
-}
 
 int net_route(const struct arn_net *net, uint32_t src, uint32_t dst, uint32_t *nh)
 {
@@ -206,14 +141,6 @@ int arn_net_ip4_output(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, u
 		      (fl ? RTE_MBUF_F_TX_IPV4 : 0);
 	ARN_NET_PINC(lc, p, ip4_tx);
 	return net_arp_output(lc, (uint16_t)p, nh, m);
-}
-
-struct rte_mbuf *arn_net_alloc(struct arn_lcore *lc)
-{
-	struct rte_mbuf *m = rte_pktmbuf_alloc(lc->pool);
-	if (m == NULL)
-		ARN_NET_WINC(lc, mbuf_alloc_failed);
-	return m;
 }
 
 int arn_net_is_local(const struct arn_lcore *lc, uint32_t addr)
