@@ -574,9 +574,10 @@ bool arn_config_admin_ready(struct arn_config_store *s, struct arn_sb *why)
 	else
 		arn_sb_printf(why,
 			      "initial xDS fetch: %zu resource%s warming until what %s "
-			      "references arrives: %s%s",
-			      wl.n, wl.n == 1 ? "" : "s", wl.n == 1 ? "it" : "they",
-			      arn_sb_cstr(&w), wl.n > 5 ? ", ..." : "");
+			      "arrives: %s%s",
+			      wl.n, wl.n == 1 ? "" : "s",
+			      wl.n == 1 ? "it references" : "they reference", arn_sb_cstr(&w),
+			      wl.n > 5 ? ", ..." : "");
 	arn_sb_free(&w);
 	return false;
 }

@@ -652,9 +652,16 @@ static void test_ready_initial_fetch_and_warming(void **state)
 	arn_config_initial_fetch_done(st, L);
 	arn_sb_reset(&why);
 	assert_int_equal(arn_admin_state(&why), ARN_ADMIN_STATE_INITIALIZING);
-	assert_non_null(strstr(arn_sb_cstr(&why), "1 resource warming"));
-	assert_non_null(strstr(arn_sb_cstr(&why), "Listener 'web'"));
-	APPLY(R, "1", jroute("r1", "c"));
+	assert_non_null(strstr(arn_sb_cstr(&why),
+			       "1 resource warming until what it references arrives: "
+			       "Listener 'web'"));
+	APPLY(L, "1", jlistener_rds("web2", 81, "r2"));
+	arn_sb_reset(&why);
+	assert_int_equal(arn_admin_state(&why), ARN_ADMIN_STATE_INITIALIZING);
+	assert_non_null(
+	    strstr(arn_sb_cstr(&why), "2 resources warming until what they reference arrives: "));
+	assert_non_null(strstr(arn_sb_cstr(&why), "Listener 'web2'"));
+	APPLY(R, "1", jroute("r1", "c"), jroute("r2", "c"));
 	accepted();
 	arn_sb_reset(&why);
 	assert_int_equal(arn_admin_state(&why), ARN_ADMIN_STATE_LIVE);
