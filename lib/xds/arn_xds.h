@@ -265,7 +265,8 @@ struct arn_xds_options {
 	uint32_t backoff_max_ms;
 	uint32_t failover_ms;
 	/* Clock in milliseconds (NULL: CLOCK_MONOTONIC) and a random source for
-	 * backoff jitter (NULL: random()); both injectable for tests. */
+	 * backoff jitter (NULL: getrandom(), so that processes differ); both
+	 * injectable for tests. */
 	uint64_t (*now_ms)(void *ctx);
 	uint32_t (*rand)(void *ctx);
 	void *clock_ctx;

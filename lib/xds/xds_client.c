@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "envoy/config/core/v3/base.upb.h"
 #include "envoy/service/discovery/v3/discovery.upb.h"
@@ -34,10 +36,30 @@ static uint64_t mono_ms(void *ctx)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/*
+ * Backoff jitter (X18) must differ from one process to the next: a fleet
+ * whose control plane restarts would otherwise retry in lockstep, which is
+ * what the jitter exists to prevent. libc's random() is the same sequence
+ * in every process that does not seed it, so every draw comes from the
+ * kernel instead (a reconnect is at most once a second: one system call is
+ * nothing). GRND_NONBLOCK: before the kernel's pool is initialised (early
+ * boot) fall back to what differs per process, the pid and the clock.
+ */
 static uint32_t std_rand(void *ctx)
 {
 	(void)ctx;
-	return (uint32_t)random();
+	uint32_t v;
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
+		return v;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t x =
+	    ((uint64_t)getpid() << 32) ^ ((uint64_t)ts.tv_sec << 30) ^ (uint64_t)ts.tv_nsec;
+	/* splitmix64's finaliser: every input bit reaches the high half */
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return (uint32_t)(x >> 32);
 }
 
 uint64_t xds_now(const struct arn_xds_client *c)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -175,6 +176,10 @@ static uint64_t fx_now(void *ctx)
 static uint32_t fx_rand(void *ctx)
 {
 	return ((struct fx *)ctx)->rnd;
+}
+static uint64_t fx_now_static(void *ctx)
+{
+	return *(const uint64_t *)ctx;
 }
 
 static const char *const hosts_a[] = {"127.0.0.1", "127.0.0.2"};
@@ -664,6 +669,92 @@ static void test_x18_backoff_doubles_from_1s_to_20s(void **state)
 	arn_xds_client_status(f->c, &st);
 	assert_true(st.next_attempt_ms - f->now >= 1600 && st.next_attempt_ms - f->now <= 2000);
 	fx_free(f);
+}
+
+/* The delays of @p n failed attempts in a row, with the client's own random
+ * source (options.rand NULL), as one process sees them. */
+#define N_DELAYS 8
+static void default_rand_delays(uint64_t *out)
+{
+	struct fake_tr tr = {.writable = true};
+	static uint64_t now;
+	now = 5000;
+	static const struct arn_xds_server server = {"xds_a", hosts_a, ports_a, 2};
+	struct arn_xds_options o = {
+	    .node_id = "node-1",
+	    .node_cluster = "edge",
+	    .servers = &server,
+	    .n_servers = 1,
+	    .transport = &fake_ops,
+	    .transport_ctx = &tr,
+	    .now_ms = fx_now_static,
+	    .clock_ctx = &now,
+	};
+	struct arn_xds_client *c = arn_xds_client_new(&o);
+	for (int i = 0; c != NULL && i < N_DELAYS; i++) {
+		arn_xds_client_poll(c, 0);
+		arn_xds_transport_closed(c, 14, "refused");
+		struct arn_xds_status st;
+		arn_xds_client_status(c, &st);
+		out[i] = st.next_attempt_ms - now;
+		now = st.next_attempt_ms;
+	}
+	arn_xds_client_free(c);
+	for (int i = 0; i < tr.n_sent; i++)
+		free(tr.sent[i]);
+}
+
+/* X18: the jitter differs between processes. Two processes (forked here,
+ * like a fleet started together) draw their delays from the client's
+ * default random source: the schedule is X18's in both, the delays are not
+ * the same. libc's random(), unseeded, gave every process the same ones. */
+static void test_x18_jitter_differs_between_processes(void **state)
+{
+	(void)state;
+	uint64_t d[2][N_DELAYS];
+	for (int k = 0; k < 2; k++) {
+		int fds[2];
+		assert_int_equal(pipe(fds), 0);
+		pid_t pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			uint64_t v[N_DELAYS] = {0};
+			default_rand_delays(v);
+			ssize_t w = write(fds[1], v, sizeof(v));
+			_exit(w == (ssize_t)sizeof(v) ? 0 : 1);
+		}
+		close(fds[1]);
+		size_t got = 0;
+		while (got < sizeof(d[k])) {
+			ssize_t r = read(fds[0], (char *)d[k] + got, sizeof(d[k]) - got);
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+		}
+		close(fds[0]);
+		int wst = 0;
+		assert_int_equal(waitpid(pid, &wst, 0), pid);
+		assert_true(WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
+		assert_int_equal(got, sizeof(d[k]));
+	}
+	for (int k = 0; k < 2; k++) {
+		uint64_t full = ARN_XDS_BACKOFF_BASE_MS;
+		for (int i = 0; i < N_DELAYS; i++) {
+			/* X18: 1 s doubling to 20 s, up to 20% shorter, never below 1 s */
+			uint64_t lo = full - full / 5 < ARN_XDS_BACKOFF_BASE_MS
+					  ? ARN_XDS_BACKOFF_BASE_MS
+					  : full - full / 5;
+			if (d[k][i] < lo || d[k][i] > full)
+				fail_msg("process %d, delay %d: %llu ms, not in [%llu, %llu]", k, i,
+					 (unsigned long long)d[k][i], (unsigned long long)lo,
+					 (unsigned long long)full);
+			full =
+			    full * 2 > ARN_XDS_BACKOFF_MAX_MS ? ARN_XDS_BACKOFF_MAX_MS : full * 2;
+		}
+	}
+	/* Seven jittered delays, each drawn from 400 to 4000 values: equal
+	 * sequences mean a shared seed, not chance. */
+	assert_memory_not_equal(d[0], d[1], sizeof(d[0]));
 }
 
 static void test_x9_round_robin_and_cycling_every_10s(void **state)
@@ -1417,6 +1508,7 @@ int main(void)
 	    cmocka_unit_test(test_x17_timeout_nacks),
 	    cmocka_unit_test(test_x5_initial_resource_versions_on_reconnect),
 	    cmocka_unit_test(test_x18_backoff_doubles_from_1s_to_20s),
+	    cmocka_unit_test(test_x18_jitter_differs_between_processes),
 	    cmocka_unit_test(test_x9_round_robin_and_cycling_every_10s),
 	    cmocka_unit_test(test_x4_g4_on_demand_subscribe_and_unsubscribe),
 	    cmocka_unit_test(test_g3_removal_goes_to_sink_and_drops_version),

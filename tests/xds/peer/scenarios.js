@@ -375,4 +375,32 @@ module.exports = {
     eq(await lo.waitExit(), 0, 'plaintext on loopback needs nothing');
     assert(!lo.logged(/in plaintext/), 'and warns about nothing');
   },
+
+  /* X18: the jitter differs between processes. Two arions started together
+   * against a control plane that is down retry on X18's schedule (1 s, then
+   * 2 s, 4 s, 8 s less at most 20 %), and not in lockstep: libc's random(),
+   * unseeded, gave every process the same delays (1000, 1961, 3514, ...). */
+  async x18_jitter_differs_between_processes(ctx) {
+    const a = ctx.arion({ noAdmin: true, file: 'a.yaml' });
+    const b = ctx.arion({ noAdmin: true, file: 'b.yaml' });
+    const delays = async (arion) => {
+      let from = 0;
+      const out = [];
+      while (out.length < 4) {
+        const l = await arion.waitLog(/retrying in (\d+) ms \(X18\)/, 15000, from);
+        out.push(Number(/retrying in (\d+) ms/.exec(l.text)[1]));
+        from = l.index + 1;
+      }
+      return out;
+    };
+    const [da, db] = await Promise.all([delays(a), delays(b)]);
+    for (const d of [da, db]) {
+      eq(d[0], 1000, `first delay 1 s: ${d}`);
+      assert(d[1] >= 1600 && d[1] <= 2000, `second ~2 s: ${d}`);
+      assert(d[2] >= 3200 && d[2] <= 4000, `third ~4 s: ${d}`);
+      assert(d[3] >= 6400 && d[3] <= 8000, `fourth ~8 s: ${d}`);
+    }
+    // three jittered delays drawn from 400, 800 and 1600 values: equal only with a shared seed
+    assert(JSON.stringify(da.slice(1)) !== JSON.stringify(db.slice(1)), `the two processes retry in lockstep: ${da} / ${db}`);
+  },
 };
