@@ -81,14 +81,12 @@ static int cfg_apply(void *ctx, const struct arn_xds_batch *b, struct arn_xds_er
 	free(in);
 	if (rc != 0)
 		return rc;
-	for (size_t i = 0; i < r.n_errors; i++) {
-		/* lib/config's messages already name the resource ("Cluster 'x': ...") */
-		char q[300];
-		snprintf(q, sizeof(q), "'%s'", r.errors[i].name ? r.errors[i].name : "");
-		bool named = r.errors[i].message && strstr(r.errors[i].message, q) != NULL;
-		arn_xds_errors_add(errs, named ? "" : r.errors[i].name, "%s",
+	/* By name, always: the client commits every resource not named here
+	 * (D5); the NACK text does not repeat a name the message already
+	 * gives ("Cluster 'x': ..."). */
+	for (size_t i = 0; i < r.n_errors; i++)
+		arn_xds_errors_add(errs, r.errors[i].name, "%s",
 				   r.errors[i].message ? r.errors[i].message : "failed");
-	}
 	*token = r.token;
 	bool accepted = r.accepted;
 	arn_config_result_free(&r);

@@ -73,7 +73,10 @@ struct arn_xds_errors;
 
 /**
  * Report that resource @p name failed, and why (printf-style). The reason
- * should name the field and the rule, as operators read it in the NACK.
+ * should name the field and the rule, as operators read it in the NACK
+ * ("'name': reason", or the reason alone when it quotes 'name' already).
+ * After a partial failure (X16) the client commits every resource of the
+ * batch that no report names (D5): name each failed resource.
  */
 void arn_xds_errors_add(struct arn_xds_errors *e, const char *name, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -93,12 +96,16 @@ struct arn_xds_sink_ops {
 	 * nothing: the client NACKs the whole response (X15).
 	 *
 	 * Otherwise apply the changes one by one; a resource whose application
-	 * fails is reported through @p errs while the others stay applied
-	 * (X16), and 0 is returned. *@p token receives a value that
-	 * acknowledged() will be asked about (X17); 0 means "in force already".
+	 * fails is reported through @p errs, under its name, while the others
+	 * stay applied (X16), and 0 is returned. The client then commits every
+	 * resource not reported, update or removal: from now on it reports
+	 * holding exactly those (D5, initial_resource_versions). *@p token
+	 * receives a value that acknowledged() will be asked about (X17); 0
+	 * means "in force already".
 	 *
-	 * Any other negative errno: an internal failure; the client NACKs the
-	 * response with that reason (and the reasons in @p errs).
+	 * Any other negative errno: an internal failure with nothing applied;
+	 * the client NACKs the response with that reason (and the reasons in
+	 * @p errs) and commits nothing.
 	 */
 	int (*apply)(void *ctx, const struct arn_xds_batch *b, struct arn_xds_errors *errs,
 		     uint64_t *token);
@@ -345,7 +352,7 @@ struct arn_xds_type_status {
 	uint64_t last_nack_ms;
 	uint32_t n_responses; /* responses received (update attempts) */
 	uint32_t n_acks, n_nacks;
-	uint32_t n_empty; /* responses with neither resources nor removals */
+	uint32_t n_empty;	/* responses with neither resources nor removals */
 	const char *last_error; /* last NACK's error_detail ("" if none) */
 	size_t pending_acks;	/* responses waiting for X17 acknowledgement */
 };

@@ -126,12 +126,22 @@ void xds_errors_free(struct arn_xds_errors *e)
 	memset(e, 0, sizeof(*e));
 }
 
+/* Does @p reason already say "'name'" (lib/config's "Listener 'x': ...")? */
+static bool names_itself(const char *reason, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *q = reason ? strchr(reason, '\'') : NULL; q; q = strchr(q + 1, '\''))
+		if (strncmp(q + 1, name, n) == 0 && q[1 + n] == '\'')
+			return true;
+	return false;
+}
+
 void xds_errors_format(const struct arn_xds_errors *e, struct arn_sb *out)
 {
 	for (size_t i = 0; i < e->n; i++) {
 		if (i)
 			arn_sb_puts(out, "; ");
-		if (e->v[i].name && e->v[i].name[0])
+		if (e->v[i].name && e->v[i].name[0] && !names_itself(e->v[i].reason, e->v[i].name))
 			arn_sb_printf(out, "'%s': ", e->v[i].name);
 		arn_sb_puts(out, e->v[i].reason ? e->v[i].reason : "");
 	}
@@ -195,15 +205,6 @@ void xds_pending_free(struct xds_pending *p)
 	free(p->nonce);
 	free(p->system_version);
 	free(p->error);
-	for (size_t i = 0; i < p->n_add; i++) {
-		free(p->add_names[i]);
-		free(p->add_versions[i]);
-	}
-	free(p->add_names);
-	free(p->add_versions);
-	for (size_t i = 0; i < p->n_rm; i++)
-		free(p->rm_names[i]);
-	free(p->rm_names);
 	free(p);
 }
 
@@ -393,31 +394,6 @@ static void add_names(upb_Arena *a, envoy_service_discovery_v3_DeltaDiscoveryReq
 	free(v);
 }
 
-/* Commit an ACKed response's versions (only ACKed ones: D5). */
-static void commit(struct xds_type *t, const struct xds_pending *p)
-{
-	for (size_t i = 0; i < p->n_add; i++) {
-		struct xds_ent *e = xds_map_get(&t->names, p->add_names[i]);
-		if (e == NULL) {
-			if (!t->wildcard)
-				continue; /* unsubscribed meanwhile (D4) */
-			e = xds_map_put(&t->names, p->add_names[i]);
-			if (e == NULL)
-				continue;
-		}
-		xds_ent_set_version(e, p->add_versions[i]);
-	}
-	for (size_t i = 0; i < p->n_rm; i++) {
-		struct xds_ent *e = xds_map_get(&t->names, p->rm_names[i]);
-		if (e == NULL)
-			continue;
-		if (e->subscribed)
-			xds_ent_set_version(e, NULL); /* still wanted, nothing held (D6) */
-		else
-			xds_map_del(&t->names, p->rm_names[i]);
-	}
-}
-
 /* Build and send the next request of @p t. @return 0 or -errno. */
 static int send_request(struct arn_xds_client *c, struct xds_type *t, uint64_t now)
 {
@@ -499,7 +475,6 @@ static int send_request(struct arn_xds_client *c, struct xds_type *t, uint64_t n
 		dequeue(t);
 		uint64_t wall = xds_wall_ms();
 		if (p->error == NULL) {
-			commit(t, p);
 			t->n_acks++;
 			t->last_ack_ms = now;
 			t->last_ack_wall_ms = wall;

@@ -41,11 +41,9 @@ struct xds_pending {
 	bool has_token; /* wait for sink->acknowledged(token) (X17) */
 	uint64_t token;
 	uint64_t deadline_ms;
-	/* Version changes, committed only if ACKed (D5). */
-	char **add_names;
-	char **add_versions;
+	/* What the response changed, for the ACK's log line; the versions
+	 * themselves were committed when the sink applied them (D5). */
 	size_t n_add;
-	char **rm_names;
 	size_t n_rm;
 };
 
@@ -83,7 +81,7 @@ struct xds_server {
 	uint16_t *ports;
 	size_t n;
 	struct arn_xds_tls *tls; /* NULL: plaintext (xds_tls_dup'd) */
-	size_t rr; /* next endpoint (round-robin, X9) */
+	size_t rr;		 /* next endpoint (round-robin, X9) */
 };
 
 struct arn_xds_client {

@@ -2,8 +2,9 @@
  * One DeltaDiscoveryResponse: check it (D2, D3, D4, D10), decode every
  * resource, refuse the whole response on any failure before anything is
  * applied (X15), otherwise hand it to the sink, which applies what it can
- * (X16), and queue the answer: an ACK waiting for the sink's internal
- * acknowledgement (X17), or a NACK naming each failed resource (G8).
+ * (X16), commit what it applied, resource by resource (D5), and queue the
+ * answer: an ACK waiting for the sink's internal acknowledgement (X17), or
+ * a NACK naming each failed resource (G8).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -49,6 +50,49 @@ static void nack(struct xds_pending *p, int code, const char *text)
 	p->code = code;
 }
 
+/*
+ * D5, per resource: what the sink applied is what the client holds from now
+ * on, so that initial_resource_versions on the next stream says exactly
+ * that. Resources the sink reported as failed (by name, in @p errs) keep
+ * the version held before, or stay not held; the others commit, whether
+ * the response is then ACKed or NACKed for those failures (X16). A removal
+ * that commits leaves the name out of initial_resource_versions (D6): a
+ * control plane that brings the resource back sends it again.
+ */
+static void commit(struct xds_type *t, const struct arn_xds_resource *added, size_t n_added,
+		   const char *const *removed, size_t n_removed, const struct arn_xds_errors *errs)
+{
+	struct xds_map failed = {0};
+	for (size_t i = 0; i < errs->n; i++)
+		if (errs->v[i].name != NULL && errs->v[i].name[0] != '\0')
+			xds_map_put(&failed, errs->v[i].name);
+	for (size_t i = 0; i < n_added; i++) {
+		if (xds_map_get(&failed, added[i].name) != NULL)
+			continue;
+		struct xds_ent *e = xds_map_get(&t->names, added[i].name);
+		if (e == NULL) {
+			if (!t->wildcard)
+				continue; /* not subscribed (D4): never handed to the sink */
+			e = xds_map_put(&t->names, added[i].name);
+			if (e == NULL)
+				continue;
+		}
+		xds_ent_set_version(e, added[i].version);
+	}
+	for (size_t i = 0; i < n_removed; i++) {
+		if (xds_map_get(&failed, removed[i]) != NULL)
+			continue;
+		struct xds_ent *e = xds_map_get(&t->names, removed[i]);
+		if (e == NULL)
+			continue;
+		if (e->subscribed)
+			xds_ent_set_version(e, NULL); /* still wanted, nothing held (D6) */
+		else
+			xds_map_del(&t->names, removed[i]);
+	}
+	xds_map_free(&failed);
+}
+
 void xds_handle_response(struct arn_xds_client *c, const char *buf, size_t len)
 {
 	upb_Arena *a = upb_Arena_New();
@@ -58,11 +102,12 @@ void xds_handle_response(struct arn_xds_client *c, const char *buf, size_t len)
 	 * plane must never reach upb paths that abort the process. */
 	struct arn_sb derr0 = ARN_SB_INIT;
 	const envoy_service_discovery_v3_DeltaDiscoveryResponse *r = (const void *)arn_proto_decode(
-		buf, len, arn_proto_msgdef("envoy.service.discovery.v3.DeltaDiscoveryResponse"), a,
-		&derr0);
+	    buf, len, arn_proto_msgdef("envoy.service.discovery.v3.DeltaDiscoveryResponse"), a,
+	    &derr0);
 	if (r == NULL) {
 		/* Without a type URL and a nonce there is nothing to answer. */
-		ARN_WARN(XDS, "ignoring a DeltaDiscoveryResponse that does not parse (%zu bytes): %s",
+		ARN_WARN(XDS,
+			 "ignoring a DeltaDiscoveryResponse that does not parse (%zu bytes): %s",
 			 len, arn_sb_cstr(&derr0));
 		arn_sb_free(&derr0);
 		upb_Arena_Free(a);
@@ -244,6 +289,10 @@ void xds_handle_response(struct arn_xds_client *c, const char *buf, size_t len)
 	c->interest_dirty = true; /* changed configuration may reference new names (X4) */
 	if (rc == -EINVAL)
 		goto refuse;
+	if (rc == 0)
+		commit(t, added, n_added, removed, n_removed, &errs);
+	p->n_add = n_added;
+	p->n_rm = n_removed;
 	if (rc != 0) {
 		arn_sb_printf(&text, "%s update (nonce %s) could not be applied: %s", t->short_name,
 			      p->nonce, strerror(-rc));
@@ -264,24 +313,10 @@ void xds_handle_response(struct arn_xds_client *c, const char *buf, size_t len)
 		nack(p, XDS_CODE_INVALID_ARGUMENT, arn_sb_cstr(&text));
 		goto answer;
 	}
-	/* An ACK, once the data plane has it (X17). Versions commit then (D5). */
+	/* An ACK, once the data plane has it (X17). */
 	p->has_token = token != 0;
 	p->token = token;
 	p->deadline_ms = xds_now(c) + c->ack_timeout_ms;
-	p->add_names = calloc(n_added ? n_added : 1, sizeof(char *));
-	p->add_versions = calloc(n_added ? n_added : 1, sizeof(char *));
-	p->rm_names = calloc(n_removed ? n_removed : 1, sizeof(char *));
-	if (!p->add_names || !p->add_versions || !p->rm_names) {
-		nack(p, XDS_CODE_INTERNAL, "out of memory");
-		goto answer;
-	}
-	for (size_t i = 0; i < n_added; i++) {
-		p->add_names[p->n_add] = strdup(added[i].name);
-		p->add_versions[p->n_add] = strdup(added[i].version);
-		p->n_add++;
-	}
-	for (size_t i = 0; i < n_removed; i++)
-		p->rm_names[p->n_rm++] = strdup(removed[i]);
 	goto answer;
 
 refuse:

@@ -608,10 +608,14 @@ static void test_x17_timeout_nacks(void **state)
 	assert_int_equal(google_rpc_Status_code(
 			     envoy_service_discovery_v3_DeltaDiscoveryRequest_error_detail(r)),
 			 4);
-	/* D5: not ACKed, so not held */
+	/* D5: the sink applied it and its application goes on (X17): it is
+	 * held, and a new stream says so */
 	struct arn_xds_type_status ts;
 	arn_xds_client_type_status(f->c, 1, &ts);
-	assert_int_equal(ts.n_held, 0);
+	assert_int_equal(ts.n_held, 1);
+	reconnect(f);
+	req(f);
+	assert_string_equal(irv(req(f), "a"), "1");
 	fx_free(f);
 }
 
@@ -953,22 +957,129 @@ static void test_d4_unrequested_resources_ignored(void **state)
 	fx_free(f);
 }
 
-static void test_d5_nack_never_changes_versions(void **state)
+/* D5: in a partially applied response (X16) the resources that failed keep
+ * the version held before (or stay unheld); the updates and removals that
+ * were applied commit, although the response is NACKed. */
+static void test_d5_partial_nack_commits_what_was_applied(void **state)
 {
 	(void)state;
 	struct fx *f = connected(false);
-	struct res_spec v1[] = {{"a", "1"}};
-	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", v1, 1, NULL, 0);
+	struct res_spec v1[] = {{"a", "1"}, {"c", "1"}, {"d", "1"}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", v1, 3, NULL, 0);
 	req(f);
-	f->sink.fail_names[0] = "a"; /* X16 failure */
-	struct res_spec v2[] = {{"a", "2"}, {"b", "2"}};
-	deliver(f, ARN_XDS_TYPE_CLUSTER, "n2", v2, 2, NULL, 0);
-	assert_non_null(error_msg(req(f)));
+	f->sink.fail_names[0] = "a"; /* an update that fails */
+	f->sink.fail_names[1] = "d"; /* a removal that fails */
+	f->sink.fail_names[2] = "e"; /* a new resource that fails */
+	struct res_spec v2[] = {{"a", "2"}, {"b", "2"}, {"e", "2"}};
+	static const char *const rm[] = {"c", "d"};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n2", v2, 3, rm, 2);
+	const char *m = error_msg(req(f));
+	assert_non_null(m);
+	assert_non_null(strstr(m, "'a'"));
+	assert_null(strstr(m, "'b'"));
+	struct arn_xds_type_status ts;
+	arn_xds_client_type_status(f->c, 1, &ts);
+	assert_int_equal(ts.n_held, 3); /* a@1, b@2, d@1 */
 	reconnect(f);
 	req(f);
 	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
-	assert_string_equal(irv(r, "a"), "1");
+	assert_int_equal(
+	    envoy_service_discovery_v3_DeltaDiscoveryRequest_initial_resource_versions_size(r), 3);
+	assert_string_equal(irv(r, "a"), "1"); /* NACKed: never changes (D5) */
+	assert_string_equal(irv(r, "b"), "2"); /* applied: commits */
+	assert_null(irv(r, "c"));	       /* removed: commits (D6) */
+	assert_string_equal(irv(r, "d"), "1"); /* removal failed: still held */
+	assert_null(irv(r, "e"));	       /* never held */
+	fx_free(f);
+}
+
+/* D5, the sequence a third-party control plane showed: listeners 'holder'
+ * and 'gone-l' held; a response removes 'gone-l' and adds 'conflict',
+ * which fails (its address is holder's). The NACK must not leave 'gone-l'
+ * reported as held: a control plane rolled back and restarted would never
+ * send it again. */
+static void test_d5_removal_in_nacked_response_not_reported_held(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	struct res_spec a[] = {{"gone-l", "A"}, {"holder", "A"}};
+	deliver(f, ARN_XDS_TYPE_LISTENER, "n1", a, 2, NULL, 0);
+	assert_null(error_msg(req(f)));
+	f->sink.fail_names[0] = "conflict";
+	f->sink.fail_reason = "Listener 'conflict': address: 198.18.0.2:80 is already used by "
+			      "listener 'holder'";
+	struct res_spec b[] = {{"conflict", "B"}};
+	static const char *const rm[] = {"gone-l"};
+	deliver(f, ARN_XDS_TYPE_LISTENER, "n2", b, 1, rm, 1);
+	assert_int_equal(f->sink.n_last_removed, 1);
+	const char *m = error_msg(req(f));
+	assert_non_null(m);
+	/* the reason names the resource already: not "'conflict': Listener 'conflict'" */
+	assert_non_null(strstr(m, "X16): Listener 'conflict': address"));
+	reconnect(f);
+	for (int i = 0; i < 3; i++)
+		req(f);
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	assert_string_equal(type_of(r), ARN_XDS_TYPE_LISTENER);
+	assert_int_equal(
+	    envoy_service_discovery_v3_DeltaDiscoveryRequest_initial_resource_versions_size(r), 1);
+	assert_string_equal(irv(r, "holder"), "A");
+	assert_null(irv(r, "gone-l"));
+	assert_null(irv(r, "conflict"));
+	fx_free(f);
+}
+
+/* D5: what was applied is held from the moment it is applied, not from
+ * the ACK: a stream that ends while the data plane has not acknowledged an
+ * update yet (X17) still reports the update (and a removal) on the next. */
+static void test_d5_applied_is_held_before_the_ack(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	struct res_spec v1[] = {{"a", "1"}, {"b", "1"}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", v1, 2, NULL, 0);
+	req(f);
+	f->sink.token = 9; /* the ACK waits for the data plane */
+	struct res_spec v2[] = {{"a", "2"}};
+	static const char *const rm[] = {"b"};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n2", v2, 1, rm, 1);
+	poll_(f);
+	no_more_requests(f);
+	reconnect(f);
+	req(f);
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	assert_string_equal(irv(r, "a"), "2");
 	assert_null(irv(r, "b"));
+	fx_free(f);
+}
+
+/* D5 with an on-demand type: a removal that commits keeps the subscription
+ * and drops the version (D6); a failed update keeps the version held. */
+static void test_d5_on_demand_partial_nack(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	f->sink.interest[0] = "t1";
+	f->sink.interest[1] = "t2";
+	arn_xds_client_interest_changed(f->c);
+	poll_(f);
+	req(f);
+	struct res_spec v1[] = {{"t1", "1"}, {"t2", "1"}};
+	deliver(f, TDS_LIKE, "n1", v1, 2, NULL, 0);
+	req(f);
+	f->sink.fail_names[0] = "t2";
+	struct res_spec v2[] = {{"t2", "2"}};
+	static const char *const rm[] = {"t1"};
+	deliver(f, TDS_LIKE, "n2", v2, 1, rm, 1);
+	assert_non_null(error_msg(req(f)));
+	reconnect(f);
+	for (int i = 0; i < 5; i++)
+		req(f);
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	assert_string_equal(type_of(r), TDS_LIKE);
+	assert_int_equal(n_sub(r), 2); /* both still wanted (D7) */
+	assert_null(irv(r, "t1"));
+	assert_string_equal(irv(r, "t2"), "1");
 	fx_free(f);
 }
 
@@ -1516,7 +1627,10 @@ int main(void)
 	    cmocka_unit_test(test_d2_duplicate_names_nacked),
 	    cmocka_unit_test(test_d3_any_type_mismatch_nacked),
 	    cmocka_unit_test(test_d4_unrequested_resources_ignored),
-	    cmocka_unit_test(test_d5_nack_never_changes_versions),
+	    cmocka_unit_test(test_d5_partial_nack_commits_what_was_applied),
+	    cmocka_unit_test(test_d5_removal_in_nacked_response_not_reported_held),
+	    cmocka_unit_test(test_d5_applied_is_held_before_the_ack),
+	    cmocka_unit_test(test_d5_on_demand_partial_nack),
 	    cmocka_unit_test(test_d6_initial_versions_leave_out_removed_and_unreceived),
 	    cmocka_unit_test(test_d7_reconnect_resends_full_subscription),
 	    cmocka_unit_test(test_g2_ack_carries_subscription_change),

@@ -19,6 +19,28 @@ function cla(name, port) {
   };
 }
 
+/* An HTTP listener on 198.18.0.2:@p port with inline routes (nothing to warm for). */
+function listener(name, port) {
+  return {
+    '@type': TYPES.listener, name, address: { socket_address: { address: '198.18.0.2', port_value: port } },
+    filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+      stat_prefix: name,
+      route_config: { name: `${name}-routes`, virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'api' } }] }] },
+      http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
+    } }] }],
+  };
+}
+
+/* The listeners /config_dump shows active, as [name, version]. */
+async function activeListeners(ctx) {
+  const dump = await ctx.admin('/config_dump');
+  if (!dump) return null;
+  const ls = dump.configs.find((c) => c['@type'] === 'type.googleapis.com/envoy.admin.v3.ListenersConfigDump');
+  return ((ls && ls.dynamic_listeners) || []).filter((l) => l.active_state)
+    .map((l) => [l.name, l.active_state.version_info]).sort();
+}
+
 /* The five initial requests of stream @p n. */
 async function initial(srv, n = 1) {
   const st = await srv.waitStream(n, 15000);
@@ -402,5 +424,58 @@ module.exports = {
     }
     // three jittered delays drawn from 400, 800 and 1600 values: equal only with a shared seed
     assert(JSON.stringify(da.slice(1)) !== JSON.stringify(db.slice(1)), `the two processes retry in lockstep: ${da} / ${db}`);
+  },
+
+  /* D5, the sequence go-control-plane showed: snapshot A holds listeners
+   * holder and gone-l; snapshot B drops gone-l and adds conflict, on
+   * holder's address: the removal applies, conflict fails, the response is
+   * NACKed (X16). The control plane rolls back to A and restarts. Arion's
+   * reconnect must not claim gone-l (it was removed), so the control plane
+   * sends it again; claiming it, Arion would never get it back. */
+  async d5_removed_in_partial_nack_comes_back(ctx) {
+    const A = { version: 'A', listener: [
+      { name: 'gone-l', version: 'A', resource: listener('gone-l', 81) },
+      { name: 'holder', version: 'A', resource: listener('holder', 80) }] };
+    const B = { version: 'B', listener: [
+      { name: 'conflict', version: 'B', resource: listener('conflict', 80) },
+      { name: 'holder', version: 'A', resource: listener('holder', 80) }] };
+    let srv = await ctx.server();
+    srv.setSnapshot(A);
+    const arion = ctx.arion();
+    const st1 = await initial(srv);
+    await srv.waitRequest((r) => r.stream === st1.id && r.type_url === TYPES.listener && r.response_nonce && !r.error_detail);
+    await arion.waitLog(/ACK Listener nonce \S+ version 'A' \(2 updated, 0 removed\)/);
+    const from = srv.requests.length;
+    srv.setSnapshot(B);
+    const nack = await srv.waitRequest((r) => r.type_url === TYPES.listener && r.response_nonce, 10000, from);
+    const sentB = srv.responses[srv.responses.length - 1];
+    eq([sentB.resources, sentB.removed], [['conflict'], ['gone-l']], 'B as a delta: conflict added, gone-l removed');
+    assert(nack.error_detail, 'B is NACKed');
+    const m = nack.error_detail.message;
+    assert(/X16/.test(m) && /'conflict'/.test(m) && /already used by listener 'holder'/.test(m), `the NACK names conflict and why: ${m}`);
+    assert(!/gone-l/.test(m), `the removal is not blamed: ${m}`);
+    let x = await ctx.xds();
+    if (x) {
+      const l = x.types.find((t) => t.type_url === TYPES.listener);
+      eq(l.resources.map((r) => [r.name, r.version]), [['holder', 'A']], 'D5: /xds holds holder only (gone-l removed, conflict never held)');
+      eq(await activeListeners(ctx), [['holder', 'A']], '/config_dump: gone-l is gone, conflict never took effect');
+    }
+    // roll back to A and restart the control plane
+    srv.stop();
+    srv = await ctx.server(0);
+    srv.setSnapshot(A);
+    const st2 = await initial(srv);
+    const first = reqsOf(srv, st2.id, TYPES.listener)[0];
+    eq(first.initial_resource_versions, { holder: 'A' }, 'D5: the reconnect claims exactly what is held');
+    const back = await srv.waitRequest((r) => r.type_url === TYPES.listener && r.response_nonce && !r.error_detail, 10000);
+    const sentA = srv.responses.find((r) => r.nonce === back.response_nonce);
+    eq([sentA.resources, sentA.removed], [['gone-l'], []], 'the control plane sends gone-l again');
+    await arion.waitLog(new RegExp(`ACK Listener nonce ${back.response_nonce} version 'A' \\(1 updated, 0 removed\\)`));
+    x = await ctx.xds();
+    if (x) {
+      const l = x.types.find((t) => t.type_url === TYPES.listener);
+      eq(l.resources.map((r) => [r.name, r.version]), [['gone-l', 'A'], ['holder', 'A']], '/xds: gone-l is back');
+      eq(await activeListeners(ctx), [['gone-l', 'A'], ['holder', 'A']], '/config_dump: gone-l is back');
+    }
   },
 };

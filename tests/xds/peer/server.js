@@ -169,6 +169,7 @@ class AdsServer {
   constructor(opts = {}) {
     this.logFile = opts.log || null;
     this.requests = [];
+    this.responses = []; // what send() sent: {stream, type_url, nonce, resources (names), removed}
     this.streams = [];
     this.waiters = [];
     this.nonceSeq = 0;
@@ -208,6 +209,7 @@ class AdsServer {
       this.requests.push(e);
       this.log(e);
       this.wake();
+      this.snapRequest(e, s);
       if (this.onRequest) this.onRequest(e, s);
     });
     const end = (why) => {
@@ -269,9 +271,10 @@ class AdsServer {
     if (!s) throw new Error('no live stream to send on');
     const resp = toResponse(r, () => this.nextNonce());
     s.sent.push({ type_url: resp.type_url, nonce: resp.nonce });
-    this.log({ t: Date.now(), event: 'response', stream: s.id, type_url: resp.type_url, nonce: resp.nonce,
-      resources: resp.resources.map((x) => x.name), removed: resp.removed_resources,
-      bytes: resp.system_version_info.length });
+    const summary = { stream: s.id, type_url: resp.type_url, nonce: resp.nonce,
+      resources: resp.resources.map((x) => x.name), removed: resp.removed_resources };
+    this.responses.push(summary);
+    this.log({ t: Date.now(), event: 'response', ...summary, bytes: resp.system_version_info.length });
     s.call.write(resp);
     return resp;
   }
@@ -282,6 +285,49 @@ class AdsServer {
     s.ended = true;
     s.call.emit('error', { code, details });
     try { s.call.destroy({ code, details }); } catch (_) { /* gone */ }
+  }
+
+  /*
+   * Serve @p snap the way go-control-plane's delta server serves a snapshot
+   * cache: {version, listener: [{name, version, resource, ttl}], cluster:
+   * [...], ...} (keys as in TYPES). Per stream and type the server keeps
+   * what it believes the client holds: the first request's
+   * initial_resource_versions, then every response it *sends*, ACKed or
+   * NACKed alike. Each request is a watch; while one is open and the
+   * snapshot differs from that belief, the server sends the difference
+   * (new or changed resources, removals of names the snapshot lacks) and
+   * waits for the next request. Wildcard subscriptions only (the five
+   * types). setSnapshot() may come before or after the streams open.
+   */
+  setSnapshot(snap) {
+    this.snap = snap;
+    this.log({ t: Date.now(), event: 'snapshot', version: snap.version });
+    for (const s of this.streams.filter((x) => !x.ended)) {
+      for (const t of Object.keys(s.snap || {})) this.snapRespond(s, t);
+    }
+  }
+
+  snapRequest(e, s) {
+    s.snap = s.snap || {};
+    let st = s.snap[e.type_url];
+    if (!st) st = s.snap[e.type_url] = { known: new Map(Object.entries(e.initial_resource_versions || {})) };
+    st.watching = true;
+    this.snapRespond(s, e.type_url);
+  }
+
+  snapRespond(s, typeUrl) {
+    const st = s.snap && s.snap[typeUrl];
+    if (!this.snap || !st || !st.watching || s.ended) return;
+    const key = Object.keys(TYPES).find((k) => TYPES[k] === typeUrl);
+    const want = this.snap[key] || [];
+    const changed = want.filter((r) => st.known.get(r.name) !== r.version);
+    const names = new Set(want.map((r) => r.name));
+    const removed = [...st.known.keys()].filter((n) => !names.has(n)).sort();
+    if (changed.length === 0 && removed.length === 0) return;
+    st.watching = false;
+    for (const r of changed) st.known.set(r.name, r.version);
+    for (const n of removed) st.known.delete(n);
+    this.send({ type_url: typeUrl, system_version_info: this.snap.version || '', resources: changed, removed_resources: removed }, s);
   }
 
   /* Wait for a request matching @p pred among those at index >= @p from. */
