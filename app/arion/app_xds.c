@@ -210,6 +210,10 @@ static void pull_stats(struct arn_stats_emitter *e, void *arg)
 			       (int64_t)ts.n_held);
 		arn_stats_emit(e, ARN_STAT_GAUGE, "xds.type", "arion_xds_type", name,
 			       "pending_acks", (int64_t)ts.pending_acks);
+		arn_stats_emit(e, ARN_STAT_GAUGE, "xds.type", "arion_xds_type", name, "ttl_running",
+			       (int64_t)ts.n_ttl);
+		arn_stats_emit(e, ARN_STAT_COUNTER, "xds.type", "arion_xds_type", name,
+			       "ttl_expired", ts.n_ttl_expired);
 	}
 }
 
@@ -246,8 +250,10 @@ static void sync_envoy_stats(struct app_xds *x)
 				sc = x->sub[k];
 		if (sc == NULL)
 			continue;
-		counter_to(sc, ARN_XDS_update_attempt, ts.n_responses);
-		counter_to(sc, ARN_XDS_update_success, ts.n_acks);
+		/* Envoy: a TTL expiry is an update of its own (onConfigUpdate
+		 * with the expired names removed and an empty version_info). */
+		counter_to(sc, ARN_XDS_update_attempt, (uint64_t)ts.n_responses + ts.n_ttl_updates);
+		counter_to(sc, ARN_XDS_update_success, (uint64_t)ts.n_acks + ts.n_ttl_updates);
 		counter_to(sc, ARN_XDS_update_rejected, ts.n_nacks);
 		counter_to(sc, ARN_XDS_update_empty, ts.n_empty);
 		if (x->store)
@@ -255,19 +261,22 @@ static void sync_envoy_stats(struct app_xds *x)
 				   arn_config_init_fetch_timeouts(x->store, ts.type_url));
 		/* Envoy counts a stream failure on every subscription of it */
 		counter_to(sc, ARN_XDS_update_failure, st.failures);
-		if (ts.last_ack_ms) {
+		bool ttl_last = ts.last_ttl_update_ms > ts.last_ack_ms;
+		uint64_t last = ttl_last ? ts.last_ttl_update_ms : ts.last_ack_ms;
+		if (last) {
 			/* the client's clock is monotonic; the gauge is wall time */
-			int64_t wall = clock_ms(CLOCK_REALTIME) -
-				       (clock_ms(CLOCK_MONOTONIC) - (int64_t)ts.last_ack_ms);
+			int64_t wall =
+			    clock_ms(CLOCK_REALTIME) - (clock_ms(CLOCK_MONOTONIC) - (int64_t)last);
 			arn_stats_gauge_set(sc, ARN_STATS_SLOT_CONTROL, ARN_XDS_update_time, wall);
 		}
-		/* Envoy: a hash of the last accepted version_info */
+		/* Envoy: a hash of the last accepted version_info; a TTL expiry's
+		 * is empty (0 here) */
+		const char *ver = ttl_last ? "" : ts.system_version ? ts.system_version : "";
 		uint64_t h = 0xcbf29ce484222325ull;
-		for (const char *p = ts.system_version ? ts.system_version : ""; *p; p++)
+		for (const char *p = ver; *p; p++)
 			h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
-		arn_stats_gauge_set(
-		    sc, ARN_STATS_SLOT_CONTROL, ARN_XDS_version,
-		    ts.system_version && *ts.system_version ? (int64_t)(h & INT64_MAX) : 0);
+		arn_stats_gauge_set(sc, ARN_STATS_SLOT_CONTROL, ARN_XDS_version,
+				    *ver ? (int64_t)(h & INT64_MAX) : 0);
 	}
 }
 

@@ -355,6 +355,14 @@ struct arn_xds_type_status {
 	uint32_t n_empty;	/* responses with neither resources nor removals */
 	const char *last_error; /* last NACK's error_detail ("" if none) */
 	size_t pending_acks;	/* responses waiting for X17 acknowledgement */
+	/* Resource TTLs: resources held with one running; expiries applied
+	 * (each is one update, as in Envoy, which counts it in update_attempt
+	 * and update_success and sets the version to an empty one); resources
+	 * they removed; when the last one was (client clock, 0: never). */
+	size_t n_ttl;
+	uint32_t n_ttl_updates;
+	uint32_t n_ttl_expired;
+	uint64_t last_ttl_update_ms;
 };
 
 /** Connection state. Pointers are valid until the next poll. */

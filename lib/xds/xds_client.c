@@ -480,8 +480,13 @@ static int send_request(struct arn_xds_client *c, struct xds_type *t, uint64_t n
 			t->last_ack_wall_ms = wall;
 			set_str(&t->last_acked_nonce, p->nonce);
 			set_str(&t->system_version, p->system_version);
-			ARN_DEBUG(XDS, "ACK %s nonce %s version '%s' (%zu updated, %zu removed)",
-				  t->short_name, p->nonce, p->system_version, p->n_add, p->n_rm);
+			char hb[48] = "";
+			if (p->n_hb)
+				snprintf(hb, sizeof(hb), ", %zu heartbeat%s", p->n_hb,
+					 p->n_hb == 1 ? "" : "s");
+			ARN_DEBUG(XDS, "ACK %s nonce %s version '%s' (%zu updated, %zu removed%s)",
+				  t->short_name, p->nonce, p->system_version, p->n_add, p->n_rm,
+				  hb);
 		} else {
 			t->n_nacks++;
 			t->last_nack_ms = now;
@@ -694,6 +699,18 @@ void arn_xds_transport_closed(struct arn_xds_client *c, int code, const char *de
 
 /* ---- life cycle ------------------------------------------------------------- */
 
+#define XDS_FEATURE_RESOURCE_TTL "xds.config.supports-resource-ttl"
+
+static bool node_has_feature(const struct envoy_config_core_v3_Node *n, const char *f)
+{
+	size_t k = 0;
+	const upb_StringView *v = envoy_config_core_v3_Node_client_features(n, &k);
+	for (size_t i = 0; i < k; i++)
+		if (upb_StringView_IsEqual(v[i], sv(f)))
+			return true;
+	return false;
+}
+
 struct arn_xds_client *arn_xds_client_new(const struct arn_xds_options *o)
 {
 	if (o->n_servers == 0 || o->transport == NULL) {
@@ -747,6 +764,12 @@ struct arn_xds_client *arn_xds_client_new(const struct arn_xds_options *o)
 	envoy_config_core_v3_Node_set_cluster(c->node, sv(cl));
 	envoy_config_core_v3_Node_set_user_agent_name(c->node, sv("arion"));
 	envoy_config_core_v3_Node_set_user_agent_version(c->node, sv(ARN_VERSION));
+	/* Control planes send Resource.ttl only to clients that say they
+	 * honour it (xds_ttl.c), as Envoy does. */
+	if (!node_has_feature(c->node, XDS_FEATURE_RESOURCE_TTL) &&
+	    !envoy_config_core_v3_Node_add_client_features(c->node, sv(XDS_FEATURE_RESOURCE_TTL),
+							   c->arena))
+		goto oom;
 	c->node_first_only = o->node_first_only;
 
 	c->sink = o->sink;
@@ -818,6 +841,8 @@ void arn_xds_client_poll(struct arn_xds_client *c, int max_wait_ms)
 		snprintf(why, sizeof(why), "not connected within %u ms", c->failover_ms);
 		stream_failed(c, why);
 	}
+	/* TTLs run out whatever the stream does (xds_ttl.c). */
+	xds_ttl_expire(c, xds_now(c));
 	if (c->interest_dirty)
 		refresh_interest(c);
 	flush(c);
@@ -833,6 +858,9 @@ void arn_xds_client_poll(struct arn_xds_client *c, int max_wait_ms)
 		if (c->types[i]->q_head && c->types[i]->q_head->has_token &&
 		    c->types[i]->q_head->deadline_ms < next)
 			next = c->types[i]->q_head->deadline_ms;
+	uint64_t ttl = xds_ttl_next(c);
+	if (ttl != 0 && ttl < next)
+		next = ttl;
 	int wait = next > now ? (int)(next - now) : 0;
 	c->tr->poll(c->tr_ctx, wait);
 	/* acknowledgements that arrived meanwhile (X17) */

@@ -45,6 +45,7 @@ struct xds_pending {
 	 * themselves were committed when the sink applied them (D5). */
 	size_t n_add;
 	size_t n_rm;
+	size_t n_hb; /* heartbeats (TTL refreshes only) */
 };
 
 struct xds_type {
@@ -73,6 +74,13 @@ struct xds_type {
 	uint32_t n_responses, n_acks, n_nacks;
 	uint32_t n_empty; /* responses with neither resources nor removals */
 	bool first_done;
+
+	/* Resource TTLs (xds_ttl.c): no deadline in names is earlier than
+	 * ttl_next_ms (a lower bound; 0: none set). */
+	uint64_t ttl_next_ms;
+	uint32_t n_ttl_updates;	     /* expiries applied, one update each */
+	uint32_t n_ttl_expired;	     /* resources they removed */
+	uint64_t last_ttl_update_ms; /* 0: never */
 };
 
 struct xds_server {
@@ -138,6 +146,18 @@ void xds_handle_response(struct arn_xds_client *c, const char *buf, size_t len);
 /** Queue @p p as the next answer for @p t (xds_client.c). */
 void xds_enqueue(struct xds_type *t, struct xds_pending *p);
 void xds_pending_free(struct xds_pending *p);
+
+/* ---- xds_ttl.c ---- */
+
+struct google_protobuf_Duration;
+/** Resource.ttl in ms. @return 0, or -1 for a negative or out-of-range duration. */
+int xds_ttl_ms(const struct google_protobuf_Duration *d, uint64_t *ms);
+/** Set (or, with 0, clear) @p e's TTL deadline in @p t (client clock). */
+void xds_ttl_set(struct xds_type *t, struct xds_ent *e, uint64_t deadline_ms);
+/** The earliest TTL deadline of any type (a lower bound); 0: none. */
+uint64_t xds_ttl_next(const struct arn_xds_client *c);
+/** Remove, through the sink, every resource whose TTL passed by @p now. */
+void xds_ttl_expire(struct arn_xds_client *c, uint64_t now);
 
 /* ---- xds_tls.c ---- */
 

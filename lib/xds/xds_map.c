@@ -90,6 +90,7 @@ struct xds_ent *xds_map_put(struct xds_map *m, const char *name)
 	e->name = k;
 	e->version = NULL;
 	e->subscribed = false;
+	e->ttl_deadline_ms = 0;
 	m->n++;
 	return e;
 }
@@ -114,6 +115,7 @@ bool xds_map_del(struct xds_map *m, const char *name)
 	e->name = XDS_TOMB;
 	e->version = NULL;
 	e->subscribed = false;
+	e->ttl_deadline_ms = 0;
 	m->n--;
 	return true;
 }

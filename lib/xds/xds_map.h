@@ -8,11 +8,13 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct xds_ent {
 	char *name;    /* NULL: empty slot; XDS_TOMB: deleted */
 	char *version; /* NULL: no version held */
 	bool subscribed;
+	uint64_t ttl_deadline_ms; /* Resource.ttl runs out then (client clock); 0: no TTL */
 };
 
 struct xds_map {

@@ -59,8 +59,23 @@ static void nack(struct xds_pending *p, int code, const char *text)
  * that commits leaves the name out of initial_resource_versions (D6): a
  * control plane that brings the resource back sends it again.
  */
-static void commit(struct xds_type *t, const struct arn_xds_resource *added, size_t n_added,
-		   const char *const *removed, size_t n_removed, const struct arn_xds_errors *errs)
+/* A resource's Resource.ttl, if it has one. */
+struct ttl_in {
+	bool has;
+	uint64_t ms;
+};
+
+static uint64_t deadline(const struct ttl_in *ttl, uint64_t now)
+{
+	if (!ttl->has)
+		return 0;
+	return now + ttl->ms > 0 ? now + ttl->ms : 1; /* 0 would mean "no TTL" */
+}
+
+static void commit(struct xds_type *t, const struct arn_xds_resource *added,
+		   const struct ttl_in *added_ttl, size_t n_added, const char *const *removed,
+		   size_t n_removed, const char *const *hb, const struct ttl_in *hb_ttl,
+		   size_t n_hb, const struct arn_xds_errors *errs, uint64_t now)
 {
 	struct xds_map failed = {0};
 	for (size_t i = 0; i < errs->n; i++)
@@ -78,6 +93,8 @@ static void commit(struct xds_type *t, const struct arn_xds_resource *added, siz
 				continue;
 		}
 		xds_ent_set_version(e, added[i].version);
+		/* with a ttl, it runs from now; without, none (xds_ttl.c) */
+		xds_ttl_set(t, e, deadline(&added_ttl[i], now));
 	}
 	for (size_t i = 0; i < n_removed; i++) {
 		if (xds_map_get(&failed, removed[i]) != NULL)
@@ -85,10 +102,18 @@ static void commit(struct xds_type *t, const struct arn_xds_resource *added, siz
 		struct xds_ent *e = xds_map_get(&t->names, removed[i]);
 		if (e == NULL)
 			continue;
-		if (e->subscribed)
+		if (e->subscribed) {
 			xds_ent_set_version(e, NULL); /* still wanted, nothing held (D6) */
-		else
+			xds_ttl_set(t, e, 0);
+		} else {
 			xds_map_del(&t->names, removed[i]);
+		}
+	}
+	/* Heartbeats refresh the TTL of what is held, or clear it. */
+	for (size_t i = 0; i < n_hb; i++) {
+		struct xds_ent *e = xds_map_get(&t->names, hb[i]);
+		if (e != NULL && e->version != NULL)
+			xds_ttl_set(t, e, deadline(&hb_ttl[i], now));
 	}
 	xds_map_free(&failed);
 }
@@ -149,11 +174,15 @@ void xds_handle_response(struct arn_xds_client *c, const char *buf, size_t len)
 	struct arn_sb text = ARN_SB_INIT;
 	struct xds_map seen = {0};
 	struct arn_xds_resource *added = calloc(n_res ? n_res : 1, sizeof(*added));
+	struct ttl_in *added_ttl = calloc(n_res ? n_res : 1, sizeof(*added_ttl));
+	const char **hb = calloc(n_res ? n_res : 1, sizeof(*hb));
+	struct ttl_in *hb_ttl = calloc(n_res ? n_res : 1, sizeof(*hb_ttl));
 	const char **removed = calloc(n_rm ? n_rm : 1, sizeof(*removed));
-	size_t n_added = 0, n_removed = 0, n_ignored = 0;
+	size_t n_added = 0, n_removed = 0, n_ignored = 0, n_hb = 0;
 	char **owned = calloc(n_res * 2 + n_rm + 1, sizeof(char *));
 	size_t n_owned = 0;
-	if (added == NULL || removed == NULL || owned == NULL) {
+	if (added == NULL || added_ttl == NULL || hb == NULL || hb_ttl == NULL || removed == NULL ||
+	    owned == NULL) {
 		nack(p, XDS_CODE_INTERNAL, "out of memory");
 		goto answer;
 	}
@@ -208,13 +237,25 @@ void xds_handle_response(struct arn_xds_client *c, const char *buf, size_t len)
 			n_ignored++;
 			continue;
 		}
+		struct ttl_in ttl = {envoy_service_discovery_v3_Resource_has_ttl(res[i]), 0};
+		if (ttl.has &&
+		    xds_ttl_ms(envoy_service_discovery_v3_Resource_ttl(res[i]), &ttl.ms) != 0) {
+			arn_xds_errors_add(&errs, name,
+					   "ttl: must be a duration of 0 s or more, within 10000 "
+					   "years");
+			continue;
+		}
 		const struct google_protobuf_Any *any =
 		    envoy_service_discovery_v3_Resource_resource(res[i]);
 		if (any == NULL) {
-			/* A heartbeat: the version held, no body. */
+			/* A heartbeat: the version held, no body. It only
+			 * refreshes the TTL (committed with the rest). */
 			if (held != NULL && held->version != NULL &&
-			    strcmp(held->version, ver) == 0)
+			    strcmp(held->version, ver) == 0) {
+				hb[n_hb] = name;
+				hb_ttl[n_hb++] = ttl;
 				continue;
+			}
 			arn_xds_errors_add(&errs, name,
 					   "has no resource body (and is not a heartbeat of the "
 					   "version held)");
@@ -244,6 +285,7 @@ void xds_handle_response(struct arn_xds_client *c, const char *buf, size_t len)
 		}
 		arn_sb_free(&derr);
 		upb_StringView val = google_protobuf_Any_value(any);
+		added_ttl[n_added] = ttl;
 		added[n_added++] = (struct arn_xds_resource){
 		    .name = name,
 		    .version = ver,
@@ -290,9 +332,11 @@ void xds_handle_response(struct arn_xds_client *c, const char *buf, size_t len)
 	if (rc == -EINVAL)
 		goto refuse;
 	if (rc == 0)
-		commit(t, added, n_added, removed, n_removed, &errs);
+		commit(t, added, added_ttl, n_added, removed, n_removed, hb, hb_ttl, n_hb, &errs,
+		       xds_now(c));
 	p->n_add = n_added;
 	p->n_rm = n_removed;
+	p->n_hb = n_hb;
 	if (rc != 0) {
 		arn_sb_printf(&text, "%s update (nonce %s) could not be applied: %s", t->short_name,
 			      p->nonce, strerror(-rc));
@@ -332,6 +376,9 @@ answer:
 		free(owned[i]);
 	free(owned);
 	free(added);
+	free(added_ttl);
+	free(hb);
+	free(hb_ttl);
 	free(removed);
 	xds_map_free(&seen);
 	xds_errors_free(&errs);

@@ -1,6 +1,7 @@
 /*
  * What operators see of the client (G8): connection, and per type the
- * subscribed names, held versions, nonces, ACK/NACK times and last error.
+ * subscribed names, held versions and TTLs, nonces, ACK/NACK times and
+ * last error.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -39,11 +40,12 @@ int arn_xds_client_type_status(const struct arn_xds_client *c, size_t i,
 	if (i >= c->n_types)
 		return -ENOENT;
 	const struct xds_type *t = c->types[i];
-	size_t n_sub = 0, n_held = 0;
+	size_t n_sub = 0, n_held = 0, n_ttl = 0;
 	XDS_MAP_FOREACH(&t->names, e)
 	{
 		n_sub += e->subscribed;
 		n_held += e->version != NULL;
+		n_ttl += e->version != NULL && e->ttl_deadline_ms != 0;
 	}
 	*ts = (struct arn_xds_type_status){
 	    .type_url = t->type_url,
@@ -61,6 +63,10 @@ int arn_xds_client_type_status(const struct arn_xds_client *c, size_t i,
 	    .n_empty = t->n_empty,
 	    .last_error = t->last_error,
 	    .pending_acks = t->q_len,
+	    .n_ttl = n_ttl,
+	    .n_ttl_updates = t->n_ttl_updates,
+	    .n_ttl_expired = t->n_ttl_expired,
+	    .last_ttl_update_ms = t->last_ttl_update_ms,
 	};
 	return 0;
 }
@@ -99,24 +105,27 @@ static void jstr(struct arn_sb *out, const char *s)
 	arn_sb_json_str(out, s ? s : "", strlen(s ? s : ""));
 }
 
-struct res_ctx {
-	struct arn_sb *out;
-	bool first;
-};
-
-static void res_json(void *arg, const char *name, const char *version, bool subscribed)
+/* Every name of @p t, sorted: version (null: not held), subscribed, and
+ * the TTL left, in ms, for a resource that has one. */
+static void resources_json(const struct xds_type *t, uint64_t now, struct arn_sb *out)
 {
-	struct res_ctx *r = arg;
-	arn_sb_puts(r->out, r->first ? "" : ",");
-	r->first = false;
-	arn_sb_puts(r->out, "{\"name\":");
-	jstr(r->out, name);
-	arn_sb_puts(r->out, ",\"version\":");
-	if (version)
-		jstr(r->out, version);
-	else
-		arn_sb_puts(r->out, "null");
-	arn_sb_printf(r->out, ",\"subscribed\":%s}", subscribed ? "true" : "false");
+	size_t n = 0;
+	struct xds_ent **v = xds_map_sorted(&t->names, &n);
+	for (size_t k = 0; k < n; k++) {
+		arn_sb_puts(out, k ? ",{\"name\":" : "{\"name\":");
+		jstr(out, v[k]->name);
+		arn_sb_puts(out, ",\"version\":");
+		if (v[k]->version)
+			jstr(out, v[k]->version);
+		else
+			arn_sb_puts(out, "null");
+		arn_sb_printf(out, ",\"subscribed\":%s", v[k]->subscribed ? "true" : "false");
+		uint64_t d = v[k]->ttl_deadline_ms;
+		if (v[k]->version && d != 0)
+			arn_sb_printf(out, ",\"ttl_ms\":%" PRIu64, d > now ? d - now : 0);
+		arn_sb_putc(out, '}');
+	}
+	free(v);
 }
 
 void arn_xds_client_state_json(const struct arn_xds_client *c, struct arn_sb *out)
@@ -175,10 +184,12 @@ void arn_xds_client_state_json(const struct arn_xds_client *c, struct arn_sb *ou
 		arn_sb_puts(out, ",\"last_error\":");
 		jstr(out, ts.last_error);
 		arn_sb_printf(
-		    out, ",\"pending_acks\":%zu,\"subscribed\":%zu,\"held\":%zu,\"resources\":[",
-		    ts.pending_acks, ts.n_subscribed, ts.n_held);
-		struct res_ctx r = {out, true};
-		arn_xds_client_type_resources(c, i, res_json, &r);
+		    out,
+		    ",\"pending_acks\":%zu,\"subscribed\":%zu,\"held\":%zu,\"ttl_running\":%zu,"
+		    "\"ttl_expiries\":%u,\"ttl_expired\":%u,\"resources\":[",
+		    ts.pending_acks, ts.n_subscribed, ts.n_held, ts.n_ttl, ts.n_ttl_updates,
+		    ts.n_ttl_expired);
+		resources_json(t, now, out);
 		arn_sb_puts(out, "]}");
 	}
 	arn_sb_puts(out, "]}");

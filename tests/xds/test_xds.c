@@ -326,6 +326,9 @@ struct res_spec {
 	const char *any_type; /* NULL: the response's */
 	bool garbage;	      /* undecodable body */
 	bool no_body;
+	bool has_ttl; /* Resource.ttl = ttl_s seconds and ttl_ns nanoseconds */
+	int64_t ttl_s;
+	int32_t ttl_ns;
 };
 
 static char *response(struct fx *f, const char *type_url, const char *nonce,
@@ -348,6 +351,12 @@ static char *response(struct fx *f, const char *type_url, const char *nonce,
 		    x, upb_StringView_FromString(res[i].name));
 		envoy_service_discovery_v3_Resource_set_version(
 		    x, upb_StringView_FromString(res[i].version ? res[i].version : "1"));
+		if (res[i].has_ttl) {
+			struct google_protobuf_Duration *d =
+			    envoy_service_discovery_v3_Resource_mutable_ttl(x, a);
+			google_protobuf_Duration_set_seconds(d, res[i].ttl_s);
+			google_protobuf_Duration_set_nanos(d, res[i].ttl_ns);
+		}
 		if (res[i].no_body)
 			continue;
 		struct google_protobuf_Any *any =
@@ -440,6 +449,11 @@ static void test_x7_node_in_requests(void **state)
 		assert_sv(envoy_config_core_v3_Node_id(n), "node-1");
 		assert_sv(envoy_config_core_v3_Node_cluster(n), "edge");
 		assert_sv(envoy_config_core_v3_Node_user_agent_name(n), "arion");
+		/* TTLs are honoured: control planes send them only to clients that say so */
+		size_t k = 0;
+		const upb_StringView *cf = envoy_config_core_v3_Node_client_features(n, &k);
+		assert_int_equal(k, 1);
+		assert_sv(cf[0], "xds.config.supports-resource-ttl");
 	}
 	fx_free(f);
 
@@ -1275,6 +1289,215 @@ static void test_heartbeat_skipped(void **state)
 	fx_free(f);
 }
 
+/* ---- resource TTLs (Envoy's Resource.ttl and heartbeats) ----------------------------- */
+
+#define TTL(sec) .has_ttl = true, .ttl_s = (sec)
+
+static struct arn_xds_type_status cluster_status(struct fx *f)
+{
+	struct arn_xds_type_status ts;
+	assert_int_equal(arn_xds_client_type_status(f->c, 1, &ts), 0);
+	assert_string_equal(ts.type_url, ARN_XDS_TYPE_CLUSTER);
+	return ts;
+}
+
+/* A resource whose TTL passes is removed as if the control plane had
+ * removed it: through the sink, and no longer reported held (D6, X5). It is
+ * one update of its type, answered to no one (no nonce). */
+static void test_ttl_expiry_removes_as_if_removed(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	struct res_spec rs[] = {
+	    {"a", "1", TTL(5)}, {"b", "1"}, {"c", "1", TTL(5), .ttl_ns = 500000000}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", rs, 3, NULL, 0);
+	assert_null(error_msg(req(f)));
+	assert_int_equal(cluster_status(f).n_ttl, 2);
+	int applies = f->sink.n_apply;
+	f->now += 4999;
+	poll_(f);
+	assert_int_equal(f->sink.n_apply, applies); /* not yet */
+	f->now += 1;
+	poll_(f);
+	assert_int_equal(f->sink.n_apply, applies + 1);
+	assert_int_equal(f->sink.n_last_added, 0);
+	assert_int_equal(f->sink.n_last_removed, 1);
+	assert_string_equal(f->sink.last_removed[0], "a");
+	no_more_requests(f); /* nothing to answer */
+	struct arn_xds_type_status ts = cluster_status(f);
+	assert_int_equal(ts.n_held, 2);
+	assert_int_equal(ts.n_ttl, 1);
+	assert_int_equal(ts.n_ttl_updates, 1);
+	assert_int_equal(ts.n_ttl_expired, 1);
+	assert_int_equal(ts.last_ttl_update_ms, f->now);
+	assert_int_equal(ts.n_responses, 1); /* not a response */
+	f->now += 500;			     /* c: 5.5 s */
+	poll_(f);
+	assert_string_equal(f->sink.last_removed[0], "c");
+	ts = cluster_status(f);
+	assert_int_equal(ts.n_ttl_updates, 2);
+	assert_int_equal(ts.n_ttl_expired, 2);
+	assert_int_equal(ts.n_ttl, 0);
+	f->now += 60000;
+	poll_(f);
+	assert_int_equal(f->sink.n_apply, applies + 2); /* b has no TTL */
+	reconnect(f);
+	req(f);
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	assert_int_equal(
+	    envoy_service_discovery_v3_DeltaDiscoveryRequest_initial_resource_versions_size(r), 1);
+	assert_string_equal(irv(r, "b"), "1");
+	fx_free(f);
+}
+
+/* TTLs run whatever the stream does: they are what protects a proxy whose
+ * control plane went away. */
+static void test_ttl_runs_while_disconnected(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	struct res_spec rs[] = {{"a", "1", TTL(30)}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", rs, 1, NULL, 0);
+	req(f);
+	f->tr.open_rc = -ECONNREFUSED; /* the control plane is gone */
+	arn_xds_transport_closed(f->c, 14, "gone");
+	for (int i = 0; i < 40; i++) {
+		f->now += 1000;
+		poll_(f);
+	}
+	struct arn_xds_status st;
+	arn_xds_client_status(f->c, &st);
+	assert_int_equal(st.state, ARN_XDS_BACKOFF);
+	assert_int_equal(f->sink.n_last_removed, 1);
+	assert_string_equal(f->sink.last_removed[0], "a");
+	assert_int_equal(cluster_status(f).n_held, 0);
+	fx_free(f);
+}
+
+/* A heartbeat (no body, the version held) refreshes the TTL without an
+ * update; one without a ttl clears it, as does an update without one. */
+static void test_ttl_heartbeat_refreshes_and_clears(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	struct res_spec rs[] = {{"a", "1", TTL(2)}, {"b", "1", TTL(2)}, {"c", "1", TTL(2)}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", rs, 3, NULL, 0);
+	req(f);
+	int applies = f->sink.n_apply;
+	f->now += 1500;
+	struct res_spec hb[] = {{"a", "1", .no_body = true, TTL(2)}, {"b", "1", .no_body = true}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "h1", hb, 2, NULL, 0);
+	assert_int_equal(f->sink.n_apply, applies); /* nothing to apply */
+	assert_null(error_msg(req(f)));
+	struct res_spec up[] = {{"c", "2"}}; /* an update without a ttl */
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "u1", up, 1, NULL, 0);
+	req(f);
+	applies = f->sink.n_apply;
+	f->now += 1000; /* 2.5 s: the first TTL would have passed */
+	poll_(f);
+	assert_int_equal(f->sink.n_apply, applies);
+	assert_int_equal(cluster_status(f).n_held, 3);
+	assert_int_equal(cluster_status(f).n_ttl, 1); /* a only */
+	f->now += 999;				      /* 1999 ms after the heartbeat */
+	poll_(f);
+	assert_int_equal(f->sink.n_apply, applies);
+	f->now += 1;
+	poll_(f);
+	assert_int_equal(f->sink.n_apply, applies + 1);
+	assert_string_equal(f->sink.last_removed[0], "a");
+	f->now += 3600 * 1000;
+	poll_(f);
+	assert_int_equal(f->sink.n_apply, applies + 1);
+	assert_int_equal(cluster_status(f).n_held, 2);
+	/* a heartbeat for what is no longer held is not one: refused */
+	struct res_spec late[] = {{"a", "1", .no_body = true, TTL(2)}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "h2", late, 1, NULL, 0);
+	assert_non_null(error_msg(req(f)));
+	fx_free(f);
+}
+
+/* D5 and X15 for TTLs: a response refused whole refreshes nothing; a
+ * resource that fails to apply (X16) does not take the response's TTL;
+ * a negative ttl refuses the response, naming the resource. */
+static void test_ttl_follows_d5_and_x15(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	struct res_spec rs[] = {{"a", "1", TTL(2)}, {"b", "1"}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", rs, 2, NULL, 0);
+	req(f);
+	/* X15: refused whole, the heartbeat in it does not count */
+	struct res_spec bad[] = {{"a", "1", .no_body = true, TTL(60)}, {"x", "1", NULL, true}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n2", bad, 2, NULL, 0);
+	assert_non_null(strstr(error_msg(req(f)), "X15"));
+	/* X16: b fails, so its ttl does not take */
+	f->sink.fail_names[0] = "b";
+	struct res_spec part[] = {{"b", "2", TTL(1)}, {"c", "1", TTL(1)}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n3", part, 2, NULL, 0);
+	assert_non_null(error_msg(req(f)));
+	f->sink.fail_names[0] = NULL;
+	/* ttl < 0: the whole response is refused (X15) */
+	struct res_spec neg[] = {{"d", "1", TTL(-1)}};
+	int applies = f->sink.n_apply;
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n4", neg, 1, NULL, 0);
+	assert_int_equal(f->sink.n_apply, applies);
+	const char *m = error_msg(req(f));
+	assert_non_null(strstr(m, "'d': ttl:"));
+	assert_non_null(strstr(m, "X15"));
+	f->now += 1000; /* c expires */
+	poll_(f);
+	assert_int_equal(f->sink.n_last_removed, 1);
+	assert_string_equal(f->sink.last_removed[0], "c");
+	f->now += 1000; /* a expires: the refused heartbeat did not refresh it */
+	poll_(f);
+	assert_int_equal(f->sink.n_last_removed, 1);
+	assert_string_equal(f->sink.last_removed[0], "a");
+	f->now += 3600 * 1000;
+	poll_(f);
+	struct arn_xds_type_status ts = cluster_status(f);
+	assert_int_equal(ts.n_ttl_expired, 2);
+	assert_int_equal(ts.n_held, 1); /* b, at version 1, without a TTL */
+	fx_free(f);
+}
+
+/* A removal the sink refuses (a static resource, say) keeps the resource
+ * held (D5) and spends its TTL, as in Envoy; one the sink could not attempt
+ * (out of memory) is tried again a second later. */
+static void test_ttl_expiry_refused_by_the_sink(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	struct res_spec rs[] = {{"a", "1", TTL(1)}, {"b", "1", TTL(1)}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", rs, 2, NULL, 0);
+	req(f);
+	f->sink.fail_names[0] = "a";
+	f->now += 1000;
+	poll_(f);
+	f->sink.fail_names[0] = NULL;
+	struct arn_xds_type_status ts = cluster_status(f);
+	assert_int_equal(ts.n_held, 1); /* a */
+	assert_int_equal(ts.n_ttl, 0);
+	assert_int_equal(ts.n_ttl_expired, 1); /* b */
+	struct res_spec c[] = {{"c", "1", TTL(1)}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n2", c, 1, NULL, 0);
+	req(f);
+	f->sink.apply_rc = -ENOMEM;
+	f->now += 1000;
+	poll_(f);
+	assert_int_equal(cluster_status(f).n_held, 2);
+	f->sink.apply_rc = 0;
+	f->now += 999;
+	int applies = f->sink.n_apply;
+	poll_(f);
+	assert_int_equal(f->sink.n_apply, applies);
+	f->now += 1;
+	poll_(f);
+	assert_int_equal(f->sink.n_apply, applies + 1);
+	assert_string_equal(f->sink.last_removed[0], "c");
+	assert_int_equal(cluster_status(f).n_held, 1);
+	fx_free(f);
+}
+
 static void test_state_json(void **state)
 {
 	(void)state;
@@ -1289,6 +1512,16 @@ static void test_state_json(void **state)
 	assert_non_null(strstr(j, "\"name\":\"a\\\"q\",\"version\":\"1\""));
 	assert_non_null(strstr(j, "\"last_acked_nonce\":\"n1\""));
 	assert_non_null(strstr(j, "\"responses\":1,\"acks\":1,\"nacks\":0"));
+	assert_null(strstr(j, "ttl_ms"));
+	struct res_spec t[] = {{"t", "1", TTL(3)}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n2", t, 1, NULL, 0);
+	f->now += 1000;
+	arn_sb_reset(&sb);
+	arn_xds_client_state_json(f->c, &sb);
+	j = arn_sb_cstr(&sb);
+	assert_non_null(strstr(j, "{\"name\":\"t\",\"version\":\"1\",\"subscribed\":false,"
+				  "\"ttl_ms\":2000}"));
+	assert_non_null(strstr(j, "\"ttl_running\":1,\"ttl_expiries\":0,\"ttl_expired\":0"));
 	arn_sb_free(&sb);
 	fx_free(f);
 }
@@ -1638,6 +1871,11 @@ int main(void)
 	    cmocka_unit_test(test_d9_long_errors_truncated_not_dropped),
 	    cmocka_unit_test(test_d10_unsubscribed_type_ignored),
 	    cmocka_unit_test(test_heartbeat_skipped),
+	    cmocka_unit_test(test_ttl_expiry_removes_as_if_removed),
+	    cmocka_unit_test(test_ttl_runs_while_disconnected),
+	    cmocka_unit_test(test_ttl_heartbeat_refreshes_and_clears),
+	    cmocka_unit_test(test_ttl_follows_d5_and_x15),
+	    cmocka_unit_test(test_ttl_expiry_refused_by_the_sink),
 	    cmocka_unit_test(test_state_json),
 	    cmocka_unit_test(test_x9_options_from_bootstrap),
 	    cmocka_unit_test(test_tls_san_matchers_mean_what_they_mean_in_envoy),

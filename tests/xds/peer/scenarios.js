@@ -478,4 +478,65 @@ module.exports = {
       eq(await activeListeners(ctx), [['gone-l', 'A'], ['holder', 'A']], '/config_dump: gone-l is back');
     }
   },
+
+  /* Resource TTLs, as Envoy has them: arion says it honours them
+   * (client_features); a resource sent with a ttl is removed when it passes
+   * (as if the control plane had removed it); heartbeats (no body, the
+   * version held, a ttl) keep one alive without an update; a resource sent
+   * without a ttl stays. Envoy's statistics count each expiry as an update
+   * and its version becomes the empty one; the reconnect claims neither. */
+  async ttl_expiry_and_heartbeats(ctx) {
+    const srv = await ctx.server();
+    const arion = ctx.arion();
+    const st1 = await initial(srv);
+    const cf = srv.requests[0].node && srv.requests[0].node.client_features;
+    assert(cf && cf.includes('xds.config.supports-resource-ttl'), `client_features: ${JSON.stringify(cf)}`);
+    const r1 = srv.send({ type_url: 'cluster', system_version_info: 'v1', resources: [
+      { name: 'short', version: '1', ttl: '1s', resource: cluster('short') },
+      { name: 'beat', version: '1', ttl: '2s', resource: cluster('beat') },
+      { name: 'long', version: '1', resource: cluster('long') }] });
+    await srv.waitRequest((r) => r.response_nonce === r1.nonce && !r.error_detail);
+    const tAck = Date.now();
+    // heartbeats for beat every 500 ms for 3.5 s: well past its 2 s TTL
+    let tBeat = 0;
+    for (let i = 0; i < 7; i++) {
+      await sleep(500);
+      const hb = srv.send({ type_url: 'cluster', system_version_info: 'v1', resources: [{ name: 'beat', version: '1', ttl: '2s' }] });
+      await srv.waitRequest((r) => r.response_nonce === hb.nonce);
+      const a = srv.requests.find((r) => r.response_nonce === hb.nonce);
+      assert(!a.error_detail, `heartbeat ACKed: ${JSON.stringify(a.error_detail)}`);
+      await arion.waitLog(new RegExp(`ACK Cluster nonce ${hb.nonce} version 'v1' \\(0 updated, 0 removed, 1 heartbeat\\)`));
+      tBeat = Date.now();
+    }
+    const short = await arion.waitLog(/Cluster 'short': TTL passed without a refresh from the control plane; removed as if the control plane had removed it/, 5000);
+    assert(short.t - tAck >= 900, `short expired ${short.t - tAck} ms after the ACK (TTL 1 s)`);
+    assert(!arion.logged(/'beat': TTL passed/), 'heartbeats kept beat');
+    let x = await ctx.xds();
+    if (x) {
+      const c = x.types.find((t) => t.type_url === TYPES.cluster);
+      eq(c.resources.map((r) => r.name), ['beat', 'long'], '/xds: short is gone, beat and long held');
+      const beat = c.resources.find((r) => r.name === 'beat');
+      assert(beat.ttl_ms > 0 && beat.ttl_ms <= 2000, `/xds: beat's TTL left: ${beat.ttl_ms}`);
+      assert(!('ttl_ms' in c.resources.find((r) => r.name === 'long')), 'long has no TTL');
+    }
+    // no more heartbeats: beat goes 2 s after the last one
+    const gone = await arion.waitLog(/Cluster 'beat': TTL passed/, 8000);
+    assert(gone.t - tBeat >= 1500, `beat expired ${gone.t - tBeat} ms after the last heartbeat (TTL 2 s)`);
+    x = await ctx.xds();
+    if (x) {
+      const c = x.types.find((t) => t.type_url === TYPES.cluster);
+      eq(c.resources.map((r) => [r.name, r.version]), [['long', '1']], '/xds: only long is held');
+      eq([c.ttl_expiries, c.ttl_expired, c.ttl_running], [2, 2, 0], '/xds: two expiries, two resources');
+      const stats = await ctx.admin('/stats?format=json');
+      const stat = (n) => { const e = stats.stats.find((v) => v.name === n); return e ? e.value : undefined; };
+      // one response and seven heartbeat responses, plus two expiries (Envoy counts those as updates)
+      eq(stat('cluster_manager.cds.update_attempt'), 10, 'cds.update_attempt');
+      eq(stat('cluster_manager.cds.update_success'), 10, 'cds.update_success');
+      eq(stat('cluster_manager.cds.version'), 0, "cds.version: an expiry's version_info is empty");
+      eq(stat('xds.type.Cluster.ttl_expired'), 2, 'xds.type.Cluster.ttl_expired');
+    }
+    srv.closeStream();
+    const st2 = await initial(srv, st1.id + 1);
+    eq(reqsOf(srv, st2.id, TYPES.cluster)[0].initial_resource_versions, { long: '1' }, 'expired resources are not claimed (D6)');
+  },
 };

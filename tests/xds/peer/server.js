@@ -123,13 +123,15 @@ function packAny(obj) {
 
 /*
  * A response: {type_url (or short: cluster, listener, ...), nonce, system_version_info,
- *   resources: [{name, version, resource: {...@type...} | null, raw_any: {type_url, value_b64}}],
+ *   resources: [{name, version, resource: {...@type...} | null, raw_any: {type_url, value_b64},
+ *     ttl: "2s"}] (a resource without a body but with the version held is a heartbeat),
  *   removed_resources: [...], pad_bytes: N (grows system_version_info, for X6)}
  */
 function toResponse(r, autoNonce) {
   const type_url = TYPES[r.type_url] || r.type_url;
   const resources = (r.resources || []).map((x) => {
     const res = { name: x.name, version: x.version || '' };
+    if (x.ttl) res.ttl = typeof x.ttl === 'string' ? parseDuration(x.ttl) : x.ttl;
     if (x.raw_any) res.resource = { type_url: x.raw_any.type_url, value: Buffer.from(x.raw_any.value_b64 || '', 'base64') };
     else if (x.resource) res.resource = packAny(x.resource);
     return res;
@@ -161,7 +163,10 @@ function summarize(req) {
     initial_resource_versions: req.initial_resource_versions || {},
   };
   if (req.error_detail) o.error_detail = { code: req.error_detail.code, message: req.error_detail.message };
-  if (req.node) o.node = { id: req.node.id, cluster: req.node.cluster, user_agent_name: req.node.user_agent_name };
+  if (req.node) {
+    o.node = { id: req.node.id, cluster: req.node.cluster, user_agent_name: req.node.user_agent_name,
+      client_features: req.node.client_features || [] };
+  }
   return o;
 }
 
