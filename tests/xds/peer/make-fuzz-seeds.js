@@ -30,6 +30,10 @@ const seeds = {
   ondemand: { type_url: 'type.googleapis.com/envoy.config.core.v3.Node', resources: [
     { name: 'n1', version: '1', resource: { '@type': 'type.googleapis.com/envoy.config.core.v3.Node', id: 'n1' } },
     { name: 'n2', version: '1', resource: { '@type': 'type.googleapis.com/envoy.config.core.v3.Node', id: 'n2' } }] },
+  // Resource.ttl, a heartbeat (no body), and a ttl that refuses the response
+  ttl: { type_url: 'cluster', resources: [{ name: 'api', version: '1', ttl: '1.5s', resource: cluster('api') },
+    { name: 'web', version: '1', ttl: '2s' }] },
+  ttl_negative: { type_url: 'cluster', resources: [{ name: 'api', version: '1', ttl: '-1s', resource: cluster('api') }] },
 };
 for (const [name, r] of Object.entries(seeds)) {
   const msg = toResponse(r, nonce);
