@@ -1,14 +1,44 @@
 /*
  * Serve mode's admin hooks: the admin endpoint on the bootstrap's
- * admin.address (none configured: no endpoint, but access logs are still
- * drained here), polled from the control lcore's loop.
+ * admin.address, polled from the control lcore's loop, and the glue that
+ * keeps lib/admin away from the data plane: the configuration store's
+ * pages (arn_admin_config.h), lib/http's per-host counters for /clusters,
+ * and POST /healthcheck/fail|ok passed on to lib/http. Access logs are
+ * drained here whether or not an endpoint runs.
  */
 #include <errno.h>
 
 #include "app.h"
 #include "arn_access_log.h"
 #include "arn_admin.h"
+#include "arn_admin_config.h"
+#include "arn_http.h"
 #include "arn_log.h"
+
+static struct arn_admin_config *config_views;
+
+static void healthcheck_changed(bool failed, void *arg)
+{
+	(void)arg;
+	arn_http_set_healthcheck_failed(failed);
+}
+
+static void host_stats(void *arg, const char *cluster, uint32_t addr, uint16_t port,
+		       struct arn_admin_host_info *h)
+{
+	(void)arg;
+	struct arn_http_host_counts c;
+	if (arn_http_host_counts(cluster, addr, port, &c) != 0)
+		return;
+	h->cx_total = c.cx_total;
+	h->cx_connect_fail = c.cx_connect_fail;
+	h->rq_total = c.rq_total;
+	h->rq_success = c.rq_success;
+	h->rq_error = c.rq_error;
+	h->rq_timeout = c.rq_timeout;
+	h->cx_active = c.cx_active;
+	h->rq_active = c.rq_active;
+}
 
 int arn_app_admin_start(struct arn_app *app)
 {
@@ -16,27 +46,43 @@ int arn_app_admin_start(struct arn_app *app)
 		ARN_INFO(ADMIN, "no envoy_bootstrap.admin.address: the admin endpoint is off");
 		return 0;
 	}
+	if (app->config) {
+		config_views = arn_admin_config_start(app->config);
+		if (config_views == NULL)
+			return -ENOMEM;
+		arn_admin_set_host_stats(host_stats, NULL);
+	}
 	struct arn_admin_options o = {
 	    .bootstrap = app->bootstrap,
 	    .port = -1,
 	    .argc = app->argc,
 	    .argv = app->argv,
 	    .stop = &app->stop,
+	    .healthcheck_changed = healthcheck_changed,
 	};
 	struct arn_admin *a = arn_admin_start(&o);
-	if (a == NULL)
+	if (a == NULL) {
+		arn_admin_set_host_stats(NULL, NULL);
+		arn_admin_config_stop(config_views);
+		config_views = NULL;
 		return -EINVAL;
+	}
 	app->admin = a;
 	return 0;
 }
 
 void arn_app_admin_poll(struct arn_app *app)
 {
-	arn_admin_poll(app->admin); /* NULL: only drains access logs */
+	arn_access_log_drain();
+	arn_admin_poll(app->admin);
 }
 
 void arn_app_admin_stop(struct arn_app *app)
 {
-	arn_admin_stop(app->admin); /* flushes access logs, even without a server */
+	arn_access_log_drain();
+	arn_admin_stop(app->admin);
 	app->admin = NULL;
+	arn_admin_set_host_stats(NULL, NULL);
+	arn_admin_config_stop(config_views);
+	config_views = NULL;
 }

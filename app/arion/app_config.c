@@ -7,21 +7,18 @@
  * Workers: the net subsystem registers its lcores on arn_config_rcu() of
  * app->config (also reachable as arn_config_global()).
  *
- * The store is also what operators see on the admin endpoint
- * (arn_config_admin.h): /config_dump sections, the /ready condition,
- * /clusters, /listeners, config.* stats, and lib/admin's deferred free
- * through the store's RCU. They are registered here, before the admin
- * server starts, and unregistered last, when workers are gone.
+ * The process's deferred-free queue (arn_defer_default(), arn_defer.h),
+ * through which lib/stats and lib/accesslog free what workers may still
+ * read, runs over the same QSBR: installed here, reclaimed every loop, and
+ * emptied last, when workers are gone.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "app.h"
 #include "arn_config.h"
-#include "arn_config_admin.h"
+#include "arn_defer.h"
 #include "arn_log.h"
-
-static struct arn_config_admin *config_admin;
 
 int arn_app_config_start(struct arn_app *app)
 {
@@ -46,11 +43,12 @@ int arn_app_config_start(struct arn_app *app)
 		l += n + (e != NULL);
 	}
 	arn_sb_free(&err);
-	config_admin = arn_config_admin_start(s);
-	if (config_admin == NULL) {
+	struct arn_defer *d = arn_defer_create(arn_config_rcu(s));
+	if (d == NULL) {
 		arn_config_destroy(s);
 		return -ENOMEM;
 	}
+	arn_defer_set_default(d);
 	app->config = s;
 	arn_config_set_global(s);
 	struct arn_config_stats st;
@@ -68,7 +66,7 @@ void arn_app_config_poll(struct arn_app *app)
 {
 	if (app->config) {
 		arn_config_poll(app->config);
-		arn_config_admin_poll(config_admin);
+		arn_defer_reclaim(arn_defer_default());
 	}
 }
 
@@ -76,8 +74,7 @@ void arn_app_config_stop(struct arn_app *app)
 {
 	/* net (the workers) stopped before us: no reader is left, so what
 	 * waits for a grace period is freed now, before the store goes */
-	arn_config_admin_stop(config_admin);
-	config_admin = NULL;
+	arn_defer_destroy(arn_defer_default());
 	arn_config_destroy(app->config);
 	app->config = NULL;
 }

@@ -30,6 +30,8 @@ struct arn_admin_ctx {
 	int argc;
 	char **argv;
 	volatile sig_atomic_t *stop;
+	void (*healthcheck_changed)(bool failed, void *arg);
+	void *healthcheck_arg;
 	int64_t start_ms;      /* wall clock at start */
 	int64_t start_mono_ms; /* for uptime */
 };
@@ -51,7 +53,8 @@ int arn_admin_config_dump_build_(struct arn_sb *out, bool include_eds);
 void arn_admin_clusters_write_(struct arn_sb *out, bool json);
 void arn_admin_listeners_write_(struct arn_sb *out, bool json);
 
-/* /stats output (stats_out.c). A filter is opaque; NULL keeps everything. */
+/* /stats output (stats_out.c) of a snapshot (arn_stats_snapshot.h). A
+ * filter is opaque; NULL keeps everything. */
 struct arn_stats_snapshot;
 struct arn_admin_stats_filter_opts {
 	const char *regex; /* ?filter=, POSIX extended, searched anywhere in the name */
@@ -68,9 +71,6 @@ int arn_admin_stats_prometheus_(const struct arn_stats_snapshot *s, void *f, str
 
 /** Set by arn_admin_start()/stop(): PRE_INITIALIZING until then. */
 void arn_admin_set_started_(bool started);
-
-/** Resize access-log rings for @p n workers (arn_stats_set_workers). */
-int arn_access_log_set_workers_(unsigned n);
 
 /** Free every registration (tests). */
 void arn_admin_reset_for_tests(void);

@@ -3,20 +3,19 @@
  * /clusters, ...) served on the bootstrap's admin.address from the control
  * lcore over kernel sockets (docs/admin.md).
  *
- * Other modules plug in through registries that live here, not in the
- * server, so they can register before the server starts (lib/config starts
- * first) and whether or not an admin address is configured:
+ * lib/admin reads lib/stats (/stats), lib/accesslog (/reopen_logs) and the
+ * configuration store (arn_admin_config.h); nothing on a worker calls it.
+ * What else shows on the endpoint plugs in through registries that live
+ * here, not in the server, so it can register before the server starts
+ * and whether or not an admin address is configured:
  *
  *   - handlers:      arn_admin_handler_register()  any path of their own
  *   - /config_dump:  arn_admin_config_dump_register() one typed section each
  *   - /ready:        arn_admin_ready_register()    "is X ready" conditions
  *   - /clusters:     arn_admin_clusters_register() data; admin formats it
  *   - /listeners:    arn_admin_listeners_register()
- *   - statistics:    arn_stats.h
- *   - access logs:   arn_access_log.h
  *
- * Everything in this header is for the control lcore only, except
- * arn_admin_healthcheck_failed(), which any lcore may read.
+ * Everything in this header is for the control lcore only.
  *
  * Strings passed to register functions are copied; callback args are owned
  * by the caller and must stay valid until the matching unregister.
@@ -30,21 +29,6 @@
 #include <stdint.h>
 
 #include "arn_sb.h"
-
-/* ---- deferred free (RCU hook) ------------------------------------------- */
-
-/**
- * How lib/admin frees memory that workers may still be reading (stats slabs,
- * access-log rings): the config module, which owns RCU, installs a function
- * that calls fn(arg) once every worker has passed a quiescent state. Until
- * one is installed (or with NULL), fn(arg) runs at once, which is right
- * while no worker runs.
- */
-typedef void (*arn_admin_free_fn)(void *arg);
-void arn_admin_set_deferred_free(void (*defer)(arn_admin_free_fn fn, void *arg));
-
-/** Free @p arg with @p fn after workers are done with it (see above). */
-void arn_admin_defer_free(arn_admin_free_fn fn, void *arg);
 
 /* ---- handlers ------------------------------------------------------------ */
 
@@ -185,13 +169,13 @@ int arn_admin_ready_register(const char *name, arn_admin_ready_fn fn, void *arg)
 int arn_admin_ready_unregister(const char *name);
 
 /**
- * True after POST /healthcheck/fail (until /healthcheck/ok): the HTTP
- * health-check filter answers 503 and the data plane drains. Any lcore may
- * read it (one relaxed load).
+ * True after POST /healthcheck/fail (until /healthcheck/ok): /ready says
+ * DRAINING. The data plane learns it from the application
+ * (arn_admin_options.healthcheck_changed), not from here.
  */
 bool arn_admin_healthcheck_failed(void);
 
-/** Set by the admin's handlers (and tests). */
+/** Set by the admin's handlers (and tests); tells no one else. */
 void arn_admin_set_healthcheck_failed(bool failed);
 
 /** Envoy's server states, as /server_info and the server.state gauge report them. */
@@ -287,6 +271,11 @@ struct arn_admin_options {
 	int argc;			       /* command line for /server_info */
 	char **argv;
 	volatile sig_atomic_t *stop; /* set to 1 by POST /quitquitquit; may be NULL */
+	/* POST /healthcheck/fail and /healthcheck/ok call this (control lcore)
+	 * after changing the state, so the application can tell the data
+	 * plane, which drains and fails its health_check filters. May be NULL. */
+	void (*healthcheck_changed)(bool failed, void *arg);
+	void *healthcheck_arg;
 };
 
 /**
@@ -301,8 +290,8 @@ struct arn_admin *arn_admin_start(const struct arn_admin_options *opt);
 uint16_t arn_admin_port(const struct arn_admin *a);
 
 /**
- * Accept, read, answer and write whatever is ready without blocking; also
- * drains access-log rings. Call every few milliseconds.
+ * Accept, read, answer and write whatever is ready without blocking. Call
+ * every few milliseconds. NULL is a no-op.
  */
 void arn_admin_poll(struct arn_admin *a);
 

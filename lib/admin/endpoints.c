@@ -16,8 +16,8 @@
 #include "arn_bootstrap.h"
 #include "arn_log.h"
 #include "arn_proto.h"
-#include "json.h"
-#include "stats_int.h"
+#include "arn_json.h"
+#include "arn_stats_snapshot.h"
 
 #define CT_TEXT "text/plain; charset=UTF-8"
 #define CT_JSON "application/json"
@@ -76,25 +76,32 @@ static void h_ready(const struct arn_admin_request *req, struct arn_admin_respon
 	arn_sb_free(&why);
 }
 
+/* The state is the admin's (/ready); the data plane hears of it through
+ * the application's hook, since nothing on a worker calls lib/admin. */
+static void set_healthcheck(const struct arn_admin_ctx *ctx, bool failed)
+{
+	arn_admin_set_healthcheck_failed(failed);
+	if (ctx->healthcheck_changed)
+		ctx->healthcheck_changed(failed, ctx->healthcheck_arg);
+}
+
 static void h_hc_fail(const struct arn_admin_request *req, struct arn_admin_response *resp,
 		      void *arg)
 {
 	(void)req;
-	(void)arg;
 	if (!arn_admin_healthcheck_failed())
 		ARN_WARN(ADMIN, "POST /healthcheck/fail: failing health checks (draining) until "
 				"POST /healthcheck/ok");
-	arn_admin_set_healthcheck_failed(true);
+	set_healthcheck(arg, true);
 	arn_sb_puts(&resp->body, "OK\n");
 }
 
 static void h_hc_ok(const struct arn_admin_request *req, struct arn_admin_response *resp, void *arg)
 {
 	(void)req;
-	(void)arg;
 	if (arn_admin_healthcheck_failed())
 		ARN_WARN(ADMIN, "POST /healthcheck/ok: passing health checks again");
-	arn_admin_set_healthcheck_failed(false);
+	set_healthcheck(arg, false);
 	arn_sb_puts(&resp->body, "OK\n");
 }
 
@@ -614,4 +621,27 @@ void arn_admin_builtins_unregister_(struct arn_admin_ctx *ctx)
 	if (ctx->bs)
 		arn_admin_config_dump_unregister("envoy.admin.v3.BootstrapConfigDump");
 	arn_stats_pull_unregister(pull_server, ctx);
+}
+
+/* ---- helpers for /config_dump providers (arn_admin.h) ------------------------ */
+
+int arn_admin_redact_json(const char *json, size_t len, struct arn_sb *out)
+{
+	struct arn_json *j = arn_json_parse(json, len);
+	if (j == NULL)
+		return -EINVAL;
+	arn_json_redact(j);
+	arn_json_write(j, out, false);
+	arn_json_free(j);
+	return out->oom ? -ENOMEM : 0;
+}
+
+void arn_admin_dump_time(struct arn_sb *out, int64_t unix_ms)
+{
+	time_t t = (time_t)(unix_ms / 1000);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	arn_sb_printf(out, "\"%04d-%02d-%02dT%02d:%02d:%02d.%03dZ\"", tm.tm_year + 1900,
+		      tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		      (int)(unix_ms % 1000));
 }

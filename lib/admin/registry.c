@@ -1,7 +1,7 @@
 /*
  * The registries other modules plug into: handlers, /config_dump sections,
- * readiness conditions, /clusters and /listeners providers, the deferred
- * free hook and the health-check flag. They are process-wide (not part of
+ * readiness conditions, /clusters and /listeners providers and the
+ * health-check flag. They are process-wide (not part of
  * a server) so that modules can register before the admin server starts.
  */
 #include <errno.h>
@@ -11,23 +11,6 @@
 
 #include "admin_int.h"
 #include "arn_log.h"
-
-/* ---- deferred free ------------------------------------------------------- */
-
-static void (*defer_hook)(arn_admin_free_fn fn, void *arg);
-
-void arn_admin_set_deferred_free(void (*defer)(arn_admin_free_fn fn, void *arg))
-{
-	defer_hook = defer;
-}
-
-void arn_admin_defer_free(arn_admin_free_fn fn, void *arg)
-{
-	if (defer_hook != NULL)
-		defer_hook(fn, arg);
-	else
-		fn(arg);
-}
 
 /* ---- handlers ------------------------------------------------------------ */
 
@@ -548,5 +531,4 @@ void arn_admin_reset_for_tests(void)
 		walker_del(&listener_walkers, listener_walkers->fn, listener_walkers->arg);
 	hc_failed = false;
 	started = false;
-	defer_hook = NULL;
 }

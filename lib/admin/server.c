@@ -24,7 +24,6 @@
 #include <unistd.h>
 
 #include "admin_int.h"
-#include "arn_access_log.h"
 #include "arn_bootstrap.h"
 #include "arn_log.h"
 #include "arn_stats.h"
@@ -383,7 +382,6 @@ static void accept_all(struct arn_admin *a)
 
 void arn_admin_poll(struct arn_admin *a)
 {
-	arn_access_log_drain();
 	if (a == NULL)
 		return;
 	struct pollfd pf[MAX_CONNS + 1];
@@ -535,6 +533,8 @@ struct arn_admin *arn_admin_start(const struct arn_admin_options *opt)
 	    .argc = opt->argc,
 	    .argv = opt->argv,
 	    .stop = opt->stop,
+	    .healthcheck_changed = opt->healthcheck_changed,
+	    .healthcheck_arg = opt->healthcheck_arg,
 	};
 	a->hs = arn_stats_scope_get(&arn_stats_http_schema, ARN_STATS_TAG_HCM, "admin");
 	a->ls = arn_stats_scope_get(&arn_stats_listener_schema, ARN_STATS_TAG_LISTENER, "admin");
@@ -558,7 +558,6 @@ uint16_t arn_admin_port(const struct arn_admin *a)
 
 void arn_admin_stop(struct arn_admin *a)
 {
-	arn_access_log_drain();
 	if (a == NULL)
 		return;
 	/* Give queued answers (the /quitquitquit reply) a moment to go out. */

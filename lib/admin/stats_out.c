@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "admin_int.h"
-#include "stats_int.h"
+#include "arn_stats_snapshot.h"
 
 static const double quantiles[] = {0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.995, 0.999, 1};
 static const char *const quantile_names[] = {"0",  "25", "50",	 "75",	 "90",

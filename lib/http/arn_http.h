@@ -27,16 +27,19 @@
  * generation changes new requests only.
  *
  * HTTP filters: envoy.filters.http.health_check (answers health checks
- * itself; 503 while arn_admin_healthcheck_failed()) and the router. While
- * health checks fail every response carries "connection: close".
+ * itself; 503 while arn_http_set_healthcheck_failed(true) holds) and the
+ * router. While health checks fail every response carries
+ * "connection: close".
  *
- * On the admin endpoint (registered by arn_http_start, control lcore):
- * per-host counters for /clusters through arn_config_admin_set_host_stats()
- * and Envoy's per-endpoint stats (cluster.<c>.endpoint.<address>.*) in /stats.
+ * Statistics (registered by arn_http_start, control lcore): Envoy's
+ * per-endpoint stats (cluster.<c>.endpoint.<address>.*) in /stats; the
+ * per-host counters that /clusters shows are read with
+ * arn_http_host_counts(), which the application hands to the admin.
  */
 #ifndef ARN_HTTP_H
 #define ARN_HTTP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct arn_config_store;
@@ -61,5 +64,26 @@ void arn_http_poll(void);
 
 /** Free the runtime objects; workers must have stopped. */
 void arn_http_stop(void);
+
+/**
+ * Fail (or pass again) the health_check filters and drain: Envoy's
+ * POST /healthcheck/fail and /healthcheck/ok. Control lcore; workers see
+ * it on their next request (one relaxed load).
+ */
+void arn_http_set_healthcheck_failed(bool failed);
+
+/** Envoy's per-host counters of one endpoint of a cluster (/clusters). */
+struct arn_http_host_counts {
+	uint64_t cx_total, cx_connect_fail, rq_total, rq_success, rq_error, rq_timeout;
+	uint64_t cx_active, rq_active; /* gauges */
+};
+
+/**
+ * The counters of endpoint @p addr:@p port (IPv4, host order) of cluster
+ * @p cluster, summed over workers. Control lcore.
+ * @return 0, or -ENOENT (no such host: @p out zeroed).
+ */
+int arn_http_host_counts(const char *cluster, uint32_t addr, uint16_t port,
+			 struct arn_http_host_counts *out);
 
 #endif

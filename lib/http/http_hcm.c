@@ -23,7 +23,6 @@
 
 #include <rte_mbuf.h>
 
-#include "arn_admin.h"
 #include "arn_config.h"
 #include "arn_log.h"
 #include "arn_net.h"
@@ -502,7 +501,7 @@ static void stream_end(struct http_conn *hc)
  */
 static void drain_on_failed_healthcheck(struct http_conn *hc)
 {
-	if (!arn_admin_healthcheck_failed() || (hc->lsn && hc->lsn->drain_modify_only))
+	if (!http_healthcheck_failed() || (hc->lsn && hc->lsn->drain_modify_only))
 		return;
 	hc->close_after = true;
 	if (!hc->drain_counted) {
@@ -515,8 +514,7 @@ static void drain_on_failed_healthcheck(struct http_conn *hc)
  * checks fail, so a downstream Envoy ejects this host at once. */
 static bool hc_fail_header(const struct http_conn *hc, struct arn_h1_edit *e)
 {
-	if (!hc->hcm || !hc->hcm->health_check || hc->st.health_check ||
-	    !arn_admin_healthcheck_failed())
+	if (!hc->hcm || !hc->hcm->health_check || hc->st.health_check || !http_healthcheck_failed())
 		return false;
 	*e = (struct arn_h1_edit){.name = "x-envoy-immediate-health-check-fail",
 				  .name_len = 35,
@@ -608,7 +606,7 @@ static bool health_check_filter(struct http_conn *hc, const struct arn_cfg_gen *
 	st->health_check = true;
 	unsigned status = 200, cached = 0;
 	const char *details = "health_check_ok";
-	if (arn_admin_healthcheck_failed()) {
+	if (http_healthcheck_failed()) {
 		status = 503;
 		details = "health_check_failed";
 	} else if (f->pass_through) {

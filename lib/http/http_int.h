@@ -172,6 +172,10 @@ struct http_listener_rt *http_rt_listener(uint32_t addr, uint16_t port);
 struct http_host *http_rt_host(const struct http_cluster_rt *crt, uint32_t addr, uint16_t port);
 void http_rt_hcm_put(struct http_hcm_rt *r);
 
+/* True after POST /healthcheck/fail until /healthcheck/ok
+ * (arn_http_set_healthcheck_failed): one relaxed load, any lcore. */
+bool http_healthcheck_failed(void);
+
 /* Control lcore. */
 int http_rt_init(struct arn_config_store *s);
 void http_rt_sync(struct arn_config_store *s); /* after a new generation */

@@ -8,7 +8,8 @@
  * (http_rt_sync) and publishes an immutable lookup table (a "snapshot")
  * through one pointer; workers read it without locks and the old table is
  * freed once every worker passed an RCU quiescent state (the configuration
- * store's QSBR). A snapshot pins the listeners whose HCMs it maps, so an
+ * store's QSBR, through an arn_defer queue). A snapshot pins the listeners
+ * whose HCMs it maps, so an
  * HCM pointer used as a key cannot be reused by another object while a
  * worker may still look it up.
  */
@@ -17,14 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rte_rcu_qsbr.h>
-
-#include "arn_admin.h"
 #include "arn_config.h"
-#include "arn_config_admin.h"
+#include "arn_defer.h"
+#include "arn_http.h"
+#include "arn_json.h"
 #include "arn_log.h"
 #include "http_int.h"
-#include "json.h"
 
 enum { K_CLUSTER = 1, K_HCM, K_LISTENER, K_HOST };
 
@@ -48,16 +47,10 @@ struct snap {
 	size_t n_hosts;
 };
 
-struct retired {
-	struct snap *s;
-	uint64_t token;
-	struct retired *next;
-};
-
 static struct arn_config_store *store;
-static struct rte_rcu_qsbr *rcu;
+static struct arn_defer *retired; /* snapshots workers may still read */
+static bool healthcheck_failed;
 static struct snap *current;
-static struct retired *retired;
 static uint64_t synced_gen = UINT64_MAX;
 static unsigned synced_workers; /* hosts need worker slots: rebuild once they are known */
 static struct http_cluster_rt **clusters;
@@ -128,6 +121,16 @@ struct http_host *http_rt_host(const struct http_cluster_rt *crt, uint32_t addr,
 	}
 }
 
+bool http_healthcheck_failed(void)
+{
+	return __atomic_load_n(&healthcheck_failed, __ATOMIC_RELAXED);
+}
+
+void arn_http_set_healthcheck_failed(bool failed)
+{
+	__atomic_store_n(&healthcheck_failed, failed, __ATOMIC_RELAXED);
+}
+
 void http_rt_hcm_put(struct http_hcm_rt *r)
 {
 	if (!r || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) != 0)
@@ -159,8 +162,9 @@ static void reclaim_hcms(void)
 	}
 }
 
-static void snap_free(struct snap *s)
+static void snap_free(void *arg)
 {
+	struct snap *s = arg;
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->n_hcms; i++)
@@ -318,7 +322,8 @@ static struct http_hcm_rt *hcm_rt_new(const struct arn_cfg_listener *l, const st
 		struct arn_access_filter *af = NULL;
 		if (a->filter_json) {
 			/* lib/config checked it: this fails only without memory */
-			af = arn_access_filter_json(a->filter_json, strlen(a->filter_json), "", &err);
+			af = arn_access_filter_json(a->filter_json, strlen(a->filter_json), "",
+						    &err);
 			if (!af) {
 				if (f)
 					arn_access_format_free(f);
@@ -483,26 +488,16 @@ static void each_cluster(void *ctx, const struct arn_config_resource_info *info)
 	arn_stats_gauge_set(sc, ARN_STATS_SLOT_CONTROL, ARN_CL_membership_excluded, excluded);
 }
 
-static void retire_poll(bool wait_all)
+static void retire_poll(void)
 {
-	struct retired **pp = &retired;
-	while (*pp) {
-		struct retired *r = *pp;
-		if (wait_all || !rcu || rte_rcu_qsbr_check(rcu, r->token, false) == 1) {
-			*pp = r->next;
-			snap_free(r->s);
-			free(r);
-		} else {
-			pp = &r->next;
-		}
-	}
+	arn_defer_reclaim(retired);
 	reclaim_hcms();
 	http_host_reclaim();
 }
 
 void http_rt_sync(struct arn_config_store *s)
 {
-	retire_poll(false);
+	retire_poll();
 	const struct arn_cfg_gen *g = arn_config_gen(s);
 	uint64_t id = arn_cfg_gen_id(g);
 	unsigned nw = arn_stats_workers();
@@ -544,18 +539,8 @@ void http_rt_sync(struct arn_config_store *s)
 	struct snap *old = __atomic_exchange_n(&current, ns, __ATOMIC_ACQ_REL);
 	synced_gen = id;
 	synced_workers = nw;
-	if (old) {
-		struct retired *r = calloc(1, sizeof(*r));
-		if (!r) {
-			/* cannot wait without a record: leak rather than free early */
-			ARN_ERR(HTTP, "out of memory retiring a statistics table");
-			return;
-		}
-		r->s = old;
-		r->token = rcu ? rte_rcu_qsbr_start(rcu) : 0;
-		r->next = retired;
-		retired = r;
-	}
+	if (old)
+		arn_defer_free(retired, snap_free, old);
 }
 
 /* ---- per-host counters on the admin endpoint ----------------------------------- */
@@ -566,14 +551,14 @@ static void host_addr(const struct http_host *h, char *buf, size_t cap)
 		 (h->addr >> 8) & 255, h->addr & 255, h->port);
 }
 
-/* /clusters: lib/config lists the hosts, we fill in their counts. */
-static void host_stats_for_admin(void *arg, const char *cluster, uint32_t addr, uint16_t port,
-				 struct arn_admin_host_info *out)
+/* /clusters: the admin lists the hosts, the application asks us their counts. */
+int arn_http_host_counts(const char *cluster, uint32_t addr, uint16_t port,
+			 struct arn_http_host_counts *out)
 {
-	(void)arg;
+	memset(out, 0, sizeof(*out));
 	struct http_host *h = http_host_find(cluster, strlen(cluster), addr, port);
 	if (!h)
-		return;
+		return -ENOENT;
 	struct http_host_ctr c;
 	http_host_sum(h, &c);
 	out->cx_total = c.cx_total;
@@ -584,6 +569,7 @@ static void host_stats_for_admin(void *arg, const char *cluster, uint32_t addr, 
 	out->rq_timeout = c.rq_timeout;
 	out->cx_active = c.cx_active;
 	out->rq_active = c.rq_active;
+	return 0;
 }
 
 /* /stats: Envoy's per-endpoint stats, cluster.<name>.endpoint.<address>.<stat>,
@@ -628,10 +614,11 @@ static void host_stats_pull(struct arn_stats_emitter *e, void *arg)
 
 int http_rt_init(struct arn_config_store *s)
 {
-	arn_config_admin_set_host_stats(host_stats_for_admin, NULL);
 	arn_stats_pull_register(host_stats_pull, NULL);
 	store = s;
-	rcu = s ? arn_config_rcu(s) : NULL;
+	retired = arn_defer_create(s ? arn_config_rcu(s) : NULL);
+	if (!retired)
+		return -ENOMEM;
 	synced_gen = UINT64_MAX;
 	if (s)
 		http_rt_sync(s);
@@ -640,12 +627,12 @@ int http_rt_init(struct arn_config_store *s)
 
 void http_rt_fini(void)
 {
-	arn_config_admin_set_host_stats(NULL, NULL);
 	arn_stats_pull_unregister(host_stats_pull, NULL);
 	/* workers are stopped: nothing reads the snapshots any more */
 	struct snap *s = __atomic_exchange_n(&current, NULL, __ATOMIC_ACQ_REL);
 	snap_free(s);
-	retire_poll(true);
+	arn_defer_destroy(retired);
+	retired = NULL;
 	reclaim_hcms();
 	http_host_fini();
 	for (size_t i = 0; i < n_clusters; i++) {
@@ -664,7 +651,7 @@ void http_rt_fini(void)
 	listeners = NULL;
 	n_listeners = cap_listeners = 0;
 	store = NULL;
-	rcu = NULL;
+	healthcheck_failed = false;
 	synced_gen = UINT64_MAX;
 	synced_workers = 0;
 }

@@ -1,6 +1,7 @@
 /*
- * lib/admin: the stats registry (per-worker slots summed on read, scopes by
- * name with reference counts, pulls), JSON tree, config_dump mask/resource,
+ * lib/admin, lib/stats and lib/accesslog: the stats registry (per-worker
+ * slots summed on read, scopes by name with reference counts, pulls), JSON
+ * tree, config_dump mask/resource,
  * output formats, access-log formatting, and the admin server's request
  * parsing (alone, and through a real server on loopback).
  */
@@ -22,16 +23,19 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <rte_rcu_qsbr.h>
+
 #include "admin_int.h"
 #include "http_parse.h"
 #include "arn_access_log.h"
 #include "arn_admin.h"
+#include "arn_defer.h"
 #include "arn_stats.h"
 #include "arn_stats_envoy.h"
 #include "arn_log.h"
 #include "arn_proto.h"
-#include "json.h"
-#include "stats_int.h"
+#include "arn_json.h"
+#include "arn_stats_snapshot.h"
 
 enum test_stat {
 #define ARN_STAT(kind, name, help) TS_##name,
@@ -105,28 +109,30 @@ static void test_scope_name_clash_refused(void **state)
 	arn_stats_scope_put(a);
 }
 
-static int deferred_calls;
-static arn_admin_free_fn pending_fn;
-static void *pending_arg;
-
-static void defer_hook(arn_admin_free_fn fn, void *arg)
-{
-	deferred_calls++;
-	pending_fn = fn;
-	pending_arg = arg;
-}
-
 static void test_scope_free_is_deferred(void **state)
 {
 	(void)state;
-	arn_admin_set_deferred_free(defer_hook);
+	/* one reader (a worker) on the process's deferred-free queue */
+	size_t sz = rte_rcu_qsbr_get_memsize(1);
+	struct rte_rcu_qsbr *v = aligned_alloc(64, (sz + 63) & ~(size_t)63);
+	assert_non_null(v);
+	assert_int_equal(rte_rcu_qsbr_init(v, 1), 0);
+	assert_int_equal(rte_rcu_qsbr_thread_register(v, 0), 0);
+	rte_rcu_qsbr_thread_online(v, 0);
+	struct arn_defer *d = arn_defer_create(v);
+	arn_defer_set_default(d);
 	struct arn_stats_scope *a = arn_stats_scope_get(&test_schema, ARN_STATS_TAG_CLUSTER, "d");
 	arn_stats_scope_put(a);
-	assert_int_equal(deferred_calls, 1);
+	assert_int_equal(arn_stats_scope_count(), 0); /* out of /stats at once */
+	assert_int_equal(arn_defer_pending(d), 1);
 	/* a worker could still write here until the grace period ends */
 	arn_stats_inc(a, ARN_STATS_SLOT_CONTROL, TS_upstream_rq_total);
-	pending_fn(pending_arg);
-	arn_admin_set_deferred_free(NULL);
+	assert_int_equal(arn_defer_reclaim(d), 0);
+	rte_rcu_qsbr_quiescent(v, 0);
+	assert_int_equal(arn_defer_reclaim(d), 1);
+	arn_defer_destroy(d);
+	assert_null(arn_defer_default());
+	free(v);
 }
 
 #define N_THREADS 4

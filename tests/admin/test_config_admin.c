@@ -26,14 +26,15 @@
 
 #include "admin_int.h"
 #include "arn_admin.h"
+#include "arn_admin_config.h"
 #include "arn_bootstrap.h"
 #include "arn_config.h"
-#include "arn_config_admin.h"
+#include "arn_defer.h"
+#include "arn_json.h"
 #include "arn_log.h"
 #include "arn_proto.h"
 #include "arn_stats.h"
-#include "json.h"
-#include "stats_int.h"
+#include "arn_stats_snapshot.h"
 
 #define L ARN_TYPE_URL_LISTENER
 #define R ARN_TYPE_URL_ROUTE
@@ -42,14 +43,14 @@
 #define S ARN_TYPE_URL_SECRET
 
 static struct arn_config_store *st;
-static struct arn_config_admin *ca;
+static struct arn_admin_config *ca;
 
 static int setup(void **state)
 {
 	(void)state;
 	st = arn_config_create(NULL);
 	assert_non_null(st);
-	ca = arn_config_admin_start(st);
+	ca = arn_admin_config_start(st);
 	assert_non_null(ca);
 	return 0;
 }
@@ -57,7 +58,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	arn_config_admin_stop(ca);
+	arn_admin_config_stop(ca);
 	ca = NULL;
 	arn_config_destroy(st);
 	st = NULL;
@@ -207,7 +208,7 @@ static const char *jroute(const char *name, const char *cl)
 static struct arn_json *section(const char *type_name)
 {
 	struct arn_sb out = ARN_SB_INIT;
-	assert_int_equal(arn_config_admin_dump(st, type_name, &out), 0);
+	assert_int_equal(arn_admin_config_dump(st, type_name, &out), 0);
 	upb_Arena *a = upb_Arena_New();
 	struct arn_sb err = ARN_SB_INIT;
 	/* as an Any (the section carries its "@type"), strictly: an unknown or
@@ -556,7 +557,7 @@ static void test_secrets_section_redacted(void **state)
 	APPLY(S, "3", s2);
 	accepted();
 	struct arn_sb out = ARN_SB_INIT;
-	assert_int_equal(arn_config_admin_dump(st, "envoy.admin.v3.SecretsConfigDump", &out), 0);
+	assert_int_equal(arn_admin_config_dump(st, "envoy.admin.v3.SecretsConfigDump", &out), 0);
 	assert_null(strstr(arn_sb_cstr(&out), key_line));
 	arn_sb_free(&out);
 	struct arn_json *j = section("envoy.admin.v3.SecretsConfigDump");
@@ -585,7 +586,7 @@ static void test_secrets_section_redacted(void **state)
 		 key);
 	APPLY(S, "4", s2);
 	assert_false(res.accepted);
-	assert_int_equal(arn_config_admin_dump(st, "envoy.admin.v3.SecretsConfigDump", &out), 0);
+	assert_int_equal(arn_admin_config_dump(st, "envoy.admin.v3.SecretsConfigDump", &out), 0);
 	assert_null(strstr(arn_sb_cstr(&out), key_line));
 	arn_sb_free(&out);
 	j = section("envoy.admin.v3.SecretsConfigDump");
@@ -609,7 +610,7 @@ static void test_unknown_section_refused(void **state)
 {
 	(void)state;
 	struct arn_sb out = ARN_SB_INIT;
-	assert_int_equal(arn_config_admin_dump(st, "envoy.admin.v3.Nope", &out), -EINVAL);
+	assert_int_equal(arn_admin_config_dump(st, "envoy.admin.v3.Nope", &out), -EINVAL);
 	assert_int_equal(out.len, 0);
 	arn_sb_free(&out);
 }
@@ -636,12 +637,12 @@ static void test_ready_static_only(void **state)
 static void test_ready_initial_fetch_and_warming(void **state)
 {
 	(void)state;
-	arn_config_admin_stop(ca);
+	arn_admin_config_stop(ca);
 	arn_config_destroy(st);
 	struct arn_bootstrap b = {0};
 	b.ads = true;
 	st = arn_config_create(&b); /* real clock: the 15 s initial fetch does not pass */
-	ca = arn_config_admin_start(st);
+	ca = arn_admin_config_start(st);
 	arn_admin_set_started_(true);
 	struct arn_sb why = ARN_SB_INIT;
 	assert_int_equal(arn_config_apply_static(st, &b, &why), 0);
@@ -788,43 +789,47 @@ static void count_free(void *arg)
 	freed++;
 }
 
-/* lib/admin's frees wait for every worker on the store's RCU. */
+/* What lib/stats and lib/accesslog free waits for every worker on the
+ * store's RCU: the application's deferred-free queue (app_config.c). */
 static void test_deferred_free_waits_for_workers(void **state)
 {
 	(void)state;
 	struct rte_rcu_qsbr *q = arn_config_rcu(st);
+	struct arn_defer *d = arn_defer_create(q);
+	assert_non_null(d);
+	arn_defer_set_default(d);
 	assert_int_equal(rte_rcu_qsbr_thread_register(q, 3), 0);
 	rte_rcu_qsbr_thread_online(q, 3);
 	freed = 0;
-	arn_admin_defer_free(count_free, NULL);
-	arn_config_admin_poll(ca);
+	arn_defer_free(arn_defer_default(), count_free, NULL);
+	arn_defer_reclaim(d);
 	assert_int_equal(freed, 0); /* worker 3 may still read it */
 	rte_rcu_qsbr_quiescent(q, 3);
-	arn_config_admin_poll(ca);
+	arn_defer_reclaim(d);
 	assert_int_equal(freed, 1);
 	/* and a stats scope released while a worker runs */
-	static const struct arn_stat_def d[] = {ARN_STAT_DEF(COUNTER, x, "x")};
-	static struct arn_stats_schema sch = ARN_STATS_SCHEMA("arn_test", d);
+	static const struct arn_stat_def sd[] = {ARN_STAT_DEF(COUNTER, x, "x")};
+	static struct arn_stats_schema sch = ARN_STATS_SCHEMA("arn_test", sd);
 	struct arn_stats_scope *sc = arn_stats_scope_get(&sch, NULL, NULL);
 	arn_stats_scope_put(sc);
-	arn_admin_defer_free(count_free, NULL);
-	arn_config_admin_poll(ca);
+	arn_defer_free(arn_defer_default(), count_free, NULL);
+	arn_defer_reclaim(d);
 	assert_int_equal(freed, 1);
-	/* stop (workers gone) runs what is pending and restores immediate frees */
+	assert_int_equal(arn_defer_pending(d), 2);
+	/* destroyed (workers gone): runs what is pending, frees are immediate again */
 	rte_rcu_qsbr_thread_offline(q, 3);
 	rte_rcu_qsbr_thread_unregister(q, 3);
-	arn_config_admin_stop(ca);
-	ca = NULL;
+	arn_defer_destroy(d);
 	assert_int_equal(freed, 2);
-	arn_admin_defer_free(count_free, NULL);
+	arn_defer_free(arn_defer_default(), count_free, NULL);
 	assert_int_equal(freed, 3);
 }
 
 static void test_one_registration_per_process(void **state)
 {
 	(void)state;
-	assert_null(arn_config_admin_start(st));
-	assert_null(arn_config_admin_start(NULL));
+	assert_null(arn_admin_config_start(st));
+	assert_null(arn_admin_config_start(NULL));
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)

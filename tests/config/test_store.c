@@ -10,7 +10,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "arn_bootstrap.h"
-#include "arn_config_admin.h"
+#include "arn_admin_config.h"
 #include "config_int.h"
 #include "tc.h"
 
@@ -743,7 +743,7 @@ static void test_secret_key_bytes_wiped_and_never_kept(void **state)
 					       "envoy.admin.v3.ListenersConfigDump"};
 	for (int i = 0; i < 2; i++) {
 		struct arn_sb o = ARN_SB_INIT;
-		assert_int_equal(arn_config_admin_dump(st, sections[i], &o), 0);
+		assert_int_equal(arn_admin_config_dump(st, sections[i], &o), 0);
 		assert_null(strstr(arn_sb_cstr(&o), wipes.needle));
 		assert_null(strstr(arn_sb_cstr(&o), "PRIVATE KEY"));
 		assert_non_null(strstr(arn_sb_cstr(&o), "[redacted]"));

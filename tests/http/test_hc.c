@@ -31,28 +31,48 @@
 
 #include "admin_int.h"
 #include "arn_admin.h"
+#include "arn_admin_config.h"
 #include "arn_config.h"
-#include "arn_config_admin.h"
+#include "arn_http.h"
 #include "arn_proto.h"
 #include "arn_stats.h"
+#include "arn_stats_snapshot.h"
 #include "http_int.h"
-#include "stats_int.h"
 
 #define L ARN_TYPE_URL_LISTENER
 #define C ARN_TYPE_URL_CLUSTER
 #define E ARN_TYPE_URL_CLA
 
 static struct arn_config_store *st;
-static struct arn_config_admin *ca;
+static struct arn_admin_config *ca;
 static struct arn_config_result res;
+
+/* What app/arion/app_admin.c plugs into /clusters: lib/http's counts. */
+static void host_stats(void *arg, const char *cluster, uint32_t addr, uint16_t port,
+		       struct arn_admin_host_info *h)
+{
+	(void)arg;
+	struct arn_http_host_counts c;
+	if (arn_http_host_counts(cluster, addr, port, &c) != 0)
+		return;
+	h->cx_total = c.cx_total;
+	h->cx_connect_fail = c.cx_connect_fail;
+	h->rq_total = c.rq_total;
+	h->rq_success = c.rq_success;
+	h->rq_error = c.rq_error;
+	h->rq_timeout = c.rq_timeout;
+	h->cx_active = c.cx_active;
+	h->rq_active = c.rq_active;
+}
 
 static int setup(void **state)
 {
 	(void)state;
 	st = arn_config_create(NULL);
 	assert_non_null(st);
-	ca = arn_config_admin_start(st);
+	ca = arn_admin_config_start(st);
 	assert_non_null(ca);
+	arn_admin_set_host_stats(host_stats, NULL);
 	return 0;
 }
 
@@ -61,7 +81,8 @@ static int teardown(void **state)
 	(void)state;
 	http_rt_fini();
 	arn_config_result_free(&res);
-	arn_config_admin_stop(ca);
+	arn_admin_set_host_stats(NULL, NULL);
+	arn_admin_config_stop(ca);
 	ca = NULL;
 	arn_config_destroy(st);
 	st = NULL;

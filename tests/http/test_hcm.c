@@ -29,16 +29,13 @@
 
 #include "upb/reflection.h"
 
-#include "admin_int.h"
-#include "arn_admin.h"
 #include "arn_config.h"
-#include "arn_config_admin.h"
 #include "arn_http.h"
 #include "arn_proto.h"
 #include "arn_stats.h"
+#include "arn_stats_snapshot.h"
 #include "arn_tcp.h"
 #include "http_int.h"
-#include "stats_int.h"
 
 /* ---- fake lib/net ------------------------------------------------------------------------- */
 
@@ -538,7 +535,6 @@ static int teardown(void **state)
 		free(conns[i].tx);
 		memset(&conns[i], 0, sizeof(conns[i]));
 	}
-	arn_admin_reset_for_tests();
 	arn_stats_reset_for_tests();
 	/* every mbuf came back: none is held by a connection that is gone */
 	assert_int_equal(rte_mempool_in_use_count(pool), 0);

@@ -11,13 +11,15 @@
  * it into the sink's single-producer ring for that worker; when the ring
  * is full the line is dropped and counted (access_logs.file.dropped), so a
  * slow disk never stalls a worker. The control lcore drains every ring into
- * the file from arn_access_log_drain() (the admin poll calls it).
+ * the file from arn_access_log_drain() (the application's control loop
+ * calls it). Rings are per stats slot: they follow arn_stats_set_workers().
  *
- * Lifetime: loggers are created by the config module on the control lcore
- * while it builds a generation (one per HCM access_log entry), reference
- * counted, and freed through arn_admin_defer_free() (arn_admin.h) after the
- * last arn_access_logger_put(). Loggers writing to one path share one file
- * (and one set of rings), as in Envoy.
+ * Lifetime: loggers are created on the control lcore while lib/http builds
+ * the runtime objects of a generation (one per HCM access_log entry),
+ * reference counted, and freed through the process's deferred-free queue
+ * (arn_defer_default(), arn_defer.h) after the last arn_access_logger_put().
+ * Loggers writing to one path share one file (and one set of rings), as in
+ * Envoy.
  */
 #ifndef ARN_ACCESS_LOG_H
 #define ARN_ACCESS_LOG_H
@@ -190,7 +192,7 @@ void arn_access_log_write(struct arn_access_logger *l, unsigned slot,
 
 /**
  * Write what the rings hold to their files (control lcore). Returns the
- * bytes written. Called from the admin poll; call it once more at exit.
+ * bytes written. Called from the control loop; call it once more at exit.
  */
 size_t arn_access_log_drain(void);
 

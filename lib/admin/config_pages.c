@@ -1,27 +1,25 @@
 /*
- * The configuration store on the admin endpoint (arn_config_admin.h):
+ * The configuration store on the admin endpoint (arn_admin_config.h):
  * /config_dump sections in Envoy's envoy.admin.v3 shapes, the /ready
- * condition, /clusters and /listeners from the current generation, config.*
- * statistics, and lib/admin's deferred free through the store's RCU.
+ * condition, /clusters and /listeners from the current generation, and
+ * config.* statistics.
  *
  * Everything is built on request from arn_config_foreach() (what the store
  * holds per name: active, warming, last error) and the current generation
  * (what workers use), on the control lcore; nothing here is kept between
- * requests except the deferred-free queue.
+ * requests.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <rte_rcu_qsbr.h>
-
 #include "arn_admin.h"
+#include "arn_admin_config.h"
 #include "arn_config.h"
-#include "arn_config_admin.h"
+#include "arn_json.h"
 #include "arn_log.h"
 #include "arn_stats.h"
-#include "json.h"
 
 #define SEC_CLUSTERS "envoy.admin.v3.ClustersConfigDump"
 #define SEC_ENDPOINTS "envoy.admin.v3.EndpointsConfigDump"
@@ -517,7 +515,7 @@ static int dump_listeners(struct arn_config_store *s, struct arn_sb *out)
 	return w.rc;
 }
 
-int arn_config_admin_dump(struct arn_config_store *s, const char *type_name, struct arn_sb *out)
+int arn_admin_config_dump(struct arn_config_store *s, const char *type_name, struct arn_sb *out)
 {
 	if (s == NULL || type_name == NULL)
 		return -EINVAL;
@@ -556,7 +554,7 @@ static void warm_one(void *ctx, const struct arn_config_resource_info *in)
 	wl->n++;
 }
 
-bool arn_config_admin_ready(struct arn_config_store *s, struct arn_sb *why)
+bool arn_admin_config_ready(struct arn_config_store *s, struct arn_sb *why)
 {
 	if (s == NULL) {
 		arn_sb_puts(why, "no configuration store");
@@ -624,10 +622,10 @@ static void ip4(uint32_t a, char *buf, size_t cap)
 	snprintf(buf, cap, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
 }
 
-static arn_config_host_stats_fn host_stats_fn;
+static arn_admin_host_stats_fn host_stats_fn;
 static void *host_stats_arg;
 
-void arn_config_admin_set_host_stats(arn_config_host_stats_fn fn, void *arg)
+void arn_admin_set_host_stats(arn_admin_host_stats_fn fn, void *arg)
 {
 	host_stats_fn = fn;
 	host_stats_arg = fn ? arg : NULL;
@@ -762,77 +760,22 @@ static void pull_config_stats(struct arn_stats_emitter *e, void *arg)
 	arn_config_stats_foreach(&st, stat_one, &se);
 }
 
-/* ---- deferred free through the store's RCU ------------------------------------ */
-
-/*
- * lib/admin's hook takes no context, so the queue is process-wide, like
- * lib/admin's registries. Tokens come from the store's QSBR variable, the
- * one workers report quiescent states on; they only grow, so the queue is
- * freed in order from the head.
- */
-struct deferred {
-	arn_admin_free_fn fn;
-	void *arg;
-	uint64_t token;
-	struct deferred *next;
-};
-
-static struct rte_rcu_qsbr *defer_qsbr;
-static struct deferred *defer_head, **defer_tail = &defer_head;
-static size_t defer_n;
-
-static void defer_hook(arn_admin_free_fn fn, void *arg)
-{
-	struct deferred *d = malloc(sizeof(*d));
-	if (d == NULL || defer_qsbr == NULL) {
-		/* Without memory for the queue entry, waiting in place is the
-		 * only safe choice: block until every worker has passed a
-		 * quiescent state (microseconds: workers report every loop). */
-		free(d);
-		if (defer_qsbr)
-			rte_rcu_qsbr_synchronize(defer_qsbr, RTE_QSBR_THRID_INVALID);
-		fn(arg);
-		return;
-	}
-	d->fn = fn;
-	d->arg = arg;
-	d->token = rte_rcu_qsbr_start(defer_qsbr);
-	d->next = NULL;
-	*defer_tail = d;
-	defer_tail = &d->next;
-	defer_n++;
-}
-
-static void defer_run(bool all)
-{
-	while (defer_head &&
-	       (all || rte_rcu_qsbr_check(defer_qsbr, defer_head->token, false) == 1)) {
-		struct deferred *d = defer_head;
-		defer_head = d->next;
-		if (defer_head == NULL)
-			defer_tail = &defer_head;
-		defer_n--;
-		d->fn(d->arg);
-		free(d);
-	}
-}
-
 /* ---- registration ------------------------------------------------------------------ */
 
 static const char *const sections[] = {SEC_CLUSTERS, SEC_ENDPOINTS, SEC_LISTENERS, SEC_ROUTES,
 				       SEC_SECRETS};
 #define N_SECTIONS (sizeof(sections) / sizeof(sections[0]))
 
-struct arn_config_admin {
+struct arn_admin_config {
 	struct arn_config_store *s;
 	bool dump[N_SECTIONS];
 	bool ready, clusters, listeners, stats;
 };
 
-static struct arn_config_admin *registered;
+static struct arn_admin_config *registered;
 
 struct section_arg {
-	struct arn_config_admin *a;
+	struct arn_admin_config *a;
 	size_t i;
 };
 static struct section_arg section_args[N_SECTIONS];
@@ -840,26 +783,26 @@ static struct section_arg section_args[N_SECTIONS];
 static int dump_section(struct arn_sb *out, void *arg)
 {
 	const struct section_arg *sa = arg;
-	return arn_config_admin_dump(sa->a->s, sections[sa->i], out);
+	return arn_admin_config_dump(sa->a->s, sections[sa->i], out);
 }
 
 static bool ready_cond(struct arn_sb *why, void *arg)
 {
-	struct arn_config_admin *a = arg;
-	return arn_config_admin_ready(a->s, why);
+	struct arn_admin_config *a = arg;
+	return arn_admin_config_ready(a->s, why);
 }
 
-struct arn_config_admin *arn_config_admin_start(struct arn_config_store *s)
+struct arn_admin_config *arn_admin_config_start(struct arn_config_store *s)
 {
 	if (s == NULL)
 		return NULL;
 	if (registered != NULL) {
-		ARN_ERR(CONFIG, "admin: a configuration store is registered already");
+		ARN_ERR(ADMIN, "a configuration store is registered already");
 		return NULL;
 	}
-	struct arn_config_admin *a = calloc(1, sizeof(*a));
+	struct arn_admin_config *a = calloc(1, sizeof(*a));
 	if (a == NULL) {
-		ARN_ERR(CONFIG, "admin: out of memory");
+		ARN_ERR(ADMIN, "configuration views: out of memory");
 		return NULL;
 	}
 	a->s = s;
@@ -884,23 +827,15 @@ struct arn_config_admin *arn_config_admin_start(struct arn_config_store *s)
 	a->stats = r == 0;
 	rc = rc ? rc : r;
 	if (rc != 0) {
-		ARN_ERR(CONFIG, "admin: cannot register the configuration's admin views: %s",
+		ARN_ERR(ADMIN, "cannot register the configuration's admin views: %s",
 			strerror(-rc));
-		arn_config_admin_stop(a);
+		arn_admin_config_stop(a);
 		return NULL;
 	}
-	defer_qsbr = arn_config_rcu(s);
-	arn_admin_set_deferred_free(defer_hook);
 	return a;
 }
 
-void arn_config_admin_poll(struct arn_config_admin *a)
-{
-	if (a != NULL && defer_head != NULL)
-		defer_run(false);
-}
-
-void arn_config_admin_stop(struct arn_config_admin *a)
+void arn_admin_config_stop(struct arn_admin_config *a)
 {
 	if (a == NULL)
 		return;
@@ -915,12 +850,7 @@ void arn_config_admin_stop(struct arn_config_admin *a)
 		arn_admin_listeners_unregister(listeners_walk, a->s);
 	if (a->stats)
 		arn_stats_pull_unregister(pull_config_stats, a->s);
-	if (registered == a) {
-		/* workers are stopped: what waits for them can go now */
-		arn_admin_set_deferred_free(NULL);
-		defer_run(true);
-		defer_qsbr = NULL;
+	if (registered == a)
 		registered = NULL;
-	}
 	free(a);
 }

@@ -1,15 +1,13 @@
 /*
- * The admin's JSON tree (json.h): a recursive descent parser with a depth
+ * A small JSON tree (arn_json.h): a recursive descent parser with a depth
  * limit, a writer, FieldMask trimming and redaction.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "arn_admin.h"
-#include "json.h"
+#include "arn_json.h"
 
 #define MAX_DEPTH 200
 
@@ -561,27 +559,4 @@ static size_t redact_rec(struct arn_json *j, const char *parent)
 size_t arn_json_redact(struct arn_json *j)
 {
 	return redact_rec(j, NULL);
-}
-
-/* ---- public helpers from arn_admin.h ---------------------------------------- */
-
-int arn_admin_redact_json(const char *json, size_t len, struct arn_sb *out)
-{
-	struct arn_json *j = arn_json_parse(json, len);
-	if (j == NULL)
-		return -EINVAL;
-	arn_json_redact(j);
-	arn_json_write(j, out, false);
-	arn_json_free(j);
-	return out->oom ? -ENOMEM : 0;
-}
-
-void arn_admin_dump_time(struct arn_sb *out, int64_t unix_ms)
-{
-	time_t t = (time_t)(unix_ms / 1000);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	arn_sb_printf(out, "\"%04d-%02d-%02dT%02d:%02d:%02d.%03dZ\"", tm.tm_year + 1900,
-		      tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		      (int)(unix_ms % 1000));
 }

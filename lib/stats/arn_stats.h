@@ -51,10 +51,9 @@
  * http.<prefix>.*; a cluster updated by CDS keeps its counters as long as
  * the new generation gets the scope before the old one puts it). When the
  * last reference goes, the scope leaves /stats at once and its memory is
- * freed through arn_admin_defer_free() (arn_admin.h) once workers can no
- * longer hold it. A worker must not keep a slab pointer across loop
- * iterations unless it holds the scope through a reference-counted or
- * RCU-protected object.
+ * freed through the process's deferred-free queue (arn_defer_default(),
+ * arn_defer.h) once workers can no longer hold it. A worker must not keep a slab pointer across
+ * loop iterations unless it holds the scope through a reference-counted or RCU-protected object.
  *
  * ## Example
  *
@@ -199,7 +198,8 @@ void arn_stats_scope_ref(struct arn_stats_scope *sc);
 
 /**
  * Drop a reference. At zero the scope leaves /stats immediately and its
- * memory is freed through arn_admin_defer_free(). NULL is a no-op.
+ * memory is freed through arn_defer_default() once workers are done with
+ * it. NULL is a no-op.
  */
 void arn_stats_scope_put(struct arn_stats_scope *sc);
 
@@ -209,13 +209,35 @@ const char *arn_stats_scope_name(const struct arn_stats_scope *sc);
 /**
  * Set the number of worker slots. lib/net calls this once, after EAL init
  * and before launching any worker; scopes that exist are grown (their
- * values kept), later ones get the new size. Also sizes access-log rings.
- * @return 0, -EINVAL (n > ARN_STATS_MAX_WORKERS), -ENOMEM (nothing changed).
+ * values kept), later ones get the new size, and the watchers are told
+ * (arn_stats_workers_watch).
+ * @return 0, -EINVAL (n > ARN_STATS_MAX_WORKERS), -ENOMEM or a watcher's
+ *   error (scopes unchanged).
  */
 int arn_stats_set_workers(unsigned n);
 
 /** Workers slots currently configured (0 until lib/net sets them). */
 unsigned arn_stats_workers(void);
+
+/**
+ * Resize per-slot state of one's own to @p n workers (1 + n slots);
+ * called by arn_stats_set_workers() before it changes the scopes, while no
+ * worker runs. Return 0 or a negative errno (the change is then refused).
+ */
+typedef int (*arn_stats_workers_fn)(unsigned n, void *arg);
+
+/**
+ * Keep state per slot in step with the scopes' slots: lib/accesslog's
+ * per-worker rings. @p arg is borrowed until unwatched.
+ * @return 0, -EEXIST (this fn/arg pair watches), -ENOMEM.
+ */
+int arn_stats_workers_watch(arn_stats_workers_fn fn, void *arg);
+
+/** @return 0, or -ENOENT. */
+int arn_stats_workers_unwatch(arn_stats_workers_fn fn, void *arg);
+
+/** Scopes alive now (in /stats), for tests and leak checks. */
+size_t arn_stats_scope_count(void);
 
 /* ---- writers (any lcore, each on its own slot) -------------------------- */
 

@@ -17,12 +17,12 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "admin_int.h"
 #include "arn_access_log.h"
+#include "arn_defer.h"
+#include "arn_json.h"
 #include "arn_log.h"
 #include "arn_proto.h"
 #include "arn_stats.h"
-#include "json.h"
 
 #define RING_BYTES (256 * 1024) /* per slot per file: ~1000 lines of 256 bytes */
 #define LINE_MAX_BYTES (16 * 1024)
@@ -72,8 +72,7 @@ struct arn_access_logger {
 	struct afilter *filter; /* NULL: log everything */
 };
 
-static struct sink *sinks;
-static unsigned n_workers;
+static struct sink *sinks; /* while there are any, rings follow arn_stats_workers() */
 static struct arn_stats_scope *al_scope;
 
 /* ---- rings ------------------------------------------------------------------- */
@@ -184,12 +183,13 @@ static int resize_sink(struct sink *s, unsigned slots)
 	return 0;
 }
 
-int arn_access_log_set_workers_(unsigned n)
+/* One ring per stats slot: lib/stats tells us when the workers change. */
+static int resize_all(unsigned n, void *arg)
 {
+	(void)arg;
 	for (struct sink *s = sinks; s; s = s->next)
 		if (resize_sink(s, 1 + n) != 0)
 			return -ENOMEM;
-	n_workers = n;
 	return 0;
 }
 
@@ -226,7 +226,12 @@ static struct sink *sink_get(const char *path, struct arn_sb *err)
 		free(s);
 		return NULL;
 	}
-	if (resize_sink(s, 1 + n_workers) != 0) {
+	int rc = sinks ? 0 : arn_stats_workers_watch(resize_all, NULL);
+	if (rc == -EEXIST)
+		rc = 0;
+	if (rc != 0 || resize_sink(s, 1 + arn_stats_workers()) != 0) {
+		if (sinks == NULL && rc == 0)
+			arn_stats_workers_unwatch(resize_all, NULL);
 		if (s->own_fd)
 			close(s->fd);
 		free(s->path);
@@ -262,8 +267,10 @@ static void sink_put(struct sink *s)
 	free(s->path);
 	free(s);
 	struct arn_stats_scope *sc = al_scope;
-	if (sinks == NULL)
+	if (sinks == NULL) {
 		al_scope = NULL;
+		arn_stats_workers_unwatch(resize_all, NULL);
+	}
 	arn_stats_scope_put(sc);
 }
 
@@ -344,7 +351,7 @@ void arn_access_logger_put(struct arn_access_logger *l)
 {
 	if (l == NULL || --l->refs > 0)
 		return;
-	arn_admin_defer_free(logger_free, l);
+	arn_defer_free(arn_defer_default(), logger_free, l);
 }
 
 static bool cmp(int op, uint64_t a, uint64_t b)

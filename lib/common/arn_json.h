@@ -1,11 +1,13 @@
 /*
- * A small JSON tree for the admin's own needs on the control lcore:
- * /config_dump's ?mask= and ?resource=, redaction, pretty printing. Strings
- * and numbers keep their literal text, so what a provider wrote (proto3
- * JSON from upb) comes out byte for byte unless changed.
+ * A small JSON tree for the control lcore: the admin's /config_dump
+ * (?mask=, ?resource=, redaction, pretty printing) and the JSON forms of
+ * configuration that lib/accesslog and lib/http read (access-log filters,
+ * json_format). Strings and numbers keep their literal text, so what a
+ * provider wrote (proto3 JSON from upb) comes out byte for byte unless
+ * changed.
  */
-#ifndef ARN_ADMIN_JSON_H
-#define ARN_ADMIN_JSON_H
+#ifndef ARN_JSON_H
+#define ARN_JSON_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,17 +1,16 @@
 /*
  * The statistics registry: scopes by name (a chained hash table, since CDS
- * may bring tens of thousands of clusters), per-slot slabs, pulls, and the
- * snapshot that the admin formats.
+ * may bring tens of thousands of clusters), per-slot slabs, pulls, the
+ * watchers of the slot count, and the snapshot that the admin formats.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "admin_int.h"
-#include "arn_admin.h"
+#include "arn_defer.h"
 #include "arn_log.h"
-#include "stats_int.h"
+#include "arn_stats_snapshot.h"
 
 const uint64_t arn_stats_hist_bounds_us[ARN_STATS_HIST_BUCKETS] = {
     500,      1000,	 5000,	    10000,	25000,	       50000,	 100000,
@@ -27,12 +26,19 @@ struct pull {
 	struct pull *next;
 };
 
+struct watcher {
+	arn_stats_workers_fn fn;
+	void *arg;
+	struct watcher *next;
+};
+
 static struct {
 	struct arn_stats_scope **buckets;
 	size_t n_buckets; /* power of two, or 0 before the first scope */
 	size_t n_scopes;
 	unsigned n_workers;
 	struct pull *pulls;
+	struct watcher *watchers;
 } reg;
 
 static size_t hash_str(const char *s)
@@ -207,7 +213,7 @@ void arn_stats_scope_put(struct arn_stats_scope *sc)
 			break;
 		}
 	reg.n_scopes--;
-	arn_admin_defer_free(scope_free, sc);
+	arn_defer_free(arn_defer_default(), scope_free, sc);
 }
 
 const char *arn_stats_scope_name(const struct arn_stats_scope *sc)
@@ -218,6 +224,48 @@ const char *arn_stats_scope_name(const struct arn_stats_scope *sc)
 unsigned arn_stats_workers(void)
 {
 	return reg.n_workers;
+}
+
+size_t arn_stats_scope_count(void)
+{
+	return reg.n_scopes;
+}
+
+int arn_stats_workers_watch(arn_stats_workers_fn fn, void *arg)
+{
+	struct watcher **pp = &reg.watchers;
+	for (; *pp; pp = &(*pp)->next)
+		if ((*pp)->fn == fn && (*pp)->arg == arg)
+			return -EEXIST;
+	struct watcher *w = calloc(1, sizeof(*w));
+	if (w == NULL)
+		return -ENOMEM;
+	w->fn = fn;
+	w->arg = arg;
+	*pp = w;
+	return 0;
+}
+
+int arn_stats_workers_unwatch(arn_stats_workers_fn fn, void *arg)
+{
+	for (struct watcher **pp = &reg.watchers; *pp; pp = &(*pp)->next)
+		if ((*pp)->fn == fn && (*pp)->arg == arg) {
+			struct watcher *w = *pp;
+			*pp = w->next;
+			free(w);
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static int tell_watchers(unsigned n)
+{
+	for (struct watcher *w = reg.watchers; w; w = w->next) {
+		int rc = w->fn(n, w->arg);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
 }
 
 int arn_stats_set_workers(unsigned n)
@@ -235,7 +283,7 @@ int arn_stats_set_workers(unsigned n)
 		for (struct arn_stats_scope *s = reg.buckets[i]; s; s = s->next, k++)
 			if ((fresh[k] = alloc_slabs(s->stride, 1 + n)) == NULL)
 				goto fail;
-	int rc = arn_access_log_set_workers_(n);
+	int rc = tell_watchers(n);
 	if (rc != 0)
 		goto fail;
 	k = 0;
@@ -537,6 +585,10 @@ void arn_stats_reset_for_tests(void)
 		reg.pulls = p->next;
 		free(p);
 	}
+	/* watchers keep watching (they own per-slot state of their own),
+	 * shrunk to no workers as the scopes are */
+	struct watcher *w = reg.watchers;
 	memset(&reg, 0, sizeof(reg));
-	arn_access_log_set_workers_(0);
+	reg.watchers = w;
+	tell_watchers(0);
 }

@@ -1,10 +1,10 @@
 /*
- * lib/admin's private view of statistics: a snapshot of every stat (scopes,
- * pulls) summed over slots, which the /stats, /stats?format=json and
- * /stats/prometheus writers format. Control lcore only.
+ * Reading statistics: a snapshot of every stat (scopes, pulls) summed over
+ * slots, which lib/admin's /stats, /stats?format=json and /stats/prometheus
+ * writers format. Control lcore only.
  */
-#ifndef ARN_STATS_INT_H
-#define ARN_STATS_INT_H
+#ifndef ARN_STATS_SNAPSHOT_H
+#define ARN_STATS_SNAPSHOT_H
 
 #include "arn_stats.h"
 
