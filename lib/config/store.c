@@ -10,9 +10,10 @@
  * What workers see is only the generation: per type, the root of a
  * persistent trie (hamt.h) of active objects. A batch edits "next" roots
  * (copying only shared paths), then publishes one new generation with a
- * single release store; the previous generation is retired with an
- * rte_rcu_qsbr token and freed by arn_config_poll() once every registered
- * worker has reported a quiescent state after the publication.
+ * single release store; the previous generation is retired to an
+ * rte_rcu_qsbr deferred-free queue (arn_defer.h) and freed by
+ * arn_config_poll() once every registered worker has reported a quiescent
+ * state after the publication.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@
 
 #include "arn_bootstrap.h"
 #include "arn_config.h"
+#include "arn_defer.h"
 #include "arn_log.h"
 #include "arn_proto.h"
 #include "config_int.h"
@@ -163,11 +165,6 @@ struct entry {
 	size_t warm_idx; /* index in the store's warming list, when warming */
 };
 
-struct retired {
-	struct arn_cfg_gen *g;
-	uint64_t token;
-};
-
 struct arn_config_store {
 	struct smap entries[ARN_CFG_NTYPES];
 	struct smap interest[ARN_CFG_NTYPES]; /* name -> count of referencing versions */
@@ -180,8 +177,7 @@ struct arn_config_store {
 	size_t n_active[ARN_CFG_NTYPES];
 	struct arn_cfg_gen *gen;
 	uint64_t gen_id;
-	struct retired *retired;
-	size_t n_retired, cap_retired;
+	struct arn_defer *retired; /* generations workers may still read */
 	struct rte_rcu_qsbr *qsbr;
 	struct arn_cfg_reclaim reclaim;
 	uint64_t (*now)(void *);
@@ -287,8 +283,9 @@ static void lindex_unref(struct arn_cfg_lindex *x)
 		free(x);
 }
 
-static void gen_free(struct arn_cfg_gen *g)
+static void gen_free(void *arg)
 {
+	struct arn_cfg_gen *g = arg;
 	if (!g)
 		return;
 	for (int t = 0; t < ARN_CFG_NTYPES; t++)
@@ -336,16 +333,6 @@ static int publish(struct arn_config_store *s, uint64_t *token)
 	struct arn_cfg_gen *g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
-	if (s->n_retired == s->cap_retired) {
-		size_t cap = s->cap_retired ? 2 * s->cap_retired : 16;
-		struct retired *r = realloc(s->retired, cap * sizeof(*r));
-		if (!r) {
-			free(g);
-			return -ENOMEM;
-		}
-		s->retired = r;
-		s->cap_retired = cap;
-	}
 	if (s->next[ARN_CFG_LISTENER] == old->roots[ARN_CFG_LISTENER] && old->lindex) {
 		g->lindex = old->lindex;
 		g->lindex->refs++;
@@ -369,7 +356,7 @@ static int publish(struct arn_config_store *s, uint64_t *token)
 	g->id = ++s->gen_id;
 	__atomic_store_n(&s->gen, g, __ATOMIC_RELEASE);
 	*token = rte_rcu_qsbr_start(s->qsbr);
-	s->retired[s->n_retired++] = (struct retired){old, *token};
+	arn_defer_free(s->retired, gen_free, old);
 	s->st.generations_published++;
 	return 0;
 }
@@ -380,21 +367,6 @@ static void next_begin(struct arn_config_store *s)
 		s->next[t] = s->gen->roots[t];
 		arn_hamt_ref(s->next[t]);
 	}
-}
-
-static void reclaim_generations(struct arn_config_store *s)
-{
-	size_t j = 0;
-	for (size_t i = 0; i < s->n_retired; i++) {
-		/* tokens grow: once one is not acknowledged, later ones are not */
-		if (j == i && rte_rcu_qsbr_check(s->qsbr, s->retired[i].token, false) == 1) {
-			gen_free(s->retired[i].g);
-			s->st.generations_freed++;
-			j++;
-		}
-	}
-	memmove(s->retired, s->retired + j, (s->n_retired - j) * sizeof(*s->retired));
-	s->n_retired -= j;
 }
 
 bool arn_config_acked(struct arn_config_store *s, uint64_t token)
@@ -728,6 +700,9 @@ struct arn_config_store *arn_config_create(const struct arn_bootstrap *b)
 		goto nomem;
 	if (rte_rcu_qsbr_init(s->qsbr, ARN_CONFIG_MAX_READERS) != 0)
 		goto nomem;
+	s->retired = arn_defer_create(s->qsbr);
+	if (!s->retired)
+		goto nomem;
 	s->expect_initial = b && b->ads;
 	uint64_t t = now(s);
 	uint32_t cds = bootstrap_fetch_ms(b, "cds_config");
@@ -751,9 +726,7 @@ void arn_config_destroy(struct arn_config_store *s)
 		return;
 	if (global_store == s)
 		global_store = NULL;
-	for (size_t i = 0; i < s->n_retired; i++)
-		gen_free(s->retired[i].g);
-	free(s->retired);
+	arn_defer_destroy(s->retired);
 	gen_free(s->gen);
 	for (int t = 0; t < ARN_CFG_NTYPES; t++) {
 		arn_hamt_unref(s->next[t], arn_cfg_obj_unref);
@@ -1371,8 +1344,8 @@ bool arn_config_ready(struct arn_config_store *s)
 void arn_config_poll(struct arn_config_store *s)
 {
 	reclaim_drain(s);
-	if (s->n_retired)
-		reclaim_generations(s);
+	/* the queue holds generations only: what it ran were generations */
+	s->st.generations_freed += arn_defer_reclaim(s->retired);
 	if (s->n_warming) {
 		uint64_t t = now(s);
 		bool due = false;
@@ -1510,7 +1483,7 @@ uint64_t arn_config_init_fetch_timeouts(const struct arn_config_store *s, const 
 void arn_config_get_stats(struct arn_config_store *s, struct arn_config_stats *out)
 {
 	*out = s->st;
-	out->generations_pending = s->n_retired;
+	out->generations_pending = arn_defer_pending(s->retired);
 	out->generation = s->gen_id;
 	size_t active[ARN_CFG_NTYPES] = {0}, warming[ARN_CFG_NTYPES] = {0};
 	for (int t = 0; t < ARN_CFG_NTYPES; t++)
