@@ -255,6 +255,8 @@ static void stream_release_cfg(struct http_stream *st)
 		arn_cfg_unpin(st->cluster);
 	if (st->endpoints)
 		arn_cfg_unpin(st->endpoints);
+	http_crt_put(st->crt);
+	st->crt = NULL;
 	st->rt = NULL;
 	st->cluster = NULL;
 	st->endpoints = NULL;
@@ -992,6 +994,8 @@ static void route_to_cluster(struct http_conn *hc, const struct arn_cfg_gen *g,
 	X(st)->cref = ref;
 	st->crt = http_rt_cluster(ref.name, ref.len,
 				  ref.hash ? ref.hash : arn_cfg_hash(ref.name, ref.len));
+	if (st->crt)
+		http_crt_ref(st->crt); /* the stream's, until stream_release_cfg */
 	st->timeout_ms = a->timeout_ms;
 	/* the route's idle_timeout replaces the HCM's stream_idle_timeout; 0
 	 * turns it off for this route */
@@ -2339,6 +2343,8 @@ static void conn_free(struct http_conn *hc)
 	if (hc->lrt) {
 		arn_stats_gauge_add(hc->lrt->stats, w->slot, ARN_LS_downstream_cx_active, -1);
 		LS_INC(hc, downstream_cx_destroy);
+		http_lrt_put(hc->lrt);
+		hc->lrt = NULL;
 	}
 	http_rt_hcm_put(hc->hrt);
 	hc->hrt = NULL;
@@ -2407,6 +2413,8 @@ static int dc_accept(struct arn_tcp_conn *c, void *luser)
 	hc->hcm = fc->hcm;
 	hc->hrt = http_rt_hcm(fc->hcm);
 	hc->lrt = lrt;
+	if (lrt)
+		http_lrt_ref(lrt); /* the connection's, until conn_free */
 	hc->tc = c;
 	hc->laddr = laddr;
 	hc->lport = lport;

@@ -80,6 +80,7 @@ struct http_host *http_host_get(struct http_cluster_rt *crt, uint32_t addr, uint
 	memset(h->slots, 0, sizeof(struct http_host_ctr) * slots);
 	h->n_slots = slots;
 	h->crt = crt;
+	http_crt_ref(crt); /* the caller's reference (a snapshot's) covers this */
 	h->addr = addr;
 	h->port = port;
 	h->key = key;
@@ -114,6 +115,7 @@ static void unlink_host(struct http_host *h)
 
 static void host_free(struct http_host *h)
 {
+	http_crt_put(h->crt);
 	free(h->slots);
 	free(h);
 }

@@ -34,9 +34,19 @@ struct arn_config_store;
 
 /* ---- runtime objects (control lcore creates, workers read) ---------------- */
 
-/* Per cluster name: statistics and the circuit breakers' counters. Never
- * freed while the process runs (a cluster removed and added again keeps its
- * counters, as a scope found by name does). */
+/*
+ * Per cluster name: statistics and the circuit breakers' counters.
+ *
+ * Lifetime, as Envoy frees a removed cluster's stats once nothing uses
+ * them: reference counted. The control lcore's registry holds one while
+ * the cluster is in the current generation; each snapshot that maps it
+ * holds one (dropped after the snapshot's RCU grace period); each stream
+ * routed to it, each worker pool and each host counting into it holds one
+ * (workers take theirs while the snapshot they found it in holds its own).
+ * The last put (any lcore) queues it for the control lcore, which frees it
+ * and puts its scope: cluster.<name>.* leaves /stats. A cluster added back
+ * while its old object lives gets that object again, counters and all.
+ */
 struct http_cluster_rt {
 	char *name;
 	size_t len;
@@ -47,6 +57,12 @@ struct http_cluster_rt {
 	int32_t rq_active;
 	int32_t rq_pending;
 	int32_t retries_active; /* max_retries: retries decided and not yet answered */
+	uint32_t refs;		/* atomic */
+	/* control lcore */
+	bool current;			      /* the registry holds a reference */
+	uint64_t seen;			      /* last sync that found it in the generation */
+	struct http_cluster_rt *next;	      /* registry chain */
+	struct http_cluster_rt *reclaim_next; /* queued by the last put */
 };
 
 #define HTTP_MAX_LOGGERS 8
@@ -69,12 +85,49 @@ struct http_hcm_rt {
 	uint16_t hc_cache_status;
 };
 
-/* Per listener address ("198.18.0.2_80"): listener.<address>.* stats. */
+/* Per listener address ("198.18.0.2_80"): listener.<address>.* stats.
+ * Reference counted as http_cluster_rt is: the registry while a listener
+ * of the current generation has the address, each snapshot, and each
+ * downstream connection accepted on it. */
 struct http_listener_rt {
 	uint32_t addr;
 	uint16_t port;
 	struct arn_stats_scope *stats;
+	uint32_t refs; /* atomic */
+	bool current;
+	uint64_t seen;
+	struct http_listener_rt *reclaim_next;
 };
+
+/** One more reference; only while another is held (a snapshot's, a pool's). */
+static inline void http_crt_ref(struct http_cluster_rt *c)
+{
+	__atomic_fetch_add(&c->refs, 1, __ATOMIC_RELAXED);
+}
+static inline void http_lrt_ref(struct http_listener_rt *l)
+{
+	__atomic_fetch_add(&l->refs, 1, __ATOMIC_RELAXED);
+}
+
+/** Drop a reference (any lcore; NULL: no-op); the last one queues it for the control lcore. */
+void http_crt_put(struct http_cluster_rt *c);
+void http_lrt_put(struct http_listener_rt *l);
+
+/* Control lcore (http_cluster.c). */
+/** The live object of cluster @p name, made current (the registry holds a
+ * reference), or a new one; NULL: out of memory. */
+struct http_cluster_rt *http_cluster_get(const char *name);
+/** The same for listener address @p addr:@p port. */
+struct http_listener_rt *http_listener_get(uint32_t addr, uint16_t port);
+/** The registry lets go of the current objects not seen in sync @p sync_id. */
+void http_cluster_drop_unseen(uint64_t sync_id);
+/** Free the objects whose last reference went. */
+void http_cluster_reclaim(void);
+/** Free every object (workers stopped). */
+void http_cluster_fini(void);
+/** Objects alive (tests: removed ones go). */
+size_t http_cluster_count(void);
+size_t http_listener_count(void);
 
 /*
  * Per-host (cluster, endpoint address) counters: Envoy's host stats that
@@ -107,7 +160,7 @@ struct http_host {
 	uint16_t port;
 	unsigned n_slots;		/* worker slots: counts of workers beyond are dropped */
 	uint64_t key;			/* registry hash */
-	struct http_cluster_rt *crt;	/* its cluster (never freed while running) */
+	struct http_cluster_rt *crt;	/* its cluster (a reference) */
 	struct http_host *next;		/* registry chain (control lcore) */
 	struct http_host *reclaim_next; /* queued by the last put */
 	uint64_t mark;			/* control lcore: listed in this walk already */
@@ -163,7 +216,9 @@ void http_host_fini(void);
 /** Hosts the registry holds (tests). */
 size_t http_host_count(void);
 
-/* Worker-side lookups in the current snapshot (NULL: not there yet). */
+/* Worker-side lookups in the current snapshot (NULL: not there yet). To
+ * keep a cluster or listener past the next quiescent state, take a
+ * reference (http_crt_ref, http_lrt_ref) before it. */
 struct http_cluster_rt *http_rt_cluster(const char *name, size_t len, uint64_t hash);
 struct http_hcm_rt *http_rt_hcm(const struct arn_cfg_hcm *hcm); /* takes a reference */
 struct http_listener_rt *http_rt_listener(uint32_t addr, uint16_t port);

@@ -2,16 +2,17 @@
  * Runtime objects of the proxy that the configuration model does not carry:
  * statistics scopes (cluster.<name>.*, http.<stat_prefix>.*,
  * listener.<address>.*), access loggers, and the circuit breakers' shared
- * counters.
+ * counters; the cluster and listener objects themselves live in
+ * http_cluster.c.
  *
  * The control lcore builds them when a new generation appears
  * (http_rt_sync) and publishes an immutable lookup table (a "snapshot")
  * through one pointer; workers read it without locks and the old table is
  * freed once every worker passed an RCU quiescent state (the configuration
- * store's QSBR, through an arn_defer queue). A snapshot pins the listeners
- * whose HCMs it maps, so an
- * HCM pointer used as a key cannot be reused by another object while a
- * worker may still look it up.
+ * store's QSBR, through an arn_defer queue). A snapshot holds a reference
+ * to every cluster, listener, HCM and host object it maps, and pins the
+ * listeners whose HCMs it maps, so an HCM pointer used as a key cannot be
+ * reused by another object while a worker may still look it up.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -45,6 +46,10 @@ struct snap {
 	size_t n_pinned;
 	struct http_host **hosts; /* one reference each */
 	size_t n_hosts;
+	struct http_cluster_rt **crts; /* the generation's clusters, one reference each */
+	size_t n_crts, cap_crts;
+	struct http_listener_rt **lrts; /* its listener addresses, one reference each */
+	size_t n_lrts, cap_lrts;
 };
 
 static struct arn_config_store *store;
@@ -52,11 +57,8 @@ static struct arn_defer *retired; /* snapshots workers may still read */
 static bool healthcheck_failed;
 static struct snap *current;
 static uint64_t synced_gen = UINT64_MAX;
-static unsigned synced_workers; /* hosts need worker slots: rebuild once they are known */
-static struct http_cluster_rt **clusters;
-static size_t n_clusters, cap_clusters;
-static struct http_listener_rt **listeners;
-static size_t n_listeners, cap_listeners;
+static unsigned synced_workers;		/* hosts need worker slots: rebuild once they are known */
+static uint64_t sync_id;		/* one per snapshot built */
 static struct http_hcm_rt *hcm_reclaim; /* Treiber stack: workers push, control pops all */
 
 /* ---- worker side ------------------------------------------------------------ */
@@ -173,6 +175,12 @@ static void snap_free(void *arg)
 		arn_cfg_unpin(s->pinned[i]);
 	for (size_t i = 0; i < s->n_hosts; i++)
 		http_host_put(s->hosts[i]);
+	for (size_t i = 0; i < s->n_crts; i++)
+		http_crt_put(s->crts[i]);
+	for (size_t i = 0; i < s->n_lrts; i++)
+		http_lrt_put(s->lrts[i]);
+	free(s->crts);
+	free(s->lrts);
 	free(s->hosts);
 	free(s->hcms);
 	free(s->pinned);
@@ -198,67 +206,6 @@ static int snap_put(struct snap *s, uint8_t kind, uint64_t key, const void *name
 		    (!name || (sl->len == len && memcmp(sl->name, name, len) == 0)))
 			return 0; /* already there (two listeners sharing an HCM prefix) */
 	}
-}
-
-static struct http_cluster_rt *cluster_get(const char *name)
-{
-	for (size_t i = 0; i < n_clusters; i++)
-		if (strcmp(clusters[i]->name, name) == 0)
-			return clusters[i];
-	if (n_clusters == cap_clusters) {
-		size_t nc = cap_clusters ? cap_clusters * 2 : 16;
-		void *p = realloc(clusters, nc * sizeof(*clusters));
-		if (!p)
-			return NULL;
-		clusters = p;
-		cap_clusters = nc;
-	}
-	struct http_cluster_rt *c = calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
-	c->name = strdup(name);
-	c->len = strlen(name);
-	c->hash = arn_cfg_hash(name, c->len);
-	c->stats = arn_stats_scope_get(&arn_stats_cluster_schema, ARN_STATS_TAG_CLUSTER, name);
-	if (!c->name || !c->stats) {
-		free(c->name);
-		arn_stats_scope_put(c->stats);
-		free(c);
-		return NULL;
-	}
-	clusters[n_clusters++] = c;
-	return c;
-}
-
-static struct http_listener_rt *listener_get(uint32_t addr, uint16_t port)
-{
-	for (size_t i = 0; i < n_listeners; i++)
-		if (listeners[i]->addr == addr && listeners[i]->port == port)
-			return listeners[i];
-	if (n_listeners == cap_listeners) {
-		size_t nc = cap_listeners ? cap_listeners * 2 : 8;
-		void *p = realloc(listeners, nc * sizeof(*listeners));
-		if (!p)
-			return NULL;
-		listeners = p;
-		cap_listeners = nc;
-	}
-	struct http_listener_rt *l = calloc(1, sizeof(*l));
-	if (!l)
-		return NULL;
-	char name[48];
-	/* Envoy names listener scopes by address with ':' as '_' */
-	snprintf(name, sizeof(name), "%u.%u.%u.%u_%u", addr >> 24, (addr >> 16) & 255,
-		 (addr >> 8) & 255, addr & 255, port);
-	l->addr = addr;
-	l->port = port;
-	l->stats = arn_stats_scope_get(&arn_stats_listener_schema, ARN_STATS_TAG_LISTENER, name);
-	if (!l->stats) {
-		free(l);
-		return NULL;
-	}
-	listeners[n_listeners++] = l;
-	return l;
 }
 
 /* A json_format object ({"key": "format", ...}) compiled for the logger. */
@@ -358,6 +305,37 @@ static struct http_hcm_rt *find_hcm(const struct snap *s, const struct arn_cfg_h
 	return NULL;
 }
 
+/* The snapshot's own reference to a cluster or listener object. */
+static bool snap_hold_crt(struct snap *s, struct http_cluster_rt *c)
+{
+	if (s->n_crts == s->cap_crts) {
+		size_t nc = s->cap_crts ? s->cap_crts * 2 : 16;
+		void *p = realloc(s->crts, nc * sizeof(*s->crts));
+		if (!p)
+			return false;
+		s->crts = p;
+		s->cap_crts = nc;
+	}
+	http_crt_ref(c);
+	s->crts[s->n_crts++] = c;
+	return true;
+}
+
+static bool snap_hold_lrt(struct snap *s, struct http_listener_rt *l)
+{
+	if (s->n_lrts == s->cap_lrts) {
+		size_t nc = s->cap_lrts ? s->cap_lrts * 2 : 8;
+		void *p = realloc(s->lrts, nc * sizeof(*s->lrts));
+		if (!p)
+			return false;
+		s->lrts = p;
+		s->cap_lrts = nc;
+	}
+	http_lrt_ref(l);
+	s->lrts[s->n_lrts++] = l;
+	return true;
+}
+
 struct build {
 	struct snap *s;
 	size_t cap_hcms, cap_pinned;
@@ -412,7 +390,11 @@ static void each_listener(void *ctx, const struct arn_cfg_listener *l)
 	}
 	arn_cfg_pin(l);
 	s->pinned[s->n_pinned++] = l;
-	listener_get(l->addr, l->port);
+	struct http_listener_rt *lr = http_listener_get(l->addr, l->port);
+	if (lr && lr->seen != sync_id) { /* two listeners may share an address */
+		lr->seen = sync_id;
+		b->oom |= !snap_hold_lrt(s, lr);
+	}
 	for (size_t i = 0; i < l->n_chains; i++)
 		chain_hcm(b, l, &l->chains[i]);
 	chain_hcm(b, l, l->default_chain);
@@ -451,9 +433,14 @@ static void each_cluster(void *ctx, const struct arn_config_resource_info *info)
 	struct cl_walk *cw = ctx;
 	if (info->state != ARN_CONFIG_ACTIVE)
 		return;
-	struct http_cluster_rt *c = cluster_get(info->name);
+	struct http_cluster_rt *c = http_cluster_get(info->name);
 	if (!c)
 		return;
+	c->seen = sync_id;
+	if (!snap_hold_crt(cw->s, c)) {
+		cw->oom = true;
+		return;
+	}
 	/* membership gauges, set from the control lcore's slot only */
 	struct arn_cfg_ref ref = {info->name, strlen(info->name), 0};
 	ref.hash = arn_cfg_hash(ref.name, ref.len);
@@ -492,7 +479,8 @@ static void retire_poll(void)
 {
 	arn_defer_reclaim(retired);
 	reclaim_hcms();
-	http_host_reclaim();
+	http_host_reclaim(); /* hosts hold their clusters: before them */
+	http_cluster_reclaim();
 }
 
 void http_rt_sync(struct arn_config_store *s)
@@ -507,12 +495,13 @@ void http_rt_sync(struct arn_config_store *s)
 	if (!ns)
 		return;
 	ns->gen_id = id;
+	sync_id++;
 	struct build b = {.s = ns, .g = g};
 	struct cl_walk cw = {.g = g, .s = ns};
 	arn_config_foreach(s, ARN_CFG_CLUSTER, each_cluster, &cw);
 	arn_cfg_listener_foreach(g, each_listener, &b);
 	b.oom |= cw.oom;
-	size_t n = n_clusters + ns->n_hcms + n_listeners + ns->n_hosts;
+	size_t n = ns->n_crts + ns->n_hcms + ns->n_lrts + ns->n_hosts;
 	size_t sz = 16;
 	while (sz < n * 2)
 		sz <<= 1;
@@ -524,14 +513,16 @@ void http_rt_sync(struct arn_config_store *s)
 		return;
 	}
 	ns->mask = sz - 1;
-	for (size_t i = 0; i < n_clusters; i++)
-		snap_put(ns, K_CLUSTER, clusters[i]->hash, clusters[i]->name, clusters[i]->len,
-			 clusters[i]);
+	for (size_t i = 0; i < ns->n_crts; i++) {
+		struct http_cluster_rt *c = ns->crts[i];
+		snap_put(ns, K_CLUSTER, c->hash, c->name, c->len, c);
+	}
 	for (size_t i = 0; i < ns->n_hcms; i++)
 		snap_put(ns, K_HCM, (uint64_t)(uintptr_t)ns->hcms[i]->hcm, NULL, 0, ns->hcms[i]);
-	for (size_t i = 0; i < n_listeners; i++)
-		snap_put(ns, K_LISTENER, ((uint64_t)listeners[i]->addr << 16) | listeners[i]->port,
-			 NULL, 0, listeners[i]);
+	for (size_t i = 0; i < ns->n_lrts; i++) {
+		struct http_listener_rt *l = ns->lrts[i];
+		snap_put(ns, K_LISTENER, ((uint64_t)l->addr << 16) | l->port, NULL, 0, l);
+	}
 	for (size_t i = 0; i < ns->n_hosts; i++) {
 		struct http_host *h = ns->hosts[i];
 		snap_put(ns, K_HOST, host_slot_key(h->crt, h->addr, h->port), NULL, 0, h);
@@ -541,6 +532,8 @@ void http_rt_sync(struct arn_config_store *s)
 	synced_workers = nw;
 	if (old)
 		arn_defer_free(retired, snap_free, old);
+	/* what this generation no longer has: users may hold it a while */
+	http_cluster_drop_unseen(sync_id);
 }
 
 /* ---- per-host counters on the admin endpoint ----------------------------------- */
@@ -634,22 +627,8 @@ void http_rt_fini(void)
 	arn_defer_destroy(retired);
 	retired = NULL;
 	reclaim_hcms();
-	http_host_fini();
-	for (size_t i = 0; i < n_clusters; i++) {
-		arn_stats_scope_put(clusters[i]->stats);
-		free(clusters[i]->name);
-		free(clusters[i]);
-	}
-	free(clusters);
-	clusters = NULL;
-	n_clusters = cap_clusters = 0;
-	for (size_t i = 0; i < n_listeners; i++) {
-		arn_stats_scope_put(listeners[i]->stats);
-		free(listeners[i]);
-	}
-	free(listeners);
-	listeners = NULL;
-	n_listeners = cap_listeners = 0;
+	http_host_fini(); /* hosts hold their clusters: before them */
+	http_cluster_fini();
 	store = NULL;
 	healthcheck_failed = false;
 	synced_gen = UINT64_MAX;

@@ -68,8 +68,10 @@ struct http_pool *http_pool_get(struct http_worker *w, const struct arn_cfg_ref 
 {
 	struct http_pool *p = http_pool_find(w, cluster->name, cluster->len, addr, port);
 	if (p) {
-		if (!p->crt)
+		if (!p->crt && crt) {
+			http_crt_ref(crt); /* the snapshot's covers us until then */
 			p->crt = crt;
+		}
 		if (!p->host)
 			pool_bind_host(p);
 		return p;
@@ -90,6 +92,8 @@ struct http_pool *http_pool_get(struct http_worker *w, const struct arn_cfg_ref 
 		p->addr = addr;
 		p->port = port;
 		p->crt = crt;
+		if (crt)
+			http_crt_ref(crt);
 		pool_bind_host(p);
 		w->n_pools++;
 		return p;
@@ -108,9 +112,11 @@ void http_pool_maybe_retire(struct http_worker *w, struct http_pool *p)
 {
 	if (!p->used || !p->draining || p->n_conns || p->pend_head || p->n_counted)
 		return;
-	/* nothing counts into the host any more: drop our reference */
+	/* nothing counts into the host or the cluster any more: drop our references */
 	http_host_put(p->host);
 	p->host = NULL;
+	http_crt_put(p->crt);
+	p->crt = NULL;
 	/* tombstone: key kept so probes continue past it */
 	p->used = false;
 	w->n_pools--;
@@ -329,8 +335,8 @@ static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, u
 	}
 	u->pool = p;
 	u->state = HTTP_UP_CONNECTING;
-	struct arn_tcp_conn *tc =
-	    arn_tcp_connect(w->lc, laddr, p->addr, p->port, &http_up_ops, u, ARN_TCP_CC_DEFAULT, err);
+	struct arn_tcp_conn *tc = arn_tcp_connect(w->lc, laddr, p->addr, p->port, &http_up_ops, u,
+						  ARN_TCP_CC_DEFAULT, err);
 	if (!tc) {
 		u->next = w->up_free;
 		w->up_free = u;
