@@ -1,0 +1,81 @@
+/*
+ * lib/config's model -> struct arn_tls_ctx_conf.
+ *
+ * The model (arn_config_model.h) carries a DownstreamTlsContext /
+ * UpstreamTlsContext as struct arn_cfg_tls with its Secrets by name, and
+ * the Secrets as OpenSSL objects already checked (a key that does not
+ * match its certificate was refused by name when the Secret was
+ * converted). This only maps fields; the caller resolves the names in the
+ * generation it builds from (arn_cfg_secret_find) so that a context is
+ * always made of one generation's Secrets.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "arn_config_model.h"
+#include "tls_int.h"
+
+int arn_tls_ctx_conf_from_cfg(struct arn_tls_ctx_conf *out, const struct arn_cfg_tls *t,
+			      bool server, const void *owner,
+			      const struct arn_cfg_secret *const *certs, size_t n_certs,
+			      struct arn_tls_cert *certs_out,
+			      const struct arn_cfg_secret *validation, const void **pins_out,
+			      char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	out->server = server;
+	for (size_t i = 0; i < n_certs; i++) {
+		const struct arn_cfg_secret *s = certs[i];
+		const char *want = i < t->n_cert_secrets ? t->cert_secrets[i].name : "?";
+		if (!s) {
+			snprintf(err, errlen,
+				 "tls_certificate_sds_secret_configs[%zu]: Secret '%s' "
+				 "is not known",
+				 i, want);
+			return -EINVAL;
+		}
+		if (s->kind != ARN_CFG_SECRET_TLS_CERT) {
+			snprintf(err, errlen,
+				 "tls_certificate_sds_secret_configs[%zu]: Secret '%s' is a "
+				 "validation_context, not a tls_certificate",
+				 i, s->obj.name);
+			return -EINVAL;
+		}
+		certs_out[i] = (struct arn_tls_cert){
+		    .cert = s->cert, .chain = s->chain, .key = s->key, .name = s->obj.name};
+	}
+	out->certs = certs_out;
+	out->n_certs = n_certs;
+	size_t np = 0;
+	if (owner && t->n_san_matchers)
+		pins_out[np++] = owner;
+	if (validation) {
+		if (validation->kind != ARN_CFG_SECRET_VALIDATION) {
+			snprintf(err, errlen,
+				 "validation_context_sds_secret_config: Secret '%s' is a "
+				 "tls_certificate, not a validation_context",
+				 validation->obj.name);
+			return -EINVAL;
+		}
+		out->trusted_ca = validation->ca;
+		out->more_san_matchers = validation->san_matchers;
+		out->n_more_san_matchers = validation->n_san_matchers;
+		if (validation->n_san_matchers)
+			pins_out[np++] = validation;
+	}
+	out->pins = pins_out;
+	out->n_pins = np;
+	out->san_matchers = t->san_matchers;
+	out->n_san_matchers = t->n_san_matchers;
+	out->require_client_certificate = t->require_client_certificate;
+	out->require_sni = server && t->require_sni;
+	out->session_timeout_s = t->session_timeout_ms / 1000;
+	out->alpn = (const char *const *)t->alpn;
+	out->n_alpn = t->n_alpn;
+	out->min_version = t->min_version;
+	out->max_version = t->max_version;
+	out->cipher_suites = t->cipher_suites;
+	out->ecdh_curves = t->ecdh_curves;
+	out->sni = server ? NULL : t->sni;
+	return 0;
+}
