@@ -201,9 +201,9 @@ static int field_done(struct arn_tls_hello_parser *p)
 		return start(p, ST_VERSION, 2);
 	}
 	case ST_VERSION:
-		/* SSL 3.0 and later: major version 3 */
-		if ((v >> 8) != 3)
-			return ARN_TLS_HELLO_NOT_TLS;
+		/* any value: a server answers a version above its own with its
+		 * highest (RFC 5246 E.1), and OpenSSL and BoringSSL do; one it
+		 * cannot answer is refused by the handshake, not here */
 		h->legacy_version = (uint16_t)v;
 		return start(p, ST_RANDOM, 32);
 	case ST_RANDOM:

@@ -257,7 +257,8 @@ static size_t make_hello(uint8_t *out, const uint8_t *ext, size_t ext_len, bool 
 		body[b++] = (uint8_t)(ext_len >> 8);
 		body[b++] = (uint8_t)ext_len;
 	}
-	memcpy(body + b, ext, ext_len);
+	if (ext_len)
+		memcpy(body + b, ext, ext_len);
 	b += ext_len;
 	size_t o = 0;
 	out[o++] = 22;
@@ -293,6 +294,15 @@ static void test_hello_malformed(void **state)
 	assert_string_equal(arn_tls_hello_alpn(&h, 0), "h2");
 	assert_int_equal(h.versions[0], 0x0304);
 	assert_int_equal(h.sigalgs[0], 0x0403);
+
+	/* a legacy_version above any known one: a server answers with its
+	 * highest (RFC 5246 E.1), so the inspector must call it TLS too (the
+	 * first-flight fuzzer found OpenSSL answering one it called NOT_TLS) */
+	n = HELLO(good);
+	buf[9] = 0xd5;
+	assert_int_equal(check_all(buf, n, 0, &h), ARN_TLS_HELLO_DONE);
+	assert_int_equal(h.legacy_version, 0xd503);
+	assert_string_equal(h.sni, "ab");
 
 	/* no extensions at all (a TLS 1.0 client) */
 	n = make_hello(buf, NULL, 0, false);
