@@ -50,6 +50,7 @@
  *   -EPIPE        the transport ended without close_notify (truncation), or
  *                 write after shutdown
  *   -ENOTCONN     the handshake has not completed (arn_tls_write)
+ *   -EIO          the transport failed (io->write returned an error)
  *   -ENOMEM       OpenSSL could not allocate
  * After an error other than -EAGAIN / -EBUSY the connection is dead: every
  * later call returns the same error; free it and close the transport.
@@ -601,8 +602,9 @@ enum arn_tls_verify_fail {
 	ARN_TLS_VF_SAN,	    /* no SAN matched match_subject_alt_names */
 };
 
-/** A TLS connection; embed it in the caller's connection object. All
- * fields are private; use the functions below. */
+/** A TLS connection; embed it in the caller's connection object, which
+ * must not move while the connection is initialised (OpenSSL keeps its
+ * address). All fields are private; use the functions below. */
 struct arn_tls_conn {
 	struct ssl_st *ssl;
 	struct arn_tls_ctx *ctx; /* one reference, for the connection's life */

@@ -456,8 +456,26 @@ static void test_ticket_key_rotation(void **state)
 	assert_true(connect_once(n1, cx, &W0, &slot));
 	assert_false(connect_once(n2, cx, &W0, &slot));
 	arn_tls_session_slot_clear(&slot);
-	struct arn_tls_ctx *all[] = {x1, x21, x3, x2, cx, n1, n2};
-	for (size_t i = 0; i < 7; i++)
+	/* disable_stateless_session_resumption: no ticket at all (and no
+	 * server-side cache to fall back on) */
+	struct tw td = {.keys = k1, .n_keys = 1};
+	struct arn_tls_ctx_conf dcf = {.server = true};
+	tweak(&dcf, &td);
+	struct arn_tls_cert ce = tt_tc(tt_pki()->srv_ec, tt_pki()->srv_ec_key, "ec");
+	dcf.certs = &ce;
+	dcf.n_certs = 1;
+	dcf.disable_stateless_resumption = true;
+	struct arn_tls_ctx *nd = arn_tls_ctx_new(&dcf, NULL, 0);
+	assert_non_null(nd);
+	assert_false(connect_once(nd, cx, &W0, &slot));
+	assert_null(slot.sess); /* TLS 1.3: no NewSessionTicket sent */
+	struct tw t12 = {.max = TLS1_2_VERSION};
+	struct arn_tls_ctx *c12 = cli_ctx(&t12);
+	assert_false(connect_once(nd, c12, &W0, &slot));
+	assert_false(connect_once(nd, c12, &W0, &slot));
+	arn_tls_session_slot_clear(&slot);
+	struct arn_tls_ctx *all[] = {x1, x21, x3, x2, cx, n1, n2, nd, c12};
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		arn_tls_ctx_unref(all[i]);
 }
 
