@@ -144,7 +144,7 @@ struct arn_tls_hello {
 	uint32_t hello_len; /* the ClientHello message, handshake header included */
 };
 
-/** The parser; the caller owns it (about 1 KB: keep it only while inspecting). */
+/** The parser; the caller owns it (816 bytes: keep it only while inspecting). */
 struct arn_tls_hello_parser {
 	/* private */
 	uint32_t max_hello;
@@ -497,12 +497,13 @@ void arn_tls_sni_map_free(struct arn_tls_sni_map *m);
  * 4. Workers
  * ========================================================================= */
 
-/* Handshake steps one loop iteration may run on a worker, by default: a
- * full RSA-2048 handshake costs the server about 1 ms of CPU, an ECDSA
- * P-256 one about 0.15 ms (docs/tls.md), so 16 bound the time an iteration
- * spends on handshakes to a few ms at worst, while established connections
- * keep being served in every iteration. */
-#define ARN_TLS_DEFAULT_HANDSHAKES_PER_ITER 16u
+/* Handshake steps one loop iteration may run on a worker, by default. With
+ * OpenSSL 3.0 a full handshake costs the server about 0.5 ms of CPU with
+ * RSA-2048 and 0.28 ms with ECDSA P-256 (bench/tls, docs/tls.md), so 8
+ * steps hold an iteration for 4 ms at worst, while established connections
+ * are served in every iteration; handshake throughput is not lowered when
+ * handshakes are all the worker has to do. */
+#define ARN_TLS_DEFAULT_HANDSHAKES_PER_ITER 8u
 
 enum arn_tls_worker_counter {
 #define ARN_TLS_WORKER_COUNTER(id, name, help) ARN_TLS_W_##id,

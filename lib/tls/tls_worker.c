@@ -1,14 +1,13 @@
 /*
  * The per-worker handshake budget. A handshake step (a ClientHello
  * answered, a client's flight verified) costs the server one or more
- * public-key operations: tens of microseconds for ECDSA P-256, about a
- * millisecond for RSA-2048. A client that opens thousands of handshakes
- * at once must not hold a worker for seconds while its established
- * connections wait, so each loop iteration runs at most `budget` steps;
- * further ones wait in a FIFO queue (the connection's ciphertext stays in
- * TCP meanwhile) and go first in the next iteration. Waiting for the rest
- * of a flight costs nothing; reading and writing application data never
- * touches the budget.
+ * public-key operations and OpenSSL 3.0's bookkeeping around them: about
+ * 0.28 ms for ECDSA P-256 and 0.5 ms for RSA-2048 (bench/tls). A client that opens thousands of
+ * handshakes at once must not hold a worker for seconds while its established connections wait, so
+ * each loop iteration runs at most `budget` steps; further ones wait in a FIFO queue (the
+ * connection's ciphertext stays in TCP meanwhile) and go first in the next iteration. Waiting for
+ * the rest of a flight costs nothing; reading and writing application data never touches the
+ * budget.
  */
 #include "tls_int.h"
 
