@@ -472,11 +472,11 @@ ssize_t arn_tls_write(struct arn_tls_conn *c, const void *buf, size_t len)
 		uint32_t room = c->io->space(c->io_arg);
 		uint32_t extra = c->overhead + KEYUPDATE_ROOM;
 		if (room < chunk + extra) {
-			/* a shorter record when a segment's worth fits, else wait:
-			 * tiny records waste bytes and the peer's CPU */
-			size_t min = c->mss > c->overhead ? c->mss - c->overhead : 512;
-			if (min > chunk)
-				min = chunk;
+			/* a shorter record when 512 bytes of it fit, else wait
+			 * for room: tiny records waste bytes and the peer's CPU,
+			 * but a send buffer smaller than a segment must still
+			 * make progress */
+			size_t min = chunk < 512 ? chunk : 512;
 			if (room < extra || room - extra < min) {
 				c->want_write = true;
 				break;

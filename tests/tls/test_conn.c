@@ -214,6 +214,43 @@ static void test_handshake_one_byte_reads(void **state)
 	arn_tls_ctx_unref(cx);
 }
 
+/* A send buffer smaller than a handshake flight: the flight stops half-way,
+ * want_write says so, and flushing after the peer read some goes on. */
+static void test_handshake_small_send_buffer(void **state)
+{
+	(void)state;
+	struct tw ts = {0}, tc = {.verify = true};
+	struct arn_tls_ctx *sx = srv_ctx(&ts), *cx = cli_ctx(&tc);
+	struct tt_side s, c;
+	tt_link(&s, &c, 600); /* the server's first flight is about 850 bytes */
+	tt_start(&s, &W0, sx, NULL);
+	tt_start(&c, &W0, cx, NULL);
+	int blocked = 0, rs = -EAGAIN, rc = -EAGAIN;
+	for (int i = 0; i < 200 && (rs || rc); i++) {
+		if (rc)
+			rc = arn_tls_handshake(&c.c);
+		else
+			assert_int_equal(drain(&c), -EAGAIN); /* the server's tickets */
+		if (rs) {
+			rs = arn_tls_flush(&s.c);
+			if (rs == 0)
+				rs = arn_tls_handshake(&s.c);
+			blocked += arn_tls_want_write(&s.c);
+		}
+		assert_true(rs == 0 || rs == -EAGAIN);
+		assert_true(rc == 0 || rc == -EAGAIN);
+	}
+	assert_int_equal(rs, 0);
+	assert_int_equal(rc, 0);
+	assert_true(blocked > 0);
+	char big[3000];
+	memset(big, 'z', sizeof(big));
+	assert_int_equal(tt_exchange(&s, &c, big, sizeof(big)), 0);
+	unpair(&s, &c);
+	arn_tls_ctx_unref(sx);
+	arn_tls_ctx_unref(cx);
+}
+
 /* RSA and ECDSA certificates in one context: the client's signature
  * algorithms and ciphers choose (ECDSA when it can take it, as Envoy). */
 static void test_cert_chosen_by_sigalgs(void **state)
@@ -1398,6 +1435,7 @@ const struct CMUnitTest conn_tests[] = {
     cmocka_unit_test_setup_teardown(test_handshake_tls13, setup, teardown),
     cmocka_unit_test_setup_teardown(test_handshake_tls12, setup, teardown),
     cmocka_unit_test_setup_teardown(test_handshake_one_byte_reads, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_handshake_small_send_buffer, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cert_chosen_by_sigalgs, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cert_chosen_by_sni, setup, teardown),
     cmocka_unit_test_setup_teardown(test_sni_selects_context, setup, teardown),
