@@ -26,7 +26,6 @@
 #define SEC_LISTENERS "envoy.admin.v3.ListenersConfigDump"
 #define SEC_ROUTES "envoy.admin.v3.RoutesConfigDump"
 #define SEC_SECRETS "envoy.admin.v3.SecretsConfigDump"
-#define URL_PREFIX "type.googleapis.com/"
 
 /* ---- JSON helpers ------------------------------------------------------------ */
 
@@ -263,8 +262,7 @@ static bool is_hcm(const struct arn_json *tc)
 {
 	const struct arn_json *t = arn_json_get(tc, "@type");
 	return t && t->type == ARN_JSON_STRING &&
-	       strcmp(t->str, URL_PREFIX "envoy.extensions.filters.network.http_connection_"
-					 "manager.v3.HttpConnectionManager") == 0;
+	       strcmp(t->str, ARN_TYPE_URL_PREFIX ARN_TYPE_HCM) == 0;
 }
 
 static int inline_routes_of_chain(struct walk *w, struct arn_json *chain, int64_t updated)
@@ -280,8 +278,7 @@ static int inline_routes_of_chain(struct walk *w, struct arn_json *chain, int64_
 		bool first = true;
 		arn_sb_putc(o, '{');
 		key(o, &first, "route_config");
-		int r =
-		    put_node_as_any(o, URL_PREFIX "envoy.config.route.v3.RouteConfiguration", rc);
+		int r = put_node_as_any(o, ARN_TYPE_URL_ROUTE, rc);
 		if (r)
 			return r;
 		if (updated)
@@ -376,7 +373,7 @@ static int dump_family(struct arn_config_store *s, const struct family *f, struc
 		w.rc = -ENOMEM;
 	if (!w.rc) {
 		bool first = false;
-		arn_sb_puts(out, "{\"@type\":\"" URL_PREFIX);
+		arn_sb_puts(out, "{\"@type\":\"" ARN_TYPE_URL_PREFIX);
 		arn_sb_puts(out, f->section);
 		arn_sb_putc(out, '"');
 		arr_close_into(&w.stat, out, &first, f->static_arr);
@@ -502,7 +499,7 @@ static int dump_listeners(struct arn_config_store *s, struct arn_sb *out)
 		w.rc = -ENOMEM;
 	if (!w.rc) {
 		bool first = false;
-		arn_sb_puts(out, "{\"@type\":\"" URL_PREFIX SEC_LISTENERS "\"");
+		arn_sb_puts(out, "{\"@type\":\"" ARN_TYPE_URL_PREFIX SEC_LISTENERS "\"");
 		arr_close_into(&w.stat, out, &first, "static_listeners");
 		arr_close_into(&w.dyn, out, &first, "dynamic_listeners");
 		arn_sb_putc(out, '}');

@@ -271,7 +271,7 @@ static int dump_bootstrap(struct arn_sb *out, void *arg)
 		arn_sb_free(&js);
 		return rc;
 	}
-	arn_sb_puts(out, "{\"@type\":\"type.googleapis.com/envoy.admin.v3.BootstrapConfigDump\","
+	arn_sb_puts(out, "{\"@type\":\"" ARN_TYPE_URL_PREFIX "envoy.admin.v3.BootstrapConfigDump\","
 			 "\"bootstrap\":");
 	rc = arn_admin_redact_json(js.buf ? js.buf : "{}", js.len, out);
 	arn_sb_puts(out, ",\"last_updated\":");
@@ -321,7 +321,7 @@ static int dump_resources(struct arn_json *doc, const char *field, const char *m
 				return -ENOMEM;
 			if (el->type == ARN_JSON_OBJECT) {
 				char url[512];
-				snprintf(url, sizeof(url), "type.googleapis.com/%s", et);
+				snprintf(url, sizeof(url), ARN_TYPE_URL_PREFIX "%s", et);
 				if (arn_json_set_first(el, "@type", arn_json_new_string(url)) !=
 				    0) {
 					arn_json_free(el);

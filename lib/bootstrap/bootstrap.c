@@ -37,8 +37,6 @@
 #include "bootstrap_int.h"
 #include "y2j.h"
 
-#define HPO_KEY "envoy.extensions.upstreams.http.v3.HttpProtocolOptions"
-
 static char *xstrdup(const char *s)
 {
 	return strdup(s ? s : "");
@@ -138,12 +136,12 @@ static bool cluster_has_http2(const envoy_config_cluster_v3_Cluster *cl, upb_Are
 		return true;
 	struct google_protobuf_Any *any = NULL;
 	if (!envoy_config_cluster_v3_Cluster_typed_extension_protocol_options_get(
-		cl, upb_StringView_FromString(HPO_KEY), &any) ||
+		cl, upb_StringView_FromString(ARN_TYPE_HTTP_PROTOCOL_OPTIONS), &any) ||
 	    any == NULL)
 		return false;
 	struct arn_sb err = ARN_SB_INIT;
-	const upb_Message *m =
-	    arn_proto_any_unpack(any, arn_proto_msgdef(HPO_KEY), NULL, arena, &err);
+	const upb_Message *m = arn_proto_any_unpack(
+	    any, arn_proto_msgdef(ARN_TYPE_HTTP_PROTOCOL_OPTIONS), NULL, arena, &err);
 	arn_sb_free(&err);
 	if (m == NULL)
 		return false;
@@ -237,16 +235,14 @@ static void check_xds_cluster(struct arn_bs_ctx *c, const struct arn_bootstrap *
 			     ARN_SV_ARG(name));
 	}
 	if (!cluster_has_http2(cl, c->arena))
-		arn_bs_warn(c, p,
-			    "xDS cluster '" ARN_SV_FMT
-			    "' does not enable HTTP/2, and gRPC needs it; "
-			    "this is the most common reason a setup never connects to its control "
-			    "plane. Add typed_extension_protocol_options: {"
-			    "envoy.extensions.upstreams.http.v3.HttpProtocolOptions: {\"@type\": "
-			    "type.googleapis.com/envoy.extensions.upstreams.http.v3."
-			    "HttpProtocolOptions, explicit_http_config: {http2_protocol_options: "
-			    "{}}}} (G9)",
-			    ARN_SV_ARG(name));
+		arn_bs_warn(
+		    c, p,
+		    "xDS cluster '" ARN_SV_FMT "' does not enable HTTP/2, and gRPC needs it; "
+		    "this is the most common reason a setup never connects to its control "
+		    "plane. Add typed_extension_protocol_options: {" ARN_TYPE_HTTP_PROTOCOL_OPTIONS
+		    ": {\"@type\": " ARN_TYPE_URL_PREFIX ARN_TYPE_HTTP_PROTOCOL_OPTIONS
+		    ", explicit_http_config: {http2_protocol_options: {}}}} (G9)",
+		    ARN_SV_ARG(name));
 	arn_bs_check_xds_channel(c, b, cl, p, name);
 }
 

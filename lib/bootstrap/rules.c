@@ -17,10 +17,6 @@
 
 #include "arn_proto.h"
 
-#define HCM_TYPE "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
-#define DTLS_TYPE "envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext"
-#define UTLS_TYPE "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext"
-
 void arn_rule_report(const struct arn_rule_sink *sink, const char *path, const char *fmt, ...)
 {
 	char msg[768];
@@ -168,7 +164,8 @@ int arn_rules_transport_socket(const upb_Message *any, const char *path, upb_Are
 {
 	char p[512];
 	upb_StringView tn = arn_proto_any_type_name(any);
-	bool down = arn_sv_eq(tn, DTLS_TYPE), up = arn_sv_eq(tn, UTLS_TYPE);
+	bool down = arn_sv_eq(tn, ARN_TYPE_DOWNSTREAM_TLS),
+	     up = arn_sv_eq(tn, ARN_TYPE_UPSTREAM_TLS);
 	if (!down && !up)
 		return 0;
 	struct arn_sb err = ARN_SB_INIT;
@@ -197,7 +194,7 @@ static int filter_chain(const envoy_config_listener_v3_FilterChain *fc, const ch
 	for (size_t i = 0; i < nf; i++) {
 		const struct google_protobuf_Any *tc =
 			envoy_config_listener_v3_Filter_typed_config(fs[i]);
-		if (tc == NULL || !arn_sv_eq(arn_proto_any_type_name(tc), HCM_TYPE))
+		if (tc == NULL || !arn_sv_eq(arn_proto_any_type_name(tc), ARN_TYPE_HCM))
 			continue;
 		struct arn_sb err = ARN_SB_INIT;
 		upb_Message *hcm = arn_proto_any_unpack(tc, NULL, NULL, arena, &err);

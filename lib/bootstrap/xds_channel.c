@@ -47,13 +47,13 @@
 #include "arn_proto.h"
 #include "bootstrap_int.h"
 
-#define UTLS_TYPE "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext"
 #define RAW_TYPE "envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer"
 #define TLS_NS "envoy.extensions.transport_sockets.tls.v3."
 
 #define HOW_TO_TLS                                                                                 \
 	"give the cluster a transport_socket {name: envoy.transport_sockets.tls, typed_config: "   \
-	"{\"@type\": type.googleapis.com/" UTLS_TYPE ", ...}} (docs/configuration.md, "            \
+	"{\"@type\": " ARN_TYPE_URL_PREFIX ARN_TYPE_UPSTREAM_TLS                                   \
+	", ...}} (docs/configuration.md, "                                                         \
 	"\"TLS to the control plane\")"
 
 typedef envoy_extensions_transport_sockets_tls_v3_CommonTlsContext ctc_t;
@@ -271,7 +271,7 @@ static void upstream_tls(struct arn_bs_ctx *c, const envoy_config_bootstrap_v3_B
 			 const upb_Message *utc, const char *path)
 {
 	static const char *const ok_utc[] = {"common_tls_context", "sni", NULL};
-	arn_bs_only_fields(c, utc, arn_proto_msgdef(UTLS_TYPE), path, ok_utc,
+	arn_bs_only_fields(c, utc, arn_proto_msgdef(ARN_TYPE_UPSTREAM_TLS), path, ok_utc,
 			   "gRPC's TLS client, which carries the xDS stream, cannot do it");
 	const ctc_t *ctc =
 	    envoy_extensions_transport_sockets_tls_v3_UpstreamTlsContext_common_tls_context(
@@ -438,7 +438,8 @@ const char *arn_bs_xds_channel_kind(const envoy_config_cluster_v3_Cluster *cl)
 	    envoy_config_cluster_v3_Cluster_transport_socket(cl);
 	const struct google_protobuf_Any *any =
 	    ts ? envoy_config_core_v3_TransportSocket_typed_config(ts) : NULL;
-	if (any == NULL || !arn_sv_eq(arn_proto_any_type_name((const upb_Message *)any), UTLS_TYPE))
+	if (any == NULL ||
+	    !arn_sv_eq(arn_proto_any_type_name((const upb_Message *)any), ARN_TYPE_UPSTREAM_TLS))
 		return "plaintext";
 	upb_Arena *a = upb_Arena_New();
 	struct arn_sb err = ARN_SB_INIT;
@@ -478,12 +479,12 @@ void arn_bs_check_xds_channel(struct arn_bs_ctx *c, const struct arn_bootstrap *
 	if (ts != NULL && any == NULL &&
 	    !arn_sv_eq(envoy_config_core_v3_TransportSocket_name(ts),
 		       "envoy.transport_sockets.raw_buffer")) {
-		arn_bs_error(c, tp, "typed_config is missing: give an " UTLS_TYPE);
+		arn_bs_error(c, tp, "typed_config is missing: give an " ARN_TYPE_UPSTREAM_TLS);
 		return;
 	}
 	upb_StringView tn = any ? arn_proto_any_type_name((const upb_Message *)any)
 				: upb_StringView_FromString(RAW_TYPE);
-	if (arn_sv_eq(tn, UTLS_TYPE)) {
+	if (arn_sv_eq(tn, ARN_TYPE_UPSTREAM_TLS)) {
 		struct arn_sb err = ARN_SB_INIT;
 		upb_Message *utc =
 		    arn_proto_any_unpack((const upb_Message *)any, NULL, NULL, c->arena, &err);
@@ -497,7 +498,7 @@ void arn_bs_check_xds_channel(struct arn_bs_ctx *c, const struct arn_bootstrap *
 	if (!arn_sv_eq(tn, RAW_TYPE)) {
 		arn_bs_error(c, SUB(p, "%s.typed_config", tp),
 			     "transport socket type '" ARN_SV_FMT "' is not supported for the xDS "
-			     "cluster (only " UTLS_TYPE ")",
+			     "cluster (only " ARN_TYPE_UPSTREAM_TLS ")",
 			     ARN_SV_ARG(tn));
 		return;
 	}

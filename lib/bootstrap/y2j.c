@@ -11,6 +11,8 @@
 
 #include "upb/reflection.h"
 
+#include "arn_envoy_types.h"
+
 /* Deeper than any real config; stops alias cycles (&a [*a]) and stack abuse. */
 #define Y2J_MAX_DEPTH 100
 
@@ -411,9 +413,10 @@ static bool any(struct arn_y2j *y, yaml_node_t *n)
 			type_node = node_at(y, p->value);
 	}
 	if (type_node == NULL || type_node->type != YAML_SCALAR_NODE) {
-		arn_y2j_error(y, n, "\"@type\" is missing: an Any names its type, such as "
-				    "\"@type\": type.googleapis.com/envoy.extensions.filters.http."
-				    "router.v3.Router");
+		arn_y2j_error(y, n,
+			      "\"@type\" is missing: an Any names its type, such as "
+			      "\"@type\": " ARN_TYPE_URL_PREFIX "envoy.extensions.filters.http."
+			      "router.v3.Router");
 		return false;
 	}
 	const char *url = arn_y2j_scalar(type_node);
@@ -429,8 +432,8 @@ static bool any(struct arn_y2j *y, yaml_node_t *n)
 	}
 	if (slash == NULL) {
 		size_t saved = arn_y2j_push_field(y, "@type");
-		arn_y2j_error(y, type_node, "'%s' is not a type URL; write type.googleapis.com/%s",
-			      url, url);
+		arn_y2j_error(y, type_node,
+			      "'%s' is not a type URL; write " ARN_TYPE_URL_PREFIX "%s", url, url);
 		arn_y2j_pop(y, saved);
 		return false;
 	}

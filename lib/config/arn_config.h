@@ -24,18 +24,12 @@
 #include <stdint.h>
 
 #include "arn_config_model.h"
+#include "arn_envoy_types.h"
 #include "arn_sb.h"
 
 struct arn_bootstrap;
 struct rte_rcu_qsbr;
 struct arn_config_store;
-
-/* The five Envoy resource families' type URLs (X2). */
-#define ARN_TYPE_URL_LISTENER "type.googleapis.com/envoy.config.listener.v3.Listener"
-#define ARN_TYPE_URL_ROUTE "type.googleapis.com/envoy.config.route.v3.RouteConfiguration"
-#define ARN_TYPE_URL_CLUSTER "type.googleapis.com/envoy.config.cluster.v3.Cluster"
-#define ARN_TYPE_URL_CLA "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
-#define ARN_TYPE_URL_SECRET "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret"
 
 /** Highest reader (worker) thread id + 1 that the store's RCU variable takes. */
 #define ARN_CONFIG_MAX_READERS 128

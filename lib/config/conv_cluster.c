@@ -14,8 +14,6 @@
 #include "arn_rules.h"
 #include "config_int.h"
 
-#define HPO_TYPE "envoy.extensions.upstreams.http.v3.HttpProtocolOptions"
-
 static void rule_sink(void *ctx, const char *path, const char *msg)
 {
 	struct conv *c = ctx;
@@ -575,11 +573,11 @@ struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl)
 					     (int)key.size, key.data);
 			struct pb a = {any, arn_proto_msgdef("google.protobuf.Any")};
 			upb_StringView tn = arn_proto_any_type_name(any);
-			if (!arn_sv_eq(tn, HPO_TYPE)) {
+			if (!arn_sv_eq(tn, ARN_TYPE_HTTP_PROTOCOL_OPTIONS)) {
 				conv_err(c, "", "'%.*s' is not supported (only %s)", (int)tn.size,
-					 tn.data, HPO_TYPE);
+					 tn.data, ARN_TYPE_HTTP_PROTOCOL_OPTIONS);
 			} else {
-				struct pb hpo = conv_any(c, a, HPO_TYPE);
+				struct pb hpo = conv_any(c, a, ARN_TYPE_HTTP_PROTOCOL_OPTIONS);
 				if (hpo.m)
 					http_options(c, hpo, &out->http);
 			}

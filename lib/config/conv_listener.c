@@ -16,12 +16,9 @@
 #include "arn_rules.h"
 #include "config_int.h"
 
-#define HCM_TYPE "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
 #define ECHO_TYPE "envoy.extensions.filters.network.echo.v3.Echo"
 #define ROUTER_TYPE "envoy.extensions.filters.http.router.v3.Router"
 #define HEALTH_CHECK_TYPE "envoy.extensions.filters.http.health_check.v3.HealthCheck"
-#define DTLS_TYPE "envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext"
-#define UTLS_TYPE "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext"
 #define TLS_INSPECTOR_TYPE "envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector"
 
 static void str_list(struct conv *c, struct pb p, const char *f, const char ***out, size_t *n,
@@ -126,12 +123,12 @@ struct arn_cfg_tls *conv_tls(struct conv *c, struct pb ts, bool downstream)
 	struct pb any = pb_msg(ts, "typed_config");
 	if (!any.m) {
 		conv_err(c, "typed_config", "missing: give a %s",
-			 downstream ? DTLS_TYPE : UTLS_TYPE);
+			 downstream ? ARN_TYPE_DOWNSTREAM_TLS : ARN_TYPE_UPSTREAM_TLS);
 		conv_pop(c, m0);
 		return NULL;
 	}
 	upb_StringView tn = arn_proto_any_type_name(any.m);
-	const char *want = downstream ? DTLS_TYPE : UTLS_TYPE;
+	const char *want = downstream ? ARN_TYPE_DOWNSTREAM_TLS : ARN_TYPE_UPSTREAM_TLS;
 	size_t m1 = conv_push(c, "typed_config");
 	if (arn_sv_eq(tn, "envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer")) {
 		conv_pop(c, m0);
@@ -480,7 +477,7 @@ static void unref_cb(void *o)
 
 static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 {
-	struct pb h = conv_any(c, any, HCM_TYPE);
+	struct pb h = conv_any(c, any, ARN_TYPE_HCM);
 	struct arn_cfg_hcm *out = CONV_NEW(c, struct arn_cfg_hcm, 1);
 	if (!h.m || !out)
 		return NULL;
@@ -758,7 +755,7 @@ static void filter_chain(struct conv *c, struct pb fc, struct arn_cfg_filter_cha
 				 "network filter '%.*s' is not supported: Arion runs exactly one "
 				 "terminal filter per chain (http_connection_manager or echo)",
 				 (int)name.size, name.data);
-		} else if (arn_sv_eq(tn, HCM_TYPE)) {
+		} else if (arn_sv_eq(tn, ARN_TYPE_HCM)) {
 			size_t m2 = conv_push(c, "typed_config");
 			out->kind = ARN_CFG_NF_HCM;
 			out->hcm = hcm(c, tc);

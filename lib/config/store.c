@@ -34,11 +34,7 @@
 #include "hamt.h"
 
 const char *const arn_cfg_type_msg[ARN_CFG_NTYPES] = {
-    "envoy.config.listener.v3.Listener",
-    "envoy.config.route.v3.RouteConfiguration",
-    "envoy.config.cluster.v3.Cluster",
-    "envoy.config.endpoint.v3.ClusterLoadAssignment",
-    "envoy.extensions.transport_sockets.tls.v3.Secret",
+    ARN_TYPE_LISTENER, ARN_TYPE_ROUTE, ARN_TYPE_CLUSTER, ARN_TYPE_CLA, ARN_TYPE_SECRET,
 };
 
 static const char *const type_urls[ARN_CFG_NTYPES] = {

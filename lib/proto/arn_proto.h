@@ -17,10 +17,8 @@
 #include "upb/msg.h"
 #include "upb/upb.h"
 
+#include "arn_envoy_types.h"
 #include "arn_sb.h"
-
-/* Type URL prefix that Envoy and every control plane use. */
-#define ARN_TYPE_URL_PREFIX "type.googleapis.com/"
 
 /**
  * Build the pool (idempotent; not thread-safe: call from the control lcore

@@ -25,17 +25,18 @@
 #include "upb/def.h"
 #include "upb/msg.h"
 
+#include "arn_envoy_types.h"
 #include "arn_sb.h"
 
 struct arn_bootstrap;
 struct arn_xds_client;
 
 /* The five Envoy types subscribed as wildcards on connect, in X3's order. */
-#define ARN_XDS_TYPE_SECRET "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret"
-#define ARN_XDS_TYPE_CLUSTER "type.googleapis.com/envoy.config.cluster.v3.Cluster"
-#define ARN_XDS_TYPE_CLA "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
-#define ARN_XDS_TYPE_LISTENER "type.googleapis.com/envoy.config.listener.v3.Listener"
-#define ARN_XDS_TYPE_ROUTE "type.googleapis.com/envoy.config.route.v3.RouteConfiguration"
+#define ARN_XDS_TYPE_SECRET ARN_TYPE_URL_SECRET
+#define ARN_XDS_TYPE_CLUSTER ARN_TYPE_URL_CLUSTER
+#define ARN_XDS_TYPE_CLA ARN_TYPE_URL_CLA
+#define ARN_XDS_TYPE_LISTENER ARN_TYPE_URL_LISTENER
+#define ARN_XDS_TYPE_ROUTE ARN_TYPE_URL_ROUTE
 
 /* Defaults of the contract (arion-xds.txt). */
 #define ARN_XDS_MAX_RECV_BYTES (10u << 20) /* X6 */

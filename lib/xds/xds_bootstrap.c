@@ -33,7 +33,6 @@
 #include "arn_proto.h"
 #include "arn_xds.h"
 
-#define UTLS_TYPE "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext"
 #define MAX_PEM (1u << 20) /* as lib/config's secrets */
 
 typedef envoy_extensions_transport_sockets_tls_v3_CertificateValidationContext cvc_t;
@@ -334,7 +333,8 @@ static int add_tls(struct arn_xds_options_holder *h, const struct arn_bootstrap 
 	    envoy_config_cluster_v3_Cluster_transport_socket(cl);
 	const struct google_protobuf_Any *any =
 	    ts ? envoy_config_core_v3_TransportSocket_typed_config(ts) : NULL;
-	if (any == NULL || !arn_sv_eq(arn_proto_any_type_name((const upb_Message *)any), UTLS_TYPE))
+	if (any == NULL ||
+	    !arn_sv_eq(arn_proto_any_type_name((const upb_Message *)any), ARN_TYPE_UPSTREAM_TLS))
 		return 0; /* RawBuffer or none: plaintext (lib/bootstrap allowed it) */
 	struct arn_sb err = ARN_SB_INIT;
 	const envoy_extensions_transport_sockets_tls_v3_UpstreamTlsContext *utc =

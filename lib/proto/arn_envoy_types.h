@@ -1,0 +1,35 @@
+/*
+ * The Envoy message types that Arion names in code, each spelled once: the
+ * full name (arn_proto_msgdef(), an Any's type name) and, for the five
+ * resource families that xDS delivers (X2), the type URL.
+ *
+ * Plain string macros and nothing else, so that any module may include this
+ * without pulling in upb (the data plane's headers must not).
+ */
+#ifndef ARN_ENVOY_TYPES_H
+#define ARN_ENVOY_TYPES_H
+
+/* Type URL prefix that Envoy and every control plane use. */
+#define ARN_TYPE_URL_PREFIX "type.googleapis.com/"
+
+/* The resource families. */
+#define ARN_TYPE_LISTENER "envoy.config.listener.v3.Listener"
+#define ARN_TYPE_ROUTE "envoy.config.route.v3.RouteConfiguration"
+#define ARN_TYPE_CLUSTER "envoy.config.cluster.v3.Cluster"
+#define ARN_TYPE_CLA "envoy.config.endpoint.v3.ClusterLoadAssignment"
+#define ARN_TYPE_SECRET "envoy.extensions.transport_sockets.tls.v3.Secret"
+
+#define ARN_TYPE_URL_LISTENER ARN_TYPE_URL_PREFIX ARN_TYPE_LISTENER
+#define ARN_TYPE_URL_ROUTE ARN_TYPE_URL_PREFIX ARN_TYPE_ROUTE
+#define ARN_TYPE_URL_CLUSTER ARN_TYPE_URL_PREFIX ARN_TYPE_CLUSTER
+#define ARN_TYPE_URL_CLA ARN_TYPE_URL_PREFIX ARN_TYPE_CLA
+#define ARN_TYPE_URL_SECRET ARN_TYPE_URL_PREFIX ARN_TYPE_SECRET
+
+/* Types that arrive inside an Any of those resources (or of the bootstrap). */
+#define ARN_TYPE_HCM                                                                               \
+	"envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
+#define ARN_TYPE_DOWNSTREAM_TLS "envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext"
+#define ARN_TYPE_UPSTREAM_TLS "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext"
+#define ARN_TYPE_HTTP_PROTOCOL_OPTIONS "envoy.extensions.upstreams.http.v3.HttpProtocolOptions"
+
+#endif
