@@ -47,7 +47,7 @@ enum arn_cfg_type {
 };
 
 /* ---------------------------------------------------------------------------
- * Reference-counted object header
+ * Reference-counted object header (arn_config_model.c)
  */
 struct arn_cfg_reclaim;
 
@@ -80,6 +80,22 @@ static inline void arn_cfg_unpin(const void *obj)
 	if (__atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) == 0)
 		arn_cfg_obj_last_unpin(o);
 }
+
+/*
+ * The control lcore's side, for lib/config alone: its references (the
+ * store's, a generation's) are dropped with arn_cfg_obj_unref(); objects
+ * whose last pin a worker dropped wait on a lock-free stack until the
+ * control lcore drains it.
+ */
+struct arn_cfg_reclaim {
+	struct arn_cfg_obj *head;
+};
+
+/** Drop a control-side reference; frees at zero. NULL is a no-op. */
+void arn_cfg_obj_unref(struct arn_cfg_obj *o);
+
+/** Free every object on @p r (control lcore). */
+void arn_cfg_reclaim_drain(struct arn_cfg_reclaim *r);
 
 /** The name hash every lookup uses (FNV-1a, 64 bits). */
 static inline uint64_t arn_cfg_hash(const char *s, size_t n)

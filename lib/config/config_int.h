@@ -1,6 +1,6 @@
 /*
- * lib/config internals: memory pools, the conversion context, reflection
- * helpers over upb, and the converters' entry points.
+ * lib/config internals: the conversion context, reflection helpers over
+ * upb, and the converters' entry points (memory pools: pool.h).
  */
 #ifndef ARN_CONFIG_INT_H
 #define ARN_CONFIG_INT_H
@@ -17,21 +17,7 @@
 
 #include "arn_config_model.h"
 #include "arn_sb.h"
-
-/* ---- pools: every object's memory, freed as a whole ---------------------- */
-
-struct arn_pool;
-
-/** A pool whose first chunk is @p first bytes (it grows by doubling). */
-struct arn_pool *arn_pool_new(size_t first);
-/** Zeroed memory, 16-byte aligned; NULL on ENOMEM (the pool notes it). */
-void *arn_pool_alloc(struct arn_pool *p, size_t n);
-char *arn_pool_strndup(struct arn_pool *p, const char *s, size_t n);
-/** Run @p fn(@p arg) when the pool is freed (OpenSSL objects, regexes). */
-int arn_pool_on_free(struct arn_pool *p, void (*fn)(void *), void *arg);
-void arn_pool_free(struct arn_pool *p);
-bool arn_pool_failed(const struct arn_pool *p);
-size_t arn_pool_bytes(const struct arn_pool *p);
+#include "pool.h"
 
 /* ---- key material (redact.c) ---------------------------------------------- */
 
@@ -207,11 +193,6 @@ struct arn_cfg_tls *conv_tls(struct conv *c, struct pb ts, bool downstream);
 /** Initialize the object header in a fresh pool (name copied). */
 void *conv_obj_new(struct conv *c, size_t size, enum arn_cfg_type t, upb_StringView name);
 
-/** Drop a control-side reference; frees at zero. */
-void arn_cfg_obj_unref(struct arn_cfg_obj *o);
-/** Free an object now (its refcount reached zero). */
-void arn_cfg_obj_free(struct arn_cfg_obj *o);
-
 /* ---- compiled route tables ----------------------------------------------- */
 
 /*
@@ -261,11 +242,6 @@ struct arn_cfg_gen {
 	struct arn_hamt *roots[ARN_CFG_NTYPES];
 	size_t counts[ARN_CFG_NTYPES];
 	struct arn_cfg_lindex *lindex;
-};
-
-/* Lock-free stack of objects whose last pin a worker dropped. */
-struct arn_cfg_reclaim {
-	struct arn_cfg_obj *head;
 };
 
 /** Full message name per type. */

@@ -229,46 +229,6 @@ static uint64_t now(struct arn_config_store *s)
 	return s->now(s->now_ctx);
 }
 
-/* ---- object lifetime ---------------------------------------------------------- */
-
-void arn_cfg_obj_free(struct arn_cfg_obj *o)
-{
-	arn_pool_free(o->pool); /* the object lives in its own pool */
-}
-
-void arn_cfg_obj_unref(struct arn_cfg_obj *o)
-{
-	if (o && __atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) == 0)
-		arn_cfg_obj_free(o);
-}
-
-void arn_cfg_obj_last_unpin(struct arn_cfg_obj *o)
-{
-	/* A worker dropped the last reference: hand the object to the control
-	 * lcore (Treiber stack; the consumer takes the whole list at once, so
-	 * there is no ABA problem). */
-	struct arn_cfg_reclaim *r = o->reclaim;
-	if (!r) {
-		arn_cfg_obj_free(o); /* objects made outside a store (tests) */
-		return;
-	}
-	struct arn_cfg_obj *head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
-	do {
-		o->reclaim_next = head;
-	} while (!__atomic_compare_exchange_n(&r->head, &head, o, true, __ATOMIC_RELEASE,
-					      __ATOMIC_RELAXED));
-}
-
-static void reclaim_drain(struct arn_config_store *s)
-{
-	struct arn_cfg_obj *o = __atomic_exchange_n(&s->reclaim.head, NULL, __ATOMIC_ACQUIRE);
-	while (o) {
-		struct arn_cfg_obj *n = o->reclaim_next;
-		arn_cfg_obj_free(o);
-		o = n;
-	}
-}
-
 static void version_clear(struct arn_config_store *s, struct entry *e, struct version *v);
 
 /* ---- generations --------------------------------------------------------------- */
@@ -748,7 +708,7 @@ void arn_config_destroy(struct arn_config_store *s)
 			}
 		free(im->b);
 	}
-	reclaim_drain(s);
+	arn_cfg_reclaim_drain(&s->reclaim);
 	free(s->warming);
 	free(s->qsbr);
 	free(s);
@@ -1024,7 +984,7 @@ int arn_config_apply(struct arn_config_store *s, const char *type_url,
 	int t = type_url ? arn_config_type_from_url(type_url, strlen(type_url)) : -EINVAL;
 	if (t < 0)
 		return -EINVAL;
-	reclaim_drain(s);
+	arn_cfg_reclaim_drain(&s->reclaim);
 	/* decoded Secrets (key, password) are in it: cleansed when freed */
 	upb_Arena *arena = conv_wipe_arena();
 	struct conv_out *co = calloc(n_res ? n_res : 1, sizeof(*co));
@@ -1339,7 +1299,7 @@ bool arn_config_ready(struct arn_config_store *s)
 
 void arn_config_poll(struct arn_config_store *s)
 {
-	reclaim_drain(s);
+	arn_cfg_reclaim_drain(&s->reclaim);
 	/* the queue holds generations only: what it ran were generations */
 	s->st.generations_freed += arn_defer_reclaim(s->retired);
 	if (s->n_warming) {
