@@ -139,6 +139,9 @@ int conv_dep(struct conv *c, enum arn_cfg_type t, const char *name, size_t len, 
 /** Pool copies. */
 const char *conv_str(struct conv *c, upb_StringView s);
 const char *conv_lstr(struct conv *c, upb_StringView s); /* lower case */
+/** A repeated string field @p f as a pool array (lower case if @p lower). */
+void conv_str_list(struct conv *c, struct pb p, const char *f, const char ***out, size_t *n,
+		   bool lower);
 void *conv_alloc(struct conv *c, size_t n);
 #define CONV_NEW(c, type, n) ((type *)conv_alloc((c), sizeof(type) * (size_t)(n)))
 
@@ -186,7 +189,8 @@ struct arn_cfg_obj *arn_conv_secret(struct conv *c, struct pb s);
 /**
  * A transport socket's DownstreamTlsContext / UpstreamTlsContext (X13:
  * secrets by name) into a pool object; records the secrets as warming
- * dependencies. NULL (reported) on error.
+ * dependencies. NULL (reported) on error. conv_tls.c; listeners and
+ * clusters both use it.
  */
 struct arn_cfg_tls *conv_tls(struct conv *c, struct pb ts, bool downstream);
 

@@ -408,6 +408,21 @@ const char *conv_lstr(struct conv *c, upb_StringView s)
 	return r;
 }
 
+void conv_str_list(struct conv *c, struct pb p, const char *f, const char ***out, size_t *n,
+		   bool lower)
+{
+	size_t len = pb_len(p, f);
+	if (!len)
+		return;
+	*out = CONV_NEW(c, const char *, len);
+	if (!*out)
+		return;
+	*n = len;
+	for (size_t i = 0; i < len; i++)
+		(*out)[i] =
+		    lower ? conv_lstr(c, pb_str_at(p, f, i)) : conv_str(c, pb_str_at(p, f, i));
+}
+
 void conv_refs(struct conv *c, struct arn_cfg_ref *r, upb_StringView s)
 {
 	r->name = conv_str(c, s);

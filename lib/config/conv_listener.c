@@ -1,14 +1,12 @@
 /*
- * Listener (with its filter chains, HttpConnectionManager, TLS contexts)
- * -> struct arn_cfg_listener.
+ * Listener (with its filter chains and HttpConnectionManager)
+ * -> struct arn_cfg_listener. TLS contexts: conv_tls.c.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <openssl/ssl.h>
 
 #include "arn_access_log.h"
 #include "arn_bootstrap.h"
@@ -20,234 +18,6 @@
 #define ROUTER_TYPE "envoy.extensions.filters.http.router.v3.Router"
 #define HEALTH_CHECK_TYPE "envoy.extensions.filters.http.health_check.v3.HealthCheck"
 #define TLS_INSPECTOR_TYPE "envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector"
-
-static void str_list(struct conv *c, struct pb p, const char *f, const char ***out, size_t *n,
-		     bool lower)
-{
-	size_t len = pb_len(p, f);
-	if (!len)
-		return;
-	*out = CONV_NEW(c, const char *, len);
-	if (!*out)
-		return;
-	*n = len;
-	for (size_t i = 0; i < len; i++)
-		(*out)[i] =
-		    lower ? conv_lstr(c, pb_str_at(p, f, i)) : conv_str(c, pb_str_at(p, f, i));
-}
-
-static void join_list(struct conv *c, struct pb p, const char *f, const char **out)
-{
-	size_t len = pb_len(p, f);
-	if (!len)
-		return;
-	struct arn_sb sb = ARN_SB_INIT;
-	for (size_t i = 0; i < len; i++) {
-		upb_StringView s = pb_str_at(p, f, i);
-		if (i)
-			arn_sb_putc(&sb, ':');
-		arn_sb_append(&sb, s.data, s.size);
-	}
-	upb_StringView v = {arn_sb_cstr(&sb), sb.len};
-	*out = conv_str(c, v);
-	arn_sb_free(&sb);
-}
-
-static uint16_t tls_version(struct conv *c, struct pb tp, const char *f, bool max)
-{
-	switch (pb_i32(tp, f)) {
-	case 0:
-		return max ? TLS1_3_VERSION : TLS1_2_VERSION; /* TLS_AUTO: Envoy's defaults */
-	case 1:
-		return TLS1_VERSION;
-	case 2:
-		return TLS1_1_VERSION;
-	case 3:
-		return TLS1_2_VERSION;
-	case 4:
-		return TLS1_3_VERSION;
-	default:
-		conv_err(c, f, "unknown TLS version");
-		return 0;
-	}
-}
-
-static void secret_ref(struct conv *c, struct pb sds, struct arn_cfg_ref *r)
-{
-	/* X13 (name only, ADS source) was checked by arn_rules_*; here the
-	 * name becomes a reference and a warming dependency. */
-	upb_StringView name = pb_str(sds, "name");
-	conv_refs(c, r, name);
-	struct pb cs = pb_msg(sds, "sds_config");
-	uint32_t timeout = conv_fetch_timeout(c, cs);
-	if (name.size)
-		conv_dep(c, ARN_CFG_SECRET, name.data, name.size, true, timeout);
-}
-
-static void san_matchers(struct conv *c, struct pb vc, struct arn_cfg_tls *t)
-{
-	size_t n = pb_len(vc, "match_subject_alt_names");
-	size_t nt = pb_len(vc, "match_typed_subject_alt_names");
-	if (!n && !nt)
-		return;
-	t->san_matchers = CONV_NEW(c, struct arn_cfg_str_match, n + nt);
-	if (!t->san_matchers)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		size_t m = conv_push(c, "match_subject_alt_names[%zu]", i);
-		conv_string_matcher(c, pb_at(vc, "match_subject_alt_names", i),
-				    &t->san_matchers[t->n_san_matchers++]);
-		conv_pop(c, m);
-	}
-	for (size_t i = 0; i < nt; i++) {
-		struct pb sm = pb_at(vc, "match_typed_subject_alt_names", i);
-		size_t m = conv_push(c, "match_typed_subject_alt_names[%zu]", i);
-		conv_only(c, sm, "san_type,matcher");
-		int32_t ty = pb_i32(sm, "san_type");
-		if (ty != 2 && ty != 1) /* DNS = 2, EMAIL = 1 */
-			conv_err(c, "san_type",
-				 "only DNS and EMAIL subject alt names are supported");
-		size_t m2 = conv_push(c, "matcher");
-		conv_string_matcher(c, pb_msg(sm, "matcher"),
-				    &t->san_matchers[t->n_san_matchers++]);
-		conv_pop(c, m2);
-		conv_pop(c, m);
-	}
-}
-
-struct arn_cfg_tls *conv_tls(struct conv *c, struct pb ts, bool downstream)
-{
-	/* ts is a TransportSocket */
-	size_t m0 = conv_push(c, "transport_socket");
-	conv_only(c, ts, "name,typed_config");
-	struct pb any = pb_msg(ts, "typed_config");
-	if (!any.m) {
-		conv_err(c, "typed_config", "missing: give a %s",
-			 downstream ? ARN_TYPE_DOWNSTREAM_TLS : ARN_TYPE_UPSTREAM_TLS);
-		conv_pop(c, m0);
-		return NULL;
-	}
-	upb_StringView tn = arn_proto_any_type_name(any.m);
-	const char *want = downstream ? ARN_TYPE_DOWNSTREAM_TLS : ARN_TYPE_UPSTREAM_TLS;
-	size_t m1 = conv_push(c, "typed_config");
-	if (arn_sv_eq(tn, "envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer")) {
-		conv_pop(c, m0);
-		return NULL; /* plain text, said explicitly */
-	}
-	if (!arn_sv_eq(tn, want)) {
-		conv_err(c, "", "transport socket type '%.*s' is not supported (only %s)",
-			 (int)tn.size, tn.data, want);
-		conv_pop(c, m0);
-		return NULL;
-	}
-	struct pb ctx = conv_any(c, any, want);
-	struct arn_cfg_tls *t = CONV_NEW(c, struct arn_cfg_tls, 1);
-	if (!ctx.m || !t) {
-		conv_pop(c, m0);
-		return NULL;
-	}
-	if (downstream) {
-		conv_only(c, ctx,
-			  "common_tls_context,require_client_certificate,require_sni,"
-			  "session_timeout");
-		bool rcc = false, sni = false;
-		pb_wrapped_bool(ctx, "require_client_certificate", &rcc);
-		t->require_client_certificate = rcc;
-		pb_wrapped_bool(ctx, "require_sni", &sni);
-		t->require_sni = sni;
-		conv_duration(c, ctx, "session_timeout", &t->session_timeout_ms, false);
-	} else {
-		conv_only(c, ctx, "common_tls_context,sni,allow_renegotiation");
-		if (pb_has(ctx, "sni"))
-			t->sni = conv_str(c, pb_str(ctx, "sni"));
-		if (pb_bool(ctx, "allow_renegotiation"))
-			conv_err(c, "allow_renegotiation", "renegotiation is not supported");
-	}
-	struct pb ctc = pb_msg(ctx, "common_tls_context");
-	size_t m2 = conv_push(c, "common_tls_context");
-	conv_only(c, ctc,
-		  "tls_params,tls_certificates,tls_certificate_sds_secret_configs,validation_"
-		  "context,validation_context_sds_secret_config,combined_validation_context,alpn_"
-		  "protocols");
-	if (pb_has(ctc, "tls_certificates"))
-		conv_err(c, "tls_certificates",
-			 "inline certificates are refused: reference a Secret by name in "
-			 "tls_certificate_sds_secret_configs (X13)");
-	size_t nc = pb_len(ctc, "tls_certificate_sds_secret_configs");
-	if (nc) {
-		t->cert_secrets = CONV_NEW(c, struct arn_cfg_ref, nc);
-		if (t->cert_secrets) {
-			t->n_cert_secrets = nc;
-			for (size_t i = 0; i < nc; i++)
-				secret_ref(c, pb_at(ctc, "tls_certificate_sds_secret_configs", i),
-					   &t->cert_secrets[i]);
-		}
-	} else if (downstream) {
-		conv_err(c, "tls_certificate_sds_secret_configs",
-			 "missing: a server TLS context needs a certificate (a Secret by name)");
-	}
-	struct pb vc = pb_msg(ctc, "validation_context");
-	if (vc.m) {
-		size_t m = conv_push(c, "validation_context");
-		conv_only(c, vc, "match_subject_alt_names,match_typed_subject_alt_names");
-		san_matchers(c, vc, t);
-		conv_pop(c, m);
-	}
-	struct pb vsds = pb_msg(ctc, "validation_context_sds_secret_config");
-	if (vsds.m)
-		secret_ref(c, vsds, &t->validation_secret);
-	struct pb cvc = pb_msg(ctc, "combined_validation_context");
-	if (cvc.m) {
-		size_t m = conv_push(c, "combined_validation_context");
-		conv_only(c, cvc,
-			  "default_validation_context,validation_context_sds_secret_config");
-		struct pb dvc = pb_msg(cvc, "default_validation_context");
-		if (dvc.m) {
-			size_t m3 = conv_push(c, "default_validation_context");
-			conv_only(c, dvc, "match_subject_alt_names,match_typed_subject_alt_names");
-			san_matchers(c, dvc, t);
-			conv_pop(c, m3);
-		}
-		struct pb s = pb_msg(cvc, "validation_context_sds_secret_config");
-		if (s.m)
-			secret_ref(c, s, &t->validation_secret);
-		else
-			conv_err(c, "validation_context_sds_secret_config", "missing");
-		conv_pop(c, m);
-	}
-	if (t->require_client_certificate && !t->validation_secret.len)
-		conv_err(c, "",
-			 "require_client_certificate needs a validation context (trusted CA)");
-	str_list(c, ctc, "alpn_protocols", &t->alpn, &t->n_alpn, false);
-	struct pb tp = pb_msg(ctc, "tls_params");
-	t->min_version = TLS1_2_VERSION;
-	t->max_version = TLS1_3_VERSION;
-	if (tp.m) {
-		size_t m = conv_push(c, "tls_params");
-		conv_only(c, tp,
-			  "tls_minimum_protocol_version,tls_maximum_protocol_version,cipher_"
-			  "suites,ecdh_curves");
-		t->min_version = tls_version(c, tp, "tls_minimum_protocol_version", false);
-		t->max_version = tls_version(c, tp, "tls_maximum_protocol_version", true);
-		if (t->min_version > t->max_version)
-			conv_err(c, "", "tls_minimum_protocol_version is above the maximum");
-		join_list(c, tp, "cipher_suites", &t->cipher_suites);
-		join_list(c, tp, "ecdh_curves", &t->ecdh_curves);
-		if (t->cipher_suites) {
-			/* check the list now: a bad one would only fail at handshake time */
-			SSL_CTX *sc = SSL_CTX_new(TLS_method());
-			if (sc && !SSL_CTX_set_cipher_list(sc, t->cipher_suites))
-				conv_err(c, "cipher_suites",
-					 "no cipher in '%s' is known to OpenSSL", t->cipher_suites);
-			SSL_CTX_free(sc);
-		}
-		conv_pop(c, m);
-	}
-	conv_pop(c, m2);
-	(void)m1;
-	conv_pop(c, m0);
-	return t;
-}
 
 static int cidr_list(struct conv *c, struct pb p, const char *f, struct arn_cfg_cidr **out,
 		     size_t *n)
@@ -697,7 +467,7 @@ static void fc_match(struct conv *c, struct pb m, struct arn_cfg_fc_match *out)
 	cidr_list(c, m, "source_prefix_ranges", &out->src_prefixes, &out->n_src_prefixes);
 	if (pb_i32(m, "source_type") != 0)
 		conv_err(c, "source_type", "only ANY is supported");
-	str_list(c, m, "server_names", &out->server_names, &out->n_server_names, true);
+	conv_str_list(c, m, "server_names", &out->server_names, &out->n_server_names, true);
 	for (size_t i = 0; i < out->n_server_names; i++) {
 		const char *s = out->server_names[i];
 		const char *star = s ? strchr(s, '*') : NULL;
@@ -711,7 +481,7 @@ static void fc_match(struct conv *c, struct pb m, struct arn_cfg_fc_match *out)
 				 (int)tp.size, tp.data);
 		out->transport_protocol = conv_str(c, tp);
 	}
-	str_list(c, m, "application_protocols", &out->alpn, &out->n_alpn, false);
+	conv_str_list(c, m, "application_protocols", &out->alpn, &out->n_alpn, false);
 	size_t np = pb_len(m, "source_ports");
 	if (np) {
 		out->src_ports = CONV_NEW(c, uint16_t, np);
