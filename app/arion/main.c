@@ -20,6 +20,7 @@
 #include "arn_bootstrap.h"
 #include "arn_config.h"
 #include "arn_log.h"
+#include "arn_rules.h"
 #include "arn_sb.h"
 
 enum {
@@ -146,6 +147,15 @@ int main(int argc, char **argv)
 	struct arn_sb err = ARN_SB_INIT;
 	struct arn_bootstrap *b = NULL;
 	int rc = arn_bootstrap_load_file(cli.config, &cli.ov, &b, &err);
+	if (rc == 0) {
+		/* X11-X13 on static_resources: a file that breaks them is invalid
+		 * in both modes, reported like the loader's own errors */
+		rc = arn_rules_static(b, &err);
+		if (rc != 0) {
+			arn_bootstrap_free(b);
+			b = NULL;
+		}
+	}
 	if (rc != 0) {
 		fputs(arn_sb_cstr(&err), stderr);
 		if (rc == -EINVAL)

@@ -98,6 +98,18 @@ int arn_bootstrap_where(const struct arn_bootstrap *b, const char *path, size_t 
 int arn_bootstrap_where_cluster_ref(const struct arn_bootstrap *b, const char *cluster,
 				    size_t *line, size_t *col);
 
+struct envoy_config_core_v3_ConfigSource;
+
+/**
+ * Arion receives every resource on the one ADS stream that the bootstrap's
+ * ads_config opens, so a config source, wherever it appears
+ * (dynamic_resources' lds_config and cds_config, X10; a resource's RDS or
+ * EDS source, X11, X12), must be absent or exactly `ads: {}`.
+ * @return NULL if @p cs is; else why not, a static sentence to which the
+ *   caller appends the rule (" (X10)").
+ */
+const char *arn_bootstrap_ads_only(const struct envoy_config_core_v3_ConfigSource *cs);
+
 /**
  * Append a human-readable summary (node, xDS target, admin, static
  * resources, data plane) to @p out, as `arion --mode validate` prints it.

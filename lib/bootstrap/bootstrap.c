@@ -1,7 +1,9 @@
 /*
  * Loading the configuration file: YAML, the Envoy bootstrap under
  * `envoy_bootstrap:`, Arion's `dataplane:` section, and the rules of the xDS
- * contract that a bootstrap alone can break (X7-X13, G9).
+ * contract that a bootstrap alone can break (X7-X10, G9; X13 for the xDS
+ * cluster's own TLS). The rules that every resource follows, static or
+ * from xDS (X11-X13), are lib/config's (arn_rules.h).
  */
 #include "arn_bootstrap.h"
 
@@ -33,7 +35,6 @@
 
 #include "arn_log.h"
 #include "arn_proto.h"
-#include "arn_rules.h"
 #include "bootstrap_int.h"
 #include "y2j.h"
 
@@ -79,28 +80,6 @@ void arn_bs_report(struct arn_bs_ctx *c, struct arn_sb *to, const char *path, co
 			      n->start_mark.column + 1, path, msg);
 	else
 		arn_sb_printf(to, "%s: %s: %s\n", c->file, path, msg);
-}
-
-static void rule_sink_fn(void *ctx, const char *path, const char *msg)
-{
-	struct arn_bs_ctx *c = ctx;
-	arn_bs_report(c, c->err, path, msg);
-	c->n_errors++;
-}
-
-/* A rule's refusal of one static resource names it as every other refusal
- * of that resource does ("Cluster 'api': ..."), after the field's path. */
-struct named_sink {
-	struct arn_bs_ctx *c;
-	char what[192];
-};
-
-static void named_sink_fn(void *ctx, const char *path, const char *msg)
-{
-	struct named_sink *ns = ctx;
-	char m[1024];
-	snprintf(m, sizeof(m), "%s: %s", ns->what, msg);
-	rule_sink_fn(ns->c, path, m);
 }
 
 /* ---- the Envoy bootstrap ------------------------------------------------- */
@@ -246,6 +225,31 @@ static void check_xds_cluster(struct arn_bs_ctx *c, const struct arn_bootstrap *
 	arn_bs_check_xds_channel(c, b, cl, p, name);
 }
 
+const char *arn_bootstrap_ads_only(const envoy_config_core_v3_ConfigSource *cs)
+{
+	if (cs == NULL)
+		return NULL;
+	switch (envoy_config_core_v3_ConfigSource_config_source_specifier_case(cs)) {
+	case envoy_config_core_v3_ConfigSource_config_source_specifier_ads:
+		return NULL;
+	case envoy_config_core_v3_ConfigSource_config_source_specifier_NOT_SET:
+		return "the config source names no source; write `ads: {}`: Arion receives "
+		       "everything on its one ADS stream";
+	default:
+		return "only `ads: {}` is accepted here: Arion receives every resource on its "
+		       "one ADS stream, never from files, REST or another gRPC service";
+	}
+}
+
+/* X10: listeners and clusters come from the ADS stream. */
+static void lds_cds_ads_only(struct arn_bs_ctx *c, const envoy_config_core_v3_ConfigSource *cs,
+			     const char *path)
+{
+	const char *why = arn_bootstrap_ads_only(cs);
+	if (why != NULL)
+		arn_bs_error(c, path, "%s (X10)", why);
+}
+
 static void check_dynamic(struct arn_bs_ctx *c, struct arn_bootstrap *b)
 {
 	const envoy_config_bootstrap_v3_Bootstrap *bs = b->pb;
@@ -258,12 +262,10 @@ static void check_dynamic(struct arn_bs_ctx *c, struct arn_bootstrap *b)
 			   arn_proto_msgdef("envoy.config.bootstrap.v3.Bootstrap.DynamicResources"),
 			   "envoy_bootstrap.dynamic_resources", dr_ok,
 			   "listeners and clusters come from ads_config (X1)");
-	arn_rules_ads_only(envoy_config_bootstrap_v3_Bootstrap_DynamicResources_lds_config(dr),
-			   "envoy_bootstrap.dynamic_resources.lds_config", "X10",
-			   &(struct arn_rule_sink){rule_sink_fn, c});
-	arn_rules_ads_only(envoy_config_bootstrap_v3_Bootstrap_DynamicResources_cds_config(dr),
-			   "envoy_bootstrap.dynamic_resources.cds_config", "X10",
-			   &(struct arn_rule_sink){rule_sink_fn, c});
+	lds_cds_ads_only(c, envoy_config_bootstrap_v3_Bootstrap_DynamicResources_lds_config(dr),
+			 "envoy_bootstrap.dynamic_resources.lds_config");
+	lds_cds_ads_only(c, envoy_config_bootstrap_v3_Bootstrap_DynamicResources_cds_config(dr),
+			 "envoy_bootstrap.dynamic_resources.cds_config");
 	const envoy_config_core_v3_ApiConfigSource *ads =
 	    envoy_config_bootstrap_v3_Bootstrap_DynamicResources_ads_config(dr);
 	if (ads == NULL) {
@@ -341,24 +343,16 @@ static void check_dynamic(struct arn_bs_ctx *c, struct arn_bootstrap *b)
 			     "node.cluster, or --service-node and --service-cluster (X7)");
 }
 
+/* Every static cluster has a name of its own (the xDS cluster is found by
+ * name, X7). */
 static void check_static(struct arn_bs_ctx *c, const envoy_config_bootstrap_v3_Bootstrap *bs)
 {
 	const envoy_config_bootstrap_v3_Bootstrap_StaticResources *sr =
 	    envoy_config_bootstrap_v3_Bootstrap_static_resources(bs);
 	if (sr == NULL)
 		return;
-	struct named_sink ns = {.c = c};
-	struct arn_rule_sink sink = {named_sink_fn, &ns};
 	char p[512];
 	size_t n;
-	const envoy_config_listener_v3_Listener *const *ls =
-	    envoy_config_bootstrap_v3_Bootstrap_StaticResources_listeners(sr, &n);
-	for (size_t i = 0; i < n; i++) {
-		snprintf(p, sizeof(p), "envoy_bootstrap.static_resources.listeners[%zu]", i);
-		snprintf(ns.what, sizeof(ns.what), "Listener '" ARN_SV_FMT "'",
-			 ARN_SV_ARG(envoy_config_listener_v3_Listener_name(ls[i])));
-		arn_rules_listener(ls[i], p, c->arena, &sink);
-	}
 	const envoy_config_cluster_v3_Cluster *const *cl =
 	    envoy_config_bootstrap_v3_Bootstrap_StaticResources_clusters(sr, &n);
 	for (size_t i = 0; i < n; i++) {
@@ -379,9 +373,6 @@ static void check_static(struct arn_bs_ctx *c, const envoy_config_bootstrap_v3_B
 				    "(also clusters[%zu])",
 				    ARN_SV_ARG(envoy_config_cluster_v3_Cluster_name(cl[i])), j);
 			}
-		snprintf(ns.what, sizeof(ns.what), "Cluster '" ARN_SV_FMT "'",
-			 ARN_SV_ARG(envoy_config_cluster_v3_Cluster_name(cl[i])));
-		arn_rules_cluster(cl[i], p, c->arena, &sink);
 	}
 }
 

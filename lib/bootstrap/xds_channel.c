@@ -184,7 +184,8 @@ static const secret_t *static_ref(struct arn_bs_ctx *c,
 	const envoy_config_core_v3_ConfigSource *cs =
 	    envoy_extensions_transport_sockets_tls_v3_SdsSecretConfig_sds_config(ref);
 	if (cs != NULL) {
-		/* X13 already refuses other sources; ads: {} is refused here. */
+		/* X13 refuses other sources (arn_rules_static(), lib/config);
+		 * ads: {} is refused here. */
 		if (envoy_config_core_v3_ConfigSource_config_source_specifier_case(cs) ==
 		    envoy_config_core_v3_ConfigSource_config_source_specifier_ads)
 			arn_bs_error(
@@ -196,7 +197,7 @@ static const secret_t *static_ref(struct arn_bs_ctx *c,
 		return NULL;
 	}
 	if (name.size == 0)
-		return NULL; /* X13 reports it */
+		return NULL; /* X13 reports it (arn_rules_static(), lib/config) */
 	size_t idx = 0;
 	const secret_t *s = arn_bs_static_secret(bs, name, &idx);
 	if (s == NULL) {

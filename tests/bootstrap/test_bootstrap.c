@@ -308,84 +308,6 @@ static const char *listener_with_hcm(const char *hcm_extra)
 	return buf;
 }
 
-static void test_x11_rds_only_from_ads(void **state)
-{
-	(void)state;
-	assert_loads(listener_with_hcm("                  rds: {route_config_name: main, "
-				       "config_source: {ads: {}}}\n"));
-	assert_error(
-	    listener_with_hcm("                  rds:\n"
-			      "                    route_config_name: main\n"
-			      "                    config_source:\n"
-			      "                      path_config_source: {path: /x}\n"),
-	    "t.yaml:15:23: envoy_bootstrap.static_resources.listeners[0].filter_chains[0]."
-	    "filters[0].typed_config.rds.config_source: Listener 'l': only `ads: {}` is accepted "
-	    "here");
-	assert_non_null(strstr(arn_sb_cstr(&err), "(X11)"));
-}
-
-static void test_x12_eds_cluster_rules(void **state)
-{
-	(void)state;
-	assert_loads("envoy_bootstrap:\n"
-		     "  static_resources:\n"
-		     "    clusters:\n"
-		     "      - name: api\n"
-		     "        type: EDS\n"
-		     "        connect_timeout: 0.25s\n"
-		     "        lb_policy: ROUND_ROBIN\n");
-	assert_error("envoy_bootstrap:\n"
-		     "  static_resources:\n"
-		     "    clusters:\n"
-		     "      - name: api\n"
-		     "        type: EDS\n"
-		     "        eds_cluster_config:\n"
-		     "          service_name: other\n",
-		     "t.yaml:7:25: envoy_bootstrap.static_resources.clusters[0].eds_cluster_config."
-		     "service_name: Cluster 'api': refused"); /* named as every refusal is */
-	assert_error("envoy_bootstrap:\n"
-		     "  static_resources:\n"
-		     "    clusters:\n"
-		     "      - name: api\n"
-		     "        type: EDS\n"
-		     "        load_assignment: {cluster_name: api}\n",
-		     "t.yaml:6:26: envoy_bootstrap.static_resources.clusters[0].load_assignment: "
-		     "Cluster 'api': an EDS cluster has no load_assignment");
-}
-
-static void test_x13_sds_config_source_refused(void **state)
-{
-	(void)state;
-	const char *base =
-	    "envoy_bootstrap:\n"
-	    "  static_resources:\n"
-	    "    listeners:\n"
-	    "      - name: l\n"
-	    "        address: {socket_address: {address: 198.18.0.2, port_value: 443}}\n"
-	    "        filter_chains:\n"
-	    "          - transport_socket:\n"
-	    "              name: envoy.transport_sockets.tls\n"
-	    "              typed_config:\n"
-	    "                \"@type\": type.googleapis.com/envoy.extensions.transport_sockets."
-	    "tls.v3.DownstreamTlsContext\n"
-	    "                common_tls_context:\n"
-	    "                  tls_certificate_sds_secret_configs:\n"
-	    "                    - name: server-cert\n";
-	assert_loads(base);
-	char buf[4096];
-	snprintf(buf, sizeof(buf),
-		 "%s                      sds_config:\n"
-		 "                        api_config_source: {api_type: GRPC}\n",
-		 base);
-	assert_error(
-	    buf,
-	    "t.yaml:15:25: envoy_bootstrap.static_resources.listeners[0]."
-	    "filter_chains[0].transport_socket.typed_config.common_tls_context."
-	    "tls_certificate_sds_secret_configs[0].sds_config: Listener 'l': an sds_config source "
-	    "is refused");
-	assert_non_null(strstr(arn_sb_cstr(&err), "(X13)"));
-}
-
 static void test_yaml_error_line_and_column(void **state)
 {
 	(void)state;
@@ -965,9 +887,6 @@ int main(void)
 	    cmocka_unit_test_teardown(test_x1_sotw_api_type_refused, teardown),
 	    cmocka_unit_test_teardown(test_x10_lds_config_must_be_ads, teardown),
 	    cmocka_unit_test_teardown(test_g9_xds_cluster_without_http2_warns, teardown),
-	    cmocka_unit_test_teardown(test_x11_rds_only_from_ads, teardown),
-	    cmocka_unit_test_teardown(test_x12_eds_cluster_rules, teardown),
-	    cmocka_unit_test_teardown(test_x13_sds_config_source_refused, teardown),
 	    cmocka_unit_test_teardown(test_yaml_error_line_and_column, teardown),
 	    cmocka_unit_test_teardown(test_unknown_field_with_hint_and_position, teardown),
 	    cmocka_unit_test_teardown(test_wrong_kinds_and_values, teardown),

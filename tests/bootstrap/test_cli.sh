@@ -59,6 +59,23 @@ EOF
 check "a listener name used twice exits 1" 1 "$A" --mode validate -c "$t/dup.yaml"
 has "... naming the place" "dup.yaml:7:15: envoy_bootstrap.static_resources.listeners[1].name: Listener 'e' is defined twice (also listeners[0])"
 
+cat > "$t/eds.yaml" <<EOF
+envoy_bootstrap:
+  static_resources:
+    clusters:
+      - name: api
+        type: EDS
+        eds_cluster_config:
+          service_name: other
+EOF
+x12_line="eds.yaml:7:25: envoy_bootstrap.static_resources.clusters[0].eds_cluster_config.service_name: Cluster 'api': refused: the ClusterLoadAssignment's name must equal the cluster's name; remove service_name (X12)"
+check "x12 a static cluster breaking the contract exits 1" 1 "$A" --mode validate -c "$t/eds.yaml"
+has "x12 ... naming the place and the cluster" "$x12_line"
+n=$(grep -cF -- "$x12_line" "$t/out")
+if [ "$n" = 1 ]; then echo "ok   x12 ... once"; else echo "FAIL x12 reported $n times"; fails=$((fails+1)); fi
+check "x12 ... serve refuses it the same way, before starting anything" 1 timeout 20 "$A" -c "$t/eds.yaml"
+has "x12 ... serve names it too" "$x12_line"
+
 printf 'envoy_bootstrap:\n  node:\n    id: x\n   cluster: y\n' > "$t/bad.yaml"
 check "yaml error exits 1" 1 "$A" --mode validate -c "$t/bad.yaml"
 has "yaml error line and column" "bad.yaml:4:4: YAML error"

@@ -79,6 +79,8 @@ extern const struct CMUnitTest regex_tests[];
 extern const size_t n_regex_tests;
 extern const struct CMUnitTest stress_tests[];
 extern const size_t n_stress_tests;
+extern const struct CMUnitTest rules_tests[];
+extern const size_t n_rules_tests;
 
 #define TC(f) cmocka_unit_test_setup_teardown(f, tc_setup, tc_teardown)
 

@@ -1,8 +1,9 @@
 /*
  * lib/config: converters, refusals, batches (X15, X16), warming (G6),
  * generations and RCU (X17), interest (X4), readiness, admin enumeration,
- * route and filter chain matching, regexes, the HAMT, and a stress test of
- * publication under readers. Rule ids from spec/RULES.md are in test names.
+ * route and filter chain matching, regexes, the HAMT, a stress test of
+ * publication under readers, and the contract rules on static_resources.
+ * Rule ids from spec/RULES.md are in test names.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -282,5 +283,6 @@ int main(void)
 	fails += _cmocka_run_group_tests("match", match_tests, n_match_tests, NULL, NULL);
 	fails += _cmocka_run_group_tests("regex", regex_tests, n_regex_tests, NULL, NULL);
 	fails += _cmocka_run_group_tests("stress", stress_tests, n_stress_tests, NULL, NULL);
+	fails += _cmocka_run_group_tests("rules", rules_tests, n_rules_tests, NULL, NULL);
 	return fails ? 1 : 0;
 }

@@ -2,9 +2,9 @@
  * libFuzzer: arbitrary bytes as a DeltaDiscoveryResponse arriving on a
  * connected stream, through the client's checks (D2-D4, D10), decoding of
  * every resource (X15) and conversion: lib/config's arn_config_apply() when
- * the build has it (ARN_FUZZ_WITH_CONFIG), else the bootstrap's per-resource
- * rule checks (X11-X13). The answer the client builds (ACK or NACK, D9
- * truncation) is serialized too. Must never crash, leak or hang.
+ * the build has it (ARN_FUZZ_WITH_CONFIG), else the per-resource rule checks
+ * alone (X11-X13, arn_rules.h). The answer the client builds (ACK or NACK,
+ * D9 truncation) is serialized too. Must never crash, leak or hang.
  */
 #include <errno.h>
 #include <stddef.h>
