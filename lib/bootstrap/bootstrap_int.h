@@ -22,6 +22,8 @@ struct arn_bs_ctx {
 	int n_errors;
 };
 
+/* ---- report.c: every check reports through these ---- */
+
 /** "FILE:LINE:COL: PATH: msg" into c->err (line of the node at PATH). */
 void arn_bs_error(struct arn_bs_ctx *c, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
