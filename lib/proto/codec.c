@@ -1,3 +1,7 @@
+/*
+ * Messages in and out: binary decode (after wire.c's check) and encode,
+ * JSON both ways, and Any unpacking, all against the pool of defs.c.
+ */
 #include "arn_proto.h"
 
 #include <errno.h>
@@ -15,64 +19,21 @@
 
 #include "arn_log.h"
 
-/* Generated at build time by proto/tools/gen_defs_list.py. */
-extern const _upb_DefPool_Init *const arn_proto_grpc_defs[];
-extern const _upb_DefPool_Init *const arn_proto_own_defs[];
-
-static upb_DefPool *pool;
-
-int arn_proto_init(void)
-{
-	if (pool != NULL)
-		return 0;
-	upb_DefPool *p = upb_DefPool_New();
-	if (p == NULL)
-		return -ENOMEM;
-	const _upb_DefPool_Init *const *lists[] = {arn_proto_grpc_defs, arn_proto_own_defs};
-	for (size_t l = 0; l < 2; l++) {
-		for (const _upb_DefPool_Init *const *d = lists[l]; *d != NULL; d++) {
-			if (!_upb_DefPool_LoadDefInit(p, *d)) {
-				ARN_ERR(MAIN, "protobuf descriptor %s failed to load", (*d)->filename);
-				upb_DefPool_Free(p);
-				return -EINVAL;
-			}
-		}
-	}
-	pool = p;
-	return 0;
-}
-
-const upb_DefPool *arn_proto_pool(void)
-{
-	return pool;
-}
-
-const upb_MessageDef *arn_proto_msgdef(const char *full_name)
-{
-	return pool ? upb_DefPool_FindMessageByName(pool, full_name) : NULL;
-}
-
-const upb_MessageDef *arn_proto_msgdef_by_url(const char *url, size_t len)
-{
-	if (len == 0)
-		return NULL; /* an Any without a type URL has NULL data: no memrchr */
-	const char *slash = memrchr(url, '/', len);
-	const char *name = slash ? slash + 1 : url;
-	size_t n = len - (size_t)(name - url);
-	if (pool == NULL || n == 0)
-		return NULL;
-	return upb_DefPool_FindMessageByNameWithSize(pool, name, n);
-}
-
 static const char *decode_status_str(upb_DecodeStatus st)
 {
 	switch (st) {
-	case kUpb_DecodeStatus_Malformed: return "malformed wire format";
-	case kUpb_DecodeStatus_OutOfMemory: return "out of memory";
-	case kUpb_DecodeStatus_BadUtf8: return "a string field is not valid UTF-8";
-	case kUpb_DecodeStatus_MaxDepthExceeded: return "nested too deeply";
-	case kUpb_DecodeStatus_MissingRequired: return "a required field is missing";
-	default: return "undecodable";
+	case kUpb_DecodeStatus_Malformed:
+		return "malformed wire format";
+	case kUpb_DecodeStatus_OutOfMemory:
+		return "out of memory";
+	case kUpb_DecodeStatus_BadUtf8:
+		return "a string field is not valid UTF-8";
+	case kUpb_DecodeStatus_MaxDepthExceeded:
+		return "nested too deeply";
+	case kUpb_DecodeStatus_MissingRequired:
+		return "a required field is missing";
+	default:
+		return "undecodable";
 	}
 }
 
@@ -147,7 +108,7 @@ upb_Message *arn_proto_from_json(const char *json, size_t len, const upb_Message
 		arn_sb_puts(err, "out of memory");
 		return NULL;
 	}
-	if (!upb_JsonDecode(json, len, msg, m, pool, 0, arena, &st)) {
+	if (!upb_JsonDecode(json, len, msg, m, arn_proto_pool(), 0, arena, &st)) {
 		arn_sb_puts(err, upb_Status_ErrorMessage(&st));
 		return NULL;
 	}
@@ -173,9 +134,10 @@ static bool anys_encodable(const upb_Message *msg, const upb_MessageDef *m, upb_
 		upb_StringView v = google_protobuf_Any_value((const google_protobuf_Any *)msg);
 		upb_Message *inner = upb_Message_New(im, a);
 		char why[8];
-		if (inner == NULL || !arn_proto_wire_check(v.data, v.size, im, false, why, sizeof(why)) ||
+		if (inner == NULL ||
+		    !arn_proto_wire_check(v.data, v.size, im, false, why, sizeof(why)) ||
 		    upb_Decode(v.data, v.size, inner, upb_MessageDef_MiniTable(im), NULL, 0, a) !=
-			    kUpb_DecodeStatus_Ok)
+			kUpb_DecodeStatus_Ok)
 			return false;
 		return anys_encodable(inner, im, a, depth + 1);
 	}
@@ -193,8 +155,8 @@ static bool anys_encodable(const upb_Message *msg, const upb_MessageDef *m, upb_
 			const upb_MessageDef *vm = upb_FieldDef_MessageSubDef(vf);
 			size_t mi = kUpb_Map_Begin;
 			while (upb_MapIterator_Next(val.map_val, &mi))
-				if (!anys_encodable(upb_MapIterator_Value(val.map_val, mi).msg_val, vm,
-						    a, depth + 1))
+				if (!anys_encodable(upb_MapIterator_Value(val.map_val, mi).msg_val,
+						    vm, a, depth + 1))
 					return false;
 		} else if (upb_FieldDef_IsRepeated(f)) {
 			for (size_t i = 0; i < upb_Array_Size(val.array_val); i++)
@@ -220,7 +182,7 @@ int arn_proto_to_json(const upb_Message *msg, const upb_MessageDef *m, struct ar
 	upb_Status st;
 	char small[512];
 	upb_Status_Clear(&st);
-	size_t n = upb_JsonEncode(msg, m, pool, upb_JsonEncode_UseProtoNames, small,
+	size_t n = upb_JsonEncode(msg, m, arn_proto_pool(), upb_JsonEncode_UseProtoNames, small,
 				  sizeof(small), &st);
 	if (!upb_Status_IsOk(&st))
 		return -EINVAL;
@@ -231,7 +193,7 @@ int arn_proto_to_json(const upb_Message *msg, const upb_MessageDef *m, struct ar
 	char *big = malloc(n + 1);
 	if (big == NULL)
 		return -ENOMEM;
-	upb_JsonEncode(msg, m, pool, upb_JsonEncode_UseProtoNames, big, n + 1, &st);
+	upb_JsonEncode(msg, m, arn_proto_pool(), upb_JsonEncode_UseProtoNames, big, n + 1, &st);
 	arn_sb_append(out, big, n);
 	free(big);
 	return upb_Status_IsOk(&st) ? 0 : -EINVAL;
