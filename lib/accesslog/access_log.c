@@ -618,8 +618,8 @@ struct arn_access_logger *arn_access_logger_create(const void *access_log_pb, co
 	tn = tn ? tn + 1 : type;
 	if (j == NULL || tn == NULL) {
 		arn_sb_printf(err,
-			      "%s.typed_config: missing (an access logger needs one, such as "
-			      "envoy.extensions.access_loggers.file.v3.FileAccessLog)\n",
+			      "%s.typed_config: missing (an access logger needs one, such "
+			      "as " ARN_TYPE_FILE_ACCESS_LOG ")\n",
 			      where);
 		goto out;
 	}
@@ -627,7 +627,7 @@ struct arn_access_logger *arn_access_logger_create(const void *access_log_pb, co
 	    (filter = filter_from_json(jget(j, "filter"), where, err, 0)) == NULL)
 		goto out;
 	const char *path;
-	if (!strcmp(tn, "envoy.extensions.access_loggers.file.v3.FileAccessLog")) {
+	if (!strcmp(tn, ARN_TYPE_FILE_ACCESS_LOG)) {
 		path = jstr(tc, "path");
 		if (path == NULL || !*path) {
 			arn_sb_printf(err, "%s.typed_config.path: missing (the file to write)\n",
@@ -662,8 +662,8 @@ struct arn_access_logger *arn_access_logger_create(const void *access_log_pb, co
 					      arn_sb_cstr(&e));
 			arn_sb_free(&e);
 		}
-	} else if (!strcmp(tn, "envoy.extensions.access_loggers.stream.v3.StdoutAccessLog") ||
-		   !strcmp(tn, "envoy.extensions.access_loggers.stream.v3.StderrAccessLog")) {
+	} else if (!strcmp(tn, ARN_TYPE_STDOUT_ACCESS_LOG) ||
+		   !strcmp(tn, ARN_TYPE_STDERR_ACCESS_LOG)) {
 		path = strstr(tn, "Stdout") ? "/dev/stdout" : "/dev/stderr";
 		const struct arn_json *lf = jget(tc, "log_format");
 		struct arn_json empty = {.type = ARN_JSON_OBJECT};

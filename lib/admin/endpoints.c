@@ -265,8 +265,8 @@ static int dump_bootstrap(struct arn_sb *out, void *arg)
 	if (b == NULL || b->pb == NULL)
 		return -ENOENT;
 	struct arn_sb js = ARN_SB_INIT;
-	int rc = arn_proto_to_json((const upb_Message *)b->pb,
-				   arn_proto_msgdef("envoy.config.bootstrap.v3.Bootstrap"), &js);
+	int rc = arn_proto_to_json((const upb_Message *)b->pb, arn_proto_msgdef(ARN_TYPE_BOOTSTRAP),
+				   &js);
 	if (rc != 0) {
 		arn_sb_free(&js);
 		return rc;

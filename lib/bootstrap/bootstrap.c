@@ -375,8 +375,7 @@ static int check_envoy(struct arn_bs_ctx *c, struct arn_bootstrap *b,
 	const envoy_config_bootstrap_v3_Bootstrap *bs = b->pb;
 	static const char *const top_ok[] = {"node",  "static_resources", "dynamic_resources",
 					     "admin", "layered_runtime",  NULL};
-	arn_bs_only_fields(c, (const upb_Message *)bs,
-			   arn_proto_msgdef("envoy.config.bootstrap.v3.Bootstrap"),
+	arn_bs_only_fields(c, (const upb_Message *)bs, arn_proto_msgdef(ARN_TYPE_BOOTSTRAP),
 			   "envoy_bootstrap", top_ok, NULL);
 	const envoy_config_core_v3_Node *node = envoy_config_bootstrap_v3_Bootstrap_node(bs);
 	b->node_id = ov && ov->service_node ? xstrdup(ov->service_node)
@@ -540,7 +539,7 @@ int arn_bootstrap_load_buf(const char *name, const char *buf, size_t len,
 	}
 
 	/* YAML -> JSON, checked against the schema. */
-	const upb_MessageDef *bdef = arn_proto_msgdef("envoy.config.bootstrap.v3.Bootstrap");
+	const upb_MessageDef *bdef = arn_proto_msgdef(ARN_TYPE_BOOTSTRAP);
 	struct arn_y2j y = {.doc = doc,
 			    .file = name,
 			    .pool = arn_proto_pool(),

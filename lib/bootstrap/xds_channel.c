@@ -47,7 +47,6 @@
 #include "arn_proto.h"
 #include "bootstrap_int.h"
 
-#define RAW_TYPE "envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer"
 #define TLS_NS "envoy.extensions.transport_sockets.tls.v3."
 
 #define HOW_TO_TLS                                                                                 \
@@ -484,7 +483,7 @@ void arn_bs_check_xds_channel(struct arn_bs_ctx *c, const struct arn_bootstrap *
 		return;
 	}
 	upb_StringView tn = any ? arn_proto_any_type_name((const upb_Message *)any)
-				: upb_StringView_FromString(RAW_TYPE);
+				: upb_StringView_FromString(ARN_TYPE_RAW_BUFFER);
 	if (arn_sv_eq(tn, ARN_TYPE_UPSTREAM_TLS)) {
 		struct arn_sb err = ARN_SB_INIT;
 		upb_Message *utc =
@@ -496,7 +495,7 @@ void arn_bs_check_xds_channel(struct arn_bs_ctx *c, const struct arn_bootstrap *
 		arn_sb_free(&err);
 		return;
 	}
-	if (!arn_sv_eq(tn, RAW_TYPE)) {
+	if (!arn_sv_eq(tn, ARN_TYPE_RAW_BUFFER)) {
 		arn_bs_error(c, SUB(p, "%s.typed_config", tp),
 			     "transport socket type '" ARN_SV_FMT "' is not supported for the xDS "
 			     "cluster (only " ARN_TYPE_UPSTREAM_TLS ")",

@@ -101,9 +101,8 @@ static void access_logs(struct conv *c, struct pb p, const char *f, struct arn_c
 		upb_StringView tn = arn_proto_any_type_name(any.m);
 		size_t m1 = conv_push(c, "typed_config");
 		struct pb cfg, fmt = {NULL, NULL};
-		if (arn_sv_eq(tn, "envoy.extensions.access_loggers.file.v3.FileAccessLog")) {
-			cfg = conv_any(c, any,
-				       "envoy.extensions.access_loggers.file.v3.FileAccessLog");
+		if (arn_sv_eq(tn, ARN_TYPE_FILE_ACCESS_LOG)) {
+			cfg = conv_any(c, any, ARN_TYPE_FILE_ACCESS_LOG);
 			a->kind = ARN_CFG_LOG_FILE;
 			if (cfg.m) {
 				conv_only(c, cfg,
@@ -128,16 +127,11 @@ static void access_logs(struct conv *c, struct pb p, const char *f, struct arn_c
 				}
 				fmt = pb_msg(cfg, "log_format");
 			}
-		} else if (arn_sv_eq(tn,
-				     "envoy.extensions.access_loggers.stream.v3.StdoutAccessLog") ||
-			   arn_sv_eq(tn,
-				     "envoy.extensions.access_loggers.stream.v3.StderrAccessLog")) {
-			bool out_ = arn_sv_eq(
-			    tn, "envoy.extensions.access_loggers.stream.v3.StdoutAccessLog");
+		} else if (arn_sv_eq(tn, ARN_TYPE_STDOUT_ACCESS_LOG) ||
+			   arn_sv_eq(tn, ARN_TYPE_STDERR_ACCESS_LOG)) {
+			bool out_ = arn_sv_eq(tn, ARN_TYPE_STDOUT_ACCESS_LOG);
 			cfg = conv_any(
-			    c, any,
-			    out_ ? "envoy.extensions.access_loggers.stream.v3.StdoutAccessLog"
-				 : "envoy.extensions.access_loggers.stream.v3.StderrAccessLog");
+			    c, any, out_ ? ARN_TYPE_STDOUT_ACCESS_LOG : ARN_TYPE_STDERR_ACCESS_LOG);
 			a->kind = out_ ? ARN_CFG_LOG_STDOUT : ARN_CFG_LOG_STDERR;
 			if (cfg.m) {
 				conv_only(c, cfg, "log_format");

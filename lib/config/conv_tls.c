@@ -103,7 +103,7 @@ struct arn_cfg_tls *conv_tls(struct conv *c, struct pb ts, bool downstream)
 	upb_StringView tn = arn_proto_any_type_name(any.m);
 	const char *want = downstream ? ARN_TYPE_DOWNSTREAM_TLS : ARN_TYPE_UPSTREAM_TLS;
 	size_t m1 = conv_push(c, "typed_config");
-	if (arn_sv_eq(tn, "envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer")) {
+	if (arn_sv_eq(tn, ARN_TYPE_RAW_BUFFER)) {
 		conv_pop(c, m0);
 		return NULL; /* plain text, said explicitly */
 	}

@@ -627,8 +627,7 @@ static uint32_t bootstrap_fetch_ms(const struct arn_bootstrap *b, const char *sr
 	uint32_t ms = ARN_CONFIG_DEFAULT_INITIAL_FETCH_MS;
 	if (!b || !b->pb)
 		return ms;
-	struct pb bs = {(const upb_Message *)b->pb,
-			arn_proto_msgdef("envoy.config.bootstrap.v3.Bootstrap")};
+	struct pb bs = {(const upb_Message *)b->pb, arn_proto_msgdef(ARN_TYPE_BOOTSTRAP)};
 	struct pb cs = pb_msg(pb_msg(bs, "dynamic_resources"), src);
 	struct pb d = pb_msg(cs, "initial_fetch_timeout");
 	if (d.m) {
@@ -1105,8 +1104,7 @@ static void static_error(const struct arn_bootstrap *b, const char *field, char 
 static int apply_static_list(struct arn_config_store *s, const struct arn_bootstrap *b,
 			     enum arn_cfg_type t, const char *field, struct arn_sb *err)
 {
-	struct pb bs = {(const upb_Message *)b->pb,
-			arn_proto_msgdef("envoy.config.bootstrap.v3.Bootstrap")};
+	struct pb bs = {(const upb_Message *)b->pb, arn_proto_msgdef(ARN_TYPE_BOOTSTRAP)};
 	struct pb sr = pb_msg(bs, "static_resources");
 	size_t n = pb_len(sr, field);
 	if (!n)

@@ -25,11 +25,18 @@
 #define ARN_TYPE_URL_CLA ARN_TYPE_URL_PREFIX ARN_TYPE_CLA
 #define ARN_TYPE_URL_SECRET ARN_TYPE_URL_PREFIX ARN_TYPE_SECRET
 
+/* The configuration file's envoy_bootstrap: */
+#define ARN_TYPE_BOOTSTRAP "envoy.config.bootstrap.v3.Bootstrap"
+
 /* Types that arrive inside an Any of those resources (or of the bootstrap). */
 #define ARN_TYPE_HCM                                                                               \
 	"envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
 #define ARN_TYPE_DOWNSTREAM_TLS "envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext"
 #define ARN_TYPE_UPSTREAM_TLS "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext"
 #define ARN_TYPE_HTTP_PROTOCOL_OPTIONS "envoy.extensions.upstreams.http.v3.HttpProtocolOptions"
+#define ARN_TYPE_RAW_BUFFER "envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer"
+#define ARN_TYPE_FILE_ACCESS_LOG "envoy.extensions.access_loggers.file.v3.FileAccessLog"
+#define ARN_TYPE_STDOUT_ACCESS_LOG "envoy.extensions.access_loggers.stream.v3.StdoutAccessLog"
+#define ARN_TYPE_STDERR_ACCESS_LOG "envoy.extensions.access_loggers.stream.v3.StderrAccessLog"
 
 #endif
