@@ -46,8 +46,11 @@ int arn_net_set_rcu(struct rte_rcu_qsbr *v)
 		}
 		if (w == net->n_workers)
 			break;
-		if (waited == 10000) {
-			ARN_ERR(NET, "a worker did not switch to the new RCU QSBR within a second");
+		/* A running worker switches within an iteration (microseconds);
+		 * five seconds only covers a machine so loaded that the worker's
+		 * thread is not scheduled, as a test machine's can be. */
+		if (waited == 50000) {
+			ARN_ERR(NET, "a worker did not switch to the new RCU QSBR within 5 s");
 			return -ETIMEDOUT;
 		}
 		sleep_us(100);
