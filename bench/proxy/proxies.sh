@@ -63,7 +63,7 @@ start_arion() { # [wrapper command...]
 	# Arion owns 198.18.0.2 itself: the kernel side of the port has no
 	# address. No access_log (Envoy logs nothing without one); request ids
 	# off (nginx and HAProxy generate none); the af_packet ring larger than
-	# its 512-frame default so that a burst does not overflow it.
+	# the rx_descriptors default (1024 frames) so that a burst does not overflow it.
 	cat > "$work/arion.yaml" <<EOF
 envoy_bootstrap:
   node: {id: bench, cluster: bench}

@@ -347,14 +347,14 @@ static void log_stats(struct arn_net *net)
 			if (v)
 				arn_sb_printf(&s, " %s=%llu", pnames[c], (unsigned long long)v);
 		}
-		struct rte_eth_stats es;
-		if (rte_eth_stats_get(net->port[p].port_id, &es) == 0)
+		struct net_nic_stats ns;
+		if (net_port_nic_stats(net, p, &ns) == 0)
 			arn_sb_printf(
 			    &s,
 			    " nic_rx_missed=%llu nic_rx_errors=%llu nic_rx_nombuf=%llu "
 			    "nic_tx_errors=%llu",
-			    (unsigned long long)es.imissed, (unsigned long long)es.ierrors,
-			    (unsigned long long)es.rx_nombuf, (unsigned long long)es.oerrors);
+			    (unsigned long long)ns.rx_missed, (unsigned long long)ns.rx_errors,
+			    (unsigned long long)ns.rx_nombuf, (unsigned long long)ns.tx_errors);
 		ARN_INFO(NET, "stats port %s:%s", net->port[p].name, arn_sb_cstr(&s));
 		arn_sb_free(&s);
 	}

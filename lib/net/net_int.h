@@ -49,6 +49,23 @@ struct net_port {
 	size_t n_routes;		   /* 0: the gateway (if any) is a default route */
 	uint16_t mtu;
 	struct rte_ether_addr mac;
+	/* net_af_packet: the PMD's sockets, one per queue pair, found through
+	 * the kernel (port.c); their PACKET_STATISTICS drops are the frames the
+	 * kernel could not put in a full receive ring. Reading the statistics
+	 * resets them, so what was read accumulates in afp_drops (any thread,
+	 * atomically). n_afp_fd 0: not an af_packet port, or sockets not found. */
+	unsigned n_afp_fd;
+	int afp_fd[ARN_NET_MAX_WORKERS];
+	uint64_t afp_drops;
+};
+
+/* What the device counted, beside the workers' counters: frames lost before
+ * any worker saw them, and frames the device failed to send. */
+struct net_nic_stats {
+	uint64_t rx_missed; /* RX queue full: the PMD's imissed + af_packet's ring drops */
+	uint64_t rx_errors;
+	uint64_t rx_nombuf;
+	uint64_t tx_errors;
 };
 
 struct arn_net {
@@ -151,6 +168,9 @@ int net_port_setup(struct arn_net *net, unsigned idx, const struct arn_dp_port *
 int net_ports_start(struct arn_net *net);
 /* Stop and close every port that was configured. */
 void net_ports_close(struct arn_net *net);
+/* Frames the kernel dropped for want of room in @p np's af_packet receive
+ * rings, since the port was set up (0 for other devices). Any thread. */
+uint64_t net_port_afp_drops(struct net_port *np);
 
 /* ---- worker.c ------------------------------------------------------------------------------- */
 /* One iteration of a worker's loop (tests drive it directly). Returns
@@ -180,6 +200,9 @@ const struct arn_l4_ops *net_l4_registered(void);
  * counters as a pull source; undo at destroy. */
 int net_admin_register(struct arn_net *net);
 void net_admin_unregister(struct arn_net *net);
+/* The device's counters of port @p p (rte_eth_stats plus af_packet's ring
+ * drops). Returns 0, or the negative errno of rte_eth_stats_get. */
+int net_port_nic_stats(struct arn_net *net, unsigned p, struct net_nic_stats *out);
 
 /* Make @p net the process's current data plane (tests that assemble one). */
 void net_set_current(struct arn_net *net);

@@ -8,11 +8,24 @@
  * arn_net_flow_worker agree. Virtual devices (net_tap, net_af_packet) spread
  * packets over their queues by the kernel's hash; there lib/net's software
  * hash decides and input.c hands packets to their owners.
+ *
+ * Ring sizes: rx_descriptors is what a NIC's RX queue gets; net_af_packet
+ * takes its ring size only as a device argument (framecnt, one size for its
+ * RX and TX rings) and net_tap's queue is its kernel interface's
+ * txqueuelen, so both are set from rx_descriptors here.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
+
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include <rte_dev.h>
 #include <rte_ethdev.h>
@@ -40,6 +53,46 @@ static void dev_name(const char *devargs, char *out, size_t n)
 		len = n - 1;
 	memcpy(out, devargs, len);
 	out[len] = '\0';
+}
+
+/* The value of device argument @p key in @p devargs ("dev,key=value,..."),
+ * or NULL when it is not there. */
+static const char *devarg(const char *devargs, const char *key)
+{
+	size_t kl = strlen(key);
+	for (const char *a = strchr(devargs, ','); a != NULL; a = strchr(a, ',')) {
+		a++;
+		if (strncmp(a, key, kl) == 0 && a[kl] == '=')
+			return a + kl + 1;
+	}
+	return NULL;
+}
+
+static unsigned long devarg_ul(const char *devargs, const char *key, unsigned long dflt)
+{
+	const char *v = devarg(devargs, key);
+	return v ? strtoul(v, NULL, 10) : dflt;
+}
+
+/* np->device for net_af_packet: one queue pair per worker (qpairs) and
+ * rx_descriptors frames per ring (framecnt; the PMD's default is 512 and
+ * it ignores the descriptor counts of rte_eth_rx_queue_setup), unless the
+ * operator wrote them in the device string. The kernel wants the frame
+ * count to be a whole number of blocks (blocksz / framesz frames each). */
+static void afp_devargs(struct net_port *np, const char *devargs, unsigned workers,
+			unsigned rx_desc)
+{
+	int len = snprintf(np->device, sizeof(np->device), "%s", devargs);
+	if (workers > 1 && !devarg(devargs, "qpairs"))
+		len += snprintf(np->device + len, sizeof(np->device) - (size_t)len, ",qpairs=%u",
+				workers);
+	if (!devarg(devargs, "framecnt")) {
+		unsigned long block = devarg_ul(devargs, "blocksz", (unsigned long)getpagesize());
+		unsigned long frame = devarg_ul(devargs, "framesz", 2048);
+		unsigned long per = frame && block >= frame ? block / frame : 1;
+		unsigned long cnt = (rx_desc + per - 1) / per * per;
+		snprintf(np->device + len, sizeof(np->device) - (size_t)len, ",framecnt=%lu", cnt);
+	}
 }
 
 static int find_pci(const char *addr, uint16_t *pid)
@@ -121,6 +174,103 @@ static int port_find(struct net_port *np, bool is_pci)
 	return 0;
 }
 
+/* Is @p fd one of the af_packet sockets of a port set up before @p np? */
+static bool afp_claimed(const struct arn_net *net, const struct net_port *np, int fd)
+{
+	for (const struct net_port *o = net->port; o < np; o++)
+		for (unsigned i = 0; i < o->n_afp_fd; i++)
+			if (o->afp_fd[i] == fd)
+				return true;
+	return false;
+}
+
+/* Find the sockets of the net_af_packet port @p np (interface @p ifindex,
+ * @p nq queue pairs). DPDK 22.11's PMD reports no imissed, though the kernel
+ * drops every frame that finds a socket's receive ring full (and counts it
+ * in that socket's PACKET_STATISTICS), and it keeps its sockets in private
+ * structures. The kernel knows them: this process's AF_PACKET sockets bound
+ * to the port's interface, one per queue pair, opened when the port was
+ * probed. If they cannot be told apart, say so rather than count wrong. */
+static void afp_find_sockets(const struct arn_net *net, struct net_port *np, int ifindex,
+			     unsigned nq)
+{
+	np->n_afp_fd = 0;
+	DIR *d = opendir("/proc/self/fd");
+	if (d == NULL) {
+		ARN_WARN(NET,
+			 "port %s: cannot list /proc/self/fd (%s): frames the kernel drops "
+			 "for a full af_packet receive ring are not counted in nic_rx_missed",
+			 np->name, strerror(errno));
+		return;
+	}
+	unsigned found = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end != '\0' || fd == dirfd(d))
+			continue;
+		int dom = 0;
+		socklen_t l = sizeof(dom);
+		if (getsockopt((int)fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) != 0 || dom != AF_PACKET)
+			continue;
+		struct sockaddr_ll sll;
+		l = sizeof(sll);
+		if (getsockname((int)fd, (struct sockaddr *)&sll, &l) != 0 ||
+		    sll.sll_ifindex != ifindex || afp_claimed(net, np, (int)fd))
+			continue;
+		if (found < RTE_DIM(np->afp_fd))
+			np->afp_fd[found] = (int)fd;
+		found++;
+	}
+	closedir(d);
+	if (found != nq) {
+		ARN_WARN(NET,
+			 "port %s: %u af_packet sockets on interface index %d for %u queue "
+			 "pairs; frames the kernel drops for a full receive ring are not "
+			 "counted in nic_rx_missed",
+			 np->name, found, ifindex, nq);
+		return;
+	}
+	np->n_afp_fd = found;
+}
+
+uint64_t net_port_afp_drops(struct net_port *np)
+{
+	for (unsigned i = 0; i < np->n_afp_fd; i++) {
+		/* TPACKET_V2 sockets fill the first two fields (tpacket_stats);
+		 * the read resets the kernel's counts, hence the sum. */
+		struct tpacket_stats_v3 st;
+		socklen_t l = sizeof(st);
+		memset(&st, 0, sizeof(st));
+		if (getsockopt(np->afp_fd[i], SOL_PACKET, PACKET_STATISTICS, &st, &l) == 0 &&
+		    st.tp_drops)
+			__atomic_fetch_add(&np->afp_drops, st.tp_drops, __ATOMIC_RELAXED);
+	}
+	return __atomic_load_n(&np->afp_drops, __ATOMIC_RELAXED);
+}
+
+/* net_tap: the kernel queues frames for the port in the TAP interface's
+ * queue, txqueuelen long (1000 by default); make it rx_descriptors. */
+static void tap_queue_len(const struct net_port *np, int ifindex, unsigned len)
+{
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int rc = s < 0 || if_indextoname((unsigned)ifindex, ifr.ifr_name) == NULL ? -1 : 0;
+	if (rc == 0) {
+		ifr.ifr_qlen = (int)len;
+		rc = ioctl(s, SIOCSIFTXQLEN, &ifr);
+	}
+	if (rc != 0)
+		ARN_WARN(NET,
+			 "port %s: cannot set the TAP interface's queue to rx_descriptors (%u "
+			 "frames): %s; it keeps its txqueuelen",
+			 np->name, len, strerror(errno));
+	if (s >= 0)
+		close(s);
+}
+
 /* Link changes, reported by devices that interrupt on them (real NICs).
  * Runs on the EAL interrupt thread, never on a worker. */
 static int lsc_event(uint16_t pid, enum rte_eth_event_type type, void *arg, void *ret)
@@ -150,10 +300,8 @@ int net_port_setup(struct arn_net *net, unsigned idx, const struct arn_dp_port *
 	np->routes = pc->routes;
 	np->n_routes = pc->n_routes;
 	np->mtu = pc->mtu;
-	/* net_af_packet opens one socket per queue pair; ask for one per worker
-	 * unless the operator chose. */
-	if (starts_with(pc->device, "net_af_packet") && n > 1 && !strstr(pc->device, "qpairs="))
-		snprintf(np->device, sizeof(np->device), "%s,qpairs=%u", pc->device, n);
+	if (starts_with(pc->device, "net_af_packet"))
+		afp_devargs(np, pc->device, n, pc->rx_descriptors);
 	else
 		snprintf(np->device, sizeof(np->device), "%s", pc->device);
 
@@ -176,6 +324,10 @@ int net_port_setup(struct arn_net *net, unsigned idx, const struct arn_dp_port *
 								 : "");
 		return -EINVAL;
 	}
+	if (starts_with(np->device, "net_af_packet"))
+		afp_find_sockets(net, np, (int)info.if_index, info.max_rx_queues);
+	else if (starts_with(np->device, "net_tap"))
+		tap_queue_len(np, (int)info.if_index, pc->rx_descriptors);
 	if (info.max_mtu && np->mtu > info.max_mtu) {
 		ARN_ERR(NET, "port %s: mtu %u is above the device's maximum %u", np->name, np->mtu,
 			info.max_mtu);
@@ -358,6 +510,12 @@ void net_ports_close(struct arn_net *net)
 			rte_eth_dev_callback_unregister(np->port_id, RTE_ETH_EVENT_INTR_LSC,
 							lsc_event, np);
 			np->lsc = false;
+		}
+		if (np->n_afp_fd) {
+			/* The last drops, before the sockets close (and their
+			 * numbers may be reused). */
+			net_port_afp_drops(np);
+			np->n_afp_fd = 0;
 		}
 		if (np->configured || np->probed) {
 			rte_eth_dev_close(np->port_id);

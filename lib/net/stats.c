@@ -55,9 +55,24 @@ uint64_t arn_net_worker_counter(const struct arn_net *net, unsigned worker, enum
 	return rd(&net->lc[worker]->ctr[c]);
 }
 
+int net_port_nic_stats(struct arn_net *net, unsigned p, struct net_nic_stats *out)
+{
+	struct rte_eth_stats es;
+	int rc = rte_eth_stats_get(net->port[p].port_id, &es);
+	if (rc != 0)
+		return rc;
+	/* A PMD that counts its own misses (NICs) has no af_packet sockets,
+	 * and net_af_packet counts none itself: the sum counts each drop once. */
+	out->rx_missed = es.imissed + net_port_afp_drops(&net->port[p]);
+	out->rx_errors = es.ierrors;
+	out->rx_nombuf = es.rx_nombuf;
+	out->tx_errors = es.oerrors;
+	return 0;
+}
+
 int arn_net_stats_foreach(arn_net_stat_cb cb, void *ctx)
 {
-	const struct arn_net *net = arn_net_current();
+	struct arn_net *net = arn_net_current();
 	if (net == NULL)
 		return -ENODEV;
 	struct arn_net_stat s;
@@ -72,15 +87,15 @@ int arn_net_stats_foreach(arn_net_stat_cb cb, void *ctx)
 			cb(ctx, &s);
 		}
 		/* What the device itself counted: drops before any worker saw them. */
-		struct rte_eth_stats es;
-		if (rte_eth_stats_get(net->port[p].port_id, &es) == 0) {
+		struct net_nic_stats ns;
+		if (net_port_nic_stats(net, p, &ns) == 0) {
 			static const char *const nic[][2] = {
 			    {"nic_rx_missed", "frames the device dropped: RX queue full"},
 			    {"nic_rx_errors", "erroneous frames the device dropped"},
 			    {"nic_rx_nombuf", "frames the device dropped: no mbuf"},
 			    {"nic_tx_errors", "frames the device failed to send"},
 			};
-			uint64_t v[] = {es.imissed, es.ierrors, es.rx_nombuf, es.oerrors};
+			uint64_t v[] = {ns.rx_missed, ns.rx_errors, ns.rx_nombuf, ns.tx_errors};
 			for (unsigned i = 0; i < RTE_DIM(v); i++) {
 				s.name = nic[i][0];
 				s.help = nic[i][1];
