@@ -1,31 +1,22 @@
--- pktgen-dpdk: Arion's L3 path at line rate (ICMP echo and ARP are answered
--- by the worker lcores without the TCP stack).
+-- pktgen-dpdk 24.03.1: Arion's L3 path at rising rates. ICMP echo requests
+-- replayed from a pcap (pktgen's own ICMP mode sends a malformed Timestamp
+-- message instead): every request Arion's worker receives gets a reply.
 --
---   pktgen -l 0-2 -n 4 -a 0000:81:00.0 -- -P -m "[1:2].0" -f bench/pktgen/arion-l3.lua
+--   bench/pktgen/frames.py echo echo.pcap ARION_MAC PKTGEN_MAC 198.18.0.1 198.18.0.2
+--   ARN_PG_RATES="0.5 1 2" ARN_PG_SECONDS=10 \
+--     pktgen -l 0-2 -n 4 -a 0000:81:00.0 -- -m "[1:2].0" -s 0:echo.pcap -f bench/pktgen/arion-l3.lua
 --
--- Port 0 of pktgen is cabled to Arion's "client" port (198.18.0.2, see
--- bench/trex/arion-trex.yaml); set ARION_MAC to that port's MAC (Arion logs
--- it at start). Compare pktgen's RX rate with its TX rate: the difference is
--- what Arion dropped; Arion's own drop counters are in /stats (dpdk.*).
-package.path = package.path .. ";?.lua;test/?.lua;app/?.lua;"
-require "Pktgen"
+-- For each rate (percent of the link) it prints pktgen's TX and RX: RX
+-- below TX is what was not answered. Arion's counters (/stats:
+-- dpdk.port.<port>.icmp_rx_echo, icmp_tx_echo_reply, nic_rx_missed) say
+-- where the difference went. bench/pktgen/run does all of it on a veth.
+local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
+local C = dofile(here .. "arion-common.lua")
 
-local port = "0"
-local arion_ip = "198.18.0.2"
-local arion_mac = os.getenv("ARION_MAC") or "02:00:00:00:00:02"
-local size = tonumber(os.getenv("PKT_SIZE") or "64")
-local rate = tonumber(os.getenv("RATE") or "100") -- percent of line rate
-
-pktgen.stop(port)
-pktgen.set_mac(port, "dst", arion_mac)
-pktgen.set_ipaddr(port, "src", "198.18.0.1/24")
-pktgen.set_ipaddr(port, "dst", arion_ip)
-pktgen.set_proto(port, "icmp")
-pktgen.set_type(port, "ipv4")
-pktgen.set(port, "size", size)
-pktgen.set(port, "rate", rate)
-pktgen.set(port, "count", 0)
-pktgen.start(port)
-pktgen.delay(30000)
-pktgen.stop(port)
-printf("ICMP echo to %s: see the port statistics page for TX vs RX\n", arion_ip)
+pktgen.stop(C.port)
+pktgen.pcap(C.port, "on")
+C.wait_go()
+for i, pct in ipairs(C.rates()) do
+	C.step("l3-" .. i, pct)
+end
+C.finish()
