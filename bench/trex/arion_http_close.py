@@ -9,8 +9,13 @@ response, as HTTP/1.1 requires.
   ./t-rex-64 --astf -f arion_http_close.py -m 20000 -d 60 -t vip=198.18.0.2
 
 Tunables: vip (default 198.18.0.2), port (80), size (response body, 64),
-extra (bytes Arion adds to each request upstream, 25) and rextra (to each
-response, 0); see arion_http_keepalive.py.
+extra (bytes Arion adds to each request upstream, 6) and rextra (to each
+response, 19); see arion_http_keepalive.py. With bench/trex/arion-trex.yaml
+Arion adds "x-forwarded-proto: http\r\n" (25 bytes) to the request and
+drops its hop-by-hop "Connection: close\r\n" (19), and adds
+"connection: close\r\n" (19) to the response: tests/http checks these
+counts against Arion's own parser, edits and serializer (test_http_proxy,
+trex_astf_byte_counts).
 """
 
 from trex.astf.api import *
@@ -25,8 +30,8 @@ class ArionClose(object):
         vip = params.get('vip', '198.18.0.2')
         port = int(params.get('port', '80'))
         size = int(params.get('size', '64'))
-        extra = int(params.get('extra', '25'))
-        rextra = int(params.get('rextra', '0'))
+        extra = int(params.get('extra', '6'))
+        rextra = int(params.get('rextra', '19'))
         req = ('GET /bench HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n'
                'User-Agent: trex-astf\r\n\r\n' % vip)
         resp = ('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n'

@@ -22,6 +22,7 @@
 #include "arn_h1.h"
 #include "arn_sb.h"
 #include "h1_harness.h"
+#include "trex_astf.h"
 
 #define NRANDOM 4
 
@@ -1162,12 +1163,71 @@ static void test_guard_page_faults(void **state)
 	munmap(map, maplen);
 }
 
+/* bench/trex's ASTF profiles (generated from them: trex_astf.py). TRex
+ * cannot run here, so what it would send is checked against the parser:
+ * each profile's request is accepted as one request, whole and in every
+ * cutting, with the path, host and connection semantics the profile means;
+ * three of them back to back are three requests for the keep-alive
+ * profile, and one and the end of the connection for the Connection: close
+ * one; each response is one 200 with its whole body. test_http_proxy
+ * checks the byte counts each side waits for. */
+static void test_trex_astf_requests(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(trex_astf) / sizeof(trex_astf[0]); i++) {
+		const struct trex_astf *t = &trex_astf[i];
+		bool close = strstr(t->profile, "close") != NULL;
+		char in[4096];
+		size_t n = strlen(t->request);
+		assert_true(3 * n < sizeof(in));
+		for (int k = 0; k < 3; k++)
+			memcpy(in + k * n, t->request, n);
+		char *whole = NULL;
+		char *diff = h1t_all_splits(in, 3 * n, &req_opts, NRANDOM, (unsigned)i, &whole);
+		if (diff)
+			fail_msg("%s: %s", t->profile, diff);
+		if (strstr(whole, "ERR") ||
+		    strncmp(whole,
+			    "REQ GET /bench HTTP/1.1 form=o auth=198.18.0.2 path=/bench nobody",
+			    64) != 0)
+			fail_msg("%s: the request parses as:\n%s", t->profile, whole);
+		const char *first_end = strstr(whole, "END body=0\n");
+		assert_non_null(first_end);
+		/* the head's flags: keep-alive, or Connection: close */
+		char head[256];
+		size_t hl = (size_t)(strchr(whole, '\n') - whole);
+		snprintf(head, sizeof(head), "%.*s", (int)hl, whole);
+		if (close)
+			assert_non_null(strstr(head, " c-close"));
+		else
+			assert_non_null(strstr(head, " ka"));
+		int reqs = 0;
+		for (const char *p = whole; (p = strstr(p, "REQ GET ")) != NULL; p++)
+			reqs++;
+		/* Connection: close ends the connection after the first */
+		if (reqs != (close ? 1 : 3) || (close && !strstr(whole, "CLOSED")))
+			fail_msg("%s: %d requests in:\n%s", t->profile, reqs, whole);
+		free(whole);
+
+		whole = NULL;
+		diff = h1t_all_splits(t->response, strlen(t->response), &res_opts, NRANDOM,
+				      (unsigned)i, &whole);
+		if (diff)
+			fail_msg("%s: %s", t->profile, diff);
+		if (strncmp(whole, "RES 200", 7) != 0 || strstr(whole, "ERR") ||
+		    !strstr(whole, "END body=64\n"))
+			fail_msg("%s: the response parses as:\n%s", t->profile, whole);
+		free(whole);
+	}
+}
+
 int test_h1_write_group(void);
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_guard_page_faults),
+	    cmocka_unit_test(test_trex_astf_requests),
 	    cmocka_unit_test(test_get_origin_form),
 	    cmocka_unit_test(test_value_ows_and_obs_text),
 	    cmocka_unit_test(test_pipelining),

@@ -17,7 +17,11 @@
 
 #include <cmocka.h>
 
+#include "arn_bootstrap.h"
+#include "arn_config.h"
+#include "arn_sb.h"
 #include "http_int.h"
+#include "trex_astf.h"
 
 /* ---- helpers ------------------------------------------------------------------- */
 
@@ -1216,10 +1220,116 @@ static void test_path_rfc3986_percent_and_slashes(void **state)
 	assert_int_equal(http_path_normalize("/a/../b", 7, N, small, sizeof(small)), -ENOSPC);
 }
 
+/* ---- bench/trex's ASTF byte counts ---------------------------------------------- */
+
+/* bench/trex's ASTF programs wait for byte counts: the server side for the
+ * request plus what Arion adds on its way upstream (the profiles' `extra`),
+ * the client side for the response plus what Arion adds on its way back
+ * (`rextra`). TRex cannot run here, so the counts are checked against what
+ * Arion would write with bench/trex/arion-trex.yaml: the profiles' own
+ * bytes (trex_astf.h, generated from them) through the real parser, the
+ * edits of that configuration's HTTP connection manager and route, and the
+ * serializer, composed as http_hcm.c composes the upstream request and the
+ * downstream response head. A count that is off leaves an ASTF program
+ * waiting forever on the appliance. */
+static void test_trex_astf_byte_counts(void **state)
+{
+	(void)state;
+	struct arn_bootstrap *b = NULL;
+	struct arn_sb err = ARN_SB_INIT;
+	if (arn_bootstrap_load_file("bench/trex/arion-trex.yaml", NULL, &b, &err) != 0)
+		fail_msg("bench/trex/arion-trex.yaml: %s", arn_sb_cstr(&err));
+	struct arn_config_store *st = arn_config_create(b);
+	assert_non_null(st);
+	if (arn_config_apply_static(st, b, &err) != 0)
+		fail_msg("bench/trex/arion-trex.yaml: %s", arn_sb_cstr(&err));
+	const struct arn_cfg_listener *l =
+	    arn_cfg_find(arn_config_gen(st), ARN_CFG_LISTENER, "http", 4, arn_cfg_hash("http", 4));
+	assert_non_null(l);
+	assert_int_equal(l->chains[0].kind, ARN_CFG_NF_HCM);
+	const struct arn_cfg_hcm *h = l->chains[0].hcm;
+	assert_non_null(h->inline_routes);
+	const struct arn_cfg_vhost *vh = &h->inline_routes->vhosts[0];
+	const struct arn_cfg_route *rt = &vh->routes[0];
+
+	for (size_t i = 0; i < sizeof(trex_astf) / sizeof(trex_astf[0]); i++) {
+		const struct trex_astf *t = &trex_astf[i];
+		/* the request, as it leaves for the upstream */
+		struct req r;
+		parse(&r, t->request);
+		struct http_req_ctx x = ctx(h);
+		x.rt = h->inline_routes;
+		x.vhost = vh;
+		x.route = rt;
+		x.timeout_ms = rt->route.timeout_ms;
+		struct arn_h1_edit e[ARN_H1_MAX_EDITS];
+		int n = http_req_edits(&x, &r.m, e, ARN_H1_MAX_EDITS);
+		assert_true(n >= 0);
+		char up[2048];
+		struct arn_h1_wbuf w;
+		arn_h1_wbuf_init(&w, up, sizeof(up) - 1, NULL, NULL);
+		arn_h1_write_request_line(&w, r.m.method_name.p, r.m.method_name.len, r.m.target.p,
+					  r.m.target.len, 1);
+		arn_h1_write_headers(&w, &r.m, e, (unsigned)n, ARN_H1_W_DROP_HOP);
+		arn_h1_write_end(&w);
+		up[w.len] = 0;
+		if (w.len != t->server_waits)
+			fail_msg("%s: the server side waits for %u bytes of request (extra=%d), "
+				 "Arion sends %u (extra=%d):\n%s",
+				 t->profile, t->server_waits,
+				 (int)t->server_waits - (int)strlen(t->request), w.len,
+				 (int)w.len - (int)strlen(t->request), up);
+
+		/* the response, as it leaves for the client: http_hcm.c adds
+		 * "connection: close" when the request did not ask to keep the
+		 * connection (no max_requests_per_connection here) */
+		bool close_after = !(r.m.flags & ARN_H1_F_KEEP_ALIVE);
+		struct arn_h1_parser p;
+		struct arn_h1_msg m;
+		struct arn_h1_header hd[16];
+		arn_h1_msg_init(&m, hd, 16);
+		arn_h1_parser_init(&p, ARN_H1_RESPONSE, NULL, &m);
+		struct arn_h1_ev ev;
+		assert_true(arn_h1_parse(&p, t->response, strlen(t->response), &ev) > 0);
+		struct http_resp_ctx y = {.hcm = h,
+					  .rt = h->inline_routes,
+					  .vhost = vh,
+					  .route = rt,
+					  .service_ms = 1,
+					  .upstream_addr = 0x30000001,
+					  .upstream_port = 8080,
+					  .text = text,
+					  .text_cap = sizeof(text)};
+		n = http_resp_edits(&y, &m, e, ARN_H1_MAX_EDITS);
+		assert_true(n >= 0);
+		char down[2048];
+		arn_h1_wbuf_init(&w, down, sizeof(down) - 1, NULL, NULL);
+		arn_h1_write_status_line(&w, m.status, NULL, 0, 1);
+		arn_h1_write_headers(&w, &m, e, (unsigned)n, ARN_H1_W_DROP_HOP);
+		if (close_after)
+			arn_h1_write_header(&w, "connection", 10, "close", 5);
+		arn_h1_write_end(&w);
+		down[w.len] = 0;
+		size_t body = strlen(t->response) -
+			      (size_t)(strstr(t->response, "\r\n\r\n") + 4 - t->response);
+		unsigned sent = w.len + (unsigned)body;
+		if (sent != t->client_waits)
+			fail_msg("%s: the client side waits for %u bytes of response (rextra=%d), "
+				 "Arion sends %u (rextra=%d):\n%s",
+				 t->profile, t->client_waits,
+				 (int)t->client_waits - (int)strlen(t->response), sent,
+				 (int)sent - (int)strlen(t->response), down);
+	}
+	arn_sb_free(&err);
+	arn_config_destroy(st);
+	arn_bootstrap_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_xff_edge_appends_the_peer),
+	    cmocka_unit_test(test_trex_astf_byte_counts),
 	    cmocka_unit_test(test_xff_without_use_remote_address_is_kept),
 	    cmocka_unit_test(test_xff_trusted_hops),
 	    cmocka_unit_test(test_xff_long_chains_and_lines),
