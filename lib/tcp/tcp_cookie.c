@@ -6,9 +6,9 @@
  *   isn = H1(tuple) + peer_isn + (count << 24)
  *         + ((H2(tuple, count) + mss_index) mod 2^24)
  * count is a 64-second clock; a cookie is accepted for two periods. When the
- * peer offered timestamps, the options that do not fit in the ISN (window
- * scale and SACK-permitted) ride in the low 6 bits of our TSval and come
- * back in the ACK's TSecr.
+ * peer offered timestamps, the options that do not fit in the ISN (its
+ * window scale and SACK-permitted) ride in the low 6 bits of our TSval and
+ * come back in the ACK's TSecr.
  */
 #include <string.h>
 #include <sys/random.h>

@@ -217,7 +217,10 @@ static void send_cookie(struct arn_tcp_worker *wk, const struct tcp_seg *s)
 		uint8_t rws = 0;
 		while (rws < 14 && (wk->rcvbuf >> rws) > 65535)
 			rws++;
-		unsigned bits = 0x20 | (s->sack_ok ? 0x10 : 0) | (s->has_ws ? rws : 0xf);
+		/* The peer's scale, which nothing else could give back (ours
+		 * follows from rcvbuf, as in tcp_conn_init_common), as Linux's
+		 * cookie_init_timestamp keeps it. */
+		unsigned bits = 0x20 | (s->sack_ok ? 0x10 : 0) | (s->has_ws ? s->ws : 0xf);
 		if (s->has_ws)
 			ws = rws;
 		uint32_t now = (uint32_t)wk->now_ms + (uint32_t)wk->key[1];
@@ -256,11 +259,11 @@ static struct arn_tcp_conn *cookie_conn(struct arn_tcp_worker *wk, struct arn_tc
 			c->flags |= TF_SACK_OK;
 		if ((s->tsecr & 0xf) != 0xf) {
 			c->flags |= TF_WS_OK;
-			/* The peer's own scale was not stored; the SYN's
-			 * scale is unknown, so take none: a smaller window
-			 * than offered is safe (Linux loses it the same way
-			 * only without timestamps). */
-			c->snd_ws = 0;
+			/* Without it every window the peer offers would be
+			 * read 2^scale times too small: a client that
+			 * connected during a flood got 63 bytes per ACK, and
+			 * waited for its own delayed ACK between them. */
+			c->snd_ws = s->tsecr & 0xf;
 		} else {
 			c->rcv_ws = 0;
 		}

@@ -2030,6 +2030,10 @@ static void test_syn_cookies_when_queue_full(void **state)
 	assert_true(c->flags & TF_SACK_OK);
 	assert_true(c->flags & TF_TS_OK);
 	assert_true(c->flags & TF_WS_OK);
+	/* the peer's window scale came back too: its windows are read as
+	 * offered (a 1000 << 5 byte window, not 1000 bytes) */
+	assert_int_equal(c->snd_ws, 5);
+	assert_int_equal(c->snd_wnd, 1000u << 5);
 	assert_int_equal(c->mss, 1460 - 12);
 	assert_int_equal(app.rx_len, 4);
 	/* the cookie expires after two 64 s periods */
