@@ -315,7 +315,11 @@ def malformed():
             got = last.reasm if c == "kernel_defrag" else last.port(c)
             exp = last.ka["rx"] * len(per[c]) / n
             krows.append(f"| `{c}` | {len(per[c])} | {'; '.join(per[c])} | ~{exp:.0f} | {got} |")
-        tcp_rows = [f"| `tcp.*.{t}` | {name} | {last.tcp(t)} |" for name, _, t in kinds if t]
+        tk = {}
+        for name, _, t in kinds:
+            if t:
+                tk.setdefault(t, []).append(name)
+        tcp_rows = [f"| `tcp.*.{t}` | {'; '.join(v)} | {last.tcp(t)} |" for t, v in tk.items()]
     md.extend([
         "## Malformed and unwanted frames",
         "",
@@ -342,7 +346,7 @@ def malformed():
         "",
         "And in the TCP layer (all of these are also in `tcp_rx` above):",
         "",
-        "| counter | kind | counted |",
+        "| counter | kinds | counted |",
         "|---|---|---|",
         *(tcp_rows if last else []),
         "",
