@@ -158,10 +158,25 @@ static int port_find(struct net_port *np, bool is_pci)
 	dev_name(np->device, name, sizeof(name));
 	if (rte_eth_dev_get_port_by_name(name, &np->port_id) == 0)
 		return 0; /* created by --vdev in the EAL arguments */
+	/* A missing interface is the usual mistake with net_af_packet; DPDK
+	 * reports it as "Operation not permitted", which sends a root user
+	 * looking for a permission problem. Say what it is, before probing. */
+	const char *iface = strstr(np->device, "iface=");
+	if (starts_with(np->device, "net_af_packet") && iface) {
+		char ifn[IF_NAMESIZE + 1];
+		dev_name(iface + 6, ifn, sizeof(ifn));
+		if (if_nametoindex(ifn) == 0) {
+			ARN_ERR(NET,
+				"port %s: net_af_packet's interface '%s' does not exist (device "
+				"'%s'): create it or fix iface= (`ip link show` lists them)",
+				np->name, ifn, np->device);
+			return -ENODEV;
+		}
+	}
 	int rc = rte_dev_probe(np->device);
 	if (rc != 0) {
-		ARN_ERR(NET, "port %s: cannot create device '%s': %s", np->name, np->device,
-			rte_strerror(-rc));
+		ARN_ERR(NET, "port %s: DPDK could not create device '%s' (its probe returned %d)",
+			np->name, np->device, rc);
 		probe_hint(np, np->device, rc);
 		return -ENODEV;
 	}

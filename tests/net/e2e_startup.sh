@@ -72,8 +72,11 @@ cfg() { # DEVICE [WORKERS] [EAL ARGS as YAML list items]
 }
 
 cfg "net_af_packet0,iface=${TOPO_ID}x" 1 >"$TOPO_DIR/noport.yaml"
-expect_fail "missing interface" "net_af_packet needs an existing network interface" \
+expect_fail "missing interface" "net_af_packet's interface '${TOPO_ID}x' does not exist" \
 	-c "$TOPO_DIR/noport.yaml"
+# (issue 15) and not first a misleading "Operation not permitted" as root
+grep -q "not permitted" "$TOPO_DIR/missing interface.out" && bad "missing interface: says 'not permitted'" ||
+	ok "missing interface: no 'Operation not permitted'"
 
 cfg "net_af_packet0,iface=$host_if,qpairs=1" "1, 2" >"$TOPO_DIR/queues.yaml"
 expect_fail "too few queues" "2 workers need 2 of each (net_af_packet: qpairs=N)" \
