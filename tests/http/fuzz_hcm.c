@@ -1,0 +1,212 @@
+/*
+ * libFuzzer target: the HTTP connection manager and router (lib/http:
+ * http_hcm.c, http_upstream.c, http_worker.c) on Arion's real TCP stack
+ * (lib/tcp), over the fake lib/net of tests/tcp/tcp_fake_net.h, with a real
+ * configuration: a YAML bootstrap loaded through lib/config's store
+ * (arn_bootstrap_load_buf, arn_config_apply_static), as `arion` loads one.
+ *
+ * The harness (hcm_harness.h) plays TCP for every peer: up to 4 downstream
+ * clients that connect to the listeners, and the upstream endpoints, which
+ * answer the SYNs the stack sends to them. What the fuzzer controls is
+ * which bytes each peer sends and in which segments, FIN and RST at any
+ * point, each peer's receive window (0 closes it), time, how upstream SYNs
+ * are answered, mbuf allocation failures and /healthcheck/fail.
+ *
+ * Input format (bytes; reading past the end yields zeros):
+ *   byte 0   set-up: bits 0-1 the stack's TCP buffers (rcvbuf/sndbuf:
+ *            8K/8K, 64K/64K, 8K/64K, 64K/8K); bits 2-3 the MSS every peer
+ *            announces (1460, 536, 100, 48)
+ *   then operations, one opcode byte each: op = byte & 15, a = byte >> 4;
+ *   c = a & 3 names client c, u = a & 7 the u-th upstream connection in
+ *   the order the stack opened them (a missing one: the op does nothing)
+ *     0 OPEN c      client c connects: to port 80 (a & 4 clear) or 81
+ *     1 CSEND c N   the next byte N, then N bytes: client c sends them, in
+ *                   segments of at most N bytes (as its window allows)
+ *     2 CFILL c K   client c sends K * 256 filler bytes ('x')
+ *     3 CFIN c      client c sends FIN (after its queued data)
+ *     4 CRST c      client c resets
+ *     5 CWIN c W    client c's receive window: W * 257 (0: closed)
+ *     6 USEND u N   as CSEND, from upstream connection u
+ *     7 UFILL u K   as CFILL
+ *     8 UFIN u      upstream connection u sends FIN
+ *     9 URST u      upstream connection u resets
+ *    10 UWIN u W    as CWIN
+ *    11 TIME T      the clock advances T ms (T < 128) or (T - 127) * 64 ms
+ *    12 SYN         how later upstream SYNs are answered (a & 3): SYN-ACK,
+ *                   RST (connection refused), nothing (a black hole)
+ *    13 FAIL K      the next K & 15 mbuf allocations of the stack fail;
+ *                   K & 16 toggles /healthcheck/fail
+ *    14 CREQ c K    client c sends canned request K % N_REQS (segmented as
+ *                   CSEND with N = 255)
+ *    15 URESP u K   upstream connection u sends canned response K % N_RESPS
+ *
+ * At the end every peer resets what is still open, the clock runs past the
+ * timers that can still fire, and the run must leave nothing behind (see
+ * hcm_harness.h: connections, request buffers, circuit breaker counts,
+ * configuration pins, TCP blocks, mbufs); anything else aborts. The fake
+ * net also aborts on output that breaks lib/net's contract, and the peers
+ * abort when the stack sends new data beyond the window they advertised.
+ *
+ * libFuzzer's entropic schedule costs five times the run itself here (a run
+ * touches tens of thousands of features): -entropic=0 is added unless the
+ * command line sets -entropic.
+ *
+ * FUZZ_HCM_TRACE=1 in the environment prints what each peer sent and
+ * received, and a summary of the run (upstream connections opened,
+ * responses relayed).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "hcm_harness.h"
+
+static const char *const reqs[] = {
+    "GET / HTTP/1.1\r\nHost: a\r\n\r\n",
+    "GET /direct HTTP/1.1\r\nHost: a\r\n\r\n",
+    "POST /retry HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+    "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n",
+    "hello",
+    "GET /redir/x HTTP/1.1\r\nHost: a\r\n\r\n",
+    "GET /slow HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+    "GET / HTTP/1.1\r\nHost: a\r\nx-cluster: two\r\n\r\n",
+    "GET /ws HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n",
+    "HEAD / HTTP/1.0\r\n\r\n",
+    "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n",
+    "GET /nohost HTTP/1.1\r\nHost: a\r\n\r\n",
+    "GET /x HTTP/1.1\r\nHost: secure.example\r\n\r\n",
+    "POST /retry HTTP/1.1\r\nHost: a\r\nContent-Length: 4096\r\n\r\n",
+    "GET /rw/a//b/../c HTTP/1.1\r\nHost: a:81\r\nX-Forwarded-For: 10.0.0.1\r\n\r\n",
+    "GET /missing HTTP/1.1\r\nHost: a\r\n\r\n",
+};
+#define N_REQS (sizeof(reqs) / sizeof(reqs[0]))
+
+static const char *const resps[] = {
+    "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+    "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n",
+    "HTTP/1.1 100 Continue\r\n\r\n",
+    "HTTP/1.1 200 OK\r\n\r\nuntil-close",
+    "HTTP/1.1 429 Too Many Requests\r\nContent-Length: 0\r\n\r\n",
+    "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n",
+    "HTTP/1.1 204 No Content\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nContent-Length: 65536\r\n\r\n",
+    "HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok",
+};
+#define N_RESPS (sizeof(resps) / sizeof(resps[0]))
+
+struct rd {
+	const uint8_t *p;
+	size_t n, i;
+};
+
+static uint8_t rd8(struct rd *r)
+{
+	return r->i < r->n ? r->p[r->i++] : 0;
+}
+
+static bool rd_more(const struct rd *r)
+{
+	return r->i < r->n;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	static char *args[64];
+	static char entropic[] = "-entropic=0";
+	bool given = false;
+	for (int i = 0; i < *argc; i++)
+		given |= strncmp((*argv)[i], "-entropic=", 10) == 0;
+	if (!given && *argc < 63) {
+		args[0] = (*argv)[0];
+		args[1] = entropic;
+		for (int i = 1; i < *argc; i++)
+			args[i + 1] = (*argv)[i];
+		args[*argc + 1] = NULL;
+		*argc += 1;
+		*argv = args;
+	}
+	hh_init(getenv("FUZZ_HCM_TRACE") != NULL);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	struct rd r = {data, size, 0};
+	hh_begin(rd8(&r));
+	static uint8_t tmp[256];
+	while (rd_more(&r)) {
+		uint8_t b = rd8(&r);
+		unsigned a = b >> 4, c = a & 3, u = a & 7;
+		switch (b & 15) {
+		case 0:
+			hh_open(c, a & 4);
+			break;
+		case 1:
+		case 6: {
+			uint8_t n = rd8(&r);
+			uint32_t k = 0;
+			while (k < n && rd_more(&r))
+				tmp[k++] = rd8(&r);
+			hh_send((b & 15) == 1 ? hh_client(c) : hh_upstream(u), tmp, k, n ? n : 1);
+			break;
+		}
+		case 2:
+		case 7:
+			hh_send((b & 15) == 2 ? hh_client(c) : hh_upstream(u), NULL, rd8(&r) * 256u,
+				0);
+			break;
+		case 3:
+			hh_fin(hh_client(c));
+			break;
+		case 4:
+			hh_reset(hh_client(c));
+			break;
+		case 5:
+			hh_window(hh_client(c), rd8(&r));
+			break;
+		case 8:
+			hh_fin(hh_upstream(u));
+			break;
+		case 9:
+			hh_reset(hh_upstream(u));
+			break;
+		case 10:
+			hh_window(hh_upstream(u), rd8(&r));
+			break;
+		case 11: {
+			uint8_t t = rd8(&r);
+			hh_advance(t < 128 ? t : (t - 127u) * 64u);
+			break;
+		}
+		case 12:
+			hh_syn(a);
+			break;
+		case 13: {
+			uint8_t k = rd8(&r);
+			fake_alloc_fail = k & 15;
+			if (k & 16)
+				arn_http_set_healthcheck_failed(!http_healthcheck_failed());
+			break;
+		}
+		case 14: {
+			const char *s = reqs[rd8(&r) % N_REQS];
+			hh_send(hh_client(c), s, (uint32_t)strlen(s), 255);
+			break;
+		}
+		default: {
+			const char *s = resps[rd8(&r) % N_RESPS];
+			hh_send(hh_upstream(u), s, (uint32_t)strlen(s), 255);
+			break;
+		}
+		}
+		hh_settle();
+	}
+	hh_end();
+	return 0;
+}

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Write the seed corpus of fuzz_hcm (tests/http/corpus/hcm/): well-formed
+exchanges in the input format that tests/http/fuzz_hcm.c describes.
+
+    tests/http/gen_hcm_seeds.py [DIR]
+
+Check what a seed does with FUZZ_HCM_TRACE=1 build-fuzz/tests/http/fuzz_hcm SEED.
+"""
+import os
+import sys
+
+OPEN, CSEND, CFILL, CFIN, CRST, CWIN, USEND, UFILL, UFIN, URST, UWIN, TIME, SYN, FAIL, CREQ, URESP = range(16)
+
+
+class Seed:
+    def __init__(self, setup=1):
+        self.b = bytearray([setup])
+
+    def op(self, code, a=0, *args):
+        self.b.append(code | (a << 4))
+        self.b.extend(args)
+        return self
+
+    def open(self, c=0, strict=False):
+        return self.op(OPEN, c | (4 if strict else 0))
+
+    def _send(self, code, who, data, seg):
+        data = data.encode() if isinstance(data, str) else data
+        for i in range(0, len(data), seg):
+            part = data[i:i + seg]
+            self.op(code, who, len(part))
+            self.b.extend(part)
+        return self
+
+    def csend(self, c, data, seg=255):
+        return self._send(CSEND, c, data, seg)
+
+    def usend(self, u, data, seg=255):
+        return self._send(USEND, u, data, seg)
+
+    def time(self, ms):
+        return self.op(TIME, 0, ms if ms < 128 else 127 + ms // 64)
+
+
+GET = "GET / HTTP/1.1\r\nHost: a\r\n\r\n"
+OK5 = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
+
+seeds = {}
+
+# GET, 200 with content-length; request and response each in two segments
+seeds["get_200_cl"] = (Seed().open(0).csend(0, GET, 10).time(5)
+                       .usend(0, OK5, 20).time(5).op(CFIN, 0).time(10))
+
+# a chunked POST to the retry route, chunked response
+seeds["post_chunked"] = (Seed().open(0)
+                         .csend(0, "POST /retry HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n")
+                         .csend(0, "5\r\nhel").csend(0, "lo\r\n3\r\nabc\r\n").csend(0, "0\r\n\r\n")
+                         .time(5)
+                         .usend(0, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nwxyz\r\n0\r\n\r\n", 17)
+                         .time(5).op(CFIN, 0).time(10))
+
+# keep-alive: two requests on one client connection, one upstream connection
+seeds["keepalive_two"] = (Seed().open(0).csend(0, GET).time(2).usend(0, OK5).time(2)
+                          .csend(0, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n").time(2).usend(0, OK5)
+                          .time(2).op(CFIN, 0).time(10))
+
+# two pipelined requests in one segment
+seeds["pipelined"] = (Seed().open(0).csend(0, GET + "GET /c HTTP/1.1\r\nHost: a\r\n\r\n").time(2)
+                      .usend(0, OK5).time(2).usend(0, OK5).time(5))
+
+# Expect: 100-continue; the body after the interim response
+seeds["expect_100"] = (Seed().open(0)
+                       .csend(0, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+                       .time(5).csend(0, "hello").time(2).usend(0, OK5).time(5))
+
+# the upstream resets in the middle of a response body
+seeds["upstream_reset_mid"] = (Seed().open(0).csend(0, GET).time(2)
+                               .usend(0, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc")
+                               .time(2).op(URST, 0).time(5))
+
+# the upstream closes before any response: 503 (or a retry)
+seeds["upstream_close_early"] = (Seed().open(0).csend(0, GET).time(2).op(UFIN, 0).time(5))
+
+# a direct response, then a redirect on the same connection
+seeds["direct_redirect"] = (Seed().open(0).csend(0, "GET /direct HTTP/1.1\r\nHost: a\r\n\r\n").time(2)
+                            .csend(0, "GET /redir/x?q HTTP/1.1\r\nHost: a\r\n\r\n").time(2)
+                            .csend(0, "GET /x HTTP/1.1\r\nHost: secure.example\r\n\r\n").time(2)
+                            .csend(0, "GET /nohost HTTP/1.1\r\nHost: a\r\n\r\n").time(2)
+                            .csend(0, "GET /missing HTTP/1.1\r\nHost: a\r\n\r\n").time(5))
+
+# retries: 503 then 429 then 200 on new upstream connections
+seeds["retry_5xx"] = (Seed().open(0).csend(0, "GET /retry HTTP/1.1\r\nHost: a\r\n\r\n").time(2)
+                      .usend(0, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n").time(60)
+                      .usend(1, "HTTP/1.1 429 Too Many Requests\r\nContent-Length: 0\r\n\r\n").time(80)
+                      .usend(2, OK5).time(5))
+
+# a retried POST whose body is replayed, the first upstream reset
+seeds["retry_body_replay"] = (Seed().open(0)
+                              .csend(0, "POST /retry HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n0123456789")
+                              .time(2).op(URST, 0).time(60).usend(1, OK5).time(5))
+
+# per-try timeout and a refused connection
+seeds["retry_timeouts"] = (Seed().op(SYN, 1).open(0)
+                           .csend(0, "GET /retry HTTP/1.1\r\nHost: a\r\n\r\n").time(2)
+                           .op(SYN, 0).time(100).time(200).time(250).usend(1, OK5).time(5))
+
+# the route timeout (0.2 s) with a connection: close request
+seeds["route_timeout"] = (Seed().open(0).csend(0, "GET /slow HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+                          .time(2).time(250).time(10))
+
+# an upstream that never answers the SYN (connect_timeout)
+seeds["connect_timeout"] = (Seed().op(SYN, 2).open(0).csend(0, GET).time(127).time(127).time(127))
+
+# a close-delimited response, a 204 and a 304
+seeds["resp_kinds"] = (Seed().open(0).csend(0, GET).time(2).usend(0, "HTTP/1.1 204 No Content\r\n\r\n").time(2)
+                       .csend(0, GET).time(2).usend(0, "HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n")
+                       .time(2).csend(0, GET).time(2).usend(0, "HTTP/1.1 200 OK\r\n\r\nuntil-close")
+                       .op(UFIN, 0).time(5))
+
+# a websocket upgrade: tunnelled both ways
+seeds["upgrade"] = (Seed().open(0)
+                    .csend(0, "GET /ws HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+                    .time(2).usend(0, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+                    .time(2).csend(0, "ping").time(2).usend(0, "pong").time(2).op(CFIN, 0).time(5))
+
+# a large response to a client whose window closes, then opens
+seeds["flow_control"] = (Seed(0).open(0).csend(0, GET).time(2)
+                         .usend(0, "HTTP/1.1 200 OK\r\nContent-Length: 65536\r\n\r\n")
+                         .op(CWIN, 0, 4).op(UFILL, 0, 128).op(UFILL, 0, 128).time(50).op(CWIN, 0, 0).time(127)
+                         .op(CWIN, 0, 255).time(127).time(127))
+
+# a large upload through a small window toward the upstream
+seeds["upload"] = (Seed(0).open(0).csend(0, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 32768\r\n\r\n")
+                   .op(UWIN, 0, 8).op(CFILL, 0, 128).time(50).op(UWIN, 0, 255).time(127)
+                   .usend(0, OK5).time(5))
+
+# the strict listener: health check, path normalization, XFF, timeouts
+seeds["strict"] = (Seed().open(0, True).csend(0, "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n").time(2)
+                   .csend(0, "GET /a//b/../c HTTP/1.1\r\nHost: a:81\r\nX-Forwarded-For: 10.0.0.1\r\n\r\n")
+                   .time(2).usend(0, OK5).time(2).csend(0, "GET /x HTTP/1.1\r\nHo").time(1152))
+
+# a refused connection retried on the strict listener (normalized path)
+seeds["strict_retry_refused"] = (Seed().op(SYN, 1).open(0, True)
+                                 .csend(0, "GET /a//b/../c HTTP/1.1\r\nHost: a\r\n\r\n").op(SYN, 0)
+                                 .time(60).usend(0, OK5).time(5))
+
+# the circuit breaker of cluster "two" (one connection, one pending)
+seeds["breaker"] = (Seed().open(0).open(1).open(2)
+                    .csend(0, "GET / HTTP/1.1\r\nHost: a\r\nx-cluster: two\r\n\r\n")
+                    .csend(1, "GET / HTTP/1.1\r\nHost: a\r\nx-cluster: two\r\n\r\n")
+                    .csend(2, "GET / HTTP/1.1\r\nHost: a\r\nx-cluster: two\r\n\r\n").time(2)
+                    .usend(0, OK5).time(2).usend(0, OK5).time(5))
+
+# more requests than request buffers (2): the third waits
+seeds["res_wait"] = (Seed().open(0).open(1).open(2).csend(0, GET).csend(1, GET).csend(2, GET).time(2)
+                     .usend(0, OK5).time(2).usend(1, OK5).time(2).usend(0, OK5).time(5))
+
+# a client that goes away mid-request and one that sends garbage
+seeds["client_abort"] = (Seed().open(0).csend(0, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\nabc")
+                         .time(2).op(CRST, 0).open(1).csend(1, "GET / HTTP/1.1\r\nHost a\r\n\r\n").time(5))
+
+# out of mbufs while a response head is written, /healthcheck/fail
+seeds["alloc_fail"] = (Seed().op(FAIL, 0, 16).open(0).csend(0, GET).time(2).op(FAIL, 0, 1)
+                       .usend(0, OK5).time(2).csend(0, GET).time(2).usend(0, OK5).time(5))
+
+# canned requests and responses
+seeds["canned"] = (Seed().open(0).op(CREQ, 0, 0).time(2).op(URESP, 0, 1).time(2).op(CREQ, 0, 2)
+                   .time(2).op(URESP, 0, 0).time(5))
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "corpus", "hcm")
+    os.makedirs(out, exist_ok=True)
+    for name, s in seeds.items():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(bytes(s.b))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,870 @@
+/*
+ * The HTTP connection manager on the real TCP stack, for fuzz_hcm.c and
+ * test_hcm_tcp.c: lib/http and lib/tcp over the fake lib/net of
+ * tests/tcp/tcp_fake_net.h, with a real configuration (a YAML bootstrap
+ * through lib/config's store, as `arion` loads one), and a harness that
+ * plays TCP for every peer: up to 4 downstream clients that connect to the
+ * listeners, and the upstream endpoints, which answer the SYNs the stack
+ * sends them.
+ *
+ * The peers' TCP is deliberately simple: no options but the MSS, in-order
+ * delivery, an ACK for every segment, go-back-N after 300 ms without
+ * progress, and the stack's advertised window respected. Each peer logs
+ * the first PEER_LOG bytes it received. They abort when the stack sends new
+ * data beyond the window they advertised; the fake net aborts on output
+ * that breaks lib/net's contract.
+ *
+ * A run: hh_begin() (a fresh TCP and HTTP worker), the peers' actions
+ * (hh_open, hh_send, hh_fin, hh_reset, hh_window, hh_advance, hh_syn),
+ * hh_end(): every peer resets what is still open, the clock runs past the
+ * timers that can still fire, and nothing may be left behind: no HTTP
+ * connection, upstream connection, request buffer, body kept for a retry,
+ * circuit breaker count or configuration pin, no TCP connection block
+ * (but TIME_WAIT), and every mbuf back in the pool; anything else aborts.
+ *
+ * Header-only (one user per executable), like tcp_fake_net.h.
+ */
+#ifndef HCM_HARNESS_H
+#define HCM_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arn_bootstrap.h"
+#include "arn_config.h"
+#include "arn_http.h"
+#include "arn_log.h"
+#include "arn_stats.h"
+#include "http_int.h"
+#include "tcp_fake_net.h"
+
+#define US FAKE_ADDR(0)		/* 198.18.0.1: the stack */
+#define CLIENT_ADDR 0xc6120064u /* 198.18.0.100 */
+#define N_CLIENTS 4
+#define N_UPSTREAMS 8
+#define N_PEERS 24
+#define PEER_BUF (256u * 1024)
+#define PEER_RTO_MS 300
+#define PEER_LOG 4096
+
+/* The configuration: two HCM listeners and the routes issue 12 asks for
+ * (prefix and header matches, a direct response, a redirect, a retry
+ * policy, timeouts), clusters whose endpoints are the harness's peers. */
+static const char config_yaml[] =
+    "envoy_bootstrap:\n"
+    "  static_resources:\n"
+    "    listeners:\n"
+    "      - name: main\n"
+    "        address: { socket_address: { address: 0.0.0.0, port_value: 80 } }\n"
+    "        per_connection_buffer_limit_bytes: 16384\n"
+    "        filter_chains:\n"
+    "          - filters:\n"
+    "              - name: envoy.filters.network.http_connection_manager\n"
+    "                typed_config:\n"
+    "                  \"@type\": type.googleapis.com/envoy.extensions.filters.network."
+    "http_connection_manager.v3.HttpConnectionManager\n"
+    "                  stat_prefix: main\n"
+    "                  access_log:\n"
+    "                    - name: envoy.access_loggers.file\n"
+    "                      typed_config:\n"
+    "                        \"@type\": type.googleapis.com/envoy.extensions.access_loggers."
+    "file.v3.FileAccessLog\n"
+    "                        path: /dev/null\n"
+    "                        log_format:\n"
+    "                          text_format_source:\n"
+    "                            inline_string: \"%RESPONSE_CODE% %RESPONSE_FLAGS% "
+    "%UPSTREAM_REQUEST_ATTEMPT_COUNT% %REQ(:PATH)% %REQ(X-REQUEST-ID)% "
+    "%RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)% %BYTES_RECEIVED% %BYTES_SENT% %DURATION% "
+    "%UPSTREAM_HOST% %RESPONSE_CODE_DETAILS%\\n\"\n"
+    "                  route_config:\n"
+    "                    name: main\n"
+    "                    virtual_hosts:\n"
+    "                      - name: secure\n"
+    "                        domains: [\"secure.example\"]\n"
+    "                        require_tls: ALL\n"
+    "                        routes:\n"
+    "                          - match: { prefix: \"/\" }\n"
+    "                            route: { cluster: web }\n"
+    "                      - name: all\n"
+    "                        domains: [\"*\"]\n"
+    "                        request_headers_to_add:\n"
+    "                          - header: { key: x-via, value: \"%DOWNSTREAM_REMOTE_ADDRESS%\" }\n"
+    "                        routes:\n"
+    "                          - match: { prefix: \"/direct\" }\n"
+    "                            direct_response: { status: 200, body: { inline_string: "
+    "\"hello\\n\" } }\n"
+    "                          - match: { prefix: \"/redir\" }\n"
+    "                            redirect: { host_redirect: \"example.com\", prefix_rewrite: "
+    "\"/new\" }\n"
+    "                          - match: { prefix: \"/retry\" }\n"
+    "                            route:\n"
+    "                              cluster: web\n"
+    "                              timeout: 3s\n"
+    "                              retry_policy:\n"
+    "                                retry_on: \"5xx,reset,connect-failure,"
+    "retriable-status-codes\"\n"
+    "                                retriable_status_codes: [429]\n"
+    "                                num_retries: 2\n"
+    "                                per_try_timeout: 0.5s\n"
+    "                                per_try_idle_timeout: 0.3s\n"
+    "                                retry_back_off: { base_interval: 0.01s, max_interval: "
+    "0.05s }\n"
+    "                          - match: { prefix: \"/slow\" }\n"
+    "                            route: { cluster: web, timeout: 0.2s, idle_timeout: 0.5s }\n"
+    "                          - match: { prefix: \"/rw/\" }\n"
+    "                            route: { cluster: web, prefix_rewrite: \"/\", "
+    "host_rewrite_literal: up.example }\n"
+    "                          - match: { prefix: \"/nohost\" }\n"
+    "                            route: { cluster: empty }\n"
+    "                          - match: { prefix: \"/missing\" }\n"
+    "                            route: { cluster: nope }\n"
+    "                          - match:\n"
+    "                              prefix: \"/\"\n"
+    "                              headers: [{ name: x-cluster, string_match: { exact: two } "
+    "}]\n"
+    "                            route: { cluster: two }\n"
+    "                          - match: { prefix: \"/\" }\n"
+    "                            route: { cluster: web, timeout: 5s }\n"
+    "                  http_filters:\n"
+    "                    - name: envoy.filters.http.router\n"
+    "                      typed_config: { \"@type\": type.googleapis.com/envoy.extensions."
+    "filters.http.router.v3.Router }\n"
+    "      - name: strict\n"
+    "        address: { socket_address: { address: 0.0.0.0, port_value: 81 } }\n"
+    "        filter_chains:\n"
+    "          - filters:\n"
+    "              - name: envoy.filters.network.http_connection_manager\n"
+    "                typed_config:\n"
+    "                  \"@type\": type.googleapis.com/envoy.extensions.filters.network."
+    "http_connection_manager.v3.HttpConnectionManager\n"
+    "                  stat_prefix: strict\n"
+    "                  server_name: arion-fuzz\n"
+    "                  request_headers_timeout: 1s\n"
+    "                  request_timeout: 2s\n"
+    "                  stream_idle_timeout: 0.7s\n"
+    "                  normalize_path: true\n"
+    "                  merge_slashes: true\n"
+    "                  strip_any_host_port: true\n"
+    "                  use_remote_address: true\n"
+    "                  xff_num_trusted_hops: 1\n"
+    "                  common_http_protocol_options: { idle_timeout: 1.5s, "
+    "max_requests_per_connection: 3 }\n"
+    "                  route_config:\n"
+    "                    name: strict\n"
+    "                    virtual_hosts:\n"
+    "                      - name: all\n"
+    "                        domains: [\"*\"]\n"
+    "                        retry_policy: { retry_on: \"5xx,connect-failure\", num_retries: 1 "
+    "}\n"
+    "                        routes:\n"
+    "                          - match: { prefix: \"/direct\" }\n"
+    "                            direct_response: { status: 503 }\n"
+    "                          - match: { prefix: \"/\" }\n"
+    "                            route: { cluster: two }\n"
+    "                  http_filters:\n"
+    "                    - name: envoy.filters.http.health_check\n"
+    "                      typed_config:\n"
+    "                        \"@type\": type.googleapis.com/envoy.extensions.filters.http."
+    "health_check.v3.HealthCheck\n"
+    "                        pass_through_mode: false\n"
+    "                        headers: [{ name: \":path\", string_match: { exact: /healthz } "
+    "}]\n"
+    "                    - name: envoy.filters.http.router\n"
+    "                      typed_config: { \"@type\": type.googleapis.com/envoy.extensions."
+    "filters.http.router.v3.Router }\n"
+    "    clusters:\n"
+    "      - name: web\n"
+    "        type: STATIC\n"
+    "        connect_timeout: 0.25s\n"
+    "        common_http_protocol_options: { idle_timeout: 2s }\n"
+    "        load_assignment:\n"
+    "          cluster_name: web\n"
+    "          endpoints:\n"
+    "            - lb_endpoints:\n"
+    "                - endpoint: { address: { socket_address: { address: 198.18.0.200, "
+    "port_value: 8080 } } }\n"
+    "      - name: two\n"
+    "        type: STATIC\n"
+    "        connect_timeout: 0.5s\n"
+    "        lb_policy: LEAST_REQUEST\n"
+    "        circuit_breakers:\n"
+    "          thresholds: [{ max_connections: 1, max_pending_requests: 1, max_requests: 2, "
+    "max_retries: 1 }]\n"
+    "        load_assignment:\n"
+    "          cluster_name: two\n"
+    "          endpoints:\n"
+    "            - lb_endpoints:\n"
+    "                - endpoint: { address: { socket_address: { address: 198.18.0.201, "
+    "port_value: 8080 } } }\n"
+    "                - endpoint: { address: { socket_address: { address: 198.18.0.202, "
+    "port_value: 8080 } } }\n"
+    "      - name: empty\n"
+    "        type: STATIC\n"
+    "        connect_timeout: 1s\n";
+
+/* ---- the peers' TCP ---------------------------------------------------------------------- */
+
+struct peer {
+	bool used, upstream;
+	bool est;   /* handshake complete */
+	bool dead;  /* reset (either way) or fully closed: answers with RST */
+	bool black; /* a black hole: never answers */
+	bool fin_queued, fin_sent, fin_acked, fin_in;
+	uint32_t addr; /* the peer's */
+	uint16_t port;
+	uint16_t sport; /* the stack's port */
+	uint32_t iss, snd_una, snd_nxt, rcv_nxt;
+	uint32_t swnd;	     /* the stack's window */
+	uint32_t right_edge; /* highest rcv_nxt + wnd we advertised */
+	uint16_t wnd, mss;
+	uint64_t progress_us; /* last time snd_una moved or data was sent fresh */
+	uint8_t *buf;	      /* bytes from snd_una on */
+	uint32_t len;
+	uint32_t rx; /* bytes received from the stack */
+	char log[PEER_LOG];
+	uint32_t log_len;
+};
+
+static struct arn_lcore *lc = &fake_lc[0];
+static struct peer peers[N_PEERS];
+static int clients[N_CLIENTS]; /* peer index, or -1 */
+static int ups[N_UPSTREAMS];
+static unsigned n_ups, n_opened;
+static uint8_t syn_policy;
+static uint16_t peer_mss = 1460;
+static bool ending, trace;
+static uint8_t sbuf_pool[N_PEERS][PEER_BUF];
+
+/* counts over the whole process, for FUZZ_HCM_TRACE's summary */
+static uint64_t tot_runs, tot_up_conns, tot_up_bytes, tot_resp, tot_client_bytes;
+
+static inline void peer_out(struct peer *p, uint8_t flags, uint32_t seq, const void *d, uint32_t n)
+{
+	struct fake_opts o = fake_no_opts;
+	if (flags & TH_SYN)
+		o.mss = p->mss;
+	if (flags & TH_ACK) {
+		uint32_t re = p->rcv_nxt + p->wnd;
+		if ((int32_t)(re - p->right_edge) > 0)
+			p->right_edge = re;
+	}
+	arn_tcp_input(
+	    lc, fake_seg(p->addr, US, p->port, p->sport, flags, seq, p->rcv_nxt, p->wnd, &o, d, n));
+}
+
+/* Send what the stack's window allows, in segments of at most @p seg bytes;
+ * @p probe: one byte even into a closed window (persist). */
+static inline void peer_push(struct peer *p, uint32_t seg, bool probe)
+{
+	if (!p->est || p->dead || p->black)
+		return;
+	if (seg == 0 || seg > p->mss)
+		seg = p->mss;
+	for (;;) {
+		uint32_t off = p->snd_nxt - p->snd_una;
+		if (p->fin_sent && !p->fin_acked)
+			off--; /* the FIN's sequence number is not a byte of buf */
+		uint32_t left = p->len > off ? p->len - off : 0;
+		uint32_t inflight = p->snd_nxt - p->snd_una;
+		uint32_t room = p->swnd > inflight ? p->swnd - inflight : 0;
+		if (left == 0) {
+			if (p->fin_queued && !p->fin_sent) {
+				p->fin_sent = true;
+				peer_out(p, TH_FIN | TH_ACK, p->snd_nxt, NULL, 0);
+				p->snd_nxt++;
+			}
+			return;
+		}
+		if (room == 0) {
+			if (!probe)
+				return;
+			room = 1;
+		}
+		probe = false;
+		uint32_t n = left < seg ? left : seg;
+		if (n > room)
+			n = room;
+		peer_out(p, TH_ACK | TH_PSH, p->snd_nxt, p->buf + off, n);
+		if (p->snd_nxt == p->snd_una)
+			p->progress_us = fake_now_us;
+		p->snd_nxt += n;
+	}
+}
+
+/* Peer @p p (may be NULL: nothing happens) sends @p n bytes of @p d (NULL:
+ * filler 'x'), in segments of at most @p seg bytes as the window allows. */
+static inline void hh_send(struct peer *p, const void *d, uint32_t n, uint32_t seg)
+{
+	if (!p || !p->used || p->dead || p->fin_queued)
+		return;
+	uint32_t k = RTE_MIN(n, PEER_BUF - p->len);
+	if (d)
+		memcpy(p->buf + p->len, d, k);
+	else
+		memset(p->buf + p->len, 'x', k);
+	p->len += k;
+	peer_push(p, seg, false);
+}
+
+/* Peer @p p resets its connection (RST). */
+static inline void hh_reset(struct peer *p)
+{
+	if (!p || !p->used || p->dead)
+		return;
+	p->dead = true;
+	if (!p->black)
+		peer_out(p, TH_RST | TH_ACK, p->snd_nxt, NULL, 0);
+}
+
+static inline void peer_log(struct peer *p, const uint8_t *d, uint32_t n)
+{
+	uint32_t k = RTE_MIN(n, PEER_LOG - p->log_len);
+	memcpy(p->log + p->log_len, d, k);
+	p->log_len += k;
+}
+
+static struct peer *peer_new(uint32_t addr, uint16_t port, uint16_t sport, bool upstream)
+{
+	for (int i = 0; i < N_PEERS; i++) {
+		struct peer *p = &peers[i];
+		if (p->used)
+			continue;
+		memset(p, 0, sizeof(*p));
+		p->used = true;
+		p->upstream = upstream;
+		p->addr = addr;
+		p->port = port;
+		p->sport = sport;
+		p->buf = sbuf_pool[i];
+		p->wnd = 65535;
+		p->mss = peer_mss;
+		p->iss =
+		    upstream ? 5000000u + 100000u * (uint32_t)i : 1000u + 100000u * (uint32_t)i;
+		p->snd_una = p->snd_nxt = p->iss;
+		return p;
+	}
+	return NULL;
+}
+
+/* The peer of a 4-tuple: the live one if the tuple was used before. */
+static struct peer *peer_find(uint32_t addr, uint16_t port, uint16_t sport)
+{
+	struct peer *any = NULL;
+	for (int i = 0; i < N_PEERS; i++) {
+		struct peer *p = &peers[i];
+		if (!p->used || p->addr != addr || p->port != port || p->sport != sport)
+			continue;
+		if (!p->dead)
+			return p;
+		any = p;
+	}
+	return any;
+}
+
+/* A segment the stack sent to (@p f->dst, @p f->dport). */
+static inline void peer_input(const struct fake_out *f)
+{
+	struct peer *p = peer_find(f->dst, f->dport, f->sport);
+	if ((f->flags & (TH_SYN | TH_ACK)) == TH_SYN) {
+		/* an upstream connection (or a retransmitted SYN) */
+		if (p && !p->dead)
+			goto known;
+		if (ending || syn_policy == 1 || n_ups >= N_UPSTREAMS ||
+		    (p = peer_new(f->dst, f->dport, f->sport, true)) == NULL) {
+			struct peer tmp = {.addr = f->dst, .port = f->dport, .sport = f->sport};
+			tmp.rcv_nxt = f->seq + 1;
+			peer_out(&tmp, TH_RST | TH_ACK, 0, NULL, 0);
+			return;
+		}
+		ups[n_ups++] = (int)(p - peers);
+		tot_up_conns++;
+		p->black = syn_policy == 2;
+		p->rcv_nxt = f->seq + 1;
+		p->right_edge = p->rcv_nxt;
+		p->swnd = f->wnd;
+		if (p->black)
+			return;
+		peer_out(p, TH_SYN | TH_ACK, p->iss, NULL, 0);
+		p->snd_nxt = p->iss + 1;
+		p->snd_una = p->iss;
+		return;
+	}
+known:
+	if (p == NULL || p->black)
+		return;
+	if (f->flags & TH_RST) {
+		p->dead = true;
+		return;
+	}
+	if (p->dead) {
+		/* a closed port: RST to anything but a RST */
+		if (f->flags & TH_ACK)
+			arn_tcp_input(lc, fake_seg(p->addr, US, p->port, p->sport, TH_RST, f->ack,
+						   0, 0, NULL, NULL, 0));
+		return;
+	}
+	if (f->flags & TH_SYN) {
+		if (p->upstream) {
+			/* a retransmitted SYN: the SYN-ACK again */
+			if (p->snd_una == p->iss)
+				peer_out(p, TH_SYN | TH_ACK, p->iss, NULL, 0);
+			return;
+		}
+		/* the SYN-ACK to a client */
+		if (!(f->flags & TH_ACK) || f->ack != p->iss + 1)
+			return;
+		if (!p->est) {
+			p->est = true;
+			p->rcv_nxt = f->seq + 1;
+			p->snd_una = p->snd_nxt = p->iss + 1;
+			p->swnd = f->wnd;
+		}
+		peer_out(p, TH_ACK, p->snd_nxt, NULL, 0);
+		peer_push(p, 0, false);
+		return;
+	}
+	if (!(f->flags & TH_ACK))
+		return;
+	/* the ACK of what we sent */
+	if (p->upstream && !p->est && f->ack == p->iss + 1) {
+		p->est = true;
+		p->snd_una = p->iss + 1;
+	}
+	if (p->est && (int32_t)(f->ack - p->snd_una) > 0 && (int32_t)(f->ack - p->snd_nxt) <= 0) {
+		uint32_t acked = f->ack - p->snd_una;
+		if (p->fin_sent && f->ack == p->snd_nxt) {
+			p->fin_acked = true;
+			acked--;
+		}
+		acked = RTE_MIN(acked, p->len);
+		memmove(p->buf, p->buf + acked, p->len - acked);
+		p->len -= acked;
+		p->snd_una = f->ack;
+		p->progress_us = fake_now_us;
+	}
+	if (p->est)
+		p->swnd = f->wnd;
+	/* data and FIN, in order */
+	uint32_t seq = f->seq, n = f->len;
+	bool fin = f->flags & TH_FIN;
+	if (n) {
+		/* the stack must never send new data beyond the window we
+		 * advertised (one byte more is a window probe) */
+		uint32_t end = seq + n;
+		if ((int32_t)(end - p->rcv_nxt) > 0 && (int32_t)(end - (p->right_edge + 1)) > 0) {
+			fprintf(stderr,
+				"hcm_harness: the stack sent [%u, %u) beyond the advertised right "
+				"edge %u\n",
+				seq, end, p->right_edge);
+			abort();
+		}
+	}
+	bool ack = n || fin;
+	if ((int32_t)(seq - p->rcv_nxt) <= 0 && (int32_t)(seq + n - p->rcv_nxt) >= 0) {
+		uint32_t skip = p->rcv_nxt - seq;
+		uint32_t take = RTE_MIN(n - skip, p->wnd);
+		if (take) {
+			peer_log(p, f->data + skip, take);
+			p->rx += take;
+			if (p->upstream)
+				tot_up_bytes += take;
+			else
+				tot_client_bytes += take;
+			p->rcv_nxt += take;
+		}
+		if (fin && skip + take == n && !p->fin_in) {
+			p->fin_in = true;
+			p->rcv_nxt++;
+		}
+	}
+	if (ack)
+		peer_out(p, TH_ACK, p->snd_nxt, NULL, 0);
+	if (p->fin_in && p->fin_acked)
+		p->dead = true; /* both sides closed: the port is closed too */
+	else
+		peer_push(p, 0, false);
+}
+
+/* Run the stack and answer what it sent, until it is quiet. */
+static inline void hh_settle(void)
+{
+	for (int round = 0; round < 256; round++) {
+		arn_tcp_worker_poll(lc, fake_now_us);
+		if (!fake_pending(lc))
+			return;
+		static struct fake_out f;
+		while (fake_next(lc, &f)) {
+			if (f.src != US) {
+				fprintf(stderr, "hcm_harness: output from %08x\n", f.src);
+				abort();
+			}
+			peer_input(&f);
+		}
+	}
+}
+
+static inline void hh_peers_timer(void)
+{
+	for (int i = 0; i < N_PEERS; i++) {
+		struct peer *p = &peers[i];
+		if (!p->used || !p->est || p->dead || p->black)
+			continue;
+		bool outstanding = p->snd_nxt != p->snd_una || (p->len && p->swnd == 0);
+		if (!outstanding || fake_now_us - p->progress_us < PEER_RTO_MS * 1000u)
+			continue;
+		/* go back to the oldest unacknowledged byte */
+		p->snd_nxt = p->snd_una;
+		if (p->fin_sent && !p->fin_acked)
+			p->fin_sent = false;
+		p->progress_us = fake_now_us;
+		peer_push(p, 0, true);
+	}
+}
+
+/* The clock advances @p ms (in at most 32 steps, the stack polled and the
+ * peers answering after each). */
+static inline void hh_advance(uint64_t ms)
+{
+	uint64_t step = ms / 32 ? ms / 32 : 1;
+	for (uint64_t t = 0; t < ms; t += step) {
+		fake_now_us += RTE_MIN(step, ms - t) * 1000;
+		hh_settle();
+		hh_peers_timer();
+		hh_settle();
+	}
+}
+
+/* Client @p c (0..3), or NULL before hh_open. */
+static inline struct peer *hh_client(unsigned c)
+{
+	return clients[c] >= 0 ? &peers[clients[c]] : NULL;
+}
+
+/* The @p u-th upstream connection the stack opened, or NULL. */
+static inline struct peer *hh_upstream(unsigned u)
+{
+	return u < n_ups ? &peers[ups[u]] : NULL;
+}
+
+/* Client @p c connects to port 80, or to 81 (@p strict). */
+static inline void hh_open(unsigned c, bool strict)
+{
+	if (hh_client(c))
+		return;
+	struct peer *p =
+	    peer_new(CLIENT_ADDR, (uint16_t)(40000 + n_opened++), strict ? 81 : 80, false);
+	if (!p)
+		return;
+	clients[c] = (int)(p - peers);
+	peer_out(p, TH_SYN, p->iss, NULL, 0);
+	p->snd_nxt = p->iss + 1;
+}
+
+/* Peer @p p's receive window becomes @p w * 257 bytes (0: closed). */
+static inline void hh_window(struct peer *p, uint8_t w)
+{
+	if (!p || p->dead)
+		return;
+	p->wnd = (uint16_t)(w * 257u);
+	if (p->est)
+		peer_out(p, TH_ACK, p->snd_nxt, NULL, 0);
+}
+
+/* Peer @p p sends FIN after its queued data. */
+static inline void hh_fin(struct peer *p)
+{
+	if (!p || p->dead || p->fin_queued)
+		return;
+	p->fin_queued = true;
+	peer_push(p, 0, false);
+}
+
+/* ---- what must hold at the end ------------------------------------------------------------ */
+
+struct pinned {
+	const struct arn_cfg_obj *o;
+	uint32_t refs;
+};
+static struct pinned pins[16];
+static unsigned n_pins;
+static const char *const cluster_names[] = {"web", "two", "empty"};
+
+static inline void pin_note(const void *o)
+{
+	if (o && n_pins < 16) {
+		pins[n_pins].o = o;
+		pins[n_pins].refs =
+		    __atomic_load_n(&((const struct arn_cfg_obj *)o)->refs, __ATOMIC_RELAXED);
+		n_pins++;
+	}
+}
+
+static struct arn_config_store *store;
+
+static inline void hh_pins_record(void)
+{
+	const struct arn_cfg_gen *g = arn_config_gen(store);
+	const char *const lsn[] = {"main", "strict"};
+	for (int i = 0; i < 2; i++) {
+		const struct arn_cfg_listener *l =
+		    arn_cfg_find(g, ARN_CFG_LISTENER, lsn[i], strlen(lsn[i]),
+				 arn_cfg_hash(lsn[i], strlen(lsn[i])));
+		if (!l) {
+			fprintf(stderr, "hcm_harness: listener %s missing\n", lsn[i]);
+			exit(1);
+		}
+		pin_note(l);
+		pin_note(arn_cfg_hcm_routes(g, l->chains[0].hcm));
+	}
+	for (int i = 0; i < 3; i++) {
+		struct arn_cfg_ref r = {cluster_names[i], strlen(cluster_names[i]),
+					arn_cfg_hash(cluster_names[i], strlen(cluster_names[i]))};
+		struct arn_cfg_cluster_view v;
+		if (arn_cfg_cluster_resolve(g, &r, &v) != 0) {
+			fprintf(stderr, "hcm_harness: cluster %s missing\n", cluster_names[i]);
+			exit(1);
+		}
+		pin_note(v.cluster);
+		pin_note(v.endpoints);
+	}
+}
+
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "hcm_harness: left behind: " __VA_ARGS__);                 \
+			fputc('\n', stderr);                                                       \
+			abort();                                                                   \
+		}                                                                                  \
+	} while (0)
+
+static inline void hh_check_nothing_left(void)
+{
+	struct arn_tcp_worker *wk = tcp_wk(lc);
+	struct http_worker *w = NULL;
+	for (int i = 0; i < TCP_LISTENERS_MAX && !w; i++)
+		if (wk->lsn[i].used && wk->lsn[i].port == 80)
+			w = wk->lsn[i].user;
+	CHECK(w, "no HTTP worker behind the listener");
+	uint32_t n = 0;
+	for (struct http_conn *c = w->conn_free; c; c = c->next)
+		n++;
+	CHECK(n == w->n_conns, "%u of %u HTTP connections in use", w->n_conns - n, w->n_conns);
+	n = 0;
+	for (struct http_upconn *u = w->up_free; u; u = u->next)
+		n++;
+	CHECK(n == w->n_ups, "%u of %u upstream connections in use", w->n_ups - n, w->n_ups);
+	n = 0;
+	for (struct http_res *r = w->res_free; r; r = r->next)
+		n++;
+	CHECK(n == w->n_res, "%u of %u request buffers in use", w->n_res - n, w->n_res);
+	CHECK(!w->res_wait_head, "a connection waits for a request buffer");
+	CHECK(w->rb_segs == 0, "%u mbufs of request bodies kept for retries", w->rb_segs);
+	n = 0;
+	for (char **b = w->big_free; b; b = (char **)*b)
+		n++;
+	CHECK(n == HTTP_BIG_SCRATCH_N, "%u large scratch buffers in use", HTTP_BIG_SCRATCH_N - n);
+	for (uint32_t i = 0; i < HTTP_POOLS; i++) {
+		struct http_pool *p = &w->pools[i];
+		if (!p->used)
+			continue;
+		CHECK(!p->n_conns && !p->n_active && !p->n_idle && !p->pend_head && !p->n_counted,
+		      "pool %.*s: %u connections, %u active, %u idle, %u counted",
+		      (int)p->cluster_len, p->cluster, p->n_conns, p->n_active, p->n_idle,
+		      p->n_counted);
+	}
+	for (int i = 0; i < 3; i++) {
+		const char *nm = cluster_names[i];
+		struct http_cluster_rt *crt =
+		    http_rt_cluster(nm, strlen(nm), arn_cfg_hash(nm, strlen(nm)));
+		if (!crt)
+			continue;
+		CHECK(!crt->cx_active && !crt->rq_active && !crt->rq_pending &&
+			  !crt->retries_active,
+		      "cluster %s: cx_active %d rq_active %d rq_pending %d retries_active %d", nm,
+		      crt->cx_active, crt->rq_active, crt->rq_pending, crt->retries_active);
+	}
+	for (unsigned i = 0; i < n_pins; i++)
+		CHECK(pins[i].o->refs == pins[i].refs, "configuration object %.*s: %u pins, was %u",
+		      (int)pins[i].o->name_len, pins[i].o->name ? pins[i].o->name : "",
+		      pins[i].o->refs, pins[i].refs);
+	/* TIME_WAIT outlives RSTs (RFC 1337): those blocks may stay */
+	uint32_t tw = 0;
+	for (uint32_t i = 0; i < wk->max_conns; i++)
+		tw += !(wk->conns[i].flags & TF_FREE) && wk->conns[i].state == TCPS_TIME_WAIT;
+	CHECK(wk->n_free + tw == wk->max_conns, "%u TCP connection blocks in use",
+	      wk->max_conns - wk->n_free - tw);
+}
+
+static inline void hh_trace_run(void)
+{
+	for (int i = 0; i < N_PEERS; i++) {
+		struct peer *p = &peers[i];
+		if (!p->used)
+			continue;
+		fprintf(stderr, "--- %s %u.%u.%u.%u:%u (stack port %u): %u bytes received\n",
+			p->upstream ? "upstream" : "client", p->addr >> 24, (p->addr >> 16) & 255,
+			(p->addr >> 8) & 255, p->addr & 255, p->port, p->sport, p->rx);
+		fwrite(p->log, 1, p->log_len, stderr);
+		fputc('\n', stderr);
+	}
+}
+
+/* ---- set-up and one run ----------------------------------------------------------------- */
+
+static struct arn_bootstrap *boot;
+
+static inline void hh_cleanup(void)
+{
+	arn_http_stop();
+	arn_config_destroy(store);
+	arn_bootstrap_free(boot);
+	if (trace)
+		fprintf(stderr,
+			"=== runs %llu: upstream connections %llu, bytes to upstreams %llu, "
+			"responses to clients %llu, bytes to clients %llu\n",
+			(unsigned long long)tot_runs, (unsigned long long)tot_up_conns,
+			(unsigned long long)tot_up_bytes, (unsigned long long)tot_resp,
+			(unsigned long long)tot_client_bytes);
+}
+
+/* Once per process: EAL, the configuration, lib/http's registration with
+ * lib/tcp. @p verbose: log warnings and trace each run (hh_trace_run). */
+static inline void hh_init(bool verbose)
+{
+	trace = verbose;
+	fake_eal_init();
+	atexit(fake_eal_fini);
+	arn_log_set_spec(trace ? "warning" : "off", NULL);
+	if (arn_stats_set_workers(1) != 0)
+		exit(1);
+	struct arn_sb err = ARN_SB_INIT;
+	if (arn_bootstrap_load_buf("hcm_harness.yaml", config_yaml, sizeof(config_yaml) - 1, NULL,
+				   &boot, &err) != 0) {
+		fprintf(stderr, "hcm_harness: bad configuration:\n%s\n", arn_sb_cstr(&err));
+		exit(1);
+	}
+	store = arn_config_create(boot); /* boot stays for the store's life */
+	arn_sb_reset(&err);
+	if (!store || arn_config_apply_static(store, boot, &err) != 0) {
+		fprintf(stderr, "hcm_harness: configuration refused:\n%s\n", arn_sb_cstr(&err));
+		exit(1);
+	}
+	arn_sb_free(&err);
+	/* small pools, so that their limits are reachable */
+	struct arn_http_options o = {
+	    .max_connections = 6, .max_upstream_connections = 6, .max_streams = 2};
+	if (arn_http_start(store, &o) != 0)
+		exit(1);
+	hh_pins_record();
+	atexit(hh_cleanup); /* before fake_eal_fini, which atexit runs later */
+}
+
+static unsigned hh_full; /* free mbufs before the run */
+static bool hh_running;
+
+/* A fresh TCP and HTTP worker. @p setup: bits 0-1 the stack's TCP buffers
+ * (rcvbuf/sndbuf: 8K/8K, 64K/64K, 8K/64K, 64K/8K); bits 2-3 the MSS every
+ * peer announces (1460, 536, 100, 48). */
+static inline void hh_begin(uint8_t setup)
+{
+	static const uint32_t bufs[4][2] = {
+	    {8192, 8192}, {65536, 65536}, {8192, 65536}, {65536, 8192}};
+	static const uint16_t msss[4] = {1460, 536, 100, 48};
+	hh_full = rte_mempool_avail_count(fake_pool);
+	struct arn_dataplane conf = {.tcp_max_connections = 24,
+				     .tcp_rcvbuf = bufs[setup & 3][0],
+				     .tcp_sndbuf = bufs[setup & 3][1]};
+	memset(peers, 0, sizeof(peers));
+	for (int i = 0; i < N_CLIENTS; i++)
+		clients[i] = -1;
+	n_ups = n_opened = 0;
+	syn_policy = 0;
+	ending = false;
+	peer_mss = msss[(setup >> 2) & 3];
+	fake_alloc_fail = 0;
+	fake_mtu = 1500;
+	arn_http_set_healthcheck_failed(false);
+	if (arn_tcp_worker_init(lc, &conf) != 0)
+		abort();
+	/* the same run for the same input: fixed secrets and seeds */
+	struct arn_tcp_worker *wk = tcp_wk(lc);
+	wk->key[0] = wk->key[1] = 0x1234;
+	wk->cookie_key[0] = wk->cookie_key[1] = 0x5678;
+	wk->rng = 0x9abcdef1;
+	wk->port_hint = 0;
+	for (int i = 0; i < TCP_LISTENERS_MAX; i++)
+		if (wk->lsn[i].used && wk->lsn[i].user) {
+			struct http_worker *w = wk->lsn[i].user;
+			w->rng[0] = 0x243f6a8885a308d3ull;
+			w->rng[1] = 0x13198a2e03707344ull;
+		}
+	tot_runs++;
+	hh_running = true;
+	hh_settle();
+}
+
+/* How later upstream SYNs are answered: 0 SYN-ACK, 1 RST, 2 nothing. */
+static inline void hh_syn(unsigned policy)
+{
+	syn_policy = (uint8_t)(policy % 3);
+}
+
+/* Everyone goes; with @p check, nothing may be left (aborts otherwise). */
+static inline void hh_finish(bool check)
+{
+	hh_running = false;
+	/* a moment for what is in flight */
+	fake_alloc_fail = 0;
+	hh_advance(50);
+	ending = true;
+	for (int i = 0; i < N_PEERS; i++)
+		hh_reset(&peers[i]);
+	hh_settle();
+	/* past the timers that can still run: the linger after a response
+	 * (3 s), connect timeouts toward black holes (0.5 s at most) */
+	for (int i = 0; i < 50; i++) {
+		fake_now_us += 100000;
+		hh_settle();
+		for (int k = 0; k < N_PEERS; k++)
+			hh_reset(&peers[k]);
+	}
+	hh_settle();
+	for (int i = 0; i < N_PEERS; i++)
+		if (peers[i].used && !peers[i].upstream)
+			for (uint32_t k = 0; k + 9 <= peers[i].log_len; k++)
+				tot_resp += memcmp(peers[i].log + k, "HTTP/1.1 ", 9) == 0;
+	if (trace)
+		hh_trace_run();
+	if (check) {
+		hh_check_nothing_left();
+		CHECK(rte_mempool_avail_count(fake_pool) + fake_pending(lc) == hh_full,
+		      "%u mbufs in use",
+		      hh_full - rte_mempool_avail_count(fake_pool) - fake_pending(lc));
+	}
+	arn_tcp_worker_fini(lc);
+	fake_drain(lc);
+	arn_access_log_drain();
+	if (check && rte_mempool_avail_count(fake_pool) != hh_full) {
+		fprintf(stderr, "hcm_harness: mbuf leak: %u of %u free\n",
+			rte_mempool_avail_count(fake_pool), hh_full);
+		abort();
+	}
+}
+
+static inline void hh_end(void)
+{
+	hh_finish(true);
+}
+
+/* After a test failed mid-run: the same, without the checks. */
+static inline void hh_abandon(void)
+{
+	if (hh_running)
+		hh_finish(false);
+}
+
+#endif
