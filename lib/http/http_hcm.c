@@ -1007,6 +1007,15 @@ static void route_to_cluster(struct http_conn *hc, const struct arn_cfg_gen *g,
 		else
 			http_timer_cancel(&st->idle_timer);
 	}
+	/* What the head put in the text (a normalized path, ...) stays; the
+	 * attempts' edits go after it. The request id is the same for every
+	 * attempt, as the request's header is in Envoy. Both are set here, not
+	 * by the first attempt that reaches an upstream: that may be a retry
+	 * (the first connection refused), and the mark would then be 0 and the
+	 * id all zeros. */
+	X(st)->text_mark = st->text_len;
+	X(st)->rid_hi = http_rand(w);
+	X(st)->rid_lo = http_rand(w);
 	/* retries: not for upgrades (a tunnel cannot be replayed) */
 	http_retry_init(&X(st)->retry, st->upgrade_req ? NULL : &a->retry);
 	st->rb_on = X(st)->retry.rp && msg_has_body(&hc->msg);
@@ -1271,16 +1280,10 @@ void http_dc_upstream_ready(struct http_conn *hc)
 	const struct arn_h1_msg *m = &hc->msg;
 	if (!u || st->req_head_sent || !st->res)
 		return;
-	/* every attempt writes its edits from the same place in the text: the
-	 * previous attempt's are serialized already. The request id stays the
-	 * same across attempts, as the request's header does in Envoy. */
-	if (st->attempts <= 1) {
-		X(st)->text_mark = st->text_len;
-		X(st)->rid_hi = http_rand(w);
-		X(st)->rid_lo = http_rand(w);
-	} else {
-		st->text_len = X(st)->text_mark;
-	}
+	/* every attempt writes its edits from the same place in the text (set
+	 * when the request was routed): the previous attempt's are serialized
+	 * already. */
+	st->text_len = X(st)->text_mark;
 	const struct arn_cfg_route *r = st->route;
 	char *text = st->res->text;
 	/* prefix_rewrite / regex_rewrite: the path is rewritten below, once

@@ -59,6 +59,56 @@ static void test_get_keepalive(void **state)
 	hh_end();
 }
 
+/*
+ * A retry whose first attempt never had a connection (refused) is the
+ * first request that goes upstream: it must carry the request's generated
+ * x-request-id (it went out as 00000000-0000-4000-8000-000000000000) and
+ * the request edits must not overwrite what the request head put in the
+ * stream's text before routing: the normalized path went out as the
+ * x-forwarded-for value ("GET 198. HTTP/1.1").
+ */
+static void test_retry_after_refused_connect_keeps_path_and_request_id(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_syn(1); /* refuse */
+	hh_open(0, true);
+	hh_settle();
+	send_str(hh_client(0), "GET /a//b/../c HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_null(hh_upstream(0));
+	hh_syn(0);
+	hh_advance(60); /* the back-off */
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	if (!got(u, "GET /a/c HTTP/1.1\r\n"))
+		fail_msg("request line: %.*s", (int)u->log_len, u->log);
+	assert_false(got(u, "x-request-id: 00000000-0000-4000-8000-000000000000"));
+	assert_true(got(u, "x-request-id: "));
+	send_str(u, OK5);
+	assert_true(got(hh_client(0), "HTTP/1.1 200 OK\r\n"));
+	hh_end();
+}
+
+/* The same on a route without path edits: the request id is generated. */
+static void test_retry_after_refused_connect_request_id(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_syn(1);
+	hh_open(0, false);
+	hh_settle();
+	send_str(hh_client(0), "GET /retry HTTP/1.1\r\nHost: a\r\n\r\n");
+	hh_syn(0);
+	hh_advance(60);
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	assert_true(got(u, "GET /retry HTTP/1.1\r\n"));
+	assert_false(got(u, "x-request-id: 00000000-0000-4000-8000-000000000000"));
+	send_str(u, OK5);
+	assert_true(got(hh_client(0), "HTTP/1.1 200 OK\r\n"));
+	hh_end();
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -73,6 +123,8 @@ int main(void)
 	hh_init(false);
 	const struct CMUnitTest tests[] = {
 	    T(test_get_keepalive),
+	    T(test_retry_after_refused_connect_keeps_path_and_request_id),
+	    T(test_retry_after_refused_connect_request_id),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
