@@ -279,7 +279,7 @@ static void pool_kick(struct http_worker *w, struct http_pool *p)
 	while (p->pend_head) {
 		struct http_stream *st = p->pend_head;
 		const struct arn_cfg_thresholds *th = thresholds(st);
-		if (p->crt && th &&
+		if (p->crt && th && p->n_conns &&
 		    __atomic_load_n(&p->crt->cx_active, __ATOMIC_RELAXED) >=
 			(int32_t)th->max_connections)
 			return;
@@ -379,8 +379,13 @@ int http_up_acquire(struct http_worker *w, struct http_pool *p, struct http_conn
 		http_timer_cancel(&u->timer);
 		return 0;
 	}
+	/* max_connections counts the cluster's connections on every worker
+	 * and host, but a pool that has none opens one all the same (as
+	 * Envoy's pools do): its requests would otherwise wait for one of its
+	 * own connections to close, which never comes, while other hosts'
+	 * idle connections hold the count for their idle timeout. */
 	const struct arn_cfg_thresholds *th = thresholds(st);
-	if (p->crt && th &&
+	if (p->crt && th && p->n_conns &&
 	    __atomic_load_n(&p->crt->cx_active, __ATOMIC_RELAXED) >= (int32_t)th->max_connections) {
 		CL_INC(w, p, upstream_cx_overflow);
 		if (__atomic_load_n(&p->crt->rq_pending, __ATOMIC_RELAXED) >=

@@ -38,6 +38,24 @@ static unsigned count(const struct peer *p, const char *s)
 	return n;
 }
 
+/* The upstream connection that received bytes since @p rx0 (a snapshot of
+ * every peer's rx), or NULL. */
+static struct peer *upstream_that_got(const uint32_t *rx0)
+{
+	for (unsigned u = 0; u < N_UPSTREAMS; u++) {
+		struct peer *p = hh_upstream(u);
+		if (p && p->rx != rx0[p - peers])
+			return p;
+	}
+	return NULL;
+}
+
+static void snapshot(uint32_t *rx0)
+{
+	for (int i = 0; i < N_PEERS; i++)
+		rx0[i] = peers[i].rx;
+}
+
 /* The plain path: a GET, a 200 with content-length, keep-alive reuse. */
 static void test_get_keepalive(void **state)
 {
@@ -109,6 +127,41 @@ static void test_retry_after_refused_connect_request_id(void **state)
 	hh_end();
 }
 
+/*
+ * Cluster "two" allows one connection (max_connections: 1) to its two
+ * hosts. Once the connection to one host is idle, a request the balancer
+ * sends to the other host must still get a connection: Envoy opens one in
+ * a pool that has none, whatever the breaker says, so that its pending
+ * requests cannot wait for a connection of another pool that never comes.
+ * Before, such a request waited (until the route timeout, 504) for as long
+ * as the other host's connection stayed idle (the cluster's idle_timeout,
+ * an hour by default).
+ */
+static void test_breaker_never_starves_a_pool_without_connections(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	uint32_t rx0[N_PEERS];
+	for (unsigned i = 0; i < 6; i++) {
+		unsigned c = i % 4;
+		hh_open(c, false);
+		hh_settle();
+		snapshot(rx0);
+		send_str(hh_client(c), "GET / HTTP/1.1\r\nHost: a\r\nx-cluster: two\r\n"
+				       "Connection: close\r\n\r\n");
+		struct peer *u = upstream_that_got(rx0);
+		if (!u)
+			fail_msg("request %u went to no upstream (%u connections opened)", i,
+				 n_ups);
+		send_str(u, OK5);
+		assert_true(got(hh_client(c), "HTTP/1.1 200 OK\r\n"));
+		hh_reset(hh_client(c));
+		clients[c] = -1;
+		hh_settle();
+	}
+	hh_end();
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -125,6 +178,7 @@ int main(void)
 	    T(test_get_keepalive),
 	    T(test_retry_after_refused_connect_keeps_path_and_request_id),
 	    T(test_retry_after_refused_connect_request_id),
+	    T(test_breaker_never_starves_a_pool_without_connections),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
