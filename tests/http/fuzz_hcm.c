@@ -51,9 +51,10 @@
  * touches tens of thousands of features): -entropic=0 is added unless the
  * command line sets -entropic.
  *
- * FUZZ_HCM_TRACE=1 in the environment prints what each peer sent and
- * received, and a summary of the run (upstream connections opened,
- * responses relayed).
+ * FUZZ_HCM_TRACE=1 in the environment prints what each peer received and a
+ * summary (upstream connections opened, responses relayed); FUZZ_HCM_LOG
+ * sets the log spec (e.g. "warning,http:debug"); tests/http/gen_hcm_seeds.py
+ * --decode lists an input's operations.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -129,6 +130,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		*argv = args;
 	}
 	hh_init(getenv("FUZZ_HCM_TRACE") != NULL);
+	if (getenv("FUZZ_HCM_LOG")) /* e.g. "warning,http:debug" */
+		arn_log_set_spec(getenv("FUZZ_HCM_LOG"), NULL);
 	return 0;
 }
 

@@ -3,6 +3,7 @@
 exchanges in the input format that tests/http/fuzz_hcm.c describes.
 
     tests/http/gen_hcm_seeds.py [DIR]
+    tests/http/gen_hcm_seeds.py --decode FILE    # list an input's operations
 
 Check what a seed does with FUZZ_HCM_TRACE=1 build-fuzz/tests/http/fuzz_hcm SEED.
 """
@@ -168,7 +169,59 @@ seeds["canned"] = (Seed().open(0).op(CREQ, 0, 0).time(2).op(URESP, 0, 1).time(2)
                    .time(2).op(URESP, 0, 0).time(5))
 
 
+NAMES = ["OPEN", "CSEND", "CFILL", "CFIN", "CRST", "CWIN", "USEND", "UFILL", "UFIN", "URST",
+         "UWIN", "TIME", "SYN", "FAIL", "CREQ", "URESP"]
+
+
+def decode(data):
+    """The operations of a fuzz_hcm input, one per line."""
+    if not data:
+        return []
+    out = ["setup buffers=%d mss=%d" % (data[0] & 3, (data[0] >> 2) & 3)]
+    i = 1
+
+    def rd():
+        nonlocal i
+        v = data[i] if i < len(data) else 0
+        i += 1
+        return v
+
+    while i < len(data):
+        b = rd()
+        op, a = b & 15, b >> 4
+        who = "u%d" % (a & 7) if op in (USEND, UFILL, UFIN, URST, UWIN, URESP) else "c%d" % (a & 3)
+        if op == OPEN:
+            out.append("OPEN %s port %d" % (who, 81 if a & 4 else 80))
+        elif op in (CSEND, USEND):
+            n = rd()
+            out.append("%s %s %r" % (NAMES[op], who, bytes(data[i:i + n])))
+            i += n
+        elif op in (CFILL, UFILL):
+            out.append("%s %s %d bytes" % (NAMES[op], who, rd() * 256))
+        elif op in (CWIN, UWIN):
+            out.append("%s %s %d" % (NAMES[op], who, rd() * 257))
+        elif op == TIME:
+            t = rd()
+            out.append("TIME %d ms" % (t if t < 128 else (t - 127) * 64))
+        elif op == SYN:
+            out.append("SYN %s" % ["accept", "refuse", "black hole"][a % 3])
+        elif op == FAIL:
+            k = rd()
+            out.append("FAIL %d allocations%s" % (k & 15, ", toggle healthcheck" if k & 16 else ""))
+        elif op == CREQ:
+            out.append("CREQ %s #%d" % (who, rd()))
+        elif op == URESP:
+            out.append("URESP %s #%d" % (who, rd()))
+        else:
+            out.append("%s %s" % (NAMES[op], who))
+    return out
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--decode":
+        with open(sys.argv[2], "rb") as f:
+            print("\n".join(decode(f.read())))
+        return
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "corpus", "hcm")
     os.makedirs(out, exist_ok=True)
     for name, s in seeds.items():

@@ -38,6 +38,7 @@
 #include "arn_http.h"
 #include "arn_log.h"
 #include "arn_stats.h"
+#include "h1_harness.h"
 #include "http_int.h"
 #include "tcp_fake_net.h"
 
@@ -209,9 +210,10 @@ static const char config_yaml[] =
 
 struct peer {
 	bool used, upstream;
-	bool est;   /* handshake complete */
-	bool dead;  /* reset (either way) or fully closed: answers with RST */
-	bool black; /* a black hole: never answers */
+	bool sent_head; /* sent "HEAD" or "CONNECT": its responses are not checked */
+	bool est;	/* handshake complete */
+	bool dead;	/* reset (either way) or fully closed: answers with RST */
+	bool black;	/* a black hole: never answers */
 	bool fin_queued, fin_sent, fin_acked, fin_in;
 	uint32_t addr; /* the peer's */
 	uint16_t port;
@@ -301,12 +303,28 @@ static inline void hh_send(struct peer *p, const void *d, uint32_t n, uint32_t s
 	if (!p || !p->used || p->dead || p->fin_queued)
 		return;
 	uint32_t k = RTE_MIN(n, PEER_BUF - p->len);
+	if (d && (memmem(d, k, "HEAD", 4) || memmem(d, k, "CONNECT", 7)))
+		p->sent_head = true;
 	if (d)
 		memcpy(p->buf + p->len, d, k);
 	else
 		memset(p->buf + p->len, 'x', k);
 	p->len += k;
 	peer_push(p, seg, false);
+}
+
+/* At the end: a peer that reset may not have been heard (a RST at the
+ * wrong sequence number gets a challenge ACK, which an allocation failure
+ * may have eaten), so every peer resets again, at the last sequence number
+ * the stack acknowledged and at the next one it sent (a stack that still
+ * knows the connection accepts one, or challenges and gets a RST back). */
+static inline void peer_kill(struct peer *p)
+{
+	if (!p->used || p->black)
+		return;
+	p->dead = true;
+	peer_out(p, TH_RST | TH_ACK, p->snd_una, NULL, 0);
+	peer_out(p, TH_RST | TH_ACK, p->snd_nxt, NULL, 0);
 }
 
 /* Peer @p p resets its connection (RST). */
@@ -699,6 +717,38 @@ static inline void hh_check_nothing_left(void)
 	      wk->max_conns - wk->n_free - tw);
 }
 
+/* What a peer received must be HTTP/1.1 as Arion's own parser reads it:
+ * requests upstream, responses downstream, each maybe cut short (a reset,
+ * or the end of the log), never malformed or out of step with its framing
+ * (a body longer or shorter than announced shows as the next message's
+ * garbage). Not checked: responses to HEAD or CONNECT (the parser would
+ * need each request's method) and what follows a 101. */
+static inline void hh_check_http(const struct peer *p)
+{
+	if (!p->used || !p->log_len || p->sent_head)
+		return;
+	if (!p->upstream && memmem(p->log, p->log_len, "HTTP/1.1 101", 12))
+		return;
+	struct h1t_opts o = {.kind = p->upstream ? ARN_H1_REQUEST : ARN_H1_RESPONSE,
+			     .alloc = H1T_MALLOC};
+	char *t = h1t_run(p->log, p->log_len, NULL, 0, &o);
+	/* the end of the input ends a message cut short: that one is fine */
+	char *cut = t ? strstr(t, "ERR TRUNCATED\n") : NULL;
+	if (cut && cut[14] == 0)
+		*cut = 0;
+	if (t && (strstr(t, "ERR ") || strstr(t, "HARNESS:"))) {
+		size_t tl = strlen(t);
+		fprintf(stderr,
+			"hcm_harness: %s %u.%u.%u.%u:%u received malformed HTTP:\n...%s\n--- "
+			"bytes:\n%.*s\n",
+			p->upstream ? "upstream" : "client", p->addr >> 24, (p->addr >> 16) & 255,
+			(p->addr >> 8) & 255, p->addr & 255, p->port, t + (tl > 600 ? tl - 600 : 0),
+			(int)p->log_len, p->log);
+		abort();
+	}
+	free(t);
+}
+
 static inline void hh_trace_run(void)
 {
 	for (int i = 0; i < N_PEERS; i++) {
@@ -822,7 +872,7 @@ static inline void hh_finish(bool check)
 	hh_advance(50);
 	ending = true;
 	for (int i = 0; i < N_PEERS; i++)
-		hh_reset(&peers[i]);
+		peer_kill(&peers[i]);
 	hh_settle();
 	/* past the timers that can still run: the linger after a response
 	 * (3 s), connect timeouts toward black holes (0.5 s at most) */
@@ -830,7 +880,7 @@ static inline void hh_finish(bool check)
 		fake_now_us += 100000;
 		hh_settle();
 		for (int k = 0; k < N_PEERS; k++)
-			hh_reset(&peers[k]);
+			peer_kill(&peers[k]);
 	}
 	hh_settle();
 	for (int i = 0; i < N_PEERS; i++)
@@ -840,6 +890,8 @@ static inline void hh_finish(bool check)
 	if (trace)
 		hh_trace_run();
 	if (check) {
+		for (int i = 0; i < N_PEERS; i++)
+			hh_check_http(&peers[i]);
 		hh_check_nothing_left();
 		CHECK(rte_mempool_avail_count(fake_pool) + fake_pending(lc) == hh_full,
 		      "%u mbufs in use",
