@@ -10,7 +10,8 @@
  * answer the SYNs the stack sends to them. What the fuzzer controls is
  * which bytes each peer sends and in which segments, FIN and RST at any
  * point, each peer's receive window (0 closes it), time, how upstream SYNs
- * are answered, mbuf allocation failures and /healthcheck/fail.
+ * are answered, mbuf allocation failures, /healthcheck/fail, and changes
+ * of a listener and a cluster through the configuration store.
  *
  * Input format (bytes; reading past the end yields zeros):
  *   byte 0   set-up: bits 0-1 the stack's TCP buffers (rcvbuf/sndbuf:
@@ -19,7 +20,7 @@
  *   then operations, one opcode byte each: op = byte & 15, a = byte >> 4;
  *   c = a & 3 names client c, u = a & 7 the u-th upstream connection in
  *   the order the stack opened them (a missing one: the op does nothing)
- *     0 OPEN c      client c connects: to port 80 (a & 4 clear) or 81
+ *     0 OPEN c      client c connects to port 80, 81, 82 or 80 (a >> 2)
  *     1 CSEND c N   the next byte N, then N bytes: client c sends them, in
  *                   segments of at most N bytes (as its window allows)
  *     2 CFILL c K   client c sends K * 256 filler bytes ('x')
@@ -32,8 +33,10 @@
  *     9 URST u      upstream connection u resets
  *    10 UWIN u W    as CWIN
  *    11 TIME T      the clock advances T ms (T < 128) or (T - 127) * 64 ms
- *    12 SYN         how later upstream SYNs are answered (a & 3): SYN-ACK,
- *                   RST (connection refused), nothing (a black hole)
+ *    12 SYN         a < 4: how later upstream SYNs are answered (a % 3):
+ *                   SYN-ACK, RST (connection refused), nothing (a black
+ *                   hole); a >= 4: configuration change a - 4 (hh_config:
+ *                   the "dyn" listener and cluster updated or removed)
  *    13 FAIL K      the next K & 15 mbuf allocations of the stack fail;
  *                   K & 16 toggles /healthcheck/fail
  *    14 CREQ c K    client c sends canned request K % N_REQS (segmented as
@@ -41,7 +44,8 @@
  *    15 URESP u K   upstream connection u sends canned response K % N_RESPS
  *
  * At the end every peer resets what is still open, the clock runs past the
- * timers that can still fire, and the run must leave nothing behind (see
+ * timers that can still fire, what each peer received must parse as
+ * HTTP/1.1 (maybe cut short), and the run must leave nothing behind (see
  * hcm_harness.h: connections, request buffers, circuit breaker counts,
  * configuration pins, TCP blocks, mbufs); anything else aborts. The fake
  * net also aborts on output that breaks lib/net's contract, and the peers
@@ -147,9 +151,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint8_t b = rd8(&r);
 		unsigned a = b >> 4, c = a & 3, u = a & 7;
 		switch (b & 15) {
-		case 0:
-			hh_open(c, a & 4);
+		case 0: {
+			static const uint16_t ports[4] = {80, 81, 82, 80};
+			hh_open(c, ports[a >> 2]);
 			break;
+		}
 		case 1:
 		case 6: {
 			uint8_t n = rd8(&r);
@@ -188,7 +194,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		}
 		case 12:
-			hh_syn(a);
+			if (a < 4)
+				hh_syn(a);
+			else
+				hh_config(a - 4);
 			break;
 		case 13: {
 			uint8_t k = rd8(&r);

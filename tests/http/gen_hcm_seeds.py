@@ -22,8 +22,11 @@ class Seed:
         self.b.extend(args)
         return self
 
-    def open(self, c=0, strict=False):
-        return self.op(OPEN, c | (4 if strict else 0))
+    def open(self, c=0, port=80):
+        return self.op(OPEN, c | {80: 0, 81: 4, 82: 8}[port])
+
+    def config(self, v):
+        return self.op(SYN, 4 + v)
 
     def _send(self, code, who, data, seg):
         data = data.encode() if isinstance(data, str) else data
@@ -136,12 +139,12 @@ seeds["upload"] = (Seed(0).open(0).csend(0, "POST / HTTP/1.1\r\nHost: a\r\nConte
                    .usend(0, OK5).time(5))
 
 # the strict listener: health check, path normalization, XFF, timeouts
-seeds["strict"] = (Seed().open(0, True).csend(0, "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n").time(2)
+seeds["strict"] = (Seed().open(0, 81).csend(0, "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n").time(2)
                    .csend(0, "GET /a//b/../c HTTP/1.1\r\nHost: a:81\r\nX-Forwarded-For: 10.0.0.1\r\n\r\n")
                    .time(2).usend(0, OK5).time(2).csend(0, "GET /x HTTP/1.1\r\nHo").time(1152))
 
 # a refused connection retried on the strict listener (normalized path)
-seeds["strict_retry_refused"] = (Seed().op(SYN, 1).open(0, True)
+seeds["strict_retry_refused"] = (Seed().op(SYN, 1).open(0, 81)
                                  .csend(0, "GET /a//b/../c HTTP/1.1\r\nHost: a\r\n\r\n").op(SYN, 0)
                                  .time(60).usend(0, OK5).time(5))
 
@@ -163,6 +166,15 @@ seeds["client_abort"] = (Seed().open(0).csend(0, "POST / HTTP/1.1\r\nHost: a\r\n
 # out of mbufs while a response head is written, /healthcheck/fail
 seeds["alloc_fail"] = (Seed().op(FAIL, 0, 16).open(0).csend(0, GET).time(2).op(FAIL, 0, 1)
                        .usend(0, OK5).time(2).csend(0, GET).time(2).usend(0, OK5).time(5))
+
+# the "dyn" listener: its endpoint replaced while a request waits, then the
+# listener updated (the connection drains) and removed
+seeds["config_changes"] = (Seed().open(0, 82).csend(0, GET).time(2).config(1).time(2)
+                           .usend(0, OK5).time(2).csend(0, GET).time(2).usend(1, OK5).time(2)
+                           .config(4).csend(0, "GET /direct HTTP/1.1\r\nHost: a\r\n\r\n").time(2)
+                           .open(1, 82).csend(1, "GET /direct HTTP/1.1\r\nHost: a\r\n\r\n").time(2)
+                           .config(5).open(2, 82).time(5).config(6).config(0).open(3, 82)
+                           .csend(3, GET).time(5).config(3).time(2).config(2).usend(2, OK5).time(5))
 
 # canned requests and responses
 seeds["canned"] = (Seed().open(0).op(CREQ, 0, 0).time(2).op(URESP, 0, 1).time(2).op(CREQ, 0, 2)
@@ -191,7 +203,7 @@ def decode(data):
         op, a = b & 15, b >> 4
         who = "u%d" % (a & 7) if op in (USEND, UFILL, UFIN, URST, UWIN, URESP) else "c%d" % (a & 3)
         if op == OPEN:
-            out.append("OPEN %s port %d" % (who, 81 if a & 4 else 80))
+            out.append("OPEN %s port %d" % (who, [80, 81, 82, 80][a >> 2]))
         elif op in (CSEND, USEND):
             n = rd()
             out.append("%s %s %r" % (NAMES[op], who, bytes(data[i:i + n])))
@@ -203,8 +215,10 @@ def decode(data):
         elif op == TIME:
             t = rd()
             out.append("TIME %d ms" % (t if t < 128 else (t - 127) * 64))
-        elif op == SYN:
+        elif op == SYN and a < 4:
             out.append("SYN %s" % ["accept", "refuse", "black hole"][a % 3])
+        elif op == SYN:
+            out.append("CONFIG %d" % ((a - 4) % 8))
         elif op == FAIL:
             k = rd()
             out.append("FAIL %d allocations%s" % (k & 15, ", toggle healthcheck" if k & 16 else ""))

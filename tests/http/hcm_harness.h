@@ -15,9 +15,11 @@
  * that breaks lib/net's contract.
  *
  * A run: hh_begin() (a fresh TCP and HTTP worker), the peers' actions
- * (hh_open, hh_send, hh_fin, hh_reset, hh_window, hh_advance, hh_syn),
- * hh_end(): every peer resets what is still open, the clock runs past the
- * timers that can still fire, and nothing may be left behind: no HTTP
+ * (hh_open, hh_send, hh_fin, hh_reset, hh_window, hh_advance, hh_syn) and
+ * configuration changes (hh_config), then hh_end(): every peer resets what
+ * is still open, the clock runs past the timers that can still fire, what
+ * each peer received must parse as HTTP/1.1 (hh_check_http), and nothing
+ * may be left behind: no HTTP
  * connection, upstream connection, request buffer, body kept for a retry,
  * circuit breaker count or configuration pin, no TCP connection block
  * (but TIME_WAIT), and every mbuf back in the pool; anything else aborts.
@@ -37,10 +39,12 @@
 #include "arn_config.h"
 #include "arn_http.h"
 #include "arn_log.h"
+#include "arn_proto.h"
 #include "arn_stats.h"
 #include "h1_harness.h"
 #include "http_int.h"
 #include "tcp_fake_net.h"
+#include "upb/reflection.h"
 
 #define US FAKE_ADDR(0)		/* 198.18.0.1: the stack */
 #define CLIENT_ADDR 0xc6120064u /* 198.18.0.100 */
@@ -567,13 +571,12 @@ static inline struct peer *hh_upstream(unsigned u)
 	return u < n_ups ? &peers[ups[u]] : NULL;
 }
 
-/* Client @p c connects to port 80, or to 81 (@p strict). */
-static inline void hh_open(unsigned c, bool strict)
+/* Client @p c connects to port @p port (80 main, 81 strict, 82 dyn). */
+static inline void hh_open(unsigned c, uint16_t port)
 {
 	if (hh_client(c))
 		return;
-	struct peer *p =
-	    peer_new(CLIENT_ADDR, (uint16_t)(40000 + n_opened++), strict ? 81 : 80, false);
+	struct peer *p = peer_new(CLIENT_ADDR, (uint16_t)(40000 + n_opened++), port, false);
 	if (!p)
 		return;
 	clients[c] = (int)(p - peers);
@@ -622,8 +625,20 @@ static inline void pin_note(const void *o)
 
 static struct arn_config_store *store;
 
+/* The control lcore's housekeeping until nothing waits: a retired
+ * statistics table (which pins listeners) is freed by the poll after the
+ * one that retired it. */
+static inline void hh_quiesce(void)
+{
+	for (int i = 0; i < 3; i++) {
+		arn_http_poll();
+		arn_config_poll(store);
+	}
+}
+
 static inline void hh_pins_record(void)
 {
+	hh_quiesce();
 	const struct arn_cfg_gen *g = arn_config_gen(store);
 	const char *const lsn[] = {"main", "strict"};
 	for (int i = 0; i < 2; i++) {
@@ -733,11 +748,12 @@ static inline void hh_check_http(const struct peer *p)
 			     .alloc = H1T_MALLOC};
 	char *t = h1t_run(p->log, p->log_len, NULL, 0, &o);
 	/* the end of the input ends a message cut short: that one is fine */
-	char *cut = t ? strstr(t, "ERR TRUNCATED\n") : NULL;
-	if (cut && cut[14] == 0)
-		*cut = 0;
-	if (t && (strstr(t, "ERR ") || strstr(t, "HARNESS:"))) {
-		size_t tl = strlen(t);
+	size_t tl = t ? strlen(t) : 0;
+	if (tl >= 14 && strcmp(t + tl - 14, "ERR TRUNCATED\n") == 0)
+		t[tl -= 14] = 0;
+	/* the harness's own lines start a line (body bytes are escaped) */
+	if (t && (!strncmp(t, "ERR ", 4) || strstr(t, "\nERR ") || !strncmp(t, "HARNESS:", 8) ||
+		  strstr(t, "\nHARNESS:"))) {
 		fprintf(stderr,
 			"hcm_harness: %s %u.%u.%u.%u:%u received malformed HTTP:\n...%s\n--- "
 			"bytes:\n%.*s\n",
@@ -760,6 +776,116 @@ static inline void hh_trace_run(void)
 			(p->addr >> 8) & 255, p->addr & 255, p->port, p->sport, p->rx);
 		fwrite(p->log, 1, p->log_len, stderr);
 		fputc('\n', stderr);
+	}
+}
+
+/* ---- configuration changes under traffic ------------------------------------------------ */
+
+/*
+ * A listener "dyn" on port 82 and a cluster "dyn" come over the xDS side of
+ * the store (arn_config_apply, as the xDS client applies them), so that a
+ * run can change them while requests are in flight: new generations reach
+ * the worker at its next poll (listeners opened and closed, pools of
+ * removed endpoints draining, updated listeners draining their
+ * connections).
+ */
+#define HH_LDYN                                                                                    \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"dyn\","              \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[%s]}]},\"http_filters\":[{\"name\":\"envoy.filters.http.router\","    \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.http."         \
+	"router.v3.Router\"}}]}}]}]}"
+#define HH_ROUTE_DYN                                                                               \
+	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"dyn\",\"retry_policy\":"           \
+	"{\"retry_on\":\"5xx,reset,connect-failure\",\"num_retries\":1}}}"
+#define HH_ROUTE_DIRECT "{\"match\":{\"prefix\":\"/direct\"},\"direct_response\":{\"status\":202}}"
+#define HH_ROUTE_TWO "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"two\"}}"
+#define HH_CDYN                                                                                    \
+	"{\"name\":\"dyn\",\"type\":\"STATIC\",\"connect_timeout\":\"0.3s\","                      \
+	"\"load_assignment\":{\"cluster_name\":\"dyn\",\"endpoints\":[{\"lb_endpoints\":[%s]}]}}"
+#define HH_EP(last)                                                                                \
+	"{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0." #last "\","      \
+	"\"port_value\":8080}}}}"
+
+static bool hh_cfg_changed;
+
+/* Apply resource "dyn" of @p type (JSON), or remove it (@p json NULL). */
+static inline void hh_apply(const char *type, const char *json)
+{
+	struct arn_config_result res;
+	struct arn_config_resource_in in = {"dyn", "v", NULL, 0};
+	const char *rm[1] = {"dyn"};
+	upb_Arena *a = upb_Arena_New();
+	if (json) {
+		const upb_MessageDef *md = arn_proto_msgdef(strrchr(type, '/') + 1);
+		struct arn_sb err = ARN_SB_INIT;
+		upb_Message *m = arn_proto_from_json(json, strlen(json), md, a, &err);
+		if (!m) {
+			fprintf(stderr, "hcm_harness: bad JSON: %s\n%s\n", arn_sb_cstr(&err), json);
+			abort();
+		}
+		arn_sb_free(&err);
+		in.bytes = arn_proto_encode(m, md, a, &in.len);
+	}
+	if (arn_config_apply(store, type, json ? &in : NULL, json ? 1 : 0, json ? NULL : rm,
+			     json ? 0 : 1, 0, &res) != 0 ||
+	    !res.accepted || res.n_errors) {
+		fprintf(stderr, "hcm_harness: refused: %s\n",
+			res.n_errors ? res.errors[0].message : "?");
+		abort();
+	}
+	arn_config_result_free(&res);
+	upb_Arena_Free(a);
+	/* the control lcore's housekeeping: runtime objects, old generations */
+	arn_http_poll();
+	arn_config_poll(store);
+}
+
+/* Configuration change @p v % 8: 0 the initial "dyn" cluster (endpoint
+ * .203) and listener (routes to it), 1 the endpoint replaced (.204), 2 both
+ * endpoints, 3 none, 4 the listener updated (a direct response route
+ * first), 5 the listener removed, 6 the cluster removed, 7 the listener
+ * routing to the cluster "two". */
+static inline void hh_config(unsigned v)
+{
+	char b[2048];
+	hh_cfg_changed = true;
+	switch (v % 8) {
+	case 0:
+		snprintf(b, sizeof(b), HH_CDYN, HH_EP(203));
+		hh_apply(ARN_TYPE_URL_CLUSTER, b);
+		snprintf(b, sizeof(b), HH_LDYN, HH_ROUTE_DYN);
+		hh_apply(ARN_TYPE_URL_LISTENER, b);
+		break;
+	case 1:
+		snprintf(b, sizeof(b), HH_CDYN, HH_EP(204));
+		hh_apply(ARN_TYPE_URL_CLUSTER, b);
+		break;
+	case 2:
+		snprintf(b, sizeof(b), HH_CDYN, HH_EP(203) "," HH_EP(204));
+		hh_apply(ARN_TYPE_URL_CLUSTER, b);
+		break;
+	case 3:
+		snprintf(b, sizeof(b), HH_CDYN, "");
+		hh_apply(ARN_TYPE_URL_CLUSTER, b);
+		break;
+	case 4:
+		snprintf(b, sizeof(b), HH_LDYN, HH_ROUTE_DIRECT "," HH_ROUTE_DYN);
+		hh_apply(ARN_TYPE_URL_LISTENER, b);
+		break;
+	case 5:
+		hh_apply(ARN_TYPE_URL_LISTENER, NULL);
+		break;
+	case 6:
+		hh_apply(ARN_TYPE_URL_CLUSTER, NULL);
+		break;
+	default:
+		snprintf(b, sizeof(b), HH_LDYN, HH_ROUTE_TWO);
+		hh_apply(ARN_TYPE_URL_LISTENER, b);
+		break;
 	}
 }
 
@@ -809,6 +935,8 @@ static inline void hh_init(bool verbose)
 	    .max_connections = 6, .max_upstream_connections = 6, .max_streams = 2};
 	if (arn_http_start(store, &o) != 0)
 		exit(1);
+	hh_config(0);
+	hh_cfg_changed = false;
 	hh_pins_record();
 	atexit(hh_cleanup); /* before fake_eal_fini, which atexit runs later */
 }
@@ -838,6 +966,12 @@ static inline void hh_begin(uint8_t setup)
 	fake_alloc_fail = 0;
 	fake_mtu = 1500;
 	arn_http_set_healthcheck_failed(false);
+	if (hh_cfg_changed) {
+		hh_config(6); /* a fresh "dyn": no object of the last run's */
+		hh_config(5);
+		hh_config(0);
+		hh_cfg_changed = false;
+	}
 	if (arn_tcp_worker_init(lc, &conf) != 0)
 		abort();
 	/* the same run for the same input: fixed secrets and seeds */
@@ -890,6 +1024,7 @@ static inline void hh_finish(bool check)
 	if (trace)
 		hh_trace_run();
 	if (check) {
+		hh_quiesce();
 		for (int i = 0; i < N_PEERS; i++)
 			hh_check_http(&peers[i]);
 		hh_check_nothing_left();

@@ -61,7 +61,7 @@ static void test_get_keepalive(void **state)
 {
 	(void)state;
 	hh_begin(1);
-	hh_open(0, false);
+	hh_open(0, 80);
 	hh_settle();
 	send_str(hh_client(0), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
 	assert_non_null(hh_upstream(0));
@@ -90,7 +90,7 @@ static void test_retry_after_refused_connect_keeps_path_and_request_id(void **st
 	(void)state;
 	hh_begin(1);
 	hh_syn(1); /* refuse */
-	hh_open(0, true);
+	hh_open(0, 81);
 	hh_settle();
 	send_str(hh_client(0), "GET /a//b/../c HTTP/1.1\r\nHost: a\r\n\r\n");
 	assert_null(hh_upstream(0));
@@ -113,7 +113,7 @@ static void test_retry_after_refused_connect_request_id(void **state)
 	(void)state;
 	hh_begin(1);
 	hh_syn(1);
-	hh_open(0, false);
+	hh_open(0, 80);
 	hh_settle();
 	send_str(hh_client(0), "GET /retry HTTP/1.1\r\nHost: a\r\n\r\n");
 	hh_syn(0);
@@ -144,7 +144,7 @@ static void test_breaker_never_starves_a_pool_without_connections(void **state)
 	uint32_t rx0[N_PEERS];
 	for (unsigned i = 0; i < 6; i++) {
 		unsigned c = i % 4;
-		hh_open(c, false);
+		hh_open(c, 80);
 		hh_settle();
 		snapshot(rx0);
 		send_str(hh_client(c), "GET / HTTP/1.1\r\nHost: a\r\nx-cluster: two\r\n"
