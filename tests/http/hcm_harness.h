@@ -243,6 +243,10 @@ static uint8_t syn_policy;
 static uint16_t peer_mss = 1460;
 static bool ending, trace;
 static uint8_t sbuf_pool[N_PEERS][PEER_BUF];
+/* What all peers may send in one run: with 48-byte segments, more would
+ * make a run of a few hundred bytes of input last seconds. */
+#define HH_SEND_BUDGET (1024u * 1024)
+static uint32_t hh_budget;
 
 /* counts over the whole process, for FUZZ_HCM_TRACE's summary */
 static uint64_t tot_runs, tot_up_conns, tot_up_bytes, tot_resp, tot_client_bytes;
@@ -307,6 +311,9 @@ static inline void hh_send(struct peer *p, const void *d, uint32_t n, uint32_t s
 	if (!p || !p->used || p->dead || p->fin_queued)
 		return;
 	uint32_t k = RTE_MIN(n, PEER_BUF - p->len);
+	if (k > hh_budget)
+		k = hh_budget;
+	hh_budget -= k;
 	if (d && (memmem(d, k, "HEAD", 4) || memmem(d, k, "CONNECT", 7)))
 		p->sent_head = true;
 	if (d)
@@ -961,6 +968,7 @@ static inline void hh_begin(uint8_t setup)
 		clients[i] = -1;
 	n_ups = n_opened = 0;
 	syn_policy = 0;
+	hh_budget = HH_SEND_BUDGET;
 	ending = false;
 	peer_mss = msss[(setup >> 2) & 3];
 	fake_alloc_fail = 0;
