@@ -176,6 +176,22 @@ seeds["config_changes"] = (Seed().open(0, 82).csend(0, GET).time(2).config(1).ti
                            .config(5).open(2, 82).time(5).config(6).config(0).open(3, 82)
                            .csend(3, GET).time(5).config(3).time(2).config(2).usend(2, OK5).time(5))
 
+# a request header copied by request_headers_to_add that outgrows the
+# stream's text (4 KB): refused with 500, never sent without the edit
+seeds["edit_overflow"] = (Seed().open(0).csend(0, "GET / HTTP/1.1\r\nHost: a\r\nx-copy-src: ")
+                          .op(CFILL, 0, 17).csend(0, "\r\n\r\n").time(5))
+
+# per_try_idle_timeout: the upstream goes quiet after part of a head; the
+# retry's upstream answers
+seeds["per_try_idle"] = (Seed().open(0).csend(0, "GET /ridle HTTP/1.1\r\nHost: a\r\n\r\n").time(2)
+                         .usend(0, "HTTP/1.1 200 OK\r\nCont").time(127).time(127).time(127)
+                         .usend(1, OK5).time(5))
+
+# a pass-through health check whose answer is cached (the "dyn" listener)
+seeds["healthz_cached"] = (Seed().open(0, 82).csend(0, "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
+                           .time(2).usend(0, OK5).time(2)
+                           .csend(0, "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n").time(5))
+
 # canned requests and responses
 seeds["canned"] = (Seed().open(0).op(CREQ, 0, 0).time(2).op(URESP, 0, 1).time(2).op(CREQ, 0, 2)
                    .time(2).op(URESP, 0, 0).time(5))

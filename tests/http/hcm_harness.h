@@ -97,6 +97,7 @@ static const char config_yaml[] =
     "                        domains: [\"*\"]\n"
     "                        request_headers_to_add:\n"
     "                          - header: { key: x-via, value: \"%DOWNSTREAM_REMOTE_ADDRESS%\" }\n"
+    "                          - header: { key: x-copy, value: \"%REQ(x-copy-src)%\" }\n"
     "                        routes:\n"
     "                          - match: { prefix: \"/direct\" }\n"
     "                            direct_response: { status: 200, body: { inline_string: "
@@ -114,9 +115,13 @@ static const char config_yaml[] =
     "                                retriable_status_codes: [429]\n"
     "                                num_retries: 2\n"
     "                                per_try_timeout: 0.5s\n"
-    "                                per_try_idle_timeout: 0.3s\n"
     "                                retry_back_off: { base_interval: 0.01s, max_interval: "
     "0.05s }\n"
+    "                          - match: { prefix: \"/ridle\" }\n"
+    "                            route:\n"
+    "                              cluster: web\n"
+    "                              retry_policy: { retry_on: \"reset\", per_try_idle_timeout: "
+    "0.3s }\n"
     "                          - match: { prefix: \"/slow\" }\n"
     "                            route: { cluster: web, timeout: 0.2s, idle_timeout: 0.5s }\n"
     "                          - match: { prefix: \"/rw/\" }\n"
@@ -175,6 +180,7 @@ static const char config_yaml[] =
     "                        \"@type\": type.googleapis.com/envoy.extensions.filters.http."
     "health_check.v3.HealthCheck\n"
     "                        pass_through_mode: false\n"
+    "                        cluster_min_healthy_percentages: { two: { value: 50 } }\n"
     "                        headers: [{ name: \":path\", string_match: { exact: /healthz } "
     "}]\n"
     "                    - name: envoy.filters.http.router\n"
@@ -802,7 +808,11 @@ static inline void hh_trace_run(void)
 	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
 	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"dyn\","              \
 	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
-	"[\"*\"],\"routes\":[%s]}]},\"http_filters\":[{\"name\":\"envoy.filters.http.router\","    \
+	"[\"*\"],\"routes\":[%s]}]},\"http_filters\":[{\"name\":"                                  \
+	"\"envoy.filters.http.health_check\",\"typed_config\":{\"@type\":\"type.googleapis.com/"   \
+	"envoy.extensions.filters.http.health_check.v3.HealthCheck\",\"pass_through_mode\":true,"  \
+	"\"cache_time\":\"1s\",\"headers\":[{\"name\":\":path\",\"string_match\":{\"exact\":"      \
+	"\"/healthz\"}}]}},{\"name\":\"envoy.filters.http.router\","                               \
 	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.http."         \
 	"router.v3.Router\"}}]}}]}]}"
 #define HH_ROUTE_DYN                                                                               \
@@ -939,7 +949,7 @@ static inline void hh_init(bool verbose)
 	arn_sb_free(&err);
 	/* small pools, so that their limits are reachable */
 	struct arn_http_options o = {
-	    .max_connections = 6, .max_upstream_connections = 6, .max_streams = 2};
+	    .max_connections = 6, .max_upstream_connections = 4, .max_streams = 2};
 	if (arn_http_start(store, &o) != 0)
 		exit(1);
 	hh_config(0);
