@@ -301,9 +301,10 @@ struct arn_cfg_route_action {
 	const char *regex_substitution;
 	const char *host_rewrite_literal; /* NULL: none */
 	bool auto_host_rewrite;
-	uint32_t timeout_ms;		   /* default 15000; 0 disables */
-	uint32_t idle_timeout_ms;	   /* 0: none */
-	bool idle_timeout_set; /* idle_timeout given: it replaces stream_idle_timeout (0 disables) */
+	uint32_t timeout_ms;	  /* default 15000; 0 disables */
+	uint32_t idle_timeout_ms; /* 0: none */
+	bool
+	    idle_timeout_set; /* idle_timeout given: it replaces stream_idle_timeout (0 disables) */
 	struct arn_cfg_retry_policy retry; /* route's, else the virtual host's */
 	struct arn_cfg_hash_policy *hash_policies;
 	size_t n_hash_policies;
@@ -521,6 +522,13 @@ struct arn_cfg_hcm {
 	const char *default_host_for_http_10; /* or NULL */
 };
 
+/** DownstreamTlsContext.ocsp_staple_policy (Envoy's numbering). */
+enum arn_cfg_ocsp_policy {
+	ARN_CFG_OCSP_LENIENT = 0, /* LENIENT_STAPLING: staple when valid, else omit */
+	ARN_CFG_OCSP_STRICT,	  /* STRICT_STAPLING: an expired staple fails the handshake */
+	ARN_CFG_OCSP_MUST_STAPLE, /* MUST_STAPLE: every certificate needs a staple */
+};
+
 /* Downstream TLS (DownstreamTlsContext), secrets by name (X13). */
 struct arn_cfg_tls {
 	struct arn_cfg_ref *cert_secrets; /* tls_certificate_sds_secret_configs */
@@ -538,6 +546,13 @@ struct arn_cfg_tls {
 	const char *sni;			/* upstream only */
 	struct arn_cfg_str_match *san_matchers; /* match_subject_alt_names (default validation) */
 	size_t n_san_matchers;
+	/* Session resumption (downstream). Tickets are encrypted with the
+	 * keys of a Secret of type session_ticket_keys, named here (len 0:
+	 * none, a random key per TLS context, as Envoy's default), unless
+	 * disable_stateless_session_resumption. */
+	struct arn_cfg_ref ticket_keys_secret; /* session_ticket_keys_sds_secret_config */
+	bool disable_stateless_session_resumption;
+	uint8_t ocsp_staple_policy; /* enum arn_cfg_ocsp_policy (downstream) */
 };
 
 struct arn_cfg_cidr {
@@ -581,6 +596,17 @@ struct arn_cfg_listener {
 	size_t n_chains;
 	struct arn_cfg_filter_chain *default_chain; /* or NULL */
 	bool tls_inspector;
+	/* The tls_inspector's initial_read_buffer_size (256..65536), 0 if not
+	 * given. Envoy's first read size, doubled up to 64 KiB: it changes no
+	 * outcome, and Arion's inspector parses TCP's queue in place, so
+	 * there is no buffer to size; kept as configured. */
+	uint32_t tls_inspector_read_size;
+	/* listener_filters_timeout: how long listener filters (the
+	 * tls_inspector) may wait for a connection's first bytes; 15 s by
+	 * default, 0: no limit. On expiry the connection is closed, or goes on
+	 * as raw_buffer with continue_on_listener_filters_timeout. */
+	uint32_t listener_filters_timeout_ms;
+	bool continue_on_listener_filters_timeout;
 	uint32_t per_connection_buffer_limit; /* bytes, 1 MiB default */
 	uint32_t backlog;	/* tcp_backlog_size: SYN queue bound; 0: the stack's default */
 	bool drain_modify_only; /* drain_type MODIFY_ONLY: /healthcheck/fail does not drain it */
@@ -767,12 +793,21 @@ struct arn_cfg_cluster_view {
 enum arn_cfg_secret_kind {
 	ARN_CFG_SECRET_TLS_CERT = 0,
 	ARN_CFG_SECRET_VALIDATION,
+	ARN_CFG_SECRET_TICKET_KEYS, /* session_ticket_keys */
 };
+
+/** Bytes in one session ticket key (Envoy's TlsSessionTicketKeys: a 16-byte
+ * name, a 32-byte HMAC-SHA256 key, a 32-byte AES-256-CBC key). */
+#define ARN_CFG_TICKET_KEY_LEN 80u
+
+/** CertificateValidationContext.max_verify_depth's ceiling and default. */
+#define ARN_CFG_MAX_VERIFY_DEPTH 100u
 
 /* OpenSSL objects, opaque here so that users need not include OpenSSL. */
 struct x509_st;
 struct evp_pkey_st;
 struct stack_st_X509;
+struct stack_st_X509_CRL;
 struct x509_store_st;
 
 struct arn_cfg_secret {
@@ -782,11 +817,29 @@ struct arn_cfg_secret {
 	struct x509_st *cert;
 	struct stack_st_X509 *chain;
 	struct evp_pkey_st *key;
+	/* TLS_CERT: ocsp_staple, a DER OCSPResponse that parsed, is successful
+	 * and is for the leaf (its serial number, as Envoy checks); NULL: none
+	 * (refused for a certificate with the must-staple extension). */
+	const uint8_t *ocsp_staple;
+	size_t ocsp_staple_len;
 	/* VALIDATION: trusted CAs, and SAN matchers */
 	struct x509_store_st *ca;
 	size_t n_ca;
 	struct arn_cfg_str_match *san_matchers;
 	size_t n_san_matchers;
+	/* VALIDATION: the CRLs of crl and those found in trusted_ca (Envoy
+	 * takes both), or NULL; checked for the whole chain. */
+	struct stack_st_X509_CRL *crls;
+	/* VALIDATION: max_verify_depth as Envoy counts it (certificates after
+	 * the leaf, the trust anchor included: 1 = leaf and one CA), 0..100;
+	 * only when has_max_verify_depth (else 100). */
+	bool has_max_verify_depth;
+	uint32_t max_verify_depth;
+	/* TICKET_KEYS: n_ticket_keys x ARN_CFG_TICKET_KEY_LEN bytes, in the
+	 * configured order (the first encrypts, any decrypts); cleansed when
+	 * the Secret is freed. */
+	const uint8_t *ticket_keys;
+	size_t n_ticket_keys;
 };
 
 /* ---------------------------------------------------------------------------

@@ -27,7 +27,9 @@
  * cleansed. NULL outside tests. Control lcore.
  */
 extern void (*arn_config_wipe_hook)(const void *p, size_t len, bool wiped);
-/** OPENSSL_cleanse @p len bytes of @p p, then free(@p p). NULL is a no-op. */
+/** OPENSSL_cleanse @p len bytes of @p p (through the hook). NULL is a no-op. */
+void conv_wipe(void *p, size_t len);
+/** conv_wipe(), then free(@p p). NULL is a no-op. */
 void conv_wipe_free(void *p, size_t len);
 /** A upb arena whose blocks are cleansed when it is freed; NULL on ENOMEM. */
 upb_Arena *conv_wipe_arena(void);

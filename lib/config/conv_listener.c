@@ -73,8 +73,8 @@ static void access_logs(struct conv *c, struct pb p, const char *f, struct arn_c
 			struct pb fl = pb_msg(al, "filter");
 			struct arn_sb js = ARN_SB_INIT, e = ARN_SB_INIT;
 			arn_proto_to_json(fl.m, fl.d, &js);
-			struct arn_access_filter *af =
-			    arn_access_filter_json(js.buf ? js.buf : "{}", js.len ? js.len : 2, "", &e);
+			struct arn_access_filter *af = arn_access_filter_json(
+			    js.buf ? js.buf : "{}", js.len ? js.len : 2, "", &e);
 			if (af == NULL) {
 				/* lib/admin's text: ".filter.<path>: reason\n" */
 				const char *t = arn_sb_cstr(&e);
@@ -546,6 +546,34 @@ static void filter_chain(struct conv *c, struct pb fc, struct arn_cfg_filter_cha
 		out->tls = conv_tls(c, ts, true);
 }
 
+/*
+ * The tls_inspector's typed_config, as Envoy reads it: JA3 fingerprints are
+ * not computed by Arion (refused rather than silently absent from access
+ * logs); initial_read_buffer_size is validated as Envoy's API does and
+ * kept (it sizes no buffer in Arion: the ClientHello is parsed in TCP's
+ * queue).
+ */
+static void tls_inspector(struct conv *c, struct pb tc, struct arn_cfg_listener *out)
+{
+	struct pb ti = conv_any(c, tc, TLS_INSPECTOR_TYPE);
+	if (!ti.m)
+		return;
+	size_t m = conv_push(c, "typed_config");
+	conv_only(c, ti, "enable_ja3_fingerprinting,initial_read_buffer_size");
+	bool ja3 = false;
+	if (pb_wrapped_bool(ti, "enable_ja3_fingerprinting", &ja3) && ja3)
+		conv_err(c, "enable_ja3_fingerprinting",
+			 "JA3 fingerprinting is not supported by Arion (set false or remove it)");
+	uint32_t rs = 0;
+	if (pb_wrapped_u32(ti, "initial_read_buffer_size", &rs)) {
+		if (rs < 256 || rs > 65536)
+			conv_err(c, "initial_read_buffer_size", "%u is not from 256 to 65536", rs);
+		else
+			out->tls_inspector_read_size = rs;
+	}
+	conv_pop(c, m);
+}
+
 static void rule_sink(void *ctx, const char *path, const char *msg)
 {
 	struct conv *c = ctx;
@@ -587,6 +615,11 @@ struct arn_cfg_obj *arn_conv_listener(struct conv *c, struct pb l)
 	if (pb_wrapped_u32(l, "tcp_backlog_size", &out->backlog) &&
 	    (out->backlog == 0 || out->backlog > 65535))
 		conv_err(c, "tcp_backlog_size", "must be from 1 to 65535");
+	/* Envoy's default 15 s; 0 disables the timeout */
+	out->listener_filters_timeout_ms = 15000;
+	conv_duration(c, l, "listener_filters_timeout", &out->listener_filters_timeout_ms, false);
+	out->continue_on_listener_filters_timeout =
+	    pb_bool(l, "continue_on_listener_filters_timeout");
 	size_t nlf = pb_len(l, "listener_filters");
 	for (size_t i = 0; i < nlf; i++) {
 		struct pb lf = pb_at(l, "listener_filters", i);
@@ -594,15 +627,20 @@ struct arn_cfg_obj *arn_conv_listener(struct conv *c, struct pb l)
 		conv_only(c, lf, "name,typed_config");
 		upb_StringView n = pb_str(lf, "name");
 		struct pb tc = pb_msg(lf, "typed_config");
+		/* the typed_config's type decides, as in Envoy; the name only
+		 * without one */
 		upb_StringView tn = tc.m ? arn_proto_any_type_name(tc.m) : n;
 		if (arn_sv_eq(tn, TLS_INSPECTOR_TYPE) ||
-		    arn_sv_eq(n, "envoy.filters.listener.tls_inspector"))
+		    arn_sv_eq(tn, "envoy.filters.listener.tls_inspector")) {
 			out->tls_inspector = true;
-		else
+			if (tc.m)
+				tls_inspector(c, tc, out);
+		} else {
 			conv_err(c, "",
 				 "listener filter '%.*s' is not supported (only "
 				 "envoy.filters.listener.tls_inspector)",
-				 (int)n.size, n.data);
+				 (int)tn.size, tn.data);
+		}
 		conv_pop(c, m);
 	}
 	size_t nfc = pb_len(l, "filter_chains");

@@ -122,13 +122,36 @@ struct arn_cfg_tls *conv_tls(struct conv *c, struct pb ts, bool downstream)
 	if (downstream) {
 		conv_only(c, ctx,
 			  "common_tls_context,require_client_certificate,require_sni,"
-			  "session_timeout");
+			  "session_timeout,session_ticket_keys,session_ticket_keys_sds_secret_"
+			  "config,disable_stateless_session_resumption,ocsp_staple_policy");
 		bool rcc = false, sni = false;
 		pb_wrapped_bool(ctx, "require_client_certificate", &rcc);
 		t->require_client_certificate = rcc;
 		pb_wrapped_bool(ctx, "require_sni", &sni);
 		t->require_sni = sni;
 		conv_duration(c, ctx, "session_timeout", &t->session_timeout_ms, false);
+		/* One of three (a oneof in Envoy's API): keys inline, keys by
+		 * name, or no tickets at all. Inline keys are key material in
+		 * a listener, which X13 keeps in Secrets, as it does
+		 * certificates. */
+		if (pb_has(ctx, "session_ticket_keys"))
+			conv_err(c, "session_ticket_keys",
+				 "inline session ticket keys are refused: put them in a Secret "
+				 "(session_ticket_keys) and name it in "
+				 "session_ticket_keys_sds_secret_config (X13)");
+		struct pb tks = pb_msg(ctx, "session_ticket_keys_sds_secret_config");
+		if (tks.m)
+			secret_ref(c, tks, &t->ticket_keys_secret);
+		t->disable_stateless_session_resumption =
+		    pb_bool(ctx, "disable_stateless_session_resumption");
+		int32_t pol = pb_i32(ctx, "ocsp_staple_policy");
+		if (pol < ARN_CFG_OCSP_LENIENT || pol > ARN_CFG_OCSP_MUST_STAPLE)
+			conv_err(c, "ocsp_staple_policy",
+				 "%d is not a policy (LENIENT_STAPLING, STRICT_STAPLING, "
+				 "MUST_STAPLE)",
+				 pol);
+		else
+			t->ocsp_staple_policy = (uint8_t)pol;
 	} else {
 		conv_only(c, ctx, "common_tls_context,sni,allow_renegotiation");
 		if (pb_has(ctx, "sni"))

@@ -4,8 +4,10 @@
  * A Secret's private key and password arrive as bytes (an xDS response, a
  * static resource) and are decoded into a upb arena, copied for OpenSSL,
  * and loaded into an EVP_PKEY, which is all that the model keeps (lib/tls
- * builds its contexts from it). Everything else that held the bytes is
- * cleansed before it is freed: the copies (conv_secret.c), and the arenas
+ * builds its contexts from it); session ticket keys are kept as bytes,
+ * cleansed when the Secret is freed (conv_secret.c). Everything else that
+ * held the bytes is cleansed before it is freed: the copies
+ * (conv_secret.c), and the arenas
  * that the store decodes resources in, through an allocator that cleanses
  * every block on free (upb has no hook of its own). What the store keeps
  * for /config_dump is the resource with those fields replaced by
@@ -43,7 +45,7 @@
 
 void (*arn_config_wipe_hook)(const void *p, size_t len, bool wiped);
 
-void conv_wipe_free(void *p, size_t len)
+void conv_wipe(void *p, size_t len)
 {
 	if (!p)
 		return;
@@ -56,6 +58,13 @@ void conv_wipe_free(void *p, size_t len)
 	OPENSSL_cleanse(p, len);
 	if (arn_config_wipe_hook)
 		arn_config_wipe_hook(p, len, true);
+}
+
+void conv_wipe_free(void *p, size_t len)
+{
+	if (!p)
+		return;
+	conv_wipe(p, len);
 	free(p);
 }
 

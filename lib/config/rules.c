@@ -176,8 +176,17 @@ int arn_rules_transport_socket(const upb_Message *any, const char *path, upb_Are
 		      (void *)m)
 		: envoy_extensions_transport_sockets_tls_v3_UpstreamTlsContext_common_tls_context(
 		      (void *)m);
-	return c ? arn_rules_common_tls(c, cat(p, sizeof(p), path, ".common_tls_context"), sink)
-		 : 0;
+	int n =
+	    c ? arn_rules_common_tls(c, cat(p, sizeof(p), path, ".common_tls_context"), sink) : 0;
+	const envoy_extensions_transport_sockets_tls_v3_SdsSecretConfig *tk =
+	    down
+		? envoy_extensions_transport_sockets_tls_v3_DownstreamTlsContext_session_ticket_keys_sds_secret_config(
+		      (void *)m)
+		: NULL;
+	if (tk != NULL)
+		n += sds_ref(tk, cat(p, sizeof(p), path, ".session_ticket_keys_sds_secret_config"),
+			     sink);
+	return n;
 }
 
 static int filter_chain(const envoy_config_listener_v3_FilterChain *fc, const char *path,

@@ -68,9 +68,35 @@ struct tc_cert {
 void tc_make_cert(struct tc_cert *c, const char *cn);
 void tc_free_cert(struct tc_cert *c);
 
+/*
+ * A small PKI made at run time for the TLS conversions: a CA, two leaves
+ * it issued (serial 42, and 43 with the must-staple extension), a CRL, OCSP
+ * responses. PEM is JSON-escaped (for inline_string), DER is base64 (for
+ * inline_bytes in JSON).
+ */
+struct tc_pki {
+	char *ca;		 /* the CA's certificate */
+	char *crl;		 /* a CRL of the CA revoking serial 7 */
+	char *leaf, *leaf_key;	 /* serial 42 */
+	char *ms, *ms_key;	 /* serial 43, must-staple */
+	char *ocsp;		 /* base64: good, for serial 42 */
+	char *ocsp_ms;		 /* for serial 43 */
+	char *ocsp_other;	 /* for serial 99 */
+	char *ocsp_two;		 /* for 42 and 43 */
+	char *ocsp_trylater;	 /* status tryLater, no body */
+	unsigned char *ocsp_der; /* the good one, as bytes */
+	size_t ocsp_der_len;
+};
+void tc_make_pki(struct tc_pki *p);
+void tc_free_pki(struct tc_pki *p);
+/* Base64 of @p n bytes (malloc'd), as JSON carries bytes fields. */
+char *tc_b64(const void *b, size_t n);
+
 /* Test groups, defined by each file */
 extern const struct CMUnitTest conv_tests[];
 extern const size_t n_conv_tests;
+extern const struct CMUnitTest conv_tls_tests[];
+extern const size_t n_conv_tls_tests;
 extern const struct CMUnitTest store_tests[];
 extern const size_t n_store_tests;
 extern const struct CMUnitTest match_tests[];

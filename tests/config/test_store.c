@@ -354,6 +354,97 @@ static void test_g6_tls_listener_warms_until_secret(void **state)
 	tc_free_cert(&c);
 }
 
+/* A session_ticket_keys Secret of @p n keys, key i made of the byte @p fill + i. */
+static char *ticket_keys_secret(const char *name, size_t n, char fill)
+{
+	char *j = malloc(4096);
+	size_t o =
+	    (size_t)snprintf(j, 4096, "{\"name\":\"%s\",\"session_ticket_keys\":{\"keys\":[", name);
+	for (size_t i = 0; i < n; i++) {
+		char k[ARN_CFG_TICKET_KEY_LEN];
+		memset(k, fill + (char)i, sizeof(k));
+		char *b = tc_b64(k, sizeof(k));
+		o += (size_t)snprintf(j + o, 4096 - o, "%s{\"inline_bytes\":\"%s\"}", i ? "," : "",
+				      b);
+		free(b);
+	}
+	snprintf(j + o, 4096 - o, "]}}");
+	return j;
+}
+
+/*
+ * G6 and rotation: a TLS listener naming session ticket keys warms until
+ * the Secret arrives; an SDS update of the keys is a new Secret object
+ * (new handshakes get the new keys once lib/tls rebuilds its context),
+ * the listener object is untouched (it names the keys, it does not hold
+ * them), and the old keys stay valid for whoever pinned them.
+ */
+static void test_g6_ticket_keys_secret_rotation(void **state)
+{
+	(void)state;
+	struct tc_cert c;
+	tc_make_cert(&c, "s.test");
+	char *j = malloc(16384);
+	snprintf(j, 16384,
+		 "{\"name\":\"srv\",\"tls_certificate\":{\"certificate_chain\":{\"inline_string\":"
+		 "\"%s\"},\"private_key\":{\"inline_string\":\"%s\"}}}",
+		 c.cert_json, c.key_json);
+	APPLY(S, j);
+	APPLY(L, "{\"name\":\"tls\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		 "\"port_value\":443}},"
+		 "\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters.network.echo\"}],"
+		 "\"transport_socket\":{\"name\":\"tls\",\"typed_config\":{\"@type\":\"type."
+		 "googleapis.com/"
+		 "envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext\",\"common_tls_"
+		 "context\":{\"tls_certificate_sds_secret_configs\":[{\"name\":\"srv\"}]},"
+		 "\"session_ticket_keys_sds_secret_config\":{\"name\":\"tk\"}}}}]}");
+	assert_true(tc_res.accepted);
+	assert_null(listener("tls")); /* warming on 'tk' */
+	char *k1 = ticket_keys_secret("tk", 1, 'a');
+	APPLY(S, k1);
+	const struct arn_cfg_listener *l = listener("tls");
+	assert_non_null(l);
+	const struct arn_cfg_secret *s1 =
+	    arn_cfg_secret_find(gen(), &l->chains[0].tls->ticket_keys_secret);
+	assert_non_null(s1);
+	assert_int_equal(s1->n_ticket_keys, 1);
+	assert_int_equal(s1->ticket_keys[0], 'a');
+	arn_cfg_pin(s1);
+	/* rotation: the new key first, the old one second */
+	char *k2 = ticket_keys_secret("tk", 2, 'b');
+	APPLY(S, k2);
+	assert_true(tc_res.accepted);
+	const struct arn_cfg_secret *s2 =
+	    arn_cfg_secret_find(gen(), &l->chains[0].tls->ticket_keys_secret);
+	assert_ptr_not_equal(s1, s2);
+	assert_ptr_equal(listener("tls"), l);
+	assert_int_equal(s2->n_ticket_keys, 2);
+	assert_int_equal(s2->ticket_keys[0], 'b');
+	assert_int_equal(s2->ticket_keys[ARN_CFG_TICKET_KEY_LEN], 'c');
+	arn_config_poll(st);
+	assert_int_equal(s1->ticket_keys[0], 'a'); /* pinned: still whole (ASan checks) */
+	arn_cfg_unpin(s1);
+	arn_config_poll(st);
+	/* a bad update is refused by name and the keys in force stay (X15) */
+	char short_key[77];
+	memset(short_key, 'x', sizeof(short_key));
+	char *sb64 = tc_b64(short_key, sizeof(short_key)), *bad = malloc(1024);
+	snprintf(bad, 1024,
+		 "{\"name\":\"tk\",\"session_ticket_keys\":{\"keys\":[{\"inline_bytes\":\"%s\"}]}}",
+		 sb64);
+	APPLY(S, bad);
+	assert_false(tc_res.accepted);
+	assert_non_null(
+	    strstr(tc_res.errors[0].message, "Secret 'tk': session_ticket_keys.keys[0]: 77 bytes"));
+	assert_ptr_equal(secret("tk"), s2);
+	free(sb64);
+	free(bad);
+	free(k1);
+	free(k2);
+	free(j);
+	tc_free_cert(&c);
+}
+
 /* G10: any arrival order works. */
 static void test_g10_any_arrival_order(void **state)
 {
@@ -763,6 +854,56 @@ static void test_secret_key_bytes_wiped_and_never_kept(void **state)
 	tc_free_cert(&other);
 }
 
+/*
+ * Session ticket keys: the model keeps them (lib/tls copies them into its
+ * contexts), so the Secret's copy is cleansed when the Secret is freed;
+ * every other buffer that held them is cleansed too, and /config_dump
+ * shows "[redacted]" for each key.
+ */
+static void test_ticket_keys_wiped_and_redacted(void **state)
+{
+	(void)state;
+	char key[ARN_CFG_TICKET_KEY_LEN];
+	for (size_t i = 0; i < sizeof(key); i++)
+		key[i] = (char)(0x80 | (i * 37)); /* no byte a JSON text would hold */
+	memcpy(wipes.needle, key + 32, 16);
+	wipes.needle[16] = 0;
+	assert_int_equal(strlen(wipes.needle), 16);
+	wipes.calls = wipes.held = wipes.held_after = 0;
+	arn_config_wipe_hook = wipe_hook;
+	char *b64 = tc_b64(key, sizeof(key)), *j = malloc(4096);
+	snprintf(j, 4096,
+		 "{\"name\":\"tk\",\"session_ticket_keys\":{\"keys\":[{\"inline_bytes\":\"%s\"}]}}",
+		 b64);
+	APPLY(S, j);
+	assert_true(tc_res.accepted);
+	assert_memory_equal(secret("tk")->ticket_keys, key, sizeof(key));
+	int held = wipes.held;
+	print_message("  buffers that held the key: %d\n", held);
+	assert_true(held >= 3); /* the datasource copy, the decoded and the redacted arenas */
+
+	struct dumped d = {ARN_SB_INIT};
+	assert_int_equal(arn_config_foreach(st, ARN_CFG_SECRET, dump_all_fn, &d), 1);
+	const char *js = arn_sb_cstr(&d.sb);
+	assert_null(strstr(js, b64));
+	assert_non_null(strstr(js, "\"keys\":[{\"inline_string\":\"[redacted]\"}]"));
+	arn_sb_free(&d.sb);
+	struct arn_sb o = ARN_SB_INIT;
+	assert_int_equal(arn_admin_config_dump(st, "envoy.admin.v3.SecretsConfigDump", &o), 0);
+	assert_null(strstr(arn_sb_cstr(&o), b64));
+	assert_non_null(strstr(arn_sb_cstr(&o), "[redacted]"));
+	arn_sb_free(&o);
+
+	/* the model's copy goes when the Secret goes */
+	REMOVE(S, "tk");
+	arn_config_poll(st);
+	assert_true(wipes.held > held);
+	arn_config_wipe_hook = NULL;
+	assert_int_equal(wipes.held_after, 0);
+	free(j);
+	free(b64);
+}
+
 const struct CMUnitTest store_tests[] = {
     TC(test_x10_pushed_resources_applied),
     TC(test_x15_bad_resource_refuses_whole_batch),
@@ -777,6 +918,7 @@ const struct CMUnitTest store_tests[] = {
     TC(test_g6_warming_timeout_from_config_source),
     TC(test_g6_updated_listener_old_serves_until_warm),
     TC(test_g6_tls_listener_warms_until_secret),
+    TC(test_g6_ticket_keys_secret_rotation),
     TC(test_g10_any_arrival_order),
     TC(test_x17_acknowledged_after_quiescent_state),
     TC(test_x4_referenced_names_and_notification),
@@ -785,6 +927,7 @@ const struct CMUnitTest store_tests[] = {
     TC(test_initial_fetch_timeout_counted),
     TC(test_admin_enumeration_and_redaction),
     TC(test_secret_key_bytes_wiped_and_never_kept),
+    TC(test_ticket_keys_wiped_and_redacted),
     TC(test_pin_outlives_generation),
     TC(test_generations_share_unchanged_objects),
     TC(test_stats_names),

@@ -1,0 +1,489 @@
+/*
+ * TLS in the model, field by field as Envoy reads it: the listener's
+ * listener_filters_timeout and tls_inspector, DownstreamTlsContext's
+ * session resumption and OCSP policy, and the Secret kinds' fields (OCSP
+ * staples, CRLs, max_verify_depth, session ticket keys), each converted
+ * and each malformed value refused naming the resource and the field.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <unistd.h>
+
+#include <openssl/x509.h>
+
+#include "tc.h"
+
+#define ECHO "{\"filters\":[{\"name\":\"envoy.filters.network.echo\"}]"
+#define ADDR "\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\",\"port_value\":443}}"
+#define DTC_AT                                                                                     \
+	"\"@type\":\"type.googleapis.com/"                                                         \
+	"envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext\""
+#define INSPECTOR_AT                                                                               \
+	"\"@type\":\"type.googleapis.com/"                                                         \
+	"envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector\""
+
+static char jb[4][16384];
+static int jn;
+
+/* A plain listener 'l' with @p extra listener fields (each ending in ','). */
+static const char *jplain(const char *extra)
+{
+	char *b = jb[jn++ % 4];
+	snprintf(b, sizeof(jb[0]), "{\"name\":\"l\"," ADDR ",%s\"filter_chains\":[" ECHO "}]}",
+		 extra);
+	return b;
+}
+
+/* A listener 'l' whose chain terminates TLS with Secret 'cert' and @p dtc
+ * (more DownstreamTlsContext fields, each starting with ','). */
+static const char *jtls(const char *dtc)
+{
+	char *b = jb[jn++ % 4];
+	snprintf(b, sizeof(jb[0]),
+		 "{\"name\":\"l\"," ADDR ",\"filter_chains\":[" ECHO
+		 ",\"transport_socket\":{\"name\":\"tls\",\"typed_config\":{" DTC_AT
+		 ",\"common_tls_context\":{\"tls_certificate_sds_secret_configs\":[{\"name\":"
+		 "\"cert\"}]}%s}}}]}",
+		 dtc);
+	return b;
+}
+
+/* Secret 'cert' (so that TLS listeners are active, not warming). */
+static void cert_secret(void)
+{
+	struct tc_cert c;
+	tc_make_cert(&c, "cert.test");
+	char *j = malloc(16384);
+	snprintf(j, 16384,
+		 "{\"name\":\"cert\",\"tls_certificate\":{\"certificate_chain\":{\"inline_string\":"
+		 "\"%s\"},\"private_key\":{\"inline_string\":\"%s\"}}}",
+		 c.cert_json, c.key_json);
+	tc_ok(S, j);
+	free(j);
+	tc_free_cert(&c);
+}
+
+/* ---- Listener --------------------------------------------------------------------- */
+
+/* listener_filters_timeout: Envoy's default 15 s, 0 disables, negative refused. */
+static void test_listener_filters_timeout(void **state)
+{
+	(void)state;
+	tc_ok(L, jplain(""));
+	assert_int_equal(listener("l")->listener_filters_timeout_ms, 15000);
+	tc_ok(L, jplain("\"listener_filters_timeout\":\"2.5s\","));
+	assert_int_equal(listener("l")->listener_filters_timeout_ms, 2500);
+	tc_ok(L, jplain("\"listener_filters_timeout\":\"0s\","));
+	assert_int_equal(listener("l")->listener_filters_timeout_ms, 0);
+	tc_refused(L, jplain("\"listener_filters_timeout\":\"-1s\","),
+		   "Listener 'l': listener_filters_timeout: must be a non-negative duration");
+}
+
+/* continue_on_listener_filters_timeout: false unless said. */
+static void test_continue_on_listener_filters_timeout(void **state)
+{
+	(void)state;
+	tc_ok(L, jplain(""));
+	assert_false(listener("l")->continue_on_listener_filters_timeout);
+	tc_ok(L, jplain("\"continue_on_listener_filters_timeout\":true,"));
+	assert_true(listener("l")->continue_on_listener_filters_timeout);
+}
+
+/* The tls_inspector's typed_config is read: by name alone, an empty one,
+ * initial_read_buffer_size kept within Envoy's bounds. */
+static void test_tls_inspector_initial_read_buffer_size(void **state)
+{
+	(void)state;
+	tc_ok(
+	    L,
+	    jplain("\"listener_filters\":[{\"name\":\"envoy.filters.listener.tls_inspector\"}],"));
+	assert_true(listener("l")->tls_inspector);
+	assert_int_equal(listener("l")->tls_inspector_read_size, 0);
+	tc_ok(L, jplain("\"listener_filters\":[{\"name\":\"i\",\"typed_config\":{" INSPECTOR_AT
+			"}}],"));
+	assert_true(listener("l")->tls_inspector);
+	tc_ok(L, jplain("\"listener_filters\":[{\"name\":\"i\",\"typed_config\":{" INSPECTOR_AT
+			",\"initial_read_buffer_size\":4096}}],"));
+	assert_int_equal(listener("l")->tls_inspector_read_size, 4096);
+	tc_ok(L, jplain("\"listener_filters\":[{\"name\":\"i\",\"typed_config\":{" INSPECTOR_AT
+			",\"initial_read_buffer_size\":65536}}],"));
+	assert_int_equal(listener("l")->tls_inspector_read_size, 65536);
+	tc_refused(L,
+		   jplain("\"listener_filters\":[{\"name\":\"i\",\"typed_config\":{" INSPECTOR_AT
+			  ",\"initial_read_buffer_size\":255}}],"),
+		   "Listener 'l': listener_filters[0].typed_config.initial_read_buffer_size: 255 "
+		   "is not from 256 to 65536");
+	tc_refused(L,
+		   jplain("\"listener_filters\":[{\"name\":\"i\",\"typed_config\":{" INSPECTOR_AT
+			  ",\"initial_read_buffer_size\":65537}}],"),
+		   "initial_read_buffer_size: 65537 is not from 256 to 65536");
+	/* the typed_config's type decides, not the name */
+	tc_refused(L,
+		   jplain("\"listener_filters\":[{\"name\":\"envoy.filters.listener.tls_"
+			  "inspector\",\"typed_config\":{\"@type\":\"type.googleapis.com/"
+			  "envoy.extensions.filters.network.echo.v3.Echo\"}}],"),
+		   "listener_filters[0]: listener filter "
+		   "'envoy.extensions.filters.network.echo.v3.Echo' is not supported");
+}
+
+/* enable_ja3_fingerprinting: Arion computes no JA3 hash, so true is refused. */
+static void test_tls_inspector_ja3(void **state)
+{
+	(void)state;
+	tc_ok(L, jplain("\"listener_filters\":[{\"name\":\"i\",\"typed_config\":{" INSPECTOR_AT
+			",\"enable_ja3_fingerprinting\":false}}],"));
+	assert_true(listener("l")->tls_inspector);
+	tc_refused(L,
+		   jplain("\"listener_filters\":[{\"name\":\"i\",\"typed_config\":{" INSPECTOR_AT
+			  ",\"enable_ja3_fingerprinting\":true}}],"),
+		   "Listener 'l': listener_filters[0].typed_config.enable_ja3_fingerprinting: "
+		   "JA3 fingerprinting is not supported");
+}
+
+/* ---- DownstreamTlsContext ----------------------------------------------------------- */
+
+/* session_ticket_keys_sds_secret_config: a Secret by name, a warming
+ * dependency (G6); an sds_config other than ADS is refused (X13). */
+static void test_dtc_session_ticket_keys_sds(void **state)
+{
+	(void)state;
+	cert_secret();
+	tc_ok(L, jtls(""));
+	const struct arn_cfg_tls *t = listener("l")->chains[0].tls;
+	assert_int_equal(t->ticket_keys_secret.len, 0);
+	assert_false(t->disable_stateless_session_resumption);
+	tc_ok(L, jtls(",\"session_ticket_keys_sds_secret_config\":{\"name\":\"tk\"}"));
+	/* it warms until Secret 'tk' exists, as for its certificate */
+	assert_int_equal(listener("l")->chains[0].tls->ticket_keys_secret.len, 0);
+	char key[80];
+	memset(key, 'k', sizeof(key));
+	char *b64 = tc_b64(key, sizeof(key)), *j = malloc(1024);
+	snprintf(j, 1024,
+		 "{\"name\":\"tk\",\"session_ticket_keys\":{\"keys\":[{\"inline_bytes\":\"%s\"}]}}",
+		 b64);
+	tc_ok(S, j);
+	t = listener("l")->chains[0].tls;
+	assert_string_equal(t->ticket_keys_secret.name, "tk");
+	assert_int_equal(t->ticket_keys_secret.len, 2);
+	tc_refused(L,
+		   jtls(",\"session_ticket_keys_sds_secret_config\":{\"name\":\"tk\",\"sds_"
+			"config\":{\"path\":\"/x\"}}"),
+		   "session_ticket_keys_sds_secret_config.sds_config: an sds_config source is "
+		   "refused");
+	tc_refused(L, jtls(",\"session_ticket_keys_sds_secret_config\":{}"),
+		   "session_ticket_keys_sds_secret_config.name: missing: a secret is referenced "
+		   "by name (X13)");
+	free(j);
+	free(b64);
+}
+
+/* session_ticket_keys inline: key material in a listener, refused as
+ * inline certificates are (X13). */
+static void test_dtc_session_ticket_keys_inline_refused(void **state)
+{
+	(void)state;
+	char key[81];
+	memset(key, 'k', 80);
+	char *b64 = tc_b64(key, 80), *d = malloc(1024);
+	snprintf(d, 1024, ",\"session_ticket_keys\":{\"keys\":[{\"inline_bytes\":\"%s\"}]}", b64);
+	tc_refused(L, jtls(d),
+		   "Listener 'l': filter_chains[0].transport_socket.typed_config."
+		   "session_ticket_keys: inline session ticket keys are refused: put them in a "
+		   "Secret");
+	/* nothing of the key is kept for /config_dump */
+	assert_null(strstr(tc_res.errors[0].message, b64));
+	free(d);
+	free(b64);
+}
+
+/* disable_stateless_session_resumption: no tickets at all. */
+static void test_dtc_disable_stateless_session_resumption(void **state)
+{
+	(void)state;
+	cert_secret();
+	tc_ok(L, jtls(",\"disable_stateless_session_resumption\":true"));
+	assert_true(listener("l")->chains[0].tls->disable_stateless_session_resumption);
+	tc_ok(L, jtls(",\"disable_stateless_session_resumption\":false"));
+	assert_false(listener("l")->chains[0].tls->disable_stateless_session_resumption);
+}
+
+/* ocsp_staple_policy: LENIENT_STAPLING by default, Envoy's three values. */
+static void test_dtc_ocsp_staple_policy(void **state)
+{
+	(void)state;
+	cert_secret();
+	tc_ok(L, jtls(""));
+	assert_int_equal(listener("l")->chains[0].tls->ocsp_staple_policy, ARN_CFG_OCSP_LENIENT);
+	tc_ok(L, jtls(",\"ocsp_staple_policy\":\"STRICT_STAPLING\""));
+	assert_int_equal(listener("l")->chains[0].tls->ocsp_staple_policy, ARN_CFG_OCSP_STRICT);
+	tc_ok(L, jtls(",\"ocsp_staple_policy\":\"MUST_STAPLE\""));
+	assert_int_equal(listener("l")->chains[0].tls->ocsp_staple_policy,
+			 ARN_CFG_OCSP_MUST_STAPLE);
+	tc_refused(L, jtls(",\"ocsp_staple_policy\":7"),
+		   "typed_config.ocsp_staple_policy: 7 is not a policy");
+}
+
+/* ---- Secrets ------------------------------------------------------------------------ */
+
+static char *tls_cert_json(const char *name, const char *cert, const char *key, const char *more)
+{
+	char *j = malloc(32768);
+	snprintf(j, 32768,
+		 "{\"name\":\"%s\",\"tls_certificate\":{\"certificate_chain\":{\"inline_string\":"
+		 "\"%s\"},\"private_key\":{\"inline_string\":\"%s\"}%s}}",
+		 name, cert, key, more);
+	return j;
+}
+
+static void ocsp_case(const char *cert, const char *key, const char *staple_field, const char *want)
+{
+	char *more = malloc(8192);
+	snprintf(more, 8192, ",\"ocsp_staple\":{%s}", staple_field);
+	char *j = tls_cert_json("s", cert, key, more);
+	if (want)
+		tc_refused(S, j, want);
+	else
+		tc_ok(S, j);
+	free(j);
+	free(more);
+}
+
+/* TlsCertificate.ocsp_staple: kept as DER when it parses, is successful,
+ * for one certificate, this one (Envoy's checks); else refused by name. */
+static void test_secret_ocsp_staple(void **state)
+{
+	(void)state;
+	struct tc_pki p;
+	tc_make_pki(&p);
+	char f[4096];
+	snprintf(f, sizeof(f), "\"inline_bytes\":\"%s\"", p.ocsp);
+	ocsp_case(p.leaf, p.leaf_key, f, NULL);
+	const struct arn_cfg_secret *s = secret("s");
+	assert_int_equal(s->ocsp_staple_len, p.ocsp_der_len);
+	assert_memory_equal(s->ocsp_staple, p.ocsp_der, p.ocsp_der_len);
+	/* none: none kept */
+	char *j = tls_cert_json("s", p.leaf, p.leaf_key, "");
+	tc_ok(S, j);
+	free(j);
+	assert_null(secret("s")->ocsp_staple);
+	snprintf(f, sizeof(f), "\"inline_bytes\":\"%s\"", p.ocsp_other);
+	ocsp_case(p.leaf, p.leaf_key, f,
+		  "Secret 's': tls_certificate.ocsp_staple: the OCSP response is for another "
+		  "certificate (serial 63; certificate_chain's is 2A)");
+	snprintf(f, sizeof(f), "\"inline_bytes\":\"%s\"", p.ocsp_two);
+	ocsp_case(p.leaf, p.leaf_key, f,
+		  "tls_certificate.ocsp_staple: the OCSP response is for 2 certificates");
+	snprintf(f, sizeof(f), "\"inline_bytes\":\"%s\"", p.ocsp_trylater);
+	ocsp_case(p.leaf, p.leaf_key, f,
+		  "tls_certificate.ocsp_staple: the OCSP response is not successful (trylater)");
+	ocsp_case(p.leaf, p.leaf_key, "\"inline_bytes\":\"AAECAw==\"",
+		  "tls_certificate.ocsp_staple: not a DER OCSP response");
+	ocsp_case(p.leaf, p.leaf_key, "\"inline_string\":\"x\"",
+		  "tls_certificate.ocsp_staple.inline_string: an OCSP staple is DER");
+	/* the good one with a byte more */
+	char *more = tc_b64(p.ocsp_der, p.ocsp_der_len);
+	unsigned char *plus = malloc(p.ocsp_der_len + 1);
+	memcpy(plus, p.ocsp_der, p.ocsp_der_len);
+	plus[p.ocsp_der_len] = 0;
+	free(more);
+	more = tc_b64(plus, p.ocsp_der_len + 1);
+	snprintf(f, sizeof(f), "\"inline_bytes\":\"%s\"", more);
+	ocsp_case(p.leaf, p.leaf_key, f,
+		  "tls_certificate.ocsp_staple: not a DER OCSP response (bytes after it)");
+	free(more);
+	free(plus);
+	tc_free_pki(&p);
+}
+
+/* A must-staple certificate (TLS feature status_request) needs a staple,
+ * whatever the policy (Envoy). */
+static void test_secret_ocsp_must_staple_certificate(void **state)
+{
+	(void)state;
+	struct tc_pki p;
+	tc_make_pki(&p);
+	char *j = tls_cert_json("ms", p.ms, p.ms_key, "");
+	tc_refused(S, j,
+		   "Secret 'ms': tls_certificate.ocsp_staple: missing: the certificate in "
+		   "certificate_chain is must-staple");
+	free(j);
+	char f[4096];
+	snprintf(f, sizeof(f), ",\"ocsp_staple\":{\"inline_bytes\":\"%s\"}", p.ocsp_ms);
+	j = tls_cert_json("ms", p.ms, p.ms_key, f);
+	tc_ok(S, j);
+	free(j);
+	assert_non_null(secret("ms")->ocsp_staple);
+	tc_free_pki(&p);
+}
+
+static char *validation_json(const char *name, const char *ca, const char *more)
+{
+	char *j = malloc(32768);
+	snprintf(j, 32768,
+		 "{\"name\":\"%s\",\"validation_context\":{\"trusted_ca\":{\"inline_string\":"
+		 "\"%s\"}%s}}",
+		 name, ca, more);
+	return j;
+}
+
+/* CertificateValidationContext.crl: every PEM CRL in it, and those a
+ * trusted_ca holds (Envoy loads both); one that does not parse, or none,
+ * refused. */
+static void test_secret_crl(void **state)
+{
+	(void)state;
+	struct tc_pki p;
+	tc_make_pki(&p);
+	char *j = validation_json("v", p.ca, ""), *more = malloc(16384);
+	tc_ok(S, j);
+	free(j);
+	assert_null(secret("v")->crls);
+	snprintf(more, 16384, ",\"crl\":{\"inline_string\":\"%s%s\"}", p.crl, p.crl);
+	j = validation_json("v", p.ca, more);
+	tc_ok(S, j);
+	free(j);
+	assert_int_equal(sk_X509_CRL_num((STACK_OF(X509_CRL) *)secret("v")->crls), 2);
+	/* a CRL inside trusted_ca counts too */
+	char *ca_crl = malloc(16384);
+	snprintf(ca_crl, 16384, "%s%s", p.ca, p.crl);
+	j = validation_json("v", ca_crl, "");
+	tc_ok(S, j);
+	free(j);
+	assert_int_equal(secret("v")->n_ca, 1);
+	assert_int_equal(sk_X509_CRL_num((STACK_OF(X509_CRL) *)secret("v")->crls), 1);
+	/* no CRL in crl: a certificate, text */
+	snprintf(more, 16384, ",\"crl\":{\"inline_string\":\"%s\"}", p.ca);
+	j = validation_json("v", p.ca, more);
+	tc_refused(S, j, "Secret 'v': validation_context.crl: no PEM CRL (X509 CRL) could be read");
+	free(j);
+	j = validation_json("v", p.ca, ",\"crl\":{\"inline_string\":\"junk\"}");
+	tc_refused(S, j, "Secret 'v': validation_context.crl: no PEM CRL");
+	free(j);
+	/* a CRL block whose content is not a CRL */
+	j = validation_json("v", p.ca,
+			    ",\"crl\":{\"inline_string\":\"-----BEGIN X509 CRL-----\\nAAECAwQF\\n-"
+			    "----END X509 CRL-----\\n\"}");
+	tc_refused(S, j, "Secret 'v': validation_context.crl: a CRL is bad (");
+	free(j);
+	j = validation_json("v", p.ca, ",\"crl\":{\"filename\":\"/nonexistent/crl.pem\"}");
+	tc_refused(S, j, "validation_context.crl.filename: cannot open '/nonexistent/crl.pem'");
+	free(j);
+	free(ca_crl);
+	free(more);
+	tc_free_pki(&p);
+}
+
+/* CertificateValidationContext.max_verify_depth: kept (0 included), at
+ * most 100 (Envoy's bound). */
+static void test_secret_max_verify_depth(void **state)
+{
+	(void)state;
+	struct tc_pki p;
+	tc_make_pki(&p);
+	char *j = validation_json("v", p.ca, "");
+	tc_ok(S, j);
+	free(j);
+	assert_false(secret("v")->has_max_verify_depth);
+	j = validation_json("v", p.ca, ",\"max_verify_depth\":3");
+	tc_ok(S, j);
+	free(j);
+	assert_true(secret("v")->has_max_verify_depth);
+	assert_int_equal(secret("v")->max_verify_depth, 3);
+	j = validation_json("v", p.ca, ",\"max_verify_depth\":0");
+	tc_ok(S, j);
+	free(j);
+	assert_true(secret("v")->has_max_verify_depth);
+	assert_int_equal(secret("v")->max_verify_depth, 0);
+	j = validation_json("v", p.ca, ",\"max_verify_depth\":100");
+	tc_ok(S, j);
+	free(j);
+	j = validation_json("v", p.ca, ",\"max_verify_depth\":101");
+	tc_refused(S, j, "Secret 'v': validation_context.max_verify_depth: 101 is more than 100");
+	free(j);
+	tc_free_pki(&p);
+}
+
+static char *keys_json(const char *name, const size_t *lens, size_t n, char fill)
+{
+	char *j = malloc(8192);
+	size_t o =
+	    (size_t)snprintf(j, 8192, "{\"name\":\"%s\",\"session_ticket_keys\":{\"keys\":[", name);
+	for (size_t i = 0; i < n; i++) {
+		char k[128];
+		memset(k, fill + (char)i, sizeof(k));
+		char *b = tc_b64(k, lens[i]);
+		o += (size_t)snprintf(j + o, 8192 - o, "%s{\"inline_bytes\":\"%s\"}", i ? "," : "",
+				      b);
+		free(b);
+	}
+	snprintf(j + o, 8192 - o, "]}}");
+	return j;
+}
+
+/* Secret.session_ticket_keys: each key exactly 80 bytes, kept in order. */
+static void test_secret_session_ticket_keys(void **state)
+{
+	(void)state;
+	size_t two[] = {80, 80};
+	char *j = keys_json("tk", two, 2, 'a');
+	tc_ok(S, j);
+	free(j);
+	const struct arn_cfg_secret *s = secret("tk");
+	assert_int_equal(s->kind, ARN_CFG_SECRET_TICKET_KEYS);
+	assert_int_equal(s->n_ticket_keys, 2);
+	for (size_t i = 0; i < 2 * ARN_CFG_TICKET_KEY_LEN; i++)
+		assert_int_equal(s->ticket_keys[i], i < ARN_CFG_TICKET_KEY_LEN ? 'a' : 'b');
+	/* from a file and inline_string too: any DataSource */
+	char path[] = "/tmp/arn-config-tk-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *fp = fdopen(fd, "w");
+	for (int i = 0; i < 80; i++)
+		fputc('f', fp);
+	fclose(fp);
+	j = malloc(2048);
+	snprintf(j, 2048,
+		 "{\"name\":\"tk\",\"session_ticket_keys\":{\"keys\":[{\"filename\":\"%s\"},{"
+		 "\"inline_string\":\"%080d\"}]}}",
+		 path, 0);
+	tc_ok(S, j);
+	unlink(path);
+	free(j);
+	assert_int_equal(secret("tk")->n_ticket_keys, 2);
+	assert_int_equal(secret("tk")->ticket_keys[0], 'f');
+	assert_int_equal(secret("tk")->ticket_keys[80], '0');
+	size_t bad[] = {80, 79};
+	j = keys_json("tk", bad, 2, 'a');
+	tc_refused(S, j,
+		   "Secret 'tk': session_ticket_keys.keys[1]: 79 bytes: a session ticket key is "
+		   "exactly 80 bytes");
+	free(j);
+	/* the refusal never prints a key ("YWFh" is "aaa" in base64) */
+	assert_null(strstr(tc_res.errors[0].message, "YWFh"));
+	assert_null(strstr(tc_res.errors[0].message, "aaaa"));
+	size_t big[] = {81};
+	j = keys_json("tk", big, 1, 'a');
+	tc_refused(S, j, "session_ticket_keys.keys[0]: 81 bytes");
+	free(j);
+	tc_refused(S, "{\"name\":\"tk\",\"session_ticket_keys\":{}}",
+		   "Secret 'tk': session_ticket_keys.keys: empty: give at least one key of 80 "
+		   "bytes");
+}
+
+const struct CMUnitTest conv_tls_tests[] = {
+    TC(test_listener_filters_timeout),
+    TC(test_continue_on_listener_filters_timeout),
+    TC(test_tls_inspector_initial_read_buffer_size),
+    TC(test_tls_inspector_ja3),
+    TC(test_dtc_session_ticket_keys_sds),
+    TC(test_dtc_session_ticket_keys_inline_refused),
+    TC(test_dtc_disable_stateless_session_resumption),
+    TC(test_dtc_ocsp_staple_policy),
+    TC(test_secret_ocsp_staple),
+    TC(test_secret_ocsp_must_staple_certificate),
+    TC(test_secret_crl),
+    TC(test_secret_max_verify_depth),
+    TC(test_secret_session_ticket_keys),
+};
+const size_t n_conv_tls_tests = sizeof(conv_tls_tests) / sizeof(conv_tls_tests[0]);
