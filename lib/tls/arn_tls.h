@@ -376,7 +376,13 @@ struct arn_tls_ctx_conf {
 	 * combined_validation_context's default and dynamic parts */
 	const struct arn_cfg_str_match *more_san_matchers;
 	size_t n_more_san_matchers;
-	uint32_t max_verify_depth; /* 0: OpenSSL's 100 */
+	/* CertificateValidationContext.max_verify_depth, counted as Envoy
+	 * counts it: the certificates after the leaf, the trust anchor
+	 * included (1: the leaf and one CA; 0: only a leaf that is itself
+	 * trusted). OpenSSL 3.0's own depth leaves the trust anchor out.
+	 * Only when has_max_verify_depth; else 100, as Envoy. */
+	bool has_max_verify_depth;
+	uint32_t max_verify_depth;
 	bool require_client_certificate;
 	bool require_sni;
 	/* tls_params: 0 means Envoy's default (TLS 1.2 .. TLS 1.3); NULL
@@ -447,10 +453,12 @@ struct arn_cfg_secret;
  * @p owner (the arn_cfg_listener or arn_cfg_cluster, pinned for the
  * context's life because the context keeps @p t's SAN matchers), the
  * TLS_CERT secrets its cert_secrets name, resolved in order (@p certs_out
- * has room for @p n_certs), and its validation secret (or NULL, pinned
- * too). @p pins_out has room for 2. Pointers in @p out point into the
- * arguments. Fields the model does not carry yet (session ticket keys,
- * OCSP staples and policy, CRLs, max_verify_depth) stay zero: docs/tls.md.
+ * has room for @p n_certs; their OCSP staples come along), its validation
+ * secret (or NULL, pinned too; its CRLs and max_verify_depth come along)
+ * and the session_ticket_keys secret its ticket_keys_secret names (or
+ * NULL; a server only). @p pins_out has room for 2. Pointers in @p out
+ * point into the arguments (arn_tls_ctx_new() copies the ticket keys and
+ * staples and references the CRLs).
  * @return 0; -EINVAL if a secret is missing or of the wrong kind (named in
  *   @p err).
  */
@@ -458,7 +466,8 @@ int arn_tls_ctx_conf_from_cfg(struct arn_tls_ctx_conf *out, const struct arn_cfg
 			      bool server, const void *owner,
 			      const struct arn_cfg_secret *const *certs, size_t n_certs,
 			      struct arn_tls_cert *certs_out,
-			      const struct arn_cfg_secret *validation, const void **pins_out,
+			      const struct arn_cfg_secret *validation,
+			      const struct arn_cfg_secret *ticket_keys, const void **pins_out,
 			      char *err, size_t errlen);
 
 /* ---- choosing a context by SNI ---------------------------------------------- */

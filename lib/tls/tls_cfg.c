@@ -15,11 +15,32 @@
 #include "arn_config_model.h"
 #include "tls_int.h"
 
+_Static_assert(ARN_CFG_TICKET_KEY_LEN == ARN_TLS_TICKET_KEY_LEN, "one ticket key format");
+_Static_assert((int)ARN_CFG_OCSP_LENIENT == (int)ARN_TLS_OCSP_LENIENT &&
+		   (int)ARN_CFG_OCSP_STRICT == (int)ARN_TLS_OCSP_STRICT &&
+		   (int)ARN_CFG_OCSP_MUST_STAPLE == (int)ARN_TLS_OCSP_MUST_STAPLE,
+	       "one OCSP policy numbering (Envoy's)");
+
+static const char *kind_name(uint8_t k)
+{
+	switch (k) {
+	case ARN_CFG_SECRET_TLS_CERT:
+		return "tls_certificate";
+	case ARN_CFG_SECRET_VALIDATION:
+		return "validation_context";
+	case ARN_CFG_SECRET_TICKET_KEYS:
+		return "session_ticket_keys";
+	default:
+		return "secret of another kind";
+	}
+}
+
 int arn_tls_ctx_conf_from_cfg(struct arn_tls_ctx_conf *out, const struct arn_cfg_tls *t,
 			      bool server, const void *owner,
 			      const struct arn_cfg_secret *const *certs, size_t n_certs,
 			      struct arn_tls_cert *certs_out,
-			      const struct arn_cfg_secret *validation, const void **pins_out,
+			      const struct arn_cfg_secret *validation,
+			      const struct arn_cfg_secret *ticket_keys, const void **pins_out,
 			      char *err, size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
@@ -37,12 +58,16 @@ int arn_tls_ctx_conf_from_cfg(struct arn_tls_ctx_conf *out, const struct arn_cfg
 		if (s->kind != ARN_CFG_SECRET_TLS_CERT) {
 			snprintf(err, errlen,
 				 "tls_certificate_sds_secret_configs[%zu]: Secret '%s' is a "
-				 "validation_context, not a tls_certificate",
-				 i, s->obj.name);
+				 "%s, not a tls_certificate",
+				 i, s->obj.name, kind_name(s->kind));
 			return -EINVAL;
 		}
-		certs_out[i] = (struct arn_tls_cert){
-		    .cert = s->cert, .chain = s->chain, .key = s->key, .name = s->obj.name};
+		certs_out[i] = (struct arn_tls_cert){.cert = s->cert,
+						     .chain = s->chain,
+						     .key = s->key,
+						     .ocsp_staple = s->ocsp_staple,
+						     .ocsp_staple_len = s->ocsp_staple_len,
+						     .name = s->obj.name};
 	}
 	out->certs = certs_out;
 	out->n_certs = n_certs;
@@ -53,16 +78,38 @@ int arn_tls_ctx_conf_from_cfg(struct arn_tls_ctx_conf *out, const struct arn_cfg
 		if (validation->kind != ARN_CFG_SECRET_VALIDATION) {
 			snprintf(err, errlen,
 				 "validation_context_sds_secret_config: Secret '%s' is a "
-				 "tls_certificate, not a validation_context",
-				 validation->obj.name);
+				 "%s, not a validation_context",
+				 validation->obj.name, kind_name(validation->kind));
 			return -EINVAL;
 		}
 		out->trusted_ca = validation->ca;
+		out->crls = validation->crls;
+		out->has_max_verify_depth = validation->has_max_verify_depth;
+		out->max_verify_depth = validation->max_verify_depth;
 		out->more_san_matchers = validation->san_matchers;
 		out->n_more_san_matchers = validation->n_san_matchers;
 		if (validation->n_san_matchers)
 			pins_out[np++] = validation;
 	}
+	if (server && t->ticket_keys_secret.len) {
+		if (!ticket_keys) {
+			snprintf(err, errlen,
+				 "session_ticket_keys_sds_secret_config: Secret '%s' is not known",
+				 t->ticket_keys_secret.name);
+			return -EINVAL;
+		}
+		if (ticket_keys->kind != ARN_CFG_SECRET_TICKET_KEYS) {
+			snprintf(err, errlen,
+				 "session_ticket_keys_sds_secret_config: Secret '%s' is a %s, not "
+				 "session_ticket_keys",
+				 ticket_keys->obj.name, kind_name(ticket_keys->kind));
+			return -EINVAL;
+		}
+		out->ticket_keys = ticket_keys->ticket_keys;
+		out->n_ticket_keys = ticket_keys->n_ticket_keys;
+	}
+	out->disable_stateless_resumption = server && t->disable_stateless_session_resumption;
+	out->ocsp_policy = server ? t->ocsp_staple_policy : ARN_TLS_OCSP_LENIENT;
 	out->pins = pins_out;
 	out->n_pins = np;
 	out->san_matchers = t->san_matchers;

@@ -651,8 +651,12 @@ static SSL_CTX *make_sslctx(struct build *b, struct arn_tls_ctx *x, const struct
 		if (cf->server && cf->require_client_certificate)
 			mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
 		SSL_CTX_set_verify(s, mode, tls_verify_cb);
-		if (cf->max_verify_depth)
-			SSL_CTX_set_verify_depth(s, (int)cf->max_verify_depth);
+		/* OpenSSL 3.0's depth leaves the trust anchor out, Envoy's
+		 * counts it: one less here, and tls_verify_cb refuses a
+		 * certificate deeper than Envoy's count (the only case this
+		 * cannot express is 0: a leaf that is itself trusted). */
+		if (x->max_depth >= 0)
+			SSL_CTX_set_verify_depth(s, x->max_depth ? x->max_depth - 1 : 0);
 	} else {
 		SSL_CTX_set_verify(s, SSL_VERIFY_NONE, NULL);
 	}
@@ -676,7 +680,9 @@ bad:
 /* Envoy hashes what a session was verified against into the session id
  * context, so that a session cannot resume under other certificates'
  * names or another validation: the server certificates' subjects and
- * names, the CAs, the SAN matchers and the client certificate policy. */
+ * names, the CAs, the CRLs (a client certificate revoked by a new CRL
+ * must not resume), the SAN matchers, the verify depth and the client
+ * certificate policy. */
 static void session_context(const struct arn_tls_ctx_conf *cf, unsigned char *out,
 			    unsigned *out_len)
 {
@@ -708,6 +714,17 @@ static void session_context(const struct arn_tls_ctx_conf *cf, unsigned char *ou
 				if (x && X509_digest(x, EVP_sha256(), d, &dl) == 1)
 					EVP_DigestUpdate(md, d, dl);
 			}
+		}
+		for (int i = 0; cf->crls && i < sk_X509_CRL_num(cf->crls); i++) {
+			unsigned char d[EVP_MAX_MD_SIZE];
+			unsigned dl;
+			if (X509_CRL_digest(sk_X509_CRL_value(cf->crls, i), EVP_sha256(), d, &dl) ==
+			    1)
+				EVP_DigestUpdate(md, d, dl);
+		}
+		if (cf->has_max_verify_depth) {
+			uint32_t dep = cf->max_verify_depth;
+			EVP_DigestUpdate(md, &dep, sizeof(dep));
 		}
 		for (size_t i = 0; i < cf->n_san_matchers; i++)
 			if (cf->san_matchers[i].s)
@@ -784,10 +801,17 @@ struct arn_tls_ctx *arn_tls_ctx_new(const struct arn_tls_ctx_conf *cf, char *err
 	x->server = cf->server;
 	x->require_sni = cf->server && cf->require_sni;
 	x->verify = cf->trusted_ca != NULL;
+	x->max_depth = cf->has_max_verify_depth ? (int32_t)cf->max_verify_depth : -1;
 	x->ocsp_policy = cf->ocsp_policy;
 	x->replicas = cf->replicas ? cf->replicas : 1;
 	struct group *groups = NULL;
 	size_t n_groups = 0;
+
+	if (cf->has_max_verify_depth && cf->max_verify_depth > 100) {
+		fail(&b, "validation context: max_verify_depth %u is more than 100 (Envoy's bound)",
+		     cf->max_verify_depth);
+		goto bad;
+	}
 
 	uint16_t minv = cf->min_version ? cf->min_version : TLS1_2_VERSION;
 	uint16_t maxv = cf->max_version ? cf->max_version : TLS1_3_VERSION;

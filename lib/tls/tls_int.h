@@ -76,7 +76,8 @@ struct arn_tls_ctx {
 	char *name;
 	bool server;
 	bool require_sni;
-	bool verify; /* a trusted CA was given */
+	bool verify;	   /* a trusted CA was given */
+	int32_t max_depth; /* max_verify_depth as Envoy counts it; -1: none */
 	uint8_t ocsp_policy;
 	unsigned replicas;
 	unsigned n_groups;

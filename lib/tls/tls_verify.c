@@ -102,6 +102,16 @@ int tls_verify_cb(int ok, X509_STORE_CTX *xs)
 		}
 		return 0;
 	}
+	/* max_verify_depth as Envoy counts it (OpenSSL's own limit, one
+	 * less, lets a trust anchor one deeper through: see tls_ctx.c) */
+	if (c->ctx->max_depth >= 0 && X509_STORE_CTX_get_error_depth(xs) > c->ctx->max_depth) {
+		X509_STORE_CTX_set_error(xs, X509_V_ERR_CERT_CHAIN_TOO_LONG);
+		if (c->verify_fail == ARN_TLS_VF_NONE) {
+			c->verify_fail = ARN_TLS_VF_ERROR;
+			c->verify_err = X509_V_ERR_CERT_CHAIN_TOO_LONG;
+		}
+		return 0;
+	}
 	if (X509_STORE_CTX_get_error_depth(xs) == 0 && c->ctx->n_san &&
 	    !tls_san_match(c->ctx->san, c->ctx->n_san, X509_STORE_CTX_get_current_cert(xs))) {
 		X509_STORE_CTX_set_error(xs, X509_V_ERR_HOSTNAME_MISMATCH);

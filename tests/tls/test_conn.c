@@ -59,6 +59,8 @@ struct tw {
 	bool require_sni;
 	uint8_t ocsp;
 	const char *ciphers;
+	bool has_depth;
+	uint32_t depth;
 };
 
 static void tweak(struct arn_tls_ctx_conf *cf, void *arg)
@@ -85,6 +87,8 @@ static void tweak(struct arn_tls_ctx_conf *cf, void *arg)
 	cf->require_sni = t->require_sni;
 	cf->ocsp_policy = t->ocsp;
 	cf->cipher_suites = t->ciphers;
+	cf->has_max_verify_depth = t->has_depth;
+	cf->max_verify_depth = t->depth;
 }
 
 static struct arn_tls_ctx *srv_ctx(struct tw *t)
@@ -516,6 +520,36 @@ static void test_ticket_key_rotation(void **state)
 		arn_tls_ctx_unref(all[i]);
 }
 
+/* The session id context covers the CRLs and the verify depth, as Envoy's
+ * does: a session made under one validation does not resume under
+ * another, even with the same ticket keys (a client certificate revoked by
+ * a new CRL must not come back through its ticket). */
+static void test_session_context_covers_crls_and_depth(void **state)
+{
+	(void)state;
+	uint8_t k1[80];
+	memset(k1, 1, sizeof(k1));
+	STACK_OF(X509_CRL) *crls = sk_X509_CRL_new_null();
+	sk_X509_CRL_push(crls, tt_pki()->crl);
+	struct tw ta = {.keys = k1, .n_keys = 1, .verify = true},
+		  tb = {.keys = k1, .n_keys = 1, .verify = true, .crls = crls},
+		  td = {.keys = k1, .n_keys = 1, .verify = true, .has_depth = true, .depth = 5},
+		  tc = {0};
+	struct arn_tls_ctx *a = srv_ctx(&ta), *a2 = srv_ctx(&ta), *b = srv_ctx(&tb),
+			   *d = srv_ctx(&td), *cx = cli_ctx(&tc);
+	sk_X509_CRL_free(crls);
+	struct arn_tls_session_slot slot = {0};
+	assert_false(connect_once(a, cx, &W0, &slot));
+	assert_true(connect_once(a2, cx, &W0, &slot)); /* same keys, same validation */
+	assert_false(connect_once(b, cx, &W0, &slot)); /* a CRL now */
+	assert_true(connect_once(b, cx, &W0, &slot));
+	assert_false(connect_once(d, cx, &W0, &slot)); /* another depth */
+	arn_tls_session_slot_clear(&slot);
+	struct arn_tls_ctx *all[] = {a, a2, b, d, cx};
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		arn_tls_ctx_unref(all[i]);
+}
+
 /* ---- client certificates -------------------------------------------------------------------- */
 
 struct mtls_case {
@@ -638,6 +672,77 @@ static void test_mtls_untrusted_and_revoked(void **state)
 				     .alert = 44,
 				     .vf = ARN_TLS_VF_ERROR,
 				     .counter = ARN_TLS_S_FAIL_VERIFY_ERROR});
+}
+
+/* A client certificate (with @p chain) against a server with
+ * max_verify_depth @p depth (@p has). @return the server's handshake
+ * result. */
+static int depth_case(X509 *cert, EVP_PKEY *key, STACK_OF(X509) * chain, bool has, uint32_t depth)
+{
+	struct tw ts = {.verify = true, .require_client = true, .has_depth = has, .depth = depth};
+	struct arn_tls_cert cc = tt_tc(cert, key, "client");
+	cc.chain = chain;
+	struct tw tc = {.verify = true, .cert = &cc};
+	struct arn_tls_ctx *sx = srv_ctx(&ts), *cx = cli_ctx(&tc);
+	assert_non_null(sx);
+	assert_non_null(cx);
+	struct tt_side s, c;
+	pair(&s, &c, &W0, sx, cx, NULL);
+	int which = -1;
+	int r = tt_handshake(&s, &c, &which);
+	if (r) {
+		assert_int_equal(which, 0);
+		assert_int_equal(arn_tls_verify_failure(&s.c), ARN_TLS_VF_ERROR);
+		assert_int_equal(s.c.verify_err, X509_V_ERR_CERT_CHAIN_TOO_LONG);
+		assert_int_equal(s.st.v[ARN_TLS_S_FAIL_VERIFY_ERROR], 1);
+	}
+	unpair(&s, &c);
+	arn_tls_ctx_unref(sx);
+	arn_tls_ctx_unref(cx);
+	return r;
+}
+
+/* max_verify_depth counts as Envoy's does (the certificates after the
+ * leaf, the trust anchor included; OpenSSL 3.0's own count leaves the
+ * anchor out): 1 takes a leaf the CA signed, not one under an
+ * intermediate; 0 takes neither. */
+static void test_max_verify_depth(void **state)
+{
+	(void)state;
+	struct tt_pki *k = tt_pki();
+	EVP_PKEY *ik = tt_key_new(TT_EC), *lk = tt_key_new(TT_EC);
+	X509 *inter =
+	    tt_cert(ik, &(struct tt_cert_opts){.cn = "Intermediate", .ca = true, .serial = 5},
+		    k->ca, k->ca_key);
+	X509 *leaf =
+	    tt_cert(lk, &(struct tt_cert_opts){.cn = "client.example.com", .serial = 6}, inter, ik);
+	STACK_OF(X509) *chain = sk_X509_new_null();
+	sk_X509_push(chain, inter);
+	/* leaf <- CA */
+	assert_int_equal(depth_case(k->cli, k->cli_key, NULL, false, 0), 0);
+	assert_int_equal(depth_case(k->cli, k->cli_key, NULL, true, 1), 0);
+	assert_int_equal(depth_case(k->cli, k->cli_key, NULL, true, 0), -EACCES);
+	/* leaf <- intermediate <- CA */
+	assert_int_equal(depth_case(leaf, lk, chain, false, 0), 0);
+	assert_int_equal(depth_case(leaf, lk, chain, true, 2), 0);
+	assert_int_equal(depth_case(leaf, lk, chain, true, 100), 0);
+	assert_int_equal(depth_case(leaf, lk, chain, true, 1), -EACCES);
+	assert_int_equal(depth_case(leaf, lk, chain, true, 0), -EACCES);
+	/* Envoy's bound */
+	struct tw tbad = {.verify = true, .has_depth = true, .depth = 101};
+	struct arn_tls_ctx_conf cf = {.server = true};
+	tweak(&cf, &tbad);
+	struct arn_tls_cert ce = tt_tc(k->srv_ec, k->srv_ec_key, "ec");
+	cf.certs = &ce;
+	cf.n_certs = 1;
+	char err[256];
+	assert_null(arn_tls_ctx_new(&cf, err, sizeof(err)));
+	assert_non_null(strstr(err, "max_verify_depth 101 is more than 100"));
+	sk_X509_free(chain);
+	X509_free(leaf);
+	X509_free(inter);
+	EVP_PKEY_free(lk);
+	EVP_PKEY_free(ik);
 }
 
 static void test_mtls_san(void **state)
@@ -1278,8 +1383,8 @@ static void test_conf_from_cfg(void **state)
 	const void *pins[2];
 	struct arn_tls_ctx_conf cf;
 	char err[256];
-	assert_int_equal(arn_tls_ctx_conf_from_cfg(&cf, &t, true, &owner, cs, 1, out, &val, pins,
-						   err, sizeof(err)),
+	assert_int_equal(arn_tls_ctx_conf_from_cfg(&cf, &t, true, &owner, cs, 1, out, &val, NULL,
+						   pins, err, sizeof(err)),
 			 0);
 	assert_int_equal(cf.n_pins, 1); /* the validation Secret's matchers */
 	assert_ptr_equal(cf.pins[0], &val);
@@ -1305,19 +1410,88 @@ static void test_conf_from_cfg(void **state)
 	assert_int_equal(val.obj.refs, 100);
 	/* secrets of the wrong kind or missing, by name */
 	const struct arn_cfg_secret *wrong[] = {&val};
-	assert_int_equal(arn_tls_ctx_conf_from_cfg(&cf, &t, true, &owner, wrong, 1, out, &val, pins,
-						   err, sizeof(err)),
+	assert_int_equal(arn_tls_ctx_conf_from_cfg(&cf, &t, true, &owner, wrong, 1, out, &val, NULL,
+						   pins, err, sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "Secret 'ca' is a validation_context"));
 	const struct arn_cfg_secret *none[] = {NULL};
-	assert_int_equal(arn_tls_ctx_conf_from_cfg(&cf, &t, true, &owner, none, 1, out, &val, pins,
-						   err, sizeof(err)),
+	assert_int_equal(arn_tls_ctx_conf_from_cfg(&cf, &t, true, &owner, none, 1, out, &val, NULL,
+						   pins, err, sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "Secret 'web' is not known"));
-	assert_int_equal(arn_tls_ctx_conf_from_cfg(&cf, &t, true, &owner, cs, 1, out, &cert, pins,
-						   err, sizeof(err)),
+	assert_int_equal(arn_tls_ctx_conf_from_cfg(&cf, &t, true, &owner, cs, 1, out, &cert, NULL,
+						   pins, err, sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "Secret 'web' is a tls_certificate"));
+
+	/* what the Secrets carry besides: the staple, the CRLs and depth,
+	 * the session ticket keys; and the context's policies */
+	size_t olen;
+	uint8_t *der = tt_ocsp(k->srv_ec, k->ca, k->ca_key, 3600, &olen);
+	cert.ocsp_staple = der;
+	cert.ocsp_staple_len = olen;
+	STACK_OF(X509_CRL) *crls = sk_X509_CRL_new_null();
+	sk_X509_CRL_push(crls, k->crl);
+	val.crls = crls;
+	val.has_max_verify_depth = true;
+	val.max_verify_depth = 3;
+	uint8_t keys[2 * ARN_CFG_TICKET_KEY_LEN];
+	memset(keys, 7, sizeof(keys));
+	struct arn_cfg_secret tk = {.obj = {.refs = 100, .type = ARN_CFG_SECRET, .name = "tk"},
+				    .kind = ARN_CFG_SECRET_TICKET_KEYS,
+				    .ticket_keys = keys,
+				    .n_ticket_keys = 2};
+	t.ticket_keys_secret = (struct arn_cfg_ref){.name = "tk", .len = 2};
+	t.ocsp_staple_policy = ARN_CFG_OCSP_MUST_STAPLE;
+	assert_int_equal(arn_tls_ctx_conf_from_cfg(&cf, &t, true, &owner, cs, 1, out, &val, &tk,
+						   pins, err, sizeof(err)),
+			 0);
+	assert_ptr_equal(cf.certs[0].ocsp_staple, der);
+	assert_int_equal(cf.certs[0].ocsp_staple_len, olen);
+	assert_ptr_equal(cf.crls, crls);
+	assert_true(cf.has_max_verify_depth);
+	assert_int_equal(cf.max_verify_depth, 3);
+	assert_ptr_equal(cf.ticket_keys, keys);
+	assert_int_equal(cf.n_ticket_keys, 2);
+	assert_false(cf.disable_stateless_resumption);
+	assert_int_equal(cf.ocsp_policy, ARN_TLS_OCSP_MUST_STAPLE);
+	/* MUST_STAPLE builds: the staple came along */
+	cf.name = "chain 'web'";
+	sx = arn_tls_ctx_new(&cf, err, sizeof(err));
+	assert_non_null(sx);
+	arn_tls_ctx_unref(sx);
+	t.disable_stateless_session_resumption = true;
+	assert_int_equal(arn_tls_ctx_conf_from_cfg(&cf, &t, true, &owner, cs, 1, out, &val, &tk,
+						   pins, err, sizeof(err)),
+			 0);
+	assert_true(cf.disable_stateless_resumption);
+	/* the keys Secret missing, or of another kind, by name */
+	assert_int_equal(arn_tls_ctx_conf_from_cfg(&cf, &t, true, &owner, cs, 1, out, &val, NULL,
+						   pins, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(
+	    strstr(err, "session_ticket_keys_sds_secret_config: Secret 'tk' is not known"));
+	assert_int_equal(arn_tls_ctx_conf_from_cfg(&cf, &t, true, &owner, cs, 1, out, &val, &val,
+						   pins, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(
+	    strstr(err, "Secret 'ca' is a validation_context, not session_ticket_keys"));
+	const struct arn_cfg_secret *tks[] = {&tk};
+	assert_int_equal(arn_tls_ctx_conf_from_cfg(&cf, &t, true, &owner, tks, 1, out, &val, &tk,
+						   pins, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "Secret 'tk' is a session_ticket_keys, not a tls_certificate"));
+	/* a client takes none of the server's session and stapling settings */
+	assert_int_equal(arn_tls_ctx_conf_from_cfg(&cf, &t, false, &owner, cs, 1, out, &val, NULL,
+						   pins, err, sizeof(err)),
+			 0);
+	assert_null(cf.ticket_keys);
+	assert_false(cf.disable_stateless_resumption);
+	assert_int_equal(cf.ocsp_policy, ARN_TLS_OCSP_LENIENT);
+	assert_ptr_equal(cf.crls, crls); /* validation applies to both sides */
+	arn_tls_reclaim();
+	sk_X509_CRL_free(crls);
+	free(der);
 }
 
 /* ---- memory per connection
@@ -1447,6 +1621,8 @@ const struct CMUnitTest conn_tests[] = {
     cmocka_unit_test_setup_teardown(test_mtls_no_certificate, setup, teardown),
     cmocka_unit_test_setup_teardown(test_mtls_untrusted_and_revoked, setup, teardown),
     cmocka_unit_test_setup_teardown(test_mtls_san, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_max_verify_depth, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_session_context_covers_crls_and_depth, setup, teardown),
     cmocka_unit_test_setup_teardown(test_upstream_validation, setup, teardown),
     cmocka_unit_test_setup_teardown(test_rotation, setup, teardown),
     cmocka_unit_test_setup_teardown(test_handshake_budget, setup, teardown),
