@@ -281,8 +281,9 @@ size_t arn_config_foreach(struct arn_config_store *s, enum arn_cfg_type t,
 /**
  * Append the resource behind @p info (during the arn_config_foreach
  * callback) as JSON: the stored proto through arn_proto_to_json(). A
- * Secret's private key and password show as "[redacted]": the store never
- * keeps them (they are redacted before the bytes are stored).
+ * Secret's private key, password and session ticket keys show as
+ * "[redacted]": the store never keeps them (they are redacted before the
+ * bytes are stored).
  * @return 0, -ENOENT for ERROR_ONLY, -ENOMEM.
  */
 int arn_config_resource_json(struct arn_config_store *s,
