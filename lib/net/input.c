@@ -155,8 +155,8 @@ static void icmp_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m,
 	drop(m);
 }
 
-static void tcp_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m,
-		      struct rte_ipv4_hdr *ip, uint32_t ihl, uint32_t tot, bool from_ring)
+static void tcp_segment_in(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m,
+			   struct rte_ipv4_hdr *ip, uint32_t ihl, uint32_t tot, bool from_ring)
 {
 	if (tot - ihl < sizeof(struct rte_tcp_hdr)) {
 		ARN_NET_PINC(lc, port, tcp_drop_truncated);
@@ -269,7 +269,7 @@ static void ip4_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m, b
 	}
 	switch (ip->next_proto_id) {
 	case IPPROTO_TCP:
-		tcp_input(lc, port, m, ip, ihl, tot, from_ring);
+		tcp_segment_in(lc, port, m, ip, ihl, tot, from_ring);
 		return;
 	case IPPROTO_ICMP:
 		icmp_input(lc, port, m, ip, ihl, tot, from_ring);
