@@ -44,13 +44,11 @@
 #include "arn_log.h"
 #include "tls_int.h"
 
-struct bio_method_st *tls_bio_method;
 static EVP_CIPHER *ticket_cipher; /* AES-256-CBC, fetched once: no fetch per ticket */
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static int global_rc;
 
 /* tls_conn.c */
-int tls_bio_create_method(void);
 
 static void global_init_once(void)
 {
@@ -1012,29 +1010,9 @@ bad:
 
 /* ---- references and reclaim ------------------------------------------------------------ */
 
-static struct arn_tls_ctx *reclaim_head; /* atomic: a Treiber stack */
-
-void arn_tls_ctx_ref(struct arn_tls_ctx *x)
-{
-	__atomic_fetch_add(&x->refs, 1, __ATOMIC_RELAXED);
-}
-
-void arn_tls_ctx_unref(struct arn_tls_ctx *x)
-{
-	if (!x || __atomic_sub_fetch(&x->refs, 1, __ATOMIC_ACQ_REL) != 0)
-		return;
-	/* the last reference: queue it for the control lcore (a worker
-	 * never frees what OpenSSL and the control lcore built) */
-	struct arn_tls_ctx *h = __atomic_load_n(&reclaim_head, __ATOMIC_RELAXED);
-	do {
-		x->reclaim_next = h;
-	} while (!__atomic_compare_exchange_n(&reclaim_head, &h, x, true, __ATOMIC_RELEASE,
-					      __ATOMIC_RELAXED));
-}
-
 unsigned arn_tls_reclaim(void)
 {
-	struct arn_tls_ctx *x = __atomic_exchange_n(&reclaim_head, NULL, __ATOMIC_ACQUIRE);
+	struct arn_tls_ctx *x = tls_reclaim_take();
 	unsigned n = 0;
 	while (x) {
 		struct arn_tls_ctx *next = x->reclaim_next;

@@ -122,6 +122,11 @@ bool tls_san_match(const struct arn_cfg_str_match *m, size_t n, struct x509_st *
 
 /* Info callback (alerts, renegotiation attempts), set on every SSL_CTX. */
 void tls_info_cb(const struct ssl_st *ssl, int where, int ret);
+/* tls_hooks.c: the BIO method over struct arn_tls_io, made once */
+int tls_bio_create_method(void);
+/* tls_ref.c: the contexts whose last reference went, to free (a list
+ * through reclaim_next) */
+struct arn_tls_ctx *tls_reclaim_take(void);
 
 /* ---- tls_worker.c ---------------------------------------------------------- */
 
