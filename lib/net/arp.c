@@ -395,12 +395,12 @@ int net_arp_lookup(const struct arn_lcore *lc, uint32_t ip, struct rte_ether_add
 
 unsigned net_arp_n_waiting(const struct arn_lcore *lc)
 {
-	return lc->arp->waiting;
+	return __atomic_load_n(&lc->arp->waiting, __ATOMIC_RELAXED);
 }
 
 unsigned net_arp_n_entries(const struct arn_lcore *lc)
 {
-	return lc->arp->used;
+	return __atomic_load_n(&lc->arp->used, __ATOMIC_RELAXED);
 }
 
 /* Give the other workers a reference to @p m so they learn from it too.

@@ -189,6 +189,17 @@ static void admin_pull(struct arn_stats_emitter *e, void *arg)
 		arn_stats_emit(e, ARN_STAT_GAUGE, "dpdk.mempool", "arion_mempool", mp->name,
 			       "in_use", (int64_t)rte_mempool_in_use_count(mp));
 	}
+	/* Each worker's ARP cache: entries, and packets waiting for an answer
+	 * (bounded per next hop and per worker; drops count per port). Read
+	 * while the worker writes them: each is one aligned word. */
+	for (unsigned w = 0; w < net->n_workers; w++) {
+		char idx[16];
+		snprintf(idx, sizeof(idx), "%u", w);
+		arn_stats_emit(e, ARN_STAT_GAUGE, "dpdk.worker", ARN_STATS_TAG_WORKER, idx,
+			       "arp_entries", (int64_t)net_arp_n_entries(net->lc[w]));
+		arn_stats_emit(e, ARN_STAT_GAUGE, "dpdk.worker", ARN_STATS_TAG_WORKER, idx,
+			       "arp_waiting", (int64_t)net_arp_n_waiting(net->lc[w]));
+	}
 	/* The TSC rate turns loop_busy_cycles into CPU time (bench/proxy/run,
 	 * DESIGN.md "What fast means"). */
 	arn_stats_emit(e, ARN_STAT_GAUGE, "dpdk", NULL, NULL, "tsc_hz", (int64_t)rte_get_tsc_hz());

@@ -33,6 +33,8 @@ echo "$prom" | grep -qx 'arion_dpdk_port_icmp_tx_echo_reply_total{arion_port="wa
 	bad "prometheus lacks the echo reply counter"
 echo "$prom" | grep -qE '^arion_dpdk_worker_loop_busy_cycles_total\{envoy_worker_id="1"\} ' &&
 	ok "prometheus: per-worker busy cycles" || bad "prometheus lacks worker 1's busy cycles"
+echo "$stats" | grep -qE '^dpdk\.worker\.0\.arp_entries: [1-9]' && echo "$stats" | grep -qE '^dpdk\.worker\.0\.arp_waiting: 0$' &&
+	ok "/stats: each worker's ARP entries and packets waiting (issue 22)" || bad "/stats lacks dpdk.worker.0.arp_entries / arp_waiting"
 echo "$prom" | grep -qE '^arion_tcp_segments_received_total\{envoy_worker_id="0"\} ' &&
 	ok "prometheus: arion_tcp_segments_received_total" || bad "prometheus lacks the TCP counters"
 # Arion's own families follow Prometheus's conventions (issue 15): promtool
