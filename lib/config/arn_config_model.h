@@ -308,6 +308,21 @@ struct arn_cfg_route_action {
 	struct arn_cfg_retry_policy retry; /* route's, else the virtual host's */
 	struct arn_cfg_hash_policy *hash_policies;
 	size_t n_hash_policies;
+	/* upgrade_configs: each overrides the HCM's for its type (Envoy's
+	 * table: a route's enabled wins either way) */
+	struct arn_cfg_upgrade *upgrades;
+	size_t n_upgrades;
+};
+
+/**
+ * One upgrade type (the request's Upgrade header value, e.g. "websocket",
+ * compared without case) allowed or refused: the entries of
+ * HttpConnectionManager.upgrade_configs and RouteAction.upgrade_configs.
+ */
+struct arn_cfg_upgrade {
+	const char *type;
+	size_t len;
+	bool enabled; /* enabled: true unless set false */
 };
 
 struct arn_cfg_redirect {
@@ -520,7 +535,21 @@ struct arn_cfg_hcm {
 	bool strip_trailing_host_dot;
 	bool accept_http_10;		      /* http_protocol_options */
 	const char *default_host_for_http_10; /* or NULL */
+	/* upgrade_configs: the upgrade types this HCM allows (enabled) or
+	 * names but disables; a type in none of them is refused (403) */
+	struct arn_cfg_upgrade *upgrades;
+	size_t n_upgrades;
 };
+
+/**
+ * Whether a request asking to upgrade to @p type (its Upgrade header,
+ * @p len bytes) may, as Envoy decides it: a route's upgrade_configs entry
+ * for the type decides when there is one (enabled or not); otherwise the
+ * HCM's entry, if enabled; a type that neither names is refused.
+ * @p a may be NULL (no route action: direct responses, redirects).
+ */
+bool arn_cfg_upgrade_allowed(const struct arn_cfg_hcm *h, const struct arn_cfg_route_action *a,
+			     const char *type, size_t len);
 
 /** DownstreamTlsContext.ocsp_staple_policy (Envoy's numbering). */
 enum arn_cfg_ocsp_policy {

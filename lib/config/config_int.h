@@ -144,6 +144,14 @@ const char *conv_lstr(struct conv *c, upb_StringView s); /* lower case */
 /** A repeated string field @p f as a pool array (lower case if @p lower). */
 void conv_str_list(struct conv *c, struct pb p, const char *f, const char ***out, size_t *n,
 		   bool lower);
+/**
+ * upgrade_configs of an HttpConnectionManager (@p route false) or a
+ * RouteAction (@p route true) into @p out: each type once (compared without
+ * case), CONNECT refused until Arion implements it, and the HCM's custom
+ * upgrade filter chains refused (upgrades run the HCM's own filters).
+ */
+void conv_upgrades(struct conv *c, struct pb p, bool route, struct arn_cfg_upgrade **out,
+		   size_t *n);
 void *conv_alloc(struct conv *c, size_t n);
 #define CONV_NEW(c, type, n) ((type *)conv_alloc((c), sizeof(type) * (size_t)(n)))
 

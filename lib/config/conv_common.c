@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "upb/array.h"
 
@@ -421,6 +422,44 @@ void conv_str_list(struct conv *c, struct pb p, const char *f, const char ***out
 	for (size_t i = 0; i < len; i++)
 		(*out)[i] =
 		    lower ? conv_lstr(c, pb_str_at(p, f, i)) : conv_str(c, pb_str_at(p, f, i));
+}
+
+void conv_upgrades(struct conv *c, struct pb p, bool route, struct arn_cfg_upgrade **out, size_t *n)
+{
+	size_t len = pb_len(p, "upgrade_configs");
+	if (!len)
+		return;
+	*out = CONV_NEW(c, struct arn_cfg_upgrade, len);
+	if (!*out)
+		return;
+	for (size_t i = 0; i < len; i++) {
+		struct pb u = pb_at(p, "upgrade_configs", i);
+		size_t m = conv_push(c, "upgrade_configs[%zu]", i);
+		conv_only(c, u, route ? "upgrade_type,enabled" : "upgrade_type,enabled,filters");
+		if (!route && pb_len(u, "filters") > 0)
+			conv_err(c, "filters",
+				 "custom upgrade filter chains are not supported by Arion: leave "
+				 "filters empty and upgrades run the connection manager's filters");
+		upb_StringView t = pb_str(u, "upgrade_type");
+		struct arn_cfg_upgrade *e = &(*out)[i];
+		e->type = conv_str(c, t);
+		e->len = t.size;
+		e->enabled = true;
+		pb_wrapped_bool(u, "enabled", &e->enabled);
+		if (t.size == 0)
+			conv_err(c, "upgrade_type", "missing");
+		else if (t.size == 7 && strncasecmp(t.data, "CONNECT", 7) == 0)
+			conv_err(c, "upgrade_type",
+				 "CONNECT is not supported by Arion yet (requests with method "
+				 "CONNECT are refused)");
+		for (size_t j = 0; j < i && e->type; j++)
+			if ((*out)[j].len == t.size && (*out)[j].type &&
+			    strncasecmp((*out)[j].type, t.data, t.size) == 0)
+				conv_err(c, "upgrade_type", "'%s' appears twice (Envoy refuses it)",
+					 e->type);
+		conv_pop(c, m);
+	}
+	*n = len;
 }
 
 void conv_refs(struct conv *c, struct arn_cfg_ref *r, upb_StringView s)

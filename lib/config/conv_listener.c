@@ -254,7 +254,7 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 	    "num_trusted_hops,skip_xff_append,generate_request_id,preserve_external_request_"
 	    "id,always_set_request_id_in_response,normalize_path,merge_slashes,strip_matching_"
 	    "host_port,strip_any_host_port,stream_error_on_invalid_http_message,strip_"
-	    "trailing_host_dot,path_with_escaped_slashes_action,scoped_routes");
+	    "trailing_host_dot,path_with_escaped_slashes_action,scoped_routes,upgrade_configs");
 	/* scoped_routes is listed so that arn_rules_hcm() alone reports it */
 	upb_StringView sp = pb_str(h, "stat_prefix");
 	if (sp.size == 0)
@@ -442,6 +442,7 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 	pb_wrapped_bool(h, "stream_error_on_invalid_http_message", &seo);
 	out->stream_error_on_invalid_http_message = seo;
 	out->strip_trailing_host_dot = pb_bool(h, "strip_trailing_host_dot");
+	conv_upgrades(c, h, false, &out->upgrades, &out->n_upgrades);
 	return out;
 }
 

@@ -262,7 +262,7 @@ static void route_action(struct conv *c, struct pb ra, struct arn_cfg_route_acti
 	conv_only(c, ra,
 		  "cluster,cluster_header,weighted_clusters,cluster_not_found_response_code,"
 		  "prefix_rewrite,regex_rewrite,host_rewrite_literal,auto_host_rewrite,timeout,"
-		  "idle_timeout,retry_policy,hash_policy,append_x_forwarded_host");
+		  "idle_timeout,retry_policy,hash_policy,append_x_forwarded_host,upgrade_configs");
 	const char *w = pb_which(ra, "cluster_specifier");
 	if (!w) {
 		conv_err(c, "", "no cluster: set cluster, cluster_header or weighted_clusters");
@@ -422,6 +422,7 @@ static void route_action(struct conv *c, struct pb ra, struct arn_cfg_route_acti
 		}
 		conv_pop(c, m);
 	}
+	conv_upgrades(c, ra, true, &a->upgrades, &a->n_upgrades);
 	conv_pop(c, m0);
 }
 

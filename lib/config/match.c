@@ -639,3 +639,27 @@ const struct arn_cfg_filter_chain *arn_cfg_filter_chain_select(const struct arn_
 			return &l->chains[i];
 	return l->default_chain;
 }
+
+/* ---- upgrades ---------------------------------------------------------------- */
+
+static const struct arn_cfg_upgrade *upgrade_find(const struct arn_cfg_upgrade *u, size_t n,
+						  const char *type, size_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (u[i].len == len && strncasecmp(u[i].type, type, len) == 0)
+			return &u[i];
+	return NULL;
+}
+
+bool arn_cfg_upgrade_allowed(const struct arn_cfg_hcm *h, const struct arn_cfg_route_action *a,
+			     const char *type, size_t len)
+{
+	/* Envoy's HttpConnectionManagerConfig::createUpgradeFilterChain: the
+	 * route's entry decides when it names the type, either way */
+	const struct arn_cfg_upgrade *u =
+	    a ? upgrade_find(a->upgrades, a->n_upgrades, type, len) : NULL;
+	if (u)
+		return u->enabled;
+	u = h ? upgrade_find(h->upgrades, h->n_upgrades, type, len) : NULL;
+	return u && u->enabled;
+}

@@ -127,14 +127,15 @@ static void test_router_options(void **state)
 	    "\"suppress_envoy_headers\":true}}]}}]}]}";
 	tc_ok(L, l1);
 	assert_true(listener("l")->chains[0].hcm->suppress_envoy_headers);
-	tc_refused(L,
-		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
-		   "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
-		   "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"
-		   "\"http_filters\":[{\"name\":\"envoy.filters.http.router\",\"typed_config\":{"
-		   "\"@type\":\"type.googleapis.com/envoy.extensions.filters.http.router.v3.Router\","
-		   "\"respect_expected_rq_timeout\":true}}]}}]}]}",
-		   "respect_expected_rq_timeout: not supported by Arion");
+	tc_refused(
+	    L,
+	    "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+	    "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+	    "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"
+	    "\"http_filters\":[{\"name\":\"envoy.filters.http.router\",\"typed_config\":{"
+	    "\"@type\":\"type.googleapis.com/envoy.extensions.filters.http.router.v3.Router\","
+	    "\"respect_expected_rq_timeout\":true}}]}}]}]}",
+	    "respect_expected_rq_timeout: not supported by Arion");
 }
 
 /* An HCM access log's filter is carried to the logger (as JSON) and checked
@@ -149,17 +150,17 @@ static void test_access_log_filter(void **state)
 	"\"access_log\":[{\"name\":\"o\",\"filter\":" FILTER ",\"typed_config\":{\"@type\":"       \
 	"\"type.googleapis.com/envoy.extensions.access_loggers.stream.v3.StdoutAccessLog\"}}],"    \
 	"\"http_filters\":[" ROUTER "]}}]}]}"
-	tc_ok(L, AL_LISTENER("{\"and_filter\":{\"filters\":[{\"status_code_filter\":{\"comparison\":"
-			     "{\"op\":\"GE\",\"value\":{\"default_value\":500,\"runtime_key\":\"k\"}}}},"
-			     "{\"not_health_check_filter\":{}}]}}"));
+	tc_ok(L, AL_LISTENER(
+		     "{\"and_filter\":{\"filters\":[{\"status_code_filter\":{\"comparison\":"
+		     "{\"op\":\"GE\",\"value\":{\"default_value\":500,\"runtime_key\":\"k\"}}}},"
+		     "{\"not_health_check_filter\":{}}]}}"));
 	const struct arn_cfg_access_log *a = &listener("l")->chains[0].hcm->access_logs[0];
 	assert_non_null(a->filter_json);
 	assert_non_null(strstr(a->filter_json, "\"status_code_filter\""));
 	assert_non_null(strstr(a->filter_json, "500"));
 	tc_refused(L, AL_LISTENER("{\"runtime_filter\":{\"runtime_key\":\"x\"}}"),
 		   "access_log[0]: filter.runtime_filter: this access log filter is not supported");
-	tc_refused(L,
-		   AL_LISTENER("{\"response_flag_filter\":{\"flags\":[\"UH\",\"XX\"]}}"),
+	tc_refused(L, AL_LISTENER("{\"response_flag_filter\":{\"flags\":[\"UH\",\"XX\"]}}"),
 		   "access_log[0]: filter.response_flag_filter.flags[1]: 'XX' is not a response "
 		   "flag");
 #undef AL_LISTENER
@@ -513,6 +514,76 @@ static void test_route_config_conversion(void **state)
 	assert_memory_equal(dr->direct.body, "teapot", 6);
 }
 
+/* Issue 15: upgrade_configs as Envoy reads them, on the HCM and on a route,
+ * and the decision table of Envoy's upgrades page: a route's entry for a
+ * type wins either way, else the HCM's entry if enabled, else refused. */
+static void test_upgrade_configs(void **state)
+{
+	(void)state;
+	tc_ok(L, "{\"name\":\"up\",\"address\":{\"socket_address\":{\"address\":\"198.18.0.2\","
+		 "\"port_value\":8081}},\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters."
+		 "network.http_connection_manager\",\"typed_config\":{" HCM_AT
+		 ",\"stat_prefix\":\"up\",\"upgrade_configs\":[{\"upgrade_type\":\"websocket\"},"
+		 "{\"upgrade_type\":\"spdy/3.1\",\"enabled\":false}],"
+		 "\"route_config\":{\"name\":\"local\",\"virtual_hosts\":[{\"name\":\"vh\","
+		 "\"domains\":[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/no-ws\"},\"route\":{"
+		 "\"cluster\":\"web\",\"upgrade_configs\":[{\"upgrade_type\":\"WebSocket\","
+		 "\"enabled\":false}]}},{\"match\":{\"prefix\":\"/spdy\"},\"route\":{\"cluster\":"
+		 "\"web\",\"upgrade_configs\":[{\"upgrade_type\":\"spdy/3.1\"}]}},"
+		 "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"
+		 "\"http_filters\":[" ROUTER "]}}]}]}");
+	const struct arn_cfg_listener *l = listener("up");
+	assert_non_null(l);
+	const struct arn_cfg_hcm *h = l->chains[0].hcm;
+	assert_int_equal(h->n_upgrades, 2);
+	assert_string_equal(h->upgrades[0].type, "websocket");
+	assert_true(h->upgrades[0].enabled);
+	assert_false(h->upgrades[1].enabled);
+	const struct arn_cfg_route *r = h->inline_routes->vhosts[0].routes;
+	const struct arn_cfg_route_action *no_ws = &r[0].route, *spdy = &r[1].route,
+					  *plain = &r[2].route;
+	assert_int_equal(no_ws->n_upgrades, 1);
+	assert_false(no_ws->upgrades[0].enabled);
+	/* HCM T, route unset: T; the type compares without case */
+	assert_true(arn_cfg_upgrade_allowed(h, plain, "websocket", 9));
+	assert_true(arn_cfg_upgrade_allowed(h, plain, "WEBSOCKET", 9));
+	assert_true(arn_cfg_upgrade_allowed(h, NULL, "websocket", 9));
+	/* HCM T, route F: F */
+	assert_false(arn_cfg_upgrade_allowed(h, no_ws, "websocket", 9));
+	/* HCM F, route T: T; HCM F, route unset: F */
+	assert_true(arn_cfg_upgrade_allowed(h, spdy, "spdy/3.1", 8));
+	assert_false(arn_cfg_upgrade_allowed(h, plain, "spdy/3.1", 8));
+	/* named nowhere: refused, as Envoy refuses it */
+	assert_false(arn_cfg_upgrade_allowed(h, plain, "h2c", 3));
+	assert_false(arn_cfg_upgrade_allowed(h, plain, "websocke", 8));
+	assert_false(arn_cfg_upgrade_allowed(NULL, NULL, "websocket", 9));
+
+	const char *hcm_pre =
+	    "{\"name\":\"up2\",\"address\":{\"socket_address\":{\"address\":\"198.18.0.2\","
+	    "\"port_value\":8082}},\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters."
+	    "network.http_connection_manager\",\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"u\","
+	    "\"rds\":{\"route_config_name\":\"r\",\"config_source\":{\"ads\":{}}},"
+	    "\"http_filters\":[" ROUTER "],\"upgrade_configs\":[";
+	char buf[2048];
+	snprintf(buf, sizeof(buf), "%s{\"upgrade_type\":\"CONNECT\"}]}}]}]}", hcm_pre);
+	tc_refused(L, buf, "upgrade_configs[0].upgrade_type: CONNECT is not supported");
+	snprintf(buf, sizeof(buf),
+		 "%s{\"upgrade_type\":\"websocket\"},{\"upgrade_type\":\"WebSocket\"}]}}]}]}",
+		 hcm_pre);
+	tc_refused(L, buf, "upgrade_configs[1].upgrade_type: 'WebSocket' appears twice");
+	snprintf(buf, sizeof(buf),
+		 "%s{\"upgrade_type\":\"websocket\",\"filters\":[" ROUTER "]}]}}]}]}", hcm_pre);
+	tc_refused(L, buf, "upgrade_configs[0].filters: custom upgrade filter chains");
+	snprintf(buf, sizeof(buf), "%s{\"enabled\":true}]}}]}]}", hcm_pre);
+	tc_refused(L, buf, "upgrade_configs[0].upgrade_type: missing");
+	tc_refused(
+	    R,
+	    "{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],\"routes\":["
+	    "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"c\",\"upgrade_configs\":[{"
+	    "\"upgrade_type\":\"CONNECT\",\"connect_config\":{}}]}}]}]}",
+	    "upgrade_configs[0].connect_config: not supported by Arion");
+}
+
 static void test_route_refusals(void **state)
 {
 	(void)state;
@@ -753,6 +824,7 @@ const struct CMUnitTest conv_tests[] = {
     TC(test_cla),
     TC(test_route_config_conversion),
     TC(test_route_refusals),
+    TC(test_upgrade_configs),
     TC(test_x13_tls_refusals),
     TC(test_secret_tls_certificate),
     TC(test_unknown_fields_refused),
