@@ -464,12 +464,19 @@ static uint32_t backoff_delay(struct arn_xds_client *c)
 	if (c->backoff_k < 31)
 		c->backoff_k++;
 	/* Jitter spreads a fleet's reconnects after a control plane restart:
-	 * up to 20% shorter, never below the base (X18: 1 s to 20 s). */
-	uint64_t j = d / 5;
-	if (j > 0)
-		d -= c->rand(c->clock_ctx) % (j + 1);
-	if (d < c->backoff_base_ms)
-		d = c->backoff_base_ms;
+	 * 20% either way, inside X18's 1 s to 20 s. Either way, so that the
+	 * first retry (at the floor) and the last ones (at the ceiling) are
+	 * spread too: shortening only left every process's first retry at
+	 * exactly 1 s. */
+	uint64_t lo = d - d / 5, hi = d + d / 5;
+	if (lo < c->backoff_base_ms)
+		lo = c->backoff_base_ms;
+	if (hi > c->backoff_max_ms)
+		hi = c->backoff_max_ms;
+	if (hi > lo)
+		d = lo + c->rand(c->clock_ctx) % (hi - lo + 1);
+	else
+		d = lo;
 	return (uint32_t)d;
 }
 

@@ -657,7 +657,9 @@ static void test_x18_backoff_doubles_from_1s_to_20s(void **state)
 	(void)state;
 	struct fx *f = fx_new(false, false);
 	poll_(f);
-	static const uint64_t want[] = {1000, 2000, 4000, 8000, 16000, 20000, 20000};
+	/* 1 s doubling to 20 s; the fake random source draws 0, the lowest
+	 * of each step's 20%-either-way jitter (never below 1 s) */
+	static const uint64_t want[] = {1000, 1600, 3200, 6400, 12800, 16000, 16000};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		arn_xds_transport_closed(f->c, 14, "refused");
 		struct arn_xds_status st;
@@ -679,13 +681,46 @@ static void test_x18_backoff_doubles_from_1s_to_20s(void **state)
 	struct arn_xds_status st;
 	arn_xds_client_status(f->c, &st);
 	assert_int_equal(st.next_attempt_ms - f->now, 1000);
-	/* Jitter shortens by at most 20%, never below 1 s. */
+	/* Jitter is 20% either way: 2 s becomes 1.6 s to 2.4 s. */
 	f->rnd = 999999;
 	f->now = st.next_attempt_ms;
 	poll_(f);
 	arn_xds_transport_closed(f->c, 14, "gone");
 	arn_xds_client_status(f->c, &st);
-	assert_true(st.next_attempt_ms - f->now >= 1600 && st.next_attempt_ms - f->now <= 2000);
+	assert_int_equal(st.next_attempt_ms - f->now, 1600 + 999999 % 801);
+	/* The first retry is jittered too (1 s to 1.2 s), not 1 s in every
+	 * process, and 20 s is never exceeded. */
+	f->now = st.next_attempt_ms;
+	poll_(f);
+	arn_xds_transport_connected(f->c);
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n2", NULL, 0, NULL, 0);
+	f->rnd = 150;
+	arn_xds_transport_closed(f->c, 14, "gone");
+	arn_xds_client_status(f->c, &st);
+	assert_int_equal(st.next_attempt_ms - f->now, 1150);
+	fx_free(f);
+}
+
+/* X18: with the highest draws, each delay is 20% over its step, and the
+ * steps at the ceiling stay at 20 s. */
+static void test_x18_jitter_never_over_20s(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(false, false);
+	f->rnd = 0xffffffffu;
+	poll_(f);
+	uint64_t full = ARN_XDS_BACKOFF_BASE_MS;
+	for (int i = 0; i < 7; i++) {
+		arn_xds_transport_closed(f->c, 14, "refused");
+		struct arn_xds_status st;
+		arn_xds_client_status(f->c, &st);
+		uint64_t d = st.next_attempt_ms - f->now;
+		assert_true(d >= full - full / 5 && d <= full + full / 5);
+		assert_true(d >= ARN_XDS_BACKOFF_BASE_MS && d <= ARN_XDS_BACKOFF_MAX_MS);
+		full = full * 2 > ARN_XDS_BACKOFF_MAX_MS ? ARN_XDS_BACKOFF_MAX_MS : full * 2;
+		f->now = st.next_attempt_ms;
+		poll_(f);
+	}
 	fx_free(f);
 }
 
@@ -758,19 +793,22 @@ static void test_x18_jitter_differs_between_processes(void **state)
 	for (int k = 0; k < 2; k++) {
 		uint64_t full = ARN_XDS_BACKOFF_BASE_MS;
 		for (int i = 0; i < N_DELAYS; i++) {
-			/* X18: 1 s doubling to 20 s, up to 20% shorter, never below 1 s */
+			/* X18: 1 s doubling to 20 s, 20% either way, inside 1 s to 20 s */
 			uint64_t lo = full - full / 5 < ARN_XDS_BACKOFF_BASE_MS
 					  ? ARN_XDS_BACKOFF_BASE_MS
 					  : full - full / 5;
-			if (d[k][i] < lo || d[k][i] > full)
+			uint64_t hi = full + full / 5 > ARN_XDS_BACKOFF_MAX_MS
+					  ? ARN_XDS_BACKOFF_MAX_MS
+					  : full + full / 5;
+			if (d[k][i] < lo || d[k][i] > hi)
 				fail_msg("process %d, delay %d: %llu ms, not in [%llu, %llu]", k, i,
 					 (unsigned long long)d[k][i], (unsigned long long)lo,
-					 (unsigned long long)full);
+					 (unsigned long long)hi);
 			full =
 			    full * 2 > ARN_XDS_BACKOFF_MAX_MS ? ARN_XDS_BACKOFF_MAX_MS : full * 2;
 		}
 	}
-	/* Seven jittered delays, each drawn from 400 to 4000 values: equal
+	/* Seven jittered delays, each drawn from 201 to 8001 values: equal
 	 * sequences mean a shared seed, not chance. */
 	assert_memory_not_equal(d[0], d[1], sizeof(d[0]));
 }
@@ -1852,6 +1890,7 @@ int main(void)
 	    cmocka_unit_test(test_x17_timeout_nacks),
 	    cmocka_unit_test(test_x5_initial_resource_versions_on_reconnect),
 	    cmocka_unit_test(test_x18_backoff_doubles_from_1s_to_20s),
+	    cmocka_unit_test(test_x18_jitter_never_over_20s),
 	    cmocka_unit_test(test_x18_jitter_differs_between_processes),
 	    cmocka_unit_test(test_x9_round_robin_and_cycling_every_10s),
 	    cmocka_unit_test(test_x4_g4_on_demand_subscribe_and_unsubscribe),
