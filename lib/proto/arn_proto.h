@@ -46,6 +46,13 @@ const upb_MessageDef *arn_proto_msgdef_by_url(const char *url, size_t len);
  */
 upb_Message *arn_proto_decode(const char *buf, size_t len, const upb_MessageDef *m,
 			      upb_Arena *arena, struct arn_sb *err);
+/**
+ * arn_proto_decode without the walk, for bytes the caller has just passed
+ * through arn_proto_wire_check itself (lenient or strict: strict refuses
+ * more). Walking a 10,000-route table twice cost a sixth of applying it.
+ */
+upb_Message *arn_proto_decode_walked(const char *buf, size_t len, const upb_MessageDef *m,
+				     upb_Arena *arena, struct arn_sb *err);
 
 /**
  * Walk the wire format of a serialized @p m (into sub-messages, map entries

@@ -37,12 +37,12 @@ static const char *decode_status_str(upb_DecodeStatus st)
 	}
 }
 
-upb_Message *arn_proto_decode(const char *buf, size_t len, const upb_MessageDef *m,
-			      upb_Arena *arena, struct arn_sb *err)
+static upb_Message *decode(const char *buf, size_t len, const upb_MessageDef *m, upb_Arena *arena,
+			   struct arn_sb *err, bool walk)
 {
 	const upb_MiniTable *mt = upb_MessageDef_MiniTable(m);
 	char why[256];
-	if (!arn_proto_wire_check(buf, len, m, false, why, sizeof(why))) {
+	if (walk && !arn_proto_wire_check(buf, len, m, false, why, sizeof(why))) {
 		arn_sb_printf(err, "cannot decode %s: %s", upb_MessageDef_FullName(m), why);
 		return NULL;
 	}
@@ -58,6 +58,18 @@ upb_Message *arn_proto_decode(const char *buf, size_t len, const upb_MessageDef 
 		return NULL;
 	}
 	return msg;
+}
+
+upb_Message *arn_proto_decode(const char *buf, size_t len, const upb_MessageDef *m,
+			      upb_Arena *arena, struct arn_sb *err)
+{
+	return decode(buf, len, m, arena, err, true);
+}
+
+upb_Message *arn_proto_decode_walked(const char *buf, size_t len, const upb_MessageDef *m,
+				     upb_Arena *arena, struct arn_sb *err)
+{
+	return decode(buf, len, m, arena, err, false);
 }
 
 upb_StringView arn_proto_any_type_url(const upb_Message *any)

@@ -584,6 +584,51 @@ static void test_upgrade_configs(void **state)
 	    "upgrade_configs[0].connect_config: not supported by Arion");
 }
 
+/* conv_only names every field a converter does not take, whatever its
+ * kind: a map, an enum, a oneof member, a repeated field, a bool, a
+ * message, a string (it reads presence through upb's mini table, issue 17). */
+static void test_unsupported_field_kinds(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *vh, *route, *action, *want;
+	} cases[] = {
+	    {"",
+	     ",\"typed_per_filter_config\":{\"x\":{\"@type\":\"type.googleapis.com/"
+	     "envoy.extensions.filters.http.router.v3.Router\"}}",
+	     "", "routes[0].typed_per_filter_config"},
+	    {"", "", ",\"priority\":\"HIGH\"", "routes[0].route.priority"},
+	    {"", "", ",\"host_rewrite_header\":\"x-host\"", "routes[0].route.host_rewrite_header"},
+	    {"", "", ",\"rate_limits\":[{\"stage\":1}]", "routes[0].route.rate_limits"},
+	    {",\"include_attempt_count_in_response\":true", "", "",
+	     "virtual_hosts[0].include_attempt_count_in_response"},
+	    {"", ",\"tracing\":{}", "", "routes[0].tracing"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char j[1024], want[256];
+		snprintf(j, sizeof(j),
+			 "{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"]%s,"
+			 "\"routes\":[{\"match\":{\"prefix\":\"/"
+			 "\"}%s,\"route\":{\"cluster\":\"c\"%s}}]}]}",
+			 cases[i].vh, cases[i].route, cases[i].action);
+		snprintf(want, sizeof(want), "%s: not supported by Arion", cases[i].want);
+		tc_refused(R, j, want);
+	}
+	/* a string without presence, outside any oneof */
+	tc_refused(
+	    R,
+	    "{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],\"routes\":["
+	    "{\"match\":{\"prefix\":\"/\"},\"route\":{\"weighted_clusters\":{\"clusters\":["
+	    "{\"name\":\"a\",\"weight\":1}],\"runtime_key_prefix\":\"rt\"}}}]}]}",
+	    "weighted_clusters.runtime_key_prefix: not supported by Arion");
+	/* the same fields at their zero values are not set: accepted */
+	tc_ok(
+	    R,
+	    "{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],"
+	    "\"include_attempt_count_in_response\":false,\"routes\":[{\"match\":{\"prefix\":\"/\"},"
+	    "\"route\":{\"cluster\":\"c\",\"priority\":\"DEFAULT\"}}]}]}");
+}
+
 static void test_route_refusals(void **state)
 {
 	(void)state;
@@ -824,6 +869,7 @@ const struct CMUnitTest conv_tests[] = {
     TC(test_cla),
     TC(test_route_config_conversion),
     TC(test_route_refusals),
+    TC(test_unsupported_field_kinds),
     TC(test_upgrade_configs),
     TC(test_x13_tls_refusals),
     TC(test_secret_tls_certificate),
