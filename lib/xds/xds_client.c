@@ -746,10 +746,20 @@ void arn_xds_client_poll(struct arn_xds_client *c, int max_wait_ms)
 		next = c->next_attempt_ms;
 	if (c->state == ARN_XDS_CONNECTING && c->connect_deadline_ms < next)
 		next = c->connect_deadline_ms;
-	for (size_t i = 0; i < c->n_types; i++)
-		if (c->types[i]->q_head && c->types[i]->q_head->has_token &&
-		    c->types[i]->q_head->deadline_ms < next)
-			next = c->types[i]->q_head->deadline_ms;
+	for (size_t i = 0; i < c->n_types; i++) {
+		const struct xds_pending *p = c->types[i]->q_head;
+		if (p == NULL || !p->has_token || p->error != NULL)
+			continue;
+		/* X17: workers usually take a generation within microseconds,
+		 * and nothing wakes this thread when they do: look again at
+		 * once for the first XDS_ACK_SPIN_MS, then every millisecond,
+		 * so that the ACK is not held for a whole max_wait_ms. */
+		uint64_t soon = now < p->applied_ms + XDS_ACK_SPIN_MS ? now : now + 1;
+		if (p->deadline_ms < soon)
+			soon = p->deadline_ms;
+		if (soon < next)
+			next = soon;
+	}
 	uint64_t ttl = xds_ttl_next(c);
 	if (ttl != 0 && ttl < next)
 		next = ttl;

@@ -32,6 +32,10 @@ void xds_errors_free(struct arn_xds_errors *e);
 void xds_errors_format(const struct arn_xds_errors *e, struct arn_sb *out);
 
 /* One response waiting to be answered, in arrival order per type. */
+/* How long after an apply the client polls without waiting for workers to
+ * acknowledge it (X17), before it falls back to 1 ms waits. */
+#define XDS_ACK_SPIN_MS 10
+
 struct xds_pending {
 	struct xds_pending *next;
 	char *nonce;
@@ -40,6 +44,7 @@ struct xds_pending {
 	int code;	/* google.rpc.Code for a NACK */
 	bool has_token; /* wait for sink->acknowledged(token) (X17) */
 	uint64_t token;
+	uint64_t applied_ms; /* when the sink applied it */
 	uint64_t deadline_ms;
 	/* What the response changed, for the ACK's log line; the versions
 	 * themselves were committed when the sink applied them (D5). */

@@ -360,7 +360,8 @@ void xds_handle_response(struct arn_xds_client *c, const char *buf, size_t len)
 	/* An ACK, once the data plane has it (X17). */
 	p->has_token = token != 0;
 	p->token = token;
-	p->deadline_ms = xds_now(c) + c->ack_timeout_ms;
+	p->applied_ms = xds_now(c);
+	p->deadline_ms = p->applied_ms + c->ack_timeout_ms;
 	goto answer;
 
 refuse:

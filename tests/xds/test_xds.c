@@ -49,6 +49,7 @@ struct fake_tr {
 	size_t sent_len[MAX_SENT];
 	int n_sent;
 	int destroyed;
+	int last_wait; /* what the last poll() was allowed to wait, ms */
 };
 
 static void f_attach(void *t, struct arn_xds_client *c)
@@ -89,8 +90,7 @@ static void f_close(void *t)
 }
 static void f_poll(void *t, int max_wait_ms)
 {
-	(void)t;
-	(void)max_wait_ms;
+	((struct fake_tr *)t)->last_wait = max_wait_ms;
 }
 static void f_destroy(void *t)
 {
@@ -601,6 +601,35 @@ static void test_x17_ack_waits_for_internal_ack(void **state)
 	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
 	assert_sv(envoy_service_discovery_v3_DeltaDiscoveryRequest_response_nonce(r), "n1");
 	assert_null(envoy_service_discovery_v3_DeltaDiscoveryRequest_error_detail(r));
+	fx_free(f);
+}
+
+/* X17's ACK is not held for a whole poll wait: nothing wakes the control
+ * thread when workers take a generation, so while one is unacknowledged
+ * the client looks again at once for 10 ms, then every millisecond, and
+ * sleeps its full wait again once it is acknowledged. */
+static void test_x17_ack_polled_promptly(void **state)
+{
+	(void)state;
+	struct fx *f = connected(false);
+	f->sink.token = 42;
+	f->sink.acked = false;
+	struct res_spec rs[] = {{"a", "1"}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", rs, 1, NULL, 0);
+	arn_xds_client_poll(f->c, 5);
+	assert_int_equal(f->tr.last_wait, 0);
+	f->now += 9;
+	arn_xds_client_poll(f->c, 5);
+	assert_int_equal(f->tr.last_wait, 0);
+	f->now += 1; /* 10 ms: a worker is slow, no reason to spin */
+	arn_xds_client_poll(f->c, 5);
+	assert_int_equal(f->tr.last_wait, 1);
+	f->sink.acked = true;
+	arn_xds_client_poll(f->c, 5);
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	assert_sv(envoy_service_discovery_v3_DeltaDiscoveryRequest_response_nonce(r), "n1");
+	arn_xds_client_poll(f->c, 5);
+	assert_int_equal(f->tr.last_wait, 5);
 	fx_free(f);
 }
 
@@ -1887,6 +1916,7 @@ int main(void)
 	    cmocka_unit_test(test_x16_partial_failure_names_each_resource),
 	    cmocka_unit_test(test_g8_empty_response_counted_and_acked),
 	    cmocka_unit_test(test_x17_ack_waits_for_internal_ack),
+	    cmocka_unit_test(test_x17_ack_polled_promptly),
 	    cmocka_unit_test(test_x17_timeout_nacks),
 	    cmocka_unit_test(test_x5_initial_resource_versions_on_reconnect),
 	    cmocka_unit_test(test_x18_backoff_doubles_from_1s_to_20s),
