@@ -25,6 +25,7 @@
 
 #include "admin_int.h"
 #include "arn_bootstrap.h"
+#include "arn_http_reason.h"
 #include "arn_log.h"
 #include "arn_stats.h"
 #include "arn_stats_envoy.h"
@@ -76,40 +77,6 @@ static uint64_t mono_us(void)
 
 /* ---- responses ------------------------------------------------------------------ */
 
-static const char *reason(int status)
-{
-	switch (status) {
-	case 200:
-		return "OK";
-	case 400:
-		return "Bad Request";
-	case 404:
-		return "Not Found";
-	case 405:
-		return "Method Not Allowed";
-	case 408:
-		return "Request Timeout";
-	case 411:
-		return "Length Required";
-	case 413:
-		return "Payload Too Large";
-	case 414:
-		return "URI Too Long";
-	case 431:
-		return "Request Header Fields Too Large";
-	case 500:
-		return "Internal Server Error";
-	case 501:
-		return "Not Implemented";
-	case 503:
-		return "Service Unavailable";
-	case 505:
-		return "HTTP Version Not Supported";
-	default:
-		return "Unknown";
-	}
-}
-
 static void queue(struct conn *c, const char *p, size_t n)
 {
 	if (c->out_len + n > 0 && c->out == NULL) {
@@ -139,8 +106,8 @@ static void respond(struct arn_admin *a, struct conn *c, int status, const char 
 		     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
 		     "Cache-Control: no-cache, max-age=0\r\nX-Content-Type-Options: nosniff\r\n"
 		     "%sConnection: %s\r\n\r\n",
-		     status, reason(status), ctype, body->len, extra_headers ? extra_headers : "",
-		     c->close_after ? "close" : "keep-alive");
+		     status, arn_http_reason((unsigned)status), ctype, body->len,
+		     extra_headers ? extra_headers : "", c->close_after ? "close" : "keep-alive");
 	queue(c, h, (size_t)n);
 	if (!head_only && body->len)
 		queue(c, body->buf, body->len);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arn_hex.h"
 #include "arn_json.h"
 
 #define MAX_DEPTH 200
@@ -28,17 +29,6 @@ static struct arn_json *node(enum arn_json_type t)
 	if (j)
 		j->type = t;
 	return j;
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 static void put_utf8(struct arn_sb *sb, uint32_t cp)
@@ -71,7 +61,7 @@ static int read_hex4(struct parser *p, uint32_t *out)
 		return -1;
 	uint32_t v = 0;
 	for (int i = 0; i < 4; i++) {
-		int h = hexval(p->s[i]);
+		int h = arn_hexval(p->s[i]);
 		if (h < 0)
 			return -1;
 		v = v << 4 | (uint32_t)h;
