@@ -17,9 +17,6 @@
 
 #include <cmocka.h>
 
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
 #include <rte_rcu_qsbr.h>
 
 #include "upb/reflection.h"
@@ -35,6 +32,9 @@
 #include "arn_proto.h"
 #include "arn_stats.h"
 #include "arn_stats_snapshot.h"
+#include "tcert.h"
+#include "tj.h"
+#include "tj_config.h"
 
 #define L ARN_TYPE_URL_LISTENER
 #define R ARN_TYPE_URL_ROUTE
@@ -71,39 +71,11 @@ static int teardown(void **state)
 
 static struct arn_config_result res;
 
-static const char *msgname(const char *url)
-{
-	return strrchr(url, '/') + 1;
-}
-
 /* Apply a batch of JSON resources (NULL-terminated) with @p version. */
 static void apply(const char *type, const char *version, unsigned flags, const char *const *json,
 		  const char *const *removed)
 {
-	arn_config_result_free(&res);
-	struct arn_config_resource_in in[16];
-	char names[16][128];
-	size_t n = 0, nr = 0;
-	upb_Arena *a = upb_Arena_New();
-	const upb_MessageDef *md = arn_proto_msgdef(msgname(type));
-	for (; json && json[n]; n++) {
-		assert_true(n < 16);
-		struct arn_sb err = ARN_SB_INIT;
-		upb_Message *m = arn_proto_from_json(json[n], strlen(json[n]), md, a, &err);
-		if (!m)
-			fail_msg("bad test JSON: %s\n%s", arn_sb_cstr(&err), json[n]);
-		arn_sb_free(&err);
-		const upb_FieldDef *f =
-		    upb_MessageDef_FindFieldByName(md, strcmp(type, E) ? "name" : "cluster_name");
-		upb_StringView nm = upb_Message_Get(m, f).str_val;
-		snprintf(names[n], sizeof(names[n]), "%.*s", (int)nm.size, nm.data);
-		in[n] = (struct arn_config_resource_in){names[n], version, NULL, 0};
-		in[n].bytes = arn_proto_encode(m, md, a, &in[n].len);
-	}
-	while (removed && removed[nr])
-		nr++;
-	assert_int_equal(arn_config_apply(st, type, in, n, removed, nr, flags, &res), 0);
-	upb_Arena_Free(a);
+	tj_apply(st, type, version, flags, json, removed, &res);
 }
 
 #define APPLY(type, version, ...)                                                                  \
@@ -116,90 +88,6 @@ static void accepted(void)
 	if (!res.accepted || res.n_errors)
 		fail_msg("batch not accepted cleanly: %s",
 			 res.n_errors ? res.errors[0].message : "refused");
-}
-
-/* ---- JSON builders -------------------------------------------------------------- */
-
-static char bufs[8][4096];
-static int nbuf;
-
-static char *jbuf(void)
-{
-	return bufs[nbuf++ % 8];
-}
-
-static const char *jcluster_eds(const char *name, const char *timeout)
-{
-	char *b = jbuf();
-	snprintf(b, 4096,
-		 "{\"name\":\"%s\",\"type\":\"EDS\",\"connect_timeout\":\"%s\","
-		 "\"eds_cluster_config\":{\"eds_config\":{\"ads\":{}}}}",
-		 name, timeout);
-	return b;
-}
-
-static const char *jcluster_static(const char *name, const char *ip, unsigned port)
-{
-	char *b = jbuf();
-	snprintf(b, 4096,
-		 "{\"name\":\"%s\",\"type\":\"STATIC\",\"connect_timeout\":\"1s\","
-		 "\"load_assignment\":{\"endpoints\":[{\"lb_endpoints\":[{\"endpoint\":{"
-		 "\"address\":{\"socket_address\":{\"address\":\"%s\",\"port_value\":%u}}}}]}]}}",
-		 name, ip, port);
-	return b;
-}
-
-static const char *jcla(const char *name, const char *ip, unsigned port)
-{
-	char *b = jbuf();
-	snprintf(b, 4096,
-		 "{\"cluster_name\":\"%s\",\"endpoints\":[{\"lb_endpoints\":[{\"endpoint\":{"
-		 "\"address\":{\"socket_address\":{\"address\":\"%s\",\"port_value\":%u}}}}]}]}",
-		 name, ip, port);
-	return b;
-}
-
-#define HCM_AT                                                                                     \
-	"\"@type\":\"type.googleapis.com/"                                                         \
-	"envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager\""
-#define ROUTER                                                                                     \
-	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{\"@type\":\"type.googleapis."   \
-	"com/envoy.extensions.filters.http.router.v3.Router\"}}"
-
-static const char *jlistener_rds(const char *name, unsigned port, const char *rds)
-{
-	char *b = jbuf();
-	snprintf(b, 4096,
-		 "{\"name\":\"%s\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
-		 "\"port_value\":%u}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
-		 "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"in\",\"rds\":{\"config_source\":{"
-		 "\"ads\":{}},\"route_config_name\":\"%s\"},\"http_filters\":[" ROUTER "]}}]}]}",
-		 name, port, rds);
-	return b;
-}
-
-static const char *jlistener_inline(const char *name, unsigned port, const char *route_name)
-{
-	char *b = jbuf();
-	snprintf(b, 4096,
-		 "{\"name\":\"%s\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
-		 "\"port_value\":%u}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
-		 "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"in\",\"route_config\":{\"name\":"
-		 "\"%s\",\"virtual_hosts\":[{\"name\":\"vh\",\"domains\":[\"*\"],\"routes\":[{"
-		 "\"match\":{\"prefix\":\"/\"},\"direct_response\":{\"status\":200}}]}]},"
-		 "\"http_filters\":[" ROUTER "]}}]}]}",
-		 name, port, route_name);
-	return b;
-}
-
-static const char *jroute(const char *name, const char *cl)
-{
-	char *b = jbuf();
-	snprintf(b, 4096,
-		 "{\"name\":\"%s\",\"virtual_hosts\":[{\"name\":\"vh\",\"domains\":[\"*\"],"
-		 "\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"%s\"}}]}]}",
-		 name, cl);
-	return b;
 }
 
 /* ---- reading a section -------------------------------------------------------------- */
@@ -272,9 +160,9 @@ static void assert_recent_time(const char *ts)
 static void test_clusters_section_static_active_warming(void **state)
 {
 	(void)state;
-	APPLY_STATIC(C, jcluster_static("xds_cluster", "127.0.0.1", 50000));
+	APPLY_STATIC(C, tj_cluster_static("xds_cluster", "127.0.0.1", 50000));
 	accepted();
-	APPLY(C, "7", jcluster_static("web", "198.18.0.10", 80), jcluster_eds("api", "0.25s"));
+	APPLY(C, "7", tj_cluster_static("web", "198.18.0.10", 80), tj_cluster_eds("api", "0.25s"));
 	accepted();
 	struct arn_json *j = section("envoy.admin.v3.ClustersConfigDump");
 	assert_string_equal(str_at(j, "@type"),
@@ -296,7 +184,7 @@ static void test_clusters_section_static_active_warming(void **state)
 			    "0.250s");
 	arn_json_free(j);
 
-	APPLY(E, "8", jcla("api", "198.18.0.11", 8080));
+	APPLY(E, "8", tj_cla("api", "198.18.0.11", 8080));
 	accepted();
 	j = section("envoy.admin.v3.ClustersConfigDump");
 	assert_int_equal(len_at(j, "dynamic_active_clusters"), 2);
@@ -311,11 +199,11 @@ static void test_clusters_section_static_active_warming(void **state)
 static void test_clusters_section_error_state(void **state)
 {
 	(void)state;
-	APPLY(C, "1", jcluster_eds("api", "1s"));
+	APPLY(C, "1", tj_cluster_eds("api", "1s"));
 	accepted();
-	APPLY(C, "2", jcluster_eds("api", "0s"));
+	APPLY(C, "2", tj_cluster_eds("api", "0s"));
 	assert_false(res.accepted);
-	APPLY(C, "3", jcluster_eds("payments", "0s"));
+	APPLY(C, "3", tj_cluster_eds("payments", "0s"));
 	assert_false(res.accepted);
 	struct arn_json *j = section("envoy.admin.v3.ClustersConfigDump");
 	/* api warms (no CLA): the accepted version 1 is the one shown */
@@ -344,7 +232,7 @@ static void test_clusters_section_error_state(void **state)
 	arn_json_free(j);
 
 	/* a good update clears the error */
-	APPLY(C, "4", jcluster_eds("api", "2s"));
+	APPLY(C, "4", tj_cluster_eds("api", "2s"));
 	accepted();
 	j = section("envoy.admin.v3.ClustersConfigDump");
 	assert_string_equal(str_at(j, "dynamic_warming_clusters.0.version_info"), "4");
@@ -357,9 +245,9 @@ static void test_clusters_section_error_state(void **state)
 static void test_listeners_section_states(void **state)
 {
 	(void)state;
-	APPLY_STATIC(L, jlistener_inline("static_l", 8080, "local"));
+	APPLY_STATIC(L, tj_listener_inline("static_l", 8080, "local"));
 	accepted();
-	APPLY(L, "1", jlistener_rds("web", 80, "r1"));
+	APPLY(L, "1", tj_listener_rds("web", 80, "r1"));
 	accepted();
 	struct arn_json *j = section("envoy.admin.v3.ListenersConfigDump");
 	assert_string_equal(str_at(j, "static_listeners.0.listener.@type"), L);
@@ -374,10 +262,10 @@ static void test_listeners_section_states(void **state)
 	assert_recent_time(str_at(j, "dynamic_listeners.0.warming_state.last_updated"));
 	arn_json_free(j);
 
-	APPLY(R, "1", jroute("r1", "c"));
+	APPLY(R, "1", tj_route("r1", "c"));
 	accepted();
 	/* v2 references a route that is not there: v1 keeps serving, v2 warms */
-	APPLY(L, "2", jlistener_rds("web", 80, "r2"));
+	APPLY(L, "2", tj_listener_rds("web", 80, "r2"));
 	accepted();
 	j = section("envoy.admin.v3.ListenersConfigDump");
 	assert_int_equal(len_at(j, "dynamic_listeners"), 1);
@@ -395,9 +283,9 @@ static void test_listeners_section_states(void **state)
 static void test_listeners_section_error_state(void **state)
 {
 	(void)state;
-	APPLY(L, "1", jlistener_inline("a", 80, "ra"));
+	APPLY(L, "1", tj_listener_inline("a", 80, "ra"));
 	accepted();
-	APPLY(L, "2", jlistener_inline("a", 80, "ra2"), jlistener_inline("b", 80, "rb"));
+	APPLY(L, "2", tj_listener_inline("a", 80, "ra2"), tj_listener_inline("b", 80, "rb"));
 	assert_true(res.accepted);
 	assert_int_equal(res.n_errors, 1);
 	struct arn_json *j = section("envoy.admin.v3.ListenersConfigDump");
@@ -419,9 +307,9 @@ static void test_listeners_section_error_state(void **state)
 static void test_routes_section_dynamic_and_inline(void **state)
 {
 	(void)state;
-	APPLY(L, "1", jlistener_inline("l", 80, "inline_rc"));
+	APPLY(L, "1", tj_listener_inline("l", 80, "inline_rc"));
 	accepted();
-	APPLY(R, "5", jroute("r1", "web"));
+	APPLY(R, "5", tj_route("r1", "web"));
 	accepted();
 	struct arn_json *j = section("envoy.admin.v3.RoutesConfigDump");
 	/* Envoy lists an HCM's inline route_config as a static route config */
@@ -442,8 +330,8 @@ static void test_routes_section_dynamic_and_inline(void **state)
 static void test_endpoints_section_only_with_include_eds(void **state)
 {
 	(void)state;
-	APPLY(C, "1", jcluster_static("s", "198.18.0.5", 81), jcluster_eds("api", "1s"));
-	APPLY(E, "9", jcla("api", "198.18.0.10", 8080));
+	APPLY(C, "1", tj_cluster_static("s", "198.18.0.5", 81), tj_cluster_eds("api", "1s"));
+	APPLY(E, "9", tj_cla("api", "198.18.0.10", 8080));
 	accepted();
 	struct arn_json *j = section("envoy.admin.v3.EndpointsConfigDump");
 	assert_int_equal(len_at(j, "dynamic_endpoint_configs"), 1);
@@ -482,67 +370,21 @@ static void test_endpoints_section_only_with_include_eds(void **state)
 
 /* ---- SecretsConfigDump -------------------------------------------------------------------- */
 
-static char *bio_str(BIO *b)
+/* The second line of PEM @p pem (malloc'd): for a key, base64 of the key
+ * itself, certainly in any leak. */
+static char *second_line(const char *pem)
 {
-	char *p;
-	long n = BIO_get_mem_data(b, &p);
-	char *s = malloc((size_t)n + 1);
-	memcpy(s, p, (size_t)n);
-	s[n] = 0;
-	return s;
-}
-
-static char *json_escape(const char *s)
-{
-	char *o = malloc(2 * strlen(s) + 1), *p = o;
-	for (; *s; s++) {
-		if (*s == '\n') {
-			*p++ = '\\';
-			*p++ = 'n';
-		} else {
-			*p++ = *s;
-		}
-	}
-	*p = 0;
-	return o;
-}
-
-/* A self-signed P-256 certificate and key: lib/config checks that they match. */
-static void make_cert(char **cert_json, char **key_json, char **key_line)
-{
-	EVP_PKEY *k = EVP_EC_gen("P-256");
-	X509 *x = X509_new();
-	X509_set_version(x, 2);
-	ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
-	X509_gmtime_adj(X509_getm_notBefore(x), 0);
-	X509_gmtime_adj(X509_getm_notAfter(x), 3600);
-	X509_set_pubkey(x, k);
-	X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_ASC,
-				   (const unsigned char *)"arn-test", -1, -1, 0);
-	X509_set_issuer_name(x, X509_get_subject_name(x));
-	assert_true(X509_sign(x, k, EVP_sha256()) > 0);
-	BIO *cb = BIO_new(BIO_s_mem()), *kb = BIO_new(BIO_s_mem());
-	PEM_write_bio_X509(cb, x);
-	PEM_write_bio_PrivateKey(kb, k, NULL, NULL, 0, NULL, NULL);
-	char *c = bio_str(cb), *kp = bio_str(kb);
-	*cert_json = json_escape(c);
-	*key_json = json_escape(kp);
-	/* the second line: base64 of the key, certainly in any leak */
-	char *nl = strchr(kp, '\n');
-	*key_line = strndup(nl + 1, strcspn(nl + 1, "\n"));
-	free(c);
-	free(kp);
-	BIO_free(cb);
-	BIO_free(kb);
-	X509_free(x);
-	EVP_PKEY_free(k);
+	const char *nl = strchr(pem, '\n');
+	return strndup(nl + 1, strcspn(nl + 1, "\n"));
 }
 
 static void test_secrets_section_redacted(void **state)
 {
 	(void)state;
-	char *cert, *key, *key_line;
-	make_cert(&cert, &key, &key_line);
+	struct tcert tc;
+	tcert_make(&tc, "arn-test");
+	const char *cert = tc.cert_json, *key = tc.key_json;
+	char *key_line = second_line(tc.key_pem);
 	size_t cap = strlen(cert) + strlen(key) + 512;
 	char *s1 = malloc(cap), *s2 = malloc(cap);
 	const char *names[] = {"static_cert", "dyn_cert"};
@@ -601,8 +443,7 @@ static void test_secrets_section_redacted(void **state)
 	arn_json_free(j);
 	free(s1);
 	free(s2);
-	free(cert);
-	free(key);
+	tcert_free(&tc);
 	free(key_line);
 }
 
@@ -649,20 +490,20 @@ static void test_ready_initial_fetch_and_warming(void **state)
 	assert_int_equal(arn_admin_state(&why), ARN_ADMIN_STATE_INITIALIZING);
 	assert_non_null(strstr(arn_sb_cstr(&why), "config: waiting for the initial xDS fetch"));
 	arn_config_initial_fetch_done(st, C);
-	APPLY(L, "1", jlistener_rds("web", 80, "r1"));
+	APPLY(L, "1", tj_listener_rds("web", 80, "r1"));
 	arn_config_initial_fetch_done(st, L);
 	arn_sb_reset(&why);
 	assert_int_equal(arn_admin_state(&why), ARN_ADMIN_STATE_INITIALIZING);
 	assert_non_null(strstr(arn_sb_cstr(&why),
 			       "1 resource warming until what it references arrives: "
 			       "Listener 'web'"));
-	APPLY(L, "1", jlistener_rds("web2", 81, "r2"));
+	APPLY(L, "1", tj_listener_rds("web2", 81, "r2"));
 	arn_sb_reset(&why);
 	assert_int_equal(arn_admin_state(&why), ARN_ADMIN_STATE_INITIALIZING);
 	assert_non_null(
 	    strstr(arn_sb_cstr(&why), "2 resources warming until what they reference arrives: "));
 	assert_non_null(strstr(arn_sb_cstr(&why), "Listener 'web2'"));
-	APPLY(R, "1", jroute("r1", "c"), jroute("r2", "c"));
+	APPLY(R, "1", tj_route("r1", "c"), tj_route("r2", "c"));
 	accepted();
 	arn_sb_reset(&why);
 	assert_int_equal(arn_admin_state(&why), ARN_ADMIN_STATE_LIVE);
@@ -678,7 +519,7 @@ static void test_ready_initial_fetch_and_warming(void **state)
 static void test_clusters_output(void **state)
 {
 	(void)state;
-	APPLY_STATIC(C, jcluster_static("xds_cluster", "127.0.0.1", 50000));
+	APPLY_STATIC(C, tj_cluster_static("xds_cluster", "127.0.0.1", 50000));
 	APPLY(C, "1",
 	      "{\"name\":\"api\",\"type\":\"EDS\",\"connect_timeout\":\"1s\",\"alt_stat_name\":"
 	      "\"api_stats\",\"circuit_breakers\":{\"thresholds\":[{\"max_connections\":77}]},"
@@ -739,8 +580,8 @@ static void test_clusters_output(void **state)
 static void test_listeners_output(void **state)
 {
 	(void)state;
-	APPLY(L, "1", jlistener_inline("b", 81, "x"), jlistener_inline("a", 80, "y"),
-	      jlistener_rds("warm", 82, "missing"));
+	APPLY(L, "1", tj_listener_inline("b", 81, "x"), tj_listener_inline("a", 80, "y"),
+	      tj_listener_rds("warm", 82, "missing"));
 	accepted();
 	struct arn_sb t = ARN_SB_INIT;
 	arn_admin_listeners_write_(&t, false);
@@ -762,7 +603,7 @@ static void test_listeners_output(void **state)
 static void test_config_stats_pulled(void **state)
 {
 	(void)state;
-	APPLY(C, "1", jcluster_static("web", "198.18.0.10", 80));
+	APPLY(C, "1", tj_cluster_static("web", "198.18.0.10", 80));
 	struct arn_stats_snapshot s;
 	assert_int_equal(arn_stats_snapshot_take(&s), 0);
 	bool seen_batches = false, seen_active = false;

@@ -16,47 +16,25 @@
 
 #include "arn_bootstrap.h"
 #include "arn_sb.h"
+#include "tboot.h"
 
-static struct arn_sb err;
-static struct arn_bootstrap *bs;
+static struct tboot tb;
 
 static int teardown(void **state)
 {
 	(void)state;
-	arn_bootstrap_free(bs);
-	bs = NULL;
-	arn_sb_free(&err);
+	tboot_reset(&tb);
 	return 0;
-}
-
-static int load_ov(const char *yaml, const struct arn_bootstrap_overrides *ov)
-{
-	arn_bootstrap_free(bs);
-	bs = NULL;
-	arn_sb_free(&err);
-	return arn_bootstrap_load_buf("t.yaml", yaml, strlen(yaml), ov, &bs, &err);
 }
 
 static int load(const char *yaml)
 {
-	return load_ov(yaml, NULL);
+	return tboot_load(&tb, yaml, NULL);
 }
 
 /* The error text must contain @p want (position and path included). */
-#define assert_error(yaml, want)                                                                   \
-	do {                                                                                       \
-		int rc_ = load(yaml);                                                              \
-		if (rc_ != -EINVAL || strstr(arn_sb_cstr(&err), (want)) == NULL)                   \
-			fail_msg("rc=%d, wanted error containing\n  %s\ngot\n%s", rc_, (want),     \
-				 arn_sb_cstr(&err));                                               \
-	} while (0)
-
-#define assert_loads(yaml)                                                                         \
-	do {                                                                                       \
-		int rc_ = load(yaml);                                                              \
-		if (rc_ != 0)                                                                      \
-			fail_msg("rc=%d:\n%s", rc_, arn_sb_cstr(&err));                            \
-	} while (0)
+#define assert_error(yaml, want) TBOOT_ASSERT_REFUSED(load(yaml), &tb, (want))
+#define assert_loads(yaml) TBOOT_ASSERT_OK(load(yaml), &tb)
 
 /* The example from spec/arion-xds.txt ("Enabling xDS"), byte for byte. */
 static const char spec_example[] =
@@ -119,14 +97,14 @@ static void test_spec_example_loads_unchanged(void **state)
 {
 	(void)state;
 	assert_loads(spec_example);
-	assert_string_equal(bs->node_id, "arion-1");
-	assert_string_equal(bs->node_cluster, "edge");
-	assert_true(bs->ads);
-	assert_int_equal(bs->n_xds_clusters, 1);
-	assert_string_equal(bs->xds_clusters[0], "xds_cluster");
+	assert_string_equal(tb.bs->node_id, "arion-1");
+	assert_string_equal(tb.bs->node_cluster, "edge");
+	assert_true(tb.bs->ads);
+	assert_int_equal(tb.bs->n_xds_clusters, 1);
+	assert_string_equal(tb.bs->xds_clusters[0], "xds_cluster");
 	/* G9: HTTP/2 is enabled there, so no warning. */
-	assert_int_equal(bs->warnings.len, 0);
-	assert_false(bs->dp.present);
+	assert_int_equal(tb.bs->warnings.len, 0);
+	assert_false(tb.bs->dp.present);
 }
 
 static void test_every_example_in_config_loads(void **state)
@@ -145,12 +123,10 @@ static void test_every_example_in_config_loads(void **state)
 			continue;
 		char path[8192];
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		arn_bootstrap_free(bs);
-		bs = NULL;
-		arn_sb_free(&err);
-		int rc = arn_bootstrap_load_file(path, NULL, &bs, &err);
+		tboot_reset(&tb);
+		int rc = arn_bootstrap_load_file(path, NULL, &tb.bs, &tb.err);
 		if (rc != 0)
-			fail_msg("%s: rc=%d\n%s", path, rc, arn_sb_cstr(&err));
+			fail_msg("%s: rc=%d\n%s", path, rc, arn_sb_cstr(&tb.err));
 		n++;
 	}
 	closedir(d);
@@ -161,15 +137,15 @@ static void test_x7_service_node_and_cluster_override_file(void **state)
 {
 	(void)state;
 	struct arn_bootstrap_overrides ov = {.service_node = "from-cli"};
-	assert_int_equal(load_ov(spec_example, &ov), 0);
-	assert_string_equal(bs->node_id, "from-cli");
-	assert_string_equal(bs->node_cluster, "edge");
+	assert_int_equal(tboot_load(&tb, spec_example, &ov), 0);
+	assert_string_equal(tb.bs->node_id, "from-cli");
+	assert_string_equal(tb.bs->node_cluster, "edge");
 	ov = (struct arn_bootstrap_overrides){.service_cluster = "cl-cli"};
-	assert_int_equal(load_ov(spec_example, &ov), 0);
-	assert_string_equal(bs->node_id, "arion-1");
-	assert_string_equal(bs->node_cluster, "cl-cli");
+	assert_int_equal(tboot_load(&tb, spec_example, &ov), 0);
+	assert_string_equal(tb.bs->node_id, "arion-1");
+	assert_string_equal(tb.bs->node_cluster, "cl-cli");
 	struct arn_sb s = ARN_SB_INIT;
-	arn_bootstrap_summary(bs, &s);
+	arn_bootstrap_summary(tb.bs, &s);
 	assert_non_null(strstr(arn_sb_cstr(&s), "node: id=arion-1 cluster=cl-cli"));
 	arn_sb_free(&s);
 }
@@ -191,9 +167,9 @@ static void test_x7_ads_needs_node_id_and_cluster(void **state)
 	assert_error(y, "envoy_bootstrap.node: node id and cluster are required");
 	/* ... and the command line can supply them. */
 	struct arn_bootstrap_overrides ov = {.service_node = "a", .service_cluster = "b"};
-	int rc = load_ov(y, &ov);
+	int rc = tboot_load(&tb, y, &ov);
 	if (rc != 0)
-		fail_msg("%s", arn_sb_cstr(&err));
+		fail_msg("%s", arn_sb_cstr(&tb.err));
 }
 
 static void test_x7_ads_cluster_must_be_static_resource(void **state)
@@ -211,7 +187,7 @@ static void test_x8_google_grpc_refused(void **state)
 	assert_error(xds_with("        - google_grpc: {target_uri: 'cp:1', stat_prefix: x}\n", ""),
 		     "t.yaml:6:11: envoy_bootstrap.dynamic_resources.ads_config.grpc_services[0]."
 		     "google_grpc: google_grpc is refused");
-	assert_non_null(strstr(arn_sb_cstr(&err), "(X8)"));
+	assert_non_null(strstr(arn_sb_cstr(&tb.err), "(X8)"));
 }
 
 static void test_x9_several_grpc_services_kept_in_order(void **state)
@@ -225,9 +201,9 @@ static void test_x9_several_grpc_services_kept_in_order(void **state)
 	assert_loads(xds_with("        - envoy_grpc: {cluster_name: backup_xds}\n"
 			      "        - envoy_grpc: {cluster_name: xds_cluster}\n",
 			      second));
-	assert_int_equal(bs->n_xds_clusters, 2);
-	assert_string_equal(bs->xds_clusters[0], "backup_xds");
-	assert_string_equal(bs->xds_clusters[1], "xds_cluster");
+	assert_int_equal(tb.bs->n_xds_clusters, 2);
+	assert_string_equal(tb.bs->xds_clusters[0], "backup_xds");
+	assert_string_equal(tb.bs->xds_clusters[1], "xds_cluster");
 }
 
 static void test_x1_sotw_api_type_refused(void **state)
@@ -280,7 +256,7 @@ static void test_g9_xds_cluster_without_http2_warns(void **state)
 			"[{endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: "
 			"1}}}}]}]}\n";
 	assert_loads(y);
-	const char *w = arn_sb_cstr(&bs->warnings);
+	const char *w = arn_sb_cstr(&tb.bs->warnings);
 	assert_non_null(strstr(w, "t.yaml:8:9: envoy_bootstrap.static_resources.clusters[0]: "
 				  "xDS cluster 'x' does not enable HTTP/2"));
 	assert_non_null(strstr(w, "explicit_http_config: {http2_protocol_options: {}}"));
@@ -290,21 +266,7 @@ static void test_g9_xds_cluster_without_http2_warns(void **state)
 static const char *listener_with_hcm(const char *hcm_extra)
 {
 	static char buf[4096];
-	snprintf(buf, sizeof(buf),
-		 "envoy_bootstrap:\n"
-		 "  static_resources:\n"
-		 "    listeners:\n"
-		 "      - name: l\n"
-		 "        address: {socket_address: {address: 198.18.0.2, port_value: 80}}\n"
-		 "        filter_chains:\n"
-		 "          - filters:\n"
-		 "              - name: envoy.filters.network.http_connection_manager\n"
-		 "                typed_config:\n"
-		 "                  \"@type\": type.googleapis.com/envoy.extensions.filters."
-		 "network.http_connection_manager.v3.HttpConnectionManager\n"
-		 "                  stat_prefix: x\n"
-		 "%s",
-		 hcm_extra);
+	snprintf(buf, sizeof(buf), "%s%s", TBOOT_LISTENER_HCM, hcm_extra);
 	return buf;
 }
 
@@ -320,7 +282,8 @@ static void test_yaml_error_line_and_column(void **state)
 		     "  node: {id: x\n",
 		     "t.yaml:3:1: YAML error:");
 	assert_error("envoy_bootstrap:\n\tnode: {}\n", "t.yaml:2:1: YAML error:");
-	assert_non_null(strstr(arn_sb_cstr(&err), "that is a tab: YAML indents with spaces only"));
+	assert_non_null(
+	    strstr(arn_sb_cstr(&tb.err), "that is a tab: YAML indents with spaces only"));
 }
 
 static void test_unknown_field_with_hint_and_position(void **state)
@@ -389,7 +352,7 @@ static void test_serve_time_refusals_found_at_load(void **state)
 				 "    - device: net_tap0,iface=t0\n"
 				 "      ipv4: 198.18.0.1/33\n";
 	assert_error(bad_prefix, "ipv4");
-	assert_null(strstr(arn_sb_cstr(&err), "is missing"));
+	assert_null(strstr(arn_sb_cstr(&tb.err), "is missing"));
 }
 
 static void test_oneof_both_set_refused(void **state)
@@ -502,10 +465,10 @@ static void test_file_level_errors(void **state)
 	assert_error("dataplane: {}\n", "envoy_bootstrap: is missing");
 	assert_error("envoy_bootstrap: {}\nextra: 1\n",
 		     "t.yaml:2:1: unknown top-level key 'extra'");
-	arn_sb_free(&err);
-	assert_int_equal(arn_bootstrap_load_file("/nonexistent/arion.yaml", NULL, &bs, &err),
+	arn_sb_free(&tb.err);
+	assert_int_equal(arn_bootstrap_load_file("/nonexistent/arion.yaml", NULL, &tb.bs, &tb.err),
 			 -ENOENT);
-	assert_non_null(strstr(arn_sb_cstr(&err), "/nonexistent/arion.yaml: cannot open"));
+	assert_non_null(strstr(arn_sb_cstr(&tb.err), "/nonexistent/arion.yaml: cannot open"));
 }
 
 static void test_dataplane_section(void **state)
@@ -528,7 +491,7 @@ static void test_dataplane_section(void **state)
 		     "  mbuf_pool: {mbufs_per_socket: 4095, data_room_size: 9216}\n"
 		     "  tcp: {max_connections_per_worker: 1024, congestion_control: newreno}\n"
 		     "  http: {max_requests_in_flight: 64}\n");
-	const struct arn_dataplane *dp = &bs->dp;
+	const struct arn_dataplane *dp = &tb.bs->dp;
 	assert_true(dp->present);
 	assert_int_equal(dp->n_workers, 2);
 	assert_int_equal(dp->worker_lcores[1], 2);
@@ -576,8 +539,8 @@ static void test_dataplane_section(void **state)
 		     "    - device: eth0\n"
 		     "      ipv4: 198.18.0.2\n",
 		     "t.yaml:4:15: dataplane.ports[0].device: 'eth0' is neither a PCI address");
-	assert_non_null(strstr(arn_sb_cstr(&err), "t.yaml:5:13: dataplane.ports[0].ipv4: "
-						  "'198.18.0.2': write address/prefix"));
+	assert_non_null(strstr(arn_sb_cstr(&tb.err), "t.yaml:5:13: dataplane.ports[0].ipv4: "
+						     "'198.18.0.2': write address/prefix"));
 	assert_error("envoy_bootstrap: {}\n"
 		     "dataplane:\n"
 		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24, gateway: 10.0.0.1}]\n",
@@ -656,7 +619,7 @@ static const char *chan(const char *address, const char *tls, const char *secret
 static void summary_has(const char *want)
 {
 	struct arn_sb sum = ARN_SB_INIT;
-	arn_bootstrap_summary(bs, &sum);
+	arn_bootstrap_summary(tb.bs, &sum);
 	if (strstr(arn_sb_cstr(&sum), want) == NULL)
 		fail_msg("summary lacks '%s':\n%s", want, arn_sb_cstr(&sum));
 	arn_sb_free(&sum);
@@ -688,7 +651,7 @@ static void test_xds_channel_tls_accepted(void **state)
 		 "                    - {san_type: EMAIL, matcher: {contains: \"@\"}}",
 		 NULL, NULL));
 	summary_has("cluster xds_cluster [10.0.0.1:18000] mTLS\n");
-	assert_int_equal(bs->warnings.len, 0);
+	assert_int_equal(tb.bs->warnings.len, 0);
 	/* SAN matchers in the CA's secret */
 	assert_loads(
 	    chan("10.0.0.1", CA_REF ", tls_certificate_sds_secret_configs: [{name: c2}]}",
@@ -844,8 +807,8 @@ static void test_xds_plaintext_to_remote_refused_unless_allowed(void **state)
 	    "t.yaml:11:9: envoy_bootstrap.static_resources.clusters[0]: xDS cluster "
 	    "'xds_cluster' would reach its control plane at 198.18.0.1:18000 in plaintext, "
 	    "and that address is not loopback");
-	assert_non_null(strstr(arn_sb_cstr(&err), "set `xds: {allow_plaintext: true}`"));
-	assert_non_null(strstr(arn_sb_cstr(&err), "envoy.transport_sockets.tls"));
+	assert_non_null(strstr(arn_sb_cstr(&tb.err), "set `xds: {allow_plaintext: true}`"));
+	assert_non_null(strstr(arn_sb_cstr(&tb.err), "envoy.transport_sockets.tls"));
 	assert_error(chan("2001:db8::1", NULL, NULL, NULL),
 		     "would reach its control plane at 2001:db8::1:18000 in plaintext");
 	/* a raw_buffer socket is plaintext said explicitly: the same rule */
@@ -861,9 +824,9 @@ static void test_xds_plaintext_to_remote_refused_unless_allowed(void **state)
 	assert_loads(chan("127.0.0.1", NULL, NULL, raw));
 	/* the operator's explicit yes, with a warning that says what it costs */
 	assert_loads(chan("198.18.0.1", NULL, NULL, "xds: {allow_plaintext: true}\n"));
-	assert_true(bs->xds.allow_plaintext);
-	assert_non_null(strstr(bs->warnings.buf, "reaches 198.18.0.1:18000 in plaintext "
-						 "(xds.allow_plaintext)"));
+	assert_true(tb.bs->xds.allow_plaintext);
+	assert_non_null(strstr(tb.bs->warnings.buf, "reaches 198.18.0.1:18000 in plaintext "
+						    "(xds.allow_plaintext)"));
 	assert_error(chan("198.18.0.1", NULL, NULL, "xds: {allow_plaintext: false}\n"),
 		     "in plaintext, and that address is not loopback");
 	/* the section itself */

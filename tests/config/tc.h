@@ -12,6 +12,8 @@
 #include <cmocka.h>
 
 #include "arn_config.h"
+#include "tcert.h"
+#include "tj.h"
 
 #define L ARN_TYPE_URL_LISTENER
 #define R ARN_TYPE_URL_ROUTE
@@ -52,21 +54,8 @@ const struct arn_cfg_listener *listener(const char *name);
 const struct arn_cfg_route_table *route_table(const char *name);
 const struct arn_cfg_secret *secret(const char *name);
 
-/* JSON builders (static buffers rotating, good for a few at a time) */
-const char *jcluster_static(const char *name, const char *ip, unsigned port);
-const char *jcluster_eds(const char *name);
-const char *jcla(const char *name, const char *ip, unsigned port);
-const char *jlistener_rds(const char *name, unsigned port, const char *rds);
-const char *jroute(const char *name, const char *cluster);
-
-/* Test certificates made at run time (PEM, JSON-escaped for inline_string). */
-struct tc_cert {
-	char *cert_json; /* JSON string body (escaped) */
-	char *key_json;
-	char *cert_pem;
-};
-void tc_make_cert(struct tc_cert *c, const char *cn);
-void tc_free_cert(struct tc_cert *c);
+/* Pattern @p p compiled (arn_regex_compile), or the test fails with its error. */
+struct arn_regex *tc_re(const char *p);
 
 /*
  * A small PKI made at run time for the TLS conversions: a CA, two leaves

@@ -18,8 +18,9 @@
 
 #include "arn_log.h"
 #include "arn_proto.h"
-#include "upb/reflection.h"
+#include "arn_regex.h"
 #include "tc.h"
+#include "tj_config.h"
 
 struct arn_config_store *st;
 uint64_t fake_now;
@@ -51,45 +52,9 @@ int tc_teardown(void **state)
 	return 0;
 }
 
-static const char *msgname(const char *type)
-{
-	int t = arn_config_type_from_url(type, strlen(type));
-	static const char *n[] = {
-	    "envoy.config.listener.v3.Listener", "envoy.config.route.v3.RouteConfiguration",
-	    "envoy.config.cluster.v3.Cluster", "envoy.config.endpoint.v3.ClusterLoadAssignment",
-	    "envoy.extensions.transport_sockets.tls.v3.Secret"};
-	return n[t];
-}
-
 void tc_apply(const char *type, const char *const *json, const char *const *removed)
 {
-	arn_config_result_free(&tc_res);
-	size_t n = 0, nr = 0;
-	while (json && json[n])
-		n++;
-	while (removed && removed[nr])
-		nr++;
-	struct arn_config_resource_in in[64];
-	char names[64][256];
-	assert_true(n <= 64);
-	upb_Arena *a = upb_Arena_New();
-	const upb_MessageDef *md = arn_proto_msgdef(msgname(type));
-	for (size_t i = 0; i < n; i++) {
-		struct arn_sb err = ARN_SB_INIT;
-		upb_Message *m = arn_proto_from_json(json[i], strlen(json[i]), md, a, &err);
-		if (!m)
-			fail_msg("bad test JSON: %s\n%s", arn_sb_cstr(&err), json[i]);
-		arn_sb_free(&err);
-		const upb_FieldDef *f = upb_MessageDef_FindFieldByName(
-		    md, strstr(type, "ClusterLoadAssignment") ? "cluster_name" : "name");
-		upb_StringView nm = upb_Message_Get(m, f).str_val;
-		snprintf(names[i], sizeof(names[i]), "%.*s", (int)nm.size, nm.data);
-		in[i].name = names[i];
-		in[i].version = "v1";
-		in[i].bytes = arn_proto_encode(m, md, a, &in[i].len);
-	}
-	assert_int_equal(arn_config_apply(st, type, in, n, removed, nr, 0, &tc_res), 0);
-	upb_Arena_Free(a);
+	tj_apply(st, type, "v1", 0, json, removed, &tc_res);
 }
 
 static void dump_errors(void)
@@ -144,134 +109,13 @@ const struct arn_cfg_secret *secret(const char *name)
 	return find(ARN_CFG_SECRET, name);
 }
 
-static char jbuf[16][4096];
-static int jn;
-
-static char *jnext(void)
+struct arn_regex *tc_re(const char *p)
 {
-	return jbuf[jn++ % 16];
-}
-
-const char *jcluster_static(const char *name, const char *ip, unsigned port)
-{
-	char *b = jnext();
-	snprintf(b, 4096,
-		 "{\"name\":\"%s\",\"type\":\"STATIC\",\"connect_timeout\":\"0.25s\","
-		 "\"load_assignment\":{\"cluster_name\":\"%s\",\"endpoints\":[{\"lb_endpoints\":[{"
-		 "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"%s\",\"port_value\":"
-		 "%u}}}}]}]}}",
-		 name, name, ip, port);
-	return b;
-}
-
-const char *jcluster_eds(const char *name)
-{
-	char *b = jnext();
-	snprintf(b, 4096,
-		 "{\"name\":\"%s\",\"type\":\"EDS\",\"connect_timeout\":\"1s\","
-		 "\"eds_cluster_config\":{\"eds_config\":{\"ads\":{}}}}",
-		 name);
-	return b;
-}
-
-const char *jcla(const char *name, const char *ip, unsigned port)
-{
-	char *b = jnext();
-	snprintf(b, 4096,
-		 "{\"cluster_name\":\"%s\",\"endpoints\":[{\"lb_endpoints\":[{\"endpoint\":{"
-		 "\"address\":{\"socket_address\":{\"address\":\"%s\",\"port_value\":%u}}}}]}]}",
-		 name, ip, port);
-	return b;
-}
-
-#define HCM_AT                                                                                     \
-	"\"@type\":\"type.googleapis.com/"                                                         \
-	"envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager\""
-#define ROUTER                                                                                     \
-	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{\"@type\":\"type.googleapis."   \
-	"com/envoy.extensions.filters.http.router.v3.Router\"}}"
-
-const char *jlistener_rds(const char *name, unsigned port, const char *rds)
-{
-	char *b = jnext();
-	snprintf(b, 4096,
-		 "{\"name\":\"%s\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
-		 "\"port_value\":%u}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
-		 "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"in\",\"rds\":{\"config_source\":{"
-		 "\"ads\":{}},\"route_config_name\":\"%s\"},\"http_filters\":[" ROUTER "]}}]}]}",
-		 name, port, rds);
-	return b;
-}
-
-const char *jroute(const char *name, const char *cl)
-{
-	char *b = jnext();
-	snprintf(b, 4096,
-		 "{\"name\":\"%s\",\"virtual_hosts\":[{\"name\":\"vh\",\"domains\":[\"*\"],"
-		 "\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"%s\"}}]}]}",
-		 name, cl);
-	return b;
-}
-
-static char *json_escape(const char *s)
-{
-	size_t n = strlen(s);
-	char *o = malloc(2 * n + 1), *p = o;
-	for (; *s; s++) {
-		if (*s == '\n') {
-			*p++ = '\\';
-			*p++ = 'n';
-		} else {
-			*p++ = *s;
-		}
-	}
-	*p = 0;
-	return o;
-}
-
-static char *bio_str(BIO *b)
-{
-	char *data;
-	long n = BIO_get_mem_data(b, &data);
-	char *s = malloc((size_t)n + 1);
-	memcpy(s, data, (size_t)n);
-	s[n] = 0;
-	return s;
-}
-
-void tc_make_cert(struct tc_cert *c, const char *cn)
-{
-	EVP_PKEY *k = EVP_EC_gen("P-256");
-	assert_non_null(k);
-	X509 *x = X509_new();
-	X509_set_version(x, 2);
-	ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
-	X509_gmtime_adj(X509_getm_notBefore(x), 0);
-	X509_gmtime_adj(X509_getm_notAfter(x), 3600);
-	X509_set_pubkey(x, k);
-	X509_NAME *nm = X509_get_subject_name(x);
-	X509_NAME_add_entry_by_txt(nm, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1, 0);
-	X509_set_issuer_name(x, nm);
-	assert_true(X509_sign(x, k, EVP_sha256()) > 0);
-	BIO *cb = BIO_new(BIO_s_mem()), *kb = BIO_new(BIO_s_mem());
-	PEM_write_bio_X509(cb, x);
-	PEM_write_bio_PrivateKey(kb, k, NULL, NULL, 0, NULL, NULL);
-	c->cert_pem = bio_str(cb);
-	char *kp = bio_str(kb);
-	c->cert_json = json_escape(c->cert_pem);
-	c->key_json = json_escape(kp);
-	free(kp);
-	BIO_free(cb);
-	BIO_free(kb);
-	X509_free(x);
-	EVP_PKEY_free(k);
-}
-
-void tc_free_cert(struct tc_cert *c)
-{
-	free(c->cert_json);
-	free(c->key_json);
-	free(c->cert_pem);
+	char err[256];
+	struct arn_regex *r = arn_regex_compile(p, strlen(p), err, sizeof(err));
+	if (!r)
+		fail_msg("'%s': %s", p, err);
+	return r;
 }
 
 char *tc_b64(const void *b, size_t n)
@@ -318,7 +162,7 @@ static char *pem_json(X509 *x, EVP_PKEY *k, X509_CRL *crl)
 		PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL);
 	if (crl)
 		PEM_write_bio_X509_CRL(b, crl);
-	char *s = bio_str(b), *j = json_escape(s);
+	char *s = tcert_bio_str(b), *j = tcert_json_escape(s);
 	free(s);
 	BIO_free(b);
 	return j;

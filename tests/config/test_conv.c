@@ -13,14 +13,8 @@
 
 #include "arn_bootstrap.h"
 
+#include "tboot.h"
 #include "tc.h"
-
-#define HCM_AT                                                                                     \
-	"\"@type\":\"type.googleapis.com/"                                                         \
-	"envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager\""
-#define ROUTER                                                                                     \
-	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{\"@type\":\"type.googleapis."   \
-	"com/envoy.extensions.filters.http.router.v3.Router\"}}"
 
 /* A listener with an inline route_config and HCM fields of the issue. */
 static void test_listener_hcm_inline(void **state)
@@ -33,7 +27,7 @@ static void test_listener_hcm_inline(void **state)
 	    "\"tcp_backlog_size\":64,"
 	    "\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters.network.http_connection_"
 	    "manager\","
-	    "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"ingress\",\"codec_type\":\"HTTP1\","
+	    "\"typed_config\":{" TJ_HCM_AT ",\"stat_prefix\":\"ingress\",\"codec_type\":\"HTTP1\","
 	    "\"stream_idle_timeout\":\"30s\",\"request_timeout\":\"10s\","
 	    "\"request_headers_timeout\":\"2s\",\"max_request_headers_kb\":32,"
 	    "\"common_http_protocol_options\":{\"idle_timeout\":\"60s\",\"max_headers_count\":50},"
@@ -51,7 +45,7 @@ static void test_listener_hcm_inline(void **state)
 	    "\"route_config\":{\"name\":\"local\",\"virtual_hosts\":[{\"name\":\"vh\","
 	    "\"domains\":[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/"
 	    "\"},\"route\":{\"cluster\":\"web\"}}]}]},"
-	    "\"http_filters\":[" ROUTER "]}}]}]}");
+	    "\"http_filters\":[" TJ_ROUTER "]}}]}]}");
 	const struct arn_cfg_listener *l = listener("web");
 	assert_non_null(l);
 	assert_int_equal(l->addr, (198u << 24) | (18u << 16) | 2);
@@ -97,8 +91,8 @@ static void test_listener_hcm_inline(void **state)
 static void test_hcm_defaults(void **state)
 {
 	(void)state;
-	tc_ok(R, jroute("r", "c"));
-	tc_ok(L, jlistener_rds("l", 80, "r"));
+	tc_ok(R, tj_route("r", "c"));
+	tc_ok(L, tj_listener_rds("l", 80, "r"));
 	const struct arn_cfg_hcm *h = listener("l")->chains[0].hcm;
 	assert_int_equal(h->stream_idle_timeout_ms, 300000);
 	assert_int_equal(h->request_timeout_ms, 0);
@@ -121,7 +115,7 @@ static void test_router_options(void **state)
 	static const char *const l1 =
 	    "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
 	    "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
-	    "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"
+	    "\"typed_config\":{" TJ_HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"
 	    "\"http_filters\":[{\"name\":\"envoy.filters.http.router\",\"typed_config\":{"
 	    "\"@type\":\"type.googleapis.com/envoy.extensions.filters.http.router.v3.Router\","
 	    "\"suppress_envoy_headers\":true}}]}}]}]}";
@@ -131,7 +125,7 @@ static void test_router_options(void **state)
 	    L,
 	    "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
 	    "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
-	    "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"
+	    "\"typed_config\":{" TJ_HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"
 	    "\"http_filters\":[{\"name\":\"envoy.filters.http.router\",\"typed_config\":{"
 	    "\"@type\":\"type.googleapis.com/envoy.extensions.filters.http.router.v3.Router\","
 	    "\"respect_expected_rq_timeout\":true}}]}}]}]}",
@@ -146,10 +140,10 @@ static void test_access_log_filter(void **state)
 #define AL_LISTENER(FILTER)                                                                        \
 	"{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","                \
 	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
-	"\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"                  \
+	"\"typed_config\":{" TJ_HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"               \
 	"\"access_log\":[{\"name\":\"o\",\"filter\":" FILTER ",\"typed_config\":{\"@type\":"       \
 	"\"type.googleapis.com/envoy.extensions.access_loggers.stream.v3.StdoutAccessLog\"}}],"    \
-	"\"http_filters\":[" ROUTER "]}}]}]}"
+	"\"http_filters\":[" TJ_ROUTER "]}}]}]}"
 	tc_ok(L, AL_LISTENER(
 		     "{\"and_filter\":{\"filters\":[{\"status_code_filter\":{\"comparison\":"
 		     "{\"op\":\"GE\",\"value\":{\"default_value\":500,\"runtime_key\":\"k\"}}}},"
@@ -178,10 +172,10 @@ static void test_echo_and_optional_filter(void **state)
 	/* an unknown HTTP filter marked is_optional is skipped, as Envoy does */
 	tc_ok(L, "{\"name\":\"opt\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
 		 "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
-		 "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"
+		 "\"typed_config\":{" TJ_HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"
 		 "\"http_filters\":[{\"name\":\"envoy.filters.http.fault\",\"is_optional\":true,"
 		 "\"typed_config\":{\"@type\":\"type.googleapis.com/"
-		 "envoy.extensions.filters.http.fault.v3.HTTPFault\"}}," ROUTER "]}}]}]}");
+		 "envoy.extensions.filters.http.fault.v3.HTTPFault\"}}," TJ_ROUTER "]}}]}]}");
 	assert_int_equal(listener("opt")->chains[0].hcm->n_http_filters, 1);
 }
 
@@ -192,16 +186,17 @@ static void test_refuse_unknown_http_filter(void **state)
 	    L,
 	    "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
 	    "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
-	    "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"
+	    "\"typed_config\":{" TJ_HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"
 	    "\"http_filters\":[{\"name\":\"envoy.filters.http.fault\","
 	    "\"typed_config\":{\"@type\":\"type.googleapis.com/"
-	    "envoy.extensions.filters.http.fault.v3.HTTPFault\"}}," ROUTER "]}}]}]}",
+	    "envoy.extensions.filters.http.fault.v3.HTTPFault\"}}," TJ_ROUTER "]}}]}]}",
 	    "Listener 'l': filter_chains[0].filters[0].typed_config.http_filters[0]: HTTP filter "
 	    "'envoy.filters.http.fault'");
 	tc_refused(L,
 		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
 		   "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
-		   "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{}}}]}]}",
+		   "\"typed_config\":{" TJ_HCM_AT
+		   ",\"stat_prefix\":\"x\",\"route_config\":{}}}]}]}",
 		   "http_filters: the last HTTP filter must be the router");
 }
 
@@ -255,25 +250,25 @@ static void test_refuse_listener_fields(void **state)
 	tc_refused(L,
 		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
 		   "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
-		   "\"typed_config\":{" HCM_AT
+		   "\"typed_config\":{" TJ_HCM_AT
 		   ",\"stat_prefix\":\"x\",\"codec_type\":\"HTTP2\",\"route_config\":{},"
-		   "\"http_filters\":[" ROUTER "]}}]}]}",
+		   "\"http_filters\":[" TJ_ROUTER "]}}]}]}",
 		   "codec_type: Arion's codec speaks HTTP/1.1");
 	tc_refused(L,
 		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
 		   "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
-		   "\"typed_config\":{" HCM_AT
+		   "\"typed_config\":{" TJ_HCM_AT
 		   ",\"stat_prefix\":\"x\",\"max_request_headers_kb\":9000,\"route_config\":{},"
-		   "\"http_filters\":[" ROUTER "]}}]}]}",
+		   "\"http_filters\":[" TJ_ROUTER "]}}]}]}",
 		   "max_request_headers_kb: 9000: must be 1 to 8192");
 	tc_refused(L,
 		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
 		   "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
-		   "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"
+		   "\"typed_config\":{" TJ_HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"
 		   "\"access_log\":[{\"name\":\"a\",\"filter\":{\"status_code_filter\":{}},"
 		   "\"typed_config\":{\"@type\":\"type.googleapis.com/"
 		   "envoy.extensions.access_loggers.stream.v3.StdoutAccessLog\"}}],"
-		   "\"http_filters\":[" ROUTER "]}}]}]}",
+		   "\"http_filters\":[" TJ_ROUTER "]}}]}]}",
 		   "access_log[0]: filter.status_code_filter.comparison: missing");
 }
 
@@ -284,9 +279,10 @@ static void test_x11_rds_source_refused(void **state)
 	tc_refused(L,
 		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
 		   "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
-		   "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"x\",\"rds\":{\"config_source\":"
+		   "\"typed_config\":{" TJ_HCM_AT
+		   ",\"stat_prefix\":\"x\",\"rds\":{\"config_source\":"
 		   "{\"path\":\"/etc/r.yaml\"},\"route_config_name\":\"r\"},"
-		   "\"http_filters\":[" ROUTER "]}}]}]}",
+		   "\"http_filters\":[" TJ_ROUTER "]}}]}]}",
 		   "filter_chains[0].filters[0].typed_config.rds.config_source: only `ads: {}` is "
 		   "accepted");
 }
@@ -304,7 +300,7 @@ static void test_x12_eds_rules(void **state)
 		   "{\"name\":\"api\",\"type\":\"EDS\",\"connect_timeout\":\"1s\","
 		   "\"load_assignment\":{\"cluster_name\":\"api\"}}",
 		   "load_assignment: an EDS cluster has no load_assignment");
-	tc_ok(C, jcluster_eds("api"));
+	tc_ok(C, tj_cluster_eds("api", "1s"));
 	assert_int_equal(cluster("api") == NULL, 1); /* warming: not in the generation */
 }
 
@@ -522,7 +518,7 @@ static void test_upgrade_configs(void **state)
 	(void)state;
 	tc_ok(L, "{\"name\":\"up\",\"address\":{\"socket_address\":{\"address\":\"198.18.0.2\","
 		 "\"port_value\":8081}},\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters."
-		 "network.http_connection_manager\",\"typed_config\":{" HCM_AT
+		 "network.http_connection_manager\",\"typed_config\":{" TJ_HCM_AT
 		 ",\"stat_prefix\":\"up\",\"upgrade_configs\":[{\"upgrade_type\":\"websocket\"},"
 		 "{\"upgrade_type\":\"spdy/3.1\",\"enabled\":false}],"
 		 "\"route_config\":{\"name\":\"local\",\"virtual_hosts\":[{\"name\":\"vh\","
@@ -531,7 +527,7 @@ static void test_upgrade_configs(void **state)
 		 "\"enabled\":false}]}},{\"match\":{\"prefix\":\"/spdy\"},\"route\":{\"cluster\":"
 		 "\"web\",\"upgrade_configs\":[{\"upgrade_type\":\"spdy/3.1\"}]}},"
 		 "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"
-		 "\"http_filters\":[" ROUTER "]}}]}]}");
+		 "\"http_filters\":[" TJ_ROUTER "]}}]}]}");
 	const struct arn_cfg_listener *l = listener("up");
 	assert_non_null(l);
 	const struct arn_cfg_hcm *h = l->chains[0].hcm;
@@ -561,9 +557,10 @@ static void test_upgrade_configs(void **state)
 	const char *hcm_pre =
 	    "{\"name\":\"up2\",\"address\":{\"socket_address\":{\"address\":\"198.18.0.2\","
 	    "\"port_value\":8082}},\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters."
-	    "network.http_connection_manager\",\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"u\","
+	    "network.http_connection_manager\",\"typed_config\":{" TJ_HCM_AT
+	    ",\"stat_prefix\":\"u\","
 	    "\"rds\":{\"route_config_name\":\"r\",\"config_source\":{\"ads\":{}}},"
-	    "\"http_filters\":[" ROUTER "],\"upgrade_configs\":[";
+	    "\"http_filters\":[" TJ_ROUTER "],\"upgrade_configs\":[";
 	char buf[2048];
 	snprintf(buf, sizeof(buf), "%s{\"upgrade_type\":\"CONNECT\"}]}}]}]}", hcm_pre);
 	tc_refused(L, buf, "upgrade_configs[0].upgrade_type: CONNECT is not supported");
@@ -572,7 +569,7 @@ static void test_upgrade_configs(void **state)
 		 hcm_pre);
 	tc_refused(L, buf, "upgrade_configs[1].upgrade_type: 'WebSocket' appears twice");
 	snprintf(buf, sizeof(buf),
-		 "%s{\"upgrade_type\":\"websocket\",\"filters\":[" ROUTER "]}]}}]}]}", hcm_pre);
+		 "%s{\"upgrade_type\":\"websocket\",\"filters\":[" TJ_ROUTER "]}]}}]}]}", hcm_pre);
 	tc_refused(L, buf, "upgrade_configs[0].filters: custom upgrade filter chains");
 	snprintf(buf, sizeof(buf), "%s{\"enabled\":true}]}}]}]}", hcm_pre);
 	tc_refused(L, buf, "upgrade_configs[0].upgrade_type: missing");
@@ -690,39 +687,25 @@ static void test_x13_tls_refusals(void **state)
 	(void)state;
 	tc_refused(
 	    L,
-	    "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\",\"port_"
-	    "value\":443}},"
-	    "\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters.network.echo\"}],"
-	    "\"transport_socket\":{\"name\":\"tls\",\"typed_config\":{\"@type\":\"type.googleapis."
-	    "com/"
-	    "envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext\",\"common_tls_"
-	    "context\":{"
-	    "\"tls_certificate_sds_secret_configs\":[{\"name\":\"c\",\"sds_config\":{\"path\":\"/"
-	    "x\"}}]}}}}]}",
+	    tj_listener_tls("l", 443,
+			    "\"common_tls_context\":{\"tls_certificate_sds_secret_configs\":[{"
+			    "\"name\":\"c\",\"sds_config\":{\"path\":\"/x\"}}]}"),
 	    "tls_certificate_sds_secret_configs[0].sds_config: an sds_config source is refused");
 	tc_refused(L,
-		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
-		   "\"port_value\":443}},"
-		   "\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters.network.echo\"}],"
-		   "\"transport_socket\":{\"name\":\"tls\",\"typed_config\":{\"@type\":\"type."
-		   "googleapis.com/"
-		   "envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext\",\"common_tls_"
-		   "context\":{"
-		   "\"tls_certificates\":[{\"certificate_chain\":{\"inline_string\":\"x\"}}]}}}}]}",
+		   tj_listener_tls("l", 443,
+				   "\"common_tls_context\":{\"tls_certificates\":[{\"certificate_"
+				   "chain\":{\"inline_string\":\"x\"}}]}"),
 		   "common_tls_context.tls_certificates: inline certificates are refused");
 }
 
 static void test_secret_tls_certificate(void **state)
 {
 	(void)state;
-	struct tc_cert a, b;
-	tc_make_cert(&a, "a.test");
-	tc_make_cert(&b, "b.test");
-	char *j = malloc(16384);
-	snprintf(j, 16384,
-		 "{\"name\":\"cert\",\"tls_certificate\":{\"certificate_chain\":{\"inline_string\":"
-		 "\"%s\"},\"private_key\":{\"inline_string\":\"%s\"}}}",
-		 a.cert_json, a.key_json);
+	struct tcert a, b;
+	tcert_make(&a, "a.test");
+	tcert_make(&b, "b.test");
+	char *j = tj_secret_tls("cert", a.cert_json, a.key_json);
+	assert_non_null(j);
 	tc_ok(S, j);
 	const struct arn_cfg_secret *s = secret("cert");
 	assert_non_null(s);
@@ -730,10 +713,9 @@ static void test_secret_tls_certificate(void **state)
 	assert_non_null(s->cert);
 	assert_non_null(s->key);
 	/* the key must match the certificate */
-	snprintf(j, 16384,
-		 "{\"name\":\"bad\",\"tls_certificate\":{\"certificate_chain\":{\"inline_string\":"
-		 "\"%s\"},\"private_key\":{\"inline_string\":\"%s\"}}}",
-		 a.cert_json, b.key_json);
+	free(j);
+	j = tj_secret_tls("bad", a.cert_json, b.key_json);
+	assert_non_null(j);
 	tc_refused(S, j,
 		   "Secret 'bad': tls_certificate.private_key: does not match the certificate");
 	/* the refusal names the field, never the key */
@@ -782,8 +764,8 @@ static void test_secret_tls_certificate(void **state)
 	unlink(kp);
 	assert_non_null(secret("files")->key);
 	free(j);
-	tc_free_cert(&a);
-	tc_free_cert(&b);
+	tcert_free(&a);
+	tcert_free(&b);
 }
 
 /* Unknown fields in binary resources (newer Envoy API) are refused, not ignored. */
@@ -805,7 +787,7 @@ static void test_unknown_fields_refused(void **state)
 	assert_non_null(strstr(r.errors[0].message, "Cluster 'y': cannot decode"));
 	arn_config_result_free(&r);
 	/* the name in the resource must be the Resource's name */
-	tc_apply(C, (const char *const[]){jcluster_static("a", "1.1.1.1", 80), NULL}, NULL);
+	tc_apply(C, (const char *const[]){tj_cluster_static("a", "1.1.1.1", 80), NULL}, NULL);
 	struct arn_config_resource_in in2 = {"b", "1",
 					     "\x0a\x01"
 					     "a",
@@ -831,9 +813,8 @@ static void test_validate_bootstrap(void **state)
 			"      - name: api\n"
 			"        type: STATIC\n"
 			"        connect_timeout: 0s\n";
-	struct arn_bootstrap *b = NULL;
+	struct arn_bootstrap *b = tboot_must_load(y, NULL);
 	struct arn_sb err = ARN_SB_INIT;
-	assert_int_equal(arn_bootstrap_load_buf("t.yaml", y, strlen(y), NULL, &b, &err), 0);
 	assert_int_equal(arn_config_validate_bootstrap(b, &err), -EINVAL);
 	assert_non_null(strstr(arn_sb_cstr(&err),
 			       "t.yaml:8:26: envoy_bootstrap.static_resources.clusters[1].connect_"

@@ -53,16 +53,13 @@ static const char *jtls(const char *dtc)
 /* Secret 'cert' (so that TLS listeners are active, not warming). */
 static void cert_secret(void)
 {
-	struct tc_cert c;
-	tc_make_cert(&c, "cert.test");
-	char *j = malloc(16384);
-	snprintf(j, 16384,
-		 "{\"name\":\"cert\",\"tls_certificate\":{\"certificate_chain\":{\"inline_string\":"
-		 "\"%s\"},\"private_key\":{\"inline_string\":\"%s\"}}}",
-		 c.cert_json, c.key_json);
+	struct tcert c;
+	tcert_make(&c, "cert.test");
+	char *j = tj_secret_tls("cert", c.cert_json, c.key_json);
+	assert_non_null(j);
 	tc_ok(S, j);
 	free(j);
-	tc_free_cert(&c);
+	tcert_free(&c);
 }
 
 /* ---- Listener --------------------------------------------------------------------- */

@@ -11,18 +11,9 @@
 #include "hamt.h"
 #include "tc.h"
 
-static struct arn_regex *re(const char *p)
-{
-	char err[256];
-	struct arn_regex *r = arn_regex_compile(p, strlen(p), err, sizeof(err));
-	if (!r)
-		fail_msg("'%s': %s", p, err);
-	return r;
-}
-
 static bool full(const char *p, const char *s)
 {
-	struct arn_regex *r = re(p);
+	struct arn_regex *r = tc_re(p);
 	bool m = arn_regex_full_match(r, s, strlen(s));
 	arn_regex_free(r);
 	return m;
@@ -80,19 +71,19 @@ static void test_regex_syntax(void **state)
 static void test_regex_search_and_replace(void **state)
 {
 	(void)state;
-	struct arn_regex *r = re("^/service/([^/]+)(/.*)$");
+	struct arn_regex *r = tc_re("^/service/([^/]+)(/.*)$");
 	char out[128];
 	assert_int_equal(
 	    arn_regex_replace(r, "/service/foo/v1/api", 19, "\\2/instance/\\1", out, sizeof(out)),
 	    20);
 	assert_string_equal(out, "/v1/api/instance/foo");
 	arn_regex_free(r);
-	r = re("one");
+	r = tc_re("one");
 	assert_int_equal(arn_regex_replace(r, "one two one", 11, "1", out, sizeof(out)), 7);
 	assert_string_equal(out, "1 two 1");
 	assert_int_equal(arn_regex_replace(r, "one two one", 11, "1", out, 4), -1);
 	arn_regex_free(r);
-	r = re("a(b*)c");
+	r = tc_re("a(b*)c");
 	long caps[4];
 	assert_true(arn_regex_search(r, "xxabbbcyy", 9, 0, caps, 2));
 	assert_int_equal(caps[0], 2);
@@ -101,7 +92,7 @@ static void test_regex_search_and_replace(void **state)
 	assert_int_equal(caps[3], 6);
 	arn_regex_free(r);
 	/* leftmost-first and lazy repetition, as RE2 */
-	r = re("a+?");
+	r = tc_re("a+?");
 	assert_true(arn_regex_search(r, "aaa", 3, 0, caps, 1));
 	assert_int_equal(caps[1], 1);
 	arn_regex_free(r);

@@ -12,18 +12,9 @@
 #include "regex_ref.h"
 #include "tc.h"
 
-static struct arn_regex *re(const char *p)
-{
-	char err[256];
-	struct arn_regex *r = arn_regex_compile(p, strlen(p), err, sizeof(err));
-	if (!r)
-		fail_msg("'%s': %s", p, err);
-	return r;
-}
-
 static void replace_is(const char *pat, const char *sub, const char *in, const char *want)
 {
-	struct arn_regex *r = re(pat);
+	struct arn_regex *r = tc_re(pat);
 	char out[512];
 	long n = arn_regex_replace(r, in, strlen(in), sub, out, sizeof(out));
 	if (n < 0 || strcmp(out, want) != 0)
@@ -89,7 +80,7 @@ static void test_regex_replace_re2_semantics(void **state)
 static void test_regex_replace_output_bound(void **state)
 {
 	(void)state;
-	struct arn_regex *r = re("(a*b)|a");
+	struct arn_regex *r = tc_re("(a*b)|a");
 	char out[16];
 	/* "aaab": <a><a><a> would be 3 x 8 bytes before b turns it into one */
 	assert_int_equal(arn_regex_replace(r, "aaab", 4, "12345678", out, 9), 8);
@@ -253,7 +244,7 @@ static void test_regex_replace_linear_steps(void **state)
 	    {"((a*)*b)|.", "a", "-", 66},     /* nested loops, the fallback each time */
 	};
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-		struct arn_regex *r = re(cases[c].pat);
+		struct arn_regex *r = tc_re(cases[c].pat);
 		uint64_t P = arn_regex_program_size(r);
 		uint64_t steps[3];
 		static const size_t sizes[3] = {1000, 20000, 200000};
@@ -280,7 +271,7 @@ static void test_regex_replace_linear_steps(void **state)
 		arn_regex_free(r);
 	}
 	/* the loop of searches on (a*b)|a: quadratic (and the same output) */
-	struct arn_regex *r = re("(a*b)|a");
+	struct arn_regex *r = tc_re("(a*b)|a");
 	size_t n = 2000;
 	char *s = subject(n, "a");
 	char *a = malloc(n + 1), *b = malloc(n + 1);
@@ -314,7 +305,7 @@ static void test_regex_match_linear_steps(void **state)
 	    {"(?i)(ab|a)*c", "Ab", "d"},
 	};
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-		struct arn_regex *r = re(cases[c].pat);
+		struct arn_regex *r = tc_re(cases[c].pat);
 		uint64_t P = arn_regex_program_size(r);
 		uint64_t full[3], search[3];
 		static const size_t sizes[3] = {1000, 20000, 200000};

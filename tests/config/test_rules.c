@@ -11,60 +11,40 @@
 
 #include "arn_bootstrap.h"
 #include "arn_rules.h"
+#include "tboot.h"
 #include "tc.h"
 
-static struct arn_sb err;
-static struct arn_bootstrap *bs;
+static struct tboot tb;
 
 static int teardown(void **state)
 {
 	(void)state;
-	arn_bootstrap_free(bs);
-	bs = NULL;
-	arn_sb_free(&err);
+	tboot_reset(&tb);
 	return 0;
 }
 
 /* What arion does with a file before either mode: load, then the rules. */
 static int check(const char *yaml)
 {
-	teardown(NULL);
-	int rc = arn_bootstrap_load_buf("t.yaml", yaml, strlen(yaml), NULL, &bs, &err);
-	return rc != 0 ? rc : arn_rules_static(bs, &err);
+	int rc = tboot_load(&tb, yaml, NULL);
+	return rc != 0 ? rc : arn_rules_static(tb.bs, &tb.err);
 }
 
 static void assert_valid(const char *yaml)
 {
-	int rc = check(yaml);
-	if (rc != 0)
-		fail_msg("rc=%d:\n%s", rc, arn_sb_cstr(&err));
+	TBOOT_ASSERT_OK(check(yaml), &tb);
 }
 
 /* The error text must contain @p want (position and path included). */
 static void assert_refused(const char *yaml, const char *want)
 {
-	int rc = check(yaml);
-	if (rc != -EINVAL || strstr(arn_sb_cstr(&err), want) == NULL)
-		fail_msg("rc=%d, wanted error containing\n  %s\ngot\n%s", rc, want,
-			 arn_sb_cstr(&err));
+	TBOOT_ASSERT_REFUSED(check(yaml), &tb, want);
 }
 
 static void test_x11_rds_only_from_ads(void **state)
 {
 	(void)state;
-	static const char hcm[] =
-	    "envoy_bootstrap:\n"
-	    "  static_resources:\n"
-	    "    listeners:\n"
-	    "      - name: l\n"
-	    "        address: {socket_address: {address: 198.18.0.2, port_value: 80}}\n"
-	    "        filter_chains:\n"
-	    "          - filters:\n"
-	    "              - name: envoy.filters.network.http_connection_manager\n"
-	    "                typed_config:\n"
-	    "                  \"@type\": type.googleapis.com/envoy.extensions.filters."
-	    "network.http_connection_manager.v3.HttpConnectionManager\n"
-	    "                  stat_prefix: x\n";
+	static const char hcm[] = TBOOT_LISTENER_HCM;
 	char buf[4096];
 	snprintf(buf, sizeof(buf),
 		 "%s                  rds: {route_config_name: main, config_source: {ads: {}}}\n",
@@ -81,7 +61,7 @@ static void test_x11_rds_only_from_ads(void **state)
 	    "t.yaml:15:23: envoy_bootstrap.static_resources.listeners[0].filter_chains[0]."
 	    "filters[0].typed_config.rds.config_source: Listener 'l': only `ads: {}` is accepted "
 	    "here");
-	assert_non_null(strstr(arn_sb_cstr(&err), "(X11)"));
+	assert_non_null(strstr(arn_sb_cstr(&tb.err), "(X11)"));
 }
 
 static void test_x12_eds_cluster_rules(void **state)
@@ -144,7 +124,7 @@ static void test_x13_sds_config_source_refused(void **state)
 	    "filter_chains[0].transport_socket.typed_config.common_tls_context."
 	    "tls_certificate_sds_secret_configs[0].sds_config: Listener 'l': an sds_config source "
 	    "is refused");
-	assert_non_null(strstr(arn_sb_cstr(&err), "(X13)"));
+	assert_non_null(strstr(arn_sb_cstr(&tb.err), "(X13)"));
 }
 
 const struct CMUnitTest rules_tests[] = {

@@ -12,6 +12,7 @@
 #include "arn_bootstrap.h"
 #include "arn_admin_config.h"
 #include "config_int.h"
+#include "tboot.h"
 #include "tc.h"
 
 static struct arn_cfg_ref ref(const char *n)
@@ -24,7 +25,7 @@ static struct arn_cfg_ref ref(const char *n)
 static void test_x10_pushed_resources_applied(void **state)
 {
 	(void)state;
-	APPLY(C, jcluster_static("a", "10.0.0.1", 80), jcluster_static("b", "10.0.0.2", 80));
+	APPLY(C, tj_cluster_static("a", "10.0.0.1", 80), tj_cluster_static("b", "10.0.0.2", 80));
 	assert_true(tc_res.accepted);
 	assert_non_null(cluster("a"));
 	assert_non_null(cluster("b"));
@@ -37,13 +38,13 @@ static void test_x10_pushed_resources_applied(void **state)
 static void test_x15_bad_resource_refuses_whole_batch(void **state)
 {
 	(void)state;
-	APPLY(C, jcluster_static("keep", "10.0.0.1", 80));
+	APPLY(C, tj_cluster_static("keep", "10.0.0.1", 80));
 	uint64_t g0 = arn_cfg_gen_id(gen());
 	tc_apply(C,
 		 (const char *const[]){
-		     jcluster_static("new", "10.0.0.2", 80),
+		     tj_cluster_static("new", "10.0.0.2", 80),
 		     "{\"name\":\"api\",\"connect_timeout\":\"0s\"}",
-		     jcluster_static("new2", "10.0.0.3", 80),
+		     tj_cluster_static("new2", "10.0.0.3", 80),
 		     "{\"name\":\"dns\",\"type\":\"LOGICAL_DNS\",\"connect_timeout\":\"1s\"}",
 		     NULL},
 		 (const char *const[]){"keep", NULL});
@@ -68,8 +69,8 @@ static void test_x15_bad_resource_refuses_whole_batch(void **state)
 static void test_x16_application_errors_per_resource(void **state)
 {
 	(void)state;
-	APPLY(L, jlistener_rds("a", 80, "r"));
-	APPLY(L, jlistener_rds("b", 80, "r"), jlistener_rds("c", 81, "r"));
+	APPLY(L, tj_listener_rds("a", 80, "r"));
+	APPLY(L, tj_listener_rds("b", 80, "r"), tj_listener_rds("c", 81, "r"));
 	assert_true(tc_res.accepted);
 	assert_int_equal(tc_res.n_errors, 1);
 	assert_string_equal(tc_res.errors[0].name, "b");
@@ -120,9 +121,8 @@ static void test_g5_static_route_to_undefined_cluster_warns(void **state)
 	    "    clusters:\n"
 	    "      - name: web\n"
 	    "        connect_timeout: 1s\n";
-	struct arn_bootstrap *b = NULL;
+	struct arn_bootstrap *b = tboot_must_load(y, NULL);
 	struct arn_sb err = ARN_SB_INIT;
-	assert_int_equal(arn_bootstrap_load_buf("t.yaml", y, strlen(y), NULL, &b, &err), 0);
 	arn_sb_free(&err);
 	assert_false(b->ads);
 	assert_int_equal(arn_config_apply_static(st, b, &err), 0);
@@ -152,12 +152,11 @@ static void test_x16_static_resource_protected(void **state)
 			"    clusters:\n"
 			"      - name: xds_cluster\n"
 			"        connect_timeout: 1s\n";
-	struct arn_bootstrap *b = NULL;
+	struct arn_bootstrap *b = tboot_must_load(y, NULL);
 	struct arn_sb err = ARN_SB_INIT;
-	assert_int_equal(arn_bootstrap_load_buf("t.yaml", y, strlen(y), NULL, &b, &err), 0);
 	assert_int_equal(arn_config_apply_static(st, b, &err), 0);
-	APPLY(C, jcluster_static("xds_cluster", "10.9.9.9", 1),
-	      jcluster_static("other", "10.0.0.1", 1));
+	APPLY(C, tj_cluster_static("xds_cluster", "10.9.9.9", 1),
+	      tj_cluster_static("other", "10.0.0.1", 1));
 	assert_true(tc_res.accepted);
 	assert_int_equal(tc_res.n_errors, 1);
 	assert_non_null(strstr(tc_res.errors[0].message, "defined in static_resources"));
@@ -188,7 +187,7 @@ static void test_g7_rejected_update_keeps_last_accepted(void **state)
 static void test_g5_route_to_unknown_cluster(void **state)
 {
 	(void)state;
-	APPLY(R, jroute("r", "later"));
+	APPLY(R, tj_route("r", "later"));
 	assert_true(tc_res.accepted);
 	assert_non_null(route_table("r"));
 	struct arn_cfg_request req = {.method = "GET",
@@ -204,7 +203,7 @@ static void test_g5_route_to_unknown_cluster(void **state)
 	struct arn_cfg_cluster_view v;
 	assert_int_equal(arn_cfg_cluster_resolve(gen(), &cl, &v), -ENOENT);
 	assert_int_equal(m.route->route.cluster_not_found_status, 503);
-	APPLY(C, jcluster_static("later", "10.0.0.1", 80));
+	APPLY(C, tj_cluster_static("later", "10.0.0.1", 80));
 	assert_int_equal(arn_cfg_cluster_resolve(gen(), &cl, &v), 0);
 	assert_ptr_equal(v.cluster, cluster("later"));
 }
@@ -214,11 +213,11 @@ static void test_g5_route_to_unknown_cluster(void **state)
 static void test_g6_listener_warms_until_rds(void **state)
 {
 	(void)state;
-	APPLY(L, jlistener_rds("l", 80, "r"));
+	APPLY(L, tj_listener_rds("l", 80, "r"));
 	assert_true(tc_res.accepted);
 	assert_null(listener("l"));
 	assert_null(arn_cfg_listener_find(gen(), 0x0a000001, 80));
-	APPLY(R, jroute("r", "c"));
+	APPLY(R, tj_route("r", "c"));
 	const struct arn_cfg_listener *l = arn_cfg_listener_find(gen(), 0x0a000001, 80);
 	assert_non_null(l);
 	assert_ptr_equal(arn_cfg_hcm_routes(gen(), l->chains[0].hcm), route_table("r"));
@@ -232,18 +231,18 @@ static void test_g6_listener_warms_until_rds(void **state)
 static void test_g6_eds_cluster_warms_until_cla(void **state)
 {
 	(void)state;
-	APPLY(C, jcluster_eds("api"));
+	APPLY(C, tj_cluster_eds("api", "1s"));
 	assert_null(cluster("api"));
 	struct arn_cfg_ref r = ref("api");
 	struct arn_cfg_cluster_view v;
 	assert_int_equal(arn_cfg_cluster_resolve(gen(), &r, &v), -ENOENT);
-	APPLY(E, jcla("api", "10.0.0.7", 8080));
+	APPLY(E, tj_cla("api", "10.0.0.7", 8080));
 	assert_int_equal(arn_cfg_cluster_resolve(gen(), &r, &v), 0);
 	assert_int_equal(v.endpoints->n_endpoints, 1);
 	assert_int_equal(v.endpoints->priorities[0].localities[0].endpoints[0].port, 8080);
 	/* a new CLA changes the endpoints without touching the cluster object */
 	const struct arn_cfg_cluster *c = v.cluster;
-	APPLY(E, jcla("api", "10.0.0.8", 9090));
+	APPLY(E, tj_cla("api", "10.0.0.8", 9090));
 	assert_int_equal(arn_cfg_cluster_resolve(gen(), &r, &v), 0);
 	assert_ptr_equal(v.cluster, c);
 	assert_int_equal(v.endpoints->priorities[0].localities[0].endpoints[0].port, 9090);
@@ -258,8 +257,8 @@ static void test_g6_eds_cluster_warms_until_cla(void **state)
 static void test_g6_warming_timeout_default_15s(void **state)
 {
 	(void)state;
-	APPLY(L, jlistener_rds("l", 80, "missing"));
-	APPLY(C, jcluster_eds("api"));
+	APPLY(L, tj_listener_rds("l", 80, "missing"));
+	APPLY(C, tj_cluster_eds("api", "1s"));
 	fake_now += 14999;
 	arn_config_poll(st);
 	assert_null(listener("l"));
@@ -305,15 +304,15 @@ static void test_g6_warming_timeout_from_config_source(void **state)
 static void test_g6_updated_listener_old_serves_until_warm(void **state)
 {
 	(void)state;
-	APPLY(R, jroute("r1", "c"));
-	APPLY(L, jlistener_rds("l", 80, "r1"));
+	APPLY(R, tj_route("r1", "c"));
+	APPLY(L, tj_listener_rds("l", 80, "r1"));
 	const struct arn_cfg_listener *old = listener("l");
 	assert_non_null(old);
-	APPLY(L, jlistener_rds("l", 80, "r2"));
+	APPLY(L, tj_listener_rds("l", 80, "r2"));
 	assert_true(tc_res.accepted);
 	assert_ptr_equal(listener("l"), old);
 	assert_ptr_equal(arn_cfg_listener_find(gen(), 1, 80), old);
-	APPLY(R, jroute("r2", "c"));
+	APPLY(R, tj_route("r2", "c"));
 	assert_ptr_not_equal(listener("l"), old);
 	assert_string_equal(listener("l")->chains[0].hcm->rds.name, "r2");
 }
@@ -322,24 +321,16 @@ static void test_g6_updated_listener_old_serves_until_warm(void **state)
 static void test_g6_tls_listener_warms_until_secret(void **state)
 {
 	(void)state;
-	struct tc_cert c;
-	tc_make_cert(&c, "s.test");
-	APPLY(L, "{\"name\":\"tls\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
-		 "\"port_value\":443}},"
-		 "\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters.network.echo\"}],"
-		 "\"transport_socket\":{\"name\":\"tls\",\"typed_config\":{\"@type\":\"type."
-		 "googleapis.com/"
-		 "envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext\",\"common_tls_"
-		 "context\":{"
-		 "\"alpn_protocols\":[\"http/"
-		 "1.1\"],\"tls_certificate_sds_secret_configs\":[{\"name\":\"srv\"}]}}}}]}");
+	struct tcert c;
+	tcert_make(&c, "s.test");
+	APPLY(L, tj_listener_tls(
+		     "tls", 443,
+		     "\"common_tls_context\":{\"alpn_protocols\":[\"http/"
+		     "1.1\"],\"tls_certificate_sds_secret_configs\":[{\"name\":\"srv\"}]}"));
 	assert_true(tc_res.accepted);
 	assert_null(listener("tls"));
-	char *j = malloc(16384);
-	snprintf(j, 16384,
-		 "{\"name\":\"srv\",\"tls_certificate\":{\"certificate_chain\":{\"inline_string\":"
-		 "\"%s\"},\"private_key\":{\"inline_string\":\"%s\"}}}",
-		 c.cert_json, c.key_json);
+	char *j = tj_secret_tls("srv", c.cert_json, c.key_json);
+	assert_non_null(j);
 	APPLY(S, j);
 	const struct arn_cfg_listener *l = listener("tls");
 	assert_non_null(l);
@@ -351,7 +342,7 @@ static void test_g6_tls_listener_warms_until_secret(void **state)
 	assert_non_null(s);
 	assert_non_null(s->key);
 	free(j);
-	tc_free_cert(&c);
+	tcert_free(&c);
 }
 
 /* A session_ticket_keys Secret of @p n keys, key i made of the byte @p fill + i. */
@@ -382,22 +373,15 @@ static char *ticket_keys_secret(const char *name, size_t n, char fill)
 static void test_g6_ticket_keys_secret_rotation(void **state)
 {
 	(void)state;
-	struct tc_cert c;
-	tc_make_cert(&c, "s.test");
-	char *j = malloc(16384);
-	snprintf(j, 16384,
-		 "{\"name\":\"srv\",\"tls_certificate\":{\"certificate_chain\":{\"inline_string\":"
-		 "\"%s\"},\"private_key\":{\"inline_string\":\"%s\"}}}",
-		 c.cert_json, c.key_json);
+	struct tcert c;
+	tcert_make(&c, "s.test");
+	char *j = tj_secret_tls("srv", c.cert_json, c.key_json);
+	assert_non_null(j);
 	APPLY(S, j);
-	APPLY(L, "{\"name\":\"tls\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
-		 "\"port_value\":443}},"
-		 "\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters.network.echo\"}],"
-		 "\"transport_socket\":{\"name\":\"tls\",\"typed_config\":{\"@type\":\"type."
-		 "googleapis.com/"
-		 "envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext\",\"common_tls_"
-		 "context\":{\"tls_certificate_sds_secret_configs\":[{\"name\":\"srv\"}]},"
-		 "\"session_ticket_keys_sds_secret_config\":{\"name\":\"tk\"}}}}]}");
+	APPLY(L, tj_listener_tls(
+		     "tls", 443,
+		     "\"common_tls_context\":{\"tls_certificate_sds_secret_configs\":[{\"name\":"
+		     "\"srv\"}]},\"session_ticket_keys_sds_secret_config\":{\"name\":\"tk\"}"));
 	assert_true(tc_res.accepted);
 	assert_null(listener("tls")); /* warming on 'tk' */
 	char *k1 = ticket_keys_secret("tk", 1, 'a');
@@ -442,7 +426,7 @@ static void test_g6_ticket_keys_secret_rotation(void **state)
 	free(k1);
 	free(k2);
 	free(j);
-	tc_free_cert(&c);
+	tcert_free(&c);
 }
 
 /* G10: any arrival order works. */
@@ -451,11 +435,11 @@ static void test_g10_any_arrival_order(void **state)
 	(void)state;
 	/* endpoints before their cluster, route before its listener, cluster
 	 * after the route that names it */
-	APPLY(E, jcla("api", "10.0.0.1", 80));
-	APPLY(R, jroute("r", "api"));
-	APPLY(L, jlistener_rds("l", 80, "r"));
+	APPLY(E, tj_cla("api", "10.0.0.1", 80));
+	APPLY(R, tj_route("r", "api"));
+	APPLY(L, tj_listener_rds("l", 80, "r"));
 	assert_non_null(listener("l"));
-	APPLY(C, jcluster_eds("api"));
+	APPLY(C, tj_cluster_eds("api", "1s"));
 	assert_non_null(cluster("api")); /* warm at once: its endpoints are there */
 	struct arn_cfg_ref r = ref("api");
 	struct arn_cfg_cluster_view v;
@@ -468,12 +452,12 @@ static void test_g10_any_arrival_order(void **state)
 static void test_x17_acknowledged_after_quiescent_state(void **state)
 {
 	(void)state;
-	APPLY(C, jcluster_static("a", "10.0.0.1", 80));
+	APPLY(C, tj_cluster_static("a", "10.0.0.1", 80));
 	assert_true(arn_config_acked(st, tc_res.token));
 	struct rte_rcu_qsbr *v = arn_config_rcu(st);
 	assert_int_equal(rte_rcu_qsbr_thread_register(v, 3), 0);
 	rte_rcu_qsbr_thread_online(v, 3);
-	APPLY(C, jcluster_static("b", "10.0.0.1", 80));
+	APPLY(C, tj_cluster_static("b", "10.0.0.1", 80));
 	uint64_t tok = tc_res.token;
 	assert_true(tok != 0);
 	assert_false(arn_config_acked(st, tok));
@@ -489,7 +473,7 @@ static void test_x17_acknowledged_after_quiescent_state(void **state)
 	rte_rcu_qsbr_thread_offline(v, 3);
 	rte_rcu_qsbr_thread_unregister(v, 3);
 	/* a batch that changes nothing publishes nothing and needs no wait */
-	APPLY(C, jcluster_static("b", "10.0.0.1", 80));
+	APPLY(C, tj_cluster_static("b", "10.0.0.1", 80));
 	assert_true(tc_res.published); /* a new object, so a new generation */
 	tc_apply(C, NULL, (const char *const[]){"nothing", NULL});
 	assert_false(tc_res.published);
@@ -523,16 +507,16 @@ static void test_x4_referenced_names_and_notification(void **state)
 	(void)state;
 	struct seen s = {0};
 	arn_config_set_interest_cb(st, changed, &s);
-	APPLY(L, jlistener_rds("l", 80, "routes-a"));
+	APPLY(L, tj_listener_rds("l", 80, "routes-a"));
 	assert_int_equal(s.calls, 1);
 	assert_string_equal(s.last_url, R);
 	assert_int_equal(arn_config_referenced(st, R, collect, &s), 1);
 	assert_string_equal(s.names[0], "routes-a");
 	/* same set again: no notification */
-	APPLY(L, jlistener_rds("l", 80, "routes-a"));
+	APPLY(L, tj_listener_rds("l", 80, "routes-a"));
 	assert_int_equal(s.calls, 1);
 	/* a route table referencing clusters */
-	APPLY(R, jroute("routes-a", "c1"));
+	APPLY(R, tj_route("routes-a", "c1"));
 	assert_int_equal(s.calls, 2);
 	assert_string_equal(s.last_url, C);
 	REMOVE(L, "l");
@@ -564,14 +548,14 @@ static void test_ready_waits_for_initial_fetch_and_warming(void **state)
 	struct arn_sb err = ARN_SB_INIT;
 	assert_int_equal(arn_config_apply_static(st, &b, &err), 0);
 	assert_false(arn_config_ready(st));
-	APPLY(L, jlistener_rds("l", 80, "r"));
+	APPLY(L, tj_listener_rds("l", 80, "r"));
 	arn_config_initial_fetch_done(st, C);
 	arn_config_initial_fetch_done(st, L);
 	assert_false(arn_config_ready(st)); /* l warms */
-	APPLY(R, jroute("r", "c"));
+	APPLY(R, tj_route("r", "c"));
 	assert_true(arn_config_ready(st));
 	/* latched: a listener warming later does not make /ready fail */
-	APPLY(L, jlistener_rds("l2", 81, "r2"));
+	APPLY(L, tj_listener_rds("l2", 81, "r2"));
 	assert_true(arn_config_ready(st));
 	assert_int_equal(arn_config_init_fetch_timeouts(st, C), 0);
 	arn_sb_free(&err);
@@ -630,13 +614,10 @@ static void dump_fn(void *ctx, const struct arn_config_resource_info *info)
 static void test_admin_enumeration_and_redaction(void **state)
 {
 	(void)state;
-	struct tc_cert c;
-	tc_make_cert(&c, "k.test");
-	char *j = malloc(16384);
-	snprintf(j, 16384,
-		 "{\"name\":\"srv\",\"tls_certificate\":{\"certificate_chain\":{\"inline_string\":"
-		 "\"%s\"},\"private_key\":{\"inline_string\":\"%s\"}}}",
-		 c.cert_json, c.key_json);
+	struct tcert c;
+	tcert_make(&c, "k.test");
+	char *j = tj_secret_tls("srv", c.cert_json, c.key_json);
+	assert_non_null(j);
 	APPLY(S, j);
 	struct dump d = {0};
 	assert_int_equal(arn_config_foreach(st, ARN_CFG_SECRET, dump_fn, &d), 1);
@@ -645,9 +626,9 @@ static void test_admin_enumeration_and_redaction(void **state)
 	assert_non_null(strstr(d.json, "[redacted]"));
 	assert_non_null(strstr(d.json, "BEGIN CERTIFICATE"));
 	/* a listener active and its update warming: two entries */
-	APPLY(R, jroute("r1", "c"));
-	APPLY(L, jlistener_rds("l", 80, "r1"));
-	APPLY(L, jlistener_rds("l", 80, "r2"));
+	APPLY(R, tj_route("r1", "c"));
+	APPLY(L, tj_listener_rds("l", 80, "r1"));
+	APPLY(L, tj_listener_rds("l", 80, "r2"));
 	memset(&d, 0, sizeof(d));
 	assert_int_equal(arn_config_foreach(st, ARN_CFG_LISTENER, dump_fn, &d), 2);
 	assert_int_equal(d.active, 1);
@@ -666,14 +647,14 @@ static void test_admin_enumeration_and_redaction(void **state)
 	assert_int_equal(d.active, 1);
 	assert_int_equal(d.err[0], 0);
 	free(j);
-	tc_free_cert(&c);
+	tcert_free(&c);
 }
 
 /* Pinned objects outlive the generation that dropped them. */
 static void test_pin_outlives_generation(void **state)
 {
 	(void)state;
-	APPLY(C, jcluster_static("a", "10.0.0.1", 80));
+	APPLY(C, tj_cluster_static("a", "10.0.0.1", 80));
 	struct arn_cfg_ref r = ref("a");
 	struct arn_cfg_cluster_view v;
 	assert_int_equal(arn_cfg_cluster_resolve(gen(), &r, &v), 0);
@@ -699,14 +680,14 @@ static void test_generations_share_unchanged_objects(void **state)
 	for (int i = 0; i < 40; i += 8) {
 		const char *b[9];
 		for (int k = 0; k < 8; k++)
-			b[k] = jcluster_static(names[i + k], "10.0.0.1", 80);
+			b[k] = tj_cluster_static(names[i + k], "10.0.0.1", 80);
 		b[8] = NULL;
 		tc_apply(C, b, NULL);
 	}
 	const struct arn_cfg_cluster *before[40];
 	for (int i = 0; i < 40; i++)
 		before[i] = cluster(names[i]);
-	APPLY(C, jcluster_static("c7", "10.0.0.2", 81));
+	APPLY(C, tj_cluster_static("c7", "10.0.0.2", 81));
 	for (int i = 0; i < 40; i++) {
 		if (i == 7)
 			assert_ptr_not_equal(cluster(names[i]), before[i]);
@@ -718,7 +699,7 @@ static void test_generations_share_unchanged_objects(void **state)
 static void test_stats_names(void **state)
 {
 	(void)state;
-	APPLY(C, jcluster_static("a", "10.0.0.1", 80));
+	APPLY(C, tj_cluster_static("a", "10.0.0.1", 80));
 	APPLY(C, "{\"name\":\"b\",\"connect_timeout\":\"0s\"}");
 	struct arn_config_stats s;
 	arn_config_get_stats(st, &s);
@@ -770,9 +751,9 @@ static void dump_all_fn(void *ctx, const struct arn_config_resource_info *info)
 static void test_secret_key_bytes_wiped_and_never_kept(void **state)
 {
 	(void)state;
-	struct tc_cert c, other;
-	tc_make_cert(&c, "w.test");
-	tc_make_cert(&other, "x.test");
+	struct tcert c, other;
+	tcert_make(&c, "w.test");
+	tcert_make(&other, "x.test");
 	/* 16 base64 characters of the private scalar: a P-256 PKCS#8 key's
 	 * first 48 characters are the same for every key */
 	const char *body = strstr(c.key_json, "-----\\n");
@@ -850,8 +831,8 @@ static void test_secret_key_bytes_wiped_and_never_kept(void **state)
 	free(j);
 	free(bad);
 	free(lis);
-	tc_free_cert(&c);
-	tc_free_cert(&other);
+	tcert_free(&c);
+	tcert_free(&other);
 }
 
 /*

@@ -125,10 +125,10 @@ static void test_stress_publish_under_readers(void **state)
 	char names[NCLUSTERS][8];
 	for (int i = 0; i < NCLUSTERS; i++) {
 		snprintf(names[i], sizeof(names[i]), "c%d", i);
-		APPLY(C, jcluster_static(names[i], "10.0.0.1", 80));
+		APPLY(C, tj_cluster_static(names[i], "10.0.0.1", 80));
 	}
 	APPLY(R, route_json(0));
-	APPLY(L, jlistener_rds("l", 80, "r"));
+	APPLY(L, tj_listener_rds("l", 80, "r"));
 	assert_non_null(listener("l"));
 	struct worker w[2] = {{.id = 1}, {.id = 2}};
 	stop_flag = 0;
@@ -142,7 +142,7 @@ static void test_stress_publish_under_readers(void **state)
 		if (i % 100 == 99) {
 			APPLY(R, route_json(i));
 		} else if (i % 1000 == 999) {
-			APPLY(L, jlistener_rds("l", 80, "r"));
+			APPLY(L, tj_listener_rds("l", 80, "r"));
 		} else {
 			int c = i % NCLUSTERS;
 			snprintf(

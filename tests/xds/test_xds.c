@@ -28,6 +28,7 @@
 #include "arn_log.h"
 #include "arn_proto.h"
 #include "arn_xds.h"
+#include "tboot.h"
 
 /* An on-demand type for tests: any type the pool knows that is not one of
  * the five wildcard ones. */
@@ -242,6 +243,14 @@ static const envoy_service_discovery_v3_DeltaDiscoveryRequest *req(struct fx *f)
 	return r;
 }
 
+/* The request after the next @p skip, each of which must parse too. */
+static const envoy_service_discovery_v3_DeltaDiscoveryRequest *req_after(struct fx *f, int skip)
+{
+	for (int i = 0; i < skip; i++)
+		req(f);
+	return req(f);
+}
+
 static void no_more_requests(struct fx *f)
 {
 	assert_int_equal(f->next, f->tr.n_sent);
@@ -314,6 +323,19 @@ static struct fx *connected(bool two)
 	poll_(f);
 	arn_xds_transport_connected(f->c);
 	for (int i = 0; i < 5; i++)
+		req(f);
+	return f;
+}
+
+/* One server, the sink interested in TDS-like @p t1 and @p t2 (or NULL),
+ * past the first six requests: the five wildcards and that subscription. */
+static struct fx *subscribed(const char *t1, const char *t2)
+{
+	struct fx *f = fx_new(false, false);
+	f->sink.interest[0] = t1;
+	f->sink.interest[1] = t2;
+	poll_(f);
+	for (int i = 0; i < 6; i++)
 		req(f);
 	return f;
 }
@@ -890,9 +912,7 @@ static void test_x4_g4_on_demand_subscribe_and_unsubscribe(void **state)
 	struct fx *f = fx_new(false, false);
 	f->sink.interest[0] = "t1";
 	poll_(f);
-	for (int i = 0; i < 5; i++)
-		req(f);
-	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req_after(f, 5);
 	assert_string_equal(type_of(r), TDS_LIKE);
 	assert_int_equal(n_sub(r), 1);
 	no_more_requests(f);
@@ -1018,11 +1038,7 @@ static void test_d3_any_type_mismatch_nacked(void **state)
 static void test_d4_unrequested_resources_ignored(void **state)
 {
 	(void)state;
-	struct fx *f = fx_new(false, false);
-	f->sink.interest[0] = "t1";
-	poll_(f);
-	for (int i = 0; i < 6; i++)
-		req(f);
+	struct fx *f = subscribed("t1", NULL);
 	struct res_spec rs[] = {{"t1", "4"}, {"other", "9"}};
 	deliver(f, TDS_LIKE, "n1", rs, 2, NULL, 0);
 	assert_int_equal(f->sink.n_last_added, 1);
@@ -1030,9 +1046,7 @@ static void test_d4_unrequested_resources_ignored(void **state)
 	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
 	assert_null(envoy_service_discovery_v3_DeltaDiscoveryRequest_error_detail(r));
 	reconnect(f);
-	for (int i = 0; i < 5; i++)
-		req(f);
-	r = req(f);
+	r = req_after(f, 5);
 	assert_string_equal(irv(r, "t1"), "4");
 	assert_null(irv(r, "other"));
 	fx_free(f);
@@ -1098,9 +1112,7 @@ static void test_d5_removal_in_nacked_response_not_reported_held(void **state)
 	/* the reason names the resource already: not "'conflict': Listener 'conflict'" */
 	assert_non_null(strstr(m, "X16): Listener 'conflict': address"));
 	reconnect(f);
-	for (int i = 0; i < 3; i++)
-		req(f);
-	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req_after(f, 3);
 	assert_string_equal(type_of(r), ARN_XDS_TYPE_LISTENER);
 	assert_int_equal(
 	    envoy_service_discovery_v3_DeltaDiscoveryRequest_initial_resource_versions_size(r), 1);
@@ -1154,9 +1166,7 @@ static void test_d5_on_demand_partial_nack(void **state)
 	deliver(f, TDS_LIKE, "n2", v2, 1, rm, 1);
 	assert_non_null(error_msg(req(f)));
 	reconnect(f);
-	for (int i = 0; i < 5; i++)
-		req(f);
-	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req_after(f, 5);
 	assert_string_equal(type_of(r), TDS_LIKE);
 	assert_int_equal(n_sub(r), 2); /* both still wanted (D7) */
 	assert_null(irv(r, "t1"));
@@ -1167,12 +1177,7 @@ static void test_d5_on_demand_partial_nack(void **state)
 static void test_d6_initial_versions_leave_out_removed_and_unreceived(void **state)
 {
 	(void)state;
-	struct fx *f = fx_new(false, false);
-	f->sink.interest[0] = "t1";
-	f->sink.interest[1] = "t2";
-	poll_(f);
-	for (int i = 0; i < 6; i++)
-		req(f);
+	struct fx *f = subscribed("t1", "t2");
 	struct res_spec rs[] = {{"t1", "1"}};
 	deliver(f, TDS_LIKE, "n1", rs, 1, NULL, 0);
 	req(f);
@@ -1204,12 +1209,7 @@ static void test_d6_initial_versions_leave_out_removed_and_unreceived(void **sta
 static void test_d7_reconnect_resends_full_subscription(void **state)
 {
 	(void)state;
-	struct fx *f = fx_new(false, false);
-	f->sink.interest[0] = "t1";
-	f->sink.interest[1] = "t2";
-	poll_(f);
-	for (int i = 0; i < 6; i++)
-		req(f);
+	struct fx *f = subscribed("t1", "t2");
 	/* a change not sent yet when the stream fails */
 	f->tr.writable = false;
 	f->sink.interest[1] = NULL;
@@ -1218,9 +1218,7 @@ static void test_d7_reconnect_resends_full_subscription(void **state)
 	no_more_requests(f);
 	f->tr.writable = true;
 	reconnect(f);
-	for (int i = 0; i < 5; i++)
-		req(f);
-	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req(f);
+	const envoy_service_discovery_v3_DeltaDiscoveryRequest *r = req_after(f, 5);
 	assert_int_equal(n_sub(r), 1);
 	size_t k;
 	assert_sv(
@@ -1236,11 +1234,7 @@ static void test_d7_reconnect_resends_full_subscription(void **state)
 static void test_g2_ack_carries_subscription_change(void **state)
 {
 	(void)state;
-	struct fx *f = fx_new(false, false);
-	f->sink.interest[0] = "t1";
-	poll_(f);
-	for (int i = 0; i < 6; i++)
-		req(f);
+	struct fx *f = subscribed("t1", NULL);
 	f->tr.writable = false;
 	struct res_spec rs[] = {{"t1", "1"}};
 	deliver(f, TDS_LIKE, "n1", rs, 1, NULL, 0);
@@ -1632,13 +1626,8 @@ static void test_x9_options_from_bootstrap(void **state)
 	    "            - lb_endpoints:\n"
 	    "                - endpoint: {address: {socket_address: {address: 127.0.0.7, "
 	    "port_value: 3}}}\n";
-	struct arn_sb err = ARN_SB_INIT;
-	struct arn_bootstrap *b = NULL;
 	struct arn_bootstrap_overrides ov = {.service_node = "cli-node"};
-	int rc = arn_bootstrap_load_buf("t.yaml", yaml, sizeof(yaml) - 1, &ov, &b, &err);
-	if (rc != 0)
-		fail_msg("%s", arn_sb_cstr(&err));
-	arn_sb_free(&err);
+	struct arn_bootstrap *b = tboot_must_load(yaml, &ov);
 	struct arn_xds_options o = {0};
 	struct arn_xds_options_holder *h = NULL;
 	assert_int_equal(arn_xds_options_from_bootstrap(b, &o, &h), 0);
@@ -1798,12 +1787,7 @@ static void test_tls_options_from_bootstrap_reach_the_transport(void **state)
 		 "[{endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: "
 		 "18001}}}}]}]}\n",
 		 "-----BEGIN CERTIFICATE-----\\nBBBB\\n-----END CERTIFICATE-----\\n", keyfile);
-	struct arn_sb err = ARN_SB_INIT;
-	struct arn_bootstrap *b = NULL;
-	int rc = arn_bootstrap_load_buf("t.yaml", yaml, strlen(yaml), NULL, &b, &err);
-	if (rc != 0)
-		fail_msg("%s", arn_sb_cstr(&err));
-	arn_sb_free(&err);
+	struct arn_bootstrap *b = tboot_must_load(yaml, NULL);
 	struct arn_xds_options o = {0};
 	struct arn_xds_options_holder *h = NULL;
 	assert_int_equal(arn_xds_options_from_bootstrap(b, &o, &h), 0);
@@ -1888,12 +1872,7 @@ static void test_tls_unreadable_secret_file_refused(void **state)
 	    "            common_tls_context: {validation_context_sds_secret_config: {name: ca}}\n"
 	    "        load_assignment: {cluster_name: cp, endpoints: [{lb_endpoints: "
 	    "[{endpoint: {address: {socket_address: {address: 10.1.2.3, port_value: 1}}}}]}]}\n";
-	struct arn_sb err = ARN_SB_INIT;
-	struct arn_bootstrap *b = NULL;
-	int rc = arn_bootstrap_load_buf("t.yaml", yaml, sizeof(yaml) - 1, NULL, &b, &err);
-	if (rc != 0)
-		fail_msg("%s", arn_sb_cstr(&err));
-	arn_sb_free(&err);
+	struct arn_bootstrap *b = tboot_must_load(yaml, NULL);
 	struct arn_xds_options o = {0};
 	struct arn_xds_options_holder *h = NULL;
 	assert_int_equal(arn_xds_options_from_bootstrap(b, &o, &h), -EINVAL);
