@@ -18,47 +18,19 @@ const path = require('path');
 const http = require('http');
 const { spawn, execFileSync } = require('child_process');
 
+const {
+  TYPES, edsCluster, staticCluster, ep, cla, listenerRds, route, sleep, assert, eq, until, initial, acked,
+} = require('../common/xds_e2e.js');
+
 let AdsServer;
-let TYPES;
 try {
-  ({ AdsServer, TYPES } = require('../xds/peer/server.js'));
+  ({ AdsServer } = require('../xds/peer/server.js'));
 } catch (e) {
   process.stdout.write(`skip: the xDS test server cannot load (${e.message}); run scripts/setup-deps --test\n`);
   process.exit(77);
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-function assert(cond, msg) { if (!cond) throw new Error(`assertion failed: ${msg}`); }
-function eq(a, b, msg) {
-  const ja = JSON.stringify(a), jb = JSON.stringify(b);
-  if (ja !== jb) throw new Error(`assertion failed: ${msg}: got ${ja}, wanted ${jb}`);
-}
 const TS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-
-/* ---- resources ------------------------------------------------------------ */
-
-const HCM = 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
-const ROUTER = { name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } };
-
-const edsCluster = (name, timeout = '0.25s') => ({
-  '@type': TYPES.cluster, name, type: 'EDS', connect_timeout: timeout,
-  eds_cluster_config: { eds_config: { ads: {} } },
-});
-const staticCluster = (name, ip, port) => ({
-  '@type': TYPES.cluster, name, type: 'STATIC', connect_timeout: '1s',
-  load_assignment: { cluster_name: name, endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: ip, port_value: port } } } }] }] },
-});
-const listenerRds = (name, port, rds) => ({
-  '@type': TYPES.listener, name,
-  address: { socket_address: { address: '0.0.0.0', port_value: port } },
-  filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: {
-    '@type': HCM, stat_prefix: name, rds: { config_source: { ads: {} }, route_config_name: rds }, http_filters: [ROUTER] } }] }],
-});
-const route = (name, cluster) => ({
-  '@type': TYPES.route, name,
-  virtual_hosts: [{ name: 'vh', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster } }] }],
-});
-const ep = (ip, port, extra = {}) => ({ endpoint: { address: { socket_address: { address: ip, port_value: port } } }, ...extra });
 
 /* ---- arion and the admin endpoint --------------------------------------------- */
 
@@ -149,30 +121,6 @@ function sectionOf(dump, name) {
   return dump.configs.find((c) => c['@type'] === `type.googleapis.com/envoy.admin.v3.${name}`) || null;
 }
 
-/* Poll until @p fn returns a truthy value (the control lcore applies asynchronously). */
-async function until(what, fn, ms = 10000) {
-  const deadline = Date.now() + ms;
-  let last;
-  for (;;) {
-    try { last = await fn(); if (last) return last; } catch (e) { last = e; }
-    if (Date.now() > deadline) throw new Error(`${what} within ${ms} ms (last: ${last && last.stack ? last.stack : JSON.stringify(last)})`);
-    await sleep(100);
-  }
-}
-
-async function initial(srv) {
-  await srv.waitStream(1, 15000);
-  for (const t of [TYPES.secret, TYPES.cluster, TYPES.cla, TYPES.listener, TYPES.route]) {
-    await srv.waitRequest((r) => r.type_url === t, 15000);
-  }
-}
-
-async function acked(srv, resp) {
-  const r = await srv.waitRequest((x) => x.response_nonce === resp.nonce, 10000);
-  assert(!r.error_detail, `${resp.type_url} ${resp.nonce} ACKed, not NACKed: ${JSON.stringify(r.error_detail)}`);
-  return r;
-}
-
 /* ---- scenarios --------------------------------------------------------------------- */
 
 const scenarios = {
@@ -220,7 +168,7 @@ const scenarios = {
     eq(r.status, 503, '/ready while the cluster still waits for its endpoints');
     assert(!/Listener 'web'/.test(r.body) && /Cluster 'api'/.test(r.body), `only the cluster left: ${r.body}`);
 
-    const e1 = srv.send({ type_url: 'cla', resources: [{ name: 'api', version: 'e1', resource: { '@type': TYPES.cla, cluster_name: 'api', endpoints: [{ lb_endpoints: [ep('198.18.0.10', 80)] }] } }] });
+    const e1 = srv.send({ type_url: 'cla', resources: [{ name: 'api', version: 'e1', resource: cla('api', [ep('198.18.0.10', 80)]) }] });
     await acked(srv, e1);
     r = await until('/ready LIVE once warming ended', async () => { const x = await request(port, 'GET', '/ready'); return x.status === 200 && x; });
     eq(r.body.trim(), 'LIVE', '/ready body');
