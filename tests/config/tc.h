@@ -78,6 +78,9 @@ struct tc_pki {
 };
 void tc_make_pki(struct tc_pki *p);
 void tc_free_pki(struct tc_pki *p);
+/* A session_ticket_keys Secret @p name of @p n keys, key i @p lens[i]
+ * bytes of the byte @p fill + i, inline_bytes (malloc'd; the caller frees). */
+char *tc_ticket_keys_json(const char *name, const size_t *lens, size_t n, char fill);
 /* Base64 of @p n bytes (malloc'd), as JSON carries bytes fields. */
 char *tc_b64(const void *b, size_t n);
 

@@ -125,6 +125,23 @@ char *tc_b64(const void *b, size_t n)
 	return o;
 }
 
+char *tc_ticket_keys_json(const char *name, const size_t *lens, size_t n, char fill)
+{
+	char *j = malloc(8192);
+	size_t o =
+	    (size_t)snprintf(j, 8192, "{\"name\":\"%s\",\"session_ticket_keys\":{\"keys\":[", name);
+	for (size_t i = 0; i < n; i++) {
+		char k[128];
+		memset(k, fill + (char)i, sizeof(k));
+		char *b = tc_b64(k, lens[i]);
+		o += (size_t)snprintf(j + o, 8192 - o, "%s{\"inline_bytes\":\"%s\"}", i ? "," : "",
+				      b);
+		free(b);
+	}
+	snprintf(j + o, 8192 - o, "]}}");
+	return j;
+}
+
 static X509 *pki_cert(EVP_PKEY *k, const char *cn, long serial, X509 *issuer, EVP_PKEY *ik,
 		      const char *ext_nid_value)
 {

@@ -402,29 +402,12 @@ static void test_secret_max_verify_depth(void **state)
 	tc_free_pki(&p);
 }
 
-static char *keys_json(const char *name, const size_t *lens, size_t n, char fill)
-{
-	char *j = malloc(8192);
-	size_t o =
-	    (size_t)snprintf(j, 8192, "{\"name\":\"%s\",\"session_ticket_keys\":{\"keys\":[", name);
-	for (size_t i = 0; i < n; i++) {
-		char k[128];
-		memset(k, fill + (char)i, sizeof(k));
-		char *b = tc_b64(k, lens[i]);
-		o += (size_t)snprintf(j + o, 8192 - o, "%s{\"inline_bytes\":\"%s\"}", i ? "," : "",
-				      b);
-		free(b);
-	}
-	snprintf(j + o, 8192 - o, "]}}");
-	return j;
-}
-
 /* Secret.session_ticket_keys: each key exactly 80 bytes, kept in order. */
 static void test_secret_session_ticket_keys(void **state)
 {
 	(void)state;
 	size_t two[] = {80, 80};
-	char *j = keys_json("tk", two, 2, 'a');
+	char *j = tc_ticket_keys_json("tk", two, 2, 'a');
 	tc_ok(S, j);
 	free(j);
 	const struct arn_cfg_secret *s = secret("tk");
@@ -451,7 +434,7 @@ static void test_secret_session_ticket_keys(void **state)
 	assert_int_equal(secret("tk")->ticket_keys[0], 'f');
 	assert_int_equal(secret("tk")->ticket_keys[80], '0');
 	size_t bad[] = {80, 79};
-	j = keys_json("tk", bad, 2, 'a');
+	j = tc_ticket_keys_json("tk", bad, 2, 'a');
 	tc_refused(S, j,
 		   "Secret 'tk': session_ticket_keys.keys[1]: 79 bytes: a session ticket key is "
 		   "exactly 80 bytes");
@@ -460,7 +443,7 @@ static void test_secret_session_ticket_keys(void **state)
 	assert_null(strstr(tc_res.errors[0].message, "YWFh"));
 	assert_null(strstr(tc_res.errors[0].message, "aaaa"));
 	size_t big[] = {81};
-	j = keys_json("tk", big, 1, 'a');
+	j = tc_ticket_keys_json("tk", big, 1, 'a');
 	tc_refused(S, j, "session_ticket_keys.keys[0]: 81 bytes");
 	free(j);
 	tc_refused(S, "{\"name\":\"tk\",\"session_ticket_keys\":{}}",

@@ -348,19 +348,11 @@ static void test_g6_tls_listener_warms_until_secret(void **state)
 /* A session_ticket_keys Secret of @p n keys, key i made of the byte @p fill + i. */
 static char *ticket_keys_secret(const char *name, size_t n, char fill)
 {
-	char *j = malloc(4096);
-	size_t o =
-	    (size_t)snprintf(j, 4096, "{\"name\":\"%s\",\"session_ticket_keys\":{\"keys\":[", name);
-	for (size_t i = 0; i < n; i++) {
-		char k[ARN_CFG_TICKET_KEY_LEN];
-		memset(k, fill + (char)i, sizeof(k));
-		char *b = tc_b64(k, sizeof(k));
-		o += (size_t)snprintf(j + o, 4096 - o, "%s{\"inline_bytes\":\"%s\"}", i ? "," : "",
-				      b);
-		free(b);
-	}
-	snprintf(j + o, 4096 - o, "]}}");
-	return j;
+	size_t lens[8];
+	assert_true(n <= 8);
+	for (size_t i = 0; i < n; i++)
+		lens[i] = ARN_CFG_TICKET_KEY_LEN;
+	return tc_ticket_keys_json(name, lens, n, fill);
 }
 
 /*
