@@ -44,3 +44,16 @@ void tj_apply(struct arn_config_store *st, const char *type, const char *version
 	assert_int_equal(arn_config_apply(st, type, in, n, removed, nr, flags, res), 0);
 	upb_Arena_Free(a);
 }
+
+void tj_assert_decodes(const char *json, size_t len, const char *msg_name, const char *what)
+{
+	const upb_MessageDef *md = arn_proto_msgdef(msg_name);
+	assert_non_null(md);
+	upb_Arena *a = upb_Arena_New();
+	struct arn_sb err = ARN_SB_INIT;
+	if (!arn_proto_from_json(json, len, md, a, &err))
+		fail_msg("%s does not decode as %s: %s\n%.*s", what, msg_name, arn_sb_cstr(&err),
+			 (int)len, json);
+	arn_sb_free(&err);
+	upb_Arena_Free(a);
+}

@@ -29,4 +29,12 @@
 void tj_apply(struct arn_config_store *st, const char *type, const char *version, unsigned flags,
 	      const char *const *json, const char *const *removed, struct arn_config_result *res);
 
+/**
+ * Fail the test unless @p len bytes of JSON at @p json decode strictly
+ * (upb's JSON decoder: no unknown or misspelt field, every Any of its
+ * type) as the message @p msg_name ("envoy.admin.v3.Clusters"): what
+ * Envoy's tooling would read. @p what names the document in the failure.
+ */
+void tj_assert_decodes(const char *json, size_t len, const char *msg_name, const char *what);
+
 #endif
