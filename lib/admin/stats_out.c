@@ -279,9 +279,14 @@ static size_t code_tag(const char *stat, const char **tag, char value[4])
 	return n;
 }
 
-/* Families that are Arion's own, not Envoy's (see the top of the file). */
-static bool arion_family(const char *family)
+/* Families that are Arion's own, not Envoy's (see the top of the file).
+ * "tcp" is both: lib/tcp's per-worker counters (tcp.<worker>.*) are Arion's,
+ * Envoy's tcp_proxy statistics (tcp.<stat_prefix>.*, tagged
+ * envoy_tcp_prefix) keep Envoy's spelling. */
+static bool arion_family(const char *family, const char *tag_name)
 {
+	if (tag_name && !strcmp(tag_name, "envoy_tcp_prefix"))
+		return false;
 	static const char *const own[] = {"dpdk", "tcp", "config", "xds"};
 	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
 		size_t n = strlen(own[i]);
@@ -298,7 +303,7 @@ static int prom_make(const struct arn_stat_sample *x, struct prom_line *pl)
 	char cval[4];
 	const char *family = x->prom_family ? x->prom_family : x->family;
 	const char *stat = x->prom_stat ? x->prom_stat : x->stat;
-	bool own = arion_family(family);
+	bool own = arion_family(family, x->tag_name);
 	size_t keep_n = own ? strlen(stat) : code_tag(stat, &ctag, cval);
 	if (own)
 		ctag = NULL;

@@ -172,6 +172,7 @@ struct arn_stats_scope {
 	char *name;	/* "cluster.web" */
 	char *tag_name; /* NULL when untagged */
 	char *tag_value;
+	char *family; /* arn_stats_scope_get_named()'s, or NULL: the schema's */
 	struct arn_stats_scope *next;
 };
 
@@ -192,6 +193,18 @@ struct arn_stats_scope {
  */
 struct arn_stats_scope *arn_stats_scope_get(struct arn_stats_schema *schema, const char *tag_name,
 					    const char *tag_value);
+
+/**
+ * arn_stats_scope_get() under a family of the caller's instead of the
+ * schema's: for Envoy's stats whose leading name parts come from
+ * configuration ("<stat_prefix>.rbac.allowed", "<prefix>.http_local_rate_limit.ok":
+ * family "<stat_prefix>.rbac", untagged). @p family NULL: the schema's. The
+ * scope's name is @p family (+ "." + @p tag_value); the same name with
+ * another schema is refused as arn_stats_scope_get() does. Copied.
+ */
+struct arn_stats_scope *arn_stats_scope_get_named(struct arn_stats_schema *schema,
+						  const char *family, const char *tag_name,
+						  const char *tag_value);
 
 /** Take one more reference to @p sc. */
 void arn_stats_scope_ref(struct arn_stats_scope *sc);

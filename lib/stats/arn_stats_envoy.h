@@ -24,6 +24,15 @@
  *   arn_stats_eds_schema       cluster_manager.eds.*    untagged (Arion: all EDS)
  *   arn_stats_sds_schema       cluster_manager.sds.*    untagged (Arion: all SDS)
  *   arn_stats_control_plane_schema control_plane.*      untagged
+ *   arn_stats_tcp_proxy_schema tcp.<stat_prefix>.*      ARN_STATS_TAG_TCP_PROXY
+ *   arn_stats_rbac_schema      <prefix>.rbac.*          untagged, family from config
+ *   arn_stats_rbac_shadow_schema <prefix>.rbac.<shadow prefix>.*  likewise
+ *   arn_stats_local_ratelimit_schema local_rate_limit.<stat_prefix>.*
+ *                                                       ARN_STATS_TAG_LOCAL_RATELIMIT
+ *   arn_stats_http_local_ratelimit_schema <prefix>.http_local_rate_limit.*
+ *                                                       untagged, family from config
+ *   arn_stats_connection_limit_schema connection_limit.<stat_prefix>.*
+ *                                                       ARN_STATS_TAG_CONNECTION_LIMIT
  * Envoy keeps RDS, EDS and SDS update counters per resource
  * (http.<prefix>.rds.<route>.*, cluster.<name>.update_*, sds.<secret>.*);
  * with one ADS stream Arion counts them per type; the cluster schema also
@@ -69,6 +78,55 @@ enum arn_control_plane_stat {
 	ARN_CP__COUNT
 };
 
+/* The L4 filters' sets (lib/l4; the scopes are taken by lib/config when it
+ * converts the filter, and live as long as the filter's configuration). */
+enum arn_tcp_proxy_stat {
+#define ARN_STAT(kind, name, help) ARN_TCP_PROXY_##name,
+#include "envoy_tcp_proxy_stats.def"
+#undef ARN_STAT
+	ARN_TCP_PROXY__COUNT
+};
+
+enum arn_rbac_stat {
+#define ARN_STAT(kind, name, help) ARN_RBAC_##name,
+#include "envoy_rbac_stats.def"
+#undef ARN_STAT
+	ARN_RBAC__COUNT
+};
+
+enum arn_rbac_shadow_stat {
+#define ARN_STAT(kind, name, help) ARN_RBAC_SHADOW_##name,
+#include "envoy_rbac_shadow_stats.def"
+#undef ARN_STAT
+	ARN_RBAC_SHADOW__COUNT
+};
+
+enum arn_local_ratelimit_stat {
+#define ARN_STAT(kind, name, help) ARN_LRL_##name,
+#include "envoy_local_ratelimit_stats.def"
+#undef ARN_STAT
+	ARN_LRL__COUNT
+};
+
+enum arn_http_local_ratelimit_stat {
+#define ARN_STAT(kind, name, help) ARN_HLRL_##name,
+#include "envoy_http_local_ratelimit_stats.def"
+#undef ARN_STAT
+	ARN_HLRL__COUNT
+};
+
+enum arn_connection_limit_stat {
+#define ARN_STAT(kind, name, help) ARN_CXL_##name,
+#include "envoy_connection_limit_stats.def"
+#undef ARN_STAT
+	ARN_CXL__COUNT
+};
+
+/* Prometheus tags of the L4 filters' tagged families (Envoy's tag names). */
+#define ARN_STATS_TAG_TCP_PROXY "envoy_tcp_prefix"
+#define ARN_STATS_TAG_LOCAL_RATELIMIT "envoy_local_network_ratelimit_prefix"
+#define ARN_STATS_TAG_CONNECTION_LIMIT "envoy_connection_limit_prefix"
+
 extern struct arn_stats_schema arn_stats_cluster_schema;
 extern struct arn_stats_schema arn_stats_http_schema;
 extern struct arn_stats_schema arn_stats_listener_schema;
@@ -78,6 +136,17 @@ extern struct arn_stats_schema arn_stats_rds_schema;
 extern struct arn_stats_schema arn_stats_eds_schema;
 extern struct arn_stats_schema arn_stats_sds_schema;
 extern struct arn_stats_schema arn_stats_control_plane_schema;
+/* tcp.<stat_prefix>.* (tag ARN_STATS_TAG_TCP_PROXY) */
+extern struct arn_stats_schema arn_stats_tcp_proxy_schema;
+/* <prefix>.rbac.* and <prefix>.rbac.<shadow prefix>.* (untagged, arn_stats_scope_get_named) */
+extern struct arn_stats_schema arn_stats_rbac_schema;
+extern struct arn_stats_schema arn_stats_rbac_shadow_schema;
+/* local_rate_limit.<stat_prefix>.* (tag ARN_STATS_TAG_LOCAL_RATELIMIT) */
+extern struct arn_stats_schema arn_stats_local_ratelimit_schema;
+/* <stat_prefix>.http_local_rate_limit.* (untagged, arn_stats_scope_get_named) */
+extern struct arn_stats_schema arn_stats_http_local_ratelimit_schema;
+/* connection_limit.<stat_prefix>.* (tag ARN_STATS_TAG_CONNECTION_LIMIT) */
+extern struct arn_stats_schema arn_stats_connection_limit_schema;
 
 /**
  * The code-class stat for HTTP @p status, given the schema's 1xx stat

@@ -130,11 +130,20 @@ static char *scope_name(const char *family, const char *tag_value)
 struct arn_stats_scope *arn_stats_scope_get(struct arn_stats_schema *schema, const char *tag_name,
 					    const char *tag_value)
 {
+	return arn_stats_scope_get_named(schema, NULL, tag_name, tag_value);
+}
+
+struct arn_stats_scope *arn_stats_scope_get_named(struct arn_stats_schema *schema,
+						  const char *family, const char *tag_name,
+						  const char *tag_value)
+{
 	if (tag_name == NULL)
 		tag_value = NULL;
 	else if (tag_value == NULL)
 		tag_value = "";
-	char *name = scope_name(schema->family, tag_value);
+	if (family == NULL)
+		family = schema->family;
+	char *name = scope_name(family, tag_value);
 	if (name == NULL)
 		goto oom;
 	struct arn_stats_scope *s = find(name);
@@ -165,12 +174,15 @@ struct arn_stats_scope *arn_stats_scope_get(struct arn_stats_schema *schema, con
 	s->name = name;
 	s->tag_name = tag_name ? strdup(tag_name) : NULL;
 	s->tag_value = tag_value ? strdup(tag_value) : NULL;
+	s->family = family == schema->family ? NULL : strdup(family);
 	s->refs = 1;
 	if (s->slabs == NULL || (tag_name && (!s->tag_name || !s->tag_value)) ||
+	    (family != schema->family && !s->family) ||
 	    (reg.n_scopes + 1 > reg.n_buckets && grow_table() != 0)) {
 		free(s->slabs);
 		free(s->tag_name);
 		free(s->tag_value);
+		free(s->family);
 		free(s);
 		goto oom_name;
 	}
@@ -182,7 +194,7 @@ struct arn_stats_scope *arn_stats_scope_get(struct arn_stats_schema *schema, con
 oom_name:
 	free(name);
 oom:
-	ARN_ERR(ADMIN, "out of memory creating stats scope %s.%s", schema->family,
+	ARN_ERR(ADMIN, "out of memory creating stats scope %s.%s", family,
 		tag_value ? tag_value : "");
 	return NULL;
 }
@@ -199,6 +211,7 @@ static void scope_free(void *arg)
 	free(s->name);
 	free(s->tag_name);
 	free(s->tag_value);
+	free(s->family);
 	free(s);
 }
 
@@ -539,8 +552,9 @@ int arn_stats_snapshot_take(struct arn_stats_snapshot *s)
 			const struct arn_stats_schema *sch = sc->schema;
 			for (unsigned d = 0; d < sch->n_defs; d++) {
 				const struct arn_stat_def *def = &sch->defs[d];
-				struct arn_stat_sample *x = add_sample(s, sch->family, sc->tag_name,
-								       sc->tag_value, def->name);
+				struct arn_stat_sample *x =
+				    add_sample(s, sc->family ? sc->family : sch->family,
+					       sc->tag_name, sc->tag_value, def->name);
 				if (x == NULL)
 					break;
 				x->kind = def->kind;

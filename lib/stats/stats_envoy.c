@@ -27,6 +27,37 @@ static const struct arn_stat_def cp_defs[] = {
 #undef ARN_STAT
 };
 
+static const struct arn_stat_def tcp_proxy_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_tcp_proxy_stats.def"
+#undef ARN_STAT
+};
+static const struct arn_stat_def rbac_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_rbac_stats.def"
+#undef ARN_STAT
+};
+static const struct arn_stat_def rbac_shadow_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_rbac_shadow_stats.def"
+#undef ARN_STAT
+};
+static const struct arn_stat_def lrl_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_local_ratelimit_stats.def"
+#undef ARN_STAT
+};
+static const struct arn_stat_def hlrl_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_http_local_ratelimit_stats.def"
+#undef ARN_STAT
+};
+static const struct arn_stat_def cxl_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_connection_limit_stats.def"
+#undef ARN_STAT
+};
+
 _Static_assert(ARN_CL_upstream_rq_5xx == ARN_CL_upstream_rq_1xx + 4, "code classes in order");
 _Static_assert(ARN_HTTP_downstream_rq_5xx == ARN_HTTP_downstream_rq_1xx + 4,
 	       "code classes in order");
@@ -40,3 +71,14 @@ struct arn_stats_schema arn_stats_rds_schema = ARN_STATS_SCHEMA("cluster_manager
 struct arn_stats_schema arn_stats_eds_schema = ARN_STATS_SCHEMA("cluster_manager.eds", xds_defs);
 struct arn_stats_schema arn_stats_sds_schema = ARN_STATS_SCHEMA("cluster_manager.sds", xds_defs);
 struct arn_stats_schema arn_stats_control_plane_schema = ARN_STATS_SCHEMA("control_plane", cp_defs);
+struct arn_stats_schema arn_stats_tcp_proxy_schema = ARN_STATS_SCHEMA("tcp", tcp_proxy_defs);
+/* the families of these two come from configuration (arn_stats_scope_get_named) */
+struct arn_stats_schema arn_stats_rbac_schema = ARN_STATS_SCHEMA("rbac", rbac_defs);
+struct arn_stats_schema arn_stats_rbac_shadow_schema =
+    ARN_STATS_SCHEMA("rbac_shadow", rbac_shadow_defs);
+struct arn_stats_schema arn_stats_local_ratelimit_schema =
+    ARN_STATS_SCHEMA("local_rate_limit", lrl_defs);
+struct arn_stats_schema arn_stats_http_local_ratelimit_schema =
+    ARN_STATS_SCHEMA("http_local_rate_limit", hlrl_defs);
+struct arn_stats_schema arn_stats_connection_limit_schema =
+    ARN_STATS_SCHEMA("connection_limit", cxl_defs);

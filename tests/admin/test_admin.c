@@ -1318,11 +1318,59 @@ static void test_envoy_schemas_give_envoy_names(void **state)
 	arn_stats_scope_put(cp);
 }
 
+/* Envoy's L4 filter stats: families from configuration ("<stat_prefix>.rbac"),
+ * the same name shared by two filters, a clash with another schema refused. */
+static void test_l4_filter_stats_named_scopes(void **state)
+{
+	(void)state;
+	struct arn_stats_scope *r =
+	    arn_stats_scope_get_named(&arn_stats_rbac_schema, "front.rbac", NULL, NULL);
+	struct arn_stats_scope *r2 =
+	    arn_stats_scope_get_named(&arn_stats_rbac_schema, "front.rbac", NULL, NULL);
+	struct arn_stats_scope *sh =
+	    arn_stats_scope_get_named(&arn_stats_rbac_shadow_schema, "front.rbac.try", NULL, NULL);
+	struct arn_stats_scope *t =
+	    arn_stats_scope_get(&arn_stats_tcp_proxy_schema, ARN_STATS_TAG_TCP_PROXY, "db");
+	struct arn_stats_scope *hl = arn_stats_scope_get_named(
+	    &arn_stats_http_local_ratelimit_schema, "api.http_local_rate_limit", NULL, NULL);
+	assert_non_null(r);
+	assert_ptr_equal(r, r2);
+	assert_string_equal(arn_stats_scope_name(r), "front.rbac");
+	assert_null(
+	    arn_stats_scope_get_named(&arn_stats_rbac_shadow_schema, "front.rbac", NULL, NULL));
+	arn_stats_inc(r, 0, ARN_RBAC_denied);
+	arn_stats_inc(sh, 0, ARN_RBAC_SHADOW_shadow_allowed);
+	arn_stats_add(t, 0, ARN_TCP_PROXY_downstream_cx_rx_bytes_total, 42);
+	arn_stats_inc(hl, 0, ARN_HLRL_rate_limited);
+	char *txt = render(0, NULL);
+	assert_non_null(strstr(txt, "front.rbac.denied: 1\n"));
+	assert_non_null(strstr(txt, "front.rbac.allowed: 0\n"));
+	assert_non_null(strstr(txt, "front.rbac.try.shadow_allowed: 1\n"));
+	assert_non_null(strstr(txt, "tcp.db.downstream_cx_rx_bytes_total: 42\n"));
+	assert_non_null(strstr(txt, "api.http_local_rate_limit.rate_limited: 1\n"));
+	free(txt);
+	txt = render(2, NULL);
+	assert_non_null(strstr(txt, "envoy_front_rbac_denied 1\n"));
+	assert_non_null(
+	    strstr(txt, "envoy_tcp_downstream_cx_rx_bytes_total{envoy_tcp_prefix=\"db\"} 42\n"));
+	free(txt);
+	arn_stats_scope_put(r2);
+	arn_stats_scope_put(r);
+	arn_stats_scope_put(sh);
+	arn_stats_scope_put(t);
+	arn_stats_scope_put(hl);
+	struct arn_stats_snapshot s;
+	assert_int_equal(arn_stats_snapshot_take(&s), 0);
+	assert_null(find_sample(&s, "front.rbac.denied"));
+	arn_stats_snapshot_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup(test_scope_names_and_refcount, reset),
 	    cmocka_unit_test_setup(test_scope_name_clash_refused, reset),
+	    cmocka_unit_test_setup(test_l4_filter_stats_named_scopes, reset),
 	    cmocka_unit_test_setup(test_scope_free_is_deferred, reset),
 	    cmocka_unit_test_setup(test_workers_write_own_slots_admin_sums, reset),
 	    cmocka_unit_test_setup(test_histogram_buckets_and_quantiles, reset),
