@@ -366,6 +366,8 @@ struct arn_cfg_route {
 	struct arn_cfg_redirect redirect;
 	struct arn_cfg_direct direct;
 	struct arn_cfg_header_ops headers_ops;
+	struct arn_cfg_per_filter *per_filter; /* typed_per_filter_config */
+	size_t n_per_filter;
 };
 
 struct arn_cfg_route_index; /* private: a prefilter over the routes' literal path prefixes */
@@ -379,6 +381,8 @@ struct arn_cfg_vhost {
 	size_t n_routes;
 	struct arn_cfg_header_ops headers_ops;
 	struct arn_cfg_retry_policy retry; /* default for its routes */
+	struct arn_cfg_per_filter *per_filter; /* typed_per_filter_config */
+	size_t n_per_filter;
 };
 
 /* Domain index entry (compiled for Envoy's matching order). */
@@ -473,7 +477,9 @@ struct arn_cfg_access_log {
 
 enum arn_cfg_http_filter {
 	ARN_CFG_HF_ROUTER = 0,
-	ARN_CFG_HF_HEALTH_CHECK, /* the HCM's health_check describes it */
+	ARN_CFG_HF_HEALTH_CHECK,    /* the HCM's health_check describes it */
+	ARN_CFG_HF_RBAC,	    /* http_filter_cfgs[i]: struct arn_cfg_rbac_filter */
+	ARN_CFG_HF_LOCAL_RATELIMIT, /* http_filter_cfgs[i]: struct arn_cfg_http_ratelimit */
 };
 
 /** One cluster_min_healthy_percentages entry of the health check filter. */
@@ -504,6 +510,11 @@ struct arn_cfg_hcm {
 	struct arn_cfg_ref rds;			   /* rds.route_config_name when rds */
 	uint8_t *http_filters;			   /* enum arn_cfg_http_filter, router last */
 	size_t n_http_filters;
+	/* per filter: its HttpFilter.name (the key of routes'
+	 * typed_per_filter_config) and its configuration (RBAC and
+	 * LOCAL_RATELIMIT; NULL for the others) */
+	const char **http_filter_names;
+	const void **http_filter_cfgs;
 	const struct arn_cfg_hc_filter *health_check; /* ARN_CFG_HF_HEALTH_CHECK's, or NULL */
 	uint32_t idle_timeout_ms;	      /* common_http_protocol_options.idle_timeout, 1 h */
 	uint32_t request_timeout_ms;	      /* 0: disabled (default) */
@@ -589,6 +600,16 @@ struct arn_cfg_cidr {
 	uint8_t len;
 };
 
+/* The L4 filters (tcp_proxy, RBAC, rate and connection limits). */
+#include "arn_config_l4.h"
+
+/* FilterChainMatch.source_type */
+enum arn_cfg_source_type {
+	ARN_CFG_SOURCE_ANY = 0,
+	ARN_CFG_SOURCE_LOCAL,	 /* SAME_IP_OR_LOOPBACK */
+	ARN_CFG_SOURCE_EXTERNAL, /* EXTERNAL */
+};
+
 struct arn_cfg_fc_match {
 	uint16_t dst_port; /* 0: any */
 	struct arn_cfg_cidr *dst_prefixes;
@@ -602,11 +623,17 @@ struct arn_cfg_fc_match {
 	size_t n_src_prefixes;
 	uint16_t *src_ports;
 	size_t n_src_ports;
+	/* direct_source_prefix_ranges: the connection's peer before any
+	 * PROXY protocol; Arion has none, so the same address as source */
+	struct arn_cfg_cidr *direct_src_prefixes;
+	size_t n_direct_src_prefixes;
+	uint8_t source_type; /* enum arn_cfg_source_type */
 };
 
 enum arn_cfg_net_filter {
 	ARN_CFG_NF_HCM = 0,
 	ARN_CFG_NF_ECHO,
+	ARN_CFG_NF_TCP_PROXY,
 };
 
 struct arn_cfg_filter_chain {
@@ -615,6 +642,11 @@ struct arn_cfg_filter_chain {
 	struct arn_cfg_tls *tls; /* NULL: plain text */
 	uint8_t kind;		 /* enum arn_cfg_net_filter: the terminal filter */
 	struct arn_cfg_hcm *hcm; /* ARN_CFG_NF_HCM */
+	struct arn_cfg_tcp_proxy *tcp_proxy; /* ARN_CFG_NF_TCP_PROXY */
+	/* the network filters before the terminal one, in order (rbac,
+	 * local_ratelimit, connection_limit) */
+	struct arn_cfg_l4_filter *l4_filters;
+	size_t n_l4_filters;
 };
 
 struct arn_cfg_listener {
@@ -659,11 +691,16 @@ struct arn_cfg_fc_input {
 };
 
 /**
- * Envoy's filter chain selection: destination port, destination IP,
- * server name (exact, then longest wildcard), transport protocol,
- * application protocols, source IP, source port; at each step the most
- * specific match wins. @return the chain, the default chain, or NULL (close
- * the connection).
+ * Envoy's filter chain selection, in Envoy's order of criteria:
+ * destination port, destination IP (longest prefix), server name (exact,
+ * then the longest "*.suffix"), transport protocol, application protocols
+ * (the client's first ALPN name that some chain lists), direct source IP,
+ * source type (SAME_IP_OR_LOOPBACK / EXTERNAL before ANY), source IP
+ * (longest prefix), source port. At each step only the chains that match
+ * most specifically go on, and a chain with no condition on a criterion
+ * matches it least specifically; as in Envoy, a later step never falls
+ * back to chains an earlier step dropped. @return the chain, else the
+ * default chain, or NULL (close the connection).
  */
 const struct arn_cfg_filter_chain *arn_cfg_filter_chain_select(const struct arn_cfg_listener *l,
 							       const struct arn_cfg_fc_input *in);

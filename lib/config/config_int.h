@@ -184,6 +184,36 @@ void conv_header_matcher(struct conv *c, struct pb hm, struct arn_cfg_header_mat
 /** Header-mutation lists at the current path into @p ops. */
 void conv_header_ops(struct conv *c, struct pb p, struct arn_cfg_header_ops *ops);
 
+/** A HeaderValueOption list @p f of @p p (reported on error). @return 0 or -ENOMEM. */
+int conv_header_add_list(struct conv *c, struct pb p, const char *f,
+			 struct arn_cfg_header_add **out, size_t *n);
+/** An envoy.config.core.v3.CidrRange (IPv4; reported on error). conv_listener.c */
+void conv_cidr(struct conv *c, struct pb cr, struct arn_cfg_cidr *out);
+/** A repeated envoy.config.accesslog.v3.AccessLog field @p f. conv_listener.c */
+void conv_access_logs(struct conv *c, struct pb p, const char *f, struct arn_cfg_access_log **out,
+		      size_t *n);
+
+/* ---- the L4 filters (conv_l4.c) --------------------------------------------- */
+
+/**
+ * The network filter @p f (a Filter whose typed_config has type @p tn) of
+ * a filter chain, if conv_l4.c knows it: tcp_proxy (terminal, @p last),
+ * rbac, local_ratelimit, connection_limit (before the terminal one).
+ * @return false if the type is not one of these (nothing reported).
+ */
+bool conv_l4_network_filter(struct conv *c, struct pb f, upb_StringView tn, bool last,
+			    struct arn_cfg_filter_chain *out);
+/**
+ * The HTTP filter whose typed_config @p tc has type @p tn, if conv_l4.c
+ * knows it (rbac, local_ratelimit): its kind (enum arn_cfg_http_filter)
+ * in *@p kind and its configuration in *@p cfg.
+ * @return false if the type is not one of these (nothing reported).
+ */
+bool conv_l4_http_filter(struct conv *c, struct pb tc, upb_StringView tn, uint8_t *kind,
+			 const void **cfg);
+/** A route's or virtual host's typed_per_filter_config (map field of @p p). */
+void conv_per_filter(struct conv *c, struct pb p, struct arn_cfg_per_filter **out, size_t *n);
+
 /* ---- converters ------------------------------------------------------------ */
 
 /*

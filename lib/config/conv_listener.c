@@ -19,6 +19,26 @@
 #define HEALTH_CHECK_TYPE "envoy.extensions.filters.http.health_check.v3.HealthCheck"
 #define TLS_INSPECTOR_TYPE "envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector"
 
+void conv_cidr(struct conv *c, struct pb cr, struct arn_cfg_cidr *out)
+{
+	conv_only(c, cr, "address_prefix,prefix_len");
+	upb_StringView a = pb_str(cr, "address_prefix");
+	char buf[64];
+	struct in_addr in;
+	snprintf(buf, sizeof(buf), "%.*s", (int)a.size, a.data);
+	uint32_t pl = 32;
+	pb_wrapped_u32(cr, "prefix_len", &pl);
+	if (inet_pton(AF_INET, buf, &in) != 1) {
+		conv_err(c, "address_prefix", "'%s' is not an IPv4 address", buf);
+	} else if (pl > 32) {
+		conv_err(c, "prefix_len", "%u is more than 32", pl);
+	} else {
+		uint32_t mask = pl ? ~0u << (32 - pl) : 0;
+		out->addr = ntohl(in.s_addr) & mask;
+		out->len = (uint8_t)pl;
+	}
+}
+
 static int cidr_list(struct conv *c, struct pb p, const char *f, struct arn_cfg_cidr **out,
 		     size_t *n)
 {
@@ -30,30 +50,15 @@ static int cidr_list(struct conv *c, struct pb p, const char *f, struct arn_cfg_
 		return -ENOMEM;
 	*n = len;
 	for (size_t i = 0; i < len; i++) {
-		struct pb cr = pb_at(p, f, i);
 		size_t m = conv_push(c, "%s[%zu]", f, i);
-		upb_StringView a = pb_str(cr, "address_prefix");
-		char buf[64];
-		struct in_addr in;
-		snprintf(buf, sizeof(buf), "%.*s", (int)a.size, a.data);
-		uint32_t pl = 32;
-		pb_wrapped_u32(cr, "prefix_len", &pl);
-		if (inet_pton(AF_INET, buf, &in) != 1) {
-			conv_err(c, "address_prefix", "'%s' is not an IPv4 address", buf);
-		} else if (pl > 32) {
-			conv_err(c, "prefix_len", "%u is more than 32", pl);
-		} else {
-			uint32_t mask = pl ? ~0u << (32 - pl) : 0;
-			(*out)[i].addr = ntohl(in.s_addr) & mask;
-			(*out)[i].len = (uint8_t)pl;
-		}
+		conv_cidr(c, pb_at(p, f, i), &(*out)[i]);
 		conv_pop(c, m);
 	}
 	return 0;
 }
 
-static void access_logs(struct conv *c, struct pb p, const char *f, struct arn_cfg_access_log **out,
-			size_t *n)
+void conv_access_logs(struct conv *c, struct pb p, const char *f, struct arn_cfg_access_log **out,
+		      size_t *n)
 {
 	size_t len = pb_len(p, f);
 	if (!len)
@@ -292,6 +297,10 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 	/* http_filters */
 	size_t nf = pb_len(h, "http_filters");
 	out->http_filters = CONV_NEW(c, uint8_t, nf ? nf : 1);
+	out->http_filter_names = CONV_NEW(c, const char *, nf ? nf : 1);
+	out->http_filter_cfgs = CONV_NEW(c, const void *, nf ? nf : 1);
+	if (!out->http_filter_names || !out->http_filter_cfgs)
+		return NULL;
 	bool router = false;
 	for (size_t i = 0; out->http_filters && i < nf; i++) {
 		struct pb hf = pb_at(h, "http_filters", i);
@@ -304,8 +313,16 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 			conv_err(c, "",
 				 "'%.*s' comes after the router, which must be the last filter",
 				 (int)name.size, name.data);
-		if (arn_sv_eq(tn, ROUTER_TYPE) ||
-		    (!tc.m && arn_sv_eq(name, "envoy.filters.http.router"))) {
+		uint8_t l4kind = 0;
+		const void *l4cfg = NULL;
+		out->http_filter_names[out->n_http_filters] = conv_str(c, name);
+		if (conv_l4_http_filter(c, tc, tn, &l4kind, &l4cfg)) {
+			if (l4cfg) {
+				out->http_filter_cfgs[out->n_http_filters] = l4cfg;
+				out->http_filters[out->n_http_filters++] = l4kind;
+			}
+		} else if (arn_sv_eq(tn, ROUTER_TYPE) ||
+			   (!tc.m && arn_sv_eq(name, "envoy.filters.http.router"))) {
 			if (tc.m) {
 				size_t m2 = conv_push(c, "typed_config");
 				struct pb r = conv_any(c, tc, ROUTER_TYPE);
@@ -430,7 +447,7 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 		conv_err(c, "path_with_escaped_slashes_action",
 			 "REJECT_REQUEST, UNESCAPE_AND_REDIRECT and UNESCAPE_AND_FORWARD are not "
 			 "supported yet; use KEEP_UNCHANGED (the default)");
-	access_logs(c, h, "access_log", &out->access_logs, &out->n_access_logs);
+	conv_access_logs(c, h, "access_log", &out->access_logs, &out->n_access_logs);
 	out->delayed_close_timeout_ms = 1000;
 	conv_duration(c, h, "delayed_close_timeout", &out->delayed_close_timeout_ms, false);
 	bool aua = false;
@@ -453,15 +470,21 @@ static void fc_match(struct conv *c, struct pb m, struct arn_cfg_fc_match *out)
 	size_t m0 = conv_push(c, "filter_chain_match");
 	conv_only(c, m,
 		  "destination_port,prefix_ranges,server_names,transport_protocol,"
-		  "application_protocols,source_prefix_ranges,source_ports,source_type");
+		  "application_protocols,source_prefix_ranges,direct_source_prefix_ranges,"
+		  "source_ports,source_type");
 	uint32_t port = 0;
 	if (pb_wrapped_u32(m, "destination_port", &port) && (port == 0 || port > 65535))
 		conv_err(c, "destination_port", "%u is not a port", port);
 	out->dst_port = (uint16_t)port;
 	cidr_list(c, m, "prefix_ranges", &out->dst_prefixes, &out->n_dst_prefixes);
 	cidr_list(c, m, "source_prefix_ranges", &out->src_prefixes, &out->n_src_prefixes);
-	if (pb_i32(m, "source_type") != 0)
-		conv_err(c, "source_type", "only ANY is supported");
+	cidr_list(c, m, "direct_source_prefix_ranges", &out->direct_src_prefixes,
+		  &out->n_direct_src_prefixes);
+	int32_t st = pb_i32(m, "source_type");
+	if (st < 0 || st > 2)
+		conv_err(c, "source_type", "unknown value %d", st);
+	else
+		out->source_type = (uint8_t)st;
 	conv_str_list(c, m, "server_names", &out->server_names, &out->n_server_names, true);
 	for (size_t i = 0; i < out->n_server_names; i++) {
 		const char *s = out->server_names[i];
@@ -507,7 +530,11 @@ static void filter_chain(struct conv *c, struct pb fc, struct arn_cfg_filter_cha
 	size_t nf = pb_len(fc, "filters");
 	if (nf == 0)
 		conv_err(c, "filters",
-			 "empty: a filter chain needs http_connection_manager or echo");
+			 "empty: a filter chain needs http_connection_manager, tcp_proxy or "
+			 "echo");
+	out->l4_filters = CONV_NEW(c, struct arn_cfg_l4_filter, nf ? nf : 1);
+	if (!out->l4_filters)
+		return;
 	for (size_t i = 0; i < nf; i++) {
 		struct pb f = pb_at(fc, "filters", i);
 		size_t m = conv_push(c, "filters[%zu]", i);
@@ -515,11 +542,14 @@ static void filter_chain(struct conv *c, struct pb fc, struct arn_cfg_filter_cha
 		upb_StringView name = pb_str(f, "name");
 		struct pb tc = pb_msg(f, "typed_config");
 		upb_StringView tn = tc.m ? arn_proto_any_type_name(tc.m) : name;
-		if (i + 1 < nf) {
+		if (conv_l4_network_filter(c, f, tn, i + 1 == nf, out)) {
+			/* tcp_proxy, rbac, local_ratelimit, connection_limit */
+		} else if (i + 1 < nf) {
 			conv_err(c, "",
-				 "network filter '%.*s' is not supported: Arion runs exactly one "
-				 "terminal filter per chain (http_connection_manager or echo)",
-				 (int)name.size, name.data);
+				 "network filter '%.*s' is not supported before the terminal "
+				 "filter (%.*s: only rbac, local_ratelimit and connection_limit "
+				 "are)",
+				 (int)name.size, name.data, (int)tn.size, tn.data);
 		} else if (arn_sv_eq(tn, ARN_TYPE_HCM)) {
 			size_t m2 = conv_push(c, "typed_config");
 			out->kind = ARN_CFG_NF_HCM;
@@ -534,11 +564,12 @@ static void filter_chain(struct conv *c, struct pb fc, struct arn_cfg_filter_cha
 				conv_pop(c, m2);
 			}
 		} else {
-			conv_err(c, "",
-				 "network filter '%.*s' (%.*s) is not supported by Arion (only "
-				 "envoy.filters.network.http_connection_manager and "
-				 "envoy.filters.network.echo)",
-				 (int)name.size, name.data, (int)tn.size, tn.data);
+			conv_err(
+			    c, "",
+			    "network filter '%.*s' (%.*s) is not supported by Arion (the "
+			    "terminal filters are envoy.filters.network.http_connection_manager, "
+			    "tcp_proxy and echo)",
+			    (int)name.size, name.data, (int)tn.size, tn.data);
 		}
 		conv_pop(c, m);
 	}
@@ -684,7 +715,9 @@ struct arn_cfg_obj *arn_conv_listener(struct conv *c, struct pb l)
 			if (a->dst_port == b->dst_port && !a->n_dst_prefixes &&
 			    !b->n_dst_prefixes && !a->n_server_names && !b->n_server_names &&
 			    !a->n_alpn && !b->n_alpn && !a->n_src_prefixes && !b->n_src_prefixes &&
-			    !a->n_src_ports && !b->n_src_ports &&
+			    !a->n_direct_src_prefixes && !b->n_direct_src_prefixes &&
+			    a->source_type == b->source_type && !a->n_src_ports &&
+			    !b->n_src_ports &&
 			    ((!a->transport_protocol && !b->transport_protocol) ||
 			     (a->transport_protocol && b->transport_protocol &&
 			      !strcmp(a->transport_protocol, b->transport_protocol))))

@@ -505,7 +505,8 @@ static void route(struct conv *c, struct pb rt, struct arn_cfg_route *r,
 	    c, rt,
 	    "name,match,route,redirect,direct_response,metadata,decorator,request_headers_to_"
 	    "add,request_headers_to_remove,response_headers_to_add,response_headers_to_remove,"
-	    "stat_prefix");
+	    "stat_prefix,typed_per_filter_config");
+	conv_per_filter(c, rt, &r->per_filter, &r->n_per_filter);
 	if (pb_has(rt, "name"))
 		r->name = conv_str(c, pb_str(rt, "name"));
 	route_match(c, pb_msg(rt, "match"), r);
@@ -731,7 +732,8 @@ struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_i
 		    c, vh,
 		    "name,domains,routes,require_tls,request_headers_to_add,request_headers_to_"
 		    "remove,response_headers_to_add,response_headers_to_remove,retry_policy,"
-		    "include_request_attempt_count");
+		    "include_request_attempt_count,typed_per_filter_config");
+		conv_per_filter(c, vh, &v->per_filter, &v->n_per_filter);
 		upb_StringView vname = pb_str(vh, "name");
 		if (vname.size == 0)
 			conv_err(c, "name", "missing");

@@ -529,6 +529,8 @@ int arn_cfg_route_rewrite_path(const struct arn_cfg_route *r, const char *path, 
 
 /* ---- filter chains ---------------------------------------------------------- */
 
+/* Longest prefix: the prefix length + 1, 0 without prefixes (which Envoy
+ * files as 0.0.0.0/0: an empty list and a /0 are equally unspecific). */
 static int cidr_score(const struct arn_cfg_cidr *c, size_t n, uint32_t addr)
 {
 	if (n == 0)
@@ -536,12 +538,14 @@ static int cidr_score(const struct arn_cfg_cidr *c, size_t n, uint32_t addr)
 	int best = -1;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t mask = c[i].len ? ~0u << (32 - c[i].len) : 0;
-		if ((addr & mask) == c[i].addr && (int)c[i].len + 1 > best)
-			best = c[i].len + 1;
+		if ((addr & mask) == c[i].addr && (int)c[i].len > best)
+			best = c[i].len;
 	}
 	return best;
 }
 
+/* Exact name, else the longest "*.suffix" Envoy finds by stripping labels
+ * from the left, else the chains without server_names. */
 static int sni_score(const struct arn_cfg_fc_match *m, const struct arn_cfg_fc_input *in)
 {
 	if (m->n_server_names == 0)
@@ -567,31 +571,65 @@ static int sni_score(const struct arn_cfg_fc_match *m, const struct arn_cfg_fc_i
 	return best;
 }
 
+/* Envoy tries the client's ALPN names in the client's order and takes the
+ * first some chain lists: earlier in the client's list scores higher. */
+static int alpn_score(const struct arn_cfg_fc_match *m, const struct arn_cfg_fc_input *in)
+{
+	if (m->n_alpn == 0)
+		return 0;
+	for (size_t j = 0; j < in->n_alpn && j < 1000; j++)
+		for (size_t i = 0; i < m->n_alpn; i++)
+			if (strcmp(m->alpn[i], in->alpn[j]) == 0)
+				return 1000 - (int)j;
+	return -1;
+}
+
+/* SAME_IP_OR_LOOPBACK: the peer is the local address or on 127/8. */
+static int source_type_score(const struct arn_cfg_fc_match *m, const struct arn_cfg_fc_input *in)
+{
+	if (m->source_type == ARN_CFG_SOURCE_ANY)
+		return 0;
+	bool local = in->src_addr == in->dst_addr || (in->src_addr >> 24) == 127;
+	return (m->source_type == ARN_CFG_SOURCE_LOCAL) == local ? 1 : -1;
+}
+
+enum {
+	STEP_DST_PORT = 0,
+	STEP_DST_IP,
+	STEP_SERVER_NAME,
+	STEP_TRANSPORT,
+	STEP_ALPN,
+	STEP_DIRECT_SRC_IP,
+	STEP_SRC_TYPE,
+	STEP_SRC_IP,
+	STEP_SRC_PORT,
+	STEP__COUNT,
+};
+
 static int chain_score(const struct arn_cfg_fc_match *m, const struct arn_cfg_fc_input *in,
 		       int step)
 {
 	switch (step) {
-	case 0:
+	case STEP_DST_PORT:
 		return m->dst_port == 0 ? 0 : m->dst_port == in->dst_port ? 1 : -1;
-	case 1:
+	case STEP_DST_IP:
 		return cidr_score(m->dst_prefixes, m->n_dst_prefixes, in->dst_addr);
-	case 2:
+	case STEP_SERVER_NAME:
 		return sni_score(m, in);
-	case 3: {
+	case STEP_TRANSPORT: {
 		if (!m->transport_protocol)
 			return 0;
 		const char *tp = in->transport_protocol ? in->transport_protocol : "raw_buffer";
 		return strcmp(m->transport_protocol, tp) == 0 ? 1 : -1;
 	}
-	case 4:
-		if (m->n_alpn == 0)
-			return 0;
-		for (size_t i = 0; i < m->n_alpn; i++)
-			for (size_t j = 0; j < in->n_alpn; j++)
-				if (strcmp(m->alpn[i], in->alpn[j]) == 0)
-					return 1;
-		return -1;
-	case 5:
+	case STEP_ALPN:
+		return alpn_score(m, in);
+	case STEP_DIRECT_SRC_IP:
+		/* no PROXY protocol in Arion: the direct peer is the source */
+		return cidr_score(m->direct_src_prefixes, m->n_direct_src_prefixes, in->src_addr);
+	case STEP_SRC_TYPE:
+		return source_type_score(m, in);
+	case STEP_SRC_IP:
 		return cidr_score(m->src_prefixes, m->n_src_prefixes, in->src_addr);
 	default:
 		if (m->n_src_ports == 0)
@@ -616,7 +654,7 @@ const struct arn_cfg_filter_chain *arn_cfg_filter_chain_select(const struct arn_
 		cand[w] = ~0ull;
 	if (n % 64)
 		cand[words - 1] = (1ull << (n % 64)) - 1;
-	for (int step = 0; step < 7; step++) {
+	for (int step = 0; step < STEP__COUNT; step++) {
 		int best = -1;
 		for (size_t i = 0; i < n; i++) {
 			if (!(cand[i / 64] >> (i % 64) & 1))
@@ -662,4 +700,25 @@ bool arn_cfg_upgrade_allowed(const struct arn_cfg_hcm *h, const struct arn_cfg_r
 		return u->enabled;
 	u = h ? upgrade_find(h->upgrades, h->n_upgrades, type, len) : NULL;
 	return u && u->enabled;
+}
+
+/* ---- typed_per_filter_config ------------------------------------------------- */
+
+static const void *per_filter(const struct arn_cfg_per_filter *pf, size_t n, const char *name,
+			      size_t len, enum arn_cfg_per_filter_kind kind)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pf[i].kind == kind && pf[i].name_len == len &&
+		    memcmp(pf[i].name, name, len) == 0)
+			return pf[i].cfg;
+	return NULL;
+}
+
+const void *arn_cfg_per_filter_find(const struct arn_cfg_vhost *vh, const struct arn_cfg_route *r,
+				    const char *name, size_t len, enum arn_cfg_per_filter_kind kind)
+{
+	const void *cfg = r ? per_filter(r->per_filter, r->n_per_filter, name, len, kind) : NULL;
+	if (!cfg && vh)
+		cfg = per_filter(vh->per_filter, vh->n_per_filter, name, len, kind);
+	return cfg;
 }

@@ -71,6 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!init) {
 		arn_log_set_spec("off", NULL);
 		arn_proto_init();
+		/* reach the L4 converters, which refuse everything otherwise */
+		arn_config_set_features(ARN_CONFIG_FEATURE_L4 | ARN_CONFIG_FEATURE_HTTP_L4);
 		init = true;
 	}
 	if (size < 1)

@@ -89,6 +89,8 @@ extern const struct CMUnitTest conv_tests[];
 extern const size_t n_conv_tests;
 extern const struct CMUnitTest conv_tls_tests[];
 extern const size_t n_conv_tls_tests;
+extern const struct CMUnitTest conv_l4_tests[];
+extern const size_t n_conv_l4_tests;
 extern const struct CMUnitTest store_tests[];
 extern const size_t n_store_tests;
 extern const struct CMUnitTest match_tests[];

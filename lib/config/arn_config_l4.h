@@ -1,0 +1,299 @@
+/*
+ * The configuration model of the L4 filters and of the HTTP filters that
+ * share their engines (lib/l4 runs them; conv_l4.c builds them):
+ *
+ *   envoy.filters.network.tcp_proxy          struct arn_cfg_tcp_proxy
+ *   envoy.filters.network.rbac               struct arn_cfg_rbac_filter
+ *   envoy.filters.network.local_ratelimit    struct arn_cfg_local_ratelimit
+ *   envoy.filters.network.connection_limit   struct arn_cfg_connection_limit
+ *   envoy.filters.http.rbac                  struct arn_cfg_rbac_filter (+ RBACPerRoute)
+ *   envoy.filters.http.local_ratelimit       struct arn_cfg_http_ratelimit (+ per route)
+ *
+ * Everything here lives inside the object that configures it (a listener,
+ * a route table) and as long as it, like the rest of the model; pointers
+ * point into the same pool.
+ *
+ * Statistics: the model keeps each filter's stat_prefix as Envoy names it;
+ * the data path takes the scopes (lib/stats/arn_stats_envoy.h) when it
+ * instantiates the filter, so lib/config stays free of lib/stats.
+ *
+ * Shared state: the token buckets and connection counts that Envoy shares
+ * between the workers of a process, per filter configuration, are the
+ * only members written after conversion. They are zero after conversion
+ * and only ever changed by lib/l4 with atomic operations, from any worker.
+ * A filter configuration replaced by an update starts a fresh bucket, as
+ * Envoy's does.
+ */
+#ifndef ARN_CONFIG_L4_H
+#define ARN_CONFIG_L4_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---------------------------------------------------------------------------
+ * Which of these filters the store accepts
+ */
+
+/*
+ * A filter the store accepted but the data plane does not run would let
+ * through what the operator meant to refuse (an RBAC policy, a rate
+ * limit), so the converters refuse these filters until the data plane
+ * says it runs them: the application sets the features its workers
+ * implement, once, before any configuration is converted.
+ */
+enum {
+	/* tcp_proxy and the network rbac / local_ratelimit / connection_limit filters */
+	ARN_CONFIG_FEATURE_L4 = 1u << 0,
+	/* the HTTP rbac and local_ratelimit filters and their per-route
+	 * configurations (typed_per_filter_config) */
+	ARN_CONFIG_FEATURE_HTTP_L4 = 1u << 1,
+};
+
+/** Set the features the data plane runs (control lcore, before conversions). */
+void arn_config_set_features(uint32_t features);
+/** The features set by arn_config_set_features() (0 by default). */
+uint32_t arn_config_features(void);
+
+/* ---------------------------------------------------------------------------
+ * Token buckets (envoy.type.v3.TokenBucket) and their shared state
+ */
+
+/**
+ * A token bucket's state, shared by the workers that use it (lib/l4's
+ * arn_tbucket.h owns the encoding): the tick its fill schedule started at
+ * (+ 1, so that 0 means "not started") and one word with the number of the
+ * last fill applied and the tokens left, changed with compare-and-swap
+ * only. Padded to a cache line so that two buckets never share one.
+ */
+struct arn_cfg_bucket_state {
+	uint64_t epoch1;
+	uint64_t word;
+	uint8_t pad[48];
+};
+
+struct arn_cfg_token_bucket {
+	uint32_t max_tokens;	   /* > 0; also the tokens a bucket starts with */
+	uint32_t tokens_per_fill;  /* 1 unless set */
+	uint32_t fill_interval_ms; /* > 0; >= 50 for the filters (Envoy's floor) */
+};
+
+/* ---------------------------------------------------------------------------
+ * RBAC (envoy.config.rbac.v3.RBAC)
+ */
+enum arn_cfg_rbac_rule_kind {
+	ARN_CFG_RBAC_ANY = 0,
+	ARN_CFG_RBAC_AND, /* and_rules / and_ids: every kid */
+	ARN_CFG_RBAC_OR,  /* or_rules / or_ids: any kid */
+	ARN_CFG_RBAC_NOT, /* not_rule / not_id: kids[0] does not match */
+	/* permissions */
+	ARN_CFG_RBAC_DST_IP,	     /* destination_ip: cidr on the local address */
+	ARN_CFG_RBAC_DST_PORT,	     /* destination_port: port_lo is the local port */
+	ARN_CFG_RBAC_DST_PORT_RANGE, /* destination_port_range: [port_lo, port_hi) */
+	ARN_CFG_RBAC_SNI,	     /* requested_server_name: str ("" without SNI) */
+	/* both (HTTP only) */
+	ARN_CFG_RBAC_URL_PATH, /* url_path: str on the path without query and fragment */
+	ARN_CFG_RBAC_HEADER,   /* header: as route header matching does */
+	/* principals */
+	ARN_CFG_RBAC_SOURCE_IP,	       /* source_ip: the connection's peer */
+	ARN_CFG_RBAC_DIRECT_REMOTE_IP, /* direct_remote_ip: the connection's peer */
+	ARN_CFG_RBAC_REMOTE_IP,	       /* remote_ip: the client address the HCM resolved */
+	ARN_CFG_RBAC_AUTHENTICATED,    /* authenticated: see arn_rbac.h */
+};
+
+struct arn_cfg_rbac_rule {
+	uint8_t kind; /* enum arn_cfg_rbac_rule_kind */
+	bool has_str; /* AUTHENTICATED: principal_name given */
+	uint32_t port_lo, port_hi;
+	struct arn_cfg_cidr cidr;
+	struct arn_cfg_str_match str;
+	struct arn_cfg_header_match *header; /* HEADER */
+	struct arn_cfg_rbac_rule *kids;	     /* AND, OR, NOT */
+	size_t n_kids;
+};
+
+struct arn_cfg_rbac_policy {
+	const char *name; /* the policies map's key */
+	size_t name_len;
+	struct arn_cfg_rbac_rule *permissions; /* any of them */
+	size_t n_permissions;
+	struct arn_cfg_rbac_rule *principals; /* any of them */
+	size_t n_principals;
+};
+
+enum arn_cfg_rbac_action {
+	ARN_CFG_RBAC_ALLOW = 0, /* allowed when a policy matches */
+	ARN_CFG_RBAC_DENY,	/* denied when a policy matches */
+	ARN_CFG_RBAC_LOG,	/* always allowed; the matched policy is reported */
+};
+
+struct arn_cfg_rbac_rules {
+	uint8_t action; /* enum arn_cfg_rbac_action */
+	/* by name, byte order: Envoy keeps policies in a std::map and reports
+	 * the first match in that order */
+	struct arn_cfg_rbac_policy *policies;
+	size_t n_policies;
+};
+
+enum arn_cfg_rbac_enforcement {
+	ARN_CFG_RBAC_ONE_TIME = 0, /* ONE_TIME_ON_FIRST_BYTE */
+	ARN_CFG_RBAC_CONTINUOUS,   /* CONTINUOUS: on every read */
+};
+
+/**
+ * One RBAC filter (network or HTTP), or an HTTP route's RBACPerRoute
+ * (which replaces the filter's rules for that route; rules and shadow both
+ * NULL: no RBAC there).
+ */
+struct arn_cfg_rbac_filter {
+	const struct arn_cfg_rbac_rules *rules;	 /* NULL: nothing enforced */
+	const struct arn_cfg_rbac_rules *shadow; /* NULL: no shadow rules */
+	/* network: stat_prefix (counts under <stat_prefix>.rbac.*); HTTP: ""
+	 * (http.<HCM stat_prefix>.rbac.*) */
+	const char *stat_prefix;
+	const char *shadow_stat_prefix; /* shadow_rules_stat_prefix, "" unless set */
+	uint32_t delay_deny_ms;		/* network: delay_deny */
+	uint8_t enforcement;		/* network: enum arn_cfg_rbac_enforcement */
+};
+
+/* ---------------------------------------------------------------------------
+ * envoy.filters.network.local_ratelimit and connection_limit
+ */
+struct arn_cfg_local_ratelimit {
+	const char *stat_prefix; /* local_rate_limit.<stat_prefix>.* */
+	bool enabled;		 /* runtime_enabled.default_value (true without it) */
+	struct arn_cfg_token_bucket bucket;
+	struct arn_cfg_bucket_state *state; /* shared by the workers */
+};
+
+struct arn_cfg_connection_limit {
+	const char *stat_prefix; /* connection_limit.<stat_prefix>.* */
+	bool enabled;		 /* runtime_enabled.default_value (true without it) */
+	uint64_t max_connections; /* >= 1 */
+	uint32_t delay_ms;	  /* close a refused connection after this long */
+	uint64_t *count;	  /* shared: the connections open now */
+};
+
+/* ---------------------------------------------------------------------------
+ * envoy.filters.network.tcp_proxy
+ */
+struct arn_cfg_access_log;
+
+struct arn_cfg_tcp_proxy_cluster {
+	struct arn_cfg_ref cluster;
+	uint32_t weight; /* >= 1 */
+};
+
+struct arn_cfg_tcp_proxy {
+	const char *stat_prefix;    /* tcp.<stat_prefix>.* */
+	struct arn_cfg_ref cluster; /* len 0 with weighted clusters */
+	struct arn_cfg_tcp_proxy_cluster *weighted;
+	size_t n_weighted;
+	uint64_t total_weight;
+	uint32_t idle_timeout_ms;			/* 1 h unless set; 0: none */
+	uint32_t max_connect_attempts;			/* 1 unless set */
+	uint32_t max_downstream_connection_duration_ms; /* 0: none */
+	uint32_t access_log_flush_interval_ms;		/* 0: log at the end only */
+	bool flush_access_log_on_connected;
+	bool hash_source_ip; /* hash_policy source_ip (for hashing load balancers) */
+	struct arn_cfg_access_log *access_logs;
+	size_t n_access_logs;
+};
+
+/** A network filter that runs before the chain's terminal one. */
+enum arn_cfg_l4_filter_kind {
+	ARN_CFG_L4_RBAC = 0,
+	ARN_CFG_L4_LOCAL_RATELIMIT,
+	ARN_CFG_L4_CONNECTION_LIMIT,
+};
+
+struct arn_cfg_l4_filter {
+	uint8_t kind; /* enum arn_cfg_l4_filter_kind */
+	const char *name;
+	const struct arn_cfg_rbac_filter *rbac;
+	struct arn_cfg_local_ratelimit *ratelimit;
+	struct arn_cfg_connection_limit *connection_limit;
+};
+
+/* ---------------------------------------------------------------------------
+ * envoy.filters.http.local_ratelimit
+ */
+struct arn_cfg_rl_entry {
+	const char *key;
+	size_t key_len;
+	const char *value;
+	size_t value_len;
+};
+
+/** LocalRateLimitDescriptor: a descriptor to match exactly and its bucket. */
+struct arn_cfg_rl_descriptor {
+	struct arn_cfg_rl_entry *entries;
+	size_t n_entries;
+	struct arn_cfg_token_bucket bucket;
+	struct arn_cfg_bucket_state *state; /* shared */
+};
+
+/** envoy.type.v3.FractionalPercent: numerator out of denominator. */
+struct arn_cfg_fraction {
+	uint32_t numerator;
+	uint32_t denominator; /* 100, 10000 or 1000000 */
+};
+
+enum arn_cfg_vh_rate_limits {
+	ARN_CFG_VH_RL_OVERRIDE = 0, /* the virtual host's only when the route has none */
+	ARN_CFG_VH_RL_INCLUDE,
+	ARN_CFG_VH_RL_IGNORE,
+};
+
+struct arn_cfg_http_ratelimit {
+	const char *stat_prefix; /* <stat_prefix>.http_local_rate_limit.* */
+	uint16_t status;	 /* 429, or HttpStatus.code when it is 400 or more */
+	bool has_bucket;	 /* token_bucket given (required per route) */
+	struct arn_cfg_token_bucket bucket;
+	struct arn_cfg_bucket_state *state; /* shared by the workers */
+	/* filter_enabled / filter_enforced default_value; absent: 0 % (Envoy:
+	 * without filter_enabled the filter does nothing) */
+	struct arn_cfg_fraction enabled;
+	struct arn_cfg_fraction enforced;
+	struct arn_cfg_header_ops headers; /* request_headers_to_add_when_not_enforced
+					      (request_add), response_headers_to_add */
+	struct arn_cfg_rl_descriptor *descriptors;
+	size_t n_descriptors;
+	uint32_t stage;		     /* 0..10 */
+	bool per_connection;	     /* local_rate_limit_per_downstream_connection */
+	bool x_ratelimit_headers;    /* enable_x_ratelimit_headers: DRAFT_VERSION_03 */
+	uint8_t vh_rate_limits;	     /* enum arn_cfg_vh_rate_limits */
+	bool always_consume_default; /* always_consume_default_token_bucket (true) */
+	bool resource_exhausted;     /* rate_limited_as_resource_exhausted */
+};
+
+/* ---------------------------------------------------------------------------
+ * typed_per_filter_config of routes and virtual hosts
+ */
+enum arn_cfg_per_filter_kind {
+	ARN_CFG_PF_RBAC = 0,	    /* cfg: struct arn_cfg_rbac_filter (RBACPerRoute) */
+	ARN_CFG_PF_LOCAL_RATELIMIT, /* cfg: struct arn_cfg_http_ratelimit */
+};
+
+/** One typed_per_filter_config entry: the HTTP filter's name and its config. */
+struct arn_cfg_per_filter {
+	const char *name; /* the HttpFilter.name it applies to */
+	size_t name_len;
+	uint8_t kind; /* enum arn_cfg_per_filter_kind */
+	const void *cfg;
+};
+
+struct arn_cfg_vhost;
+struct arn_cfg_route;
+
+/**
+ * The most specific typed_per_filter_config for the HTTP filter named
+ * @p name (its HttpFilter.name) of kind @p kind: @p r's, else @p vh's
+ * (either may be NULL).
+ * @return the configuration (owned by the route table), or NULL: the
+ *   filter's own applies.
+ */
+const void *arn_cfg_per_filter_find(const struct arn_cfg_vhost *vh, const struct arn_cfg_route *r,
+				    const char *name, size_t len, enum arn_cfg_per_filter_kind kind);
+
+#endif

@@ -1,0 +1,777 @@
+/*
+ * The L4 filters, field for field as Envoy reads them (arn_config_l4.h):
+ * tcp_proxy, the network and HTTP RBAC filters and their policies
+ * (envoy.config.rbac.v3), the network and HTTP local_ratelimit filters,
+ * connection_limit, and typed_per_filter_config of routes and virtual
+ * hosts. What Envoy's validation annotations refuse is refused here, with
+ * the field's path; what Arion does not run is refused by name rather than
+ * ignored (an ignored RBAC rule or rate limit lets through what the
+ * operator meant to stop).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arn_proto.h"
+#include "config_int.h"
+
+#define TCP_PROXY_TYPE "envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy"
+#define NET_RBAC_TYPE "envoy.extensions.filters.network.rbac.v3.RBAC"
+#define NET_LRL_TYPE "envoy.extensions.filters.network.local_ratelimit.v3.LocalRateLimit"
+#define CXL_TYPE "envoy.extensions.filters.network.connection_limit.v3.ConnectionLimit"
+#define HTTP_RBAC_TYPE "envoy.extensions.filters.http.rbac.v3.RBAC"
+#define HTTP_RBAC_PER_ROUTE_TYPE "envoy.extensions.filters.http.rbac.v3.RBACPerRoute"
+#define HTTP_LRL_TYPE "envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit"
+
+/* Envoy's floor for the local rate limiters' fill timers */
+#define LRL_MIN_FILL_MS 50
+/* and/or/not nesting an RBAC rule may have: the evaluator recurses */
+#define RBAC_MAX_DEPTH 32
+
+static uint32_t features;
+
+void arn_config_set_features(uint32_t f)
+{
+	features = f;
+}
+
+uint32_t arn_config_features(void)
+{
+	return features;
+}
+
+static bool feature(struct conv *c, uint32_t f, const char *what)
+{
+	if (features & f)
+		return true;
+	conv_err(c, "",
+		 "%s is not run by this Arion's data plane yet: refused rather than accepted "
+		 "and not enforced",
+		 what);
+	return false;
+}
+
+/* ---- shared ------------------------------------------------------------------ */
+
+/* envoy.type.v3.TokenBucket: max_tokens > 0 (required), tokens_per_fill
+ * > 0 (1 unless set), fill_interval > 0 (required); the local rate
+ * limiters also need fill_interval >= 50 ms. */
+static void token_bucket(struct conv *c, struct pb tb, struct arn_cfg_token_bucket *out)
+{
+	conv_only(c, tb, "max_tokens,tokens_per_fill,fill_interval");
+	out->max_tokens = pb_u32(tb, "max_tokens");
+	if (out->max_tokens == 0)
+		conv_err(c, "max_tokens", "must be greater than 0");
+	out->tokens_per_fill = 1;
+	if (pb_wrapped_u32(tb, "tokens_per_fill", &out->tokens_per_fill) &&
+	    out->tokens_per_fill == 0)
+		conv_err(c, "tokens_per_fill", "must be greater than 0");
+	if (!pb_has(tb, "fill_interval"))
+		conv_err(c, "fill_interval", "missing (Envoy requires it)");
+	else if (conv_duration(c, tb, "fill_interval", &out->fill_interval_ms, true) &&
+		 out->fill_interval_ms < LRL_MIN_FILL_MS)
+		conv_err(c, "fill_interval", "%u ms: the fill timer must be at least %d ms",
+			 out->fill_interval_ms, LRL_MIN_FILL_MS);
+}
+
+/* RuntimeFeatureFlag: Arion has no runtime, so default_value decides. */
+static bool runtime_flag(struct conv *c, struct pb p, const char *f)
+{
+	struct pb rf = pb_msg(p, f);
+	if (!rf.m)
+		return true;
+	size_t m = conv_push(c, "%s", f);
+	conv_only(c, rf, "default_value,runtime_key");
+	bool v = true;
+	if (!pb_wrapped_bool(rf, "default_value", &v))
+		conv_err(c, "default_value", "missing (Envoy requires it)");
+	conv_pop(c, m);
+	return v;
+}
+
+/* RuntimeFractionalPercent: default_value, a FractionalPercent. */
+static void runtime_fraction(struct conv *c, struct pb p, const char *f,
+			     struct arn_cfg_fraction *out)
+{
+	out->numerator = 0;
+	out->denominator = 100;
+	struct pb rf = pb_msg(p, f);
+	if (!rf.m)
+		return;
+	size_t m = conv_push(c, "%s", f);
+	conv_only(c, rf, "default_value,runtime_key");
+	struct pb fp = pb_msg(rf, "default_value");
+	if (!fp.m) {
+		conv_err(c, "default_value", "missing (Envoy requires it)");
+	} else {
+		size_t m2 = conv_push(c, "default_value");
+		conv_only(c, fp, "numerator,denominator");
+		static const uint32_t den[] = {100, 10000, 1000000};
+		int32_t d = pb_i32(fp, "denominator");
+		if (d < 0 || d > 2)
+			conv_err(c, "denominator", "unknown value %d", d);
+		else
+			out->denominator = den[d];
+		out->numerator = pb_u32(fp, "numerator");
+		/* Envoy caps a numerator above the denominator at 100 % */
+		if (out->numerator > out->denominator)
+			out->numerator = out->denominator;
+		conv_pop(c, m2);
+	}
+	conv_pop(c, m);
+}
+
+static const char *required_prefix(struct conv *c, struct pb p)
+{
+	upb_StringView sp = pb_str(p, "stat_prefix");
+	if (sp.size == 0)
+		conv_err(c, "stat_prefix", "missing (Envoy requires it)");
+	return conv_str(c, sp);
+}
+
+/* ---- tcp_proxy ---------------------------------------------------------------- */
+
+static struct arn_cfg_tcp_proxy *tcp_proxy(struct conv *c, struct pb tp)
+{
+	struct arn_cfg_tcp_proxy *out = CONV_NEW(c, struct arn_cfg_tcp_proxy, 1);
+	if (!out)
+		return NULL;
+	/* on_demand, metadata_match, tunneling_config: behaviours Arion does
+	 * not have; downstream/upstream_idle_timeout: not implemented by Envoy
+	 * either (hidden fields); all refused by conv_only */
+	conv_only(c, tp,
+		  "stat_prefix,cluster,weighted_clusters,idle_timeout,access_log,max_connect_"
+		  "attempts,hash_policy,max_downstream_connection_duration,access_log_flush_"
+		  "interval,flush_access_log_on_connected,access_log_options");
+	out->stat_prefix = required_prefix(c, tp);
+	const char *cs = pb_which(tp, "cluster_specifier");
+	if (!cs) {
+		conv_err(c, "", "no upstream: set cluster or weighted_clusters");
+	} else if (strcmp(cs, "cluster") == 0) {
+		upb_StringView n = pb_str(tp, "cluster");
+		if (n.size == 0)
+			conv_err(c, "cluster", "empty cluster name");
+		conv_refs(c, &out->cluster, n);
+	} else {
+		struct pb wc = pb_msg(tp, "weighted_clusters");
+		size_t m = conv_push(c, "weighted_clusters");
+		conv_only(c, wc, "clusters");
+		size_t n = pb_len(wc, "clusters");
+		if (n == 0)
+			conv_err(c, "clusters", "empty (Envoy requires at least one)");
+		out->weighted = CONV_NEW(c, struct arn_cfg_tcp_proxy_cluster, n ? n : 1);
+		for (size_t i = 0; out->weighted && i < n; i++) {
+			struct pb cw = pb_at(wc, "clusters", i);
+			size_t m2 = conv_push(c, "clusters[%zu]", i);
+			conv_only(c, cw, "name,weight");
+			upb_StringView cn = pb_str(cw, "name");
+			if (cn.size == 0)
+				conv_err(c, "name", "empty cluster name");
+			uint32_t w = pb_u32(cw, "weight");
+			if (w == 0)
+				conv_err(c, "weight", "must be at least 1");
+			conv_refs(c, &out->weighted[i].cluster, cn);
+			out->weighted[i].weight = w;
+			out->total_weight += w;
+			conv_pop(c, m2);
+		}
+		out->n_weighted = out->weighted ? n : 0;
+		conv_pop(c, m);
+	}
+	out->idle_timeout_ms = 3600 * 1000;
+	conv_duration(c, tp, "idle_timeout", &out->idle_timeout_ms, false);
+	out->max_connect_attempts = 1;
+	if (pb_wrapped_u32(tp, "max_connect_attempts", &out->max_connect_attempts) &&
+	    out->max_connect_attempts == 0)
+		conv_err(c, "max_connect_attempts", "must be at least 1");
+	if (pb_has(tp, "max_downstream_connection_duration") &&
+	    conv_duration(c, tp, "max_downstream_connection_duration",
+			  &out->max_downstream_connection_duration_ms, false) &&
+	    out->max_downstream_connection_duration_ms == 0)
+		conv_err(c, "max_downstream_connection_duration", "must be at least 1ms");
+	size_t nh = pb_len(tp, "hash_policy");
+	if (nh > 1)
+		conv_err(c, "hash_policy", "%zu policies: Envoy takes at most one", nh);
+	if (nh) {
+		struct pb hp = pb_at(tp, "hash_policy", 0);
+		size_t m = conv_push(c, "hash_policy[0]");
+		conv_only(c, hp, "source_ip");
+		if (!pb_has(hp, "source_ip"))
+			conv_err(c, "", "set source_ip (the only policy Arion hashes on)");
+		out->hash_source_ip = true;
+		conv_pop(c, m);
+	}
+	conv_access_logs(c, tp, "access_log", &out->access_logs, &out->n_access_logs);
+	struct pb ao = pb_msg(tp, "access_log_options");
+	bool old =
+	    pb_has(tp, "access_log_flush_interval") || pb_bool(tp, "flush_access_log_on_connected");
+	if (ao.m && old)
+		conv_err(c, "access_log_options",
+			 "set either access_log_options or the deprecated "
+			 "access_log_flush_interval / flush_access_log_on_connected, not both");
+	struct pb src = ao.m ? ao : tp;
+	size_t m = ao.m ? conv_push(c, "access_log_options") : 0;
+	if (ao.m)
+		conv_only(c, ao, "access_log_flush_interval,flush_access_log_on_connected");
+	if (pb_has(src, "access_log_flush_interval") &&
+	    conv_duration(c, src, "access_log_flush_interval", &out->access_log_flush_interval_ms,
+			  false) &&
+	    out->access_log_flush_interval_ms == 0)
+		conv_err(c, "access_log_flush_interval", "must be at least 1ms");
+	out->flush_access_log_on_connected = pb_bool(src, "flush_access_log_on_connected");
+	if (ao.m)
+		conv_pop(c, m);
+	return out;
+}
+
+/* ---- RBAC ---------------------------------------------------------------------- */
+
+enum { RULE_PERMISSION, RULE_PRINCIPAL };
+
+static void rbac_rule(struct conv *c, struct pb p, int which, bool http, int depth,
+		      struct arn_cfg_rbac_rule *out);
+
+static void rbac_set(struct conv *c, struct pb set, int which, bool http, int depth,
+		     struct arn_cfg_rbac_rule *out)
+{
+	const char *f = which == RULE_PERMISSION ? "rules" : "ids";
+	conv_only(c, set, f);
+	size_t n = pb_len(set, f);
+	if (n == 0)
+		conv_err(c, f, "empty (Envoy requires at least one)");
+	out->kids = CONV_NEW(c, struct arn_cfg_rbac_rule, n ? n : 1);
+	for (size_t i = 0; out->kids && i < n; i++) {
+		size_t m = conv_push(c, "%s[%zu]", f, i);
+		rbac_rule(c, pb_at(set, f, i), which, http, depth + 1, &out->kids[i]);
+		conv_pop(c, m);
+	}
+	out->n_kids = out->kids ? n : 0;
+}
+
+static void path_matcher(struct conv *c, struct pb pm, struct arn_cfg_rbac_rule *out)
+{
+	conv_only(c, pm, "path");
+	struct pb sm = pb_msg(pm, "path");
+	if (!sm.m) {
+		conv_err(c, "path", "missing");
+		return;
+	}
+	size_t m = conv_push(c, "path");
+	conv_string_matcher(c, sm, &out->str);
+	conv_pop(c, m);
+}
+
+/*
+ * One Permission or Principal (their oneof "rule" / "identifier"). The
+ * network filter has no request: header and url_path never match there
+ * in Envoy, which would silently turn a DENY rule into nothing, so Arion
+ * refuses them on the network filter.
+ */
+static void rbac_rule(struct conv *c, struct pb p, int which, bool http, int depth,
+		      struct arn_cfg_rbac_rule *out)
+{
+	const char *oneof = which == RULE_PERMISSION ? "rule" : "identifier";
+	const char *w = pb_which(p, oneof);
+	if (depth > RBAC_MAX_DEPTH) {
+		conv_err(c, "", "and/or/not nested more than %d deep", RBAC_MAX_DEPTH);
+		return;
+	}
+	if (!w) {
+		conv_err(c, "", "empty %s: set one of its rules",
+			 which == RULE_PERMISSION ? "permission" : "principal");
+		return;
+	}
+	size_t m = conv_push(c, "%s", w);
+	/* scalar members (any, destination_port) have no message */
+	const upb_FieldDef *fd = pb_field(p, w);
+	struct pb v = {NULL, NULL};
+	if (fd && upb_FieldDef_IsSubMessage(fd))
+		v = pb_msg(p, w);
+	if (!strcmp(w, "and_rules") || !strcmp(w, "and_ids")) {
+		out->kind = ARN_CFG_RBAC_AND;
+		rbac_set(c, v, which, http, depth, out);
+	} else if (!strcmp(w, "or_rules") || !strcmp(w, "or_ids")) {
+		out->kind = ARN_CFG_RBAC_OR;
+		rbac_set(c, v, which, http, depth, out);
+	} else if (!strcmp(w, "not_rule") || !strcmp(w, "not_id")) {
+		out->kind = ARN_CFG_RBAC_NOT;
+		out->kids = CONV_NEW(c, struct arn_cfg_rbac_rule, 1);
+		if (out->kids) {
+			out->n_kids = 1;
+			rbac_rule(c, v, which, http, depth + 1, out->kids);
+		}
+	} else if (!strcmp(w, "any")) {
+		out->kind = ARN_CFG_RBAC_ANY;
+		if (!pb_bool(p, "any"))
+			conv_err(c, "", "must be true (Envoy's constant)");
+	} else if (!strcmp(w, "header") || !strcmp(w, "url_path")) {
+		if (!http) {
+			conv_err(c, "",
+				 "the network RBAC filter has no HTTP request to match (use the "
+				 "HTTP RBAC filter, envoy.filters.http.rbac)");
+		} else if (w[0] == 'h') {
+			out->kind = ARN_CFG_RBAC_HEADER;
+			out->header = CONV_NEW(c, struct arn_cfg_header_match, 1);
+			if (out->header)
+				conv_header_matcher(c, v, out->header);
+		} else {
+			out->kind = ARN_CFG_RBAC_URL_PATH;
+			path_matcher(c, v, out);
+		}
+	} else if (!strcmp(w, "destination_ip") || !strcmp(w, "source_ip") ||
+		   !strcmp(w, "direct_remote_ip") || !strcmp(w, "remote_ip")) {
+		out->kind = w[0] == 'd'	  ? (w[1] == 'e' ? ARN_CFG_RBAC_DST_IP
+							 : ARN_CFG_RBAC_DIRECT_REMOTE_IP)
+			    : w[0] == 's' ? ARN_CFG_RBAC_SOURCE_IP
+					  : ARN_CFG_RBAC_REMOTE_IP;
+		conv_cidr(c, v, &out->cidr);
+	} else if (!strcmp(w, "destination_port")) {
+		out->kind = ARN_CFG_RBAC_DST_PORT;
+		out->port_lo = pb_u32(p, "destination_port");
+		if (out->port_lo > 65535)
+			conv_err(c, "", "%u is not a port", out->port_lo);
+	} else if (!strcmp(w, "destination_port_range")) {
+		out->kind = ARN_CFG_RBAC_DST_PORT_RANGE;
+		conv_only(c, v, "start,end");
+		int32_t s = pb_i32(v, "start"), e = pb_i32(v, "end");
+		/* Envoy: start <= end, both ports; [start, end) */
+		if (s < 0 || e < 0 || s > 65536 || e > 65536 || s > e)
+			conv_err(c, "", "[%d, %d) is not a range of ports", s, e);
+		out->port_lo = s < 0 ? 0 : (uint32_t)s;
+		out->port_hi = e < 0 ? 0 : (uint32_t)e;
+	} else if (!strcmp(w, "requested_server_name")) {
+		out->kind = ARN_CFG_RBAC_SNI;
+		conv_string_matcher(c, v, &out->str);
+	} else if (!strcmp(w, "authenticated")) {
+		out->kind = ARN_CFG_RBAC_AUTHENTICATED;
+		conv_only(c, v, "principal_name");
+		struct pb pn = pb_msg(v, "principal_name");
+		if (pn.m) {
+			size_t m2 = conv_push(c, "principal_name");
+			out->has_str = conv_string_matcher(c, pn, &out->str) == 0;
+			conv_pop(c, m2);
+		}
+	} else {
+		/* metadata, matcher, filter_state, uri_template, ...: no dynamic
+		 * metadata or filter state in Arion */
+		conv_err(c, "", "this RBAC %s is not supported by Arion",
+			 which == RULE_PERMISSION ? "permission" : "principal");
+	}
+	conv_pop(c, m);
+}
+
+static int policy_cmp(const void *a, const void *b)
+{
+	const struct arn_cfg_rbac_policy *x = a, *y = b;
+	size_t n = x->name_len < y->name_len ? x->name_len : y->name_len;
+	int r = memcmp(x->name, y->name, n);
+	return r ? r : (x->name_len > y->name_len) - (x->name_len < y->name_len);
+}
+
+/* envoy.config.rbac.v3.RBAC at field @p f of @p p; NULL when absent. */
+static const struct arn_cfg_rbac_rules *rbac_rules(struct conv *c, struct pb p, const char *f,
+						   bool http)
+{
+	struct pb r = pb_msg(p, f);
+	if (!r.m)
+		return NULL;
+	size_t m0 = conv_push(c, "%s", f);
+	struct arn_cfg_rbac_rules *out = CONV_NEW(c, struct arn_cfg_rbac_rules, 1);
+	if (!out) {
+		conv_pop(c, m0);
+		return NULL;
+	}
+	conv_only(c, r, "action,policies");
+	int32_t a = pb_i32(r, "action");
+	if (a < 0 || a > 2)
+		conv_err(c, "action", "unknown value %d", a);
+	out->action = (uint8_t)a;
+	const upb_Map *map = upb_Message_Get(r.m, pb_field(r, "policies")).map_val;
+	size_t n = map ? upb_Map_Size(map) : 0;
+	out->policies = CONV_NEW(c, struct arn_cfg_rbac_policy, n ? n : 1);
+	const upb_MessageDef *pd = arn_proto_msgdef("envoy.config.rbac.v3.Policy");
+	size_t iter = kUpb_Map_Begin;
+	while (out->policies && map && upb_MapIterator_Next(map, &iter)) {
+		upb_StringView key = upb_MapIterator_Key(map, iter).str_val;
+		struct pb pol = {upb_MapIterator_Value(map, iter).msg_val, pd};
+		struct arn_cfg_rbac_policy *o = &out->policies[out->n_policies++];
+		size_t m = conv_push(c, "policies[%.*s]", (int)key.size, key.data);
+		o->name = conv_str(c, key);
+		o->name_len = key.size;
+		/* condition / checked_condition: CEL, which Arion does not run */
+		conv_only(c, pol, "permissions,principals");
+		size_t np = pb_len(pol, "permissions"), nq = pb_len(pol, "principals");
+		if (np == 0)
+			conv_err(c, "permissions", "empty (Envoy requires at least one)");
+		if (nq == 0)
+			conv_err(c, "principals", "empty (Envoy requires at least one)");
+		o->permissions = CONV_NEW(c, struct arn_cfg_rbac_rule, np ? np : 1);
+		o->principals = CONV_NEW(c, struct arn_cfg_rbac_rule, nq ? nq : 1);
+		for (size_t i = 0; o->permissions && i < np; i++) {
+			size_t m2 = conv_push(c, "permissions[%zu]", i);
+			rbac_rule(c, pb_at(pol, "permissions", i), RULE_PERMISSION, http, 0,
+				  &o->permissions[i]);
+			conv_pop(c, m2);
+		}
+		for (size_t i = 0; o->principals && i < nq; i++) {
+			size_t m2 = conv_push(c, "principals[%zu]", i);
+			rbac_rule(c, pb_at(pol, "principals", i), RULE_PRINCIPAL, http, 0,
+				  &o->principals[i]);
+			conv_pop(c, m2);
+		}
+		o->n_permissions = o->permissions ? np : 0;
+		o->n_principals = o->principals ? nq : 0;
+		conv_pop(c, m);
+	}
+	if (out->policies && out->n_policies > 1)
+		qsort(out->policies, out->n_policies, sizeof(*out->policies), policy_cmp);
+	conv_pop(c, m0);
+	return out;
+}
+
+static struct arn_cfg_rbac_filter *net_rbac(struct conv *c, struct pb r)
+{
+	struct arn_cfg_rbac_filter *out = CONV_NEW(c, struct arn_cfg_rbac_filter, 1);
+	if (!out)
+		return NULL;
+	/* matcher / shadow_matcher: the xDS matcher tree, not in Arion */
+	conv_only(c, r,
+		  "rules,shadow_rules,shadow_rules_stat_prefix,stat_prefix,enforcement_type,"
+		  "delay_deny");
+	out->stat_prefix = required_prefix(c, r);
+	out->shadow_stat_prefix = conv_str(c, pb_str(r, "shadow_rules_stat_prefix"));
+	out->rules = rbac_rules(c, r, "rules", false);
+	out->shadow = rbac_rules(c, r, "shadow_rules", false);
+	int32_t e = pb_i32(r, "enforcement_type");
+	if (e < 0 || e > 1)
+		conv_err(c, "enforcement_type", "unknown value %d", e);
+	out->enforcement = (uint8_t)e;
+	conv_duration(c, r, "delay_deny", &out->delay_deny_ms, false);
+	return out;
+}
+
+static struct arn_cfg_rbac_filter *http_rbac(struct conv *c, struct pb r)
+{
+	struct arn_cfg_rbac_filter *out = CONV_NEW(c, struct arn_cfg_rbac_filter, 1);
+	if (!out)
+		return NULL;
+	conv_only(c, r, "rules,shadow_rules,shadow_rules_stat_prefix");
+	out->stat_prefix = "";
+	out->shadow_stat_prefix = conv_str(c, pb_str(r, "shadow_rules_stat_prefix"));
+	out->rules = rbac_rules(c, r, "rules", true);
+	out->shadow = rbac_rules(c, r, "shadow_rules", true);
+	return out;
+}
+
+/* ---- rate and connection limits ------------------------------------------------ */
+
+static struct arn_cfg_bucket_state *bucket_state(struct conv *c)
+{
+	return CONV_NEW(c, struct arn_cfg_bucket_state, 1);
+}
+
+static struct arn_cfg_local_ratelimit *net_ratelimit(struct conv *c, struct pb r)
+{
+	struct arn_cfg_local_ratelimit *out = CONV_NEW(c, struct arn_cfg_local_ratelimit, 1);
+	if (!out)
+		return NULL;
+	/* share_key: buckets shared between filter configurations by name */
+	conv_only(c, r, "stat_prefix,token_bucket,runtime_enabled");
+	out->stat_prefix = required_prefix(c, r);
+	struct pb tb = pb_msg(r, "token_bucket");
+	if (!tb.m) {
+		conv_err(c, "token_bucket", "missing (Envoy requires it)");
+	} else {
+		size_t m = conv_push(c, "token_bucket");
+		token_bucket(c, tb, &out->bucket);
+		conv_pop(c, m);
+	}
+	out->enabled = runtime_flag(c, r, "runtime_enabled");
+	out->state = bucket_state(c);
+	return out;
+}
+
+static struct arn_cfg_connection_limit *connection_limit(struct conv *c, struct pb r)
+{
+	struct arn_cfg_connection_limit *out = CONV_NEW(c, struct arn_cfg_connection_limit, 1);
+	if (!out)
+		return NULL;
+	conv_only(c, r, "stat_prefix,max_connections,delay,runtime_enabled");
+	out->stat_prefix = required_prefix(c, r);
+	if (!pb_wrapped_u64(r, "max_connections", &out->max_connections))
+		conv_err(c, "max_connections", "missing (Envoy requires it)");
+	else if (out->max_connections == 0)
+		conv_err(c, "max_connections", "must be at least 1");
+	conv_duration(c, r, "delay", &out->delay_ms, false);
+	out->enabled = runtime_flag(c, r, "runtime_enabled");
+	out->count = CONV_NEW(c, uint64_t, 8); /* a line of its own, mostly */
+	return out;
+}
+
+static bool entries_eq(const struct arn_cfg_rl_descriptor *a, const struct arn_cfg_rl_descriptor *b)
+{
+	if (a->n_entries != b->n_entries)
+		return false;
+	for (size_t i = 0; i < a->n_entries; i++) {
+		const struct arn_cfg_rl_entry *x = &a->entries[i], *y = &b->entries[i];
+		if (x->key_len != y->key_len || x->value_len != y->value_len ||
+		    memcmp(x->key, y->key, x->key_len) || memcmp(x->value, y->value, x->value_len))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit, the
+ * filter's or a route's (@p per_route: the token bucket is required).
+ */
+static struct arn_cfg_http_ratelimit *http_ratelimit(struct conv *c, struct pb r, bool per_route)
+{
+	struct arn_cfg_http_ratelimit *out = CONV_NEW(c, struct arn_cfg_http_ratelimit, 1);
+	if (!out)
+		return NULL;
+	/* local_cluster_rate_limit: sharing by the local cluster's membership */
+	conv_only(c, r,
+		  "stat_prefix,status,token_bucket,filter_enabled,filter_enforced,request_headers_"
+		  "to_add_when_not_enforced,response_headers_to_add,descriptors,stage,local_rate_"
+		  "limit_per_downstream_connection,enable_x_ratelimit_headers,vh_rate_limits,"
+		  "always_consume_default_token_bucket,rate_limited_as_resource_exhausted");
+	out->stat_prefix = required_prefix(c, r);
+	out->status = 429;
+	struct pb st = pb_msg(r, "status");
+	if (st.m) {
+		size_t m = conv_push(c, "status");
+		conv_only(c, st, "code");
+		int32_t code = pb_i32(st, "code");
+		/* Envoy: a code below 400 falls back to 429 */
+		if (code >= 400 && code <= 599)
+			out->status = (uint16_t)code;
+		else if (code > 599)
+			conv_err(c, "code", "%d is not an HTTP status", code);
+		conv_pop(c, m);
+	}
+	struct pb tb = pb_msg(r, "token_bucket");
+	if (tb.m) {
+		size_t m = conv_push(c, "token_bucket");
+		token_bucket(c, tb, &out->bucket);
+		conv_pop(c, m);
+		out->has_bucket = true;
+		out->state = bucket_state(c);
+	} else if (per_route) {
+		conv_err(c, "token_bucket", "missing (Envoy requires it per route)");
+	}
+	runtime_fraction(c, r, "filter_enabled", &out->enabled);
+	runtime_fraction(c, r, "filter_enforced", &out->enforced);
+	conv_header_add_list(c, r, "request_headers_to_add_when_not_enforced",
+			     &out->headers.req_add, &out->headers.n_req_add);
+	conv_header_add_list(c, r, "response_headers_to_add", &out->headers.resp_add,
+			     &out->headers.n_resp_add);
+	if (out->headers.n_req_add > 10)
+		conv_err(c, "request_headers_to_add_when_not_enforced", "at most 10 (Envoy)");
+	if (out->headers.n_resp_add > 10)
+		conv_err(c, "response_headers_to_add", "at most 10 (Envoy)");
+	size_t nd = pb_len(r, "descriptors");
+	out->descriptors = CONV_NEW(c, struct arn_cfg_rl_descriptor, nd ? nd : 1);
+	for (size_t i = 0; out->descriptors && i < nd; i++) {
+		struct pb d = pb_at(r, "descriptors", i);
+		struct arn_cfg_rl_descriptor *o = &out->descriptors[i];
+		size_t m = conv_push(c, "descriptors[%zu]", i);
+		conv_only(c, d, "entries,token_bucket");
+		size_t ne = pb_len(d, "entries");
+		if (ne == 0)
+			conv_err(c, "entries", "empty (Envoy requires at least one)");
+		o->entries = CONV_NEW(c, struct arn_cfg_rl_entry, ne ? ne : 1);
+		for (size_t j = 0; o->entries && j < ne; j++) {
+			struct pb e = pb_at(d, "entries", j);
+			size_t m2 = conv_push(c, "entries[%zu]", j);
+			conv_only(c, e, "key,value");
+			upb_StringView k = pb_str(e, "key"), v = pb_str(e, "value");
+			if (k.size == 0)
+				conv_err(c, "key", "missing");
+			o->entries[j] = (struct arn_cfg_rl_entry){conv_str(c, k), k.size,
+								  conv_str(c, v), v.size};
+			conv_pop(c, m2);
+		}
+		o->n_entries = o->entries ? ne : 0;
+		struct pb dtb = pb_msg(d, "token_bucket");
+		if (!dtb.m) {
+			conv_err(c, "token_bucket", "missing (Envoy requires it)");
+		} else {
+			size_t m2 = conv_push(c, "token_bucket");
+			token_bucket(c, dtb, &o->bucket);
+			conv_pop(c, m2);
+		}
+		o->state = bucket_state(c);
+		for (size_t j = 0; j < i; j++)
+			if (entries_eq(&out->descriptors[j], o))
+				conv_err(c, "",
+					 "the same entries as descriptors[%zu] (Envoy refuses "
+					 "duplicate descriptors)",
+					 j);
+		conv_pop(c, m);
+	}
+	out->n_descriptors = out->descriptors ? nd : 0;
+	out->stage = pb_u32(r, "stage");
+	if (out->stage > 10)
+		conv_err(c, "stage", "%u is more than 10", out->stage);
+	out->per_connection = pb_bool(r, "local_rate_limit_per_downstream_connection");
+	int32_t x = pb_i32(r, "enable_x_ratelimit_headers");
+	if (x < 0 || x > 1)
+		conv_err(c, "enable_x_ratelimit_headers", "unknown value %d", x);
+	out->x_ratelimit_headers = x == 1;
+	int32_t vh = pb_i32(r, "vh_rate_limits");
+	if (vh < 0 || vh > 2)
+		conv_err(c, "vh_rate_limits", "unknown value %d", vh);
+	out->vh_rate_limits = (uint8_t)vh;
+	out->always_consume_default = true;
+	pb_wrapped_bool(r, "always_consume_default_token_bucket", &out->always_consume_default);
+	out->resource_exhausted = pb_bool(r, "rate_limited_as_resource_exhausted");
+	return out;
+}
+
+/* ---- entry points ---------------------------------------------------------------- */
+
+bool conv_l4_network_filter(struct conv *c, struct pb f, upb_StringView tn, bool last,
+			    struct arn_cfg_filter_chain *out)
+{
+	static const struct {
+		const char *type, *name;
+		int kind; /* -1: tcp_proxy (terminal) */
+	} known[] = {
+	    {TCP_PROXY_TYPE, "envoy.filters.network.tcp_proxy", -1},
+	    {NET_RBAC_TYPE, "envoy.filters.network.rbac", ARN_CFG_L4_RBAC},
+	    {NET_LRL_TYPE, "envoy.filters.network.local_ratelimit", ARN_CFG_L4_LOCAL_RATELIMIT},
+	    {CXL_TYPE, "envoy.filters.network.connection_limit", ARN_CFG_L4_CONNECTION_LIMIT},
+	};
+	size_t k = 0;
+	while (k < sizeof(known) / sizeof(known[0]) && !arn_sv_eq(tn, known[k].type) &&
+	       !arn_sv_eq(tn, known[k].name))
+		k++;
+	if (k == sizeof(known) / sizeof(known[0]))
+		return false;
+	if (!feature(c, ARN_CONFIG_FEATURE_L4, known[k].name))
+		return true;
+	size_t m = conv_push(c, "typed_config");
+	struct pb tc = pb_msg(f, "typed_config");
+	struct pb cfg = conv_any(c, tc, known[k].type);
+	conv_pop(c, m);
+	if (known[k].kind < 0) {
+		if (!last) {
+			conv_err(c, "", "%s is a terminal filter: it must be the chain's last",
+				 known[k].name);
+			return true;
+		}
+		out->kind = ARN_CFG_NF_TCP_PROXY;
+		if (cfg.m) {
+			m = conv_push(c, "typed_config");
+			out->tcp_proxy = tcp_proxy(c, cfg);
+			conv_pop(c, m);
+		}
+		return true;
+	}
+	if (last) {
+		conv_err(c, "",
+			 "%s is not a terminal filter: the chain's last filter must be "
+			 "http_connection_manager, tcp_proxy or echo",
+			 known[k].name);
+		return true;
+	}
+	if (!cfg.m)
+		return true;
+	struct arn_cfg_l4_filter *lf = &out->l4_filters[out->n_l4_filters++];
+	lf->kind = (uint8_t)known[k].kind;
+	lf->name = conv_str(c, pb_str(f, "name"));
+	m = conv_push(c, "typed_config");
+	switch (lf->kind) {
+	case ARN_CFG_L4_RBAC:
+		lf->rbac = net_rbac(c, cfg);
+		break;
+	case ARN_CFG_L4_LOCAL_RATELIMIT:
+		lf->ratelimit = net_ratelimit(c, cfg);
+		break;
+	default:
+		lf->connection_limit = connection_limit(c, cfg);
+		break;
+	}
+	conv_pop(c, m);
+	return true;
+}
+
+bool conv_l4_http_filter(struct conv *c, struct pb tc, upb_StringView tn, uint8_t *kind,
+			 const void **cfg)
+{
+	bool rbac = arn_sv_eq(tn, HTTP_RBAC_TYPE);
+	if (!rbac && !arn_sv_eq(tn, HTTP_LRL_TYPE))
+		return false;
+	if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4,
+		     rbac ? "envoy.filters.http.rbac" : "envoy.filters.http.local_ratelimit"))
+		return true;
+	size_t m = conv_push(c, "typed_config");
+	struct pb p = conv_any(c, tc, rbac ? HTTP_RBAC_TYPE : HTTP_LRL_TYPE);
+	if (p.m) {
+		*kind = rbac ? ARN_CFG_HF_RBAC : ARN_CFG_HF_LOCAL_RATELIMIT;
+		*cfg = rbac ? (const void *)http_rbac(c, p)
+			    : (const void *)http_ratelimit(c, p, false);
+	}
+	conv_pop(c, m);
+	return true;
+}
+
+void conv_per_filter(struct conv *c, struct pb p, struct arn_cfg_per_filter **out, size_t *n)
+{
+	const upb_FieldDef *fd = pb_field(p, "typed_per_filter_config");
+	const upb_Map *map = fd ? upb_Message_Get(p.m, fd).map_val : NULL;
+	size_t len = map ? upb_Map_Size(map) : 0;
+	if (len == 0)
+		return;
+	if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "typed_per_filter_config"))
+		return;
+	*out = CONV_NEW(c, struct arn_cfg_per_filter, len);
+	if (!*out)
+		return;
+	const upb_MessageDef *ad = arn_proto_msgdef("google.protobuf.Any");
+	size_t iter = kUpb_Map_Begin;
+	while (upb_MapIterator_Next(map, &iter)) {
+		upb_StringView key = upb_MapIterator_Key(map, iter).str_val;
+		struct pb any = {upb_MapIterator_Value(map, iter).msg_val, ad};
+		size_t m = conv_push(c, "typed_per_filter_config[%.*s]", (int)key.size, key.data);
+		upb_StringView tn = arn_proto_any_type_name(any.m);
+		struct arn_cfg_per_filter *pf = &(*out)[*n];
+		pf->name = conv_str(c, key);
+		pf->name_len = key.size;
+		if (arn_sv_eq(tn, HTTP_RBAC_PER_ROUTE_TYPE)) {
+			struct pb pr = conv_any(c, any, HTTP_RBAC_PER_ROUTE_TYPE);
+			if (pr.m) {
+				conv_only(c, pr, "rbac");
+				struct arn_cfg_rbac_filter *f = NULL;
+				struct pb r = pb_msg(pr, "rbac");
+				if (r.m) {
+					size_t m2 = conv_push(c, "rbac");
+					f = http_rbac(c, r);
+					conv_pop(c, m2);
+				} else {
+					/* no rbac: the filter is off on this route */
+					f = CONV_NEW(c, struct arn_cfg_rbac_filter, 1);
+					if (f)
+						f->stat_prefix = f->shadow_stat_prefix = "";
+				}
+				pf->kind = ARN_CFG_PF_RBAC;
+				pf->cfg = f;
+				(*n)++;
+			}
+		} else if (arn_sv_eq(tn, HTTP_LRL_TYPE)) {
+			struct pb r = conv_any(c, any, HTTP_LRL_TYPE);
+			if (r.m) {
+				pf->kind = ARN_CFG_PF_LOCAL_RATELIMIT;
+				pf->cfg = http_ratelimit(c, r, true);
+				(*n)++;
+			}
+		} else {
+			conv_err(c, "",
+				 "per-filter configuration of type '%.*s' is not supported by "
+				 "Arion (RBACPerRoute and LocalRateLimit are)",
+				 (int)tn.size, tn.data);
+		}
+		conv_pop(c, m);
+	}
+}

@@ -1,0 +1,651 @@
+/*
+ * The L4 filters in the model, field for field as Envoy reads them:
+ * tcp_proxy, the network and HTTP RBAC filters with their policies, the
+ * network and HTTP local_ratelimit filters, connection_limit, routes'
+ * typed_per_filter_config, and the filter chain match fields they come
+ * with (direct_source_prefix_ranges, source_type). Each malformed or
+ * unsupported field is refused naming the resource and the field.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tc.h"
+
+#define ADDR "\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\",\"port_value\":9000}}"
+#define AT(t) "\"@type\":\"type.googleapis.com/" t "\""
+#define TCP_AT AT("envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy")
+#define NRBAC_AT AT("envoy.extensions.filters.network.rbac.v3.RBAC")
+#define NLRL_AT AT("envoy.extensions.filters.network.local_ratelimit.v3.LocalRateLimit")
+#define CXL_AT AT("envoy.extensions.filters.network.connection_limit.v3.ConnectionLimit")
+#define HRBAC_AT AT("envoy.extensions.filters.http.rbac.v3.RBAC")
+#define HLRL_AT AT("envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit")
+#define HCM_AT                                                                                     \
+	AT("envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager")
+#define ROUTER                                                                                     \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT(                           \
+	    "envoy.extensions.filters.http.router.v3.Router") "}}"
+
+/* A listener "l" whose one chain has these filters (JSON array body). */
+#define LISTENER(filters)                                                                          \
+	"{\"name\":\"l\"," ADDR ",\"filter_chains\":[{\"filters\":[" filters "]}]}"
+/* A tcp_proxy filter with these TcpProxy fields. */
+#define TCP(fields) "{\"name\":\"tcp\",\"typed_config\":{" TCP_AT "," fields "}}"
+#define TCP_OK TCP("\"stat_prefix\":\"t\",\"cluster\":\"db\"")
+/* A network filter before tcp_proxy. */
+#define NF(name, at, fields) "{\"name\":\"" name "\",\"typed_config\":{" at "," fields "}}," TCP_OK
+/* An HCM with these HTTP filters before the router, and this route table body. */
+#define HCM(hfilters, vhost_extra)                                                                 \
+	"{\"name\":\"hcm\",\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"ing\","                  \
+	"\"route_config\":{\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"]," vhost_extra    \
+	"\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"c\"}}]}]},"            \
+	"\"http_filters\":[" hfilters ROUTER "]}}"
+
+static int setup(void **state)
+{
+	arn_config_set_features(ARN_CONFIG_FEATURE_L4 | ARN_CONFIG_FEATURE_HTTP_L4);
+	return tc_setup(state);
+}
+
+static int teardown(void **state)
+{
+	arn_config_set_features(0);
+	return tc_teardown(state);
+}
+
+static const struct arn_cfg_filter_chain *chain0(void)
+{
+	const struct arn_cfg_listener *l = listener("l");
+	assert_non_null(l);
+	return &l->chains[0];
+}
+
+static void test_tcp_proxy_fields(void **state)
+{
+	(void)state;
+	/* the TCP proxy of Envoy's documentation, with every field Arion runs */
+	tc_ok(L, LISTENER(TCP("\"stat_prefix\":\"redis\",\"cluster\":\"redis_cluster\","
+			      "\"idle_timeout\":\"30s\",\"max_connect_attempts\":3,"
+			      "\"max_downstream_connection_duration\":\"600s\","
+			      "\"hash_policy\":[{\"source_ip\":{}}],"
+			      "\"access_log_options\":{\"access_log_flush_interval\":\"5s\","
+			      "\"flush_access_log_on_connected\":true},"
+			      "\"access_log\":[{\"name\":\"envoy.access_loggers.stdout\","
+			      "\"typed_config\":{" AT("envoy.extensions.access_loggers.stream.v3."
+						      "StdoutAccessLog") "}}]")));
+	const struct arn_cfg_filter_chain *fc = chain0();
+	assert_int_equal(fc->kind, ARN_CFG_NF_TCP_PROXY);
+	const struct arn_cfg_tcp_proxy *t = fc->tcp_proxy;
+	assert_string_equal(t->stat_prefix, "redis");
+	assert_int_equal(t->cluster.len, strlen("redis_cluster"));
+	assert_memory_equal(t->cluster.name, "redis_cluster", t->cluster.len);
+	assert_int_equal(t->idle_timeout_ms, 30000);
+	assert_int_equal(t->max_connect_attempts, 3);
+	assert_int_equal(t->max_downstream_connection_duration_ms, 600000);
+	assert_true(t->hash_source_ip);
+	assert_int_equal(t->access_log_flush_interval_ms, 5000);
+	assert_true(t->flush_access_log_on_connected);
+	assert_int_equal(t->n_access_logs, 1);
+	assert_int_equal(t->access_logs[0].kind, ARN_CFG_LOG_STDOUT);
+	assert_int_equal(fc->n_l4_filters, 0);
+
+	/* Envoy's defaults: 1 h idle timeout, one connect attempt, no limit */
+	tc_ok(L, LISTENER(TCP_OK));
+	t = chain0()->tcp_proxy;
+	assert_int_equal(t->idle_timeout_ms, 3600 * 1000);
+	assert_int_equal(t->max_connect_attempts, 1);
+	assert_int_equal(t->max_downstream_connection_duration_ms, 0);
+	assert_int_equal(t->access_log_flush_interval_ms, 0);
+	/* 0s turns the idle timeout off */
+	tc_ok(L, LISTENER(TCP("\"stat_prefix\":\"t\",\"cluster\":\"db\",\"idle_timeout\":\"0s\"")));
+	assert_int_equal(chain0()->tcp_proxy->idle_timeout_ms, 0);
+	/* the deprecated top-level access log options */
+	tc_ok(L, LISTENER(TCP("\"stat_prefix\":\"t\",\"cluster\":\"db\","
+			      "\"access_log_flush_interval\":\"1s\"")));
+	assert_int_equal(chain0()->tcp_proxy->access_log_flush_interval_ms, 1000);
+}
+
+static void test_tcp_proxy_weighted_clusters(void **state)
+{
+	(void)state;
+	tc_ok(L, LISTENER(TCP("\"stat_prefix\":\"t\",\"weighted_clusters\":{\"clusters\":["
+			      "{\"name\":\"a\",\"weight\":1},{\"name\":\"b\",\"weight\":3}]}")));
+	const struct arn_cfg_tcp_proxy *t = chain0()->tcp_proxy;
+	assert_int_equal(t->cluster.len, 0);
+	assert_int_equal(t->n_weighted, 2);
+	assert_int_equal(t->total_weight, 4);
+	assert_memory_equal(t->weighted[1].cluster.name, "b", 1);
+	assert_int_equal(t->weighted[1].weight, 3);
+	tc_refused(L,
+		   LISTENER(TCP("\"stat_prefix\":\"t\",\"weighted_clusters\":{\"clusters\":["
+				"{\"name\":\"a\",\"weight\":0}]}")),
+		   "Listener 'l': filter_chains[0].filters[0].typed_config.weighted_clusters."
+		   "clusters[0].weight: must be at least 1");
+	tc_refused(L, LISTENER(TCP("\"stat_prefix\":\"t\",\"weighted_clusters\":{}")),
+		   "weighted_clusters.clusters: empty");
+}
+
+static void test_tcp_proxy_refusals(void **state)
+{
+	(void)state;
+	tc_refused(L, LISTENER(TCP("\"cluster\":\"db\"")),
+		   "Listener 'l': filter_chains[0].filters[0].typed_config.stat_prefix: missing");
+	tc_refused(L, LISTENER(TCP("\"stat_prefix\":\"t\"")),
+		   "typed_config: no upstream: set cluster or weighted_clusters");
+	tc_refused(L,
+		   LISTENER(TCP("\"stat_prefix\":\"t\",\"cluster\":\"db\","
+				"\"tunneling_config\":{\"hostname\":\"h\"}")),
+		   "typed_config.tunneling_config: not supported by Arion");
+	tc_refused(L,
+		   LISTENER(TCP("\"stat_prefix\":\"t\",\"cluster\":\"db\","
+				"\"on_demand\":{}")),
+		   "typed_config.on_demand: not supported by Arion");
+	tc_refused(L,
+		   LISTENER(TCP("\"stat_prefix\":\"t\",\"cluster\":\"db\","
+				"\"max_connect_attempts\":0")),
+		   "typed_config.max_connect_attempts: must be at least 1");
+	tc_refused(L,
+		   LISTENER(TCP("\"stat_prefix\":\"t\",\"cluster\":\"db\","
+				"\"max_downstream_connection_duration\":\"0s\"")),
+		   "max_downstream_connection_duration: must be at least 1ms");
+	tc_refused(L,
+		   LISTENER(TCP("\"stat_prefix\":\"t\",\"cluster\":\"db\","
+				"\"hash_policy\":[{\"source_ip\":{}},{\"source_ip\":{}}]")),
+		   "typed_config.hash_policy: 2 policies");
+	tc_refused(L,
+		   LISTENER(TCP("\"stat_prefix\":\"t\",\"cluster\":\"db\","
+				"\"access_log_flush_interval\":\"1s\","
+				"\"access_log_options\":{}")),
+		   "access_log_options: set either");
+	/* tcp_proxy is terminal */
+	tc_refused(L, LISTENER(TCP_OK "," TCP_OK),
+		   "filters[0]: envoy.filters.network.tcp_proxy is a terminal filter");
+	/* a filter that is not terminal cannot be last */
+	tc_refused(L,
+		   LISTENER("{\"name\":\"rl\",\"typed_config\":{" CXL_AT
+			    ",\"stat_prefix\":\"c\",\"max_connections\":1}}"),
+		   "filters[0]: envoy.filters.network.connection_limit is not a terminal filter");
+	/* by name without typed_config: Envoy needs the typed_config */
+	tc_refused(L, LISTENER("{\"name\":\"envoy.filters.network.tcp_proxy\"}"),
+		   "filters[0].typed_config: missing typed_config");
+}
+
+static void test_feature_gate(void **state)
+{
+	(void)state;
+	/* until the data plane runs them, the filters are refused, not ignored */
+	arn_config_set_features(0);
+	tc_refused(L, LISTENER(TCP_OK),
+		   "filters[0]: envoy.filters.network.tcp_proxy is not run by this Arion's "
+		   "data plane yet");
+	tc_refused(L, LISTENER(NF("r", NRBAC_AT, "\"stat_prefix\":\"r\",\"rules\":{}")),
+		   "envoy.filters.network.rbac is not run by this Arion's data plane yet");
+	arn_config_set_features(ARN_CONFIG_FEATURE_L4);
+	tc_refused(L, LISTENER(HCM("{\"name\":\"rbac\",\"typed_config\":{" HRBAC_AT "}},", "")),
+		   "http_filters[0]: envoy.filters.http.rbac is not run by this Arion's data "
+		   "plane yet");
+}
+
+/* An allow policy on the network filter (Envoy's documentation's example,
+ * extended to every network permission and principal). */
+static void test_network_rbac(void **state)
+{
+	(void)state;
+	tc_ok(L,
+	      LISTENER(NF(
+		  "envoy.filters.network.rbac", NRBAC_AT,
+		  "\"stat_prefix\":\"tcp.\",\"shadow_rules_stat_prefix\":\"sh_\","
+		  "\"enforcement_type\":\"CONTINUOUS\",\"delay_deny\":\"2s\","
+		  "\"rules\":{\"action\":\"ALLOW\",\"policies\":{"
+		  "\"z-last\":{\"permissions\":[{\"any\":true}],\"principals\":[{\"any\":true}]},"
+		  "\"a-first\":{\"permissions\":[{\"and_rules\":{\"rules\":["
+		  "{\"destination_port\":6379},{\"destination_ip\":{\"address_prefix\":"
+		  "\"10.1.0.0\",\"prefix_len\":16}},"
+		  "{\"destination_port_range\":{\"start\":6000,\"end\":7000}},"
+		  "{\"not_rule\":{\"requested_server_name\":{\"exact\":\"x.test\"}}}]}}],"
+		  "\"principals\":[{\"or_ids\":{\"ids\":["
+		  "{\"source_ip\":{\"address_prefix\":\"198.18.0.0\",\"prefix_len\":15}},"
+		  "{\"direct_remote_ip\":{\"address_prefix\":\"127.0.0.1\"}},"
+		  "{\"remote_ip\":{\"address_prefix\":\"192.0.2.0\",\"prefix_len\":24}},"
+		  "{\"authenticated\":{\"principal_name\":{\"exact\":\"spiffe://a/b\"}}},"
+		  "{\"not_id\":{\"authenticated\":{}}}]}}]}}},"
+		  "\"shadow_rules\":{\"action\":\"DENY\",\"policies\":{\"p\":{"
+		  "\"permissions\":[{\"any\":true}],\"principals\":[{\"any\":true}]}}}")));
+	const struct arn_cfg_filter_chain *fc = chain0();
+	assert_int_equal(fc->kind, ARN_CFG_NF_TCP_PROXY);
+	assert_int_equal(fc->n_l4_filters, 1);
+	assert_int_equal(fc->l4_filters[0].kind, ARN_CFG_L4_RBAC);
+	assert_string_equal(fc->l4_filters[0].name, "envoy.filters.network.rbac");
+	const struct arn_cfg_rbac_filter *f = fc->l4_filters[0].rbac;
+	assert_string_equal(f->stat_prefix, "tcp.");
+	assert_string_equal(f->shadow_stat_prefix, "sh_");
+	assert_int_equal(f->enforcement, ARN_CFG_RBAC_CONTINUOUS);
+	assert_int_equal(f->delay_deny_ms, 2000);
+	assert_int_equal(f->rules->action, ARN_CFG_RBAC_ALLOW);
+	assert_int_equal(f->shadow->action, ARN_CFG_RBAC_DENY);
+	/* policies in name order, as Envoy's std::map holds them */
+	assert_int_equal(f->rules->n_policies, 2);
+	const struct arn_cfg_rbac_policy *p = &f->rules->policies[0];
+	assert_memory_equal(p->name, "a-first", 7);
+	const struct arn_cfg_rbac_rule *and = &p->permissions[0];
+	assert_int_equal(and->kind, ARN_CFG_RBAC_AND);
+	assert_int_equal(and->n_kids, 4);
+	assert_int_equal(and->kids[0].kind, ARN_CFG_RBAC_DST_PORT);
+	assert_int_equal(and->kids[0].port_lo, 6379);
+	assert_int_equal(and->kids[1].kind, ARN_CFG_RBAC_DST_IP);
+	assert_int_equal(and->kids[1].cidr.addr, 0x0a010000);
+	assert_int_equal(and->kids[1].cidr.len, 16);
+	assert_int_equal(and->kids[2].kind, ARN_CFG_RBAC_DST_PORT_RANGE);
+	assert_int_equal(and->kids[2].port_lo, 6000);
+	assert_int_equal(and->kids[2].port_hi, 7000);
+	assert_int_equal(and->kids[3].kind, ARN_CFG_RBAC_NOT);
+	assert_int_equal(and->kids[3].kids[0].kind, ARN_CFG_RBAC_SNI);
+	const struct arn_cfg_rbac_rule * or = &p->principals[0];
+	assert_int_equal(or->kind, ARN_CFG_RBAC_OR);
+	assert_int_equal(or->n_kids, 5);
+	assert_int_equal(or->kids[0].kind, ARN_CFG_RBAC_SOURCE_IP);
+	assert_int_equal(or->kids[0].cidr.len, 15);
+	assert_int_equal(or->kids[1].kind, ARN_CFG_RBAC_DIRECT_REMOTE_IP);
+	assert_int_equal(or->kids[1].cidr.len, 32);
+	assert_int_equal(or->kids[2].kind, ARN_CFG_RBAC_REMOTE_IP);
+	assert_int_equal(or->kids[3].kind, ARN_CFG_RBAC_AUTHENTICATED);
+	assert_true(or->kids[3].has_str);
+	assert_false(or->kids[4].kids[0].has_str);
+	assert_memory_equal(f->rules->policies[1].name, "z-last", 6);
+	/* rules absent: nothing enforced; an empty rules: ALLOW with no policy */
+	tc_ok(L, LISTENER(NF("r", NRBAC_AT, "\"stat_prefix\":\"r\",\"rules\":{}")));
+	f = chain0()->l4_filters[0].rbac;
+	assert_non_null(f->rules);
+	assert_int_equal(f->rules->n_policies, 0);
+	assert_null(f->shadow);
+}
+
+#define POLICY(perm, princ)                                                                        \
+	"\"stat_prefix\":\"r\",\"rules\":{\"policies\":{\"p\":{\"permissions\":[" perm             \
+	"],\"principals\":[" princ "]}}}"
+
+static void test_rbac_refusals(void **state)
+{
+	(void)state;
+	const char *pre = "Listener 'l': filter_chains[0].filters[0].typed_config.rules."
+			  "policies[p].";
+	char want[512];
+	tc_refused(L, LISTENER(NF("r", NRBAC_AT, "\"rules\":{}")),
+		   "filters[0].typed_config.stat_prefix: missing");
+	/* the network filter has no request: header and url_path refused */
+	snprintf(want, sizeof(want), "%spermissions[0].header: the network RBAC filter", pre);
+	tc_refused(L,
+		   LISTENER(NF("r", NRBAC_AT,
+			       POLICY("{\"header\":{\"name\":\"x\",\"present_match\":true}}",
+				      "{\"any\":true}"))),
+		   want);
+	tc_refused(
+	    L,
+	    LISTENER(NF("r", NRBAC_AT,
+			POLICY("{\"any\":true}", "{\"url_path\":{\"path\":{\"prefix\":\"/a\"}}}"))),
+	    "principals[0].url_path: the network RBAC filter has no HTTP request");
+	snprintf(want, sizeof(want),
+		 "%spermissions[0].metadata: this RBAC permission is not "
+		 "supported",
+		 pre);
+	tc_refused(L,
+		   LISTENER(NF("r", NRBAC_AT,
+			       POLICY("{\"metadata\":{\"filter\":\"f\"}}", "{\"any\":true}"))),
+		   want);
+	tc_refused(L, LISTENER(NF("r", NRBAC_AT, POLICY("", "{\"any\":true}"))),
+		   "policies[p].permissions: empty");
+	tc_refused(L, LISTENER(NF("r", NRBAC_AT, POLICY("{\"any\":true}", ""))),
+		   "policies[p].principals: empty");
+	tc_refused(L, LISTENER(NF("r", NRBAC_AT, POLICY("{\"any\":false}", "{\"any\":true}"))),
+		   "permissions[0].any: must be true");
+	tc_refused(L,
+		   LISTENER(NF("r", NRBAC_AT,
+			       "\"stat_prefix\":\"r\",\"rules\":{\"policies\":{\"p\":{"
+			       "\"permissions\":[{\"any\":true}],\"principals\":[{\"any\":true}],"
+			       "\"condition\":{}}}}")),
+		   "policies[p].condition: not supported by Arion");
+	tc_refused(L,
+		   LISTENER(NF("r", NRBAC_AT,
+			       POLICY("{\"destination_ip\":{\"address_prefix\":\"::1\"}}",
+				      "{\"any\":true}"))),
+		   "destination_ip.address_prefix: '::1' is not an IPv4 address");
+	tc_refused(
+	    L,
+	    LISTENER(NF("r", NRBAC_AT, POLICY("{\"destination_port\":70000}", "{\"any\":true}"))),
+	    "permissions[0].destination_port: 70000 is not a port");
+	tc_refused(L,
+		   LISTENER(NF("r", NRBAC_AT,
+			       POLICY("{\"destination_port_range\":{\"start\":9,\"end\":3}}",
+				      "{\"any\":true}"))),
+		   "destination_port_range: [9, 3) is not a range of ports");
+	tc_refused(L, LISTENER(NF("r", NRBAC_AT, POLICY("{}", "{\"any\":true}"))),
+		   "permissions[0]: empty permission");
+	tc_refused(L, LISTENER(NF("r", NRBAC_AT, "\"stat_prefix\":\"r\",\"matcher\":{}")),
+		   "typed_config.matcher: not supported by Arion");
+	/* nesting is bounded: the evaluator recurses */
+	char deep[4096] = "";
+	char *o = deep;
+	for (int i = 0; i < 40; i++)
+		o += sprintf(o, "{\"not_rule\":");
+	o += sprintf(o, "{\"any\":true}");
+	for (int i = 0; i < 40; i++)
+		*o++ = '}';
+	*o = 0;
+	char json[8192];
+	snprintf(json, sizeof(json),
+		 LISTENER(NF("r", NRBAC_AT,
+			     "\"stat_prefix\":\"r\",\"rules\":{\"policies\":{\"p\":{"
+			     "\"permissions\":[%s],\"principals\":[{\"any\":true}]}}}")),
+		 deep);
+	tc_refused(L, json, "nested more than 32 deep");
+}
+
+static void test_http_rbac_and_per_route(void **state)
+{
+	(void)state;
+	tc_ok(L, LISTENER(HCM(
+		     "{\"name\":\"envoy.filters.http.rbac\",\"typed_config\":{" HRBAC_AT
+		     ",\"shadow_rules_stat_prefix\":\"s_\","
+		     "\"rules\":{\"action\":\"DENY\",\"policies\":{\"admin\":{"
+		     "\"permissions\":[{\"url_path\":{\"path\":{\"prefix\":\"/admin\"}}},"
+		     "{\"header\":{\"name\":\":method\",\"string_match\":{\"exact\":\"DELETE\"}}}],"
+		     "\"principals\":[{\"not_id\":{\"header\":{\"name\":\"X-Admin\","
+		     "\"present_match\":true}}}]}}}}},",
+		     "\"typed_per_filter_config\":{\"envoy.filters.http.rbac\":{" AT(
+			 "envoy.extensions.filters.http.rbac.v3.RBACPerRoute") "}},")));
+	const struct arn_cfg_hcm *h = chain0()->hcm;
+	assert_int_equal(h->n_http_filters, 2);
+	assert_int_equal(h->http_filters[0], ARN_CFG_HF_RBAC);
+	assert_string_equal(h->http_filter_names[0], "envoy.filters.http.rbac");
+	assert_int_equal(h->http_filters[1], ARN_CFG_HF_ROUTER);
+	const struct arn_cfg_rbac_filter *f = h->http_filter_cfgs[0];
+	assert_string_equal(f->shadow_stat_prefix, "s_");
+	assert_int_equal(f->rules->action, ARN_CFG_RBAC_DENY);
+	const struct arn_cfg_rbac_policy *p = &f->rules->policies[0];
+	assert_int_equal(p->permissions[0].kind, ARN_CFG_RBAC_URL_PATH);
+	assert_int_equal(p->permissions[0].str.kind, ARN_CFG_STR_PREFIX);
+	assert_int_equal(p->permissions[1].kind, ARN_CFG_RBAC_HEADER);
+	assert_string_equal(p->permissions[1].header->name, ":method");
+	assert_string_equal(p->principals[0].kids[0].header->name, "x-admin");
+	/* RBACPerRoute without rbac: RBAC is off on that virtual host */
+	const struct arn_cfg_vhost *vh = &h->inline_routes->vhosts[0];
+	const struct arn_cfg_rbac_filter *pr = arn_cfg_per_filter_find(
+	    vh, &vh->routes[0], "envoy.filters.http.rbac", 23, ARN_CFG_PF_RBAC);
+	assert_non_null(pr);
+	assert_null(pr->rules);
+	assert_null(pr->shadow);
+	assert_null(arn_cfg_per_filter_find(vh, &vh->routes[0], "other", 5, ARN_CFG_PF_RBAC));
+	assert_null(arn_cfg_per_filter_find(vh, &vh->routes[0], "envoy.filters.http.rbac", 23,
+					    ARN_CFG_PF_LOCAL_RATELIMIT));
+
+	/* a route's RBACPerRoute replaces the rules, and wins over the vhost's */
+	tc_ok(
+	    R,
+	    "{\"name\":\"rt\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],"
+	    "\"typed_per_filter_config\":{\"rbac\":{" AT(
+		"envoy.extensions.filters.http.rbac.v3.RBACPerRoute") "}},"
+								      "\"routes\":[{\"match\":{"
+								      "\"prefix\":\"/"
+								      "\"},\"route\":{\"cluster\":"
+								      "\"c\"},"
+								      "\"typed_per_filter_config\":"
+								      "{\"rbac\":{" AT(
+									  "envoy.extensions."
+									  "filters.http.rbac.v3."
+									  "RBACPerRoute") ",\"rbac"
+											  "\":{"
+											  "\"rules"
+											  "\":{"
+											  "\"polici"
+											  "es\":{}}"
+											  "}}}}]}]"
+											  "}");
+	const struct arn_cfg_route_table *rt = route_table("rt");
+	pr = arn_cfg_per_filter_find(&rt->vhosts[0], &rt->vhosts[0].routes[0], "rbac", 4,
+				     ARN_CFG_PF_RBAC);
+	assert_non_null(pr->rules);
+	assert_int_equal(pr->rules->action, ARN_CFG_RBAC_ALLOW);
+	pr = arn_cfg_per_filter_find(&rt->vhosts[0], NULL, "rbac", 4, ARN_CFG_PF_RBAC);
+	assert_null(pr->rules);
+
+	tc_refused(
+	    R,
+	    "{\"name\":\"rt\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],"
+	    "\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"c\"},"
+	    "\"typed_per_filter_config\":{\"f\":{" AT(
+		"envoy.extensions.filters.http.router.v3.Router") "}}}]}]}",
+	    "RouteConfiguration 'rt': virtual_hosts[0].routes[0].typed_per_filter_config[f]: "
+	    "per-filter configuration of type "
+	    "'envoy.extensions.filters.http.router.v3.Router' is not supported");
+	tc_refused(
+	    L,
+	    LISTENER(
+		HCM("{\"name\":\"r\",\"typed_config\":{" HRBAC_AT ",\"shadow_matcher\":{}}},", "")),
+	    "http_filters[0].typed_config.shadow_matcher: not supported by Arion");
+}
+
+static void test_network_local_ratelimit(void **state)
+{
+	(void)state;
+	tc_ok(L,
+	      LISTENER(NF("rl", NLRL_AT,
+			  "\"stat_prefix\":\"rl\",\"token_bucket\":{\"max_tokens\":5,"
+			  "\"tokens_per_fill\":2,\"fill_interval\":\"0.25s\"},"
+			  "\"runtime_enabled\":{\"default_value\":false,\"runtime_key\":\"k\"}")));
+	const struct arn_cfg_l4_filter *lf = &chain0()->l4_filters[0];
+	assert_int_equal(lf->kind, ARN_CFG_L4_LOCAL_RATELIMIT);
+	assert_string_equal(lf->ratelimit->stat_prefix, "rl");
+	assert_int_equal(lf->ratelimit->bucket.max_tokens, 5);
+	assert_int_equal(lf->ratelimit->bucket.tokens_per_fill, 2);
+	assert_int_equal(lf->ratelimit->bucket.fill_interval_ms, 250);
+	assert_false(lf->ratelimit->enabled);
+	assert_non_null(lf->ratelimit->state);
+	assert_int_equal(lf->ratelimit->state->word, 0);
+	/* tokens_per_fill defaults to 1; enabled without runtime_enabled */
+	tc_ok(L, LISTENER(NF("rl", NLRL_AT,
+			     "\"stat_prefix\":\"rl\",\"token_bucket\":{\"max_tokens\":1,"
+			     "\"fill_interval\":\"1s\"}")));
+	lf = &chain0()->l4_filters[0];
+	assert_int_equal(lf->ratelimit->bucket.tokens_per_fill, 1);
+	assert_true(lf->ratelimit->enabled);
+	tc_refused(L,
+		   LISTENER(NF("rl", NLRL_AT,
+			       "\"stat_prefix\":\"rl\",\"token_bucket\":{\"max_tokens\":1,"
+			       "\"fill_interval\":\"0.01s\"}")),
+		   "token_bucket.fill_interval: 10 ms: the fill timer must be at least 50 ms");
+	tc_refused(L,
+		   LISTENER(NF("rl", NLRL_AT,
+			       "\"stat_prefix\":\"rl\",\"token_bucket\":{\"fill_interval\":"
+			       "\"1s\"}")),
+		   "token_bucket.max_tokens: must be greater than 0");
+	tc_refused(L, LISTENER(NF("rl", NLRL_AT, "\"stat_prefix\":\"rl\"")),
+		   "typed_config.token_bucket: missing");
+	tc_refused(L,
+		   LISTENER(NF("rl", NLRL_AT,
+			       "\"stat_prefix\":\"rl\",\"share_key\":\"s\",\"token_bucket\":{"
+			       "\"max_tokens\":1,\"fill_interval\":\"1s\"}")),
+		   "typed_config.share_key: not supported by Arion");
+}
+
+static void test_connection_limit(void **state)
+{
+	(void)state;
+	tc_ok(L, LISTENER(NF("cl", CXL_AT,
+			     "\"stat_prefix\":\"cl\",\"max_connections\":100,\"delay\":\"0.5s\"")));
+	const struct arn_cfg_l4_filter *lf = &chain0()->l4_filters[0];
+	assert_int_equal(lf->kind, ARN_CFG_L4_CONNECTION_LIMIT);
+	assert_int_equal(lf->connection_limit->max_connections, 100);
+	assert_int_equal(lf->connection_limit->delay_ms, 500);
+	assert_true(lf->connection_limit->enabled);
+	assert_int_equal(*lf->connection_limit->count, 0);
+	tc_refused(L, LISTENER(NF("cl", CXL_AT, "\"stat_prefix\":\"cl\"")),
+		   "typed_config.max_connections: missing");
+	tc_refused(L, LISTENER(NF("cl", CXL_AT, "\"stat_prefix\":\"cl\",\"max_connections\":0")),
+		   "typed_config.max_connections: must be at least 1");
+	/* filters in front of the HCM too, in their order */
+	tc_ok(L, LISTENER("{\"name\":\"cl\",\"typed_config\":{" CXL_AT
+			  ",\"stat_prefix\":\"cl\",\"max_connections\":1}},"
+			  "{\"name\":\"r\",\"typed_config\":{" NRBAC_AT
+			  ",\"stat_prefix\":\"r\"}}," HCM("", "")));
+	const struct arn_cfg_filter_chain *fc = chain0();
+	assert_int_equal(fc->kind, ARN_CFG_NF_HCM);
+	assert_int_equal(fc->n_l4_filters, 2);
+	assert_int_equal(fc->l4_filters[0].kind, ARN_CFG_L4_CONNECTION_LIMIT);
+	assert_int_equal(fc->l4_filters[1].kind, ARN_CFG_L4_RBAC);
+	assert_null(fc->l4_filters[1].rbac->rules);
+}
+
+static void test_http_local_ratelimit(void **state)
+{
+	(void)state;
+	/* Envoy's documentation's example, with descriptors */
+	tc_ok(L,
+	      LISTENER(HCM(
+		  "{\"name\":\"envoy.filters.http.local_ratelimit\",\"typed_config\":{" HLRL_AT
+		  ",\"stat_prefix\":\"http_local_rate_limiter\","
+		  "\"status\":{\"code\":\"ServiceUnavailable\"},"
+		  "\"token_bucket\":{\"max_tokens\":10000,\"tokens_per_fill\":1000,"
+		  "\"fill_interval\":\"1s\"},"
+		  "\"filter_enabled\":{\"runtime_key\":\"e\",\"default_value\":{"
+		  "\"numerator\":100,\"denominator\":\"HUNDRED\"}},"
+		  "\"filter_enforced\":{\"runtime_key\":\"f\",\"default_value\":{"
+		  "\"numerator\":50,\"denominator\":\"TEN_THOUSAND\"}},"
+		  "\"response_headers_to_add\":[{\"append_action\":\"OVERWRITE_IF_EXISTS_OR_ADD\","
+		  "\"header\":{\"key\":\"x-local-rate-limit\",\"value\":\"true\"}}],"
+		  "\"descriptors\":[{\"entries\":[{\"key\":\"client_id\",\"value\":\"foo\"},"
+		  "{\"key\":\"path\",\"value\":\"/foo/bar\"}],\"token_bucket\":{"
+		  "\"max_tokens\":10,\"tokens_per_fill\":10,\"fill_interval\":\"60s\"}}],"
+		  "\"stage\":2,\"local_rate_limit_per_downstream_connection\":true,"
+		  "\"enable_x_ratelimit_headers\":\"DRAFT_VERSION_03\","
+		  "\"vh_rate_limits\":\"INCLUDE\",\"always_consume_default_token_bucket\":false}},",
+		  "")));
+	const struct arn_cfg_hcm *h = chain0()->hcm;
+	assert_int_equal(h->http_filters[0], ARN_CFG_HF_LOCAL_RATELIMIT);
+	const struct arn_cfg_http_ratelimit *r = h->http_filter_cfgs[0];
+	assert_string_equal(r->stat_prefix, "http_local_rate_limiter");
+	assert_int_equal(r->status, 503);
+	assert_true(r->has_bucket);
+	assert_int_equal(r->bucket.max_tokens, 10000);
+	assert_int_equal(r->bucket.tokens_per_fill, 1000);
+	assert_int_equal(r->bucket.fill_interval_ms, 1000);
+	assert_non_null(r->state);
+	assert_int_equal(r->enabled.numerator, 100);
+	assert_int_equal(r->enabled.denominator, 100);
+	assert_int_equal(r->enforced.numerator, 50);
+	assert_int_equal(r->enforced.denominator, 10000);
+	assert_int_equal(r->headers.n_resp_add, 1);
+	assert_string_equal(r->headers.resp_add[0].key, "x-local-rate-limit");
+	assert_int_equal(r->n_descriptors, 1);
+	assert_int_equal(r->descriptors[0].n_entries, 2);
+	assert_memory_equal(r->descriptors[0].entries[1].value, "/foo/bar", 8);
+	assert_int_equal(r->descriptors[0].bucket.fill_interval_ms, 60000);
+	assert_int_equal(r->stage, 2);
+	assert_true(r->per_connection);
+	assert_true(r->x_ratelimit_headers);
+	assert_int_equal(r->vh_rate_limits, ARN_CFG_VH_RL_INCLUDE);
+	assert_false(r->always_consume_default);
+
+	/* defaults: 429, nothing enabled nor enforced without the fractions */
+	tc_ok(L, LISTENER(HCM("{\"name\":\"rl\",\"typed_config\":{" HLRL_AT
+			      ",\"stat_prefix\":\"s\",\"status\":{\"code\":\"OK\"}}},",
+			      "")));
+	r = chain0()->hcm->http_filter_cfgs[0];
+	assert_int_equal(r->status, 429);
+	assert_false(r->has_bucket);
+	assert_int_equal(r->enabled.numerator, 0);
+	assert_true(r->always_consume_default);
+
+	tc_refused(L,
+		   LISTENER(HCM("{\"name\":\"rl\",\"typed_config\":{" HLRL_AT
+				",\"stat_prefix\":\"s\",\"descriptors\":["
+				"{\"entries\":[{\"key\":\"k\",\"value\":\"v\"}],\"token_bucket\":{"
+				"\"max_tokens\":1,\"fill_interval\":\"1s\"}},"
+				"{\"entries\":[{\"key\":\"k\",\"value\":\"v\"}],\"token_bucket\":{"
+				"\"max_tokens\":2,\"fill_interval\":\"1s\"}}]}},",
+				"")),
+		   "typed_config.descriptors[1]: the same entries as descriptors[0]");
+	tc_refused(L,
+		   LISTENER(HCM("{\"name\":\"rl\",\"typed_config\":{" HLRL_AT
+				",\"stat_prefix\":\"s\",\"stage\":11}},",
+				"")),
+		   "typed_config.stage: 11 is more than 10");
+	tc_refused(L,
+		   LISTENER(HCM("{\"name\":\"rl\",\"typed_config\":{" HLRL_AT
+				",\"stat_prefix\":\"s\",\"local_cluster_rate_limit\":{}}},",
+				"")),
+		   "typed_config.local_cluster_rate_limit: not supported by Arion");
+	/* per route, the token bucket is required */
+	tc_refused(R,
+		   "{\"name\":\"rt\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],"
+		   "\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"c\"},"
+		   "\"typed_per_filter_config\":{\"rl\":{" HLRL_AT ",\"stat_prefix\":\"p\"}}}]}]}",
+		   "routes[0].typed_per_filter_config[rl].token_bucket: missing (Envoy requires "
+		   "it per route)");
+	tc_ok(R, "{\"name\":\"rt\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],"
+		 "\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"c\"},"
+		 "\"typed_per_filter_config\":{\"rl\":{" HLRL_AT ",\"stat_prefix\":\"p\","
+		 "\"token_bucket\":{\"max_tokens\":3,\"fill_interval\":\"1s\"}}}}]}]}");
+	const struct arn_cfg_route_table *rt = route_table("rt");
+	r = arn_cfg_per_filter_find(NULL, &rt->vhosts[0].routes[0], "rl", 2,
+				    ARN_CFG_PF_LOCAL_RATELIMIT);
+	assert_non_null(r);
+	assert_int_equal(r->bucket.max_tokens, 3);
+}
+
+static void test_fc_match_fields(void **state)
+{
+	(void)state;
+	tc_ok(L, "{\"name\":\"l\"," ADDR ",\"filter_chains\":[{\"filter_chain_match\":{"
+		 "\"direct_source_prefix_ranges\":[{\"address_prefix\":\"198.18.0.0\","
+		 "\"prefix_len\":15}],\"source_type\":\"SAME_IP_OR_LOOPBACK\"},"
+		 "\"filters\":[" TCP_OK "]},{\"filter_chain_match\":{\"source_type\":\"EXTERNAL\"},"
+		 "\"filters\":[" TCP_OK "]}]}");
+	const struct arn_cfg_listener *l = listener("l");
+	assert_int_equal(l->chains[0].match.n_direct_src_prefixes, 1);
+	assert_int_equal(l->chains[0].match.direct_src_prefixes[0].addr, 0xc6120000);
+	assert_int_equal(l->chains[0].match.source_type, ARN_CFG_SOURCE_LOCAL);
+	assert_int_equal(l->chains[1].match.source_type, ARN_CFG_SOURCE_EXTERNAL);
+}
+
+/* fuzz_config's L4 seeds (a type byte, then the resource) convert without
+ * error, so the fuzzer starts from inside these converters. */
+static void test_fuzz_seeds_accepted(void **state)
+{
+	(void)state;
+	static const char *const seeds[][2] = {{"listener_tcp_proxy", "tcp"},
+					       {"listener_network_rbac", "rbac"},
+					       {"listener_http_rbac_ratelimit", "web"}};
+	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+		char path[256], buf[8192];
+		snprintf(path, sizeof(path), "tests/config/corpus/config/%s", seeds[i][0]);
+		FILE *f = fopen(path, "rb");
+		assert_non_null(f);
+		size_t n = fread(buf, 1, sizeof(buf), f);
+		fclose(f);
+		assert_true(n > 1 && n < sizeof(buf) && buf[0] == 0);
+		struct arn_config_resource_in in = {seeds[i][1], "v", buf + 1, n - 1};
+		struct arn_config_result r;
+		assert_int_equal(arn_config_apply(st, L, &in, 1, NULL, 0, 0, &r), 0);
+		for (size_t j = 0; j < r.n_errors; j++)
+			print_message("  %s: %s\n", seeds[i][0], r.errors[j].message);
+		assert_true(r.accepted);
+		assert_int_equal(r.n_errors, 0);
+		arn_config_result_free(&r);
+	}
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+const struct CMUnitTest conv_l4_tests[] = {
+    T(test_tcp_proxy_fields),
+    T(test_tcp_proxy_weighted_clusters),
+    T(test_tcp_proxy_refusals),
+    T(test_feature_gate),
+    T(test_network_rbac),
+    T(test_rbac_refusals),
+    T(test_http_rbac_and_per_route),
+    T(test_network_local_ratelimit),
+    T(test_connection_limit),
+    T(test_http_local_ratelimit),
+    T(test_fc_match_fields),
+    T(test_fuzz_seeds_accepted),
+};
+const size_t n_conv_l4_tests = sizeof(conv_l4_tests) / sizeof(conv_l4_tests[0]);
