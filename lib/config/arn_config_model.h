@@ -140,6 +140,14 @@ bool arn_cfg_str_match(const struct arn_cfg_str_match *m, const char *v, size_t 
 struct arn_cfg_header_match;
 struct arn_cfg_request;
 /**
+ * One header matcher @p m over a value already looked up: @p present says
+ * whether the header was there, @p v / @p vlen its value (repeated headers
+ * joined with ','). Envoy's rules: a missing header never matches (unless
+ * treat_missing_header_as_empty), inverted or not.
+ */
+bool arn_cfg_header_match_value(const struct arn_cfg_header_match *m, bool present, const char *v,
+				size_t vlen);
+/**
  * True when every one of the @p n matchers @p m matches @p req (as route
  * header matching does: ":method", ":authority" and ":path" are the request
  * line's; repeated headers are joined with ','). True for n == 0.

@@ -276,12 +276,9 @@ static bool parse_i64(const char *s, size_t n, int64_t *out)
 	return true;
 }
 
-static bool header_matches(const struct arn_cfg_header_match *m, const struct arn_cfg_request *req)
+bool arn_cfg_header_match_value(const struct arn_cfg_header_match *m, bool present, const char *v,
+				size_t vlen)
 {
-	char buf[4096];
-	const char *v = NULL;
-	size_t vlen = 0;
-	bool present = header_value(req, m->name, m->name_len, buf, sizeof(buf), &v, &vlen);
 	bool r;
 	if (m->kind == ARN_CFG_HDR_PRESENT) {
 		r = present == m->present;
@@ -303,6 +300,15 @@ static bool header_matches(const struct arn_cfg_header_match *m, const struct ar
 		}
 	}
 	return r != m->invert;
+}
+
+static bool header_matches(const struct arn_cfg_header_match *m, const struct arn_cfg_request *req)
+{
+	char buf[4096];
+	const char *v = NULL;
+	size_t vlen = 0;
+	bool present = header_value(req, m->name, m->name_len, buf, sizeof(buf), &v, &vlen);
+	return arn_cfg_header_match_value(m, present, v, vlen);
 }
 
 bool arn_cfg_headers_match(const struct arn_cfg_header_match *m, size_t n,

@@ -490,6 +490,74 @@ static void test_route_index_same_as_linear_scan(void **state)
 	}
 }
 
+#define ECHO_F "\"filters\":[{\"name\":\"envoy.filters.network.echo\"}]"
+/*
+ * The rest of Envoy's order: application protocols in the client's order,
+ * direct source IP, then source type (SAME_IP_OR_LOOPBACK / EXTERNAL before
+ * ANY), then source IP; and a step never falls back to chains an earlier
+ * step dropped.
+ */
+static void test_filter_chain_selection_order(void **state)
+{
+	(void)state;
+	tc_ok(L,
+	      "{\"name\":\"fc\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+	      "\"port_value\":443}},"
+	      "\"listener_filters\":[{\"name\":\"envoy.filters.listener.tls_inspector\"}],"
+	      "\"filter_chains\":["
+	      "{\"name\":\"h2\",\"filter_chain_match\":{\"transport_protocol\":\"tls\","
+	      "\"application_protocols\":[\"h2\"]}," ECHO_F "},"
+	      "{\"name\":\"h1\",\"filter_chain_match\":{\"transport_protocol\":\"tls\","
+	      "\"application_protocols\":[\"http/1.1\"]}," ECHO_F "},"
+	      "{\"name\":\"direct\",\"filter_chain_match\":{\"direct_source_prefix_ranges\":["
+	      "{\"address_prefix\":\"198.18.0.0\",\"prefix_len\":15}]}," ECHO_F "},"
+	      "{\"name\":\"local\",\"filter_chain_match\":{\"source_type\":"
+	      "\"SAME_IP_OR_LOOPBACK\"}," ECHO_F "},"
+	      "{\"name\":\"external\",\"filter_chain_match\":{\"source_type\":\"EXTERNAL\"}," ECHO_F
+	      "},"
+	      "{\"name\":\"ext24\",\"filter_chain_match\":{\"source_type\":\"EXTERNAL\","
+	      "\"source_prefix_ranges\":[{\"address_prefix\":\"203.0.113.0\",\"prefix_len\":"
+	      "24}]}," ECHO_F "},"
+	      "{\"name\":\"p9443\",\"filter_chain_match\":{\"destination_port\":9443,"
+	      "\"transport_protocol\":\"tls\"}," ECHO_F "}],"
+	      "\"default_filter_chain\":{\"name\":\"default\"," ECHO_F "}}");
+	const struct arn_cfg_listener *l = listener("fc");
+	/* the client's first ALPN name that some chain lists wins */
+	const char *alpn[] = {"http/1.1", "h2"};
+	struct arn_cfg_fc_input in = {.dst_addr = 0x0a000001,
+				      .dst_port = 443,
+				      .src_addr = 0xcb007109,
+				      .transport_protocol = "tls",
+				      .alpn = alpn,
+				      .n_alpn = 2};
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "h1");
+	alpn[0] = "h2", alpn[1] = "http/1.1";
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "h2");
+	alpn[0] = "h3", alpn[1] = "http/1.1";
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "h1");
+	/* raw TCP: direct source IP before source type */
+	in.transport_protocol = NULL;
+	in.n_alpn = 0;
+	in.src_addr = 0xc6120005; /* 198.18.0.5 */
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "direct");
+	/* source type: loopback, or the local address itself */
+	in.src_addr = 0x7f000001;
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "local");
+	in.src_addr = in.dst_addr;
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "local");
+	/* external, then the longest source prefix among the external ones */
+	in.src_addr = 0xc0000201; /* 192.0.2.1 */
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "external");
+	in.src_addr = 0xcb007109; /* 203.0.113.9 */
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "ext24");
+	/* port 9443 keeps only p9443, which wants TLS: the default chain,
+	 * not a port-less chain that would have matched */
+	in.dst_port = 9443;
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "default");
+	in.transport_protocol = "tls";
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "p9443");
+}
+
 const struct CMUnitTest match_tests[] = {
     TC(test_route_index_same_as_linear_scan),
     cmocka_unit_test(test_regex_syntax),
@@ -499,5 +567,6 @@ const struct CMUnitTest match_tests[] = {
     TC(test_route_matching),
     TC(test_route_actions),
     TC(test_filter_chain_selection),
+    TC(test_filter_chain_selection_order),
 };
 const size_t n_match_tests = sizeof(match_tests) / sizeof(match_tests[0]);

@@ -1,0 +1,455 @@
+/*
+ * lib/l4's engines: every RBAC permission and principal kind, the
+ * ALLOW/DENY/LOG decisions and the effective policy Envoy reports, the
+ * header lookup over a request; token buckets counted in tokens against a
+ * clock the test sets (no timing).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "arn_rbac.h"
+#include "arn_tbucket.h"
+
+/* ---- RBAC ---------------------------------------------------------------------- */
+
+static struct arn_cfg_rbac_rule rule(uint8_t kind)
+{
+	return (struct arn_cfg_rbac_rule){.kind = kind};
+}
+
+static struct arn_cfg_rbac_rule cidr(uint8_t kind, uint32_t addr, uint8_t len)
+{
+	struct arn_cfg_rbac_rule r = rule(kind);
+	r.cidr.addr = addr;
+	r.cidr.len = len;
+	return r;
+}
+
+static struct arn_cfg_rbac_rule str(uint8_t kind, uint8_t sk, const char *s)
+{
+	struct arn_cfg_rbac_rule r = rule(kind);
+	r.str.kind = sk;
+	r.str.s = s;
+	r.str.len = strlen(s);
+	r.has_str = true;
+	return r;
+}
+
+static bool match(const struct arn_cfg_rbac_rule *r, const struct arn_rbac_input *in)
+{
+	bool err = false;
+	bool m = arn_rbac_rule_match(r, in, &err);
+	assert_false(err);
+	return m;
+}
+
+#define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
+
+static const struct arn_cfg_header req_headers[] = {
+    {"X-Role", 6, "admin", 5},
+    {"x-forwarded-for", 15, "192.0.2.1", 9},
+    {"x-forwarded-for", 15, "198.18.0.9", 10},
+};
+static const struct arn_cfg_request req = {.method = "DELETE",
+					   .method_len = 6,
+					   .authority = "a.test",
+					   .authority_len = 6,
+					   .path = "/admin/users?id=1#frag",
+					   .path_len = 22,
+					   .headers = req_headers,
+					   .n_headers = 3};
+
+static struct arn_rbac_input input(void)
+{
+	return (struct arn_rbac_input){.src_addr = IP(198, 18, 0, 5),
+				       .remote_addr = IP(192, 0, 2, 1),
+				       .dst_addr = IP(10, 1, 2, 3),
+				       .dst_port = 6379,
+				       .sni = {"db.example.com", 14},
+				       .path = req.path,
+				       .path_len = req.path_len,
+				       .header = arn_rbac_request_header,
+				       .header_ctx = (void *)&req};
+}
+
+static void test_permissions(void **state)
+{
+	(void)state;
+	struct arn_rbac_input in = input();
+	struct arn_cfg_rbac_rule r = rule(ARN_CFG_RBAC_ANY);
+	assert_true(match(&r, &in));
+	/* destination_ip: the local address, longest prefix irrelevant */
+	r = cidr(ARN_CFG_RBAC_DST_IP, IP(10, 1, 0, 0), 16);
+	assert_true(match(&r, &in));
+	r = cidr(ARN_CFG_RBAC_DST_IP, IP(10, 2, 0, 0), 16);
+	assert_false(match(&r, &in));
+	r = cidr(ARN_CFG_RBAC_DST_IP, 0, 0);
+	assert_true(match(&r, &in));
+	/* destination_port */
+	r = rule(ARN_CFG_RBAC_DST_PORT);
+	r.port_lo = 6379;
+	assert_true(match(&r, &in));
+	r.port_lo = 6380;
+	assert_false(match(&r, &in));
+	/* destination_port_range: [start, end) */
+	r = rule(ARN_CFG_RBAC_DST_PORT_RANGE);
+	r.port_lo = 6000, r.port_hi = 6379;
+	assert_false(match(&r, &in));
+	r.port_hi = 6380;
+	assert_true(match(&r, &in));
+	r.port_lo = 6380, r.port_hi = 7000;
+	assert_false(match(&r, &in));
+	/* requested_server_name; "" without SNI */
+	r = str(ARN_CFG_RBAC_SNI, ARN_CFG_STR_SUFFIX, ".example.com");
+	assert_true(match(&r, &in));
+	in.sni = (struct arn_rbac_str){NULL, 0};
+	assert_false(match(&r, &in));
+	r = str(ARN_CFG_RBAC_SNI, ARN_CFG_STR_EXACT, "");
+	assert_true(match(&r, &in));
+	/* url_path: without query and fragment */
+	in = input();
+	r = str(ARN_CFG_RBAC_URL_PATH, ARN_CFG_STR_EXACT, "/admin/users");
+	assert_true(match(&r, &in));
+	r = str(ARN_CFG_RBAC_URL_PATH, ARN_CFG_STR_SUFFIX, "1");
+	assert_false(match(&r, &in));
+	in.path = NULL; /* the network filter */
+	r = str(ARN_CFG_RBAC_URL_PATH, ARN_CFG_STR_PREFIX, "/");
+	assert_false(match(&r, &in));
+}
+
+static void test_headers(void **state)
+{
+	(void)state;
+	struct arn_rbac_input in = input();
+	struct arn_cfg_header_match hm = {
+	    .name = "x-role",
+	    .name_len = 6,
+	    .kind = ARN_CFG_HDR_STRING,
+	    .str = {.kind = ARN_CFG_STR_EXACT, .s = "admin", .len = 5}};
+	struct arn_cfg_rbac_rule r = rule(ARN_CFG_RBAC_HEADER);
+	r.header = &hm;
+	assert_true(match(&r, &in));
+	/* pseudo-headers from the request line */
+	hm = (struct arn_cfg_header_match){
+	    .name = ":method",
+	    .name_len = 7,
+	    .str = {.kind = ARN_CFG_STR_EXACT, .s = "DELETE", .len = 6}};
+	assert_true(match(&r, &in));
+	/* repeated headers joined with ',' */
+	hm = (struct arn_cfg_header_match){
+	    .name = "x-forwarded-for",
+	    .name_len = 15,
+	    .str = {.kind = ARN_CFG_STR_EXACT, .s = "192.0.2.1,198.18.0.9", .len = 20}};
+	assert_true(match(&r, &in));
+	/* absent: no match, even inverted; present_match false matches */
+	hm = (struct arn_cfg_header_match){.name = "x-none",
+					   .name_len = 6,
+					   .invert = true,
+					   .str = {.kind = ARN_CFG_STR_EXACT, .s = "a", .len = 1}};
+	assert_false(match(&r, &in));
+	hm = (struct arn_cfg_header_match){
+	    .name = "x-none", .name_len = 6, .kind = ARN_CFG_HDR_PRESENT, .present = false};
+	assert_true(match(&r, &in));
+	/* no header callback (the network filter): absent */
+	in.header = NULL;
+	hm.present = true;
+	assert_false(match(&r, &in));
+
+	/* a joined value that does not fit the scratch: an error, and the
+	 * decision denies rather than judge a truncated value */
+	in = input();
+	char small[12];
+	in.scratch = small;
+	in.scratch_len = sizeof(small);
+	hm = (struct arn_cfg_header_match){
+	    .name = "x-forwarded-for",
+	    .name_len = 15,
+	    .str = {.kind = ARN_CFG_STR_SUFFIX, .s = "198.18.0.9", .len = 10}};
+	bool err = false;
+	assert_false(arn_rbac_rule_match(&r, &in, &err));
+	assert_true(err);
+	struct arn_cfg_rbac_rule any = rule(ARN_CFG_RBAC_ANY);
+	struct arn_cfg_rbac_rule not = rule(ARN_CFG_RBAC_NOT);
+	not .kids = &r;
+	not .n_kids = 1;
+	struct arn_cfg_rbac_policy p = {"p", 1, &not, 1, &any, 1};
+	struct arn_cfg_rbac_rules rules = {ARN_CFG_RBAC_ALLOW, &p, 1};
+	struct arn_rbac_decision d;
+	assert_false(arn_rbac_eval(&rules, &in, &d));
+	assert_true(d.error);
+	rules.action = ARN_CFG_RBAC_LOG; /* LOG never denies */
+	assert_true(arn_rbac_eval(&rules, &in, &d));
+	/* with room, the same policy is judged on the whole value */
+	in.scratch = NULL;
+	rules.action = ARN_CFG_RBAC_ALLOW;
+	assert_false(arn_rbac_eval(&rules, &in, &d));
+	assert_false(d.error);
+}
+
+static void test_principals(void **state)
+{
+	(void)state;
+	struct arn_rbac_input in = input();
+	/* source_ip and direct_remote_ip: the peer; remote_ip: the client the
+	 * HCM resolved */
+	struct arn_cfg_rbac_rule r = cidr(ARN_CFG_RBAC_SOURCE_IP, IP(198, 18, 0, 0), 15);
+	assert_true(match(&r, &in));
+	r.kind = ARN_CFG_RBAC_DIRECT_REMOTE_IP;
+	assert_true(match(&r, &in));
+	r.kind = ARN_CFG_RBAC_REMOTE_IP;
+	assert_false(match(&r, &in));
+	r = cidr(ARN_CFG_RBAC_REMOTE_IP, IP(192, 0, 2, 1), 32);
+	assert_true(match(&r, &in));
+	r.kind = ARN_CFG_RBAC_SOURCE_IP;
+	assert_false(match(&r, &in));
+
+	/* authenticated: nothing without TLS */
+	struct arn_cfg_rbac_rule a = rule(ARN_CFG_RBAC_AUTHENTICATED);
+	assert_false(match(&a, &in));
+	in.tls = true;
+	assert_true(match(&a, &in)); /* no principal_name: any TLS peer (Envoy) */
+	/* URI SANs, then DNS SANs, then the subject */
+	struct arn_rbac_str uri[] = {{"spiffe://td/ns/a", 16}};
+	struct arn_rbac_str dns[] = {{"a.svc", 5}, {"b.svc", 5}};
+	in.uri_sans = uri, in.n_uri_sans = 1;
+	in.dns_sans = dns, in.n_dns_sans = 2;
+	in.subject = (struct arn_rbac_str){"CN=client,O=Test", 16};
+	a = str(ARN_CFG_RBAC_AUTHENTICATED, ARN_CFG_STR_EXACT, "spiffe://td/ns/a");
+	assert_true(match(&a, &in));
+	a = str(ARN_CFG_RBAC_AUTHENTICATED, ARN_CFG_STR_EXACT, "b.svc");
+	assert_true(match(&a, &in));
+	a = str(ARN_CFG_RBAC_AUTHENTICATED, ARN_CFG_STR_PREFIX, "CN=client");
+	assert_true(match(&a, &in));
+	a = str(ARN_CFG_RBAC_AUTHENTICATED, ARN_CFG_STR_EXACT, "c.svc");
+	assert_false(match(&a, &in));
+}
+
+static void test_and_or_not(void **state)
+{
+	(void)state;
+	struct arn_rbac_input in = input();
+	struct arn_cfg_rbac_rule kids[2] = {cidr(ARN_CFG_RBAC_DST_IP, IP(10, 0, 0, 0), 8),
+					    rule(ARN_CFG_RBAC_DST_PORT)};
+	kids[1].port_lo = 80;
+	struct arn_cfg_rbac_rule r = rule(ARN_CFG_RBAC_AND);
+	r.kids = kids, r.n_kids = 2;
+	assert_false(match(&r, &in));
+	r.kind = ARN_CFG_RBAC_OR;
+	assert_true(match(&r, &in));
+	kids[1].port_lo = 6379;
+	r.kind = ARN_CFG_RBAC_AND;
+	assert_true(match(&r, &in));
+	struct arn_cfg_rbac_rule n = rule(ARN_CFG_RBAC_NOT);
+	n.kids = &r, n.n_kids = 1;
+	assert_false(match(&n, &in));
+	struct arn_cfg_rbac_rule nn = rule(ARN_CFG_RBAC_NOT);
+	nn.kids = &n, nn.n_kids = 1;
+	assert_true(match(&nn, &in));
+}
+
+static void test_actions_and_effective_policy(void **state)
+{
+	(void)state;
+	struct arn_rbac_input in = input();
+	struct arn_cfg_rbac_rule any = rule(ARN_CFG_RBAC_ANY);
+	struct arn_cfg_rbac_rule port80 = rule(ARN_CFG_RBAC_DST_PORT);
+	port80.port_lo = 80;
+	struct arn_cfg_rbac_rule net = cidr(ARN_CFG_RBAC_SOURCE_IP, IP(198, 18, 0, 0), 15);
+	struct arn_cfg_rbac_rule other = cidr(ARN_CFG_RBAC_SOURCE_IP, IP(203, 0, 113, 0), 24);
+	/* in name order (the model's): "a" fails on its permission, "b" and
+	 * "c" match; Envoy reports "b" */
+	struct arn_cfg_rbac_policy pol[] = {
+	    {"a", 1, &port80, 1, &any, 1},
+	    {"b", 1, &any, 1, &net, 1},
+	    {"c", 1, &any, 1, &any, 1},
+	};
+	struct arn_cfg_rbac_rules rules = {ARN_CFG_RBAC_ALLOW, pol, 3};
+	struct arn_rbac_decision d;
+	char det[128];
+	assert_true(arn_rbac_eval(&rules, &in, &d));
+	assert_ptr_equal(d.policy, &pol[1]);
+	assert_false(d.log);
+	rules.action = ARN_CFG_RBAC_DENY;
+	assert_false(arn_rbac_eval(&rules, &in, &d));
+	assert_ptr_equal(d.policy, &pol[1]);
+	arn_rbac_details(&d, det, sizeof(det));
+	assert_string_equal(det, "rbac_access_denied_matched_policy[b]");
+	rules.action = ARN_CFG_RBAC_LOG;
+	assert_true(arn_rbac_eval(&rules, &in, &d));
+	assert_true(d.log);
+	/* nothing matches: ALLOW denies (policy "none"), DENY and LOG allow */
+	pol[1].principals = &other;
+	pol[2].principals = &other;
+	rules.action = ARN_CFG_RBAC_ALLOW;
+	assert_false(arn_rbac_eval(&rules, &in, &d));
+	assert_null(d.policy);
+	assert_int_equal(arn_rbac_details(&d, det, sizeof(det)),
+			 strlen("rbac_access_denied_matched_policy[none]"));
+	assert_string_equal(det, "rbac_access_denied_matched_policy[none]");
+	rules.action = ARN_CFG_RBAC_DENY;
+	assert_true(arn_rbac_eval(&rules, &in, &d));
+	rules.action = ARN_CFG_RBAC_LOG;
+	assert_true(arn_rbac_eval(&rules, &in, &d));
+	assert_false(d.log);
+	/* ALLOW with no policy at all denies; no rules at all allows */
+	rules.action = ARN_CFG_RBAC_ALLOW;
+	rules.n_policies = 0;
+	assert_false(arn_rbac_eval(&rules, &in, &d));
+	assert_true(arn_rbac_eval(NULL, &in, &d));
+	assert_null(d.policy);
+	/* details are cut at the buffer, and say how long they would be */
+	d.policy = &pol[0];
+	assert_int_equal(arn_rbac_details(&d, det, 8),
+			 strlen("rbac_access_denied_matched_policy[a]"));
+	assert_string_equal(det, "rbac_ac");
+}
+
+/* ---- token buckets ------------------------------------------------------------- */
+
+#define HZ 1000000ull /* a 1 MHz clock: 1 tick per microsecond */
+
+static void test_bucket_starts_full_and_fills_discretely(void **state)
+{
+	(void)state;
+	struct arn_cfg_token_bucket cfg = {
+	    .max_tokens = 5, .tokens_per_fill = 2, .fill_interval_ms = 100};
+	struct arn_tbucket b;
+	assert_int_equal(arn_tbucket_init(&b, &cfg, HZ), 0);
+	assert_int_equal(b.interval, 100000);
+	struct arn_cfg_bucket_state st = {0};
+	uint64_t t0 = 123456789;
+	assert_int_equal(arn_tbucket_remaining(&b, &st, t0), 5);
+	int taken = 0;
+	for (int i = 0; i < 10; i++)
+		taken += arn_tbucket_take(&b, &st, t0, 1);
+	assert_int_equal(taken, 5);
+	/* just before the first fill: nothing */
+	assert_false(arn_tbucket_take(&b, &st, t0 + 99999, 1));
+	assert_int_equal(arn_tbucket_next_fill(&b, &st, t0 + 99999), 1);
+	/* one fill: tokens_per_fill */
+	assert_int_equal(arn_tbucket_remaining(&b, &st, t0 + 100000), 2);
+	taken = 0;
+	for (int i = 0; i < 10; i++)
+		taken += arn_tbucket_take(&b, &st, t0 + 100000, 1);
+	assert_int_equal(taken, 2);
+	/* many fills: capped at max_tokens */
+	assert_int_equal(arn_tbucket_remaining(&b, &st, t0 + 10 * 100000), 5);
+	assert_false(arn_tbucket_take(&b, &st, t0 + 10 * 100000, 6));
+	assert_true(arn_tbucket_take(&b, &st, t0 + 10 * 100000, 5));
+	assert_false(arn_tbucket_take(&b, &st, t0 + 10 * 100000 + 50000, 1));
+	/* N requests at a steady rate of one per 25 ms over 2 s: the bucket
+	 * passes its 5 plus 2 per 100 ms */
+	struct arn_cfg_bucket_state s2 = {0};
+	taken = 0;
+	for (int i = 0; i < 80; i++)
+		taken += arn_tbucket_take(&b, &s2, t0 + (uint64_t)i * 25000, 1);
+	/* four requests per interval drain every fill: the 5 it starts with
+	 * and 2 for each of the 19 fills in (0, 1975 ms] */
+	assert_int_equal(taken, 5 + 19 * 2);
+}
+
+static void test_bucket_init_refusals(void **state)
+{
+	(void)state;
+	struct arn_tbucket b;
+	struct arn_cfg_token_bucket cfg = {
+	    .max_tokens = 0, .tokens_per_fill = 1, .fill_interval_ms = 50};
+	assert_int_equal(arn_tbucket_init(&b, &cfg, HZ), -EINVAL);
+	cfg.max_tokens = 1;
+	cfg.tokens_per_fill = 0;
+	assert_int_equal(arn_tbucket_init(&b, &cfg, HZ), -EINVAL);
+	cfg.tokens_per_fill = 1;
+	assert_int_equal(arn_tbucket_init(&b, &cfg, 999), 0);
+	assert_int_equal(b.interval, 49); /* 50 ms at 999 Hz, rounded down */
+	cfg.fill_interval_ms = UINT32_MAX;
+	assert_int_equal(arn_tbucket_init(&b, &cfg, 3000000000ull), 0);
+	assert_int_equal(b.interval, (uint64_t)UINT32_MAX * 3000000ull);
+}
+
+/* A worker whose TSC is behind another's must not count fills backwards
+ * (which, modulo 2^32, would refill the bucket to the brim). */
+static void test_bucket_worker_behind(void **state)
+{
+	(void)state;
+	struct arn_cfg_token_bucket cfg = {
+	    .max_tokens = 3, .tokens_per_fill = 1, .fill_interval_ms = 100};
+	struct arn_tbucket b;
+	arn_tbucket_init(&b, &cfg, HZ);
+	struct arn_cfg_bucket_state st = {0};
+	uint64_t t0 = 1000000;
+	assert_true(arn_tbucket_take(&b, &st, t0, 3));
+	/* worker A at fill 5 takes what the fills brought */
+	assert_true(arn_tbucket_take(&b, &st, t0 + 500000, 3));
+	/* worker B still at fill 4 finds nothing */
+	assert_false(arn_tbucket_take(&b, &st, t0 + 400000, 1));
+	assert_int_equal(arn_tbucket_remaining(&b, &st, t0 + 400000), 0);
+	/* and a tick before the epoch counts as the epoch */
+	struct arn_cfg_bucket_state s2 = {0};
+	assert_true(arn_tbucket_take(&b, &s2, t0, 3));
+	assert_false(arn_tbucket_take(&b, &s2, t0 - 1000, 1));
+}
+
+struct taker {
+	const struct arn_tbucket *b;
+	struct arn_cfg_bucket_state *st;
+	int taken;
+};
+
+static void *take_many(void *arg)
+{
+	struct taker *t = arg;
+	for (int i = 0; i < 200000; i++)
+		t->taken += arn_tbucket_take(t->b, t->st, 42 + (uint64_t)(i / 1000), 1);
+	return NULL;
+}
+
+/* Workers sharing a bucket take exactly what it holds, no more. */
+static void test_bucket_shared(void **state)
+{
+	(void)state;
+	/* 1000 tokens, and 7 per fill of 1 ms over the 200 ticks = 200 fills */
+	struct arn_cfg_token_bucket cfg = {
+	    .max_tokens = 1000, .tokens_per_fill = 7, .fill_interval_ms = 1};
+	struct arn_tbucket b;
+	arn_tbucket_init(&b, &cfg, 1000);
+	assert_int_equal(b.interval, 1);
+	struct arn_cfg_bucket_state st = {0};
+	/* every thread starts its clock at the same tick 42 */
+	assert_true(arn_tbucket_take(&b, &st, 42, 0));
+	struct taker t[4];
+	pthread_t th[4];
+	for (int i = 0; i < 4; i++) {
+		t[i] = (struct taker){&b, &st, 0};
+		pthread_create(&th[i], NULL, take_many, &t[i]);
+	}
+	int total = 0;
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		total += t[i].taken;
+	}
+	/* all fills up to tick 42 + 199 were applied by someone: 1000 + 199 * 7 */
+	assert_int_equal(total, 1000 + 199 * 7);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_permissions),
+	    cmocka_unit_test(test_headers),
+	    cmocka_unit_test(test_principals),
+	    cmocka_unit_test(test_and_or_not),
+	    cmocka_unit_test(test_actions_and_effective_policy),
+	    cmocka_unit_test(test_bucket_starts_full_and_fills_discretely),
+	    cmocka_unit_test(test_bucket_init_refusals),
+	    cmocka_unit_test(test_bucket_worker_behind),
+	    cmocka_unit_test(test_bucket_shared),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
