@@ -268,6 +268,44 @@ struct arn_cfg_http_ratelimit {
 };
 
 /* ---------------------------------------------------------------------------
+ * Routes' and virtual hosts' rate_limits (envoy.config.route.v3.RateLimit):
+ * the descriptors a request produces, which the local_ratelimit filter
+ * matches against its own (lib/l4's arn_rldesc.h builds them)
+ */
+enum arn_cfg_rl_action_kind {
+	ARN_CFG_RL_SOURCE_CLUSTER = 0,	/* ("source_cluster", the local service cluster) */
+	ARN_CFG_RL_DESTINATION_CLUSTER, /* ("destination_cluster", the route's cluster) */
+	ARN_CFG_RL_REQUEST_HEADERS,	/* (key, the header's value) */
+	ARN_CFG_RL_REMOTE_ADDRESS,	/* ("remote_address", the client address) */
+	ARN_CFG_RL_GENERIC_KEY,		/* (key, value); key "generic_key" unless set */
+	ARN_CFG_RL_HEADER_VALUE_MATCH,	/* (key, value) when headers match == expect_match;
+					   key "header_match" unless set */
+	ARN_CFG_RL_MASKED_REMOTE_ADDRESS, /* ("masked_remote_address", "a.b.c.d/len") */
+};
+
+struct arn_cfg_rl_action {
+	uint8_t kind; /* enum arn_cfg_rl_action_kind */
+	bool skip_if_absent; /* REQUEST_HEADERS */
+	bool expect_match;   /* HEADER_VALUE_MATCH (true unless set) */
+	uint8_t mask_len;    /* MASKED_REMOTE_ADDRESS: v4_prefix_mask_len (32 unless set) */
+	const char *header;  /* REQUEST_HEADERS: header_name, lower case */
+	size_t header_len;
+	const char *key; /* the entry's key */
+	size_t key_len;
+	const char *value; /* GENERIC_KEY, HEADER_VALUE_MATCH: descriptor_value */
+	size_t value_len;
+	struct arn_cfg_header_match *headers; /* HEADER_VALUE_MATCH: all must match */
+	size_t n_headers;
+};
+
+/** One RateLimit: a descriptor of one entry per action, if every action yields. */
+struct arn_cfg_rate_limit {
+	uint32_t stage; /* 0..10 */
+	struct arn_cfg_rl_action *actions;
+	size_t n_actions;
+};
+
+/* ---------------------------------------------------------------------------
  * typed_per_filter_config of routes and virtual hosts
  */
 enum arn_cfg_per_filter_kind {

@@ -320,6 +320,9 @@ struct arn_cfg_route_action {
 	 * table: a route's enabled wins either way) */
 	struct arn_cfg_upgrade *upgrades;
 	size_t n_upgrades;
+	struct arn_cfg_rate_limit *rate_limits; /* RouteAction.rate_limits */
+	size_t n_rate_limits;
+	bool include_vh_rate_limits; /* RouteAction.include_vh_rate_limits */
 };
 
 /**
@@ -391,6 +394,8 @@ struct arn_cfg_vhost {
 	struct arn_cfg_retry_policy retry; /* default for its routes */
 	struct arn_cfg_per_filter *per_filter; /* typed_per_filter_config */
 	size_t n_per_filter;
+	struct arn_cfg_rate_limit *rate_limits; /* VirtualHost.rate_limits */
+	size_t n_rate_limits;
 };
 
 /* Domain index entry (compiled for Envoy's matching order). */
@@ -558,6 +563,9 @@ struct arn_cfg_hcm {
 	 * names but disables; a type in none of them is refused (403) */
 	struct arn_cfg_upgrade *upgrades;
 	size_t n_upgrades;
+	struct arn_cfg_rate_limit *rate_limits; /* RouteAction.rate_limits */
+	size_t n_rate_limits;
+	bool include_vh_rate_limits; /* RouteAction.include_vh_rate_limits */
 };
 
 /**

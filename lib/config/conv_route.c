@@ -262,7 +262,12 @@ static void route_action(struct conv *c, struct pb ra, struct arn_cfg_route_acti
 	conv_only(c, ra,
 		  "cluster,cluster_header,weighted_clusters,cluster_not_found_response_code,"
 		  "prefix_rewrite,regex_rewrite,host_rewrite_literal,auto_host_rewrite,timeout,"
-		  "idle_timeout,retry_policy,hash_policy,append_x_forwarded_host,upgrade_configs");
+		  "idle_timeout,retry_policy,hash_policy,append_x_forwarded_host,upgrade_configs,"
+		  "rate_limits,include_vh_rate_limits");
+	conv_rate_limits(c, ra, &a->rate_limits, &a->n_rate_limits);
+	bool ivh = false;
+	pb_wrapped_bool(ra, "include_vh_rate_limits", &ivh);
+	a->include_vh_rate_limits = ivh;
 	const char *w = pb_which(ra, "cluster_specifier");
 	if (!w) {
 		conv_err(c, "", "no cluster: set cluster, cluster_header or weighted_clusters");
@@ -732,8 +737,9 @@ struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_i
 		    c, vh,
 		    "name,domains,routes,require_tls,request_headers_to_add,request_headers_to_"
 		    "remove,response_headers_to_add,response_headers_to_remove,retry_policy,"
-		    "include_request_attempt_count,typed_per_filter_config");
+		    "include_request_attempt_count,typed_per_filter_config,rate_limits");
 		conv_per_filter(c, vh, &v->per_filter, &v->n_per_filter);
+		conv_rate_limits(c, vh, &v->rate_limits, &v->n_rate_limits);
 		upb_StringView vname = pb_str(vh, "name");
 		if (vname.size == 0)
 			conv_err(c, "name", "missing");

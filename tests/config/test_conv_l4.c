@@ -606,6 +606,72 @@ static void test_fc_match_fields(void **state)
 	assert_int_equal(l->chains[1].match.source_type, ARN_CFG_SOURCE_EXTERNAL);
 }
 
+/* Routes' and virtual hosts' rate_limits: the descriptors the HTTP
+ * local_ratelimit filter matches (Envoy's documentation's example). */
+static void test_route_rate_limits(void **state)
+{
+	(void)state;
+	tc_ok(R, "{\"name\":\"rt\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],"
+		 "\"rate_limits\":[{\"actions\":[{\"remote_address\":{}}]}],"
+		 "\"routes\":[{\"match\":{\"prefix\":\"/foo\"},\"route\":{\"cluster\":\"c\","
+		 "\"include_vh_rate_limits\":true,\"rate_limits\":[{\"stage\":3,\"disable_key\":"
+		 "\"d\",\"actions\":["
+		 "{\"request_headers\":{\"header_name\":\"X-Client-Id\",\"descriptor_key\":"
+		 "\"client_id\",\"skip_if_absent\":true}},"
+		 "{\"generic_key\":{\"descriptor_value\":\"foo\"}},"
+		 "{\"header_value_match\":{\"descriptor_value\":\"get\",\"expect_match\":false,"
+		 "\"headers\":[{\"name\":\":method\",\"string_match\":{\"exact\":\"GET\"}}]}},"
+		 "{\"source_cluster\":{}},{\"destination_cluster\":{}},"
+		 "{\"masked_remote_address\":{\"v4_prefix_mask_len\":24}}]}]}}]}]}");
+	const struct arn_cfg_route_table *rt = route_table("rt");
+	const struct arn_cfg_vhost *vh = &rt->vhosts[0];
+	assert_int_equal(vh->n_rate_limits, 1);
+	assert_int_equal(vh->rate_limits[0].actions[0].kind, ARN_CFG_RL_REMOTE_ADDRESS);
+	assert_string_equal(vh->rate_limits[0].actions[0].key, "remote_address");
+	const struct arn_cfg_route_action *a = &vh->routes[0].route;
+	assert_true(a->include_vh_rate_limits);
+	assert_int_equal(a->n_rate_limits, 1);
+	const struct arn_cfg_rate_limit *rl = &a->rate_limits[0];
+	assert_int_equal(rl->stage, 3);
+	assert_int_equal(rl->n_actions, 6);
+	assert_int_equal(rl->actions[0].kind, ARN_CFG_RL_REQUEST_HEADERS);
+	assert_string_equal(rl->actions[0].header, "x-client-id");
+	assert_string_equal(rl->actions[0].key, "client_id");
+	assert_true(rl->actions[0].skip_if_absent);
+	assert_int_equal(rl->actions[1].kind, ARN_CFG_RL_GENERIC_KEY);
+	assert_string_equal(rl->actions[1].key, "generic_key");
+	assert_string_equal(rl->actions[1].value, "foo");
+	assert_int_equal(rl->actions[2].kind, ARN_CFG_RL_HEADER_VALUE_MATCH);
+	assert_string_equal(rl->actions[2].key, "header_match");
+	assert_false(rl->actions[2].expect_match);
+	assert_int_equal(rl->actions[2].n_headers, 1);
+	assert_int_equal(rl->actions[3].kind, ARN_CFG_RL_SOURCE_CLUSTER);
+	assert_int_equal(rl->actions[4].kind, ARN_CFG_RL_DESTINATION_CLUSTER);
+	assert_int_equal(rl->actions[5].kind, ARN_CFG_RL_MASKED_REMOTE_ADDRESS);
+	assert_int_equal(rl->actions[5].mask_len, 24);
+
+#define RL_ROUTE(actions)                                                                          \
+	"{\"name\":\"rt\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],"                 \
+	"\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"c\","                  \
+	"\"rate_limits\":[" actions "]}}]}]}"
+	tc_refused(R, RL_ROUTE("{\"actions\":[{\"metadata\":{\"descriptor_key\":\"k\"}}]}"),
+		   "RouteConfiguration 'rt': virtual_hosts[0].routes[0].route.rate_limits[0]."
+		   "actions[0].metadata: this rate limit action is not supported");
+	tc_refused(R, RL_ROUTE("{\"actions\":[{\"request_headers\":{\"header_name\":\"x\"}}]}"),
+		   "actions[0].request_headers.descriptor_key: missing");
+	tc_refused(R, RL_ROUTE("{\"actions\":[{\"generic_key\":{}}]}"),
+		   "actions[0].generic_key.descriptor_value: missing");
+	tc_refused(R, RL_ROUTE("{\"actions\":[]}"), "rate_limits[0].actions: empty");
+	tc_refused(R, RL_ROUTE("{\"stage\":11,\"actions\":[{\"remote_address\":{}}]}"),
+		   "rate_limits[0].stage: 11 is more than 10");
+	tc_refused(R,
+		   RL_ROUTE("{\"actions\":[{\"remote_address\":{}}],\"limit\":{\"dynamic_"
+			    "metadata\":{\"metadata_key\":{\"key\":\"k\",\"path\":[{\"key\":"
+			    "\"p\"}]}}}}"),
+		   "rate_limits[0].limit: not supported by Arion");
+#undef RL_ROUTE
+}
+
 /* fuzz_config's L4 seeds (a type byte, then the resource) convert without
  * error, so the fuzzer starts from inside these converters. */
 static void test_fuzz_seeds_accepted(void **state)
@@ -646,6 +712,7 @@ const struct CMUnitTest conv_l4_tests[] = {
     T(test_connection_limit),
     T(test_http_local_ratelimit),
     T(test_fc_match_fields),
+    T(test_route_rate_limits),
     T(test_fuzz_seeds_accepted),
 };
 const size_t n_conv_l4_tests = sizeof(conv_l4_tests) / sizeof(conv_l4_tests[0]);

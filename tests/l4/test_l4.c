@@ -14,7 +14,9 @@
 
 #include <cmocka.h>
 
+#include "arn_connlimit.h"
 #include "arn_rbac.h"
+#include "arn_rldesc.h"
 #include "arn_tbucket.h"
 
 /* ---- RBAC ---------------------------------------------------------------------- */
@@ -438,6 +440,151 @@ static void test_bucket_shared(void **state)
 	assert_int_equal(total, 1000 + 199 * 7);
 }
 
+/* ---- rate limit descriptors ------------------------------------------------------ */
+
+static struct arn_cfg_rl_action act(uint8_t kind, const char *key, const char *value)
+{
+	return (struct arn_cfg_rl_action){.kind = kind,
+					  .key = key,
+					  .key_len = strlen(key),
+					  .value = value,
+					  .value_len = value ? strlen(value) : 0,
+					  .expect_match = true,
+					  .mask_len = 32};
+}
+
+static void assert_entry(const struct arn_rl_desc *d, size_t i, const char *k, const char *v)
+{
+	assert_true(i < d->n_entries);
+	assert_int_equal(d->entries[i].key_len, strlen(k));
+	assert_memory_equal(d->entries[i].key, k, strlen(k));
+	assert_int_equal(d->entries[i].value_len, strlen(v));
+	assert_memory_equal(d->entries[i].value, v, strlen(v));
+}
+
+static void test_rl_descriptors(void **state)
+{
+	(void)state;
+	struct arn_rl_input in = {.remote_addr = IP(198, 18, 7, 9),
+				  .local_cluster = {"ingress", 7},
+				  .route_cluster = {"backend", 7},
+				  .header = arn_rbac_request_header,
+				  .header_ctx = (void *)&req};
+	struct arn_cfg_header_match get = {
+	    .name = ":method",
+	    .name_len = 7,
+	    .str = {.kind = ARN_CFG_STR_EXACT, .s = "GET", .len = 3}};
+	struct arn_cfg_rl_action a[7] = {
+	    act(ARN_CFG_RL_SOURCE_CLUSTER, "source_cluster", NULL),
+	    act(ARN_CFG_RL_DESTINATION_CLUSTER, "destination_cluster", NULL),
+	    act(ARN_CFG_RL_REQUEST_HEADERS, "role", NULL),
+	    act(ARN_CFG_RL_REMOTE_ADDRESS, "remote_address", NULL),
+	    act(ARN_CFG_RL_GENERIC_KEY, "generic_key", "foo"),
+	    act(ARN_CFG_RL_HEADER_VALUE_MATCH, "header_match", "not-get"),
+	    act(ARN_CFG_RL_MASKED_REMOTE_ADDRESS, "masked_remote_address", NULL),
+	};
+	a[2].header = "x-role", a[2].header_len = 6;
+	a[5].headers = &get, a[5].n_headers = 1, a[5].expect_match = false;
+	a[6].mask_len = 16;
+	struct arn_cfg_rate_limit rl = {0, a, 7};
+	struct arn_rl_desc d;
+	char buf[256];
+	assert_int_equal(arn_rl_descriptor(&rl, &in, &d, buf, sizeof(buf)), 1);
+	assert_int_equal(d.n_entries, 7);
+	assert_entry(&d, 0, "source_cluster", "ingress");
+	assert_entry(&d, 1, "destination_cluster", "backend");
+	assert_entry(&d, 2, "role", "admin");
+	assert_entry(&d, 3, "remote_address", "198.18.7.9");
+	assert_entry(&d, 4, "generic_key", "foo");
+	assert_entry(&d, 5, "header_match", "not-get"); /* DELETE is not GET */
+	assert_entry(&d, 6, "masked_remote_address", "198.18.0.0/16");
+	/* header_value_match that does not come out as expected: no descriptor */
+	a[5].expect_match = true;
+	assert_int_equal(arn_rl_descriptor(&rl, &in, &d, buf, sizeof(buf)), 0);
+	a[5].expect_match = false;
+	/* a missing header: no descriptor, or the entry left out */
+	a[2].header = "x-none", a[2].header_len = 6;
+	assert_int_equal(arn_rl_descriptor(&rl, &in, &d, buf, sizeof(buf)), 0);
+	a[2].skip_if_absent = true;
+	assert_int_equal(arn_rl_descriptor(&rl, &in, &d, buf, sizeof(buf)), 1);
+	assert_int_equal(d.n_entries, 6);
+	assert_entry(&d, 2, "remote_address", "198.18.7.9");
+	/* nothing left: no descriptor at all */
+	rl.actions = &a[2], rl.n_actions = 1;
+	assert_int_equal(arn_rl_descriptor(&rl, &in, &d, buf, sizeof(buf)), 0);
+	/* too small a buffer is said, not cut */
+	rl.actions = a, rl.n_actions = 7;
+	assert_int_equal(arn_rl_descriptor(&rl, &in, &d, buf, 20), -ENOSPC);
+
+	/* the filter's descriptor with the same entries, in order */
+	struct arn_cfg_rl_entry e1[] = {{"generic_key", 11, "foo", 3}};
+	struct arn_cfg_rl_entry e2[] = {{"remote_address", 14, "198.18.7.9", 10},
+					{"generic_key", 11, "foo", 3}};
+	struct arn_cfg_rl_descriptor fd[] = {{e1, 1, {0}, NULL}, {e2, 2, {0}, NULL}};
+	struct arn_cfg_http_ratelimit f = {.descriptors = fd, .n_descriptors = 2};
+	struct arn_cfg_rl_action two[] = {act(ARN_CFG_RL_REMOTE_ADDRESS, "remote_address", NULL),
+					  act(ARN_CFG_RL_GENERIC_KEY, "generic_key", "foo")};
+	rl = (struct arn_cfg_rate_limit){0, two, 2};
+	assert_int_equal(arn_rl_descriptor(&rl, &in, &d, buf, sizeof(buf)), 1);
+	assert_ptr_equal(arn_rl_match(&f, &d), &fd[1]);
+	rl.actions = &two[1], rl.n_actions = 1;
+	assert_int_equal(arn_rl_descriptor(&rl, &in, &d, buf, sizeof(buf)), 1);
+	assert_ptr_equal(arn_rl_match(&f, &d), &fd[0]);
+	two[1].value = "bar";
+	assert_int_equal(arn_rl_descriptor(&rl, &in, &d, buf, sizeof(buf)), 1);
+	assert_null(arn_rl_match(&f, &d));
+}
+
+/* ---- connection_limit --------------------------------------------------------------- */
+
+struct conn_taker {
+	const struct arn_cfg_connection_limit *cl;
+	int got;
+};
+
+static void *open_many(void *arg)
+{
+	struct conn_taker *t = arg;
+	for (int i = 0; i < 100000; i++)
+		t->got += arn_connlimit_acquire(t->cl);
+	return NULL;
+}
+
+static void test_connection_limit(void **state)
+{
+	(void)state;
+	uint64_t count = 0;
+	struct arn_cfg_connection_limit cl = {
+	    .enabled = true, .max_connections = 2, .count = &count};
+	assert_true(arn_connlimit_acquire(&cl));
+	assert_true(arn_connlimit_acquire(&cl));
+	assert_false(arn_connlimit_acquire(&cl));
+	assert_int_equal(arn_connlimit_active(&cl), 2);
+	arn_connlimit_release(&cl);
+	assert_true(arn_connlimit_acquire(&cl));
+	/* disabled (runtime_enabled false): no limit, nothing counted */
+	cl.enabled = false;
+	assert_true(arn_connlimit_acquire(&cl));
+	assert_int_equal(arn_connlimit_active(&cl), 2);
+	/* workers racing for the last places take exactly them */
+	cl.enabled = true;
+	cl.max_connections = 1000;
+	count = 0;
+	struct conn_taker t[4];
+	pthread_t th[4];
+	for (int i = 0; i < 4; i++) {
+		t[i] = (struct conn_taker){&cl, 0};
+		pthread_create(&th[i], NULL, open_many, &t[i]);
+	}
+	int total = 0;
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		total += t[i].got;
+	}
+	assert_int_equal(total, 1000);
+	assert_int_equal(count, 1000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -450,6 +597,8 @@ int main(void)
 	    cmocka_unit_test(test_bucket_init_refusals),
 	    cmocka_unit_test(test_bucket_worker_behind),
 	    cmocka_unit_test(test_bucket_shared),
+	    cmocka_unit_test(test_rl_descriptors),
+	    cmocka_unit_test(test_connection_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
