@@ -94,6 +94,25 @@ struct arn_rbac_decision {
 bool arn_rbac_eval(const struct arn_cfg_rbac_rules *rules, const struct arn_rbac_input *in,
 		   struct arn_rbac_decision *out);
 
+/** One RBAC filter's outcome: its enforcing rules and its shadow rules. */
+struct arn_rbac_result {
+	bool ran;	 /* enforcing rules were evaluated (count allowed/denied) */
+	bool shadow_ran; /* shadow rules were evaluated (count shadow_*) */
+	struct arn_rbac_decision enforced; /* allowed when !ran */
+	struct arn_rbac_decision shadow;   /* only counted and logged, never enforced */
+};
+
+/**
+ * Run RBAC filter @p f, or the route's RBACPerRoute @p per_route when not
+ * NULL (it replaces both rule sets, as in Envoy; one without rules turns
+ * the filter off for the route).
+ * @return whether the connection or request may go on (also in
+ *   out->enforced.allowed).
+ */
+bool arn_rbac_filter_eval(const struct arn_cfg_rbac_filter *f,
+			  const struct arn_cfg_rbac_filter *per_route,
+			  const struct arn_rbac_input *in, struct arn_rbac_result *out);
+
 /**
  * Whether one permission or principal @p r matches @p in (exposed for the
  * tests). *@p error is set when a header lookup overflowed.

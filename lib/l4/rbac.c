@@ -147,6 +147,19 @@ bool arn_rbac_eval(const struct arn_cfg_rbac_rules *rules, const struct arn_rbac
 	return out->allowed;
 }
 
+bool arn_rbac_filter_eval(const struct arn_cfg_rbac_filter *f,
+			  const struct arn_cfg_rbac_filter *per_route,
+			  const struct arn_rbac_input *in, struct arn_rbac_result *out)
+{
+	const struct arn_cfg_rbac_filter *c = per_route ? per_route : f;
+	*out = (struct arn_rbac_result){0};
+	out->ran = c && c->rules;
+	out->shadow_ran = c && c->shadow;
+	arn_rbac_eval(out->ran ? c->rules : NULL, in, &out->enforced);
+	arn_rbac_eval(out->shadow_ran ? c->shadow : NULL, in, &out->shadow);
+	return out->enforced.allowed;
+}
+
 size_t arn_rbac_details(const struct arn_rbac_decision *d, char *buf, size_t cap)
 {
 	int n = d->policy ? snprintf(buf, cap, "rbac_access_denied_matched_policy[%.*s]",

@@ -15,9 +15,11 @@
 #include <cmocka.h>
 
 #include "arn_connlimit.h"
+#include "arn_http_ratelimit.h"
 #include "arn_rbac.h"
 #include "arn_rldesc.h"
 #include "arn_tbucket.h"
+#include "arn_tcp_proxy.h"
 
 /* ---- RBAC ---------------------------------------------------------------------- */
 
@@ -585,6 +587,231 @@ static void test_connection_limit(void **state)
 	assert_int_equal(count, 1000);
 }
 
+/* ---- the HTTP local_ratelimit decision ------------------------------------------- */
+
+#define FULL                                                                                       \
+	{                                                                                          \
+		100, 100                                                                           \
+	}
+#define TB(max, per, ms)                                                                           \
+	{                                                                                          \
+		(max), (per), (ms)                                                                 \
+	}
+
+static struct arn_hlrl_decision decide(struct arn_hlrl_input *in)
+{
+	struct arn_hlrl_decision d;
+	assert_int_equal(arn_hlrl_decide(in, &d), 0);
+	return d;
+}
+
+static void test_hlrl_default_bucket(void **state)
+{
+	(void)state;
+	struct arn_cfg_bucket_state st = {0};
+	struct arn_cfg_http_ratelimit f = {.has_bucket = true,
+					   .bucket = TB(2, 1, 1000),
+					   .state = &st,
+					   .enabled = FULL,
+					   .enforced = FULL,
+					   .status = 429,
+					   .always_consume_default = true};
+	struct arn_hlrl_input in = {
+	    .filter = &f, .filter_name = "rl", .filter_name_len = 2, .now = 5000, .hz = HZ};
+	struct arn_hlrl_decision d = decide(&in);
+	assert_true(d.enabled);
+	assert_false(d.limited);
+	assert_int_equal(d.limit, 2);
+	assert_int_equal(d.remaining, 1);
+	d = decide(&in);
+	assert_false(d.limited);
+	d = decide(&in);
+	assert_true(d.limited);
+	assert_true(d.enforced);
+	assert_int_equal(d.remaining, 0);
+	assert_int_equal(d.reset_ticks, HZ); /* a whole second to the next fill */
+	in.now += HZ / 4;
+	assert_int_equal(decide(&in).reset_ticks, HZ * 3 / 4);
+	/* filter_enforced's fraction: limited but let through */
+	f.enforced = (struct arn_cfg_fraction){50, 100};
+	in.random_enforced = 50;
+	d = decide(&in);
+	assert_true(d.limited);
+	assert_false(d.enforced);
+	in.random_enforced = 49;
+	assert_true(decide(&in).enforced);
+	/* filter_enabled's fraction (0 % unless set): not looked at */
+	f.enabled = (struct arn_cfg_fraction){0, 100};
+	d = decide(&in);
+	assert_false(d.enabled);
+	assert_false(d.limited);
+	/* after a fill, one more */
+	f.enabled = (struct arn_cfg_fraction)FULL;
+	in.now = 5000 + HZ;
+	assert_false(decide(&in).limited);
+	assert_true(decide(&in).limited);
+}
+
+static void test_hlrl_per_route_and_descriptors(void **state)
+{
+	(void)state;
+	struct arn_cfg_bucket_state sf = {0}, sr = {0}, sa = {0}, sb = {0};
+	/* the filter's configuration is generous; the route's is tight */
+	struct arn_cfg_http_ratelimit f = {.has_bucket = true,
+					   .bucket = TB(100, 1, 1000),
+					   .state = &sf,
+					   .enabled = FULL,
+					   .enforced = FULL,
+					   .always_consume_default = true};
+	struct arn_cfg_rl_entry ea[] = {{"generic_key", 11, "fast", 4}};
+	struct arn_cfg_rl_entry eb[] = {{"generic_key", 11, "slow", 4}};
+	struct arn_cfg_rl_descriptor ds[] = {{ea, 1, TB(5, 10, 1000), &sa},
+					     {eb, 1, TB(1, 1, 1000), &sb}};
+	struct arn_cfg_http_ratelimit r = f;
+	r.bucket = (struct arn_cfg_token_bucket)TB(50, 1, 1000);
+	r.state = &sr;
+	r.descriptors = ds;
+	r.n_descriptors = 2;
+	r.stage = 1;
+	struct arn_cfg_per_filter pf = {"rl", 2, ARN_CFG_PF_LOCAL_RATELIMIT, &r};
+	struct arn_cfg_rl_action fast = act(ARN_CFG_RL_GENERIC_KEY, "generic_key", "fast");
+	struct arn_cfg_rl_action slow = act(ARN_CFG_RL_GENERIC_KEY, "generic_key", "slow");
+	struct arn_cfg_rate_limit rls[] = {{1, &fast, 1}, {1, &slow, 1}, {0, &slow, 1}};
+	struct arn_cfg_route route = {
+	    .action = ARN_CFG_ACTION_ROUTE, .per_filter = &pf, .n_per_filter = 1};
+	route.route.rate_limits = rls;
+	route.route.n_rate_limits = 1;						/* "fast" only */
+	struct arn_cfg_vhost vh = {.rate_limits = &rls[1], .n_rate_limits = 1}; /* "slow" */
+	struct arn_hlrl_input in = {.filter = &f,
+				    .filter_name = "rl",
+				    .filter_name_len = 2,
+				    .vhost = &vh,
+				    .route = &route,
+				    .now = 7,
+				    .hz = HZ};
+	struct arn_tbucket tbf, tba, tbb, tbr;
+	arn_tbucket_init(&tbf, &f.bucket, HZ);
+	arn_tbucket_init(&tba, &ds[0].bucket, HZ);
+	arn_tbucket_init(&tbb, &ds[1].bucket, HZ);
+	arn_tbucket_init(&tbr, &r.bucket, HZ);
+
+	/* OVERRIDE (default): the route has rate_limits, the vhost's are not
+	 * used; "fast" matched, and the route's default bucket is consumed
+	 * too (always_consume_default), never the filter's */
+	struct arn_hlrl_decision d = decide(&in);
+	assert_ptr_equal(d.config, &r);
+	assert_false(d.limited);
+	assert_int_equal(arn_tbucket_remaining(&tba, &sa, 7), 4);
+	assert_int_equal(arn_tbucket_remaining(&tbb, &sb, 7), 1);
+	assert_int_equal(arn_tbucket_remaining(&tbr, &sr, 7), 49);
+	assert_int_equal(arn_tbucket_remaining(&tbf, &sf, 7), 100);
+	assert_int_equal(d.limit, 5); /* the first matched descriptor's */
+	/* without always_consume_default, a matched descriptor spares the
+	 * default bucket */
+	r.always_consume_default = false;
+	decide(&in);
+	assert_int_equal(arn_tbucket_remaining(&tba, &sa, 7), 3);
+	assert_int_equal(arn_tbucket_remaining(&tbr, &sr, 7), 49);
+	/* INCLUDE: "fast" and "slow"; the slower fill rate takes first, and
+	 * when it has none the faster is not touched */
+	r.vh_rate_limits = ARN_CFG_VH_RL_INCLUDE;
+	assert_false(decide(&in).limited); /* slow 1 -> 0, fast 3 -> 2 */
+	d = decide(&in);
+	assert_true(d.limited);
+	assert_int_equal(d.limit, 1);
+	assert_int_equal(arn_tbucket_remaining(&tba, &sa, 7), 2);
+	/* include_vh_rate_limits on the route says INCLUDE whatever the option */
+	r.vh_rate_limits = ARN_CFG_VH_RL_IGNORE;
+	route.route.include_vh_rate_limits = true;
+	assert_true(decide(&in).limited);
+	route.route.include_vh_rate_limits = false;
+	assert_false(decide(&in).limited); /* IGNORE: "fast" only, 2 -> 1 */
+	/* OVERRIDE with no route rate_limits: the virtual host's */
+	r.vh_rate_limits = ARN_CFG_VH_RL_OVERRIDE;
+	route.route.n_rate_limits = 0;
+	assert_true(decide(&in).limited);
+	/* another stage: no descriptor, the route's default bucket decides */
+	route.route.rate_limits = &rls[2];
+	route.route.n_rate_limits = 1;
+	vh.n_rate_limits = 0;
+	assert_false(decide(&in).limited);
+	assert_int_equal(arn_tbucket_remaining(&tbr, &sr, 7), 48);
+	/* no per-route configuration: the filter's */
+	route.n_per_filter = 0;
+	assert_ptr_equal(decide(&in).config, &f);
+	assert_int_equal(arn_tbucket_remaining(&tbf, &sf, 7), 99);
+}
+
+static void test_hlrl_per_connection(void **state)
+{
+	(void)state;
+	struct arn_cfg_bucket_state shared = {0};
+	struct arn_cfg_http_ratelimit f = {.has_bucket = true,
+					   .bucket = TB(1, 1, 1000),
+					   .state = &shared,
+					   .enabled = FULL,
+					   .enforced = FULL,
+					   .per_connection = true,
+					   .always_consume_default = true};
+	struct arn_cfg_bucket_state c1[1] = {{0}}, c2[1] = {{0}};
+	struct arn_hlrl_input in = {.filter = &f,
+				    .filter_name = "rl",
+				    .filter_name_len = 2,
+				    .now = 1,
+				    .hz = HZ,
+				    .conn_states = c1,
+				    .n_conn_states = 1};
+	assert_false(decide(&in).limited);
+	assert_true(decide(&in).limited);
+	in.conn_states = c2; /* another connection has its own bucket */
+	assert_false(decide(&in).limited);
+	assert_int_equal(shared.word, 0);
+	struct arn_hlrl_decision d;
+	in.n_conn_states = 0;
+	assert_int_equal(arn_hlrl_decide(&in, &d), -ENOSPC);
+}
+
+static void test_tcp_proxy_cluster(void **state)
+{
+	(void)state;
+	struct arn_cfg_tcp_proxy_cluster w[] = {{{"a", 1, 0}, 1}, {{"b", 1, 0}, 3}};
+	struct arn_cfg_tcp_proxy tp = {.cluster = {"one", 3, 0}};
+	assert_ptr_equal(arn_tcp_proxy_cluster(&tp, 12345), &tp.cluster);
+	tp.weighted = w, tp.n_weighted = 2, tp.total_weight = 4;
+	int n[2] = {0, 0};
+	for (uint64_t r = 0; r < 400; r++)
+		n[arn_tcp_proxy_cluster(&tp, r)->name[0] - 'a']++;
+	assert_int_equal(n[0], 100);
+	assert_int_equal(n[1], 300);
+}
+
+static void test_rbac_filter(void **state)
+{
+	(void)state;
+	struct arn_rbac_input in = input();
+	struct arn_cfg_rbac_rule any = rule(ARN_CFG_RBAC_ANY);
+	struct arn_cfg_rbac_policy p = {"all", 3, &any, 1, &any, 1};
+	struct arn_cfg_rbac_rules deny = {ARN_CFG_RBAC_DENY, &p, 1};
+	struct arn_cfg_rbac_rules allow = {ARN_CFG_RBAC_ALLOW, &p, 1};
+	struct arn_cfg_rbac_filter f = {.rules = NULL, .shadow = &deny};
+	struct arn_rbac_result r;
+	/* shadow rules only count */
+	assert_true(arn_rbac_filter_eval(&f, NULL, &in, &r));
+	assert_false(r.ran);
+	assert_true(r.shadow_ran);
+	assert_false(r.shadow.allowed);
+	f.rules = &deny;
+	assert_false(arn_rbac_filter_eval(&f, NULL, &in, &r));
+	assert_true(r.ran);
+	/* a route's RBACPerRoute replaces both; one without rules turns it off */
+	struct arn_cfg_rbac_filter pr = {.rules = &allow};
+	assert_true(arn_rbac_filter_eval(&f, &pr, &in, &r));
+	assert_false(r.shadow_ran);
+	struct arn_cfg_rbac_filter off = {0};
+	assert_true(arn_rbac_filter_eval(&f, &off, &in, &r));
+	assert_false(r.ran);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -599,6 +826,11 @@ int main(void)
 	    cmocka_unit_test(test_bucket_shared),
 	    cmocka_unit_test(test_rl_descriptors),
 	    cmocka_unit_test(test_connection_limit),
+	    cmocka_unit_test(test_hlrl_default_bucket),
+	    cmocka_unit_test(test_hlrl_per_route_and_descriptors),
+	    cmocka_unit_test(test_hlrl_per_connection),
+	    cmocka_unit_test(test_tcp_proxy_cluster),
+	    cmocka_unit_test(test_rbac_filter),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
