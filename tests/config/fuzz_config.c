@@ -10,6 +10,9 @@
 #include <string.h>
 
 #include "arn_config.h"
+#include "arn_http_ratelimit.h"
+#include "arn_rbac.h"
+#include "arn_tcp_proxy.h"
 #include "arn_log.h"
 #include "arn_proto.h"
 #include "config_int.h"
@@ -22,6 +25,68 @@ static void dump(void *ctx, const struct arn_config_resource_info *info)
 	struct arn_sb sb = ARN_SB_INIT;
 	arn_config_resource_json(ctx, info, &sb);
 	arn_sb_free(&sb);
+}
+
+/* lib/l4's engines over what was just converted: RBAC rules with every
+ * matcher the converter builds (regexes included), rate limit decisions
+ * and descriptors, tcp_proxy's cluster choice. */
+static void exercise_l4_chain(const struct arn_cfg_filter_chain *fc,
+			      const struct arn_cfg_request *req)
+{
+	struct arn_rbac_input in = {.src_addr = 0xc6120005,
+				    .remote_addr = 0xc0000201,
+				    .dst_addr = 0x0a000001,
+				    .dst_port = 443,
+				    .sni = {"a.example.com", 13},
+				    .path = req->path,
+				    .path_len = req->path_len,
+				    .header = arn_rbac_request_header,
+				    .header_ctx = (void *)req,
+				    .tls = true,
+				    .subject = {"CN=x", 4}};
+	struct arn_rbac_result r;
+	for (size_t i = 0; i < fc->n_l4_filters; i++)
+		if (fc->l4_filters[i].rbac)
+			arn_rbac_filter_eval(fc->l4_filters[i].rbac, NULL, &in, &r);
+	if (fc->tcp_proxy)
+		arn_tcp_proxy_cluster(fc->tcp_proxy, 7);
+	const struct arn_cfg_hcm *h = fc->hcm;
+	for (size_t i = 0; h && i < h->n_http_filters; i++) {
+		if (h->http_filters[i] == ARN_CFG_HF_RBAC) {
+			arn_rbac_filter_eval(h->http_filter_cfgs[i], NULL, &in, &r);
+		} else if (h->http_filters[i] == ARN_CFG_HF_LOCAL_RATELIMIT) {
+			struct arn_cfg_bucket_state conn[4] = {{0}};
+			const char *n = h->http_filter_names[i];
+			struct arn_hlrl_input hi = {.filter = h->http_filter_cfgs[i],
+						    .filter_name = n,
+						    .filter_name_len = strlen(n),
+						    .rl = {.remote_addr = in.remote_addr,
+							   .header = arn_rbac_request_header,
+							   .header_ctx = (void *)req},
+						    .now = 1000,
+						    .hz = 1000000,
+						    .conn_states = conn,
+						    .n_conn_states = 4};
+			struct arn_hlrl_decision d;
+			arn_hlrl_decide(&hi, &d);
+		}
+	}
+}
+
+static void exercise_l4_route(const struct arn_cfg_route_table *rt,
+			      const struct arn_cfg_route_match *m,
+			      const struct arn_cfg_request *req)
+{
+	(void)rt;
+	struct arn_rl_input in = {.remote_addr = 0xc0000201,
+				  .header = arn_rbac_request_header,
+				  .header_ctx = (void *)req};
+	const struct arn_cfg_route *r = m->route;
+	for (size_t i = 0; r->action == ARN_CFG_ACTION_ROUTE && i < r->route.n_rate_limits; i++) {
+		struct arn_rl_desc d;
+		char buf[256];
+		arn_rl_descriptor(&r->route.rate_limits[i], &in, &d, buf, sizeof(buf));
+	}
 }
 
 static void exercise(const struct arn_cfg_gen *g, int t, const char *name, size_t len)
@@ -49,11 +114,15 @@ static void exercise(const struct arn_cfg_gen *g, int t, const char *name, size_
 					      .server_name_len = 13,
 					      .transport_protocol = "tls"};
 		const struct arn_cfg_filter_chain *fc = arn_cfg_filter_chain_select(l, &in);
+		if (fc)
+			exercise_l4_chain(fc, &req);
 		if (fc && fc->hcm)
 			rt = arn_cfg_hcm_routes(g, fc->hcm);
 	}
 	if (rt) {
 		struct arn_cfg_route_match m;
+		if (arn_cfg_route_match(rt, &req, &m) == 0)
+			exercise_l4_route(rt, &m, &req);
 		if (arn_cfg_route_match(rt, &req, &m) == 0 &&
 		    m.route->action == ARN_CFG_ACTION_ROUTE) {
 			struct arn_cfg_ref c;
