@@ -167,8 +167,8 @@ struct arn_cfg_local_ratelimit {
 };
 
 struct arn_cfg_connection_limit {
-	const char *stat_prefix; /* connection_limit.<stat_prefix>.* */
-	bool enabled;		 /* runtime_enabled.default_value (true without it) */
+	const char *stat_prefix;  /* connection_limit.<stat_prefix>.* */
+	bool enabled;		  /* runtime_enabled.default_value (true without it) */
 	uint64_t max_connections; /* >= 1 */
 	uint32_t delay_ms;	  /* close a refused connection after this long */
 	uint64_t *count;	  /* shared: the connections open now */
@@ -273,18 +273,18 @@ struct arn_cfg_http_ratelimit {
  * matches against its own (lib/l4's arn_rldesc.h builds them)
  */
 enum arn_cfg_rl_action_kind {
-	ARN_CFG_RL_SOURCE_CLUSTER = 0,	/* ("source_cluster", the local service cluster) */
-	ARN_CFG_RL_DESTINATION_CLUSTER, /* ("destination_cluster", the route's cluster) */
-	ARN_CFG_RL_REQUEST_HEADERS,	/* (key, the header's value) */
-	ARN_CFG_RL_REMOTE_ADDRESS,	/* ("remote_address", the client address) */
-	ARN_CFG_RL_GENERIC_KEY,		/* (key, value); key "generic_key" unless set */
-	ARN_CFG_RL_HEADER_VALUE_MATCH,	/* (key, value) when headers match == expect_match;
-					   key "header_match" unless set */
+	ARN_CFG_RL_SOURCE_CLUSTER = 0,	  /* ("source_cluster", the local service cluster) */
+	ARN_CFG_RL_DESTINATION_CLUSTER,	  /* ("destination_cluster", the route's cluster) */
+	ARN_CFG_RL_REQUEST_HEADERS,	  /* (key, the header's value) */
+	ARN_CFG_RL_REMOTE_ADDRESS,	  /* ("remote_address", the client address) */
+	ARN_CFG_RL_GENERIC_KEY,		  /* (key, value); key "generic_key" unless set */
+	ARN_CFG_RL_HEADER_VALUE_MATCH,	  /* (key, value) when headers match == expect_match;
+					     key "header_match" unless set */
 	ARN_CFG_RL_MASKED_REMOTE_ADDRESS, /* ("masked_remote_address", "a.b.c.d/len") */
 };
 
 struct arn_cfg_rl_action {
-	uint8_t kind; /* enum arn_cfg_rl_action_kind */
+	uint8_t kind;	     /* enum arn_cfg_rl_action_kind */
 	bool skip_if_absent; /* REQUEST_HEADERS */
 	bool expect_match;   /* HEADER_VALUE_MATCH (true unless set) */
 	uint8_t mask_len;    /* MASKED_REMOTE_ADDRESS: v4_prefix_mask_len (32 unless set) */
@@ -332,6 +332,7 @@ struct arn_cfg_route;
  *   filter's own applies.
  */
 const void *arn_cfg_per_filter_find(const struct arn_cfg_vhost *vh, const struct arn_cfg_route *r,
-				    const char *name, size_t len, enum arn_cfg_per_filter_kind kind);
+				    const char *name, size_t len,
+				    enum arn_cfg_per_filter_kind kind);
 
 #endif
