@@ -391,7 +391,7 @@ struct arn_cfg_vhost {
 	struct arn_cfg_route *routes;
 	size_t n_routes;
 	struct arn_cfg_header_ops headers_ops;
-	struct arn_cfg_retry_policy retry; /* default for its routes */
+	struct arn_cfg_retry_policy retry;     /* default for its routes */
 	struct arn_cfg_per_filter *per_filter; /* typed_per_filter_config */
 	size_t n_per_filter;
 	struct arn_cfg_rate_limit *rate_limits; /* VirtualHost.rate_limits */
@@ -655,9 +655,9 @@ enum arn_cfg_net_filter {
 struct arn_cfg_filter_chain {
 	const char *name;
 	struct arn_cfg_fc_match match;
-	struct arn_cfg_tls *tls; /* NULL: plain text */
-	uint8_t kind;		 /* enum arn_cfg_net_filter: the terminal filter */
-	struct arn_cfg_hcm *hcm; /* ARN_CFG_NF_HCM */
+	struct arn_cfg_tls *tls;	     /* NULL: plain text */
+	uint8_t kind;			     /* enum arn_cfg_net_filter: the terminal filter */
+	struct arn_cfg_hcm *hcm;	     /* ARN_CFG_NF_HCM */
 	struct arn_cfg_tcp_proxy *tcp_proxy; /* ARN_CFG_NF_TCP_PROXY */
 	/* the network filters before the terminal one, in order (rbac,
 	 * local_ratelimit, connection_limit) */

@@ -841,8 +841,13 @@ void conv_per_filter(struct conv *c, struct pb p, struct arn_cfg_per_filter **ou
 	size_t len = map ? upb_Map_Size(map) : 0;
 	if (len == 0)
 		return;
-	if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "typed_per_filter_config"))
+	if (!(features & ARN_CONFIG_FEATURE_HTTP_L4)) {
+		/* RBACPerRoute and LocalRateLimit are all it may carry */
+		conv_err(c, "typed_per_filter_config",
+			 "not supported by Arion: the HTTP filters it configures (rbac, "
+			 "local_ratelimit) are not run by this Arion's data plane yet");
 		return;
+	}
 	*out = CONV_NEW(c, struct arn_cfg_per_filter, len);
 	if (!*out)
 		return;

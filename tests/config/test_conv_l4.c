@@ -179,6 +179,13 @@ static void test_feature_gate(void **state)
 		   "data plane yet");
 	tc_refused(L, LISTENER(NF("r", NRBAC_AT, "\"stat_prefix\":\"r\",\"rules\":{}")),
 		   "envoy.filters.network.rbac is not run by this Arion's data plane yet");
+	tc_refused(
+	    R,
+	    "{\"name\":\"rt\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],"
+	    "\"typed_per_filter_config\":{\"rbac\":{" AT(
+		"envoy.extensions.filters.http.rbac.v3.RBACPerRoute") "}}}]}",
+	    "RouteConfiguration 'rt': virtual_hosts[0].typed_per_filter_config: not supported "
+	    "by Arion: the HTTP filters it configures (rbac, local_ratelimit) are not run");
 	arn_config_set_features(ARN_CONFIG_FEATURE_L4);
 	tc_refused(L, LISTENER(HCM("{\"name\":\"rbac\",\"typed_config\":{" HRBAC_AT "}},", "")),
 		   "http_filters[0]: envoy.filters.http.rbac is not run by this Arion's data "
