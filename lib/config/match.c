@@ -713,7 +713,7 @@ bool arn_cfg_upgrade_allowed(const struct arn_cfg_hcm *h, const struct arn_cfg_r
 static const void *per_filter(const struct arn_cfg_per_filter *pf, size_t n, const char *name,
 			      size_t len, enum arn_cfg_per_filter_kind kind)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; name && i < n; i++)
 		if (pf[i].kind == kind && pf[i].name_len == len &&
 		    memcmp(pf[i].name, name, len) == 0)
 			return pf[i].cfg;

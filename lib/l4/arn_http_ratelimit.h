@@ -45,6 +45,9 @@ struct arn_hlrl_input {
 	 * local_rate_limit_per_downstream_connection: the connection's own
 	 * buckets, [0] the default one, [1 + i] the configuration's
 	 * descriptor i; zeroed when the connection opens. Unused otherwise.
+	 * One set per connection and filter, whatever configuration (the
+	 * filter's or a route's) applies: Envoy too keeps one limiter per
+	 * connection, made by the first configuration that asks for it.
 	 */
 	struct arn_cfg_bucket_state *conn_states;
 	size_t n_conn_states;

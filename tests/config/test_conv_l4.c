@@ -413,6 +413,12 @@ static void test_http_rbac_and_per_route(void **state)
 	assert_int_equal(pr->rules->action, ARN_CFG_RBAC_ALLOW);
 	pr = arn_cfg_per_filter_find(&rt->vhosts[0], NULL, "rbac", 4, ARN_CFG_PF_RBAC);
 	assert_null(pr->rules);
+	/* an empty key names no filter, and a caller without a name finds nothing */
+	tc_ok(R, "{\"name\":\"rt\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],"
+		 "\"typed_per_filter_config\":{\"\":{" AT(
+		     "envoy.extensions.filters.http.rbac.v3.RBACPerRoute") "}}}]}");
+	rt = route_table("rt");
+	assert_null(arn_cfg_per_filter_find(&rt->vhosts[0], NULL, NULL, 0, ARN_CFG_PF_RBAC));
 
 	tc_refused(
 	    R,
