@@ -5,7 +5,8 @@
  *
  *   /config_dump  ClustersConfigDump, EndpointsConfigDump (?include_eds),
  *                 ListenersConfigDump, RoutesConfigDump, SecretsConfigDump in
- *                 Envoy's shape, each resource with version_info,
+ *                 Envoy's shape, then Arion's arion.admin.v3.ToolSetsConfigDump
+ *                 (TDS) in the same shape, each resource with version_info,
  *                 last_updated and, after a refused update, error_state
  *   /ready        condition "config": the initial xDS fetch (first Cluster
  *                 and Listener responses or their initial_fetch_timeout) and
@@ -44,7 +45,8 @@ void arn_admin_config_stop(struct arn_admin_config *a);
 /**
  * One /config_dump section for @p type_name ("envoy.admin.v3.ClustersConfigDump",
  * "...EndpointsConfigDump", "...ListenersConfigDump", "...RoutesConfigDump",
- * "...SecretsConfigDump") as one JSON object appended to @p out; what the
+ * "...SecretsConfigDump", "arion.admin.v3.ToolSetsConfigDump") as one JSON
+ * object appended to @p out; what the
  * registered providers call, exposed for tests.
  * @return 0, -EINVAL (unknown type name), -ENOMEM.
  */

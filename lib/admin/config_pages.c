@@ -26,6 +26,9 @@
 #define SEC_LISTENERS "envoy.admin.v3.ListenersConfigDump"
 #define SEC_ROUTES "envoy.admin.v3.RoutesConfigDump"
 #define SEC_SECRETS "envoy.admin.v3.SecretsConfigDump"
+/* Arion's own section for TDS (proto/arion/admin/v3/config_dump.proto),
+ * after Envoy's sections */
+#define SEC_TOOLSETS "arion.admin.v3.ToolSetsConfigDump"
 
 /* ---- JSON helpers ------------------------------------------------------------ */
 
@@ -159,6 +162,10 @@ static const struct family families[] = {
      NULL, false},
     {SEC_SECRETS, ARN_CFG_SECRET, "secret", "static_secrets", "dynamic_active_secrets",
      "dynamic_warming_secrets", true},
+    /* TDS has no static form and a ToolSet never warms (it waits for no
+     * other resource: G5, as routes and clusters) */
+    {SEC_TOOLSETS, ARN_CFG_TOOLSET, "tool_set", "static_tool_sets", "dynamic_tool_sets", NULL,
+     false},
 };
 
 struct arr {
@@ -759,8 +766,8 @@ static void pull_config_stats(struct arn_stats_emitter *e, void *arg)
 
 /* ---- registration ------------------------------------------------------------------ */
 
-static const char *const sections[] = {SEC_CLUSTERS, SEC_ENDPOINTS, SEC_LISTENERS, SEC_ROUTES,
-				       SEC_SECRETS};
+static const char *const sections[] = {SEC_CLUSTERS, SEC_ENDPOINTS, SEC_LISTENERS,
+				       SEC_ROUTES,   SEC_SECRETS,   SEC_TOOLSETS};
 #define N_SECTIONS (sizeof(sections) / sizeof(sections[0]))
 
 struct arn_admin_config {

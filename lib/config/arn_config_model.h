@@ -13,7 +13,7 @@
  *
  * The pinnable objects (those that start with struct arn_cfg_obj) are:
  * arn_cfg_listener, arn_cfg_route_table, arn_cfg_cluster, arn_cfg_endpoints,
- * arn_cfg_secret. Everything inside one of them (filter chains, HCM, virtual
+ * arn_cfg_secret, arn_cfg_toolset. Everything inside one of them (filter chains, HCM, virtual
  * hosts, routes, ...) lives exactly as long as that object.
  *
  * Strings: pointer + length, also NUL-terminated. Times: milliseconds; 0
@@ -43,6 +43,7 @@ enum arn_cfg_type {
 	ARN_CFG_CLUSTER,
 	ARN_CFG_CLA, /* ClusterLoadAssignment: arn_cfg_endpoints */
 	ARN_CFG_SECRET,
+	ARN_CFG_TOOLSET, /* arion.extensions.mcp.v3.ToolSet (TDS), on demand (X4) */
 	ARN_CFG_NTYPES,
 };
 
@@ -493,6 +494,30 @@ enum arn_cfg_http_filter {
 	ARN_CFG_HF_HEALTH_CHECK,    /* the HCM's health_check describes it */
 	ARN_CFG_HF_RBAC,	    /* http_filter_cfgs[i]: struct arn_cfg_rbac_filter */
 	ARN_CFG_HF_LOCAL_RATELIMIT, /* http_filter_cfgs[i]: struct arn_cfg_http_ratelimit */
+	ARN_CFG_HF_MCP_GATEWAY,	    /* the HCM's mcp_gateway describes it */
+};
+
+/* McpGateway's defaults and ceilings (docs/mcp.md). */
+#define ARN_CFG_MCP_DEFAULT_PATH "/mcp"
+#define ARN_CFG_MCP_DEFAULT_MAX_REQUEST (1u << 20)
+#define ARN_CFG_MCP_MAX_MAX_REQUEST (16u << 20)
+#define ARN_CFG_MCP_DEFAULT_MAX_RESPONSE (4u << 20)
+#define ARN_CFG_MCP_MAX_MAX_RESPONSE (64u << 20)
+#define ARN_CFG_MCP_DEFAULT_SESSION_IDLE_MS (30u * 60u * 1000u)
+
+/**
+ * arion.filters.http.mcp_gateway (McpGateway): the MCP endpoint this
+ * connection manager serves and the ToolSet (TDS, X14) it serves from,
+ * resolved per request in the generation (NULL there: answer 503 with a
+ * JSON-RPC error until it arrives).
+ */
+struct arn_cfg_mcp_filter {
+	struct arn_cfg_ref toolset; /* tds.config_name */
+	const char *path;	    /* "/mcp" unless set */
+	size_t path_len;
+	uint32_t max_request_bytes;	  /* 1 MiB */
+	uint32_t max_response_bytes;	  /* 4 MiB */
+	uint32_t session_idle_timeout_ms; /* 30 min; 0: never */
 };
 
 /** One cluster_min_healthy_percentages entry of the health check filter. */
@@ -529,6 +554,7 @@ struct arn_cfg_hcm {
 	const char **http_filter_names;
 	const void **http_filter_cfgs;
 	const struct arn_cfg_hc_filter *health_check; /* ARN_CFG_HF_HEALTH_CHECK's, or NULL */
+	const struct arn_cfg_mcp_filter *mcp_gateway; /* ARN_CFG_HF_MCP_GATEWAY's, or NULL */
 	uint32_t idle_timeout_ms;	      /* common_http_protocol_options.idle_timeout, 1 h */
 	uint32_t request_timeout_ms;	      /* 0: disabled (default) */
 	uint32_t stream_idle_timeout_ms;      /* 5 min default; 0 disables */
@@ -925,6 +951,76 @@ struct arn_cfg_secret {
 };
 
 /* ---------------------------------------------------------------------------
+ * ToolSet (TDS): the MCP servers an MCP gateway filter aggregates
+ */
+
+/** Most backends in one ToolSet, and the longest backend name. */
+#define ARN_CFG_MCP_MAX_BACKENDS 64
+#define ARN_CFG_MCP_MAX_NAME 64
+/** Longest tools_list_cache_ttl (ms). */
+#define ARN_CFG_MCP_MAX_CACHE_TTL_MS (3600u * 1000u)
+#define ARN_CFG_MCP_DEFAULT_SEPARATOR "__"
+#define ARN_CFG_MCP_DEFAULT_BACKEND_TIMEOUT_MS 30000u
+
+struct arn_cfg_mcp_backend {
+	const char *name; /* [A-Za-z0-9_.-]{1,64}, unique in the ToolSet */
+	size_t name_len;
+	struct arn_cfg_ref cluster; /* resolved per request (G5) */
+	const char *path;	    /* "/mcp" unless set */
+	size_t path_len;
+	uint32_t timeout_ms;		    /* 30 s; 0: none */
+	struct arn_cfg_header_add *headers; /* request_headers_to_add */
+	size_t n_headers;
+};
+
+/** A ToolMatcher: the tool's own name (as its backend lists it), and its backend. */
+struct arn_cfg_mcp_tool_match {
+	struct arn_cfg_str_match name;
+	const char *backend; /* NULL: any backend */
+	size_t backend_len;
+};
+
+enum arn_cfg_mcp_prefix {
+	ARN_CFG_MCP_PREFIX_ALWAYS = 0, /* ToolSet.PrefixMode's numbering */
+	ARN_CFG_MCP_PREFIX_ON_COLLISION,
+	ARN_CFG_MCP_PREFIX_NEVER,
+};
+
+enum arn_cfg_mcp_principal_kind {
+	ARN_CFG_MCP_PRINCIPAL_HEADER = 0,
+	ARN_CFG_MCP_PRINCIPAL_SAN,
+};
+
+struct arn_cfg_mcp_principal {
+	uint8_t kind;			    /* enum arn_cfg_mcp_principal_kind */
+	struct arn_cfg_header_match header; /* HEADER */
+	struct arn_cfg_str_match san;	    /* SAN */
+};
+
+struct arn_cfg_mcp_access_rule {
+	struct arn_cfg_mcp_tool_match *tools; /* at least one */
+	size_t n_tools;
+	struct arn_cfg_mcp_principal *principals; /* at least one; any one admits */
+	size_t n_principals;
+};
+
+struct arn_cfg_toolset {
+	struct arn_cfg_obj obj;
+	struct arn_cfg_mcp_backend *backends; /* 1..ARN_CFG_MCP_MAX_BACKENDS, in order */
+	size_t n_backends;
+	struct arn_cfg_mcp_tool_match *allow; /* empty: every tool */
+	size_t n_allow;
+	struct arn_cfg_mcp_tool_match *deny;
+	size_t n_deny;
+	uint8_t prefix_mode;   /* enum arn_cfg_mcp_prefix */
+	const char *separator; /* "__" unless set; "" only with PREFIX_NEVER */
+	size_t separator_len;
+	struct arn_cfg_mcp_access_rule *rules;
+	size_t n_rules;
+	uint32_t tools_list_cache_ttl_ms; /* 0: no cache */
+};
+
+/* ---------------------------------------------------------------------------
  * Generation lookups (worker side). @p g from arn_config_gen(); results are
  * valid until the caller's next quiescent state unless pinned.
  */
@@ -962,5 +1058,12 @@ int arn_cfg_cluster_resolve(const struct arn_cfg_gen *g, const struct arn_cfg_re
 /** Secret by name, or NULL. */
 const struct arn_cfg_secret *arn_cfg_secret_find(const struct arn_cfg_gen *g,
 						 const struct arn_cfg_ref *name);
+
+/**
+ * The ToolSet an MCP gateway filter serves from, or NULL (not received yet,
+ * or removed: the filter answers 503 with a JSON-RPC error).
+ */
+const struct arn_cfg_toolset *arn_cfg_toolset_find(const struct arn_cfg_gen *g,
+						   const struct arn_cfg_ref *name);
 
 #endif

@@ -181,6 +181,9 @@ uint32_t conv_fetch_timeout(struct conv *c, struct pb config_source);
 void conv_refs(struct conv *c, struct arn_cfg_ref *r, upb_StringView s);
 /** An envoy.config.route.v3.HeaderMatcher (reported on error; name lower-cased). */
 void conv_header_matcher(struct conv *c, struct pb hm, struct arn_cfg_header_match *out);
+/** One HeaderValueOption list, repeated field @p f of @p p. @return 0 or -ENOMEM. */
+int conv_header_add_list(struct conv *c, struct pb p, const char *f,
+			 struct arn_cfg_header_add **out, size_t *n);
 /** Header-mutation lists at the current path into @p ops. */
 void conv_header_ops(struct conv *c, struct pb p, struct arn_cfg_header_ops *ops);
 
@@ -227,6 +230,14 @@ struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_i
 struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl);
 struct arn_cfg_obj *arn_conv_endpoints(struct conv *c, struct pb cla);
 struct arn_cfg_obj *arn_conv_secret(struct conv *c, struct pb s);
+struct arn_cfg_obj *arn_conv_toolset(struct conv *c, struct pb ts);
+
+/**
+ * An HTTP filter's McpGateway typed_config (X14) into a pool object;
+ * records its ToolSet as a warming dependency (G6, X4). NULL (reported) on
+ * error. conv_toolset.c; conv_listener.c calls it.
+ */
+struct arn_cfg_mcp_filter *conv_mcp_filter(struct conv *c, struct pb any);
 
 /**
  * A transport socket's DownstreamTlsContext / UpstreamTlsContext (X13:

@@ -362,7 +362,7 @@ void conv_pop(struct conv *c, size_t mark)
 }
 
 static const char *const type_names[ARN_CFG_NTYPES] = {
-    "Listener", "RouteConfiguration", "Cluster", "ClusterLoadAssignment", "Secret",
+    "Listener", "RouteConfiguration", "Cluster", "ClusterLoadAssignment", "Secret", "ToolSet",
 };
 
 void conv_err_at(struct conv *c, const char *path, const char *msg)

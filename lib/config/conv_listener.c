@@ -353,6 +353,18 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 				out->health_check = health_check_filter(c, tc);
 			conv_pop(c, m2);
 			out->http_filters[out->n_http_filters++] = ARN_CFG_HF_HEALTH_CHECK;
+		} else if (arn_sv_eq(tn, ARN_TYPE_MCP_GATEWAY)) {
+			/* arion.filters.http.mcp_gateway (X14): its ToolSet is
+			 * subscribed on demand and warmed on (conv_toolset.c) */
+			size_t m2 = conv_push(c, "typed_config");
+			if (out->mcp_gateway)
+				conv_err(c, "",
+					 "a second mcp_gateway filter: Arion runs one per "
+					 "connection manager");
+			else
+				out->mcp_gateway = conv_mcp_filter(c, tc);
+			conv_pop(c, m2);
+			out->http_filters[out->n_http_filters++] = ARN_CFG_HF_MCP_GATEWAY;
 		} else if (pb_bool(hf, "is_optional")) {
 			/* Envoy skips an optional filter it does not know; so do we */
 		} else {

@@ -104,6 +104,13 @@ const struct arn_cfg_secret *arn_cfg_secret_find(const struct arn_cfg_gen *g,
 					  name->hash);
 }
 
+const struct arn_cfg_toolset *arn_cfg_toolset_find(const struct arn_cfg_gen *g,
+						   const struct arn_cfg_ref *name)
+{
+	return (const void *)arn_hamt_get(g->roots[ARN_CFG_TOOLSET], name->name, name->len,
+					  name->hash);
+}
+
 /* ---- string matching ---------------------------------------------------- */
 
 static bool mem_eq(const char *a, const char *b, size_t n, bool icase)

@@ -34,16 +34,17 @@
 #include "hamt.h"
 
 const char *const arn_cfg_type_msg[ARN_CFG_NTYPES] = {
-    ARN_TYPE_LISTENER, ARN_TYPE_ROUTE, ARN_TYPE_CLUSTER, ARN_TYPE_CLA, ARN_TYPE_SECRET,
+    ARN_TYPE_LISTENER, ARN_TYPE_ROUTE,	ARN_TYPE_CLUSTER,
+    ARN_TYPE_CLA,      ARN_TYPE_SECRET, ARN_TYPE_TOOLSET,
 };
 
 static const char *const type_urls[ARN_CFG_NTYPES] = {
     ARN_TYPE_URL_LISTENER, ARN_TYPE_URL_ROUTE,	ARN_TYPE_URL_CLUSTER,
-    ARN_TYPE_URL_CLA,	   ARN_TYPE_URL_SECRET,
+    ARN_TYPE_URL_CLA,	   ARN_TYPE_URL_SECRET, ARN_TYPE_URL_TOOLSET,
 };
 
 static const char *const type_names[ARN_CFG_NTYPES] = {
-    "Listener", "RouteConfiguration", "Cluster", "ClusterLoadAssignment", "Secret",
+    "Listener", "RouteConfiguration", "Cluster", "ClusterLoadAssignment", "Secret", "ToolSet",
 };
 
 int arn_config_type_from_url(const char *url, size_t len)
@@ -820,6 +821,9 @@ static void convert_one(struct arn_config_store *s, enum arn_cfg_type t,
 		case ARN_CFG_CLA:
 			out->obj = arn_conv_endpoints(&c, p);
 			break;
+		case ARN_CFG_TOOLSET:
+			out->obj = arn_conv_toolset(&c, p);
+			break;
 		default:
 			out->obj = arn_conv_secret(&c, p);
 			break;
@@ -974,6 +978,51 @@ static void apply_remove(struct arn_config_store *s, enum arn_cfg_type t, const 
 	entry_maybe_drop(s, e);
 }
 
+/*
+ * X4: a resource of an on-demand type (TDS) that nothing references any
+ * more is forgotten. The xDS client unsubscribes from it, so the server
+ * stops sending its updates and the client stops reporting it held; a
+ * version kept here could only go stale. A later reference subscribes
+ * again and the server sends it anew. Runs while next roots are open.
+ */
+static void drop_unreferenced(struct arn_config_store *s)
+{
+	const enum arn_cfg_type t = ARN_CFG_TOOLSET;
+	struct smap *m = &s->entries[t];
+	if (m->n == 0)
+		return;
+	struct entry **v = malloc(m->n * sizeof(*v));
+	if (v == NULL)
+		return; /* kept until the next batch tries again */
+	size_t n = 0;
+	for (size_t i = 0; i < m->nb; i++)
+		for (struct snode *x = m->b[i]; x; x = x->next) {
+			struct entry *e = x->val;
+			if (smap_get(&s->interest[t], e->name, e->len, e->hash) == NULL)
+				v[n++] = e;
+		}
+	for (size_t i = 0; i < n; i++) {
+		struct entry *e = v[i];
+		if (e->active.obj) {
+			if (arn_hamt_del(&s->next[t], e->name, e->len, e->hash,
+					 arn_cfg_obj_unref) == -ENOMEM)
+				continue; /* kept; tried again with the next batch */
+			version_clear(s, e, &e->active);
+			s->n_active[t]--;
+		}
+		if (e->warming.obj) {
+			warming_remove(s, e);
+			version_clear(s, e, &e->warming);
+		}
+		ARN_INFO(CONFIG, "%s '%s': nothing references it any more; forgotten (X4)",
+			 type_names[t], e->name);
+		s->st.toolsets_dropped++;
+		clear_error(e);
+		entry_maybe_drop(s, e);
+	}
+	free(v);
+}
+
 static void update_ready(struct arn_config_store *s);
 
 int arn_config_apply(struct arn_config_store *s, const char *type_url,
@@ -1049,6 +1098,7 @@ int arn_config_apply(struct arn_config_store *s, const char *type_url,
 	for (size_t i = 0; i < n_removed; i++)
 		apply_remove(s, t, removed[i], flags, out);
 	warming_check(s, false);
+	drop_unreferenced(s);
 	int rc = publish(s, &out->token);
 	if (rc) {
 		/* the next roots are dropped; the store's entries are ahead of
@@ -1314,6 +1364,7 @@ void arn_config_poll(struct arn_config_store *s)
 		if (due) {
 			next_begin(s);
 			warming_check(s, true);
+			drop_unreferenced(s);
 			uint64_t token;
 			if (publish(s, &token) != 0) {
 				for (int k = 0; k < ARN_CFG_NTYPES; k++) {
@@ -1457,6 +1508,7 @@ void arn_config_get_stats(struct arn_config_store *s, struct arn_config_stats *o
 	out->clusters_warming = warming[ARN_CFG_CLUSTER];
 	out->endpoints_active = active[ARN_CFG_CLA];
 	out->secrets_active = active[ARN_CFG_SECRET];
+	out->toolsets_active = active[ARN_CFG_TOOLSET];
 }
 
 void arn_config_stats_foreach(const struct arn_config_stats *st,

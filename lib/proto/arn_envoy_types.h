@@ -1,7 +1,8 @@
 /*
  * The Envoy message types that Arion names in code, each spelled once: the
- * full name (arn_proto_msgdef(), an Any's type name) and, for the five
- * resource families that xDS delivers (X2), the type URL.
+ * full name (arn_proto_msgdef(), an Any's type name) and, for the six
+ * resource families that xDS delivers (X2: five of Envoy's and Arion's TDS),
+ * the type URL.
  *
  * Plain string macros and nothing else, so that any module may include this
  * without pulling in upb (the data plane's headers must not).
@@ -24,6 +25,12 @@
 #define ARN_TYPE_URL_CLUSTER ARN_TYPE_URL_PREFIX ARN_TYPE_CLUSTER
 #define ARN_TYPE_URL_CLA ARN_TYPE_URL_PREFIX ARN_TYPE_CLA
 #define ARN_TYPE_URL_SECRET ARN_TYPE_URL_PREFIX ARN_TYPE_SECRET
+
+/* The sixth family (X2): Arion's own TDS resource, subscribed on demand by
+ * name (X4, X14), and the HTTP filter that names it. */
+#define ARN_TYPE_TOOLSET "arion.extensions.mcp.v3.ToolSet"
+#define ARN_TYPE_URL_TOOLSET ARN_TYPE_URL_PREFIX ARN_TYPE_TOOLSET
+#define ARN_TYPE_MCP_GATEWAY "arion.extensions.filters.http.mcp_gateway.v3.McpGateway"
 
 /* The configuration file's envoy_bootstrap: */
 #define ARN_TYPE_BOOTSTRAP "envoy.config.bootstrap.v3.Bootstrap"

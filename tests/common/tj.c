@@ -62,6 +62,22 @@ const char *tj_listener_hcm(const char *name, unsigned port, const char *hcm_fie
 	return b;
 }
 
+const char *tj_listener_mcp(const char *name, unsigned port, const char *toolset, const char *extra)
+{
+	char *b = tj_next();
+	snprintf(b, TJ_BUFSZ,
+		 "{\"name\":\"%s\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		 "\"port_value\":%u}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+		 "\"typed_config\":{" TJ_HCM_AT
+		 ",\"stat_prefix\":\"in\",\"route_config\":{\"name\":"
+		 "\"r\"},\"http_filters\":[{\"name\":\"arion.filters.http.mcp_gateway\","
+		 "\"typed_config\":{\"@type\":\"type.googleapis.com/arion.extensions.filters.http."
+		 "mcp_gateway.v3.McpGateway\",\"tds\":{\"config_name\":\"%s\"}%s%s}}," TJ_ROUTER
+		 "]}}]}]}",
+		 name, port, toolset, extra && *extra ? "," : "", extra ? extra : "");
+	return b;
+}
+
 const char *tj_listener_rds(const char *name, unsigned port, const char *rds)
 {
 	char f[TJ_BUFSZ];

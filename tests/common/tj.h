@@ -45,6 +45,11 @@ const char *tj_listener_inline(const char *name, unsigned port, const char *rout
  * filter behind a TLS transport socket whose DownstreamTlsContext has
  * @p tls_fields (JSON members, no braces). */
 const char *tj_listener_tls(const char *name, unsigned port, const char *tls_fields);
+/** A Listener @p name on 0.0.0.0:@p port whose HCM (an empty inline route
+ * table "r") runs the MCP gateway filter on ToolSet @p toolset (X14), then
+ * the router; @p extra: more McpGateway members ("\"path\":\"/x\"") or NULL. */
+const char *tj_listener_mcp(const char *name, unsigned port, const char *toolset,
+			    const char *extra);
 /** A RouteConfiguration @p name sending every path ("/" prefix, any host) to @p cluster. */
 const char *tj_route(const char *name, const char *cluster);
 /** A Secret @p name holding a TLS certificate: @p cert_json and @p key_json

@@ -17,8 +17,10 @@
 #include "arn_proto.h"
 #include "config_int.h"
 
-static const char *const urls[] = {ARN_TYPE_URL_LISTENER, ARN_TYPE_URL_ROUTE, ARN_TYPE_URL_CLUSTER,
-				   ARN_TYPE_URL_CLA, ARN_TYPE_URL_SECRET};
+static const char *const urls[] = {ARN_TYPE_URL_LISTENER, ARN_TYPE_URL_ROUTE,
+				   ARN_TYPE_URL_CLUSTER,  ARN_TYPE_URL_CLA,
+				   ARN_TYPE_URL_SECRET,	  ARN_TYPE_URL_TOOLSET};
+_Static_assert(sizeof(urls) / sizeof(urls[0]) == ARN_CFG_NTYPES, "one URL per family");
 
 static void dump(void *ctx, const struct arn_config_resource_info *info)
 {
@@ -146,7 +148,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (size < 1)
 		return 0;
-	int t = data[0] % 5;
+	int t = data[0] % ARN_CFG_NTYPES;
 	const char *bytes = (const char *)data + 1;
 	size_t len = size - 1;
 	/* the resource's own name, so that conversion is reached */

@@ -20,6 +20,7 @@
 #define C ARN_TYPE_URL_CLUSTER
 #define E ARN_TYPE_URL_CLA
 #define S ARN_TYPE_URL_SECRET
+#define TDS ARN_TYPE_URL_TOOLSET
 
 extern struct arn_config_store *st;
 extern uint64_t fake_now;
@@ -53,6 +54,7 @@ const struct arn_cfg_cluster *cluster(const char *name);
 const struct arn_cfg_listener *listener(const char *name);
 const struct arn_cfg_route_table *route_table(const char *name);
 const struct arn_cfg_secret *secret(const char *name);
+const struct arn_cfg_toolset *toolset(const char *name);
 
 /* Pattern @p p compiled (arn_regex_compile), or the test fails with its error. */
 struct arn_regex *tc_re(const char *p);
@@ -101,6 +103,8 @@ extern const struct CMUnitTest stress_tests[];
 extern const size_t n_stress_tests;
 extern const struct CMUnitTest rules_tests[];
 extern const size_t n_rules_tests;
+extern const struct CMUnitTest toolset_tests[];
+extern const size_t n_toolset_tests;
 
 #define TC(f) cmocka_unit_test_setup_teardown(f, tc_setup, tc_teardown)
 

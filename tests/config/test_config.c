@@ -100,6 +100,10 @@ const struct arn_cfg_listener *listener(const char *name)
 {
 	return find(ARN_CFG_LISTENER, name);
 }
+const struct arn_cfg_toolset *toolset(const char *name)
+{
+	return find(ARN_CFG_TOOLSET, name);
+}
 const struct arn_cfg_route_table *route_table(const char *name)
 {
 	return find(ARN_CFG_ROUTE, name);
@@ -292,5 +296,6 @@ int main(void)
 	fails += _cmocka_run_group_tests("regex", regex_tests, n_regex_tests, NULL, NULL);
 	fails += _cmocka_run_group_tests("stress", stress_tests, n_stress_tests, NULL, NULL);
 	fails += _cmocka_run_group_tests("rules", rules_tests, n_rules_tests, NULL, NULL);
+	fails += _cmocka_run_group_tests("toolset", toolset_tests, n_toolset_tests, NULL, NULL);
 	return fails ? 1 : 0;
 }
