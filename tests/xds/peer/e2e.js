@@ -150,8 +150,16 @@ function adminGet(port, p) {
 }
 
 function assert(cond, msg) { if (!cond) throw new Error(`assertion failed: ${msg}`); }
+/* Objects' keys are compared sorted: protobuf maps (initial_resource_versions)
+ * have no order on the wire, so the order they decode in means nothing. */
+function canon(v) {
+  if (Array.isArray(v)) return v.map(canon);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canon(v[k])]));
+  return v;
+}
+
 function eq(a, b, msg) {
-  const ja = JSON.stringify(a), jb = JSON.stringify(b);
+  const ja = JSON.stringify(canon(a)), jb = JSON.stringify(canon(b));
   if (ja !== jb) throw new Error(`assertion failed: ${msg}: got ${ja}, wanted ${jb}`);
 }
 

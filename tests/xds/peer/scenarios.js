@@ -63,6 +63,57 @@ async function refusedAndRetrying(arion, failRe) {
   assert(!arion.logged(/connected to cluster/), 'never connected');
 }
 
+/* A listener on 198.18.0.2:@p port whose HCM runs the MCP gateway filter
+ * on ToolSet @p ts (X14), then the router, with inline routes. */
+function mcpListener(name, port, ts, tds = {}) {
+  return {
+    '@type': TYPES.listener, name, address: { socket_address: { address: '198.18.0.2', port_value: port } },
+    filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+      stat_prefix: name,
+      route_config: { name: `${name}-routes`, virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'api' } }] }] },
+      http_filters: [
+        { name: 'arion.filters.http.mcp_gateway', typed_config: {
+          '@type': 'type.googleapis.com/arion.extensions.filters.http.mcp_gateway.v3.McpGateway',
+          tds: { config_name: ts, config_source: { ads: {}, ...tds } } } },
+        { name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } },
+      ],
+    } }] }],
+  };
+}
+
+/* A ToolSet with one backend per name in @p backends. */
+function toolset(name, backends = ['gh']) {
+  return { '@type': TYPES.toolset, name, backends: backends.map((b) => ({ name: b, cluster: `${b}-mcp` })) };
+}
+
+/* The ToolSets /config_dump shows, as [name, version]; null without admin. */
+async function toolsets(ctx) {
+  const dump = await ctx.admin('/config_dump');
+  if (!dump) return null;
+  const s = dump.configs.find((c) => c['@type'] === 'type.googleapis.com/arion.admin.v3.ToolSetsConfigDump');
+  return ((s && s.dynamic_tool_sets) || []).filter((t) => t.tool_set).map((t) => [t.tool_set.name, t.version_info]).sort();
+}
+
+/* Listeners /config_dump shows warming, by name. */
+async function warmingListeners(ctx) {
+  const dump = await ctx.admin('/config_dump');
+  if (!dump) return null;
+  const ls = dump.configs.find((c) => c['@type'] === 'type.googleapis.com/envoy.admin.v3.ListenersConfigDump');
+  return ((ls && ls.dynamic_listeners) || []).filter((l) => l.warming_state).map((l) => l.name).sort();
+}
+
+/* Send listeners @p ls (an array of [name, version, resource]) and wait for the ACK. */
+async function pushListeners(srv, arion, version, ls, removed = []) {
+  const r = srv.send({ type_url: 'listener', system_version_info: version,
+    resources: ls.map(([name, v, resource]) => ({ name, version: v, resource })), removed_resources: removed });
+  const ack = await srv.waitRequest((x) => x.response_nonce === r.nonce && x.type_url === TYPES.listener);
+  assert(!ack.error_detail, `listeners ACKed: ${JSON.stringify(ack.error_detail)}`);
+  return r;
+}
+
+const tdsReqs = (srv, from = 0) => srv.requests.slice(from).filter((r) => r.type_url === TYPES.toolset);
+
 module.exports = {
   /* X1, X3, X7: one stream, wildcards in order, node in the first request. */
   async x3_subscription_order(ctx) {
@@ -540,5 +591,164 @@ module.exports = {
     srv.closeStream();
     const st2 = await initial(srv, st1.id + 1);
     eq(reqsOf(srv, st2.id, TYPES.cluster)[0].initial_resource_versions, { long: '1' }, 'expired resources are not claimed (D6)');
+  },
+
+  /* X2, X4, X14, G6 (TDS end to end): no ToolSet is asked for until a
+   * listener's MCP gateway filter names one; then exactly that name is
+   * subscribed, the listener warms until it arrives, the ToolSet is ACKed
+   * and shown in /config_dump; when the listener goes, the name is
+   * unsubscribed and the ToolSet forgotten. */
+  async x4_x14_tds_subscribed_on_demand(ctx) {
+    const srv = await ctx.server();
+    const arion = ctx.arion();
+    await initial(srv);
+    await sleep(500);
+    eq(tdsReqs(srv).length, 0, 'X4: no TDS request before anything references a ToolSet');
+    const from = srv.requests.length;
+    srv.send({ type_url: 'listener', system_version_info: 'l1', resources: [{ name: 'mcp', version: '1', resource: mcpListener('mcp', 8080, 'tools') }] });
+    const sub = await srv.waitRequest((r) => r.type_url === TYPES.toolset, 10000, from);
+    eq(sub.resource_names_subscribe, ['tools'], 'X4/X14: the ToolSet the filter names, by name');
+    eq(sub.resource_names_unsubscribe, [], 'nothing unsubscribed');
+    eq(sub.response_nonce, '', 'a first TDS request answers no nonce');
+    await arion.waitLog(/on-demand type type\.googleapis\.com\/arion\.extensions\.mcp\.v3\.ToolSet: first reference, subscribing by name \(X4\)/);
+    const w = await warmingListeners(ctx);
+    if (w) eq(w, ['mcp'], 'G6: the listener warms until its ToolSet arrives');
+    const r = srv.send({ type_url: 'toolset', system_version_info: 't1', resources: [{ name: 'tools', version: '1', resource: toolset('tools', ['gh', 'jira']) }] });
+    const ack = await srv.waitRequest((x) => x.response_nonce === r.nonce);
+    assert(!ack.error_detail, `ToolSet ACKed: ${JSON.stringify(ack.error_detail)}`);
+    await arion.waitLog(new RegExp(`ACK ToolSet nonce ${r.nonce} version 't1' \\(1 updated`));
+    if (w) {
+      eq(await toolsets(ctx), [['tools', '1']], '/config_dump: the ToolSet');
+      eq(await activeListeners(ctx), [['mcp', '1']], 'the listener is warm');
+      eq(await warmingListeners(ctx), [], 'nothing warming');
+    }
+    const from2 = srv.requests.length;
+    await pushListeners(srv, arion, 'l2', [], ['mcp']);
+    const unsub = await srv.waitRequest((x) => x.type_url === TYPES.toolset && x.resource_names_unsubscribe.length > 0, 10000, from2);
+    eq([unsub.resource_names_subscribe, unsub.resource_names_unsubscribe], [[], ['tools']], 'X4: the last reference gone, unsubscribed');
+    await arion.waitLog(/ToolSet 'tools': nothing references it any more; forgotten \(X4\)/);
+    if (w) eq(await toolsets(ctx), [], '/config_dump: the ToolSet is forgotten');
+  },
+
+  /* G4 with TDS: subscriptions change by difference; a reconnect resends
+   * the whole explicit set (D7) with what is held (X5). */
+  async g4_tds_subscriptions_change_by_difference(ctx) {
+    const srv = await ctx.server();
+    const arion = ctx.arion();
+    const st1 = await initial(srv);
+    let from = srv.requests.length;
+    await pushListeners(srv, arion, 'l1', [['a', '1', mcpListener('a', 8080, 'ts-a')], ['b', '1', mcpListener('b', 8081, 'ts-b')]]);
+    const first = await srv.waitRequest((r) => r.type_url === TYPES.toolset, 10000, from);
+    eq(first.resource_names_subscribe, ['ts-a', 'ts-b'], 'both names, in one request');
+    const r1 = srv.send({ type_url: 'toolset', system_version_info: 't1', resources: [
+      { name: 'ts-a', version: '1', resource: toolset('ts-a') }, { name: 'ts-b', version: '1', resource: toolset('ts-b') }] });
+    await srv.waitRequest((x) => x.response_nonce === r1.nonce && !x.error_detail);
+    from = srv.requests.length;
+    await pushListeners(srv, arion, 'l2', [['a', '2', mcpListener('a', 8080, 'ts-c')]]);
+    const chg = await srv.waitRequest((r) => r.type_url === TYPES.toolset && !r.response_nonce, 10000, from);
+    // make before break: listener a's new version warms on ts-c while the
+    // old one serves on ts-a, so ts-a stays subscribed until the switch
+    eq([chg.resource_names_subscribe, chg.resource_names_unsubscribe], [['ts-c'], []], 'G4: only the name added');
+    await sleep(300);
+    eq(tdsReqs(srv, from).length, 1, 'one request for the change');
+    const w = await warmingListeners(ctx);
+    if (w) eq(w, ['a'], 'a warms on ts-c');
+    from = srv.requests.length;
+    const r2 = srv.send({ type_url: 'toolset', system_version_info: 't2', resources: [{ name: 'ts-c', version: '1', resource: toolset('ts-c') }] });
+    const un = await srv.waitRequest((r) => r.type_url === TYPES.toolset && r.resource_names_unsubscribe.length > 0, 10000, from);
+    eq([un.resource_names_subscribe, un.resource_names_unsubscribe], [[], ['ts-a']], 'G4: only the name dropped, once a serves on ts-c');
+    assert(un.response_nonce === r2.nonce || srv.requests.slice(from).some((x) => x.response_nonce === r2.nonce && !x.error_detail), 'ts-c ACKed');
+    if (w) eq(await toolsets(ctx), [['ts-b', '1'], ['ts-c', '1']], 'ts-a forgotten');
+    srv.closeStream();
+    const st2 = await initial(srv, st1.id + 1);
+    const again = await srv.waitRequest((r) => r.stream === st2.id && r.type_url === TYPES.toolset, 10000);
+    eq(again.resource_names_subscribe, ['ts-b', 'ts-c'], 'D7: the whole explicit set on the new stream');
+    eq(again.resource_names_unsubscribe, [], 'D7: nothing to unsubscribe');
+    eq(again.initial_resource_versions, { 'ts-b': '1', 'ts-c': '1' }, 'X5/D6: what is held, ts-a no longer');
+  },
+
+  /* D4 with TDS: ToolSets not subscribed to are ignored (not applied, not
+   * claimed on reconnect). */
+  async d4_tds_unrequested_ignored(ctx) {
+    const srv = await ctx.server();
+    const arion = ctx.arion();
+    const st1 = await initial(srv);
+    const from = srv.requests.length;
+    await pushListeners(srv, arion, 'l1', [['mcp', '1', mcpListener('mcp', 8080, 'tools')]]);
+    await srv.waitRequest((r) => r.type_url === TYPES.toolset, 10000, from);
+    const r = srv.send({ type_url: 'toolset', system_version_info: 't1', resources: [
+      { name: 'tools', version: '1', resource: toolset('tools') }, { name: 'other', version: '7', resource: toolset('other') }] });
+    const ack = await srv.waitRequest((x) => x.response_nonce === r.nonce);
+    assert(!ack.error_detail, 'ACKed: an unrequested resource is no error');
+    await arion.waitLog(/ToolSet nonce \S+: ignored 1 resources not subscribed to \(D4\)/);
+    const t = await toolsets(ctx);
+    if (t) eq(t, [['tools', '1']], 'D4: other was not applied');
+    srv.closeStream();
+    const st2 = await initial(srv, st1.id + 1);
+    const again = await srv.waitRequest((x) => x.stream === st2.id && x.type_url === TYPES.toolset, 10000);
+    eq(again.initial_resource_versions, { tools: '1' }, 'D4/D6: other is not claimed');
+  },
+
+  /* D8 with TDS: interest changes between two requests are merged. In one
+   * Listener response, listener b moves from ts-c to ts-d and a new
+   * listener c names ts-c: ts-c is unreferenced and referenced again
+   * before the next request, so the request subscribes ts-d and
+   * unsubscribes nothing, and ts-c keeps serving without a resend. */
+  async d8_tds_interest_changes_merge(ctx) {
+    const srv = await ctx.server();
+    const arion = ctx.arion();
+    await initial(srv);
+    let from = srv.requests.length;
+    await pushListeners(srv, arion, 'l1', [['a', '1', mcpListener('a', 8080, 'ts-a')], ['b', '1', mcpListener('b', 8081, 'ts-c')]]);
+    await srv.waitRequest((r) => r.type_url === TYPES.toolset, 10000, from);
+    const r1 = srv.send({ type_url: 'toolset', system_version_info: 't1', resources: [
+      { name: 'ts-a', version: '1', resource: toolset('ts-a') }, { name: 'ts-c', version: '1', resource: toolset('ts-c') }] });
+    await srv.waitRequest((x) => x.response_nonce === r1.nonce && !x.error_detail);
+    from = srv.requests.length;
+    await pushListeners(srv, arion, 'l2', [['b', '2', mcpListener('b', 8081, 'ts-d')], ['c', '1', mcpListener('c', 8082, 'ts-c')]]);
+    const chg = await srv.waitRequest((r) => r.type_url === TYPES.toolset && !r.response_nonce, 10000, from);
+    eq([chg.resource_names_subscribe, chg.resource_names_unsubscribe], [['ts-d'], []], 'D8: remove-add of ts-c merged away');
+    await sleep(300);
+    eq(tdsReqs(srv, from).length, 1, 'one TDS request');
+    assert(!arion.logged(/ToolSet 'ts-c': nothing references it/), 'ts-c was never forgotten');
+    const t = await toolsets(ctx);
+    if (t) {
+      eq(t, [['ts-a', '1'], ['ts-c', '1']], 'ts-c still held');
+      eq(await activeListeners(ctx), [['a', '1'], ['b', '1'], ['c', '1']], 'c is active at once: its ToolSet is there; b serves on ts-c meanwhile');
+      eq(await warmingListeners(ctx), ['b'], 'b\'s version 2 warms on ts-d');
+    }
+  },
+
+  /* X15 with TDS: a bad ToolSet is NACKed naming it and the field; the
+   * version before it keeps serving (G7). */
+  async x15_tds_bad_toolset_nacked_naming_field(ctx) {
+    const srv = await ctx.server();
+    const arion = ctx.arion();
+    await initial(srv);
+    const from = srv.requests.length;
+    await pushListeners(srv, arion, 'l1', [['mcp', '1', mcpListener('mcp', 8080, 'tools')]]);
+    await srv.waitRequest((r) => r.type_url === TYPES.toolset, 10000, from);
+    const r1 = srv.send({ type_url: 'toolset', system_version_info: 't1', resources: [{ name: 'tools', version: '1', resource: toolset('tools') }] });
+    await srv.waitRequest((x) => x.response_nonce === r1.nonce && !x.error_detail);
+    const bad = toolset('tools', ['gh', 'gh']);
+    const r2 = srv.send({ type_url: 'toolset', system_version_info: 't2', resources: [{ name: 'tools', version: '2', resource: bad }] });
+    const nack = await srv.waitRequest((x) => x.response_nonce === r2.nonce);
+    assert(nack.error_detail, 'NACK');
+    const m = nack.error_detail.message;
+    assert(/ToolSet 'tools': backends\[1\]\.name: 'gh' is also backends\[0\]'s name/.test(m), `names the ToolSet and the field: ${m}`);
+    await arion.waitLog(new RegExp(`NACK ToolSet nonce ${r2.nonce}: .*backends\\[1\\]\\.name`));
+    const r3 = srv.send({ type_url: 'toolset', system_version_info: 't3', resources: [{ name: 'tools', version: '3',
+      resource: { ...toolset('tools'), tool_filter: { allow: [{ name: { safe_regex: { regex: 'get_(' } } }] } } }] });
+    const n3 = await srv.waitRequest((x) => x.response_nonce === r3.nonce);
+    assert(n3.error_detail && /ToolSet 'tools': tool_filter\.allow\[0\]\.name\.safe_regex\.regex: 'get_\('/.test(n3.error_detail.message),
+      `a bad regex named: ${JSON.stringify(n3.error_detail)}`);
+    const dump = await ctx.admin('/config_dump');
+    if (dump) {
+      const s = dump.configs.find((c) => c['@type'] === 'type.googleapis.com/arion.admin.v3.ToolSetsConfigDump');
+      const t = s.dynamic_tool_sets[0];
+      eq(t.version_info, '1', 'G7: version 1 keeps serving');
+      assert(t.error_state && /safe_regex/.test(t.error_state.details), `error_state: ${JSON.stringify(t.error_state)}`);
+      eq(t.client_status, 'NACKED', 'client_status');
+    }
   },
 };

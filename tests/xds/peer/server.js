@@ -32,7 +32,8 @@ const protoLoader = require('@grpc/proto-loader');
 const protobuf = require('protobufjs');
 
 const DEPS = path.join(path.dirname(require.resolve('@grpc/grpc-js-xds/package.json')), 'deps');
-const INCLUDE = ['envoy-api', 'xds', 'googleapis', 'protoc-gen-validate'].map((d) => path.join(DEPS, d));
+const INCLUDE = ['envoy-api', 'xds', 'googleapis', 'protoc-gen-validate'].map((d) => path.join(DEPS, d))
+  .concat([path.join(__dirname, '..', '..', '..', 'proto')]); // Arion's own (TDS, the MCP filter)
 const METHOD = '/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources';
 
 const TYPES = {
@@ -41,6 +42,7 @@ const TYPES = {
   cla: 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment',
   listener: 'type.googleapis.com/envoy.config.listener.v3.Listener',
   route: 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration',
+  toolset: 'type.googleapis.com/arion.extensions.mcp.v3.ToolSet', // TDS, subscribed on demand (X4)
 };
 
 const RESOURCE_PROTOS = [
@@ -54,6 +56,8 @@ const RESOURCE_PROTOS = [
   'envoy/extensions/filters/http/router/v3/router.proto',
   'envoy/extensions/upstreams/http/v3/http_protocol_options.proto',
   'envoy/service/discovery/v3/discovery.proto',
+  'arion/extensions/mcp/v3/tool_set.proto',
+  'arion/extensions/filters/http/mcp_gateway/v3/mcp_gateway.proto',
 ];
 
 let rootCache = null;
