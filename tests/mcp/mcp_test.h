@@ -1,0 +1,24 @@
+/* Shared by lib/mcp's unit test files: cmocka and the helpers. */
+#ifndef MCP_TEST_H
+#define MCP_TEST_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "arn_mcp.h"
+
+/* Parse @p s whole from before a guard page and one byte at a time; both
+ * verdicts must agree. @return the whole parse's. */
+enum arn_mcp_err mt_parse(const char *s, bool batch_ok, const struct arn_mcp_limits *lim,
+			  struct arn_mcp_body *b);
+/* @p o as compact JSON, owned by @p o. */
+const char *mt_text(struct json_object *o);
+
+extern const struct CMUnitTest mt_jsonrpc_tests[];
+extern const size_t mt_jsonrpc_n;
+
+#endif

@@ -1,0 +1,9 @@
+/* lib/mcp's unit tests: one executable, one group per file. */
+#include "mcp_test.h"
+
+int main(void)
+{
+	int fails = 0;
+	fails += _cmocka_run_group_tests("jsonrpc", mt_jsonrpc_tests, mt_jsonrpc_n, NULL, NULL);
+	return fails;
+}
