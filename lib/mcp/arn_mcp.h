@@ -260,4 +260,224 @@ struct json_object *arn_mcp_new_request(struct json_object *id, const char *meth
  */
 const char *arn_mcp_text(struct json_object *o, size_t *len);
 
+/* ---- Versions ---------------------------------------------------------------
+ *
+ * The protocol versions the gateway speaks with clients (and backends).
+ * 2024-11-05 is the HTTP+SSE era; 2025-03-26 brought Streamable HTTP and
+ * sessions by header; 2025-06-18 dropped batches and made clients send
+ * MCP-Protocol-Version on every request after initialize.
+ */
+enum arn_mcp_version {
+	ARN_MCP_V_NONE = 0,
+	ARN_MCP_V_2024_11_05,
+	ARN_MCP_V_2025_03_26,
+	ARN_MCP_V_2025_06_18,
+	ARN_MCP_V_2025_11_25,
+	ARN_MCP_V_COUNT,
+};
+#define ARN_MCP_V_LATEST ARN_MCP_V_2025_11_25
+
+/** The version named @p s (n bytes), or ARN_MCP_V_NONE. */
+enum arn_mcp_version arn_mcp_version_parse(const char *s, size_t n);
+/** "2025-06-18"; "" for NONE. */
+const char *arn_mcp_version_name(enum arn_mcp_version v);
+/** Whether @p v allows JSON-RPC batches (2024-11-05, 2025-03-26). */
+bool arn_mcp_version_batches(enum arn_mcp_version v);
+
+/**
+ * The version to answer an initialize asking for @p requested: the same
+ * when the gateway speaks it, else its latest (the client then decides
+ * whether it can go on, as the lifecycle section of the spec says).
+ */
+enum arn_mcp_version arn_mcp_negotiate(const char *requested, size_t n);
+
+/**
+ * Check a request's MCP-Protocol-Version header (@p n 0: absent) against
+ * the version its session negotiated. Absent: the negotiated one (the
+ * spec's fallback, 2025-03-26, is for servers that cannot tell).
+ * @return NONE, VERSION_HEADER (not a version the gateway speaks) or
+ * VERSION_MISMATCH (not the session's); both are HTTP 400.
+ */
+enum arn_mcp_err arn_mcp_version_header(const char *hdr, size_t n, enum arn_mcp_version negotiated);
+
+/* ---- HTTP transports ----------------------------------------------------------
+ *
+ * One path serves both transports. A 2024-11-05 client GETs it for an SSE
+ * stream whose first event ("endpoint") names where to POST its messages
+ * (the same path with ?sessionId=); it gets 202 for each POST and the
+ * answers on the stream. A Streamable HTTP client POSTs messages to the
+ * path and gets each answer in the POST's own response (JSON, or SSE when
+ * it streams); with a session it may GET the path for the server's own
+ * messages, and DELETE it to end the session. The spec's backwards
+ * compatibility section has old clients find the transport this way, and a
+ * GET without Mcp-Session-Id tells them apart.
+ */
+enum arn_mcp_action {
+	ARN_MCP_A_PASS = 0,   /* not the MCP path: not the filter's request */
+	ARN_MCP_A_POST,	      /* Streamable HTTP: JSON-RPC message(s) in the body */
+	ARN_MCP_A_GET_STREAM, /* Streamable HTTP: the session's server-to-client stream */
+	ARN_MCP_A_DELETE,     /* Streamable HTTP: end the session */
+	ARN_MCP_A_SSE_OPEN,   /* HTTP+SSE: open the stream; first event "endpoint" */
+	ARN_MCP_A_SSE_POST,   /* HTTP+SSE: a message for session ?sessionId=; 202, answer on the
+				 stream */
+	ARN_MCP_A_REFUSE,     /* answer route.status (route.allow: the Allow header for 405) */
+};
+
+/** What the HTTP layer tells the core about a request (slices; borrowed). */
+struct arn_mcp_http_req {
+	const char *method, *path; /* path: the request target, query included */
+	size_t method_len, path_len;
+	const char *accept, *content_type; /* NULL / 0: absent */
+	size_t accept_len, content_type_len;
+	const char *session_id; /* Mcp-Session-Id */
+	size_t session_id_len;
+};
+
+struct arn_mcp_route {
+	uint8_t action;		/* enum arn_mcp_action */
+	uint16_t status;	/* REFUSE: 405, 406 or 415 */
+	const char *allow;	/* REFUSE with 405: "GET, POST, DELETE" */
+	const char *why;	/* REFUSE: the body's message */
+	const char *session_id; /* the session named (header, or SSE_POST's query); borrowed */
+	size_t session_id_len;
+};
+
+/**
+ * Decide what @p req is for the gateway serving @p mcp_path (the path
+ * alone; a request matches it with any query). Content-Type and Accept are
+ * checked as the TypeScript SDK's server checks them (POST: JSON in, JSON
+ * and event-stream accepted; GET: event-stream accepted), "*" "/" "*"
+ * counting as both.
+ */
+void arn_mcp_classify(const struct arn_mcp_http_req *req, const char *mcp_path, size_t mcp_path_len,
+		      struct arn_mcp_route *out);
+
+/**
+ * Write one SSE event: "event: <event>\n" (when @p event), "id: <id>\n"
+ * (when @p id), "data: <data>\n\n". @p data must hold no CR or LF (JSON
+ * from arn_mcp_text() never does). At most @p cap bytes are written.
+ * @return the event's length (more than @p cap: nothing usable written).
+ */
+size_t arn_mcp_sse_event(char *out, size_t cap, const char *event, const char *id, const char *data,
+			 size_t data_len);
+
+/* ---- Sessions ------------------------------------------------------------------
+ *
+ * Arion issues its own session ids and keeps, per session, the negotiated
+ * version and each backend's own session id (opened lazily, forgotten when
+ * the backend answers 404, re-opened on the next call). A table is one
+ * worker's, made at start with every slot it will ever have: nothing is
+ * allocated per session. An id names its slot and the slot's generation,
+ * then 128 random bits (the caller's: getrandom or rte_rand), so a lookup
+ * is one index and one comparison, and an old or guessed id finds nothing.
+ */
+#define ARN_MCP_SID_LEN 48	    /* hex: slot (8), generation (8), random (32) */
+#define ARN_MCP_BACKEND_SID_MAX 128 /* longest backend session id kept */
+
+enum arn_mcp_transport {
+	ARN_MCP_T_STREAMABLE = 0,
+	ARN_MCP_T_SSE, /* 2024-11-05's HTTP+SSE */
+};
+
+struct arn_mcp_session {
+	char id[ARN_MCP_SID_LEN + 1];
+	uint8_t version;   /* enum arn_mcp_version */
+	uint8_t transport; /* enum arn_mcp_transport */
+	bool initialized;  /* notifications/initialized seen */
+	bool in_use;
+	uint32_t slot, gen;
+	uint64_t last_ms; /* the last request that named it */
+	void *user;	  /* the filter's (its server-to-client stream) */
+};
+
+struct arn_mcp_sessions;
+
+/**
+ * A table of @p max_sessions sessions, each able to hold @p max_backends
+ * backend session ids, idle for at most @p idle_ms (0: never expire).
+ * Memory: max_sessions * (sizeof(struct arn_mcp_session) + max_backends *
+ * (ARN_MCP_BACKEND_SID_MAX + 1)), allocated here, once.
+ * @return the table, or NULL (errno EINVAL for zero sizes, ENOMEM).
+ */
+struct arn_mcp_sessions *arn_mcp_sessions_create(uint32_t max_sessions, uint32_t max_backends,
+						 uint32_t idle_ms);
+void arn_mcp_sessions_destroy(struct arn_mcp_sessions *t);
+/** Sessions open now. */
+uint32_t arn_mcp_sessions_count(const struct arn_mcp_sessions *t);
+
+/**
+ * Open a session (an initialize was answered) with id from @p rnd.
+ * When the table is full, idle sessions are expired first (@p on_expire
+ * is called for each, may be NULL).
+ * @return NONE with *@p out, or SESSIONS_FULL (HTTP 503).
+ */
+enum arn_mcp_err arn_mcp_session_open(struct arn_mcp_sessions *t, enum arn_mcp_version v,
+				      enum arn_mcp_transport tr, uint64_t now_ms,
+				      const uint8_t rnd[16], struct arn_mcp_session **out,
+				      void (*on_expire)(void *arg, struct arn_mcp_session *s),
+				      void *arg);
+
+/**
+ * The session @p id (n bytes; 0: the header was absent) names, refreshed
+ * to @p now_ms. @return NONE with *@p out, SESSION_MISSING (400) or
+ * SESSION_UNKNOWN (404: never issued, ended, or idle past the timeout).
+ */
+enum arn_mcp_err arn_mcp_session_find(struct arn_mcp_sessions *t, const char *id, size_t n,
+				      uint64_t now_ms, struct arn_mcp_session **out);
+
+/** End @p s (DELETE, or the SSE stream closed); its slot's next id differs. */
+void arn_mcp_session_close(struct arn_mcp_sessions *t, struct arn_mcp_session *s);
+
+/**
+ * End every session idle since before @p now_ms - idle_ms, calling
+ * @p on_expire (may be NULL) for each first. @return how many.
+ */
+uint32_t arn_mcp_sessions_expire(struct arn_mcp_sessions *t, uint64_t now_ms,
+				 void (*on_expire)(void *arg, struct arn_mcp_session *s),
+				 void *arg);
+
+/**
+ * Remember backend @p b's own session id for @p s.
+ * @return 0, -ERANGE (b >= max_backends), -E2BIG (longer than
+ * ARN_MCP_BACKEND_SID_MAX), -EINVAL (empty, or not visible ASCII as the
+ * spec requires of session ids: refused rather than sent back in a header).
+ */
+int arn_mcp_session_backend_set(struct arn_mcp_sessions *t, struct arn_mcp_session *s, uint32_t b,
+				const char *sid, size_t n);
+/** Backend @p b's session id for @p s (NUL-terminated, the table's), or NULL. */
+const char *arn_mcp_session_backend(const struct arn_mcp_sessions *t,
+				    const struct arn_mcp_session *s, uint32_t b, size_t *n);
+/** Forget backend @p b's id (it answered 404), or every backend's (b UINT32_MAX: the ToolSet
+ * changed). */
+void arn_mcp_session_backend_forget(struct arn_mcp_sessions *t, struct arn_mcp_session *s,
+				    uint32_t b);
+
+/* ---- initialize -------------------------------------------------------------------- */
+
+/**
+ * Read an initialize request's params: an object with a string
+ * protocolVersion. @return NONE with *@p v the negotiated version, or
+ * INVALID_PARAMS.
+ */
+enum arn_mcp_err arn_mcp_initialize_params(struct json_object *params, enum arn_mcp_version *v);
+
+/** What one backend said to its initialize (for the merged answer). */
+struct arn_mcp_backend_init {
+	const char *name;	    /* the ToolSet's backend name */
+	struct json_object *result; /* its InitializeResult, or NULL (not asked, or failed) */
+};
+
+/**
+ * The gateway's InitializeResult for version @p v: serverInfo (Arion,
+ * @p server_version), capabilities merged from the backends' (tools, with
+ * listChanged, since the gateway itself sends list_changed when its
+ * ToolSet changes; offered when any backend offers tools or none has
+ * answered yet), and the backends' instructions, each under its name.
+ * resources and prompts are not offered until the gateway aggregates them.
+ * @return a new object (caller puts), or NULL.
+ */
+struct json_object *arn_mcp_initialize_result(enum arn_mcp_version v,
+					      const struct arn_mcp_backend_init *b, size_t n,
+					      const char *server_version);
+
 #endif

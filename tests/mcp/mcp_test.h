@@ -20,5 +20,7 @@ const char *mt_text(struct json_object *o);
 
 extern const struct CMUnitTest mt_jsonrpc_tests[];
 extern const size_t mt_jsonrpc_n;
+extern const struct CMUnitTest mt_session_tests[];
+extern const size_t mt_session_n;
 
 #endif
