@@ -480,4 +480,120 @@ struct json_object *arn_mcp_initialize_result(enum arn_mcp_version v,
 					      const struct arn_mcp_backend_init *b, size_t n,
 					      const char *server_version);
 
+/* ---- The tool catalog: tools/list and tools/call ----------------------------------
+ *
+ * The filter asks every backend for tools/list (following each one's
+ * nextCursor to the end, arn_mcp_tools_page_read()), then builds a catalog
+ * from the answers and the ToolSet: filters, prefixes, collisions and
+ * access rules applied once, an index by exposed name. The catalog is
+ * immutable; it serves tools/list pages (with the gateway's own cursors)
+ * and routes tools/call until the filter builds the next one (the ToolSet
+ * changed, tools_list_cache_ttl passed, a backend announced list_changed).
+ */
+struct arn_cfg_toolset;
+struct arn_cfg_request;
+
+/** A borrowed string slice. */
+struct arn_mcp_str {
+	const char *s;
+	size_t n;
+};
+
+/** Who is asking: what access rules' principals are matched against. */
+struct arn_mcp_client {
+	const struct arn_cfg_request
+	    *req;			/* the request's headers (Principal.header); may be NULL */
+	const struct arn_mcp_str *sans; /* the verified client certificate's SANs (mTLS) */
+	size_t n_sans;
+};
+
+struct arn_mcp_tool {
+	const char *name; /* as clients see it (prefixed or not); NUL-terminated, the catalog's */
+	size_t name_len;
+	const char *orig; /* as its backend lists it; the catalog's */
+	size_t orig_len;
+	uint32_t backend;	 /* index in the ToolSet's backends */
+	bool governed;		 /* some access rule names it: only its principals see it */
+	struct json_object *def; /* the definition clients get: the backend's, "name" exposed */
+};
+
+struct arn_mcp_catalog {
+	uint64_t hash; /* of the exposed names and backends, in order: cursors carry it */
+	uint32_t n;
+	struct arn_mcp_tool *tools; /* in the ToolSet's backend order, then each backend's */
+	uint32_t *index;	    /* open addressing by exposed name: tool + 1, 0 empty */
+	uint32_t index_mask;
+	/* What was left out, for statistics and logs. */
+	uint32_t n_filtered; /* by tool_filter (allow / deny) */
+	uint32_t n_invalid;  /* no string name, a name too long (prefixed or not), control bytes */
+	uint32_t n_shadowed; /* an exposed name another backend's tool took first */
+	uint32_t n_over;     /* past max_tools */
+	char *arena;	     /* private: every name */
+};
+
+/**
+ * Read one page of a backend's tools/list answer (@p result, the
+ * response's "result"): append its tools to @p acc (an array the caller
+ * owns; the tools gain a reference) without letting @p acc pass
+ * @p max_tools, and point *@p next at its nextCursor (borrowed from
+ * @p result) or NULL at the end.
+ * @return NONE, INVALID (not a tools/list result) or BACKEND (the
+ * backend lists more than max_tools: the caller stops asking it).
+ */
+enum arn_mcp_err arn_mcp_tools_page_read(struct json_object *result, struct json_object *acc,
+					 uint32_t max_tools, const char **next);
+
+/**
+ * Build the catalog of @p ts from @p lists, one per backend in ToolSet
+ * order (an array of tool objects, or NULL for a backend that did not
+ * answer: its tools are simply absent). Order: backends in ToolSet order,
+ * each one's tools in its own order. Prefix modes as ToolSet.PrefixMode
+ * says; when names still collide (a prefixed name equal to another
+ * backend's own name), the first keeps it. Definitions are shallow copies
+ * sharing the backends' values. @return the catalog (arn_mcp_catalog_free)
+ * or NULL when out of memory.
+ */
+struct arn_mcp_catalog *arn_mcp_catalog_build(const struct arn_cfg_toolset *ts,
+					      struct json_object *const *lists,
+					      const struct arn_mcp_limits *lim);
+void arn_mcp_catalog_free(struct arn_mcp_catalog *c);
+
+/** The tool exposed as @p name (n bytes), or NULL. */
+const struct arn_mcp_tool *arn_mcp_catalog_find(const struct arn_mcp_catalog *c, const char *name,
+						size_t n);
+
+/**
+ * Whether client @p cl may see and call @p t under @p ts's access rules: a
+ * tool no rule names is open to all; one that rules name is open to a
+ * client one principal of one of those rules matches.
+ */
+bool arn_mcp_tool_visible(const struct arn_cfg_toolset *ts, const struct arn_mcp_tool *t,
+			  const struct arn_mcp_client *cl);
+
+/**
+ * Answer tools/list (@p params may be NULL or hold "cursor") for @p cl:
+ * the visible tools from the cursor on, at most @p page_size (0: the
+ * limits' max_page_tools), and "nextCursor" when more follow. Cursors are
+ * the gateway's own (the catalog's hash and a position), so they survive
+ * a rebuilt catalog with the same tools and are refused (BAD_CURSOR,
+ * -32602, as the spec says for an invalid cursor) after it changed.
+ * @return NONE with *@p result (caller puts), INVALID_PARAMS or BAD_CURSOR.
+ */
+enum arn_mcp_err arn_mcp_tools_list(const struct arn_mcp_catalog *c,
+				    const struct arn_cfg_toolset *ts,
+				    const struct arn_mcp_client *cl, struct json_object *params,
+				    uint32_t page_size, struct json_object **result);
+
+/**
+ * Route tools/call (@p params: "name", optional "arguments" object): find
+ * the tool, check @p cl may call it, and rewrite params.name to the name
+ * its backend knows (params is changed in place: send it re-serialised).
+ * @return NONE with *@p out, INVALID_PARAMS, UNKNOWN_TOOL or
+ * FORBIDDEN_TOOL (answered alike; counted apart).
+ */
+enum arn_mcp_err arn_mcp_tools_call(const struct arn_mcp_catalog *c,
+				    const struct arn_cfg_toolset *ts,
+				    const struct arn_mcp_client *cl, struct json_object *params,
+				    const struct arn_mcp_tool **out);
+
 #endif

@@ -22,5 +22,7 @@ extern const struct CMUnitTest mt_jsonrpc_tests[];
 extern const size_t mt_jsonrpc_n;
 extern const struct CMUnitTest mt_session_tests[];
 extern const size_t mt_session_n;
+extern const struct CMUnitTest mt_tools_tests[];
+extern const size_t mt_tools_n;
 
 #endif
