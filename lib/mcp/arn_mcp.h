@@ -361,6 +361,61 @@ void arn_mcp_classify(const struct arn_mcp_http_req *req, const char *mcp_path, 
 size_t arn_mcp_sse_event(char *out, size_t cap, const char *event, const char *id, const char *data,
 			 size_t data_len);
 
+/* ---- Server-sent events from backends ---------------------------------------------
+ *
+ * A backend answers a POST with JSON or with an event stream (its own
+ * notifications and requests, then the answer), and a 2024-11-05 backend
+ * answers everything on its GET stream. This reads such a stream as it
+ * arrives, to the HTML standard's rules (CRLF, LF or CR line ends; one
+ * space after the colon dropped; comments; data lines joined with LF;
+ * an event without data not dispatched; a leading BOM ignored), into a
+ * buffer the caller supplies, which bounds an event.
+ */
+#define ARN_MCP_SSE_NAME_MAX 32 /* longer event types read as "" (not message / endpoint) */
+#define ARN_MCP_SSE_ID_MAX 128	/* longer ids are dropped */
+
+struct arn_mcp_sse_ev {
+	const char *event; /* "message" when the event named none */
+	size_t event_len;
+	const char *data; /* the caller's buffer */
+	size_t data_len;
+	const char *id; /* the last id seen on the stream ("" none); the parser's */
+	size_t id_len;
+};
+
+struct arn_mcp_sse {
+	char *buf; /* the caller's, for data */
+	size_t cap;
+	size_t len;
+	char field[8]; /* the field name being read ("data", "event", "id", "retry") */
+	uint8_t field_len;
+	uint8_t state;	/* private */
+	bool cr;	/* the last byte was CR: a following LF belongs to it */
+	bool started;	/* past a possible BOM */
+	bool has_data;	/* a data line was seen for this event */
+	bool name_long; /* the event type overflowed */
+	bool id_long;	/* the id being read overflowed */
+	uint8_t bom;	/* BOM bytes matched */
+	char name[ARN_MCP_SSE_NAME_MAX + 1];
+	uint8_t name_len;
+	char id[ARN_MCP_SSE_ID_MAX + 1]; /* the stream's last event id */
+	uint8_t id_len;
+	char id_new[ARN_MCP_SSE_ID_MAX + 1]; /* the id line being read */
+	uint8_t id_new_len;
+};
+
+/** Read a stream into @p buf (@p cap bytes: the largest event's data). */
+void arn_mcp_sse_init(struct arn_mcp_sse *p, char *buf, size_t cap);
+
+/**
+ * Feed @p n bytes. @return the bytes consumed up to and including the end
+ * of an event (then *@p ev describes it, valid until the next call),
+ * ARN_AGAIN when all @p n were taken without completing one, or -E2BIG
+ * when an event's data passes the buffer (the stream is then unusable).
+ */
+ssize_t arn_mcp_sse_feed(struct arn_mcp_sse *p, const char *in, size_t n,
+			 struct arn_mcp_sse_ev *ev);
+
 /* ---- Sessions ------------------------------------------------------------------
  *
  * Arion issues its own session ids and keeps, per session, the negotiated

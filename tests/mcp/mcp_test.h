@@ -24,5 +24,7 @@ extern const struct CMUnitTest mt_session_tests[];
 extern const size_t mt_session_n;
 extern const struct CMUnitTest mt_tools_tests[];
 extern const size_t mt_tools_n;
+extern const struct CMUnitTest mt_sse_tests[];
+extern const size_t mt_sse_n;
 
 #endif
