@@ -651,4 +651,56 @@ enum arn_mcp_err arn_mcp_tools_call(const struct arn_mcp_catalog *c,
 				    const struct arn_mcp_client *cl, struct json_object *params,
 				    const struct arn_mcp_tool **out);
 
+/* ---- Dispatch: what the filter does with one message --------------------------------
+ *
+ * Ids: a client's request keeps its id on the way to the backend (each
+ * goes on its own upstream request within that client's backend session,
+ * so ids cannot collide) and so does a notifications/cancelled naming it.
+ * A backend's own requests to the client (elicitation, sampling) share the
+ * client's stream with other backends', so their ids are wrapped with the
+ * backend's index (arn_mcp_id_wrap) and unwrapped on the client's answer.
+ */
+enum arn_mcp_step {
+	ARN_MCP_S_ANSWER = 0, /* send *answer (a result or an error) */
+	ARN_MCP_S_INITIALIZE, /* open (or, on HTTP+SSE, fill) the session at *version; answer
+				 arn_mcp_initialize_result() */
+	ARN_MCP_S_TOOLS_LIST, /* answer arn_mcp_tools_list() from a fresh enough catalog */
+	ARN_MCP_S_TOOLS_CALL, /* route with arn_mcp_tools_call(); forward; stream the answer */
+	ARN_MCP_S_CANCEL,     /* forward to the backend running params.requestId, if any */
+	ARN_MCP_S_REPLY,      /* a client's answer to a backend's request: unwrap its id, forward */
+	ARN_MCP_S_CONSUMED,   /* nothing to send (a notification the gateway takes) */
+};
+
+/**
+ * Decide what to do with @p m, from a client in session @p s (NULL: none
+ * yet; on HTTP+SSE a session exists before initialize, with version
+ * NONE). @p in_batch: @p m came in a batch (initialize may not).
+ * notifications/initialized marks @p s initialized here.
+ * @return the step; with ARN_MCP_S_ANSWER, *@p answer (caller puts) or
+ * NULL when out of memory; with ARN_MCP_S_INITIALIZE, *@p version.
+ */
+enum arn_mcp_step arn_mcp_dispatch(const struct arn_mcp_msg *m, struct arn_mcp_session *s,
+				   bool in_batch, struct json_object **answer,
+				   enum arn_mcp_version *version);
+
+/**
+ * A backend's request id @p id as sent to the client: the string
+ * "arn.<backend>.<id as JSON>" (new; caller puts). NULL when out of memory.
+ */
+struct json_object *arn_mcp_id_wrap(uint32_t backend, struct json_object *id);
+
+/**
+ * Undo arn_mcp_id_wrap(): *@p backend and *@p id (new; caller puts).
+ * @return 0, or -EINVAL when @p wrapped is not an id the gateway made
+ * (the client answered something it was never asked: drop it).
+ */
+int arn_mcp_id_unwrap(struct json_object *wrapped, uint32_t *backend, struct json_object **id);
+
+/**
+ * The first event of a 2024-11-05 stream: "endpoint", whose data is
+ * @p path with "?sessionId=<session id>". @return as arn_mcp_sse_event().
+ */
+size_t arn_mcp_sse_endpoint(char *out, size_t cap, const char *path, size_t path_len,
+			    const struct arn_mcp_session *s);
+
 #endif

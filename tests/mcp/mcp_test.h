@@ -26,5 +26,7 @@ extern const struct CMUnitTest mt_tools_tests[];
 extern const size_t mt_tools_n;
 extern const struct CMUnitTest mt_sse_tests[];
 extern const size_t mt_sse_n;
+extern const struct CMUnitTest mt_dispatch_tests[];
+extern const size_t mt_dispatch_n;
 
 #endif
