@@ -703,4 +703,79 @@ int arn_mcp_id_unwrap(struct json_object *wrapped, uint32_t *backend, struct jso
 size_t arn_mcp_sse_endpoint(char *out, size_t cap, const char *path, size_t path_len,
 			    const struct arn_mcp_session *s);
 
+/* ---- Upstream: the gateway as a client of its backends ------------------------------
+ *
+ * Each backend is reached through its Arion cluster like any upstream
+ * (load balancing, health checks, timeouts), one HTTP request per message,
+ * always Streamable HTTP. Per client session the gateway opens the
+ * backend's own session lazily: its first message to that backend is an
+ * initialize (arn_mcp_backend_initialize) at the client's version, then
+ * notifications/initialized; the backend's Mcp-Session-Id is kept
+ * (arn_mcp_session_backend_set) and sent on every later request.
+ */
+struct arn_cfg_mcp_backend;
+
+/** One header for an upstream request; name lower case; both borrowed. */
+struct arn_mcp_header {
+	const char *name, *value;
+	size_t name_len, value_len;
+};
+
+/**
+ * The headers of a request to backend @p b: content-type, accept, the
+ * backend's session id (@p sid, NULL before its initialize answered),
+ * mcp-protocol-version (@p v, not for 2024-11-05 nor before initialize,
+ * i.e. @p sid NULL), then the backend's request_headers_to_add. Strings
+ * point into @p b, @p sid and static text. @return how many (at most
+ * @p cap written; more means @p cap was short).
+ */
+size_t arn_mcp_upstream_headers(const struct arn_cfg_mcp_backend *b, const char *sid,
+				enum arn_mcp_version v, struct arn_mcp_header *out, size_t cap);
+
+/**
+ * The initialize the gateway sends a backend for a client at version
+ * @p v: clientInfo arion-mcp-gateway @p version, no client capabilities
+ * beyond what the gateway relays (elicitation and sampling go through it
+ * to the client, so they are offered when @p relay). Its id is
+ * "arn.init". @return a new request (caller puts) or NULL.
+ */
+struct json_object *arn_mcp_backend_initialize(enum arn_mcp_version v, const char *version,
+					       bool relay);
+
+enum arn_mcp_upstream {
+	ARN_MCP_U_JSON = 0,	/* 200, application/json: one answer in the body */
+	ARN_MCP_U_SSE,		/* 200, text/event-stream: read with arn_mcp_sse_feed() */
+	ARN_MCP_U_ACCEPTED,	/* 202: a notification or answer taken, no body */
+	ARN_MCP_U_SESSION_GONE, /* 404 while sending a session id: forget it, re-initialize,
+				   send again (once) */
+	ARN_MCP_U_FAILED,	/* anything else: an error naming the backend */
+};
+
+/**
+ * Classify a backend's HTTP answer: @p status, its content-type (NULL:
+ * none) and whether the request carried a backend session id.
+ */
+enum arn_mcp_upstream arn_mcp_upstream_classify(int status, const char *ctype, size_t ctype_len,
+						bool sent_session);
+
+/**
+ * The error a client gets when backend @p backend failed its request
+ * (@p why: "connect failed", "timed out after 30000 ms", "HTTP 502", ...):
+ * -32000 "Backend unavailable: backend '<name>': <why>", so the client
+ * knows which one while the others keep serving. @return new, or NULL.
+ */
+struct json_object *arn_mcp_backend_error(struct json_object *id, const char *backend,
+					  const char *why);
+
+/**
+ * A message backend @p backend sent on a call's stream (or its GET
+ * stream), made ready for the client: its own requests get wrapped ids
+ * (arn_mcp_id_wrap); notifications (progress, logging, list_changed) and
+ * the answer to the client's request pass as they are. @p m from
+ * arn_mcp_msg_decode(); @p m->obj is changed in place for a request.
+ * @return 0, or -EINVAL for a message that is not valid (dropped: the
+ * client is never sent what the gateway could not read), -ENOMEM.
+ */
+int arn_mcp_from_backend(struct arn_mcp_msg *m, uint32_t backend);
+
 #endif

@@ -28,5 +28,7 @@ extern const struct CMUnitTest mt_sse_tests[];
 extern const size_t mt_sse_n;
 extern const struct CMUnitTest mt_dispatch_tests[];
 extern const size_t mt_dispatch_n;
+extern const struct CMUnitTest mt_upstream_tests[];
+extern const size_t mt_upstream_n;
 
 #endif
