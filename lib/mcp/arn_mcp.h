@@ -422,11 +422,18 @@ ssize_t arn_mcp_sse_feed(struct arn_mcp_sse *p, const char *in, size_t n,
  * version and each backend's own session id (opened lazily, forgotten when
  * the backend answers 404, re-opened on the next call). A table is one
  * worker's, made at start with every slot it will ever have: nothing is
- * allocated per session. An id names its slot and the slot's generation,
- * then 128 random bits (the caller's: getrandom or rte_rand), so a lookup
- * is one index and one comparison, and an old or guessed id finds nothing.
+ * allocated per session. An id names its worker, its slot and the slot's
+ * generation, then 128 random bits (the caller's: getrandom or rte_rand),
+ * so a lookup is one index and one comparison, and an old or guessed id
+ * finds nothing.
+ *
+ * Why the worker: a client opens several connections (a POST stream, the
+ * GET stream), and RSS may put them on different workers. The session
+ * lives on the worker that answered initialize; another worker reads the
+ * owner from the id (arn_mcp_session_owner) and hands the request over.
  */
-#define ARN_MCP_SID_LEN 48	    /* hex: slot (8), generation (8), random (32) */
+#define ARN_MCP_SID_LEN 48 /* hex: worker (2), slot (6), generation (8), random (32) */
+#define ARN_MCP_MAX_WORKERS 256
 #define ARN_MCP_BACKEND_SID_MAX 128 /* longest backend session id kept */
 
 enum arn_mcp_transport {
@@ -448,14 +455,19 @@ struct arn_mcp_session {
 struct arn_mcp_sessions;
 
 /**
- * A table of @p max_sessions sessions, each able to hold @p max_backends
+ * Worker @p worker's table of @p max_sessions sessions (at most 2^24),
+ * each able to hold @p max_backends
  * backend session ids, idle for at most @p idle_ms (0: never expire).
  * Memory: max_sessions * (sizeof(struct arn_mcp_session) + max_backends *
  * (ARN_MCP_BACKEND_SID_MAX + 1)), allocated here, once.
- * @return the table, or NULL (errno EINVAL for zero sizes, ENOMEM).
+ * @return the table, or NULL (errno EINVAL for zero or too large sizes,
+ * a worker past ARN_MCP_MAX_WORKERS; ENOMEM).
  */
-struct arn_mcp_sessions *arn_mcp_sessions_create(uint32_t max_sessions, uint32_t max_backends,
-						 uint32_t idle_ms);
+struct arn_mcp_sessions *arn_mcp_sessions_create(uint32_t worker, uint32_t max_sessions,
+						 uint32_t max_backends, uint32_t idle_ms);
+
+/** The worker that owns session id @p id (n bytes), or -EINVAL when it is no id of ours. */
+int arn_mcp_session_owner(const char *id, size_t n);
 void arn_mcp_sessions_destroy(struct arn_mcp_sessions *t);
 /** Sessions open now. */
 uint32_t arn_mcp_sessions_count(const struct arn_mcp_sessions *t);
@@ -474,8 +486,9 @@ enum arn_mcp_err arn_mcp_session_open(struct arn_mcp_sessions *t, enum arn_mcp_v
 
 /**
  * The session @p id (n bytes; 0: the header was absent) names, refreshed
- * to @p now_ms. @return NONE with *@p out, SESSION_MISSING (400) or
- * SESSION_UNKNOWN (404: never issued, ended, or idle past the timeout).
+ * to @p now_ms. @return NONE with *@p out, SESSION_MISSING (400),
+ * SESSION_UNKNOWN (404: never issued, ended, or idle past the timeout) or
+ * SESSION_ELSEWHERE (another worker's: hand the request to it).
  */
 enum arn_mcp_err arn_mcp_session_find(struct arn_mcp_sessions *t, const char *id, size_t n,
 				      uint64_t now_ms, struct arn_mcp_session **out);

@@ -194,6 +194,7 @@ size_t arn_mcp_sse_event(char *out, size_t cap, const char *event, const char *i
 /* ---- sessions ----------------------------------------------------------------------- */
 
 struct arn_mcp_sessions {
+	uint32_t worker;
 	uint32_t max, max_backends, idle_ms, open;
 	uint32_t n_free;
 	uint32_t *free;		   /* a stack of free slots */
@@ -202,10 +203,11 @@ struct arn_mcp_sessions {
 	uint8_t *bsid_len;	   /* max * max_backends; 0: none */
 };
 
-struct arn_mcp_sessions *arn_mcp_sessions_create(uint32_t max_sessions, uint32_t max_backends,
-						 uint32_t idle_ms)
+struct arn_mcp_sessions *arn_mcp_sessions_create(uint32_t worker, uint32_t max_sessions,
+						 uint32_t max_backends, uint32_t idle_ms)
 {
-	if (max_sessions == 0 || max_backends == 0 || max_sessions > (1u << 24)) {
+	if (max_sessions == 0 || max_backends == 0 || max_sessions > (1u << 24) ||
+	    worker >= ARN_MCP_MAX_WORKERS) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -222,6 +224,7 @@ struct arn_mcp_sessions *arn_mcp_sessions_create(uint32_t max_sessions, uint32_t
 		errno = ENOMEM;
 		return NULL;
 	}
+	t->worker = worker;
 	t->max = max_sessions;
 	t->max_backends = max_backends;
 	t->idle_ms = idle_ms;
@@ -300,7 +303,7 @@ enum arn_mcp_err arn_mcp_session_open(struct arn_mcp_sessions *t, enum arn_mcp_v
 	s->transport = (uint8_t)tr;
 	s->last_ms = now_ms;
 	s->user = NULL;
-	int o = snprintf(s->id, sizeof(s->id), "%08x%08x", s->slot, s->gen);
+	int o = snprintf(s->id, sizeof(s->id), "%02x%06x%08x", t->worker, s->slot, s->gen);
 	for (int i = 0; i < 16; i++)
 		o += snprintf(s->id + o, sizeof(s->id) - (size_t)o, "%02x", rnd[i]);
 	t->open++;
@@ -317,21 +320,42 @@ static int hexval(char c)
 	return -1;
 }
 
+/* The first 8 hex digits of an id: worker << 24 | slot. */
+static int read_head(const char *id, size_t n, uint32_t *head)
+{
+	if (n != ARN_MCP_SID_LEN)
+		return -EINVAL;
+	uint32_t v = 0;
+	for (int i = 0; i < 8; i++) {
+		int h = hexval(id[i]);
+		if (h < 0)
+			return -EINVAL;
+		v = v << 4 | (uint32_t)h;
+	}
+	*head = v;
+	return 0;
+}
+
+int arn_mcp_session_owner(const char *id, size_t n)
+{
+	uint32_t head;
+	if (read_head(id, n, &head) < 0)
+		return -EINVAL;
+	return (int)(head >> 24);
+}
+
 enum arn_mcp_err arn_mcp_session_find(struct arn_mcp_sessions *t, const char *id, size_t n,
 				      uint64_t now_ms, struct arn_mcp_session **out)
 {
 	*out = NULL;
 	if (n == 0)
 		return ARN_MCP_E_SESSION_MISSING;
-	if (n != ARN_MCP_SID_LEN)
+	uint32_t head;
+	if (read_head(id, n, &head) < 0)
 		return ARN_MCP_E_SESSION_UNKNOWN;
-	uint32_t slot = 0;
-	for (int i = 0; i < 8; i++) {
-		int h = hexval(id[i]);
-		if (h < 0)
-			return ARN_MCP_E_SESSION_UNKNOWN;
-		slot = slot << 4 | (uint32_t)h;
-	}
+	if (head >> 24 != t->worker)
+		return ARN_MCP_E_SESSION_ELSEWHERE;
+	uint32_t slot = head & 0xffffff;
 	if (slot >= t->max)
 		return ARN_MCP_E_SESSION_UNKNOWN;
 	struct arn_mcp_session *s = &t->s[slot];

@@ -131,14 +131,14 @@ static void count_expired(void *arg, struct arn_mcp_session *s)
 static void test_sessions(void **state)
 {
 	(void)state;
-	struct arn_mcp_sessions *t = arn_mcp_sessions_create(2, 3, 1000);
+	struct arn_mcp_sessions *t = arn_mcp_sessions_create(0, 2, 3, 1000);
 	assert_non_null(t);
 	struct arn_mcp_session *a, *b, *c, *f;
 	assert_int_equal(arn_mcp_session_open(t, ARN_MCP_V_2025_06_18, ARN_MCP_T_STREAMABLE, 100,
 					      rnd1, &a, NULL, NULL),
 			 ARN_MCP_E_NONE);
 	assert_int_equal(strlen(a->id), ARN_MCP_SID_LEN);
-	assert_string_equal(a->id, "0000000000000000"
+	assert_string_equal(a->id, "00000000" "00000000"
 				   "0102030405060708090a0b0c0d0e0f10");
 	assert_int_equal(a->version, ARN_MCP_V_2025_06_18);
 	assert_int_equal(arn_mcp_sessions_count(t), 1);
@@ -156,7 +156,7 @@ static void test_sessions(void **state)
 	assert_int_equal(arn_mcp_err_status(ARN_MCP_E_SESSION_UNKNOWN), 404);
 	assert_int_equal(arn_mcp_err_code(ARN_MCP_E_SESSION_UNKNOWN), -32001);
 	assert_int_equal(arn_mcp_session_find(t, "zz", 2, 200, &f), ARN_MCP_E_SESSION_UNKNOWN);
-	memcpy(wrong, "ffffffff", 8); /* a slot past the table */
+	memcpy(wrong, "00ffffff", 8); /* a slot past the table */
 	assert_int_equal(arn_mcp_session_find(t, wrong, ARN_MCP_SID_LEN, 200, &f),
 			 ARN_MCP_E_SESSION_UNKNOWN);
 
@@ -199,7 +199,7 @@ static void test_sessions(void **state)
 static void test_sessions_expire_sweep(void **state)
 {
 	(void)state;
-	struct arn_mcp_sessions *t = arn_mcp_sessions_create(4, 1, 50);
+	struct arn_mcp_sessions *t = arn_mcp_sessions_create(0, 4, 1, 50);
 	struct arn_mcp_session *s;
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(arn_mcp_session_open(t, ARN_MCP_V_2025_06_18, ARN_MCP_T_STREAMABLE,
@@ -213,20 +213,22 @@ static void test_sessions_expire_sweep(void **state)
 	arn_mcp_sessions_destroy(t);
 
 	/* idle 0: never */
-	t = arn_mcp_sessions_create(1, 1, 0);
+	t = arn_mcp_sessions_create(0, 1, 1, 0);
 	assert_int_equal(arn_mcp_session_open(t, ARN_MCP_V_2025_06_18, ARN_MCP_T_STREAMABLE, 0,
 					      rnd1, &s, NULL, NULL),
 			 ARN_MCP_E_NONE);
 	assert_int_equal(arn_mcp_sessions_expire(t, UINT64_MAX / 2, NULL, NULL), 0);
 	arn_mcp_sessions_destroy(t);
-	assert_null(arn_mcp_sessions_create(0, 1, 0));
+	assert_null(arn_mcp_sessions_create(0, 0, 1, 0));
+	assert_null(arn_mcp_sessions_create(0, (1u << 24) + 1, 1, 0));
+	assert_null(arn_mcp_sessions_create(ARN_MCP_MAX_WORKERS, 1, 1, 0));
 }
 
 /* Each backend's own session id, kept per gateway session. */
 static void test_backend_sessions(void **state)
 {
 	(void)state;
-	struct arn_mcp_sessions *t = arn_mcp_sessions_create(2, 2, 0);
+	struct arn_mcp_sessions *t = arn_mcp_sessions_create(0, 2, 2, 0);
 	struct arn_mcp_session *a, *b;
 	assert_int_equal(arn_mcp_session_open(t, ARN_MCP_V_2025_06_18, ARN_MCP_T_STREAMABLE, 0,
 					      rnd1, &a, NULL, NULL),
@@ -319,7 +321,33 @@ static void test_initialize(void **state)
 	json_object_put(b[2].result);
 }
 
+/* A session lives on the worker that opened it; others read the owner
+ * from the id and hand the request over. */
+static void test_sessions_per_worker(void **state)
+{
+	(void)state;
+	struct arn_mcp_sessions *w3 = arn_mcp_sessions_create(3, 4, 1, 0);
+	struct arn_mcp_sessions *w7 = arn_mcp_sessions_create(7, 4, 1, 0);
+	struct arn_mcp_session *s, *f;
+	assert_int_equal(arn_mcp_session_open(w7, ARN_MCP_V_2025_06_18, ARN_MCP_T_STREAMABLE, 0,
+					      rnd1, &s, NULL, NULL),
+			 ARN_MCP_E_NONE);
+	assert_memory_equal(s->id, "07000000", 8);
+	assert_int_equal(arn_mcp_session_owner(s->id, ARN_MCP_SID_LEN), 7);
+	assert_int_equal(arn_mcp_session_find(w3, s->id, ARN_MCP_SID_LEN, 0, &f),
+			 ARN_MCP_E_SESSION_ELSEWHERE);
+	assert_int_equal(arn_mcp_err_status(ARN_MCP_E_SESSION_ELSEWHERE), 404);
+	assert_int_equal(arn_mcp_session_find(w7, s->id, ARN_MCP_SID_LEN, 0, &f), ARN_MCP_E_NONE);
+	assert_int_equal(arn_mcp_session_owner("07", 2), -EINVAL);
+	assert_int_equal(
+	    arn_mcp_session_owner("zz000000000000000000000000000000000000000000000000", 48),
+	    -EINVAL);
+	arn_mcp_sessions_destroy(w3);
+	arn_mcp_sessions_destroy(w7);
+}
+
 const struct CMUnitTest mt_session_tests[] = {
+    cmocka_unit_test(test_sessions_per_worker),
     cmocka_unit_test(test_versions),
     cmocka_unit_test(test_transports_classified),
     cmocka_unit_test(test_sse_events),
