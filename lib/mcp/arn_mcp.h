@@ -110,11 +110,12 @@ struct arn_mcp_limits {
 	uint32_t max_message_bytes; /* one request body; McpGateway max_request_bytes, 1 MiB */
 	uint32_t max_batch; /* messages in one JSON-RPC batch; 64 (at most ARN_MCP_MAX_BATCH) */
 	uint32_t max_depth; /* JSON nesting; 32 (at most ARN_MCP_MAX_DEPTH) */
-	uint32_t max_containers; /* JSON objects and arrays in one body; 4096 */
-	uint32_t max_values;	 /* JSON values of any kind (keys too) in one body; 32768 */
-	uint32_t max_tools;	 /* tools in one merged catalog; 4096 */
-	uint32_t max_page_tools; /* tools in one tools/list page; 256 */
-	uint32_t max_tool_name;	 /* bytes of an exposed (prefixed) tool name; 128 */
+	uint32_t max_containers;    /* JSON objects and arrays in one body; 4096 */
+	uint32_t max_values;	    /* JSON values of any kind (keys too) in one body; 32768 */
+	uint32_t max_tools;	    /* tools in one merged catalog; 4096 */
+	uint32_t max_page_tools;    /* tools in one tools/list page; 256 */
+	uint32_t max_tool_name;	    /* bytes of an exposed (prefixed) tool name; 128 */
+	uint32_t max_backend_pages; /* tools/list pages read from one backend; 64 */
 };
 
 /** @p l with every zero member replaced by its default and ceilings applied. */
@@ -586,7 +587,8 @@ struct arn_mcp_tool {
 };
 
 struct arn_mcp_catalog {
-	uint64_t hash; /* of the exposed names and backends, in order: cursors carry it */
+	uint64_t hash;	    /* of the exposed names and backends, in order: cursors carry it */
+	uint64_t defs_hash; /* of the definitions as clients get them (list_changed) */
 	uint32_t n;
 	struct arn_mcp_tool *tools; /* in the ToolSet's backend order, then each backend's */
 	uint32_t *index;	    /* open addressing by exposed name: tool + 1, 0 empty */
@@ -790,5 +792,81 @@ struct json_object *arn_mcp_backend_error(struct json_object *id, const char *ba
  * client is never sent what the gateway could not read), -ENOMEM.
  */
 int arn_mcp_from_backend(struct arn_mcp_msg *m, uint32_t backend);
+
+/* ---- tools/list across the backends ---------------------------------------------------
+ *
+ * The state of one round of asking every backend for its whole tool list:
+ * per backend, the tools so far and the next cursor. The filter sends
+ * each request arn_mcp_fanout_request() builds to its backend (all at
+ * once), feeds each answer back, asks again while told to, and builds the
+ * catalog when every backend is done or failed. A backend that fails
+ * (error, timeout, too many tools or pages, a cursor that repeats) has
+ * its tools left out; the others serve.
+ */
+enum arn_mcp_fanout_state {
+	ARN_MCP_F_ASK = 0, /* a request is due (arn_mcp_fanout_request) */
+	ARN_MCP_F_WAIT,	   /* its answer is awaited */
+	ARN_MCP_F_DONE,	   /* its whole list is in */
+	ARN_MCP_F_FAILED,  /* left out; why says why */
+};
+
+struct arn_mcp_fanout_backend {
+	uint8_t state;		    /* enum arn_mcp_fanout_state */
+	uint32_t pages;		    /* pages read */
+	struct json_object *tools;  /* the tools so far (owned) */
+	struct json_object *cursor; /* the cursor to ask next (owned), or NULL */
+	char why[128];		    /* FAILED: for the log and the statistics */
+};
+
+struct arn_mcp_fanout {
+	const struct arn_cfg_toolset *ts; /* borrowed; must outlive the round */
+	struct arn_mcp_limits lim;
+	uint32_t n, pending;		  /* backends; those neither DONE nor FAILED */
+	struct arn_mcp_fanout_backend *b; /* n (owned) */
+};
+
+/** Start a round over @p ts's backends. @return 0 or -ENOMEM. */
+int arn_mcp_fanout_init(struct arn_mcp_fanout *f, const struct arn_cfg_toolset *ts,
+			const struct arn_mcp_limits *lim);
+void arn_mcp_fanout_fini(struct arn_mcp_fanout *f);
+
+/**
+ * The tools/list request due to backend @p b (state ASK; it becomes
+ * WAIT), with its next cursor; its id is "arn.list.<b>.<page>".
+ * @return new (caller puts), or NULL (not ASK, or out of memory).
+ */
+struct json_object *arn_mcp_fanout_request(struct arn_mcp_fanout *f, uint32_t b);
+
+/**
+ * Backend @p b's answer @p m (decoded). A result adds its page: the state
+ * becomes ASK when it has a nextCursor, else DONE. An error answer, a
+ * malformed one, a repeated cursor, or passing max_tools or
+ * max_backend_pages: FAILED. @return the new state.
+ */
+enum arn_mcp_fanout_state arn_mcp_fanout_answer(struct arn_mcp_fanout *f, uint32_t b,
+						const struct arn_mcp_msg *m);
+
+/** Backend @p b failed outside the protocol (connect, timeout, HTTP status): FAILED, @p why. */
+void arn_mcp_fanout_fail(struct arn_mcp_fanout *f, uint32_t b, const char *why);
+
+/** Every backend is DONE or FAILED. */
+static inline bool arn_mcp_fanout_done(const struct arn_mcp_fanout *f)
+{
+	return f->pending == 0;
+}
+
+/**
+ * The catalog from the round's lists (failed backends' tools absent).
+ * @return as arn_mcp_catalog_build().
+ */
+struct arn_mcp_catalog *arn_mcp_fanout_catalog(const struct arn_mcp_fanout *f);
+
+/**
+ * Whether clients must be told notifications/tools/list_changed when
+ * catalog @p next replaces @p prev (NULL: none before): the exposed tools
+ * or their backends or definitions differ.
+ */
+bool arn_mcp_catalog_changed(const struct arn_mcp_catalog *prev,
+			     const struct arn_mcp_catalog *next);
 
 #endif

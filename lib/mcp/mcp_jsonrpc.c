@@ -95,6 +95,7 @@ void arn_mcp_limits_resolve(struct arn_mcp_limits *l)
 	l->max_tools = pick(l->max_tools, 4096, 65536);
 	l->max_page_tools = pick(l->max_page_tools, 256, l->max_tools);
 	l->max_tool_name = pick(l->max_tool_name, 128, 1024);
+	l->max_backend_pages = pick(l->max_backend_pages, 64, 65536);
 }
 
 /* ---- the reader -------------------------------------------------------------- */

@@ -251,7 +251,7 @@ struct arn_mcp_catalog *arn_mcp_catalog_build(const struct arn_cfg_toolset *ts,
 	/* Names, exposed then original, one after the other in the arena: the
 	 * backends' answers may be freed once the catalog is built. */
 	char *w = arena;
-	c->hash = FNV_INIT;
+	c->hash = c->defs_hash = FNV_INIT;
 	for (size_t i = 0; i < nc; i++) {
 		struct cand *k = &cands[i];
 		const struct arn_cfg_mcp_backend *be = &ts->backends[k->backend];
@@ -307,6 +307,9 @@ struct arn_mcp_catalog *arn_mcp_catalog_build(const struct arn_cfg_toolset *ts,
 		c->n++;
 		c->hash = fnv1a(c->hash, name, len + 1);
 		c->hash = fnv1a(c->hash, &t->backend, sizeof(t->backend));
+		size_t dl;
+		const char *dt = arn_mcp_text(t->def, &dl);
+		c->defs_hash = fnv1a(c->defs_hash, dt, dl + 1);
 	}
 	free(cands);
 	free(cidx);

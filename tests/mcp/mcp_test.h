@@ -30,5 +30,7 @@ extern const struct CMUnitTest mt_dispatch_tests[];
 extern const size_t mt_dispatch_n;
 extern const struct CMUnitTest mt_upstream_tests[];
 extern const size_t mt_upstream_n;
+extern const struct CMUnitTest mt_fanout_tests[];
+extern const size_t mt_fanout_n;
 
 #endif

@@ -10,5 +10,6 @@ int main(void)
 	fails += _cmocka_run_group_tests("sse", mt_sse_tests, mt_sse_n, NULL, NULL);
 	fails += _cmocka_run_group_tests("dispatch", mt_dispatch_tests, mt_dispatch_n, NULL, NULL);
 	fails += _cmocka_run_group_tests("upstream", mt_upstream_tests, mt_upstream_n, NULL, NULL);
+	fails += _cmocka_run_group_tests("fanout", mt_fanout_tests, mt_fanout_n, NULL, NULL);
 	return fails;
 }

@@ -138,7 +138,8 @@ static void test_sessions(void **state)
 					      rnd1, &a, NULL, NULL),
 			 ARN_MCP_E_NONE);
 	assert_int_equal(strlen(a->id), ARN_MCP_SID_LEN);
-	assert_string_equal(a->id, "00000000" "00000000"
+	assert_string_equal(a->id, "00000000"
+				   "00000000"
 				   "0102030405060708090a0b0c0d0e0f10");
 	assert_int_equal(a->version, ARN_MCP_V_2025_06_18);
 	assert_int_equal(arn_mcp_sessions_count(t), 1);
