@@ -427,8 +427,9 @@ enum arn_mcp_err arn_mcp_msg_decode(struct json_object *obj, struct arn_mcp_msg 
 	bool has_id = member(obj, "id", &id);
 	if (has_id && valid_id(id))
 		m->id = id; /* kept even when the rest is wrong: the error answers it */
+	/* Length and bytes: "2.0\u0000x" is not "2.0". */
 	if (!member(obj, "jsonrpc", &v) || !json_object_is_type(v, json_type_string) ||
-	    strcmp(json_object_get_string(v), "2.0") != 0)
+	    json_object_get_string_len(v) != 3 || memcmp(json_object_get_string(v), "2.0", 3) != 0)
 		return m->err = ARN_MCP_E_INVALID;
 	bool has_method = member(obj, "method", &v);
 	if (has_method) {

@@ -130,7 +130,8 @@ static void test_invalid_messages(void **state)
 	    {"{\"id\":1,\"method\":\"ping\"}", true},			  /* no jsonrpc */
 	    {"{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}", true}, /* wrong version */
 	    {"{\"jsonrpc\":2.0,\"id\":1,\"method\":\"ping\"}", true},	  /* not a string */
-	    {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":5}", true},	  /* method not a string */
+	    {"{\"jsonrpc\":\"2.0\\u0000x\",\"id\":1,\"method\":\"ping\"}", true}, /* NUL inside */
+	    {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":5}", true}, /* method not a string */
 	    {"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}",
 	     false}, /* MCP: id never null */
 	    {"{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}", false}, /* not an integer */
