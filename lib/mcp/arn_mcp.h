@@ -178,6 +178,9 @@ struct arn_mcp_reader {
 	uint8_t utf8_lo, utf8_hi;  /* the next one's range */
 	uint8_t scalar;		   /* the number or literal being read, its grammar state */
 	uint8_t lit, lit_pos;
+	uint8_t num_len; /* an integer's digits so far (range check) */
+	bool num_neg;
+	char num[21];
 	uint8_t after_value; /* a value ended; the next non-space one is new */
 	bool done;	     /* the top-level value ended */
 };

@@ -186,9 +186,39 @@ static bool is_digit(unsigned char c)
 	return c >= '0' && c <= '9';
 }
 
+static void num_digit(struct arn_mcp_reader *r, unsigned char c)
+{
+	if (r->num_len < sizeof(r->num))
+		r->num[r->num_len] = (char)c;
+	if (r->num_len < UINT8_MAX)
+		r->num_len++;
+}
+
+/*
+ * json-c holds integers as int64 or uint64 and clamps the rest without a
+ * word: 18446744073709551616 would reach the backend as
+ * 18446744073709551615, and an id come back changed. Such integers are
+ * refused instead (RFC 8259 lets an implementation limit number range);
+ * numbers with a fraction or exponent keep their text in json-c.
+ */
+static bool int_out_of_range(const struct arn_mcp_reader *r)
+{
+	if (r->scalar != SC_INT)
+		return false;
+	const char *lim = r->num_neg ? "9223372036854775808" : "18446744073709551615";
+	size_t ll = strlen(lim);
+	if (r->num_len != ll)
+		return r->num_len > ll;
+	return memcmp(r->num, lim, ll) > 0;
+}
+
 static int scalar_begin(struct arn_mcp_reader *r, unsigned char c)
 {
 	r->lit_pos = 1;
+	r->num_len = 0;
+	r->num_neg = c == '-';
+	if (is_digit(c))
+		num_digit(r, c);
 	if (c == '-')
 		r->scalar = SC_MINUS;
 	else if (c == '0')
@@ -233,6 +263,8 @@ static int scalar_step(struct arn_mcp_reader *r, unsigned char c)
 		break;
 	case SC_MINUS:
 		next = c == '0' ? SC_ZERO : is_digit(c) ? SC_INT : SC_NONE;
+		if (next == SC_INT)
+			num_digit(r, c);
 		break;
 	case SC_ZERO:
 		next = c == '.' ? SC_DOT : (c == 'e' || c == 'E') ? SC_E : SC_NONE;
@@ -242,6 +274,8 @@ static int scalar_step(struct arn_mcp_reader *r, unsigned char c)
 		       : c == '.'		? SC_DOT
 		       : (c == 'e' || c == 'E') ? SC_E
 						: SC_NONE;
+		if (next == SC_INT)
+			num_digit(r, c);
 		break;
 	case SC_DOT:
 		next = is_digit(c) ? SC_FRAC : SC_NONE;
@@ -311,6 +345,8 @@ static enum arn_mcp_err scan(struct arn_mcp_reader *r, const unsigned char *p, s
 				return ARN_MCP_E_PARSE;
 			if (k > 0)
 				continue;
+			if (int_out_of_range(r))
+				return ARN_MCP_E_NUMBER_RANGE;
 			r->scalar = 0; /* ended by @p c, a delimiter: go on with it */
 		}
 		if (is_space(c))
@@ -488,6 +524,10 @@ enum arn_mcp_err arn_mcp_reader_finish(struct arn_mcp_reader *r, bool batch_ok,
 	if (!r->done) {
 		if (r->scalar && !scalar_complete(r)) {
 			r->err = ARN_MCP_E_PARSE;
+			return r->err;
+		}
+		if (int_out_of_range(r)) {
+			r->err = ARN_MCP_E_NUMBER_RANGE;
 			return r->err;
 		}
 		/* A top-level number ends only with the input: json-c wants the

@@ -79,7 +79,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *t = arn_mcp_text(whole.root, &len);
 	struct arn_mcp_body again;
 	struct arn_mcp_limits big = {0};
-	if (arn_mcp_parse(t, len, &big, true, &again) != ARN_MCP_E_NONE || again.n != whole.n)
+	if (arn_mcp_parse(t, len, &big, true, &again) != ARN_MCP_E_NONE || again.n != whole.n ||
+	    !json_object_equal(again.root, whole.root))
 		abort();
 	for (uint32_t i = 0; i < whole.n; i++)
 		if (again.msgs[i].err != whole.msgs[i].err ||

@@ -204,6 +204,10 @@ static void test_bodies_refused(void **state)
 	    {"\"ping\"", ARN_MCP_E_NOT_RPC},
 	    {"null", ARN_MCP_E_NOT_RPC},
 	    {"[]", ARN_MCP_E_BATCH_EMPTY},
+	    {"{\"a\":18446744073709551616}", ARN_MCP_E_NUMBER_RANGE},
+	    {"{\"a\":-9223372036854775809}", ARN_MCP_E_NUMBER_RANGE},
+	    {"{\"a\":[100000000000000000000000]}", ARN_MCP_E_NUMBER_RANGE},
+	    {"18446744073709551616", ARN_MCP_E_NUMBER_RANGE},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct arn_mcp_body b;
@@ -353,6 +357,20 @@ static void test_split_anywhere(void **state)
 
 /* Duplicate keys: the last wins, and what the gateway sends on is
  * serialised from what it read, so the backend sees the same value. */
+/* Integers json-c holds exactly pass unchanged, to the last one; doubles
+ * keep their text. */
+static void test_numbers_unchanged(void **state)
+{
+	(void)state;
+	const char *s =
+	    "{\"jsonrpc\":\"2.0\",\"id\":9223372036854775807,\"method\":\"x\",\"params\":"
+	    "{\"a\":[18446744073709551615,-9223372036854775808,1e400,0.10000000000000001]}}";
+	struct arn_mcp_body b;
+	assert_int_equal(mt_parse(s, false, NULL, &b), ARN_MCP_E_NONE);
+	assert_string_equal(mt_text(b.root), s);
+	arn_mcp_body_release(&b);
+}
+
 static void test_duplicate_keys_resolved_once(void **state)
 {
 	(void)state;
@@ -421,6 +439,7 @@ const struct CMUnitTest mt_jsonrpc_tests[] = {
     cmocka_unit_test(test_batches),
     cmocka_unit_test(test_limits_counted),
     cmocka_unit_test(test_split_anywhere),
+    cmocka_unit_test(test_numbers_unchanged),
     cmocka_unit_test(test_duplicate_keys_resolved_once),
     cmocka_unit_test(test_answers_built),
 };
