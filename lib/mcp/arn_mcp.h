@@ -178,7 +178,10 @@ struct arn_mcp_reader {
 	uint8_t utf8_lo, utf8_hi;  /* the next one's range */
 	uint8_t scalar;		   /* the number or literal being read, its grammar state */
 	uint8_t lit, lit_pos;
-	uint8_t num_len; /* an integer's digits so far (range check) */
+	uint8_t num_len;	  /* an integer's digits so far (range check) */
+	uint8_t uesc;		  /* \\u hex digits still due */
+	uint8_t want_low, in_low; /* surrogate pairs */
+	uint16_t uval;
 	bool num_neg;
 	char num[21];
 	uint8_t after_value; /* a value ended; the next non-space one is new */

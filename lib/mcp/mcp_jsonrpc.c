@@ -161,6 +161,50 @@ static int utf8_start(struct arn_mcp_reader *r, unsigned char c)
 }
 
 /*
+ * \uXXXX escapes: a high surrogate must be followed by a low one, and a
+ * low one must follow a high one. json-c turns a lone surrogate into
+ * U+FFFD, so the backend would get another string than the client sent.
+ */
+static int u_escape(struct arn_mcp_reader *r, unsigned char c)
+{
+	if (r->want_low == 1) { /* the '\\' of the low half */
+		if (c != '\\')
+			return -1;
+		r->want_low = 2;
+		return 0;
+	}
+	if (r->want_low == 2) { /* its 'u' */
+		if (c != 'u')
+			return -1;
+		r->want_low = 0;
+		r->in_low = 1;
+		r->uesc = 4;
+		r->uval = 0;
+		return 0;
+	}
+	int h = c >= '0' && c <= '9'   ? c - '0'
+		: c >= 'a' && c <= 'f' ? c - 'a' + 10
+		: c >= 'A' && c <= 'F' ? c - 'A' + 10
+				       : -1;
+	if (h < 0)
+		return -1;
+	r->uval = (uint16_t)(r->uval << 4 | (unsigned)h);
+	if (--r->uesc)
+		return 0;
+	bool high = r->uval >= 0xd800 && r->uval <= 0xdbff;
+	bool low = r->uval >= 0xdc00 && r->uval <= 0xdfff;
+	if (r->in_low) {
+		r->in_low = 0;
+		return low ? 0 : -1;
+	}
+	if (low)
+		return -1;
+	if (high)
+		r->want_low = 1;
+	return 0;
+}
+
+/*
  * Numbers and literals are checked here too, to RFC 8259's grammar: json-c
  * 0.16 takes "-5119-1" whole but refuses it cut in two, and whether a body
  * is accepted must not depend on where TCP cut it.
@@ -331,12 +375,22 @@ static enum arn_mcp_err scan(struct arn_mcp_reader *r, const unsigned char *p, s
 				r->escape = 0;
 				continue;
 			}
-			if (r->escape)
+			if (r->want_low || r->uesc) {
+				if (u_escape(r, c) < 0)
+					return ARN_MCP_E_PARSE;
+				continue;
+			}
+			if (r->escape) {
 				r->escape = 0;
-			else if (c == '\\')
+				if (c == 'u') {
+					r->uesc = 4;
+					r->uval = 0;
+				}
+			} else if (c == '\\') {
 				r->escape = 1;
-			else if (c == '"')
+			} else if (c == '"') {
 				r->in_string = 0;
+			}
 			continue;
 		}
 		if (r->scalar) {

@@ -208,6 +208,11 @@ static void test_bodies_refused(void **state)
 	    {"{\"a\":-9223372036854775809}", ARN_MCP_E_NUMBER_RANGE},
 	    {"{\"a\":[100000000000000000000000]}", ARN_MCP_E_NUMBER_RANGE},
 	    {"18446744073709551616", ARN_MCP_E_NUMBER_RANGE},
+	    {"{\"a\":\"\\ud800\"}", ARN_MCP_E_PARSE},	     /* a lone high surrogate */
+	    {"{\"a\":\"\\udc00\"}", ARN_MCP_E_PARSE},	     /* a lone low one */
+	    {"{\"a\":\"\\ud800\\u0041\"}", ARN_MCP_E_PARSE}, /* high, then not low */
+	    {"{\"a\":\"\\ud800x\"}", ARN_MCP_E_PARSE},
+	    {"{\"a\":\"\\u12g4\"}", ARN_MCP_E_PARSE},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct arn_mcp_body b;
@@ -358,16 +363,28 @@ static void test_split_anywhere(void **state)
 /* Duplicate keys: the last wins, and what the gateway sends on is
  * serialised from what it read, so the backend sees the same value. */
 /* Integers json-c holds exactly pass unchanged, to the last one; doubles
- * keep their text. */
-static void test_numbers_unchanged(void **state)
+ * keep their text; escapes become the same characters (surrogate pairs
+ * joined). */
+static void test_values_unchanged(void **state)
 {
 	(void)state;
 	const char *s =
 	    "{\"jsonrpc\":\"2.0\",\"id\":9223372036854775807,\"method\":\"x\",\"params\":"
-	    "{\"a\":[18446744073709551615,-9223372036854775808,1e400,0.10000000000000001]}}";
+	    "{\"a\":[18446744073709551615,-9223372036854775808,1e400,0.10000000000000001],"
+	    "\"s\":\"\\u0000\\ud83d\\ude00\\uD83D\\uDE00\"}}";
 	struct arn_mcp_body b;
 	assert_int_equal(mt_parse(s, false, NULL, &b), ARN_MCP_E_NONE);
-	assert_string_equal(mt_text(b.root), s);
+	/* the numbers come out as they came in */
+	struct json_object *arr;
+	json_object_object_get_ex(b.msgs[0].params, "a", &arr);
+	assert_string_equal(
+	    mt_text(arr), "[18446744073709551615,-9223372036854775808,1e400,0.10000000000000001]");
+	assert_string_equal(mt_text(b.msgs[0].id), "9223372036854775807");
+	/* the escapes come out as UTF-8, the same characters */
+	struct json_object *str;
+	json_object_object_get_ex(b.msgs[0].params, "s", &str);
+	assert_int_equal(json_object_get_string_len(str), 9);
+	assert_memory_equal(json_object_get_string(str), "\0\xf0\x9f\x98\x80\xf0\x9f\x98\x80", 9);
 	arn_mcp_body_release(&b);
 }
 
@@ -439,7 +456,7 @@ const struct CMUnitTest mt_jsonrpc_tests[] = {
     cmocka_unit_test(test_batches),
     cmocka_unit_test(test_limits_counted),
     cmocka_unit_test(test_split_anywhere),
-    cmocka_unit_test(test_numbers_unchanged),
+    cmocka_unit_test(test_values_unchanged),
     cmocka_unit_test(test_duplicate_keys_resolved_once),
     cmocka_unit_test(test_answers_built),
 };
