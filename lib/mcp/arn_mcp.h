@@ -26,6 +26,12 @@
  * what it read, so a backend cannot read a different "method" or "name"
  * from the one the gateway routed and authorised.
  *
+ * Re-serialising must not change data, so the scan refuses what json-c
+ * would alter: integers outside [-2^63, 2^64-1] (clamped) and lone UTF-16
+ * surrogates in \u escapes (made U+FFFD). It also checks UTF-8, numbers and
+ * literals itself, since json-c 0.16 judges some of them differently when a
+ * segment boundary cuts them.
+ *
  * ---- Errors --------------------------------------------------------------
  *
  * The functions that judge messages return enum arn_mcp_err (0: none),
