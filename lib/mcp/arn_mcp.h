@@ -10,7 +10,7 @@
  * json-c (Debian's libjson-c5) holds parsed messages and builds answers:
  * an incremental tokener (the body is fed as it arrives, one TCP segment
  * at a time, with no reassembly copy), a nesting limit, strict RFC 8259
- * parsing with UTF-8 validation, and reference-counted values, so an
+ * parsing, and reference-counted values, so an
  * answer can share a backend's tool definitions without copying them.
  *
  * json-c allocates with malloc(), one allocation or two per JSON value.
@@ -39,8 +39,10 @@
  * JSON-RPC code, HTTP status and message), not a system failure.
  *
  * Threading: everything here is for one worker at a time; nothing is
- * shared, nothing locks. A catalog is immutable once built and may be read
- * by several workers if its owner keeps it alive.
+ * shared, nothing locks. That includes catalogs, although nothing changes
+ * them once built: answering takes references on their definitions and
+ * serialising caches text in them, and json-c's reference counts and
+ * caches are not atomic, so each worker builds its own.
  */
 #ifndef ARN_MCP_H
 #define ARN_MCP_H
@@ -566,10 +568,11 @@ struct json_object *arn_mcp_initialize_result(enum arn_mcp_version v,
  * The filter asks every backend for tools/list (following each one's
  * nextCursor to the end, arn_mcp_tools_page_read()), then builds a catalog
  * from the answers and the ToolSet: filters, prefixes, collisions and
- * access rules applied once, an index by exposed name. The catalog is
- * immutable; it serves tools/list pages (with the gateway's own cursors)
- * and routes tools/call until the filter builds the next one (the ToolSet
- * changed, tools_list_cache_ttl passed, a backend announced list_changed).
+ * access rules applied once, an index by exposed name. The catalog does
+ * not change once built (and is one worker's: see Threading); it serves
+ * tools/list pages (with the gateway's own cursors) and routes tools/call
+ * until the filter builds the next one (the ToolSet changed,
+ * tools_list_cache_ttl passed, a backend announced list_changed).
  */
 struct arn_cfg_toolset;
 struct arn_cfg_request;
@@ -598,6 +601,7 @@ struct arn_mcp_tool {
 	struct json_object *def; /* the definition clients get: the backend's, "name" exposed */
 };
 
+/* One worker's (see Threading above). */
 struct arn_mcp_catalog {
 	uint64_t hash;	    /* of the exposed names and backends, in order: cursors carry it */
 	uint64_t defs_hash; /* of the definitions as clients get them (list_changed) */
