@@ -32,5 +32,7 @@ extern const struct CMUnitTest mt_upstream_tests[];
 extern const size_t mt_upstream_n;
 extern const struct CMUnitTest mt_fanout_tests[];
 extern const size_t mt_fanout_n;
+extern const struct CMUnitTest mt_flow_tests[];
+extern const size_t mt_flow_n;
 
 #endif
