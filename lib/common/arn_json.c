@@ -1,20 +1,22 @@
 /*
- * A small JSON tree (arn_json.h): a recursive descent parser with a depth
- * limit, a writer, FieldMask trimming and redaction.
+ * A small JSON tree (arn_json.h): a recursive descent walk that finds each
+ * value's span and keeps its literal, with json-c (Debian's libjson-c5)
+ * decoding and validating the strings; a writer, FieldMask trimming and
+ * redaction.
  */
 #include <errno.h>
-#include <stdint.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "arn_hex.h"
-#include "arn_json.h"
+#include <json-c/json.h>
 
-#define MAX_DEPTH 200
+#include "arn_json.h"
 
 struct parser {
 	const char *s, *end;
 	int depth;
+	struct json_tokener *tok; /* decodes one string literal at a time */
 };
 
 static void ws(struct parser *p)
@@ -31,118 +33,6 @@ static struct arn_json *node(enum arn_json_type t)
 	return j;
 }
 
-static void put_utf8(struct arn_sb *sb, uint32_t cp)
-{
-	char b[4];
-	if (cp < 0x80) {
-		b[0] = (char)cp;
-		arn_sb_append(sb, b, 1);
-	} else if (cp < 0x800) {
-		b[0] = (char)(0xc0 | (cp >> 6));
-		b[1] = (char)(0x80 | (cp & 0x3f));
-		arn_sb_append(sb, b, 2);
-	} else if (cp < 0x10000) {
-		b[0] = (char)(0xe0 | (cp >> 12));
-		b[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		b[2] = (char)(0x80 | (cp & 0x3f));
-		arn_sb_append(sb, b, 3);
-	} else {
-		b[0] = (char)(0xf0 | (cp >> 18));
-		b[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-		b[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		b[3] = (char)(0x80 | (cp & 0x3f));
-		arn_sb_append(sb, b, 4);
-	}
-}
-
-static int read_hex4(struct parser *p, uint32_t *out)
-{
-	if (p->end - p->s < 4)
-		return -1;
-	uint32_t v = 0;
-	for (int i = 0; i < 4; i++) {
-		int h = arn_hexval(p->s[i]);
-		if (h < 0)
-			return -1;
-		v = v << 4 | (uint32_t)h;
-	}
-	p->s += 4;
-	*out = v;
-	return 0;
-}
-
-/* Parse a string at p->s (a '"'); decoded into *dec, literal span returned. */
-static int parse_string(struct parser *p, char **dec, const char **lit_start)
-{
-	*lit_start = p->s;
-	p->s++;
-	struct arn_sb sb = ARN_SB_INIT;
-	arn_sb_puts(&sb, "");
-	while (p->s < p->end && *p->s != '"') {
-		unsigned char c = (unsigned char)*p->s;
-		if (c < 0x20)
-			goto bad;
-		if (c != '\\') {
-			arn_sb_append(&sb, p->s++, 1);
-			continue;
-		}
-		if (++p->s >= p->end)
-			goto bad;
-		char e = *p->s++;
-		switch (e) {
-		case '"':
-			arn_sb_putc(&sb, '"');
-			break;
-		case '\\':
-			arn_sb_putc(&sb, '\\');
-			break;
-		case '/':
-			arn_sb_putc(&sb, '/');
-			break;
-		case 'b':
-			arn_sb_putc(&sb, '\b');
-			break;
-		case 'f':
-			arn_sb_putc(&sb, '\f');
-			break;
-		case 'n':
-			arn_sb_putc(&sb, '\n');
-			break;
-		case 'r':
-			arn_sb_putc(&sb, '\r');
-			break;
-		case 't':
-			arn_sb_putc(&sb, '\t');
-			break;
-		case 'u': {
-			uint32_t cp;
-			if (read_hex4(p, &cp))
-				goto bad;
-			if (cp >= 0xd800 && cp < 0xdc00 && p->end - p->s >= 6 && p->s[0] == '\\' &&
-			    p->s[1] == 'u') {
-				uint32_t lo;
-				p->s += 2;
-				if (read_hex4(p, &lo) || lo < 0xdc00 || lo > 0xdfff)
-					goto bad;
-				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-			}
-			put_utf8(&sb, cp ? cp : 0xfffd);
-			break;
-		}
-		default:
-			goto bad;
-		}
-	}
-	if (p->s >= p->end || sb.oom)
-		goto bad;
-	p->s++;
-	*dec = arn_sb_steal(&sb);
-	return 0;
-bad:
-	arn_sb_free(&sb);
-	return -1;
-}
-
 static char *dup_span(const char *a, const char *b)
 {
 	char *s = malloc((size_t)(b - a) + 1);
@@ -151,6 +41,78 @@ static char *dup_span(const char *a, const char *b)
 		s[b - a] = '\0';
 	}
 	return s;
+}
+
+/*
+ * The string literal at p->s (a '"'): its span is found here, json-c
+ * decodes it (escapes, surrogate pairs, UTF-8 validation). Raw control
+ * characters are refused here because json-c 0.16 takes them even in
+ * strict mode, and the literal is written back as it came.
+ */
+static int parse_string(struct parser *p, char **dec, const char **lit_start)
+{
+	const char *a = p->s++;
+	while (p->s < p->end && *p->s != '"') {
+		if ((unsigned char)*p->s < 0x20)
+			return -1;
+		if (*p->s == '\\' && ++p->s >= p->end)
+			return -1;
+		p->s++;
+	}
+	if (p->s >= p->end || p->s + 1 - a > INT_MAX)
+		return -1;
+	p->s++;
+	json_tokener_reset(p->tok);
+	struct json_object *o = json_tokener_parse_ex(p->tok, a, (int)(p->s - a));
+	if (o == NULL || json_tokener_get_parse_end(p->tok) != (size_t)(p->s - a) ||
+	    !json_object_is_type(o, json_type_string)) {
+		json_object_put(o);
+		return -1;
+	}
+	/* strdup: a \u0000 cuts the decoded value (arn_json.h) */
+	*dec = strdup(json_object_get_string(o));
+	json_object_put(o);
+	*lit_start = a;
+	return *dec ? 0 : -1;
+}
+
+/* RFC 8259's number grammar. json-c 0.16 in strict mode still takes "1.",
+ * "00", "NaN" and "Infinity", and holds integers as 64-bit values, so the
+ * literal is checked and kept here and json-c never sees a number. */
+static bool number_ok(const char *a, size_t n)
+{
+	size_t i = 0, d;
+#define DIGITS()                                                                                   \
+	do {                                                                                       \
+		d = i;                                                                             \
+		while (i < n && a[i] >= '0' && a[i] <= '9')                                        \
+			i++;                                                                       \
+	} while (0)
+	if (i < n && a[i] == '-')
+		i++;
+	if (i < n && a[i] == '0')
+		i++;
+	else {
+		DIGITS();
+		if (i == d)
+			return false;
+	}
+	if (i < n && a[i] == '.') {
+		i++;
+		DIGITS();
+		if (i == d)
+			return false;
+	}
+	if (i < n && (a[i] == 'e' || a[i] == 'E')) {
+		i++;
+		if (i < n && (a[i] == '+' || a[i] == '-'))
+			i++;
+		DIGITS();
+		if (i == d)
+			return false;
+	}
+#undef DIGITS
+	return i == n;
 }
 
 static int grow(struct arn_json *j, bool keys)
@@ -175,7 +137,7 @@ static int grow(struct arn_json *j, bool keys)
 static struct arn_json *parse_value(struct parser *p)
 {
 	ws(p);
-	if (p->s >= p->end || ++p->depth > MAX_DEPTH)
+	if (p->s >= p->end || ++p->depth > ARN_JSON_MAX_DEPTH)
 		return NULL;
 	struct arn_json *j = NULL;
 	char c = *p->s;
@@ -242,18 +204,9 @@ static struct arn_json *parse_value(struct parser *p)
 			t = ARN_JSON_BOOL;
 		else if (n == 4 && !memcmp(a, "null", 4))
 			t = ARN_JSON_NULL;
-		else if (n > 0 && (*a == '-' || (*a >= '0' && *a <= '9'))) {
-			char *endp;
-			char tmp[64];
-			if (n >= sizeof(tmp))
-				return NULL;
-			memcpy(tmp, a, n);
-			tmp[n] = '\0';
-			strtod(tmp, &endp);
-			if (*endp != '\0')
-				return NULL;
+		else if (n <= ARN_JSON_MAX_NUMBER && number_ok(a, n))
 			t = ARN_JSON_NUMBER;
-		} else
+		else
 			return NULL;
 		j = node(t);
 		if (j == NULL || (j->lit = dup_span(a, p->s)) == NULL)
@@ -269,8 +222,12 @@ fail:
 
 struct arn_json *arn_json_parse(const char *s, size_t len)
 {
-	struct parser p = {s, s + len, 0};
+	struct parser p = {s, s + len, 0, json_tokener_new_ex(1)};
+	if (p.tok == NULL)
+		return NULL;
+	json_tokener_set_flags(p.tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	struct arn_json *j = parse_value(&p);
+	json_tokener_free(p.tok);
 	if (j == NULL)
 		return NULL;
 	ws(&p);

@@ -4,7 +4,21 @@
  * configuration that lib/accesslog and lib/http read (access-log filters,
  * json_format). Strings and numbers keep their literal text, so what a
  * provider wrote (proto3 JSON from upb) comes out byte for byte unless
- * changed.
+ * changed: a 20-digit integer, -0.0 or 1e400 stay as written, as do
+ * escapes such as \u00e9 or \/. Key order and duplicate keys are kept
+ * (arn_json_get finds the first).
+ *
+ * json-c (Debian's libjson-c5) decodes and validates each string (escapes,
+ * surrogate pairs, UTF-8): a lone surrogate decodes to U+FFFD, \u0000 cuts
+ * the decoded value there; the literal is kept either way. json-c never
+ * sees a number: 0.16 clamps integers to 64 bits and takes "1." and "NaN".
+ *
+ * What the parser refuses (it may be fed any bytes): anything outside RFC
+ * 8259 (numbers to its grammar, raw control characters in strings, text
+ * after the value), invalid UTF-8 in strings, more than ARN_JSON_MAX_DEPTH
+ * nested values (a scalar counts one), a number longer than
+ * ARN_JSON_MAX_NUMBER bytes, a string literal longer than INT_MAX bytes
+ * (json-c's lengths are int). Memory is the tree's: one node per value.
  */
 #ifndef ARN_JSON_H
 #define ARN_JSON_H
@@ -13,6 +27,11 @@
 #include <stddef.h>
 
 #include "arn_sb.h"
+
+/** Values nested in one another, the outermost counting one; more is refused. */
+#define ARN_JSON_MAX_DEPTH 200
+/** Bytes of one number literal; a longer one is refused. */
+#define ARN_JSON_MAX_NUMBER 63
 
 enum arn_json_type {
 	ARN_JSON_NULL = 0,
@@ -33,7 +52,8 @@ struct arn_json {
 	struct arn_json **v; /* ARRAY/OBJECT: values */
 };
 
-/** Parse @p len bytes. @return the tree, or NULL (invalid, too deep, or out of memory). */
+/** Parse @p len bytes (bounds above). @return the tree, or NULL (invalid, too deep, or out of
+ * memory). */
 struct arn_json *arn_json_parse(const char *s, size_t len);
 void arn_json_free(struct arn_json *j);
 

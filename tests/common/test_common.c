@@ -1,7 +1,7 @@
 /*
- * lib/common's small shared pieces: the hex digit decoder (arn_hex.h) and
- * the HTTP reason phrases (arn_http_reason.h), which the JSON parser, the
- * admin endpoint and the HTTP/1 codec all rely on.
+ * lib/common's small shared pieces: the hex digit decoder (arn_hex.h), the
+ * HTTP reason phrases (arn_http_reason.h) and the JSON tree (arn_json.h,
+ * strings decoded by json-c) that the admin endpoint and the access log read.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -35,8 +35,8 @@ static void test_hexval_every_byte(void **state)
 	assert_int_equal(digits, 22);
 }
 
-/* The JSON parser decodes \u escapes through it, in either case, and
- * refuses a non-digit in one. */
+/* The JSON parser (json-c, for strings) decodes \u escapes in either case
+ * and refuses a non-digit in one. */
 static void test_json_unicode_escape(void **state)
 {
 	(void)state;
@@ -49,6 +49,156 @@ static void test_json_unicode_escape(void **state)
 	arn_json_free(j);
 	static const char bad[] = "[\"\\u00g9\"]";
 	assert_null(arn_json_parse(bad, strlen(bad)));
+}
+
+/* Parse @p in, write it back compact: byte for byte what came in. */
+static void assert_roundtrip(const char *in)
+{
+	struct arn_json *j = arn_json_parse(in, strlen(in));
+	assert_non_null(j);
+	struct arn_sb out = ARN_SB_INIT;
+	arn_json_write(j, &out, false);
+	assert_string_equal(arn_sb_cstr(&out), in);
+	arn_sb_free(&out);
+	arn_json_free(j);
+}
+
+/* Numbers keep their text: json-c would clamp the 20-digit integer to
+ * 2^64-1 and print -0 as 0; strings keep their escapes as written. */
+static void test_json_literals_byte_for_byte(void **state)
+{
+	(void)state;
+	assert_roundtrip("[99999999999999999999,-99999999999999999999,-0.0,-0,1e400,1E+2,"
+			 "0.10,123456789012345678901234567890]");
+	assert_roundtrip("99999999999999999999");
+	assert_roundtrip("{\"s\":\"\\u00e9\\/\\ud83d\\ude00\\t\xc3\xa9\",\"e\":\"\"}");
+	static const char in[] = "[\"\\u00e9\\/\\ud83d\\ude00\"]";
+	struct arn_json *j = arn_json_parse(in, strlen(in));
+	assert_non_null(j);
+	assert_string_equal(j->v[0]->str, "\xc3\xa9/\xf0\x9f\x98\x80");
+	arn_json_free(j);
+	/* the longest number kept, one byte more refused */
+	char num[ARN_JSON_MAX_NUMBER + 2];
+	memset(num, '7', sizeof(num) - 1);
+	num[sizeof(num) - 1] = '\0';
+	assert_null(arn_json_parse(num, ARN_JSON_MAX_NUMBER + 1));
+	j = arn_json_parse(num, ARN_JSON_MAX_NUMBER);
+	assert_non_null(j);
+	assert_int_equal(strlen(j->lit), ARN_JSON_MAX_NUMBER);
+	arn_json_free(j);
+}
+
+/* Key order is the text's, duplicates stay (the first one is found), and a
+ * key written back is escaped again. */
+static void test_json_key_order_and_duplicates(void **state)
+{
+	(void)state;
+	assert_roundtrip("{\"b\":1,\"a\":2,\"b\":3,\"\\n\":4}");
+	static const char in[] = "{\"b\":1,\"a\":2,\"b\":3}";
+	struct arn_json *j = arn_json_parse(in, strlen(in));
+	assert_non_null(j);
+	assert_int_equal(j->n, 3);
+	assert_string_equal(j->keys[0], "b");
+	assert_string_equal(j->keys[1], "a");
+	assert_string_equal(arn_json_get(j, "b")->lit, "1");
+	arn_json_free(j);
+}
+
+/* What json-c decodes: a lone surrogate is U+FFFD, \u0000 cuts the value;
+ * the literal is kept either way. Raw control characters and invalid UTF-8
+ * are refused. */
+static void test_json_string_decoding(void **state)
+{
+	(void)state;
+	static const char in[] = "[\"a\\ud800b\",\"x\\u0000y\",\"\\udc00\"]";
+	struct arn_json *j = arn_json_parse(in, strlen(in));
+	assert_non_null(j);
+	assert_string_equal(j->v[0]->str, "a\xef\xbf\xbd"
+					  "b");
+	assert_string_equal(j->v[1]->str, "x");
+	assert_string_equal(j->v[2]->str, "\xef\xbf\xbd");
+	assert_string_equal(j->v[0]->lit, "\"a\\ud800b\"");
+	arn_json_free(j);
+	assert_roundtrip(in);
+	const char *bad[] = {"[\"a\tb\"]",  "[\"a\x01\"]", "[\"\xff\"]", "[\"\xc3\"]",
+			     "[\"\\u12\"]", "[\"abc]",	   "[\"\\\"]"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_null(arn_json_parse(bad[i], strlen(bad[i])));
+	/* a NUL byte in the text is not the end of it */
+	assert_null(arn_json_parse("{}\0x", 4));
+	assert_null(arn_json_parse("[\"a\0\"]", 6));
+}
+
+/* Numbers follow RFC 8259's grammar (json-c 0.16 takes "1.", "00",
+ * "NaN" and "Infinity" even in strict mode). */
+static void test_json_number_grammar(void **state)
+{
+	(void)state;
+	const char *bad[] = {"1.",   "01",	"[00]",	 "-01", "NaN", "Infinity", "-Infinity",
+			     "-",    "+1",	".5",	 "1e",	"1e+", "0x10",	   "-inf",
+			     "1.e5", "-5119-1", "1e5e5", "--1", "nan", "[1 2]"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_null(arn_json_parse(bad[i], strlen(bad[i])));
+	const char *good[] = {"0", "-0", "0.5", "-1.25e-3", "10E10", "[1, 2 ,3]", " 7 "};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct arn_json *j = arn_json_parse(good[i], strlen(good[i]));
+		assert_non_null(j);
+		arn_json_free(j);
+	}
+}
+
+/* ARN_JSON_MAX_DEPTH counts nested values, the innermost scalar too. */
+static void test_json_depth(void **state)
+{
+	(void)state;
+	char d[2 * ARN_JSON_MAX_DEPTH + 3];
+	for (int n = ARN_JSON_MAX_DEPTH - 1; n <= ARN_JSON_MAX_DEPTH + 1; n++) {
+		memset(d, '[', (size_t)n);
+		memset(d + n, ']', (size_t)n);
+		struct arn_json *j = arn_json_parse(d, 2 * (size_t)n);
+		assert_true((j != NULL) == (n <= ARN_JSON_MAX_DEPTH));
+		arn_json_free(j);
+		memset(d, '[', (size_t)n);
+		d[n] = '1';
+		memset(d + n + 1, ']', (size_t)n);
+		j = arn_json_parse(d, 2 * (size_t)n + 1);
+		assert_true((j != NULL) == (n < ARN_JSON_MAX_DEPTH));
+		arn_json_free(j);
+	}
+}
+
+/* Pretty output as /config_dump has always given it (Envoy's admin form:
+ * two spaces a level, "key": value, empty containers closed at once). */
+static void test_json_pretty(void **state)
+{
+	(void)state;
+	static const char in[] =
+	    "{\"configs\":[{\"@type\":\"type.googleapis.com/x\",\"a\":[],"
+	    "\"b\":{},\"c\":[1,\"s\\/\"],\"d\":{\"e\":null,\"f\":true}}],\"g\":-0.0}";
+	struct arn_json *j = arn_json_parse(in, strlen(in));
+	assert_non_null(j);
+	struct arn_sb out = ARN_SB_INIT;
+	arn_json_write(j, &out, true);
+	assert_string_equal(arn_sb_cstr(&out), "{\n"
+					       "  \"configs\": [\n"
+					       "    {\n"
+					       "      \"@type\": \"type.googleapis.com/x\",\n"
+					       "      \"a\": [],\n"
+					       "      \"b\": {},\n"
+					       "      \"c\": [\n"
+					       "        1,\n"
+					       "        \"s\\/\"\n"
+					       "      ],\n"
+					       "      \"d\": {\n"
+					       "        \"e\": null,\n"
+					       "        \"f\": true\n"
+					       "      }\n"
+					       "    }\n"
+					       "  ],\n"
+					       "  \"g\": -0.0\n"
+					       "}");
+	arn_sb_free(&out);
+	arn_json_free(j);
 }
 
 static void test_reason_phrases(void **state)
@@ -93,6 +243,12 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hexval_every_byte),
 	    cmocka_unit_test(test_json_unicode_escape),
+	    cmocka_unit_test(test_json_literals_byte_for_byte),
+	    cmocka_unit_test(test_json_key_order_and_duplicates),
+	    cmocka_unit_test(test_json_string_decoding),
+	    cmocka_unit_test(test_json_number_grammar),
+	    cmocka_unit_test(test_json_depth),
+	    cmocka_unit_test(test_json_pretty),
 	    cmocka_unit_test(test_reason_phrases),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
