@@ -233,8 +233,8 @@ const scenarios = {
     assert(!raw.body.includes(keyLine), 'the private key is not in /config_dump');
     const dump = JSON.parse(raw.body);
     eq(dump.configs.map((c) => c['@type'].replace(/.*\./, '')),
-      ['BootstrapConfigDump', 'ClustersConfigDump', 'EndpointsConfigDump', 'ListenersConfigDump', 'RoutesConfigDump', 'SecretsConfigDump'],
-      "sections in Envoy's order");
+      ['BootstrapConfigDump', 'ClustersConfigDump', 'EndpointsConfigDump', 'ListenersConfigDump', 'RoutesConfigDump', 'SecretsConfigDump', 'ToolSetsConfigDump'],
+      "sections in Envoy's order, then Arion's TDS");
 
     const cs = sectionOf(dump, 'ClustersConfigDump');
     eq(cs.static_clusters.map((c) => c.cluster.name), ['xds_cluster'], 'static_clusters');
