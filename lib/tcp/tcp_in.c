@@ -467,10 +467,15 @@ static bool process_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
 		tcp_sb_update(c, s);
 	}
 
-	/* send window update (RFC 9293 3.10.7.4, fifth check); never from a
-	 * reordered old ACK, whose window is stale */
-	if (!s->old_ack &&
-	    (seq_lt(c->snd_wl1, s->seq) || (c->snd_wl1 == s->seq && seq_leq(c->snd_wl2, s->ack)))) {
+	/* send window update (RFC 9293 3.10.7.4, fifth check), and as Linux
+	 * (tcp_may_update_window) from any ACK that moves snd_una: the window
+	 * is relative to the ACK that carries it, so one on a retransmitted
+	 * segment (an old SEG.SEQ) that the RFC's rule ignores would leave
+	 * SND.UNA + SND.WND past the receiver's right edge, and what we sent
+	 * there was dropped as out of window, ACKs included. Never from a
+	 * reordered old ACK, whose window is stale. */
+	if (!s->old_ack && (seq_gt(s->ack, c->snd_una) || seq_lt(c->snd_wl1, s->seq) ||
+			    (c->snd_wl1 == s->seq && seq_leq(c->snd_wl2, s->ack)))) {
 		c->snd_wnd = (uint32_t)s->wnd << c->snd_ws;
 		c->snd_wl1 = s->seq;
 		c->snd_wl2 = s->ack;
@@ -711,14 +716,22 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 		return;
 	}
 
-	/* Acceptability (RFC 9293 3.10.7.4 first check). */
+	/* Acceptability (RFC 9293 3.10.7.4 first check), with its right edge
+	 * included as Linux (tcp_sequence) and FreeBSD have it: a peer that
+	 * has sent everything our window allowed while a segment below is
+	 * missing sends its ACKs at SEG.SEQ = RCV.NXT + RCV.WND, one past the
+	 * RFC's window. Those ACKs carry what it received of our data (and
+	 * its SACK blocks): dropping them stalls our sending until an RTO
+	 * whenever both directions lose packets and our window is full.
+	 * Data there is cut below; the ACK and SACK are used. */
 	uint32_t rwnd = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
 	bool ok;
-	if (seg_len == 0)
-		ok = rwnd == 0 ? s->seq == c->rcv_nxt
-			       : seq_in(s->seq, c->rcv_nxt, c->rcv_nxt + rwnd);
+	if (s->seq == c->rcv_nxt + rwnd)
+		ok = true; /* at the right edge; also a zero window's only sequence */
+	else if (seg_len == 0)
+		ok = seq_in(s->seq, c->rcv_nxt, c->rcv_nxt + rwnd);
 	else if (rwnd == 0)
-		ok = s->seq == c->rcv_nxt; /* zero window: process ACK/RST, data is cut below */
+		ok = false;
 	else
 		ok = seq_in(s->seq, c->rcv_nxt, c->rcv_nxt + rwnd) ||
 		     seq_in(s->seq + seg_len - 1, c->rcv_nxt, c->rcv_nxt + rwnd);

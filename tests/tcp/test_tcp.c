@@ -1017,6 +1017,96 @@ static void test_out_of_window_and_bad_ack(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_MALFORMED), 1);
 }
 
+/* RFC 9293 3.10.7.4 with the right edge included, as Linux's tcp_sequence
+ * and FreeBSD: the peer sent all our window allowed and its first segment
+ * was lost; its pure ACKs then carry SEG.SEQ = RCV.NXT + RCV.WND, one past
+ * the RFC's window, and acknowledge our data. Dropped as out of window,
+ * our data waited for an RTO (issue 16: most of the time of a transfer
+ * with loss both ways went there). They are used; data there is not. */
+static void test_ack_at_window_right_edge_used(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	struct arn_tcp_conn *c = app.conn;
+	app.hold = true; /* what arrives stays in the receive queue */
+	uint32_t mss = c->mss, una = c->snd_una;
+	send_block(c, 4 * mss);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	/* the peer fills our window, its first 1000 bytes lost */
+	static uint8_t d[1000];
+	struct fake_opts o = popts();
+	uint32_t edge = c->rcv_adv;
+	for (uint32_t seq = p_seq + 1000; seq_lt(seq, edge); seq += 1000) {
+		uint32_t n = RTE_MIN(1000u, edge - seq);
+		inject(TH_ACK, seq, una, 65535, &o, d, n);
+	}
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	assert_int_equal(c->rcv_nxt, p_seq);
+	edge = c->rcv_adv;
+	uint64_t oow = cnt(ARN_TCP_C_OUT_OF_WINDOW);
+	/* its ACK for our four segments, from the right edge */
+	o = popts();
+	inject(TH_ACK, edge, una + 4 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(c->snd_una, una + 4 * mss);
+	assert_int_equal(cnt(ARN_TCP_C_OUT_OF_WINDOW), oow);
+	expect_none(); /* used, not answered */
+	/* data from there is not taken (the window ends there), but its ACK
+	 * is, and our ACK says where the window is */
+	send_block(c, mss);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	inject(TH_ACK, edge, una + 5 * mss, 65535, &o, d, 100);
+	assert_int_equal(c->snd_una, una + 5 * mss);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.ack, p_seq);
+	/* one byte further is outside: dropped, ACK ignored, answered */
+	send_block(c, mss);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	inject(TH_ACK, edge + 1, una + 6 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(c->snd_una, una + 5 * mss);
+	assert_int_equal(cnt(ARN_TCP_C_OUT_OF_WINDOW), oow + 1);
+	expect_seg(TH_ACK);
+	app.hold = false;
+}
+
+/* The send window is relative to the ACK that carries it. An ACK that
+ * moves snd_una on a retransmitted segment (an old SEG.SEQ, which RFC
+ * 9293's SND.WL1 rule ignores) updates it, as Linux's
+ * tcp_may_update_window: kept stale, SND.UNA + SND.WND ran past the
+ * receiver's right edge, and what went there was dropped as out of window
+ * with the ACKs that followed it (a livelock between two stacks without
+ * SACK under loss, issue 16). */
+static void test_window_from_ack_on_retransmitted_segment(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	struct arn_tcp_conn *c = app.conn;
+	uint32_t mss = c->mss, una = c->snd_una;
+	static uint8_t d[200];
+	/* the peer's first segment is lost, its second arrives */
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq + 100, una, 65535, &o, d + 100, 100);
+	send_block(c, 4 * mss);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	assert_int_equal(c->snd_max, una + 4 * mss);
+	send_block(c, 4 * mss); /* waits: cwnd (10 segments) allows it, the window will not */
+	/* the peer retransmits its first segment, with its current ACK: two of
+	 * ours received, room for two more */
+	o = popts();
+	inject(TH_ACK, p_seq, una + 2 * mss, (uint16_t)(2 * mss), &o, d, 100);
+	assert_int_equal(c->rcv_nxt, p_seq + 200);
+	assert_int_equal(c->snd_una, una + 2 * mss);
+	assert_int_equal(c->snd_wnd, 2 * mss);
+	fake_advance(lc, 0);
+	while (fake_next(lc, &out))
+		assert_true(seq_leq(out.seq + out.len, una + 4 * mss));
+	assert_int_equal(c->snd_max, una + 4 * mss);
+}
+
 /* ---- closing ----------------------------------------------------------------------- */
 
 static void test_passive_close_half_close(void **state)
@@ -2592,6 +2682,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_paws_reordered_pure_ack_used_not_answered, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_out_of_window_and_bad_ack, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ack_at_window_right_edge_used, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_window_from_ack_on_retransmitted_segment, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_passive_close_half_close, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_active_close_time_wait_and_reuse, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_time_wait_expires_after_2msl, setup, teardown),
