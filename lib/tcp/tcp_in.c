@@ -449,6 +449,24 @@ static void sndq_drop(struct arn_tcp_conn *c, uint32_t n)
 	}
 }
 
+/* Bytes that count as delivered for PRR: SACKed, or (without SACK) the
+ * duplicate ACKs' segments. */
+static uint64_t delivered_mark(const struct arn_tcp_conn *c)
+{
+	return c->sacked_bytes + (uint64_t)c->reno_sacked * c->mss;
+}
+
+/* PRR (RFC 6937) after an ACK in fast recovery: DeliveredData is how far
+ * snd_una moved plus the change in what is SACKed. */
+static void prr_step(struct arn_tcp_conn *c, uint32_t old_una, uint64_t mark)
+{
+	if (c->recovery != TCP_REC_FAST)
+		return;
+	int64_t d =
+	    (int64_t)(uint32_t)(c->snd_una - old_una) + (int64_t)delivered_mark(c) - (int64_t)mark;
+	tcp_prr_ack(c, d > 0 ? (uint32_t)d : 0, c->snd_una != old_una);
+}
+
 /* ACK processing for the synchronized states. @return false if the
  * connection ended. */
 static bool process_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
@@ -460,6 +478,7 @@ static bool process_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
 	uint32_t old_una = c->snd_una;
 	bool rack = tcp_rack_on(c);
 	bool sack_new = false;
+	uint64_t mark = delivered_mark(c);
 
 	if ((c->flags & TF_SACK_OK) && s->n_sack) {
 		if (rack)
@@ -537,6 +556,7 @@ static bool process_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
 			if (limited)
 				c->cc->on_ack(c, acked, now);
 		}
+		prr_step(c, old_una, mark);
 		c->dupacks = 0;
 		if (c->snd_una == c->snd_max) {
 			if (!(c->flags & TF_PERSIST)) {
@@ -586,6 +606,7 @@ static bool process_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
 	if (rack || s->old_ack) {
 		/* RACK needs no duplicate ACK counting; a reordered old ACK is
 		 * no duplicate */
+		prr_step(c, old_una, mark);
 		if (outstanding && s->n_sack)
 			tcp_want_output(c);
 		return true;
@@ -620,6 +641,7 @@ static bool process_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
 		}
 		tcp_want_output(c);
 	}
+	prr_step(c, old_una, mark);
 	return true;
 }
 

@@ -179,7 +179,7 @@ enum {
 
 enum tcp_recovery {
 	TCP_REC_NONE = 0,
-	TCP_REC_FAST, /* fast retransmit / SACK recovery: cwnd held at ssthresh */
+	TCP_REC_FAST, /* fast retransmit / SACK recovery: cwnd brought to ssthresh by PRR */
 	TCP_REC_LOSS, /* after an RTO: everything unSACKed is lost, slow start */
 };
 
@@ -346,6 +346,11 @@ struct arn_tcp_conn {
 	int32_t undo_retrans; /* retransmissions not yet shown spurious by DSACK */
 	uint32_t prior_cwnd, prior_ssthresh;
 	struct tcp_sack_block dsack; /* valid with TF_DSACK */
+	/* Proportional Rate Reduction (RFC 6937) during TCP_REC_FAST, bytes */
+	uint32_t prr_delivered; /* delivered to the receiver since recovery began */
+	uint32_t prr_out;	/* sent since recovery began */
+	uint32_t recover_fs;	/* flight size when it began (RecoverFS) */
+	bool prr_lost;		/* losses were detected since the last PRR step */
 
 	/* receive sequence space */
 	uint32_t irs;
@@ -657,8 +662,15 @@ bool tcp_rack_sack_is_new(const struct arn_tcp_conn *c, const struct tcp_seg *s)
 uint32_t tcp_txr_tail_probe(struct arn_tcp_conn *c, uint32_t room, uint32_t *start, uint32_t *end);
 void tcp_txr_probed(struct arn_tcp_conn *c, uint32_t idx);
 
-/* Loss recovery (fast retransmit / RACK) starts: cwnd reduction. */
+/* Loss recovery (fast retransmit / RACK) starts: ssthresh, and PRR
+ * (RFC 6937) to bring cwnd down to it; the first retransmission may go at
+ * once. */
 void tcp_enter_recovery(struct arn_tcp_conn *c);
+/* PRR's step for one ACK in fast recovery (RFC 6937 with RFC 6937bis's
+ * safe-ACK bound, as Linux's tcp_cwnd_reduction): @p delivered bytes newly
+ * ACKed or SACKed, @p una_advanced: it moved snd_una. Sets cwnd to pipe
+ * plus what may be sent now. */
+void tcp_prr_ack(struct arn_tcp_conn *c, uint32_t delivered, bool una_advanced);
 /* Recovery ended with a full ACK. */
 void tcp_exit_recovery(struct arn_tcp_conn *c);
 /* Run RACK loss detection; enter recovery on new losses; arm the

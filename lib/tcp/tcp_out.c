@@ -245,8 +245,11 @@ static int xmit(struct arn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flag
 	th->tcp_flags = flags;
 	th->rx_win = (flags & TH_RST) ? 0 : rte_cpu_to_be_16(rcv_wnd_field(c, syn));
 	memcpy(th + 1, opt, olen);
-	if (len)
+	if (len) {
 		sndq_copy(c, seq, (uint8_t *)th + hlen, len);
+		if (c->recovery == TCP_REC_FAST)
+			c->prr_out += len;
+	}
 	if (flags & TH_ACK) {
 		c->last_ack_sent = c->rcv_nxt;
 		c->flags &= ~(TF_ACK_NOW | TF_DELACK | TF_PUSHED);

@@ -241,6 +241,7 @@ void tcp_rack_detect(struct arn_tcp_conn *c)
 	}
 	if (newly) {
 		wk->cnt[ARN_TCP_C_RACK_LOST] += newly;
+		c->prr_lost = true;
 		if (c->recovery == TCP_REC_NONE)
 			tcp_enter_recovery(c);
 		tcp_want_output(c);
@@ -308,16 +309,59 @@ void tcp_enter_recovery(struct arn_tcp_conn *c)
 	struct arn_tcp_worker *wk = c->wk;
 	tcp_undo_begin(c);
 	c->ssthresh = c->cc->ssthresh(c, wk->now_ms);
-	c->cwnd = c->ssthresh;
 	c->recovery = TCP_REC_FAST;
 	c->recover = c->snd_max;
+	c->prr_delivered = 0;
+	c->prr_out = 0;
+	c->recover_fs = c->snd_max - c->snd_una;
+	c->prr_lost = true;
 	c->high_rxt = c->snd_una;
 	c->lost_edge = c->snd_una + c->mss;
 	if (c->flags & TF_SACK_OK) {
 		tcp_sb_update_lost_edge(c);
 		TCP_INC(wk, SACK_RECOVERIES);
 	}
+	/* cwnd is not cut to ssthresh here: with the flight above ssthresh
+	 * nothing could be sent until ACKs drained it, and when those ACKs
+	 * are lost too (or recovery began on the reordering timer, with no
+	 * ACK at all) the lost segment waited for the RTO. PRR brings cwnd
+	 * down ACK by ACK (tcp_prr_ack); the first retransmission goes now,
+	 * as Linux's "force a fast retransmit upon entering fast recovery". */
+	c->cwnd = tcp_pipe(c) + c->mss;
 	TCP_INC(wk, FAST_RETRANSMITS);
+}
+
+void tcp_prr_ack(struct arn_tcp_conn *c, uint32_t delivered, bool una_advanced)
+{
+	if (c->recovery != TCP_REC_FAST)
+		return;
+	bool lost = c->prr_lost;
+	c->prr_lost = false;
+	if (delivered == 0)
+		return; /* nothing left the network: nothing more may enter */
+	c->prr_delivered += delivered;
+	uint32_t pipe = tcp_pipe(c);
+	int64_t sndcnt;
+	if (pipe > c->ssthresh) {
+		/* RFC 6937: send ssthresh / RecoverFS of what is delivered,
+		 * so that the flight comes down to ssthresh evenly */
+		uint64_t fs = c->recover_fs ? c->recover_fs : 1;
+		sndcnt = (int64_t)(((uint64_t)c->prr_delivered * c->ssthresh + fs - 1) / fs) -
+			 c->prr_out;
+	} else {
+		/* below ssthresh: slow start back up to it, no faster than
+		 * what is delivered (plus one segment on an ACK that moved
+		 * snd_una and found no new loss: RFC 6937bis's safe ACK) */
+		int64_t limit = RTE_MAX((int64_t)c->prr_delivered - c->prr_out, (int64_t)delivered);
+		if (una_advanced && !lost)
+			limit += c->mss;
+		sndcnt = RTE_MIN((int64_t)c->ssthresh - pipe, limit);
+	}
+	if (sndcnt < 0)
+		sndcnt = 0;
+	if (c->prr_out == 0 && sndcnt < c->mss)
+		sndcnt = c->mss; /* the first retransmission is never held back */
+	c->cwnd = pipe + (uint32_t)sndcnt;
 }
 
 void tcp_exit_recovery(struct arn_tcp_conn *c)

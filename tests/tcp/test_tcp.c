@@ -1582,6 +1582,142 @@ static void test_rack_spurious_retransmission_undone_by_dsack(void **state)
 	assert_int_equal(c->reo_wnd_mult, 2);
 }
 
+/* Issue 16's recovery episode, as traced against Linux at 5% loss each way
+ * (docs/tcp.md "Loss recovery, traced"): cwnd about 6 segments after
+ * earlier recoveries; of a flight of six, the third is lost and the
+ * fourth and fifth are SACKed (too little for RACK to call the third lost
+ * at once: the reordering timer runs); meanwhile four new segments go
+ * out. The timer calls the third lost and recovery begins with the flight
+ * above the new ssthresh. Before PRR, cwnd fell to ssthresh at once, below
+ * the flight: nothing could be sent until ACKs drained it, and they never
+ * came (lost too), so the retransmission waited for the RTO (200 ms).
+ * Now (RFC 6937, and Linux's forced fast retransmit) it goes when the
+ * timer fires, alone; then what PRR allows follows the ACKs. */
+static void test_rack_timer_recovery_retransmits_at_once_then_prr(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(1);
+	uint32_t una = c->snd_una, mss = c->mss;
+	c->cwnd = 6 * mss;
+	send_block(c, 40 * mss);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 6);
+	fake_drain(lc);
+	fake_advance(lc, 1);
+	/* segments 1-2 ACKed, 4-5 SACKed, 3 missing, 6 not yet heard of */
+	struct fake_opts o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + 3 * mss;
+	o.sack[1] = una + 5 * mss;
+	inject(TH_ACK, p_seq, una + 2 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 0);
+	assert_int_not_equal(c->t_rack, 0);
+	fake_advance(lc, 0);
+	uint32_t sent_new = 0;
+	while (fake_next(lc, &out)) {
+		assert_true(seq_geq(out.seq, una + 6 * mss)); /* new data only */
+		sent_new++;
+	}
+	assert_true(sent_new >= 3); /* 7-10 or more, as cwnd allows */
+	uint32_t top = una + (6 + sent_new) * mss;
+	/* no ACK comes: the reordering timer calls segment 3 lost */
+	uint64_t t;
+	for (t = 1; t <= 5 && fake_pending(lc) == 0; t++)
+		fake_advance(lc, 1);
+	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 1);
+	assert_int_equal(c->recovery, TCP_REC_FAST);
+	assert_true(tcp_pipe(c) > c->ssthresh); /* the flight is above ssthresh */
+	assert_int_equal(fake_pending(lc), 1);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una + 2 * mss);
+	assert_int_equal(out.len, mss);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
+	assert_int_equal(cnt(ARN_TCP_C_RTO), 0);
+	/* RecoverFS is the flight when recovery began: segments 3 on */
+	assert_int_equal(c->recover_fs, top - (una + 2 * mss));
+	uint32_t ssthresh = c->ssthresh;
+	/* 6 and the new segments SACKed: pipe (the retransmission) is under
+	 * ssthresh, and PRR sends back up to it, no more than was delivered */
+	fake_advance(lc, 1);
+	o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + 3 * mss;
+	o.sack[1] = top;
+	inject(TH_ACK, p_seq, una + 2 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(c->prr_delivered, top - (una + 5 * mss));
+	assert_int_equal(tcp_pipe(c), mss);
+	assert_true(c->prr_delivered >= ssthresh);
+	assert_int_equal(c->cwnd, ssthresh); /* pipe + (ssthresh - pipe) */
+	fake_advance(lc, 0);
+	uint32_t n = 0;
+	while (fake_next(lc, &out)) {
+		assert_int_equal(out.seq, top + n * mss); /* new data, in order */
+		n++;
+	}
+	assert_int_equal(n, (ssthresh - mss + mss - 1) / mss);
+	/* the retransmission arrives: all but the newest segments are ACKed,
+	 * past the recovery point: recovery ends at cwnd = ssthresh */
+	o = popts();
+	inject(TH_ACK, p_seq, top, 65535, &o, NULL, 0);
+	assert_int_equal(c->recovery, TCP_REC_NONE);
+	assert_int_equal(c->cwnd, ssthresh);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
+	assert_int_equal(cnt(ARN_TCP_C_RTO), 0);
+}
+
+/* RFC 6937 (PRR) holds a second retransmission back while the flight is
+ * above ssthresh; meanwhile the segment it would resend is SACKed (it was
+ * only late). It must not be sent again: a segment SACKed since it was
+ * marked lost is delivered (RFC 8985 6.2, RFC 6675 NextSeg). */
+static void test_segment_sacked_after_marked_lost_not_retransmitted(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(1);
+	uint32_t una = c->snd_una, mss = c->mss;
+	c->cwnd = 20 * mss;
+	send_block(c, 40 * mss);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 20);
+	fake_drain(lc);
+	fake_advance(lc, 1);
+	/* 2-4 SACKed: 1 lost (three segments above it: no reordering window) */
+	struct fake_opts o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + mss;
+	o.sack[1] = una + 4 * mss;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	assert_int_equal(c->recovery, TCP_REC_FAST);
+	fake_advance(lc, 0);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una); /* the retransmission first */
+	fake_drain(lc);			/* then what PRR allows of new data */
+	/* 6 SACKed too: 5 is lost now (in recovery the window is zero) */
+	o.n_sack = 2;
+	o.sack[0] = una + 5 * mss;
+	o.sack[1] = una + 6 * mss;
+	o.sack[2] = una + mss;
+	o.sack[3] = una + 4 * mss;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 2);
+	assert_true(tcp_pipe(c) >= c->cwnd); /* PRR: not yet */
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 0);
+	/* 5 arrives after all: SACKed while it waited */
+	o.n_sack = 1;
+	o.sack[0] = una + mss;
+	o.sack[1] = una + 6 * mss;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	assert_int_equal(c->lost_bytes, mss); /* only segment 1 */
+	/* more SACKs open PRR's budget: new data goes, 5 does not */
+	o.sack[1] = una + 12 * mss;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	fake_advance(lc, 0);
+	assert_true(fake_pending(lc) > 0);
+	while (fake_next(lc, &out))
+		assert_true(seq_geq(out.seq, una + 20 * mss));
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
+}
+
 /* Reordering seen (a segment delivered below one SACKed earlier, not
  * retransmitted): from then on a hole is given min_rtt/4 before it is
  * called lost, and the late segment arriving within it costs nothing. */
@@ -2701,6 +2837,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_tlp_repairs_tail_loss_and_reduces_cwnd, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_spurious_retransmission_undone_by_dsack,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rack_timer_recovery_retransmits_at_once_then_prr,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_segment_sacked_after_marked_lost_not_retransmitted,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_reordering_window_spares_late_segment, setup,
 					    teardown),
