@@ -449,6 +449,24 @@ static void sndq_drop(struct arn_tcp_conn *c, uint32_t n)
 	}
 }
 
+/* Report [start, end) as received twice (RFC 2883). An ACK carries one
+ * DSACK: a pending one that this does not extend goes out first, so that
+ * every duplicate is reported, as Linux does (an ACK per duplicate). The
+ * sender counts them to undo a spurious recovery and to widen its
+ * reordering window; one ACK per poll used to report one duplicate of a
+ * burst's dozens. */
+static void dsack_report(struct arn_tcp_conn *c, uint32_t start, uint32_t end)
+{
+	if ((c->flags & TF_DSACK) && seq_leq(c->dsack.start, end) && seq_leq(start, c->dsack.end)) {
+		c->dsack.start = seq_min(c->dsack.start, start);
+		c->dsack.end = seq_max(c->dsack.end, end);
+		return;
+	}
+	if (c->flags & TF_DSACK)
+		tcp_send_ack(c);
+	tcp_dsack_note(c, start, end);
+}
+
 /* Bytes that count as delivered for PRR: SACKed, or (without SACK) the
  * duplicate ACKs' segments. */
 static uint64_t delivered_mark(const struct arn_tcp_conn *c)
@@ -722,7 +740,7 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 		} else {
 			TCP_INC(wk, PAWS_DROPPED);
 			if (s->len && seq_lt(s->seq, c->rcv_nxt))
-				tcp_dsack_note(c, s->seq, seq_min(s->seq + s->len, c->rcv_nxt));
+				dsack_report(c, s->seq, seq_min(s->seq + s->len, c->rcv_nxt));
 			c->flags |= TF_ACK_NOW;
 			tcp_want_output(c);
 			rte_pktmbuf_free(m);
@@ -778,7 +796,7 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 		if (!(s->flags & TH_RST)) {
 			if (s->len && seq_lt(s->seq, c->rcv_nxt)) {
 				TCP_INC(wk, DUP_DATA);
-				tcp_dsack_note(c, s->seq, seq_min(s->seq + s->len, c->rcv_nxt));
+				dsack_report(c, s->seq, seq_min(s->seq + s->len, c->rcv_nxt));
 			} else {
 				TCP_INC(wk, OUT_OF_WINDOW);
 			}
@@ -896,7 +914,7 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 		if (d >= len) {
 			if (len) {
 				TCP_INC(wk, DUP_DATA);
-				tcp_dsack_note(c, seq, seq + len);
+				dsack_report(c, seq, seq + len);
 			}
 			/* a FIN at rcv_nxt - 1 is an old FIN too */
 			if (fin && seq + len != c->rcv_nxt)
@@ -904,7 +922,7 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 			len = 0;
 			c->flags |= TF_ACK_NOW;
 		} else {
-			tcp_dsack_note(c, seq, c->rcv_nxt);
+			dsack_report(c, seq, c->rcv_nxt);
 			rte_pktmbuf_adj(m, (uint16_t)d);
 			len -= d;
 			c->flags |= TF_ACK_NOW;
@@ -975,6 +993,11 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 	} else if (len) {
 		m->pkt_len = m->data_len = (uint16_t)len;
 		TCP_INC(wk, OUT_OF_ORDER);
+		/* The ACK owed so far goes first if this segment's SACK block
+		 * (or a DSACK) would push what it has not reported yet out of
+		 * the blocks one ACK carries (tcp_sack.c). */
+		if (tcp_rsack_ack_due(c))
+			tcp_send_ack(c);
 		tcp_ooo_insert(c, m, seq);
 		m = NULL;
 		c->flags |= TF_ACK_NOW; /* duplicate ACK with SACK blocks */

@@ -321,6 +321,7 @@ struct arn_tcp_conn {
 	uint32_t sacked_bytes;
 	uint8_t n_sb;
 	uint8_t n_rsack;
+	uint8_t rsack_dirty; /* bit i: rsack[i] changed since an ACK last carried it */
 	uint8_t backoff;
 	uint8_t probes;			      /* persist / keepalive probes unanswered */
 	struct tcp_sack_block sb[TCP_SB_MAX]; /* sorted, disjoint, above snd_una */
@@ -635,6 +636,17 @@ bool tcp_ooo_insert(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq);
 uint32_t tcp_ooo_pull(struct arn_tcp_conn *c);
 void tcp_rsack_note(struct arn_tcp_conn *c, uint32_t start, uint32_t end);
 void tcp_rsack_trim(struct arn_tcp_conn *c);
+/* SACK blocks that fit in one ACK beside our other options. */
+unsigned tcp_rsack_fit(const struct arn_tcp_conn *c);
+/* Must the owed ACK go out before more out-of-order data is noted? True
+ * when one more SACK block would push a change not yet reported out of
+ * the blocks an ACK carries, or a DSACK waits (one per ACK). */
+bool tcp_rsack_ack_due(const struct arn_tcp_conn *c);
+/* An ACK carried the first @p n blocks: they are reported. */
+static inline void tcp_rsack_sent(struct arn_tcp_conn *c, unsigned n)
+{
+	c->rsack_dirty &= (uint8_t) ~((1u << n) - 1);
+}
 
 /* ---- tcp_rack.c --------------------------------------------------------------------- */
 /* Bytes in flight: RACK's records, or RFC 6675's scoreboard. */

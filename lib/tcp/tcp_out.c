@@ -220,6 +220,7 @@ static int xmit(struct arn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flag
 				memcpy(opt + olen + 4, &e, 4);
 				olen += 8;
 			}
+			tcp_rsack_sent(c, nb - dsack);
 			if (dsack) {
 				c->flags &= ~TF_DSACK;
 				TCP_INC(wk, DSACK_SENT);
