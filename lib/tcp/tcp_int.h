@@ -110,7 +110,7 @@ static inline bool seq_in(uint32_t x, uint32_t lo, uint32_t hi)
 #define TCP_PAWS_24DAYS_MS (24u * 86400u * 1000u)
 #define TCP_PAWS_WINDOW 1	    /* ticks a timestamp may lag TS.Recent (Linux's value) */
 #define TCP_TLP_WCDELACK_US 200000u /* RFC 8985 7.2 WCDelAckT */
-#define TCP_TLP_MIN_US 10000u	    /* Linux's floor for the probe timeout */
+#define TCP_TLP_SLACK_US 2000u	    /* added to 2 x SRTT: Linux's TCP_TIMEOUT_MIN (2 ticks) */
 #define TCP_REO_PERSIST 16	    /* RFC 8985 6.2: recoveries a grown reo_wnd lasts */
 #define TCP_MINRTT_WIN_MS 10000	    /* window of the min RTT filter */
 

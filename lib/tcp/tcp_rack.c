@@ -589,7 +589,10 @@ bool tcp_rack_sack_is_new(const struct arn_tcp_conn *c, const struct tcp_seg *s)
 
 /* RFC 8985 7.2: the probe timeout, in ms from now, or 0 when no probe may
  * be scheduled (recovery, SACKed data outstanding, a probe outstanding,
- * no RTT yet). */
+ * no RTT yet). Two SRTTs, plus the worst-case delayed ACK when one segment
+ * is out, else Linux's two ticks (tcp_schedule_loss_probe): on a path of
+ * a millisecond or less, the 10 ms floor of older Linux made a lost tail
+ * wait five times longer than the probe needs. */
 static uint64_t pto_ms(const struct arn_tcp_conn *c)
 {
 	if (!tcp_rack_on(c) || c->recovery != TCP_REC_NONE || c->srtt8 == 0 || c->sacked_bytes ||
@@ -597,10 +600,7 @@ static uint64_t pto_ms(const struct arn_tcp_conn *c)
 	    (c->state != TCPS_ESTABLISHED && c->state != TCPS_CLOSE_WAIT))
 		return 0;
 	uint64_t pto = 2ull * srtt_us(c);
-	if (c->snd_max - c->snd_una <= c->mss)
-		pto += TCP_TLP_WCDELACK_US;
-	if (pto < TCP_TLP_MIN_US)
-		pto = TCP_TLP_MIN_US;
+	pto += c->snd_max - c->snd_una <= c->mss ? TCP_TLP_WCDELACK_US : TCP_TLP_SLACK_US;
 	return (pto + 999) / 1000;
 }
 
