@@ -482,7 +482,7 @@ static void prr_step(struct arn_tcp_conn *c, uint32_t old_una, uint64_t mark)
 		return;
 	int64_t d =
 	    (int64_t)(uint32_t)(c->snd_una - old_una) + (int64_t)delivered_mark(c) - (int64_t)mark;
-	tcp_prr_ack(c, d > 0 ? (uint32_t)d : 0, c->snd_una != old_una);
+	tcp_prr_ack(c, d > 0 ? (uint32_t)d : 0);
 }
 
 /* ACK processing for the synchronized states. @return false if the

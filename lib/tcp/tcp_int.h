@@ -351,7 +351,6 @@ struct arn_tcp_conn {
 	uint32_t prr_delivered; /* delivered to the receiver since recovery began */
 	uint32_t prr_out;	/* sent since recovery began */
 	uint32_t recover_fs;	/* flight size when it began (RecoverFS) */
-	bool prr_lost;		/* losses were detected since the last PRR step */
 
 	/* receive sequence space */
 	uint32_t irs;
@@ -678,11 +677,10 @@ void tcp_txr_probed(struct arn_tcp_conn *c, uint32_t idx);
  * (RFC 6937) to bring cwnd down to it; the first retransmission may go at
  * once. */
 void tcp_enter_recovery(struct arn_tcp_conn *c);
-/* PRR's step for one ACK in fast recovery (RFC 6937 with RFC 6937bis's
- * safe-ACK bound, as Linux's tcp_cwnd_reduction): @p delivered bytes newly
- * ACKed or SACKed, @p una_advanced: it moved snd_una. Sets cwnd to pipe
- * plus what may be sent now. */
-void tcp_prr_ack(struct arn_tcp_conn *c, uint32_t delivered, bool una_advanced);
+/* PRR's step for one ACK in fast recovery (RFC 6937, PRR-SSRB): @p
+ * delivered bytes newly ACKed or SACKed. Sets cwnd to pipe plus what may
+ * be sent now. */
+void tcp_prr_ack(struct arn_tcp_conn *c, uint32_t delivered);
 /* Recovery ended with a full ACK. */
 void tcp_exit_recovery(struct arn_tcp_conn *c);
 /* Run RACK loss detection; enter recovery on new losses; arm the

@@ -241,7 +241,6 @@ void tcp_rack_detect(struct arn_tcp_conn *c)
 	}
 	if (newly) {
 		wk->cnt[ARN_TCP_C_RACK_LOST] += newly;
-		c->prr_lost = true;
 		if (c->recovery == TCP_REC_NONE)
 			tcp_enter_recovery(c);
 		tcp_want_output(c);
@@ -314,7 +313,6 @@ void tcp_enter_recovery(struct arn_tcp_conn *c)
 	c->prr_delivered = 0;
 	c->prr_out = 0;
 	c->recover_fs = c->snd_max - c->snd_una;
-	c->prr_lost = true;
 	c->high_rxt = c->snd_una;
 	c->lost_edge = c->snd_una + c->mss;
 	if (c->flags & TF_SACK_OK) {
@@ -331,12 +329,10 @@ void tcp_enter_recovery(struct arn_tcp_conn *c)
 	TCP_INC(wk, FAST_RETRANSMITS);
 }
 
-void tcp_prr_ack(struct arn_tcp_conn *c, uint32_t delivered, bool una_advanced)
+void tcp_prr_ack(struct arn_tcp_conn *c, uint32_t delivered)
 {
 	if (c->recovery != TCP_REC_FAST)
 		return;
-	bool lost = c->prr_lost;
-	c->prr_lost = false;
 	if (delivered == 0)
 		return; /* nothing left the network: nothing more may enter */
 	c->prr_delivered += delivered;
@@ -349,12 +345,16 @@ void tcp_prr_ack(struct arn_tcp_conn *c, uint32_t delivered, bool una_advanced)
 		sndcnt = (int64_t)(((uint64_t)c->prr_delivered * c->ssthresh + fs - 1) / fs) -
 			 c->prr_out;
 	} else {
-		/* below ssthresh: slow start back up to it, no faster than
-		 * what is delivered (plus one segment on an ACK that moved
-		 * snd_una and found no new loss: RFC 6937bis's safe ACK) */
-		int64_t limit = RTE_MAX((int64_t)c->prr_delivered - c->prr_out, (int64_t)delivered);
-		if (una_advanced && !lost)
-			limit += c->mss;
+		/* below ssthresh: back up to it no faster than slow start,
+		 * what is delivered plus a segment (PRR-SSRB, the bound RFC
+		 * 6937 recommends; Linux adds the segment only on an ACK that
+		 * moved snd_una and found no new loss, RFC 6937bis). With the
+		 * few segments in flight of a lossy path, that segment is new
+		 * data after the retransmission: if the retransmission is lost
+		 * too, RACK sees it when the new segment is SACKed, where
+		 * otherwise only the RTO could (issue 16: RTOs halved). */
+		int64_t limit =
+		    RTE_MAX((int64_t)c->prr_delivered - c->prr_out, (int64_t)delivered) + c->mss;
 		sndcnt = RTE_MIN((int64_t)c->ssthresh - pipe, limit);
 	}
 	if (sndcnt < 0)

@@ -1773,6 +1773,49 @@ static void test_rack_timer_recovery_retransmits_at_once_then_prr(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_RTO), 0);
 }
 
+/* The other episode of issue 16's traces: a flight of four (cwnd on a
+ * lossy path), the first lost, the others SACKed one ACK at a time; the
+ * third SACK starts recovery. PRR as RFC 6937 recommends it (PRR-SSRB)
+ * lets one new segment follow the retransmission. The retransmission is
+ * lost too: the new segment's SACK shows it (RACK), and it goes again at
+ * once. With only the retransmission out (RFC 6937bis's bound, Linux's),
+ * nothing could show it lost before the RTO, 200 ms later. */
+static void test_lost_retransmission_found_by_prr_new_segment(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(1);
+	uint32_t una = c->snd_una, mss = c->mss;
+	c->cwnd = c->ssthresh = 4 * mss;
+	send_block(c, 40 * mss);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 4);
+	fake_drain(lc);
+	fake_advance(lc, 1);
+	struct fake_opts o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + mss;
+	for (uint32_t k = 2; k <= 4; k++) {
+		o.sack[1] = una + k * mss;
+		inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	}
+	assert_int_equal(c->recovery, TCP_REC_FAST);
+	fake_advance(lc, 0);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una); /* the retransmission */
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una + 4 * mss); /* and new data after it */
+	fake_drain(lc);
+	/* the retransmission is lost; the new segment arrives */
+	fake_advance(lc, 1);
+	o.sack[1] = una + 5 * mss;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	fake_advance(lc, 0);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 2);
+	assert_int_equal(cnt(ARN_TCP_C_RTO), 0);
+}
+
 /* RFC 6937 (PRR) holds a second retransmission back while the flight is
  * above ssthresh; meanwhile the segment it would resend is SACKed (it was
  * only late). It must not be sent again: a segment SACKed since it was
@@ -2953,6 +2996,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_rack_timer_recovery_retransmits_at_once_then_prr,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_segment_sacked_after_marked_lost_not_retransmitted,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_lost_retransmission_found_by_prr_new_segment,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_reordering_window_spares_late_segment, setup,
 					    teardown),
