@@ -8,11 +8,18 @@
 #   loss1    1% of packets dropped each way (iptables statistic in a router
 #            namespace between Linux and Arion)
 #   loss5    5% dropped each way
+#   loss5s2c 5% of Arion's packets dropped (Arion is the sender that
+#            recovers; issue 16)
+#   loss5c2s 5% of the client's packets dropped (Arion receives, and its
+#            ACKs and SACKs drive Linux's recovery)
 #   impair   NFQUEUE (nfq_impair): 2-5 ms delay with jitter, 10% reordered,
 #            3% duplicated, each way
 #
 # Afterwards the counters must show the recovery machinery at work (for the
-# impaired scenarios) and nothing left open.
+# impaired scenarios) and nothing left open; under loss, that Arion's
+# recovery was not spurious: under 5% of its retransmissions reported back
+# as duplicates (DSACK), and, when it receives, that Linux did not resend
+# data Arion had received (duplicates under 5% of the segments it lost).
 set -u
 scen=${1:?scenario}
 bytes=${2:?bytes}
@@ -24,9 +31,17 @@ tcp_e2e_up 1 || exit 1
 
 case $scen in
 clean) ;;
-loss1 | loss5)
-	p=0.0${scen#loss}
-	ip netns exec "$rns" iptables -A FORWARD -p tcp -m statistic --mode random \
+loss1 | loss5 | loss5s2c | loss5c2s)
+	p=${scen#loss}
+	p=0.0${p%%[sc]*}
+	# the router's interface towards the client: -o drops what goes to it
+	# (Arion's packets), -i what comes from it
+	dir=()
+	case $scen in
+	*s2c) dir=(-o "$(topo_name d)") ;;
+	*c2s) dir=(-i "$(topo_name d)") ;;
+	esac
+	ip netns exec "$rns" iptables -A FORWARD -p tcp "${dir[@]}" -m statistic --mode random \
 		--probability "$p" -j DROP || bad "iptables"
 	drop_rule=1
 	;;
@@ -47,6 +62,7 @@ out=$(ip netns exec "$ns" $PY "$here/tcp_client.py" bulk "$us" 7 "$bytes" 240 2>
 echo "$out" | grep -q "^bulk ok" && ok "$out" || bad "$out"
 if [ -n "${drop_rule:-}" ]; then
 	ip netns exec "$rns" iptables -L FORWARD -v -n -x | grep -E "DROP" | head -1
+	drops=$(ip netns exec "$rns" iptables -L FORWARD -v -n -x | awk '$3 == "DROP" { n += $1 } END { print n + 0 }')
 fi
 
 if [ "$scen" = impair ]; then
@@ -60,12 +76,30 @@ topo_arion_stop TERM || bad "arion exit code $?"
 grep "stats tcp worker0" "$log"
 [ "$(tcp_stat bytes_received)" -ge "$bytes" ] && ok "bytes_received" || bad "bytes_received=$(tcp_stat bytes_received)"
 [ "$(tcp_stat connections_active)" = 0 ] && ok "no connection left" || bad "connections_active=$(tcp_stat connections_active)"
+# share A B: does A stay under 5% of B?
+under5() { [ $((100 * $1)) -lt $((5 * $2)) ]; }
+rtx=$(tcp_stat retransmits) dsack=$(tcp_stat dsack_received) dup=$(tcp_stat duplicate_data)
 case $scen in
 loss*)
-	[ "$(tcp_stat retransmits)" -gt 0 ] && ok "retransmits=$(tcp_stat retransmits)" || bad "no retransmits under loss"
-	[ "$(tcp_stat out_of_order)" -gt 0 ] && ok "out_of_order=$(tcp_stat out_of_order)" || bad "no out-of-order segments under loss"
+	echo "drops=$drops retransmits=$rtx dsack_received=$dsack duplicate_data=$dup rto_expirations=$(tcp_stat rto_expirations) tail_loss_probes=$(tcp_stat tail_loss_probes) spurious_recoveries_undone=$(tcp_stat spurious_recoveries_undone)"
+	;;
+esac
+case $scen in
+loss*c2s) ;;
+loss*)
+	[ "$rtx" -gt 0 ] && ok "retransmits=$rtx" || bad "no retransmits under loss"
 	[ "$(tcp_stat sack_recoveries)" -gt 0 ] && ok "sack_recoveries=$(tcp_stat sack_recoveries)" || bad "no SACK recovery under loss"
 	[ "$(tcp_stat rack_marked_lost)" -gt 0 ] && ok "rack_marked_lost=$(tcp_stat rack_marked_lost)" || bad "RACK (RFC 8985) marked nothing lost"
+	under5 "$dsack" "$rtx" && ok "spurious: $dsack of $rtx retransmissions D-SACKed" ||
+		bad "spurious retransmissions: $dsack of $rtx D-SACKed (5% or more)"
+	;;
+esac
+case $scen in
+loss*s2c) ;;
+loss*)
+	[ "$(tcp_stat out_of_order)" -gt 0 ] && ok "out_of_order=$(tcp_stat out_of_order)" || bad "no out-of-order segments under loss"
+	under5 "$dup" "$drops" && ok "the client resent $dup segments Arion had ($drops dropped)" ||
+		bad "the client resent $dup segments Arion had received ($drops dropped): its SACKs lost information"
 	;;
 impair)
 	[ "$(tcp_stat out_of_order)" -gt 0 ] && ok "out_of_order=$(tcp_stat out_of_order)" || bad "no out-of-order segments"
