@@ -6,7 +6,12 @@
  * (what Arion's echo listener does, on the kernel's stack). Echoes until the
  * peer's FIN, then closes.
  *
- *   echo_server PORT
+ *   echo_server PORT [CONGESTION_CONTROL]
+ *
+ * CONGESTION_CONTROL (e.g. cubic, to match Arion's default) is set on the
+ * listener, which its connections inherit: a namespace's own default may
+ * only be one of net.ipv4.tcp_allowed_congestion_control, the socket
+ * option (as root) any available one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +30,11 @@ int main(int argc, char **argv)
 	int ls = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
 	int one = 1;
 	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (argc > 2 &&
+	    setsockopt(ls, IPPROTO_TCP, TCP_CONGESTION, argv[2], strlen(argv[2])) != 0) {
+		perror("echo_server: TCP_CONGESTION");
+		return 1;
+	}
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	if (bind(ls, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(ls, 4096) != 0) {
 		perror("echo_server");
@@ -35,7 +45,8 @@ int main(int argc, char **argv)
 	epoll_ctl(ep, EPOLL_CTL_ADD, ls, &ev);
 	static char buf[256 * 1024];
 	struct epoll_event evs[256];
-	fprintf(stderr, "echo_server: listening on %d\n", port);
+	fprintf(stderr, "echo_server: listening on %d%s%s\n", port,
+		argc > 2 ? ", congestion control " : "", argc > 2 ? argv[2] : "");
 	for (;;) {
 		int n = epoll_wait(ep, evs, 256, -1);
 		for (int i = 0; i < n; i++) {
