@@ -98,6 +98,21 @@ void arn_net_set_l4(const struct arn_l4_ops *ops);
 int arn_net_ip4_output(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, uint32_t dst,
 		       uint8_t proto);
 
+/** The ECN field of the IPv4 header (RFC 3168 5): not ECN-capable, ECT(1),
+ * ECT(0), Congestion Experienced. */
+#define ARN_IP_ECN_MASK 0x03
+#define ARN_IP_ECN_ECT0 0x02
+#define ARN_IP_ECN_CE 0x03
+
+/**
+ * arn_net_ip4_output() with @p tos as the header's Type of Service byte
+ * (DSCP and ECN, RFC 2474 / RFC 3168): lib/tcp marks the data segments of
+ * a connection that negotiated ECN as ECN-capable (ECT(0)). Same return
+ * values and ownership as arn_net_ip4_output().
+ */
+int arn_net_ip4_output_tos(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, uint32_t dst,
+			   uint8_t proto, uint8_t tos);
+
 /**
  * Resolve the next hop toward @p dst (host byte order) now, before any
  * packet needs it: for a destination that traffic is about to reach for

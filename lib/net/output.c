@@ -69,6 +69,12 @@ int net_route(const struct arn_net *net, uint32_t src, uint32_t dst, uint32_t *n
 int arn_net_ip4_output(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, uint32_t dst,
 		       uint8_t proto)
 {
+	return arn_net_ip4_output_tos(lc, m, src, dst, proto, 0);
+}
+
+int arn_net_ip4_output_tos(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, uint32_t dst,
+			   uint8_t proto, uint8_t tos)
+{
 	const struct arn_net *net = lc->net;
 	uint32_t nh;
 	int p = net_route(net, src, dst, &nh);
@@ -92,7 +98,7 @@ int arn_net_ip4_output(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, u
 		return -ENOBUFS;
 	}
 	ip->version_ihl = 0x45;
-	ip->type_of_service = 0;
+	ip->type_of_service = tos;
 	ip->total_length = rte_cpu_to_be_16((uint16_t)tot);
 	/* DF is set, so the datagram is atomic and its ID only needs to be
 	 * unlikely to repeat within a flow (RFC 6864 4.1): a per-worker counter
