@@ -364,6 +364,14 @@ static void listen_input(struct arn_tcp_worker *wk, struct tcp_seg *s, struct rt
 	c->iss = tcp_isn(wk, c->laddr, c->lport, c->raddr, c->rport);
 	c->snd_una = c->iss;
 	c->snd_nxt = c->snd_max = c->iss + 1;
+	/* RFC 3168 6.1.1: a SYN with ECE and CWR asks for ECN; the SYN-ACK
+	 * answers with ECE alone (tcp_out.c). Operators' fabrics mark CE
+	 * instead of dropping: the sender then slows down without a loss. */
+	if ((s->flags & (TH_ECE | TH_CWR)) == (TH_ECE | TH_CWR)) {
+		c->ecn = TCP_ECN_OK;
+		c->ecn_high = c->iss;
+		TCP_INC(wk, ECN_NEGOTIATED);
+	}
 	c->rtt_start = wk->now_ms;
 	if (l->keepalive)
 		arn_tcp_set_keepalive(c, 7200, 75, 9);
@@ -522,6 +530,23 @@ static bool process_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
 			tcp_want_output(c);
 	}
 
+	/* ECN sender (RFC 3168 6.1.2): an ECN-Echo is the congestion a loss
+	 * would signal, answered as one (ssthresh and cwnd from the congestion
+	 * control) but once per window of data: ECEs go on until our CWR
+	 * reaches the receiver, so only an ACK beyond what was sent at the
+	 * last reduction counts. Not during a recovery, which has reduced
+	 * already; and cwnd grows on no ACK with ECE (6.1.2: "SHOULD NOT
+	 * increase"). An ECN reduction is a real signal: no DSACK may undo
+	 * it (Linux's tcp_enter_cwr). */
+	bool ece = (c->ecn & TCP_ECN_OK) && (s->flags & TH_ECE) && !s->old_ack;
+	if (ece && c->recovery == TCP_REC_NONE && seq_gt(s->ack, c->ecn_high)) {
+		c->ssthresh = c->cc->ssthresh(c, now);
+		c->cwnd = c->ssthresh;
+		c->flags &= ~TF_UNDO;
+		tcp_ecn_queue_cwr(c);
+		TCP_INC(wk, ECN_REDUCTIONS);
+	}
+
 	if (seq_gt(s->ack, c->snd_una)) {
 		uint32_t acked = s->ack - c->snd_una;
 		bool fin_acked = (c->flags & TF_FIN_SENT) && seq_gt(s->ack, c->fin_seq);
@@ -571,7 +596,7 @@ static bool process_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
 			bool limited = c->cwnd < c->ssthresh
 					   ? 2 * flight_before >= c->cwnd
 					   : flight_before + 3u * c->mss >= c->cwnd;
-			if (limited)
+			if (limited && !ece)
 				c->cc->on_ack(c, acked, now);
 		}
 		prr_step(c, old_una, mark);
@@ -904,6 +929,23 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 		return;
 	}
 
+	/* ECN receiver (RFC 3168 6.1.3): a CE mark is echoed, ECE on every
+	 * ACK, until a segment with CWR says the sender has reduced; CWR
+	 * first, so that a CE on that same segment starts a new echo. The ACK
+	 * that starts an echo goes at once (Linux: a quick ACK on CE). */
+	if (c->ecn & TCP_ECN_OK) {
+		if (s->flags & TH_CWR)
+			c->ecn &= (uint8_t)~TCP_ECN_ECHO;
+		if (s->ce) {
+			TCP_INC(wk, ECN_CE_RECEIVED);
+			if (!(c->ecn & TCP_ECN_ECHO)) {
+				c->ecn |= TCP_ECN_ECHO;
+				c->flags |= TF_ACK_NOW;
+				tcp_want_output(c);
+			}
+		}
+	}
+
 	/* Trim to the window: the left part already received, the right part
 	 * beyond what we offered. */
 	uint32_t seq = s->seq;
@@ -1106,6 +1148,7 @@ void tcp_input(struct arn_tcp_worker *wk, struct rte_mbuf *m)
 	s.flags = th->tcp_flags;
 	s.wnd = rte_be_to_cpu_16(th->rx_win);
 	s.len = m->pkt_len - l3 - doff;
+	s.ce = (ip->type_of_service & ARN_IP_ECN_MASK) == ARN_IP_ECN_CE;
 	if (doff > TCP_HDR_LEN)
 		tcp_parse_options(&s, (const uint8_t *)(th + 1), doff - TCP_HDR_LEN);
 	if (!(s.flags & TH_SYN)) {

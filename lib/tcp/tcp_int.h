@@ -183,6 +183,15 @@ enum tcp_recovery {
 	TCP_REC_LOSS, /* after an RTO: everything unSACKed is lost, slow start */
 };
 
+/* ECN (RFC 3168), c->ecn. Arion accepts ECN when a peer's SYN asks for it
+ * (ECE and CWR set), as Linux does by default (net.ipv4.tcp_ecn = 2); its
+ * own SYNs do not ask. */
+enum {
+	TCP_ECN_OK = 1u << 0,	/* negotiated: new data goes out ECT(0) */
+	TCP_ECN_ECHO = 1u << 1, /* a CE arrived: ECE on every ACK until the peer's CWR */
+	TCP_ECN_CWR = 1u << 2,	/* cwnd was reduced for an ECE: CWR on the next new data */
+};
+
 /* ---- RACK transmission records (RFC 8985) ------------------------------------
  * One per transmitted segment still outstanding, in sequence order (new data
  * is always sent at snd_max, and a retransmission resends one record's
@@ -244,6 +253,7 @@ struct tcp_seg {
 	uint8_t ws;
 	uint32_t tsval, tsecr;
 	bool old_ack; /* a reordered pure ACK: used for its ACK/SACK only (tcp_in.c) */
+	bool ce;      /* the IP header said Congestion Experienced (RFC 3168) */
 	struct tcp_sack_block sack[4];
 };
 
@@ -323,7 +333,9 @@ struct arn_tcp_conn {
 	uint8_t n_rsack;
 	uint8_t rsack_dirty; /* bit i: rsack[i] changed since an ACK last carried it */
 	uint8_t backoff;
-	uint8_t probes;			      /* persist / keepalive probes unanswered */
+	uint8_t probes;	   /* persist / keepalive probes unanswered */
+	uint8_t ecn;	   /* TCP_ECN_* (RFC 3168) */
+	uint32_t ecn_high; /* snd_max at the last ECN reduction: one per window */
 	struct tcp_sack_block sb[TCP_SB_MAX]; /* sorted, disjoint, above snd_una */
 
 	/* RACK-TLP (RFC 8985): records, then the RACK state (times in us) */
@@ -503,6 +515,18 @@ struct arn_tcp_worker {
 };
 
 #define TCP_INC(wk, id) ((wk)->cnt[ARN_TCP_C_##id]++)
+
+/* cwnd was just reduced (an ECN-Echo, a recovery, an RTO): with ECN, the
+ * next new segment carries CWR so that the receiver stops echoing, and
+ * ECEs for data sent before now cause no second reduction (RFC 3168
+ * 6.1.2; Linux's tcp_ecn_queue_cwr on every reduction). */
+static inline void tcp_ecn_queue_cwr(struct arn_tcp_conn *c)
+{
+	if (c->ecn & TCP_ECN_OK) {
+		c->ecn |= TCP_ECN_CWR;
+		c->ecn_high = c->snd_max;
+	}
+}
 #define TCP_DEC(wk, id) ((wk)->cnt[ARN_TCP_C_##id]--)
 
 /* Per-worker state: on the lcore's L4 slot (arn_l4.h), one load away. */

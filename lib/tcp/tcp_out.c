@@ -100,13 +100,14 @@ static struct rte_mbuf *seg_alloc(struct arn_tcp_worker *wk)
 	return m;
 }
 
+/* @p tos: the IPv4 Type of Service byte (ECT(0) on an ECN connection's new data). */
 static void seg_send(struct arn_tcp_worker *wk, struct rte_mbuf *m, unsigned hdr_len, uint32_t src,
-		     uint32_t dst)
+		     uint32_t dst, uint8_t tos)
 {
 	m->l4_len = hdr_len;
 	m->ol_flags |= RTE_MBUF_F_TX_TCP_CKSUM | RTE_MBUF_F_TX_IPV4;
 	TCP_INC(wk, SEG_OUT);
-	if (arn_net_ip4_output(wk->lc, m, src, dst, IPPROTO_TCP) != 0)
+	if (arn_net_ip4_output_tos(wk->lc, m, src, dst, IPPROTO_TCP, tos) != 0)
 		TCP_INC(wk, OUT_DROPPED);
 }
 
@@ -191,6 +192,27 @@ static int xmit(struct arn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flag
 	uint8_t opt[TCP_MAX_OPT];
 	unsigned olen = 0;
 	bool syn = flags & TH_SYN;
+	/* ECN (RFC 3168 6.1): new data goes out ECN-capable, never a
+	 * retransmission, a window probe or a pure ACK (6.1.5, 6.1.6), and
+	 * the first new segment after a reduction carries CWR. The SYN-ACK
+	 * to a SYN that asked for ECN says yes with ECE; our ACKs carry ECE
+	 * while a CE is owed its echo. */
+	uint8_t tos = 0;
+	if (c->ecn & TCP_ECN_OK) {
+		if (syn) {
+			if (c->state != TCPS_SYN_SENT)
+				flags |= TH_ECE;
+		} else if (!(flags & TH_RST)) {
+			if (len && !seq_lt(seq, c->snd_max) &&
+			    !(c->flags & (TF_PERSIST | TF_FORCE))) {
+				tos = ARN_IP_ECN_ECT0;
+				if (c->ecn & TCP_ECN_CWR)
+					flags |= TH_CWR; /* cleared once the segment is built */
+			}
+			if ((c->ecn & TCP_ECN_ECHO) && (flags & TH_ACK))
+				flags |= TH_ECE;
+		}
+	}
 	if (syn) {
 		bool offer = c->state == TCPS_SYN_SENT;
 		bool sack = offer || (c->flags & TF_SACK_OK);
@@ -246,6 +268,8 @@ static int xmit(struct arn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flag
 	th->tcp_flags = flags;
 	th->rx_win = (flags & TH_RST) ? 0 : rte_cpu_to_be_16(rcv_wnd_field(c, syn));
 	memcpy(th + 1, opt, olen);
+	if (flags & TH_CWR)
+		c->ecn &= (uint8_t)~TCP_ECN_CWR;
 	if (len) {
 		sndq_copy(c, seq, (uint8_t *)th + hlen, len);
 		if (c->recovery == TCP_REC_FAST)
@@ -266,7 +290,7 @@ static int xmit(struct arn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flag
 	 * TCP_DELACK_MS per response. */
 	if (len && (c->flags & TF_PASSIVE) && wk->now_ms - c->last_rcv_ms < TCP_DELACK_MS)
 		c->flags |= TF_PINGPONG;
-	seg_send(wk, m, hlen, c->laddr, c->raddr);
+	seg_send(wk, m, hlen, c->laddr, c->raddr, tos);
 	return 0;
 }
 
@@ -357,7 +381,7 @@ void tcp_send_rst_reply(struct arn_tcp_worker *wk, const struct tcp_seg *s)
 		th->tcp_flags = TH_RST | TH_ACK;
 	}
 	th->rx_win = 0;
-	seg_send(wk, m, TCP_HDR_LEN, s->dst, s->src);
+	seg_send(wk, m, TCP_HDR_LEN, s->dst, s->src, 0);
 }
 
 void tcp_send_tw_ack(struct arn_tcp_worker *wk, const struct tcp_tw *t)
@@ -381,7 +405,7 @@ void tcp_send_tw_ack(struct arn_tcp_worker *wk, const struct tcp_tw *t)
 	th->tcp_flags = TH_ACK;
 	th->rx_win = rte_cpu_to_be_16(t->wnd);
 	memcpy(th + 1, opt, olen);
-	seg_send(wk, m, hlen, t->laddr, t->raddr);
+	seg_send(wk, m, hlen, t->laddr, t->raddr, 0);
 }
 
 void tcp_send_synack_cookie(struct arn_tcp_worker *wk, const struct tcp_seg *s, uint32_t isn,
@@ -405,7 +429,7 @@ void tcp_send_synack_cookie(struct arn_tcp_worker *wk, const struct tcp_seg *s, 
 	th->tcp_flags = TH_SYN | TH_ACK;
 	th->rx_win = rte_cpu_to_be_16((uint16_t)RTE_MIN(wk->rcvbuf, 65535u));
 	memcpy(th + 1, opt, olen);
-	seg_send(wk, m, hlen, s->dst, s->src);
+	seg_send(wk, m, hlen, s->dst, s->src, 0);
 }
 
 /* ---- the send decision ------------------------------------------------------------- */

@@ -308,6 +308,7 @@ void tcp_enter_recovery(struct arn_tcp_conn *c)
 	struct arn_tcp_worker *wk = c->wk;
 	tcp_undo_begin(c);
 	c->ssthresh = c->cc->ssthresh(c, wk->now_ms);
+	tcp_ecn_queue_cwr(c);
 	c->recovery = TCP_REC_FAST;
 	c->recover = c->snd_max;
 	c->prr_delivered = 0;
@@ -478,6 +479,7 @@ static void tlp_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
 		TCP_INC(c->wk, TLP_REPAIRS);
 		c->ssthresh = c->cc->ssthresh(c, c->wk->now_ms);
 		c->cwnd = c->ssthresh;
+		tcp_ecn_queue_cwr(c);
 	}
 	if (seq_gt(s->ack, c->tlp_high_seq) || (c->flags & TF_TLP_DSACKED) ||
 	    !(c->flags & TF_TLP_RETRANS))

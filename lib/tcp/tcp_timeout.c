@@ -66,6 +66,7 @@ void tcp_retransmit_timeout(struct arn_tcp_conn *c)
 		tcp_undo_begin(c);
 	if (c->recovery != TCP_REC_LOSS)
 		c->ssthresh = c->cc->ssthresh(c, wk->now_ms);
+	tcp_ecn_queue_cwr(c);
 	/* A second timeout in a row: the receiver may have reneged on what it
 	 * SACKed (RFC 2018 8), so stop trusting the scoreboard. */
 	if (c->backoff >= 1)

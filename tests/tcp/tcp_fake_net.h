@@ -100,13 +100,14 @@ struct rte_mbuf *arn_net_alloc(struct arn_lcore *lc)
 static uint16_t ip_id;
 
 /* Prepend an IPv4 header to an L4 packet and fill both checksums. */
-static inline void fake_ip_wrap(struct rte_mbuf *m, uint32_t src, uint32_t dst)
+static inline void fake_ip_wrap(struct rte_mbuf *m, uint32_t src, uint32_t dst, uint8_t tos)
 {
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)rte_pktmbuf_prepend(m, sizeof(*ip));
 	if (ip == NULL)
 		abort();
 	memset(ip, 0, sizeof(*ip));
 	ip->version_ihl = 0x45;
+	ip->type_of_service = tos;
 	ip->total_length = rte_cpu_to_be_16((uint16_t)m->pkt_len);
 	ip->packet_id = rte_cpu_to_be_16(ip_id++);
 	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
@@ -122,8 +123,8 @@ static inline void fake_ip_wrap(struct rte_mbuf *m, uint32_t src, uint32_t dst)
 	m->ol_flags = 0;
 }
 
-int arn_net_ip4_output(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, uint32_t dst,
-		       uint8_t proto)
+int arn_net_ip4_output_tos(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, uint32_t dst,
+			   uint8_t proto, uint8_t tos)
 {
 	if (proto != IPPROTO_TCP || rte_pktmbuf_headroom(m) < ARN_L4_HEADROOM || m->nb_segs != 1 ||
 	    !(m->ol_flags & RTE_MBUF_F_TX_TCP_CKSUM) ||
@@ -136,13 +137,19 @@ int arn_net_ip4_output(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, u
 			fake_mtu);
 		abort();
 	}
-	fake_ip_wrap(m, src, dst);
+	fake_ip_wrap(m, src, dst, tos);
 	if (lc->n_out - lc->out_head >= 4096) {
 		rte_pktmbuf_free(m);
 		return -ENOBUFS;
 	}
 	lc->out[lc->n_out++ % 4096] = m;
 	return 0;
+}
+
+int arn_net_ip4_output(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, uint32_t dst,
+		       uint8_t proto)
+{
+	return arn_net_ip4_output_tos(lc, m, src, dst, proto, 0);
 }
 
 static inline struct rte_mbuf *fake_pop(struct arn_lcore *lc)
@@ -257,7 +264,7 @@ static inline struct rte_mbuf *fake_seg(uint32_t src, uint32_t dst, uint16_t spo
 	memcpy(th + 1, opt, n);
 	if (len)
 		memcpy((uint8_t *)(th + 1) + n, data, len);
-	fake_ip_wrap(m, src, dst);
+	fake_ip_wrap(m, src, dst, 0);
 	return m;
 }
 
@@ -268,6 +275,7 @@ struct fake_out {
 	uint8_t flags;
 	uint32_t seq, ack;
 	uint16_t wnd;
+	uint8_t tos;	  /* the IPv4 header's (ECN: ECT(0) on data of an ECN connection) */
 	struct tcp_seg o; /* options (has_mss, ws, ts, sack...) */
 	uint32_t len;
 	uint8_t data[9000];
@@ -283,6 +291,7 @@ static inline bool fake_parse(struct rte_mbuf *m, struct fake_out *f)
 	memset(&f->o, 0, sizeof(f->o));
 	f->src = rte_be_to_cpu_32(ip->src_addr);
 	f->dst = rte_be_to_cpu_32(ip->dst_addr);
+	f->tos = ip->type_of_service;
 	f->sport = rte_be_to_cpu_16(th->src_port);
 	f->dport = rte_be_to_cpu_16(th->dst_port);
 	f->flags = th->tcp_flags;

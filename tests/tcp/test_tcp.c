@@ -1554,6 +1554,175 @@ static void test_sack_recovery_retransmits_holes(void **state)
 	assert_int_equal(c->n_sb, 0);
 }
 
+/* ---- ECN (RFC 3168) ------------------------------------------------------------ */
+
+/* Handshake with SACK and timestamps; the SYN asks for ECN (ECE and CWR,
+ * RFC 3168 6.1.1) when @p ecn. The SYN-ACK must say yes (ECE, not CWR)
+ * exactly when asked, and is never ECN-capable itself. */
+static struct arn_tcp_conn *open_conn_ecn(bool ecn)
+{
+	p_ts = true;
+	p_seq = 1000;
+	struct fake_opts o = {.mss = 1460, .ws = 0, .sack_ok = true, .ts = true, .tsval = p_tsval};
+	inject(TH_SYN | (ecn ? TH_ECE | TH_CWR : 0), p_seq, 0, 65535, &o, NULL, 0);
+	expect_seg(TH_SYN | TH_ACK | (ecn ? TH_ECE : 0));
+	assert_int_equal(out.tos, 0);
+	our_isn = out.seq;
+	p_seq++;
+	struct fake_opts a = popts();
+	inject(TH_ACK, p_seq, our_isn + 1, 65535, &a, NULL, 0);
+	assert_int_equal(app.accepts, 1);
+	assert_int_equal(app.conn->state, TCPS_ESTABLISHED);
+	return app.conn;
+}
+
+/* The peer's next @p len bytes, @p flags, with the IP header's ECN field
+ * @p ecn (what a router that marks instead of dropping leaves there). */
+static void inject_ecn(struct arn_tcp_conn *c, uint8_t flags, uint32_t len, uint8_t ecn)
+{
+	static const uint8_t data[1400];
+	struct fake_opts o = popts();
+	struct rte_mbuf *m =
+	    fake_seg(PEER, US, PPORT, LPORT, flags, p_seq, c->snd_max, 65535, &o, data, len);
+	rte_pktmbuf_mtod(m, struct rte_ipv4_hdr *)->type_of_service = ecn;
+	arn_tcp_input(lc, m);
+	p_seq += len;
+}
+
+/* RFC 3168 6.1.1 / 6.1.2: after the handshake, new data goes out ECT(0);
+ * pure ACKs do not, and no CWR or ECE appears while nothing was marked. */
+static void test_ecn_negotiated_when_the_syn_asks(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = open_conn_ecn(true);
+	assert_int_equal(cnt(ARN_TCP_C_ECN_NEGOTIATED), 1);
+	send_block(c, 3 * c->mss);
+	fake_advance(lc, 0);
+	int n = 0;
+	while (fake_next(lc, &out)) {
+		assert_true(out.len > 0);
+		assert_int_equal(out.tos & ARN_IP_ECN_MASK, ARN_IP_ECN_ECT0);
+		assert_false(out.flags & (TH_ECE | TH_CWR));
+		n++;
+	}
+	assert_int_equal(n, 3);
+	inject_ecn(c, TH_ACK | TH_PSH, 100, 0);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.len, 0);
+	assert_int_equal(out.tos, 0);
+}
+
+/* A peer that does not ask (or a SYN with ECE alone) gets no ECN: a plain
+ * SYN-ACK, data not ECN-capable, and an ECE later changes nothing. */
+static void test_ecn_not_used_unless_asked(void **state)
+{
+	(void)state;
+	p_ts = true;
+	p_seq = 1000;
+	struct fake_opts o = {.mss = 1460, .ws = 0, .sack_ok = true, .ts = true, .tsval = p_tsval};
+	inject(TH_SYN | TH_ECE, p_seq, 0, 65535, &o, NULL, 0);
+	expect_seg(TH_SYN | TH_ACK);
+	our_isn = out.seq;
+	p_seq++;
+	struct fake_opts a = popts();
+	inject(TH_ACK, p_seq, our_isn + 1, 65535, &a, NULL, 0);
+	struct arn_tcp_conn *c = app.conn;
+	assert_non_null(c);
+	assert_int_equal(cnt(ARN_TCP_C_ECN_NEGOTIATED), 0);
+	send_block(c, 2 * c->mss);
+	fake_advance(lc, 0);
+	while (fake_next(lc, &out))
+		assert_int_equal(out.tos, 0);
+	uint32_t cwnd = c->cwnd, ssthresh = c->ssthresh;
+	o = popts();
+	inject(TH_ACK | TH_ECE, p_seq, c->snd_una + c->mss, 65535, &o, NULL, 0);
+	assert_int_equal(cnt(ARN_TCP_C_ECN_REDUCTIONS), 0);
+	assert_true(c->cwnd >= cwnd);
+	assert_int_equal(c->ssthresh, ssthresh);
+	/* and a CE from it is not echoed */
+	inject_ecn(c, TH_ACK | TH_PSH, 100, ARN_IP_ECN_CE);
+	expect_seg(TH_ACK);
+	assert_false(out.flags & TH_ECE);
+}
+
+/* RFC 3168 6.1.3: a CE mark is echoed with ECE on every ACK until a
+ * segment with CWR arrives; a CE on the CWR segment itself starts a new
+ * echo. */
+static void test_ecn_ce_echoed_until_cwr(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = open_conn_ecn(true);
+	inject_ecn(c, TH_ACK | TH_PSH, 100, ARN_IP_ECN_CE);
+	expect_seg(TH_ACK | TH_ECE);
+	assert_int_equal(cnt(ARN_TCP_C_ECN_CE_RECEIVED), 1);
+	inject_ecn(c, TH_ACK | TH_PSH, 100, ARN_IP_ECN_ECT0);
+	expect_seg(TH_ACK | TH_ECE); /* still owed: no CWR yet */
+	inject_ecn(c, TH_ACK | TH_PSH | TH_CWR, 100, ARN_IP_ECN_ECT0);
+	expect_seg(TH_ACK);
+	inject_ecn(c, TH_ACK | TH_PSH, 100, ARN_IP_ECN_ECT0);
+	expect_seg(TH_ACK);
+	inject_ecn(c, TH_ACK | TH_PSH | TH_CWR, 100, ARN_IP_ECN_CE);
+	expect_seg(TH_ACK | TH_ECE);
+	assert_int_equal(cnt(ARN_TCP_C_ECN_CE_RECEIVED), 2);
+	assert_int_equal(app.rx_len, 500);
+}
+
+/* RFC 3168 6.1.2: an ECE reduces cwnd as a loss would, once per window of
+ * data (ECEs for what was sent before the reduction are the same signal),
+ * with no growth on ECE ACKs; the first new segment after it carries CWR;
+ * a retransmission is never ECN-capable (6.1.5). */
+static void test_ecn_echo_reduces_cwnd_once_per_window(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = open_conn_ecn(true);
+	uint32_t una = c->snd_una, mss = c->mss;
+	send_block(c, 10 * mss);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 10);
+	fake_drain(lc);
+	uint32_t cwnd = c->cwnd;
+	struct fake_opts o = popts();
+	inject(TH_ACK | TH_ECE, p_seq, una + 2 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(cnt(ARN_TCP_C_ECN_REDUCTIONS), 1);
+	assert_true(c->cwnd < cwnd);
+	assert_int_equal(c->cwnd, c->ssthresh);
+	assert_int_equal(c->recovery, TCP_REC_NONE);
+	uint32_t reduced = c->cwnd, ssthresh = c->ssthresh;
+	/* more ECEs for the same window: no second reduction, no growth */
+	inject(TH_ACK | TH_ECE, p_seq, una + 4 * mss, 65535, &o, NULL, 0);
+	inject(TH_ACK | TH_ECE, p_seq, una + 6 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(cnt(ARN_TCP_C_ECN_REDUCTIONS), 1);
+	assert_int_equal(c->cwnd, reduced);
+	assert_int_equal(c->ssthresh, ssthresh);
+	/* the reduction is not undone by anything a DSACK could show */
+	assert_false(c->flags & TF_UNDO);
+	fake_drain(lc);
+	/* new data: CWR on the first segment only, all ECT(0) */
+	send_block(c, 3 * mss);
+	fake_advance(lc, 0);
+	int n = 0;
+	while (fake_next(lc, &out)) {
+		assert_int_equal(out.seq, una + (10 + (uint32_t)n) * mss);
+		assert_int_equal(out.tos, ARN_IP_ECN_ECT0);
+		assert_int_equal(!!(out.flags & TH_CWR), n == 0);
+		n++;
+	}
+	assert_int_equal(n, 3);
+	/* an ECE for data sent after the reduction: congestion again */
+	inject(TH_ACK | TH_ECE, p_seq, una + 11 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(cnt(ARN_TCP_C_ECN_REDUCTIONS), 2);
+	/* the rest of the flight is lost: what is resent is not ECN-capable
+	 * and carries no CWR, though one is owed to the next new segment */
+	fake_drain(lc);
+	for (int t = 0; t < 1000 && fake_pending(lc) == 0; t++)
+		fake_advance(lc, 1);
+	assert_true(fake_next(lc, &out));
+	assert_true(out.len > 0 && seq_lt(out.seq, c->snd_max));
+	assert_int_equal(out.tos, 0);
+	assert_false(out.flags & TH_CWR);
+	assert_true(c->ecn & TCP_ECN_CWR);
+}
+
 /* Establish with SACK and timestamps and a measured RTT of @p rtt_ms:
  * one segment out, ACKed @p rtt_ms later (RACK's min RTT). SRTT is set to
  * it too, as many such round trips would (one sample only moves it an
@@ -2988,6 +3157,11 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_newreno_fast_retransmit_partial_ack, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_sack_recovery_retransmits_holes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ecn_negotiated_when_the_syn_asks, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ecn_not_used_unless_asked, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ecn_ce_echoed_until_cwr, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ecn_echo_reduces_cwnd_once_per_window, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_tlp_probes_lost_tail, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_tlp_repairs_tail_loss_and_reduces_cwnd, setup,
 					    teardown),
