@@ -14,6 +14,11 @@
 #            ACKs and SACKs drive Linux's recovery)
 #   impair   NFQUEUE (nfq_impair): 2-5 ms delay with jitter, 10% reordered,
 #            3% duplicated, each way
+#   ecn      the client asks for ECN (net.ipv4.tcp_ecn = 1) and nfq_impair
+#            marks 1% of the ECN-capable packets CE each way, dropping none:
+#            Arion must negotiate, send ECT(0), slow down for the client's
+#            ECN-Echoes and echo the marks on the client's data (RFC 3168;
+#            issue 16)
 #
 # Afterwards the counters must show the recovery machinery at work (for the
 # impaired scenarios) and nothing left open; under loss, that Arion's
@@ -52,6 +57,15 @@ impair)
 	impair_pid=$TOPO_PID
 	topo_wait_log "$TOPO_DIR/impair.log" "ready" 10 "$impair_pid" || bad "nfq_impair did not start"
 	;;
+ecn)
+	impair=${3:-${NFQ_IMPAIR:?give the nfq_impair binary as the third argument}}
+	ip netns exec "$ns" sysctl -qw net.ipv4.tcp_ecn=1 || bad "sysctl tcp_ecn"
+	ip netns exec "$ns" nstat -n >/dev/null 2>&1
+	ip netns exec "$rns" iptables -A FORWARD -p tcp -j NFQUEUE --queue-num 7 || bad "iptables"
+	topo_bg impair ip netns exec "$rns" "$impair" -q 7 -c 0.01 -s $$
+	impair_pid=$TOPO_PID
+	topo_wait_log "$TOPO_DIR/impair.log" "ready" 10 "$impair_pid" || bad "nfq_impair did not start"
+	;;
 *)
 	echo "unknown scenario $scen"
 	exit 2
@@ -70,6 +84,16 @@ if [ "$scen" = impair ]; then
 	cat "$TOPO_DIR/impair.log"
 	grep -qE "[1-9][0-9]* reordered, [1-9][0-9]* duplicated" "$TOPO_DIR/impair.log" &&
 		ok "the link reordered and duplicated" || bad "nfq_impair did not impair"
+fi
+if [ "$scen" = ecn ]; then
+	topo_stop "$impair_pid" TERM 10
+	cat "$TOPO_DIR/impair.log"
+	grep -qE "[1-9][0-9]* marked CE" "$TOPO_DIR/impair.log" &&
+		ok "the link marked CE" || bad "nfq_impair marked nothing: no ECN-capable packets"
+	# Linux's sender counts what was delivered with an ECN-Echo: Arion echoed
+	ce_acked=$(ip netns exec "$ns" nstat -az TcpExtTCPDeliveredCE 2>/dev/null | awk '$1 == "TcpExtTCPDeliveredCE" { print $2 }')
+	[ "${ce_acked:-0}" -gt 0 ] && ok "the client saw ECN-Echo on $ce_acked delivered segments" ||
+		bad "the client saw no ECN-Echo from Arion (TcpExtTCPDeliveredCE=${ce_acked:-none})"
 fi
 
 topo_arion_stop TERM || bad "arion exit code $?"
@@ -108,6 +132,15 @@ impair)
 	# Linux's RACK widen its reordering window and undo
 	[ "$(tcp_stat dsack_sent)" -gt 0 ] && ok "dsack_sent=$(tcp_stat dsack_sent)" || bad "no DSACK sent for duplicates"
 	echo "paws_dropped=$(tcp_stat paws_dropped) paws_old_acks_accepted=$(tcp_stat paws_old_acks_accepted) spurious_recoveries_undone=$(tcp_stat spurious_recoveries_undone)"
+	;;
+ecn)
+	[ "$(tcp_stat ecn_negotiated)" = 1 ] && ok "ECN negotiated" || bad "ecn_negotiated=$(tcp_stat ecn_negotiated)"
+	[ "$(tcp_stat ecn_ce_received)" -gt 0 ] && ok "ecn_ce_received=$(tcp_stat ecn_ce_received)" || bad "no CE reached Arion"
+	[ "$(tcp_stat ecn_cwnd_reductions)" -gt 0 ] && ok "ecn_cwnd_reductions=$(tcp_stat ecn_cwnd_reductions)" ||
+		bad "Arion never slowed down for an ECN-Echo"
+	# marks replace drops: nothing was lost, so nothing may time out
+	[ "$(tcp_stat rto_expirations)" = 0 ] && ok "no RTO" || bad "rto_expirations=$(tcp_stat rto_expirations)"
+	echo "retransmits=$rtx"
 	;;
 esac
 tcp_e2e_finish

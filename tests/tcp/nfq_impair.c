@@ -5,13 +5,16 @@
  * no library needed.
  *
  *   nfq_impair -q QUEUE [-d DELAY_MS] [-j JITTER_MS] [-r REORDER] [-D DUP]
- *              [-l LOSS] [-s SEED] [-m MARK]
+ *              [-l LOSS] [-c CE] [-s SEED] [-m MARK]
  *
  * Every packet is held DELAY + rand(JITTER) ms; with probability REORDER it
  * is held 2-12 ms more (so later packets overtake it); with probability DUP
  * a copy is sent again through a raw socket, marked MARK (default 0x7e) so
  * the rule can skip it (-m mark ! --mark 0x7e); with probability LOSS it is
- * dropped. Verdicts go out when packets are due, hence out of order.
+ * dropped; with probability CE an ECN-capable packet (ECT(0) or ECT(1)) is
+ * marked Congestion Experienced, as a router that marks instead of
+ * dropping (RFC 3168), and accepted at once. Verdicts go out when packets
+ * are due, hence out of order.
  * Runs until SIGTERM/SIGINT, then accepts what it holds and prints counts.
  */
 #include <arpa/inet.h>
@@ -46,7 +49,7 @@ static struct held held[HOLD_MAX];
 static unsigned n_held;
 static volatile sig_atomic_t stop;
 static uint64_t rng = 88172645463325252ull;
-static unsigned long c_pkts, c_dup, c_drop, c_reorder, c_overflow;
+static unsigned long c_pkts, c_dup, c_drop, c_reorder, c_overflow, c_ce;
 
 static double rnd(void)
 {
@@ -112,6 +115,30 @@ static void verdict(int fd, uint32_t id, uint32_t v)
 		perror("nfq_impair: verdict");
 }
 
+/* Accept packet @p id with its IPv4 header's ECN field set to CE (@p p,
+ * @p len: the packet as queued; changed in place, header checksum too). */
+static void verdict_ce(int fd, uint32_t id, uint8_t *p, uint16_t len)
+{
+	static char buf[PKT_MAX + 256];
+	struct iphdr *ip = (struct iphdr *)p;
+	ip->tos |= 0x03;
+	ip->check = 0;
+	uint32_t sum = 0;
+	for (unsigned i = 0; i + 1 < ip->ihl * 4u; i += 2)
+		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	ip->check = htons((uint16_t)~sum);
+	struct nlmsghdr *nh = start_msg(buf, NFQNL_MSG_VERDICT, queue_num, AF_UNSPEC);
+	struct nfqnl_msg_verdict_hdr vh = {.verdict = htonl(NF_ACCEPT), .id = htonl(id)};
+	put_attr(nh, NFQA_VERDICT_HDR, &vh, sizeof(vh));
+	put_attr(nh, NFQA_PAYLOAD, p, len);
+	if (nl_send(fd, nh) != 0)
+		perror("nfq_impair: verdict");
+	else
+		c_ce++;
+}
+
 static void send_copy(int raw, const uint8_t *p, uint16_t len)
 {
 	if (len < sizeof(struct iphdr))
@@ -141,10 +168,10 @@ static void release_due(int fd, int raw, uint64_t t, bool all)
 
 int main(int argc, char **argv)
 {
-	double delay = 0, jitter = 0, reorder = 0, dup = 0, loss = 0;
+	double delay = 0, jitter = 0, reorder = 0, dup = 0, loss = 0, ce = 0;
 	uint32_t mark = 0x7e;
 	int o;
-	while ((o = getopt(argc, argv, "q:d:j:r:D:l:s:m:")) != -1) {
+	while ((o = getopt(argc, argv, "q:d:j:r:D:l:c:s:m:")) != -1) {
 		switch (o) {
 		case 'q':
 			queue_num = (uint16_t)atoi(optarg);
@@ -164,6 +191,9 @@ int main(int argc, char **argv)
 		case 'l':
 			loss = atof(optarg);
 			break;
+		case 'c':
+			ce = atof(optarg);
+			break;
 		case 's':
 			rng ^= strtoull(optarg, NULL, 0) * 0x9e3779b97f4a7c15ull;
 			break;
@@ -172,7 +202,7 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: nfq_impair -q QUEUE [-d MS] [-j MS] [-r P] [-D P] "
-					"[-l P] [-s SEED] [-m MARK]\n");
+					"[-l P] [-c P] [-s SEED] [-m MARK]\n");
 			return 2;
 		}
 	}
@@ -262,6 +292,12 @@ int main(int argc, char **argv)
 				verdict(fd, id, NF_DROP);
 				continue;
 			}
+			if (payload && plen >= sizeof(struct iphdr) &&
+			    (((const struct iphdr *)payload)->tos & 0x03) != 0 &&
+			    (((const struct iphdr *)payload)->tos & 0x03) != 0x03 && rnd() < ce) {
+				verdict_ce(fd, id, (uint8_t *)payload, plen);
+				continue;
+			}
 			if (n_held == HOLD_MAX) {
 				verdict(fd, id, NF_ACCEPT);
 				continue;
@@ -287,7 +323,7 @@ int main(int argc, char **argv)
 	release_due(fd, raw, 0, true);
 	fprintf(stderr,
 		"nfq_impair: %lu packets, %lu reordered, %lu duplicated, %lu dropped, %lu "
-		"overflows\n",
-		c_pkts, c_reorder, c_dup, c_drop, c_overflow);
+		"marked CE, %lu overflows\n",
+		c_pkts, c_reorder, c_dup, c_drop, c_ce, c_overflow);
 	return 0;
 }
