@@ -105,9 +105,6 @@ static void out_add_chain(struct http_out *o, struct rte_mbuf *m)
 
 /* ---- access log ---------------------------------------------------------------------- */
 
-static __thread struct arn_access_header log_req[HTTP_MAX_HDRS + 2];
-static __thread struct arn_access_header log_resp[HTTP_MAX_HDRS];
-
 static unsigned log_headers(const struct arn_h1_msg *m, struct arn_access_header *out, unsigned cap,
 			    const struct http_stream *st, bool request)
 {
@@ -163,18 +160,19 @@ static void access_log(struct http_conn *hc)
 		rec.method = (struct arn_access_str){m->method_name.p, m->method_name.len};
 		rec.path = (struct arn_access_str){m->path.p, m->path.len};
 		rec.authority = (struct arn_access_str){m->authority.p, m->authority.len};
-		rec.req_headers = log_req;
-		rec.n_req_headers = log_headers(m, log_req, HTTP_MAX_HDRS + 2, st, true);
+		rec.req_headers = w->log_req;
+		rec.n_req_headers = log_headers(m, w->log_req, HTTP_MAX_HDRS + 2, st, true);
 	}
 	rec.scheme = (struct arn_access_str){"http", 4};
 	rec.protocol = st->version == 10 ? (struct arn_access_str){"HTTP/1.0", 8}
 					 : (struct arn_access_str){"HTTP/1.1", 8};
 	if (st->resp_started && !st->local && st->res) {
-		rec.resp_headers = log_resp;
-		rec.n_resp_headers = log_headers(&st->resp, log_resp, HTTP_MAX_HDRS - 1, st, false);
+		rec.resp_headers = w->log_resp;
+		rec.n_resp_headers =
+		    log_headers(&st->resp, w->log_resp, HTTP_MAX_HDRS - 1, st, false);
 		/* the header Arion added, for %RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)% */
 		char *svc = st->service_time;
-		log_resp[rec.n_resp_headers++] = (struct arn_access_header){
+		w->log_resp[rec.n_resp_headers++] = (struct arn_access_header){
 		    {"x-envoy-upstream-service-time", 29}, {svc, (uint32_t)strlen(svc)}};
 	}
 	rec.response_code = st->status;
@@ -810,8 +808,6 @@ static void protocol_error(struct http_conn *hc)
 /* ---- routing ------------------------------------------------------------------------------------
  */
 
-static __thread struct arn_cfg_header route_hdrs[HTTP_MAX_HDRS];
-
 static uint32_t lb_active(void *ctx, const struct arn_cfg_endpoint *ep)
 {
 	struct http_conn *hc = ctx;
@@ -1175,8 +1171,8 @@ static void on_head(struct http_conn *hc)
 	const struct arn_cfg_route_table *rt = g ? arn_cfg_hcm_routes(g, h) : h->inline_routes;
 	unsigned n = m->n_hdrs < HTTP_MAX_HDRS ? m->n_hdrs : HTTP_MAX_HDRS;
 	for (unsigned i = 0; i < n; i++)
-		route_hdrs[i] = (struct arn_cfg_header){m->hdrs[i].name, m->hdrs[i].name_len,
-							m->hdrs[i].value, m->hdrs[i].value_len};
+		w->route_hdrs[i] = (struct arn_cfg_header){m->hdrs[i].name, m->hdrs[i].name_len,
+							   m->hdrs[i].value, m->hdrs[i].value_len};
 	struct arn_cfg_request req = {
 	    .method = m->method_name.p,
 	    .method_len = m->method_name.len,
@@ -1184,7 +1180,7 @@ static void on_head(struct http_conn *hc)
 	    .authority_len = alen,
 	    .path = m->path.p,
 	    .path_len = m->path.len,
-	    .headers = route_hdrs,
+	    .headers = w->route_hdrs,
 	    .n_headers = n,
 	    .listener_port = hc->lport,
 	    .random = http_rand(w),

@@ -472,9 +472,9 @@ struct http_stream {
 	 * (http_hcm.c head_ready): bytes from the input's cursor scanned, and
 	 * where the scan is in its lines */
 	uint32_t hs_scanned;
-	bool hs_line;	/* the current line has a byte other than CR */
-	bool hs_start;	/* a non-empty line (the request line) was seen */
-	bool head_in;	/* the whole head (or more than it may be) is in the input */
+	bool hs_line;  /* the current line has a byte other than CR */
+	bool hs_start; /* a non-empty line (the request line) was seen */
+	bool head_in;  /* the whole head (or more than it may be) is in the input */
 
 	/* request timeouts and retries; the rest of their state is in
 	 * res->x (struct http_xreq), which only requests in flight hold */
@@ -521,12 +521,12 @@ struct http_conn {
 	bool peer_eof;
 	bool close_after; /* close once the current response is out */
 	bool in_pump;
-	bool again;	    /* something changed while pumping: run once more */
-	bool shut;	    /* FIN sent while closing */
-	bool dead;	    /* TCP connection gone; freed when the pump unwinds */
-	bool drain_counted; /* downstream_cx_drain_close counted */
-	bool aborted;	    /* reset by us (abort_conn), not by the client */
-	bool res_waiting;   /* on the worker's list for a free http_res (FIFO) */
+	bool again;			 /* something changed while pumping: run once more */
+	bool shut;			 /* FIN sent while closing */
+	bool dead;			 /* TCP connection gone; freed when the pump unwinds */
+	bool drain_counted;		 /* downstream_cx_drain_close counted */
+	bool aborted;			 /* reset by us (abort_conn), not by the client */
+	bool res_waiting;		 /* on the worker's list for a free http_res (FIFO) */
 	struct http_conn *wnext, *wprev; /* that list */
 	uint32_t n_req;
 	uint64_t id;
@@ -628,7 +628,7 @@ struct http_worker {
 	 * waits for a free http_res, oldest first; woken by the poll, and
 	 * none is served before those ahead of it */
 	struct http_conn *res_wait_head, *res_wait_tail;
-	char *big_mem;	/* HTTP_BIG_SCRATCH_N buffers of HTTP_BIG_SCRATCH bytes */
+	char *big_mem;	 /* HTTP_BIG_SCRATCH_N buffers of HTTP_BIG_SCRATCH bytes */
 	char **big_free; /* free list through each buffer's first bytes */
 	uint32_t n_res;
 
@@ -639,6 +639,13 @@ struct http_worker {
 	int64_t date_sec;
 	char date[40]; /* "Sun, 06 Nov 1994 08:49:37 GMT" */
 	uint32_t date_len;
+
+	/* Scratch for one call at a time on this worker (no thread-locals):
+	 * a request's headers as the route matcher reads them, and the
+	 * header lists of an access log record. */
+	struct arn_cfg_header route_hdrs[HTTP_MAX_HDRS];
+	struct arn_access_header log_req[HTTP_MAX_HDRS + 2];
+	struct arn_access_header log_resp[HTTP_MAX_HDRS];
 };
 
 /* http_worker.c */

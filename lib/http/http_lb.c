@@ -84,7 +84,7 @@ static bool equal_weights(const struct cand *c)
 int http_lb_pick(const struct http_lb_in *in, struct http_lb_out *out)
 {
 	const struct arn_cfg_endpoints *eps = in->eps;
-	static __thread struct cand c;
+	struct cand c; /* 8 KB of stack, filled only as far as n */
 	out->ep = NULL;
 	out->panic = false;
 	c.n = 0;

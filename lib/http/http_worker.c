@@ -16,6 +16,8 @@
 
 #include <rte_common.h>
 #include <rte_cycles.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
 #include <rte_mbuf.h>
 
 #include "arn_config.h"
@@ -25,10 +27,7 @@
 #include "arn_tcp.h"
 #include "http_int.h"
 
-#define HTTP_MAX_WORKERS 128
-
 static struct arn_config_store *g_store;
-static struct http_worker *workers[HTTP_MAX_WORKERS];
 static uint32_t cfg_conns = 16384, cfg_ups = 8192, cfg_res = 1024;
 
 /* ---- small services ------------------------------------------------------------ */
@@ -581,13 +580,38 @@ static void listeners_sync(struct http_worker *w, const struct arn_cfg_gen *g)
 
 void http_conns_shutdown(struct http_worker *w);
 
+/* A per-worker array: cache-line aligned, and zeroed here, on the worker's
+ * own lcore, so that its pages are placed on the worker's NUMA socket
+ * (first touch), as lib/tcp places its connection blocks. */
+static void *worker_array(size_t n, size_t size)
+{
+	size_t bytes = RTE_ALIGN_CEIL(n * size, RTE_CACHE_LINE_SIZE);
+	void *p = aligned_alloc(RTE_CACHE_LINE_SIZE, bytes ? bytes : RTE_CACHE_LINE_SIZE);
+	if (p)
+		memset(p, 0, bytes);
+	return p;
+}
+
+static void worker_free(struct http_worker *w)
+{
+	free(w->conns);
+	free(w->ups);
+	free(w->res_mem);
+	free(w->big_mem);
+	free(w->pools);
+	rte_free(w);
+}
+
+static struct arn_tcp_app http_app;
+
 static int worker_init(struct arn_lcore *lc, void *arg)
 {
 	(void)arg;
 	unsigned idx = arn_net_worker_index(lc);
-	if (idx >= HTTP_MAX_WORKERS)
-		return -EINVAL;
-	struct http_worker *w = calloc(1, sizeof(*w));
+	/* on the worker's NUMA socket, cache aligned; found again through the
+	 * TCP worker (arn_tcp_app_state), never through a global array */
+	struct http_worker *w = rte_zmalloc_socket("arn_http_worker", sizeof(*w),
+						   RTE_CACHE_LINE_SIZE, (int)rte_socket_id());
 	if (!w)
 		return -ENOMEM;
 	w->lc = lc;
@@ -609,20 +633,20 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	w->n_conns = cfg_conns;
 	w->n_ups = cfg_ups;
 	w->n_res = cfg_res;
-	w->conns = calloc(w->n_conns, sizeof(*w->conns));
-	w->ups = calloc(w->n_ups, sizeof(*w->ups));
-	w->res_mem = calloc(w->n_res, sizeof(*w->res_mem));
-	w->pools = calloc(HTTP_POOLS, sizeof(*w->pools));
-	w->big_mem = aligned_alloc(64, (size_t)HTTP_BIG_SCRATCH_N * HTTP_BIG_SCRATCH);
+	w->conns = worker_array(w->n_conns, sizeof(*w->conns));
+	w->ups = worker_array(w->n_ups, sizeof(*w->ups));
+	w->res_mem = worker_array(w->n_res, sizeof(*w->res_mem));
+	w->pools = worker_array(HTTP_POOLS, sizeof(*w->pools));
+	w->big_mem = worker_array(HTTP_BIG_SCRATCH_N, HTTP_BIG_SCRATCH);
 	if (!w->conns || !w->ups || !w->res_mem || !w->pools || !w->big_mem) {
 		ARN_ERR(HTTP, "worker %u: out of memory for the HTTP pools", idx);
-		free(w->conns);
-		free(w->ups);
-		free(w->res_mem);
-		free(w->big_mem);
-		free(w->pools);
-		free(w);
+		worker_free(w);
 		return -ENOMEM;
+	}
+	int rc = arn_tcp_app_set_state(lc, &http_app, w);
+	if (rc != 0) {
+		worker_free(w);
+		return rc;
 	}
 	for (uint32_t i = w->n_conns; i-- > 0;) {
 		w->conns[i].next = w->conn_free;
@@ -638,7 +662,6 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	}
 	for (uint32_t i = HTTP_BIG_SCRATCH_N; i-- > 0;)
 		big_put(w, w->big_mem + (size_t)i * HTTP_BIG_SCRATCH);
-	workers[idx] = w;
 	if (g_store) {
 		const struct arn_cfg_gen *g = arn_config_gen(g_store);
 		listeners_sync(w, g);
@@ -651,7 +674,7 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 static void worker_poll(struct arn_lcore *lc, void *arg)
 {
 	(void)arg;
-	struct http_worker *w = workers[arn_net_worker_index(lc)];
+	struct http_worker *w = arn_tcp_app_state(lc, &http_app);
 	if (!w)
 		return;
 	uint64_t ms = arn_net_now(lc) / w->tsc_per_ms;
@@ -676,8 +699,7 @@ static void worker_poll(struct arn_lcore *lc, void *arg)
 static void worker_fini(struct arn_lcore *lc, void *arg)
 {
 	(void)arg;
-	unsigned idx = arn_net_worker_index(lc);
-	struct http_worker *w = idx < HTTP_MAX_WORKERS ? workers[idx] : NULL;
+	struct http_worker *w = arn_tcp_app_state(lc, &http_app);
 	if (!w)
 		return;
 	http_conns_shutdown(w);
@@ -685,13 +707,8 @@ static void worker_fini(struct arn_lcore *lc, void *arg)
 	for (int i = 0; i < HTTP_LISTENERS_MAX; i++)
 		if (w->lsn[i].used)
 			arn_tcp_unlisten(lc, w->lsn[i].tl);
-	workers[idx] = NULL;
-	free(w->conns);
-	free(w->ups);
-	free(w->res_mem);
-	free(w->big_mem);
-	free(w->pools);
-	free(w);
+	arn_tcp_app_set_state(lc, &http_app, NULL);
+	worker_free(w);
 }
 
 static struct arn_tcp_app http_app = {

@@ -105,6 +105,23 @@ int arn_tcp_app_register(const struct arn_tcp_app *a)
 	return 0;
 }
 
+static void *app_state; /* the one worker's, for the one module */
+
+void *arn_tcp_app_state(struct arn_lcore *lc, const struct arn_tcp_app *a)
+{
+	(void)lc;
+	return a == app ? app_state : NULL;
+}
+
+int arn_tcp_app_set_state(struct arn_lcore *lc, const struct arn_tcp_app *a, void *state)
+{
+	(void)lc;
+	if (a != app)
+		return -ENOENT;
+	app_state = state;
+	return 0;
+}
+
 struct arn_tcp_listener *arn_tcp_listen(struct arn_lcore *lc, uint32_t addr, uint16_t port,
 					const struct arn_tcp_ops *ops, void *user,
 					const struct arn_tcp_listen_opts *opts, int *err)
