@@ -25,6 +25,8 @@
 #include "arn_h1.h"
 #include "arn_http.h"
 #include "arn_stats_envoy.h"
+#include "http_io.h"
+#include "http_worker.h"
 
 struct rte_mbuf;
 struct arn_lcore;
@@ -236,65 +238,6 @@ int http_rt_init(struct arn_config_store *s);
 void http_rt_sync(struct arn_config_store *s); /* after a new generation */
 void http_rt_fini(void);
 
-/* ---- timers (per worker) -------------------------------------------------- */
-
-struct http_worker;
-struct http_timer;
-typedef void (*http_timer_fn)(struct http_timer *t);
-
-struct http_timer {
-	struct http_timer *next, *prev;
-	uint64_t due_ms;
-	http_timer_fn fn;
-	bool armed;
-};
-
-void http_timer_arm(struct http_worker *w, struct http_timer *t, uint64_t delay_ms);
-void http_timer_cancel(struct http_timer *t);
-
-/* ---- owned input: segments taken from TCP ---------------------------------- */
-
-/*
- * Bytes of one direction that the proxy took from the TCP receive queue
- * (arn_tcp_rx_take) and has not finished with: a singly linked list of
- * one-segment mbufs and a parse cursor in the first one. Bounded by
- * HTTP_IN_MAX: what exceeds it stays in TCP, whose window then closes
- * (back-pressure).
- */
-struct http_in {
-	struct rte_mbuf *head, *tail;
-	uint32_t off;	/* parse cursor within head */
-	uint32_t bytes; /* unparsed bytes from the cursor on */
-};
-
-#define HTTP_IN_MAX (64u * 1024)
-
-/* Head segments kept alive (an extra mbuf reference each) while a
- * message's header slices are in use. */
-#define HTTP_PIN_MAX 64
-struct http_pins {
-	struct rte_mbuf *seg[HTTP_PIN_MAX];
-	uint8_t n;
-	bool overflow;
-};
-
-/* ---- output toward one peer --------------------------------------------- */
-
-/*
- * What could not be handed to TCP yet: a serialized head (mbuf chain, queued
- * whole with arn_tcp_write_mbuf), then a few framing bytes (a chunk size
- * line, the last chunk), then body bytes that still live in the input
- * segments of the other side (their owner does not advance past them until
- * this drains). Written in that order.
- */
-struct http_out {
-	struct rte_mbuf *chain;
-	char stage[48];
-	uint8_t stage_off, stage_len;
-	const char *data;
-	uint32_t data_len;
-};
-
 /* ---- streams, connections, pools ------------------------------------------- */
 
 /* Per-stream buffers taken from a per-worker pool when a request's head is
@@ -302,7 +245,6 @@ struct http_out {
  * the request: idle keep-alive connections and clients still sending their
  * head hold none, so slow heads cannot take them all (issue 12). Requests
  * wait for one first come, first served (http_res_wait). */
-#define HTTP_MAX_HDRS 128
 #define HTTP_SCRATCH 8192
 #define HTTP_TEXT 4096
 /* ---- retries (http_retry.c), unit tested ------------------------------------ */
@@ -584,79 +526,6 @@ struct http_pool {
 	struct http_stream *pend_head, *pend_tail;
 };
 
-#define HTTP_LISTENERS_MAX 64
-struct http_wlistener {
-	bool used, seen;
-	uint32_t addr;
-	uint16_t port;
-	struct arn_tcp_listener *tl;
-};
-
-#define HTTP_WHEEL 4096 /* 1 ms slots */
-#define HTTP_POOLS 4096 /* (cluster, endpoint) pools per worker, open addressing */
-#define HTTP_LB_SLOTS 1024
-
-/* Per-worker load balancer state, by cluster name. */
-struct http_lb_state {
-	uint64_t key;
-	uint64_t rr;
-};
-
-struct http_worker {
-	struct arn_lcore *lc;
-	unsigned idx;
-	unsigned slot; /* ARN_STATS_SLOT_WORKER(idx) */
-	struct arn_config_store *store;
-	uint64_t hz, tsc_per_ms, tsc_per_us, now_ms;
-	uint64_t gen_id;
-	bool gen_seen;
-	uint64_t rng[2];
-	uint64_t next_conn_id;
-	uint32_t rb_segs; /* mbufs holding request bodies kept for retries */
-
-	struct http_wlistener lsn[HTTP_LISTENERS_MAX];
-
-	struct http_timer wheel[HTTP_WHEEL]; /* list heads */
-	uint64_t wheel_ms;
-
-	struct http_conn *conns, *conn_free;
-	uint32_t n_conns;
-	struct http_upconn *ups, *up_free;
-	uint32_t n_ups;
-	struct http_res *res_mem, *res_free;
-	/* connections whose next request (its head complete in the input)
-	 * waits for a free http_res, oldest first; woken by the poll, and
-	 * none is served before those ahead of it */
-	struct http_conn *res_wait_head, *res_wait_tail;
-	char *big_mem;	 /* HTTP_BIG_SCRATCH_N buffers of HTTP_BIG_SCRATCH bytes */
-	char **big_free; /* free list through each buffer's first bytes */
-	uint32_t n_res;
-
-	struct http_pool *pools; /* [HTTP_POOLS] */
-	uint32_t n_pools;
-	struct http_lb_state lb[HTTP_LB_SLOTS];
-
-	int64_t date_sec;
-	char date[40]; /* "Sun, 06 Nov 1994 08:49:37 GMT" */
-	uint32_t date_len;
-
-	/* Scratch for one call at a time on this worker (no thread-locals):
-	 * a request's headers as the route matcher reads them, and the
-	 * header lists of an access log record. */
-	struct arn_cfg_header route_hdrs[HTTP_MAX_HDRS];
-	struct arn_access_header log_req[HTTP_MAX_HDRS + 2];
-	struct arn_access_header log_resp[HTTP_MAX_HDRS];
-};
-
-/* http_worker.c */
-uint64_t http_rand(struct http_worker *w);
-const char *http_date(struct http_worker *w, uint32_t *len);
-/* Scratch for heads with long lines across segments: max_request_headers_kb
- * defaults to 60 KB, which must not fail for a long cookie where Envoy
- * takes it. Per worker, HTTP_BIG_SCRATCH_N of them (4 MB). */
-#define HTTP_BIG_SCRATCH (64u * 1024)
-#define HTTP_BIG_SCRATCH_N 64
-char *http_big_get(struct http_worker *w);
 /* Queue @p hc until an http_res is free / take it off that queue. */
 void http_res_wait(struct http_worker *w, struct http_conn *hc);
 void http_res_unwait(struct http_worker *w, struct http_conn *hc);
@@ -665,42 +534,6 @@ void http_res_unwait(struct http_worker *w, struct http_conn *hc);
 struct http_res *http_res_take(struct http_worker *w, struct http_conn *hc);
 struct http_res *http_res_get(struct http_worker *w);
 void http_res_put(struct http_worker *w, struct http_res *r);
-struct rte_mbuf *http_mbuf(struct http_worker *w);
-uint64_t http_tsc(struct http_worker *w);
-
-/* Input helpers (http_worker.c). */
-void http_in_append(struct http_in *in, struct rte_mbuf *chain);
-void http_in_free(struct http_in *in);
-/* Take what TCP holds, up to HTTP_IN_MAX buffered. @return bytes taken. */
-uint32_t http_in_fill(struct http_in *in, struct arn_tcp_conn *tc);
-/* RFC 9112 2.2: a server ignores empty lines before a request line, as
- * Envoy's codec does without opening a stream. Drop them from the input.
- * @return true when the input starts with a request's first byte; false
- * when it is empty, or holds only a CR whose LF may follow. */
-bool http_in_skip_empty_lines(struct http_in *in);
-void http_pins_add(struct http_pins *p, struct rte_mbuf *m);
-void http_pins_release(struct http_pins *p);
-
-/* Parse the next event from @p in. @p pins (may be NULL) gets every
- * segment fed while @p pin is true. @return as arn_h1_parse, with ARN_AGAIN
- * when the input is exhausted (more is needed). */
-ssize_t http_in_parse(struct http_in *in, struct arn_h1_parser *p, struct arn_h1_ev *ev,
-		      struct http_pins *pins, bool pin);
-
-/* Output helpers. @return 0 when everything is with TCP, -EAGAIN when a
- * part waits for on_writable, another negative errno when the connection
- * cannot take data any more. */
-int http_out_flush(struct http_out *o, struct arn_tcp_conn *tc);
-bool http_out_busy(const struct http_out *o);
-void http_out_reset(struct http_out *o);
-/* Serialize into a fresh mbuf chain (NULL: out of mbufs). */
-struct http_wchain {
-	struct arn_h1_wbuf wb;
-	struct rte_mbuf *head, *tail;
-	struct http_worker *w;
-};
-void http_wchain_init(struct http_wchain *c, struct http_worker *w);
-struct rte_mbuf *http_wchain_finish(struct http_wchain *c); /* NULL on error (freed) */
 
 /* http_hcm.c */
 extern const struct arn_tcp_ops http_dc_ops;
@@ -708,6 +541,7 @@ void http_dc_pump(struct http_conn *hc);
 void http_dc_upstream_ready(struct http_conn *hc);
 void http_dc_upstream_failed(struct http_conn *hc, int reason, bool connected, bool timed_out);
 void http_dc_response_event(struct http_conn *hc);
+void http_conns_shutdown(struct http_worker *w);
 
 /* http_upstream.c */
 extern const struct arn_tcp_ops http_up_ops;

@@ -1,0 +1,293 @@
+/*
+ * Bytes between lib/tcp and a codec (http_io.h): the input a connection
+ * took from TCP, the segments a head's slices pin, the output TCP could not
+ * take yet, and mbuf chains for the serializer.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_mbuf.h>
+
+#include "arn_tcp.h"
+#include "http_io.h"
+#include "http_worker.h"
+
+/* ---- owned input --------------------------------------------------------------------- */
+
+static void seg_free(struct rte_mbuf *m)
+{
+	m->next = NULL;
+	m->nb_segs = 1;
+	rte_pktmbuf_free_seg(m);
+}
+
+void http_in_append(struct http_in *in, struct rte_mbuf *chain)
+{
+	while (chain) {
+		struct rte_mbuf *m = chain;
+		chain = m->next;
+		m->next = NULL;
+		m->nb_segs = 1;
+		m->pkt_len = m->data_len;
+		if (m->data_len == 0) {
+			rte_pktmbuf_free_seg(m);
+			continue;
+		}
+		in->bytes += m->data_len;
+		/* A small segment joins the tail's free room: bytes before it do
+		 * not move (slices stay valid), and a head typed or trickled a few
+		 * bytes at a time does not pin one mbuf per byte. */
+		struct rte_mbuf *t = in->tail;
+		if (t && RTE_MBUF_DIRECT(t) && rte_mbuf_refcnt_read(t) == 1 &&
+		    rte_pktmbuf_tailroom(t) >= m->data_len && m->data_len <= 512) {
+			memcpy(rte_pktmbuf_mtod_offset(t, char *, t->data_len),
+			       rte_pktmbuf_mtod(m, char *), m->data_len);
+			t->data_len = (uint16_t)(t->data_len + m->data_len);
+			t->pkt_len = t->data_len;
+			rte_pktmbuf_free_seg(m);
+			continue;
+		}
+		if (in->tail)
+			in->tail->next = m;
+		else
+			in->head = m;
+		in->tail = m;
+	}
+}
+
+void http_in_free(struct http_in *in)
+{
+	struct rte_mbuf *m = in->head;
+	while (m) {
+		struct rte_mbuf *n = m->next;
+		seg_free(m);
+		m = n;
+	}
+	memset(in, 0, sizeof(*in));
+}
+
+/* Drop the input's first byte. */
+static void in_drop1(struct http_in *in)
+{
+	struct rte_mbuf *m = in->head;
+	in->off++;
+	in->bytes--;
+	if (in->off == m->data_len) {
+		in->head = m->next;
+		if (!in->head)
+			in->tail = NULL;
+		in->off = 0;
+		seg_free(m);
+	}
+}
+
+bool http_in_skip_empty_lines(struct http_in *in)
+{
+	for (;;) {
+		struct rte_mbuf *m = in->head;
+		if (!m)
+			return false;
+		if (in->off == m->data_len) {
+			in->head = m->next;
+			if (!in->head)
+				in->tail = NULL;
+			in->off = 0;
+			seg_free(m);
+			continue;
+		}
+		const char *p = rte_pktmbuf_mtod_offset(m, const char *, in->off);
+		if (p[0] == '\n') {
+			in_drop1(in);
+			continue;
+		}
+		if (p[0] != '\r')
+			return true;
+		/* CR: an empty line only with its LF (a bare CR is the parser's
+		 * to refuse), which may not be here yet */
+		const char *q = in->off + 1 < m->data_len ? p + 1
+				: m->next		  ? rte_pktmbuf_mtod(m->next, const char *)
+							  : NULL;
+		if (!q)
+			return false;
+		if (*q != '\n')
+			return true;
+		in_drop1(in);
+		in_drop1(in);
+	}
+}
+
+uint32_t http_in_fill(struct http_in *in, struct arn_tcp_conn *tc)
+{
+	if (!tc)
+		return 0;
+	uint32_t pend = arn_tcp_rx_pending(tc);
+	if (pend == 0 || in->bytes >= HTTP_IN_MAX)
+		return 0;
+	uint32_t n = RTE_MIN(pend, HTTP_IN_MAX - in->bytes);
+	/* whole mbufs are cheapest: take everything when it fits */
+	if (pend - n < 2048 && pend <= 2 * HTTP_IN_MAX)
+		n = pend;
+	struct rte_mbuf *m = arn_tcp_rx_take(tc, n);
+	if (!m)
+		return 0;
+	uint32_t got = m->pkt_len;
+	http_in_append(in, m);
+	return got;
+}
+
+void http_pins_add(struct http_pins *p, struct rte_mbuf *m)
+{
+	if (p->n && p->seg[p->n - 1] == m)
+		return;
+	for (unsigned i = 0; i < p->n; i++)
+		if (p->seg[i] == m)
+			return;
+	if (p->n == HTTP_PIN_MAX) {
+		p->overflow = true;
+		return;
+	}
+	rte_mbuf_refcnt_update(m, 1);
+	p->seg[p->n++] = m;
+}
+
+void http_pins_release(struct http_pins *p)
+{
+	for (unsigned i = 0; i < p->n; i++)
+		rte_pktmbuf_free_seg(p->seg[i]);
+	p->n = 0;
+	p->overflow = false;
+}
+
+ssize_t http_in_parse(struct http_in *in, struct arn_h1_parser *p, struct arn_h1_ev *ev,
+		      struct http_pins *pins, bool pin)
+{
+	while (in->head) {
+		struct rte_mbuf *m = in->head;
+		uint32_t avail = m->data_len - in->off;
+		if (avail == 0) {
+			in->head = m->next;
+			if (!in->head)
+				in->tail = NULL;
+			in->off = 0;
+			seg_free(m);
+			continue;
+		}
+		const char *b = rte_pktmbuf_mtod_offset(m, const char *, in->off);
+		if (pin && pins)
+			http_pins_add(pins, m);
+		ssize_t n = arn_h1_parse(p, b, avail, ev);
+		if (n == ARN_AGAIN) {
+			in->off = m->data_len;
+			in->bytes -= avail;
+			continue;
+		}
+		if (n < 0)
+			return n;
+		in->off += (uint32_t)n;
+		in->bytes -= (uint32_t)n;
+		return n;
+	}
+	/* no input left, but the parser may still owe an event that needs no
+	 * byte (END after a head without body, or after the last body byte) */
+	return arn_h1_parse(p, "", 0, ev);
+}
+
+/* ---- output --------------------------------------------------------------------------- */
+
+bool http_out_busy(const struct http_out *o)
+{
+	return o->chain || o->stage_len || o->data_len;
+}
+
+void http_out_reset(struct http_out *o)
+{
+	if (o->chain)
+		rte_pktmbuf_free(o->chain);
+	memset(o, 0, sizeof(*o));
+}
+
+int http_out_flush(struct http_out *o, struct arn_tcp_conn *tc)
+{
+	if (!tc)
+		return -ENOTCONN;
+	if (o->chain) {
+		int rc = arn_tcp_write_mbuf(tc, o->chain);
+		if (rc == -EAGAIN)
+			return -EAGAIN;
+		if (rc < 0) {
+			rte_pktmbuf_free(o->chain);
+			o->chain = NULL;
+			return rc;
+		}
+		o->chain = NULL;
+	}
+	while (o->stage_len) {
+		int n = arn_tcp_write(tc, o->stage + o->stage_off, o->stage_len);
+		if (n < 0)
+			return n;
+		if (n == 0)
+			return -EAGAIN;
+		o->stage_off = (uint8_t)(o->stage_off + n);
+		o->stage_len = (uint8_t)(o->stage_len - n);
+	}
+	o->stage_off = 0;
+	while (o->data_len) {
+		int n = arn_tcp_write(tc, o->data, o->data_len);
+		if (n < 0)
+			return n;
+		if (n == 0)
+			return -EAGAIN;
+		o->data += n;
+		o->data_len -= (uint32_t)n;
+	}
+	return 0;
+}
+
+static int wchain_refill(struct arn_h1_wbuf *wb)
+{
+	struct http_wchain *c = wb->arg;
+	struct rte_mbuf *m = http_mbuf(c->w);
+	if (!m)
+		return -ENOBUFS;
+	if (c->tail) {
+		c->tail->data_len = (uint16_t)wb->len;
+		c->tail->next = m;
+	} else {
+		c->head = m;
+	}
+	c->tail = m;
+	wb->p = rte_pktmbuf_mtod(m, char *);
+	wb->len = 0;
+	wb->cap = rte_pktmbuf_tailroom(m);
+	return 0;
+}
+
+void http_wchain_init(struct http_wchain *c, struct http_worker *w)
+{
+	memset(c, 0, sizeof(*c));
+	c->w = w;
+	arn_h1_wbuf_init(&c->wb, NULL, 0, wchain_refill, c);
+}
+
+struct rte_mbuf *http_wchain_finish(struct http_wchain *c)
+{
+	if (c->wb.err || !c->head) {
+		if (c->head)
+			rte_pktmbuf_free(c->head);
+		c->head = NULL;
+		return NULL;
+	}
+	c->tail->data_len = (uint16_t)c->wb.len;
+	uint32_t total = 0;
+	uint16_t segs = 0;
+	for (struct rte_mbuf *m = c->head; m; m = m->next) {
+		total += m->data_len;
+		segs++;
+	}
+	c->head->pkt_len = total;
+	c->head->nb_segs = segs;
+	struct rte_mbuf *h = c->head;
+	c->head = c->tail = NULL;
+	return h;
+}

@@ -1,0 +1,112 @@
+/*
+ * Bytes between lib/tcp and a codec, for one peer of a stream (the client
+ * or an upstream): what the proxy took from TCP's receive queue and has not
+ * finished with (struct http_in, and the pins that keep a head's segments
+ * alive), and what could not be handed to TCP's send buffer yet (struct
+ * http_out). Flow control lives here: each direction holds at most
+ * HTTP_IN_MAX bytes taken from TCP, and a body piece is handed on only
+ * once the previous one left the other side's http_out, so a slow reader
+ * closes the writer's TCP window instead of growing memory.
+ *
+ * Ownership: the structs are embedded in their connection; the mbufs they
+ * list are theirs (http_in_free, http_out_reset give them back). Worker
+ * lcore only.
+ */
+#ifndef ARN_HTTP_IO_H
+#define ARN_HTTP_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "arn_h1.h"
+
+struct rte_mbuf;
+struct arn_tcp_conn;
+struct http_worker;
+
+/* ---- owned input: segments taken from TCP ---------------------------------- */
+
+/*
+ * Bytes of one direction that the proxy took from the TCP receive queue
+ * (arn_tcp_rx_take) and has not finished with: a singly linked list of
+ * one-segment mbufs and a parse cursor in the first one. Bounded by
+ * HTTP_IN_MAX: what exceeds it stays in TCP, whose window then closes
+ * (back-pressure).
+ */
+struct http_in {
+	struct rte_mbuf *head, *tail;
+	uint32_t off;	/* parse cursor within head */
+	uint32_t bytes; /* unparsed bytes from the cursor on */
+};
+
+#define HTTP_IN_MAX (64u * 1024)
+
+/* Head segments kept alive (an extra mbuf reference each) while a
+ * message's header slices are in use. */
+#define HTTP_PIN_MAX 64
+struct http_pins {
+	struct rte_mbuf *seg[HTTP_PIN_MAX];
+	uint8_t n;
+	bool overflow;
+};
+
+/** Append @p chain (owned from now on) to @p in, one segment at a time. */
+void http_in_append(struct http_in *in, struct rte_mbuf *chain);
+/** Free what @p in holds. */
+void http_in_free(struct http_in *in);
+/** Take what TCP holds, up to HTTP_IN_MAX buffered. @return bytes taken. */
+uint32_t http_in_fill(struct http_in *in, struct arn_tcp_conn *tc);
+/* RFC 9112 2.2: a server ignores empty lines before a request line, as
+ * Envoy's codec does without opening a stream. Drop them from the input.
+ * @return true when the input starts with a request's first byte; false
+ * when it is empty, or holds only a CR whose LF may follow. */
+bool http_in_skip_empty_lines(struct http_in *in);
+/** Keep @p m alive (one reference) until http_pins_release; past
+ * HTTP_PIN_MAX segments only p->overflow is set. */
+void http_pins_add(struct http_pins *p, struct rte_mbuf *m);
+void http_pins_release(struct http_pins *p);
+
+/* Parse the next event from @p in. @p pins (may be NULL) gets every
+ * segment fed while @p pin is true. @return as arn_h1_parse, with ARN_AGAIN
+ * when the input is exhausted (more is needed). */
+ssize_t http_in_parse(struct http_in *in, struct arn_h1_parser *p, struct arn_h1_ev *ev,
+		      struct http_pins *pins, bool pin);
+
+/* ---- output toward one peer --------------------------------------------- */
+
+/*
+ * What could not be handed to TCP yet: a serialized head (mbuf chain, queued
+ * whole with arn_tcp_write_mbuf), then a few framing bytes (a chunk size
+ * line, the last chunk), then body bytes that still live in the input
+ * segments of the other side (their owner does not advance past them until
+ * this drains). Written in that order.
+ */
+struct http_out {
+	struct rte_mbuf *chain;
+	char stage[48];
+	uint8_t stage_off, stage_len;
+	const char *data;
+	uint32_t data_len;
+};
+
+/* Output helpers. @return 0 when everything is with TCP, -EAGAIN when a
+ * part waits for on_writable, another negative errno when the connection
+ * cannot take data any more. */
+int http_out_flush(struct http_out *o, struct arn_tcp_conn *tc);
+bool http_out_busy(const struct http_out *o);
+void http_out_reset(struct http_out *o);
+
+/* Serialize into a fresh mbuf chain from the worker's pool. */
+struct http_wchain {
+	struct arn_h1_wbuf wb;
+	struct rte_mbuf *head, *tail;
+	struct http_worker *w;
+};
+void http_wchain_init(struct http_wchain *c, struct http_worker *w);
+/** The chain written (owned by the caller), or NULL on error (out of
+ * mbufs; what was written is freed). */
+struct rte_mbuf *http_wchain_finish(struct http_wchain *c);
+
+#endif

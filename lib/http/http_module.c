@@ -1,0 +1,279 @@
+/*
+ * The HTTP module: its life cycle on the control lcore (arn_http.h), and on
+ * each worker the hooks lib/tcp calls (arn_tcp_app): worker_init allocates
+ * the worker's state and pools (before traffic; the fast path allocates
+ * nothing but mbufs), worker_poll runs once per loop iteration, worker_fini
+ * closes everything. Listeners follow the configuration's generations.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <rte_common.h>
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+
+#include "arn_config.h"
+#include "arn_l4.h"
+#include "arn_log.h"
+#include "arn_tcp.h"
+#include "http_int.h"
+
+static struct arn_config_store *g_store;
+static uint32_t cfg_conns = 16384, cfg_ups = 8192, cfg_res = 1024;
+
+/* Requests that waited for an http_res go on, oldest first, while there
+ * are free ones (run from the poll, never from inside another stream). */
+static void res_waiters_run(struct http_worker *w)
+{
+	unsigned n = 0;
+	while (w->res_free && w->res_wait_head && n++ < 64) {
+		struct http_conn *hc = w->res_wait_head;
+		http_dc_pump(hc);
+		/* still first in line: it wants no buffer now (it is closing,
+		 * or went away); the next one's turn */
+		if (w->res_wait_head == hc)
+			http_res_unwait(w, hc);
+	}
+}
+
+/* ---- listeners follow the configuration ---------------------------------------- */
+
+struct lsn_walk {
+	struct http_worker *w;
+};
+
+static void want_listener(void *ctx, const struct arn_cfg_listener *l)
+{
+	struct http_worker *w = ((struct lsn_walk *)ctx)->w;
+	int free_slot = -1;
+	for (int i = 0; i < HTTP_LISTENERS_MAX; i++) {
+		struct http_wlistener *x = &w->lsn[i];
+		if (x->used && x->addr == l->addr && x->port == l->port) {
+			x->seen = true;
+			return;
+		}
+		if (!x->used && free_slot < 0)
+			free_slot = i;
+	}
+	if (free_slot < 0) {
+		if (w->idx == 0)
+			ARN_ERR(HTTP, "listener '%s': more than %d listeners; not opened",
+				l->obj.name, HTTP_LISTENERS_MAX);
+		return;
+	}
+	int err = 0;
+	struct arn_tcp_listen_opts o = {.backlog = l->backlog};
+	struct arn_tcp_listener *tl =
+	    arn_tcp_listen(w->lc, l->addr, l->port, &http_dc_ops, w, &o, &err);
+	if (!tl) {
+		if (w->idx == 0)
+			ARN_ERR(HTTP, "listener '%s': cannot listen on %u.%u.%u.%u:%u: %s",
+				l->obj.name, l->addr >> 24, (l->addr >> 16) & 255,
+				(l->addr >> 8) & 255, l->addr & 255, l->port, strerror(-err));
+		return;
+	}
+	struct http_wlistener *x = &w->lsn[free_slot];
+	x->used = x->seen = true;
+	x->addr = l->addr;
+	x->port = l->port;
+	x->tl = tl;
+	if (w->idx == 0)
+		ARN_INFO(HTTP, "listener '%s' on %u.%u.%u.%u:%u", l->obj.name, l->addr >> 24,
+			 (l->addr >> 16) & 255, (l->addr >> 8) & 255, l->addr & 255, l->port);
+}
+
+static void listeners_sync(struct http_worker *w, const struct arn_cfg_gen *g)
+{
+	for (int i = 0; i < HTTP_LISTENERS_MAX; i++)
+		w->lsn[i].seen = false;
+	struct lsn_walk lw = {w};
+	arn_cfg_listener_foreach(g, want_listener, &lw);
+	for (int i = 0; i < HTTP_LISTENERS_MAX; i++) {
+		struct http_wlistener *x = &w->lsn[i];
+		if (x->used && !x->seen) {
+			/* Envoy stops accepting at once; accepted connections drain */
+			arn_tcp_unlisten(w->lc, x->tl);
+			if (w->idx == 0)
+				ARN_INFO(HTTP, "stopped listening on %u.%u.%u.%u:%u", x->addr >> 24,
+					 (x->addr >> 16) & 255, (x->addr >> 8) & 255, x->addr & 255,
+					 x->port);
+			memset(x, 0, sizeof(*x));
+		}
+	}
+}
+
+/* ---- module hooks ---------------------------------------------------------------------- */
+
+/* A per-worker array: cache-line aligned, and zeroed here, on the worker's
+ * own lcore, so that its pages are placed on the worker's NUMA socket
+ * (first touch), as lib/tcp places its connection blocks. */
+static void *worker_array(size_t n, size_t size)
+{
+	size_t bytes = RTE_ALIGN_CEIL(n * size, RTE_CACHE_LINE_SIZE);
+	void *p = aligned_alloc(RTE_CACHE_LINE_SIZE, bytes ? bytes : RTE_CACHE_LINE_SIZE);
+	if (p)
+		memset(p, 0, bytes);
+	return p;
+}
+
+static void worker_free(struct http_worker *w)
+{
+	free(w->conns);
+	free(w->ups);
+	free(w->res_mem);
+	free(w->big_mem);
+	free(w->pools);
+	rte_free(w);
+}
+
+static struct arn_tcp_app http_app;
+
+static int worker_init(struct arn_lcore *lc, void *arg)
+{
+	(void)arg;
+	unsigned idx = arn_net_worker_index(lc);
+	/* on the worker's NUMA socket, cache aligned; found again through the
+	 * TCP worker (arn_tcp_app_state), never through a global array */
+	struct http_worker *w = rte_zmalloc_socket("arn_http_worker", sizeof(*w),
+						   RTE_CACHE_LINE_SIZE, (int)rte_socket_id());
+	if (!w)
+		return -ENOMEM;
+	w->lc = lc;
+	w->idx = idx;
+	w->slot = ARN_STATS_SLOT_WORKER(idx);
+	w->store = g_store;
+	w->hz = arn_net_hz();
+	w->tsc_per_ms = w->hz / 1000 ? w->hz / 1000 : 1;
+	w->tsc_per_us = w->hz / 1000000 ? w->hz / 1000000 : 1;
+	w->now_ms = arn_net_now(lc) / w->tsc_per_ms;
+	http_timers_init(w);
+	if (getrandom(w->rng, sizeof(w->rng), 0) != (ssize_t)sizeof(w->rng)) {
+		w->rng[0] = rte_rdtsc() ^ ((uint64_t)getpid() << 32);
+		w->rng[1] = ~w->rng[0] * 0x9e3779b97f4a7c15ull;
+	}
+	w->rng[0] |= 1;
+	w->n_conns = cfg_conns;
+	w->n_ups = cfg_ups;
+	w->n_res = cfg_res;
+	w->conns = worker_array(w->n_conns, sizeof(*w->conns));
+	w->ups = worker_array(w->n_ups, sizeof(*w->ups));
+	w->res_mem = worker_array(w->n_res, sizeof(*w->res_mem));
+	w->pools = worker_array(HTTP_POOLS, sizeof(*w->pools));
+	w->big_mem = worker_array(HTTP_BIG_SCRATCH_N, HTTP_BIG_SCRATCH);
+	if (!w->conns || !w->ups || !w->res_mem || !w->pools || !w->big_mem) {
+		ARN_ERR(HTTP, "worker %u: out of memory for the HTTP pools", idx);
+		worker_free(w);
+		return -ENOMEM;
+	}
+	int rc = arn_tcp_app_set_state(lc, &http_app, w);
+	if (rc != 0) {
+		worker_free(w);
+		return rc;
+	}
+	for (uint32_t i = w->n_conns; i-- > 0;) {
+		w->conns[i].next = w->conn_free;
+		w->conn_free = &w->conns[i];
+	}
+	for (uint32_t i = w->n_ups; i-- > 0;) {
+		w->ups[i].next = w->up_free;
+		w->up_free = &w->ups[i];
+	}
+	for (uint32_t i = w->n_res; i-- > 0;) {
+		w->res_mem[i].next = w->res_free;
+		w->res_free = &w->res_mem[i];
+	}
+	for (uint32_t i = HTTP_BIG_SCRATCH_N; i-- > 0;)
+		http_big_put(w, w->big_mem + (size_t)i * HTTP_BIG_SCRATCH);
+	if (g_store) {
+		const struct arn_cfg_gen *g = arn_config_gen(g_store);
+		listeners_sync(w, g);
+		w->gen_id = arn_cfg_gen_id(g);
+		w->gen_seen = true;
+	}
+	return 0;
+}
+
+static void worker_poll(struct arn_lcore *lc, void *arg)
+{
+	(void)arg;
+	struct http_worker *w = arn_tcp_app_state(lc, &http_app);
+	if (!w)
+		return;
+	uint64_t ms = arn_net_now(lc) / w->tsc_per_ms;
+	if (ms > w->now_ms)
+		w->now_ms = ms;
+	if (w->res_wait_head && w->res_free)
+		res_waiters_run(w);
+	if (w->wheel_ms != w->now_ms)
+		http_timers_run(w);
+	if (g_store) {
+		const struct arn_cfg_gen *g = arn_config_gen(g_store);
+		uint64_t id = arn_cfg_gen_id(g);
+		if (id != w->gen_id || !w->gen_seen) {
+			listeners_sync(w, g);
+			http_pools_sweep(w, g);
+			w->gen_id = id;
+			w->gen_seen = true;
+		}
+	}
+}
+
+static void worker_fini(struct arn_lcore *lc, void *arg)
+{
+	(void)arg;
+	struct http_worker *w = arn_tcp_app_state(lc, &http_app);
+	if (!w)
+		return;
+	http_conns_shutdown(w);
+	http_pools_close_all(w);
+	for (int i = 0; i < HTTP_LISTENERS_MAX; i++)
+		if (w->lsn[i].used)
+			arn_tcp_unlisten(lc, w->lsn[i].tl);
+	arn_tcp_app_set_state(lc, &http_app, NULL);
+	worker_free(w);
+}
+
+static struct arn_tcp_app http_app = {
+    .name = "http",
+    .worker_init = worker_init,
+    .worker_poll = worker_poll,
+    .worker_fini = worker_fini,
+};
+
+int arn_http_start(struct arn_config_store *s, const struct arn_http_options *o)
+{
+	g_store = s;
+	if (o) {
+		if (o->max_connections)
+			cfg_conns = o->max_connections;
+		if (o->max_upstream_connections)
+			cfg_ups = o->max_upstream_connections;
+		if (o->max_streams)
+			cfg_res = o->max_streams;
+	}
+	int rc = http_rt_init(s);
+	if (rc)
+		return rc;
+	rc = arn_tcp_app_register(&http_app);
+	if (rc) {
+		ARN_ERR(HTTP, "cannot register with the TCP stack: %s", strerror(-rc));
+		http_rt_fini();
+	}
+	return rc;
+}
+
+void arn_http_poll(void)
+{
+	if (g_store)
+		http_rt_sync(g_store);
+}
+
+void arn_http_stop(void)
+{
+	http_rt_fini();
+	g_store = NULL;
+}

@@ -1,0 +1,157 @@
+/*
+ * The HTTP proxy's per-worker state and the services every part of it uses
+ * on the worker: the clock, random numbers, the Date value, mbufs, the
+ * timer wheel and the pool of large head scratch buffers.
+ *
+ * Ownership: http_module.c allocates one struct http_worker per worker
+ * lcore (on the worker's NUMA socket, cache aligned) in lib/tcp's
+ * worker_init and frees it in worker_fini; lib/tcp keeps the pointer for
+ * the module (arn_tcp_app_state) and listeners hand it to accepted
+ * connections as their listener user. Everything hanging off it
+ * (connections, streams, upstream connections, pools, timers) belongs to
+ * that worker alone: no locks, and nothing is allocated after start but
+ * mbufs.
+ */
+#ifndef ARN_HTTP_WORKER_H
+#define ARN_HTTP_WORKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arn_access_log.h"
+#include "arn_config_model.h"
+
+struct rte_mbuf;
+struct arn_lcore;
+struct arn_tcp_listener;
+struct arn_config_store;
+struct http_conn;
+struct http_upconn;
+struct http_res;
+struct http_pool;
+
+/* The most header lines a message may have: the size of every header
+ * array the proxy keeps for one (a request's, a response's, the route
+ * matcher's, an access log record's). */
+#define HTTP_MAX_HDRS 128
+
+/* ---- timers ----------------------------------------------------------------------- */
+
+struct http_worker;
+struct http_timer;
+typedef void (*http_timer_fn)(struct http_timer *t);
+
+/*
+ * A timer, embedded in its owner (a connection, a stream, a request); the
+ * owner sets fn once and finds itself from @p t in it (offsetof). fn is
+ * called from the worker's poll (http_timers_run), never from inside
+ * http_timer_arm; a timer is not armed any more when fn runs, and fn may
+ * arm it (or any other) again.
+ */
+struct http_timer {
+	struct http_timer *next, *prev;
+	uint64_t due_ms;
+	http_timer_fn fn;
+	bool armed;
+};
+
+/** Arm @p t to fire @p delay_ms (at least 1) from the worker's clock; an
+ * armed timer is moved. */
+void http_timer_arm(struct http_worker *w, struct http_timer *t, uint64_t delay_ms);
+/** Disarm @p t (nothing if it is not armed). */
+void http_timer_cancel(struct http_timer *t);
+/** Empty the wheel (worker start). */
+void http_timers_init(struct http_worker *w);
+/** Fire every timer due by w->now_ms. */
+void http_timers_run(struct http_worker *w);
+
+/* ---- the worker ------------------------------------------------------------------- */
+
+#define HTTP_LISTENERS_MAX 64
+/* A listener this worker listens on (it follows the configuration). */
+struct http_wlistener {
+	bool used, seen;
+	uint32_t addr;
+	uint16_t port;
+	struct arn_tcp_listener *tl;
+};
+
+#define HTTP_WHEEL 4096 /* 1 ms slots */
+#define HTTP_POOLS 4096 /* (cluster, endpoint) pools per worker, open addressing */
+#define HTTP_LB_SLOTS 1024
+
+/* Per-worker load balancer state, by cluster name. */
+struct http_lb_state {
+	uint64_t key;
+	uint64_t rr;
+};
+
+struct http_worker {
+	struct arn_lcore *lc;
+	unsigned idx;
+	unsigned slot; /* ARN_STATS_SLOT_WORKER(idx) */
+	struct arn_config_store *store;
+	uint64_t hz, tsc_per_ms, tsc_per_us, now_ms;
+	uint64_t gen_id;
+	bool gen_seen;
+	uint64_t rng[2];
+	uint64_t next_conn_id;
+	uint32_t rb_segs; /* mbufs holding request bodies kept for retries */
+
+	struct http_wlistener lsn[HTTP_LISTENERS_MAX];
+
+	struct http_timer wheel[HTTP_WHEEL]; /* list heads */
+	uint64_t wheel_ms;
+
+	struct http_conn *conns, *conn_free;
+	uint32_t n_conns;
+	struct http_upconn *ups, *up_free;
+	uint32_t n_ups;
+	struct http_res *res_mem, *res_free;
+	/* connections whose next request (its head complete in the input)
+	 * waits for a free http_res, oldest first; woken by the poll, and
+	 * none is served before those ahead of it */
+	struct http_conn *res_wait_head, *res_wait_tail;
+	char *big_mem;	 /* HTTP_BIG_SCRATCH_N buffers of HTTP_BIG_SCRATCH bytes */
+	char **big_free; /* free list through each buffer's first bytes */
+	uint32_t n_res;
+
+	struct http_pool *pools; /* [HTTP_POOLS] */
+	uint32_t n_pools;
+	struct http_lb_state lb[HTTP_LB_SLOTS];
+
+	int64_t date_sec;
+	char date[40]; /* "Sun, 06 Nov 1994 08:49:37 GMT" */
+	uint32_t date_len;
+
+	/* Scratch for one call at a time on this worker (no thread-locals):
+	 * a request's headers as the route matcher reads them, and the
+	 * header lists of an access log record. */
+	struct arn_cfg_header route_hdrs[HTTP_MAX_HDRS];
+	struct arn_access_header log_req[HTTP_MAX_HDRS + 2];
+	struct arn_access_header log_resp[HTTP_MAX_HDRS];
+};
+
+/* ---- services ------------------------------------------------------------------------ */
+
+/** A random number (xorshift128+, per worker: balancing, ids, back-off). */
+uint64_t http_rand(struct http_worker *w);
+/** The Date header's value for now, formatted once a second. */
+const char *http_date(struct http_worker *w, uint32_t *len);
+/** The worker's TSC as lib/net read it for this loop iteration. */
+uint64_t http_tsc(struct http_worker *w);
+/** An mbuf from the worker's pool, or NULL. */
+struct rte_mbuf *http_mbuf(struct http_worker *w);
+
+/* Scratch for heads with long lines across segments: max_request_headers_kb
+ * defaults to 60 KB, which must not fail for a long cookie where Envoy
+ * takes it. Per worker, HTTP_BIG_SCRATCH_N of them (4 MB). */
+#define HTTP_BIG_SCRATCH (64u * 1024)
+#define HTTP_BIG_SCRATCH_N 64
+/** A free large scratch buffer (HTTP_BIG_SCRATCH bytes), or NULL. */
+char *http_big_get(struct http_worker *w);
+/** Give @p b back (NULL: nothing). */
+void http_big_put(struct http_worker *w, char *b);
+
+#endif
