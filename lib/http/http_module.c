@@ -20,7 +20,9 @@
 #include "arn_l4.h"
 #include "arn_log.h"
 #include "arn_tcp.h"
-#include "http_int.h"
+#include "http_conn.h"
+#include "http_stream.h"
+#include "http_upstream.h"
 
 static struct arn_config_store *g_store;
 static uint32_t cfg_conns = 16384, cfg_ups = 8192, cfg_res = 1024;

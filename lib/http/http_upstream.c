@@ -18,7 +18,9 @@
 #include "arn_config.h"
 #include "arn_log.h"
 #include "arn_tcp.h"
-#include "http_int.h"
+#include "http_conn.h"
+#include "http_router_filter.h"
+#include "http_upstream.h"
 
 static uint64_t pool_key(const char *name, size_t len, uint32_t addr, uint16_t port)
 {
@@ -122,13 +124,13 @@ void http_pool_maybe_retire(struct http_worker *w, struct http_pool *p)
 	w->n_pools--;
 }
 
-#define CL_INC(w, p, name)                                                                         \
+#define POOL_INC(w, p, name)                                                                       \
 	do {                                                                                       \
 		struct arn_stats_scope *sc_ = cl_stats(p);                                         \
 		if (sc_)                                                                           \
 			arn_stats_inc(sc_, (w)->slot, ARN_CL_##name);                              \
 	} while (0)
-#define CL_GAUGE(w, p, name, d)                                                                    \
+#define POOL_GAUGE(w, p, name, d)                                                                  \
 	do {                                                                                       \
 		struct arn_stats_scope *sc_ = cl_stats(p);                                         \
 		if (sc_)                                                                           \
@@ -234,7 +236,7 @@ static void up_make_available(struct http_upconn *u)
 	if (p->pend_head) {
 		struct http_stream *st = p->pend_head;
 		pending_remove(st);
-		CL_GAUGE(w, p, upstream_rq_pending_active, -1);
+		POOL_GAUGE(w, p, upstream_rq_pending_active, -1);
 		struct http_conn *hc = stream_conn(st);
 		bind(u, hc);
 		if (u->connected)
@@ -285,7 +287,7 @@ static void pool_kick(struct http_worker *w, struct http_pool *p)
 			return;
 		struct http_conn *hc = stream_conn(st);
 		pending_remove(st);
-		CL_GAUGE(w, p, upstream_rq_pending_active, -1);
+		POOL_GAUGE(w, p, upstream_rq_pending_active, -1);
 		int err = 0;
 		struct http_upconn *u = up_open(w, p, hc->laddr, st->cluster, &err);
 		if (!u) {
@@ -307,9 +309,9 @@ static void up_free(struct http_upconn *u)
 		p->n_conns--;
 		if (p->crt)
 			__atomic_fetch_sub(&p->crt->cx_active, 1, __ATOMIC_RELAXED);
-		CL_GAUGE(w, p, upstream_cx_active, -1);
+		POOL_GAUGE(w, p, upstream_cx_active, -1);
 		HOST_ADD(w, p, cx_active, -1);
-		CL_INC(w, p, upstream_cx_destroy);
+		POOL_INC(w, p, upstream_cx_destroy);
 		struct arn_stats_scope *sc = cl_stats(p);
 		if (sc && u->open_tsc)
 			arn_stats_hist_record(sc, w->slot, ARN_CL_upstream_cx_length_ms,
@@ -340,7 +342,7 @@ static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, u
 	if (!tc) {
 		u->next = w->up_free;
 		w->up_free = u;
-		CL_INC(w, p, upstream_cx_connect_fail);
+		POOL_INC(w, p, upstream_cx_connect_fail);
 		HOST_ADD(w, p, cx_connect_fail, 1);
 		return NULL;
 	}
@@ -351,9 +353,9 @@ static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, u
 		__atomic_fetch_add(&p->crt->cx_active, 1, __ATOMIC_RELAXED);
 	HOST_ADD(w, p, cx_total, 1);
 	HOST_ADD(w, p, cx_active, 1);
-	CL_INC(w, p, upstream_cx_total);
-	CL_INC(w, p, upstream_cx_http1_total);
-	CL_GAUGE(w, p, upstream_cx_active, 1);
+	POOL_INC(w, p, upstream_cx_total);
+	POOL_INC(w, p, upstream_cx_http1_total);
+	POOL_GAUGE(w, p, upstream_cx_active, 1);
 	u->timer.fn = up_connect_timeout;
 	http_timer_arm(w, &u->timer, c && c->connect_timeout_ms ? c->connect_timeout_ms : 5000);
 	return u;
@@ -387,10 +389,10 @@ int http_up_acquire(struct http_worker *w, struct http_pool *p, struct http_conn
 	const struct arn_cfg_thresholds *th = thresholds(st);
 	if (p->crt && th && p->n_conns &&
 	    __atomic_load_n(&p->crt->cx_active, __ATOMIC_RELAXED) >= (int32_t)th->max_connections) {
-		CL_INC(w, p, upstream_cx_overflow);
+		POOL_INC(w, p, upstream_cx_overflow);
 		if (__atomic_load_n(&p->crt->rq_pending, __ATOMIC_RELAXED) >=
 		    (int32_t)th->max_pending_requests) {
-			CL_INC(w, p, upstream_rq_pending_overflow);
+			POOL_INC(w, p, upstream_rq_pending_overflow);
 			return -EBUSY;
 		}
 		__atomic_fetch_add(&p->crt->rq_pending, 1, __ATOMIC_RELAXED);
@@ -402,8 +404,8 @@ int http_up_acquire(struct http_worker *w, struct http_pool *p, struct http_conn
 		else
 			p->pend_head = st;
 		p->pend_tail = st;
-		CL_INC(w, p, upstream_rq_pending_total);
-		CL_GAUGE(w, p, upstream_rq_pending_active, 1);
+		POOL_INC(w, p, upstream_rq_pending_total);
+		POOL_GAUGE(w, p, upstream_rq_pending_active, 1);
 		return 0;
 	}
 	int err = 0;
@@ -454,7 +456,7 @@ void http_up_detach(struct http_conn *hc)
 	if (st->pending) {
 		struct http_pool *p = st->pool;
 		pending_remove(st);
-		CL_GAUGE(hc->w, p, upstream_rq_pending_active, -1);
+		POOL_GAUGE(hc->w, p, upstream_rq_pending_active, -1);
 	}
 	struct http_upconn *u = st->up;
 	if (!u)
@@ -476,7 +478,7 @@ static void up_connect_timeout(struct http_timer *t)
 	if (u->connected || u->state == HTTP_UP_CLOSED)
 		return;
 	u->connect_timed_out = true;
-	CL_INC(u->w, u->pool, upstream_cx_connect_timeout);
+	POOL_INC(u->w, u->pool, upstream_cx_connect_timeout);
 	if (u->tc)
 		arn_tcp_abort(u->tc); /* on_close reports the failure */
 }
@@ -572,12 +574,12 @@ static void up_closed(struct arn_tcp_conn *c, int reason)
 	struct http_worker *w = u->w;
 	idle_unlink(u);
 	if (!u->connected) {
-		CL_INC(w, u->pool, upstream_cx_connect_fail);
+		POOL_INC(w, u->pool, upstream_cx_connect_fail);
 		HOST_ADD(w, u->pool, cx_connect_fail, 1);
 	} else if (reason == 0 || reason == -ECONNRESET)
-		CL_INC(w, u->pool, upstream_cx_destroy_remote);
+		POOL_INC(w, u->pool, upstream_cx_destroy_remote);
 	else
-		CL_INC(w, u->pool, upstream_cx_destroy_local);
+		POOL_INC(w, u->pool, upstream_cx_destroy_local);
 	if (hc) {
 		u->dc = NULL;
 		hc->st.up = NULL;

@@ -11,7 +11,7 @@
 
 #include "arn_l4.h"
 #include "arn_net.h"
-#include "http_int.h"
+#include "http_worker.h"
 
 /* ---- small services ------------------------------------------------------------ */
 
@@ -46,14 +46,6 @@ uint64_t http_tsc(struct http_worker *w)
 	return arn_net_now(w->lc);
 }
 
-struct http_res *http_res_get(struct http_worker *w)
-{
-	struct http_res *r = w->res_free;
-	if (r)
-		w->res_free = r->next;
-	return r;
-}
-
 char *http_big_get(struct http_worker *w)
 {
 	char **b = w->big_free;
@@ -68,62 +60,6 @@ void http_big_put(struct http_worker *w, char *b)
 		return;
 	*(char ***)(void *)b = w->big_free;
 	w->big_free = (char **)(void *)b;
-}
-
-void http_res_wait(struct http_worker *w, struct http_conn *hc)
-{
-	if (hc->res_waiting)
-		return;
-	hc->res_waiting = true;
-	hc->wnext = NULL;
-	hc->wprev = w->res_wait_tail;
-	if (w->res_wait_tail)
-		w->res_wait_tail->wnext = hc;
-	else
-		w->res_wait_head = hc;
-	w->res_wait_tail = hc;
-}
-
-void http_res_unwait(struct http_worker *w, struct http_conn *hc)
-{
-	if (!hc->res_waiting)
-		return;
-	hc->res_waiting = false;
-	if (hc->wprev)
-		hc->wprev->wnext = hc->wnext;
-	else
-		w->res_wait_head = hc->wnext;
-	if (hc->wnext)
-		hc->wnext->wprev = hc->wprev;
-	else
-		w->res_wait_tail = hc->wprev;
-	hc->wnext = hc->wprev = NULL;
-}
-
-struct http_res *http_res_take(struct http_worker *w, struct http_conn *hc)
-{
-	/* a buffer freed while others wait is theirs, oldest first (the poll
-	 * hands it on): a newcomer, or a connection whose data arrived at the
-	 * right moment, never jumps the queue */
-	struct http_res *r = NULL;
-	if (!w->res_wait_head || w->res_wait_head == hc)
-		r = http_res_get(w);
-	if (r)
-		http_res_unwait(w, hc);
-	else
-		http_res_wait(w, hc);
-	return r;
-}
-
-void http_res_put(struct http_worker *w, struct http_res *r)
-{
-	if (!r)
-		return;
-	http_big_put(w, r->big_req);
-	http_big_put(w, r->big_resp);
-	r->big_req = r->big_resp = NULL;
-	r->next = w->res_free;
-	w->res_free = r;
 }
 
 struct rte_mbuf *http_mbuf(struct http_worker *w)

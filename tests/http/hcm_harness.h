@@ -43,6 +43,7 @@
 #include "arn_stats.h"
 #include "h1_harness.h"
 #include "http_int.h"
+#include "http_upstream.h"
 #include "tcp_fake_net.h"
 #include "upb/reflection.h"
 

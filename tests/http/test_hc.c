@@ -39,6 +39,7 @@
 #include "arn_stats.h"
 #include "arn_stats_snapshot.h"
 #include "http_int.h"
+#include "http_upstream.h"
 
 #define L ARN_TYPE_URL_LISTENER
 #define C ARN_TYPE_URL_CLUSTER

@@ -36,6 +36,7 @@
 #include "arn_stats_snapshot.h"
 #include "arn_tcp.h"
 #include "http_int.h"
+#include "http_stream.h"
 
 /* ---- fake lib/net ------------------------------------------------------------------------- */
 

@@ -1,0 +1,103 @@
+/*
+ * The access log record of a stream (Envoy's access log fields): built
+ * once, when the stream ends, from the stream, its connection and its
+ * response, and handed to each of the HCM's access loggers.
+ */
+#include <string.h>
+
+#include "http_access_log.h"
+#include "http_stream.h"
+
+static unsigned log_headers(const struct arn_h1_msg *m, struct arn_access_header *out, unsigned cap,
+			    const struct http_stream *st, bool request)
+{
+	unsigned n = 0;
+	bool rid = false, xff = false;
+	for (unsigned i = 0; i < m->n_hdrs && n < cap; i++) {
+		const struct arn_h1_header *h = &m->hdrs[i];
+		struct arn_access_header *a = &out[n++];
+		a->name = (struct arn_access_str){h->name, h->name_len};
+		a->value = (struct arn_access_str){h->value, h->value_len};
+		if (!request)
+			continue;
+		/* the values Arion sent upstream, as Envoy logs them */
+		if (st->request_id && h->name_len == 12 &&
+		    arn_h1_eq_nocase(h->name, 12, "x-request-id", 12)) {
+			a->value = (struct arn_access_str){st->request_id, st->request_id_len};
+			rid = true;
+		}
+		if (st->xff && h->name_len == 15 &&
+		    arn_h1_eq_nocase(h->name, 15, "x-forwarded-for", 15) && !xff) {
+			xff = true;
+		}
+	}
+	if (request && st->request_id && !rid && n < cap)
+		out[n++] = (struct arn_access_header){{"x-request-id", 12},
+						      {st->request_id, st->request_id_len}};
+	if (request && st->xff && !xff && n < cap)
+		out[n++] =
+		    (struct arn_access_header){{"x-forwarded-for", 15}, {st->xff, st->xff_len}};
+	return n;
+}
+
+void http_access_log(struct http_conn *hc)
+{
+	struct http_stream *st = &hc->st;
+	struct http_hcm_rt *r = hc->hrt;
+	if (!r || !r->n_loggers)
+		return;
+	struct http_worker *w = hc->w;
+	const struct arn_h1_msg *m = &hc->msg;
+	struct arn_access_record rec;
+	memset(&rec, 0, sizeof(rec));
+	rec.start_time_us = st->start_wall_us;
+	rec.duration_us = http_now_us(w, st->start_tsc);
+	rec.request_duration_us =
+	    st->req_end_tsc ? (st->req_end_tsc - st->start_tsc) / w->tsc_per_us : UINT64_MAX;
+	rec.response_duration_us =
+	    st->resp_first_tsc ? (st->resp_first_tsc - st->start_tsc) / w->tsc_per_us : UINT64_MAX;
+	rec.response_tx_duration_us =
+	    st->resp_first_tsc ? http_now_us(w, st->resp_first_tsc) : UINT64_MAX;
+	bool have_req = st->head_done && st->res;
+	if (have_req) {
+		rec.method = (struct arn_access_str){m->method_name.p, m->method_name.len};
+		rec.path = (struct arn_access_str){m->path.p, m->path.len};
+		rec.authority = (struct arn_access_str){m->authority.p, m->authority.len};
+		rec.req_headers = w->log_req;
+		rec.n_req_headers = log_headers(m, w->log_req, HTTP_MAX_HDRS + 2, st, true);
+	}
+	rec.scheme = (struct arn_access_str){"http", 4};
+	rec.protocol = st->version == 10 ? (struct arn_access_str){"HTTP/1.0", 8}
+					 : (struct arn_access_str){"HTTP/1.1", 8};
+	if (st->resp_started && !st->local && st->res) {
+		rec.resp_headers = w->log_resp;
+		rec.n_resp_headers =
+		    log_headers(&st->resp, w->log_resp, HTTP_MAX_HDRS - 1, st, false);
+		/* the header Arion added, for %RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)% */
+		char *svc = st->service_time;
+		w->log_resp[rec.n_resp_headers++] = (struct arn_access_header){
+		    {"x-envoy-upstream-service-time", 29}, {svc, (uint32_t)strlen(svc)}};
+	}
+	rec.response_code = st->status;
+	if (st->details)
+		rec.response_code_details =
+		    (struct arn_access_str){st->details, (uint32_t)strlen(st->details)};
+	rec.response_flags = st->flags;
+	rec.bytes_received = st->rx_body;
+	rec.bytes_sent = st->tx_body;
+	rec.downstream_remote = (struct arn_access_addr){hc->raddr, hc->rport};
+	rec.downstream_local = (struct arn_access_addr){hc->laddr, hc->lport};
+	if (st->ep_addr)
+		rec.upstream_host = (struct arn_access_addr){st->ep_addr, st->ep_port};
+	if (st->crt)
+		rec.upstream_cluster =
+		    (struct arn_access_str){st->crt->name, (uint32_t)st->crt->len};
+	if (st->route && st->route->name)
+		rec.route_name =
+		    (struct arn_access_str){st->route->name, (uint32_t)strlen(st->route->name)};
+	rec.connection_id = hc->id;
+	rec.upstream_request_attempt_count = st->attempts;
+	rec.health_check = st->health_check;
+	for (unsigned i = 0; i < r->n_loggers; i++)
+		arn_access_log_write(r->loggers[i], w->slot, &rec);
+}

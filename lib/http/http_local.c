@@ -1,0 +1,259 @@
+/*
+ * Answers given here rather than by an upstream: local replies (Envoy's
+ * sendLocalReply: 404 NR, 503 NC/UH/UF/UO/UC, 504 UT, 400/431 for bad
+ * requests, redirects, direct responses) and Envoy's health check filter,
+ * with the draining that a failed health check brings (every response
+ * closes its connection).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "arn_config.h"
+#include "http_conn.h"
+#include "http_local.h"
+#include "http_stream.h"
+#include "http_upstream.h"
+
+/* ---- health checks and draining ---------------------------------------------------------- */
+
+/*
+ * After POST /healthcheck/fail every response closes its connection
+ * ("connection: close"), as Envoy's drain manager makes the HTTP/1
+ * connection manager do while health checks fail, so keep-alive clients
+ * reconnect, which a load balancer that saw the failed health check sends
+ * elsewhere. Counted once per connection in downstream_cx_drain_close.
+ * Listeners with drain_type MODIFY_ONLY are left alone, as in Envoy.
+ */
+void http_hc_drain(struct http_conn *hc)
+{
+	if (!http_healthcheck_failed() || (hc->lsn && hc->lsn->drain_modify_only))
+		return;
+	hc->close_after = true;
+	if (!hc->drain_counted) {
+		hc->drain_counted = true;
+		HTTP_INC(hc, downstream_cx_drain_close);
+	}
+}
+
+/* Envoy's health check filter marks every other response while health
+ * checks fail, so a downstream Envoy ejects this host at once. */
+bool http_hc_fail_header(const struct http_conn *hc, struct arn_h1_edit *e)
+{
+	if (!hc->hcm || !hc->hcm->health_check || hc->st.health_check || !http_healthcheck_failed())
+		return false;
+	*e = (struct arn_h1_edit){.name = "x-envoy-immediate-health-check-fail",
+				  .name_len = 35,
+				  .value = "true",
+				  .value_len = 4,
+				  .op = ARN_H1_EDIT_SET};
+	return true;
+}
+
+/* Pass-through mode with cache_time: remember the upstream's answer. */
+void http_hc_cache_set(struct http_conn *hc, unsigned status)
+{
+	const struct arn_cfg_hc_filter *f = hc->hcm ? hc->hcm->health_check : NULL;
+	if (!f || !f->pass_through || !f->cache_time_ms || !hc->hrt)
+		return;
+	__atomic_store_n(&hc->hrt->hc_cache_status, (uint16_t)status, __ATOMIC_RELAXED);
+	__atomic_store_n(&hc->hrt->hc_cache_until_ms, hc->w->now_ms + f->cache_time_ms,
+			 __ATOMIC_RELAXED);
+}
+
+static unsigned hc_cached(const struct http_conn *hc)
+{
+	const struct arn_cfg_hc_filter *f = hc->hcm->health_check;
+	if (!f->pass_through || !f->cache_time_ms || !hc->hrt)
+		return 0;
+	if (__atomic_load_n(&hc->hrt->hc_cache_until_ms, __ATOMIC_RELAXED) <= hc->w->now_ms)
+		return 0;
+	return __atomic_load_n(&hc->hrt->hc_cache_status, __ATOMIC_RELAXED);
+}
+
+/* cluster_min_healthy_percentages, as Envoy: every named cluster must exist
+ * and have at least that share of healthy or degraded hosts. */
+static unsigned hc_clusters(const struct arn_cfg_hc_filter *f, const struct arn_cfg_gen *g,
+			    const char **details)
+{
+	*details = "health_check_ok_cluster_healthy";
+	for (size_t i = 0; i < f->n_min_healthy; i++) {
+		const struct arn_cfg_hc_min_healthy *m = &f->min_healthy[i];
+		struct arn_cfg_cluster_view v;
+		if (!g || arn_cfg_cluster_resolve(g, &m->cluster, &v) != 0) {
+			*details = "health_check_failed_no_cluster_found";
+			return 503;
+		}
+		uint64_t total = 0, ok = 0;
+		for (size_t p = 0; p < v.endpoints->n_priorities; p++) {
+			const struct arn_cfg_priority *pr = &v.endpoints->priorities[p];
+			for (size_t l = 0; l < pr->n_localities; l++)
+				for (size_t k = 0; k < pr->localities[l].n_endpoints; k++) {
+					uint8_t h = pr->localities[l].endpoints[k].health;
+					total++;
+					ok += h == ARN_CFG_HEALTH_UNKNOWN ||
+					      h == ARN_CFG_HEALTH_HEALTHY ||
+					      h == ARN_CFG_HEALTH_DEGRADED;
+				}
+		}
+		if (total == 0) {
+			if (m->percent == 0)
+				continue;
+			*details = "health_check_failed_cluster_empty";
+			return 503;
+		}
+		if (100 * ok < total * m->percent) {
+			*details = "health_check_failed_cluster_unhealthy";
+			return 503;
+		}
+	}
+	return 200;
+}
+
+/*
+ * Envoy's HTTP health check filter: a request whose headers match is a
+ * health check. Without pass-through it is answered here, never upstream:
+ * 200, or 503 (flag LH) after /healthcheck/fail or when a cluster of
+ * cluster_min_healthy_percentages is short of healthy hosts. With
+ * pass-through it goes upstream unless health checks fail (503 here) or a
+ * cached answer is fresh. @return true when answered.
+ */
+bool http_hc_filter(struct http_conn *hc, const struct arn_cfg_gen *g,
+		    const struct arn_cfg_request *req)
+{
+	const struct arn_cfg_hc_filter *f = hc->hcm->health_check;
+	struct http_stream *st = &hc->st;
+	if (!arn_cfg_headers_match(f->headers, f->n_headers, req))
+		return false;
+	st->health_check = true;
+	unsigned status = 200, cached = 0;
+	const char *details = "health_check_ok";
+	if (http_healthcheck_failed()) {
+		status = 503;
+		details = "health_check_failed";
+	} else if (f->pass_through) {
+		cached = hc_cached(hc);
+		if (!cached)
+			return false; /* the upstream answers */
+		status = cached;
+		details = "health_check_cached";
+	} else if (f->n_min_healthy) {
+		status = hc_clusters(f, g, &details);
+	}
+	uint32_t flags = status >= 200 && status < 300 ? 0 : ARN_RF_BIT(FAILED_LOCAL_HEALTH_CHECK);
+	http_local_reply(hc, status, NULL, 0, flags, details, NULL, 0);
+	return true;
+}
+
+/* ---- local replies -------------------------------------------------------------------------- */
+
+void http_local_reply(struct http_conn *hc, unsigned status, const char *body, size_t blen,
+		      uint32_t flags, const char *details, const struct arn_h1_edit *extra,
+		      unsigned n_extra)
+{
+	struct http_stream *st = &hc->st;
+	struct http_worker *w = hc->w;
+	st->flags |= flags;
+	st->details = details;
+	if (st->resp_started) {
+		/* too late for a reply: Envoy resets the stream */
+		if (HS(hc))
+			HTTP_INC(hc, rq_reset_after_downstream_response_started);
+		http_up_detach(hc);
+		http_conn_abort(hc);
+		return;
+	}
+	http_up_detach(hc);
+	http_timer_cancel(&st->route_timer);
+	/* the stream idle timer runs on: the reply may be slow to go */
+	http_timer_cancel(&st->hdr_timer);
+	http_timer_cancel(&st->req_timer);
+	if (st->res) {
+		http_timer_cancel(&X(st)->retry_timer);
+		http_timer_cancel(&X(st)->try_timer);
+		http_timer_cancel(&X(st)->try_idle_timer);
+	}
+	st->retry_wait = false;
+	st->local = true;
+	if (!st->head_done || (!st->req_done && http_msg_has_body(&hc->msg)))
+		hc->close_after = true;
+	http_hc_drain(hc);
+	struct arn_h1_edit more[MAX_EDITS];
+	if (n_extra < MAX_EDITS && http_hc_fail_header(hc, &more[n_extra])) {
+		if (n_extra)
+			memcpy(more, extra, n_extra * sizeof(*extra));
+		extra = more;
+		n_extra++;
+	}
+	st->local_wait_end = !st->req_done && !hc->close_after;
+	uint32_t dlen;
+	const char *date = http_date(w, &dlen);
+	const char *server = hc->hcm && hc->hcm->server_name ? hc->hcm->server_name : "envoy";
+	struct http_wchain c;
+	http_wchain_init(&c, w);
+	http_local_reply_write(&c.wb, status, body, blen, server, date, dlen, extra, n_extra,
+			       hc->close_after, st->method == ARN_H1_M_HEAD);
+	struct rte_mbuf *m = http_wchain_finish(&c);
+	if (!m) {
+		http_conn_abort(hc);
+		return;
+	}
+	http_out_add_chain(&hc->out, m);
+	st->status = (uint16_t)status;
+	st->resp_started = true;
+	st->resp_done = true;
+	st->tx_body = st->method == ARN_H1_M_HEAD ? 0 : blen;
+	hc->again = true;
+}
+
+/* A local reply with the route's response_headers_to_add (direct responses,
+ * redirects, and errors after a route was chosen, as Envoy applies them).
+ * When they do not fit (text or edit slots), the reply is not sent without
+ * them (issue 12: a response never leaves without its edits): a 500 with
+ * none of the route's edits goes instead, counted in rs_edit_overflow. */
+void http_local_reply_route(struct http_conn *hc, unsigned status, const char *body, size_t blen,
+			    uint32_t flags, const char *details, const char *location,
+			    size_t loclen)
+{
+	struct http_stream *st = &hc->st;
+	struct arn_h1_edit e[MAX_EDITS];
+	unsigned n = 0;
+	if (location)
+		e[n++] = (struct arn_h1_edit){.name = "location",
+					      .name_len = 8,
+					      .value = location,
+					      .value_len = (uint32_t)loclen,
+					      .op = ARN_H1_EDIT_SET};
+	if (st->route && st->res) {
+		struct http_resp_ctx x = {
+		    .hcm = NULL, /* server: written by the local reply itself */
+		    .rt = st->rt,
+		    .vhost = st->vhost,
+		    .route = st->route,
+		    .wc = st->wc,
+		    .service_ms = -1,
+		    .raddr = hc->raddr,
+		    .rport = hc->rport,
+		    .text = st->res->text + st->text_len,
+		    .text_cap = HTTP_TEXT - st->text_len,
+		};
+		/* one slot stays for local_reply's health check header */
+		int k = http_resp_edits(&x, NULL, e + n, MAX_EDITS - 1 - n);
+		if (k < 0) {
+			HTTP_INC(hc, rs_edit_overflow);
+			http_local_reply(hc, 500, NULL, 0, flags, "response_edits_overflow", NULL,
+					 0);
+			return;
+		}
+		n += (unsigned)k;
+		st->text_len += x.text_len;
+	}
+	http_local_reply(hc, status, body, blen, flags, details, e, n);
+}
+
+void http_reset_reply(struct http_conn *hc, unsigned status, const char *reason, uint32_t flags,
+		      const char *details)
+{
+	char body[160];
+	int k = snprintf(body, sizeof(body), "%s%s", HTTP_BODY_RESET, reason);
+	http_local_reply_route(hc, status, body, (size_t)k, flags, details, NULL, 0);
+}

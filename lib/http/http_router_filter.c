@@ -1,0 +1,820 @@
+/*
+ * Envoy's router filter: the route a request takes (direct responses,
+ * redirects, a cluster), the cluster's load balancer, the attempts made
+ * against its endpoints and their retries (retry_policy, per-try timeouts,
+ * the request body kept for a replay), the request head each attempt
+ * sends, and what an attempt's end means for the request.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "arn_config.h"
+#include "arn_log.h"
+#include "http_conn.h"
+#include "http_hcm.h"
+#include "http_local.h"
+#include "http_router_filter.h"
+#include "http_stream.h"
+#include "http_upstream.h"
+
+static void retry_fire(struct http_timer *t);
+static void try_timeout(struct http_timer *t);
+static void try_idle_timeout(struct http_timer *t);
+
+/* A request's own state in its http_res: fresh for each request. */
+void http_xreq_init(struct http_conn *hc, struct http_res *r)
+{
+	struct http_xreq *x = &r->x;
+	memset(x, 0, sizeof(*x));
+	x->hc = hc;
+	x->retry_timer.fn = retry_fire;
+	x->try_timer.fn = try_timeout;
+	x->try_idle_timer.fn = try_idle_timeout;
+}
+
+/* ---- the request body kept for retries ------------------------------------------------- */
+
+void http_rb_free(struct http_conn *hc)
+{
+	struct http_stream *st = &hc->st;
+	if (!st->res)
+		return;
+	struct rte_mbuf *m = X(st)->rb_head;
+	while (m) {
+		struct rte_mbuf *n = m->next;
+		m->next = NULL;
+		m->nb_segs = 1;
+		rte_pktmbuf_free_seg(m);
+		m = n;
+	}
+	hc->w->rb_segs -= X(st)->rb_segs;
+	X(st)->rb_head = X(st)->rb_tail = X(st)->replay = NULL;
+	X(st)->rb_bytes = X(st)->rb_segs = 0;
+	st->replaying = false;
+}
+
+/* Keep a copy of body bytes for a later attempt, packed into whole mbufs.
+ * @return false when the listener's buffer limit (Envoy buffers a request
+ * for retries up to per_connection_buffer_limit_bytes), the worker's bound
+ * or the mbufs ran out. */
+bool http_rb_append(struct http_conn *hc, const char *p, size_t n)
+{
+	struct http_worker *w = hc->w;
+	struct http_stream *st = &hc->st;
+	uint32_t limit = hc->lsn ? hc->lsn->per_connection_buffer_limit : 1024 * 1024;
+	if ((uint64_t)X(st)->rb_bytes + n > limit)
+		return false;
+	while (n) {
+		struct rte_mbuf *t = X(st)->rb_tail;
+		size_t room = t ? rte_pktmbuf_tailroom(t) : 0;
+		if (!room) {
+			if (w->rb_segs >= HTTP_RB_WORKER_SEGS)
+				return false;
+			struct rte_mbuf *m = http_mbuf(w);
+			if (!m)
+				return false;
+			m->next = NULL;
+			if (t)
+				t->next = m;
+			else
+				X(st)->rb_head = m;
+			X(st)->rb_tail = m;
+			X(st)->rb_segs++;
+			w->rb_segs++;
+			continue;
+		}
+		size_t k = n < room ? n : room;
+		memcpy(rte_pktmbuf_mtod_offset(t, char *, t->data_len), p, k);
+		t->data_len = (uint16_t)(t->data_len + k);
+		t->pkt_len = t->data_len;
+		p += k;
+		n -= k;
+		X(st)->rb_bytes += (uint32_t)k;
+	}
+	return true;
+}
+
+void http_host_rq_done(struct http_conn *hc, int outcome)
+{
+	struct http_worker *w = hc->w;
+	struct http_stream *st = &hc->st;
+	struct http_pool *p = st->pool;
+	st->counted_host = false;
+	if (!p)
+		return;
+	struct http_host_ctr *c = http_host_ctr(p->host, w->idx);
+	const uint32_t failed =
+	    ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE) | ARN_RF_BIT(UPSTREAM_CONNECTION_TERMINATION) |
+	    ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR) | ARN_RF_BIT(UPSTREAM_OVERFLOW) |
+	    ARN_RF_BIT(UPSTREAM_REMOTE_RESET) | ARN_RF_BIT(LOCAL_RESET);
+	if (st->timed_out || outcome == HOST_TIMEOUT) {
+		HTTP_HOST_ADD(c, rq_timeout, 1);
+		HTTP_HOST_ADD(c, rq_error, 1);
+	} else if (outcome == HOST_ERROR || (st->flags & failed)) {
+		HTTP_HOST_ADD(c, rq_error, 1);
+	} else if (st->up_status) {
+		if (st->up_status >= 500)
+			HTTP_HOST_ADD(c, rq_error, 1);
+		else
+			HTTP_HOST_ADD(c, rq_success, 1);
+	} else if (!(st->flags & ARN_RF_BIT(DOWNSTREAM_CONNECTION_TERMINATION))) {
+		HTTP_HOST_ADD(c, rq_error, 1);
+	}
+	HTTP_HOST_ADD(c, rq_active, -1);
+	if (p->n_counted)
+		p->n_counted--;
+	http_pool_maybe_retire(w, p);
+}
+
+/* ---- routing ------------------------------------------------------------------------------- */
+
+static uint32_t lb_active(void *ctx, const struct arn_cfg_endpoint *ep)
+{
+	struct http_conn *hc = ctx;
+	struct http_pool *p = hc->st.crt ? http_pool_find(hc->w, hc->st.crt->name, hc->st.crt->len,
+							  ep->addr, ep->port)
+					 : NULL;
+	return p ? p->n_active : 0;
+}
+
+static uint64_t *lb_rr(struct http_worker *w, uint64_t key)
+{
+	key |= 1;
+	for (unsigned i = 0; i < HTTP_LB_SLOTS; i++) {
+		struct http_lb_state *s = &w->lb[(key + i) & (HTTP_LB_SLOTS - 1)];
+		if (s->key == key)
+			return &s->rr;
+		if (s->key == 0) {
+			s->key = key;
+			s->rr = 0;
+			return &s->rr;
+		}
+	}
+	return NULL;
+}
+
+/* ---- attempts and retries ---------------------------------------------------------------- */
+
+static void attempt_start(struct http_conn *hc);
+
+/* One attempt is over (failed, or answered with a response that is retried):
+ * its per-host and per-cluster request counts end. */
+static void attempt_end(struct http_conn *hc, int outcome)
+{
+	struct http_stream *st = &hc->st;
+	if (st->counted_host)
+		http_host_rq_done(hc, outcome);
+	if (st->counted_up) {
+		CL_GAUGE(hc, upstream_rq_active, -1);
+		__atomic_fetch_sub(&st->crt->rq_active, 1, __ATOMIC_RELAXED);
+		st->counted_up = false;
+	}
+}
+
+/* Drop this attempt's upstream and start the back-off to the next one. */
+static void retry_schedule(struct http_conn *hc)
+{
+	struct http_worker *w = hc->w;
+	struct http_stream *st = &hc->st;
+	const struct arn_cfg_retry_policy *rp = X(st)->retry.rp;
+	http_up_detach(hc); /* mid-exchange: the connection is closed, never reused */
+	http_timer_cancel(&X(st)->try_timer);
+	http_timer_cancel(&X(st)->try_idle_timer);
+	http_pins_release(&st->resp_pins);
+	st->pool = NULL;
+	st->req_head_sent = false;
+	st->attempt_sent = false;
+	st->replaying = false;
+	X(st)->replay = NULL;
+	st->up_chunked = false;
+	st->up_chunker.open = false;
+	st->up_status = 0;
+	st->retry_wait = true;
+	CL_INC(hc, upstream_rq_retry);
+	CL_INC(hc, upstream_rq_retry_backoff_exponential);
+	uint32_t base = rp->backoff_base_ms ? rp->backoff_base_ms : 25;
+	uint32_t max = rp->backoff_max_ms ? rp->backoff_max_ms : 10 * base;
+	http_timer_arm(w, &X(st)->retry_timer,
+		       http_retry_backoff_ms(base, max, X(st)->retry.n, http_rand(w)));
+	/* the route's timeout counts from the end of the request, whatever
+	 * the attempts do (Envoy's global timeout) */
+	if (st->req_done && st->timeout_ms && !st->route_timer_armed) {
+		st->route_timer_armed = true;
+		http_timer_arm(w, &st->route_timer, st->timeout_ms);
+	}
+	ARN_DEBUG(HTTP, "connection %llx: retry %u of %u", (unsigned long long)hc->id,
+		  X(st)->retry.n, rp->num_retries);
+}
+
+/*
+ * An attempt ended with an outcome that the retry policy may retry
+ * (@p would). Never once the response started downstream. @return true
+ * when a retry is scheduled (the caller stops); otherwise the caller gives
+ * the final answer, flagged URX when retries ran out and UO when the
+ * max_retries circuit breaker refused one, as Envoy flags it.
+ */
+bool http_maybe_retry(struct http_conn *hc, bool would, int outcome)
+{
+	struct http_stream *st = &hc->st;
+	if (!st->res || !X(st)->retry.rp || !st->crt || st->resp_started || st->local || st->tunnel)
+		return false;
+	bool success = false;
+	uint32_t max = st->cluster ? st->cluster->thresholds[0].max_retries : 3;
+	enum http_retry_status s =
+	    http_retry_should(&X(st)->retry, would, &st->crt->retries_active, max, &success);
+	if (success)
+		CL_INC(hc, upstream_rq_retry_success);
+	switch (s) {
+	case HTTP_RETRY_YES:
+		attempt_end(hc, outcome);
+		retry_schedule(hc);
+		return true;
+	case HTTP_RETRY_LIMIT:
+		CL_INC(hc, upstream_rq_retry_limit_exceeded);
+		st->flags |= ARN_RF_BIT(UPSTREAM_RETRY_LIMIT_EXCEEDED);
+		break;
+	case HTTP_RETRY_OVERFLOW:
+		CL_INC(hc, upstream_rq_retry_overflow);
+		st->flags |= ARN_RF_BIT(UPSTREAM_OVERFLOW);
+		break;
+	default:
+		break;
+	}
+	return false;
+}
+
+/* The body outgrew what may be kept: no retry for this request (Envoy drops
+ * its retry state then). */
+void http_rb_abandon(struct http_conn *hc)
+{
+	struct http_stream *st = &hc->st;
+	st->rb_on = false;
+	http_rb_free(hc);
+	if (X(st)->retry.rp) {
+		if (st->crt)
+			http_retry_release(&X(st)->retry, &st->crt->retries_active);
+		X(st)->retry.rp = NULL;
+		CL_INC(hc, retry_or_shadow_abandoned);
+	}
+}
+
+/* A connection could not be had for this attempt (local failure). */
+static void attempt_connect_failed(struct http_conn *hc)
+{
+	CL_INC(hc, upstream_cx_connect_fail);
+	if (http_maybe_retry(hc,
+			     http_retry_on_reset(X(&hc->st)->retry.rp, HTTP_RESET_CONNECT_FAILURE),
+			     HOST_ERROR))
+		return;
+	http_reset_reply(hc, 503, "local connection failure",
+			 ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE),
+			 "upstream_reset_before_response_started{local_connection_failure}");
+}
+
+static void route_to_cluster(struct http_conn *hc, const struct arn_cfg_gen *g,
+			     const struct arn_cfg_request *req)
+{
+	struct http_worker *w = hc->w;
+	struct http_stream *st = &hc->st;
+	const struct arn_cfg_route_action *a = &st->route->route;
+	struct arn_cfg_ref ref;
+	if (arn_cfg_route_cluster(a, req, &ref) != 0) {
+		HTTP_INC(hc, no_cluster);
+		http_local_reply_route(hc, 503, NULL, 0, ARN_RF_BIT(NO_CLUSTER_FOUND),
+				       "cluster_not_found", NULL, 0);
+		return;
+	}
+	if (a->spec == ARN_CFG_CLUSTER_WEIGHTED)
+		for (size_t i = 0; i < a->n_weighted; i++)
+			if (a->weighted[i].cluster.name == ref.name ||
+			    (a->weighted[i].cluster.len == ref.len &&
+			     memcmp(a->weighted[i].cluster.name, ref.name, ref.len) == 0)) {
+				st->wc = &a->weighted[i];
+				break;
+			}
+	struct arn_cfg_cluster_view v;
+	if (!g || arn_cfg_cluster_resolve(g, &ref, &v) != 0) {
+		/* G5: a route to a cluster that does not exist */
+		HTTP_INC(hc, no_cluster);
+		unsigned code = a->cluster_not_found_status ? a->cluster_not_found_status : 503;
+		http_local_reply_route(hc, code, NULL, 0, ARN_RF_BIT(NO_CLUSTER_FOUND),
+				       "cluster_not_found", NULL, 0);
+		return;
+	}
+	arn_cfg_pin(v.cluster);
+	arn_cfg_pin(v.endpoints);
+	st->cluster = v.cluster;
+	st->endpoints = v.endpoints;
+	/* the name stays valid: it lives in the pinned route table, or (cluster_
+	 * header) in the request head, whose segments are pinned too */
+	X(st)->cref = ref;
+	st->crt = http_rt_cluster(ref.name, ref.len,
+				  ref.hash ? ref.hash : arn_cfg_hash(ref.name, ref.len));
+	if (st->crt)
+		http_crt_ref(st->crt); /* the stream's, until stream_release_cfg */
+	st->timeout_ms = a->timeout_ms;
+	/* the route's idle_timeout replaces the HCM's stream_idle_timeout; 0
+	 * turns it off for this route */
+	if (a->idle_timeout_set) {
+		st->idle_timeout_ms = a->idle_timeout_ms;
+		st->last_activity_ms = w->now_ms;
+		if (st->idle_timeout_ms)
+			http_timer_arm(w, &st->idle_timer, st->idle_timeout_ms);
+		else
+			http_timer_cancel(&st->idle_timer);
+	}
+	/* What the head put in the text (a normalized path, ...) stays; the
+	 * attempts' edits go after it. The request id is the same for every
+	 * attempt, as the request's header is in Envoy. Both are set here, not
+	 * by the first attempt that reaches an upstream: that may be a retry
+	 * (the first connection refused), and the mark would then be 0 and the
+	 * id all zeros. */
+	X(st)->text_mark = st->text_len;
+	X(st)->rid_hi = http_rand(w);
+	X(st)->rid_lo = http_rand(w);
+	/* retries: not for upgrades (a tunnel cannot be replayed) */
+	http_retry_init(&X(st)->retry, st->upgrade_req ? NULL : &a->retry);
+	st->rb_on = X(st)->retry.rp && http_msg_has_body(&hc->msg);
+	attempt_start(hc);
+}
+
+/* Pick a host and get a connection to it for the next attempt. */
+static void attempt_start(struct http_conn *hc)
+{
+	struct http_worker *w = hc->w;
+	struct http_stream *st = &hc->st;
+	const struct arn_cfg_route_action *a = &st->route->route;
+	st->attempts++;
+	struct http_lb_in in = {
+	    .cluster = st->cluster,
+	    .eps = st->endpoints,
+	    .rr = st->crt ? lb_rr(w, st->crt->hash)
+			  : lb_rr(w, arn_cfg_hash(X(st)->cref.name, X(st)->cref.len)),
+	    .rand = http_rand(w),
+	    .active = lb_active,
+	    .ctx = hc,
+	};
+	if (st->cluster->lb == ARN_CFG_LB_RING_HASH || st->cluster->lb == ARN_CFG_LB_MAGLEV)
+		in.has_hash = http_lb_hash(a, &hc->msg, hc->raddr, &in.hash);
+	struct http_lb_out out;
+	if (http_lb_pick(&in, &out) != 0) {
+		CL_INC(hc, upstream_cx_none_healthy);
+		http_local_reply_route(hc, 503, HTTP_BODY_UH, strlen(HTTP_BODY_UH),
+				       ARN_RF_BIT(NO_HEALTHY_UPSTREAM), "no_healthy_upstream", NULL,
+				       0);
+		return;
+	}
+	if (out.panic)
+		CL_INC(hc, lb_healthy_panic);
+	st->ep_addr = out.ep->addr;
+	st->ep_port = out.ep->port;
+	st->ep_host = out.ep->hostname;
+	const struct arn_cfg_thresholds *th = &st->cluster->thresholds[0];
+	if (st->crt &&
+	    __atomic_load_n(&st->crt->rq_active, __ATOMIC_RELAXED) >= (int32_t)th->max_requests) {
+		CL_INC(hc, upstream_rq_pending_overflow);
+		http_reset_reply(hc, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
+		return;
+	}
+	struct http_pool *p = http_pool_get(w, &X(st)->cref, st->crt, out.ep->addr, out.ep->port);
+	if (!p) {
+		http_reset_reply(hc, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
+		return;
+	}
+	int rc = http_up_acquire(w, p, hc, hc->laddr);
+	if (rc == -EBUSY) {
+		http_reset_reply(hc, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
+		return;
+	}
+	if (rc != 0) {
+		attempt_connect_failed(hc);
+		return;
+	}
+	if (st->crt) {
+		__atomic_fetch_add(&st->crt->rq_active, 1, __ATOMIC_RELAXED);
+		st->counted_up = true;
+		CL_INC(hc, upstream_rq_total);
+		CL_GAUGE(hc, upstream_rq_active, 1);
+	}
+	if (p->host) {
+		/* the pool stays (and keeps its host) until the attempt uncounts */
+		struct http_host_ctr *hc_ = http_host_ctr(p->host, w->idx);
+		HTTP_HOST_ADD(hc_, rq_total, 1);
+		HTTP_HOST_ADD(hc_, rq_active, 1);
+		p->n_counted++;
+		st->counted_host = true;
+	}
+	if (st->attempts == 1)
+		HTTP_INC(hc, rq_total);
+	if (st->up && st->up->connected)
+		http_dc_upstream_ready(hc);
+}
+
+/*
+ * The router filter's part of a request head: the route (404 NR without
+ * one), a virtual host that requires TLS (a redirect), direct responses,
+ * redirects, or the cluster and its first attempt. Envoy's order.
+ */
+void http_route(struct http_conn *hc, const struct arn_cfg_gen *g,
+		const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req)
+{
+	struct http_stream *st = &hc->st;
+	const struct arn_h1_msg *m = &hc->msg;
+	const char *auth = st->auth;
+	size_t alen = st->auth_len;
+	struct arn_cfg_route_match mt;
+	if (!rt || arn_cfg_route_match(rt, req, &mt) != 0) {
+		HTTP_INC(hc, no_route);
+		http_local_reply(hc, 404, NULL, 0, ARN_RF_BIT(NO_ROUTE_FOUND), "route_not_found",
+				 NULL, 0);
+		return;
+	}
+	arn_cfg_pin(rt);
+	st->rt = rt;
+	st->vhost = mt.vhost;
+	st->route = mt.route;
+	const struct arn_cfg_route *r = mt.route;
+
+	if (mt.vhost->require_tls) {
+		/* plain text to a virtual host that requires TLS: Envoy redirects */
+		char *loc = st->res->text + st->text_len;
+		int k = snprintf(loc, HTTP_TEXT - st->text_len, "https://%.*s%.*s",
+				 (int)arn_cfg_host_without_port(auth, alen, NULL), auth,
+				 (int)m->path.len, m->path.p);
+		if (k > 0 && (uint32_t)k < HTTP_TEXT - st->text_len) {
+			st->text_len += (uint32_t)k + 1;
+			HTTP_INC(hc, rq_redirect);
+			http_local_reply_route(hc, 301, NULL, 0, 0, "direct_response", loc,
+					       (size_t)k);
+			return;
+		}
+		/* a Location too long for the text: never proxied in plain
+		 * text instead of redirected (issue 12) */
+		HTTP_INC(hc, rq_edit_overflow);
+		http_local_reply(hc, 500, NULL, 0, 0, "redirect_too_long", NULL, 0);
+		return;
+	}
+	switch (r->action) {
+	case ARN_CFG_ACTION_DIRECT:
+		HTTP_INC(hc, rq_direct_response);
+		http_local_reply_route(hc, r->direct.status, r->direct.body, r->direct.body_len, 0,
+				       "direct_response", NULL, 0);
+		return;
+	case ARN_CFG_ACTION_REDIRECT: {
+		char *loc = st->res->text + st->text_len;
+		int k =
+		    http_redirect_location(&r->redirect, false, auth, alen, m->path.p, m->path.len,
+					   r->path_kind == ARN_CFG_PATH_PREFIX ? r->path : NULL,
+					   r->path_kind == ARN_CFG_PATH_PREFIX ? r->path_len : 0,
+					   loc, HTTP_TEXT - st->text_len);
+		if (k < 0) {
+			HTTP_INC(hc, rq_edit_overflow);
+			http_local_reply(hc, 500, NULL, 0, 0, "redirect_too_long", NULL, 0);
+			return;
+		}
+		st->text_len += (uint32_t)k + 1;
+		HTTP_INC(hc, rq_redirect);
+		http_local_reply_route(hc, r->redirect.status ? r->redirect.status : 301, NULL, 0,
+				       0, "direct_response", loc, (size_t)k);
+		return;
+	}
+	default:
+		route_to_cluster(hc, g, req);
+		return;
+	}
+}
+
+/*
+ * An edit the request needs does not fit the stream's buffers (its 4 KB of
+ * text for generated values and the rewritten path, or the edit slots).
+ * Envoy's header map grows instead, so Envoy never refuses here; what must
+ * not happen is that the request goes on without the edit (issue 12: a
+ * path rewrite that did not fit sent the original path upstream, which a
+ * rewrite may exist to keep from it). Refused before anything goes
+ * upstream with 500, as Envoy answers a request its filters cannot
+ * process: the limit is the proxy's, not a rule the client broke (431 or
+ * 414 would blame a head that may be valid), and it is counted.
+ */
+static void request_edit_overflow(struct http_conn *hc, const char *details)
+{
+	HTTP_INC(hc, rq_edit_overflow);
+	http_local_reply_route(hc, 500, NULL, 0, 0, details, NULL, 0);
+	http_conn_run(hc);
+}
+
+/* The request head goes upstream once the stream has a connected upstream
+ * connection (now, or from on_connected). */
+void http_dc_upstream_ready(struct http_conn *hc)
+{
+	struct http_worker *w = hc->w;
+	struct http_stream *st = &hc->st;
+	struct http_upconn *u = st->up;
+	const struct arn_h1_msg *m = &hc->msg;
+	if (!u || st->req_head_sent || !st->res)
+		return;
+	/* every attempt writes its edits from the same place in the text (set
+	 * when the request was routed): the previous attempt's are serialized
+	 * already. */
+	st->text_len = X(st)->text_mark;
+	const struct arn_cfg_route *r = st->route;
+	char *text = st->res->text;
+	/* prefix_rewrite / regex_rewrite: the path is rewritten below, once
+	 * the edits took their text, or the request is refused */
+	bool rewrite = r && (r->route.prefix_rewrite || r->route.regex_rewrite);
+	char hostbuf[64];
+	const char *host = NULL;
+	uint32_t host_len = 0;
+	if (r && r->route.host_rewrite_literal) {
+		host = r->route.host_rewrite_literal;
+		host_len = (uint32_t)strlen(host);
+	} else if (r && r->route.auto_host_rewrite) {
+		if (st->ep_host) {
+			host = st->ep_host;
+			host_len = (uint32_t)strlen(host);
+		} else {
+			int k = snprintf(hostbuf, sizeof(hostbuf), "%u.%u.%u.%u:%u",
+					 st->ep_addr >> 24, (st->ep_addr >> 16) & 255,
+					 (st->ep_addr >> 8) & 255, st->ep_addr & 255, st->ep_port);
+			host = hostbuf;
+			host_len = (uint32_t)k;
+		}
+	} else if (st->host_stripped || m->target_form == ARN_H1_TF_ABSOLUTE) {
+		/* absolute-form: the target's authority replaces Host (RFC 9112
+		 * 3.2.2, as Envoy with allow_absolute_url) */
+		host = st->auth;
+		host_len = st->auth_len;
+	} else if (m->host_idx < 0) {
+		/* HTTP/1.0 without Host (or absolute-form without one): the
+		 * upstream speaks HTTP/1.1 and needs one */
+		if (m->authority.len) {
+			host = m->authority.p;
+			host_len = m->authority.len;
+		} else {
+			int k = snprintf(hostbuf, sizeof(hostbuf), "%u.%u.%u.%u:%u",
+					 st->ep_addr >> 24, (st->ep_addr >> 16) & 255,
+					 (st->ep_addr >> 8) & 255, st->ep_addr & 255, st->ep_port);
+			host = hostbuf;
+			host_len = (uint32_t)k;
+		}
+	}
+	struct http_req_ctx x = {
+	    .hcm = hc->hcm,
+	    .rt = st->rt,
+	    .vhost = st->vhost,
+	    .route = st->route,
+	    .wc = st->wc,
+	    .raddr = hc->raddr,
+	    .rport = hc->rport,
+	    .laddr = hc->laddr,
+	    .lport = hc->lport,
+	    .host = host,
+	    .host_len = host_len,
+	    .path_rewritten = rewrite,
+	    .timeout_ms = st->timeout_ms,
+	    .attempt = st->attempts,
+	    .rand_hi = X(st)->rid_hi,
+	    .rand_lo = X(st)->rid_lo,
+	    .text = text + st->text_len,
+	    .text_cap = HTTP_TEXT - st->text_len,
+	};
+	/* Envoy announces the per-try timeout when it is the shorter one */
+	uint32_t pt = r && r->route.retry.present ? r->route.retry.per_try_timeout_ms : 0;
+	if (pt && (!x.timeout_ms || pt < x.timeout_ms))
+		x.timeout_ms = pt;
+	struct arn_h1_edit e[MAX_EDITS];
+	int n = http_req_edits(&x, m, e, MAX_EDITS - 1);
+	if (n < 0) {
+		request_edit_overflow(hc, "header_edits_overflow");
+		return;
+	}
+	st->text_len += x.text_len;
+	/* The rewritten path goes last in the text, and only until the head is
+	 * serialized: the response's edits need the room more. A path that
+	 * does not fit (or a rewrite to nothing) is refused: the original
+	 * path must never go upstream in its place (issue 12). */
+	const char *path = m->path.p;
+	uint32_t plen = m->path.len;
+	if (rewrite) {
+		char *buf = text + st->text_len;
+		int k = arn_cfg_route_rewrite_path(r, m->path.p, m->path.len, buf,
+						   HTTP_TEXT - st->text_len);
+		if (k <= 0) {
+			request_edit_overflow(hc, k == 0 ? "path_rewrite_empty"
+							 : "path_rewrite_overflow");
+			return;
+		}
+		path = buf; /* past text_len: free again once serialized */
+		plen = (uint32_t)k;
+	}
+	st->xff = x.xff;
+	st->xff_len = x.xff_len;
+	st->request_id = x.request_id;
+	st->request_id_len = x.request_id_len;
+	if (m->flags & ARN_H1_F_CL_IGNORED)
+		e[n++] = (struct arn_h1_edit){
+		    .name = "content-length", .name_len = 14, .op = ARN_H1_EDIT_REMOVE};
+	struct http_wchain c;
+	http_wchain_init(&c, w);
+	arn_h1_write_request_line(&c.wb, m->method_name.p, m->method_name.len, path, plen, 1);
+	if (arn_h1_write_headers(&c.wb, m, e, (unsigned)n,
+				 ARN_H1_W_DROP_HOP | (st->upgrade_req ? ARN_H1_W_UPGRADE : 0)) ==
+	    -E2BIG) {
+		/* more edits than the serializer applies (never with the
+		 * slots above): none of them would be written */
+		struct rte_mbuf *part = http_wchain_finish(&c);
+		if (part)
+			rte_pktmbuf_free(part);
+		request_edit_overflow(hc, "header_edits_overflow");
+		return;
+	}
+	if (m->flags & ARN_H1_F_CHUNKED) {
+		arn_h1_write_header(&c.wb, "transfer-encoding", 17, "chunked", 7);
+		st->up_chunked = true;
+	}
+	arn_h1_write_end(&c.wb);
+	struct rte_mbuf *chain = http_wchain_finish(&c);
+	if (!chain) {
+		http_local_reply_route(hc, 503, NULL, 0, ARN_RF_BIT(LOCAL_RESET), "out_of_buffers",
+				       NULL, 0);
+		http_conn_run(hc);
+		return;
+	}
+	http_out_add_chain(&u->out, chain);
+	st->req_head_sent = true;
+	u->n_req++;
+	st->up_start_tsc = http_tsc(w);
+	if (st->attempts > 1) {
+		/* a retry: the body kept so far goes first (req_step) */
+		st->replaying = true;
+		X(st)->replay = X(st)->rb_head;
+	}
+	http_conn_run(hc);
+}
+
+void http_upstream_lost(struct http_conn *hc, bool reset)
+{
+	struct http_stream *st = &hc->st;
+	if (st->tunnel) {
+		st->req_done = st->resp_done = true;
+		hc->close_after = true;
+		http_up_detach(hc);
+		hc->again = true;
+		return;
+	}
+	if (!st->resp_started) {
+		CL_INC(hc, upstream_rq_rx_reset);
+		if (http_maybe_retry(hc, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_RESET),
+				     HOST_ERROR)) {
+			hc->again = true;
+			return;
+		}
+		http_reset_reply(hc, 503, "connection termination",
+				 ARN_RF_BIT(UPSTREAM_CONNECTION_TERMINATION),
+				 "upstream_reset_before_response_started{connection_termination}");
+		return;
+	}
+	(void)reset;
+	/* the response is partly out: the client must see it cut, not complete */
+	CL_INC(hc, upstream_rq_rx_reset);
+	st->flags |= ARN_RF_BIT(UPSTREAM_CONNECTION_TERMINATION);
+	st->details = "upstream_reset_after_response_started{connection_termination}";
+	HTTP_INC(hc, rq_reset_after_downstream_response_started);
+	http_up_detach(hc);
+	http_conn_abort(hc);
+}
+
+void http_dc_upstream_failed(struct http_conn *hc, int reason, bool connected, bool timed_out)
+{
+	struct http_stream *st = &hc->st;
+	if (!st->active || st->resp_done) {
+		http_conn_run(hc);
+		return;
+	}
+	if (!connected) {
+		if (http_maybe_retry(
+			hc, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_CONNECT_FAILURE),
+			HOST_ERROR)) {
+			http_conn_run(hc);
+			return;
+		}
+		/* Envoy 1.2x's texts: "remote connection failure" for a refused
+		 * or unreachable connect, "connection timeout" past connect_timeout */
+		if (timed_out)
+			http_reset_reply(
+			    hc, 503, "connection timeout", ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE),
+			    "upstream_reset_before_response_started{connection_timeout}");
+		else
+			http_reset_reply(
+			    hc, 503,
+			    reason == -ECONNREFUSED
+				? "remote connection failure, transport failure reason: "
+				  "delayed connect error: 111"
+				: "remote connection failure",
+			    ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE),
+			    "upstream_reset_before_response_started{remote_connection_"
+			    "failure}");
+	} else {
+		http_upstream_lost(hc, reason == -ECONNRESET);
+	}
+	http_conn_run(hc);
+}
+
+/* ---- timers -----------------------------------------------------------------------------------
+ */
+
+void http_route_timeout(struct http_timer *t)
+{
+	struct http_stream *st = OWNER(t, struct http_stream, route_timer);
+	struct http_conn *hc = OWNER(st, struct http_conn, st);
+	if (!st->active || st->resp_done || st->tunnel)
+		return;
+	st->timed_out = true;
+	CL_INC(hc, upstream_rq_timeout);
+	if (!st->resp_started) {
+		http_local_reply_route(hc, 504, HTTP_BODY_UT, strlen(HTTP_BODY_UT),
+				       ARN_RF_BIT(UPSTREAM_REQUEST_TIMEOUT),
+				       "upstream_response_timeout", NULL, 0);
+	} else {
+		st->flags |= ARN_RF_BIT(UPSTREAM_REQUEST_TIMEOUT);
+		http_up_detach(hc);
+		http_conn_abort(hc);
+	}
+	http_conn_run(hc);
+}
+
+/* The back-off is over: the next attempt. */
+static void retry_fire(struct http_timer *t)
+{
+	struct http_conn *hc = OWNER(t, struct http_xreq, retry_timer)->hc;
+	struct http_stream *st = &hc->st;
+	if (!st->retry_wait || !hc->tc || hc->state == HTTP_DC_CLOSED || st->local)
+		return;
+	st->retry_wait = false;
+	attempt_start(hc);
+	http_conn_run(hc);
+}
+
+/* per_try_timeout: this attempt took too long to answer; it is reset and,
+ * when the policy allows, retried (Envoy counts it as a reset), else 504. */
+static void try_timeout(struct http_timer *t)
+{
+	struct http_conn *hc = OWNER(t, struct http_xreq, try_timer)->hc;
+	struct http_stream *st = &hc->st;
+	if (!st->active || st->resp_started || st->local || st->tunnel || !hc->tc ||
+	    (!st->up && !st->pending))
+		return;
+	CL_INC(hc, upstream_rq_per_try_timeout);
+	if (http_maybe_retry(hc, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_TIMEOUT),
+			     HOST_TIMEOUT)) {
+		http_conn_run(hc);
+		return;
+	}
+	st->timed_out = true;
+	http_local_reply_route(hc, 504, HTTP_BODY_UT, strlen(HTTP_BODY_UT),
+			       ARN_RF_BIT(UPSTREAM_REQUEST_TIMEOUT), "upstream_per_try_timeout",
+			       NULL, 0);
+	http_conn_run(hc);
+}
+
+/* per_try_idle_timeout: this attempt's upstream went quiet for too long.
+ * Before the response: a per-try timeout (retried, or 504). After it
+ * started (Envoy keeps this timer running through the body): the stream is
+ * reset. */
+static void try_idle_timeout(struct http_timer *t)
+{
+	struct http_conn *hc = OWNER(t, struct http_xreq, try_idle_timer)->hc;
+	struct http_stream *st = &hc->st;
+	struct http_worker *w = hc->w;
+	const struct arn_cfg_retry_policy *rp = st->route ? &st->route->route.retry : NULL;
+	if (!rp || !rp->per_try_idle_timeout_ms || !st->active || st->resp_done || st->local ||
+	    st->tunnel || !hc->tc || !st->up)
+		return;
+	uint64_t idle = w->now_ms - X(st)->up_activity_ms;
+	if (idle < rp->per_try_idle_timeout_ms) {
+		http_timer_arm(w, t, rp->per_try_idle_timeout_ms - idle);
+		return;
+	}
+	CL_INC(hc, upstream_rq_per_try_idle_timeout);
+	if (st->resp_started) {
+		st->flags |= ARN_RF_BIT(UPSTREAM_REQUEST_TIMEOUT);
+		st->details = "upstream_per_try_idle_timeout";
+		HTTP_INC(hc, rq_reset_after_downstream_response_started);
+		http_up_detach(hc);
+		http_conn_abort(hc);
+		http_conn_run(hc);
+		return;
+	}
+	if (http_maybe_retry(hc, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_TIMEOUT),
+			     HOST_TIMEOUT)) {
+		http_conn_run(hc);
+		return;
+	}
+	st->timed_out = true;
+	http_local_reply_route(hc, 504, HTTP_BODY_UT, strlen(HTTP_BODY_UT),
+			       ARN_RF_BIT(UPSTREAM_REQUEST_TIMEOUT),
+			       "upstream_per_try_idle_timeout", NULL, 0);
+	http_conn_run(hc);
+}

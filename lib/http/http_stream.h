@@ -1,0 +1,295 @@
+/*
+ * A stream (one request / response exchange) and the downstream connection
+ * that carries it, as the connection manager, the router filter, local
+ * replies and the access log see them; the per-stream buffers (struct
+ * http_res) and the worker's pool of them.
+ *
+ * Ownership: a connection belongs to its worker's pool (w->conns) from
+ * accept until lib/tcp's on_close; its stream is embedded in it. A stream
+ * holds an http_res only while a request is in flight; configuration
+ * objects it uses (route table, cluster, endpoints) are pinned until the
+ * stream ends.
+ */
+#ifndef ARN_HTTP_STREAM_H
+#define ARN_HTTP_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "arn_h1.h"
+#include "http_int.h"
+#include "http_io.h"
+#include "http_worker.h"
+
+struct arn_tcp_conn;
+struct http_conn;
+struct http_upconn;
+struct http_pool;
+
+/* Per-stream buffers taken from a per-worker pool when a request's head is
+ * complete in the input (or larger than a head may be) and returned after
+ * the request: idle keep-alive connections and clients still sending their
+ * head hold none, so slow heads cannot take them all (issue 12). Requests
+ * wait for one first come, first served (http_res_wait). */
+#define HTTP_SCRATCH 8192
+
+/* A request's timers and retry state beyond what every connection keeps:
+ * held in its http_res, so that only requests in flight pay for it. */
+struct http_xreq {
+	struct http_conn *hc; /* owner, for the timers */
+	/* retries (the route's retry_policy) */
+	struct http_timer retry_timer, try_timer, try_idle_timer;
+	struct http_retry retry;
+	struct arn_cfg_ref cref; /* the cluster (its name lives in pinned config or pins) */
+	struct rte_mbuf *replay; /* next kept segment for this attempt */
+	struct rte_mbuf *rb_head, *rb_tail; /* the body so far, kept for retries */
+	uint32_t rb_bytes, rb_segs;
+	uint32_t text_mark; /* text used before the first attempt's edits */
+	uint64_t rid_hi, rid_lo;
+	uint64_t up_activity_ms; /* the attempt's upstream last said something */
+};
+
+struct http_res {
+	struct http_res *next;
+	/* larger scratch for a head whose segment-spanning lines outgrow
+	 * req_scratch / resp_scratch (from the worker's pool, returned with
+	 * the http_res); NULL until needed */
+	char *big_req, *big_resp;
+	struct http_xreq x;
+	struct arn_h1_header req_hdrs[HTTP_MAX_HDRS];
+	struct arn_h1_header resp_hdrs[HTTP_MAX_HDRS];
+	char req_scratch[HTTP_SCRATCH];
+	char resp_scratch[HTTP_SCRATCH];
+	char text[HTTP_TEXT]; /* generated header values, rewritten path, ... */
+};
+
+struct http_upconn;
+struct http_pool;
+
+/* One request / response exchange on a downstream connection. HTTP/1 has at
+ * most one at a time; pipelined requests wait in the input. */
+struct http_stream {
+	bool active;	      /* the first byte of a request was parsed */
+	bool head_done;	      /* request head parsed and routed */
+	bool req_done;	      /* request END parsed */
+	bool req_sent;	      /* the whole request went upstream */
+	bool resp_started;    /* response head queued downstream */
+	bool resp_done;	      /* response complete (queued downstream) */
+	bool local;	      /* a local reply answers it */
+	bool tunnel;	      /* upgraded: raw bytes both ways */
+	bool up_chunked;      /* request body re-chunked upstream */
+	bool dn_chunked;      /* response body chunked downstream */
+	bool dn_until_close;  /* response body delimited by our close */
+	bool upgrade_req;     /* request asked for an upgrade */
+	bool expect_100_sent; /* we answered Expect: 100-continue ourselves */
+	bool timed_out;
+	bool local_wait_end; /* local reply out; the bodiless request's END is still to parse */
+	bool req_head_sent;  /* the request head was queued upstream */
+	bool host_stripped;  /* the Host port was stripped (strip_*_host_port) */
+	bool counted_up;     /* counted in the cluster's rq_active */
+	bool counted_host;   /* counted in pool->host's rq_total / rq_active */
+	bool health_check;   /* the health check filter matched it */
+	bool close_quiet;
+	const char *auth; /* authority as routed (port stripped or not) */
+	uint32_t auth_len;
+	const char *ep_host;   /* the endpoint's hostname, or NULL */
+	char service_time[24]; /* x-envoy-upstream-service-time sent */
+	uint8_t method;	       /* enum arn_h1_method */
+	uint8_t version;
+	uint16_t status;    /* response code sent downstream (0: none) */
+	uint16_t up_status; /* the upstream's final response code (0: none) */
+	uint32_t flags;	    /* ARN_RF_BIT(...) */
+	const char *details;
+	uint64_t start_tsc;
+	int64_t start_wall_us;
+	uint64_t req_end_tsc, resp_first_tsc, up_start_tsc;
+	uint64_t rx_body, tx_body;
+
+	/* configuration pinned for the stream's life (G: in-flight requests
+	 * finish on what they started with) */
+	const struct arn_cfg_route_table *rt;
+	const struct arn_cfg_vhost *vhost;
+	const struct arn_cfg_route *route;
+	const struct arn_cfg_weighted_cluster *wc;
+	const struct arn_cfg_cluster *cluster;
+	const struct arn_cfg_endpoints *endpoints;
+	struct http_cluster_rt *crt;
+	uint32_t timeout_ms, idle_timeout_ms;
+	uint32_t ep_addr;
+	uint16_t ep_port;
+	int ep_index;
+
+	struct http_upconn *up;	   /* bound upstream connection */
+	struct http_pool *pool;	   /* where it waits / went */
+	struct http_stream *pnext; /* pool pending queue */
+	struct http_stream *pprev;
+	bool pending; /* waiting for a connection of pool */
+	bool counted_rq, counted_pending;
+
+	struct http_timer route_timer;
+	struct http_timer idle_timer;
+	uint64_t last_activity_ms;
+	/* request_headers_timeout / request_timeout: from the first byte,
+	 * which comes before the request has an http_res (a head is taken
+	 * into one only once it is complete: struct http_res) */
+	struct http_timer hdr_timer, req_timer;
+	/* the head's end looked for in the input before a buffer is taken
+	 * (http_hcm.c head_ready): bytes from the input's cursor scanned, and
+	 * where the scan is in its lines */
+	uint32_t hs_scanned;
+	bool hs_line;  /* the current line has a byte other than CR */
+	bool hs_start; /* a non-empty line (the request line) was seen */
+	bool head_in;  /* the whole head (or more than it may be) is in the input */
+
+	/* request timeouts and retries; the rest of their state is in
+	 * res->x (struct http_xreq), which only requests in flight hold */
+	bool started;		/* the request's first byte arrived: its timers run */
+	bool route_timer_armed; /* the route timeout runs (once for all attempts) */
+	bool retry_wait;	/* between attempts: the back-off runs */
+	bool attempt_sent;	/* this attempt's whole request went upstream */
+	bool replaying;		/* this attempt is being sent the kept body */
+	bool rb_on;		/* the body is being kept for a retry */
+	uint32_t attempts;	/* upstream attempts made (x-envoy-attempt-count) */
+
+	struct http_res *res;
+	struct arn_h1_msg resp; /* the response as parsed */
+	struct http_pins req_pins, resp_pins;
+	uint32_t text_len;
+	/* values the request edits produced (for the access log) */
+	const char *xff;
+	uint32_t xff_len;
+	const char *request_id;
+	uint32_t request_id_len;
+	struct arn_h1_chunker up_chunker, dn_chunker;
+};
+
+struct http_worker;
+
+enum http_dc_state {
+	HTTP_DC_OPEN = 0,
+	HTTP_DC_CLOSING, /* response written, FIN sent or about to be: draining input */
+	HTTP_DC_CLOSED,
+};
+
+/* A downstream (client) connection. */
+struct http_conn {
+	struct http_conn *next; /* free list */
+	struct http_worker *w;
+	struct arn_tcp_conn *tc;
+	const struct arn_cfg_listener *lsn; /* pinned */
+	const struct arn_cfg_hcm *hcm;	    /* lives in lsn */
+	struct http_hcm_rt *hrt;	    /* referenced, or NULL */
+	struct http_listener_rt *lrt;
+	uint32_t laddr, raddr;
+	uint16_t lport, rport;
+	uint8_t state; /* enum http_dc_state */
+	bool peer_eof;
+	bool close_after; /* close once the current response is out */
+	bool in_pump;
+	bool again;			 /* something changed while pumping: run once more */
+	bool shut;			 /* FIN sent while closing */
+	bool dead;			 /* TCP connection gone; freed when the pump unwinds */
+	bool drain_counted;		 /* downstream_cx_drain_close counted */
+	bool aborted;			 /* reset by us (abort_conn), not by the client */
+	bool res_waiting;		 /* on the worker's list for a free http_res (FIFO) */
+	struct http_conn *wnext, *wprev; /* that list */
+	uint32_t n_req;
+	uint64_t id;
+	uint64_t open_tsc;
+	struct http_in in;
+	struct arn_h1_parser p;
+	struct arn_h1_msg msg;
+	struct http_out out;
+	struct http_stream st;
+	struct http_timer idle_timer; /* connection idle / linger */
+	uint64_t last_activity_ms;
+};
+
+/* Queue @p hc until an http_res is free / take it off that queue. */
+void http_res_wait(struct http_worker *w, struct http_conn *hc);
+void http_res_unwait(struct http_worker *w, struct http_conn *hc);
+/* A free http_res for @p hc, first come first served: NULL (and @p hc
+ * queued, if it was not) while none is free or others wait before it. */
+struct http_res *http_res_take(struct http_worker *w, struct http_conn *hc);
+struct http_res *http_res_get(struct http_worker *w);
+void http_res_put(struct http_worker *w, struct http_res *r);
+
+/* ---- shared by the files of the connection manager ------------------------------------ */
+
+#define MAX_EDITS ARN_H1_MAX_EDITS
+
+/* Request bodies kept for retries, per worker: a bound on top of each
+ * listener's per_connection_buffer_limit so that retries can never take
+ * the mbufs that TCP needs (about 4 MB with 2 KB mbufs). */
+#define HTTP_RB_WORKER_SEGS 2048
+
+#define HS(hc) ((hc)->hrt ? (hc)->hrt->stats : NULL)
+#define HTTP_INC(hc, name)                                                                         \
+	do {                                                                                       \
+		if (HS(hc))                                                                        \
+			arn_stats_inc(HS(hc), (hc)->w->slot, ARN_HTTP_##name);                     \
+	} while (0)
+#define HTTP_GAUGE(hc, name, d)                                                                    \
+	do {                                                                                       \
+		if (HS(hc))                                                                        \
+			arn_stats_gauge_add(HS(hc), (hc)->w->slot, ARN_HTTP_##name, (d));          \
+	} while (0)
+#define CS(st) ((st)->crt ? (st)->crt->stats : NULL)
+#define CL_INC(hc, name)                                                                           \
+	do {                                                                                       \
+		if (CS(&(hc)->st))                                                                 \
+			arn_stats_inc(CS(&(hc)->st), (hc)->w->slot, ARN_CL_##name);                \
+	} while (0)
+#define CL_GAUGE(hc, name, d)                                                                      \
+	do {                                                                                       \
+		if (CS(&(hc)->st))                                                                 \
+			arn_stats_gauge_add(CS(&(hc)->st), (hc)->w->slot, ARN_CL_##name, (d));     \
+	} while (0)
+#define LS_INC(hc, name)                                                                           \
+	do {                                                                                       \
+		if ((hc)->lrt)                                                                     \
+			arn_stats_inc((hc)->lrt->stats, (hc)->w->slot, ARN_LS_##name);             \
+	} while (0)
+
+/* The request's state that lives in its http_res (only requests in flight
+ * have one; every stream that reached this code has one). */
+#define X(st) (&(st)->res->x)
+
+#define OWNER(t, type, field) ((type *)((char *)(t)-offsetof(type, field)))
+
+/*
+ * Envoy's per-host outcome of a request sent to st->pool's host: rq_timeout
+ * (and rq_error) after the route timeout, rq_error for a failed or reset
+ * exchange or a 5xx, rq_success otherwise; a request the client abandoned
+ * counts in neither. Runs once, at stream end.
+ */
+enum { HOST_AUTO = 0, HOST_ERROR, HOST_TIMEOUT };
+
+static inline uint64_t http_now_us(struct http_worker *w, uint64_t since_tsc)
+{
+	return (http_tsc(w) - since_tsc) / w->tsc_per_us;
+}
+
+static inline bool http_msg_has_body(const struct arn_h1_msg *m)
+{
+	if (m->flags & ARN_H1_F_CHUNKED)
+		return true;
+	if (m->flags & ARN_H1_F_CONTENT_LENGTH)
+		return m->content_length > 0;
+	return false;
+}
+
+static inline void http_out_add_chain(struct http_out *o, struct rte_mbuf *m)
+{
+	if (!o->chain) {
+		o->chain = m;
+	} else if (rte_pktmbuf_chain(o->chain, m) != 0) {
+		/* too many segments to link: drop the new part (never expected) */
+		rte_pktmbuf_free(m);
+	}
+}
+
+#endif

@@ -1,0 +1,79 @@
+/*
+ * Upstream connections and their per-worker pools, one pool per (cluster
+ * name, endpoint address).
+ *
+ * Ownership: upstream connections belong to the worker's pool of blocks
+ * (w->ups) and, while open, to their pool; a stream borrows one from
+ * acquire until it releases or detaches it.
+ */
+#ifndef ARN_HTTP_UPSTREAM_H
+#define ARN_HTTP_UPSTREAM_H
+
+#include "http_stream.h"
+
+enum http_up_state {
+	HTTP_UP_CONNECTING = 0,
+	HTTP_UP_IDLE,
+	HTTP_UP_BUSY,
+	HTTP_UP_CLOSED,
+};
+
+/* An upstream connection, owned by its pool. */
+struct http_upconn {
+	struct http_upconn *next, *prev; /* pool's idle list, or the free list */
+	struct http_worker *w;
+	struct http_pool *pool;
+	struct arn_tcp_conn *tc;
+	uint8_t state; /* enum http_up_state */
+	bool connected;
+	bool connect_timed_out;
+	bool peer_eof;
+	uint32_t idle_ms;     /* the cluster's idle_timeout when it was last used */
+	struct http_conn *dc; /* the downstream connection whose stream it serves */
+	uint32_t n_req;
+	uint64_t open_tsc;
+	struct http_in in;
+	struct arn_h1_parser p;
+	struct http_out out;
+	struct http_timer timer; /* connect timeout, then idle timeout */
+};
+
+/* Connections of one worker to one (cluster, endpoint). */
+struct http_pool {
+	bool used;
+	bool draining; /* endpoint left its cluster: no new requests */
+	uint64_t key;
+	char cluster[128];
+	size_t cluster_len;
+	uint32_t addr;
+	uint16_t port;
+	struct http_cluster_rt *crt;
+	struct http_host *host;	  /* per-host counters (referenced), or NULL */
+	struct http_upconn *idle; /* idle, connected */
+	uint32_t n_idle, n_conns, n_active;
+	uint32_t n_counted; /* streams counted in host->rq_active: keep the pool */
+	struct http_stream *pend_head, *pend_tail;
+};
+
+/* http_upstream.c */
+extern const struct arn_tcp_ops http_up_ops;
+struct http_pool *http_pool_get(struct http_worker *w, const struct arn_cfg_ref *cluster,
+				struct http_cluster_rt *crt, uint32_t addr, uint16_t port);
+struct http_pool *http_pool_find(struct http_worker *w, const char *cluster, size_t len,
+				 uint32_t addr, uint16_t port);
+/* Give @p st a connection of @p pool: an idle one, a new one, or a place in
+ * the queue. @return 0 (bound or queued), -EBUSY (circuit breaker: 503 UO),
+ * or another negative errno (could not open: 503 UF). */
+int http_up_acquire(struct http_worker *w, struct http_pool *pool, struct http_conn *hc,
+		    uint32_t laddr);
+/* The stream is done with its connection: reuse it or close it. */
+void http_up_release(struct http_upconn *up, bool reusable);
+/* Abort the stream's connection (or leave the queue). */
+void http_up_detach(struct http_conn *hc);
+void http_up_pump(struct http_upconn *up);
+void http_pools_sweep(struct http_worker *w, const struct arn_cfg_gen *g);
+/* Retire a draining pool once nothing uses it (its host reference goes). */
+void http_pool_maybe_retire(struct http_worker *w, struct http_pool *p);
+void http_pools_close_all(struct http_worker *w);
+
+#endif
