@@ -20,10 +20,11 @@
 #define LINGER_MS 3000
 
 static void conn_free(struct http_conn *hc);
+static void conn_idle_timeout(struct http_timer *t);
 
 /* ---- closing ------------------------------------------------------------------------------ */
 
-void http_conn_abort_(struct http_conn *hc, int line)
+static void conn_abort(struct http_conn *hc, int line)
 {
 	if (hc->state == HTTP_DC_CLOSED || !hc->tc)
 		return;
@@ -34,13 +35,13 @@ void http_conn_abort_(struct http_conn *hc, int line)
 	arn_tcp_abort(hc->tc); /* on_close follows and frees the connection */
 }
 
-void http_conn_start_close(struct http_conn *hc)
+static void start_close(struct http_conn *hc)
 {
 	if (hc->state != HTTP_DC_OPEN)
 		return;
 	http_res_unwait(hc->w, hc);
 	hc->state = HTTP_DC_CLOSING;
-	hc->idle_timer.fn = http_conn_idle_timeout;
+	hc->idle_timer.fn = conn_idle_timeout;
 	http_timer_arm(hc->w, &hc->idle_timer, LINGER_MS);
 	hc->shut = false;
 }
@@ -66,6 +67,22 @@ static void closing_step(struct http_conn *hc)
 
 /* ---- the pump ------------------------------------------------------------------------------ */
 
+/* The stream ended on an open connection: close, or wait for the next
+ * request under the connection's idle timeout. */
+static void stream_ended(struct http_conn *hc)
+{
+	if (!hc->tc)
+		return;
+	if (hc->close_after) {
+		start_close(hc);
+	} else {
+		hc->idle_timer.fn = conn_idle_timeout;
+		if (hc->hcm && hc->hcm->idle_timeout_ms)
+			http_timer_arm(hc->w, &hc->idle_timer, hc->hcm->idle_timeout_ms);
+		hc->again = true; /* pipelined requests may wait in the input */
+	}
+}
+
 static void run_once(struct http_conn *hc)
 {
 	struct http_stream *st = &hc->st;
@@ -82,6 +99,7 @@ static void run_once(struct http_conn *hc)
 	if (st->active && flushed && st->resp_done && (st->req_done || hc->close_after) &&
 	    !(st->up && http_out_busy(&st->up->out))) {
 		http_stream_end(hc);
+		stream_ended(hc);
 		hc->again = true;
 		return;
 	}
@@ -90,14 +108,14 @@ static void run_once(struct http_conn *hc)
 		return;
 	}
 	if (!st->active && hc->close_after && flushed) {
-		http_conn_start_close(hc);
+		start_close(hc);
 		hc->again = true;
 		return;
 	}
 	http_req_step(hc);
 }
 
-void http_conn_run(struct http_conn *hc)
+static void conn_run(struct http_conn *hc)
 {
 	if (hc->in_pump) {
 		hc->again = true;
@@ -113,18 +131,7 @@ void http_conn_run(struct http_conn *hc)
 		conn_free(hc);
 }
 
-void http_dc_response_event(struct http_conn *hc)
-{
-	hc->st.last_activity_ms = hc->w->now_ms;
-	http_conn_run(hc);
-}
-
-void http_dc_pump(struct http_conn *hc)
-{
-	http_conn_run(hc);
-}
-
-void http_conn_idle_timeout(struct http_timer *t)
+static void conn_idle_timeout(struct http_timer *t)
 {
 	struct http_conn *hc = OWNER(t, struct http_conn, idle_timer);
 	if (!hc->tc)
@@ -140,9 +147,15 @@ void http_conn_idle_timeout(struct http_timer *t)
 		return;
 	HTTP_INC(hc, downstream_cx_idle_timeout);
 	hc->close_after = true;
-	http_conn_start_close(hc);
-	http_conn_run(hc);
+	start_close(hc);
+	conn_run(hc);
 }
+
+static const struct http_conn_ops conn_ops = {
+    .run = conn_run,
+    .close = start_close,
+    .reset = conn_abort,
+};
 
 /* ---- TCP callbacks ----------------------------------------------------------------------------
  */
@@ -155,8 +168,9 @@ static struct http_conn *conn_alloc(struct http_worker *w)
 	w->conn_free = hc->next;
 	memset(hc, 0, sizeof(*hc));
 	hc->w = w;
+	hc->ops = &conn_ops;
 	http_stream_reset(hc);
-	hc->idle_timer.fn = http_conn_idle_timeout;
+	hc->idle_timer.fn = conn_idle_timeout;
 	return hc;
 }
 
@@ -301,7 +315,7 @@ static void dc_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
 		return;
 	}
 	hc->st.last_activity_ms = hc->w->now_ms;
-	http_conn_run(hc);
+	conn_run(hc);
 }
 
 static void dc_eof(struct arn_tcp_conn *c)
@@ -310,7 +324,7 @@ static void dc_eof(struct arn_tcp_conn *c)
 	if (!hc)
 		return;
 	hc->peer_eof = true;
-	http_conn_run(hc);
+	conn_run(hc);
 }
 
 static void dc_writable(struct arn_tcp_conn *c)
@@ -318,7 +332,7 @@ static void dc_writable(struct arn_tcp_conn *c)
 	struct http_conn *hc = arn_tcp_user(c);
 	if (!hc)
 		return;
-	http_conn_run(hc);
+	conn_run(hc);
 }
 
 static void dc_closed(struct arn_tcp_conn *c, int reason)

@@ -22,7 +22,6 @@
 #include "arn_log.h"
 #include "arn_tcp.h"
 #include "http_access_log.h"
-#include "http_conn.h"
 #include "http_hcm.h"
 #include "http_local.h"
 #include "http_router_filter.h"
@@ -154,16 +153,6 @@ void http_stream_end(struct http_conn *hc)
 	}
 	http_stream_reset(hc);
 	st->res = res;
-	if (!hc->tc)
-		return;
-	if (hc->close_after) {
-		http_conn_start_close(hc);
-	} else {
-		hc->idle_timer.fn = http_conn_idle_timeout;
-		if (hc->hcm && hc->hcm->idle_timeout_ms)
-			http_timer_arm(w, &hc->idle_timer, hc->hcm->idle_timeout_ms);
-		hc->again = true; /* pipelined requests may wait in the input */
-	}
 }
 
 /*
@@ -495,7 +484,7 @@ void http_req_step(struct http_conn *hc)
 				if (hc->peer_eof) {
 					/* the client closed between requests */
 					hc->close_after = true;
-					http_conn_start_close(hc);
+					http_conn_close(hc);
 					hc->again = true;
 				}
 				return;
@@ -514,7 +503,7 @@ void http_req_step(struct http_conn *hc)
 					 * stream) */
 					http_stream_timers_cancel(st);
 					hc->close_after = true;
-					http_conn_start_close(hc);
+					http_conn_close(hc);
 					hc->again = true;
 				}
 				return;
@@ -557,7 +546,7 @@ void http_req_step(struct http_conn *hc)
 					hc->close_after = true;
 				} else if (!st->active) {
 					hc->close_after = true;
-					http_conn_start_close(hc);
+					http_conn_close(hc);
 				} else {
 					hc->close_after = true;
 				}

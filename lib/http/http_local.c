@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "arn_config.h"
-#include "http_conn.h"
 #include "http_local.h"
 #include "http_stream.h"
 #include "http_upstream.h"

@@ -34,7 +34,7 @@ static void res_waiters_run(struct http_worker *w)
 	unsigned n = 0;
 	while (w->res_free && w->res_wait_head && n++ < 64) {
 		struct http_conn *hc = w->res_wait_head;
-		http_dc_pump(hc);
+		http_conn_run(hc);
 		/* still first in line: it wants no buffer now (it is closing,
 		 * or went away); the next one's turn */
 		if (w->res_wait_head == hc)

@@ -13,8 +13,6 @@
 
 #include "arn_config.h"
 #include "arn_log.h"
-#include "http_conn.h"
-#include "http_hcm.h"
 #include "http_local.h"
 #include "http_router_filter.h"
 #include "http_stream.h"
@@ -23,6 +21,17 @@
 static void retry_fire(struct http_timer *t);
 static void try_timeout(struct http_timer *t);
 static void try_idle_timeout(struct http_timer *t);
+static void upstream_ready(struct http_conn *hc);
+static void upstream_data(struct http_conn *hc);
+static void upstream_failed(struct http_conn *hc, int reason, bool connected, bool timed_out);
+
+/* What the attempt's upstream connection tells the stream. */
+static const struct http_upstream_ops up_ops = {
+    .on_ready = upstream_ready,
+    .on_data = upstream_data,
+    .on_writable = http_conn_run,
+    .on_failed = upstream_failed,
+};
 
 /* A request's own state in its http_res: fresh for each request. */
 void http_xreq_init(struct http_conn *hc, struct http_res *r)
@@ -384,7 +393,7 @@ static void attempt_start(struct http_conn *hc)
 		http_reset_reply(hc, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
 		return;
 	}
-	int rc = http_up_acquire(w, p, hc, hc->laddr);
+	int rc = http_up_acquire(w, p, hc, hc->laddr, &up_ops);
 	if (rc == -EBUSY) {
 		http_reset_reply(hc, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
 		return;
@@ -410,7 +419,7 @@ static void attempt_start(struct http_conn *hc)
 	if (st->attempts == 1)
 		HTTP_INC(hc, rq_total);
 	if (st->up && st->up->connected)
-		http_dc_upstream_ready(hc);
+		upstream_ready(hc);
 }
 
 /*
@@ -507,7 +516,7 @@ static void request_edit_overflow(struct http_conn *hc, const char *details)
 
 /* The request head goes upstream once the stream has a connected upstream
  * connection (now, or from on_connected). */
-void http_dc_upstream_ready(struct http_conn *hc)
+static void upstream_ready(struct http_conn *hc)
 {
 	struct http_worker *w = hc->w;
 	struct http_stream *st = &hc->st;
@@ -686,7 +695,7 @@ void http_upstream_lost(struct http_conn *hc, bool reset)
 	http_conn_abort(hc);
 }
 
-void http_dc_upstream_failed(struct http_conn *hc, int reason, bool connected, bool timed_out)
+static void upstream_failed(struct http_conn *hc, int reason, bool connected, bool timed_out)
 {
 	struct http_stream *st = &hc->st;
 	if (!st->active || st->resp_done) {
@@ -719,6 +728,13 @@ void http_dc_upstream_failed(struct http_conn *hc, int reason, bool connected, b
 	} else {
 		http_upstream_lost(hc, reason == -ECONNRESET);
 	}
+	http_conn_run(hc);
+}
+
+/* The upstream said something (or closed): the response step takes it. */
+static void upstream_data(struct http_conn *hc)
+{
+	hc->st.last_activity_ms = hc->w->now_ms;
 	http_conn_run(hc);
 }
 

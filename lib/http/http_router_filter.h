@@ -25,7 +25,5 @@ void http_host_rq_done(struct http_conn *hc, int outcome);
 bool http_maybe_retry(struct http_conn *hc, bool would, int outcome);
 void http_upstream_lost(struct http_conn *hc, bool reset);
 void http_route_timeout(struct http_timer *t);
-void http_dc_upstream_ready(struct http_conn *hc);
-void http_dc_upstream_failed(struct http_conn *hc, int reason, bool connected, bool timed_out);
 
 #endif

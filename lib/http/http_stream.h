@@ -28,6 +28,7 @@ struct arn_tcp_conn;
 struct http_conn;
 struct http_upconn;
 struct http_pool;
+struct http_upstream_ops;
 
 /* Per-stream buffers taken from a per-worker pool when a request's head is
  * complete in the input (or larger than a head may be) and returned after
@@ -122,7 +123,9 @@ struct http_stream {
 	uint16_t ep_port;
 	int ep_index;
 
-	struct http_upconn *up;	   /* bound upstream connection */
+	struct http_upconn *up; /* bound upstream connection */
+	/* what its upstream connection tells it (http_up_acquire) */
+	const struct http_upstream_ops *up_ops;
 	struct http_pool *pool;	   /* where it waits / went */
 	struct http_stream *pnext; /* pool pending queue */
 	struct http_stream *pprev;
@@ -174,10 +177,32 @@ enum http_dc_state {
 	HTTP_DC_CLOSED,
 };
 
+/*
+ * What a stream asks of the connection that carries it. The connection's
+ * owner (http_conn.c for HTTP/1) sets them when it accepts it; the stream's
+ * steps, the router filter and local replies reach their connection only
+ * through them, never by calling up into the code that calls them.
+ */
+struct http_conn_ops {
+	/* Run the connection: step its stream until nothing changes. Called
+	 * when something happened outside the connection's own callbacks (a
+	 * timer, the upstream); a call from inside a run asks for one more
+	 * round instead of recursing. The connection may be freed by it when
+	 * lib/tcp closed it meanwhile. */
+	void (*run)(struct http_conn *hc);
+	/* Close once the current response is out: FIN, drain what the client
+	 * still sends, linger (no more requests are read). */
+	void (*close)(struct http_conn *hc);
+	/* Reset now (RST): the response cannot be completed properly. @p line
+	 * says where, for the debug log. lib/tcp's on_close follows. */
+	void (*reset)(struct http_conn *hc, int line);
+};
+
 /* A downstream (client) connection. */
 struct http_conn {
 	struct http_conn *next; /* free list */
 	struct http_worker *w;
+	const struct http_conn_ops *ops;
 	struct arn_tcp_conn *tc;
 	const struct arn_cfg_listener *lsn; /* pinned */
 	const struct arn_cfg_hcm *hcm;	    /* lives in lsn */
@@ -216,6 +241,18 @@ void http_res_unwait(struct http_worker *w, struct http_conn *hc);
 struct http_res *http_res_take(struct http_worker *w, struct http_conn *hc);
 struct http_res *http_res_get(struct http_worker *w);
 void http_res_put(struct http_worker *w, struct http_res *r);
+
+static inline void http_conn_run(struct http_conn *hc)
+{
+	hc->ops->run(hc);
+}
+
+static inline void http_conn_close(struct http_conn *hc)
+{
+	hc->ops->close(hc);
+}
+
+#define http_conn_abort(hc) ((hc)->ops->reset((hc), __LINE__))
 
 /* ---- shared by the files of the connection manager ------------------------------------ */
 

@@ -18,8 +18,6 @@
 #include "arn_config.h"
 #include "arn_log.h"
 #include "arn_tcp.h"
-#include "http_conn.h"
-#include "http_router_filter.h"
 #include "http_upstream.h"
 
 static uint64_t pool_key(const char *name, size_t len, uint32_t addr, uint16_t port)
@@ -240,7 +238,7 @@ static void up_make_available(struct http_upconn *u)
 		struct http_conn *hc = stream_conn(st);
 		bind(u, hc);
 		if (u->connected)
-			http_dc_upstream_ready(hc);
+			st->up_ops->on_ready(hc);
 		return;
 	}
 	u->state = HTTP_UP_IDLE;
@@ -291,7 +289,7 @@ static void pool_kick(struct http_worker *w, struct http_pool *p)
 		int err = 0;
 		struct http_upconn *u = up_open(w, p, hc->laddr, st->cluster, &err);
 		if (!u) {
-			http_dc_upstream_failed(hc, err, false, false);
+			st->up_ops->on_failed(hc, err, false, false);
 			continue;
 		}
 		bind(u, hc);
@@ -362,10 +360,11 @@ static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, u
 }
 
 int http_up_acquire(struct http_worker *w, struct http_pool *p, struct http_conn *hc,
-		    uint32_t laddr)
+		    uint32_t laddr, const struct http_upstream_ops *ops)
 {
 	struct http_stream *st = &hc->st;
 	st->pool = p;
+	st->up_ops = ops;
 	/* keep-alive reuse: the most recently used idle connection first */
 	while (p->idle) {
 		struct http_upconn *u = p->idle;
@@ -509,15 +508,15 @@ static void up_connected(struct arn_tcp_conn *c, int status)
 	if (u->state == HTTP_UP_CLOSED)
 		return;
 	if (u->dc)
-		http_dc_upstream_ready(u->dc);
+		u->dc->st.up_ops->on_ready(u->dc);
 	else
 		up_make_available(u);
 }
 
-void http_up_pump(struct http_upconn *u)
+static void up_pump(struct http_upconn *u)
 {
 	if (u->dc) {
-		http_dc_response_event(u->dc);
+		u->dc->st.up_ops->on_data(u->dc);
 		return;
 	}
 	/* idle (or closing): anything from the upstream now is not a response
@@ -535,7 +534,7 @@ static void up_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
 	struct http_upconn *u = arn_tcp_user(c);
 	if (!u)
 		return;
-	http_up_pump(u);
+	up_pump(u);
 	/* A response still in progress: the server may hold the rest behind
 	 * Nagle until what it sent is ACKed. A complete one's ACK can wait and
 	 * ride on the next request (lib/tcp leaves that choice to us). */
@@ -550,7 +549,7 @@ static void up_eof(struct arn_tcp_conn *c)
 		return;
 	u->peer_eof = true;
 	if (u->dc) {
-		http_dc_response_event(u->dc);
+		u->dc->st.up_ops->on_data(u->dc);
 		return;
 	}
 	up_close(u, false);
@@ -560,7 +559,7 @@ static void up_writable(struct arn_tcp_conn *c)
 {
 	struct http_upconn *u = arn_tcp_user(c);
 	if (u && u->dc)
-		http_dc_pump(u->dc);
+		u->dc->st.up_ops->on_writable(u->dc);
 }
 
 static void up_closed(struct arn_tcp_conn *c, int reason)
@@ -587,7 +586,7 @@ static void up_closed(struct arn_tcp_conn *c, int reason)
 			u->pool->n_active--;
 		/* the response may still sit in our input: let the stream take
 		 * it before it learns the connection is gone */
-		http_dc_upstream_failed(hc, reason, u->connected, u->connect_timed_out);
+		hc->st.up_ops->on_failed(hc, reason, u->connected, u->connect_timed_out);
 	}
 	up_free(u);
 }

@@ -11,6 +11,28 @@
 
 #include "http_stream.h"
 
+/*
+ * What an upstream connection tells the stream it serves, or that waits in
+ * its pool's queue, as arn_tcp_ops tells a connection's user: given to
+ * http_up_acquire and kept with the stream. Every member runs from one of
+ * lib/tcp's callbacks, except that on_ready and on_failed may also come
+ * from inside another stream's http_up_release (a queued stream gets the
+ * connection that stream gave back, or fails to get one).
+ */
+struct http_upstream_ops {
+	/* Connected (or bound to a connection that is): send the request. */
+	void (*on_ready)(struct http_conn *hc);
+	/* Response bytes, or the upstream's end of input, arrived. */
+	void (*on_data)(struct http_conn *hc);
+	/* The connection's send buffer has room again. */
+	void (*on_writable)(struct http_conn *hc);
+	/* The connection is gone, or none could be opened for a queued
+	 * stream: the stream holds it no more (st->up is NULL). @p reason as
+	 * arn_tcp_ops.on_close; @p connected: it had been established;
+	 * @p timed_out: connect_timeout ran out. */
+	void (*on_failed)(struct http_conn *hc, int reason, bool connected, bool timed_out);
+};
+
 enum http_up_state {
 	HTTP_UP_CONNECTING = 0,
 	HTTP_UP_IDLE,
@@ -65,12 +87,11 @@ struct http_pool *http_pool_find(struct http_worker *w, const char *cluster, siz
  * the queue. @return 0 (bound or queued), -EBUSY (circuit breaker: 503 UO),
  * or another negative errno (could not open: 503 UF). */
 int http_up_acquire(struct http_worker *w, struct http_pool *pool, struct http_conn *hc,
-		    uint32_t laddr);
+		    uint32_t laddr, const struct http_upstream_ops *ops);
 /* The stream is done with its connection: reuse it or close it. */
 void http_up_release(struct http_upconn *up, bool reusable);
 /* Abort the stream's connection (or leave the queue). */
 void http_up_detach(struct http_conn *hc);
-void http_up_pump(struct http_upconn *up);
 void http_pools_sweep(struct http_worker *w, const struct arn_cfg_gen *g);
 /* Retire a draining pool once nothing uses it (its host reference goes). */
 void http_pool_maybe_retire(struct http_worker *w, struct http_pool *p);
