@@ -40,14 +40,14 @@ static unsigned log_headers(const struct arn_h1_msg *m, struct arn_access_header
 	return n;
 }
 
-void http_access_log(struct http_conn *hc)
+void http_access_log(struct http_stream *st)
 {
-	struct http_stream *st = &hc->st;
+	struct http_conn *hc = st->hc;
 	struct http_hcm_rt *r = hc->hrt;
 	if (!r || !r->n_loggers)
 		return;
 	struct http_worker *w = hc->w;
-	const struct arn_h1_msg *m = &hc->msg;
+	const struct arn_h1_msg *m = &st->req.m;
 	struct arn_access_record rec;
 	memset(&rec, 0, sizeof(rec));
 	rec.start_time_us = st->start_wall_us;
@@ -72,7 +72,7 @@ void http_access_log(struct http_conn *hc)
 	if (st->resp_started && !st->local && st->res) {
 		rec.resp_headers = w->log_resp;
 		rec.n_resp_headers =
-		    log_headers(&st->resp, w->log_resp, HTTP_MAX_HDRS - 1, st, false);
+		    log_headers(&st->resp.m, w->log_resp, HTTP_MAX_HDRS - 1, st, false);
 		/* the header Arion added, for %RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)% */
 		char *svc = st->service_time;
 		w->log_resp[rec.n_resp_headers++] = (struct arn_access_header){

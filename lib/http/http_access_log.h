@@ -4,10 +4,10 @@
 #ifndef ARN_HTTP_ACCESS_LOG_H
 #define ARN_HTTP_ACCESS_LOG_H
 
-struct http_conn;
+struct http_stream;
 
-/** Build @p hc's stream's record and hand it to each of its HCM's access
+/** Build @p st's record and hand it to each of its HCM's access
  * loggers (nothing when it has none). */
-void http_access_log(struct http_conn *hc);
+void http_access_log(struct http_stream *st);
 
 #endif

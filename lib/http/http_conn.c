@@ -1,8 +1,13 @@
 /*
- * A downstream HTTP/1 connection on one worker: accept (filter chain
- * selection), lib/tcp's callbacks, the pump that runs the connection's
- * stream whenever something happened, closing (linger, FIN, drain) and the
- * connection's idle timer.
+ * A downstream HTTP/1 connection on one worker (http_conn.h): accept
+ * (filter chain selection), lib/tcp's callbacks, the wait for each
+ * request's head before it takes a buffer, the run that steps the
+ * connection's stream whenever something happened, closing (linger, FIN,
+ * drain) and the connection's idle timer.
+ *
+ * One request is processed at a time (HTTP/1.1 pipelining is sequential):
+ * the next request's bytes wait in the input until the current response is
+ * complete.
  */
 #include <errno.h>
 #include <string.h>
@@ -19,8 +24,13 @@
 
 #define LINGER_MS 3000
 
-static void conn_free(struct http_conn *hc);
+static void conn_free(struct http_h1_conn *c);
 static void conn_idle_timeout(struct http_timer *t);
+
+static struct http_h1_conn *h1c(struct http_conn *hc)
+{
+	return (struct http_h1_conn *)(void *)hc; /* c is its first member */
+}
 
 /* ---- closing ------------------------------------------------------------------------------ */
 
@@ -31,7 +41,7 @@ static void conn_abort(struct http_conn *hc, int line)
 	ARN_DEBUG(HTTP, "connection %llx: reset (line %d)", (unsigned long long)hc->id, line);
 	HTTP_INC(hc, downstream_rq_tx_reset);
 	hc->state = HTTP_DC_CLOSED;
-	hc->aborted = true;
+	h1c(hc)->aborted = true;
 	arn_tcp_abort(hc->tc); /* on_close follows and frees the connection */
 }
 
@@ -43,34 +53,145 @@ static void start_close(struct http_conn *hc)
 	hc->state = HTTP_DC_CLOSING;
 	hc->idle_timer.fn = conn_idle_timeout;
 	http_timer_arm(hc->w, &hc->idle_timer, LINGER_MS);
-	hc->shut = false;
+	h1c(hc)->shut = false;
 }
 
 /* Closing: once the reply is out, FIN; discard what the client still sends
  * (a close with unread data would reset and could destroy our response in
  * flight); close when the client's FIN arrives or the linger time ends. */
-static void closing_step(struct http_conn *hc)
+static void closing_step(struct http_h1_conn *c)
 {
-	if (!hc->tc || http_out_busy(&hc->out))
+	struct http_conn *hc = &c->c;
+	if (!hc->tc || http_out_busy(&c->dn.out))
 		return;
-	http_in_free(&hc->in);
+	http_in_free(&c->dn.in);
 	arn_tcp_rx_consume(hc->tc, arn_tcp_rx_pending(hc->tc));
-	if (!hc->shut) {
-		hc->shut = true;
+	if (!c->shut) {
+		c->shut = true;
 		arn_tcp_shutdown(hc->tc);
 	}
-	if (hc->peer_eof) {
+	if (c->dn.peer.eof) {
 		hc->state = HTTP_DC_CLOSED;
 		arn_tcp_close(hc->tc);
 	}
 }
 
-/* ---- the pump ------------------------------------------------------------------------------ */
+/* ---- the next request's head ---------------------------------------------------------- */
 
-/* The stream ended on an open connection: close, or wait for the next
- * request under the connection's idle timeout. */
-static void stream_ended(struct http_conn *hc)
+/*
+ * Is the next request's head in the input, so that it is worth a request
+ * buffer (struct http_res: header array, scratch, text)? Issue 12: a
+ * buffer taken at a request's first byte was held while a slow client
+ * trickled its head, and 1,024 such clients per worker starved everyone
+ * else. The input is scanned here for the head's end, an empty line after
+ * a non-empty one (empty lines before the request line are not one, as the
+ * parser ignores them), without parsing: incrementally, each byte once
+ * (c->hs_*), memchr from line end to line end. Also true once the input
+ * holds more than a head may be (max_request_headers_kb) or all the input
+ * a connection takes from TCP (HTTP_IN_MAX): the parser then refuses it,
+ * or takes a head larger than that in parts as before. What the scan
+ * accepts the parser still judges: a bare CR or LF it refuses is refused
+ * then, with the buffer taken, as before.
+ */
+static bool head_ready(struct http_h1_conn *c)
 {
+	struct http_in *in = &c->dn.in;
+	if (c->head_in)
+		return true;
+	uint32_t skip = c->hs_scanned, off = in->off;
+	for (struct rte_mbuf *m = in->head; m && !c->head_in; m = m->next, off = 0) {
+		uint32_t len = m->data_len - off;
+		if (skip >= len) {
+			skip -= len;
+			continue;
+		}
+		const char *p = rte_pktmbuf_mtod_offset(m, const char *, off + skip);
+		const char *e = p + (len - skip);
+		skip = 0;
+		while (p < e) {
+			const char *lf = memchr(p, '\n', (size_t)(e - p));
+			const char *stop = lf ? lf : e;
+			for (const char *q = p; q < stop && !c->hs_line; q++)
+				c->hs_line = *q != '\r';
+			if (!lf) {
+				c->hs_scanned += (uint32_t)(e - p);
+				break;
+			}
+			c->hs_scanned += (uint32_t)(lf + 1 - p);
+			p = lf + 1;
+			if (!c->hs_line && c->hs_start) {
+				c->head_in = true; /* the empty line that ends the head */
+				break;
+			}
+			c->hs_start |= c->hs_line;
+			c->hs_line = false;
+		}
+	}
+	if (in->bytes > c->dn.p.max_head || in->bytes >= HTTP_IN_MAX)
+		c->head_in = true;
+	return c->head_in;
+}
+
+/*
+ * Before the stream has a request buffer: empty lines before a request are
+ * no part of it (they start no stream, the connection stays idle); the
+ * request's first byte starts the stream and its timers, but its buffer
+ * waits for the head to be in, so that a client trickling its head holds
+ * none (issue 12). @return true once the stream has its buffer.
+ */
+static bool request_wait(struct http_h1_conn *c)
+{
+	struct http_conn *hc = &c->c;
+	struct http_stream *st = &hc->st;
+	while (!st->started && !http_in_skip_empty_lines(&c->dn.in)) {
+		if (http_in_fill(&c->dn.in, hc->tc))
+			continue;
+		if (c->dn.peer.eof) {
+			/* the client closed between requests */
+			hc->close_after = true;
+			start_close(hc);
+			hc->again = true;
+		}
+		return false;
+	}
+	if (!st->started)
+		http_stream_started(st);
+	while (!head_ready(c)) {
+		if (http_in_fill(&c->dn.in, hc->tc))
+			continue;
+		if (c->dn.peer.eof) {
+			/* the client went away mid-head: closed without a reply,
+			 * as before (Envoy's codec resets the stream) */
+			http_stream_timers_cancel(st);
+			hc->close_after = true;
+			start_close(hc);
+			hc->again = true;
+		}
+		return false;
+	}
+	bool queued = hc->res_waiting;
+	struct http_res *r = http_res_take(hc->w, hc);
+	if (!r) {
+		/* every request buffer of this worker is in use, or requests
+		 * before this one wait for one: it waits its turn (its head
+		 * stays in the input); the poll wakes waiters in order */
+		if (!queued)
+			HTTP_INC(hc, downstream_rq_buffer_wait);
+		return false;
+	}
+	http_stream_take(st, r);
+	return true;
+}
+
+/* ---- the run --------------------------------------------------------------------------------- */
+
+/* The stream ended: close, or wait for the next request under the
+ * connection's idle timeout. */
+static void stream_ended(struct http_h1_conn *c)
+{
+	struct http_conn *hc = &c->c;
+	c->hs_scanned = 0;
+	c->hs_line = c->hs_start = c->head_in = false;
 	if (!hc->tc)
 		return;
 	if (hc->close_after) {
@@ -83,28 +204,34 @@ static void stream_ended(struct http_conn *hc)
 	}
 }
 
-static void run_once(struct http_conn *hc)
+/*
+ * One round: the response direction, the client's output, the stream's
+ * end, closing, then the request direction (or the wait for the next
+ * request's head).
+ */
+static void run_once(struct http_h1_conn *c)
 {
+	struct http_conn *hc = &c->c;
 	struct http_stream *st = &hc->st;
 	if (hc->state == HTTP_DC_CLOSED || !hc->tc)
 		return;
 	if (st->up && !st->local)
-		http_resp_step(hc);
+		http_resp_step(st);
 	if (hc->state == HTTP_DC_CLOSED || !hc->tc)
 		return;
-	int rc = http_out_flush(&hc->out, hc->tc);
+	int rc = http_out_flush(&c->dn.out, hc->tc);
 	if (rc != 0 && rc != -EAGAIN)
 		return; /* the connection is going: on_close follows */
 	bool flushed = rc == 0;
 	if (st->active && flushed && st->resp_done && (st->req_done || hc->close_after) &&
-	    !(st->up && http_out_busy(&st->up->out))) {
-		http_stream_end(hc);
-		stream_ended(hc);
+	    !(st->up && http_up_peer(st->up)->codec->busy(http_up_peer(st->up)))) {
+		http_stream_end(st);
+		stream_ended(c);
 		hc->again = true;
 		return;
 	}
 	if (hc->state == HTTP_DC_CLOSING) {
-		closing_step(hc);
+		closing_step(c);
 		return;
 	}
 	if (!st->active && hc->close_after && flushed) {
@@ -112,23 +239,26 @@ static void run_once(struct http_conn *hc)
 		hc->again = true;
 		return;
 	}
-	http_req_step(hc);
+	if (!st->res && hc->state == HTTP_DC_OPEN && !st->active && !request_wait(c))
+		return;
+	http_req_step(st);
 }
 
 static void conn_run(struct http_conn *hc)
 {
-	if (hc->in_pump) {
+	struct http_h1_conn *c = h1c(hc);
+	if (c->in_run) {
 		hc->again = true;
 		return;
 	}
-	hc->in_pump = true;
+	c->in_run = true;
 	do {
 		hc->again = false;
-		run_once(hc);
+		run_once(c);
 	} while (hc->again && hc->tc && hc->state != HTTP_DC_CLOSED);
-	hc->in_pump = false;
-	if (hc->dead)
-		conn_free(hc);
+	c->in_run = false;
+	if (c->dead)
+		conn_free(c);
 }
 
 static void conn_idle_timeout(struct http_timer *t)
@@ -160,38 +290,42 @@ static const struct http_conn_ops conn_ops = {
 /* ---- TCP callbacks ----------------------------------------------------------------------------
  */
 
-static struct http_conn *conn_alloc(struct http_worker *w)
+static struct http_h1_conn *conn_alloc(struct http_worker *w, struct arn_tcp_conn *tc)
 {
 	struct http_conn *hc = w->conn_free;
 	if (!hc)
 		return NULL;
 	w->conn_free = hc->next;
-	memset(hc, 0, sizeof(*hc));
+	struct http_h1_conn *c = h1c(hc);
+	memset(c, 0, sizeof(*c));
 	hc->w = w;
 	hc->ops = &conn_ops;
-	http_stream_reset(hc);
+	hc->tc = tc;
+	hc->dn = &c->dn.peer;
+	http_h1_peer_init(&c->dn, w, tc);
+	http_stream_init(&hc->st, hc);
 	hc->idle_timer.fn = conn_idle_timeout;
-	return hc;
+	return c;
 }
 
-static void conn_free(struct http_conn *hc)
+static void conn_free(struct http_h1_conn *c)
 {
+	struct http_conn *hc = &c->c;
 	struct http_worker *w = hc->w;
 	struct http_stream *st = &hc->st;
 	http_res_unwait(w, hc);
 	/* a stream starts (its timers run) before it has a buffer */
 	http_stream_timers_cancel(st);
 	if (st->active || st->res || st->rt || st->up || st->pending) {
-		if (st->active && !st->resp_done && !hc->aborted)
+		if (st->active && !st->resp_done && !c->aborted)
 			st->flags |= ARN_RF_BIT(DOWNSTREAM_CONNECTION_TERMINATION);
-		http_up_detach(hc);
-		http_stream_end(hc);
-		http_res_put(w, hc->st.res); /* kept by stream_end when mid-message */
-		hc->st.res = NULL;
+		http_up_detach(st);
+		http_stream_end(st);
+		http_res_put(w, st->res); /* kept by the stream's end when mid-message */
+		st->res = NULL;
 	}
 	http_timer_cancel(&hc->idle_timer);
-	http_in_free(&hc->in);
-	http_out_reset(&hc->out);
+	http_h1_peer_free(&c->dn);
 	HTTP_GAUGE(hc, downstream_cx_active, -1);
 	HTTP_GAUGE(hc, downstream_cx_http1_active, -1);
 	HTTP_INC(hc, downstream_cx_destroy);
@@ -213,12 +347,12 @@ static void conn_free(struct http_conn *hc)
 	w->conn_free = hc;
 }
 
-static int dc_accept(struct arn_tcp_conn *c, void *luser)
+static int dc_accept(struct arn_tcp_conn *tc, void *luser)
 {
 	struct http_worker *w = luser;
 	uint32_t laddr, raddr;
 	uint16_t lport, rport;
-	arn_tcp_endpoints(c, &laddr, &lport, &raddr, &rport);
+	arn_tcp_endpoints(tc, &laddr, &lport, &raddr, &rport);
 	const struct arn_cfg_gen *g = w->store ? arn_config_gen(w->store) : NULL;
 	const struct arn_cfg_listener *l = g ? arn_cfg_listener_find(g, laddr, lport) : NULL;
 	if (!l)
@@ -250,9 +384,9 @@ static int dc_accept(struct arn_tcp_conn *c, void *luser)
 		return -EPROTONOSUPPORT;
 	}
 	if (fc->kind == ARN_CFG_NF_ECHO) {
-		int rc = arn_tcp_echo_ops.on_accept ? arn_tcp_echo_ops.on_accept(c, NULL) : 0;
+		int rc = arn_tcp_echo_ops.on_accept ? arn_tcp_echo_ops.on_accept(tc, NULL) : 0;
 		if (rc == 0)
-			arn_tcp_set_ops(c, &arn_tcp_echo_ops);
+			arn_tcp_set_ops(tc, &arn_tcp_echo_ops);
 		if (lrt) {
 			arn_stats_inc(lrt->stats, w->slot, ARN_LS_downstream_cx_total);
 		}
@@ -260,12 +394,13 @@ static int dc_accept(struct arn_tcp_conn *c, void *luser)
 	}
 	if (fc->kind != ARN_CFG_NF_HCM || !fc->hcm)
 		return -ENOENT;
-	struct http_conn *hc = conn_alloc(w);
-	if (!hc) {
+	struct http_h1_conn *c = conn_alloc(w, tc);
+	if (!c) {
 		if (lrt)
 			arn_stats_inc(lrt->stats, w->slot, ARN_LS_downstream_cx_overload_reject);
 		return -ENOBUFS;
 	}
+	struct http_conn *hc = &c->c;
 	arn_cfg_pin(l);
 	hc->lsn = l;
 	hc->hcm = fc->hcm;
@@ -273,7 +408,6 @@ static int dc_accept(struct arn_tcp_conn *c, void *luser)
 	hc->lrt = lrt;
 	if (lrt)
 		http_lrt_ref(lrt); /* the connection's, until conn_free */
-	hc->tc = c;
 	hc->laddr = laddr;
 	hc->lport = lport;
 	hc->raddr = raddr;
@@ -287,9 +421,8 @@ static int dc_accept(struct arn_tcp_conn *c, void *luser)
 					  ? h->max_headers_count
 					  : HTTP_MAX_HDRS),
 	};
-	arn_h1_msg_init(&hc->msg, NULL, 0);
-	arn_h1_parser_init(&hc->p, ARN_H1_REQUEST, &pc, &hc->msg);
-	arn_h1_parser_allow_grow(&hc->p, true);
+	arn_h1_msg_init(&hc->st.req.m, NULL, 0);
+	http_h1_serve(&c->dn, &pc, &hc->st.req.m);
 	HTTP_INC(hc, downstream_cx_total);
 	HTTP_INC(hc, downstream_cx_http1_total);
 	HTTP_GAUGE(hc, downstream_cx_active, 1);
@@ -300,52 +433,54 @@ static int dc_accept(struct arn_tcp_conn *c, void *luser)
 	}
 	if (h->idle_timeout_ms)
 		http_timer_arm(w, &hc->idle_timer, h->idle_timeout_ms);
-	arn_tcp_set_user(c, hc);
+	arn_tcp_set_user(tc, c);
 	return 0;
 }
 
-static void dc_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
+static void dc_data(struct arn_tcp_conn *tc, struct rte_mbuf *head, uint32_t len)
 {
 	(void)head;
-	struct http_conn *hc = arn_tcp_user(c);
-	if (!hc)
+	struct http_h1_conn *c = arn_tcp_user(tc);
+	if (!c)
 		return;
-	if (hc->state != HTTP_DC_OPEN) {
-		arn_tcp_rx_consume(c, len);
+	if (c->c.state != HTTP_DC_OPEN) {
+		arn_tcp_rx_consume(tc, len);
 		return;
 	}
-	hc->st.last_activity_ms = hc->w->now_ms;
-	conn_run(hc);
+	c->c.st.last_activity_ms = c->c.w->now_ms;
+	conn_run(&c->c);
 }
 
-static void dc_eof(struct arn_tcp_conn *c)
+static void dc_eof(struct arn_tcp_conn *tc)
 {
-	struct http_conn *hc = arn_tcp_user(c);
-	if (!hc)
+	struct http_h1_conn *c = arn_tcp_user(tc);
+	if (!c)
 		return;
-	hc->peer_eof = true;
-	conn_run(hc);
+	c->dn.peer.eof = true;
+	conn_run(&c->c);
 }
 
-static void dc_writable(struct arn_tcp_conn *c)
+static void dc_writable(struct arn_tcp_conn *tc)
 {
-	struct http_conn *hc = arn_tcp_user(c);
-	if (!hc)
+	struct http_h1_conn *c = arn_tcp_user(tc);
+	if (!c)
 		return;
-	conn_run(hc);
+	conn_run(&c->c);
 }
 
-static void dc_closed(struct arn_tcp_conn *c, int reason)
+static void dc_closed(struct arn_tcp_conn *tc, int reason)
 {
-	struct http_conn *hc = arn_tcp_user(c);
-	if (!hc)
+	struct http_h1_conn *c = arn_tcp_user(tc);
+	if (!c)
 		return;
-	arn_tcp_set_user(c, NULL);
+	struct http_conn *hc = &c->c;
+	arn_tcp_set_user(tc, NULL);
 	ARN_DEBUG(HTTP, "connection %llx: closed (%d), state %d", (unsigned long long)hc->id,
 		  reason, hc->state);
 	hc->tc = NULL;
-	/* http_conn_abort() closed it: our reset, not the client's going away */
-	bool remote = !hc->aborted && (reason == 0 || reason == -ECONNRESET);
+	c->dn.tc = NULL;
+	/* conn_abort() closed it: our reset, not the client's going away */
+	bool remote = !c->aborted && (reason == 0 || reason == -ECONNRESET);
 	hc->state = HTTP_DC_CLOSED;
 	if (remote)
 		HTTP_INC(hc, downstream_cx_destroy_remote);
@@ -359,11 +494,11 @@ static void dc_closed(struct arn_tcp_conn *c, int reason)
 			HTTP_INC(hc, downstream_rq_rx_reset);
 		}
 	}
-	if (hc->in_pump) {
-		hc->dead = true;
+	if (c->in_run) {
+		c->dead = true;
 		return;
 	}
-	conn_free(hc);
+	conn_free(c);
 }
 
 const struct arn_tcp_ops http_dc_ops = {
@@ -378,7 +513,8 @@ void http_conns_shutdown(struct http_worker *w)
 {
 	static const struct arn_tcp_ops none = {0};
 	for (uint32_t i = 0; i < w->n_conns; i++) {
-		struct http_conn *hc = &w->conns[i];
+		struct http_h1_conn *c = &w->conns[i];
+		struct http_conn *hc = &c->c;
 		if (!hc->tc)
 			continue;
 		struct arn_tcp_conn *tc = hc->tc;
@@ -386,7 +522,8 @@ void http_conns_shutdown(struct http_worker *w)
 		arn_tcp_set_user(tc, NULL);
 		arn_tcp_abort(tc);
 		hc->tc = NULL;
+		c->dn.tc = NULL;
 		hc->state = HTTP_DC_CLOSED;
-		conn_free(hc);
+		conn_free(c);
 	}
 }

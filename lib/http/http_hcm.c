@@ -49,10 +49,14 @@ static void stream_release_cfg(struct http_stream *st)
 	st->endpoints = NULL;
 }
 
-void http_stream_reset(struct http_conn *hc)
+void http_stream_reset(struct http_stream *st)
 {
-	struct http_stream *st = &hc->st;
+	/* the connection, and the request message its codec parses into */
+	struct http_conn *hc = st->hc;
+	struct arn_h1_msg req = st->req.m;
 	memset(st, 0, sizeof(*st));
+	st->hc = hc;
+	st->req.m = req;
 	st->route_timer.fn = http_route_timeout;
 	st->idle_timer.fn = stream_idle_timeout;
 	st->hdr_timer.fn = hdr_timeout;
@@ -72,28 +76,14 @@ void http_stream_timers_cancel(struct http_stream *st)
 	http_timer_cancel(&X(st)->try_idle_timer);
 }
 
-/* A head's lines that cross segments outgrew the stream's scratch: go on
- * in a large one from the worker's pool (kept with the http_res), or, with
- * none left or that one full too, let the parser fail the head (431 for a
- * request, 502 for a response). */
-static void scratch_grow(struct http_worker *w, struct arn_h1_parser *p, char **big)
+void http_stream_end(struct http_stream *st)
 {
-	if (!*big)
-		*big = http_big_get(w);
-	if (*big && p->scratch != *big &&
-	    arn_h1_parser_grow_scratch(p, *big, HTTP_BIG_SCRATCH) == 0)
-		return;
-	arn_h1_parser_grow_scratch(p, NULL, 0);
-}
-
-void http_stream_end(struct http_conn *hc)
-{
+	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
-	struct http_stream *st = &hc->st;
 	http_stream_timers_cancel(st);
 	if (st->crt && st->res)
 		http_retry_release(&X(st)->retry, &st->crt->retries_active);
-	http_rb_free(hc);
+	http_rb_free(st);
 	if (st->counted_rq) {
 		HTTP_GAUGE(hc, downstream_rq_active, -1);
 		if (st->status) {
@@ -108,51 +98,54 @@ void http_stream_end(struct http_conn *hc)
 					      http_now_us(w, st->start_tsc));
 	}
 	if (st->counted_host)
-		http_host_rq_done(hc, HOST_AUTO);
+		http_host_rq_done(st, HOST_AUTO);
 	if (st->counted_up) {
-		CL_GAUGE(hc, upstream_rq_active, -1);
+		CL_GAUGE(st, upstream_rq_active, -1);
 		if (CS(st) && st->up_start_tsc)
 			arn_stats_hist_record(CS(st), w->slot, ARN_CL_upstream_rq_time,
 					      http_now_us(w, st->up_start_tsc));
 		__atomic_fetch_sub(&st->crt->rq_active, 1, __ATOMIC_RELAXED);
 	}
 	if (st->active)
-		http_access_log(hc);
+		http_access_log(st);
 	struct http_upconn *u = st->up;
 	if (u) {
+		struct http_peer *up = http_up_peer(u);
 		ARN_DEBUG(
 		    HTTP,
 		    "stream end: tunnel %d resp_done %d req_done %d head_sent %d ka %d eof %d",
 		    st->tunnel, st->resp_done, st->req_done, st->req_head_sent,
-		    !!(st->resp.flags & ARN_H1_F_KEEP_ALIVE), u->peer_eof);
+		    !!(st->resp.m.flags & ARN_H1_F_KEEP_ALIVE), up->eof);
 		bool reuse = !st->tunnel && st->resp_done && st->req_done && st->req_head_sent &&
-			     !http_out_busy(&u->out) && (st->resp.flags & ARN_H1_F_KEEP_ALIVE) &&
-			     !u->peer_eof && arn_h1_parser_idle(&u->p);
+			     !up->codec->busy(up) && (st->resp.m.flags & ARN_H1_F_KEEP_ALIVE) &&
+			     !up->eof && up->codec->idle(up);
 		http_up_release(u, reuse);
 	} else {
-		http_up_detach(hc);
+		http_up_detach(st);
 	}
 	stream_release_cfg(st);
-	http_pins_release(&st->req_pins);
-	http_pins_release(&st->resp_pins);
+	http_pins_release(&st->req.pins);
+	http_pins_release(&st->resp.pins);
 	struct http_res *res = st->res;
 	/* Between messages the parser holds no partial line: what its scratch
 	 * still holds are slices of the message that just ended, which nobody
 	 * uses any more. (Taking a scratch in use for "mid-message" closed the
 	 * connection after every request whose head spanned two segments,
 	 * dropping the pipelined requests behind it.) */
-	bool idle = arn_h1_parser_idle(&hc->p);
+	struct http_peer *dn = hc->dn;
+	bool idle = dn->codec->idle(dn);
 	if (res && idle) {
-		arn_h1_parser_set_scratch(&hc->p, NULL, 0);
-		arn_h1_msg_init(&hc->msg, NULL, 0);
+		dn->codec->release(dn);
+		arn_h1_msg_init(&st->req.m, NULL, 0);
 		http_res_put(w, res);
 		res = NULL;
 	} else if (res) {
 		hc->close_after = true; /* mid-message: the connection cannot go on */
-		http_xreq_init(hc, res);
+		http_xreq_init(st, res);
 	}
-	http_stream_reset(hc);
-	st->res = res;
+	http_stream_reset(st);
+	if (res)
+		http_stream_attach(st, res);
 }
 
 /*
@@ -164,10 +157,10 @@ void http_stream_end(struct http_conn *hc)
  * response starts) and stream_idle_timeout. The request has no http_res
  * yet: it takes one once its head is in (head_ready).
  */
-static void stream_started(struct http_conn *hc)
+void http_stream_started(struct http_stream *st)
 {
+	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
-	struct http_stream *st = &hc->st;
 	const struct arn_cfg_hcm *h = hc->hcm;
 	st->started = true;
 	st->start_tsc = http_tsc(w);
@@ -188,9 +181,9 @@ static void stream_started(struct http_conn *hc)
 }
 
 /* The stream's request counts once, whenever it is first seen as one. */
-static void count_request(struct http_conn *hc)
+static void count_request(struct http_stream *st)
 {
-	struct http_stream *st = &hc->st;
+	struct http_conn *hc = st->hc;
 	if (st->counted_rq)
 		return;
 	st->counted_rq = true;
@@ -201,34 +194,33 @@ static void count_request(struct http_conn *hc)
 
 /* A local reply to a request whose head is not complete: it is counted as
  * a request, and the connection closes after it. */
-static void pre_head_reply(struct http_conn *hc, unsigned status, const char *body, uint32_t flags,
-			   const char *details)
+static void pre_head_reply(struct http_stream *st, unsigned status, const char *body,
+			   uint32_t flags, const char *details)
 {
-	struct http_stream *st = &hc->st;
+	struct http_conn *hc = st->hc;
 	http_res_unwait(hc->w, hc); /* answered: no buffer is wanted for this head */
-	count_request(hc);
+	count_request(st);
 	if (!st->started)
-		stream_started(hc);
+		http_stream_started(st);
 	st->active = true;
 	hc->close_after = true;
-	http_local_reply(hc, status, body, body ? strlen(body) : 0, flags, details, NULL, 0);
+	http_local_reply(st, status, body, body ? strlen(body) : 0, flags, details, NULL, 0);
 }
 
-static void protocol_error(struct http_conn *hc)
+/* The client broke the protocol (@p ev: what its codec says to answer). */
+static void protocol_error(struct http_stream *st, const struct http_ev *ev)
 {
-	enum arn_h1_err e = arn_h1_parser_error(&hc->p);
-	unsigned status = (unsigned)arn_h1_err_status(e);
-	HTTP_INC(hc, downstream_cx_protocol_error);
+	HTTP_INC(st->hc, downstream_cx_protocol_error);
 	/* Envoy's HTTP/1 codec answers with the status's text as the body */
-	pre_head_reply(hc, status, arn_h1_reason(status), ARN_RF_BIT(DOWNSTREAM_PROTOCOL_ERROR),
-		       arn_h1_err_details(e));
+	pre_head_reply(st, ev->status, arn_h1_reason(ev->status),
+		       ARN_RF_BIT(DOWNSTREAM_PROTOCOL_ERROR), ev->details);
 }
 
-static void on_head(struct http_conn *hc)
+static void on_head(struct http_stream *st)
 {
+	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
-	struct http_stream *st = &hc->st;
-	const struct arn_h1_msg *m = &hc->msg;
+	const struct arn_h1_msg *m = &st->req.m;
 	const struct arn_cfg_hcm *h = hc->hcm;
 
 	st->head_done = true;
@@ -237,7 +229,7 @@ static void on_head(struct http_conn *hc)
 		hc->hrt = http_rt_hcm(h);
 	st->method = m->method;
 	st->version = m->version;
-	count_request(hc);
+	count_request(st);
 	hc->n_req++;
 	if (!(m->flags & ARN_H1_F_KEEP_ALIVE))
 		hc->close_after = true;
@@ -253,18 +245,13 @@ static void on_head(struct http_conn *hc)
 	 * authorization must not see a path the upstream reads differently. */
 	if (m->flags & ARN_H1_F_FRAGMENT) {
 		HTTP_INC(hc, downstream_rq_failed_path_normalization);
-		http_local_reply(hc, 400, NULL, 0, 0, "path_normalization_failed", NULL, 0);
+		http_local_reply(st, 400, NULL, 0, 0, "path_normalization_failed", NULL, 0);
 		return;
 	}
 
 	/* Envoy without proxy_100_continue answers the expectation itself */
 	if (m->flags & ARN_H1_F_EXPECT_CONTINUE) {
-		struct http_wchain c;
-		http_wchain_init(&c, w);
-		arn_h1_put(&c.wb, "HTTP/1.1 100 Continue\r\n\r\n", 25);
-		struct rte_mbuf *cm = http_wchain_finish(&c);
-		if (cm)
-			http_out_add_chain(&hc->out, cm);
+		hc->dn->codec->encode_continue(hc->dn);
 		st->expect_100_sent = true;
 	}
 
@@ -280,11 +267,11 @@ static void on_head(struct http_conn *hc)
 		if (k < 0) {
 			/* longer than the stream's text space (4 KB) */
 			HTTP_INC(hc, downstream_rq_failed_path_normalization);
-			http_local_reply(hc, 400, NULL, 0, 0, "path_normalization_failed", NULL, 0);
+			http_local_reply(st, 400, NULL, 0, 0, "path_normalization_failed", NULL, 0);
 			return;
 		}
 		buf[k] = 0;
-		hc->msg.path = (struct arn_h1_slice){buf, (uint32_t)k};
+		st->req.m.path = (struct arn_h1_slice){buf, (uint32_t)k};
 		st->text_len += (uint32_t)k + 1;
 	}
 
@@ -320,71 +307,16 @@ static void on_head(struct http_conn *hc)
 	    .listener_port = hc->lport,
 	    .random = http_rand(w),
 	};
-	if (h->health_check && http_hc_filter(hc, g, &req))
+	if (h->health_check && http_hc_filter(st, g, &req))
 		return;
-	http_route(hc, g, rt, &req);
+	http_route(st, g, rt, &req);
 }
 
 /* ---- request direction ---------------------------------------------------------------------- */
 
-/*
- * Is the next request's head in the input, so that it is worth a request
- * buffer (struct http_res: header array, scratch, text)? Issue 12: a
- * buffer taken at a request's first byte was held while a slow client
- * trickled its head, and 1,024 such clients per worker starved everyone
- * else. The input is scanned here for the head's end, an empty line after
- * a non-empty one (empty lines before the request line are not one, as the
- * parser ignores them), without parsing: incrementally, each byte once
- * (st->hs_*), memchr from line end to line end. Also true once the input
- * holds more than a head may be (max_request_headers_kb) or all the input
- * a connection takes from TCP (HTTP_IN_MAX): the parser then refuses it,
- * or takes a head larger than that in parts as before. What the scan
- * accepts the parser still judges: a bare CR or LF it refuses is refused
- * then, with the buffer taken, as before.
- */
-static bool head_ready(struct http_conn *hc)
+static bool req_may_parse(struct http_stream *st)
 {
-	struct http_stream *st = &hc->st;
-	struct http_in *in = &hc->in;
-	if (st->head_in)
-		return true;
-	uint32_t skip = st->hs_scanned, off = in->off;
-	for (struct rte_mbuf *m = in->head; m && !st->head_in; m = m->next, off = 0) {
-		uint32_t len = m->data_len - off;
-		if (skip >= len) {
-			skip -= len;
-			continue;
-		}
-		const char *p = rte_pktmbuf_mtod_offset(m, const char *, off + skip);
-		const char *e = p + (len - skip);
-		skip = 0;
-		while (p < e) {
-			const char *lf = memchr(p, '\n', (size_t)(e - p));
-			const char *stop = lf ? lf : e;
-			for (const char *q = p; q < stop && !st->hs_line; q++)
-				st->hs_line = *q != '\r';
-			if (!lf) {
-				st->hs_scanned += (uint32_t)(e - p);
-				break;
-			}
-			st->hs_scanned += (uint32_t)(lf + 1 - p);
-			p = lf + 1;
-			if (!st->hs_line && st->hs_start) {
-				st->head_in = true; /* the empty line that ends the head */
-				break;
-			}
-			st->hs_start |= st->hs_line;
-			st->hs_line = false;
-		}
-	}
-	if (in->bytes > hc->p.max_head || in->bytes >= HTTP_IN_MAX)
-		st->head_in = true;
-	return st->head_in;
-}
-
-static bool req_may_parse(struct http_conn *hc)
-{
-	struct http_stream *st = &hc->st;
+	struct http_conn *hc = st->hc;
 	if (hc->state != HTTP_DC_OPEN)
 		return false;
 	if (!st->active)
@@ -392,7 +324,7 @@ static bool req_may_parse(struct http_conn *hc)
 	if (st->local)
 		return st->local_wait_end;
 	if (st->tunnel)
-		return st->up && st->up->tc;
+		return st->up && http_up_alive(st->up);
 	if (st->req_done)
 		return false;
 	if (st->head_done)
@@ -400,54 +332,35 @@ static bool req_may_parse(struct http_conn *hc)
 	return true;
 }
 
-static void fwd_body(struct http_out *o, struct arn_h1_chunker *ch, bool chunked, const char *p,
-		     size_t n)
+void http_req_step(struct http_stream *st)
 {
-	if (chunked) {
-		size_t k = arn_h1_chunk_prefix(ch, n, o->stage);
-		o->stage_off = 0;
-		o->stage_len = (uint8_t)k;
-	}
-	o->data = p;
-	o->data_len = (uint32_t)n;
-}
-
-static void fwd_end(struct http_out *o, struct arn_h1_chunker *ch)
-{
-	size_t k = arn_h1_chunk_last(ch, o->stage);
-	o->stage[k++] = '\r';
-	o->stage[k++] = '\n';
-	o->stage_off = 0;
-	o->stage_len = (uint8_t)k;
-}
-
-void http_req_step(struct http_conn *hc)
-{
+	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
-	struct http_stream *st = &hc->st;
+	struct http_peer *dn = hc->dn;
 	for (;;) {
 		struct http_upconn *u = st->up;
-		if (u && http_out_busy(&u->out)) {
-			int rc = http_out_flush(&u->out, u->tc);
+		struct http_peer *up = u ? http_up_peer(u) : NULL;
+		if (up && up->codec->busy(up)) {
+			int rc = up->codec->flush(up);
 			if (rc != 0)
 				return; /* -EAGAIN: on_writable; else on_close will tell */
 		}
 		/* a retry: this attempt gets the body kept so far first */
-		if (st->replaying && u && st->req_head_sent) {
+		if (st->replaying && up && st->req_head_sent) {
 			if (X(st)->replay) {
 				struct rte_mbuf *rm = X(st)->replay;
 				X(st)->replay = rm->next;
-				fwd_body(&u->out, &st->up_chunker, st->up_chunked,
-					 rte_pktmbuf_mtod(rm, const char *), rm->data_len);
+				up->codec->encode_body(up, rte_pktmbuf_mtod(rm, const char *),
+						       rm->data_len);
 				continue;
 			}
 			st->replaying = false;
-			if (st->req_done && st->up_chunked) {
-				fwd_end(&u->out, &st->up_chunker);
+			if (st->req_done) {
+				up->codec->encode_end(up);
 				continue;
 			}
 		}
-		if (st->req_done && !st->replaying && u && !http_out_busy(&u->out)) {
+		if (st->req_done && !st->replaying && up && !up->codec->busy(up)) {
 			st->req_sent = true;
 			if (st->timeout_ms && !st->resp_done && !st->route_timer_armed) {
 				st->route_timer_armed = true;
@@ -473,124 +386,57 @@ void http_req_step(struct http_conn *hc)
 				}
 			}
 		}
-		if (!req_may_parse(hc))
+		if (!req_may_parse(st) || !st->res)
 			return;
-		if (!st->res) {
-			/* empty lines before a request are no part of it: they
-			 * start no stream, the connection stays idle */
-			while (!st->started && !http_in_skip_empty_lines(&hc->in)) {
-				if (http_in_fill(&hc->in, hc->tc))
-					continue;
-				if (hc->peer_eof) {
-					/* the client closed between requests */
-					hc->close_after = true;
-					http_conn_close(hc);
-					hc->again = true;
+		struct http_ev ev;
+		int rc = dn->codec->decode(dn, &st->req, !st->head_done, &ev);
+		if (rc == -EAGAIN)
+			return;
+		if (rc == -ESHUTDOWN || rc == -ECONNABORTED) {
+			/* the client closed its side */
+			if (st->tunnel || (st->active && !st->req_done) || rc == -ECONNABORTED) {
+				if (st->active && !st->resp_done) {
+					/* the client went away mid-request */
+					st->flags |= ARN_RF_BIT(DOWNSTREAM_CONNECTION_TERMINATION);
+					HTTP_INC(hc, downstream_rq_rx_reset);
+					http_up_detach(st);
+					st->resp_done = st->req_done = true;
 				}
-				return;
+				if (st->tunnel)
+					st->req_done = st->resp_done = true;
+				hc->close_after = true;
+			} else if (!st->active) {
+				hc->close_after = true;
+				http_conn_close(hc);
+			} else {
+				hc->close_after = true;
 			}
-			/* the request's first byte: its stream and timers start,
-			 * but its buffer waits for a head to parse, so that a
-			 * client trickling its head holds none (issue 12) */
-			if (!st->started)
-				stream_started(hc);
-			while (!head_ready(hc)) {
-				if (http_in_fill(&hc->in, hc->tc))
-					continue;
-				if (hc->peer_eof) {
-					/* the client went away mid-head: closed without
-					 * a reply, as before (Envoy's codec resets the
-					 * stream) */
-					http_stream_timers_cancel(st);
-					hc->close_after = true;
-					http_conn_close(hc);
-					hc->again = true;
-				}
-				return;
-			}
-			bool queued = hc->res_waiting;
-			st->res = http_res_take(w, hc);
-			if (!st->res) {
-				/* every request buffer of this worker is in use, or
-				 * requests before this one wait for one: it waits
-				 * its turn (its head stays in the input); the poll
-				 * wakes waiters in order */
-				if (!queued)
-					HTTP_INC(hc, downstream_rq_buffer_wait);
-				return;
-			}
-			http_xreq_init(hc, st->res);
-			arn_h1_msg_init(&hc->msg, st->res->req_hdrs, HTTP_MAX_HDRS);
-		}
-		struct arn_h1_ev ev;
-		ssize_t n = http_in_parse(&hc->in, &hc->p, &ev, &st->req_pins, !st->head_done);
-		if (!st->started && (n >= 0 || n == ARN_AGAIN) && !arn_h1_parser_idle(&hc->p))
-			stream_started(hc);
-		if (n == ARN_AGAIN) {
-			if (http_in_fill(&hc->in, hc->tc))
-				continue;
-			if (hc->peer_eof) {
-				struct arn_h1_ev e2;
-				int rc = arn_h1_parse_eof(&hc->p, &e2);
-				if (st->tunnel || (st->active && !st->req_done) || rc != 0) {
-					if (st->active && !st->resp_done) {
-						/* the client went away mid-request */
-						st->flags |=
-						    ARN_RF_BIT(DOWNSTREAM_CONNECTION_TERMINATION);
-						HTTP_INC(hc, downstream_rq_rx_reset);
-						http_up_detach(hc);
-						st->resp_done = st->req_done = true;
-					}
-					if (st->tunnel)
-						st->req_done = st->resp_done = true;
-					hc->close_after = true;
-				} else if (!st->active) {
-					hc->close_after = true;
-					http_conn_close(hc);
-				} else {
-					hc->close_after = true;
-				}
-				hc->again = true;
-			}
+			hc->again = true;
 			return;
 		}
-		if (n == -EBADMSG) {
-			protocol_error(hc);
+		if (rc < 0) {
+			protocol_error(st, &ev);
 			return;
 		}
-		if (n == -EPIPE) {
-			/* bytes after a request that ended the connection */
-			http_in_free(&hc->in);
-			return;
-		}
-		if (n < 0)
-			return; /* -EBUSY: an upgrade waits for the upstream's answer */
 		st->last_activity_ms = w->now_ms;
 		if (!st->active) {
 			if (!st->started)
-				stream_started(hc);
+				http_stream_started(st);
 			st->active = true;
 		}
 		switch (ev.type) {
-		case ARN_H1_EV_NEED_SCRATCH:
-			if (arn_h1_parser_scratch_short(&hc->p))
-				scratch_grow(w, &hc->p, &st->res->big_req);
-			else
-				arn_h1_parser_set_scratch(&hc->p, st->res->req_scratch,
-							  HTTP_SCRATCH);
-			break;
-		case ARN_H1_EV_HEAD:
-			if (st->req_pins.overflow) {
+		case HTTP_EV_HEAD:
+			if (st->req.pins.overflow) {
 				/* a head in more pieces than we keep references to */
 				hc->close_after = true;
-				http_local_reply(hc, 431, "Request Header Fields Too Large", 31,
+				http_local_reply(st, 431, "Request Header Fields Too Large", 31,
 						 ARN_RF_BIT(DOWNSTREAM_PROTOCOL_ERROR),
 						 "http1.headers_too_large", NULL, 0);
 				return;
 			}
-			on_head(hc);
+			on_head(st);
 			break;
-		case ARN_H1_EV_BODY:
+		case HTTP_EV_BODY:
 			st->rx_body += ev.len;
 			if (st->local) {
 				/* a reply is out already; the body is not read */
@@ -601,15 +447,15 @@ void http_req_step(struct http_conn *hc)
 			}
 			if (!st->up)
 				return;
-			if (st->rb_on && !st->tunnel && !http_rb_append(hc, ev.data, ev.len))
-				http_rb_abandon(hc);
-			fwd_body(&st->up->out, &st->up_chunker, st->up_chunked && !st->tunnel,
-				 ev.data, ev.len);
+			if (st->rb_on && !st->tunnel && !http_rb_append(st, ev.data, ev.len))
+				http_rb_abandon(st);
+			up = http_up_peer(st->up);
+			up->codec->encode_body(up, ev.data, ev.len);
 			if (CS(st))
 				arn_stats_add(CS(st), w->slot, ARN_CL_upstream_cx_tx_bytes_total,
 					      ev.len);
 			break;
-		case ARN_H1_EV_END:
+		case HTTP_EV_END:
 			st->req_done = true;
 			st->req_end_tsc = http_tsc(w);
 			http_timer_cancel(&st->req_timer);
@@ -621,8 +467,10 @@ void http_req_step(struct http_conn *hc)
 				hc->again = true;
 				return;
 			}
-			if (st->up && st->up_chunked)
-				fwd_end(&st->up->out, &st->up_chunker);
+			if (st->up) {
+				up = http_up_peer(st->up);
+				up->codec->encode_end(up);
+			}
 			break;
 		default:
 			break;
@@ -642,20 +490,21 @@ void http_req_step(struct http_conn *hc)
  * yet: 502, as for a response Arion cannot forward, and the upstream
  * connection is closed mid-response. Counted in rs_edit_overflow.
  */
-static void response_edit_overflow(struct http_conn *hc)
+static void response_edit_overflow(struct http_stream *st)
 {
+	struct http_conn *hc = st->hc;
 	HTTP_INC(hc, rs_edit_overflow);
 	/* a 101 already turned the request side into a tunnel: the
 	 * connection cannot carry another request */
 	hc->close_after = true;
-	http_local_reply(hc, 502, NULL, 0, 0, "response_edits_overflow", NULL, 0);
+	http_local_reply(st, 502, NULL, 0, 0, "response_edits_overflow", NULL, 0);
 }
 
-static void write_resp_head(struct http_conn *hc)
+static void write_resp_head(struct http_stream *st)
 {
+	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
-	struct http_stream *st = &hc->st;
-	const struct arn_h1_msg *r = &st->resp;
+	const struct arn_h1_msg *r = &st->resp.m;
 	struct http_resp_ctx x = {
 	    .hcm = hc->hcm,
 	    .rt = st->rt,
@@ -671,25 +520,14 @@ static void write_resp_head(struct http_conn *hc)
 	    .text_cap = HTTP_TEXT - st->text_len,
 	};
 	struct arn_h1_edit e[MAX_EDITS];
-	/* two slots stay for the health check header and a content-length
-	 * removal below */
+	/* two slots stay: one for the health check header, one for the codec */
 	int n = http_resp_edits(&x, r, e, MAX_EDITS - 2);
 	if (n < 0) {
-		response_edit_overflow(hc);
+		response_edit_overflow(st);
 		return;
 	}
 	st->text_len += x.text_len;
 	snprintf(st->service_time, sizeof(st->service_time), "%lld", (long long)x.service_ms);
-	bool no_body = (r->flags & ARN_H1_F_NO_BODY) || st->method == ARN_H1_M_HEAD ||
-		       r->status == 204 || r->status == 304;
-	if (!no_body && !st->tunnel && !(r->flags & ARN_H1_F_CONTENT_LENGTH)) {
-		if (st->version >= 11) {
-			st->dn_chunked = true;
-		} else {
-			st->dn_until_close = true;
-			hc->close_after = true;
-		}
-	}
 	/* A response that starts before its request has been read whole ends
 	 * the connection (the rest of the request is not read once the
 	 * response is done); say so in the head, as Envoy does. */
@@ -703,42 +541,29 @@ static void write_resp_head(struct http_conn *hc)
 	}
 	http_hc_drain(hc);
 	if (st->health_check)
-		http_hc_cache_set(hc, r->status);
+		http_hc_cache_set(st, r->status);
 	struct arn_h1_edit hcf;
-	if (http_hc_fail_header(hc, &hcf))
+	if (http_hc_fail_header(st, &hcf))
 		e[n++] = hcf;
-	if (r->flags & ARN_H1_F_CL_IGNORED) /* "0" in a 204 or 101 */
-		e[n++] = (struct arn_h1_edit){
-		    .name = "content-length", .name_len = 14, .op = ARN_H1_EDIT_REMOVE};
-	struct http_wchain c;
-	http_wchain_init(&c, w);
-	arn_h1_write_status_line(&c.wb, r->status, NULL, 0, 1);
-	if (arn_h1_write_headers(&c.wb, r, e, (unsigned)n,
-				 ARN_H1_W_DROP_HOP | (st->tunnel ? ARN_H1_W_UPGRADE : 0)) ==
-	    -E2BIG) {
-		struct rte_mbuf *part = http_wchain_finish(&c);
-		if (part)
-			rte_pktmbuf_free(part);
-		response_edit_overflow(hc);
+	struct http_head_info hi = {
+	    .req_method = st->method,
+	    .req_version = st->version,
+	    .tunnel = st->tunnel,
+	    .close = hc->close_after,
+	};
+	struct http_peer *dn = hc->dn;
+	int rc = dn->codec->encode_response_head(dn, r, e, (unsigned)n, &hi);
+	hc->close_after = hi.close; /* a body only our close can end */
+	if (rc == -E2BIG) {
+		response_edit_overflow(st);
 		return;
 	}
-	if (st->dn_chunked)
-		arn_h1_write_header(&c.wb, "transfer-encoding", 17, "chunked", 7);
-	if (!st->tunnel) {
-		if (hc->close_after)
-			arn_h1_write_header(&c.wb, "connection", 10, "close", 5);
-		else if (st->version == 10)
-			arn_h1_write_header(&c.wb, "connection", 10, "keep-alive", 10);
-	}
-	arn_h1_write_end(&c.wb);
-	struct rte_mbuf *m = http_wchain_finish(&c);
-	if (!m) {
+	if (rc != 0) {
 		st->flags |= ARN_RF_BIT(LOCAL_RESET);
-		http_up_detach(hc);
+		http_up_detach(st);
 		http_conn_abort(hc);
 		return;
 	}
-	http_out_add_chain(&hc->out, m);
 	st->resp_started = true;
 	http_timer_cancel(&st->req_timer);    /* request_timeout ends with the response's start */
 	http_timer_cancel(&X(st)->try_timer); /* Envoy ignores a per-try timeout from now on */
@@ -752,45 +577,41 @@ static void write_resp_head(struct http_conn *hc)
 			      arn_stats_code_class(ARN_CL_upstream_rq_1xx, r->status));
 }
 
-void http_resp_step(struct http_conn *hc)
+void http_resp_step(struct http_stream *st)
 {
+	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
-	struct http_stream *st = &hc->st;
+	struct http_peer *dn = hc->dn;
 	for (;;) {
 		struct http_upconn *u = st->up;
 		if (!u || st->local || hc->state == HTTP_DC_CLOSED)
 			return;
-		if (http_out_busy(&hc->out)) {
-			int rc = http_out_flush(&hc->out, hc->tc);
+		struct http_peer *up = http_up_peer(u);
+		if (dn->codec->busy(dn)) {
+			int rc = dn->codec->flush(dn);
 			if (rc != 0)
 				return;
 		}
 		if (st->resp_done && !st->tunnel)
 			return;
-		struct arn_h1_ev ev;
-		ssize_t n = http_in_parse(&u->in, &u->p, &ev, &st->resp_pins, !st->resp_started);
-		if (n == ARN_AGAIN) {
-			if (http_in_fill(&u->in, u->tc))
-				continue;
-			if (!u->peer_eof)
-				return;
-			if (st->tunnel) {
-				http_upstream_lost(hc, false);
-				return;
-			}
-			int rc = arn_h1_parse_eof(&u->p, &ev);
-			if (rc == 0 && ev.type == ARN_H1_EV_END && st->resp_started) {
-				/* a body delimited by the upstream's close */
+		struct http_ev ev;
+		int rc = up->codec->decode(up, &st->resp, !st->resp_started, &ev);
+		if (rc == -EAGAIN)
+			return;
+		if (rc == -ESHUTDOWN || rc == -ECONNABORTED) {
+			/* the upstream closed its side: a body delimited by its
+			 * close ends there, anything else is cut */
+			if (!st->tunnel && rc == -ESHUTDOWN && ev.type == HTTP_EV_END &&
+			    st->resp_started)
 				goto end;
-			}
-			http_upstream_lost(hc, false);
+			http_upstream_lost(st, false);
 			return;
 		}
-		if (n < 0) {
+		if (rc < 0) {
 			/* the upstream does not speak HTTP/1 properly */
-			CL_INC(hc, upstream_cx_protocol_error);
+			CL_INC(st, upstream_cx_protocol_error);
 			if (!st->resp_started &&
-			    http_maybe_retry(hc,
+			    http_maybe_retry(st,
 					     http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_RESET),
 					     HOST_ERROR)) {
 				hc->again = true;
@@ -799,32 +620,26 @@ void http_resp_step(struct http_conn *hc)
 			if (!st->resp_started) {
 				st->flags |= ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR);
 				http_reset_reply(
-				    hc, 502, "protocol error", ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR),
+				    st, 502, "protocol error", ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR),
 				    "upstream_reset_before_response_started{protocol_error}");
 			} else {
 				st->flags |= ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR);
-				http_up_detach(hc);
+				http_up_detach(st);
 				http_conn_abort(hc);
 			}
 			return;
 		}
 		st->last_activity_ms = w->now_ms;
 		X(st)->up_activity_ms = w->now_ms;
+		const struct arn_h1_msg *m = &st->resp.m;
 		switch (ev.type) {
-		case ARN_H1_EV_NEED_SCRATCH:
-			if (arn_h1_parser_scratch_short(&u->p))
-				scratch_grow(w, &u->p, &st->res->big_resp);
-			else
-				arn_h1_parser_set_scratch(&u->p, st->res->resp_scratch,
-							  HTTP_SCRATCH);
-			break;
-		case ARN_H1_EV_HEAD:
-			if (st->resp.status < 200 && st->resp.status != 101)
+		case HTTP_EV_HEAD:
+			if (m->status < 200 && m->status != 101)
 				break; /* interim responses are not forwarded (100 was ours) */
-			if (st->resp.status == 101) {
+			if (m->status == 101) {
 				if (!st->upgrade_req) {
 					st->flags |= ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR);
-					http_reset_reply(hc, 502, "protocol error",
+					http_reset_reply(st, 502, "protocol error",
 							 ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR),
 							 "upstream_reset_before_response_started{"
 							 "protocol_error}");
@@ -832,45 +647,45 @@ void http_resp_step(struct http_conn *hc)
 				}
 				st->tunnel = true;
 				http_timer_cancel(&st->route_timer);
-				arn_h1_parser_tunnel(&hc->p);
+				dn->codec->upgrade(dn, true);
+				up->codec->upgrade(up, true);
 			} else if (st->upgrade_req) {
-				arn_h1_parser_resume(&hc->p);
+				dn->codec->upgrade(dn, false);
 			}
-			if (X(st)->retry.rp && st->resp.status != 101) {
+			if (X(st)->retry.rp && m->status != 101) {
 				/* a retriable answer is never forwarded while a retry
 				 * is allowed; the outcome of a retry is its success */
-				bool rl = arn_h1_find(&st->resp, "x-envoy-ratelimited", 19, 0) >= 0;
-				bool would =
-				    http_retry_on_status(X(st)->retry.rp, st->resp.status, rl);
-				st->up_status = st->resp.status;
-				if (http_maybe_retry(hc, would, HOST_AUTO)) {
+				bool rl = arn_h1_find(m, "x-envoy-ratelimited", 19, 0) >= 0;
+				bool would = http_retry_on_status(X(st)->retry.rp, m->status, rl);
+				st->up_status = m->status;
+				if (http_maybe_retry(st, would, HOST_AUTO)) {
 					if (CS(st))
 						arn_stats_inc(
 						    CS(st), w->slot,
 						    arn_stats_code_class(ARN_CL_upstream_rq_1xx,
-									 st->resp.status));
+									 m->status));
 					hc->again = true;
 					return;
 				}
 			}
-			if (st->resp_pins.overflow) {
-				http_upstream_lost(hc, false);
+			if (st->resp.pins.overflow) {
+				http_upstream_lost(st, false);
 				return;
 			}
-			write_resp_head(hc);
+			write_resp_head(st);
 			hc->again = true; /* the request side may go on (tunnel) */
 			break;
-		case ARN_H1_EV_BODY:
+		case HTTP_EV_BODY:
 			st->tx_body += ev.len;
 			if (CS(st))
 				arn_stats_add(CS(st), w->slot, ARN_CL_upstream_cx_rx_bytes_total,
 					      ev.len);
-			fwd_body(&hc->out, &st->dn_chunker, st->dn_chunked, ev.data, ev.len);
+			dn->codec->encode_body(dn, ev.data, ev.len);
 			break;
-		case ARN_H1_EV_END:
+		case HTTP_EV_END:
 			if (st->tunnel)
 				break; /* the 101's own end: the tunnel runs until a close */
-			if (st->resp.status < 200)
+			if (m->status < 200)
 				break; /* an interim response's end: the final one follows */
 			goto end;
 		default:
@@ -878,11 +693,10 @@ void http_resp_step(struct http_conn *hc)
 		}
 		continue;
 	end:
-		if (st->dn_chunked)
-			fwd_end(&hc->out, &st->dn_chunker);
+		dn->codec->encode_end(dn);
 		st->resp_done = true;
 		http_timer_cancel(&st->route_timer);
-		CL_INC(hc, upstream_rq_completed);
+		CL_INC(st, upstream_rq_completed);
 		if (!st->req_done)
 			hc->close_after = true; /* the rest of the request is not read */
 		hc->again = true;
@@ -895,7 +709,7 @@ void http_resp_step(struct http_conn *hc)
 static void stream_idle_timeout(struct http_timer *t)
 {
 	struct http_stream *st = OWNER(t, struct http_stream, idle_timer);
-	struct http_conn *hc = OWNER(st, struct http_conn, st);
+	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
 	if (!st->started || !st->idle_timeout_ms || hc->state != HTTP_DC_OPEN)
 		return;
@@ -906,16 +720,16 @@ static void stream_idle_timeout(struct http_timer *t)
 	}
 	if (!st->head_done) {
 		/* the head never completed */
-		pre_head_reply(hc, 408, HTTP_BODY_SI, ARN_RF_BIT(STREAM_IDLE_TIMEOUT),
+		pre_head_reply(st, 408, HTTP_BODY_SI, ARN_RF_BIT(STREAM_IDLE_TIMEOUT),
 			       "stream_idle_timeout");
 	} else if (!st->resp_started) {
 		hc->close_after = true;
-		http_local_reply_route(hc, 408, HTTP_BODY_SI, strlen(HTTP_BODY_SI),
+		http_local_reply_route(st, 408, HTTP_BODY_SI, strlen(HTTP_BODY_SI),
 				       ARN_RF_BIT(STREAM_IDLE_TIMEOUT), "stream_idle_timeout", NULL,
 				       0);
 	} else {
 		st->flags |= ARN_RF_BIT(STREAM_IDLE_TIMEOUT);
-		http_up_detach(hc);
+		http_up_detach(st);
 		http_conn_abort(hc);
 	}
 	http_conn_run(hc);
@@ -929,17 +743,17 @@ static void stream_idle_timeout(struct http_timer *t)
 static void hdr_timeout(struct http_timer *t)
 {
 	struct http_stream *st = OWNER(t, struct http_stream, hdr_timer);
-	struct http_conn *hc = OWNER(st, struct http_conn, st);
+	struct http_conn *hc = st->hc;
 	if (!st->started || st->head_done || !hc->tc || hc->state != HTTP_DC_OPEN)
 		return;
 	if (hc->res_waiting) {
 		http_res_unwait(hc->w, hc);
 		HTTP_INC(hc, downstream_rq_overload_close);
-		pre_head_reply(hc, 503, "envoy overloaded", ARN_RF_BIT(OVERLOAD_MANAGER),
+		pre_head_reply(st, 503, "envoy overloaded", ARN_RF_BIT(OVERLOAD_MANAGER),
 			       "overload");
 	} else {
 		HTTP_INC(hc, downstream_rq_header_timeout);
-		pre_head_reply(hc, 408, "request header timeout", 0, "request_header_timeout");
+		pre_head_reply(st, 408, "request header timeout", 0, "request_header_timeout");
 	}
 	http_conn_run(hc);
 }
@@ -950,17 +764,30 @@ static void hdr_timeout(struct http_timer *t)
 static void req_timeout(struct http_timer *t)
 {
 	struct http_stream *st = OWNER(t, struct http_stream, req_timer);
-	struct http_conn *hc = OWNER(st, struct http_conn, st);
+	struct http_conn *hc = st->hc;
 	if (!st->started || st->req_done || st->resp_started || !hc->tc ||
 	    hc->state != HTTP_DC_OPEN)
 		return;
 	HTTP_INC(hc, downstream_rq_timeout);
 	if (!st->head_done) {
-		pre_head_reply(hc, 408, "request timeout", 0, "request_overall_timeout");
+		pre_head_reply(st, 408, "request timeout", 0, "request_overall_timeout");
 	} else {
 		hc->close_after = true;
-		http_local_reply_route(hc, 408, "request timeout", 15, 0, "request_overall_timeout",
+		http_local_reply_route(st, 408, "request timeout", 15, 0, "request_overall_timeout",
 				       NULL, 0);
 	}
 	http_conn_run(hc);
+}
+
+void http_stream_init(struct http_stream *st, struct http_conn *hc)
+{
+	st->hc = hc;
+	http_stream_reset(st);
+}
+
+void http_stream_take(struct http_stream *st, struct http_res *r)
+{
+	http_stream_attach(st, r);
+	http_xreq_init(st, r);
+	arn_h1_msg_init(&st->req.m, r->req_hdrs, HTTP_MAX_HDRS);
 }

@@ -36,9 +36,10 @@ void http_hc_drain(struct http_conn *hc)
 
 /* Envoy's health check filter marks every other response while health
  * checks fail, so a downstream Envoy ejects this host at once. */
-bool http_hc_fail_header(const struct http_conn *hc, struct arn_h1_edit *e)
+bool http_hc_fail_header(const struct http_stream *st, struct arn_h1_edit *e)
 {
-	if (!hc->hcm || !hc->hcm->health_check || hc->st.health_check || !http_healthcheck_failed())
+	const struct http_conn *hc = st->hc;
+	if (!hc->hcm || !hc->hcm->health_check || st->health_check || !http_healthcheck_failed())
 		return false;
 	*e = (struct arn_h1_edit){.name = "x-envoy-immediate-health-check-fail",
 				  .name_len = 35,
@@ -49,8 +50,9 @@ bool http_hc_fail_header(const struct http_conn *hc, struct arn_h1_edit *e)
 }
 
 /* Pass-through mode with cache_time: remember the upstream's answer. */
-void http_hc_cache_set(struct http_conn *hc, unsigned status)
+void http_hc_cache_set(struct http_stream *st, unsigned status)
 {
+	struct http_conn *hc = st->hc;
 	const struct arn_cfg_hc_filter *f = hc->hcm ? hc->hcm->health_check : NULL;
 	if (!f || !f->pass_through || !f->cache_time_ms || !hc->hrt)
 		return;
@@ -116,11 +118,11 @@ static unsigned hc_clusters(const struct arn_cfg_hc_filter *f, const struct arn_
  * pass-through it goes upstream unless health checks fail (503 here) or a
  * cached answer is fresh. @return true when answered.
  */
-bool http_hc_filter(struct http_conn *hc, const struct arn_cfg_gen *g,
+bool http_hc_filter(struct http_stream *st, const struct arn_cfg_gen *g,
 		    const struct arn_cfg_request *req)
 {
+	struct http_conn *hc = st->hc;
 	const struct arn_cfg_hc_filter *f = hc->hcm->health_check;
-	struct http_stream *st = &hc->st;
 	if (!arn_cfg_headers_match(f->headers, f->n_headers, req))
 		return false;
 	st->health_check = true;
@@ -139,29 +141,28 @@ bool http_hc_filter(struct http_conn *hc, const struct arn_cfg_gen *g,
 		status = hc_clusters(f, g, &details);
 	}
 	uint32_t flags = status >= 200 && status < 300 ? 0 : ARN_RF_BIT(FAILED_LOCAL_HEALTH_CHECK);
-	http_local_reply(hc, status, NULL, 0, flags, details, NULL, 0);
+	http_local_reply(st, status, NULL, 0, flags, details, NULL, 0);
 	return true;
 }
 
 /* ---- local replies -------------------------------------------------------------------------- */
 
-void http_local_reply(struct http_conn *hc, unsigned status, const char *body, size_t blen,
+void http_local_reply(struct http_stream *st, unsigned status, const char *body, size_t blen,
 		      uint32_t flags, const char *details, const struct arn_h1_edit *extra,
 		      unsigned n_extra)
 {
-	struct http_stream *st = &hc->st;
-	struct http_worker *w = hc->w;
+	struct http_conn *hc = st->hc;
 	st->flags |= flags;
 	st->details = details;
 	if (st->resp_started) {
 		/* too late for a reply: Envoy resets the stream */
 		if (HS(hc))
 			HTTP_INC(hc, rq_reset_after_downstream_response_started);
-		http_up_detach(hc);
+		http_up_detach(st);
 		http_conn_abort(hc);
 		return;
 	}
-	http_up_detach(hc);
+	http_up_detach(st);
 	http_timer_cancel(&st->route_timer);
 	/* the stream idle timer runs on: the reply may be slow to go */
 	http_timer_cancel(&st->hdr_timer);
@@ -173,30 +174,31 @@ void http_local_reply(struct http_conn *hc, unsigned status, const char *body, s
 	}
 	st->retry_wait = false;
 	st->local = true;
-	if (!st->head_done || (!st->req_done && http_msg_has_body(&hc->msg)))
+	if (!st->head_done || (!st->req_done && http_msg_has_body(&st->req.m)))
 		hc->close_after = true;
 	http_hc_drain(hc);
 	struct arn_h1_edit more[MAX_EDITS];
-	if (n_extra < MAX_EDITS && http_hc_fail_header(hc, &more[n_extra])) {
+	if (n_extra < MAX_EDITS && http_hc_fail_header(st, &more[n_extra])) {
 		if (n_extra)
 			memcpy(more, extra, n_extra * sizeof(*extra));
 		extra = more;
 		n_extra++;
 	}
 	st->local_wait_end = !st->req_done && !hc->close_after;
-	uint32_t dlen;
-	const char *date = http_date(w, &dlen);
-	const char *server = hc->hcm && hc->hcm->server_name ? hc->hcm->server_name : "envoy";
-	struct http_wchain c;
-	http_wchain_init(&c, w);
-	http_local_reply_write(&c.wb, status, body, blen, server, date, dlen, extra, n_extra,
-			       hc->close_after, st->method == ARN_H1_M_HEAD);
-	struct rte_mbuf *m = http_wchain_finish(&c);
-	if (!m) {
+	struct http_reply r = {
+	    .status = status,
+	    .body = body,
+	    .blen = blen,
+	    .server = hc->hcm && hc->hcm->server_name ? hc->hcm->server_name : "envoy",
+	    .extra = extra,
+	    .n_extra = n_extra,
+	    .close = hc->close_after,
+	    .head_only = st->method == ARN_H1_M_HEAD,
+	};
+	if (hc->dn->codec->encode_reply(hc->dn, &r) != 0) {
 		http_conn_abort(hc);
 		return;
 	}
-	http_out_add_chain(&hc->out, m);
 	st->status = (uint16_t)status;
 	st->resp_started = true;
 	st->resp_done = true;
@@ -209,11 +211,11 @@ void http_local_reply(struct http_conn *hc, unsigned status, const char *body, s
  * When they do not fit (text or edit slots), the reply is not sent without
  * them (issue 12: a response never leaves without its edits): a 500 with
  * none of the route's edits goes instead, counted in rs_edit_overflow. */
-void http_local_reply_route(struct http_conn *hc, unsigned status, const char *body, size_t blen,
+void http_local_reply_route(struct http_stream *st, unsigned status, const char *body, size_t blen,
 			    uint32_t flags, const char *details, const char *location,
 			    size_t loclen)
 {
-	struct http_stream *st = &hc->st;
+	struct http_conn *hc = st->hc;
 	struct arn_h1_edit e[MAX_EDITS];
 	unsigned n = 0;
 	if (location)
@@ -239,20 +241,20 @@ void http_local_reply_route(struct http_conn *hc, unsigned status, const char *b
 		int k = http_resp_edits(&x, NULL, e + n, MAX_EDITS - 1 - n);
 		if (k < 0) {
 			HTTP_INC(hc, rs_edit_overflow);
-			http_local_reply(hc, 500, NULL, 0, flags, "response_edits_overflow", NULL,
+			http_local_reply(st, 500, NULL, 0, flags, "response_edits_overflow", NULL,
 					 0);
 			return;
 		}
 		n += (unsigned)k;
 		st->text_len += x.text_len;
 	}
-	http_local_reply(hc, status, body, blen, flags, details, e, n);
+	http_local_reply(st, status, body, blen, flags, details, e, n);
 }
 
-void http_reset_reply(struct http_conn *hc, unsigned status, const char *reason, uint32_t flags,
+void http_reset_reply(struct http_stream *st, unsigned status, const char *reason, uint32_t flags,
 		      const char *details)
 {
 	char body[160];
 	int k = snprintf(body, sizeof(body), "%s%s", HTTP_BODY_RESET, reason);
-	http_local_reply_route(hc, status, body, (size_t)k, flags, details, NULL, 0);
+	http_local_reply_route(st, status, body, (size_t)k, flags, details, NULL, 0);
 }

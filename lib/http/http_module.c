@@ -177,8 +177,8 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 		return rc;
 	}
 	for (uint32_t i = w->n_conns; i-- > 0;) {
-		w->conns[i].next = w->conn_free;
-		w->conn_free = &w->conns[i];
+		w->conns[i].c.next = w->conn_free;
+		w->conn_free = &w->conns[i].c;
 	}
 	for (uint32_t i = w->n_ups; i-- > 0;) {
 		w->ups[i].next = w->up_free;

@@ -21,24 +21,25 @@
 static void retry_fire(struct http_timer *t);
 static void try_timeout(struct http_timer *t);
 static void try_idle_timeout(struct http_timer *t);
-static void upstream_ready(struct http_conn *hc);
-static void upstream_data(struct http_conn *hc);
-static void upstream_failed(struct http_conn *hc, int reason, bool connected, bool timed_out);
+static void upstream_ready(struct http_stream *st);
+static void upstream_data(struct http_stream *st);
+static void upstream_writable(struct http_stream *st);
+static void upstream_failed(struct http_stream *st, int reason, bool connected, bool timed_out);
 
 /* What the attempt's upstream connection tells the stream. */
 static const struct http_upstream_ops up_ops = {
     .on_ready = upstream_ready,
     .on_data = upstream_data,
-    .on_writable = http_conn_run,
+    .on_writable = upstream_writable,
     .on_failed = upstream_failed,
 };
 
 /* A request's own state in its http_res: fresh for each request. */
-void http_xreq_init(struct http_conn *hc, struct http_res *r)
+void http_xreq_init(struct http_stream *st, struct http_res *r)
 {
 	struct http_xreq *x = &r->x;
 	memset(x, 0, sizeof(*x));
-	x->hc = hc;
+	x->st = st;
 	x->retry_timer.fn = retry_fire;
 	x->try_timer.fn = try_timeout;
 	x->try_idle_timer.fn = try_idle_timeout;
@@ -46,9 +47,9 @@ void http_xreq_init(struct http_conn *hc, struct http_res *r)
 
 /* ---- the request body kept for retries ------------------------------------------------- */
 
-void http_rb_free(struct http_conn *hc)
+void http_rb_free(struct http_stream *st)
 {
-	struct http_stream *st = &hc->st;
+	struct http_conn *hc = st->hc;
 	if (!st->res)
 		return;
 	struct rte_mbuf *m = X(st)->rb_head;
@@ -69,10 +70,10 @@ void http_rb_free(struct http_conn *hc)
  * @return false when the listener's buffer limit (Envoy buffers a request
  * for retries up to per_connection_buffer_limit_bytes), the worker's bound
  * or the mbufs ran out. */
-bool http_rb_append(struct http_conn *hc, const char *p, size_t n)
+bool http_rb_append(struct http_stream *st, const char *p, size_t n)
 {
+	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
-	struct http_stream *st = &hc->st;
 	uint32_t limit = hc->lsn ? hc->lsn->per_connection_buffer_limit : 1024 * 1024;
 	if ((uint64_t)X(st)->rb_bytes + n > limit)
 		return false;
@@ -106,10 +107,10 @@ bool http_rb_append(struct http_conn *hc, const char *p, size_t n)
 	return true;
 }
 
-void http_host_rq_done(struct http_conn *hc, int outcome)
+void http_host_rq_done(struct http_stream *st, int outcome)
 {
+	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
-	struct http_stream *st = &hc->st;
 	struct http_pool *p = st->pool;
 	st->counted_host = false;
 	if (!p)
@@ -142,10 +143,10 @@ void http_host_rq_done(struct http_conn *hc, int outcome)
 
 static uint32_t lb_active(void *ctx, const struct arn_cfg_endpoint *ep)
 {
-	struct http_conn *hc = ctx;
-	struct http_pool *p = hc->st.crt ? http_pool_find(hc->w, hc->st.crt->name, hc->st.crt->len,
-							  ep->addr, ep->port)
-					 : NULL;
+	struct http_stream *st = ctx;
+	struct http_pool *p =
+	    st->crt ? http_pool_find(st->hc->w, st->crt->name, st->crt->len, ep->addr, ep->port)
+		    : NULL;
 	return p ? p->n_active : 0;
 }
 
@@ -167,43 +168,40 @@ static uint64_t *lb_rr(struct http_worker *w, uint64_t key)
 
 /* ---- attempts and retries ---------------------------------------------------------------- */
 
-static void attempt_start(struct http_conn *hc);
+static void attempt_start(struct http_stream *st);
 
 /* One attempt is over (failed, or answered with a response that is retried):
  * its per-host and per-cluster request counts end. */
-static void attempt_end(struct http_conn *hc, int outcome)
+static void attempt_end(struct http_stream *st, int outcome)
 {
-	struct http_stream *st = &hc->st;
 	if (st->counted_host)
-		http_host_rq_done(hc, outcome);
+		http_host_rq_done(st, outcome);
 	if (st->counted_up) {
-		CL_GAUGE(hc, upstream_rq_active, -1);
+		CL_GAUGE(st, upstream_rq_active, -1);
 		__atomic_fetch_sub(&st->crt->rq_active, 1, __ATOMIC_RELAXED);
 		st->counted_up = false;
 	}
 }
 
 /* Drop this attempt's upstream and start the back-off to the next one. */
-static void retry_schedule(struct http_conn *hc)
+static void retry_schedule(struct http_stream *st)
 {
+	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
-	struct http_stream *st = &hc->st;
 	const struct arn_cfg_retry_policy *rp = X(st)->retry.rp;
-	http_up_detach(hc); /* mid-exchange: the connection is closed, never reused */
+	http_up_detach(st); /* mid-exchange: the connection is closed, never reused */
 	http_timer_cancel(&X(st)->try_timer);
 	http_timer_cancel(&X(st)->try_idle_timer);
-	http_pins_release(&st->resp_pins);
+	http_pins_release(&st->resp.pins);
 	st->pool = NULL;
 	st->req_head_sent = false;
 	st->attempt_sent = false;
 	st->replaying = false;
 	X(st)->replay = NULL;
-	st->up_chunked = false;
-	st->up_chunker.open = false;
 	st->up_status = 0;
 	st->retry_wait = true;
-	CL_INC(hc, upstream_rq_retry);
-	CL_INC(hc, upstream_rq_retry_backoff_exponential);
+	CL_INC(st, upstream_rq_retry);
+	CL_INC(st, upstream_rq_retry_backoff_exponential);
 	uint32_t base = rp->backoff_base_ms ? rp->backoff_base_ms : 25;
 	uint32_t max = rp->backoff_max_ms ? rp->backoff_max_ms : 10 * base;
 	http_timer_arm(w, &X(st)->retry_timer,
@@ -225,9 +223,8 @@ static void retry_schedule(struct http_conn *hc)
  * the final answer, flagged URX when retries ran out and UO when the
  * max_retries circuit breaker refused one, as Envoy flags it.
  */
-bool http_maybe_retry(struct http_conn *hc, bool would, int outcome)
+bool http_maybe_retry(struct http_stream *st, bool would, int outcome)
 {
-	struct http_stream *st = &hc->st;
 	if (!st->res || !X(st)->retry.rp || !st->crt || st->resp_started || st->local || st->tunnel)
 		return false;
 	bool success = false;
@@ -235,18 +232,18 @@ bool http_maybe_retry(struct http_conn *hc, bool would, int outcome)
 	enum http_retry_status s =
 	    http_retry_should(&X(st)->retry, would, &st->crt->retries_active, max, &success);
 	if (success)
-		CL_INC(hc, upstream_rq_retry_success);
+		CL_INC(st, upstream_rq_retry_success);
 	switch (s) {
 	case HTTP_RETRY_YES:
-		attempt_end(hc, outcome);
-		retry_schedule(hc);
+		attempt_end(st, outcome);
+		retry_schedule(st);
 		return true;
 	case HTTP_RETRY_LIMIT:
-		CL_INC(hc, upstream_rq_retry_limit_exceeded);
+		CL_INC(st, upstream_rq_retry_limit_exceeded);
 		st->flags |= ARN_RF_BIT(UPSTREAM_RETRY_LIMIT_EXCEEDED);
 		break;
 	case HTTP_RETRY_OVERFLOW:
-		CL_INC(hc, upstream_rq_retry_overflow);
+		CL_INC(st, upstream_rq_retry_overflow);
 		st->flags |= ARN_RF_BIT(UPSTREAM_OVERFLOW);
 		break;
 	default:
@@ -257,42 +254,40 @@ bool http_maybe_retry(struct http_conn *hc, bool would, int outcome)
 
 /* The body outgrew what may be kept: no retry for this request (Envoy drops
  * its retry state then). */
-void http_rb_abandon(struct http_conn *hc)
+void http_rb_abandon(struct http_stream *st)
 {
-	struct http_stream *st = &hc->st;
 	st->rb_on = false;
-	http_rb_free(hc);
+	http_rb_free(st);
 	if (X(st)->retry.rp) {
 		if (st->crt)
 			http_retry_release(&X(st)->retry, &st->crt->retries_active);
 		X(st)->retry.rp = NULL;
-		CL_INC(hc, retry_or_shadow_abandoned);
+		CL_INC(st, retry_or_shadow_abandoned);
 	}
 }
 
 /* A connection could not be had for this attempt (local failure). */
-static void attempt_connect_failed(struct http_conn *hc)
+static void attempt_connect_failed(struct http_stream *st)
 {
-	CL_INC(hc, upstream_cx_connect_fail);
-	if (http_maybe_retry(hc,
-			     http_retry_on_reset(X(&hc->st)->retry.rp, HTTP_RESET_CONNECT_FAILURE),
+	CL_INC(st, upstream_cx_connect_fail);
+	if (http_maybe_retry(st, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_CONNECT_FAILURE),
 			     HOST_ERROR))
 		return;
-	http_reset_reply(hc, 503, "local connection failure",
+	http_reset_reply(st, 503, "local connection failure",
 			 ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE),
 			 "upstream_reset_before_response_started{local_connection_failure}");
 }
 
-static void route_to_cluster(struct http_conn *hc, const struct arn_cfg_gen *g,
+static void route_to_cluster(struct http_stream *st, const struct arn_cfg_gen *g,
 			     const struct arn_cfg_request *req)
 {
+	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
-	struct http_stream *st = &hc->st;
 	const struct arn_cfg_route_action *a = &st->route->route;
 	struct arn_cfg_ref ref;
 	if (arn_cfg_route_cluster(a, req, &ref) != 0) {
 		HTTP_INC(hc, no_cluster);
-		http_local_reply_route(hc, 503, NULL, 0, ARN_RF_BIT(NO_CLUSTER_FOUND),
+		http_local_reply_route(st, 503, NULL, 0, ARN_RF_BIT(NO_CLUSTER_FOUND),
 				       "cluster_not_found", NULL, 0);
 		return;
 	}
@@ -309,7 +304,7 @@ static void route_to_cluster(struct http_conn *hc, const struct arn_cfg_gen *g,
 		/* G5: a route to a cluster that does not exist */
 		HTTP_INC(hc, no_cluster);
 		unsigned code = a->cluster_not_found_status ? a->cluster_not_found_status : 503;
-		http_local_reply_route(hc, code, NULL, 0, ARN_RF_BIT(NO_CLUSTER_FOUND),
+		http_local_reply_route(st, code, NULL, 0, ARN_RF_BIT(NO_CLUSTER_FOUND),
 				       "cluster_not_found", NULL, 0);
 		return;
 	}
@@ -346,15 +341,15 @@ static void route_to_cluster(struct http_conn *hc, const struct arn_cfg_gen *g,
 	X(st)->rid_lo = http_rand(w);
 	/* retries: not for upgrades (a tunnel cannot be replayed) */
 	http_retry_init(&X(st)->retry, st->upgrade_req ? NULL : &a->retry);
-	st->rb_on = X(st)->retry.rp && http_msg_has_body(&hc->msg);
-	attempt_start(hc);
+	st->rb_on = X(st)->retry.rp && http_msg_has_body(&st->req.m);
+	attempt_start(st);
 }
 
 /* Pick a host and get a connection to it for the next attempt. */
-static void attempt_start(struct http_conn *hc)
+static void attempt_start(struct http_stream *st)
 {
+	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
-	struct http_stream *st = &hc->st;
 	const struct arn_cfg_route_action *a = &st->route->route;
 	st->attempts++;
 	struct http_lb_in in = {
@@ -364,49 +359,49 @@ static void attempt_start(struct http_conn *hc)
 			  : lb_rr(w, arn_cfg_hash(X(st)->cref.name, X(st)->cref.len)),
 	    .rand = http_rand(w),
 	    .active = lb_active,
-	    .ctx = hc,
+	    .ctx = st,
 	};
 	if (st->cluster->lb == ARN_CFG_LB_RING_HASH || st->cluster->lb == ARN_CFG_LB_MAGLEV)
-		in.has_hash = http_lb_hash(a, &hc->msg, hc->raddr, &in.hash);
+		in.has_hash = http_lb_hash(a, &st->req.m, hc->raddr, &in.hash);
 	struct http_lb_out out;
 	if (http_lb_pick(&in, &out) != 0) {
-		CL_INC(hc, upstream_cx_none_healthy);
-		http_local_reply_route(hc, 503, HTTP_BODY_UH, strlen(HTTP_BODY_UH),
+		CL_INC(st, upstream_cx_none_healthy);
+		http_local_reply_route(st, 503, HTTP_BODY_UH, strlen(HTTP_BODY_UH),
 				       ARN_RF_BIT(NO_HEALTHY_UPSTREAM), "no_healthy_upstream", NULL,
 				       0);
 		return;
 	}
 	if (out.panic)
-		CL_INC(hc, lb_healthy_panic);
+		CL_INC(st, lb_healthy_panic);
 	st->ep_addr = out.ep->addr;
 	st->ep_port = out.ep->port;
 	st->ep_host = out.ep->hostname;
 	const struct arn_cfg_thresholds *th = &st->cluster->thresholds[0];
 	if (st->crt &&
 	    __atomic_load_n(&st->crt->rq_active, __ATOMIC_RELAXED) >= (int32_t)th->max_requests) {
-		CL_INC(hc, upstream_rq_pending_overflow);
-		http_reset_reply(hc, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
+		CL_INC(st, upstream_rq_pending_overflow);
+		http_reset_reply(st, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
 		return;
 	}
 	struct http_pool *p = http_pool_get(w, &X(st)->cref, st->crt, out.ep->addr, out.ep->port);
 	if (!p) {
-		http_reset_reply(hc, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
+		http_reset_reply(st, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
 		return;
 	}
-	int rc = http_up_acquire(w, p, hc, hc->laddr, &up_ops);
+	int rc = http_up_acquire(w, p, st, hc->laddr, &up_ops);
 	if (rc == -EBUSY) {
-		http_reset_reply(hc, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
+		http_reset_reply(st, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
 		return;
 	}
 	if (rc != 0) {
-		attempt_connect_failed(hc);
+		attempt_connect_failed(st);
 		return;
 	}
 	if (st->crt) {
 		__atomic_fetch_add(&st->crt->rq_active, 1, __ATOMIC_RELAXED);
 		st->counted_up = true;
-		CL_INC(hc, upstream_rq_total);
-		CL_GAUGE(hc, upstream_rq_active, 1);
+		CL_INC(st, upstream_rq_total);
+		CL_GAUGE(st, upstream_rq_active, 1);
 	}
 	if (p->host) {
 		/* the pool stays (and keeps its host) until the attempt uncounts */
@@ -419,7 +414,7 @@ static void attempt_start(struct http_conn *hc)
 	if (st->attempts == 1)
 		HTTP_INC(hc, rq_total);
 	if (st->up && st->up->connected)
-		upstream_ready(hc);
+		upstream_ready(st);
 }
 
 /*
@@ -427,17 +422,17 @@ static void attempt_start(struct http_conn *hc)
  * one), a virtual host that requires TLS (a redirect), direct responses,
  * redirects, or the cluster and its first attempt. Envoy's order.
  */
-void http_route(struct http_conn *hc, const struct arn_cfg_gen *g,
+void http_route(struct http_stream *st, const struct arn_cfg_gen *g,
 		const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req)
 {
-	struct http_stream *st = &hc->st;
-	const struct arn_h1_msg *m = &hc->msg;
+	struct http_conn *hc = st->hc;
+	const struct arn_h1_msg *m = &st->req.m;
 	const char *auth = st->auth;
 	size_t alen = st->auth_len;
 	struct arn_cfg_route_match mt;
 	if (!rt || arn_cfg_route_match(rt, req, &mt) != 0) {
 		HTTP_INC(hc, no_route);
-		http_local_reply(hc, 404, NULL, 0, ARN_RF_BIT(NO_ROUTE_FOUND), "route_not_found",
+		http_local_reply(st, 404, NULL, 0, ARN_RF_BIT(NO_ROUTE_FOUND), "route_not_found",
 				 NULL, 0);
 		return;
 	}
@@ -456,20 +451,20 @@ void http_route(struct http_conn *hc, const struct arn_cfg_gen *g,
 		if (k > 0 && (uint32_t)k < HTTP_TEXT - st->text_len) {
 			st->text_len += (uint32_t)k + 1;
 			HTTP_INC(hc, rq_redirect);
-			http_local_reply_route(hc, 301, NULL, 0, 0, "direct_response", loc,
+			http_local_reply_route(st, 301, NULL, 0, 0, "direct_response", loc,
 					       (size_t)k);
 			return;
 		}
 		/* a Location too long for the text: never proxied in plain
 		 * text instead of redirected (issue 12) */
 		HTTP_INC(hc, rq_edit_overflow);
-		http_local_reply(hc, 500, NULL, 0, 0, "redirect_too_long", NULL, 0);
+		http_local_reply(st, 500, NULL, 0, 0, "redirect_too_long", NULL, 0);
 		return;
 	}
 	switch (r->action) {
 	case ARN_CFG_ACTION_DIRECT:
 		HTTP_INC(hc, rq_direct_response);
-		http_local_reply_route(hc, r->direct.status, r->direct.body, r->direct.body_len, 0,
+		http_local_reply_route(st, r->direct.status, r->direct.body, r->direct.body_len, 0,
 				       "direct_response", NULL, 0);
 		return;
 	case ARN_CFG_ACTION_REDIRECT: {
@@ -481,17 +476,17 @@ void http_route(struct http_conn *hc, const struct arn_cfg_gen *g,
 					   loc, HTTP_TEXT - st->text_len);
 		if (k < 0) {
 			HTTP_INC(hc, rq_edit_overflow);
-			http_local_reply(hc, 500, NULL, 0, 0, "redirect_too_long", NULL, 0);
+			http_local_reply(st, 500, NULL, 0, 0, "redirect_too_long", NULL, 0);
 			return;
 		}
 		st->text_len += (uint32_t)k + 1;
 		HTTP_INC(hc, rq_redirect);
-		http_local_reply_route(hc, r->redirect.status ? r->redirect.status : 301, NULL, 0,
+		http_local_reply_route(st, r->redirect.status ? r->redirect.status : 301, NULL, 0,
 				       0, "direct_response", loc, (size_t)k);
 		return;
 	}
 	default:
-		route_to_cluster(hc, g, req);
+		route_to_cluster(st, g, req);
 		return;
 	}
 }
@@ -507,21 +502,22 @@ void http_route(struct http_conn *hc, const struct arn_cfg_gen *g,
  * process: the limit is the proxy's, not a rule the client broke (431 or
  * 414 would blame a head that may be valid), and it is counted.
  */
-static void request_edit_overflow(struct http_conn *hc, const char *details)
+static void request_edit_overflow(struct http_stream *st, const char *details)
 {
+	struct http_conn *hc = st->hc;
 	HTTP_INC(hc, rq_edit_overflow);
-	http_local_reply_route(hc, 500, NULL, 0, 0, details, NULL, 0);
+	http_local_reply_route(st, 500, NULL, 0, 0, details, NULL, 0);
 	http_conn_run(hc);
 }
 
 /* The request head goes upstream once the stream has a connected upstream
  * connection (now, or from on_connected). */
-static void upstream_ready(struct http_conn *hc)
+static void upstream_ready(struct http_stream *st)
 {
+	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
-	struct http_stream *st = &hc->st;
 	struct http_upconn *u = st->up;
-	const struct arn_h1_msg *m = &hc->msg;
+	const struct arn_h1_msg *m = &st->req.m;
 	if (!u || st->req_head_sent || !st->res)
 		return;
 	/* every attempt writes its edits from the same place in the text (set
@@ -596,7 +592,7 @@ static void upstream_ready(struct http_conn *hc)
 	struct arn_h1_edit e[MAX_EDITS];
 	int n = http_req_edits(&x, m, e, MAX_EDITS - 1);
 	if (n < 0) {
-		request_edit_overflow(hc, "header_edits_overflow");
+		request_edit_overflow(st, "header_edits_overflow");
 		return;
 	}
 	st->text_len += x.text_len;
@@ -611,7 +607,7 @@ static void upstream_ready(struct http_conn *hc)
 		int k = arn_cfg_route_rewrite_path(r, m->path.p, m->path.len, buf,
 						   HTTP_TEXT - st->text_len);
 		if (k <= 0) {
-			request_edit_overflow(hc, k == 0 ? "path_rewrite_empty"
+			request_edit_overflow(st, k == 0 ? "path_rewrite_empty"
 							 : "path_rewrite_overflow");
 			return;
 		}
@@ -622,36 +618,21 @@ static void upstream_ready(struct http_conn *hc)
 	st->xff_len = x.xff_len;
 	st->request_id = x.request_id;
 	st->request_id_len = x.request_id_len;
-	if (m->flags & ARN_H1_F_CL_IGNORED)
-		e[n++] = (struct arn_h1_edit){
-		    .name = "content-length", .name_len = 14, .op = ARN_H1_EDIT_REMOVE};
-	struct http_wchain c;
-	http_wchain_init(&c, w);
-	arn_h1_write_request_line(&c.wb, m->method_name.p, m->method_name.len, path, plen, 1);
-	if (arn_h1_write_headers(&c.wb, m, e, (unsigned)n,
-				 ARN_H1_W_DROP_HOP | (st->upgrade_req ? ARN_H1_W_UPGRADE : 0)) ==
-	    -E2BIG) {
+	/* the edit slots keep one free for the codec's own */
+	struct http_peer *up = http_up_peer(u);
+	int rc = up->codec->encode_request_head(up, m, path, plen, e, (unsigned)n, st->upgrade_req);
+	if (rc == -E2BIG) {
 		/* more edits than the serializer applies (never with the
 		 * slots above): none of them would be written */
-		struct rte_mbuf *part = http_wchain_finish(&c);
-		if (part)
-			rte_pktmbuf_free(part);
-		request_edit_overflow(hc, "header_edits_overflow");
+		request_edit_overflow(st, "header_edits_overflow");
 		return;
 	}
-	if (m->flags & ARN_H1_F_CHUNKED) {
-		arn_h1_write_header(&c.wb, "transfer-encoding", 17, "chunked", 7);
-		st->up_chunked = true;
-	}
-	arn_h1_write_end(&c.wb);
-	struct rte_mbuf *chain = http_wchain_finish(&c);
-	if (!chain) {
-		http_local_reply_route(hc, 503, NULL, 0, ARN_RF_BIT(LOCAL_RESET), "out_of_buffers",
+	if (rc != 0) {
+		http_local_reply_route(st, 503, NULL, 0, ARN_RF_BIT(LOCAL_RESET), "out_of_buffers",
 				       NULL, 0);
 		http_conn_run(hc);
 		return;
 	}
-	http_out_add_chain(&u->out, chain);
 	st->req_head_sent = true;
 	u->n_req++;
 	st->up_start_tsc = http_tsc(w);
@@ -663,48 +644,48 @@ static void upstream_ready(struct http_conn *hc)
 	http_conn_run(hc);
 }
 
-void http_upstream_lost(struct http_conn *hc, bool reset)
+void http_upstream_lost(struct http_stream *st, bool reset)
 {
-	struct http_stream *st = &hc->st;
+	struct http_conn *hc = st->hc;
 	if (st->tunnel) {
 		st->req_done = st->resp_done = true;
 		hc->close_after = true;
-		http_up_detach(hc);
+		http_up_detach(st);
 		hc->again = true;
 		return;
 	}
 	if (!st->resp_started) {
-		CL_INC(hc, upstream_rq_rx_reset);
-		if (http_maybe_retry(hc, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_RESET),
+		CL_INC(st, upstream_rq_rx_reset);
+		if (http_maybe_retry(st, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_RESET),
 				     HOST_ERROR)) {
 			hc->again = true;
 			return;
 		}
-		http_reset_reply(hc, 503, "connection termination",
+		http_reset_reply(st, 503, "connection termination",
 				 ARN_RF_BIT(UPSTREAM_CONNECTION_TERMINATION),
 				 "upstream_reset_before_response_started{connection_termination}");
 		return;
 	}
 	(void)reset;
 	/* the response is partly out: the client must see it cut, not complete */
-	CL_INC(hc, upstream_rq_rx_reset);
+	CL_INC(st, upstream_rq_rx_reset);
 	st->flags |= ARN_RF_BIT(UPSTREAM_CONNECTION_TERMINATION);
 	st->details = "upstream_reset_after_response_started{connection_termination}";
 	HTTP_INC(hc, rq_reset_after_downstream_response_started);
-	http_up_detach(hc);
+	http_up_detach(st);
 	http_conn_abort(hc);
 }
 
-static void upstream_failed(struct http_conn *hc, int reason, bool connected, bool timed_out)
+static void upstream_failed(struct http_stream *st, int reason, bool connected, bool timed_out)
 {
-	struct http_stream *st = &hc->st;
+	struct http_conn *hc = st->hc;
 	if (!st->active || st->resp_done) {
 		http_conn_run(hc);
 		return;
 	}
 	if (!connected) {
 		if (http_maybe_retry(
-			hc, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_CONNECT_FAILURE),
+			st, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_CONNECT_FAILURE),
 			HOST_ERROR)) {
 			http_conn_run(hc);
 			return;
@@ -713,11 +694,11 @@ static void upstream_failed(struct http_conn *hc, int reason, bool connected, bo
 		 * or unreachable connect, "connection timeout" past connect_timeout */
 		if (timed_out)
 			http_reset_reply(
-			    hc, 503, "connection timeout", ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE),
+			    st, 503, "connection timeout", ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE),
 			    "upstream_reset_before_response_started{connection_timeout}");
 		else
 			http_reset_reply(
-			    hc, 503,
+			    st, 503,
 			    reason == -ECONNREFUSED
 				? "remote connection failure, transport failure reason: "
 				  "delayed connect error: 111"
@@ -726,16 +707,22 @@ static void upstream_failed(struct http_conn *hc, int reason, bool connected, bo
 			    "upstream_reset_before_response_started{remote_connection_"
 			    "failure}");
 	} else {
-		http_upstream_lost(hc, reason == -ECONNRESET);
+		http_upstream_lost(st, reason == -ECONNRESET);
 	}
 	http_conn_run(hc);
 }
 
 /* The upstream said something (or closed): the response step takes it. */
-static void upstream_data(struct http_conn *hc)
+static void upstream_data(struct http_stream *st)
 {
-	hc->st.last_activity_ms = hc->w->now_ms;
-	http_conn_run(hc);
+	st->last_activity_ms = st->hc->w->now_ms;
+	http_conn_run(st->hc);
+}
+
+/* The upstream connection took what waited: the request goes on. */
+static void upstream_writable(struct http_stream *st)
+{
+	http_conn_run(st->hc);
 }
 
 /* ---- timers -----------------------------------------------------------------------------------
@@ -744,18 +731,18 @@ static void upstream_data(struct http_conn *hc)
 void http_route_timeout(struct http_timer *t)
 {
 	struct http_stream *st = OWNER(t, struct http_stream, route_timer);
-	struct http_conn *hc = OWNER(st, struct http_conn, st);
+	struct http_conn *hc = st->hc;
 	if (!st->active || st->resp_done || st->tunnel)
 		return;
 	st->timed_out = true;
-	CL_INC(hc, upstream_rq_timeout);
+	CL_INC(st, upstream_rq_timeout);
 	if (!st->resp_started) {
-		http_local_reply_route(hc, 504, HTTP_BODY_UT, strlen(HTTP_BODY_UT),
+		http_local_reply_route(st, 504, HTTP_BODY_UT, strlen(HTTP_BODY_UT),
 				       ARN_RF_BIT(UPSTREAM_REQUEST_TIMEOUT),
 				       "upstream_response_timeout", NULL, 0);
 	} else {
 		st->flags |= ARN_RF_BIT(UPSTREAM_REQUEST_TIMEOUT);
-		http_up_detach(hc);
+		http_up_detach(st);
 		http_conn_abort(hc);
 	}
 	http_conn_run(hc);
@@ -764,12 +751,12 @@ void http_route_timeout(struct http_timer *t)
 /* The back-off is over: the next attempt. */
 static void retry_fire(struct http_timer *t)
 {
-	struct http_conn *hc = OWNER(t, struct http_xreq, retry_timer)->hc;
-	struct http_stream *st = &hc->st;
+	struct http_stream *st = OWNER(t, struct http_xreq, retry_timer)->st;
+	struct http_conn *hc = st->hc;
 	if (!st->retry_wait || !hc->tc || hc->state == HTTP_DC_CLOSED || st->local)
 		return;
 	st->retry_wait = false;
-	attempt_start(hc);
+	attempt_start(st);
 	http_conn_run(hc);
 }
 
@@ -777,19 +764,19 @@ static void retry_fire(struct http_timer *t)
  * when the policy allows, retried (Envoy counts it as a reset), else 504. */
 static void try_timeout(struct http_timer *t)
 {
-	struct http_conn *hc = OWNER(t, struct http_xreq, try_timer)->hc;
-	struct http_stream *st = &hc->st;
+	struct http_stream *st = OWNER(t, struct http_xreq, try_timer)->st;
+	struct http_conn *hc = st->hc;
 	if (!st->active || st->resp_started || st->local || st->tunnel || !hc->tc ||
 	    (!st->up && !st->pending))
 		return;
-	CL_INC(hc, upstream_rq_per_try_timeout);
-	if (http_maybe_retry(hc, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_TIMEOUT),
+	CL_INC(st, upstream_rq_per_try_timeout);
+	if (http_maybe_retry(st, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_TIMEOUT),
 			     HOST_TIMEOUT)) {
 		http_conn_run(hc);
 		return;
 	}
 	st->timed_out = true;
-	http_local_reply_route(hc, 504, HTTP_BODY_UT, strlen(HTTP_BODY_UT),
+	http_local_reply_route(st, 504, HTTP_BODY_UT, strlen(HTTP_BODY_UT),
 			       ARN_RF_BIT(UPSTREAM_REQUEST_TIMEOUT), "upstream_per_try_timeout",
 			       NULL, 0);
 	http_conn_run(hc);
@@ -801,8 +788,8 @@ static void try_timeout(struct http_timer *t)
  * reset. */
 static void try_idle_timeout(struct http_timer *t)
 {
-	struct http_conn *hc = OWNER(t, struct http_xreq, try_idle_timer)->hc;
-	struct http_stream *st = &hc->st;
+	struct http_stream *st = OWNER(t, struct http_xreq, try_idle_timer)->st;
+	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
 	const struct arn_cfg_retry_policy *rp = st->route ? &st->route->route.retry : NULL;
 	if (!rp || !rp->per_try_idle_timeout_ms || !st->active || st->resp_done || st->local ||
@@ -813,23 +800,23 @@ static void try_idle_timeout(struct http_timer *t)
 		http_timer_arm(w, t, rp->per_try_idle_timeout_ms - idle);
 		return;
 	}
-	CL_INC(hc, upstream_rq_per_try_idle_timeout);
+	CL_INC(st, upstream_rq_per_try_idle_timeout);
 	if (st->resp_started) {
 		st->flags |= ARN_RF_BIT(UPSTREAM_REQUEST_TIMEOUT);
 		st->details = "upstream_per_try_idle_timeout";
 		HTTP_INC(hc, rq_reset_after_downstream_response_started);
-		http_up_detach(hc);
+		http_up_detach(st);
 		http_conn_abort(hc);
 		http_conn_run(hc);
 		return;
 	}
-	if (http_maybe_retry(hc, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_TIMEOUT),
+	if (http_maybe_retry(st, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_TIMEOUT),
 			     HOST_TIMEOUT)) {
 		http_conn_run(hc);
 		return;
 	}
 	st->timed_out = true;
-	http_local_reply_route(hc, 504, HTTP_BODY_UT, strlen(HTTP_BODY_UT),
+	http_local_reply_route(st, 504, HTTP_BODY_UT, strlen(HTTP_BODY_UT),
 			       ARN_RF_BIT(UPSTREAM_REQUEST_TIMEOUT),
 			       "upstream_per_try_idle_timeout", NULL, 0);
 	http_conn_run(hc);

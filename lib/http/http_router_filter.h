@@ -1,5 +1,12 @@
 /*
- * Envoy's router filter: route, cluster, attempts and retries.
+ * Envoy's router filter for one stream: the route a request takes, the
+ * cluster and its load balancer, the attempts made against its endpoints
+ * and their retries, and what an attempt's end means for the request.
+ *
+ * The connection manager (http_hcm.c) calls it; it answers through local
+ * replies (http_local.h), reaches upstream connections through
+ * http_upstream.h (which tell it what happens through the ops it gives
+ * them) and the stream's connection through its ops (http_stream.h).
  */
 #ifndef ARN_HTTP_ROUTER_FILTER_H
 #define ARN_HTTP_ROUTER_FILTER_H
@@ -8,22 +15,46 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct http_conn;
 struct http_res;
+struct http_stream;
 struct http_timer;
 struct arn_cfg_gen;
 struct arn_cfg_request;
 struct arn_cfg_route_table;
 
-void http_route(struct http_conn *hc, const struct arn_cfg_gen *g,
+/* How an attempt went, for the per-host counters (http_host_rq_done). */
+enum { HOST_AUTO = 0, HOST_ERROR, HOST_TIMEOUT };
+
+/**
+ * The request's head is in and the filters before the router let it
+ * through: match a route of @p rt (of generation @p g) for @p req and act
+ * on it (404, a redirect, a direct response, or the cluster and its first
+ * attempt). The stream is answered or has an attempt under way on return.
+ */
+void http_route(struct http_stream *st, const struct arn_cfg_gen *g,
 		const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req);
-void http_xreq_init(struct http_conn *hc, struct http_res *r);
-void http_rb_free(struct http_conn *hc);
-bool http_rb_append(struct http_conn *hc, const char *p, size_t n);
-void http_rb_abandon(struct http_conn *hc);
-void http_host_rq_done(struct http_conn *hc, int outcome);
-bool http_maybe_retry(struct http_conn *hc, bool would, int outcome);
-void http_upstream_lost(struct http_conn *hc, bool reset);
+/** The router's per-request state in @p r, fresh for a request of @p st. */
+void http_xreq_init(struct http_stream *st, struct http_res *r);
+/** Forget the request body kept for retries. */
+void http_rb_free(struct http_stream *st);
+/** Keep @p n body bytes for a later attempt. @return false when the
+ * bounds say no more (then http_rb_abandon). */
+bool http_rb_append(struct http_stream *st, const char *p, size_t n);
+/** The body outgrew what may be kept: no retry for this request. */
+void http_rb_abandon(struct http_stream *st);
+/** The attempt's per-host outcome (once: at the attempt's or stream's end). */
+void http_host_rq_done(struct http_stream *st, int outcome);
+/**
+ * An attempt ended in a way its retry policy may retry (@p would). @return
+ * true when a retry is scheduled (the caller stops there); false when the
+ * caller gives the final answer (flagged URX / UO when retries ran out or
+ * the breaker refused one).
+ */
+bool http_maybe_retry(struct http_stream *st, bool would, int outcome);
+/** The attempt's upstream went away (closed, reset, broke the protocol)
+ * before the response was complete: retry, answer 503, or reset. */
+void http_upstream_lost(struct http_stream *st, bool reset);
+/** The route's timeout (the stream's route_timer). */
 void http_route_timeout(struct http_timer *t);
 
 #endif

@@ -17,9 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <rte_mbuf.h>
-
 #include "arn_h1.h"
+#include "http_codec.h"
 #include "http_int.h"
 #include "http_io.h"
 #include "http_worker.h"
@@ -30,17 +29,10 @@ struct http_upconn;
 struct http_pool;
 struct http_upstream_ops;
 
-/* Per-stream buffers taken from a per-worker pool when a request's head is
- * complete in the input (or larger than a head may be) and returned after
- * the request: idle keep-alive connections and clients still sending their
- * head hold none, so slow heads cannot take them all (issue 12). Requests
- * wait for one first come, first served (http_res_wait). */
-#define HTTP_SCRATCH 8192
-
 /* A request's timers and retry state beyond what every connection keeps:
  * held in its http_res, so that only requests in flight pay for it. */
 struct http_xreq {
-	struct http_conn *hc; /* owner, for the timers */
+	struct http_stream *st; /* owner, for the timers */
 	/* retries (the route's retry_policy) */
 	struct http_timer retry_timer, try_timer, try_idle_timer;
 	struct http_retry retry;
@@ -53,6 +45,11 @@ struct http_xreq {
 	uint64_t up_activity_ms; /* the attempt's upstream last said something */
 };
 
+/* Per-stream buffers taken from a per-worker pool when a request's head is
+ * complete in the input (or larger than a head may be) and returned after
+ * the request: idle keep-alive connections and clients still sending their
+ * head hold none, so slow heads cannot take them all (issue 12). Requests
+ * wait for one first come, first served (http_res_wait). */
 struct http_res {
 	struct http_res *next;
 	/* larger scratch for a head whose segment-spanning lines outgrow
@@ -70,9 +67,15 @@ struct http_res {
 struct http_upconn;
 struct http_pool;
 
-/* One request / response exchange on a downstream connection. HTTP/1 has at
- * most one at a time; pipelined requests wait in the input. */
+/*
+ * One request / response exchange, whichever codec carries it: the
+ * connection's (hc->dn) for the request and the response sent back, an
+ * upstream connection's (http_up_peer(st->up)) for the request sent on and
+ * the response that comes back. HTTP/1 carries one at a time per
+ * connection, embedded in it; pipelined requests wait in the input.
+ */
 struct http_stream {
+	struct http_conn *hc; /* the connection that carries it */
 	bool active;	      /* the first byte of a request was parsed */
 	bool head_done;	      /* request head parsed and routed */
 	bool req_done;	      /* request END parsed */
@@ -81,9 +84,6 @@ struct http_stream {
 	bool resp_done;	      /* response complete (queued downstream) */
 	bool local;	      /* a local reply answers it */
 	bool tunnel;	      /* upgraded: raw bytes both ways */
-	bool up_chunked;      /* request body re-chunked upstream */
-	bool dn_chunked;      /* response body chunked downstream */
-	bool dn_until_close;  /* response body delimited by our close */
 	bool upgrade_req;     /* request asked for an upgrade */
 	bool expect_100_sent; /* we answered Expect: 100-continue ourselves */
 	bool timed_out;
@@ -93,8 +93,7 @@ struct http_stream {
 	bool counted_up;     /* counted in the cluster's rq_active */
 	bool counted_host;   /* counted in pool->host's rq_total / rq_active */
 	bool health_check;   /* the health check filter matched it */
-	bool close_quiet;
-	const char *auth; /* authority as routed (port stripped or not) */
+	const char *auth;    /* authority as routed (port stripped or not) */
 	uint32_t auth_len;
 	const char *ep_host;   /* the endpoint's hostname, or NULL */
 	char service_time[24]; /* x-envoy-upstream-service-time sent */
@@ -121,7 +120,6 @@ struct http_stream {
 	uint32_t timeout_ms, idle_timeout_ms;
 	uint32_t ep_addr;
 	uint16_t ep_port;
-	int ep_index;
 
 	struct http_upconn *up; /* bound upstream connection */
 	/* what its upstream connection tells it (http_up_acquire) */
@@ -130,7 +128,7 @@ struct http_stream {
 	struct http_stream *pnext; /* pool pending queue */
 	struct http_stream *pprev;
 	bool pending; /* waiting for a connection of pool */
-	bool counted_rq, counted_pending;
+	bool counted_rq;
 
 	struct http_timer route_timer;
 	struct http_timer idle_timer;
@@ -139,13 +137,6 @@ struct http_stream {
 	 * which comes before the request has an http_res (a head is taken
 	 * into one only once it is complete: struct http_res) */
 	struct http_timer hdr_timer, req_timer;
-	/* the head's end looked for in the input before a buffer is taken
-	 * (http_hcm.c head_ready): bytes from the input's cursor scanned, and
-	 * where the scan is in its lines */
-	uint32_t hs_scanned;
-	bool hs_line;  /* the current line has a byte other than CR */
-	bool hs_start; /* a non-empty line (the request line) was seen */
-	bool head_in;  /* the whole head (or more than it may be) is in the input */
 
 	/* request timeouts and retries; the rest of their state is in
 	 * res->x (struct http_xreq), which only requests in flight hold */
@@ -158,15 +149,16 @@ struct http_stream {
 	uint32_t attempts;	/* upstream attempts made (x-envoy-attempt-count) */
 
 	struct http_res *res;
-	struct arn_h1_msg resp; /* the response as parsed */
-	struct http_pins req_pins, resp_pins;
+	/* the request as the connection's codec decodes it (the codec keeps
+	 * req.m across requests: http_stream_reset leaves it), and the
+	 * response as the upstream's codec decodes it */
+	struct http_msgbuf req, resp;
 	uint32_t text_len;
 	/* values the request edits produced (for the access log) */
 	const char *xff;
 	uint32_t xff_len;
 	const char *request_id;
 	uint32_t request_id_len;
-	struct arn_h1_chunker up_chunker, dn_chunker;
 };
 
 struct http_worker;
@@ -198,39 +190,35 @@ struct http_conn_ops {
 	void (*reset)(struct http_conn *hc, int line);
 };
 
-/* A downstream (client) connection. */
+/*
+ * A downstream (client) connection, as its streams see it: who accepted
+ * it, its configuration and statistics, whether it goes on after the
+ * current exchange. Its owner (http_conn.c for HTTP/1) embeds it with its
+ * codec's state.
+ */
 struct http_conn {
 	struct http_conn *next; /* free list */
 	struct http_worker *w;
 	const struct http_conn_ops *ops;
-	struct arn_tcp_conn *tc;
+	struct http_peer *dn;		    /* the client, as its codec reads and writes it */
+	struct arn_tcp_conn *tc;	    /* the transport; NULL once lib/tcp closed it */
 	const struct arn_cfg_listener *lsn; /* pinned */
 	const struct arn_cfg_hcm *hcm;	    /* lives in lsn */
 	struct http_hcm_rt *hrt;	    /* referenced, or NULL */
 	struct http_listener_rt *lrt;
 	uint32_t laddr, raddr;
 	uint16_t lport, rport;
-	uint8_t state; /* enum http_dc_state */
-	bool peer_eof;
-	bool close_after; /* close once the current response is out */
-	bool in_pump;
-	bool again;			 /* something changed while pumping: run once more */
-	bool shut;			 /* FIN sent while closing */
-	bool dead;			 /* TCP connection gone; freed when the pump unwinds */
+	uint8_t state;			 /* enum http_dc_state */
+	bool close_after;		 /* close once the current response is out */
+	bool again;			 /* something changed while running: run once more */
 	bool drain_counted;		 /* downstream_cx_drain_close counted */
-	bool aborted;			 /* reset by us (abort_conn), not by the client */
 	bool res_waiting;		 /* on the worker's list for a free http_res (FIFO) */
 	struct http_conn *wnext, *wprev; /* that list */
 	uint32_t n_req;
 	uint64_t id;
 	uint64_t open_tsc;
-	struct http_in in;
-	struct arn_h1_parser p;
-	struct arn_h1_msg msg;
-	struct http_out out;
-	struct http_stream st;
 	struct http_timer idle_timer; /* connection idle / linger */
-	uint64_t last_activity_ms;
+	struct http_stream st;	      /* HTTP/1: the one exchange at a time */
 };
 
 /* Queue @p hc until an http_res is free / take it off that queue. */
@@ -241,6 +229,16 @@ void http_res_unwait(struct http_worker *w, struct http_conn *hc);
 struct http_res *http_res_take(struct http_worker *w, struct http_conn *hc);
 struct http_res *http_res_get(struct http_worker *w);
 void http_res_put(struct http_worker *w, struct http_res *r);
+
+/* The stream gets request buffer @p r: the messages' headers and scratch. */
+static inline void http_stream_attach(struct http_stream *st, struct http_res *r)
+{
+	st->res = r;
+	st->req.scratch = r->req_scratch;
+	st->req.big = &r->big_req;
+	st->resp.scratch = r->resp_scratch;
+	st->resp.big = &r->big_resp;
+}
 
 static inline void http_conn_run(struct http_conn *hc)
 {
@@ -275,15 +273,15 @@ static inline void http_conn_close(struct http_conn *hc)
 			arn_stats_gauge_add(HS(hc), (hc)->w->slot, ARN_HTTP_##name, (d));          \
 	} while (0)
 #define CS(st) ((st)->crt ? (st)->crt->stats : NULL)
-#define CL_INC(hc, name)                                                                           \
+#define CL_INC(st, name)                                                                           \
 	do {                                                                                       \
-		if (CS(&(hc)->st))                                                                 \
-			arn_stats_inc(CS(&(hc)->st), (hc)->w->slot, ARN_CL_##name);                \
+		if (CS(st))                                                                        \
+			arn_stats_inc(CS(st), (st)->hc->w->slot, ARN_CL_##name);                   \
 	} while (0)
-#define CL_GAUGE(hc, name, d)                                                                      \
+#define CL_GAUGE(st, name, d)                                                                      \
 	do {                                                                                       \
-		if (CS(&(hc)->st))                                                                 \
-			arn_stats_gauge_add(CS(&(hc)->st), (hc)->w->slot, ARN_CL_##name, (d));     \
+		if (CS(st))                                                                        \
+			arn_stats_gauge_add(CS(st), (st)->hc->w->slot, ARN_CL_##name, (d));        \
 	} while (0)
 #define LS_INC(hc, name)                                                                           \
 	do {                                                                                       \
@@ -297,14 +295,6 @@ static inline void http_conn_close(struct http_conn *hc)
 
 #define OWNER(t, type, field) ((type *)((char *)(t)-offsetof(type, field)))
 
-/*
- * Envoy's per-host outcome of a request sent to st->pool's host: rq_timeout
- * (and rq_error) after the route timeout, rq_error for a failed or reset
- * exchange or a 5xx, rq_success otherwise; a request the client abandoned
- * counts in neither. Runs once, at stream end.
- */
-enum { HOST_AUTO = 0, HOST_ERROR, HOST_TIMEOUT };
-
 static inline uint64_t http_now_us(struct http_worker *w, uint64_t since_tsc)
 {
 	return (http_tsc(w) - since_tsc) / w->tsc_per_us;
@@ -317,16 +307,6 @@ static inline bool http_msg_has_body(const struct arn_h1_msg *m)
 	if (m->flags & ARN_H1_F_CONTENT_LENGTH)
 		return m->content_length > 0;
 	return false;
-}
-
-static inline void http_out_add_chain(struct http_out *o, struct rte_mbuf *m)
-{
-	if (!o->chain) {
-		o->chain = m;
-	} else if (rte_pktmbuf_chain(o->chain, m) != 0) {
-		/* too many segments to link: drop the new part (never expected) */
-		rte_pktmbuf_free(m);
-	}
 }
 
 #endif

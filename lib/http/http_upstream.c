@@ -182,24 +182,20 @@ static const struct arn_cfg_thresholds *thresholds(const struct http_stream *st)
 	return st->cluster ? &st->cluster->thresholds[0] : NULL;
 }
 
-/* Bind stream @p hc to connection @p u. */
-static void bind(struct http_upconn *u, struct http_conn *hc)
+/* Bind stream @p st to connection @p u: the connection's codec decodes
+ * the response into the stream's message buffer. */
+static void bind(struct http_upconn *u, struct http_stream *st)
 {
-	struct http_stream *st = &hc->st;
-	u->dc = hc;
+	u->st = st;
 	u->state = HTTP_UP_BUSY;
 	st->up = u;
 	u->pool->n_active++;
-	struct arn_h1_config cfg = {
-	    .max_headers = HTTP_MAX_HDRS,
-	};
+	uint16_t max_headers = HTTP_MAX_HDRS;
 	if (st->cluster && st->cluster->http.max_headers_count &&
 	    st->cluster->http.max_headers_count < HTTP_MAX_HDRS)
-		cfg.max_headers = (uint16_t)st->cluster->http.max_headers_count;
-	arn_h1_msg_init(&st->resp, st->res->resp_hdrs, HTTP_MAX_HDRS);
-	arn_h1_parser_init(&u->p, ARN_H1_RESPONSE, &cfg, &st->resp);
-	arn_h1_parser_allow_grow(&u->p, true);
-	arn_h1_parser_expect(&u->p, (enum arn_h1_method)st->method);
+		max_headers = (uint16_t)st->cluster->http.max_headers_count;
+	arn_h1_msg_init(&st->resp.m, st->res->resp_hdrs, HTTP_MAX_HDRS);
+	http_h1_expect(&u->h1, &st->resp.m, max_headers, (enum arn_h1_method)st->method);
 }
 
 static void pending_remove(struct http_stream *st)
@@ -221,11 +217,6 @@ static void pending_remove(struct http_stream *st)
 		__atomic_fetch_sub(&p->crt->rq_pending, 1, __ATOMIC_RELAXED);
 }
 
-static struct http_conn *stream_conn(struct http_stream *st)
-{
-	return (struct http_conn *)((char *)st - offsetof(struct http_conn, st));
-}
-
 /* A connection is free for the pool's waiting streams, or goes idle. */
 static void up_make_available(struct http_upconn *u)
 {
@@ -235,10 +226,9 @@ static void up_make_available(struct http_upconn *u)
 		struct http_stream *st = p->pend_head;
 		pending_remove(st);
 		POOL_GAUGE(w, p, upstream_rq_pending_active, -1);
-		struct http_conn *hc = stream_conn(st);
-		bind(u, hc);
+		bind(u, st);
 		if (u->connected)
-			st->up_ops->on_ready(hc);
+			st->up_ops->on_ready(st);
 		return;
 	}
 	u->state = HTTP_UP_IDLE;
@@ -261,8 +251,8 @@ static void up_close(struct http_upconn *u, bool abort)
 	idle_unlink(u);
 	http_timer_cancel(&u->timer);
 	u->state = HTTP_UP_CLOSED;
-	if (u->tc) {
-		struct arn_tcp_conn *tc = u->tc;
+	if (u->h1.tc) {
+		struct arn_tcp_conn *tc = u->h1.tc;
 		if (abort) {
 			arn_tcp_abort(tc);
 		} else {
@@ -283,16 +273,15 @@ static void pool_kick(struct http_worker *w, struct http_pool *p)
 		    __atomic_load_n(&p->crt->cx_active, __ATOMIC_RELAXED) >=
 			(int32_t)th->max_connections)
 			return;
-		struct http_conn *hc = stream_conn(st);
 		pending_remove(st);
 		POOL_GAUGE(w, p, upstream_rq_pending_active, -1);
 		int err = 0;
-		struct http_upconn *u = up_open(w, p, hc->laddr, st->cluster, &err);
+		struct http_upconn *u = up_open(w, p, st->hc->laddr, st->cluster, &err);
 		if (!u) {
-			st->up_ops->on_failed(hc, err, false, false);
+			st->up_ops->on_failed(st, err, false, false);
 			continue;
 		}
-		bind(u, hc);
+		bind(u, st);
 	}
 }
 
@@ -300,8 +289,7 @@ static void up_free(struct http_upconn *u)
 {
 	struct http_worker *w = u->w;
 	struct http_pool *p = u->pool;
-	http_in_free(&u->in);
-	http_out_reset(&u->out);
+	http_h1_peer_free(&u->h1);
 	http_timer_cancel(&u->timer);
 	if (p) {
 		p->n_conns--;
@@ -316,7 +304,7 @@ static void up_free(struct http_upconn *u)
 					      (http_tsc(w) - u->open_tsc) / w->tsc_per_us);
 	}
 	u->state = HTTP_UP_CLOSED;
-	u->tc = NULL;
+	u->h1.tc = NULL;
 	u->next = w->up_free;
 	w->up_free = u;
 	if (p) {
@@ -344,7 +332,7 @@ static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, u
 		HOST_ADD(w, p, cx_connect_fail, 1);
 		return NULL;
 	}
-	u->tc = tc;
+	http_h1_peer_init(&u->h1, w, tc);
 	u->open_tsc = http_tsc(w);
 	p->n_conns++;
 	if (p->crt)
@@ -359,10 +347,9 @@ static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, u
 	return u;
 }
 
-int http_up_acquire(struct http_worker *w, struct http_pool *p, struct http_conn *hc,
+int http_up_acquire(struct http_worker *w, struct http_pool *p, struct http_stream *st,
 		    uint32_t laddr, const struct http_upstream_ops *ops)
 {
-	struct http_stream *st = &hc->st;
 	st->pool = p;
 	st->up_ops = ops;
 	/* keep-alive reuse: the most recently used idle connection first */
@@ -370,13 +357,13 @@ int http_up_acquire(struct http_worker *w, struct http_pool *p, struct http_conn
 		struct http_upconn *u = p->idle;
 		idle_unlink(u);
 		http_timer_cancel(&u->timer);
-		if (!u->tc || u->in.bytes || arn_tcp_rx_pending(u->tc)) {
+		if (!u->h1.tc || u->h1.in.bytes || arn_tcp_rx_pending(u->h1.tc)) {
 			/* the upstream said something while idle (a close is on
 			 * its way): not reusable */
 			up_close(u, true);
 			continue;
 		}
-		bind(u, hc);
+		bind(u, st);
 		http_timer_cancel(&u->timer);
 		return 0;
 	}
@@ -411,18 +398,18 @@ int http_up_acquire(struct http_worker *w, struct http_pool *p, struct http_conn
 	struct http_upconn *u = up_open(w, p, laddr, st->cluster, &err);
 	if (!u)
 		return err ? err : -ENOBUFS;
-	bind(u, hc);
+	bind(u, st);
 	return 0;
 }
 
 void http_up_release(struct http_upconn *u, bool reusable)
 {
 	struct http_pool *p = u->pool;
-	struct http_conn *hc = u->dc;
-	const struct arn_cfg_cluster *c = hc ? hc->st.cluster : NULL;
-	u->dc = NULL;
-	if (hc)
-		hc->st.up = NULL;
+	struct http_stream *st = u->st;
+	const struct arn_cfg_cluster *c = st ? st->cluster : NULL;
+	u->st = NULL;
+	if (st)
+		st->up = NULL;
 	if (p->n_active)
 		p->n_active--;
 	uint32_t maxr = max_requests_per_cx(c);
@@ -432,36 +419,34 @@ void http_up_release(struct http_upconn *u, bool reusable)
 		  "upstream %u.%u.%u.%u:%u: released (reusable %d draining %d in %u out %d idle %d "
 		  "n_req %u)",
 		  p->addr >> 24, (p->addr >> 16) & 255, (p->addr >> 8) & 255, p->addr & 255,
-		  p->port, reusable, p->draining, u->in.bytes, http_out_busy(&u->out),
-		  arn_h1_parser_idle(&u->p), u->n_req);
-	if (!reusable || p->draining || u->in.bytes || !u->tc || http_out_busy(&u->out) ||
-	    !arn_h1_parser_idle(&u->p)) {
-		up_close(u, !reusable || u->in.bytes);
+		  p->port, reusable, p->draining, u->h1.in.bytes, http_out_busy(&u->h1.out),
+		  arn_h1_parser_idle(&u->h1.p), u->n_req);
+	if (!reusable || p->draining || u->h1.in.bytes || !u->h1.tc || http_out_busy(&u->h1.out) ||
+	    !arn_h1_parser_idle(&u->h1.p)) {
+		up_close(u, !reusable || u->h1.in.bytes);
 		return;
 	}
-	http_in_free(&u->in); /* only consumed segments are left */
+	http_in_free(&u->h1.in); /* only consumed segments are left */
 	/* the scratch belongs to the stream's http_res: point the parser at none */
-	arn_h1_parser_set_scratch(&u->p, NULL, 0);
-	/* the message struct belongs to the stream: point the parser at none */
+	http_codec_h1.release(&u->h1.peer);
 	if (c)
 		u->idle_ms = c->http.idle_timeout_ms ? c->http.idle_timeout_ms : 0;
 	u->timer.fn = up_idle_timeout;
 	up_make_available(u);
 }
 
-void http_up_detach(struct http_conn *hc)
+void http_up_detach(struct http_stream *st)
 {
-	struct http_stream *st = &hc->st;
 	if (st->pending) {
 		struct http_pool *p = st->pool;
 		pending_remove(st);
-		POOL_GAUGE(hc->w, p, upstream_rq_pending_active, -1);
+		POOL_GAUGE(st->hc->w, p, upstream_rq_pending_active, -1);
 	}
 	struct http_upconn *u = st->up;
 	if (!u)
 		return;
 	st->up = NULL;
-	u->dc = NULL;
+	u->st = NULL;
 	if (u->pool->n_active)
 		u->pool->n_active--;
 	/* mid-exchange: the connection's state is unknown; never reuse it */
@@ -478,8 +463,8 @@ static void up_connect_timeout(struct http_timer *t)
 		return;
 	u->connect_timed_out = true;
 	POOL_INC(u->w, u->pool, upstream_cx_connect_timeout);
-	if (u->tc)
-		arn_tcp_abort(u->tc); /* on_close reports the failure */
+	if (u->h1.tc)
+		arn_tcp_abort(u->h1.tc); /* on_close reports the failure */
 }
 
 static void up_idle_timeout(struct http_timer *t)
@@ -507,24 +492,24 @@ static void up_connected(struct arn_tcp_conn *c, int status)
 				      (http_tsc(w) - u->open_tsc) / w->tsc_per_us);
 	if (u->state == HTTP_UP_CLOSED)
 		return;
-	if (u->dc)
-		u->dc->st.up_ops->on_ready(u->dc);
+	if (u->st)
+		u->st->up_ops->on_ready(u->st);
 	else
 		up_make_available(u);
 }
 
 static void up_pump(struct http_upconn *u)
 {
-	if (u->dc) {
-		u->dc->st.up_ops->on_data(u->dc);
+	if (u->st) {
+		u->st->up_ops->on_data(u->st);
 		return;
 	}
 	/* idle (or closing): anything from the upstream now is not a response
 	 * to a request of ours, so the connection cannot be reused */
 	if (u->state == HTTP_UP_IDLE)
 		up_close(u, true);
-	else if (u->tc)
-		arn_tcp_rx_consume(u->tc, arn_tcp_rx_pending(u->tc));
+	else if (u->h1.tc)
+		arn_tcp_rx_consume(u->h1.tc, arn_tcp_rx_pending(u->h1.tc));
 }
 
 static void up_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
@@ -538,8 +523,8 @@ static void up_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
 	/* A response still in progress: the server may hold the rest behind
 	 * Nagle until what it sent is ACKed. A complete one's ACK can wait and
 	 * ride on the next request (lib/tcp leaves that choice to us). */
-	if (u->dc && u->tc)
-		arn_tcp_ack_now(u->tc);
+	if (u->st && u->h1.tc)
+		arn_tcp_ack_now(u->h1.tc);
 }
 
 static void up_eof(struct arn_tcp_conn *c)
@@ -547,9 +532,9 @@ static void up_eof(struct arn_tcp_conn *c)
 	struct http_upconn *u = arn_tcp_user(c);
 	if (!u)
 		return;
-	u->peer_eof = true;
-	if (u->dc) {
-		u->dc->st.up_ops->on_data(u->dc);
+	u->h1.peer.eof = true;
+	if (u->st) {
+		u->st->up_ops->on_data(u->st);
 		return;
 	}
 	up_close(u, false);
@@ -558,8 +543,8 @@ static void up_eof(struct arn_tcp_conn *c)
 static void up_writable(struct arn_tcp_conn *c)
 {
 	struct http_upconn *u = arn_tcp_user(c);
-	if (u && u->dc)
-		u->dc->st.up_ops->on_writable(u->dc);
+	if (u && u->st)
+		u->st->up_ops->on_writable(u->st);
 }
 
 static void up_closed(struct arn_tcp_conn *c, int reason)
@@ -568,8 +553,8 @@ static void up_closed(struct arn_tcp_conn *c, int reason)
 	if (!u)
 		return;
 	arn_tcp_set_user(c, NULL);
-	u->tc = NULL;
-	struct http_conn *hc = u->dc;
+	u->h1.tc = NULL;
+	struct http_stream *st = u->st;
 	struct http_worker *w = u->w;
 	idle_unlink(u);
 	if (!u->connected) {
@@ -579,14 +564,14 @@ static void up_closed(struct arn_tcp_conn *c, int reason)
 		POOL_INC(w, u->pool, upstream_cx_destroy_remote);
 	else
 		POOL_INC(w, u->pool, upstream_cx_destroy_local);
-	if (hc) {
-		u->dc = NULL;
-		hc->st.up = NULL;
+	if (st) {
+		u->st = NULL;
+		st->up = NULL;
 		if (u->pool->n_active)
 			u->pool->n_active--;
 		/* the response may still sit in our input: let the stream take
 		 * it before it learns the connection is gone */
-		hc->st.up_ops->on_failed(hc, reason, u->connected, u->connect_timed_out);
+		st->up_ops->on_failed(st, reason, u->connected, u->connect_timed_out);
 	}
 	up_free(u);
 }
@@ -639,13 +624,12 @@ void http_pools_close_all(struct http_worker *w)
 	static const struct arn_tcp_ops none = {0};
 	for (uint32_t i = 0; i < w->n_ups; i++) {
 		struct http_upconn *u = &w->ups[i];
-		if (!u->tc)
+		if (!u->h1.tc)
 			continue;
-		arn_tcp_set_ops(u->tc, &none);
-		arn_tcp_set_user(u->tc, NULL);
-		arn_tcp_abort(u->tc);
-		u->tc = NULL;
-		http_in_free(&u->in);
-		http_out_reset(&u->out);
+		arn_tcp_set_ops(u->h1.tc, &none);
+		arn_tcp_set_user(u->h1.tc, NULL);
+		arn_tcp_abort(u->h1.tc);
+		u->h1.tc = NULL;
+		http_h1_peer_free(&u->h1);
 	}
 }

@@ -9,6 +9,7 @@
 #ifndef ARN_HTTP_UPSTREAM_H
 #define ARN_HTTP_UPSTREAM_H
 
+#include "http_codec_h1.h"
 #include "http_stream.h"
 
 /*
@@ -21,16 +22,16 @@
  */
 struct http_upstream_ops {
 	/* Connected (or bound to a connection that is): send the request. */
-	void (*on_ready)(struct http_conn *hc);
+	void (*on_ready)(struct http_stream *st);
 	/* Response bytes, or the upstream's end of input, arrived. */
-	void (*on_data)(struct http_conn *hc);
+	void (*on_data)(struct http_stream *st);
 	/* The connection's send buffer has room again. */
-	void (*on_writable)(struct http_conn *hc);
+	void (*on_writable)(struct http_stream *st);
 	/* The connection is gone, or none could be opened for a queued
 	 * stream: the stream holds it no more (st->up is NULL). @p reason as
 	 * arn_tcp_ops.on_close; @p connected: it had been established;
 	 * @p timed_out: connect_timeout ran out. */
-	void (*on_failed)(struct http_conn *hc, int reason, bool connected, bool timed_out);
+	void (*on_failed)(struct http_stream *st, int reason, bool connected, bool timed_out);
 };
 
 enum http_up_state {
@@ -40,25 +41,33 @@ enum http_up_state {
 	HTTP_UP_CLOSED,
 };
 
-/* An upstream connection, owned by its pool. */
+/* An upstream connection, owned by its pool: HTTP/1 to the endpoint. */
 struct http_upconn {
 	struct http_upconn *next, *prev; /* pool's idle list, or the free list */
 	struct http_worker *w;
 	struct http_pool *pool;
-	struct arn_tcp_conn *tc;
 	uint8_t state; /* enum http_up_state */
 	bool connected;
 	bool connect_timed_out;
-	bool peer_eof;
-	uint32_t idle_ms;     /* the cluster's idle_timeout when it was last used */
-	struct http_conn *dc; /* the downstream connection whose stream it serves */
+	uint32_t idle_ms;	/* the cluster's idle_timeout when it was last used */
+	struct http_stream *st; /* the stream it serves, or NULL */
 	uint32_t n_req;
 	uint64_t open_tsc;
-	struct http_in in;
-	struct arn_h1_parser p;
-	struct http_out out;
+	struct http_h1_peer h1;	 /* its transport and codec (h1.tc: NULL once closed) */
 	struct http_timer timer; /* connect timeout, then idle timeout */
 };
+
+/* The upstream connection's peer, as a stream's codec calls see it. */
+static inline struct http_peer *http_up_peer(struct http_upconn *u)
+{
+	return &u->h1.peer;
+}
+
+/* Is its transport still there (lib/tcp has not closed it)? */
+static inline bool http_up_alive(const struct http_upconn *u)
+{
+	return u->h1.tc != NULL;
+}
 
 /* Connections of one worker to one (cluster, endpoint). */
 struct http_pool {
@@ -86,12 +95,12 @@ struct http_pool *http_pool_find(struct http_worker *w, const char *cluster, siz
 /* Give @p st a connection of @p pool: an idle one, a new one, or a place in
  * the queue. @return 0 (bound or queued), -EBUSY (circuit breaker: 503 UO),
  * or another negative errno (could not open: 503 UF). */
-int http_up_acquire(struct http_worker *w, struct http_pool *pool, struct http_conn *hc,
+int http_up_acquire(struct http_worker *w, struct http_pool *pool, struct http_stream *st,
 		    uint32_t laddr, const struct http_upstream_ops *ops);
 /* The stream is done with its connection: reuse it or close it. */
 void http_up_release(struct http_upconn *up, bool reusable);
 /* Abort the stream's connection (or leave the queue). */
-void http_up_detach(struct http_conn *hc);
+void http_up_detach(struct http_stream *st);
 void http_pools_sweep(struct http_worker *w, const struct arn_cfg_gen *g);
 /* Retire a draining pool once nothing uses it (its host reference goes). */
 void http_pool_maybe_retire(struct http_worker *w, struct http_pool *p);

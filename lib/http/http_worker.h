@@ -27,6 +27,7 @@ struct arn_lcore;
 struct arn_tcp_listener;
 struct arn_config_store;
 struct http_conn;
+struct http_h1_conn;
 struct http_upconn;
 struct http_res;
 struct http_pool;
@@ -104,7 +105,8 @@ struct http_worker {
 	struct http_timer wheel[HTTP_WHEEL]; /* list heads */
 	uint64_t wheel_ms;
 
-	struct http_conn *conns, *conn_free;
+	struct http_h1_conn *conns; /* the connection blocks (http_conn.h) */
+	struct http_conn *conn_free;
 	uint32_t n_conns;
 	struct http_upconn *ups, *up_free;
 	uint32_t n_ups;

@@ -1,0 +1,318 @@
+/*
+ * HTTP/1 behind the codec contract (http_codec_h1.h): events parsed from a
+ * peer's input (arn_h1_parse, fed one segment at a time from http_in), and
+ * heads, bodies and local replies written to its output (arn_h1_write_*
+ * into mbuf chains, body bytes by reference, chunked when the head said
+ * so).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "arn_tcp.h"
+#include "http_codec_h1.h"
+#include "http_int.h"
+#include "http_worker.h"
+
+_Static_assert((int)HTTP_EV_HEAD == (int)ARN_H1_EV_HEAD &&
+		   (int)HTTP_EV_BODY == (int)ARN_H1_EV_BODY &&
+		   (int)HTTP_EV_END == (int)ARN_H1_EV_END,
+	       "codec events mirror the parser's");
+
+static struct http_h1_peer *h1(struct http_peer *p)
+{
+	return http_h1_of(p);
+}
+
+static const struct http_h1_peer *h1c(const struct http_peer *p)
+{
+	return http_h1_of((struct http_peer *)(uintptr_t)p);
+}
+
+/* ---- set-up ---------------------------------------------------------------------------- */
+
+void http_h1_peer_init(struct http_h1_peer *h, struct http_worker *w, struct arn_tcp_conn *tc)
+{
+	memset(h, 0, sizeof(*h));
+	h->peer.codec = &http_codec_h1;
+	h->w = w;
+	h->tc = tc;
+}
+
+void http_h1_peer_free(struct http_h1_peer *h)
+{
+	http_in_free(&h->in);
+	http_out_reset(&h->out);
+}
+
+void http_h1_serve(struct http_h1_peer *h, const struct arn_h1_config *cfg, struct arn_h1_msg *msg)
+{
+	h->server = true;
+	arn_h1_parser_init(&h->p, ARN_H1_REQUEST, cfg, msg);
+	arn_h1_parser_allow_grow(&h->p, true);
+}
+
+void http_h1_expect(struct http_h1_peer *h, struct arn_h1_msg *msg, uint16_t max_headers,
+		    enum arn_h1_method method)
+{
+	struct arn_h1_config cfg = {.max_headers = max_headers};
+	arn_h1_parser_init(&h->p, ARN_H1_RESPONSE, &cfg, msg);
+	arn_h1_parser_allow_grow(&h->p, true);
+	arn_h1_parser_expect(&h->p, method);
+}
+
+/* ---- what the peer sends ------------------------------------------------------------------ */
+
+/* A head's lines that cross segments outgrew the message's scratch: go on
+ * in a large one from the worker's pool (kept with the message buffer's
+ * owner), or, with none left or that one full too, let the parser fail the
+ * head (431 for a request, 502 for a response). */
+static void scratch_grow(struct http_worker *w, struct arn_h1_parser *p, char **big)
+{
+	if (!*big)
+		*big = http_big_get(w);
+	if (*big && p->scratch != *big &&
+	    arn_h1_parser_grow_scratch(p, *big, HTTP_BIG_SCRATCH) == 0)
+		return;
+	arn_h1_parser_grow_scratch(p, NULL, 0);
+}
+
+static int h1_decode(struct http_peer *pp, struct http_msgbuf *mb, bool keep, struct http_ev *ev)
+{
+	struct http_h1_peer *h = h1(pp);
+	struct arn_h1_ev e;
+	ssize_t n;
+	/* what TCP holds is taken in as the parser needs it */
+	while ((n = http_in_parse(&h->in, &h->p, &e, &mb->pins, keep)) == ARN_AGAIN &&
+	       http_in_fill(&h->in, h->tc))
+		;
+	ev->data = NULL;
+	ev->len = 0;
+	if (n == ARN_AGAIN) {
+		if (!pp->eof)
+			return -EAGAIN;
+		int rc = arn_h1_parse_eof(&h->p, &e);
+		ev->type = e.type == ARN_H1_EV_END ? HTTP_EV_END : HTTP_EV_NONE;
+		return rc == 0 ? -ESHUTDOWN : -ECONNABORTED;
+	}
+	if (n < 0 && h->server && n != -EBADMSG) {
+		/* -EPIPE: bytes after a request that ended the connection (not
+		 * HTTP: dropped); -EBUSY: an upgrade waits for the upstream */
+		if (n == -EPIPE)
+			http_in_free(&h->in);
+		return -EAGAIN;
+	}
+	if (n < 0) {
+		enum arn_h1_err err = arn_h1_parser_error(&h->p);
+		ev->status = (unsigned)arn_h1_err_status(err);
+		ev->details = arn_h1_err_details(err);
+		return -EBADMSG;
+	}
+	if (e.type == ARN_H1_EV_NEED_SCRATCH) {
+		if (arn_h1_parser_scratch_short(&h->p))
+			scratch_grow(h->w, &h->p, mb->big);
+		else
+			arn_h1_parser_set_scratch(&h->p, mb->scratch, HTTP_SCRATCH);
+		ev->type = HTTP_EV_NONE;
+		return 0;
+	}
+	ev->type = (enum http_ev_type)e.type;
+	ev->data = e.data;
+	ev->len = e.len;
+	return 0;
+}
+
+static void h1_upgrade(struct http_peer *pp, bool accepted)
+{
+	struct http_h1_peer *h = h1(pp);
+	if (accepted)
+		h->chunked = false; /* raw bytes from now on */
+	if (!h->server)
+		return; /* a response parser turns into a tunnel by itself */
+	if (accepted)
+		arn_h1_parser_tunnel(&h->p);
+	else
+		arn_h1_parser_resume(&h->p);
+}
+
+static bool h1_idle(const struct http_peer *pp)
+{
+	return arn_h1_parser_idle(&h1c(pp)->p);
+}
+
+static void h1_release(struct http_peer *pp)
+{
+	/* between messages the parser holds no partial line: the scratch only
+	 * holds slices of the message that ended */
+	arn_h1_parser_set_scratch(&h1(pp)->p, NULL, 0);
+}
+
+/* ---- what goes to the peer ------------------------------------------------------------------ */
+
+static void out_add_chain(struct http_out *o, struct rte_mbuf *m)
+{
+	if (!o->chain) {
+		o->chain = m;
+	} else if (rte_pktmbuf_chain(o->chain, m) != 0) {
+		/* too many segments to link: drop the new part (never expected) */
+		rte_pktmbuf_free(m);
+	}
+}
+
+/* The serialized head, or an error: -E2BIG (more edits than the serializer
+ * applies: none of them would be written), -ENOBUFS. */
+static int head_done(struct http_h1_peer *h, struct http_wchain *c, int rc)
+{
+	struct rte_mbuf *m;
+	if (rc == -E2BIG) {
+		m = http_wchain_finish(c);
+		if (m)
+			rte_pktmbuf_free(m);
+		return -E2BIG;
+	}
+	arn_h1_write_end(&c->wb);
+	m = http_wchain_finish(c);
+	if (!m)
+		return -ENOBUFS;
+	out_add_chain(&h->out, m);
+	return 0;
+}
+
+static int h1_encode_request_head(struct http_peer *pp, const struct arn_h1_msg *m,
+				  const char *path, uint32_t plen, struct arn_h1_edit *e,
+				  unsigned n, bool upgrade)
+{
+	struct http_h1_peer *h = h1(pp);
+	if (m->flags & ARN_H1_F_CL_IGNORED)
+		e[n++] = (struct arn_h1_edit){
+		    .name = "content-length", .name_len = 14, .op = ARN_H1_EDIT_REMOVE};
+	struct http_wchain c;
+	http_wchain_init(&c, h->w);
+	arn_h1_write_request_line(&c.wb, m->method_name.p, m->method_name.len, path, plen, 1);
+	int rc = arn_h1_write_headers(&c.wb, m, e, n,
+				      ARN_H1_W_DROP_HOP | (upgrade ? ARN_H1_W_UPGRADE : 0));
+	/* the body is re-chunked when it came chunked */
+	h->chunked = false;
+	h->ch.open = false;
+	if (rc != -E2BIG && (m->flags & ARN_H1_F_CHUNKED)) {
+		arn_h1_write_header(&c.wb, "transfer-encoding", 17, "chunked", 7);
+		h->chunked = true;
+	}
+	return head_done(h, &c, rc);
+}
+
+static int h1_encode_response_head(struct http_peer *pp, const struct arn_h1_msg *r,
+				   struct arn_h1_edit *e, unsigned n, struct http_head_info *hi)
+{
+	struct http_h1_peer *h = h1(pp);
+	bool no_body = (r->flags & ARN_H1_F_NO_BODY) || hi->req_method == ARN_H1_M_HEAD ||
+		       r->status == 204 || r->status == 304;
+	h->chunked = false;
+	h->ch.open = false;
+	if (!no_body && !hi->tunnel && !(r->flags & ARN_H1_F_CONTENT_LENGTH)) {
+		if (hi->req_version >= 11)
+			h->chunked = true;
+		else
+			hi->close = true; /* the body ends with our close */
+	}
+	if (r->flags & ARN_H1_F_CL_IGNORED) /* "0" in a 204 or 101 */
+		e[n++] = (struct arn_h1_edit){
+		    .name = "content-length", .name_len = 14, .op = ARN_H1_EDIT_REMOVE};
+	struct http_wchain c;
+	http_wchain_init(&c, h->w);
+	arn_h1_write_status_line(&c.wb, r->status, NULL, 0, 1);
+	int rc = arn_h1_write_headers(&c.wb, r, e, n,
+				      ARN_H1_W_DROP_HOP | (hi->tunnel ? ARN_H1_W_UPGRADE : 0));
+	if (rc != -E2BIG) {
+		if (h->chunked)
+			arn_h1_write_header(&c.wb, "transfer-encoding", 17, "chunked", 7);
+		if (!hi->tunnel) {
+			if (hi->close)
+				arn_h1_write_header(&c.wb, "connection", 10, "close", 5);
+			else if (hi->req_version == 10)
+				arn_h1_write_header(&c.wb, "connection", 10, "keep-alive", 10);
+		}
+	}
+	return head_done(h, &c, rc);
+}
+
+static int h1_encode_reply(struct http_peer *pp, const struct http_reply *r)
+{
+	struct http_h1_peer *h = h1(pp);
+	uint32_t dlen;
+	const char *date = http_date(h->w, &dlen);
+	struct http_wchain c;
+	http_wchain_init(&c, h->w);
+	http_local_reply_write(&c.wb, r->status, r->body, r->blen, r->server, date, dlen, r->extra,
+			       r->n_extra, r->close, r->head_only);
+	struct rte_mbuf *m = http_wchain_finish(&c);
+	if (!m)
+		return -ENOBUFS;
+	out_add_chain(&h->out, m);
+	return 0;
+}
+
+static void h1_encode_continue(struct http_peer *pp)
+{
+	struct http_h1_peer *h = h1(pp);
+	struct http_wchain c;
+	http_wchain_init(&c, h->w);
+	arn_h1_put(&c.wb, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+	struct rte_mbuf *m = http_wchain_finish(&c);
+	if (m)
+		out_add_chain(&h->out, m);
+}
+
+static void h1_encode_body(struct http_peer *pp, const char *data, size_t len)
+{
+	struct http_h1_peer *h = h1(pp);
+	struct http_out *o = &h->out;
+	if (h->chunked) {
+		size_t k = arn_h1_chunk_prefix(&h->ch, len, o->stage);
+		o->stage_off = 0;
+		o->stage_len = (uint8_t)k;
+	}
+	o->data = data;
+	o->data_len = (uint32_t)len;
+}
+
+static void h1_encode_end(struct http_peer *pp)
+{
+	struct http_h1_peer *h = h1(pp);
+	struct http_out *o = &h->out;
+	if (!h->chunked)
+		return;
+	size_t k = arn_h1_chunk_last(&h->ch, o->stage);
+	o->stage[k++] = '\r';
+	o->stage[k++] = '\n';
+	o->stage_off = 0;
+	o->stage_len = (uint8_t)k;
+}
+
+static bool h1_busy(const struct http_peer *pp)
+{
+	return http_out_busy(&h1c(pp)->out);
+}
+
+static int h1_flush(struct http_peer *pp)
+{
+	struct http_h1_peer *h = h1(pp);
+	return http_out_flush(&h->out, h->tc);
+}
+
+const struct http_codec_ops http_codec_h1 = {
+    .name = "HTTP/1.1",
+    .decode = h1_decode,
+    .upgrade = h1_upgrade,
+    .idle = h1_idle,
+    .release = h1_release,
+    .encode_request_head = h1_encode_request_head,
+    .encode_response_head = h1_encode_response_head,
+    .encode_reply = h1_encode_reply,
+    .encode_continue = h1_encode_continue,
+    .encode_body = h1_encode_body,
+    .encode_end = h1_encode_end,
+    .busy = h1_busy,
+    .flush = h1_flush,
+};

@@ -1,0 +1,58 @@
+/*
+ * HTTP/1 behind the codec contract (http_codec.h), for both peers of a
+ * stream: a client's connection (requests in, responses out) and an
+ * upstream connection (requests out, responses in). One peer is one TCP
+ * connection that carries one exchange at a time; its input, parser and
+ * output are here, on top of the parser and serializer of arn_h1.h.
+ *
+ * Ownership: a struct http_h1_peer is embedded in its connection, which
+ * sets it up (http_h1_peer_init, then http_h1_serve or http_h1_expect for
+ * each response), frees what it holds (http_h1_peer_free) and clears tc
+ * when lib/tcp closes the connection. Streams reach it only through
+ * http_codec_h1 (peer.codec).
+ */
+#ifndef ARN_HTTP_CODEC_H1_H
+#define ARN_HTTP_CODEC_H1_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arn_h1.h"
+#include "http_codec.h"
+#include "http_io.h"
+
+struct arn_tcp_conn;
+struct http_worker;
+
+struct http_h1_peer {
+	struct http_peer peer;	 /* what streams see; codec = &http_codec_h1 */
+	struct http_worker *w;	 /* mbufs, large scratch, the Date value */
+	struct arn_tcp_conn *tc; /* the transport; NULL once lib/tcp closed it */
+	bool server;		 /* it sends requests (a client of ours) */
+	bool chunked;		 /* the body it is sent is chunked (ch frames it) */
+	struct arn_h1_chunker ch;
+	struct http_in in;
+	struct arn_h1_parser p;
+	struct http_out out;
+};
+
+extern const struct http_codec_ops http_codec_h1;
+
+static inline struct http_h1_peer *http_h1_of(struct http_peer *p)
+{
+	return (struct http_h1_peer *)(void *)((char *)p - offsetof(struct http_h1_peer, peer));
+}
+
+/** Set @p h up for transport @p tc (the rest zeroed). */
+void http_h1_peer_init(struct http_h1_peer *h, struct http_worker *w, struct arn_tcp_conn *tc);
+/** Give back what @p h holds (input segments, queued output). */
+void http_h1_peer_free(struct http_h1_peer *h);
+/** A client's connection: parse requests into @p msg (the stream's, kept
+ * for the connection's life) with @p cfg's limits. */
+void http_h1_serve(struct http_h1_peer *h, const struct arn_h1_config *cfg, struct arn_h1_msg *msg);
+/** An upstream connection: parse the response to a @p method request into
+ * @p msg (the stream's), at most @p max_headers header lines. */
+void http_h1_expect(struct http_h1_peer *h, struct arn_h1_msg *msg, uint16_t max_headers,
+		    enum arn_h1_method method);
+
+#endif
