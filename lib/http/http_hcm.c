@@ -207,15 +207,6 @@ static void pre_head_reply(struct http_stream *st, unsigned status, const char *
 	http_local_reply(st, status, body, body ? strlen(body) : 0, flags, details, NULL, 0);
 }
 
-/* The client broke the protocol (@p ev: what its codec says to answer). */
-static void protocol_error(struct http_stream *st, const struct http_ev *ev)
-{
-	HTTP_INC(st->hc, downstream_cx_protocol_error);
-	/* Envoy's HTTP/1 codec answers with the status's text as the body */
-	pre_head_reply(st, ev->status, arn_h1_reason(ev->status),
-		       ARN_RF_BIT(DOWNSTREAM_PROTOCOL_ERROR), ev->details);
-}
-
 static void on_head(struct http_stream *st)
 {
 	struct http_conn *hc = st->hc;
@@ -312,7 +303,71 @@ static void on_head(struct http_stream *st)
 	http_route(st, g, rt, &req);
 }
 
-/* ---- request direction ---------------------------------------------------------------------- */
+/* ---- the two directions ---------------------------------------------------------------------- */
+
+/*
+ * One direction of the exchange: the peer its message comes from, the
+ * buffer it is decoded into, and what the stream does with each event.
+ * The request goes from the client to the upstream, the response back;
+ * both are stepped by step(), written once. Every member returns true to
+ * go on with the next event, false to stop (flow control, or the stream
+ * changed course: the connection's run takes it from there).
+ */
+struct direction {
+	/* the previous event's bytes left for the other peer, and this
+	 * direction may take another event now */
+	bool (*ready)(struct http_stream *st);
+	struct http_peer *(*source)(struct http_stream *st);
+	struct http_msgbuf *(*buffer)(struct http_stream *st);
+	/* the head is still to be used: the codec keeps what its slices point into */
+	bool (*keep)(const struct http_stream *st);
+	/* input was taken (any event) */
+	void (*progress)(struct http_stream *st);
+	bool (*head)(struct http_stream *st);
+	bool (*body)(struct http_stream *st, const char *data, size_t len);
+	bool (*end)(struct http_stream *st);
+	/* the source closed (decode: -ESHUTDOWN or -ECONNABORTED, @p ev) */
+	bool (*closed)(struct http_stream *st, int rc, const struct http_ev *ev);
+	/* the source broke the protocol (decode: -EBADMSG, @p ev) */
+	bool (*error)(struct http_stream *st, const struct http_ev *ev);
+};
+
+static void step(struct http_stream *st, const struct direction *d)
+{
+	while (d->ready(st)) {
+		struct http_peer *src = d->source(st);
+		struct http_ev ev;
+		int rc = src->codec->decode(src, d->buffer(st), d->keep(st), &ev);
+		if (rc == -EAGAIN)
+			return;
+		bool go;
+		if (rc == -ESHUTDOWN || rc == -ECONNABORTED) {
+			go = d->closed(st, rc, &ev);
+		} else if (rc < 0) {
+			go = d->error(st, &ev);
+		} else {
+			d->progress(st);
+			switch (ev.type) {
+			case HTTP_EV_HEAD:
+				go = d->head(st);
+				break;
+			case HTTP_EV_BODY:
+				go = d->body(st, ev.data, ev.len);
+				break;
+			case HTTP_EV_END:
+				go = d->end(st);
+				break;
+			default:
+				go = true;
+				break;
+			}
+		}
+		if (!go)
+			return;
+	}
+}
+
+/* ---- request: client -> upstream ------------------------------------------------------------- */
 
 static bool req_may_parse(struct http_stream *st)
 {
@@ -332,154 +387,155 @@ static bool req_may_parse(struct http_stream *st)
 	return true;
 }
 
-void http_req_step(struct http_stream *st)
+static bool req_ready(struct http_stream *st)
 {
-	struct http_conn *hc = st->hc;
-	struct http_worker *w = hc->w;
-	struct http_peer *dn = hc->dn;
 	for (;;) {
-		struct http_upconn *u = st->up;
-		struct http_peer *up = u ? http_up_peer(u) : NULL;
-		if (up && up->codec->busy(up)) {
-			int rc = up->codec->flush(up);
-			if (rc != 0)
-				return; /* -EAGAIN: on_writable; else on_close will tell */
-		}
-		/* a retry: this attempt gets the body kept so far first */
-		if (st->replaying && up && st->req_head_sent) {
-			if (X(st)->replay) {
-				struct rte_mbuf *rm = X(st)->replay;
-				X(st)->replay = rm->next;
-				up->codec->encode_body(up, rte_pktmbuf_mtod(rm, const char *),
-						       rm->data_len);
-				continue;
-			}
-			st->replaying = false;
-			if (st->req_done) {
-				up->codec->encode_end(up);
-				continue;
-			}
-		}
-		if (st->req_done && !st->replaying && up && !up->codec->busy(up)) {
-			st->req_sent = true;
-			if (st->timeout_ms && !st->resp_done && !st->route_timer_armed) {
-				st->route_timer_armed = true;
-				http_timer_arm(w, &st->route_timer, st->timeout_ms);
-			}
-			/* per_try_timeout: from the moment the attempt has its
-			 * connection and the whole request */
-			const struct arn_cfg_retry_policy *rp =
-			    st->route ? &st->route->route.retry : NULL;
-			if (st->req_head_sent && !st->attempt_sent) {
-				st->attempt_sent = true;
-				if (rp && rp->present && rp->per_try_timeout_ms &&
-				    !st->resp_started)
-					http_timer_arm(w, &X(st)->try_timer,
-						       rp->per_try_timeout_ms);
-				/* per_try_idle_timeout: the same start, then reset by
-				 * every byte from the upstream, response body included */
-				if (rp && rp->present && rp->per_try_idle_timeout_ms &&
-				    !st->resp_done) {
-					X(st)->up_activity_ms = w->now_ms;
-					http_timer_arm(w, &X(st)->try_idle_timer,
-						       rp->per_try_idle_timeout_ms);
-				}
-			}
-		}
-		if (!req_may_parse(st) || !st->res)
-			return;
-		struct http_ev ev;
-		int rc = dn->codec->decode(dn, &st->req, !st->head_done, &ev);
-		if (rc == -EAGAIN)
-			return;
-		if (rc == -ESHUTDOWN || rc == -ECONNABORTED) {
-			/* the client closed its side */
-			if (st->tunnel || (st->active && !st->req_done) || rc == -ECONNABORTED) {
-				if (st->active && !st->resp_done) {
-					/* the client went away mid-request */
-					st->flags |= ARN_RF_BIT(DOWNSTREAM_CONNECTION_TERMINATION);
-					HTTP_INC(hc, downstream_rq_rx_reset);
-					http_up_detach(st);
-					st->resp_done = st->req_done = true;
-				}
-				if (st->tunnel)
-					st->req_done = st->resp_done = true;
-				hc->close_after = true;
-			} else if (!st->active) {
-				hc->close_after = true;
-				http_conn_close(hc);
-			} else {
-				hc->close_after = true;
-			}
-			hc->again = true;
-			return;
-		}
-		if (rc < 0) {
-			protocol_error(st, &ev);
-			return;
-		}
-		st->last_activity_ms = w->now_ms;
-		if (!st->active) {
-			if (!st->started)
-				http_stream_started(st);
-			st->active = true;
-		}
-		switch (ev.type) {
-		case HTTP_EV_HEAD:
-			if (st->req.pins.overflow) {
-				/* a head in more pieces than we keep references to */
-				hc->close_after = true;
-				http_local_reply(st, 431, "Request Header Fields Too Large", 31,
-						 ARN_RF_BIT(DOWNSTREAM_PROTOCOL_ERROR),
-						 "http1.headers_too_large", NULL, 0);
-				return;
-			}
-			on_head(st);
+		struct http_peer *up = st->up ? http_up_peer(st->up) : NULL;
+		if (up && up->codec->busy(up) && up->codec->flush(up) != 0)
+			return false; /* -EAGAIN: on_writable; else on_close will tell */
+		if (!http_attempt_send(st))
 			break;
-		case HTTP_EV_BODY:
-			st->rx_body += ev.len;
-			if (st->local) {
-				/* a reply is out already; the body is not read */
-				hc->close_after = true;
-				st->local_wait_end = false;
-				hc->again = true; /* the stream can end now */
-				return;
-			}
-			if (!st->up)
-				return;
-			if (st->rb_on && !st->tunnel && !http_rb_append(st, ev.data, ev.len))
-				http_rb_abandon(st);
-			up = http_up_peer(st->up);
-			up->codec->encode_body(up, ev.data, ev.len);
-			if (CS(st))
-				arn_stats_add(CS(st), w->slot, ARN_CL_upstream_cx_tx_bytes_total,
-					      ev.len);
-			break;
-		case HTTP_EV_END:
-			st->req_done = true;
-			st->req_end_tsc = http_tsc(w);
-			http_timer_cancel(&st->req_timer);
-			if (st->local) {
-				/* the reply may be out already (it went from a
-				 * callback, before this END was parsed): the stream
-				 * ends now, not at the connection's next event */
-				st->local_wait_end = false;
-				hc->again = true;
-				return;
-			}
-			if (st->up) {
-				up = http_up_peer(st->up);
-				up->codec->encode_end(up);
-			}
-			break;
-		default:
-			break;
-		}
+	}
+	return req_may_parse(st) && st->res;
+}
+
+static struct http_peer *req_source(struct http_stream *st)
+{
+	return st->hc->dn;
+}
+
+static struct http_msgbuf *req_buffer(struct http_stream *st)
+{
+	return &st->req;
+}
+
+static bool req_keep(const struct http_stream *st)
+{
+	return !st->head_done;
+}
+
+static void req_progress(struct http_stream *st)
+{
+	st->last_activity_ms = st->hc->w->now_ms;
+	if (!st->active) {
+		if (!st->started)
+			http_stream_started(st);
+		st->active = true;
 	}
 }
 
-/* ---- response direction -----------------------------------------------------------------------
- */
+static bool req_head(struct http_stream *st)
+{
+	if (st->req.pins.overflow) {
+		/* a head in more pieces than we keep references to */
+		st->hc->close_after = true;
+		http_local_reply(st, 431, "Request Header Fields Too Large", 31,
+				 ARN_RF_BIT(DOWNSTREAM_PROTOCOL_ERROR), "http1.headers_too_large",
+				 NULL, 0);
+		return false;
+	}
+	on_head(st);
+	return true;
+}
+
+static bool req_body(struct http_stream *st, const char *data, size_t len)
+{
+	struct http_conn *hc = st->hc;
+	st->rx_body += len;
+	if (st->local) {
+		/* a reply is out already; the body is not read */
+		hc->close_after = true;
+		st->local_wait_end = false;
+		hc->again = true; /* the stream can end now */
+		return false;
+	}
+	if (!st->up)
+		return false;
+	if (st->rb_on && !st->tunnel && !http_rb_append(st, data, len))
+		http_rb_abandon(st);
+	struct http_peer *up = http_up_peer(st->up);
+	up->codec->encode_body(up, data, len);
+	if (CS(st))
+		arn_stats_add(CS(st), hc->w->slot, ARN_CL_upstream_cx_tx_bytes_total, len);
+	return true;
+}
+
+static bool req_end(struct http_stream *st)
+{
+	struct http_conn *hc = st->hc;
+	st->req_done = true;
+	st->req_end_tsc = http_tsc(hc->w);
+	http_timer_cancel(&st->req_timer);
+	if (st->local) {
+		/* the reply may be out already (it went from a callback, before
+		 * this END was parsed): the stream ends now, not at the
+		 * connection's next event */
+		st->local_wait_end = false;
+		hc->again = true;
+		return false;
+	}
+	if (st->up) {
+		struct http_peer *up = http_up_peer(st->up);
+		up->codec->encode_end(up);
+	}
+	return true;
+}
+
+/* The client closed its side. */
+static bool req_closed(struct http_stream *st, int rc, const struct http_ev *ev)
+{
+	(void)ev;
+	struct http_conn *hc = st->hc;
+	if (st->tunnel || (st->active && !st->req_done) || rc == -ECONNABORTED) {
+		if (st->active && !st->resp_done) {
+			/* the client went away mid-request */
+			st->flags |= ARN_RF_BIT(DOWNSTREAM_CONNECTION_TERMINATION);
+			HTTP_INC(hc, downstream_rq_rx_reset);
+			http_up_detach(st);
+			st->resp_done = st->req_done = true;
+		}
+		if (st->tunnel)
+			st->req_done = st->resp_done = true;
+		hc->close_after = true;
+	} else if (!st->active) {
+		hc->close_after = true;
+		http_conn_close(hc);
+	} else {
+		hc->close_after = true;
+	}
+	hc->again = true;
+	return false;
+}
+
+/* The client broke the protocol: its codec says what to answer. */
+static bool req_error(struct http_stream *st, const struct http_ev *ev)
+{
+	HTTP_INC(st->hc, downstream_cx_protocol_error);
+	/* Envoy's HTTP/1 codec answers with the status's text as the body */
+	pre_head_reply(st, ev->status, arn_h1_reason(ev->status),
+		       ARN_RF_BIT(DOWNSTREAM_PROTOCOL_ERROR), ev->details);
+	return false;
+}
+
+static const struct direction request = {
+    .ready = req_ready,
+    .source = req_source,
+    .buffer = req_buffer,
+    .keep = req_keep,
+    .progress = req_progress,
+    .head = req_head,
+    .body = req_body,
+    .end = req_end,
+    .closed = req_closed,
+    .error = req_error,
+};
+
+void http_req_step(struct http_stream *st)
+{
+	step(st, &request);
+}
+
+/* ---- response: upstream -> client ------------------------------------------------------------ */
 
 /*
  * The response's edits (server, x-envoy-upstream-service-time,
@@ -577,130 +633,167 @@ static void write_resp_head(struct http_stream *st)
 			      arn_stats_code_class(ARN_CL_upstream_rq_1xx, r->status));
 }
 
-void http_resp_step(struct http_stream *st)
+static bool resp_ready(struct http_stream *st)
 {
 	struct http_conn *hc = st->hc;
-	struct http_worker *w = hc->w;
+	if (!st->up || st->local || hc->state == HTTP_DC_CLOSED)
+		return false;
 	struct http_peer *dn = hc->dn;
-	for (;;) {
-		struct http_upconn *u = st->up;
-		if (!u || st->local || hc->state == HTTP_DC_CLOSED)
-			return;
-		struct http_peer *up = http_up_peer(u);
-		if (dn->codec->busy(dn)) {
-			int rc = dn->codec->flush(dn);
-			if (rc != 0)
-				return;
+	if (dn->codec->busy(dn) && dn->codec->flush(dn) != 0)
+		return false;
+	return !st->resp_done || st->tunnel;
+}
+
+static struct http_peer *resp_source(struct http_stream *st)
+{
+	return http_up_peer(st->up);
+}
+
+static struct http_msgbuf *resp_buffer(struct http_stream *st)
+{
+	return &st->resp;
+}
+
+static bool resp_keep(const struct http_stream *st)
+{
+	return !st->resp_started;
+}
+
+static void resp_progress(struct http_stream *st)
+{
+	uint64_t now = st->hc->w->now_ms;
+	st->last_activity_ms = now;
+	X(st)->up_activity_ms = now;
+}
+
+static bool resp_head(struct http_stream *st)
+{
+	struct http_conn *hc = st->hc;
+	struct http_peer *dn = hc->dn, *up = http_up_peer(st->up);
+	const struct arn_h1_msg *m = &st->resp.m;
+	if (m->status < 200 && m->status != 101)
+		return true; /* interim responses are not forwarded (100 was ours) */
+	if (m->status == 101) {
+		if (!st->upgrade_req) {
+			st->flags |= ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR);
+			http_reset_reply(st, 502, "protocol error",
+					 ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR),
+					 "upstream_reset_before_response_started{protocol_error}");
+			return false;
 		}
-		if (st->resp_done && !st->tunnel)
-			return;
-		struct http_ev ev;
-		int rc = up->codec->decode(up, &st->resp, !st->resp_started, &ev);
-		if (rc == -EAGAIN)
-			return;
-		if (rc == -ESHUTDOWN || rc == -ECONNABORTED) {
-			/* the upstream closed its side: a body delimited by its
-			 * close ends there, anything else is cut */
-			if (!st->tunnel && rc == -ESHUTDOWN && ev.type == HTTP_EV_END &&
-			    st->resp_started)
-				goto end;
-			http_upstream_lost(st, false);
-			return;
-		}
-		if (rc < 0) {
-			/* the upstream does not speak HTTP/1 properly */
-			CL_INC(st, upstream_cx_protocol_error);
-			if (!st->resp_started &&
-			    http_maybe_retry(st,
-					     http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_RESET),
-					     HOST_ERROR)) {
-				hc->again = true;
-				return;
-			}
-			if (!st->resp_started) {
-				st->flags |= ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR);
-				http_reset_reply(
-				    st, 502, "protocol error", ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR),
-				    "upstream_reset_before_response_started{protocol_error}");
-			} else {
-				st->flags |= ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR);
-				http_up_detach(st);
-				http_conn_abort(hc);
-			}
-			return;
-		}
-		st->last_activity_ms = w->now_ms;
-		X(st)->up_activity_ms = w->now_ms;
-		const struct arn_h1_msg *m = &st->resp.m;
-		switch (ev.type) {
-		case HTTP_EV_HEAD:
-			if (m->status < 200 && m->status != 101)
-				break; /* interim responses are not forwarded (100 was ours) */
-			if (m->status == 101) {
-				if (!st->upgrade_req) {
-					st->flags |= ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR);
-					http_reset_reply(st, 502, "protocol error",
-							 ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR),
-							 "upstream_reset_before_response_started{"
-							 "protocol_error}");
-					return;
-				}
-				st->tunnel = true;
-				http_timer_cancel(&st->route_timer);
-				dn->codec->upgrade(dn, true);
-				up->codec->upgrade(up, true);
-			} else if (st->upgrade_req) {
-				dn->codec->upgrade(dn, false);
-			}
-			if (X(st)->retry.rp && m->status != 101) {
-				/* a retriable answer is never forwarded while a retry
-				 * is allowed; the outcome of a retry is its success */
-				bool rl = arn_h1_find(m, "x-envoy-ratelimited", 19, 0) >= 0;
-				bool would = http_retry_on_status(X(st)->retry.rp, m->status, rl);
-				st->up_status = m->status;
-				if (http_maybe_retry(st, would, HOST_AUTO)) {
-					if (CS(st))
-						arn_stats_inc(
-						    CS(st), w->slot,
-						    arn_stats_code_class(ARN_CL_upstream_rq_1xx,
-									 m->status));
-					hc->again = true;
-					return;
-				}
-			}
-			if (st->resp.pins.overflow) {
-				http_upstream_lost(st, false);
-				return;
-			}
-			write_resp_head(st);
-			hc->again = true; /* the request side may go on (tunnel) */
-			break;
-		case HTTP_EV_BODY:
-			st->tx_body += ev.len;
-			if (CS(st))
-				arn_stats_add(CS(st), w->slot, ARN_CL_upstream_cx_rx_bytes_total,
-					      ev.len);
-			dn->codec->encode_body(dn, ev.data, ev.len);
-			break;
-		case HTTP_EV_END:
-			if (st->tunnel)
-				break; /* the 101's own end: the tunnel runs until a close */
-			if (m->status < 200)
-				break; /* an interim response's end: the final one follows */
-			goto end;
-		default:
-			break;
-		}
-		continue;
-	end:
-		dn->codec->encode_end(dn);
-		st->resp_done = true;
+		st->tunnel = true;
 		http_timer_cancel(&st->route_timer);
-		CL_INC(st, upstream_rq_completed);
-		if (!st->req_done)
-			hc->close_after = true; /* the rest of the request is not read */
-		hc->again = true;
+		dn->codec->upgrade(dn, true);
+		up->codec->upgrade(up, true);
+	} else if (st->upgrade_req) {
+		dn->codec->upgrade(dn, false);
 	}
+	if (X(st)->retry.rp && m->status != 101) {
+		/* a retriable answer is never forwarded while a retry is
+		 * allowed; the outcome of a retry is its success */
+		bool rl = arn_h1_find(m, "x-envoy-ratelimited", 19, 0) >= 0;
+		bool would = http_retry_on_status(X(st)->retry.rp, m->status, rl);
+		st->up_status = m->status;
+		if (http_maybe_retry(st, would, HOST_AUTO)) {
+			if (CS(st))
+				arn_stats_inc(
+				    CS(st), hc->w->slot,
+				    arn_stats_code_class(ARN_CL_upstream_rq_1xx, m->status));
+			hc->again = true;
+			return false;
+		}
+	}
+	if (st->resp.pins.overflow) {
+		http_upstream_lost(st, false);
+		return false;
+	}
+	write_resp_head(st);
+	hc->again = true; /* the request side may go on (tunnel) */
+	return true;
+}
+
+static bool resp_body(struct http_stream *st, const char *data, size_t len)
+{
+	struct http_peer *dn = st->hc->dn;
+	st->tx_body += len;
+	if (CS(st))
+		arn_stats_add(CS(st), st->hc->w->slot, ARN_CL_upstream_cx_rx_bytes_total, len);
+	dn->codec->encode_body(dn, data, len);
+	return true;
+}
+
+/* The response is complete: its end goes to the client. */
+static bool resp_done(struct http_stream *st)
+{
+	struct http_conn *hc = st->hc;
+	hc->dn->codec->encode_end(hc->dn);
+	st->resp_done = true;
+	http_timer_cancel(&st->route_timer);
+	CL_INC(st, upstream_rq_completed);
+	if (!st->req_done)
+		hc->close_after = true; /* the rest of the request is not read */
+	hc->again = true;
+	return true;
+}
+
+static bool resp_end(struct http_stream *st)
+{
+	if (st->tunnel)
+		return true; /* the 101's own end: the tunnel runs until a close */
+	if (st->resp.m.status < 200)
+		return true; /* an interim response's end: the final one follows */
+	return resp_done(st);
+}
+
+/* The upstream closed its side: a body delimited by its close ends there,
+ * anything else is cut. */
+static bool resp_closed(struct http_stream *st, int rc, const struct http_ev *ev)
+{
+	if (!st->tunnel && rc == -ESHUTDOWN && ev->type == HTTP_EV_END && st->resp_started)
+		return resp_done(st);
+	http_upstream_lost(st, false);
+	return false;
+}
+
+/* The upstream does not speak HTTP properly. */
+static bool resp_error(struct http_stream *st, const struct http_ev *ev)
+{
+	(void)ev;
+	struct http_conn *hc = st->hc;
+	CL_INC(st, upstream_cx_protocol_error);
+	if (!st->resp_started &&
+	    http_maybe_retry(st, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_RESET),
+			     HOST_ERROR)) {
+		hc->again = true;
+		return false;
+	}
+	st->flags |= ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR);
+	if (!st->resp_started) {
+		http_reset_reply(st, 502, "protocol error", ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR),
+				 "upstream_reset_before_response_started{protocol_error}");
+	} else {
+		http_up_detach(st);
+		http_conn_abort(hc);
+	}
+	return false;
+}
+
+static const struct direction response = {
+    .ready = resp_ready,
+    .source = resp_source,
+    .buffer = resp_buffer,
+    .keep = resp_keep,
+    .progress = resp_progress,
+    .head = resp_head,
+    .body = resp_body,
+    .end = resp_end,
+    .closed = resp_closed,
+    .error = resp_error,
+};
+
+void http_resp_step(struct http_stream *st)
+{
+	step(st, &response);
 }
 
 /* ---- timers -----------------------------------------------------------------------------------

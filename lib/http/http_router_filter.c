@@ -725,6 +725,54 @@ static void upstream_writable(struct http_stream *st)
 	http_conn_run(st->hc);
 }
 
+/*
+ * The attempt's request goes on once its connection took what was queued:
+ * a retry sends the body kept so far first, a piece at a time; once the
+ * whole request is out, the route's timeout and the per-try timers start.
+ */
+bool http_attempt_send(struct http_stream *st)
+{
+	struct http_worker *w = st->hc->w;
+	struct http_peer *up = st->up ? http_up_peer(st->up) : NULL;
+	if (st->replaying && up && st->req_head_sent) {
+		if (X(st)->replay) {
+			struct rte_mbuf *rm = X(st)->replay;
+			X(st)->replay = rm->next;
+			up->codec->encode_body(up, rte_pktmbuf_mtod(rm, const char *),
+					       rm->data_len);
+			return true;
+		}
+		st->replaying = false;
+		if (st->req_done) {
+			up->codec->encode_end(up);
+			return true;
+		}
+	}
+	if (st->req_done && !st->replaying && up && !up->codec->busy(up)) {
+		st->req_sent = true;
+		if (st->timeout_ms && !st->resp_done && !st->route_timer_armed) {
+			st->route_timer_armed = true;
+			http_timer_arm(w, &st->route_timer, st->timeout_ms);
+		}
+		/* per_try_timeout: from the moment the attempt has its connection
+		 * and the whole request */
+		const struct arn_cfg_retry_policy *rp = st->route ? &st->route->route.retry : NULL;
+		if (st->req_head_sent && !st->attempt_sent) {
+			st->attempt_sent = true;
+			if (rp && rp->present && rp->per_try_timeout_ms && !st->resp_started)
+				http_timer_arm(w, &X(st)->try_timer, rp->per_try_timeout_ms);
+			/* per_try_idle_timeout: the same start, then reset by every
+			 * byte from the upstream, response body included */
+			if (rp && rp->present && rp->per_try_idle_timeout_ms && !st->resp_done) {
+				X(st)->up_activity_ms = w->now_ms;
+				http_timer_arm(w, &X(st)->try_idle_timer,
+					       rp->per_try_idle_timeout_ms);
+			}
+		}
+	}
+	return false;
+}
+
 /* ---- timers -----------------------------------------------------------------------------------
  */
 

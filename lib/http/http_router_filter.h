@@ -33,6 +33,13 @@ enum { HOST_AUTO = 0, HOST_ERROR, HOST_TIMEOUT };
  */
 void http_route(struct http_stream *st, const struct arn_cfg_gen *g,
 		const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req);
+/**
+ * The attempt's request goes on, once its upstream connection took what
+ * was queued: a retry's kept body first, then (the whole request out) the
+ * route's and the per-try timers start. @return true when it queued a
+ * piece: the caller flushes it and calls again.
+ */
+bool http_attempt_send(struct http_stream *st);
 /** The router's per-request state in @p r, fresh for a request of @p st. */
 void http_xreq_init(struct http_stream *st, struct http_res *r);
 /** Forget the request body kept for retries. */
