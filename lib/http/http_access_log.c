@@ -58,7 +58,7 @@ void http_access_log(struct http_stream *st)
 	    st->resp_first_tsc ? (st->resp_first_tsc - st->start_tsc) / w->tsc_per_us : UINT64_MAX;
 	rec.response_tx_duration_us =
 	    st->resp_first_tsc ? http_now_us(w, st->resp_first_tsc) : UINT64_MAX;
-	bool have_req = st->head_done && st->res;
+	bool have_req = (st->state & HTTP_S_HEAD_DONE) && st->res;
 	if (have_req) {
 		rec.method = (struct arn_access_str){m->method_name.p, m->method_name.len};
 		rec.path = (struct arn_access_str){m->path.p, m->path.len};
@@ -69,7 +69,7 @@ void http_access_log(struct http_stream *st)
 	rec.scheme = (struct arn_access_str){"http", 4};
 	rec.protocol = st->version == 10 ? (struct arn_access_str){"HTTP/1.0", 8}
 					 : (struct arn_access_str){"HTTP/1.1", 8};
-	if (st->resp_started && !st->local && st->res) {
+	if ((st->state & HTTP_S_RESP_STARTED) && !(st->state & HTTP_S_LOCAL) && st->res) {
 		rec.resp_headers = w->log_resp;
 		rec.n_resp_headers =
 		    log_headers(&st->resp.m, w->log_resp, HTTP_MAX_HDRS - 1, st, false);
@@ -97,7 +97,7 @@ void http_access_log(struct http_stream *st)
 		    (struct arn_access_str){st->route->name, (uint32_t)strlen(st->route->name)};
 	rec.connection_id = hc->id;
 	rec.upstream_request_attempt_count = st->attempts;
-	rec.health_check = st->health_check;
+	rec.health_check = (st->state & HTTP_S_HEALTH_CHECK);
 	for (unsigned i = 0; i < r->n_loggers; i++)
 		arn_access_log_write(r->loggers[i], w->slot, &rec);
 }

@@ -143,7 +143,7 @@ static bool request_wait(struct http_h1_conn *c)
 {
 	struct http_conn *hc = &c->c;
 	struct http_stream *st = &hc->st;
-	while (!st->started && !http_in_skip_empty_lines(&c->dn.in)) {
+	while (!(st->state & HTTP_S_STARTED) && !http_in_skip_empty_lines(&c->dn.in)) {
 		if (http_in_fill(&c->dn.in, hc->tc))
 			continue;
 		if (c->dn.peer.eof) {
@@ -154,7 +154,7 @@ static bool request_wait(struct http_h1_conn *c)
 		}
 		return false;
 	}
-	if (!st->started)
+	if (!(st->state & HTTP_S_STARTED))
 		http_stream_started(st);
 	while (!head_ready(c)) {
 		if (http_in_fill(&c->dn.in, hc->tc))
@@ -215,7 +215,7 @@ static void run_once(struct http_h1_conn *c)
 	struct http_stream *st = &hc->st;
 	if (hc->state == HTTP_DC_CLOSED || !hc->tc)
 		return;
-	if (st->up && !st->local)
+	if (st->up && !(st->state & HTTP_S_LOCAL))
 		http_resp_step(st);
 	if (hc->state == HTTP_DC_CLOSED || !hc->tc)
 		return;
@@ -223,7 +223,8 @@ static void run_once(struct http_h1_conn *c)
 	if (rc != 0 && rc != -EAGAIN)
 		return; /* the connection is going: on_close follows */
 	bool flushed = rc == 0;
-	if (st->active && flushed && st->resp_done && (st->req_done || hc->close_after) &&
+	if ((st->state & HTTP_S_ACTIVE) && flushed && (st->state & HTTP_S_RESP_DONE) &&
+	    ((st->state & HTTP_S_REQ_DONE) || hc->close_after) &&
 	    !(st->up && http_up_peer(st->up)->codec->busy(http_up_peer(st->up)))) {
 		http_stream_end(st);
 		stream_ended(c);
@@ -234,12 +235,13 @@ static void run_once(struct http_h1_conn *c)
 		closing_step(c);
 		return;
 	}
-	if (!st->active && hc->close_after && flushed) {
+	if (!(st->state & HTTP_S_ACTIVE) && hc->close_after && flushed) {
 		start_close(hc);
 		hc->again = true;
 		return;
 	}
-	if (!st->res && hc->state == HTTP_DC_OPEN && !st->active && !request_wait(c))
+	if (!st->res && hc->state == HTTP_DC_OPEN && !(st->state & HTTP_S_ACTIVE) &&
+	    !request_wait(c))
 		return;
 	http_req_step(st);
 }
@@ -273,7 +275,7 @@ static void conn_idle_timeout(struct http_timer *t)
 		arn_tcp_close(hc->tc);
 		return;
 	}
-	if (hc->st.active || hc->st.started)
+	if (hc->st.state & (HTTP_S_ACTIVE | HTTP_S_STARTED))
 		return;
 	HTTP_INC(hc, downstream_cx_idle_timeout);
 	hc->close_after = true;
@@ -316,8 +318,9 @@ static void conn_free(struct http_h1_conn *c)
 	http_res_unwait(w, hc);
 	/* a stream starts (its timers run) before it has a buffer */
 	http_stream_timers_cancel(st);
-	if (st->active || st->res || st->rt || st->up || st->pending) {
-		if (st->active && !st->resp_done && !c->aborted)
+	if ((st->state & HTTP_S_ACTIVE) || st->res || st->rt || st->up ||
+	    (st->state & HTTP_S_PENDING)) {
+		if ((st->state & HTTP_S_ACTIVE) && !(st->state & HTTP_S_RESP_DONE) && !c->aborted)
 			st->flags |= ARN_RF_BIT(DOWNSTREAM_CONNECTION_TERMINATION);
 		http_up_detach(st);
 		http_stream_end(st);
@@ -486,7 +489,7 @@ static void dc_closed(struct arn_tcp_conn *tc, int reason)
 		HTTP_INC(hc, downstream_cx_destroy_remote);
 	else
 		HTTP_INC(hc, downstream_cx_destroy_local);
-	if (hc->st.active && !hc->st.resp_done) {
+	if ((hc->st.state & HTTP_S_ACTIVE) && !(hc->st.state & HTTP_S_RESP_DONE)) {
 		HTTP_INC(hc, downstream_cx_destroy_active_rq);
 		if (remote) {
 			/* as Envoy flags a request whose client went away */

@@ -84,7 +84,7 @@ void http_stream_end(struct http_stream *st)
 	if (st->crt && st->res)
 		http_retry_release(&X(st)->retry, &st->crt->retries_active);
 	http_rb_free(st);
-	if (st->counted_rq) {
+	if (st->state & HTTP_S_COUNTED_RQ) {
 		HTTP_GAUGE(hc, downstream_rq_active, -1);
 		if (st->status) {
 			HTTP_INC(hc, downstream_rq_completed);
@@ -97,16 +97,16 @@ void http_stream_end(struct http_stream *st)
 			arn_stats_hist_record(HS(hc), w->slot, ARN_HTTP_downstream_rq_time,
 					      http_now_us(w, st->start_tsc));
 	}
-	if (st->counted_host)
+	if (st->state & HTTP_S_COUNTED_HOST)
 		http_host_rq_done(st, HOST_AUTO);
-	if (st->counted_up) {
+	if (st->state & HTTP_S_COUNTED_UP) {
 		CL_GAUGE(st, upstream_rq_active, -1);
 		if (CS(st) && st->up_start_tsc)
 			arn_stats_hist_record(CS(st), w->slot, ARN_CL_upstream_rq_time,
 					      http_now_us(w, st->up_start_tsc));
 		__atomic_fetch_sub(&st->crt->rq_active, 1, __ATOMIC_RELAXED);
 	}
-	if (st->active)
+	if (st->state & HTTP_S_ACTIVE)
 		http_access_log(st);
 	struct http_upconn *u = st->up;
 	if (u) {
@@ -114,9 +114,11 @@ void http_stream_end(struct http_stream *st)
 		ARN_DEBUG(
 		    HTTP,
 		    "stream end: tunnel %d resp_done %d req_done %d head_sent %d ka %d eof %d",
-		    st->tunnel, st->resp_done, st->req_done, st->req_head_sent,
+		    !!(st->state & HTTP_S_TUNNEL), !!(st->state & HTTP_S_RESP_DONE),
+		    !!(st->state & HTTP_S_REQ_DONE), !!(st->state & HTTP_S_HEAD_SENT),
 		    !!(st->resp.m.flags & ARN_H1_F_KEEP_ALIVE), up->eof);
-		bool reuse = !st->tunnel && st->resp_done && st->req_done && st->req_head_sent &&
+		bool reuse = !(st->state & HTTP_S_TUNNEL) && (st->state & HTTP_S_RESP_DONE) &&
+			     (st->state & HTTP_S_REQ_DONE) && (st->state & HTTP_S_HEAD_SENT) &&
 			     !up->codec->busy(up) && (st->resp.m.flags & ARN_H1_F_KEEP_ALIVE) &&
 			     !up->eof && up->codec->idle(up);
 		http_up_release(u, reuse);
@@ -162,7 +164,7 @@ void http_stream_started(struct http_stream *st)
 	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
 	const struct arn_cfg_hcm *h = hc->hcm;
-	st->started = true;
+	st->state |= HTTP_S_STARTED;
 	st->start_tsc = http_tsc(w);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -184,9 +186,9 @@ void http_stream_started(struct http_stream *st)
 static void count_request(struct http_stream *st)
 {
 	struct http_conn *hc = st->hc;
-	if (st->counted_rq)
+	if (st->state & HTTP_S_COUNTED_RQ)
 		return;
-	st->counted_rq = true;
+	st->state |= HTTP_S_COUNTED_RQ;
 	HTTP_INC(hc, downstream_rq_total);
 	HTTP_INC(hc, downstream_rq_http1_total);
 	HTTP_GAUGE(hc, downstream_rq_active, 1);
@@ -200,9 +202,9 @@ static void pre_head_reply(struct http_stream *st, unsigned status, const char *
 	struct http_conn *hc = st->hc;
 	http_res_unwait(hc->w, hc); /* answered: no buffer is wanted for this head */
 	count_request(st);
-	if (!st->started)
+	if (!(st->state & HTTP_S_STARTED))
 		http_stream_started(st);
-	st->active = true;
+	st->state |= HTTP_S_ACTIVE;
 	hc->close_after = true;
 	http_local_reply(st, status, body, body ? strlen(body) : 0, flags, details, NULL, 0);
 }
@@ -214,7 +216,7 @@ static void on_head(struct http_stream *st)
 	const struct arn_h1_msg *m = &st->req.m;
 	const struct arn_cfg_hcm *h = hc->hcm;
 
-	st->head_done = true;
+	st->state |= HTTP_S_HEAD_DONE;
 	http_timer_cancel(&st->hdr_timer);
 	if (!hc->hrt) /* accepted before the control lcore saw this generation */
 		hc->hrt = http_rt_hcm(h);
@@ -226,7 +228,8 @@ static void on_head(struct http_stream *st)
 		hc->close_after = true;
 	if (h->max_requests_per_connection && hc->n_req >= h->max_requests_per_connection)
 		hc->close_after = true;
-	st->upgrade_req = (m->flags & ARN_H1_F_UPGRADE) && !(m->flags & ARN_H1_F_H2C);
+	http_stream_set(st, HTTP_S_UPGRADE,
+			(m->flags & ARN_H1_F_UPGRADE) && !(m->flags & ARN_H1_F_H2C));
 	st->idle_timeout_ms = h->stream_idle_timeout_ms;
 	if (st->idle_timeout_ms)
 		http_timer_arm(w, &st->idle_timer, st->idle_timeout_ms);
@@ -243,7 +246,6 @@ static void on_head(struct http_stream *st)
 	/* Envoy without proxy_100_continue answers the expectation itself */
 	if (m->flags & ARN_H1_F_EXPECT_CONTINUE) {
 		hc->dn->codec->encode_continue(hc->dn);
-		st->expect_100_sent = true;
 	}
 
 	/* normalize_path / merge_slashes: before anything looks at the path
@@ -274,7 +276,7 @@ static void on_head(struct http_stream *st)
 		size_t hl = arn_cfg_host_without_port(auth, alen, &port);
 		if (hl != alen && (h->strip_any_host_port || port == hc->lport)) {
 			alen = hl;
-			st->host_stripped = true;
+			st->state |= HTTP_S_HOST_STRIPPED;
 		}
 	}
 	st->auth = auth;
@@ -374,16 +376,17 @@ static bool req_may_parse(struct http_stream *st)
 	struct http_conn *hc = st->hc;
 	if (hc->state != HTTP_DC_OPEN)
 		return false;
-	if (!st->active)
+	if (!(st->state & HTTP_S_ACTIVE))
 		return true;
-	if (st->local)
-		return st->local_wait_end;
-	if (st->tunnel)
+	if (st->state & HTTP_S_LOCAL)
+		return st->state & HTTP_S_LOCAL_WAIT_END;
+	if (st->state & HTTP_S_TUNNEL)
 		return st->up && http_up_alive(st->up);
-	if (st->req_done)
+	if (st->state & HTTP_S_REQ_DONE)
 		return false;
-	if (st->head_done)
-		return st->up && st->up->connected && st->req_head_sent && !st->replaying;
+	if (st->state & HTTP_S_HEAD_DONE)
+		return st->up && st->up->connected && (st->state & HTTP_S_HEAD_SENT) &&
+		       !(st->state & HTTP_S_REPLAYING);
 	return true;
 }
 
@@ -411,16 +414,16 @@ static struct http_msgbuf *req_buffer(struct http_stream *st)
 
 static bool req_keep(const struct http_stream *st)
 {
-	return !st->head_done;
+	return !(st->state & HTTP_S_HEAD_DONE);
 }
 
 static void req_progress(struct http_stream *st)
 {
 	st->last_activity_ms = st->hc->w->now_ms;
-	if (!st->active) {
-		if (!st->started)
+	if (!(st->state & HTTP_S_ACTIVE)) {
+		if (!(st->state & HTTP_S_STARTED))
 			http_stream_started(st);
-		st->active = true;
+		st->state |= HTTP_S_ACTIVE;
 	}
 }
 
@@ -442,16 +445,17 @@ static bool req_body(struct http_stream *st, const char *data, size_t len)
 {
 	struct http_conn *hc = st->hc;
 	st->rx_body += len;
-	if (st->local) {
+	if (st->state & HTTP_S_LOCAL) {
 		/* a reply is out already; the body is not read */
 		hc->close_after = true;
-		st->local_wait_end = false;
+		st->state &= ~HTTP_S_LOCAL_WAIT_END;
 		hc->again = true; /* the stream can end now */
 		return false;
 	}
 	if (!st->up)
 		return false;
-	if (st->rb_on && !st->tunnel && !http_rb_append(st, data, len))
+	if ((st->state & HTTP_S_KEEP_BODY) && !(st->state & HTTP_S_TUNNEL) &&
+	    !http_rb_append(st, data, len))
 		http_rb_abandon(st);
 	struct http_peer *up = http_up_peer(st->up);
 	up->codec->encode_body(up, data, len);
@@ -463,14 +467,14 @@ static bool req_body(struct http_stream *st, const char *data, size_t len)
 static bool req_end(struct http_stream *st)
 {
 	struct http_conn *hc = st->hc;
-	st->req_done = true;
+	st->state |= HTTP_S_REQ_DONE;
 	st->req_end_tsc = http_tsc(hc->w);
 	http_timer_cancel(&st->req_timer);
-	if (st->local) {
+	if (st->state & HTTP_S_LOCAL) {
 		/* the reply may be out already (it went from a callback, before
 		 * this END was parsed): the stream ends now, not at the
 		 * connection's next event */
-		st->local_wait_end = false;
+		st->state &= ~HTTP_S_LOCAL_WAIT_END;
 		hc->again = true;
 		return false;
 	}
@@ -486,18 +490,20 @@ static bool req_closed(struct http_stream *st, int rc, const struct http_ev *ev)
 {
 	(void)ev;
 	struct http_conn *hc = st->hc;
-	if (st->tunnel || (st->active && !st->req_done) || rc == -ECONNABORTED) {
-		if (st->active && !st->resp_done) {
+	if ((st->state & HTTP_S_TUNNEL) ||
+	    ((st->state & HTTP_S_ACTIVE) && !(st->state & HTTP_S_REQ_DONE)) ||
+	    rc == -ECONNABORTED) {
+		if ((st->state & HTTP_S_ACTIVE) && !(st->state & HTTP_S_RESP_DONE)) {
 			/* the client went away mid-request */
 			st->flags |= ARN_RF_BIT(DOWNSTREAM_CONNECTION_TERMINATION);
 			HTTP_INC(hc, downstream_rq_rx_reset);
 			http_up_detach(st);
-			st->resp_done = st->req_done = true;
+			st->state |= HTTP_S_RESP_DONE | HTTP_S_REQ_DONE;
 		}
-		if (st->tunnel)
-			st->req_done = st->resp_done = true;
+		if (st->state & HTTP_S_TUNNEL)
+			st->state |= HTTP_S_REQ_DONE | HTTP_S_RESP_DONE;
 		hc->close_after = true;
-	} else if (!st->active) {
+	} else if (!(st->state & HTTP_S_ACTIVE)) {
 		hc->close_after = true;
 		http_conn_close(hc);
 	} else {
@@ -587,7 +593,7 @@ static void write_resp_head(struct http_stream *st)
 	/* A response that starts before its request has been read whole ends
 	 * the connection (the rest of the request is not read once the
 	 * response is done); say so in the head, as Envoy does. */
-	if (!st->req_done && !st->tunnel)
+	if (!(st->state & (HTTP_S_REQ_DONE | HTTP_S_TUNNEL)))
 		hc->close_after = true;
 	/* a listener replaced by a newer generation drains its connections */
 	if (w->store && !hc->close_after) {
@@ -596,7 +602,7 @@ static void write_resp_head(struct http_stream *st)
 			hc->close_after = true;
 	}
 	http_hc_drain(hc);
-	if (st->health_check)
+	if (st->state & HTTP_S_HEALTH_CHECK)
 		http_hc_cache_set(st, r->status);
 	struct arn_h1_edit hcf;
 	if (http_hc_fail_header(st, &hcf))
@@ -604,7 +610,7 @@ static void write_resp_head(struct http_stream *st)
 	struct http_head_info hi = {
 	    .req_method = st->method,
 	    .req_version = st->version,
-	    .tunnel = st->tunnel,
+	    .tunnel = (st->state & HTTP_S_TUNNEL),
 	    .close = hc->close_after,
 	};
 	struct http_peer *dn = hc->dn;
@@ -620,7 +626,7 @@ static void write_resp_head(struct http_stream *st)
 		http_conn_abort(hc);
 		return;
 	}
-	st->resp_started = true;
+	st->state |= HTTP_S_RESP_STARTED;
 	http_timer_cancel(&st->req_timer);    /* request_timeout ends with the response's start */
 	http_timer_cancel(&X(st)->try_timer); /* Envoy ignores a per-try timeout from now on */
 	st->status = r->status;
@@ -636,12 +642,12 @@ static void write_resp_head(struct http_stream *st)
 static bool resp_ready(struct http_stream *st)
 {
 	struct http_conn *hc = st->hc;
-	if (!st->up || st->local || hc->state == HTTP_DC_CLOSED)
+	if (!st->up || (st->state & HTTP_S_LOCAL) || hc->state == HTTP_DC_CLOSED)
 		return false;
 	struct http_peer *dn = hc->dn;
 	if (dn->codec->busy(dn) && dn->codec->flush(dn) != 0)
 		return false;
-	return !st->resp_done || st->tunnel;
+	return !(st->state & HTTP_S_RESP_DONE) || (st->state & HTTP_S_TUNNEL);
 }
 
 static struct http_peer *resp_source(struct http_stream *st)
@@ -656,7 +662,7 @@ static struct http_msgbuf *resp_buffer(struct http_stream *st)
 
 static bool resp_keep(const struct http_stream *st)
 {
-	return !st->resp_started;
+	return !(st->state & HTTP_S_RESP_STARTED);
 }
 
 static void resp_progress(struct http_stream *st)
@@ -674,18 +680,18 @@ static bool resp_head(struct http_stream *st)
 	if (m->status < 200 && m->status != 101)
 		return true; /* interim responses are not forwarded (100 was ours) */
 	if (m->status == 101) {
-		if (!st->upgrade_req) {
+		if (!(st->state & HTTP_S_UPGRADE)) {
 			st->flags |= ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR);
 			http_reset_reply(st, 502, "protocol error",
 					 ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR),
 					 "upstream_reset_before_response_started{protocol_error}");
 			return false;
 		}
-		st->tunnel = true;
+		st->state |= HTTP_S_TUNNEL;
 		http_timer_cancel(&st->route_timer);
 		dn->codec->upgrade(dn, true);
 		up->codec->upgrade(up, true);
-	} else if (st->upgrade_req) {
+	} else if (st->state & HTTP_S_UPGRADE) {
 		dn->codec->upgrade(dn, false);
 	}
 	if (X(st)->retry.rp && m->status != 101) {
@@ -727,10 +733,10 @@ static bool resp_done(struct http_stream *st)
 {
 	struct http_conn *hc = st->hc;
 	hc->dn->codec->encode_end(hc->dn);
-	st->resp_done = true;
+	st->state |= HTTP_S_RESP_DONE;
 	http_timer_cancel(&st->route_timer);
 	CL_INC(st, upstream_rq_completed);
-	if (!st->req_done)
+	if (!(st->state & HTTP_S_REQ_DONE))
 		hc->close_after = true; /* the rest of the request is not read */
 	hc->again = true;
 	return true;
@@ -738,7 +744,7 @@ static bool resp_done(struct http_stream *st)
 
 static bool resp_end(struct http_stream *st)
 {
-	if (st->tunnel)
+	if (st->state & HTTP_S_TUNNEL)
 		return true; /* the 101's own end: the tunnel runs until a close */
 	if (st->resp.m.status < 200)
 		return true; /* an interim response's end: the final one follows */
@@ -749,7 +755,8 @@ static bool resp_end(struct http_stream *st)
  * anything else is cut. */
 static bool resp_closed(struct http_stream *st, int rc, const struct http_ev *ev)
 {
-	if (!st->tunnel && rc == -ESHUTDOWN && ev->type == HTTP_EV_END && st->resp_started)
+	if (!(st->state & HTTP_S_TUNNEL) && rc == -ESHUTDOWN && ev->type == HTTP_EV_END &&
+	    (st->state & HTTP_S_RESP_STARTED))
 		return resp_done(st);
 	http_upstream_lost(st, false);
 	return false;
@@ -761,14 +768,14 @@ static bool resp_error(struct http_stream *st, const struct http_ev *ev)
 	(void)ev;
 	struct http_conn *hc = st->hc;
 	CL_INC(st, upstream_cx_protocol_error);
-	if (!st->resp_started &&
+	if (!(st->state & HTTP_S_RESP_STARTED) &&
 	    http_maybe_retry(st, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_RESET),
 			     HOST_ERROR)) {
 		hc->again = true;
 		return false;
 	}
 	st->flags |= ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR);
-	if (!st->resp_started) {
+	if (!(st->state & HTTP_S_RESP_STARTED)) {
 		http_reset_reply(st, 502, "protocol error", ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR),
 				 "upstream_reset_before_response_started{protocol_error}");
 	} else {
@@ -804,18 +811,18 @@ static void stream_idle_timeout(struct http_timer *t)
 	struct http_stream *st = OWNER(t, struct http_stream, idle_timer);
 	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
-	if (!st->started || !st->idle_timeout_ms || hc->state != HTTP_DC_OPEN)
+	if (!(st->state & HTTP_S_STARTED) || !st->idle_timeout_ms || hc->state != HTTP_DC_OPEN)
 		return;
 	uint64_t idle = w->now_ms - st->last_activity_ms;
 	if (idle < st->idle_timeout_ms) {
 		http_timer_arm(w, t, st->idle_timeout_ms - idle);
 		return;
 	}
-	if (!st->head_done) {
+	if (!(st->state & HTTP_S_HEAD_DONE)) {
 		/* the head never completed */
 		pre_head_reply(st, 408, HTTP_BODY_SI, ARN_RF_BIT(STREAM_IDLE_TIMEOUT),
 			       "stream_idle_timeout");
-	} else if (!st->resp_started) {
+	} else if (!(st->state & HTTP_S_RESP_STARTED)) {
 		hc->close_after = true;
 		http_local_reply_route(st, 408, HTTP_BODY_SI, strlen(HTTP_BODY_SI),
 				       ARN_RF_BIT(STREAM_IDLE_TIMEOUT), "stream_idle_timeout", NULL,
@@ -837,7 +844,8 @@ static void hdr_timeout(struct http_timer *t)
 {
 	struct http_stream *st = OWNER(t, struct http_stream, hdr_timer);
 	struct http_conn *hc = st->hc;
-	if (!st->started || st->head_done || !hc->tc || hc->state != HTTP_DC_OPEN)
+	if (!(st->state & HTTP_S_STARTED) || (st->state & HTTP_S_HEAD_DONE) || !hc->tc ||
+	    hc->state != HTTP_DC_OPEN)
 		return;
 	if (hc->res_waiting) {
 		http_res_unwait(hc->w, hc);
@@ -858,11 +866,12 @@ static void req_timeout(struct http_timer *t)
 {
 	struct http_stream *st = OWNER(t, struct http_stream, req_timer);
 	struct http_conn *hc = st->hc;
-	if (!st->started || st->req_done || st->resp_started || !hc->tc ||
+	if (!(st->state & HTTP_S_STARTED) ||
+	    (st->state & (HTTP_S_REQ_DONE | HTTP_S_RESP_STARTED)) || !hc->tc ||
 	    hc->state != HTTP_DC_OPEN)
 		return;
 	HTTP_INC(hc, downstream_rq_timeout);
-	if (!st->head_done) {
+	if (!(st->state & HTTP_S_HEAD_DONE)) {
 		pre_head_reply(st, 408, "request timeout", 0, "request_overall_timeout");
 	} else {
 		hc->close_after = true;

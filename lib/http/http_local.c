@@ -39,7 +39,8 @@ void http_hc_drain(struct http_conn *hc)
 bool http_hc_fail_header(const struct http_stream *st, struct arn_h1_edit *e)
 {
 	const struct http_conn *hc = st->hc;
-	if (!hc->hcm || !hc->hcm->health_check || st->health_check || !http_healthcheck_failed())
+	if (!hc->hcm || !hc->hcm->health_check || (st->state & HTTP_S_HEALTH_CHECK) ||
+	    !http_healthcheck_failed())
 		return false;
 	*e = (struct arn_h1_edit){.name = "x-envoy-immediate-health-check-fail",
 				  .name_len = 35,
@@ -125,7 +126,7 @@ bool http_hc_filter(struct http_stream *st, const struct arn_cfg_gen *g,
 	const struct arn_cfg_hc_filter *f = hc->hcm->health_check;
 	if (!arn_cfg_headers_match(f->headers, f->n_headers, req))
 		return false;
-	st->health_check = true;
+	st->state |= HTTP_S_HEALTH_CHECK;
 	unsigned status = 200, cached = 0;
 	const char *details = "health_check_ok";
 	if (http_healthcheck_failed()) {
@@ -154,7 +155,7 @@ void http_local_reply(struct http_stream *st, unsigned status, const char *body,
 	struct http_conn *hc = st->hc;
 	st->flags |= flags;
 	st->details = details;
-	if (st->resp_started) {
+	if (st->state & HTTP_S_RESP_STARTED) {
 		/* too late for a reply: Envoy resets the stream */
 		if (HS(hc))
 			HTTP_INC(hc, rq_reset_after_downstream_response_started);
@@ -172,9 +173,10 @@ void http_local_reply(struct http_stream *st, unsigned status, const char *body,
 		http_timer_cancel(&X(st)->try_timer);
 		http_timer_cancel(&X(st)->try_idle_timer);
 	}
-	st->retry_wait = false;
-	st->local = true;
-	if (!st->head_done || (!st->req_done && http_msg_has_body(&st->req.m)))
+	st->state &= ~HTTP_S_RETRY_WAIT;
+	st->state |= HTTP_S_LOCAL;
+	if (!(st->state & HTTP_S_HEAD_DONE) ||
+	    (!(st->state & HTTP_S_REQ_DONE) && http_msg_has_body(&st->req.m)))
 		hc->close_after = true;
 	http_hc_drain(hc);
 	struct arn_h1_edit more[MAX_EDITS];
@@ -184,7 +186,8 @@ void http_local_reply(struct http_stream *st, unsigned status, const char *body,
 		extra = more;
 		n_extra++;
 	}
-	st->local_wait_end = !st->req_done && !hc->close_after;
+	http_stream_set(st, HTTP_S_LOCAL_WAIT_END,
+			!(st->state & HTTP_S_REQ_DONE) && !hc->close_after);
 	struct http_reply r = {
 	    .status = status,
 	    .body = body,
@@ -200,8 +203,7 @@ void http_local_reply(struct http_stream *st, unsigned status, const char *body,
 		return;
 	}
 	st->status = (uint16_t)status;
-	st->resp_started = true;
-	st->resp_done = true;
+	st->state |= HTTP_S_RESP_STARTED | HTTP_S_RESP_DONE;
 	st->tx_body = st->method == ARN_H1_M_HEAD ? 0 : blen;
 	hc->again = true;
 }

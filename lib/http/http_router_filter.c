@@ -63,7 +63,7 @@ void http_rb_free(struct http_stream *st)
 	hc->w->rb_segs -= X(st)->rb_segs;
 	X(st)->rb_head = X(st)->rb_tail = X(st)->replay = NULL;
 	X(st)->rb_bytes = X(st)->rb_segs = 0;
-	st->replaying = false;
+	st->state &= ~HTTP_S_REPLAYING;
 }
 
 /* Keep a copy of body bytes for a later attempt, packed into whole mbufs.
@@ -112,7 +112,7 @@ void http_host_rq_done(struct http_stream *st, int outcome)
 	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
 	struct http_pool *p = st->pool;
-	st->counted_host = false;
+	st->state &= ~HTTP_S_COUNTED_HOST;
 	if (!p)
 		return;
 	struct http_host_ctr *c = http_host_ctr(p->host, w->idx);
@@ -120,7 +120,7 @@ void http_host_rq_done(struct http_stream *st, int outcome)
 	    ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE) | ARN_RF_BIT(UPSTREAM_CONNECTION_TERMINATION) |
 	    ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR) | ARN_RF_BIT(UPSTREAM_OVERFLOW) |
 	    ARN_RF_BIT(UPSTREAM_REMOTE_RESET) | ARN_RF_BIT(LOCAL_RESET);
-	if (st->timed_out || outcome == HOST_TIMEOUT) {
+	if ((st->state & HTTP_S_TIMED_OUT) || outcome == HOST_TIMEOUT) {
 		HTTP_HOST_ADD(c, rq_timeout, 1);
 		HTTP_HOST_ADD(c, rq_error, 1);
 	} else if (outcome == HOST_ERROR || (st->flags & failed)) {
@@ -174,12 +174,12 @@ static void attempt_start(struct http_stream *st);
  * its per-host and per-cluster request counts end. */
 static void attempt_end(struct http_stream *st, int outcome)
 {
-	if (st->counted_host)
+	if (st->state & HTTP_S_COUNTED_HOST)
 		http_host_rq_done(st, outcome);
-	if (st->counted_up) {
+	if (st->state & HTTP_S_COUNTED_UP) {
 		CL_GAUGE(st, upstream_rq_active, -1);
 		__atomic_fetch_sub(&st->crt->rq_active, 1, __ATOMIC_RELAXED);
-		st->counted_up = false;
+		st->state &= ~HTTP_S_COUNTED_UP;
 	}
 }
 
@@ -194,12 +194,10 @@ static void retry_schedule(struct http_stream *st)
 	http_timer_cancel(&X(st)->try_idle_timer);
 	http_pins_release(&st->resp.pins);
 	st->pool = NULL;
-	st->req_head_sent = false;
-	st->attempt_sent = false;
-	st->replaying = false;
+	st->state &= ~(HTTP_S_HEAD_SENT | HTTP_S_ATTEMPT_SENT | HTTP_S_REPLAYING);
 	X(st)->replay = NULL;
 	st->up_status = 0;
-	st->retry_wait = true;
+	st->state |= HTTP_S_RETRY_WAIT;
 	CL_INC(st, upstream_rq_retry);
 	CL_INC(st, upstream_rq_retry_backoff_exponential);
 	uint32_t base = rp->backoff_base_ms ? rp->backoff_base_ms : 25;
@@ -208,8 +206,8 @@ static void retry_schedule(struct http_stream *st)
 		       http_retry_backoff_ms(base, max, X(st)->retry.n, http_rand(w)));
 	/* the route's timeout counts from the end of the request, whatever
 	 * the attempts do (Envoy's global timeout) */
-	if (st->req_done && st->timeout_ms && !st->route_timer_armed) {
-		st->route_timer_armed = true;
+	if ((st->state & HTTP_S_REQ_DONE) && st->timeout_ms && !(st->state & HTTP_S_ROUTE_TIMER)) {
+		st->state |= HTTP_S_ROUTE_TIMER;
 		http_timer_arm(w, &st->route_timer, st->timeout_ms);
 	}
 	ARN_DEBUG(HTTP, "connection %llx: retry %u of %u", (unsigned long long)hc->id,
@@ -225,7 +223,8 @@ static void retry_schedule(struct http_stream *st)
  */
 bool http_maybe_retry(struct http_stream *st, bool would, int outcome)
 {
-	if (!st->res || !X(st)->retry.rp || !st->crt || st->resp_started || st->local || st->tunnel)
+	if (!st->res || !X(st)->retry.rp || !st->crt ||
+	    (st->state & (HTTP_S_RESP_STARTED | HTTP_S_LOCAL)) || (st->state & HTTP_S_TUNNEL))
 		return false;
 	bool success = false;
 	uint32_t max = st->cluster ? st->cluster->thresholds[0].max_retries : 3;
@@ -256,7 +255,7 @@ bool http_maybe_retry(struct http_stream *st, bool would, int outcome)
  * its retry state then). */
 void http_rb_abandon(struct http_stream *st)
 {
-	st->rb_on = false;
+	st->state &= ~HTTP_S_KEEP_BODY;
 	http_rb_free(st);
 	if (X(st)->retry.rp) {
 		if (st->crt)
@@ -340,8 +339,8 @@ static void route_to_cluster(struct http_stream *st, const struct arn_cfg_gen *g
 	X(st)->rid_hi = http_rand(w);
 	X(st)->rid_lo = http_rand(w);
 	/* retries: not for upgrades (a tunnel cannot be replayed) */
-	http_retry_init(&X(st)->retry, st->upgrade_req ? NULL : &a->retry);
-	st->rb_on = X(st)->retry.rp && http_msg_has_body(&st->req.m);
+	http_retry_init(&X(st)->retry, (st->state & HTTP_S_UPGRADE) ? NULL : &a->retry);
+	http_stream_set(st, HTTP_S_KEEP_BODY, X(st)->retry.rp && http_msg_has_body(&st->req.m));
 	attempt_start(st);
 }
 
@@ -399,7 +398,7 @@ static void attempt_start(struct http_stream *st)
 	}
 	if (st->crt) {
 		__atomic_fetch_add(&st->crt->rq_active, 1, __ATOMIC_RELAXED);
-		st->counted_up = true;
+		st->state |= HTTP_S_COUNTED_UP;
 		CL_INC(st, upstream_rq_total);
 		CL_GAUGE(st, upstream_rq_active, 1);
 	}
@@ -409,7 +408,7 @@ static void attempt_start(struct http_stream *st)
 		HTTP_HOST_ADD(hc_, rq_total, 1);
 		HTTP_HOST_ADD(hc_, rq_active, 1);
 		p->n_counted++;
-		st->counted_host = true;
+		st->state |= HTTP_S_COUNTED_HOST;
 	}
 	if (st->attempts == 1)
 		HTTP_INC(hc, rq_total);
@@ -518,7 +517,7 @@ static void upstream_ready(struct http_stream *st)
 	struct http_worker *w = hc->w;
 	struct http_upconn *u = st->up;
 	const struct arn_h1_msg *m = &st->req.m;
-	if (!u || st->req_head_sent || !st->res)
+	if (!u || (st->state & HTTP_S_HEAD_SENT) || !st->res)
 		return;
 	/* every attempt writes its edits from the same place in the text (set
 	 * when the request was routed): the previous attempt's are serialized
@@ -546,7 +545,7 @@ static void upstream_ready(struct http_stream *st)
 			host = hostbuf;
 			host_len = (uint32_t)k;
 		}
-	} else if (st->host_stripped || m->target_form == ARN_H1_TF_ABSOLUTE) {
+	} else if ((st->state & HTTP_S_HOST_STRIPPED) || m->target_form == ARN_H1_TF_ABSOLUTE) {
 		/* absolute-form: the target's authority replaces Host (RFC 9112
 		 * 3.2.2, as Envoy with allow_absolute_url) */
 		host = st->auth;
@@ -620,7 +619,8 @@ static void upstream_ready(struct http_stream *st)
 	st->request_id_len = x.request_id_len;
 	/* the edit slots keep one free for the codec's own */
 	struct http_peer *up = http_up_peer(u);
-	int rc = up->codec->encode_request_head(up, m, path, plen, e, (unsigned)n, st->upgrade_req);
+	int rc = up->codec->encode_request_head(up, m, path, plen, e, (unsigned)n,
+						(st->state & HTTP_S_UPGRADE));
 	if (rc == -E2BIG) {
 		/* more edits than the serializer applies (never with the
 		 * slots above): none of them would be written */
@@ -633,12 +633,12 @@ static void upstream_ready(struct http_stream *st)
 		http_conn_run(hc);
 		return;
 	}
-	st->req_head_sent = true;
+	st->state |= HTTP_S_HEAD_SENT;
 	u->n_req++;
 	st->up_start_tsc = http_tsc(w);
 	if (st->attempts > 1) {
 		/* a retry: the body kept so far goes first (req_step) */
-		st->replaying = true;
+		st->state |= HTTP_S_REPLAYING;
 		X(st)->replay = X(st)->rb_head;
 	}
 	http_conn_run(hc);
@@ -647,14 +647,14 @@ static void upstream_ready(struct http_stream *st)
 void http_upstream_lost(struct http_stream *st, bool reset)
 {
 	struct http_conn *hc = st->hc;
-	if (st->tunnel) {
-		st->req_done = st->resp_done = true;
+	if (st->state & HTTP_S_TUNNEL) {
+		st->state |= HTTP_S_REQ_DONE | HTTP_S_RESP_DONE;
 		hc->close_after = true;
 		http_up_detach(st);
 		hc->again = true;
 		return;
 	}
-	if (!st->resp_started) {
+	if (!(st->state & HTTP_S_RESP_STARTED)) {
 		CL_INC(st, upstream_rq_rx_reset);
 		if (http_maybe_retry(st, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_RESET),
 				     HOST_ERROR)) {
@@ -679,7 +679,7 @@ void http_upstream_lost(struct http_stream *st, bool reset)
 static void upstream_failed(struct http_stream *st, int reason, bool connected, bool timed_out)
 {
 	struct http_conn *hc = st->hc;
-	if (!st->active || st->resp_done) {
+	if (!(st->state & HTTP_S_ACTIVE) || (st->state & HTTP_S_RESP_DONE)) {
 		http_conn_run(hc);
 		return;
 	}
@@ -734,7 +734,7 @@ bool http_attempt_send(struct http_stream *st)
 {
 	struct http_worker *w = st->hc->w;
 	struct http_peer *up = st->up ? http_up_peer(st->up) : NULL;
-	if (st->replaying && up && st->req_head_sent) {
+	if ((st->state & HTTP_S_REPLAYING) && up && (st->state & HTTP_S_HEAD_SENT)) {
 		if (X(st)->replay) {
 			struct rte_mbuf *rm = X(st)->replay;
 			X(st)->replay = rm->next;
@@ -742,28 +742,30 @@ bool http_attempt_send(struct http_stream *st)
 					       rm->data_len);
 			return true;
 		}
-		st->replaying = false;
-		if (st->req_done) {
+		st->state &= ~HTTP_S_REPLAYING;
+		if (st->state & HTTP_S_REQ_DONE) {
 			up->codec->encode_end(up);
 			return true;
 		}
 	}
-	if (st->req_done && !st->replaying && up && !up->codec->busy(up)) {
-		st->req_sent = true;
-		if (st->timeout_ms && !st->resp_done && !st->route_timer_armed) {
-			st->route_timer_armed = true;
+	if ((st->state & HTTP_S_REQ_DONE) && !(st->state & HTTP_S_REPLAYING) && up &&
+	    !up->codec->busy(up)) {
+		if (st->timeout_ms && !(st->state & (HTTP_S_RESP_DONE | HTTP_S_ROUTE_TIMER))) {
+			st->state |= HTTP_S_ROUTE_TIMER;
 			http_timer_arm(w, &st->route_timer, st->timeout_ms);
 		}
 		/* per_try_timeout: from the moment the attempt has its connection
 		 * and the whole request */
 		const struct arn_cfg_retry_policy *rp = st->route ? &st->route->route.retry : NULL;
-		if (st->req_head_sent && !st->attempt_sent) {
-			st->attempt_sent = true;
-			if (rp && rp->present && rp->per_try_timeout_ms && !st->resp_started)
+		if ((st->state & HTTP_S_HEAD_SENT) && !(st->state & HTTP_S_ATTEMPT_SENT)) {
+			st->state |= HTTP_S_ATTEMPT_SENT;
+			if (rp && rp->present && rp->per_try_timeout_ms &&
+			    !(st->state & HTTP_S_RESP_STARTED))
 				http_timer_arm(w, &X(st)->try_timer, rp->per_try_timeout_ms);
 			/* per_try_idle_timeout: the same start, then reset by every
 			 * byte from the upstream, response body included */
-			if (rp && rp->present && rp->per_try_idle_timeout_ms && !st->resp_done) {
+			if (rp && rp->present && rp->per_try_idle_timeout_ms &&
+			    !(st->state & HTTP_S_RESP_DONE)) {
 				X(st)->up_activity_ms = w->now_ms;
 				http_timer_arm(w, &X(st)->try_idle_timer,
 					       rp->per_try_idle_timeout_ms);
@@ -780,11 +782,11 @@ void http_route_timeout(struct http_timer *t)
 {
 	struct http_stream *st = OWNER(t, struct http_stream, route_timer);
 	struct http_conn *hc = st->hc;
-	if (!st->active || st->resp_done || st->tunnel)
+	if (!(st->state & HTTP_S_ACTIVE) || (st->state & (HTTP_S_RESP_DONE | HTTP_S_TUNNEL)))
 		return;
-	st->timed_out = true;
+	st->state |= HTTP_S_TIMED_OUT;
 	CL_INC(st, upstream_rq_timeout);
-	if (!st->resp_started) {
+	if (!(st->state & HTTP_S_RESP_STARTED)) {
 		http_local_reply_route(st, 504, HTTP_BODY_UT, strlen(HTTP_BODY_UT),
 				       ARN_RF_BIT(UPSTREAM_REQUEST_TIMEOUT),
 				       "upstream_response_timeout", NULL, 0);
@@ -801,9 +803,10 @@ static void retry_fire(struct http_timer *t)
 {
 	struct http_stream *st = OWNER(t, struct http_xreq, retry_timer)->st;
 	struct http_conn *hc = st->hc;
-	if (!st->retry_wait || !hc->tc || hc->state == HTTP_DC_CLOSED || st->local)
+	if (!(st->state & HTTP_S_RETRY_WAIT) || !hc->tc || hc->state == HTTP_DC_CLOSED ||
+	    (st->state & HTTP_S_LOCAL))
 		return;
-	st->retry_wait = false;
+	st->state &= ~HTTP_S_RETRY_WAIT;
 	attempt_start(st);
 	http_conn_run(hc);
 }
@@ -814,8 +817,8 @@ static void try_timeout(struct http_timer *t)
 {
 	struct http_stream *st = OWNER(t, struct http_xreq, try_timer)->st;
 	struct http_conn *hc = st->hc;
-	if (!st->active || st->resp_started || st->local || st->tunnel || !hc->tc ||
-	    (!st->up && !st->pending))
+	if (!(st->state & HTTP_S_ACTIVE) || (st->state & (HTTP_S_RESP_STARTED | HTTP_S_LOCAL)) ||
+	    (st->state & HTTP_S_TUNNEL) || !hc->tc || (!st->up && !(st->state & HTTP_S_PENDING)))
 		return;
 	CL_INC(st, upstream_rq_per_try_timeout);
 	if (http_maybe_retry(st, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_TIMEOUT),
@@ -823,7 +826,7 @@ static void try_timeout(struct http_timer *t)
 		http_conn_run(hc);
 		return;
 	}
-	st->timed_out = true;
+	st->state |= HTTP_S_TIMED_OUT;
 	http_local_reply_route(st, 504, HTTP_BODY_UT, strlen(HTTP_BODY_UT),
 			       ARN_RF_BIT(UPSTREAM_REQUEST_TIMEOUT), "upstream_per_try_timeout",
 			       NULL, 0);
@@ -840,8 +843,9 @@ static void try_idle_timeout(struct http_timer *t)
 	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
 	const struct arn_cfg_retry_policy *rp = st->route ? &st->route->route.retry : NULL;
-	if (!rp || !rp->per_try_idle_timeout_ms || !st->active || st->resp_done || st->local ||
-	    st->tunnel || !hc->tc || !st->up)
+	if (!rp || !rp->per_try_idle_timeout_ms || !(st->state & HTTP_S_ACTIVE) ||
+	    (st->state & (HTTP_S_RESP_DONE | HTTP_S_LOCAL)) || (st->state & HTTP_S_TUNNEL) ||
+	    !hc->tc || !st->up)
 		return;
 	uint64_t idle = w->now_ms - X(st)->up_activity_ms;
 	if (idle < rp->per_try_idle_timeout_ms) {
@@ -849,7 +853,7 @@ static void try_idle_timeout(struct http_timer *t)
 		return;
 	}
 	CL_INC(st, upstream_rq_per_try_idle_timeout);
-	if (st->resp_started) {
+	if (st->state & HTTP_S_RESP_STARTED) {
 		st->flags |= ARN_RF_BIT(UPSTREAM_REQUEST_TIMEOUT);
 		st->details = "upstream_per_try_idle_timeout";
 		HTTP_INC(hc, rq_reset_after_downstream_response_started);
@@ -863,7 +867,7 @@ static void try_idle_timeout(struct http_timer *t)
 		http_conn_run(hc);
 		return;
 	}
-	st->timed_out = true;
+	st->state |= HTTP_S_TIMED_OUT;
 	http_local_reply_route(st, 504, HTTP_BODY_UT, strlen(HTTP_BODY_UT),
 			       ARN_RF_BIT(UPSTREAM_REQUEST_TIMEOUT),
 			       "upstream_per_try_idle_timeout", NULL, 0);

@@ -68,6 +68,41 @@ struct http_upconn;
 struct http_pool;
 
 /*
+ * A stream's state, one bit each: a stream is in several at once (the
+ * request and the response run side by side, an attempt beside both).
+ * In the order a request usually meets them.
+ */
+enum http_stream_state {
+	/* the request, from the client */
+	HTTP_S_STARTED = 1u << 0,	/* its first byte came: its timers run (no buffer yet) */
+	HTTP_S_ACTIVE = 1u << 1,	/* a byte of it was decoded, or it was answered early */
+	HTTP_S_HEAD_DONE = 1u << 2,	/* its head was decoded and handled */
+	HTTP_S_UPGRADE = 1u << 3,	/* it asks to switch protocols (not h2c) */
+	HTTP_S_HOST_STRIPPED = 1u << 4, /* the Host's port was stripped (strip_*_host_port) */
+	HTTP_S_HEALTH_CHECK = 1u << 5,	/* the health check filter matched it */
+	HTTP_S_REQ_DONE = 1u << 6,	/* its END was decoded */
+	/* the attempt, to an upstream */
+	HTTP_S_PENDING = 1u << 7,	/* it waits in its pool's queue for a connection */
+	HTTP_S_HEAD_SENT = 1u << 8,	/* the request head went to the attempt's upstream */
+	HTTP_S_REPLAYING = 1u << 9,	/* a retry is being sent the body kept so far */
+	HTTP_S_ATTEMPT_SENT = 1u << 10, /* the whole request went to the attempt's upstream */
+	HTTP_S_KEEP_BODY = 1u << 11,	/* the request body is kept for a retry */
+	HTTP_S_RETRY_WAIT = 1u << 12,	/* between attempts: the back-off runs */
+	HTTP_S_ROUTE_TIMER = 1u << 13,	/* the route's timeout runs (once for all attempts) */
+	HTTP_S_TIMED_OUT = 1u << 14,	/* the route's or an attempt's timeout ran out */
+	/* the response, to the client */
+	HTTP_S_LOCAL = 1u << 15,	  /* a local reply answers it */
+	HTTP_S_LOCAL_WAIT_END = 1u << 16, /* that reply is out; the request's END is still due */
+	HTTP_S_RESP_STARTED = 1u << 17,	  /* the response head went to the client */
+	HTTP_S_TUNNEL = 1u << 18,	  /* switched protocols: raw bytes both ways */
+	HTTP_S_RESP_DONE = 1u << 19,	  /* the response is complete (queued to the client) */
+	/* what was counted, to be uncounted once */
+	HTTP_S_COUNTED_RQ = 1u << 20,	/* in the HCM's downstream_rq_active */
+	HTTP_S_COUNTED_UP = 1u << 21,	/* in the cluster's rq_active */
+	HTTP_S_COUNTED_HOST = 1u << 22, /* in its pool's host's rq_total / rq_active */
+};
+
+/*
  * One request / response exchange, whichever codec carries it: the
  * connection's (hc->dn) for the request and the response sent back, an
  * upstream connection's (http_up_peer(st->up)) for the request sent on and
@@ -76,24 +111,8 @@ struct http_pool;
  */
 struct http_stream {
 	struct http_conn *hc; /* the connection that carries it */
-	bool active;	      /* the first byte of a request was parsed */
-	bool head_done;	      /* request head parsed and routed */
-	bool req_done;	      /* request END parsed */
-	bool req_sent;	      /* the whole request went upstream */
-	bool resp_started;    /* response head queued downstream */
-	bool resp_done;	      /* response complete (queued downstream) */
-	bool local;	      /* a local reply answers it */
-	bool tunnel;	      /* upgraded: raw bytes both ways */
-	bool upgrade_req;     /* request asked for an upgrade */
-	bool expect_100_sent; /* we answered Expect: 100-continue ourselves */
-	bool timed_out;
-	bool local_wait_end; /* local reply out; the bodiless request's END is still to parse */
-	bool req_head_sent;  /* the request head was queued upstream */
-	bool host_stripped;  /* the Host port was stripped (strip_*_host_port) */
-	bool counted_up;     /* counted in the cluster's rq_active */
-	bool counted_host;   /* counted in pool->host's rq_total / rq_active */
-	bool health_check;   /* the health check filter matched it */
-	const char *auth;    /* authority as routed (port stripped or not) */
+	uint32_t state;	      /* enum http_stream_state bits */
+	const char *auth;     /* authority as routed (port stripped or not) */
 	uint32_t auth_len;
 	const char *ep_host;   /* the endpoint's hostname, or NULL */
 	char service_time[24]; /* x-envoy-upstream-service-time sent */
@@ -124,11 +143,9 @@ struct http_stream {
 	struct http_upconn *up; /* bound upstream connection */
 	/* what its upstream connection tells it (http_up_acquire) */
 	const struct http_upstream_ops *up_ops;
-	struct http_pool *pool;	   /* where it waits / went */
+	struct http_pool *pool;	   /* where it waits (HTTP_S_PENDING) / went */
 	struct http_stream *pnext; /* pool pending queue */
 	struct http_stream *pprev;
-	bool pending; /* waiting for a connection of pool */
-	bool counted_rq;
 
 	struct http_timer route_timer;
 	struct http_timer idle_timer;
@@ -137,17 +154,10 @@ struct http_stream {
 	 * which comes before the request has an http_res (a head is taken
 	 * into one only once it is complete: struct http_res) */
 	struct http_timer hdr_timer, req_timer;
+	uint32_t attempts; /* upstream attempts made (x-envoy-attempt-count) */
 
-	/* request timeouts and retries; the rest of their state is in
-	 * res->x (struct http_xreq), which only requests in flight hold */
-	bool started;		/* the request's first byte arrived: its timers run */
-	bool route_timer_armed; /* the route timeout runs (once for all attempts) */
-	bool retry_wait;	/* between attempts: the back-off runs */
-	bool attempt_sent;	/* this attempt's whole request went upstream */
-	bool replaying;		/* this attempt is being sent the kept body */
-	bool rb_on;		/* the body is being kept for a retry */
-	uint32_t attempts;	/* upstream attempts made (x-envoy-attempt-count) */
-
+	/* the request buffer, while a request is in flight; the rest of the
+	 * request's timers and retry state is in res->x */
 	struct http_res *res;
 	/* the request as the connection's codec decodes it (the codec keeps
 	 * req.m across requests: http_stream_reset leaves it), and the
@@ -160,6 +170,12 @@ struct http_stream {
 	const char *request_id;
 	uint32_t request_id_len;
 };
+
+/* Set (@p on) or clear @p bits of @p st's state. */
+static inline void http_stream_set(struct http_stream *st, uint32_t bits, bool on)
+{
+	st->state = on ? st->state | bits : st->state & ~bits;
+}
 
 struct http_worker;
 

@@ -201,7 +201,7 @@ static void bind(struct http_upconn *u, struct http_stream *st)
 static void pending_remove(struct http_stream *st)
 {
 	struct http_pool *p = st->pool;
-	if (!st->pending || !p)
+	if (!(st->state & HTTP_S_PENDING) || !p)
 		return;
 	if (st->pprev)
 		st->pprev->pnext = st->pnext;
@@ -212,7 +212,7 @@ static void pending_remove(struct http_stream *st)
 	else
 		p->pend_tail = st->pprev;
 	st->pnext = st->pprev = NULL;
-	st->pending = false;
+	st->state &= ~HTTP_S_PENDING;
 	if (p->crt)
 		__atomic_fetch_sub(&p->crt->rq_pending, 1, __ATOMIC_RELAXED);
 }
@@ -382,7 +382,7 @@ int http_up_acquire(struct http_worker *w, struct http_pool *p, struct http_stre
 			return -EBUSY;
 		}
 		__atomic_fetch_add(&p->crt->rq_pending, 1, __ATOMIC_RELAXED);
-		st->pending = true;
+		st->state |= HTTP_S_PENDING;
 		st->pnext = NULL;
 		st->pprev = p->pend_tail;
 		if (p->pend_tail)
@@ -437,7 +437,7 @@ void http_up_release(struct http_upconn *u, bool reusable)
 
 void http_up_detach(struct http_stream *st)
 {
-	if (st->pending) {
+	if (st->state & HTTP_S_PENDING) {
 		struct http_pool *p = st->pool;
 		pending_remove(st);
 		POOL_GAUGE(st->hc->w, p, upstream_rq_pending_active, -1);
