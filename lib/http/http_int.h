@@ -1,10 +1,29 @@
 /*
- * Private to lib/http's proxy: the connection manager (http_hcm.c), the
- * upstream connections and pools (http_upstream.c), the per-worker state,
- * timers and listeners (http_worker.c), the control lcore's runtime objects
- * (http_rt.c: statistics scopes, access loggers, circuit breaker counters),
- * and the pure routing / header logic (http_router.c, http_lb.c) that the
- * unit tests drive without a data plane.
+ * Private to lib/http's proxy: what the data plane and the control lcore
+ * share (the runtime objects of http_rt.c and http_host.c: statistics
+ * scopes, access loggers, circuit breaker counters, per-host counters) and
+ * the pure logic that the unit tests drive without a data plane (retries,
+ * path normalization, the router's header edits, load balancing).
+ *
+ * The data plane's own headers, from the top down (each calls only what
+ * is below it; what runs the other way goes through an ops table):
+ *
+ *   http_module.c        the module (arn_http.h): life cycle, the worker's
+ *                        init / numbered poll / fini, listeners
+ *   http_conn.h          an HTTP/1 client connection: accept, lib/tcp's
+ *                        callbacks, the run, closing
+ *   http_hcm.h           a stream: its head, its two directions, its end
+ *   http_router_filter.h route, cluster, attempts, retries
+ *   http_local.h         local replies, the health check filter
+ *   http_upstream.h      upstream connections and pools; their ops back to
+ *                        the stream (struct http_upstream_ops)
+ *   http_access_log.h    a stream's access log record
+ *   http_stream.h        the stream and what it sees of its connection
+ *                        (struct http_conn_ops), the request buffers
+ *   http_codec_h1.h      HTTP/1 behind the codec ops, for both peers
+ *   http_codec.h         the codec contract (struct http_codec_ops)
+ *   http_io.h            bytes between lib/tcp and a codec
+ *   http_worker.h        the per-worker state, timers, small services
  *
  * Threading: struct http_worker and everything hanging off it (connections,
  * streams, pools, timers) belong to one worker lcore. The runtime objects

@@ -1,9 +1,17 @@
 /*
  * The HTTP module: its life cycle on the control lcore (arn_http.h), and on
- * each worker the hooks lib/tcp calls (arn_tcp_app): worker_init allocates
- * the worker's state and pools (before traffic; the fast path allocates
- * nothing but mbufs), worker_poll runs once per loop iteration, worker_fini
- * closes everything. Listeners follow the configuration's generations.
+ * each worker the hooks lib/tcp calls (arn_tcp_app). worker_init allocates
+ * the worker's state and pools before traffic (the fast path allocates
+ * nothing but mbufs); worker_fini closes everything. worker_poll runs once
+ * per loop iteration of the worker, after lib/tcp's input and timers:
+ *
+ *   1. the clock: the worker's milliseconds from lib/net's TSC
+ *   2. requests whose head waited for a request buffer, oldest first,
+ *      while buffers are free
+ *   3. the timers that are due (connections, streams, attempts, upstream
+ *      connections)
+ *   4. a new configuration generation: listeners opened and closed, pools
+ *      of endpoints that left their cluster drained
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -205,13 +213,17 @@ static void worker_poll(struct arn_lcore *lc, void *arg)
 	struct http_worker *w = arn_tcp_app_state(lc, &http_app);
 	if (!w)
 		return;
+	/* 1. the clock */
 	uint64_t ms = arn_net_now(lc) / w->tsc_per_ms;
 	if (ms > w->now_ms)
 		w->now_ms = ms;
+	/* 2. requests waiting for a buffer */
 	if (w->res_wait_head && w->res_free)
 		res_waiters_run(w);
+	/* 3. due timers */
 	if (w->wheel_ms != w->now_ms)
 		http_timers_run(w);
+	/* 4. a new generation */
 	if (g_store) {
 		const struct arn_cfg_gen *g = arn_config_gen(g_store);
 		uint64_t id = arn_cfg_gen_id(g);

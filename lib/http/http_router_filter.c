@@ -637,7 +637,7 @@ static void upstream_ready(struct http_stream *st)
 	u->n_req++;
 	st->up_start_tsc = http_tsc(w);
 	if (st->attempts > 1) {
-		/* a retry: the body kept so far goes first (req_step) */
+		/* a retry: the body kept so far goes first (http_attempt_send) */
 		st->state |= HTTP_S_REPLAYING;
 		X(st)->replay = X(st)->rb_head;
 	}
