@@ -49,9 +49,10 @@ static void stream_release_cfg(struct http_stream *st)
 	st->endpoints = NULL;
 }
 
-void http_stream_reset(struct http_stream *st)
+/* Clear @p st for the next request: the connection and the request message
+ * its codec parses into stay. */
+static void stream_reset(struct http_stream *st)
 {
-	/* the connection, and the request message its codec parses into */
 	struct http_conn *hc = st->hc;
 	struct arn_h1_msg req = st->req.m;
 	memset(st, 0, sizeof(*st));
@@ -61,6 +62,19 @@ void http_stream_reset(struct http_stream *st)
 	st->idle_timer.fn = stream_idle_timeout;
 	st->hdr_timer.fn = hdr_timeout;
 	st->req_timer.fn = req_timeout;
+}
+
+void http_stream_init(struct http_stream *st, struct http_conn *hc)
+{
+	st->hc = hc;
+	stream_reset(st);
+}
+
+void http_stream_take(struct http_stream *st, struct http_res *r)
+{
+	http_stream_attach(st, r);
+	http_xreq_init(st, r);
+	arn_h1_msg_init(&st->req.m, r->req_hdrs, HTTP_MAX_HDRS);
 }
 
 void http_stream_timers_cancel(struct http_stream *st)
@@ -145,7 +159,7 @@ void http_stream_end(struct http_stream *st)
 		hc->close_after = true; /* mid-message: the connection cannot go on */
 		http_xreq_init(st, res);
 	}
-	http_stream_reset(st);
+	stream_reset(st);
 	if (res)
 		http_stream_attach(st, res);
 }
@@ -157,7 +171,7 @@ void http_stream_end(struct http_stream *st)
  * when the HCM leaves it unset, Arion's deviation from Envoy, see
  * docs/http.md), request_timeout (until the whole request is in or the
  * response starts) and stream_idle_timeout. The request has no http_res
- * yet: it takes one once its head is in (head_ready).
+ * yet: it takes one once its head is in (http_conn.c, head_ready).
  */
 void http_stream_started(struct http_stream *st)
 {
@@ -879,17 +893,4 @@ static void req_timeout(struct http_timer *t)
 				       NULL, 0);
 	}
 	http_conn_run(hc);
-}
-
-void http_stream_init(struct http_stream *st, struct http_conn *hc)
-{
-	st->hc = hc;
-	http_stream_reset(st);
-}
-
-void http_stream_take(struct http_stream *st, struct http_res *r)
-{
-	http_stream_attach(st, r);
-	http_xreq_init(st, r);
-	arn_h1_msg_init(&st->req.m, r->req_hdrs, HTTP_MAX_HDRS);
 }

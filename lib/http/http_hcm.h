@@ -17,9 +17,6 @@ struct http_stream;
 
 /** Ready @p st for its first request on @p hc (a connection's set-up). */
 void http_stream_init(struct http_stream *st, struct http_conn *hc);
-/** Clear @p st for the next request (the connection and the request
- * message its codec parses into stay). */
-void http_stream_reset(struct http_stream *st);
 /** The request's first byte arrived: the stream's timers start and the
  * connection's idle timer stops. The request has no buffer yet. */
 void http_stream_started(struct http_stream *st);

@@ -1,6 +1,13 @@
 /*
- * Answers given by the proxy itself (local replies) and Envoy's health
- * check filter.
+ * Answers the proxy gives itself: local replies (Envoy's sendLocalReply)
+ * and Envoy's health check filter, with the draining that failed health
+ * checks bring (every response closes its connection).
+ *
+ * A local reply goes through the client's codec (encode_reply) and ends
+ * the stream's response: it drops the stream's upstream connection (or its
+ * place in a pool's queue), stops its request timers, and asks the
+ * connection for another run (hc->again). Once the response has started
+ * it is too late for one: the stream's connection is reset instead.
  */
 #ifndef ARN_HTTP_LOCAL_H
 #define ARN_HTTP_LOCAL_H
@@ -16,27 +23,35 @@ struct http_stream;
 struct arn_cfg_gen;
 struct arn_cfg_request;
 
-/** Answer @p st with @p status (body @p body, flags, details for
- * the access log, @p extra edits); too late once the response started: the
- * stream is reset instead. */
+/**
+ * Answer @p st with @p status and @p body (@p blen bytes, may be NULL),
+ * response flags @p flags and Envoy's response code @p details for the
+ * access log, and @p n_extra more headers @p extra (kept by the caller
+ * until the call returns).
+ */
 void http_local_reply(struct http_stream *st, unsigned status, const char *body, size_t blen,
 		      uint32_t flags, const char *details, const struct arn_h1_edit *extra,
 		      unsigned n_extra);
-/** The same with the route's response_headers_to_add (and @p location). */
+/** The same with the route's response_headers_to_add and a Location
+ * (@p location may be NULL); a 500 instead when those do not fit. */
 void http_local_reply_route(struct http_stream *st, unsigned status, const char *body, size_t blen,
 			    uint32_t flags, const char *details, const char *location,
 			    size_t loclen);
-/** Envoy's "upstream connect error or disconnect/reset before headers". */
+/** Envoy's "upstream connect error or disconnect/reset before headers.
+ * reset reason: @p reason", as a local reply with the route's headers. */
 void http_reset_reply(struct http_stream *st, unsigned status, const char *reason, uint32_t flags,
 		      const char *details);
 
-/** While health checks fail: the connection closes after this response. */
+/** While health checks fail: @p hc closes after this response (counted
+ * once per connection in downstream_cx_drain_close). */
 void http_hc_drain(struct http_conn *hc);
-/** x-envoy-immediate-health-check-fail into @p e when it is due. */
+/** While health checks fail, x-envoy-immediate-health-check-fail into
+ * @p e for a response of @p st. @return true when it is due. */
 bool http_hc_fail_header(const struct http_stream *st, struct arn_h1_edit *e);
-/** Pass-through with cache_time: remember the upstream's answer. */
+/** Pass-through with cache_time: remember the upstream's @p status. */
 void http_hc_cache_set(struct http_stream *st, unsigned status);
-/** The health check filter. @return true when it answered the request. */
+/** The health check filter on @p st's request @p req (generation @p g).
+ * @return true when it answered the request (the router does not see it). */
 bool http_hc_filter(struct http_stream *st, const struct arn_cfg_gen *g,
 		    const struct arn_cfg_request *req);
 

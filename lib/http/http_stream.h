@@ -1,14 +1,20 @@
 /*
- * A stream (one request / response exchange) and the downstream connection
- * that carries it, as the connection manager, the router filter, local
- * replies and the access log see them; the per-stream buffers (struct
- * http_res) and the worker's pool of them.
+ * A stream (one request / response exchange) and what it sees of the
+ * downstream connection that carries it, whichever codec that is: the
+ * connection manager (http_hcm.c), the router filter, local replies and the
+ * access log work on these. Also the per-stream buffers (struct http_res)
+ * and the worker's pool of them (http_stream.c).
  *
- * Ownership: a connection belongs to its worker's pool (w->conns) from
- * accept until lib/tcp's on_close; its stream is embedded in it. A stream
- * holds an http_res only while a request is in flight; configuration
- * objects it uses (route table, cluster, endpoints) are pinned until the
- * stream ends.
+ * Calls: a stream reaches its connection only through hc->ops (struct
+ * http_conn_ops: run, close, reset) and its two peers only through their
+ * codec (hc->dn, http_up_peer(st->up): http_codec.h), so nothing below the
+ * connection calls up into it.
+ *
+ * Ownership: a connection block is its worker's (w->conns) from accept
+ * until lib/tcp's on_close; HTTP/1 embeds its one stream in it. A stream
+ * holds an http_res only while a request is in flight; the configuration
+ * objects it uses (route table, cluster, endpoints) are pinned, and its
+ * cluster's runtime object referenced, until the stream ends.
  */
 #ifndef ARN_HTTP_STREAM_H
 #define ARN_HTTP_STREAM_H
@@ -63,9 +69,6 @@ struct http_res {
 	char resp_scratch[HTTP_SCRATCH];
 	char text[HTTP_TEXT]; /* generated header values, rewritten path, ... */
 };
-
-struct http_upconn;
-struct http_pool;
 
 /*
  * A stream's state, one bit each: a stream is in several at once (the

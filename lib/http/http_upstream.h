@@ -1,10 +1,19 @@
 /*
  * Upstream connections and their per-worker pools, one pool per (cluster
- * name, endpoint address).
+ * name, endpoint address): HTTP/1 connections (struct http_h1_peer) with
+ * keep-alive reuse, the cluster's circuit breakers and idle and connect
+ * timeouts.
  *
- * Ownership: upstream connections belong to the worker's pool of blocks
- * (w->ups) and, while open, to their pool; a stream borrows one from
- * acquire until it releases or detaches it.
+ * Ownership: upstream connections belong to the worker's blocks (w->ups)
+ * and, while open, to their pool; a stream borrows one from
+ * http_up_acquire until it gives it back (http_up_release) or drops it
+ * (http_up_detach), or the connection fails (on_failed: it is gone from
+ * the stream then). A pool lives in the worker's table while it has
+ * connections, waiting streams or counted requests.
+ *
+ * Calls: the stream's owner calls down into these; what happens to the
+ * connection reaches the stream only through its struct
+ * http_upstream_ops, never by name.
  */
 #ifndef ARN_HTTP_UPSTREAM_H
 #define ARN_HTTP_UPSTREAM_H
@@ -97,13 +106,20 @@ struct http_pool *http_pool_find(struct http_worker *w, const char *cluster, siz
  * or another negative errno (could not open: 503 UF). */
 int http_up_acquire(struct http_worker *w, struct http_pool *pool, struct http_stream *st,
 		    uint32_t laddr, const struct http_upstream_ops *ops);
-/* The stream is done with its connection: reuse it or close it. */
+/* The stream is done with its connection: reuse it (@p reusable, and the
+ * connection is between messages, not draining, under
+ * max_requests_per_connection) or close it. A stream waiting in the pool
+ * may get it at once (its on_ready runs inside this call). */
 void http_up_release(struct http_upconn *up, bool reusable);
-/* Abort the stream's connection (or leave the queue). */
+/* Abort the stream's connection mid-exchange (never reused), or take the
+ * stream out of its pool's queue. No callback follows for the stream. */
 void http_up_detach(struct http_stream *st);
+/* A new generation: pools whose endpoint left its cluster drain (idle
+ * connections close, busy ones finish their request). */
 void http_pools_sweep(struct http_worker *w, const struct arn_cfg_gen *g);
 /* Retire a draining pool once nothing uses it (its host reference goes). */
 void http_pool_maybe_retire(struct http_worker *w, struct http_pool *p);
+/* Worker shutdown: reset every upstream connection, no callbacks. */
 void http_pools_close_all(struct http_worker *w);
 
 #endif
