@@ -12,7 +12,7 @@
  *
  * Flow control: a codec decodes one event per call and only when asked. The
  * stream asks for the next event of one peer only once the other peer's
- * codec handed the previous one to its transport (busy() is false): body
+ * codec handed the previous one to its transport (queued is false): body
  * bytes are queued by reference, so a slow reader closes the writer's
  * window instead of growing memory.
  *
@@ -40,6 +40,10 @@ struct http_codec_ops;
 struct http_peer {
 	const struct http_codec_ops *codec;
 	bool eof; /* the peer closed its sending side (lib/tcp's on_eof) */
+	/* something is queued that the transport did not take yet: kept by
+	 * the codec after every encode and flush, and read before every event
+	 * a stream takes (a field, not a call) */
+	bool queued;
 };
 
 /* Bytes of http_msgbuf.scratch: enough for the lines of a head that span
@@ -153,12 +157,10 @@ struct http_codec_ops {
 	/** Queue an interim "100 Continue" (dropped when out of mbufs). */
 	void (*encode_continue)(struct http_peer *p);
 	/** Queue @p len body bytes, framed as the head said. They stay where
-	 * they are (another peer's input) until busy() is false. */
+	 * they are (another peer's input) until queued is false. */
 	void (*encode_body)(struct http_peer *p, const char *data, size_t len);
 	/** End the body (a chunked body's last chunk). */
 	void (*encode_end)(struct http_peer *p);
-	/** Is anything queued that the transport did not take yet? */
-	bool (*busy)(const struct http_peer *p);
 	/** Hand what is queued to the transport. @return 0 (all of it),
 	 * -EAGAIN (the rest waits for room), another negative errno (the
 	 * transport cannot take data any more). */

@@ -44,6 +44,7 @@ void http_h1_peer_free(struct http_h1_peer *h)
 {
 	http_in_free(&h->in);
 	http_out_reset(&h->out);
+	h->peer.queued = false;
 }
 
 void http_h1_serve(struct http_h1_peer *h, const struct arn_h1_config *cfg, struct arn_h1_msg *msg)
@@ -78,13 +79,50 @@ static void scratch_grow(struct http_worker *w, struct arn_h1_parser *p, char **
 	arn_h1_parser_grow_scratch(p, NULL, 0);
 }
 
+/* Parse the next event from @p in. @p pins gets every segment fed while
+ * @p pin is true. @return as arn_h1_parse, with ARN_AGAIN when the input
+ * is exhausted (more is needed). */
+static ssize_t in_parse(struct http_in *in, struct arn_h1_parser *p, struct arn_h1_ev *ev,
+			struct http_pins *pins, bool pin)
+{
+	while (in->head) {
+		struct rte_mbuf *m = in->head;
+		uint32_t avail = m->data_len - in->off;
+		if (avail == 0) {
+			in->head = m->next;
+			if (!in->head)
+				in->tail = NULL;
+			in->off = 0;
+			http_seg_free(m);
+			continue;
+		}
+		const char *b = rte_pktmbuf_mtod_offset(m, const char *, in->off);
+		if (pin && pins)
+			http_pins_add(pins, m);
+		ssize_t n = arn_h1_parse(p, b, avail, ev);
+		if (n == ARN_AGAIN) {
+			in->off = m->data_len;
+			in->bytes -= avail;
+			continue;
+		}
+		if (n < 0)
+			return n;
+		in->off += (uint32_t)n;
+		in->bytes -= (uint32_t)n;
+		return n;
+	}
+	/* no input left, but the parser may still owe an event that needs no
+	 * byte (END after a head without body, or after the last body byte) */
+	return arn_h1_parse(p, "", 0, ev);
+}
+
 static int h1_decode(struct http_peer *pp, struct http_msgbuf *mb, bool keep, struct http_ev *ev)
 {
 	struct http_h1_peer *h = h1(pp);
 	struct arn_h1_ev e;
 	ssize_t n;
 	/* what TCP holds is taken in as the parser needs it */
-	while ((n = http_in_parse(&h->in, &h->p, &e, &mb->pins, keep)) == ARN_AGAIN &&
+	while ((n = in_parse(&h->in, &h->p, &e, &mb->pins, keep)) == ARN_AGAIN &&
 	       http_in_fill(&h->in, h->tc))
 		;
 	ev->data = NULL;
@@ -148,6 +186,58 @@ static void h1_release(struct http_peer *pp)
 	arn_h1_parser_set_scratch(&h1(pp)->p, NULL, 0);
 }
 
+/* ---- the next request ---------------------------------------------------------------- */
+
+/* Drop the input's first byte. */
+static void in_drop1(struct http_in *in)
+{
+	struct rte_mbuf *m = in->head;
+	in->off++;
+	in->bytes--;
+	if (in->off == m->data_len) {
+		in->head = m->next;
+		if (!in->head)
+			in->tail = NULL;
+		in->off = 0;
+		http_seg_free(m);
+	}
+}
+
+bool http_h1_skip_empty_lines(struct http_in *in)
+{
+	for (;;) {
+		struct rte_mbuf *m = in->head;
+		if (!m)
+			return false;
+		if (in->off == m->data_len) {
+			in->head = m->next;
+			if (!in->head)
+				in->tail = NULL;
+			in->off = 0;
+			http_seg_free(m);
+			continue;
+		}
+		const char *p = rte_pktmbuf_mtod_offset(m, const char *, in->off);
+		if (p[0] == '\n') {
+			in_drop1(in);
+			continue;
+		}
+		if (p[0] != '\r')
+			return true;
+		/* CR: an empty line only with its LF (a bare CR is the parser's
+		 * to refuse), which may not be here yet */
+		const char *q = in->off + 1 < m->data_len ? p + 1
+				: m->next		  ? rte_pktmbuf_mtod(m->next, const char *)
+							  : NULL;
+		if (!q)
+			return false;
+		if (*q != '\n')
+			return true;
+		in_drop1(in);
+		in_drop1(in);
+	}
+}
+
 /* ---- what goes to the peer ------------------------------------------------------------------ */
 
 static void out_add_chain(struct http_out *o, struct rte_mbuf *m)
@@ -176,6 +266,7 @@ static int head_done(struct http_h1_peer *h, struct http_wchain *c, int rc)
 	if (!m)
 		return -ENOBUFS;
 	out_add_chain(&h->out, m);
+	h->peer.queued = true;
 	return 0;
 }
 
@@ -250,6 +341,7 @@ static int h1_encode_reply(struct http_peer *pp, const struct http_reply *r)
 	if (!m)
 		return -ENOBUFS;
 	out_add_chain(&h->out, m);
+	h->peer.queued = true;
 	return 0;
 }
 
@@ -260,8 +352,10 @@ static void h1_encode_continue(struct http_peer *pp)
 	http_wchain_init(&c, h->w);
 	arn_h1_put(&c.wb, "HTTP/1.1 100 Continue\r\n\r\n", 25);
 	struct rte_mbuf *m = http_wchain_finish(&c);
-	if (m)
+	if (m) {
 		out_add_chain(&h->out, m);
+		h->peer.queued = true;
+	}
 }
 
 static void h1_encode_body(struct http_peer *pp, const char *data, size_t len)
@@ -275,6 +369,7 @@ static void h1_encode_body(struct http_peer *pp, const char *data, size_t len)
 	}
 	o->data = data;
 	o->data_len = (uint32_t)len;
+	pp->queued = http_out_busy(o);
 }
 
 static void h1_encode_end(struct http_peer *pp)
@@ -288,17 +383,15 @@ static void h1_encode_end(struct http_peer *pp)
 	o->stage[k++] = '\n';
 	o->stage_off = 0;
 	o->stage_len = (uint8_t)k;
-}
-
-static bool h1_busy(const struct http_peer *pp)
-{
-	return http_out_busy(&h1c(pp)->out);
+	pp->queued = true;
 }
 
 static int h1_flush(struct http_peer *pp)
 {
 	struct http_h1_peer *h = h1(pp);
-	return http_out_flush(&h->out, h->tc);
+	int rc = http_out_flush(&h->out, h->tc);
+	pp->queued = http_out_busy(&h->out);
+	return rc;
 }
 
 const struct http_codec_ops http_codec_h1 = {
@@ -313,6 +406,5 @@ const struct http_codec_ops http_codec_h1 = {
     .encode_continue = h1_encode_continue,
     .encode_body = h1_encode_body,
     .encode_end = h1_encode_end,
-    .busy = h1_busy,
     .flush = h1_flush,
 };

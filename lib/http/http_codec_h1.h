@@ -55,4 +55,10 @@ void http_h1_serve(struct http_h1_peer *h, const struct arn_h1_config *cfg, stru
 void http_h1_expect(struct http_h1_peer *h, struct arn_h1_msg *msg, uint16_t max_headers,
 		    enum arn_h1_method method);
 
+/* RFC 9112 2.2: a server ignores empty lines before a request line, as
+ * Envoy's codec does without opening a stream. Drop them from @p in.
+ * @return true when the input starts with a request's first byte; false
+ * when it is empty, or holds only a CR whose LF may follow. */
+bool http_h1_skip_empty_lines(struct http_in *in);
+
 #endif

@@ -143,7 +143,7 @@ static bool request_wait(struct http_h1_conn *c)
 {
 	struct http_conn *hc = &c->c;
 	struct http_stream *st = &hc->st;
-	while (!(st->state & HTTP_S_STARTED) && !http_in_skip_empty_lines(&c->dn.in)) {
+	while (!(st->state & HTTP_S_STARTED) && !http_h1_skip_empty_lines(&c->dn.in)) {
 		if (http_in_fill(&c->dn.in, hc->tc))
 			continue;
 		if (c->dn.peer.eof) {
@@ -219,13 +219,13 @@ static void run_once(struct http_h1_conn *c)
 		http_resp_step(st);
 	if (hc->state == HTTP_DC_CLOSED || !hc->tc)
 		return;
-	int rc = http_out_flush(&c->dn.out, hc->tc);
+	int rc = c->dn.peer.codec->flush(&c->dn.peer);
 	if (rc != 0 && rc != -EAGAIN)
 		return; /* the connection is going: on_close follows */
 	bool flushed = rc == 0;
 	if ((st->state & HTTP_S_ACTIVE) && flushed && (st->state & HTTP_S_RESP_DONE) &&
 	    ((st->state & HTTP_S_REQ_DONE) || hc->close_after) &&
-	    !(st->up && http_up_peer(st->up)->codec->busy(http_up_peer(st->up)))) {
+	    !(st->up && http_up_peer(st->up)->queued)) {
 		http_stream_end(st);
 		stream_ended(c);
 		hc->again = true;

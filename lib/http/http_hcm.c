@@ -133,8 +133,8 @@ void http_stream_end(struct http_stream *st)
 		    !!(st->resp.m.flags & ARN_H1_F_KEEP_ALIVE), up->eof);
 		bool reuse = !(st->state & HTTP_S_TUNNEL) && (st->state & HTTP_S_RESP_DONE) &&
 			     (st->state & HTTP_S_REQ_DONE) && (st->state & HTTP_S_HEAD_SENT) &&
-			     !up->codec->busy(up) && (st->resp.m.flags & ARN_H1_F_KEEP_ALIVE) &&
-			     !up->eof && up->codec->idle(up);
+			     !up->queued && (st->resp.m.flags & ARN_H1_F_KEEP_ALIVE) && !up->eof &&
+			     up->codec->idle(up);
 		http_up_release(u, reuse);
 	} else {
 		http_up_detach(st);
@@ -348,7 +348,11 @@ struct direction {
 	bool (*error)(struct http_stream *st, const struct http_ev *ev);
 };
 
-static void step(struct http_stream *st, const struct direction *d)
+/* Inlined into each direction's entry with its table, which the compiler
+ * then reads at build time: the members are called directly, not through
+ * pointers, on the path every request takes. */
+static inline __attribute__((always_inline)) void step(struct http_stream *st,
+						       const struct direction *d)
 {
 	while (d->ready(st)) {
 		struct http_peer *src = d->source(st);
@@ -408,7 +412,7 @@ static bool req_ready(struct http_stream *st)
 {
 	for (;;) {
 		struct http_peer *up = st->up ? http_up_peer(st->up) : NULL;
-		if (up && up->codec->busy(up) && up->codec->flush(up) != 0)
+		if (up && up->queued && up->codec->flush(up) != 0)
 			return false; /* -EAGAIN: on_writable; else on_close will tell */
 		if (!http_attempt_send(st))
 			break;
@@ -659,7 +663,7 @@ static bool resp_ready(struct http_stream *st)
 	if (!st->up || (st->state & HTTP_S_LOCAL) || hc->state == HTTP_DC_CLOSED)
 		return false;
 	struct http_peer *dn = hc->dn;
-	if (dn->codec->busy(dn) && dn->codec->flush(dn) != 0)
+	if (dn->queued && dn->codec->flush(dn) != 0)
 		return false;
 	return !(st->state & HTTP_S_RESP_DONE) || (st->state & HTTP_S_TUNNEL);
 }

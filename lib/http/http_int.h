@@ -44,8 +44,6 @@
 #include "arn_h1.h"
 #include "arn_http.h"
 #include "arn_stats_envoy.h"
-#include "http_io.h"
-#include "http_worker.h"
 
 struct rte_mbuf;
 struct arn_lcore;

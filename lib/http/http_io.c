@@ -15,13 +15,6 @@
 
 /* ---- owned input --------------------------------------------------------------------- */
 
-static void seg_free(struct rte_mbuf *m)
-{
-	m->next = NULL;
-	m->nb_segs = 1;
-	rte_pktmbuf_free_seg(m);
-}
-
 void http_in_append(struct http_in *in, struct rte_mbuf *chain)
 {
 	while (chain) {
@@ -61,60 +54,10 @@ void http_in_free(struct http_in *in)
 	struct rte_mbuf *m = in->head;
 	while (m) {
 		struct rte_mbuf *n = m->next;
-		seg_free(m);
+		http_seg_free(m);
 		m = n;
 	}
 	memset(in, 0, sizeof(*in));
-}
-
-/* Drop the input's first byte. */
-static void in_drop1(struct http_in *in)
-{
-	struct rte_mbuf *m = in->head;
-	in->off++;
-	in->bytes--;
-	if (in->off == m->data_len) {
-		in->head = m->next;
-		if (!in->head)
-			in->tail = NULL;
-		in->off = 0;
-		seg_free(m);
-	}
-}
-
-bool http_in_skip_empty_lines(struct http_in *in)
-{
-	for (;;) {
-		struct rte_mbuf *m = in->head;
-		if (!m)
-			return false;
-		if (in->off == m->data_len) {
-			in->head = m->next;
-			if (!in->head)
-				in->tail = NULL;
-			in->off = 0;
-			seg_free(m);
-			continue;
-		}
-		const char *p = rte_pktmbuf_mtod_offset(m, const char *, in->off);
-		if (p[0] == '\n') {
-			in_drop1(in);
-			continue;
-		}
-		if (p[0] != '\r')
-			return true;
-		/* CR: an empty line only with its LF (a bare CR is the parser's
-		 * to refuse), which may not be here yet */
-		const char *q = in->off + 1 < m->data_len ? p + 1
-				: m->next		  ? rte_pktmbuf_mtod(m->next, const char *)
-							  : NULL;
-		if (!q)
-			return false;
-		if (*q != '\n')
-			return true;
-		in_drop1(in);
-		in_drop1(in);
-	}
 }
 
 uint32_t http_in_fill(struct http_in *in, struct arn_tcp_conn *tc)
@@ -159,46 +102,7 @@ void http_pins_release(struct http_pins *p)
 	p->overflow = false;
 }
 
-ssize_t http_in_parse(struct http_in *in, struct arn_h1_parser *p, struct arn_h1_ev *ev,
-		      struct http_pins *pins, bool pin)
-{
-	while (in->head) {
-		struct rte_mbuf *m = in->head;
-		uint32_t avail = m->data_len - in->off;
-		if (avail == 0) {
-			in->head = m->next;
-			if (!in->head)
-				in->tail = NULL;
-			in->off = 0;
-			seg_free(m);
-			continue;
-		}
-		const char *b = rte_pktmbuf_mtod_offset(m, const char *, in->off);
-		if (pin && pins)
-			http_pins_add(pins, m);
-		ssize_t n = arn_h1_parse(p, b, avail, ev);
-		if (n == ARN_AGAIN) {
-			in->off = m->data_len;
-			in->bytes -= avail;
-			continue;
-		}
-		if (n < 0)
-			return n;
-		in->off += (uint32_t)n;
-		in->bytes -= (uint32_t)n;
-		return n;
-	}
-	/* no input left, but the parser may still owe an event that needs no
-	 * byte (END after a head without body, or after the last body byte) */
-	return arn_h1_parse(p, "", 0, ev);
-}
-
 /* ---- output --------------------------------------------------------------------------- */
-
-bool http_out_busy(const struct http_out *o)
-{
-	return o->chain || o->stage_len || o->data_len;
-}
 
 void http_out_reset(struct http_out *o)
 {

@@ -20,9 +20,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <rte_mbuf.h>
+
 #include "arn_h1.h"
 
-struct rte_mbuf;
 struct arn_tcp_conn;
 struct http_worker;
 
@@ -52,27 +53,24 @@ struct http_pins {
 	bool overflow;
 };
 
+/** Free one segment taken from TCP (unlinked from its chain). */
+static inline void http_seg_free(struct rte_mbuf *m)
+{
+	m->next = NULL;
+	m->nb_segs = 1;
+	rte_pktmbuf_free_seg(m);
+}
+
 /** Append @p chain (owned from now on) to @p in, one segment at a time. */
 void http_in_append(struct http_in *in, struct rte_mbuf *chain);
 /** Free what @p in holds. */
 void http_in_free(struct http_in *in);
 /** Take what TCP holds, up to HTTP_IN_MAX buffered. @return bytes taken. */
 uint32_t http_in_fill(struct http_in *in, struct arn_tcp_conn *tc);
-/* RFC 9112 2.2: a server ignores empty lines before a request line, as
- * Envoy's codec does without opening a stream. Drop them from the input.
- * @return true when the input starts with a request's first byte; false
- * when it is empty, or holds only a CR whose LF may follow. */
-bool http_in_skip_empty_lines(struct http_in *in);
 /** Keep @p m alive (one reference) until http_pins_release; past
  * HTTP_PIN_MAX segments only p->overflow is set. */
 void http_pins_add(struct http_pins *p, struct rte_mbuf *m);
 void http_pins_release(struct http_pins *p);
-
-/* Parse the next event from @p in. @p pins (may be NULL) gets every
- * segment fed while @p pin is true. @return as arn_h1_parse, with ARN_AGAIN
- * when the input is exhausted (more is needed). */
-ssize_t http_in_parse(struct http_in *in, struct arn_h1_parser *p, struct arn_h1_ev *ev,
-		      struct http_pins *pins, bool pin);
 
 /* ---- output toward one peer --------------------------------------------- */
 
@@ -95,7 +93,12 @@ struct http_out {
  * part waits for on_writable, another negative errno when the connection
  * cannot take data any more. */
 int http_out_flush(struct http_out *o, struct arn_tcp_conn *tc);
-bool http_out_busy(const struct http_out *o);
+/* Is anything queued that TCP did not take yet? (Asked before every event
+ * a stream takes: kept inline.) */
+static inline bool http_out_busy(const struct http_out *o)
+{
+	return o->chain || o->stage_len || o->data_len;
+}
 void http_out_reset(struct http_out *o);
 
 /* Serialize into a fresh mbuf chain from the worker's pool. */

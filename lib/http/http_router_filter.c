@@ -730,7 +730,7 @@ static void upstream_writable(struct http_stream *st)
  * a retry sends the body kept so far first, a piece at a time; once the
  * whole request is out, the route's timeout and the per-try timers start.
  */
-bool http_attempt_send(struct http_stream *st)
+bool http_attempt_send_(struct http_stream *st)
 {
 	struct http_worker *w = st->hc->w;
 	struct http_peer *up = st->up ? http_up_peer(st->up) : NULL;
@@ -748,8 +748,7 @@ bool http_attempt_send(struct http_stream *st)
 			return true;
 		}
 	}
-	if ((st->state & HTTP_S_REQ_DONE) && !(st->state & HTTP_S_REPLAYING) && up &&
-	    !up->codec->busy(up)) {
+	if ((st->state & HTTP_S_REQ_DONE) && !(st->state & HTTP_S_REPLAYING) && up && !up->queued) {
 		if (st->timeout_ms && !(st->state & (HTTP_S_RESP_DONE | HTTP_S_ROUTE_TIMER))) {
 			st->state |= HTTP_S_ROUTE_TIMER;
 			http_timer_arm(w, &st->route_timer, st->timeout_ms);

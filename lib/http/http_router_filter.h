@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "http_stream.h"
+
 struct http_res;
 struct http_stream;
 struct http_timer;
@@ -33,13 +35,24 @@ enum { HOST_AUTO = 0, HOST_ERROR, HOST_TIMEOUT };
  */
 void http_route(struct http_stream *st, const struct arn_cfg_gen *g,
 		const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req);
+bool http_attempt_send_(struct http_stream *st);
 /**
  * The attempt's request goes on, once its upstream connection took what
  * was queued: a retry's kept body first, then (the whole request out) the
  * route's and the per-try timers start. @return true when it queued a
- * piece: the caller flushes it and calls again.
+ * piece: the caller flushes it and calls again. Asked before every event
+ * of the request: what has nothing left to do is answered here.
  */
-bool http_attempt_send(struct http_stream *st);
+static inline bool http_attempt_send(struct http_stream *st)
+{
+	uint32_t s = st->state;
+	if (!st->up || !(s & (HTTP_S_REPLAYING | HTTP_S_REQ_DONE)))
+		return false;
+	if (!(s & HTTP_S_REPLAYING) && ((s & HTTP_S_ATTEMPT_SENT) || !(s & HTTP_S_HEAD_SENT)) &&
+	    (!st->timeout_ms || (s & (HTTP_S_RESP_DONE | HTTP_S_ROUTE_TIMER))))
+		return false;
+	return http_attempt_send_(st);
+}
 /** The router's per-request state in @p r, fresh for a request of @p st. */
 void http_xreq_init(struct http_stream *st, struct http_res *r);
 /** Forget the request body kept for retries. */
