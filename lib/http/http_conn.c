@@ -219,7 +219,8 @@ static void run_once(struct http_h1_conn *c)
 		http_resp_step(st);
 	if (hc->state == HTTP_DC_CLOSED || !hc->tc)
 		return;
-	int rc = c->dn.peer.codec->flush(&c->dn.peer);
+	/* nothing queued: nothing to hand over (the codec keeps the flag) */
+	int rc = c->dn.peer.queued ? c->dn.peer.codec->flush(&c->dn.peer) : 0;
 	if (rc != 0 && rc != -EAGAIN)
 		return; /* the connection is going: on_close follows */
 	bool flushed = rc == 0;
