@@ -536,7 +536,11 @@ int arn_h1_write_fields(struct arn_h1_wbuf *w, const struct arn_h1_header *h, un
 
 /* Chunked encoding. The CRLF that closes one chunk's data is written with
  * the next chunk's size line (or the last chunk), so each data piece needs
- * exactly one small prefix, which fits in an mbuf's headroom. */
+ * exactly one small prefix, which fits in an mbuf's headroom; unless the
+ * writer closes the chunk itself right after its data (arn_h1_chunk_close),
+ * as a proxy must: a chunk held open until the next one arrives stalls a
+ * client that acts on whole chunks (server-sent events, streamed replies)
+ * for as long as the sender pauses. */
 struct arn_h1_chunker {
 	bool open; /* a chunk's data was announced and not yet closed */
 };
@@ -550,6 +554,12 @@ struct arn_h1_chunker {
  */
 size_t arn_h1_chunk_prefix(struct arn_h1_chunker *c, uint64_t size,
 			   char out[ARN_H1_CHUNK_PREFIX_MAX]);
+/**
+ * Close the chunk announced last: "\r\n" into @p out, for the caller to
+ * write right after the chunk's data. @return its length (2), or 0 when no
+ * chunk is open.
+ */
+size_t arn_h1_chunk_close(struct arn_h1_chunker *c, char out[2]);
 /** Format "[\r\n]0\r\n" (the last chunk, before trailers); @return its length. */
 size_t arn_h1_chunk_last(struct arn_h1_chunker *c, char out[ARN_H1_CHUNK_LAST_MAX]);
 

@@ -319,6 +319,16 @@ size_t arn_h1_chunk_prefix(struct arn_h1_chunker *c, uint64_t size,
 	return n;
 }
 
+size_t arn_h1_chunk_close(struct arn_h1_chunker *c, char out[2])
+{
+	if (!c->open)
+		return 0;
+	out[0] = '\r';
+	out[1] = '\n';
+	c->open = false;
+	return 2;
+}
+
 size_t arn_h1_chunk_last(struct arn_h1_chunker *c, char out[ARN_H1_CHUNK_LAST_MAX])
 {
 	size_t n = 0;

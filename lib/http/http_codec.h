@@ -156,7 +156,8 @@ struct http_codec_ops {
 	int (*encode_reply)(struct http_peer *p, const struct http_reply *r);
 	/** Queue an interim "100 Continue" (dropped when out of mbufs). */
 	void (*encode_continue)(struct http_peer *p);
-	/** Queue @p len body bytes, framed as the head said. They stay where
+	/** Queue @p len body bytes, framed as the head said (a chunk is
+	 * queued whole, with the CRLF that closes it). They stay where
 	 * they are (another peer's input) until queued is false. */
 	void (*encode_body)(struct http_peer *p, const char *data, size_t len);
 	/** End the body (a chunked body's last chunk). */

@@ -366,6 +366,10 @@ static void h1_encode_body(struct http_peer *pp, const char *data, size_t len)
 		size_t k = arn_h1_chunk_prefix(&h->ch, len, o->stage);
 		o->stage_off = 0;
 		o->stage_len = (uint8_t)k;
+		/* the chunk leaves whole: its CRLF does not wait for the next
+		 * one, which a streaming sender may send much later */
+		char crlf[2];
+		o->crlf = (uint8_t)arn_h1_chunk_close(&h->ch, crlf);
 	}
 	o->data = data;
 	o->data_len = (uint32_t)len;

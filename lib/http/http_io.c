@@ -145,6 +145,15 @@ int http_out_flush(struct http_out *o, struct arn_tcp_conn *tc)
 		o->data += n;
 		o->data_len -= (uint32_t)n;
 	}
+	static const char crlf[2] = {'\r', '\n'};
+	while (o->crlf) {
+		int n = arn_tcp_write(tc, crlf + 2 - o->crlf, o->crlf);
+		if (n < 0)
+			return n;
+		if (n == 0)
+			return -EAGAIN;
+		o->crlf = (uint8_t)(o->crlf - n);
+	}
 	return 0;
 }
 

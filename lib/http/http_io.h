@@ -79,12 +79,14 @@ void http_pins_release(struct http_pins *p);
  * whole with arn_tcp_write_mbuf), then a few framing bytes (a chunk size
  * line, the last chunk), then body bytes that still live in the input
  * segments of the other side (their owner does not advance past them until
- * this drains). Written in that order.
+ * this drains), then the CRLF that closes a chunk's data. Written in that
+ * order.
  */
 struct http_out {
 	struct rte_mbuf *chain;
 	char stage[48];
 	uint8_t stage_off, stage_len;
+	uint8_t crlf; /* bytes of the closing CRLF still to write (0..2) */
 	const char *data;
 	uint32_t data_len;
 };
@@ -97,7 +99,7 @@ int http_out_flush(struct http_out *o, struct arn_tcp_conn *tc);
  * a stream takes: kept inline.) */
 static inline bool http_out_busy(const struct http_out *o)
 {
-	return o->chain || o->stage_len || o->data_len;
+	return o->chain || o->stage_len || o->data_len || o->crlf;
 }
 void http_out_reset(struct http_out *o);
 

@@ -230,6 +230,20 @@ static void test_write_chunks(void **state)
 	assert_memory_equal(l, "\r\n0\r\n", 5);
 	struct arn_h1_chunker empty = {0};
 	assert_int_equal(arn_h1_chunk_last(&empty, l), 3);
+	/* a chunk closed right after its data (what a proxy writes): the
+	 * next prefix and the last chunk start without a CRLF */
+	char crlf[2];
+	assert_int_equal(arn_h1_chunk_close(&empty, crlf), 0);
+	assert_int_equal(arn_h1_chunk_prefix(&empty, 3, b), 3);
+	assert_int_equal(arn_h1_chunk_close(&empty, crlf), 2);
+	assert_memory_equal(crlf, "\r\n", 2);
+	assert_int_equal(arn_h1_chunk_close(&empty, crlf), 0);
+	n = arn_h1_chunk_prefix(&empty, 0x10, b);
+	assert_int_equal(n, 4);
+	assert_memory_equal(b, "10\r\n", 4);
+	assert_int_equal(arn_h1_chunk_close(&empty, crlf), 2);
+	assert_int_equal(arn_h1_chunk_last(&empty, l), 3);
+	assert_memory_equal(l, "0\r\n", 3);
 
 	/* a whole chunked body with trailers */
 	char out[128];

@@ -56,6 +56,13 @@ static void snapshot(uint32_t *rx0)
 		rx0[i] = peers[i].rx;
 }
 
+/* What @p p received so far ends with @p s. */
+static bool ends_with(const struct peer *p, const char *s)
+{
+	size_t k = strlen(s);
+	return p && p->log_len >= k && memcmp(p->log + p->log_len - k, s, k) == 0;
+}
+
 /* The plain path: a GET, a 200 with content-length, keep-alive reuse. */
 static void test_get_keepalive(void **state)
 {
@@ -162,6 +169,56 @@ static void test_breaker_never_starves_a_pool_without_connections(void **state)
 	hh_end();
 }
 
+/*
+ * Issue 15: a streaming upstream sends one chunk, then pauses. Before the
+ * pause ends, the client must hold that chunk whole, its closing CRLF
+ * included: a client that acts on whole chunks (server-sent events, a
+ * streamed reply) stalled until the next chunk, because the CRLF was held
+ * back to be written with the next chunk's size line.
+ */
+static void test_chunk_reaches_the_client_whole_while_the_upstream_pauses(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_open(0, 80);
+	hh_settle();
+	send_str(hh_client(0), "GET /events HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	send_str(u, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+		    "b\r\nfirst-part;\r\n");
+	/* the pause: nothing more comes from the upstream */
+	if (!ends_with(hh_client(0), "b\r\nfirst-part;\r\n"))
+		fail_msg("the client holds: %.*s", (int)hh_client(0)->log_len, hh_client(0)->log);
+	/* a chunk that arrives in two pieces leaves as two whole chunks */
+	send_str(u, "c\r\nsecond");
+	assert_true(ends_with(hh_client(0), "6\r\nsecond\r\n"));
+	send_str(u, "-part;\r\n0\r\n\r\n");
+	assert_true(ends_with(hh_client(0), "6\r\n-part;\r\n0\r\n\r\n"));
+	hh_end();
+}
+
+/* The same toward the upstream: a client streaming a chunked request body
+ * that pauses after a chunk. */
+static void test_chunk_reaches_the_upstream_whole_while_the_client_pauses(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_open(0, 80);
+	hh_settle();
+	send_str(hh_client(0), "POST /up HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+			       "b\r\nfirst-part;\r\n");
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	if (!ends_with(u, "b\r\nfirst-part;\r\n"))
+		fail_msg("the upstream holds: %.*s", (int)u->log_len, u->log);
+	send_str(hh_client(0), "c\r\nsecond-part;\r\n0\r\n\r\n");
+	assert_true(ends_with(u, "c\r\nsecond-part;\r\n0\r\n\r\n"));
+	send_str(u, OK5);
+	assert_true(got(hh_client(0), "HTTP/1.1 200 OK\r\n"));
+	hh_end();
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -179,6 +236,8 @@ int main(void)
 	    T(test_retry_after_refused_connect_keeps_path_and_request_id),
 	    T(test_retry_after_refused_connect_request_id),
 	    T(test_breaker_never_starves_a_pool_without_connections),
+	    T(test_chunk_reaches_the_client_whole_while_the_upstream_pauses),
+	    T(test_chunk_reaches_the_upstream_whole_while_the_client_pauses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
