@@ -429,7 +429,22 @@ void http_route(struct http_stream *st, const struct arn_cfg_gen *g,
 	const char *auth = st->auth;
 	size_t alen = st->auth_len;
 	struct arn_cfg_route_match mt;
-	if (!rt || arn_cfg_route_match(rt, req, &mt) != 0) {
+	bool matched = rt && arn_cfg_route_match(rt, req, &mt) == 0;
+	if (st->state & HTTP_S_UPGRADE) {
+		/* Envoy's order: the connection manager decides an upgrade
+		 * before any filter runs (createUpgradeFilterChain), from the
+		 * route's upgrade_configs and its own; a type neither allows
+		 * is refused (issue 15). */
+		const struct arn_h1_header *u = &m->hdrs[m->upgrade_idx];
+		const struct arn_cfg_route_action *ra =
+		    matched && mt.route->action == ARN_CFG_ACTION_ROUTE ? &mt.route->route : NULL;
+		if (!arn_cfg_upgrade_allowed(hc->hcm, ra, u->value, u->value_len)) {
+			HTTP_INC(hc, downstream_rq_ws_on_non_ws_route);
+			http_local_reply(st, 403, NULL, 0, 0, "upgrade_failed", NULL, 0);
+			return;
+		}
+	}
+	if (!matched) {
 		HTTP_INC(hc, no_route);
 		http_local_reply(st, 404, NULL, 0, ARN_RF_BIT(NO_ROUTE_FOUND), "route_not_found",
 				 NULL, 0);

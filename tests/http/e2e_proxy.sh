@@ -300,6 +300,27 @@ PY
 expect "WebSocket: 101 forwarded" "$out" "HTTP/1.1 101"
 expect "WebSocket: bytes tunnelled both ways" "$(echo "$out" | grep -c 'echo ok')" "^2$"
 
+# ---- upgrades as upgrade_configs allow them (issue 15) ---------------------------------------
+# the HCM allows websocket; route /ws-off disables it; "foo" is named nowhere
+upg() {
+	ip netns exec "$cns" $PY - "$us" "$1" "$2" <<'PY'
+import socket, sys
+s = socket.create_connection((sys.argv[1], 80), timeout=5)
+s.sendall(b"GET " + sys.argv[2].encode() + b" HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: "
+          + sys.argv[3].encode() + b"\r\n\r\n")
+d = b""
+while b"\r\n\r\n" not in d:
+    r = s.recv(4096)
+    if not r:
+        break
+    d += r
+print(d.split(b"\r\n")[0].decode())
+PY
+}
+expect "upgrade disabled on the route: 403" "$(upg /ws-off websocket)" "HTTP/1.1 403"
+expect "upgrade type named nowhere: 403" "$(upg /ws foo)" "HTTP/1.1 403"
+expect "refused upgrades counted" "$(stat http.proxy.downstream_rq_ws_on_non_ws_route)" "^2$"
+
 # ---- an echo listener from the same configuration model ---------------------------------------
 out=$(ip netns exec "$cns" $PY -c "
 import socket

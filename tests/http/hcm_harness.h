@@ -73,6 +73,7 @@ static const char config_yaml[] =
     "                  \"@type\": type.googleapis.com/envoy.extensions.filters.network."
     "http_connection_manager.v3.HttpConnectionManager\n"
     "                  stat_prefix: main\n"
+    "                  upgrade_configs: [{ upgrade_type: websocket }]\n"
     "                  access_log:\n"
     "                    - name: envoy.access_loggers.file\n"
     "                      typed_config:\n"
