@@ -487,9 +487,6 @@ int arn_h1_write_header(struct arn_h1_wbuf *w, const char *name, size_t nlen, co
 /** The empty line that ends a head (or trailers). */
 int arn_h1_write_end(struct arn_h1_wbuf *w);
 
-/** The standard reason phrase for @p status ("Unknown" if none). */
-const char *arn_h1_reason(unsigned status);
-
 /* Header edits applied while writing a parsed message's headers. Names
  * compare case-insensitively. Modelled on Envoy's HeaderValueOption
  * append_action plus header removal and x-forwarded-for appending. */

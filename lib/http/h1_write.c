@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "arn_http_reason.h"
 #include "h1_int.h"
 
 void arn_h1_wbuf_init(struct arn_h1_wbuf *w, char *buf, uint32_t cap,
@@ -77,7 +78,7 @@ int arn_h1_write_status_line(struct arn_h1_wbuf *w, unsigned status, const char 
 	b[10] = (char)('0' + status / 10 % 10);
 	b[11] = (char)('0' + status % 10);
 	if (!reason) {
-		reason = arn_h1_reason(status);
+		reason = arn_http_reason(status);
 		rlen = strlen(reason);
 	}
 	arn_h1_put(w, b, sizeof(b));
@@ -356,102 +357,4 @@ int arn_h1_write_chunk_end(struct arn_h1_wbuf *w, struct arn_h1_chunker *c,
 	arn_h1_put(w, b, k);
 	arn_h1_write_fields(w, trailers, n);
 	return arn_h1_put(w, "\r\n", 2);
-}
-
-const char *arn_h1_reason(unsigned status)
-{
-	switch (status) {
-	case 100:
-		return "Continue";
-	case 101:
-		return "Switching Protocols";
-	case 102:
-		return "Processing";
-	case 103:
-		return "Early Hints";
-	case 200:
-		return "OK";
-	case 201:
-		return "Created";
-	case 202:
-		return "Accepted";
-	case 203:
-		return "Non-Authoritative Information";
-	case 204:
-		return "No Content";
-	case 205:
-		return "Reset Content";
-	case 206:
-		return "Partial Content";
-	case 300:
-		return "Multiple Choices";
-	case 301:
-		return "Moved Permanently";
-	case 302:
-		return "Found";
-	case 303:
-		return "See Other";
-	case 304:
-		return "Not Modified";
-	case 307:
-		return "Temporary Redirect";
-	case 308:
-		return "Permanent Redirect";
-	case 400:
-		return "Bad Request";
-	case 401:
-		return "Unauthorized";
-	case 403:
-		return "Forbidden";
-	case 404:
-		return "Not Found";
-	case 405:
-		return "Method Not Allowed";
-	case 406:
-		return "Not Acceptable";
-	case 408:
-		return "Request Timeout";
-	case 409:
-		return "Conflict";
-	case 410:
-		return "Gone";
-	case 411:
-		return "Length Required";
-	case 412:
-		return "Precondition Failed";
-	case 413:
-		return "Payload Too Large";
-	case 414:
-		return "URI Too Long";
-	case 415:
-		return "Unsupported Media Type";
-	case 416:
-		return "Range Not Satisfiable";
-	case 417:
-		return "Expectation Failed";
-	case 421:
-		return "Misdirected Request";
-	case 422:
-		return "Unprocessable Entity";
-	case 426:
-		return "Upgrade Required";
-	case 429:
-		return "Too Many Requests";
-	case 431:
-		return "Request Header Fields Too Large";
-	case 500:
-		return "Internal Server Error";
-	case 501:
-		return "Not Implemented";
-	case 502:
-		return "Bad Gateway";
-	case 503:
-		return "Service Unavailable";
-	case 504:
-		return "Gateway Timeout";
-	case 505:
-		return "HTTP Version Not Supported";
-	default:
-		return "Unknown";
-	}
 }

@@ -19,6 +19,7 @@
 #include <rte_mbuf.h>
 
 #include "arn_config.h"
+#include "arn_http_reason.h"
 #include "arn_log.h"
 #include "arn_tcp.h"
 #include "http_access_log.h"
@@ -536,7 +537,7 @@ static bool req_error(struct http_stream *st, const struct http_ev *ev)
 {
 	HTTP_INC(st->hc, downstream_cx_protocol_error);
 	/* Envoy's HTTP/1 codec answers with the status's text as the body */
-	pre_head_reply(st, ev->status, arn_h1_reason(ev->status),
+	pre_head_reply(st, ev->status, arn_http_reason(ev->status),
 		       ARN_RF_BIT(DOWNSTREAM_PROTOCOL_ERROR), ev->details);
 	return false;
 }

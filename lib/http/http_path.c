@@ -15,18 +15,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "arn_hex.h"
 #include "http_int.h"
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* RFC 3986 2.3: ALPHA / DIGIT / "-" / "." / "_" / "~" */
 static bool unreserved(int c)
@@ -111,8 +101,8 @@ int http_path_normalize(const char *p, size_t n, unsigned flags, char *out, size
 		for (size_t i = 0; i < pl; i++) {
 			char c = p[i];
 			if (c == '%' && i + 2 < pl) {
-				int hi = hexval(p[i + 1]);
-				int lo = hexval(p[i + 2]);
+				int hi = arn_hexval(p[i + 1]);
+				int lo = arn_hexval(p[i + 2]);
 				if (hi >= 0 && lo >= 0 && unreserved(hi * 16 + lo)) {
 					out[o++] = (char)(hi * 16 + lo);
 					i += 2;
