@@ -101,62 +101,6 @@ static void retry_policy(struct conv *c, struct pb rp, struct arn_cfg_retry_poli
 	}
 }
 
-void conv_header_matcher(struct conv *c, struct pb hm, struct arn_cfg_header_match *out)
-{
-	conv_only(c, hm,
-		  "name,exact_match,safe_regex_match,range_match,present_match,prefix_match,"
-		  "suffix_match,contains_match,string_match,invert_match,treat_missing_header_as_"
-		  "empty");
-	upb_StringView name = pb_str(hm, "name");
-	if (name.size == 0)
-		conv_err(c, "name", "missing");
-	out->name = conv_lstr(c, name);
-	out->name_len = name.size;
-	out->invert = pb_bool(hm, "invert_match");
-	out->missing_as_empty = pb_bool(hm, "treat_missing_header_as_empty");
-	const char *w = pb_which(hm, "header_match_specifier");
-	if (!w) {
-		/* no specifier: presence */
-		out->kind = ARN_CFG_HDR_PRESENT;
-		out->present = true;
-		return;
-	}
-	if (strcmp(w, "present_match") == 0) {
-		out->kind = ARN_CFG_HDR_PRESENT;
-		out->present = pb_bool(hm, "present_match");
-	} else if (strcmp(w, "range_match") == 0) {
-		struct pb r = pb_msg(hm, "range_match");
-		out->kind = ARN_CFG_HDR_RANGE;
-		out->start = pb_i64(r, "start");
-		out->end = pb_i64(r, "end");
-		if (out->end <= out->start)
-			conv_err(c, "range_match", "end must be greater than start");
-	} else if (strcmp(w, "string_match") == 0) {
-		size_t m = conv_push(c, "string_match");
-		out->kind = ARN_CFG_HDR_STRING;
-		conv_string_matcher(c, pb_msg(hm, "string_match"), &out->str);
-		conv_pop(c, m);
-	} else if (strcmp(w, "safe_regex_match") == 0) {
-		size_t m = conv_push(c, "safe_regex_match");
-		out->kind = ARN_CFG_HDR_STRING;
-		out->str.kind = ARN_CFG_STR_REGEX;
-		out->str.re = conv_regex(c, pb_msg(hm, "safe_regex_match"));
-		conv_pop(c, m);
-	} else {
-		/* the deprecated exact_match / prefix_match / suffix_match / contains_match */
-		upb_StringView s = pb_str(hm, w);
-		out->kind = ARN_CFG_HDR_STRING;
-		out->str.kind = w[0] == 'e'   ? ARN_CFG_STR_EXACT
-				: w[0] == 'p' ? ARN_CFG_STR_PREFIX
-				: w[0] == 's' ? ARN_CFG_STR_SUFFIX
-					      : ARN_CFG_STR_CONTAINS;
-		if (s.size == 0 && out->str.kind != ARN_CFG_STR_EXACT)
-			conv_err(c, w, "must not be empty");
-		out->str.s = conv_str(c, s);
-		out->str.len = s.size;
-	}
-}
-
 static void query_matcher(struct conv *c, struct pb qm, struct arn_cfg_query_match *out)
 {
 	conv_only(c, qm, "name,string_match,present_match");
