@@ -56,9 +56,12 @@ static bool ref_if_live(struct http_host *h)
 	return false;
 }
 
-struct http_host *http_host_get(struct http_cluster_rt *crt, uint32_t addr, uint16_t port)
+struct http_host *http_host_get(struct http_cluster_rt *crt, uint32_t addr, uint16_t port,
+				bool *created)
 {
 	unsigned slots = arn_stats_workers();
+	if (created)
+		*created = false;
 	if (!crt || slots == 0)
 		return NULL;
 	uint64_t key = host_key(crt->hash, addr, port);
@@ -88,6 +91,8 @@ struct http_host *http_host_get(struct http_cluster_rt *crt, uint32_t addr, uint
 	h->next = buckets[key & (n_buckets - 1)];
 	buckets[key & (n_buckets - 1)] = h;
 	n_hosts++;
+	if (created)
+		*created = true;
 	return h;
 }
 

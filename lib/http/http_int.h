@@ -221,7 +221,10 @@ void http_host_put(struct http_host *h);
  * @return the host, or NULL: out of memory, or no worker slots configured
  *   yet (arn_stats_workers() == 0).
  */
-struct http_host *http_host_get(struct http_cluster_rt *crt, uint32_t addr, uint16_t port);
+/* *@p created (may be NULL): true when no host of this cluster had
+ * @p addr and @p port before (an endpoint this generation adds). */
+struct http_host *http_host_get(struct http_cluster_rt *crt, uint32_t addr, uint16_t port,
+				bool *created);
 /** The live host, without a reference (control lcore readers), or NULL. */
 struct http_host *http_host_find(const char *cluster, size_t len, uint32_t addr, uint16_t port);
 /** Free the hosts whose last reference went. */

@@ -23,7 +23,9 @@
 #include "arn_defer.h"
 #include "arn_http.h"
 #include "arn_json.h"
+#include "arn_l4.h"
 #include "arn_log.h"
+#include "arn_net.h"
 #include "http_int.h"
 
 enum { K_CLUSTER = 1, K_HCM, K_LISTENER, K_HOST };
@@ -400,11 +402,77 @@ static void each_listener(void *ctx, const struct arn_cfg_listener *l)
 	chain_hcm(b, l, l->default_chain);
 }
 
+/*
+ * Endpoints a generation adds: their next hops are resolved on every
+ * worker as soon as the generation is synced, before the first request
+ * needs them (issue 22: ~50 SYNs to never-contacted endpoints waited on
+ * ARP at once, most dropped). At most RESOLVE_MAX distinct addresses per
+ * generation, so that a first load of thousands of endpoints on one link
+ * is not an ARP storm: the rest resolve on demand as before. The control
+ * lcore allocates and frees each batch; workers only read it and count
+ * down its references.
+ */
+#define RESOLVE_MAX 256
+struct resolve_batch {
+	struct resolve_batch *next;
+	uint32_t refs; /* workers that have not run it yet (atomic) */
+	uint32_t n;
+	uint32_t addr[RESOLVE_MAX];
+};
+static struct resolve_batch *resolving; /* posted, not yet run by every worker */
+
+static void resolve_on_worker(struct arn_lcore *lc, void *arg)
+{
+	struct resolve_batch *b = arg;
+	for (uint32_t i = 0; i < b->n; i++)
+		arn_net_resolve(lc, b->addr[i]);
+	__atomic_sub_fetch(&b->refs, 1, __ATOMIC_RELEASE);
+}
+
+static void resolve_reclaim(void)
+{
+	for (struct resolve_batch **pp = &resolving; *pp;) {
+		struct resolve_batch *b = *pp;
+		if (__atomic_load_n(&b->refs, __ATOMIC_ACQUIRE) == 0) {
+			*pp = b->next;
+			free(b);
+		} else {
+			pp = &b->next;
+		}
+	}
+}
+
+static void resolve_add(struct resolve_batch *b, uint32_t addr)
+{
+	for (uint32_t i = 0; i < b->n; i++)
+		if (b->addr[i] == addr)
+			return;
+	if (b->n < RESOLVE_MAX)
+		b->addr[b->n++] = addr;
+}
+
+static void resolve_post(struct resolve_batch *b)
+{
+	struct arn_net *net = arn_net_current();
+	unsigned nw = net ? arn_net_n_workers(net) : 0;
+	if (b->n == 0 || nw == 0) {
+		free(b);
+		return;
+	}
+	__atomic_store_n(&b->refs, nw, __ATOMIC_RELAXED);
+	for (unsigned w = 0; w < nw; w++)
+		if (arn_net_post(w, resolve_on_worker, b) != 0)
+			__atomic_sub_fetch(&b->refs, 1, __ATOMIC_RELEASE);
+	b->next = resolving;
+	resolving = b;
+}
+
 struct cl_walk {
 	const struct arn_cfg_gen *g;
 	struct snap *s;
 	size_t cap_hosts;
 	bool oom;
+	struct resolve_batch *resolve; /* new endpoints' addresses, or NULL */
 };
 
 /* The snapshot's reference to the host of @p ep (created with zero counts
@@ -423,9 +491,12 @@ static void add_host(struct cl_walk *cw, struct http_cluster_rt *c,
 		s->hosts = p;
 		cw->cap_hosts = nc;
 	}
-	struct http_host *h = http_host_get(c, ep->addr, ep->port);
+	bool created = false;
+	struct http_host *h = http_host_get(c, ep->addr, ep->port, &created);
 	if (h)
 		s->hosts[s->n_hosts++] = h;
+	if (created && cw->resolve)
+		resolve_add(cw->resolve, ep->addr);
 }
 
 static void each_cluster(void *ctx, const struct arn_config_resource_info *info)
@@ -477,6 +548,7 @@ static void each_cluster(void *ctx, const struct arn_config_resource_info *info)
 
 static void retire_poll(void)
 {
+	resolve_reclaim();
 	arn_defer_reclaim(retired);
 	reclaim_hcms();
 	http_host_reclaim(); /* hosts hold their clusters: before them */
@@ -497,8 +569,10 @@ void http_rt_sync(struct arn_config_store *s)
 	ns->gen_id = id;
 	sync_id++;
 	struct build b = {.s = ns, .g = g};
-	struct cl_walk cw = {.g = g, .s = ns};
+	struct cl_walk cw = {.g = g, .s = ns, .resolve = calloc(1, sizeof(struct resolve_batch))};
 	arn_config_foreach(s, ARN_CFG_CLUSTER, each_cluster, &cw);
+	if (cw.resolve)
+		resolve_post(cw.resolve);
 	arn_cfg_listener_foreach(g, each_listener, &b);
 	b.oom |= cw.oom;
 	size_t n = ns->n_crts + ns->n_hcms + ns->n_lrts + ns->n_hosts;
@@ -621,7 +695,13 @@ int http_rt_init(struct arn_config_store *s)
 void http_rt_fini(void)
 {
 	arn_stats_pull_unregister(host_stats_pull, NULL);
-	/* workers are stopped: nothing reads the snapshots any more */
+	/* workers are stopped: nothing reads the snapshots (or the batches
+	 * of addresses to resolve) any more */
+	while (resolving) {
+		struct resolve_batch *b = resolving;
+		resolving = b->next;
+		free(b);
+	}
 	struct snap *s = __atomic_exchange_n(&current, NULL, __ATOMIC_ACQ_REL);
 	snap_free(s);
 	arn_defer_destroy(retired);

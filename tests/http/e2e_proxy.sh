@@ -33,6 +33,13 @@ print("<closed>" if closed else "<open>")
 PY
 }
 
+# ---- endpoints resolved before traffic (issue 22) --------------------------------
+# nothing has been sent through Arion yet: the configuration's endpoints'
+# next hops were resolved when the generation was synced
+ra=$(curl -s "http://127.0.0.1:$admin_port/stats" |
+	awk -F': ' '/^dpdk\.port\.[^.]*\.arp_resolve_ahead: / {s += $2} END {print s + 0}')
+[ "$ra" -ge 1 ] && ok "endpoints' next hops resolved ahead ($ra)" || bad "arp_resolve_ahead=$ra before any request"
+
 # ---- big bodies, both ways, checked by hash ------------------------------------
 head -c $((100 * 1024 * 1024)) /dev/urandom >"$TOPO_DIR/www/big.bin"
 chmod 644 "$TOPO_DIR/www/big.bin"

@@ -70,6 +70,39 @@ struct rte_mbuf *arn_net_alloc(struct arn_lcore *lc)
 	return rte_pktmbuf_alloc(pool);
 }
 
+/* One worker (lc0) whose control ring runs what is posted at once, and
+ * the next hops it was asked to resolve ahead of traffic. */
+struct arn_net;
+typedef void (*arn_net_ctrl_fn)(struct arn_lcore *lc, void *arg); /* as arn_net.h */
+static int fake_net;
+static uint32_t resolved[64];
+static unsigned n_resolved;
+
+struct arn_net *arn_net_current(void)
+{
+	return (struct arn_net *)&fake_net;
+}
+
+unsigned arn_net_n_workers(const struct arn_net *net)
+{
+	(void)net;
+	return 1;
+}
+
+int arn_net_post(unsigned worker, arn_net_ctrl_fn fn, void *arg)
+{
+	assert_int_equal(worker, 0);
+	fn(&lc0, arg);
+	return 0;
+}
+
+void arn_net_resolve(struct arn_lcore *lc, uint32_t dst)
+{
+	assert_ptr_equal(lc, &lc0);
+	if (n_resolved < 64)
+		resolved[n_resolved++] = dst;
+}
+
 /* ---- fake lib/tcp ------------------------------------------------------------------------- */
 
 #define CONNS 512
@@ -1017,6 +1050,34 @@ static void test_require_tls_redirect_fails_closed(void **state)
 	assert_int_equal(stat("http.in.rq_edit_overflow"), 1);
 }
 
+/* Issue 22: the next hop of an endpoint a generation adds is resolved on
+ * every worker when the generation is synced, before any request; an
+ * endpoint that stays is not asked for again. */
+static void test_new_endpoints_resolved_ahead(void **state)
+{
+	(void)state;
+	n_resolved = 0;
+	start(4, jlistener("", DIRECT_OK)); /* cluster web: 198.18.0.10 */
+	assert_int_equal(n_resolved, 1);
+	assert_int_equal(resolved[0], (198u << 24) | (18u << 16) | 10);
+	/* the same endpoint again (a new version): nothing new to resolve */
+	apply(C, "2",
+	      "{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"1s\","
+	      "\"load_assignment\":{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":[{"
+	      "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.10\","
+	      "\"port_value\":8080}}}}]}]}}");
+	assert_int_equal(n_resolved, 1);
+	/* a second endpoint: resolved at once, and only it */
+	apply(C, "3",
+	      "{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"1s\","
+	      "\"load_assignment\":{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":[{"
+	      "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.10\","
+	      "\"port_value\":8080}}}},{\"endpoint\":{\"address\":{\"socket_address\":{"
+	      "\"address\":\"198.18.0.11\",\"port_value\":8080}}}}]}]}}");
+	assert_int_equal(n_resolved, 2);
+	assert_int_equal(resolved[1], (198u << 24) | (18u << 16) | 11);
+}
+
 int main(void)
 {
 	char prefix[64];
@@ -1047,6 +1108,7 @@ int main(void)
 	    cmocka_unit_test(test_response_edits_fail_closed),
 	    cmocka_unit_test(test_local_reply_edits_fail_closed),
 	    cmocka_unit_test_teardown(test_require_tls_redirect_fails_closed, teardown),
+	    cmocka_unit_test_teardown(test_new_endpoints_resolved_ahead, teardown),
 	};
 	if (getenv("TEST_FILTER")) /* one test by name (a glob), e.g. while bisecting */
 		cmocka_set_test_filter(getenv("TEST_FILTER"));

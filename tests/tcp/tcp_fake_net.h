@@ -10,6 +10,7 @@
 #ifndef TCP_FAKE_NET_H
 #define TCP_FAKE_NET_H
 
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,35 @@ uint16_t arn_net_route_mtu(const struct arn_lcore *lc, uint32_t dst)
 	(void)lc;
 	(void)dst;
 	return fake_mtu;
+}
+
+/* lib/net's control side, for the modules above TCP (lib/http resolves
+ * new endpoints ahead of traffic): no data plane here, so nothing is
+ * posted and next hops need no resolving. */
+struct arn_net;
+struct arn_net *arn_net_current(void)
+{
+	return NULL;
+}
+
+unsigned arn_net_n_workers(const struct arn_net *net)
+{
+	(void)net;
+	return 0;
+}
+
+int arn_net_post(unsigned worker, void (*fn)(struct arn_lcore *, void *), void *arg)
+{
+	(void)worker;
+	(void)fn;
+	(void)arg;
+	return -ENODEV;
+}
+
+void arn_net_resolve(struct arn_lcore *lc, uint32_t dst)
+{
+	(void)lc;
+	(void)dst;
 }
 
 /* A software "RSS": which worker owns a flow. */
