@@ -30,6 +30,16 @@
 #include "http_upstream.h"
 
 static void stream_idle_timeout(struct http_timer *t);
+
+/* Is @p m's path (its query aside) the MCP gateway filter's endpoint? */
+static bool mcp_path(const struct arn_cfg_mcp_filter *f, const struct arn_h1_msg *m)
+{
+	size_t n = m->path.len;
+	const char *q = memchr(m->path.p, '?', n);
+	if (q)
+		n = (size_t)(q - m->path.p);
+	return n == f->path_len && memcmp(m->path.p, f->path, n) == 0;
+}
 static void hdr_timeout(struct http_timer *t);
 static void req_timeout(struct http_timer *t);
 
@@ -315,6 +325,24 @@ static void on_head(struct http_stream *st)
 	    .listener_port = hc->lport,
 	    .random = http_rand(w),
 	};
+	if (h->mcp_gateway && mcp_path(h->mcp_gateway, m)) {
+		/* The MCP gateway filter is configured (its ToolSet comes over
+		 * TDS) but lib/mcp is not on the data path yet: its endpoint is
+		 * answered, never routed on as if no filter were there (an
+		 * upstream would then see clients the filter should have
+		 * checked). Fail closed, with a reason an operator can read. */
+		static const char body[] =
+		    "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,\"message\":"
+		    "\"the MCP gateway filter is configured but not yet served by this Arion\"}}";
+		static const struct arn_h1_edit ct = {.name = "content-type",
+						      .name_len = 12,
+						      .value = "application/json",
+						      .value_len = 16,
+						      .op = ARN_H1_EDIT_SET};
+		http_local_reply(st, 503, body, sizeof(body) - 1, 0, "mcp_gateway_unavailable", &ct,
+				 1);
+		return;
+	}
 	if (h->health_check && http_hc_filter(st, g, &req))
 		return;
 	http_route(st, g, rt, &req);

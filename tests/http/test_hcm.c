@@ -485,7 +485,10 @@ static void apply(const char *type, const char *version, const char *json)
 	if (!m)
 		fail_msg("bad test JSON: %s\n%s", arn_sb_cstr(&err), json);
 	arn_sb_free(&err);
-	struct arn_config_resource_in in = {strcmp(type, L) ? "web" : "l", version, NULL, 0};
+	const char *name = !strcmp(type, L)			 ? "l"
+			   : !strcmp(type, ARN_TYPE_URL_TOOLSET) ? "tools"
+								 : "web";
+	struct arn_config_resource_in in = {name, version, NULL, 0};
 	in.bytes = arn_proto_encode(m, md, a, &in.len);
 	assert_int_equal(arn_config_apply(st, type, &in, 1, NULL, 0, 0, &res), 0);
 	upb_Arena_Free(a);
@@ -545,6 +548,7 @@ static uint64_t stat(const char *name)
 /* ---- set-up: one worker with @p streams request buffers -------------------------------------- */
 
 static struct http_worker *w;
+static bool with_toolset; /* start() applies ToolSet "tools" first */
 
 static void start(uint32_t streams, const char *listener_json)
 {
@@ -555,6 +559,9 @@ static void start(uint32_t streams, const char *listener_json)
 	struct arn_http_options o = {.max_streams = streams};
 	assert_int_equal(arn_http_start(st, &o), 0);
 	apply(L, "1", listener_json);
+	if (with_toolset) /* the listener's MCP filter waits for it (X14, on demand) */
+		apply(ARN_TYPE_URL_TOOLSET, "1",
+		      "{\"name\":\"tools\",\"backends\":[{\"name\":\"b\",\"cluster\":\"web\"}]}");
 	assert_int_equal(app->worker_init(&lc0, app->arg), 0);
 	assert_non_null(lsn_ops);
 	w = lsn_user;
@@ -1078,6 +1085,48 @@ static void test_new_endpoints_resolved_ahead(void **state)
 	assert_int_equal(resolved[1], (198u << 24) | (18u << 16) | 11);
 }
 
+/* An MCP gateway filter configured while lib/mcp is not on the data path:
+ * its endpoint is answered 503 with a JSON-RPC error (query or not), never
+ * routed on; other paths are routed as before. */
+static void test_mcp_endpoint_fails_closed(void **state)
+{
+	(void)state;
+	static char lj[4096];
+	snprintf(
+	    lj, sizeof(lj),
+	    "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+	    "\"port_value\":80}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+	    "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"in\",\"route_config\":{"
+	    "\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"vh\",\"domains\":[\"*\"],"
+	    "\"routes\":[" DIRECT_OK "]}]},\"http_filters\":[{\"name\":\"arion.filters.http."
+	    "mcp_gateway\",\"typed_config\":{\"@type\":\"type.googleapis.com/arion.extensions."
+	    "filters.http.mcp_gateway.v3.McpGateway\",\"tds\":{\"config_name\":\"tools\"}}}," ROUTER
+	    "]}}]}]}");
+	with_toolset = true;
+	start(4, lj);
+	with_toolset = false;
+	const char *paths[] = {"/mcp", "/mcp?sessionId=1"};
+	for (int i = 0; i < 2; i++) {
+		struct arn_tcp_conn *c = client();
+		assert_non_null(c);
+		char req[128];
+		snprintf(req, sizeof(req),
+			 "POST %s HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n", paths[i]);
+		send_s(c, req);
+		poll_ms(1);
+		if (!answered(c, "HTTP/1.1 503"))
+			fail_msg("%s: got '%s'", paths[i], c->tx ? c->tx : "");
+		want_in(c->tx, "content-type: application/json");
+		want_in(c->tx, "\"code\":-32603");
+	}
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET /mcpx HTTP/1.1\r\nHost: a\r\n\r\n");
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("/mcpx: got '%s'", c->tx ? c->tx : "");
+	assert_int_equal(upstream_pending(), 0);
+}
+
 int main(void)
 {
 	char prefix[64];
@@ -1109,6 +1158,7 @@ int main(void)
 	    cmocka_unit_test(test_local_reply_edits_fail_closed),
 	    cmocka_unit_test_teardown(test_require_tls_redirect_fails_closed, teardown),
 	    cmocka_unit_test_teardown(test_new_endpoints_resolved_ahead, teardown),
+	    cmocka_unit_test_teardown(test_mcp_endpoint_fails_closed, teardown),
 	};
 	if (getenv("TEST_FILTER")) /* one test by name (a glob), e.g. while bisecting */
 		cmocka_set_test_filter(getenv("TEST_FILTER"));
