@@ -11,14 +11,15 @@
  *   const x = require('../common/xds_e2e.js');
  */
 
-/* The five resource types (as tests/xds/peer/server.js's TYPES), in the
- * order arion subscribes to them (X3). */
+/* The resource types: Envoy's five, which arion subscribes to as
+ * wildcards in ORDER (X3), and Arion's TDS, subscribed on demand. */
 const TYPES = {
   secret: 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret',
   cluster: 'type.googleapis.com/envoy.config.cluster.v3.Cluster',
   cla: 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment',
   listener: 'type.googleapis.com/envoy.config.listener.v3.Listener',
   route: 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration',
+  toolset: 'type.googleapis.com/arion.extensions.mcp.v3.ToolSet', // TDS, subscribed on demand (X4)
 };
 const ORDER = [TYPES.secret, TYPES.cluster, TYPES.cla, TYPES.listener, TYPES.route];
 
@@ -62,8 +63,15 @@ const route = (name, cluster, vhName = 'vh') => ({
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 function assert(cond, msg) { if (!cond) throw new Error(`assertion failed: ${msg}`); }
+/* Objects' keys are compared sorted: protobuf maps (initial_resource_versions)
+ * have no order on the wire, so the order they decode in means nothing. */
+function canon(v) {
+  if (Array.isArray(v)) return v.map(canon);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canon(v[k])]));
+  return v;
+}
 function eq(a, b, msg) {
-  const ja = JSON.stringify(a), jb = JSON.stringify(b);
+  const ja = JSON.stringify(canon(a)), jb = JSON.stringify(canon(b));
   if (ja !== jb) throw new Error(`assertion failed: ${msg}: got ${ja}, wanted ${jb}`);
 }
 

@@ -26,34 +26,22 @@ const { AdsServer, TYPES } = require(path.join(__dirname, '../xds/peer/server.js
 const dir = process.argv[2];
 const A = { address: '198.18.3.10', port_value: 8080 };
 const B = { address: '198.18.3.11', port_value: 8080 };
-const ROUTER = [{ name: 'envoy.filters.http.router',
-  typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }];
+const x = require(path.join(__dirname, '../common/xds_e2e.js'));
+const { sleep } = x;
 
-const cluster = (name) => ({ name, version: '1', resource: {
-  '@type': 'type.googleapis.com/envoy.config.cluster.v3.Cluster', name, type: 'EDS',
-  connect_timeout: '1s', lb_policy: 'ROUND_ROBIN',
-  eds_cluster_config: { eds_config: { ads: {} } } } });
-const cla = (name, v, eps) => ({ name, version: v, resource: {
-  '@type': 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment', cluster_name: name,
-  endpoints: [{ lb_endpoints: eps.map((a) => ({ endpoint: { address: { socket_address: a } } })) }] } });
-const route = (v, c) => ({ name: 'main', version: v, resource: {
-  '@type': 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration', name: 'main',
-  virtual_hosts: [{ name: 'all', domains: ['*'],
-    routes: [{ match: { prefix: '/' }, route: { cluster: c } }] }] } });
-const listenerV = (v, prefix) => ({ name: 'http', version: v, resource: {
-  '@type': 'type.googleapis.com/envoy.config.listener.v3.Listener', name: 'http',
-  address: { socket_address: { address: '198.18.2.2', port_value: 80 } },
-  filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: {
-    '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-    stat_prefix: prefix, rds: { config_source: { ads: {} }, route_config_name: 'main' },
-    http_filters: ROUTER } }] }] } });
+/* resources as the server sends them: {name, version, resource} */
+const cluster = (name) => ({ name, version: '1', resource: x.edsCluster(name, '1s', { lb_policy: 'ROUND_ROBIN' }) });
+const cla = (name, v, eps) => ({ name, version: v,
+  resource: x.cla(name, eps.map((a) => x.ep(a.address, a.port_value))) });
+const route = (v, c) => ({ name: 'main', version: v, resource: x.route('main', c, 'all') });
+const listenerV = (v, prefix) => ({ name: 'http', version: v,
+  resource: x.listenerRds('http', 80, 'main', { address: '198.18.2.2', statPrefix: prefix }) });
 const listener = listenerV('1', 'ingress');
 const badRoute = { name: 'main', version: '4', resource: {
-  '@type': 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration', name: 'main',
+  '@type': x.TYPES.route, name: 'main',
   virtual_hosts: [{ name: 'all', domains: ['*'],
     routes: [{ match: { safe_regex: { regex: '(' } }, route: { cluster: 'web2' } }] }] } };
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const srv = new AdsServer({ log: path.join(dir, 'ads.jsonl') });
 let cursor = 0;
 

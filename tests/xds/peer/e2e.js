@@ -23,12 +23,12 @@ const http = require('http');
 const { spawn } = require('child_process');
 const { AdsServer, TYPES } = require('./server.js');
 const { makePki } = require('./pki.js');
+const { sleep, assert, eq } = require('../../common/xds_e2e.js');
 
 const SKIP = 77;
 
 class Skip extends Error {}
 
-function sleep(ms) { return new Promise((r) => setTimeout(r, ms)); }
 
 /*
  * The configuration file. @p tls (every service gets it): {ca, cert, key:
@@ -147,20 +147,6 @@ function adminGet(port, p) {
     req.on('error', () => resolve(null));
     req.on('timeout', () => { req.destroy(); resolve(null); });
   });
-}
-
-function assert(cond, msg) { if (!cond) throw new Error(`assertion failed: ${msg}`); }
-/* Objects' keys are compared sorted: protobuf maps (initial_resource_versions)
- * have no order on the wire, so the order they decode in means nothing. */
-function canon(v) {
-  if (Array.isArray(v)) return v.map(canon);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canon(v[k])]));
-  return v;
-}
-
-function eq(a, b, msg) {
-  const ja = JSON.stringify(canon(a)), jb = JSON.stringify(canon(b));
-  if (ja !== jb) throw new Error(`assertion failed: ${msg}: got ${ja}, wanted ${jb}`);
 }
 
 /* The environment a scenario gets. */

@@ -5,8 +5,7 @@
  * append new ones at the end.
  */
 const { sleep, assert, eq, TYPES } = require('./e2e.js');
-
-const ORDER = [TYPES.secret, TYPES.cluster, TYPES.cla, TYPES.listener, TYPES.route];
+const { ORDER, initial } = require('../../common/xds_e2e.js');
 
 function cluster(name, extra = {}) {
   return { '@type': TYPES.cluster, name, type: 'EDS', connect_timeout: '0.25s', lb_policy: 'ROUND_ROBIN', ...extra };
@@ -39,13 +38,6 @@ async function activeListeners(ctx) {
   const ls = dump.configs.find((c) => c['@type'] === 'type.googleapis.com/envoy.admin.v3.ListenersConfigDump');
   return ((ls && ls.dynamic_listeners) || []).filter((l) => l.active_state)
     .map((l) => [l.name, l.active_state.version_info]).sort();
-}
-
-/* The five initial requests of stream @p n. */
-async function initial(srv, n = 1) {
-  const st = await srv.waitStream(n, 15000);
-  for (const t of ORDER) await srv.waitRequest((r) => r.stream === st.id && r.type_url === t, 15000);
-  return st;
 }
 
 const reqsOf = (srv, stream, type) => srv.requests.filter((r) => r.stream === stream && r.type_url === type);

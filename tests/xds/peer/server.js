@@ -36,14 +36,7 @@ const INCLUDE = ['envoy-api', 'xds', 'googleapis', 'protoc-gen-validate'].map((d
   .concat([path.join(__dirname, '..', '..', '..', 'proto')]); // Arion's own (TDS, the MCP filter)
 const METHOD = '/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources';
 
-const TYPES = {
-  secret: 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret',
-  cluster: 'type.googleapis.com/envoy.config.cluster.v3.Cluster',
-  cla: 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment',
-  listener: 'type.googleapis.com/envoy.config.listener.v3.Listener',
-  route: 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration',
-  toolset: 'type.googleapis.com/arion.extensions.mcp.v3.ToolSet', // TDS, subscribed on demand (X4)
-};
+const { TYPES } = require(path.join(__dirname, '..', '..', 'common', 'xds_e2e.js'));
 
 const RESOURCE_PROTOS = [
   'envoy/config/cluster/v3/cluster.proto',
