@@ -24,6 +24,7 @@
 #include "arn_tcp.h"
 #include "http_access_log.h"
 #include "http_hcm.h"
+#include "http_l4.h"
 #include "http_local.h"
 #include "http_router_filter.h"
 #include "http_stream.h"
@@ -343,7 +344,7 @@ static void on_head(struct http_stream *st)
 				 1);
 		return;
 	}
-	if (h->health_check && http_hc_filter(st, g, &req))
+	if (http_l4_filters(st, g, rt, &req))
 		return;
 	http_route(st, g, rt, &req);
 }

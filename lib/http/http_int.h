@@ -85,6 +85,7 @@ struct http_cluster_rt {
 };
 
 #define HTTP_MAX_LOGGERS 8
+#define HTTP_MAX_FILTER_STATS 16
 
 /* Per HttpConnectionManager object (pointer identity): statistics by
  * stat_prefix and the access loggers. Reference counted: each snapshot and
@@ -102,6 +103,10 @@ struct http_hcm_rt {
 	 * based, the same on every worker); written by any worker, relaxed */
 	uint64_t hc_cache_until_ms;
 	uint16_t hc_cache_status;
+	/* per HTTP filter index (RBAC, local_ratelimit): its statistics
+	 * (http_l4.c); filters past HTTP_MAX_FILTER_STATS are not counted */
+	struct arn_stats_scope *fstats[HTTP_MAX_FILTER_STATS];
+	struct arn_stats_scope *fshadow[HTTP_MAX_FILTER_STATS]; /* RBAC shadow prefix */
 };
 
 /* Per listener address ("198.18.0.2_80"): listener.<address>.* stats.

@@ -27,6 +27,7 @@
 #include "arn_log.h"
 #include "arn_net.h"
 #include "http_int.h"
+#include "http_l4.h"
 
 enum { K_CLUSTER = 1, K_HCM, K_LISTENER, K_HOST };
 
@@ -151,6 +152,7 @@ void http_rt_hcm_put(struct http_hcm_rt *r)
 static void hcm_rt_free(struct http_hcm_rt *r)
 {
 	arn_stats_scope_put(r->stats);
+	http_l4_hrt_fini(r);
 	for (unsigned i = 0; i < r->n_loggers; i++)
 		arn_access_logger_put(r->loggers[i]);
 	free(r);
@@ -251,6 +253,7 @@ static struct http_hcm_rt *hcm_rt_new(const struct arn_cfg_listener *l, const st
 	r->refs = 1; /* the snapshot's */
 	r->stats = arn_stats_scope_get(&arn_stats_http_schema, ARN_STATS_TAG_HCM,
 				       h->stat_prefix ? h->stat_prefix : "");
+	http_l4_hrt_init(r);
 	for (size_t i = 0; i < h->n_access_logs && r->n_loggers < HTTP_MAX_LOGGERS; i++) {
 		const struct arn_cfg_access_log *a = &h->access_logs[i];
 		struct arn_sb err = ARN_SB_INIT;

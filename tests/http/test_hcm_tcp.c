@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "arn_stats_envoy.h"
 #include "hcm_harness.h"
 
 #define OK5 "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
@@ -219,6 +220,137 @@ static void test_chunk_reaches_the_upstream_whole_while_the_client_pauses(void *
 	hh_end();
 }
 
+/* ---- envoy.filters.http.rbac and envoy.filters.http.local_ratelimit (issue 21) ---------- */
+
+#define AT_(t) "\"@type\":\"type.googleapis.com/envoy.extensions.filters.http." t "\""
+/* Listener "dyn" (port 82): RBAC denying /admin (shadow rules allowing
+ * everything), then a local rate limit of 2 tokens a minute, then the
+ * router; /admin/open turns RBAC off with an empty RBACPerRoute. */
+#define L4_LISTENER                                                                                \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"l4t\","              \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":["                                                                     \
+	"{\"match\":{\"prefix\":\"/admin/open\"},\"direct_response\":{\"status\":200},"            \
+	"\"typed_per_filter_config\":{\"authz\":{" AT_(                                            \
+	    "rbac.v3.RBACPerRoute") "}}},"                                                         \
+				    "{\"match\":{\"prefix\":\"/"                                   \
+				    "\"},\"direct_response\":{\"status\":200}}]}]},"               \
+				    "\"http_filters\":[{\"name\":\"authz\",\"typed_config\":"      \
+				    "{" AT_(                                                       \
+					"rbac.v3.RBAC") ","                                        \
+							"\"rules\":{\"action\":\"DENY\","          \
+							"\"policies\":{\"no-admin\":{"             \
+							"\"permissions\":[{"                       \
+							"\"url_path\":{\"path\":{\"prefix\":\"/"   \
+							"admin\"}}}],\"principals\":[{\"any\":"    \
+							"true}]}}},"                               \
+							"\"shadow_rules\":{\"action\":\"ALLOW\","  \
+							"\"policies\":{\"all\":{\"permissions\":[" \
+							"{"                                        \
+							"\"any\":true}],\"principals\":[{\"any\":" \
+							"true}]}}}}},"                             \
+							"{\"name\":\"limit\",\"typed_config\":"    \
+							"{" AT_("local_ratelimit.v3."              \
+								"LocalRateLimit") ","              \
+										  "\"stat_"        \
+										  "prefix\":"      \
+										  "\"l4rl\","      \
+										  "\"token_"       \
+										  "bucket\":{"     \
+										  "\"max_"         \
+										  "tokens\":2,"    \
+										  "\"fill_"        \
+										  "interval\":"    \
+										  "\"60s\"},"      \
+										  "\"filter_"      \
+										  "enabled\":{"    \
+										  "\"default_"     \
+										  "value\":{"      \
+										  "\"numerator\":" \
+										  "100},"          \
+										  "\"runtime_"     \
+										  "key\":\"e\"},"  \
+										  "\"filter_"      \
+										  "enforced\":{"   \
+										  "\"default_"     \
+										  "value\":{"      \
+										  "\"numerator\":" \
+										  "100},"          \
+										  "\"runtime_"     \
+										  "key\":\"f\"}}}" \
+										  ","              \
+										  "{\"name\":"     \
+										  "\"envoy."       \
+										  "filters.http."  \
+										  "router\","      \
+										  "\"typed_"       \
+										  "config\":"      \
+										  "{" AT_("router" \
+											  ".v3."   \
+											  "Route"  \
+											  "r") "}" \
+											       "}" \
+											       "]" \
+											       "}" \
+											       "}" \
+											       "]" \
+											       "}" \
+											       "]" \
+											       "}"
+
+static uint64_t stat_of(struct arn_stats_schema *schema, const char *family, unsigned id)
+{
+	struct arn_stats_scope *sc = arn_stats_scope_get_named(schema, family, NULL, NULL);
+	assert_non_null(sc);
+	uint64_t v = arn_stats_counter_value(sc, id);
+	arn_stats_scope_put(sc);
+	return v;
+}
+
+/* The filters before the router answer in their order: RBAC's DENY rule
+ * 403s /admin (its shadow rules only counted), a route's RBACPerRoute
+ * without rules turns it off there, and the third request RBAC lets
+ * through finds the rate limit's two tokens gone: 429 with
+ * x-envoy-ratelimited. Envoy's counters say so. */
+static void test_http_rbac_and_local_ratelimit(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_LISTENER, L4_LISTENER);
+	hh_cfg_changed = true; /* the next run gets the harness's "dyn" back */
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	send_str(hh_client(0), "GET /admin/x HTTP/1.1\r\nHost: a\r\n\r\n");
+	if (!got(hh_client(0), "HTTP/1.1 403 Forbidden\r\n"))
+		fail_msg("the client got: %.*s", (int)hh_client(0)->log_len, hh_client(0)->log);
+	assert_true(got(hh_client(0), "RBAC: access denied"));
+	send_str(hh_client(0), "GET /admin/open HTTP/1.1\r\nHost: a\r\n\r\n");
+	send_str(hh_client(0), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 2);
+	send_str(hh_client(0), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_true(got(hh_client(0), "HTTP/1.1 429 Too Many Requests\r\n"));
+	assert_true(got(hh_client(0), "x-envoy-ratelimited: true\r\n"));
+	assert_true(got(hh_client(0), "local_rate_limited"));
+	hh_end();
+
+	assert_int_equal(stat_of(&arn_stats_rbac_schema, "http.l4t.rbac", ARN_RBAC_denied), 1);
+	assert_int_equal(stat_of(&arn_stats_rbac_schema, "http.l4t.rbac", ARN_RBAC_allowed), 2);
+	assert_int_equal(stat_of(&arn_stats_rbac_schema, "http.l4t.rbac", ARN_RBAC_shadow_allowed),
+			 3);
+	assert_int_equal(stat_of(&arn_stats_rbac_schema, "http.l4t.rbac", ARN_RBAC_shadow_denied),
+			 0);
+	const char *rl = "l4rl.http_local_rate_limit";
+	assert_int_equal(stat_of(&arn_stats_http_local_ratelimit_schema, rl, ARN_HLRL_enabled), 3);
+	assert_int_equal(stat_of(&arn_stats_http_local_ratelimit_schema, rl, ARN_HLRL_ok), 2);
+	assert_int_equal(stat_of(&arn_stats_http_local_ratelimit_schema, rl, ARN_HLRL_rate_limited),
+			 1);
+	assert_int_equal(stat_of(&arn_stats_http_local_ratelimit_schema, rl, ARN_HLRL_enforced), 1);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -230,6 +362,8 @@ static int teardown(void **state)
 
 int main(void)
 {
+	/* the data path runs the HTTP RBAC and local_ratelimit filters */
+	arn_config_set_features(ARN_CONFIG_FEATURE_HTTP_L4);
 	hh_init(false);
 	const struct CMUnitTest tests[] = {
 	    T(test_get_keepalive),
@@ -238,6 +372,7 @@ int main(void)
 	    T(test_breaker_never_starves_a_pool_without_connections),
 	    T(test_chunk_reaches_the_client_whole_while_the_upstream_pauses),
 	    T(test_chunk_reaches_the_upstream_whole_while_the_client_pauses),
+	    T(test_http_rbac_and_local_ratelimit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,227 @@
+/*
+ * The HTTP filters before the router that lib/l4's engines decide for:
+ * envoy.filters.http.rbac and envoy.filters.http.local_ratelimit, run
+ * with the health check filter in the order of the connection manager's
+ * http_filters, once the request's head is in (Envoy's decodeHeaders).
+ *
+ * Each filter may answer the request itself (403 / 429); the router then
+ * never sees it. A route's typed_per_filter_config replaces the filter's
+ * configuration, so the route is matched here first when a filter needs
+ * it (the router matches it again: a second match only on connection
+ * managers that have these filters).
+ *
+ * Statistics: the scopes are taken by the control lcore with the
+ * connection manager's runtime object (http_l4_hrt_init), per filter
+ * index, and counted into by workers (their own slot).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "arn_config.h"
+#include "arn_http_ratelimit.h"
+#include "arn_rbac.h"
+#include "http_int.h"
+#include "http_l4.h"
+#include "http_local.h"
+#include "http_stream.h"
+#include "http_worker.h"
+
+/* ---- control lcore: the filters' statistics scopes -------------------------------------- */
+
+void http_l4_hrt_init(struct http_hcm_rt *r)
+{
+	const struct arn_cfg_hcm *h = r->hcm;
+	char fam[256];
+	for (size_t i = 0; i < h->n_http_filters && i < HTTP_MAX_FILTER_STATS; i++) {
+		const void *cfg = h->http_filter_cfgs ? h->http_filter_cfgs[i] : NULL;
+		if (!cfg)
+			continue;
+		if (h->http_filters[i] == ARN_CFG_HF_RBAC) {
+			/* Envoy: http.<HCM stat_prefix>.rbac.* and, with
+			 * shadow_rules_stat_prefix, the shadow counters under
+			 * http.<prefix>.rbac.<shadow prefix>.* */
+			const struct arn_cfg_rbac_filter *f = cfg;
+			snprintf(fam, sizeof(fam), "http.%s.rbac",
+				 h->stat_prefix ? h->stat_prefix : "");
+			r->fstats[i] =
+			    arn_stats_scope_get_named(&arn_stats_rbac_schema, fam, NULL, NULL);
+			if (f->shadow_stat_prefix && f->shadow_stat_prefix[0]) {
+				size_t k = strlen(fam);
+				snprintf(fam + k, sizeof(fam) - k, ".%s", f->shadow_stat_prefix);
+				r->fshadow[i] = arn_stats_scope_get_named(
+				    &arn_stats_rbac_shadow_schema, fam, NULL, NULL);
+			}
+		} else if (h->http_filters[i] == ARN_CFG_HF_LOCAL_RATELIMIT) {
+			const struct arn_cfg_http_ratelimit *f = cfg;
+			snprintf(fam, sizeof(fam), "%s.http_local_rate_limit",
+				 f->stat_prefix ? f->stat_prefix : "");
+			r->fstats[i] = arn_stats_scope_get_named(
+			    &arn_stats_http_local_ratelimit_schema, fam, NULL, NULL);
+		}
+	}
+}
+
+void http_l4_hrt_fini(struct http_hcm_rt *r)
+{
+	for (unsigned i = 0; i < HTTP_MAX_FILTER_STATS; i++) {
+		arn_stats_scope_put(r->fstats[i]);
+		arn_stats_scope_put(r->fshadow[i]);
+	}
+}
+
+/* ---- workers ------------------------------------------------------------------------------ */
+
+static inline void fstat_inc(struct http_conn *hc, struct arn_stats_scope *sc, unsigned id)
+{
+	if (sc)
+		arn_stats_inc(sc, hc->w->slot, id);
+}
+
+/* envoy.filters.http.rbac on @p st's request @p req: the route's
+ * RBACPerRoute, else the filter's rules. @return true when it denied
+ * (the request is answered with 403). */
+static bool rbac_step(struct http_stream *st, size_t i, const struct arn_cfg_rbac_filter *f,
+		      const struct arn_cfg_route_match *mt, const struct arn_cfg_request *req)
+{
+	struct http_conn *hc = st->hc;
+	struct http_worker *w = hc->w;
+	const struct arn_cfg_hcm *h = hc->hcm;
+	const char *name = h->http_filter_names ? h->http_filter_names[i] : NULL;
+	const struct arn_cfg_rbac_filter *pr =
+	    mt && name
+		? arn_cfg_per_filter_find(mt->vhost, mt->route, name, strlen(name), ARN_CFG_PF_RBAC)
+		: NULL;
+	/* joined header values as long as a request head may be: a 64 KB
+	 * scratch when one is free, else arn_rbac's 4 KB on the stack (a
+	 * longer joined value then denies, never slips past a rule) */
+	char *big = http_big_get(w);
+	struct arn_rbac_input in = {
+	    .src_addr = hc->raddr,
+	    .remote_addr = hc->raddr,
+	    .dst_addr = hc->laddr,
+	    .dst_port = hc->lport,
+	    .path = req->path,
+	    .path_len = req->path_len,
+	    .header = arn_rbac_request_header,
+	    .header_ctx = (void *)(uintptr_t)req,
+	    .scratch = big,
+	    .scratch_len = big ? HTTP_BIG_SCRATCH : 0,
+	};
+	struct arn_rbac_result res;
+	bool ok = arn_rbac_filter_eval(f, pr, &in, &res);
+	http_big_put(w, big);
+
+	struct http_hcm_rt *r = hc->hrt;
+	struct arn_stats_scope *sc = r && i < HTTP_MAX_FILTER_STATS ? r->fstats[i] : NULL;
+	struct arn_stats_scope *sh = r && i < HTTP_MAX_FILTER_STATS ? r->fshadow[i] : NULL;
+	if (res.ran)
+		fstat_inc(hc, sc, res.enforced.allowed ? ARN_RBAC_allowed : ARN_RBAC_denied);
+	if (res.shadow_ran) {
+		if (sh)
+			fstat_inc(hc, sh,
+				  res.shadow.allowed ? ARN_RBAC_SHADOW_shadow_allowed
+						     : ARN_RBAC_SHADOW_shadow_denied);
+		else
+			fstat_inc(hc, sc,
+				  res.shadow.allowed ? ARN_RBAC_shadow_allowed
+						     : ARN_RBAC_shadow_denied);
+	}
+	if (ok)
+		return false;
+	/* Envoy's details name the policy that decided, kept in the
+	 * stream's text for the access log */
+	char *d = st->res->text + st->text_len;
+	size_t room = HTTP_TEXT - st->text_len;
+	size_t k = arn_rbac_details(&res.enforced, d, room);
+	const char *details = "rbac_access_denied";
+	if (k < room) {
+		st->text_len += (uint32_t)k + 1;
+		details = d;
+	}
+	static const char body[] = "RBAC: access denied";
+	http_local_reply(st, 403, body, sizeof(body) - 1, 0, details, NULL, 0);
+	return true;
+}
+
+/* envoy.filters.http.local_ratelimit. @return true when it answered. */
+static bool ratelimit_step(struct http_stream *st, size_t i, const struct arn_cfg_http_ratelimit *f,
+			   const struct arn_cfg_route_match *mt, const struct arn_cfg_request *req)
+{
+	struct http_conn *hc = st->hc;
+	struct http_worker *w = hc->w;
+	const struct arn_cfg_hcm *h = hc->hcm;
+	const char *name = h->http_filter_names ? h->http_filter_names[i] : NULL;
+	struct arn_hlrl_input in = {
+	    .filter = f,
+	    .filter_name = name,
+	    .filter_name_len = name ? strlen(name) : 0,
+	    .vhost = mt ? mt->vhost : NULL,
+	    .route = mt ? mt->route : NULL,
+	    .rl = {.remote_addr = hc->raddr,
+		   .header = arn_rbac_request_header,
+		   .header_ctx = (void *)(uintptr_t)req},
+	    .now = http_tsc(w),
+	    .hz = w->hz,
+	    .random = http_rand(w),
+	    .random_enforced = http_rand(w),
+	    /* per-connection buckets are not kept yet: a configuration
+	     * asking for them gets -ENOSPC below */
+	    .conn_states = NULL,
+	    .n_conn_states = 0,
+	};
+	struct arn_hlrl_decision d;
+	struct http_hcm_rt *r = hc->hrt;
+	struct arn_stats_scope *sc = r && i < HTTP_MAX_FILTER_STATS ? r->fstats[i] : NULL;
+	if (arn_hlrl_decide(&in, &d) != 0) {
+		/* more descriptors than the engine takes (or per-connection
+		 * buckets): not limited, as Envoy lets through a request its
+		 * limiter cannot describe */
+		return false;
+	}
+	if (!d.enabled)
+		return false;
+	fstat_inc(hc, sc, ARN_HLRL_enabled);
+	fstat_inc(hc, sc, d.limited ? ARN_HLRL_rate_limited : ARN_HLRL_ok);
+	if (!d.limited || !d.enforced)
+		return false;
+	fstat_inc(hc, sc, ARN_HLRL_enforced);
+	static const char body[] = "local_rate_limited";
+	const struct arn_h1_edit extra = {"x-envoy-ratelimited", "true", 4, 19, ARN_H1_EDIT_ADD};
+	unsigned status = d.config && d.config->status ? d.config->status : 429;
+	http_local_reply(st, status, body, sizeof(body) - 1, ARN_RF_BIT(RATE_LIMITED),
+			 "local_rate_limited", &extra, 1);
+	return true;
+}
+
+bool http_l4_filters(struct http_stream *st, const struct arn_cfg_gen *g,
+		     const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req)
+{
+	const struct arn_cfg_hcm *h = st->hc->hcm;
+	struct arn_cfg_route_match mt;
+	bool matched = false, have = false;
+	for (size_t i = 0; i < h->n_http_filters; i++) {
+		const void *cfg = h->http_filter_cfgs ? h->http_filter_cfgs[i] : NULL;
+		switch (h->http_filters[i]) {
+		case ARN_CFG_HF_HEALTH_CHECK:
+			if (h->health_check && http_hc_filter(st, g, req))
+				return true;
+			break;
+		case ARN_CFG_HF_RBAC:
+		case ARN_CFG_HF_LOCAL_RATELIMIT:
+			if (!cfg)
+				break;
+			if (!have) {
+				have = true;
+				matched = rt && arn_cfg_route_match(rt, req, &mt) == 0;
+			}
+			if (h->http_filters[i] == ARN_CFG_HF_RBAC
+				? rbac_step(st, i, cfg, matched ? &mt : NULL, req)
+				: ratelimit_step(st, i, cfg, matched ? &mt : NULL, req))
+				return true;
+			break;
+		default:
+			break;
+		}
+	}
+	return false;
+}

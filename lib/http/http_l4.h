@@ -1,0 +1,30 @@
+/*
+ * The HTTP filters before the router whose decisions lib/l4 makes
+ * (envoy.filters.http.rbac, envoy.filters.http.local_ratelimit), run in
+ * the connection manager's filter order with the health check filter.
+ */
+#ifndef ARN_HTTP_L4_H
+#define ARN_HTTP_L4_H
+
+#include <stdbool.h>
+
+struct http_hcm_rt;
+struct http_stream;
+struct arn_cfg_gen;
+struct arn_cfg_request;
+struct arn_cfg_route_table;
+
+/** Control lcore: take the statistics scopes of @p r's filters. */
+void http_l4_hrt_init(struct http_hcm_rt *r);
+/** Control lcore: put them. */
+void http_l4_hrt_fini(struct http_hcm_rt *r);
+
+/**
+ * Run the filters before the router (health check, RBAC, local rate
+ * limit) in order on @p st's request @p req, whose routes are @p rt.
+ * @return true when one of them answered it (the router does not see it).
+ */
+bool http_l4_filters(struct http_stream *st, const struct arn_cfg_gen *g,
+		     const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req);
+
+#endif
