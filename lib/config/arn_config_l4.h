@@ -245,6 +245,14 @@ enum arn_cfg_vh_rate_limits {
 	ARN_CFG_VH_RL_IGNORE,
 };
 
+/*
+ * local_rate_limit_per_downstream_connection: the buckets each downstream
+ * connection keeps for itself (the default one and one per descriptor),
+ * inside the connection (no allocation on workers); a configuration that
+ * needs more is refused.
+ */
+#define ARN_CFG_HLRL_CONN_BUCKETS 8
+
 struct arn_cfg_http_ratelimit {
 	const char *stat_prefix; /* <stat_prefix>.http_local_rate_limit.* */
 	uint16_t status;	 /* 429, or HttpStatus.code when it is 400 or more */

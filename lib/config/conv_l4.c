@@ -615,6 +615,12 @@ static struct arn_cfg_http_ratelimit *http_ratelimit(struct conv *c, struct pb r
 	if (out->stage > 10)
 		conv_err(c, "stage", "%u is more than 10", out->stage);
 	out->per_connection = pb_bool(r, "local_rate_limit_per_downstream_connection");
+	if (out->per_connection && 1 + out->n_descriptors > ARN_CFG_HLRL_CONN_BUCKETS)
+		conv_err(c, "local_rate_limit_per_downstream_connection",
+			 "%zu descriptors: a connection keeps at most %d buckets of its own "
+			 "(the default one and %d descriptors)",
+			 out->n_descriptors, ARN_CFG_HLRL_CONN_BUCKETS,
+			 ARN_CFG_HLRL_CONN_BUCKETS - 1);
 	int32_t x = pb_i32(r, "enable_x_ratelimit_headers");
 	if (x < 0 || x > 1)
 		conv_err(c, "enable_x_ratelimit_headers", "unknown value %d", x);

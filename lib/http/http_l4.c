@@ -144,7 +144,8 @@ static bool rbac_step(struct http_stream *st, size_t i, const struct arn_cfg_rba
 }
 
 /* envoy.filters.http.local_ratelimit. @return true when it answered. */
-static bool ratelimit_step(struct http_stream *st, size_t i, const struct arn_cfg_http_ratelimit *f,
+static bool ratelimit_step(struct http_stream *st, size_t i, bool first,
+			   const struct arn_cfg_http_ratelimit *f,
 			   const struct arn_cfg_route_match *mt, const struct arn_cfg_request *req)
 {
 	struct http_conn *hc = st->hc;
@@ -164,10 +165,10 @@ static bool ratelimit_step(struct http_stream *st, size_t i, const struct arn_cf
 	    .hz = w->hz,
 	    .random = http_rand(w),
 	    .random_enforced = http_rand(w),
-	    /* per-connection buckets are not kept yet: a configuration
-	     * asking for them gets -ENOSPC below */
-	    .conn_states = NULL,
-	    .n_conn_states = 0,
+	    /* the connection's buckets belong to the first local_ratelimit
+	     * filter; a later one asking for them is not limited (-ENOSPC) */
+	    .conn_states = first ? hc->rl_conn : NULL,
+	    .n_conn_states = first ? ARN_CFG_HLRL_CONN_BUCKETS : 0,
 	};
 	struct arn_hlrl_decision d;
 	struct http_hcm_rt *r = hc->hrt;
@@ -198,7 +199,7 @@ bool http_l4_filters(struct http_stream *st, const struct arn_cfg_gen *g,
 {
 	const struct arn_cfg_hcm *h = st->hc->hcm;
 	struct arn_cfg_route_match mt;
-	bool matched = false, have = false;
+	bool matched = false, have = false, first_rl = true;
 	for (size_t i = 0; i < h->n_http_filters; i++) {
 		const void *cfg = h->http_filter_cfgs ? h->http_filter_cfgs[i] : NULL;
 		switch (h->http_filters[i]) {
@@ -214,10 +215,15 @@ bool http_l4_filters(struct http_stream *st, const struct arn_cfg_gen *g,
 				have = true;
 				matched = rt && arn_cfg_route_match(rt, req, &mt) == 0;
 			}
-			if (h->http_filters[i] == ARN_CFG_HF_RBAC
-				? rbac_step(st, i, cfg, matched ? &mt : NULL, req)
-				: ratelimit_step(st, i, cfg, matched ? &mt : NULL, req))
-				return true;
+			if (h->http_filters[i] == ARN_CFG_HF_RBAC) {
+				if (rbac_step(st, i, cfg, matched ? &mt : NULL, req))
+					return true;
+			} else {
+				bool first = first_rl;
+				first_rl = false;
+				if (ratelimit_step(st, i, first, cfg, matched ? &mt : NULL, req))
+					return true;
+			}
 			break;
 		default:
 			break;

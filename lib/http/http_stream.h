@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arn_config_model.h"
 #include "arn_h1.h"
 #include "http_codec.h"
 #include "http_int.h"
@@ -238,6 +239,9 @@ struct http_conn {
 	uint64_t open_tsc;
 	struct http_timer idle_timer; /* connection idle / linger */
 	struct http_stream st;	      /* HTTP/1: the one exchange at a time */
+	/* local_rate_limit_per_downstream_connection: the connection's own
+	 * buckets, for the first local_ratelimit filter (http_l4.c) */
+	struct arn_cfg_bucket_state rl_conn[ARN_CFG_HLRL_CONN_BUCKETS];
 };
 
 /* Queue @p hc until an http_res is free / take it off that queue. */

@@ -557,6 +557,23 @@ static void test_http_local_ratelimit(void **state)
 	assert_int_equal(r->vh_rate_limits, ARN_CFG_VH_RL_INCLUDE);
 	assert_false(r->always_consume_default);
 
+	/* a connection keeps ARN_CFG_HLRL_CONN_BUCKETS buckets of its own:
+	 * seven descriptors and the default one fit, eight do not */
+#define D(n)                                                                                       \
+	"{\"entries\":[{\"key\":\"k\",\"value\":\"" #n "\"}],\"token_bucket\":{"                   \
+	"\"max_tokens\":1,\"fill_interval\":\"1s\"}}"
+#define PC_RL(descs)                                                                               \
+	LISTENER(HCM("{\"name\":\"rl\",\"typed_config\":{" HLRL_AT                                 \
+		     ",\"stat_prefix\":\"s\",\"local_rate_limit_per_downstream_connection\":true," \
+		     "\"descriptors\":[" descs "]}},",                                             \
+		     ""))
+	tc_ok(L, PC_RL(D(1) "," D(2) "," D(3) "," D(4) "," D(5) "," D(6) "," D(7)));
+	tc_refused(L, PC_RL(D(1) "," D(2) "," D(3) "," D(4) "," D(5) "," D(6) "," D(7) "," D(8)),
+		   "typed_config.local_rate_limit_per_downstream_connection: 8 descriptors: a "
+		   "connection keeps at most 8 buckets of its own");
+#undef PC_RL
+#undef D
+
 	/* defaults: 429, nothing enabled nor enforced without the fractions */
 	tc_ok(L, LISTENER(HCM("{\"name\":\"rl\",\"typed_config\":{" HLRL_AT
 			      ",\"stat_prefix\":\"s\",\"status\":{\"code\":\"OK\"}}},",

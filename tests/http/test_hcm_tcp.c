@@ -351,6 +351,51 @@ static void test_http_rbac_and_local_ratelimit(void **state)
 	assert_int_equal(stat_of(&arn_stats_http_local_ratelimit_schema, rl, ARN_HLRL_enforced), 1);
 }
 
+/* Listener "dyn" with a per-connection local rate limit of one token a
+ * minute (local_rate_limit_per_downstream_connection). */
+#define L4_LISTENER_PER_CONN                                                                       \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"l4c\","              \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/"                                           \
+	"\"},\"direct_response\":{\"status\":200}}]}]},"                                           \
+	"\"http_filters\":[{\"name\":\"limit\",\"typed_config\":{" AT_(                            \
+	    "local_ratelimit.v3.LocalRateLimit") ",\"stat_prefix\":\"l4pc\","                      \
+						 "\"local_rate_limit_per_downstream_connection\":" \
+						 "true,"                                           \
+						 "\"token_bucket\":{\"max_tokens\":1,\"fill_"      \
+						 "interval\":\"60s\"},"                            \
+						 "\"filter_enabled\":{\"default_value\":{"         \
+						 "\"numerator\":100},\"runtime_key\":\"e\"},"      \
+						 "\"filter_enforced\":{\"default_value\":{"        \
+						 "\"numerator\":100},\"runtime_key\":\"f\"}}},"    \
+						 "{\"name\":\"envoy.filters.http.router\","        \
+						 "\"typed_config\":{" AT_(                         \
+						     "router.v3.Router") "}}]}}]}]}"
+
+/* Each connection has its own bucket: one request each, the second on
+ * the same connection is limited, another connection still gets one. */
+static void test_http_local_ratelimit_per_connection(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_LISTENER, L4_LISTENER_PER_CONN);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_open(1, 82);
+	hh_settle();
+	send_str(hh_client(0), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	send_str(hh_client(0), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 1);
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 429 Too Many Requests\r\n"), 1);
+	send_str(hh_client(1), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(count(hh_client(1), "HTTP/1.1 200 OK\r\n"), 1);
+	hh_end();
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -373,6 +418,7 @@ int main(void)
 	    T(test_chunk_reaches_the_client_whole_while_the_upstream_pauses),
 	    T(test_chunk_reaches_the_upstream_whole_while_the_client_pauses),
 	    T(test_http_rbac_and_local_ratelimit),
+	    T(test_http_local_ratelimit_per_connection),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
