@@ -10,9 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "arn_access_log.h"
 #include "arn_stats_envoy.h"
 #include "hcm_harness.h"
 
@@ -231,6 +233,10 @@ static void test_chunk_reaches_the_upstream_whole_while_the_client_pauses(void *
 	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
 	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
 	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"l4t\","              \
+	"\"access_log\":[{\"name\":\"f\",\"typed_config\":{\"@type\":\"type.googleapis.com/"       \
+	"envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":\"%s\",\"log_format\":"  \
+	"{\"text_format_source\":{\"inline_string\":\"%%RESPONSE_CODE%% %%RESPONSE_FLAGS%% "       \
+	"%%RESPONSE_CODE_DETAILS%%\\n\"}}}}],"                                                     \
 	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
 	"[\"*\"],\"routes\":["                                                                     \
 	"{\"match\":{\"prefix\":\"/admin/open\"},\"direct_response\":{\"status\":200},"            \
@@ -318,8 +324,12 @@ static uint64_t stat_of(struct arn_stats_schema *schema, const char *family, uns
 static void test_http_rbac_and_local_ratelimit(void **state)
 {
 	(void)state;
+	char path[64], json[4096];
+	snprintf(path, sizeof(path), "/tmp/arn_test_hcm_l4.%d.log", (int)getpid());
+	unlink(path);
+	snprintf(json, sizeof(json), L4_LISTENER, path);
 	hh_begin(1);
-	hh_apply(ARN_TYPE_URL_LISTENER, L4_LISTENER);
+	hh_apply(ARN_TYPE_URL_LISTENER, json);
 	hh_cfg_changed = true; /* the next run gets the harness's "dyn" back */
 	hh_settle();
 	hh_open(0, 82);
@@ -336,6 +346,19 @@ static void test_http_rbac_and_local_ratelimit(void **state)
 	assert_true(got(hh_client(0), "x-envoy-ratelimited: true\r\n"));
 	assert_true(got(hh_client(0), "local_rate_limited"));
 	hh_end();
+
+	/* Envoy's response flags and details in the access log */
+	arn_access_log_drain();
+	char log[1024] = "";
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(log, 1, sizeof(log) - 1, f);
+	fclose(f);
+	unlink(path);
+	log[n] = 0;
+	if (!strstr(log, "403 - rbac_access_denied_matched_policy[no-admin]\n") ||
+	    !strstr(log, "429 RL local_rate_limited\n"))
+		fail_msg("the access log: %s", log);
 
 	assert_int_equal(stat_of(&arn_stats_rbac_schema, "http.l4t.rbac", ARN_RBAC_denied), 1);
 	assert_int_equal(stat_of(&arn_stats_rbac_schema, "http.l4t.rbac", ARN_RBAC_allowed), 2);
