@@ -33,29 +33,30 @@ enum {
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: arion -c FILE [options] [-- EAL arguments]\n"
-		"\n"
-		"Arion: a DPDK user-space HTTP ingress gateway configured like Envoy.\n"
-		"\n"
-		"  -c, --config-path FILE     the configuration file (YAML: envoy_bootstrap: and\n"
-		"                             dataplane:)\n"
-		"      --mode serve|validate  serve (default), or load and check everything,\n"
-		"                             print a summary and exit 0 (valid) or 1 (invalid)\n"
-		"                             without starting DPDK\n"
-		"      --service-node ID      node id sent to the control plane (wins over\n"
-		"                             envoy_bootstrap.node.id)\n"
-		"      --service-cluster NAME node cluster (wins over envoy_bootstrap.node.cluster)\n"
-		"  -l, --log-level SPEC       trace|debug|info|warning|error|critical|off, or\n"
-		"                             per module: info,xds:debug\n"
-		"      --version              print the version and exit\n"
-		"  -h, --help                 this text\n"
-		"\n"
-		"Arguments after -- go to DPDK's EAL (e.g. -- --no-huge --no-pci -l 0-1),\n"
-		"after those from dataplane.eal_args.\n"
-		"\n"
-		"Exit codes: 0 ok, 1 invalid configuration, 2 bad command line,\n"
-		"3 start-up failed, 4 internal error.\n");
+	fprintf(
+	    f,
+	    "Usage: arion -c FILE [options] [-- EAL arguments]\n"
+	    "\n"
+	    "Arion: a DPDK user-space HTTP ingress gateway configured like Envoy.\n"
+	    "\n"
+	    "  -c, --config-path FILE     the configuration file (YAML: envoy_bootstrap: and\n"
+	    "                             dataplane:)\n"
+	    "      --mode serve|validate  serve (default), or load and check everything,\n"
+	    "                             print a summary and exit 0 (valid) or 1 (invalid)\n"
+	    "                             without starting DPDK\n"
+	    "      --service-node ID      node id sent to the control plane (wins over\n"
+	    "                             envoy_bootstrap.node.id)\n"
+	    "      --service-cluster NAME node cluster (wins over envoy_bootstrap.node.cluster)\n"
+	    "  -l, --log-level SPEC       trace|debug|info|warning|error|critical|off, or\n"
+	    "                             per module: info,xds:debug\n"
+	    "      --version              print the version and exit\n"
+	    "  -h, --help                 this text\n"
+	    "\n"
+	    "Arguments after -- go to DPDK's EAL (e.g. -- --no-huge --no-pci -l 0-1),\n"
+	    "after those from dataplane.eal_args.\n"
+	    "\n"
+	    "Exit codes: 0 ok, 1 invalid configuration, 2 bad command line,\n"
+	    "3 start-up failed, 4 internal error.\n");
 }
 
 struct cli {
@@ -71,14 +72,14 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 {
 	enum { OPT_MODE = 256, OPT_NODE, OPT_CLUSTER, OPT_VERSION };
 	static const struct option opts[] = {
-		{"config-path", required_argument, NULL, 'c'},
-		{"mode", required_argument, NULL, OPT_MODE},
-		{"service-node", required_argument, NULL, OPT_NODE},
-		{"service-cluster", required_argument, NULL, OPT_CLUSTER},
-		{"log-level", required_argument, NULL, 'l'},
-		{"version", no_argument, NULL, OPT_VERSION},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"config-path", required_argument, NULL, 'c'},
+	    {"mode", required_argument, NULL, OPT_MODE},
+	    {"service-node", required_argument, NULL, OPT_NODE},
+	    {"service-cluster", required_argument, NULL, OPT_CLUSTER},
+	    {"log-level", required_argument, NULL, 'l'},
+	    {"version", no_argument, NULL, OPT_VERSION},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	cli->mode = "serve";
 	/* getopt stops at "--"; what follows belongs to the EAL. */
@@ -86,11 +87,21 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+c:l:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'c': cli->config = optarg; break;
-		case 'l': cli->log_level = optarg; break;
-		case OPT_MODE: cli->mode = optarg; break;
-		case OPT_NODE: cli->ov.service_node = optarg; break;
-		case OPT_CLUSTER: cli->ov.service_cluster = optarg; break;
+		case 'c':
+			cli->config = optarg;
+			break;
+		case 'l':
+			cli->log_level = optarg;
+			break;
+		case OPT_MODE:
+			cli->mode = optarg;
+			break;
+		case OPT_NODE:
+			cli->ov.service_node = optarg;
+			break;
+		case OPT_CLUSTER:
+			cli->ov.service_cluster = optarg;
+			break;
 		case OPT_VERSION:
 			printf("arion %s\n", ARN_VERSION);
 			exit(EXIT_OK);
@@ -143,6 +154,9 @@ int main(int argc, char **argv)
 	struct cli cli = {0};
 	if (parse_cli(argc, argv, &cli) != 0)
 		return EXIT_USAGE;
+	/* the filters lib/http's workers run, before anything is converted
+	 * (both modes: validate accepts what serve would run) */
+	arn_config_set_features(ARN_CONFIG_FEATURE_HTTP_L4);
 
 	struct arn_sb err = ARN_SB_INIT;
 	struct arn_bootstrap *b = NULL;
@@ -192,11 +206,11 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	arn_sb_free(&sum);
 	struct arn_app app = {
-		.bootstrap = b,
-		.eal_argc = cli.eal_argc,
-		.eal_argv = cli.eal_argv,
-		.argc = argc,
-		.argv = argv,
+	    .bootstrap = b,
+	    .eal_argc = cli.eal_argc,
+	    .eal_argv = cli.eal_argv,
+	    .argc = argc,
+	    .argv = argv,
 	};
 	int code = arn_app_serve(&app);
 	arn_bootstrap_free(b);

@@ -76,6 +76,37 @@ if [ "$n" = 1 ]; then echo "ok   x12 ... once"; else echo "FAIL x12 reported $n 
 check "x12 ... serve refuses it the same way, before starting anything" 1 timeout 20 "$A" -c "$t/eds.yaml"
 has "x12 ... serve names it too" "$x12_line"
 
+# issue 21: the data plane runs the HTTP RBAC and local_ratelimit filters,
+# so the application lets the store accept them (the network filters and
+# tcp_proxy stay refused until it runs those)
+cat > "$t/hl4.yaml" <<EOF
+envoy_bootstrap:
+  static_resources:
+    listeners:
+      - name: h
+        address: { socket_address: { address: 0.0.0.0, port_value: 80 } }
+        filter_chains:
+          - filters:
+              - name: envoy.filters.network.http_connection_manager
+                typed_config:
+                  "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+                  stat_prefix: h
+                  route_config: { virtual_hosts: [{ name: a, domains: ["*"], routes: [{ match: { prefix: "/" }, direct_response: { status: 200 } }] }] }
+                  http_filters:
+                    - name: authz
+                      typed_config:
+                        "@type": type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC
+                        rules: { action: DENY, policies: { p: { permissions: [{ any: true }], principals: [{ any: true }] } } }
+                    - name: limit
+                      typed_config:
+                        "@type": type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit
+                        stat_prefix: l
+                        token_bucket: { max_tokens: 1, fill_interval: 1s }
+                    - name: envoy.filters.http.router
+                      typed_config: { "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router }
+EOF
+check "issue 21: HTTP rbac and local_ratelimit filters are accepted" 0 "$A" --mode validate -c "$t/hl4.yaml"
+
 printf 'envoy_bootstrap:\n  node:\n    id: x\n   cluster: y\n' > "$t/bad.yaml"
 check "yaml error exits 1" 1 "$A" --mode validate -c "$t/bad.yaml"
 has "yaml error line and column" "bad.yaml:4:4: YAML error"
