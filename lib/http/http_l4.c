@@ -143,6 +143,88 @@ static bool rbac_step(struct http_stream *st, size_t i, const struct arn_cfg_rba
 	return true;
 }
 
+static uint8_t append_op(uint8_t a)
+{
+	return a == ARN_CFG_ADD_IF_ABSENT		 ? ARN_H1_EDIT_ADD_IF_ABSENT
+	       : a == ARN_CFG_OVERWRITE_IF_EXISTS_OR_ADD ? ARN_H1_EDIT_SET
+							 : ARN_H1_EDIT_ADD;
+}
+
+/* A number into the stream's text. @return it, or NULL. */
+static const char *text_u64(struct http_stream *st, uint32_t *len, unsigned long long v)
+{
+	char *t = st->res->text + st->text_len;
+	int k = snprintf(t, HTTP_TEXT - st->text_len, "%llu", v);
+	if (k < 0 || (uint32_t)k >= HTTP_TEXT - st->text_len)
+		return NULL;
+	st->text_len += (uint32_t)k + 1;
+	*len = (uint32_t)k;
+	return t;
+}
+
+/*
+ * The headers of a limited request's reply: x-envoy-ratelimited, the
+ * configuration's response_headers_to_add (Envoy adds them to the
+ * responses of limited requests) and, with enable_x_ratelimit_headers,
+ * draft 03's x-ratelimit-limit / -remaining / -reset of the bucket that
+ * decided. @return how many edits went into @p e, or -ENOSPC.
+ */
+static int rl_reply_edits(struct http_stream *st, const struct arn_hlrl_decision *d,
+			  struct arn_h1_edit *e, unsigned cap)
+{
+	struct http_conn *hc = st->hc;
+	unsigned n = 0;
+	e[n++] = (struct arn_h1_edit){"x-envoy-ratelimited", "true", 4, 19, ARN_H1_EDIT_SET};
+	const struct arn_cfg_header_ops *o = &d->config->headers;
+	struct http_subst sub = {.raddr = hc->raddr,
+				 .rport = hc->rport,
+				 .laddr = hc->laddr,
+				 .lport = hc->lport,
+				 .req = &st->req.m};
+	for (size_t i = 0; i < o->n_resp_add; i++) {
+		const struct arn_cfg_header_add *a = &o->resp_add[i];
+		const char *v = a->value;
+		size_t vl = a->value_len;
+		if (memchr(v, '%', vl)) {
+			char *t = st->res->text + st->text_len;
+			int k = http_subst(&sub, v, vl, t, HTTP_TEXT - st->text_len);
+			if (k < 0)
+				return -ENOSPC;
+			st->text_len += (uint32_t)k;
+			v = t;
+			vl = (size_t)k;
+		}
+		if (vl == 0 && !a->keep_empty_value)
+			continue;
+		if (n >= cap)
+			return -ENOSPC;
+		e[n++] = (struct arn_h1_edit){.name = a->key,
+					      .name_len = (uint16_t)a->key_len,
+					      .value = v,
+					      .value_len = (uint32_t)vl,
+					      .op = append_op(a->append)};
+	}
+	if (d->config->x_ratelimit_headers && d->has_bucket) {
+		static const char *const names[3] = {"x-ratelimit-limit", "x-ratelimit-remaining",
+						     "x-ratelimit-reset"};
+		uint64_t hz = hc->w->hz ? hc->w->hz : 1;
+		unsigned long long vals[3] = {d->limit, d->remaining,
+					      (d->reset_ticks + hz - 1) / hz};
+		for (unsigned j = 0; j < 3; j++) {
+			uint32_t vl;
+			const char *v = text_u64(st, &vl, vals[j]);
+			if (!v || n >= cap)
+				return -ENOSPC;
+			e[n++] = (struct arn_h1_edit){.name = names[j],
+						      .name_len = (uint16_t)strlen(names[j]),
+						      .value = v,
+						      .value_len = vl,
+						      .op = ARN_H1_EDIT_SET};
+		}
+	}
+	return (int)n;
+}
+
 /* envoy.filters.http.local_ratelimit. @return true when it answered. */
 static bool ratelimit_step(struct http_stream *st, size_t i, bool first,
 			   const struct arn_cfg_http_ratelimit *f,
@@ -187,10 +269,18 @@ static bool ratelimit_step(struct http_stream *st, size_t i, bool first,
 		return false;
 	fstat_inc(hc, sc, ARN_HLRL_enforced);
 	static const char body[] = "local_rate_limited";
-	const struct arn_h1_edit extra = {"x-envoy-ratelimited", "true", 4, 19, ARN_H1_EDIT_ADD};
+	struct arn_h1_edit e[MAX_EDITS];
+	/* one slot stays for local_reply's health check header */
+	int k = rl_reply_edits(st, &d, e, MAX_EDITS - 1);
+	if (k < 0) {
+		/* never the limit's answer without its headers (issue 12) */
+		HTTP_INC(hc, rs_edit_overflow);
+		http_local_reply(st, 500, NULL, 0, 0, "response_edits_overflow", NULL, 0);
+		return true;
+	}
 	unsigned status = d.config && d.config->status ? d.config->status : 429;
 	http_local_reply(st, status, body, sizeof(body) - 1, ARN_RF_BIT(RATE_LIMITED),
-			 "local_rate_limited", &extra, 1);
+			 "local_rate_limited", e, (unsigned)k);
 	return true;
 }
 

@@ -228,6 +228,7 @@ static void test_chunk_reaches_the_upstream_whole_while_the_client_pauses(void *
 /* Listener "dyn" (port 82): RBAC denying /admin (shadow rules allowing
  * everything), then a local rate limit of 2 tokens a minute, then the
  * router; /admin/open turns RBAC off with an empty RBACPerRoute. */
+/* clang-format off */
 #define L4_LISTENER                                                                                \
 	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
 	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
@@ -235,77 +236,26 @@ static void test_chunk_reaches_the_upstream_whole_while_the_client_pauses(void *
 	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"l4t\","              \
 	"\"access_log\":[{\"name\":\"f\",\"typed_config\":{\"@type\":\"type.googleapis.com/"       \
 	"envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":\"%s\",\"log_format\":"  \
-	"{\"text_format_source\":{\"inline_string\":\"%%RESPONSE_CODE%% %%RESPONSE_FLAGS%% "       \
+	"{\"text_format_source\":{\"inline_string\":\"%%RESPONSE_CODE%% %%RESPONSE_FLAGS%% "      \
 	"%%RESPONSE_CODE_DETAILS%%\\n\"}}}}],"                                                     \
 	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
 	"[\"*\"],\"routes\":["                                                                     \
 	"{\"match\":{\"prefix\":\"/admin/open\"},\"direct_response\":{\"status\":200},"            \
-	"\"typed_per_filter_config\":{\"authz\":{" AT_(                                            \
-	    "rbac.v3.RBACPerRoute") "}}},"                                                         \
-				    "{\"match\":{\"prefix\":\"/"                                   \
-				    "\"},\"direct_response\":{\"status\":200}}]}]},"               \
-				    "\"http_filters\":[{\"name\":\"authz\",\"typed_config\":"      \
-				    "{" AT_(                                                       \
-					"rbac.v3.RBAC") ","                                        \
-							"\"rules\":{\"action\":\"DENY\","          \
-							"\"policies\":{\"no-admin\":{"             \
-							"\"permissions\":[{"                       \
-							"\"url_path\":{\"path\":{\"prefix\":\"/"   \
-							"admin\"}}}],\"principals\":[{\"any\":"    \
-							"true}]}}},"                               \
-							"\"shadow_rules\":{\"action\":\"ALLOW\","  \
-							"\"policies\":{\"all\":{\"permissions\":[" \
-							"{"                                        \
-							"\"any\":true}],\"principals\":[{\"any\":" \
-							"true}]}}}}},"                             \
-							"{\"name\":\"limit\",\"typed_config\":"    \
-							"{" AT_("local_ratelimit.v3."              \
-								"LocalRateLimit") ","              \
-										  "\"stat_"        \
-										  "prefix\":"      \
-										  "\"l4rl\","      \
-										  "\"token_"       \
-										  "bucket\":{"     \
-										  "\"max_"         \
-										  "tokens\":2,"    \
-										  "\"fill_"        \
-										  "interval\":"    \
-										  "\"60s\"},"      \
-										  "\"filter_"      \
-										  "enabled\":{"    \
-										  "\"default_"     \
-										  "value\":{"      \
-										  "\"numerator\":" \
-										  "100},"          \
-										  "\"runtime_"     \
-										  "key\":\"e\"},"  \
-										  "\"filter_"      \
-										  "enforced\":{"   \
-										  "\"default_"     \
-										  "value\":{"      \
-										  "\"numerator\":" \
-										  "100},"          \
-										  "\"runtime_"     \
-										  "key\":\"f\"}}}" \
-										  ","              \
-										  "{\"name\":"     \
-										  "\"envoy."       \
-										  "filters.http."  \
-										  "router\","      \
-										  "\"typed_"       \
-										  "config\":"      \
-										  "{" AT_("router" \
-											  ".v3."   \
-											  "Route"  \
-											  "r") "}" \
-											       "}" \
-											       "]" \
-											       "}" \
-											       "}" \
-											       "]" \
-											       "}" \
-											       "]" \
-											       "}"
+	"\"typed_per_filter_config\":{\"authz\":{" AT_("rbac.v3.RBACPerRoute") "}}},"              \
+	"{\"match\":{\"prefix\":\"/\"},\"direct_response\":{\"status\":200}}]}]},"                 \
+	"\"http_filters\":[{\"name\":\"authz\",\"typed_config\":{" AT_("rbac.v3.RBAC") ","         \
+	"\"rules\":{\"action\":\"DENY\",\"policies\":{\"no-admin\":{\"permissions\":[{"            \
+	"\"url_path\":{\"path\":{\"prefix\":\"/admin\"}}}],\"principals\":[{\"any\":true}]}}},"     \
+	"\"shadow_rules\":{\"action\":\"ALLOW\",\"policies\":{\"all\":{\"permissions\":[{"         \
+	"\"any\":true}],\"principals\":[{\"any\":true}]}}}}},"                                     \
+	"{\"name\":\"limit\",\"typed_config\":{" AT_("local_ratelimit.v3.LocalRateLimit") ","      \
+	"\"stat_prefix\":\"l4rl\",\"token_bucket\":{\"max_tokens\":2,\"fill_interval\":\"60s\"},"  \
+	"\"response_headers_to_add\":[{\"header\":{\"key\":\"x-limit\",\"value\":\"hit\"}}],"      \
+	"\"enable_x_ratelimit_headers\":\"DRAFT_VERSION_03\","                                     \
+	"\"filter_enabled\":{\"default_value\":{\"numerator\":100},\"runtime_key\":\"e\"},"        \
+	"\"filter_enforced\":{\"default_value\":{\"numerator\":100},\"runtime_key\":\"f\"}}},"     \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
 
 static uint64_t stat_of(struct arn_stats_schema *schema, const char *family, unsigned id)
 {
@@ -344,6 +294,11 @@ static void test_http_rbac_and_local_ratelimit(void **state)
 	send_str(hh_client(0), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
 	assert_true(got(hh_client(0), "HTTP/1.1 429 Too Many Requests\r\n"));
 	assert_true(got(hh_client(0), "x-envoy-ratelimited: true\r\n"));
+	/* response_headers_to_add and draft 03's headers ride on the reply */
+	assert_true(got(hh_client(0), "x-limit: hit\r\n"));
+	assert_true(got(hh_client(0), "x-ratelimit-limit: 2\r\n"));
+	assert_true(got(hh_client(0), "x-ratelimit-remaining: 0\r\n"));
+	assert_true(got(hh_client(0), "x-ratelimit-reset: "));
 	assert_true(got(hh_client(0), "local_rate_limited"));
 	hh_end();
 
@@ -376,27 +331,22 @@ static void test_http_rbac_and_local_ratelimit(void **state)
 
 /* Listener "dyn" with a per-connection local rate limit of one token a
  * minute (local_rate_limit_per_downstream_connection). */
+/* clang-format off */
 #define L4_LISTENER_PER_CONN                                                                       \
 	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
 	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
 	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
 	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"l4c\","              \
 	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
-	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/"                                           \
-	"\"},\"direct_response\":{\"status\":200}}]}]},"                                           \
-	"\"http_filters\":[{\"name\":\"limit\",\"typed_config\":{" AT_(                            \
-	    "local_ratelimit.v3.LocalRateLimit") ",\"stat_prefix\":\"l4pc\","                      \
-						 "\"local_rate_limit_per_downstream_connection\":" \
-						 "true,"                                           \
-						 "\"token_bucket\":{\"max_tokens\":1,\"fill_"      \
-						 "interval\":\"60s\"},"                            \
-						 "\"filter_enabled\":{\"default_value\":{"         \
-						 "\"numerator\":100},\"runtime_key\":\"e\"},"      \
-						 "\"filter_enforced\":{\"default_value\":{"        \
-						 "\"numerator\":100},\"runtime_key\":\"f\"}}},"    \
-						 "{\"name\":\"envoy.filters.http.router\","        \
-						 "\"typed_config\":{" AT_(                         \
-						     "router.v3.Router") "}}]}}]}]}"
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},\"direct_response\":{\"status\":200}}]}]}," \
+	"\"http_filters\":[{\"name\":\"limit\",\"typed_config\":{"                                 \
+	AT_("local_ratelimit.v3.LocalRateLimit") ",\"stat_prefix\":\"l4pc\","                      \
+	"\"local_rate_limit_per_downstream_connection\":true,"                                     \
+	"\"token_bucket\":{\"max_tokens\":1,\"fill_interval\":\"60s\"},"                           \
+	"\"filter_enabled\":{\"default_value\":{\"numerator\":100},\"runtime_key\":\"e\"},"        \
+	"\"filter_enforced\":{\"default_value\":{\"numerator\":100},\"runtime_key\":\"f\"}}},"     \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
 
 /* Each connection has its own bucket: one request each, the second on
  * the same connection is limited, another connection still gets one. */
