@@ -81,7 +81,8 @@ static inline void fstat_inc(struct http_conn *hc, struct arn_stats_scope *sc, u
  * RBACPerRoute, else the filter's rules. @return true when it denied
  * (the request is answered with 403). */
 static bool rbac_step(struct http_stream *st, size_t i, const struct arn_cfg_rbac_filter *f,
-		      const struct arn_cfg_route_match *mt, const struct arn_cfg_request *req)
+		      const struct arn_cfg_route_match *mt, const struct arn_cfg_request *req,
+		      uint32_t client)
 {
 	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
@@ -97,7 +98,7 @@ static bool rbac_step(struct http_stream *st, size_t i, const struct arn_cfg_rba
 	char *big = http_big_get(w);
 	struct arn_rbac_input in = {
 	    .src_addr = hc->raddr,
-	    .remote_addr = hc->raddr,
+	    .remote_addr = client,
 	    .dst_addr = hc->laddr,
 	    .dst_port = hc->lport,
 	    .path = req->path,
@@ -228,7 +229,8 @@ static int rl_reply_edits(struct http_stream *st, const struct arn_hlrl_decision
 /* envoy.filters.http.local_ratelimit. @return true when it answered. */
 static bool ratelimit_step(struct http_stream *st, size_t i, bool first,
 			   const struct arn_cfg_http_ratelimit *f,
-			   const struct arn_cfg_route_match *mt, const struct arn_cfg_request *req)
+			   const struct arn_cfg_route_match *mt, const struct arn_cfg_request *req,
+			   uint32_t client)
 {
 	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
@@ -240,7 +242,7 @@ static bool ratelimit_step(struct http_stream *st, size_t i, bool first,
 	    .filter_name_len = name ? strlen(name) : 0,
 	    .vhost = mt ? mt->vhost : NULL,
 	    .route = mt ? mt->route : NULL,
-	    .rl = {.remote_addr = hc->raddr,
+	    .rl = {.remote_addr = client,
 		   .header = arn_rbac_request_header,
 		   .header_ctx = (void *)(uintptr_t)req},
 	    .now = http_tsc(w),
@@ -290,6 +292,7 @@ bool http_l4_filters(struct http_stream *st, const struct arn_cfg_gen *g,
 	const struct arn_cfg_hcm *h = st->hc->hcm;
 	struct arn_cfg_route_match mt;
 	bool matched = false, have = false, first_rl = true;
+	uint32_t client = 0;
 	for (size_t i = 0; i < h->n_http_filters; i++) {
 		const void *cfg = h->http_filter_cfgs ? h->http_filter_cfgs[i] : NULL;
 		switch (h->http_filters[i]) {
@@ -304,14 +307,20 @@ bool http_l4_filters(struct http_stream *st, const struct arn_cfg_gen *g,
 			if (!have) {
 				have = true;
 				matched = rt && arn_cfg_route_match(rt, req, &mt) == 0;
+				/* remote_ip and remote_address: the client the
+				 * connection manager trusts (XFF unless
+				 * use_remote_address), as Envoy's filters see it */
+				bool internal;
+				client = http_client_addr(h, &st->req.m, st->hc->raddr, &internal);
 			}
 			if (h->http_filters[i] == ARN_CFG_HF_RBAC) {
-				if (rbac_step(st, i, cfg, matched ? &mt : NULL, req))
+				if (rbac_step(st, i, cfg, matched ? &mt : NULL, req, client))
 					return true;
 			} else {
 				bool first = first_rl;
 				first_rl = false;
-				if (ratelimit_step(st, i, first, cfg, matched ? &mt : NULL, req))
+				if (ratelimit_step(st, i, first, cfg, matched ? &mt : NULL, req,
+						   client))
 					return true;
 			}
 			break;

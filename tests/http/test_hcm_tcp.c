@@ -245,7 +245,9 @@ static void test_chunk_reaches_the_upstream_whole_while_the_client_pauses(void *
 	"{\"match\":{\"prefix\":\"/\"},\"direct_response\":{\"status\":200}}]}]},"                 \
 	"\"http_filters\":[{\"name\":\"authz\",\"typed_config\":{" AT_("rbac.v3.RBAC") ","         \
 	"\"rules\":{\"action\":\"DENY\",\"policies\":{\"no-admin\":{\"permissions\":[{"            \
-	"\"url_path\":{\"path\":{\"prefix\":\"/admin\"}}}],\"principals\":[{\"any\":true}]}}},"     \
+	"\"url_path\":{\"path\":{\"prefix\":\"/admin\"}}}],\"principals\":[{\"any\":true}]},"      \
+	"\"no-bad-client\":{\"permissions\":[{\"any\":true}],\"principals\":[{\"remote_ip\":"       \
+	"{\"address_prefix\":\"203.0.113.9\",\"prefix_len\":32}}]}}},"                              \
 	"\"shadow_rules\":{\"action\":\"ALLOW\",\"policies\":{\"all\":{\"permissions\":[{"         \
 	"\"any\":true}],\"principals\":[{\"any\":true}]}}}}},"                                     \
 	"{\"name\":\"limit\",\"typed_config\":{" AT_("local_ratelimit.v3.LocalRateLimit") ","      \
@@ -288,6 +290,11 @@ static void test_http_rbac_and_local_ratelimit(void **state)
 	if (!got(hh_client(0), "HTTP/1.1 403 Forbidden\r\n"))
 		fail_msg("the client got: %.*s", (int)hh_client(0)->log_len, hh_client(0)->log);
 	assert_true(got(hh_client(0), "RBAC: access denied"));
+	/* remote_ip is the client the connection manager trusts: here the
+	 * last X-Forwarded-For hop (use_remote_address false) */
+	send_str(hh_client(0),
+		 "GET /x HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: 203.0.113.9\r\n\r\n");
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 403 Forbidden\r\n"), 2);
 	send_str(hh_client(0), "GET /admin/open HTTP/1.1\r\nHost: a\r\n\r\n");
 	send_str(hh_client(0), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
 	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 2);
@@ -312,13 +319,14 @@ static void test_http_rbac_and_local_ratelimit(void **state)
 	unlink(path);
 	log[n] = 0;
 	if (!strstr(log, "403 - rbac_access_denied_matched_policy[no-admin]\n") ||
+	    !strstr(log, "403 - rbac_access_denied_matched_policy[no-bad-client]\n") ||
 	    !strstr(log, "429 RL local_rate_limited\n"))
 		fail_msg("the access log: %s", log);
 
-	assert_int_equal(stat_of(&arn_stats_rbac_schema, "http.l4t.rbac", ARN_RBAC_denied), 1);
+	assert_int_equal(stat_of(&arn_stats_rbac_schema, "http.l4t.rbac", ARN_RBAC_denied), 2);
 	assert_int_equal(stat_of(&arn_stats_rbac_schema, "http.l4t.rbac", ARN_RBAC_allowed), 2);
 	assert_int_equal(stat_of(&arn_stats_rbac_schema, "http.l4t.rbac", ARN_RBAC_shadow_allowed),
-			 3);
+			 4);
 	assert_int_equal(stat_of(&arn_stats_rbac_schema, "http.l4t.rbac", ARN_RBAC_shadow_denied),
 			 0);
 	const char *rl = "l4rl.http_local_rate_limit";
