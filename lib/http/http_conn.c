@@ -18,6 +18,7 @@
 #include "arn_log.h"
 #include "arn_tcp.h"
 #include "http_conn.h"
+#include "http_l4.h"
 #include "http_hcm.h"
 #include "http_stream.h"
 #include "http_upstream.h"
@@ -329,6 +330,7 @@ static void conn_free(struct http_h1_conn *c)
 		st->res = NULL;
 	}
 	http_timer_cancel(&hc->idle_timer);
+	http_l4_close(hc);
 	http_h1_peer_free(&c->dn);
 	HTTP_GAUGE(hc, downstream_cx_active, -1);
 	HTTP_GAUGE(hc, downstream_cx_http1_active, -1);
@@ -435,8 +437,15 @@ static int dc_accept(struct arn_tcp_conn *tc, void *luser)
 		arn_stats_inc(lrt->stats, w->slot, ARN_LS_downstream_cx_total);
 		arn_stats_gauge_add(lrt->stats, w->slot, ARN_LS_downstream_cx_active, 1);
 	}
-	if (h->idle_timeout_ms)
+	uint32_t deny_ms;
+	if (fc->n_l4_filters && http_l4_accept(hc, fc, &deny_ms) != 0) {
+		/* refused by a network filter: read nothing, close after
+		 * delay_deny (the idle timer closes a closing connection) */
+		hc->state = HTTP_DC_CLOSING;
+		http_timer_arm(w, &hc->idle_timer, deny_ms ? deny_ms : 1);
+	} else if (h->idle_timeout_ms) {
 		http_timer_arm(w, &hc->idle_timer, h->idle_timeout_ms);
+	}
 	arn_tcp_set_user(tc, c);
 	return 0;
 }

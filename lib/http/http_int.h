@@ -107,6 +107,8 @@ struct http_hcm_rt {
 	 * (http_l4.c); filters past HTTP_MAX_FILTER_STATS are not counted */
 	struct arn_stats_scope *fstats[HTTP_MAX_FILTER_STATS];
 	struct arn_stats_scope *fshadow[HTTP_MAX_FILTER_STATS]; /* RBAC shadow prefix */
+	/* per network filter index of the chain before this manager */
+	struct arn_stats_scope *l4stats[HTTP_MAX_FILTER_STATS];
 };
 
 /* Per listener address ("198.18.0.2_80"): listener.<address>.* stats.

@@ -14,12 +14,15 @@
  * connection manager's runtime object (http_l4_hrt_init), per filter
  * index, and counted into by workers (their own slot).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "arn_config.h"
+#include "arn_connlimit.h"
 #include "arn_http_ratelimit.h"
 #include "arn_rbac.h"
+#include "arn_tbucket.h"
 #include "http_int.h"
 #include "http_l4.h"
 #include "http_local.h"
@@ -28,10 +31,30 @@
 
 /* ---- control lcore: the filters' statistics scopes -------------------------------------- */
 
-void http_l4_hrt_init(struct http_hcm_rt *r)
+void http_l4_hrt_init(struct http_hcm_rt *r, const struct arn_cfg_listener *l)
 {
 	const struct arn_cfg_hcm *h = r->hcm;
 	char fam[256];
+	/* the network filters of the chain this connection manager ends:
+	 * local_rate_limit.<prefix>.* and connection_limit.<prefix>.* */
+	for (size_t c = 0; l && c <= l->n_chains; c++) {
+		const struct arn_cfg_filter_chain *fc =
+		    c < l->n_chains ? &l->chains[c] : l->default_chain;
+		if (!fc || fc->hcm != h)
+			continue;
+		for (size_t i = 0; i < fc->n_l4_filters && i < HTTP_MAX_FILTER_STATS; i++) {
+			const struct arn_cfg_l4_filter *f = &fc->l4_filters[i];
+			if (f->kind == ARN_CFG_L4_LOCAL_RATELIMIT && f->ratelimit)
+				r->l4stats[i] = arn_stats_scope_get(
+				    &arn_stats_local_ratelimit_schema,
+				    ARN_STATS_TAG_LOCAL_RATELIMIT, f->ratelimit->stat_prefix);
+			else if (f->kind == ARN_CFG_L4_CONNECTION_LIMIT && f->connection_limit)
+				r->l4stats[i] =
+				    arn_stats_scope_get(&arn_stats_connection_limit_schema,
+							ARN_STATS_TAG_CONNECTION_LIMIT,
+							f->connection_limit->stat_prefix);
+		}
+	}
 	for (size_t i = 0; i < h->n_http_filters && i < HTTP_MAX_FILTER_STATS; i++) {
 		const void *cfg = h->http_filter_cfgs ? h->http_filter_cfgs[i] : NULL;
 		if (!cfg)
@@ -66,6 +89,7 @@ void http_l4_hrt_fini(struct http_hcm_rt *r)
 	for (unsigned i = 0; i < HTTP_MAX_FILTER_STATS; i++) {
 		arn_stats_scope_put(r->fstats[i]);
 		arn_stats_scope_put(r->fshadow[i]);
+		arn_stats_scope_put(r->l4stats[i]);
 	}
 }
 
@@ -329,4 +353,65 @@ bool http_l4_filters(struct http_stream *st, const struct arn_cfg_gen *g,
 		}
 	}
 	return false;
+}
+
+/* ---- the network filters before the connection manager ---------------------------------- */
+
+int http_l4_accept(struct http_conn *hc, const struct arn_cfg_filter_chain *fc, uint32_t *delay_ms)
+{
+	struct http_worker *w = hc->w;
+	struct http_hcm_rt *r = hc->hrt;
+	*delay_ms = 0;
+	hc->l4_fc = fc; /* lives in the pinned listener */
+	for (size_t i = 0; i < fc->n_l4_filters; i++) {
+		const struct arn_cfg_l4_filter *f = &fc->l4_filters[i];
+		struct arn_stats_scope *sc = r && i < HTTP_MAX_FILTER_STATS ? r->l4stats[i] : NULL;
+		switch (f->kind) {
+		case ARN_CFG_L4_LOCAL_RATELIMIT: {
+			/* one token per connection, from the bucket every worker shares */
+			const struct arn_cfg_local_ratelimit *rl = f->ratelimit;
+			struct arn_tbucket tb;
+			if (!rl || !rl->enabled || arn_tbucket_init(&tb, &rl->bucket, w->hz) < 0)
+				break;
+			if (!arn_tbucket_take(&tb, rl->state, http_tsc(w), 1)) {
+				fstat_inc(hc, sc, ARN_LRL_rate_limited);
+				return -EBUSY;
+			}
+			break;
+		}
+		case ARN_CFG_L4_CONNECTION_LIMIT: {
+			const struct arn_cfg_connection_limit *cl = f->connection_limit;
+			if (!cl || !cl->enabled)
+				break;
+			if (i >= HTTP_L4_HELD_MAX || !arn_connlimit_acquire(cl)) {
+				fstat_inc(hc, sc, ARN_CXL_limited_connections);
+				*delay_ms = cl->delay_ms;
+				return -EBUSY;
+			}
+			hc->l4_held |= 1u << i;
+			if (sc)
+				arn_stats_gauge_add(sc, w->slot, ARN_CXL_active_connections, 1);
+			break;
+		}
+		default:
+			/* network RBAC: not run yet (the store refuses it) */
+			break;
+		}
+	}
+	return 0;
+}
+
+void http_l4_close(struct http_conn *hc)
+{
+	const struct arn_cfg_filter_chain *fc = hc->l4_fc;
+	for (size_t i = 0; fc && hc->l4_held && i < fc->n_l4_filters && i < HTTP_L4_HELD_MAX; i++) {
+		if (!(hc->l4_held & (1u << i)))
+			continue;
+		arn_connlimit_release(fc->l4_filters[i].connection_limit);
+		struct arn_stats_scope *sc = hc->hrt ? hc->hrt->l4stats[i] : NULL;
+		if (sc)
+			arn_stats_gauge_add(sc, hc->w->slot, ARN_CXL_active_connections, -1);
+	}
+	hc->l4_held = 0;
+	hc->l4_fc = NULL;
 }

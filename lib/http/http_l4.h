@@ -8,14 +8,18 @@
 
 #include <stdbool.h>
 
+struct http_conn;
 struct http_hcm_rt;
+struct arn_cfg_filter_chain;
+struct arn_cfg_listener;
 struct http_stream;
 struct arn_cfg_gen;
 struct arn_cfg_request;
 struct arn_cfg_route_table;
 
-/** Control lcore: take the statistics scopes of @p r's filters. */
-void http_l4_hrt_init(struct http_hcm_rt *r);
+/** Control lcore: take the statistics scopes of @p r's filters, and of
+ * the network filters before it in listener @p l's chain. */
+void http_l4_hrt_init(struct http_hcm_rt *r, const struct arn_cfg_listener *l);
 /** Control lcore: put them. */
 void http_l4_hrt_fini(struct http_hcm_rt *r);
 
@@ -26,5 +30,16 @@ void http_l4_hrt_fini(struct http_hcm_rt *r);
  */
 bool http_l4_filters(struct http_stream *st, const struct arn_cfg_gen *g,
 		     const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req);
+
+/**
+ * The network filters before the connection manager of chain @p fc on the
+ * new connection @p hc (its hrt and listener set): local_ratelimit takes a
+ * token, connection_limit counts it.
+ * @return 0 to serve it, -EBUSY to refuse it: close it after *@p delay_ms
+ *   (connection_limit's delay_deny), reading nothing.
+ */
+int http_l4_accept(struct http_conn *hc, const struct arn_cfg_filter_chain *fc, uint32_t *delay_ms);
+/** @p hc closes: what http_l4_accept() counted is released. */
+void http_l4_close(struct http_conn *hc);
 
 #endif

@@ -253,7 +253,7 @@ static struct http_hcm_rt *hcm_rt_new(const struct arn_cfg_listener *l, const st
 	r->refs = 1; /* the snapshot's */
 	r->stats = arn_stats_scope_get(&arn_stats_http_schema, ARN_STATS_TAG_HCM,
 				       h->stat_prefix ? h->stat_prefix : "");
-	http_l4_hrt_init(r);
+	http_l4_hrt_init(r, l);
 	for (size_t i = 0; i < h->n_access_logs && r->n_loggers < HTTP_MAX_LOGGERS; i++) {
 		const struct arn_cfg_access_log *a = &h->access_logs[i];
 		struct arn_sb err = ARN_SB_INIT;

@@ -242,7 +242,11 @@ struct http_conn {
 	/* local_rate_limit_per_downstream_connection: the connection's own
 	 * buckets, for the first local_ratelimit filter (http_l4.c) */
 	struct arn_cfg_bucket_state rl_conn[ARN_CFG_HLRL_CONN_BUCKETS];
+	/* the connection_limit filters (by index in the chain) counting it */
+	uint8_t l4_held;
+	const struct arn_cfg_filter_chain *l4_fc; /* its chain, in lsn */
 };
+#define HTTP_L4_HELD_MAX 8
 
 /* Queue @p hc until an http_res is free / take it off that queue. */
 void http_res_wait(struct http_worker *w, struct http_conn *hc);

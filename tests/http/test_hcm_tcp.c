@@ -377,6 +377,71 @@ static void test_http_local_ratelimit_per_connection(void **state)
 	hh_end();
 }
 
+/* clang-format off */
+/* Listener "dyn" with the network filters before its connection manager:
+ * a local rate limit of 2 connections a minute, then a limit of 1 open
+ * connection. */
+#define L4_LISTENER_NET                                                                            \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":["                                    \
+	"{\"name\":\"envoy.filters.network.local_ratelimit\",\"typed_config\":{\"@type\":"        \
+	"\"type.googleapis.com/envoy.extensions.filters.network.local_ratelimit.v3.LocalRateLimit\"," \
+	"\"stat_prefix\":\"nrl\",\"token_bucket\":{\"max_tokens\":2,\"fill_interval\":\"60s\"}}}," \
+	"{\"name\":\"envoy.filters.network.connection_limit\",\"typed_config\":{\"@type\":"       \
+	"\"type.googleapis.com/envoy.extensions.filters.network.connection_limit.v3.ConnectionLimit\"," \
+	"\"stat_prefix\":\"ncl\",\"max_connections\":1}},"                                         \
+	"{\"name\":\"hcm\","                                                                       \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"l4n\","              \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},\"direct_response\":{\"status\":200}}]}]}," \
+	"\"http_filters\":[{\"name\":\"envoy.filters.http.router\",\"typed_config\":{"             \
+	AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+/* connection_limit and the network local_ratelimit on the connections
+ * of a connection manager: the second connection is over the limit of
+ * one and closed unserved; once the first closes, the third finds the
+ * two tokens of the minute gone and is closed too. Envoy's counters. */
+static void test_network_limits_before_the_connection_manager(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_LISTENER, L4_LISTENER_NET);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	send_str(hh_client(0), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_true(got(hh_client(0), "HTTP/1.1 200 OK\r\n"));
+	hh_open(1, 82);
+	hh_settle();
+	send_str(hh_client(1), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	hh_advance(5);
+	assert_false(got(hh_client(1), "HTTP/1.1"));
+	assert_true(hh_client(1)->fin_in || hh_client(1)->dead);
+	hh_fin(hh_client(0));
+	hh_advance(5);
+	hh_open(2, 82);
+	hh_settle();
+	send_str(hh_client(2), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	hh_advance(5);
+	assert_false(got(hh_client(2), "HTTP/1.1"));
+	assert_true(hh_client(2)->fin_in || hh_client(2)->dead);
+	hh_end();
+
+	struct arn_stats_scope *sc = arn_stats_scope_get(&arn_stats_connection_limit_schema,
+							 ARN_STATS_TAG_CONNECTION_LIMIT, "ncl");
+	assert_int_equal(arn_stats_counter_value(sc, ARN_CXL_limited_connections), 1);
+	/* the one counted was released when it closed */
+	assert_int_equal(arn_stats_gauge_value(sc, ARN_CXL_active_connections), 0);
+	arn_stats_scope_put(sc);
+	sc = arn_stats_scope_get(&arn_stats_local_ratelimit_schema, ARN_STATS_TAG_LOCAL_RATELIMIT,
+				 "nrl");
+	assert_int_equal(arn_stats_counter_value(sc, ARN_LRL_rate_limited), 1);
+	arn_stats_scope_put(sc);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -388,8 +453,9 @@ static int teardown(void **state)
 
 int main(void)
 {
-	/* the data path runs the HTTP RBAC and local_ratelimit filters */
-	arn_config_set_features(ARN_CONFIG_FEATURE_HTTP_L4);
+	/* the data path runs the HTTP filters and, on a connection
+	 * manager's connections, the network limits */
+	arn_config_set_features(ARN_CONFIG_FEATURE_L4 | ARN_CONFIG_FEATURE_HTTP_L4);
 	hh_init(false);
 	const struct CMUnitTest tests[] = {
 	    T(test_get_keepalive),
@@ -400,6 +466,7 @@ int main(void)
 	    T(test_chunk_reaches_the_upstream_whole_while_the_client_pauses),
 	    T(test_http_rbac_and_local_ratelimit),
 	    T(test_http_local_ratelimit_per_connection),
+	    T(test_network_limits_before_the_connection_manager),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
