@@ -461,6 +461,14 @@ static void dc_data(struct arn_tcp_conn *tc, struct rte_mbuf *head, uint32_t len
 		return;
 	}
 	c->c.st.last_activity_ms = c->c.w->now_ms;
+	uint32_t deny_ms;
+	if (c->c.l4_rbac_pending && http_l4_first_byte(&c->c, &deny_ms) != 0) {
+		/* network RBAC denied it: read nothing more, close after delay_deny */
+		arn_tcp_rx_consume(tc, len);
+		c->c.state = HTTP_DC_CLOSING;
+		http_timer_arm(c->c.w, &c->c.idle_timer, deny_ms ? deny_ms : 1);
+		return;
+	}
 	conn_run(&c->c);
 }
 

@@ -109,6 +109,7 @@ struct http_hcm_rt {
 	struct arn_stats_scope *fshadow[HTTP_MAX_FILTER_STATS]; /* RBAC shadow prefix */
 	/* per network filter index of the chain before this manager */
 	struct arn_stats_scope *l4stats[HTTP_MAX_FILTER_STATS];
+	struct arn_stats_scope *l4shadow[HTTP_MAX_FILTER_STATS]; /* RBAC shadow prefix */
 };
 
 /* Per listener address ("198.18.0.2_80"): listener.<address>.* stats.

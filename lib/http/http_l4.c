@@ -48,7 +48,19 @@ void http_l4_hrt_init(struct http_hcm_rt *r, const struct arn_cfg_listener *l)
 				r->l4stats[i] = arn_stats_scope_get(
 				    &arn_stats_local_ratelimit_schema,
 				    ARN_STATS_TAG_LOCAL_RATELIMIT, f->ratelimit->stat_prefix);
-			else if (f->kind == ARN_CFG_L4_CONNECTION_LIMIT && f->connection_limit)
+			else if (f->kind == ARN_CFG_L4_RBAC && f->rbac) {
+				snprintf(fam, sizeof(fam), "%s.rbac",
+					 f->rbac->stat_prefix ? f->rbac->stat_prefix : "");
+				r->l4stats[i] = arn_stats_scope_get_named(&arn_stats_rbac_schema,
+									  fam, NULL, NULL);
+				if (f->rbac->shadow_stat_prefix && f->rbac->shadow_stat_prefix[0]) {
+					size_t k = strlen(fam);
+					snprintf(fam + k, sizeof(fam) - k, ".%s",
+						 f->rbac->shadow_stat_prefix);
+					r->l4shadow[i] = arn_stats_scope_get_named(
+					    &arn_stats_rbac_shadow_schema, fam, NULL, NULL);
+				}
+			} else if (f->kind == ARN_CFG_L4_CONNECTION_LIMIT && f->connection_limit)
 				r->l4stats[i] =
 				    arn_stats_scope_get(&arn_stats_connection_limit_schema,
 							ARN_STATS_TAG_CONNECTION_LIMIT,
@@ -90,6 +102,7 @@ void http_l4_hrt_fini(struct http_hcm_rt *r)
 		arn_stats_scope_put(r->fstats[i]);
 		arn_stats_scope_put(r->fshadow[i]);
 		arn_stats_scope_put(r->l4stats[i]);
+		arn_stats_scope_put(r->l4shadow[i]);
 	}
 }
 
@@ -100,6 +113,9 @@ static inline void fstat_inc(struct http_conn *hc, struct arn_stats_scope *sc, u
 	if (sc)
 		arn_stats_inc(sc, hc->w->slot, id);
 }
+
+static void rbac_count(struct http_conn *hc, struct arn_stats_scope *sc, struct arn_stats_scope *sh,
+		       const struct arn_rbac_result *res);
 
 /* envoy.filters.http.rbac on @p st's request @p req: the route's
  * RBACPerRoute, else the filter's rules. @return true when it denied
@@ -137,20 +153,8 @@ static bool rbac_step(struct http_stream *st, size_t i, const struct arn_cfg_rba
 	http_big_put(w, big);
 
 	struct http_hcm_rt *r = hc->hrt;
-	struct arn_stats_scope *sc = r && i < HTTP_MAX_FILTER_STATS ? r->fstats[i] : NULL;
-	struct arn_stats_scope *sh = r && i < HTTP_MAX_FILTER_STATS ? r->fshadow[i] : NULL;
-	if (res.ran)
-		fstat_inc(hc, sc, res.enforced.allowed ? ARN_RBAC_allowed : ARN_RBAC_denied);
-	if (res.shadow_ran) {
-		if (sh)
-			fstat_inc(hc, sh,
-				  res.shadow.allowed ? ARN_RBAC_SHADOW_shadow_allowed
-						     : ARN_RBAC_SHADOW_shadow_denied);
-		else
-			fstat_inc(hc, sc,
-				  res.shadow.allowed ? ARN_RBAC_shadow_allowed
-						     : ARN_RBAC_shadow_denied);
-	}
+	bool idx = r && i < HTTP_MAX_FILTER_STATS;
+	rbac_count(hc, idx ? r->fstats[i] : NULL, idx ? r->fshadow[i] : NULL, &res);
 	if (ok)
 		return false;
 	/* Envoy's details name the policy that decided, kept in the
@@ -393,9 +397,61 @@ int http_l4_accept(struct http_conn *hc, const struct arn_cfg_filter_chain *fc, 
 				arn_stats_gauge_add(sc, w->slot, ARN_CXL_active_connections, 1);
 			break;
 		}
-		default:
-			/* network RBAC: not run yet (the store refuses it) */
+		case ARN_CFG_L4_RBAC:
+			/* on the first byte (http_l4_first_byte) */
+			hc->l4_rbac_pending = true;
 			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+/* The counters of one RBAC outcome into @p sc (and @p sh for shadow
+ * rules under their own prefix). */
+static void rbac_count(struct http_conn *hc, struct arn_stats_scope *sc, struct arn_stats_scope *sh,
+		       const struct arn_rbac_result *res)
+{
+	if (res->ran)
+		fstat_inc(hc, sc, res->enforced.allowed ? ARN_RBAC_allowed : ARN_RBAC_denied);
+	if (!res->shadow_ran)
+		return;
+	if (sh)
+		fstat_inc(hc, sh,
+			  res->shadow.allowed ? ARN_RBAC_SHADOW_shadow_allowed
+					      : ARN_RBAC_SHADOW_shadow_denied);
+	else
+		fstat_inc(hc, sc,
+			  res->shadow.allowed ? ARN_RBAC_shadow_allowed : ARN_RBAC_shadow_denied);
+}
+
+int http_l4_first_byte(struct http_conn *hc, uint32_t *delay_ms)
+{
+	const struct arn_cfg_filter_chain *fc = hc->l4_fc;
+	hc->l4_rbac_pending = false;
+	*delay_ms = 0;
+	/* Plain text: nothing a rule reads changes after the first byte
+	 * (no SNI, no certificate), so ONE_TIME_ON_FIRST_BYTE and CONTINUOUS
+	 * decide alike and the filter runs once. */
+	struct arn_rbac_input in = {
+	    .src_addr = hc->raddr,
+	    .remote_addr = hc->raddr,
+	    .dst_addr = hc->laddr,
+	    .dst_port = hc->lport,
+	};
+	for (size_t i = 0; fc && i < fc->n_l4_filters; i++) {
+		const struct arn_cfg_l4_filter *f = &fc->l4_filters[i];
+		if (f->kind != ARN_CFG_L4_RBAC || !f->rbac)
+			continue;
+		struct arn_rbac_result res;
+		bool ok = arn_rbac_filter_eval(f->rbac, NULL, &in, &res);
+		struct http_hcm_rt *r = hc->hrt;
+		bool idx = r && i < HTTP_MAX_FILTER_STATS;
+		rbac_count(hc, idx ? r->l4stats[i] : NULL, idx ? r->l4shadow[i] : NULL, &res);
+		if (!ok) {
+			*delay_ms = f->rbac->delay_deny_ms;
+			return -EACCES;
 		}
 	}
 	return 0;

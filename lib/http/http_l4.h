@@ -39,6 +39,12 @@ bool http_l4_filters(struct http_stream *st, const struct arn_cfg_gen *g,
  *   (connection_limit's delay_deny), reading nothing.
  */
 int http_l4_accept(struct http_conn *hc, const struct arn_cfg_filter_chain *fc, uint32_t *delay_ms);
+/**
+ * The network RBAC filters of @p hc's chain, once its first bytes came
+ * (when http_l4_accept() left hc->l4_rbac_pending).
+ * @return 0 to serve it, -EACCES to close it after *@p delay_ms (delay_deny).
+ */
+int http_l4_first_byte(struct http_conn *hc, uint32_t *delay_ms);
 /** @p hc closes: what http_l4_accept() counted is released. */
 void http_l4_close(struct http_conn *hc);
 

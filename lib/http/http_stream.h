@@ -244,6 +244,7 @@ struct http_conn {
 	struct arn_cfg_bucket_state rl_conn[ARN_CFG_HLRL_CONN_BUCKETS];
 	/* the connection_limit filters (by index in the chain) counting it */
 	uint8_t l4_held;
+	bool l4_rbac_pending;			  /* network RBAC runs on the first byte */
 	const struct arn_cfg_filter_chain *l4_fc; /* its chain, in lsn */
 };
 #define HTTP_L4_HELD_MAX 8

@@ -442,6 +442,48 @@ static void test_network_limits_before_the_connection_manager(void **state)
 	arn_stats_scope_put(sc);
 }
 
+/* clang-format off */
+/* Listener "dyn" with a network RBAC filter denying every connection to
+ * port 82, shadow rules allowing them. */
+#define L4_LISTENER_NRBAC                                                                          \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":["                                    \
+	"{\"name\":\"envoy.filters.network.rbac\",\"typed_config\":{\"@type\":"                   \
+	"\"type.googleapis.com/envoy.extensions.filters.network.rbac.v3.RBAC\","                  \
+	"\"stat_prefix\":\"nrb\",\"rules\":{\"action\":\"DENY\",\"policies\":{\"port82\":{"       \
+	"\"permissions\":[{\"destination_port\":82}],\"principals\":[{\"any\":true}]}}},"          \
+	"\"shadow_rules\":{\"action\":\"ALLOW\",\"policies\":{\"all\":{\"permissions\":[{"         \
+	"\"any\":true}],\"principals\":[{\"any\":true}]}}}}},"                                     \
+	"{\"name\":\"hcm\","                                                                       \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"l4r\","              \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},\"direct_response\":{\"status\":200}}]}]}," \
+	"\"http_filters\":[{\"name\":\"envoy.filters.http.router\",\"typed_config\":{"             \
+	AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+/* The network RBAC filter decides on the connection's first bytes: a
+ * denied connection is closed unserved, its request never parsed. */
+static void test_network_rbac_on_the_first_byte(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_LISTENER, L4_LISTENER_NRBAC);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	send_str(hh_client(0), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	hh_advance(5);
+	assert_false(got(hh_client(0), "HTTP/1.1"));
+	assert_true(hh_client(0)->fin_in || hh_client(0)->dead);
+	hh_end();
+	assert_int_equal(stat_of(&arn_stats_rbac_schema, "nrb.rbac", ARN_RBAC_denied), 1);
+	assert_int_equal(stat_of(&arn_stats_rbac_schema, "nrb.rbac", ARN_RBAC_allowed), 0);
+	assert_int_equal(stat_of(&arn_stats_rbac_schema, "nrb.rbac", ARN_RBAC_shadow_allowed), 1);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -467,6 +509,7 @@ int main(void)
 	    T(test_http_rbac_and_local_ratelimit),
 	    T(test_http_local_ratelimit_per_connection),
 	    T(test_network_limits_before_the_connection_manager),
+	    T(test_network_rbac_on_the_first_byte),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
