@@ -11,8 +11,9 @@
  * managers that have these filters).
  *
  * Statistics: the scopes are taken by the control lcore with the
- * connection manager's runtime object (http_l4_hrt_init), per filter
- * index, and counted into by workers (their own slot).
+ * connection manager's runtime object (http_l4_hrt_init, in
+ * http_l4_rt.c), per filter index, and counted into by workers (their
+ * own slot).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,83 +29,6 @@
 #include "http_local.h"
 #include "http_stream.h"
 #include "http_worker.h"
-
-/* ---- control lcore: the filters' statistics scopes -------------------------------------- */
-
-void http_l4_hrt_init(struct http_hcm_rt *r, const struct arn_cfg_listener *l)
-{
-	const struct arn_cfg_hcm *h = r->hcm;
-	char fam[256];
-	/* the network filters of the chain this connection manager ends:
-	 * local_rate_limit.<prefix>.* and connection_limit.<prefix>.* */
-	for (size_t c = 0; l && c <= l->n_chains; c++) {
-		const struct arn_cfg_filter_chain *fc =
-		    c < l->n_chains ? &l->chains[c] : l->default_chain;
-		if (!fc || fc->hcm != h)
-			continue;
-		for (size_t i = 0; i < fc->n_l4_filters && i < HTTP_MAX_FILTER_STATS; i++) {
-			const struct arn_cfg_l4_filter *f = &fc->l4_filters[i];
-			if (f->kind == ARN_CFG_L4_LOCAL_RATELIMIT && f->ratelimit)
-				r->l4stats[i] = arn_stats_scope_get(
-				    &arn_stats_local_ratelimit_schema,
-				    ARN_STATS_TAG_LOCAL_RATELIMIT, f->ratelimit->stat_prefix);
-			else if (f->kind == ARN_CFG_L4_RBAC && f->rbac) {
-				snprintf(fam, sizeof(fam), "%s.rbac",
-					 f->rbac->stat_prefix ? f->rbac->stat_prefix : "");
-				r->l4stats[i] = arn_stats_scope_get_named(&arn_stats_rbac_schema,
-									  fam, NULL, NULL);
-				if (f->rbac->shadow_stat_prefix && f->rbac->shadow_stat_prefix[0]) {
-					size_t k = strlen(fam);
-					snprintf(fam + k, sizeof(fam) - k, ".%s",
-						 f->rbac->shadow_stat_prefix);
-					r->l4shadow[i] = arn_stats_scope_get_named(
-					    &arn_stats_rbac_shadow_schema, fam, NULL, NULL);
-				}
-			} else if (f->kind == ARN_CFG_L4_CONNECTION_LIMIT && f->connection_limit)
-				r->l4stats[i] =
-				    arn_stats_scope_get(&arn_stats_connection_limit_schema,
-							ARN_STATS_TAG_CONNECTION_LIMIT,
-							f->connection_limit->stat_prefix);
-		}
-	}
-	for (size_t i = 0; i < h->n_http_filters && i < HTTP_MAX_FILTER_STATS; i++) {
-		const void *cfg = h->http_filter_cfgs ? h->http_filter_cfgs[i] : NULL;
-		if (!cfg)
-			continue;
-		if (h->http_filters[i] == ARN_CFG_HF_RBAC) {
-			/* Envoy: http.<HCM stat_prefix>.rbac.* and, with
-			 * shadow_rules_stat_prefix, the shadow counters under
-			 * http.<prefix>.rbac.<shadow prefix>.* */
-			const struct arn_cfg_rbac_filter *f = cfg;
-			snprintf(fam, sizeof(fam), "http.%s.rbac",
-				 h->stat_prefix ? h->stat_prefix : "");
-			r->fstats[i] =
-			    arn_stats_scope_get_named(&arn_stats_rbac_schema, fam, NULL, NULL);
-			if (f->shadow_stat_prefix && f->shadow_stat_prefix[0]) {
-				size_t k = strlen(fam);
-				snprintf(fam + k, sizeof(fam) - k, ".%s", f->shadow_stat_prefix);
-				r->fshadow[i] = arn_stats_scope_get_named(
-				    &arn_stats_rbac_shadow_schema, fam, NULL, NULL);
-			}
-		} else if (h->http_filters[i] == ARN_CFG_HF_LOCAL_RATELIMIT) {
-			const struct arn_cfg_http_ratelimit *f = cfg;
-			snprintf(fam, sizeof(fam), "%s.http_local_rate_limit",
-				 f->stat_prefix ? f->stat_prefix : "");
-			r->fstats[i] = arn_stats_scope_get_named(
-			    &arn_stats_http_local_ratelimit_schema, fam, NULL, NULL);
-		}
-	}
-}
-
-void http_l4_hrt_fini(struct http_hcm_rt *r)
-{
-	for (unsigned i = 0; i < HTTP_MAX_FILTER_STATS; i++) {
-		arn_stats_scope_put(r->fstats[i]);
-		arn_stats_scope_put(r->fshadow[i]);
-		arn_stats_scope_put(r->l4stats[i]);
-		arn_stats_scope_put(r->l4shadow[i]);
-	}
-}
 
 /* ---- workers ------------------------------------------------------------------------------ */
 
