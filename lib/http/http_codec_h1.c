@@ -38,6 +38,7 @@ void http_h1_peer_init(struct http_h1_peer *h, struct http_worker *w, struct arn
 	h->peer.codec = &http_codec_h1;
 	h->w = w;
 	h->tc = tc;
+	h->tp = &http_transport_raw;
 }
 
 void http_h1_peer_free(struct http_h1_peer *h)
@@ -123,7 +124,7 @@ static int h1_decode(struct http_peer *pp, struct http_msgbuf *mb, bool keep, st
 	ssize_t n;
 	/* what TCP holds is taken in as the parser needs it */
 	while ((n = in_parse(&h->in, &h->p, &e, &mb->pins, keep)) == ARN_AGAIN &&
-	       http_in_fill(&h->in, h->tc))
+	       http_tp_fill(h->tp, h->tc, &h->in))
 		;
 	ev->data = NULL;
 	ev->len = 0;
@@ -393,7 +394,7 @@ static void h1_encode_end(struct http_peer *pp)
 static int h1_flush(struct http_peer *pp)
 {
 	struct http_h1_peer *h = h1(pp);
-	int rc = http_out_flush(&h->out, h->tc);
+	int rc = http_tp_flush(h->tp, h->tc, &h->out);
 	pp->queued = http_out_busy(&h->out);
 	return rc;
 }

@@ -25,11 +25,12 @@ struct arn_tcp_conn;
 struct http_worker;
 
 struct http_h1_peer {
-	struct http_peer peer;	 /* what streams see; codec = &http_codec_h1 */
-	struct http_worker *w;	 /* mbufs, large scratch, the Date value */
-	struct arn_tcp_conn *tc; /* the transport; NULL once lib/tcp closed it */
-	bool server;		 /* it sends requests (a client of ours) */
-	bool chunked;		 /* the body it is sent is chunked (ch frames it) */
+	struct http_peer peer;	   /* what streams see; codec = &http_codec_h1 */
+	struct http_worker *w;	   /* mbufs, large scratch, the Date value */
+	struct arn_tcp_conn *tc;   /* its TCP connection; NULL once lib/tcp closed it */
+	struct http_transport *tp; /* what carries its bytes over tc (raw unless set) */
+	bool server;		   /* it sends requests (a client of ours) */
+	bool chunked;		   /* the body it is sent is chunked (ch frames it) */
 	struct arn_h1_chunker ch;
 	struct http_in in;
 	struct arn_h1_parser p;
@@ -43,7 +44,7 @@ static inline struct http_h1_peer *http_h1_of(struct http_peer *p)
 	return (struct http_h1_peer *)(void *)((char *)p - offsetof(struct http_h1_peer, peer));
 }
 
-/** Set @p h up for transport @p tc (the rest zeroed). */
+/** Set @p h up for TCP connection @p tc, raw transport (the rest zeroed). */
 void http_h1_peer_init(struct http_h1_peer *h, struct http_worker *w, struct arn_tcp_conn *tc);
 /** Give back what @p h holds (input segments, queued output). */
 void http_h1_peer_free(struct http_h1_peer *h);

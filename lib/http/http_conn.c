@@ -69,7 +69,7 @@ static void closing_step(struct http_h1_conn *c)
 	arn_tcp_rx_consume(hc->tc, arn_tcp_rx_pending(hc->tc));
 	if (!c->shut) {
 		c->shut = true;
-		arn_tcp_shutdown(hc->tc);
+		http_tp_shutdown(c->dn.tp, hc->tc);
 	}
 	if (c->dn.peer.eof) {
 		hc->state = HTTP_DC_CLOSED;
@@ -145,7 +145,7 @@ static bool request_wait(struct http_h1_conn *c)
 	struct http_conn *hc = &c->c;
 	struct http_stream *st = &hc->st;
 	while (!(st->state & HTTP_S_STARTED) && !http_h1_skip_empty_lines(&c->dn.in)) {
-		if (http_in_fill(&c->dn.in, hc->tc))
+		if (http_tp_fill(c->dn.tp, hc->tc, &c->dn.in))
 			continue;
 		if (c->dn.peer.eof) {
 			/* the client closed between requests */
@@ -158,7 +158,7 @@ static bool request_wait(struct http_h1_conn *c)
 	if (!(st->state & HTTP_S_STARTED))
 		http_stream_started(st);
 	while (!head_ready(c)) {
-		if (http_in_fill(&c->dn.in, hc->tc))
+		if (http_tp_fill(c->dn.tp, hc->tc, &c->dn.in))
 			continue;
 		if (c->dn.peer.eof) {
 			/* the client went away mid-head: closed without a reply,
@@ -477,6 +477,7 @@ static void dc_eof(struct arn_tcp_conn *tc)
 	struct http_h1_conn *c = arn_tcp_user(tc);
 	if (!c)
 		return;
+	http_tp_eof(c->dn.tp, tc);
 	c->dn.peer.eof = true;
 	conn_run(&c->c);
 }
@@ -486,6 +487,7 @@ static void dc_writable(struct arn_tcp_conn *tc)
 	struct http_h1_conn *c = arn_tcp_user(tc);
 	if (!c)
 		return;
+	http_tp_writable(c->dn.tp, tc);
 	conn_run(&c->c);
 }
 

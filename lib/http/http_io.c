@@ -157,6 +157,35 @@ int http_out_flush(struct http_out *o, struct arn_tcp_conn *tc)
 	return 0;
 }
 
+/* ---- the raw transport ---------------------------------------------------------------- */
+
+static uint32_t raw_fill(struct http_transport *t, struct arn_tcp_conn *tc, struct http_in *in)
+{
+	(void)t;
+	return http_in_fill(in, tc);
+}
+
+static int raw_flush(struct http_transport *t, struct arn_tcp_conn *tc, struct http_out *o)
+{
+	(void)t;
+	return http_out_flush(o, tc);
+}
+
+static void raw_shutdown(struct http_transport *t, struct arn_tcp_conn *tc)
+{
+	(void)t;
+	if (tc)
+		arn_tcp_shutdown(tc);
+}
+
+static const struct http_transport_ops raw_ops = {
+    .fill = raw_fill,
+    .flush = raw_flush,
+    .shutdown = raw_shutdown,
+};
+
+struct http_transport http_transport_raw = {.ops = &raw_ops};
+
 static int wchain_refill(struct arn_h1_wbuf *wb)
 {
 	struct http_wchain *c = wb->arg;

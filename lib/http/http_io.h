@@ -103,6 +103,75 @@ static inline bool http_out_busy(const struct http_out *o)
 }
 void http_out_reset(struct http_out *o);
 
+/* ---- the transport under a peer ---------------------------------------------- */
+
+/*
+ * What carries a peer's bytes over its TCP connection (docs/tls.md,
+ * "Integration plan" 1): raw, today's zero-copy path (http_in_fill,
+ * http_out_flush), or TLS, where lib/tls decrypts into mbufs of the
+ * worker's pool and encrypts what is flushed. The codec and the connection
+ * reach TCP's bytes only through these, so a codec never knows whether its
+ * bytes were encrypted. The 64 KiB bound per direction (HTTP_IN_MAX) and
+ * the output's pacing are the callers', for every transport.
+ *
+ * A transport object is embedded in its connection (a TLS one holds a
+ * struct arn_tls_conn, which must not move); the raw one is shared and
+ * stateless.
+ */
+struct http_transport;
+struct http_transport_ops {
+	/** Plaintext in: append what the transport has to @p in while it
+	 * holds less than HTTP_IN_MAX. @return bytes appended (0: none now). */
+	uint32_t (*fill)(struct http_transport *t, struct arn_tcp_conn *tc, struct http_in *in);
+	/** Plaintext out: hand @p o on, as http_out_flush (0, -EAGAIN: the
+	 * rest waits for on_writable, another negative errno: gone). */
+	int (*flush)(struct http_transport *t, struct arn_tcp_conn *tc, struct http_out *o);
+	/** Before the FIN (TLS: close_notify first). */
+	void (*shutdown)(struct http_transport *t, struct arn_tcp_conn *tc);
+	/** lib/tcp's on_writable, before the connection runs; NULL: nothing. */
+	void (*writable)(struct http_transport *t, struct arn_tcp_conn *tc);
+	/** lib/tcp's on_eof, before the connection runs; NULL: nothing. */
+	void (*eof)(struct http_transport *t, struct arn_tcp_conn *tc);
+};
+
+struct http_transport {
+	const struct http_transport_ops *ops;
+};
+
+/** TCP's bytes as they are (shared by every plain connection). */
+extern struct http_transport http_transport_raw;
+
+/* The raw transport is called directly (every plain request goes through
+ * these twice): a predictable branch instead of an indirect call. */
+static inline uint32_t http_tp_fill(struct http_transport *t, struct arn_tcp_conn *tc,
+				    struct http_in *in)
+{
+	return t == &http_transport_raw ? http_in_fill(in, tc) : t->ops->fill(t, tc, in);
+}
+
+static inline int http_tp_flush(struct http_transport *t, struct arn_tcp_conn *tc,
+				struct http_out *o)
+{
+	return t == &http_transport_raw ? http_out_flush(o, tc) : t->ops->flush(t, tc, o);
+}
+
+static inline void http_tp_shutdown(struct http_transport *t, struct arn_tcp_conn *tc)
+{
+	t->ops->shutdown(t, tc);
+}
+
+static inline void http_tp_writable(struct http_transport *t, struct arn_tcp_conn *tc)
+{
+	if (t->ops->writable)
+		t->ops->writable(t, tc);
+}
+
+static inline void http_tp_eof(struct http_transport *t, struct arn_tcp_conn *tc)
+{
+	if (t->ops->eof)
+		t->ops->eof(t, tc);
+}
+
 /* Serialize into a fresh mbuf chain from the worker's pool. */
 struct http_wchain {
 	struct arn_h1_wbuf wb;

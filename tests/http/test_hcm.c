@@ -35,6 +35,7 @@
 #include "arn_stats.h"
 #include "arn_stats_snapshot.h"
 #include "arn_tcp.h"
+#include "http_codec_h1.h"
 #include "http_int.h"
 #include "http_stream.h"
 
@@ -1127,6 +1128,105 @@ static void test_mcp_endpoint_fails_closed(void **state)
 	assert_int_equal(upstream_pending(), 0);
 }
 
+/* ---- the transport seam (docs/tls.md, integration plan 1) ------------------------------- */
+
+/* A transport that is not TCP's bytes as they are (as TLS's is not): its
+ * input comes from a string, a byte at a time, its output goes to a
+ * buffer, and it counts its shutdowns. */
+struct test_tp {
+	struct http_transport t;
+	const char *src;
+	size_t len, off;
+	char out[256];
+	size_t out_len;
+	unsigned fills, shutdowns;
+};
+
+static uint32_t ttp_fill(struct http_transport *t, struct arn_tcp_conn *tc, struct http_in *in)
+{
+	struct test_tp *x = (struct test_tp *)(void *)t;
+	(void)tc;
+	x->fills++;
+	if (x->off == x->len || in->bytes >= HTTP_IN_MAX)
+		return 0;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	assert_non_null(m);
+	*rte_pktmbuf_mtod(m, char *) = x->src[x->off++];
+	m->data_len = 1;
+	m->pkt_len = 1;
+	http_in_append(in, m);
+	return 1;
+}
+
+static int ttp_flush(struct http_transport *t, struct arn_tcp_conn *tc, struct http_out *o)
+{
+	struct test_tp *x = (struct test_tp *)(void *)t;
+	(void)tc;
+	assert_null(o->chain);
+	assert_true(x->out_len + o->stage_len <= sizeof(x->out));
+	memcpy(x->out + x->out_len, o->stage + o->stage_off, o->stage_len);
+	x->out_len += o->stage_len;
+	o->stage_off = o->stage_len = 0;
+	return 0;
+}
+
+static void ttp_shutdown(struct http_transport *t, struct arn_tcp_conn *tc)
+{
+	(void)tc;
+	((struct test_tp *)(void *)t)->shutdowns++;
+}
+
+static const struct http_transport_ops ttp_ops = {
+    .fill = ttp_fill,
+    .flush = ttp_flush,
+    .shutdown = ttp_shutdown,
+};
+
+/*
+ * The HTTP/1 codec takes its input from, and hands its output to, the
+ * peer's transport, not TCP: with no TCP connection at all, a request
+ * arrives through the transport's fill and the queued output leaves through
+ * its flush. What TLS termination (issue 18) stands on.
+ */
+static void test_codec_goes_through_the_transport(void **state)
+{
+	(void)state;
+	static const char req[] = "GET /tls HTTP/1.1\r\nHost: a\r\n\r\n";
+	struct test_tp x = {.t.ops = &ttp_ops, .src = req, .len = sizeof(req) - 1};
+	struct http_h1_peer h;
+	http_h1_peer_init(&h, NULL, NULL);
+	assert_ptr_equal(h.tp, &http_transport_raw);
+	h.tp = &x.t;
+	struct arn_h1_header hdrs[8];
+	static char scratch[HTTP_SCRATCH];
+	char *big = NULL;
+	struct http_msgbuf mb = {.scratch = scratch, .big = &big};
+	arn_h1_msg_init(&mb.m, hdrs, 8);
+	struct arn_h1_config cfg = {.max_headers = 8};
+	http_h1_serve(&h, &cfg, &mb.m);
+	struct http_ev ev = {0};
+	int rc;
+	do
+		rc = h.peer.codec->decode(&h.peer, &mb, true, &ev);
+	while (rc == 0 && ev.type == HTTP_EV_NONE);
+	assert_int_equal(rc, 0);
+	assert_int_equal(ev.type, HTTP_EV_HEAD);
+	assert_int_equal(mb.m.method, ARN_H1_M_GET);
+	assert_true(x.fills >= sizeof(req) - 1);
+	memcpy(h.out.stage, "0\r\n\r\n", 5);
+	h.out.stage_len = 5;
+	h.peer.queued = true;
+	assert_int_equal(h.peer.codec->flush(&h.peer), 0);
+	assert_false(h.peer.queued);
+	assert_int_equal(x.out_len, 5);
+	assert_memory_equal(x.out, "0\r\n\r\n", 5);
+	http_tp_shutdown(h.tp, NULL);
+	assert_int_equal(x.shutdowns, 1);
+	http_pins_release(&mb.pins);
+	http_h1_peer_free(&h);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
 int main(void)
 {
 	char prefix[64];
@@ -1159,6 +1259,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_require_tls_redirect_fails_closed, teardown),
 	    cmocka_unit_test_teardown(test_new_endpoints_resolved_ahead, teardown),
 	    cmocka_unit_test_teardown(test_mcp_endpoint_fails_closed, teardown),
+	    cmocka_unit_test(test_codec_goes_through_the_transport),
 	};
 	if (getenv("TEST_FILTER")) /* one test by name (a glob), e.g. while bisecting */
 		cmocka_set_test_filter(getenv("TEST_FILTER"));
