@@ -173,6 +173,7 @@ static void listener_free(struct http_listener_rt *l)
 			break;
 		}
 	arn_stats_scope_put(l->stats);
+	free(l->ssl);
 	free(l);
 }
 

@@ -27,6 +27,8 @@
 
 static void conn_free(struct http_h1_conn *c);
 static void conn_idle_timeout(struct http_timer *t);
+static bool tls_ready(struct http_h1_conn *c);
+static void inspect_done(struct http_h1_conn *c, enum arn_tls_hello_status st, bool go);
 
 static struct http_h1_conn *h1c(struct http_conn *hc)
 {
@@ -206,6 +208,28 @@ static void stream_ended(struct http_h1_conn *c)
 }
 
 /*
+ * A TLS connection's handshake, before the codec sees a byte. @return true
+ * once it is open. A failed one (its alert is with TCP already) closes the
+ * connection, as Envoy does; so does a client that leaves mid-handshake.
+ * The idle timer armed on accept bounds a handshake that stalls.
+ */
+static bool tls_ready(struct http_h1_conn *c)
+{
+	struct http_conn *hc = &c->c;
+	int rc = http_tls_handshake(&c->tls);
+	if (rc == 0)
+		return true;
+	if ((rc == -EAGAIN || rc == -EBUSY) && !c->dn.peer.eof)
+		return false;
+	ARN_DEBUG(HTTP, "connection %llx: TLS handshake failed (%d)", (unsigned long long)hc->id,
+		  rc);
+	hc->state = HTTP_DC_CLOSED;
+	arn_tcp_rx_consume(hc->tc, arn_tcp_rx_pending(hc->tc));
+	arn_tcp_close(hc->tc);
+	return false;
+}
+
+/*
  * One round: the response direction, the client's output, the stream's
  * end, closing, then the request direction (or the wait for the next
  * request's head).
@@ -215,6 +239,8 @@ static void run_once(struct http_h1_conn *c)
 	struct http_conn *hc = &c->c;
 	struct http_stream *st = &hc->st;
 	if (hc->state == HTTP_DC_CLOSED || !hc->tc)
+		return;
+	if (c->tls.on && !arn_tls_is_open(&c->tls.tls) && !tls_ready(c))
 		return;
 	if (st->up && !(st->state & HTTP_S_LOCAL))
 		http_resp_step(st);
@@ -263,6 +289,12 @@ static void conn_run(struct http_conn *hc)
 	c->in_run = false;
 	if (c->dead)
 		conn_free(c);
+}
+
+/* lib/tls: a handshake the worker's budget deferred may go on. */
+static void conn_resume(void *arg)
+{
+	conn_run(arg);
 }
 
 static void conn_idle_timeout(struct http_timer *t)
@@ -332,6 +364,10 @@ static void conn_free(struct http_h1_conn *c)
 	http_timer_cancel(&hc->idle_timer);
 	http_l4_close(hc);
 	http_h1_peer_free(&c->dn);
+	if (c->tls.on) {
+		HTTP_GAUGE(hc, downstream_cx_ssl_active, -1);
+		http_tls_stop(&c->tls);
+	}
 	HTTP_GAUGE(hc, downstream_cx_active, -1);
 	HTTP_GAUGE(hc, downstream_cx_http1_active, -1);
 	HTTP_INC(hc, downstream_cx_destroy);
@@ -353,43 +389,33 @@ static void conn_free(struct http_h1_conn *c)
 	w->conn_free = hc;
 }
 
-static int dc_accept(struct arn_tcp_conn *tc, void *luser)
+/*
+ * Open the connection on listener @p l's chain @p fc (NULL: none matched):
+ * @p c is the block that waited for the ClientHello (tls_inspector), or
+ * NULL to take one. @return 0, or a negative errno: refused (a block
+ * given stays the caller's, to close).
+ */
+static int conn_open(struct http_worker *w, struct arn_tcp_conn *tc, struct http_h1_conn *c,
+		     const struct arn_cfg_listener *l, const struct arn_cfg_filter_chain *fc)
 {
-	struct http_worker *w = luser;
 	uint32_t laddr, raddr;
 	uint16_t lport, rport;
 	arn_tcp_endpoints(tc, &laddr, &lport, &raddr, &rport);
-	const struct arn_cfg_gen *g = w->store ? arn_config_gen(w->store) : NULL;
-	const struct arn_cfg_listener *l = g ? arn_cfg_listener_find(g, laddr, lport) : NULL;
-	if (!l)
-		return -ENOENT;
 	struct http_listener_rt *lrt = http_rt_listener(l->addr, l->port);
-	struct arn_cfg_fc_input in = {
-	    .dst_addr = laddr,
-	    .dst_port = lport,
-	    .src_addr = raddr,
-	    .src_port = rport,
-	    .transport_protocol = "raw_buffer",
-	};
-	const struct arn_cfg_filter_chain *fc = arn_cfg_filter_chain_select(l, &in);
 	if (!fc) {
 		if (lrt)
 			arn_stats_inc(lrt->stats, w->slot, ARN_LS_no_filter_chain_match);
 		return -ENOENT;
 	}
+	struct arn_tls_ctx *tctx = NULL;
 	if (fc->tls) {
-		/* lib/tls is not wired to this layer yet */
-		static bool warned;
-		if (!warned && w->idx == 0) {
-			warned = true;
-			ARN_WARN(HTTP,
-				 "listener '%s': TLS filter chains are not served yet; "
-				 "connections to them are refused",
-				 l->obj.name);
-		}
-		return -EPROTONOSUPPORT;
+		/* no context: it failed to build (logged on the control lcore),
+		 * or the chain is not one the HTTP connection serves */
+		tctx = fc->kind == ARN_CFG_NF_HCM ? http_rt_tls(fc) : NULL;
+		if (!tctx)
+			return -EPROTONOSUPPORT;
 	}
-	if (fc->kind == ARN_CFG_NF_ECHO) {
+	if (fc->kind == ARN_CFG_NF_ECHO && !c) {
 		int rc = arn_tcp_echo_ops.on_accept ? arn_tcp_echo_ops.on_accept(tc, NULL) : 0;
 		if (rc == 0)
 			arn_tcp_set_ops(tc, &arn_tcp_echo_ops);
@@ -400,15 +426,36 @@ static int dc_accept(struct arn_tcp_conn *tc, void *luser)
 	}
 	if (fc->kind != ARN_CFG_NF_HCM || !fc->hcm)
 		return -ENOENT;
-	struct http_h1_conn *c = conn_alloc(w, tc);
+	bool fresh = !c;
+	if (fresh)
+		c = conn_alloc(w, tc);
 	if (!c) {
 		if (lrt)
 			arn_stats_inc(lrt->stats, w->slot, ARN_LS_downstream_cx_overload_reject);
 		return -ENOBUFS;
 	}
 	struct http_conn *hc = &c->c;
-	arn_cfg_pin(l);
-	hc->lsn = l;
+	if (tctx) {
+		/* the ClientHello still in TCP's queue is the handshake's */
+		/* listener.<address>.ssl.* (the connection's reference to lrt
+		 * keeps the block) */
+		struct arn_tls_stats *ssl = lrt && lrt->ssl && w->idx < ARN_STATS_MAX_WORKERS
+						? &lrt->ssl[w->idx]
+						: &w->tls_stats;
+		if (http_tls_start(&c->tls, w, tc, tctx, ssl, &c->dn.peer.eof, conn_resume, hc) <
+		    0) {
+			if (fresh) {
+				hc->next = w->conn_free;
+				w->conn_free = hc;
+			}
+			return -ENOMEM;
+		}
+		c->dn.tp = &c->tls.t;
+	}
+	if (!hc->lsn) {
+		arn_cfg_pin(l);
+		hc->lsn = l;
+	}
 	hc->hcm = fc->hcm;
 	hc->hrt = http_rt_hcm(fc->hcm);
 	hc->lrt = lrt;
@@ -433,6 +480,10 @@ static int dc_accept(struct arn_tcp_conn *tc, void *luser)
 	HTTP_INC(hc, downstream_cx_http1_total);
 	HTTP_GAUGE(hc, downstream_cx_active, 1);
 	HTTP_GAUGE(hc, downstream_cx_http1_active, 1);
+	if (tctx) {
+		HTTP_INC(hc, downstream_cx_ssl_total);
+		HTTP_GAUGE(hc, downstream_cx_ssl_active, 1);
+	}
 	if (lrt) {
 		arn_stats_inc(lrt->stats, w->slot, ARN_LS_downstream_cx_total);
 		arn_stats_gauge_add(lrt->stats, w->slot, ARN_LS_downstream_cx_active, 1);
@@ -450,12 +501,144 @@ static int dc_accept(struct arn_tcp_conn *tc, void *luser)
 	return 0;
 }
 
+/* ---- tls_inspector: the chain chosen by the ClientHello ------------------------------------ */
+
+/* The listener filter timeout: close, or go on as plain text when the
+ * listener says so (continue_on_listener_filters_timeout), as Envoy. */
+static void inspect_timeout(struct http_timer *t)
+{
+	struct http_conn *hc = OWNER(t, struct http_conn, idle_timer);
+	struct http_h1_conn *c = h1c(hc);
+	if (!hc->tc || !c->inspecting)
+		return;
+	inspect_done(c, ARN_TLS_HELLO_NOT_TLS, hc->lsn->continue_on_listener_filters_timeout);
+}
+
+/*
+ * The inspection ended with @p st: choose the chain as Envoy's tls_inspector
+ * makes filter chain matching see it (transport_protocol "tls" with the SNI
+ * and ALPN, or "raw_buffer") and open the connection on it; @p go false (a
+ * ClientHello too large, or the timeout without continuing) closes it.
+ */
+static void inspect_done(struct http_h1_conn *c, enum arn_tls_hello_status st, bool go)
+{
+	struct http_conn *hc = &c->c;
+	struct arn_tcp_conn *tc = hc->tc;
+	const struct arn_cfg_listener *l = hc->lsn;
+	c->inspecting = false;
+	http_timer_cancel(&hc->idle_timer);
+	hc->idle_timer.fn = conn_idle_timeout;
+	const struct arn_tls_hello *h = arn_tls_hello_result(&c->hello);
+	const char *alpn[ARN_TLS_HELLO_MAX_ALPN];
+	uint32_t laddr, raddr;
+	uint16_t lport, rport;
+	arn_tcp_endpoints(tc, &laddr, &lport, &raddr, &rport);
+	struct arn_cfg_fc_input in = {
+	    .dst_addr = laddr,
+	    .dst_port = lport,
+	    .src_addr = raddr,
+	    .src_port = rport,
+	    .transport_protocol = st == ARN_TLS_HELLO_DONE ? "tls" : "raw_buffer",
+	};
+	if (st == ARN_TLS_HELLO_DONE) {
+		if (h->has_sni) {
+			in.server_name = h->sni;
+			in.server_name_len = h->sni_len;
+		}
+		for (unsigned i = 0; i < h->n_alpn; i++)
+			alpn[i] = arn_tls_hello_alpn(h, i);
+		in.alpn = alpn;
+		in.n_alpn = h->n_alpn;
+	}
+	const struct arn_cfg_filter_chain *fc = go ? arn_cfg_filter_chain_select(l, &in) : NULL;
+	int rc = go ? conn_open(hc->w, tc, c, l, fc) : -ECONNABORTED;
+	if (rc == 0)
+		return;
+	/* refused: nothing was answered; on_close frees the block */
+	hc->state = HTTP_DC_CLOSED;
+	arn_tcp_rx_consume(tc, arn_tcp_rx_pending(tc));
+	arn_tcp_close(tc);
+}
+
+/* Feed the ClientHello's new bytes (TCP's queue from where the parser
+ * stopped; nothing is consumed: the handshake reads them again). */
+static void inspect_data(struct http_h1_conn *c, struct rte_mbuf *head)
+{
+	uint32_t skip = arn_tls_hello_fed(&c->hello);
+	enum arn_tls_hello_status st = ARN_TLS_HELLO_AGAIN;
+	for (struct rte_mbuf *m = head; m && st == ARN_TLS_HELLO_AGAIN; m = m->next) {
+		if (skip >= m->data_len) {
+			skip -= m->data_len;
+			continue;
+		}
+		st = arn_tls_hello_parse(&c->hello, rte_pktmbuf_mtod_offset(m, char *, skip),
+					 m->data_len - skip);
+		skip = 0;
+	}
+	if (st == ARN_TLS_HELLO_AGAIN && c->dn.peer.eof)
+		st = ARN_TLS_HELLO_NOT_TLS; /* the client ended before a whole hello */
+	if (st != ARN_TLS_HELLO_AGAIN)
+		inspect_done(c, st, st != ARN_TLS_HELLO_TOO_LARGE);
+}
+
+/* A listener with tls_inspector: the connection waits in a block of its
+ * own, without a chain, until its first bytes say whether it is TLS and
+ * for which name. */
+static int inspect_start(struct http_worker *w, struct arn_tcp_conn *tc,
+			 const struct arn_cfg_listener *l)
+{
+	struct http_h1_conn *c = conn_alloc(w, tc);
+	if (!c) {
+		struct http_listener_rt *lrt = http_rt_listener(l->addr, l->port);
+		if (lrt)
+			arn_stats_inc(lrt->stats, w->slot, ARN_LS_downstream_cx_overload_reject);
+		return -ENOBUFS;
+	}
+	struct http_conn *hc = &c->c;
+	arn_cfg_pin(l);
+	hc->lsn = l;
+	hc->id = ((uint64_t)w->idx << 48) | ++w->next_conn_id;
+	c->inspecting = true;
+	arn_tls_hello_init(&c->hello, 0);
+	hc->idle_timer.fn = inspect_timeout;
+	if (l->listener_filters_timeout_ms)
+		http_timer_arm(w, &hc->idle_timer, l->listener_filters_timeout_ms);
+	arn_tcp_set_user(tc, c);
+	return 0;
+}
+
+static int dc_accept(struct arn_tcp_conn *tc, void *luser)
+{
+	struct http_worker *w = luser;
+	uint32_t laddr, raddr;
+	uint16_t lport, rport;
+	arn_tcp_endpoints(tc, &laddr, &lport, &raddr, &rport);
+	const struct arn_cfg_gen *g = w->store ? arn_config_gen(w->store) : NULL;
+	const struct arn_cfg_listener *l = g ? arn_cfg_listener_find(g, laddr, lport) : NULL;
+	if (!l)
+		return -ENOENT;
+	if (l->tls_inspector)
+		return inspect_start(w, tc, l);
+	struct arn_cfg_fc_input in = {
+	    .dst_addr = laddr,
+	    .dst_port = lport,
+	    .src_addr = raddr,
+	    .src_port = rport,
+	    .transport_protocol = "raw_buffer",
+	};
+	return conn_open(w, tc, NULL, l, arn_cfg_filter_chain_select(l, &in));
+}
+
 static void dc_data(struct arn_tcp_conn *tc, struct rte_mbuf *head, uint32_t len)
 {
-	(void)head;
 	struct http_h1_conn *c = arn_tcp_user(tc);
 	if (!c)
 		return;
+	if (c->inspecting) {
+		inspect_data(c, head);
+		if (c->inspecting || c->c.state != HTTP_DC_OPEN)
+			return;
+	}
 	if (c->c.state != HTTP_DC_OPEN) {
 		arn_tcp_rx_consume(tc, len);
 		return;
@@ -477,8 +660,12 @@ static void dc_eof(struct arn_tcp_conn *tc)
 	struct http_h1_conn *c = arn_tcp_user(tc);
 	if (!c)
 		return;
-	http_tp_eof(c->dn.tp, tc);
 	c->dn.peer.eof = true;
+	if (c->inspecting) {
+		inspect_done(c, ARN_TLS_HELLO_NOT_TLS, false); /* no hello, and no more */
+		return;
+	}
+	http_tp_eof(c->dn.tp, tc);
 	conn_run(&c->c);
 }
 
@@ -502,6 +689,7 @@ static void dc_closed(struct arn_tcp_conn *tc, int reason)
 		  reason, hc->state);
 	hc->tc = NULL;
 	c->dn.tc = NULL;
+	c->tls.tc = NULL;
 	/* conn_abort() closed it: our reset, not the client's going away */
 	bool remote = !c->aborted && (reason == 0 || reason == -ECONNRESET);
 	hc->state = HTTP_DC_CLOSED;
@@ -546,6 +734,7 @@ void http_conns_shutdown(struct http_worker *w)
 		arn_tcp_abort(tc);
 		hc->tc = NULL;
 		c->dn.tc = NULL;
+		c->tls.tc = NULL;
 		hc->state = HTTP_DC_CLOSED;
 		conn_free(c);
 	}

@@ -18,6 +18,7 @@
 
 #include "http_codec_h1.h"
 #include "http_stream.h"
+#include "http_tls.h"
 
 struct arn_tcp_ops;
 struct http_worker;
@@ -36,6 +37,13 @@ struct http_h1_conn {
 	bool hs_line;  /* the current line has a byte other than CR */
 	bool hs_start; /* a non-empty line (the request line) was seen */
 	bool head_in;  /* the whole head (or more than it may be) is in the input */
+	/* a chain with TLS: dn's transport, its handshake run before the
+	 * codec sees a byte (tls.on) */
+	struct http_tls_tp tls;
+	/* a listener with tls_inspector: no chain yet, the ClientHello is
+	 * read from TCP's queue (not consumed) until it chooses one */
+	bool inspecting;
+	struct arn_tls_hello_parser hello;
 };
 
 /** What listeners hand to lib/tcp (the listener user is the worker). */

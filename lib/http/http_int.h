@@ -50,6 +50,8 @@ struct arn_lcore;
 struct arn_tcp_conn;
 struct arn_tcp_listener;
 struct arn_config_store;
+struct arn_tls_ctx;
+struct arn_tls_stats;
 
 /* ---- runtime objects (control lcore creates, workers read) ---------------- */
 
@@ -120,6 +122,11 @@ struct http_listener_rt {
 	uint32_t addr;
 	uint16_t port;
 	struct arn_stats_scope *stats;
+	/* listener.<address>.ssl.*: one block per worker (lib/tls's own
+	 * counters, pulled into /stats), allocated by the control lcore with
+	 * the address's first TLS filter chain, kept for the object's life
+	 * (counters survive certificate rotations) */
+	struct arn_tls_stats *ssl;
 	uint32_t refs; /* atomic */
 	bool current;
 	uint64_t seen;
@@ -251,6 +258,11 @@ size_t http_host_count(void);
  * reference (http_crt_ref, http_lrt_ref) before it. */
 struct http_cluster_rt *http_rt_cluster(const char *name, size_t len, uint64_t hash);
 struct http_hcm_rt *http_rt_hcm(const struct arn_cfg_hcm *hcm); /* takes a reference */
+/** The server TLS context of filter chain @p fc in the current snapshot
+ * (borrowed: a connection takes its own reference with arn_tls_conn_init
+ * in the same poll), or NULL when it has no TLS or its context could not
+ * be built. Worker lcore. */
+struct arn_tls_ctx *http_rt_tls(const struct arn_cfg_filter_chain *fc);
 struct http_listener_rt *http_rt_listener(uint32_t addr, uint16_t port);
 /* The host of the current snapshot; take a reference before the next
  * quiescent state to keep it (http_host_ref). */

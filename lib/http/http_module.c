@@ -6,11 +6,13 @@
  * per loop iteration of the worker, after lib/tcp's input and timers:
  *
  *   1. the clock: the worker's milliseconds from lib/net's TSC
- *   2. requests whose head waited for a request buffer, oldest first,
+ *   2. TLS: the handshake budget refilled, handshakes the last
+ *      iteration's budget deferred resumed, oldest first
+ *   3. requests whose head waited for a request buffer, oldest first,
  *      while buffers are free
- *   3. the timers that are due (connections, streams, attempts, upstream
+ *   4. the timers that are due (connections, streams, attempts, upstream
  *      connections)
- *   4. a new configuration generation: listeners opened and closed, pools
+ *   5. a new configuration generation: listeners opened and closed, pools
  *      of endpoints that left their cluster drained
  */
 #include <errno.h>
@@ -155,6 +157,7 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	w->lc = lc;
 	w->idx = idx;
 	w->slot = ARN_STATS_SLOT_WORKER(idx);
+	arn_tls_worker_init(&w->tls, idx, 0);
 	w->store = g_store;
 	w->hz = arn_net_hz();
 	w->tsc_per_ms = w->hz / 1000 ? w->hz / 1000 : 1;
@@ -217,13 +220,16 @@ static void worker_poll(struct arn_lcore *lc, void *arg)
 	uint64_t ms = arn_net_now(lc) / w->tsc_per_ms;
 	if (ms > w->now_ms)
 		w->now_ms = ms;
-	/* 2. requests waiting for a buffer */
+	/* 2. TLS handshakes deferred by the last iteration's budget */
+	if (w->tls.deferred_head || w->tls.budget_left != w->tls.budget)
+		arn_tls_worker_begin(&w->tls, 0);
+	/* 3. requests waiting for a buffer */
 	if (w->res_wait_head && w->res_free)
 		res_waiters_run(w);
-	/* 3. due timers */
+	/* 4. due timers */
 	if (w->wheel_ms != w->now_ms)
 		http_timers_run(w);
-	/* 4. a new generation */
+	/* 5. a new generation */
 	if (g_store) {
 		const struct arn_cfg_gen *g = arn_config_gen(g_store);
 		uint64_t id = arn_cfg_gen_id(g);

@@ -26,10 +26,11 @@
 #include "arn_l4.h"
 #include "arn_log.h"
 #include "arn_net.h"
+#include "arn_tls.h"
 #include "http_int.h"
 #include "http_l4.h"
 
-enum { K_CLUSTER = 1, K_HCM, K_LISTENER, K_HOST };
+enum { K_CLUSTER = 1, K_HCM, K_LISTENER, K_HOST, K_TLS };
 
 struct slot {
 	uint8_t kind;
@@ -37,6 +38,20 @@ struct slot {
 	const void *name;
 	size_t len;
 	void *val;
+};
+
+/* A filter chain's DownstreamTlsContext built into a lib/tls context, and
+ * the Secrets it was built from (pinned, so that a Secret at the same
+ * address in a later generation is the same Secret): a later generation
+ * whose chain (same object) names the same Secrets keeps the context, its
+ * session ticket keys with it. */
+#define TLS_RT_CERTS 4
+struct tls_rt {
+	const struct arn_cfg_filter_chain *fc;
+	const struct arn_cfg_secret *certs[TLS_RT_CERTS];
+	size_t n_certs;
+	const struct arn_cfg_secret *validation, *tickets;
+	struct arn_tls_ctx *ctx; /* one reference */
 };
 
 struct snap {
@@ -53,6 +68,8 @@ struct snap {
 	size_t n_crts, cap_crts;
 	struct http_listener_rt **lrts; /* its listener addresses, one reference each */
 	size_t n_lrts, cap_lrts;
+	struct tls_rt *tls; /* the server contexts of its filter chains with TLS */
+	size_t n_tls, cap_tls;
 };
 
 static struct arn_config_store *store;
@@ -95,6 +112,12 @@ struct http_hcm_rt *http_rt_hcm(const struct arn_cfg_hcm *hcm)
 	struct http_hcm_rt *r = s->val;
 	__atomic_fetch_add(&r->refs, 1, __ATOMIC_RELAXED);
 	return r;
+}
+
+struct arn_tls_ctx *http_rt_tls(const struct arn_cfg_filter_chain *fc)
+{
+	const struct slot *sl = snap_find(K_TLS, (uint64_t)(uintptr_t)fc, NULL, 0);
+	return sl ? sl->val : NULL;
 }
 
 struct http_listener_rt *http_rt_listener(uint32_t addr, uint16_t port)
@@ -168,6 +191,17 @@ static void reclaim_hcms(void)
 	}
 }
 
+static void tls_rt_clear(struct tls_rt *t)
+{
+	arn_tls_ctx_unref(t->ctx); /* connections keep theirs */
+	for (size_t i = 0; i < t->n_certs; i++)
+		arn_cfg_unpin(t->certs[i]);
+	if (t->validation)
+		arn_cfg_unpin(t->validation);
+	if (t->tickets)
+		arn_cfg_unpin(t->tickets);
+}
+
 static void snap_free(void *arg)
 {
 	struct snap *s = arg;
@@ -183,6 +217,9 @@ static void snap_free(void *arg)
 		http_crt_put(s->crts[i]);
 	for (size_t i = 0; i < s->n_lrts; i++)
 		http_lrt_put(s->lrts[i]);
+	for (size_t i = 0; i < s->n_tls; i++)
+		tls_rt_clear(&s->tls[i]);
+	free(s->tls);
 	free(s->crts);
 	free(s->lrts);
 	free(s->hosts);
@@ -379,6 +416,89 @@ static void chain_hcm(struct build *b, const struct arn_cfg_listener *l,
 	s->hcms[s->n_hcms++] = r;
 }
 
+static const struct tls_rt *find_tls(const struct snap *s, const struct tls_rt *want)
+{
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < s->n_tls; i++) {
+		const struct tls_rt *t = &s->tls[i];
+		if (t->fc == want->fc && t->n_certs == want->n_certs &&
+		    memcmp(t->certs, want->certs, sizeof(t->certs)) == 0 &&
+		    t->validation == want->validation && t->tickets == want->tickets)
+			return t;
+	}
+	return NULL;
+}
+
+/* The chain's server context: the previous snapshot's when the chain and
+ * its Secrets are the same objects, else built now. A chain whose context
+ * cannot be built has none: its connections are refused (and the reason
+ * logged, naming the listener, the chain and the Secret). */
+static void chain_tls(struct build *b, const struct arn_cfg_listener *l,
+		      const struct arn_cfg_filter_chain *fc)
+{
+	if (!fc || !fc->tls)
+		return;
+	const struct arn_cfg_tls *t = fc->tls;
+	struct snap *s = b->s;
+	char name[192], err[256];
+	snprintf(name, sizeof(name), "listener '%s' chain '%s'", l->obj.name,
+		 fc->name ? fc->name : "");
+	if (t->n_cert_secrets > TLS_RT_CERTS) {
+		ARN_ERR(HTTP, "%s: more than %d certificates; its connections are refused", name,
+			TLS_RT_CERTS);
+		return;
+	}
+	struct tls_rt nt = {.fc = fc, .n_certs = t->n_cert_secrets};
+	for (size_t i = 0; i < nt.n_certs; i++)
+		nt.certs[i] = arn_cfg_secret_find(b->g, &t->cert_secrets[i]);
+	if (t->validation_secret.len)
+		nt.validation = arn_cfg_secret_find(b->g, &t->validation_secret);
+	if (t->ticket_keys_secret.len)
+		nt.tickets = arn_cfg_secret_find(b->g, &t->ticket_keys_secret);
+	const struct tls_rt *old = find_tls(current, &nt);
+	if (old) {
+		nt.ctx = old->ctx;
+		arn_tls_ctx_ref(nt.ctx);
+	} else {
+		struct arn_tls_ctx_conf cf;
+		struct arn_tls_cert certs[TLS_RT_CERTS];
+		const void *pins[2];
+		if (arn_tls_ctx_conf_from_cfg(&cf, t, true, l, nt.certs, nt.n_certs, certs,
+					      nt.validation, nt.tickets, pins, err,
+					      sizeof(err)) < 0) {
+			ARN_ERR(HTTP, "%s: %s; its connections are refused", name, err);
+			return;
+		}
+		cf.name = name;
+		cf.replicas = arn_stats_workers();
+		nt.ctx = arn_tls_ctx_new(&cf, err, sizeof(err));
+		if (!nt.ctx) {
+			ARN_ERR(HTTP, "%s: %s; its connections are refused", name, err);
+			return;
+		}
+	}
+	if (s->n_tls == s->cap_tls) {
+		size_t nc = s->cap_tls ? s->cap_tls * 2 : 4;
+		void *p = realloc(s->tls, nc * sizeof(*s->tls));
+		if (!p) {
+			arn_tls_ctx_unref(nt.ctx);
+			b->oom = true;
+			return;
+		}
+		s->tls = p;
+		s->cap_tls = nc;
+	}
+	for (size_t i = 0; i < nt.n_certs; i++)
+		if (nt.certs[i])
+			arn_cfg_pin(nt.certs[i]);
+	if (nt.validation)
+		arn_cfg_pin(nt.validation);
+	if (nt.tickets)
+		arn_cfg_pin(nt.tickets);
+	s->tls[s->n_tls++] = nt;
+}
+
 static void each_listener(void *ctx, const struct arn_cfg_listener *l)
 {
 	struct build *b = ctx;
@@ -400,9 +520,16 @@ static void each_listener(void *ctx, const struct arn_cfg_listener *l)
 		lr->seen = sync_id;
 		b->oom |= !snap_hold_lrt(s, lr);
 	}
-	for (size_t i = 0; i < l->n_chains; i++)
+	bool tls = l->default_chain && l->default_chain->tls;
+	for (size_t i = 0; i < l->n_chains; i++) {
 		chain_hcm(b, l, &l->chains[i]);
+		chain_tls(b, l, &l->chains[i]);
+		tls |= l->chains[i].tls != NULL;
+	}
+	if (tls && lr && !lr->ssl) /* published with the snapshot */
+		lr->ssl = calloc(ARN_STATS_MAX_WORKERS, sizeof(*lr->ssl));
 	chain_hcm(b, l, l->default_chain);
+	chain_tls(b, l, l->default_chain);
 }
 
 /*
@@ -556,6 +683,7 @@ static void retire_poll(void)
 	reclaim_hcms();
 	http_host_reclaim(); /* hosts hold their clusters: before them */
 	http_cluster_reclaim();
+	arn_tls_reclaim(); /* contexts whose last connection ended on a worker */
 }
 
 void http_rt_sync(struct arn_config_store *s)
@@ -578,7 +706,7 @@ void http_rt_sync(struct arn_config_store *s)
 		resolve_post(cw.resolve);
 	arn_cfg_listener_foreach(g, each_listener, &b);
 	b.oom |= cw.oom;
-	size_t n = ns->n_crts + ns->n_hcms + ns->n_lrts + ns->n_hosts;
+	size_t n = ns->n_crts + ns->n_hcms + ns->n_lrts + ns->n_hosts + ns->n_tls;
 	size_t sz = 16;
 	while (sz < n * 2)
 		sz <<= 1;
@@ -604,6 +732,8 @@ void http_rt_sync(struct arn_config_store *s)
 		struct http_host *h = ns->hosts[i];
 		snap_put(ns, K_HOST, host_slot_key(h->crt, h->addr, h->port), NULL, 0, h);
 	}
+	for (size_t i = 0; i < ns->n_tls; i++)
+		snap_put(ns, K_TLS, (uint64_t)(uintptr_t)ns->tls[i].fc, NULL, 0, ns->tls[i].ctx);
 	struct snap *old = __atomic_exchange_n(&current, ns, __ATOMIC_ACQ_REL);
 	synced_gen = id;
 	synced_workers = nw;
@@ -644,6 +774,44 @@ int arn_http_host_counts(const char *cluster, uint32_t addr, uint16_t port,
 
 /* /stats: Envoy's per-endpoint stats, cluster.<name>.endpoint.<address>.<stat>,
  * for the hosts of the current snapshot (a removed host leaves with it). */
+enum {
+	SSL_FIXED = 0
+#define ARN_TLS_STAT(id, name, help) +1
+#include "arn_tls_stats.def"
+#undef ARN_TLS_STAT
+};
+
+/* listener.<address>.ssl.*, summed over the workers: Envoy's fixed ones
+ * always, those per cipher, curve, version and signature algorithm once
+ * counted (Envoy creates them on first use). */
+static void ssl_stats_pull(struct arn_stats_emitter *e, void *arg)
+{
+	(void)arg;
+	const struct snap *s = current;
+	if (!s)
+		return;
+	unsigned nw = arn_stats_workers();
+	for (size_t i = 0; i < s->n_lrts; i++) {
+		const struct http_listener_rt *l = s->lrts[i];
+		if (!l->ssl)
+			continue;
+		uint64_t sum[ARN_TLS_S_COUNT] = {0}, v[ARN_TLS_S_COUNT];
+		for (unsigned w = 0; w < nw && w < ARN_STATS_MAX_WORKERS; w++) {
+			arn_tls_stats_read(&l->ssl[w], v);
+			for (unsigned k = 0; k < ARN_TLS_S_COUNT; k++)
+				sum[k] += v[k];
+		}
+		char addr[32];
+		snprintf(addr, sizeof(addr), "%u.%u.%u.%u_%u", l->addr >> 24, (l->addr >> 16) & 255,
+			 (l->addr >> 8) & 255, l->addr & 255, l->port);
+		for (unsigned k = 0; k < ARN_TLS_S_COUNT; k++)
+			if (k < SSL_FIXED || sum[k])
+				arn_stats_emit(
+				    e, ARN_STAT_COUNTER, "listener", ARN_STATS_TAG_LISTENER, addr,
+				    arn_tls_stat_name((enum arn_tls_stat)k), (int64_t)sum[k]);
+	}
+}
+
 static void host_stats_pull(struct arn_stats_emitter *e, void *arg)
 {
 	(void)arg;
@@ -685,6 +853,7 @@ static void host_stats_pull(struct arn_stats_emitter *e, void *arg)
 int http_rt_init(struct arn_config_store *s)
 {
 	arn_stats_pull_register(host_stats_pull, NULL);
+	arn_stats_pull_register(ssl_stats_pull, NULL);
 	store = s;
 	retired = arn_defer_create(s ? arn_config_rcu(s) : NULL);
 	if (!retired)
@@ -698,6 +867,7 @@ int http_rt_init(struct arn_config_store *s)
 void http_rt_fini(void)
 {
 	arn_stats_pull_unregister(host_stats_pull, NULL);
+	arn_stats_pull_unregister(ssl_stats_pull, NULL);
 	/* workers are stopped: nothing reads the snapshots (or the batches
 	 * of addresses to resolve) any more */
 	while (resolving) {

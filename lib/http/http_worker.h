@@ -21,6 +21,7 @@
 
 #include "arn_access_log.h"
 #include "arn_config_model.h"
+#include "arn_tls.h"
 
 struct rte_mbuf;
 struct arn_lcore;
@@ -118,6 +119,11 @@ struct http_worker {
 	char *big_mem;	 /* HTTP_BIG_SCRATCH_N buffers of HTTP_BIG_SCRATCH bytes */
 	char **big_free; /* free list through each buffer's first bytes */
 	uint32_t n_res;
+
+	/* TLS: the handshake budget and deferred handshakes (lib/tls), and
+	 * the ssl.* counters of this worker's downstream TLS connections */
+	struct arn_tls_worker tls;
+	struct arn_tls_stats tls_stats;
 
 	struct http_pool *pools; /* [HTTP_POOLS] */
 	uint32_t n_pools;

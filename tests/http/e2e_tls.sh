@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# TLS termination end to end (issue 18): curl over TLS 1.2 and 1.3 through
+# Arion to the plain nginx upstream, with certificates made here.
+#
+#   :443   tls_inspector; two chains chosen by SNI (a.test, b.test), each
+#          with its own certificate; another name matches no chain: refused
+#   :8443  one chain, require_sni: a client sending no SNI is refused
+#   :9443  one chain, require_client_certificate (mTLS): a client with a
+#          certificate from the trusted CA is served, one without refused
+set -u
+. "${ARION_SRC:?}/tests/topo/topo.sh"
+topo_require ip ethtool curl nginx openssl || exit 77
+. "$ARION_SRC/tests/http/e2e_lib.sh"
+topo_init arn-tl
+http_e2e_topo || exit 1
+http_e2e_nginx || exit 1
+
+# ---- certificates: a server CA (a.test, b.test) and a client CA --------------------------
+d="$TOPO_DIR/pki"
+mkdir -p "$d"
+key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
+ca() { # ca NAME CN
+	key "$d/$1.key"
+	openssl req -x509 -new -key "$d/$1.key" -out "$d/$1.pem" -subj "/CN=$2" -days 2 2>/dev/null
+}
+leaf() { # leaf NAME CA CN EXT
+	key "$d/$1.key"
+	openssl req -new -key "$d/$1.key" -out "$d/$1.csr" -subj "/CN=$3" 2>/dev/null
+	printf '%s\n' "$4" >"$d/$1.ext"
+	openssl x509 -req -in "$d/$1.csr" -CA "$d/$2.pem" -CAkey "$d/$2.key" -CAcreateserial \
+		-out "$d/$1.pem" -days 2 -extfile "$d/$1.ext" 2>/dev/null
+}
+ca ca "arion test server CA" && ca cca "arion test client CA" &&
+	leaf a ca a.test "subjectAltName=DNS:a.test" &&
+	leaf b ca b.test "subjectAltName=DNS:b.test" &&
+	leaf client cca client "extendedKeyUsage=clientAuth" || { echo "openssl failed"; exit 1; }
+chmod -R a+rX "$d"
+
+hcm() { # hcm PREFIX (a filters: list, indented for a filter chain)
+	cat <<YAML
+            filters:
+              - name: envoy.filters.network.http_connection_manager
+                typed_config:
+                  "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+                  stat_prefix: $1
+                  route_config:
+                    virtual_hosts:
+                      - { name: all, domains: ["*"], routes: [ { match: { prefix: "/" }, route: { cluster: a } } ] }
+                  http_filters:
+                    - name: envoy.filters.http.router
+                      typed_config: { "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router }
+YAML
+}
+dtc() { # dtc CERT_SECRET [MORE DownstreamTlsContext lines]
+	cat <<YAML
+            transport_socket:
+              name: envoy.transport_sockets.tls
+              typed_config:
+                "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext
+                common_tls_context:
+                  tls_certificate_sds_secret_configs: [ { name: $1 } ]
+YAML
+	shift
+	for l in "$@"; do echo "                $l"; done
+}
+{
+	cat <<YAML
+  static_resources:
+    secrets:
+      - name: cert-a
+        tls_certificate: { certificate_chain: { filename: $d/a.pem }, private_key: { filename: $d/a.key } }
+      - name: cert-b
+        tls_certificate: { certificate_chain: { filename: $d/b.pem }, private_key: { filename: $d/b.key } }
+      - name: client-ca
+        validation_context: { trusted_ca: { filename: $d/cca.pem } }
+    listeners:
+      - name: sni
+        address: { socket_address: { address: 0.0.0.0, port_value: 443 } }
+        listener_filters:
+          - name: envoy.filters.listener.tls_inspector
+            typed_config: { "@type": type.googleapis.com/envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector }
+        filter_chains:
+          - name: a
+            filter_chain_match: { server_names: [a.test] }
+YAML
+	dtc cert-a
+	hcm tls_a
+	cat <<YAML
+          - name: b
+            filter_chain_match: { server_names: [b.test] }
+YAML
+	dtc cert-b
+	hcm tls_b
+	cat <<YAML
+      - name: need_sni
+        address: { socket_address: { address: 0.0.0.0, port_value: 8443 } }
+        filter_chains:
+          - name: only
+YAML
+	dtc cert-a "require_sni: true"
+	hcm tls_sni
+	cat <<YAML
+      - name: mtls
+        address: { socket_address: { address: 0.0.0.0, port_value: 9443 } }
+        filter_chains:
+          - name: only
+YAML
+	dtc cert-b
+	echo "                  validation_context_sds_secret_config: { name: client-ca }"
+	echo "                require_client_certificate: true"
+	hcm tls_m
+	cat <<YAML
+    clusters:
+      - name: a
+        type: STATIC
+        connect_timeout: 2s
+        load_assignment:
+          cluster_name: a
+          endpoints: [ { lb_endpoints: [ { endpoint: { address: { socket_address: { address: $ua, port_value: 8080 } } } } ] } ]
+YAML
+} >"$TOPO_DIR/body.yaml"
+http_e2e_arion "$TOPO_DIR/body.yaml" || { echo "arion did not start"; exit 1; }
+
+res() { echo "--resolve $1:$2:$us"; }
+# get NAME PORT [CURL ARGS]: the body, or "ERR<curl exit code>"
+get() {
+	local n=$1 p=$2
+	shift 2
+	local out
+	out=$(ip netns exec "$cns" curl -sS --max-time 10 --cacert "$d/ca.pem" $(res "$n" "$p") \
+		"$@" "https://$n:$p/" 2>"$TOPO_DIR/curl.err") || out="ERR$?"
+	echo "$out"
+}
+
+for v in 1.2 1.3; do
+	o=$(get a.test 443 --tlsv$v --tls-max $v)
+	[ "$o" = upstream-a ] && ok "TLS $v, SNI a.test: served through Arion ($o)" ||
+		bad "TLS $v, SNI a.test: '$o' $(cat "$TOPO_DIR/curl.err")"
+done
+o=$(get b.test 443)
+[ "$o" = upstream-a ] && ok "SNI b.test: the other chain's certificate verified for b.test" ||
+	bad "SNI b.test: '$o' $(cat "$TOPO_DIR/curl.err")"
+# the certificate each name got: its subject
+for n in a b; do
+	subj=$(ip netns exec "$cns" openssl s_client -connect "$us:443" -servername "$n.test" \
+		</dev/null 2>/dev/null | openssl x509 -noout -subject 2>/dev/null)
+	case "$subj" in *"$n.test"*) ok "SNI $n.test chose the chain with certificate CN=$n.test" ;;
+	*) bad "SNI $n.test: certificate '$subj'" ;; esac
+done
+o=$(get c.test 443 -k)
+case "$o" in ERR*) ok "SNI c.test matches no chain: refused ($o)" ;;
+*) bad "SNI c.test was served: '$o'" ;; esac
+v=$(stat listener.0.0.0.0_443.no_filter_chain_match)
+[ "$v" -ge 1 ] && ok "listener.0.0.0.0_443.no_filter_chain_match = $v" ||
+	bad "listener.0.0.0.0_443.no_filter_chain_match = $v"
+
+# keep-alive: several requests on one TLS connection
+o=$(ip netns exec "$cns" curl -sS --max-time 10 --cacert "$d/ca.pem" $(res a.test 443) \
+	"https://a.test:443/" "https://a.test:443/x" "https://a.test:443/y" -w '%{num_connects}\n' 2>&1 | tr '\n' ' ')
+[ "$o" = "upstream-a 0 upstream-a /x 0 upstream-a /y 0 " ] || [ "$o" = "upstream-a 1 upstream-a /x 0 upstream-a /y 0 " ] &&
+	ok "three requests on one TLS connection" || bad "keep-alive over TLS: '$o'"
+
+o=$(get a.test 8443)
+[ "$o" = upstream-a ] && ok "require_sni: a client with SNI is served" ||
+	bad "require_sni with SNI: '$o' $(cat "$TOPO_DIR/curl.err")"
+o=$(ip netns exec "$cns" curl -sS --max-time 10 -k "https://$us:8443/" 2>/dev/null) || o="ERR$?"
+case "$o" in ERR*) ok "require_sni: a client without SNI is refused ($o)" ;;
+*) bad "require_sni: served without SNI: '$o'" ;; esac
+
+o=$(get b.test 9443 --cert "$d/client.pem" --key "$d/client.key")
+[ "$o" = upstream-a ] && ok "mTLS: a client certificate from the trusted CA is accepted" ||
+	bad "mTLS with a certificate: '$o' $(cat "$TOPO_DIR/curl.err")"
+o=$(get b.test 9443)
+case "$o" in ERR*) ok "mTLS: a client without a certificate is refused ($o)" ;;
+*) bad "mTLS: served without a client certificate: '$o'" ;; esac
+o=$(get b.test 9443 --cert "$d/b.pem" --key "$d/b.key")
+case "$o" in ERR*) ok "mTLS: a certificate from another CA is refused ($o)" ;;
+*) bad "mTLS: served with an untrusted certificate: '$o'" ;; esac
+
+v=$(stat http.tls_a.downstream_cx_ssl_total)
+[ "$v" -ge 4 ] && ok "http.tls_a.downstream_cx_ssl_total = $v" ||
+	bad "http.tls_a.downstream_cx_ssl_total = $v"
+v=$(stat http.tls_a.downstream_cx_ssl_active)
+[ "$v" = 0 ] && ok "http.tls_a.downstream_cx_ssl_active = 0 once the clients left" ||
+	bad "http.tls_a.downstream_cx_ssl_active = $v"
+# listener.<address>.ssl.*: lib/tls's counters, summed over the workers
+sv() { # sv NAME MIN
+	local v
+	v=$(stat "$1")
+	[ "$v" -ge "$2" ] && ok "$1 = $v" || bad "$1 = $v (want at least $2)"
+}
+sv listener.0.0.0.0_443.ssl.handshake 4
+sv listener.0.0.0.0_443.ssl.versions.TLSv1.2 1
+sv listener.0.0.0.0_443.ssl.versions.TLSv1.3 3
+sv listener.0.0.0.0_9443.ssl.handshake 1
+sv listener.0.0.0.0_9443.ssl.fail_verify_no_cert 1
+sv listener.0.0.0.0_9443.ssl.fail_verify_error 1
+sv listener.0.0.0.0_8443.ssl.connection_error 1
+http_e2e_finish
