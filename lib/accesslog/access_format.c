@@ -41,6 +41,8 @@ enum op_kind {
 	OP_DS_LOCAL_NOPORT,
 	OP_DS_LOCAL_PORT,
 	OP_REQUESTED_SERVER_NAME,
+	OP_DS_TLS_VERSION,
+	OP_DS_TLS_CIPHER,
 	OP_ROUTE_NAME,
 	OP_CONNECTION_ID,
 	OP_HOSTNAME,
@@ -77,6 +79,8 @@ static const struct {
     {"DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT", OP_DS_LOCAL_NOPORT},
     {"DOWNSTREAM_LOCAL_PORT", OP_DS_LOCAL_PORT},
     {"REQUESTED_SERVER_NAME", OP_REQUESTED_SERVER_NAME},
+    {"DOWNSTREAM_TLS_VERSION", OP_DS_TLS_VERSION},
+    {"DOWNSTREAM_TLS_CIPHER", OP_DS_TLS_CIPHER},
     {"ROUTE_NAME", OP_ROUTE_NAME},
     {"CONNECTION_ID", OP_CONNECTION_ID},
     {"HOSTNAME", OP_HOSTNAME},
@@ -633,6 +637,12 @@ static enum val eval(const struct arn_access_format *f, const struct op *op,
 		break;
 	case OP_REQUESTED_SERVER_NAME:
 		s = r->requested_server_name;
+		break;
+	case OP_DS_TLS_VERSION:
+		s = r->downstream_tls_version;
+		break;
+	case OP_DS_TLS_CIPHER:
+		s = r->downstream_tls_cipher;
 		break;
 	case OP_ROUTE_NAME:
 		s = r->route_name;

@@ -102,7 +102,9 @@ struct arn_access_record {
 	struct arn_access_str upstream_cluster;
 	struct arn_access_str upstream_transport_failure_reason;
 	struct arn_access_str route_name;
-	struct arn_access_str requested_server_name; /* SNI */
+	struct arn_access_str requested_server_name;  /* SNI */
+	struct arn_access_str downstream_tls_version; /* "TLSv1.3"; empty: plain text */
+	struct arn_access_str downstream_tls_cipher;  /* OpenSSL's name */
 	uint64_t connection_id;
 	uint32_t upstream_request_attempt_count;
 	bool health_check; /* the health_check HTTP filter took it (not_health_check_filter) */

@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "arn_tls.h"
 #include "http_access_log.h"
 #include "http_stream.h"
 
@@ -66,7 +67,20 @@ void http_access_log(struct http_stream *st)
 		rec.req_headers = w->log_req;
 		rec.n_req_headers = log_headers(m, w->log_req, HTTP_MAX_HDRS + 2, st, true);
 	}
-	rec.scheme = (struct arn_access_str){"http", 4};
+	rec.scheme =
+	    hc->tls ? (struct arn_access_str){"https", 5} : (struct arn_access_str){"http", 4};
+	if (hc->tls) {
+		const char *v = arn_tls_version(hc->tls), *c = arn_tls_cipher(hc->tls),
+			   *sni = arn_tls_sni(hc->tls);
+		if (v)
+			rec.downstream_tls_version =
+			    (struct arn_access_str){v, (uint32_t)strlen(v)};
+		if (c)
+			rec.downstream_tls_cipher = (struct arn_access_str){c, (uint32_t)strlen(c)};
+		if (sni)
+			rec.requested_server_name =
+			    (struct arn_access_str){sni, (uint32_t)strlen(sni)};
+	}
 	rec.protocol = st->version == 10 ? (struct arn_access_str){"HTTP/1.0", 8}
 					 : (struct arn_access_str){"HTTP/1.1", 8};
 	if ((st->state & HTTP_S_RESP_STARTED) && !(st->state & HTTP_S_LOCAL) && st->res) {

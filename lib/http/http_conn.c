@@ -451,6 +451,7 @@ static int conn_open(struct http_worker *w, struct arn_tcp_conn *tc, struct http
 			return -ENOMEM;
 		}
 		c->dn.tp = &c->tls.t;
+		hc->tls = &c->tls.tls;
 	}
 	if (!hc->lsn) {
 		arn_cfg_pin(l);

@@ -456,7 +456,7 @@ void http_route(struct http_stream *st, const struct arn_cfg_gen *g,
 	st->route = mt.route;
 	const struct arn_cfg_route *r = mt.route;
 
-	if (mt.vhost->require_tls) {
+	if (mt.vhost->require_tls && !hc->tls) {
 		/* plain text to a virtual host that requires TLS: Envoy redirects */
 		char *loc = st->res->text + st->text_len;
 		int k = snprintf(loc, HTTP_TEXT - st->text_len, "https://%.*s%.*s",
@@ -483,11 +483,11 @@ void http_route(struct http_stream *st, const struct arn_cfg_gen *g,
 		return;
 	case ARN_CFG_ACTION_REDIRECT: {
 		char *loc = st->res->text + st->text_len;
-		int k =
-		    http_redirect_location(&r->redirect, false, auth, alen, m->path.p, m->path.len,
-					   r->path_kind == ARN_CFG_PATH_PREFIX ? r->path : NULL,
-					   r->path_kind == ARN_CFG_PATH_PREFIX ? r->path_len : 0,
-					   loc, HTTP_TEXT - st->text_len);
+		int k = http_redirect_location(
+		    &r->redirect, hc->tls != NULL, auth, alen, m->path.p, m->path.len,
+		    r->path_kind == ARN_CFG_PATH_PREFIX ? r->path : NULL,
+		    r->path_kind == ARN_CFG_PATH_PREFIX ? r->path_len : 0, loc,
+		    HTTP_TEXT - st->text_len);
 		if (k < 0) {
 			HTTP_INC(hc, rq_edit_overflow);
 			http_local_reply(st, 500, NULL, 0, 0, "redirect_too_long", NULL, 0);
@@ -589,6 +589,7 @@ static void upstream_ready(struct http_stream *st)
 	    .rport = hc->rport,
 	    .laddr = hc->laddr,
 	    .lport = hc->lport,
+	    .tls = hc->tls != NULL,
 	    .host = host,
 	    .host_len = host_len,
 	    .path_rewritten = rewrite,

@@ -30,6 +30,7 @@
 #include "http_io.h"
 #include "http_worker.h"
 
+struct arn_tls_conn;
 struct arn_tcp_conn;
 struct http_conn;
 struct http_upconn;
@@ -222,6 +223,7 @@ struct http_conn {
 	const struct http_conn_ops *ops;
 	struct http_peer *dn;		    /* the client, as its codec reads and writes it */
 	struct arn_tcp_conn *tc;	    /* the transport; NULL once lib/tcp closed it */
+	const struct arn_tls_conn *tls;	    /* its TLS (negotiated values), NULL: plain text */
 	const struct arn_cfg_listener *lsn; /* pinned */
 	const struct arn_cfg_hcm *hcm;	    /* lives in lsn */
 	struct http_hcm_rt *hrt;	    /* referenced, or NULL */

@@ -45,7 +45,15 @@ hcm() { # hcm PREFIX (a filters: list, indented for a filter chain)
                   stat_prefix: $1
                   route_config:
                     virtual_hosts:
-                      - { name: all, domains: ["*"], routes: [ { match: { prefix: "/" }, route: { cluster: a } } ] }
+                      - { name: all, domains: ["*"], require_tls: ALL, routes: [ { match: { prefix: "/" }, route: { cluster: a } } ] }
+                  access_log:
+                    - name: envoy.access_loggers.file
+                      typed_config:
+                        "@type": type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog
+                        path: $TOPO_DIR/access-$1.log
+                        log_format:
+                          text_format_source:
+                            inline_string: "%REQ(:PATH)% %DOWNSTREAM_TLS_VERSION% %REQUESTED_SERVER_NAME% %DOWNSTREAM_TLS_CIPHER%\\n"
                   http_filters:
                     - name: envoy.filters.http.router
                       typed_config: { "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router }
@@ -137,6 +145,18 @@ for v in 1.2 1.3; do
 	[ "$o" = upstream-a ] && ok "TLS $v, SNI a.test: served through Arion ($o)" ||
 		bad "TLS $v, SNI a.test: '$o' $(cat "$TOPO_DIR/curl.err")"
 done
+# the connection's TLS as the request sees it: no require_tls redirect
+# (every virtual host here has require_tls: ALL), x-forwarded-proto https,
+# and the access log's %DOWNSTREAM_TLS_VERSION% etc.
+o=$(ip netns exec "$cns" curl -sS --max-time 10 --cacert "$d/ca.pem" $(res a.test 443) --tlsv1.3 \
+	-D - -o /dev/null "https://a.test:443/echo" 2>&1 | tr -d '\r' | grep -i -E '^(HTTP/|x-seen-proto)' | tr 'A-Z\n' 'a-z ')
+[ "$o" = "http/1.1 200 ok x-seen-proto: https " ] &&
+	ok "require_tls satisfied over TLS; the upstream saw x-forwarded-proto https" ||
+	bad "over TLS: '$o'"
+for i in $(seq 20); do grep -q '^/echo ' "$TOPO_DIR/access-tls_a.log" 2>/dev/null && break; sleep 0.1; done
+o=$(grep '^/echo ' "$TOPO_DIR/access-tls_a.log" 2>/dev/null | head -1)
+case "$o" in "/echo TLSv1.3 a.test TLS_AES_"*) ok "access log: $o" ;;
+*) bad "access log TLS fields: '$o'" ;; esac
 o=$(get b.test 443)
 [ "$o" = upstream-a ] && ok "SNI b.test: the other chain's certificate verified for b.test" ||
 	bad "SNI b.test: '$o' $(cat "$TOPO_DIR/curl.err")"
