@@ -207,6 +207,19 @@ static void test_dtc_disable_stateless_session_resumption(void **state)
 }
 
 /* ocsp_staple_policy: LENIENT_STAPLING by default, Envoy's three values. */
+/* A downstream context offering h2 is refused until HTTP/2 is served:
+ * a client picking it would speak HTTP/2 to the HTTP/1.1 codec. */
+static void test_dtc_alpn_h2_refused(void **state)
+{
+	(void)state;
+	tc_refused(L,
+		   "{\"name\":\"l\"," ADDR ",\"filter_chains\":[" ECHO
+		   ",\"transport_socket\":{\"name\":\"tls\",\"typed_config\":{" DTC_AT
+		   ",\"common_tls_context\":{\"tls_certificate_sds_secret_configs\":[{\"name\":"
+		   "\"cert\"}],\"alpn_protocols\":[\"h2\",\"http/1.1\"]}}}}]}",
+		   "alpn_protocols: 'h2': Arion does not speak HTTP/2 yet");
+}
+
 static void test_dtc_ocsp_staple_policy(void **state)
 {
 	(void)state;
@@ -459,6 +472,7 @@ const struct CMUnitTest conv_tls_tests[] = {
     TC(test_dtc_session_ticket_keys_sds),
     TC(test_dtc_session_ticket_keys_inline_refused),
     TC(test_dtc_disable_stateless_session_resumption),
+    TC(test_dtc_alpn_h2_refused),
     TC(test_dtc_ocsp_staple_policy),
     TC(test_secret_ocsp_staple),
     TC(test_secret_ocsp_must_staple_certificate),
