@@ -18,6 +18,7 @@ import random
 import socket
 import struct
 import sys
+import threading
 import time
 
 from scapy.all import IP, TCP, AsyncSniffer, Raw, conf, send  # noqa: E402
@@ -52,10 +53,15 @@ def handshake(sports, wnd_after):
     Returns {sport: (our next seq, Arion's next seq)}."""
     isn = {sp: random.randrange(1 << 32) for sp in sports}
     want = set(sports)
+    ready = threading.Event()
     sn = AsyncSniffer(iface=IFACE, filter="tcp and src host %s and src port %d" % (US, PORT),
-                      lfilter=lambda p: TCP in p and p[TCP].dport in want, store=True)
+                      lfilter=lambda p: TCP in p and p[TCP].dport in want, store=True,
+                      started_callback=ready.set)
     sn.start()
-    time.sleep(0.1)
+    # the capture socket open before the SYNs go (a fixed sleep was racy)
+    if not ready.wait(5):
+        raise RuntimeError("the sniffer did not start")
+    time.sleep(0.05)
     blast([bytes(IP(dst=US, ttl=99) / TCP(sport=sp, dport=PORT, flags="S", seq=isn[sp],
                                           window=65535,
                                           options=[("MSS", 1460), ("SAckOK", b""), ("WScale", 0)]))

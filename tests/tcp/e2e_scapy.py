@@ -41,10 +41,16 @@ def exchange(pkts, wait=0.6, count=None, port=None):
     if not isinstance(pkts, list):
         pkts = [pkts]
     sports = {p[TCP].sport for p in pkts}
+    ready = threading.Event()
     sn = AsyncSniffer(iface=IFACE, filter="tcp and src host %s and src port %d" % (US, port or PORT),
-                      lfilter=lambda p: TCP in p and p[TCP].dport in sports, store=True)
+                      lfilter=lambda p: TCP in p and p[TCP].dport in sports, store=True,
+                      started_callback=ready.set)
     sn.start()
-    time.sleep(0.1)
+    # the capture socket must be open before anything is sent: a fixed
+    # 0.1 s was not always enough on a loaded machine (a SYN-ACK missed)
+    if not ready.wait(5):
+        raise RuntimeError("the sniffer did not start")
+    time.sleep(0.05)
     send(pkts)
     t0 = time.time()
     while time.time() - t0 < wait:
