@@ -111,6 +111,11 @@ void http_out_reset(struct http_out *o)
 	memset(o, 0, sizeof(*o));
 }
 
+static ssize_t tcp_put(void *tc, const void *p, size_t n)
+{
+	return arn_tcp_write(tc, p, (uint32_t)n);
+}
+
 int http_out_flush(struct http_out *o, struct arn_tcp_conn *tc)
 {
 	if (!tc)
@@ -126,35 +131,7 @@ int http_out_flush(struct http_out *o, struct arn_tcp_conn *tc)
 		}
 		o->chain = NULL;
 	}
-	while (o->stage_len) {
-		int n = arn_tcp_write(tc, o->stage + o->stage_off, o->stage_len);
-		if (n < 0)
-			return n;
-		if (n == 0)
-			return -EAGAIN;
-		o->stage_off = (uint8_t)(o->stage_off + n);
-		o->stage_len = (uint8_t)(o->stage_len - n);
-	}
-	o->stage_off = 0;
-	while (o->data_len) {
-		int n = arn_tcp_write(tc, o->data, o->data_len);
-		if (n < 0)
-			return n;
-		if (n == 0)
-			return -EAGAIN;
-		o->data += n;
-		o->data_len -= (uint32_t)n;
-	}
-	static const char crlf[2] = {'\r', '\n'};
-	while (o->crlf) {
-		int n = arn_tcp_write(tc, crlf + 2 - o->crlf, o->crlf);
-		if (n < 0)
-			return n;
-		if (n == 0)
-			return -EAGAIN;
-		o->crlf = (uint8_t)(o->crlf - n);
-	}
-	return 0;
+	return http_out_put_pieces(o, tcp_put, tc);
 }
 
 /* ---- the raw transport ---------------------------------------------------------------- */

@@ -15,6 +15,7 @@
 #ifndef ARN_HTTP_IO_H
 #define ARN_HTTP_IO_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -102,6 +103,41 @@ static inline bool http_out_busy(const struct http_out *o)
 	return o->chain || o->stage_len || o->data_len || o->crlf;
 }
 void http_out_reset(struct http_out *o);
+/*
+ * The part of a flush that every transport shares: @p o's small pieces
+ * (the staged bytes, the data by reference, the chunk's closing CRLF), in
+ * that order, to @p put, which returns the bytes it took (0: none fit
+ * now) or a negative errno. @return 0 when all went, -EAGAIN when the
+ * rest waits, or put's errno. Inline, so that a constant @p put (raw TCP)
+ * costs no indirect call.
+ */
+static inline int http_out_put_pieces(struct http_out *o,
+				      ssize_t (*put)(void *ctx, const void *p, size_t n), void *ctx)
+{
+	while (o->stage_len) {
+		ssize_t n = put(ctx, o->stage + o->stage_off, o->stage_len);
+		if (n <= 0)
+			return n < 0 ? (int)n : -EAGAIN;
+		o->stage_off = (uint8_t)(o->stage_off + n);
+		o->stage_len = (uint8_t)(o->stage_len - n);
+	}
+	o->stage_off = 0;
+	while (o->data_len) {
+		ssize_t n = put(ctx, o->data, o->data_len);
+		if (n <= 0)
+			return n < 0 ? (int)n : -EAGAIN;
+		o->data += n;
+		o->data_len -= (uint32_t)n;
+	}
+	static const char crlf[2] = {'\r', '\n'};
+	while (o->crlf) {
+		ssize_t n = put(ctx, crlf + 2 - o->crlf, o->crlf);
+		if (n <= 0)
+			return n < 0 ? (int)n : -EAGAIN;
+		o->crlf = (uint8_t)(o->crlf - n);
+	}
+	return 0;
+}
 
 /* ---- the transport under a peer ---------------------------------------------- */
 

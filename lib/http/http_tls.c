@@ -95,8 +95,9 @@ static uint32_t tls_fill(struct http_transport *tp, struct arn_tcp_conn *tc, str
 /* Encrypt what of @p p[0..len) TLS takes. @return bytes taken (less than
  * @p len: the rest waits for on_writable, which was asked for), or a
  * negative errno (the connection failed). */
-static ssize_t tls_put(struct http_tls_tp *t, const void *p, size_t len)
+static ssize_t tls_put(void *ctx, const void *p, size_t len)
 {
+	struct http_tls_tp *t = ctx;
 	ssize_t n = arn_tls_write(&t->tls, p, len);
 	if (n == -EAGAIN)
 		n = 0;
@@ -133,35 +134,7 @@ static int tls_flush(struct http_transport *tp, struct arn_tcp_conn *tc, struct 
 		http_seg_free(m);
 		t->out_off = 0;
 	}
-	while (o->stage_len) {
-		ssize_t n = tls_put(t, o->stage + o->stage_off, o->stage_len);
-		if (n < 0)
-			return (int)n;
-		if (n == 0)
-			return -EAGAIN;
-		o->stage_off = (uint8_t)(o->stage_off + n);
-		o->stage_len = (uint8_t)(o->stage_len - n);
-	}
-	o->stage_off = 0;
-	while (o->data_len) {
-		ssize_t n = tls_put(t, o->data, o->data_len);
-		if (n < 0)
-			return (int)n;
-		if (n == 0)
-			return -EAGAIN;
-		o->data += n;
-		o->data_len -= (uint32_t)n;
-	}
-	static const char crlf[2] = {'\r', '\n'};
-	while (o->crlf) {
-		ssize_t n = tls_put(t, crlf + 2 - o->crlf, o->crlf);
-		if (n < 0)
-			return (int)n;
-		if (n == 0)
-			return -EAGAIN;
-		o->crlf = (uint8_t)(o->crlf - n);
-	}
-	return 0;
+	return http_out_put_pieces(o, tls_put, t);
 }
 
 /* close_notify before the FIN, as Envoy sends it (it does not wait for the
