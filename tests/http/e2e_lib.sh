@@ -127,6 +127,44 @@ NGINX
 	return 1
 }
 
+# http_e2e_xds_cp SCRIPT DIR: start the Node control plane SCRIPT (it
+# writes DIR/port once listening) and write $TOPO_DIR/body.yaml, a
+# bootstrap whose delta ADS is that control plane, for http_e2e_arion.
+# TOPO_PID is the control plane's pid.
+http_e2e_xds_cp() {
+	local script=$1 dir=$2 pid port i
+	topo_bg cp node "$script" "$dir"
+	pid=$TOPO_PID
+	for i in $(seq 100); do [ -s "$dir/port" ] && break; sleep 0.1; done
+	[ -s "$dir/port" ] || { cat "$TOPO_DIR/cp.log"; echo "control plane did not start"; return 1; }
+	port=$(cat "$dir/port")
+	cat >"$TOPO_DIR/body.yaml" <<YAML
+  dynamic_resources:
+    ads_config:
+      api_type: DELTA_GRPC
+      transport_api_version: V3
+      grpc_services:
+        - envoy_grpc: { cluster_name: xds_cluster }
+    cds_config: { ads: {} }
+    lds_config: { ads: {} }
+  static_resources:
+    clusters:
+      - name: xds_cluster
+        type: STATIC
+        connect_timeout: 1s
+        typed_extension_protocol_options:
+          envoy.extensions.upstreams.http.v3.HttpProtocolOptions:
+            "@type": type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions
+            explicit_http_config: { http2_protocol_options: {} }
+        load_assignment:
+          cluster_name: xds_cluster
+          endpoints:
+            - lb_endpoints:
+                - endpoint: { address: { socket_address: { address: 127.0.0.1, port_value: $port } } }
+YAML
+	TOPO_PID=$pid
+}
+
 # http_e2e_arion FILE: FILE holds the envoy_bootstrap: body (static
 # resources etc., indented by 2); the admin and dataplane are added.
 http_e2e_arion() {

@@ -31,34 +31,7 @@ for n in 1 2; do
 done
 chmod -R a+rX "$cp_dir"
 
-topo_bg cp node "$ARION_SRC/tests/http/e2e_tls_sds.js" "$cp_dir"
-for i in $(seq 100); do [ -s "$cp_dir/port" ] && break; sleep 0.1; done
-[ -s "$cp_dir/port" ] || { cat "$TOPO_DIR/cp.log"; echo "control plane did not start"; exit 1; }
-port=$(cat "$cp_dir/port")
-cat >"$TOPO_DIR/body.yaml" <<YAML
-  dynamic_resources:
-    ads_config:
-      api_type: DELTA_GRPC
-      transport_api_version: V3
-      grpc_services:
-        - envoy_grpc: { cluster_name: xds_cluster }
-    cds_config: { ads: {} }
-    lds_config: { ads: {} }
-  static_resources:
-    clusters:
-      - name: xds_cluster
-        type: STATIC
-        connect_timeout: 1s
-        typed_extension_protocol_options:
-          envoy.extensions.upstreams.http.v3.HttpProtocolOptions:
-            "@type": type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions
-            explicit_http_config: { http2_protocol_options: {} }
-        load_assignment:
-          cluster_name: xds_cluster
-          endpoints:
-            - lb_endpoints:
-                - endpoint: { address: { socket_address: { address: 127.0.0.1, port_value: $port } } }
-YAML
+http_e2e_xds_cp "$ARION_SRC/tests/http/e2e_tls_sds.js" "$cp_dir" || exit 1
 http_e2e_arion "$TOPO_DIR/body.yaml" || exit 1
 for i in $(seq 200); do [ -e "$cp_dir/ready" ] || [ -e "$cp_dir/failed" ] && break; sleep 0.1; done
 [ -e "$cp_dir/ready" ] || { cat "$TOPO_DIR/cp.log"; bad "first configuration not ACKed"; http_e2e_finish; }
