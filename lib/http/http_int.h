@@ -92,9 +92,13 @@ struct http_cluster_rt {
 /* Per HttpConnectionManager object (pointer identity): statistics by
  * stat_prefix and the access loggers. Reference counted: each snapshot and
  * each downstream connection using it holds one; the last put (any lcore)
- * queues it for the control lcore to free. */
+ * queues it for the control lcore to free. A tcp_proxy filter (its
+ * object's identity) has one too, with tp set instead of hcm: the same
+ * parts (tcp.<stat_prefix>.* in stats, its access loggers, the network
+ * filters before it), so that both terminal filters share one life cycle. */
 struct http_hcm_rt {
-	const struct arn_cfg_hcm *hcm; /* key; the listener is pinned by the snapshot */
+	const struct arn_cfg_hcm *hcm;	    /* key; the listener is pinned by the snapshot */
+	const struct arn_cfg_tcp_proxy *tp; /* key instead of hcm (a tcp_proxy chain) */
 	struct arn_stats_scope *stats;
 	struct arn_access_logger *loggers[HTTP_MAX_LOGGERS];
 	unsigned n_loggers;
@@ -258,6 +262,8 @@ size_t http_host_count(void);
  * reference (http_crt_ref, http_lrt_ref) before it. */
 struct http_cluster_rt *http_rt_cluster(const char *name, size_t len, uint64_t hash);
 struct http_hcm_rt *http_rt_hcm(const struct arn_cfg_hcm *hcm); /* takes a reference */
+/* The runtime object of tcp_proxy filter @p tp (takes a reference). */
+struct http_hcm_rt *http_rt_tcpp(const struct arn_cfg_tcp_proxy *tp);
 /** The server TLS context of filter chain @p fc in the current snapshot
  * (borrowed: a connection takes its own reference with arn_tls_conn_init
  * in the same poll), or NULL when it has no TLS or its context could not

@@ -32,14 +32,20 @@
 
 /* ---- workers ------------------------------------------------------------------------------ */
 
+static inline void wstat_inc(struct http_worker *w, struct arn_stats_scope *sc, unsigned id)
+{
+	if (sc)
+		arn_stats_inc(sc, w->slot, id);
+}
+
 static inline void fstat_inc(struct http_conn *hc, struct arn_stats_scope *sc, unsigned id)
 {
 	if (sc)
 		arn_stats_inc(sc, hc->w->slot, id);
 }
 
-static void rbac_count(struct http_conn *hc, struct arn_stats_scope *sc, struct arn_stats_scope *sh,
-		       const struct arn_rbac_result *res);
+static void rbac_count(struct http_worker *w, struct arn_stats_scope *sc,
+		       struct arn_stats_scope *sh, const struct arn_rbac_result *res);
 
 /* envoy.filters.http.rbac on @p st's request @p req: the route's
  * RBACPerRoute, else the filter's rules. @return true when it denied
@@ -78,7 +84,7 @@ static bool rbac_step(struct http_stream *st, size_t i, const struct arn_cfg_rba
 
 	struct http_hcm_rt *r = hc->hrt;
 	bool idx = r && i < HTTP_MAX_FILTER_STATS;
-	rbac_count(hc, idx ? r->fstats[i] : NULL, idx ? r->fshadow[i] : NULL, &res);
+	rbac_count(w, idx ? r->fstats[i] : NULL, idx ? r->fshadow[i] : NULL, &res);
 	if (ok)
 		return false;
 	/* Envoy's details name the policy that decided, kept in the
@@ -283,14 +289,20 @@ bool http_l4_filters(struct http_stream *st, const struct arn_cfg_gen *g,
 	return false;
 }
 
-/* ---- the network filters before the connection manager ---------------------------------- */
+/* ---- the network filters before the terminal filter ------------------------------------- */
 
-int http_l4_accept(struct http_conn *hc, const struct arn_cfg_filter_chain *fc, uint32_t *delay_ms)
+/*
+ * The network filters run ahead of either terminal filter (the connection
+ * manager, tcp_proxy): the connection's owner keeps what they hold (which
+ * connection_limit filters count it, whether RBAC waits for the first
+ * byte) and hands it in; @p r is the terminal filter's runtime object,
+ * whose l4stats / l4shadow are the filters' scopes by index.
+ */
+int http_l4_net_accept(struct http_worker *w, struct http_hcm_rt *r,
+		       const struct arn_cfg_filter_chain *fc, uint8_t *held, bool *rbac_pending,
+		       uint32_t *delay_ms)
 {
-	struct http_worker *w = hc->w;
-	struct http_hcm_rt *r = hc->hrt;
 	*delay_ms = 0;
-	hc->l4_fc = fc; /* lives in the pinned listener */
 	for (size_t i = 0; i < fc->n_l4_filters; i++) {
 		const struct arn_cfg_l4_filter *f = &fc->l4_filters[i];
 		struct arn_stats_scope *sc = r && i < HTTP_MAX_FILTER_STATS ? r->l4stats[i] : NULL;
@@ -302,7 +314,7 @@ int http_l4_accept(struct http_conn *hc, const struct arn_cfg_filter_chain *fc, 
 			if (!rl || !rl->enabled || arn_tbucket_init(&tb, &rl->bucket, w->hz) < 0)
 				break;
 			if (!arn_tbucket_take(&tb, rl->state, http_tsc(w), 1)) {
-				fstat_inc(hc, sc, ARN_LRL_rate_limited);
+				wstat_inc(w, sc, ARN_LRL_rate_limited);
 				return -EBUSY;
 			}
 			break;
@@ -312,18 +324,18 @@ int http_l4_accept(struct http_conn *hc, const struct arn_cfg_filter_chain *fc, 
 			if (!cl || !cl->enabled)
 				break;
 			if (i >= HTTP_L4_HELD_MAX || !arn_connlimit_acquire(cl)) {
-				fstat_inc(hc, sc, ARN_CXL_limited_connections);
+				wstat_inc(w, sc, ARN_CXL_limited_connections);
 				*delay_ms = cl->delay_ms;
 				return -EBUSY;
 			}
-			hc->l4_held |= 1u << i;
+			*held |= (uint8_t)(1u << i);
 			if (sc)
 				arn_stats_gauge_add(sc, w->slot, ARN_CXL_active_connections, 1);
 			break;
 		}
 		case ARN_CFG_L4_RBAC:
-			/* on the first byte (http_l4_first_byte) */
-			hc->l4_rbac_pending = true;
+			/* on the first byte (http_l4_net_first_byte) */
+			*rbac_pending = true;
 			break;
 		default:
 			break;
@@ -334,27 +346,68 @@ int http_l4_accept(struct http_conn *hc, const struct arn_cfg_filter_chain *fc, 
 
 /* The counters of one RBAC outcome into @p sc (and @p sh for shadow
  * rules under their own prefix). */
-static void rbac_count(struct http_conn *hc, struct arn_stats_scope *sc, struct arn_stats_scope *sh,
-		       const struct arn_rbac_result *res)
+static void rbac_count(struct http_worker *w, struct arn_stats_scope *sc,
+		       struct arn_stats_scope *sh, const struct arn_rbac_result *res)
 {
 	if (res->ran)
-		fstat_inc(hc, sc, res->enforced.allowed ? ARN_RBAC_allowed : ARN_RBAC_denied);
+		wstat_inc(w, sc, res->enforced.allowed ? ARN_RBAC_allowed : ARN_RBAC_denied);
 	if (!res->shadow_ran)
 		return;
 	if (sh)
-		fstat_inc(hc, sh,
+		wstat_inc(w, sh,
 			  res->shadow.allowed ? ARN_RBAC_SHADOW_shadow_allowed
 					      : ARN_RBAC_SHADOW_shadow_denied);
 	else
-		fstat_inc(hc, sc,
+		wstat_inc(w, sc,
 			  res->shadow.allowed ? ARN_RBAC_shadow_allowed : ARN_RBAC_shadow_denied);
+}
+
+int http_l4_net_first_byte(struct http_worker *w, struct http_hcm_rt *r,
+			   const struct arn_cfg_filter_chain *fc, const struct arn_rbac_input *in,
+			   uint32_t *delay_ms)
+{
+	*delay_ms = 0;
+	for (size_t i = 0; fc && i < fc->n_l4_filters; i++) {
+		const struct arn_cfg_l4_filter *f = &fc->l4_filters[i];
+		if (f->kind != ARN_CFG_L4_RBAC || !f->rbac)
+			continue;
+		struct arn_rbac_result res;
+		bool ok = arn_rbac_filter_eval(f->rbac, NULL, in, &res);
+		bool idx = r && i < HTTP_MAX_FILTER_STATS;
+		rbac_count(w, idx ? r->l4stats[i] : NULL, idx ? r->l4shadow[i] : NULL, &res);
+		if (!ok) {
+			*delay_ms = f->rbac->delay_deny_ms;
+			return -EACCES;
+		}
+	}
+	return 0;
+}
+
+void http_l4_net_close(struct http_worker *w, struct http_hcm_rt *r,
+		       const struct arn_cfg_filter_chain *fc, uint8_t *held)
+{
+	for (size_t i = 0; fc && *held && i < fc->n_l4_filters && i < HTTP_L4_HELD_MAX; i++) {
+		if (!(*held & (1u << i)))
+			continue;
+		arn_connlimit_release(fc->l4_filters[i].connection_limit);
+		struct arn_stats_scope *sc = r ? r->l4stats[i] : NULL;
+		if (sc)
+			arn_stats_gauge_add(sc, w->slot, ARN_CXL_active_connections, -1);
+	}
+	*held = 0;
+}
+
+/* ---- the connection manager's connections ---------------------------------------------- */
+
+int http_l4_accept(struct http_conn *hc, const struct arn_cfg_filter_chain *fc, uint32_t *delay_ms)
+{
+	hc->l4_fc = fc; /* lives in the pinned listener */
+	return http_l4_net_accept(hc->w, hc->hrt, fc, &hc->l4_held, &hc->l4_rbac_pending, delay_ms);
 }
 
 int http_l4_first_byte(struct http_conn *hc, uint32_t *delay_ms)
 {
-	const struct arn_cfg_filter_chain *fc = hc->l4_fc;
 	hc->l4_rbac_pending = false;
-	*delay_ms = 0;
 	/* Plain text: nothing a rule reads changes after the first byte
 	 * (no SNI, no certificate), so ONE_TIME_ON_FIRST_BYTE and CONTINUOUS
 	 * decide alike and the filter runs once. */
@@ -364,34 +417,11 @@ int http_l4_first_byte(struct http_conn *hc, uint32_t *delay_ms)
 	    .dst_addr = hc->laddr,
 	    .dst_port = hc->lport,
 	};
-	for (size_t i = 0; fc && i < fc->n_l4_filters; i++) {
-		const struct arn_cfg_l4_filter *f = &fc->l4_filters[i];
-		if (f->kind != ARN_CFG_L4_RBAC || !f->rbac)
-			continue;
-		struct arn_rbac_result res;
-		bool ok = arn_rbac_filter_eval(f->rbac, NULL, &in, &res);
-		struct http_hcm_rt *r = hc->hrt;
-		bool idx = r && i < HTTP_MAX_FILTER_STATS;
-		rbac_count(hc, idx ? r->l4stats[i] : NULL, idx ? r->l4shadow[i] : NULL, &res);
-		if (!ok) {
-			*delay_ms = f->rbac->delay_deny_ms;
-			return -EACCES;
-		}
-	}
-	return 0;
+	return http_l4_net_first_byte(hc->w, hc->hrt, hc->l4_fc, &in, delay_ms);
 }
 
 void http_l4_close(struct http_conn *hc)
 {
-	const struct arn_cfg_filter_chain *fc = hc->l4_fc;
-	for (size_t i = 0; fc && hc->l4_held && i < fc->n_l4_filters && i < HTTP_L4_HELD_MAX; i++) {
-		if (!(hc->l4_held & (1u << i)))
-			continue;
-		arn_connlimit_release(fc->l4_filters[i].connection_limit);
-		struct arn_stats_scope *sc = hc->hrt ? hc->hrt->l4stats[i] : NULL;
-		if (sc)
-			arn_stats_gauge_add(sc, hc->w->slot, ARN_CXL_active_connections, -1);
-	}
-	hc->l4_held = 0;
+	http_l4_net_close(hc->w, hc->hrt, hc->l4_fc, &hc->l4_held);
 	hc->l4_fc = NULL;
 }

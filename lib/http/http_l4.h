@@ -7,6 +7,7 @@
 #define ARN_HTTP_L4_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct http_conn;
 struct http_hcm_rt;
@@ -47,5 +48,24 @@ int http_l4_accept(struct http_conn *hc, const struct arn_cfg_filter_chain *fc, 
 int http_l4_first_byte(struct http_conn *hc, uint32_t *delay_ms);
 /** @p hc closes: what http_l4_accept() counted is released. */
 void http_l4_close(struct http_conn *hc);
+
+/*
+ * The same network filters for any connection (tcp_proxy's too): @p r is
+ * the terminal filter's runtime object (its l4stats), the caller keeps
+ * *@p held (the connection_limit filters counting it, by index) and
+ * *@p rbac_pending between the calls.
+ */
+struct http_worker;
+struct arn_rbac_input;
+int http_l4_net_accept(struct http_worker *w, struct http_hcm_rt *r,
+		       const struct arn_cfg_filter_chain *fc, uint8_t *held, bool *rbac_pending,
+		       uint32_t *delay_ms);
+/** The RBAC filters on the connection's first byte, with @p in (its
+ * addresses, and the SNI a ClientHello gave). @return 0 or -EACCES. */
+int http_l4_net_first_byte(struct http_worker *w, struct http_hcm_rt *r,
+			   const struct arn_cfg_filter_chain *fc, const struct arn_rbac_input *in,
+			   uint32_t *delay_ms);
+void http_l4_net_close(struct http_worker *w, struct http_hcm_rt *r,
+		       const struct arn_cfg_filter_chain *fc, uint8_t *held);
 
 #endif

@@ -21,7 +21,7 @@ void http_l4_hrt_init(struct http_hcm_rt *r, const struct arn_cfg_listener *l)
 	for (size_t c = 0; l && c <= l->n_chains; c++) {
 		const struct arn_cfg_filter_chain *fc =
 		    c < l->n_chains ? &l->chains[c] : l->default_chain;
-		if (!fc || fc->hcm != h)
+		if (!fc || (h ? fc->hcm != h : fc->tcp_proxy != r->tp))
 			continue;
 		for (size_t i = 0; i < fc->n_l4_filters && i < HTTP_MAX_FILTER_STATS; i++) {
 			const struct arn_cfg_l4_filter *f = &fc->l4_filters[i];
@@ -48,7 +48,7 @@ void http_l4_hrt_init(struct http_hcm_rt *r, const struct arn_cfg_listener *l)
 							f->connection_limit->stat_prefix);
 		}
 	}
-	for (size_t i = 0; i < h->n_http_filters && i < HTTP_MAX_FILTER_STATS; i++) {
+	for (size_t i = 0; h && i < h->n_http_filters && i < HTTP_MAX_FILTER_STATS; i++) {
 		const void *cfg = h->http_filter_cfgs ? h->http_filter_cfgs[i] : NULL;
 		if (!cfg)
 			continue;

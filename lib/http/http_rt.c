@@ -104,14 +104,31 @@ struct http_cluster_rt *http_rt_cluster(const char *name, size_t len, uint64_t h
 	return s ? s->val : NULL;
 }
 
-struct http_hcm_rt *http_rt_hcm(const struct arn_cfg_hcm *hcm)
+/* The key of an HCM's or a tcp_proxy's runtime object: its configuration
+ * object's address (distinct objects, so one kind of slot serves both). */
+static uint64_t hrt_key(const struct http_hcm_rt *r)
 {
-	const struct slot *s = snap_find(K_HCM, (uint64_t)(uintptr_t)hcm, NULL, 0);
+	return r->hcm ? (uint64_t)(uintptr_t)r->hcm : (uint64_t)(uintptr_t)r->tp;
+}
+
+static struct http_hcm_rt *hrt_lookup(const void *key)
+{
+	const struct slot *s = snap_find(K_HCM, (uint64_t)(uintptr_t)key, NULL, 0);
 	if (!s)
 		return NULL;
 	struct http_hcm_rt *r = s->val;
 	__atomic_fetch_add(&r->refs, 1, __ATOMIC_RELAXED);
 	return r;
+}
+
+struct http_hcm_rt *http_rt_hcm(const struct arn_cfg_hcm *hcm)
+{
+	return hrt_lookup(hcm);
+}
+
+struct http_hcm_rt *http_rt_tcpp(const struct arn_cfg_tcp_proxy *tp)
+{
+	return hrt_lookup(tp);
 }
 
 struct arn_tls_ctx *http_rt_tls(const struct arn_cfg_filter_chain *fc)
@@ -281,18 +298,28 @@ static struct arn_access_format *json_fmt(const char *text, struct arn_sb *err)
 	return f;
 }
 
-static struct http_hcm_rt *hcm_rt_new(const struct arn_cfg_listener *l, const struct arn_cfg_hcm *h)
+/* The runtime object of connection manager @p h, or (h NULL) of tcp_proxy
+ * filter @p tp: statistics, access loggers, the network filters' scopes. */
+static struct http_hcm_rt *hcm_rt_new(const struct arn_cfg_listener *l, const struct arn_cfg_hcm *h,
+				      const struct arn_cfg_tcp_proxy *tp)
 {
 	struct http_hcm_rt *r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
 	r->hcm = h;
+	r->tp = h ? NULL : tp;
 	r->refs = 1; /* the snapshot's */
-	r->stats = arn_stats_scope_get(&arn_stats_http_schema, ARN_STATS_TAG_HCM,
-				       h->stat_prefix ? h->stat_prefix : "");
+	if (h)
+		r->stats = arn_stats_scope_get(&arn_stats_http_schema, ARN_STATS_TAG_HCM,
+					       h->stat_prefix ? h->stat_prefix : "");
+	else
+		r->stats = arn_stats_scope_get(&arn_stats_tcp_proxy_schema, ARN_STATS_TAG_TCP_PROXY,
+					       tp->stat_prefix ? tp->stat_prefix : "");
 	http_l4_hrt_init(r, l);
-	for (size_t i = 0; i < h->n_access_logs && r->n_loggers < HTTP_MAX_LOGGERS; i++) {
-		const struct arn_cfg_access_log *a = &h->access_logs[i];
+	const struct arn_cfg_access_log *logs = h ? h->access_logs : tp->access_logs;
+	size_t n_logs = h ? h->n_access_logs : tp->n_access_logs;
+	for (size_t i = 0; i < n_logs && r->n_loggers < HTTP_MAX_LOGGERS; i++) {
+		const struct arn_cfg_access_log *a = &logs[i];
 		struct arn_sb err = ARN_SB_INIT;
 		struct arn_access_format *f = NULL;
 		if (a->json_format)
@@ -339,10 +366,10 @@ static struct http_hcm_rt *hcm_rt_new(const struct arn_cfg_listener *l, const st
 	return r;
 }
 
-static struct http_hcm_rt *find_hcm(const struct snap *s, const struct arn_cfg_hcm *h)
+static struct http_hcm_rt *find_hcm(const struct snap *s, const void *key)
 {
 	for (size_t i = 0; s && i < s->n_hcms; i++)
-		if (s->hcms[i]->hcm == h)
+		if (hrt_key(s->hcms[i]) == (uint64_t)(uintptr_t)key)
 			return s->hcms[i];
 	return NULL;
 }
@@ -388,16 +415,22 @@ struct build {
 static void chain_hcm(struct build *b, const struct arn_cfg_listener *l,
 		      const struct arn_cfg_filter_chain *fc)
 {
-	if (!fc || fc->kind != ARN_CFG_NF_HCM || !fc->hcm)
+	if (!fc)
+		return;
+	const struct arn_cfg_hcm *h = fc->kind == ARN_CFG_NF_HCM ? fc->hcm : NULL;
+	const struct arn_cfg_tcp_proxy *tp =
+	    fc->kind == ARN_CFG_NF_TCP_PROXY ? fc->tcp_proxy : NULL;
+	const void *key = h ? (const void *)h : (const void *)tp;
+	if (!key)
 		return;
 	struct snap *s = b->s;
-	if (find_hcm(s, fc->hcm))
+	if (find_hcm(s, key))
 		return;
-	struct http_hcm_rt *r = find_hcm(current, fc->hcm);
+	struct http_hcm_rt *r = find_hcm(current, key);
 	if (r)
 		__atomic_fetch_add(&r->refs, 1, __ATOMIC_RELAXED);
 	else
-		r = hcm_rt_new(l, fc->hcm);
+		r = hcm_rt_new(l, h, tp);
 	if (!r) {
 		b->oom = true;
 		return;
@@ -723,7 +756,7 @@ void http_rt_sync(struct arn_config_store *s)
 		snap_put(ns, K_CLUSTER, c->hash, c->name, c->len, c);
 	}
 	for (size_t i = 0; i < ns->n_hcms; i++)
-		snap_put(ns, K_HCM, (uint64_t)(uintptr_t)ns->hcms[i]->hcm, NULL, 0, ns->hcms[i]);
+		snap_put(ns, K_HCM, hrt_key(ns->hcms[i]), NULL, 0, ns->hcms[i]);
 	for (size_t i = 0; i < ns->n_lrts; i++) {
 		struct http_listener_rt *l = ns->lrts[i];
 		snap_put(ns, K_LISTENER, ((uint64_t)l->addr << 16) | l->port, NULL, 0, l);
