@@ -156,7 +156,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	/* the filters lib/http's workers run, before anything is converted
 	 * (both modes: validate accepts what serve would run) */
-	arn_config_set_features(ARN_CONFIG_FEATURE_HTTP_L4);
+	arn_config_set_features(ARN_CONFIG_FEATURE_HTTP_L4 | ARN_CONFIG_FEATURE_L4);
 
 	struct arn_sb err = ARN_SB_INIT;
 	struct arn_bootstrap *b = NULL;

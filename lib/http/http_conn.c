@@ -21,6 +21,7 @@
 #include "http_l4.h"
 #include "http_hcm.h"
 #include "http_stream.h"
+#include "http_tcpp.h"
 #include "http_upstream.h"
 
 #define LINGER_MS 3000
@@ -389,6 +390,23 @@ static void conn_free(struct http_h1_conn *c)
 	w->conn_free = hc;
 }
 
+/* The block that waited for a ClientHello is done with: the connection
+ * went to a tcp_proxy session, which set its own user and ops. */
+static void inspect_release(struct http_h1_conn *c)
+{
+	struct http_conn *hc = &c->c;
+	struct http_worker *w = hc->w;
+	http_timer_cancel(&hc->idle_timer);
+	http_h1_peer_free(&c->dn);
+	if (hc->lsn)
+		arn_cfg_unpin(hc->lsn);
+	hc->lsn = NULL;
+	hc->tc = NULL;
+	hc->state = HTTP_DC_CLOSED;
+	hc->next = w->conn_free;
+	w->conn_free = hc;
+}
+
 /*
  * Open the connection on listener @p l's chain @p fc (NULL: none matched):
  * @p c is the block that waited for the ClientHello (tls_inspector), or
@@ -422,6 +440,23 @@ static int conn_open(struct http_worker *w, struct arn_tcp_conn *tc, struct http
 		if (lrt) {
 			arn_stats_inc(lrt->stats, w->slot, ARN_LS_downstream_cx_total);
 		}
+		return rc;
+	}
+	if (fc->kind == ARN_CFG_NF_TCP_PROXY && !fc->tls) {
+		/* the ClientHello a tls_inspector read stays in TCP's queue:
+		 * relayed as it is (TLS passthrough) */
+		const char *sni = NULL;
+		size_t sni_len = 0;
+		if (c) {
+			const struct arn_tls_hello *h = arn_tls_hello_result(&c->hello);
+			if (h && h->has_sni) {
+				sni = h->sni;
+				sni_len = h->sni_len;
+			}
+		}
+		int rc = http_tcpp_open(w, tc, l, fc, sni, sni_len);
+		if (rc == 0 && c)
+			inspect_release(c); /* the session owns the connection now */
 		return rc;
 	}
 	if (fc->kind != ARN_CFG_NF_HCM || !fc->hcm)

@@ -32,6 +32,7 @@
 #include "arn_tcp.h"
 #include "http_conn.h"
 #include "http_stream.h"
+#include "http_tcpp.h"
 #include "http_upstream.h"
 
 static struct arn_config_store *g_store;
@@ -139,6 +140,7 @@ static void worker_free(struct http_worker *w)
 	free(w->res_mem);
 	free(w->big_mem);
 	free(w->pools);
+	http_tcpp_worker_fini(w);
 	rte_free(w);
 }
 
@@ -177,7 +179,8 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	w->res_mem = worker_array(w->n_res, sizeof(*w->res_mem));
 	w->pools = worker_array(HTTP_POOLS, sizeof(*w->pools));
 	w->big_mem = worker_array(HTTP_BIG_SCRATCH_N, HTTP_BIG_SCRATCH);
-	if (!w->conns || !w->ups || !w->res_mem || !w->pools || !w->big_mem) {
+	if (!w->conns || !w->ups || !w->res_mem || !w->pools || !w->big_mem ||
+	    http_tcpp_worker_init(w, w->n_ups) != 0) {
 		ARN_ERR(HTTP, "worker %u: out of memory for the HTTP pools", idx);
 		worker_free(w);
 		return -ENOMEM;
@@ -249,6 +252,7 @@ static void worker_fini(struct arn_lcore *lc, void *arg)
 	if (!w)
 		return;
 	http_conns_shutdown(w);
+	http_tcpp_shutdown(w);
 	http_pools_close_all(w);
 	for (int i = 0; i < HTTP_LISTENERS_MAX; i++)
 		if (w->lsn[i].used)

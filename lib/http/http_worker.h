@@ -32,6 +32,7 @@ struct http_h1_conn;
 struct http_upconn;
 struct http_res;
 struct http_pool;
+struct http_tcpp;
 
 /* The most header lines a message may have: the size of every header
  * array the proxy keeps for one (a request's, a response's, the route
@@ -111,6 +112,10 @@ struct http_worker {
 	uint32_t n_conns;
 	struct http_upconn *ups, *up_free;
 	uint32_t n_ups;
+	/* tcp_proxy sessions (http_tcpp.h): as many as upstream connections,
+	 * one each */
+	struct http_tcpp *tcpps, *tcpp_free;
+	uint32_t n_tcpps;
 	struct http_res *res_mem, *res_free;
 	/* connections whose next request (its head complete in the input)
 	 * waits for a free http_res, oldest first; woken by the poll, and

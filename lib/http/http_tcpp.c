@@ -1,0 +1,839 @@
+/*
+ * envoy.filters.network.tcp_proxy's data path (http_tcpp.h): one session
+ * per downstream connection, relaying its bytes to an upstream connection
+ * and back.
+ *
+ * A session's life, as Envoy's TcpProxy::Filter:
+ *
+ *   1. accept: the network filters before tcp_proxy (connection_limit,
+ *      local_ratelimit; RBAC waits for the first byte), then the cluster
+ *      (cluster or weighted_clusters), a host (the cluster's lb_policy)
+ *      and a connection to it, under the cluster's connect_timeout and
+ *      max_connections; a failed attempt is retried on a new pick up to
+ *      max_connect_attempts. Nothing is read from the downstream until the
+ *      upstream is connected (Envoy disables its reads meanwhile).
+ *   2. relay: each direction moves what the receiving side holds into the
+ *      other side's send queue, as much as it has room for (zero copy:
+ *      mbufs are relinked); a full send queue pauses that direction until
+ *      lib/tcp says it is writable again. A FIN is passed on once
+ *      everything before it was: each direction closes on its own
+ *      (half-close), and the session ends when both have.
+ *   3. timers: idle_timeout (no byte either way), max_downstream_
+ *      connection_duration, the cluster's connect_timeout.
+ *   4. end: when both connections are gone, the access log line and the
+ *      statistics; the session block goes back to the worker.
+ *
+ * A reset (or a failed connect after the downstream started) on one side
+ * resets the other, as Envoy closes without flushing then.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_common.h>
+#include <rte_mbuf.h>
+
+#include "arn_config.h"
+#include "arn_log.h"
+#include "arn_rbac.h"
+#include "arn_tcp.h"
+#include "arn_tcp_proxy.h"
+#include "http_int.h"
+#include "http_l4.h"
+#include "http_stream.h"
+#include "http_tcpp.h"
+#include "http_worker.h"
+
+/* Where a session is. */
+enum tcpp_state {
+	TP_CONNECTING = 0, /* waiting for an upstream connection */
+	TP_RELAYING,	   /* both connected: bytes move */
+	TP_CLOSING,	   /* refused, failed or timed out: the connections are going */
+};
+
+struct http_tcpp {
+	struct http_tcpp *next; /* the worker's free list */
+	struct http_worker *w;
+	const struct arn_cfg_listener *lsn; /* pinned */
+	const struct arn_cfg_filter_chain *fc;
+	const struct arn_cfg_tcp_proxy *tp;    /* in lsn */
+	struct http_hcm_rt *rt;		       /* tcp.<stat_prefix>.*, access logs; referenced */
+	struct http_listener_rt *lrt;	       /* referenced */
+	struct arn_tcp_conn *dn, *up;	       /* NULL once lib/tcp closed them */
+	const struct arn_cfg_cluster *cluster; /* pinned */
+	const struct arn_cfg_endpoints *eps;   /* pinned */
+	struct http_cluster_rt *crt;	       /* referenced */
+	struct arn_cfg_ref cref;	       /* the cluster's name, in tp */
+	uint32_t laddr, raddr, up_addr;
+	uint16_t lport, rport, up_port;
+	uint8_t state;		/* enum tcpp_state */
+	uint8_t attempts;	/* connection attempts made */
+	uint8_t held;		/* connection_limit filters counting it */
+	bool rbac_pending;	/* network RBAC decides on the first byte */
+	bool up_connected;	/* the current upstream connection is established */
+	bool up_counted;	/* counted in the cluster's cx_active */
+	bool connect_timed_out; /* the current attempt ran out of connect_timeout */
+	bool dn_eof, up_eof;	/* FIN received from that side */
+	bool dn_shut, up_shut;	/* FIN sent to that side */
+	bool dn_paused;		/* reading downstream stopped: the upstream is full */
+	bool up_paused;		/* reading upstream stopped: the downstream is full */
+	bool in_step;		/* a step is on the stack */
+	/* what a side that closed orderly still held for the other (its
+	 * receive queue goes with it): at most one receive buffer */
+	struct rte_mbuf *pend_up, *pend_dn;
+	bool again;	   /* something changed during it: step once more */
+	uint32_t flags;	   /* ARN_RF_BIT() response flags */
+	uint64_t rx_bytes; /* from downstream (to upstream) */
+	uint64_t tx_bytes; /* to downstream (from upstream) */
+	uint64_t id;
+	uint64_t open_tsc, last_ms;
+	int64_t start_wall_us;
+	struct http_timer idle_timer; /* idle_timeout, then a refusal's delay */
+	struct http_timer conn_timer; /* the attempt's connect_timeout */
+	struct http_timer dur_timer;  /* max_downstream_connection_duration */
+	uint16_t sni_len;
+	char sni[256]; /* the ClientHello's server name (passthrough), for RBAC and the log */
+};
+
+#define TS(s) ((s)->rt ? (s)->rt->stats : NULL)
+#define TP_INC(s, name)                                                                            \
+	do {                                                                                       \
+		if (TS(s))                                                                         \
+			arn_stats_inc(TS(s), (s)->w->slot, ARN_TCP_PROXY_##name);                  \
+	} while (0)
+#define TP_ADD(s, name, n)                                                                         \
+	do {                                                                                       \
+		if (TS(s))                                                                         \
+			arn_stats_add(TS(s), (s)->w->slot, ARN_TCP_PROXY_##name, (n));             \
+	} while (0)
+#define TCL_INC(s, name)                                                                           \
+	do {                                                                                       \
+		if ((s)->crt)                                                                      \
+			arn_stats_inc((s)->crt->stats, (s)->w->slot, ARN_CL_##name);               \
+	} while (0)
+#define TCL_ADD(s, name, n)                                                                        \
+	do {                                                                                       \
+		if ((s)->crt)                                                                      \
+			arn_stats_add((s)->crt->stats, (s)->w->slot, ARN_CL_##name, (n));          \
+	} while (0)
+
+static const struct arn_tcp_ops tp_dn_ops, tp_up_ops;
+static void step(struct http_tcpp *s);
+static void attempt(struct http_tcpp *s);
+
+static struct http_tcpp *owner(struct http_timer *t, size_t off)
+{
+	return (struct http_tcpp *)(void *)((char *)t - off);
+}
+
+/* ---- the end ------------------------------------------------------------------------------ */
+
+static void access_log(struct http_tcpp *s)
+{
+	struct http_hcm_rt *r = s->rt;
+	if (!r || !r->n_loggers)
+		return;
+	struct http_worker *w = s->w;
+	struct arn_access_record rec;
+	memset(&rec, 0, sizeof(rec));
+	rec.start_time_us = s->start_wall_us;
+	rec.duration_us = http_now_us(w, s->open_tsc);
+	rec.request_duration_us = UINT64_MAX;
+	rec.response_duration_us = UINT64_MAX;
+	rec.response_tx_duration_us = UINT64_MAX;
+	/* a TCP connection has no request: %PROTOCOL% and %RESPONSE_CODE%
+	 * are "-" and 0, as Envoy writes them for tcp_proxy */
+	rec.response_flags = s->flags;
+	rec.bytes_received = s->rx_bytes;
+	rec.bytes_sent = s->tx_bytes;
+	rec.downstream_remote = (struct arn_access_addr){s->raddr, s->rport};
+	rec.downstream_local = (struct arn_access_addr){s->laddr, s->lport};
+	if (s->up_addr)
+		rec.upstream_host = (struct arn_access_addr){s->up_addr, s->up_port};
+	if (s->cref.len)
+		rec.upstream_cluster = (struct arn_access_str){s->cref.name, (uint32_t)s->cref.len};
+	if (s->sni_len)
+		rec.requested_server_name = (struct arn_access_str){s->sni, s->sni_len};
+	rec.connection_id = s->id;
+	rec.upstream_request_attempt_count = s->attempts;
+	for (unsigned i = 0; i < r->n_loggers; i++)
+		arn_access_log_write(r->loggers[i], w->slot, &rec);
+}
+
+/* The upstream connection of the current attempt is gone: its counts end. */
+static void up_uncount(struct http_tcpp *s)
+{
+	if (!s->up_counted)
+		return;
+	s->up_counted = false;
+	if (s->crt) {
+		__atomic_fetch_sub(&s->crt->cx_active, 1, __ATOMIC_RELAXED);
+		arn_stats_gauge_add(s->crt->stats, s->w->slot, ARN_CL_upstream_cx_active, -1);
+		TCL_INC(s, upstream_cx_destroy);
+	}
+}
+
+static void tcpp_free(struct http_tcpp *s)
+{
+	struct http_worker *w = s->w;
+	http_timer_cancel(&s->idle_timer);
+	http_timer_cancel(&s->conn_timer);
+	http_timer_cancel(&s->dur_timer);
+	access_log(s);
+	up_uncount(s);
+	if (s->pend_up)
+		rte_pktmbuf_free(s->pend_up);
+	if (s->pend_dn)
+		rte_pktmbuf_free(s->pend_dn);
+	http_l4_net_close(w, s->rt, s->fc, &s->held);
+	if (s->lrt) {
+		arn_stats_gauge_add(s->lrt->stats, w->slot, ARN_LS_downstream_cx_active, -1);
+		arn_stats_inc(s->lrt->stats, w->slot, ARN_LS_downstream_cx_destroy);
+		http_lrt_put(s->lrt);
+	}
+	if (s->cluster)
+		arn_cfg_unpin(s->cluster);
+	if (s->eps)
+		arn_cfg_unpin(s->eps);
+	http_crt_put(s->crt);
+	http_rt_hcm_put(s->rt);
+	if (s->lsn)
+		arn_cfg_unpin(s->lsn);
+	memset(s, 0, sizeof(*s));
+	s->next = w->tcpp_free;
+	w->tcpp_free = s;
+}
+
+/* Both connections gone (or never made): free it, unless a step is on the
+ * stack (it frees it when it unwinds). */
+static void maybe_free(struct http_tcpp *s)
+{
+	if (!s->dn && !s->up && !s->in_step && s->w)
+		tcpp_free(s);
+}
+
+/* Close both sides now. @p reset: RST (Envoy's NoFlush close after a
+ * failure); else queued bytes go, then FIN. */
+static void close_both(struct http_tcpp *s, bool reset)
+{
+	s->state = TP_CLOSING;
+	http_timer_cancel(&s->idle_timer);
+	http_timer_cancel(&s->conn_timer);
+	http_timer_cancel(&s->dur_timer);
+	struct arn_tcp_conn *c[2] = {s->dn, s->up};
+	for (int i = 0; i < 2; i++) {
+		if (!c[i])
+			continue;
+		if (reset) {
+			arn_tcp_abort(c[i]);
+		} else {
+			arn_tcp_rx_consume(c[i], arn_tcp_rx_pending(c[i]));
+			arn_tcp_close(c[i]);
+		}
+		/* on_close follows from the poll for each */
+	}
+}
+
+/* ---- relaying --------------------------------------------------------------------------- */
+
+/*
+ * Move what @p from holds into @p to's send queue, as much as it has room
+ * for. @return true when all of it went (or nothing was there), false when
+ * @p to is full (paused: lib/tcp calls on_writable once it has room).
+ */
+static bool move(struct arn_tcp_conn *from, struct arn_tcp_conn *to, struct rte_mbuf **left,
+		 uint64_t *bytes)
+{
+	if (*left) {
+		uint32_t n = (*left)->pkt_len;
+		int rc = arn_tcp_write_mbuf(to, *left);
+		if (rc == -EAGAIN)
+			return false; /* on_writable follows */
+		if (rc < 0)
+			rte_pktmbuf_free(*left);
+		else
+			*bytes += n;
+		*left = NULL;
+	}
+	uint32_t pend;
+	while (from && (pend = arn_tcp_rx_pending(from)) != 0) {
+		uint32_t room = arn_tcp_sndbuf_space(to);
+		if (room == 0) {
+			arn_tcp_want_writable(to);
+			return false;
+		}
+		struct rte_mbuf *m = arn_tcp_rx_take(from, RTE_MIN(pend, room));
+		if (!m)
+			return false; /* out of mbufs to split one: the next event retries */
+		uint32_t n = m->pkt_len;
+		int rc = arn_tcp_write_mbuf(to, m);
+		if (rc == -EAGAIN) {
+			/* cannot happen with room > 0; never hold bytes of our own */
+			rte_pktmbuf_free(m);
+			return false;
+		}
+		if (rc < 0) {
+			rte_pktmbuf_free(m);
+			return true; /* the other side is gone: its close ends us */
+		}
+		*bytes += n;
+	}
+	return true;
+}
+
+/* One round of both directions, FINs passed on once all before them went. */
+static void relay(struct http_tcpp *s)
+{
+	struct http_worker *w = s->w;
+	uint64_t rx = s->rx_bytes, tx = s->tx_bytes;
+	if (s->up && !s->up_shut) {
+		bool done = move(s->dn, s->up, &s->pend_up, &s->rx_bytes);
+		if (!done && !s->dn_paused) {
+			s->dn_paused = true;
+			TP_INC(s, downstream_flow_control_paused_reading_total);
+		} else if (done && s->dn_paused) {
+			s->dn_paused = false;
+			TP_INC(s, downstream_flow_control_resumed_reading_total);
+		}
+		if (done && s->dn_eof) {
+			s->up_shut = true;
+			arn_tcp_shutdown(s->up); /* half-close: the other way goes on */
+		}
+	}
+	if (s->dn && !s->dn_shut) {
+		bool done = move(s->up, s->dn, &s->pend_dn, &s->tx_bytes);
+		if (!done && !s->up_paused) {
+			s->up_paused = true;
+			TCL_INC(s, upstream_flow_control_paused_reading_total);
+		} else if (done && s->up_paused) {
+			s->up_paused = false;
+			TCL_INC(s, upstream_flow_control_resumed_reading_total);
+		}
+		if (done && s->up_eof) {
+			s->dn_shut = true;
+			arn_tcp_shutdown(s->dn);
+		}
+		/* the upstream may hold its next bytes behind Nagle until we ACK */
+		if (s->up)
+			arn_tcp_ack_now(s->up);
+	}
+	if (s->rx_bytes != rx || s->tx_bytes != tx) {
+		s->last_ms = w->now_ms;
+		TP_ADD(s, downstream_cx_rx_bytes_total, s->rx_bytes - rx);
+		TP_ADD(s, downstream_cx_tx_bytes_total, s->tx_bytes - tx);
+		TCL_ADD(s, upstream_cx_tx_bytes_total, s->rx_bytes - rx);
+		TCL_ADD(s, upstream_cx_rx_bytes_total, s->tx_bytes - tx);
+	}
+	/* Both FINs passed on: each connection ends by itself once its peer
+	 * has acknowledged ours and sent its own (lib/tcp's on_close). */
+}
+
+/* The network RBAC filters, on the first bytes of the downstream. @return
+ * false when they denied it (the connection is closing). */
+static bool rbac_first_byte(struct http_tcpp *s)
+{
+	s->rbac_pending = false;
+	struct arn_rbac_input in = {
+	    .src_addr = s->raddr,
+	    .remote_addr = s->raddr,
+	    .dst_addr = s->laddr,
+	    .dst_port = s->lport,
+	    .sni = {s->sni_len ? s->sni : NULL, s->sni_len},
+	};
+	uint32_t delay = 0;
+	if (http_l4_net_first_byte(s->w, s->rt, s->fc, &in, &delay) == 0)
+		return true;
+	/* denied: nothing is relayed; close after delay_deny */
+	s->state = TP_CLOSING;
+	if (s->up) {
+		arn_tcp_abort(s->up);
+	}
+	if (s->dn)
+		arn_tcp_rx_consume(s->dn, arn_tcp_rx_pending(s->dn));
+	http_timer_cancel(&s->dur_timer);
+	http_timer_arm(s->w, &s->idle_timer, delay ? delay : 1);
+	return false;
+}
+
+static void step_once(struct http_tcpp *s)
+{
+	if (s->state == TP_CLOSING) {
+		/* discard what still comes while the connections go */
+		if (s->dn)
+			arn_tcp_rx_consume(s->dn, arn_tcp_rx_pending(s->dn));
+		return;
+	}
+	if (s->rbac_pending && s->dn && arn_tcp_rx_pending(s->dn) && !rbac_first_byte(s))
+		return;
+	if (s->state != TP_RELAYING)
+		return;
+	relay(s);
+	/* a side is gone and the other has nothing more to take from it:
+	 * close what remains once its queue is out (FIN after the data) */
+	if (!s->dn && s->up && !s->pend_up && s->up_shut) {
+		s->state = TP_CLOSING;
+		arn_tcp_rx_consume(s->up, arn_tcp_rx_pending(s->up));
+		arn_tcp_close(s->up);
+	} else if (!s->up && s->dn && !s->pend_dn && s->dn_shut) {
+		s->state = TP_CLOSING;
+		arn_tcp_rx_consume(s->dn, arn_tcp_rx_pending(s->dn));
+		arn_tcp_close(s->dn);
+	}
+}
+
+static void step(struct http_tcpp *s)
+{
+	if (s->in_step) {
+		s->again = true;
+		return;
+	}
+	s->in_step = true;
+	do {
+		s->again = false;
+		step_once(s);
+	} while (s->again);
+	s->in_step = false;
+	maybe_free(s);
+}
+
+/* ---- timers ----------------------------------------------------------------------------- */
+
+static void idle_timeout(struct http_timer *t)
+{
+	struct http_tcpp *s = owner(t, offsetof(struct http_tcpp, idle_timer));
+	if (s->state == TP_CLOSING) {
+		/* a refusal's delay ran out: close the downstream now */
+		if (s->dn) {
+			arn_tcp_rx_consume(s->dn, arn_tcp_rx_pending(s->dn));
+			arn_tcp_close(s->dn);
+		}
+		return;
+	}
+	uint64_t idle = s->tp->idle_timeout_ms;
+	if (!idle)
+		return;
+	uint64_t since = s->w->now_ms - s->last_ms;
+	if (since < idle) {
+		http_timer_arm(s->w, t, idle - since);
+		return;
+	}
+	TP_INC(s, idle_timeout);
+	close_both(s, false);
+}
+
+static void duration_timeout(struct http_timer *t)
+{
+	struct http_tcpp *s = owner(t, offsetof(struct http_tcpp, dur_timer));
+	if (s->state == TP_CLOSING)
+		return;
+	TP_INC(s, max_downstream_connection_duration);
+	close_both(s, false);
+}
+
+static void connect_timeout(struct http_timer *t)
+{
+	struct http_tcpp *s = owner(t, offsetof(struct http_tcpp, conn_timer));
+	if (s->up_connected || !s->up)
+		return;
+	s->connect_timed_out = true;
+	TCL_INC(s, upstream_cx_connect_timeout);
+	arn_tcp_abort(s->up); /* on_close reports the failure (and the next attempt) */
+}
+
+/* ---- upstream ------------------------------------------------------------------------------ */
+
+static uint32_t lb_active(void *ctx, const struct arn_cfg_endpoint *ep)
+{
+	(void)ctx;
+	(void)ep;
+	return 0;
+}
+
+static uint64_t *lb_rr(struct http_worker *w, uint64_t key)
+{
+	key |= 1;
+	for (unsigned i = 0; i < HTTP_LB_SLOTS; i++) {
+		struct http_lb_state *st = &w->lb[(key + i) & (HTTP_LB_SLOTS - 1)];
+		if (st->key == key)
+			return &st->rr;
+		if (st->key == 0) {
+			st->key = key;
+			st->rr = 0;
+			return &st->rr;
+		}
+	}
+	return NULL;
+}
+
+/* No upstream for this connection: close the downstream (Envoy's
+ * onInitFailure: the flag says why). */
+static void give_up(struct http_tcpp *s, uint32_t flag)
+{
+	s->flags |= flag;
+	close_both(s, false);
+}
+
+/* A connection to a host of the cluster for the next attempt. */
+static void attempt(struct http_tcpp *s)
+{
+	struct http_worker *w = s->w;
+	s->attempts++;
+	s->up_connected = false;
+	s->connect_timed_out = false;
+	struct http_lb_in in = {
+	    .cluster = s->cluster,
+	    .eps = s->eps,
+	    .rr = lb_rr(w, s->crt ? s->crt->hash : arn_cfg_hash(s->cref.name, s->cref.len)),
+	    .rand = http_rand(w),
+	    .active = lb_active,
+	    .ctx = s,
+	};
+	if (s->tp->hash_source_ip &&
+	    (s->cluster->lb == ARN_CFG_LB_RING_HASH || s->cluster->lb == ARN_CFG_LB_MAGLEV)) {
+		in.has_hash = true;
+		in.hash = arn_cfg_hash((const char *)&s->raddr, sizeof(s->raddr));
+	}
+	struct http_lb_out out;
+	if (http_lb_pick(&in, &out) != 0) {
+		TCL_INC(s, upstream_cx_none_healthy);
+		give_up(s, ARN_RF_BIT(NO_HEALTHY_UPSTREAM));
+		return;
+	}
+	if (out.panic)
+		TCL_INC(s, lb_healthy_panic);
+	/* the cluster's max_connections, counted across workers as the
+	 * HTTP pools count it */
+	const struct arn_cfg_thresholds *th = &s->cluster->thresholds[0];
+	if (s->crt &&
+	    __atomic_load_n(&s->crt->cx_active, __ATOMIC_RELAXED) >= (int32_t)th->max_connections) {
+		TCL_INC(s, upstream_cx_overflow);
+		give_up(s, ARN_RF_BIT(UPSTREAM_OVERFLOW));
+		return;
+	}
+	s->up_addr = out.ep->addr;
+	s->up_port = out.ep->port;
+	int err = 0;
+	struct arn_tcp_conn *up = arn_tcp_connect(w->lc, s->laddr, s->up_addr, s->up_port,
+						  &tp_up_ops, s, ARN_TCP_CC_DEFAULT, &err);
+	if (!up) {
+		TCL_INC(s, upstream_cx_connect_fail);
+		if (s->attempts < s->tp->max_connect_attempts) {
+			attempt(s);
+			return;
+		}
+		if (s->attempts > 1)
+			TCL_INC(s, upstream_cx_connect_attempts_exceeded);
+		give_up(s, ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE));
+		return;
+	}
+	s->up = up;
+	s->up_counted = true;
+	if (s->crt) {
+		__atomic_fetch_add(&s->crt->cx_active, 1, __ATOMIC_RELAXED);
+		arn_stats_gauge_add(s->crt->stats, w->slot, ARN_CL_upstream_cx_active, 1);
+		TCL_INC(s, upstream_cx_total);
+	}
+	http_timer_arm(w, &s->conn_timer,
+		       s->cluster->connect_timeout_ms ? s->cluster->connect_timeout_ms : 5000);
+}
+
+static void up_connected(struct arn_tcp_conn *c, int status)
+{
+	struct http_tcpp *s = arn_tcp_user(c);
+	if (!s || status != 0)
+		return; /* on_close follows with the reason */
+	s->up_connected = true;
+	http_timer_cancel(&s->conn_timer);
+	if (s->crt)
+		arn_stats_hist_record(s->crt->stats, s->w->slot, ARN_CL_upstream_cx_connect_ms,
+				      http_now_us(s->w, s->open_tsc) / 1000);
+	if (s->state != TP_CONNECTING)
+		return;
+	s->state = TP_RELAYING;
+	s->last_ms = s->w->now_ms;
+	step(s);
+}
+
+static void up_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
+{
+	(void)head;
+	(void)len;
+	struct http_tcpp *s = arn_tcp_user(c);
+	if (s)
+		step(s);
+}
+
+static void up_eof(struct arn_tcp_conn *c)
+{
+	struct http_tcpp *s = arn_tcp_user(c);
+	if (!s)
+		return;
+	s->up_eof = true;
+	step(s);
+}
+
+static void any_writable(struct arn_tcp_conn *c)
+{
+	struct http_tcpp *s = arn_tcp_user(c);
+	if (s)
+		step(s);
+}
+
+/*
+ * lib/tcp closed @p c, one side of @p s, orderly (@p reason 0: both FINs
+ * exchanged) or not. An orderly one hands what its receive queue still
+ * holds to the relay (*@p left) and the other side finishes; any other
+ * resets the other side, as Envoy closes without flushing then.
+ */
+static void side_closed(struct http_tcpp *s, struct arn_tcp_conn *c, int reason,
+			struct rte_mbuf **left, bool *eof)
+{
+	if (s->state == TP_CLOSING) {
+		/* going already; an upstream attempt in progress is of no use */
+		if (s->up && !s->up_connected && !s->dn)
+			arn_tcp_abort(s->up);
+		return;
+	}
+	if (reason == 0 && s->state == TP_RELAYING) {
+		uint32_t n = arn_tcp_rx_pending(c);
+		if (n) {
+			struct rte_mbuf *m = arn_tcp_rx_take(c, n);
+			if (m) {
+				if (*left)
+					rte_pktmbuf_chain(*left, m);
+				else
+					*left = m;
+			}
+		}
+		*eof = true;
+		step(s);
+		return;
+	}
+	close_both(s, true);
+}
+
+static void up_closed(struct arn_tcp_conn *c, int reason)
+{
+	struct http_tcpp *s = arn_tcp_user(c);
+	if (!s)
+		return;
+	arn_tcp_set_user(c, NULL);
+	s->up = NULL;
+	bool was = s->up_connected;
+	s->up_connected = false;
+	up_uncount(s);
+	if (!was && s->state == TP_CONNECTING) {
+		/* the attempt failed: refused, unreachable, connect_timeout */
+		TCL_INC(s, upstream_cx_connect_fail);
+		s->in_step = true;
+		if (s->attempts < s->tp->max_connect_attempts && s->dn) {
+			attempt(s);
+		} else {
+			if (s->attempts > 1)
+				TCL_INC(s, upstream_cx_connect_attempts_exceeded);
+			give_up(s, ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE));
+		}
+		s->in_step = false;
+		maybe_free(s);
+		return;
+	}
+	if (reason == 0 || reason == -ECONNRESET)
+		TCL_INC(s, upstream_cx_destroy_remote);
+	else
+		TCL_INC(s, upstream_cx_destroy_local);
+	if (reason != 0 && s->state == TP_RELAYING)
+		s->flags |= ARN_RF_BIT(UPSTREAM_CONNECTION_TERMINATION);
+	s->in_step = true;
+	side_closed(s, c, reason, &s->pend_dn, &s->up_eof);
+	s->in_step = false;
+	step(s);
+}
+
+static const struct arn_tcp_ops tp_up_ops = {
+    .on_connected = up_connected,
+    .on_data = up_data,
+    .on_eof = up_eof,
+    .on_writable = any_writable,
+    .on_close = up_closed,
+};
+
+/* ---- downstream ---------------------------------------------------------------------------- */
+
+static void dn_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
+{
+	(void)head;
+	(void)len;
+	struct http_tcpp *s = arn_tcp_user(c);
+	if (s)
+		step(s);
+}
+
+static void dn_eof(struct arn_tcp_conn *c)
+{
+	struct http_tcpp *s = arn_tcp_user(c);
+	if (!s)
+		return;
+	s->dn_eof = true;
+	step(s);
+}
+
+static void dn_closed(struct arn_tcp_conn *c, int reason)
+{
+	struct http_tcpp *s = arn_tcp_user(c);
+	if (!s)
+		return;
+	arn_tcp_set_user(c, NULL);
+	s->dn = NULL;
+	if (reason != 0 && s->state != TP_CLOSING)
+		s->flags |= ARN_RF_BIT(DOWNSTREAM_CONNECTION_TERMINATION);
+	s->in_step = true;
+	if (s->state == TP_CONNECTING)
+		close_both(s, true); /* the client left before the upstream answered */
+	else
+		side_closed(s, c, reason, &s->pend_up, &s->dn_eof);
+	s->in_step = false;
+	step(s);
+}
+
+static const struct arn_tcp_ops tp_dn_ops = {
+    .on_data = dn_data,
+    .on_eof = dn_eof,
+    .on_writable = any_writable,
+    .on_close = dn_closed,
+};
+
+/* ---- accept ------------------------------------------------------------------------------- */
+
+int http_tcpp_open(struct http_worker *w, struct arn_tcp_conn *tc, const struct arn_cfg_listener *l,
+		   const struct arn_cfg_filter_chain *fc, const char *sni, size_t sni_len)
+{
+	const struct arn_cfg_tcp_proxy *tp = fc->tcp_proxy;
+	struct http_listener_rt *lrt = http_rt_listener(l->addr, l->port);
+	struct http_tcpp *s = w->tcpp_free;
+	if (!tp)
+		return -ENOENT;
+	if (!s) {
+		if (lrt)
+			arn_stats_inc(lrt->stats, w->slot, ARN_LS_downstream_cx_overload_reject);
+		return -ENOBUFS;
+	}
+	w->tcpp_free = s->next;
+	memset(s, 0, sizeof(*s));
+	s->w = w;
+	arn_cfg_pin(l);
+	s->lsn = l;
+	s->fc = fc;
+	s->tp = tp;
+	s->rt = http_rt_tcpp(tp);
+	s->lrt = lrt;
+	if (lrt) {
+		http_lrt_ref(lrt);
+		arn_stats_inc(lrt->stats, w->slot, ARN_LS_downstream_cx_total);
+		arn_stats_gauge_add(lrt->stats, w->slot, ARN_LS_downstream_cx_active, 1);
+	}
+	s->dn = tc;
+	arn_tcp_endpoints(tc, &s->laddr, &s->lport, &s->raddr, &s->rport);
+	s->id = ((uint64_t)w->idx << 48) | ++w->next_conn_id;
+	s->open_tsc = http_tsc(w);
+	s->last_ms = w->now_ms;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	s->start_wall_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	if (sni && sni_len && sni_len < sizeof(s->sni)) {
+		memcpy(s->sni, sni, sni_len);
+		s->sni_len = (uint16_t)sni_len;
+	}
+	s->idle_timer.fn = idle_timeout;
+	s->conn_timer.fn = connect_timeout;
+	s->dur_timer.fn = duration_timeout;
+	arn_tcp_set_ops(tc, &tp_dn_ops);
+	arn_tcp_set_user(tc, s);
+	TP_INC(s, downstream_cx_total);
+	s->in_step = true; /* nothing frees it before this returns */
+
+	uint32_t deny_ms = 0;
+	if (fc->n_l4_filters &&
+	    http_l4_net_accept(w, s->rt, fc, &s->held, &s->rbac_pending, &deny_ms) != 0) {
+		/* refused by a network filter: read nothing, close after delay_deny */
+		s->state = TP_CLOSING;
+		http_timer_arm(w, &s->idle_timer, deny_ms ? deny_ms : 1);
+		s->in_step = false;
+		return 0;
+	}
+	if (tp->max_downstream_connection_duration_ms)
+		http_timer_arm(w, &s->dur_timer, tp->max_downstream_connection_duration_ms);
+	if (tp->idle_timeout_ms)
+		http_timer_arm(w, &s->idle_timer, tp->idle_timeout_ms);
+
+	/* the cluster (Envoy: downstream_cx_no_route when it does not exist) */
+	const struct arn_cfg_ref *ref = arn_tcp_proxy_cluster(tp, http_rand(w));
+	const struct arn_cfg_gen *g = w->store ? arn_config_gen(w->store) : NULL;
+	struct arn_cfg_cluster_view v;
+	if (!g || arn_cfg_cluster_resolve(g, ref, &v) != 0) {
+		TP_INC(s, downstream_cx_no_route);
+		give_up(s, ARN_RF_BIT(NO_CLUSTER_FOUND));
+		s->in_step = false;
+		return 0;
+	}
+	s->cref = *ref;
+	arn_cfg_pin(v.cluster);
+	arn_cfg_pin(v.endpoints);
+	s->cluster = v.cluster;
+	s->eps = v.endpoints;
+	s->crt = http_rt_cluster(ref->name, ref->len,
+				 ref->hash ? ref->hash : arn_cfg_hash(ref->name, ref->len));
+	if (s->crt)
+		http_crt_ref(s->crt);
+	attempt(s);
+	s->in_step = false;
+	/* a passthrough ClientHello is in the queue already: RBAC decides now */
+	if (s->state == TP_CONNECTING && s->rbac_pending && arn_tcp_rx_pending(tc))
+		step(s);
+	return 0;
+}
+
+void http_tcpp_shutdown(struct http_worker *w)
+{
+	static const struct arn_tcp_ops none = {0};
+	for (uint32_t i = 0; i < w->n_tcpps; i++) {
+		struct http_tcpp *s = &w->tcpps[i];
+		if (!s->w)
+			continue;
+		struct arn_tcp_conn *c[2] = {s->dn, s->up};
+		for (int k = 0; k < 2; k++) {
+			if (!c[k])
+				continue;
+			arn_tcp_set_ops(c[k], &none);
+			arn_tcp_set_user(c[k], NULL);
+			arn_tcp_abort(c[k]);
+		}
+		s->dn = s->up = NULL;
+		s->in_step = false;
+		tcpp_free(s);
+	}
+}
+
+int http_tcpp_worker_init(struct http_worker *w, uint32_t n)
+{
+	size_t bytes = RTE_ALIGN_CEIL((size_t)n * sizeof(struct http_tcpp), RTE_CACHE_LINE_SIZE);
+	w->tcpps = aligned_alloc(RTE_CACHE_LINE_SIZE, bytes ? bytes : RTE_CACHE_LINE_SIZE);
+	if (!w->tcpps)
+		return -ENOMEM;
+	memset(w->tcpps, 0, bytes); /* first touch on the worker's socket */
+	w->n_tcpps = n;
+	w->tcpp_free = NULL;
+	for (uint32_t i = n; i-- > 0;) {
+		w->tcpps[i].next = w->tcpp_free;
+		w->tcpp_free = &w->tcpps[i];
+	}
+	return 0;
+}
+
+void http_tcpp_worker_fini(struct http_worker *w)
+{
+	free(w->tcpps);
+	w->tcpps = NULL;
+	w->tcpp_free = NULL;
+	w->n_tcpps = 0;
+}
