@@ -92,6 +92,7 @@ struct http_tcpp {
 	struct http_timer idle_timer; /* idle_timeout, then a refusal's delay */
 	struct http_timer conn_timer; /* the attempt's connect_timeout */
 	struct http_timer dur_timer;  /* max_downstream_connection_duration */
+	struct http_timer log_timer;  /* access_log_flush_interval */
 	uint16_t sni_len;
 	char sni[256]; /* the ClientHello's server name (passthrough), for RBAC and the log */
 };
@@ -180,6 +181,7 @@ static void tcpp_free(struct http_tcpp *s)
 	http_timer_cancel(&s->idle_timer);
 	http_timer_cancel(&s->conn_timer);
 	http_timer_cancel(&s->dur_timer);
+	http_timer_cancel(&s->log_timer);
 	access_log(s);
 	up_uncount(s);
 	if (s->pend_up)
@@ -221,6 +223,7 @@ static void close_both(struct http_tcpp *s, bool reset)
 	http_timer_cancel(&s->idle_timer);
 	http_timer_cancel(&s->conn_timer);
 	http_timer_cancel(&s->dur_timer);
+	http_timer_cancel(&s->log_timer);
 	struct arn_tcp_conn *c[2] = {s->dn, s->up};
 	for (int i = 0; i < 2; i++) {
 		if (!c[i])
@@ -431,6 +434,16 @@ static void duration_timeout(struct http_timer *t)
 	close_both(s, false);
 }
 
+/* access_log_flush_interval: a line now (the counts so far), and again */
+static void log_flush(struct http_timer *t)
+{
+	struct http_tcpp *s = owner(t, offsetof(struct http_tcpp, log_timer));
+	if (s->state == TP_CLOSING)
+		return;
+	access_log(s);
+	http_timer_arm(s->w, t, s->tp->access_log_flush_interval_ms);
+}
+
 static void connect_timeout(struct http_timer *t)
 {
 	struct http_tcpp *s = owner(t, offsetof(struct http_tcpp, conn_timer));
@@ -552,6 +565,8 @@ static void up_connected(struct arn_tcp_conn *c, int status)
 		return;
 	s->state = TP_RELAYING;
 	s->last_ms = s->w->now_ms;
+	if (s->tp->flush_access_log_on_connected)
+		access_log(s); /* Envoy's line when the upstream connected */
 	step(s);
 }
 
@@ -747,6 +762,7 @@ int http_tcpp_open(struct http_worker *w, struct arn_tcp_conn *tc, const struct 
 	s->idle_timer.fn = idle_timeout;
 	s->conn_timer.fn = connect_timeout;
 	s->dur_timer.fn = duration_timeout;
+	s->log_timer.fn = log_flush;
 	arn_tcp_set_ops(tc, &tp_dn_ops);
 	arn_tcp_set_user(tc, s);
 	TP_INC(s, downstream_cx_total);
@@ -765,6 +781,8 @@ int http_tcpp_open(struct http_worker *w, struct arn_tcp_conn *tc, const struct 
 		http_timer_arm(w, &s->dur_timer, tp->max_downstream_connection_duration_ms);
 	if (tp->idle_timeout_ms)
 		http_timer_arm(w, &s->idle_timer, tp->idle_timeout_ms);
+	if (tp->access_log_flush_interval_ms)
+		http_timer_arm(w, &s->log_timer, tp->access_log_flush_interval_ms);
 
 	/* the cluster (Envoy: downstream_cx_no_route when it does not exist) */
 	const struct arn_cfg_ref *ref = arn_tcp_proxy_cluster(tp, http_rand(w));

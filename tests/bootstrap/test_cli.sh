@@ -77,8 +77,8 @@ check "x12 ... serve refuses it the same way, before starting anything" 1 timeou
 has "x12 ... serve names it too" "$x12_line"
 
 # issue 21: the data plane runs the HTTP RBAC and local_ratelimit filters,
-# so the application lets the store accept them (the network filters and
-# tcp_proxy stay refused until it runs those)
+# tcp_proxy and the network filters, so the application lets the store
+# accept them
 cat > "$t/hl4.yaml" <<EOF
 envoy_bootstrap:
   static_resources:
@@ -106,6 +106,30 @@ envoy_bootstrap:
                       typed_config: { "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router }
 EOF
 check "issue 21: HTTP rbac and local_ratelimit filters are accepted" 0 "$A" --mode validate -c "$t/hl4.yaml"
+cat > "$t/tcp.yaml" <<EOF
+envoy_bootstrap:
+  static_resources:
+    listeners:
+      - name: t
+        address: { socket_address: { address: 0.0.0.0, port_value: 5432 } }
+        filter_chains:
+          - filters:
+              - name: envoy.filters.network.rbac
+                typed_config:
+                  "@type": type.googleapis.com/envoy.extensions.filters.network.rbac.v3.RBAC
+                  stat_prefix: db
+                  rules: { action: ALLOW, policies: { p: { permissions: [{ any: true }], principals: [{ any: true }] } } }
+              - name: envoy.filters.network.tcp_proxy
+                typed_config:
+                  "@type": type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy
+                  stat_prefix: db
+                  cluster: db
+    clusters:
+      - name: db
+        type: STATIC
+        load_assignment: { cluster_name: db, endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: 198.18.0.9, port_value: 5432 } } } }] }] }
+EOF
+check "issue 21: tcp_proxy and the network filters are accepted" 0 "$A" --mode validate -c "$t/tcp.yaml"
 
 printf 'envoy_bootstrap:\n  node:\n    id: x\n   cluster: y\n' > "$t/bad.yaml"
 check "yaml error exits 1" 1 "$A" --mode validate -c "$t/bad.yaml"

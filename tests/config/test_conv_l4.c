@@ -164,6 +164,15 @@ static void test_tcp_proxy_refusals(void **state)
 		   LISTENER("{\"name\":\"rl\",\"typed_config\":{" CXL_AT
 			    ",\"stat_prefix\":\"c\",\"max_connections\":1}}"),
 		   "filters[0]: envoy.filters.network.connection_limit is not a terminal filter");
+	/* TLS termination before tcp_proxy: the relay moves TCP's bytes as
+	 * they are, so a transport_socket would be silently ignored */
+	tc_refused(L,
+		   "{\"name\":\"l\"," ADDR ",\"filter_chains\":[{\"filters\":[" TCP_OK
+		   "],\"transport_socket\":{\"name\":\"envoy.transport_sockets.tls\","
+		   "\"typed_config\":{" AT("envoy.extensions.transport_sockets.tls.v3."
+					   "DownstreamTlsContext") "}}}]}",
+		   "filter_chains[0].transport_socket: TLS termination in front of tcp_proxy is "
+		   "not supported");
 	/* by name without typed_config: Envoy needs the typed_config */
 	tc_refused(L, LISTENER("{\"name\":\"envoy.filters.network.tcp_proxy\"}"),
 		   "filters[0].typed_config: missing typed_config");

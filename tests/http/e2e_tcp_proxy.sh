@@ -5,7 +5,7 @@
 #   :7000  tcp_proxy -> echo, idle_timeout 2s, access log with TCP fields:
 #          a large transfer each way byte-exact, the client's FIN carried
 #          over while the echo goes on (half-close), the idle timeout
-#   :7001  tcp_proxy -> sink (reads nothing for 6 s): a fast sender to a slow
+#   :7001  tcp_proxy -> sink (reads nothing for 4 s): a fast sender to a slow
 #          reader; Arion stops reading the client (paused_reading counted)
 #          and the mbufs it holds stay bounded, then every byte arrives
 #   :7002  tcp_proxy -> source (32 MiB): a client that does not read; the
@@ -14,7 +14,8 @@
 #   :7004  tcp_proxy -> a port nobody listens on, max_connect_attempts 2: UF
 #   :7005  max_downstream_connection_duration 1s
 #   :443   tls_inspector; a.test and b.test passed through unterminated to
-#          two openssl s_server with their own certificates (TLS passthrough)
+#          two openssl s_server with their own certificates (TLS passthrough);
+#          a.test logs when connected too (flush_access_log_on_connected)
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 PY=/usr/bin/python3
@@ -28,7 +29,7 @@ up() { # up NAME ADDR PORT MODE [ARG]
 	topo_wait_log "$TOPO_DIR/$1.log" ready 10 || { echo "upstream $1 did not start"; exit 1; }
 }
 up echo "$ua" 7000 echo
-up sink "$ua" 7001 sink 6
+up sink "$ua" 7001 sink 4
 up source "$ua" 7002 source 32
 
 # ---- two TLS upstreams with their own certificates ----------------------------------------
@@ -118,7 +119,7 @@ YAML
           - filter_chain_match: { server_names: [a.test] }
             filters:
 YAML
-	tp pass_a tls_a
+	tp pass_a tls_a "access_log_options: { flush_access_log_on_connected: true }"
 	cat <<YAML
           - filter_chain_match: { server_names: ["*.b.test", b.test] }
             filters:
@@ -215,7 +216,7 @@ cnt, sha = d.decode().split()
 print(cnt, "equal" if sha == hashlib.sha256(chunk * n).hexdigest() else "differ")
 PY
 cpid=$!
-sleep 4 # the sink holds its reads for 6 s
+sleep 2.5 # the sink holds its reads for 4 s
 held=$(mbufs)
 wait $cpid
 out=$(cat "$TOPO_DIR/slow.out")
@@ -239,7 +240,7 @@ import hashlib, socket, sys, time
 from tcp_upstream import pattern
 s = socket.create_connection((sys.argv[1], 7002), timeout=30)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
-time.sleep(4)
+time.sleep(3)
 h, n = hashlib.sha256(), 0
 while True:
     b = s.recv(1 << 20)
@@ -250,11 +251,11 @@ while True:
 print(n, "equal" if h.hexdigest() == hashlib.sha256(pattern(1 << 20) * 32).hexdigest() else "differ")
 PY
 cpid=$!
-sleep 3
+sleep 2
 held=$(mbufs)
 wait $cpid
 out=$(cat "$TOPO_DIR/src.out")
-[ "$out" = "$((32 << 20)) equal" ] && ok "32 MiB to a client that waited 4 s arrived byte-exact" ||
+[ "$out" = "$((32 << 20)) equal" ] && ok "32 MiB to a client that waited 3 s arrived byte-exact" ||
 	bad "source: $out"
 grow=$((held - base))
 [ $grow -lt 2048 ] && ok "mbufs held while the client did not read: +$grow" || bad "mbufs grew by $grow"
@@ -334,6 +335,9 @@ out=$(ip netns exec "$cns" curl -sS --max-time 10 --cacert "$d/ca.pem" \
 [ $? != 0 ] && ok "c.test: no chain, refused" || bad "c.test was served"
 line=$(head -1 "$TOPO_DIR/access-pass_b.log" 2>/dev/null)
 case "$line" in "$ub:9443 tls_b "*" - b.test") ok "access log: $line" ;; *) bad "pass_b log: '$line'" ;; esac
+n=$(wc -l <"$TOPO_DIR/access-pass_a.log" 2>/dev/null)
+[ "${n:-0}" = 2 ] && ok "flush_access_log_on_connected: a line at connect and one at the end" ||
+	bad "pass_a log has ${n:-0} lines: $(cat "$TOPO_DIR/access-pass_a.log" 2>/dev/null)"
 v=$(stat tcp.pass_a.downstream_cx_total)
 [ "$v" = 1 ] && ok "tcp.pass_a.downstream_cx_total = 1" || bad "tcp.pass_a.downstream_cx_total = $v"
 
