@@ -706,6 +706,10 @@ static inline void hh_check_nothing_left(void)
 		n++;
 	CHECK(n == w->n_ups, "%u of %u upstream connections in use", w->n_ups - n, w->n_ups);
 	n = 0;
+	for (struct http_tcpp *t = w->tcpp_free; t; t = *(struct http_tcpp **)(void *)t)
+		n++; /* the free list runs through each block's first member */
+	CHECK(n == w->n_tcpps, "%u of %u tcp_proxy sessions in use", w->n_tcpps - n, w->n_tcpps);
+	n = 0;
 	for (struct http_res *r = w->res_free; r; r = r->next)
 		n++;
 	CHECK(n == w->n_res, "%u of %u request buffers in use", w->n_res - n, w->n_res);

@@ -484,6 +484,160 @@ static void test_network_rbac_on_the_first_byte(void **state)
 	assert_int_equal(stat_of(&arn_stats_rbac_schema, "nrb.rbac", ARN_RBAC_shadow_allowed), 1);
 }
 
+/* ---- envoy.filters.network.tcp_proxy (issue 21) ----------------------------------------- */
+
+/* clang-format off */
+/* Listener "dyn" (port 82): tcp_proxy to cluster web, with the extra
+ * TcpProxy fields @p extra (",..." or ""). */
+#define TP_LISTENER(extra)                                                                         \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"tp\",\"typed_config\":{" \
+	"\"@type\":\"type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy\"," \
+	"\"stat_prefix\":\"tp\",\"cluster\":\"web\"" extra "}}]}]}"
+/* clang-format on */
+
+static uint64_t tp_stat(unsigned id)
+{
+	struct arn_stats_scope *sc =
+	    arn_stats_scope_get(&arn_stats_tcp_proxy_schema, ARN_STATS_TAG_TCP_PROXY, "tp");
+	assert_non_null(sc);
+	uint64_t v = arn_stats_counter_value(sc, id);
+	arn_stats_scope_put(sc);
+	return v;
+}
+
+static uint64_t web_stat(unsigned id)
+{
+	struct arn_stats_scope *sc =
+	    arn_stats_scope_get(&arn_stats_cluster_schema, ARN_STATS_TAG_CLUSTER, "web");
+	assert_non_null(sc);
+	uint64_t v = arn_stats_counter_value(sc, id);
+	arn_stats_scope_put(sc);
+	return v;
+}
+
+static void tp_begin(uint8_t setup, const char *listener)
+{
+	hh_begin(setup);
+	hh_apply(ARN_TYPE_URL_LISTENER, listener);
+	hh_cfg_changed = true;
+	hh_settle();
+}
+
+/* Bytes both ways, and each FIN carried over on its own: after the
+ * client's FIN the upstream still sends and the client still receives
+ * (half-close); the session ends once both sides closed, leaving nothing
+ * (hh_end checks every block and mbuf). */
+static void test_tcp_proxy_relays_and_carries_half_close(void **state)
+{
+	(void)state;
+	uint64_t rx0 = tp_stat(ARN_TCP_PROXY_downstream_cx_rx_bytes_total);
+	uint64_t tx0 = tp_stat(ARN_TCP_PROXY_downstream_cx_tx_bytes_total);
+	tp_begin(1, TP_LISTENER(""));
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0), *u = hh_upstream(0);
+	assert_non_null(c);
+	assert_non_null(u);
+	c->sent_head = u->sent_head = true; /* raw bytes: not checked as HTTP */
+	send_str(c, "ping");
+	assert_true(got(u, "ping"));
+	send_str(u, "pong");
+	assert_true(got(c, "pong"));
+	hh_fin(c);
+	hh_settle();
+	assert_true(u->fin_in);
+	assert_false(c->fin_in);
+	send_str(u, "after-fin");
+	assert_true(got(c, "after-fin"));
+	hh_fin(u);
+	hh_settle();
+	assert_true(c->fin_in);
+	hh_advance(5);
+	hh_end();
+	assert_int_equal(tp_stat(ARN_TCP_PROXY_downstream_cx_rx_bytes_total) - rx0, 4);
+	assert_int_equal(tp_stat(ARN_TCP_PROXY_downstream_cx_tx_bytes_total) - tx0, 13);
+}
+
+/* A client that does not read while the upstream sends 256 KiB: the relay
+ * takes from the upstream only what the client's send queue has room for,
+ * so the mbufs in use stay within the two connections' TCP buffers (8 KiB
+ * each here), far from the 180 mbufs the bytes would take; then the
+ * client reads and every byte arrives. */
+static void test_tcp_proxy_slow_client_holds_no_bytes(void **state)
+{
+	(void)state;
+	uint64_t paused0 = web_stat(ARN_CL_upstream_flow_control_paused_reading_total);
+	tp_begin(0, TP_LISTENER(""));
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0), *u = hh_upstream(0);
+	assert_non_null(c);
+	assert_non_null(u);
+	c->sent_head = u->sent_head = true;
+	hh_window(c, 0);
+	hh_settle();
+	hh_send(u, NULL, PEER_BUF, 0);
+	unsigned most = 0;
+	for (int i = 0; i < 20; i++) {
+		hh_advance(50);
+		unsigned used = hh_full - rte_mempool_avail_count(fake_pool) - fake_pending(lc);
+		most = used > most ? used : most;
+	}
+	if (most >= 48)
+		fail_msg("%u mbufs in use while the client did not read", most);
+	assert_true(c->rx < PEER_BUF);
+	assert_true(web_stat(ARN_CL_upstream_flow_control_paused_reading_total) > paused0);
+	hh_window(c, 255);
+	for (int i = 0; i < 400 && c->rx < PEER_BUF; i++)
+		hh_advance(20);
+	assert_int_equal(c->rx, PEER_BUF);
+	hh_end();
+}
+
+/* idle_timeout: no byte either way for that long closes both sides. */
+static void test_tcp_proxy_idle_timeout(void **state)
+{
+	(void)state;
+	uint64_t n0 = tp_stat(ARN_TCP_PROXY_idle_timeout);
+	tp_begin(1, TP_LISTENER(",\"idle_timeout\":\"1s\""));
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0), *u = hh_upstream(0);
+	assert_non_null(u);
+	c->sent_head = u->sent_head = true;
+	send_str(c, "x");
+	hh_advance(600);
+	send_str(u, "y"); /* activity restarts the timer */
+	hh_advance(600);
+	assert_false(c->fin_in);
+	hh_advance(600);
+	assert_true(c->fin_in);
+	assert_true(u->fin_in);
+	hh_end();
+	assert_int_equal(tp_stat(ARN_TCP_PROXY_idle_timeout) - n0, 1);
+}
+
+/* Every connect refused: max_connect_attempts attempts, then the client
+ * is closed (UF); the cluster counts both failures. */
+static void test_tcp_proxy_connect_attempts(void **state)
+{
+	(void)state;
+	uint64_t f0 = web_stat(ARN_CL_upstream_cx_connect_fail);
+	uint64_t x0 = web_stat(ARN_CL_upstream_cx_connect_attempts_exceeded);
+	tp_begin(1, TP_LISTENER(",\"max_connect_attempts\":3"));
+	hh_syn(1); /* upstreams answer SYNs with RST */
+	hh_open(0, 82);
+	hh_settle();
+	hh_advance(5);
+	struct peer *c = hh_client(0);
+	c->sent_head = true;
+	assert_true(c->fin_in || c->dead);
+	hh_end();
+	assert_int_equal(web_stat(ARN_CL_upstream_cx_connect_fail) - f0, 3);
+	assert_int_equal(web_stat(ARN_CL_upstream_cx_connect_attempts_exceeded) - x0, 1);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -510,6 +664,10 @@ int main(void)
 	    T(test_http_local_ratelimit_per_connection),
 	    T(test_network_limits_before_the_connection_manager),
 	    T(test_network_rbac_on_the_first_byte),
+	    T(test_tcp_proxy_relays_and_carries_half_close),
+	    T(test_tcp_proxy_slow_client_holds_no_bytes),
+	    T(test_tcp_proxy_idle_timeout),
+	    T(test_tcp_proxy_connect_attempts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
