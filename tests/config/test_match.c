@@ -491,6 +491,46 @@ static void test_route_index_same_as_linear_scan(void **state)
 }
 
 #define ECHO_F "\"filters\":[{\"name\":\"envoy.filters.network.echo\"}]"
+
+/*
+ * Destination IP (prefix_ranges) after destination port: the longest
+ * prefix wins, a chain without prefix_ranges is as specific as one with
+ * 0.0.0.0/0 (Envoy stores both as the /0 entry of its trie), and source
+ * ports come last. A chain for the connection's port wins before any
+ * prefix is looked at.
+ */
+static void test_filter_chain_destination_ip_and_source_port(void **state)
+{
+	(void)state;
+	tc_ok(L,
+	      "{\"name\":\"fd\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+	      "\"port_value\":7000}},\"filter_chains\":["
+	      "{\"name\":\"d8\",\"filter_chain_match\":{\"prefix_ranges\":[{\"address_prefix\":"
+	      "\"10.0.0.0\",\"prefix_len\":8}]}," ECHO_F "},"
+	      "{\"name\":\"d24\",\"filter_chain_match\":{\"prefix_ranges\":[{\"address_prefix\":"
+	      "\"10.9.9.0\",\"prefix_len\":24},{\"address_prefix\":\"10.1.2.0\",\"prefix_len\":"
+	      "24}]}," ECHO_F "},"
+	      "{\"name\":\"any0\",\"filter_chain_match\":{\"prefix_ranges\":[{\"address_prefix\":"
+	      "\"0.0.0.0\",\"prefix_len\":0}],\"source_ports\":[5000]}," ECHO_F "},"
+	      "{\"name\":\"none\"," ECHO_F "},"
+	      "{\"name\":\"p8000\",\"filter_chain_match\":{\"destination_port\":8000}," ECHO_F
+	      "}]}");
+	const struct arn_cfg_listener *l = listener("fd");
+	struct arn_cfg_fc_input in = {.dst_addr = 0x0a010203, .dst_port = 7000, .src_port = 6000};
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "d24");
+	in.dst_addr = 0x0a090909;
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "d24");
+	in.dst_addr = 0x0a070707;
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "d8");
+	in.dst_addr = 0xc6120002;
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "none");
+	in.src_port = 5000;
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "any0");
+	/* the port first: p8000 has no prefix, d24 would match the address */
+	in.dst_port = 8000;
+	in.dst_addr = 0x0a010203;
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "p8000");
+}
 /*
  * The rest of Envoy's order: application protocols in the client's order,
  * direct source IP, then source type (SAME_IP_OR_LOOPBACK / EXTERNAL before
@@ -568,5 +608,6 @@ const struct CMUnitTest match_tests[] = {
     TC(test_route_actions),
     TC(test_filter_chain_selection),
     TC(test_filter_chain_selection_order),
+    TC(test_filter_chain_destination_ip_and_source_port),
 };
 const size_t n_match_tests = sizeof(match_tests) / sizeof(match_tests[0]);
