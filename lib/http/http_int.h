@@ -12,6 +12,8 @@
  *                        init / numbered poll / fini, listeners
  *   http_conn.h          an HTTP/1 client connection: accept, lib/tcp's
  *                        callbacks, the run, closing
+ *   http_tcpp.h          a tcp_proxy session: a client connection whose
+ *                        chain ends in tcp_proxy, relayed to an upstream
  *   http_hcm.h           a stream: its head, its two directions, its end
  *   http_router_filter.h route, cluster, attempts, retries
  *   http_local.h         local replies, the health check filter

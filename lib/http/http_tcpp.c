@@ -535,8 +535,7 @@ static void attempt(struct http_tcpp *s)
 			attempt(s);
 			return;
 		}
-		if (s->attempts > 1)
-			TCL_INC(s, upstream_cx_connect_attempts_exceeded);
+		TCL_INC(s, upstream_cx_connect_attempts_exceeded);
 		give_up(s, ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE));
 		return;
 	}
@@ -645,17 +644,18 @@ static void up_closed(struct arn_tcp_conn *c, int reason)
 		if (s->attempts < s->tp->max_connect_attempts && s->dn) {
 			attempt(s);
 		} else {
-			if (s->attempts > 1)
-				TCL_INC(s, upstream_cx_connect_attempts_exceeded);
+			/* Envoy counts it whenever the attempts are used up */
+			TCL_INC(s, upstream_cx_connect_attempts_exceeded);
 			give_up(s, ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE));
 		}
 		s->in_step = false;
 		maybe_free(s);
 		return;
 	}
-	if (reason == 0 || reason == -ECONNRESET)
+	/* (not counted: an attempt we gave up, the client gone or denied) */
+	if (was && (reason == 0 || reason == -ECONNRESET))
 		TCL_INC(s, upstream_cx_destroy_remote);
-	else
+	else if (was)
 		TCL_INC(s, upstream_cx_destroy_local);
 	if (reason != 0 && s->state == TP_RELAYING)
 		s->flags |= ARN_RF_BIT(UPSTREAM_CONNECTION_TERMINATION);
