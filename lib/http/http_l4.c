@@ -184,6 +184,44 @@ static int rl_reply_edits(struct http_stream *st, const struct arn_hlrl_decision
 	return (int)n;
 }
 
+int http_l4_req_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
+{
+	const struct arn_cfg_http_ratelimit *f = st->rl_unenforced;
+	if (!f)
+		return 0;
+	struct http_conn *hc = st->hc;
+	struct http_subst sub = {.raddr = hc->raddr,
+				 .rport = hc->rport,
+				 .laddr = hc->laddr,
+				 .lport = hc->lport,
+				 .req = &st->req.m};
+	unsigned n = 0;
+	for (size_t i = 0; i < f->headers.n_req_add; i++) {
+		const struct arn_cfg_header_add *a = &f->headers.req_add[i];
+		const char *v = a->value;
+		size_t vl = a->value_len;
+		if (memchr(v, '%', vl)) {
+			char *t = st->res->text + st->text_len;
+			int k = http_subst(&sub, v, vl, t, HTTP_TEXT - st->text_len);
+			if (k < 0)
+				return -ENOSPC;
+			st->text_len += (uint32_t)k;
+			v = t;
+			vl = (size_t)k;
+		}
+		if (vl == 0 && !a->keep_empty_value)
+			continue;
+		if (n >= cap)
+			return -ENOSPC;
+		e[n++] = (struct arn_h1_edit){.name = a->key,
+					      .name_len = (uint16_t)a->key_len,
+					      .value = v,
+					      .value_len = (uint32_t)vl,
+					      .op = append_op(a->append)};
+	}
+	return (int)n;
+}
+
 /* envoy.filters.http.local_ratelimit. @return true when it answered. */
 static bool ratelimit_step(struct http_stream *st, size_t i, bool first,
 			   const struct arn_cfg_http_ratelimit *f,
@@ -225,6 +263,8 @@ static bool ratelimit_step(struct http_stream *st, size_t i, bool first,
 		return false;
 	fstat_inc(hc, sc, ARN_HLRL_enabled);
 	fstat_inc(hc, sc, d.limited ? ARN_HLRL_rate_limited : ARN_HLRL_ok);
+	if (d.limited && !d.enforced && d.config && d.config->headers.n_req_add)
+		st->rl_unenforced = d.config; /* the router adds them (http_l4_req_edits) */
 	if (!d.limited || !d.enforced)
 		return false;
 	fstat_inc(hc, sc, ARN_HLRL_enforced);

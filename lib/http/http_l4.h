@@ -32,6 +32,15 @@ void http_l4_hrt_fini(struct http_hcm_rt *r);
 bool http_l4_filters(struct http_stream *st, const struct arn_cfg_gen *g,
 		     const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req);
 
+struct arn_h1_edit;
+/**
+ * The request edits a local_ratelimit filter asked for when it limited
+ * @p st's request without enforcing (request_headers_to_add_when_not_
+ * enforced), into @p e (at most @p cap), values in the stream's text.
+ * @return how many, or -ENOSPC.
+ */
+int http_l4_req_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
+
 /**
  * The network filters before the connection manager of chain @p fc on the
  * new connection @p hc (its hrt and listener set): local_ratelimit takes a

@@ -13,6 +13,7 @@
 
 #include "arn_config.h"
 #include "arn_log.h"
+#include "http_l4.h"
 #include "http_local.h"
 #include "http_router_filter.h"
 #include "http_stream.h"
@@ -611,6 +612,12 @@ static void upstream_ready(struct http_stream *st)
 		return;
 	}
 	st->text_len += x.text_len;
+	int rl = http_l4_req_edits(st, e + n, MAX_EDITS - 1 - (unsigned)n);
+	if (rl < 0) {
+		request_edit_overflow(st, "header_edits_overflow");
+		return;
+	}
+	n += rl;
 	/* The rewritten path goes last in the text, and only until the head is
 	 * serialized: the response's edits need the room more. A path that
 	 * does not fit (or a rewrite to nothing) is refused: the original

@@ -169,6 +169,10 @@ struct http_stream {
 	 * response as the upstream's codec decodes it */
 	struct http_msgbuf req, resp;
 	uint32_t text_len;
+	/* a local_ratelimit filter limited the request without enforcing:
+	 * its request_headers_to_add_when_not_enforced go upstream (the
+	 * configuration lives in the pinned HCM or route table) */
+	const struct arn_cfg_http_ratelimit *rl_unenforced;
 	/* values the request edits produced (for the access log) */
 	const char *xff;
 	uint32_t xff_len;

@@ -484,6 +484,65 @@ static void test_network_rbac_on_the_first_byte(void **state)
 	assert_int_equal(stat_of(&arn_stats_rbac_schema, "nrb.rbac", ARN_RBAC_shadow_allowed), 1);
 }
 
+/* clang-format off */
+/* Listener "dyn" (port 82): a local rate limit of 1 token a minute that
+ * is enabled but never enforced, adding a request header when it would
+ * have limited, then the router to cluster web. */
+#define L4_LISTENER_UNENFORCED                                                                     \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"l4u\","              \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"  \
+	"\"http_filters\":["                                                                       \
+	"{\"name\":\"limit\",\"typed_config\":{" AT_("local_ratelimit.v3.LocalRateLimit") ","      \
+	"\"stat_prefix\":\"l4u\",\"token_bucket\":{\"max_tokens\":1,\"fill_interval\":\"60s\"},"   \
+	"\"request_headers_to_add_when_not_enforced\":[{\"header\":{\"key\":\"x-rl\","             \
+	"\"value\":\"would-limit\"}}],"                                                            \
+	"\"filter_enabled\":{\"default_value\":{\"numerator\":100},\"runtime_key\":\"e\"},"        \
+	"\"filter_enforced\":{\"default_value\":{\"numerator\":0},\"runtime_key\":\"f\"}}},"       \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+/* A limit that is not enforced lets the request through with
+ * request_headers_to_add_when_not_enforced; a request the bucket had a
+ * token for goes without them. */
+static void test_http_local_ratelimit_not_enforced_adds_headers(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_LISTENER, L4_LISTENER_UNENFORCED);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_str(hh_client(0), "GET /first HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	assert_true(got(u, "GET /first"));
+	assert_false(got(u, "x-rl:"));
+	send_str(u, OK5);
+	assert_true(got(hh_client(0), "HTTP/1.1 200 OK\r\n"));
+	snapshot(rx0);
+	send_str(hh_client(0), "GET /second HTTP/1.1\r\nHost: a\r\n\r\n");
+	u = upstream_that_got(rx0);
+	assert_non_null(u);
+	if (!got(u, "x-rl: would-limit\r\n"))
+		fail_msg("the upstream got: %.*s", (int)u->log_len, u->log);
+	send_str(u, OK5);
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 2);
+	hh_end();
+	assert_int_equal(stat_of(&arn_stats_http_local_ratelimit_schema,
+				 "l4u.http_local_rate_limit", ARN_HLRL_rate_limited),
+			 1);
+	assert_int_equal(stat_of(&arn_stats_http_local_ratelimit_schema,
+				 "l4u.http_local_rate_limit", ARN_HLRL_enforced),
+			 0);
+}
+
 /* ---- envoy.filters.network.tcp_proxy (issue 21) ----------------------------------------- */
 
 /* clang-format off */
@@ -664,6 +723,7 @@ int main(void)
 	    T(test_http_local_ratelimit_per_connection),
 	    T(test_network_limits_before_the_connection_manager),
 	    T(test_network_rbac_on_the_first_byte),
+	    T(test_http_local_ratelimit_not_enforced_adds_headers),
 	    T(test_tcp_proxy_relays_and_carries_half_close),
 	    T(test_tcp_proxy_slow_client_holds_no_bytes),
 	    T(test_tcp_proxy_idle_timeout),
