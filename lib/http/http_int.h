@@ -272,6 +272,10 @@ struct http_hcm_rt *http_rt_tcpp(const struct arn_cfg_tcp_proxy *tp);
  * be built. Worker lcore. */
 struct arn_tls_ctx *http_rt_tls(const struct arn_cfg_filter_chain *fc);
 struct http_listener_rt *http_rt_listener(uint32_t addr, uint16_t port);
+/* The <stat_prefix>.http_local_rate_limit.* scope of a route's or virtual
+ * host's local_ratelimit configuration @p cfg in the current snapshot
+ * (count into it in the same poll), or NULL. */
+struct arn_stats_scope *http_rt_rl_scope(const struct arn_cfg_http_ratelimit *cfg);
 /* The host of the current snapshot; take a reference before the next
  * quiescent state to keep it (http_host_ref). */
 struct http_host *http_rt_host(const struct http_cluster_rt *crt, uint32_t addr, uint16_t port);

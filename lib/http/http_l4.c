@@ -261,6 +261,9 @@ static bool ratelimit_step(struct http_stream *st, size_t i, bool first,
 	}
 	if (!d.enabled)
 		return false;
+	/* a route's configuration counts under its own stat_prefix (Envoy) */
+	if (d.config && d.config != f)
+		sc = http_rt_rl_scope(d.config);
 	fstat_inc(hc, sc, ARN_HLRL_enabled);
 	fstat_inc(hc, sc, d.limited ? ARN_HLRL_rate_limited : ARN_HLRL_ok);
 	if (d.limited && !d.enforced && d.config && d.config->headers.n_req_add)

@@ -30,7 +30,7 @@
 #include "http_int.h"
 #include "http_l4.h"
 
-enum { K_CLUSTER = 1, K_HCM, K_LISTENER, K_HOST, K_TLS };
+enum { K_CLUSTER = 1, K_HCM, K_LISTENER, K_HOST, K_TLS, K_RLS };
 
 struct slot {
 	uint8_t kind;
@@ -54,6 +54,11 @@ struct tls_rt {
 	struct arn_tls_ctx *ctx; /* one reference */
 };
 
+struct rl_scope {
+	const struct arn_cfg_http_ratelimit *cfg;
+	struct arn_stats_scope *sc;
+};
+
 struct snap {
 	uint64_t gen_id;
 	size_t mask;
@@ -70,6 +75,10 @@ struct snap {
 	size_t n_lrts, cap_lrts;
 	struct tls_rt *tls; /* the server contexts of its filter chains with TLS */
 	size_t n_tls, cap_tls;
+	/* routes' and virtual hosts' local_ratelimit configurations and their
+	 * <stat_prefix>.http_local_rate_limit.* scopes (one reference each) */
+	struct rl_scope *rls;
+	size_t n_rls, cap_rls;
 };
 
 static struct arn_config_store *store;
@@ -134,6 +143,12 @@ struct http_hcm_rt *http_rt_tcpp(const struct arn_cfg_tcp_proxy *tp)
 struct arn_tls_ctx *http_rt_tls(const struct arn_cfg_filter_chain *fc)
 {
 	const struct slot *sl = snap_find(K_TLS, (uint64_t)(uintptr_t)fc, NULL, 0);
+	return sl ? sl->val : NULL;
+}
+
+struct arn_stats_scope *http_rt_rl_scope(const struct arn_cfg_http_ratelimit *cfg)
+{
+	const struct slot *sl = snap_find(K_RLS, (uint64_t)(uintptr_t)cfg, NULL, 0);
 	return sl ? sl->val : NULL;
 }
 
@@ -236,6 +251,9 @@ static void snap_free(void *arg)
 		http_lrt_put(s->lrts[i]);
 	for (size_t i = 0; i < s->n_tls; i++)
 		tls_rt_clear(&s->tls[i]);
+	for (size_t i = 0; i < s->n_rls; i++)
+		arn_stats_scope_put(s->rls[i].sc);
+	free(s->rls);
 	free(s->tls);
 	free(s->crts);
 	free(s->lrts);
@@ -532,6 +550,58 @@ static void chain_tls(struct build *b, const struct arn_cfg_listener *l,
 	s->tls[s->n_tls++] = nt;
 }
 
+/* One route's or virtual host's typed_per_filter_config entries: the
+ * local_ratelimit ones count under their own stat_prefix, as Envoy's. */
+static void per_filter_rls(struct build *b, const struct arn_cfg_per_filter *pf, size_t n)
+{
+	struct snap *s = b->s;
+	for (size_t i = 0; i < n; i++) {
+		if (pf[i].kind != ARN_CFG_PF_LOCAL_RATELIMIT || !pf[i].cfg)
+			continue;
+		const struct arn_cfg_http_ratelimit *f = pf[i].cfg;
+		bool have = false;
+		for (size_t k = 0; k < s->n_rls && !have; k++)
+			have = s->rls[k].cfg == f;
+		if (have)
+			continue;
+		if (s->n_rls == s->cap_rls) {
+			size_t nc = s->cap_rls ? s->cap_rls * 2 : 8;
+			void *p = realloc(s->rls, nc * sizeof(*s->rls));
+			if (!p) {
+				b->oom = true;
+				return;
+			}
+			s->rls = p;
+			s->cap_rls = nc;
+		}
+		char fam[256];
+		snprintf(fam, sizeof(fam), "%s.http_local_rate_limit",
+			 f->stat_prefix ? f->stat_prefix : "");
+		struct arn_stats_scope *sc = arn_stats_scope_get_named(
+		    &arn_stats_http_local_ratelimit_schema, fam, NULL, NULL);
+		if (!sc) {
+			b->oom = true;
+			return;
+		}
+		s->rls[s->n_rls++] = (struct rl_scope){f, sc};
+	}
+}
+
+/* The per-route local_ratelimit configurations of the routes chain @p fc's
+ * connection manager uses in this generation. */
+static void chain_rls(struct build *b, const struct arn_cfg_filter_chain *fc)
+{
+	if (!fc || fc->kind != ARN_CFG_NF_HCM || !fc->hcm)
+		return;
+	const struct arn_cfg_route_table *rt = arn_cfg_hcm_routes(b->g, fc->hcm);
+	for (size_t v = 0; rt && v < rt->n_vhosts; v++) {
+		const struct arn_cfg_vhost *vh = &rt->vhosts[v];
+		per_filter_rls(b, vh->per_filter, vh->n_per_filter);
+		for (size_t r = 0; r < vh->n_routes; r++)
+			per_filter_rls(b, vh->routes[r].per_filter, vh->routes[r].n_per_filter);
+	}
+}
+
 static void each_listener(void *ctx, const struct arn_cfg_listener *l)
 {
 	struct build *b = ctx;
@@ -556,12 +626,14 @@ static void each_listener(void *ctx, const struct arn_cfg_listener *l)
 	bool tls = l->default_chain && l->default_chain->tls;
 	for (size_t i = 0; i < l->n_chains; i++) {
 		chain_hcm(b, l, &l->chains[i]);
+		chain_rls(b, &l->chains[i]);
 		chain_tls(b, l, &l->chains[i]);
 		tls |= l->chains[i].tls != NULL;
 	}
 	if (tls && lr && !lr->ssl) /* published with the snapshot */
 		lr->ssl = calloc(ARN_STATS_MAX_WORKERS, sizeof(*lr->ssl));
 	chain_hcm(b, l, l->default_chain);
+	chain_rls(b, l->default_chain);
 	chain_tls(b, l, l->default_chain);
 }
 
@@ -739,7 +811,7 @@ void http_rt_sync(struct arn_config_store *s)
 		resolve_post(cw.resolve);
 	arn_cfg_listener_foreach(g, each_listener, &b);
 	b.oom |= cw.oom;
-	size_t n = ns->n_crts + ns->n_hcms + ns->n_lrts + ns->n_hosts + ns->n_tls;
+	size_t n = ns->n_crts + ns->n_hcms + ns->n_lrts + ns->n_hosts + ns->n_tls + ns->n_rls;
 	size_t sz = 16;
 	while (sz < n * 2)
 		sz <<= 1;
@@ -767,6 +839,8 @@ void http_rt_sync(struct arn_config_store *s)
 	}
 	for (size_t i = 0; i < ns->n_tls; i++)
 		snap_put(ns, K_TLS, (uint64_t)(uintptr_t)ns->tls[i].fc, NULL, 0, ns->tls[i].ctx);
+	for (size_t i = 0; i < ns->n_rls; i++)
+		snap_put(ns, K_RLS, (uint64_t)(uintptr_t)ns->rls[i].cfg, NULL, 0, ns->rls[i].sc);
 	struct snap *old = __atomic_exchange_n(&current, ns, __ATOMIC_ACQ_REL);
 	synced_gen = id;
 	synced_workers = nw;

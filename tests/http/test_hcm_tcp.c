@@ -543,6 +543,57 @@ static void test_http_local_ratelimit_not_enforced_adds_headers(void **state)
 			 0);
 }
 
+/* clang-format off */
+/* Listener "dyn" (port 82): a local_ratelimit filter that is off
+ * (stat_prefix flt), turned on for /limited by the route's own
+ * configuration (stat_prefix pr, 1 token a minute). */
+#define L4_LISTENER_PER_ROUTE                                                                      \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"l4p\","              \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":["                                                                     \
+	"{\"match\":{\"prefix\":\"/limited\"},\"direct_response\":{\"status\":200},"               \
+	"\"typed_per_filter_config\":{\"limit\":{" AT_("local_ratelimit.v3.LocalRateLimit") ","    \
+	"\"stat_prefix\":\"pr\",\"token_bucket\":{\"max_tokens\":1,\"fill_interval\":\"60s\"},"    \
+	"\"filter_enabled\":{\"default_value\":{\"numerator\":100},\"runtime_key\":\"e\"},"        \
+	"\"filter_enforced\":{\"default_value\":{\"numerator\":100},\"runtime_key\":\"f\"}}}},"    \
+	"{\"match\":{\"prefix\":\"/\"},\"direct_response\":{\"status\":200}}]}]},"                 \
+	"\"http_filters\":["                                                                       \
+	"{\"name\":\"limit\",\"typed_config\":{" AT_("local_ratelimit.v3.LocalRateLimit") ","      \
+	"\"stat_prefix\":\"flt\"}},"                                                               \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+/* A route's local_ratelimit configuration counts under its own
+ * stat_prefix, not the filter's (Envoy's per-route stats). */
+static void test_http_local_ratelimit_per_route_stat_prefix(void **state)
+{
+	(void)state;
+	uint64_t pr0 = stat_of(&arn_stats_http_local_ratelimit_schema, "pr.http_local_rate_limit",
+			       ARN_HLRL_rate_limited);
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_LISTENER, L4_LISTENER_PER_ROUTE);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	send_str(hh_client(0), "GET /limited HTTP/1.1\r\nHost: a\r\n\r\n");
+	send_str(hh_client(0), "GET /limited HTTP/1.1\r\nHost: a\r\n\r\n");
+	send_str(hh_client(0), "GET /other HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 2);
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 429 Too Many Requests\r\n"), 1);
+	hh_end();
+	assert_int_equal(stat_of(&arn_stats_http_local_ratelimit_schema, "pr.http_local_rate_limit",
+				 ARN_HLRL_rate_limited) -
+			     pr0,
+			 1);
+	assert_int_equal(stat_of(&arn_stats_http_local_ratelimit_schema,
+				 "flt.http_local_rate_limit", ARN_HLRL_rate_limited),
+			 0);
+}
+
 /* ---- envoy.filters.network.tcp_proxy (issue 21) ----------------------------------------- */
 
 /* clang-format off */
@@ -724,6 +775,7 @@ int main(void)
 	    T(test_network_limits_before_the_connection_manager),
 	    T(test_network_rbac_on_the_first_byte),
 	    T(test_http_local_ratelimit_not_enforced_adds_headers),
+	    T(test_http_local_ratelimit_per_route_stat_prefix),
 	    T(test_tcp_proxy_relays_and_carries_half_close),
 	    T(test_tcp_proxy_slow_client_holds_no_bytes),
 	    T(test_tcp_proxy_idle_timeout),
