@@ -57,9 +57,10 @@ struct sink {
 };
 
 struct afilter {
-	enum { F_STATUS = 0, F_DURATION, F_NOT_HC, F_FLAGS, F_AND, F_OR } kind;
+	enum { F_STATUS = 0, F_DURATION, F_NOT_HC, F_FLAGS, F_AND, F_OR, F_HINT } kind;
 	enum { CMP_GE = 0, CMP_EQ, CMP_LE } op;
-	uint64_t value; /* status code, or duration in ms */
+	uint64_t value; /* status code, duration in ms; F_HINT: the bool_match */
+	bool if_absent; /* F_HINT: match_if_key_not_found */
 	uint32_t flags; /* F_FLAGS: any of these (0: any flag at all) */
 	struct afilter **sub;
 	size_t n_sub;
@@ -370,6 +371,10 @@ static bool afilter_pass(const struct afilter *f, const struct arn_access_record
 		return !r->health_check;
 	case F_FLAGS:
 		return f->flags ? (r->response_flags & f->flags) != 0 : r->response_flags != 0;
+	case F_HINT:
+		if (r->access_log_hint == ARN_ACCESS_HINT_ABSENT)
+			return f->if_absent;
+		return (r->access_log_hint == ARN_ACCESS_HINT_TRUE) == (f->value != 0);
 	case F_AND:
 		for (size_t i = 0; i < f->n_sub; i++)
 			if (!afilter_pass(f->sub[i], r))
@@ -484,6 +489,36 @@ static struct afilter *filter_from_json(const struct arn_json *j, const char *wh
 		}
 		return f;
 	}
+	if (!strcmp(k, "metadata_filter")) {
+		/* only the key an RBAC filter with action LOG sets: envoy.common
+		 * access_log_hint, matched with bool_match */
+		f->kind = F_HINT;
+		const struct arn_json *m = jget(v, "matcher");
+		const struct arn_json *path = jget(m, "path");
+		const struct arn_json *val = jget(m, "value");
+		const struct arn_json *bm = jget(val, "bool_match");
+		const char *ns = jstr(m, "filter");
+		const char *key = path && path->type == ARN_JSON_ARRAY && path->n == 1
+				      ? jstr(path->v[0], "key")
+				      : NULL;
+		if (!m || !ns || strcmp(ns, "envoy.common") != 0 || !key ||
+		    strcmp(key, "access_log_hint") != 0 || !bm || bm->type != ARN_JSON_BOOL ||
+		    (m->n != 3)) {
+			arn_sb_printf(err,
+				      "%s.filter.metadata_filter: only the matcher "
+				      "{filter: envoy.common, path: [{key: access_log_hint}], "
+				      "value: {bool_match: ...}} (RBAC's LOG action) is supported "
+				      "by Arion\n",
+				      where);
+			free(f);
+			return NULL;
+		}
+		f->value = strcmp(bm->lit, "true") == 0;
+		const struct arn_json *nf = jget(v, "match_if_key_not_found");
+		/* Envoy: unset or true logs a request without the key */
+		f->if_absent = !nf || nf->type != ARN_JSON_BOOL || strcmp(nf->lit, "true") == 0;
+		return f;
+	}
 	if (!strcmp(k, "and_filter") || !strcmp(k, "or_filter")) {
 		f->kind = k[0] == 'a' ? F_AND : F_OR;
 		const struct arn_json *fs = jget(v, "filters");
@@ -506,7 +541,7 @@ static struct afilter *filter_from_json(const struct arn_json *j, const char *wh
 	arn_sb_printf(err,
 		      "%s.filter.%s: this access log filter is not supported by Arion (use "
 		      "status_code_filter, duration_filter, response_flag_filter, "
-		      "not_health_check_filter, and_filter, or_filter)\n",
+		      "not_health_check_filter, metadata_filter, and_filter, or_filter)\n",
 		      where, k);
 	free(f);
 	return NULL;

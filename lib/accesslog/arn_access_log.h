@@ -108,6 +108,15 @@ struct arn_access_record {
 	uint64_t connection_id;
 	uint32_t upstream_request_attempt_count;
 	bool health_check; /* the health_check HTTP filter took it (not_health_check_filter) */
+	/* Envoy's envoy.common access_log_hint: set by an RBAC filter with
+	 * action LOG (true: one of its policies matched), for metadata_filter */
+	uint8_t access_log_hint; /* enum arn_access_hint */
+};
+
+enum arn_access_hint {
+	ARN_ACCESS_HINT_ABSENT = 0,
+	ARN_ACCESS_HINT_FALSE,
+	ARN_ACCESS_HINT_TRUE,
 };
 
 /* ---- formatter ----------------------------------------------------------- */

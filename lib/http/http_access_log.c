@@ -67,6 +67,7 @@ void http_access_log(struct http_stream *st)
 		rec.req_headers = w->log_req;
 		rec.n_req_headers = log_headers(m, w->log_req, HTTP_MAX_HDRS + 2, st, true);
 	}
+	rec.access_log_hint = st->access_log_hint;
 	rec.scheme =
 	    hc->tls ? (struct arn_access_str){"https", 5} : (struct arn_access_str){"http", 4};
 	if (hc->tls) {

@@ -81,6 +81,10 @@ static bool rbac_step(struct http_stream *st, size_t i, const struct arn_cfg_rba
 	struct arn_rbac_result res;
 	bool ok = arn_rbac_filter_eval(f, pr, &in, &res);
 	http_big_put(w, big);
+	const struct arn_cfg_rbac_rules *rules = pr ? pr->rules : f->rules;
+	if (res.ran && rules && rules->action == ARN_CFG_RBAC_LOG)
+		st->access_log_hint =
+		    res.enforced.log ? ARN_ACCESS_HINT_TRUE : ARN_ACCESS_HINT_FALSE;
 
 	struct http_hcm_rt *r = hc->hrt;
 	bool idx = r && i < HTTP_MAX_FILTER_STATS;
@@ -407,7 +411,7 @@ static void rbac_count(struct http_worker *w, struct arn_stats_scope *sc,
 
 int http_l4_net_first_byte(struct http_worker *w, struct http_hcm_rt *r,
 			   const struct arn_cfg_filter_chain *fc, const struct arn_rbac_input *in,
-			   uint32_t *delay_ms)
+			   uint32_t *delay_ms, uint8_t *hint)
 {
 	*delay_ms = 0;
 	for (size_t i = 0; fc && i < fc->n_l4_filters; i++) {
@@ -416,6 +420,8 @@ int http_l4_net_first_byte(struct http_worker *w, struct http_hcm_rt *r,
 			continue;
 		struct arn_rbac_result res;
 		bool ok = arn_rbac_filter_eval(f->rbac, NULL, in, &res);
+		if (hint && res.ran && f->rbac->rules && f->rbac->rules->action == ARN_CFG_RBAC_LOG)
+			*hint = res.enforced.log ? ARN_ACCESS_HINT_TRUE : ARN_ACCESS_HINT_FALSE;
 		bool idx = r && i < HTTP_MAX_FILTER_STATS;
 		rbac_count(w, idx ? r->l4stats[i] : NULL, idx ? r->l4shadow[i] : NULL, &res);
 		if (!ok) {
@@ -460,7 +466,7 @@ int http_l4_first_byte(struct http_conn *hc, uint32_t *delay_ms)
 	    .dst_addr = hc->laddr,
 	    .dst_port = hc->lport,
 	};
-	return http_l4_net_first_byte(hc->w, hc->hrt, hc->l4_fc, &in, delay_ms);
+	return http_l4_net_first_byte(hc->w, hc->hrt, hc->l4_fc, &in, delay_ms, NULL);
 }
 
 void http_l4_close(struct http_conn *hc)

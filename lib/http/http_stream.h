@@ -173,6 +173,9 @@ struct http_stream {
 	 * its request_headers_to_add_when_not_enforced go upstream (the
 	 * configuration lives in the pinned HCM or route table) */
 	const struct arn_cfg_http_ratelimit *rl_unenforced;
+	/* an RBAC filter with action LOG ran: enum arn_access_hint, Envoy's
+	 * envoy.common access_log_hint for the access log's metadata_filter */
+	uint8_t access_log_hint;
 	/* values the request edits produced (for the access log) */
 	const char *xff;
 	uint32_t xff_len;

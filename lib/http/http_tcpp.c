@@ -84,6 +84,7 @@ struct http_tcpp {
 	struct rte_mbuf *pend_up, *pend_dn;
 	bool again;	   /* something changed during it: step once more */
 	uint32_t flags;	   /* ARN_RF_BIT() response flags */
+	uint8_t log_hint;  /* an RBAC LOG filter's access_log_hint (enum arn_access_hint) */
 	uint64_t rx_bytes; /* from downstream (to upstream) */
 	uint64_t tx_bytes; /* to downstream (from upstream) */
 	uint64_t id;
@@ -158,6 +159,7 @@ static void access_log(struct http_tcpp *s)
 		rec.requested_server_name = (struct arn_access_str){s->sni, s->sni_len};
 	rec.connection_id = s->id;
 	rec.upstream_request_attempt_count = s->attempts;
+	rec.access_log_hint = s->log_hint;
 	for (unsigned i = 0; i < r->n_loggers; i++)
 		arn_access_log_write(r->loggers[i], w->slot, &rec);
 }
@@ -345,7 +347,7 @@ static bool rbac_first_byte(struct http_tcpp *s)
 	    .sni = {s->sni_len ? s->sni : NULL, s->sni_len},
 	};
 	uint32_t delay = 0;
-	if (http_l4_net_first_byte(s->w, s->rt, s->fc, &in, &delay) == 0)
+	if (http_l4_net_first_byte(s->w, s->rt, s->fc, &in, &delay, &s->log_hint) == 0)
 		return true;
 	/* denied: nothing is relayed; close after delay_deny */
 	s->state = TP_CLOSING;

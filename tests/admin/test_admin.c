@@ -1281,6 +1281,58 @@ static void test_access_logger_from_envoy_config(void **state)
 	arn_sb_free(&err);
 }
 
+/* metadata_filter on envoy.common's access_log_hint (what RBAC's LOG
+ * action sets): a request with the hint true is logged, false is not,
+ * and one without it is by default (match_if_key_not_found unset);
+ * any other metadata matcher is refused, not ignored. */
+static void test_access_log_metadata_filter_hint(void **state)
+{
+	(void)state;
+	assert_int_equal(arn_proto_init(), 0);
+	char path[] = "/tmp/arn-admin-test-XXXXXX";
+	int fd = mkstemp(path);
+	close(fd);
+	char json[2048];
+	snprintf(json, sizeof(json),
+		 "{\"name\":\"f\",\"filter\":{\"metadata_filter\":{\"matcher\":{\"filter\":"
+		 "\"envoy.common\",\"path\":[{\"key\":\"access_log_hint\"}],\"value\":{"
+		 "\"bool_match\":true}}}},\"typed_config\":{\"@type\":\"type.googleapis.com/"
+		 "envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":\"%s\","
+		 "\"log_format\":{\"text_format_source\":{\"inline_string\":\"%%RESPONSE_CODE%%"
+		 "\\n\"}}}}",
+		 path);
+	struct arn_sb err = ARN_SB_INIT;
+	struct arn_access_logger *l = logger_from_json(json, &err);
+	if (l == NULL)
+		fail_msg("%s", arn_sb_cstr(&err));
+	struct arn_access_record r = sample_record();
+	r.response_code = 201; /* no hint: logged */
+	arn_access_log_write(l, ARN_STATS_SLOT_CONTROL, &r);
+	r.response_code = 202;
+	r.access_log_hint = ARN_ACCESS_HINT_FALSE;
+	arn_access_log_write(l, ARN_STATS_SLOT_CONTROL, &r);
+	r.response_code = 203;
+	r.access_log_hint = ARN_ACCESS_HINT_TRUE;
+	arn_access_log_write(l, ARN_STATS_SLOT_CONTROL, &r);
+	arn_access_log_drain();
+	FILE *fp = fopen(path, "r");
+	char buf[64] = "";
+	size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
+	buf[n] = 0;
+	fclose(fp);
+	assert_string_equal(buf, "201\n203\n");
+	arn_access_logger_put(l);
+	unlink(path);
+	assert_null(logger_from_json(
+	    "{\"name\":\"f\",\"filter\":{\"metadata_filter\":{\"matcher\":{\"filter\":"
+	    "\"envoy.filters.http.rbac\",\"path\":[{\"key\":\"shadow_effective_policy_id\"}],"
+	    "\"value\":{\"present_match\":true}}}},\"typed_config\":{\"@type\":\"type.googleapis."
+	    "com/envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":\"/dev/null\"}}",
+	    &err));
+	assert_non_null(strstr(arn_sb_cstr(&err), "metadata_filter: only the matcher"));
+	arn_sb_free(&err);
+}
+
 static void test_envoy_schemas_give_envoy_names(void **state)
 {
 	(void)state;
@@ -1393,6 +1445,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_access_log_rings_drain_to_file, reset),
 	    cmocka_unit_test_setup(test_access_log_full_ring_drops_and_counts, reset),
 	    cmocka_unit_test_setup(test_access_logger_from_envoy_config, reset),
+	    cmocka_unit_test_setup(test_access_log_metadata_filter_hint, reset),
 	    cmocka_unit_test_setup(test_admin_parse_head_accepts, reset),
 	    cmocka_unit_test_setup(test_admin_parse_head_refuses, reset),
 	    cmocka_unit_test_setup(test_admin_server_refuses_ambiguous_requests, reset),

@@ -594,6 +594,59 @@ static void test_http_local_ratelimit_per_route_stat_prefix(void **state)
 			 0);
 }
 
+/* clang-format off */
+/* Listener "dyn" (port 82): HTTP RBAC with action LOG for /audit, and an
+ * access log (path %s) that keeps only what it asks to log. */
+#define L4_LISTENER_RBAC_LOG                                                                       \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"l4g\","              \
+	"\"access_log\":[{\"name\":\"f\",\"filter\":{\"metadata_filter\":{\"matcher\":{"           \
+	"\"filter\":\"envoy.common\",\"path\":[{\"key\":\"access_log_hint\"}],"                    \
+	"\"value\":{\"bool_match\":true}},\"match_if_key_not_found\":false}},"                     \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/"                                       \
+	"envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":\"%s\",\"log_format\":"  \
+	"{\"text_format_source\":{\"inline_string\":\"%%REQ(:PATH)%% %%RESPONSE_CODE%%\\n\"}}}}]," \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},\"direct_response\":{\"status\":200}}]}]}," \
+	"\"http_filters\":[{\"name\":\"audit\",\"typed_config\":{" AT_("rbac.v3.RBAC") ","         \
+	"\"rules\":{\"action\":\"LOG\",\"policies\":{\"audit\":{\"permissions\":[{"                \
+	"\"url_path\":{\"path\":{\"prefix\":\"/audit\"}}}],\"principals\":[{\"any\":true}]}}}}},"  \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+/* RBAC's LOG action allows everything and sets envoy.common's
+ * access_log_hint when a policy matched; an access log with that
+ * metadata_filter writes only those requests. */
+static void test_http_rbac_log_action_access_log_hint(void **state)
+{
+	(void)state;
+	char path[64], json[4096];
+	snprintf(path, sizeof(path), "/tmp/arn_test_hcm_log.%d.log", (int)getpid());
+	unlink(path);
+	snprintf(json, sizeof(json), L4_LISTENER_RBAC_LOG, path);
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_LISTENER, json);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	send_str(hh_client(0), "GET /audit/x HTTP/1.1\r\nHost: a\r\n\r\n");
+	send_str(hh_client(0), "GET /other HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 2);
+	hh_end();
+	arn_access_log_drain();
+	char log[1024] = "";
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(log, 1, sizeof(log) - 1, f);
+	fclose(f);
+	unlink(path);
+	log[n] = 0;
+	assert_string_equal(log, "/audit/x 200\n");
+}
+
 /* ---- envoy.filters.network.tcp_proxy (issue 21) ----------------------------------------- */
 
 /* clang-format off */
@@ -776,6 +829,7 @@ int main(void)
 	    T(test_network_rbac_on_the_first_byte),
 	    T(test_http_local_ratelimit_not_enforced_adds_headers),
 	    T(test_http_local_ratelimit_per_route_stat_prefix),
+	    T(test_http_rbac_log_action_access_log_hint),
 	    T(test_tcp_proxy_relays_and_carries_half_close),
 	    T(test_tcp_proxy_slow_client_holds_no_bytes),
 	    T(test_tcp_proxy_idle_timeout),
