@@ -801,6 +801,46 @@ static void test_tcp_proxy_connect_attempts(void **state)
 	assert_int_equal(web_stat(ARN_CL_upstream_cx_connect_attempts_exceeded) - x0, 1);
 }
 
+/* A reset on one side resets the other; a client that leaves before the
+ * upstream answered takes the attempt with it; an upstream that never
+ * answers runs out of the cluster's connect_timeout (UF). Each leaves
+ * nothing behind (hh_end). */
+static void test_tcp_proxy_resets_and_connect_timeout(void **state)
+{
+	(void)state;
+	uint64_t to0 = web_stat(ARN_CL_upstream_cx_connect_timeout);
+	tp_begin(1, TP_LISTENER(""));
+	/* the upstream resets mid-relay */
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0), *u = hh_upstream(0);
+	assert_non_null(u);
+	c->sent_head = u->sent_head = true;
+	send_str(c, "abc");
+	assert_true(got(u, "abc"));
+	hh_reset(u);
+	hh_settle();
+	hh_advance(5);
+	assert_true(c->dead);
+	/* the client leaves while the upstream is a black hole */
+	hh_syn(2);
+	hh_open(1, 82);
+	hh_settle();
+	hh_client(1)->sent_head = true;
+	hh_reset(hh_client(1));
+	hh_settle();
+	hh_advance(5);
+	/* the upstream never answers: connect_timeout, then the client goes */
+	hh_open(2, 82);
+	hh_settle();
+	c = hh_client(2);
+	c->sent_head = true;
+	hh_advance(3000);
+	assert_true(c->fin_in || c->dead);
+	hh_end();
+	assert_true(web_stat(ARN_CL_upstream_cx_connect_timeout) - to0 >= 1);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -834,6 +874,7 @@ int main(void)
 	    T(test_tcp_proxy_slow_client_holds_no_bytes),
 	    T(test_tcp_proxy_idle_timeout),
 	    T(test_tcp_proxy_connect_attempts),
+	    T(test_tcp_proxy_resets_and_connect_timeout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
