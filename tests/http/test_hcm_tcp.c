@@ -841,6 +841,52 @@ static void test_tcp_proxy_resets_and_connect_timeout(void **state)
 	assert_true(web_stat(ARN_CL_upstream_cx_connect_timeout) - to0 >= 1);
 }
 
+/* clang-format off */
+/* Listener "dyn" (port 82): connection_limit 1 (stat_prefix tcl) before
+ * tcp_proxy to web. */
+#define TP_LISTENER_CXL                                                                            \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":["                                    \
+	"{\"name\":\"envoy.filters.network.connection_limit\",\"typed_config\":{\"@type\":"       \
+	"\"type.googleapis.com/envoy.extensions.filters.network.connection_limit.v3.ConnectionLimit\"," \
+	"\"stat_prefix\":\"tcl\",\"max_connections\":1}},"                                         \
+	"{\"name\":\"tp\",\"typed_config\":{"                                                      \
+	"\"@type\":\"type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy\"," \
+	"\"stat_prefix\":\"tp\",\"cluster\":\"web\"}}]}]}"
+/* clang-format on */
+
+/* The network filters run ahead of tcp_proxy too: over connection_limit,
+ * the second client is closed without an upstream connection while the
+ * first one's bytes keep flowing; the count is released when it ends. */
+static void test_tcp_proxy_behind_connection_limit(void **state)
+{
+	(void)state;
+	tp_begin(1, TP_LISTENER_CXL);
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0), *u = hh_upstream(0);
+	assert_non_null(u);
+	c->sent_head = u->sent_head = true;
+	hh_open(1, 82);
+	hh_settle();
+	hh_client(1)->sent_head = true;
+	send_str(hh_client(1), "refused");
+	hh_advance(5);
+	assert_true(hh_client(1)->fin_in || hh_client(1)->dead);
+	assert_null(hh_upstream(1));
+	send_str(c, "still-served");
+	assert_true(got(u, "still-served"));
+	hh_fin(c);
+	hh_fin(u);
+	hh_advance(5);
+	hh_end();
+	struct arn_stats_scope *sc = arn_stats_scope_get(&arn_stats_connection_limit_schema,
+							 ARN_STATS_TAG_CONNECTION_LIMIT, "tcl");
+	assert_int_equal(arn_stats_counter_value(sc, ARN_CXL_limited_connections), 1);
+	assert_int_equal(arn_stats_gauge_value(sc, ARN_CXL_active_connections), 0);
+	arn_stats_scope_put(sc);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -875,6 +921,7 @@ int main(void)
 	    T(test_tcp_proxy_idle_timeout),
 	    T(test_tcp_proxy_connect_attempts),
 	    T(test_tcp_proxy_resets_and_connect_timeout),
+	    T(test_tcp_proxy_behind_connection_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
