@@ -5,7 +5,7 @@
 #   :7000  tcp_proxy -> echo, idle_timeout 2s, access log with TCP fields:
 #          a large transfer each way byte-exact, the client's FIN carried
 #          over while the echo goes on (half-close), the idle timeout
-#   :7001  tcp_proxy -> sink (reads nothing for 4 s): a fast sender to a slow
+#   :7001  tcp_proxy -> sink (reads nothing for 3 s): a fast sender to a slow
 #          reader; Arion stops reading the client (paused_reading counted)
 #          and the mbufs it holds stay bounded, then every byte arrives
 #   :7002  tcp_proxy -> source (32 MiB): a client that does not read; the
@@ -29,7 +29,7 @@ up() { # up NAME ADDR PORT MODE [ARG]
 	topo_wait_log "$TOPO_DIR/$1.log" ready 10 || { echo "upstream $1 did not start"; exit 1; }
 }
 up echo "$ua" 7000 echo
-up sink "$ua" 7001 sink 4
+up sink "$ua" 7001 sink 3
 up source "$ua" 7002 source 32
 
 # ---- two TLS upstreams with their own certificates ----------------------------------------
@@ -216,7 +216,7 @@ cnt, sha = d.decode().split()
 print(cnt, "equal" if sha == hashlib.sha256(chunk * n).hexdigest() else "differ")
 PY
 cpid=$!
-sleep 2.5 # the sink holds its reads for 4 s
+sleep 1.8 # the sink holds its reads for 3 s
 held=$(mbufs)
 wait $cpid
 out=$(cat "$TOPO_DIR/slow.out")
@@ -240,7 +240,7 @@ import hashlib, socket, sys, time
 from tcp_upstream import pattern
 s = socket.create_connection((sys.argv[1], 7002), timeout=30)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
-time.sleep(3)
+time.sleep(2.5)
 h, n = hashlib.sha256(), 0
 while True:
     b = s.recv(1 << 20)
@@ -251,11 +251,11 @@ while True:
 print(n, "equal" if h.hexdigest() == hashlib.sha256(pattern(1 << 20) * 32).hexdigest() else "differ")
 PY
 cpid=$!
-sleep 2
+sleep 1.5
 held=$(mbufs)
 wait $cpid
 out=$(cat "$TOPO_DIR/src.out")
-[ "$out" = "$((32 << 20)) equal" ] && ok "32 MiB to a client that waited 3 s arrived byte-exact" ||
+[ "$out" = "$((32 << 20)) equal" ] && ok "32 MiB to a client that waited 2.5 s arrived byte-exact" ||
 	bad "source: $out"
 grow=$((held - base))
 [ $grow -lt 2048 ] && ok "mbufs held while the client did not read: +$grow" || bad "mbufs grew by $grow"
