@@ -16,6 +16,8 @@
 #   :443   tls_inspector; a.test and b.test passed through unterminated to
 #          two openssl s_server with their own certificates (TLS passthrough);
 #          a.test logs when connected too (flush_access_log_on_connected)
+#   :8443  tls_inspector, network RBAC denying requested_server_name b.test
+#          before a passthrough tcp_proxy
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 PY=/usr/bin/python3
@@ -125,6 +127,25 @@ YAML
             filters:
 YAML
 	tp pass_b tls_b
+	cat <<YAML
+      - name: sni_rbac
+        address: { socket_address: { address: 0.0.0.0, port_value: 8443 } }
+        listener_filters:
+          - name: envoy.filters.listener.tls_inspector
+            typed_config: { "@type": type.googleapis.com/envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector }
+        filter_chains:
+          - filter_chain_match: { transport_protocol: tls }
+            filters:
+              - name: envoy.filters.network.rbac
+                typed_config:
+                  "@type": type.googleapis.com/envoy.extensions.filters.network.rbac.v3.RBAC
+                  stat_prefix: sni
+                  rules:
+                    action: DENY
+                    policies:
+                      no-b: { permissions: [ { requested_server_name: { exact: b.test } } ], principals: [ { any: true } ] }
+YAML
+	tp pass_any tls_a
 	echo "    clusters:"
 	cluster echo "$ua" 7000
 	cluster sink "$ua" 7001
@@ -335,6 +356,16 @@ out=$(ip netns exec "$cns" curl -sS --max-time 10 --cacert "$d/ca.pem" \
 [ $? != 0 ] && ok "c.test: no chain, refused" || bad "c.test was served"
 line=$(head -1 "$TOPO_DIR/access-pass_b.log" 2>/dev/null)
 case "$line" in "$ub:9443 tls_b "*" - b.test") ok "access log: $line" ;; *) bad "pass_b log: '$line'" ;; esac
+# network RBAC reads the passed-through ClientHello's SNI (requested_server_name)
+out=$(ip netns exec "$cns" curl -sS --max-time 10 --cacert "$d/ca.pem" \
+	--resolve "a.test:8443:$us" "https://a.test:8443/" 2>&1 | grep -c "s_server")
+[ "${out:-0}" -ge 1 ] && ok "RBAC by SNI: a.test passed through" || bad "RBAC by SNI, a.test: $out"
+ip netns exec "$cns" curl -sS --max-time 10 -k --resolve "b.test:8443:$us" \
+	"https://b.test:8443/" >/dev/null 2>&1 && bad "RBAC by SNI: b.test was served" ||
+	ok "RBAC by SNI: b.test denied (requested_server_name)"
+v=$(stat sni.rbac.denied)
+w=$(stat sni.rbac.allowed)
+[ "$v" = 1 ] && [ "$w" = 1 ] && ok "sni.rbac.denied 1, allowed 1" || bad "sni.rbac denied $v allowed $w"
 n=$(wc -l <"$TOPO_DIR/access-pass_a.log" 2>/dev/null)
 [ "${n:-0}" = 2 ] && ok "flush_access_log_on_connected: a line at connect and one at the end" ||
 	bad "pass_a log has ${n:-0} lines: $(cat "$TOPO_DIR/access-pass_a.log" 2>/dev/null)"
