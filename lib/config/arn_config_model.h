@@ -689,6 +689,10 @@ struct arn_cfg_filter_chain {
 	 * local_ratelimit, connection_limit) */
 	struct arn_cfg_l4_filter *l4_filters;
 	size_t n_l4_filters;
+	/* FNV-1a of the FilterChain proto, deterministically encoded: a
+	 * listener update that leaves a chain's bytes as they were leaves the
+	 * connections on it open (Envoy's in-place filter chain update) */
+	uint64_t hash;
 };
 
 struct arn_cfg_listener {
@@ -714,7 +718,24 @@ struct arn_cfg_listener {
 	uint32_t backlog;	/* tcp_backlog_size: SYN queue bound; 0: the stack's default */
 	bool drain_modify_only; /* drain_type MODIFY_ONLY: /healthcheck/fail does not drain it */
 	const char *stat_prefix;
+	/* FNV-1a of the Listener proto without filter_chains and
+	 * default_filter_chain: equal in two versions that differ only in
+	 * their filter chains, which Envoy updates in place (only the
+	 * connections of chains that changed drain) */
+	uint64_t base_hash;
 };
+
+/**
+ * Envoy's in-place filter chain update: when listener @p now differs from
+ * @p was only in its filter chains (equal base_hash), a connection on
+ * @p was's chain @p fc stays open if @p now has a chain with the same
+ * FilterChain bytes. @return that chain of @p now (the default chain
+ * included), or NULL: the connection drains. Both listeners are the
+ * caller's to keep valid.
+ */
+const struct arn_cfg_filter_chain *arn_cfg_filter_chain_kept(const struct arn_cfg_listener *was,
+							     const struct arn_cfg_filter_chain *fc,
+							     const struct arn_cfg_listener *now);
 
 /** Most filter chains a listener may have (selection works on the stack). */
 #define ARN_CFG_MAX_CHAINS 1024

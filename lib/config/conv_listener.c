@@ -13,6 +13,8 @@
 #include "arn_proto.h"
 #include "arn_rules.h"
 #include "config_int.h"
+#include "upb/decode.h"
+#include "upb/encode.h"
 
 #define ECHO_TYPE "envoy.extensions.filters.network.echo.v3.Echo"
 #define ROUTER_TYPE "envoy.extensions.filters.http.router.v3.Router"
@@ -386,9 +388,54 @@ static void fc_match(struct conv *c, struct pb m, struct arn_cfg_fc_match *out)
 	conv_pop(c, m0);
 }
 
+/*
+ * FNV-1a of @p p's deterministic encoding (fields in number order, map
+ * entries sorted), so that the same message from a control plane hashes
+ * the same in two pushes. 0 if it cannot be encoded (out of memory): a
+ * chain hashed 0 is never taken for an unchanged one (see below).
+ */
+static uint64_t pb_hash(struct conv *c, const upb_Message *m, const upb_MessageDef *d)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	if (!m || upb_Encode(m, upb_MessageDef_MiniTable(d), kUpb_EncodeOption_Deterministic,
+			     c->arena, &buf, &len) != kUpb_EncodeStatus_Ok)
+		return 0;
+	uint64_t h = arn_cfg_hash(buf, len);
+	return h ? h : 1;
+}
+
+/*
+ * The Listener's bytes without its filter chains: a copy (decoded from its
+ * own encoding into the scratch arena) with filter_chains and
+ * default_filter_chain cleared, as Envoy's filterChainOnlyChange() compares
+ * two versions ignoring those fields. 0 on failure: never equal to a
+ * successful hash, so the update is then a full replacement.
+ */
+static uint64_t listener_base_hash(struct conv *c, struct pb l)
+{
+	const upb_MiniTable *mt = upb_MessageDef_MiniTable(l.d);
+	char *buf = NULL;
+	size_t len = 0;
+	if (upb_Encode(l.m, mt, 0, c->arena, &buf, &len) != kUpb_EncodeStatus_Ok)
+		return 0;
+	upb_Message *copy = upb_Message_New(l.d, c->arena);
+	if (!copy || upb_Decode(buf, len, copy, mt, NULL, 0, c->arena) != kUpb_DecodeStatus_Ok)
+		return 0;
+	static const char *const skip[] = {"filter_chains", "default_filter_chain",
+					   "filter_chain_matcher"};
+	for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++) {
+		const upb_FieldDef *f = upb_MessageDef_FindFieldByName(l.d, skip[i]);
+		if (f)
+			upb_Message_ClearField(copy, f);
+	}
+	return pb_hash(c, copy, l.d);
+}
+
 static void filter_chain(struct conv *c, struct pb fc, struct arn_cfg_filter_chain *out,
 			 bool *needs_inspector)
 {
+	out->hash = pb_hash(c, fc.m, fc.d);
 	conv_only(c, fc,
 		  "filter_chain_match,filters,transport_socket,name,metadata,"
 		  "transport_socket_connect_timeout");
@@ -514,6 +561,7 @@ struct arn_cfg_obj *arn_conv_listener(struct conv *c, struct pb l)
 	/* MODIFY_ONLY (1): drained only when the listener changes, not by
 	 * POST /healthcheck/fail */
 	out->drain_modify_only = pb_i32(l, "drain_type") == 1;
+	out->base_hash = listener_base_hash(c, l);
 	out->per_connection_buffer_limit = 1024 * 1024;
 	pb_wrapped_u32(l, "per_connection_buffer_limit_bytes", &out->per_connection_buffer_limit);
 	if (out->per_connection_buffer_limit == 0)

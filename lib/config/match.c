@@ -735,3 +735,20 @@ const void *arn_cfg_per_filter_find(const struct arn_cfg_vhost *vh, const struct
 		cfg = per_filter(vh->per_filter, vh->n_per_filter, name, len, kind);
 	return cfg;
 }
+
+const struct arn_cfg_filter_chain *arn_cfg_filter_chain_kept(const struct arn_cfg_listener *was,
+							     const struct arn_cfg_filter_chain *fc,
+							     const struct arn_cfg_listener *now)
+{
+	/* 0: a hash that could not be computed, never equal to anything */
+	if (!was || !fc || !now || !fc->hash || !was->base_hash || was->base_hash != now->base_hash)
+		return NULL;
+	/* a linear walk: at most ARN_CFG_MAX_CHAINS, once per connection
+	 * per listener change (at its next response or when it is idle) */
+	for (size_t i = 0; i < now->n_chains; i++)
+		if (now->chains[i].hash == fc->hash)
+			return &now->chains[i];
+	if (now->default_chain && now->default_chain->hash == fc->hash)
+		return now->default_chain;
+	return NULL;
+}

@@ -598,6 +598,51 @@ static void test_filter_chain_selection_order(void **state)
 	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "p9443");
 }
 
+/* Issue 22: a listener update that touches only filter chains keeps the
+ * connections of the chains whose FilterChain bytes are unchanged (Envoy's
+ * in-place filter chain update); any other change replaces the listener. */
+#define FC_LSN(limit, b_extra)                                                                     \
+	"{\"name\":\"ip\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\",\"port_"        \
+	"value\":80}}," limit "\"filter_chains\":["                                                \
+	"{\"name\":\"a\",\"filter_chain_match\":{\"destination_port\":80},"                        \
+	"\"filters\":[{\"name\":\"envoy.filters.network.echo\"}]},"                                \
+	"{\"name\":\"b\",\"filter_chain_match\":{\"destination_port\":81}," b_extra                \
+	"\"filters\":[{\"name\":\"envoy.filters.network.echo\"}]}],"                               \
+	"\"default_filter_chain\":{\"name\":\"d\",\"filters\":[{\"name\":\"envoy."                 \
+	"filters.network.echo\"}]}}"
+
+static void test_filter_chain_kept(void **state)
+{
+	(void)state;
+	tc_ok(L, FC_LSN("", ""));
+	const struct arn_cfg_listener *l1 = listener("ip");
+	arn_cfg_pin(l1);
+	assert_int_not_equal(l1->chains[0].hash, l1->chains[1].hash);
+	/* the same listener again: every chain is kept */
+	tc_ok(L, FC_LSN("", ""));
+	const struct arn_cfg_listener *l2 = listener("ip");
+	arn_cfg_pin(l2);
+	assert_ptr_equal(arn_cfg_filter_chain_kept(l1, &l1->chains[0], l2), &l2->chains[0]);
+	assert_ptr_equal(arn_cfg_filter_chain_kept(l1, &l1->chains[1], l2), &l2->chains[1]);
+	assert_ptr_equal(arn_cfg_filter_chain_kept(l1, l1->default_chain, l2), l2->default_chain);
+	/* chain b changed: only its connections drain */
+	tc_ok(L, FC_LSN("", "\"transport_socket_connect_timeout\":\"2s\","));
+	const struct arn_cfg_listener *l3 = listener("ip");
+	arn_cfg_pin(l3);
+	assert_ptr_equal(arn_cfg_filter_chain_kept(l2, &l2->chains[0], l3), &l3->chains[0]);
+	assert_null(arn_cfg_filter_chain_kept(l2, &l2->chains[1], l3));
+	assert_ptr_equal(arn_cfg_filter_chain_kept(l2, l2->default_chain, l3), l3->default_chain);
+	/* a field of the listener itself: a full replacement, every chain drains */
+	tc_ok(L, FC_LSN("\"per_connection_buffer_limit_bytes\":65536,",
+			"\"transport_socket_connect_timeout\":\"2s\","));
+	const struct arn_cfg_listener *l4 = listener("ip");
+	assert_null(arn_cfg_filter_chain_kept(l3, &l3->chains[0], l4));
+	assert_null(arn_cfg_filter_chain_kept(l3, l3->default_chain, l4));
+	arn_cfg_unpin(l1);
+	arn_cfg_unpin(l2);
+	arn_cfg_unpin(l3);
+}
+
 const struct CMUnitTest match_tests[] = {
     TC(test_route_index_same_as_linear_scan),
     cmocka_unit_test(test_regex_syntax),
@@ -609,5 +654,6 @@ const struct CMUnitTest match_tests[] = {
     TC(test_filter_chain_selection),
     TC(test_filter_chain_selection_order),
     TC(test_filter_chain_destination_ip_and_source_port),
+    TC(test_filter_chain_kept),
 };
 const size_t n_match_tests = sizeof(match_tests) / sizeof(match_tests[0]);
