@@ -29,6 +29,8 @@ struct arn_app {
 	int argc;                        /* the whole command line, for /server_info */
 	char **argv;
 	volatile sig_atomic_t stop;      /* set by signals or /quitquitquit */
+	uint32_t drain_time_s;           /* --drain-time-s */
+	bool drain_immediate;            /* --drain-strategy immediate */
 
 	/* Subsystem state, each owned by its app_<subsystem>.c. */
 	void *config;

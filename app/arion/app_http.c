@@ -20,6 +20,9 @@ int arn_app_http_start(struct arn_app *app)
 	    .max_connections = dp->http_max_client_connections,
 	    .max_upstream_connections = dp->http_max_upstream_connections,
 	    .max_streams = dp->http_max_requests_in_flight,
+	    .drain_time_s = app->drain_time_s,
+	    .drain_time_set = true,
+	    .drain_immediate = app->drain_immediate,
 	};
 	int rc = arn_http_start(app->config, &o);
 	if (rc == 0)

@@ -3,7 +3,8 @@
  * control lcore's loop.
  *
  *   arion -c FILE [--mode serve|validate] [--service-node ID]
- *         [--service-cluster NAME] [--log-level LEVEL] [--version] [--help]
+ *         [--service-cluster NAME] [--log-level LEVEL] [--drain-time-s N]
+ *         [--drain-strategy gradual|immediate] [--version] [--help]
  *         [-- EAL args]
  *
  * Exit codes (docs/cli.md): 0 success; 1 the configuration is invalid;
@@ -49,6 +50,11 @@ static void usage(FILE *f)
 	    "      --service-cluster NAME node cluster (wins over envoy_bootstrap.node.cluster)\n"
 	    "  -l, --log-level SPEC       trace|debug|info|warning|error|critical|off, or\n"
 	    "                             per module: info,xds:debug\n"
+	    "      --drain-time-s N       seconds over which a replaced listener's\n"
+	    "                             connections drain (default 600, as Envoy)\n"
+	    "      --drain-strategy S     gradual (default: each response closes its\n"
+	    "                             connection with a probability rising to 1 over\n"
+	    "                             the drain time) or immediate (every response)\n"
 	    "      --version              print the version and exit\n"
 	    "  -h, --help                 this text\n"
 	    "\n"
@@ -63,6 +69,8 @@ struct cli {
 	const char *config;
 	const char *mode;
 	const char *log_level;
+	uint32_t drain_time_s;
+	bool drain_immediate;
 	struct arn_bootstrap_overrides ov;
 	int eal_argc;
 	char **eal_argv;
@@ -70,18 +78,28 @@ struct cli {
 
 static int parse_cli(int argc, char **argv, struct cli *cli)
 {
-	enum { OPT_MODE = 256, OPT_NODE, OPT_CLUSTER, OPT_VERSION };
+	enum {
+		OPT_MODE = 256,
+		OPT_NODE,
+		OPT_CLUSTER,
+		OPT_VERSION,
+		OPT_DRAIN_TIME,
+		OPT_DRAIN_STRATEGY
+	};
 	static const struct option opts[] = {
 	    {"config-path", required_argument, NULL, 'c'},
 	    {"mode", required_argument, NULL, OPT_MODE},
 	    {"service-node", required_argument, NULL, OPT_NODE},
 	    {"service-cluster", required_argument, NULL, OPT_CLUSTER},
 	    {"log-level", required_argument, NULL, 'l'},
+	    {"drain-time-s", required_argument, NULL, OPT_DRAIN_TIME},
+	    {"drain-strategy", required_argument, NULL, OPT_DRAIN_STRATEGY},
 	    {"version", no_argument, NULL, OPT_VERSION},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	cli->mode = "serve";
+	cli->drain_time_s = 600; /* Envoy's default */
 	/* getopt stops at "--"; what follows belongs to the EAL. */
 	int c;
 	opterr = 0;
@@ -101,6 +119,35 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 			break;
 		case OPT_CLUSTER:
 			cli->ov.service_cluster = optarg;
+			break;
+		case OPT_DRAIN_TIME: {
+			char *end = NULL;
+			errno = 0;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (errno || !end || *end || end == optarg || optarg[0] == '-' ||
+			    v > 86400) {
+				fprintf(
+				    stderr,
+				    "arion: --drain-time-s %s: expected whole seconds from 0 to "
+				    "86400\n",
+				    optarg);
+				return -EINVAL;
+			}
+			cli->drain_time_s = (uint32_t)v;
+			break;
+		}
+		case OPT_DRAIN_STRATEGY:
+			if (strcmp(optarg, "gradual") == 0) {
+				cli->drain_immediate = false;
+			} else if (strcmp(optarg, "immediate") == 0) {
+				cli->drain_immediate = true;
+			} else {
+				fprintf(
+				    stderr,
+				    "arion: --drain-strategy %s: expected gradual or immediate\n",
+				    optarg);
+				return -EINVAL;
+			}
 			break;
 		case OPT_VERSION:
 			printf("arion %s\n", ARN_VERSION);
@@ -211,6 +258,8 @@ int main(int argc, char **argv)
 	    .eal_argv = cli.eal_argv,
 	    .argc = argc,
 	    .argv = argv,
+	    .drain_time_s = cli.drain_time_s,
+	    .drain_immediate = cli.drain_immediate,
 	};
 	int code = arn_app_serve(&app);
 	arn_bootstrap_free(b);

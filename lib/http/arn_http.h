@@ -49,6 +49,11 @@ struct arn_http_options {
 	uint32_t max_connections;	   /* downstream connection blocks: 16384 */
 	uint32_t max_upstream_connections; /* upstream connection blocks: 8192 */
 	uint32_t max_streams;		   /* requests in flight (header buffers): 1024 */
+	/* Envoy's --drain-time-s: how long a replaced listener's connections
+	 * take to drain (600 unless drain_time_set) */
+	uint32_t drain_time_s;
+	bool drain_time_set;
+	bool drain_immediate; /* --drain-strategy immediate (default gradual) */
 };
 
 /**

@@ -28,6 +28,7 @@
 
 static void conn_free(struct http_h1_conn *c);
 static void conn_idle_timeout(struct http_timer *t);
+static void conn_follow(struct http_conn *hc);
 static bool tls_ready(struct http_h1_conn *c);
 static void inspect_done(struct http_h1_conn *c, enum arn_tls_hello_status st, bool go);
 
@@ -201,6 +202,8 @@ static void stream_ended(struct http_h1_conn *c)
 	if (hc->close_after) {
 		start_close(hc);
 	} else {
+		if (hc->rebind)
+			conn_follow(hc);
 		hc->idle_timer.fn = conn_idle_timeout;
 		if (hc->hcm && hc->hcm->idle_timeout_ms)
 			http_timer_arm(hc->w, &hc->idle_timer, hc->hcm->idle_timeout_ms);
@@ -316,6 +319,195 @@ static void conn_idle_timeout(struct http_timer *t)
 	hc->close_after = true;
 	start_close(hc);
 	conn_run(hc);
+}
+
+/* ---- listener drain ------------------------------------------------------------------------- */
+
+/*
+ * Envoy drains a replaced listener's connections over --drain-time-s
+ * (DrainManagerImpl::drainClose(): P(close) = elapsed / drain time, so
+ * that clients reconnect spread over the drain time instead of all at
+ * once, issue 22), and updates a listener whose filter chains alone
+ * changed in place: connections on a chain whose FilterChain is unchanged
+ * stay. Arion decides at each response (http_drain_close) and, for idle
+ * keep-alive connections, in a scan when a drain starts and when it ends
+ * (http_drain_begin, http_drains_poll): never per packet.
+ */
+
+static struct http_drain *drain_find(struct http_worker *w, const struct arn_cfg_listener *l)
+{
+	for (uint32_t i = 0; i < HTTP_DRAINS_MAX && l; i++)
+		if (w->drains[i].l == l)
+			return &w->drains[i];
+	return NULL;
+}
+
+/* The listener the current generation has at @p hc's address. */
+static const struct arn_cfg_listener *lsn_now(struct http_conn *hc)
+{
+	const struct arn_cfg_gen *g = hc->w->store ? arn_config_gen(hc->w->store) : NULL;
+	return g ? arn_cfg_listener_find(g, hc->laddr, hc->lport) : NULL;
+}
+
+/*
+ * Move @p hc, idle, from its listener to @p l, whose chain @p fc has the
+ * same FilterChain bytes as its own, so that the old version's memory can
+ * go. Not done for a chain with network filters: their per-connection
+ * state (connection_limit counts, RBAC) belongs to the old chain's runtime,
+ * so such a connection stays on the old version, pinned, until it closes.
+ * The old listener is unpinned last: nothing of it is read after.
+ */
+static void conn_rebind(struct http_conn *hc, const struct arn_cfg_listener *l,
+			const struct arn_cfg_filter_chain *fc)
+{
+	hc->rebind = false;
+	if (fc->n_l4_filters || hc->l4_held || fc->kind != ARN_CFG_NF_HCM || !fc->hcm)
+		return;
+	struct http_hcm_rt *r = http_rt_hcm(fc->hcm);
+	if (!r) {
+		hc->rebind = true; /* its runtime is not built yet: at the next idle time */
+		return;
+	}
+	const struct arn_cfg_listener *was = hc->lsn;
+	arn_cfg_pin(l);
+	http_rt_hcm_put(hc->hrt);
+	hc->hrt = r;
+	hc->lsn = l;
+	hc->fc = fc;
+	hc->hcm = fc->hcm;
+	arn_cfg_unpin(was);
+}
+
+/* An idle connection whose listener was replaced by one that kept its
+ * chain goes over to it. */
+static void conn_follow(struct http_conn *hc)
+{
+	const struct arn_cfg_listener *l = lsn_now(hc);
+	hc->rebind = false;
+	if (l == hc->lsn)
+		return;
+	const struct arn_cfg_filter_chain *fc = arn_cfg_filter_chain_kept(hc->lsn, hc->fc, l);
+	if (fc)
+		conn_rebind(hc, l, fc);
+}
+
+static void count_drain(struct http_conn *hc)
+{
+	if (!hc->drain_counted) {
+		hc->drain_counted = true;
+		HTTP_INC(hc, downstream_cx_drain_close);
+	}
+}
+
+bool http_drain_close(struct http_conn *hc)
+{
+	struct http_worker *w = hc->w;
+	if (!w->store || !hc->lsn)
+		return false;
+	const struct arn_cfg_gen *g = arn_config_gen(w->store);
+	const struct arn_cfg_listener *l = arn_cfg_listener_find(g, hc->laddr, hc->lport);
+	if (l == hc->lsn)
+		return false;
+	if (arn_cfg_filter_chain_kept(hc->lsn, hc->fc, l)) {
+		hc->rebind = true; /* once this exchange is over */
+		return false;
+	}
+	const struct http_drain *d = drain_find(w, hc->lsn);
+	bool close;
+	if (!d)
+		/* this worker has not taken the generation in yet (its drain
+		 * starts at the end of this loop iteration), or the drain
+		 * ended */
+		close = arn_cfg_gen_id(g) == w->gen_id;
+	else if (w->drain_immediate || w->now_ms >= d->end_ms)
+		close = true;
+	else
+		/* Envoy's gradual drain: P(close) = elapsed / drain time */
+		close = w->now_ms - d->start_ms > http_rand(w) % (d->end_ms - d->start_ms);
+	if (close)
+		count_drain(hc);
+	return close;
+}
+
+/*
+ * The idle connections on listener @p l (connected, no exchange under way):
+ * those whose chain the current listener kept go over to it; the others
+ * close if @p end (their drain ended). Connections in an exchange are left
+ * to http_drain_close at their response.
+ */
+static void drain_scan(struct http_worker *w, const struct arn_cfg_listener *l, bool end)
+{
+	const struct arn_cfg_listener *now = NULL;
+	bool now_known = false;
+	for (uint32_t i = 0; i < w->n_conns; i++) {
+		struct http_h1_conn *c = &w->conns[i];
+		struct http_conn *hc = &c->c;
+		if (hc->lsn != l || !hc->tc || hc->state != HTTP_DC_OPEN || c->inspecting ||
+		    c->in_run || hc->st.res || (hc->st.state & (HTTP_S_ACTIVE | HTTP_S_STARTED)))
+			continue;
+		if (!now_known) {
+			now = lsn_now(hc);
+			now_known = true;
+		}
+		const struct arn_cfg_filter_chain *fc = arn_cfg_filter_chain_kept(l, hc->fc, now);
+		if (fc) {
+			conn_rebind(hc, now, fc);
+		} else if (end) {
+			count_drain(hc);
+			hc->close_after = true;
+			start_close(hc);
+			conn_run(hc);
+		}
+	}
+}
+
+static void drain_end(struct http_worker *w, struct http_drain *d)
+{
+	const struct arn_cfg_listener *l = d->l;
+	drain_scan(w, l, true);
+	d->l = NULL;
+	w->n_drains--;
+	arn_cfg_unpin(l);
+}
+
+void http_drain_begin(struct http_worker *w, const struct arn_cfg_listener *l)
+{
+	struct http_drain *d = NULL;
+	for (uint32_t i = 0; i < HTTP_DRAINS_MAX && !d; i++)
+		if (!w->drains[i].l)
+			d = &w->drains[i];
+	if (!d) {
+		/* more listener versions draining than slots: the oldest
+		 * drain ends now */
+		d = &w->drains[0];
+		for (uint32_t i = 1; i < HTTP_DRAINS_MAX; i++)
+			if (w->drains[i].start_ms < d->start_ms)
+				d = &w->drains[i];
+		drain_end(w, d);
+	}
+	d->l = l;
+	d->start_ms = w->now_ms;
+	d->end_ms = w->now_ms + (w->drain_ms ? w->drain_ms : 1);
+	w->n_drains++;
+	/* idle connections on chains the new version kept go over to it now */
+	drain_scan(w, l, false);
+}
+
+void http_drains_poll(struct http_worker *w)
+{
+	for (uint32_t i = 0; i < HTTP_DRAINS_MAX && w->n_drains; i++)
+		if (w->drains[i].l && w->now_ms >= w->drains[i].end_ms)
+			drain_end(w, &w->drains[i]);
+}
+
+void http_drains_fini(struct http_worker *w)
+{
+	for (uint32_t i = 0; i < HTTP_DRAINS_MAX; i++)
+		if (w->drains[i].l) {
+			arn_cfg_unpin(w->drains[i].l);
+			w->drains[i].l = NULL;
+		}
+	w->n_drains = 0;
 }
 
 static const struct http_conn_ops conn_ops = {
@@ -492,6 +684,7 @@ static int conn_open(struct http_worker *w, struct arn_tcp_conn *tc, struct http
 		arn_cfg_pin(l);
 		hc->lsn = l;
 	}
+	hc->fc = fc;
 	hc->hcm = fc->hcm;
 	hc->hrt = http_rt_hcm(fc->hcm);
 	hc->lrt = lrt;

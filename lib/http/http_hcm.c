@@ -643,12 +643,6 @@ static void write_resp_head(struct http_stream *st)
 	 * response is done); say so in the head, as Envoy does. */
 	if (!(st->state & (HTTP_S_REQ_DONE | HTTP_S_TUNNEL)))
 		hc->close_after = true;
-	/* a listener replaced by a newer generation drains its connections */
-	if (w->store && !hc->close_after) {
-		const struct arn_cfg_gen *g = arn_config_gen(w->store);
-		if (arn_cfg_listener_find(g, hc->laddr, hc->lport) != hc->lsn)
-			hc->close_after = true;
-	}
 	http_hc_drain(hc);
 	if (st->state & HTTP_S_HEALTH_CHECK)
 		http_hc_cache_set(st, r->status);

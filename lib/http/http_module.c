@@ -12,8 +12,11 @@
  *      while buffers are free
  *   4. the timers that are due (connections, streams, attempts, upstream
  *      connections)
- *   5. a new configuration generation: listeners opened and closed, pools
- *      of endpoints that left their cluster drained
+ *   5. drains of replaced listeners that ended (--drain-time-s): their
+ *      idle connections closed
+ *   6. a new configuration generation: listeners opened and closed (a
+ *      replaced one starts draining), pools of endpoints that left their
+ *      cluster drained
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -37,6 +40,9 @@
 
 static struct arn_config_store *g_store;
 static uint32_t cfg_conns = 16384, cfg_ups = 8192, cfg_res = 1024;
+/* Envoy's --drain-time-s default (600 s) and --drain-strategy gradual */
+static uint64_t cfg_drain_ms = 600 * 1000;
+static bool cfg_drain_immediate;
 
 /* Requests that waited for an http_res go on, oldest first, while there
  * are free ones (run from the poll, never from inside another stream). */
@@ -67,6 +73,13 @@ static void want_listener(void *ctx, const struct arn_cfg_listener *l)
 		struct http_wlistener *x = &w->lsn[i];
 		if (x->used && x->addr == l->addr && x->port == l->port) {
 			x->seen = true;
+			if (x->l != l) {
+				/* a new version: the old one's connections drain */
+				arn_cfg_pin(l);
+				if (x->l)
+					http_drain_begin(w, x->l);
+				x->l = l;
+			}
 			return;
 		}
 		if (!x->used && free_slot < 0)
@@ -94,6 +107,8 @@ static void want_listener(void *ctx, const struct arn_cfg_listener *l)
 	x->addr = l->addr;
 	x->port = l->port;
 	x->tl = tl;
+	arn_cfg_pin(l);
+	x->l = l;
 	if (w->idx == 0)
 		ARN_INFO(HTTP, "listener '%s' on %u.%u.%u.%u:%u", l->obj.name, l->addr >> 24,
 			 (l->addr >> 16) & 255, (l->addr >> 8) & 255, l->addr & 255, l->port);
@@ -114,6 +129,8 @@ static void listeners_sync(struct http_worker *w, const struct arn_cfg_gen *g)
 				ARN_INFO(HTTP, "stopped listening on %u.%u.%u.%u:%u", x->addr >> 24,
 					 (x->addr >> 16) & 255, (x->addr >> 8) & 255, x->addr & 255,
 					 x->port);
+			if (x->l)
+				http_drain_begin(w, x->l);
 			memset(x, 0, sizeof(*x));
 		}
 	}
@@ -174,6 +191,8 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	w->n_conns = cfg_conns;
 	w->n_ups = cfg_ups;
 	w->n_res = cfg_res;
+	w->drain_ms = cfg_drain_ms;
+	w->drain_immediate = cfg_drain_immediate;
 	w->conns = worker_array(w->n_conns, sizeof(*w->conns));
 	w->ups = worker_array(w->n_ups, sizeof(*w->ups));
 	w->res_mem = worker_array(w->n_res, sizeof(*w->res_mem));
@@ -232,7 +251,11 @@ static void worker_poll(struct arn_lcore *lc, void *arg)
 	/* 4. due timers */
 	if (w->wheel_ms != w->now_ms)
 		http_timers_run(w);
-	/* 5. a new generation */
+	/* 5. drains of replaced listeners that ended close their idle
+	 * connections */
+	if (w->n_drains)
+		http_drains_poll(w);
+	/* 6. a new generation */
 	if (g_store) {
 		const struct arn_cfg_gen *g = arn_config_gen(g_store);
 		uint64_t id = arn_cfg_gen_id(g);
@@ -254,9 +277,13 @@ static void worker_fini(struct arn_lcore *lc, void *arg)
 	http_conns_shutdown(w);
 	http_tcpp_shutdown(w);
 	http_pools_close_all(w);
+	http_drains_fini(w);
 	for (int i = 0; i < HTTP_LISTENERS_MAX; i++)
-		if (w->lsn[i].used)
+		if (w->lsn[i].used) {
 			arn_tcp_unlisten(lc, w->lsn[i].tl);
+			if (w->lsn[i].l)
+				arn_cfg_unpin(w->lsn[i].l);
+		}
 	arn_tcp_app_set_state(lc, &http_app, NULL);
 	worker_free(w);
 }
@@ -278,6 +305,9 @@ int arn_http_start(struct arn_config_store *s, const struct arn_http_options *o)
 			cfg_ups = o->max_upstream_connections;
 		if (o->max_streams)
 			cfg_res = o->max_streams;
+		if (o->drain_time_set)
+			cfg_drain_ms = (uint64_t)o->drain_time_s * 1000;
+		cfg_drain_immediate = o->drain_immediate;
 	}
 	int rc = http_rt_init(s);
 	if (rc)

@@ -228,12 +228,13 @@ struct http_conn {
 	struct http_conn *next; /* free list */
 	struct http_worker *w;
 	const struct http_conn_ops *ops;
-	struct http_peer *dn;		    /* the client, as its codec reads and writes it */
-	struct arn_tcp_conn *tc;	    /* the transport; NULL once lib/tcp closed it */
-	const struct arn_tls_conn *tls;	    /* its TLS (negotiated values), NULL: plain text */
-	const struct arn_cfg_listener *lsn; /* pinned */
-	const struct arn_cfg_hcm *hcm;	    /* lives in lsn */
-	struct http_hcm_rt *hrt;	    /* referenced, or NULL */
+	struct http_peer *dn;		       /* the client, as its codec reads and writes it */
+	struct arn_tcp_conn *tc;	       /* the transport; NULL once lib/tcp closed it */
+	const struct arn_tls_conn *tls;	       /* its TLS (negotiated values), NULL: plain text */
+	const struct arn_cfg_listener *lsn;    /* pinned */
+	const struct arn_cfg_filter_chain *fc; /* its chain, in lsn (NULL before one is chosen) */
+	const struct arn_cfg_hcm *hcm;	       /* lives in lsn */
+	struct http_hcm_rt *hrt;	       /* referenced, or NULL */
 	struct http_listener_rt *lrt;
 	uint32_t laddr, raddr;
 	uint16_t lport, rport;
@@ -241,6 +242,7 @@ struct http_conn {
 	bool close_after;		 /* close once the current response is out */
 	bool again;			 /* something changed while running: run once more */
 	bool drain_counted;		 /* downstream_cx_drain_close counted */
+	bool rebind;			 /* a newer listener kept its chain: move to it once idle */
 	bool res_waiting;		 /* on the worker's list for a free http_res (FIFO) */
 	struct http_conn *wnext, *wprev; /* that list */
 	uint32_t n_req;
@@ -288,6 +290,26 @@ static inline void http_conn_close(struct http_conn *hc)
 }
 
 #define http_conn_abort(hc) ((hc)->ops->reset((hc), __LINE__))
+
+/* ---- listener drain (http_conn.c) ------------------------------------------------------- */
+
+/**
+ * Should the response about to start on @p hc close its connection because
+ * its listener was replaced (Envoy's drainClose())? True with a probability
+ * rising from 0 to 1 over the drain time of the replaced version (1 with
+ * --drain-strategy immediate); false while the connection's filter chain
+ * is one the new version kept. Counted in downstream_cx_drain_close.
+ */
+bool http_drain_close(struct http_conn *hc);
+/**
+ * The worker saw listener @p l replaced or removed: its connections start
+ * draining now. Takes over the caller's pin of @p l.
+ */
+void http_drain_begin(struct http_worker *w, const struct arn_cfg_listener *l);
+/** Once per loop iteration: drains that ended close their idle connections. */
+void http_drains_poll(struct http_worker *w);
+/** Worker shutdown: drop the drains' pins (connections are gone). */
+void http_drains_fini(struct http_worker *w);
 
 /* ---- shared by the files of the connection manager ------------------------------------ */
 

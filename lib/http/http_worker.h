@@ -78,7 +78,25 @@ struct http_wlistener {
 	uint32_t addr;
 	uint16_t port;
 	struct arn_tcp_listener *tl;
+	/* pinned: the version of the listener the worker last saw here; a
+	 * different one in a new generation starts the drain of this one */
+	const struct arn_cfg_listener *l;
 };
+
+/*
+ * A listener version replaced (or removed) by a newer generation, whose
+ * connections drain as Envoy's drain manager makes them: each response
+ * closes its connection with a probability rising from 0 to 1 between
+ * start_ms (when this worker first saw the change) and end_ms
+ * (--drain-time-s later; at once with --drain-strategy immediate), and at
+ * end_ms the idle ones are closed. Connections whose filter chain the new
+ * version kept (in-place filter chain update) stay open.
+ */
+struct http_drain {
+	const struct arn_cfg_listener *l; /* pinned; NULL: a free slot */
+	uint64_t start_ms, end_ms;
+};
+#define HTTP_DRAINS_MAX 64
 
 #define HTTP_WHEEL 4096 /* 1 ms slots */
 #define HTTP_POOLS 4096 /* (cluster, endpoint) pools per worker, open addressing */
@@ -103,6 +121,10 @@ struct http_worker {
 	uint32_t rb_segs; /* mbufs holding request bodies kept for retries */
 
 	struct http_wlistener lsn[HTTP_LISTENERS_MAX];
+	struct http_drain drains[HTTP_DRAINS_MAX];
+	uint32_t n_drains;    /* slots in use */
+	uint64_t drain_ms;    /* --drain-time-s */
+	bool drain_immediate; /* --drain-strategy immediate */
 
 	struct http_timer wheel[HTTP_WHEEL]; /* list heads */
 	uint64_t wheel_ms;

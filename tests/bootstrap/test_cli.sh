@@ -146,4 +146,15 @@ has "--help lists --mode" "--mode serve|validate"
 check "--version exits 0" 0 "$A" --version
 has "--version prints version" "arion "
 
+# issue 22: Envoy's drain options
+check "--drain-time-s and --drain-strategy are accepted" 0 "$A" --mode validate -c "$S/config/static.yaml" --drain-time-s 30 --drain-strategy immediate
+check "--drain-strategy gradual is accepted" 0 "$A" --mode validate -c "$S/config/static.yaml" --drain-strategy gradual
+check "--drain-time-s not a number exits 2" 2 "$A" --mode validate -c "$S/config/static.yaml" --drain-time-s 1x
+has "... saying what it expects" "--drain-time-s 1x: expected whole seconds from 0 to 86400"
+check "--drain-time-s negative exits 2" 2 "$A" --mode validate -c "$S/config/static.yaml" --drain-time-s -5
+check "--drain-strategy other exits 2" 2 "$A" --mode validate -c "$S/config/static.yaml" --drain-strategy slow
+has "... naming the choices" "--drain-strategy slow: expected gradual or immediate"
+check "--help lists --drain-time-s" 0 "$A" --help
+has "... and --drain-strategy" "--drain-strategy"
+
 [ $fails = 0 ] || { echo "$fails failed"; exit 1; }

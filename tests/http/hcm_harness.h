@@ -739,10 +739,19 @@ static inline void hh_check_nothing_left(void)
 		      "cluster %s: cx_active %d rq_active %d rq_pending %d retries_active %d", nm,
 		      crt->cx_active, crt->rq_active, crt->rq_pending, crt->retries_active);
 	}
-	for (unsigned i = 0; i < n_pins; i++)
-		CHECK(pins[i].o->refs == pins[i].refs, "configuration object %.*s: %u pins, was %u",
+	for (unsigned i = 0; i < n_pins; i++) {
+		/* the worker's own: the listener versions it listens for and
+		 * those whose drain has not ended (http_worker.h) */
+		uint32_t own = 0;
+		for (int j = 0; j < HTTP_LISTENERS_MAX; j++)
+			own += w->lsn[j].l == (const void *)pins[i].o;
+		for (int j = 0; j < HTTP_DRAINS_MAX; j++)
+			own += w->drains[j].l == (const void *)pins[i].o;
+		CHECK(pins[i].o->refs == pins[i].refs + own,
+		      "configuration object %.*s: %u pins, was %u (+%u the worker's)",
 		      (int)pins[i].o->name_len, pins[i].o->name ? pins[i].o->name : "",
-		      pins[i].o->refs, pins[i].refs);
+		      pins[i].o->refs, pins[i].refs, own);
+	}
 	/* TIME_WAIT outlives RSTs (RFC 1337): those blocks may stay */
 	uint32_t tw = 0;
 	for (uint32_t i = 0; i < wk->max_conns; i++)

@@ -17,6 +17,7 @@
 #include "arn_access_log.h"
 #include "arn_stats_envoy.h"
 #include "hcm_harness.h"
+#include "http_conn.h"
 
 #define OK5 "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
 
@@ -887,6 +888,118 @@ static void test_tcp_proxy_behind_connection_limit(void **state)
 	arn_stats_scope_put(sc);
 }
 
+/* ---- listener drain (issue 22) ---------------------------------------------------------- */
+
+static struct http_worker *worker(void)
+{
+	struct arn_tcp_worker *wk = tcp_wk(lc);
+	for (int i = 0; i < TCP_LISTENERS_MAX; i++)
+		if (wk->lsn[i].used && wk->lsn[i].port == 80)
+			return wk->lsn[i].user;
+	fail_msg("no HTTP worker");
+	return NULL;
+}
+
+/* The connection of the worker whose client port is that of client @p i. */
+static struct http_conn *conn_of(struct http_worker *w, struct peer *p)
+{
+	for (uint32_t i = 0; p && i < w->n_conns; i++)
+		if (w->conns[i].c.tc && w->conns[i].c.rport == p->port)
+			return &w->conns[i].c;
+	return NULL;
+}
+
+static const struct arn_cfg_listener *dyn_now(void)
+{
+	const struct arn_cfg_gen *g = arn_config_gen(store);
+	return arn_cfg_find(g, ARN_CFG_LISTENER, "dyn", 3, arn_cfg_hash("dyn", 3));
+}
+
+#define GET_DIRECT "GET /direct HTTP/1.1\r\nHost: a\r\n\r\n"
+
+/*
+ * A replaced listener drains as Envoy's gradual drain does: right after the
+ * change a response keeps its connection (P(close) = elapsed / drain time
+ * = 0), and the idle keep-alive connection is closed when the drain time
+ * ends, by the worker, without a request. Before issue 22 the first
+ * response after the change closed the connection.
+ */
+static void test_listener_change_drains_over_the_drain_time(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_config(4); /* "dyn" with /direct: 202 */
+	struct http_worker *w = worker();
+	w->drain_ms = 2000;
+	hh_open(0, 82);
+	hh_settle();
+	send_str(hh_client(0), GET_DIRECT);
+	assert_true(got(hh_client(0), "HTTP/1.1 202"));
+	hh_config(7); /* its chain changed: its connections drain */
+	hh_settle();
+	send_str(hh_client(0), GET_DIRECT);
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 202"), 2);
+	assert_false(got(hh_client(0), "connection: close"));
+	assert_false(hh_client(0)->fin_in);
+	hh_advance(1000);
+	assert_false(hh_client(0)->fin_in); /* idle, the drain not over */
+	hh_advance(1100);
+	assert_true(hh_client(0)->fin_in); /* closed by the drain's end */
+	hh_end();
+}
+
+/* --drain-strategy immediate: the first response after the change closes. */
+static void test_listener_change_drains_immediately(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_config(4);
+	struct http_worker *w = worker();
+	w->drain_immediate = true;
+	hh_open(0, 82);
+	hh_settle();
+	send_str(hh_client(0), GET_DIRECT);
+	assert_false(got(hh_client(0), "connection: close"));
+	hh_config(7);
+	hh_settle();
+	send_str(hh_client(0), GET_DIRECT);
+	assert_true(got(hh_client(0), "connection: close"));
+	w->drain_immediate = false;
+	hh_end();
+}
+
+/*
+ * Envoy's in-place filter chain update: the same listener pushed again (a
+ * new version whose chain's bytes are unchanged) leaves its connections
+ * open, and the idle ones go over to the new version at once, so that the
+ * old one can be freed.
+ */
+static void test_listener_same_chain_keeps_connections(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_config(4);
+	struct http_worker *w = worker();
+	w->drain_immediate = true; /* a drained connection would close at once */
+	hh_open(0, 82);
+	hh_settle();
+	send_str(hh_client(0), GET_DIRECT);
+	const struct arn_cfg_listener *was = dyn_now();
+	hh_config(0); /* another chain */
+	hh_config(4); /* the first one's bytes again, in a new version */
+	hh_settle();
+	hh_advance(2);
+	assert_ptr_not_equal(dyn_now(), was);
+	struct http_conn *hc = conn_of(w, hh_client(0));
+	assert_non_null(hc);
+	assert_ptr_equal(hc->lsn, dyn_now()); /* rebound while idle */
+	send_str(hh_client(0), GET_DIRECT);
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 202"), 2);
+	assert_false(got(hh_client(0), "connection: close"));
+	w->drain_immediate = false;
+	hh_end();
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -922,6 +1035,9 @@ int main(void)
 	    T(test_tcp_proxy_connect_attempts),
 	    T(test_tcp_proxy_resets_and_connect_timeout),
 	    T(test_tcp_proxy_behind_connection_limit),
+	    T(test_listener_change_drains_over_the_drain_time),
+	    T(test_listener_change_drains_immediately),
+	    T(test_listener_same_chain_keeps_connections),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
