@@ -16,6 +16,7 @@
 #include <rte_mbuf.h>
 
 #include "arn_config.h"
+#include "arn_l4.h"
 #include "arn_log.h"
 #include "arn_tcp.h"
 #include "http_upstream.h"
@@ -343,7 +344,8 @@ static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, u
 	POOL_INC(w, p, upstream_cx_http1_total);
 	POOL_GAUGE(w, p, upstream_cx_active, 1);
 	u->timer.fn = up_connect_timeout;
-	http_timer_arm(w, &u->timer, c && c->connect_timeout_ms ? c->connect_timeout_ms : 5000);
+	u->connect_ms = c && c->connect_timeout_ms ? c->connect_timeout_ms : 5000;
+	http_timer_arm(w, &u->timer, u->connect_ms);
 	return u;
 }
 
@@ -461,6 +463,30 @@ static void up_connect_timeout(struct http_timer *t)
 	    (struct http_upconn *)((char *)t - offsetof(struct http_upconn, timer));
 	if (u->connected || u->state == HTTP_UP_CLOSED)
 		return;
+	/* Issue 22: connect_timeout counts from when the first SYN left, not
+	 * while it waited for the next hop's ARP answer (a switch to endpoints
+	 * never contacted sends many SYNs at once toward an unresolved next
+	 * hop; with connect_timeout equal to the SYN RTO they all failed).
+	 * Still waiting: wait on (ARP gives up after its retries and drops
+	 * the SYN; TCP's SYN retries then end the attempt as a connect
+	 * failure). Resolved after this connection opened: the SYN left then,
+	 * and the timeout runs from there. */
+	struct http_worker *w = u->w;
+	uint64_t since = arn_net_nexthop_since(w->lc, u->pool->addr);
+	if (since == UINT64_MAX) {
+		POOL_INC(w, u->pool, upstream_cx_connect_arp_wait);
+		http_timer_arm(w, &u->timer, u->connect_ms);
+		return;
+	}
+	uint64_t now = http_tsc(w);
+	if (since > u->open_tsc && since <= now) {
+		uint64_t waited = (now - since) / w->tsc_per_ms;
+		if (waited < u->connect_ms) {
+			POOL_INC(w, u->pool, upstream_cx_connect_arp_wait);
+			http_timer_arm(w, &u->timer, u->connect_ms - waited);
+			return;
+		}
+	}
 	u->connect_timed_out = true;
 	POOL_INC(u->w, u->pool, upstream_cx_connect_timeout);
 	if (u->h1.tc)

@@ -59,6 +59,7 @@ struct http_upconn {
 	bool connected;
 	bool connect_timed_out;
 	uint32_t idle_ms;	/* the cluster's idle_timeout when it was last used */
+	uint32_t connect_ms;	/* the cluster's connect_timeout when it was opened */
 	struct http_stream *st; /* the stream it serves, or NULL */
 	uint32_t n_req;
 	uint64_t open_tsc;

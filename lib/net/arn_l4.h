@@ -123,6 +123,15 @@ int arn_net_ip4_output_tos(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t sr
  */
 void arn_net_resolve(struct arn_lcore *lc, uint32_t dst);
 
+/**
+ * When packets toward @p dst (host byte order) started to leave: for a
+ * connect timeout that must not count the time a first SYN waited for ARP.
+ * @return UINT64_MAX while they wait for the next hop's first ARP answer;
+ * else the TSC (arn_net_now()) of that answer, or 0 when none is recorded
+ * (resolved long ago, evicted, or no route). Never blocks.
+ */
+uint64_t arn_net_nexthop_since(const struct arn_lcore *lc, uint32_t dst);
+
 /** Allocate an mbuf from this worker's pool (NULL when empty, counted). */
 struct rte_mbuf *arn_net_alloc(struct arn_lcore *lc);
 

@@ -77,6 +77,7 @@ struct arp_entry {
 	uint32_t pending_bytes; /* buf_len of what waits */
 	uint64_t deadline;	/* INCOMPLETE/PROBE: next retry; REACHABLE: until */
 	uint64_t last_used;	/* TSC of the last packet sent through it; 0: never */
+	uint64_t resolved_at;	/* TSC of the answer that ended INCOMPLETE; 0: none */
 	/* packets waiting, oldest first, linked through m->next (each frame
 	 * is one segment: lib/net's output contract) */
 	struct rte_mbuf *pending, *pending_tail;
@@ -274,6 +275,8 @@ static void resolved(struct arn_lcore *lc, struct arp_entry *e, const struct rte
 	rte_ether_addr_copy(mac, &e->mac);
 	if (e->state != ARP_REACHABLE)
 		ARN_NET_PINC(lc, e->port, arp_resolved);
+	if (e->state == ARP_INCOMPLETE)
+		e->resolved_at = lc->now; /* what waited leaves now */
 	set_state(a, e, ARP_REACHABLE);
 	e->tries = 0;
 	e->deadline = lc->now + net_arp_timing.reachable;
@@ -351,6 +354,14 @@ void net_arp_resolve(struct arn_lcore *lc, uint16_t port, uint32_t nh)
 	set_state(a, e, ARP_INCOMPLETE);
 	ARN_NET_PINC(lc, port, arp_resolve_ahead);
 	request(lc, e);
+}
+
+uint64_t net_arp_since(const struct arn_lcore *lc, uint32_t nh)
+{
+	const struct arp_entry *e = find(lc->arp, nh);
+	if (e == NULL)
+		return 0;
+	return e->state == ARP_INCOMPLETE ? UINT64_MAX : e->resolved_at;
 }
 
 void net_arp_timer(struct arn_lcore *lc, uint64_t now)

@@ -158,6 +158,9 @@ int net_route(const struct arn_net *net, uint32_t src, uint32_t dst, uint32_t *n
 /* Start resolving next hop @p nh on @p port unless it is known or being
  * resolved (arp.c). */
 void net_arp_resolve(struct arn_lcore *lc, uint16_t port, uint32_t nh);
+/* UINT64_MAX while packets for @p nh wait for its first answer
+ * (INCOMPLETE), else the TSC of that answer (0: none recorded). */
+uint64_t net_arp_since(const struct arn_lcore *lc, uint32_t nh);
 
 /* ---- port.c -------------------------------------------------------------------------------- */
 struct arn_dp_port;

@@ -166,6 +166,13 @@ void arn_net_resolve(struct arn_lcore *lc, uint32_t dst)
 		net_arp_resolve(lc, (uint16_t)p, nh);
 }
 
+uint64_t arn_net_nexthop_since(const struct arn_lcore *lc, uint32_t dst)
+{
+	uint32_t nh;
+	int p = net_route(lc->net, 0, dst, &nh);
+	return p < 0 ? 0 : net_arp_since(lc, nh);
+}
+
 uint16_t arn_net_route_mtu(const struct arn_lcore *lc, uint32_t dst)
 {
 	uint32_t nh;

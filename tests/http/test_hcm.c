@@ -97,6 +97,13 @@ int arn_net_post(unsigned worker, arn_net_ctrl_fn fn, void *arg)
 	return 0;
 }
 
+uint64_t arn_net_nexthop_since(const struct arn_lcore *lc, uint32_t dst)
+{
+	(void)lc;
+	(void)dst;
+	return 0;
+}
+
 void arn_net_resolve(struct arn_lcore *lc, uint32_t dst)
 {
 	assert_ptr_equal(lc, &lc0);

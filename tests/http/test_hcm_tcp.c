@@ -1000,9 +1000,40 @@ static void test_listener_same_chain_keeps_connections(void **state)
 	hh_end();
 }
 
+/*
+ * Issue 22: a connection whose first SYN waits for its next hop's ARP
+ * answer is not timed out by connect_timeout ("dyn": 0.3 s, one retry on
+ * connect-failure) while it waits; once the answer came, the timeout runs
+ * from then. Before, it failed as a 503 (UF) after 0.3 s and the retry.
+ */
+static void test_connect_timeout_not_while_arp_waits(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_syn(2);		     /* the SYNs "wait": nothing answers */
+	fake_arp_since = UINT64_MAX; /* ... because the next hop is unresolved */
+	hh_open(0, 82);
+	hh_settle();
+	send_str(hh_client(0), "GET /x HTTP/1.1\r\nHost: a\r\n\r\n");
+	hh_advance(900);
+	assert_false(got(hh_client(0), "HTTP/1.1 503"));
+	/* the answer: what waited leaves now (the SYN's retransmission) */
+	fake_arp_since = fake_now_us;
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	u->black = false; /* the retransmitted SYN is answered */
+	hh_advance(600);
+	assert_true(got(u, "GET /x HTTP/1.1\r\n"));
+	send_str(u, OK5);
+	assert_true(got(hh_client(0), "HTTP/1.1 200 OK\r\n"));
+	fake_arp_since = 0;
+	hh_end();
+}
+
 static int teardown(void **state)
 {
 	(void)state;
+	fake_arp_since = 0;
 	hh_abandon();
 	return 0;
 }
@@ -1038,6 +1069,7 @@ int main(void)
 	    T(test_listener_change_drains_over_the_drain_time),
 	    T(test_listener_change_drains_immediately),
 	    T(test_listener_same_chain_keeps_connections),
+	    T(test_connect_timeout_not_while_arp_waits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -899,8 +899,11 @@ static void test_arp_resolve_ahead(void **state)
 	lc->now = rte_rdtsc();
 	uint32_t host = IP(198, 18, 0, 78);
 	struct rte_ether_addr host_mac = {{0x02, 0, 0, 0, 0, 0x78}};
+	assert_int_equal(arn_net_nexthop_since(lc, host), 0); /* nothing known */
 	arn_net_resolve(lc, host);
 	arn_net_resolve(lc, host); /* once is enough */
+	/* what goes toward it now waits (a connect timeout must not run) */
+	assert_true(arn_net_nexthop_since(lc, host) == UINT64_MAX);
 	run(f, 0);
 	struct rte_mbuf *m = sent(f, 0);
 	assert_non_null(m);
@@ -914,6 +917,9 @@ static void test_arp_resolve_ahead(void **state)
 	build_arp(&p, &f->mac, RTE_ARP_OP_REPLY, &host_mac, host, OUR_IP);
 	inject(f, 0, p.b, p.len);
 	run(f, 0);
+	/* the answer's time: a connect timeout runs from there */
+	uint64_t since = arn_net_nexthop_since(lc, host);
+	assert_true(since != UINT64_MAX && since != 0 && since <= lc->now);
 	/* the first packet goes straight out: nothing waits */
 	assert_int_equal(arn_net_ip4_output(lc, segment(f, 1, 20), OUR_IP, host, 253), 0);
 	assert_int_equal(net_arp_n_waiting(lc), 0);

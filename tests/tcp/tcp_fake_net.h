@@ -109,6 +109,17 @@ void arn_net_resolve(struct arn_lcore *lc, uint32_t dst)
 	(void)dst;
 }
 
+/* What arn_net_nexthop_since() answers: UINT64_MAX plays "the next hop
+ * waits for ARP" (the fake still delivers at once). */
+static uint64_t fake_arp_since;
+
+uint64_t arn_net_nexthop_since(const struct arn_lcore *lc, uint32_t dst)
+{
+	(void)lc;
+	(void)dst;
+	return fake_arp_since;
+}
+
 /* A software "RSS": which worker owns a flow. */
 unsigned arn_net_flow_worker(const struct arn_lcore *lc, uint32_t local, uint32_t remote,
 			     uint16_t lport, uint16_t rport)
