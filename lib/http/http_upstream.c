@@ -639,8 +639,22 @@ void http_pools_sweep(struct http_worker *w, const struct arn_cfg_gen *g)
 		p->draining = !keep;
 		if (keep)
 			continue;
-		while (p->idle)
-			up_close(p->idle, false);
+		/* idle: nothing in flight, so a RST loses nothing and spares
+		 * both sides TIME_WAIT where TCP finds that safe (issue 22:
+		 * EDS churn under load filled the pool with TIME_WAIT) */
+		while (p->idle) {
+			struct http_upconn *u = p->idle;
+			struct arn_tcp_conn *tc = u->h1.tc;
+			if (!tc) {
+				up_close(u, false);
+				continue;
+			}
+			idle_unlink(u);
+			http_timer_cancel(&u->timer);
+			u->state = HTTP_UP_CLOSED;
+			arn_tcp_rx_consume(tc, arn_tcp_rx_pending(tc));
+			arn_tcp_close_quiet(tc); /* on_close frees the block */
+		}
 		http_pool_maybe_retire(w, p);
 	}
 }

@@ -204,6 +204,19 @@ void arn_tcp_close(struct arn_tcp_conn *c);
  * -ECONNABORTED. */
 void arn_tcp_abort(struct arn_tcp_conn *c);
 
+/**
+ * Close an idle connection that nobody will miss (an upstream connection
+ * of an endpoint a configuration change removed): with a RST instead of a
+ * FIN, so that neither side keeps TIME_WAIT, when that loses nothing and
+ * cannot confuse a later connection of the same 4-tuple: established,
+ * every byte sent acknowledged, nothing received unread, and timestamps
+ * negotiated (our timestamp clock only grows across the tuple's
+ * connections, so the peer's PAWS refuses a delayed segment of this one in
+ * the next, as TIME_WAIT would have). Otherwise as arn_tcp_close(). On
+ * RST, on_close follows with -ECONNABORTED. @return true if it was reset.
+ */
+bool arn_tcp_close_quiet(struct arn_tcp_conn *c);
+
 /** Enable keepalive probes (seconds; 0 disables). */
 void arn_tcp_set_keepalive(struct arn_tcp_conn *c, uint32_t idle_s, uint32_t intvl_s,
 			   uint32_t count);

@@ -442,6 +442,21 @@ void arn_tcp_close(struct arn_tcp_conn *c)
 	}
 }
 
+bool arn_tcp_close_quiet(struct arn_tcp_conn *c)
+{
+	if (c->state == TCPS_ESTABLISHED && !(c->flags & (TF_APP_CLOSED | TF_FIN_QUEUED)) &&
+	    (c->flags & TF_TS_OK) && c->snd_una == c->snd_max && !c->sndq.bytes && !c->rcvq.bytes &&
+	    !c->oooq.bytes) {
+		c->flags |= TF_APP_CLOSED;
+		TCP_INC(c->wk, RST_QUIET_CLOSE);
+		tcp_send_rst_conn(c);
+		tcp_conn_drop(c, -ECONNABORTED);
+		return true;
+	}
+	arn_tcp_close(c);
+	return false;
+}
+
 void arn_tcp_abort(struct arn_tcp_conn *c)
 {
 	if (c->state == TCPS_CLOSED)

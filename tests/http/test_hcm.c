@@ -381,6 +381,12 @@ void arn_tcp_abort(struct arn_tcp_conn *c)
 	close_later(c, -ECONNABORTED);
 }
 
+bool arn_tcp_close_quiet(struct arn_tcp_conn *c)
+{
+	arn_tcp_close(c);
+	return false;
+}
+
 /* ---- the test's side of connections --------------------------------------------------------- */
 
 static void deliver_closes(void)

@@ -1414,6 +1414,52 @@ static void test_close_with_unread_data_resets(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_RST_ABORT), 1);
 }
 
+/* Issue 22: an idle connection closed for a configuration change ends with
+ * a RST (no TIME_WAIT record on either side) when nothing is in flight and
+ * timestamps protect the tuple's next connection; otherwise with a FIN. */
+static void test_close_quiet_resets_only_when_safe(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	struct arn_tcp_conn *c = app.conn;
+	assert_int_equal(arn_tcp_write(c, "ok", 2), 2);
+	fake_advance(lc, 0);
+	expect_seg(TH_ACK | TH_PSH);
+	/* "ok" not acknowledged yet: a FIN, as arn_tcp_close */
+	assert_false(arn_tcp_close_quiet(c));
+	expect_seg(TH_ACK | TH_FIN);
+	assert_int_equal(cnt(ARN_TCP_C_RST_QUIET_CLOSE), 0);
+}
+
+static void test_close_quiet_idle_resets(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	struct arn_tcp_conn *c = app.conn;
+	assert_int_equal(arn_tcp_write(c, "ok", 2), 2);
+	fake_advance(lc, 0);
+	expect_seg(TH_ACK | TH_PSH);
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq, our_isn + 3, 1000, &o, NULL, 0);
+	assert_true(arn_tcp_close_quiet(c));
+	expect_seg(TH_RST | TH_ACK);
+	fake_advance(lc, 1);
+	assert_int_equal(app.close_reason, -ECONNABORTED);
+	assert_int_equal(cnt(ARN_TCP_C_RST_QUIET_CLOSE), 1);
+	assert_int_equal(cnt(ARN_TCP_C_TIME_WAIT), 0);
+	assert_null(tcp_tw_lookup(tcp_wk(lc), US, LPORT, PEER, PPORT));
+}
+
+static void test_close_quiet_without_timestamps_fins(void **state)
+{
+	(void)state;
+	open_conn(true, false, 0);
+	/* idle, but nothing would protect the tuple's next connection from
+	 * this one's delayed segments: TIME_WAIT */
+	assert_false(arn_tcp_close_quiet(app.conn));
+	expect_seg(TH_ACK | TH_FIN);
+}
+
 static void test_data_after_close_resets(void **state)
 {
 	(void)state;
@@ -3151,6 +3197,11 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_time_wait_records_not_blocks, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_connect_avoids_time_wait_tuple, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_close_with_unread_data_resets, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_close_quiet_resets_only_when_safe, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_close_quiet_idle_resets, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_close_quiet_without_timestamps_fins, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_data_after_close_resets, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fin_out_of_order_waits_for_data, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rto_backoff_then_timeout, setup, teardown),
