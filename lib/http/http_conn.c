@@ -396,7 +396,46 @@ static void count_drain(struct http_conn *hc)
 	if (!hc->drain_counted) {
 		hc->drain_counted = true;
 		HTTP_INC(hc, downstream_cx_drain_close);
+		LS_INC(hc, downstream_cx_drained);
 	}
+}
+
+/* listener_manager.*: what drain @p d is (worker 0 counts for the process:
+ * every worker drains the same versions) */
+static void drain_count_start(struct http_worker *w, struct http_drain *d)
+{
+	const struct arn_cfg_listener *l = d->l;
+	const struct arn_cfg_gen *g = w->store ? arn_config_gen(w->store) : NULL;
+	const struct arn_cfg_listener *now = g ? arn_cfg_listener_find(g, l->addr, l->port) : NULL;
+	d->n_chains = 0;
+	d->whole = !now || !l->base_hash || now->base_hash != l->base_hash;
+	for (size_t i = 0; i <= l->n_chains; i++) {
+		const struct arn_cfg_filter_chain *fc =
+		    i < l->n_chains ? &l->chains[i] : l->default_chain;
+		if (fc && (d->whole || !arn_cfg_filter_chain_kept(l, fc, now)))
+			d->n_chains++;
+	}
+	if (w->idx != 0 || !w->lm)
+		return;
+	if (!now)
+		arn_stats_inc(w->lm, w->slot, ARN_LM_listener_removed);
+	else if (d->whole)
+		arn_stats_inc(w->lm, w->slot, ARN_LM_listener_modified);
+	else if (d->n_chains)
+		arn_stats_inc(w->lm, w->slot, ARN_LM_listener_in_place_updated);
+	if (d->whole)
+		arn_stats_gauge_add(w->lm, w->slot, ARN_LM_total_listeners_draining, 1);
+	arn_stats_gauge_add(w->lm, w->slot, ARN_LM_total_filter_chains_draining, d->n_chains);
+}
+
+static void drain_count_end(struct http_worker *w, const struct http_drain *d)
+{
+	if (w->idx != 0 || !w->lm)
+		return;
+	if (d->whole)
+		arn_stats_gauge_add(w->lm, w->slot, ARN_LM_total_listeners_draining, -1);
+	arn_stats_gauge_add(w->lm, w->slot, ARN_LM_total_filter_chains_draining,
+			    -(int64_t)d->n_chains);
 }
 
 bool http_drain_close(struct http_conn *hc)
@@ -465,6 +504,7 @@ static void drain_end(struct http_worker *w, struct http_drain *d)
 {
 	const struct arn_cfg_listener *l = d->l;
 	drain_scan(w, l, true);
+	drain_count_end(w, d);
 	d->l = NULL;
 	w->n_drains--;
 	arn_cfg_unpin(l);
@@ -489,6 +529,7 @@ void http_drain_begin(struct http_worker *w, const struct arn_cfg_listener *l)
 	d->start_ms = w->now_ms;
 	d->end_ms = w->now_ms + (w->drain_ms ? w->drain_ms : 1);
 	w->n_drains++;
+	drain_count_start(w, d);
 	/* idle connections on chains the new version kept go over to it now */
 	drain_scan(w, l, false);
 }
@@ -504,6 +545,7 @@ void http_drains_fini(struct http_worker *w)
 {
 	for (uint32_t i = 0; i < HTTP_DRAINS_MAX; i++)
 		if (w->drains[i].l) {
+			drain_count_end(w, &w->drains[i]);
 			arn_cfg_unpin(w->drains[i].l);
 			w->drains[i].l = NULL;
 		}

@@ -43,6 +43,7 @@ static uint32_t cfg_conns = 16384, cfg_ups = 8192, cfg_res = 1024;
 /* Envoy's --drain-time-s default (600 s) and --drain-strategy gradual */
 static uint64_t cfg_drain_ms = 600 * 1000;
 static bool cfg_drain_immediate;
+static struct arn_stats_scope *g_lm_stats; /* listener_manager.* */
 
 /* Requests that waited for an http_res go on, oldest first, while there
  * are free ones (run from the poll, never from inside another stream). */
@@ -193,6 +194,7 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	w->n_res = cfg_res;
 	w->drain_ms = cfg_drain_ms;
 	w->drain_immediate = cfg_drain_immediate;
+	w->lm = g_lm_stats;
 	w->conns = worker_array(w->n_conns, sizeof(*w->conns));
 	w->ups = worker_array(w->n_ups, sizeof(*w->ups));
 	w->res_mem = worker_array(w->n_res, sizeof(*w->res_mem));
@@ -312,6 +314,8 @@ int arn_http_start(struct arn_config_store *s, const struct arn_http_options *o)
 	int rc = http_rt_init(s);
 	if (rc)
 		return rc;
+	if (!g_lm_stats)
+		g_lm_stats = arn_stats_scope_get(&arn_stats_listener_manager_schema, NULL, NULL);
 	rc = arn_tcp_app_register(&http_app);
 	if (rc) {
 		ARN_ERR(HTTP, "cannot register with the TCP stack: %s", strerror(-rc));
@@ -329,5 +333,7 @@ void arn_http_poll(void)
 void arn_http_stop(void)
 {
 	http_rt_fini();
+	arn_stats_scope_put(g_lm_stats);
+	g_lm_stats = NULL;
 	g_store = NULL;
 }

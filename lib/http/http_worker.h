@@ -95,6 +95,9 @@ struct http_wlistener {
 struct http_drain {
 	const struct arn_cfg_listener *l; /* pinned; NULL: a free slot */
 	uint64_t start_ms, end_ms;
+	/* in listener_manager.total_*_draining (worker 0 counts them) */
+	uint32_t n_chains;
+	bool whole;
 };
 #define HTTP_DRAINS_MAX 64
 
@@ -122,9 +125,10 @@ struct http_worker {
 
 	struct http_wlistener lsn[HTTP_LISTENERS_MAX];
 	struct http_drain drains[HTTP_DRAINS_MAX];
-	uint32_t n_drains;    /* slots in use */
-	uint64_t drain_ms;    /* --drain-time-s */
-	bool drain_immediate; /* --drain-strategy immediate */
+	uint32_t n_drains;	    /* slots in use */
+	uint64_t drain_ms;	    /* --drain-time-s */
+	bool drain_immediate;	    /* --drain-strategy immediate */
+	struct arn_stats_scope *lm; /* listener_manager.* (the process's) */
 
 	struct http_timer wheel[HTTP_WHEEL]; /* list heads */
 	uint64_t wheel_ms;

@@ -78,6 +78,7 @@ struct arp_entry {
 	uint64_t deadline;	/* INCOMPLETE/PROBE: next retry; REACHABLE: until */
 	uint64_t last_used;	/* TSC of the last packet sent through it; 0: never */
 	uint64_t resolved_at;	/* TSC of the answer that ended INCOMPLETE; 0: none */
+	uint32_t drops;		/* packets for it dropped from a full queue (its life) */
 	/* packets waiting, oldest first, linked through m->next (each frame
 	 * is one segment: lib/net's output contract) */
 	struct rte_mbuf *pending, *pending_tail;
@@ -317,6 +318,7 @@ int net_arp_output(struct arn_lcore *lc, uint16_t port, uint32_t nh, struct rte_
 	if (a->waiting >= ARP_WAITING_MAX && e->pending == NULL) {
 		/* the worker's share of the pool is spent on other next hops */
 		ARN_NET_PINC(lc, port, arp_drop_queue_full);
+		e->drops++;
 		rte_pktmbuf_free(m);
 		return -ENOBUFS;
 	}
@@ -325,6 +327,7 @@ int net_arp_output(struct arn_lcore *lc, uint16_t port, uint32_t nh, struct rte_
 	while (e->pending != NULL && (e->pending_bytes + m->buf_len > ARP_UNRES_QLEN_BYTES ||
 				      a->waiting >= ARP_WAITING_MAX)) {
 		ARN_NET_PINC(lc, port, arp_drop_queue_full);
+		e->drops++;
 		rte_pktmbuf_free(pending_pop(a, e));
 	}
 	m->next = NULL;
@@ -354,6 +357,22 @@ void net_arp_resolve(struct arn_lcore *lc, uint16_t port, uint32_t nh)
 	set_state(a, e, ARP_INCOMPLETE);
 	ARN_NET_PINC(lc, port, arp_resolve_ahead);
 	request(lc, e);
+}
+
+void net_arp_foreach_queue(const struct arn_lcore *lc,
+			   void (*fn)(void *ctx, uint32_t nh, unsigned waiting, uint32_t drops),
+			   void *ctx)
+{
+	const struct arn_arp *a = lc->arp;
+	for (unsigned i = 0; a != NULL && i < ARP_SLOTS; i++) {
+		const struct arp_entry *e = &a->e[i];
+		/* read while the worker writes: each field is one aligned
+		 * word; a slot being reused may report its old next hop once */
+		uint16_t n = __atomic_load_n(&e->n_pending, __ATOMIC_RELAXED);
+		uint32_t d = __atomic_load_n(&e->drops, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&e->state, __ATOMIC_RELAXED) != ARP_FREE && (n || d))
+			fn(ctx, __atomic_load_n(&e->ip, __ATOMIC_RELAXED), n, d);
+	}
 }
 
 uint64_t net_arp_since(const struct arn_lcore *lc, uint32_t nh)

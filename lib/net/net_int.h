@@ -158,6 +158,12 @@ int net_route(const struct arn_net *net, uint32_t src, uint32_t dst, uint32_t *n
 /* Start resolving next hop @p nh on @p port unless it is known or being
  * resolved (arp.c). */
 void net_arp_resolve(struct arn_lcore *lc, uint16_t port, uint32_t nh);
+/* Each next hop of @p lc's cache with packets waiting or dropped from its
+ * full queue: @p fn(ctx, next hop, packets waiting, drops). Control lcore,
+ * lock-free reads of the worker's table (/stats). */
+void net_arp_foreach_queue(const struct arn_lcore *lc,
+			   void (*fn)(void *ctx, uint32_t nh, unsigned waiting, uint32_t drops),
+			   void *ctx);
 /* UINT64_MAX while packets for @p nh wait for its first answer
  * (INCOMPLETE), else the TSC of that answer (0: none recorded). */
 uint64_t net_arp_since(const struct arn_lcore *lc, uint32_t nh);

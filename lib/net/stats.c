@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_ethdev.h>
@@ -170,6 +171,37 @@ static void admin_emit(void *ctx, const struct arn_net_stat *s)
 	}
 }
 
+struct nh_sum {
+	struct {
+		uint32_t nh;
+		uint64_t waiting, drops;
+	} * v;
+	unsigned n, cap;
+};
+
+static void nh_add(void *ctx, uint32_t nh, unsigned waiting, uint32_t drops)
+{
+	struct nh_sum *s = ctx;
+	for (unsigned i = 0; i < s->n; i++)
+		if (s->v[i].nh == nh) {
+			s->v[i].waiting += waiting;
+			s->v[i].drops += drops;
+			return;
+		}
+	if (s->n == s->cap) {
+		unsigned cap = s->cap ? s->cap * 2 : 16;
+		void *v = realloc(s->v, cap * sizeof(*s->v));
+		if (v == NULL)
+			return; /* this read shows fewer next hops */
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n].nh = nh;
+	s->v[s->n].waiting = waiting;
+	s->v[s->n].drops = drops;
+	s->n++;
+}
+
 static void admin_pull(struct arn_stats_emitter *e, void *arg)
 {
 	const struct arn_net *net = arg;
@@ -200,6 +232,24 @@ static void admin_pull(struct arn_stats_emitter *e, void *arg)
 		arn_stats_emit(e, ARN_STAT_GAUGE, "dpdk.worker", ARN_STATS_TAG_WORKER, idx,
 			       "arp_waiting", (int64_t)net_arp_n_waiting(net->lc[w]));
 	}
+	/* Per next hop (issue 22): packets waiting for its ARP answer and
+	 * packets dropped from its full queue, summed over workers; only next
+	 * hops that have either (resolved ones with no drops would fill
+	 * /stats with nothing to say). */
+	struct nh_sum sum = {0};
+	for (unsigned w = 0; w < net->n_workers; w++)
+		net_arp_foreach_queue(net->lc[w], nh_add, &sum);
+	for (unsigned i = 0; i < sum.n; i++) {
+		char ip[16];
+		uint32_t a = sum.v[i].nh;
+		snprintf(ip, sizeof(ip), "%u.%u.%u.%u", a >> 24, (a >> 16) & 255, (a >> 8) & 255,
+			 a & 255);
+		arn_stats_emit(e, ARN_STAT_GAUGE, "dpdk.arp", "arion_next_hop", ip, "queue_depth",
+			       (int64_t)sum.v[i].waiting);
+		arn_stats_emit(e, ARN_STAT_COUNTER, "dpdk.arp", "arion_next_hop", ip, "queue_drops",
+			       (int64_t)sum.v[i].drops);
+	}
+	free(sum.v);
 	/* The TSC rate turns loop_busy_cycles into CPU time (bench/proxy/run,
 	 * DESIGN.md "What fast means"). */
 	arn_stats_emit(e, ARN_STAT_GAUGE, "dpdk", NULL, NULL, "tsc_hz", (int64_t)rte_get_tsc_hz());

@@ -20,6 +20,7 @@
  *                              (address "0.0.0.0_80": ':' becomes '_', as Envoy)
  *   arn_stats_cds_schema       cluster_manager.cds.*    untagged
  *   arn_stats_lds_schema       listener_manager.lds.*   untagged
+ *   arn_stats_listener_manager_schema listener_manager.*  untagged (drains)
  *   arn_stats_rds_schema       cluster_manager.rds.*    untagged (Arion: all RDS)
  *   arn_stats_eds_schema       cluster_manager.eds.*    untagged (Arion: all EDS)
  *   arn_stats_sds_schema       cluster_manager.sds.*    untagged (Arion: all SDS)
@@ -62,6 +63,13 @@ enum arn_listener_stat {
 #include "envoy_listener_stats.def"
 #undef ARN_STAT
 	ARN_LS__COUNT
+};
+
+enum arn_listener_manager_stat {
+#define ARN_STAT(kind, name, help) ARN_LM_##name,
+#include "envoy_listener_manager_stats.def"
+#undef ARN_STAT
+	ARN_LM__COUNT
 };
 
 enum arn_xds_stat {
@@ -132,6 +140,7 @@ extern struct arn_stats_schema arn_stats_http_schema;
 extern struct arn_stats_schema arn_stats_listener_schema;
 extern struct arn_stats_schema arn_stats_cds_schema;
 extern struct arn_stats_schema arn_stats_lds_schema;
+extern struct arn_stats_schema arn_stats_listener_manager_schema;
 extern struct arn_stats_schema arn_stats_rds_schema;
 extern struct arn_stats_schema arn_stats_eds_schema;
 extern struct arn_stats_schema arn_stats_sds_schema;

@@ -16,6 +16,11 @@ static const struct arn_stat_def listener_defs[] = {
 #include "envoy_listener_stats.def"
 #undef ARN_STAT
 };
+static const struct arn_stat_def lm_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_listener_manager_stats.def"
+#undef ARN_STAT
+};
 static const struct arn_stat_def xds_defs[] = {
 #define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
 #include "envoy_xds_stats.def"
@@ -67,6 +72,8 @@ struct arn_stats_schema arn_stats_http_schema = ARN_STATS_SCHEMA("http", http_de
 struct arn_stats_schema arn_stats_listener_schema = ARN_STATS_SCHEMA("listener", listener_defs);
 struct arn_stats_schema arn_stats_cds_schema = ARN_STATS_SCHEMA("cluster_manager.cds", xds_defs);
 struct arn_stats_schema arn_stats_lds_schema = ARN_STATS_SCHEMA("listener_manager.lds", xds_defs);
+struct arn_stats_schema arn_stats_listener_manager_schema =
+    ARN_STATS_SCHEMA("listener_manager", lm_defs);
 struct arn_stats_schema arn_stats_rds_schema = ARN_STATS_SCHEMA("cluster_manager.rds", xds_defs);
 struct arn_stats_schema arn_stats_eds_schema = ARN_STATS_SCHEMA("cluster_manager.eds", xds_defs);
 struct arn_stats_schema arn_stats_sds_schema = ARN_STATS_SCHEMA("cluster_manager.sds", xds_defs);

@@ -935,8 +935,15 @@ static void test_listener_change_drains_over_the_drain_time(void **state)
 	hh_settle();
 	send_str(hh_client(0), GET_DIRECT);
 	assert_true(got(hh_client(0), "HTTP/1.1 202"));
+	uint64_t inplace0 = arn_stats_counter_value(w->lm, ARN_LM_listener_in_place_updated);
+	int64_t fc0 = arn_stats_gauge_value(w->lm, ARN_LM_total_filter_chains_draining);
 	hh_config(7); /* its chain changed: its connections drain */
 	hh_settle();
+	/* listener_manager.*: one chain of one version drains, in place */
+	assert_int_equal(arn_stats_gauge_value(w->lm, ARN_LM_total_filter_chains_draining),
+			 fc0 + 1);
+	assert_int_equal(arn_stats_counter_value(w->lm, ARN_LM_listener_in_place_updated),
+			 inplace0 + 1);
 	send_str(hh_client(0), GET_DIRECT);
 	assert_int_equal(count(hh_client(0), "HTTP/1.1 202"), 2);
 	assert_false(got(hh_client(0), "connection: close"));
@@ -945,6 +952,7 @@ static void test_listener_change_drains_over_the_drain_time(void **state)
 	assert_false(hh_client(0)->fin_in); /* idle, the drain not over */
 	hh_advance(1100);
 	assert_true(hh_client(0)->fin_in); /* closed by the drain's end */
+	assert_int_equal(arn_stats_gauge_value(w->lm, ARN_LM_total_filter_chains_draining), 0);
 	hh_end();
 }
 

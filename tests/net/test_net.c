@@ -828,6 +828,21 @@ static struct rte_mbuf *segment(struct fixture *f, uint8_t tag, uint16_t len)
 	return m;
 }
 
+struct nh_seen {
+	unsigned n;
+	uint32_t nh, drops;
+	unsigned waiting;
+};
+
+static void nh_seen_add(void *ctx, uint32_t nh, unsigned waiting, uint32_t drops)
+{
+	struct nh_seen *s = ctx;
+	s->n++;
+	s->nh = nh;
+	s->waiting = waiting;
+	s->drops = drops;
+}
+
 static void test_arp_resolves_queues_and_releases(void **state)
 {
 	struct fixture *f = *state;
@@ -848,6 +863,13 @@ static void test_arp_resolves_queues_and_releases(void **state)
 	/* One request; cap wait; the 23 oldest dropped. */
 	assert_int_equal(net_arp_n_waiting(lc), cap);
 	assert_int_equal(pc(f, ARN_NET_P_arp_drop_queue_full), 23);
+	/* ... and /stats tells them by next hop (dpdk.arp.<ip>.*) */
+	struct nh_seen seen = {0};
+	net_arp_foreach_queue(lc, nh_seen_add, &seen);
+	assert_int_equal(seen.n, 1);
+	assert_int_equal(seen.nh, host);
+	assert_int_equal(seen.waiting, cap);
+	assert_int_equal(seen.drops, 23);
 	run(f, 0);
 	struct rte_mbuf *m = sent(f, 0);
 	assert_non_null(m);
