@@ -29,8 +29,12 @@ cp_dir="$TOPO_DIR/cp"
 mkdir -p "$cp_dir"
 http_e2e_xds_cp "$ARION_SRC/tests/http/e2e_xds_load.js" "$cp_dir" || exit 1
 cp_pid=$TOPO_PID
+# issue 22: a replaced listener drains gradually over --drain-time-s (600 s
+# by default, as Envoy); 60 s here spreads the closes over about a second
+# at wrk's rate, so that the new listener serves well before wrk ends
+export ARION_EXTRA="--drain-time-s 60"
 if [ "$workers" = 2 ]; then
-	export HTTP_E2E_WORKERS="1, 2" ARION_EXTRA="-- --lcores 0@0,1@1,2@1"
+	export HTTP_E2E_WORKERS="1, 2" ARION_EXTRA="--drain-time-s 60 -- --lcores 0@0,1@1,2@1"
 fi
 http_e2e_arion "$TOPO_DIR/body.yaml" || exit 1
 for i in $(seq 200); do [ -e "$cp_dir/ready" ] || [ -e "$cp_dir/failed" ] && break; sleep 0.1; done
@@ -52,6 +56,13 @@ touch "$cp_dir/go"
 	sleep 0.3
 done) &
 web2_poll=$!
+# issue 22: how many of wrk's 16 connections the listener change (step 5)
+# closed, over time (before, all of them within 85 ms)
+(while [ ! -e "$cp_dir/done" ] && [ ! -e "$cp_dir/failed" ]; do
+	echo "$(date +%s%3N) $(stat listener.198.18.2.2_80.downstream_cx_drained)" >>"$TOPO_DIR/drain.samples"
+	sleep 0.05
+done) &
+drain_poll=$!
 ip netns exec "$cns" wrk -t1 -c16 -d14s --timeout 5s http://$us/ >"$TOPO_DIR/wrk.txt" 2>&1
 cat "$TOPO_DIR/wrk.txt"
 # the timeline ends about 11 s into wrk's 14; a slow (sanitized) build may need a moment more
@@ -74,7 +85,15 @@ b1=$(wc -l <"$TOPO_DIR/nginx-b/access.log")
 [ $((a1 - a0)) -gt 100 ] && [ $((b1 - b0)) -gt 100 ] && ok "both upstreams served during the run (A $((a1 - a0)), B $((b1 - b0)))" ||
 	bad "upstream share: A $((a1 - a0)), B $((b1 - b0))"
 expect "last generation: route -> web = [B]" "$(cc -s http://$us/)$(cc -s http://$us/)" "^upstream-bupstream-b$"
-wait "$web2_poll"
+wait "$web2_poll" "$drain_poll"
+t5=$(awk '$1 == 5 {print $2}' "$cp_dir/steps" 2>/dev/null)
+early=$(awk -v t="${t5:-0}" '$1 >= t + 150 {print $2; exit}' "$TOPO_DIR/drain.samples" 2>/dev/null)
+late=$(stat listener.198.18.2.2_80.downstream_cx_drained)
+echo "    drain closes: ${early:-?} of $late 150 ms after the listener change"
+[ -n "$t5" ] && [ -n "$early" ] && [ "$early" -lt 16 ] && [ "$late" -ge 16 ] &&
+	ok "listener replaced under load: its 16 connections closed gradually (${early} within 150 ms, $late in all)" ||
+	bad "listener drain: ${early:-?} closed within 150 ms, $late in all (wanted < 16, then >= 16)"
+expect "listener_manager.listener_in_place_updated counted it" "$(stat listener_manager.listener_in_place_updated)" "^1$"
 web2() { v=$(grep -E "^cluster\.web2\.$1: " "$TOPO_DIR/web2.stats" 2>/dev/null | awk '{print $2}'); echo "${v:-0}"; }
 expect "cluster web2 took requests" "$(web2 upstream_rq_2xx)" "^[1-9]"
 expect "no upstream request failed" "$(stat cluster.web.upstream_rq_5xx)$(web2 upstream_rq_5xx)" "^00$"
