@@ -260,6 +260,8 @@ struct arn_tcp_conn *tcp_conn_alloc(struct arn_tcp_worker *wk, bool passive)
 		return NULL;
 	}
 	wk->n_free--;
+	if (wk->max_conns - wk->n_free > wk->cnt[ARN_TCP_C_BLOCKS_HIGH_WATER])
+		wk->cnt[ARN_TCP_C_BLOCKS_HIGH_WATER] = wk->max_conns - wk->n_free;
 	wk->free = c->hnext;
 	c->hnext = NULL;
 	c->flags = 0;

@@ -285,7 +285,8 @@ const char *arn_tcp_counter_help(enum arn_tcp_counter id)
 
 bool arn_tcp_counter_is_gauge(enum arn_tcp_counter id)
 {
-	return id == ARN_TCP_C_ACTIVE || id == ARN_TCP_C_TIME_WAIT || id == ARN_TCP_C_OOO_MBUFS;
+	return id == ARN_TCP_C_ACTIVE || id == ARN_TCP_C_TIME_WAIT || id == ARN_TCP_C_OOO_MBUFS ||
+	       id == ARN_TCP_C_BLOCKS_HIGH_WATER;
 }
 
 int arn_tcp_stats(unsigned worker, uint64_t *out)

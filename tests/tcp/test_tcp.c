@@ -1447,6 +1447,9 @@ static void test_close_quiet_idle_resets(void **state)
 	assert_int_equal(app.close_reason, -ECONNABORTED);
 	assert_int_equal(cnt(ARN_TCP_C_RST_QUIET_CLOSE), 1);
 	assert_int_equal(cnt(ARN_TCP_C_TIME_WAIT), 0);
+	/* the pool's high-water mark stays when its block went back */
+	assert_int_equal(tcp_wk(lc)->n_free, tcp_wk(lc)->max_conns);
+	assert_int_equal(cnt(ARN_TCP_C_BLOCKS_HIGH_WATER), 1);
 	assert_null(tcp_tw_lookup(tcp_wk(lc), US, LPORT, PEER, PPORT));
 }
 
