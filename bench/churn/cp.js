@@ -1,0 +1,82 @@
+'use strict';
+/*
+ * The control plane of bench/churn/run (issue 22): tests/xds/peer's
+ * delta-ADS server pushing N configuration changes, each sent once the
+ * previous one was ACKed, while wrk runs through Arion.
+ *
+ *   node cp.js DIR N
+ *
+ * DIR/port written once listening; DIR/ready once the first configuration
+ * is ACKed (listener http on 198.18.2.2:80, RDS main -> cluster web (EDS,
+ * connect_timeout 1s) = [A, B]); then, after DIR/go appears, push i of N:
+ *   every 100th  LDS: the listener's HCM stat_prefix toggles (ingress /
+ *                ingress_b): a filter chain change, which drains
+ *   every 10th   CDS: cluster extra<i> (STATIC) added, the previous one removed
+ *   otherwise    EDS: web = [A], [B] or [A, B] in turn (endpoints leave:
+ *                their pools drain)
+ * DIR/progress is rewritten every 100 pushes ("i elapsed_ms"), DIR/done
+ * holds "N elapsed_ms max_ack_ms" at the end, DIR/failed the error if any.
+ */
+const fs = require('fs');
+const path = require('path');
+const { AdsServer, TYPES } = require(path.join(__dirname, '../../tests/xds/peer/server.js'));
+const x = require(path.join(__dirname, '../../tests/common/xds_e2e.js'));
+const { sleep } = x;
+
+const [dir, nArg] = process.argv.slice(2);
+const N = Number(nArg || 10000);
+const A = x.ep('198.18.3.10', 8080);
+const B = x.ep('198.18.3.11', 8080);
+const listener = (v, prefix) => ({ name: 'http', version: String(v),
+  resource: x.listenerRds('http', 80, 'main', { address: '198.18.2.2', statPrefix: prefix }) });
+const cluster = (name) => ({ name, version: '1', resource: x.edsCluster(name, '1s') });
+/* the clusters that come and go: STATIC (no EDS to wait for) */
+const extraCluster = (name) => ({ name, version: '1', resource: x.staticCluster(name, '198.18.3.10', 8080) });
+const cla = (v, eps) => ({ name: 'web', version: String(v), resource: x.cla('web', eps) });
+
+const srv = new AdsServer({ log: '/dev/null' });
+let cursor = 0;
+let maxAck = 0;
+
+async function sendAcked(type, resources, removed) {
+  const t0 = Date.now();
+  const r = srv.send({ type_url: type, resources, removed_resources: removed || [] });
+  const ack = await srv.waitRequest((q) => q.type_url === TYPES[type] && q.response_nonce === r.nonce,
+    30000, cursor);
+  cursor = ack.seq + 1;
+  maxAck = Math.max(maxAck, Date.now() - t0);
+  if (ack.error_detail) throw new Error(`NACK for ${type}: ${JSON.stringify(ack.error_detail)}`);
+}
+
+(async () => {
+  const port = await srv.start(0);
+  fs.writeFileSync(path.join(dir, 'port'), String(port));
+  await srv.waitRequest((q) => q.type_url === TYPES.listener, 30000);
+  await sendAcked('cluster', [cluster('web')]);
+  await sendAcked('cla', [cla(0, [A, B])]);
+  await sendAcked('listener', [listener(0, 'ingress')]);
+  await sendAcked('route', [{ name: 'main', version: '1', resource: x.route('main', 'web', 'all') }]);
+  fs.writeFileSync(path.join(dir, 'ready'), '');
+  while (!fs.existsSync(path.join(dir, 'go'))) await sleep(50);
+  const t0 = Date.now();
+  let extra = null;
+  const sets = [[A], [B], [A, B]];
+  for (let i = 1; i <= N; i++) {
+    if (i % 100 === 0) {
+      await sendAcked('listener', [listener(i, (i / 100) % 2 ? 'ingress_b' : 'ingress')]);
+    } else if (i % 10 === 0) {
+      const name = `extra${i}`;
+      await sendAcked('cluster', [extraCluster(name)], extra ? [extra] : []);
+      extra = name;
+    } else {
+      await sendAcked('cla', [cla(i, sets[i % 3])]);
+    }
+    if (i % 100 === 0) fs.writeFileSync(path.join(dir, 'progress'), `${i} ${Date.now() - t0}\n`);
+  }
+  fs.writeFileSync(path.join(dir, 'done'), `${N} ${Date.now() - t0} ${maxAck}\n`);
+  await sleep(600000);
+})().catch((e) => {
+  process.stderr.write(`control plane: ${e.stack || e}\n`);
+  fs.writeFileSync(path.join(dir, 'failed'), String(e));
+  process.exit(1);
+});
