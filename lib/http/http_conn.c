@@ -452,14 +452,23 @@ bool http_drain_close(struct http_conn *hc)
 		return false;
 	}
 	const struct http_drain *d = drain_find(w, hc->lsn);
+	if (!d && arn_cfg_gen_id(g) != w->gen_id)
+		/* this worker has not taken the generation in yet: its drain
+		 * starts at the end of this loop iteration */
+		return false;
+	/* not draining itself: a version older than the one replaced last
+	 * (a connection an earlier in-place update kept and could not
+	 * rebind): the latest drain of its address times it */
+	bool own = d != NULL;
+	for (uint32_t i = 0; !own && i < HTTP_DRAINS_MAX; i++) {
+		const struct http_drain *x = &w->drains[i];
+		if (x->l && x->l->addr == hc->lsn->addr && x->l->port == hc->lsn->port &&
+		    (!d || x->start_ms > d->start_ms))
+			d = x;
+	}
 	bool close;
-	if (!d)
-		/* this worker has not taken the generation in yet (its drain
-		 * starts at the end of this loop iteration), or the drain
-		 * ended */
-		close = arn_cfg_gen_id(g) == w->gen_id;
-	else if (w->drain_immediate || w->now_ms >= d->end_ms)
-		close = true;
+	if (!d || w->drain_immediate || w->now_ms >= d->end_ms)
+		close = true; /* (no drain left: it ended) */
 	else
 		/* Envoy's gradual drain: P(close) = elapsed / drain time */
 		close = w->now_ms - d->start_ms > http_rand(w) % (d->end_ms - d->start_ms);
