@@ -423,6 +423,18 @@ void http_up_release(struct http_upconn *u, bool reusable)
 		  p->addr >> 24, (p->addr >> 16) & 255, (p->addr >> 8) & 255, p->addr & 255,
 		  p->port, reusable, p->draining, u->h1.in.bytes, http_out_busy(&u->h1.out),
 		  arn_h1_parser_idle(&u->h1.p), u->n_req);
+	if (reusable && p->draining && !u->h1.in.bytes && u->h1.tc && !http_out_busy(&u->h1.out) &&
+	    arn_h1_parser_idle(&u->h1.p)) {
+		/* its endpoint left: the exchange is over and the connection
+		 * would have been reused, so a RST loses nothing where TCP
+		 * finds it safe (no TIME_WAIT per EDS change under load) */
+		struct arn_tcp_conn *tc = u->h1.tc;
+		idle_unlink(u);
+		http_timer_cancel(&u->timer);
+		u->state = HTTP_UP_CLOSED;
+		arn_tcp_close_quiet(tc); /* on_close frees the block */
+		return;
+	}
 	if (!reusable || p->draining || u->h1.in.bytes || !u->h1.tc || http_out_busy(&u->h1.out) ||
 	    !arn_h1_parser_idle(&u->h1.p)) {
 		up_close(u, !reusable || u->h1.in.bytes);

@@ -124,6 +124,12 @@ expect "cluster web: no 5xx" "$(stat cluster.web.upstream_rq_5xx)" "^0$"
 n=$(wc -l <"$d/access.log" 2>/dev/null || echo 0)
 [ "$n" -gt 100 ] && ok "the new endpoints served $n requests" || bad "the new endpoints served $n requests"
 expect "the last generation routes to them" "$(cc -s http://$us/)" "^upstream-new$"
+# A's upstream connections, idle or finishing an exchange when A left,
+# ended with a RST (timestamps negotiated, nothing in flight), not in
+# TIME_WAIT (docs/tcp.md)
+q=$(stat tcp.0.resets_sent_quiet_close) tw=$(stat tcp.0.connections_time_wait)
+[ "$q" -gt 0 ] && [ "$tw" -lt 10 ] && ok "upstream connections of the removed endpoint reset: $q, in TIME_WAIT: $tw" ||
+	bad "removed endpoint's connections: $q reset, $tw in TIME_WAIT (wanted > 0, < 10)"
 echo "    ARP: $(curl -s "http://127.0.0.1:$admin_port/stats" | grep -E 'arp_(drop|resolve_ahead|resolved)|dpdk\.arp\.' | tr '\n' ' ')"
 topo_arion_stop || bad "arion exit code $?"
 http_e2e_finish
