@@ -19,6 +19,7 @@
 #include <rte_mbuf.h>
 
 #include "arn_config.h"
+#include "arn_fmt.h"
 #include "arn_http_reason.h"
 #include "arn_log.h"
 #include "arn_tcp.h"
@@ -637,7 +638,8 @@ static void write_resp_head(struct http_stream *st)
 		return;
 	}
 	st->text_len += x.text_len;
-	snprintf(st->service_time, sizeof(st->service_time), "%lld", (long long)x.service_ms);
+	_Static_assert(sizeof(st->service_time) > ARN_FMT_I64_MAX, "service_time holds an int64");
+	st->service_time[arn_fmt_i64(x.service_ms, st->service_time)] = '\0';
 	/* A response that starts before its request has been read whole ends
 	 * the connection (the rest of the request is not read once the
 	 * response is done); say so in the head, as Envoy does. */

@@ -1,15 +1,19 @@
 /*
  * lib/common's small shared pieces: the hex digit decoder (arn_hex.h), the
+ * integer and IPv4 formatters (arn_fmt.h), the
  * HTTP reason phrases (arn_http_reason.h) and the JSON tree (arn_json.h,
  * strings decoded by json-c) that the admin endpoint and the access log read.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "arn_fmt.h"
 #include "arn_hex.h"
 #include "arn_http_reason.h"
 #include "arn_json.h"
@@ -238,6 +242,72 @@ static void test_reason_phrases(void **state)
 	assert_string_equal(arn_http_reason(1000), "Unknown");
 }
 
+/* The formatters print what snprintf's "%llu", "%lld" and "%u.%u.%u.%u"
+ * print, at every digit count and at the extremes, and write no byte past
+ * what they return. */
+static void test_fmt_matches_snprintf(void **state)
+{
+	(void)state;
+	char got[32], want[32];
+	uint64_t u[] = {0,
+			1,
+			9,
+			10,
+			99,
+			100,
+			999,
+			1000,
+			65535,
+			4294967295u,
+			4294967296u,
+			UINT64_MAX / 10,
+			UINT64_MAX - 1,
+			UINT64_MAX};
+	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
+		memset(got, 'x', sizeof(got));
+		int n = arn_fmt_u64(u[i], got);
+		int w = snprintf(want, sizeof(want), "%llu", (unsigned long long)u[i]);
+		assert_int_equal(n, w);
+		assert_true(n <= ARN_FMT_U64_MAX);
+		assert_memory_equal(got, want, (size_t)n);
+		assert_int_equal(got[n], 'x');
+	}
+	/* every power of ten and its neighbours */
+	for (uint64_t p = 1; p <= UINT64_MAX / 10; p *= 10)
+		for (uint64_t v = p - 1; v <= p + 1; v++) {
+			int n = arn_fmt_u64(v, got);
+			assert_int_equal(
+			    n, snprintf(want, sizeof(want), "%llu", (unsigned long long)v));
+			assert_memory_equal(got, want, (size_t)n);
+		}
+	int64_t s[] = {0,   1,	     -1,       9,	  -9,	     10,
+		       -10, 1234567, -1234567, INT64_MAX, INT64_MIN, INT64_MIN + 1};
+	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++) {
+		memset(got, 'x', sizeof(got));
+		int n = arn_fmt_i64(s[i], got);
+		int w = snprintf(want, sizeof(want), "%lld", (long long)s[i]);
+		assert_int_equal(n, w);
+		assert_true(n <= ARN_FMT_I64_MAX);
+		assert_memory_equal(got, want, (size_t)n);
+		assert_int_equal(got[n], 'x');
+	}
+	/* every octet value in every position */
+	for (unsigned b = 0; b < 256; b++)
+		for (int sh = 0; sh < 32; sh += 8) {
+			uint32_t a = ((uint32_t)b << sh) | (sh ? 0x01000000u >> (32 - sh) : 0);
+			memset(got, 'x', sizeof(got));
+			int n = arn_fmt_ip4(a, got);
+			int w = snprintf(want, sizeof(want), "%u.%u.%u.%u", a >> 24,
+					 (a >> 16) & 255, (a >> 8) & 255, a & 255);
+			assert_int_equal(n, w);
+			assert_true(n <= ARN_FMT_IP4_MAX);
+			assert_memory_equal(got, want, (size_t)n);
+			assert_int_equal(got[n], 'x');
+		}
+	assert_int_equal(arn_fmt_ip4(0xffffffffu, got), 15);
+	assert_memory_equal(got, "255.255.255.255", 15);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -250,6 +320,7 @@ int main(void)
 	    cmocka_unit_test(test_json_depth),
 	    cmocka_unit_test(test_json_pretty),
 	    cmocka_unit_test(test_reason_phrases),
+	    cmocka_unit_test(test_fmt_matches_snprintf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
