@@ -268,9 +268,10 @@ static void test_start_line_errors(void **state)
 	REQ_ERR("GET / HTTP/2.0\r\n\r\n", "VERSION");
 	REQ_ERR("GET / HTTP/0.9\r\n\r\n", "VERSION");
 	/* RFC 9110 6.2: a higher minor version is processed as 1.1 */
-	REQ("GET / HTTP/1.2\r\nHost: h\r\n\r\n", "REQ GET / HTTP/1.1 form=o auth=h path=/ nobody ka\n"
-						     "  Host: h #host\n"
-						     "END body=0\n");
+	REQ("GET / HTTP/1.2\r\nHost: h\r\n\r\n",
+	    "REQ GET / HTTP/1.1 form=o auth=h path=/ nobody ka\n"
+	    "  Host: h #host\n"
+	    "END body=0\n");
 	REQ_ERR("GET / HTTP/1.1x\r\n\r\n", "START_LINE");
 	REQ_ERR("GET / HTTP/1.1 \r\n\r\n", "START_LINE");
 	REQ_ERR("GET / http/1.1\r\n\r\n", "START_LINE");
@@ -778,7 +779,8 @@ static void test_scratch_grows(void **state)
 			int run = len - off < 1000 ? len - off : 1000; /* 1000-byte segments */
 			int r0 = off;
 			while (off < r0 + run && !head && !err) {
-				ssize_t n = arn_h1_parse(&p, in + off, (size_t)(r0 + run - off), &ev);
+				ssize_t n =
+				    arn_h1_parse(&p, in + off, (size_t)(r0 + run - off), &ev);
 				if (n == ARN_AGAIN) {
 					off = r0 + run;
 				} else if (n < 0) {
@@ -787,14 +789,17 @@ static void test_scratch_grows(void **state)
 					off += (int)n;
 					if (ev.type == ARN_H1_EV_NEED_SCRATCH &&
 					    !arn_h1_parser_scratch_short(&p)) {
-						assert_int_equal(
-						    arn_h1_parser_set_scratch(&p, small, sizeof(small)), 0);
+						assert_int_equal(arn_h1_parser_set_scratch(
+								     &p, small, sizeof(small)),
+								 0);
 					} else if (ev.type == ARN_H1_EV_NEED_SCRATCH) {
 						asked++;
-						assert_int_equal(n, 0); /* the partial line is not taken */
-						assert_int_equal(arn_h1_parser_grow_scratch(
-								     &p, mode == 0 ? big : NULL, 65536),
-								 0);
+						assert_int_equal(
+						    n, 0); /* the partial line is not taken */
+						assert_int_equal(
+						    arn_h1_parser_grow_scratch(
+							&p, mode == 0 ? big : NULL, 65536),
+						    0);
 					} else if (ev.type == ARN_H1_EV_HEAD) {
 						head = 1;
 					}
@@ -813,7 +818,8 @@ static void test_scratch_grows(void **state)
 		} else {
 			assert_true(err);
 			assert_int_equal(asked, mode == 1 ? 1 : 0);
-			assert_string_equal(arn_h1_err_name(arn_h1_parser_error(&p)), "SCRATCH_FULL");
+			assert_string_equal(arn_h1_err_name(arn_h1_parser_error(&p)),
+					    "SCRATCH_FULL");
 			assert_int_equal(arn_h1_err_status(arn_h1_parser_error(&p)), 431);
 		}
 	}
@@ -1112,6 +1118,28 @@ static void test_list_and_lookup(void **state)
 		assert_int_equal(arn_h1_hdr_lookup(up, len), id);
 		up[len - 1] ^= 1;
 		assert_int_equal(arn_h1_hdr_lookup(up, len), ARN_H1_H_OTHER);
+	}
+	/* the lookup compares words, not bytes: every byte value at every
+	 * position of every known name matches exactly when it is that
+	 * letter in either case (not 0x20 away from a digit or '-', not a
+	 * high byte), and no load reaches past the name (an exact-size heap
+	 * copy, for ASan) */
+	for (int id = 1; id < ARN_H1_H_COUNT; id++) {
+		const char *n = arn_h1_hdr_name(id);
+		size_t len = strlen(n);
+		char *b = malloc(len);
+		assert_non_null(b);
+		for (size_t i = 0; i < len; i++)
+			for (unsigned c = 0; c < 256; c++) {
+				memcpy(b, n, len);
+				b[i] = (char)c;
+				bool same =
+				    c == (unsigned char)n[i] ||
+				    (n[i] >= 'a' && n[i] <= 'z' && c == (unsigned)(n[i] - 32));
+				assert_int_equal(arn_h1_hdr_lookup(b, len),
+						 same ? id : ARN_H1_H_OTHER);
+			}
+		free(b);
 	}
 
 	/* find by name and id, and tokens across lines */
