@@ -4,6 +4,7 @@
 #define ARN_H1_INT_H
 
 #include <stdint.h>
+#include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -98,6 +99,57 @@ static inline const unsigned char *h1_scan_token(const unsigned char *q, const u
 	while (q < end && h1_is(*q, ARN_H1_C_TOKEN))
 		q++;
 	return q;
+}
+
+/*
+ * Copy @p n bytes with inline loads and stores, for the serializer's many
+ * short pieces (a header name, a value: 3-60 bytes), where a call to
+ * memcpy cost ~20 instructions each (two per header line, 30+ lines a
+ * proxied request). Overlapping loads and stores cover every length
+ * without touching a byte outside [s, s + n) or [d, d + n).
+ */
+static inline void h1_copy(char *d, const char *s, size_t n)
+{
+	if (n >= 16) {
+#if defined(__SSE2__)
+		const __m128i last = _mm_loadu_si128((const __m128i *)(const void *)(s + n - 16));
+		char *dlast = d + n - 16;
+		while (n > 16) {
+			_mm_storeu_si128((__m128i *)(void *)d,
+					 _mm_loadu_si128((const __m128i *)(const void *)s));
+			d += 16;
+			s += 16;
+			n -= 16;
+		}
+		_mm_storeu_si128((__m128i *)(void *)dlast, last);
+#else
+		memcpy(d, s, n);
+#endif
+		return;
+	}
+	if (n >= 8) {
+		uint64_t a, b;
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + n - 8, &b, 8);
+		return;
+	}
+	if (n >= 4) {
+		uint32_t a, b;
+		memcpy(&a, s, 4);
+		memcpy(&b, s + n - 4, 4);
+		memcpy(d, &a, 4);
+		memcpy(d + n - 4, &b, 4);
+		return;
+	}
+	if (n) {
+		/* 1-3 bytes: first, middle, last (some the same byte) */
+		char a = s[0], b = s[n / 2], c = s[n - 1];
+		d[0] = a;
+		d[n / 2] = b;
+		d[n - 1] = c;
+	}
 }
 
 #endif

@@ -49,7 +49,7 @@ int arn_h1_put(struct arn_h1_wbuf *w, const void *s, size_t n)
 	if (w->err)
 		return w->err;
 	if (n <= (size_t)(w->cap - w->len)) {
-		memcpy(w->p + w->len, s, n);
+		h1_copy(w->p + w->len, s, n);
 		w->len += (uint32_t)n;
 		w->total += n;
 		return 0;
@@ -93,11 +93,11 @@ int arn_h1_write_header(struct arn_h1_wbuf *w, const char *name, size_t nlen, co
 	if (!w->err && need <= (size_t)(w->cap - w->len)) {
 		/* the usual case: one bounds check for the whole line */
 		char *d = w->p + w->len;
-		memcpy(d, name, nlen);
+		h1_copy(d, name, nlen);
 		d += nlen;
 		*d++ = ':';
 		*d++ = ' ';
-		memcpy(d, value, vlen);
+		h1_copy(d, value, vlen);
 		d += vlen;
 		*d++ = '\r';
 		*d = '\n';
@@ -220,26 +220,31 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 	uint64_t done = 0; /* SET / SET_IF_PRESENT / APPEND_VALUE written */
 	uint64_t seen = 0; /* the name occurs in the message */
 	struct nominated nm = {.n = 0};
-	uint16_t eid[ARN_H1_MAX_EDITS];
+	/* the edits that may apply to a field: by the field's id, or (for
+	 * names without one) all the edits whose name has none, compared by
+	 * length and then bytes. A field with no edit of its kind costs one
+	 * load, not a pass over the edits. */
+	uint64_t by_id[ARN_H1_H_COUNT] = {0};
 
 	if (n_edits > ARN_H1_MAX_EDITS)
 		return -E2BIG;
 	if (flags & ARN_H1_W_DROP_HOP)
 		nominated_collect(m, &nm);
-	/* a name with an id matches exactly the fields with that id, so most
-	 * comparisons below are between two integers */
 	for (unsigned k = 0; k < n_edits; k++)
-		eid[k] = (uint16_t)arn_h1_hdr_lookup(edits[k].name, edits[k].name_len);
+		by_id[arn_h1_hdr_lookup(edits[k].name, edits[k].name_len)] |= 1ull << k;
 	for (int i = 0; i < m->n_hdrs; i++) {
 		const struct arn_h1_header *h = &m->hdrs[i];
 		bool drop = false;
 		if ((flags & ARN_H1_W_DROP_HOP) && is_hop(m, h, flags, &nm))
 			continue;
-		for (unsigned k = 0; k < n_edits; k++) {
+		uint64_t cand = by_id[h->id < ARN_H1_H_COUNT ? h->id : ARN_H1_H_OTHER];
+		/* in edit order: several edits of one name act in the order given */
+		for (; cand; cand &= cand - 1) {
+			unsigned k = (unsigned)__builtin_ctzll(cand);
 			const struct arn_h1_edit *e = &edits[k];
 			uint64_t bit = 1ull << k;
-			if (eid[k] != h->id ||
-			    (h->id == ARN_H1_H_OTHER &&
+			if (h->id == ARN_H1_H_OTHER &&
+			    (h->name_len != e->name_len ||
 			     !arn_h1_eq_nocase(h->name, h->name_len, e->name, e->name_len)))
 				continue;
 			seen |= bit;
