@@ -108,6 +108,17 @@ static int parse_version(struct arn_h1_parser *p, uptr q, uptr end, uint8_t *ver
 {
 	static const char pat[] = "HTTP/9.9";
 	size_t avail = (size_t)(end - q);
+	if (avail >= 8) {
+		/* the two versions there are, as one 8-byte comparison */
+		uint64_t w, v11, v10;
+		memcpy(&w, q, 8);
+		memcpy(&v11, "HTTP/1.1", 8);
+		memcpy(&v10, "HTTP/1.0", 8);
+		if (w == v11 || w == v10) {
+			*ver = w == v11 ? 11 : 10;
+			return 1;
+		}
+	}
 	size_t n = avail < 8 ? avail : 8;
 	for (size_t i = 0; i < n; i++) {
 		int ok =
@@ -326,8 +337,9 @@ static int cl_line(struct arn_h1_parser *p, const char *v, uint32_t n)
 	return 0;
 }
 
-static int add_field(struct arn_h1_parser *p, const char *name, uint32_t nlen, const char *value,
-		     uint32_t vlen)
+static inline __attribute__((always_inline)) int add_field(struct arn_h1_parser *p,
+							   const char *name, uint32_t nlen,
+							   const char *value, uint32_t vlen)
 {
 	struct arn_h1_msg *m = p->msg;
 	bool trailer = p->state == ST_TRAILERS;
@@ -356,6 +368,15 @@ static int add_field(struct arn_h1_parser *p, const char *name, uint32_t nlen, c
 		m->flags |= ARN_H1_F_TE;
 		return te_line(p, value, vlen);
 	case ARN_H1_H_CONNECTION: {
+		/* the usual values, whole, before the list walk */
+		if (arn_h1_eq_nocase(value, vlen, "keep-alive", 10)) {
+			m->flags |= ARN_H1_F_CONN_KEEP_ALIVE;
+			return 0;
+		}
+		if (arn_h1_eq_nocase(value, vlen, "close", 5)) {
+			m->flags |= ARN_H1_F_CONN_CLOSE;
+			return 0;
+		}
 		struct arn_h1_list_iter it;
 		struct arn_h1_slice el;
 		arn_h1_list_init(&it, value, vlen);
@@ -391,9 +412,10 @@ static int add_field(struct arn_h1_parser *p, const char *name, uint32_t nlen, c
 	}
 }
 
-/* field-name ":" OWS field-value OWS CRLF, or the empty line. */
-static int parse_field_line(struct arn_h1_parser *p, const char *s, const char *e,
-			    const char **next)
+/* field-name ":" OWS field-value OWS CRLF, or the empty line. Inlined
+ * into the head loop: it runs for every header line. */
+static inline __attribute__((always_inline)) int
+parse_field_line(struct arn_h1_parser *p, const char *s, const char *e, const char **next)
 {
 	uptr q = (uptr)s, end = (uptr)e;
 	if (q == end)
@@ -628,7 +650,8 @@ static void after_end(struct arn_h1_parser *p)
 }
 
 /* A complete line was parsed (r: L_START / L_FIELD / L_EMPTY). */
-static int line_done(struct arn_h1_parser *p, int r, struct arn_h1_ev *ev)
+static inline __attribute__((always_inline)) int line_done(struct arn_h1_parser *p, int r,
+							   struct arn_h1_ev *ev)
 {
 	if (r == L_START) {
 		p->start_done = 1;
@@ -708,7 +731,8 @@ static int head_step(struct arn_h1_parser *p, const char **sp, const char *e, st
 	while (s < e) {
 		size_t budget = line_budget(p, 0, &lerr);
 		const char *lim = (size_t)(e - s) > budget ? s + budget : e;
-		r = parse_line(p, s, lim, &next);
+		r = p->start_done ? parse_field_line(p, s, lim, &next)
+				  : parse_line(p, s, lim, &next);
 		if (r == L_ERR)
 			return R_ERR;
 		if (r == L_INCOMPLETE) {

@@ -172,10 +172,39 @@ enum arn_h1_hdr_id arn_h1_hdr_lookup(const char *s, size_t n)
 #undef H
 }
 
+/* Eight byte pairs at once: equal, or differing only in the 0x20 bit of a
+ * letter (ASCII; a byte >= 0x80 is never a letter). */
+static inline bool w8_eq_nocase(uint64_t x, uint64_t y)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t d = x ^ y;
+	if (d == 0)
+		return true;
+	if (d & ~(0x20 * ones))
+		return false;
+	uint64_t lx = x | 0x20 * ones;	 /* lower case, if a letter */
+	uint64_t h = lx & ~high;	 /* 7 bits: no carry out of a byte below */
+	uint64_t ge_a = h + 0x1f * ones; /* high bit: h >= 'a' */
+	uint64_t gt_z = h + 0x05 * ones; /* high bit: h > 'z' */
+	uint64_t letter = ge_a & ~gt_z & ~lx & high;
+	return ((letter >> 2) & d) == d;
+}
+
 bool arn_h1_eq_nocase(const char *a, size_t an, const char *b, size_t bn)
 {
 	if (an != bn)
 		return false;
+	if (an >= 8) {
+		size_t i = 0;
+		for (; i + 8 <= an; i += 8)
+			if (!w8_eq_nocase(ld8(a + i), ld8(b + i)))
+				return false;
+		/* the tail as the last 8 bytes, overlapping what was compared */
+		return i == an || w8_eq_nocase(ld8(a + an - 8), ld8(b + an - 8));
+	}
+	if (an >= 4)
+		return w8_eq_nocase((uint64_t)ld4(a) << 32 | ld4(a + an - 4),
+				    (uint64_t)ld4(b) << 32 | ld4(b + an - 4));
 	for (size_t i = 0; i < an; i++) {
 		unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
 		if (x != y && h1_lower(x) != h1_lower(y))
