@@ -57,9 +57,48 @@ int arn_h1_put(struct arn_h1_wbuf *w, const void *s, size_t n)
 	return put_slow(w, s, n);
 }
 
+static inline bool unlikely_room(const struct arn_h1_wbuf *w, size_t need)
+{
+	return __builtin_expect(w->err || need > (size_t)(w->cap - w->len), 0);
+}
+
+/* Room for @p need more bytes in the current buffer (and no error): the
+ * writers then fill a whole line with one bounds check and inline copies
+ * (a line through arn_h1_put cost ~75 instructions a piece). */
+static inline char *room_for(struct arn_h1_wbuf *w, size_t need)
+{
+	if (unlikely_room(w, need)) {
+		/* a writer whose buffer comes on first use (an empty wbuf with
+		 * a refill) gets it here, as arn_h1_put would */
+		if (w->err || w->len != w->cap || !w->refill)
+			return NULL;
+		int r = w->refill(w);
+		if (r != 0 || w->cap == w->len) {
+			w->err = r ? r : -ENOBUFS;
+			return NULL;
+		}
+		if (need > (size_t)(w->cap - w->len))
+			return NULL;
+	}
+	char *d = w->p + w->len;
+	w->len += (uint32_t)need;
+	w->total += need;
+	return d;
+}
+
 int arn_h1_write_request_line(struct arn_h1_wbuf *w, const char *method, size_t mlen,
 			      const char *target, size_t tlen, int minor)
 {
+	char *d = room_for(w, mlen + tlen + 12);
+	if (d) {
+		h1_copy(d, method, mlen);
+		d += mlen;
+		*d++ = ' ';
+		h1_copy(d, target, tlen);
+		d += tlen;
+		h1_copy(d, minor ? " HTTP/1.1\r\n" : " HTTP/1.0\r\n", 11);
+		return 0;
+	}
 	arn_h1_put(w, method, mlen);
 	arn_h1_put(w, " ", 1);
 	arn_h1_put(w, target, tlen);
@@ -81,6 +120,14 @@ int arn_h1_write_status_line(struct arn_h1_wbuf *w, unsigned status, const char 
 		reason = arn_http_reason(status);
 		rlen = strlen(reason);
 	}
+	char *d = room_for(w, sizeof(b) + rlen + 2);
+	if (d) {
+		h1_copy(d, b, sizeof(b));
+		h1_copy(d + sizeof(b), reason, rlen);
+		d[sizeof(b) + rlen] = '\r';
+		d[sizeof(b) + rlen + 1] = '\n';
+		return 0;
+	}
 	arn_h1_put(w, b, sizeof(b));
 	arn_h1_put(w, reason, rlen);
 	return arn_h1_put(w, "\r\n", 2);
@@ -90,9 +137,9 @@ int arn_h1_write_header(struct arn_h1_wbuf *w, const char *name, size_t nlen, co
 			size_t vlen)
 {
 	size_t need = nlen + vlen + 4;
-	if (!w->err && need <= (size_t)(w->cap - w->len)) {
+	char *d = room_for(w, need);
+	if (d) {
 		/* the usual case: one bounds check for the whole line */
-		char *d = w->p + w->len;
 		h1_copy(d, name, nlen);
 		d += nlen;
 		*d++ = ':';
@@ -101,8 +148,6 @@ int arn_h1_write_header(struct arn_h1_wbuf *w, const char *name, size_t nlen, co
 		d += vlen;
 		*d++ = '\r';
 		*d = '\n';
-		w->len += (uint32_t)need;
-		w->total += need;
 		return 0;
 	}
 	arn_h1_put(w, name, nlen);
@@ -113,6 +158,12 @@ int arn_h1_write_header(struct arn_h1_wbuf *w, const char *name, size_t nlen, co
 
 int arn_h1_write_end(struct arn_h1_wbuf *w)
 {
+	char *d = room_for(w, 2);
+	if (d) {
+		d[0] = '\r';
+		d[1] = '\n';
+		return 0;
+	}
 	return arn_h1_put(w, "\r\n", 2);
 }
 

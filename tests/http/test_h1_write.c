@@ -1,6 +1,7 @@
 /* HTTP/1 serializer tests: exact output, header edits, buffers refilled
  * mid-line, chunked framing, and the round trip parse -> serialize ->
  * parse giving the same transcript. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,7 +31,8 @@ struct sink {
 static int sink_refill(struct arn_h1_wbuf *w)
 {
 	struct sink *s = w->arg;
-	arn_sb_append(&s->out, w->p, w->len);
+	if (w->p) /* a writer that started empty has nothing to move */
+		arn_sb_append(&s->out, w->p, w->len);
 	w->p = s->buf;
 	w->len = 0;
 	w->cap = s->piece;
@@ -358,13 +360,48 @@ static void test_h1_copy_every_length(void **state)
 	}
 }
 
+/* A writer whose first buffer comes from its refill (the connection
+ * manager's mbuf chains start empty): whole lines written in one step get
+ * it as arn_h1_put does, and a refill that fails is the writer's error. */
+static int no_refill(struct arn_h1_wbuf *w)
+{
+	(void)w;
+	return -ENOMEM;
+}
+
+static void test_write_first_buffer_on_demand(void **state)
+{
+	(void)state;
+	struct sink s;
+	struct arn_h1_wbuf w;
+	memset(&s, 0, sizeof(s));
+	s.piece = sizeof(s.buf);
+	arn_h1_wbuf_init(&w, NULL, 0, sink_refill, &s);
+	assert_int_equal(arn_h1_write_status_line(&w, 200, NULL, 0, 1), 0);
+	assert_int_equal(s.refills, 1);
+	arn_h1_write_end(&w);
+	char *out = sink_done(&s, &w);
+	assert_string_equal(out, "HTTP/1.1 200 OK\r\n\r\n");
+	free(out);
+
+	arn_h1_wbuf_init(&w, NULL, 0, no_refill, NULL);
+	assert_int_equal(arn_h1_write_request_line(&w, "GET", 3, "/", 1, 1), -ENOMEM);
+	assert_int_equal(arn_h1_write_header(&w, "a", 1, "b", 1), -ENOMEM);
+	assert_int_equal(w.total, 0);
+}
+
 int test_h1_write_group(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_write_lines),	     cmocka_unit_test(test_write_refill_every_size),
-	    cmocka_unit_test(test_write_edits),	     cmocka_unit_test(test_write_hop_by_hop),
-	    cmocka_unit_test(test_write_chunks),     cmocka_unit_test(test_round_trip),
-	    cmocka_unit_test(test_write_edit_order), cmocka_unit_test(test_h1_copy_every_length),
+	    cmocka_unit_test(test_write_lines),
+	    cmocka_unit_test(test_write_refill_every_size),
+	    cmocka_unit_test(test_write_edits),
+	    cmocka_unit_test(test_write_hop_by_hop),
+	    cmocka_unit_test(test_write_chunks),
+	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_write_edit_order),
+	    cmocka_unit_test(test_h1_copy_every_length),
+	    cmocka_unit_test(test_write_first_buffer_on_demand),
 	};
 	return cmocka_run_group_tests_name("h1_write", tests, NULL, NULL);
 }
