@@ -228,9 +228,13 @@ void arn_tcp_worker_poll(struct arn_lcore *lc, uint64_t now_tsc)
 	for (unsigned i = 0; i < n_apps; i++)
 		if (apps[i]->worker_poll)
 			apps[i]->worker_poll(lc, apps[i]->arg);
-	tcp_rmem_poll(wk);
+	/* once a millisecond, and nearly always empty: tested here rather
+	 * than in a call (with its frame) in every loop iteration */
+	if (wk->now_ms != wk->rmem_checked_ms)
+		tcp_rmem_poll(wk);
 	tcp_process_outq(wk);
-	tcp_process_closeq(wk);
+	if (wk->closeq)
+		tcp_process_closeq(wk);
 }
 
 void arn_tcp_worker_fini(struct arn_lcore *lc)
