@@ -57,9 +57,25 @@ int arn_h1_put(struct arn_h1_wbuf *w, const void *s, size_t n)
 	return put_slow(w, s, n);
 }
 
-static inline bool unlikely_room(const struct arn_h1_wbuf *w, size_t need)
+/* The first buffer of a writer that starts empty (the connection
+ * manager's mbuf chains do), as arn_h1_put would get it; out of line so
+ * that the writers' fast path saves no registers for it. @return room or
+ * NULL. */
+static __attribute__((noinline, cold)) char *room_refill(struct arn_h1_wbuf *w, size_t need)
 {
-	return __builtin_expect(w->err || need > (size_t)(w->cap - w->len), 0);
+	if (w->err || w->len != w->cap || !w->refill)
+		return NULL;
+	int r = w->refill(w);
+	if (r != 0 || w->cap == w->len) {
+		w->err = r ? r : -ENOBUFS;
+		return NULL;
+	}
+	if (need > (size_t)(w->cap - w->len))
+		return NULL;
+	char *d = w->p + w->len;
+	w->len += (uint32_t)need;
+	w->total += need;
+	return d;
 }
 
 /* Room for @p need more bytes in the current buffer (and no error): the
@@ -67,19 +83,8 @@ static inline bool unlikely_room(const struct arn_h1_wbuf *w, size_t need)
  * (a line through arn_h1_put cost ~75 instructions a piece). */
 static inline char *room_for(struct arn_h1_wbuf *w, size_t need)
 {
-	if (unlikely_room(w, need)) {
-		/* a writer whose buffer comes on first use (an empty wbuf with
-		 * a refill) gets it here, as arn_h1_put would */
-		if (w->err || w->len != w->cap || !w->refill)
-			return NULL;
-		int r = w->refill(w);
-		if (r != 0 || w->cap == w->len) {
-			w->err = r ? r : -ENOBUFS;
-			return NULL;
-		}
-		if (need > (size_t)(w->cap - w->len))
-			return NULL;
-	}
+	if (__builtin_expect(w->err || need > (size_t)(w->cap - w->len), 0))
+		return room_refill(w, need);
 	char *d = w->p + w->len;
 	w->len += (uint32_t)need;
 	w->total += need;
@@ -268,9 +273,11 @@ static void write_joined(struct arn_h1_wbuf *w, const struct arn_h1_msg *m, int 
 int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 			 const struct arn_h1_edit *edits, unsigned n_edits, unsigned flags)
 {
-	uint64_t done = 0; /* SET / SET_IF_PRESENT / APPEND_VALUE written */
-	uint64_t seen = 0; /* the name occurs in the message */
-	struct nominated nm = {.n = 0};
+	uint64_t done = 0;   /* SET / SET_IF_PRESENT / APPEND_VALUE written */
+	uint64_t seen = 0;   /* the name occurs in the message */
+	struct nominated nm; /* not zeroed whole: tok[] is read only up to n */
+	nm.n = 0;
+	nm.overflow = false;
 	/* the edits that may apply to a field: by the field's id, or (for
 	 * names without one) all the edits whose name has none, compared by
 	 * length and then bytes. A field with no edit of its kind costs one
