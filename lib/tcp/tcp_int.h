@@ -472,6 +472,10 @@ struct arn_tcp_worker {
 	uint32_t pressure_severe; /* ... and below which: refuse new connections */
 	bool pressure, pressure_severe_on;
 	uint64_t rmem_checked_ms;
+	/* the lcores whose mempool caches count as free mbufs (tcp_rmem.c),
+	 * or UINT16_MAX: too many to list, rte_mempool_avail_count counts */
+	uint16_t n_cache_lcores;
+	uint16_t cache_lcores[16];
 	struct arn_tcp_conn *ooo_head, *ooo_tail;
 	/* oldest out-of-order queue first */ /* for ARN_TCP_CC_DEFAULT: CUBIC or NewReno */
 
@@ -745,6 +749,8 @@ bool tcp_rmem_admit(struct arn_tcp_conn *c, bool in_order);
 bool tcp_rmem_refuse_new(struct arn_tcp_worker *wk);
 /* Once per poll: read the pool, prune out-of-order queues under pressure. */
 void tcp_rmem_poll(struct arn_tcp_worker *wk);
+/* Free mbufs in the worker's pool, as rte_mempool_avail_count counts them. */
+unsigned tcp_rmem_avail(const struct arn_tcp_worker *wk);
 /* Drop @p c's whole out-of-order queue (and the SACK blocks for it). */
 void tcp_ooo_prune(struct arn_tcp_conn *c);
 

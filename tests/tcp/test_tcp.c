@@ -2563,6 +2563,36 @@ static void test_pool_pressure_prunes_then_refuses(void **state)
 	expect_seg(TH_SYN | TH_ACK);
 }
 
+/* The pressure check counts free mbufs as rte_mempool_avail_count does
+ * (the pool plus every lcore's cache) while it sums only the caches of
+ * lcores that have a role: the same count with mbufs held in this
+ * lcore's cache and after they go back. */
+static void test_pool_avail_counts_caches(void **state)
+{
+	(void)state;
+	struct rte_mempool *mp = rte_pktmbuf_pool_create("arn_t_cached", 1023, 32, 0, 256, 0);
+	assert_non_null(mp);
+	static struct arn_tcp_worker wk;
+	memset(&wk, 0, sizeof(wk));
+	tcp_rmem_init(&wk, mp);
+	assert_int_equal(tcp_rmem_avail(&wk), rte_mempool_avail_count(mp));
+	struct rte_mbuf *m[200];
+	for (unsigned i = 0; i < 200; i++) {
+		m[i] = rte_pktmbuf_alloc(mp);
+		assert_non_null(m[i]);
+	}
+	assert_int_equal(tcp_rmem_avail(&wk), rte_mempool_avail_count(mp));
+	for (unsigned i = 0; i < 50; i++) /* into this lcore's cache */
+		rte_pktmbuf_free(m[i]);
+	assert_true(mp->local_cache[rte_lcore_id()].len > 0);
+	assert_int_equal(tcp_rmem_avail(&wk), rte_mempool_avail_count(mp));
+	for (unsigned i = 50; i < 200; i++)
+		rte_pktmbuf_free(m[i]);
+	assert_int_equal(tcp_rmem_avail(&wk), rte_mempool_avail_count(mp));
+	assert_int_equal(tcp_rmem_avail(&wk), 1023);
+	rte_mempool_free(mp);
+}
+
 /* Issue 12 item 7: a bare ACK to a listener is a cookie candidate only
  * within a cookie's life after the listener last sent one (Linux's
  * tcp_synq_no_recent_overflow). */
@@ -3244,6 +3274,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_rcv_tiny_segments_collapsed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ooo_tiny_segments_bounded, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ooo_gauge_returns_to_zero, setup, teardown),
+	    cmocka_unit_test(test_pool_avail_counts_caches),
 	    cmocka_unit_test_setup_teardown(test_pool_pressure_prunes_then_refuses, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_bare_ack_checked_as_cookie_only_after_overflow,
