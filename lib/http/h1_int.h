@@ -82,9 +82,33 @@ static inline const unsigned char *h1_scan_uri(const unsigned char *q, const uns
 	return q;
 }
 
-/* tchar: names are short (about 10 bytes), so bytes, 4 per step */
+/* tchar. Names are short (about 10 bytes) and nearly always letters,
+ * digits and '-': 16 bytes are tested for those three ranges at once
+ * (about 12 instructions, where the table costs about 4 a byte), and the
+ * table decides from the first other byte on (another tchar such as '_'
+ * or '.', or the end of the name). */
 static inline const unsigned char *h1_scan_token(const unsigned char *q, const unsigned char *end)
 {
+#if defined(__SSE2__)
+	if (end - q >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
+		/* letters of either case: (v | 0x20) - 'a' <= 25 unsigned */
+		__m128i l = _mm_sub_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
+		__m128i letter =
+		    _mm_cmpeq_epi8(_mm_max_epu8(l, _mm_set1_epi8(25)), _mm_set1_epi8(25));
+		__m128i d = _mm_sub_epi8(v, _mm_set1_epi8('0'));
+		__m128i digit = _mm_cmpeq_epi8(_mm_max_epu8(d, _mm_set1_epi8(9)), _mm_set1_epi8(9));
+		__m128i dash = _mm_cmpeq_epi8(v, _mm_set1_epi8('-'));
+		int m = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(letter, digit), dash)) ^ 0xffff;
+		if (!m)
+			q += 16;
+		else {
+			q += __builtin_ctz((unsigned)m);
+			if (!h1_is(*q, ARN_H1_C_TOKEN))
+				return q;
+		}
+	}
+#endif
 	while (end - q >= 4) {
 		if (!h1_is(q[0], ARN_H1_C_TOKEN))
 			return q;

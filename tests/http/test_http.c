@@ -22,6 +22,7 @@
 #include "arn_h1.h"
 #include "arn_sb.h"
 #include "h1_harness.h"
+#include "h1_int.h"
 #include "trex_astf.h"
 
 #define NRANDOM 4
@@ -1189,6 +1190,45 @@ static void test_list_and_lookup(void **state)
 	assert_false(arn_h1_eq_nocase("Content-Length", 14, "content-lengtx", 14));
 }
 
+/* The 16-byte scans (name, value, target) against the byte table they
+ * stand for: every byte value at every offset of every length to 48
+ * (across and at the ends of 16-byte blocks), on exact-size heap buffers,
+ * so a load past the end is an ASan error; and the end of the input when
+ * every byte belongs. */
+static const unsigned char *scan_ref(const unsigned char *q, const unsigned char *end, uint8_t cls)
+{
+	while (q < end && h1_is(*q, cls))
+		q++;
+	return q;
+}
+
+static void test_scans_every_offset(void **state)
+{
+	(void)state;
+	static const char fill[] = "aZ9-xQ0b-Y";
+	for (size_t len = 0; len <= 48; len++) {
+		unsigned char *b = malloc(len ? len : 1);
+		assert_non_null(b);
+		for (size_t off = 0; off <= len; off++)
+			for (unsigned c = 0; c < 256; c++) {
+				if (off == len && c > 0)
+					break; /* no odd byte: one pass */
+				for (size_t i = 0; i < len; i++)
+					b[i] = (unsigned char)fill[i % (sizeof(fill) - 1)];
+				if (off < len)
+					b[off] = (unsigned char)c;
+				const unsigned char *end = b + len;
+				assert_ptr_equal(h1_scan_token(b, end),
+						 scan_ref(b, end, ARN_H1_C_TOKEN));
+				assert_ptr_equal(h1_scan_value(b, end),
+						 scan_ref(b, end, ARN_H1_C_VALUE));
+				assert_ptr_equal(h1_scan_uri(b, end),
+						 scan_ref(b, end, ARN_H1_C_URI));
+			}
+		free(b);
+	}
+}
+
 static void test_guard_page_faults(void **state)
 {
 	(void)state;
@@ -1278,6 +1318,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_guard_page_faults),
+	    cmocka_unit_test(test_scans_every_offset),
 	    cmocka_unit_test(test_trex_astf_requests),
 	    cmocka_unit_test(test_get_origin_form),
 	    cmocka_unit_test(test_value_ows_and_obs_text),
