@@ -58,8 +58,15 @@ EOF
 	ip netns exec $NS_PX setpriv --pdeathsig KILL taskset -c $PROXY_CPU haproxy -f "$work/hap/haproxy.cfg" -db &
 	px_pid=$!
 }
-start_arion() { # [wrapper command...]
+start_arion() { # [wrapper command...]; ARION_WORKERS: worker lcores (default 1)
 	[ -x "$ARION_BIN" ] || { echo "arion: $ARION_BIN missing (build first)" >&2; return 1; }
+	# worker lcores 1..N, all on the proxy's CPU (bench/cost/run counts
+	# instructions, which do not depend on where a thread runs)
+	local nw=${ARION_WORKERS:-1} lcores="0@$LOAD_CPU" wl="" i
+	for i in $(seq 1 "$nw"); do
+		lcores="$lcores,$i@$PROXY_CPU"
+		wl="$wl${wl:+, }$i"
+	done
 	# Arion owns 198.18.0.2 itself: the kernel side of the port has no
 	# address. No access_log (Envoy logs nothing without one); request ids
 	# off (nginx and HAProxy generate none); the af_packet ring larger than
@@ -93,9 +100,9 @@ envoy_bootstrap:
   admin:
     address: {socket_address: {address: 127.0.0.1, port_value: 9901}}
 dataplane:
-  eal_args: ["--no-huge", "--no-pci", "--in-memory", "--file-prefix", "$P", "-m", "512", "--lcores", "0@$LOAD_CPU,1@$PROXY_CPU"]
+  eal_args: ["--no-huge", "--no-pci", "--in-memory", "--file-prefix", "$P", "-m", "512", "--lcores", "$lcores"]
   control_lcore: 0
-  worker_lcores: [1]
+  worker_lcores: [$wl]
   ports:
     - device: net_af_packet0,iface=$IF_PX,framecnt=4096
       ipv4: 198.18.0.2/24
