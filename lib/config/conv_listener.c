@@ -491,13 +491,8 @@ static void filter_chain(struct conv *c, struct pb fc, struct arn_cfg_filter_cha
 		conv_pop(c, m);
 	}
 	struct pb ts = pb_msg(fc, "transport_socket");
-	if (ts.m && out->kind == ARN_CFG_NF_TCP_PROXY)
-		/* the relay moves TCP's bytes as they are; TLS passthrough
-		 * (server_names without a transport_socket) is what it does */
-		conv_err(c, "transport_socket",
-			 "TLS termination in front of tcp_proxy is not supported by Arion "
-			 "(for TLS passthrough, match server_names without a transport_socket)");
-	else if (ts.m)
+	/* with tcp_proxy too: TLS is terminated and the plaintext relayed */
+	if (ts.m)
 		out->tls = conv_tls(c, ts, true);
 }
 

@@ -672,7 +672,9 @@ static int conn_open(struct http_worker *w, struct arn_tcp_conn *tc, struct http
 	if (fc->tls) {
 		/* no context: it failed to build (logged on the control lcore),
 		 * or the chain is not one the HTTP connection serves */
-		tctx = fc->kind == ARN_CFG_NF_HCM ? http_rt_tls(fc) : NULL;
+		tctx = fc->kind == ARN_CFG_NF_HCM || fc->kind == ARN_CFG_NF_TCP_PROXY
+			   ? http_rt_tls(fc)
+			   : NULL;
 		if (!tctx)
 			return -EPROTONOSUPPORT;
 	}
@@ -685,9 +687,10 @@ static int conn_open(struct http_worker *w, struct arn_tcp_conn *tc, struct http
 		}
 		return rc;
 	}
-	if (fc->kind == ARN_CFG_NF_TCP_PROXY && !fc->tls) {
+	if (fc->kind == ARN_CFG_NF_TCP_PROXY) {
 		/* the ClientHello a tls_inspector read stays in TCP's queue:
-		 * relayed as it is (TLS passthrough) */
+		 * relayed as it is (TLS passthrough), or the handshake's (a
+		 * chain that terminates TLS) */
 		const char *sni = NULL;
 		size_t sni_len = 0;
 		if (c) {
@@ -697,7 +700,10 @@ static int conn_open(struct http_worker *w, struct arn_tcp_conn *tc, struct http
 				sni_len = h->sni_len;
 			}
 		}
-		int rc = http_tcpp_open(w, tc, l, fc, sni, sni_len);
+		struct arn_tls_stats *ssl = lrt && lrt->ssl && w->idx < ARN_STATS_MAX_WORKERS
+						? &lrt->ssl[w->idx]
+						: &w->tls_stats;
+		int rc = http_tcpp_open(w, tc, l, fc, sni, sni_len, tctx, ssl);
 		if (rc == 0 && c)
 			inspect_release(c); /* the session owns the connection now */
 		return rc;

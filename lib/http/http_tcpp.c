@@ -25,6 +25,16 @@
  *
  * A reset (or a failed connect after the downstream started) on one side
  * resets the other, as Envoy closes without flushing then.
+ *
+ * A chain with a DownstreamTlsContext terminates TLS first (http_tls.h's
+ * transport, as the HTTP connection's): the handshake runs while the
+ * upstream connects; the downstream's records are decrypted into at most
+ * HTTP_IN_MAX bytes of mbufs (dn_in) that go to the upstream's send queue
+ * as they are, and the upstream's bytes are taken only as far as the
+ * downstream's send buffer has room and encrypted from there (dn_out), so
+ * neither way grows behind a slow reader. close_notify (or a FIN after
+ * the last record) is the downstream's end of input, and the upstream's
+ * FIN is passed on as close_notify then FIN.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -43,6 +53,7 @@
 #include "http_l4.h"
 #include "http_stream.h"
 #include "http_tcpp.h"
+#include "http_tls.h"
 #include "http_worker.h"
 
 /* Where a session is. */
@@ -96,6 +107,10 @@ struct http_tcpp {
 	struct http_timer log_timer;  /* access_log_flush_interval */
 	uint16_t sni_len;
 	char sni[256]; /* the ClientHello's server name (passthrough), for RBAC and the log */
+	/* TLS termination (tls.on): the downstream's plaintext both ways */
+	struct http_in dn_in;	/* decrypted, not yet with the upstream */
+	struct http_out dn_out; /* from the upstream, not yet encrypted */
+	struct http_tls_tp tls; /* must not move while on (the block does not) */
 };
 
 #define TS(s) ((s)->rt ? (s)->rt->stats : NULL)
@@ -190,6 +205,9 @@ static void tcpp_free(struct http_tcpp *s)
 		rte_pktmbuf_free(s->pend_up);
 	if (s->pend_dn)
 		rte_pktmbuf_free(s->pend_dn);
+	http_in_free(&s->dn_in);
+	http_out_reset(&s->dn_out);
+	http_tls_stop(&s->tls);
 	http_l4_net_close(w, s->rt, s->fc, &s->held);
 	if (s->lrt) {
 		arn_stats_gauge_add(s->lrt->stats, w->slot, ARN_LS_downstream_cx_active, -1);
@@ -233,6 +251,9 @@ static void close_both(struct http_tcpp *s, bool reset)
 		if (reset) {
 			arn_tcp_abort(c[i]);
 		} else {
+			/* TLS: close_notify before the FIN, as Envoy's close */
+			if (c[i] == s->dn && s->tls.on && arn_tls_is_open(&s->tls.tls))
+				(void)arn_tls_shutdown(&s->tls.tls);
 			arn_tcp_rx_consume(c[i], arn_tcp_rx_pending(c[i]));
 			arn_tcp_close(c[i]);
 		}
@@ -287,13 +308,93 @@ static bool move(struct arn_tcp_conn *from, struct arn_tcp_conn *to, struct rte_
 	return true;
 }
 
+/*
+ * TLS: the downstream's plaintext into the upstream's send queue, at most
+ * HTTP_IN_MAX decrypted at a time (the rest stays in TCP as records).
+ * @return as move().
+ */
+static bool move_in(struct http_tcpp *s)
+{
+	for (;;) {
+		if (!s->dn_in.head &&
+		    (!s->dn || http_tp_fill(&s->tls.t, s->dn, &s->dn_in) == 0 || !s->dn_in.head))
+			return true;
+		while (s->dn_in.head) {
+			if (arn_tcp_sndbuf_space(s->up) == 0) {
+				arn_tcp_want_writable(s->up);
+				return false;
+			}
+			struct rte_mbuf *m = s->dn_in.head;
+			uint32_t n = m->data_len;
+			s->dn_in.head = m->next;
+			if (!s->dn_in.head)
+				s->dn_in.tail = NULL;
+			s->dn_in.bytes -= n;
+			m->next = NULL;
+			int rc = arn_tcp_write_mbuf(s->up, m);
+			if (rc == -EAGAIN) {
+				/* full after all: it stays first (on_writable follows) */
+				m->next = s->dn_in.head;
+				s->dn_in.head = m;
+				if (!s->dn_in.tail)
+					s->dn_in.tail = m;
+				s->dn_in.bytes += n;
+				return false;
+			}
+			if (rc < 0) {
+				rte_pktmbuf_free(m);
+				http_in_free(&s->dn_in);
+				return true; /* the upstream is gone: its close ends us */
+			}
+			s->rx_bytes += n;
+		}
+	}
+}
+
+/*
+ * TLS: the upstream's bytes to the downstream, taken from the upstream's
+ * receive queue only as far as the downstream's send buffer has room, and
+ * encrypted from there. @return as move().
+ */
+static bool move_out(struct http_tcpp *s)
+{
+	for (;;) {
+		if (!http_out_busy(&s->dn_out)) {
+			struct rte_mbuf *m = s->pend_dn;
+			s->pend_dn = NULL;
+			if (!m) {
+				uint32_t pend = s->up ? arn_tcp_rx_pending(s->up) : 0;
+				if (!pend)
+					return true;
+				uint32_t room = arn_tcp_sndbuf_space(s->dn);
+				if (room == 0) {
+					arn_tcp_want_writable(s->dn);
+					return false;
+				}
+				m = arn_tcp_rx_take(s->up, RTE_MIN(pend, room));
+				if (!m)
+					return false; /* out of mbufs: the next event retries */
+			}
+			s->tx_bytes += m->pkt_len;
+			s->dn_out.chain = m;
+		}
+		int rc = http_tp_flush(&s->tls.t, s->dn, &s->dn_out);
+		if (rc == -EAGAIN)
+			return false; /* on_writable was asked for */
+		if (rc < 0) {
+			http_out_reset(&s->dn_out);
+			return true; /* the downstream is gone: its close ends us */
+		}
+	}
+}
+
 /* One round of both directions, FINs passed on once all before them went. */
 static void relay(struct http_tcpp *s)
 {
 	struct http_worker *w = s->w;
 	uint64_t rx = s->rx_bytes, tx = s->tx_bytes;
 	if (s->up && !s->up_shut) {
-		bool done = move(s->dn, s->up, &s->pend_up, &s->rx_bytes);
+		bool done = s->tls.on ? move_in(s) : move(s->dn, s->up, &s->pend_up, &s->rx_bytes);
 		if (!done && !s->dn_paused) {
 			s->dn_paused = true;
 			TP_INC(s, downstream_flow_control_paused_reading_total);
@@ -307,7 +408,7 @@ static void relay(struct http_tcpp *s)
 		}
 	}
 	if (s->dn && !s->dn_shut) {
-		bool done = move(s->up, s->dn, &s->pend_dn, &s->tx_bytes);
+		bool done = s->tls.on ? move_out(s) : move(s->up, s->dn, &s->pend_dn, &s->tx_bytes);
 		if (!done && !s->up_paused) {
 			s->up_paused = true;
 			TCL_INC(s, upstream_flow_control_paused_reading_total);
@@ -317,7 +418,10 @@ static void relay(struct http_tcpp *s)
 		}
 		if (done && s->up_eof) {
 			s->dn_shut = true;
-			arn_tcp_shutdown(s->dn);
+			if (s->tls.on)
+				http_tp_shutdown(&s->tls.t, s->dn); /* close_notify, then FIN */
+			else
+				arn_tcp_shutdown(s->dn);
 		}
 		/* the upstream may hold its next bytes behind Nagle until we ACK */
 		if (s->up)
@@ -356,9 +460,39 @@ static bool rbac_first_byte(struct http_tcpp *s)
 	}
 	if (s->dn)
 		arn_tcp_rx_consume(s->dn, arn_tcp_rx_pending(s->dn));
+	http_in_free(&s->dn_in);
 	http_timer_cancel(&s->dur_timer);
 	http_timer_arm(s->w, &s->idle_timer, delay ? delay : 1);
 	return false;
+}
+
+/*
+ * TLS: the downstream's handshake, while the upstream connects and before
+ * a byte is relayed. @return true once it is open. A failed one (its alert
+ * is with TCP) or a client that left mid-handshake closes both sides.
+ */
+static bool tls_ready(struct http_tcpp *s)
+{
+	int rc = http_tls_handshake(&s->tls);
+	if (rc == 0)
+		return true;
+	if ((rc == -EAGAIN || rc == -EBUSY) && !s->dn_eof)
+		return false;
+	ARN_DEBUG(HTTP, "tcp_proxy connection %llx: TLS handshake failed (%d)",
+		  (unsigned long long)s->id, rc);
+	close_both(s, false);
+	return false;
+}
+
+/* Has the downstream sent its first byte (RBAC decides on it)? With TLS,
+ * a byte of plaintext, decrypted now (the relay takes it from dn_in). */
+static bool first_byte(struct http_tcpp *s)
+{
+	if (!s->tls.on)
+		return arn_tcp_rx_pending(s->dn) != 0;
+	if (!s->dn_in.head)
+		(void)http_tp_fill(&s->tls.t, s->dn, &s->dn_in);
+	return s->dn_in.head != NULL;
 }
 
 static void step_once(struct http_tcpp *s)
@@ -369,7 +503,9 @@ static void step_once(struct http_tcpp *s)
 			arn_tcp_rx_consume(s->dn, arn_tcp_rx_pending(s->dn));
 		return;
 	}
-	if (s->rbac_pending && s->dn && arn_tcp_rx_pending(s->dn) && !rbac_first_byte(s))
+	if (s->tls.on && s->dn && !arn_tls_is_open(&s->tls.tls) && !tls_ready(s))
+		return;
+	if (s->rbac_pending && s->dn && first_byte(s) && !rbac_first_byte(s))
 		return;
 	if (s->state != TP_RELAYING)
 		return;
@@ -380,7 +516,7 @@ static void step_once(struct http_tcpp *s)
 		s->state = TP_CLOSING;
 		arn_tcp_rx_consume(s->up, arn_tcp_rx_pending(s->up));
 		arn_tcp_close(s->up);
-	} else if (!s->up && s->dn && !s->pend_dn && s->dn_shut) {
+	} else if (!s->up && s->dn && !s->pend_dn && !http_out_busy(&s->dn_out) && s->dn_shut) {
 		s->state = TP_CLOSING;
 		arn_tcp_rx_consume(s->dn, arn_tcp_rx_pending(s->dn));
 		arn_tcp_close(s->dn);
@@ -612,7 +748,7 @@ static void side_closed(struct http_tcpp *s, struct arn_tcp_conn *c, int reason,
 		return;
 	}
 	if (reason == 0 && s->state == TP_RELAYING) {
-		uint32_t n = arn_tcp_rx_pending(c);
+		uint32_t n = left ? arn_tcp_rx_pending(c) : 0; /* TLS: drained already */
 		if (n) {
 			struct rte_mbuf *m = arn_tcp_rx_take(c, n);
 			if (m) {
@@ -691,8 +827,44 @@ static void dn_eof(struct arn_tcp_conn *c)
 	struct http_tcpp *s = arn_tcp_user(c);
 	if (!s)
 		return;
-	s->dn_eof = true;
+	if (s->tls.on)
+		http_tp_eof(&s->tls.t, c); /* the records before it first: the fill sets dn_eof */
+	else
+		s->dn_eof = true;
 	step(s);
+}
+
+static void dn_writable(struct arn_tcp_conn *c)
+{
+	struct http_tcpp *s = arn_tcp_user(c);
+	if (!s)
+		return;
+	if (s->tls.on)
+		http_tp_writable(&s->tls.t, c); /* a handshake flight or alert first */
+	step(s);
+}
+
+/* A handshake the worker's budget deferred may go on. */
+static void tls_resume(void *arg)
+{
+	step(arg);
+}
+
+/*
+ * TLS: an orderly closed downstream's last records, decrypted now (its
+ * receive queue goes with it). Past HTTP_IN_MAX: the plaintext is no
+ * larger than the records TCP held already.
+ */
+static void tls_drain(struct http_tcpp *s, struct arn_tcp_conn *c)
+{
+	for (;;) {
+		struct http_in more = {0};
+		uint32_t n = http_tp_fill(&s->tls.t, c, &more);
+		if (more.head)
+			http_in_append(&s->dn_in, more.head);
+		if (n == 0)
+			break;
+	}
 }
 
 static void dn_closed(struct arn_tcp_conn *c, int reason)
@@ -705,10 +877,16 @@ static void dn_closed(struct arn_tcp_conn *c, int reason)
 	if (reason != 0 && s->state != TP_CLOSING)
 		s->flags |= ARN_RF_BIT(DOWNSTREAM_CONNECTION_TERMINATION);
 	s->in_step = true;
+	if (s->tls.on) {
+		if (reason == 0 && s->state == TP_RELAYING && arn_tls_is_open(&s->tls.tls))
+			tls_drain(s, c);
+		s->tls.tc = NULL;
+		http_out_reset(&s->dn_out); /* nobody to send it to */
+	}
 	if (s->state == TP_CONNECTING)
 		close_both(s, true); /* the client left before the upstream answered */
 	else
-		side_closed(s, c, reason, &s->pend_up, &s->dn_eof);
+		side_closed(s, c, reason, s->tls.on ? NULL : &s->pend_up, &s->dn_eof);
 	s->in_step = false;
 	step(s);
 }
@@ -716,14 +894,15 @@ static void dn_closed(struct arn_tcp_conn *c, int reason)
 static const struct arn_tcp_ops tp_dn_ops = {
     .on_data = dn_data,
     .on_eof = dn_eof,
-    .on_writable = any_writable,
+    .on_writable = dn_writable,
     .on_close = dn_closed,
 };
 
 /* ---- accept ------------------------------------------------------------------------------- */
 
 int http_tcpp_open(struct http_worker *w, struct arn_tcp_conn *tc, const struct arn_cfg_listener *l,
-		   const struct arn_cfg_filter_chain *fc, const char *sni, size_t sni_len)
+		   const struct arn_cfg_filter_chain *fc, const char *sni, size_t sni_len,
+		   struct arn_tls_ctx *tctx, struct arn_tls_stats *ssl)
 {
 	const struct arn_cfg_tcp_proxy *tp = fc->tcp_proxy;
 	struct http_listener_rt *lrt = http_rt_listener(l->addr, l->port);
@@ -735,8 +914,13 @@ int http_tcpp_open(struct http_worker *w, struct arn_tcp_conn *tc, const struct 
 			arn_stats_inc(lrt->stats, w->slot, ARN_LS_downstream_cx_overload_reject);
 		return -ENOBUFS;
 	}
-	w->tcpp_free = s->next;
-	memset(s, 0, sizeof(*s));
+	struct http_tcpp *next = s->next;
+	memset(s, 0, offsetof(struct http_tcpp, tls)); /* tls: zero, or http_tls_start's */
+	s->next = next;
+	if (tctx && http_tls_start(&s->tls, w, tc, tctx, ssl, &s->dn_eof, tls_resume, s) < 0)
+		return -ENOMEM; /* still on the free list */
+	w->tcpp_free = next;
+	s->next = NULL;
 	s->w = w;
 	arn_cfg_pin(l);
 	s->lsn = l;

@@ -28,6 +28,8 @@ struct arn_tcp_conn;
 struct arn_cfg_listener;
 struct arn_cfg_filter_chain;
 struct http_worker;
+struct arn_tls_ctx;
+struct arn_tls_stats;
 
 /*
  * Start relaying accepted connection @p tc (on listener @p l, chain @p fc,
@@ -35,12 +37,15 @@ struct http_worker;
  * cluster, the upstream connection. @p sni (may be NULL) is the name the
  * ClientHello asked for when tls_inspector chose the chain; the hello's
  * bytes stay in TCP's queue and are relayed like any others (TLS
- * passthrough). @return 0 (the session owns @p tc from now on: it sets its
- * ops and user), or a negative errno (nothing was kept: the caller refuses
- * or closes @p tc).
+ * passthrough). With @p tctx (the chain's DownstreamTlsContext), TLS is
+ * terminated first and the plaintext relayed; its handshake counts in
+ * @p ssl. @return 0 (the session owns @p tc from now on: it sets its ops
+ * and user), or a negative errno (nothing was kept: the caller refuses or
+ * closes @p tc).
  */
 int http_tcpp_open(struct http_worker *w, struct arn_tcp_conn *tc, const struct arn_cfg_listener *l,
-		   const struct arn_cfg_filter_chain *fc, const char *sni, size_t sni_len);
+		   const struct arn_cfg_filter_chain *fc, const char *sni, size_t sni_len,
+		   struct arn_tls_ctx *tctx, struct arn_tls_stats *ssl);
 
 /** Worker shutdown: reset every session's connections, no callbacks. */
 void http_tcpp_shutdown(struct http_worker *w);

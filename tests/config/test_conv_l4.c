@@ -7,6 +7,7 @@
  * unsupported field is refused naming the resource and the field.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tc.h"
@@ -124,6 +125,33 @@ static void test_tcp_proxy_weighted_clusters(void **state)
 		   "weighted_clusters.clusters: empty");
 }
 
+/* TLS termination before tcp_proxy (Envoy's DownstreamTlsContext on a
+ * chain whose filter is tcp_proxy): the chain keeps its TLS context, and
+ * the relay runs over it (the refusal that stood while it did not is
+ * gone). */
+static void test_tcp_proxy_tls_termination(void **state)
+{
+	(void)state;
+	struct tcert cert;
+	tcert_make(&cert, "db.test");
+	char *j = tj_secret_tls("cert", cert.cert_json, cert.key_json);
+	assert_non_null(j);
+	tc_ok(S, j); /* so that the listener is active, not warming */
+	free(j);
+	tcert_free(&cert);
+	tc_ok(L, "{\"name\":\"l\"," ADDR ",\"filter_chains\":[{\"filters\":[" TCP_OK
+		 "],\"transport_socket\":{\"name\":\"envoy.transport_sockets.tls\","
+		 "\"typed_config\":{" AT(
+		     "envoy.extensions.transport_sockets.tls.v3."
+		     "DownstreamTlsContext") ",\"common_tls_context\":{"
+					     "\"tls_certificate_sds_secret_configs\":[{\"name\":"
+					     "\"cert\"}]}}}}]}");
+	const struct arn_cfg_filter_chain *fc = chain0();
+	assert_int_equal(fc->kind, ARN_CFG_NF_TCP_PROXY);
+	assert_non_null(fc->tcp_proxy);
+	assert_non_null(fc->tls);
+}
+
 static void test_tcp_proxy_refusals(void **state)
 {
 	(void)state;
@@ -164,15 +192,6 @@ static void test_tcp_proxy_refusals(void **state)
 		   LISTENER("{\"name\":\"rl\",\"typed_config\":{" CXL_AT
 			    ",\"stat_prefix\":\"c\",\"max_connections\":1}}"),
 		   "filters[0]: envoy.filters.network.connection_limit is not a terminal filter");
-	/* TLS termination before tcp_proxy: the relay moves TCP's bytes as
-	 * they are, so a transport_socket would be silently ignored */
-	tc_refused(L,
-		   "{\"name\":\"l\"," ADDR ",\"filter_chains\":[{\"filters\":[" TCP_OK
-		   "],\"transport_socket\":{\"name\":\"envoy.transport_sockets.tls\","
-		   "\"typed_config\":{" AT("envoy.extensions.transport_sockets.tls.v3."
-					   "DownstreamTlsContext") "}}}]}",
-		   "filter_chains[0].transport_socket: TLS termination in front of tcp_proxy is "
-		   "not supported");
 	/* by name without typed_config: Envoy needs the typed_config */
 	tc_refused(L, LISTENER("{\"name\":\"envoy.filters.network.tcp_proxy\"}"),
 		   "filters[0].typed_config: missing typed_config");
@@ -742,6 +761,7 @@ static void test_fuzz_seeds_accepted(void **state)
 const struct CMUnitTest conv_l4_tests[] = {
     T(test_tcp_proxy_fields),
     T(test_tcp_proxy_weighted_clusters),
+    T(test_tcp_proxy_tls_termination),
     T(test_tcp_proxy_refusals),
     T(test_feature_gate),
     T(test_network_rbac),

@@ -11,11 +11,20 @@ MODE:
           "<bytes> <sha256>\\n", then FIN
   source  sends ARG MiB of the test pattern (pattern(i) below), then FIN;
           ignores what it receives
+  tlsecho echo over TLS with certificate ARG (ARG.key its key): after the
+          client's close_notify, what is left, then close_notify and FIN
+          (openssl s_server cannot echo at volume)
+
+tls_transfer() is the client side of a TLS transfer both ways at once, with
+the half-close a TLS peer has: close_notify and FIN after its last byte,
+while it goes on reading.
 
 Prints "ready" once listening. One thread per connection.
 """
 import hashlib
+import select
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -65,10 +74,105 @@ def source(c, mib):
         pass
 
 
+def tlsecho(c, ctx):
+    t = ctx.wrap_socket(c, server_side=True)
+    while True:
+        try:
+            b = t.recv(65536)
+        except ssl.SSLZeroReturnError:
+            b = b""
+        if not b:
+            break
+        t.sendall(b)
+    t.unwrap()  # close_notify (the client's came already)
+    c.shutdown(socket.SHUT_WR)
+
+
+def tls_transfer(addr, port, sni, cafile, mib, wait=0.0):
+    """Send mib MiB of the pattern over TLS to (addr, port) while reading,
+    then close_notify and FIN, wait seconds without reading, and read to
+    the peer's end. Returns (bytes read, their sha256, whether the peer
+    ended with close_notify, the first 200 bytes read)."""
+    ctx = ssl.create_default_context(cafile=cafile)
+    inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+    o = ctx.wrap_bio(inc, out, server_hostname=sni)
+    s = socket.create_connection((addr, port), timeout=30)
+    s.setblocking(False)
+    chunk = pattern(1 << 20)
+    h, got, sent, wbuf, head = hashlib.sha256(), 0, 0, b"", b""
+    shaken = closed = notify = eof = False
+    while not eof:
+        if not shaken:
+            try:
+                o.do_handshake()
+                shaken = True
+            except ssl.SSLWantReadError:
+                pass
+        if shaken and not closed and len(wbuf) < (1 << 18):
+            if sent < mib << 20:
+                n = min(1 << 16, (mib << 20) - sent)
+                off = sent % len(chunk)
+                o.write(chunk[off:off + n])
+                sent += n
+            else:
+                try:
+                    o.unwrap()  # our close_notify; reading goes on
+                except ssl.SSLWantReadError:
+                    pass
+                closed = True
+        wbuf += out.read()
+        if wait and closed == "fin":
+            time.sleep(wait)  # all sent: a reader that does not read yet
+            wait = 0
+        r, w, _ = select.select([s], [s] if wbuf else [], [], 30)
+        if not r and not w:
+            raise TimeoutError("tls_transfer stalled")
+        if w:
+            try:
+                wbuf = wbuf[s.send(wbuf):]
+            except BlockingIOError:
+                pass
+            if closed is True and not wbuf:
+                s.shutdown(socket.SHUT_WR)  # FIN after our close_notify
+                closed = "fin"
+        if r:
+            b = s.recv(1 << 18)
+            if b:
+                inc.write(b)
+            else:
+                inc.write_eof()
+            while shaken:
+                try:
+                    d = o.read(1 << 18)
+                except ssl.SSLWantReadError:
+                    break
+                except ssl.SSLZeroReturnError:
+                    notify = eof = True
+                    break
+                except ssl.SSLEOFError:
+                    eof = True
+                    break
+                if not d:
+                    notify = eof = True
+                    break
+                h.update(d)
+                got += len(d)
+                if len(head) < 200:
+                    head += d[:200 - len(head)]
+            if not b and not eof:
+                eof = True
+    s.close()
+    return got, h.hexdigest(), notify, head
+
+
 def serve(c, mode, arg):
     try:
         if mode == "echo":
             echo(c)
+        elif mode == "tlsecho":
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(arg, arg + ".key")
+            tlsecho(c, ctx)
         elif mode == "sink":
             sink(c, float(arg))
         else:

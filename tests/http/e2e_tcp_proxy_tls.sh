@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# tcp_proxy with TLS (issue 21, items 1 and 5): the real binary between a
+# Python TLS client (tcp_upstream.py's tls_transfer) and raw TCP upstreams.
+#
+#   :7443  DownstreamTlsContext + tcp_proxy -> plain echo: TLS terminated,
+#          100 MiB each way byte-exact; the client's close_notify becomes
+#          the upstream's FIN, the upstream's FIN comes back as close_notify
+#   :7444  the same -> sink (reads nothing for 3 s): Arion stops decrypting
+#          the client (paused_reading counted), mbufs stay bounded
+#   :7445  the same -> source (32 MiB) to a client that reads nothing for
+#          2.5 s: the upstream is paused, mbufs stay bounded
+#   :7446  tcp_proxy (no TLS) -> a TLS echo upstream: passthrough, 100 MiB
+#          each way byte-exact, close_notify and FIN both ways
+#   a plaintext client on :7443: the handshake fails, nothing is relayed
+set -u
+. "${ARION_SRC:?}/tests/topo/topo.sh"
+PY=/usr/bin/python3
+topo_require ip ethtool curl openssl $PY || exit 77
+. "$ARION_SRC/tests/http/e2e_lib.sh"
+topo_init arn-tpt
+http_e2e_topo || exit 1
+
+d="$TOPO_DIR/pki"
+mkdir -p "$d"
+key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
+key "$d/ca.key" && openssl req -x509 -new -key "$d/ca.key" -out "$d/ca.pem" -subj "/CN=tpt CA" -days 2 2>/dev/null || exit 1
+for n in t u; do
+	key "$d/$n.pem.key"
+	openssl req -new -key "$d/$n.pem.key" -out "$d/$n.csr" -subj "/CN=$n.test" 2>/dev/null
+	echo "subjectAltName=DNS:$n.test" >"$d/$n.ext"
+	openssl x509 -req -in "$d/$n.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
+		-out "$d/$n.pem" -days 2 -extfile "$d/$n.ext" 2>/dev/null || exit 1
+done
+
+up() { # up NAME ADDR PORT MODE [ARG]
+	topo_bg "$1" ip netns exec "$uns" $PY "$ARION_SRC/tests/http/tcp_upstream.py" "$2" "$3" "$4" ${5:-}
+	topo_wait_log "$TOPO_DIR/$1.log" ready 10 || { echo "upstream $1 did not start"; exit 1; }
+}
+up echo "$ua" 7000 echo
+up sink "$ua" 7001 sink 3
+up source "$ua" 7002 source 32
+up tlsecho "$ua" 9443 tlsecho "$d/u.pem"
+
+lsn() { # lsn NAME PORT CLUSTER TLS(0/1)
+	cat <<YAML
+      - name: $1
+        address: { socket_address: { address: 0.0.0.0, port_value: $2 } }
+        filter_chains:
+          - filters:
+              - name: envoy.filters.network.tcp_proxy
+                typed_config:
+                  "@type": type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy
+                  stat_prefix: $1
+                  cluster: $3
+YAML
+	[ "$4" = 1 ] && cat <<YAML
+            transport_socket:
+              name: envoy.transport_sockets.tls
+              typed_config:
+                "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext
+                common_tls_context:
+                  tls_certificate_sds_secret_configs: [ { name: cert-t } ]
+YAML
+	return 0
+}
+cluster() { # cluster NAME ADDR PORT
+	cat <<YAML
+      - name: $1
+        type: STATIC
+        connect_timeout: 2s
+        load_assignment:
+          cluster_name: $1
+          endpoints: [ { lb_endpoints: [ { endpoint: { address: { socket_address: { address: $2, port_value: $3 } } } } ] } ]
+YAML
+}
+{
+	cat <<YAML
+  static_resources:
+    secrets:
+      - name: cert-t
+        tls_certificate: { certificate_chain: { filename: $d/t.pem }, private_key: { filename: $d/t.pem.key } }
+    listeners:
+YAML
+	lsn tls_echo 7443 echo 1
+	lsn tls_sink 7444 sink 1
+	lsn tls_source 7445 source 1
+	lsn pass 7446 tlsecho 0
+	echo "    clusters:"
+	cluster echo "$ua" 7000
+	cluster sink "$ua" 7001
+	cluster source "$ua" 7002
+	cluster tlsecho "$ua" 9443
+} >"$TOPO_DIR/body.yaml"
+http_e2e_arion "$TOPO_DIR/body.yaml" || { echo "arion did not start"; exit 1; }
+mbufs() { curl -s "http://127.0.0.1:$admin_port/stats" | awk '/^dpdk\.mempool\..*\.in_use:/ {s += $2} END {print s + 0}'; }
+export PYTHONPATH="$ARION_SRC/tests/http${PYTHONPATH:+:$PYTHONPATH}"
+# tls PORT SNI MIB [WAIT]: "<bytes read> <sha256 equal to MIB MiB of the pattern|differ> <notify|eof> <head>"
+tls() {
+	ip netns exec "$cns" $PY - "$us" "$@" "$d/ca.pem" <<'PY'
+import hashlib, sys
+from tcp_upstream import pattern, tls_transfer
+a, port, sni, mib = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+wait = float(sys.argv[5]) if len(sys.argv) > 6 else 0.0
+got, sha, notify, head = tls_transfer(a, port, sni, sys.argv[-1], mib, wait)
+want = hashlib.sha256(pattern(1 << 20) * mib).hexdigest()
+print(got, "equal" if sha == want else "differ", "notify" if notify else "eof",
+      head.decode(errors="replace").split("\n")[0] if got < 200 else "-")
+PY
+}
+MIB=100
+want64=$($PY -c "import hashlib,sys; sys.path.insert(0,'$ARION_SRC/tests/http'); from tcp_upstream import pattern; print(hashlib.sha256(pattern(1<<20)*64).hexdigest())")
+
+# ---- TLS terminated, then relayed to a plain upstream ----------------------------------------
+t0=$(date +%s.%N)
+out=$(tls 7443 t.test $MIB 2>&1)
+t1=$(date +%s.%N)
+[ "$out" = "$((MIB << 20)) equal notify -" ] &&
+	ok "$MIB MiB each way, TLS terminated in front of tcp_proxy, byte-exact; the upstream's FIN came back as close_notify ($(awk "BEGIN {printf \"%.1f\", $t1 - $t0}")s)" ||
+	bad "TLS-terminated echo of $MIB MiB: $out"
+sleep 0.3
+v=$(stat tcp.tls_echo.downstream_cx_rx_bytes_total)
+w=$(stat tcp.tls_echo.downstream_cx_tx_bytes_total)
+[ "$v" = $((MIB << 20)) ] && [ "$w" = $((MIB << 20)) ] &&
+	ok "tcp.tls_echo rx = tx = $v plaintext bytes" || bad "tcp.tls_echo rx $v tx $w"
+
+# ---- a slow upstream reader behind TLS termination -------------------------------------------
+base=$(mbufs)
+tls 7444 t.test 64 >"$TOPO_DIR/slow.out" 2>&1 &
+cpid=$!
+sleep 1.8 # the sink holds its reads for 3 s
+held=$(mbufs)
+wait $cpid
+out=$(cat "$TOPO_DIR/slow.out")
+case "$out" in
+*" notify $((64 << 20)) $want64") ok "64 MiB over TLS to a slow reader arrived byte-exact" ;;
+*) bad "slow reader behind TLS: $out" ;;
+esac
+grow=$((held - base))
+[ $grow -lt 2048 ] && ok "mbufs held while the reader stalled: +$grow (64 MiB offered over TLS)" ||
+	bad "mbufs grew by $grow while the reader stalled"
+v=$(stat tcp.tls_sink.downstream_flow_control_paused_reading_total)
+[ "$v" -ge 1 ] && ok "tcp.tls_sink paused_reading_total $v" || bad "tcp.tls_sink paused $v"
+
+# ---- a TLS client that does not read: the upstream is paused ---------------------------------
+base=$(mbufs)
+tls 7445 t.test 0 2.5 >"$TOPO_DIR/src.out" 2>&1 &
+cpid=$!
+sleep 1.5
+held=$(mbufs)
+wait $cpid
+out=$(cat "$TOPO_DIR/src.out")
+got=$(echo "$out" | awk '{print $1}')
+[ "$got" = $((32 << 20)) ] && case "$out" in *" notify "*) true ;; *) false ;; esac &&
+	ok "32 MiB over TLS to a client that waited 2.5 s, then close_notify" || bad "source behind TLS: $out"
+grow=$((held - base))
+[ $grow -lt 2048 ] && ok "mbufs held while the TLS client did not read: +$grow" || bad "mbufs grew by $grow"
+v=$(stat cluster.source.upstream_flow_control_paused_reading_total)
+[ "$v" -ge 1 ] && ok "cluster.source.upstream_flow_control_paused_reading_total = $v" || bad "upstream paused = $v"
+
+# ---- passthrough to a TLS upstream ------------------------------------------------------------
+out=$(tls 7446 u.test $MIB 2>&1)
+[ "$out" = "$((MIB << 20)) equal notify -" ] &&
+	ok "$MIB MiB each way through tcp_proxy to a TLS upstream (its certificate), byte-exact, close_notify back" ||
+	bad "TLS upstream: $out"
+
+# ---- not TLS: the handshake fails, the upstream hears nothing ----------------------------------
+out=$(ip netns exec "$cns" $PY - "$us" <<'PY'
+import socket, sys
+s = socket.create_connection((sys.argv[1], 7443), timeout=10)
+s.sendall(b"GET / HTTP/1.0\r\n\r\n" + b"x" * 300)
+d = b""
+try:
+    while True:
+        b = s.recv(100)
+        if not b:
+            break
+        d += b
+except OSError:
+    pass
+print("closed" if b"GET" not in d else "echoed")
+PY
+)
+[ "$out" = closed ] && ok "plaintext on the TLS chain: closed, nothing relayed" || bad "plaintext on TLS: $out"
+sleep 0.3
+v=$(stat tcp.tls_echo.downstream_cx_rx_bytes_total)
+[ "$v" = $((MIB << 20)) ] && ok "tcp.tls_echo rx unchanged ($v)" || bad "tcp.tls_echo rx now $v"
+
+topo_arion_stop || bad "arion exit code $?"
+http_e2e_finish
