@@ -638,6 +638,12 @@ static void write_resp_head(struct http_stream *st)
 		return;
 	}
 	st->text_len += x.text_len;
+	int k = http_l4_resp_edits(st, e + n, MAX_EDITS - 2 - (unsigned)n);
+	if (k < 0) {
+		response_edit_overflow(st);
+		return;
+	}
+	n += k;
 	_Static_assert(sizeof(st->service_time) > ARN_FMT_I64_MAX, "service_time holds an int64");
 	st->service_time[arn_fmt_i64(x.service_ms, st->service_time)] = '\0';
 	/* A response that starts before its request has been read whole ends

@@ -125,6 +125,39 @@ static const char *text_u64(struct http_stream *st, uint32_t *len, unsigned long
 	return t;
 }
 
+/* Keep the bucket that decided for x-ratelimit-* (draft 03). */
+static void rl_x_note(struct http_stream *st, const struct arn_hlrl_decision *d)
+{
+	uint64_t hz = st->hc->w->hz ? st->hc->w->hz : 1;
+	st->rl_x = true;
+	st->rl_limit = d->limit;
+	st->rl_remaining = d->remaining;
+	st->rl_reset_s = (uint32_t)RTE_MIN((d->reset_ticks + hz - 1) / hz, (uint64_t)UINT32_MAX);
+}
+
+int http_l4_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
+{
+	static const char *const names[3] = {"x-ratelimit-limit", "x-ratelimit-remaining",
+					     "x-ratelimit-reset"};
+	if (!st->rl_x || !st->res)
+		return 0;
+	if (cap < 3)
+		return -ENOSPC;
+	unsigned long long vals[3] = {st->rl_limit, st->rl_remaining, st->rl_reset_s};
+	for (unsigned j = 0; j < 3; j++) {
+		uint32_t vl;
+		const char *v = text_u64(st, &vl, vals[j]);
+		if (!v)
+			return -ENOSPC;
+		e[j] = (struct arn_h1_edit){.name = names[j],
+					    .name_len = (uint16_t)strlen(names[j]),
+					    .value = v,
+					    .value_len = vl,
+					    .op = ARN_H1_EDIT_SET};
+	}
+	return 3;
+}
+
 /*
  * The headers of a limited request's reply: x-envoy-ratelimited, the
  * configuration's response_headers_to_add (Envoy adds them to the
@@ -168,22 +201,12 @@ static int rl_reply_edits(struct http_stream *st, const struct arn_hlrl_decision
 					      .op = append_op(a->append)};
 	}
 	if (d->config->x_ratelimit_headers && d->has_bucket) {
-		static const char *const names[3] = {"x-ratelimit-limit", "x-ratelimit-remaining",
-						     "x-ratelimit-reset"};
-		uint64_t hz = hc->w->hz ? hc->w->hz : 1;
-		unsigned long long vals[3] = {d->limit, d->remaining,
-					      (d->reset_ticks + hz - 1) / hz};
-		for (unsigned j = 0; j < 3; j++) {
-			uint32_t vl;
-			const char *v = text_u64(st, &vl, vals[j]);
-			if (!v || n >= cap)
-				return -ENOSPC;
-			e[n++] = (struct arn_h1_edit){.name = names[j],
-						      .name_len = (uint16_t)strlen(names[j]),
-						      .value = v,
-						      .value_len = vl,
-						      .op = ARN_H1_EDIT_SET};
-		}
+		rl_x_note(st, d);
+		int k = http_l4_resp_edits(st, e + n, cap - n);
+		st->rl_x = false; /* they are among this reply's edits */
+		if (k < 0)
+			return k;
+		n += (unsigned)k;
 	}
 	return (int)n;
 }
@@ -272,8 +295,12 @@ static bool ratelimit_step(struct http_stream *st, size_t i, bool first,
 	fstat_inc(hc, sc, d.limited ? ARN_HLRL_rate_limited : ARN_HLRL_ok);
 	if (d.limited && !d.enforced && d.config && d.config->headers.n_req_add)
 		st->rl_unenforced = d.config; /* the router adds them (http_l4_req_edits) */
-	if (!d.limited || !d.enforced)
+	if (!d.limited || !d.enforced) {
+		/* x-ratelimit-* on whatever answers it (http_l4_resp_edits) */
+		if (d.config && d.config->x_ratelimit_headers && d.has_bucket)
+			rl_x_note(st, &d);
 		return false;
+	}
 	fstat_inc(hc, sc, ARN_HLRL_enforced);
 	static const char body[] = "local_rate_limited";
 	struct arn_h1_edit e[MAX_EDITS];

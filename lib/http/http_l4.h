@@ -42,6 +42,15 @@ struct arn_h1_edit;
 int http_l4_req_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
 
 /**
+ * Response edits of a request a local_ratelimit filter with
+ * enable_x_ratelimit_headers let through: draft 03's x-ratelimit-limit,
+ * -remaining and -reset of the bucket it consulted, as Envoy adds them to
+ * every response (encodeHeaders). @return how many went into @p e (0 or
+ * 3), or -ENOSPC.
+ */
+int http_l4_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
+
+/**
  * The network filters before the connection manager of chain @p fc on the
  * new connection @p hc (its hrt and listener set): local_ratelimit takes a
  * token, connection_limit counts it.

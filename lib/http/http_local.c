@@ -5,10 +5,12 @@
  * with the draining that a failed health check brings (every response
  * closes its connection).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "arn_config.h"
+#include "http_l4.h"
 #include "http_local.h"
 #include "http_stream.h"
 #include "http_upstream.h"
@@ -185,8 +187,27 @@ void http_local_reply(struct http_stream *st, unsigned status, const char *body,
 		hc->close_after = true;
 	http_hc_drain(hc);
 	struct arn_h1_edit more[MAX_EDITS];
-	if (n_extra < MAX_EDITS && http_hc_fail_header(st, &more[n_extra])) {
+	if (st->rl_x) {
+		/* a local_ratelimit filter let it through: x-ratelimit-* ride on
+		 * any reply (one slot stays for the health check header) */
+		int k = n_extra < MAX_EDITS - 1
+			    ? http_l4_resp_edits(st, more + n_extra, MAX_EDITS - 1 - n_extra)
+			    : -ENOSPC;
+		st->rl_x = false;
+		if (k < 0) {
+			/* never a reply without its headers (issue 12) */
+			HTTP_INC(hc, rs_edit_overflow);
+			http_local_reply(st, 500, NULL, 0, flags, "response_edits_overflow", NULL,
+					 0);
+			return;
+		}
 		if (n_extra)
+			memcpy(more, extra, n_extra * sizeof(*extra));
+		extra = more;
+		n_extra += (unsigned)k;
+	}
+	if (n_extra < MAX_EDITS && http_hc_fail_header(st, &more[n_extra])) {
+		if (n_extra && extra != more)
 			memcpy(more, extra, n_extra * sizeof(*extra));
 		extra = more;
 		n_extra++;

@@ -173,6 +173,13 @@ struct http_stream {
 	 * its request_headers_to_add_when_not_enforced go upstream (the
 	 * configuration lives in the pinned HCM or route table) */
 	const struct arn_cfg_http_ratelimit *rl_unenforced;
+	/* enable_x_ratelimit_headers: the bucket a local_ratelimit filter
+	 * consulted for a request it let through, whose x-ratelimit-* go on
+	 * the response, upstream's or local (Envoy adds them in
+	 * encodeHeaders whether the request was limited or not; a limited
+	 * request's 429 carries them among its own edits) */
+	bool rl_x;
+	uint32_t rl_limit, rl_remaining, rl_reset_s;
 	/* an RBAC filter with action LOG ran: enum arn_access_hint, Envoy's
 	 * envoy.common access_log_hint for the access log's metadata_filter */
 	uint8_t access_log_hint;

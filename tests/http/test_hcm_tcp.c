@@ -296,17 +296,27 @@ static void test_http_rbac_and_local_ratelimit(void **state)
 	send_str(hh_client(0),
 		 "GET /x HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: 203.0.113.9\r\n\r\n");
 	assert_int_equal(count(hh_client(0), "HTTP/1.1 403 Forbidden\r\n"), 2);
+	/* denied before the limit was consulted: no x-ratelimit-* */
+	assert_int_equal(count(hh_client(0), "x-ratelimit-limit:"), 0);
 	send_str(hh_client(0), "GET /admin/open HTTP/1.1\r\nHost: a\r\n\r\n");
 	send_str(hh_client(0), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
 	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 2);
+	/* enable_x_ratelimit_headers: the responses the limit let through
+	 * carry draft 03's headers too (Envoy's encodeHeaders adds them to
+	 * every response once the bucket was consulted) */
+	assert_int_equal(count(hh_client(0), "x-ratelimit-limit: 2\r\n"), 2);
+	assert_int_equal(count(hh_client(0), "x-ratelimit-remaining: 1\r\n"), 1);
+	assert_int_equal(count(hh_client(0), "x-ratelimit-remaining: 0\r\n"), 1);
+	assert_int_equal(count(hh_client(0), "x-ratelimit-reset: "), 2);
 	send_str(hh_client(0), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
 	assert_true(got(hh_client(0), "HTTP/1.1 429 Too Many Requests\r\n"));
 	assert_true(got(hh_client(0), "x-envoy-ratelimited: true\r\n"));
 	/* response_headers_to_add and draft 03's headers ride on the reply */
 	assert_true(got(hh_client(0), "x-limit: hit\r\n"));
 	assert_true(got(hh_client(0), "x-ratelimit-limit: 2\r\n"));
-	assert_true(got(hh_client(0), "x-ratelimit-remaining: 0\r\n"));
-	assert_true(got(hh_client(0), "x-ratelimit-reset: "));
+	assert_int_equal(count(hh_client(0), "x-ratelimit-limit: 2\r\n"), 3); /* once each */
+	assert_int_equal(count(hh_client(0), "x-ratelimit-remaining: 0\r\n"), 2);
+	assert_int_equal(count(hh_client(0), "x-ratelimit-reset: "), 3);
 	assert_true(got(hh_client(0), "local_rate_limited"));
 	hh_end();
 
@@ -502,13 +512,16 @@ static void test_network_rbac_on_the_first_byte(void **state)
 	"\"request_headers_to_add_when_not_enforced\":[{\"header\":{\"key\":\"x-rl\","             \
 	"\"value\":\"would-limit\"}}],"                                                            \
 	"\"filter_enabled\":{\"default_value\":{\"numerator\":100},\"runtime_key\":\"e\"},"        \
+	"\"enable_x_ratelimit_headers\":\"DRAFT_VERSION_03\","                                     \
 	"\"filter_enforced\":{\"default_value\":{\"numerator\":0},\"runtime_key\":\"f\"}}},"       \
 	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
 /* clang-format on */
 
 /* A limit that is not enforced lets the request through with
  * request_headers_to_add_when_not_enforced; a request the bucket had a
- * token for goes without them. */
+ * token for goes without them. Both upstream responses carry draft 03's
+ * x-ratelimit-* (enable_x_ratelimit_headers), limited or not, as Envoy's
+ * encodeHeaders adds them. */
 static void test_http_local_ratelimit_not_enforced_adds_headers(void **state)
 {
 	(void)state;
@@ -535,6 +548,10 @@ static void test_http_local_ratelimit_not_enforced_adds_headers(void **state)
 		fail_msg("the upstream got: %.*s", (int)u->log_len, u->log);
 	send_str(u, OK5);
 	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 2);
+	assert_int_equal(count(hh_client(0), "x-ratelimit-limit: 1\r\n"), 2);
+	assert_int_equal(count(hh_client(0), "x-ratelimit-remaining: 0\r\n"), 2);
+	assert_int_equal(count(hh_client(0), "x-ratelimit-reset: "), 2);
+	assert_false(got(u, "x-ratelimit")); /* response headers, never the request's */
 	hh_end();
 	assert_int_equal(stat_of(&arn_stats_http_local_ratelimit_schema,
 				 "l4u.http_local_rate_limit", ARN_HLRL_rate_limited),
