@@ -11,6 +11,7 @@
 #          2.5 s: the upstream is paused, mbufs stay bounded
 #   :7446  tcp_proxy (no TLS) -> a TLS echo upstream: passthrough, 100 MiB
 #          each way byte-exact, close_notify and FIN both ways
+#   :7447  the same -> echo with idle_timeout 1s: closed with close_notify
 #   a plaintext client on :7443: the handshake fails, nothing is relayed
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
@@ -41,7 +42,7 @@ up sink "$ua" 7001 sink 3
 up source "$ua" 7002 source 32
 up tlsecho "$ua" 9443 tlsecho "$d/u.pem"
 
-lsn() { # lsn NAME PORT CLUSTER TLS(0/1)
+lsn() { # lsn NAME PORT CLUSTER TLS(0/1) [MORE TcpProxy lines]
 	cat <<YAML
       - name: $1
         address: { socket_address: { address: 0.0.0.0, port_value: $2 } }
@@ -53,6 +54,7 @@ lsn() { # lsn NAME PORT CLUSTER TLS(0/1)
                   stat_prefix: $1
                   cluster: $3
 YAML
+	[ -n "${5:-}" ] && echo "                  $5"
 	[ "$4" = 1 ] && cat <<YAML
             transport_socket:
               name: envoy.transport_sockets.tls
@@ -85,6 +87,7 @@ YAML
 	lsn tls_sink 7444 sink 1
 	lsn tls_source 7445 source 1
 	lsn pass 7446 tlsecho 0
+	lsn tls_idle 7447 echo 1 "idle_timeout: 1s"
 	echo "    clusters:"
 	cluster echo "$ua" 7000
 	cluster sink "$ua" 7001
@@ -162,6 +165,31 @@ out=$(tls 7446 u.test $MIB 2>&1)
 [ "$out" = "$((MIB << 20)) equal notify -" ] &&
 	ok "$MIB MiB each way through tcp_proxy to a TLS upstream (its certificate), byte-exact, close_notify back" ||
 	bad "TLS upstream: $out"
+
+# ---- idle_timeout behind TLS termination: close_notify, then FIN ----------------------------
+out=$(ip netns exec "$cns" $PY - "$us" "$d/ca.pem" <<'PY'
+import socket, ssl, sys, time
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+s = ctx.wrap_socket(socket.create_connection((sys.argv[1], 7447), timeout=10), server_hostname="t.test")
+s.sendall(b"x")
+first = s.recv(1)
+t0 = time.time()
+try:
+    rest = s.recv(1)
+    how = "notify" if rest == b"" else "data"
+except ssl.SSLZeroReturnError:
+    how = "notify"
+except (ssl.SSLEOFError, OSError):
+    how = "eof"
+print(first.decode() or "-", how, int(time.time() - t0 + 0.5))
+PY
+)
+case "$out" in
+"x notify "[1-3]) ok "idle_timeout behind TLS: echoed, then close_notify after ${out##* } s" ;;
+*) bad "idle_timeout behind TLS: '$out'" ;;
+esac
+v=$(stat tcp.tls_idle.idle_timeout)
+[ "$v" = 1 ] && ok "tcp.tls_idle.idle_timeout = 1" || bad "tcp.tls_idle.idle_timeout = $v"
 
 # ---- not TLS: the handshake fails, the upstream hears nothing ----------------------------------
 out=$(ip netns exec "$cns" $PY - "$us" <<'PY'
