@@ -94,6 +94,9 @@ def tls_transfer(addr, port, sni, cafile, mib, wait=0.0):
     the peer's end. Returns (bytes read, their sha256, whether the peer
     ended with close_notify, the first 200 bytes read)."""
     ctx = ssl.create_default_context(cafile=cafile)
+    # a FIN without close_notify must read as a truncation, not as the end
+    # (Debian's Python turns this on by default)
+    ctx.options &= ~getattr(ssl, "OP_IGNORE_UNEXPECTED_EOF", 0)
     inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
     o = ctx.wrap_bio(inc, out, server_hostname=sni)
     s = socket.create_connection((addr, port), timeout=30)
