@@ -449,6 +449,9 @@ static bool rbac_first_byte(struct http_tcpp *s)
 	    .dst_addr = s->laddr,
 	    .dst_port = s->lport,
 	    .sni = {s->sni_len ? s->sni : NULL, s->sni_len},
+	    /* authenticated: {} matches a TLS-terminated session (the peer's
+	     * SANs for principal_name are not passed yet: those never match) */
+	    .tls = s->tls.on,
 	};
 	uint32_t delay = 0;
 	if (http_l4_net_first_byte(s->w, s->rt, s->fc, &in, &delay, &s->log_hint) == 0)

@@ -12,6 +12,8 @@
 #   :7446  tcp_proxy (no TLS) -> a TLS echo upstream: passthrough, 100 MiB
 #          each way byte-exact, close_notify and FIN both ways
 #   :7447  the same -> echo with idle_timeout 1s: closed with close_notify
+#   :7448  network RBAC DENY authenticated {} before a TLS-terminating
+#          tcp_proxy: a TLS client is closed, nothing relayed
 #   a plaintext client on :7443: the handshake fails, nothing is relayed
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
@@ -48,6 +50,18 @@ lsn() { # lsn NAME PORT CLUSTER TLS(0/1) [MORE TcpProxy lines]
         address: { socket_address: { address: 0.0.0.0, port_value: $2 } }
         filter_chains:
           - filters:
+YAML
+	[ "$1" = tls_deny ] && cat <<YAML
+              - name: envoy.filters.network.rbac
+                typed_config:
+                  "@type": type.googleapis.com/envoy.extensions.filters.network.rbac.v3.RBAC
+                  stat_prefix: tls_deny
+                  rules:
+                    action: DENY
+                    policies:
+                      tls-clients: { permissions: [ { any: true } ], principals: [ { authenticated: {} } ] }
+YAML
+	cat <<YAML
               - name: envoy.filters.network.tcp_proxy
                 typed_config:
                   "@type": type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy
@@ -88,6 +102,7 @@ YAML
 	lsn tls_source 7445 source 1
 	lsn pass 7446 tlsecho 0
 	lsn tls_idle 7447 echo 1 "idle_timeout: 1s"
+	lsn tls_deny 7448 echo 1
 	echo "    clusters:"
 	cluster echo "$ua" 7000
 	cluster sink "$ua" 7001
@@ -192,6 +207,24 @@ case "$out" in
 esac
 v=$(stat tcp.tls_idle.idle_timeout)
 [ "$v" = 1 ] && ok "tcp.tls_idle.idle_timeout = 1" || bad "tcp.tls_idle.idle_timeout = $v"
+
+# ---- network RBAC: authenticated {} matches a TLS-terminated session --------------------------
+out=$(ip netns exec "$cns" $PY - "$us" "$d/ca.pem" <<'PY'
+import socket, ssl, sys
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+s = ctx.wrap_socket(socket.create_connection((sys.argv[1], 7448), timeout=10), server_hostname="t.test")
+s.sendall(b"secret")
+try:
+    d = s.recv(100)
+except OSError:
+    d = b""
+print("closed" if not d else d.decode())
+PY
+)
+[ "$out" = closed ] && ok "RBAC DENY authenticated {} behind TLS termination: closed, nothing echoed" ||
+	bad "RBAC authenticated: '$out'"
+v=$(stat tls_deny.rbac.denied)
+[ "$v" = 1 ] && ok "tls_deny.rbac.denied = 1" || bad "tls_deny.rbac.denied = $v"
 
 # ---- not TLS: the handshake fails, the upstream hears nothing ----------------------------------
 out=$(ip netns exec "$cns" $PY - "$us" <<'PY'
