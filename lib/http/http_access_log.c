@@ -93,6 +93,9 @@ void http_access_log(struct http_stream *st)
 		w->log_resp[rec.n_resp_headers++] = (struct arn_access_header){
 		    {"x-envoy-upstream-service-time", 29}, {svc, (uint32_t)strlen(svc)}};
 	}
+	if (st->res && st->res->x.tfr[0])
+		rec.upstream_transport_failure_reason =
+		    (struct arn_access_str){st->res->x.tfr, (uint32_t)strlen(st->res->x.tfr)};
 	rec.response_code = st->status;
 	if (st->details)
 		rec.response_code_details =

@@ -120,6 +120,7 @@ static void cluster_free(struct http_cluster_rt *c)
 		}
 	n_clusters--;
 	arn_stats_scope_put(c->stats);
+	free(c->ssl);
 	free(c->name);
 	free(c);
 }

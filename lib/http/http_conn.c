@@ -726,8 +726,8 @@ static int conn_open(struct http_worker *w, struct arn_tcp_conn *tc, struct http
 		struct arn_tls_stats *ssl = lrt && lrt->ssl && w->idx < ARN_STATS_MAX_WORKERS
 						? &lrt->ssl[w->idx]
 						: &w->tls_stats;
-		if (http_tls_start(&c->tls, w, tc, tctx, ssl, &c->dn.peer.eof, conn_resume, hc) <
-		    0) {
+		if (http_tls_start(&c->tls, w, tc, tctx, ssl, &c->dn.peer.eof, conn_resume, hc,
+				   NULL) < 0) {
 			if (fresh) {
 				hc->next = w->conn_free;
 				w->conn_free = hc;

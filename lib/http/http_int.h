@@ -80,7 +80,12 @@ struct http_cluster_rt {
 	int32_t rq_active;
 	int32_t rq_pending;
 	int32_t retries_active; /* max_retries: retries decided and not yet answered */
-	uint32_t refs;		/* atomic */
+	/* cluster.<name>.ssl.*: one block per worker (lib/tls's counters,
+	 * pulled into /stats), allocated by the control lcore when the
+	 * cluster first has an UpstreamTlsContext, kept for the object's
+	 * life (counters survive certificate rotations) */
+	struct arn_tls_stats *ssl;
+	uint32_t refs; /* atomic */
 	/* control lcore */
 	bool current;			      /* the registry holds a reference */
 	uint64_t seen;			      /* last sync that found it in the generation */
@@ -271,6 +276,10 @@ struct http_hcm_rt *http_rt_tcpp(const struct arn_cfg_tcp_proxy *tp);
  * in the same poll), or NULL when it has no TLS or its context could not
  * be built. Worker lcore. */
 struct arn_tls_ctx *http_rt_tls(const struct arn_cfg_filter_chain *fc);
+/** The client TLS context of cluster @p c (its UpstreamTlsContext) in the
+ * current snapshot, borrowed as http_rt_tls's, or NULL when it has none or
+ * it could not be built. Worker lcore. */
+struct arn_tls_ctx *http_rt_upstream_tls(const struct arn_cfg_cluster *c);
 struct http_listener_rt *http_rt_listener(uint32_t addr, uint16_t port);
 /* The <stat_prefix>.http_local_rate_limit.* scope of a route's or virtual
  * host's local_ratelimit configuration @p cfg in the current snapshot

@@ -282,7 +282,9 @@ void http_local_reply_route(struct http_stream *st, unsigned status, const char 
 void http_reset_reply(struct http_stream *st, unsigned status, const char *reason, uint32_t flags,
 		      const char *details)
 {
-	char body[160];
+	char body[400];
 	int k = snprintf(body, sizeof(body), "%s%s", HTTP_BODY_RESET, reason);
+	if (k >= (int)sizeof(body))
+		k = (int)sizeof(body) - 1;
 	http_local_reply_route(st, status, body, (size_t)k, flags, details, NULL, 0);
 }

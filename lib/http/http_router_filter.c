@@ -25,7 +25,8 @@ static void try_idle_timeout(struct http_timer *t);
 static void upstream_ready(struct http_stream *st);
 static void upstream_data(struct http_stream *st);
 static void upstream_writable(struct http_stream *st);
-static void upstream_failed(struct http_stream *st, int reason, bool connected, bool timed_out);
+static void upstream_failed(struct http_stream *st, int reason, bool connected, bool timed_out,
+			    const char *why);
 
 /* What the attempt's upstream connection tells the stream. */
 static const struct http_upstream_ops up_ops = {
@@ -699,9 +700,15 @@ void http_upstream_lost(struct http_stream *st, bool reset)
 	http_conn_abort(hc);
 }
 
-static void upstream_failed(struct http_stream *st, int reason, bool connected, bool timed_out)
+static void upstream_failed(struct http_stream *st, int reason, bool connected, bool timed_out,
+			    const char *why)
 {
 	struct http_conn *hc = st->hc;
+	if (why && st->res) {
+		/* the last attempt's, for %UPSTREAM_TRANSPORT_FAILURE_REASON% */
+		struct http_xreq *x = X(st);
+		snprintf(x->tfr, sizeof(x->tfr), "%s", why);
+	}
 	if (!(st->state & HTTP_S_ACTIVE) || (st->state & HTTP_S_RESP_DONE)) {
 		http_conn_run(hc);
 		return;
@@ -715,11 +722,19 @@ static void upstream_failed(struct http_stream *st, int reason, bool connected, 
 		}
 		/* Envoy 1.2x's texts: "remote connection failure" for a refused
 		 * or unreachable connect, "connection timeout" past connect_timeout */
+		char text[320];
 		if (timed_out)
 			http_reset_reply(
 			    st, 503, "connection timeout", ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE),
 			    "upstream_reset_before_response_started{connection_timeout}");
-		else
+		else if (why) {
+			/* Envoy's text for a failed TLS handshake */
+			snprintf(text, sizeof(text),
+				 "remote connection failure, transport failure reason: %s", why);
+			http_reset_reply(st, 503, text, ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE),
+					 "upstream_reset_before_response_started{remote_connection_"
+					 "failure}");
+		} else
 			http_reset_reply(
 			    st, 503,
 			    reason == -ECONNREFUSED

@@ -40,14 +40,15 @@ struct slot {
 	void *val;
 };
 
-/* A filter chain's DownstreamTlsContext built into a lib/tls context, and
- * the Secrets it was built from (pinned, so that a Secret at the same
- * address in a later generation is the same Secret): a later generation
- * whose chain (same object) names the same Secrets keeps the context, its
- * session ticket keys with it. */
+/* A filter chain's DownstreamTlsContext or a cluster's UpstreamTlsContext
+ * built into a lib/tls context, and the Secrets it was built from (pinned,
+ * so that a Secret at the same address in a later generation is the same
+ * Secret): a later generation whose chain or cluster (same object) names
+ * the same Secrets keeps the context, its session ticket keys (server) and
+ * the sessions clients keep for it (upstream) with it. */
 #define TLS_RT_CERTS 4
 struct tls_rt {
-	const struct arn_cfg_filter_chain *fc;
+	const void *key; /* the filter chain or the cluster (pinned by the context) */
 	const struct arn_cfg_secret *certs[TLS_RT_CERTS];
 	size_t n_certs;
 	const struct arn_cfg_secret *validation, *tickets;
@@ -149,6 +150,12 @@ struct arn_tls_ctx *http_rt_tls(const struct arn_cfg_filter_chain *fc)
 struct arn_stats_scope *http_rt_rl_scope(const struct arn_cfg_http_ratelimit *cfg)
 {
 	const struct slot *sl = snap_find(K_RLS, (uint64_t)(uintptr_t)cfg, NULL, 0);
+	return sl ? sl->val : NULL;
+}
+
+struct arn_tls_ctx *http_rt_upstream_tls(const struct arn_cfg_cluster *c)
+{
+	const struct slot *sl = snap_find(K_TLS, (uint64_t)(uintptr_t)c, NULL, 0);
 	return sl ? sl->val : NULL;
 }
 
@@ -473,7 +480,7 @@ static const struct tls_rt *find_tls(const struct snap *s, const struct tls_rt *
 		return NULL;
 	for (size_t i = 0; i < s->n_tls; i++) {
 		const struct tls_rt *t = &s->tls[i];
-		if (t->fc == want->fc && t->n_certs == want->n_certs &&
+		if (t->key == want->key && t->n_certs == want->n_certs &&
 		    memcmp(t->certs, want->certs, sizeof(t->certs)) == 0 &&
 		    t->validation == want->validation && t->tickets == want->tickets)
 			return t;
@@ -481,32 +488,31 @@ static const struct tls_rt *find_tls(const struct snap *s, const struct tls_rt *
 	return NULL;
 }
 
-/* The chain's server context: the previous snapshot's when the chain and
- * its Secrets are the same objects, else built now. A chain whose context
- * cannot be built has none: its connections are refused (and the reason
- * logged, naming the listener, the chain and the Secret). */
-static void chain_tls(struct build *b, const struct arn_cfg_listener *l,
-		      const struct arn_cfg_filter_chain *fc)
+/* The server context of a chain, or the client context of a cluster
+ * (@p key, whose @p t it is; @p owner, the configuration object the
+ * context pins: the chain's listener, the cluster; named @p name in
+ * logs): the previous snapshot's
+ * when the object and its Secrets are the same, else built now. One whose
+ * context cannot be built has none: a chain's connections are refused, a
+ * cluster's upstream connections fail (503 UF), and the reason is logged
+ * naming the listener and chain or the cluster, and the Secret or field. */
+static void snap_tls(struct snap *s, const struct arn_cfg_gen *g, bool *oom, const void *key,
+		     const void *owner, const struct arn_cfg_tls *t, bool server, const char *name)
 {
-	if (!fc || !fc->tls)
-		return;
-	const struct arn_cfg_tls *t = fc->tls;
-	struct snap *s = b->s;
-	char name[192], err[256];
-	snprintf(name, sizeof(name), "listener '%s' chain '%s'", l->obj.name,
-		 fc->name ? fc->name : "");
+	char err[256];
+	const char *refused =
+	    server ? "its connections are refused" : "its upstream connections fail";
 	if (t->n_cert_secrets > TLS_RT_CERTS) {
-		ARN_ERR(HTTP, "%s: more than %d certificates; its connections are refused", name,
-			TLS_RT_CERTS);
+		ARN_ERR(HTTP, "%s: more than %d certificates; %s", name, TLS_RT_CERTS, refused);
 		return;
 	}
-	struct tls_rt nt = {.fc = fc, .n_certs = t->n_cert_secrets};
+	struct tls_rt nt = {.key = key, .n_certs = t->n_cert_secrets};
 	for (size_t i = 0; i < nt.n_certs; i++)
-		nt.certs[i] = arn_cfg_secret_find(b->g, &t->cert_secrets[i]);
+		nt.certs[i] = arn_cfg_secret_find(g, &t->cert_secrets[i]);
 	if (t->validation_secret.len)
-		nt.validation = arn_cfg_secret_find(b->g, &t->validation_secret);
-	if (t->ticket_keys_secret.len)
-		nt.tickets = arn_cfg_secret_find(b->g, &t->ticket_keys_secret);
+		nt.validation = arn_cfg_secret_find(g, &t->validation_secret);
+	if (server && t->ticket_keys_secret.len)
+		nt.tickets = arn_cfg_secret_find(g, &t->ticket_keys_secret);
 	const struct tls_rt *old = find_tls(current, &nt);
 	if (old) {
 		nt.ctx = old->ctx;
@@ -515,17 +521,17 @@ static void chain_tls(struct build *b, const struct arn_cfg_listener *l,
 		struct arn_tls_ctx_conf cf;
 		struct arn_tls_cert certs[TLS_RT_CERTS];
 		const void *pins[2];
-		if (arn_tls_ctx_conf_from_cfg(&cf, t, true, l, nt.certs, nt.n_certs, certs,
+		if (arn_tls_ctx_conf_from_cfg(&cf, t, server, owner, nt.certs, nt.n_certs, certs,
 					      nt.validation, nt.tickets, pins, err,
 					      sizeof(err)) < 0) {
-			ARN_ERR(HTTP, "%s: %s; its connections are refused", name, err);
+			ARN_ERR(HTTP, "%s: %s; %s", name, err, refused);
 			return;
 		}
 		cf.name = name;
 		cf.replicas = arn_stats_workers();
 		nt.ctx = arn_tls_ctx_new(&cf, err, sizeof(err));
 		if (!nt.ctx) {
-			ARN_ERR(HTTP, "%s: %s; its connections are refused", name, err);
+			ARN_ERR(HTTP, "%s: %s; %s", name, err, refused);
 			return;
 		}
 	}
@@ -534,7 +540,7 @@ static void chain_tls(struct build *b, const struct arn_cfg_listener *l,
 		void *p = realloc(s->tls, nc * sizeof(*s->tls));
 		if (!p) {
 			arn_tls_ctx_unref(nt.ctx);
-			b->oom = true;
+			*oom = true;
 			return;
 		}
 		s->tls = p;
@@ -548,6 +554,17 @@ static void chain_tls(struct build *b, const struct arn_cfg_listener *l,
 	if (nt.tickets)
 		arn_cfg_pin(nt.tickets);
 	s->tls[s->n_tls++] = nt;
+}
+
+static void chain_tls(struct build *b, const struct arn_cfg_listener *l,
+		      const struct arn_cfg_filter_chain *fc)
+{
+	if (!fc || !fc->tls)
+		return;
+	char name[192];
+	snprintf(name, sizeof(name), "listener '%s' chain '%s'", l->obj.name,
+		 fc->name ? fc->name : "");
+	snap_tls(b->s, b->g, &b->oom, fc, l, fc->tls, true, name);
 }
 
 /* One route's or virtual host's typed_per_filter_config entries: the
@@ -752,7 +769,16 @@ static void each_cluster(void *ctx, const struct arn_config_resource_info *info)
 	ref.hash = arn_cfg_hash(ref.name, ref.len);
 	struct arn_cfg_cluster_view v;
 	int64_t total = 0, healthy = 0, degraded = 0, excluded = 0;
-	if (arn_cfg_cluster_resolve(cw->g, &ref, &v) == 0 && v.endpoints) {
+	int vr = arn_cfg_cluster_resolve(cw->g, &ref, &v);
+	if (vr == 0 && v.cluster && v.cluster->upstream_tls) {
+		char name[160];
+		snprintf(name, sizeof(name), "cluster '%s'", info->name);
+		snap_tls(cw->s, cw->g, &cw->oom, v.cluster, v.cluster, v.cluster->upstream_tls,
+			 false, name);
+		if (!c->ssl) /* published with the snapshot */
+			c->ssl = calloc(ARN_STATS_MAX_WORKERS, sizeof(*c->ssl));
+	}
+	if (vr == 0 && v.endpoints) {
 		for (size_t p = 0; p < v.endpoints->n_priorities; p++) {
 			const struct arn_cfg_priority *pr = &v.endpoints->priorities[p];
 			for (size_t l = 0; l < pr->n_localities; l++)
@@ -838,7 +864,7 @@ void http_rt_sync(struct arn_config_store *s)
 		snap_put(ns, K_HOST, host_slot_key(h->crt, h->addr, h->port), NULL, 0, h);
 	}
 	for (size_t i = 0; i < ns->n_tls; i++)
-		snap_put(ns, K_TLS, (uint64_t)(uintptr_t)ns->tls[i].fc, NULL, 0, ns->tls[i].ctx);
+		snap_put(ns, K_TLS, (uint64_t)(uintptr_t)ns->tls[i].key, NULL, 0, ns->tls[i].ctx);
 	for (size_t i = 0; i < ns->n_rls; i++)
 		snap_put(ns, K_RLS, (uint64_t)(uintptr_t)ns->rls[i].cfg, NULL, 0, ns->rls[i].sc);
 	struct snap *old = __atomic_exchange_n(&current, ns, __ATOMIC_ACQ_REL);
@@ -888,34 +914,45 @@ enum {
 #undef ARN_TLS_STAT
 };
 
-/* listener.<address>.ssl.*, summed over the workers: Envoy's fixed ones
- * always, those per cipher, curve, version and signature algorithm once
- * counted (Envoy creates them on first use). */
+/* One scope's ssl.* block (@p ssl, one per worker), summed over the
+ * workers: Envoy's fixed ones always, those per cipher, curve, version and
+ * signature algorithm once counted (Envoy creates them on first use). */
+static void ssl_emit(struct arn_stats_emitter *e, const struct arn_tls_stats *ssl,
+		     const char *scope, const char *tag, const char *name)
+{
+	unsigned nw = arn_stats_workers();
+	uint64_t sum[ARN_TLS_S_COUNT] = {0}, v[ARN_TLS_S_COUNT];
+	for (unsigned w = 0; w < nw && w < ARN_STATS_MAX_WORKERS; w++) {
+		arn_tls_stats_read(&ssl[w], v);
+		for (unsigned k = 0; k < ARN_TLS_S_COUNT; k++)
+			sum[k] += v[k];
+	}
+	for (unsigned k = 0; k < ARN_TLS_S_COUNT; k++)
+		if (k < SSL_FIXED || sum[k])
+			arn_stats_emit(e, ARN_STAT_COUNTER, scope, tag, name,
+				       arn_tls_stat_name((enum arn_tls_stat)k), (int64_t)sum[k]);
+}
+
+/* listener.<address>.ssl.* and cluster.<name>.ssl.*. */
 static void ssl_stats_pull(struct arn_stats_emitter *e, void *arg)
 {
 	(void)arg;
 	const struct snap *s = current;
 	if (!s)
 		return;
-	unsigned nw = arn_stats_workers();
 	for (size_t i = 0; i < s->n_lrts; i++) {
 		const struct http_listener_rt *l = s->lrts[i];
 		if (!l->ssl)
 			continue;
-		uint64_t sum[ARN_TLS_S_COUNT] = {0}, v[ARN_TLS_S_COUNT];
-		for (unsigned w = 0; w < nw && w < ARN_STATS_MAX_WORKERS; w++) {
-			arn_tls_stats_read(&l->ssl[w], v);
-			for (unsigned k = 0; k < ARN_TLS_S_COUNT; k++)
-				sum[k] += v[k];
-		}
 		char addr[32];
 		snprintf(addr, sizeof(addr), "%u.%u.%u.%u_%u", l->addr >> 24, (l->addr >> 16) & 255,
 			 (l->addr >> 8) & 255, l->addr & 255, l->port);
-		for (unsigned k = 0; k < ARN_TLS_S_COUNT; k++)
-			if (k < SSL_FIXED || sum[k])
-				arn_stats_emit(
-				    e, ARN_STAT_COUNTER, "listener", ARN_STATS_TAG_LISTENER, addr,
-				    arn_tls_stat_name((enum arn_tls_stat)k), (int64_t)sum[k]);
+		ssl_emit(e, l->ssl, "listener", ARN_STATS_TAG_LISTENER, addr);
+	}
+	for (size_t i = 0; i < s->n_crts; i++) {
+		const struct http_cluster_rt *c = s->crts[i];
+		if (c->ssl)
+			ssl_emit(e, c->ssl, "cluster", ARN_STATS_TAG_CLUSTER, c->name);
 	}
 }
 

@@ -51,6 +51,7 @@ struct http_xreq {
 	uint32_t text_mark; /* text used before the first attempt's edits */
 	uint64_t rid_hi, rid_lo;
 	uint64_t up_activity_ms; /* the attempt's upstream last said something */
+	char tfr[192];		 /* the last transport failure (TLS), or "" */
 };
 
 /* Per-stream buffers taken from a per-worker pool when a request's head is

@@ -178,7 +178,7 @@ static const struct http_transport_ops tls_ops = {
 
 int http_tls_start(struct http_tls_tp *t, struct http_worker *w, struct arn_tcp_conn *tc,
 		   struct arn_tls_ctx *ctx, struct arn_tls_stats *st, bool *peer_eof,
-		   void (*resume)(void *), void *resume_arg)
+		   void (*resume)(void *), void *resume_arg, const struct arn_tls_conn_opts *opts)
 {
 	memset(t, 0, sizeof(*t));
 	t->t.ops = &tls_ops;
@@ -187,8 +187,8 @@ int http_tls_start(struct http_tls_tp *t, struct http_worker *w, struct arn_tcp_
 	t->peer_eof = peer_eof;
 	t->resume = resume;
 	t->resume_arg = resume_arg;
-	int rc = arn_tls_conn_init(&t->tls, &w->tls, ctx, st, &tls_io, t,
-				   &(struct arn_tls_conn_opts){.mss = 0});
+	struct arn_tls_conn_opts o = opts ? *opts : (struct arn_tls_conn_opts){0};
+	int rc = arn_tls_conn_init(&t->tls, &w->tls, ctx, st, &tls_io, t, &o);
 	if (rc < 0)
 		return rc;
 	t->on = true;

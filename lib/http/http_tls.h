@@ -38,12 +38,13 @@ struct http_tls_tp {
 
 /**
  * Start TLS on @p tc with @p ctx (server or client as it is); the bytes
- * already in TCP's receive queue are the handshake's.
+ * already in TCP's receive queue are the handshake's. @p opts: a client's
+ * SNI and session slot (NULL: none).
  * @return 0, -ENOMEM (nothing to stop).
  */
 int http_tls_start(struct http_tls_tp *t, struct http_worker *w, struct arn_tcp_conn *tc,
 		   struct arn_tls_ctx *ctx, struct arn_tls_stats *st, bool *peer_eof,
-		   void (*resume)(void *), void *resume_arg);
+		   void (*resume)(void *), void *resume_arg, const struct arn_tls_conn_opts *opts);
 
 /**
  * Run the handshake as far as the input allows.

@@ -9,8 +9,17 @@
  * survive a cluster update that keeps the endpoint; when a generation drops
  * an endpoint (or the cluster), its pool drains: idle connections close,
  * busy ones finish their request and close.
+ *
+ * A cluster with an UpstreamTlsContext originates TLS (docs/tls.md,
+ * "Upstream"): the connection's h1 peer runs over the TLS transport of
+ * http_tls.c, the handshake runs after TCP's connect and before a stream
+ * gets the connection (connect_timeout covers both, as Envoy's pool
+ * waits for the TLS socket's Connected event), and a failed handshake is a
+ * connection failure (503 UF, upstream_cx_connect_fail) whose reason the
+ * stream gets for its access log. Pooled and reused like plain ones.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <rte_mbuf.h>
@@ -109,10 +118,19 @@ static struct arn_stats_scope *cl_stats(const struct http_pool *p)
 
 #define HOST_ADD(w, p, field, d) HTTP_HOST_ADD(http_host_ctr((p)->host, (w)->idx), field, d)
 
+static void pool_forget_session(struct http_pool *p)
+{
+	arn_tls_session_slot_clear(&p->sess);
+	if (p->sess_ctx)
+		arn_tls_ctx_unref(p->sess_ctx); /* the control lcore frees it */
+	p->sess_ctx = NULL;
+}
+
 void http_pool_maybe_retire(struct http_worker *w, struct http_pool *p)
 {
 	if (!p->used || !p->draining || p->n_conns || p->pend_head || p->n_counted)
 		return;
+	pool_forget_session(p);
 	/* nothing counts into the host or the cluster any more: drop our references */
 	http_host_put(p->host);
 	p->host = NULL;
@@ -258,6 +276,9 @@ static void up_close(struct http_upconn *u, bool abort)
 			arn_tcp_abort(tc);
 		} else {
 			arn_tcp_rx_consume(tc, arn_tcp_rx_pending(tc));
+			/* close_notify before the FIN, as Envoy sends it */
+			if (u->tls.on && arn_tls_is_open(&u->tls.tls))
+				(void)arn_tls_shutdown(&u->tls.tls);
 			arn_tcp_close(tc);
 		}
 		/* on_close follows from the TCP poll and frees the block */
@@ -279,7 +300,7 @@ static void pool_kick(struct http_worker *w, struct http_pool *p)
 		int err = 0;
 		struct http_upconn *u = up_open(w, p, st->hc->laddr, st->cluster, &err);
 		if (!u) {
-			st->up_ops->on_failed(st, err, false, false);
+			st->up_ops->on_failed(st, err, false, false, NULL);
 			continue;
 		}
 		bind(u, st);
@@ -291,6 +312,7 @@ static void up_free(struct http_upconn *u)
 	struct http_worker *w = u->w;
 	struct http_pool *p = u->pool;
 	http_h1_peer_free(&u->h1);
+	http_tls_stop(&u->tls);
 	http_timer_cancel(&u->timer);
 	if (p) {
 		p->n_conns--;
@@ -314,9 +336,48 @@ static void up_free(struct http_upconn *u)
 	}
 }
 
+static void up_tls_resume(void *arg);
+
+/* cluster.<name>.ssl.* of this worker (the worker's own block until the
+ * control lcore made the cluster's). */
+static struct arn_tls_stats *up_ssl(struct http_worker *w, const struct http_pool *p)
+{
+	return p->crt && p->crt->ssl && w->idx < ARN_STATS_MAX_WORKERS ? &p->crt->ssl[w->idx]
+								       : &w->tls_stats;
+}
+
+/* TLS on a connection being opened with the cluster's context @p ctx: the
+ * host's last session offered if it came from the same context. A start
+ * that fails (out of memory) resets the connection: on_close reports it. */
+static void up_tls_start(struct http_upconn *u, struct arn_tcp_conn *tc, struct arn_tls_ctx *ctx)
+{
+	struct http_pool *p = u->pool;
+	if (p->sess_ctx != ctx) {
+		pool_forget_session(p);
+		arn_tls_ctx_ref(ctx);
+		p->sess_ctx = ctx;
+	}
+	struct arn_tls_conn_opts o = {.session = &p->sess};
+	if (http_tls_start(&u->tls, u->w, tc, ctx, up_ssl(u->w, p), &u->h1.peer.eof, up_tls_resume,
+			   u, &o) < 0) {
+		arn_tcp_abort(tc);
+		return;
+	}
+	u->h1.tp = &u->tls.t;
+}
+
 static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, uint32_t laddr,
 				   const struct arn_cfg_cluster *c, int *err)
 {
+	/* a cluster whose TLS context could not be built (logged, naming the
+	 * cluster and the Secret) has no connection to open */
+	struct arn_tls_ctx *tctx = c && c->upstream_tls ? http_rt_upstream_tls(c) : NULL;
+	if (c && c->upstream_tls && !tctx) {
+		POOL_INC(w, p, upstream_cx_connect_fail);
+		HOST_ADD(w, p, cx_connect_fail, 1);
+		*err = -EPROTO;
+		return NULL;
+	}
 	struct http_upconn *u = up_alloc(w);
 	if (!u) {
 		*err = -ENOBUFS;
@@ -334,6 +395,8 @@ static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, u
 		return NULL;
 	}
 	http_h1_peer_init(&u->h1, w, tc);
+	if (tctx)
+		up_tls_start(u, tc, tctx);
 	u->open_tsc = http_tsc(w);
 	p->n_conns++;
 	if (p->crt)
@@ -515,25 +578,84 @@ static void up_idle_timeout(struct http_timer *t)
 
 /* ---- TCP callbacks -------------------------------------------------------------------- */
 
-static void up_connected(struct arn_tcp_conn *c, int status)
+/* The connection can carry requests: the stream bound to it sends its
+ * own, or it serves the pool's queue or goes idle. */
+static void up_ready(struct http_upconn *u)
 {
-	struct http_upconn *u = arn_tcp_user(c);
-	if (!u || status != 0)
-		return; /* on_close follows with the reason */
-	struct http_worker *w = u->w;
 	u->connected = true;
 	http_timer_cancel(&u->timer);
 	u->timer.fn = up_idle_timeout;
-	struct arn_stats_scope *sc = cl_stats(u->pool);
-	if (sc)
-		arn_stats_hist_record(sc, w->slot, ARN_CL_upstream_cx_connect_ms,
-				      (http_tsc(w) - u->open_tsc) / w->tsc_per_us);
 	if (u->state == HTTP_UP_CLOSED)
 		return;
 	if (u->st)
 		u->st->up_ops->on_ready(u->st);
 	else
 		up_make_available(u);
+}
+
+/*
+ * The TLS handshake failed (its alert, if any, is with TCP): the stream
+ * bound to it fails now as a connection failure, with the reason, and the
+ * connection closes (FIN after the alert; on_close counts it as
+ * upstream_cx_connect_fail and frees it).
+ */
+static void up_tls_failed(struct http_upconn *u, int rc)
+{
+	char why[256];
+	size_t n = arn_tls_failure_reason(&u->tls.tls, why, sizeof(why));
+	if (!n)
+		snprintf(why, sizeof(why), "TLS handshake: %s",
+			 rc == -EPIPE ? "connection closed" : "failed");
+	struct http_pool *p = u->pool;
+	ARN_DEBUG(HTTP, "upstream %u.%u.%u.%u:%u: TLS handshake failed (%d): %s", p->addr >> 24,
+		  (p->addr >> 16) & 255, (p->addr >> 8) & 255, p->addr & 255, p->port, rc, why);
+	struct http_stream *st = u->st;
+	up_close(u, false);
+	if (st) {
+		u->st = NULL;
+		st->up = NULL;
+		if (p->n_active)
+			p->n_active--;
+		st->up_ops->on_failed(st, rc, false, false, why);
+	}
+}
+
+/* The handshake as far as the bytes allow; open, it makes the connection
+ * ready. */
+static void up_tls_step(struct http_upconn *u)
+{
+	if (u->state == HTTP_UP_CLOSED || !u->h1.tc || u->connected)
+		return;
+	int rc = http_tls_handshake(&u->tls);
+	if (rc == 0) {
+		up_ready(u);
+		return;
+	}
+	if ((rc == -EAGAIN || rc == -EBUSY) && !u->h1.peer.eof)
+		return;
+	up_tls_failed(u, rc == -EAGAIN || rc == -EBUSY ? -EPIPE : rc);
+}
+
+/* lib/tls: a handshake the worker's budget deferred may go on. */
+static void up_tls_resume(void *arg)
+{
+	up_tls_step(arg);
+}
+
+static void up_connected(struct arn_tcp_conn *c, int status)
+{
+	struct http_upconn *u = arn_tcp_user(c);
+	if (!u || status != 0)
+		return; /* on_close follows with the reason */
+	struct http_worker *w = u->w;
+	struct arn_stats_scope *sc = cl_stats(u->pool);
+	if (sc)
+		arn_stats_hist_record(sc, w->slot, ARN_CL_upstream_cx_connect_ms,
+				      (http_tsc(w) - u->open_tsc) / w->tsc_per_us);
+	if (u->tls.on)
+		up_tls_step(u); /* the ClientHello goes out */
+	else
+		up_ready(u);
 }
 
 static void up_pump(struct http_upconn *u)
@@ -543,7 +665,17 @@ static void up_pump(struct http_upconn *u)
 		return;
 	}
 	/* idle (or closing): anything from the upstream now is not a response
-	 * to a request of ours, so the connection cannot be reused */
+	 * to a request of ours, so the connection cannot be reused; over TLS
+	 * only plaintext counts (a TLS 1.3 server's session tickets may come
+	 * after the response: read, they go to the pool's session slot) */
+	if (u->state == HTTP_UP_IDLE && u->tls.on && u->h1.tc) {
+		http_tp_fill(u->h1.tp, u->h1.tc, &u->h1.in);
+		if (u->h1.in.bytes || u->h1.peer.eof) {
+			if (u->h1.tc)
+				up_close(u, true);
+		}
+		return;
+	}
 	if (u->state == HTTP_UP_IDLE)
 		up_close(u, true);
 	else if (u->h1.tc)
@@ -557,6 +689,10 @@ static void up_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
 	struct http_upconn *u = arn_tcp_user(c);
 	if (!u)
 		return;
+	if (u->tls.on && !u->connected) {
+		up_tls_step(u);
+		return;
+	}
 	up_pump(u);
 	/* A response still in progress: the server may hold the rest behind
 	 * Nagle until what it sent is ACKed. A complete one's ACK can wait and
@@ -571,6 +707,11 @@ static void up_eof(struct arn_tcp_conn *c)
 	if (!u)
 		return;
 	u->h1.peer.eof = true;
+	http_tp_eof(u->h1.tp, c);
+	if (u->tls.on && !u->connected) {
+		up_tls_step(u); /* the records before the FIN, then the failure */
+		return;
+	}
 	if (u->st) {
 		u->st->up_ops->on_data(u->st);
 		return;
@@ -581,7 +722,14 @@ static void up_eof(struct arn_tcp_conn *c)
 static void up_writable(struct arn_tcp_conn *c)
 {
 	struct http_upconn *u = arn_tcp_user(c);
-	if (u && u->st)
+	if (!u)
+		return;
+	http_tp_writable(u->h1.tp, c);
+	if (u->tls.on && !u->connected) {
+		up_tls_step(u);
+		return;
+	}
+	if (u->st)
 		u->st->up_ops->on_writable(u->st);
 }
 
@@ -592,6 +740,7 @@ static void up_closed(struct arn_tcp_conn *c, int reason)
 		return;
 	arn_tcp_set_user(c, NULL);
 	u->h1.tc = NULL;
+	u->tls.tc = NULL;
 	struct http_stream *st = u->st;
 	struct http_worker *w = u->w;
 	idle_unlink(u);
@@ -609,7 +758,12 @@ static void up_closed(struct arn_tcp_conn *c, int reason)
 			u->pool->n_active--;
 		/* the response may still sit in our input: let the stream take
 		 * it before it learns the connection is gone */
-		st->up_ops->on_failed(st, reason, u->connected, u->connect_timed_out);
+		char why[256];
+		size_t n = u->tls.on && !u->connected
+			       ? arn_tls_failure_reason(&u->tls.tls, why, sizeof(why))
+			       : 0;
+		st->up_ops->on_failed(st, reason, u->connected, u->connect_timed_out,
+				      n ? why : NULL);
 	}
 	up_free(u);
 }
@@ -682,6 +836,10 @@ void http_pools_close_all(struct http_worker *w)
 		arn_tcp_set_user(u->h1.tc, NULL);
 		arn_tcp_abort(u->h1.tc);
 		u->h1.tc = NULL;
+		u->tls.tc = NULL;
 		http_h1_peer_free(&u->h1);
+		http_tls_stop(&u->tls);
 	}
+	for (uint32_t i = 0; i < HTTP_POOLS; i++)
+		pool_forget_session(&w->pools[i]);
 }

@@ -18,8 +18,10 @@
 #ifndef ARN_HTTP_UPSTREAM_H
 #define ARN_HTTP_UPSTREAM_H
 
+#include "arn_tls.h"
 #include "http_codec_h1.h"
 #include "http_stream.h"
+#include "http_tls.h"
 
 /*
  * What an upstream connection tells the stream it serves, or that waits in
@@ -38,9 +40,12 @@ struct http_upstream_ops {
 	void (*on_writable)(struct http_stream *st);
 	/* The connection is gone, or none could be opened for a queued
 	 * stream: the stream holds it no more (st->up is NULL). @p reason as
-	 * arn_tcp_ops.on_close; @p connected: it had been established;
-	 * @p timed_out: connect_timeout ran out. */
-	void (*on_failed)(struct http_stream *st, int reason, bool connected, bool timed_out);
+	 * arn_tcp_ops.on_close; @p connected: it had been established (TLS:
+	 * its handshake done); @p timed_out: connect_timeout ran out; @p why:
+	 * the transport's failure (a TLS handshake's, Envoy's
+	 * %UPSTREAM_TRANSPORT_FAILURE_REASON%), or NULL, valid for the call. */
+	void (*on_failed)(struct http_stream *st, int reason, bool connected, bool timed_out,
+			  const char *why);
 };
 
 enum http_up_state {
@@ -50,13 +55,15 @@ enum http_up_state {
 	HTTP_UP_CLOSED,
 };
 
-/* An upstream connection, owned by its pool: HTTP/1 to the endpoint. */
+/* An upstream connection, owned by its pool: HTTP/1 to the endpoint, in
+ * plain text or over TLS (the cluster's UpstreamTlsContext: the handshake
+ * runs once TCP is connected, before the connection serves a stream). */
 struct http_upconn {
 	struct http_upconn *next, *prev; /* pool's idle list, or the free list */
 	struct http_worker *w;
 	struct http_pool *pool;
-	uint8_t state; /* enum http_up_state */
-	bool connected;
+	uint8_t state;	/* enum http_up_state */
+	bool connected; /* usable: TCP connected and, with TLS, the handshake done */
 	bool connect_timed_out;
 	uint32_t idle_ms;	/* the cluster's idle_timeout when it was last used */
 	uint32_t connect_ms;	/* the cluster's connect_timeout when it was opened */
@@ -64,7 +71,8 @@ struct http_upconn {
 	uint32_t n_req;
 	uint64_t open_tsc;
 	struct http_h1_peer h1;	 /* its transport and codec (h1.tc: NULL once closed) */
-	struct http_timer timer; /* connect timeout, then idle timeout */
+	struct http_timer timer; /* connect timeout (TLS: handshake included), then idle */
+	struct http_tls_tp tls;	 /* the TLS transport (tls.on), h1.tp's when on */
 };
 
 /* The upstream connection's peer, as a stream's codec calls see it. */
@@ -94,6 +102,13 @@ struct http_pool {
 	uint32_t n_idle, n_conns, n_active;
 	uint32_t n_counted; /* streams counted in host->rq_active: keep the pool */
 	struct http_stream *pend_head, *pend_tail;
+	/* TLS session resumption, per host and worker as Envoy's
+	 * max_session_keys 1: the last session the host gave, offered by the
+	 * next connection while the cluster's context stays the same one
+	 * (sess_ctx, referenced; a new context forgets it, so a session never
+	 * skips a validation it was not made under) */
+	struct arn_tls_session_slot sess;
+	struct arn_tls_ctx *sess_ctx;
 };
 
 /* http_upstream.c */

@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# Upstream TLS end to end (issue 18, "Upstream TLS"): plain HTTP from curl
+# to Arion, TLS from Arion to an nginx in the upstream namespace serving a
+# certificate from a CA of the test's own and requiring a client
+# certificate (mTLS), all made here with openssl.
+#
+#   /ok   cluster tls_ok: sni up.test, the server CA trusted, SAN up.test
+#         required, Arion's client certificate; one request per connection
+#         (max_requests_per_connection 1), so the second connection resumes
+#         the first one's session
+#   /ok12 cluster tls_ok12: the same at TLS 1.2 at most
+#   /keep cluster tls_keep: keep-alive, the connection pooled
+#   /san  cluster tls_san: the same, but the SAN required is other.test:
+#         503 UF, the reason in %UPSTREAM_TRANSPORT_FAILURE_REASON%
+#   /ca   cluster tls_ca: another CA trusted: 503 UF, fail_verify_error
+#   /nocert cluster tls_nocert: no client certificate: nginx answers 400
+set -u
+. "${ARION_SRC:?}/tests/topo/topo.sh"
+topo_require ip ethtool curl nginx openssl || exit 77
+. "$ARION_SRC/tests/http/e2e_lib.sh"
+topo_init arn-tu
+http_e2e_topo || exit 1
+
+d="$TOPO_DIR/pki"
+mkdir -p "$d"
+key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
+ca() { # ca NAME CN
+	key "$d/$1.key"
+	openssl req -x509 -new -key "$d/$1.key" -out "$d/$1.pem" -subj "/CN=$2" -days 2 2>/dev/null
+}
+leaf() { # leaf NAME CA CN EXT
+	key "$d/$1.key"
+	openssl req -new -key "$d/$1.key" -out "$d/$1.csr" -subj "/CN=$3" 2>/dev/null
+	printf '%s\n' "$4" >"$d/$1.ext"
+	openssl x509 -req -in "$d/$1.csr" -CA "$d/$2.pem" -CAkey "$d/$2.key" -CAcreateserial \
+		-out "$d/$1.pem" -days 2 -extfile "$d/$1.ext" 2>/dev/null
+}
+ca ca "arion upstream CA" && ca other "another CA" && ca cca "arion client CA" &&
+	leaf up ca up.test "subjectAltName=DNS:up.test" &&
+	leaf arion cca arion "extendedKeyUsage=clientAuth" || { echo "openssl failed"; exit 1; }
+chmod -R a+rX "$d"
+chmod 755 "$TOPO_DIR"
+
+# ---- nginx over TLS on $ua:8443, a client certificate from cca required -----------------
+n="$TOPO_DIR/nginx-tls"
+mkdir -p "$n"
+chmod 777 "$n"
+cat >"$n/nginx.conf" <<NGINX
+worker_processes 1;
+pid $n/nginx.pid;
+error_log $n/error.log info;
+events { worker_connections 256; }
+http {
+  log_format tls '\$request_uri \$ssl_protocol \$ssl_server_name \$ssl_session_reused \$ssl_client_s_dn \$connection';
+  access_log $n/access.log tls;
+  client_body_temp_path $n/body;
+  proxy_temp_path $n/proxy;
+  fastcgi_temp_path $n/fcgi;
+  uwsgi_temp_path $n/uwsgi;
+  scgi_temp_path $n/scgi;
+  ssl_session_cache shared:S:1m;
+  server {
+    listen $ua:8443 ssl;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_certificate $d/up.pem;
+    ssl_certificate_key $d/up.key;
+    ssl_client_certificate $d/cca.pem;
+    ssl_verify_client on;
+    location / { return 200 "tls-upstream \$request_uri\n"; }
+  }
+}
+NGINX
+topo_bg nginx-tls ip netns exec "$uns" nginx -c "$n/nginx.conf" -g 'daemon off;'
+for i in $(seq 50); do
+	ip netns exec "$uns" curl -s -o /dev/null --cacert "$d/ca.pem" --cert "$d/arion.pem" \
+		--key "$d/arion.key" --resolve "up.test:8443:$ua" "https://up.test:8443/" && break
+	sleep 0.1
+done
+
+utc() { # utc CLUSTER SAN CA [CLIENT_CERT]: the cluster's transport_socket
+	local maxv=TLSv1_3
+	[ "$1" = tls_ok12 ] && maxv=TLSv1_2
+	cat <<YAML
+        transport_socket:
+          name: envoy.transport_sockets.tls
+          typed_config:
+            "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext
+            sni: up.test
+            common_tls_context:
+              alpn_protocols: [ "http/1.1" ]
+              tls_params: { tls_minimum_protocol_version: TLSv1_2, tls_maximum_protocol_version: $maxv }
+              combined_validation_context:
+                default_validation_context:
+                  match_typed_subject_alt_names: [ { san_type: DNS, matcher: { exact: $2 } } ]
+                validation_context_sds_secret_config: { name: $3 }
+YAML
+	[ -n "${4:-}" ] && echo "              tls_certificate_sds_secret_configs: [ { name: $4 } ]"
+}
+cluster() { # cluster NAME SAN CA [CLIENT_CERT]
+	local mr=1
+	[ "$1" = tls_keep ] && mr=100
+	cat <<YAML
+      - name: $1
+        type: STATIC
+        connect_timeout: 2s
+        max_requests_per_connection: $mr
+        load_assignment:
+          cluster_name: $1
+          endpoints: [ { lb_endpoints: [ { endpoint: { address: { socket_address: { address: $ua, port_value: 8443 } } } } ] } ]
+YAML
+	utc "$@"
+}
+{
+	cat <<YAML
+  static_resources:
+    secrets:
+      - name: arion-client
+        tls_certificate: { certificate_chain: { filename: $d/arion.pem }, private_key: { filename: $d/arion.key } }
+      - name: up-ca
+        validation_context: { trusted_ca: { filename: $d/ca.pem } }
+      - name: other-ca
+        validation_context: { trusted_ca: { filename: $d/other.pem } }
+    listeners:
+      - name: plain
+        address: { socket_address: { address: 0.0.0.0, port_value: 80 } }
+        filter_chains:
+          - filters:
+              - name: envoy.filters.network.http_connection_manager
+                typed_config:
+                  "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+                  stat_prefix: tu
+                  route_config:
+                    virtual_hosts:
+                      - name: all
+                        domains: ["*"]
+                        routes:
+                          - { match: { prefix: "/ok12" }, route: { cluster: tls_ok12 } }
+                          - { match: { prefix: "/ok" }, route: { cluster: tls_ok } }
+                          - { match: { prefix: "/keep" }, route: { cluster: tls_keep } }
+                          - { match: { prefix: "/san" }, route: { cluster: tls_san } }
+                          - { match: { prefix: "/ca" }, route: { cluster: tls_ca } }
+                          - { match: { prefix: "/nocert" }, route: { cluster: tls_nocert } }
+                  access_log:
+                    - name: envoy.access_loggers.file
+                      typed_config:
+                        "@type": type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog
+                        path: $TOPO_DIR/access.log
+                        log_format:
+                          text_format_source:
+                            inline_string: "%REQ(:PATH)% %RESPONSE_CODE% %RESPONSE_FLAGS% %UPSTREAM_TRANSPORT_FAILURE_REASON%\\n"
+                  http_filters:
+                    - name: envoy.filters.http.router
+                      typed_config: { "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router }
+    clusters:
+YAML
+	cluster tls_ok up.test up-ca arion-client
+	cluster tls_ok12 up.test up-ca arion-client
+	cluster tls_keep up.test up-ca arion-client
+	cluster tls_san other.test up-ca arion-client
+	cluster tls_ca up.test other-ca arion-client
+	cluster tls_nocert up.test up-ca
+} >"$TOPO_DIR/body.yaml"
+http_e2e_arion "$TOPO_DIR/body.yaml" || { echo "arion did not start"; exit 1; }
+
+get() { cc -s -o "$TOPO_DIR/body.out" -w '%{http_code}' "http://$us/$1" 2>/dev/null || echo ERR; }
+logline() { # logline PATH: Arion's access log line for PATH
+	local i
+	for i in $(seq 30); do grep -q "^/$1 " "$TOPO_DIR/access.log" 2>/dev/null && break; sleep 0.1; done
+	grep "^/$1 " "$TOPO_DIR/access.log" 2>/dev/null | tail -1
+}
+
+o=$(get ok1)
+[ "$o" = 200 ] && [ "$(cat "$TOPO_DIR/body.out")" = "tls-upstream /ok1" ] &&
+	ok "TLS to the upstream: verified (CA, SAN up.test), client certificate accepted" ||
+	bad "/ok1: $o '$(cat "$TOPO_DIR/body.out" 2>/dev/null)'"
+o=$(get ok2)
+[ "$o" = 200 ] && ok "a second connection (max_requests_per_connection 1)" || bad "/ok2: $o"
+for i in $(seq 20); do grep -q '^/ok2 ' "$n/access.log" 2>/dev/null && break; sleep 0.1; done
+l1=$(grep '^/ok1 ' "$n/access.log" | head -1)
+l2=$(grep '^/ok2 ' "$n/access.log" | head -1)
+case "$l1" in "/ok1 TLSv1.3 up.test . CN=arion "*) ok "nginx saw: $l1 (SNI up.test, our client certificate)" ;;
+*) bad "nginx's first connection: '$l1'" ;; esac
+case "$l2" in "/ok2 TLSv1.3 up.test r "*) ok "the second connection resumed the first's session: $l2" ;;
+*) bad "nginx's second connection was not resumed: '$l2'" ;; esac
+
+# TLS 1.2: resumption by the session the server gave (nginx: ticket)
+o=$(get ok12a)$(get ok12b)
+[ "$o" = 200200 ] && ok "TLS 1.2 to the upstream" || bad "/ok12a, /ok12b: $o"
+for i in $(seq 20); do grep -q '^/ok12b ' "$n/access.log" 2>/dev/null && break; sleep 0.1; done
+l=$(grep '^/ok12b ' "$n/access.log" | head -1)
+case "$l" in "/ok12b TLSv1.2 up.test r "*) ok "TLS 1.2 session resumed: $l" ;;
+*) bad "TLS 1.2 second connection: '$l'" ;; esac
+
+# pooled: three requests in turn over one upstream TLS connection
+o=$(get keep1)$(get keep2)$(get keep3)
+for i in $(seq 20); do grep -q '^/keep3 ' "$n/access.log" 2>/dev/null && break; sleep 0.1; done
+c=$(grep '^/keep' "$n/access.log" | awk '{print $NF}' | sort -u | wc -l)
+[ "$o" = 200200200 ] && [ "$c" = 1 ] && ok "three requests reuse one upstream TLS connection" ||
+	bad "keep-alive upstream TLS: codes $o, $c connections"
+
+o=$(get san)
+[ "$o" = 503 ] && ok "SAN mismatch: 503" || bad "/san: $o"
+l=$(logline san)
+case "$l" in "/san 503 UF TLS_error:|"*"certificate verify failed"*) ok "access log: $l" ;;
+*) bad "/san's access log: '$l'" ;; esac
+grep -q "transport failure reason: TLS_error:" "$TOPO_DIR/body.out" &&
+	ok "the 503's body gives the transport failure reason" ||
+	bad "/san's body: '$(cat "$TOPO_DIR/body.out")'"
+o=$(get ca)
+[ "$o" = 503 ] && ok "an upstream certificate from an untrusted CA: 503" || bad "/ca: $o"
+l=$(logline ca)
+case "$l" in "/ca 503 UF TLS_error:"*) ok "access log: $l" ;; *) bad "/ca's access log: '$l'" ;; esac
+# nginx answers a client without a certificate with its own 400
+o=$(get nocert)
+[ "$o" = 400 ] && grep -q "No required SSL certificate" "$TOPO_DIR/body.out" &&
+	ok "a cluster without a client certificate sends none (nginx: 400)" || bad "/nocert: $o"
+
+sv() { # sv NAME MIN
+	local v
+	v=$(stat "$1")
+	[ "$v" -ge "$2" ] && ok "$1 = $v" || bad "$1 = $v (want at least $2)"
+}
+sv cluster.tls_ok.ssl.handshake 2
+sv cluster.tls_ok.ssl.session_reused 1
+sv cluster.tls_ok.ssl.versions.TLSv1.3 2
+sv cluster.tls_ok12.ssl.versions.TLSv1.2 2
+sv cluster.tls_ok12.ssl.session_reused 1
+sv cluster.tls_san.ssl.fail_verify_san 1
+sv cluster.tls_ca.ssl.fail_verify_error 1
+sv cluster.tls_san.upstream_cx_connect_fail 1
+http_e2e_finish
