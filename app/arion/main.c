@@ -23,6 +23,7 @@
 #include "arn_log.h"
 #include "arn_rules.h"
 #include "arn_sb.h"
+#include "arn_tls.h"
 
 enum {
 	EXIT_OK = 0,
@@ -204,6 +205,9 @@ int main(int argc, char **argv)
 	/* the filters lib/http's workers run, before anything is converted
 	 * (both modes: validate accepts what serve would run) */
 	arn_config_set_features(ARN_CONFIG_FEATURE_HTTP_L4 | ARN_CONFIG_FEATURE_L4);
+	/* a TLS context that would not build refuses the resource that
+	 * carries it (X16), in both modes, instead of failing on the workers */
+	arn_config_set_tls_check(arn_tls_cfg_check);
 
 	struct arn_sb err = ARN_SB_INIT;
 	struct arn_bootstrap *b = NULL;

@@ -156,6 +156,36 @@ int arn_config_apply(struct arn_config_store *s, const char *type_url,
 
 void arn_config_result_free(struct arn_config_result *r);
 
+struct arn_cfg_tls;
+struct arn_cfg_secret;
+
+/**
+ * Builds (and drops) the TLS context a DownstreamTlsContext (@p server) or
+ * UpstreamTlsContext @p t of @p owner (the listener or cluster) gives with
+ * the Secrets named resolved (@p certs in cert_secrets' order, @p
+ * validation, @p tickets: NULL when not named). @return 0, or a negative
+ * errno with the reason in @p err (naming the certificate or field).
+ */
+typedef int (*arn_config_tls_check_fn)(const struct arn_cfg_tls *t, bool server, const void *owner,
+				       const struct arn_cfg_secret *const *certs, size_t n_certs,
+				       const struct arn_cfg_secret *validation,
+				       const struct arn_cfg_secret *tickets, char *err,
+				       size_t errlen);
+
+/**
+ * X16 for TLS: every store (of the process) checks, when it applies a
+ * Listener, a Cluster or a Secret, that the TLS contexts it gives build
+ * with @p fn (lib/tls's arn_tls_cfg_check; lib/config does not link
+ * OpenSSL's context code), against the Secrets in force or being applied.
+ * A context that would not build is an application failure of the
+ * resource that carries it (a Secret's names the listener or cluster it
+ * fails for), and the resource in force stays. A context whose Secrets are
+ * not all there yet is not checked (the resource warms; the Secret is
+ * checked when it comes). NULL: no check (unit tests of lib/config alone).
+ * Call before arn_config_create().
+ */
+void arn_config_set_tls_check(arn_config_tls_check_fn fn);
+
 /**
  * The errors of @p r, one per line, for a NACK's error_detail (the caller
  * truncates, D9).

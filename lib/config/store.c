@@ -854,11 +854,140 @@ done:
 	}
 }
 
+/* ---- X16: TLS contexts that would not build ------------------------------------------ */
+
+static arn_config_tls_check_fn tls_check;
+
+void arn_config_set_tls_check(arn_config_tls_check_fn fn)
+{
+	tls_check = fn;
+}
+
+/* The Secret named @p r: @p over when it is the one being applied, else
+ * the one in force. NULL: not there (yet). */
+static const struct arn_cfg_secret *tls_secret(struct arn_config_store *s,
+					       const struct arn_cfg_ref *r,
+					       const struct entry *over_e,
+					       const struct arn_cfg_obj *over)
+{
+	if (!r->len)
+		return NULL;
+	struct entry *e = entry_get(s, ARN_CFG_SECRET, r->name, r->len);
+	if (e && e == over_e)
+		return (const void *)over;
+	return e ? (const void *)e->active.obj : NULL;
+}
+
+static bool tls_names(const struct arn_cfg_tls *t, const struct entry *sec)
+{
+	if (!sec)
+		return true;
+	for (size_t i = 0; i < t->n_cert_secrets; i++)
+		if (t->cert_secrets[i].len == sec->len &&
+		    memcmp(t->cert_secrets[i].name, sec->name, sec->len) == 0)
+			return true;
+	const struct arn_cfg_ref *r[2] = {&t->validation_secret, &t->ticket_keys_secret};
+	for (int i = 0; i < 2; i++)
+		if (r[i]->len == sec->len && memcmp(r[i]->name, sec->name, sec->len) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Build @p t's context (of @p owner, @p server side) with the Secrets in
+ * force, @p over standing for Secret entry @p over_e when not NULL. Only
+ * contexts naming @p over_e when it is given. @return 0 (built, or not
+ * checkable yet), -EINVAL with the reason in @p err.
+ */
+static int tls_try(struct arn_config_store *s, const struct arn_cfg_tls *t, bool server,
+		   const void *owner, const struct entry *over_e, const struct arn_cfg_obj *over,
+		   char *err, size_t errlen)
+{
+	if (!tls_check || !t || !tls_names(t, over_e))
+		return 0;
+	enum { MAXC = 8 };
+	const struct arn_cfg_secret *certs[MAXC];
+	if (t->n_cert_secrets > MAXC)
+		return 0; /* the runtime refuses it by name */
+	for (size_t i = 0; i < t->n_cert_secrets; i++)
+		if (!(certs[i] = tls_secret(s, &t->cert_secrets[i], over_e, over)))
+			return 0;
+	const struct arn_cfg_secret *v = tls_secret(s, &t->validation_secret, over_e, over);
+	const struct arn_cfg_secret *k =
+	    server ? tls_secret(s, &t->ticket_keys_secret, over_e, over) : NULL;
+	if ((t->validation_secret.len && !v) || (server && t->ticket_keys_secret.len && !k))
+		return 0;
+	return tls_check(t, server, owner, certs, t->n_cert_secrets, v, k, err, errlen) < 0
+		   ? -EINVAL
+		   : 0;
+}
+
+/* The first TLS context of listener @p l that would not build, into @p buf
+ * (prefixed with @p who). @return true when one failed. */
+static bool listener_tls_error(struct arn_config_store *s, const struct arn_cfg_listener *l,
+			       const struct entry *over_e, const struct arn_cfg_obj *over,
+			       const char *who, char *buf, size_t cap)
+{
+	char err[320];
+	for (size_t i = 0; i <= l->n_chains; i++) {
+		const struct arn_cfg_filter_chain *fc =
+		    i < l->n_chains ? &l->chains[i] : l->default_chain;
+		if (!fc || !fc->tls)
+			continue;
+		if (tls_try(s, fc->tls, true, l, over_e, over, err, sizeof(err)) < 0) {
+			snprintf(buf, cap, "%s%s '%s': transport_socket: %s", who,
+				 i < l->n_chains ? "filter_chains" : "default_filter_chain",
+				 fc->name ? fc->name : "", err);
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool cluster_tls_error(struct arn_config_store *s, const struct arn_cfg_cluster *c,
+			      const struct entry *over_e, const struct arn_cfg_obj *over,
+			      const char *who, char *buf, size_t cap)
+{
+	char err[320];
+	if (tls_try(s, c->upstream_tls, false, c, over_e, over, err, sizeof(err)) < 0) {
+		snprintf(buf, cap, "%stransport_socket: %s", who, err);
+		return true;
+	}
+	return false;
+}
+
+/* A Secret being applied: every listener and cluster in force that names
+ * it must still build its TLS context with it. */
+static bool secret_tls_error(struct arn_config_store *s, struct entry *e,
+			     const struct arn_cfg_obj *o, char *buf, size_t cap)
+{
+	static const enum arn_cfg_type types[2] = {ARN_CFG_LISTENER, ARN_CFG_CLUSTER};
+	for (int k = 0; k < 2; k++) {
+		struct smap *m = &s->entries[types[k]];
+		for (size_t i = 0; i < m->nb; i++)
+			for (struct snode *x = m->b[i]; x; x = x->next) {
+				struct entry *u = x->val;
+				const struct arn_cfg_obj *uo = u->active.obj;
+				if (!uo)
+					continue;
+				char who[256];
+				snprintf(who, sizeof(who), "Secret '%s': for %s '%s': ", e->name,
+					 k == 0 ? "listener" : "cluster", u->name);
+				if (k == 0 ? listener_tls_error(s, (const void *)uo, e, o, who, buf,
+								cap)
+					   : cluster_tls_error(s, (const void *)uo, e, o, who, buf,
+							       cap))
+					return true;
+			}
+	}
+	return false;
+}
+
 /* X16 checks that need the rest of the configuration. NULL: fine. */
 static char *application_error(struct arn_config_store *s, struct entry *e,
 			       const struct arn_cfg_obj *o, unsigned flags)
 {
-	char buf[512];
+	char buf[768];
 	if (e->is_static && !(flags & ARN_CONFIG_APPLY_STATIC)) {
 		snprintf(buf, sizeof(buf),
 			 "%s '%s': defined in static_resources; xDS cannot change or remove it",
@@ -890,6 +1019,19 @@ static char *application_error(struct arn_config_store *s, struct entry *e,
 					return strdup(buf);
 				}
 			}
+	}
+	if (o && tls_check) {
+		char who[256];
+		snprintf(who, sizeof(who), "%s '%s': ", type_names[e->type], e->name);
+		bool bad =
+		    e->type == ARN_CFG_LISTENER
+			? listener_tls_error(s, (const void *)o, NULL, NULL, who, buf, sizeof(buf))
+		    : e->type == ARN_CFG_CLUSTER
+			? cluster_tls_error(s, (const void *)o, NULL, NULL, who, buf, sizeof(buf))
+		    : e->type == ARN_CFG_SECRET ? secret_tls_error(s, e, o, buf, sizeof(buf))
+						: false;
+		if (bad)
+			return strdup(buf);
 	}
 	return NULL;
 }

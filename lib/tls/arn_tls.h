@@ -470,6 +470,17 @@ int arn_tls_ctx_conf_from_cfg(struct arn_tls_ctx_conf *out, const struct arn_cfg
 			      const struct arn_cfg_secret *ticket_keys, const void **pins_out,
 			      char *err, size_t errlen);
 
+/**
+ * Build and drop the context @p t would give with these Secrets (as
+ * arn_tls_ctx_conf_from_cfg takes them), one replica: lib/config's check
+ * of a resource before it is applied (arn_config_set_tls_check; X16).
+ * Control lcore. @return 0, or a negative errno with the reason in @p err.
+ */
+int arn_tls_cfg_check(const struct arn_cfg_tls *t, bool server, const void *owner,
+		      const struct arn_cfg_secret *const *certs, size_t n_certs,
+		      const struct arn_cfg_secret *validation,
+		      const struct arn_cfg_secret *ticket_keys, char *err, size_t errlen);
+
 /* ---- choosing a context by SNI ---------------------------------------------- */
 
 /** One context and the server names it serves ("a.example.com",

@@ -9,6 +9,7 @@
  * generation it builds from (arn_cfg_secret_find) so that a context is
  * always made of one generation's Secrets.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -124,5 +125,32 @@ int arn_tls_ctx_conf_from_cfg(struct arn_tls_ctx_conf *out, const struct arn_cfg
 	out->cipher_suites = t->cipher_suites;
 	out->ecdh_curves = t->ecdh_curves;
 	out->sni = server ? NULL : t->sni;
+	return 0;
+}
+
+int arn_tls_cfg_check(const struct arn_cfg_tls *t, bool server, const void *owner,
+		      const struct arn_cfg_secret *const *certs, size_t n_certs,
+		      const struct arn_cfg_secret *validation,
+		      const struct arn_cfg_secret *ticket_keys, char *err, size_t errlen)
+{
+	enum { MAXC = 8 };
+	struct arn_tls_cert out[MAXC];
+	const void *pins[2];
+	struct arn_tls_ctx_conf cf;
+	if (n_certs > MAXC) {
+		snprintf(err, errlen, "more than %d certificates", MAXC);
+		return -EINVAL;
+	}
+	int rc = arn_tls_ctx_conf_from_cfg(&cf, t, server, owner, certs, n_certs, out, validation,
+					   ticket_keys, pins, err, errlen);
+	if (rc < 0)
+		return rc;
+	cf.name = server ? "DownstreamTlsContext" : "UpstreamTlsContext";
+	cf.replicas = 1; /* what could fail fails in the first replica */
+	struct arn_tls_ctx *ctx = arn_tls_ctx_new(&cf, err, errlen);
+	if (!ctx)
+		return -EINVAL;
+	arn_tls_ctx_unref(ctx);
+	arn_tls_reclaim(); /* the caller is the control lcore: free it now */
 	return 0;
 }

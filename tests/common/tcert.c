@@ -43,7 +43,12 @@ char *tcert_bio_str(BIO *b)
 
 void tcert_make(struct tcert *c, const char *cn)
 {
-	EVP_PKEY *k = EVP_EC_gen("P-256");
+	tcert_make_ec(c, cn, "P-256");
+}
+
+void tcert_make_ec(struct tcert *c, const char *cn, const char *curve)
+{
+	EVP_PKEY *k = EVP_EC_gen(curve);
 	assert_non_null(k);
 	X509 *x = X509_new();
 	X509_set_version(x, 2);

@@ -19,6 +19,8 @@ struct tcert {
 
 /** Make one for subject CN @p cn (serial 1, valid for an hour); fails the test on error. */
 void tcert_make(struct tcert *c, const char *cn);
+/** The same with an EC key on @p curve (OpenSSL's name: "P-384", "secp256k1"). */
+void tcert_make_ec(struct tcert *c, const char *cn, const char *curve);
 /** Free what tcert_make allocated. */
 void tcert_free(struct tcert *c);
 

@@ -13,6 +13,8 @@
 
 #include <openssl/x509.h>
 
+#include "arn_config.h"
+#include "arn_tls.h"
 #include "tc.h"
 
 #define ECHO "{\"filters\":[{\"name\":\"envoy.filters.network.echo\"}]"
@@ -464,6 +466,106 @@ static void test_secret_session_ticket_keys(void **state)
 		   "bytes");
 }
 
+/* ---- X16: a TLS context that would not build ------------------------------------------ */
+
+/* One resource applied and refused at application (X16): the batch is
+ * accepted, the resource is named with @p want in its error. */
+static void x16_refused(const char *type, const char *json, const char *want)
+{
+	tc_apply(type, (const char *const[]){json, NULL}, NULL);
+	if (!tc_res.accepted || tc_res.n_errors != 1 || !strstr(tc_res.errors[0].message, want))
+		fail_msg("expected an application failure containing '%s' (accepted=%d, %zu "
+			 "errors%s%s)",
+			 want, tc_res.accepted, tc_res.n_errors, tc_res.n_errors ? ": " : "",
+			 tc_res.n_errors ? tc_res.errors[0].message : "");
+}
+
+#define UTC_AT                                                                                     \
+	"\"@type\":\"type.googleapis.com/"                                                         \
+	"envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext\""
+
+/* A cluster 'c' originating TLS with @p ctc (CommonTlsContext's fields). */
+static const char *jutc(const char *ctc)
+{
+	char *b = jb[jn++ % 4];
+	snprintf(b, sizeof(jb[0]),
+		 "{\"name\":\"c\",\"type\":\"STATIC\",\"connect_timeout\":\"1s\","
+		 "\"load_assignment\":{\"cluster_name\":\"c\",\"endpoints\":[{\"lb_endpoints\":[{"
+		 "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"10.0.0.1\","
+		 "\"port_value\":443}}}}]}]},\"transport_socket\":{\"name\":\"tls\",\"typed_"
+		 "config\":{" UTC_AT ",\"sni\":\"up.test\",\"common_tls_context\":{%s}}}}",
+		 ctc);
+	return b;
+}
+
+/* X16: a listener whose DownstreamTlsContext names a cipher OpenSSL does
+ * not know (conversion lets a list with one known cipher through; lib/tls
+ * checks each, as Envoy does) is refused when applied, naming the chain
+ * and the cipher; the listener in force stays. */
+static void test_x16_listener_tls_context_refused(void **state)
+{
+	(void)state;
+	arn_config_set_tls_check(arn_tls_cfg_check);
+	cert_secret();
+	tc_ok(L, jtls(""));
+	x16_refused(
+	    L,
+	    "{\"name\":\"l\"," ADDR ",\"filter_chains\":[" ECHO
+	    ",\"transport_socket\":{\"name\":\"tls\",\"typed_config\":{" DTC_AT
+	    ",\"common_tls_context\":{\"tls_certificate_sds_secret_configs\":[{\"name\":"
+	    "\"cert\"}],\"tls_params\":{\"cipher_suites\":[\"ECDHE-ECDSA-AES128-GCM-SHA256\","
+	    "\"NOT-A-CIPHER\"]}}}}}]}",
+	    "Listener 'l': filter_chains '': transport_socket: ");
+	assert_non_null(strstr(tc_res.errors[0].message, "NOT-A-CIPHER"));
+	assert_null(listener("l")->chains[0].tls->cipher_suites); /* the old one */
+	/* without its Secret the context is not checked: the listener warms */
+	tc_ok(L, "{\"name\":\"l2\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		 "\"port_value\":444}},\"filter_chains\":[" ECHO
+		 ",\"transport_socket\":{\"name\":\"tls\",\"typed_config\":{" DTC_AT
+		 ",\"common_tls_context\":{\"tls_certificate_sds_secret_configs\":[{\"name\":"
+		 "\"missing\"}]}}}}]}");
+	arn_config_set_tls_check(NULL);
+}
+
+/* X16: a cluster's UpstreamTlsContext with an unknown curve is refused
+ * naming the cluster and the field. */
+static void test_x16_cluster_tls_context_refused(void **state)
+{
+	(void)state;
+	arn_config_set_tls_check(arn_tls_cfg_check);
+	tc_ok(C, jutc("\"tls_params\":{\"ecdh_curves\":[\"X25519\"]}"));
+	x16_refused(C, jutc("\"tls_params\":{\"ecdh_curves\":[\"X25519\",\"NOPE-521\"]}"),
+		    "Cluster 'c': transport_socket: ");
+	assert_string_equal(cluster("c")->upstream_tls->ecdh_curves, "X25519");
+	arn_config_set_tls_check(NULL);
+}
+
+/* X16: a Secret update whose certificate the listener using it cannot
+ * serve (an ECDSA key off P-256/384/521; the Secret alone converts) is
+ * refused naming the Secret and the listener; the old certificate stays. */
+static void test_x16_secret_refused_for_its_listener(void **state)
+{
+	(void)state;
+	arn_config_set_tls_check(arn_tls_cfg_check);
+	cert_secret();
+	tc_ok(L, jtls(""));
+	const struct arn_cfg_secret *before = secret("cert");
+	struct tcert c;
+	tcert_make_ec(&c, "cert.test", "secp256k1");
+	char *j = tj_secret_tls("cert", c.cert_json, c.key_json);
+	x16_refused(S, j, "Secret 'cert': for listener 'l': filter_chains '': transport_socket: ");
+	assert_ptr_equal(secret("cert"), before);
+	free(j);
+	tcert_free(&c);
+	/* a Secret nothing uses is not checked against anything */
+	tcert_make_ec(&c, "other.test", "secp256k1");
+	j = tj_secret_tls("other", c.cert_json, c.key_json);
+	tc_ok(S, j);
+	free(j);
+	tcert_free(&c);
+	arn_config_set_tls_check(NULL);
+}
+
 const struct CMUnitTest conv_tls_tests[] = {
     TC(test_listener_filters_timeout),
     TC(test_continue_on_listener_filters_timeout),
@@ -479,5 +581,8 @@ const struct CMUnitTest conv_tls_tests[] = {
     TC(test_secret_crl),
     TC(test_secret_max_verify_depth),
     TC(test_secret_session_ticket_keys),
+    TC(test_x16_listener_tls_context_refused),
+    TC(test_x16_cluster_tls_context_refused),
+    TC(test_x16_secret_refused_for_its_listener),
 };
 const size_t n_conv_tls_tests = sizeof(conv_tls_tests) / sizeof(conv_tls_tests[0]);
