@@ -7,6 +7,8 @@
  * drained here whether or not an endpoint runs.
  */
 #include <errno.h>
+#include <string.h>
+#include <time.h>
 
 #include "app.h"
 #include "arn_access_log.h"
@@ -40,6 +42,16 @@ static void host_stats(void *arg, const char *cluster, uint32_t addr, uint16_t p
 	h->rq_active = c.rq_active;
 }
 
+/* GET /certs: the certificates of the TLS contexts in force (lib/http's). */
+static void h_certs(const struct arn_admin_request *req, struct arn_admin_response *resp, void *arg)
+{
+	(void)req;
+	(void)arg;
+	resp->content_type = "application/json";
+	if (arn_http_certs_write(&resp->body, (int64_t)time(NULL)) != 0)
+		resp->status = 500;
+}
+
 int arn_app_admin_start(struct arn_app *app)
 {
 	if (!app->bootstrap->has_admin) {
@@ -68,6 +80,11 @@ int arn_app_admin_start(struct arn_app *app)
 		return -EINVAL;
 	}
 	app->admin = a;
+	int rc = arn_admin_handler_register("/certs", ARN_ADMIN_GET,
+					    "certificates of the TLS contexts in force (JSON)",
+					    h_certs, NULL);
+	if (rc != 0)
+		ARN_WARN(ADMIN, "cannot register /certs: %s", strerror(-rc));
 	return 0;
 }
 
@@ -80,6 +97,8 @@ void arn_app_admin_poll(struct arn_app *app)
 void arn_app_admin_stop(struct arn_app *app)
 {
 	arn_access_log_drain();
+	if (app->admin)
+		arn_admin_handler_unregister("/certs");
 	arn_admin_stop(app->admin);
 	app->admin = NULL;
 	arn_admin_set_host_stats(NULL, NULL);

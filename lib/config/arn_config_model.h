@@ -942,6 +942,9 @@ struct x509_store_st;
 struct arn_cfg_secret {
 	struct arn_cfg_obj obj;
 	uint8_t kind;
+	/* TLS_CERT: the certificate_chain's file, VALIDATION: the
+	 * trusted_ca's; NULL when inline (admin /certs' "path") */
+	const char *path;
 	/* TLS_CERT: leaf, intermediates (may be empty), key (matches leaf). */
 	struct x509_st *cert;
 	struct stack_st_X509 *chain;

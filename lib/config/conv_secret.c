@@ -38,6 +38,14 @@
 
 #define MAX_PEM (1u << 20)
 
+/* The file a DataSource names (/certs' "path"), or NULL: inline or from
+ * the environment (Envoy's "<inline>"). */
+static const char *ds_path(struct conv *c, struct pb ds)
+{
+	const char *w = ds.m ? pb_which(ds, "specifier") : NULL;
+	return w && strcmp(w, "filename") == 0 ? conv_str(c, pb_str(ds, w)) : NULL;
+}
+
 /* Read a DataSource; *buf is malloc'd (caller cleanses and frees). */
 static int datasource(struct conv *c, struct pb ds, const char *f, char **buf, size_t *len)
 {
@@ -255,6 +263,8 @@ static void tls_certificate(struct conv *c, struct pb tc, struct arn_cfg_secret 
 		conv_err(c, "certificate_chain", "missing");
 	if (!pb_has(tc, "private_key"))
 		conv_err(c, "private_key", "missing");
+	if (pb_has(tc, "certificate_chain"))
+		s->path = ds_path(c, pb_msg(tc, "certificate_chain"));
 	if (pb_has(tc, "certificate_chain") &&
 	    datasource(c, pb_msg(tc, "certificate_chain"), "certificate_chain", &pem, &plen) == 0) {
 		BIO *bio = BIO_new_mem_buf(pem, (int)plen);
@@ -358,6 +368,7 @@ static void validation_context(struct conv *c, struct pb vc, struct arn_cfg_secr
 	if (!pb_has(vc, "trusted_ca")) {
 		conv_err(c, "trusted_ca", "missing");
 	} else if (datasource(c, pb_msg(vc, "trusted_ca"), "trusted_ca", &pem, &plen) == 0) {
+		s->path = ds_path(c, pb_msg(vc, "trusted_ca"));
 		s->ca = X509_STORE_new();
 		BIO *bio = BIO_new_mem_buf(pem, (int)plen);
 		if (s->ca && bio) {

@@ -83,6 +83,18 @@ struct arn_http_host_counts {
 	uint64_t cx_active, rq_active; /* gauges */
 };
 
+struct arn_sb;
+
+/**
+ * Admin /certs, as Envoy writes it: {"certificates": [{"ca_cert": [...],
+ * "cert_chain": [...]}]}, one entry per TLS context in force (each filter
+ * chain's DownstreamTlsContext, each cluster's UpstreamTlsContext), its
+ * trusted CAs and its certificates' leaves as CertificateDetails
+ * (arn_tls_cert_details), days counted at @p now_s. Control lcore.
+ * @return 0, -ENOMEM.
+ */
+int arn_http_certs_write(struct arn_sb *out, int64_t now_s);
+
 /**
  * The counters of endpoint @p addr:@p port (IPv4, host order) of cluster
  * @p cluster, summed over workers. Control lcore.

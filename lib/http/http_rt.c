@@ -19,6 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+
 #include "arn_config.h"
 #include "arn_defer.h"
 #include "arn_http.h"
@@ -874,6 +877,50 @@ void http_rt_sync(struct arn_config_store *s)
 		arn_defer_free(retired, snap_free, old);
 	/* what this generation no longer has: users may hold it a while */
 	http_cluster_drop_unseen(sync_id);
+}
+
+/* ---- /certs: the certificates in force ---------------------------------------------- */
+
+static void certs_push(struct arn_json *a, const X509 *x, const char *path, int64_t now_s)
+{
+	struct arn_json *d = arn_tls_cert_details(x, path, now_s);
+	if (d && arn_json_push(a, d) != 0)
+		arn_json_free(d);
+}
+
+int arn_http_certs_write(struct arn_sb *out, int64_t now_s)
+{
+	static const char empty[] = "{\"certificates\":[]}";
+	struct arn_json *root = arn_json_parse(empty, sizeof(empty) - 1);
+	if (!root)
+		return -ENOMEM;
+	struct arn_json *all = arn_json_get(root, "certificates");
+	const struct snap *s = current;
+	for (size_t i = 0; s && i < s->n_tls; i++) {
+		const struct tls_rt *t = &s->tls[i];
+		static const char one[] = "{\"ca_cert\":[],\"cert_chain\":[]}";
+		struct arn_json *c = arn_json_parse(one, sizeof(one) - 1);
+		if (!c)
+			break;
+		const struct arn_cfg_secret *v = t->validation;
+		if (v && v->ca) {
+			STACK_OF(X509_OBJECT) *objs = X509_STORE_get0_objects(v->ca);
+			for (int k = 0; k < sk_X509_OBJECT_num(objs); k++) {
+				X509 *x = X509_OBJECT_get0_X509(sk_X509_OBJECT_value(objs, k));
+				if (x)
+					certs_push(arn_json_get(c, "ca_cert"), x, v->path, now_s);
+			}
+		}
+		for (size_t k = 0; k < t->n_certs; k++)
+			if (t->certs[k] && t->certs[k]->cert)
+				certs_push(arn_json_get(c, "cert_chain"), t->certs[k]->cert,
+					   t->certs[k]->path, now_s);
+		if (arn_json_push(all, c) != 0)
+			arn_json_free(c);
+	}
+	arn_json_write(root, out, true);
+	arn_json_free(root);
+	return 0;
 }
 
 /* ---- per-host counters on the admin endpoint ----------------------------------- */

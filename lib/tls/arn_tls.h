@@ -481,6 +481,17 @@ int arn_tls_cfg_check(const struct arn_cfg_tls *t, bool server, const void *owne
 		      const struct arn_cfg_secret *validation,
 		      const struct arn_cfg_secret *ticket_keys, char *err, size_t errlen);
 
+struct arn_json;
+
+/**
+ * Certificate @p x as Envoy's admin /certs shows one (CertificateDetails:
+ * path, or "<inline>" when @p path is NULL; serial_number, lower-case hex;
+ * subject_alt_names; days_until_expiration at @p now_s, 0 once expired;
+ * valid_from, expiration_time). @return a new JSON object (the caller frees
+ * it with arn_json_free), or NULL (out of memory).
+ */
+struct arn_json *arn_tls_cert_details(const struct x509_st *x, const char *path, int64_t now_s);
+
 /* ---- choosing a context by SNI ---------------------------------------------- */
 
 /** One context and the server names it serves ("a.example.com",

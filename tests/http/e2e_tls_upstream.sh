@@ -215,6 +215,23 @@ o=$(get nocert)
 [ "$o" = 400 ] && grep -q "No required SSL certificate" "$TOPO_DIR/body.out" &&
 	ok "a cluster without a client certificate sends none (nginx: 400)" || bad "/nocert: $o"
 
+# admin /certs, Envoy's shape: one entry per context, its CAs and its certificate
+curl -s "http://127.0.0.1:$admin_port/certs" >"$TOPO_DIR/certs.json"
+serial=$(openssl x509 -in "$d/arion.pem" -noout -serial | cut -d= -f2 | tr 'A-F' 'a-f' | sed 's/^0*//')
+o=$(python3 - "$TOPO_DIR/certs.json" "$d" "$serial" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))["certificates"]
+d, serial = sys.argv[2], sys.argv[3]
+ok = [e for e in c if e["cert_chain"] and e["cert_chain"][0]["path"] == d + "/arion.pem"
+      and e["ca_cert"] and e["ca_cert"][0]["path"] == d + "/ca.pem"]
+e = ok[0]["cert_chain"][0] if ok else {}
+print(len(c), len(ok), e.get("serial_number") == serial, e.get("days_until_expiration"),
+      e.get("expiration_time", "")[-1:], ok[0]["ca_cert"][0].get("subject_alt_names") if ok else None)
+PY
+)
+[ "$o" = "6 4 True 1 Z []" ] && ok "/certs: 6 contexts, the client certificate's path, serial, days" ||
+	bad "/certs: '$o' $(head -c 600 "$TOPO_DIR/certs.json")"
+
 sv() { # sv NAME MIN
 	local v
 	v=$(stat "$1")

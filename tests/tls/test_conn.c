@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -18,6 +19,8 @@
 #include <openssl/x509.h>
 
 #include "arn_config_model.h"
+#include "arn_json.h"
+#include "arn_sb.h"
 #include "arn_tls.h"
 #include "hello_gen.h"
 #include "tests.h"
@@ -1349,6 +1352,42 @@ static void test_ctx_refused(void **state)
 /* ---- from lib/config's model
  * ----------------------------------------------------------------------- */
 
+/* Admin /certs' CertificateDetails, as Envoy writes them. */
+static void test_cert_details(void **state)
+{
+	(void)state;
+	struct tt_pki *p = tt_pki();
+	struct tm tm;
+	assert_int_equal(ASN1_TIME_to_tm(X509_get0_notBefore(p->cli), &tm), 1);
+	int64_t nb = (int64_t)timegm(&tm);
+	struct arn_json *d = arn_tls_cert_details(p->cli, "/etc/cli.pem", nb);
+	assert_non_null(d);
+	struct arn_sb out = ARN_SB_INIT;
+	arn_json_write(d, &out, false);
+	char want[512];
+	char from[32], to[32];
+	strftime(from, sizeof(from), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	assert_int_equal(ASN1_TIME_to_tm(X509_get0_notAfter(p->cli), &tm), 1);
+	strftime(to, sizeof(to), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	long days = (long)(((int64_t)timegm(&tm) - nb) / 86400); /* whole days */
+	snprintf(want, sizeof(want),
+		 "{\"path\":\"/etc/cli.pem\",\"serial_number\":\"14\",\"subject_alt_names\":["
+		 "{\"dns\":\"client.example.com\"},{\"uri\":\"spiffe://example.com/client\"}],"
+		 "\"days_until_expiration\":\"%ld\",\"valid_from\":\"%s\",\"expiration_time\":"
+		 "\"%s\"}",
+		 days, from, to);
+	assert_string_equal(arn_sb_cstr(&out), want);
+	arn_json_free(d);
+	/* inline, and expired: 0 days */
+	d = arn_tls_cert_details(p->cli, NULL, (int64_t)timegm(&tm) + 86400 * 3);
+	arn_sb_reset(&out);
+	arn_json_write(d, &out, false);
+	assert_non_null(strstr(arn_sb_cstr(&out), "\"path\":\"<inline>\""));
+	assert_non_null(strstr(arn_sb_cstr(&out), "\"days_until_expiration\":\"0\""));
+	arn_json_free(d);
+	arn_sb_free(&out);
+}
+
 static void test_conf_from_cfg(void **state)
 {
 	(void)state;
@@ -1634,6 +1673,7 @@ const struct CMUnitTest conn_tests[] = {
     cmocka_unit_test_setup_teardown(test_ocsp_stapling, setup, teardown),
     cmocka_unit_test_setup_teardown(test_ctx_refused, setup, teardown),
     cmocka_unit_test_setup_teardown(test_conf_from_cfg, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_cert_details, setup, teardown),
     cmocka_unit_test_setup_teardown(test_memory_per_connection, setup, teardown),
     cmocka_unit_test_setup_teardown(test_stat_names, setup, teardown),
 };
