@@ -43,6 +43,7 @@ enum op_kind {
 	OP_REQUESTED_SERVER_NAME,
 	OP_DS_TLS_VERSION,
 	OP_DS_TLS_CIPHER,
+	OP_DS_PEER, /* op.peer: which field */
 	OP_ROUTE_NAME,
 	OP_CONNECTION_ID,
 	OP_HOSTNAME,
@@ -53,6 +54,7 @@ enum op_kind {
 static const struct {
 	const char *name;
 	enum op_kind kind;
+	enum arn_access_peer peer; /* OP_DS_PEER */
 } simple_ops[] = {
     {"PROTOCOL", OP_PROTOCOL},
     {"RESPONSE_CODE", OP_RESPONSE_CODE},
@@ -81,6 +83,11 @@ static const struct {
     {"REQUESTED_SERVER_NAME", OP_REQUESTED_SERVER_NAME},
     {"DOWNSTREAM_TLS_VERSION", OP_DS_TLS_VERSION},
     {"DOWNSTREAM_TLS_CIPHER", OP_DS_TLS_CIPHER},
+    {"DOWNSTREAM_PEER_SUBJECT", OP_DS_PEER, ARN_ACCESS_PEER_SUBJECT},
+    {"DOWNSTREAM_PEER_ISSUER", OP_DS_PEER, ARN_ACCESS_PEER_ISSUER},
+    {"DOWNSTREAM_PEER_URI_SAN", OP_DS_PEER, ARN_ACCESS_PEER_URI_SAN},
+    {"DOWNSTREAM_PEER_FINGERPRINT_256", OP_DS_PEER, ARN_ACCESS_PEER_FINGERPRINT_256},
+    {"DOWNSTREAM_PEER_SERIAL", OP_DS_PEER, ARN_ACCESS_PEER_SERIAL},
     {"ROUTE_NAME", OP_ROUTE_NAME},
     {"CONNECTION_ID", OP_CONNECTION_ID},
     {"HOSTNAME", OP_HOSTNAME},
@@ -93,7 +100,8 @@ struct op {
 	size_t alen;
 	char *b; /* alternative header (REQ(X?Y)) */
 	size_t blen;
-	size_t max_len; /* :Z, 0 = no limit */
+	size_t max_len;		   /* :Z, 0 = no limit */
+	enum arn_access_peer peer; /* OP_DS_PEER */
 };
 
 struct seq {
@@ -251,11 +259,20 @@ static int compile(const char *fmt, struct seq *s, struct arn_sb *err)
 			if (args && alen)
 				op.a = dupn(args, alen), op.alen = alen;
 			found = true;
+		} else if ((nlen == 28 && !memcmp(name, "DOWNSTREAM_PEER_CERT_V_START", 28)) ||
+			   (nlen == 26 && !memcmp(name, "DOWNSTREAM_PEER_CERT_V_END", 26))) {
+			/* a time, formatted as START_TIME's (same argument) */
+			op.kind = OP_DS_PEER;
+			op.peer = nlen == 28 ? ARN_ACCESS_PEER_V_START : ARN_ACCESS_PEER_V_END;
+			if (args && alen)
+				op.a = dupn(args, alen), op.alen = alen;
+			found = true;
 		} else {
 			for (size_t i = 0; i < sizeof(simple_ops) / sizeof(simple_ops[0]); i++)
 				if (strlen(simple_ops[i].name) == nlen &&
 				    !memcmp(simple_ops[i].name, name, nlen)) {
 					op.kind = simple_ops[i].kind;
+					op.peer = simple_ops[i].peer;
 					found = true;
 				}
 			if (found && args) {
@@ -644,6 +661,20 @@ static enum val eval(const struct arn_access_format *f, const struct op *op,
 	case OP_DS_TLS_CIPHER:
 		s = r->downstream_tls_cipher;
 		break;
+	case OP_DS_PEER: {
+		char b[1024];
+		int n = r->downstream_peer
+			    ? r->downstream_peer(r->downstream_peer_arg, op->peer, b, sizeof(b))
+			    : -ENOENT;
+		if (n <= 0)
+			return V_NONE;
+		if (op->peer == ARN_ACCESS_PEER_V_START || op->peer == ARN_ACCESS_PEER_V_END) {
+			put_time(o, op, strtoll(b, NULL, 10) * 1000000);
+			return V_STR;
+		}
+		put(o, b, (size_t)n);
+		return V_STR;
+	}
 	case OP_ROUTE_NAME:
 		s = r->route_name;
 		break;

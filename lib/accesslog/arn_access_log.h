@@ -69,6 +69,17 @@ struct arn_access_addr {
  * pointer is borrowed for the duration of arn_access_log_write() only.
  * Times are microseconds; durations use UINT64_MAX for "not reached" ("-").
  */
+/* A field of the downstream peer's certificate (%DOWNSTREAM_PEER_*%). */
+enum arn_access_peer {
+	ARN_ACCESS_PEER_SUBJECT = 0,	 /* RFC 2253 */
+	ARN_ACCESS_PEER_ISSUER,		 /* RFC 2253 */
+	ARN_ACCESS_PEER_URI_SAN,	 /* the URI SANs, joined by ',' */
+	ARN_ACCESS_PEER_FINGERPRINT_256, /* lower-case hex SHA-256 of the DER */
+	ARN_ACCESS_PEER_SERIAL,		 /* lower-case hex */
+	ARN_ACCESS_PEER_V_START,	 /* notBefore, epoch seconds */
+	ARN_ACCESS_PEER_V_END,		 /* notAfter, epoch seconds */
+};
+
 struct arn_access_record {
 	int64_t start_time_us;		  /* wall clock (CLOCK_REALTIME), us since the epoch */
 	uint64_t duration_us;		  /* %DURATION%: first request byte to last response byte */
@@ -105,6 +116,13 @@ struct arn_access_record {
 	struct arn_access_str requested_server_name;  /* SNI */
 	struct arn_access_str downstream_tls_version; /* "TLSv1.3"; empty: plain text */
 	struct arn_access_str downstream_tls_cipher;  /* OpenSSL's name */
+	/* The downstream peer's certificate, read only by formats that print
+	 * it (%DOWNSTREAM_PEER_*%): @p downstream_peer writes field @p what
+	 * into @p buf (V_START / V_END: epoch seconds in decimal) and returns
+	 * its length, or a negative errno when there is none. NULL: plain
+	 * text. Called during arn_access_log_write only. */
+	int (*downstream_peer)(const void *arg, enum arn_access_peer what, char *buf, size_t len);
+	const void *downstream_peer_arg;
 	uint64_t connection_id;
 	uint32_t upstream_request_attempt_count;
 	bool health_check; /* the health_check HTTP filter took it (not_health_check_filter) */

@@ -41,6 +41,33 @@ static unsigned log_headers(const struct arn_h1_msg *m, struct arn_access_header
 	return n;
 }
 
+/* %DOWNSTREAM_PEER_*%: the client certificate's fields, read only when a
+ * format prints them. */
+static int peer_field(const void *arg, enum arn_access_peer what, char *buf, size_t len)
+{
+	const struct arn_tls_conn *t = arg;
+	int64_t a, b;
+	switch (what) {
+	case ARN_ACCESS_PEER_SUBJECT:
+		return arn_tls_peer_subject(t, buf, len);
+	case ARN_ACCESS_PEER_ISSUER:
+		return arn_tls_peer_issuer(t, buf, len);
+	case ARN_ACCESS_PEER_URI_SAN:
+		return arn_tls_peer_uri_san(t, buf, len);
+	case ARN_ACCESS_PEER_FINGERPRINT_256:
+		return arn_tls_peer_fingerprint(t, buf, len);
+	case ARN_ACCESS_PEER_SERIAL:
+		return arn_tls_peer_serial(t, buf, len);
+	case ARN_ACCESS_PEER_V_START:
+	case ARN_ACCESS_PEER_V_END:
+		if (arn_tls_peer_validity(t, &a, &b) != 0)
+			return -ENOENT;
+		return snprintf(buf, len, "%lld",
+				(long long)(what == ARN_ACCESS_PEER_V_START ? a : b));
+	}
+	return -ENOENT;
+}
+
 void http_access_log(struct http_stream *st)
 {
 	struct http_conn *hc = st->hc;
@@ -81,6 +108,8 @@ void http_access_log(struct http_stream *st)
 		if (sni)
 			rec.requested_server_name =
 			    (struct arn_access_str){sni, (uint32_t)strlen(sni)};
+		rec.downstream_peer = peer_field;
+		rec.downstream_peer_arg = hc->tls;
 	}
 	rec.protocol = st->version == 10 ? (struct arn_access_str){"HTTP/1.0", 8}
 					 : (struct arn_access_str){"HTTP/1.1", 8};

@@ -762,6 +762,18 @@ int arn_tls_peer_subject(const struct arn_tls_conn *c, char *buf, size_t len);
 /** Lower-case hex SHA-256 of the peer's certificate (65 bytes with NUL:
  * %DOWNSTREAM_PEER_FINGERPRINT_256%). @return 64, -ENOENT, -ENOSPC. */
 int arn_tls_peer_fingerprint(const struct arn_tls_conn *c, char *buf, size_t len);
+/** The peer's issuer in RFC 2253 form (%DOWNSTREAM_PEER_ISSUER%).
+ * @return its length, or -ENOENT (no certificate), -ENOSPC. */
+int arn_tls_peer_issuer(const struct arn_tls_conn *c, char *buf, size_t len);
+/** The peer's URI SANs, joined by ',' (%DOWNSTREAM_PEER_URI_SAN%).
+ * @return the length, or -ENOENT (no certificate, or no URI SAN), -ENOSPC. */
+int arn_tls_peer_uri_san(const struct arn_tls_conn *c, char *buf, size_t len);
+/** The peer's serial number, lower-case hex (%DOWNSTREAM_PEER_SERIAL%).
+ * @return its length, or -ENOENT, -ENOSPC. */
+int arn_tls_peer_serial(const struct arn_tls_conn *c, char *buf, size_t len);
+/** The peer certificate's validity, epoch seconds
+ * (%DOWNSTREAM_PEER_CERT_V_START% / V_END). @return 0, -ENOENT. */
+int arn_tls_peer_validity(const struct arn_tls_conn *c, int64_t *start_s, int64_t *end_s);
 /** The leaf certificate this side presented (server: the one chosen), or NULL. */
 const struct x509_st *arn_tls_local_cert(const struct arn_tls_conn *c);
 /** The peer's leaf certificate (borrowed), or NULL. */

@@ -11,6 +11,7 @@
 #include <openssl/asn1.h>
 #include <openssl/bn.h>
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
@@ -125,4 +126,91 @@ struct arn_json *arn_tls_cert_details(const struct x509_st *x, const char *path,
 	if (t)
 		arn_json_set(o, "expiration_time", t);
 	return o;
+}
+
+/* ---- the peer's certificate for access logs (%DOWNSTREAM_PEER_*%) ------------------------ */
+
+static int put_str(char *buf, size_t len, const char *s, size_t n)
+{
+	if (n >= len)
+		return -ENOSPC;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	return (int)n;
+}
+
+int arn_tls_peer_issuer(const struct arn_tls_conn *c, char *buf, size_t len)
+{
+	const X509 *x = arn_tls_peer_cert(c);
+	if (!x)
+		return -ENOENT;
+	BIO *m = BIO_new(BIO_s_mem());
+	if (!m)
+		return -ENOMEM;
+	X509_NAME_print_ex(m, X509_get_issuer_name(x), 0, XN_FLAG_RFC2253);
+	char *p;
+	long n = BIO_get_mem_data(m, &p);
+	int r = n >= 0 ? put_str(buf, len, p, (size_t)n) : -ENOMEM;
+	BIO_free(m);
+	ERR_clear_error();
+	return r;
+}
+
+int arn_tls_peer_uri_san(const struct arn_tls_conn *c, char *buf, size_t len)
+{
+	const X509 *x = arn_tls_peer_cert(c);
+	if (!x)
+		return -ENOENT;
+	GENERAL_NAMES *names = X509_get_ext_d2i(x, NID_subject_alt_name, NULL, NULL);
+	size_t o = 0;
+	int r = 0;
+	for (int i = 0; names && i < sk_GENERAL_NAME_num(names); i++) {
+		const GENERAL_NAME *g = sk_GENERAL_NAME_value(names, i);
+		if (g->type != GEN_URI)
+			continue;
+		const ASN1_IA5STRING *s = g->d.uniformResourceIdentifier;
+		size_t n = (size_t)ASN1_STRING_length(s);
+		if (o + (o ? 1 : 0) + n >= len) {
+			r = -ENOSPC;
+			break;
+		}
+		if (o)
+			buf[o++] = ',';
+		memcpy(buf + o, ASN1_STRING_get0_data(s), n);
+		o += n;
+	}
+	GENERAL_NAMES_free(names);
+	ERR_clear_error();
+	if (r < 0)
+		return r;
+	if (!o)
+		return -ENOENT;
+	buf[o] = 0;
+	return (int)o;
+}
+
+int arn_tls_peer_serial(const struct arn_tls_conn *c, char *buf, size_t len)
+{
+	const X509 *x = arn_tls_peer_cert(c);
+	if (!x)
+		return -ENOENT;
+	struct arn_json *j = jserial(x);
+	int r = j && j->str ? put_str(buf, len, j->str, strlen(j->str)) : -ENOMEM;
+	arn_json_free(j);
+	return r;
+}
+
+int arn_tls_peer_validity(const struct arn_tls_conn *c, int64_t *start_s, int64_t *end_s)
+{
+	const X509 *x = arn_tls_peer_cert(c);
+	if (!x)
+		return -ENOENT;
+	struct tm tm;
+	if (ASN1_TIME_to_tm(X509_get0_notBefore(x), &tm) != 1)
+		return -EINVAL;
+	*start_s = (int64_t)timegm(&tm);
+	if (ASN1_TIME_to_tm(X509_get0_notAfter(x), &tm) != 1)
+		return -EINVAL;
+	*end_s = (int64_t)timegm(&tm);
+	return 0;
 }

@@ -1065,6 +1065,51 @@ static void test_access_log_operators(void **state)
 	arn_sb_free(&err);
 }
 
+/* A fake client certificate for %DOWNSTREAM_PEER_*%. */
+static int fake_peer(const void *arg, enum arn_access_peer what, char *buf, size_t len)
+{
+	(void)arg;
+	static const char *const v[] = {
+	    [ARN_ACCESS_PEER_SUBJECT] = "CN=client,O=Example",
+	    [ARN_ACCESS_PEER_ISSUER] = "CN=ca",
+	    [ARN_ACCESS_PEER_URI_SAN] = NULL, /* none */
+	    [ARN_ACCESS_PEER_FINGERPRINT_256] = "ab01",
+	    [ARN_ACCESS_PEER_SERIAL] = "14",
+	    [ARN_ACCESS_PEER_V_START] = "1460751420", /* 2016-04-15T20:17:00Z */
+	    [ARN_ACCESS_PEER_V_END] = "1492287420",
+	};
+	if (!v[what])
+		return -ENOENT;
+	return snprintf(buf, len, "%s", v[what]);
+}
+
+/* %DOWNSTREAM_PEER_*%: read through the record's callback, only when a
+ * format prints them; '-' (null in JSON) without a client certificate or
+ * without TLS; the validity times take START_TIME's format. */
+static void test_access_log_downstream_peer(void **state)
+{
+	(void)state;
+	struct arn_access_record r = sample_record();
+	const char *f = "%DOWNSTREAM_PEER_SUBJECT%|%DOWNSTREAM_PEER_ISSUER%|"
+			"%DOWNSTREAM_PEER_URI_SAN%|%DOWNSTREAM_PEER_FINGERPRINT_256%|"
+			"%DOWNSTREAM_PEER_SERIAL%|%DOWNSTREAM_PEER_CERT_V_START%|"
+			"%DOWNSTREAM_PEER_CERT_V_END(%Y-%m-%d %s)%";
+	char *l = fmt_text(f, &r, 4096);
+	assert_string_equal(l, "-|-|-|-|-|-|-"); /* plain text */
+	free(l);
+	r.downstream_peer = fake_peer;
+	l = fmt_text(f, &r, 4096);
+	assert_string_equal(l, "CN=client,O=Example|CN=ca|-|ab01|14|2016-04-15T20:17:00.000Z|"
+			       "2017-04-15 1492287420");
+	free(l);
+	l = fmt_text("%DOWNSTREAM_PEER_SUBJECT:4%", &r, 4096);
+	assert_string_equal(l, "CN=c");
+	free(l);
+	struct arn_sb err = ARN_SB_INIT;
+	assert_null(arn_access_format_text("%DOWNSTREAM_PEER_SUBJECT(x)%", &err));
+	arn_sb_free(&err);
+}
+
 static void test_access_log_json_format(void **state)
 {
 	(void)state;
@@ -1441,6 +1486,7 @@ int main(void)
 					    builtins_setup, builtins_teardown),
 	    cmocka_unit_test_setup(test_access_log_default_format, reset),
 	    cmocka_unit_test_setup(test_access_log_operators, reset),
+	    cmocka_unit_test_setup(test_access_log_downstream_peer, reset),
 	    cmocka_unit_test_setup(test_access_log_json_format, reset),
 	    cmocka_unit_test_setup(test_access_log_rings_drain_to_file, reset),
 	    cmocka_unit_test_setup(test_access_log_full_ring_drops_and_counts, reset),

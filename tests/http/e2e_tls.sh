@@ -53,7 +53,7 @@ hcm() { # hcm PREFIX (a filters: list, indented for a filter chain)
                         path: $TOPO_DIR/access-$1.log
                         log_format:
                           text_format_source:
-                            inline_string: "%REQ(:PATH)% %DOWNSTREAM_TLS_VERSION% %REQUESTED_SERVER_NAME% %DOWNSTREAM_TLS_CIPHER%\\n"
+                            inline_string: "%REQ(:PATH)% %DOWNSTREAM_TLS_VERSION% %REQUESTED_SERVER_NAME% %DOWNSTREAM_TLS_CIPHER% %DOWNSTREAM_PEER_SUBJECT% %DOWNSTREAM_PEER_ISSUER% %DOWNSTREAM_PEER_SERIAL% %DOWNSTREAM_PEER_FINGERPRINT_256% %DOWNSTREAM_PEER_CERT_V_END(%Y)%\\n"
                   http_filters:
                     - name: envoy.filters.http.router
                       typed_config: { "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router }
@@ -190,6 +190,14 @@ case "$o" in ERR*) ok "require_sni: a client without SNI is refused ($o)" ;;
 o=$(get b.test 9443 --cert "$d/client.pem" --key "$d/client.key")
 [ "$o" = upstream-a ] && ok "mTLS: a client certificate from the trusted CA is accepted" ||
 	bad "mTLS with a certificate: '$o' $(cat "$TOPO_DIR/curl.err")"
+# %DOWNSTREAM_PEER_*%: the client certificate's fields in the access log
+for i in $(seq 20); do [ -s "$TOPO_DIR/access-tls_m.log" ] && break; sleep 0.1; done
+want="CN=client CN=arion test client CA $(openssl x509 -in "$d/client.pem" -noout -serial |
+	cut -d= -f2 | tr 'A-F' 'a-f' | sed 's/^0*//') $(openssl x509 -in "$d/client.pem" -noout \
+	-fingerprint -sha256 | cut -d= -f2 | tr -d ':' | tr 'A-F' 'a-f') $(date -u -d "+2 days" +%Y)"
+o=$(head -1 "$TOPO_DIR/access-tls_m.log" 2>/dev/null | cut -d' ' -f5-)
+[ "$o" = "$want" ] && ok "access log %DOWNSTREAM_PEER_*%: $o" ||
+	bad "access log peer fields: '$o', want '$want'"
 o=$(get b.test 9443)
 case "$o" in ERR*) ok "mTLS: a client without a certificate is refused ($o)" ;;
 *) bad "mTLS: served without a client certificate: '$o'" ;; esac

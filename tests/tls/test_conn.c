@@ -595,6 +595,20 @@ static void run_mtls(const struct mtls_case *m)
 		assert_true(arn_tls_peer_subject(&s.c, subj, sizeof(subj)) > 0);
 		assert_non_null(strstr(subj, "CN=client"));
 		assert_int_equal(arn_tls_peer_fingerprint(&s.c, fp, sizeof(fp)), 64);
+		/* the other %DOWNSTREAM_PEER_*% fields */
+		char v[256];
+		assert_true(arn_tls_peer_issuer(&s.c, v, sizeof(v)) > 0);
+		assert_string_equal(v, "CN=Arion Test CA,O=Arion tests");
+		assert_int_equal(arn_tls_peer_uri_san(&s.c, v, sizeof(v)), 27);
+		assert_string_equal(v, "spiffe://example.com/client");
+		assert_int_equal(arn_tls_peer_serial(&s.c, v, sizeof(v)), 2);
+		assert_string_equal(v, "14");
+		assert_int_equal(arn_tls_peer_serial(&s.c, v, 2), -ENOSPC);
+		int64_t vs = 0, ve = 0;
+		assert_int_equal(arn_tls_peer_validity(&s.c, &vs, &ve), 0);
+		assert_true(vs > 0 && ve > vs);
+		assert_int_equal(arn_tls_peer_issuer(&c.c, v, sizeof(v)) > 0, 1); /* the server's */
+		assert_int_equal(arn_tls_peer_uri_san(&c.c, v, sizeof(v)), -ENOENT);
 		assert_int_equal(s.st.v[ARN_TLS_S_NO_CERTIFICATE], 0);
 		assert_int_equal(s.st.v[ARN_TLS_S_SIGALG_ECDSA_SECP256R1_SHA256], 1);
 		assert_int_equal(tt_exchange(&c, &s, "ping", 4), 0);
