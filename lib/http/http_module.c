@@ -19,6 +19,7 @@
  *      cluster drained
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -164,6 +165,30 @@ static void worker_free(struct http_worker *w)
 
 static struct arn_tcp_app http_app;
 
+/* /stats' tls.<worker>.*: each worker's lib/tls counters (the handshake
+ * budget, truncations, renegotiations refused), read by the control
+ * lcore's pull as tcp.<worker>.* are (a worker writes its own, aligned
+ * 64-bit words). Set and cleared with the worker. */
+static struct arn_tls_worker *tls_workers[ARN_STATS_MAX_WORKERS];
+
+static void tls_worker_stats_pull(struct arn_stats_emitter *e, void *arg)
+{
+	(void)arg;
+	char tag[16];
+	for (unsigned i = 0; i < ARN_STATS_MAX_WORKERS; i++) {
+		const struct arn_tls_worker *t = __atomic_load_n(&tls_workers[i], __ATOMIC_ACQUIRE);
+		if (!t)
+			continue;
+		snprintf(tag, sizeof(tag), "%u", i);
+		for (unsigned k = 0; k < ARN_TLS_W_COUNT; k++)
+			arn_stats_emit(
+			    e,
+			    arn_tls_worker_counter_is_gauge(k) ? ARN_STAT_GAUGE : ARN_STAT_COUNTER,
+			    "tls", ARN_STATS_TAG_WORKER, tag, arn_tls_worker_counter_name(k),
+			    (int64_t)__atomic_load_n(&t->c[k], __ATOMIC_RELAXED));
+	}
+}
+
 static int worker_init(struct arn_lcore *lc, void *arg)
 {
 	(void)arg;
@@ -225,6 +250,8 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	}
 	for (uint32_t i = HTTP_BIG_SCRATCH_N; i-- > 0;)
 		http_big_put(w, w->big_mem + (size_t)i * HTTP_BIG_SCRATCH);
+	if (idx < ARN_STATS_MAX_WORKERS)
+		__atomic_store_n(&tls_workers[idx], &w->tls, __ATOMIC_RELEASE);
 	if (g_store) {
 		const struct arn_cfg_gen *g = arn_config_gen(g_store);
 		listeners_sync(w, g);
@@ -287,6 +314,8 @@ static void worker_fini(struct arn_lcore *lc, void *arg)
 				arn_cfg_unpin(w->lsn[i].l);
 		}
 	arn_tcp_app_set_state(lc, &http_app, NULL);
+	if (w->idx < ARN_STATS_MAX_WORKERS)
+		__atomic_store_n(&tls_workers[w->idx], NULL, __ATOMIC_RELEASE);
 	worker_free(w);
 }
 
@@ -320,8 +349,10 @@ int arn_http_start(struct arn_config_store *s, const struct arn_http_options *o)
 	if (rc) {
 		ARN_ERR(HTTP, "cannot register with the TCP stack: %s", strerror(-rc));
 		http_rt_fini();
+		return rc;
 	}
-	return rc;
+	arn_stats_pull_register(tls_worker_stats_pull, NULL);
+	return 0;
 }
 
 void arn_http_poll(void)
@@ -332,6 +363,7 @@ void arn_http_poll(void)
 
 void arn_http_stop(void)
 {
+	arn_stats_pull_unregister(tls_worker_stats_pull, NULL);
 	http_rt_fini();
 	arn_stats_scope_put(g_lm_stats);
 	g_lm_stats = NULL;

@@ -224,4 +224,11 @@ sv listener.0.0.0.0_9443.ssl.handshake 1
 sv listener.0.0.0.0_9443.ssl.fail_verify_no_cert 1
 sv listener.0.0.0.0_9443.ssl.fail_verify_error 1
 sv listener.0.0.0.0_8443.ssl.connection_error 1
+sv listener.0.0.0.0_443.ssl.curves.X25519 1
+sv listener.0.0.0.0_443.ssl.ciphers.TLS_AES_128_GCM_SHA256 1
+# the worker's own: tls.<worker>.* (lib/tls's per-worker counters)
+sv tls.0.handshake_steps 8
+v=$(stat tls.0.connections_active)
+[ "$v" = 0 ] && ok "tls.0.connections_active = 0 once the clients left" ||
+	bad "tls.0.connections_active = $v"
 http_e2e_finish
