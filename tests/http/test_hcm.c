@@ -24,6 +24,8 @@
 
 #include <cmocka.h>
 
+#include <openssl/evp.h>
+#include <openssl/x509.h>
 #include <rte_eal.h>
 #include <rte_mbuf.h>
 
@@ -38,6 +40,8 @@
 #include "http_codec_h1.h"
 #include "http_int.h"
 #include "http_stream.h"
+#include "http_tls.h"
+#include "http_worker.h"
 
 /* ---- fake lib/net ------------------------------------------------------------------------- */
 
@@ -125,6 +129,8 @@ struct arn_tcp_conn {
 	uint32_t rx_bytes;
 	char *tx; /* everything the proxy wrote */
 	size_t tx_len, tx_cap;
+	bool tx_limited;    /* the send buffer takes only tx_room more bytes */
+	uint32_t tx_room;   /* (the TLS transport's test: a byte at a time) */
 	bool shut;	    /* FIN after the data */
 	bool closed;	    /* the proxy closed or aborted it */
 	bool aborted;	    /* ... with a reset */
@@ -251,6 +257,10 @@ int arn_tcp_write(struct arn_tcp_conn *c, const void *buf, uint32_t len)
 		return -EPIPE;
 	if (c->upstream && !c->connected)
 		return -ENOTCONN;
+	if (c->tx_limited) {
+		len = RTE_MIN(len, c->tx_room);
+		c->tx_room -= len;
+	}
 	tx_put(c, buf, len);
 	return (int)len;
 }
@@ -267,10 +277,10 @@ int arn_tcp_write_mbuf(struct arn_tcp_conn *c, struct rte_mbuf *m)
 	return 0;
 }
 
-/* the send buffer never fills here */
+/* the send buffer never fills here, unless a test limits it */
 uint32_t arn_tcp_sndbuf_space(const struct arn_tcp_conn *c)
 {
-	return c->closed || c->shut ? 0 : 1u << 20;
+	return c->closed || c->shut ? 0 : c->tx_limited ? c->tx_room : 1u << 20;
 }
 
 void arn_tcp_want_writable(struct arn_tcp_conn *c)
@@ -1263,6 +1273,272 @@ static void test_codec_goes_through_the_transport(void **state)
 	assert_int_equal(rte_mempool_in_use_count(pool), 0);
 }
 
+/* ---- issue 18: the TLS transport under partial writes and truncation ---------------------------
+ */
+
+/* A client of lib/tls whose bytes go to, and come from, a fake TCP
+ * connection of the proxy's: what it writes waits in out[] until the test
+ * hands it over (a byte at a time), it reads what the proxy wrote. */
+struct tcli {
+	struct arn_tls_conn c;
+	struct arn_tls_worker w;
+	struct arn_tls_stats st;
+	struct arn_tcp_conn *srv;
+	size_t rd; /* bytes of srv->tx read */
+	char out[65536];
+	size_t out_len, out_off;
+	bool eof;
+};
+
+static int tcli_read(void *arg, void *buf, uint32_t len)
+{
+	struct tcli *k = arg;
+	size_t n = RTE_MIN((size_t)len, k->srv->tx_len - k->rd);
+	memcpy(buf, k->srv->tx + k->rd, n);
+	k->rd += n;
+	return (int)n;
+}
+
+static int tcli_write(void *arg, const void *buf, uint32_t len)
+{
+	struct tcli *k = arg;
+	assert_true(k->out_len + len <= sizeof(k->out));
+	memcpy(k->out + k->out_len, buf, len);
+	k->out_len += len;
+	return (int)len;
+}
+
+static uint32_t tcli_space(void *arg)
+{
+	struct tcli *k = arg;
+	return (uint32_t)(sizeof(k->out) - k->out_len);
+}
+
+static const struct arn_tls_io tcli_io = {
+    .read = tcli_read, .write = tcli_write, .space = tcli_space};
+
+/* Hand the proxy @p n more of the client's bytes (one mbuf each byte). */
+static size_t tcli_deliver(struct tcli *k, size_t n)
+{
+	size_t given = 0;
+	struct rte_mbuf **tail = &k->srv->rxq;
+	while (*tail)
+		tail = &(*tail)->next;
+	while (given < n && k->out_off < k->out_len) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+		assert_non_null(m);
+		*(char *)rte_pktmbuf_append(m, 1) = k->out[k->out_off++];
+		*tail = m;
+		tail = &m->next;
+		k->srv->rx_bytes++;
+		given++;
+	}
+	return given;
+}
+
+static EVP_PKEY *tkey;
+static X509 *tcert;
+
+static struct arn_tls_ctx *tls_ctx(bool server)
+{
+	if (!tkey) {
+		tkey = EVP_EC_gen("P-256");
+		tcert = X509_new();
+		X509_set_version(tcert, 2);
+		ASN1_INTEGER_set(X509_get_serialNumber(tcert), 1);
+		X509_gmtime_adj(X509_getm_notBefore(tcert), -60);
+		X509_gmtime_adj(X509_getm_notAfter(tcert), 3600);
+		X509_set_pubkey(tcert, tkey);
+		X509_NAME *nm = X509_get_subject_name(tcert);
+		X509_NAME_add_entry_by_txt(nm, "CN", MBSTRING_ASC, (const unsigned char *)"t", -1,
+					   -1, 0);
+		X509_set_issuer_name(tcert, nm);
+		assert_true(X509_sign(tcert, tkey, EVP_sha256()) > 0);
+	}
+	struct arn_tls_cert c = {.cert = tcert, .key = tkey, .name = "t"};
+	struct arn_tls_ctx_conf cf = {
+	    .name = server ? "server" : "client", .server = server, .replicas = 1};
+	if (server) {
+		cf.certs = &c;
+		cf.n_certs = 1;
+	}
+	char err[256];
+	struct arn_tls_ctx *ctx = arn_tls_ctx_new(&cf, err, sizeof(err));
+	if (!ctx)
+		fail_msg("%s", err);
+	return ctx;
+}
+
+struct tls_rig {
+	struct http_worker *w;
+	struct arn_tcp_conn *sc;
+	struct http_tls_tp t;
+	struct arn_tls_stats sst;
+	struct arn_tls_ctx *sctx, *cctx;
+	bool eof;
+	struct tcli k;
+};
+
+/* A TLS connection through http_tls.c whose TCP takes one byte per
+ * iteration both ways, handshaken. */
+static void rig_open(struct tls_rig *r)
+{
+	memset(r, 0, sizeof(*r));
+	static const struct arn_tcp_ops none = {0};
+	r->w = calloc(1, sizeof(*r->w));
+	assert_non_null(r->w);
+	r->w->lc = &lc0;
+	arn_tls_worker_init(&r->w->tls, 0, 0);
+	r->sc = conn_new();
+	r->sc->ops = &none;
+	r->sc->tx_limited = true;
+	r->sctx = tls_ctx(true);
+	r->cctx = tls_ctx(false);
+	assert_int_equal(
+	    http_tls_start(&r->t, r->w, r->sc, r->sctx, &r->sst, &r->eof, NULL, NULL, NULL), 0);
+	arn_tls_worker_init(&r->k.w, 0, 0);
+	r->k.srv = r->sc;
+	assert_int_equal(arn_tls_conn_init(&r->k.c, &r->k.w, r->cctx, &r->k.st, &tcli_io, &r->k,
+					   &(struct arn_tls_conn_opts){0}),
+			 0);
+	int cs = -EAGAIN, ss = -EAGAIN;
+	unsigned it;
+	for (it = 0; it < 200000 && (cs != 0 || ss != 0); it++) {
+		arn_tls_worker_begin(&r->w->tls, 0);
+		arn_tls_worker_begin(&r->k.w, 0);
+		if (cs != 0)
+			cs = arn_tls_handshake(&r->k.c);
+		tcli_deliver(&r->k, 1);
+		if (ss != 0)
+			ss = http_tls_handshake(&r->t);
+		r->sc->tx_room = 1; /* one more byte fits: on_writable */
+		http_tp_writable(&r->t.t, r->sc);
+		assert_true(cs == 0 || cs == -EAGAIN || cs == -EBUSY);
+		assert_true(ss == 0 || ss == -EAGAIN || ss == -EBUSY);
+	}
+	assert_int_equal(cs, 0);
+	assert_int_equal(ss, 0);
+	assert_true(it > 200); /* it really went a byte at a time */
+	assert_int_equal(r->sst.v[ARN_TLS_S_HANDSHAKE], 1);
+}
+
+static void rig_close(struct tls_rig *r)
+{
+	http_tls_stop(&r->t);
+	arn_tls_conn_free(&r->k.c);
+	arn_tls_ctx_unref(r->sctx);
+	arn_tls_ctx_unref(r->cctx);
+	arn_tls_reclaim();
+	arn_tcp_rx_consume(r->sc, r->sc->rx_bytes);
+	free(r->sc->tx);
+	memset(r->sc, 0, sizeof(*r->sc));
+	free(r->w);
+}
+
+/*
+ * Issue 18: the TLS transport (http_tls.c) over a TCP whose send buffer
+ * takes one byte at a time and whose peer's bytes come one at a time: the
+ * handshake, a request in, a response of several records out (each piece
+ * of http_out taken in part and resumed on on_writable), all intact.
+ */
+static void test_tls_transport_byte_at_a_time(void **state)
+{
+	(void)state;
+	struct tls_rig r;
+	rig_open(&r);
+	/* in: a request, a byte per iteration */
+	static const char req[] = "GET /tls HTTP/1.1\r\nHost: a\r\n\r\n";
+	assert_int_equal(arn_tls_write(&r.k.c, req, sizeof(req) - 1), sizeof(req) - 1);
+	struct http_in in = {0};
+	for (unsigned i = 0; i < 10000 && in.bytes < sizeof(req) - 1; i++) {
+		tcli_deliver(&r.k, 1);
+		http_tp_fill(&r.t.t, r.sc, &in);
+	}
+	assert_int_equal(in.bytes, sizeof(req) - 1);
+	char got[64] = "";
+	size_t o = 0;
+	for (struct rte_mbuf *m = in.head; m; m = m->next) {
+		memcpy(got + o, rte_pktmbuf_mtod(m, char *), m->data_len);
+		o += m->data_len;
+	}
+	assert_memory_equal(got, req, sizeof(req) - 1);
+	http_in_free(&in);
+	/* out: staged bytes, 6000 bytes by reference and a chunk's CRLF */
+	static char body[6000];
+	for (size_t i = 0; i < sizeof(body); i++)
+		body[i] = (char)('a' + i % 26);
+	struct http_out out = {0};
+	memcpy(out.stage, "1770\r\n", 6);
+	out.stage_len = 6;
+	out.data = body;
+	out.data_len = sizeof(body);
+	out.crlf = 2;
+	static char rx[7000];
+	size_t rl = 0;
+	int rc = -EAGAIN;
+	unsigned flushes = 0;
+	for (unsigned i = 0; i < 100000 && (rc != 0 || rl < 6008); i++) {
+		/* the send buffer drains a byte per iteration; a record is
+		 * written once it fits (at least 512 bytes of it: docs/tls.md) */
+		r.sc->tx_room += 1;
+		http_tp_writable(&r.t.t, r.sc);
+		if (rc != 0) {
+			rc = http_tp_flush(&r.t.t, r.sc, &out);
+			flushes++;
+			assert_true(rc == 0 || rc == -EAGAIN);
+		}
+		ssize_t n = arn_tls_read(&r.k.c, rx + rl, sizeof(rx) - rl);
+		if (n > 0)
+			rl += (size_t)n;
+		else
+			assert_int_equal(n, -EAGAIN);
+	}
+	assert_int_equal(rc, 0);
+	assert_true(flushes > 100);
+	assert_false(http_out_busy(&out));
+	assert_int_equal(rl, 6008);
+	assert_memory_equal(rx, "1770\r\n", 6);
+	assert_memory_equal(rx + 6, body, sizeof(body));
+	assert_memory_equal(rx + 6006, "\r\n", 2);
+	assert_false(r.eof);
+	assert_false(r.sc->aborted);
+	rig_close(&r);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
+/*
+ * Issue 18: the peer's end. A record cut mid-way by the FIN, or a FIN
+ * without close_notify, ends the peer's input (the codec decides what was
+ * cut) and is counted (tls.<worker>.truncated), not a crash nor a reset;
+ * a close_notify ends it without being counted.
+ */
+static void test_tls_transport_truncation(void **state)
+{
+	(void)state;
+	for (int k = 0; k < 3; k++) { /* cut record, no close_notify, close_notify */
+		struct tls_rig r;
+		rig_open(&r);
+		uint64_t before = r.w->tls.c[ARN_TLS_W_TRUNCATED];
+		assert_int_equal(arn_tls_write(&r.k.c, "hello", 5), 5);
+		if (k == 2)
+			assert_int_equal(arn_tls_shutdown(&r.k.c), 0);
+		size_t rec = r.k.out_len - r.k.out_off;
+		tcli_deliver(&r.k, k == 0 ? rec / 2 : rec);
+		struct http_in in = {0};
+		http_tp_fill(&r.t.t, r.sc, &in);
+		assert_int_equal(r.eof, k == 2); /* close_notify ends it before the FIN */
+		http_tp_eof(&r.t.t, r.sc);	 /* TCP's FIN */
+		http_tp_fill(&r.t.t, r.sc, &in);
+		assert_true(r.eof);
+		assert_int_equal(in.bytes, k == 0 ? 0 : 5);
+		assert_int_equal(r.w->tls.c[ARN_TLS_W_TRUNCATED] - before, k == 2 ? 0 : 1);
+		assert_false(r.sc->aborted);
+		http_in_free(&in);
+		rig_close(&r);
+	}
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
 int main(void)
 {
 	char prefix[64];
@@ -1296,6 +1572,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_new_endpoints_resolved_ahead, teardown),
 	    cmocka_unit_test_teardown(test_mcp_endpoint_fails_closed, teardown),
 	    cmocka_unit_test(test_codec_goes_through_the_transport),
+	    cmocka_unit_test(test_tls_transport_byte_at_a_time),
+	    cmocka_unit_test(test_tls_transport_truncation),
 	};
 	if (getenv("TEST_FILTER")) /* one test by name (a glob), e.g. while bisecting */
 		cmocka_set_test_filter(getenv("TEST_FILTER"));
