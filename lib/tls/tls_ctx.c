@@ -21,7 +21,8 @@
  * table per SSL_CTX, and a per-worker cache would hit only when a client's
  * next connection lands on the same worker (RSS hashes the new source port:
  * one chance in N). Stateless tickets resume on every worker, and across
- * context rotations when session_ticket_keys are configured.
+ * context rotations: with session_ticket_keys, by those keys; without,
+ * by the process's own random key (process_tkey).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -47,6 +48,15 @@
 static EVP_CIPHER *ticket_cipher; /* AES-256-CBC, fetched once: no fetch per ticket */
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static int global_rc;
+/* The session ticket key of every context without session_ticket_keys:
+ * one per process, made at first use, so that a ticket survives a
+ * context rebuilt for an unrelated change (a listener update makes new
+ * filter chain objects, hence new contexts). A ticket still resumes only
+ * under the same session id context (names, CAs, CRLs, matchers, depth,
+ * client certificate policy), so sharing the key across listeners lets
+ * nothing resume where it could not have been made. */
+static uint8_t process_tkey[ARN_TLS_TICKET_KEY_LEN];
+static bool process_tkey_ok;
 
 /* tls_conn.c */
 
@@ -55,6 +65,7 @@ static void global_init_once(void)
 	OPENSSL_init_ssl(OPENSSL_INIT_LOAD_SSL_STRINGS | OPENSSL_INIT_LOAD_CRYPTO_STRINGS, NULL);
 	ticket_cipher = EVP_CIPHER_fetch(NULL, "AES-256-CBC", NULL);
 	global_rc = ticket_cipher && tls_bio_create_method() == 0 ? 0 : -ENOMEM;
+	process_tkey_ok = RAND_bytes(process_tkey, sizeof(process_tkey)) == 1;
 }
 
 int tls_global_init(void)
@@ -881,7 +892,7 @@ struct arn_tls_ctx *arn_tls_ctx_new(const struct arn_tls_ctx_conf *cf, char *err
 		x->alpn_len = alen;
 	}
 
-	/* ticket keys: given, or one random key for the context's life */
+	/* ticket keys: given, or the process's random key */
 	if (cf->server && !cf->disable_stateless_resumption) {
 		size_t n = cf->n_ticket_keys ? cf->n_ticket_keys : 1;
 		if (!(x->tkeys = malloc(n * ARN_TLS_TICKET_KEY_LEN))) {
@@ -890,7 +901,9 @@ struct arn_tls_ctx *arn_tls_ctx_new(const struct arn_tls_ctx_conf *cf, char *err
 		}
 		if (cf->n_ticket_keys)
 			memcpy(x->tkeys, cf->ticket_keys, n * ARN_TLS_TICKET_KEY_LEN);
-		else if (RAND_bytes(x->tkeys, ARN_TLS_TICKET_KEY_LEN) != 1) {
+		else if (process_tkey_ok)
+			memcpy(x->tkeys, process_tkey, ARN_TLS_TICKET_KEY_LEN);
+		else {
 			fail(&b, "no random session ticket key");
 			goto bad;
 		}
