@@ -277,9 +277,12 @@ struct http_hcm_rt *http_rt_tcpp(const struct arn_cfg_tcp_proxy *tp);
  * be built. Worker lcore. */
 struct arn_tls_ctx *http_rt_tls(const struct arn_cfg_filter_chain *fc);
 /** The client TLS context of cluster @p c (its UpstreamTlsContext) in the
- * current snapshot, borrowed as http_rt_tls's, or NULL when it has none or
- * it could not be built. Worker lcore. */
-struct arn_tls_ctx *http_rt_upstream_tls(const struct arn_cfg_cluster *c);
+ * current snapshot, borrowed as http_rt_tls's; when the snapshot has
+ * another version of the cluster, the context in force under @p crt's
+ * name. NULL when there is none (it could not be built, or a new
+ * cluster's snapshot is not built yet). Worker lcore. */
+struct arn_tls_ctx *http_rt_upstream_tls(const struct arn_cfg_cluster *c,
+					 const struct http_cluster_rt *crt);
 struct http_listener_rt *http_rt_listener(uint32_t addr, uint16_t port);
 /* The <stat_prefix>.http_local_rate_limit.* scope of a route's or virtual
  * host's local_ratelimit configuration @p cfg in the current snapshot

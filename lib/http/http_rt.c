@@ -33,7 +33,7 @@
 #include "http_int.h"
 #include "http_l4.h"
 
-enum { K_CLUSTER = 1, K_HCM, K_LISTENER, K_HOST, K_TLS, K_RLS };
+enum { K_CLUSTER = 1, K_HCM, K_LISTENER, K_HOST, K_TLS, K_RLS, K_UTLS_NAME };
 
 struct slot {
 	uint8_t kind;
@@ -55,7 +55,8 @@ struct tls_rt {
 	const struct arn_cfg_secret *certs[TLS_RT_CERTS];
 	size_t n_certs;
 	const struct arn_cfg_secret *validation, *tickets;
-	struct arn_tls_ctx *ctx; /* one reference */
+	struct arn_tls_ctx *ctx;	   /* one reference */
+	const struct http_cluster_rt *crt; /* a cluster's: also found by its name */
 };
 
 struct rl_scope {
@@ -156,9 +157,14 @@ struct arn_stats_scope *http_rt_rl_scope(const struct arn_cfg_http_ratelimit *cf
 	return sl ? sl->val : NULL;
 }
 
-struct arn_tls_ctx *http_rt_upstream_tls(const struct arn_cfg_cluster *c)
+struct arn_tls_ctx *http_rt_upstream_tls(const struct arn_cfg_cluster *c,
+					 const struct http_cluster_rt *crt)
 {
 	const struct slot *sl = snap_find(K_TLS, (uint64_t)(uintptr_t)c, NULL, 0);
+	/* a stream routed with the cluster's previous (or next) version while
+	 * the snapshot has the other: the context in force under its name */
+	if (!sl && crt)
+		sl = snap_find(K_UTLS_NAME, crt->hash, crt->name, crt->len);
 	return sl ? sl->val : NULL;
 }
 
@@ -500,7 +506,8 @@ static const struct tls_rt *find_tls(const struct snap *s, const struct tls_rt *
  * cluster's upstream connections fail (503 UF), and the reason is logged
  * naming the listener and chain or the cluster, and the Secret or field. */
 static void snap_tls(struct snap *s, const struct arn_cfg_gen *g, bool *oom, const void *key,
-		     const void *owner, const struct arn_cfg_tls *t, bool server, const char *name)
+		     const void *owner, const struct arn_cfg_tls *t, bool server, const char *name,
+		     const struct http_cluster_rt *crt)
 {
 	char err[256];
 	const char *refused =
@@ -509,7 +516,7 @@ static void snap_tls(struct snap *s, const struct arn_cfg_gen *g, bool *oom, con
 		ARN_ERR(HTTP, "%s: more than %d certificates; %s", name, TLS_RT_CERTS, refused);
 		return;
 	}
-	struct tls_rt nt = {.key = key, .n_certs = t->n_cert_secrets};
+	struct tls_rt nt = {.key = key, .n_certs = t->n_cert_secrets, .crt = crt};
 	for (size_t i = 0; i < nt.n_certs; i++)
 		nt.certs[i] = arn_cfg_secret_find(g, &t->cert_secrets[i]);
 	if (t->validation_secret.len)
@@ -567,7 +574,7 @@ static void chain_tls(struct build *b, const struct arn_cfg_listener *l,
 	char name[192];
 	snprintf(name, sizeof(name), "listener '%s' chain '%s'", l->obj.name,
 		 fc->name ? fc->name : "");
-	snap_tls(b->s, b->g, &b->oom, fc, l, fc->tls, true, name);
+	snap_tls(b->s, b->g, &b->oom, fc, l, fc->tls, true, name, NULL);
 }
 
 /* One route's or virtual host's typed_per_filter_config entries: the
@@ -777,7 +784,7 @@ static void each_cluster(void *ctx, const struct arn_config_resource_info *info)
 		char name[160];
 		snprintf(name, sizeof(name), "cluster '%s'", info->name);
 		snap_tls(cw->s, cw->g, &cw->oom, v.cluster, v.cluster, v.cluster->upstream_tls,
-			 false, name);
+			 false, name, c);
 		if (!c->ssl) /* published with the snapshot */
 			c->ssl = calloc(ARN_STATS_MAX_WORKERS, sizeof(*c->ssl));
 	}
@@ -840,7 +847,7 @@ void http_rt_sync(struct arn_config_store *s)
 		resolve_post(cw.resolve);
 	arn_cfg_listener_foreach(g, each_listener, &b);
 	b.oom |= cw.oom;
-	size_t n = ns->n_crts + ns->n_hcms + ns->n_lrts + ns->n_hosts + ns->n_tls + ns->n_rls;
+	size_t n = ns->n_crts + ns->n_hcms + ns->n_lrts + ns->n_hosts + 2 * ns->n_tls + ns->n_rls;
 	size_t sz = 16;
 	while (sz < n * 2)
 		sz <<= 1;
@@ -866,8 +873,12 @@ void http_rt_sync(struct arn_config_store *s)
 		struct http_host *h = ns->hosts[i];
 		snap_put(ns, K_HOST, host_slot_key(h->crt, h->addr, h->port), NULL, 0, h);
 	}
-	for (size_t i = 0; i < ns->n_tls; i++)
-		snap_put(ns, K_TLS, (uint64_t)(uintptr_t)ns->tls[i].key, NULL, 0, ns->tls[i].ctx);
+	for (size_t i = 0; i < ns->n_tls; i++) {
+		const struct tls_rt *t = &ns->tls[i];
+		snap_put(ns, K_TLS, (uint64_t)(uintptr_t)t->key, NULL, 0, t->ctx);
+		if (t->crt) /* the snapshot holds the cluster object */
+			snap_put(ns, K_UTLS_NAME, t->crt->hash, t->crt->name, t->crt->len, t->ctx);
+	}
 	for (size_t i = 0; i < ns->n_rls; i++)
 		snap_put(ns, K_RLS, (uint64_t)(uintptr_t)ns->rls[i].cfg, NULL, 0, ns->rls[i].sc);
 	struct snap *old = __atomic_exchange_n(&current, ns, __ATOMIC_ACQ_REL);

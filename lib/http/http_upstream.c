@@ -371,7 +371,7 @@ static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, u
 {
 	/* a cluster whose TLS context could not be built (logged, naming the
 	 * cluster and the Secret) has no connection to open */
-	struct arn_tls_ctx *tctx = c && c->upstream_tls ? http_rt_upstream_tls(c) : NULL;
+	struct arn_tls_ctx *tctx = c && c->upstream_tls ? http_rt_upstream_tls(c, p->crt) : NULL;
 	if (c && c->upstream_tls && !tctx) {
 		POOL_INC(w, p, upstream_cx_connect_fail);
 		HOST_ADD(w, p, cx_connect_fail, 1);
@@ -412,6 +412,19 @@ static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, u
 	return u;
 }
 
+/* Was idle connection @p u made under the TLS the stream's cluster @p c
+ * asks for now? A pool outlives cluster updates that keep its endpoint: a
+ * cluster that turned to TLS must not reuse its plain connections, and
+ * one whose context changed (another CA, SAN matchers, client
+ * certificate) not those validated under the old one. */
+static bool up_tls_current(struct http_upconn *u, const struct arn_cfg_cluster *c)
+{
+	bool want = c && c->upstream_tls;
+	if (want != u->tls.on)
+		return false;
+	return !want || u->tls.tls.ctx == http_rt_upstream_tls(c, u->pool->crt);
+}
+
 int http_up_acquire(struct http_worker *w, struct http_pool *p, struct http_stream *st,
 		    uint32_t laddr, const struct http_upstream_ops *ops)
 {
@@ -426,6 +439,10 @@ int http_up_acquire(struct http_worker *w, struct http_pool *p, struct http_stre
 			/* the upstream said something while idle (a close is on
 			 * its way): not reusable */
 			up_close(u, true);
+			continue;
+		}
+		if (!up_tls_current(u, st->cluster)) {
+			up_close(u, false);
 			continue;
 		}
 		bind(u, st);

@@ -1273,6 +1273,45 @@ static void test_codec_goes_through_the_transport(void **state)
 	assert_int_equal(rte_mempool_in_use_count(pool), 0);
 }
 
+/* ---- issue 18: upstream TLS and the pools ---------------------------------------------------- */
+
+/*
+ * A pool outlives a cluster update that keeps its endpoint; a cluster that
+ * turns to TLS must not send the next request over the plain connection
+ * idling in it: it closes, and a new connection starts with a ClientHello.
+ */
+static void test_cluster_turned_tls_reuses_no_plain_connection(void **state)
+{
+	(void)state;
+	start(4, jlistener("", "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}"));
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct arn_tcp_conn *u = upstream_accepts();
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n"); /* keep-alive */
+	assert_true(answered(c, "HTTP/1.1 200 OK\r\n"));
+	poll_ms(1);
+	assert_false(u->closed); /* idle in the pool */
+	apply(C, "2",
+	      "{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"5s\","
+	      "\"load_assignment\":{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":[{"
+	      "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.10\","
+	      "\"port_value\":8080}}}}]}]},\"transport_socket\":{\"name\":\"tls\","
+	      "\"typed_config\":{\"@type\":\"type.googleapis.com/"
+	      "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext\",\"sni\":"
+	      "\"web.test\"}}}");
+	arn_http_poll(); /* the control lcore builds the cluster's TLS context */
+	poll_ms(1);	 /* the worker takes the new generation */
+	struct arn_tcp_conn *c2 = client();
+	send_s(c2, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_true(u->closed);
+	assert_null(strstr(u->tx, "GET /b"));
+	struct arn_tcp_conn *u2 = upstream_accepts();
+	assert_true(u2->tx_len > 5);
+	assert_int_equal((unsigned char)u2->tx[0], 0x16);	    /* a TLS handshake record */
+	assert_non_null(memmem(u2->tx, u2->tx_len, "web.test", 8)); /* the SNI */
+	assert_null(memmem(u2->tx, u2->tx_len, "GET /b", 6));
+}
+
 /* ---- issue 18: the TLS transport under partial writes and truncation ---------------------------
  */
 
@@ -1572,6 +1611,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_new_endpoints_resolved_ahead, teardown),
 	    cmocka_unit_test_teardown(test_mcp_endpoint_fails_closed, teardown),
 	    cmocka_unit_test(test_codec_goes_through_the_transport),
+	    cmocka_unit_test_teardown(test_cluster_turned_tls_reuses_no_plain_connection, teardown),
 	    cmocka_unit_test(test_tls_transport_byte_at_a_time),
 	    cmocka_unit_test(test_tls_transport_truncation),
 	};
