@@ -1333,7 +1333,8 @@ static int tcli_read(void *arg, void *buf, uint32_t len)
 {
 	struct tcli *k = arg;
 	size_t n = RTE_MIN((size_t)len, k->srv->tx_len - k->rd);
-	memcpy(buf, k->srv->tx + k->rd, n);
+	if (n) /* tx is NULL before the proxy wrote anything */
+		memcpy(buf, k->srv->tx + k->rd, n);
 	k->rd += n;
 	return (int)n;
 }
