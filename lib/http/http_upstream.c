@@ -616,11 +616,13 @@ static void up_ready(struct http_upconn *u)
  * connection closes (FIN after the alert; on_close counts it as
  * upstream_cx_connect_fail and frees it).
  */
-static void up_tls_failed(struct http_upconn *u, int rc)
+static void up_tls_failed(struct http_upconn *u, int rc, const char *text)
 {
 	char why[256];
-	size_t n = arn_tls_failure_reason(&u->tls.tls, why, sizeof(why));
-	if (!n)
+	size_t n = text ? 0 : arn_tls_failure_reason(&u->tls.tls, why, sizeof(why));
+	if (text)
+		snprintf(why, sizeof(why), "%s", text);
+	else if (!n)
 		snprintf(why, sizeof(why), "TLS handshake: %s",
 			 rc == -EPIPE ? "connection closed" : "failed");
 	struct http_pool *p = u->pool;
@@ -645,12 +647,21 @@ static void up_tls_step(struct http_upconn *u)
 		return;
 	int rc = http_tls_handshake(&u->tls);
 	if (rc == 0) {
+		/* the codec is HTTP/1.1: an upstream that chose another
+		 * protocol from the cluster's alpn_protocols cannot be spoken to */
+		size_t alen = 0;
+		const char *alpn = arn_tls_alpn(&u->tls.tls, &alen);
+		if (alpn && !(alen == 8 && memcmp(alpn, "http/1.1", 8) == 0)) {
+			up_tls_failed(u, -EPROTO,
+				      "ALPN: the upstream chose a protocol other than http/1.1");
+			return;
+		}
 		up_ready(u);
 		return;
 	}
 	if ((rc == -EAGAIN || rc == -EBUSY) && !u->h1.peer.eof)
 		return;
-	up_tls_failed(u, rc == -EAGAIN || rc == -EBUSY ? -EPIPE : rc);
+	up_tls_failed(u, rc == -EAGAIN || rc == -EBUSY ? -EPIPE : rc, NULL);
 }
 
 /* lib/tls: a handshake the worker's budget deferred may go on. */

@@ -14,6 +14,7 @@
 #         503 UF, the reason in %UPSTREAM_TRANSPORT_FAILURE_REASON%
 #   /ca   cluster tls_ca: another CA trusted: 503 UF, fail_verify_error
 #   /nocert cluster tls_nocert: no client certificate: nginx answers 400
+#   /h2   cluster tls_h2: offers h2 to an nginx that picks it: 503 UF
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl nginx openssl || exit 77
@@ -68,6 +69,13 @@ http {
     ssl_verify_client on;
     location / { return 200 "tls-upstream \$request_uri\n"; }
   }
+  server {
+    listen $ua:8444 ssl http2;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_certificate $d/up.pem;
+    ssl_certificate_key $d/up.key;
+    location / { return 200 "h2-upstream\n"; }
+  }
 }
 NGINX
 topo_bg nginx-tls ip netns exec "$uns" nginx -c "$n/nginx.conf" -g 'daemon off;'
@@ -78,8 +86,9 @@ for i in $(seq 50); do
 done
 
 utc() { # utc CLUSTER SAN CA [CLIENT_CERT]: the cluster's transport_socket
-	local maxv=TLSv1_3
+	local maxv=TLSv1_3 alpn='"http/1.1"'
 	[ "$1" = tls_ok12 ] && maxv=TLSv1_2
+	[ "$1" = tls_h2 ] && alpn='"h2"' 
 	cat <<YAML
         transport_socket:
           name: envoy.transport_sockets.tls
@@ -87,7 +96,7 @@ utc() { # utc CLUSTER SAN CA [CLIENT_CERT]: the cluster's transport_socket
             "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext
             sni: up.test
             common_tls_context:
-              alpn_protocols: [ "http/1.1" ]
+              alpn_protocols: [ $alpn ]
               tls_params: { tls_minimum_protocol_version: TLSv1_2, tls_maximum_protocol_version: $maxv }
               combined_validation_context:
                 default_validation_context:
@@ -97,8 +106,9 @@ YAML
 	[ -n "${4:-}" ] && echo "              tls_certificate_sds_secret_configs: [ { name: $4 } ]"
 }
 cluster() { # cluster NAME SAN CA [CLIENT_CERT]
-	local mr=1
+	local mr=1 port=8443
 	[ "$1" = tls_keep ] && mr=100
+	[ "$1" = tls_h2 ] && port=8444
 	cat <<YAML
       - name: $1
         type: STATIC
@@ -106,7 +116,7 @@ cluster() { # cluster NAME SAN CA [CLIENT_CERT]
         max_requests_per_connection: $mr
         load_assignment:
           cluster_name: $1
-          endpoints: [ { lb_endpoints: [ { endpoint: { address: { socket_address: { address: $ua, port_value: 8443 } } } } ] } ]
+          endpoints: [ { lb_endpoints: [ { endpoint: { address: { socket_address: { address: $ua, port_value: $port } } } } ] } ]
 YAML
 	utc "$@"
 }
@@ -140,6 +150,7 @@ YAML
                           - { match: { prefix: "/san" }, route: { cluster: tls_san } }
                           - { match: { prefix: "/ca" }, route: { cluster: tls_ca } }
                           - { match: { prefix: "/nocert" }, route: { cluster: tls_nocert } }
+                          - { match: { prefix: "/h2" }, route: { cluster: tls_h2 } }
                   access_log:
                     - name: envoy.access_loggers.file
                       typed_config:
@@ -159,6 +170,7 @@ YAML
 	cluster tls_san other.test up-ca arion-client
 	cluster tls_ca up.test other-ca arion-client
 	cluster tls_nocert up.test up-ca
+	cluster tls_h2 up.test up-ca
 } >"$TOPO_DIR/body.yaml"
 http_e2e_arion "$TOPO_DIR/body.yaml" || { echo "arion did not start"; exit 1; }
 
@@ -225,12 +237,18 @@ d, serial = sys.argv[2], sys.argv[3]
 ok = [e for e in c if e["cert_chain"] and e["cert_chain"][0]["path"] == d + "/arion.pem"
       and e["ca_cert"] and e["ca_cert"][0]["path"] == d + "/ca.pem"]
 e = ok[0]["cert_chain"][0] if ok else {}
-print(len(c), len(ok), e.get("serial_number") == serial, e.get("days_until_expiration"),
+print(len(c), len(ok), e.get("serial_number", "").lstrip("0") == serial.lstrip("0"), e.get("days_until_expiration"),
       e.get("expiration_time", "")[-1:], ok[0]["ca_cert"][0].get("subject_alt_names") if ok else None)
 PY
 )
-[ "$o" = "6 4 True 1 Z []" ] && ok "/certs: 6 contexts, the client certificate's path, serial, days" ||
+[ "$o" = "7 4 True 1 Z []" ] && ok "/certs: 7 contexts, the client certificate's path, serial, days" ||
 	bad "/certs: '$o' $(head -c 600 "$TOPO_DIR/certs.json")"
+
+# an upstream that picks h2 from the offered ALPN: not spoken to (HTTP/1.1 only)
+o=$(get h2)
+l=$(logline h2)
+[ "$o" = 503 ] && case "$l" in "/h2 503 UF ALPN: "*) true ;; *) false ;; esac &&
+	ok "ALPN h2 chosen by the upstream: 503 UF ($l)" || bad "/h2: $o, log '$l'"
 
 sv() { # sv NAME MIN
 	local v
