@@ -3,6 +3,8 @@
 # listener is replaced while a keep-alive TLS connection stays up. That
 # connection goes on serving with the certificate it started with (a
 # connection keeps its context); a new connection gets the new certificate.
+# wrk (keep-alive) and a new connection per request run through the
+# rotation without a failure.
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool nginx curl node openssl /usr/bin/python3 || exit 77
@@ -35,6 +37,19 @@ http_e2e_xds_cp "$ARION_SRC/tests/http/e2e_tls_sds.js" "$cp_dir" || exit 1
 http_e2e_arion "$TOPO_DIR/body.yaml" || exit 1
 for i in $(seq 200); do [ -e "$cp_dir/ready" ] || [ -e "$cp_dir/failed" ] && break; sleep 0.1; done
 [ -e "$cp_dir/ready" ] || { cat "$TOPO_DIR/cp.log"; bad "first configuration not ACKed"; http_e2e_finish; }
+
+# under load through the rotation (issue 18): wrk's keep-alive TLS
+# connections, and a new TLS connection per request from curl, none failing
+ip netns exec "$cns" wrk -t1 -c4 -d5s "https://$us/" >"$TOPO_DIR/wrk.out" 2>&1 &
+wrk_pid=$!
+(
+	end=$((SECONDS + 5))
+	while [ $SECONDS -lt $end ]; do
+		c=$(ip netns exec "$cns" curl -sk -o /dev/null -w '%{http_code}' --max-time 5 "https://$us/")
+		echo "$c"
+	done
+) >"$TOPO_DIR/curl-loop.out" 2>&1 &
+loop_pid=$!
 
 # one keep-alive connection across the rotation, then a new one
 out=$(ip netns exec "$cns" /usr/bin/python3 - "$us" "$cp_dir" <<'PY' 2>&1
@@ -87,5 +102,17 @@ val() { echo "$out" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 	bad "keep-alive connection after the rotation: $out"
 [ "$(val second)" = c2 ] && [ "$(val r3)" = 200:upstream-a ] &&
 	ok "a new connection gets the new certificate c2" || bad "after the rotation: $out"
+wait "$wrk_pid" "$loop_pid"
+n=$(awk '/requests in/ {print $1}' "$TOPO_DIR/wrk.out")
+if [ "${n:-0}" -gt 0 ] && ! grep -qE "Non-2xx|Socket errors" "$TOPO_DIR/wrk.out"; then
+	ok "wrk over TLS through the rotation: $n requests, none failed"
+else
+	bad "wrk through the rotation: $(cat "$TOPO_DIR/wrk.out")"
+fi
+total=$(wc -l <"$TOPO_DIR/curl-loop.out")
+good=$(grep -c '^200$' "$TOPO_DIR/curl-loop.out")
+[ "$total" -gt 5 ] && [ "$good" = "$total" ] &&
+	ok "a new TLS connection per request through the rotation: $good of $total served" ||
+	bad "new connections through the rotation: $good of $total served"
 topo_arion_stop || bad "arion exit code $?"
 http_e2e_finish
