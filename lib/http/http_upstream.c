@@ -435,7 +435,12 @@ int http_up_acquire(struct http_worker *w, struct http_pool *p, struct http_stre
 		struct http_upconn *u = p->idle;
 		idle_unlink(u);
 		http_timer_cancel(&u->timer);
-		if (!u->h1.tc || u->h1.in.bytes || arn_tcp_rx_pending(u->h1.tc)) {
+		/* over TLS, records that came with the handshake's end (TLS 1.3
+		 * session tickets) may wait in TCP: read them, only plaintext
+		 * makes the connection unusable */
+		if (u->tls.on && u->h1.tc && arn_tcp_rx_pending(u->h1.tc))
+			http_tp_fill(u->h1.tp, u->h1.tc, &u->h1.in);
+		if (!u->h1.tc || u->h1.in.bytes || arn_tcp_rx_pending(u->h1.tc) || u->h1.peer.eof) {
 			/* the upstream said something while idle (a close is on
 			 * its way): not reusable */
 			up_close(u, true);
