@@ -357,6 +357,7 @@ enum arn_tls_ocsp_policy {
  */
 struct arn_tls_ctx_conf {
 	const char *name; /* where it comes from, for errors and logs */
+	bool quiet;	  /* a failure is not logged: the caller reports it */
 	bool server;
 	/* Certificates: a server needs at least one; a client uses the first
 	 * (Envoy: one client certificate). Several server certificates: at

@@ -147,6 +147,7 @@ int arn_tls_cfg_check(const struct arn_cfg_tls *t, bool server, const void *owne
 		return rc;
 	cf.name = server ? "DownstreamTlsContext" : "UpstreamTlsContext";
 	cf.replicas = 1; /* what could fail fails in the first replica */
+	cf.quiet = true; /* the store reports it, naming the resource */
 	struct arn_tls_ctx *ctx = arn_tls_ctx_new(&cf, err, errlen);
 	if (!ctx)
 		return -EINVAL;

@@ -103,7 +103,8 @@ __attribute__((format(printf, 2, 3))) static void fail(struct build *b, const ch
 	const char *name = b->conf->name ? b->conf->name : "TLS context";
 	if (b->err && b->errlen)
 		snprintf(b->err, b->errlen, "%s: %s%s", name, msg, why);
-	ARN_ERR(TLS, "%s: %s%s", name, msg, why);
+	if (!b->conf->quiet)
+		ARN_ERR(TLS, "%s: %s%s", name, msg, why);
 }
 
 static const char *cert_name(const struct arn_tls_cert *c, size_t i, char *buf, size_t len)
