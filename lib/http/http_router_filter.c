@@ -671,6 +671,8 @@ static void upstream_ready(struct http_stream *st)
 void http_upstream_lost(struct http_stream *st, bool reset)
 {
 	struct http_conn *hc = st->hc;
+	if (st->up && st->res) /* a TLS alert ended it: the access log's reason */
+		http_up_failure_reason(st->up, X(st)->tfr, sizeof(X(st)->tfr));
 	if (st->state & HTTP_S_TUNNEL) {
 		st->state |= HTTP_S_REQ_DONE | HTTP_S_RESP_DONE;
 		hc->close_after = true;

@@ -766,6 +766,17 @@ static void up_writable(struct arn_tcp_conn *c)
 		u->st->up_ops->on_writable(u->st);
 }
 
+size_t http_up_failure_reason(const struct http_upconn *u, char *buf, size_t len)
+{
+	/* the handshake's failure, or an alert after it (a TLS 1.3 upstream
+	 * refuses a client certificate once our side of the handshake is
+	 * done); not a mere end of input */
+	if (!u->tls.on || !(!u->connected || arn_tls_alert_received(&u->tls.tls) ||
+			    arn_tls_alert_sent(&u->tls.tls)))
+		return 0;
+	return arn_tls_failure_reason(&u->tls.tls, buf, len);
+}
+
 static void up_closed(struct arn_tcp_conn *c, int reason)
 {
 	struct http_upconn *u = arn_tcp_user(c);
@@ -792,9 +803,7 @@ static void up_closed(struct arn_tcp_conn *c, int reason)
 		/* the response may still sit in our input: let the stream take
 		 * it before it learns the connection is gone */
 		char why[256];
-		size_t n = u->tls.on && !u->connected
-			       ? arn_tls_failure_reason(&u->tls.tls, why, sizeof(why))
-			       : 0;
+		size_t n = http_up_failure_reason(u, why, sizeof(why));
 		st->up_ops->on_failed(st, reason, u->connected, u->connect_timed_out,
 				      n ? why : NULL);
 	}

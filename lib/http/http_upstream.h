@@ -135,6 +135,10 @@ void http_up_detach(struct http_stream *st);
 void http_pools_sweep(struct http_worker *w, const struct arn_cfg_gen *g);
 /* Retire a draining pool once nothing uses it (its host reference goes). */
 void http_pool_maybe_retire(struct http_worker *w, struct http_pool *p);
+/* The TLS failure of @p u (Envoy's %UPSTREAM_TRANSPORT_FAILURE_REASON%):
+ * its handshake's, or a TLS alert's after it, into @p buf. @return its
+ * length, 0 when its transport did not fail. */
+size_t http_up_failure_reason(const struct http_upconn *u, char *buf, size_t len);
 /* Worker shutdown: reset every upstream connection, no callbacks. */
 void http_pools_close_all(struct http_worker *w);
 

@@ -15,6 +15,8 @@
 #   /ca   cluster tls_ca: another CA trusted: 503 UF, fail_verify_error
 #   /nocert cluster tls_nocert: no client certificate: nginx answers 400
 #   /h2   cluster tls_h2: offers h2 to an nginx that picks it: 503 UF
+#   /needcert cluster tls_needcert: no client certificate to an openssl
+#         s_server that requires one (TLS 1.3): 503, the alert's reason logged
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl nginx openssl || exit 77
@@ -79,6 +81,10 @@ http {
 }
 NGINX
 topo_bg nginx-tls ip netns exec "$uns" nginx -c "$n/nginx.conf" -g 'daemon off;'
+# openssl s_server, TLS 1.3, a client certificate required: it refuses a
+# client without one after the client's side of the handshake is done
+topo_bg s_server ip netns exec "$uns" openssl s_server -quiet -accept "$ua:8445" -cert "$d/up.pem" \
+	-key "$d/up.key" -Verify 1 -CAfile "$d/cca.pem" -tls1_3 -www
 for i in $(seq 50); do
 	ip netns exec "$uns" curl -s -o /dev/null --cacert "$d/ca.pem" --cert "$d/arion.pem" \
 		--key "$d/arion.key" --resolve "up.test:8443:$ua" "https://up.test:8443/" && break
@@ -109,6 +115,7 @@ cluster() { # cluster NAME SAN CA [CLIENT_CERT]
 	local mr=1 port=8443
 	[ "$1" = tls_keep ] && mr=100
 	[ "$1" = tls_h2 ] && port=8444
+	[ "$1" = tls_needcert ] && port=8445
 	cat <<YAML
       - name: $1
         type: STATIC
@@ -151,6 +158,7 @@ YAML
                           - { match: { prefix: "/ca" }, route: { cluster: tls_ca } }
                           - { match: { prefix: "/nocert" }, route: { cluster: tls_nocert } }
                           - { match: { prefix: "/h2" }, route: { cluster: tls_h2 } }
+                          - { match: { prefix: "/needcert" }, route: { cluster: tls_needcert } }
                   access_log:
                     - name: envoy.access_loggers.file
                       typed_config:
@@ -171,6 +179,7 @@ YAML
 	cluster tls_ca up.test other-ca arion-client
 	cluster tls_nocert up.test up-ca
 	cluster tls_h2 up.test up-ca
+	cluster tls_needcert up.test up-ca
 } >"$TOPO_DIR/body.yaml"
 http_e2e_arion "$TOPO_DIR/body.yaml" || { echo "arion did not start"; exit 1; }
 
@@ -241,7 +250,7 @@ print(len(c), len(ok), e.get("serial_number", "").lstrip("0") == serial.lstrip("
       e.get("expiration_time", "")[-1:], ok[0]["ca_cert"][0].get("subject_alt_names") if ok else None)
 PY
 )
-[ "$o" = "7 4 True 1 Z []" ] && ok "/certs: 7 contexts, the client certificate's path, serial, days" ||
+[ "$o" = "8 4 True 1 Z []" ] && ok "/certs: 8 contexts, the client certificate's path, serial, days" ||
 	bad "/certs: '$o' $(head -c 600 "$TOPO_DIR/certs.json")"
 
 # an upstream that picks h2 from the offered ALPN: not spoken to (HTTP/1.1 only)
@@ -249,6 +258,12 @@ o=$(get h2)
 l=$(logline h2)
 [ "$o" = 503 ] && case "$l" in "/h2 503 UF ALPN: "*) true ;; *) false ;; esac &&
 	ok "ALPN h2 chosen by the upstream: 503 UF ($l)" || bad "/h2: $o, log '$l'"
+
+# refused after the handshake (TLS 1.3 certificate_required): the reason too
+o=$(get needcert)
+l=$(logline needcert)
+[ "$o" = 503 ] && case "$l" in "/needcert 503 "*"TLS_error:"*"certificate required"*) true ;; *) false ;; esac &&
+	ok "a client certificate refused after the handshake: 503 ($l)" || bad "/needcert: $o, log '$l'"
 
 sv() { # sv NAME MIN
 	local v
