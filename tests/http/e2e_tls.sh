@@ -191,9 +191,10 @@ o=$(get b.test 9443 --cert "$d/client.pem" --key "$d/client.key")
 [ "$o" = upstream-a ] && ok "mTLS: a client certificate from the trusted CA is accepted" ||
 	bad "mTLS with a certificate: '$o' $(cat "$TOPO_DIR/curl.err")"
 # %DOWNSTREAM_PEER_*%: the client certificate's fields in the access log
+# openssl prints the serial as Arion (and Envoy, BN_bn2hex) do: whole bytes, leading 0 kept
 for i in $(seq 20); do [ -s "$TOPO_DIR/access-tls_m.log" ] && break; sleep 0.1; done
 want="CN=client CN=arion test client CA $(openssl x509 -in "$d/client.pem" -noout -serial |
-	cut -d= -f2 | tr 'A-F' 'a-f' | sed 's/^0*//') $(openssl x509 -in "$d/client.pem" -noout \
+	cut -d= -f2 | tr 'A-F' 'a-f') $(openssl x509 -in "$d/client.pem" -noout \
 	-fingerprint -sha256 | cut -d= -f2 | tr -d ':' | tr 'A-F' 'a-f') $(date -u -d "+2 days" +%Y)"
 o=$(head -1 "$TOPO_DIR/access-tls_m.log" 2>/dev/null | cut -d' ' -f5-)
 [ "$o" = "$want" ] && ok "access log %DOWNSTREAM_PEER_*%: $o" ||
