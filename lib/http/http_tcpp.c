@@ -920,7 +920,7 @@ int http_tcpp_open(struct http_worker *w, struct arn_tcp_conn *tc, const struct 
 	struct http_tcpp *next = s->next;
 	memset(s, 0, offsetof(struct http_tcpp, tls)); /* tls: zero, or http_tls_start's */
 	s->next = next;
-	if (tctx && http_tls_start(&s->tls, w, tc, tctx, ssl, &s->dn_eof, tls_resume, s) < 0)
+	if (tctx && http_tls_start(&s->tls, w, tc, tctx, ssl, &s->dn_eof, tls_resume, s, NULL) < 0)
 		return -ENOMEM; /* still on the free list */
 	w->tcpp_free = next;
 	s->next = NULL;
