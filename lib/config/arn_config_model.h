@@ -540,6 +540,25 @@ struct arn_cfg_hc_filter {
 	size_t n_min_healthy;
 };
 
+/*
+ * Envoy's Http2ProtocolOptions as the downstream HTTP/2 codec applies them
+ * (lib/http/http_h2.c). Converted with Envoy's defaults; where Envoy's
+ * default is larger than Arion keeps per connection, the value is capped
+ * when it is applied (docs/http.md, "HTTP/2"), not here, so that the
+ * configuration reads back as written.
+ */
+struct arn_cfg_h2 {
+	uint32_t hpack_table_size;	     /* 4096 */
+	uint32_t max_concurrent_streams;     /* 2147483647 (Arion caps it: HTTP_H2_MAX_STREAMS) */
+	uint32_t initial_stream_window_size; /* 268435456 (capped: HTTP_H2_MAX_STREAM_WINDOW) */
+	uint32_t initial_connection_window_size; /* 268435456 (capped: HTTP_H2_MAX_CONN_WINDOW) */
+	uint32_t max_outbound_frames;		 /* 10000 */
+	uint32_t max_outbound_control_frames;	 /* 1000 */
+	uint32_t max_consecutive_inbound_frames_with_empty_payload;    /* 1 */
+	uint32_t max_inbound_priority_frames_per_stream;	       /* 100 */
+	uint32_t max_inbound_window_update_frames_per_data_frame_sent; /* 10 */
+};
+
 struct arn_cfg_hcm {
 	const char *stat_prefix;
 	uint8_t codec; /* enum arn_cfg_codec */
@@ -592,6 +611,7 @@ struct arn_cfg_hcm {
 	struct arn_cfg_rate_limit *rate_limits; /* RouteAction.rate_limits */
 	size_t n_rate_limits;
 	bool include_vh_rate_limits; /* RouteAction.include_vh_rate_limits */
+	struct arn_cfg_h2 h2;	     /* http2_protocol_options */
 };
 
 /**

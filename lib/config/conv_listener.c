@@ -104,6 +104,78 @@ static void unref_cb(void *o)
 	arn_cfg_obj_unref(o);
 }
 
+/*
+ * http2_protocol_options with Envoy's defaults and ranges. The fields
+ * Arion does not apply are refused rather than ignored: allow_connect
+ * (CONNECT over HTTP/2 is not proxied), allow_metadata,
+ * custom_settings_parameters, connection_keepalive (no PING keepalive).
+ */
+static void h2_options(struct conv *c, struct pb p, struct arn_cfg_h2 *o)
+{
+	*o = (struct arn_cfg_h2){
+	    .hpack_table_size = 4096,
+	    .max_concurrent_streams = 2147483647u,
+	    .initial_stream_window_size = 268435456u,
+	    .initial_connection_window_size = 268435456u,
+	    .max_outbound_frames = 10000,
+	    .max_outbound_control_frames = 1000,
+	    .max_consecutive_inbound_frames_with_empty_payload = 1,
+	    .max_inbound_priority_frames_per_stream = 100,
+	    .max_inbound_window_update_frames_per_data_frame_sent = 10,
+	};
+	if (!p.m)
+		return;
+	size_t m = conv_push(c, "http2_protocol_options");
+	conv_only(c, p,
+		  "hpack_table_size,max_concurrent_streams,initial_stream_window_size,"
+		  "initial_connection_window_size,max_outbound_frames,max_outbound_control_"
+		  "frames,max_consecutive_inbound_frames_with_empty_payload,max_inbound_"
+		  "priority_frames_per_stream,max_inbound_window_update_frames_per_data_frame_"
+		  "sent,stream_error_on_invalid_http_messaging,override_stream_error_on_"
+		  "invalid_http_message");
+	uint32_t v;
+	pb_wrapped_u32(p, "hpack_table_size", &o->hpack_table_size);
+	if (pb_wrapped_u32(p, "max_concurrent_streams", &v)) {
+		if (v < 1 || v > 2147483647u)
+			conv_err(c, "max_concurrent_streams", "%u: must be 1 to 2147483647", v);
+		o->max_concurrent_streams = v;
+	}
+	/* Envoy's range for both windows: 65535 to 2147483647 */
+	if (pb_wrapped_u32(p, "initial_stream_window_size", &v)) {
+		if (v < 65535 || v > 2147483647u)
+			conv_err(c, "initial_stream_window_size", "%u: must be 65535 to 2147483647",
+				 v);
+		o->initial_stream_window_size = v;
+	}
+	if (pb_wrapped_u32(p, "initial_connection_window_size", &v)) {
+		if (v < 65535 || v > 2147483647u)
+			conv_err(c, "initial_connection_window_size",
+				 "%u: must be 65535 to 2147483647", v);
+		o->initial_connection_window_size = v;
+	}
+	if (pb_wrapped_u32(p, "max_outbound_frames", &v)) {
+		if (v < 1)
+			conv_err(c, "max_outbound_frames", "must be at least 1");
+		o->max_outbound_frames = v;
+	}
+	if (pb_wrapped_u32(p, "max_outbound_control_frames", &v)) {
+		if (v < 1)
+			conv_err(c, "max_outbound_control_frames", "must be at least 1");
+		o->max_outbound_control_frames = v;
+	}
+	pb_wrapped_u32(p, "max_consecutive_inbound_frames_with_empty_payload",
+		       &o->max_consecutive_inbound_frames_with_empty_payload);
+	pb_wrapped_u32(p, "max_inbound_priority_frames_per_stream",
+		       &o->max_inbound_priority_frames_per_stream);
+	if (pb_wrapped_u32(p, "max_inbound_window_update_frames_per_data_frame_sent", &v)) {
+		if (v < 1)
+			conv_err(c, "max_inbound_window_update_frames_per_data_frame_sent",
+				 "must be at least 1");
+		o->max_inbound_window_update_frames_per_data_frame_sent = v;
+	}
+	conv_pop(c, m);
+}
+
 static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 {
 	struct pb h = conv_any(c, any, ARN_TYPE_HCM);
@@ -119,7 +191,8 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 	    "num_trusted_hops,skip_xff_append,generate_request_id,preserve_external_request_"
 	    "id,always_set_request_id_in_response,normalize_path,merge_slashes,strip_matching_"
 	    "host_port,strip_any_host_port,stream_error_on_invalid_http_message,strip_"
-	    "trailing_host_dot,path_with_escaped_slashes_action,scoped_routes,upgrade_configs");
+	    "trailing_host_dot,path_with_escaped_slashes_action,scoped_routes,upgrade_configs,"
+	    "http2_protocol_options");
 	/* scoped_routes is listed so that arn_rules_hcm() alone reports it */
 	upb_StringView sp = pb_str(h, "stat_prefix");
 	if (sp.size == 0)
@@ -132,9 +205,14 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 	case 1:
 		out->codec = ARN_CFG_CODEC_HTTP1;
 		break;
+	case 2:
+		out->codec = ARN_CFG_CODEC_HTTP2;
+		break;
 	default:
-		conv_err(c, "codec_type", "Arion's codec speaks HTTP/1.1: use AUTO or HTTP1");
+		conv_err(c, "codec_type",
+			 "Arion speaks HTTP/1.1 and HTTP/2: use AUTO, HTTP1 or HTTP2");
 	}
+	h2_options(c, pb_msg(h, "http2_protocol_options"), &out->h2);
 	const char *rs = pb_which(h, "route_specifier");
 	if (!rs) {
 		conv_err(c, "", "no routes: set route_config or rds");
@@ -494,6 +572,19 @@ static void filter_chain(struct conv *c, struct pb fc, struct arn_cfg_filter_cha
 	/* with tcp_proxy too: TLS is terminated and the plaintext relayed */
 	if (ts.m)
 		out->tls = conv_tls(c, ts, true);
+	/* ALPN h2 is offered only by a chain whose HCM serves HTTP/2: a
+	 * client that picks it must find an HTTP/2 codec behind it */
+	for (size_t i = 0; out->tls && i < out->tls->n_alpn; i++) {
+		if (!out->tls->alpn[i] || strcmp(out->tls->alpn[i], "h2") != 0)
+			continue;
+		if (out->kind != ARN_CFG_NF_HCM || !out->hcm)
+			conv_err(c, "transport_socket",
+				 "ALPN 'h2' on a chain without http_connection_manager");
+		else if (out->hcm->codec == ARN_CFG_CODEC_HTTP1)
+			conv_err(c, "transport_socket",
+				 "ALPN 'h2' but the connection manager's codec_type is HTTP1: "
+				 "use AUTO or HTTP2, or offer http/1.1 only");
+	}
 }
 
 /*

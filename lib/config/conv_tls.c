@@ -216,13 +216,8 @@ struct arn_cfg_tls *conv_tls(struct conv *c, struct pb ts, bool downstream)
 		conv_err(c, "",
 			 "require_client_certificate needs a validation context (trusted CA)");
 	conv_str_list(c, ctc, "alpn_protocols", &t->alpn, &t->n_alpn, false);
-	/* Only HTTP/1.1 is served over TLS today: offering h2 would have a
-	 * client that picks it speak HTTP/2 to an HTTP/1.1 codec. (Upstream
-	 * contexts may: the xDS channel's gRPC needs h2.) */
-	for (size_t i = 0; downstream && i < t->n_alpn; i++)
-		if (t->alpn[i] && strcmp(t->alpn[i], "h2") == 0)
-			conv_err(c, "alpn_protocols",
-				 "'h2': Arion does not speak HTTP/2 yet; offer http/1.1 only");
+	/* h2 in a downstream context is checked against the chain's HCM
+	 * (conv_listener.c: only a codec that serves HTTP/2 may offer it) */
 	struct pb tp = pb_msg(ctc, "tls_params");
 	t->min_version = TLS1_2_VERSION;
 	t->max_version = TLS1_3_VERSION;

@@ -111,8 +111,9 @@ void http_access_log(struct http_stream *st)
 		rec.downstream_peer = peer_field;
 		rec.downstream_peer_arg = hc->tls;
 	}
-	rec.protocol = st->version == 10 ? (struct arn_access_str){"HTTP/1.0", 8}
-					 : (struct arn_access_str){"HTTP/1.1", 8};
+	rec.protocol = st->version == 10   ? (struct arn_access_str){"HTTP/1.0", 8}
+		       : st->version == 20 ? (struct arn_access_str){"HTTP/2", 6}
+					   : (struct arn_access_str){"HTTP/1.1", 8};
 	if ((st->state & HTTP_S_RESP_STARTED) && !(st->state & HTTP_S_LOCAL) && st->res) {
 		rec.resp_headers = w->log_resp;
 		rec.n_resp_headers =

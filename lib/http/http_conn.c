@@ -234,6 +234,77 @@ static bool tls_ready(struct http_h1_conn *c)
 }
 
 /*
+ * HTTP/1.1 or HTTP/2, decided once before the first request: ALPN "h2"
+ * on TLS; else the codec_type (HTTP2: HTTP/2 only, AUTO: HTTP/2 when the
+ * client's first bytes are the connection preface, Envoy's prior
+ * knowledge). @return true to go on as HTTP/1.1; false with the
+ * connection turned to HTTP/2 (hc->again), or waiting for more bytes.
+ */
+static bool proto_select(struct http_h1_conn *c)
+{
+	struct http_conn *hc = &c->c;
+	uint8_t codec = hc->hcm ? hc->hcm->codec : ARN_CFG_CODEC_HTTP1;
+	bool h2 = false;
+	if (codec != ARN_CFG_CODEC_HTTP1 && c->tls.on) {
+		size_t n = 0;
+		const char *a = arn_tls_alpn(&c->tls.tls, &n);
+		h2 = a && n == 2 && memcmp(a, "h2", 2) == 0;
+	}
+	if (!h2 && codec == ARN_CFG_CODEC_HTTP2) {
+		h2 = true;
+	} else if (!h2 && codec == ARN_CFG_CODEC_AUTO) {
+		int p;
+		while ((p = http_h2_preface(&c->dn.in)) < 0) {
+			if (http_tp_fill(c->dn.tp, hc->tc, &c->dn.in))
+				continue;
+			if (!c->dn.peer.eof)
+				return false; /* the first bytes will tell */
+			break;
+		}
+		h2 = p == 1;
+	}
+	c->proto_known = true;
+	if (!h2) {
+		HTTP_INC(hc, downstream_cx_http1_total);
+		HTTP_GAUGE(hc, downstream_cx_http1_active, 1);
+		return true;
+	}
+	if (http_h2_start(c) != 0) {
+		ARN_DEBUG(HTTP, "connection %llx: no memory for HTTP/2",
+			  (unsigned long long)hc->id);
+		conn_abort(hc, __LINE__);
+		return false;
+	}
+	HTTP_INC(hc, downstream_cx_http2_total);
+	HTTP_GAUGE(hc, downstream_cx_http2_active, 1);
+	hc->again = true;
+	return false;
+}
+
+/* One round of an HTTP/2 connection (http_h2.c), or of its closing. */
+static void h2_once(struct http_h1_conn *c)
+{
+	struct http_conn *hc = &c->c;
+	if (hc->state == HTTP_DC_CLOSING) {
+		/* the GOAWAY and the last frames go before the FIN */
+		if (http_out_busy(&c->dn.out)) {
+			int rc = http_tp_flush(c->dn.tp, hc->tc, &c->dn.out);
+			if (rc != 0 && rc != -EAGAIN)
+				return;
+		}
+		closing_step(c);
+		return;
+	}
+	http_h2_run(c);
+	if (!hc->tc || hc->state == HTTP_DC_CLOSED)
+		return;
+	if (hc->close_after) {
+		start_close(hc);
+		hc->again = true;
+	}
+}
+
+/*
  * One round: the response direction, the client's output, the stream's
  * end, closing, then the request direction (or the wait for the next
  * request's head).
@@ -245,6 +316,12 @@ static void run_once(struct http_h1_conn *c)
 	if (hc->state == HTTP_DC_CLOSED || !hc->tc)
 		return;
 	if (c->tls.on && !arn_tls_is_open(&c->tls.tls) && !tls_ready(c))
+		return;
+	if (c->h2) {
+		h2_once(c);
+		return;
+	}
+	if (!c->proto_known && hc->state == HTTP_DC_OPEN && !proto_select(c))
 		return;
 	if (st->up && !(st->state & HTTP_S_LOCAL))
 		http_resp_step(st);
@@ -311,6 +388,12 @@ static void conn_idle_timeout(struct http_timer *t)
 		hc->state = HTTP_DC_CLOSED;
 		arn_tcp_rx_consume(hc->tc, arn_tcp_rx_pending(hc->tc));
 		arn_tcp_close(hc->tc);
+		return;
+	}
+	if (h1c(hc)->h2) {
+		/* GOAWAY, then the close once it is out */
+		http_h2_idle(h1c(hc));
+		conn_run(hc);
 		return;
 	}
 	if (hc->st.state & (HTTP_S_ACTIVE | HTTP_S_STARTED))
@@ -606,6 +689,8 @@ static void conn_free(struct http_h1_conn *c)
 		st->res = NULL;
 	}
 	http_timer_cancel(&hc->idle_timer);
+	bool h2 = c->h2 != NULL;
+	http_h2_free(c); /* its streams first */
 	http_l4_close(hc);
 	http_h1_peer_free(&c->dn);
 	if (c->tls.on) {
@@ -613,7 +698,10 @@ static void conn_free(struct http_h1_conn *c)
 		http_tls_stop(&c->tls);
 	}
 	HTTP_GAUGE(hc, downstream_cx_active, -1);
-	HTTP_GAUGE(hc, downstream_cx_http1_active, -1);
+	if (h2)
+		HTTP_GAUGE(hc, downstream_cx_http2_active, -1);
+	else if (c->proto_known)
+		HTTP_GAUGE(hc, downstream_cx_http1_active, -1);
 	HTTP_INC(hc, downstream_cx_destroy);
 	if (HS(hc))
 		arn_stats_hist_record(HS(hc), w->slot, ARN_HTTP_downstream_cx_length_ms,
@@ -763,9 +851,15 @@ static int conn_open(struct http_worker *w, struct arn_tcp_conn *tc, struct http
 	arn_h1_msg_init(&hc->st.req.m, NULL, 0);
 	http_h1_serve(&c->dn, &pc, &hc->st.req.m);
 	HTTP_INC(hc, downstream_cx_total);
-	HTTP_INC(hc, downstream_cx_http1_total);
 	HTTP_GAUGE(hc, downstream_cx_active, 1);
-	HTTP_GAUGE(hc, downstream_cx_http1_active, 1);
+	/* downstream_cx_http1_* / http2_*: once the protocol is known
+	 * (proto_select); a connection manager that serves HTTP/1.1 only
+	 * knows it now */
+	if (fc->hcm->codec == ARN_CFG_CODEC_HTTP1) {
+		c->proto_known = true;
+		HTTP_INC(hc, downstream_cx_http1_total);
+		HTTP_GAUGE(hc, downstream_cx_http1_active, 1);
+	}
 	if (tctx) {
 		HTTP_INC(hc, downstream_cx_ssl_total);
 		HTTP_GAUGE(hc, downstream_cx_ssl_active, 1);
@@ -1012,8 +1106,8 @@ void http_conns_shutdown(struct http_worker *w)
 	for (uint32_t i = 0; i < w->n_conns; i++) {
 		struct http_h1_conn *c = &w->conns[i];
 		struct http_conn *hc = &c->c;
-		if (!hc->tc)
-			continue;
+		if (!hc->tc || c->is_h2_stream)
+			continue; /* HTTP/2 streams go with their connection */
 		struct arn_tcp_conn *tc = hc->tc;
 		arn_tcp_set_ops(tc, &none);
 		arn_tcp_set_user(tc, NULL);

@@ -217,7 +217,10 @@ static void count_request(struct http_stream *st)
 		return;
 	st->state |= HTTP_S_COUNTED_RQ;
 	HTTP_INC(hc, downstream_rq_total);
-	HTTP_INC(hc, downstream_rq_http1_total);
+	if (st->version == 20)
+		HTTP_INC(hc, downstream_rq_http2_total);
+	else
+		HTTP_INC(hc, downstream_rq_http1_total);
 	HTTP_GAUGE(hc, downstream_rq_active, 1);
 }
 

@@ -107,6 +107,7 @@ struct http_hcm_rt {
 	const struct arn_cfg_hcm *hcm;	    /* key; the listener is pinned by the snapshot */
 	const struct arn_cfg_tcp_proxy *tp; /* key instead of hcm (a tcp_proxy chain) */
 	struct arn_stats_scope *stats;
+	struct arn_stats_scope *h2stats; /* http2.* (one scope for all, referenced) */
 	struct arn_access_logger *loggers[HTTP_MAX_LOGGERS];
 	unsigned n_loggers;
 	uint32_t refs;

@@ -223,6 +223,7 @@ void http_rt_hcm_put(struct http_hcm_rt *r)
 static void hcm_rt_free(struct http_hcm_rt *r)
 {
 	arn_stats_scope_put(r->stats);
+	arn_stats_scope_put(r->h2stats);
 	http_l4_hrt_fini(r);
 	for (unsigned i = 0; i < r->n_loggers; i++)
 		arn_access_logger_put(r->loggers[i]);
@@ -349,6 +350,8 @@ static struct http_hcm_rt *hcm_rt_new(const struct arn_cfg_listener *l, const st
 	else
 		r->stats = arn_stats_scope_get(&arn_stats_tcp_proxy_schema, ARN_STATS_TAG_TCP_PROXY,
 					       tp->stat_prefix ? tp->stat_prefix : "");
+	if (h && h->codec != ARN_CFG_CODEC_HTTP1)
+		r->h2stats = arn_stats_scope_get(&arn_stats_http2_schema, NULL, NULL);
 	http_l4_hrt_init(r, l);
 	const struct arn_cfg_access_log *logs = h ? h->access_logs : tp->access_logs;
 	size_t n_logs = h ? h->n_access_logs : tp->n_access_logs;

@@ -16,6 +16,7 @@
  * Families and tags:
  *   arn_stats_cluster_schema   cluster.<name>.*         ARN_STATS_TAG_CLUSTER
  *   arn_stats_http_schema      http.<stat_prefix>.*     ARN_STATS_TAG_HCM
+ *   arn_stats_http2_schema     http2.*                  untagged (downstream HTTP/2)
  *   arn_stats_listener_schema  listener.<address>.*     ARN_STATS_TAG_LISTENER
  *                              (address "0.0.0.0_80": ':' becomes '_', as Envoy)
  *   arn_stats_cds_schema       cluster_manager.cds.*    untagged
@@ -56,6 +57,13 @@ enum arn_http_stat {
 #include "envoy_http_stats.def"
 #undef ARN_STAT
 	ARN_HTTP__COUNT
+};
+
+enum arn_http2_stat {
+#define ARN_STAT(kind, name, help) ARN_H2_##name,
+#include "envoy_http2_stats.def"
+#undef ARN_STAT
+	ARN_H2__COUNT
 };
 
 enum arn_listener_stat {
@@ -137,6 +145,7 @@ enum arn_connection_limit_stat {
 
 extern struct arn_stats_schema arn_stats_cluster_schema;
 extern struct arn_stats_schema arn_stats_http_schema;
+extern struct arn_stats_schema arn_stats_http2_schema;
 extern struct arn_stats_schema arn_stats_listener_schema;
 extern struct arn_stats_schema arn_stats_cds_schema;
 extern struct arn_stats_schema arn_stats_lds_schema;

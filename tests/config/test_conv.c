@@ -105,6 +105,43 @@ static void test_hcm_defaults(void **state)
 	assert_int_equal(listener("l")->per_connection_buffer_limit, 1024 * 1024);
 	assert_int_equal(listener("l")->backlog, 0);
 	assert_false(h->suppress_envoy_headers);
+	/* http2_protocol_options unset: Envoy's defaults (issue 19) */
+	assert_int_equal(h->codec, ARN_CFG_CODEC_AUTO);
+	assert_int_equal(h->h2.hpack_table_size, 4096);
+	assert_int_equal(h->h2.max_concurrent_streams, 2147483647);
+	assert_int_equal(h->h2.initial_stream_window_size, 268435456);
+	assert_int_equal(h->h2.initial_connection_window_size, 268435456);
+	assert_int_equal(h->h2.max_outbound_frames, 10000);
+	assert_int_equal(h->h2.max_outbound_control_frames, 1000);
+}
+
+/* http2_protocol_options as written, with Envoy's ranges; fields Arion
+ * does not apply are refused, not ignored (issue 19). */
+static void test_hcm_http2_options(void **state)
+{
+	(void)state;
+#define H2L(opts)                                                                                  \
+	"{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","                \
+	"\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{" TJ_HCM_AT ",\"stat_prefix\":\"x\",\"codec_type\":\"HTTP2\","          \
+	"\"http2_protocol_options\":{" opts "},\"route_config\":{},"                               \
+	"\"http_filters\":[" TJ_ROUTER "]}}]}]}"
+	tc_ok(L, H2L("\"hpack_table_size\":0,\"max_concurrent_streams\":50,"
+		     "\"initial_stream_window_size\":65535,\"initial_connection_window_size\":"
+		     "1048576,\"max_outbound_frames\":100"));
+	const struct arn_cfg_hcm *h = listener("l")->chains[0].hcm;
+	assert_int_equal(h->codec, ARN_CFG_CODEC_HTTP2);
+	assert_int_equal(h->h2.hpack_table_size, 0);
+	assert_int_equal(h->h2.max_concurrent_streams, 50);
+	assert_int_equal(h->h2.initial_stream_window_size, 65535);
+	assert_int_equal(h->h2.initial_connection_window_size, 1048576);
+	assert_int_equal(h->h2.max_outbound_frames, 100);
+	tc_refused(L, H2L("\"initial_stream_window_size\":1000"),
+		   "initial_stream_window_size: 1000: must be 65535 to 2147483647");
+	tc_refused(L, H2L("\"max_concurrent_streams\":0"),
+		   "max_concurrent_streams: 0: must be 1 to 2147483647");
+	tc_refused(L, H2L("\"allow_connect\":true"), "allow_connect");
+#undef H2L
 }
 
 /* The router's options: suppress_envoy_headers is honoured,
@@ -251,9 +288,9 @@ static void test_refuse_listener_fields(void **state)
 		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
 		   "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
 		   "\"typed_config\":{" TJ_HCM_AT
-		   ",\"stat_prefix\":\"x\",\"codec_type\":\"HTTP2\",\"route_config\":{},"
+		   ",\"stat_prefix\":\"x\",\"codec_type\":\"HTTP3\",\"route_config\":{},"
 		   "\"http_filters\":[" TJ_ROUTER "]}}]}]}",
-		   "codec_type: Arion's codec speaks HTTP/1.1");
+		   "codec_type: Arion speaks HTTP/1.1 and HTTP/2");
 	tc_refused(L,
 		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
 		   "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
@@ -838,6 +875,7 @@ static void test_validate_bootstrap(void **state)
 const struct CMUnitTest conv_tests[] = {
     TC(test_listener_hcm_inline),
     TC(test_hcm_defaults),
+    TC(test_hcm_http2_options),
     TC(test_router_options),
     TC(test_access_log_filter),
     TC(test_echo_and_optional_filter),

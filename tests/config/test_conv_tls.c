@@ -209,17 +209,27 @@ static void test_dtc_disable_stateless_session_resumption(void **state)
 }
 
 /* ocsp_staple_policy: LENIENT_STAPLING by default, Envoy's three values. */
-/* A downstream context offering h2 is refused until HTTP/2 is served:
- * a client picking it would speak HTTP/2 to the HTTP/1.1 codec. */
-static void test_dtc_alpn_h2_refused(void **state)
+/* ALPN h2 is offered only where an HTTP/2 codec serves it: a chain
+ * without a connection manager, or one whose codec_type is HTTP1, is
+ * refused; AUTO and HTTP2 take it (issue 19). */
+#define H2_TS                                                                                      \
+	",\"transport_socket\":{\"name\":\"tls\",\"typed_config\":{" DTC_AT                        \
+	",\"common_tls_context\":{\"tls_certificate_sds_secret_configs\":[{\"name\":"              \
+	"\"cert\"}],\"alpn_protocols\":[\"h2\",\"http/1.1\"]}}}"
+#define H2_HCM(codec)                                                                              \
+	"{\"filters\":[{\"name\":\"hcm\",\"typed_config\":{" TJ_HCM_AT                             \
+	",\"stat_prefix\":\"x\",\"codec_type\":\"" codec "\",\"route_config\":{},"                 \
+	"\"http_filters\":[" TJ_ROUTER "]}}]"
+static void test_dtc_alpn_h2(void **state)
 {
 	(void)state;
-	tc_refused(L,
-		   "{\"name\":\"l\"," ADDR ",\"filter_chains\":[" ECHO
-		   ",\"transport_socket\":{\"name\":\"tls\",\"typed_config\":{" DTC_AT
-		   ",\"common_tls_context\":{\"tls_certificate_sds_secret_configs\":[{\"name\":"
-		   "\"cert\"}],\"alpn_protocols\":[\"h2\",\"http/1.1\"]}}}}]}",
-		   "alpn_protocols: 'h2': Arion does not speak HTTP/2 yet");
+	cert_secret();
+	tc_refused(L, "{\"name\":\"l\"," ADDR ",\"filter_chains\":[" ECHO H2_TS "}]}",
+		   "ALPN 'h2' on a chain without http_connection_manager");
+	tc_refused(L, "{\"name\":\"l\"," ADDR ",\"filter_chains\":[" H2_HCM("HTTP1") H2_TS "}]}",
+		   "ALPN 'h2' but the connection manager's codec_type is HTTP1");
+	tc_ok(L, "{\"name\":\"l\"," ADDR ",\"filter_chains\":[" H2_HCM("AUTO") H2_TS "}]}");
+	tc_ok(L, "{\"name\":\"l\"," ADDR ",\"filter_chains\":[" H2_HCM("HTTP2") H2_TS "}]}");
 }
 
 static void test_dtc_ocsp_staple_policy(void **state)
@@ -574,7 +584,7 @@ const struct CMUnitTest conv_tls_tests[] = {
     TC(test_dtc_session_ticket_keys_sds),
     TC(test_dtc_session_ticket_keys_inline_refused),
     TC(test_dtc_disable_stateless_session_resumption),
-    TC(test_dtc_alpn_h2_refused),
+    TC(test_dtc_alpn_h2),
     TC(test_dtc_ocsp_staple_policy),
     TC(test_secret_ocsp_staple),
     TC(test_secret_ocsp_must_staple_certificate),

@@ -26,6 +26,7 @@
 
 #include <openssl/evp.h>
 #include <openssl/x509.h>
+#include <nghttp2/nghttp2.h>
 #include <rte_eal.h>
 #include <rte_mbuf.h>
 
@@ -38,6 +39,7 @@
 #include "arn_stats_snapshot.h"
 #include "arn_tcp.h"
 #include "http_codec_h1.h"
+#include "http_h2.h"
 #include "http_int.h"
 #include "http_stream.h"
 #include "http_tls.h"
@@ -1579,6 +1581,438 @@ static void test_tls_transport_truncation(void **state)
 	assert_int_equal(rte_mempool_in_use_count(pool), 0);
 }
 
+/* ---- issue 19: downstream HTTP/2 ---------------------------------------------------------------
+ *
+ * nghttp2 as the client, in process: its frames go into the fake TCP
+ * connection, Arion's come back from its transmit buffer. Nothing is timed.
+ */
+
+#define H2_STREAMS 16
+struct h2c_stream {
+	int32_t id;
+	unsigned status;
+	char hdrs[2048];
+	char body[16384];
+	size_t body_len;
+	bool closed;
+	uint32_t error;
+};
+
+struct h2c {
+	nghttp2_session *s;
+	struct arn_tcp_conn *c;
+	size_t tx_seen; /* bytes of Arion's output fed to the session */
+	struct h2c_stream st[H2_STREAMS];
+	unsigned n;
+	bool goaway;
+	uint32_t goaway_error;
+	unsigned rst_rx;
+	bool paused; /* don't feed Arion's output (a client that stops reading) */
+};
+
+static struct h2c_stream *h2c_find(struct h2c *k, int32_t id)
+{
+	for (unsigned i = 0; i < k->n; i++)
+		if (k->st[i].id == id)
+			return &k->st[i];
+	return NULL;
+}
+
+static int h2c_on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name,
+			 size_t nlen, const uint8_t *value, size_t vlen, uint8_t flags, void *ud)
+{
+	(void)s, (void)flags;
+	struct h2c_stream *x = h2c_find(ud, f->hd.stream_id);
+	if (!x)
+		return 0;
+	if (nlen == 7 && memcmp(name, ":status", 7) == 0) {
+		x->status = (unsigned)atoi((const char *)value);
+		if (x->status == 100)
+			x->status = 0;
+	}
+	size_t l = strlen(x->hdrs);
+	snprintf(x->hdrs + l, sizeof(x->hdrs) - l, "%.*s: %.*s\n", (int)nlen, name, (int)vlen,
+		 value);
+	return 0;
+}
+
+static int h2c_on_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t *data,
+		       size_t len, void *ud)
+{
+	(void)s, (void)flags;
+	struct h2c_stream *x = h2c_find(ud, id);
+	if (x && x->body_len + len < sizeof(x->body)) {
+		memcpy(x->body + x->body_len, data, len);
+		x->body_len += len;
+	}
+	return 0;
+}
+
+static int h2c_on_close(nghttp2_session *s, int32_t id, uint32_t error, void *ud)
+{
+	(void)s;
+	struct h2c_stream *x = h2c_find(ud, id);
+	if (x) {
+		x->closed = true;
+		x->error = error;
+	}
+	return 0;
+}
+
+static int h2c_on_frame(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+{
+	(void)s;
+	struct h2c *k = ud;
+	if (f->hd.type == NGHTTP2_GOAWAY) {
+		k->goaway = true;
+		k->goaway_error = f->goaway.error_code;
+	} else if (f->hd.type == NGHTTP2_RST_STREAM) {
+		k->rst_rx++;
+	}
+	return 0;
+}
+
+/* A client connection with @p window as its streams' initial window. */
+static void h2c_open(struct h2c *k, uint32_t window)
+{
+	memset(k, 0, sizeof(*k));
+	nghttp2_session_callbacks *cb;
+	assert_int_equal(nghttp2_session_callbacks_new(&cb), 0);
+	nghttp2_session_callbacks_set_on_header_callback(cb, h2c_on_header);
+	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, h2c_on_data);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cb, h2c_on_close);
+	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, h2c_on_frame);
+	assert_int_equal(nghttp2_session_client_new(&k->s, cb, k), 0);
+	nghttp2_session_callbacks_del(cb);
+	nghttp2_settings_entry iv[] = {{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, window}};
+	assert_int_equal(nghttp2_submit_settings(k->s, NGHTTP2_FLAG_NONE, iv, 1), 0);
+	k->c = client();
+	assert_non_null(k->c);
+}
+
+static void h2c_close(struct h2c *k)
+{
+	nghttp2_session_del(k->s);
+	k->s = NULL;
+}
+
+/* Frames both ways until neither side has more. */
+static void h2c_pump(struct h2c *k)
+{
+	for (int round = 0; round < 1000; round++) {
+		bool moved = false;
+		const uint8_t *data;
+		ssize_t n;
+		while ((n = nghttp2_session_mem_send(k->s, &data)) > 0) {
+			if (k->c->closed)
+				break;
+			send_n(k->c, (const char *)data, (size_t)n);
+			moved = true;
+		}
+		if (!k->paused && k->c->tx_len > k->tx_seen) {
+			ssize_t r =
+			    nghttp2_session_mem_recv(k->s, (const uint8_t *)k->c->tx + k->tx_seen,
+						     k->c->tx_len - k->tx_seen);
+			assert_true(r >= 0);
+			k->tx_seen = k->c->tx_len;
+			moved = true;
+		}
+		if (!moved)
+			return;
+	}
+	fail_msg("HTTP/2 exchange does not settle");
+}
+
+static int32_t h2c_request(struct h2c *k, const char *method, const char *path,
+			   const nghttp2_data_provider *body, const char *extra_name,
+			   const char *extra_value)
+{
+	nghttp2_nv nv[5] = {
+	    {(uint8_t *)":method", (uint8_t *)method, 7, strlen(method), 0},
+	    {(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
+	    {(uint8_t *)":authority", (uint8_t *)"a.example", 10, 9, 0},
+	    {(uint8_t *)":path", (uint8_t *)path, 5, strlen(path), 0},
+	};
+	size_t n = 4;
+	if (extra_name)
+		nv[n++] = (nghttp2_nv){(uint8_t *)extra_name, (uint8_t *)extra_value,
+				       strlen(extra_name), strlen(extra_value), 0};
+	int32_t id = nghttp2_submit_request(k->s, NULL, nv, n, body, NULL);
+	assert_true(id > 0);
+	assert_true(k->n < H2_STREAMS);
+	k->st[k->n++] = (struct h2c_stream){.id = id};
+	return id;
+}
+
+static const char *h2_body_src;
+static ssize_t h2c_read_body(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len,
+			     uint32_t *flags, nghttp2_data_source *src, void *ud)
+{
+	(void)s, (void)id, (void)ud;
+	size_t *off = src->ptr;
+	size_t left = strlen(h2_body_src) - *off;
+	size_t k = left < len ? left : len;
+	memcpy(buf, h2_body_src + *off, k);
+	*off += k;
+	if (*off == strlen(h2_body_src))
+		*flags |= NGHTTP2_DATA_FLAG_EOF;
+	return (ssize_t)k;
+}
+
+/*
+ * Prior knowledge on a plain listener (codec_type AUTO): the client's
+ * preface turns the connection to HTTP/2, and concurrent streams each go
+ * through the connection manager (a direct response here) and are counted
+ * as HTTP/2 requests.
+ */
+static void test_h2_prior_knowledge_streams(void **state)
+{
+	(void)state;
+	start(8, jlistener("", DIRECT_OK));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	int32_t id[4];
+	for (int i = 0; i < 4; i++)
+		id[i] = h2c_request(&k, "GET", "/x", NULL, NULL, NULL);
+	h2c_pump(&k);
+	for (int i = 0; i < 4; i++) {
+		struct h2c_stream *x = h2c_find(&k, id[i]);
+		assert_true(x->closed);
+		assert_int_equal(x->error, 0);
+		assert_int_equal(x->status, 200);
+		assert_int_equal(x->body_len, 2);
+		assert_memory_equal(x->body, "ok", 2);
+		want_in(x->hdrs, "content-length: 2");
+		want_not_in(x->hdrs, "connection");
+	}
+	assert_int_equal(stat("http.in.downstream_cx_http2_total"), 1);
+	assert_int_equal(stat("http.in.downstream_cx_http1_total"), 0);
+	assert_int_equal(stat("http.in.downstream_rq_http2_total"), 4);
+	assert_int_equal(stat("http.in.downstream_rq_2xx"), 4);
+	assert_int_equal(stat("http2.streams_active"), 0);
+	/* every stream gave its buffer back */
+	assert_int_equal(free_buffers(), 8);
+	h2c_close(&k);
+}
+
+/* codec_type HTTP1 never takes the preface for HTTP/2; HTTP/1.1 on an
+ * AUTO listener stays HTTP/1.1. */
+static void test_h2_codec_type(void **state)
+{
+	(void)state;
+	start(4, jlistener("\"codec_type\":\"HTTP1\"", DIRECT_OK));
+	struct arn_tcp_conn *c = client();
+	send_s(c, HTTP_H2_PREFACE);
+	poll_ms(1);
+	assert_false(answered(c, "HTTP/1.1 200"));
+	assert_int_equal(stat("http.in.downstream_cx_http2_total"), 0);
+	teardown(NULL);
+	start(4, jlistener("", DIRECT_OK));
+	c = client();
+	send_s(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_true(answered(c, "HTTP/1.1 200 OK\r\n"));
+	assert_int_equal(stat("http.in.downstream_cx_http1_total"), 1);
+	assert_int_equal(stat("http.in.downstream_cx_http2_total"), 0);
+}
+
+#define ROUTE_WEB "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}"
+
+/*
+ * Streams to an HTTP/1.1 upstream: each gets its own upstream connection,
+ * :authority becomes Host, a body without content-length is re-chunked,
+ * and the upstream's chunked response comes back as DATA frames with the
+ * hop-by-hop fields gone.
+ */
+static void test_h2_to_h1_upstream(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	size_t off = 0;
+	h2_body_src = "hello upstream";
+	nghttp2_data_provider prd = {.source = {.ptr = &off}, .read_callback = h2c_read_body};
+	int32_t a = h2c_request(&k, "GET", "/a", NULL, NULL, NULL);
+	int32_t b = h2c_request(&k, "POST", "/b", &prd, NULL, NULL);
+	h2c_pump(&k);
+	assert_int_equal(upstream_pending(), 2);
+	struct arn_tcp_conn *u1 = upstream_accepts();
+	struct arn_tcp_conn *u2 = upstream_accepts();
+	h2c_pump(&k);
+	struct arn_tcp_conn *ua = strstr(u1->tx, "GET /a") ? u1 : u2;
+	struct arn_tcp_conn *ub = ua == u1 ? u2 : u1;
+	want_in(ua->tx, "GET /a HTTP/1.1\r\n");
+	want_in(ua->tx, "host: a.example\r\n");
+	want_in(ub->tx, "POST /b HTTP/1.1\r\n");
+	want_in(ub->tx, "transfer-encoding: chunked\r\n");
+	want_in(ub->tx, "\r\ne\r\nhello upstream\r\n0\r\n\r\n");
+	send_s(ub, "HTTP/1.1 201 Created\r\ncontent-length: 3\r\nKeep-Alive: timeout=5\r\n\r\nnew");
+	send_s(ua, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Up: 1\r\n\r\n"
+		   "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n");
+	h2c_pump(&k);
+	struct h2c_stream *xa = h2c_find(&k, a), *xb = h2c_find(&k, b);
+	assert_true(xa->closed && xb->closed);
+	assert_int_equal(xa->status, 200);
+	assert_int_equal(xa->body_len, 11);
+	assert_memory_equal(xa->body, "hello world", 11);
+	want_in(xa->hdrs, "x-up: 1\n");
+	want_not_in(xa->hdrs, "transfer-encoding");
+	assert_int_equal(xb->status, 201);
+	assert_memory_equal(xb->body, "new", 3);
+	want_not_in(xb->hdrs, "keep-alive");
+	assert_int_equal(stat("cluster.web.upstream_rq_completed"), 2);
+	h2c_close(&k);
+}
+
+/*
+ * Flow control tied to the client's progress: a client that stops reading
+ * gets no more than its window; the rest stays with the upstream's
+ * connection (no copy grows in Arion) and follows once it reads again.
+ */
+static void test_h2_response_follows_client_window(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	struct h2c k;
+	h2c_open(&k, 1000);
+	int32_t a = h2c_request(&k, "GET", "/big", NULL, NULL, NULL);
+	h2c_pump(&k);
+	struct arn_tcp_conn *u = upstream_accepts();
+	h2c_pump(&k);
+	static char big[10001];
+	memset(big, 'z', 10000);
+	char head[128];
+	snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n", 10000);
+	send_s(u, head);
+	k.paused = true;
+	send_s(u, big);
+	poll_ms(1);
+	/* what Arion wrote holds at most 1000 bytes of DATA payload */
+	size_t sent = k.c->tx_len - k.tx_seen;
+	assert_true(sent < 1000 + 512);
+	k.paused = false;
+	h2c_pump(&k);
+	struct h2c_stream *x = h2c_find(&k, a);
+	assert_true(x->closed);
+	assert_int_equal(x->body_len, 10000);
+	h2c_close(&k);
+}
+
+/* The client resets a stream while its upstream answers: the upstream's
+ * exchange is given up, the reset counted, the other stream unharmed. */
+static void test_h2_client_reset(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	int32_t a = h2c_request(&k, "GET", "/a", NULL, NULL, NULL);
+	h2c_pump(&k);
+	struct arn_tcp_conn *u = upstream_accepts();
+	h2c_pump(&k);
+	assert_int_equal(nghttp2_submit_rst_stream(k.s, NGHTTP2_FLAG_NONE, a, NGHTTP2_CANCEL), 0);
+	h2c_pump(&k);
+	poll_ms(1);
+	assert_int_equal(stat("http2.rx_reset"), 1);
+	assert_int_equal(stat("http.in.downstream_rq_rx_reset"), 1);
+	assert_true(u->closed); /* mid-exchange: the upstream connection cannot be reused */
+	assert_int_equal(stat("http2.streams_active"), 0);
+	/* the connection goes on */
+	int32_t b = h2c_request(&k, "GET", "/b", NULL, NULL, NULL);
+	h2c_pump(&k);
+	struct arn_tcp_conn *u2 = upstream_accepts();
+	h2c_pump(&k);
+	send_s(u2, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+	h2c_pump(&k);
+	assert_int_equal(h2c_find(&k, b)->status, 200);
+	h2c_close(&k);
+}
+
+/* A header list over max_request_headers_kb resets that stream
+ * (http2.header_overflow, as Envoy); the connection serves the next. */
+static void test_h2_header_overflow(void **state)
+{
+	(void)state;
+	start(8, jlistener("\"max_request_headers_kb\":1", DIRECT_OK));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	static char v[1500];
+	memset(v, 'v', sizeof(v) - 1);
+	int32_t a = h2c_request(&k, "GET", "/a", NULL, "x-big", v);
+	h2c_pump(&k);
+	struct h2c_stream *x = h2c_find(&k, a);
+	assert_true(x->closed);
+	assert_int_not_equal(x->error, 0);
+	assert_int_equal(x->status, 0);
+	assert_int_equal(stat("http2.header_overflow"), 1);
+	int32_t b = h2c_request(&k, "GET", "/b", NULL, NULL, NULL);
+	h2c_pump(&k);
+	assert_int_equal(h2c_find(&k, b)->status, 200);
+	h2c_close(&k);
+}
+
+/* More streams than max_concurrent_streams: the extra ones are refused
+ * (nghttp2 answers REFUSED_STREAM), the others served. */
+static void test_h2_max_concurrent_streams(void **state)
+{
+	(void)state;
+	start(8, jlistener("\"http2_protocol_options\":{\"max_concurrent_streams\":2}", ROUTE_WEB));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	h2c_pump(&k); /* SETTINGS both ways: the client knows the limit... */
+	/* ...and is made to ignore it: three streams at once */
+	nghttp2_settings_entry iv = {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 100};
+	(void)iv;
+	for (int i = 0; i < 3; i++)
+		h2c_request(&k, "GET", "/x", NULL, NULL, NULL);
+	h2c_pump(&k);
+	/* the client itself holds the third back (RFC 9113 5.1.2) */
+	assert_int_equal(upstream_pending(), 2);
+	h2c_close(&k);
+}
+
+/*
+ * GOAWAY on drain: once the listener is replaced by a newer generation,
+ * the connection says GOAWAY (NO_ERROR) with the stream in flight, which
+ * completes; HTTP/1.1 says "connection: close" at the same point.
+ */
+static void test_h2_goaway_on_listener_update(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	int32_t a = h2c_request(&k, "GET", "/a", NULL, NULL, NULL);
+	h2c_pump(&k);
+	struct arn_tcp_conn *u = upstream_accepts();
+	h2c_pump(&k);
+	assert_false(k.goaway);
+	apply(L, "2", jlistener("\"server_name\":\"v2\"", ROUTE_WEB));
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+	h2c_pump(&k);
+	assert_true(k.goaway);
+	assert_int_equal(k.goaway_error, NGHTTP2_NO_ERROR);
+	struct h2c_stream *x = h2c_find(&k, a);
+	assert_int_equal(x->status, 200);
+	assert_true(x->closed);
+	assert_int_equal(stat("http2.goaway_sent"), 1);
+	h2c_close(&k);
+}
+
+/* Garbage after the preface is a connection error: GOAWAY, then the
+ * connection closes (counted as a protocol error). */
+static void test_h2_bad_frames_close(void **state)
+{
+	(void)state;
+	start(8, jlistener("", DIRECT_OK));
+	struct arn_tcp_conn *c = client();
+	send_s(c, HTTP_H2_PREFACE);
+	send_n(c, "\x00\x00\x04\x09\x00\x00\x00\x00\x01zzzz", 13); /* CONTINUATION out of place */
+	run_ms(3100);
+	assert_true(c->closed || c->shut);
+	assert_int_equal(stat("http.in.downstream_cx_protocol_error"), 1);
+}
+
 int main(void)
 {
 	char prefix[64];
@@ -1615,6 +2049,15 @@ int main(void)
 	    cmocka_unit_test_teardown(test_cluster_turned_tls_reuses_no_plain_connection, teardown),
 	    cmocka_unit_test(test_tls_transport_byte_at_a_time),
 	    cmocka_unit_test(test_tls_transport_truncation),
+	    cmocka_unit_test_teardown(test_h2_prior_knowledge_streams, teardown),
+	    cmocka_unit_test_teardown(test_h2_codec_type, teardown),
+	    cmocka_unit_test_teardown(test_h2_to_h1_upstream, teardown),
+	    cmocka_unit_test_teardown(test_h2_response_follows_client_window, teardown),
+	    cmocka_unit_test_teardown(test_h2_client_reset, teardown),
+	    cmocka_unit_test_teardown(test_h2_header_overflow, teardown),
+	    cmocka_unit_test_teardown(test_h2_max_concurrent_streams, teardown),
+	    cmocka_unit_test_teardown(test_h2_goaway_on_listener_update, teardown),
+	    cmocka_unit_test_teardown(test_h2_bad_frames_close, teardown),
 	};
 	if (getenv("TEST_FILTER")) /* one test by name (a glob), e.g. while bisecting */
 		cmocka_set_test_filter(getenv("TEST_FILTER"));

@@ -1,0 +1,1202 @@
+/*
+ * Downstream HTTP/2 (http_h2.h): the nghttp2 session of a client
+ * connection, its streams as connection blocks of their own, and the
+ * codec (http_codec_h2) through which each stream's connection manager
+ * reads its request and writes its response.
+ *
+ * nghttp2's callbacks only record what arrived (a stream's head, body
+ * bytes, its end or reset) in the stream's block; the streams are then
+ * stepped by the connection's run, outside any callback, so the stream
+ * layer is never entered from inside nghttp2.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nghttp2/nghttp2.h>
+#include <rte_mbuf.h>
+
+#include "arn_config.h"
+#include "arn_log.h"
+#include "arn_tcp.h"
+#include "http_conn.h"
+#include "http_h2.h"
+#include "http_hcm.h"
+#include "http_local.h"
+#include "http_stream.h"
+#include "http_upstream.h"
+
+struct http_h2_conn {
+	struct http_h1_conn *c; /* the connection's block */
+	nghttp2_session *s;
+	size_t mem; /* bytes nghttp2 holds (the counting allocator) */
+	struct http_h1_conn *streams;
+	uint32_t n_streams;
+	uint32_t max_hdr_bytes, max_hdrs;
+	bool fatal;  /* the session failed: flush what it queued (GOAWAY), close */
+	bool goaway; /* a graceful GOAWAY went out: no new streams */
+};
+
+/* ---- the counting allocator ---------------------------------------------------------------- */
+
+/* Each block carries its size, so that free() can uncount it. */
+struct memhdr {
+	size_t n;
+	size_t pad; /* keeps the payload 16-byte aligned */
+};
+
+static void *mem_malloc(size_t n, void *ud)
+{
+	struct http_h2_conn *h = ud;
+	if (n > HTTP_H2_MEM_MAX || h->mem + n > HTTP_H2_MEM_MAX)
+		return NULL;
+	struct memhdr *p = malloc(sizeof(*p) + n);
+	if (!p)
+		return NULL;
+	p->n = n;
+	h->mem += n;
+	return p + 1;
+}
+
+static void mem_free(void *ptr, void *ud)
+{
+	struct http_h2_conn *h = ud;
+	if (!ptr)
+		return;
+	struct memhdr *p = (struct memhdr *)ptr - 1;
+	h->mem -= p->n;
+	free(p);
+}
+
+static void *mem_calloc(size_t nmemb, size_t size, void *ud)
+{
+	if (size && nmemb > SIZE_MAX / size)
+		return NULL;
+	void *p = mem_malloc(nmemb * size, ud);
+	if (p)
+		memset(p, 0, nmemb * size);
+	return p;
+}
+
+static void *mem_realloc(void *ptr, size_t n, void *ud)
+{
+	struct http_h2_conn *h = ud;
+	if (!ptr)
+		return mem_malloc(n, ud);
+	struct memhdr *p = (struct memhdr *)ptr - 1;
+	if (n > HTTP_H2_MEM_MAX || h->mem - p->n + n > HTTP_H2_MEM_MAX)
+		return NULL;
+	size_t old = p->n;
+	struct memhdr *q = realloc(p, sizeof(*q) + n);
+	if (!q)
+		return NULL;
+	q->n = n;
+	h->mem = h->mem - old + n;
+	return q + 1;
+}
+
+/* ---- helpers ------------------------------------------------------------------------------- */
+
+static struct http_h1_conn *blk(struct http_conn *hc)
+{
+	return (struct http_h1_conn *)(void *)hc;
+}
+
+static struct http_h2_stream *h2s(struct http_peer *p)
+{
+	return (struct http_h2_stream *)(void *)((char *)p - offsetof(struct http_h2_stream, peer));
+}
+
+static struct http_h1_conn *stream_of(nghttp2_session *s, int32_t id)
+{
+	return id > 0 ? nghttp2_session_get_stream_user_data(s, id) : NULL;
+}
+
+/* http2.* (struct http_hcm_rt's h2stats) */
+#define H2S(hc) ((hc)->hrt ? (hc)->hrt->h2stats : NULL)
+#define H2_STAT(hc, name)                                                                          \
+	do {                                                                                       \
+		if (H2S(hc))                                                                       \
+			arn_stats_inc(H2S(hc), (hc)->w->slot, ARN_H2_##name);                      \
+	} while (0)
+#define H2_GAUGE(hc, name, d)                                                                      \
+	do {                                                                                       \
+		if (H2S(hc))                                                                       \
+			arn_stats_gauge_add(H2S(hc), (hc)->w->slot, ARN_H2_##name, (d));           \
+	} while (0)
+#define H2_INC(h, name) H2_STAT(&(h)->c->c, name)
+
+/* Copy @p len bytes to the end of @p in, in mbufs of the worker's pool.
+ * @return false when out of mbufs (what was copied stays). */
+static bool in_copy(struct http_worker *w, struct http_in *in, const uint8_t *p, size_t len)
+{
+	while (len) {
+		struct rte_mbuf *t = in->tail;
+		uint16_t room = t ? rte_pktmbuf_tailroom(t) : 0;
+		if (!room) {
+			struct rte_mbuf *m = http_mbuf(w);
+			if (!m)
+				return false;
+			m->next = NULL;
+			if (in->tail)
+				in->tail->next = m;
+			else
+				in->head = m;
+			in->tail = t = m;
+			room = rte_pktmbuf_tailroom(t);
+		}
+		size_t k = len < room ? len : room;
+		memcpy(rte_pktmbuf_mtod_offset(t, char *, t->data_len), p, k);
+		t->data_len = (uint16_t)(t->data_len + k);
+		t->pkt_len = t->data_len;
+		in->bytes += (uint32_t)k;
+		p += k;
+		len -= k;
+	}
+	return true;
+}
+
+/* Drop @p n bytes from the front of @p in. */
+static void in_drop(struct http_in *in, uint32_t n)
+{
+	while (n && in->head) {
+		struct rte_mbuf *m = in->head;
+		uint32_t avail = m->data_len - in->off;
+		uint32_t k = n < avail ? n : avail;
+		in->off += k;
+		in->bytes -= k;
+		n -= k;
+		if (in->off == m->data_len) {
+			in->head = m->next;
+			if (!in->head)
+				in->tail = NULL;
+			in->off = 0;
+			http_seg_free(m);
+		}
+	}
+}
+
+/* Give @p n received bytes back to the client's windows. */
+static void window_give(struct http_h2_stream *x, uint32_t n)
+{
+	if (!n || !x->h2->s)
+		return;
+	x->unconsumed -= n;
+	nghttp2_session_consume_connection(x->h2->s, n);
+	if (!x->closed)
+		nghttp2_session_consume_stream(x->h2->s, x->id, n);
+}
+
+/* ---- streams ------------------------------------------------------------------------------- */
+
+static void stream_op_run(struct http_conn *hc)
+{
+	struct http_conn *pc = &blk(hc)->h2s.h2->c->c;
+	pc->ops->run(pc);
+}
+
+/* The stream's connection manager wants the "connection" closed after
+ * this response: for a stream that is the stream's end, which the run
+ * sees once the response is out. */
+static void stream_op_close(struct http_conn *hc)
+{
+	hc->close_after = true;
+	blk(hc)->h2s.h2->c->c.again = true;
+}
+
+/* RST_STREAM: the response cannot be completed properly. */
+static void stream_op_reset(struct http_conn *hc, int line)
+{
+	struct http_h2_stream *x = &blk(hc)->h2s;
+	if (hc->state == HTTP_DC_CLOSED)
+		return;
+	ARN_DEBUG(HTTP, "connection %llx stream %d: reset (line %d)", (unsigned long long)hc->id,
+		  x->id, line);
+	HTTP_INC(hc, downstream_rq_tx_reset);
+	hc->state = HTTP_DC_CLOSED;
+	if (!x->closed && x->h2->s) {
+		nghttp2_submit_rst_stream(x->h2->s, NGHTTP2_FLAG_NONE, x->id,
+					  NGHTTP2_INTERNAL_ERROR);
+		H2_STAT(hc, tx_reset);
+	}
+	x->peer.queued = false;
+	x->h2->c->c.again = true;
+}
+
+static const struct http_conn_ops stream_ops = {
+    .run = stream_op_run,
+    .close = stream_op_close,
+    .reset = stream_op_reset,
+};
+
+/* A new stream (HEADERS opening it): a block and a request buffer from the
+ * worker's pools. @return NULL when either is exhausted (the stream is
+ * refused). */
+static struct http_h1_conn *stream_new(struct http_h2_conn *h, int32_t id)
+{
+	struct http_conn *pc = &h->c->c;
+	struct http_worker *w = pc->w;
+	if (!w->conn_free || !w->res_free)
+		return NULL;
+	struct http_conn *hc = w->conn_free;
+	w->conn_free = hc->next;
+	struct http_res *r = http_res_get(w);
+	struct http_h1_conn *c = blk(hc);
+	memset(c, 0, sizeof(*c));
+	c->is_h2_stream = true;
+	hc->w = w;
+	hc->ops = &stream_ops;
+	hc->tc = pc->tc;
+	hc->tls = pc->tls;
+	hc->lsn = pc->lsn;
+	hc->hcm = pc->hcm;
+	hc->hrt = pc->hrt;
+	hc->lrt = pc->lrt;
+	hc->laddr = pc->laddr;
+	hc->raddr = pc->raddr;
+	hc->lport = pc->lport;
+	hc->rport = pc->rport;
+	hc->id = pc->id;
+	hc->open_tsc = pc->open_tsc;
+	hc->l4_fc = pc->l4_fc;
+	hc->state = HTTP_DC_OPEN;
+	struct http_h2_stream *x = &c->h2s;
+	x->peer.codec = &http_codec_h2;
+	x->h2 = h;
+	x->id = id;
+	hc->dn = &x->peer;
+	http_stream_init(&hc->st, hc);
+	http_stream_take(&hc->st, r);
+	http_stream_started(&hc->st);
+	hc->st.version = 20;
+	x->next = h->streams;
+	if (h->streams)
+		h->streams->h2s.prev = c;
+	h->streams = c;
+	h->n_streams++;
+	H2_GAUGE(pc, streams_active, 1);
+	http_timer_cancel(&pc->idle_timer);
+	return c;
+}
+
+/* Give the stream's block back: its stream ended (or is cut, @p cut: the
+ * client reset it or the connection went). */
+static void stream_free(struct http_h1_conn *c, bool cut)
+{
+	struct http_conn *hc = &c->c;
+	struct http_stream *st = &hc->st;
+	struct http_h2_stream *x = &c->h2s;
+	struct http_h2_conn *h = x->h2;
+	struct http_worker *w = hc->w;
+	http_stream_timers_cancel(st);
+	if ((st->state & HTTP_S_ACTIVE) || st->res || st->rt || st->up ||
+	    (st->state & HTTP_S_PENDING)) {
+		if (cut && (st->state & HTTP_S_ACTIVE) && !(st->state & HTTP_S_RESP_DONE))
+			st->flags |= ARN_RF_BIT(DOWNSTREAM_CONNECTION_TERMINATION);
+		http_up_detach(st);
+		http_stream_end(st);
+		http_res_put(w, st->res);
+		st->res = NULL;
+	}
+	for (unsigned i = 0; i < x->n_rc; i++)
+		nghttp2_rcbuf_decref(x->rc[i]);
+	x->n_rc = 0;
+	uint32_t left = x->unconsumed;
+	http_in_free(&x->body);
+	http_in_free(&x->reply);
+	if (h->s) {
+		if (left)
+			window_give(x, left);
+		if (!x->closed) {
+			/* the response is complete but the request is not:
+			 * RFC 9113 8.1, the client stops sending it */
+			nghttp2_submit_rst_stream(h->s, NGHTTP2_FLAG_NONE, x->id,
+						  (st->state & HTTP_S_RESP_DONE) || !cut
+						      ? NGHTTP2_NO_ERROR
+						      : NGHTTP2_CANCEL);
+			nghttp2_session_set_stream_user_data(h->s, x->id, NULL);
+		}
+	}
+	if (x->prev)
+		x->prev->h2s.next = x->next;
+	else
+		h->streams = x->next;
+	if (x->next)
+		x->next->h2s.prev = x->prev;
+	h->n_streams--;
+	H2_GAUGE(&h->c->c, streams_active, -1);
+	c->is_h2_stream = false;
+	hc->tc = NULL;
+	hc->state = HTTP_DC_CLOSED;
+	hc->next = w->conn_free;
+	w->conn_free = hc;
+	h->c->c.again = true;
+}
+
+/* Step one stream until nothing changes (bounded: what is left is for the
+ * connection's next round). */
+static void stream_run(struct http_h1_conn *c)
+{
+	struct http_conn *hc = &c->c;
+	struct http_stream *st = &hc->st;
+	struct http_h2_stream *x = &c->h2s;
+	for (int round = 0; round < 8; round++) {
+		hc->again = false;
+		if (hc->state == HTTP_DC_CLOSED) {
+			stream_free(c, false); /* we reset it */
+			return;
+		}
+		if (st->up && !(st->state & HTTP_S_LOCAL))
+			http_resp_step(st);
+		if (hc->state == HTTP_DC_CLOSED)
+			continue;
+		bool flushed = !x->peer.queued;
+		if ((st->state & HTTP_S_ACTIVE) && flushed && (st->state & HTTP_S_RESP_DONE) &&
+		    ((st->state & HTTP_S_REQ_DONE) || hc->close_after) &&
+		    !(st->up && http_up_peer(st->up)->queued)) {
+			stream_free(c, false);
+			return;
+		}
+		if (x->closed && !(st->state & HTTP_S_RESP_DONE)) {
+			/* the client reset the stream (or the session closed
+			 * it) before its response was complete */
+			if (x->close_error != NGHTTP2_NO_ERROR && (st->state & HTTP_S_ACTIVE))
+				HTTP_INC(hc, downstream_rq_rx_reset);
+			stream_free(c, true);
+			return;
+		}
+		if (!(st->state & HTTP_S_ACTIVE) && hc->close_after) {
+			stream_free(c, true);
+			return;
+		}
+		http_req_step(st);
+		if (!hc->again)
+			return;
+	}
+	x->h2->c->c.again = true;
+}
+
+/* ---- nghttp2's callbacks ------------------------------------------------------------------- */
+
+static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+{
+	struct http_h2_conn *h = ud;
+	if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST)
+		return 0;
+	struct http_h1_conn *c = h->goaway ? NULL : stream_new(h, f->hd.stream_id);
+	if (!c) {
+		/* no block or request buffer free on this worker: refused,
+		 * the client may retry it (RFC 9113 8.7) */
+		nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, f->hd.stream_id,
+					  NGHTTP2_REFUSED_STREAM);
+		H2_INC(h, stream_refused_errors);
+		return 0;
+	}
+	nghttp2_session_set_stream_user_data(s, f->hd.stream_id, c);
+	struct arn_h1_msg *m = &c->c.st.req.m;
+	m->version = 20;
+	m->host_idx = -1;
+	m->upgrade_idx = -1;
+	m->flags = ARN_H1_F_KEEP_ALIVE;
+	return 0;
+}
+
+static int keep(struct http_h2_stream *x, nghttp2_rcbuf *b)
+{
+	if (x->n_rc >= HTTP_H2_RCBUFS)
+		return -1;
+	nghttp2_rcbuf_incref(b);
+	x->rc[x->n_rc++] = b;
+	return 0;
+}
+
+/* Refuse the stream: its header list is over max_request_headers_kb or
+ * max_headers_count (Envoy's http2.header_overflow: the stream is reset). */
+static int header_overflow(struct http_h2_conn *h, struct http_h2_stream *x)
+{
+	(void)x;
+	H2_INC(h, header_overflow);
+	return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+}
+
+static int on_header(nghttp2_session *s, const nghttp2_frame *f, nghttp2_rcbuf *name,
+		     nghttp2_rcbuf *value, uint8_t flags, void *ud)
+{
+	(void)flags;
+	struct http_h2_conn *h = ud;
+	struct http_h1_conn *c = stream_of(s, f->hd.stream_id);
+	if (!c || f->hd.type != NGHTTP2_HEADERS)
+		return 0;
+	struct http_h2_stream *x = &c->h2s;
+	struct arn_h1_msg *m = &c->c.st.req.m;
+	nghttp2_vec n = nghttp2_rcbuf_get_buf(name), v = nghttp2_rcbuf_get_buf(value);
+	x->hdr_bytes += (uint32_t)(n.len + v.len + 32);
+	if (x->hdr_bytes > h->max_hdr_bytes)
+		return header_overflow(h, x);
+	if (x->head_in) {
+		/* trailers: not forwarded to an HTTP/1.1 upstream (counted) */
+		if (!(m->flags & ARN_H1_F_TRAILERS)) {
+			m->flags |= ARN_H1_F_TRAILERS;
+			H2_INC(h, trailers);
+		}
+		return 0;
+	}
+	if (keep(x, name) || keep(x, value))
+		return header_overflow(h, x);
+	const char *np = (const char *)n.base, *vp = (const char *)v.base;
+	struct arn_h1_slice vs = {vp, (uint32_t)v.len};
+	if (n.len && np[0] == ':') {
+		/* nghttp2 checked the pseudo-headers (RFC 9113 8.3.1) */
+		if (n.len == 7 && memcmp(np, ":method", 7) == 0) {
+			m->method_name = vs;
+			m->method = (uint8_t)arn_h1_method_lookup(vp, v.len);
+			if (m->method == ARN_H1_M_NONE)
+				m->method = ARN_H1_M_OTHER;
+		} else if (n.len == 5 && memcmp(np, ":path", 5) == 0) {
+			m->path = vs;
+			m->target = vs;
+			m->target_form =
+			    v.len == 1 && vp[0] == '*' ? ARN_H1_TF_ASTERISK : ARN_H1_TF_ORIGIN;
+			if (memchr(vp, '#', v.len))
+				m->flags |= ARN_H1_F_FRAGMENT;
+		} else if (n.len == 10 && memcmp(np, ":authority", 10) == 0) {
+			m->authority = vs;
+		} else if (n.len == 9 && memcmp(np, ":protocol", 9) == 0) {
+			x->bad = true; /* extended CONNECT is not served */
+		}
+		return 0;
+	}
+	if (m->n_hdrs >= h->max_hdrs || m->n_hdrs + 1u >= m->hdr_cap)
+		return header_overflow(h, x);
+	struct arn_h1_header *hd = &m->hdrs[m->n_hdrs];
+	*hd = (struct arn_h1_header){
+	    .name = np,
+	    .name_len = (uint16_t)n.len,
+	    .value = vp,
+	    .value_len = (uint32_t)v.len,
+	    .id = (uint16_t)arn_h1_hdr_lookup(np, n.len),
+	};
+	if (hd->id == ARN_H1_H_HOST) {
+		if (m->host_idx >= 0)
+			return 0; /* one Host: the first (or :authority's) */
+		m->host_idx = (int16_t)m->n_hdrs;
+	} else if (hd->id == ARN_H1_H_CONTENT_LENGTH) {
+		uint64_t cl = 0;
+		for (size_t i = 0; i < v.len; i++)
+			cl = cl * 10 + (uint64_t)(vp[i] - '0'); /* digits: nghttp2 checked */
+		m->flags |= ARN_H1_F_CONTENT_LENGTH;
+		m->content_length = cl;
+	} else if (hd->id == ARN_H1_H_EXPECT) {
+		if (v.len == 12 && arn_h1_eq_nocase(vp, 12, "100-continue", 12))
+			m->flags |= ARN_H1_F_EXPECT_CONTINUE;
+	}
+	m->n_hdrs++;
+	return 0;
+}
+
+/* The request's head is complete: what HTTP/1 would have parsed. */
+static void head_done(struct http_h2_stream *x, struct arn_h1_msg *m, bool end)
+{
+	x->head_in = true;
+	if (m->method == ARN_H1_M_CONNECT)
+		x->bad = true; /* allow_connect is not supported */
+	/* :authority is the Host an HTTP/1.1 upstream gets (RFC 9113 8.3.1) */
+	if (m->authority.len) {
+		if (m->host_idx >= 0) {
+			m->hdrs[m->host_idx].value = m->authority.p;
+			m->hdrs[m->host_idx].value_len = m->authority.len;
+		} else if (m->n_hdrs < m->hdr_cap) {
+			m->host_idx = (int16_t)m->n_hdrs;
+			m->hdrs[m->n_hdrs++] = (struct arn_h1_header){
+			    .name = "host",
+			    .name_len = 4,
+			    .value = m->authority.p,
+			    .value_len = m->authority.len,
+			    .id = ARN_H1_H_HOST,
+			};
+		}
+	} else if (m->host_idx >= 0) {
+		m->authority = (struct arn_h1_slice){m->hdrs[m->host_idx].value,
+						     m->hdrs[m->host_idx].value_len};
+	}
+	if (end) {
+		x->end_in = true;
+		m->flags |= ARN_H1_F_NO_BODY;
+		if (!(m->flags & ARN_H1_F_CONTENT_LENGTH) &&
+		    (m->method == ARN_H1_M_POST || m->method == ARN_H1_M_PUT)) {
+			/* an HTTP/1.1 upstream reads a body-less POST as
+			 * length 0 only when it says so */
+			m->flags |= ARN_H1_F_CONTENT_LENGTH;
+			m->content_length = 0;
+		}
+	} else if (!(m->flags & ARN_H1_F_CONTENT_LENGTH)) {
+		m->flags |= ARN_H1_F_CHUNKED; /* re-framed for an HTTP/1.1 upstream */
+	}
+}
+
+static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+{
+	struct http_h2_conn *h = ud;
+	if (f->hd.type == NGHTTP2_RST_STREAM) {
+		H2_INC(h, rx_reset);
+		return 0;
+	}
+	struct http_h1_conn *c = stream_of(s, f->hd.stream_id);
+	if (!c)
+		return 0;
+	struct http_h2_stream *x = &c->h2s;
+	bool end = f->hd.flags & NGHTTP2_FLAG_END_STREAM;
+	if (f->hd.type == NGHTTP2_HEADERS) {
+		if (!x->head_in)
+			head_done(x, &c->c.st.req.m, end);
+		else if (end)
+			x->end_in = true; /* trailers end the request */
+	} else if (f->hd.type == NGHTTP2_DATA && end) {
+		x->end_in = true;
+	}
+	return 0;
+}
+
+static int on_data_chunk(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t *data,
+			 size_t len, void *ud)
+{
+	(void)flags;
+	struct http_h2_conn *h = ud;
+	struct http_h1_conn *c = stream_of(s, id);
+	if (!c) {
+		nghttp2_session_consume_connection(s, len);
+		return 0;
+	}
+	struct http_h2_stream *x = &c->h2s;
+	x->unconsumed += (uint32_t)len;
+	if (!in_copy(h->c->c.w, &x->body, data, len)) {
+		x->unconsumed -= (uint32_t)len;
+		nghttp2_session_consume_connection(s, len);
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* out of mbufs: reset */
+	}
+	return 0;
+}
+
+static int on_stream_close(nghttp2_session *s, int32_t id, uint32_t error, void *ud)
+{
+	struct http_h2_conn *h = ud;
+	struct http_h1_conn *c = stream_of(s, id);
+	if (!c)
+		return 0;
+	struct http_h2_stream *x = &c->h2s;
+	x->closed = true;
+	x->close_error = error;
+	/* nothing more goes out on it */
+	x->out_len = 0;
+	http_in_free(&x->reply);
+	x->peer.queued = false;
+	h->c->c.again = true;
+	return 0;
+}
+
+static int on_frame_send(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+{
+	struct http_h2_conn *h = ud;
+	if ((f->hd.type == NGHTTP2_HEADERS || f->hd.type == NGHTTP2_DATA) &&
+	    (f->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
+		/* the response's last frame is out: the stream may end */
+		struct http_h1_conn *c = stream_of(s, f->hd.stream_id);
+		if (c) {
+			c->h2s.eof_sent = true;
+			c->h2s.peer.queued = false;
+			h->c->c.again = true;
+		}
+	}
+	if (f->hd.type == NGHTTP2_GOAWAY) {
+		H2_INC(h, goaway_sent);
+		/* nghttp2 ends a session the client broke with a GOAWAY
+		 * naming the error */
+		if (f->goaway.error_code != NGHTTP2_NO_ERROR)
+			HTTP_INC(&h->c->c, downstream_cx_protocol_error);
+	}
+	return 0;
+}
+
+static int on_invalid_frame(nghttp2_session *s, const nghttp2_frame *f, int err, void *ud)
+{
+	(void)s;
+	(void)f;
+	(void)err;
+	struct http_h2_conn *h = ud;
+	H2_INC(h, rx_messaging_error);
+	return 0;
+}
+
+/* The response body, as the client's windows let nghttp2 frame it: a
+ * local reply's copy first, then the bytes lent by the upstream. */
+static ssize_t on_read(nghttp2_session *s, int32_t id, uint8_t *buf, size_t length, uint32_t *flags,
+		       nghttp2_data_source *src, void *ud)
+{
+	(void)src;
+	(void)ud;
+	struct http_h1_conn *c = stream_of(s, id);
+	if (!c) {
+		*flags |= NGHTTP2_DATA_FLAG_EOF;
+		return 0;
+	}
+	struct http_h2_stream *x = &c->h2s;
+	size_t n = 0;
+	while (n < length && x->reply.head) {
+		struct rte_mbuf *m = x->reply.head;
+		uint32_t avail = m->data_len - x->reply.off;
+		uint32_t k = (uint32_t)(length - n) < avail ? (uint32_t)(length - n) : avail;
+		memcpy(buf + n, rte_pktmbuf_mtod_offset(m, char *, x->reply.off), k);
+		n += k;
+		in_drop(&x->reply, k);
+	}
+	if (n < length && x->out_len) {
+		uint32_t k =
+		    (uint32_t)(length - n) < x->out_len ? (uint32_t)(length - n) : x->out_len;
+		memcpy(buf + n, x->out, k);
+		x->out += k;
+		x->out_len -= k;
+		n += k;
+	}
+	if (!x->reply.head && !x->out_len) {
+		if (x->resp_end) {
+			*flags |= NGHTTP2_DATA_FLAG_EOF; /* queued until it is sent */
+		} else if (n == 0) {
+			x->deferred = true;
+			x->peer.queued = false;
+			return NGHTTP2_ERR_DEFERRED;
+		}
+	}
+	x->peer.queued = x->out_len || x->reply.head || (x->resp_end && !x->eof_sent);
+	return (ssize_t)n;
+}
+
+/* ---- the connection ------------------------------------------------------------------------ */
+
+int http_h2_preface(const struct http_in *in)
+{
+	static const char pre[] = HTTP_H2_PREFACE;
+	uint32_t i = 0, off = in->off;
+	for (const struct rte_mbuf *m = in->head; m && i < HTTP_H2_PREFACE_LEN;
+	     m = m->next, off = 0) {
+		const char *p = rte_pktmbuf_mtod(m, const char *);
+		for (uint32_t k = off; k < m->data_len && i < HTTP_H2_PREFACE_LEN; k++, i++)
+			if (p[k] != pre[i])
+				return 0;
+	}
+	return i == HTTP_H2_PREFACE_LEN ? 1 : -1;
+}
+
+static uint32_t cap(uint32_t v, uint32_t max)
+{
+	return v < max ? v : max;
+}
+
+int http_h2_start(struct http_h1_conn *c)
+{
+	struct http_conn *pc = &c->c;
+	const struct arn_cfg_hcm *hcm = pc->hcm;
+	struct http_h2_conn *h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->c = c;
+	h->max_hdr_bytes =
+	    (hcm && hcm->max_request_headers_kb ? hcm->max_request_headers_kb : 60) * 1024u;
+	h->max_hdrs = hcm && hcm->max_headers_count && hcm->max_headers_count < HTTP_MAX_HDRS - 1
+			  ? hcm->max_headers_count
+			  : HTTP_MAX_HDRS - 1;
+	const struct arn_cfg_h2 *o = hcm ? &hcm->h2 : NULL;
+	uint32_t streams =
+	    cap(o ? o->max_concurrent_streams : HTTP_H2_MAX_STREAMS, HTTP_H2_MAX_STREAMS);
+	uint32_t swin = cap(o ? o->initial_stream_window_size : 65535, HTTP_H2_MAX_STREAM_WINDOW);
+	uint32_t cwin = cap(o ? o->initial_connection_window_size : 65535, HTTP_H2_MAX_CONN_WINDOW);
+	nghttp2_mem mem = {
+	    .mem_user_data = h,
+	    .malloc = mem_malloc,
+	    .free = mem_free,
+	    .calloc = mem_calloc,
+	    .realloc = mem_realloc,
+	};
+	nghttp2_session_callbacks *cb;
+	nghttp2_option *opt;
+	if (nghttp2_session_callbacks_new(&cb) != 0) {
+		free(h);
+		return -ENOMEM;
+	}
+	if (nghttp2_option_new(&opt) != 0) {
+		nghttp2_session_callbacks_del(cb);
+		free(h);
+		return -ENOMEM;
+	}
+	nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
+	nghttp2_session_callbacks_set_on_header_callback2(cb, on_header);
+	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
+	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
+	nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
+	nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb, on_invalid_frame);
+	/* windows open only as upstreams take the bytes (http_h2.h) */
+	nghttp2_option_set_no_auto_window_update(opt, 1);
+	nghttp2_option_set_max_outbound_ack(opt, o ? o->max_outbound_control_frames : 1000);
+	/* CVE-2023-44487 (rapid reset) and CVE-2024-27316 (CONTINUATION
+	 * flood): nghttp2's own bounds, at their defaults */
+	nghttp2_option_set_stream_reset_rate_limit(opt, 1000, 33);
+	nghttp2_option_set_max_continuations(opt, 8);
+	nghttp2_option_set_max_settings(opt, 32);
+	nghttp2_option_set_max_deflate_dynamic_table_size(opt, 4096);
+	int rc = nghttp2_session_server_new3(&h->s, cb, h, opt, &mem);
+	nghttp2_session_callbacks_del(cb);
+	nghttp2_option_del(opt);
+	if (rc != 0) {
+		free(h);
+		return -ENOMEM;
+	}
+	nghttp2_settings_entry iv[] = {
+	    {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, streams},
+	    {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, swin},
+	    {NGHTTP2_SETTINGS_HEADER_TABLE_SIZE, o ? o->hpack_table_size : 4096},
+	    {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, h->max_hdr_bytes},
+	};
+	if (nghttp2_submit_settings(h->s, NGHTTP2_FLAG_NONE, iv, sizeof(iv) / sizeof(iv[0])) != 0 ||
+	    nghttp2_session_set_local_window_size(h->s, NGHTTP2_FLAG_NONE, 0, (int32_t)cwin) != 0) {
+		nghttp2_session_del(h->s);
+		free(h);
+		return -ENOMEM;
+	}
+	c->h2 = h;
+	return 0;
+}
+
+/* Feed what the client sent to the session. */
+static void h2_read(struct http_h2_conn *h)
+{
+	struct http_h1_conn *c = h->c;
+	struct http_h1_peer *d = &c->dn;
+	while (!h->fatal) {
+		if (!d->in.head && !http_tp_fill(d->tp, c->c.tc, &d->in))
+			break;
+		while (d->in.head) {
+			struct rte_mbuf *m = d->in.head;
+			uint32_t avail = m->data_len - d->in.off;
+			ssize_t n = 0;
+			if (avail)
+				n = nghttp2_session_mem_recv(
+				    h->s, rte_pktmbuf_mtod_offset(m, uint8_t *, d->in.off), avail);
+			if (n < 0) {
+				ARN_DEBUG(HTTP, "connection %llx: HTTP/2: %s",
+					  (unsigned long long)c->c.id, nghttp2_strerror((int)n));
+				if (n != NGHTTP2_ERR_FLOODED)
+					HTTP_INC(&c->c, downstream_cx_protocol_error);
+				else
+					H2_STAT(&c->c, outbound_control_flood);
+				h->fatal = true;
+				http_in_free(&d->in);
+				return;
+			}
+			/* nghttp2 takes all it is given (no pause) */
+			d->in.off = m->data_len;
+			d->in.bytes -= avail;
+			d->in.head = m->next;
+			if (!d->in.head)
+				d->in.tail = NULL;
+			d->in.off = 0;
+			http_seg_free(m);
+		}
+	}
+}
+
+/* Frame what the session has for the client, up to HTTP_H2_OUT_MAX bytes
+ * waiting for TCP, and hand it on. @return 0, -EAGAIN, or the transport's
+ * error. */
+static int h2_send(struct http_h2_conn *h)
+{
+	struct http_h1_conn *c = h->c;
+	struct http_h1_peer *d = &c->dn;
+	struct http_conn *pc = &c->c;
+	if (!pc->tc)
+		return -ENOTCONN;
+	if (d->out.chain) {
+		int rc = http_tp_flush(d->tp, pc->tc, &d->out);
+		d->peer.queued = http_out_busy(&d->out);
+		if (rc != 0)
+			return rc;
+	}
+	struct http_wchain wc;
+	http_wchain_init(&wc, pc->w);
+	size_t total = 0;
+	while (total < HTTP_H2_OUT_MAX) {
+		const uint8_t *data;
+		ssize_t n = nghttp2_session_mem_send(h->s, &data);
+		if (n < 0) {
+			h->fatal = true;
+			break;
+		}
+		if (n == 0)
+			break;
+		if (arn_h1_put(&wc.wb, data, (size_t)n) != 0)
+			break;
+		total += (size_t)n;
+	}
+	struct rte_mbuf *m = http_wchain_finish(&wc);
+	if (!total) {
+		if (m)
+			rte_pktmbuf_free(m);
+		return 0;
+	}
+	if (!m) {
+		h->fatal = true; /* frames were taken from nghttp2 and lost */
+		return -ENOBUFS;
+	}
+	d->out.chain = m;
+	int rc = http_tp_flush(d->tp, pc->tc, &d->out);
+	d->peer.queued = http_out_busy(&d->out);
+	pc->again = true; /* frames went: streams may go on */
+	return rc;
+}
+
+/* Drain: a listener replaced by a newer generation, or failed health
+ * checks; the graceful GOAWAY tells the client to open no more streams
+ * here (HTTP/1.1 says "connection: close" instead). */
+static bool draining(struct http_h2_conn *h)
+{
+	struct http_conn *pc = &h->c->c;
+	struct http_worker *w = pc->w;
+	if (http_healthcheck_failed() && !(pc->lsn && pc->lsn->drain_modify_only))
+		return true;
+	if (w->store && pc->lsn) {
+		const struct arn_cfg_gen *g = arn_config_gen(w->store);
+		if (arn_cfg_listener_find(g, pc->laddr, pc->lport) != pc->lsn)
+			return true;
+	}
+	return false;
+}
+
+static void goaway(struct http_h2_conn *h)
+{
+	if (h->goaway || !h->s)
+		return;
+	h->goaway = true;
+	nghttp2_submit_goaway(h->s, NGHTTP2_FLAG_NONE,
+			      nghttp2_session_get_last_proc_stream_id(h->s), NGHTTP2_NO_ERROR, NULL,
+			      0);
+	if (!h->c->c.drain_counted) {
+		h->c->c.drain_counted = true;
+		HTTP_INC(&h->c->c, downstream_cx_drain_close);
+	}
+}
+
+void http_h2_idle(struct http_h1_conn *c)
+{
+	struct http_h2_conn *h = c->h2;
+	if (h->n_streams)
+		return;
+	HTTP_INC(&c->c, downstream_cx_idle_timeout);
+	goaway(h);
+	c->c.close_after = true;
+}
+
+void http_h2_run(struct http_h1_conn *c)
+{
+	struct http_h2_conn *h = c->h2;
+	struct http_conn *pc = &c->c;
+	h2_read(h);
+	for (struct http_h1_conn *s = h->streams, *n; s; s = n) {
+		n = s->h2s.next;
+		stream_run(s);
+		if (!pc->tc)
+			return;
+	}
+	if (c->dn.peer.eof && !h->n_streams)
+		pc->close_after = true; /* the client closed its side */
+	if (!h->goaway && draining(h))
+		goaway(h);
+	if (h->goaway && !h->n_streams)
+		pc->close_after = true; /* drained */
+	int rc = h2_send(h);
+	if (rc != 0 && rc != -EAGAIN)
+		return; /* the connection is going: on_close follows */
+	if (h->fatal || (pc->close_after && !h->n_streams) ||
+	    (!nghttp2_session_want_read(h->s) && !nghttp2_session_want_write(h->s))) {
+		pc->close_after = true;
+		return;
+	}
+	if (!h->n_streams && pc->hcm && pc->hcm->idle_timeout_ms && !pc->idle_timer.armed)
+		http_timer_arm(pc->w, &pc->idle_timer, pc->hcm->idle_timeout_ms);
+}
+
+void http_h2_free(struct http_h1_conn *c)
+{
+	struct http_h2_conn *h = c->h2;
+	if (!h)
+		return;
+	while (h->streams) {
+		struct http_h1_conn *s = h->streams;
+		s->c.tc = NULL;
+		if (!(s->c.st.state & HTTP_S_RESP_DONE) && (s->c.st.state & HTTP_S_ACTIVE))
+			HTTP_INC(&s->c, downstream_cx_destroy_active_rq);
+		stream_free(s, true);
+	}
+	nghttp2_session_del(h->s);
+	h->s = NULL;
+	c->h2 = NULL;
+	free(h);
+}
+
+/* ---- the codec ----------------------------------------------------------------------------- */
+
+static int h2_decode(struct http_peer *p, struct http_msgbuf *mb, bool keep_head,
+		     struct http_ev *ev)
+{
+	(void)mb;
+	(void)keep_head;
+	struct http_h2_stream *x = h2s(p);
+	ev->type = HTTP_EV_NONE;
+	ev->data = NULL;
+	ev->len = 0;
+	if (x->given) {
+		in_drop(&x->body, x->given);
+		window_give(x, x->given);
+		x->given = 0;
+	}
+	if (x->bad) {
+		ev->status = 400;
+		ev->details = "http2.invalid_request";
+		return -EBADMSG;
+	}
+	if (!x->head_given) {
+		if (!x->head_in)
+			return x->closed ? -ECONNABORTED : -EAGAIN;
+		x->head_given = true;
+		ev->type = HTTP_EV_HEAD;
+		return 0;
+	}
+	if (x->body.head) {
+		struct rte_mbuf *m = x->body.head;
+		ev->type = HTTP_EV_BODY;
+		ev->data = rte_pktmbuf_mtod_offset(m, const char *, x->body.off);
+		ev->len = m->data_len - x->body.off;
+		x->given = (uint32_t)ev->len;
+		return 0;
+	}
+	if (x->end_in && !x->end_given) {
+		x->end_given = true;
+		ev->type = HTTP_EV_END;
+		return 0;
+	}
+	if (x->closed && !x->end_given)
+		return -ECONNABORTED;
+	return -EAGAIN;
+}
+
+static void h2_upgrade(struct http_peer *p, bool accepted)
+{
+	(void)p;
+	(void)accepted; /* no HTTP/1.1 upgrade over HTTP/2 */
+}
+
+static bool h2_idle(const struct http_peer *p)
+{
+	(void)p;
+	return true; /* one exchange per stream: nothing of a next one */
+}
+
+static void h2_release(struct http_peer *p)
+{
+	(void)p;
+}
+
+static int h2_encode_request_head(struct http_peer *p, const struct arn_h1_msg *m, const char *path,
+				  uint32_t plen, struct arn_h1_edit *e, unsigned n, bool upgrade)
+{
+	(void)p, (void)m, (void)path, (void)plen, (void)e, (void)n, (void)upgrade;
+	return -EPROTONOSUPPORT; /* downstream streams only send responses */
+}
+
+/*
+ * The head as HTTP/1 would write it (edits applied, hop-by-hop fields
+ * dropped: the serializer's rules), turned into HTTP/2 fields: names
+ * lowercased (RFC 9113 8.2.2), :status first. @p buf holds the text;
+ * @return the fields in @p nv, or -E2BIG / -ENOBUFS.
+ */
+static int fields(char *buf, uint32_t len, unsigned status, char *st, nghttp2_nv *nv, unsigned max)
+{
+	unsigned n = 0;
+	int k = 0;
+	unsigned s = status;
+	char tmp[4];
+	do {
+		tmp[k++] = (char)('0' + s % 10);
+		s /= 10;
+	} while (s && k < 3);
+	for (int i = 0; i < k; i++)
+		st[i] = tmp[k - 1 - i];
+	nv[n++] =
+	    (nghttp2_nv){(uint8_t *)":status", (uint8_t *)st, 7, (size_t)k, NGHTTP2_NV_FLAG_NONE};
+	char *q = buf, *end = buf + len;
+	/* the status line */
+	char *lf = memchr(q, '\n', (size_t)(end - q));
+	if (!lf)
+		return -EINVAL;
+	q = lf + 1;
+	while (q < end) {
+		lf = memchr(q, '\n', (size_t)(end - q));
+		if (!lf || lf - q < 2)
+			break; /* the empty line */
+		char *colon = memchr(q, ':', (size_t)(lf - q));
+		if (!colon)
+			return -EINVAL;
+		if (n >= max)
+			return -E2BIG;
+		for (char *t = q; t < colon; t++)
+			if (*t >= 'A' && *t <= 'Z')
+				*t = (char)(*t + 32);
+		char *v = colon + 1;
+		while (v < lf && *v == ' ')
+			v++;
+		size_t vlen = (size_t)(lf - 1 - v); /* without the CR */
+		size_t nlen = (size_t)(colon - q);
+		/* "connection: close" and friends have no place in HTTP/2 */
+		if (!(nlen == 10 && memcmp(q, "connection", 10) == 0))
+			nv[n++] = (nghttp2_nv){(uint8_t *)q, (uint8_t *)v, nlen, vlen,
+					       NGHTTP2_NV_FLAG_NONE};
+		q = lf + 1;
+	}
+	return (int)n;
+}
+
+#define H2_NV_MAX (HTTP_MAX_HDRS + ARN_H1_MAX_EDITS + 8)
+
+static int submit(struct http_h2_stream *x, char *buf, uint32_t len, unsigned status, bool body)
+{
+	nghttp2_nv nv[H2_NV_MAX];
+	char st[4];
+	int n = fields(buf, len, status, st, nv, H2_NV_MAX);
+	if (n < 0)
+		return n == -E2BIG ? -E2BIG : -ENOBUFS;
+	nghttp2_data_provider prd = {.source = {.ptr = x}, .read_callback = on_read};
+	x->submitted = true;
+	x->no_body = !body;
+	int rc = nghttp2_submit_response(x->h2->s, x->id, nv, (size_t)n, body ? &prd : NULL);
+	if (rc != 0)
+		return -ENOBUFS;
+	x->peer.queued = true; /* until END_STREAM is out (on_frame_send) */
+	return 0;
+}
+
+static int h2_encode_response_head(struct http_peer *p, const struct arn_h1_msg *r,
+				   struct arn_h1_edit *e, unsigned n, struct http_head_info *hi)
+{
+	struct http_h2_stream *x = h2s(p);
+	struct http_worker *w = x->h2->c->c.w;
+	if (x->closed)
+		return 0; /* the client reset it: nothing goes */
+	bool no_body = (r->flags & ARN_H1_F_NO_BODY) || hi->req_method == ARN_H1_M_HEAD ||
+		       r->status == 204 || r->status == 304;
+	hi->close = false; /* the stream ends with its END_STREAM, not a close */
+	char *buf = http_big_get(w);
+	if (!buf)
+		return -ENOBUFS;
+	struct arn_h1_wbuf wb;
+	arn_h1_wbuf_init(&wb, buf, HTTP_BIG_SCRATCH, NULL, NULL);
+	arn_h1_write_status_line(&wb, r->status, NULL, 0, 1);
+	int rc = arn_h1_write_headers(&wb, r, e, n, ARN_H1_W_DROP_HOP);
+	arn_h1_write_end(&wb);
+	if (rc == 0 && wb.err)
+		rc = -ENOBUFS;
+	if (rc == 0)
+		rc = submit(x, buf, wb.len, r->status, !no_body);
+	http_big_put(w, buf);
+	return rc;
+}
+
+static int h2_encode_reply(struct http_peer *p, const struct http_reply *r)
+{
+	struct http_h2_stream *x = h2s(p);
+	struct http_worker *w = x->h2->c->c.w;
+	if (x->closed)
+		return 0;
+	uint32_t dlen;
+	const char *date = http_date(w, &dlen);
+	char *buf = http_big_get(w);
+	if (!buf)
+		return -ENOBUFS;
+	struct arn_h1_wbuf wb;
+	arn_h1_wbuf_init(&wb, buf, HTTP_BIG_SCRATCH, NULL, NULL);
+	http_local_reply_write(&wb, r->status, r->body, r->blen, r->server, date, dlen, r->extra,
+			       r->n_extra, false, true);
+	bool body = r->blen && !r->head_only;
+	int rc = wb.err ? -ENOBUFS : 0;
+	if (rc == 0 && body && !in_copy(w, &x->reply, (const uint8_t *)r->body, r->blen))
+		rc = -ENOBUFS;
+	if (rc == 0) {
+		x->resp_end = true;
+		rc = submit(x, buf, wb.len, r->status, body);
+	}
+	http_big_put(w, buf);
+	return rc;
+}
+
+static void h2_encode_continue(struct http_peer *p)
+{
+	struct http_h2_stream *x = h2s(p);
+	if (x->closed)
+		return;
+	nghttp2_nv nv = {(uint8_t *)":status", (uint8_t *)"100", 7, 3, NGHTTP2_NV_FLAG_NONE};
+	nghttp2_submit_headers(x->h2->s, NGHTTP2_FLAG_NONE, x->id, NULL, &nv, 1, NULL);
+}
+
+static void resume(struct http_h2_stream *x)
+{
+	if (x->deferred && !x->closed) {
+		x->deferred = false;
+		nghttp2_session_resume_data(x->h2->s, x->id);
+	}
+}
+
+static void h2_encode_body(struct http_peer *p, const char *data, size_t len)
+{
+	struct http_h2_stream *x = h2s(p);
+	if (x->closed || x->no_body || !len)
+		return;
+	x->out = data;
+	x->out_len = (uint32_t)len;
+	p->queued = true;
+	resume(x);
+}
+
+static void h2_encode_end(struct http_peer *p)
+{
+	struct http_h2_stream *x = h2s(p);
+	x->resp_end = true;
+	if (x->closed || x->no_body)
+		return;
+	p->queued = !x->eof_sent;
+	resume(x);
+}
+
+static int h2_flush(struct http_peer *p)
+{
+	struct http_h2_stream *x = h2s(p);
+	if (x->closed) {
+		p->queued = false;
+		return 0;
+	}
+	int rc = h2_send(x->h2);
+	if (rc != 0 && rc != -EAGAIN)
+		return rc;
+	return p->queued ? -EAGAIN : 0;
+}
+
+const struct http_codec_ops http_codec_h2 = {
+    .name = "HTTP/2",
+    .decode = h2_decode,
+    .upgrade = h2_upgrade,
+    .idle = h2_idle,
+    .release = h2_release,
+    .encode_request_head = h2_encode_request_head,
+    .encode_response_head = h2_encode_response_head,
+    .encode_reply = h2_encode_reply,
+    .encode_continue = h2_encode_continue,
+    .encode_body = h2_encode_body,
+    .encode_end = h2_encode_end,
+    .flush = h2_flush,
+};
