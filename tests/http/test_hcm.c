@@ -1587,7 +1587,7 @@ static void test_tls_transport_truncation(void **state)
  * connection, Arion's come back from its transmit buffer. Nothing is timed.
  */
 
-#define H2_STREAMS 16
+#define H2_STREAMS 64
 struct h2c_stream {
 	int32_t id;
 	unsigned status;
@@ -1792,6 +1792,42 @@ static void test_h2_prior_knowledge_streams(void **state)
 	assert_int_equal(stat("http2.streams_active"), 0);
 	/* every stream gave its buffer back */
 	assert_int_equal(free_buffers(), 8);
+	h2c_close(&k);
+}
+
+/* Many streams at once, each to its own upstream connection, answered
+ * in the reverse order with headers of some size: every response arrives
+ * whole on its stream. */
+static void test_h2_many_streams_upstream(void **state)
+{
+	(void)state;
+	start(64, jlistener("", "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}"));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	int32_t id[40];
+	for (int i = 0; i < 40; i++)
+		id[i] = h2c_request(&k, "GET", "/e", NULL, NULL, NULL);
+	h2c_pump(&k);
+	struct arn_tcp_conn *u[40];
+	for (int i = 0; i < 40; i++)
+		u[i] = upstream_accepts();
+	h2c_pump(&k);
+	for (int i = 39; i >= 0; i--) {
+		char r[512];
+		snprintf(r, sizeof(r),
+			 "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/plain\r\n"
+			 "Content-Length: 9\r\nConnection: keep-alive\r\nX-Seen-Host: a.example\r\n"
+			 "X-Seen-XFF: \r\nX-Seen-Proto: http\r\nX-Seen-Rid: %d\r\n\r\necho-%04d",
+			 i, i);
+		send_s(u[i], r);
+	}
+	h2c_pump(&k);
+	for (int i = 0; i < 40; i++) {
+		struct h2c_stream *x = h2c_find(&k, id[i]);
+		assert_true(x->closed);
+		assert_int_equal(x->status, 200);
+		assert_int_equal(x->body_len, 9);
+	}
 	h2c_close(&k);
 }
 
@@ -2051,6 +2087,7 @@ int main(void)
 	    cmocka_unit_test(test_tls_transport_truncation),
 	    cmocka_unit_test_teardown(test_h2_prior_knowledge_streams, teardown),
 	    cmocka_unit_test_teardown(test_h2_codec_type, teardown),
+	    cmocka_unit_test_teardown(test_h2_many_streams_upstream, teardown),
 	    cmocka_unit_test_teardown(test_h2_to_h1_upstream, teardown),
 	    cmocka_unit_test_teardown(test_h2_response_follows_client_window, teardown),
 	    cmocka_unit_test_teardown(test_h2_client_reset, teardown),
