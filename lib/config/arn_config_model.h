@@ -314,6 +314,12 @@ struct arn_cfg_route_action {
 	uint32_t idle_timeout_ms; /* 0: none */
 	bool
 	    idle_timeout_set; /* idle_timeout given: it replaces stream_idle_timeout (0 disables) */
+	/* max_grpc_timeout / max_stream_duration.grpc_timeout_header_max set:
+	 * a gRPC request's grpc-timeout (less the offset) is the route's
+	 * timeout, capped by it (0: no cap) */
+	bool grpc_timeout_set;
+	uint32_t max_grpc_timeout_ms;
+	uint32_t grpc_timeout_offset_ms;
 	struct arn_cfg_retry_policy retry; /* route's, else the virtual host's */
 	struct arn_cfg_hash_policy *hash_policies;
 	size_t n_hash_policies;

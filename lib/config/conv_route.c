@@ -207,7 +207,8 @@ static void route_action(struct conv *c, struct pb ra, struct arn_cfg_route_acti
 		  "cluster,cluster_header,weighted_clusters,cluster_not_found_response_code,"
 		  "prefix_rewrite,regex_rewrite,host_rewrite_literal,auto_host_rewrite,timeout,"
 		  "idle_timeout,retry_policy,hash_policy,append_x_forwarded_host,upgrade_configs,"
-		  "rate_limits,include_vh_rate_limits");
+		  "rate_limits,include_vh_rate_limits,max_grpc_timeout,grpc_timeout_offset,"
+		  "max_stream_duration");
 	conv_rate_limits(c, ra, &a->rate_limits, &a->n_rate_limits);
 	bool ivh = false;
 	pb_wrapped_bool(ra, "include_vh_rate_limits", &ivh);
@@ -310,6 +311,23 @@ static void route_action(struct conv *c, struct pb ra, struct arn_cfg_route_acti
 	a->timeout_ms = 15000;
 	conv_duration(c, ra, "timeout", &a->timeout_ms, false);
 	a->idle_timeout_set = conv_duration(c, ra, "idle_timeout", &a->idle_timeout_ms, false);
+	/* grpc-timeout: honoured only when a cap is set (0: no cap), as
+	 * Envoy's max_stream_duration.grpc_timeout_header_max or the older
+	 * max_grpc_timeout */
+	a->grpc_timeout_set =
+	    conv_duration(c, ra, "max_grpc_timeout", &a->max_grpc_timeout_ms, false);
+	conv_duration(c, ra, "grpc_timeout_offset", &a->grpc_timeout_offset_ms, false);
+	struct pb msd = pb_msg(ra, "max_stream_duration");
+	if (msd.m) {
+		size_t m = conv_push(c, "max_stream_duration");
+		conv_only(c, msd, "grpc_timeout_header_max,grpc_timeout_header_offset");
+		if (conv_duration(c, msd, "grpc_timeout_header_max", &a->max_grpc_timeout_ms,
+				  false))
+			a->grpc_timeout_set = true;
+		conv_duration(c, msd, "grpc_timeout_header_offset", &a->grpc_timeout_offset_ms,
+			      false);
+		conv_pop(c, m);
+	}
 	struct pb rp = pb_msg(ra, "retry_policy");
 	if (rp.m) {
 		size_t m = conv_push(c, "retry_policy");

@@ -160,6 +160,11 @@ struct http_codec_ops {
 	 * queued whole, with the CRLF that closes it). They stay where
 	 * they are (another peer's input) until queued is false. */
 	void (*encode_body)(struct http_peer *p, const char *data, size_t len);
+	/** The message's trailers (@p m's hdrs[n_hdrs .. n_hdrs + n_trailers)),
+	 * to go with its end (encode_end follows). NULL: the codec drops them
+	 * (HTTP/1.1 to clients). They are copied: @p m's slices may go once
+	 * it returns. */
+	void (*encode_trailers)(struct http_peer *p, const struct arn_h1_msg *m);
 	/** End the body (a chunked body's last chunk). */
 	void (*encode_end)(struct http_peer *p);
 	/** Hand what is queued to the transport. @return 0 (all of it),

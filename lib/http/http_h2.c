@@ -304,6 +304,9 @@ static void stream_free(struct http_h1_conn *c, bool cut)
 	uint32_t left = x->unconsumed;
 	http_in_free(&x->body);
 	http_in_free(&x->reply);
+	if (x->trailers)
+		rte_pktmbuf_free(x->trailers);
+	x->trailers = NULL;
 	if (h->s) {
 		if (left)
 			window_give(x, left);
@@ -627,6 +630,26 @@ static int on_invalid_frame(nghttp2_session *s, const nghttp2_frame *f, int err,
 	return 0;
 }
 
+/* The trailers kept by encode_trailers, as a HEADERS frame that ends the
+ * stream (nghttp2 copies the fields). */
+static void submit_trailers(nghttp2_session *s, struct http_h2_stream *x)
+{
+	nghttp2_nv nv[HTTP_MAX_HDRS];
+	const char *p = rte_pktmbuf_mtod(x->trailers, const char *);
+	unsigned n = 0;
+	for (unsigned i = 0; i < x->n_trailers && n < HTTP_MAX_HDRS; i++) {
+		size_t nl = strlen(p);
+		const char *v = p + nl + 1;
+		size_t vl = strlen(v);
+		nv[n++] = (nghttp2_nv){(uint8_t *)(uintptr_t)p, (uint8_t *)(uintptr_t)v, nl, vl,
+				       NGHTTP2_NV_FLAG_NONE};
+		p = v + vl + 1;
+	}
+	nghttp2_submit_trailer(s, x->id, nv, n);
+	rte_pktmbuf_free(x->trailers);
+	x->trailers = NULL;
+}
+
 /* The response body, as the client's windows let nghttp2 frame it: a
  * local reply's copy first, then the bytes lent by the upstream. */
 static ssize_t on_read(nghttp2_session *s, int32_t id, uint8_t *buf, size_t length, uint32_t *flags,
@@ -660,6 +683,11 @@ static ssize_t on_read(nghttp2_session *s, int32_t id, uint8_t *buf, size_t leng
 	if (!x->reply.head && !x->out_len) {
 		if (x->resp_end) {
 			*flags |= NGHTTP2_DATA_FLAG_EOF; /* queued until it is sent */
+			if (x->trailers) {
+				/* END_STREAM goes with the trailers */
+				*flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
+				submit_trailers(s, x);
+			}
 		} else if (n == 0) {
 			x->deferred = true;
 			x->peer.queued = false;
@@ -1163,6 +1191,41 @@ static void h2_encode_body(struct http_peer *p, const char *data, size_t len)
 	resume(x);
 }
 
+static void h2_encode_trailers(struct http_peer *p, const struct arn_h1_msg *m)
+{
+	struct http_h2_stream *x = h2s(p);
+	if (x->closed || x->no_body || x->trailers)
+		return;
+	struct rte_mbuf *b = http_mbuf(x->h2->c->c.w);
+	if (!b)
+		return; /* out of mbufs: the stream ends without them */
+	char *o = rte_pktmbuf_mtod(b, char *);
+	uint32_t cap = rte_pktmbuf_tailroom(b), len = 0;
+	uint16_t n = 0;
+	for (unsigned i = m->n_hdrs; i < (unsigned)m->n_hdrs + m->n_trailers; i++) {
+		const struct arn_h1_header *h = &m->hdrs[i];
+		if (len + h->name_len + h->value_len + 2 > cap)
+			break; /* what does not fit in one mbuf is dropped */
+		for (unsigned k = 0; k < h->name_len; k++) {
+			char ch = h->name[k];
+			o[len++] = ch >= 'A' && ch <= 'Z' ? (char)(ch + 32) : ch;
+		}
+		o[len++] = 0;
+		memcpy(o + len, h->value, h->value_len);
+		len += h->value_len;
+		o[len++] = 0;
+		n++;
+	}
+	if (!n) {
+		rte_pktmbuf_free(b);
+		return;
+	}
+	b->data_len = (uint16_t)len;
+	b->pkt_len = len;
+	x->trailers = b;
+	x->n_trailers = n;
+}
+
 static void h2_encode_end(struct http_peer *p)
 {
 	struct http_h2_stream *x = h2s(p);
@@ -1197,6 +1260,7 @@ const struct http_codec_ops http_codec_h2 = {
     .encode_reply = h2_encode_reply,
     .encode_continue = h2_encode_continue,
     .encode_body = h2_encode_body,
+    .encode_trailers = h2_encode_trailers,
     .encode_end = h2_encode_end,
     .flush = h2_flush,
 };

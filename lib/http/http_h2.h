@@ -35,6 +35,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rte_mbuf.h>
+
 #include "http_codec.h"
 #include "http_io.h"
 #include "http_worker.h"
@@ -85,6 +87,10 @@ struct http_h2_stream {
 	const char *out; /* body bytes by reference (the upstream's input) */
 	uint32_t out_len;
 	struct http_in reply; /* a local reply's body, copied */
+	/* the response's trailers, copied ("name\0value\0" each, names
+	 * lowercased), sent as a HEADERS frame after the body */
+	struct rte_mbuf *trailers;
+	uint16_t n_trailers;
 };
 
 extern const struct http_codec_ops http_codec_h2;

@@ -785,7 +785,13 @@ static bool resp_body(struct http_stream *st, const char *data, size_t len)
 static bool resp_done(struct http_stream *st)
 {
 	struct http_conn *hc = st->hc;
-	hc->dn->codec->encode_end(hc->dn);
+	struct http_peer *dn = hc->dn;
+	/* an HTTP/1.1 upstream's chunked trailers (grpc-status, ...) go on to
+	 * a client whose codec carries them (HTTP/2) */
+	if ((st->resp.m.flags & ARN_H1_F_TRAILERS) && st->resp.m.n_trailers &&
+	    dn->codec->encode_trailers)
+		dn->codec->encode_trailers(dn, &st->resp.m);
+	dn->codec->encode_end(dn);
 	st->state |= HTTP_S_RESP_DONE;
 	http_timer_cancel(&st->route_timer);
 	CL_INC(st, upstream_rq_completed);

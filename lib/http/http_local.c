@@ -155,6 +155,60 @@ bool http_hc_filter(struct http_stream *st, const struct arn_cfg_gen *g,
 
 /* ---- local replies -------------------------------------------------------------------------- */
 
+bool http_is_grpc(const struct http_stream *st)
+{
+	if (!(st->state & HTTP_S_HEAD_DONE))
+		return false;
+	int i = arn_h1_find_id(&st->req.m, ARN_H1_H_CONTENT_TYPE, 0);
+	if (i < 0)
+		return false;
+	const struct arn_h1_header *h = &st->req.m.hdrs[i];
+	/* application/grpc, application/grpc+proto, application/grpc-web... */
+	return h->value_len >= 16 && arn_h1_eq_nocase(h->value, 16, "application/grpc", 16) &&
+	       (h->value_len == 16 || h->value[16] == '+' || h->value[16] == ';');
+}
+
+unsigned http_grpc_status(unsigned http)
+{
+	/* Envoy's Grpc::Utility::httpToGrpcStatus */
+	switch (http) {
+	case 400:
+		return 13; /* INTERNAL */
+	case 401:
+		return 16; /* UNAUTHENTICATED */
+	case 403:
+		return 7; /* PERMISSION_DENIED */
+	case 404:
+		return 12; /* UNIMPLEMENTED */
+	case 429:
+	case 502:
+	case 503:
+	case 504:
+		return 14; /* UNAVAILABLE */
+	default:
+		return http >= 200 && http < 300 ? 0 : 2; /* OK, UNKNOWN */
+	}
+}
+
+/* grpc-message is percent-encoded (gRPC over HTTP/2: printable ASCII but
+ * '%' stays as it is). @return the length written to @p out. */
+static size_t grpc_message(const char *s, size_t n, char *out, size_t cap)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t k = 0;
+	for (size_t i = 0; i < n && k + 3 < cap; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x20 && c < 0x7f && c != '%') {
+			out[k++] = (char)c;
+		} else {
+			out[k++] = '%';
+			out[k++] = hex[c >> 4];
+			out[k++] = hex[c & 15];
+		}
+	}
+	return k;
+}
+
 void http_local_reply(struct http_stream *st, unsigned status, const char *body, size_t blen,
 		      uint32_t flags, const char *details, const struct arn_h1_edit *extra,
 		      unsigned n_extra)
@@ -214,6 +268,45 @@ void http_local_reply(struct http_stream *st, unsigned status, const char *body,
 	}
 	http_stream_set(st, HTTP_S_LOCAL_WAIT_END,
 			!(st->state & HTTP_S_REQ_DONE) && !hc->close_after);
+	/* A gRPC request is answered in gRPC, as Envoy's sendLocalReply does:
+	 * 200 with content-type application/grpc, grpc-status from the HTTP
+	 * status and grpc-message from the body, and no body (a
+	 * trailers-only response): a gRPC client reads no HTTP status. */
+	struct arn_h1_edit ge[MAX_EDITS];
+	char gs[12], gm[512];
+	if (status >= 200 && http_is_grpc(st) && n_extra + 3 <= MAX_EDITS) {
+		unsigned code = http_grpc_status(status);
+		int k = snprintf(gs, sizeof(gs), "%u", code);
+		size_t ml = body ? grpc_message(body, blen, gm, sizeof(gm)) : 0;
+		unsigned n = 0;
+		for (unsigned i = 0; i < n_extra; i++)
+			if (!(extra[i].name_len == 12 &&
+			      arn_h1_eq_nocase(extra[i].name, 12, "content-type", 12)))
+				ge[n++] = extra[i];
+		ge[n++] = (struct arn_h1_edit){.name = "content-type",
+					       .name_len = 12,
+					       .value = "application/grpc",
+					       .value_len = 16,
+					       .op = ARN_H1_EDIT_SET};
+		ge[n++] = (struct arn_h1_edit){.name = "grpc-status",
+					       .name_len = 11,
+					       .value = gs,
+					       .value_len = (uint32_t)k,
+					       .op = ARN_H1_EDIT_SET};
+		if (ml)
+			ge[n++] = (struct arn_h1_edit){.name = "grpc-message",
+						       .name_len = 12,
+						       .value = gm,
+						       .value_len = (uint32_t)ml,
+						       .op = ARN_H1_EDIT_SET};
+		extra = ge;
+		n_extra = n;
+		status = 200;
+		body = NULL;
+		blen = 0;
+		if (HS(hc))
+			HTTP_INC(hc, downstream_rq_grpc_local_reply);
+	}
 	struct http_reply r = {
 	    .status = status,
 	    .body = body,

@@ -29,6 +29,11 @@ struct arn_cfg_request;
  * access log, and @p n_extra more headers @p extra (kept by the caller
  * until the call returns).
  */
+/** Is @p st's request gRPC (content-type application/grpc[+...])? */
+bool http_is_grpc(const struct http_stream *st);
+/** The gRPC status for HTTP status @p http (Envoy's httpToGrpcStatus). */
+unsigned http_grpc_status(unsigned http);
+
 void http_local_reply(struct http_stream *st, unsigned status, const char *body, size_t blen,
 		      uint32_t flags, const char *details, const struct arn_h1_edit *extra,
 		      unsigned n_extra);

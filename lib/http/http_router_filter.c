@@ -267,6 +267,56 @@ void http_rb_abandon(struct http_stream *st)
 	}
 }
 
+/*
+ * grpc-timeout (gRPC over HTTP/2: 1 to 8 digits and a unit, H M S m u n)
+ * as Envoy's router honours it when the route sets a cap: the request's
+ * deadline, less grpc_timeout_offset, capped by max_grpc_timeout (0: no
+ * cap), replaces the route's timeout; a gRPC request without the header
+ * gets the cap (0: none). A malformed value is ignored.
+ */
+static void grpc_timeout(struct http_stream *st, const struct arn_cfg_route_action *a)
+{
+	if (!http_is_grpc(st))
+		return;
+	uint64_t ms = a->max_grpc_timeout_ms;
+	int i = arn_h1_find(&st->req.m, "grpc-timeout", 12, 0);
+	if (i >= 0) {
+		const struct arn_h1_header *h = &st->req.m.hdrs[i];
+		uint64_t v = 0;
+		uint32_t k = 0;
+		while (k < h->value_len && k < 8 && h->value[k] >= '0' && h->value[k] <= '9')
+			v = v * 10 + (uint64_t)(h->value[k++] - '0');
+		if (k == 0 || k + 1 != h->value_len)
+			return;
+		switch (h->value[k]) {
+		case 'H':
+			v *= 3600000;
+			break;
+		case 'M':
+			v *= 60000;
+			break;
+		case 'S':
+			v *= 1000;
+			break;
+		case 'm':
+			break;
+		case 'u':
+			v = (v + 999) / 1000;
+			break;
+		case 'n':
+			v = (v + 999999) / 1000000;
+			break;
+		default:
+			return;
+		}
+		if (a->grpc_timeout_offset_ms && v > a->grpc_timeout_offset_ms)
+			v -= a->grpc_timeout_offset_ms;
+		if (!a->max_grpc_timeout_ms || v < a->max_grpc_timeout_ms)
+			ms = v ? v : 1;
+	}
+	st->timeout_ms = ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
+}
+
 /* A connection could not be had for this attempt (local failure). */
 static void attempt_connect_failed(struct http_stream *st)
 {
@@ -321,6 +371,8 @@ static void route_to_cluster(struct http_stream *st, const struct arn_cfg_gen *g
 	if (st->crt)
 		http_crt_ref(st->crt); /* the stream's, until stream_release_cfg */
 	st->timeout_ms = a->timeout_ms;
+	if (a->grpc_timeout_set)
+		grpc_timeout(st, a);
 	/* the route's idle_timeout replaces the HCM's stream_idle_timeout; 0
 	 * turns it off for this route */
 	if (a->idle_timeout_set) {

@@ -2035,6 +2035,87 @@ static void test_h2_goaway_on_listener_update(void **state)
 	h2c_close(&k);
 }
 
+/*
+ * gRPC (issue 19): a local reply to a gRPC request is a gRPC status (200,
+ * grpc-status from Envoy's httpToGrpcStatus, grpc-message the body, no
+ * body); an HTTP/1.1 upstream's chunked trailers reach the HTTP/2 client
+ * as trailers; grpc-timeout is the route's timeout under max_grpc_timeout.
+ */
+static void test_h2_grpc(void **state)
+{
+	(void)state;
+	start(8, jlistener("", "{\"match\":{\"prefix\":\"/svc.S/\"},\"route\":{\"cluster\":"
+			       "\"web\",\"max_grpc_timeout\":\"0s\"}}"));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	/* no route: 404 NR, as gRPC UNIMPLEMENTED (12) */
+	int32_t a = h2c_request(&k, "POST", "/other.S/M", NULL, "content-type", "application/grpc");
+	h2c_pump(&k);
+	struct h2c_stream *x = h2c_find(&k, a);
+	assert_true(x->closed);
+	assert_int_equal(x->status, 200);
+	want_in(x->hdrs, "grpc-status: 12\n");
+	want_in(x->hdrs, "content-type: application/grpc\n");
+	assert_int_equal(x->body_len, 0);
+	assert_int_equal(stat("http.in.downstream_rq_grpc_local_reply"), 1);
+	assert_int_equal(stat("http.in.downstream_rq_2xx"), 1);
+	/* the same without content-type application/grpc: a plain 404 */
+	int32_t b = h2c_request(&k, "GET", "/other.S/M", NULL, NULL, NULL);
+	h2c_pump(&k);
+	assert_int_equal(h2c_find(&k, b)->status, 404);
+
+	/* trailers from a chunked HTTP/1.1 response */
+	int32_t c = h2c_request(&k, "POST", "/svc.S/M", NULL, "content-type", "application/grpc");
+	h2c_pump(&k);
+	struct arn_tcp_conn *u = upstream_accepts();
+	h2c_pump(&k);
+	send_s(u, "HTTP/1.1 200 OK\r\nContent-Type: application/grpc\r\nTransfer-Encoding: "
+		  "chunked\r\n\r\n5\r\nhello\r\n0\r\nGrpc-Status: 0\r\nGrpc-Message: fine\r\n\r\n");
+	h2c_pump(&k);
+	x = h2c_find(&k, c);
+	assert_true(x->closed);
+	assert_int_equal(x->error, 0);
+	want_in(x->hdrs, "grpc-status: 0\n");
+	want_in(x->hdrs, "grpc-message: fine\n");
+	h2c_close(&k);
+}
+
+/* grpc-timeout with a content-type of gRPC becomes the route timeout:
+ * the upstream does not answer in time, the client gets gRPC UNAVAILABLE
+ * (504 as gRPC), well before the route's 15 s. */
+static void test_h2_grpc_timeout(void **state)
+{
+	(void)state;
+	start(8, jlistener("", "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":"
+			       "\"web\",\"max_grpc_timeout\":\"1s\"}}"));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	nghttp2_nv nv[6] = {
+	    {(uint8_t *)":method", (uint8_t *)"POST", 7, 4, 0},
+	    {(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
+	    {(uint8_t *)":authority", (uint8_t *)"a", 10, 1, 0},
+	    {(uint8_t *)":path", (uint8_t *)"/svc.S/M", 5, 8, 0},
+	    {(uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16, 0},
+	    {(uint8_t *)"grpc-timeout", (uint8_t *)"200m", 12, 4, 0},
+	};
+	int32_t a = nghttp2_submit_request(k.s, NULL, nv, 6, NULL, NULL);
+	k.st[k.n++] = (struct h2c_stream){.id = a};
+	h2c_pump(&k);
+	upstream_accepts();
+	h2c_pump(&k);
+	run_ms(150);
+	h2c_pump(&k);
+	assert_false(h2c_find(&k, a)->closed);
+	run_ms(100);
+	h2c_pump(&k);
+	struct h2c_stream *x = h2c_find(&k, a);
+	assert_true(x->closed);
+	assert_int_equal(x->status, 200);
+	want_in(x->hdrs, "grpc-status: 14\n");
+	want_in(x->hdrs, "grpc-message: upstream request timeout\n");
+	h2c_close(&k);
+}
+
 /* Garbage after the preface is a connection error: GOAWAY, then the
  * connection closes (counted as a protocol error). */
 static void test_h2_bad_frames_close(void **state)
@@ -2095,6 +2176,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_max_concurrent_streams, teardown),
 	    cmocka_unit_test_teardown(test_h2_goaway_on_listener_update, teardown),
 	    cmocka_unit_test_teardown(test_h2_bad_frames_close, teardown),
+	    cmocka_unit_test_teardown(test_h2_grpc, teardown),
+	    cmocka_unit_test_teardown(test_h2_grpc_timeout, teardown),
 	};
 	if (getenv("TEST_FILTER")) /* one test by name (a glob), e.g. while bisecting */
 		cmocka_set_test_filter(getenv("TEST_FILTER"));
