@@ -33,6 +33,10 @@ struct http_h2_conn {
 	struct http_h1_conn *streams;
 	uint32_t n_streams;
 	uint32_t max_hdr_bytes, max_hdrs;
+	/* streams opened, and those the client reset before their response
+	 * was complete (rapid reset, CVE-2023-44487: Envoy's premature
+	 * resets) */
+	uint32_t n_opened, n_premature;
 	bool fatal;  /* the session failed: flush what it queued (GOAWAY), close */
 	bool goaway; /* a graceful GOAWAY went out: no new streams */
 };
@@ -274,6 +278,7 @@ static struct http_h1_conn *stream_new(struct http_h2_conn *h, int32_t id)
 		h->streams->h2s.prev = c;
 	h->streams = c;
 	h->n_streams++;
+	h->n_opened++;
 	H2_GAUGE(pc, streams_active, 1);
 	http_timer_cancel(&pc->idle_timer);
 	return c;
@@ -336,6 +341,27 @@ static void stream_free(struct http_h1_conn *c, bool cut)
 	h->c->c.again = true;
 }
 
+/*
+ * Rapid reset (CVE-2023-44487): a client that opens streams and resets them
+ * before their response makes the proxy start work (routing, upstream
+ * connections) it never pays for. As Envoy's mitigation: once it has
+ * opened at least HTTP_H2_PREMATURE_MIN streams and reset half of them
+ * early, the connection is closed (GOAWAY ENHANCE_YOUR_CALM), counted in
+ * downstream_rq_too_many_premature_resets. (nghttp2's own RST_STREAM rate
+ * limit is set too, but Debian's 1.52 does not trip on this pattern.)
+ */
+#define HTTP_H2_PREMATURE_MIN 100
+
+static void premature_reset(struct http_h2_conn *h)
+{
+	h->n_premature++;
+	if (h->fatal || h->n_opened < HTTP_H2_PREMATURE_MIN || h->n_premature * 2 < h->n_opened)
+		return;
+	HTTP_INC(&h->c->c, downstream_rq_too_many_premature_resets);
+	nghttp2_session_terminate_session(h->s, NGHTTP2_ENHANCE_YOUR_CALM);
+	h->fatal = true;
+}
+
 /* Step one stream until nothing changes (bounded: what is left is for the
  * connection's next round). */
 static void stream_run(struct http_h1_conn *c)
@@ -365,6 +391,8 @@ static void stream_run(struct http_h1_conn *c)
 			 * it) before its response was complete */
 			if (x->close_error != NGHTTP2_NO_ERROR && (st->state & HTTP_S_ACTIVE))
 				HTTP_INC(hc, downstream_rq_rx_reset);
+			if (x->close_error != NGHTTP2_NO_ERROR)
+				premature_reset(x->h2);
 			stream_free(c, true);
 			return;
 		}

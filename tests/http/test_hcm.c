@@ -2116,6 +2116,59 @@ static void test_h2_grpc_timeout(void **state)
 	h2c_close(&k);
 }
 
+/*
+ * Rapid reset (CVE-2023-44487): a client that opens streams and resets
+ * them at once, over and over, is cut off (GOAWAY ENHANCE_YOUR_CALM, then
+ * the close) once half of at least 100 streams were reset before their
+ * response (Envoy's premature resets), and each stream it opened went
+ * back; a client on another connection is served all along.
+ */
+static void test_h2_rapid_reset(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	struct h2c k, good;
+	h2c_open(&k, 65535);
+	h2c_open(&good, 65535);
+	h2c_pump(&k);
+	for (int i = 0; i < 1200 && !k.goaway; i++) {
+		nghttp2_nv nv[4] = {
+		    {(uint8_t *)":method", (uint8_t *)"GET", 7, 3, 0},
+		    {(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
+		    {(uint8_t *)":authority", (uint8_t *)"a", 10, 1, 0},
+		    {(uint8_t *)":path", (uint8_t *)"/r", 5, 2, 0},
+		};
+		int32_t id = nghttp2_submit_request(k.s, NULL, nv, 4, NULL, NULL);
+		h2c_pump(&k); /* HEADERS out first, or nghttp2 only cancels it */
+		nghttp2_submit_rst_stream(k.s, NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL);
+		h2c_pump(&k);
+		poll_ms(1);
+		/* the upstream connections it made the proxy open go away */
+		for (unsigned c = 0; c < CONNS; c++)
+			if (conns[c].used && conns[c].upstream && !conns[c].connected &&
+			    !conns[c].closed)
+				close_later(&conns[c], -ECONNREFUSED);
+		deliver_closes();
+	}
+	assert_true(k.goaway);
+	assert_int_equal(k.goaway_error, NGHTTP2_ENHANCE_YOUR_CALM);
+	run_ms(3100);
+	assert_true(k.c->closed || k.c->shut);
+	assert_int_equal(stat("http2.streams_active"), 0);
+	assert_int_equal(stat("http.in.downstream_rq_too_many_premature_resets"), 1);
+	/* cut off at the first check that can trip: 100 streams opened */
+	assert_int_equal(stat("http2.rx_reset"), 100);
+	int32_t a = h2c_request(&good, "GET", "/ok", NULL, NULL, NULL);
+	h2c_pump(&good);
+	struct arn_tcp_conn *u = upstream_accepts();
+	h2c_pump(&good);
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+	h2c_pump(&good);
+	assert_int_equal(h2c_find(&good, a)->status, 200);
+	h2c_close(&k);
+	h2c_close(&good);
+}
+
 /* Garbage after the preface is a connection error: GOAWAY, then the
  * connection closes (counted as a protocol error). */
 static void test_h2_bad_frames_close(void **state)
@@ -2177,6 +2230,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_goaway_on_listener_update, teardown),
 	    cmocka_unit_test_teardown(test_h2_bad_frames_close, teardown),
 	    cmocka_unit_test_teardown(test_h2_grpc, teardown),
+	    cmocka_unit_test_teardown(test_h2_rapid_reset, teardown),
 	    cmocka_unit_test_teardown(test_h2_grpc_timeout, teardown),
 	};
 	if (getenv("TEST_FILTER")) /* one test by name (a glob), e.g. while bisecting */
