@@ -264,6 +264,7 @@ static struct http_h1_conn *stream_new(struct http_h2_conn *h, int32_t id)
 	hc->open_tsc = pc->open_tsc;
 	hc->l4_fc = pc->l4_fc;
 	hc->state = HTTP_DC_OPEN;
+	hc->drain_counted = true; /* a drain is counted once, by the connection (goaway) */
 	struct http_h2_stream *x = &c->h2s;
 	x->peer.codec = &http_codec_h2;
 	x->h2 = h;

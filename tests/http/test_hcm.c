@@ -1608,6 +1608,7 @@ struct h2c {
 	uint32_t goaway_error;
 	unsigned rst_rx;
 	bool paused; /* don't feed Arion's output (a client that stops reading) */
+	size_t sent; /* bytes the client sent */
 };
 
 static struct h2c_stream *h2c_find(struct h2c *k, int32_t id)
@@ -1682,7 +1683,12 @@ static void h2c_open(struct h2c *k, uint32_t window)
 	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, h2c_on_data);
 	nghttp2_session_callbacks_set_on_stream_close_callback(cb, h2c_on_close);
 	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, h2c_on_frame);
-	assert_int_equal(nghttp2_session_client_new(&k->s, cb, k), 0);
+	/* a client that sends header blocks as large as it likes (HPACK bomb) */
+	nghttp2_option *opt;
+	assert_int_equal(nghttp2_option_new(&opt), 0);
+	nghttp2_option_set_max_send_header_block_length(opt, 1u << 20);
+	assert_int_equal(nghttp2_session_client_new2(&k->s, cb, k, opt), 0);
+	nghttp2_option_del(opt);
 	nghttp2_session_callbacks_del(cb);
 	nghttp2_settings_entry iv[] = {{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, window}};
 	assert_int_equal(nghttp2_submit_settings(k->s, NGHTTP2_FLAG_NONE, iv, 1), 0);
@@ -1707,6 +1713,7 @@ static void h2c_pump(struct h2c *k)
 			if (k->c->closed)
 				break;
 			send_n(k->c, (const char *)data, (size_t)n);
+			k->sent += (size_t)n;
 			moved = true;
 		}
 		if (!k->paused && k->c->tx_len > k->tx_seen) {
@@ -2169,6 +2176,112 @@ static void test_h2_rapid_reset(void **state)
 	h2c_close(&good);
 }
 
+/*
+ * A client that holds its window at zero gets the response head (HEADERS
+ * are not flow controlled) and nothing of the body; the body waits in the
+ * upstream's connection, not in Arion, and stream_idle_timeout ends the
+ * stream (RST_STREAM) and the upstream exchange. Another stream on the
+ * same connection is served meanwhile.
+ */
+static void test_h2_zero_window_bounded(void **state)
+{
+	(void)state;
+	start(8, jlistener("\"stream_idle_timeout\":\"2s\"", ROUTE_WEB));
+	struct h2c k;
+	h2c_open(&k, 0);
+	int32_t a = h2c_request(&k, "GET", "/big", NULL, NULL, NULL);
+	h2c_pump(&k);
+	struct arn_tcp_conn *u = upstream_accepts();
+	h2c_pump(&k);
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 100000\r\n\r\n");
+	static char chunk[20001];
+	memset(chunk, 'z', 20000);
+	send_s(u, chunk);
+	h2c_pump(&k);
+	struct h2c_stream *x = h2c_find(&k, a);
+	assert_int_equal(x->status, 200);
+	assert_int_equal(x->body_len, 0);
+	/* the other stream: a direct answer needs no window for its head... */
+	int32_t b = h2c_request(&k, "GET", "/b", NULL, NULL, NULL);
+	h2c_pump(&k);
+	struct arn_tcp_conn *u2 = upstream_accepts();
+	h2c_pump(&k);
+	send_s(u2, "HTTP/1.1 204 No Content\r\n\r\n");
+	h2c_pump(&k);
+	assert_int_equal(h2c_find(&k, b)->status, 204);
+	assert_true(h2c_find(&k, b)->closed);
+	/* ...and the stalled one is cut by the idle timeout */
+	run_ms(2100);
+	h2c_pump(&k);
+	assert_true(x->closed);
+	assert_int_not_equal(x->error, 0);
+	assert_true(u->closed);
+	assert_int_equal(stat("http2.streams_active"), 0);
+	h2c_close(&k);
+}
+
+/*
+ * HPACK bomb: a 3000-byte value indexed once and then referenced 30 times
+ * costs the client a few bytes per reference but decodes to 90 KB, over
+ * max_request_headers_kb (60): the stream is reset (header_overflow)
+ * however small it was on the wire, and the connection goes on.
+ */
+static void test_h2_hpack_bomb(void **state)
+{
+	(void)state;
+	start(8, jlistener("", DIRECT_OK));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	static char v[3001];
+	memset(v, 'b', 3000);
+	nghttp2_nv nv[34] = {
+	    {(uint8_t *)":method", (uint8_t *)"GET", 7, 3, 0},
+	    {(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
+	    {(uint8_t *)":authority", (uint8_t *)"a", 10, 1, 0},
+	    {(uint8_t *)":path", (uint8_t *)"/", 5, 1, 0},
+	};
+	for (int i = 4; i < 34; i++)
+		nv[i] = (nghttp2_nv){(uint8_t *)"x-bomb", (uint8_t *)v, 6, 3000, 0};
+	int32_t a = nghttp2_submit_request(k.s, NULL, nv, 34, NULL, NULL);
+	k.st[k.n++] = (struct h2c_stream){.id = a};
+	size_t sent = k.sent;
+	h2c_pump(&k);
+	/* small on the wire (one literal, then indexes) */
+	assert_true(k.sent - sent < 8000);
+	struct h2c_stream *x = h2c_find(&k, a);
+	assert_true(x->closed);
+	assert_int_not_equal(x->error, 0);
+	assert_int_equal(stat("http2.header_overflow"), 1);
+	int32_t b = h2c_request(&k, "GET", "/", NULL, NULL, NULL);
+	h2c_pump(&k);
+	assert_int_equal(h2c_find(&k, b)->status, 200);
+	h2c_close(&k);
+}
+
+/* Failed health checks drain HTTP/2 connections with GOAWAY, as they
+ * close HTTP/1.1 ones with "connection: close". */
+static void test_h2_goaway_on_healthcheck_fail(void **state)
+{
+	(void)state;
+	start(8, jlistener("", DIRECT_OK));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	int32_t a = h2c_request(&k, "GET", "/a", NULL, NULL, NULL);
+	h2c_pump(&k);
+	assert_int_equal(h2c_find(&k, a)->status, 200);
+	assert_false(k.goaway);
+	arn_http_set_healthcheck_failed(true);
+	int32_t b = h2c_request(&k, "GET", "/b", NULL, NULL, NULL);
+	h2c_pump(&k);
+	arn_http_set_healthcheck_failed(false);
+	assert_int_equal(h2c_find(&k, b)->status, 200); /* taken before the GOAWAY */
+	assert_true(k.goaway);
+	assert_int_equal(stat("http.in.downstream_cx_drain_close"), 1);
+	run_ms(3100);
+	assert_true(k.c->closed || k.c->shut);
+	h2c_close(&k);
+}
+
 /* Garbage after the preface is a connection error: GOAWAY, then the
  * connection closes (counted as a protocol error). */
 static void test_h2_bad_frames_close(void **state)
@@ -2231,6 +2344,9 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_bad_frames_close, teardown),
 	    cmocka_unit_test_teardown(test_h2_grpc, teardown),
 	    cmocka_unit_test_teardown(test_h2_rapid_reset, teardown),
+	    cmocka_unit_test_teardown(test_h2_zero_window_bounded, teardown),
+	    cmocka_unit_test_teardown(test_h2_hpack_bomb, teardown),
+	    cmocka_unit_test_teardown(test_h2_goaway_on_healthcheck_fail, teardown),
 	    cmocka_unit_test_teardown(test_h2_grpc_timeout, teardown),
 	};
 	if (getenv("TEST_FILTER")) /* one test by name (a glob), e.g. while bisecting */
