@@ -37,6 +37,9 @@ struct http_h2_conn {
 	 * was complete (rapid reset, CVE-2023-44487: Envoy's premature
 	 * resets) */
 	uint32_t n_opened, n_premature;
+	/* Envoy's inbound flood checks (http2_protocol_options) */
+	uint32_t empty_run, n_priority, n_window_update, n_data_sent;
+	uint32_t max_empty, max_priority, max_wu;
 	bool fatal;  /* the session failed: flush what it queued (GOAWAY), close */
 	bool goaway; /* a graceful GOAWAY went out: no new streams */
 };
@@ -566,9 +569,73 @@ static void head_done(struct http_h2_stream *x, struct arn_h1_msg *m, bool end)
 	}
 }
 
+/* A flood the client sends (Envoy's inbound checks): the connection is
+ * closed, GOAWAY ENHANCE_YOUR_CALM. */
+static int flood(struct http_h2_conn *h, nghttp2_session *s)
+{
+	h->fatal = true;
+	nghttp2_session_terminate_session(s, NGHTTP2_ENHANCE_YOUR_CALM);
+	return 0;
+}
+
+/*
+ * Envoy's inbound flood bounds, with its formulas: consecutive frames with
+ * an empty payload (DATA without END_STREAM), PRIORITY frames beyond
+ * max_inbound_priority_frames_per_stream for each stream opened (and one
+ * more), WINDOW_UPDATE frames beyond max_inbound_window_update_frames_per_
+ * data_frame_sent for each DATA frame sent (plus 5). nghttp2 bounds the
+ * floods of frames that make it answer (SETTINGS, PING).
+ *
+ * Empty DATA frames are seen once nghttp2 has them (on_frame_recv: open
+ * streams only; DATA on a closed stream is answered by nghttp2 itself).
+ */
+static void empty_data(struct http_h2_conn *h, nghttp2_session *s, const nghttp2_frame_hd *hd)
+{
+	if (hd->length == 0 && !(hd->flags & NGHTTP2_FLAG_END_STREAM)) {
+		if (++h->empty_run > h->max_empty) {
+			H2_INC(h, inbound_empty_frames_flood);
+			flood(h, s);
+		}
+	} else {
+		h->empty_run = 0;
+	}
+}
+
+/* Every frame's header, those for closed streams too. */
+static int on_begin_frame(nghttp2_session *s, const nghttp2_frame_hd *hd, void *ud)
+{
+	struct http_h2_conn *h = ud;
+	if (h->fatal)
+		return 0;
+	switch (hd->type) {
+	case NGHTTP2_DATA:
+		break; /* empty_data() */
+	case NGHTTP2_PRIORITY:
+		if (++h->n_priority > (uint64_t)h->max_priority * (1 + h->n_opened)) {
+			H2_INC(h, inbound_priority_frames_flood);
+			return flood(h, s);
+		}
+		h->empty_run = 0;
+		break;
+	case NGHTTP2_WINDOW_UPDATE:
+		if (++h->n_window_update > 5 + (uint64_t)h->max_wu * (1 + h->n_data_sent)) {
+			H2_INC(h, inbound_window_update_frames_flood);
+			return flood(h, s);
+		}
+		h->empty_run = 0;
+		break;
+	default:
+		h->empty_run = 0;
+		break;
+	}
+	return 0;
+}
+
 static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 {
 	struct http_h2_conn *h = ud;
+	if (f->hd.type == NGHTTP2_DATA && !h->fatal)
+		empty_data(h, s, &f->hd);
 	if (f->hd.type == NGHTTP2_RST_STREAM) {
 		H2_INC(h, rx_reset);
 		return 0;
@@ -629,6 +696,8 @@ static int on_stream_close(nghttp2_session *s, int32_t id, uint32_t error, void 
 static int on_frame_send(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 {
 	struct http_h2_conn *h = ud;
+	if (f->hd.type == NGHTTP2_DATA)
+		h->n_data_sent++;
 	if ((f->hd.type == NGHTTP2_HEADERS || f->hd.type == NGHTTP2_DATA) &&
 	    (f->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
 		/* the response's last frame is out: the stream may end */
@@ -762,6 +831,9 @@ int http_h2_start(struct http_h1_conn *c)
 			  ? hcm->max_headers_count
 			  : HTTP_MAX_HDRS - 1;
 	const struct arn_cfg_h2 *o = hcm ? &hcm->h2 : NULL;
+	h->max_empty = o ? o->max_consecutive_inbound_frames_with_empty_payload : 1;
+	h->max_priority = o ? o->max_inbound_priority_frames_per_stream : 100;
+	h->max_wu = o ? o->max_inbound_window_update_frames_per_data_frame_sent : 10;
 	uint32_t streams =
 	    cap(o ? o->max_concurrent_streams : HTTP_H2_MAX_STREAMS, HTTP_H2_MAX_STREAMS);
 	uint32_t swin = cap(o ? o->initial_stream_window_size : 65535, HTTP_H2_MAX_STREAM_WINDOW);
@@ -785,6 +857,7 @@ int http_h2_start(struct http_h1_conn *c)
 		return -ENOMEM;
 	}
 	nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
+	nghttp2_session_callbacks_set_on_begin_frame_callback(cb, on_begin_frame);
 	nghttp2_session_callbacks_set_on_header_callback2(cb, on_header);
 	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
 	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);

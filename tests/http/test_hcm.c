@@ -2282,6 +2282,65 @@ static void test_h2_goaway_on_healthcheck_fail(void **state)
 	h2c_close(&k);
 }
 
+/* Raw frames from client @p k, past its session (which would not send
+ * them), @p n times. */
+static void h2c_raw(struct h2c *k, const char *f, size_t len, int n)
+{
+	for (int i = 0; i < n && !k->c->closed; i++)
+		send_n(k->c, f, len);
+}
+
+/*
+ * Envoy's inbound flood bounds with their defaults: two empty DATA frames
+ * in a row (max_consecutive_inbound_frames_with_empty_payload 1), more
+ * than 100 PRIORITY frames per stream opened (plus one), more than
+ * 5 + 10 WINDOW_UPDATEs per DATA frame sent (plus one): each closes the
+ * connection with GOAWAY ENHANCE_YOUR_CALM and is counted.
+ */
+static void test_h2_inbound_floods(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	static const struct {
+		const char *frame;
+		size_t len;
+		int n;
+		const char *stat;
+	} cases[] = {
+	    {"\0\0\0\0\0\0\0\0\x01", 9, 3, "http2.inbound_empty_frames_flood"},
+	    {"\0\0\x05\x02\0\0\0\0\x03\0\0\0\0\x10", 14, 150,
+	     "http2.inbound_priority_frames_flood"},
+	    {"\0\0\x04\x08\0\0\0\0\0\0\0\0\x01", 13, 30,
+	     "http2.inbound_window_update_frames_flood"},
+	};
+	for (unsigned i = 0; i < 3; i++) {
+		struct h2c k;
+		h2c_open(&k, 65535);
+		/* an open stream for the empty DATA (its body still to come) */
+		nghttp2_nv nv[4] = {
+		    {(uint8_t *)":method", (uint8_t *)"POST", 7, 4, 0},
+		    {(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
+		    {(uint8_t *)":authority", (uint8_t *)"a", 10, 1, 0},
+		    {(uint8_t *)":path", (uint8_t *)"/", 5, 1, 0},
+		};
+		if (i == 0) {
+			assert_int_equal(
+			    nghttp2_submit_headers(k.s, NGHTTP2_FLAG_NONE, -1, NULL, nv, 4, NULL),
+			    1);
+		}
+		h2c_pump(&k);
+		assert_false(k.goaway);
+		h2c_raw(&k, cases[i].frame, cases[i].len, cases[i].n);
+		h2c_pump(&k);
+		assert_true(k.goaway);
+		assert_int_equal(k.goaway_error, NGHTTP2_ENHANCE_YOUR_CALM);
+		assert_int_equal(stat(cases[i].stat), 1);
+		run_ms(3100);
+		assert_true(k.c->closed || k.c->shut);
+		h2c_close(&k);
+	}
+}
+
 /* Garbage after the preface is a connection error: GOAWAY, then the
  * connection closes (counted as a protocol error). */
 static void test_h2_bad_frames_close(void **state)
@@ -2346,6 +2405,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_rapid_reset, teardown),
 	    cmocka_unit_test_teardown(test_h2_zero_window_bounded, teardown),
 	    cmocka_unit_test_teardown(test_h2_hpack_bomb, teardown),
+	    cmocka_unit_test_teardown(test_h2_inbound_floods, teardown),
 	    cmocka_unit_test_teardown(test_h2_goaway_on_healthcheck_fail, teardown),
 	    cmocka_unit_test_teardown(test_h2_grpc_timeout, teardown),
 	};
