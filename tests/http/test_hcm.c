@@ -138,6 +138,7 @@ struct arn_tcp_conn {
 	bool aborted;	    /* ... with a reset */
 	bool close_pending; /* on_close is owed, from the next poll */
 	bool gone;	    /* on_close was delivered */
+	bool full;	    /* the send buffer takes nothing (a peer that stopped reading) */
 	int close_reason;
 };
 
@@ -259,6 +260,8 @@ int arn_tcp_write(struct arn_tcp_conn *c, const void *buf, uint32_t len)
 		return -EPIPE;
 	if (c->upstream && !c->connected)
 		return -ENOTCONN;
+	if (c->full)
+		return 0;
 	if (c->tx_limited) {
 		len = RTE_MIN(len, c->tx_room);
 		c->tx_room -= len;
@@ -273,16 +276,18 @@ int arn_tcp_write_mbuf(struct arn_tcp_conn *c, struct rte_mbuf *m)
 		return -EPIPE;
 	if (c->upstream && !c->connected)
 		return -ENOTCONN;
+	if (c->full)
+		return -EAGAIN;
 	for (struct rte_mbuf *s = m; s; s = s->next)
 		tx_put(c, rte_pktmbuf_mtod(s, const char *), s->data_len);
 	rte_pktmbuf_free(m);
 	return 0;
 }
 
-/* the send buffer never fills here, unless a test limits it */
+/* the send buffer fills only when the test says so (full, or a limit on tx_room) */
 uint32_t arn_tcp_sndbuf_space(const struct arn_tcp_conn *c)
 {
-	return c->closed || c->shut ? 0 : c->tx_limited ? c->tx_room : 1u << 20;
+	return c->closed || c->shut || c->full ? 0 : c->tx_limited ? c->tx_room : 1u << 20;
 }
 
 void arn_tcp_want_writable(struct arn_tcp_conn *c)
@@ -1908,6 +1913,62 @@ static void test_h2_to_h1_upstream(void **state)
 }
 
 /*
+ * Request bodies follow the upstream's progress: while the upstream takes
+ * nothing, the client can send no more than the stream window Arion
+ * advertised (256 KiB at most) and gets no WINDOW_UPDATE; once the
+ * upstream reads again, the rest follows, and the upstream gets all of it.
+ */
+static void test_h2_request_follows_upstream(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	static char body[1000001];
+	memset(body, 'q', 1000000);
+	h2_body_src = body;
+	size_t off = 0;
+	nghttp2_data_provider prd = {.source = {.ptr = &off}, .read_callback = h2c_read_body};
+	int32_t a = h2c_request(&k, "POST", "/up", &prd, "content-length", "1000000");
+	h2c_pump(&k);
+	struct arn_tcp_conn *u = upstream_accepts();
+	u->full = true;
+	h2c_pump(&k);
+	poll_ms(1);
+	h2c_pump(&k);
+	/* held at the window: the client sent what the upstream took before
+	 * it stopped, plus one stream window, and no more */
+	const char *hend = strstr(u->tx, "\r\n\r\n");
+	assert_non_null(hend);
+	size_t took = u->tx_len - (size_t)(hend + 4 - u->tx);
+	assert_true(off - took <= HTTP_H2_MAX_STREAM_WINDOW);
+	assert_true(off < 1000000);
+	assert_int_equal(nghttp2_session_get_stream_remote_window_size(k.s, a), 0);
+	size_t held = off;
+	for (int i = 0; i < 5; i++) {
+		poll_ms(10);
+		h2c_pump(&k);
+	}
+	assert_int_equal(off, held);
+	/* the upstream reads again */
+	for (int i = 0; i < 200 && u->tx_len < 1000000; i++) {
+		u->full = false;
+		u->ops->on_writable(u);
+		h2c_pump(&k);
+		poll_ms(1);
+	}
+	assert_int_equal(off, 1000000);
+	want_in(u->tx, "content-length: 1000000\r\n");
+	char *b = strstr(u->tx, "\r\n\r\n");
+	assert_non_null(b);
+	assert_int_equal(strlen(b + 4), 1000000);
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+	h2c_pump(&k);
+	assert_int_equal(h2c_find(&k, a)->status, 200);
+	h2c_close(&k);
+}
+
+/*
  * Flow control tied to the client's progress: a client that stops reading
  * gets no more than its window; the rest stays with the upstream's
  * connection (no copy grows in Arion) and follows once it reads again.
@@ -2396,6 +2457,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_many_streams_upstream, teardown),
 	    cmocka_unit_test_teardown(test_h2_to_h1_upstream, teardown),
 	    cmocka_unit_test_teardown(test_h2_response_follows_client_window, teardown),
+	    cmocka_unit_test_teardown(test_h2_request_follows_upstream, teardown),
 	    cmocka_unit_test_teardown(test_h2_client_reset, teardown),
 	    cmocka_unit_test_teardown(test_h2_header_overflow, teardown),
 	    cmocka_unit_test_teardown(test_h2_max_concurrent_streams, teardown),
