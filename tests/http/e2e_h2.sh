@@ -7,8 +7,9 @@
 #   :443   TLS with ALPN h2 and http/1.1: curl --http2 negotiates h2,
 #          curl --http1.1 stays on HTTP/1.1
 # Streams are multiplexed (curl --parallel, h2load -m), bodies go both ways
-# (a 5 MB download, a 2 MB upload with and without content-length), and
-# the access log says HTTP/2.
+# (a 5 MB download, a 2 MB upload with and without content-length), a
+# gRPC request answered locally gets a gRPC status, and the access log
+# says HTTP/2.
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl nginx openssl /usr/bin/python3 || exit 77
@@ -42,6 +43,7 @@ hcm() { # hcm PREFIX
                         domains: ["*"]
                         routes:
                           - { match: { prefix: "/upload" }, route: { cluster: py } }
+                          - { match: { prefix: "/grpc.Nope/" }, direct_response: { status: 503 } }
                           - { match: { prefix: "/" }, route: { cluster: a } }
                   access_log:
                     - name: envoy.access_loggers.file
@@ -132,6 +134,12 @@ expect "2 MB upload over HTTP/2 (content-length), SHA-256 equal" "$got" "^$want 
 got=$(cat "$TOPO_DIR/up.bin" | cc --http2-prior-knowledge -T - -X POST "http://$us/upload")
 expect "2 MB upload over HTTP/2 (no length: re-chunked), SHA-256 equal" "$got" "^$want 2097152$"
 
+# a gRPC request answered locally: a gRPC status, not an HTTP one
+o=$(cc --http2-prior-knowledge -s -o /dev/null -D - -X POST -H 'content-type: application/grpc' \
+	-H 'te: trailers' --data-binary '' "http://$us/grpc.Nope/M" | tr -d '\r')
+expect "gRPC local reply over HTTP/2: 200 with grpc-status 14 (503 as gRPC)" \
+	"$(echo "$o" | grep -E '^(HTTP/2|grpc-status)' | tr '\n' ' ')" "^HTTP/2 200 +grpc-status: 14 $"
+
 # ---- TLS: ALPN h2 ------------------------------------------------------------------------
 o=$(tls --http2 -w ' %{http_version}' "https://a.test/" | tr -d '\n')
 expect "TLS, ALPN h2: served over HTTP/2" "$o" "^upstream-a 2$"
@@ -153,7 +161,7 @@ else
 fi
 
 v=$(stat http.h2c.downstream_rq_http2_total)
-[ "$v" -ge 2044 ] && ok "http.h2c.downstream_rq_http2_total = $v" ||
+[ "$v" -ge 2045 ] && ok "http.h2c.downstream_rq_http2_total = $v" ||
 	bad "http.h2c.downstream_rq_http2_total = $v"
 v=$(stat http.h2tls.downstream_cx_http2_total)
 [ "$v" -ge 2 ] && ok "http.h2tls.downstream_cx_http2_total = $v" ||
