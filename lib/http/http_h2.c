@@ -114,6 +114,11 @@ static struct http_h2_stream *h2s(struct http_peer *p)
 	return (struct http_h2_stream *)(void *)((char *)p - offsetof(struct http_h2_stream, peer));
 }
 
+static struct http_h1_conn *blk_of_stream(struct http_h2_stream *x)
+{
+	return (struct http_h1_conn *)(void *)((char *)x - offsetof(struct http_h1_conn, h2s));
+}
+
 static struct http_h1_conn *stream_of(nghttp2_session *s, int32_t id)
 {
 	return id > 0 ? nghttp2_session_get_stream_user_data(s, id) : NULL;
@@ -411,6 +416,8 @@ static void stream_run(struct http_h1_conn *c)
 	x->h2->c->c.again = true;
 }
 
+static void goaway(struct http_h2_conn *h, int32_t last);
+
 /* ---- nghttp2's callbacks ------------------------------------------------------------------- */
 
 static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud)
@@ -428,6 +435,11 @@ static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud
 		return 0;
 	}
 	nghttp2_session_set_stream_user_data(s, f->hd.stream_id, c);
+	/* max_requests_per_connection: the last one is taken, then GOAWAY */
+	const struct arn_cfg_hcm *hcm = h->c->c.hcm;
+	if (hcm && hcm->max_requests_per_connection &&
+	    h->n_opened >= hcm->max_requests_per_connection)
+		goaway(h, f->hd.stream_id);
 	struct arn_h1_msg *m = &c->c.st.req.m;
 	m->version = 20;
 	m->host_idx = -1;
@@ -529,10 +541,60 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, nghttp2_rcbuf *
 	return 0;
 }
 
+/* RFC 9113 8.2.3: HTTP/2 may split Cookie into several fields; toward
+ * HTTP/1.1 they are one, joined with "; ". The joined value goes in the
+ * stream's text (its first use, before any edit); one that does not fit
+ * leaves the fields as they came. */
+static void cookies_join(struct http_stream *st, struct arn_h1_msg *m)
+{
+	int first = -1;
+	unsigned n = 0;
+	size_t len = 0;
+	for (unsigned i = 0; i < m->n_hdrs; i++)
+		if (m->hdrs[i].name_len == 6 && memcmp(m->hdrs[i].name, "cookie", 6) == 0) {
+			if (first < 0)
+				first = (int)i;
+			n++;
+			len += m->hdrs[i].value_len + 2;
+		}
+	if (n < 2 || !st->res || st->text_len + len + 1 > HTTP_TEXT)
+		return;
+	char *o = st->res->text + st->text_len, *p = o;
+	unsigned k = 0;
+	for (unsigned i = 0; i < m->n_hdrs; i++) {
+		struct arn_h1_header *h = &m->hdrs[i];
+		if (h->name_len == 6 && memcmp(h->name, "cookie", 6) == 0) {
+			if (p != o) {
+				*p++ = ';';
+				*p++ = ' ';
+			}
+			memcpy(p, h->value, h->value_len);
+			p += h->value_len;
+			if ((int)i != first)
+				continue; /* dropped: joined into the first */
+		}
+		m->hdrs[k++] = *h;
+	}
+	*p = 0;
+	/* indexes moved: host_idx is found again */
+	m->n_hdrs = (uint16_t)k;
+	m->host_idx = -1;
+	for (unsigned i = 0; i < k; i++) {
+		if (m->hdrs[i].id == ARN_H1_H_HOST && m->host_idx < 0)
+			m->host_idx = (int16_t)i;
+		if (m->hdrs[i].name_len == 6 && memcmp(m->hdrs[i].name, "cookie", 6) == 0) {
+			m->hdrs[i].value = o;
+			m->hdrs[i].value_len = (uint32_t)(p - o);
+		}
+	}
+	st->text_len += (uint32_t)(p - o) + 1;
+}
+
 /* The request's head is complete: what HTTP/1 would have parsed. */
 static void head_done(struct http_h2_stream *x, struct arn_h1_msg *m, bool end)
 {
 	x->head_in = true;
+	cookies_join(&blk_of_stream(x)->c.st, m);
 	if (m->method == ARN_H1_M_CONNECT)
 		x->bad = true; /* allow_connect is not supported */
 	/* :authority is the Host an HTTP/1.1 upstream gets (RFC 9113 8.3.1) */
@@ -1000,18 +1062,16 @@ static bool draining(struct http_h2_conn *h)
 	return false;
 }
 
-static void goaway(struct http_h2_conn *h)
+/* A graceful GOAWAY: no stream after @p last (0: the last one nghttp2
+ * took) is served; those before finish. */
+static void goaway(struct http_h2_conn *h, int32_t last)
 {
 	if (h->goaway || !h->s)
 		return;
 	h->goaway = true;
 	nghttp2_submit_goaway(h->s, NGHTTP2_FLAG_NONE,
-			      nghttp2_session_get_last_proc_stream_id(h->s), NGHTTP2_NO_ERROR, NULL,
-			      0);
-	if (!h->c->c.drain_counted) {
-		h->c->c.drain_counted = true;
-		HTTP_INC(&h->c->c, downstream_cx_drain_close);
-	}
+			      last ? last : nghttp2_session_get_last_proc_stream_id(h->s),
+			      NGHTTP2_NO_ERROR, NULL, 0);
 }
 
 void http_h2_idle(struct http_h1_conn *c)
@@ -1020,7 +1080,7 @@ void http_h2_idle(struct http_h1_conn *c)
 	if (h->n_streams)
 		return;
 	HTTP_INC(&c->c, downstream_cx_idle_timeout);
-	goaway(h);
+	goaway(h, 0);
 	c->c.close_after = true;
 }
 
@@ -1037,8 +1097,13 @@ void http_h2_run(struct http_h1_conn *c)
 	}
 	if (c->dn.peer.eof && !h->n_streams)
 		pc->close_after = true; /* the client closed its side */
-	if (!h->goaway && draining(h))
-		goaway(h);
+	if (!h->goaway && draining(h)) {
+		goaway(h, 0);
+		if (!pc->drain_counted) {
+			pc->drain_counted = true;
+			HTTP_INC(pc, downstream_cx_drain_close);
+		}
+	}
 	if (h->goaway && !h->n_streams)
 		pc->close_after = true; /* drained */
 	int rc = h2_send(h);

@@ -1968,6 +1968,56 @@ static void test_h2_request_follows_upstream(void **state)
 	h2c_close(&k);
 }
 
+/* RFC 9113 8.2.3: Cookie split over several HTTP/2 fields reaches an
+ * HTTP/1.1 upstream as one, joined with "; ". */
+static void test_h2_cookies_joined(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	nghttp2_nv nv[7] = {
+	    {(uint8_t *)":method", (uint8_t *)"GET", 7, 3, 0},
+	    {(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
+	    {(uint8_t *)":authority", (uint8_t *)"a", 10, 1, 0},
+	    {(uint8_t *)":path", (uint8_t *)"/c", 5, 2, 0},
+	    {(uint8_t *)"cookie", (uint8_t *)"a=1", 6, 3, 0},
+	    {(uint8_t *)"x-mid", (uint8_t *)"m", 5, 1, 0},
+	    {(uint8_t *)"cookie", (uint8_t *)"b=2", 6, 3, 0},
+	};
+	int32_t a = nghttp2_submit_request(k.s, NULL, nv, 7, NULL, NULL);
+	k.st[k.n++] = (struct h2c_stream){.id = a};
+	h2c_pump(&k);
+	struct arn_tcp_conn *u = upstream_accepts();
+	h2c_pump(&k);
+	want_in(u->tx, "cookie: a=1; b=2\r\n");
+	want_in(u->tx, "x-mid: m\r\n");
+	want_in(u->tx, "host: a\r\n");
+	h2c_close(&k);
+}
+
+/* max_requests_per_connection: the last stream allowed is served, and
+ * GOAWAY names it as the last one. */
+static void test_h2_max_requests_goaway(void **state)
+{
+	(void)state;
+	start(8, jlistener("\"common_http_protocol_options\":{\"max_requests_per_connection\":2}",
+			   DIRECT_OK));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	int32_t a = h2c_request(&k, "GET", "/1", NULL, NULL, NULL);
+	h2c_pump(&k);
+	assert_false(k.goaway);
+	int32_t b = h2c_request(&k, "GET", "/2", NULL, NULL, NULL);
+	h2c_pump(&k);
+	assert_true(k.goaway);
+	assert_int_equal(h2c_find(&k, a)->status, 200);
+	assert_int_equal(h2c_find(&k, b)->status, 200);
+	run_ms(3100);
+	assert_true(k.c->closed || k.c->shut);
+	h2c_close(&k);
+}
+
 /*
  * Flow control tied to the client's progress: a client that stops reading
  * gets no more than its window; the rest stays with the upstream's
@@ -2458,6 +2508,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_to_h1_upstream, teardown),
 	    cmocka_unit_test_teardown(test_h2_response_follows_client_window, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_follows_upstream, teardown),
+	    cmocka_unit_test_teardown(test_h2_cookies_joined, teardown),
+	    cmocka_unit_test_teardown(test_h2_max_requests_goaway, teardown),
 	    cmocka_unit_test_teardown(test_h2_client_reset, teardown),
 	    cmocka_unit_test_teardown(test_h2_header_overflow, teardown),
 	    cmocka_unit_test_teardown(test_h2_max_concurrent_streams, teardown),
