@@ -934,6 +934,9 @@ int http_h2_start(struct http_h1_conn *c)
 	nghttp2_option_set_stream_reset_rate_limit(opt, 1000, 33);
 	nghttp2_option_set_max_continuations(opt, 8);
 	nghttp2_option_set_max_settings(opt, 32);
+	/* closed streams are not kept for the priority tree: neither their
+	 * memory nor a user data pointer to a block given back */
+	nghttp2_option_set_no_closed_streams(opt, 1);
 	nghttp2_option_set_max_deflate_dynamic_table_size(opt, 4096);
 	int rc = nghttp2_session_server_new3(&h->s, cb, h, opt, &mem);
 	nghttp2_session_callbacks_del(cb);
