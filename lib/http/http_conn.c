@@ -573,8 +573,21 @@ static void drain_scan(struct http_worker *w, const struct arn_cfg_listener *l, 
 	for (uint32_t i = 0; i < w->n_conns; i++) {
 		struct http_h1_conn *c = &w->conns[i];
 		struct http_conn *hc = &c->c;
-		if (hc->lsn != l || !hc->tc || hc->state != HTTP_DC_OPEN || c->inspecting ||
-		    c->in_run || hc->st.res || (hc->st.state & (HTTP_S_ACTIVE | HTTP_S_STARTED)))
+		if (c->is_h2_stream || hc->lsn != l || !hc->tc || hc->state != HTTP_DC_OPEN ||
+		    c->inspecting || c->in_run)
+			continue;
+		if (c->h2) {
+			/* HTTP/2 stays on the version its streams borrow;
+			 * at the drain's end: GOAWAY, then the close once its
+			 * streams are done */
+			if (end) {
+				count_drain(hc);
+				http_h2_drain(c);
+				conn_run(hc);
+			}
+			continue;
+		}
+		if (hc->st.res || (hc->st.state & (HTTP_S_ACTIVE | HTTP_S_STARTED)))
 			continue;
 		if (!now_known) {
 			now = lsn_now(hc);

@@ -271,6 +271,7 @@ static struct http_h1_conn *stream_new(struct http_h2_conn *h, int32_t id)
 	hc->id = pc->id;
 	hc->open_tsc = pc->open_tsc;
 	hc->l4_fc = pc->l4_fc;
+	hc->fc = pc->fc;
 	hc->state = HTTP_DC_OPEN;
 	hc->drain_counted = true; /* a drain is counted once, by the connection (goaway) */
 	struct http_h2_stream *x = &c->h2s;
@@ -1048,21 +1049,20 @@ static int h2_send(struct http_h2_conn *h)
 	return rc;
 }
 
-/* Drain: a listener replaced by a newer generation, or failed health
- * checks; the graceful GOAWAY tells the client to open no more streams
- * here (HTTP/1.1 says "connection: close" instead). */
+/* Drain: a listener replaced by a newer generation (gradually, as
+ * HTTP/1.1's responses: http_drain_close, which leaves a connection on a
+ * chain the new version kept), or failed health checks; the graceful
+ * GOAWAY tells the client to open no more streams here (HTTP/1.1 says
+ * "connection: close" instead). The connection keeps the version it has
+ * while its streams finish (they borrow its configuration). */
 static bool draining(struct http_h2_conn *h)
 {
 	struct http_conn *pc = &h->c->c;
-	struct http_worker *w = pc->w;
 	if (http_healthcheck_failed() && !(pc->lsn && pc->lsn->drain_modify_only))
 		return true;
-	if (w->store && pc->lsn) {
-		const struct arn_cfg_gen *g = arn_config_gen(w->store);
-		if (arn_cfg_listener_find(g, pc->laddr, pc->lport) != pc->lsn)
-			return true;
-	}
-	return false;
+	bool close = http_drain_close(pc);
+	pc->rebind = false; /* not moved to the new version: see above */
+	return close;
 }
 
 /* A graceful GOAWAY: no stream after @p last (0: the last one nghttp2
@@ -1075,6 +1075,11 @@ static void goaway(struct http_h2_conn *h, int32_t last)
 	nghttp2_submit_goaway(h->s, NGHTTP2_FLAG_NONE,
 			      last ? last : nghttp2_session_get_last_proc_stream_id(h->s),
 			      NGHTTP2_NO_ERROR, NULL, 0);
+}
+
+void http_h2_drain(struct http_h1_conn *c)
+{
+	goaway(c->h2, 0);
 }
 
 void http_h2_idle(struct http_h1_conn *c)

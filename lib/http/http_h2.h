@@ -106,6 +106,9 @@ void http_h2_run(struct http_h1_conn *c);
 /** The connection is going away (lib/tcp closed it, or worker shutdown):
  * end every stream and free the session. */
 void http_h2_free(struct http_h1_conn *c);
+/** The connection's listener drain ended: GOAWAY (the caller runs it;
+ * it closes once its streams are done). */
+void http_h2_drain(struct http_h1_conn *c);
 /** Idle timeout of an HTTP/2 connection without streams: GOAWAY, close. */
 void http_h2_idle(struct http_h1_conn *c);
 

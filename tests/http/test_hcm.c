@@ -2126,22 +2126,29 @@ static void test_h2_max_concurrent_streams(void **state)
 }
 
 /*
- * GOAWAY on drain: once the listener is replaced by a newer generation,
- * the connection says GOAWAY (NO_ERROR) with the stream in flight, which
- * completes; HTTP/1.1 says "connection: close" at the same point.
+ * GOAWAY on drain: once the listener is replaced by a newer generation
+ * (drain strategy immediate here), the connection says GOAWAY (NO_ERROR)
+ * with the stream in flight, which completes; HTTP/1.1 says "connection:
+ * close" at the same point. An idle HTTP/2 connection gets its GOAWAY when
+ * its listener's drain time ends, then closes.
  */
 static void test_h2_goaway_on_listener_update(void **state)
 {
 	(void)state;
 	start(8, jlistener("", ROUTE_WEB));
-	struct h2c k;
+	w->drain_immediate = true;
+	struct h2c k, idle;
 	h2c_open(&k, 65535);
+	h2c_open(&idle, 65535);
+	h2c_pump(&idle);
 	int32_t a = h2c_request(&k, "GET", "/a", NULL, NULL, NULL);
 	h2c_pump(&k);
 	struct arn_tcp_conn *u = upstream_accepts();
 	h2c_pump(&k);
 	assert_false(k.goaway);
+	w->drain_ms = 500;
 	apply(L, "2", jlistener("\"server_name\":\"v2\"", ROUTE_WEB));
+	poll_ms(1); /* the worker takes the generation in: the drain starts */
 	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
 	h2c_pump(&k);
 	assert_true(k.goaway);
@@ -2149,8 +2156,17 @@ static void test_h2_goaway_on_listener_update(void **state)
 	struct h2c_stream *x = h2c_find(&k, a);
 	assert_int_equal(x->status, 200);
 	assert_true(x->closed);
-	assert_int_equal(stat("http2.goaway_sent"), 1);
+	assert_false(idle.goaway);
+	/* the drain time ends: the idle connection is told too */
+	run_ms(600);
+	h2c_pump(&idle);
+	assert_true(idle.goaway);
+	assert_int_equal(stat("http2.goaway_sent"), 2);
+	assert_int_equal(stat("http.in.downstream_cx_drain_close"), 2);
+	run_ms(3100);
+	assert_true(idle.c->closed || idle.c->shut);
 	h2c_close(&k);
+	h2c_close(&idle);
 }
 
 /*
