@@ -609,6 +609,10 @@ static void drain_end(struct http_worker *w, struct http_drain *d)
 {
 	const struct arn_cfg_listener *l = d->l;
 	drain_scan(w, l, true);
+	/* the network-filter connections (tcp_proxy) have no way to be asked
+	 * to go: Envoy closes them when the drain time ends */
+	const struct arn_cfg_gen *g = w->store ? arn_config_gen(w->store) : NULL;
+	http_tcpp_drain_end(w, l, g ? arn_cfg_listener_find(g, l->addr, l->port) : NULL);
 	drain_count_end(w, d);
 	d->l = NULL;
 	w->n_drains--;

@@ -1000,6 +1000,39 @@ int http_tcpp_open(struct http_worker *w, struct arn_tcp_conn *tc, const struct 
 	return 0;
 }
 
+/* A drain of listener version @p l is under way on @p w. */
+static bool draining(const struct http_worker *w, const struct arn_cfg_listener *l)
+{
+	for (uint32_t i = 0; i < HTTP_DRAINS_MAX; i++)
+		if (w->drains[i].l == l)
+			return true;
+	return false;
+}
+
+uint32_t http_tcpp_drain_end(struct http_worker *w, const struct arn_cfg_listener *l,
+			     const struct arn_cfg_listener *now)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < w->n_tcpps; i++) {
+		struct http_tcpp *s = &w->tcpps[i];
+		if (!s->w || !s->lsn || s->state == TP_CLOSING || s->lsn == now ||
+		    s->lsn->addr != l->addr || s->lsn->port != l->port)
+			continue;
+		/* an older version's session, still timed by its own drain */
+		if (s->lsn != l && draining(w, s->lsn))
+			continue;
+		/* Envoy's in-place filter chain update: an unchanged chain's
+		 * connections stay */
+		if (arn_cfg_filter_chain_kept(s->lsn, s->fc, now))
+			continue;
+		if (s->lrt)
+			arn_stats_inc(s->lrt->stats, w->slot, ARN_LS_downstream_cx_drained);
+		n++;
+		close_both(s, false); /* each side's on_close follows from the poll */
+	}
+	return n;
+}
+
 void http_tcpp_shutdown(struct http_worker *w)
 {
 	static const struct arn_tcp_ops none = {0};

@@ -47,6 +47,20 @@ int http_tcpp_open(struct http_worker *w, struct arn_tcp_conn *tc, const struct 
 		   const struct arn_cfg_filter_chain *fc, const char *sni, size_t sni_len,
 		   struct arn_tls_ctx *tctx, struct arn_tls_stats *ssl);
 
+/*
+ * The drain of listener version @p l ended (--drain-time-s after it was
+ * replaced or removed): close the sessions on it whose filter chain the
+ * current version @p now (NULL: removed) did not keep, as Envoy closes a
+ * draining listener's network-filter connections at the end of its drain
+ * time (tcp_proxy has no protocol-level signal to ask the client to go).
+ * Sessions on an older version of the same address, kept by @p l's
+ * update and no longer draining themselves, are judged against @p now as
+ * well. Queued bytes go out, then FIN (both sides). @return the sessions
+ * closed.
+ */
+uint32_t http_tcpp_drain_end(struct http_worker *w, const struct arn_cfg_listener *l,
+			     const struct arn_cfg_listener *now);
+
 /** Worker shutdown: reset every session's connections, no callbacks. */
 void http_tcpp_shutdown(struct http_worker *w);
 

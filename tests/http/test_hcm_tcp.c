@@ -1025,6 +1025,120 @@ static void test_listener_same_chain_keeps_connections(void **state)
 	hh_end();
 }
 
+static uint64_t drained_82(void)
+{
+	struct http_listener_rt *lrt = http_rt_listener(0, 82);
+	assert_non_null(lrt);
+	return arn_stats_counter_value(lrt->stats, ARN_LS_downstream_cx_drained);
+}
+
+/* The client and upstream of a tcp_proxy session, which exchange a byte. */
+static void tp_session(struct peer **c, struct peer **u)
+{
+	hh_open(0, 82);
+	hh_settle();
+	*c = hh_client(0);
+	*u = hh_upstream(0);
+	assert_non_null(*c);
+	assert_non_null(*u);
+	(*c)->sent_head = (*u)->sent_head = true;
+	send_str(*c, "ping");
+	assert_true(got(*u, "ping"));
+}
+
+/*
+ * Issue 22: a tcp_proxy connection on a listener whose filter chain a
+ * change replaced goes on relaying during the drain time (tcp_proxy has no
+ * way to ask its client to leave) and is closed, both sides with FIN, when
+ * the drain time ends, as Envoy closes a draining listener's
+ * network-filter connections. Before, it stayed open on the old listener
+ * version for as long as its peers kept it.
+ */
+static void test_tcp_proxy_closed_at_the_end_of_the_drain(void **state)
+{
+	(void)state;
+	tp_begin(1, TP_LISTENER(""));
+	struct http_worker *w = worker();
+	w->drain_ms = 2000;
+	struct peer *c, *u;
+	tp_session(&c, &u);
+	uint64_t d0 = drained_82();
+	hh_apply(ARN_TYPE_URL_LISTENER, TP_LISTENER(",\"idle_timeout\":\"3600s\""));
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_advance(1000);
+	send_str(u, "pong"); /* still relaying, the drain not over */
+	assert_true(got(c, "pong"));
+	assert_false(c->fin_in);
+	assert_false(u->fin_in);
+	hh_advance(1100);
+	assert_true(c->fin_in); /* closed by the drain's end */
+	assert_true(u->fin_in);
+	assert_int_equal(drained_82() - d0, 1);
+	hh_fin(c);
+	hh_fin(u);
+	hh_advance(5);
+	hh_end();
+	w->drain_ms = 0;
+}
+
+/* The listener removed: its tcp_proxy connections close when the drain
+ * time ends too. */
+static void test_tcp_proxy_closed_when_its_removed_listener_drained(void **state)
+{
+	(void)state;
+	tp_begin(1, TP_LISTENER(""));
+	struct http_worker *w = worker();
+	w->drain_ms = 500;
+	struct peer *c, *u;
+	tp_session(&c, &u);
+	hh_apply(ARN_TYPE_URL_LISTENER, NULL);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_advance(200);
+	assert_false(c->fin_in);
+	hh_advance(400);
+	assert_true(c->fin_in);
+	assert_true(u->fin_in);
+	hh_fin(c);
+	hh_fin(u);
+	hh_advance(5);
+	hh_end();
+	w->drain_ms = 0;
+}
+
+/* Envoy's in-place filter chain update: a new version of the listener
+ * whose tcp_proxy chain has the same bytes leaves its connections open
+ * past the drain time. */
+static void test_tcp_proxy_kept_chain_stays_open(void **state)
+{
+	(void)state;
+	tp_begin(1, TP_LISTENER(""));
+	struct http_worker *w = worker();
+	w->drain_ms = 500;
+	struct peer *c, *u;
+	tp_session(&c, &u);
+	uint64_t d0 = drained_82();
+	/* a new version with another chain, then one with the first chain
+	 * again: the worker sees the last one only */
+	hh_apply(ARN_TYPE_URL_LISTENER, TP_LISTENER(",\"idle_timeout\":\"3600s\""));
+	hh_apply(ARN_TYPE_URL_LISTENER, TP_LISTENER(""));
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_advance(1200);
+	assert_false(c->fin_in);
+	assert_false(u->fin_in);
+	send_str(u, "pong");
+	assert_true(got(c, "pong"));
+	assert_int_equal(drained_82() - d0, 0);
+	hh_fin(c);
+	hh_settle();
+	hh_fin(u);
+	hh_advance(5);
+	hh_end();
+	w->drain_ms = 0;
+}
+
 /*
  * Issue 22: a connection whose first SYN waits for its next hop's ARP
  * answer is not timed out by connect_timeout ("dyn": 0.3 s, one retry on
@@ -1091,6 +1205,9 @@ int main(void)
 	    T(test_tcp_proxy_connect_attempts),
 	    T(test_tcp_proxy_resets_and_connect_timeout),
 	    T(test_tcp_proxy_behind_connection_limit),
+	    T(test_tcp_proxy_closed_at_the_end_of_the_drain),
+	    T(test_tcp_proxy_closed_when_its_removed_listener_drained),
+	    T(test_tcp_proxy_kept_chain_stays_open),
 	    T(test_listener_change_drains_over_the_drain_time),
 	    T(test_listener_change_drains_immediately),
 	    T(test_listener_same_chain_keeps_connections),
