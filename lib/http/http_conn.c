@@ -609,7 +609,7 @@ static void drain_end(struct http_worker *w, struct http_drain *d)
 {
 	const struct arn_cfg_listener *l = d->l;
 	drain_scan(w, l, true);
-	/* the network-filter connections (tcp_proxy) have no way to be asked
+	/* the network-filter connections (tcp_proxy, echo) have no way to be asked
 	 * to go: Envoy closes them when the drain time ends */
 	const struct arn_cfg_gen *g = w->store ? arn_config_gen(w->store) : NULL;
 	http_tcpp_drain_end(w, l, g ? arn_cfg_listener_find(g, l->addr, l->port) : NULL);
@@ -783,15 +783,8 @@ static int conn_open(struct http_worker *w, struct arn_tcp_conn *tc, struct http
 		if (!tctx)
 			return -EPROTONOSUPPORT;
 	}
-	if (fc->kind == ARN_CFG_NF_ECHO && !c) {
-		int rc = arn_tcp_echo_ops.on_accept ? arn_tcp_echo_ops.on_accept(tc, NULL) : 0;
-		if (rc == 0)
-			arn_tcp_set_ops(tc, &arn_tcp_echo_ops);
-		if (lrt) {
-			arn_stats_inc(lrt->stats, w->slot, ARN_LS_downstream_cx_total);
-		}
-		return rc;
-	}
+	if (fc->kind == ARN_CFG_NF_ECHO && !c)
+		return http_tcpp_echo_open(w, tc, l, fc);
 	if (fc->kind == ARN_CFG_NF_TCP_PROXY) {
 		/* the ClientHello a tls_inspector read stays in TCP's queue:
 		 * relayed as it is (TLS passthrough), or the handshake's (a

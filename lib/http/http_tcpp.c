@@ -90,6 +90,7 @@ struct http_tcpp {
 	bool dn_paused;		/* reading downstream stopped: the upstream is full */
 	bool up_paused;		/* reading upstream stopped: the downstream is full */
 	bool in_step;		/* a step is on the stack */
+	bool echo;		/* an echo filter's connection: dn only, no relay */
 	/* what a side that closed orderly still held for the other (its
 	 * receive queue goes with it): at most one receive buffer */
 	struct rte_mbuf *pend_up, *pend_dn;
@@ -900,6 +901,87 @@ static const struct arn_tcp_ops tp_dn_ops = {
     .on_writable = dn_writable,
     .on_close = dn_closed,
 };
+
+/* ---- echo ---------------------------------------------------------------------------------- */
+
+/*
+ * envoy.filters.network.echo's connections are lib/tcp's echo; a session
+ * block only remembers their listener version and chain, so that a drain
+ * can find and close them (http_tcpp_drain_end), and counts them as the
+ * listener's active connections.
+ */
+static void echo_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
+{
+	(void)head;
+	(void)len;
+	struct http_tcpp *s = arn_tcp_user(c);
+	if (s && s->state != TP_CLOSING)
+		arn_tcp_echo_pump(c, s->dn_eof);
+}
+
+static void echo_eof(struct arn_tcp_conn *c)
+{
+	struct http_tcpp *s = arn_tcp_user(c);
+	if (!s)
+		return;
+	s->dn_eof = true;
+	if (s->state != TP_CLOSING)
+		arn_tcp_echo_pump(c, true);
+}
+
+static void echo_closed(struct arn_tcp_conn *c, int reason)
+{
+	(void)reason;
+	struct http_tcpp *s = arn_tcp_user(c);
+	if (!s)
+		return;
+	arn_tcp_set_user(c, NULL);
+	s->dn = NULL;
+	maybe_free(s);
+}
+
+static void echo_data_writable(struct arn_tcp_conn *c)
+{
+	echo_data(c, NULL, 0);
+}
+
+static const struct arn_tcp_ops tp_echo_ops = {
+    .on_data = echo_data,
+    .on_eof = echo_eof,
+    .on_writable = echo_data_writable,
+    .on_close = echo_closed,
+};
+
+int http_tcpp_echo_open(struct http_worker *w, struct arn_tcp_conn *tc,
+			const struct arn_cfg_listener *l, const struct arn_cfg_filter_chain *fc)
+{
+	struct http_listener_rt *lrt = http_rt_listener(l->addr, l->port);
+	struct http_tcpp *s = w->tcpp_free;
+	if (!s) {
+		if (lrt)
+			arn_stats_inc(lrt->stats, w->slot, ARN_LS_downstream_cx_overload_reject);
+		return -ENOBUFS;
+	}
+	w->tcpp_free = s->next;
+	memset(s, 0, sizeof(*s));
+	s->w = w;
+	s->echo = true;
+	s->state = TP_RELAYING;
+	arn_cfg_pin(l);
+	s->lsn = l;
+	s->fc = fc;
+	s->lrt = lrt;
+	if (lrt) {
+		http_lrt_ref(lrt);
+		arn_stats_inc(lrt->stats, w->slot, ARN_LS_downstream_cx_total);
+		arn_stats_gauge_add(lrt->stats, w->slot, ARN_LS_downstream_cx_active, 1);
+	}
+	s->dn = tc;
+	s->idle_timer.fn = idle_timeout; /* (never armed; tcpp_free cancels it) */
+	arn_tcp_set_ops(tc, &tp_echo_ops);
+	arn_tcp_set_user(tc, s);
+	return 0;
+}
 
 /* ---- accept ------------------------------------------------------------------------------- */
 

@@ -48,11 +48,21 @@ int http_tcpp_open(struct http_worker *w, struct arn_tcp_conn *tc, const struct 
 		   struct arn_tls_ctx *tctx, struct arn_tls_stats *ssl);
 
 /*
+ * Serve accepted connection @p tc (on listener @p l, chain @p fc, whose
+ * filter is envoy.filters.network.echo) with lib/tcp's echo, in a session
+ * block that keeps its listener version for the drain. @return 0 (it owns
+ * @p tc), or -ENOBUFS (no session block free: the caller refuses @p tc).
+ */
+int http_tcpp_echo_open(struct http_worker *w, struct arn_tcp_conn *tc,
+			const struct arn_cfg_listener *l, const struct arn_cfg_filter_chain *fc);
+
+/*
  * The drain of listener version @p l ended (--drain-time-s after it was
  * replaced or removed): close the sessions on it whose filter chain the
  * current version @p now (NULL: removed) did not keep, as Envoy closes a
  * draining listener's network-filter connections at the end of its drain
- * time (tcp_proxy has no protocol-level signal to ask the client to go).
+ * time (tcp_proxy and echo have no protocol-level signal to ask the
+ * client to go).
  * Sessions on an older version of the same address, kept by @p l's
  * update and no longer draining themselves, are judged against @p now as
  * well. Queued bytes go out, then FIN (both sides). @return the sessions

@@ -315,4 +315,12 @@ unsigned arn_tcp_stats_workers(void);
  * back; the connection closes after the peer's FIN once all is echoed). */
 extern const struct arn_tcp_ops arn_tcp_echo_ops;
 
+/**
+ * The echo filter's work for a caller that keeps its own user data on @p c
+ * (HTTP's worker, which tracks echo connections to drain them): move what
+ * @p c received to its send queue, as much as there is room for; @p eof
+ * (the peer's FIN came): close @p c once everything is echoed.
+ */
+void arn_tcp_echo_pump(struct arn_tcp_conn *c, bool eof);
+
 #endif

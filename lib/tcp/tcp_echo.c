@@ -7,13 +7,14 @@
  * connection is closed (Envoy's echo passes end_stream through, which is the
  * same on the wire: data, then FIN).
  */
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "tcp_int.h"
 
 static char echo_eof_mark;
 
-static void echo_pump(struct arn_tcp_conn *c)
+void arn_tcp_echo_pump(struct arn_tcp_conn *c, bool eof)
 {
 	for (;;) {
 		uint32_t pending = arn_tcp_rx_pending(c);
@@ -34,8 +35,13 @@ static void echo_pump(struct arn_tcp_conn *c)
 			return;
 		}
 	}
-	if (arn_tcp_user(c) == &echo_eof_mark && arn_tcp_rx_pending(c) == 0)
+	if (eof && arn_tcp_rx_pending(c) == 0)
 		arn_tcp_close(c);
+}
+
+static void echo_pump(struct arn_tcp_conn *c)
+{
+	arn_tcp_echo_pump(c, arn_tcp_user(c) == &echo_eof_mark);
 }
 
 static int echo_accept(struct arn_tcp_conn *c, void *listener_user)

@@ -1139,6 +1139,50 @@ static void test_tcp_proxy_kept_chain_stays_open(void **state)
 	w->drain_ms = 0;
 }
 
+/* clang-format off */
+/* Listener "dyn" (port 82): the echo filter, on a chain named @p name. */
+#define ECHO_LISTENER(name)                                                                        \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"name\":\"" name "\",\"filters\":[{"             \
+	"\"name\":\"echo\",\"typed_config\":{"                                                       \
+	"\"@type\":\"type.googleapis.com/envoy.extensions.filters.network.echo.v3.Echo\"}}]}]}"
+/* clang-format on */
+
+/*
+ * Issue 22: an echo connection on a replaced listener's chain goes on
+ * echoing during the drain time and is closed when it ends, as Envoy
+ * closes a draining listener's network-filter connections. Before, lib/tcp
+ * served it with nothing to find it by its listener: it was never drained.
+ */
+static void test_echo_closed_at_the_end_of_the_drain(void **state)
+{
+	(void)state;
+	tp_begin(1, ECHO_LISTENER("e1"));
+	struct http_worker *w = worker();
+	w->drain_ms = 1000;
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	c->sent_head = true;
+	send_str(c, "one");
+	assert_true(got(c, "one"));
+	uint64_t d0 = drained_82();
+	hh_apply(ARN_TYPE_URL_LISTENER, ECHO_LISTENER("e2")); /* the chain changed */
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_advance(500);
+	send_str(c, "two"); /* still echoing, the drain not over */
+	assert_true(got(c, "onetwo"));
+	assert_false(c->fin_in);
+	hh_advance(600);
+	assert_true(c->fin_in); /* closed by the drain's end */
+	assert_int_equal(drained_82() - d0, 1);
+	hh_fin(c);
+	hh_advance(5);
+	hh_end();
+	w->drain_ms = 0;
+}
+
 /*
  * Issue 22: a connection whose first SYN waits for its next hop's ARP
  * answer is not timed out by connect_timeout ("dyn": 0.3 s, one retry on
@@ -1208,6 +1252,7 @@ int main(void)
 	    T(test_tcp_proxy_closed_at_the_end_of_the_drain),
 	    T(test_tcp_proxy_closed_when_its_removed_listener_drained),
 	    T(test_tcp_proxy_kept_chain_stays_open),
+	    T(test_echo_closed_at_the_end_of_the_drain),
 	    T(test_listener_change_drains_over_the_drain_time),
 	    T(test_listener_change_drains_immediately),
 	    T(test_listener_same_chain_keeps_connections),
