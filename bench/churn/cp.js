@@ -16,6 +16,12 @@
  *                their pools drain)
  * DIR/progress is rewritten every 100 pushes ("i elapsed_ms"), DIR/done
  * holds "N elapsed_ms max_ack_ms" at the end, DIR/failed the error if any.
+ *
+ * CHURN_SECONDS=S in the environment (tests/http/e2e_churn_load.sh): EDS
+ * pushes only, web = [A] and [B] in turn (each removes the endpoint the
+ * last one had), for S seconds or N pushes; DIR/done written then; after
+ * DIR/go2 appears, one LDS change (the stat_prefix toggle), DIR/step2
+ * once it is ACKed.
  */
 const fs = require('fs');
 const path = require('path');
@@ -59,6 +65,21 @@ async function sendAcked(type, resources, removed) {
   fs.writeFileSync(path.join(dir, 'ready'), '');
   while (!fs.existsSync(path.join(dir, 'go'))) await sleep(50);
   const t0 = Date.now();
+  const seconds = Number(process.env.CHURN_SECONDS || 0);
+  if (seconds > 0) {
+    let i = 0;
+    while (i < N && Date.now() - t0 < seconds * 1000) {
+      i++;
+      await sendAcked('cla', [cla(i, i % 2 ? [B] : [A])]);
+      if (i % 100 === 0) fs.writeFileSync(path.join(dir, 'progress'), `${i} ${Date.now() - t0}\n`);
+    }
+    fs.writeFileSync(path.join(dir, 'done'), `${i} ${Date.now() - t0} ${maxAck}\n`);
+    while (!fs.existsSync(path.join(dir, 'go2'))) await sleep(50);
+    await sendAcked('listener', [listener(i + 1, 'ingress_b')]);
+    fs.writeFileSync(path.join(dir, 'step2'), '');
+    await sleep(600000);
+    return;
+  }
   let extra = null;
   const sets = [[A], [B], [A, B]];
   for (let i = 1; i <= N; i++) {
