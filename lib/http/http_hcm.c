@@ -27,6 +27,7 @@
 #include "http_hcm.h"
 #include "http_l4.h"
 #include "http_local.h"
+#include "http_mcp.h"
 #include "http_router_filter.h"
 #include "http_stream.h"
 #include "http_upstream.h"
@@ -152,6 +153,7 @@ void http_stream_end(struct http_stream *st)
 	} else {
 		http_up_detach(st);
 	}
+	http_mcp_stream_end(st);
 	stream_release_cfg(st);
 	http_pins_release(&st->req.pins);
 	http_pins_release(&st->resp.pins);
@@ -330,26 +332,15 @@ static void on_head(struct http_stream *st)
 	    .listener_port = hc->lport,
 	    .random = http_rand(w),
 	};
-	if (h->mcp_gateway && mcp_path(h->mcp_gateway, m)) {
-		/* The MCP gateway filter is configured (its ToolSet comes over
-		 * TDS) but lib/mcp is not on the data path yet: its endpoint is
-		 * answered, never routed on as if no filter were there (an
-		 * upstream would then see clients the filter should have
-		 * checked). Fail closed, with a reason an operator can read. */
-		static const char body[] =
-		    "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,\"message\":"
-		    "\"the MCP gateway filter is configured but not yet served by this Arion\"}}";
-		static const struct arn_h1_edit ct = {.name = "content-type",
-						      .name_len = 12,
-						      .value = "application/json",
-						      .value_len = 16,
-						      .op = ARN_H1_EDIT_SET};
-		http_local_reply(st, 503, body, sizeof(body) - 1, 0, "mcp_gateway_unavailable", &ct,
-				 1);
-		return;
-	}
 	if (http_l4_filters(st, g, rt, &req))
 		return;
+	/* The MCP gateway answers its path itself (after the filters above,
+	 * which may refuse a client first); it is never routed on as if no
+	 * filter were there, even while its ToolSet is missing. */
+	if (h->mcp_gateway && mcp_path(h->mcp_gateway, m)) {
+		http_mcp_filter(st, g, &req);
+		return;
+	}
 	http_route(st, g, rt, &req);
 }
 
@@ -436,6 +427,8 @@ static bool req_may_parse(struct http_stream *st)
 		return st->up && http_up_alive(st->up);
 	if (st->state & HTTP_S_REQ_DONE)
 		return false;
+	if (st->state & HTTP_S_MCP)
+		return true; /* the filter takes the body as it comes */
 	if (st->state & HTTP_S_HEAD_DONE)
 		return st->up && st->up->connected && (st->state & HTTP_S_HEAD_SENT) &&
 		       !(st->state & HTTP_S_REPLAYING);
@@ -504,6 +497,8 @@ static bool req_body(struct http_stream *st, const char *data, size_t len)
 		hc->again = true; /* the stream can end now */
 		return false;
 	}
+	if (st->state & HTTP_S_MCP)
+		return http_mcp_body(st, data, len);
 	if (!st->up)
 		return false;
 	if ((st->state & HTTP_S_KEEP_BODY) && !(st->state & HTTP_S_TUNNEL) &&
@@ -527,6 +522,11 @@ static bool req_end(struct http_stream *st)
 		 * this END was parsed): the stream ends now, not at the
 		 * connection's next event */
 		st->state &= ~HTTP_S_LOCAL_WAIT_END;
+		hc->again = true;
+		return false;
+	}
+	if (st->state & HTTP_S_MCP) {
+		http_mcp_end(st);
 		hc->again = true;
 		return false;
 	}

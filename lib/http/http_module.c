@@ -36,6 +36,7 @@
 #include "arn_tcp.h"
 #include "http_conn.h"
 #include "http_stream.h"
+#include "http_mcp.h"
 #include "http_tcpp.h"
 #include "http_upstream.h"
 
@@ -156,6 +157,7 @@ static void worker_free(struct http_worker *w)
 {
 	free(w->conns);
 	free(w->ups);
+	http_mcp_worker_fini(w);
 	free(w->res_mem);
 	free(w->big_mem);
 	free(w->pools);
@@ -226,7 +228,7 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	w->pools = worker_array(HTTP_POOLS, sizeof(*w->pools));
 	w->big_mem = worker_array(HTTP_BIG_SCRATCH_N, HTTP_BIG_SCRATCH);
 	if (!w->conns || !w->ups || !w->res_mem || !w->pools || !w->big_mem ||
-	    http_tcpp_worker_init(w, w->n_ups) != 0) {
+	    http_tcpp_worker_init(w, w->n_ups) != 0 || http_mcp_worker_init(w) != 0) {
 		ARN_ERR(HTTP, "worker %u: out of memory for the HTTP pools", idx);
 		worker_free(w);
 		return -ENOMEM;

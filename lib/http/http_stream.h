@@ -36,6 +36,7 @@ struct http_conn;
 struct http_upconn;
 struct http_pool;
 struct http_upstream_ops;
+struct http_mcp_req;
 
 /* A request's timers and retry state beyond what every connection keeps:
  * held in its http_res, so that only requests in flight pay for it. */
@@ -106,6 +107,8 @@ enum http_stream_state {
 	HTTP_S_COUNTED_RQ = 1u << 20,	/* in the HCM's downstream_rq_active */
 	HTTP_S_COUNTED_UP = 1u << 21,	/* in the cluster's rq_active */
 	HTTP_S_COUNTED_HOST = 1u << 22, /* in its pool's host's rq_total / rq_active */
+	/* the MCP gateway filter took it (http_mcp.h): its body goes there */
+	HTTP_S_MCP = 1u << 23,
 };
 
 /*
@@ -189,6 +192,8 @@ struct http_stream {
 	uint32_t xff_len;
 	const char *request_id;
 	uint32_t request_id_len;
+	/* the MCP gateway filter's request (HTTP_S_MCP), from its worker's pool */
+	struct http_mcp_req *mcp;
 };
 
 /* Set (@p on) or clear @p bits of @p st's state. */

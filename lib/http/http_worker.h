@@ -33,6 +33,7 @@ struct http_upconn;
 struct http_res;
 struct http_pool;
 struct http_tcpp;
+struct http_mcp_worker;
 
 /* The most header lines a message may have: the size of every header
  * array the proxy keeps for one (a request's, a response's, the route
@@ -170,6 +171,9 @@ struct http_worker {
 	struct arn_cfg_header route_hdrs[HTTP_MAX_HDRS];
 	struct arn_access_header log_req[HTTP_MAX_HDRS + 2];
 	struct arn_access_header log_resp[HTTP_MAX_HDRS];
+
+	/* the MCP gateway filter's sessions and request contexts (http_mcp.c) */
+	struct http_mcp_worker *mcp;
 };
 
 /* ---- services ------------------------------------------------------------------------ */

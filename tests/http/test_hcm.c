@@ -1143,46 +1143,177 @@ static void test_new_endpoints_resolved_ahead(void **state)
 	assert_int_equal(resolved[1], (198u << 24) | (18u << 16) | 11);
 }
 
-/* An MCP gateway filter configured while lib/mcp is not on the data path:
- * its endpoint is answered 503 with a JSON-RPC error (query or not), never
- * routed on; other paths are routed as before. */
-static void test_mcp_endpoint_fails_closed(void **state)
+/* ---- the MCP gateway filter on the data path (issue 20, docs/mcp.md) ------------------------ */
+
+/* Listener "l" whose HCM carries the MCP gateway filter (ToolSet "tools",
+ * max_request_bytes @p max) before the router; other paths: DIRECT_OK. */
+static void start_mcp(unsigned max)
 {
-	(void)state;
 	static char lj[4096];
-	snprintf(
-	    lj, sizeof(lj),
-	    "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
-	    "\"port_value\":80}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
-	    "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"in\",\"route_config\":{"
-	    "\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"vh\",\"domains\":[\"*\"],"
-	    "\"routes\":[" DIRECT_OK "]}]},\"http_filters\":[{\"name\":\"arion.filters.http."
-	    "mcp_gateway\",\"typed_config\":{\"@type\":\"type.googleapis.com/arion.extensions."
-	    "filters.http.mcp_gateway.v3.McpGateway\",\"tds\":{\"config_name\":\"tools\"}}}," ROUTER
-	    "]}}]}]}");
+	snprintf(lj, sizeof(lj),
+		 "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		 "\"port_value\":80}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+		 "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"in\",\"route_config\":{"
+		 "\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"vh\",\"domains\":[\"*\"],"
+		 "\"routes\":[" DIRECT_OK "]}]},\"http_filters\":[{\"name\":\"arion.filters.http."
+		 "mcp_gateway\",\"typed_config\":{\"@type\":\"type.googleapis.com/arion.extensions."
+		 "filters.http.mcp_gateway.v3.McpGateway\",\"tds\":{\"config_name\":\"tools\"},"
+		 "\"max_request_bytes\":%u}}," ROUTER "]}}]}]}",
+		 max);
 	with_toolset = true;
 	start(4, lj);
 	with_toolset = false;
-	const char *paths[] = {"/mcp", "/mcp?sessionId=1"};
-	for (int i = 0; i < 2; i++) {
-		struct arn_tcp_conn *c = client();
-		assert_non_null(c);
-		char req[128];
-		snprintf(req, sizeof(req),
-			 "POST %s HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n", paths[i]);
-		send_s(c, req);
-		poll_ms(1);
-		if (!answered(c, "HTTP/1.1 503"))
-			fail_msg("%s: got '%s'", paths[i], c->tx ? c->tx : "");
-		want_in(c->tx, "content-type: application/json");
-		want_in(c->tx, "\"code\":-32603");
-	}
+}
+
+#define MCP_INIT                                                                                   \
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":" \
+	"\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}"
+
+/* A new client POSTs @p body to /mcp (with session @p sid when not
+ * NULL); what it got is in its tx once the poll ran. */
+static struct arn_tcp_conn *mcp_post(const char *sid, const char *body)
+{
+	static char req[8192];
 	struct arn_tcp_conn *c = client();
+	assert_non_null(c);
+	snprintf(
+	    req, sizeof(req),
+	    "POST /mcp HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
+	    "Accept: application/json, text/event-stream\r\n%s%s%sContent-Length: %zu\r\n\r\n%s",
+	    sid ? "Mcp-Session-Id: " : "", sid ? sid : "", sid ? "\r\n" : "", strlen(body), body);
+	send_s(c, req);
+	poll_ms(1);
+	return c;
+}
+
+/* The mcp-session-id a response carries (48 hex digits), into @p out. */
+static void session_of(const struct arn_tcp_conn *c, char out[64])
+{
+	const char *p = c->tx ? strstr(c->tx, "mcp-session-id: ") : NULL;
+	if (!p)
+		fail_msg("no mcp-session-id in:\n%s", c->tx ? c->tx : "");
+	p += 16;
+	size_t n = strcspn(p, "\r");
+	assert_int_equal(n, 48);
+	memcpy(out, p, n);
+	out[n] = 0;
+	for (size_t i = 0; i < n; i++)
+		assert_non_null(strchr("0123456789abcdef", out[i]));
+}
+
+/*
+ * The filter answers its path itself: initialize opens a session whose id
+ * comes back in mcp-session-id (as JSON, content-type application/json),
+ * a notification gets an empty 202, ping is answered, a request without a
+ * session 400, DELETE ends the session and then it is 404 (-32001, the
+ * SDK's code); other paths are routed as before and nothing went upstream.
+ */
+static void test_mcp_sessions_answered_by_filter(void **state)
+{
+	(void)state;
+	start_mcp(1048576);
+	struct arn_tcp_conn *c = mcp_post(NULL, MCP_INIT);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("initialize: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "content-type: application/json");
+	want_in(c->tx, "\"protocolVersion\":\"2025-06-18\"");
+	want_in(c->tx, "\"serverInfo\"");
+	char sid[64];
+	session_of(c, sid);
+
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+	if (!answered(c, "HTTP/1.1 202"))
+		fail_msg("initialized: got '%s'", c->tx ? c->tx : "");
+	want_not_in(c->tx, "content-type");
+
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}");
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("ping: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}");
+	want_in(c->tx, sid);
+
+	c = mcp_post(NULL, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	if (!answered(c, "HTTP/1.1 400"))
+		fail_msg("no session: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"code\":-32000");
+
+	c = client();
+	char req[256];
+	snprintf(req, sizeof(req), "DELETE /mcp HTTP/1.1\r\nHost: a\r\nMcp-Session-Id: %s\r\n\r\n",
+		 sid);
+	send_s(c, req);
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("DELETE: got '%s'", c->tx ? c->tx : "");
+
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}");
+	if (!answered(c, "HTTP/1.1 404"))
+		fail_msg("ended session: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"code\":-32001");
+
+	/* the GET stream is not served yet: 405, which the SDK's client
+	 * takes for "no GET stream" */
+	c = client();
+	send_s(c, "GET /mcp HTTP/1.1\r\nHost: a\r\nAccept: text/event-stream\r\n\r\n");
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 405"))
+		fail_msg("GET: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "allow: ");
+
+	c = client();
 	send_s(c, "GET /mcpx HTTP/1.1\r\nHost: a\r\n\r\n");
 	poll_ms(1);
 	if (!answered(c, "HTTP/1.1 200"))
 		fail_msg("/mcpx: got '%s'", c->tx ? c->tx : "");
 	assert_int_equal(upstream_pending(), 0);
+	assert_int_equal(stat("http.in.mcp_session_opened"), 1);
+	assert_int_equal(stat("http.in.mcp_session_closed"), 1);
+}
+
+/*
+ * max_request_bytes: a Content-Length over it is refused 413 with a
+ * JSON-RPC error before the body is read; a chunked body is refused when
+ * its bytes pass it. A body fed one byte at a time is read whole.
+ */
+static void test_mcp_body_limit(void **state)
+{
+	(void)state;
+	start_mcp(300);
+	static char big[400];
+	memset(big, ' ', sizeof(big) - 1);
+	big[0] = '{';
+	big[sizeof(big) - 2] = '}';
+	struct arn_tcp_conn *c = mcp_post(NULL, big);
+	if (!answered(c, "HTTP/1.1 413"))
+		fail_msg("over the limit: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "content-type: application/json");
+	want_in(c->tx, "\"code\":-32600");
+
+	c = client();
+	char req[1024];
+	snprintf(req, sizeof(req),
+		 "POST /mcp HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
+		 "Accept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+		 "%x\r\n%s\r\n0\r\n\r\n",
+		 (unsigned)strlen(big), big);
+	send_s(c, req);
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 413"))
+		fail_msg("chunked over the limit: got '%s'", c->tx ? c->tx : "");
+	assert_int_equal(stat("http.in.mcp_rq_too_large"), 2);
+
+	/* the same initialize a byte at a time */
+	c = client();
+	snprintf(req, sizeof(req),
+		 "POST /mcp HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
+		 "Accept: application/json, text/event-stream\r\nContent-Length: %zu\r\n\r\n%s",
+		 strlen(MCP_INIT), MCP_INIT);
+	for (size_t i = 0; req[i]; i++)
+		send_n(c, req + i, 1);
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("byte at a time: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "mcp-session-id: ");
 }
 
 /* ---- the transport seam (docs/tls.md, integration plan 1) ------------------------------- */
@@ -2517,7 +2648,8 @@ int main(void)
 	    cmocka_unit_test(test_local_reply_edits_fail_closed),
 	    cmocka_unit_test_teardown(test_require_tls_redirect_fails_closed, teardown),
 	    cmocka_unit_test_teardown(test_new_endpoints_resolved_ahead, teardown),
-	    cmocka_unit_test_teardown(test_mcp_endpoint_fails_closed, teardown),
+	    cmocka_unit_test_teardown(test_mcp_sessions_answered_by_filter, teardown),
+	    cmocka_unit_test_teardown(test_mcp_body_limit, teardown),
 	    cmocka_unit_test(test_codec_goes_through_the_transport),
 	    cmocka_unit_test_teardown(test_cluster_turned_tls_reuses_no_plain_connection, teardown),
 	    cmocka_unit_test(test_tls_transport_byte_at_a_time),

@@ -1,0 +1,56 @@
+/*
+ * The MCP gateway filter (arion.filters.http.mcp_gateway) on the data
+ * path: it takes the requests to its path at the head, as the health
+ * check filter does, feeds their bodies to lib/mcp's reader (arn_mcp.h),
+ * and answers them itself: whole JSON replies with the session's headers,
+ * empty 202s, and the errors lib/mcp names. docs/mcp.md describes the
+ * protocol; this file only connects it to a stream.
+ *
+ * Ownership: a taken stream holds one struct http_mcp_req from its
+ * worker's pool (st->mcp) until http_stream_end gives it back
+ * (http_mcp_stream_end); the worker's session table and that pool are
+ * made in worker_init (http_mcp_worker_init) and freed in worker_fini.
+ * The ToolSet a request is served from is pinned for the request's life.
+ */
+#ifndef ARN_HTTP_MCP_H
+#define ARN_HTTP_MCP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct http_stream;
+struct http_worker;
+struct arn_cfg_gen;
+struct arn_cfg_request;
+
+/* Sessions per worker (struct arn_mcp_sessions): every slot is allocated
+ * at start, each with room for a session id of every possible backend. */
+#define HTTP_MCP_SESSIONS 1024
+
+/**
+ * Make @p w's MCP state: its session table and a request context for each
+ * of its request buffers. @return 0, or -ENOMEM.
+ */
+int http_mcp_worker_init(struct http_worker *w);
+void http_mcp_worker_fini(struct http_worker *w);
+
+/**
+ * The filter at @p st's request head (@p req: the request as routes see
+ * it, generation @p g), called when the HCM carries the filter and the
+ * path is its own. @return true: the filter took the stream (it answered,
+ * or reads the body: HTTP_S_MCP); false never happens for its path, which
+ * is not routed on.
+ */
+bool http_mcp_filter(struct http_stream *st, const struct arn_cfg_gen *g,
+		     const struct arn_cfg_request *req);
+
+/** A body slice of a taken stream. @return true to go on reading. */
+bool http_mcp_body(struct http_stream *st, const char *data, size_t len);
+
+/** The request of a taken stream ended: answer it. */
+void http_mcp_end(struct http_stream *st);
+
+/** The stream ends: its request context goes back to the worker. */
+void http_mcp_stream_end(struct http_stream *st);
+
+#endif
