@@ -26,13 +26,24 @@
 #include "http_local.h"
 #include "http_mcp.h"
 #include "http_stream.h"
+#include "http_subreq.h"
 
 /* Request headers an access rule's principals may match, copied per
  * request (the rest of the head is gone by the body's end). */
 #define MCP_PRINCIPAL_HDRS 16
 
+struct mcp_leg;
+
+/* What a request waits for from its backends. */
+enum mcp_wait {
+	MCP_W_NONE = 0,
+	MCP_W_LIST, /* a tools/list round (the fan-out) */
+	MCP_W_CALL, /* a tools/call (after a round when no catalog was there) */
+};
+
 struct http_mcp_req {
 	struct http_mcp_req *next; /* the worker's free list */
+	struct http_stream *st;
 	const struct arn_cfg_mcp_filter *f;
 	const struct arn_cfg_toolset *ts; /* pinned */
 	struct arn_mcp_reader rd;
@@ -44,12 +55,72 @@ struct http_mcp_req {
 	size_t pver_len;
 	struct arn_cfg_header hdrs[MCP_PRINCIPAL_HDRS]; /* values in the stream's text */
 	size_t n_hdrs;
+	/* waiting for backends */
+	uint8_t wait; /* enum mcp_wait */
+	struct arn_mcp_session *s;
+	uint32_t s_gen;
+	struct json_object *msg; /* the client's request (a reference) */
+	struct json_object *id;	 /* its id (borrowed from msg) */
+	struct json_object *params;
+	bool fan_open;
+	bool in_end; /* inside http_mcp_end: the connection runs on by itself */
+	bool routed; /* tools/call: call_b is its backend */
+	uint32_t call_b;
+	struct arn_mcp_fanout fan;
+	uint32_t n_legs;
+	struct mcp_leg *legs[ARN_CFG_MCP_MAX_BACKENDS];
+};
+
+/* One message to one backend (and the backend session's initialize
+ * before it when the client's session has none with that backend). */
+enum mcp_phase {
+	LEG_INIT = 0, /* initialize */
+	LEG_NOTIFY,   /* notifications/initialized */
+	LEG_CALL,     /* the message itself */
+};
+
+#define MCP_LEG_HDRS 24
+
+struct mcp_leg {
+	struct mcp_leg *next; /* the worker's free list */
+	struct http_subreq sr;
+	struct http_mcp_req *r;
+	uint32_t b;		    /* the backend's index in the ToolSet */
+	uint32_t slot;		    /* in r->legs */
+	uint8_t phase;		    /* enum mcp_phase */
+	uint8_t kind;		    /* enum arn_mcp_upstream of the answer */
+	bool retried;		    /* re-initialized once after a 404 */
+	bool sent_sid;		    /* the request carried the backend's session id */
+	struct json_object *call;   /* the message for the backend (owned) */
+	struct json_object *sent;   /* what this phase sends (owned) */
+	struct json_object *answer; /* the backend's answer to it (owned) */
+	struct arn_mcp_reader rd;   /* a JSON answer */
+	bool rd_open;
+	struct arn_mcp_sse sse; /* an event-stream answer */
+	char *sse_buf;		/* the worker's large scratch */
+	char bsid[ARN_MCP_BACKEND_SID_MAX + 1];
+	size_t bsid_len;
+	struct http_subreq_header h[MCP_LEG_HDRS];
+	char why[160];
+};
+
+#define HTTP_MCP_LEGS 256
+
+/* The catalog a worker built last for a ToolSet (pinned with it): tools/list
+ * answers from it while tools_list_cache_ttl lasts, tools/call routes by it. */
+#define MCP_CATALOGS 8
+struct mcp_cat {
+	const struct arn_cfg_toolset *ts; /* pinned */
+	struct arn_mcp_catalog *cat;
+	uint64_t built_ms;
 };
 
 struct http_mcp_worker {
 	struct arn_mcp_sessions *sessions;
 	struct http_mcp_req *mem, *free;
 	uint32_t n;
+	struct mcp_leg *legs, *leg_free;
+	struct mcp_cat cats[MCP_CATALOGS];
 };
 
 int http_mcp_worker_init(struct http_worker *w)
@@ -59,16 +130,22 @@ int http_mcp_worker_init(struct http_worker *w)
 		return -ENOMEM;
 	m->n = w->n_res;
 	m->mem = calloc(m->n ? m->n : 1, sizeof(*m->mem));
+	m->legs = calloc(HTTP_MCP_LEGS, sizeof(*m->legs));
 	m->sessions = arn_mcp_sessions_create(w->idx, HTTP_MCP_SESSIONS, ARN_CFG_MCP_MAX_BACKENDS,
 					      ARN_CFG_MCP_DEFAULT_SESSION_IDLE_MS);
-	if (!m->mem || !m->sessions) {
+	if (!m->mem || !m->legs || !m->sessions) {
 		ARN_ERR(HTTP, "worker %u: out of memory for the MCP gateway's %u sessions", w->idx,
 			HTTP_MCP_SESSIONS);
 		if (m->sessions)
 			arn_mcp_sessions_destroy(m->sessions);
 		free(m->mem);
+		free(m->legs);
 		free(m);
 		return -ENOMEM;
+	}
+	for (uint32_t i = HTTP_MCP_LEGS; i-- > 0;) {
+		m->legs[i].next = m->leg_free;
+		m->leg_free = &m->legs[i];
 	}
 	for (uint32_t i = m->n; i-- > 0;) {
 		m->mem[i].next = m->free;
@@ -83,8 +160,14 @@ void http_mcp_worker_fini(struct http_worker *w)
 	struct http_mcp_worker *m = w->mcp;
 	if (!m)
 		return;
+	for (unsigned i = 0; i < MCP_CATALOGS; i++) {
+		if (m->cats[i].ts)
+			arn_cfg_unpin(m->cats[i].ts);
+		arn_mcp_catalog_free(m->cats[i].cat);
+	}
 	arn_mcp_sessions_destroy(m->sessions);
 	free(m->mem);
+	free(m->legs);
 	free(m);
 	w->mcp = NULL;
 }
@@ -303,6 +386,11 @@ bool http_mcp_filter(struct http_stream *st, const struct arn_cfg_gen *g,
 	r->rd_open = true;
 	r->f = f;
 	r->ts = ts;
+	r->st = st;
+	r->wait = MCP_W_NONE;
+	r->n_legs = 0;
+	r->msg = NULL;
+	r->fan_open = r->in_end = false;
 	arn_cfg_pin(ts);
 	r->has_sid = hr.session_id != NULL;
 	r->sid_long = hr.session_id_len > ARN_MCP_SID_LEN;
@@ -344,6 +432,561 @@ static int session_random(uint8_t rnd[16])
 	/* rte_rand() is not a CSPRNG: a session id is a bearer secret */
 	ssize_t n = getrandom(rnd, 16, GRND_NONBLOCK);
 	return n == 16 ? 0 : -EAGAIN;
+}
+
+/* ---- backends ----------------------------------------------------------------------------- */
+
+static void leg_ops_head(struct http_subreq *sr, const struct arn_h1_msg *m);
+static void leg_ops_body(struct http_subreq *sr, const char *data, size_t len);
+static void leg_ops_end(struct http_subreq *sr);
+static void leg_ops_failed(struct http_subreq *sr, const char *why);
+
+static const struct http_subreq_ops leg_ops = {
+    .on_head = leg_ops_head,
+    .on_body = leg_ops_body,
+    .on_end = leg_ops_end,
+    .on_failed = leg_ops_failed,
+};
+
+static bool sess_ok(const struct http_mcp_req *r)
+{
+	return r->s && r->s->in_use && r->s->gen == r->s_gen;
+}
+
+static struct mcp_cat *cat_find(struct http_mcp_worker *m, const struct arn_cfg_toolset *ts)
+{
+	for (unsigned i = 0; i < MCP_CATALOGS; i++)
+		if (m->cats[i].ts == ts && m->cats[i].cat)
+			return &m->cats[i];
+	return NULL;
+}
+
+/* Keep @p c as @p ts's catalog (a free entry, else the oldest goes). */
+static void cat_store(struct http_mcp_worker *m, const struct arn_cfg_toolset *ts,
+		      struct arn_mcp_catalog *c, uint64_t now)
+{
+	struct mcp_cat *e = NULL;
+	for (unsigned i = 0; i < MCP_CATALOGS && !e; i++)
+		if (m->cats[i].ts == ts)
+			e = &m->cats[i];
+	if (!e) {
+		e = &m->cats[0];
+		for (unsigned i = 0; i < MCP_CATALOGS; i++) {
+			if (!m->cats[i].ts) {
+				e = &m->cats[i];
+				break;
+			}
+			if (m->cats[i].built_ms < e->built_ms)
+				e = &m->cats[i];
+		}
+		if (e->ts)
+			arn_cfg_unpin(e->ts);
+		e->ts = ts;
+		arn_cfg_pin(ts);
+	}
+	arn_mcp_catalog_free(e->cat);
+	e->cat = c;
+	e->built_ms = now;
+}
+
+static const char *start_why(int rc)
+{
+	switch (rc) {
+	case -ENOENT:
+		return "its cluster is not configured";
+	case -EHOSTUNREACH:
+		return "no healthy upstream";
+	case -EBUSY:
+		return "overflow (circuit breaker or no buffer)";
+	case -E2BIG:
+		return "too many request headers";
+	case -ENOMEM:
+		return "out of memory";
+	default:
+		return "connect failed";
+	}
+}
+
+/* Send the leg's current phase. @return as http_subreq_start, -ENOMEM. */
+static int leg_send(struct mcp_leg *l)
+{
+	struct http_mcp_req *r = l->r;
+	struct http_stream *st = r->st;
+	struct http_worker *w = st->hc->w;
+	const struct arn_cfg_mcp_backend *be = &r->ts->backends[l->b];
+	enum arn_mcp_version v =
+	    sess_ok(r) ? (enum arn_mcp_version)r->s->version : ARN_MCP_V_LATEST;
+	const char *sid = l->phase != LEG_INIT && l->bsid_len ? l->bsid : NULL;
+	json_object_put(l->sent);
+	json_object_put(l->answer);
+	l->answer = NULL;
+	if (l->rd_open)
+		arn_mcp_reader_fini(&l->rd);
+	l->rd_open = false;
+	switch (l->phase) {
+	case LEG_INIT:
+		l->sent = arn_mcp_backend_initialize(v, ARN_VERSION, false);
+		break;
+	case LEG_NOTIFY:
+		l->sent = arn_mcp_new_request(NULL, "notifications/initialized", NULL);
+		break;
+	default:
+		l->sent = json_object_get(l->call);
+		break;
+	}
+	if (!l->sent)
+		return -ENOMEM;
+	size_t blen;
+	const char *body = arn_mcp_text(l->sent, &blen);
+	struct arn_mcp_header hh[MCP_LEG_HDRS];
+	size_t n = arn_mcp_upstream_headers(be, sid, v, hh, MCP_LEG_HDRS);
+	if (n > MCP_LEG_HDRS)
+		return -E2BIG;
+	for (size_t i = 0; i < n; i++)
+		l->h[i] = (struct http_subreq_header){hh[i].name, hh[i].value, hh[i].name_len,
+						      hh[i].value_len};
+	l->sent_sid = sid != NULL;
+	l->kind = ARN_MCP_U_FAILED;
+	snprintf(l->why, sizeof(l->why), "no answer");
+	const struct arn_cfg_gen *g = w->store ? arn_config_gen(w->store) : NULL;
+	return http_subreq_start(&l->sr, st->hc, g, &be->cluster, be->path, be->path_len, l->h,
+				 (unsigned)n, body, blen, be->timeout_ms, &leg_ops, l);
+}
+
+static void leg_free(struct mcp_leg *l)
+{
+	struct http_mcp_req *r = l->r;
+	struct http_worker *w = r->st->hc->w;
+	http_subreq_cancel(&l->sr);
+	if (l->rd_open)
+		arn_mcp_reader_fini(&l->rd);
+	l->rd_open = false;
+	if (l->sse_buf)
+		http_big_put(w, l->sse_buf);
+	l->sse_buf = NULL;
+	json_object_put(l->call);
+	json_object_put(l->sent);
+	json_object_put(l->answer);
+	l->call = l->sent = l->answer = NULL;
+	r->legs[l->slot] = NULL;
+	r->n_legs--;
+	l->r = NULL;
+	l->next = w->mcp->leg_free;
+	w->mcp->leg_free = l;
+}
+
+/* A leg to backend @p b of @p r for message @p call (taken). @return NULL
+ * with *@p why when it could not start. */
+static struct mcp_leg *leg_start(struct http_mcp_req *r, uint32_t b, struct json_object *call,
+				 const char **why)
+{
+	struct http_worker *w = r->st->hc->w;
+	struct mcp_leg *l = w->mcp->leg_free;
+	uint32_t slot = 0;
+	while (slot < ARN_CFG_MCP_MAX_BACKENDS && r->legs[slot])
+		slot++;
+	if (!l || slot == ARN_CFG_MCP_MAX_BACKENDS || !call) {
+		json_object_put(call);
+		*why = call ? "the gateway is busy (no backend request slot)" : "out of memory";
+		return NULL;
+	}
+	w->mcp->leg_free = l->next;
+	l->next = NULL;
+	l->r = r;
+	l->b = b;
+	l->slot = slot;
+	l->retried = false;
+	l->call = call;
+	l->sent = l->answer = NULL;
+	l->rd_open = false;
+	l->sse_buf = NULL;
+	l->bsid_len = 0;
+	size_t n = 0;
+	const char *bsid =
+	    sess_ok(r) ? arn_mcp_session_backend(w->mcp->sessions, r->s, b, &n) : NULL;
+	if (bsid && n <= ARN_MCP_BACKEND_SID_MAX) {
+		memcpy(l->bsid, bsid, n);
+		l->bsid_len = n;
+	}
+	l->bsid[l->bsid_len] = 0;
+	l->phase = l->bsid_len ? LEG_CALL : LEG_INIT;
+	r->legs[slot] = l;
+	r->n_legs++;
+	int rc = leg_send(l);
+	if (rc != 0) {
+		*why = start_why(rc);
+		leg_free(l);
+		return NULL;
+	}
+	return l;
+}
+
+static void client_of(const struct http_mcp_req *r, struct arn_cfg_request *creq,
+		      struct arn_mcp_client *cl)
+{
+	memset(creq, 0, sizeof(*creq));
+	creq->headers = r->hdrs;
+	creq->n_headers = r->n_hdrs;
+	*cl = (struct arn_mcp_client){.req = creq};
+}
+
+/* The answer to the waiting request: @p o (taken; NULL: out of memory).
+ * From a backend's callback the connection is run afterwards; the
+ * request may be gone then. */
+static void answer_async(struct http_mcp_req *r, struct json_object *o, const char *details)
+{
+	struct http_stream *st = r->st;
+	struct http_conn *hc = st->hc;
+	bool run = !r->in_end;
+	r->wait = MCP_W_NONE;
+	if (!o)
+		http_local_reply(st, 500, NULL, 0, 0, "mcp_out_of_memory", NULL, 0);
+	else
+		reply(st, 200, o, sess_ok(r) ? r->s->id : NULL, NULL, details);
+	json_object_put(o);
+	if (run)
+		http_conn_run(hc);
+}
+
+static void route_call(struct http_mcp_req *r);
+
+/* The catalog is there (or the round left it empty): go on. */
+static void with_catalog(struct http_mcp_req *r, const struct arn_mcp_catalog *cat)
+{
+	struct arn_cfg_request creq;
+	struct arn_mcp_client cl;
+	client_of(r, &creq, &cl);
+	if (r->wait == MCP_W_LIST) {
+		struct json_object *res = NULL;
+		enum arn_mcp_err e = cat ? arn_mcp_tools_list(cat, r->ts, &cl, r->params, 0, &res)
+					 : ARN_MCP_E_INTERNAL;
+		struct json_object *o =
+		    e ? arn_mcp_new_error(r->id, e, NULL) : arn_mcp_new_result(r->id, res);
+		json_object_put(res);
+		answer_async(r, o, "mcp_tools_list");
+		return;
+	}
+	const struct arn_mcp_tool *t = NULL;
+	enum arn_mcp_err e =
+	    cat ? arn_mcp_tools_call(cat, r->ts, &cl, r->params, &t) : ARN_MCP_E_UNKNOWN_TOOL;
+	if (e) {
+		if (e == ARN_MCP_E_FORBIDDEN_TOOL)
+			HTTP_INC(r->st->hc, mcp_tool_forbidden);
+		else if (e == ARN_MCP_E_UNKNOWN_TOOL)
+			HTTP_INC(r->st->hc, mcp_tool_unknown);
+		answer_async(r, arn_mcp_new_error(r->id, e, NULL), "mcp_tools_call_refused");
+		return;
+	}
+	r->call_b = t->backend;
+	r->routed = true;
+	route_call(r);
+}
+
+static void route_call(struct http_mcp_req *r)
+{
+	const char *why = NULL;
+	struct json_object *call = arn_mcp_new_request(r->id, "tools/call", r->params);
+	HTTP_INC(r->st->hc, mcp_tools_call);
+	if (!leg_start(r, r->call_b, call, &why)) {
+		answer_async(r, arn_mcp_backend_error(r->id, r->ts->backends[r->call_b].name, why),
+			     "mcp_backend_failed");
+	}
+}
+
+/* A tools/list round's backend @p b answered @p ans (a reference, or NULL
+ * with @p why). */
+static void fan_answer(struct http_mcp_req *r, uint32_t b, struct json_object *ans, const char *why)
+{
+	struct http_worker *w = r->st->hc->w;
+	if (ans) {
+		struct arn_mcp_msg m;
+		arn_mcp_msg_decode(ans, &m);
+		if (arn_mcp_fanout_answer(&r->fan, b, &m) == ARN_MCP_F_ASK) {
+			const char *sw = NULL;
+			if (!leg_start(r, b, arn_mcp_fanout_request(&r->fan, b), &sw))
+				arn_mcp_fanout_fail(&r->fan, b, sw);
+		}
+	} else {
+		arn_mcp_fanout_fail(&r->fan, b, why);
+	}
+	json_object_put(ans);
+	if (b < r->fan.n && r->fan.b[b].state == ARN_MCP_F_FAILED) {
+		HTTP_INC(r->st->hc, mcp_backend_error);
+		ARN_DEBUG(HTTP, "MCP tools/list: backend '%s' left out: %s",
+			  r->ts->backends[b].name, r->fan.b[b].why);
+	}
+	if (!arn_mcp_fanout_done(&r->fan))
+		return;
+	struct arn_mcp_catalog *cat = arn_mcp_fanout_catalog(&r->fan);
+	arn_mcp_fanout_fini(&r->fan);
+	r->fan_open = false;
+	if (cat)
+		cat_store(w->mcp, r->ts, cat, w->now_ms);
+	with_catalog(r, cat);
+}
+
+/* The leg's message was answered (its answer in l->answer) or failed
+ * (@p why): hand it to the request, and the leg goes back. */
+static void leg_done(struct mcp_leg *l, const char *why)
+{
+	struct http_mcp_req *r = l->r;
+	uint32_t b = l->b;
+	struct json_object *ans = why ? NULL : json_object_get(l->answer);
+	char whybuf[sizeof(l->why)];
+	if (why) {
+		snprintf(whybuf, sizeof(whybuf), "%s", why);
+		why = whybuf;
+	}
+	leg_free(l);
+	if (r->wait == MCP_W_LIST || (r->wait == MCP_W_CALL && !r->routed)) {
+		fan_answer(r, b, ans, why);
+		return;
+	}
+	if (!ans) {
+		HTTP_INC(r->st->hc, mcp_backend_error);
+		answer_async(r, arn_mcp_backend_error(r->id, r->ts->backends[b].name, why),
+			     "mcp_backend_failed");
+		return;
+	}
+	struct arn_mcp_msg m;
+	if (arn_mcp_msg_decode(ans, &m) != ARN_MCP_E_NONE ||
+	    (m.kind != ARN_MCP_RESULT && m.kind != ARN_MCP_ERROR)) {
+		json_object_put(ans);
+		answer_async(r,
+			     arn_mcp_backend_error(r->id, r->ts->backends[b].name,
+						   "its answer is not a JSON-RPC response"),
+			     "mcp_backend_failed");
+		return;
+	}
+	/* the client's own id, whatever the backend echoed */
+	json_object_object_add(ans, "id", json_object_get(r->id));
+	answer_async(r, ans, "mcp_tools_call");
+}
+
+/* The phase's answer is in (or it failed: @p why): the next phase. */
+static void leg_phase_done(struct mcp_leg *l, const char *why)
+{
+	struct http_mcp_req *r = l->r;
+	struct http_worker *w = r->st->hc->w;
+	if (l->sse_buf)
+		http_big_put(w, l->sse_buf);
+	l->sse_buf = NULL;
+	if (!why) {
+		switch (l->kind) {
+		case ARN_MCP_U_JSON: {
+			struct arn_mcp_body body;
+			enum arn_mcp_err e = l->rd_open
+						 ? arn_mcp_reader_finish(&l->rd, false, &body)
+						 : ARN_MCP_E_PARSE;
+			if (l->rd_open)
+				arn_mcp_reader_fini(&l->rd);
+			l->rd_open = false;
+			if (e || body.n != 1) {
+				snprintf(l->why, sizeof(l->why), "its answer is not JSON-RPC (%s)",
+					 arn_mcp_err_name(e));
+				why = l->why;
+			} else {
+				l->answer = json_object_get(body.msgs[0].obj);
+			}
+			arn_mcp_body_release(&body);
+			break;
+		}
+		case ARN_MCP_U_SSE:
+			if (!l->answer)
+				why = "its event stream ended without an answer";
+			break;
+		case ARN_MCP_U_ACCEPTED:
+			if (l->phase != LEG_NOTIFY)
+				why = "it answered 202 to a request";
+			break;
+		case ARN_MCP_U_SESSION_GONE:
+			if (sess_ok(r))
+				arn_mcp_session_backend_forget(w->mcp->sessions, r->s, l->b);
+			if (!l->retried) {
+				/* it forgot its session: open another, send again (once) */
+				l->retried = true;
+				l->phase = LEG_INIT;
+				l->bsid_len = 0;
+				int rc = leg_send(l);
+				if (rc == 0)
+					return;
+				why = start_why(rc);
+			} else {
+				why = "session not found (twice)";
+			}
+			break;
+		default:
+			why = l->why;
+			break;
+		}
+	}
+	if (why) {
+		leg_done(l, why);
+		return;
+	}
+	int rc = 0;
+	switch (l->phase) {
+	case LEG_INIT: {
+		struct arn_mcp_msg m;
+		if (arn_mcp_msg_decode(l->answer, &m) != ARN_MCP_E_NONE ||
+		    m.kind != ARN_MCP_RESULT) {
+			leg_done(l, "initialize refused");
+			return;
+		}
+		if (l->bsid_len && sess_ok(r))
+			arn_mcp_session_backend_set(w->mcp->sessions, r->s, l->b, l->bsid,
+						    l->bsid_len);
+		l->phase = LEG_NOTIFY;
+		rc = leg_send(l);
+		break;
+	}
+	case LEG_NOTIFY:
+		l->phase = LEG_CALL;
+		rc = leg_send(l);
+		break;
+	default:
+		leg_done(l, NULL);
+		return;
+	}
+	if (rc != 0)
+		leg_done(l, start_why(rc));
+}
+
+static struct mcp_leg *leg_of(struct http_subreq *sr)
+{
+	return sr->user;
+}
+
+static void leg_ops_head(struct http_subreq *sr, const struct arn_h1_msg *m)
+{
+	struct mcp_leg *l = leg_of(sr);
+	struct http_worker *w = l->r->st->hc->w;
+	int ci = arn_h1_find(m, "content-type", 12, 0);
+	l->kind = arn_mcp_upstream_classify(m->status, ci >= 0 ? m->hdrs[ci].value : NULL,
+					    ci >= 0 ? m->hdrs[ci].value_len : 0, l->sent_sid);
+	if (l->phase == LEG_INIT) {
+		int si = arn_h1_find(m, "mcp-session-id", 14, 0);
+		if (si >= 0 && m->hdrs[si].value_len <= ARN_MCP_BACKEND_SID_MAX) {
+			memcpy(l->bsid, m->hdrs[si].value, m->hdrs[si].value_len);
+			l->bsid_len = m->hdrs[si].value_len;
+			l->bsid[l->bsid_len] = 0;
+		}
+	}
+	if (l->kind == ARN_MCP_U_JSON) {
+		struct arn_mcp_limits lim = {.max_message_bytes = l->r->f->max_response_bytes};
+		if (arn_mcp_reader_init(&l->rd, &lim) == 0)
+			l->rd_open = true;
+		else
+			l->kind = ARN_MCP_U_FAILED;
+	} else if (l->kind == ARN_MCP_U_SSE) {
+		l->sse_buf = http_big_get(w);
+		if (l->sse_buf)
+			arn_mcp_sse_init(&l->sse, l->sse_buf, HTTP_BIG_SCRATCH);
+		else
+			l->kind = ARN_MCP_U_FAILED;
+	}
+	if (l->kind == ARN_MCP_U_FAILED)
+		snprintf(l->why, sizeof(l->why), "HTTP %u", m->status);
+}
+
+/* One event of a backend's event stream: the answer, or something the
+ * client is not sent yet (its own notifications and requests need the
+ * streamed replies). */
+static void leg_event(struct mcp_leg *l, const struct arn_mcp_sse_ev *ev)
+{
+	if (l->answer ||
+	    (ev->event_len && !(ev->event_len == 7 && memcmp(ev->event, "message", 7) == 0)))
+		return;
+	struct arn_mcp_limits lim = {.max_message_bytes = l->r->f->max_response_bytes};
+	struct arn_mcp_body body;
+	if (arn_mcp_parse(ev->data, ev->data_len, &lim, false, &body) != ARN_MCP_E_NONE)
+		return;
+	const struct arn_mcp_msg *m = &body.msgs[0];
+	if (body.n == 1 && (m->kind == ARN_MCP_RESULT || m->kind == ARN_MCP_ERROR))
+		l->answer = json_object_get(m->obj);
+	arn_mcp_body_release(&body);
+}
+
+static void leg_ops_body(struct http_subreq *sr, const char *data, size_t len)
+{
+	struct mcp_leg *l = leg_of(sr);
+	if (l->kind == ARN_MCP_U_JSON && l->rd_open) {
+		int rc = arn_mcp_reader_feed(&l->rd, data, len);
+		if (rc != ARN_AGAIN) {
+			snprintf(l->why, sizeof(l->why), "its answer is refused (%s)",
+				 arn_mcp_err_name((enum arn_mcp_err)rc));
+			l->kind = ARN_MCP_U_FAILED;
+		}
+		return;
+	}
+	if (l->kind != ARN_MCP_U_SSE || !l->sse_buf)
+		return;
+	while (len) {
+		struct arn_mcp_sse_ev ev;
+		ssize_t k = arn_mcp_sse_feed(&l->sse, data, len, &ev);
+		if (k == ARN_AGAIN)
+			return;
+		if (k < 0) {
+			snprintf(l->why, sizeof(l->why), "an event over %u bytes",
+				 (unsigned)HTTP_BIG_SCRATCH);
+			l->kind = ARN_MCP_U_FAILED;
+			return;
+		}
+		leg_event(l, &ev);
+		data += k;
+		len -= (size_t)k;
+	}
+}
+
+static void leg_ops_end(struct http_subreq *sr)
+{
+	leg_phase_done(leg_of(sr), NULL);
+}
+
+static void leg_ops_failed(struct http_subreq *sr, const char *why)
+{
+	struct mcp_leg *l = leg_of(sr);
+	snprintf(l->why, sizeof(l->why), "%s", why);
+	leg_phase_done(l, l->why);
+}
+
+/* tools/list or tools/call @p m of session @p s: answered from the
+ * catalog, or once the backends answered. */
+static void start_tools(struct http_mcp_req *r, const struct arn_mcp_msg *m,
+			struct arn_mcp_session *s, bool list)
+{
+	struct http_worker *w = r->st->hc->w;
+	r->s = s;
+	r->s_gen = s->gen;
+	r->msg = json_object_get(m->obj);
+	r->id = m->id;
+	r->params = m->params;
+	r->routed = false;
+	r->wait = list ? MCP_W_LIST : MCP_W_CALL;
+	if (list)
+		HTTP_INC(r->st->hc, mcp_tools_list);
+	struct mcp_cat *c = cat_find(w->mcp, r->ts);
+	bool fresh = c && r->ts->tools_list_cache_ttl_ms &&
+		     w->now_ms - c->built_ms < r->ts->tools_list_cache_ttl_ms;
+	/* tools/call routes by the last catalog built; tools/list builds a
+	 * new one unless tools_list_cache_ttl says the last is fresh */
+	if (c && (fresh || !list)) {
+		with_catalog(r, c->cat);
+		return;
+	}
+	struct arn_mcp_limits lim = {0};
+	if (arn_mcp_fanout_init(&r->fan, r->ts, &lim) != 0) {
+		with_catalog(r, NULL);
+		return;
+	}
+	r->fan_open = true;
+	for (uint32_t b = 0; b < r->fan.n; b++) {
+		const char *why = NULL;
+		if (!leg_start(r, b, arn_mcp_fanout_request(&r->fan, b), &why))
+			fan_answer(r, b, NULL, why);
+		if (!r->fan_open)
+			return; /* every backend failed at once: answered */
+	}
 }
 
 void http_mcp_end(struct http_stream *st)
@@ -430,10 +1073,18 @@ void http_mcp_end(struct http_stream *st)
 		}
 		case ARN_MCP_S_TOOLS_LIST:
 		case ARN_MCP_S_TOOLS_CALL:
-			/* the backends are reached from the next step on */
-			ans = arn_mcp_new_error(m->id, ARN_MCP_E_BACKEND,
-						"no backend is reachable from this gateway yet");
-			break;
+			if (body.batch) {
+				/* one backend exchange per request for now */
+				ans = arn_mcp_new_error(m->id, ARN_MCP_E_BACKEND,
+							"tools/list and tools/call are not served "
+							"in a batch by this gateway yet");
+				break;
+			}
+			r->in_end = true;
+			start_tools(r, m, s, step == ARN_MCP_S_TOOLS_LIST);
+			r->in_end = false;
+			arn_mcp_body_release(&body);
+			return;
 		default: /* notifications, answers, cancellation: nothing to say */
 			continue;
 		}
@@ -477,6 +1128,15 @@ void http_mcp_stream_end(struct http_stream *st)
 	if (!r)
 		return;
 	struct http_mcp_worker *m = st->hc->w->mcp;
+	for (uint32_t i = 0; i < ARN_CFG_MCP_MAX_BACKENDS && r->n_legs; i++)
+		if (r->legs[i])
+			leg_free(r->legs[i]);
+	if (r->fan_open)
+		arn_mcp_fanout_fini(&r->fan);
+	r->fan_open = false;
+	json_object_put(r->msg);
+	r->msg = NULL;
+	r->wait = MCP_W_NONE;
 	if (r->rd_open)
 		arn_mcp_reader_fini(&r->rd);
 	r->rd_open = false;

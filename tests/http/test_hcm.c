@@ -1316,6 +1316,169 @@ static void test_mcp_body_limit(void **state)
 	want_in(c->tx, "mcp-session-id: ");
 }
 
+/*
+ * The fake backend (cluster web): it accepts the connection the gateway
+ * opened, which must carry @p want, and answers @p status with @p body,
+ * "$ID" in it replaced by the request's JSON-RPC id, @p extra headers,
+ * then closes (connection: close). NULL @p body: an empty 202.
+ */
+static void backend_answers(const char *want, const char *ctype, const char *extra,
+			    const char *body)
+{
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_in(u->tx, want);
+	char id[128] = "null";
+	const char *p = strstr(u->tx, "\r\n\r\n");
+	p = p ? strstr(p, "\"id\":") : NULL;
+	if (p) {
+		p += 5;
+		size_t n = strcspn(p, ",}");
+		snprintf(id, sizeof(id), "%.*s", (int)n, p);
+	}
+	static char b[4096], resp[8192];
+	b[0] = 0;
+	if (body) {
+		const char *q = strstr(body, "$ID");
+		if (q)
+			snprintf(b, sizeof(b), "%.*s%s%s", (int)(q - body), body, id, q + 3);
+		else
+			snprintf(b, sizeof(b), "%s", body);
+	}
+	snprintf(resp, sizeof(resp),
+		 "HTTP/1.1 %s\r\n%s%s%s%scontent-length: %zu\r\nconnection: close\r\n\r\n%s",
+		 body ? "200 OK" : "202 Accepted", ctype ? "content-type: " : "",
+		 ctype ? ctype : "", ctype ? "\r\n" : "", extra ? extra : "", strlen(b), b);
+	send_s(u, resp);
+	poll_ms(1);
+}
+
+#define BE_INIT                                                                                    \
+	"{\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"protocolVersion\":\"2025-06-18\","          \
+	"\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"b\",\"version\":\"1\"}}}"
+#define BE_TOOLS                                                                                   \
+	"{\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"tools\":[{\"name\":\"echo\","               \
+	"\"inputSchema\":{\"type\":\"object\"}},{\"name\":\"secret\",\"inputSchema\":{\"type\":"   \
+	"\"object\"}}]}}"
+
+/* A client session with the gateway: its id into @p sid. */
+static void mcp_session(char sid[64])
+{
+	struct arn_tcp_conn *c = mcp_post(NULL, MCP_INIT);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("initialize: got '%s'", c->tx ? c->tx : "");
+	session_of(c, sid);
+}
+
+/*
+ * tools/list and tools/call reach the backend through its cluster: the
+ * backend's own session is opened first (initialize, its mcp-session-id
+ * kept, notifications/initialized), its tools come back prefixed
+ * ("b__echo"), and a call is routed to it with its own name and the
+ * backend's session id; its event-stream answer is read and relayed as
+ * JSON with the client's id. The cluster counts the requests.
+ */
+static void test_mcp_tools_through_backend(void **state)
+{
+	(void)state;
+	start_mcp(1048576);
+	char sid[64];
+	mcp_session(sid);
+	struct arn_tcp_conn *c =
+	    mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	assert_int_equal(c->tx_len, 0); /* waits for the backend */
+	backend_answers("\"method\":\"initialize\"", "application/json", "mcp-session-id: B1\r\n",
+			BE_INIT);
+	backend_answers("notifications/initialized", NULL, NULL, NULL);
+	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/list: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"id\":2,");
+	want_in(c->tx, "\"name\":\"b__echo\"");
+	want_in(c->tx, "\"name\":\"b__secret\"");
+
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+			  "\"name\":\"b__echo\",\"arguments\":{\"x\":1}}}");
+	assert_int_equal(c->tx_len, 0);
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_in(u->tx, "mcp-session-id: B1");
+	want_in(u->tx, "\"name\":\"echo\"");
+	want_not_in(u->tx, "b__echo");
+	static const char sse[] =
+	    ": hi\n\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":"
+	    "[{\"type\":\"text\",\"text\":\"echoed\"}]}}\n\n";
+	char resp[512];
+	snprintf(resp, sizeof(resp),
+		 "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %zu\r\n"
+		 "connection: close\r\n\r\n%s",
+		 strlen(sse), sse);
+	send_s(u, resp);
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/call: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx,
+		"\"id\":3,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"echoed\"}]}");
+	want_in(c->tx, "content-type: application/json");
+	assert_int_equal(stat("cluster.web.upstream_rq_total"), 4);
+	assert_int_equal(stat("http.in.mcp_tools_call"), 1);
+}
+
+/*
+ * A tool the ToolSet denies is absent from tools/list and a call to it is
+ * answered "Unknown tool" (-32602) without reaching the backend; a
+ * backend that fails is named in the error the client gets.
+ */
+static void test_mcp_denied_tool_and_backend_failure(void **state)
+{
+	(void)state;
+	start_mcp(1048576);
+	apply(ARN_TYPE_URL_TOOLSET, "2",
+	      "{\"name\":\"tools\",\"backends\":[{\"name\":\"b\",\"cluster\":\"web\"}],"
+	      "\"tool_filter\":{\"deny\":[{\"name\":{\"exact\":\"secret\"}}]}}");
+	char sid[64];
+	mcp_session(sid);
+	struct arn_tcp_conn *c =
+	    mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	backend_answers("\"method\":\"initialize\"", "application/json", "mcp-session-id: B1\r\n",
+			BE_INIT);
+	backend_answers("notifications/initialized", NULL, NULL, NULL);
+	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	want_in(c->tx, "\"name\":\"b__echo\"");
+	want_not_in(c->tx, "secret");
+
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+			  "\"name\":\"b__secret\",\"arguments\":{}}}");
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("denied call: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"code\":-32602");
+	assert_int_equal(upstream_pending(), 0);
+	assert_int_equal(stat("http.in.mcp_tool_unknown"), 1);
+
+	/* the backend answers 500: the client is told which backend */
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{"
+			  "\"name\":\"b__echo\",\"arguments\":{}}}");
+	struct arn_tcp_conn *u = upstream_accepts();
+	send_s(u, "HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n"
+		  "connection: close\r\n\r\n");
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("failed backend: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"code\":-32000");
+	want_in(c->tx, "backend 'b': HTTP 500");
+	assert_int_equal(stat("http.in.mcp_backend_error"), 1);
+
+	/* the client goes away while its call waits for the backend: the
+	 * sub-request is cancelled and its connection attempt dropped */
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{"
+			  "\"name\":\"b__echo\",\"arguments\":{}}}");
+	assert_int_equal(upstream_pending(), 1);
+	assert_int_equal(stat("cluster.web.upstream_rq_active"), 1);
+	c->closed = c->close_pending = true;
+	c->close_reason = -ECONNRESET;
+	poll_ms(1);
+	assert_int_equal(upstream_pending(), 0);
+	assert_int_equal(stat("cluster.web.upstream_rq_active"), 0);
+}
+
 /* ---- the transport seam (docs/tls.md, integration plan 1) ------------------------------- */
 
 /* A transport that is not TCP's bytes as they are (as TLS's is not): its
@@ -2650,6 +2813,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_new_endpoints_resolved_ahead, teardown),
 	    cmocka_unit_test_teardown(test_mcp_sessions_answered_by_filter, teardown),
 	    cmocka_unit_test_teardown(test_mcp_body_limit, teardown),
+	    cmocka_unit_test_teardown(test_mcp_tools_through_backend, teardown),
+	    cmocka_unit_test_teardown(test_mcp_denied_tool_and_backend_failure, teardown),
 	    cmocka_unit_test(test_codec_goes_through_the_transport),
 	    cmocka_unit_test_teardown(test_cluster_turned_tls_reuses_no_plain_connection, teardown),
 	    cmocka_unit_test(test_tls_transport_byte_at_a_time),

@@ -1,0 +1,90 @@
+/*
+ * Sub-requests: an exchange with a cluster that a filter starts itself
+ * (Envoy's AsyncClient), not the client's request routed on. One client
+ * stream may run several at once (the MCP gateway asks every backend).
+ * Each picks its endpoint with the cluster's load balancer, borrows a
+ * pooled connection (http_up_acquire), counts in the cluster's circuit
+ * breaker (max_requests) and statistics as any request does, has its own
+ * response buffer (a struct http_res from the worker's pool) and its own
+ * timeout, and reports back through its ops.
+ *
+ * How: a sub-request embeds a struct http_stream that the pools and the
+ * codec see as any stream (its hc is the client's connection, for the
+ * worker and the local address); only this file touches it.
+ *
+ * Ownership: struct http_subreq is the caller's (embedded in its own
+ * state) from http_subreq_start until the sub-request is over: after
+ * on_end or on_failed has returned, or after http_subreq_cancel. The
+ * request's path, headers and body are the caller's and must stay valid
+ * until then. Callbacks run from lib/tcp's callbacks or the worker's
+ * timers, never from inside http_subreq_start.
+ */
+#ifndef ARN_HTTP_SUBREQ_H
+#define ARN_HTTP_SUBREQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "http_stream.h"
+
+struct http_subreq;
+
+struct http_subreq_ops {
+	/* The response head (a final status): @p m's slices live until on_end
+	 * or on_failed. */
+	void (*on_head)(struct http_subreq *sr, const struct arn_h1_msg *m);
+	/* Body bytes, valid during the call only. */
+	void (*on_body)(struct http_subreq *sr, const char *data, size_t len);
+	/* The response is complete. The sub-request is over when it returns. */
+	void (*on_end)(struct http_subreq *sr);
+	/* It failed: @p why says how ("connect failed", "timed out after 30000
+	 * ms", "connection reset", "overflow", "no healthy upstream", ...). The
+	 * sub-request is over when it returns. */
+	void (*on_failed)(struct http_subreq *sr, const char *why);
+};
+
+/* One header of a sub-request; both strings the caller's. */
+struct http_subreq_header {
+	const char *name, *value;
+	size_t name_len, value_len;
+};
+
+#define HTTP_SUBREQ_MAX_HDRS 32
+
+struct http_subreq {
+	struct http_stream st; /* what the pools see; private */
+	const struct http_subreq_ops *ops;
+	void *user;
+	const char *path, *authority;
+	size_t path_len, authority_len;
+	const char *body;
+	size_t blen;
+	struct arn_h1_edit hdrs[HTTP_SUBREQ_MAX_HDRS + 2];
+	unsigned n_hdrs;
+	char clen[24];
+	uint32_t timeout_ms;
+	struct http_timer timer;
+	bool running, sent, head_seen;
+};
+
+/**
+ * Start a POST of @p body (@p blen bytes) to @p path on cluster @p cluster
+ * (resolved in generation @p g), with @p n headers @p h (at most
+ * HTTP_SUBREQ_MAX_HDRS; host and content-length are added), for the
+ * client connection @p hc, failing after @p timeout_ms (0: none).
+ * @return 0 (callbacks will follow), -ENOENT (no such cluster),
+ * -EHOSTUNREACH (no healthy endpoint), -EBUSY (circuit breaker or no
+ * buffer), -E2BIG (too many headers), or another negative errno (could
+ * not connect). On error no callback follows.
+ */
+int http_subreq_start(struct http_subreq *sr, struct http_conn *hc, const struct arn_cfg_gen *g,
+		      const struct arn_cfg_ref *cluster, const char *path, size_t path_len,
+		      const struct http_subreq_header *h, unsigned n, const char *body, size_t blen,
+		      uint32_t timeout_ms, const struct http_subreq_ops *ops, void *user);
+
+/** Stop @p sr (the client went away): its connection is dropped, no
+ * callback follows. Nothing when it is not running. */
+void http_subreq_cancel(struct http_subreq *sr);
+
+#endif
