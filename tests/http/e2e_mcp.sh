@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The MCP gateway end to end (issue 20): the real binary between curl and
+# two MCP backends (tests/http/mcp_backend.py: 'a' answers JSON, 'b' an
+# event stream), its listener, clusters and ToolSet over ADS
+# (e2e_mcp.js). tools/list aggregates both backends' tools (prefixed,
+# the denied one left out), tools/call reaches the backend that owns the
+# tool (each backend's own session opened by the gateway), and a denied
+# tool is refused without reaching any backend.
+set -u
+. "${ARION_SRC:?}/tests/topo/topo.sh"
+topo_require ip ethtool nginx curl node /usr/bin/python3 || exit 77
+[ -d "$ARION_SRC/tests/xds/peer/node_modules/@grpc/grpc-js" ] || {
+	echo "tests/xds/peer/node_modules missing (scripts/setup-deps --test)"
+	exit 77
+}
+. "$ARION_SRC/tests/http/e2e_lib.sh"
+topo_init arn-mcp
+http_e2e_topo || exit 1
+
+be=$ARION_SRC/tests/http/mcp_backend.py
+topo_bg be-a ip netns exec "$uns" /usr/bin/python3 "$be" "$ua" 9001 a add,secret
+topo_wait_log "$TOPO_DIR/be-a.log" ready 10 || { echo "backend a did not start"; exit 1; }
+topo_bg be-b ip netns exec "$uns" /usr/bin/python3 "$be" "$ub" 9001 b search,secret sse
+topo_wait_log "$TOPO_DIR/be-b.log" ready 10 || { echo "backend b did not start"; exit 1; }
+
+cp_dir="$TOPO_DIR/cp"
+mkdir -p "$cp_dir"
+http_e2e_xds_cp "$ARION_SRC/tests/http/e2e_mcp.js" "$cp_dir" || exit 1
+http_e2e_arion "$TOPO_DIR/body.yaml" || exit 1
+for i in $(seq 200); do [ -e "$cp_dir/ready" ] || [ -e "$cp_dir/failed" ] && break; sleep 0.1; done
+[ -e "$cp_dir/ready" ] || { cat "$TOPO_DIR/cp.log"; bad "configuration not ACKed"; http_e2e_finish; }
+
+# mcp BODY [SESSION]: POST BODY to /mcp; the response's head goes to
+# $TOPO_DIR/h, its body to stdout
+mcp() {
+	cc -D "$TOPO_DIR/h" -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' \
+		${2:+-H "Mcp-Session-Id: $2"} ${2:+-H 'MCP-Protocol-Version: 2025-06-18'} \
+		--data-binary "$1" "http://$us/mcp"
+}
+
+for i in $(seq 50); do
+	out=$(mcp '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}' 2>&1) && break
+	sleep 0.1
+done
+sid=$(tr -d '\r' <"$TOPO_DIR/h" | sed -n 's/^mcp-session-id: //Ip')
+[ ${#sid} = 48 ] && echo "$out" | grep -q '"protocolVersion":"2025-06-18"' &&
+	ok "initialize answered by the gateway, session $sid" || bad "initialize: $out / $(cat "$TOPO_DIR/h")"
+out=$(mcp '{"jsonrpc":"2.0","method":"notifications/initialized"}' "$sid")
+grep -q '^HTTP/1.1 202' "$TOPO_DIR/h" && ok "notifications/initialized: 202" || bad "initialized: $(cat "$TOPO_DIR/h")"
+
+out=$(mcp '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' "$sid")
+names=$(echo "$out" | /usr/bin/python3 -c 'import json,sys; print(",".join(t["name"] for t in json.load(sys.stdin)["result"]["tools"]))' 2>&1)
+[ "$names" = "a__add,b__search" ] && ok "tools/list aggregates both backends, the denied tool left out: $names" ||
+	bad "tools/list: $names / $out"
+
+out=$(mcp '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a__add","arguments":{"x":1}}}' "$sid")
+echo "$out" | grep -q '"id":3,"result":{"content":\[{"type":"text","text":"a:add:{\\"x\\": 1}"}\]}' &&
+	ok "tools/call a__add reaches backend a (JSON answer)" || bad "tools/call a__add: $out"
+out=$(mcp '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"b__search","arguments":{}}}' "$sid")
+echo "$out" | grep -q '"id":4,"result":{"content":\[{"type":"text","text":"b:search:{}"}\]}' &&
+	ok "tools/call b__search reaches backend b (event-stream answer)" || bad "tools/call b__search: $out"
+
+calls_before=$(stat cluster.ma.upstream_rq_total)
+out=$(mcp '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"a__secret","arguments":{}}}' "$sid")
+echo "$out" | grep -q '"code":-32602' && [ "$(stat cluster.ma.upstream_rq_total)" = "$calls_before" ] &&
+	ok "a denied tool is refused (-32602) without reaching the backend" || bad "denied tool: $out"
+
+[ "$(stat http.mcp.mcp_tools_call)" = 2 ] && [ "$(stat http.mcp.mcp_tool_unknown)" = 1 ] &&
+	ok "counted: 2 calls routed, 1 unknown" ||
+	bad "stats: calls $(stat http.mcp.mcp_tools_call) unknown $(stat http.mcp.mcp_tool_unknown)"
+out=$(cc "http://$us/other")
+[ "$out" = "not mcp" ] && ok "other paths are routed as before" || bad "other path: $out"
+topo_arion_stop || bad "arion exit code $?"
+http_e2e_finish
