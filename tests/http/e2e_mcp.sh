@@ -69,6 +69,19 @@ echo "$out" | grep -q '"code":-32602' && [ "$(stat cluster.ma.upstream_rq_total)
 [ "$(stat http.mcp.mcp_tools_call)" = 2 ] && [ "$(stat http.mcp.mcp_tool_unknown)" = 1 ] &&
 	ok "counted: 2 calls routed, 1 unknown" ||
 	bad "stats: calls $(stat http.mcp.mcp_tools_call) unknown $(stat http.mcp.mcp_tool_unknown)"
+# the official SDK's client, when tests/xds/peer has it (scripts/setup-deps --test)
+if [ -d "$ARION_SRC/tests/xds/peer/node_modules/@modelcontextprotocol/sdk" ]; then
+	out=$(ip netns exec "$cns" timeout 30 node "$ARION_SRC/tests/http/e2e_mcp_sdk.js" "http://$us/mcp" 2>&1)
+	sv() { echo "$out" | /usr/bin/python3 -c "import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1]).get('$1'))" 2>/dev/null; }
+	[ "$(sv names)" = "a__add,b__search" ] && [ "$(sv a)" = 'a:add:{"x": 2}' ] &&
+		[ "$(sv b)" = 'b:search:{"q": "z"}' ] && [ "$(sv denied)" = -32602 ] &&
+		ok "the MCP SDK's client: session $(sv session) at $(sv version), tools listed, both calls routed, the denied tool refused" ||
+		bad "the MCP SDK's client: $out"
+	[ "$(stat http.mcp.mcp_session_closed)" = 1 ] && ok "its DELETE ended the session" ||
+		bad "sessions closed: $(stat http.mcp.mcp_session_closed)"
+else
+	echo "skip the SDK client: tests/xds/peer/node_modules/@modelcontextprotocol/sdk missing"
+fi
 out=$(cc "http://$us/other")
 [ "$out" = "not mcp" ] && ok "other paths are routed as before" || bad "other path: $out"
 topo_arion_stop || bad "arion exit code $?"
