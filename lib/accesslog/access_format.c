@@ -48,6 +48,8 @@ enum op_kind {
 	OP_CONNECTION_ID,
 	OP_HOSTNAME,
 	OP_ATTEMPTS,
+	OP_MCP_TOOL,
+	OP_MCP_BACKEND,
 };
 
 /* Operators without arguments. */
@@ -92,6 +94,9 @@ static const struct {
     {"CONNECTION_ID", OP_CONNECTION_ID},
     {"HOSTNAME", OP_HOSTNAME},
     {"UPSTREAM_REQUEST_ATTEMPT_COUNT", OP_ATTEMPTS},
+    /* Arion's: the MCP gateway filter's tool and backend (docs/mcp.md) */
+    {"MCP_TOOL", OP_MCP_TOOL},
+    {"MCP_BACKEND", OP_MCP_BACKEND},
 };
 
 struct op {
@@ -677,6 +682,12 @@ static enum val eval(const struct arn_access_format *f, const struct op *op,
 	}
 	case OP_ROUTE_NAME:
 		s = r->route_name;
+		break;
+	case OP_MCP_TOOL:
+		s = r->mcp_tool;
+		break;
+	case OP_MCP_BACKEND:
+		s = r->mcp_backend;
 		break;
 	case OP_CONNECTION_ID:
 		put_u64(o, r->connection_id);

@@ -113,6 +113,9 @@ struct arn_access_record {
 	struct arn_access_str upstream_cluster;
 	struct arn_access_str upstream_transport_failure_reason;
 	struct arn_access_str route_name;
+	/* the MCP gateway filter's: the tool called (as the client named it)
+	 * and the backend it went to (%MCP_TOOL%, %MCP_BACKEND%) */
+	struct arn_access_str mcp_tool, mcp_backend;
 	struct arn_access_str requested_server_name;  /* SNI */
 	struct arn_access_str downstream_tls_version; /* "TLSv1.3"; empty: plain text */
 	struct arn_access_str downstream_tls_cipher;  /* OpenSSL's name */

@@ -66,6 +66,9 @@ struct http_mcp_req {
 	bool in_end; /* inside http_mcp_end: the connection runs on by itself */
 	bool routed; /* tools/call: call_b is its backend */
 	uint32_t call_b;
+	/* for the access log: the tool as the client named it (cut to fit) */
+	char tool[129];
+	uint32_t tool_len;
 	struct arn_mcp_fanout fan;
 	uint32_t n_legs;
 	struct mcp_leg *legs[ARN_CFG_MCP_MAX_BACKENDS];
@@ -390,6 +393,8 @@ bool http_mcp_filter(struct http_stream *st, const struct arn_cfg_gen *g,
 	r->wait = MCP_W_NONE;
 	r->n_legs = 0;
 	r->msg = NULL;
+	r->routed = false;
+	r->tool_len = 0;
 	r->fan_open = r->in_end = false;
 	arn_cfg_pin(ts);
 	r->has_sid = hr.session_id != NULL;
@@ -665,6 +670,12 @@ static void with_catalog(struct http_mcp_req *r, const struct arn_mcp_catalog *c
 		json_object_put(res);
 		answer_async(r, o, "mcp_tools_list");
 		return;
+	}
+	struct json_object *nm = r->params ? json_object_object_get(r->params, "name") : NULL;
+	if (nm && json_object_is_type(nm, json_type_string)) {
+		size_t n = (size_t)json_object_get_string_len(nm);
+		r->tool_len = (uint32_t)(n < sizeof(r->tool) ? n : sizeof(r->tool) - 1);
+		memcpy(r->tool, json_object_get_string(nm), r->tool_len);
 	}
 	const struct arn_mcp_tool *t = NULL;
 	enum arn_mcp_err e =
@@ -1120,6 +1131,26 @@ void http_mcp_end(struct http_stream *st)
 	}
 	reply(st, 200, out, sid_out, NULL, "mcp_answered");
 	json_object_put(out);
+}
+
+void http_mcp_log(const struct http_stream *st, const char **tool, uint32_t *tool_len,
+		  const char **backend, uint32_t *backend_len)
+{
+	const struct http_mcp_req *r = st->mcp;
+	*tool = NULL;
+	*tool_len = 0;
+	*backend = NULL;
+	*backend_len = 0;
+	if (!r)
+		return;
+	if (r->tool_len) {
+		*tool = r->tool;
+		*tool_len = r->tool_len;
+	}
+	if (r->routed && r->ts && r->call_b < r->ts->n_backends) {
+		*backend = r->ts->backends[r->call_b].name;
+		*backend_len = (uint32_t)r->ts->backends[r->call_b].name_len;
+	}
 }
 
 void http_mcp_stream_end(struct http_stream *st)

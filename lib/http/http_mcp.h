@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct http_stream;
 struct http_worker;
@@ -49,6 +50,14 @@ bool http_mcp_body(struct http_stream *st, const char *data, size_t len);
 
 /** The request of a taken stream ended: answer it. */
 void http_mcp_end(struct http_stream *st);
+
+/**
+ * For the access log: the tool @p st called (as the client named it) and
+ * the backend it went to; each NULL / 0 when none. Valid until the
+ * stream ends.
+ */
+void http_mcp_log(const struct http_stream *st, const char **tool, uint32_t *tool_len,
+		  const char **backend, uint32_t *backend_len);
 
 /** The stream ends: its request context goes back to the worker. */
 void http_mcp_stream_end(struct http_stream *st);

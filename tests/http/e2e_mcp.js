@@ -20,6 +20,10 @@ const lis = x.listenerHcm('mcp', 80, { route_config: { virtual_hosts: [{ name: '
   routes: [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'not mcp' } } }] }] } },
 { statPrefix: 'mcp' });
 const hcm = lis.filter_chains[0].filters[0].typed_config;
+hcm.access_log = [{ name: 'envoy.access_loggers.file', typed_config: {
+  '@type': 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog',
+  path: path.join(dir, 'access.log'),
+  log_format: { text_format_source: { inline_string: '%RESPONSE_CODE% tool=%MCP_TOOL% backend=%MCP_BACKEND%\n' } } } }];
 hcm.http_filters.unshift({ name: 'arion.filters.http.mcp_gateway', typed_config: {
   '@type': 'type.googleapis.com/arion.extensions.filters.http.mcp_gateway.v3.McpGateway',
   tds: { config_name: 'tools' } } });

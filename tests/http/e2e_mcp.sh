@@ -69,6 +69,12 @@ echo "$out" | grep -q '"code":-32602' && [ "$(stat cluster.ma.upstream_rq_total)
 [ "$(stat http.mcp.mcp_tools_call)" = 2 ] && [ "$(stat http.mcp.mcp_tool_unknown)" = 1 ] &&
 	ok "counted: 2 calls routed, 1 unknown" ||
 	bad "stats: calls $(stat http.mcp.mcp_tools_call) unknown $(stat http.mcp.mcp_tool_unknown)"
+# the tool and the backend in the access log (%MCP_TOOL%, %MCP_BACKEND%)
+for i in $(seq 50); do grep -q 'tool=b__search' "$cp_dir/access.log" 2>/dev/null && break; sleep 0.1; done
+grep -q '^200 tool=a__add backend=a$' "$cp_dir/access.log" && grep -q '^200 tool=b__search backend=b$' "$cp_dir/access.log" &&
+	grep -q '^200 tool=a__secret backend=-$' "$cp_dir/access.log" &&
+	ok "the access log names the tool and its backend" || bad "access log: $(cat "$cp_dir/access.log" 2>&1)"
+
 # the official SDK's client, when tests/xds/peer has it (scripts/setup-deps --test)
 if [ -d "$ARION_SRC/tests/xds/peer/node_modules/@modelcontextprotocol/sdk" ]; then
 	out=$(ip netns exec "$cns" timeout 30 node "$ARION_SRC/tests/http/e2e_mcp_sdk.js" "http://$us/mcp" 2>&1)
