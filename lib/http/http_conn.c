@@ -20,6 +20,7 @@
 #include "http_conn.h"
 #include "http_l4.h"
 #include "http_hcm.h"
+#include "http_mcp.h"
 #include "http_stream.h"
 #include "http_tcpp.h"
 #include "http_upstream.h"
@@ -325,6 +326,11 @@ static void run_once(struct http_h1_conn *c)
 		return;
 	if (st->up && !(st->state & HTTP_S_LOCAL))
 		http_resp_step(st);
+	if (hc->state == HTTP_DC_CLOSED || !hc->tc)
+		return;
+	/* the MCP gateway's event stream goes on as the client takes it */
+	if (st->mcp)
+		http_mcp_run(st);
 	if (hc->state == HTTP_DC_CLOSED || !hc->tc)
 		return;
 	/* nothing queued: nothing to hand over (the codec keeps the flag) */

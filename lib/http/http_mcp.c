@@ -66,6 +66,12 @@ struct http_mcp_req {
 	bool in_end; /* inside http_mcp_end: the connection runs on by itself */
 	bool routed; /* tools/call: call_b is its backend */
 	uint32_t call_b;
+	/* a tools/call answered as an event stream: the head went out, the
+	 * backend's events follow as it sends them, from out (the worker's
+	 * large scratch), which the codec reads until it flushed them */
+	bool streaming;
+	char *out;
+	size_t out_len;
 	/* for the access log: the tool as the client named it (cut to fit) */
 	char tool[129];
 	uint32_t tool_len;
@@ -394,6 +400,9 @@ bool http_mcp_filter(struct http_stream *st, const struct arn_cfg_gen *g,
 	r->n_legs = 0;
 	r->msg = NULL;
 	r->routed = false;
+	r->streaming = false;
+	r->out = NULL;
+	r->out_len = 0;
 	r->tool_len = 0;
 	r->fan_open = r->in_end = false;
 	arn_cfg_pin(ts);
@@ -635,6 +644,100 @@ static void client_of(const struct http_mcp_req *r, struct arn_cfg_request *creq
 	*cl = (struct arn_mcp_client){.req = creq};
 }
 
+/*
+ * The response head of an event stream (HTTP/1.1: chunked; 1.0: ended by
+ * the close): 200, text/event-stream, no-cache, the session's id.
+ * @return 0, or -ENOBUFS (no scratch or mbufs: the answer goes whole).
+ */
+static int stream_start(struct http_mcp_req *r)
+{
+	struct http_stream *st = r->st;
+	struct http_conn *hc = st->hc;
+	struct http_worker *w = hc->w;
+	r->out = http_big_get(w);
+	if (!r->out)
+		return -ENOBUFS;
+	struct arn_h1_msg m;
+	memset(&m, 0, sizeof(m));
+	m.status = 200;
+	m.version = 11;
+	m.host_idx = -1;
+	m.upgrade_idx = -1;
+	struct arn_h1_edit e[6];
+	unsigned n = 0;
+	const char *server = hc->hcm && hc->hcm->server_name ? hc->hcm->server_name : "envoy";
+#define EDIT(nm, v, vl)                                                                            \
+	(struct arn_h1_edit){.name = nm,                                                           \
+			     .name_len = sizeof(nm) - 1,                                           \
+			     .value = v,                                                           \
+			     .value_len = (uint32_t)(vl),                                          \
+			     .op = ARN_H1_EDIT_ADD}
+	e[n++] = EDIT("server", server, strlen(server));
+	e[n++] = EDIT("content-type", "text/event-stream", 17);
+	e[n++] = EDIT("cache-control", "no-cache", 8);
+	if (sess_ok(r))
+		e[n++] = EDIT("mcp-session-id", r->s->id, ARN_MCP_SID_LEN);
+#undef EDIT
+	struct http_head_info hi = {
+	    .req_method = st->method,
+	    .req_version = st->version,
+	    .close = hc->close_after,
+	};
+	struct http_peer *dn = hc->dn;
+	if (dn->codec->encode_response_head(dn, &m, e, n, &hi) != 0) {
+		http_big_put(w, r->out);
+		r->out = NULL;
+		return -ENOBUFS;
+	}
+	hc->close_after = hi.close;
+	r->streaming = true;
+	r->out_len = 0;
+	st->state |= HTTP_S_RESP_STARTED;
+	st->status = 200;
+	st->details = "mcp_streamed";
+	st->resp_first_tsc = http_tsc(w);
+	http_timer_cancel(&st->req_timer);
+	HTTP_INC(hc, mcp_streamed);
+	return 0;
+}
+
+/* One event to the client's stream. @return false when it did not fit
+ * (the output still holds what the client has not taken). */
+static bool stream_event(struct http_mcp_req *r, struct json_object *o)
+{
+	struct http_stream *st = r->st;
+	struct http_peer *dn = st->hc->dn;
+	size_t n;
+	const char *text = arn_mcp_text(o, &n);
+	size_t room = HTTP_BIG_SCRATCH - r->out_len;
+	size_t k = arn_mcp_sse_event(r->out + r->out_len, room, "message", NULL, text, n);
+	if (k > room)
+		return false;
+	dn->codec->encode_body(dn, r->out + r->out_len, k);
+	r->out_len += k;
+	st->tx_body += k;
+	st->last_activity_ms = st->hc->w->now_ms;
+	if (dn->codec->flush(dn) == 0 && !dn->queued)
+		r->out_len = 0; /* taken: nothing points into out any more */
+	return true;
+}
+
+void http_mcp_run(struct http_stream *st)
+{
+	struct http_mcp_req *r = st->mcp;
+	if (!r || !r->streaming)
+		return;
+	struct http_peer *dn = st->hc->dn;
+	if (dn->queued && dn->codec->flush(dn) != 0)
+		return;
+	r->out_len = 0;
+	for (uint32_t i = 0; i < ARN_CFG_MCP_MAX_BACKENDS && r->n_legs; i++)
+		if (r->legs[i] && r->legs[i]->sr.paused) {
+			http_subreq_resume(&r->legs[i]->sr);
+			return; /* the stream may have ended inside */
+		}
+}
+
 /* The answer to the waiting request: @p o (taken; NULL: out of memory).
  * From a backend's callback the connection is run afterwards; the
  * request may be gone then. */
@@ -644,6 +747,24 @@ static void answer_async(struct http_mcp_req *r, struct json_object *o, const ch
 	struct http_conn *hc = st->hc;
 	bool run = !r->in_end;
 	r->wait = MCP_W_NONE;
+	if (r->streaming) {
+		/* the last event, then the stream's end; an answer that cannot
+		 * be sent must not look like a complete stream: reset */
+		struct http_peer *dn = hc->dn;
+		if (!o || !stream_event(r, o)) {
+			json_object_put(o);
+			st->flags |= ARN_RF_BIT(LOCAL_RESET);
+			http_conn_abort(hc);
+			return;
+		}
+		json_object_put(o);
+		dn->codec->encode_end(dn);
+		st->state |= HTTP_S_RESP_DONE;
+		hc->again = true;
+		if (run)
+			http_conn_run(hc);
+		return;
+	}
 	if (!o)
 		http_local_reply(st, 500, NULL, 0, 0, "mcp_out_of_memory", NULL, 0);
 	else
@@ -912,9 +1033,20 @@ static void leg_event(struct mcp_leg *l, const struct arn_mcp_sse_ev *ev)
 	struct arn_mcp_body body;
 	if (arn_mcp_parse(ev->data, ev->data_len, &lim, false, &body) != ARN_MCP_E_NONE)
 		return;
-	const struct arn_mcp_msg *m = &body.msgs[0];
-	if (body.n == 1 && (m->kind == ARN_MCP_RESULT || m->kind == ARN_MCP_ERROR))
+	struct arn_mcp_msg *m = &body.msgs[0];
+	struct http_mcp_req *r = l->r;
+	if (body.n == 1 && (m->kind == ARN_MCP_RESULT || m->kind == ARN_MCP_ERROR)) {
 		l->answer = json_object_get(m->obj);
+	} else if (body.n == 1 && r->wait == MCP_W_CALL && r->routed && l->phase == LEG_CALL &&
+		   arn_mcp_from_backend(m, l->b) == 0) {
+		/* progress, logging, the backend's own requests: to the
+		 * client as they come, on an event stream */
+		if ((r->streaming || stream_start(r) == 0) && !stream_event(r, m->obj)) {
+			snprintf(l->why, sizeof(l->why),
+				 "an event the client's stream has no room for");
+			l->kind = ARN_MCP_U_FAILED;
+		}
+	}
 	arn_mcp_body_release(&body);
 }
 
@@ -947,6 +1079,10 @@ static void leg_ops_body(struct http_subreq *sr, const char *data, size_t len)
 		data += k;
 		len -= (size_t)k;
 	}
+	/* the client has not taken what its stream was sent: read no more
+	 * of the backend until it has (http_mcp_run resumes) */
+	if (l->r->streaming && l->r->st->hc->dn->queued)
+		http_subreq_pause(&l->sr);
 }
 
 static void leg_ops_end(struct http_subreq *sr)
@@ -1168,6 +1304,10 @@ void http_mcp_stream_end(struct http_stream *st)
 	json_object_put(r->msg);
 	r->msg = NULL;
 	r->wait = MCP_W_NONE;
+	if (r->out)
+		http_big_put(st->hc->w, r->out);
+	r->out = NULL;
+	r->streaming = false;
 	if (r->rd_open)
 		arn_mcp_reader_fini(&r->rd);
 	r->rd_open = false;

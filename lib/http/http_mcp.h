@@ -59,6 +59,12 @@ void http_mcp_end(struct http_stream *st);
 void http_mcp_log(const struct http_stream *st, const char **tool, uint32_t *tool_len,
 		  const char **backend, uint32_t *backend_len);
 
+/**
+ * The connection runs: when @p st's event stream to the client is out
+ * (its output flushed), the backends' answers paused for it go on.
+ */
+void http_mcp_run(struct http_stream *st);
+
 /** The stream ends: its request context goes back to the worker. */
 void http_mcp_stream_end(struct http_stream *st);
 

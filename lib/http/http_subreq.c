@@ -163,7 +163,7 @@ int http_subreq_start(struct http_subreq *sr, struct http_conn *hc, const struct
 	sr->body = body;
 	sr->blen = blen;
 	sr->timeout_ms = timeout_ms;
-	sr->sent = sr->head_seen = false;
+	sr->sent = sr->head_seen = sr->paused = false;
 	sr->timer.fn = sr_timeout;
 	sr->running = true; /* for sr_release's sake from here on */
 
@@ -249,6 +249,20 @@ int http_subreq_start(struct http_subreq *sr, struct http_conn *hc, const struct
 	return 0;
 }
 
+void http_subreq_pause(struct http_subreq *sr)
+{
+	sr->paused = true;
+}
+
+void http_subreq_resume(struct http_subreq *sr)
+{
+	if (!sr->paused)
+		return;
+	sr->paused = false;
+	if (sr->running && sr->st.up)
+		sr_data(&sr->st);
+}
+
 void http_subreq_cancel(struct http_subreq *sr)
 {
 	if (!sr->running)
@@ -305,7 +319,7 @@ static void sr_data(struct http_stream *st)
 {
 	struct http_subreq *sr = of(st);
 	struct http_worker *w = st->hc->w;
-	while (sr->running && st->up) {
+	while (sr->running && st->up && !sr->paused) {
 		struct http_peer *src = http_up_peer(st->up);
 		struct http_ev ev;
 		int rc = src->codec->decode(src, &st->resp, !sr->head_seen, &ev);

@@ -66,6 +66,7 @@ struct http_subreq {
 	uint32_t timeout_ms;
 	struct http_timer timer;
 	bool running, sent, head_seen;
+	bool paused; /* no more of the response is decoded until resumed */
 };
 
 /**
@@ -82,6 +83,16 @@ int http_subreq_start(struct http_subreq *sr, struct http_conn *hc, const struct
 		      const struct arn_cfg_ref *cluster, const char *path, size_t path_len,
 		      const struct http_subreq_header *h, unsigned n, const char *body, size_t blen,
 		      uint32_t timeout_ms, const struct http_subreq_ops *ops, void *user);
+
+/**
+ * Back-pressure: decode no more of @p sr's response (its bytes wait in
+ * the upstream connection, whose window closes) until http_subreq_resume.
+ * Safe from inside its callbacks; the slice being handed over is the
+ * last one until then.
+ */
+void http_subreq_pause(struct http_subreq *sr);
+/** Go on decoding @p sr's response; its callbacks may run inside. */
+void http_subreq_resume(struct http_subreq *sr);
 
 /** Stop @p sr (the client went away): its connection is dropped, no
  * callback follows. Nothing when it is not running. */

@@ -60,6 +60,8 @@ echo "$out" | grep -q '"id":3,"result":{"content":\[{"type":"text","text":"a:add
 out=$(mcp '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"b__search","arguments":{}}}' "$sid")
 echo "$out" | grep -q '"id":4,"result":{"content":\[{"type":"text","text":"b:search:{}"}\]}' &&
 	ok "tools/call b__search reaches backend b (event-stream answer)" || bad "tools/call b__search: $out"
+grep -qi '^content-type: text/event-stream' "$TOPO_DIR/h" && echo "$out" | grep -q '"method":"notifications/progress"' &&
+	ok "its progress notification is relayed on an event stream" || bad "b__search stream: $(cat "$TOPO_DIR/h") $out"
 
 calls_before=$(stat cluster.ma.upstream_rq_total)
 out=$(mcp '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"a__secret","arguments":{}}}' "$sid")

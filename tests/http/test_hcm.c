@@ -1420,6 +1420,39 @@ static void test_mcp_tools_through_backend(void **state)
 	want_in(c->tx, "content-type: application/json");
 	assert_int_equal(stat("cluster.web.upstream_rq_total"), 4);
 	assert_int_equal(stat("http.in.mcp_tools_call"), 1);
+
+	/* a progress notification before the answer: the client gets an
+	 * event stream (chunked), the notification as it came, then the
+	 * answer, then the stream's end */
+	c = mcp_post(sid,
+		     "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{"
+		     "\"name\":\"b__echo\",\"arguments\":{},\"_meta\":{\"progressToken\":9}}}");
+	u = upstream_accepts();
+	static const char prog[] =
+	    "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+	    "\"params\":{\"progressToken\":9,\"progress\":1}}\n\n";
+	snprintf(
+	    resp, sizeof(resp),
+	    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n"
+	    "connection: close\r\n\r\n%zx\r\n%s\r\n",
+	    strlen(prog), prog);
+	send_s(u, resp);
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("streamed call: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "content-type: text/event-stream");
+	want_in(c->tx, "transfer-encoding: chunked");
+	want_in(c->tx, "\"method\":\"notifications/progress\"");
+	want_not_in(c->tx, "\"id\":4,\"result\"");
+	static const char fin[] =
+	    "data: {\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"content\":[]}}\n\n";
+	snprintf(resp, sizeof(resp), "%zx\r\n%s\r\n0\r\n\r\n", strlen(fin), fin);
+	send_s(u, resp);
+	poll_ms(1);
+	want_in(
+	    c->tx,
+	    "data: {\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"content\":[]}}\n\n\r\n0\r\n\r\n");
+	assert_int_equal(stat("http.in.mcp_streamed"), 1);
 }
 
 /*
