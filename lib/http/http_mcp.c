@@ -28,6 +28,13 @@
 #include "http_stream.h"
 #include "http_subreq.h"
 
+/* A streamed answer that the backend keeps quiet on gets a comment line
+ * this often, so that the client, proxies on the way and the stream's own
+ * stream_idle_timeout see it alive. */
+#define MCP_PING_MS 15000u
+
+static void ping_fire(struct http_timer *t);
+
 /* Request headers an access rule's principals may match, copied per
  * request (the rest of the head is gone by the body's end). */
 #define MCP_PRINCIPAL_HDRS 16
@@ -72,6 +79,7 @@ struct http_mcp_req {
 	bool streaming;
 	char *out;
 	size_t out_len;
+	struct http_timer ping; /* ": ping" while the backend says nothing */
 	/* for the access log: the tool as the client named it (cut to fit) */
 	char tool[129];
 	uint32_t tool_len;
@@ -403,6 +411,7 @@ bool http_mcp_filter(struct http_stream *st, const struct arn_cfg_gen *g,
 	r->streaming = false;
 	r->out = NULL;
 	r->out_len = 0;
+	r->ping.fn = ping_fire;
 	r->tool_len = 0;
 	r->fan_open = r->in_end = false;
 	arn_cfg_pin(ts);
@@ -698,7 +707,29 @@ static int stream_start(struct http_mcp_req *r)
 	st->resp_first_tsc = http_tsc(w);
 	http_timer_cancel(&st->req_timer);
 	HTTP_INC(hc, mcp_streamed);
+	http_timer_arm(w, &r->ping, MCP_PING_MS);
 	return 0;
+}
+
+static void ping_fire(struct http_timer *t)
+{
+	struct http_mcp_req *r = OWNER(t, struct http_mcp_req, ping);
+	struct http_stream *st = r->st;
+	struct http_conn *hc = st->hc;
+	if (!r->streaming || (st->state & HTTP_S_RESP_DONE) || hc->state != HTTP_DC_OPEN)
+		return;
+	http_timer_arm(hc->w, t, MCP_PING_MS);
+	static const char ping[] = ": ping\n\n";
+	if (r->out_len + sizeof(ping) - 1 > HTTP_BIG_SCRATCH)
+		return; /* the client is not reading: no ping needed to keep it busy */
+	struct http_peer *dn = hc->dn;
+	memcpy(r->out + r->out_len, ping, sizeof(ping) - 1);
+	dn->codec->encode_body(dn, r->out + r->out_len, sizeof(ping) - 1);
+	r->out_len += sizeof(ping) - 1;
+	st->tx_body += sizeof(ping) - 1;
+	st->last_activity_ms = hc->w->now_ms;
+	HTTP_INC(hc, mcp_ping);
+	http_conn_run(hc); /* flushes it; http_mcp_run frees out once taken */
 }
 
 /* One event to the client's stream. @return false when it did not fit
@@ -1304,6 +1335,7 @@ void http_mcp_stream_end(struct http_stream *st)
 	json_object_put(r->msg);
 	r->msg = NULL;
 	r->wait = MCP_W_NONE;
+	http_timer_cancel(&r->ping);
 	if (r->out)
 		http_big_put(st->hc->w, r->out);
 	r->out = NULL;

@@ -1444,6 +1444,12 @@ static void test_mcp_tools_through_backend(void **state)
 	want_in(c->tx, "transfer-encoding: chunked");
 	want_in(c->tx, "\"method\":\"notifications/progress\"");
 	want_not_in(c->tx, "\"id\":4,\"result\"");
+	/* the backend keeps quiet: the client's stream gets ": ping" comments,
+	 * which keep the stream's idle timeout (5 min) from cutting it */
+	assert_int_equal(stat("http.in.mcp_ping"), 0);
+	run_ms(16000); /* within the backend's timeout (30 s) */
+	assert_int_equal(stat("http.in.mcp_ping"), 1);
+	want_in(c->tx, ": ping\n\n");
 	static const char fin[] =
 	    "data: {\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"content\":[]}}\n\n";
 	snprintf(resp, sizeof(resp), "%zx\r\n%s\r\n0\r\n\r\n", strlen(fin), fin);
