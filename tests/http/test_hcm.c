@@ -1251,6 +1251,17 @@ static void test_mcp_sessions_answered_by_filter(void **state)
 		fail_msg("ended session: got '%s'", c->tx ? c->tx : "");
 	want_in(c->tx, "\"code\":-32001");
 
+	/* another worker's session (its id names worker 1): refused with a
+	 * JSON-RPC error that says why, and counted, until requests are
+	 * handed between workers */
+	c = mcp_post("01000000000000000000000000000000000000000000000a",
+		     "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}");
+	if (!answered(c, "HTTP/1.1 404"))
+		fail_msg("another worker's session: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"code\":-32001");
+	want_in(c->tx, "another worker");
+	assert_int_equal(stat("http.in.mcp_session_elsewhere"), 1);
+
 	/* the GET stream is not served yet: 405, which the SDK's client
 	 * takes for "no GET stream" */
 	c = client();
