@@ -289,6 +289,9 @@ struct http_listener_rt *http_rt_listener(uint32_t addr, uint16_t port);
  * host's local_ratelimit configuration @p cfg in the current snapshot
  * (count into it in the same poll), or NULL. */
 struct arn_stats_scope *http_rt_rl_scope(const struct arn_cfg_http_ratelimit *cfg);
+/* mcp.<ToolSet>.backend.<name>.* of ToolSet @p ts's backend @p b, or NULL
+ * (a ToolSet newer than the table: not counted until it is built). */
+struct arn_stats_scope *http_rt_mcp_backend(const struct arn_cfg_toolset *ts, uint32_t b);
 /* The host of the current snapshot; take a reference before the next
  * quiescent state to keep it (http_host_ref). */
 struct http_host *http_rt_host(const struct http_cluster_rt *crt, uint32_t addr, uint16_t port);

@@ -108,6 +108,7 @@ struct mcp_leg {
 	uint8_t kind;		    /* enum arn_mcp_upstream of the answer */
 	bool retried;		    /* re-initialized once after a 404 */
 	bool sent_sid;		    /* the request carried the backend's session id */
+	uint64_t start_tsc;	    /* the message started (mcp.<ToolSet>.backend.<b>.rq_time) */
 	struct json_object *call;   /* the message for the backend (owned) */
 	struct json_object *sent;   /* what this phase sends (owned) */
 	struct json_object *answer; /* the backend's answer to it (owned) */
@@ -633,8 +634,15 @@ static struct mcp_leg *leg_start(struct http_mcp_req *r, uint32_t b, struct json
 	}
 	l->bsid[l->bsid_len] = 0;
 	l->phase = l->bsid_len ? LEG_CALL : LEG_INIT;
+	l->start_tsc = http_tsc(w);
 	r->legs[slot] = l;
 	r->n_legs++;
+	struct arn_stats_scope *sc = http_rt_mcp_backend(r->ts, b);
+	if (sc) {
+		arn_stats_inc(sc, w->slot, ARN_MCPB_rq_total);
+		if (r->routed)
+			arn_stats_inc(sc, w->slot, ARN_MCPB_tools_call);
+	}
 	int rc = leg_send(l);
 	if (rc != 0) {
 		*why = start_why(rc);
@@ -895,6 +903,15 @@ static void leg_done(struct mcp_leg *l, const char *why)
 	struct http_mcp_req *r = l->r;
 	uint32_t b = l->b;
 	struct json_object *ans = why ? NULL : json_object_get(l->answer);
+	struct http_worker *w = r->st->hc->w;
+	struct arn_stats_scope *sc = http_rt_mcp_backend(r->ts, b);
+	if (sc) {
+		arn_stats_hist_record(sc, w->slot, ARN_MCPB_rq_time, http_now_us(w, l->start_tsc));
+		if (why)
+			arn_stats_inc(sc, w->slot, ARN_MCPB_rq_error);
+		if (why && !strncmp(why, "timed out", 9))
+			arn_stats_inc(sc, w->slot, ARN_MCPB_rq_timeout);
+	}
 	char whybuf[sizeof(l->why)];
 	if (why) {
 		snprintf(whybuf, sizeof(whybuf), "%s", why);

@@ -33,7 +33,7 @@
 #include "http_int.h"
 #include "http_l4.h"
 
-enum { K_CLUSTER = 1, K_HCM, K_LISTENER, K_HOST, K_TLS, K_RLS, K_UTLS_NAME };
+enum { K_CLUSTER = 1, K_HCM, K_LISTENER, K_HOST, K_TLS, K_RLS, K_UTLS_NAME, K_MCPB };
 
 struct slot {
 	uint8_t kind;
@@ -58,6 +58,18 @@ struct tls_rt {
 	struct arn_tls_ctx *ctx;	   /* one reference */
 	const struct http_cluster_rt *crt; /* a cluster's: also found by its name */
 };
+
+struct mcpb_scope {
+	uint64_t key;
+	struct arn_stats_scope *sc;
+};
+
+/* A ToolSet's backend @p b (< 64) as a key: distinct for distinct ToolSet
+ * objects, which are more than 64 bytes apart. */
+static uint64_t mcpb_key(const struct arn_cfg_toolset *ts, uint32_t b)
+{
+	return (uint64_t)(uintptr_t)ts * 64 + b;
+}
 
 struct rl_scope {
 	const struct arn_cfg_http_ratelimit *cfg;
@@ -84,6 +96,10 @@ struct snap {
 	 * <stat_prefix>.http_local_rate_limit.* scopes (one reference each) */
 	struct rl_scope *rls;
 	size_t n_rls, cap_rls;
+	/* the MCP gateway's ToolSets' backends (key: mcpb_key) and their
+	 * mcp.<ToolSet>.backend.<name>.* scopes (one reference each) */
+	struct mcpb_scope *mcpbs;
+	size_t n_mcpbs, cap_mcpbs;
 };
 
 static struct arn_config_store *store;
@@ -165,6 +181,12 @@ struct arn_tls_ctx *http_rt_upstream_tls(const struct arn_cfg_cluster *c,
 	 * the snapshot has the other: the context in force under its name */
 	if (!sl && crt)
 		sl = snap_find(K_UTLS_NAME, crt->hash, crt->name, crt->len);
+	return sl ? sl->val : NULL;
+}
+
+struct arn_stats_scope *http_rt_mcp_backend(const struct arn_cfg_toolset *ts, uint32_t b)
+{
+	const struct slot *sl = snap_find(K_MCPB, mcpb_key(ts, b), NULL, 0);
 	return sl ? sl->val : NULL;
 }
 
@@ -271,6 +293,9 @@ static void snap_free(void *arg)
 	for (size_t i = 0; i < s->n_rls; i++)
 		arn_stats_scope_put(s->rls[i].sc);
 	free(s->rls);
+	for (size_t i = 0; i < s->n_mcpbs; i++)
+		arn_stats_scope_put(s->mcpbs[i].sc);
+	free(s->mcpbs);
 	free(s->tls);
 	free(s->crts);
 	free(s->lrts);
@@ -617,6 +642,44 @@ static void per_filter_rls(struct build *b, const struct arn_cfg_per_filter *pf,
 	}
 }
 
+/* The backends of the ToolSet chain @p fc's MCP gateway filter serves. */
+static void chain_mcp(struct build *b, const struct arn_cfg_filter_chain *fc)
+{
+	if (!fc || fc->kind != ARN_CFG_NF_HCM || !fc->hcm || !fc->hcm->mcp_gateway)
+		return;
+	const struct arn_cfg_toolset *ts =
+	    arn_cfg_toolset_find(b->g, &fc->hcm->mcp_gateway->toolset);
+	struct snap *s = b->s;
+	for (uint32_t i = 0; ts && i < ts->n_backends; i++) {
+		uint64_t key = mcpb_key(ts, i);
+		bool have = false;
+		for (size_t k = 0; k < s->n_mcpbs && !have; k++)
+			have = s->mcpbs[k].key == key;
+		if (have)
+			continue;
+		if (s->n_mcpbs == s->cap_mcpbs) {
+			size_t nc = s->cap_mcpbs ? s->cap_mcpbs * 2 : 8;
+			void *p = realloc(s->mcpbs, nc * sizeof(*s->mcpbs));
+			if (!p) {
+				b->oom = true;
+				return;
+			}
+			s->mcpbs = p;
+			s->cap_mcpbs = nc;
+		}
+		char fam[320];
+		snprintf(fam, sizeof(fam), "mcp.%.*s.backend.%.*s", (int)ts->obj.name_len,
+			 ts->obj.name, (int)ts->backends[i].name_len, ts->backends[i].name);
+		struct arn_stats_scope *sc =
+		    arn_stats_scope_get_named(&arn_stats_mcp_backend_schema, fam, NULL, NULL);
+		if (!sc) {
+			b->oom = true;
+			return;
+		}
+		s->mcpbs[s->n_mcpbs++] = (struct mcpb_scope){key, sc};
+	}
+}
+
 /* The per-route local_ratelimit configurations of the routes chain @p fc's
  * connection manager uses in this generation. */
 static void chain_rls(struct build *b, const struct arn_cfg_filter_chain *fc)
@@ -657,6 +720,7 @@ static void each_listener(void *ctx, const struct arn_cfg_listener *l)
 	for (size_t i = 0; i < l->n_chains; i++) {
 		chain_hcm(b, l, &l->chains[i]);
 		chain_rls(b, &l->chains[i]);
+		chain_mcp(b, &l->chains[i]);
 		chain_tls(b, l, &l->chains[i]);
 		tls |= l->chains[i].tls != NULL;
 	}
@@ -664,6 +728,7 @@ static void each_listener(void *ctx, const struct arn_cfg_listener *l)
 		lr->ssl = calloc(ARN_STATS_MAX_WORKERS, sizeof(*lr->ssl));
 	chain_hcm(b, l, l->default_chain);
 	chain_rls(b, l->default_chain);
+	chain_mcp(b, l->default_chain);
 	chain_tls(b, l, l->default_chain);
 }
 
@@ -850,7 +915,8 @@ void http_rt_sync(struct arn_config_store *s)
 		resolve_post(cw.resolve);
 	arn_cfg_listener_foreach(g, each_listener, &b);
 	b.oom |= cw.oom;
-	size_t n = ns->n_crts + ns->n_hcms + ns->n_lrts + ns->n_hosts + 2 * ns->n_tls + ns->n_rls;
+	size_t n = ns->n_crts + ns->n_hcms + ns->n_lrts + ns->n_hosts + 2 * ns->n_tls + ns->n_rls +
+		   ns->n_mcpbs;
 	size_t sz = 16;
 	while (sz < n * 2)
 		sz <<= 1;
@@ -884,6 +950,8 @@ void http_rt_sync(struct arn_config_store *s)
 	}
 	for (size_t i = 0; i < ns->n_rls; i++)
 		snap_put(ns, K_RLS, (uint64_t)(uintptr_t)ns->rls[i].cfg, NULL, 0, ns->rls[i].sc);
+	for (size_t i = 0; i < ns->n_mcpbs; i++)
+		snap_put(ns, K_MCPB, ns->mcpbs[i].key, NULL, 0, ns->mcpbs[i].sc);
 	struct snap *old = __atomic_exchange_n(&current, ns, __ATOMIC_ACQ_REL);
 	synced_gen = id;
 	synced_workers = nw;

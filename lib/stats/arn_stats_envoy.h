@@ -131,6 +131,13 @@ enum arn_http_local_ratelimit_stat {
 	ARN_HLRL__COUNT
 };
 
+enum arn_mcp_backend_stat {
+#define ARN_STAT(kind, name, help) ARN_MCPB_##name,
+#include "envoy_mcp_backend_stats.def"
+#undef ARN_STAT
+	ARN_MCPB__COUNT
+};
+
 enum arn_connection_limit_stat {
 #define ARN_STAT(kind, name, help) ARN_CXL_##name,
 #include "envoy_connection_limit_stats.def"
@@ -163,6 +170,8 @@ extern struct arn_stats_schema arn_stats_rbac_shadow_schema;
 extern struct arn_stats_schema arn_stats_local_ratelimit_schema;
 /* <stat_prefix>.http_local_rate_limit.* (untagged, arn_stats_scope_get_named) */
 extern struct arn_stats_schema arn_stats_http_local_ratelimit_schema;
+/* mcp.<ToolSet>.backend.<backend>.* (untagged, arn_stats_scope_get_named) */
+extern struct arn_stats_schema arn_stats_mcp_backend_schema;
 /* connection_limit.<stat_prefix>.* (tag ARN_STATS_TAG_CONNECTION_LIMIT) */
 extern struct arn_stats_schema arn_stats_connection_limit_schema;
 

@@ -62,6 +62,11 @@ static const struct arn_stat_def hlrl_defs[] = {
 #include "envoy_http_local_ratelimit_stats.def"
 #undef ARN_STAT
 };
+static const struct arn_stat_def mcpb_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_mcp_backend_stats.def"
+#undef ARN_STAT
+};
 static const struct arn_stat_def cxl_defs[] = {
 #define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
 #include "envoy_connection_limit_stats.def"
@@ -93,5 +98,6 @@ struct arn_stats_schema arn_stats_local_ratelimit_schema =
     ARN_STATS_SCHEMA("local_rate_limit", lrl_defs);
 struct arn_stats_schema arn_stats_http_local_ratelimit_schema =
     ARN_STATS_SCHEMA("http_local_rate_limit", hlrl_defs);
+struct arn_stats_schema arn_stats_mcp_backend_schema = ARN_STATS_SCHEMA("mcp_backend", mcpb_defs);
 struct arn_stats_schema arn_stats_connection_limit_schema =
     ARN_STATS_SCHEMA("connection_limit", cxl_defs);

@@ -69,7 +69,8 @@ echo "$out" | grep -q '"code":-32602' && [ "$(stat cluster.ma.upstream_rq_total)
 	ok "a denied tool is refused (-32602) without reaching the backend" || bad "denied tool: $out"
 
 [ "$(stat http.mcp.mcp_tools_call)" = 2 ] && [ "$(stat http.mcp.mcp_tool_unknown)" = 1 ] &&
-	ok "counted: 2 calls routed, 1 unknown" ||
+	[ "$(stat mcp.tools.backend.a.tools_call)" = 1 ] && [ "$(stat mcp.tools.backend.b.tools_call)" = 1 ] &&
+	ok "counted: 2 calls routed (one per backend), 1 unknown" ||
 	bad "stats: calls $(stat http.mcp.mcp_tools_call) unknown $(stat http.mcp.mcp_tool_unknown)"
 # the tool and the backend in the access log (%MCP_TOOL%, %MCP_BACKEND%)
 for i in $(seq 50); do grep -q 'tool=b__search' "$cp_dir/access.log" 2>/dev/null && break; sleep 0.1; done

@@ -1470,6 +1470,10 @@ static void test_mcp_tools_through_backend(void **state)
 	    c->tx,
 	    "data: {\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"content\":[]}}\n\n\r\n0\r\n\r\n");
 	assert_int_equal(stat("http.in.mcp_streamed"), 1);
+	/* per backend: the tools/list page and the two calls */
+	assert_int_equal(stat("mcp.tools.backend.b.rq_total"), 3);
+	assert_int_equal(stat("mcp.tools.backend.b.tools_call"), 2);
+	assert_int_equal(stat("mcp.tools.backend.b.rq_error"), 0);
 }
 
 /*
@@ -1515,6 +1519,7 @@ static void test_mcp_denied_tool_and_backend_failure(void **state)
 	want_in(c->tx, "\"code\":-32000");
 	want_in(c->tx, "backend 'b': HTTP 500");
 	assert_int_equal(stat("http.in.mcp_backend_error"), 1);
+	assert_int_equal(stat("mcp.tools.backend.b.rq_error"), 1);
 
 	/* the client goes away while its call waits for the backend: the
 	 * sub-request is cancelled and its connection attempt dropped */
