@@ -1258,6 +1258,9 @@ void http_mcp_end(struct http_stream *st)
 				reply_error(st, oe, NULL, "mcp_sessions_full");
 				return;
 			}
+			/* the table is the worker's, shared by every gateway
+			 * listener: the timeout is this filter's */
+			s->idle_ms = hc->hcm->mcp_gateway->session_idle_timeout_ms;
 			HTTP_INC(hc, mcp_session_opened);
 			sid_out = s->id;
 			struct json_object *res =

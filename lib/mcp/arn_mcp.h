@@ -464,6 +464,9 @@ struct arn_mcp_session {
 	bool in_use;
 	uint32_t slot, gen;
 	uint64_t last_ms; /* the last request that named it */
+	/* idle for this long: forgotten (0: never); the table's default at
+	 * open, the filter that opened it sets its own (session_idle_timeout) */
+	uint32_t idle_ms;
 	void *user;	  /* the filter's (its server-to-client stream) */
 };
 
@@ -512,7 +515,7 @@ enum arn_mcp_err arn_mcp_session_find(struct arn_mcp_sessions *t, const char *id
 void arn_mcp_session_close(struct arn_mcp_sessions *t, struct arn_mcp_session *s);
 
 /**
- * End every session idle since before @p now_ms - idle_ms, calling
+ * End every session idle for its idle_ms or longer, calling
  * @p on_expire (may be NULL) for each first. @return how many.
  */
 uint32_t arn_mcp_sessions_expire(struct arn_mcp_sessions *t, uint64_t now_ms,

@@ -266,7 +266,8 @@ static void release(struct arn_mcp_sessions *t, struct arn_mcp_session *s)
 
 static bool idle(const struct arn_mcp_sessions *t, const struct arn_mcp_session *s, uint64_t now)
 {
-	return t->idle_ms && now >= s->last_ms && now - s->last_ms >= t->idle_ms;
+	(void)t; /* each session its own timeout: tables are per worker, filters per listener */
+	return s->idle_ms && now >= s->last_ms && now - s->last_ms >= s->idle_ms;
 }
 
 uint32_t arn_mcp_sessions_expire(struct arn_mcp_sessions *t, uint64_t now_ms,
@@ -302,6 +303,7 @@ enum arn_mcp_err arn_mcp_session_open(struct arn_mcp_sessions *t, enum arn_mcp_v
 	s->version = (uint8_t)v;
 	s->transport = (uint8_t)tr;
 	s->last_ms = now_ms;
+	s->idle_ms = t->idle_ms;
 	s->user = NULL;
 	int o = snprintf(s->id, sizeof(s->id), "%02x%06x%08x", t->worker, s->slot, s->gen);
 	for (int i = 0; i < 16; i++)

@@ -1147,7 +1147,7 @@ static void test_new_endpoints_resolved_ahead(void **state)
 
 /* Listener "l" whose HCM carries the MCP gateway filter (ToolSet "tools",
  * max_request_bytes @p max) before the router; other paths: DIRECT_OK. */
-static void start_mcp(unsigned max)
+static void start_mcp_with(unsigned max, const char *extra)
 {
 	static char lj[4096];
 	snprintf(lj, sizeof(lj),
@@ -1158,11 +1158,16 @@ static void start_mcp(unsigned max)
 		 "\"routes\":[" DIRECT_OK "]}]},\"http_filters\":[{\"name\":\"arion.filters.http."
 		 "mcp_gateway\",\"typed_config\":{\"@type\":\"type.googleapis.com/arion.extensions."
 		 "filters.http.mcp_gateway.v3.McpGateway\",\"tds\":{\"config_name\":\"tools\"},"
-		 "\"max_request_bytes\":%u}}," ROUTER "]}}]}]}",
-		 max);
+		 "\"max_request_bytes\":%u%s}}," ROUTER "]}}]}]}",
+		 max, extra);
 	with_toolset = true;
 	start(4, lj);
 	with_toolset = false;
+}
+
+static void start_mcp(unsigned max)
+{
+	start_mcp_with(max, "");
 }
 
 #define MCP_INIT                                                                                   \
@@ -1378,6 +1383,37 @@ static void mcp_session(char sid[64])
 	if (!answered(c, "HTTP/1.1 200"))
 		fail_msg("initialize: got '%s'", c->tx ? c->tx : "");
 	session_of(c, sid);
+}
+
+/*
+ * session_idle_timeout is the filter's: with 2 s a session that saw no
+ * request for 2 s is forgotten (404, -32001) while one used within that
+ * time lives on (the default would keep both for 30 minutes).
+ */
+static void test_mcp_session_idle_timeout(void **state)
+{
+	(void)state;
+	start_mcp_with(1048576, ",\"session_idle_timeout\":\"2s\"");
+	char sid[64], sid2[64];
+	mcp_session(sid);
+	mcp_session(sid2);
+	poll_ms(1500);
+	struct arn_tcp_conn *c =
+	    mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}");
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("ping at 1.5 s: got '%s'", c->tx ? c->tx : "");
+	poll_ms(1000); /* sid: 1 s since the ping; sid2: 2.5 s idle */
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}");
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("ping after 1 s: got '%s'", c->tx ? c->tx : "");
+	c = mcp_post(sid2, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}");
+	if (!answered(c, "HTTP/1.1 404"))
+		fail_msg("ping of an idle session: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "-32001");
+	poll_ms(2000);
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"ping\"}");
+	if (!answered(c, "HTTP/1.1 404"))
+		fail_msg("ping after 2 s idle: got '%s'", c->tx ? c->tx : "");
 }
 
 /*
@@ -2868,6 +2904,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_new_endpoints_resolved_ahead, teardown),
 	    cmocka_unit_test_teardown(test_mcp_sessions_answered_by_filter, teardown),
 	    cmocka_unit_test_teardown(test_mcp_body_limit, teardown),
+	    cmocka_unit_test_teardown(test_mcp_session_idle_timeout, teardown),
 	    cmocka_unit_test_teardown(test_mcp_tools_through_backend, teardown),
 	    cmocka_unit_test_teardown(test_mcp_denied_tool_and_backend_failure, teardown),
 	    cmocka_unit_test(test_codec_goes_through_the_transport),
