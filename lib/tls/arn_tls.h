@@ -104,6 +104,8 @@ struct arn_cfg_str_match;
  * caller may reuse its buffers between calls.
  * ========================================================================= */
 
+/** Sessions a server SSL_CTX replica caches (per worker); the oldest goes first. */
+#define ARN_TLS_SESSION_CACHE 1024u
 #define ARN_TLS_HELLO_DEFAULT_MAX 16384u /* Envoy's former default, 16 KiB */
 #define ARN_TLS_HELLO_HARD_MAX 65536u	 /* Envoy's TLS_MAX_CLIENT_HELLO */
 #define ARN_TLS_HELLO_MAX_RECORDS 64u
@@ -398,8 +400,11 @@ struct arn_tls_ctx_conf {
 	const char *sni; /* client: UpstreamTlsContext.sni, or NULL */
 	/* Session resumption (server): stateless tickets encrypted with the
 	 * first key, any key decrypts (a ticket under an older key is renewed).
-	 * No keys: random keys made here, shared by all workers, lost on
-	 * rotation (as Envoy's). Sessions are never cached server-side. */
+	 * No keys: one random key per process, shared by every such context.
+	 * Sessions are also cached server-side, per replica (so per worker,
+	 * never a contended lock), at most ARN_TLS_SESSION_CACHE each, oldest
+	 * evicted: TLS 1.2 clients that send no ticket resume by session id
+	 * on the worker that saw them. */
 	const uint8_t *ticket_keys; /* n_ticket_keys * ARN_TLS_TICKET_KEY_LEN bytes */
 	size_t n_ticket_keys;
 	bool disable_stateless_resumption;

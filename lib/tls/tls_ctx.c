@@ -627,7 +627,16 @@ static SSL_CTX *make_sslctx(struct build *b, struct arn_tls_ctx *x, const struct
 		goto bad;
 	}
 	if (cf->server) {
-		SSL_CTX_set_session_cache_mode(s, SSL_SESS_CACHE_OFF);
+		/* A session cache per replica, so per worker: OpenSSL's cache
+		 * lock is then never contended. It serves clients that resume
+		 * by session id (TLS 1.2 without tickets, or every TLS 1.2
+		 * client under disable_stateless_session_resumption, as
+		 * BoringSSL's cache does for Envoy); a client whose next
+		 * connection lands on another worker makes a full handshake.
+		 * Bounded in sessions (the oldest is evicted when full);
+		 * expired ones are flushed every 255 handshakes. */
+		SSL_CTX_set_session_cache_mode(s, SSL_SESS_CACHE_SERVER);
+		SSL_CTX_sess_set_cache_size(s, ARN_TLS_SESSION_CACHE);
 		if (cf->disable_stateless_resumption) {
 			SSL_CTX_set_num_tickets(s, 0);
 		} else {

@@ -167,6 +167,21 @@ for n in a b; do
 	case "$subj" in *"$n.test"*) ok "SNI $n.test chose the chain with certificate CN=$n.test" ;;
 	*) bad "SNI $n.test: certificate '$subj'" ;; esac
 done
+# resumption (one worker here): by ticket, and by session id from the
+# worker's session cache for a TLS 1.2 client that sends no ticket
+resumed() { # resumed OPTS...: "Reused" or "New" on a second connection
+	local f="$TOPO_DIR/sess.pem"
+	rm -f "$f"
+	ip netns exec "$cns" openssl s_client -connect "$us:443" -servername a.test "$@" \
+		-sess_out "$f" </dev/null >/dev/null 2>&1
+	ip netns exec "$cns" openssl s_client -connect "$us:443" -servername a.test "$@" \
+		-sess_in "$f" </dev/null 2>/dev/null | grep -o -m1 -E '^(Reused|New),'
+}
+o=$(resumed -tls1_2)
+[ "$o" = "Reused," ] && ok "TLS 1.2: resumed by ticket" || bad "TLS 1.2 ticket resumption: '$o'"
+o=$(resumed -tls1_2 -no_ticket)
+[ "$o" = "Reused," ] && ok "TLS 1.2 without tickets: resumed from the session cache" ||
+	bad "TLS 1.2 session-cache resumption: '$o'"
 o=$(get c.test 443 -k)
 case "$o" in ERR*) ok "SNI c.test matches no chain: refused ($o)" ;;
 *) bad "SNI c.test was served: '$o'" ;; esac
