@@ -515,6 +515,10 @@ struct arn_h1_edit {
 #define ARN_H1_W_DROP_HOP (1u << 0)
 /* With DROP_HOP: keep Upgrade and write "connection: upgrade". */
 #define ARN_H1_W_UPGRADE (1u << 1)
+/* With DROP_HOP, for requests: when a TE field lists "trailers", write
+ * "te: trailers" (and only that) as Envoy does, so an upstream knows the
+ * client takes trailers (gRPC servers check it). */
+#define ARN_H1_W_TE_TRAILERS (1u << 2)
 
 #define ARN_H1_MAX_EDITS 64
 

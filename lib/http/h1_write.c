@@ -373,6 +373,12 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 	}
 	if ((flags & ARN_H1_W_DROP_HOP) && (flags & ARN_H1_W_UPGRADE))
 		write_line(w, "connection", 10, "upgrade", 7);
+	/* TE is hop-by-hop, but its "trailers" element is what a gRPC server
+	 * looks for; the other elements (transfer codings we'd have to undo)
+	 * stay behind, as Envoy leaves them. */
+	if ((flags & ARN_H1_W_DROP_HOP) && (flags & ARN_H1_W_TE_TRAILERS) &&
+	    arn_h1_msg_has_token(m, ARN_H1_H_TE, "trailers", 8))
+		write_line(w, "te", 2, "trailers", 8);
 	return w->err;
 }
 

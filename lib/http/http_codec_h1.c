@@ -283,7 +283,8 @@ static int h1_encode_request_head(struct http_peer *pp, const struct arn_h1_msg 
 	http_wchain_init(&c, h->w);
 	arn_h1_write_request_line(&c.wb, m->method_name.p, m->method_name.len, path, plen, 1);
 	int rc = arn_h1_write_headers(&c.wb, m, e, n,
-				      ARN_H1_W_DROP_HOP | (upgrade ? ARN_H1_W_UPGRADE : 0));
+				      ARN_H1_W_DROP_HOP | ARN_H1_W_TE_TRAILERS |
+					  (upgrade ? ARN_H1_W_UPGRADE : 0));
 	/* the body is re-chunked when it came chunked */
 	h->chunked = false;
 	h->ch.open = false;

@@ -2603,6 +2603,41 @@ static void test_h2_grpc(void **state)
 	h2c_close(&k);
 }
 
+/*
+ * TE is hop-by-hop, but Envoy forwards "te: trailers" (and only that
+ * element) so a gRPC server behind it sees the client takes trailers:
+ * from an HTTP/1.1 client ("TE: deflate, trailers" becomes "te: trailers",
+ * "TE: deflate" goes) and from an HTTP/2 one.
+ */
+static void test_te_trailers_forwarded(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET /t1 HTTP/1.1\r\nHost: a\r\nTE: deflate, Trailers\r\nConnection: TE\r\n\r\n");
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_in(u->tx, "GET /t1 HTTP/1.1\r\n");
+	want_in(u->tx, "\r\nte: trailers\r\n");
+	want_not_in(u->tx, "deflate");
+	want_not_in(u->tx, "TE:");
+	c = client();
+	send_s(c, "GET /t2 HTTP/1.1\r\nHost: a\r\nTE: deflate\r\n\r\n");
+	u = upstream_accepts();
+	want_in(u->tx, "GET /t2 HTTP/1.1\r\n");
+	want_not_in(u->tx, "\nte:");
+	want_not_in(u->tx, "TE:");
+
+	struct h2c k;
+	h2c_open(&k, 65535);
+	h2c_request(&k, "POST", "/svc.S/M", NULL, "te", "trailers");
+	h2c_pump(&k);
+	u = upstream_accepts();
+	h2c_pump(&k);
+	want_in(u->tx, "POST /svc.S/M HTTP/1.1\r\n");
+	want_in(u->tx, "\r\nte: trailers\r\n");
+	h2c_close(&k);
+}
+
 /* grpc-timeout with a content-type of gRPC becomes the route timeout:
  * the upstream does not answer in time, the client gets gRPC UNAVAILABLE
  * (504 as gRPC), well before the route's 15 s. */
@@ -2925,6 +2960,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_goaway_on_listener_update, teardown),
 	    cmocka_unit_test_teardown(test_h2_bad_frames_close, teardown),
 	    cmocka_unit_test_teardown(test_h2_grpc, teardown),
+	    cmocka_unit_test_teardown(test_te_trailers_forwarded, teardown),
 	    cmocka_unit_test_teardown(test_h2_rapid_reset, teardown),
 	    cmocka_unit_test_teardown(test_h2_zero_window_bounded, teardown),
 	    cmocka_unit_test_teardown(test_h2_hpack_bomb, teardown),
