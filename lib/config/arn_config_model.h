@@ -594,6 +594,10 @@ struct arn_cfg_hcm {
 	uint8_t server_header_transformation; /* 0 overwrite, 1 append if absent, 2 pass through */
 	bool generate_request_id;	      /* true */
 	bool suppress_envoy_headers;	      /* router: no x-envoy-upstream-service-time, ... */
+	/* envoy.filters.http.grpc_stats: count gRPC calls per cluster
+	 * (cluster.<c>.grpc.*), per method with stats_for_all_methods */
+	bool grpc_stats;
+	bool grpc_stats_all_methods;
 	bool preserve_external_request_id;
 	bool strip_matching_host_port;
 	bool strip_any_host_port;

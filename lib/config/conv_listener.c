@@ -19,6 +19,7 @@
 #define ECHO_TYPE "envoy.extensions.filters.network.echo.v3.Echo"
 #define ROUTER_TYPE "envoy.extensions.filters.http.router.v3.Router"
 #define HEALTH_CHECK_TYPE "envoy.extensions.filters.http.health_check.v3.HealthCheck"
+#define GRPC_STATS_TYPE "envoy.extensions.filters.http.grpc_stats.v3.FilterConfig"
 #define TLS_INSPECTOR_TYPE "envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector"
 
 static int cidr_list(struct conv *c, struct pb p, const char *f, struct arn_cfg_cidr **out,
@@ -176,6 +177,37 @@ static void h2_options(struct conv *c, struct pb p, struct arn_cfg_h2 *o)
 	conv_pop(c, m);
 }
 
+/*
+ * envoy.filters.http.grpc_stats: what Arion counts is the calls' outcome
+ * (success, failure, total, per grpc-status); the fields that ask for more
+ * (message counts in filter state, an allowlist of methods, per-method
+ * upstream_rq_time, renamed services) are refused rather than ignored, so
+ * a dashboard is not left waiting for stats that never come. Like Envoy's
+ * v3 default, per-method names only with stats_for_all_methods: true.
+ */
+static void grpc_stats_filter(struct conv *c, struct pb any, struct arn_cfg_hcm *out)
+{
+	struct pb g = conv_any(c, any, GRPC_STATS_TYPE);
+	out->grpc_stats = true;
+	if (!g.m)
+		return;
+	conv_only(c, g,
+		  "emit_filter_state,stats_for_all_methods,enable_upstream_stats,"
+		  "replace_dots_in_grpc_service_name");
+	if (pb_bool(g, "emit_filter_state"))
+		conv_err(c, "emit_filter_state",
+			 "not supported by Arion (no filter state): remove it or set false");
+	if (pb_bool(g, "enable_upstream_stats"))
+		conv_err(c, "enable_upstream_stats",
+			 "not supported by Arion: cluster.<c>.upstream_rq_time has the times");
+	if (pb_bool(g, "replace_dots_in_grpc_service_name"))
+		conv_err(c, "replace_dots_in_grpc_service_name",
+			 "not supported by Arion: stat names keep the service's dots");
+	bool all = false;
+	if (pb_wrapped_bool(g, "stats_for_all_methods", &all))
+		out->grpc_stats_all_methods = all;
+}
+
 static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 {
 	struct pb h = conv_any(c, any, ARN_TYPE_HCM);
@@ -291,6 +323,14 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 				out->health_check = health_check_filter(c, tc);
 			conv_pop(c, m2);
 			out->http_filters[out->n_http_filters++] = ARN_CFG_HF_HEALTH_CHECK;
+		} else if (arn_sv_eq(tn, GRPC_STATS_TYPE)) {
+			size_t m2 = conv_push(c, "typed_config");
+			if (out->grpc_stats)
+				conv_err(c, "",
+					 "a second grpc_stats filter: Arion counts once per "
+					 "connection manager");
+			grpc_stats_filter(c, tc, out);
+			conv_pop(c, m2);
 		} else if (arn_sv_eq(tn, ARN_TYPE_MCP_GATEWAY)) {
 			/* arion.filters.http.mcp_gateway (X14): its ToolSet is
 			 * subscribed on demand and warmed on (conv_toolset.c) */

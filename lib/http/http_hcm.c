@@ -27,6 +27,7 @@
 #include "http_hcm.h"
 #include "http_l4.h"
 #include "http_local.h"
+#include "http_grpc_stats.h"
 #include "http_mcp.h"
 #include "http_router_filter.h"
 #include "http_stream.h"
@@ -690,6 +691,7 @@ static void write_resp_head(struct http_stream *st)
 	if (CS(st))
 		arn_stats_inc(CS(st), w->slot,
 			      arn_stats_code_class(ARN_CL_upstream_rq_1xx, r->status));
+	http_grpc_stats_response(st, false); /* trailers-only: grpc-status in the head */
 }
 
 static bool resp_ready(struct http_stream *st)
@@ -788,9 +790,11 @@ static bool resp_done(struct http_stream *st)
 	struct http_peer *dn = hc->dn;
 	/* an HTTP/1.1 upstream's chunked trailers (grpc-status, ...) go on to
 	 * a client whose codec carries them (HTTP/2) */
-	if ((st->resp.m.flags & ARN_H1_F_TRAILERS) && st->resp.m.n_trailers &&
-	    dn->codec->encode_trailers)
-		dn->codec->encode_trailers(dn, &st->resp.m);
+	if ((st->resp.m.flags & ARN_H1_F_TRAILERS) && st->resp.m.n_trailers) {
+		http_grpc_stats_response(st, true);
+		if (dn->codec->encode_trailers)
+			dn->codec->encode_trailers(dn, &st->resp.m);
+	}
 	dn->codec->encode_end(dn);
 	st->state |= HTTP_S_RESP_DONE;
 	http_timer_cancel(&st->route_timer);

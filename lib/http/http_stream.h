@@ -109,6 +109,7 @@ enum http_stream_state {
 	HTTP_S_COUNTED_HOST = 1u << 22, /* in its pool's host's rq_total / rq_active */
 	/* the MCP gateway filter took it (http_mcp.h): its body goes there */
 	HTTP_S_MCP = 1u << 23,
+	HTTP_S_GRPC_COUNTED = 1u << 24, /* its gRPC outcome is counted (http_grpc_stats.h) */
 };
 
 /*

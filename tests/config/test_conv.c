@@ -197,6 +197,35 @@ static void test_access_log_filter(void **state)
 #undef AL_LISTENER
 }
 
+/* envoy.filters.http.grpc_stats: accepted before the router;
+ * stats_for_all_methods is carried; fields asking for what Arion does not
+ * count are refused by name, not ignored. */
+static void test_grpc_stats_filter(void **state)
+{
+	(void)state;
+#define GS_LISTENER(CFG)                                                                           \
+	"{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","                \
+	"\"port_value\":83}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{" TJ_HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"               \
+	"\"http_filters\":[{\"name\":\"envoy.filters.http.grpc_stats\",\"typed_config\":{"         \
+	"\"@type\":\"type.googleapis.com/"                                                         \
+	"envoy.extensions.filters.http.grpc_stats.v3.FilterConfig\"" CFG "}}," TJ_ROUTER "]}}]}]}"
+	tc_ok(L, GS_LISTENER(""));
+	assert_true(listener("l")->chains[0].hcm->grpc_stats);
+	assert_false(listener("l")->chains[0].hcm->grpc_stats_all_methods);
+	tc_ok(L, GS_LISTENER(",\"stats_for_all_methods\":true"));
+	assert_true(listener("l")->chains[0].hcm->grpc_stats_all_methods);
+	tc_refused(L, GS_LISTENER(",\"emit_filter_state\":true"),
+		   "emit_filter_state: not supported by Arion");
+	tc_refused(L, GS_LISTENER(",\"enable_upstream_stats\":true"),
+		   "enable_upstream_stats: not supported by Arion");
+	tc_refused(L,
+		   GS_LISTENER(",\"individual_method_stats_allowlist\":{\"services\":[{\"name\":"
+			       "\"s\",\"method_names\":[\"M\"]}]}"),
+		   "individual_method_stats_allowlist: not supported by Arion");
+#undef GS_LISTENER
+}
+
 static void test_echo_and_optional_filter(void **state)
 {
 	(void)state;
@@ -878,6 +907,7 @@ const struct CMUnitTest conv_tests[] = {
     TC(test_hcm_http2_options),
     TC(test_router_options),
     TC(test_access_log_filter),
+    TC(test_grpc_stats_filter),
     TC(test_echo_and_optional_filter),
     TC(test_refuse_unknown_http_filter),
     TC(test_refuse_network_filter),

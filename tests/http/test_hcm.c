@@ -39,6 +39,7 @@
 #include "arn_stats_snapshot.h"
 #include "arn_tcp.h"
 #include "http_codec_h1.h"
+#include "http_grpc_stats.h"
 #include "http_h2.h"
 #include "http_int.h"
 #include "http_stream.h"
@@ -566,6 +567,7 @@ static char jbuf[65536];
 
 /* Listener "l" on port 80, HCM "in" with @p hcm_extra fields and the
  * routes @p routes (JSON array members). */
+static const char *jfilters = ""; /* HTTP filters before the router ("{...},") */
 static const char *jlistener(const char *hcm_extra, const char *routes)
 {
 	snprintf(jbuf, sizeof(jbuf),
@@ -573,8 +575,8 @@ static const char *jlistener(const char *hcm_extra, const char *routes)
 		 "\"port_value\":80}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
 		 "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"in\"%s%s,\"route_config\":{"
 		 "\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"vh\",\"domains\":[\"*\"],"
-		 "\"routes\":[%s]}]},\"http_filters\":[" ROUTER "]}}]}]}",
-		 *hcm_extra ? "," : "", hcm_extra, routes);
+		 "\"routes\":[%s]}]},\"http_filters\":[%s" ROUTER "]}}]}]}",
+		 *hcm_extra ? "," : "", hcm_extra, routes, jfilters);
 	return jbuf;
 }
 
@@ -2638,6 +2640,91 @@ static void test_te_trailers_forwarded(void **state)
 	h2c_close(&k);
 }
 
+/*
+ * envoy.filters.http.grpc_stats with stats_for_all_methods: each call is
+ * counted once from grpc-status, in an HTTP/1.1 upstream's chunked
+ * trailers or in its head (trailers-only), as
+ * cluster.<c>.grpc.<service>.<method>.{success,failure,total,<status>};
+ * a call that is not gRPC is not counted; a hostile path (characters a
+ * stat name must not carry) and methods past HTTP_GRPC_STATS_METHODS count
+ * under the cluster's method-less names (docs/security.md).
+ */
+static void grpc_call(struct h2c *k, const char *path, const char *resp)
+{
+	int32_t id = h2c_request(k, "POST", path, NULL, "content-type", "application/grpc");
+	h2c_pump(k);
+	struct arn_tcp_conn *u = upstream_accepts();
+	h2c_pump(k);
+	send_s(u, resp);
+	h2c_pump(k);
+	assert_true(h2c_find(k, id)->closed);
+	k->n = 0; /* the slots are reused: ids are not looked up again */
+}
+
+#define GRPC_TRAILERS(status)                                                                      \
+	"HTTP/1.1 200 OK\r\nContent-Type: application/grpc\r\nConnection: close\r\n"               \
+	"Transfer-Encoding: chunked\r\n\r\n"                                                       \
+	"5\r\nhello\r\n0\r\nGrpc-Status: " status "\r\n\r\n"
+#define GRPC_TRAILERS_ONLY(status)                                                                 \
+	"HTTP/1.1 200 OK\r\nContent-Type: application/grpc\r\nConnection: close\r\n"               \
+	"grpc-status: " status "\r\ncontent-length: 0\r\n\r\n"
+
+static void test_h2_grpc_stats(void **state)
+{
+	(void)state;
+	jfilters = "{\"name\":\"envoy.filters.http.grpc_stats\",\"typed_config\":{\"@type\":"
+		   "\"type.googleapis.com/envoy.extensions.filters.http.grpc_stats.v3."
+		   "FilterConfig\",\"stats_for_all_methods\":true}},";
+	start(8, jlistener("", ROUTE_WEB));
+	jfilters = "";
+	struct h2c k;
+	h2c_open(&k, 65535);
+	grpc_call(&k, "/pkg.Svc/Get", GRPC_TRAILERS("0"));
+	grpc_call(&k, "/pkg.Svc/Get", GRPC_TRAILERS("0"));
+	grpc_call(&k, "/pkg.Svc/Get", GRPC_TRAILERS_ONLY("5"));
+	grpc_call(&k, "/pkg.Svc/Put", GRPC_TRAILERS("14"));
+	grpc_call(&k, "/pkg.Svc/Put", GRPC_TRAILERS("99"));
+	assert_int_equal(stat("cluster.web.grpc.pkg.Svc.Get.success"), 2);
+	assert_int_equal(stat("cluster.web.grpc.pkg.Svc.Get.failure"), 1);
+	assert_int_equal(stat("cluster.web.grpc.pkg.Svc.Get.total"), 3);
+	assert_int_equal(stat("cluster.web.grpc.pkg.Svc.Get.0"), 2);
+	assert_int_equal(stat("cluster.web.grpc.pkg.Svc.Get.5"), 1);
+	assert_int_equal(stat("cluster.web.grpc.pkg.Svc.Put.14"), 1);
+	assert_int_equal(stat("cluster.web.grpc.pkg.Svc.Put.other"), 1);
+	assert_int_equal(stat("cluster.web.grpc.pkg.Svc.Put.failure"), 2);
+	/* not gRPC (no content-type application/grpc): not counted */
+	int32_t id = h2c_request(&k, "POST", "/pkg.Svc/Get", NULL, NULL, NULL);
+	h2c_pump(&k);
+	struct arn_tcp_conn *u = upstream_accepts();
+	h2c_pump(&k);
+	send_s(u, GRPC_TRAILERS("0"));
+	h2c_pump(&k);
+	assert_true(h2c_find(&k, id)->closed);
+	k.n = 0;
+	assert_int_equal(stat("cluster.web.grpc.pkg.Svc.Get.total"), 3);
+	/* a name a stat must not carry goes to the method-less names */
+	grpc_call(&k, "/pkg.Svc/Get%7Bx%7D", GRPC_TRAILERS("0"));
+	assert_int_equal(stat("cluster.web.grpc.success"), 1);
+	/* distinct methods past the bound: the same */
+	for (int i = 2; i < HTTP_GRPC_STATS_METHODS + 5; i++) {
+		char path[64];
+		snprintf(path, sizeof(path), "/pkg.Svc/M%d", i);
+		grpc_call(&k, path, GRPC_TRAILERS("0"));
+	}
+	assert_int_equal(stat("cluster.web.grpc.pkg.Svc.M2.success"), 1);
+	char last[96];
+	snprintf(last, sizeof(last), "cluster.web.grpc.pkg.Svc.M%d.success",
+		 HTTP_GRPC_STATS_METHODS - 1);
+	assert_int_equal(stat(last), 1);
+	snprintf(last, sizeof(last), "cluster.web.grpc.pkg.Svc.M%d.total",
+		 HTTP_GRPC_STATS_METHODS + 4);
+	assert_int_equal(stat(last), 0);
+	/* 2 methods came first; 126 more fit, 5 did not */
+	assert_int_equal(stat("cluster.web.grpc.success"), 1 + 5);
+	assert_int_equal(stat("cluster.web.grpc.total"), 1 + 5);
+	h2c_close(&k);
+}
+
 /* grpc-timeout with a content-type of gRPC becomes the route timeout:
  * the upstream does not answer in time, the client gets gRPC UNAVAILABLE
  * (504 as gRPC), well before the route's 15 s. */
@@ -2961,6 +3048,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_bad_frames_close, teardown),
 	    cmocka_unit_test_teardown(test_h2_grpc, teardown),
 	    cmocka_unit_test_teardown(test_te_trailers_forwarded, teardown),
+	    cmocka_unit_test_teardown(test_h2_grpc_stats, teardown),
 	    cmocka_unit_test_teardown(test_h2_rapid_reset, teardown),
 	    cmocka_unit_test_teardown(test_h2_zero_window_bounded, teardown),
 	    cmocka_unit_test_teardown(test_h2_hpack_bomb, teardown),
