@@ -9,7 +9,8 @@
 # Streams are multiplexed (curl --parallel, h2load -m), bodies go both ways
 # (a 5 MB download, a 2 MB upload with and without content-length), a
 # gRPC request answered locally gets a gRPC status, and the access log
-# says HTTP/2.
+# says HTTP/2. A gRPC-like call goes through to upstream.py (te: trailers
+# on, chunked trailers back as HTTP/2 trailers, grpc_stats counting it).
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl nginx openssl /usr/bin/python3 || exit 77
@@ -43,6 +44,7 @@ hcm() { # hcm PREFIX
                         domains: ["*"]
                         routes:
                           - { match: { prefix: "/upload" }, route: { cluster: py } }
+                          - { match: { prefix: "/grpc.Echo/" }, route: { cluster: py } }
                           - { match: { prefix: "/grpc.Nope/" }, direct_response: { status: 503 } }
                           - { match: { prefix: "/" }, route: { cluster: a } }
                   access_log:
@@ -54,6 +56,10 @@ hcm() { # hcm PREFIX
                           text_format_source:
                             inline_string: "%REQ(:PATH)% %PROTOCOL% %RESPONSE_CODE%\\n"
                   http_filters:
+                    - name: envoy.filters.http.grpc_stats
+                      typed_config:
+                        "@type": type.googleapis.com/envoy.extensions.filters.http.grpc_stats.v3.FilterConfig
+                        stats_for_all_methods: true
                     - name: envoy.filters.http.router
                       typed_config: { "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router }
 YAML
@@ -139,6 +145,27 @@ o=$(cc --http2-prior-knowledge -s -o /dev/null -D - -X POST -H 'content-type: ap
 	-H 'te: trailers' --data-binary '' "http://$us/grpc.Nope/M" | tr -d '\r')
 expect "gRPC local reply over HTTP/2: 200 with grpc-status 14 (503 as gRPC)" \
 	"$(echo "$o" | grep -E '^(HTTP/2|grpc-status)' | tr '\n' ' ')" "^HTTP/2 200 +grpc-status: 14 $"
+
+# a gRPC-like call through to an HTTP/1.1 upstream (upstream.py): te:
+# trailers reaches it, the message comes back, and the chunked trailers
+# arrive as HTTP/2 trailers (a HEADERS frame after the DATA); the
+# grpc_stats filter counts the call by method and status
+if command -v nghttp >/dev/null; then
+	printf '\x00\x00\x00\x00\x05hello' >"$TOPO_DIR/grpc.msg"
+	o=$(ip netns exec "$cns" nghttp -v -H 'content-type: application/grpc' -H 'te: trailers' \
+		-d "$TOPO_DIR/grpc.msg" "http://$us/grpc.Echo/Say" 2>&1)
+	expect "gRPC over h2c: the HTTP/1.1 upstream saw te: trailers" \
+		"$(echo "$o" | grep -o 'x-seen-te: .*' | head -1)" "^x-seen-te: trailers$"
+	expect "gRPC over h2c: grpc-status 0 and grpc-message come as trailers, after the DATA" \
+		"$(echo "$o" | grep -E 'recv (DATA|HEADERS) frame|grpc-status|grpc-message' |
+			sed -E 's/^\[[ 0-9.]+\] //' | tr '\n' '|')" \
+		"recv DATA frame <length=[0-9]+,.*recv \(stream_id=[0-9]+\) grpc-status: 0\|recv \(stream_id=[0-9]+\) grpc-message: echoed\|recv HEADERS frame <length=[0-9]+, flags=0x05"
+	v=$(stat cluster.py.grpc.grpc.Echo.Say.success)
+	[ "$v" = 1 ] && ok "cluster.py.grpc.grpc.Echo.Say.success = 1" ||
+		bad "cluster.py.grpc.grpc.Echo.Say.success = $v"
+	v=$(stat cluster.py.grpc.grpc.Echo.Say.0)
+	[ "$v" = 1 ] && ok "cluster.py.grpc.grpc.Echo.Say.0 = 1" || bad "cluster.py.grpc.grpc.Echo.Say.0 = $v"
+fi
 
 # ---- TLS: ALPN h2 ------------------------------------------------------------------------
 o=$(tls --http2 -w ' %{http_version}' "https://a.test/" | tr -d '\n')

@@ -24,6 +24,9 @@ Paths:
   /ws                answer 101 to an upgrade and echo every byte after it
   /chunked?n=N       a chunked response of N bytes (known pattern)
   /hits?p=PATH       how many requests for PATH this server saw
+  /grpc.Echo/*       a gRPC-like answer: 200 application/grpc, the request's
+                     body echoed in chunks, then trailers grpc-status: 0 and
+                     grpc-message: echoed (X-Seen-TE: the request's TE)
   anything else      200 "upstream.py <path>" (x-seen-attempt: the request's
                      x-envoy-attempt-count)
 
@@ -120,6 +123,17 @@ class H(socketserver.StreamRequestHandler):
                 time.sleep(0.2)
                 self.connection.close()
                 return
+            if path.startswith("/grpc.Echo/"):
+                msg = b"".join(body_iter(self.rfile, hdrs))
+                self.wfile.write(
+                    ("HTTP/1.1 200 OK\r\nContent-Type: application/grpc\r\n"
+                     "X-Seen-TE: %s\r\nTransfer-Encoding: chunked\r\n\r\n"
+                     % hdrs.get("te", "-")).encode())
+                if msg:
+                    self.wfile.write(b"%x\r\n" % len(msg) + msg + b"\r\n")
+                self.wfile.write(b"0\r\ngrpc-status: 0\r\ngrpc-message: echoed\r\n\r\n")
+                self.wfile.flush()
+                continue
             if path == "/upload":
                 h = hashlib.sha256()
                 n = 0
