@@ -649,6 +649,21 @@ static void attempt(struct http_tcpp *s)
 		in.has_hash = true;
 		in.hash = arn_cfg_hash((const char *)&s->raddr, sizeof(s->raddr));
 	}
+	/* tcp_proxy does not originate TLS yet: a cluster that asks for it
+	 * (UpstreamTlsContext) gets no connection rather than the plaintext
+	 * it did not configure. Fail closed, counted, logged once. */
+	if (s->cluster->upstream_tls) {
+		static bool warned;
+		if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
+			ARN_WARN(HTTP,
+				 "tcp_proxy: cluster '%.*s' has an UpstreamTlsContext, which "
+				 "tcp_proxy does not originate; its connections are refused",
+				 (int)s->cref.len, s->cref.name);
+		TP_INC(s, upstream_tls_refused);
+		TCL_INC(s, upstream_cx_connect_fail);
+		give_up(s, ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE));
+		return;
+	}
 	struct http_lb_out out;
 	if (http_lb_pick(&in, &out) != 0) {
 		TCL_INC(s, upstream_cx_none_healthy);

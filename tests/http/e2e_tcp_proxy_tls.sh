@@ -14,6 +14,9 @@
 #   :7447  the same -> echo with idle_timeout 1s: closed with close_notify
 #   :7448  network RBAC DENY authenticated {} before a TLS-terminating
 #          tcp_proxy: a TLS client is closed, nothing relayed
+#   :7449  tcp_proxy -> a cluster with an UpstreamTlsContext: tcp_proxy does
+#          not originate TLS yet, so it fails closed (never plaintext where
+#          TLS is configured): closed, counted, no upstream connection
 #   a plaintext client on :7443: the handshake fails, nothing is relayed
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
@@ -103,11 +106,20 @@ YAML
 	lsn pass 7446 tlsecho 0
 	lsn tls_idle 7447 echo 1 "idle_timeout: 1s"
 	lsn tls_deny 7448 echo 1
+	lsn up_tls 7449 tlsorig 0
 	echo "    clusters:"
 	cluster echo "$ua" 7000
 	cluster sink "$ua" 7001
 	cluster source "$ua" 7002
 	cluster tlsecho "$ua" 9443
+	cluster tlsorig "$ua" 9443
+	cat <<YAML
+        transport_socket:
+          name: envoy.transport_sockets.tls
+          typed_config:
+            "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext
+            sni: u.test
+YAML
 } >"$TOPO_DIR/body.yaml"
 http_e2e_arion "$TOPO_DIR/body.yaml" || { echo "arion did not start"; exit 1; }
 mbufs() { curl -s "http://127.0.0.1:$admin_port/stats" | awk '/^dpdk\.mempool\..*\.in_use:/ {s += $2} END {print s + 0}'; }
@@ -225,6 +237,27 @@ PY
 	bad "RBAC authenticated: '$out'"
 v=$(stat tls_deny.rbac.denied)
 [ "$v" = 1 ] && ok "tls_deny.rbac.denied = 1" || bad "tls_deny.rbac.denied = $v"
+
+# ---- a cluster with an UpstreamTlsContext: refused, never sent plaintext ---------------------
+out=$(ip netns exec "$cns" $PY - "$us" <<'PY'
+import socket, sys
+s = socket.create_connection((sys.argv[1], 7449), timeout=10)
+try:
+    s.sendall(b"plaintext that must not reach a TLS upstream")
+    d = s.recv(100)
+except OSError:
+    d = b""
+print("closed" if not d else "relayed")
+PY
+)
+[ "$out" = closed ] && ok "tcp_proxy to a cluster with UpstreamTlsContext: closed, fail closed" ||
+	bad "tcp_proxy to an UpstreamTlsContext cluster: $out"
+sleep 0.3
+v=$(stat tcp.up_tls.upstream_tls_refused)
+w=$(stat cluster.tlsorig.upstream_cx_total)
+[ "$v" = 1 ] && [ "$w" = 0 ] &&
+	ok "tcp.up_tls.upstream_tls_refused = 1, cluster.tlsorig.upstream_cx_total = 0" ||
+	bad "up_tls refused $v, tlsorig cx_total $w"
 
 # ---- not TLS: the handshake fails, the upstream hears nothing ----------------------------------
 out=$(ip netns exec "$cns" $PY - "$us" <<'PY'
