@@ -24,6 +24,7 @@
 #include "arn_http_ratelimit.h"
 #include "arn_rbac.h"
 #include "arn_tbucket.h"
+#include "arn_tls.h"
 #include "http_int.h"
 #include "http_l4.h"
 #include "http_local.h"
@@ -46,6 +47,43 @@ static inline void fstat_inc(struct http_conn *hc, struct arn_stats_scope *sc, u
 
 static void rbac_count(struct http_worker *w, struct arn_stats_scope *sc,
 		       struct arn_stats_scope *sh, const struct arn_rbac_result *res);
+
+void http_rbac_peer(struct arn_rbac_input *in, const struct arn_tls_conn *tls,
+		    struct http_rbac_peer *p)
+{
+	in->tls = tls != NULL;
+	if (!tls || !arn_tls_peer_cert(tls))
+		return;
+	/* URI SANs first, DNS SANs after them in the same room */
+	size_t used = 0, n = 0;
+	for (int uri = 1; uri >= 0; uri--) {
+		int k = arn_tls_peer_san_list(tls, uri, p->buf + used, sizeof(p->buf) - used,
+					      p->off + n, p->len + n, HTTP_RBAC_PEER_NAMES - n);
+		if (k < 0) {
+			in->peer_names_truncated = true;
+			k = 0;
+		}
+		for (int i = 0; i < k; i++) {
+			p->names[n + i] =
+			    (struct arn_rbac_str){p->buf + used + p->off[n + i], p->len[n + i]};
+		}
+		if (uri) {
+			in->uri_sans = p->names;
+			in->n_uri_sans = (size_t)k;
+		} else {
+			in->dns_sans = p->names + n;
+			in->n_dns_sans = (size_t)k;
+		}
+		if (k)
+			used += p->off[n + k - 1] + p->len[n + k - 1];
+		n += (size_t)k;
+	}
+	int k = arn_tls_peer_subject(tls, p->subject, sizeof(p->subject));
+	if (k >= 0)
+		in->subject = (struct arn_rbac_str){p->subject, (size_t)k};
+	else if (k == -ENOSPC)
+		in->peer_names_truncated = true;
+}
 
 /* envoy.filters.http.rbac on @p st's request @p req: the route's
  * RBACPerRoute, else the filter's rules. @return true when it denied
@@ -78,6 +116,8 @@ static bool rbac_step(struct http_stream *st, size_t i, const struct arn_cfg_rba
 	    .scratch = big,
 	    .scratch_len = big ? HTTP_BIG_SCRATCH : 0,
 	};
+	struct http_rbac_peer peer;
+	http_rbac_peer(&in, hc->tls, &peer);
 	struct arn_rbac_result res;
 	bool ok = arn_rbac_filter_eval(f, pr, &in, &res);
 	http_big_put(w, big);

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arn_rbac.h"
+
 struct http_conn;
 struct http_hcm_rt;
 struct arn_cfg_filter_chain;
@@ -17,6 +19,29 @@ struct http_stream;
 struct arn_cfg_gen;
 struct arn_cfg_request;
 struct arn_cfg_route_table;
+
+struct arn_tls_conn;
+
+/* Room for a TLS peer's names given to RBAC (authenticated principal_name):
+ * a peer with more is judged by the engine as an error (denied). */
+#define HTTP_RBAC_PEER_NAMES 16
+#define HTTP_RBAC_PEER_BYTES 2048
+
+/** The verified peer's names, for one RBAC evaluation (on the stack). */
+struct http_rbac_peer {
+	char buf[HTTP_RBAC_PEER_BYTES]; /* the SANs, back to back */
+	char subject[512];		/* RFC 2253 */
+	size_t off[HTTP_RBAC_PEER_NAMES], len[HTTP_RBAC_PEER_NAMES];
+	struct arn_rbac_str names[HTTP_RBAC_PEER_NAMES];
+};
+
+/**
+ * Mark @p in as TLS when @p tls is not NULL and give it the peer
+ * certificate's URI SANs, DNS SANs and subject (Envoy's AuthenticatedMatcher
+ * input), which point into @p p.
+ */
+void http_rbac_peer(struct arn_rbac_input *in, const struct arn_tls_conn *tls,
+		    struct http_rbac_peer *p);
 
 /** Control lcore: take the statistics scopes of @p r's filters, and of
  * the network filters before it in listener @p l's chain. */

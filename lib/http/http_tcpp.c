@@ -450,10 +450,11 @@ static bool rbac_first_byte(struct http_tcpp *s)
 	    .dst_addr = s->laddr,
 	    .dst_port = s->lport,
 	    .sni = {s->sni_len ? s->sni : NULL, s->sni_len},
-	    /* authenticated: {} matches a TLS-terminated session (the peer's
-	     * SANs for principal_name are not passed yet: those never match) */
-	    .tls = s->tls.on,
 	};
+	/* authenticated matches a TLS-terminated session, principal_name
+	 * over the client certificate's names */
+	struct http_rbac_peer peer;
+	http_rbac_peer(&in, s->tls.on ? &s->tls.tls : NULL, &peer);
 	uint32_t delay = 0;
 	if (http_l4_net_first_byte(s->w, s->rt, s->fc, &in, &delay, &s->log_hint) == 0)
 		return true;

@@ -71,6 +71,9 @@ struct arn_rbac_input {
 	const struct arn_rbac_str *dns_sans;
 	size_t n_dns_sans;
 	struct arn_rbac_str subject;
+	/* the peer had more names than the caller could pass: principal_name
+	 * rules set the error (denied) rather than decide on a part */
+	bool peer_names_truncated;
 	/* scratch for joined header values, >= the largest request head the
 	 * listener accepts so that nothing is truncated; NULL: a 4 KiB one on
 	 * the stack */

@@ -42,12 +42,19 @@ static bool header_rule(const struct arn_cfg_header_match *m, const struct arn_r
 	return arn_cfg_header_match_value(m, r > 0, v, vlen);
 }
 
-static bool authenticated(const struct arn_cfg_rbac_rule *r, const struct arn_rbac_input *in)
+static bool authenticated(const struct arn_cfg_rbac_rule *r, const struct arn_rbac_input *in,
+			  bool *error)
 {
 	if (!in->tls)
 		return false;
 	if (!r->has_str)
 		return true;
+	/* a name that was left out could be the one the rule names: deny,
+	 * as for a header that did not fit */
+	if (in->peer_names_truncated) {
+		*error = true;
+		return false;
+	}
 	/* Envoy: the URI SANs if there are any, then the DNS SANs, then the
 	 * subject */
 	for (size_t i = 0; i < in->n_uri_sans; i++)
@@ -96,7 +103,7 @@ bool arn_rbac_rule_match(const struct arn_cfg_rbac_rule *r, const struct arn_rba
 	case ARN_CFG_RBAC_REMOTE_IP:
 		return in_cidr(&r->cidr, in->remote_addr);
 	case ARN_CFG_RBAC_AUTHENTICATED:
-		return authenticated(r, in);
+		return authenticated(r, in, error);
 	default:
 		return false; /* a kind this build does not know never matches */
 	}

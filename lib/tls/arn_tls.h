@@ -774,6 +774,12 @@ int arn_tls_peer_issuer(const struct arn_tls_conn *c, char *buf, size_t len);
 /** The peer's URI SANs, joined by ',' (%DOWNSTREAM_PEER_URI_SAN%).
  * @return the length, or -ENOENT (no certificate, or no URI SAN), -ENOSPC. */
 int arn_tls_peer_uri_san(const struct arn_tls_conn *c, char *buf, size_t len);
+/** The peer's URI (@p uri) or DNS SANs, each copied into @p buf (not
+ * NUL-terminated) at @p off[i], @p len[i] bytes (RBAC's principal_name).
+ * @return how many (0: none), or -ENOENT (no certificate), -ENOSPC (more
+ * than @p max names or @p cap bytes: the caller must not decide on a part). */
+int arn_tls_peer_san_list(const struct arn_tls_conn *c, bool uri, char *buf, size_t cap,
+			  size_t *off, size_t *len, size_t max);
 /** The peer's serial number, lower-case hex (%DOWNSTREAM_PEER_SERIAL%).
  * @return its length, or -ENOENT, -ENOSPC. */
 int arn_tls_peer_serial(const struct arn_tls_conn *c, char *buf, size_t len);

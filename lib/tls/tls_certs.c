@@ -156,6 +156,36 @@ int arn_tls_peer_issuer(const struct arn_tls_conn *c, char *buf, size_t len)
 	return r;
 }
 
+int arn_tls_peer_san_list(const struct arn_tls_conn *c, bool uri, char *buf, size_t cap,
+			  size_t *off, size_t *len, size_t max)
+{
+	const X509 *x = arn_tls_peer_cert(c);
+	if (!x)
+		return -ENOENT;
+	GENERAL_NAMES *names = X509_get_ext_d2i(x, NID_subject_alt_name, NULL, NULL);
+	size_t o = 0, n = 0;
+	int r = 0;
+	for (int i = 0; names && i < sk_GENERAL_NAME_num(names); i++) {
+		const GENERAL_NAME *g = sk_GENERAL_NAME_value(names, i);
+		if (g->type != (uri ? GEN_URI : GEN_DNS))
+			continue;
+		const ASN1_IA5STRING *s = uri ? g->d.uniformResourceIdentifier : g->d.dNSName;
+		size_t k = (size_t)ASN1_STRING_length(s);
+		/* a name left out could be the one a DENY rule names: say so */
+		if (n == max || o + k > cap) {
+			r = -ENOSPC;
+			break;
+		}
+		memcpy(buf + o, ASN1_STRING_get0_data(s), k);
+		off[n] = o;
+		len[n++] = k;
+		o += k;
+	}
+	GENERAL_NAMES_free(names);
+	ERR_clear_error();
+	return r < 0 ? r : (int)n;
+}
+
 int arn_tls_peer_uri_san(const struct arn_tls_conn *c, char *buf, size_t len)
 {
 	const X509 *x = arn_tls_peer_cert(c);

@@ -7,6 +7,9 @@
 #   :8443  one chain, require_sni: a client sending no SNI is refused
 #   :9443  one chain, require_client_certificate (mTLS): a client with a
 #          certificate from the trusted CA is served, one without refused
+#   :9444  mTLS + HTTP RBAC ALLOW on the client certificate's names
+#          (authenticated principal_name: URI SANs, DNS SANs, subject; and
+#          authenticated {}): an allowed SAN is served, another gets 403
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl nginx openssl || exit 77
@@ -33,7 +36,10 @@ leaf() { # leaf NAME CA CN EXT
 ca ca "arion test server CA" && ca cca "arion test client CA" &&
 	leaf a ca a.test "subjectAltName=DNS:a.test" &&
 	leaf b ca b.test "subjectAltName=DNS:b.test" &&
-	leaf client cca client "extendedKeyUsage=clientAuth" || { echo "openssl failed"; exit 1; }
+	leaf client cca client "extendedKeyUsage=clientAuth" &&
+	leaf cok cca cok "subjectAltName=URI:spiffe://arion.test/allowed,DNS:no.test" &&
+	leaf cdns cca cdns "subjectAltName=DNS:dns-ok.test" &&
+	leaf cbad cca cbad "subjectAltName=URI:spiffe://arion.test/other,DNS:other.test" || { echo "openssl failed"; exit 1; }
 chmod -R a+rX "$d"
 
 hcm() { # hcm PREFIX (a filters: list, indented for a filter chain)
@@ -118,6 +124,42 @@ YAML
 	echo "                require_client_certificate: true"
 	hcm tls_m
 	cat <<YAML
+      - name: mtls_rbac
+        address: { socket_address: { address: 0.0.0.0, port_value: 9444 } }
+        filter_chains:
+          - name: only
+YAML
+	dtc cert-b
+	echo "                  validation_context_sds_secret_config: { name: client-ca }"
+	echo "                require_client_certificate: true"
+	cat <<YAML
+            filters:
+              - name: envoy.filters.network.http_connection_manager
+                typed_config:
+                  "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+                  stat_prefix: tls_r
+                  route_config:
+                    virtual_hosts:
+                      - { name: all, domains: ["*"], routes: [ { match: { prefix: "/" }, route: { cluster: a } } ] }
+                  http_filters:
+                    - name: envoy.filters.http.rbac
+                      typed_config:
+                        "@type": type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC
+                        rules:
+                          action: ALLOW
+                          policies:
+                            spiffe:
+                              permissions: [ { any: true } ]
+                              principals: [ { authenticated: { principal_name: { exact: "spiffe://arion.test/allowed" } } } ]
+                            dns:
+                              permissions: [ { any: true } ]
+                              principals:
+                                - and_ids: { ids: [ { authenticated: {} }, { authenticated: { principal_name: { exact: dns-ok.test } } } ] }
+                            subject:
+                              permissions: [ { any: true } ]
+                              principals: [ { authenticated: { principal_name: { exact: "CN=client" } } } ]
+                    - name: envoy.filters.http.router
+                      typed_config: { "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router }
     clusters:
       - name: a
         type: STATIC
@@ -220,6 +262,21 @@ case "$o" in ERR*) ok "mTLS: a client without a certificate is refused ($o)" ;;
 o=$(get b.test 9443 --cert "$d/b.pem" --key "$d/b.key")
 case "$o" in ERR*) ok "mTLS: a certificate from another CA is refused ($o)" ;;
 *) bad "mTLS: served with an untrusted certificate: '$o'" ;; esac
+
+# RBAC authenticated over the verified client certificate (Envoy's
+# AuthenticatedMatcher): URI SANs, then DNS SANs, then the subject
+code() { # code CERT: the status of GET https://b.test:9444/ with that client certificate
+	ip netns exec "$cns" curl -s -o /dev/null -w '%{http_code}' --max-time 10 --cacert "$d/ca.pem" \
+		$(res b.test 9444) --cert "$d/$1.pem" --key "$d/$1.key" https://b.test:9444/ 2>/dev/null
+}
+o="$(code cok) $(code cdns) $(code client) $(code cbad)"
+[ "$o" = "200 200 200 403" ] &&
+	ok "RBAC principal_name: URI SAN, DNS SAN (with authenticated {}), subject allowed; another SAN 403" ||
+	bad "RBAC principal_name cok cdns client cbad: '$o', want '200 200 200 403'"
+v=$(stat http.tls_r.rbac.denied)
+w=$(stat http.tls_r.rbac.allowed)
+[ "$v" = 1 ] && [ "$w" = 3 ] && ok "http.tls_r.rbac.allowed = 3, denied = 1" ||
+	bad "http.tls_r.rbac allowed $w denied $v"
 
 v=$(stat http.tls_a.downstream_cx_ssl_total)
 [ "$v" -ge 4 ] && ok "http.tls_a.downstream_cx_ssl_total = $v" ||

@@ -233,6 +233,16 @@ static void test_principals(void **state)
 	assert_true(match(&a, &in));
 	a = str(ARN_CFG_RBAC_AUTHENTICATED, ARN_CFG_STR_EXACT, "c.svc");
 	assert_false(match(&a, &in));
+	/* a peer with more names than the caller passed: a principal_name
+	 * rule is an error (denied), never decided on the names that fit */
+	in.peer_names_truncated = true;
+	bool err = false;
+	assert_false(arn_rbac_rule_match(&a, &in, &err));
+	assert_true(err);
+	a = rule(ARN_CFG_RBAC_AUTHENTICATED); /* authenticated {}: still a TLS peer */
+	err = false;
+	assert_true(arn_rbac_rule_match(&a, &in, &err));
+	assert_false(err);
 }
 
 static void test_and_or_not(void **state)
