@@ -14,6 +14,9 @@
 #   :7447  the same -> echo with idle_timeout 1s: closed with close_notify
 #   :7448  network RBAC DENY authenticated {} before a TLS-terminating
 #          tcp_proxy: a TLS client is closed, nothing relayed
+#   :7450  mTLS + network RBAC ALLOW authenticated principal_name (a URI
+#          SAN) before a TLS-terminating tcp_proxy -> echo: the allowed
+#          client certificate is relayed, another SAN is closed, counted
 #   :7449  tcp_proxy -> a cluster with an UpstreamTlsContext: tcp_proxy does
 #          not originate TLS yet, so it fails closed (never plaintext where
 #          TLS is configured): closed, counted, no upstream connection
@@ -34,6 +37,14 @@ for n in t u; do
 	key "$d/$n.pem.key"
 	openssl req -new -key "$d/$n.pem.key" -out "$d/$n.csr" -subj "/CN=$n.test" 2>/dev/null
 	echo "subjectAltName=DNS:$n.test" >"$d/$n.ext"
+	openssl x509 -req -in "$d/$n.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
+		-out "$d/$n.pem" -days 2 -extfile "$d/$n.ext" 2>/dev/null || exit 1
+done
+
+for n in cok cbad; do
+	key "$d/$n.pem.key"
+	openssl req -new -key "$d/$n.pem.key" -out "$d/$n.csr" -subj "/CN=$n" 2>/dev/null
+	echo "subjectAltName=URI:spiffe://arion.test/$n" >"$d/$n.ext"
 	openssl x509 -req -in "$d/$n.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
 		-out "$d/$n.pem" -days 2 -extfile "$d/$n.ext" 2>/dev/null || exit 1
 done
@@ -98,6 +109,8 @@ YAML
     secrets:
       - name: cert-t
         tls_certificate: { certificate_chain: { filename: $d/t.pem }, private_key: { filename: $d/t.pem.key } }
+      - name: client-ca
+        validation_context: { trusted_ca: { filename: $d/ca.pem } }
     listeners:
 YAML
 	lsn tls_echo 7443 echo 1
@@ -107,6 +120,33 @@ YAML
 	lsn tls_idle 7447 echo 1 "idle_timeout: 1s"
 	lsn tls_deny 7448 echo 1
 	lsn up_tls 7449 tlsorig 0
+	cat <<YAML
+      - name: mtls_rbac
+        address: { socket_address: { address: 0.0.0.0, port_value: 7450 } }
+        filter_chains:
+          - filters:
+              - name: envoy.filters.network.rbac
+                typed_config:
+                  "@type": type.googleapis.com/envoy.extensions.filters.network.rbac.v3.RBAC
+                  stat_prefix: mtls_rbac
+                  rules:
+                    action: ALLOW
+                    policies:
+                      ok: { permissions: [ { any: true } ], principals: [ { authenticated: { principal_name: { exact: "spiffe://arion.test/cok" } } } ] }
+              - name: envoy.filters.network.tcp_proxy
+                typed_config:
+                  "@type": type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy
+                  stat_prefix: mtls_rbac
+                  cluster: echo
+            transport_socket:
+              name: envoy.transport_sockets.tls
+              typed_config:
+                "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext
+                require_client_certificate: true
+                common_tls_context:
+                  tls_certificate_sds_secret_configs: [ { name: cert-t } ]
+                  validation_context_sds_secret_config: { name: client-ca }
+YAML
 	echo "    clusters:"
 	cluster echo "$ua" 7000
 	cluster sink "$ua" 7001
@@ -237,6 +277,28 @@ PY
 	bad "RBAC authenticated: '$out'"
 v=$(stat tls_deny.rbac.denied)
 [ "$v" = 1 ] && ok "tls_deny.rbac.denied = 1" || bad "tls_deny.rbac.denied = $v"
+
+# ---- network RBAC principal_name on the client certificate's URI SAN -----------------------
+mt() { # mt CERT: "echoed" or "closed"
+	ip netns exec "$cns" $PY - "$us" "$d/ca.pem" "$d/$1.pem" <<'PY'
+import socket, ssl, sys
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+ctx.load_cert_chain(sys.argv[3], sys.argv[3] + ".key")
+try:
+    s = ctx.wrap_socket(socket.create_connection((sys.argv[1], 7450), timeout=10), server_hostname="t.test")
+    s.sendall(b"hello")
+    d = s.recv(100)
+except OSError:
+    d = b""
+print("echoed" if d == b"hello" else "closed")
+PY
+}
+o="$(mt cok) $(mt cbad)"
+[ "$o" = "echoed closed" ] && ok "network RBAC principal_name: the allowed URI SAN relayed, another closed" ||
+	bad "network RBAC principal_name cok cbad: '$o', want 'echoed closed'"
+v=$(stat mtls_rbac.rbac.allowed)
+w=$(stat mtls_rbac.rbac.denied)
+[ "$v" = 1 ] && [ "$w" = 1 ] && ok "mtls_rbac.rbac.allowed = 1, denied = 1" || bad "mtls_rbac allowed $v denied $w"
 
 # ---- a cluster with an UpstreamTlsContext: refused, never sent plaintext ---------------------
 out=$(ip netns exec "$cns" $PY - "$us" <<'PY'
