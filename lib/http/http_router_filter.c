@@ -143,29 +143,13 @@ void http_host_rq_done(struct http_stream *st, int outcome)
 
 /* ---- routing ------------------------------------------------------------------------------- */
 
-static uint32_t lb_active(void *ctx, const struct arn_cfg_endpoint *ep)
+uint32_t http_lb_stream_active(void *ctx, const struct arn_cfg_endpoint *ep)
 {
 	struct http_stream *st = ctx;
 	struct http_pool *p =
 	    st->crt ? http_pool_find(st->hc->w, st->crt->name, st->crt->len, ep->addr, ep->port)
 		    : NULL;
 	return p ? p->n_active : 0;
-}
-
-static uint64_t *lb_rr(struct http_worker *w, uint64_t key)
-{
-	key |= 1;
-	for (unsigned i = 0; i < HTTP_LB_SLOTS; i++) {
-		struct http_lb_state *s = &w->lb[(key + i) & (HTTP_LB_SLOTS - 1)];
-		if (s->key == key)
-			return &s->rr;
-		if (s->key == 0) {
-			s->key = key;
-			s->rr = 0;
-			return &s->rr;
-		}
-	}
-	return NULL;
 }
 
 /* ---- attempts and retries ---------------------------------------------------------------- */
@@ -408,10 +392,10 @@ static void attempt_start(struct http_stream *st)
 	struct http_lb_in in = {
 	    .cluster = st->cluster,
 	    .eps = st->endpoints,
-	    .rr = st->crt ? lb_rr(w, st->crt->hash)
-			  : lb_rr(w, arn_cfg_hash(X(st)->cref.name, X(st)->cref.len)),
+	    .rr = st->crt ? http_lb_rr(w, st->crt->hash)
+			  : http_lb_rr(w, arn_cfg_hash(X(st)->cref.name, X(st)->cref.len)),
 	    .rand = http_rand(w),
-	    .active = lb_active,
+	    .active = http_lb_stream_active,
 	    .ctx = st,
 	};
 	if (st->cluster->lb == ARN_CFG_LB_RING_HASH || st->cluster->lb == ARN_CFG_LB_MAGLEV)

@@ -36,6 +36,10 @@ enum { HOST_AUTO = 0, HOST_ERROR, HOST_TIMEOUT };
 void http_route(struct http_stream *st, const struct arn_cfg_gen *g,
 		const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req);
 bool http_attempt_send_(struct http_stream *st);
+struct arn_cfg_endpoint;
+/** A load balancer's active-request count for @p ep: the requests of the
+ * stream @p ctx's cluster's pool to it on this worker (least-request). */
+uint32_t http_lb_stream_active(void *ctx, const struct arn_cfg_endpoint *ep);
 /**
  * The attempt's request goes on, once its upstream connection took what
  * was queued: a retry's kept body first, then (the whole request out) the

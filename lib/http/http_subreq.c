@@ -39,33 +39,6 @@ static struct http_subreq *of(struct http_stream *st)
 	return OWNER(st, struct http_subreq, st);
 }
 
-/* The worker's round-robin position for a cluster, as the router keeps it
- * (the same slots: a cluster is balanced alike by both). */
-static uint64_t *lb_rr(struct http_worker *w, uint64_t key)
-{
-	key |= 1;
-	for (unsigned i = 0; i < HTTP_LB_SLOTS; i++) {
-		struct http_lb_state *s = &w->lb[(key + i) & (HTTP_LB_SLOTS - 1)];
-		if (s->key == key)
-			return &s->rr;
-		if (s->key == 0) {
-			s->key = key;
-			s->rr = 0;
-			return &s->rr;
-		}
-	}
-	return NULL;
-}
-
-static uint32_t lb_active(void *ctx, const struct arn_cfg_endpoint *ep)
-{
-	struct http_stream *st = ctx;
-	struct http_pool *p =
-	    st->crt ? http_pool_find(st->hc->w, st->crt->name, st->crt->len, ep->addr, ep->port)
-		    : NULL;
-	return p ? p->n_active : 0;
-}
-
 /* Everything the sub-request holds goes back; @p ok: its response came
  * whole (the connection may serve another request). */
 static void sr_release(struct http_subreq *sr, bool ok, int outcome)
@@ -170,9 +143,9 @@ int http_subreq_start(struct http_subreq *sr, struct http_conn *hc, const struct
 	struct http_lb_in in = {
 	    .cluster = st->cluster,
 	    .eps = st->endpoints,
-	    .rr = lb_rr(w, st->crt ? st->crt->hash : hash),
+	    .rr = http_lb_rr(w, st->crt ? st->crt->hash : hash),
 	    .rand = http_rand(w),
-	    .active = lb_active,
+	    .active = http_lb_stream_active,
 	    .ctx = st,
 	};
 	struct http_lb_out out;

@@ -606,22 +606,6 @@ static uint32_t lb_active(void *ctx, const struct arn_cfg_endpoint *ep)
 	return 0;
 }
 
-static uint64_t *lb_rr(struct http_worker *w, uint64_t key)
-{
-	key |= 1;
-	for (unsigned i = 0; i < HTTP_LB_SLOTS; i++) {
-		struct http_lb_state *st = &w->lb[(key + i) & (HTTP_LB_SLOTS - 1)];
-		if (st->key == key)
-			return &st->rr;
-		if (st->key == 0) {
-			st->key = key;
-			st->rr = 0;
-			return &st->rr;
-		}
-	}
-	return NULL;
-}
-
 /* No upstream for this connection: close the downstream (Envoy's
  * onInitFailure: the flag says why). */
 static void give_up(struct http_tcpp *s, uint32_t flag)
@@ -640,7 +624,7 @@ static void attempt(struct http_tcpp *s)
 	struct http_lb_in in = {
 	    .cluster = s->cluster,
 	    .eps = s->eps,
-	    .rr = lb_rr(w, s->crt ? s->crt->hash : arn_cfg_hash(s->cref.name, s->cref.len)),
+	    .rr = http_lb_rr(w, s->crt ? s->crt->hash : arn_cfg_hash(s->cref.name, s->cref.len)),
 	    .rand = http_rand(w),
 	    .active = lb_active,
 	    .ctx = s,

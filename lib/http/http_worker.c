@@ -26,6 +26,22 @@ uint64_t http_rand(struct http_worker *w)
 	return w->rng[1] + s0;
 }
 
+uint64_t *http_lb_rr(struct http_worker *w, uint64_t key)
+{
+	key |= 1;
+	for (unsigned i = 0; i < HTTP_LB_SLOTS; i++) {
+		struct http_lb_state *s = &w->lb[(key + i) & (HTTP_LB_SLOTS - 1)];
+		if (s->key == key)
+			return &s->rr;
+		if (s->key == 0) {
+			s->key = key;
+			s->rr = 0;
+			return &s->rr;
+		}
+	}
+	return NULL;
+}
+
 const char *http_date(struct http_worker *w, uint32_t *len)
 {
 	struct timespec ts;

@@ -181,6 +181,13 @@ struct http_worker {
 
 /** A random number (xorshift128+, per worker: balancing, ids, back-off). */
 uint64_t http_rand(struct http_worker *w);
+/**
+ * The worker's round-robin position for the cluster whose name hashes to
+ * @p key (open addressing in w->lb; the router, sub-requests and tcp_proxy
+ * share it, so a cluster is balanced alike by all). NULL when the table is
+ * full (the balancer then starts from 0).
+ */
+uint64_t *http_lb_rr(struct http_worker *w, uint64_t key);
 /** The Date header's value for now, formatted once a second. */
 const char *http_date(struct http_worker *w, uint32_t *len);
 /** The worker's TSC as lib/net read it for this loop iteration. */
