@@ -250,7 +250,9 @@ print(len(c), len(ok), e.get("serial_number", "").lstrip("0") == serial.lstrip("
       e.get("expiration_time", "")[-1:], ok[0]["ca_cert"][0].get("subject_alt_names") if ok else None)
 PY
 )
-[ "$o" = "8 4 True 1 Z []" ] && ok "/certs: 8 contexts, the client certificate's path, serial, days" ||
+# days_until_expiration is whole days left of a 2-day certificate: 2 when
+# /certs is read within the second it was made, 1 after that
+case "$o" in "8 4 True 1 Z []" | "8 4 True 2 Z []") true ;; *) false ;; esac && ok "/certs: 8 contexts, the client certificate's path, serial, days" ||
 	bad "/certs: '$o' $(head -c 600 "$TOPO_DIR/certs.json")"
 
 # an upstream that picks h2 from the offered ALPN: not spoken to (HTTP/1.1 only)
