@@ -169,12 +169,10 @@ static void attempt_end(struct http_stream *st, int outcome)
 	}
 }
 
-/* Drop this attempt's upstream and start the back-off to the next one. */
-static void retry_schedule(struct http_stream *st)
+/* Drop this attempt's upstream; the next attempt starts when the retry
+ * timer fires (HTTP_S_RETRY_WAIT). */
+static void attempt_drop(struct http_stream *st)
 {
-	struct http_conn *hc = st->hc;
-	struct http_worker *w = hc->w;
-	const struct arn_cfg_retry_policy *rp = X(st)->retry.rp;
 	http_up_detach(st); /* mid-exchange: the connection is closed, never reused */
 	http_timer_cancel(&X(st)->try_timer);
 	http_timer_cancel(&X(st)->try_idle_timer);
@@ -184,6 +182,15 @@ static void retry_schedule(struct http_stream *st)
 	X(st)->replay = NULL;
 	st->up_status = 0;
 	st->state |= HTTP_S_RETRY_WAIT;
+}
+
+/* Drop this attempt's upstream and start the back-off to the next one. */
+static void retry_schedule(struct http_stream *st)
+{
+	struct http_conn *hc = st->hc;
+	struct http_worker *w = hc->w;
+	const struct arn_cfg_retry_policy *rp = X(st)->retry.rp;
+	attempt_drop(st);
 	CL_INC(st, upstream_rq_retry);
 	CL_INC(st, upstream_rq_retry_backoff_exponential);
 	uint32_t base = rp->backoff_base_ms ? rp->backoff_base_ms : 25;
@@ -695,6 +702,8 @@ static void upstream_ready(struct http_stream *st)
 	}
 	st->state |= HTTP_S_HEAD_SENT;
 	u->n_req++;
+	X(st)->attempt_reused = u->n_req > 1;
+	X(st)->attempt_heard = false;
 	st->up_start_tsc = http_tsc(w);
 	if (st->attempts > 1) {
 		/* a retry: the body kept so far goes first (http_attempt_send) */
@@ -702,6 +711,44 @@ static void upstream_ready(struct http_stream *st)
 		X(st)->replay = X(st)->rb_head;
 	}
 	http_conn_run(hc);
+}
+
+/* RFC 9110 9.2.2: methods whose request may be sent twice to the same effect. */
+static bool method_idempotent(uint8_t m)
+{
+	return m == ARN_H1_M_GET || m == ARN_H1_M_HEAD || m == ARN_H1_M_OPTIONS ||
+	       m == ARN_H1_M_TRACE || m == ARN_H1_M_PUT || m == ARN_H1_M_DELETE;
+}
+
+/*
+ * The connection this attempt took idle from the pool closed before a byte
+ * of the answer came: almost always the upstream closing it as idle while
+ * the request was on its way (the keep-alive race of RFC 9112 9.3.1 and
+ * 9.6, which no timeout can rule out). An idempotent request without a
+ * body, complete and not yet answered, is sent once more on a new
+ * connection at the next timer tick, as HAProxy (retry-on
+ * conn-failure,empty-response) and nginx (proxy_next_upstream error) do,
+ * where Envoy answers 503 UC unless a retry policy covers resets. Once per
+ * request, outside the retry policy and its budget; counted in
+ * upstream_rq_reuse_replay. A request with a body is not: its bytes were
+ * not kept (HTTP_S_KEEP_BODY belongs to the retry policy), and the method
+ * says nothing about a second effect. @return true when it is replayed.
+ */
+static bool reuse_replay(struct http_stream *st)
+{
+	struct http_upconn *u = st->up; /* NULL when its close reported it */
+	if (!st->res || !X(st)->attempt_reused || X(st)->attempt_heard || X(st)->reuse_replayed ||
+	    (st->state & (HTTP_S_LOCAL | HTTP_S_TUNNEL | HTTP_S_UPGRADE | HTTP_S_RESP_STARTED)) ||
+	    !(st->state & HTTP_S_REQ_DONE) || http_msg_has_body(&st->req.m) ||
+	    !method_idempotent(st->req.m.method) || (u && http_up_heard(u)))
+		return false;
+	X(st)->reuse_replayed = true;
+	attempt_end(st, HOST_ERROR);
+	attempt_drop(st);
+	st->state |= HTTP_S_FRESH_UP;
+	CL_INC(st, upstream_rq_reuse_replay);
+	http_timer_arm(st->hc->w, &X(st)->retry_timer, 0);
+	return true;
 }
 
 void http_upstream_lost(struct http_stream *st, bool reset)
@@ -718,6 +765,10 @@ void http_upstream_lost(struct http_stream *st, bool reset)
 	}
 	if (!(st->state & HTTP_S_RESP_STARTED)) {
 		CL_INC(st, upstream_rq_rx_reset);
+		if (reuse_replay(st)) {
+			hc->again = true;
+			return;
+		}
 		if (http_maybe_retry(st, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_RESET),
 				     HOST_ERROR)) {
 			hc->again = true;
@@ -791,6 +842,8 @@ static void upstream_failed(struct http_stream *st, int reason, bool connected, 
 /* The upstream said something (or closed): the response step takes it. */
 static void upstream_data(struct http_stream *st)
 {
+	if (st->up && http_up_heard(st->up))
+		X(st)->attempt_heard = true; /* not a mere FIN: no replay (reuse_replay) */
 	st->last_activity_ms = st->hc->w->now_ms;
 	http_conn_run(st->hc);
 }

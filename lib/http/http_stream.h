@@ -52,6 +52,9 @@ struct http_xreq {
 	uint32_t text_mark; /* text used before the first attempt's edits */
 	uint64_t rid_hi, rid_lo;
 	uint64_t up_activity_ms; /* the attempt's upstream last said something */
+	bool reuse_replayed;	 /* sent once more after a reused connection closed */
+	bool attempt_reused;	 /* this attempt's connection carried a request before */
+	bool attempt_heard;	 /* this attempt's upstream sent a byte */
 	char tfr[192];		 /* the last transport failure (TLS), or "" */
 };
 
@@ -110,6 +113,9 @@ enum http_stream_state {
 	/* the MCP gateway filter took it (http_mcp.h): its body goes there */
 	HTTP_S_MCP = 1u << 23,
 	HTTP_S_GRPC_COUNTED = 1u << 24, /* its gRPC outcome is counted (http_grpc_stats.h) */
+	/* its next attempt takes a new upstream connection, not an idle one
+	 * (the replay after a reused connection closed, http_router_filter.c) */
+	HTTP_S_FRESH_UP = 1u << 25,
 };
 
 /*

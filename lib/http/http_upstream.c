@@ -430,8 +430,9 @@ int http_up_acquire(struct http_worker *w, struct http_pool *p, struct http_stre
 {
 	st->pool = p;
 	st->up_ops = ops;
-	/* keep-alive reuse: the most recently used idle connection first */
-	while (p->idle) {
+	/* keep-alive reuse: the most recently used idle connection first
+	 * (not for a replay after a reused connection closed under it) */
+	while (p->idle && !(st->state & HTTP_S_FRESH_UP)) {
 		struct http_upconn *u = p->idle;
 		idle_unlink(u);
 		http_timer_cancel(&u->timer);
@@ -732,6 +733,14 @@ static void up_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
 	 * ride on the next request (lib/tcp leaves that choice to us). */
 	if (u->st && u->h1.tc)
 		arn_tcp_ack_now(u->h1.tc);
+}
+
+bool http_up_heard(const struct http_upconn *u)
+{
+	/* over TLS only plaintext counts: a server closing an idle
+	 * connection sends close_notify before its FIN */
+	return u->h1.in.bytes || !arn_h1_parser_idle(&u->h1.p) ||
+	       (!u->tls.on && u->h1.tc && arn_tcp_rx_pending(u->h1.tc));
 }
 
 static void up_eof(struct arn_tcp_conn *c)

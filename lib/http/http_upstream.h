@@ -127,6 +127,11 @@ int http_up_acquire(struct http_worker *w, struct http_pool *pool, struct http_s
  * max_requests_per_connection) or close it. A stream waiting in the pool
  * may get it at once (its on_ready runs inside this call). */
 void http_up_release(struct http_upconn *up, bool reusable);
+/* Has the upstream sent a byte since its last complete response (in TCP's
+ * queue, our input, or a response begun)? A FIN alone is not a byte, nor,
+ * over TLS, records that carry no plaintext yet (close_notify). */
+bool http_up_heard(const struct http_upconn *u);
+
 /* Abort the stream's connection mid-exchange (never reused), or take the
  * stream out of its pool's queue. No callback follows for the stream. */
 void http_up_detach(struct http_stream *st);

@@ -1710,6 +1710,80 @@ static void test_cluster_turned_tls_reuses_no_plain_connection(void **state)
 	assert_null(memmem(u2->tx, u2->tx_len, "GET /b", 6));
 }
 
+/* The upstream's FIN (or RST) for connection @p u, before any byte of an answer. */
+static void upstream_closes(struct arn_tcp_conn *u, int reason)
+{
+	u->closed = u->close_pending = true;
+	u->close_reason = reason;
+}
+
+/* The keep-alive race (RFC 9112 9.3.1): the upstream closes an idle
+ * connection while the request the pool gave it is on its way. An
+ * idempotent request without a body is sent once more on a new connection
+ * (as HAProxy and nginx do); a POST is not, a request already replayed is
+ * not, and neither is one whose connection was new. */
+static void test_reused_connection_closed_replays_idempotent(void **state)
+{
+	(void)state;
+	start(4, jlistener("", "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}"));
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct arn_tcp_conn *u = upstream_accepts();
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n"); /* keep-alive */
+	assert_true(answered(c, "HTTP/1.1 200 OK\r\n"));
+	poll_ms(1);
+
+	/* GET on the reused connection, which closes under it */
+	struct arn_tcp_conn *c2 = client();
+	send_s(c2, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	want_in(u->tx, "GET /b");
+	upstream_closes(u, 0);
+	poll_ms(1); /* the close: the replay waits for the next tick */
+	assert_int_equal(c2->tx_len, 0);
+	poll_ms(1);
+	struct arn_tcp_conn *u2 = upstream_accepts(); /* a new connection, not an idle one */
+	want_in(u2->tx, "GET /b");
+	send_s(u2, "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+	assert_true(answered(c2, "HTTP/1.1 200 OK\r\n"));
+	assert_int_equal(stat("cluster.web.upstream_rq_reuse_replay"), 1);
+	assert_int_equal(stat("cluster.web.upstream_rq_retry"), 0);
+	poll_ms(1);
+
+	/* a POST with a body on the reused u2: not sent twice, 503 UC */
+	struct arn_tcp_conn *c3 = client();
+	send_s(c3, "POST /c HTTP/1.1\r\nHost: a\r\ncontent-length: 1\r\n\r\nx");
+	want_in(u2->tx, "POST /c");
+	upstream_closes(u2, -ECONNRESET);
+	poll_ms(1);
+	poll_ms(1);
+	assert_true(answered(c3, "HTTP/1.1 503"));
+	assert_int_equal(upstream_pending(), 0);
+	assert_int_equal(stat("cluster.web.upstream_rq_reuse_replay"), 1);
+
+	/* a GET whose reused connection closes, then its replay's new one
+	 * too: one replay only, then 503 */
+	struct arn_tcp_conn *c4 = client();
+	send_s(c4, "GET /d HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct arn_tcp_conn *u3 = upstream_accepts();
+	send_s(u3, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+	assert_true(answered(c4, "HTTP/1.1 200 OK\r\n"));
+	poll_ms(1);
+	struct arn_tcp_conn *c5 = client();
+	send_s(c5, "GET /e HTTP/1.1\r\nHost: a\r\n\r\n");
+	want_in(u3->tx, "GET /e");
+	upstream_closes(u3, 0);
+	poll_ms(1);
+	poll_ms(1);
+	struct arn_tcp_conn *u4 = upstream_accepts();
+	want_in(u4->tx, "GET /e");
+	upstream_closes(u4, 0);
+	poll_ms(1);
+	poll_ms(1);
+	assert_true(answered(c5, "HTTP/1.1 503"));
+	assert_int_equal(upstream_pending(), 0);
+	assert_int_equal(stat("cluster.web.upstream_rq_reuse_replay"), 2);
+}
+
 /* ---- issue 18: the TLS transport under partial writes and truncation ---------------------------
  */
 
@@ -3031,6 +3105,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_mcp_denied_tool_and_backend_failure, teardown),
 	    cmocka_unit_test(test_codec_goes_through_the_transport),
 	    cmocka_unit_test_teardown(test_cluster_turned_tls_reuses_no_plain_connection, teardown),
+	    cmocka_unit_test_teardown(test_reused_connection_closed_replays_idempotent, teardown),
 	    cmocka_unit_test(test_tls_transport_byte_at_a_time),
 	    cmocka_unit_test(test_tls_transport_truncation),
 	    cmocka_unit_test_teardown(test_h2_prior_knowledge_streams, teardown),
