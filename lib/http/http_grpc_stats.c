@@ -10,7 +10,6 @@
 
 #include "arn_stats.h"
 #include "http_int.h"
-#include "http_local.h"
 #include "http_stream.h"
 #include "http_worker.h"
 

@@ -29,8 +29,6 @@ struct arn_cfg_request;
  * access log, and @p n_extra more headers @p extra (kept by the caller
  * until the call returns).
  */
-/** Is @p st's request gRPC (content-type application/grpc[+...])? */
-bool http_is_grpc(const struct http_stream *st);
 /** The gRPC status for HTTP status @p http (Envoy's httpToGrpcStatus). */
 unsigned http_grpc_status(unsigned http);
 

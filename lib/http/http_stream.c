@@ -69,3 +69,16 @@ void http_res_put(struct http_worker *w, struct http_res *r)
 	r->next = w->res_free;
 	w->res_free = r;
 }
+
+bool http_is_grpc(const struct http_stream *st)
+{
+	if (!(st->state & HTTP_S_HEAD_DONE))
+		return false;
+	int i = arn_h1_find_id(&st->req.m, ARN_H1_H_CONTENT_TYPE, 0);
+	if (i < 0)
+		return false;
+	const struct arn_h1_header *h = &st->req.m.hdrs[i];
+	/* application/grpc, application/grpc+proto, application/grpc-web... */
+	return h->value_len >= 16 && arn_h1_eq_nocase(h->value, 16, "application/grpc", 16) &&
+	       (h->value_len == 16 || h->value[16] == '+' || h->value[16] == ';');
+}

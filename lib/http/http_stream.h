@@ -379,6 +379,9 @@ static inline uint64_t http_now_us(struct http_worker *w, uint64_t since_tsc)
 	return (http_tsc(w) - since_tsc) / w->tsc_per_us;
 }
 
+/** Is @p st's request gRPC (content-type application/grpc[+...])? */
+bool http_is_grpc(const struct http_stream *st);
+
 static inline bool http_msg_has_body(const struct arn_h1_msg *m)
 {
 	if (m->flags & ARN_H1_F_CHUNKED)
