@@ -149,6 +149,9 @@ void net_tx(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m);
 /* Send buffered frames of every port (all, or only those past deadline);
  * returns how many frames were handed to the ports. */
 unsigned net_tx_flush(struct arn_lcore *lc, bool all);
+/* The worker stops: the frames no flush could send are freed, counted in
+ * tx_drop_full. */
+void net_tx_drop_all(struct arn_lcore *lc);
 /* Prepend the Ethernet header for @p dst_mac and queue; consumes @p m
  * (data at the IPv4 header). */
 void net_eth_output(struct arn_lcore *lc, uint16_t port, const struct rte_ether_addr *dst_mac,

@@ -8,6 +8,8 @@
  * oldest frame has waited NET_TX_DRAIN_US, or when an iteration found no
  * work (nothing more will come to batch with, so waiting only adds latency).
  */
+#include <string.h>
+
 #include <rte_byteorder.h>
 #include <rte_ethdev.h>
 #include <rte_ether.h>
@@ -23,33 +25,52 @@ struct rte_mbuf *arn_net_alloc(struct arn_lcore *lc)
 	return m;
 }
 
-/* rte_eth_tx_burst attempts before a full queue's leftovers are dropped. */
+/* rte_eth_tx_burst attempts per flush; what a full queue leaves waits in
+ * the buffer for the next iteration's flush. */
 #define TX_RETRIES 4
 
+/*
+ * Hand port @p p's buffered frames to its TX queue. A queue that takes
+ * only part of them (a NIC whose descriptors are not yet written back, the
+ * kernel side of net_tap or net_af_packet behind on a loaded machine)
+ * keeps the rest, in order, for the next flush rather than dropping them:
+ * a dropped segment costs TCP a loss recovery (or an RTO) for a stall of a
+ * few microseconds. The buffer bounds what waits (ARN_NET_TX_BURST
+ * frames); net_tx drops, and counts in tx_drop_full, only what arrives
+ * while it is full. @return the frames sent.
+ */
 static uint16_t tx_flush_port(struct arn_lcore *lc, uint16_t p)
 {
 	struct arn_lcore_port *lp = &lc->port[p];
 	uint16_t n = lp->n_tx, sent = 0;
-	uint64_t bytes = 0;
-	for (uint16_t i = 0; i < n; i++)
-		bytes += rte_pktmbuf_pkt_len(lp->tx[i]);
 	for (int t = 0; t < TX_RETRIES && sent < n; t++)
 		sent += rte_eth_tx_burst(lc->net->port[p].port_id, (uint16_t)lc->index,
 					 lp->tx + sent, (uint16_t)(n - sent));
-	for (uint16_t i = sent; i < n; i++) {
-		bytes -= rte_pktmbuf_pkt_len(lp->tx[i]);
-		rte_pktmbuf_free(lp->tx[i]);
-	}
+	uint64_t bytes = 0;
+	for (uint16_t i = 0; i < sent; i++)
+		bytes += rte_pktmbuf_pkt_len(lp->tx[i]);
 	ARN_NET_PADD(lc, p, tx_packets, sent);
 	ARN_NET_PADD(lc, p, tx_bytes, bytes);
-	ARN_NET_PADD(lc, p, tx_drop_full, n - sent);
-	lp->n_tx = 0;
-	return n;
+	if (sent < n) {
+		ARN_NET_PINC(lc, p, tx_full_kept);
+		memmove(lp->tx, lp->tx + sent, (size_t)(n - sent) * sizeof(lp->tx[0]));
+	}
+	lp->n_tx = (uint16_t)(n - sent);
+	return sent;
 }
 
 void net_tx(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m)
 {
 	struct arn_lcore_port *lp = &lc->port[port];
+	if (unlikely(lp->n_tx == ARN_NET_TX_BURST)) {
+		/* the queue refused the whole buffer at the last flush */
+		tx_flush_port(lc, port);
+		if (lp->n_tx == ARN_NET_TX_BURST) {
+			ARN_NET_PINC(lc, port, tx_drop_full);
+			rte_pktmbuf_free(m);
+			return;
+		}
+	}
 	if (lp->n_tx == 0)
 		lp->tx_deadline = lc->now + lc->tx_drain;
 	lp->tx[lp->n_tx++] = m;
@@ -66,6 +87,17 @@ unsigned net_tx_flush(struct arn_lcore *lc, bool all)
 			n += tx_flush_port(lc, p);
 	}
 	return n;
+}
+
+void net_tx_drop_all(struct arn_lcore *lc)
+{
+	for (uint16_t p = 0; p < lc->n_ports; p++) {
+		struct arn_lcore_port *lp = &lc->port[p];
+		ARN_NET_PADD(lc, p, tx_drop_full, lp->n_tx);
+		for (uint16_t i = 0; i < lp->n_tx; i++)
+			rte_pktmbuf_free(lp->tx[i]);
+		lp->n_tx = 0;
+	}
 }
 
 void net_eth_output(struct arn_lcore *lc, uint16_t port, const struct rte_ether_addr *dst_mac,

@@ -227,6 +227,7 @@ void net_worker_end(struct arn_lcore *lc)
 	if (lc->l4_ops)
 		lc->l4_ops->worker_fini(lc);
 	net_tx_flush(lc, true);
+	net_tx_drop_all(lc);
 	net_arp_flush(lc);
 	struct rte_mbuf *m;
 	while (rte_ring_sc_dequeue(lc->handoff, (void **)&m) == 0) {

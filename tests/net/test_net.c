@@ -572,6 +572,67 @@ static void test_icmp_echo_reply(void **state)
 	assert_int_equal(pc(f, ARN_NET_P_tx_packets), 1);
 }
 
+/* A TX queue that takes nothing (its ring full, as a tap's kernel side
+ * behind on a loaded machine) keeps the worker's frames for the next flush,
+ * in order, instead of dropping them; only what finds the worker's buffer
+ * full too is dropped and counted. */
+static void test_full_tx_queue_keeps_frames(void **state)
+{
+	struct fixture *f = *state;
+	/* fill the TX ring with placeholders */
+	unsigned cap = rte_ring_free_count(f->tx[0]);
+	struct rte_mbuf *ph[1024];
+	for (unsigned i = 0; i < cap; i++) {
+		ph[i] = rte_pktmbuf_alloc(pool);
+		assert_non_null(ph[i]);
+		assert_int_equal(rte_ring_enqueue(f->tx[0], ph[i]), 0);
+	}
+	struct pkt p;
+	for (int i = 0; i < 5; i++) {
+		build_echo(&p, &f->mac, PEER_IP, OUR_IP, 8 + (size_t)i); /* told apart by length */
+		inject(f, 0, p.b, p.len);
+	}
+	run(f, 0);
+	assert_int_equal(pc(f, ARN_NET_P_icmp_tx_echo_reply), 5);
+	assert_int_equal(pc(f, ARN_NET_P_tx_packets), 0);
+	assert_int_equal(pc(f, ARN_NET_P_tx_drop_full), 0);
+	assert_true(pc(f, ARN_NET_P_tx_full_kept) > 0);
+	/* the queue drains: the five go out, in order */
+	for (unsigned i = 0; i < cap; i++) {
+		struct rte_mbuf *m = sent(f, 0);
+		assert_ptr_equal(m, ph[i]);
+		rte_pktmbuf_free(m);
+	}
+	run(f, 0);
+	for (int i = 0; i < 5; i++) {
+		struct rte_mbuf *m = sent(f, 0);
+		assert_non_null(m);
+		assert_int_equal(rte_pktmbuf_pkt_len(m), 14 + 20 + 8 + 8 + i);
+		rte_pktmbuf_free(m);
+	}
+	assert_null(sent(f, 0));
+	assert_int_equal(pc(f, ARN_NET_P_tx_packets), 5);
+	assert_int_equal(pc(f, ARN_NET_P_tx_drop_full), 0);
+
+	/* full again, and more replies than the buffer holds: the buffer
+	 * keeps ARN_NET_TX_BURST, the rest are dropped and counted */
+	for (unsigned i = 0; i < cap; i++) {
+		ph[i] = rte_pktmbuf_alloc(pool);
+		assert_int_equal(rte_ring_enqueue(f->tx[0], ph[i]), 0);
+	}
+	unsigned extra = ARN_NET_TX_BURST + 8;
+	for (unsigned i = 0; i < extra; i++) {
+		build_echo(&p, &f->mac, PEER_IP, OUR_IP, 8);
+		inject(f, 0, p.b, p.len);
+	}
+	for (int k = 0; k < 8; k++)
+		run(f, 0);
+	assert_int_equal(pc(f, ARN_NET_P_tx_drop_full), 8);
+	assert_int_equal(drain(f, 0), cap);
+	run(f, 0);
+	assert_int_equal(drain(f, 0), ARN_NET_TX_BURST);
+}
+
 struct bad_case {
 	const char *what;
 	enum arn_net_pctr counter;
@@ -1583,6 +1644,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_icmp_unreach_goes_to_flow_owner, setup2, teardown),
 	    cmocka_unit_test_setup_teardown(test_arp_shared_with_other_workers, setup2, teardown),
 	    cmocka_unit_test_setup_teardown(test_icmp_echo_reply, setup1, teardown),
+	    cmocka_unit_test_setup_teardown(test_full_tx_queue_keeps_frames, setup1, teardown),
 	    cmocka_unit_test_setup_teardown(test_malformed_ipv4_counted_and_dropped, setup1,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_every_truncation_dropped, setup1, teardown),
