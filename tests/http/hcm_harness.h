@@ -456,6 +456,11 @@ known:
 		if (!p->est) {
 			p->est = true;
 			p->rcv_nxt = f->seq + 1;
+			/* the right edge starts at what is received: from 0,
+			 * an ISS that puts rcv_nxt + wnd past 2^31 would
+			 * never look later (a signed difference) and leave
+			 * it at 0 */
+			p->right_edge = p->rcv_nxt;
 			p->snd_una = p->snd_nxt = p->iss + 1;
 			p->swnd = f->wnd;
 		}

@@ -89,6 +89,39 @@ static void test_get_keepalive(void **state)
 }
 
 /*
+ * fuzz_h2 aborted once with "the stack sent [..) beyond the advertised
+ * right edge 0": the harness's client never recorded the window it
+ * advertised when the stack's ISS (random) put rcv_nxt + wnd at or past
+ * 2^31, since its right edge started at 0 and "later than" is a signed
+ * difference. The stack had done nothing wrong. Here the listener's ISS
+ * is made to land just below 2^31, and an exchange must go through.
+ */
+static void test_client_iss_near_half_sequence_space(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	struct arn_tcp_worker *wk = tcp_wk(lc);
+	uint16_t cport = (uint16_t)(40000 + n_opened);
+	uint32_t isn = 0;
+	bool found = false;
+	for (uint64_t k = 1; k < (1u << 24) && !found; k++) {
+		wk->key[0] = k;
+		isn = tcp_isn(wk, US, 80, CLIENT_ADDR, cport);
+		found = isn >= (1u << 31) - 60000 && isn < (1u << 31) - 10000;
+	}
+	assert_true(found);
+	hh_open(0, 80);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	assert_non_null(c);
+	assert_int_equal(c->rcv_nxt, isn + 1); /* the ISS is the one chosen */
+	send_str(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	send_str(hh_upstream(0), OK5);
+	assert_true(got(hh_client(0), "\r\n\r\nhello"));
+	hh_end();
+}
+
+/*
  * A retry whose first attempt never had a connection (refused) is the
  * first request that goes upstream: it must carry the request's generated
  * x-request-id (it went out as 00000000-0000-4000-8000-000000000000) and
@@ -1231,6 +1264,7 @@ int main(void)
 	hh_init(false);
 	const struct CMUnitTest tests[] = {
 	    T(test_get_keepalive),
+	    T(test_client_iss_near_half_sequence_space),
 	    T(test_retry_after_refused_connect_keeps_path_and_request_id),
 	    T(test_retry_after_refused_connect_request_id),
 	    T(test_breaker_never_starves_a_pool_without_connections),
