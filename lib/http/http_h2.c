@@ -40,6 +40,9 @@ struct http_h2_conn {
 	/* Envoy's inbound flood checks (http2_protocol_options) */
 	uint32_t empty_run, n_priority, n_window_update, n_data_sent;
 	uint32_t max_empty, max_priority, max_wu;
+	/* the header block being received: its frames after the first
+	 * (CONTINUATION) and its bytes on the wire */
+	uint32_t blk_frames, blk_bytes;
 	bool fatal;  /* the session failed: flush what it queued (GOAWAY), close */
 	bool goaway; /* a graceful GOAWAY went out: no new streams */
 };
@@ -664,6 +667,34 @@ static void empty_data(struct http_h2_conn *h, nghttp2_session *s, const nghttp2
 	}
 }
 
+/*
+ * CONTINUATION flood (CVE-2024-27316): a header block that never ends
+ * (no END_HEADERS) makes the receiver buffer and decode without a stream
+ * to refuse. A block is bounded on the wire, before nghttp2 decodes it,
+ * by HTTP_H2_MAX_CONTINUATIONS frames after its HEADERS and by bytes no
+ * header list within max_request_headers_kb can need: HPACK's longest
+ * Huffman code is 30 bits a byte, so a list of L bytes (RFC 9113 6.5.2's
+ * size, 32 a field included) takes under 4 L on the wire, plus padding.
+ * Past either, the connection is closed (GOAWAY ENHANCE_YOUR_CALM),
+ * counted in http2.header_overflow as a list over the limit is.
+ */
+static int header_block(struct http_h2_conn *h, nghttp2_session *s, const nghttp2_frame_hd *hd)
+{
+	if (hd->type == NGHTTP2_HEADERS) {
+		h->blk_frames = 0;
+		h->blk_bytes = (uint32_t)hd->length;
+	} else {
+		h->blk_frames++;
+		h->blk_bytes += (uint32_t)hd->length;
+	}
+	if (h->blk_frames > HTTP_H2_MAX_CONTINUATIONS ||
+	    (uint64_t)h->blk_bytes > 4ull * h->max_hdr_bytes + 256) {
+		H2_INC(h, header_overflow);
+		return flood(h, s);
+	}
+	return 0;
+}
+
 /* Every frame's header, those for closed streams too. */
 static int on_begin_frame(nghttp2_session *s, const nghttp2_frame_hd *hd, void *ud)
 {
@@ -673,6 +704,10 @@ static int on_begin_frame(nghttp2_session *s, const nghttp2_frame_hd *hd, void *
 	switch (hd->type) {
 	case NGHTTP2_DATA:
 		break; /* empty_data() */
+	case NGHTTP2_HEADERS:
+	case NGHTTP2_CONTINUATION:
+		h->empty_run = 0;
+		return header_block(h, s, hd);
 	case NGHTTP2_PRIORITY:
 		if (++h->n_priority > (uint64_t)h->max_priority * (1 + h->n_opened)) {
 			H2_INC(h, inbound_priority_frames_flood);
@@ -933,7 +968,7 @@ int http_h2_start(struct http_h1_conn *c)
 	/* CVE-2023-44487 (rapid reset) and CVE-2024-27316 (CONTINUATION
 	 * flood): nghttp2's own bounds, at their defaults */
 	nghttp2_option_set_stream_reset_rate_limit(opt, 1000, 33);
-	nghttp2_option_set_max_continuations(opt, 8);
+	nghttp2_option_set_max_continuations(opt, HTTP_H2_MAX_CONTINUATIONS + 1);
 	nghttp2_option_set_max_settings(opt, 32);
 	/* closed streams are not kept for the priority tree: neither their
 	 * memory nor a user data pointer to a block given back */

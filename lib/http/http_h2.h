@@ -53,6 +53,7 @@ struct nghttp2_rcbuf;
 #define HTTP_H2_MAX_CONN_WINDOW (1u << 20)     /* bytes of all request bodies buffered */
 #define HTTP_H2_MEM_MAX (4u << 20)	       /* nghttp2's own allocations per connection */
 #define HTTP_H2_OUT_MAX (64u * 1024)	       /* framed bytes waiting for TCP per connection */
+#define HTTP_H2_MAX_CONTINUATIONS 8	       /* CONTINUATION frames in one header block */
 
 /* The client connection preface (RFC 9113 3.4). */
 #define HTTP_H2_PREFACE "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"

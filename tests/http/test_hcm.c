@@ -2901,6 +2901,7 @@ static void test_h2_zero_window_bounded(void **state)
 	start(8, jlistener("\"stream_idle_timeout\":\"2s\"", ROUTE_WEB));
 	struct h2c k;
 	h2c_open(&k, 0);
+	unsigned mbufs0 = rte_mempool_in_use_count(pool);
 	int32_t a = h2c_request(&k, "GET", "/big", NULL, NULL, NULL);
 	h2c_pump(&k);
 	struct arn_tcp_conn *u = upstream_accepts();
@@ -2912,6 +2913,16 @@ static void test_h2_zero_window_bounded(void **state)
 	h2c_pump(&k);
 	struct h2c_stream *x = h2c_find(&k, a);
 	assert_int_equal(x->status, 200);
+	assert_int_equal(x->body_len, 0);
+	/* the mbufs pinned while the client holds its window shut: those
+	 * the upstream's bytes arrived in (10 of 2000 bytes, still the
+	 * upstream connection's), and a few of Arion's own; more upstream
+	 * bytes pin no more of Arion's */
+	unsigned pinned = rte_mempool_in_use_count(pool) - mbufs0;
+	assert_true(pinned <= 10 + 4);
+	send_s(u, chunk);
+	h2c_pump(&k);
+	assert_true(rte_mempool_in_use_count(pool) - mbufs0 <= pinned + 10);
 	assert_int_equal(x->body_len, 0);
 	/* the other stream: a direct answer needs no window for its head... */
 	int32_t b = h2c_request(&k, "GET", "/b", NULL, NULL, NULL);
@@ -2994,6 +3005,22 @@ static void test_h2_goaway_on_healthcheck_fail(void **state)
 	h2c_close(&k);
 }
 
+/* A request on @p good is served through the upstream: what each flood
+ * test checks on another connection while the flood is cut off. */
+static void h2c_served_web(struct h2c *good)
+{
+	int32_t id = h2c_request(good, "GET", "/", NULL, NULL, NULL);
+	h2c_pump(good);
+	struct arn_tcp_conn *u = upstream_accepts();
+	h2c_pump(good);
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+	h2c_pump(good);
+	struct h2c_stream *x = h2c_find(good, id);
+	assert_true(x->closed);
+	assert_int_equal(x->status, 200);
+	good->n = 0;
+}
+
 /* Raw frames from client @p k, past its session (which would not send
  * them), @p n times. */
 static void h2c_raw(struct h2c *k, const char *f, size_t len, int n)
@@ -3007,7 +3034,8 @@ static void h2c_raw(struct h2c *k, const char *f, size_t len, int n)
  * in a row (max_consecutive_inbound_frames_with_empty_payload 1), more
  * than 100 PRIORITY frames per stream opened (plus one), more than
  * 5 + 10 WINDOW_UPDATEs per DATA frame sent (plus one): each closes the
- * connection with GOAWAY ENHANCE_YOUR_CALM and is counted.
+ * connection with GOAWAY ENHANCE_YOUR_CALM and is counted, and a client on
+ * another connection is served meanwhile.
  */
 static void test_h2_inbound_floods(void **state)
 {
@@ -3025,6 +3053,8 @@ static void test_h2_inbound_floods(void **state)
 	    {"\0\0\x04\x08\0\0\0\0\0\0\0\0\x01", 13, 30,
 	     "http2.inbound_window_update_frames_flood"},
 	};
+	struct h2c good;
+	h2c_open(&good, 65535);
 	for (unsigned i = 0; i < 3; i++) {
 		struct h2c k;
 		h2c_open(&k, 65535);
@@ -3047,10 +3077,144 @@ static void test_h2_inbound_floods(void **state)
 		assert_true(k.goaway);
 		assert_int_equal(k.goaway_error, NGHTTP2_ENHANCE_YOUR_CALM);
 		assert_int_equal(stat(cases[i].stat), 1);
+		h2c_served_web(&good);
 		run_ms(3100);
 		assert_true(k.c->closed || k.c->shut);
 		h2c_close(&k);
 	}
+	h2c_close(&good);
+}
+
+/* A request on @p good (a direct answer) is served: what each flood test
+ * checks on another connection while the flood is cut off. */
+static void h2c_served(struct h2c *good)
+{
+	int32_t id = h2c_request(good, "GET", "/", NULL, NULL, NULL);
+	h2c_pump(good);
+	struct h2c_stream *x = h2c_find(good, id);
+	assert_true(x->closed);
+	assert_int_equal(x->status, 200);
+	good->n = 0;
+}
+
+/* HEADERS opening stream 1 (GET http /) without END_HEADERS, and @p extra
+ * bytes of HPACK after it. */
+static size_t h2_open_block(char *b, const char *extra, size_t elen)
+{
+	size_t len = 3 + elen;
+	memcpy(b, "\0\0\0\x01\0\0\0\0\x01", 9);
+	b[0] = (char)(len >> 16);
+	b[1] = (char)(len >> 8);
+	b[2] = (char)len;
+	memcpy(b + 9, "\x82\x86\x84", 3);
+	memcpy(b + 12, extra, elen);
+	return 9 + len;
+}
+
+/*
+ * CONTINUATION flood (CVE-2024-27316): a header block that never ends.
+ * Many small CONTINUATION frames (empty here) are cut after
+ * HTTP_H2_MAX_CONTINUATIONS; a few large ones carrying one endless field
+ * are cut once the block's bytes pass what any header list within
+ * max_request_headers_kb (1 KiB here) needs on the wire (4 KiB), long
+ * before nghttp2's own frame count. Each closes the connection with
+ * GOAWAY ENHANCE_YOUR_CALM, counted in http2.header_overflow; another
+ * connection is served meanwhile.
+ */
+static void test_h2_continuation_flood(void **state)
+{
+	(void)state;
+	start(8, jlistener("\"max_request_headers_kb\":1", DIRECT_OK));
+	struct h2c good;
+	h2c_open(&good, 65535);
+	h2c_served(&good);
+	static char b[2048], cont[9 + 1000];
+	/* many small ones */
+	struct h2c k;
+	h2c_open(&k, 65535);
+	h2c_pump(&k);
+	size_t n = h2_open_block(b, "", 0);
+	h2c_raw(&k, b, n, 1);
+	h2c_raw(&k, "\0\0\0\x09\0\0\0\0\x01", 9, HTTP_H2_MAX_CONTINUATIONS);
+	h2c_pump(&k);
+	assert_false(k.goaway);
+	h2c_raw(&k, "\0\0\0\x09\0\0\0\0\x01", 9, 1);
+	h2c_pump(&k);
+	assert_true(k.goaway);
+	assert_int_equal(k.goaway_error, NGHTTP2_ENHANCE_YOUR_CALM);
+	assert_int_equal(stat("http2.header_overflow"), 1);
+	h2c_served(&good);
+	run_ms(3100);
+	assert_true(k.c->closed || k.c->shut);
+	h2c_close(&k);
+	/* one endless field: "x" with a value of 60000 bytes announced */
+	h2c_open(&k, 65535);
+	h2c_pump(&k);
+	n = h2_open_block(b, "\x00\x01x\x7f\xe1\xd3\x03", 8);
+	h2c_raw(&k, b, n, 1);
+	memcpy(cont, "\0\x03\xe8\x09\0\0\0\0\x01", 9); /* 1000 bytes, no END_HEADERS */
+	memset(cont + 9, 'v', 1000);
+	h2c_raw(&k, cont, sizeof(cont), 4);
+	h2c_pump(&k);
+	assert_false(k.goaway); /* 4 KiB + the first frame's: still under */
+	h2c_raw(&k, cont, sizeof(cont), 1);
+	h2c_pump(&k);
+	assert_true(k.goaway);
+	assert_int_equal(k.goaway_error, NGHTTP2_ENHANCE_YOUR_CALM);
+	assert_int_equal(stat("http2.header_overflow"), 2);
+	h2c_served(&good);
+	run_ms(3100);
+	assert_true(k.c->closed || k.c->shut);
+	assert_int_equal(stat("http2.streams_active"), 0);
+	h2c_close(&k);
+	h2c_close(&good);
+}
+
+/*
+ * SETTINGS and PING floods: each makes nghttp2 queue an ACK. A client that
+ * sends them and reads nothing (its receive window closed: Arion's writes
+ * take nothing) gets at most max_outbound_control_frames (1000) ACKs
+ * queued, then the connection is closed, counted in
+ * http2.outbound_control_flood; another connection is served meanwhile.
+ * A client that reads its ACKs is not cut off, however many it asks for.
+ */
+static void test_h2_control_floods(void **state)
+{
+	(void)state;
+	start(8, jlistener("", DIRECT_OK));
+	struct h2c good;
+	h2c_open(&good, 65535);
+	static const struct {
+		const char *frame;
+		size_t len;
+	} cases[] = {
+	    {"\0\0\0\x04\0\0\0\0\0", 9}, /* SETTINGS, empty */
+	    {"\0\0\x08\x06\0\0\0\0\0"
+	     "01234567",
+	     17}, /* PING */
+	};
+	for (unsigned i = 0; i < 2; i++) {
+		struct h2c k;
+		h2c_open(&k, 65535);
+		h2c_pump(&k);
+		/* read as they come: answered, however many (the client's
+		 * session does not see the ACKs it did not ask for) */
+		size_t tx0 = k.c->tx_len;
+		h2c_raw(&k, cases[i].frame, cases[i].len, 3000);
+		assert_int_equal(k.c->tx_len - tx0, 3000 * (i == 0 ? 9 : 17));
+		k.tx_seen = k.c->tx_len;
+		assert_false(k.c->closed);
+		assert_int_equal(stat("http2.outbound_control_flood"), i);
+		/* not read */
+		k.c->full = true;
+		h2c_raw(&k, cases[i].frame, cases[i].len, 1100);
+		assert_int_equal(stat("http2.outbound_control_flood"), i + 1);
+		h2c_served(&good);
+		run_ms(3100);
+		assert_true(k.c->closed);
+		h2c_close(&k);
+	}
+	h2c_close(&good);
 }
 
 /* Garbage after the preface is a connection error: GOAWAY, then the
@@ -3128,6 +3292,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_zero_window_bounded, teardown),
 	    cmocka_unit_test_teardown(test_h2_hpack_bomb, teardown),
 	    cmocka_unit_test_teardown(test_h2_inbound_floods, teardown),
+	    cmocka_unit_test_teardown(test_h2_continuation_flood, teardown),
+	    cmocka_unit_test_teardown(test_h2_control_floods, teardown),
 	    cmocka_unit_test_teardown(test_h2_goaway_on_healthcheck_fail, teardown),
 	    cmocka_unit_test_teardown(test_h2_grpc_timeout, teardown),
 	};
