@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arn_config.h"
 #include "arn_stats.h"
 #include "http_int.h"
 #include "http_stream.h"
@@ -33,13 +34,20 @@ struct http_grpc_row {
 #define ROWS (HTTP_GRPC_STATS_METHODS + HTTP_GRPC_STATS_CLUSTERS)
 
 struct http_grpc_table {
+	/* odd while the worker frees rows (a sweep moves them): the pull
+	 * copies the table and keeps the copy only when seq was even and
+	 * unchanged around it */
+	uint32_t seq;
 	uint32_t n;	    /* rows published: [0, n) are complete (release/acquire) */
 	uint32_t n_methods; /* of them, with a method */
+	uint64_t overflow;  /* calls whose row did not fit (relaxed) */
 	struct http_grpc_row rows[ROWS];
 };
 
 /* the pull finds the tables here; set and cleared with the worker */
 static struct http_grpc_table *tables[ARN_STATS_MAX_WORKERS];
+/* the pull's copies of them (control lcore only; freed at stop) */
+static struct http_grpc_table *snap[ARN_STATS_MAX_WORKERS];
 
 int http_grpc_stats_worker_init(struct http_worker *w)
 {
@@ -145,25 +153,23 @@ static unsigned status_slot(const char *v, size_t n)
 	return s <= 16 ? G_STATUS0 + s : G_OTHER;
 }
 
-void http_grpc_stats_response(struct http_stream *st, bool trailers)
+/* Is @p st a call the filter counts, not counted yet? */
+static struct http_grpc_table *counted(struct http_stream *st, const struct arn_cfg_hcm **hp)
 {
 	struct http_conn *hc = st->hc;
 	struct http_grpc_table *t = hc->w->grpc;
 	const struct arn_cfg_hcm *h = hc->hrt ? hc->hrt->hcm : NULL;
 	if (!t || !h || !h->grpc_stats || !st->crt || (st->state & HTTP_S_GRPC_COUNTED) ||
 	    !http_is_grpc(st))
-		return;
-	const struct arn_h1_msg *m = &st->resp.m;
-	int from = trailers ? m->n_hdrs : 0;
-	int to = trailers ? m->n_hdrs + m->n_trailers : m->n_hdrs;
-	const struct arn_h1_header *gs = NULL;
-	for (int i = from; i < to; i++)
-		if (arn_h1_eq_nocase(m->hdrs[i].name, m->hdrs[i].name_len, "grpc-status", 11)) {
-			gs = &m->hdrs[i];
-			break;
-		}
-	if (!gs)
-		return;
+		return NULL;
+	*hp = h;
+	return t;
+}
+
+/* Count @p st's call with grpc-status @p v. */
+static void count(struct http_grpc_table *t, const struct arn_cfg_hcm *h, struct http_stream *st,
+		  const char *v, size_t vn)
+{
 	st->state |= HTTP_S_GRPC_COUNTED;
 	const char *cl = st->crt->name;
 	size_t cn = st->crt->len;
@@ -174,14 +180,95 @@ void http_grpc_stats_response(struct http_stream *st, bool trailers)
 	if (h->grpc_stats_all_methods)
 		mn = method_name(st->req.m.path.p, st->req.m.path.len, mname);
 	struct http_grpc_row *r = mn ? row(t, cl, cn, mname, mn) : NULL;
+	if (mn && !r)
+		inc(&t->overflow); /* counted under the cluster's name */
 	if (!r)
 		r = row(t, cl, cn, "", 0);
-	if (!r)
+	if (!r) {
+		if (!mn)
+			inc(&t->overflow);
 		return;
-	unsigned s = status_slot(gs->value, gs->value_len);
+	}
+	unsigned s = status_slot(v, vn);
 	inc(&r->c[s]);
 	inc(&r->c[s == G_STATUS0 ? G_SUCCESS : G_FAILURE]);
 	inc(&r->c[G_TOTAL]);
+}
+
+void http_grpc_stats_response(struct http_stream *st, bool trailers)
+{
+	const struct arn_cfg_hcm *h;
+	struct http_grpc_table *t = counted(st, &h);
+	if (!t)
+		return;
+	const struct arn_h1_msg *m = &st->resp.m;
+	int from = trailers ? m->n_hdrs : 0;
+	int to = trailers ? m->n_hdrs + m->n_trailers : m->n_hdrs;
+	for (int i = from; i < to; i++)
+		if (arn_h1_eq_nocase(m->hdrs[i].name, m->hdrs[i].name_len, "grpc-status", 11)) {
+			count(t, h, st, m->hdrs[i].value, m->hdrs[i].value_len);
+			return;
+		}
+}
+
+void http_grpc_stats_local(struct http_stream *st, const char *status, size_t len)
+{
+	const struct arn_cfg_hcm *h;
+	struct http_grpc_table *t = counted(st, &h);
+	if (t)
+		count(t, h, st, status, len);
+}
+
+/* What a generation's connection managers count: grpc_stats at all, and
+ * per method. */
+struct want {
+	bool any, methods;
+};
+
+static void want_hcm(struct want *x, const struct arn_cfg_hcm *h)
+{
+	if (h && h->grpc_stats) {
+		x->any = true;
+		x->methods |= h->grpc_stats_all_methods;
+	}
+}
+
+static void want_listener(void *ctx, const struct arn_cfg_listener *l)
+{
+	struct want *x = ctx;
+	for (size_t i = 0; i < l->n_chains; i++)
+		want_hcm(x, l->chains[i].hcm);
+	if (l->default_chain)
+		want_hcm(x, l->default_chain->hcm);
+}
+
+void http_grpc_stats_sweep(struct http_worker *w, const struct arn_cfg_gen *g)
+{
+	struct http_grpc_table *t = w->grpc;
+	if (!t || !t->n)
+		return;
+	struct want x = {false, false};
+	if (g)
+		arn_cfg_listener_foreach(g, want_listener, &x);
+	uint32_t k = 0, km = 0;
+	__atomic_store_n(&t->seq, t->seq + 1, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	for (uint32_t i = 0; i < t->n; i++) {
+		struct http_grpc_row *r = &t->rows[i];
+		struct arn_cfg_ref ref = {r->cluster, r->clen, arn_cfg_hash(r->cluster, r->clen)};
+		struct arn_cfg_cluster_view v;
+		bool keep = x.any && (x.methods || !r->mlen) && g &&
+			    arn_cfg_cluster_resolve(g, &ref, &v) == 0;
+		if (!keep)
+			continue;
+		if (k != i)
+			t->rows[k] = *r;
+		k++;
+		km += r->mlen != 0;
+	}
+	t->n = k;
+	t->n_methods = km;
+	__atomic_store_n(&t->seq, t->seq + 1, __ATOMIC_RELEASE);
 }
 
 static const char *const names[G_STATUS0] = {"success", "failure", "total"};
@@ -192,22 +279,63 @@ static bool same(const struct http_grpc_row *a, const struct http_grpc_row *b)
 	       !memcmp(a->cluster, b->cluster, a->clen) && !memcmp(a->method, b->method, a->mlen);
 }
 
+/* A copy of worker @p w's table, taken while no sweep moved its rows
+ * (a few tries), into @p out. @return false: no table, or no stable copy. */
+static bool snapshot(unsigned w, struct http_grpc_table *out)
+{
+	const struct http_grpc_table *t = __atomic_load_n(&tables[w], __ATOMIC_ACQUIRE);
+	if (!t)
+		return false;
+	for (int tries = 0; tries < 4; tries++) {
+		uint32_t s0 = __atomic_load_n(&t->seq, __ATOMIC_ACQUIRE);
+		if (s0 & 1)
+			continue;
+		uint32_t n = __atomic_load_n(&t->n, __ATOMIC_ACQUIRE);
+		if (n > ROWS)
+			continue;
+		memcpy(out->rows, t->rows, n * sizeof(t->rows[0]));
+		out->n = n;
+		out->overflow = __atomic_load_n(&t->overflow, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&t->seq, __ATOMIC_RELAXED) == s0)
+			return true;
+	}
+	return false;
+}
+
 /* Each (cluster, method) once, summed over the workers that have it. */
 static void pull(struct arn_stats_emitter *e, void *arg)
 {
 	(void)arg;
 	char stat[2 * HTTP_GRPC_STATS_NAME_MAX + 32];
+	struct http_grpc_table *tabs[ARN_STATS_MAX_WORKERS];
 	for (unsigned w = 0; w < ARN_STATS_MAX_WORKERS; w++) {
-		const struct http_grpc_table *t = __atomic_load_n(&tables[w], __ATOMIC_ACQUIRE);
-		uint32_t n = t ? __atomic_load_n(&t->n, __ATOMIC_ACQUIRE) : 0;
+		tabs[w] = NULL;
+		if (!__atomic_load_n(&tables[w], __ATOMIC_ACQUIRE))
+			continue;
+		if (!snap[w] && !(snap[w] = malloc(sizeof(*snap[w]))))
+			continue;
+		if (snapshot(w, snap[w]))
+			tabs[w] = snap[w];
+	}
+	for (unsigned w = 0; w < ARN_STATS_MAX_WORKERS; w++) {
+		const struct http_grpc_table *t = tabs[w];
+		uint32_t n = t ? t->n : 0;
+		if (t) {
+			char tag[16];
+			snprintf(tag, sizeof(tag), "%u", w);
+			arn_stats_emit(e, ARN_STAT_COUNTER, "grpc_stats", ARN_STATS_TAG_WORKER, tag,
+				       "rows_overflow", (int64_t)t->overflow);
+			arn_stats_emit(e, ARN_STAT_GAUGE, "grpc_stats", ARN_STATS_TAG_WORKER, tag,
+				       "rows", (int64_t)n);
+		}
 		for (uint32_t i = 0; i < n; i++) {
 			const struct http_grpc_row *r = &t->rows[i];
 			bool earlier = false;
 			uint64_t sum[G_COUNT] = {0};
 			for (unsigned v = 0; v < ARN_STATS_MAX_WORKERS && !earlier; v++) {
-				const struct http_grpc_table *u =
-				    __atomic_load_n(&tables[v], __ATOMIC_ACQUIRE);
-				uint32_t un = u ? __atomic_load_n(&u->n, __ATOMIC_ACQUIRE) : 0;
+				const struct http_grpc_table *u = tabs[v];
+				uint32_t un = u ? u->n : 0;
 				for (uint32_t j = 0; j < un; j++) {
 					if (!same(r, &u->rows[j]))
 						continue;
@@ -216,8 +344,7 @@ static void pull(struct arn_stats_emitter *e, void *arg)
 						break;
 					}
 					for (unsigned k = 0; k < G_COUNT; k++)
-						sum[k] += __atomic_load_n(&u->rows[j].c[k],
-									  __ATOMIC_RELAXED);
+						sum[k] += u->rows[j].c[k];
 				}
 			}
 			if (earlier)
@@ -254,4 +381,8 @@ void http_grpc_stats_start(void)
 void http_grpc_stats_stop(void)
 {
 	arn_stats_pull_unregister(pull, NULL);
+	for (unsigned w = 0; w < ARN_STATS_MAX_WORKERS; w++) {
+		free(snap[w]);
+		snap[w] = NULL;
+	}
 }

@@ -12,18 +12,30 @@
  * start; a call whose method does not fit (table full, a name longer than
  * HTTP_GRPC_STATS_NAME_MAX or with characters outside [A-Za-z0-9_.-]) is
  * counted under the cluster's method-less name, as Envoy counts methods it
- * does not track. The table's rows are pulled into /stats (summed over
- * workers) by the control lcore.
+ * does not track; such calls are counted in grpc_stats.<worker>.rows_overflow
+ * (and grpc_stats.<worker>.rows is the rows in use). Local replies to gRPC
+ * calls (503 no healthy upstream, a grpc-timeout reached...) are counted
+ * with the grpc-status they carry. The table's rows are pulled into /stats
+ * (summed over workers) by the control lcore.
+ *
+ * Rows go when what made them goes: at each new configuration generation
+ * the worker frees the rows of clusters the generation no longer has, the
+ * per-method rows when no connection manager has stats_for_all_methods,
+ * and all of them when none has the filter (http_grpc_stats_sweep).
  *
  * Ownership: the table belongs to its worker (http_grpc_stats_worker_init
- * in worker_init, _fini in worker_fini); rows are only added, never
- * changed once published, so the pull reads them without a lock.
+ * in worker_init, _fini in worker_fini). Rows are added behind a
+ * release store of the count, and moved only by a sweep, inside a
+ * sequence count the pull checks around its copy of the table (a
+ * seqlock), so the pull reads them without a lock.
  */
 #ifndef ARN_HTTP_GRPC_STATS_H
 #define ARN_HTTP_GRPC_STATS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
+struct arn_cfg_gen;
 struct http_stream;
 struct http_worker;
 
@@ -45,6 +57,17 @@ void http_grpc_stats_worker_fini(struct http_worker *w);
  * the response head) carry grpc-status; each call counts once.
  */
 void http_grpc_stats_response(struct http_stream *st, bool trailers);
+/**
+ * Count @p st's call answered by a local reply in gRPC: grpc-status
+ * @p status (@p len bytes), under the same conditions as
+ * http_grpc_stats_response(). Worker lcore.
+ */
+void http_grpc_stats_local(struct http_stream *st, const char *status, size_t len);
+/**
+ * Free the rows of worker @p w that generation @p g (NULL: none) no longer
+ * makes (see above). Worker lcore, when it takes a new generation.
+ */
+void http_grpc_stats_sweep(struct http_worker *w, const struct arn_cfg_gen *g);
 
 /** Register / unregister the /stats pull (control lcore). */
 void http_grpc_stats_start(void);

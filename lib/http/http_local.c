@@ -11,6 +11,7 @@
 
 #include "arn_config.h"
 #include "http_l4.h"
+#include "http_grpc_stats.h"
 #include "http_local.h"
 #include "http_stream.h"
 #include "http_upstream.h"
@@ -293,6 +294,7 @@ void http_local_reply(struct http_stream *st, unsigned status, const char *body,
 		blen = 0;
 		if (HS(hc))
 			HTTP_INC(hc, downstream_rq_grpc_local_reply);
+		http_grpc_stats_local(st, gs, (size_t)k);
 	}
 	struct http_reply r = {
 	    .status = status,

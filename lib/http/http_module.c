@@ -296,6 +296,7 @@ static void worker_poll(struct arn_lcore *lc, void *arg)
 		if (id != w->gen_id || !w->gen_seen) {
 			listeners_sync(w, g);
 			http_pools_sweep(w, g);
+			http_grpc_stats_sweep(w, g);
 			w->gen_id = id;
 			w->gen_seen = true;
 		}

@@ -2796,7 +2796,89 @@ static void test_h2_grpc_stats(void **state)
 	/* 2 methods came first; 126 more fit, 5 did not */
 	assert_int_equal(stat("cluster.web.grpc.success"), 1 + 5);
 	assert_int_equal(stat("cluster.web.grpc.total"), 1 + 5);
+	/* the rows: 128 methods and the cluster's; those 5 counted as overflow */
+	assert_int_equal(stat("grpc_stats.0.rows"), HTTP_GRPC_STATS_METHODS + 1);
+	assert_int_equal(stat("grpc_stats.0.rows_overflow"), 5);
 	h2c_close(&k);
+}
+
+#define GRPC_STATS_FILTER(all)                                                                     \
+	"{\"name\":\"envoy.filters.http.grpc_stats\",\"typed_config\":{\"@type\":"                 \
+	"\"type.googleapis.com/envoy.extensions.filters.http.grpc_stats.v3."                       \
+	"FilterConfig\",\"stats_for_all_methods\":" all "}},"
+
+/*
+ * Local replies to gRPC calls are counted with the grpc-status they carry
+ * (the upstream refused: 503 as UNAVAILABLE 14; grpc-timeout reached: 504
+ * as 14 too), as the upstream's answers are. The rows go with the filter
+ * configuration: a generation without stats_for_all_methods frees the
+ * per-method rows, one without the filter frees them all, and their
+ * counters leave /stats.
+ */
+static void test_h2_grpc_stats_local_replies_and_rows(void **state)
+{
+	(void)state;
+	jfilters = GRPC_STATS_FILTER("true");
+	start(8, jlistener("", "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":"
+			       "\"web\",\"max_grpc_timeout\":\"1s\"}}"));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	grpc_call(&k, "/pkg.Svc/Get", GRPC_TRAILERS("0"));
+	/* the upstream refuses the connection: a local reply */
+	int32_t a =
+	    h2c_request(&k, "POST", "/pkg.Svc/Get", NULL, "content-type", "application/grpc");
+	h2c_pump(&k);
+	for (unsigned c = 0; c < CONNS; c++)
+		if (conns[c].used && conns[c].upstream && !conns[c].connected && !conns[c].closed)
+			close_later(&conns[c], -ECONNREFUSED);
+	poll_ms(1);
+	h2c_pump(&k);
+	struct h2c_stream *x = h2c_find(&k, a);
+	assert_true(x->closed);
+	want_in(x->hdrs, "grpc-status: 14\n");
+	k.n = 0;
+	assert_int_equal(stat("cluster.web.grpc.pkg.Svc.Get.14"), 1);
+	assert_int_equal(stat("cluster.web.grpc.pkg.Svc.Get.failure"), 1);
+	assert_int_equal(stat("cluster.web.grpc.pkg.Svc.Get.total"), 2);
+	/* grpc-timeout reached */
+	nghttp2_nv nv[6] = {
+	    {(uint8_t *)":method", (uint8_t *)"POST", 7, 4, 0},
+	    {(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
+	    {(uint8_t *)":authority", (uint8_t *)"a", 10, 1, 0},
+	    {(uint8_t *)":path", (uint8_t *)"/pkg.Svc/Slow", 5, 13, 0},
+	    {(uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16, 0},
+	    {(uint8_t *)"grpc-timeout", (uint8_t *)"100m", 12, 4, 0},
+	};
+	int32_t b = nghttp2_submit_request(k.s, NULL, nv, 6, NULL, NULL);
+	k.st[k.n++] = (struct h2c_stream){.id = b};
+	h2c_pump(&k);
+	upstream_accepts();
+	h2c_pump(&k);
+	run_ms(200);
+	h2c_pump(&k);
+	assert_true(h2c_find(&k, b)->closed);
+	k.n = 0;
+	assert_int_equal(stat("cluster.web.grpc.pkg.Svc.Slow.14"), 1);
+	assert_int_equal(stat("cluster.web.grpc.pkg.Svc.Slow.total"), 1);
+	assert_int_equal(stat("grpc_stats.0.rows"), 2);
+	h2c_close(&k);
+	/* a generation without per-method stats: the method rows go */
+	jfilters = GRPC_STATS_FILTER("false");
+	apply(L, "2", jlistener("", ROUTE_WEB));
+	poll_ms(1);
+	assert_int_equal(stat("grpc_stats.0.rows"), 0);
+	assert_int_equal(stat("cluster.web.grpc.pkg.Svc.Get.total"), 0);
+	h2c_open(&k, 65535);
+	grpc_call(&k, "/pkg.Svc/Get", GRPC_TRAILERS("0"));
+	assert_int_equal(stat("cluster.web.grpc.total"), 1);
+	assert_int_equal(stat("grpc_stats.0.rows"), 1);
+	h2c_close(&k);
+	/* without the filter: none */
+	jfilters = "";
+	apply(L, "3", jlistener("", ROUTE_WEB));
+	poll_ms(1);
+	assert_int_equal(stat("grpc_stats.0.rows"), 0);
+	assert_int_equal(stat("cluster.web.grpc.total"), 0);
 }
 
 /* grpc-timeout with a content-type of gRPC becomes the route timeout:
@@ -3288,6 +3370,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_grpc, teardown),
 	    cmocka_unit_test_teardown(test_te_trailers_forwarded, teardown),
 	    cmocka_unit_test_teardown(test_h2_grpc_stats, teardown),
+	    cmocka_unit_test_teardown(test_h2_grpc_stats_local_replies_and_rows, teardown),
 	    cmocka_unit_test_teardown(test_h2_rapid_reset, teardown),
 	    cmocka_unit_test_teardown(test_h2_zero_window_bounded, teardown),
 	    cmocka_unit_test_teardown(test_h2_hpack_bomb, teardown),
