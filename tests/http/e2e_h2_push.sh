@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A configuration push under HTTP/2 load (issue 19, tests): h2load sends
-# H2_PUSH_N (default 200000, some 10 s here) requests over 4 h2c connections with 10
+# H2_PUSH_N (default 200000: 10-30 s here) requests over 4 h2c connections with 10
 # streams each while e2e_h2_push.js pushes route (RDS), cluster (CDS) and
 # endpoint (EDS) changes one after the other as fast as Arion ACKs them.
 # None of these changes the listener, so no connection drains: every
