@@ -7,6 +7,9 @@
 # Each is configured as its maintainers advise for a fast reverse proxy:
 # one worker/thread, keep-alive to the upstream (a connection pool), no
 # access log, no extra work that the others do not do.
+# PX_H2=1 (bench/h2/run): each takes HTTP/2 with prior knowledge (h2c) on
+# port 80 instead of HTTP/1.1, with at least 100 concurrent streams per
+# connection; the upstream side stays HTTP/1.1 with keep-alive.
 px_pid=
 start_nginx() {
 	ip -n $NS_PX addr add 198.18.0.2/24 dev $IF_PX
@@ -21,7 +24,8 @@ http {
 	keepalive_requests 1000000;
 	upstream up { server 198.18.0.20:8080; keepalive 256; keepalive_requests 1000000; }
 	server {
-		listen 198.18.0.2:80 reuseport backlog=4096;
+		listen 198.18.0.2:80 reuseport backlog=4096$([ "${PX_H2:-0}" = 1 ] && echo ' http2');
+		http2_max_concurrent_streams 128;
 		location / {
 			proxy_pass http://up;
 			proxy_http_version 1.1;
@@ -42,6 +46,7 @@ start_haproxy() {
 global
 	nbthread 1
 	maxconn 8000
+	tune.h2.max-concurrent-streams 128
 defaults
 	mode http
 	timeout connect 5s
@@ -50,7 +55,7 @@ defaults
 	option http-keep-alive
 	http-reuse always
 frontend fe
-	bind 198.18.0.2:80
+	bind 198.18.0.2:80$([ "${PX_H2:-0}" = 1 ] && echo ' proto h2')
 	default_backend be
 backend be
 	server up1 198.18.0.20:8080
@@ -85,6 +90,7 @@ envoy_bootstrap:
                   "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
                   stat_prefix: bench
                   generate_request_id: false
+                  http2_protocol_options: {max_concurrent_streams: 128}
                   route_config:
                     virtual_hosts: [{name: all, domains: ["*"], routes: [{match: {prefix: "/"}, route: {cluster: up}}]}]
                   http_filters:
