@@ -450,6 +450,11 @@ ssize_t arn_mcp_sse_feed(struct arn_mcp_sse *p, const char *in, size_t n,
 #define ARN_MCP_SID_LEN 48 /* hex: worker (2), slot (6), generation (8), random (32) */
 #define ARN_MCP_MAX_WORKERS 256
 #define ARN_MCP_BACKEND_SID_MAX 128 /* longest backend session id kept */
+/* Backends' requests to the client (elicitation, sampling, roots/list)
+ * a session may have relayed and not had answered yet: one more is
+ * refused (the backend gets a JSON-RPC error), so a backend cannot make a
+ * session remember without bound. */
+#define ARN_MCP_MAX_PENDING 16
 
 enum arn_mcp_transport {
 	ARN_MCP_T_STREAMABLE = 0,
@@ -461,6 +466,8 @@ struct arn_mcp_session {
 	uint8_t version;   /* enum arn_mcp_version */
 	uint8_t transport; /* enum arn_mcp_transport */
 	bool initialized;  /* notifications/initialized seen */
+	bool relay;	   /* the client offered elicitation, sampling or roots: so do
+			      the gateway's initializes to backends */
 	bool in_use;
 	uint32_t slot, gen;
 	uint64_t last_ms; /* the last request that named it */
@@ -468,6 +475,14 @@ struct arn_mcp_session {
 	 * open, the filter that opened it sets its own (session_idle_timeout) */
 	uint32_t idle_ms;
 	void *user;	  /* the filter's (its server-to-client stream) */
+	/* backends' requests relayed to the client and not answered yet
+	 * (arn_mcp_session_pending_add): only answers to these go back */
+	uint8_t n_pending;
+	struct arn_mcp_pending {
+		uint32_t backend;
+		uint32_t owner;	  /* the caller's: what relayed it (its call) */
+		uint64_t id_hash; /* of the backend's own id, as JSON text */
+	} pending[ARN_MCP_MAX_PENDING];
 };
 
 struct arn_mcp_sessions;
@@ -537,6 +552,26 @@ const char *arn_mcp_session_backend(const struct arn_mcp_sessions *t,
  * changed). */
 void arn_mcp_session_backend_forget(struct arn_mcp_sessions *t, struct arn_mcp_session *s,
 				    uint32_t b);
+
+/**
+ * Remember that backend @p backend's request @p id (its own id) was
+ * relayed to @p s's client, on behalf of @p owner (the caller's tag: the
+ * call whose stream carried it). @return 0, -ENOSPC (ARN_MCP_MAX_PENDING
+ * are waiting already: refuse it), -EEXIST (the same one is waiting: a
+ * backend reusing an id it has not had answered).
+ */
+int arn_mcp_session_pending_add(struct arn_mcp_session *s, uint32_t backend,
+				struct json_object *id, uint32_t owner);
+/** Forget every request relayed for @p owner (its call ended: the
+ * backend waits for none of them any more). @return how many. */
+uint32_t arn_mcp_session_pending_drop(struct arn_mcp_session *s, uint32_t owner);
+/**
+ * The client answered backend @p backend's request @p id: forget it.
+ * @return 0, or -ENOENT when no such request waits (an answer to nothing
+ * the gateway asked: dropped, not forwarded).
+ */
+int arn_mcp_session_pending_take(struct arn_mcp_session *s, uint32_t backend,
+				 struct json_object *id);
 
 /* ---- initialize -------------------------------------------------------------------- */
 

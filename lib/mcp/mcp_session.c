@@ -2,6 +2,7 @@
  * MCP versions, the HTTP transports' dispatch, SSE framing, the session
  * table and initialize.
  */
+#include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,7 +268,9 @@ static void release(struct arn_mcp_sessions *t, struct arn_mcp_session *s)
 static bool idle(const struct arn_mcp_sessions *t, const struct arn_mcp_session *s, uint64_t now)
 {
 	(void)t; /* each session its own timeout: tables are per worker, filters per listener */
-	return s->idle_ms && now >= s->last_ms && now - s->last_ms >= s->idle_ms;
+	/* a session whose server-to-client stream is open is in use, however
+	 * quiet its client is */
+	return !s->user && s->idle_ms && now >= s->last_ms && now - s->last_ms >= s->idle_ms;
 }
 
 uint32_t arn_mcp_sessions_expire(struct arn_mcp_sessions *t, uint64_t now_ms,
@@ -305,6 +308,8 @@ enum arn_mcp_err arn_mcp_session_open(struct arn_mcp_sessions *t, enum arn_mcp_v
 	s->last_ms = now_ms;
 	s->idle_ms = t->idle_ms;
 	s->user = NULL;
+	s->n_pending = 0;
+	s->relay = false;
 	int o = snprintf(s->id, sizeof(s->id), "%02x%06x%08x", t->worker, s->slot, s->gen);
 	for (int i = 0; i < 16; i++)
 		o += snprintf(s->id + o, sizeof(s->id) - (size_t)o, "%02x", rnd[i]);
@@ -426,6 +431,61 @@ void arn_mcp_session_backend_forget(struct arn_mcp_sessions *t, struct arn_mcp_s
 		memset(lens, 0, t->max_backends);
 	else if (b < t->max_backends)
 		lens[b] = 0;
+}
+
+static uint64_t id_hash(struct json_object *id)
+{
+	size_t n = 0;
+	const char *t = arn_mcp_text(id, &n);
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+	for (size_t i = 0; t && i < n; i++)
+		h = (h ^ (unsigned char)t[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static int pending_find(const struct arn_mcp_session *s, uint32_t backend, uint64_t h)
+{
+	for (int i = 0; i < s->n_pending; i++)
+		if (s->pending[i].backend == backend && s->pending[i].id_hash == h)
+			return i;
+	return -1;
+}
+
+int arn_mcp_session_pending_add(struct arn_mcp_session *s, uint32_t backend, struct json_object *id,
+				uint32_t owner)
+{
+	uint64_t h = id_hash(id);
+	if (pending_find(s, backend, h) >= 0)
+		return -EEXIST;
+	if (s->n_pending >= ARN_MCP_MAX_PENDING)
+		return -ENOSPC;
+	s->pending[s->n_pending++] =
+	    (struct arn_mcp_pending){.backend = backend, .owner = owner, .id_hash = h};
+	return 0;
+}
+
+uint32_t arn_mcp_session_pending_drop(struct arn_mcp_session *s, uint32_t owner)
+{
+	uint32_t n = 0;
+	for (int i = 0; i < s->n_pending;) {
+		if (s->pending[i].owner == owner) {
+			s->pending[i] = s->pending[--s->n_pending];
+			n++;
+		} else {
+			i++;
+		}
+	}
+	return n;
+}
+
+int arn_mcp_session_pending_take(struct arn_mcp_session *s, uint32_t backend,
+				 struct json_object *id)
+{
+	int i = pending_find(s, backend, id_hash(id));
+	if (i < 0)
+		return -ENOENT;
+	s->pending[i] = s->pending[--s->n_pending];
+	return 0;
 }
 
 /* ---- initialize ------------------------------------------------------------------------ */

@@ -2,6 +2,7 @@
  * Versions, the two HTTP transports' dispatch, SSE framing, sessions and
  * initialize.
  */
+#include <errno.h>
 #include <json-c/json.h>
 #include <string.h>
 
@@ -211,6 +212,12 @@ static void test_sessions_expire_sweep(void **state)
 			 2); /* opened at 0, 10 */
 	assert_int_equal(n, 2);
 	assert_int_equal(arn_mcp_sessions_count(t), 2);
+	/* a session holding a GET stream (user set) does not idle */
+	assert_int_equal(arn_mcp_session_find(t, s->id, ARN_MCP_SID_LEN, 70, &s), ARN_MCP_E_NONE);
+	s->user = &n;
+	assert_int_equal(arn_mcp_sessions_expire(t, 1000, NULL, NULL), 1);
+	assert_int_equal(arn_mcp_sessions_count(t), 1);
+	assert_int_equal(arn_mcp_session_find(t, s->id, ARN_MCP_SID_LEN, 5000, &s), ARN_MCP_E_NONE);
 	arn_mcp_sessions_destroy(t);
 
 	/* idle 0: never */
@@ -347,7 +354,64 @@ static void test_sessions_per_worker(void **state)
 	arn_mcp_sessions_destroy(w7);
 }
 
+/* Backends' requests relayed to a client: only answers to those go back,
+ * each once, and a session remembers at most ARN_MCP_MAX_PENDING. */
+static void test_pending_requests(void **state)
+{
+	(void)state;
+	struct arn_mcp_sessions *t = arn_mcp_sessions_create(0, 2, 4, 0);
+	assert_non_null(t);
+	uint8_t rnd[16] = {0};
+	struct arn_mcp_session *s = NULL;
+	assert_int_equal(arn_mcp_session_open(t, ARN_MCP_V_2025_06_18, ARN_MCP_T_STREAMABLE, 0, rnd,
+					      &s, NULL, NULL),
+			 ARN_MCP_E_NONE);
+	struct json_object *one = json_object_new_int(1);
+	struct json_object *one_s = json_object_new_string("1");
+	assert_int_equal(arn_mcp_session_pending_add(s, 0, one, 7), 0);
+	assert_int_equal(arn_mcp_session_pending_add(s, 0, one, 7), -EEXIST);
+	/* the same id from another backend is another request */
+	assert_int_equal(arn_mcp_session_pending_add(s, 1, one, 7), 0);
+	/* 1 and "1" are different ids (JSON-RPC compares them as given) */
+	assert_int_equal(arn_mcp_session_pending_take(s, 0, one_s), -ENOENT);
+	assert_int_equal(arn_mcp_session_pending_take(s, 0, one), 0);
+	assert_int_equal(arn_mcp_session_pending_take(s, 0, one), -ENOENT); /* once */
+	assert_int_equal(arn_mcp_session_pending_take(s, 1, one), 0);
+	/* the limit: one more is refused; answering one makes room */
+	for (int i = 0; i < ARN_MCP_MAX_PENDING; i++) {
+		struct json_object *id = json_object_new_int(100 + i);
+		assert_int_equal(arn_mcp_session_pending_add(s, 2, id, 7), 0);
+		json_object_put(id);
+	}
+	struct json_object *more = json_object_new_int(99);
+	assert_int_equal(arn_mcp_session_pending_add(s, 2, more, 7), -ENOSPC);
+	struct json_object *first = json_object_new_int(100);
+	assert_int_equal(arn_mcp_session_pending_take(s, 2, first), 0);
+	assert_int_equal(arn_mcp_session_pending_add(s, 2, more, 7), 0);
+	/* a call that ends takes its requests with it, and only its own */
+	struct json_object *other = json_object_new_int(5);
+	assert_int_equal(arn_mcp_session_pending_drop(s, 7), ARN_MCP_MAX_PENDING);
+	assert_int_equal(arn_mcp_session_pending_add(s, 2, more, 8), 0);
+	assert_int_equal(arn_mcp_session_pending_add(s, 2, other, 9), 0);
+	assert_int_equal(arn_mcp_session_pending_drop(s, 8), 1);
+	assert_int_equal(arn_mcp_session_pending_take(s, 2, more), -ENOENT);
+	assert_int_equal(arn_mcp_session_pending_take(s, 2, other), 0);
+	json_object_put(other);
+	/* a session opened again in the slot remembers nothing */
+	arn_mcp_session_close(t, s);
+	assert_int_equal(arn_mcp_session_open(t, ARN_MCP_V_2025_06_18, ARN_MCP_T_STREAMABLE, 0, rnd,
+					      &s, NULL, NULL),
+			 ARN_MCP_E_NONE);
+	assert_int_equal(s->n_pending, 0);
+	json_object_put(one);
+	json_object_put(one_s);
+	json_object_put(more);
+	json_object_put(first);
+	arn_mcp_sessions_destroy(t);
+}
+
 const struct CMUnitTest mt_session_tests[] = {
+    cmocka_unit_test(test_pending_requests),
     cmocka_unit_test(test_sessions_per_worker),
     cmocka_unit_test(test_versions),
     cmocka_unit_test(test_transports_classified),
