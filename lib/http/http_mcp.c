@@ -44,8 +44,9 @@ struct mcp_leg;
 /* What a request waits for from its backends. */
 enum mcp_wait {
 	MCP_W_NONE = 0,
-	MCP_W_LIST, /* a tools/list round (the fan-out) */
-	MCP_W_CALL, /* a tools/call (after a round when no catalog was there) */
+	MCP_W_LIST,    /* a tools/list round (the fan-out) */
+	MCP_W_CALL,    /* a tools/call (after a round when no catalog was there) */
+	MCP_W_FORWARD, /* the client's answers and cancellations, on their way to backends */
 };
 
 struct http_mcp_req {
@@ -80,6 +81,10 @@ struct http_mcp_req {
 	char *out;
 	size_t out_len;
 	struct http_timer ping; /* ": ping" while the backend says nothing */
+	/* the session's GET stream (server-to-client messages): s->user is
+	 * this request while it lives, and it is on the worker's list */
+	bool get;
+	struct http_mcp_req *gprev, *gnext;
 	/* for the access log: the tool as the client named it (cut to fit) */
 	char tool[129];
 	uint32_t tool_len;
@@ -102,12 +107,14 @@ struct mcp_leg {
 	struct mcp_leg *next; /* the worker's free list */
 	struct http_subreq sr;
 	struct http_mcp_req *r;
-	uint32_t b;		    /* the backend's index in the ToolSet */
-	uint32_t slot;		    /* in r->legs */
-	uint8_t phase;		    /* enum mcp_phase */
-	uint8_t kind;		    /* enum arn_mcp_upstream of the answer */
-	bool retried;		    /* re-initialized once after a 404 */
-	bool sent_sid;		    /* the request carried the backend's session id */
+	uint32_t b;    /* the backend's index in the ToolSet */
+	uint32_t slot; /* in r->legs */
+	uint8_t phase; /* enum mcp_phase */
+	uint8_t kind;  /* enum arn_mcp_upstream of the answer */
+	bool retried;  /* re-initialized once after a 404 */
+	bool side;     /* forwards the client's answer or cancellation, or an error answer to the
+			  backend's request: its end only frees it */
+	bool sent_sid; /* the request carried the backend's session id */
 	uint64_t start_tsc;	    /* the message started (mcp.<ToolSet>.backend.<b>.rq_time) */
 	struct json_object *call;   /* the message for the backend (owned) */
 	struct json_object *sent;   /* what this phase sends (owned) */
@@ -139,6 +146,7 @@ struct http_mcp_worker {
 	uint32_t n;
 	struct mcp_leg *legs, *leg_free;
 	struct mcp_cat cats[MCP_CATALOGS];
+	struct http_mcp_req *gets; /* the GET streams open on this worker */
 };
 
 int http_mcp_worker_init(struct http_worker *w)
@@ -289,6 +297,8 @@ static void keep_principal_headers(struct http_stream *st, struct http_mcp_req *
 	}
 }
 
+static void get_end(struct http_mcp_req *r);
+
 static const char *action_details(uint8_t a)
 {
 	switch (a) {
@@ -326,6 +336,7 @@ bool http_mcp_filter(struct http_stream *st, const struct arn_cfg_gen *g,
 	switch (rt.action) {
 	case ARN_MCP_A_POST:
 	case ARN_MCP_A_DELETE:
+	case ARN_MCP_A_GET_STREAM:
 		break;
 	case ARN_MCP_A_REFUSE: {
 		/* lib/mcp says what and why; the body is a JSON-RPC error as
@@ -341,16 +352,14 @@ bool http_mcp_filter(struct http_stream *st, const struct arn_cfg_gen *g,
 		return true;
 	}
 	default: {
-		/* The GET stream (server-to-client messages) and 2024-11-05's
-		 * HTTP+SSE come with streamed replies. 405 is what the SDK's
-		 * client takes for "this server offers no GET stream" and goes
-		 * on without one. */
+		/* 2024-11-05's HTTP+SSE transport (a GET without a session).
+		 * 405 is what the SDK's client takes for "no such transport
+		 * here"; 2024-11-05 clients on Streamable HTTP are served. */
 		char body[256];
 		snprintf(body, sizeof(body),
 			 "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,\"message\":"
 			 "\"Method Not Allowed: %s is not served by this gateway yet\"}}",
-			 rt.action == ARN_MCP_A_GET_STREAM ? "the GET stream"
-							   : "the HTTP+SSE transport (2024-11-05)");
+			 "the HTTP+SSE transport (2024-11-05)");
 		struct json_object *bo = json_tokener_parse(body);
 		reply(st, 405, bo, NULL, "POST, DELETE", action_details(rt.action));
 		json_object_put(bo);
@@ -378,6 +387,8 @@ bool http_mcp_filter(struct http_stream *st, const struct arn_cfg_gen *g,
 				    "mcp_session");
 			return true;
 		}
+		if (s->user)
+			get_end(s->user);
 		arn_mcp_session_close(w->mcp->sessions, s);
 		HTTP_INC(hc, mcp_session_closed);
 		reply(st, 200, NULL, NULL, NULL, "mcp_session_deleted");
@@ -415,6 +426,9 @@ bool http_mcp_filter(struct http_stream *st, const struct arn_cfg_gen *g,
 	r->ping.fn = ping_fire;
 	r->tool_len = 0;
 	r->fan_open = r->in_end = false;
+	r->get = rt.action == ARN_MCP_A_GET_STREAM;
+	r->gprev = r->gnext = NULL;
+	r->s = NULL;
 	arn_cfg_pin(ts);
 	r->has_sid = hr.session_id != NULL;
 	r->sid_long = hr.session_id_len > ARN_MCP_SID_LEN;
@@ -451,6 +465,18 @@ bool http_mcp_body(struct http_stream *st, const char *data, size_t len)
 
 /* ---- the answer --------------------------------------------------------------------------- */
 
+/* Whether an initialize's params offer what backends may ask a client
+ * for (elicitation, sampling, roots): the gateway relays those. */
+static bool client_relays(struct json_object *params)
+{
+	struct json_object *caps = params ? json_object_object_get(params, "capabilities") : NULL;
+	if (!caps || !json_object_is_type(caps, json_type_object))
+		return false;
+	return json_object_object_get_ex(caps, "elicitation", NULL) ||
+	       json_object_object_get_ex(caps, "sampling", NULL) ||
+	       json_object_object_get_ex(caps, "roots", NULL);
+}
+
 static int session_random(uint8_t rnd[16])
 {
 	/* rte_rand() is not a CSPRNG: a session id is a bearer secret */
@@ -464,6 +490,10 @@ static void leg_ops_head(struct http_subreq *sr, const struct arn_h1_msg *m);
 static void leg_ops_body(struct http_subreq *sr, const char *data, size_t len);
 static void leg_ops_end(struct http_subreq *sr);
 static void leg_ops_failed(struct http_subreq *sr, const char *why);
+
+static void forward_done(struct http_mcp_req *r);
+static bool side_start(struct http_mcp_req *r, uint32_t b, struct json_object *msg);
+static void backend_list_changed(struct http_mcp_req *r);
 
 static const struct http_subreq_ops leg_ops = {
     .on_head = leg_ops_head,
@@ -549,7 +579,7 @@ static int leg_send(struct mcp_leg *l)
 	l->rd_open = false;
 	switch (l->phase) {
 	case LEG_INIT:
-		l->sent = arn_mcp_backend_initialize(v, ARN_VERSION, false);
+		l->sent = arn_mcp_backend_initialize(v, ARN_VERSION, sess_ok(r) && r->s->relay);
 		break;
 	case LEG_NOTIFY:
 		l->sent = arn_mcp_new_request(NULL, "notifications/initialized", NULL);
@@ -602,7 +632,7 @@ static void leg_free(struct mcp_leg *l)
 /* A leg to backend @p b of @p r for message @p call (taken). @return NULL
  * with *@p why when it could not start. */
 static struct mcp_leg *leg_start(struct http_mcp_req *r, uint32_t b, struct json_object *call,
-				 const char **why)
+				 bool side, const char **why)
 {
 	struct http_worker *w = r->st->hc->w;
 	struct mcp_leg *l = w->mcp->leg_free;
@@ -619,7 +649,8 @@ static struct mcp_leg *leg_start(struct http_mcp_req *r, uint32_t b, struct json
 	l->r = r;
 	l->b = b;
 	l->slot = slot;
-	l->retried = false;
+	l->retried = side; /* a side message is not worth a new backend session */
+	l->side = side;
 	l->call = call;
 	l->sent = l->answer = NULL;
 	l->rd_open = false;
@@ -640,7 +671,7 @@ static struct mcp_leg *leg_start(struct http_mcp_req *r, uint32_t b, struct json
 	struct arn_stats_scope *sc = http_rt_mcp_backend(r->ts, b);
 	if (sc) {
 		arn_stats_inc(sc, w->slot, ARN_MCPB_rq_total);
-		if (r->routed)
+		if (r->routed && !side)
 			arn_stats_inc(sc, w->slot, ARN_MCPB_tools_call);
 	}
 	int rc = leg_send(l);
@@ -714,9 +745,34 @@ static int stream_start(struct http_mcp_req *r)
 	st->details = "mcp_streamed";
 	st->resp_first_tsc = http_tsc(w);
 	http_timer_cancel(&st->req_timer);
-	HTTP_INC(hc, mcp_streamed);
+	if (r->get) {
+		/* it may live for hours: it holds a large scratch buffer only
+		 * while the client has not taken an event (out_ready) */
+		http_big_put(w, r->out);
+		r->out = NULL;
+	} else {
+		HTTP_INC(hc, mcp_streamed);
+	}
 	http_timer_arm(w, &r->ping, MCP_PING_MS);
 	return 0;
+}
+
+/* r's output buffer, taken now if it holds none (GET streams). */
+static bool out_ready(struct http_mcp_req *r)
+{
+	if (!r->out)
+		r->out = http_big_get(r->st->hc->w);
+	return r->out != NULL;
+}
+
+/* The client took everything written from out. */
+static void out_drained(struct http_mcp_req *r)
+{
+	r->out_len = 0;
+	if (r->get && r->out) {
+		http_big_put(r->st->hc->w, r->out);
+		r->out = NULL;
+	}
 }
 
 static void ping_fire(struct http_timer *t)
@@ -728,7 +784,9 @@ static void ping_fire(struct http_timer *t)
 		return;
 	http_timer_arm(hc->w, t, MCP_PING_MS);
 	static const char ping[] = ": ping\n\n";
-	if (r->out_len + sizeof(ping) - 1 > HTTP_BIG_SCRATCH)
+	if (r->get && sess_ok(r))
+		r->s->last_ms = hc->w->now_ms; /* a GET stream open keeps its session alive */
+	if (r->out_len + sizeof(ping) - 1 > HTTP_BIG_SCRATCH || !out_ready(r))
 		return; /* the client is not reading: no ping needed to keep it busy */
 	struct http_peer *dn = hc->dn;
 	memcpy(r->out + r->out_len, ping, sizeof(ping) - 1);
@@ -747,6 +805,8 @@ static bool stream_event(struct http_mcp_req *r, struct json_object *o)
 	struct http_stream *st = r->st;
 	struct http_peer *dn = st->hc->dn;
 	size_t n;
+	if (!out_ready(r))
+		return false;
 	const char *text = arn_mcp_text(o, &n);
 	size_t room = HTTP_BIG_SCRATCH - r->out_len;
 	size_t k = arn_mcp_sse_event(r->out + r->out_len, room, "message", NULL, text, n);
@@ -757,7 +817,7 @@ static bool stream_event(struct http_mcp_req *r, struct json_object *o)
 	st->tx_body += k;
 	st->last_activity_ms = st->hc->w->now_ms;
 	if (dn->codec->flush(dn) == 0 && !dn->queued)
-		r->out_len = 0; /* taken: nothing points into out any more */
+		out_drained(r); /* taken: nothing points into out any more */
 	return true;
 }
 
@@ -769,7 +829,7 @@ void http_mcp_run(struct http_stream *st)
 	struct http_peer *dn = st->hc->dn;
 	if (dn->queued && dn->codec->flush(dn) != 0)
 		return;
-	r->out_len = 0;
+	out_drained(r);
 	for (uint32_t i = 0; i < ARN_CFG_MCP_MAX_BACKENDS && r->n_legs; i++)
 		if (r->legs[i] && r->legs[i]->sr.paused) {
 			http_subreq_resume(&r->legs[i]->sr);
@@ -786,6 +846,8 @@ static void answer_async(struct http_mcp_req *r, struct json_object *o, const ch
 	struct http_conn *hc = st->hc;
 	bool run = !r->in_end;
 	r->wait = MCP_W_NONE;
+	if (sess_ok(r))
+		r->s->last_ms = hc->w->now_ms; /* idle counts from the answer, not the request */
 	if (r->streaming) {
 		/* the last event, then the stream's end; an answer that cannot
 		 * be sent must not look like a complete stream: reset */
@@ -811,6 +873,227 @@ static void answer_async(struct http_mcp_req *r, struct json_object *o, const ch
 	json_object_put(o);
 	if (run)
 		http_conn_run(hc);
+}
+
+/* ---- the GET stream, and messages forwarded for the client ----------------------------- */
+
+static void get_link(struct http_mcp_worker *m, struct http_mcp_req *r)
+{
+	r->gprev = NULL;
+	r->gnext = m->gets;
+	if (m->gets)
+		m->gets->gprev = r;
+	m->gets = r;
+}
+
+static void get_unlink(struct http_mcp_worker *m, struct http_mcp_req *r)
+{
+	if (!r->gprev && m->gets != r)
+		return; /* not linked */
+	if (r->gprev)
+		r->gprev->gnext = r->gnext;
+	else
+		m->gets = r->gnext;
+	if (r->gnext)
+		r->gnext->gprev = r->gprev;
+	r->gprev = r->gnext = NULL;
+	if (sess_ok(r) && r->s->user == r)
+		r->s->user = NULL;
+}
+
+/* Open @p r as session @p s's GET stream: the head now, the server's
+ * messages as they come, ": ping" while there are none. One per session,
+ * as the SDK's server allows (409 for another). */
+static void get_open(struct http_mcp_req *r, struct arn_mcp_session *s)
+{
+	struct http_stream *st = r->st;
+	struct http_conn *hc = st->hc;
+	if (s->user) {
+		reply_error(st, ARN_MCP_E_STREAM_CONFLICT, NULL, "mcp_get_stream_conflict");
+		return;
+	}
+	r->s = s;
+	r->s_gen = s->gen;
+	if (stream_start(r) != 0) {
+		reply_error(st, ARN_MCP_E_INTERNAL, "no buffer for the event stream",
+			    "mcp_no_buffer");
+		return;
+	}
+	st->details = "mcp_get_stream";
+	s->user = r;
+	get_link(hc->w->mcp, r);
+	HTTP_INC(hc, mcp_get_stream);
+}
+
+/* @p o on GET stream @p r. @return false when the client was cut off
+ * (it does not read its stream: it reconnects and lists again), which
+ * may have ended other streams of its connection too. */
+static bool get_send(struct http_mcp_req *r, struct json_object *o)
+{
+	struct http_stream *st = r->st;
+	struct http_conn *hc = st->hc;
+	if (!r->streaming || (st->state & HTTP_S_RESP_DONE) || hc->state != HTTP_DC_OPEN)
+		return true;
+	if (stream_event(r, o))
+		return true;
+	st->flags |= ARN_RF_BIT(LOCAL_RESET);
+	http_conn_abort(hc);
+	return false;
+}
+
+/* The session ends (DELETE): so does its GET stream, cleanly. */
+static void get_end(struct http_mcp_req *r)
+{
+	struct http_stream *st = r->st;
+	struct http_conn *hc = st->hc;
+	get_unlink(hc->w->mcp, r);
+	if (!r->streaming || (st->state & HTTP_S_RESP_DONE) || hc->state != HTTP_DC_OPEN)
+		return;
+	http_timer_cancel(&r->ping);
+	hc->dn->codec->encode_end(hc->dn);
+	st->state |= HTTP_S_RESP_DONE;
+	hc->again = true;
+	http_conn_run(hc);
+}
+
+/* notifications/tools/list_changed to every GET stream on this worker
+ * for which @p pick says so (restarting when a send cut a client off,
+ * since that may have ended others). */
+static void list_changed_each(struct http_mcp_worker *m,
+			      bool (*pick)(struct http_mcp_req *r, const void *arg),
+			      const void *arg)
+{
+	struct json_object *note = NULL;
+	struct http_mcp_req *next;
+	for (struct http_mcp_req *r = m->gets; r; r = next) {
+		next = r->gnext;
+		if (!pick(r, arg))
+			continue;
+		if (!note &&
+		    !(note = arn_mcp_new_request(NULL, "notifications/tools/list_changed", NULL)))
+			break;
+		HTTP_INC(r->st->hc, mcp_list_changed);
+		if (!get_send(r, note))
+			next = m->gets;
+	}
+	json_object_put(note);
+}
+
+/* The stream's ToolSet in generation @p g differs: follow it, and say so.
+ * A ToolSet replaced is taken as a changed list (backends, filters,
+ * prefixes and access rules all decide it; the client lists again). */
+static bool pick_gen(struct http_mcp_req *r, const void *arg)
+{
+	const struct arn_cfg_toolset *ts = arn_cfg_toolset_find(arg, &r->f->toolset);
+	if (!ts || ts == r->ts)
+		return false;
+	arn_cfg_pin(ts);
+	arn_cfg_unpin(r->ts);
+	r->ts = ts;
+	return true;
+}
+
+void http_mcp_gen(struct http_worker *w, const struct arn_cfg_gen *g)
+{
+	if (w->mcp && w->mcp->gets && g)
+		list_changed_each(w->mcp, pick_gen, g);
+}
+
+static bool pick_ts(struct http_mcp_req *r, const void *arg)
+{
+	return r->ts == arg;
+}
+
+/* A backend of @p r's ToolSet said its tools changed: the catalog built
+ * from it is dropped (the next tools/list asks again, whatever
+ * tools_list_cache_ttl says), and the GET streams of that ToolSet hear it. */
+static void backend_list_changed(struct http_mcp_req *r)
+{
+	struct http_mcp_worker *m = r->st->hc->w->mcp;
+	struct mcp_cat *c = cat_find(m, r->ts);
+	if (c) {
+		arn_mcp_catalog_free(c->cat);
+		c->cat = NULL;
+	}
+	list_changed_each(m, pick_ts, r->ts);
+}
+
+/* Every message forwarded for a POST of answers and notifications went:
+ * 202, as a backend would. */
+static void forward_done(struct http_mcp_req *r)
+{
+	struct http_conn *hc = r->st->hc;
+	bool run = !r->in_end;
+	r->wait = MCP_W_NONE;
+	reply(r->st, 202, NULL, NULL, NULL, "mcp_accepted");
+	if (run)
+		http_conn_run(hc);
+}
+
+/* @p msg (taken) to backend @p b in the session's own backend session,
+ * as a side leg of @p r. Nothing is sent to a backend the session never
+ * opened (it cannot be waiting for anything). @return whether it went. */
+static bool side_start(struct http_mcp_req *r, uint32_t b, struct json_object *msg)
+{
+	struct http_worker *w = r->st->hc->w;
+	if (!msg || !sess_ok(r) || b >= r->ts->n_backends ||
+	    !arn_mcp_session_backend(w->mcp->sessions, r->s, b, NULL)) {
+		json_object_put(msg);
+		return false;
+	}
+	const char *why = NULL;
+	if (!leg_start(r, b, msg, true, &why)) {
+		ARN_DEBUG(HTTP, "MCP: could not forward to backend '%s': %s",
+			  r->ts->backends[b].name, why);
+		return false;
+	}
+	return true;
+}
+
+/* The client's answer @p m to a backend's request: its id unwrapped, to
+ * that backend, if the gateway relayed that request and it is still
+ * unanswered; else dropped. */
+static void forward_reply(struct http_mcp_req *r, const struct arn_mcp_msg *m)
+{
+	struct http_conn *hc = r->st->hc;
+	uint32_t b = 0;
+	struct json_object *id = NULL;
+	if (arn_mcp_id_unwrap(m->id, &b, &id) != 0 || !sess_ok(r) ||
+	    arn_mcp_session_pending_take(r->s, b, id) != 0) {
+		json_object_put(id);
+		HTTP_INC(hc, mcp_reply_dropped);
+		return;
+	}
+	json_object_object_add(m->obj, "id", id); /* the backend's own id again */
+	if (side_start(r, b, json_object_get(m->obj)))
+		HTTP_INC(hc, mcp_reply_forwarded);
+}
+
+/* notifications/cancelled @p m: to the backend running the session's
+ * tools/call with that id (ids are kept on the way, so it names the same
+ * request there), whose request to the backend ends now; the call's own
+ * HTTP request is answered -32000 "Request cancelled" (the last event of its stream when it
+ * streams). */
+static void forward_cancel(struct http_mcp_req *r, const struct arn_mcp_msg *m)
+{
+	struct http_mcp_worker *mw = r->st->hc->w->mcp;
+	struct json_object *rid = m->params ? json_object_object_get(m->params, "requestId") : NULL;
+	if (!rid || !sess_ok(r))
+		return;
+	for (uint32_t i = 0; i < mw->n; i++) {
+		struct http_mcp_req *c = &mw->mem[i];
+		if (c == r || c->wait != MCP_W_CALL || !c->routed || c->s != r->s ||
+		    c->s_gen != r->s_gen || !c->id || !json_object_equal(c->id, rid))
+			continue;
+		side_start(r, c->call_b, json_object_get(m->obj));
+		for (uint32_t k = 0; k < ARN_CFG_MCP_MAX_BACKENDS && c->n_legs; k++)
+			if (c->legs[k])
+				leg_free(c->legs[k]);
+		HTTP_INC(c->st->hc, mcp_cancelled);
+		answer_async(c, arn_mcp_new_error(c->id, ARN_MCP_E_CANCELLED, NULL),
+			     "mcp_cancelled");
+		return;
+	}
 }
 
 static void route_call(struct http_mcp_req *r);
@@ -858,7 +1141,7 @@ static void route_call(struct http_mcp_req *r)
 	const char *why = NULL;
 	struct json_object *call = arn_mcp_new_request(r->id, "tools/call", r->params);
 	HTTP_INC(r->st->hc, mcp_tools_call);
-	if (!leg_start(r, r->call_b, call, &why)) {
+	if (!leg_start(r, r->call_b, call, false, &why)) {
 		answer_async(r, arn_mcp_backend_error(r->id, r->ts->backends[r->call_b].name, why),
 			     "mcp_backend_failed");
 	}
@@ -874,7 +1157,7 @@ static void fan_answer(struct http_mcp_req *r, uint32_t b, struct json_object *a
 		arn_mcp_msg_decode(ans, &m);
 		if (arn_mcp_fanout_answer(&r->fan, b, &m) == ARN_MCP_F_ASK) {
 			const char *sw = NULL;
-			if (!leg_start(r, b, arn_mcp_fanout_request(&r->fan, b), &sw))
+			if (!leg_start(r, b, arn_mcp_fanout_request(&r->fan, b), false, &sw))
 				arn_mcp_fanout_fail(&r->fan, b, sw);
 		}
 	} else {
@@ -911,6 +1194,18 @@ static void leg_done(struct mcp_leg *l, const char *why)
 			arn_stats_inc(sc, w->slot, ARN_MCPB_rq_error);
 		if (why && !strncmp(why, "timed out", 9))
 			arn_stats_inc(sc, w->slot, ARN_MCPB_rq_timeout);
+	}
+	if (l->side) {
+		/* nothing answers the client from it; a forward that failed is
+		 * like a message lost on the way (the backend times out) */
+		if (why)
+			ARN_DEBUG(HTTP, "MCP: a message forwarded to backend '%s' failed: %s",
+				  r->ts->backends[b].name, why);
+		json_object_put(ans);
+		leg_free(l);
+		if (r->wait == MCP_W_FORWARD && r->n_legs == 0)
+			forward_done(r);
+		return;
 	}
 	char whybuf[sizeof(l->why)];
 	if (why) {
@@ -976,7 +1271,7 @@ static void leg_phase_done(struct mcp_leg *l, const char *why)
 				why = "its event stream ended without an answer";
 			break;
 		case ARN_MCP_U_ACCEPTED:
-			if (l->phase != LEG_NOTIFY)
+			if (l->phase != LEG_NOTIFY && !l->side)
 				why = "it answered 202 to a request";
 			break;
 		case ARN_MCP_U_SESSION_GONE:
@@ -1069,6 +1364,30 @@ static void leg_ops_head(struct http_subreq *sr, const struct arn_h1_msg *m)
 		snprintf(l->why, sizeof(l->why), "HTTP %u", m->status);
 }
 
+/* @p r's tag for the session's pending requests it relayed. */
+static uint32_t req_tag(const struct http_mcp_req *r)
+{
+	return (uint32_t)(r - r->st->hc->w->mcp->mem);
+}
+
+/* A backend's request to the client (elicitation, sampling, roots/list)
+ * on its tools/call stream: remembered so that the client's answer goes
+ * back to it (@return true: relay it), or, past ARN_MCP_MAX_PENDING,
+ * answered here with an error (@return false). */
+static bool relay_request(struct mcp_leg *l, struct arn_mcp_msg *m)
+{
+	struct http_mcp_req *r = l->r;
+	struct http_conn *hc = r->st->hc;
+	int rc = sess_ok(r) ? arn_mcp_session_pending_add(r->s, l->b, m->id, req_tag(r)) : -ENOENT;
+	if (rc == 0) {
+		HTTP_INC(hc, mcp_relayed_request);
+		return true;
+	}
+	HTTP_INC(hc, mcp_pending_full);
+	side_start(r, l->b, arn_mcp_new_error(m->id, ARN_MCP_E_PENDING_FULL, NULL));
+	return false;
+}
+
 /* One event of a backend's event stream: the answer, or something the
  * client is not sent yet (its own notifications and requests need the
  * streamed replies). */
@@ -1083,9 +1402,13 @@ static void leg_event(struct mcp_leg *l, const struct arn_mcp_sse_ev *ev)
 		return;
 	struct arn_mcp_msg *m = &body.msgs[0];
 	struct http_mcp_req *r = l->r;
+	if (body.n == 1 && m->kind == ARN_MCP_NOTIFICATION &&
+	    m->method == ARN_MCP_M_N_TOOLS_LIST_CHANGED)
+		backend_list_changed(r);
 	if (body.n == 1 && (m->kind == ARN_MCP_RESULT || m->kind == ARN_MCP_ERROR)) {
 		l->answer = json_object_get(m->obj);
 	} else if (body.n == 1 && r->wait == MCP_W_CALL && r->routed && l->phase == LEG_CALL &&
+		   !l->side && (m->kind != ARN_MCP_REQUEST || relay_request(l, m)) &&
 		   arn_mcp_from_backend(m, l->b) == 0) {
 		/* progress, logging, the backend's own requests: to the
 		 * client as they come, on an event stream */
@@ -1177,7 +1500,7 @@ static void start_tools(struct http_mcp_req *r, const struct arn_mcp_msg *m,
 	r->fan_open = true;
 	for (uint32_t b = 0; b < r->fan.n; b++) {
 		const char *why = NULL;
-		if (!leg_start(r, b, arn_mcp_fanout_request(&r->fan, b), &why))
+		if (!leg_start(r, b, arn_mcp_fanout_request(&r->fan, b), false, &why))
 			fan_answer(r, b, NULL, why);
 		if (!r->fan_open)
 			return; /* every backend failed at once: answered */
@@ -1210,6 +1533,12 @@ void http_mcp_end(struct http_stream *st)
 							     (enum arn_mcp_version)s->version);
 		if (ve) {
 			reply_error(st, ve, NULL, "mcp_protocol_version");
+			return;
+		}
+		if (r->get) {
+			arn_mcp_reader_fini(&r->rd);
+			r->rd_open = false;
+			get_open(r, s);
 			return;
 		}
 	}
@@ -1263,6 +1592,7 @@ void http_mcp_end(struct http_stream *st)
 			s->idle_ms = hc->hcm->mcp_gateway->session_idle_timeout_ms;
 			HTTP_INC(hc, mcp_session_opened);
 			sid_out = s->id;
+			s->relay = client_relays(m->params);
 			struct json_object *res =
 			    arn_mcp_initialize_result(ver, NULL, 0, ARN_VERSION);
 			ans = res ? arn_mcp_new_result(m->id, res) : NULL;
@@ -1283,7 +1613,18 @@ void http_mcp_end(struct http_stream *st)
 			r->in_end = false;
 			arn_mcp_body_release(&body);
 			return;
-		default: /* notifications, answers, cancellation: nothing to say */
+		case ARN_MCP_S_REPLY:
+		case ARN_MCP_S_CANCEL:
+			r->s = s;
+			r->s_gen = s->gen;
+			r->in_end = true;
+			if (step == ARN_MCP_S_REPLY)
+				forward_reply(r, m);
+			else
+				forward_cancel(r, m);
+			r->in_end = false;
+			continue;
+		default: /* notifications: nothing to say */
 			continue;
 		}
 		if (!ans) {
@@ -1297,6 +1638,10 @@ void http_mcp_end(struct http_stream *st)
 	}
 	bool batch = body.batch;
 	arn_mcp_body_release(&body);
+	if (n_ans == 0 && r->n_legs) {
+		r->wait = MCP_W_FORWARD; /* 202 once they went (forward_done) */
+		return;
+	}
 	if (n_ans == 0) {
 		/* only notifications and answers: 202, no body */
 		reply(st, 202, NULL, NULL, NULL, "mcp_accepted");
@@ -1346,6 +1691,11 @@ void http_mcp_stream_end(struct http_stream *st)
 	if (!r)
 		return;
 	struct http_mcp_worker *m = st->hc->w->mcp;
+	if (r->get)
+		get_unlink(m, r);
+	r->get = false;
+	if (r->routed && sess_ok(r))
+		arn_mcp_session_pending_drop(r->s, req_tag(r));
 	for (uint32_t i = 0; i < ARN_CFG_MCP_MAX_BACKENDS && r->n_legs; i++)
 		if (r->legs[i])
 			leg_free(r->legs[i]);

@@ -65,6 +65,13 @@ void http_mcp_log(const struct http_stream *st, const char **tool, uint32_t *too
  */
 void http_mcp_run(struct http_stream *st);
 
+/**
+ * Worker @p w sees configuration generation @p g: every GET stream whose
+ * ToolSet changed is sent notifications/tools/list_changed (and follows
+ * the new ToolSet).
+ */
+void http_mcp_gen(struct http_worker *w, const struct arn_cfg_gen *g);
+
 /** The stream ends: its request context goes back to the worker. */
 void http_mcp_stream_end(struct http_stream *st);
 

@@ -297,6 +297,7 @@ static void worker_poll(struct arn_lcore *lc, void *arg)
 			listeners_sync(w, g);
 			http_pools_sweep(w, g);
 			http_grpc_stats_sweep(w, g);
+			http_mcp_gen(w, g);
 			w->gen_id = id;
 			w->gen_seen = true;
 		}

@@ -1,0 +1,69 @@
+'use strict';
+/*
+ * The control plane of tests/http/e2e_mcp_session.sh: tests/xds/peer's
+ * delta-ADS server with two SDK-made MCP backends' clusters ('sa', 'sb'),
+ * a listener on :80 whose HCM carries the MCP gateway filter (ToolSet
+ * 'tools', session_idle_timeout 3 s), and the ToolSet once Arion
+ * subscribes to it (X4/X14).
+ *
+ *   node e2e_mcp_session.js DIR
+ *
+ * Writes DIR/port once listening and DIR/ready once everything is ACKed.
+ * When DIR/push appears, pushes the ToolSet's second version (the tool
+ * 'hidden' denied) and writes DIR/pushed once it is ACKed.
+ */
+const fs = require('fs');
+const path = require('path');
+const { AdsServer, TYPES } = require(path.join(__dirname, '../xds/peer/server.js'));
+const x = require(path.join(__dirname, '../common/xds_e2e.js'));
+const { sleep } = x;
+
+const dir = process.argv[2];
+const lis = x.listenerHcm('mcp', 80, { route_config: { virtual_hosts: [{ name: 'all', domains: ['*'],
+  routes: [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'not mcp' } } }] }] } },
+{ statPrefix: 'mcp' });
+const hcm = lis.filter_chains[0].filters[0].typed_config;
+hcm.http_filters.unshift({ name: 'arion.filters.http.mcp_gateway', typed_config: {
+  '@type': 'type.googleapis.com/arion.extensions.filters.http.mcp_gateway.v3.McpGateway',
+  tds: { config_name: 'tools' }, session_idle_timeout: '3s' } });
+const toolset = (deny) => ({ '@type': x.TYPES.toolset, name: 'tools',
+  backends: [{ name: 'a', cluster: 'sa', timeout: '30s' }, { name: 'b', cluster: 'sb', timeout: '30s' }],
+  tool_filter: { deny: deny.map((n) => ({ name: { exact: n } })) } });
+
+const srv = new AdsServer({ log: path.join(dir, 'ads.jsonl') });
+let cursor = 0;
+async function sendAcked(type, resources) {
+  const r = srv.send({ type_url: type, resources, removed_resources: [] });
+  const ack = await srv.waitRequest((q) => q.type_url === TYPES[type] && q.response_nonce === r.nonce,
+    20000, cursor);
+  cursor = ack.seq + 1;
+  if (ack.error_detail) throw new Error(`NACK for ${type}: ${JSON.stringify(ack.error_detail)}`);
+}
+
+(async () => {
+  const port = await srv.start(0);
+  fs.writeFileSync(path.join(dir, 'port'), String(port));
+  await srv.waitRequest((q) => q.type_url === TYPES.listener, 30000);
+  await sendAcked('cluster', [
+    { name: 'sa', version: '1', resource: x.staticCluster('sa', '198.18.3.10', 9002) },
+    { name: 'sb', version: '1', resource: x.staticCluster('sb', '198.18.3.11', 9002) }]);
+  const r = srv.send({ type_url: 'listener', resources: [{ name: 'mcp', version: '1', resource: lis }],
+    removed_resources: [] });
+  await srv.waitRequest((q) => q.type_url === TYPES.toolset &&
+    (q.resource_names_subscribe || []).includes('tools'), 20000);
+  await sendAcked('toolset', [{ name: 'tools', version: '1', resource: toolset([]) }]);
+  await srv.waitRequest((q) => q.type_url === TYPES.listener && q.response_nonce === r.nonce, 20000);
+  fs.writeFileSync(path.join(dir, 'ready'), '');
+  for (;;) {
+    if (fs.existsSync(path.join(dir, 'push'))) {
+      fs.unlinkSync(path.join(dir, 'push'));
+      await sendAcked('toolset', [{ name: 'tools', version: '2', resource: toolset(['hidden']) }]);
+      fs.writeFileSync(path.join(dir, 'pushed'), '');
+    }
+    await sleep(100);
+  }
+})().catch((e) => {
+  process.stderr.write(`control plane: ${e.stack || e}\n`);
+  fs.writeFileSync(path.join(dir, 'failed'), String(e));
+  process.exit(1);
+});

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# The MCP gateway's session era, server-to-client side (issue 20), end to
+# end: the real binary between the official MCP TypeScript SDK's client
+# (e2e_mcp_session_sdk.js) or curl and two backends made with the SDK's
+# server (mcp_sdk_backend.js), its configuration over ADS
+# (e2e_mcp_session.js). The GET stream and notifications/tools/list_changed
+# (a backend's own, and a ToolSet pushed over xDS); elicitation and
+# sampling requests relayed and their answers routed back; cancellation
+# forwarded with progress relayed; 2024-11-05 clients on Streamable HTTP;
+# 400, 404 (unknown and expired), 409 for a second GET stream; DELETE
+# ending the GET stream; the limit of unanswered backend requests per
+# session attacked by a backend (docs/security.md).
+set -u
+. "${ARION_SRC:?}/tests/topo/topo.sh"
+topo_require ip ethtool curl node /usr/bin/python3 || exit 77
+[ -d "$ARION_SRC/tests/xds/peer/node_modules/@modelcontextprotocol/sdk" ] || {
+	echo "tests/xds/peer/node_modules/@modelcontextprotocol/sdk missing (scripts/setup-deps --test)"
+	exit 77
+}
+. "$ARION_SRC/tests/http/e2e_lib.sh"
+topo_init arn-mcps
+http_e2e_topo || exit 1
+
+be=$ARION_SRC/tests/http/mcp_sdk_backend.js
+topo_bg be-a ip netns exec "$uns" node "$be" "$ua" 9002 a
+topo_wait_log "$TOPO_DIR/be-a.log" ready 20 || { echo "backend a did not start"; exit 1; }
+topo_bg be-b ip netns exec "$uns" node "$be" "$ub" 9002 b
+topo_wait_log "$TOPO_DIR/be-b.log" ready 20 || { echo "backend b did not start"; exit 1; }
+
+cp_dir="$TOPO_DIR/cp"
+mkdir -p "$cp_dir"
+http_e2e_xds_cp "$ARION_SRC/tests/http/e2e_mcp_session.js" "$cp_dir" || exit 1
+http_e2e_arion "$TOPO_DIR/body.yaml" || exit 1
+for i in $(seq 200); do [ -e "$cp_dir/ready" ] || [ -e "$cp_dir/failed" ] && break; sleep 0.1; done
+[ -e "$cp_dir/ready" ] || { cat "$TOPO_DIR/cp.log"; bad "configuration not ACKed"; http_e2e_finish; }
+
+# mcp BODY [SESSION [VERSION]]: POST BODY to /mcp; head to $TOPO_DIR/h, body to stdout
+mcp() {
+	cc -D "$TOPO_DIR/h" -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' \
+		${2:+-H "Mcp-Session-Id: $2"} ${3:+-H "MCP-Protocol-Version: $3"} \
+		--data-binary "$1" "http://$us/mcp"
+}
+status() { sed -n '1s/^HTTP\/1.1 \([0-9]*\).*/\1/p' "$TOPO_DIR/h"; }
+init() { # init VERSION [CAPABILITIES]: a session's id
+	mcp "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"$1\",\"capabilities\":${2:-{\}},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}}" >"$TOPO_DIR/init.out"
+	tr -d '\r' <"$TOPO_DIR/h" | sed -n 's/^mcp-session-id: //Ip'
+}
+for i in $(seq 50); do sid=$(init 2025-06-18) && [ ${#sid} = 48 ] && break; sleep 0.1; done
+
+# 1. the SDK's client: GET stream, list_changed, elicitation, sampling, cancellation
+out=$(ip netns exec "$cns" timeout 60 node "$ARION_SRC/tests/http/e2e_mcp_session_sdk.js" "http://$us/mcp" "$cp_dir" 2>&1)
+sv() { echo "$out" | /usr/bin/python3 -c "import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1]).get('$1'))" 2>/dev/null; }
+[ "$(sv names1)" = "a__ask,a__flood,a__grow,a__hidden,a__muse,a__slow,b__ask,b__flood,b__grow,b__hidden,b__muse,b__slow" ] &&
+	ok "the SDK client lists both SDK backends' tools (session $(sv session), $(sv version))" || bad "SDK client: $out"
+[ "$(stat http.mcp.mcp_get_stream)" -ge 1 ] && ok "its GET stream was accepted" ||
+	bad "GET streams: $(stat http.mcp.mcp_get_stream) / $out"
+[ "$(sv ask)" = "a:hello arion" ] && [ "$(sv elicit_message)" = "your name?" ] &&
+	ok "a backend's elicitation/create reached the client, its answer went back to that backend" ||
+	bad "elicitation: $(sv ask) / $(sv elicit_message) / $out"
+[ "$(sv muse)" = "b:pong" ] && ok "a backend's sampling/createMessage reached the client and was answered" ||
+	bad "sampling: $(sv muse)"
+[ "$(stat http.mcp.mcp_relayed_request)" = 2 ] && [ "$(stat http.mcp.mcp_reply_forwarded)" = 2 ] &&
+	ok "counted: 2 requests relayed, 2 answers forwarded" ||
+	bad "relayed $(stat http.mcp.mcp_relayed_request) forwarded $(stat http.mcp.mcp_reply_forwarded)"
+for i in $(seq 50); do grep -q '^cancelled slow' "$TOPO_DIR/be-a.log" && break; sleep 0.1; done
+[ "$(sv progress)" = 1 ] && [ "$(sv cancel)" = aborted ] && grep -q '^cancelled slow' "$TOPO_DIR/be-a.log" &&
+	[ "$(stat http.mcp.mcp_cancelled)" = 1 ] &&
+	ok "progress relayed; notifications/cancelled reached the backend running the call" ||
+	bad "cancel: progress $(sv progress) $(sv cancel) cancelled $(stat http.mcp.mcp_cancelled) / $(tail -3 "$TOPO_DIR/be-a.log")"
+[ "$(sv grow)" = "b:grown" ] && [ "$(sv grow_changed)" = True ] && echo "$(sv names2)" | grep -q 'b__extra' &&
+	ok "a backend's own tools/list_changed reached the client; the new tool is listed" ||
+	bad "backend list_changed: $(sv grow_changed) $(sv names2)"
+[ "$(sv push_changed)" = True ] && ! echo "$(sv names3)" | grep -q hidden &&
+	ok "a ToolSet pushed over xDS: tools/list_changed on the GET stream, the denied tools gone" ||
+	bad "pushed ToolSet: $(sv push_changed) $(sv names3)"
+[ -n "$(sv names4)" ] && [ "$(sv names4)" != None ] &&
+	ok "an open GET stream keeps its session past session_idle_timeout" || bad "idle with GET: $out"
+[ "$(stat http.mcp.mcp_list_changed)" -ge 2 ] && ok "list_changed sent on GET streams: $(stat http.mcp.mcp_list_changed)" ||
+	bad "list_changed: $(stat http.mcp.mcp_list_changed)"
+
+# 2. 2024-11-05 on Streamable HTTP, negotiated per client
+sid=$(init 2024-11-05)
+grep -q '"protocolVersion":"2024-11-05"' "$TOPO_DIR/init.out" && [ ${#sid} = 48 ] &&
+	ok "a 2024-11-05 client gets 2024-11-05" || bad "2024-11-05 initialize: $(cat "$TOPO_DIR/init.out")"
+out=$(mcp '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a__grow","arguments":{}}}' "$sid")
+echo "$out" | grep -q '"text":"a:grown"' && ok "its tools/call reaches a backend (no MCP-Protocol-Version, as 2024-11-05 sends)" ||
+	bad "2024-11-05 call: $out"
+out=$(mcp '{"jsonrpc":"2.0","id":3,"method":"tools/list"}' "$sid" 2025-06-18)
+[ "$(status)" = 400 ] && ok "MCP-Protocol-Version other than the session's: 400" || bad "version mismatch: $(status) $out"
+
+# 3. 400, 404 (unknown, expired)
+out=$(mcp '{"jsonrpc":"2.0","id":2,"method":"tools/list"}')
+[ "$(status)" = 400 ] && echo "$out" | grep -q '"code":-32000' && ok "no Mcp-Session-Id: 400" || bad "missing session: $(status) $out"
+out=$(mcp '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' 000000000000000000000000000000000000000000000000)
+[ "$(status)" = 404 ] && echo "$out" | grep -q '"code":-32001' && ok "an unknown session: 404" || bad "unknown session: $(status) $out"
+sid=$(init 2025-06-18)
+sleep 3.5
+out=$(mcp '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' "$sid")
+[ "$(status)" = 404 ] && ok "a session idle past session_idle_timeout: 404" || bad "expired session: $(status) $out"
+
+# 4. GET streams: one per session (409), ended by DELETE
+sid=$(init 2025-06-18)
+ip netns exec "$cns" curl -sS -N --max-time 20 -H 'Accept: text/event-stream' -H "Mcp-Session-Id: $sid" \
+	-D "$TOPO_DIR/get.h" "http://$us/mcp" >"$TOPO_DIR/get.out" 2>&1 &
+getpid=$!
+for i in $(seq 50); do [ -s "$TOPO_DIR/get.h" ] && break; sleep 0.1; done
+grep -qi '^content-type: text/event-stream' "$TOPO_DIR/get.h" && ok "GET with a session: an event stream" ||
+	bad "GET stream: $(cat "$TOPO_DIR/get.h")"
+code=$(cc -o /dev/null -w '%{http_code}' -H 'Accept: text/event-stream' -H "Mcp-Session-Id: $sid" "http://$us/mcp")
+[ "$code" = 409 ] && ok "a second GET stream for the session: 409 (limit: one per session)" || bad "second GET: $code"
+code=$(cc -o /dev/null -w '%{http_code}' -X DELETE -H "Mcp-Session-Id: $sid" "http://$us/mcp")
+t0=$(date +%s)
+wait $getpid
+getrc=$?
+[ "$code" = 200 ] && [ $getrc = 0 ] && [ $(($(date +%s) - t0)) -lt 10 ] &&
+	ok "DELETE ended the session and its GET stream (cleanly)" || bad "DELETE: $code, GET curl $getrc"
+
+# 5. the limit of unanswered backend requests per session, attacked by a backend
+sid=$(init 2025-06-18 '{"elicitation":{}}')
+out=$(mcp '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a__flood","arguments":{}}}' "$sid")
+relayed=$(echo "$out" | grep -c '"method":"elicitation/create"')
+echo "$out" | grep -q '"text":"a:flood 4 refused"' && [ "$relayed" = 16 ] && [ "$(stat http.mcp.mcp_pending_full)" = 4 ] &&
+	ok "a backend asking 20 times at once: 16 relayed (ARN_MCP_MAX_PENDING), 4 refused to it" ||
+	bad "flood: relayed $relayed, pending_full $(stat http.mcp.mcp_pending_full): $(echo "$out" | tail -3)"
+out=$(mcp '{"jsonrpc":"2.0","id":"arn.0.12345","result":{"action":"accept","content":{}}}' "$sid")
+[ "$(status)" = 202 ] && [ "$(stat http.mcp.mcp_reply_dropped)" -ge 1 ] &&
+	ok "an answer to nothing the gateway relayed is dropped (202, not forwarded)" || bad "stray answer: $(status) $out"
+
+topo_arion_stop || bad "arion exit code $?"
+http_e2e_finish

@@ -1,0 +1,112 @@
+'use strict';
+/*
+ * An MCP backend made with the official TypeScript SDK's server
+ * (@modelcontextprotocol/sdk 1.x, Streamable HTTP, stateful sessions), for
+ * tests/http/e2e_mcp_session.sh:
+ *
+ *   node mcp_sdk_backend.js ADDR PORT NAME
+ *
+ * Tools (NAME is in every answer, so the test sees which backend served):
+ *   ask    asks the client for a name (elicitation/create, on the call's
+ *          stream) and answers "NAME:hello <name>"
+ *   muse   asks the client's model (sampling/createMessage) and answers
+ *          "NAME:<its text>"
+ *   slow   sends a progress notification, then waits until cancelled (or
+ *          20 s); prints "cancelled slow <requestId>" when cancelled
+ *   grow   registers the tool "extra" and says notifications/tools/list_changed
+ *          on the call's stream
+ *   flood  asks the client 20 times at once (each for 3 s at most) and
+ *          answers "NAME:flood <n> refused", n the requests the gateway
+ *          refused for the session's limit of unanswered ones
+ *   hidden a tool the test's second ToolSet hides
+ * Prints "ready" once listening, and one line per session opened or ended.
+ */
+const http = require('http');
+const path = require('path');
+const crypto = require('crypto');
+const req = require('module').createRequire(path.join(__dirname, '../xds/peer/package.json'));
+const { McpServer } = req('@modelcontextprotocol/sdk/server/mcp.js');
+const { StreamableHTTPServerTransport } = req('@modelcontextprotocol/sdk/server/streamableHttp.js');
+const { ElicitResultSchema, CreateMessageResultSchema } = req('@modelcontextprotocol/sdk/types.js');
+
+const [addr, port, name] = process.argv.slice(2);
+const transports = new Map();
+
+function newServer() {
+  const s = new McpServer({ name: `backend-${name}`, version: '1' });
+  const text = (t) => ({ content: [{ type: 'text', text: `${name}:${t}` }] });
+  s.registerTool('ask', { description: 'asks the client' }, async (extra) => {
+    const r = await extra.sendRequest({ method: 'elicitation/create', params: {
+      message: 'your name?',
+      requestedSchema: { type: 'object', properties: { who: { type: 'string' } }, required: ['who'] } } },
+    ElicitResultSchema);
+    return text(`hello ${r.action === 'accept' ? r.content.who : r.action}`);
+  });
+  s.registerTool('muse', { description: 'asks the client model' }, async (extra) => {
+    const r = await extra.sendRequest({ method: 'sampling/createMessage', params: {
+      messages: [{ role: 'user', content: { type: 'text', text: 'a word' } }], maxTokens: 5 } },
+    CreateMessageResultSchema);
+    return text(r.content.text);
+  });
+  s.registerTool('slow', { description: 'waits until cancelled' }, async (extra) => {
+    const token = extra._meta && extra._meta.progressToken;
+    if (token !== undefined)
+      await extra.sendNotification({ method: 'notifications/progress',
+        params: { progressToken: token, progress: 1, total: 2 } });
+    await new Promise((resolve) => {
+      const t = setTimeout(resolve, 20000);
+      extra.signal.addEventListener('abort', () => {
+        clearTimeout(t);
+        console.log(`cancelled slow ${extra.requestId}`);
+        resolve();
+      });
+    });
+    return text('slow done');
+  });
+  s.registerTool('grow', { description: 'adds a tool' }, async (extra) => {
+    if (!s.extraAdded) {
+      s.extraAdded = true;
+      s.registerTool('extra', { description: 'added by grow' }, async () => text('extra'));
+    }
+    await extra.sendNotification({ method: 'notifications/tools/list_changed' });
+    return text('grown');
+  });
+  s.registerTool('flood', { description: 'asks the client 20 times at once' }, async (extra) => {
+    const asks = [];
+    for (let i = 0; i < 20; i++)
+      asks.push(extra.sendRequest({ method: 'elicitation/create', params: { message: `flood ${i}`,
+        requestedSchema: { type: 'object', properties: {} } } }, ElicitResultSchema, { timeout: 3000 }));
+    const r = await Promise.allSettled(asks);
+    const refused = r.filter((x) => x.status === 'rejected' && /maximum/.test(String(x.reason))).length;
+    return text(`flood ${refused} refused`);
+  });
+  s.registerTool('hidden', { description: 'hidden by the second ToolSet' }, async () => text('hidden'));
+  return s;
+}
+
+const srv = http.createServer(async (rq, rs) => {
+  let body;
+  if (rq.method === 'POST') {
+    const chunks = [];
+    for await (const c of rq) chunks.push(c);
+    try { body = JSON.parse(Buffer.concat(chunks).toString()); } catch (e) { body = undefined; }
+  }
+  const sid = rq.headers['mcp-session-id'];
+  let t = sid && transports.get(sid);
+  if (rq.method === 'DELETE' && t) console.log(`delete ${sid}`);
+  if (!t) {
+    if (sid || rq.method !== 'POST') {
+      rs.writeHead(404, { 'content-type': 'application/json' });
+      rs.end('{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}');
+      return;
+    }
+    t = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      onsessioninitialized: (id) => { transports.set(id, t); console.log(`session ${id}`); },
+    });
+    t.onclose = () => { if (t.sessionId) transports.delete(t.sessionId); };
+    await newServer().connect(t);
+  }
+  await t.handleRequest(rq, rs, body);
+});
+srv.listen(Number(port), addr, () => console.log('ready'));
