@@ -85,6 +85,7 @@ struct http_mcp_req {
 	 * this request while it lives, and it is on the worker's list */
 	bool get;
 	struct http_mcp_req *gprev, *gnext;
+	bool del; /* DELETE: the session ends, its backends' sessions too */
 	/* for the access log: the tool as the client named it (cut to fit) */
 	char tool[129];
 	uint32_t tool_len;
@@ -372,28 +373,6 @@ bool http_mcp_filter(struct http_stream *st, const struct arn_cfg_gen *g,
 		reply_error(st, ARN_MCP_E_TOOLSET_MISSING, f->toolset.name, "mcp_toolset_missing");
 		return true;
 	}
-	if (rt.action == ARN_MCP_A_DELETE) {
-		struct arn_mcp_session *s = NULL;
-		enum arn_mcp_err e = arn_mcp_session_find(w->mcp->sessions, hr.session_id,
-							  hr.session_id_len, w->now_ms, &s);
-		if (e == ARN_MCP_E_SESSION_ELSEWHERE)
-			HTTP_INC(hc, mcp_session_elsewhere);
-		if (e) {
-			reply_error(st, e,
-				    e == ARN_MCP_E_SESSION_ELSEWHERE
-					? "the session lives on another worker of this Arion; "
-					  "requests are not handed between workers yet"
-					: NULL,
-				    "mcp_session");
-			return true;
-		}
-		if (s->user)
-			get_end(s->user);
-		arn_mcp_session_close(w->mcp->sessions, s);
-		HTTP_INC(hc, mcp_session_closed);
-		reply(st, 200, NULL, NULL, NULL, "mcp_session_deleted");
-		return true;
-	}
 	/* Refused before a byte of the body is read (it is not read). */
 	if ((m->flags & ARN_H1_F_CONTENT_LENGTH) && m->content_length > f->max_request_bytes) {
 		HTTP_INC(hc, mcp_rq_too_large);
@@ -427,6 +406,7 @@ bool http_mcp_filter(struct http_stream *st, const struct arn_cfg_gen *g,
 	r->tool_len = 0;
 	r->fan_open = r->in_end = false;
 	r->get = rt.action == ARN_MCP_A_GET_STREAM;
+	r->del = rt.action == ARN_MCP_A_DELETE;
 	r->gprev = r->gnext = NULL;
 	r->s = NULL;
 	arn_cfg_pin(ts);
@@ -600,6 +580,7 @@ static int leg_send(struct mcp_leg *l)
 		l->h[i] = (struct http_subreq_header){hh[i].name, hh[i].value, hh[i].name_len,
 						      hh[i].value_len};
 	l->sent_sid = sid != NULL;
+	l->sr.del = l->side && r->del;
 	l->kind = ARN_MCP_U_FAILED;
 	snprintf(l->why, sizeof(l->why), "no answer");
 	const struct arn_cfg_gen *g = w->store ? arn_config_gen(w->store) : NULL;
@@ -1025,7 +1006,10 @@ static void forward_done(struct http_mcp_req *r)
 	struct http_conn *hc = r->st->hc;
 	bool run = !r->in_end;
 	r->wait = MCP_W_NONE;
-	reply(r->st, 202, NULL, NULL, NULL, "mcp_accepted");
+	if (r->del)
+		reply(r->st, 200, NULL, NULL, NULL, "mcp_session_deleted");
+	else
+		reply(r->st, 202, NULL, NULL, NULL, "mcp_accepted");
 	if (run)
 		http_conn_run(hc);
 }
@@ -1048,6 +1032,31 @@ static bool side_start(struct http_mcp_req *r, uint32_t b, struct json_object *m
 		return false;
 	}
 	return true;
+}
+
+/* DELETE: the session ends here and at every backend it opened a session
+ * with (a DELETE naming that session each; their answers are not
+ * waited on beyond their timeouts), and its GET stream ends. 200 once the
+ * backends answered. */
+static void session_delete(struct http_mcp_req *r, struct arn_mcp_session *s)
+{
+	struct http_conn *hc = r->st->hc;
+	struct http_worker *w = hc->w;
+	if (s->user)
+		get_end(s->user);
+	r->s = s;
+	r->s_gen = s->gen;
+	r->in_end = true;
+	for (uint32_t b = 0; b < r->ts->n_backends; b++)
+		side_start(r, b, json_object_new_object()); /* only those it has a session with */
+	r->in_end = false;
+	arn_mcp_session_close(w->mcp->sessions, s);
+	HTTP_INC(hc, mcp_session_closed);
+	if (r->n_legs) {
+		r->wait = MCP_W_FORWARD; /* forward_done */
+		return;
+	}
+	reply(r->st, 200, NULL, NULL, NULL, "mcp_session_deleted");
 }
 
 /* The client's answer @p m to a backend's request: its id unwrapped, to
@@ -1535,12 +1544,18 @@ void http_mcp_end(struct http_stream *st)
 			reply_error(st, ve, NULL, "mcp_protocol_version");
 			return;
 		}
-		if (r->get) {
+		if (r->get || r->del) {
 			arn_mcp_reader_fini(&r->rd);
 			r->rd_open = false;
-			get_open(r, s);
+			if (r->get)
+				get_open(r, s);
+			else
+				session_delete(r, s);
 			return;
 		}
+	} else if (r->get || r->del) {
+		reply_error(st, ARN_MCP_E_SESSION_MISSING, NULL, "mcp_session_missing");
+		return;
 	}
 	struct arn_mcp_body body;
 	bool batch_ok = s && arn_mcp_version_batches((enum arn_mcp_version)s->version);

@@ -119,7 +119,9 @@ int http_subreq_start(struct http_subreq *sr, struct http_conn *hc, const struct
 	st->hc = hc;
 	http_stream_attach(st, res);
 	http_xreq_init(st, res);
-	st->method = ARN_H1_M_POST;
+	st->method = sr->del ? ARN_H1_M_DELETE : ARN_H1_M_POST;
+	if (sr->del)
+		blen = 0;
 	st->version = 11;
 	arn_cfg_pin(v.cluster);
 	arn_cfg_pin(v.endpoints);
@@ -254,8 +256,9 @@ static void sr_ready(struct http_stream *st)
 	struct http_peer *up = http_up_peer(st->up);
 	struct arn_h1_msg m;
 	memset(&m, 0, sizeof(m));
-	m.method = ARN_H1_M_POST;
-	m.method_name = (struct arn_h1_slice){"POST", 4};
+	m.method = sr->del ? ARN_H1_M_DELETE : ARN_H1_M_POST;
+	m.method_name =
+	    sr->del ? (struct arn_h1_slice){"DELETE", 6} : (struct arn_h1_slice){"POST", 4};
 	m.version = 11;
 	m.host_idx = -1;
 	m.upgrade_idx = -1;

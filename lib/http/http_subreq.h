@@ -67,10 +67,13 @@ struct http_subreq {
 	struct http_timer timer;
 	bool running, sent, head_seen;
 	bool paused; /* no more of the response is decoded until resumed */
+	/* set before http_subreq_start: a DELETE (the body, if any, is not
+	 * sent), as the MCP gateway ends a backend's session */
+	bool del;
 };
 
 /**
- * Start a POST of @p body (@p blen bytes) to @p path on cluster @p cluster
+ * Start a POST of @p body (or a DELETE, sr->del) (@p blen bytes) to @p path on cluster @p cluster
  * (resolved in generation @p g), with @p n headers @p h (at most
  * HTTP_SUBREQ_MAX_HDRS; host and content-length are added), for the
  * client connection @p hc, failing after @p timeout_ms (0: none).

@@ -76,6 +76,11 @@ for i in $(seq 50); do grep -q '^cancelled slow' "$TOPO_DIR/be-a.log" && break; 
 	bad "pushed ToolSet: $(sv push_changed) $(sv names3)"
 [ -n "$(sv names4)" ] && [ "$(sv names4)" != None ] &&
 	ok "an open GET stream keeps its session past session_idle_timeout" || bad "idle with GET: $out"
+# the SDK client's DELETE (terminateSession) reached both backends' sessions
+for i in $(seq 50); do grep -q '^delete ' "$TOPO_DIR/be-b.log" && break; sleep 0.1; done
+grep -q '^delete ' "$TOPO_DIR/be-a.log" && grep -q '^delete ' "$TOPO_DIR/be-b.log" &&
+	ok "DELETE ended the session at both backends too" ||
+	bad "backends' DELETE: $(grep -c '^delete' "$TOPO_DIR/be-a.log") $(grep -c '^delete' "$TOPO_DIR/be-b.log")"
 [ "$(stat http.mcp.mcp_list_changed)" -ge 2 ] && ok "list_changed sent on GET streams: $(stat http.mcp.mcp_list_changed)" ||
 	bad "list_changed: $(stat http.mcp.mcp_list_changed)"
 
