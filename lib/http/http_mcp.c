@@ -298,8 +298,6 @@ static void keep_principal_headers(struct http_stream *st, struct http_mcp_req *
 	}
 }
 
-static void get_end(struct http_mcp_req *r);
-
 static const char *action_details(uint8_t a)
 {
 	switch (a) {
@@ -922,8 +920,10 @@ static bool get_send(struct http_mcp_req *r, struct json_object *o)
 	return false;
 }
 
-/* The session ends (DELETE): so does its GET stream, cleanly. */
-static void get_end(struct http_mcp_req *r)
+/* The session ends (DELETE, on connection @p cur): so does its GET
+ * stream, cleanly. Its connection is run now unless it is @p cur (an
+ * HTTP/2 connection carrying both), which runs on by itself. */
+static void get_end(struct http_mcp_req *r, struct http_conn *cur)
 {
 	struct http_stream *st = r->st;
 	struct http_conn *hc = st->hc;
@@ -934,7 +934,8 @@ static void get_end(struct http_mcp_req *r)
 	hc->dn->codec->encode_end(hc->dn);
 	st->state |= HTTP_S_RESP_DONE;
 	hc->again = true;
-	http_conn_run(hc);
+	if (hc != cur)
+		http_conn_run(hc);
 }
 
 /* notifications/tools/list_changed to every GET stream on this worker
@@ -1043,7 +1044,7 @@ static void session_delete(struct http_mcp_req *r, struct arn_mcp_session *s)
 	struct http_conn *hc = r->st->hc;
 	struct http_worker *w = hc->w;
 	if (s->user)
-		get_end(s->user);
+		get_end(s->user, hc);
 	r->s = s;
 	r->s_gen = s->gen;
 	r->in_end = true;
@@ -1099,8 +1100,15 @@ static void forward_cancel(struct http_mcp_req *r, const struct arn_mcp_msg *m)
 			if (c->legs[k])
 				leg_free(c->legs[k]);
 		HTTP_INC(c->st->hc, mcp_cancelled);
+		/* the call's connection is run now, unless it is this one (HTTP/2) */
+		bool same = c->st->hc == r->st->hc;
+		c->in_end = same;
 		answer_async(c, arn_mcp_new_error(c->id, ARN_MCP_E_CANCELLED, NULL),
 			     "mcp_cancelled");
+		if (same) {
+			c->in_end = false;
+			r->st->hc->again = true;
+		}
 		return;
 	}
 }
