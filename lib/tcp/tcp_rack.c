@@ -288,6 +288,8 @@ void tcp_undo_begin(struct arn_tcp_conn *c)
 	c->flags |= TF_UNDO;
 }
 
+static void reo_wnd_recovery_end(struct arn_tcp_conn *c, bool undone);
+
 static void undo(struct arn_tcp_conn *c)
 {
 	c->flags &= ~TF_UNDO;
@@ -300,6 +302,7 @@ static void undo(struct arn_tcp_conn *c)
 		c->recovery = TCP_REC_NONE;
 		c->reno_sacked = 0;
 	}
+	reo_wnd_recovery_end(c, true);
 	TCP_INC(c->wk, UNDO);
 }
 
@@ -368,15 +371,33 @@ void tcp_prr_ack(struct arn_tcp_conn *c, uint32_t delivered)
 void tcp_exit_recovery(struct arn_tcp_conn *c)
 {
 	if (c->recovery == TCP_REC_FAST) {
-		if ((c->flags & TF_UNDO) && c->undo_retrans <= 0)
+		if ((c->flags & TF_UNDO) && c->undo_retrans <= 0) {
 			undo(c); /* nothing was retransmitted after all */
-		else
+		} else {
 			c->cc->after_recovery(c, c->wk->now_ms);
+			reo_wnd_recovery_end(c, false);
+		}
 	}
 	c->recovery = TCP_REC_NONE;
 	c->reno_sacked = 0;
 	c->undo_end = c->snd_max;
-	/* RFC 8985 6.2: a grown window lasts TCP_REO_PERSIST recoveries */
+}
+
+/* RFC 8985 6.2: a grown window lasts TCP_REO_PERSIST recoveries that were
+ * real. As Linux (tcp_try_undo_recovery, tcp_try_undo_dsack): only a
+ * recovery that ends without being undone counts down, and one undone by
+ * DSACKs (a spurious one: the window was still too small) counts back up.
+ * Counting undone recoveries down too, as the RFC's pseudocode reads,
+ * shrank the window again on a path that reorders all the time, each
+ * spurious recovery bringing the reset nearer (issue 16: 35-89% of the
+ * retransmissions D-SACKed with 10% reordering). */
+static void reo_wnd_recovery_end(struct arn_tcp_conn *c, bool undone)
+{
+	if (undone) {
+		if (c->reo_wnd_persist < TCP_REO_PERSIST)
+			c->reo_wnd_persist++;
+		return;
+	}
 	if (c->reo_wnd_persist && --c->reo_wnd_persist == 0)
 		c->reo_wnd_mult = 1;
 }
@@ -387,18 +408,36 @@ static void dsack_in(struct arn_tcp_conn *c, uint32_t st, uint32_t en, uint32_t 
 {
 	struct arn_tcp_worker *wk = c->wk;
 	TCP_INC(wk, DSACK_RECEIVED);
+	/* A DSACK for the loss probe says only that the probe was not
+	 * needed: the timer sent it, not RACK, and the reordering window had
+	 * no part in it (Linux's FLAG_DSACK_TLP). */
+	bool tlp =
+	    (c->flags & TF_TLP_OUT) && (c->flags & TF_TLP_RETRANS) && seq_leq(en, c->tlp_high_seq);
+	if (tlp)
+		c->flags |= TF_TLP_DSACKED;
 	/* RFC 8985 6.2 step 4: grow the reordering window once per round trip */
 	if (c->rack_dsack_round && seq_geq(c->snd_una, c->dsack_round))
 		c->rack_dsack_round = false;
-	if (!c->rack_dsack_round) {
+	if (!c->rack_dsack_round && !tlp) {
 		c->rack_dsack_round = true;
 		c->dsack_round = c->snd_max;
 		if (c->reo_wnd_mult < 255)
 			c->reo_wnd_mult++;
 		c->reo_wnd_persist = TCP_REO_PERSIST;
 	}
-	if ((c->flags & TF_TLP_OUT) && (c->flags & TF_TLP_RETRANS) && seq_leq(en, c->tlp_high_seq))
-		c->flags |= TF_TLP_DSACKED;
+	/* A segment SACKed and then reported again: the retransmission and
+	 * the original both arrived, the original after segments sent later
+	 * (Linux's tcp_sacktag_one counts it as reordering). */
+	if (seq_gt(en, old_una) && seq_lt(st, c->rack_fack)) {
+		for (uint32_t i = c->txr_head; i != TXR_NIL; i = R(wk, i)->next) {
+			const struct tcp_txrec *r = R(wk, i);
+			if (seq_geq(r->start, en))
+				break;
+			if (seq_gt(r->end, st) && (r->flags & (TXR_SACKED | TXR_EVER_RETRANS)) ==
+						      (TXR_SACKED | TXR_EVER_RETRANS))
+				c->rack_reord = true;
+		}
+	}
 	if (!(c->flags & TF_UNDO) || !seq_gt(en, c->undo_marker))
 		return;
 	/* Count the duplicated segments that we retransmitted. Below snd_una

@@ -2134,6 +2134,109 @@ static void test_rack_reordering_window_spares_late_segment(void **state)
 	/* had it not come, the timer would have called it lost */
 }
 
+/* One late segment of a flight of ten, sent at T; the other nine are
+ * SACKed at T + 4 ms (the RTT); the late one arrives at T + 6 ms. */
+static void late_first_segment_episode(struct arn_tcp_conn *c)
+{
+	uint32_t una = c->snd_una, mss = c->mss;
+	send_block(c, 10 * mss);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 10);
+	fake_drain(lc);
+	fake_advance(lc, 4);
+	struct fake_opts o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + mss;
+	o.sack[1] = una + 10 * mss;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	fake_advance(lc, 2);
+	o = popts();
+	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
+	fake_advance(lc, 0);
+}
+
+/* RFC 8985 6.2, the reordering window's adaptation, replayed on a path
+ * that reorders (issue 16: 10% of the packets held 2-12 ms). RTT and
+ * min_rtt 4 ms, reordering already seen: the window is min_rtt / 4 =
+ * 1 ms. A segment 2 ms late is called lost when the timer fires and is
+ * retransmitted; the original arrives, then the retransmission comes
+ * back as a DSACK: the recovery is undone and the window grows to 2 x
+ * min_rtt / 4 = 2 ms. The same episode again: the late segment arrives
+ * within the window, nothing is called lost or retransmitted. The
+ * grown window lasts 16 real recoveries; undone ones do not count down
+ * (Linux's tcp_try_undo_recovery / tcp_try_undo_dsack). */
+static void test_rack_reo_wnd_grows_on_dsack_and_persists(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(4);
+	uint32_t mss = c->mss;
+	c->min_rtt_us = 4000;
+	/* reordering seen: segment 2 SACKed, then 1 (never retransmitted) */
+	uint32_t una = c->snd_una;
+	send_block(c, 2 * mss);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	fake_advance(lc, 4);
+	struct fake_opts o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + mss;
+	o.sack[1] = una + 2 * mss;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	o = popts();
+	inject(TH_ACK, p_seq, una + 2 * mss, 65535, &o, NULL, 0);
+	assert_true(c->rack_reord);
+	assert_int_equal(c->reo_wnd_mult, 1);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 0);
+
+	/* episode 1: the window (1 ms) is shorter than the lateness (2 ms) */
+	una = c->snd_una;
+	late_first_segment_episode(c);
+	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 1);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una); /* what was retransmitted: segment 1 */
+	assert_int_equal(out.len, mss);
+	fake_drain(lc);
+	assert_int_equal(c->recovery, TCP_REC_NONE);
+	assert_int_equal(cnt(ARN_TCP_C_UNDO), 0);
+	/* the retransmission arrives too: DSACK */
+	o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una;
+	o.sack[1] = una + mss;
+	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(cnt(ARN_TCP_C_DSACK_RECEIVED), 1);
+	assert_int_equal(cnt(ARN_TCP_C_UNDO), 1);
+	assert_int_equal(c->reo_wnd_mult, 2);
+	assert_int_equal(c->reo_wnd_persist, 16);
+
+	/* episode 2: the same lateness, now within the window */
+	fake_advance(lc, 1);
+	late_first_segment_episode(c);
+	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 1);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
+	assert_int_equal(fake_pending(lc), 0);
+	assert_int_equal(c->t_rack, 0);
+
+	/* undone recoveries keep the window; 16 real ones restore it */
+	for (int k = 0; k < 20; k++) {
+		c->recovery = TCP_REC_FAST;
+		c->flags |= TF_UNDO;
+		c->undo_retrans = 0;
+		tcp_exit_recovery(c);
+	}
+	assert_int_equal(c->reo_wnd_mult, 2);
+	for (int k = 0; k < 15; k++) {
+		c->recovery = TCP_REC_FAST;
+		c->flags &= ~TF_UNDO;
+		tcp_exit_recovery(c);
+	}
+	assert_int_equal(c->reo_wnd_mult, 2);
+	c->recovery = TCP_REC_FAST;
+	tcp_exit_recovery(c);
+	assert_int_equal(c->reo_wnd_mult, 1);
+}
+
 /* RACK keeps send times as 32-bit microseconds, which wrap every 71.6
  * minutes. When the clock stood in the upper half of that range, "no
  * segment delivered yet" (RACK.xmit_ts 0) compared as later than every
@@ -3258,6 +3361,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_lost_retransmission_found_by_prr_new_segment,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_reordering_window_spares_late_segment, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_grows_on_dsack_and_persists, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_clock_past_2_31_us_marks_nothing_lost, setup,
 					    teardown),
