@@ -59,5 +59,6 @@ struct arn_dataplane {
 /* dataplane.tcp.congestion_control */
 #define ARN_DP_TCP_CC_CUBIC 0
 #define ARN_DP_TCP_CC_NEWRENO 1
+#define ARN_DP_TCP_CC_BBR 2
 
 #endif

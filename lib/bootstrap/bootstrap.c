@@ -855,7 +855,9 @@ void arn_bootstrap_summary(const struct arn_bootstrap *b, struct arn_sb *o)
 		arn_sb_printf(o, "  mbufs: %u per socket (cache %u, data room %u)\n",
 			      dp->mbufs_per_socket, dp->mbuf_cache_size, dp->mbuf_data_room);
 		arn_sb_printf(o, "  tcp: %s, %u connections per worker, rcvbuf %u, sndbuf %u\n",
-			      dp->tcp_cc == ARN_DP_TCP_CC_NEWRENO ? "newreno" : "cubic",
+			      dp->tcp_cc == ARN_DP_TCP_CC_NEWRENO ? "newreno"
+			      : dp->tcp_cc == ARN_DP_TCP_CC_BBR	  ? "bbr"
+								  : "cubic",
 			      dp->tcp_max_connections, dp->tcp_rcvbuf, dp->tcp_sndbuf);
 		arn_sb_printf(
 		    o,

@@ -408,7 +408,7 @@ int arn_dataplane_parse(struct arn_bs_ctx *c, yaml_node_t *node, struct arn_data
 			static const uint32_t lo[] = {16, 4096, 4096, 0},
 					      hi[] = {4194304, 1u << 30, 1u << 30, 0};
 			/* in ARN_DP_TCP_CC_* order */
-			static const char *const cc[] = {"cubic", "newreno", NULL};
+			static const char *const cc[] = {"cubic", "newreno", "bbr", NULL};
 			static const char *const *const names[] = {NULL, NULL, NULL, cc};
 			section(&p, v, kt, keys, outs, lo, hi, names);
 		} else if (!strcmp(kt, "http")) {

@@ -38,6 +38,7 @@ enum arn_tcp_cc {
 	ARN_TCP_CC_DEFAULT = 0, /* the worker's: dataplane.tcp.congestion_control */
 	ARN_TCP_CC_CUBIC,	/* RFC 9438, the default's default */
 	ARN_TCP_CC_NEWRENO,	/* RFC 5681 + RFC 6582 */
+	ARN_TCP_CC_BBR,		/* BBR v1 (draft-cardwell-iccrg-bbr-congestion-control), paced */
 };
 
 /**

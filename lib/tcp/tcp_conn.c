@@ -234,6 +234,13 @@ static void conn_release(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
 	tcp_q_free(&c->rcvq);
 	ooo_free(wk, c);
 	tcp_txr_free_all(c);
+	if (c->paced_listed) {
+		struct arn_tcp_conn **pp = &wk->paced;
+		while (*pp && *pp != c)
+			pp = &(*pp)->pnext;
+		if (*pp)
+			*pp = c->pnext;
+	}
 	uint32_t gen = c->gen + 1;
 	uint32_t idx = c->index;
 	memset(c, 0, sizeof(*c));
@@ -284,7 +291,9 @@ void tcp_conn_init_common(struct arn_tcp_worker *wk, struct arn_tcp_conn *c, uin
 	c->mss = TCP_DEFAULT_MSS;
 	if (cc == ARN_TCP_CC_DEFAULT)
 		cc = wk->cc_default;
-	c->cc = cc == ARN_TCP_CC_NEWRENO ? &tcp_cc_newreno : &tcp_cc_cubic;
+	c->cc = cc == ARN_TCP_CC_NEWRENO ? &tcp_cc_newreno
+		: cc == ARN_TCP_CC_BBR	 ? &tcp_cc_bbr
+					 : &tcp_cc_cubic;
 	c->ssthresh = UINT32_MAX;
 	c->txr_head = c->txr_tail = TXR_NIL;
 	c->reo_wnd_mult = 1;

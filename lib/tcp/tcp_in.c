@@ -152,6 +152,10 @@ static void established_common(struct arn_tcp_conn *c, const struct tcp_seg *s)
 	c->max_sndwnd = c->snd_wnd;
 	c->snd_wl1 = s->seq;
 	c->snd_wl2 = s->ack;
+	/* BBR's samples come from the transmission records, which need SACK:
+	 * a peer without it gets CUBIC */
+	if (c->cc == &tcp_cc_bbr && !(c->flags & TF_SACK_OK))
+		c->cc = &tcp_cc_cubic;
 	c->cc->init(c);
 	if (c->flags & TF_SYN_RTX)
 		c->cwnd = c->mss; /* RFC 5681 3.1: IW is 1 segment after a lost SYN */
@@ -493,9 +497,28 @@ static void prr_step(struct arn_tcp_conn *c, uint32_t old_una, uint64_t mark)
 	tcp_prr_ack(c, d > 0 ? (uint32_t)d : 0);
 }
 
-/* ACK processing for the synchronized states. @return false if the
- * connection ended. */
+static bool process_ack_inner(struct arn_tcp_conn *c, const struct tcp_seg *s);
+
+/* ACK processing for the synchronized states, then the delivery rate
+ * sample it made for the congestion control (BBR's cong_control runs
+ * last, as Linux's tcp_cong_control: after loss detection and PRR).
+ * @return false if the connection ended. */
 static bool process_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
+{
+	uint32_t prior_in_flight = tcp_pipe(c);
+	uint32_t old_una = c->snd_una;
+	memset(&c->rs, 0, sizeof(c->rs));
+	if (!process_ack_inner(c, s))
+		return false;
+	if (!tcp_rack_on(c) && seq_gt(c->snd_una, old_una))
+		c->delivered += c->snd_una - old_una; /* no records: no sample */
+	tcp_rate_sample_end(c, prior_in_flight);
+	if (c->cc->on_sample)
+		c->cc->on_sample(c, &c->rs);
+	return true;
+}
+
+static bool process_ack_inner(struct arn_tcp_conn *c, const struct tcp_seg *s)
 {
 	struct arn_tcp_worker *wk = c->wk;
 	uint64_t now = wk->now_ms;

@@ -203,12 +203,35 @@ enum {
 	TXR_LOST = 1u << 1,	    /* marked lost; needs (re)transmission */
 	TXR_RETRANS = 1u << 2,	    /* a retransmission of it is in flight */
 	TXR_EVER_RETRANS = 1u << 3, /* retransmitted at least once */
+	TXR_APP_LIMITED = 1u << 4,  /* sent while the application limited the flow */
 };
 struct tcp_txrec {
 	uint32_t start, end;
 	uint32_t xmit_us; /* last (re)transmission, worker's microsecond clock (wraps) */
 	uint32_t next;
 	uint32_t flags;
+	/* delivery rate estimation (draft-cheng-iccrg-delivery-rate-
+	 * estimation): the connection's state when this was (re)sent */
+	uint32_t delivered;	/* C.delivered (low 32 bits; differences only) */
+	uint32_t delivered_us;	/* C.delivered_time */
+	uint32_t first_sent_us; /* C.first_sent_time */
+};
+
+/* One ACK's delivery rate sample (the draft's rs), for the congestion
+ * control's on_sample. */
+struct tcp_rate_sample {
+	uint32_t delivered;	  /* bytes delivered over the interval */
+	uint32_t prior_delivered; /* C.delivered when the newest acked segment was sent */
+	int64_t interval_us;	  /* -1: no valid sample on this ACK */
+	uint32_t rtt_us;	  /* of the newest segment acked (0: none) */
+	uint32_t acked_sacked;	  /* bytes newly ACKed or SACKed by this ACK */
+	uint32_t losses;	  /* bytes newly marked lost by this ACK */
+	uint32_t prior_in_flight;
+	bool is_app_limited;
+	/* while the ACK is processed */
+	bool has_prior;
+	uint32_t prior_us;	  /* P.delivered_time of the newest segment acked */
+	uint32_t send_elapsed_us; /* its P.sent_time - P.first_sent_time */
 };
 
 /* ---- TIME_WAIT records -------------------------------------------------------
@@ -282,9 +305,45 @@ struct tcp_cc_ops {
 	uint32_t (*ssthresh)(struct arn_tcp_conn *c, uint64_t now_ms);
 	/* recovery ended (full ACK) */
 	void (*after_recovery)(struct arn_tcp_conn *c, uint64_t now_ms);
+	/* optional (BBR; Linux's cong_control): every ACK's rate sample, after
+	 * loss detection and PRR; sets cwnd and the pacing rate itself */
+	void (*on_sample)(struct arn_tcp_conn *c, const struct tcp_rate_sample *rs);
 };
 extern const struct tcp_cc_ops tcp_cc_newreno;
 extern const struct tcp_cc_ops tcp_cc_cubic;
+extern const struct tcp_cc_ops tcp_cc_bbr;
+
+/* BBR v1 (Linux's net/ipv4/tcp_bbr.c; draft-cardwell-iccrg-bbr-congestion-
+ * control-00), in bytes and microseconds. */
+enum tcp_bbr_mode {
+	BBR_STARTUP = 0,
+	BBR_DRAIN,
+	BBR_PROBE_BW,
+	BBR_PROBE_RTT,
+};
+#define BBR_BW_RTTS 10 /* the max bandwidth filter's window, in round trips */
+struct tcp_bbr {
+	uint64_t bw[3];	      /* windowed max filter samples (bytes/s) ... */
+	uint32_t bw_round[3]; /* ... and the round each was taken in */
+	uint32_t min_rtt_us;  /* 0: none yet */
+	uint64_t min_rtt_stamp_ms;
+	uint64_t probe_rtt_done_ms; /* 0: not yet at the PROBE_RTT floor */
+	uint64_t cycle_stamp_us;
+	uint64_t full_bw;
+	uint32_t round_count;
+	uint32_t next_rtt_delivered;
+	uint32_t prior_cwnd;
+	uint32_t pacing_gain, cwnd_gain; /* x 256 (BBR_UNIT) */
+	uint8_t mode;
+	uint8_t cycle_idx;
+	uint8_t full_bw_cnt;
+	bool full_bw_reached;
+	bool round_start;
+	bool probe_rtt_round_done;
+	bool packet_conservation;
+	uint8_t prev_recovery; /* c->recovery at the last sample */
+	uint32_t cwnd;	       /* BBR's own: PRR, ECN and TLP reductions do not apply */
+};
 
 struct tcp_cubic {
 	double w_max; /* segments */
@@ -426,6 +485,21 @@ struct arn_tcp_conn {
 	const struct tcp_cc_ops *cc;
 	struct tcp_cubic cubic;
 	struct tcp_cubic prior_cubic; /* for undo */
+
+	/* delivery rate estimation (tcp_rack.c; draft-cheng-iccrg-delivery-
+	 * rate-estimation), in bytes and worker microseconds */
+	uint64_t delivered;	/* C.delivered */
+	uint32_t delivered_us;	/* C.delivered_time */
+	uint32_t first_sent_us; /* C.first_sent_time */
+	uint64_t app_limited;	/* C.app_limited: 0, or delivered at which it ends */
+	struct tcp_rate_sample rs;
+	/* pacing (BBR): bytes per second (0: not paced) and the worker
+	 * microsecond before which no more data may go */
+	uint64_t pacing_rate;
+	uint64_t next_send_us;
+	struct arn_tcp_conn *pnext; /* the worker's list of paced connections waiting */
+	bool paced_listed;
+	struct tcp_bbr bbr;
 } __rte_cache_aligned;
 
 struct arn_tcp_listener {
@@ -494,6 +568,7 @@ struct arn_tcp_worker {
 	uint64_t wheel_ms; /* slots up to this ms have been run */
 
 	struct arn_tcp_conn *outq, *outq_tail;
+	struct arn_tcp_conn *paced; /* waiting for their next_send_us (tcp_worker.c) */
 	struct arn_tcp_conn *closeq;
 	/* TIME_WAIT records: pool, hash, and the list oldest first */
 	struct tcp_tw *tw;
@@ -601,6 +676,10 @@ void tcp_process_closeq(struct arn_tcp_worker *wk);
 void tcp_q_free(struct tcp_q *q);
 void tcp_q_append(struct tcp_q *q, struct rte_mbuf *m);
 
+/* Pacing: @p c may send nothing more before c->next_send_us; the worker
+ * wakes it then (tcp_worker.c). */
+void tcp_pace_wait(struct arn_tcp_conn *c);
+
 /* ---- tcp_in.c -------------------------------------------------------------------- */
 void tcp_input(struct arn_tcp_worker *wk, struct rte_mbuf *m);
 void tcp_deliver_eof_if_due(struct arn_tcp_conn *c);
@@ -689,6 +768,10 @@ void tcp_txr_sent(struct arn_tcp_conn *c, uint32_t seq, uint32_t len);
  * TXR_NIL. tcp_txr_rexmit() marks it once it went out. */
 uint32_t tcp_rack_next_lost(struct arn_tcp_conn *c, uint32_t room, uint32_t *start, uint32_t *end);
 void tcp_txr_rexmit(struct arn_tcp_conn *c, uint32_t idx);
+/* The rate sample of the ACK just processed is complete: c->rs. */
+void tcp_rate_sample_end(struct arn_tcp_conn *c, uint32_t prior_in_flight);
+/* The application has nothing more to send (draft's C.app_limited). */
+void tcp_rate_check_app_limited(struct arn_tcp_conn *c);
 /* ACK processing, after snd_una moved from @p old_una to s->ack (or not):
  * DSACK, delivered records, RACK state, TLP episode, loss detection.
  * @p sack_new: some SACK block was not in the scoreboard before this ACK

@@ -545,6 +545,36 @@ bool tcp_tlp_send(struct arn_tcp_conn *c)
 	return true;
 }
 
+/* Pacing (BBR): may data go now? If not, the worker wakes @p c when it
+ * may (tcp_worker.c). */
+static bool pace_ok(struct arn_tcp_conn *c)
+{
+	if (c->pacing_rate == 0 || (int64_t)(c->next_send_us - c->wk->now_us) <= 0)
+		return true;
+	tcp_pace_wait(c);
+	return false;
+}
+
+/* @p len bytes of data went out paced: the next may go len / rate later.
+ * Credit for time the connection was not sending is kept up to one send
+ * quantum (a millisecond at the pacing rate, at most 64 KB, at least two
+ * segments; Linux's bbr_tso_segs_goal), so that a worker loop slower than
+ * one segment's time still sends at the rate, in bursts that small. */
+static void pace_sent(struct arn_tcp_conn *c, uint32_t len)
+{
+	uint64_t rate = c->pacing_rate;
+	if (rate == 0)
+		return;
+	uint64_t now = c->wk->now_us;
+	uint64_t quantum = RTE_MIN(rate / 1000, 65536u);
+	quantum = RTE_MAX(quantum, 2u * c->mss);
+	uint64_t slack = quantum * 1000000 / rate;
+	uint64_t floor = now > slack ? now - slack : 0;
+	if ((int64_t)(c->next_send_us - floor) < 0)
+		c->next_send_us = floor;
+	c->next_send_us += ((uint64_t)len + TCP_HDR_LEN + 32) * 1000000 / rate;
+}
+
 void tcp_output(struct arn_tcp_conn *c)
 {
 	struct arn_tcp_worker *wk = c->wk;
@@ -560,6 +590,8 @@ void tcp_output(struct arn_tcp_conn *c)
 		uint32_t pipe = tcp_pipe(c);
 		if (pipe >= c->cwnd)
 			break;
+		if (!pace_ok(c))
+			break;
 		uint32_t s, e;
 		if (tcp_rack_on(c) && c->lost_bytes > c->retrans_bytes) {
 			/* RACK (RFC 8985): what it marked lost, oldest first */
@@ -571,6 +603,7 @@ void tcp_output(struct arn_tcp_conn *c)
 				tcp_txr_rexmit(c, idx);
 				if (adv > 0) {
 					retransmitted(c, s);
+					pace_sent(c, (uint32_t)adv);
 					sent = true;
 				}
 				continue;
@@ -621,6 +654,7 @@ void tcp_output(struct arn_tcp_conn *c)
 		if (xmit(c, seq, len, fl) != 0)
 			break;
 		sent = true;
+		pace_sent(c, len);
 		c->snd_max += len + (fin ? 1 : 0);
 		c->snd_nxt = c->snd_max;
 		wk->cnt[ARN_TCP_C_BYTES_OUT] += len;
@@ -641,6 +675,7 @@ void tcp_output(struct arn_tcp_conn *c)
 	 * is, since it counts from the last transmission. Once per burst. */
 	if (new_data)
 		tcp_rexmt_new_data(c);
+	tcp_rate_check_app_limited(c);
 
 	/* Data waiting, nothing in flight, and the window (zero, or too small
 	 * for sender SWS avoidance) keeps it back: the persist timer probes,

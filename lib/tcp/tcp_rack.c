@@ -39,6 +39,75 @@ static void rack_fallback(struct arn_tcp_conn *c)
 	TCP_INC(wk, RACK_FALLBACK);
 }
 
+/* ---- delivery rate estimation (draft-cheng-iccrg-delivery-rate-estimation) ---- */
+
+/* Record @p r is (re)sent now: the draft's OnPacketSent. @p idle: nothing
+ * was in flight before it. */
+static void rate_snap(struct arn_tcp_conn *c, struct tcp_txrec *r, bool idle)
+{
+	uint32_t now = (uint32_t)c->wk->now_us;
+	if (idle) {
+		/* nothing in flight: intervals start now, not at the last ACK */
+		c->first_sent_us = now;
+		c->delivered_us = now;
+	}
+	r->delivered = (uint32_t)c->delivered;
+	r->delivered_us = c->delivered_us;
+	r->first_sent_us = c->first_sent_us;
+	if (c->app_limited)
+		r->flags |= TXR_APP_LIMITED;
+	else
+		r->flags &= ~TXR_APP_LIMITED;
+}
+
+/* @p len bytes of record @p r were delivered (ACKed or SACKed) by the ACK
+ * being processed: the draft's UpdateRateSample. */
+static void rate_delivered(struct arn_tcp_conn *c, const struct tcp_txrec *r, uint32_t len)
+{
+	struct tcp_rate_sample *rs = &c->rs;
+	c->delivered += len;
+	c->delivered_us = (uint32_t)c->wk->now_us;
+	rs->acked_sacked += len;
+	if (!rs->has_prior || (int32_t)(r->delivered - rs->prior_delivered) > 0) {
+		rs->has_prior = true;
+		rs->prior_delivered = r->delivered;
+		rs->prior_us = r->delivered_us;
+		rs->is_app_limited = r->flags & TXR_APP_LIMITED;
+		rs->send_elapsed_us = r->xmit_us - r->first_sent_us;
+		c->first_sent_us = r->xmit_us;
+	}
+}
+
+void tcp_rate_sample_end(struct arn_tcp_conn *c, uint32_t prior_in_flight)
+{
+	struct tcp_rate_sample *rs = &c->rs;
+	if (c->app_limited && c->delivered > c->app_limited)
+		c->app_limited = 0;
+	rs->prior_in_flight = prior_in_flight;
+	rs->interval_us = -1;
+	if (!rs->has_prior)
+		return;
+	rs->delivered = (uint32_t)c->delivered - rs->prior_delivered;
+	uint32_t ack_elapsed = c->delivered_us - rs->prior_us;
+	uint32_t iv = RTE_MAX(rs->send_elapsed_us, ack_elapsed);
+	/* shorter than the minimum RTT: ACK compression or a stretch ACK,
+	 * it would overestimate the rate (the draft's rule) */
+	if (iv < c->min_rtt_us || iv == 0)
+		return;
+	rs->interval_us = iv;
+}
+
+void tcp_rate_check_app_limited(struct arn_tcp_conn *c)
+{
+	if (c->snd_max != c->snd_una + c->sndq.bytes)
+		return; /* unsent data waits: limited by cwnd or the window */
+	uint32_t pipe = tcp_pipe(c);
+	if (pipe >= c->cwnd || c->lost_bytes > c->retrans_bytes)
+		return;
+	uint64_t v = c->delivered + pipe;
+	c->app_limited = v ? v : 1;
+}
+
 void tcp_txr_sent(struct arn_tcp_conn *c, uint32_t seq, uint32_t len)
 {
 	struct arn_tcp_worker *wk = c->wk;
@@ -48,6 +117,7 @@ void tcp_txr_sent(struct arn_tcp_conn *c, uint32_t seq, uint32_t len)
 		rack_fallback(c); /* not contiguous: never expected */
 		return;
 	}
+	bool idle = c->txr_head == TXR_NIL || tcp_rack_pipe(c) == len;
 	uint32_t i = tcp_txr_alloc(wk);
 	if (i == TXR_NIL) {
 		rack_fallback(c);
@@ -59,6 +129,7 @@ void tcp_txr_sent(struct arn_tcp_conn *c, uint32_t seq, uint32_t len)
 	r->xmit_us = (uint32_t)wk->now_us;
 	r->flags = 0;
 	r->next = TXR_NIL;
+	rate_snap(c, r, idle);
 	if (c->txr_tail != TXR_NIL)
 		R(wk, c->txr_tail)->next = i;
 	else
@@ -108,9 +179,11 @@ uint32_t tcp_rack_next_lost(struct arn_tcp_conn *c, uint32_t room, uint32_t *sta
 void tcp_txr_rexmit(struct arn_tcp_conn *c, uint32_t i)
 {
 	struct tcp_txrec *r = R(c->wk, i);
+	bool idle = tcp_rack_pipe(c) == 0;
 	r->flags |= TXR_RETRANS | TXR_EVER_RETRANS;
 	r->xmit_us = (uint32_t)c->wk->now_us;
 	c->retrans_bytes += r->end - r->start;
+	rate_snap(c, r, idle);
 }
 
 uint32_t tcp_pipe(const struct arn_tcp_conn *c)
@@ -170,6 +243,7 @@ static void rack_delivered(struct arn_tcp_conn *c, const struct tcp_txrec *r,
 			return;
 	} else {
 		min_rtt_update(c, rtt);
+		c->rs.rtt_us = rtt;
 	}
 	/* rack_rtt_us 0: nothing delivered since the flight began, so
 	 * RACK.xmit_ts is unset. It must be set here, not compared: send
@@ -206,6 +280,7 @@ static void mark_lost(struct arn_tcp_conn *c, struct tcp_txrec *r)
 	if (!(r->flags & TXR_LOST)) {
 		r->flags |= TXR_LOST;
 		c->lost_bytes += len;
+		c->rs.losses += len;
 	}
 }
 
@@ -470,6 +545,7 @@ static void rec_sacked(struct arn_tcp_conn *c, struct tcp_txrec *r, const struct
 	if (r->flags & TXR_RETRANS)
 		c->retrans_bytes -= len;
 	r->flags = (r->flags & ~(TXR_LOST | TXR_RETRANS)) | TXR_SACKED;
+	rate_delivered(c, r, len);
 	rack_delivered(c, r, s);
 }
 
@@ -558,7 +634,8 @@ void tcp_rack_on_ack(struct arn_tcp_conn *c, const struct tcp_seg *s, uint32_t o
 		uint32_t i = c->txr_head;
 		struct tcp_txrec *r = R(wk, i);
 		if (seq_leq(r->end, c->snd_una)) {
-			if (r->flags == 0 && seq_geq(r->end, c->rack_fack)) {
+			if ((r->flags & ~TXR_APP_LIMITED) == 0 && seq_geq(r->end, c->rack_fack)) {
+				rate_delivered(c, r, r->end - r->start);
 				last = *r;
 				have_last = true;
 			} else if (!(r->flags & TXR_SACKED)) {
@@ -572,6 +649,7 @@ void tcp_rack_on_ack(struct arn_tcp_conn *c, const struct tcp_seg *s, uint32_t o
 		}
 		if (seq_lt(r->start, c->snd_una) && !(r->flags & TXR_SACKED)) {
 			uint32_t cut = c->snd_una - r->start;
+			rate_delivered(c, r, cut);
 			if (r->flags & TXR_LOST)
 				c->lost_bytes -= cut;
 			if (r->flags & TXR_RETRANS)
@@ -704,4 +782,5 @@ void tcp_txr_probed(struct arn_tcp_conn *c, uint32_t i)
 	struct tcp_txrec *r = R(c->wk, i);
 	r->flags |= TXR_EVER_RETRANS;
 	r->xmit_us = (uint32_t)c->wk->now_us;
+	rate_snap(c, r, false);
 }

@@ -70,6 +70,35 @@ struct arn_lcore *arn_tcp_lcore(const struct arn_tcp_conn *c)
 	return c->wk->lc;
 }
 
+void tcp_pace_wait(struct arn_tcp_conn *c)
+{
+	if (c->paced_listed)
+		return;
+	c->paced_listed = true;
+	c->pnext = c->wk->paced;
+	c->wk->paced = c;
+}
+
+/* Paced connections whose next send time has come go to the output list.
+ * Checked on every poll (microseconds apart), where the 1 ms wheel would
+ * release a millisecond's segments at once. */
+static void tcp_process_paced(struct arn_tcp_worker *wk)
+{
+	struct arn_tcp_conn **pp = &wk->paced;
+	while (*pp) {
+		struct arn_tcp_conn *c = *pp;
+		if ((int64_t)(c->next_send_us - wk->now_us) > 0 && c->state != TCPS_CLOSED) {
+			pp = &c->pnext;
+			continue;
+		}
+		*pp = c->pnext;
+		c->pnext = NULL;
+		c->paced_listed = false;
+		if (c->state != TCPS_CLOSED)
+			tcp_want_output(c);
+	}
+}
+
 static void tcp_process_outq(struct arn_tcp_worker *wk)
 {
 	/* Connections added while we run (on_writable writing more) are
@@ -129,8 +158,10 @@ int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 	wk->max_conns = maxc;
 	wk->rcvbuf = conf && conf->tcp_rcvbuf ? conf->tcp_rcvbuf : 256 * 1024;
 	wk->sndbuf = conf && conf->tcp_sndbuf ? conf->tcp_sndbuf : 256 * 1024;
-	wk->cc_default =
-	    conf && conf->tcp_cc == ARN_DP_TCP_CC_NEWRENO ? ARN_TCP_CC_NEWRENO : ARN_TCP_CC_CUBIC;
+	wk->cc_default = !conf					 ? ARN_TCP_CC_CUBIC
+			 : conf->tcp_cc == ARN_DP_TCP_CC_NEWRENO ? ARN_TCP_CC_NEWRENO
+			 : conf->tcp_cc == ARN_DP_TCP_CC_BBR	 ? ARN_TCP_CC_BBR
+								 : ARN_TCP_CC_CUBIC;
 	if (wk->rcvbuf < 4096)
 		wk->rcvbuf = 4096;
 	if (wk->sndbuf < 4096)
@@ -232,6 +263,8 @@ void arn_tcp_worker_poll(struct arn_lcore *lc, uint64_t now_tsc)
 	 * than in a call (with its frame) in every loop iteration */
 	if (wk->now_ms != wk->rmem_checked_ms)
 		tcp_rmem_poll(wk);
+	if (wk->paced)
+		tcp_process_paced(wk);
 	tcp_process_outq(wk);
 	if (wk->closeq)
 		tcp_process_closeq(wk);

@@ -523,11 +523,15 @@ static void test_dataplane_section(void **state)
 	    "dataplane.http.max_requests_in_flight: expected an integer from 4 to 1048576, "
 	    "got '2'");
 
+	assert_loads("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  tcp: {congestion_control: bbr}\n");
+	assert_int_equal(tb.bs->dp.tcp_cc, ARN_DP_TCP_CC_BBR);
 	assert_error("envoy_bootstrap: {}\n"
 		     "dataplane:\n"
-		     "  tcp: {congestion_control: bbr}\n",
+		     "  tcp: {congestion_control: bbr2}\n",
 		     "t.yaml:3:29: dataplane.tcp.congestion_control: expected one of cubic, "
-		     "newreno, got 'bbr'");
+		     "newreno, bbr, got 'bbr2'");
 	assert_error("envoy_bootstrap: {}\n"
 		     "dataplane:\n"
 		     "  tcp: {sndbuf: 1k}\n",

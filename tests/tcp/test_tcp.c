@@ -958,6 +958,148 @@ static void test_congestion_control_from_config(void **state)
 	assert_ptr_equal(e->cc, &tcp_cc_cubic);
 }
 
+/* ---- BBR ----------------------------------------------------------------------- */
+
+/* A worker whose connections run BBR, and one accepted connection (SACK,
+ * no timestamps, window scale 7: the window never limits). */
+static struct arn_tcp_conn *bbr_conn(bool sack)
+{
+	arn_tcp_worker_fini(lc);
+	fake_drain(lc);
+	memset(&app, 0, sizeof(app));
+	dp_conf.tcp_cc = ARN_DP_TCP_CC_BBR;
+	dp_conf.tcp_sndbuf = 1024 * 1024;
+	assert_int_equal(arn_tcp_worker_init(lc, &dp_conf), 0);
+	struct arn_tcp_listen_opts lo = {.backlog = 16};
+	int err = 0;
+	lsn = arn_tcp_listen(lc, US, LPORT, &t_ops, NULL, &lo, &err);
+	assert_non_null(lsn);
+	open_conn(sack, false, 7);
+	return app.conn;
+}
+
+/* A path of 10 ms round trip whose bottleneck sends one segment per
+ * 100 us (14.6 MB/s of 1460-byte segments), with an unbounded queue:
+ * what one millisecond of it does. The receiver ACKs (cumulatively) what
+ * reached it, once per millisecond. @return data segments sent. */
+struct bbr_path {
+	uint32_t end[16384];
+	uint64_t ack_at[16384];
+	uint32_t head, tail;
+	uint64_t link_free_us;
+};
+static unsigned bbr_path_ms(struct arn_tcp_conn *c, struct bbr_path *p)
+{
+	static uint8_t buf[1 << 20];
+	uint32_t room = c->sndbuf - c->sndq.bytes;
+	if (room)
+		assert_int_equal(arn_tcp_write(c, buf, room), (int)room);
+	fake_advance(lc, 1);
+	unsigned n = 0;
+	while (fake_next(lc, &out)) {
+		if (out.len == 0)
+			continue;
+		n++;
+		p->link_free_us = RTE_MAX(p->link_free_us, fake_now_us) + 100;
+		assert_true(p->tail - p->head < 16384);
+		p->end[p->tail % 16384] = out.seq + out.len;
+		p->ack_at[p->tail % 16384] = p->link_free_us + 10000;
+		p->tail++;
+	}
+	uint32_t ack = 0;
+	bool any = false;
+	while (p->head != p->tail && p->ack_at[p->head % 16384] <= fake_now_us) {
+		ack = p->end[p->head % 16384];
+		any = true;
+		p->head++;
+	}
+	if (any) {
+		struct fake_opts o = popts();
+		inject(TH_ACK, p_seq, ack, 65535, &o, NULL, 0);
+	}
+	return n;
+}
+
+/* BBR's state machine (Linux's tcp_bbr.c), driven by the ACKs of the
+ * simulated path above and counted, not timed: STARTUP until the
+ * bandwidth stops growing for three rounds, DRAIN, then PROBE_BW with its
+ * gain cycle (1.25 and 0.75 both seen), the model at the path's (bw about
+ * 14.6 MB/s, min_rtt 10 ms), the pacing rate at the bandwidth and what is
+ * sent per millisecond bounded by it; when min_rtt is 10 s old
+ * (its stamp set back here), PROBE_RTT holds cwnd at 4 segments for 200
+ * ms and a round, then PROBE_BW again with the cwnd it had. */
+static void test_bbr_state_machine(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = bbr_conn(true);
+	assert_ptr_equal(c->cc, &tcp_cc_bbr);
+	struct tcp_bbr *b = &c->bbr;
+	uint32_t mss = c->mss;
+	assert_int_equal(mss, 1460);
+	tcp_wk(lc)->rng = 0x2545f4914f6cdd1dull; /* the PROBE_BW phase drawn: the same each run */
+	assert_int_equal(b->mode, BBR_STARTUP);
+	assert_true(c->pacing_rate > 0);
+	static struct bbr_path path;
+	memset(&path, 0, sizeof(path));
+	bool seen_drain = false;
+	int t;
+	for (t = 0; t < 2000 && b->mode != BBR_PROBE_BW; t++) {
+		bbr_path_ms(c, &path);
+		if (b->mode == BBR_DRAIN)
+			seen_drain = true;
+	}
+	assert_true(seen_drain);
+	assert_int_equal(b->mode, BBR_PROBE_BW);
+	assert_true(b->full_bw_reached);
+	/* PROBE_BW: the gain cycle, the model, pacing */
+	bool up = false, down = false;
+	unsigned max_per_ms = 0;
+	for (t = 0; t < 1000; t++) {
+		unsigned n = bbr_path_ms(c, &path);
+		if (t > 500 && n > max_per_ms)
+			max_per_ms = n;
+		up |= b->pacing_gain > 256;
+		down |= b->pacing_gain < 256;
+		assert_int_equal(b->mode, BBR_PROBE_BW);
+	}
+	assert_true(up && down);
+	uint64_t bw = b->bw[0];
+	assert_true(bw > 14600000ull * 8 / 10 && bw < 14600000ull * 12 / 10);
+	assert_true(b->min_rtt_us >= 10000 && b->min_rtt_us <= 11000);
+	assert_true(c->pacing_rate <= bw * 5 / 4 && c->pacing_rate >= bw * 3 / 4 * 9 / 10);
+	/* a millisecond at 1.25 x bw plus one burst: about 16 + 12 segments */
+	assert_true(max_per_ms <= 30);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 0);
+	/* min_rtt 10 s old: PROBE_RTT */
+	uint32_t cwnd = c->cwnd;
+	assert_true(cwnd > 20 * mss);
+	b->min_rtt_stamp_ms = c->wk->now_ms - 10001;
+	bbr_path_ms(c, &path);
+	assert_int_equal(b->mode, BBR_PROBE_RTT);
+	assert_int_equal(c->cwnd, 4 * mss);
+	int held = 0;
+	for (t = 0; t < 1000 && b->mode == BBR_PROBE_RTT; t++) {
+		bbr_path_ms(c, &path);
+		held++;
+		if (b->mode == BBR_PROBE_RTT)
+			assert_int_equal(c->cwnd, 4 * mss);
+	}
+	assert_int_equal(b->mode, BBR_PROBE_BW);
+	assert_true(held >= 200);
+	assert_true(c->cwnd >= cwnd - 2 * mss); /* the probing phase's 2 segments aside */
+	assert_true(b->min_rtt_us >= 10000 && b->min_rtt_us <= 11000);
+}
+
+/* BBR's samples need the transmission records, which need SACK: a peer
+ * without it gets CUBIC. */
+static void test_bbr_without_sack_is_cubic(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = bbr_conn(false);
+	assert_ptr_equal(c->cc, &tcp_cc_cubic);
+	assert_int_equal(c->pacing_rate, 0);
+}
+
 /* RFC 7323 4.3 / 5.3 with reordering. The peer sends D1, D2, D3 (times
  * T, T, T+1); D1 is lost, D2 is held up in the network, D3 arrives. The
  * peer's retransmission of D1 (time T+50) fills the first hole. D2, sent
@@ -3364,6 +3506,8 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_grows_on_dsack_and_persists, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_bbr_state_machine, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_bbr_without_sack_is_cubic, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_clock_past_2_31_us_marks_nothing_lost, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_idle_past_half_the_clock_marks_nothing_lost,
