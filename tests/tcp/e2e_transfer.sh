@@ -14,6 +14,8 @@
 #            ACKs and SACKs drive Linux's recovery)
 #   impair   NFQUEUE (nfq_impair): 2-5 ms delay with jitter, 10% reordered,
 #            3% duplicated, each way
+#   SCENARIO-bbr  the same with Arion's dataplane.tcp.congestion_control:
+#            bbr (paced; issue 16)
 #   ecn      the client asks for ECN (net.ipv4.tcp_ecn = 1) and nfq_impair
 #            marks 1% of the ECN-capable packets CE each way, dropping none:
 #            Arion must negotiate, send ECT(0), slow down for the client's
@@ -28,11 +30,18 @@
 set -u
 scen=${1:?scenario}
 bytes=${2:?bytes}
+cc=
+case $scen in
+*-bbr)
+	cc=bbr
+	scen=${scen%-bbr}
+	;;
+esac
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool iptables /usr/bin/python3 || exit 77
 . "$ARION_SRC/tests/tcp/e2e_lib.sh"
 topo_init "arn-t${scen:0:1}"
-tcp_e2e_up 1 || exit 1
+tcp_e2e_up 1 ${cc:+"  tcp: { congestion_control: $cc }"} || exit 1
 
 case $scen in
 clean) ;;
