@@ -79,6 +79,15 @@ void tcp_want_output(struct arn_tcp_conn *c)
 	wk->outq_tail = c;
 }
 
+void tcp_pace_wait(struct arn_tcp_conn *c)
+{
+	if (c->paced_listed)
+		return;
+	c->paced_listed = true;
+	c->pnext = c->wk->paced;
+	c->wk->paced = c;
+}
+
 void tcp_ooo_track(struct arn_tcp_conn *c)
 {
 	struct arn_tcp_worker *wk = c->wk;

@@ -639,6 +639,9 @@ void tcp_txr_pool_init(struct arn_tcp_worker *wk);
 void tcp_txr_free_all(struct arn_tcp_conn *c);
 /* Output for @p c at the worker's next tcp_process_outq (tcp_worker.c). */
 void tcp_want_output(struct arn_tcp_conn *c);
+/* Pacing: @p c may send nothing more before c->next_send_us; the worker
+ * puts it on the output list then (tcp_worker.c). */
+void tcp_pace_wait(struct arn_tcp_conn *c);
 /* The worker's list of out-of-order queues, oldest first (tcp_rmem.c). */
 void tcp_ooo_track(struct arn_tcp_conn *c);
 void tcp_ooo_untrack(struct arn_tcp_conn *c);
@@ -675,10 +678,6 @@ void tcp_schedule_close(struct arn_tcp_conn *c, int reason);
 void tcp_process_closeq(struct arn_tcp_worker *wk);
 void tcp_q_free(struct tcp_q *q);
 void tcp_q_append(struct tcp_q *q, struct rte_mbuf *m);
-
-/* Pacing: @p c may send nothing more before c->next_send_us; the worker
- * wakes it then (tcp_worker.c). */
-void tcp_pace_wait(struct arn_tcp_conn *c);
 
 /* ---- tcp_in.c -------------------------------------------------------------------- */
 void tcp_input(struct arn_tcp_worker *wk, struct rte_mbuf *m);

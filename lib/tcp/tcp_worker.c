@@ -70,15 +70,6 @@ struct arn_lcore *arn_tcp_lcore(const struct arn_tcp_conn *c)
 	return c->wk->lc;
 }
 
-void tcp_pace_wait(struct arn_tcp_conn *c)
-{
-	if (c->paced_listed)
-		return;
-	c->paced_listed = true;
-	c->pnext = c->wk->paced;
-	c->wk->paced = c;
-}
-
 /* Paced connections whose next send time has come go to the output list.
  * Checked on every poll (microseconds apart), where the 1 ms wheel would
  * release a millisecond's segments at once. */
