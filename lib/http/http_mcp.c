@@ -61,6 +61,14 @@ struct http_mcp_req {
 	size_t sid_len;
 	char pver[32];
 	size_t pver_len;
+	/* 2026-07-28: a stateless request (no session; its version in
+	 * params._meta) and the headers it must repeat from its body */
+	bool modern;
+	bool has_mmethod, has_mname, mhdr_long;
+	char mmethod[48];
+	size_t mmethod_len;
+	char mname[ARN_MCP_NAME_HDR_MAX];
+	size_t mname_len;
 	struct arn_cfg_header hdrs[MCP_PRINCIPAL_HDRS]; /* values in the stream's text */
 	size_t n_hdrs;
 	/* waiting for backends */
@@ -100,6 +108,7 @@ enum mcp_phase {
 	LEG_INIT = 0, /* initialize */
 	LEG_NOTIFY,   /* notifications/initialized */
 	LEG_CALL,     /* the message itself */
+	LEG_DISCOVER, /* server/discover: is the backend of the stateless era? */
 };
 
 #define MCP_LEG_HDRS 24
@@ -108,14 +117,17 @@ struct mcp_leg {
 	struct mcp_leg *next; /* the worker's free list */
 	struct http_subreq sr;
 	struct http_mcp_req *r;
-	uint32_t b;    /* the backend's index in the ToolSet */
-	uint32_t slot; /* in r->legs */
-	uint8_t phase; /* enum mcp_phase */
-	uint8_t kind;  /* enum arn_mcp_upstream of the answer */
-	bool retried;  /* re-initialized once after a 404 */
-	bool side;     /* forwards the client's answer or cancellation, or an error answer to the
-			  backend's request: its end only frees it */
-	bool sent_sid; /* the request carried the backend's session id */
+	uint32_t b;	 /* the backend's index in the ToolSet */
+	uint32_t slot;	 /* in r->legs */
+	uint8_t phase;	 /* enum mcp_phase */
+	uint8_t kind;	 /* enum arn_mcp_upstream of the answer */
+	bool retried;	 /* re-initialized once after a 404 */
+	bool side;	 /* forwards the client's answer or cancellation, or an error answer to the
+			    backend's request: its end only frees it */
+	bool sent_sid;	 /* the request carried the backend's session id */
+	bool modern;	 /* the backend speaks 2026-07-28: no session, _meta */
+	bool probed;	 /* the other era's handshake was tried too */
+	unsigned status; /* the answer's HTTP status; 0: none came */
 	uint64_t start_tsc;	    /* the message started (mcp.<ToolSet>.backend.<b>.rq_time) */
 	struct json_object *call;   /* the message for the backend (owned) */
 	struct json_object *sent;   /* what this phase sends (owned) */
@@ -126,6 +138,7 @@ struct mcp_leg {
 	char *sse_buf;		/* the worker's large scratch */
 	char bsid[ARN_MCP_BACKEND_SID_MAX + 1];
 	size_t bsid_len;
+	char mname[ARN_MCP_NAME_HDR_MAX]; /* Mcp-Name for a stateless backend */
 	struct http_subreq_header h[MCP_LEG_HDRS];
 	char why[160];
 };
@@ -139,6 +152,14 @@ struct mcp_cat {
 	const struct arn_cfg_toolset *ts; /* pinned */
 	struct arn_mcp_catalog *cat;
 	uint64_t built_ms;
+	/* each backend's era as this worker learnt it (enum mcp_era) */
+	uint8_t era[ARN_CFG_MCP_MAX_BACKENDS];
+};
+
+enum mcp_era {
+	ERA_UNKNOWN = 0,
+	ERA_SESSION, /* initialize answered: 2024-11-05 .. 2025-11-25 */
+	ERA_MODERN,  /* server/discover offered 2026-07-28 */
 };
 
 struct http_mcp_worker {
@@ -242,6 +263,20 @@ static void reply_error(struct http_stream *st, enum arn_mcp_err e, const char *
 			const char *details)
 {
 	struct json_object *o = arn_mcp_new_error(NULL, e, detail);
+	unsigned status = (unsigned)arn_mcp_err_status(e);
+	if (!o) {
+		http_local_reply(st, 500, NULL, 0, 0, "mcp_out_of_memory", NULL, 0);
+		return;
+	}
+	reply(st, status == 200 ? 400 : status, o, NULL, NULL, details);
+	json_object_put(o);
+}
+
+/* As reply_error, answering request @p id (NULL: null). */
+static void reply_error_id(struct http_stream *st, enum arn_mcp_err e, struct json_object *id,
+			   const char *detail, const char *details)
+{
+	struct json_object *o = arn_mcp_new_error(id, e, detail);
 	unsigned status = (unsigned)arn_mcp_err_status(e);
 	if (!o) {
 		http_local_reply(st, 500, NULL, 0, 0, "mcp_out_of_memory", NULL, 0);
@@ -421,6 +456,20 @@ bool http_mcp_filter(struct http_stream *st, const struct arn_cfg_gen *g,
 	r->pver_len = pvl < sizeof(r->pver) ? pvl : sizeof(r->pver) - 1;
 	if (pv)
 		memcpy(r->pver, pv, r->pver_len);
+	r->modern = false;
+	hdr(m, "mcp-method", 10, &pv, &pvl);
+	r->has_mmethod = pv != NULL;
+	r->mhdr_long = pvl >= sizeof(r->mmethod);
+	r->mmethod_len = r->mhdr_long ? 0 : pvl;
+	if (pv && !r->mhdr_long)
+		memcpy(r->mmethod, pv, pvl);
+	hdr(m, "mcp-name", 8, &pv, &pvl);
+	r->has_mname = pv != NULL;
+	if (pvl > sizeof(r->mname))
+		r->mhdr_long = true;
+	r->mname_len = pvl > sizeof(r->mname) ? 0 : pvl;
+	if (pv && r->mname_len)
+		memcpy(r->mname, pv, r->mname_len);
 	keep_principal_headers(st, r, ts, req);
 	st->mcp = r;
 	st->state |= HTTP_S_MCP;
@@ -493,9 +542,8 @@ static struct mcp_cat *cat_find(struct http_mcp_worker *m, const struct arn_cfg_
 	return NULL;
 }
 
-/* Keep @p c as @p ts's catalog (a free entry, else the oldest goes). */
-static void cat_store(struct http_mcp_worker *m, const struct arn_cfg_toolset *ts,
-		      struct arn_mcp_catalog *c, uint64_t now)
+/* @p ts's entry (a free one, else the oldest goes), pinning @p ts. */
+static struct mcp_cat *cat_entry(struct http_mcp_worker *m, const struct arn_cfg_toolset *ts)
 {
 	struct mcp_cat *e = NULL;
 	for (unsigned i = 0; i < MCP_CATALOGS && !e; i++)
@@ -513,12 +561,39 @@ static void cat_store(struct http_mcp_worker *m, const struct arn_cfg_toolset *t
 		}
 		if (e->ts)
 			arn_cfg_unpin(e->ts);
+		arn_mcp_catalog_free(e->cat);
+		e->cat = NULL;
+		e->built_ms = 0;
+		memset(e->era, 0, sizeof(e->era));
 		e->ts = ts;
 		arn_cfg_pin(ts);
 	}
+	return e;
+}
+
+/* Keep @p c as @p ts's catalog. */
+static void cat_store(struct http_mcp_worker *m, const struct arn_cfg_toolset *ts,
+		      struct arn_mcp_catalog *c, uint64_t now)
+{
+	struct mcp_cat *e = cat_entry(m, ts);
 	arn_mcp_catalog_free(e->cat);
 	e->cat = c;
 	e->built_ms = now;
+}
+
+/* Backend @p b's era as this worker learnt it (enum mcp_era). */
+static uint8_t era_get(const struct http_mcp_req *r, uint32_t b)
+{
+	struct http_mcp_worker *m = r->st->hc->w->mcp;
+	for (unsigned i = 0; i < MCP_CATALOGS; i++)
+		if (m->cats[i].ts == r->ts)
+			return m->cats[i].era[b];
+	return ERA_UNKNOWN;
+}
+
+static void era_set(const struct http_mcp_req *r, uint32_t b, uint8_t era)
+{
+	cat_entry(r->st->hc->w->mcp, r->ts)->era[b] = era;
 }
 
 static const char *start_why(int rc)
@@ -562,18 +637,47 @@ static int leg_send(struct mcp_leg *l)
 	case LEG_NOTIFY:
 		l->sent = arn_mcp_new_request(NULL, "notifications/initialized", NULL);
 		break;
+	case LEG_DISCOVER:
+		l->sent = arn_mcp_backend_discover();
+		break;
 	default:
+		/* the backend's era, whatever the client's: the stateless
+		 * envelope added, or a stateless client's removed */
+		if (arn_mcp_envelope_set(l->call, l->modern) != 0)
+			return -ENOMEM;
 		l->sent = json_object_get(l->call);
 		break;
 	}
 	if (!l->sent)
 		return -ENOMEM;
+	bool modern = l->phase == LEG_DISCOVER || (l->phase == LEG_CALL && l->modern);
+	if (modern)
+		sid = NULL;
 	size_t blen;
 	const char *body = arn_mcp_text(l->sent, &blen);
 	struct arn_mcp_header hh[MCP_LEG_HDRS];
 	size_t n = arn_mcp_upstream_headers(be, sid, v, hh, MCP_LEG_HDRS);
-	if (n > MCP_LEG_HDRS)
+	if (n + (modern ? 3 : 0) > MCP_LEG_HDRS)
 		return -E2BIG;
+	if (modern) {
+		/* what a 2026-07-28 server checks against the body */
+		struct json_object *mo = json_object_object_get(l->sent, "method");
+		struct json_object *po = json_object_object_get(l->sent, "params");
+		const char *meth = json_object_get_string(mo);
+		hh[n++] = (struct arn_mcp_header){"mcp-protocol-version", ARN_MCP_MODERN, 20,
+						  sizeof(ARN_MCP_MODERN) - 1};
+		hh[n++] = (struct arn_mcp_header){"mcp-method", meth, 10, strlen(meth)};
+		const char *field = arn_mcp_name_field(arn_mcp_method_lookup(meth, strlen(meth)));
+		struct json_object *nv = field && po ? json_object_object_get(po, field) : NULL;
+		if (nv && json_object_is_type(nv, json_type_string)) {
+			size_t k = arn_mcp_name_encode(json_object_get_string(nv),
+						       (size_t)json_object_get_string_len(nv),
+						       l->mname, sizeof(l->mname));
+			if (k > sizeof(l->mname))
+				return -E2BIG;
+			hh[n++] = (struct arn_mcp_header){"mcp-name", l->mname, 8, k};
+		}
+	}
 	for (size_t i = 0; i < n; i++)
 		l->h[i] = (struct http_subreq_header){hh[i].name, hh[i].value, hh[i].name_len,
 						      hh[i].value_len};
@@ -643,7 +747,15 @@ static struct mcp_leg *leg_start(struct http_mcp_req *r, uint32_t b, struct json
 		l->bsid_len = n;
 	}
 	l->bsid[l->bsid_len] = 0;
-	l->phase = l->bsid_len ? LEG_CALL : LEG_INIT;
+	uint8_t era = era_get(r, b);
+	l->modern = era == ERA_MODERN;
+	l->probed = false;
+	l->status = 0;
+	/* a backend of unknown era is asked in the client's era first, the
+	 * other if that handshake is refused (leg_probe) */
+	l->phase = l->modern || l->bsid_len	     ? LEG_CALL
+		   : era == ERA_UNKNOWN && r->modern ? LEG_DISCOVER
+						     : LEG_INIT;
 	l->start_tsc = http_tsc(w);
 	r->legs[slot] = l;
 	r->n_legs++;
@@ -824,6 +936,12 @@ static void answer_async(struct http_mcp_req *r, struct json_object *o, const ch
 	struct http_stream *st = r->st;
 	struct http_conn *hc = st->hc;
 	bool run = !r->in_end;
+	struct json_object *res;
+	if (o && r->modern && json_object_object_get_ex(o, "result", &res))
+		arn_mcp_modern_stamp(res, /* a session-era backend's, perhaps */
+				     r->wait == MCP_W_LIST ? ARN_MCP_M_TOOLS_LIST
+							   : ARN_MCP_M_TOOLS_CALL,
+				     ARN_VERSION);
 	r->wait = MCP_W_NONE;
 	if (sess_ok(r))
 		r->s->last_ms = hc->w->now_ms; /* idle counts from the answer, not the request */
@@ -1255,6 +1373,42 @@ static void leg_done(struct mcp_leg *l, const char *why)
 	answer_async(r, ans, "mcp_tools_call");
 }
 
+/* The backend answered (an HTTP status) but refused initialize: ask
+ * whether it is of the stateless era, once. @return true when the leg
+ * goes on that way. */
+static bool leg_probe(struct mcp_leg *l)
+{
+	if (l->probed || l->status == 0 || era_get(l->r, l->b) != ERA_UNKNOWN)
+		return false;
+	l->probed = true;
+	l->phase = LEG_DISCOVER;
+	return leg_send(l) == 0;
+}
+
+/* server/discover answered (or failed: @p why): the call in 2026-07-28's
+ * form, or the session era's handshake. */
+static void discover_done(struct mcp_leg *l, const char *why)
+{
+	struct arn_mcp_msg dm;
+	if (!why && arn_mcp_msg_decode(l->answer, &dm) == ARN_MCP_E_NONE &&
+	    arn_mcp_discover_modern(&dm)) {
+		era_set(l->r, l->b, ERA_MODERN);
+		l->modern = true;
+		l->phase = LEG_CALL;
+	} else if (l->status == 0 || l->probed) {
+		/* no HTTP answer, or initialize was refused already */
+		leg_done(l, why ? why
+				: "neither initialize nor server/discover (2026-07-28) answered");
+		return;
+	} else {
+		l->probed = true;
+		l->phase = LEG_INIT;
+	}
+	int rc = leg_send(l);
+	if (rc != 0)
+		leg_done(l, start_why(rc));
+}
+
 /* The phase's answer is in (or it failed: @p why): the next phase. */
 static void leg_phase_done(struct mcp_leg *l, const char *why)
 {
@@ -1312,6 +1466,14 @@ static void leg_phase_done(struct mcp_leg *l, const char *why)
 			break;
 		}
 	}
+	if (l->phase == LEG_DISCOVER) {
+		discover_done(l, why);
+		return;
+	}
+	if (why && l->phase == LEG_CALL && l->modern && l->status >= 400)
+		era_set(r, l->b, ERA_UNKNOWN); /* learnt again next time */
+	if (why && l->phase == LEG_INIT && leg_probe(l))
+		return;
 	if (why) {
 		leg_done(l, why);
 		return;
@@ -1322,9 +1484,12 @@ static void leg_phase_done(struct mcp_leg *l, const char *why)
 		struct arn_mcp_msg m;
 		if (arn_mcp_msg_decode(l->answer, &m) != ARN_MCP_E_NONE ||
 		    m.kind != ARN_MCP_RESULT) {
-			leg_done(l, "initialize refused");
+			if (!leg_probe(l))
+				leg_done(l, "initialize refused");
 			return;
 		}
+		if (era_get(r, l->b) == ERA_UNKNOWN)
+			era_set(r, l->b, ERA_SESSION);
 		if (l->bsid_len && sess_ok(r))
 			arn_mcp_session_backend_set(w->mcp->sessions, r->s, l->b, l->bsid,
 						    l->bsid_len);
@@ -1354,6 +1519,7 @@ static void leg_ops_head(struct http_subreq *sr, const struct arn_h1_msg *m)
 	struct mcp_leg *l = leg_of(sr);
 	struct http_worker *w = l->r->st->hc->w;
 	int ci = arn_h1_find(m, "content-type", 12, 0);
+	l->status = m->status;
 	l->kind = arn_mcp_upstream_classify(m->status, ci >= 0 ? m->hdrs[ci].value : NULL,
 					    ci >= 0 ? m->hdrs[ci].value_len : 0, l->sent_sid);
 	if (l->phase == LEG_INIT) {
@@ -1492,7 +1658,7 @@ static void start_tools(struct http_mcp_req *r, const struct arn_mcp_msg *m,
 {
 	struct http_worker *w = r->st->hc->w;
 	r->s = s;
-	r->s_gen = s->gen;
+	r->s_gen = s ? s->gen : 0;
 	r->msg = json_object_get(m->obj);
 	r->id = m->id;
 	r->params = m->params;
@@ -1524,12 +1690,107 @@ static void start_tools(struct http_mcp_req *r, const struct arn_mcp_msg *m,
 	}
 }
 
+/*
+ * A request without a session: when its body claims 2026-07-28 in
+ * params._meta (or MCP-Protocol-Version names it), it is the stateless
+ * era's, served here. @return true when it was (answered, or waiting for
+ * backends); false leaves it to the session era's path, the body unread.
+ */
+static bool modern_end(struct http_mcp_req *r, struct arn_mcp_body *bp)
+{
+	struct http_stream *st = r->st;
+	bool hdr_modern = r->has_pver && arn_mcp_is_modern(r->pver, r->pver_len);
+	const struct arn_mcp_msg *m = &bp->msgs[0];
+	const char *claim;
+	size_t cn;
+	bool claimed =
+	    !bp->batch && m->err == ARN_MCP_E_NONE && arn_mcp_meta_claim(m->params, &claim, &cn);
+	if (!claimed && !hdr_modern)
+		return false;
+	struct arn_mcp_body *body = bp; /* released here from now on */
+	if (body->batch) {
+		arn_mcp_body_release(body);
+		reply_error(st, ARN_MCP_E_BATCH_REFUSED, NULL, "mcp_bad_body");
+		return true;
+	}
+	if (!claimed && m->kind == ARN_MCP_REQUEST) {
+		arn_mcp_body_release(body);
+		reply_error_id(st, ARN_MCP_E_HEADER_MISMATCH, m->id,
+			       "MCP-Protocol-Version names 2026-07-28 but params._meta does not "
+			       "carry io.modelcontextprotocol/protocolVersion",
+			       "mcp_header_mismatch");
+		return true;
+	}
+	r->modern = true;
+	HTTP_INC(st->hc, mcp_stateless);
+	struct arn_mcp_modern_hdrs h = {
+	    .version = r->has_pver ? r->pver : NULL,
+	    .version_len = r->pver_len,
+	    .method = r->has_mmethod ? r->mmethod : NULL,
+	    .method_len = r->mmethod_len,
+	    .name = r->has_mname ? r->mname : NULL,
+	    .name_len = r->mname_len,
+	};
+	char why[200];
+	enum arn_mcp_err e = r->mhdr_long ? ARN_MCP_E_HEADER_MISMATCH
+					  : arn_mcp_modern_check(m, &h, why, sizeof(why));
+	if (r->mhdr_long)
+		snprintf(why, sizeof(why),
+			 "Mcp-Method or Mcp-Name is longer than the gateway reads");
+	if (e) {
+		HTTP_INC(st->hc, mcp_header_mismatch);
+		reply_error_id(st, e, m->id, why, "mcp_header_mismatch");
+		arn_mcp_body_release(body);
+		return true;
+	}
+	struct json_object *ans = NULL;
+	enum arn_mcp_step step = arn_mcp_modern_dispatch(m, &ans, ARN_VERSION);
+	switch (step) {
+	case ARN_MCP_S_TOOLS_LIST:
+	case ARN_MCP_S_TOOLS_CALL:
+		r->in_end = true;
+		start_tools(r, m, NULL, step == ARN_MCP_S_TOOLS_LIST);
+		r->in_end = false;
+		arn_mcp_body_release(body);
+		return true;
+	case ARN_MCP_S_ANSWER:
+		arn_mcp_body_release(body);
+		if (!ans) {
+			http_local_reply(st, 500, NULL, 0, 0, "mcp_out_of_memory", NULL, 0);
+			return true;
+		}
+		reply(st, 200, ans, NULL, NULL, "mcp_answered");
+		json_object_put(ans);
+		return true;
+	default:
+		arn_mcp_body_release(body);
+		reply(st, 202, NULL, NULL, NULL, "mcp_accepted");
+		return true;
+	}
+}
+
 void http_mcp_end(struct http_stream *st)
 {
 	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
 	struct http_mcp_req *r = st->mcp;
 	struct arn_mcp_session *s = NULL;
+	struct arn_mcp_body body;
+	bool have_body = false;
+	if (!r->has_sid) {
+		/* a stateless request (2026-07-28) or an initialize: the body
+		 * says which; a stateless body is one message */
+		enum arn_mcp_err e = arn_mcp_reader_finish(&r->rd, false, &body);
+		arn_mcp_reader_fini(&r->rd);
+		r->rd_open = false;
+		if (e) {
+			reply_error(st, e, NULL, "mcp_bad_body");
+			return;
+		}
+		if (modern_end(r, &body))
+			return;
+		have_body = true;
+	}
 	if (r->has_sid) {
 		enum arn_mcp_err e = r->sid_long ? ARN_MCP_E_SESSION_UNKNOWN
 						 : arn_mcp_session_find(w->mcp->sessions, r->sid,
@@ -1565,14 +1826,15 @@ void http_mcp_end(struct http_stream *st)
 		reply_error(st, ARN_MCP_E_SESSION_MISSING, NULL, "mcp_session_missing");
 		return;
 	}
-	struct arn_mcp_body body;
-	bool batch_ok = s && arn_mcp_version_batches((enum arn_mcp_version)s->version);
-	enum arn_mcp_err e = arn_mcp_reader_finish(&r->rd, batch_ok, &body);
-	arn_mcp_reader_fini(&r->rd);
-	r->rd_open = false;
-	if (e) {
-		reply_error(st, e, NULL, "mcp_bad_body");
-		return;
+	if (!have_body) {
+		bool batch_ok = s && arn_mcp_version_batches((enum arn_mcp_version)s->version);
+		enum arn_mcp_err e = arn_mcp_reader_finish(&r->rd, batch_ok, &body);
+		arn_mcp_reader_fini(&r->rd);
+		r->rd_open = false;
+		if (e) {
+			reply_error(st, e, NULL, "mcp_bad_body");
+			return;
+		}
 	}
 	if (!s && !(body.n == 1 && !body.batch && body.msgs[0].err == ARN_MCP_E_NONE &&
 		    body.msgs[0].kind == ARN_MCP_REQUEST &&

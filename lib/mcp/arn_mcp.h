@@ -923,4 +923,112 @@ struct arn_mcp_catalog *arn_mcp_fanout_catalog(const struct arn_mcp_fanout *f);
 bool arn_mcp_catalog_changed(const struct arn_mcp_catalog *prev,
 			     const struct arn_mcp_catalog *next);
 
+/* ---- The stateless era (2026-07-28) ----------------------------------------------------
+ *
+ * No initialize and no sessions: every request names its version (and the
+ * client's capabilities and info) in params._meta, and repeats what an
+ * intermediary routes by in headers: MCP-Protocol-Version, Mcp-Method and,
+ * for tools/call and prompts/get (params.name) and resources/read
+ * (params.uri), Mcp-Name. A client learns the server's versions and
+ * capabilities with server/discover. The gateway tells a stateless request
+ * from a session-era one by the body's claim (or a 2026 version header),
+ * as the SDK's server does, and speaks each backend's own era, learnt per
+ * worker the first time it is asked (server/discover, or initialize).
+ */
+#define ARN_MCP_MODERN "2026-07-28"
+/** Longest Mcp-Name the gateway reads or writes (decoded or encoded), bytes. */
+#define ARN_MCP_NAME_HDR_MAX 512
+
+/** Whether @p v (n bytes) is the stateless era's version. */
+bool arn_mcp_is_modern(const char *v, size_t n);
+
+/**
+ * The version @p params._meta["io.modelcontextprotocol/protocolVersion"]
+ * claims: true with *@p v / *@p n borrowed from @p params, else false.
+ */
+bool arn_mcp_meta_claim(struct json_object *params, const char **v, size_t *n);
+
+/** The params field Mcp-Name mirrors for @p m ("name", "uri"), or NULL. */
+const char *arn_mcp_name_field(enum arn_mcp_method m);
+
+/**
+ * An Mcp-Name header's value decoded: as it is, or the Base64 of its
+ * "=?base64?...?=" sentinel form (canonical Base64 only).
+ * @return bytes written, -EINVAL (a bad sentinel), -E2BIG (over @p cap).
+ */
+ssize_t arn_mcp_name_decode(const char *h, size_t n, char *out, size_t cap);
+
+/**
+ * @p s as an Mcp-Name value: as it is when it is visible ASCII without
+ * leading or trailing space, else the Base64 sentinel form. @return its
+ * length (over @p cap: nothing written).
+ */
+size_t arn_mcp_name_encode(const char *s, size_t n, char *out, size_t cap);
+
+/** A stateless request's headers (slices; NULL: absent). */
+struct arn_mcp_modern_hdrs {
+	const char *version, *method, *name;
+	size_t version_len, method_len, name_len;
+};
+
+/**
+ * Check a stateless message @p m against its headers @p h, as the SDK's
+ * server does: for a request, MCP-Protocol-Version and Mcp-Method present
+ * and equal to the body's claim and method, and Mcp-Name present and equal
+ * (decoded) to params.name / params.uri when the body has it; for a
+ * notification, those present equal. @p why (@p cap bytes) says what
+ * differs. @return NONE, HEADER_MISMATCH (HTTP 400, -32020) or
+ * MODERN_VERSION (a claim of a version the gateway does not speak
+ * statelessly: 400, -32022).
+ */
+enum arn_mcp_err arn_mcp_modern_check(const struct arn_mcp_msg *m,
+				      const struct arn_mcp_modern_hdrs *h, char *why, size_t cap);
+
+/**
+ * The gateway's server/discover result: supportedVersions ["2026-07-28"],
+ * the capabilities and instructions arn_mcp_initialize_result() merges
+ * from @p b, resultType "complete", serverInfo in _meta. @return new, or NULL.
+ */
+struct json_object *arn_mcp_discover_result(const struct arn_mcp_backend_init *b, size_t n,
+					    const char *server_version);
+
+/** Whether 2026-07-28 results of @p m carry cache hints (ttlMs, cacheScope). */
+bool arn_mcp_cacheable(enum arn_mcp_method m);
+
+/**
+ * Make @p result (of method @p m) one a stateless client accepts:
+ * resultType "complete" when absent (a session-era backend's), ttlMs 0 and
+ * cacheScope "private" for cacheable methods when absent (the gateway's
+ * answers depend on the client's access rules and on every backend),
+ * serverInfo in _meta when it has no _meta.
+ * @return 0, -EINVAL (not an object), -ENOMEM.
+ */
+int arn_mcp_modern_stamp(struct json_object *result, enum arn_mcp_method m,
+			 const char *server_version);
+
+/**
+ * Dress request @p msg for a backend of era @p modern: the stateless
+ * envelope added to params._meta (the client's capabilities and info kept
+ * when it sent them), or, for a session-era backend, the envelope's keys
+ * removed. @p msg is changed in place. @return 0, -EINVAL, -ENOMEM.
+ */
+int arn_mcp_envelope_set(struct json_object *msg, bool modern);
+
+/** The server/discover the gateway asks a backend whose era it does not know yet (id
+ * "arn.discover"). */
+struct json_object *arn_mcp_backend_discover(void);
+
+/** Whether a backend's answer @p m to server/discover offers 2026-07-28. */
+bool arn_mcp_discover_modern(const struct arn_mcp_msg *m);
+
+/**
+ * What to do with stateless message @p m (arn_mcp_modern_check() passed):
+ * server/discover, ping and logging/setLevel are answered here (*@p
+ * answer, NULL when out of memory); TOOLS_LIST / TOOLS_CALL go to the
+ * backends; notifications and answers are CONSUMED; anything else is
+ * answered with an error.
+ */
+enum arn_mcp_step arn_mcp_modern_dispatch(const struct arn_mcp_msg *m, struct json_object **answer,
+					  const char *server_version);
+
 #endif
