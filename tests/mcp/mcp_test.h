@@ -34,5 +34,7 @@ extern const struct CMUnitTest mt_fanout_tests[];
 extern const size_t mt_fanout_n;
 extern const struct CMUnitTest mt_flow_tests[];
 extern const size_t mt_flow_n;
+extern const struct CMUnitTest mt_era_tests[];
+extern const size_t mt_era_n;
 
 #endif
