@@ -1572,6 +1572,126 @@ static void test_mcp_denied_tool_and_backend_failure(void **state)
 	assert_int_equal(stat("cluster.web.upstream_rq_active"), 0);
 }
 
+/* 2026-07-28 (stateless): a POST with no session and the era's headers. */
+#define MCP26_META                                                                                 \
+	"\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                   \
+	"\"io.modelcontextprotocol/clientCapabilities\":{}}"
+
+static struct arn_tcp_conn *mcp26_post(const char *method, const char *name, const char *body)
+{
+	static char req[8192];
+	struct arn_tcp_conn *c = client();
+	assert_non_null(c);
+	snprintf(
+	    req, sizeof(req),
+	    "POST /mcp HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
+	    "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+	    "Mcp-Method: %s\r\n%s%s%sContent-Length: %zu\r\n\r\n%s",
+	    method, name ? "Mcp-Name: " : "", name ? name : "", name ? "\r\n" : "", strlen(body),
+	    body);
+	send_s(c, req);
+	poll_ms(1);
+	return c;
+}
+
+/*
+ * The stateless era: server/discover answered by the filter; a backend of
+ * unknown era is asked server/discover for a stateless client, found to
+ * speak 2026-07-28, and then sent every message statelessly (no session,
+ * the envelope in _meta, Mcp-Method and Mcp-Name from what is sent: the
+ * prefix stripped), for a session client too; a header that disagrees
+ * with the body is 400, -32020, nothing sent.
+ */
+static void test_mcp_stateless_era(void **state)
+{
+	(void)state;
+	start_mcp(1048576);
+	struct arn_tcp_conn *c = mcp26_post(
+	    "server/discover", NULL,
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{" MCP26_META
+	    "}}");
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("discover: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"supportedVersions\":[\"2026-07-28\"]");
+	want_not_in(c->tx, "mcp-session-id");
+
+	c = mcp26_post(
+	    "tools/list", NULL,
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{" MCP26_META "}}");
+	assert_int_equal(c->tx_len, 0); /* waits for the backend */
+	backend_answers(
+	    "\"method\":\"server/discover\"", "application/json", NULL,
+	    "{\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"supportedVersions\":"
+	    "[\"2026-07-28\"],\"capabilities\":{\"tools\":{}},\"resultType\":\"complete\"}}");
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_in(u->tx, "mcp-method: tools/list");
+	want_in(u->tx, "mcp-protocol-version: 2026-07-28");
+	want_not_in(u->tx, "mcp-session-id");
+	char resp[1024];
+	snprintf(resp, sizeof(resp),
+		 "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %zu\r\n"
+		 "connection: close\r\n\r\n%s",
+		 strlen(BE_TOOLS) - 3 + 1, BE_TOOLS);
+	char *id = strstr(resp, "$ID");
+	memmove(id + 1, id + 3, strlen(id + 3) + 1);
+	id[0] = '2';
+	send_s(u, resp);
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/list: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"name\":\"b__echo\"");
+	want_in(c->tx, "\"resultType\":\"complete\"");
+	want_in(c->tx, "\"cacheScope\":\"private\"");
+
+	/* the call: the backend's own name in the body and in Mcp-Name */
+	c = mcp26_post(
+	    "tools/call", "b__echo",
+	    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
+	    "\"b__echo\",\"arguments\":{}," MCP26_META "}}");
+	u = upstream_accepts();
+	want_in(u->tx, "mcp-name: echo\r\n");
+	want_in(u->tx, "mcp-method: tools/call\r\n");
+	want_in(u->tx, "\"name\":\"echo\"");
+	want_not_in(u->tx, "mcp-session-id");
+	static const char cres[] = "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[],"
+				  "\"resultType\":\"complete\"}}";
+	snprintf(resp, sizeof(resp),
+		 "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %zu\r\n"
+		 "connection: close\r\n\r\n%s",
+		 strlen(cres), cres);
+	send_s(u, resp);
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/call: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"id\":3,\"result\":{\"content\":[]");
+
+	/* Mcp-Name not the body's: refused before any backend is asked */
+	unsigned before = (unsigned)stat("cluster.web.upstream_rq_total");
+	c = mcp26_post(
+	    "tools/call", "b__secret",
+	    "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":"
+	    "\"b__echo\"," MCP26_META "}}");
+	if (!answered(c, "HTTP/1.1 400"))
+		fail_msg("mismatch: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"id\":4,\"error\":{\"code\":-32020");
+	assert_int_equal(upstream_pending(), 0);
+	assert_int_equal(stat("cluster.web.upstream_rq_total"), before);
+	assert_int_equal(stat("http.in.mcp_header_mismatch"), 1);
+
+	/* a session client's call: the backend is known to be stateless,
+	 * so no initialize, and the envelope is added */
+	char sid[64];
+	mcp_session(sid);
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{"
+			  "\"name\":\"b__echo\",\"arguments\":{}}}");
+	u = upstream_accepts();
+	want_in(u->tx, "\"method\":\"tools/call\"");
+	want_in(u->tx, "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"");
+	want_in(u->tx, "mcp-name: echo\r\n");
+	want_not_in(u->tx, "mcp-session-id");
+	assert_int_equal(stat("http.in.mcp_stateless"), 4);
+}
+
 /* ---- the transport seam (docs/tls.md, integration plan 1) ------------------------------- */
 
 /* A transport that is not TCP's bytes as they are (as TLS's is not): its
@@ -3349,6 +3469,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_mcp_session_idle_timeout, teardown),
 	    cmocka_unit_test_teardown(test_mcp_tools_through_backend, teardown),
 	    cmocka_unit_test_teardown(test_mcp_denied_tool_and_backend_failure, teardown),
+	    cmocka_unit_test_teardown(test_mcp_stateless_era, teardown),
 	    cmocka_unit_test(test_codec_goes_through_the_transport),
 	    cmocka_unit_test_teardown(test_cluster_turned_tls_reuses_no_plain_connection, teardown),
 	    cmocka_unit_test_teardown(test_reused_connection_closed_replays_idempotent, teardown),
