@@ -1714,11 +1714,12 @@ static bool modern_end(struct http_mcp_req *r, struct arn_mcp_body *bp)
 		return true;
 	}
 	if (!claimed && m->kind == ARN_MCP_REQUEST) {
-		arn_mcp_body_release(body);
+		HTTP_INC(st->hc, mcp_header_mismatch);
 		reply_error_id(st, ARN_MCP_E_HEADER_MISMATCH, m->id,
 			       "MCP-Protocol-Version names 2026-07-28 but params._meta does not "
 			       "carry io.modelcontextprotocol/protocolVersion",
 			       "mcp_header_mismatch");
+		arn_mcp_body_release(body); /* m->id is the body's */
 		return true;
 	}
 	r->modern = true;

@@ -1654,7 +1654,7 @@ static void test_mcp_stateless_era(void **state)
 	want_in(u->tx, "\"name\":\"echo\"");
 	want_not_in(u->tx, "mcp-session-id");
 	static const char cres[] = "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[],"
-				  "\"resultType\":\"complete\"}}";
+				   "\"resultType\":\"complete\"}}";
 	snprintf(resp, sizeof(resp),
 		 "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %zu\r\n"
 		 "connection: close\r\n\r\n%s",
@@ -1677,6 +1677,13 @@ static void test_mcp_stateless_era(void **state)
 	assert_int_equal(upstream_pending(), 0);
 	assert_int_equal(stat("cluster.web.upstream_rq_total"), before);
 	assert_int_equal(stat("http.in.mcp_header_mismatch"), 1);
+	/* the version header names 2026-07-28, the body claims nothing */
+	c = mcp26_post("tools/list", NULL,
+		       "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/list\"}");
+	if (!answered(c, "HTTP/1.1 400"))
+		fail_msg("no claim: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"id\":6,\"error\":{\"code\":-32020");
+	assert_int_equal(stat("http.in.mcp_header_mismatch"), 2);
 
 	/* a session client's call: the backend is known to be stateless,
 	 * so no initialize, and the envelope is added */
@@ -1689,7 +1696,7 @@ static void test_mcp_stateless_era(void **state)
 	want_in(u->tx, "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"");
 	want_in(u->tx, "mcp-name: echo\r\n");
 	want_not_in(u->tx, "mcp-session-id");
-	assert_int_equal(stat("http.in.mcp_stateless"), 4);
+	assert_int_equal(stat("http.in.mcp_stateless"), 4); /* the claimless one is not */
 }
 
 /* ---- the transport seam (docs/tls.md, integration plan 1) ------------------------------- */
