@@ -19,8 +19,12 @@
  *     0 OPEN c      client c connects to port 83 (the gateway)
  *     1 CPOST c N   the next byte N, then N bytes: client c POSTs them as a
  *                   JSON-RPC body to /mcp; a & 4: with the mcp-session-id
- *                   of the last session any client was given
- *     2 CREQ c K    client c sends canned request K % N_CREQS (same session)
+ *                   of the last session any client was given; a & 8: with
+ *                   the stateless era's headers (MCP-Protocol-Version
+ *                   2026-07-28, Mcp-Method tools/call, Mcp-Name echo)
+ *     2 CREQ c K    client c sends canned request K % N_CREQS (same
+ *                   session); a & 8: canned stateless (2026-07-28) request
+ *                   K % N_MREQS, its headers matching its body or not
  *     3 CRAW c N    client c sends N raw bytes (any HTTP at all)
  *     4 CFIN c      client c sends FIN
  *     5 CRST c      client c resets
@@ -80,6 +84,40 @@ static const char *const creqs[] = {
 };
 #define N_CREQS (sizeof(creqs) / sizeof(creqs[0]))
 
+/* 2026-07-28: no session, the version in params._meta, the method and
+ * name repeated in headers (some of them wrong: -32020) */
+#define MMETA                                                                                      \
+	"\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                   \
+	"\"io.modelcontextprotocol/clientCapabilities\":{}}"
+#define MHDR(m) "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: " m "\r\n"
+static const char *const mreqs[][2] = {
+    {MHDR("server/discover"),
+     "{\"jsonrpc\":\"2.0\",\"id\":21,\"method\":\"server/discover\",\"params\":{" MMETA "}}"},
+    {MHDR("tools/list"),
+     "{\"jsonrpc\":\"2.0\",\"id\":22,\"method\":\"tools/list\",\"params\":{" MMETA "}}"},
+    {MHDR("tools/call") "Mcp-Name: echo\r\n",
+     "{\"jsonrpc\":\"2.0\",\"id\":23,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+     "\"arguments\":{\"x\":1}," MMETA "}}"},
+    {MHDR("tools/call") "Mcp-Name: =?base64?Yl9fZWNobw==?=\r\n",
+     "{\"jsonrpc\":\"2.0\",\"id\":24,\"method\":\"tools/call\",\"params\":{\"name\":"
+     "\"b__echo\"," MMETA "}}"},
+    {MHDR("tools/call") "Mcp-Name: only\r\n",
+     "{\"jsonrpc\":\"2.0\",\"id\":25,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+     "" MMETA "}}"},
+    {MHDR("tools/list"),
+     "{\"jsonrpc\":\"2.0\",\"id\":26,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+     "" MMETA "}}"},
+    {"MCP-Protocol-Version: 2026-07-28\r\n",
+     "{\"jsonrpc\":\"2.0\",\"id\":27,\"method\":\"tools/list\"}"},
+    {MHDR("ping"), "{\"jsonrpc\":\"2.0\",\"id\":28,\"method\":\"ping\",\"params\":{" MMETA "}}"},
+    {MHDR("resources/read") "Mcp-Name: file:///x\r\n",
+     "{\"jsonrpc\":\"2.0\",\"id\":29,\"method\":\"resources/read\",\"params\":{\"uri\":"
+     "\"file:///x\"," MMETA "}}"},
+    {"", "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
+	 "\"requestId\":23," MMETA "}}"},
+};
+#define N_MREQS (sizeof(mreqs) / sizeof(mreqs[0]))
+
 /* canned backend answers: JSON (with a session id when sid), an event
  * stream (chunked), or raw bytes; "$ID" is the request's JSON-RPC id */
 struct uresp {
@@ -107,6 +145,17 @@ static const struct uresp uresps[] = {
      "data: {\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"isError\":true,\"content\":[]}}\n\n"},
     {'r', false,
      "HTTP/1.1 500 Internal Server Error\r\nconnection: close\r\ncontent-length: 2\r\n\r\nno"},
+    /* a backend of the stateless era: server/discover, then a page */
+    {'j', false,
+     "{\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"supportedVersions\":[\"2026-07-28\"],"
+     "\"capabilities\":{\"tools\":{}},\"resultType\":\"complete\"}}"},
+    {'j', false,
+     "{\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"tools\":[{\"name\":\"echo\",\"inputSchema\":"
+     "{\"type\":\"object\"}}],\"resultType\":\"complete\",\"ttlMs\":0,\"cacheScope\":"
+     "\"private\"}}"},
+    {'r', false,
+     "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: 72\r\n\r\n"
+     "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32020,\"message\":\"mismatch\"}}"},
 };
 #define N_URESPS (sizeof(uresps) / sizeof(uresps[0]))
 
@@ -228,16 +277,16 @@ static size_t subst_id(char *out, size_t cap, const char *in, size_t n, const ch
 
 static char msg[16384];
 
-static void client_post(unsigned c, bool with_sid, const char *body, size_t n)
+static void client_post(unsigned c, bool with_sid, const char *extra, const char *body, size_t n)
 {
 	char sid[128] = "";
 	if (with_sid)
 		last_session(sid);
 	int h = snprintf(msg, sizeof(msg),
 			 "POST /mcp HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
-			 "Accept: application/json, text/event-stream\r\n%s%s%s"
+			 "Accept: application/json, text/event-stream\r\n%s%s%s%s"
 			 "Content-Length: %zu\r\n\r\n",
-			 sid[0] ? "Mcp-Session-Id: " : "", sid, sid[0] ? "\r\n" : "", n);
+			 sid[0] ? "Mcp-Session-Id: " : "", sid, sid[0] ? "\r\n" : "", extra, n);
 	if (n > sizeof(msg) - (size_t)h)
 		n = sizeof(msg) - (size_t)h;
 	memcpy(msg + h, body, n);
@@ -342,7 +391,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			while (k < n && rd_more(&r))
 				tmp[k++] = rd8(&r);
 			if ((b & 15) == 1)
-				client_post(c, a & 4, (const char *)tmp, k);
+				client_post(c, a & 4,
+					    a & 8 ? MHDR("tools/call") "Mcp-Name: echo\r\n" : "",
+					    (const char *)tmp, k);
 			else if ((b & 15) == 3)
 				hh_send(hh_client(c), tmp, k, n ? n : 1);
 			else if ((b & 15) == 10)
@@ -351,8 +402,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				upstream_answer(u, (b & 15) == 8, a & 8, tmp, k);
 			break;
 		case 2: {
-			const char *s = creqs[rd8(&r) % N_CREQS];
-			client_post(c, a & 4, s, strlen(s));
+			uint8_t kk = rd8(&r);
+			const char *s = a & 8 ? mreqs[kk % N_MREQS][1] : creqs[kk % N_CREQS];
+			client_post(c, a & 4, a & 8 ? mreqs[kk % N_MREQS][0] : "", s, strlen(s));
 			break;
 		}
 		case 4:
