@@ -47,6 +47,7 @@ enum mcp_wait {
 	MCP_W_LIST,    /* a tools/list round (the fan-out) */
 	MCP_W_CALL,    /* a tools/call (after a round when no catalog was there) */
 	MCP_W_FORWARD, /* the client's answers and cancellations, on their way to backends */
+	MCP_W_PRIM,    /* prompts or resources: every backend's list, then the merge or the route */
 };
 
 struct http_mcp_req {
@@ -79,8 +80,10 @@ struct http_mcp_req {
 	struct json_object *id;	 /* its id (borrowed from msg) */
 	struct json_object *params;
 	bool fan_open;
-	bool in_end; /* inside http_mcp_end: the connection runs on by itself */
-	bool routed; /* tools/call: call_b is its backend */
+	bool in_end;	/* inside http_mcp_end: the connection runs on by itself */
+	bool routed;	/* tools/call: call_b is its backend */
+	uint8_t method; /* enum arn_mcp_method of the request waiting for backends */
+	bool prim_list; /* MCP_W_PRIM: a list (else prompts/get, resources/read) */
 	uint32_t call_b;
 	/* a tools/call answered as an event stream: the head went out, the
 	 * backend's events follow as it sends them, from out (the worker's
@@ -939,9 +942,7 @@ static void answer_async(struct http_mcp_req *r, struct json_object *o, const ch
 	struct json_object *res;
 	if (o && r->modern && json_object_object_get_ex(o, "result", &res))
 		arn_mcp_modern_stamp(res, /* a session-era backend's, perhaps */
-				     r->wait == MCP_W_LIST ? ARN_MCP_M_TOOLS_LIST
-							   : ARN_MCP_M_TOOLS_CALL,
-				     ARN_VERSION);
+				     (enum arn_mcp_method)r->method, ARN_VERSION);
 	r->wait = MCP_W_NONE;
 	if (sess_ok(r))
 		r->s->last_ms = hc->w->now_ms; /* idle counts from the answer, not the request */
@@ -1282,6 +1283,41 @@ static void route_call(struct http_mcp_req *r)
 	}
 }
 
+/* Every backend's prompts or resources list is in: answer the merged
+ * list, or route the get / read to the backend that listed it. */
+static void prim_done(struct http_mcp_req *r)
+{
+	struct json_object *lists[ARN_CFG_MCP_MAX_BACKENDS] = {0};
+	for (uint32_t i = 0; i < r->fan.n && i < ARN_CFG_MCP_MAX_BACKENDS; i++)
+		lists[i] = r->fan.b[i].state == ARN_MCP_F_DONE ? r->fan.b[i].tools : NULL;
+	enum arn_mcp_prim k = (enum arn_mcp_prim)r->fan.kind;
+	if (r->prim_list) {
+		struct json_object *res = arn_mcp_prim_merge(r->ts, k, lists);
+		arn_mcp_fanout_fini(&r->fan);
+		r->fan_open = false;
+		struct json_object *o = res ? arn_mcp_new_result(r->id, res) : NULL;
+		json_object_put(res);
+		answer_async(r, o, "mcp_prim_list");
+		return;
+	}
+	uint32_t b = 0;
+	enum arn_mcp_err e = arn_mcp_prim_route(r->ts, k, lists, r->params, &b);
+	arn_mcp_fanout_fini(&r->fan);
+	r->fan_open = false;
+	if (e) {
+		answer_async(r, arn_mcp_new_error(r->id, e, NULL), "mcp_prim_refused");
+		return;
+	}
+	r->call_b = b;
+	r->routed = true;
+	const char *why = NULL;
+	struct json_object *call = arn_mcp_new_request(
+	    r->id, arn_mcp_method_name((enum arn_mcp_method)r->method), r->params);
+	if (!leg_start(r, b, call, false, &why))
+		answer_async(r, arn_mcp_backend_error(r->id, r->ts->backends[b].name, why),
+			     "mcp_backend_failed");
+}
+
 /* A tools/list round's backend @p b answered @p ans (a reference, or NULL
  * with @p why). */
 static void fan_answer(struct http_mcp_req *r, uint32_t b, struct json_object *ans, const char *why)
@@ -1306,6 +1342,10 @@ static void fan_answer(struct http_mcp_req *r, uint32_t b, struct json_object *a
 	}
 	if (!arn_mcp_fanout_done(&r->fan))
 		return;
+	if (r->wait == MCP_W_PRIM) {
+		prim_done(r);
+		return;
+	}
 	struct arn_mcp_catalog *cat = arn_mcp_fanout_catalog(&r->fan);
 	arn_mcp_fanout_fini(&r->fan);
 	r->fan_open = false;
@@ -1348,7 +1388,8 @@ static void leg_done(struct mcp_leg *l, const char *why)
 		why = whybuf;
 	}
 	leg_free(l);
-	if (r->wait == MCP_W_LIST || (r->wait == MCP_W_CALL && !r->routed)) {
+	if (r->wait == MCP_W_LIST ||
+	    ((r->wait == MCP_W_CALL || r->wait == MCP_W_PRIM) && !r->routed)) {
 		fan_answer(r, b, ans, why);
 		return;
 	}
@@ -1370,7 +1411,7 @@ static void leg_done(struct mcp_leg *l, const char *why)
 	}
 	/* the client's own id, whatever the backend echoed */
 	json_object_object_add(ans, "id", json_object_get(r->id));
-	answer_async(r, ans, "mcp_tools_call");
+	answer_async(r, ans, r->wait == MCP_W_PRIM ? "mcp_prim" : "mcp_tools_call");
 }
 
 /* The backend answered (an HTTP status) but refused initialize: ask
@@ -1663,6 +1704,7 @@ static void start_tools(struct http_mcp_req *r, const struct arn_mcp_msg *m,
 	r->id = m->id;
 	r->params = m->params;
 	r->routed = false;
+	r->method = list ? ARN_MCP_M_TOOLS_LIST : ARN_MCP_M_TOOLS_CALL;
 	r->wait = list ? MCP_W_LIST : MCP_W_CALL;
 	if (list)
 		HTTP_INC(r->st->hc, mcp_tools_list);
@@ -1689,6 +1731,9 @@ static void start_tools(struct http_mcp_req *r, const struct arn_mcp_msg *m,
 			return; /* every backend failed at once: answered */
 	}
 }
+
+static void start_prim(struct http_mcp_req *r, const struct arn_mcp_msg *m,
+		       struct arn_mcp_session *s);
 
 /*
  * A request without a session: when its body claims 2026-07-28 in
@@ -1754,6 +1799,12 @@ static bool modern_end(struct http_mcp_req *r, struct arn_mcp_body *bp)
 		r->in_end = false;
 		arn_mcp_body_release(body);
 		return true;
+	case ARN_MCP_S_PRIM:
+		r->in_end = true;
+		start_prim(r, m, NULL);
+		r->in_end = false;
+		arn_mcp_body_release(body);
+		return true;
 	case ARN_MCP_S_ANSWER:
 		arn_mcp_body_release(body);
 		if (!ans) {
@@ -1767,6 +1818,38 @@ static bool modern_end(struct http_mcp_req *r, struct arn_mcp_body *bp)
 		arn_mcp_body_release(body);
 		reply(st, 202, NULL, NULL, NULL, "mcp_accepted");
 		return true;
+	}
+}
+
+/* A prompts or resources request @p m: every backend's list first (prim_done). */
+static void start_prim(struct http_mcp_req *r, const struct arn_mcp_msg *m,
+		       struct arn_mcp_session *s)
+{
+	enum arn_mcp_prim k = ARN_MCP_P_PROMPTS;
+	bool list = true;
+	arn_mcp_prim_of((enum arn_mcp_method)m->method, &k, &list);
+	r->s = s;
+	r->s_gen = s ? s->gen : 0;
+	r->msg = json_object_get(m->obj);
+	r->id = m->id;
+	r->params = m->params;
+	r->routed = false;
+	r->method = m->method;
+	r->prim_list = list;
+	r->wait = MCP_W_PRIM;
+	struct arn_mcp_limits lim = {0};
+	if (arn_mcp_fanout_init_kind(&r->fan, r->ts, &lim, k) != 0) {
+		answer_async(r, arn_mcp_new_error(r->id, ARN_MCP_E_INTERNAL, "out of memory"),
+			     "mcp_out_of_memory");
+		return;
+	}
+	r->fan_open = true;
+	for (uint32_t b = 0; b < r->fan.n; b++) {
+		const char *why = NULL;
+		if (!leg_start(r, b, arn_mcp_fanout_request(&r->fan, b), false, &why))
+			fan_answer(r, b, NULL, why);
+		if (!r->fan_open)
+			return; /* every backend failed at once: answered */
 	}
 }
 
@@ -1910,6 +1993,18 @@ void http_mcp_end(struct http_stream *st)
 				forward_cancel(r, m);
 			r->in_end = false;
 			continue;
+		case ARN_MCP_S_PRIM:
+			if (body.batch) {
+				ans = arn_mcp_new_error(m->id, ARN_MCP_E_BACKEND,
+							"prompts and resources are not served in a "
+							"batch by this gateway yet");
+				break;
+			}
+			r->in_end = true;
+			start_prim(r, m, s);
+			r->in_end = false;
+			arn_mcp_body_release(&body);
+			return;
 		default: /* notifications: nothing to say */
 			continue;
 		}

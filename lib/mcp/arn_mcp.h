@@ -82,6 +82,7 @@ enum arn_mcp_method_kind {
 	ARN_MCP_MK_LOCAL,
 	ARN_MCP_MK_NOTE,
 	ARN_MCP_MK_REFUSED,
+	ARN_MCP_MK_PRIM, /* prompts and resources: lists merged, get / read routed */
 };
 
 /** The JSON-RPC error code, HTTP status and message of @p e. */
@@ -594,7 +595,7 @@ struct arn_mcp_backend_init {
  * listChanged, since the gateway itself sends list_changed when its
  * ToolSet changes; offered when any backend offers tools or none has
  * answered yet), and the backends' instructions, each under its name.
- * resources and prompts are not offered until the gateway aggregates them.
+ * prompts and resources likewise (empty objects: list_changed is not relayed).
  * @return a new object (caller puts), or NULL.
  */
 struct json_object *arn_mcp_initialize_result(enum arn_mcp_version v,
@@ -738,6 +739,8 @@ enum arn_mcp_step {
 	ARN_MCP_S_CANCEL,     /* forward to the backend running params.requestId, if any */
 	ARN_MCP_S_REPLY,      /* a client's answer to a backend's request: unwrap its id, forward */
 	ARN_MCP_S_CONSUMED,   /* nothing to send (a notification the gateway takes) */
+	ARN_MCP_S_PRIM,	      /* prompts/list, prompts/get, resources/list, resources/read,
+				 resources/templates/list: every backend's list first (arn_mcp_prim_*) */
 };
 
 /**
@@ -875,6 +878,7 @@ struct arn_mcp_fanout_backend {
 struct arn_mcp_fanout {
 	const struct arn_cfg_toolset *ts; /* borrowed; must outlive the round */
 	struct arn_mcp_limits lim;
+	uint8_t kind;			  /* enum arn_mcp_prim: what is listed (0: tools) */
 	uint32_t n, pending;		  /* backends; those neither DONE nor FAILED */
 	struct arn_mcp_fanout_backend *b; /* n (owned) */
 };
@@ -1030,5 +1034,59 @@ bool arn_mcp_discover_modern(const struct arn_mcp_msg *m);
  */
 enum arn_mcp_step arn_mcp_modern_dispatch(const struct arn_mcp_msg *m, struct json_object **answer,
 					  const char *server_version);
+
+/* ---- Prompts and resources -----------------------------------------------------------
+ *
+ * Aggregated like tools, without a catalog: each prompts/list,
+ * resources/list, resources/templates/list, prompts/get or resources/read
+ * asks every backend for the whole list first (arn_mcp_fanout with its
+ * kind set), then merges or routes. Prompt names are prefixed under the
+ * ToolSet's prefix mode and separator as tool names are; resources and
+ * templates keep their URIs (their identity, which clients may hold),
+ * the first backend's winning when two list the same. The ToolSet's tool
+ * filters and access rules are for tools only.
+ */
+enum arn_mcp_prim {
+	ARN_MCP_P_TOOLS = 0,
+	ARN_MCP_P_PROMPTS,
+	ARN_MCP_P_RESOURCES,
+	ARN_MCP_P_TEMPLATES,
+};
+
+/** The list method of @p k ("prompts/list", ...). */
+const char *arn_mcp_prim_list_method(enum arn_mcp_prim k);
+
+/**
+ * Whether @p m is a prompts or resources method: *@p k what it lists
+ * or routes by, *@p list whether it is a list (else get / read).
+ */
+bool arn_mcp_prim_of(enum arn_mcp_method m, enum arn_mcp_prim *k, bool *list);
+
+/** As arn_mcp_tools_page_read() for a list of kind @p k ("prompts", "resources",
+ * "resourceTemplates"). */
+enum arn_mcp_err arn_mcp_prim_page_read(enum arn_mcp_prim k, struct json_object *result,
+					struct json_object *acc, uint32_t max, const char **next);
+
+/** arn_mcp_fanout_init() for lists of kind @p k. */
+int arn_mcp_fanout_init_kind(struct arn_mcp_fanout *f, const struct arn_cfg_toolset *ts,
+			     const struct arn_mcp_limits *lim, enum arn_mcp_prim k);
+
+/**
+ * The merged list result of kind @p k from @p lists (one per backend in
+ * ToolSet order; NULL: that backend failed): {"prompts": [...]} etc.,
+ * items shallow-copied, prompts renamed as exposed. @return new, or NULL.
+ */
+struct json_object *arn_mcp_prim_merge(const struct arn_cfg_toolset *ts, enum arn_mcp_prim k,
+				       struct json_object *const *lists);
+
+/**
+ * Route prompts/get (@p k PROMPTS, params.name) or resources/read
+ * (RESOURCES, params.uri) by @p lists: *@p backend the first backend that
+ * lists it; a prompt's params.name is rewritten to the backend's own.
+ * @return NONE, INVALID_PARAMS, UNKNOWN_PROMPT or UNKNOWN_RESOURCE (-32002).
+ */
+enum arn_mcp_err arn_mcp_prim_route(const struct arn_cfg_toolset *ts, enum arn_mcp_prim k,
+				    struct json_object *const *lists, struct json_object *params,
+				    uint32_t *backend);
 
 #endif

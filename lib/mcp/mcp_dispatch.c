@@ -59,6 +59,8 @@ enum arn_mcp_step arn_mcp_dispatch(const struct arn_mcp_msg *m, struct arn_mcp_s
 		case ARN_MCP_MK_LOCAL: /* logging/setLevel: accepted; the gateway logs nothing to
 					  clients */
 			return answer_empty(m, answer);
+		case ARN_MCP_MK_PRIM:
+			return ARN_MCP_S_PRIM;
 		case ARN_MCP_MK_REFUSED:
 			return answer_err(m, ARN_MCP_E_NOT_AGGREGATED, m->method_name, answer);
 		default:

@@ -416,6 +416,12 @@ enum arn_mcp_step arn_mcp_modern_dispatch(const struct arn_mcp_msg *m, struct js
 		return ARN_MCP_S_TOOLS_LIST;
 	case ARN_MCP_M_TOOLS_CALL:
 		return ARN_MCP_S_TOOLS_CALL;
+	case ARN_MCP_M_PROMPTS_LIST:
+	case ARN_MCP_M_PROMPTS_GET:
+	case ARN_MCP_M_RESOURCES_LIST:
+	case ARN_MCP_M_RESOURCES_READ:
+	case ARN_MCP_M_RESOURCES_TEMPLATES_LIST:
+		return ARN_MCP_S_PRIM;
 	default:
 		*answer = arn_mcp_new_error(m->id,
 					    arn_mcp_method_kind((enum arn_mcp_method)m->method) ==

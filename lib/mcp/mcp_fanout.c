@@ -34,6 +34,14 @@ int arn_mcp_fanout_init(struct arn_mcp_fanout *f, const struct arn_cfg_toolset *
 	return 0;
 }
 
+int arn_mcp_fanout_init_kind(struct arn_mcp_fanout *f, const struct arn_cfg_toolset *ts,
+			     const struct arn_mcp_limits *lim, enum arn_mcp_prim k)
+{
+	int rc = arn_mcp_fanout_init(f, ts, lim);
+	f->kind = (uint8_t)k;
+	return rc;
+}
+
 void arn_mcp_fanout_fini(struct arn_mcp_fanout *f)
 {
 	for (uint32_t i = 0; f->b && i < f->n; i++) {
@@ -71,7 +79,10 @@ struct json_object *arn_mcp_fanout_request(struct arn_mcp_fanout *f, uint32_t b)
 			json_object_object_add(params, "cursor", json_object_get(x->cursor));
 	}
 	struct json_object *r =
-	    id && (params || !x->cursor) ? arn_mcp_new_request(id, "tools/list", params) : NULL;
+	    id && (params || !x->cursor)
+		? arn_mcp_new_request(id, arn_mcp_prim_list_method((enum arn_mcp_prim)f->kind),
+				      params)
+		: NULL;
 	json_object_put(id);
 	json_object_put(params);
 	if (r)
@@ -99,7 +110,11 @@ enum arn_mcp_fanout_state arn_mcp_fanout_answer(struct arn_mcp_fanout *f, uint32
 		return ARN_MCP_F_FAILED;
 	}
 	const char *next = NULL;
-	enum arn_mcp_err e = arn_mcp_tools_page_read(m->result, x->tools, f->lim.max_tools, &next);
+	enum arn_mcp_err e =
+	    f->kind == ARN_MCP_P_TOOLS
+		? arn_mcp_tools_page_read(m->result, x->tools, f->lim.max_tools, &next)
+		: arn_mcp_prim_page_read((enum arn_mcp_prim)f->kind, m->result, x->tools,
+					 f->lim.max_tools, &next);
 	x->pages++;
 	if (e == ARN_MCP_E_BACKEND) {
 		snprintf(why, sizeof(why), "tools/list: more than %" PRIu32 " tools (max_tools)",

@@ -506,6 +506,7 @@ struct json_object *arn_mcp_initialize_result(enum arn_mcp_version v,
 					      const char *server_version)
 {
 	bool tools = true, answered = false, any_tools = false;
+	bool any_prompts = false, any_resources = false;
 	struct json_object *instr = NULL;
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *caps, *x;
@@ -515,6 +516,10 @@ struct json_object *arn_mcp_initialize_result(enum arn_mcp_version v,
 		if (json_object_object_get_ex(b[i].result, "capabilities", &caps) && caps &&
 		    json_object_object_get_ex(caps, "tools", NULL))
 			any_tools = true;
+		if (caps && json_object_object_get_ex(caps, "prompts", NULL))
+			any_prompts = true;
+		if (caps && json_object_object_get_ex(caps, "resources", NULL))
+			any_resources = true;
 		if (json_object_object_get_ex(b[i].result, "instructions", &x) &&
 		    json_object_is_type(x, json_type_string) && json_object_get_string_len(x) > 0) {
 			/* "[name] text", blank-line separated, so the model can tell
@@ -534,6 +539,9 @@ struct json_object *arn_mcp_initialize_result(enum arn_mcp_version v,
 	}
 	if (answered && !any_tools)
 		tools = false;
+	/* prompts and resources as tools: offered when a backend offers
+	 * them, or before any has answered (list_changed is not relayed) */
+	bool prompts = !answered || any_prompts, resources = !answered || any_resources;
 
 	struct json_object *r = json_object_new_object();
 	struct json_object *caps = json_object_new_object();
@@ -552,6 +560,10 @@ struct json_object *arn_mcp_initialize_result(enum arn_mcp_version v,
 		json_object_object_add(t, "listChanged", json_object_new_boolean(1));
 		json_object_object_add(caps, "tools", t);
 	}
+	if (prompts)
+		json_object_object_add(caps, "prompts", json_object_new_object());
+	if (resources)
+		json_object_object_add(caps, "resources", json_object_new_object());
 	json_object_object_add(r, "capabilities", caps);
 	json_object_object_add(info, "name", json_object_new_string("arion-mcp-gateway"));
 	json_object_object_add(info, "version",

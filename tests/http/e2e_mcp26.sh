@@ -11,6 +11,8 @@
 #   once), calls a tool of each backend: the gateway speaks each backend's
 #   own era (a: stateless, the prefix stripped and Mcp-Name rewritten; b:
 #   its own session opened);
+# * prompts and resources: lists merged (prompt names prefixed, URIs as
+#   they are), prompts/get and resources/read routed to their backend;
 # * the SDK 1.x client (session era) reaches the stateless backend too;
 # * headers that disagree with the body: HTTP 400, JSON-RPC -32020.
 set -u
@@ -91,6 +93,16 @@ grep -q '^rq tools/call pv=2026-07-28 method=tools/call name=add session=no$' "$
 	bad "backend a's requests: $(cat "$TOPO_DIR/be-a.log")"
 grep -q '^rq server/discover pv=2026-07-28 method=server/discover' "$TOPO_DIR/be-a.log" &&
 	ok "the gateway learnt backend a's era with server/discover" || bad "no discover at a: $(cat "$TOPO_DIR/be-a.log")"
+
+[ "$(sv prompts)" = "a__greet,b__greet" ] && [ "$(sv prompt)" = "b:prompt:greet" ] &&
+	ok "prompts/list merged (names prefixed), prompts/get routed to b with its own name" ||
+	bad "SDK 2.x prompts: $out"
+[ "$(sv resources)" = "mem://a/doc,mem://b/doc" ] && [ "$(sv resource)" = "a:resource:mem://a/doc" ] &&
+	[ "$(sv templates)" = 0 ] && [ "$(sv noResource)" = -32002 ] &&
+	ok "resources/list merged, resources/read routed by URI, an unknown URI -32002" ||
+	bad "SDK 2.x resources: $out"
+grep -q '^rq resources/read pv=2026-07-28 method=resources/read name=mem://a/doc session=no$' "$TOPO_DIR/be-a.log" &&
+	ok "backend a got resources/read statelessly, Mcp-Name its URI" || bad "a's reads: $(grep resources "$TOPO_DIR/be-a.log")"
 
 # the SDK 1.x client (session era) against the stateless backend
 out=$(ip netns exec "$cns" timeout 30 node "$ARION_SRC/tests/http/e2e_mcp_sdk.js" "http://$us/mcp" 2>&1)

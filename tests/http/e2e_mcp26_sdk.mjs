@@ -7,7 +7,8 @@
  *
  * negotiates the era (versionNegotiation 'auto': server/discover first),
  * walks every tools/list page, calls a__add and b__search and the denied
- * a__secret, and prints one JSON line of what it saw.
+ * a__secret, lists and gets prompts and lists and reads resources
+ * across both backends, and prints one JSON line of what it saw.
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -39,9 +40,22 @@ try {
   } catch (e) {
     denied = String(e.code);
   }
+  /* prompts and resources: merged (prompt names prefixed), routed */
+  const prompts = (await client.listPrompts()).prompts.map((x) => x.name).join(',');
+  const prompt = (await client.getPrompt({ name: 'b__greet' })).messages[0].content.text;
+  const resources = (await client.listResources()).resources.map((x) => x.uri).join(',');
+  const resource = (await client.readResource({ uri: 'mem://a/doc' })).contents[0].text;
+  const templates = (await client.listResourceTemplates()).resourceTemplates.length;
+  let noResource = 'not refused';
+  try {
+    await client.readResource({ uri: 'mem://nobody/doc' });
+  } catch (e) {
+    noResource = String(e.code);
+  }
   await client.close();
   console.log(JSON.stringify({ version, tools: Boolean(caps && caps.tools), names: names.join(','), pages,
-    a: a.content[0].text, b: b.content[0].text, denied }));
+    a: a.content[0].text, b: b.content[0].text, denied, prompts, prompt, resources, resource, templates,
+    noResource }));
 } catch (e) {
   console.log(JSON.stringify({ error: String((e && e.stack) || e) }));
   process.exit(1);

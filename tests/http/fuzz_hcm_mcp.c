@@ -24,7 +24,8 @@
  *                   2026-07-28, Mcp-Method tools/call, Mcp-Name echo)
  *     2 CREQ c K    client c sends canned request K % N_CREQS (same
  *                   session); a & 8: canned stateless (2026-07-28) request
- *                   K % N_MREQS, its headers matching its body or not
+ *                   K % N_MREQS (tools, prompts, resources), its headers
+ *                   matching its body or not
  *     3 CRAW c N    client c sends N raw bytes (any HTTP at all)
  *     4 CFIN c      client c sends FIN
  *     5 CRST c      client c resets
@@ -113,6 +114,13 @@ static const char *const mreqs[][2] = {
     {MHDR("resources/read") "Mcp-Name: file:///x\r\n",
      "{\"jsonrpc\":\"2.0\",\"id\":29,\"method\":\"resources/read\",\"params\":{\"uri\":"
      "\"file:///x\"," MMETA "}}"},
+    {MHDR("prompts/list"),
+     "{\"jsonrpc\":\"2.0\",\"id\":30,\"method\":\"prompts/list\",\"params\":{" MMETA "}}"},
+    {MHDR("prompts/get") "Mcp-Name: b__greet\r\n",
+     "{\"jsonrpc\":\"2.0\",\"id\":31,\"method\":\"prompts/get\",\"params\":{\"name\":"
+     "\"b__greet\"," MMETA "}}"},
+    {MHDR("resources/list"),
+     "{\"jsonrpc\":\"2.0\",\"id\":32,\"method\":\"resources/list\",\"params\":{" MMETA "}}"},
     {"", "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
 	 "\"requestId\":23," MMETA "}}"},
 };
@@ -153,6 +161,10 @@ static const struct uresp uresps[] = {
      "{\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"tools\":[{\"name\":\"echo\",\"inputSchema\":"
      "{\"type\":\"object\"}}],\"resultType\":\"complete\",\"ttlMs\":0,\"cacheScope\":"
      "\"private\"}}"},
+    /* prompts and resources lists */
+    {'j', false,
+     "{\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"prompts\":[{\"name\":\"greet\"}],"
+     "\"resources\":[{\"uri\":\"file:///x\"}],\"nextCursor\":\"p2\"}}"},
     {'r', false,
      "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: 72\r\n\r\n"
      "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32020,\"message\":\"mismatch\"}}"},

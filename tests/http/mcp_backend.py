@@ -8,7 +8,8 @@ Serves POST /mcp: initialize (issues its own Mcp-Session-Id, which every
 later request must carry: 404 otherwise, as the SDK's server answers),
 notifications (202), tools/list (TOOLs), tools/call (text
 "NAME:TOOL:ARGUMENTS"; with 'sse' the answer is an event stream: a
-progress notification, then the result). Prints "ready" once listening.
+progress notification, then the result), a prompt 'greet'
+("NAME:prompt:greet") and a resource mem://NAME/doc ("NAME:resource:URI"). Prints "ready" once listening.
 """
 import json
 import sys
@@ -47,7 +48,7 @@ class H(BaseHTTPRequestHandler):
             sessions.add(s)
             self.send(200, {"jsonrpc": "2.0", "id": mid, "result": {
                 "protocolVersion": msg["params"]["protocolVersion"],
-                "capabilities": {"tools": {}},
+                "capabilities": {"tools": {}, "prompts": {}, "resources": {}},
                 "serverInfo": {"name": name, "version": "1"}}},
                 extra=[("Mcp-Session-Id", s)])
             return
@@ -74,6 +75,26 @@ class H(BaseHTTPRequestHandler):
                 self.send(200, body.encode(), ctype="text/event-stream")
             else:
                 self.send(200, res)
+            return
+        # one prompt and one resource, named after the backend
+        p = msg.get("params") or {}
+        if method == "prompts/list":
+            self.send(200, {"jsonrpc": "2.0", "id": mid, "result": {"prompts": [{"name": "greet"}]}})
+            return
+        if method == "prompts/get":
+            self.send(200, {"jsonrpc": "2.0", "id": mid, "result": {"messages": [
+                {"role": "user", "content": {"type": "text", "text": f"{name}:prompt:{p.get('name')}"}}]}})
+            return
+        if method == "resources/list":
+            self.send(200, {"jsonrpc": "2.0", "id": mid, "result": {"resources": [
+                {"uri": f"mem://{name}/doc", "name": "doc"}]}})
+            return
+        if method == "resources/templates/list":
+            self.send(200, {"jsonrpc": "2.0", "id": mid, "result": {"resourceTemplates": []}})
+            return
+        if method == "resources/read":
+            self.send(200, {"jsonrpc": "2.0", "id": mid, "result": {"contents": [
+                {"uri": p.get("uri"), "text": f"{name}:resource:{p.get('uri')}"}]}})
             return
         self.send(200, {"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "Method not found"}})
 

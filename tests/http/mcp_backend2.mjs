@@ -9,7 +9,9 @@
  * 2025 era through its stateless fallback; 'modern': 2026-07-28 only
  * (legacy: 'reject', so initialize is refused). PAGE: tools per
  * tools/list page (0: all on one). tools/call answers the text
- * "NAME:TOOL:ARGUMENTS" (the arguments as sorted JSON). Prints "ready"
+ * "NAME:TOOL:ARGUMENTS" (the arguments as sorted JSON); a prompt 'greet'
+ * ("NAME:prompt:greet") and a resource mem://NAME/doc
+ * ("NAME:resource:URI"). Prints "ready"
  * once listening, then one line per request: the method, and the
  * MCP-Protocol-Version, Mcp-Method and Mcp-Name headers it carried.
  */
@@ -30,7 +32,16 @@ const sorted = (v) => (v && typeof v === 'object' && !Array.isArray(v)
   ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted(v[k])])) : v);
 
 const handler = createMcpHandler(() => {
-  const s = new Server({ name, version: '1' }, { capabilities: { tools: { listChanged: true } } });
+  const s = new Server({ name, version: '1' }, { capabilities: { tools: { listChanged: true },
+    prompts: {}, resources: {} } });
+  /* one prompt and one resource each, named after the backend */
+  s.setRequestHandler('prompts/list', () => ({ prompts: [{ name: 'greet', description: `${name}'s greet` }] }));
+  s.setRequestHandler('prompts/get', (r) => ({ messages: [{ role: 'user',
+    content: { type: 'text', text: `${name}:prompt:${r.params.name}` } }] }));
+  s.setRequestHandler('resources/list', () => ({ resources: [{ uri: `mem://${name}/doc`, name: 'doc' }] }));
+  s.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
+  s.setRequestHandler('resources/read', (r) => ({ contents: [{ uri: r.params.uri,
+    text: `${name}:resource:${r.params.uri}` }] }));
   s.setRequestHandler('tools/list', (r) => {
     const at = r.params?.cursor ? Number(r.params.cursor.slice(1)) : 0;
     const out = { tools: tools.slice(at, at + page).map((t) => ({ name: t, description: `${name}'s ${t}`,

@@ -36,5 +36,7 @@ extern const struct CMUnitTest mt_flow_tests[];
 extern const size_t mt_flow_n;
 extern const struct CMUnitTest mt_era_tests[];
 extern const size_t mt_era_n;
+extern const struct CMUnitTest mt_prim_tests[];
+extern const size_t mt_prim_n;
 
 #endif

@@ -87,10 +87,13 @@ static void test_methods(void **state)
 			      "\"params\":{\"level\":\"info\"}}",
 			      &s, false);
 	assert_string_equal(d.answer, "{\"jsonrpc\":\"2.0\",\"id\":\"q\",\"result\":{}}");
-	d = dispatch("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"prompts/list\"}", &s, false);
+	assert_int_equal(
+	    dispatch("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"prompts/list\"}", &s, false).step,
+	    ARN_MCP_S_PRIM);
+	d = dispatch("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"completion/complete\"}", &s,
+		     false);
 	assert_non_null(strstr(d.answer, "-32601"));
-	assert_non_null(strstr(d.answer, "aggregates tools only"));
-	assert_non_null(strstr(d.answer, "prompts/list"));
+	assert_non_null(strstr(d.answer, "completion/complete"));
 	d = dispatch("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"frobnicate\"}", &s, false);
 	assert_string_equal(d.answer, "{\"jsonrpc\":\"2.0\",\"id\":5,\"error\":{\"code\":-32601,"
 				      "\"message\":\"Method not found: frobnicate\"}}");

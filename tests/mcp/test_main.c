@@ -13,5 +13,6 @@ int main(void)
 	fails += _cmocka_run_group_tests("fanout", mt_fanout_tests, mt_fanout_n, NULL, NULL);
 	fails += _cmocka_run_group_tests("flow", mt_flow_tests, mt_flow_n, NULL, NULL);
 	fails += _cmocka_run_group_tests("era", mt_era_tests, mt_era_n, NULL, NULL);
+	fails += _cmocka_run_group_tests("prim", mt_prim_tests, mt_prim_n, NULL, NULL);
 	return fails;
 }

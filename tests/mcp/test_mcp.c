@@ -445,7 +445,8 @@ static void test_answers_built(void **state)
 			    arn_mcp_err_text(ARN_MCP_E_FORBIDDEN_TOOL));
 	assert_int_equal(arn_mcp_method_lookup("tools/list", 10), ARN_MCP_M_TOOLS_LIST);
 	assert_int_equal(arn_mcp_method_lookup("tools/lis", 9), ARN_MCP_M_OTHER);
-	assert_int_equal(arn_mcp_method_kind(ARN_MCP_M_PROMPTS_LIST), ARN_MCP_MK_REFUSED);
+	assert_int_equal(arn_mcp_method_kind(ARN_MCP_M_PROMPTS_LIST), ARN_MCP_MK_PRIM);
+	assert_int_equal(arn_mcp_method_kind(ARN_MCP_M_COMPLETION_COMPLETE), ARN_MCP_MK_REFUSED);
 }
 
 const struct CMUnitTest mt_jsonrpc_tests[] = {

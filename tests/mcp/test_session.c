@@ -299,7 +299,8 @@ static void test_initialize(void **state)
 	struct json_object *r = arn_mcp_initialize_result(ARN_MCP_V_2025_06_18, NULL, 0, "0.1.0");
 	assert_string_equal(mt_text(r),
 			    "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{"
-			    "\"tools\":{\"listChanged\":true}},\"serverInfo\":{\"name\":"
+			    "\"tools\":{\"listChanged\":true},\"prompts\":{},\"resources\":{}},"
+			    "\"serverInfo\":{\"name\":"
 			    "\"arion-mcp-gateway\",\"version\":\"0.1.0\"}}");
 	json_object_put(r);
 	/* merged: tools when one offers them; instructions under each name */
@@ -312,7 +313,8 @@ static void test_initialize(void **state)
 	struct json_object *x, *caps;
 	assert_true(json_object_object_get_ex(r, "capabilities", &caps));
 	assert_true(json_object_object_get_ex(caps, "tools", NULL));
-	assert_false(json_object_object_get_ex(caps, "prompts", NULL)); /* not aggregated yet */
+	assert_true(json_object_object_get_ex(caps, "prompts", NULL));	  /* docs offers them */
+	assert_false(json_object_object_get_ex(caps, "resources", NULL)); /* none offers them */
 	assert_true(json_object_object_get_ex(r, "instructions", &x));
 	assert_string_equal(json_object_get_string(x),
 			    "[gh] Use search first.\n\n[docs] Cite pages.");
