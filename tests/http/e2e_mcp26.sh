@@ -110,6 +110,8 @@ out=$(ip netns exec "$cns" timeout 30 node "$ARION_SRC/tests/http/e2e_mcp_sdk.js
 	[ "$(sv b)" = 'b:search:{"q": "z"}' ] && [ "$(sv denied)" = -32602 ] &&
 	ok "the SDK 1.x client ($(sv version), session $(sv session)) reaches both backends" ||
 	bad "SDK 1.x: $out"
+[ "$(sv prompts)" = "a__greet,b__greet" ] && [ "$(sv prompt)" = "a:prompt:greet" ] &&
+	ok "in a session too: prompts merged, a__greet got from the 2026 backend" || bad "SDK 1.x prompts: $out"
 [ "$(grep -c '^rq tools/call .*session=yes' "$TOPO_DIR/be-a.log")" = 0 ] &&
 	ok "backend a never saw a session id" || bad "a saw sessions: $(cat "$TOPO_DIR/be-a.log")"
 [ "$(stat http.mcp.mcp_stateless)" -ge 4 ] 2>/dev/null && ok "counted: $(stat http.mcp.mcp_stateless) stateless requests" ||

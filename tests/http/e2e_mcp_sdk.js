@@ -7,7 +7,8 @@
  *   node e2e_mcp_sdk.js URL
  *
  * connects over Streamable HTTP, lists the tools, calls a__add and
- * b__search and the denied a__secret, ends the session (DELETE), and
+ * b__search and the denied a__secret, lists prompts and gets a__greet,
+ * ends the session (DELETE), and
  * prints one JSON line of what it saw.
  */
 const path = require('path');
@@ -29,10 +30,16 @@ const { StreamableHTTPClientTransport } = req('@modelcontextprotocol/sdk/client/
   } catch (e) {
     denied = String(e.code);
   }
+  /* prompts, when the gateway offers them (both backends list 'greet') */
+  let prompts = '', prompt = '';
+  if (client.getServerCapabilities().prompts) {
+    prompts = (await client.listPrompts()).prompts.map((x) => x.name).join(',');
+    prompt = (await client.getPrompt({ name: 'a__greet' })).messages[0].content.text;
+  }
   await t.terminateSession();
   await client.close();
   console.log(JSON.stringify({ version: t.protocolVersion, session, names,
-    a: a.content[0].text, b: b.content[0].text, denied }));
+    a: a.content[0].text, b: b.content[0].text, denied, prompts, prompt }));
 })().catch((e) => {
   console.log(JSON.stringify({ error: String((e && e.stack) || e) }));
   process.exit(1);
