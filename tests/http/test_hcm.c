@@ -1699,6 +1699,61 @@ static void test_mcp_stateless_era(void **state)
 	assert_int_equal(stat("http.in.mcp_stateless"), 4); /* the claimless one is not */
 }
 
+/*
+ * A session client and a backend that speaks only 2026-07-28: its
+ * initialize is refused (400, as the SDK 2.x server with legacy 'reject'
+ * answers), so the gateway asks server/discover, learns the era, and
+ * sends the tools/list statelessly; the next request goes straight.
+ */
+static void test_mcp_session_client_stateless_backend(void **state)
+{
+	(void)state;
+	start_mcp(1048576);
+	char sid[64];
+	mcp_session(sid);
+	struct arn_tcp_conn *c =
+	    mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_in(u->tx, "\"method\":\"initialize\"");
+	static const char refused[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
+				      "\"message\":\"modern only\"}}";
+	char resp[1024];
+	snprintf(resp, sizeof(resp),
+		 "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: "
+		 "%zu\r\nconnection: close\r\n\r\n%s",
+		 strlen(refused), refused);
+	send_s(u, resp);
+	poll_ms(1);
+	backend_answers(
+	    "\"method\":\"server/discover\"", "application/json", NULL,
+	    "{\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"supportedVersions\":"
+	    "[\"2026-07-28\"],\"capabilities\":{\"tools\":{}},\"resultType\":\"complete\"}}");
+	u = upstream_accepts();
+	want_in(u->tx, "\"method\":\"tools/list\"");
+	want_in(u->tx, "mcp-method: tools/list");
+	want_in(u->tx, "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"");
+	want_not_in(u->tx, "mcp-session-id");
+	snprintf(resp, sizeof(resp),
+		 "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %zu\r\n"
+		 "connection: close\r\n\r\n%s",
+		 strlen(BE_TOOLS) - 3 + 1, BE_TOOLS);
+	char *id = strstr(resp, "$ID");
+	memmove(id + 1, id + 3, strlen(id + 3) + 1);
+	id[0] = '2';
+	send_s(u, resp);
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/list: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"name\":\"b__echo\"");
+	/* the era is known now: the call goes at once, statelessly */
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+			  "\"name\":\"b__echo\",\"arguments\":{}}}");
+	u = upstream_accepts();
+	want_in(u->tx, "\"method\":\"tools/call\"");
+	want_in(u->tx, "mcp-name: echo\r\n");
+	assert_int_equal(upstream_pending(), 0);
+}
+
 /* ---- the transport seam (docs/tls.md, integration plan 1) ------------------------------- */
 
 /* A transport that is not TCP's bytes as they are (as TLS's is not): its
@@ -3477,6 +3532,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_mcp_tools_through_backend, teardown),
 	    cmocka_unit_test_teardown(test_mcp_denied_tool_and_backend_failure, teardown),
 	    cmocka_unit_test_teardown(test_mcp_stateless_era, teardown),
+	    cmocka_unit_test_teardown(test_mcp_session_client_stateless_backend, teardown),
 	    cmocka_unit_test(test_codec_goes_through_the_transport),
 	    cmocka_unit_test_teardown(test_cluster_turned_tls_reuses_no_plain_connection, teardown),
 	    cmocka_unit_test_teardown(test_reused_connection_closed_replays_idempotent, teardown),
