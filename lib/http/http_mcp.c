@@ -80,7 +80,12 @@ struct http_mcp_req {
 	struct json_object *id;	 /* its id (borrowed from msg) */
 	struct json_object *params;
 	bool fan_open;
-	bool in_end;	/* inside http_mcp_end: the connection runs on by itself */
+	bool in_end; /* inside http_mcp_end: the connection runs on by itself */
+	/* inside a backend callback's own leg_start: an answer made there
+	 * (the sub-request failed at once) leaves the connection's run to
+	 * the caller, which must not touch the request after it */
+	uint8_t nested;
+	bool run_after;
 	bool routed;	/* tools/call: call_b is its backend */
 	uint8_t method; /* enum arn_mcp_method of the request waiting for backends */
 	bool prim_list; /* MCP_W_PRIM: a list (else prompts/get, resources/read) */
@@ -445,6 +450,8 @@ bool http_mcp_filter(struct http_stream *st, const struct arn_cfg_gen *g,
 	r->del = rt.action == ARN_MCP_A_DELETE;
 	r->gprev = r->gnext = NULL;
 	r->s = NULL;
+	r->nested = 0;
+	r->run_after = false;
 	arn_cfg_pin(ts);
 	r->has_sid = hr.session_id != NULL;
 	r->sid_long = hr.session_id_len > ARN_MCP_SID_LEN;
@@ -938,7 +945,9 @@ static void answer_async(struct http_mcp_req *r, struct json_object *o, const ch
 {
 	struct http_stream *st = r->st;
 	struct http_conn *hc = st->hc;
-	bool run = !r->in_end;
+	bool run = !r->in_end && !r->nested;
+	if (r->nested)
+		r->run_after = true;
 	struct json_object *res;
 	if (o && r->modern && json_object_object_get_ex(o, "result", &res))
 		arn_mcp_modern_stamp(res, /* a session-era backend's, perhaps */
@@ -1328,8 +1337,25 @@ static void fan_answer(struct http_mcp_req *r, uint32_t b, struct json_object *a
 		arn_mcp_msg_decode(ans, &m);
 		if (arn_mcp_fanout_answer(&r->fan, b, &m) == ARN_MCP_F_ASK) {
 			const char *sw = NULL;
-			if (!leg_start(r, b, arn_mcp_fanout_request(&r->fan, b), false, &sw))
+			/* the next page: its sub-request may fail before
+			 * http_subreq_start returns, and that failure may
+			 * answer the client (the last backend): then the
+			 * round is over here and the connection runs once */
+			r->nested++;
+			bool started =
+			    leg_start(r, b, arn_mcp_fanout_request(&r->fan, b), false, &sw);
+			r->nested--;
+			if (!started) {
 				arn_mcp_fanout_fail(&r->fan, b, sw);
+			} else if (r->wait == MCP_W_NONE) {
+				json_object_put(ans);
+				if (r->run_after && !r->nested) {
+					r->run_after = false;
+					if (!r->in_end)
+						http_conn_run(r->st->hc);
+				}
+				return;
+			}
 		}
 	} else {
 		arn_mcp_fanout_fail(&r->fan, b, why);
