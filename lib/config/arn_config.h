@@ -187,6 +187,17 @@ typedef int (*arn_config_tls_check_fn)(const struct arn_cfg_tls *t, bool server,
 void arn_config_set_tls_check(arn_config_tls_check_fn fn);
 
 /**
+ * Register the function called on the control lcore with each generation
+ * @p next about to be published, after it is complete and before the
+ * single store that makes it visible to workers: what workers look up
+ * beside the generation's objects (lib/http's TLS contexts) is built
+ * there, so that no worker sees a generation without it. @p fn must not
+ * apply to the store. One callback; NULL unregisters.
+ */
+void arn_config_set_prepare_cb(struct arn_config_store *s,
+				void (*fn)(void *ctx, const struct arn_cfg_gen *next), void *ctx);
+
+/**
  * The errors of @p r, one per line, for a NACK's error_detail (the caller
  * truncates, D9).
  */

@@ -1090,6 +1090,10 @@ const struct arn_cfg_listener *arn_cfg_listener_find(const struct arn_cfg_gen *g
 size_t arn_cfg_listener_foreach(const struct arn_cfg_gen *g,
 				void (*fn)(void *ctx, const struct arn_cfg_listener *l), void *ctx);
 
+/** Active clusters of @p g (in no particular order): calls @p fn for each; returns the count. */
+size_t arn_cfg_cluster_foreach(const struct arn_cfg_gen *g,
+			       void (*fn)(void *ctx, const struct arn_cfg_cluster *c), void *ctx);
+
 /** Listener (or any type) by name; NULL if absent in @p g. */
 const void *arn_cfg_find(const struct arn_cfg_gen *g, enum arn_cfg_type t, const char *name,
 			 size_t len, uint64_t hash);

@@ -60,6 +60,27 @@ size_t arn_cfg_listener_foreach(const struct arn_cfg_gen *g,
 	return g->lindex->n;
 }
 
+struct cl_each {
+	void (*fn)(void *ctx, const struct arn_cfg_cluster *c);
+	void *ctx;
+	size_t n;
+};
+
+static void cl_each_fn(void *ctx, struct arn_cfg_obj *o)
+{
+	struct cl_each *e = ctx;
+	e->fn(e->ctx, (const struct arn_cfg_cluster *)(const void *)o);
+	e->n++;
+}
+
+size_t arn_cfg_cluster_foreach(const struct arn_cfg_gen *g,
+			       void (*fn)(void *ctx, const struct arn_cfg_cluster *c), void *ctx)
+{
+	struct cl_each e = {fn, ctx, 0};
+	arn_hamt_foreach(g->roots[ARN_CFG_CLUSTER], cl_each_fn, &e);
+	return e.n;
+}
+
 const struct arn_cfg_route_table *arn_cfg_hcm_routes(const struct arn_cfg_gen *g,
 						     const struct arn_cfg_hcm *h)
 {

@@ -190,6 +190,9 @@ struct arn_config_store {
 	uint64_t init_fetch_timeouts[ARN_CFG_NTYPES];
 	struct arn_config_stats st;
 	bool validate_only;
+	/* called with a generation before workers can see it */
+	void (*prepare_cb)(void *ctx, const struct arn_cfg_gen *next);
+	void *prepare_ctx;
 };
 
 static struct arn_config_store *global_store;
@@ -311,6 +314,10 @@ static int publish(struct arn_config_store *s, uint64_t *token)
 		g->counts[t] = s->n_active[t];
 	}
 	g->id = ++s->gen_id;
+	/* what the generation needs beside its objects (the TLS contexts its
+	 * chains and clusters name) exists before a worker can take it */
+	if (s->prepare_cb)
+		s->prepare_cb(s->prepare_ctx, g);
 	__atomic_store_n(&s->gen, g, __ATOMIC_RELEASE);
 	*token = rte_rcu_qsbr_start(s->qsbr);
 	arn_defer_free(s->retired, gen_free, old);
@@ -324,6 +331,13 @@ static void next_begin(struct arn_config_store *s)
 		s->next[t] = s->gen->roots[t];
 		arn_hamt_ref(s->next[t]);
 	}
+}
+
+void arn_config_set_prepare_cb(struct arn_config_store *s,
+			       void (*fn)(void *ctx, const struct arn_cfg_gen *next), void *ctx)
+{
+	s->prepare_cb = fn;
+	s->prepare_ctx = ctx;
 }
 
 bool arn_config_acked(struct arn_config_store *s, uint64_t token)

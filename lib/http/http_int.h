@@ -272,16 +272,18 @@ struct http_cluster_rt *http_rt_cluster(const char *name, size_t len, uint64_t h
 struct http_hcm_rt *http_rt_hcm(const struct arn_cfg_hcm *hcm); /* takes a reference */
 /* The runtime object of tcp_proxy filter @p tp (takes a reference). */
 struct http_hcm_rt *http_rt_tcpp(const struct arn_cfg_tcp_proxy *tp);
-/** The server TLS context of filter chain @p fc in the current snapshot
+/** The server TLS context of filter chain @p fc in the current TLS table
  * (borrowed: a connection takes its own reference with arn_tls_conn_init
  * in the same poll), or NULL when it has no TLS or its context could not
- * be built. Worker lcore. */
+ * be built. The table is published before the generation that has the
+ * chain (http_rt.c), so a chain a worker sees has its context. Worker
+ * lcore. */
 struct arn_tls_ctx *http_rt_tls(const struct arn_cfg_filter_chain *fc);
 /** The client TLS context of cluster @p c (its UpstreamTlsContext) in the
- * current snapshot, borrowed as http_rt_tls's; when the snapshot has
- * another version of the cluster, the context in force under @p crt's
- * name. NULL when there is none (it could not be built, or a new
- * cluster's snapshot is not built yet). Worker lcore. */
+ * current TLS table, borrowed as http_rt_tls's; when the table has
+ * another version of the cluster, the context in force under its name
+ * (@p crt's, else @p c's). NULL when there is none (it could not be
+ * built). Worker lcore. */
 struct arn_tls_ctx *http_rt_upstream_tls(const struct arn_cfg_cluster *c,
 					 const struct http_cluster_rt *crt);
 struct http_listener_rt *http_rt_listener(uint32_t addr, uint16_t port);

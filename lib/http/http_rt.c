@@ -21,6 +21,7 @@
 
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
+#include <rte_rcu_qsbr.h>
 
 #include "arn_config.h"
 #include "arn_defer.h"
@@ -34,6 +35,10 @@
 #include "http_l4.h"
 
 enum { K_CLUSTER = 1, K_HCM, K_LISTENER, K_HOST, K_TLS, K_RLS, K_UTLS_NAME, K_MCPB };
+
+struct slot;
+static const struct slot *slot_find(const struct slot *slots, size_t mask, uint8_t kind,
+				    uint64_t key, const void *name, size_t len);
 
 struct slot {
 	uint8_t kind;
@@ -55,8 +60,29 @@ struct tls_rt {
 	const struct arn_cfg_secret *certs[TLS_RT_CERTS];
 	size_t n_certs;
 	const struct arn_cfg_secret *validation, *tickets;
-	struct arn_tls_ctx *ctx;	   /* one reference */
-	const struct http_cluster_rt *crt; /* a cluster's: also found by its name */
+	struct arn_tls_ctx *ctx; /* one reference */
+	/* a cluster's: also found by its name (the cluster's, which the
+	 * context pins) */
+	const struct arn_cfg_obj *cl;
+};
+
+/*
+ * The TLS contexts a generation's chains and clusters name, in a table of
+ * their own: published on the control lcore by the store's prepare
+ * callback (rt_prepare), before the store makes the generation visible, so
+ * that a worker never sees a chain or cluster whose context is not there
+ * yet (issue 18: a new TLS cluster or chain used to fail until the next
+ * http_rt_sync). Entries [n_live, n_tls) are the previous tables' that the
+ * generation no longer has, kept for workers still reading the previous
+ * generation; http_rt_sync drops them once every worker passed a
+ * quiescent state after the publication.
+ */
+struct tls_tab {
+	uint64_t gen_id;
+	size_t mask;
+	struct slot *slots;
+	struct tls_rt *tls;
+	size_t n_tls, cap_tls, n_live;
 };
 
 struct mcpb_scope {
@@ -90,8 +116,6 @@ struct snap {
 	size_t n_crts, cap_crts;
 	struct http_listener_rt **lrts; /* its listener addresses, one reference each */
 	size_t n_lrts, cap_lrts;
-	struct tls_rt *tls; /* the server contexts of its filter chains with TLS */
-	size_t n_tls, cap_tls;
 	/* routes' and virtual hosts' local_ratelimit configurations and their
 	 * <stat_prefix>.http_local_rate_limit.* scopes (one reference each) */
 	struct rl_scope *rls;
@@ -106,6 +130,9 @@ static struct arn_config_store *store;
 static struct arn_defer *retired; /* snapshots workers may still read */
 static bool healthcheck_failed;
 static struct snap *current;
+static struct tls_tab *tls_current;
+static bool tls_carry_tok_set; /* tls_carry_tok was started after the last publication */
+static uint64_t tls_carry_tok;
 static uint64_t synced_gen = UINT64_MAX;
 static unsigned synced_workers;		/* hosts need worker slots: rebuild once they are known */
 static uint64_t sync_id;		/* one per snapshot built */
@@ -113,19 +140,29 @@ static struct http_hcm_rt *hcm_reclaim; /* Treiber stack: workers push, control 
 
 /* ---- worker side ------------------------------------------------------------ */
 
-static const struct slot *snap_find(uint8_t kind, uint64_t key, const void *name, size_t len)
+static const struct slot *slot_find(const struct slot *slots, size_t mask, uint8_t kind,
+				    uint64_t key, const void *name, size_t len)
 {
-	const struct snap *s = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
-	if (!s)
-		return NULL;
-	for (size_t i = (size_t)(key * 0x9e3779b97f4a7c15ull) & s->mask;; i = (i + 1) & s->mask) {
-		const struct slot *sl = &s->slots[i];
+	for (size_t i = (size_t)(key * 0x9e3779b97f4a7c15ull) & mask;; i = (i + 1) & mask) {
+		const struct slot *sl = &slots[i];
 		if (!sl->kind)
 			return NULL;
 		if (sl->kind == kind && sl->key == key &&
 		    (!name || (sl->len == len && memcmp(sl->name, name, len) == 0)))
 			return sl;
 	}
+}
+
+static const struct slot *snap_find(uint8_t kind, uint64_t key, const void *name, size_t len)
+{
+	const struct snap *s = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
+	return s ? slot_find(s->slots, s->mask, kind, key, name, len) : NULL;
+}
+
+static const struct slot *tls_find(uint8_t kind, uint64_t key, const void *name, size_t len)
+{
+	const struct tls_tab *t = __atomic_load_n(&tls_current, __ATOMIC_ACQUIRE);
+	return t ? slot_find(t->slots, t->mask, kind, key, name, len) : NULL;
 }
 
 struct http_cluster_rt *http_rt_cluster(const char *name, size_t len, uint64_t hash)
@@ -163,7 +200,7 @@ struct http_hcm_rt *http_rt_tcpp(const struct arn_cfg_tcp_proxy *tp)
 
 struct arn_tls_ctx *http_rt_tls(const struct arn_cfg_filter_chain *fc)
 {
-	const struct slot *sl = snap_find(K_TLS, (uint64_t)(uintptr_t)fc, NULL, 0);
+	const struct slot *sl = tls_find(K_TLS, (uint64_t)(uintptr_t)fc, NULL, 0);
 	return sl ? sl->val : NULL;
 }
 
@@ -176,11 +213,13 @@ struct arn_stats_scope *http_rt_rl_scope(const struct arn_cfg_http_ratelimit *cf
 struct arn_tls_ctx *http_rt_upstream_tls(const struct arn_cfg_cluster *c,
 					 const struct http_cluster_rt *crt)
 {
-	const struct slot *sl = snap_find(K_TLS, (uint64_t)(uintptr_t)c, NULL, 0);
+	const struct slot *sl = tls_find(K_TLS, (uint64_t)(uintptr_t)c, NULL, 0);
 	/* a stream routed with the cluster's previous (or next) version while
-	 * the snapshot has the other: the context in force under its name */
+	 * the table has the other: the context in force under its name */
 	if (!sl && crt)
-		sl = snap_find(K_UTLS_NAME, crt->hash, crt->name, crt->len);
+		sl = tls_find(K_UTLS_NAME, crt->hash, crt->name, crt->len);
+	if (!sl)
+		sl = tls_find(K_UTLS_NAME, c->obj.hash, c->obj.name, c->obj.name_len);
 	return sl ? sl->val : NULL;
 }
 
@@ -288,15 +327,12 @@ static void snap_free(void *arg)
 		http_crt_put(s->crts[i]);
 	for (size_t i = 0; i < s->n_lrts; i++)
 		http_lrt_put(s->lrts[i]);
-	for (size_t i = 0; i < s->n_tls; i++)
-		tls_rt_clear(&s->tls[i]);
 	for (size_t i = 0; i < s->n_rls; i++)
 		arn_stats_scope_put(s->rls[i].sc);
 	free(s->rls);
 	for (size_t i = 0; i < s->n_mcpbs; i++)
 		arn_stats_scope_put(s->mcpbs[i].sc);
 	free(s->mcpbs);
-	free(s->tls);
 	free(s->crts);
 	free(s->lrts);
 	free(s->hosts);
@@ -306,11 +342,23 @@ static void snap_free(void *arg)
 	free(s);
 }
 
-static int snap_put(struct snap *s, uint8_t kind, uint64_t key, const void *name, size_t len,
-		    void *val)
+static void tls_tab_free(void *arg)
 {
-	for (size_t i = (size_t)(key * 0x9e3779b97f4a7c15ull) & s->mask;; i = (i + 1) & s->mask) {
-		struct slot *sl = &s->slots[i];
+	struct tls_tab *t = arg;
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n_tls; i++)
+		tls_rt_clear(&t->tls[i]);
+	free(t->tls);
+	free(t->slots);
+	free(t);
+}
+
+static int slot_put(struct slot *slots, size_t mask, uint8_t kind, uint64_t key, const void *name,
+		    size_t len, void *val)
+{
+	for (size_t i = (size_t)(key * 0x9e3779b97f4a7c15ull) & mask;; i = (i + 1) & mask) {
+		struct slot *sl = &slots[i];
 		if (!sl->kind) {
 			*sl = (struct slot){kind, key, name, len, val};
 			return 0;
@@ -324,6 +372,12 @@ static int snap_put(struct snap *s, uint8_t kind, uint64_t key, const void *name
 		    (!name || (sl->len == len && memcmp(sl->name, name, len) == 0)))
 			return 0; /* already there (two listeners sharing an HCM prefix) */
 	}
+}
+
+static int snap_put(struct snap *s, uint8_t kind, uint64_t key, const void *name, size_t len,
+		    void *val)
+{
+	return slot_put(s->slots, s->mask, kind, key, name, len, val);
 }
 
 /* A json_format object ({"key": "format", ...}) compiled for the logger. */
@@ -511,7 +565,7 @@ static void chain_hcm(struct build *b, const struct arn_cfg_listener *l,
 	s->hcms[s->n_hcms++] = r;
 }
 
-static const struct tls_rt *find_tls(const struct snap *s, const struct tls_rt *want)
+static const struct tls_rt *find_tls(const struct tls_tab *s, const struct tls_rt *want)
 {
 	if (!s)
 		return NULL;
@@ -528,14 +582,14 @@ static const struct tls_rt *find_tls(const struct snap *s, const struct tls_rt *
 /* The server context of a chain, or the client context of a cluster
  * (@p key, whose @p t it is; @p owner, the configuration object the
  * context pins: the chain's listener, the cluster; named @p name in
- * logs): the previous snapshot's
- * when the object and its Secrets are the same, else built now. One whose
+ * logs), into table @p s: the current table's when the object and its
+ * Secrets are the same, else built now. One whose
  * context cannot be built has none: a chain's connections are refused, a
  * cluster's upstream connections fail (503 UF), and the reason is logged
  * naming the listener and chain or the cluster, and the Secret or field. */
-static void snap_tls(struct snap *s, const struct arn_cfg_gen *g, bool *oom, const void *key,
+static void snap_tls(struct tls_tab *s, const struct arn_cfg_gen *g, bool *oom, const void *key,
 		     const void *owner, const struct arn_cfg_tls *t, bool server, const char *name,
-		     const struct http_cluster_rt *crt)
+		     const struct arn_cfg_obj *cl)
 {
 	char err[256];
 	const char *refused =
@@ -544,14 +598,14 @@ static void snap_tls(struct snap *s, const struct arn_cfg_gen *g, bool *oom, con
 		ARN_ERR(HTTP, "%s: more than %d certificates; %s", name, TLS_RT_CERTS, refused);
 		return;
 	}
-	struct tls_rt nt = {.key = key, .n_certs = t->n_cert_secrets, .crt = crt};
+	struct tls_rt nt = {.key = key, .n_certs = t->n_cert_secrets, .cl = cl};
 	for (size_t i = 0; i < nt.n_certs; i++)
 		nt.certs[i] = arn_cfg_secret_find(g, &t->cert_secrets[i]);
 	if (t->validation_secret.len)
 		nt.validation = arn_cfg_secret_find(g, &t->validation_secret);
 	if (server && t->ticket_keys_secret.len)
 		nt.tickets = arn_cfg_secret_find(g, &t->ticket_keys_secret);
-	const struct tls_rt *old = find_tls(current, &nt);
+	const struct tls_rt *old = find_tls(tls_current, &nt);
 	if (old) {
 		nt.ctx = old->ctx;
 		arn_tls_ctx_ref(nt.ctx);
@@ -592,17 +646,6 @@ static void snap_tls(struct snap *s, const struct arn_cfg_gen *g, bool *oom, con
 	if (nt.tickets)
 		arn_cfg_pin(nt.tickets);
 	s->tls[s->n_tls++] = nt;
-}
-
-static void chain_tls(struct build *b, const struct arn_cfg_listener *l,
-		      const struct arn_cfg_filter_chain *fc)
-{
-	if (!fc || !fc->tls)
-		return;
-	char name[192];
-	snprintf(name, sizeof(name), "listener '%s' chain '%s'", l->obj.name,
-		 fc->name ? fc->name : "");
-	snap_tls(b->s, b->g, &b->oom, fc, l, fc->tls, true, name, NULL);
 }
 
 /* One route's or virtual host's typed_per_filter_config entries: the
@@ -721,7 +764,6 @@ static void each_listener(void *ctx, const struct arn_cfg_listener *l)
 		chain_hcm(b, l, &l->chains[i]);
 		chain_rls(b, &l->chains[i]);
 		chain_mcp(b, &l->chains[i]);
-		chain_tls(b, l, &l->chains[i]);
 		tls |= l->chains[i].tls != NULL;
 	}
 	if (tls && lr && !lr->ssl) /* published with the snapshot */
@@ -729,7 +771,6 @@ static void each_listener(void *ctx, const struct arn_cfg_listener *l)
 	chain_hcm(b, l, l->default_chain);
 	chain_rls(b, l->default_chain);
 	chain_mcp(b, l->default_chain);
-	chain_tls(b, l, l->default_chain);
 }
 
 /*
@@ -848,14 +889,8 @@ static void each_cluster(void *ctx, const struct arn_config_resource_info *info)
 	struct arn_cfg_cluster_view v;
 	int64_t total = 0, healthy = 0, degraded = 0, excluded = 0;
 	int vr = arn_cfg_cluster_resolve(cw->g, &ref, &v);
-	if (vr == 0 && v.cluster && v.cluster->upstream_tls) {
-		char name[160];
-		snprintf(name, sizeof(name), "cluster '%s'", info->name);
-		snap_tls(cw->s, cw->g, &cw->oom, v.cluster, v.cluster, v.cluster->upstream_tls,
-			 false, name, c);
-		if (!c->ssl) /* published with the snapshot */
-			c->ssl = calloc(ARN_STATS_MAX_WORKERS, sizeof(*c->ssl));
-	}
+	if (vr == 0 && v.cluster && v.cluster->upstream_tls && !c->ssl)
+		c->ssl = calloc(ARN_STATS_MAX_WORKERS, sizeof(*c->ssl)); /* with the snapshot */
 	if (vr == 0 && v.endpoints) {
 		for (size_t p = 0; p < v.endpoints->n_priorities; p++) {
 			const struct arn_cfg_priority *pr = &v.endpoints->priorities[p];
@@ -885,6 +920,152 @@ static void each_cluster(void *ctx, const struct arn_config_resource_info *info)
 	arn_stats_gauge_set(sc, ARN_STATS_SLOT_CONTROL, ARN_CL_membership_excluded, excluded);
 }
 
+/* ---- the TLS table ------------------------------------------------------------------- */
+
+struct tls_walk {
+	struct tls_tab *t;
+	const struct arn_cfg_gen *g;
+	bool oom;
+};
+
+static void chain_tls(struct tls_walk *tw, const struct arn_cfg_listener *l,
+		      const struct arn_cfg_filter_chain *fc)
+{
+	if (!fc || !fc->tls)
+		return;
+	char name[192];
+	snprintf(name, sizeof(name), "listener '%s' chain '%s'", l->obj.name,
+		 fc->name ? fc->name : "");
+	snap_tls(tw->t, tw->g, &tw->oom, fc, l, fc->tls, true, name, NULL);
+}
+
+static void tls_each_listener(void *ctx, const struct arn_cfg_listener *l)
+{
+	struct tls_walk *tw = ctx;
+	for (size_t i = 0; i < l->n_chains; i++)
+		chain_tls(tw, l, &l->chains[i]);
+	chain_tls(tw, l, l->default_chain);
+}
+
+static void tls_each_cluster(void *ctx, const struct arn_cfg_cluster *c)
+{
+	struct tls_walk *tw = ctx;
+	if (!c->upstream_tls)
+		return;
+	char name[160];
+	snprintf(name, sizeof(name), "cluster '%.*s'", (int)c->obj.name_len, c->obj.name);
+	snap_tls(tw->t, tw->g, &tw->oom, c, c, c->upstream_tls, false, name, &c->obj);
+}
+
+static bool tls_has_key(const struct tls_tab *t, size_t n, const void *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (t->tls[i].key == key)
+			return true;
+	return false;
+}
+
+/*
+ * Build and publish the TLS table of generation @p g: the contexts of its
+ * chains and clusters (the current table's when the object and its
+ * Secrets are the same, else built now), and, with @p carry, the current
+ * table's others, for workers that still read the previous generation.
+ */
+static void tls_publish(const struct arn_cfg_gen *g, bool carry)
+{
+	struct tls_tab *nt = calloc(1, sizeof(*nt));
+	if (!nt) {
+		ARN_ERR(HTTP, "out of memory building the TLS contexts of generation %llu",
+			(unsigned long long)arn_cfg_gen_id(g));
+		return;
+	}
+	nt->gen_id = arn_cfg_gen_id(g);
+	struct tls_walk tw = {.t = nt, .g = g};
+	arn_cfg_listener_foreach(g, tls_each_listener, &tw);
+	arn_cfg_cluster_foreach(g, tls_each_cluster, &tw);
+	nt->n_live = nt->n_tls;
+	const struct tls_tab *old = tls_current;
+	for (size_t i = 0; carry && old && i < old->n_tls && !tw.oom; i++) {
+		const struct tls_rt *o = &old->tls[i];
+		if (tls_has_key(nt, nt->n_live, o->key))
+			continue;
+		if (nt->n_tls == nt->cap_tls) {
+			size_t nc = nt->cap_tls ? nt->cap_tls * 2 : 4;
+			void *p = realloc(nt->tls, nc * sizeof(*nt->tls));
+			if (!p) {
+				tw.oom = true;
+				break;
+			}
+			nt->tls = p;
+			nt->cap_tls = nc;
+		}
+		struct tls_rt c = *o;
+		arn_tls_ctx_ref(c.ctx);
+		for (size_t k = 0; k < c.n_certs; k++)
+			if (c.certs[k])
+				arn_cfg_pin(c.certs[k]);
+		if (c.validation)
+			arn_cfg_pin(c.validation);
+		if (c.tickets)
+			arn_cfg_pin(c.tickets);
+		nt->tls[nt->n_tls++] = c;
+	}
+	size_t sz = 16;
+	while (sz < nt->n_tls * 4)
+		sz <<= 1;
+	nt->slots = calloc(sz, sizeof(*nt->slots));
+	if (!nt->slots || tw.oom) {
+		ARN_ERR(HTTP, "out of memory building the TLS contexts of generation %llu",
+			(unsigned long long)nt->gen_id);
+		tls_tab_free(nt);
+		return;
+	}
+	nt->mask = sz - 1;
+	/* the generation's first: a name a carried cluster shares is theirs */
+	for (size_t i = 0; i < nt->n_tls; i++) {
+		const struct tls_rt *t = &nt->tls[i];
+		slot_put(nt->slots, nt->mask, K_TLS, (uint64_t)(uintptr_t)t->key, NULL, 0, t->ctx);
+		if (t->cl) /* the context pins the cluster, and its name with it */
+			slot_put(nt->slots, nt->mask, K_UTLS_NAME, t->cl->hash, t->cl->name,
+				 t->cl->name_len, t->ctx);
+	}
+	struct tls_tab *prev = __atomic_exchange_n(&tls_current, nt, __ATOMIC_ACQ_REL);
+	tls_carry_tok_set = false;
+	if (prev)
+		arn_defer_free(retired, tls_tab_free, prev);
+}
+
+/* The store's prepare callback: generation @p next is about to be seen. */
+static void rt_prepare(void *ctx, const struct arn_cfg_gen *next)
+{
+	(void)ctx;
+	tls_publish(next, true);
+}
+
+/* After a publication: the table of generation @p g, once without what it
+ * carried for the previous one, when no worker can read that any more. */
+static void tls_sync(const struct arn_cfg_gen *g)
+{
+	const struct tls_tab *t = tls_current;
+	if (!t || t->gen_id != arn_cfg_gen_id(g)) {
+		tls_publish(g, t != NULL); /* a generation published without rt_prepare */
+		t = tls_current;
+	}
+	if (!t || t->n_tls == t->n_live)
+		return;
+	struct rte_rcu_qsbr *q = store ? arn_config_rcu(store) : NULL;
+	if (!q) {
+		tls_publish(g, false);
+		return;
+	}
+	if (!tls_carry_tok_set) {
+		tls_carry_tok = rte_rcu_qsbr_start(q);
+		tls_carry_tok_set = true;
+	} else if (rte_rcu_qsbr_check(q, tls_carry_tok, false) == 1) {
+		tls_publish(g, false);
+	}
+}
+
 static void retire_poll(void)
 {
 	resolve_reclaim();
@@ -901,6 +1082,7 @@ void http_rt_sync(struct arn_config_store *s)
 	const struct arn_cfg_gen *g = arn_config_gen(s);
 	uint64_t id = arn_cfg_gen_id(g);
 	unsigned nw = arn_stats_workers();
+	tls_sync(g);
 	if (id == synced_gen && nw == synced_workers)
 		return;
 	struct snap *ns = calloc(1, sizeof(*ns));
@@ -915,8 +1097,7 @@ void http_rt_sync(struct arn_config_store *s)
 		resolve_post(cw.resolve);
 	arn_cfg_listener_foreach(g, each_listener, &b);
 	b.oom |= cw.oom;
-	size_t n = ns->n_crts + ns->n_hcms + ns->n_lrts + ns->n_hosts + 2 * ns->n_tls + ns->n_rls +
-		   ns->n_mcpbs;
+	size_t n = ns->n_crts + ns->n_hcms + ns->n_lrts + ns->n_hosts + ns->n_rls + ns->n_mcpbs;
 	size_t sz = 16;
 	while (sz < n * 2)
 		sz <<= 1;
@@ -941,12 +1122,6 @@ void http_rt_sync(struct arn_config_store *s)
 	for (size_t i = 0; i < ns->n_hosts; i++) {
 		struct http_host *h = ns->hosts[i];
 		snap_put(ns, K_HOST, host_slot_key(h->crt, h->addr, h->port), NULL, 0, h);
-	}
-	for (size_t i = 0; i < ns->n_tls; i++) {
-		const struct tls_rt *t = &ns->tls[i];
-		snap_put(ns, K_TLS, (uint64_t)(uintptr_t)t->key, NULL, 0, t->ctx);
-		if (t->crt) /* the snapshot holds the cluster object */
-			snap_put(ns, K_UTLS_NAME, t->crt->hash, t->crt->name, t->crt->len, t->ctx);
 	}
 	for (size_t i = 0; i < ns->n_rls; i++)
 		snap_put(ns, K_RLS, (uint64_t)(uintptr_t)ns->rls[i].cfg, NULL, 0, ns->rls[i].sc);
@@ -977,8 +1152,8 @@ int arn_http_certs_write(struct arn_sb *out, int64_t now_s)
 	if (!root)
 		return -ENOMEM;
 	struct arn_json *all = arn_json_get(root, "certificates");
-	const struct snap *s = current;
-	for (size_t i = 0; s && i < s->n_tls; i++) {
+	const struct tls_tab *s = tls_current;
+	for (size_t i = 0; s && i < s->n_live; i++) { /* not what it carries */
 		const struct tls_rt *t = &s->tls[i];
 		static const char one[] = "{\"ca_cert\":[],\"cert_chain\":[]}";
 		struct arn_json *c = arn_json_parse(one, sizeof(one) - 1);
@@ -1132,8 +1307,10 @@ int http_rt_init(struct arn_config_store *s)
 	if (!retired)
 		return -ENOMEM;
 	synced_gen = UINT64_MAX;
-	if (s)
+	if (s) {
+		arn_config_set_prepare_cb(s, rt_prepare, NULL);
 		http_rt_sync(s);
+	}
 	return 0;
 }
 
@@ -1148,8 +1325,12 @@ void http_rt_fini(void)
 		resolving = b->next;
 		free(b);
 	}
+	if (store)
+		arn_config_set_prepare_cb(store, NULL, NULL);
 	struct snap *s = __atomic_exchange_n(&current, NULL, __ATOMIC_ACQ_REL);
 	snap_free(s);
+	tls_tab_free(__atomic_exchange_n(&tls_current, NULL, __ATOMIC_ACQ_REL));
+	tls_carry_tok_set = false;
 	arn_defer_destroy(retired);
 	retired = NULL;
 	reclaim_hcms();

@@ -33,6 +33,56 @@ static void test_x10_pushed_resources_applied(void **state)
 	assert_int_equal(arn_cfg_gen_id(gen()), 1);
 }
 
+/* The prepare callback (lib/http builds a generation's TLS contexts there,
+ * issue 18) sees each generation complete, before workers can: the store
+ * still shows the previous one while it runs. */
+struct prep_seen {
+	unsigned calls;
+	uint64_t next_id, visible_id;
+	bool has_cluster;
+};
+
+static void prep_cb(void *ctx, const struct arn_cfg_gen *next)
+{
+	struct prep_seen *p = ctx;
+	p->calls++;
+	p->next_id = arn_cfg_gen_id(next);
+	p->visible_id = arn_cfg_gen_id(arn_config_gen(st));
+	struct arn_cfg_ref r = ref("a");
+	struct arn_cfg_cluster_view v;
+	p->has_cluster = arn_cfg_cluster_resolve(next, &r, &v) == 0;
+}
+
+static void count_cluster(void *ctx, const struct arn_cfg_cluster *c)
+{
+	(void)c;
+	(*(unsigned *)ctx)++;
+}
+
+static void test_prepare_before_publication(void **state)
+{
+	(void)state;
+	struct prep_seen p = {0};
+	arn_config_set_prepare_cb(st, prep_cb, &p);
+	APPLY(C, tj_cluster_static("a", "10.0.0.1", 80), tj_cluster_static("b", "10.0.0.2", 80));
+	assert_true(tc_res.published);
+	assert_int_equal(p.calls, 1);
+	assert_int_equal(p.next_id, 1);
+	assert_int_equal(p.visible_id, 0); /* not published yet while it ran */
+	assert_true(p.has_cluster);	   /* the generation was complete */
+	unsigned n = 0;
+	assert_int_equal(arn_cfg_cluster_foreach(gen(), count_cluster, &n), 2);
+	assert_int_equal(n, 2);
+	APPLY(C, tj_cluster_static("a", "10.0.0.3", 80));
+	assert_int_equal(p.calls, 2);
+	assert_int_equal(p.next_id, 2);
+	assert_int_equal(p.visible_id, 1);
+	arn_config_set_prepare_cb(st, NULL, NULL);
+	APPLY(C, tj_cluster_static("a", "10.0.0.4", 80));
+	assert_true(tc_res.published);
+	assert_int_equal(p.calls, 2); /* unregistered */
+}
+
 /* X15: one resource failing conversion refuses the whole batch, removals
  * included, and nothing changes. */
 static void test_x15_bad_resource_refuses_whole_batch(void **state)
@@ -879,6 +929,7 @@ static void test_ticket_keys_wiped_and_redacted(void **state)
 
 const struct CMUnitTest store_tests[] = {
     TC(test_x10_pushed_resources_applied),
+    TC(test_prepare_before_publication),
     TC(test_x15_bad_resource_refuses_whole_batch),
     TC(test_x16_application_errors_per_resource),
     TC(test_g5_static_route_to_undefined_cluster_warns),

@@ -45,6 +45,7 @@
 #include "http_stream.h"
 #include "http_tls.h"
 #include "http_worker.h"
+#include "tcert.h"
 
 /* ---- fake lib/net ------------------------------------------------------------------------- */
 
@@ -534,6 +535,10 @@ static void want_not_in(const char *text, const char *what)
 static struct arn_config_store *st;
 static struct arn_config_result res;
 
+/* apply() leaves the control lcore's http_rt_sync out: what workers see
+ * is only what the store's publication made */
+static bool apply_no_poll;
+
 static void apply(const char *type, const char *version, const char *json)
 {
 	arn_config_result_free(&res);
@@ -553,7 +558,8 @@ static void apply(const char *type, const char *version, const char *json)
 	upb_Arena_Free(a);
 	if (!res.accepted || res.n_errors)
 		fail_msg("refused: %s\n%s", res.n_errors ? res.errors[0].message : "?", json);
-	arn_http_poll(); /* the statistics scopes of the new generation */
+	if (!apply_no_poll)
+		arn_http_poll(); /* the statistics scopes of the new generation */
 }
 
 #define HCM_AT                                                                                     \
@@ -638,6 +644,7 @@ static unsigned free_buffers(void)
 static int teardown(void **state)
 {
 	(void)state;
+	apply_no_poll = false;
 	if (app && w)
 		app->worker_fini(&lc0, app->arg);
 	deliver_closes();
@@ -1964,6 +1971,80 @@ static void test_reused_connection_closed_replays_idempotent(void **state)
 	assert_true(answered(c5, "HTTP/1.1 503"));
 	assert_int_equal(upstream_pending(), 0);
 	assert_int_equal(stat("cluster.web.upstream_rq_reuse_replay"), 2);
+}
+
+/*
+ * Issue 18: a generation is not visible before its TLS contexts. A cluster
+ * that turns to TLS (a new cluster object) is used by the worker at once,
+ * before the control lcore's http_rt_sync ran: its context was built when
+ * the generation was prepared, so the connection starts with a ClientHello
+ * instead of failing (503 UF) until the next sync.
+ */
+static void test_new_tls_cluster_context_before_sync(void **state)
+{
+	(void)state;
+	start(4, jlistener("", "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}"));
+	apply_no_poll = true;
+	apply(C, "2",
+	      "{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"5s\","
+	      "\"load_assignment\":{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":[{"
+	      "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.10\","
+	      "\"port_value\":8080}}}}]}]},\"transport_socket\":{\"name\":\"tls\","
+	      "\"typed_config\":{\"@type\":\"type.googleapis.com/"
+	      "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext\",\"sni\":"
+	      "\"web.test\"}}}");
+	apply_no_poll = false;
+	poll_ms(1); /* the worker takes the new generation; no arn_http_poll() */
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_true(!c->tx || !strstr(c->tx, "503"));
+	struct arn_tcp_conn *u = upstream_accepts();
+	assert_true(u->tx_len > 5);
+	assert_int_equal((unsigned char)u->tx[0], 0x16);	  /* a TLS handshake record */
+	assert_non_null(memmem(u->tx, u->tx_len, "web.test", 8)); /* the SNI */
+	assert_int_equal(stat("cluster.web.upstream_cx_connect_fail"), 0);
+}
+
+/* Issue 18: the same for a listener's new filter chain with a
+ * DownstreamTlsContext: its server context is found as soon as the
+ * generation that has the chain is. */
+static void test_new_tls_chain_context_before_sync(void **state)
+{
+	(void)state;
+	start(4, jlistener("", "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}"));
+	struct tcert k;
+	tcert_make(&k, "new.test");
+	static char sj[8192];
+	snprintf(sj, sizeof(sj),
+		 "{\"name\":\"web\",\"tls_certificate\":{\"certificate_chain\":{\"inline_string\":"
+		 "\"%s\"},\"private_key\":{\"inline_string\":\"%s\"}}}",
+		 k.cert_json, k.key_json);
+	apply(ARN_TYPE_URL_SECRET, "1", sj); /* the Secret (named "web" by apply) */
+	static char lj[8192];
+	snprintf(lj, sizeof(lj),
+		 "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		 "\"port_value\":80}},\"filter_chains\":[{\"name\":\"tls\",\"filters\":[{\"name\":"
+		 "\"hcm\",\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"in\",\"route_config\":{"
+		 "\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"vh\",\"domains\":[\"*\"],"
+		 "\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"
+		 "\"http_filters\":[" ROUTER "]}}],\"transport_socket\":{\"name\":\"tls\","
+		 "\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.transport_"
+		 "sockets.tls.v3.DownstreamTlsContext\",\"common_tls_context\":{"
+		 "\"tls_certificate_sds_secret_configs\":[{\"name\":\"web\"}]}}}}]}");
+	apply_no_poll = true;
+	apply(L, "2", lj);
+	apply_no_poll = false;
+	tcert_free(&k);
+	const struct arn_cfg_listener *l =
+	    arn_cfg_find(arn_config_gen(st), ARN_CFG_LISTENER, "l", 1, arn_cfg_hash("l", 1));
+	assert_non_null(l);
+	const struct arn_cfg_filter_chain *fc = l->n_chains ? &l->chains[0] : l->default_chain;
+	assert_non_null(fc);
+	assert_non_null(fc->tls);
+	assert_non_null(http_rt_tls(fc)); /* before any http_rt_sync */
+	/* and the context stays once the control lcore synced */
+	arn_http_poll();
+	assert_non_null(http_rt_tls(fc));
 }
 
 /* ---- issue 18: the TLS transport under partial writes and truncation ---------------------------
@@ -3536,6 +3617,8 @@ int main(void)
 	    cmocka_unit_test(test_codec_goes_through_the_transport),
 	    cmocka_unit_test_teardown(test_cluster_turned_tls_reuses_no_plain_connection, teardown),
 	    cmocka_unit_test_teardown(test_reused_connection_closed_replays_idempotent, teardown),
+	    cmocka_unit_test_teardown(test_new_tls_cluster_context_before_sync, teardown),
+	    cmocka_unit_test_teardown(test_new_tls_chain_context_before_sync, teardown),
 	    cmocka_unit_test(test_tls_transport_byte_at_a_time),
 	    cmocka_unit_test(test_tls_transport_truncation),
 	    cmocka_unit_test_teardown(test_h2_prior_knowledge_streams, teardown),
