@@ -35,6 +35,20 @@
  * neither way grows behind a slow reader. close_notify (or a FIN after
  * the last record) is the downstream's end of input, and the upstream's
  * FIN is passed on as close_notify then FIN.
+ *
+ * A cluster with an UpstreamTlsContext gets TLS from Arion (origination,
+ * the HTTP router's code: http_tls.h over the cluster's context, with its
+ * SNI, validation and cluster.<name>.ssl.* statistics): the upstream
+ * counts as connected once its handshake is done (Envoy raises Connected
+ * then), so a failed handshake is a failed attempt (retried up to
+ * max_connect_attempts, counted in tcp.<stat_prefix>.upstream_tls_
+ * handshake_failed) and no plaintext is ever sent to it. The same bounds
+ * hold that way round: at most HTTP_IN_MAX bytes decrypted from the
+ * upstream (up_in), the downstream's bytes taken only as far as the
+ * upstream's send buffer has room (up_out); close_notify (or a FIN after
+ * the last record) is the upstream's end, and the downstream's FIN goes
+ * on as close_notify then FIN. Sessions are not resumed: a tcp_proxy
+ * connection belongs to no pool whose last session it could offer.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -91,6 +105,7 @@ struct http_tcpp {
 	bool up_paused;		/* reading upstream stopped: the downstream is full */
 	bool in_step;		/* a step is on the stack */
 	bool echo;		/* an echo filter's connection: dn only, no relay */
+	bool utls_failed;	/* the current attempt's TLS handshake failed */
 	/* what a side that closed orderly still held for the other (its
 	 * receive queue goes with it): at most one receive buffer */
 	struct rte_mbuf *pend_up, *pend_dn;
@@ -112,6 +127,11 @@ struct http_tcpp {
 	struct http_in dn_in;	/* decrypted, not yet with the upstream */
 	struct http_out dn_out; /* from the upstream, not yet encrypted */
 	struct http_tls_tp tls; /* must not move while on (the block does not) */
+	/* TLS origination (utls.on): the upstream's plaintext both ways.
+	 * After tls: zero on the free list (tcpp_free clears the block). */
+	struct http_in up_in;	 /* decrypted, not yet with the downstream */
+	struct http_out up_out;	 /* from the downstream, not yet encrypted */
+	struct http_tls_tp utls; /* must not move while on */
 };
 
 #define TS(s) ((s)->rt ? (s)->rt->stats : NULL)
@@ -139,6 +159,8 @@ struct http_tcpp {
 static const struct arn_tcp_ops tp_dn_ops, tp_up_ops;
 static void step(struct http_tcpp *s);
 static void attempt(struct http_tcpp *s);
+static void tls_resume(void *arg);
+static void tls_drain(struct http_tls_tp *t, struct arn_tcp_conn *c, struct http_in *in);
 
 static struct http_tcpp *owner(struct http_timer *t, size_t off)
 {
@@ -209,6 +231,9 @@ static void tcpp_free(struct http_tcpp *s)
 	http_in_free(&s->dn_in);
 	http_out_reset(&s->dn_out);
 	http_tls_stop(&s->tls);
+	http_in_free(&s->up_in);
+	http_out_reset(&s->up_out);
+	http_tls_stop(&s->utls);
 	http_l4_net_close(w, s->rt, s->fc, &s->held);
 	if (s->lrt) {
 		arn_stats_gauge_add(s->lrt->stats, w->slot, ARN_LS_downstream_cx_active, -1);
@@ -255,6 +280,8 @@ static void close_both(struct http_tcpp *s, bool reset)
 			/* TLS: close_notify before the FIN, as Envoy's close */
 			if (c[i] == s->dn && s->tls.on && arn_tls_is_open(&s->tls.tls))
 				(void)arn_tls_shutdown(&s->tls.tls);
+			if (c[i] == s->up && s->utls.on && arn_tls_is_open(&s->utls.tls))
+				(void)arn_tls_shutdown(&s->utls.tls);
 			arn_tcp_rx_consume(c[i], arn_tcp_rx_pending(c[i]));
 			arn_tcp_close(c[i]);
 		}
@@ -264,128 +291,91 @@ static void close_both(struct http_tcpp *s, bool reset)
 
 /* ---- relaying --------------------------------------------------------------------------- */
 
+/* One side of a session as the relay sees it: its connection, and, when
+ * TLS is on that side, its transport with the plaintext read from it (in)
+ * and the plaintext being encrypted to it (out). */
+struct side {
+	struct arn_tcp_conn *c;
+	struct http_tls_tp *tls; /* NULL: plain */
+	struct http_in *in;
+	struct http_out *out;
+};
+
+/* The first mbuf of @p in, out of it. */
+static struct rte_mbuf *in_pop(struct http_in *in)
+{
+	struct rte_mbuf *m = in->head;
+	in->head = m->next;
+	if (!in->head)
+		in->tail = NULL;
+	in->bytes -= m->data_len;
+	m->next = NULL;
+	return m;
+}
+
 /*
- * Move what @p from holds into @p to's send queue, as much as it has room
- * for. @return true when all of it went (or nothing was there), false when
- * @p to is full (paused: lib/tcp calls on_writable once it has room).
+ * Move what @p from holds (*@p left first: what a side that closed
+ * orderly still held) into @p to, as much as @p to's send buffer has room
+ * for: a plain sink takes the mbufs as they are (zero copy), a TLS sink
+ * encrypts them into its send queue. A TLS source's records are decrypted
+ * at most HTTP_IN_MAX at a time (the rest stays in TCP as records).
+ * @return true when all of it went (or nothing was there), false when @p
+ * to is full (paused: lib/tcp calls on_writable once it has room).
  */
-static bool move(struct arn_tcp_conn *from, struct arn_tcp_conn *to, struct rte_mbuf **left,
+static bool pump(const struct side *from, const struct side *to, struct rte_mbuf **left,
 		 uint64_t *bytes)
 {
-	if (*left) {
-		uint32_t n = (*left)->pkt_len;
-		int rc = arn_tcp_write_mbuf(to, *left);
-		if (rc == -EAGAIN)
-			return false; /* on_writable follows */
-		if (rc < 0)
-			rte_pktmbuf_free(*left);
-		else
-			*bytes += n;
+	for (;;) {
+		if (to->tls && http_out_busy(to->out)) {
+			int rc = to->c ? http_tp_flush(&to->tls->t, to->c, to->out) : -ENOTCONN;
+			if (rc == -EAGAIN)
+				return false; /* on_writable was asked for */
+			if (rc < 0) {
+				http_out_reset(to->out);
+				return true; /* the sink is gone: its close ends us */
+			}
+		}
+		struct rte_mbuf *m = *left;
 		*left = NULL;
-	}
-	uint32_t pend;
-	while (from && (pend = arn_tcp_rx_pending(from)) != 0) {
-		uint32_t room = arn_tcp_sndbuf_space(to);
-		if (room == 0) {
-			arn_tcp_want_writable(to);
+		if (!m && from->tls) {
+			if (!from->in->head &&
+			    (!from->c || http_tp_fill(&from->tls->t, from->c, from->in) == 0 ||
+			     !from->in->head))
+				return true;
+		} else if (!m && (!from->c || arn_tcp_rx_pending(from->c) == 0)) {
+			return true;
+		}
+		uint32_t room = to->c ? arn_tcp_sndbuf_space(to->c) : 0;
+		if (!m && room == 0) {
+			if (to->c)
+				arn_tcp_want_writable(to->c);
 			return false;
 		}
-		struct rte_mbuf *m = arn_tcp_rx_take(from, RTE_MIN(pend, room));
-		if (!m)
-			return false; /* out of mbufs to split one: the next event retries */
+		if (!m && from->tls) {
+			m = in_pop(from->in);
+		} else if (!m) {
+			m = arn_tcp_rx_take(from->c, RTE_MIN(arn_tcp_rx_pending(from->c), room));
+			if (!m)
+				return false; /* out of mbufs: the next event retries */
+		}
 		uint32_t n = m->pkt_len;
-		int rc = arn_tcp_write_mbuf(to, m);
+		if (to->tls) {
+			*bytes += n;
+			to->out->chain = m; /* encrypted by the flush above, next round */
+			continue;
+		}
+		int rc = to->c ? arn_tcp_write_mbuf(to->c, m) : -ENOTCONN;
 		if (rc == -EAGAIN) {
-			/* cannot happen with room > 0; never hold bytes of our own */
-			rte_pktmbuf_free(m);
+			*left = m; /* it stays first (on_writable follows) */
 			return false;
 		}
 		if (rc < 0) {
 			rte_pktmbuf_free(m);
+			if (from->tls)
+				http_in_free(from->in);
 			return true; /* the other side is gone: its close ends us */
 		}
 		*bytes += n;
-	}
-	return true;
-}
-
-/*
- * TLS: the downstream's plaintext into the upstream's send queue, at most
- * HTTP_IN_MAX decrypted at a time (the rest stays in TCP as records).
- * @return as move().
- */
-static bool move_in(struct http_tcpp *s)
-{
-	for (;;) {
-		if (!s->dn_in.head &&
-		    (!s->dn || http_tp_fill(&s->tls.t, s->dn, &s->dn_in) == 0 || !s->dn_in.head))
-			return true;
-		while (s->dn_in.head) {
-			if (arn_tcp_sndbuf_space(s->up) == 0) {
-				arn_tcp_want_writable(s->up);
-				return false;
-			}
-			struct rte_mbuf *m = s->dn_in.head;
-			uint32_t n = m->data_len;
-			s->dn_in.head = m->next;
-			if (!s->dn_in.head)
-				s->dn_in.tail = NULL;
-			s->dn_in.bytes -= n;
-			m->next = NULL;
-			int rc = arn_tcp_write_mbuf(s->up, m);
-			if (rc == -EAGAIN) {
-				/* full after all: it stays first (on_writable follows) */
-				m->next = s->dn_in.head;
-				s->dn_in.head = m;
-				if (!s->dn_in.tail)
-					s->dn_in.tail = m;
-				s->dn_in.bytes += n;
-				return false;
-			}
-			if (rc < 0) {
-				rte_pktmbuf_free(m);
-				http_in_free(&s->dn_in);
-				return true; /* the upstream is gone: its close ends us */
-			}
-			s->rx_bytes += n;
-		}
-	}
-}
-
-/*
- * TLS: the upstream's bytes to the downstream, taken from the upstream's
- * receive queue only as far as the downstream's send buffer has room, and
- * encrypted from there. @return as move().
- */
-static bool move_out(struct http_tcpp *s)
-{
-	for (;;) {
-		if (!http_out_busy(&s->dn_out)) {
-			struct rte_mbuf *m = s->pend_dn;
-			s->pend_dn = NULL;
-			if (!m) {
-				uint32_t pend = s->up ? arn_tcp_rx_pending(s->up) : 0;
-				if (!pend)
-					return true;
-				uint32_t room = arn_tcp_sndbuf_space(s->dn);
-				if (room == 0) {
-					arn_tcp_want_writable(s->dn);
-					return false;
-				}
-				m = arn_tcp_rx_take(s->up, RTE_MIN(pend, room));
-				if (!m)
-					return false; /* out of mbufs: the next event retries */
-			}
-			s->tx_bytes += m->pkt_len;
-			s->dn_out.chain = m;
-		}
-		int rc = http_tp_flush(&s->tls.t, s->dn, &s->dn_out);
-		if (rc == -EAGAIN)
-			return false; /* on_writable was asked for */
-		if (rc < 0) {
-			http_out_reset(&s->dn_out);
-			return true; /* the downstream is gone: its close ends us */
-		}
 	}
 }
 
@@ -394,8 +384,10 @@ static void relay(struct http_tcpp *s)
 {
 	struct http_worker *w = s->w;
 	uint64_t rx = s->rx_bytes, tx = s->tx_bytes;
+	const struct side dn = {s->dn, s->tls.on ? &s->tls : NULL, &s->dn_in, &s->dn_out};
+	const struct side up = {s->up, s->utls.on ? &s->utls : NULL, &s->up_in, &s->up_out};
 	if (s->up && !s->up_shut) {
-		bool done = s->tls.on ? move_in(s) : move(s->dn, s->up, &s->pend_up, &s->rx_bytes);
+		bool done = pump(&dn, &up, &s->pend_up, &s->rx_bytes);
 		if (!done && !s->dn_paused) {
 			s->dn_paused = true;
 			TP_INC(s, downstream_flow_control_paused_reading_total);
@@ -405,11 +397,15 @@ static void relay(struct http_tcpp *s)
 		}
 		if (done && s->dn_eof) {
 			s->up_shut = true;
-			arn_tcp_shutdown(s->up); /* half-close: the other way goes on */
+			/* half-close: the other way goes on */
+			if (s->utls.on)
+				http_tp_shutdown(&s->utls.t, s->up); /* close_notify, then FIN */
+			else
+				arn_tcp_shutdown(s->up);
 		}
 	}
 	if (s->dn && !s->dn_shut) {
-		bool done = s->tls.on ? move_out(s) : move(s->up, s->dn, &s->pend_dn, &s->tx_bytes);
+		bool done = pump(&up, &dn, &s->pend_dn, &s->tx_bytes);
 		if (!done && !s->up_paused) {
 			s->up_paused = true;
 			TCL_INC(s, upstream_flow_control_paused_reading_total);
@@ -489,6 +485,49 @@ static bool tls_ready(struct http_tcpp *s)
 	return false;
 }
 
+/* The upstream is there (connected, and its TLS open when originated):
+ * the bytes may move. */
+static void relaying(struct http_tcpp *s)
+{
+	s->state = TP_RELAYING;
+	s->last_ms = s->w->now_ms;
+	http_timer_cancel(&s->conn_timer);
+	if (s->tp->flush_access_log_on_connected)
+		access_log(s); /* Envoy's line when the upstream connected */
+}
+
+/*
+ * TLS origination: the upstream's handshake, once TCP connected. @return
+ * true once it is open (the session relays). A failed one (a certificate
+ * the validation context refuses, an alert, the upstream gone) is a failed
+ * connection attempt: counted, its TCP connection closed (the alert goes
+ * first; connect_timeout resets one that lingers), and on_close makes the
+ * next attempt or gives up; nothing was sent to it but the handshake.
+ */
+static bool utls_ready(struct http_tcpp *s)
+{
+	if (s->utls_failed)
+		return false; /* closing: on_close follows */
+	int rc = http_tls_handshake(&s->utls);
+	if (rc == 0) {
+		relaying(s);
+		return true;
+	}
+	if ((rc == -EAGAIN || rc == -EBUSY) && !s->up_eof)
+		return false;
+	char why[160];
+	if (!arn_tls_failure_reason(&s->utls.tls, why, sizeof(why)))
+		snprintf(why, sizeof(why), "%s",
+			 rc == -EAGAIN || rc == -EBUSY ? "closed" : "failed");
+	ARN_DEBUG(HTTP, "tcp_proxy connection %llx: upstream TLS handshake failed (%d): %s",
+		  (unsigned long long)s->id, rc, why);
+	TP_INC(s, upstream_tls_handshake_failed);
+	/* the alert, if any, is queued: close rather than reset */
+	s->utls_failed = true;
+	arn_tcp_close(s->up); /* on_close: the attempt failed */
+	return false;
+}
+
 /* Has the downstream sent its first byte (RBAC decides on it)? With TLS,
  * a byte of plaintext, decrypted now (the relay takes it from dn_in). */
 static bool first_byte(struct http_tcpp *s)
@@ -512,12 +551,14 @@ static void step_once(struct http_tcpp *s)
 		return;
 	if (s->rbac_pending && s->dn && first_byte(s) && !rbac_first_byte(s))
 		return;
+	if (s->state == TP_CONNECTING && s->utls.on && s->up_connected && !utls_ready(s))
+		return;
 	if (s->state != TP_RELAYING)
 		return;
 	relay(s);
 	/* a side is gone and the other has nothing more to take from it:
 	 * close what remains once its queue is out (FIN after the data) */
-	if (!s->dn && s->up && !s->pend_up && s->up_shut) {
+	if (!s->dn && s->up && !s->pend_up && !http_out_busy(&s->up_out) && s->up_shut) {
 		s->state = TP_CLOSING;
 		arn_tcp_rx_consume(s->up, arn_tcp_rx_pending(s->up));
 		arn_tcp_close(s->up);
@@ -590,7 +631,8 @@ static void log_flush(struct http_timer *t)
 static void connect_timeout(struct http_timer *t)
 {
 	struct http_tcpp *s = owner(t, offsetof(struct http_tcpp, conn_timer));
-	if (s->up_connected || !s->up)
+	/* TLS origination: the handshake is under connect_timeout too */
+	if (!s->up || (s->up_connected && !s->utls.on) || s->state != TP_CONNECTING)
 		return;
 	s->connect_timed_out = true;
 	TCL_INC(s, upstream_cx_connect_timeout);
@@ -634,20 +676,18 @@ static void attempt(struct http_tcpp *s)
 		in.has_hash = true;
 		in.hash = arn_cfg_hash((const char *)&s->raddr, sizeof(s->raddr));
 	}
-	/* tcp_proxy does not originate TLS yet: a cluster that asks for it
-	 * (UpstreamTlsContext) gets no connection rather than the plaintext
-	 * it did not configure. Fail closed, counted, logged once. */
+	/* TLS origination: a cluster whose context could not be built (logged
+	 * on the control lcore, naming the cluster and the Secret or field)
+	 * gets no connection rather than the plaintext it did not configure */
+	struct arn_tls_ctx *tctx = NULL;
 	if (s->cluster->upstream_tls) {
-		static bool warned;
-		if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
-			ARN_WARN(HTTP,
-				 "tcp_proxy: cluster '%.*s' has an UpstreamTlsContext, which "
-				 "tcp_proxy does not originate; its connections are refused",
-				 (int)s->cref.len, s->cref.name);
-		TP_INC(s, upstream_tls_refused);
-		TCL_INC(s, upstream_cx_connect_fail);
-		give_up(s, ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE));
-		return;
+		tctx = http_rt_upstream_tls(s->cluster, s->crt);
+		if (!tctx) {
+			TP_INC(s, upstream_tls_handshake_failed);
+			TCL_INC(s, upstream_cx_connect_fail);
+			give_up(s, ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE));
+			return;
+		}
 	}
 	struct http_lb_out out;
 	if (http_lb_pick(&in, &out) != 0) {
@@ -683,6 +723,17 @@ static void attempt(struct http_tcpp *s)
 	}
 	s->up = up;
 	s->up_counted = true;
+	s->utls_failed = false;
+	if (tctx) {
+		struct arn_tls_stats *ssl = s->crt && s->crt->ssl && w->idx < ARN_STATS_MAX_WORKERS
+						? &s->crt->ssl[w->idx]
+						: &w->tls_stats;
+		if (http_tls_start(&s->utls, w, up, tctx, ssl, &s->up_eof, tls_resume, s, NULL) <
+		    0) {
+			arn_tcp_abort(up); /* out of memory: on_close makes the next attempt */
+			return;
+		}
+	}
 	if (s->crt) {
 		__atomic_fetch_add(&s->crt->cx_active, 1, __ATOMIC_RELAXED);
 		arn_stats_gauge_add(s->crt->stats, w->slot, ARN_CL_upstream_cx_active, 1);
@@ -698,17 +749,18 @@ static void up_connected(struct arn_tcp_conn *c, int status)
 	if (!s || status != 0)
 		return; /* on_close follows with the reason */
 	s->up_connected = true;
-	http_timer_cancel(&s->conn_timer);
+	/* TLS origination: connect_timeout covers the handshake too, as
+	 * Envoy's (Connected comes once it is done) */
+	if (!s->utls.on)
+		http_timer_cancel(&s->conn_timer);
 	if (s->crt)
 		arn_stats_hist_record(s->crt->stats, s->w->slot, ARN_CL_upstream_cx_connect_ms,
 				      http_now_us(s->w, s->open_tsc) / 1000);
 	if (s->state != TP_CONNECTING)
 		return;
-	s->state = TP_RELAYING;
-	s->last_ms = s->w->now_ms;
-	if (s->tp->flush_access_log_on_connected)
-		access_log(s); /* Envoy's line when the upstream connected */
-	step(s);
+	if (!s->utls.on)
+		relaying(s);
+	step(s); /* TLS: the handshake (step_once) */
 }
 
 static void up_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
@@ -725,15 +777,21 @@ static void up_eof(struct arn_tcp_conn *c)
 	struct http_tcpp *s = arn_tcp_user(c);
 	if (!s)
 		return;
-	s->up_eof = true;
+	if (s->utls.on)
+		http_tp_eof(&s->utls.t, c); /* the records before it first: the fill sets up_eof */
+	else
+		s->up_eof = true;
 	step(s);
 }
 
-static void any_writable(struct arn_tcp_conn *c)
+static void up_writable(struct arn_tcp_conn *c)
 {
 	struct http_tcpp *s = arn_tcp_user(c);
-	if (s)
-		step(s);
+	if (!s)
+		return;
+	if (s->utls.on)
+		http_tp_writable(&s->utls.t, c); /* a handshake flight or alert first */
+	step(s);
 }
 
 /*
@@ -779,8 +837,20 @@ static void up_closed(struct arn_tcp_conn *c, int reason)
 	bool was = s->up_connected;
 	s->up_connected = false;
 	up_uncount(s);
-	if (!was && s->state == TP_CONNECTING) {
-		/* the attempt failed: refused, unreachable, connect_timeout */
+	if (s->utls.on) {
+		if (reason == 0 && s->state == TP_RELAYING && arn_tls_is_open(&s->utls.tls))
+			tls_drain(&s->utls, c, &s->up_in);
+		s->utls.tc = NULL;
+		http_out_reset(&s->up_out); /* nobody to send it to */
+	}
+	if (s->state == TP_CONNECTING && (!was || s->utls.on)) {
+		/* the attempt failed: refused, unreachable, connect_timeout, or
+		 * (TLS origination) its handshake */
+		if (s->utls.on && !s->utls_failed && was) {
+			/* the upstream left mid-handshake */
+			TP_INC(s, upstream_tls_handshake_failed);
+		}
+		http_tls_stop(&s->utls);
 		TCL_INC(s, upstream_cx_connect_fail);
 		s->in_step = true;
 		if (s->attempts < s->tp->max_connect_attempts && s->dn) {
@@ -802,7 +872,7 @@ static void up_closed(struct arn_tcp_conn *c, int reason)
 	if (reason != 0 && s->state == TP_RELAYING)
 		s->flags |= ARN_RF_BIT(UPSTREAM_CONNECTION_TERMINATION);
 	s->in_step = true;
-	side_closed(s, c, reason, &s->pend_dn, &s->up_eof);
+	side_closed(s, c, reason, s->utls.on ? NULL : &s->pend_dn, &s->up_eof);
 	s->in_step = false;
 	step(s);
 }
@@ -811,7 +881,7 @@ static const struct arn_tcp_ops tp_up_ops = {
     .on_connected = up_connected,
     .on_data = up_data,
     .on_eof = up_eof,
-    .on_writable = any_writable,
+    .on_writable = up_writable,
     .on_close = up_closed,
 };
 
@@ -855,17 +925,17 @@ static void tls_resume(void *arg)
 }
 
 /*
- * TLS: an orderly closed downstream's last records, decrypted now (its
+ * TLS: an orderly closed side's last records, decrypted now (its
  * receive queue goes with it). Past HTTP_IN_MAX: the plaintext is no
  * larger than the records TCP held already.
  */
-static void tls_drain(struct http_tcpp *s, struct arn_tcp_conn *c)
+static void tls_drain(struct http_tls_tp *t, struct arn_tcp_conn *c, struct http_in *in)
 {
 	for (;;) {
 		struct http_in more = {0};
-		uint32_t n = http_tp_fill(&s->tls.t, c, &more);
+		uint32_t n = http_tp_fill(&t->t, c, &more);
 		if (more.head)
-			http_in_append(&s->dn_in, more.head);
+			http_in_append(in, more.head);
 		if (n == 0)
 			break;
 	}
@@ -883,7 +953,7 @@ static void dn_closed(struct arn_tcp_conn *c, int reason)
 	s->in_step = true;
 	if (s->tls.on) {
 		if (reason == 0 && s->state == TP_RELAYING && arn_tls_is_open(&s->tls.tls))
-			tls_drain(s, c);
+			tls_drain(&s->tls, c, &s->dn_in);
 		s->tls.tc = NULL;
 		http_out_reset(&s->dn_out); /* nobody to send it to */
 	}

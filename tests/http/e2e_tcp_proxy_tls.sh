@@ -17,9 +17,18 @@
 #   :7450  mTLS + network RBAC ALLOW authenticated principal_name (a URI
 #          SAN) before a TLS-terminating tcp_proxy -> echo: the allowed
 #          client certificate is relayed, another SAN is closed, counted
-#   :7449  tcp_proxy -> a cluster with an UpstreamTlsContext: tcp_proxy does
-#          not originate TLS yet, so it fails closed (never plaintext where
-#          TLS is configured): closed, counted, no upstream connection
+#   :7449  tcp_proxy -> a cluster with an UpstreamTlsContext (TLS
+#          origination, issue 18/21): a plain client's 32 MiB each way
+#          byte-exact through the TLS echo, validated against the test's CA
+#          and SAN; the client's FIN goes on as close_notify + FIN and the
+#          echo's close_notify comes back as FIN (half-close both ways);
+#          cluster.tlsorig.ssl.handshake counted
+#   :7451  the same cluster validated against another CA: fails closed (the
+#          client is closed, nothing echoed), counted in
+#          tcp.up_badca.upstream_tls_handshake_failed and
+#          cluster.tlsbadca.ssl.fail_verify_error
+#   :7452  TLS terminated, then originated again (re-encrypt): 16 MiB each
+#          way byte-exact, close_notify back
 #   a plaintext client on :7443: the handshake fails, nothing is relayed
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
@@ -33,6 +42,7 @@ d="$TOPO_DIR/pki"
 mkdir -p "$d"
 key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
 key "$d/ca.key" && openssl req -x509 -new -key "$d/ca.key" -out "$d/ca.pem" -subj "/CN=tpt CA" -days 2 2>/dev/null || exit 1
+key "$d/ca2.key" && openssl req -x509 -new -key "$d/ca2.key" -out "$d/ca2.pem" -subj "/CN=other CA" -days 2 2>/dev/null || exit 1
 for n in t u; do
 	key "$d/$n.pem.key"
 	openssl req -new -key "$d/$n.pem.key" -out "$d/$n.csr" -subj "/CN=$n.test" 2>/dev/null
@@ -111,6 +121,8 @@ YAML
         tls_certificate: { certificate_chain: { filename: $d/t.pem }, private_key: { filename: $d/t.pem.key } }
       - name: client-ca
         validation_context: { trusted_ca: { filename: $d/ca.pem } }
+      - name: other-ca
+        validation_context: { trusted_ca: { filename: $d/ca2.pem } }
     listeners:
 YAML
 	lsn tls_echo 7443 echo 1
@@ -120,6 +132,8 @@ YAML
 	lsn tls_idle 7447 echo 1 "idle_timeout: 1s"
 	lsn tls_deny 7448 echo 1
 	lsn up_tls 7449 tlsorig 0
+	lsn up_badca 7451 tlsbadca 0 "max_connect_attempts: 2"
+	lsn reenc 7452 tlsorig 1
 	cat <<YAML
       - name: mtls_rbac
         address: { socket_address: { address: 0.0.0.0, port_value: 7450 } }
@@ -152,14 +166,22 @@ YAML
 	cluster sink "$ua" 7001
 	cluster source "$ua" 7002
 	cluster tlsecho "$ua" 9443
-	cluster tlsorig "$ua" 9443
-	cat <<YAML
+	for c in "tlsorig client-ca" "tlsbadca other-ca"; do
+		set -- $c
+		cluster $1 "$ua" 9443
+		cat <<YAML
         transport_socket:
           name: envoy.transport_sockets.tls
           typed_config:
             "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext
             sni: u.test
+            common_tls_context:
+              combined_validation_context:
+                default_validation_context:
+                  match_typed_subject_alt_names: [ { san_type: DNS, matcher: { exact: u.test } } ]
+                validation_context_sds_secret_config: { name: $2 }
 YAML
+	done
 } >"$TOPO_DIR/body.yaml"
 http_e2e_arion "$TOPO_DIR/body.yaml" || { echo "arion did not start"; exit 1; }
 mbufs() { curl -s "http://127.0.0.1:$admin_port/stats" | awk '/^dpdk\.mempool\..*\.in_use:/ {s += $2} END {print s + 0}'; }
@@ -300,26 +322,69 @@ v=$(stat mtls_rbac.rbac.allowed)
 w=$(stat mtls_rbac.rbac.denied)
 [ "$v" = 1 ] && [ "$w" = 1 ] && ok "mtls_rbac.rbac.allowed = 1, denied = 1" || bad "mtls_rbac allowed $v denied $w"
 
-# ---- a cluster with an UpstreamTlsContext: refused, never sent plaintext ---------------------
-out=$(ip netns exec "$cns" $PY - "$us" <<'PY'
-import socket, sys
-s = socket.create_connection((sys.argv[1], 7449), timeout=10)
+# ---- TLS origination: a plain client, tcp_proxy, a TLS upstream -------------------------------
+# plain PORT MIB: "<bytes read> <equal|differ>": MIB MiB of the pattern sent,
+# then FIN while reading on, to the end
+plain() {
+	ip netns exec "$cns" $PY - "$us" "$@" <<'PY'
+import hashlib, socket, sys, threading
+from tcp_upstream import pattern
+n = int(sys.argv[3])
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=20)
+chunk = pattern(1 << 20)
+def send():
+    try:
+        for _ in range(n):
+            s.sendall(chunk)
+        s.shutdown(socket.SHUT_WR)  # half-close: the echo must still come back
+    except OSError:
+        pass
+th = threading.Thread(target=send)
+th.start()
+h, got = hashlib.sha256(), 0
 try:
-    s.sendall(b"plaintext that must not reach a TLS upstream")
-    d = s.recv(100)
+    while True:
+        b = s.recv(1 << 20)
+        if not b:
+            break
+        h.update(b)
+        got += len(b)
 except OSError:
-    d = b""
-print("closed" if not d else "relayed")
+    pass
+th.join()
+print(got, "equal" if h.hexdigest() == hashlib.sha256(chunk * n).hexdigest() else "differ")
 PY
-)
-[ "$out" = closed ] && ok "tcp_proxy to a cluster with UpstreamTlsContext: closed, fail closed" ||
-	bad "tcp_proxy to an UpstreamTlsContext cluster: $out"
+}
+OMIB=32
+out=$(plain 7449 $OMIB 2>&1)
+[ "$out" = "$((OMIB << 20)) equal" ] &&
+	ok "$OMIB MiB each way, plain client -> tcp_proxy -> TLS upstream (originated, CA and SAN verified), byte-exact; FIN -> close_notify -> FIN" ||
+	bad "TLS origination: $out"
 sleep 0.3
-v=$(stat tcp.up_tls.upstream_tls_refused)
-w=$(stat cluster.tlsorig.upstream_cx_total)
-[ "$v" = 1 ] && [ "$w" = 0 ] &&
-	ok "tcp.up_tls.upstream_tls_refused = 1, cluster.tlsorig.upstream_cx_total = 0" ||
-	bad "up_tls refused $v, tlsorig cx_total $w"
+v=$(stat tcp.up_tls.downstream_cx_rx_bytes_total)
+w=$(stat tcp.up_tls.downstream_cx_tx_bytes_total)
+[ "$v" = $((OMIB << 20)) ] && [ "$w" = $((OMIB << 20)) ] &&
+	ok "tcp.up_tls rx = tx = $v plaintext bytes" || bad "tcp.up_tls rx $v tx $w"
+v=$(stat cluster.tlsorig.ssl.handshake)
+w=$(stat tcp.up_tls.upstream_tls_handshake_failed)
+[ "$v" = 1 ] && [ "$w" = 0 ] && ok "cluster.tlsorig.ssl.handshake = 1, no handshake failed" ||
+	bad "cluster.tlsorig.ssl.handshake $v, handshake_failed $w"
+
+out=$(plain 7451 1 2>&1)
+[ "$out" = "0 differ" ] && ok "TLS origination against another CA: closed, nothing relayed (fail closed)" ||
+	bad "TLS origination, wrong CA: $out"
+sleep 0.3
+v=$(stat tcp.up_badca.upstream_tls_handshake_failed)
+w=$(stat cluster.tlsbadca.ssl.fail_verify_error)
+x=$(stat cluster.tlsbadca.upstream_cx_connect_fail)
+[ "$v" = 2 ] && [ "$w" = 2 ] && [ "$x" = 2 ] &&
+	ok "tcp.up_badca.upstream_tls_handshake_failed = 2 (max_connect_attempts 2), ssl.fail_verify_error = 2, upstream_cx_connect_fail = 2" ||
+	bad "bad CA: handshake_failed $v, fail_verify_error $w, connect_fail $x"
+
+out=$(tls 7452 t.test 16 2>&1)
+[ "$out" = "$((16 << 20)) equal notify -" ] &&
+	ok "16 MiB each way, TLS terminated then originated again (re-encrypt), byte-exact, close_notify back" ||
+	bad "re-encrypt: $out"
 
 # ---- not TLS: the handshake fails, the upstream hears nothing ----------------------------------
 out=$(ip netns exec "$cns" $PY - "$us" <<'PY'
