@@ -13,6 +13,10 @@
 #   :7003  network RBAC (DENY our source) before tcp_proxy: closed unrelayed
 #   :7004  tcp_proxy -> a port nobody listens on, max_connect_attempts 2: UF
 #   :7005  max_downstream_connection_duration 1s
+#   :7006  tcp_proxy -> a Redis-like upstream (tcp_upstream.py resp, RESP2):
+#          20000 pipelined commands in one burst answered byte-exact and in
+#          order, a 16 MiB value SET and read back, the client's FIN after
+#          its last command still answered (half-close), QUIT
 #   :443   tls_inspector; a.test and b.test passed through unterminated to
 #          two openssl s_server with their own certificates (TLS passthrough);
 #          a.test logs when connected too (flush_access_log_on_connected)
@@ -33,6 +37,7 @@ up() { # up NAME ADDR PORT MODE [ARG]
 up echo "$ua" 7000 echo
 up sink "$ua" 7001 sink 3
 up source "$ua" 7002 source 32
+up resp "$ua" 6379 resp
 
 # ---- two TLS upstreams with their own certificates ----------------------------------------
 d="$TOPO_DIR/pki"
@@ -111,6 +116,8 @@ YAML
 	tp dead dead "max_connect_attempts: 2"
 	lsn dur 7005
 	tp dur echo "max_downstream_connection_duration: 1s"
+	lsn resp 7006
+	tp resp resp "idle_timeout: 5s"
 	cat <<YAML
       - name: sni
         address: { socket_address: { address: 0.0.0.0, port_value: 443 } }
@@ -151,6 +158,7 @@ YAML
 	cluster sink "$ua" 7001
 	cluster source "$ua" 7002
 	cluster dead "$ua" 7999
+	cluster resp "$ua" 6379
 	cluster tls_a "$ua" 9443
 	cluster tls_b "$ub" 9443
 } >"$TOPO_DIR/body.yaml"
@@ -198,6 +206,58 @@ w=$(stat tcp.echo.downstream_cx_tx_bytes_total)
 line=$(head -1 "$TOPO_DIR/access-echo.log" 2>/dev/null)
 [ "$line" = "$ua:7000 echo $((MIB << 20)) $((MIB << 20)) - -" ] &&
 	ok "access log: $line" || bad "access log line: '$line'"
+
+# ---- a Redis-like upstream: pipelined commands, a large value, half-close -------------------
+out=$(client <<'PY'
+import hashlib, socket, sys, threading
+def cmd(*a):
+    return b"*%d\r\n" % len(a) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in a)
+def bulk(v):
+    return b"$%d\r\n%s\r\n" % (len(v), v)
+N = 5000
+req, want = [], []
+for i in range(N):
+    k, v = b"k%d" % i, b"v%d-" % i + b"x" * (i % 97)
+    req += [cmd(b"SET", k, v), cmd(b"GET", k), cmd(b"INCR", b"n"), cmd(b"ECHO", v)]
+    want += [b"+OK\r\n", bulk(v), b":%d\r\n" % (i + 1), bulk(v)]
+big = bytes(range(256)) * (16 << 12)  # 16 MiB
+req += [cmd(b"SET", b"big", big), cmd(b"GET", b"big"), cmd(b"NOPE"), cmd(b"DBSIZE")]
+want += [b"+OK\r\n", bulk(big), b"-ERR unknown command 'nope'\r\n", b":%d\r\n" % (N + 2)]
+req, want = b"".join(req), b"".join(want)
+s = socket.create_connection((sys.argv[1], 7006), timeout=20)
+def send():
+    s.sendall(req)  # one burst: every command pipelined
+    s.shutdown(socket.SHUT_WR)  # half-close: the answers must still come
+th = threading.Thread(target=send)
+th.start()
+got = bytearray()
+while True:
+    b = s.recv(1 << 20)
+    if not b:
+        break
+    got += b
+th.join()
+s = socket.create_connection((sys.argv[1], 7006), timeout=20)
+s.sendall(cmd(b"GET", b"k7") + cmd(b"QUIT") + cmd(b"PING"))
+q = b""
+while True:
+    b = s.recv(4096)
+    if not b:
+        break
+    q += b
+print(len(req), len(got), "equal" if bytes(got) == want else "differ",
+      "quit" if q == bulk(b"v7-" + b"x" * 7) + b"+OK\r\n" else repr(q[:60]))
+PY
+)
+set -- $out
+[ "${3:-}" = equal ] && [ "${4:-}" = quit ] &&
+	ok "Redis-like upstream: 20004 pipelined commands (${1} bytes, a 16 MiB value) answered byte-exact in order (${2} bytes) after the client's FIN; QUIT closes" ||
+	bad "Redis-like upstream: $out"
+sleep 0.3
+v=$(stat tcp.resp.downstream_cx_total)
+w=$(stat tcp.resp.downstream_cx_rx_bytes_total)
+[ "$v" = 2 ] && [ "$w" = $(( ${1:-0} + 49 )) ] && ok "tcp.resp.downstream_cx_total = 2, rx_bytes = $w" ||
+	bad "tcp.resp cx_total $v rx_bytes $w"
 
 # ---- half-close the other way: the upstream's FIN first, the client still sends -------------
 out=$(client <<'PY'

@@ -14,6 +14,11 @@ MODE:
   tlsecho echo over TLS with certificate ARG (ARG.key its key): after the
           client's close_notify, what is left, then close_notify and FIN
           (openssl s_server cannot echo at volume)
+  resp    a Redis-like request/response server (RESP2, what redis-server
+          answers for PING, ECHO, SET, GET, DEL, INCR, DBSIZE, QUIT, and an
+          error for anything else), pipelined commands answered in order;
+          one keyspace shared by its connections; after the client's FIN,
+          the answers to what came before it, then FIN
 
 tls_transfer() is the client side of a TLS transfer both ways at once, with
 the half-close a TLS peer has: close_notify and FIN after its last byte,
@@ -85,6 +90,98 @@ def tlsecho(c, ctx):
             break
         t.sendall(b)
     t.unwrap()  # close_notify (the client's came already)
+    c.shutdown(socket.SHUT_WR)
+
+
+class RespError(Exception):
+    pass
+
+
+def resp_read(buf, i):
+    """One RESP2 command (an array of bulk strings) from buf[i:]; returns
+    (list of bytes, next index) or (None, i) when buf ends before it."""
+    if i >= len(buf):
+        return None, i
+    if buf[i:i + 1] != b"*":
+        raise RespError("expected an array")
+    e = buf.find(b"\r\n", i)
+    if e < 0:
+        return None, i
+    n, j, args = int(buf[i + 1:e]), e + 2, []
+    for _ in range(n):
+        e = buf.find(b"\r\n", j)
+        if e < 0:
+            return None, i
+        if buf[j:j + 1] != b"$":
+            raise RespError("expected a bulk string")
+        ln = int(buf[j + 1:e])
+        if len(buf) < e + 2 + ln + 2:
+            return None, i
+        args.append(bytes(buf[e + 2:e + 2 + ln]))
+        j = e + 2 + ln + 2
+    return args, j
+
+
+RESP_DB = {}
+RESP_LOCK = threading.Lock()
+
+
+def resp_bulk(v):
+    return b"$-1\r\n" if v is None else b"$%d\r\n%s\r\n" % (len(v), v)
+
+
+def resp_answer(args):
+    """The reply to one command, and whether the connection ends after it."""
+    cmd = args[0].upper() if args else b""
+    with RESP_LOCK:
+        if cmd == b"PING":
+            return (resp_bulk(args[1]) if len(args) > 1 else b"+PONG\r\n"), False
+        if cmd == b"ECHO" and len(args) == 2:
+            return resp_bulk(args[1]), False
+        if cmd == b"SET" and len(args) == 3:
+            RESP_DB[args[1]] = args[2]
+            return b"+OK\r\n", False
+        if cmd == b"GET" and len(args) == 2:
+            return resp_bulk(RESP_DB.get(args[1])), False
+        if cmd == b"DEL" and len(args) >= 2:
+            return b":%d\r\n" % sum(RESP_DB.pop(k, None) is not None for k in args[1:]), False
+        if cmd == b"INCR" and len(args) == 2:
+            v = int(RESP_DB.get(args[1], b"0")) + 1
+            RESP_DB[args[1]] = str(v).encode()
+            return b":%d\r\n" % v, False
+        if cmd == b"DBSIZE":
+            return b":%d\r\n" % len(RESP_DB), False
+        if cmd == b"QUIT":
+            return b"+OK\r\n", True
+    return b"-ERR unknown command '%s'\r\n" % cmd.lower(), False
+
+
+def resp(c):
+    buf, i = bytearray(), 0
+    while True:
+        b = c.recv(1 << 18)
+        if not b:
+            break
+        buf += b
+        out = []
+        while True:
+            try:
+                args, i = resp_read(buf, i)
+            except (RespError, ValueError):
+                c.sendall(b"".join(out) + b"-ERR Protocol error\r\n")
+                return
+            if args is None:
+                break
+            a, quit_ = resp_answer(args)
+            out.append(a)
+            if quit_:
+                c.sendall(b"".join(out))
+                c.shutdown(socket.SHUT_WR)
+                return
+        if out:
+            c.sendall(b"".join(out))
+        del buf[:i]
+        i = 0
     c.shutdown(socket.SHUT_WR)
 
 
@@ -176,6 +273,8 @@ def serve(c, mode, arg):
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             ctx.load_cert_chain(arg, arg + ".key")
             tlsecho(c, ctx)
+        elif mode == "resp":
+            resp(c)
         elif mode == "sink":
             sink(c, float(arg))
         else:
