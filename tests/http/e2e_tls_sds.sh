@@ -5,6 +5,13 @@
 # connection keeps its context); a new connection gets the new certificate.
 # wrk (keep-alive) and a new connection per request run through the
 # rotation without a failure.
+#
+# Then a brand-new TLS listener (:8443) routing to a brand-new cluster with
+# an UpstreamTlsContext (a TLS nginx) arrive over ADS while clients
+# connect to :8443 continuously: refused while the listener does not
+# exist, and from then on every request served; not one handshake or
+# request fails while the new contexts are made (issue 18: they exist
+# before the generation that names them is visible).
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool nginx curl node openssl /usr/bin/python3 || exit 77
@@ -32,6 +39,32 @@ for n in 1 2; do
 		{ echo "openssl failed"; exit 1; }
 done
 chmod -R a+rX "$cp_dir"
+
+# nginx over TLS on $ua:8443 (certificate c1, a.test), for cluster 'tlsup'
+n="$TOPO_DIR/nginx-tls"
+mkdir -p "$n"
+chmod 777 "$n"
+cat >"$n/nginx.conf" <<NGINX
+worker_processes 1;
+pid $n/nginx.pid;
+error_log $n/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $n/body;
+  proxy_temp_path $n/proxy;
+  fastcgi_temp_path $n/fcgi;
+  uwsgi_temp_path $n/uwsgi;
+  scgi_temp_path $n/scgi;
+  server {
+    listen $ua:8443 ssl;
+    ssl_certificate $cp_dir/c1.pem;
+    ssl_certificate_key $cp_dir/c1.key;
+    location / { return 200 "tls-upstream\n"; }
+  }
+}
+NGINX
+topo_bg nginx-tls ip netns exec "$uns" nginx -c "$n/nginx.conf" -g 'daemon off;'
 
 http_e2e_xds_cp "$ARION_SRC/tests/http/e2e_tls_sds.js" "$cp_dir" || exit 1
 http_e2e_arion "$TOPO_DIR/body.yaml" || exit 1
@@ -114,5 +147,74 @@ good=$(grep -c '^200$' "$TOPO_DIR/curl-loop.out")
 [ "$total" -gt 5 ] && [ "$good" = "$total" ] &&
 	ok "a new TLS connection per request through the rotation: $good of $total served" ||
 	bad "new connections through the rotation: $good of $total served"
+
+# ---- a new TLS listener and a new TLS cluster under continuous connections ------------------
+ip netns exec "$cns" /usr/bin/python3 - "$us" "$cp_dir" >"$TOPO_DIR/new.out" 2>&1 <<'PY' &
+import os, socket, ssl, sys, threading, time
+us, d = sys.argv[1], sys.argv[2]
+ctx = ssl.create_default_context(cafile=os.path.join(d, "ca.pem"))
+count = {"refused": 0, "ok": 0}
+fails = []
+lock = threading.Lock()
+def one():
+    try:
+        s = ctx.wrap_socket(socket.create_connection((us, 8443), timeout=5), server_hostname="a.test")
+    except ConnectionRefusedError:
+        return "refused"
+    except (OSError, ssl.SSLError) as e:
+        return "handshake: %r" % e
+    try:
+        s.sendall(b"GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n")
+        buf = b""
+        while True:
+            b = s.recv(4096)
+            if not b:
+                break
+            buf += b
+    except (OSError, ssl.SSLError) as e:
+        return "request: %r" % e
+    finally:
+        s.close()
+    return "ok" if buf.startswith(b"HTTP/1.1 200") and buf.endswith(b"tls-upstream\n") else "answer: %r" % buf[:80]
+def run():
+    seen_ok = False
+    end = None
+    while end is None or time.time() < end:
+        r = one()
+        with lock:
+            if r == "refused" and not seen_ok:
+                count["refused"] += 1
+            elif r == "ok":
+                seen_ok = True
+                count["ok"] += 1
+            else:
+                fails.append(r)
+        if end is None and os.path.exists(os.path.join(d, "added")):
+            end = time.time() + 2
+        if r == "refused":
+            time.sleep(0.0005)
+th = [threading.Thread(target=run) for _ in range(3)]
+open(os.path.join(d, "go2"), "w").close()
+for t in th:
+    t.start()
+for t in th:
+    t.join()
+print("refused=%d ok=%d failed=%d" % (count["refused"], count["ok"], len(fails)), *fails[:3])
+PY
+new_pid=$!
+for i in $(seq 200); do [ -e "$cp_dir/added" ] || [ -e "$cp_dir/failed" ] && break; sleep 0.1; done
+[ -e "$cp_dir/added" ] && ok "new TLS cluster 'tlsup' and listener 'tls2' ACKed" ||
+	bad "new TLS cluster and listener not ACKed: $(cat "$cp_dir/failed" 2>/dev/null)"
+wait "$new_pid"
+out=$(cat "$TOPO_DIR/new.out")
+nok=$(echo "$out" | sed -n 's/.*ok=\([0-9]*\).*/\1/p')
+case "$out" in
+"refused="*" ok="*" failed=0") [ "${nok:-0}" -gt 20 ] &&
+	ok "continuous TLS connections while the new listener and cluster arrived: $out" ||
+	bad "too few served through the new listener: $out" ;;
+*) bad "new TLS listener and cluster under continuous connections: $out" ;;
+esac
+v=$(stat cluster.tlsup.ssl.handshake)
+[ "${v:-0}" -ge 1 ] && ok "cluster.tlsup.ssl.handshake = $v" || bad "cluster.tlsup.ssl.handshake = $v"
 topo_arion_stop || bad "arion exit code $?"
 http_e2e_finish
