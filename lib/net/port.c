@@ -5,14 +5,24 @@
  *
  * RSS is "hardware" only for PCI devices that take a 40-byte Toeplitz key,
  * hash IPv4/TCP and have a redirection table: then the NIC and
- * arn_net_flow_worker agree. Virtual devices (net_tap, net_af_packet) spread
- * packets over their queues by the kernel's hash; there lib/net's software
- * hash decides and input.c hands packets to their owners.
+ * arn_net_flow_worker agree. Virtual devices (net_tap, net_af_packet,
+ * net_af_xdp) spread packets over their queues by the kernel's (or the
+ * NIC's) hash; there lib/net's software hash decides and input.c hands
+ * packets to their owners.
  *
  * Ring sizes: rx_descriptors is what a NIC's RX queue gets; net_af_packet
  * takes its ring size only as a device argument (framecnt, one size for its
  * RX and TX rings) and net_tap's queue is its kernel interface's
- * txqueuelen, so both are set from rx_descriptors here.
+ * txqueuelen, so both are set from rx_descriptors here. net_af_xdp takes
+ * the descriptor counts of the queue setup as its XSK ring sizes.
+ *
+ * net_af_xdp binds one XDP socket per worker to queues start_queue ..
+ * start_queue + queue_count - 1 of a kernel interface and loads an XDP
+ * program (libxdp's xsk_def_prog) that redirects every frame arriving on
+ * those queues to them; its UMEM is the worker's mempool itself (no copy
+ * on receive). What can go wrong is checked before DPDK tries, because
+ * the PMD's own messages ("Failed to create umem", "Invalid argument")
+ * do not say what to change: see afx_check and afx_memlock.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -22,19 +32,27 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include <linux/ethtool.h>
 #include <linux/if_packet.h>
+#include <linux/sockios.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <rte_dev.h>
 #include <rte_ethdev.h>
 #include <rte_errno.h>
 #include <rte_mbuf.h>
+#include <rte_mempool.h>
 
 #include "arn_dataplane.h"
 #include "arn_log.h"
 #include "net_int.h"
+
+#ifndef AF_XDP
+#define AF_XDP 44 /* <linux/socket.h>; older C libraries lack it */
+#endif
 
 /* lib/bootstrap checks MTU against the mbuf size before the EAL starts,
  * with this headroom written out (it does not include DPDK's headers). */
@@ -95,6 +113,138 @@ static void afp_devargs(struct net_port *np, const char *devargs, unsigned worke
 	}
 }
 
+/* np->device for net_af_xdp: one queue per worker (queue_count), unless
+ * the operator wrote it in the device string; start_queue stays the
+ * PMD's default (0) unless written. */
+static void afx_devargs(struct net_port *np, const char *devargs, unsigned workers)
+{
+	int len = snprintf(np->device, sizeof(np->device), "%s", devargs);
+	if (!devarg(devargs, "queue_count"))
+		snprintf(np->device + len, sizeof(np->device) - (size_t)len, ",queue_count=%u",
+			 workers);
+}
+
+/* The receive queues of interface @p ifn as ethtool counts them (combined
+ * channels, and separate RX channels as a veth has): 0 when the driver
+ * does not say. @p combined: the combined channels alone. */
+static unsigned if_rx_channels(const char *ifn, unsigned *combined)
+{
+	struct ethtool_channels ch = {.cmd = ETHTOOL_GCHANNELS};
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, ifn, strnlen(ifn, sizeof(ifr.ifr_name) - 1));
+	ifr.ifr_data = (void *)&ch;
+	*combined = 0;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return 0;
+	int rc = ioctl(s, SIOCETHTOOL, &ifr);
+	close(s);
+	if (rc != 0)
+		return 0;
+	*combined = ch.combined_count;
+	return ch.combined_count + ch.rx_count;
+}
+
+/* What net_af_xdp needs before DPDK probes it: the interface, XDP sockets
+ * in the kernel, and as many queues as the port binds. DPDK 22.11's PMD
+ * counts only combined channels (a NIC's); an interface with none, such as
+ * a veth, offers it one queue whatever its RX channels. Queues of the
+ * interface that the port does not bind deliver to the kernel's stack (the
+ * XDP program passes what no socket is bound for): a flow the interface
+ * hashes there never reaches Arion. */
+static int afx_check(const struct net_port *np, const char *ifn, unsigned workers)
+{
+	if (if_nametoindex(ifn) == 0) {
+		ARN_ERR(NET,
+			"port %s: net_af_xdp's interface '%s' does not exist (device '%s'): "
+			"create it or fix iface= (`ip link show` lists them)",
+			np->name, ifn, np->device);
+		return -ENODEV;
+	}
+	int s = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (s < 0) {
+		int e = errno;
+		ARN_ERR(NET,
+			"port %s: cannot open an XDP socket (%s): %s; use net_af_packet on "
+			"this machine",
+			np->name, strerror(e),
+			e == EAFNOSUPPORT ? "this kernel has no AF_XDP (CONFIG_XDP_SOCKETS, Linux "
+					    "4.18 and later)"
+					  : "net_af_xdp needs root (CAP_NET_RAW and CAP_BPF or "
+					    "CAP_SYS_ADMIN)");
+		return -e;
+	}
+	close(s);
+	unsigned long start = devarg_ul(np->device, "start_queue", 0);
+	unsigned long count = devarg_ul(np->device, "queue_count", 1);
+	unsigned combined;
+	unsigned rxq = if_rx_channels(ifn, &combined);
+	unsigned usable = combined ? combined : 1;
+	if (start + count > usable && combined) {
+		ARN_ERR(NET,
+			"port %s: net_af_xdp binds queues %lu..%lu of '%s' (one per worker: %u) "
+			"but it has %u combined channels: raise them (`ethtool -L %s combined "
+			"%lu`) or use fewer workers",
+			np->name, start, start + count - 1, ifn, workers, combined, ifn,
+			start + count);
+		return -EINVAL;
+	}
+	if (start + count > usable) {
+		ARN_ERR(NET,
+			"port %s: net_af_xdp binds queues %lu..%lu of '%s' (one per worker: %u) "
+			"but DPDK's af_xdp PMD counts only combined channels, and '%s' has none "
+			"(a veth has none): it offers one queue, 0. Use 1 worker on this "
+			"interface, or net_af_packet (qpairs=N) for more",
+			np->name, start, start + count - 1, ifn, workers, ifn);
+		return -EINVAL;
+	}
+	if (rxq > count || start > 0)
+		ARN_WARN(NET,
+			 "port %s: '%s' has %u receive queues and the port binds %lu..%lu: frames "
+			 "the interface puts on the others go to the kernel, not to Arion. Make "
+			 "them equal (`ethtool -L %s %s %lu`; on a veth, the peer's TX queues too)",
+			 np->name, ifn, rxq, start, start + count - 1, ifn,
+			 combined ? "combined" : "rx", count);
+	return 0;
+}
+
+/* Does this process have CAP_IPC_LOCK (exempt from RLIMIT_MEMLOCK)? */
+static bool cap_ipc_lock(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	if (f == NULL)
+		return true; /* cannot tell: let the kernel decide */
+	char line[256];
+	unsigned long long eff = ~0ull;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return (eff >> 14) & 1; /* CAP_IPC_LOCK */
+}
+
+/* net_af_xdp registers each queue's mempool as a UMEM, which the kernel pins
+ * and charges to RLIMIT_MEMLOCK unless the process has CAP_IPC_LOCK. The
+ * PMD then only says "Failed to create umem". */
+static int afx_memlock(const struct net_port *np, struct rte_mempool *mp, unsigned queues)
+{
+	struct rlimit rl;
+	if (cap_ipc_lock() || getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return 0;
+	size_t obj = mp->header_size + mp->elt_size + mp->trailer_size;
+	unsigned long long need = (unsigned long long)mp->size * obj * queues;
+	if (rl.rlim_cur >= need)
+		return 0;
+	ARN_ERR(NET,
+		"port %s: net_af_xdp pins its mbuf pool (%llu KiB for %u queue(s)) but the "
+		"locked-memory limit is %llu KiB and the process lacks CAP_IPC_LOCK: raise it "
+		"(`ulimit -l %llu`, LimitMEMLOCK= in a systemd unit) or run as root",
+		np->name, need / 1024, queues, (unsigned long long)rl.rlim_cur / 1024,
+		(need + 1023) / 1024 + 1024);
+	return -ENOBUFS;
+}
+
 static int find_pci(const char *addr, uint16_t *pid)
 {
 	char want[64];
@@ -123,21 +273,27 @@ static void probe_hint(const struct net_port *np, const char *devargs, int err)
 			"port %s: net_af_packet needs an existing network interface "
 			"(iface=%s): check `ip link show %s`, and run as root",
 			np->name, ifn, ifn);
+	else if (starts_with(devargs, "net_af_xdp"))
+		ARN_ERR(NET,
+			"port %s: net_af_xdp could not bind to interface %s: DPDK's messages "
+			"above say why (another XDP program on it? `ip link show %s`)",
+			np->name, ifn, ifn);
 	else if (starts_with(devargs, "net_tap"))
 		ARN_ERR(NET,
 			"port %s: net_tap needs /dev/net/tun, root, and a free interface "
 			"name (iface=%s)",
 			np->name, ifn);
 	else
-		ARN_ERR(NET,
-			"port %s: no DPDK driver accepted '%s' (%s): check the driver name "
-			"(net_tap, net_af_packet, ...), its arguments, and that its PMD "
-			"(librte_net_*) is installed",
-			np->name, devargs, rte_strerror(-err));
+		ARN_ERR(
+		    NET,
+		    "port %s: no DPDK driver accepted '%s' (%s): check the driver name "
+		    "(net_tap, net_af_packet, net_af_xdp, ...), its arguments, and that its PMD "
+		    "(librte_net_*) is installed",
+		    np->name, devargs, rte_strerror(-err));
 }
 
 /* Find the ethdev of @p np, probing a virtual device when it is not there. */
-static int port_find(struct net_port *np, bool is_pci)
+static int port_find(struct net_port *np, bool is_pci, unsigned workers)
 {
 	if (is_pci) {
 		if (find_pci(np->device, &np->port_id) == 0)
@@ -172,6 +328,13 @@ static int port_find(struct net_port *np, bool is_pci)
 				np->name, ifn, np->device);
 			return -ENODEV;
 		}
+	}
+	if (starts_with(np->device, "net_af_xdp") && iface) {
+		char ifn[IF_NAMESIZE + 1];
+		dev_name(iface + 6, ifn, sizeof(ifn));
+		int rc = afx_check(np, ifn, workers);
+		if (rc != 0)
+			return rc;
 	}
 	int rc = rte_dev_probe(np->device);
 	if (rc != 0) {
@@ -317,10 +480,12 @@ int net_port_setup(struct arn_net *net, unsigned idx, const struct arn_dp_port *
 	np->mtu = pc->mtu;
 	if (starts_with(pc->device, "net_af_packet"))
 		afp_devargs(np, pc->device, n, pc->rx_descriptors);
+	else if (starts_with(pc->device, "net_af_xdp"))
+		afx_devargs(np, pc->device, n);
 	else
 		snprintf(np->device, sizeof(np->device), "%s", pc->device);
 
-	int rc = port_find(np, pc->is_pci);
+	int rc = port_find(np, pc->is_pci, n);
 	if (rc != 0)
 		return rc;
 	uint16_t pid = np->port_id;
@@ -336,6 +501,7 @@ int net_port_setup(struct arn_net *net, unsigned idx, const struct arn_dp_port *
 			"%u of each%s",
 			np->name, np->device, info.max_rx_queues, info.max_tx_queues, n, n,
 			starts_with(np->device, "net_af_packet") ? " (net_af_packet: qpairs=N)"
+			: starts_with(np->device, "net_af_xdp")	 ? " (net_af_xdp: queue_count=N)"
 								 : "");
 		return -EINVAL;
 	}
@@ -407,6 +573,9 @@ int net_port_setup(struct arn_net *net, unsigned idx, const struct arn_dp_port *
 		return rc;
 	}
 	np->configured = true;
+	bool afx = starts_with(np->device, "net_af_xdp");
+	if (afx && (rc = afx_memlock(np, net->lc[0]->pool, n)) != 0)
+		return rc;
 	uint16_t nb_rx = pc->rx_descriptors, nb_tx = pc->tx_descriptors;
 	rc = rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nb_rx, &nb_tx);
 	if (rc != 0) {
@@ -422,6 +591,15 @@ int net_port_setup(struct arn_net *net, unsigned idx, const struct arn_dp_port *
 		if (rc != 0) {
 			ARN_ERR(NET, "port %s: RX queue %u (%u descriptors, socket %u): %s",
 				np->name, q, nb_rx, lc->socket, rte_strerror(-rc));
+			if (afx)
+				ARN_ERR(
+				    NET,
+				    "port %s: net_af_xdp could not open its XDP socket on queue "
+				    "%lu: DPDK's messages above say which step failed. Check "
+				    "that no other XDP program or socket holds the interface "
+				    "(`ip link show`), the locked-memory limit (`ulimit -l`) "
+				    "and that the queue exists (`ethtool -l`)",
+				    np->name, devarg_ul(np->device, "start_queue", 0) + q);
 			return rc;
 		}
 		struct rte_eth_txconf txc = info.default_txconf;
