@@ -3,7 +3,10 @@
 # Needs: NS_PX, IF_PX (the proxy's namespace and veth end), work (a scratch
 # directory), P (a unique prefix), LOAD_CPU, PROXY_CPU, ARION_BIN. Each
 # start_<proxy> starts it in the background and sets px_pid; start_arion
-# takes an optional command to run arion under (valgrind ...).
+# takes an optional command to run arion under (valgrind ...). Arion's port
+# is net_af_packet, or net_af_xdp with ARION_PORT=af_xdp; start_arion_xdp
+# is Arion on net_af_xdp whatever ARION_PORT says, so that one run can
+# measure both ports alternating (--proxies "arion arion_xdp").
 # Each is configured as its maintainers advise for a fast reverse proxy:
 # one worker/thread, keep-alive to the upstream (a connection pool), no
 # access log, no extra work that the others do not do.
@@ -63,6 +66,7 @@ EOF
 	ip netns exec $NS_PX setpriv --pdeathsig KILL taskset -c $PROXY_CPU haproxy -f "$work/hap/haproxy.cfg" -db &
 	px_pid=$!
 }
+start_arion_xdp() { ARION_PORT=af_xdp start_arion "$@"; }
 start_arion() { # [wrapper command...]; ARION_WORKERS: worker lcores (default 1)
 	[ -x "$ARION_BIN" ] || { echo "arion: $ARION_BIN missing (build first)" >&2; return 1; }
 	# worker lcores 1..N, all on the proxy's CPU (bench/cost/run counts
@@ -76,6 +80,15 @@ start_arion() { # [wrapper command...]; ARION_WORKERS: worker lcores (default 1)
 	# address. No access_log (Envoy logs nothing without one); request ids
 	# off (nginx and HAProxy generate none); the af_packet ring larger than
 	# the rx_descriptors default (1024 frames) so that a burst does not overflow it.
+	# net_af_xdp: its XSK rings are rx_descriptors long; 4096 likewise. It
+	# offers one queue on a veth (DPDK 22.11 counts only combined
+	# channels), so it takes one worker (lib/net refuses more).
+	local dev="net_af_packet0,iface=$IF_PX,framecnt=4096" ring=""
+	if [ "${ARION_PORT:-af_packet}" = af_xdp ]; then
+		dev="net_af_xdp0,iface=$IF_PX"
+		ring="      rx_descriptors: 4096
+      tx_descriptors: 4096"
+	fi
 	cat > "$work/arion.yaml" <<EOF
 envoy_bootstrap:
   node: {id: bench, cluster: bench}
@@ -110,8 +123,9 @@ dataplane:
   control_lcore: 0
   worker_lcores: [$wl]
   ports:
-    - device: net_af_packet0,iface=$IF_PX,framecnt=4096
+    - device: $dev
       ipv4: 198.18.0.2/24
+${ring}
 EOF
 	ip netns exec $NS_PX setpriv --pdeathsig KILL "$@" "$ARION_BIN" -c "$work/arion.yaml" > "$work/arion.log" 2>&1 &
 	px_pid=$!
