@@ -874,6 +874,10 @@ struct arn_cfg_http_proto {
 	uint32_t max_requests_per_connection; /* 0: unlimited */
 	uint32_t max_headers_count;	      /* 100 */
 	uint32_t max_connection_duration_ms;
+	/* http2_protocol_options for HTTP/2 to the hosts (the deprecated
+	 * cluster field or explicit_http_config's), Envoy's defaults when
+	 * unset; lib/http/http_upstream_h2.c caps what it keeps */
+	struct arn_cfg_h2 h2;
 };
 
 enum arn_cfg_health {

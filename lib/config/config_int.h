@@ -228,6 +228,9 @@ void conv_per_filter(struct conv *c, struct pb p, struct arn_cfg_per_filter **ou
 struct arn_cfg_obj *arn_conv_listener(struct conv *c, struct pb l);
 struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_inline);
 struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl);
+/* http2_protocol_options (a connection manager's, a cluster's) with Envoy's
+ * defaults; @p p may be unset (defaults only). */
+void arn_conv_h2_options(struct conv *c, struct pb p, struct arn_cfg_h2 *o);
 struct arn_cfg_obj *arn_conv_endpoints(struct conv *c, struct pb cla);
 struct arn_cfg_obj *arn_conv_secret(struct conv *c, struct pb s);
 struct arn_cfg_obj *arn_conv_toolset(struct conv *c, struct pb ts);

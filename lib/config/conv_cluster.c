@@ -378,17 +378,22 @@ static void http_options(struct conv *c, struct pb hpo, struct arn_cfg_http_prot
 		struct pb e = pb_msg(hpo, "explicit_http_config");
 		const char *p = pb_which(e, "protocol_config");
 		size_t m = conv_push(c, "explicit_http_config");
-		if (p && strcmp(p, "http2_protocol_options") == 0)
+		if (p && strcmp(p, "http2_protocol_options") == 0) {
 			h->upstream = 1;
-		else if (p && strcmp(p, "http3_protocol_options") == 0)
+			arn_conv_h2_options(c, pb_msg(e, "http2_protocol_options"), &h->h2);
+		} else if (p && strcmp(p, "http3_protocol_options") == 0)
 			conv_err(c, p, "HTTP/3 is not supported");
 		else if (!p)
 			conv_err(c, "", "set http_protocol_options or http2_protocol_options");
 		conv_pop(c, m);
-	} else if (w && strcmp(w, "use_downstream_protocol_config") == 0) {
-		h->upstream = 2;
 	} else if (w) {
-		h->upstream = 3;
+		/* use_downstream_protocol_config, auto_config: HTTP/2's options
+		 * for the connections that speak it */
+		h->upstream = strcmp(w, "use_downstream_protocol_config") == 0 ? 2 : 3;
+		struct pb e = pb_msg(hpo, w);
+		size_t m = conv_push(c, "%s", w);
+		arn_conv_h2_options(c, pb_msg(e, "http2_protocol_options"), &h->h2);
+		conv_pop(c, m);
 	}
 }
 
@@ -552,8 +557,11 @@ struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl)
 	out->http.idle_timeout_ms = 3600 * 1000;
 	out->http.max_headers_count = 100;
 	pb_wrapped_u32(cl, "max_requests_per_connection", &out->max_requests_per_connection);
-	if (pb_has(cl, "http2_protocol_options"))
+	arn_conv_h2_options(c, (struct pb){0}, &out->http.h2); /* Envoy's defaults */
+	if (pb_has(cl, "http2_protocol_options")) {
 		out->http.upstream = 1;
+		arn_conv_h2_options(c, pb_msg(cl, "http2_protocol_options"), &out->http.h2);
+	}
 	struct pb cpo = pb_msg(cl, "common_http_protocol_options");
 	if (cpo.m) {
 		size_t m = conv_push(c, "common_http_protocol_options");

@@ -111,7 +111,7 @@ static void unref_cb(void *o)
  * (CONNECT over HTTP/2 is not proxied), allow_metadata,
  * custom_settings_parameters, connection_keepalive (no PING keepalive).
  */
-static void h2_options(struct conv *c, struct pb p, struct arn_cfg_h2 *o)
+void arn_conv_h2_options(struct conv *c, struct pb p, struct arn_cfg_h2 *o)
 {
 	*o = (struct arn_cfg_h2){
 	    .hpack_table_size = 4096,
@@ -244,7 +244,7 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 		conv_err(c, "codec_type",
 			 "Arion speaks HTTP/1.1 and HTTP/2: use AUTO, HTTP1 or HTTP2");
 	}
-	h2_options(c, pb_msg(h, "http2_protocol_options"), &out->h2);
+	arn_conv_h2_options(c, pb_msg(h, "http2_protocol_options"), &out->h2);
 	const char *rs = pb_which(h, "route_specifier");
 	if (!rs) {
 		conv_err(c, "", "no routes: set route_config or rds");
