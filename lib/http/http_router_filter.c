@@ -763,27 +763,44 @@ void http_upstream_lost(struct http_stream *st, bool reset)
 		hc->again = true;
 		return;
 	}
+	/* an HTTP/2 upstream reset the stream (Envoy's remote_reset, UR;
+	 * REFUSED_STREAM: remote_refused_stream_reset, retriable by
+	 * refused-stream as by reset), else the connection went (UC) */
+	uint8_t rs = st->up_reset;
+	st->up_reset = 0;
+	uint32_t flag =
+	    rs ? ARN_RF_BIT(UPSTREAM_REMOTE_RESET) : ARN_RF_BIT(UPSTREAM_CONNECTION_TERMINATION);
 	if (!(st->state & HTTP_S_RESP_STARTED)) {
 		CL_INC(st, upstream_rq_rx_reset);
-		if (reuse_replay(st)) {
+		if (!rs && reuse_replay(st)) {
 			hc->again = true;
 			return;
 		}
-		if (http_maybe_retry(st, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_RESET),
-				     HOST_ERROR)) {
+		const struct arn_cfg_retry_policy *rp = X(st)->retry.rp;
+		bool would = http_retry_on_reset(rp, HTTP_RESET_RESET) ||
+			     (rs == 2 && rp && (rp->retry_on & ARN_CFG_RETRY_REFUSED_STREAM));
+		if (http_maybe_retry(st, would, HOST_ERROR)) {
 			hc->again = true;
 			return;
 		}
-		http_reset_reply(st, 503, "connection termination",
-				 ARN_RF_BIT(UPSTREAM_CONNECTION_TERMINATION),
-				 "upstream_reset_before_response_started{connection_termination}");
+		if (rs)
+			http_reset_reply(st, 503, "remote reset", flag,
+					 rs == 2 ? "upstream_reset_before_response_started{remote_"
+						   "refused_stream_reset}"
+						 : "upstream_reset_before_response_started{remote_"
+						   "reset}");
+		else
+			http_reset_reply(
+			    st, 503, "connection termination", flag,
+			    "upstream_reset_before_response_started{connection_termination}");
 		return;
 	}
 	(void)reset;
 	/* the response is partly out: the client must see it cut, not complete */
 	CL_INC(st, upstream_rq_rx_reset);
-	st->flags |= ARN_RF_BIT(UPSTREAM_CONNECTION_TERMINATION);
-	st->details = "upstream_reset_after_response_started{connection_termination}";
+	st->flags |= flag;
+	st->details = rs ? "upstream_reset_after_response_started{remote_reset}"
+			 : "upstream_reset_after_response_started{connection_termination}";
 	HTTP_INC(hc, rq_reset_after_downstream_response_started);
 	http_up_detach(st);
 	http_conn_abort(hc);

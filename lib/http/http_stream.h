@@ -136,7 +136,11 @@ struct http_stream {
 	uint8_t version;
 	uint16_t status;    /* response code sent downstream (0: none) */
 	uint16_t up_status; /* the upstream's final response code (0: none) */
-	uint32_t flags;	    /* ARN_RF_BIT(...) */
+	/* the attempt's HTTP/2 stream was reset by the upstream: 1
+	 * RST_STREAM, 2 REFUSED_STREAM (or above a GOAWAY's last stream: not
+	 * processed); 0 otherwise */
+	uint8_t up_reset;
+	uint32_t flags; /* ARN_RF_BIT(...) */
 	const char *details;
 	uint64_t start_tsc;
 	int64_t start_wall_us;

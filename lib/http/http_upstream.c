@@ -29,6 +29,7 @@
 #include "arn_log.h"
 #include "arn_tcp.h"
 #include "http_upstream.h"
+#include "http_upstream_h2.h"
 
 static uint64_t pool_key(const char *name, size_t len, uint32_t addr, uint16_t port)
 {
@@ -186,7 +187,8 @@ static void up_connect_timeout(struct http_timer *t);
 static void up_idle_timeout(struct http_timer *t);
 
 static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, uint32_t laddr,
-				   const struct arn_cfg_cluster *c, int *err);
+				   const struct arn_cfg_cluster *c, bool h2, int *err);
+static bool up_tls_current(struct http_upconn *u, const struct arn_cfg_cluster *c);
 
 static uint32_t max_requests_per_cx(const struct arn_cfg_cluster *c)
 {
@@ -214,7 +216,28 @@ static void bind(struct http_upconn *u, struct http_stream *st)
 	    st->cluster->http.max_headers_count < HTTP_MAX_HDRS)
 		max_headers = (uint16_t)st->cluster->http.max_headers_count;
 	arn_h1_msg_init(&st->resp.m, st->res->resp_hdrs, HTTP_MAX_HDRS);
+	if (u->xs) {
+		/* an HTTP/2 stream: at most max_headers_count fields too */
+		st->resp.m.hdr_cap =
+		    (uint16_t)(max_headers + 1 < HTTP_MAX_HDRS ? max_headers + 1 : HTTP_MAX_HDRS);
+		http_uph2_bind(u, st);
+		return;
+	}
 	http_h1_expect(&u->h1, &st->resp.m, max_headers, (enum arn_h1_method)st->method);
+}
+
+void http_up_bind(struct http_upconn *s, struct http_stream *st)
+{
+	bind(s, st);
+}
+
+/* The first waiting stream that goes over HTTP/2 (@p h2) or not. */
+static struct http_stream *pending_first(struct http_pool *p, bool h2)
+{
+	for (struct http_stream *st = p->pend_head; st; st = st->pnext)
+		if (http_uph2_wanted(st) == h2)
+			return st;
+	return NULL;
 }
 
 static void pending_remove(struct http_stream *st)
@@ -241,8 +264,8 @@ static void up_make_available(struct http_upconn *u)
 {
 	struct http_pool *p = u->pool;
 	struct http_worker *w = u->w;
-	if (p->pend_head) {
-		struct http_stream *st = p->pend_head;
+	struct http_stream *st = pending_first(p, false);
+	if (st) {
 		pending_remove(st);
 		POOL_GAUGE(w, p, upstream_rq_pending_active, -1);
 		bind(u, st);
@@ -265,6 +288,8 @@ static void up_make_available(struct http_upconn *u)
 
 static void up_close(struct http_upconn *u, bool abort)
 {
+	if (u->xs)
+		return; /* a stream block: its stream ends, not a connection */
 	if (u->state == HTTP_UP_CLOSED)
 		return;
 	idle_unlink(u);
@@ -285,6 +310,99 @@ static void up_close(struct http_upconn *u, bool abort)
 	}
 }
 
+/* ---- HTTP/2 connections ------------------------------------------------------------- */
+
+/* An HTTP/2 connection of the pool with room for one more stream of
+ * cluster @p c. */
+static struct http_upconn *h2_find(struct http_pool *p, const struct arn_cfg_cluster *c)
+{
+	for (struct http_upconn *u = p->h2; u; u = u->next)
+		if (http_uph2_room(u) && up_tls_current(u, c))
+			return u;
+	return NULL;
+}
+
+static void h2_unlink(struct http_upconn *u)
+{
+	struct http_pool *p = u->pool;
+	if (!u->h2 || !p)
+		return;
+	if (u->prev)
+		u->prev->next = u->next;
+	else if (p->h2 == u)
+		p->h2 = u->next;
+	if (u->next)
+		u->next->prev = u->prev;
+	u->next = u->prev = NULL;
+}
+
+/* A stream of connection @p u for @p st. @return 0 or -ENOBUFS. */
+static int h2_bind_on(struct http_upconn *u, struct http_stream *st)
+{
+	struct http_upconn *s = http_uph2_stream_new(u);
+	if (!s)
+		return -ENOBUFS;
+	if (u->connected)
+		http_timer_cancel(&u->timer); /* its idle timeout */
+	bind(s, st);
+	return 0;
+}
+
+/* A stream for @p st on a connection with room, or on a new one. */
+static int h2_take(struct http_worker *w, struct http_pool *p, struct http_stream *st,
+		   uint32_t laddr)
+{
+	struct http_upconn *u = h2_find(p, st->cluster);
+	if (u)
+		return h2_bind_on(u, st);
+	int err = 0;
+	u = up_open(w, p, laddr, st->cluster, true, &err);
+	if (!u)
+		return err ? err : -ENOBUFS;
+	return h2_bind_on(u, st);
+}
+
+void http_up_h2_slot(struct http_upconn *u)
+{
+	struct http_pool *p = u->pool;
+	struct http_worker *w = u->w;
+	if (u->state == HTTP_UP_CLOSED || !u->h1.tc || !u->h2)
+		return;
+	/* streams waiting for a place take it (their own TLS permitting) */
+	while (!p->draining && http_uph2_room(u)) {
+		struct http_stream *st = pending_first(p, true);
+		if (!st || !up_tls_current(u, st->cluster))
+			break;
+		pending_remove(st);
+		POOL_GAUGE(w, p, upstream_rq_pending_active, -1);
+		if (h2_bind_on(u, st) != 0) {
+			st->up_ops->on_failed(st, -ENOBUFS, false, false, NULL);
+			continue;
+		}
+		if (u->connected)
+			st->up_ops->on_ready(st);
+		if (u->state == HTTP_UP_CLOSED || !u->h2)
+			return;
+	}
+	if (http_uph2_streams(u) || !u->connected)
+		return;
+	if (p->draining || !http_uph2_room(u)) {
+		ARN_DEBUG(HTTP, "upstream HTTP/2: no more streams (draining %d)", p->draining);
+		/* its endpoint left, the upstream's GOAWAY, or
+		 * max_requests_per_connection: nothing more goes here */
+		http_uph2_goaway(u);
+		up_close(u, false);
+		return;
+	}
+	u->timer.fn = up_idle_timeout;
+	http_timer_arm(w, &u->timer, u->idle_ms ? u->idle_ms : 3600000);
+}
+
+void http_up_close(struct http_upconn *u, bool abort)
+{
+	up_close(u, abort);
+}
+
 /* Try to serve the pool's waiting streams after a connection went away. */
 static void pool_kick(struct http_worker *w, struct http_pool *p)
 {
@@ -298,7 +416,15 @@ static void pool_kick(struct http_worker *w, struct http_pool *p)
 		pending_remove(st);
 		POOL_GAUGE(w, p, upstream_rq_pending_active, -1);
 		int err = 0;
-		struct http_upconn *u = up_open(w, p, st->hc->laddr, st->cluster, &err);
+		if (http_uph2_wanted(st)) {
+			err = h2_take(w, p, st, st->hc->laddr);
+			if (err)
+				st->up_ops->on_failed(st, err, false, false, NULL);
+			else if (st->up && st->up->connected)
+				st->up_ops->on_ready(st);
+			continue;
+		}
+		struct http_upconn *u = up_open(w, p, st->hc->laddr, st->cluster, false, &err);
 		if (!u) {
 			st->up_ops->on_failed(st, err, false, false, NULL);
 			continue;
@@ -367,7 +493,7 @@ static void up_tls_start(struct http_upconn *u, struct arn_tcp_conn *tc, struct 
 }
 
 static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, uint32_t laddr,
-				   const struct arn_cfg_cluster *c, int *err)
+				   const struct arn_cfg_cluster *c, bool h2, int *err)
 {
 	/* a cluster whose TLS context could not be built (logged, naming the
 	 * cluster and the Secret) has no connection to open */
@@ -385,9 +511,16 @@ static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, u
 	}
 	u->pool = p;
 	u->state = HTTP_UP_CONNECTING;
+	if (h2 && http_uph2_start(u, c) != 0) {
+		u->next = w->up_free;
+		w->up_free = u;
+		*err = -ENOMEM;
+		return NULL;
+	}
 	struct arn_tcp_conn *tc = arn_tcp_connect(w->lc, laddr, p->addr, p->port, &http_up_ops, u,
 						  ARN_TCP_CC_DEFAULT, err);
 	if (!tc) {
+		http_uph2_shutdown(u);
 		u->next = w->up_free;
 		w->up_free = u;
 		POOL_INC(w, p, upstream_cx_connect_fail);
@@ -404,7 +537,17 @@ static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, u
 	HOST_ADD(w, p, cx_total, 1);
 	HOST_ADD(w, p, cx_active, 1);
 	POOL_INC(w, p, upstream_cx_total);
-	POOL_INC(w, p, upstream_cx_http1_total);
+	if (h2) {
+		POOL_INC(w, p, upstream_cx_http2_total);
+		/* on the pool's HTTP/2 list until lib/tcp closes it */
+		u->next = p->h2;
+		u->prev = NULL;
+		if (p->h2)
+			p->h2->prev = u;
+		p->h2 = u;
+	} else {
+		POOL_INC(w, p, upstream_cx_http1_total);
+	}
 	POOL_GAUGE(w, p, upstream_cx_active, 1);
 	u->timer.fn = up_connect_timeout;
 	u->connect_ms = c && c->connect_timeout_ms ? c->connect_timeout_ms : 5000;
@@ -430,9 +573,16 @@ int http_up_acquire(struct http_worker *w, struct http_pool *p, struct http_stre
 {
 	st->pool = p;
 	st->up_ops = ops;
+	bool h2 = http_uph2_wanted(st);
+	if (h2) {
+		/* a place on an HTTP/2 connection that has one */
+		struct http_upconn *u = h2_find(p, st->cluster);
+		if (u)
+			return h2_bind_on(u, st);
+	}
 	/* keep-alive reuse: the most recently used idle connection first
 	 * (not for a replay after a reused connection closed under it) */
-	while (p->idle && !(st->state & HTTP_S_FRESH_UP)) {
+	while (!h2 && p->idle && !(st->state & HTTP_S_FRESH_UP)) {
 		struct http_upconn *u = p->idle;
 		idle_unlink(u);
 		http_timer_cancel(&u->timer);
@@ -482,8 +632,10 @@ int http_up_acquire(struct http_worker *w, struct http_pool *p, struct http_stre
 		POOL_GAUGE(w, p, upstream_rq_pending_active, 1);
 		return 0;
 	}
+	if (h2)
+		return h2_take(w, p, st, laddr);
 	int err = 0;
-	struct http_upconn *u = up_open(w, p, laddr, st->cluster, &err);
+	struct http_upconn *u = up_open(w, p, laddr, st->cluster, false, &err);
 	if (!u)
 		return err ? err : -ENOBUFS;
 	bind(u, st);
@@ -500,6 +652,13 @@ void http_up_release(struct http_upconn *u, bool reusable)
 		st->up = NULL;
 	if (p->n_active)
 		p->n_active--;
+	if (u->xs) {
+		/* an HTTP/2 stream: it ends, its connection goes on */
+		if (c)
+			u->idle_ms = c->http.idle_timeout_ms;
+		http_uph2_stream_end(u, !reusable);
+		return;
+	}
 	uint32_t maxr = max_requests_per_cx(c);
 	if (maxr && u->n_req >= maxr)
 		reusable = false;
@@ -549,6 +708,11 @@ void http_up_detach(struct http_stream *st)
 	u->st = NULL;
 	if (u->pool->n_active)
 		u->pool->n_active--;
+	if (u->xs) {
+		/* an HTTP/2 stream: reset, the connection goes on */
+		http_uph2_stream_end(u, true);
+		return;
+	}
 	/* mid-exchange: the connection's state is unknown; never reuse it */
 	up_close(u, true);
 }
@@ -597,6 +761,10 @@ static void up_idle_timeout(struct http_timer *t)
 	    (struct http_upconn *)((char *)t - offsetof(struct http_upconn, timer));
 	if (u->state == HTTP_UP_IDLE)
 		up_close(u, false);
+	else if (u->h2 && u->state != HTTP_UP_CLOSED && !http_uph2_streams(u)) {
+		http_uph2_goaway(u); /* the upstream's idle_timeout: GOAWAY, then close */
+		up_close(u, false);
+	}
 }
 
 /* ---- TCP callbacks -------------------------------------------------------------------- */
@@ -610,6 +778,13 @@ static void up_ready(struct http_upconn *u)
 	u->timer.fn = up_idle_timeout;
 	if (u->state == HTTP_UP_CLOSED)
 		return;
+	if (u->h2) {
+		u->state = HTTP_UP_BUSY; /* never on the idle list: its streams are */
+		http_uph2_ready(u);
+		if (u->h2)
+			http_up_h2_slot(u);
+		return;
+	}
 	if (u->st)
 		u->st->up_ops->on_ready(u->st);
 	else
@@ -657,6 +832,16 @@ static void up_tls_step(struct http_upconn *u)
 		 * protocol from the cluster's alpn_protocols cannot be spoken to */
 		size_t alen = 0;
 		const char *alpn = arn_tls_alpn(&u->tls.tls, &alen);
+		if (u->h2) {
+			/* HTTP/2 to this cluster: h2, or no ALPN (prior knowledge) */
+			if (alpn && !(alen == 2 && memcmp(alpn, "h2", 2) == 0)) {
+				up_tls_failed(u, -EPROTO,
+					      "ALPN: the upstream chose a protocol other than h2");
+				return;
+			}
+			up_ready(u);
+			return;
+		}
 		if (alpn && !(alen == 8 && memcmp(alpn, "http/1.1", 8) == 0)) {
 			up_tls_failed(u, -EPROTO,
 				      "ALPN: the upstream chose a protocol other than http/1.1");
@@ -694,6 +879,10 @@ static void up_connected(struct arn_tcp_conn *c, int status)
 
 static void up_pump(struct http_upconn *u)
 {
+	if (u->h2) {
+		http_uph2_pump(u);
+		return;
+	}
 	if (u->st) {
 		u->st->up_ops->on_data(u->st);
 		return;
@@ -731,7 +920,7 @@ static void up_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
 	/* A response still in progress: the server may hold the rest behind
 	 * Nagle until what it sent is ACKed. A complete one's ACK can wait and
 	 * ride on the next request (lib/tcp leaves that choice to us). */
-	if (u->st && u->h1.tc)
+	if ((u->st || http_uph2_streams(u)) && u->h1.tc)
 		arn_tcp_ack_now(u->h1.tc);
 }
 
@@ -754,6 +943,10 @@ static void up_eof(struct arn_tcp_conn *c)
 		up_tls_step(u); /* the records before the FIN, then the failure */
 		return;
 	}
+	if (u->h2) {
+		http_uph2_pump(u); /* what came before the FIN, then the close */
+		return;
+	}
 	if (u->st) {
 		u->st->up_ops->on_data(u->st);
 		return;
@@ -771,7 +964,9 @@ static void up_writable(struct arn_tcp_conn *c)
 		up_tls_step(u);
 		return;
 	}
-	if (u->st)
+	if (u->h2)
+		http_uph2_writable(u);
+	else if (u->st)
 		u->st->up_ops->on_writable(u->st);
 }
 
@@ -804,6 +999,12 @@ static void up_closed(struct arn_tcp_conn *c, int reason)
 		POOL_INC(w, u->pool, upstream_cx_destroy_remote);
 	else
 		POOL_INC(w, u->pool, upstream_cx_destroy_local);
+	if (u->h2) {
+		char why[256];
+		size_t n = http_up_failure_reason(u, why, sizeof(why));
+		h2_unlink(u);
+		http_uph2_closed(u, reason, n ? why : NULL);
+	}
 	if (st) {
 		u->st = NULL;
 		st->up = NULL;
@@ -872,6 +1073,15 @@ void http_pools_sweep(struct http_worker *w, const struct arn_cfg_gen *g)
 			arn_tcp_rx_consume(tc, arn_tcp_rx_pending(tc));
 			arn_tcp_close_quiet(tc); /* on_close frees the block */
 		}
+		/* HTTP/2 connections without streams go now, the others with
+		 * their last stream (http_up_h2_slot) */
+		for (struct http_upconn *u = p->h2, *n; u; u = n) {
+			n = u->next;
+			if (!http_uph2_streams(u) && u->state != HTTP_UP_CLOSED) {
+				http_uph2_goaway(u);
+				up_close(u, false);
+			}
+		}
 		http_pool_maybe_retire(w, p);
 	}
 }
@@ -881,6 +1091,19 @@ void http_pools_close_all(struct http_worker *w)
 	static const struct arn_tcp_ops none = {0};
 	for (uint32_t i = 0; i < w->n_ups; i++) {
 		struct http_upconn *u = &w->ups[i];
+		if (u->xs || u->h2) {
+			if (u->h1.tc) {
+				arn_tcp_set_ops(u->h1.tc, &none);
+				arn_tcp_set_user(u->h1.tc, NULL);
+				arn_tcp_abort(u->h1.tc);
+				u->h1.tc = NULL;
+				u->tls.tc = NULL;
+				http_h1_peer_free(&u->h1);
+				http_tls_stop(&u->tls);
+			}
+			http_uph2_shutdown(u);
+			continue;
+		}
 		if (!u->h1.tc)
 			continue;
 		arn_tcp_set_ops(u->h1.tc, &none);

@@ -73,18 +73,28 @@ struct http_upconn {
 	struct http_h1_peer h1;	 /* its transport and codec (h1.tc: NULL once closed) */
 	struct http_timer timer; /* connect timeout (TLS: handshake included), then idle */
 	struct http_tls_tp tls;	 /* the TLS transport (tls.on), h1.tp's when on */
+	/* HTTP/2 (http_upstream_h2.h): a connection block that speaks it
+	 * keeps its transport in h1 (tc, tp, in, out; not its parser) and its
+	 * session in h2, and is on its pool's h2 list (next, prev); each of
+	 * its streams is a block of its own (xs set, h1 unused) that a stream
+	 * borrows as it would an HTTP/1 connection, its peer being h2peer */
+	struct http_uph2 *h2;
+	struct http_uph2s *xs;
+	struct http_peer h2peer;
 };
 
 /* The upstream connection's peer, as a stream's codec calls see it. */
 static inline struct http_peer *http_up_peer(struct http_upconn *u)
 {
-	return &u->h1.peer;
+	return u->xs ? &u->h2peer : &u->h1.peer;
 }
+
+bool http_uph2_alive(const struct http_upconn *s);
 
 /* Is its transport still there (lib/tcp has not closed it)? */
 static inline bool http_up_alive(const struct http_upconn *u)
 {
-	return u->h1.tc != NULL;
+	return u->xs ? http_uph2_alive(u) : u->h1.tc != NULL;
 }
 
 /* Connections of one worker to one (cluster, endpoint). */
@@ -99,6 +109,7 @@ struct http_pool {
 	struct http_cluster_rt *crt;
 	struct http_host *host;	  /* per-host counters (referenced), or NULL */
 	struct http_upconn *idle; /* idle, connected */
+	struct http_upconn *h2;	  /* HTTP/2 connections (open, connecting or going away) */
 	uint32_t n_idle, n_conns, n_active;
 	uint32_t n_counted; /* streams counted in host->rq_active: keep the pool */
 	struct http_stream *pend_head, *pend_tail;
@@ -144,6 +155,14 @@ void http_pool_maybe_retire(struct http_worker *w, struct http_pool *p);
  * its handshake's, or a TLS alert's after it, into @p buf. @return its
  * length, 0 when its transport did not fail. */
 size_t http_up_failure_reason(const struct http_upconn *u, char *buf, size_t len);
+/* HTTP/2 (http_upstream.c's part): stream block @p s of @p conn took a
+ * place; bind it to @p st. */
+void http_up_bind(struct http_upconn *s, struct http_stream *st);
+/* A stream of HTTP/2 connection @p conn ended: serve the pool's waiting
+ * streams from it, or let it idle, drain or close. */
+void http_up_h2_slot(struct http_upconn *conn);
+/* Close @p u (@p abort: RST). */
+void http_up_close(struct http_upconn *u, bool abort);
 /* Worker shutdown: reset every upstream connection, no callbacks. */
 void http_pools_close_all(struct http_worker *w);
 

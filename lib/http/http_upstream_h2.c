@@ -1,0 +1,1142 @@
+/*
+ * Upstream HTTP/2 (http_upstream_h2.h): the nghttp2 client session of an
+ * upstream connection, its streams as upstream blocks of their own, and
+ * the codec (http_codec_uph2) through which a stream writes its request
+ * and reads its response.
+ *
+ * The counting allocator, the mbuf copy and drop helpers are the same as
+ * http_h2.c's (kept as copies: that file is the server side's, and the
+ * two sessions bound their memory apart).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nghttp2/nghttp2.h>
+#include <rte_mbuf.h>
+
+#include "arn_config.h"
+#include "arn_log.h"
+#include "arn_tcp.h"
+#include "http_h2.h"
+#include "http_int.h"
+#include "http_stream.h"
+#include "http_upstream_h2.h"
+
+struct http_uph2 {
+	struct http_upconn *conn; /* its connection block; NULL once that is gone */
+	struct http_worker *w;
+	nghttp2_session *s;
+	size_t mem;		      /* bytes nghttp2 (and the streams' state) hold */
+	struct http_upconn *streams;  /* stream blocks */
+	uint32_t n_streams, n_opened; /* open now; opened in all */
+	uint32_t max_streams;	      /* max_concurrent_streams, capped */
+	uint32_t max_requests;	      /* max_requests_per_connection (0: unlimited) */
+	uint32_t busy;		      /* inside pump/notify: not freed yet */
+	bool tls;		      /* :scheme https */
+	bool fatal;		      /* the session failed: close */
+	bool goaway;		      /* a GOAWAY came or went: no new streams */
+	bool dead;		      /* the connection is gone: no more frames */
+};
+
+struct http_uph2s {
+	struct http_uph2 *h2;
+	struct http_upconn *next, *prev; /* the session's stream blocks */
+	int32_t id;			 /* 0 until the request is submitted */
+	/* the response */
+	bool head_in, head_given, end_in, end_given, bad;
+	bool closed; /* nghttp2 closed the stream (close_error) */
+	bool lost;   /* the connection went before the stream ended */
+	uint32_t close_error;
+	uint32_t hdr_bytes;
+	uint32_t given;	     /* bytes of the last HTTP_EV_BODY, given back at the next decode */
+	struct http_in body; /* DATA payload copied, not yet handed on */
+	/* the request */
+	bool req_end, deferred;
+	const char *out; /* body bytes by reference (the client's input) */
+	uint32_t out_len;
+	/* what to tell the stream once nghttp2 is out of the way */
+	bool n_data, n_write, n_ready;
+	uint16_t n_rc;
+	nghttp2_rcbuf *rc[HTTP_H2_RCBUFS];
+};
+
+/* ---- the counting allocator (as http_h2.c's) --------------------------------------------------
+ */
+
+struct memhdr {
+	size_t n;
+	size_t pad; /* keeps the payload 16-byte aligned */
+};
+
+static void *mem_malloc(size_t n, void *ud)
+{
+	struct http_uph2 *h = ud;
+	if (n > HTTP_H2_MEM_MAX || h->mem + n > HTTP_H2_MEM_MAX)
+		return NULL;
+	struct memhdr *p = malloc(sizeof(*p) + n);
+	if (!p)
+		return NULL;
+	p->n = n;
+	h->mem += n;
+	return p + 1;
+}
+
+static void mem_free(void *ptr, void *ud)
+{
+	struct http_uph2 *h = ud;
+	if (!ptr)
+		return;
+	struct memhdr *p = (struct memhdr *)ptr - 1;
+	h->mem -= p->n;
+	free(p);
+}
+
+static void *mem_calloc(size_t nmemb, size_t size, void *ud)
+{
+	if (size && nmemb > SIZE_MAX / size)
+		return NULL;
+	void *p = mem_malloc(nmemb * size, ud);
+	if (p)
+		memset(p, 0, nmemb * size);
+	return p;
+}
+
+static void *mem_realloc(void *ptr, size_t n, void *ud)
+{
+	struct http_uph2 *h = ud;
+	if (!ptr)
+		return mem_malloc(n, ud);
+	struct memhdr *p = (struct memhdr *)ptr - 1;
+	if (n > HTTP_H2_MEM_MAX || h->mem - p->n + n > HTTP_H2_MEM_MAX)
+		return NULL;
+	size_t old = p->n;
+	struct memhdr *q = realloc(p, sizeof(*q) + n);
+	if (!q)
+		return NULL;
+	q->n = n;
+	h->mem = h->mem - old + n;
+	return q + 1;
+}
+
+/* ---- helpers -----------------------------------------------------------------------------------
+ */
+
+static struct http_upconn *blk(struct http_peer *p)
+{
+	return (struct http_upconn *)(void *)((char *)p - offsetof(struct http_upconn, h2peer));
+}
+
+static struct http_upconn *stream_of(nghttp2_session *s, int32_t id)
+{
+	return id > 0 ? nghttp2_session_get_stream_user_data(s, id) : NULL;
+}
+
+#define CL_STATS(h)                                                                                \
+	((h)->conn && (h)->conn->pool && (h)->conn->pool->crt ? (h)->conn->pool->crt->stats : NULL)
+
+static void cl_inc(struct http_uph2 *h, struct arn_stats_scope *sc, unsigned ctr)
+{
+	if (sc)
+		arn_stats_inc(sc, h->w->slot, ctr);
+}
+
+/* Copy @p len bytes to the end of @p in, in mbufs of the worker's pool.
+ * @return false when out of mbufs. */
+static bool in_copy(struct http_worker *w, struct http_in *in, const uint8_t *p, size_t len)
+{
+	while (len) {
+		struct rte_mbuf *t = in->tail;
+		uint16_t room = t ? rte_pktmbuf_tailroom(t) : 0;
+		if (!room) {
+			struct rte_mbuf *m = http_mbuf(w);
+			if (!m)
+				return false;
+			m->next = NULL;
+			if (in->tail)
+				in->tail->next = m;
+			else
+				in->head = m;
+			in->tail = t = m;
+			room = rte_pktmbuf_tailroom(t);
+		}
+		size_t k = len < room ? len : room;
+		memcpy(rte_pktmbuf_mtod_offset(t, char *, t->data_len), p, k);
+		t->data_len = (uint16_t)(t->data_len + k);
+		t->pkt_len = t->data_len;
+		in->bytes += (uint32_t)k;
+		p += k;
+		len -= k;
+	}
+	return true;
+}
+
+static void in_drop(struct http_in *in, uint32_t n)
+{
+	while (n && in->head) {
+		struct rte_mbuf *m = in->head;
+		uint32_t avail = m->data_len - in->off;
+		uint32_t k = n < avail ? n : avail;
+		in->off += k;
+		in->bytes -= k;
+		n -= k;
+		if (in->off == m->data_len) {
+			in->head = m->next;
+			if (!in->head)
+				in->tail = NULL;
+			in->off = 0;
+			http_seg_free(m);
+		}
+	}
+}
+
+static bool live(const struct http_uph2 *h)
+{
+	return h->s && !h->dead;
+}
+
+static void session_free(struct http_uph2 *h)
+{
+	if (h->s)
+		nghttp2_session_del(h->s);
+	h->s = NULL;
+	free(h);
+}
+
+/* A session whose connection is gone goes with its last stream. */
+static void maybe_free(struct http_uph2 *h)
+{
+	if (h->dead && !h->n_streams && !h->busy)
+		session_free(h);
+}
+
+static void rc_drop(struct http_uph2s *x)
+{
+	for (unsigned i = 0; i < x->n_rc; i++)
+		nghttp2_rcbuf_decref(x->rc[i]);
+	x->n_rc = 0;
+}
+
+static int keep(struct http_uph2s *x, nghttp2_rcbuf *b)
+{
+	if (x->n_rc >= HTTP_H2_RCBUFS)
+		return -1;
+	nghttp2_rcbuf_incref(b);
+	x->rc[x->n_rc++] = b;
+	return 0;
+}
+
+/* ---- output ------------------------------------------------------------------------------------
+ */
+
+/* Frame what the session has, up to HTTP_H2_OUT_MAX bytes waiting for
+ * TCP, and hand it on. @return 0, -EAGAIN, or the transport's error. */
+static int h2_send(struct http_uph2 *h)
+{
+	struct http_upconn *u = h->conn;
+	if (!u || !live(h) || !u->h1.tc || !u->connected)
+		return u && !u->connected && live(h) ? 0 : -ENOTCONN;
+	struct http_h1_peer *d = &u->h1;
+	if (d->out.chain) {
+		int rc = http_tp_flush(d->tp, d->tc, &d->out);
+		d->peer.queued = http_out_busy(&d->out);
+		if (rc != 0)
+			return rc;
+	}
+	struct http_wchain wc;
+	http_wchain_init(&wc, h->w);
+	size_t total = 0;
+	while (total < HTTP_H2_OUT_MAX) {
+		const uint8_t *data;
+		ssize_t n = nghttp2_session_mem_send(h->s, &data);
+		if (n < 0) {
+			h->fatal = true;
+			break;
+		}
+		if (n == 0)
+			break;
+		if (arn_h1_put(&wc.wb, data, (size_t)n) != 0) {
+			h->fatal = true; /* taken from nghttp2 and lost */
+			break;
+		}
+		total += (size_t)n;
+	}
+	struct rte_mbuf *m = http_wchain_finish(&wc);
+	if (!total) {
+		if (m)
+			rte_pktmbuf_free(m);
+		return 0;
+	}
+	if (!m) {
+		h->fatal = true;
+		return -ENOBUFS;
+	}
+	d->out.chain = m;
+	int rc = http_tp_flush(d->tp, d->tc, &d->out);
+	d->peer.queued = http_out_busy(&d->out);
+	return rc;
+}
+
+/* Tell the streams what the session recorded for them: each flag once,
+ * outside nghttp2; a stream may end (and its block go) in its call. */
+static void notify(struct http_uph2 *h)
+{
+	h->busy++;
+	for (unsigned guard = 0; guard < 4 * HTTP_UPH2_MAX_STREAMS + 16; guard++) {
+		struct http_upconn *b = h->streams;
+		while (b && !(b->xs->n_data || b->xs->n_write || b->xs->n_ready))
+			b = b->xs->next;
+		if (!b)
+			break;
+		struct http_uph2s *x = b->xs;
+		struct http_stream *st = b->st;
+		if (x->n_ready) {
+			x->n_ready = false;
+			if (st)
+				st->up_ops->on_ready(st);
+		} else if (x->n_data) {
+			x->n_data = false;
+			if (st)
+				st->up_ops->on_data(st);
+		} else {
+			x->n_write = false;
+			if (st)
+				st->up_ops->on_writable(st);
+		}
+	}
+	h->busy--;
+}
+
+/* Give @p n response bytes back to the upstream's windows. */
+static void window_give(struct http_uph2s *x, uint32_t n)
+{
+	struct http_uph2 *h = x->h2;
+	if (!n || !live(h))
+		return;
+	nghttp2_session_consume_connection(h->s, n);
+	if (!x->closed && x->id > 0)
+		nghttp2_session_consume_stream(h->s, x->id, n);
+}
+
+/* ---- nghttp2's callbacks -----------------------------------------------------------------------
+ */
+
+static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+{
+	(void)ud;
+	struct http_upconn *b = stream_of(s, f->hd.stream_id);
+	if (!b || !b->st || f->hd.type != NGHTTP2_HEADERS)
+		return 0;
+	struct http_uph2s *x = b->xs;
+	if (x->head_in)
+		return 0; /* trailers */
+	/* a response head (the final one, or an interim 1xx before it) */
+	struct arn_h1_msg *m = &b->st->resp.m;
+	rc_drop(x);
+	m->n_hdrs = 0;
+	m->n_trailers = 0;
+	m->status = 0;
+	m->version = 20;
+	m->flags = ARN_H1_F_KEEP_ALIVE;
+	x->hdr_bytes = 0;
+	return 0;
+}
+
+static int on_header(nghttp2_session *s, const nghttp2_frame *f, nghttp2_rcbuf *name,
+		     nghttp2_rcbuf *value, uint8_t flags, void *ud)
+{
+	(void)flags;
+	(void)ud;
+	struct http_upconn *b = stream_of(s, f->hd.stream_id);
+	if (!b || !b->st || f->hd.type != NGHTTP2_HEADERS)
+		return 0;
+	struct http_uph2s *x = b->xs;
+	struct arn_h1_msg *m = &b->st->resp.m;
+	nghttp2_vec n = nghttp2_rcbuf_get_buf(name), v = nghttp2_rcbuf_get_buf(value);
+	const char *np = (const char *)n.base, *vp = (const char *)v.base;
+	/* the response's header list as the request's is bounded (RFC 9113
+	 * 6.5.2's size: name, value and 32 per field) */
+	x->hdr_bytes += (uint32_t)(n.len + v.len + 32);
+	if (x->hdr_bytes > 96u * 1024 || keep(x, name) || keep(x, value)) {
+		x->bad = true;
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	}
+	if (n.len && np[0] == ':') {
+		if (x->head_in)
+			return 0;
+		if (n.len == 7 && memcmp(np, ":status", 7) == 0) {
+			unsigned st = 0;
+			for (size_t i = 0; i < v.len && i < 3; i++)
+				st = st * 10 + (unsigned)(vp[i] - '0'); /* nghttp2 checked it */
+			m->status = (uint16_t)st;
+		}
+		return 0;
+	}
+	unsigned at = (unsigned)m->n_hdrs + m->n_trailers;
+	if (at + 1u >= m->hdr_cap) {
+		x->bad = true;
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	}
+	struct arn_h1_header *hd = &m->hdrs[at];
+	*hd = (struct arn_h1_header){
+	    .name = np,
+	    .name_len = (uint16_t)n.len,
+	    .value = vp,
+	    .value_len = (uint32_t)v.len,
+	    .id = (uint16_t)arn_h1_hdr_lookup(np, n.len),
+	};
+	if (x->head_in) {
+		/* trailers (grpc-status, grpc-message): after the head's fields */
+		m->n_trailers++;
+		m->flags |= ARN_H1_F_TRAILERS;
+		return 0;
+	}
+	if (hd->id == ARN_H1_H_CONTENT_LENGTH) {
+		uint64_t cl = 0;
+		for (size_t i = 0; i < v.len; i++)
+			cl = cl * 10 + (uint64_t)(vp[i] - '0'); /* digits: nghttp2 checked */
+		m->flags |= ARN_H1_F_CONTENT_LENGTH;
+		m->content_length = cl;
+	}
+	m->n_hdrs++;
+	return 0;
+}
+
+/* The response head is complete: what HTTP/1 would have parsed. A head
+ * that ends the stream (a trailers-only gRPC answer, a 204) has no body:
+ * toward an HTTP/1.1 client it says so with content-length 0 unless it
+ * gave a length of its own. */
+static void head_done(struct http_upconn *b, bool end)
+{
+	struct http_uph2s *x = b->xs;
+	struct arn_h1_msg *m = &b->st->resp.m;
+	if (m->status < 200) {
+		/* interim: dropped (the stream layer forwards no 1xx but 101) */
+		return;
+	}
+	x->head_in = true;
+	if (end) {
+		x->end_in = true;
+		m->flags |= ARN_H1_F_NO_BODY;
+		if (!(m->flags & ARN_H1_F_CONTENT_LENGTH) && m->status != 204 && m->status != 304 &&
+		    (unsigned)m->n_hdrs + 1u < m->hdr_cap) {
+			m->hdrs[m->n_hdrs++] = (struct arn_h1_header){
+			    .name = "content-length",
+			    .name_len = 14,
+			    .value = "0",
+			    .value_len = 1,
+			    .id = ARN_H1_H_CONTENT_LENGTH,
+			};
+			m->flags |= ARN_H1_F_CONTENT_LENGTH;
+			m->content_length = 0;
+		}
+	}
+}
+
+static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+{
+	struct http_uph2 *h = ud;
+	if (f->hd.type == NGHTTP2_GOAWAY) {
+		/* no new streams here; nghttp2 closes those above last_stream_id
+		 * (REFUSED_STREAM: they were not processed, a retry is safe) */
+		h->goaway = true;
+		return 0;
+	}
+	struct http_upconn *b = stream_of(s, f->hd.stream_id);
+	if (!b || !b->st)
+		return 0;
+	struct http_uph2s *x = b->xs;
+	bool end = f->hd.flags & NGHTTP2_FLAG_END_STREAM;
+	if (f->hd.type == NGHTTP2_HEADERS) {
+		if (!x->head_in)
+			head_done(b, end);
+		else if (end)
+			x->end_in = true; /* trailers end the response */
+		x->n_data = true;
+	} else if (f->hd.type == NGHTTP2_DATA && end) {
+		x->end_in = true;
+		x->n_data = true;
+	}
+	return 0;
+}
+
+static int on_data_chunk(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t *data,
+			 size_t len, void *ud)
+{
+	(void)flags;
+	struct http_uph2 *h = ud;
+	struct http_upconn *b = stream_of(s, id);
+	if (!b || !b->st || !b->xs->head_in) {
+		/* nobody takes it: the windows reopen at once */
+		nghttp2_session_consume(s, id, len);
+		return 0;
+	}
+	struct http_uph2s *x = b->xs;
+	if (!in_copy(h->w, &x->body, data, len)) {
+		x->bad = true; /* out of mbufs: the stream cannot go on */
+		nghttp2_session_consume(s, id, len);
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	}
+	x->n_data = true;
+	return 0;
+}
+
+static int on_stream_close(nghttp2_session *s, int32_t id, uint32_t error, void *ud)
+{
+	(void)ud;
+	struct http_upconn *b = stream_of(s, id);
+	if (!b)
+		return 0;
+	struct http_uph2s *x = b->xs;
+	x->closed = true;
+	x->close_error = error;
+	x->n_data = true;
+	x->n_write = true;
+	return 0;
+}
+
+static int on_frame_send(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+{
+	(void)ud;
+	if (f->hd.type != NGHTTP2_DATA)
+		return 0;
+	struct http_upconn *b = stream_of(s, f->hd.stream_id);
+	if (b)
+		b->xs->n_write = true;
+	return 0;
+}
+
+/* The request body, framed from the client's bytes by reference as the
+ * upstream's windows allow. */
+static ssize_t on_read(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len, uint32_t *flags,
+		       nghttp2_data_source *src, void *ud)
+{
+	(void)src;
+	(void)ud;
+	struct http_upconn *b = stream_of(s, id);
+	if (!b)
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* its block went: reset */
+	struct http_uph2s *x = b->xs;
+	if (x->out_len) {
+		size_t k = len < x->out_len ? len : x->out_len;
+		memcpy(buf, x->out, k);
+		x->out += k;
+		x->out_len -= (uint32_t)k;
+		if (!x->out_len) {
+			b->h2peer.queued = false;
+			x->n_write = true;
+		}
+		return (ssize_t)k;
+	}
+	if (x->req_end) {
+		*flags |= NGHTTP2_DATA_FLAG_EOF;
+		return 0;
+	}
+	x->deferred = true;
+	return NGHTTP2_ERR_DEFERRED;
+}
+
+/* ---- the session -------------------------------------------------------------------------------
+ */
+
+static uint32_t cap(uint32_t v, uint32_t max)
+{
+	return v && v < max ? v : max;
+}
+
+int http_uph2_start(struct http_upconn *u, const struct arn_cfg_cluster *c)
+{
+	struct http_uph2 *h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->conn = u;
+	h->w = u->w;
+	const struct arn_cfg_h2 *o = c ? &c->http.h2 : NULL;
+	h->max_streams = cap(o ? o->max_concurrent_streams : 0, HTTP_UPH2_MAX_STREAMS);
+	h->max_requests = c ? (c->max_requests_per_connection ? c->max_requests_per_connection
+							      : c->http.max_requests_per_connection)
+			    : 0;
+	h->tls = c && c->upstream_tls;
+	uint32_t swin = cap(o ? o->initial_stream_window_size : 0, HTTP_UPH2_STREAM_WINDOW);
+	uint32_t cwin = cap(o ? o->initial_connection_window_size : 0, HTTP_UPH2_CONN_WINDOW);
+	nghttp2_mem mem = {h, mem_malloc, mem_free, mem_calloc, mem_realloc};
+	nghttp2_session_callbacks *cb;
+	nghttp2_option *opt;
+	if (nghttp2_session_callbacks_new(&cb) != 0) {
+		free(h);
+		return -ENOMEM;
+	}
+	if (nghttp2_option_new(&opt) != 0) {
+		nghttp2_session_callbacks_del(cb);
+		free(h);
+		return -ENOMEM;
+	}
+	nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
+	nghttp2_session_callbacks_set_on_header_callback2(cb, on_header);
+	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
+	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
+	nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
+	/* windows open only as clients take the bytes (http_upstream_h2.h) */
+	nghttp2_option_set_no_auto_window_update(opt, 1);
+	nghttp2_option_set_max_outbound_ack(opt, o ? o->max_outbound_control_frames : 1000);
+	nghttp2_option_set_max_settings(opt, 32);
+	nghttp2_option_set_no_closed_streams(opt, 1);
+	nghttp2_option_set_max_deflate_dynamic_table_size(opt, 4096);
+	/* a peer that may not be trusted more than a client: its header
+	 * blocks in pieces are bounded as the clients' are */
+	nghttp2_option_set_max_continuations(opt, 8);
+	int rc = nghttp2_session_client_new3(&h->s, cb, h, opt, &mem);
+	nghttp2_session_callbacks_del(cb);
+	nghttp2_option_del(opt);
+	if (rc != 0) {
+		free(h);
+		return -ENOMEM;
+	}
+	nghttp2_settings_entry iv[] = {
+	    {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
+	    {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, swin},
+	    {NGHTTP2_SETTINGS_HEADER_TABLE_SIZE, o ? o->hpack_table_size : 4096},
+	    {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, h->max_streams},
+	};
+	if (nghttp2_submit_settings(h->s, NGHTTP2_FLAG_NONE, iv, sizeof(iv) / sizeof(iv[0])) != 0 ||
+	    nghttp2_session_set_local_window_size(h->s, NGHTTP2_FLAG_NONE, 0, (int32_t)cwin) != 0) {
+		session_free(h);
+		return -ENOMEM;
+	}
+	u->h2 = h;
+	return 0;
+}
+
+bool http_uph2_wanted(const struct http_stream *st)
+{
+	const struct arn_cfg_cluster *c = st->cluster;
+	if (!c)
+		return false;
+	switch (c->http.upstream) {
+	case 1:
+		return true;
+	case 2:
+		return st->version == 20;
+	default:
+		/* auto_config: HTTP/1.1 (ALPN h2 on TLS clusters is not
+		 * offered yet: docs/http.md) */
+		return false;
+	}
+}
+
+bool http_uph2_room(const struct http_upconn *u)
+{
+	const struct http_uph2 *h = u->h2;
+	if (!h || !live(h) || h->fatal || h->goaway || u->state == HTTP_UP_CLOSED || !u->h1.tc)
+		return false;
+	if (h->max_requests && h->n_opened >= h->max_requests)
+		return false;
+	uint32_t max = h->max_streams;
+	/* the upstream's SETTINGS_MAX_CONCURRENT_STREAMS once it told us */
+	uint32_t remote =
+	    nghttp2_session_get_remote_settings(h->s, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);
+	if (remote < max)
+		max = remote;
+	return h->n_streams < max;
+}
+
+uint32_t http_uph2_streams(const struct http_upconn *u)
+{
+	return u->h2 ? u->h2->n_streams : 0;
+}
+
+bool http_uph2_alive(const struct http_upconn *s)
+{
+	const struct http_uph2 *h = s->xs->h2;
+	return live(h) && h->conn && h->conn->h1.tc && !s->xs->closed;
+}
+
+struct http_upconn *http_uph2_stream_new(struct http_upconn *u)
+{
+	struct http_uph2 *h = u->h2;
+	struct http_worker *w = u->w;
+	struct http_upconn *b = w->up_free;
+	if (!b || !h)
+		return NULL;
+	struct http_uph2s *x = mem_calloc(1, sizeof(*x), h);
+	if (!x)
+		return NULL;
+	w->up_free = b->next;
+	memset(b, 0, sizeof(*b));
+	b->w = w;
+	b->pool = u->pool;
+	b->state = HTTP_UP_BUSY;
+	b->connected = u->connected;
+	b->xs = x;
+	b->h2peer.codec = &http_codec_uph2;
+	x->h2 = h;
+	x->next = h->streams;
+	if (h->streams)
+		h->streams->xs->prev = b;
+	h->streams = b;
+	h->n_streams++;
+	h->n_opened++;
+	return b;
+}
+
+void http_uph2_bind(struct http_upconn *s, struct http_stream *st)
+{
+	(void)st;
+	st->up_reset = 0;
+	s->connected = s->xs->h2->conn && s->xs->h2->conn->connected;
+}
+
+void http_uph2_stream_end(struct http_upconn *b, bool cancel)
+{
+	struct http_uph2s *x = b->xs;
+	struct http_uph2 *h = x->h2;
+	struct http_worker *w = b->w;
+	uint32_t left = x->body.bytes;
+	http_in_free(&x->body);
+	rc_drop(x);
+	if (live(h) && x->id > 0) {
+		if (left)
+			nghttp2_session_consume_connection(h->s, left);
+		if (!x->closed) {
+			/* the response is complete but the request is not (RFC
+			 * 9113 8.1), or the stream is cut: the upstream stops */
+			nghttp2_submit_rst_stream(h->s, NGHTTP2_FLAG_NONE, x->id,
+						  cancel ? NGHTTP2_CANCEL : NGHTTP2_NO_ERROR);
+			if (cancel)
+				cl_inc(h, CL_STATS(h), ARN_CL_upstream_rq_tx_reset);
+		}
+		nghttp2_session_set_stream_user_data(h->s, x->id, NULL);
+	}
+	if (x->prev)
+		x->prev->xs->next = x->next;
+	else
+		h->streams = x->next;
+	if (x->next)
+		x->next->xs->prev = x->prev;
+	h->n_streams--;
+	mem_free(x, h);
+	b->xs = NULL;
+	b->state = HTTP_UP_CLOSED;
+	b->next = w->up_free;
+	w->up_free = b;
+	struct http_upconn *u = h->conn;
+	if (u && live(h)) {
+		h->busy++;
+		http_up_h2_slot(u);
+		h2_send(h);
+		h->busy--;
+	}
+	maybe_free(h);
+}
+
+void http_uph2_ready(struct http_upconn *u)
+{
+	struct http_uph2 *h = u->h2;
+	for (struct http_upconn *b = h->streams; b; b = b->xs->next) {
+		b->connected = true;
+		b->xs->n_ready = true;
+	}
+	h->busy++;
+	h2_send(h); /* the preface and SETTINGS */
+	notify(h);
+	h2_send(h);
+	h->busy--;
+}
+
+/* Feed what the upstream sent to the session. */
+static void h2_read(struct http_uph2 *h)
+{
+	struct http_upconn *u = h->conn;
+	struct http_h1_peer *d = &u->h1;
+	while (!h->fatal && d->tc) {
+		if (!d->in.head && !http_tp_fill(d->tp, d->tc, &d->in))
+			break;
+		while (d->in.head) {
+			struct rte_mbuf *m = d->in.head;
+			uint32_t avail = m->data_len - d->in.off;
+			ssize_t n = 0;
+			if (avail)
+				n = nghttp2_session_mem_recv(
+				    h->s, rte_pktmbuf_mtod_offset(m, uint8_t *, d->in.off), avail);
+			if (n < 0) {
+				ARN_DEBUG(HTTP, "upstream HTTP/2: %s", nghttp2_strerror((int)n));
+				cl_inc(h, CL_STATS(h), ARN_CL_upstream_cx_protocol_error);
+				h->fatal = true;
+				http_in_free(&d->in);
+				return;
+			}
+			d->in.bytes -= avail;
+			d->in.head = m->next;
+			if (!d->in.head)
+				d->in.tail = NULL;
+			d->in.off = 0;
+			http_seg_free(m);
+		}
+	}
+}
+
+/* After a run: a session that failed, was told to go, or has nothing
+ * more to do closes (its streams learn it from on_close). */
+static void settle(struct http_uph2 *h)
+{
+	struct http_upconn *u = h->conn;
+	if (!u || !live(h) || u->state == HTTP_UP_CLOSED)
+		return;
+	if (h->fatal || u->h1.peer.eof ||
+	    (!nghttp2_session_want_read(h->s) && !nghttp2_session_want_write(h->s)) ||
+	    (h->goaway && !h->n_streams)) {
+		ARN_DEBUG(HTTP,
+			  "upstream HTTP/2: closing (fatal %d eof %d read %d write %d goaway %d)",
+			  h->fatal, u->h1.peer.eof, nghttp2_session_want_read(h->s),
+			  nghttp2_session_want_write(h->s), h->goaway);
+		http_up_close(u, h->fatal);
+		return;
+	}
+}
+
+void http_uph2_pump(struct http_upconn *u)
+{
+	struct http_uph2 *h = u->h2;
+	if (!h)
+		return;
+	h->busy++;
+	h2_read(h);
+	notify(h);
+	h2_send(h);
+	notify(h);
+	h->busy--;
+	settle(h);
+	maybe_free(h);
+}
+
+void http_uph2_writable(struct http_upconn *u)
+{
+	struct http_uph2 *h = u->h2;
+	if (!h)
+		return;
+	h->busy++;
+	h2_send(h);
+	/* streams whose bytes waited for room may go on */
+	for (struct http_upconn *b = h->streams; b; b = b->xs->next)
+		if (!b->h2peer.queued)
+			b->xs->n_write = true;
+	notify(h);
+	h->busy--;
+	settle(h);
+	maybe_free(h);
+}
+
+void http_uph2_goaway(struct http_upconn *u)
+{
+	struct http_uph2 *h = u->h2;
+	if (!h || !live(h) || h->goaway)
+		return;
+	h->goaway = true;
+	nghttp2_submit_goaway(h->s, NGHTTP2_FLAG_NONE, 0, NGHTTP2_NO_ERROR, NULL, 0);
+	h2_send(h);
+}
+
+void http_uph2_closed(struct http_upconn *u, int reason, const char *why)
+{
+	struct http_uph2 *h = u->h2;
+	if (!h)
+		return;
+	u->h2 = NULL;
+	h->conn = NULL;
+	h->dead = true;
+	h->busy++;
+	struct http_upconn *b = h->streams;
+	while (b) {
+		struct http_upconn *next = b->xs->next;
+		struct http_stream *st = b->st;
+		if (!u->connected && st) {
+			/* never connected: the stream fails as on an HTTP/1
+			 * connection that could not open (retried as such) */
+			b->st = NULL;
+			st->up = NULL;
+			if (b->pool && b->pool->n_active)
+				b->pool->n_active--;
+			http_uph2_stream_end(b, false);
+			st->up_ops->on_failed(st, reason, false, u->connect_timed_out, why);
+		} else {
+			b->xs->lost = true;
+			b->xs->n_data = true;
+			b->h2peer.queued = false;
+		}
+		b = next;
+	}
+	notify(h);
+	h->busy--;
+	maybe_free(h);
+}
+
+void http_uph2_shutdown(struct http_upconn *u)
+{
+	if (u->xs) {
+		http_in_free(&u->xs->body);
+		rc_drop(u->xs);
+		struct http_uph2 *h = u->xs->h2;
+		mem_free(u->xs, h);
+		u->xs = NULL;
+		if (h->n_streams)
+			h->n_streams--;
+		maybe_free(h);
+		return;
+	}
+	struct http_uph2 *h = u->h2;
+	if (!h)
+		return;
+	u->h2 = NULL;
+	h->conn = NULL;
+	h->dead = true;
+	h->busy = 0;
+	maybe_free(h);
+}
+
+/* ---- the codec ---------------------------------------------------------------------------------
+ */
+
+static int uph2_decode(struct http_peer *p, struct http_msgbuf *mb, bool keep_head,
+		       struct http_ev *ev)
+{
+	(void)mb;
+	(void)keep_head;
+	struct http_upconn *b = blk(p);
+	struct http_uph2s *x = b->xs;
+	ev->type = HTTP_EV_NONE;
+	ev->data = NULL;
+	ev->len = 0;
+	if (x->given) {
+		in_drop(&x->body, x->given);
+		window_give(x, x->given);
+		x->given = 0;
+		h2_send(x->h2); /* the WINDOW_UPDATE: the upstream may go on */
+	}
+	if (x->bad) {
+		ev->status = 502;
+		ev->details = "upstream_reset_before_response_started{protocol_error}";
+		return -EBADMSG;
+	}
+	if (!x->head_given) {
+		if (x->head_in) {
+			x->head_given = true;
+			ev->type = HTTP_EV_HEAD;
+			return 0;
+		}
+	} else if (x->body.head) {
+		struct rte_mbuf *m = x->body.head;
+		ev->type = HTTP_EV_BODY;
+		ev->data = rte_pktmbuf_mtod_offset(m, const char *, x->body.off);
+		ev->len = m->data_len - x->body.off;
+		x->given = (uint32_t)ev->len;
+		return 0;
+	} else if (x->end_in && !x->end_given) {
+		x->end_given = true;
+		ev->type = HTTP_EV_END;
+		return 0;
+	}
+	if (x->end_in)
+		return -EAGAIN;
+	if (x->closed || x->lost) {
+		/* RST_STREAM from the upstream (Envoy's remote reset; refused:
+		 * not processed, a retry is safe), or the connection went */
+		if (b->st && x->closed && !x->lost)
+			b->st->up_reset = x->close_error == NGHTTP2_REFUSED_STREAM ? 2 : 1;
+		return -ECONNABORTED;
+	}
+	return -EAGAIN;
+}
+
+static void uph2_upgrade(struct http_peer *p, bool accepted)
+{
+	(void)p;
+	(void)accepted;
+}
+
+static bool uph2_idle(const struct http_peer *p)
+{
+	(void)p;
+	return true; /* one exchange per stream */
+}
+
+static void uph2_release(struct http_peer *p)
+{
+	(void)p;
+}
+
+static bool hop_by_hop(const char *n, size_t len)
+{
+	static const char *const drop[] = {"connection",	"keep-alive", "proxy-connection",
+					   "transfer-encoding", "upgrade",    "host"};
+	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
+		if (strlen(drop[i]) == len && memcmp(drop[i], n, len) == 0)
+			return true;
+	return false;
+}
+
+#define UPH2_NV_MAX (HTTP_MAX_HDRS + ARN_H1_MAX_EDITS + 8)
+
+/*
+ * The request head as HTTP/1.1 would write it (edits applied, hop-by-hop
+ * fields dropped, te: trailers kept), turned into HTTP/2 fields: the
+ * pseudo-headers first (RFC 9113 8.3.1; :authority from Host), names
+ * lowercased, connection-specific fields dropped (8.2.2).
+ */
+static int uph2_encode_request_head(struct http_peer *p, const struct arn_h1_msg *m,
+				    const char *path, uint32_t plen, struct arn_h1_edit *e,
+				    unsigned n, bool upgrade)
+{
+	struct http_upconn *b = blk(p);
+	struct http_uph2s *x = b->xs;
+	struct http_uph2 *h = x->h2;
+	if (upgrade || m->method == ARN_H1_M_CONNECT)
+		return -EPROTONOSUPPORT; /* no upgrade over HTTP/2 */
+	if (!live(h) || x->id)
+		return -ENOBUFS;
+	char *buf = http_big_get(h->w);
+	if (!buf)
+		return -ENOBUFS;
+	struct arn_h1_wbuf wb;
+	arn_h1_wbuf_init(&wb, buf, HTTP_BIG_SCRATCH, NULL, NULL);
+	arn_h1_write_request_line(&wb, m->method_name.p, m->method_name.len, path, plen, 1);
+	int rc = arn_h1_write_headers(&wb, m, e, n, ARN_H1_W_DROP_HOP | ARN_H1_W_TE_TRAILERS);
+	arn_h1_write_end(&wb);
+	if (rc == 0 && wb.err)
+		rc = -ENOBUFS;
+	if (rc != 0) {
+		http_big_put(h->w, buf);
+		return rc == -E2BIG ? -E2BIG : -ENOBUFS;
+	}
+	nghttp2_nv nv[UPH2_NV_MAX];
+	unsigned k = 4;
+	const char *auth = m->authority.p;
+	size_t alen = m->authority.len;
+	char *q = buf, *end = buf + wb.len;
+	char *lf = memchr(q, '\n', (size_t)(end - q));
+	q = lf ? lf + 1 : end; /* past the request line */
+	while (q < end) {
+		lf = memchr(q, '\n', (size_t)(end - q));
+		if (!lf || lf - q < 2)
+			break; /* the empty line */
+		char *colon = memchr(q, ':', (size_t)(lf - q));
+		if (!colon)
+			break;
+		for (char *t = q; t < colon; t++)
+			if (*t >= 'A' && *t <= 'Z')
+				*t = (char)(*t + 32);
+		char *v = colon + 1;
+		while (v < lf && *v == ' ')
+			v++;
+		size_t vlen = (size_t)(lf - 1 - v), nlen = (size_t)(colon - q);
+		if (nlen == 4 && memcmp(q, "host", 4) == 0) {
+			auth = v;
+			alen = vlen;
+		} else if (!hop_by_hop(q, nlen) && k < UPH2_NV_MAX) {
+			nv[k++] = (nghttp2_nv){(uint8_t *)q, (uint8_t *)v, nlen, vlen,
+					       NGHTTP2_NV_FLAG_NONE};
+		}
+		q = lf + 1;
+	}
+	nv[0] = (nghttp2_nv){(uint8_t *)":method", (uint8_t *)m->method_name.p, 7,
+			     m->method_name.len, NGHTTP2_NV_FLAG_NONE};
+	nv[1] = (nghttp2_nv){(uint8_t *)":scheme", (uint8_t *)(h->tls ? "https" : "http"), 7,
+			     h->tls ? 5u : 4u, NGHTTP2_NV_FLAG_NONE};
+	nv[2] = (nghttp2_nv){(uint8_t *)":authority", (uint8_t *)(auth ? auth : ""), 10,
+			     auth ? alen : 0, NGHTTP2_NV_FLAG_NONE};
+	nv[3] = (nghttp2_nv){(uint8_t *)":path", (uint8_t *)path, 5, plen, NGHTTP2_NV_FLAG_NONE};
+	bool body = !(m->flags & ARN_H1_F_NO_BODY) &&
+		    ((m->flags & ARN_H1_F_CHUNKED) ||
+		     ((m->flags & ARN_H1_F_CONTENT_LENGTH) && m->content_length));
+	nghttp2_data_provider prd = {.source = {.ptr = b}, .read_callback = on_read};
+	int32_t id = nghttp2_submit_request(h->s, NULL, nv, k, body ? &prd : NULL, b);
+	http_big_put(h->w, buf);
+	if (id < 0)
+		return -ENOBUFS;
+	x->id = id;
+	if (!body)
+		x->req_end = true;
+	h2_send(h);
+	return 0;
+}
+
+static int uph2_encode_response_head(struct http_peer *p, const struct arn_h1_msg *r,
+				     struct arn_h1_edit *e, unsigned n, struct http_head_info *hi)
+{
+	(void)p, (void)r, (void)e, (void)n, (void)hi;
+	return -EPROTONOSUPPORT; /* upstream streams only send requests */
+}
+
+static int uph2_encode_reply(struct http_peer *p, const struct http_reply *r)
+{
+	(void)p, (void)r;
+	return -EPROTONOSUPPORT;
+}
+
+static void uph2_encode_continue(struct http_peer *p)
+{
+	(void)p;
+}
+
+static void resume(struct http_uph2s *x)
+{
+	if (x->deferred && !x->closed && x->id > 0 && live(x->h2)) {
+		x->deferred = false;
+		nghttp2_session_resume_data(x->h2->s, x->id);
+	}
+}
+
+static void uph2_encode_body(struct http_peer *p, const char *data, size_t len)
+{
+	struct http_uph2s *x = blk(p)->xs;
+	if (!len || x->closed || x->lost || x->req_end)
+		return;
+	x->out = data;
+	x->out_len = (uint32_t)len;
+	p->queued = true;
+	resume(x);
+}
+
+static void uph2_encode_end(struct http_peer *p)
+{
+	struct http_uph2s *x = blk(p)->xs;
+	if (x->req_end)
+		return;
+	x->req_end = true;
+	resume(x);
+	/* nothing is queued by reference: frame the END_STREAM now (no flush
+	 * follows an end that leaves the peer idle) */
+	h2_send(x->h2);
+}
+
+static int uph2_flush(struct http_peer *p)
+{
+	struct http_uph2s *x = blk(p)->xs;
+	if (x->closed || x->lost || !live(x->h2)) {
+		/* reset or gone: what waited is dropped, the response side
+		 * tells the stream */
+		x->out_len = 0;
+		p->queued = false;
+		return 0;
+	}
+	int rc = h2_send(x->h2);
+	if (rc != 0 && rc != -EAGAIN)
+		return rc;
+	return p->queued ? -EAGAIN : 0;
+}
+
+const struct http_codec_ops http_codec_uph2 = {
+    .name = "HTTP/2",
+    .decode = uph2_decode,
+    .upgrade = uph2_upgrade,
+    .idle = uph2_idle,
+    .release = uph2_release,
+    .encode_request_head = uph2_encode_request_head,
+    .encode_response_head = uph2_encode_response_head,
+    .encode_reply = uph2_encode_reply,
+    .encode_continue = uph2_encode_continue,
+    .encode_body = uph2_encode_body,
+    .encode_trailers = NULL,
+    .encode_end = uph2_encode_end,
+    .flush = uph2_flush,
+};
