@@ -354,10 +354,8 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, nghttp2_rcbuf *
 	struct arn_h1_msg *m = &b->st->resp.m;
 	nghttp2_vec n = nghttp2_rcbuf_get_buf(name), v = nghttp2_rcbuf_get_buf(value);
 	const char *np = (const char *)n.base, *vp = (const char *)v.base;
-	/* the response's header list as the request's is bounded (RFC 9113
-	 * 6.5.2's size: name, value and 32 per field) */
 	x->hdr_bytes += (uint32_t)(n.len + v.len + 32);
-	if (x->hdr_bytes > 96u * 1024 || keep(x, name) || keep(x, value)) {
+	if (x->hdr_bytes > HTTP_UPH2_MAX_HDR_BYTES || keep(x, name) || keep(x, value)) {
 		x->bad = true;
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 	}

@@ -47,6 +47,9 @@
 #define HTTP_UPH2_MAX_STREAMS 128
 #define HTTP_UPH2_STREAM_WINDOW (256u << 10)
 #define HTTP_UPH2_CONN_WINDOW (1u << 20)
+/* a response's header list (and its trailers'), RFC 9113 6.5.2's size:
+ * name, value and 32 per field; over it the stream fails (502 UPE) */
+#define HTTP_UPH2_MAX_HDR_BYTES (96u * 1024)
 
 extern const struct http_codec_ops http_codec_uph2;
 

@@ -3576,6 +3576,360 @@ static void test_h2_bad_frames_close(void **state)
 	assert_int_equal(stat("http.in.downstream_cx_protocol_error"), 1);
 }
 
+/* ---- upstream HTTP/2 (http_upstream_h2.c) ---------------------------------------------------- */
+
+/* An HTTP/2 upstream: nghttp2's server session on one of the proxy's
+ * upstream connections, fed what the proxy wrote and answering into it. */
+#define H2U_STREAMS 16
+struct h2u_stream {
+	int32_t id;
+	char path[64];
+	size_t body; /* request body bytes received */
+	bool end, answered, closed;
+	uint32_t error;
+};
+struct h2u {
+	nghttp2_session *s;
+	struct arn_tcp_conn *c;
+	size_t tx_seen;
+	struct h2u_stream st[H2U_STREAMS];
+	unsigned n;
+	unsigned rst_rx;
+	/* the response body of /big: this many bytes, how many were framed */
+	size_t big, big_sent;
+};
+
+static struct h2u_stream *h2u_find(struct h2u *k, int32_t id)
+{
+	for (unsigned i = 0; i < k->n; i++)
+		if (k->st[i].id == id)
+			return &k->st[i];
+	return NULL;
+}
+
+static int h2u_on_begin(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+{
+	(void)s;
+	struct h2u *k = ud;
+	if (f->hd.type == NGHTTP2_HEADERS && f->headers.cat == NGHTTP2_HCAT_REQUEST) {
+		assert_true(k->n < H2U_STREAMS);
+		k->st[k->n++] = (struct h2u_stream){.id = f->hd.stream_id};
+	}
+	return 0;
+}
+
+static int h2u_on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name,
+			 size_t nlen, const uint8_t *value, size_t vlen, uint8_t flags, void *ud)
+{
+	(void)s, (void)flags;
+	struct h2u_stream *x = h2u_find(ud, f->hd.stream_id);
+	if (x && nlen == 5 && memcmp(name, ":path", 5) == 0)
+		snprintf(x->path, sizeof(x->path), "%.*s", (int)vlen, value);
+	return 0;
+}
+
+static int h2u_on_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t *data,
+		       size_t len, void *ud)
+{
+	(void)s, (void)flags, (void)data;
+	struct h2u_stream *x = h2u_find(ud, id);
+	if (x)
+		x->body += len;
+	return 0;
+}
+
+static int h2u_on_frame(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+{
+	(void)s;
+	struct h2u *k = ud;
+	struct h2u_stream *x = h2u_find(k, f->hd.stream_id);
+	if (f->hd.type == NGHTTP2_RST_STREAM)
+		k->rst_rx++;
+	else if (x && (f->hd.flags & NGHTTP2_FLAG_END_STREAM) &&
+		 (f->hd.type == NGHTTP2_DATA || f->hd.type == NGHTTP2_HEADERS))
+		x->end = true;
+	return 0;
+}
+
+static int h2u_on_close(nghttp2_session *s, int32_t id, uint32_t error, void *ud)
+{
+	(void)s;
+	struct h2u_stream *x = h2u_find(ud, id);
+	if (x) {
+		x->closed = true;
+		x->error = error;
+	}
+	return 0;
+}
+
+/* The upstream accepts the proxy's newest connection and speaks HTTP/2
+ * on it, allowing @p max_streams concurrent streams. */
+static void h2u_open(struct h2u *k, uint32_t max_streams)
+{
+	memset(k, 0, sizeof(*k));
+	k->c = upstream_accepts();
+	nghttp2_session_callbacks *cb;
+	assert_int_equal(nghttp2_session_callbacks_new(&cb), 0);
+	nghttp2_session_callbacks_set_on_begin_headers_callback(cb, h2u_on_begin);
+	nghttp2_session_callbacks_set_on_header_callback(cb, h2u_on_header);
+	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, h2u_on_data);
+	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, h2u_on_frame);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cb, h2u_on_close);
+	assert_int_equal(nghttp2_session_server_new(&k->s, cb, k), 0);
+	nghttp2_session_callbacks_del(cb);
+	nghttp2_settings_entry iv[] = {{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, max_streams}};
+	assert_int_equal(nghttp2_submit_settings(k->s, NGHTTP2_FLAG_NONE, iv, 1), 0);
+}
+
+static void h2u_close(struct h2u *k)
+{
+	if (k->s)
+		nghttp2_session_del(k->s);
+	k->s = NULL;
+}
+
+/* Frames both ways until neither side has more. */
+static void h2u_pump(struct h2u *k)
+{
+	for (int round = 0; round < 10000; round++) {
+		bool moved = false;
+		if (k->c->tx_len > k->tx_seen) {
+			ssize_t r =
+			    nghttp2_session_mem_recv(k->s, (const uint8_t *)k->c->tx + k->tx_seen,
+						     k->c->tx_len - k->tx_seen);
+			assert_true(r >= 0);
+			k->tx_seen = k->c->tx_len;
+			moved = true;
+		}
+		const uint8_t *data;
+		ssize_t n;
+		while (!k->c->closed && (n = nghttp2_session_mem_send(k->s, &data)) > 0) {
+			send_n(k->c, (const char *)data, (size_t)n);
+			moved = true;
+		}
+		if (!moved)
+			return;
+	}
+	fail_msg("upstream HTTP/2 exchange does not settle");
+}
+
+static ssize_t h2u_read(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len, uint32_t *flags,
+			nghttp2_data_source *src, void *ud)
+{
+	(void)s, (void)id;
+	struct h2u *k = ud;
+	if (src->ptr) { /* a short body */
+		const char *b = src->ptr;
+		size_t n = strlen(b);
+		assert_true(n <= len);
+		memcpy(buf, b, n);
+		*flags |= NGHTTP2_DATA_FLAG_EOF;
+		return (ssize_t)n;
+	}
+	size_t left = k->big - k->big_sent, n = left < len ? left : len;
+	memset(buf, 'x', n);
+	k->big_sent += n;
+	if (k->big_sent == k->big)
+		*flags |= NGHTTP2_DATA_FLAG_EOF;
+	return (ssize_t)n;
+}
+
+/* Answer stream @p x: 200 with @p body (NULL: k->big bytes). */
+static void h2u_answer(struct h2u *k, struct h2u_stream *x, const char *body)
+{
+	nghttp2_nv nv[] = {{(uint8_t *)":status", (uint8_t *)"200", 7, 3, 0}};
+	nghttp2_data_provider prd = {.source = {.ptr = (void *)body}, .read_callback = h2u_read};
+	assert_int_equal(nghttp2_submit_response(k->s, x->id, nv, 1, &prd), 0);
+	x->answered = true;
+}
+
+#define ROUTE_WEB "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}"
+
+/* Cluster "web" over HTTP/2 (the typed extension's explicit config) with
+ * @p cluster_extra fields and @p h2 as its http2_protocol_options. */
+static void cluster_web_h2(const char *cluster_extra, const char *h2)
+{
+	char j[2048];
+	snprintf(
+	    j, sizeof(j),
+	    "{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"5s\",%s"
+	    "\"typed_extension_protocol_options\":{\"envoy.extensions.upstreams.http.v3."
+	    "HttpProtocolOptions\":{\"@type\":\"type.googleapis.com/envoy.extensions.upstreams."
+	    "http.v3.HttpProtocolOptions\",\"explicit_http_config\":{\"http2_protocol_options\":"
+	    "%s}}},\"load_assignment\":{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":"
+	    "[{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.10\","
+	    "\"port_value\":8080}}}}]}]}}",
+	    cluster_extra, h2);
+	apply(C, "2", j);
+}
+
+/*
+ * Requests from five HTTP/1.1 clients to an HTTP/2 cluster whose
+ * max_concurrent_streams is 2: three upstream connections (2 + 2 + 1
+ * streams), each stream answered to its own client. Then
+ * max_requests_per_connection (3) counts streams: the connections take
+ * four more, and the next request opens a fourth connection.
+ */
+static void test_uph2_streams_share_connections(void **state)
+{
+	(void)state;
+	start(16, jlistener("", ROUTE_WEB));
+	cluster_web_h2("\"max_requests_per_connection\":3,", "{\"max_concurrent_streams\":2}");
+	struct arn_tcp_conn *c[10];
+	for (int i = 0; i < 5; i++) {
+		c[i] = client();
+		send_s(c[i], "GET /s HTTP/1.1\r\nHost: a\r\n\r\n");
+	}
+	assert_int_equal(upstream_pending(), 3);
+	assert_int_equal(stat("cluster.web.upstream_cx_http2_total"), 3);
+	assert_int_equal(stat("cluster.web.upstream_cx_http1_total"), 0);
+	struct h2u k[4];
+	memset(k, 0, sizeof(k));
+	unsigned streams = 0;
+	for (int j = 0; j < 3; j++) {
+		h2u_open(&k[j], 100);
+		h2u_pump(&k[j]);
+		assert_true(k[j].n >= 1 && k[j].n <= 2);
+		streams += k[j].n;
+		for (unsigned s = 0; s < k[j].n; s++) {
+			assert_true(k[j].st[s].end);
+			assert_string_equal(k[j].st[s].path, "/s");
+			h2u_answer(&k[j], &k[j].st[s], "hi");
+		}
+		h2u_pump(&k[j]);
+	}
+	assert_int_equal(streams, 5);
+	for (int i = 0; i < 5; i++) {
+		assert_true(answered(c[i], "HTTP/1.1 200"));
+		want_in(c[i]->tx, "\r\n\r\n2\r\nhi\r\n0\r\n\r\n");
+	}
+	assert_int_equal(stat("cluster.web.upstream_rq_total"), 5);
+	assert_int_equal(stat("cluster.web.upstream_rq_active"), 0);
+	/* 5 more, one at a time: the connections' places up to 3 streams each */
+	for (int i = 5; i < 10; i++) {
+		c[i] = client();
+		send_s(c[i], "GET /t HTTP/1.1\r\nHost: a\r\n\r\n");
+		if (upstream_pending())
+			h2u_open(&k[3], 100);
+		for (int j = 0; j < 4; j++) {
+			if (j == 3 && !k[3].s)
+				continue;
+			h2u_pump(&k[j]);
+			for (unsigned s = 0; s < k[j].n; s++)
+				if (k[j].st[s].end && !k[j].st[s].answered)
+					h2u_answer(&k[j], &k[j].st[s], "ok");
+			h2u_pump(&k[j]);
+		}
+		assert_true(answered(c[i], "HTTP/1.1 200"));
+	}
+	/* 3 connections x 3 requests, then a fourth for the tenth */
+	assert_int_equal(stat("cluster.web.upstream_cx_http2_total"), 4);
+	assert_int_equal(k[0].n + k[1].n + k[2].n, 9);
+	assert_int_equal(k[3].n, 1);
+	for (int j = 0; j < 4; j++)
+		h2u_close(&k[j]);
+}
+
+/*
+ * A client that does not read (its send buffer is full) holds the
+ * upstream's stream window closed: Arion reads no more of the response
+ * than the window it advertised (HTTP_UPH2_STREAM_WINDOW, 256 KiB), so a
+ * slow reader does not grow its memory with the body. Once the client
+ * reads, the rest follows, window by window.
+ */
+static void test_uph2_slow_client_holds_window(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("", "{}");
+	struct arn_tcp_conn *c = client();
+	c->full = true;
+	send_s(c, "GET /big HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct h2u k;
+	h2u_open(&k, 100);
+	h2u_pump(&k);
+	assert_int_equal(k.n, 1);
+	k.big = 4u << 20;
+	h2u_answer(&k, &k.st[0], NULL);
+	h2u_pump(&k);
+	assert_true(k.big_sent >= 65535);
+	assert_true(k.big_sent <= 256u * 1024);
+	assert_int_equal(nghttp2_session_get_stream_remote_window_size(k.s, k.st[0].id), 0);
+	size_t held = k.big_sent;
+	run_ms(100); /* nothing moves while the client does not read */
+	h2u_pump(&k);
+	assert_int_equal(k.big_sent, held);
+	c->full = false;
+	c->ops->on_writable(c);
+	for (int round = 0; round < 200 && k.big_sent < k.big; round++) {
+		h2u_pump(&k);
+		c->ops->on_writable(c);
+	}
+	h2u_pump(&k);
+	assert_int_equal(k.big_sent, k.big);
+	assert_true(answered(c, "HTTP/1.1 200"));
+	assert_true(c->tx_len > k.big);
+	h2u_close(&k);
+}
+
+/*
+ * RST_STREAM from the upstream before the response: 503, Envoy's remote
+ * reset (UR), counted in upstream_rq_rx_reset; the connection goes on
+ * serving. GOAWAY: the streams above its last_stream_id come back
+ * REFUSED_STREAM (503, not processed), the one below is answered, and the
+ * next request opens a new connection.
+ */
+static void test_uph2_reset_and_goaway(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("", "{}");
+	struct arn_tcp_conn *a = client();
+	send_s(a, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct h2u k;
+	h2u_open(&k, 100);
+	h2u_pump(&k);
+	assert_int_equal(k.n, 1);
+	assert_int_equal(
+	    nghttp2_submit_rst_stream(k.s, NGHTTP2_FLAG_NONE, k.st[0].id, NGHTTP2_INTERNAL_ERROR),
+	    0);
+	h2u_pump(&k);
+	assert_true(answered(a, "HTTP/1.1 503"));
+	assert_int_equal(stat("cluster.web.upstream_rq_rx_reset"), 1);
+	/* three streams on the same connection; GOAWAY after the first */
+	struct arn_tcp_conn *b[3];
+	for (int i = 0; i < 3; i++) {
+		b[i] = client();
+		send_s(b[i], "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	}
+	h2u_pump(&k);
+	assert_int_equal(k.n, 4);
+	assert_int_equal(upstream_pending(), 0);
+	assert_int_equal(
+	    nghttp2_submit_goaway(k.s, NGHTTP2_FLAG_NONE, k.st[1].id, NGHTTP2_NO_ERROR, NULL, 0),
+	    0);
+	h2u_answer(&k, &k.st[1], "ok");
+	h2u_pump(&k);
+	assert_true(answered(b[0], "HTTP/1.1 200"));
+	assert_true(answered(b[1], "HTTP/1.1 503"));
+	assert_true(answered(b[2], "HTTP/1.1 503"));
+	assert_int_equal(stat("cluster.web.upstream_cx_http2_total"), 1);
+	struct arn_tcp_conn *d = client();
+	send_s(d, "GET /d HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(stat("cluster.web.upstream_cx_http2_total"), 2);
+	struct h2u k2;
+	h2u_open(&k2, 100);
+	h2u_pump(&k2);
+	assert_int_equal(k2.n, 1);
+	h2u_answer(&k2, &k2.st[0], "ok");
+	h2u_pump(&k2);
+	assert_true(answered(d, "HTTP/1.1 200"));
+	run_ms(20);
+	assert_true(k.c->closed); /* the GOAWAY'd connection went once idle */
+	h2u_close(&k);
+	h2u_close(&k2);
+}
+
 int main(void)
 {
 	char prefix[64];
@@ -3646,6 +4000,9 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_control_floods, teardown),
 	    cmocka_unit_test_teardown(test_h2_goaway_on_healthcheck_fail, teardown),
 	    cmocka_unit_test_teardown(test_h2_grpc_timeout, teardown),
+	    cmocka_unit_test_teardown(test_uph2_streams_share_connections, teardown),
+	    cmocka_unit_test_teardown(test_uph2_slow_client_holds_window, teardown),
+	    cmocka_unit_test_teardown(test_uph2_reset_and_goaway, teardown),
 	};
 	if (getenv("TEST_FILTER")) /* one test by name (a glob), e.g. while bisecting */
 		cmocka_set_test_filter(getenv("TEST_FILTER"));
