@@ -654,8 +654,6 @@ void http_up_release(struct http_upconn *u, bool reusable)
 		p->n_active--;
 	if (u->xs) {
 		/* an HTTP/2 stream: it ends, its connection goes on */
-		if (c)
-			u->idle_ms = c->http.idle_timeout_ms;
 		http_uph2_stream_end(u, !reusable);
 		return;
 	}

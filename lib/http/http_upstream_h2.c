@@ -555,6 +555,8 @@ int http_uph2_start(struct http_upconn *u, const struct arn_cfg_cluster *c)
 							      : c->http.max_requests_per_connection)
 			    : 0;
 	h->tls = c && c->upstream_tls;
+	/* the cluster's idle_timeout (1 h by default) as of its opening */
+	u->idle_ms = c ? c->http.idle_timeout_ms : 0;
 	uint32_t swin = cap(o ? o->initial_stream_window_size : 0, HTTP_UPH2_STREAM_WINDOW);
 	uint32_t cwin = cap(o ? o->initial_connection_window_size : 0, HTTP_UPH2_CONN_WINDOW);
 	nghttp2_mem mem = {h, mem_malloc, mem_free, mem_calloc, mem_realloc};

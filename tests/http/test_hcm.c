@@ -3930,6 +3930,37 @@ static void test_uph2_reset_and_goaway(void **state)
 	h2u_close(&k2);
 }
 
+/* The cluster's idle_timeout closes an HTTP/2 connection without streams,
+ * a GOAWAY first; one with a stream open stays. */
+static void test_uph2_idle_timeout(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("\"common_http_protocol_options\":{\"idle_timeout\":\"1s\"},", "{}");
+	struct arn_tcp_conn *a = client();
+	send_s(a, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct h2u k;
+	h2u_open(&k, 100);
+	h2u_pump(&k);
+	run_ms(1500); /* a stream open: the connection stays */
+	assert_false(k.c->closed);
+	h2u_answer(&k, &k.st[0], "ok");
+	h2u_pump(&k);
+	assert_true(answered(a, "HTTP/1.1 200"));
+	run_ms(900);
+	assert_false(k.c->closed);
+	run_ms(200);
+	assert_true(k.c->closed);
+	/* its last frame is a GOAWAY (NO_ERROR) */
+	assert_true(k.c->tx_len >= 17);
+	const uint8_t *f = (const uint8_t *)k.c->tx + k.c->tx_len - 17;
+	assert_int_equal(f[3], NGHTTP2_GOAWAY);
+	poll_ms(1);
+	assert_int_equal(stat("cluster.web.upstream_cx_active"), 0);
+	assert_int_equal(stat("cluster.web.upstream_cx_destroy"), 1);
+	h2u_close(&k);
+}
+
 int main(void)
 {
 	char prefix[64];
@@ -4003,6 +4034,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_uph2_streams_share_connections, teardown),
 	    cmocka_unit_test_teardown(test_uph2_slow_client_holds_window, teardown),
 	    cmocka_unit_test_teardown(test_uph2_reset_and_goaway, teardown),
+	    cmocka_unit_test_teardown(test_uph2_idle_timeout, teardown),
 	};
 	if (getenv("TEST_FILTER")) /* one test by name (a glob), e.g. while bisecting */
 		cmocka_set_test_filter(getenv("TEST_FILTER"));
