@@ -1,0 +1,226 @@
+/*
+ * libFuzzer target: upstream HTTP/2 (lib/http/http_upstream_h2.c and its
+ * pool in http_upstream.c) behind the connection manager, on Arion's real
+ * TCP stack over the fake lib/net, with fuzz_hcm.c's harness
+ * (hcm_harness.h) and configuration, except that clusters web and two
+ * speak HTTP/2 to their hosts (HH_UPSTREAMS_H2, max_concurrent_streams
+ * 4). Clients send HTTP/1.1 requests; the upstreams' input is the
+ * fuzzer's: raw bytes (frames of any shape), or frames built here so that
+ * runs reach responses quickly.
+ *
+ * Input format: as fuzz_hcm.c, except:
+ *    14 CREQ c K   client c sends canned request K % N_REQS
+ *    15 UH2 u K    upstream connection u sends frame K & 15 (h2_frame) on
+ *                  stream 2 * ((K >> 4) & 7) + 1
+ *
+ * At the end, as fuzz_hcm.c: nothing may be left (connections, stream
+ * blocks, request buffers, pins, mbufs, circuit breaker counts), and what
+ * clients received must parse as HTTP/1.1; what upstreams received is
+ * HTTP/2 frames (not checked here beyond the sanitizers).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define HH_UPSTREAMS_H2 1
+#include "hcm_harness.h"
+
+static const char *const reqs[] = {
+    "GET / HTTP/1.1\r\nHost: a\r\n\r\n",
+    "POST /retry HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello",
+    "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+    "GET /slow HTTP/1.1\r\nHost: a\r\nTE: trailers\r\n\r\n",
+    "GET /direct HTTP/1.1\r\nHost: a\r\n\r\n",
+    "HEAD / HTTP/1.1\r\nHost: a\r\n\r\n",
+    "GET /ridle HTTP/1.1\r\nHost: a\r\nX-Cluster: two\r\n\r\n",
+    "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 70000\r\n\r\n",
+};
+#define N_REQS (sizeof(reqs) / sizeof(reqs[0]))
+
+struct rd {
+	const uint8_t *p;
+	size_t n, i;
+};
+
+static uint8_t rd8(struct rd *r)
+{
+	return r->i < r->n ? r->p[r->i++] : 0;
+}
+
+static bool rd_more(const struct rd *r)
+{
+	return r->i < r->n;
+}
+
+static size_t frame(uint8_t *b, uint32_t len, uint8_t type, uint8_t flags, uint32_t sid)
+{
+	b[0] = (uint8_t)(len >> 16);
+	b[1] = (uint8_t)(len >> 8);
+	b[2] = (uint8_t)len;
+	b[3] = type;
+	b[4] = flags;
+	b[5] = (uint8_t)(sid >> 24);
+	b[6] = (uint8_t)(sid >> 16);
+	b[7] = (uint8_t)(sid >> 8);
+	b[8] = (uint8_t)sid;
+	return 9;
+}
+
+static size_t with(uint8_t *b, uint8_t type, uint8_t flags, uint32_t sid, const void *p, size_t n)
+{
+	frame(b, (uint32_t)n, type, flags, sid);
+	memcpy(b + 9, p, n);
+	return 9 + n;
+}
+
+/* Frame @p k & 15 from an upstream, on stream @p sid, into @p b. */
+static size_t h2_frame(unsigned k, uint32_t sid, uint8_t *b)
+{
+	/* HPACK: ":status 200" is static index 8, ":status 500" 14; "100"
+	 * and the trailer are literals without indexing */
+	static const uint8_t st100[] = {0x08, 0x03, '1', '0', '0'};
+	static const uint8_t trailer[] = {0x00, 0x0b, 'g', 'r', 'p', 'c',  '-', 's',
+					  't',	'a',  't', 'u', 's', 0x01, '0'};
+	switch (k & 15) {
+	case 0: /* SETTINGS (the server's preface) */
+		return frame(b, 0, 4, 0, 0);
+	case 1: /* SETTINGS MAX_CONCURRENT_STREAMS 1 */
+		return with(b, 4, 0, 0, "\0\x03\0\0\0\x01", 6);
+	case 2: /* HEADERS 200 */
+		return with(b, 1, 0x4, sid, "\x88", 1);
+	case 3: /* HEADERS 200, END_STREAM */
+		return with(b, 1, 0x5, sid, "\x88", 1);
+	case 4: /* HEADERS 500, END_STREAM */
+		return with(b, 1, 0x5, sid, "\x8e", 1);
+	case 5: /* DATA */
+		return with(b, 0, 0, sid, "hello", 5);
+	case 6: /* DATA, END_STREAM */
+		return with(b, 0, 1, sid, "end", 3);
+	case 7: /* trailers: grpc-status 0, END_STREAM */
+		return with(b, 1, 0x5, sid, trailer, sizeof(trailer));
+	case 8: /* RST_STREAM INTERNAL_ERROR */
+		return with(b, 3, 0, sid, "\0\0\0\x02", 4);
+	case 9: /* RST_STREAM REFUSED_STREAM */
+		return with(b, 3, 0, sid, "\0\0\0\x07", 4);
+	case 10: /* GOAWAY, last stream 1 */
+		return with(b, 7, 0, 0, "\0\0\0\x01\0\0\0\0", 8);
+	case 11: /* WINDOW_UPDATE, connection */
+		return with(b, 8, 0, 0, "\0\x01\0\0", 4);
+	case 12: /* WINDOW_UPDATE, stream */
+		return with(b, 8, 0, sid, "\0\x01\0\0", 4);
+	case 13: /* PING */
+		return with(b, 6, 0, 0, "pingping", 8);
+	case 14: /* SETTINGS ACK */
+		return frame(b, 0, 4, 1, 0);
+	default: /* HEADERS 100 (interim) */
+		return with(b, 1, 0x4, sid, st100, sizeof(st100));
+	}
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	static char *args[64];
+	static char entropic[] = "-entropic=0";
+	bool given = false;
+	for (int i = 0; i < *argc; i++)
+		given |= strncmp((*argv)[i], "-entropic=", 10) == 0;
+	if (!given && *argc < 63) {
+		args[0] = (*argv)[0];
+		args[1] = entropic;
+		for (int i = 1; i < *argc; i++)
+			args[i + 1] = (*argv)[i];
+		args[*argc + 1] = NULL;
+		*argc += 1;
+		*argv = args;
+	}
+	hh_init(getenv("FUZZ_HCM_TRACE") != NULL);
+	if (getenv("FUZZ_HCM_LOG"))
+		arn_log_set_spec(getenv("FUZZ_HCM_LOG"), NULL);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	struct rd r = {data, size, 0};
+	hh_begin(rd8(&r));
+	static uint8_t tmp[256];
+	while (rd_more(&r)) {
+		uint8_t b = rd8(&r);
+		unsigned a = b >> 4, c = a & 3, u = a & 7;
+		switch (b & 15) {
+		case 0: {
+			static const uint16_t ports[4] = {80, 81, 82, 80};
+			hh_open(c, ports[a >> 2]);
+			break;
+		}
+		case 1:
+		case 6: {
+			uint8_t n = rd8(&r);
+			uint32_t k = 0;
+			while (k < n && rd_more(&r))
+				tmp[k++] = rd8(&r);
+			hh_send((b & 15) == 1 ? hh_client(c) : hh_upstream(u), tmp, k, n ? n : 1);
+			break;
+		}
+		case 2:
+		case 7:
+			hh_send((b & 15) == 2 ? hh_client(c) : hh_upstream(u), NULL, rd8(&r) * 256u,
+				0);
+			break;
+		case 3:
+			hh_fin(hh_client(c));
+			break;
+		case 4:
+			hh_reset(hh_client(c));
+			break;
+		case 5:
+			hh_window(hh_client(c), rd8(&r));
+			break;
+		case 8:
+			hh_fin(hh_upstream(u));
+			break;
+		case 9:
+			hh_reset(hh_upstream(u));
+			break;
+		case 10:
+			hh_window(hh_upstream(u), rd8(&r));
+			break;
+		case 11: {
+			uint8_t t = rd8(&r);
+			hh_advance(t < 128 ? t : (t - 127u) * 64u);
+			break;
+		}
+		case 12:
+			if (a < 4)
+				hh_syn(a);
+			else
+				hh_config(a - 4);
+			break;
+		case 13: {
+			uint8_t k = rd8(&r);
+			fake_alloc_fail = k & 15;
+			if (k & 16)
+				arn_http_set_healthcheck_failed(!http_healthcheck_failed());
+			break;
+		}
+		case 14: {
+			const char *s = reqs[rd8(&r) % N_REQS];
+			hh_send(hh_client(c), s, (uint32_t)strlen(s), 255);
+			break;
+		}
+		default: {
+			uint8_t k = rd8(&r);
+			size_t n = h2_frame(k, 2u * ((k >> 4) & 7) + 1, tmp);
+			hh_send(hh_upstream(u), tmp, (uint32_t)n, 255);
+			break;
+		}
+		}
+		hh_settle();
+	}
+	hh_end();
+	return 0;
+}
