@@ -3961,6 +3961,39 @@ static void test_uph2_idle_timeout(void **state)
 	h2u_close(&k);
 }
 
+/* A full connection and max_connections 1 (the circuit breaker): the
+ * second request waits in the pending queue and takes the place the first
+ * stream gives back, on the same connection. */
+static void test_uph2_pending_takes_freed_place(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("\"circuit_breakers\":{\"thresholds\":[{\"max_connections\":1}]},",
+		       "{\"max_concurrent_streams\":1}");
+	struct arn_tcp_conn *a = client(), *b = client();
+	send_s(a, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	send_s(b, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(upstream_pending(), 1);
+	assert_int_equal(stat("cluster.web.upstream_rq_pending_total"), 1);
+	assert_int_equal(stat("cluster.web.upstream_rq_pending_active"), 1);
+	struct h2u k;
+	h2u_open(&k, 100);
+	h2u_pump(&k);
+	assert_int_equal(k.n, 1);
+	assert_string_equal(k.st[0].path, "/a");
+	h2u_answer(&k, &k.st[0], "A");
+	h2u_pump(&k);
+	assert_true(answered(a, "HTTP/1.1 200"));
+	assert_int_equal(k.n, 2);
+	assert_string_equal(k.st[1].path, "/b");
+	assert_int_equal(stat("cluster.web.upstream_rq_pending_active"), 0);
+	h2u_answer(&k, &k.st[1], "B");
+	h2u_pump(&k);
+	assert_true(answered(b, "HTTP/1.1 200"));
+	assert_int_equal(stat("cluster.web.upstream_cx_http2_total"), 1);
+	h2u_close(&k);
+}
+
 int main(void)
 {
 	char prefix[64];
@@ -4035,6 +4068,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_uph2_slow_client_holds_window, teardown),
 	    cmocka_unit_test_teardown(test_uph2_reset_and_goaway, teardown),
 	    cmocka_unit_test_teardown(test_uph2_idle_timeout, teardown),
+	    cmocka_unit_test_teardown(test_uph2_pending_takes_freed_place, teardown),
 	};
 	if (getenv("TEST_FILTER")) /* one test by name (a glob), e.g. while bisecting */
 		cmocka_set_test_filter(getenv("TEST_FILTER"));
