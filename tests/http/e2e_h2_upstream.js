@@ -1,6 +1,6 @@
 // Peers for tests/http/e2e_h2_upstream.sh (upstream HTTP/2, issue 19):
 //
-//   node e2e_h2_upstream.js server ADDR H2PORT GRPCPORT MIXPORT
+//   node e2e_h2_upstream.js server ADDR H2PORT GRPCPORT MIXPORT [TLSPORT CERT KEY]
 //     H2PORT: node's http2 module, h2c (prior knowledge):
 //       /echo...    "<method> <path> <te> <content-length> <body bytes> <sha256>"
 //       /trailers   a body, then the trailer x-trailer: yes
@@ -36,7 +36,7 @@ const svc = {
   Bidi: m('Bidi', true, true),
 };
 
-function server(addr, h2port, grpcport, mixport) {
+function server(addr, h2port, grpcport, mixport, tls) {
   const h = http2.createServer();
   h.on('stream', (s, hdr) => {
     s.on('error', () => {}); // a reset (ours or Arion's) is no crash
@@ -116,6 +116,16 @@ function server(addr, h2port, grpcport, mixport) {
       });
     })
     .listen(mixport, addr);
+
+  // TLSPORT (the fifth argument, with CERT and KEY): HTTP/2 over TLS,
+  // ALPN h2 only, answering "<protocol> <alpn> <path>"
+  if (tls) {
+    const fs = require('fs');
+    http2
+      .createSecureServer({ cert: fs.readFileSync(tls.cert), key: fs.readFileSync(tls.key) },
+        (req, res) => res.end(`${req.httpVersion} ${req.socket.alpnProtocol} ${req.url}\n`))
+      .listen(tls.port, addr);
+  }
 
   const g = new grpc.Server();
   g.addService(svc, {
@@ -204,5 +214,7 @@ function client(target) {
 }
 
 const [mode, ...a] = process.argv.slice(2);
-if (mode === 'server') server(a[0], Number(a[1]), Number(a[2]), Number(a[3]));
+if (mode === 'server')
+  server(a[0], Number(a[1]), Number(a[2]), Number(a[3]),
+    a[4] ? { port: Number(a[4]), cert: a[5], key: a[6] } : null);
 else client(a[0]);

@@ -9,12 +9,14 @@
 #   cluster grpc     explicit HTTP/2 to the grpc-js server
 #   cluster down     use_downstream_protocol_config: HTTP/2 for h2 clients,
 #                    HTTP/1.1 for HTTP/1.1 clients (one node port speaks both)
+#   cluster h2tls    explicit HTTP/2 over TLS (ALPN h2, the host's
+#                    certificate validated)
 #
 # Connection counts are read from Arion's stats
 # (cluster.<name>.upstream_cx_http2_total / upstream_cx_http1_total).
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
-topo_require ip ethtool curl nginx node || exit 77
+topo_require ip ethtool curl nginx node openssl || exit 77
 curl -V | grep -q 'HTTP2' || { echo "curl without HTTP/2"; exit 77; }
 [ -d "$ARION_SRC/tests/xds/peer/node_modules/@grpc/grpc-js" ] || {
 	echo "tests/xds/peer/node_modules missing (scripts/setup-deps --test)"
@@ -25,7 +27,21 @@ topo_init arn-h2up
 http_e2e_topo || exit 1
 http_e2e_nginx || exit 1
 JS="$ARION_SRC/tests/http/e2e_h2_upstream.js"
-topo_bg node ip netns exec "$uns" node "$JS" server "$ua" 8090 8091 8092
+d="$TOPO_DIR/pki"
+mkdir -p "$d"
+key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
+key "$d/ca.key" && openssl req -x509 -new -key "$d/ca.key" -out "$d/ca.pem" \
+	-subj "/CN=h2 upstream CA" -days 2 2>/dev/null &&
+	key "$d/up.key" && openssl req -new -key "$d/up.key" -out "$d/up.csr" -subj "/CN=up.test" \
+	2>/dev/null && printf 'subjectAltName=DNS:up.test\n' >"$d/up.ext" &&
+	openssl x509 -req -in "$d/up.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
+		-out "$d/up.pem" -days 2 -extfile "$d/up.ext" 2>/dev/null || {
+	echo "openssl failed"
+	exit 1
+}
+chmod -R a+rX "$d"
+chmod 755 "$TOPO_DIR"
+topo_bg node ip netns exec "$uns" node "$JS" server "$ua" 8090 8091 8092 8093 "$d/up.pem" "$d/up.key"
 topo_wait_log "$TOPO_DIR/node.log" ready 20 || {
 	echo "the node upstream did not start"
 	cat "$TOPO_DIR/node.log"
@@ -53,6 +69,9 @@ YAML
 {
 	cat <<YAML
   static_resources:
+    secrets:
+      - name: up-ca
+        validation_context: { trusted_ca: { filename: $d/ca.pem } }
     listeners:
       - name: plain
         address: { socket_address: { address: 0.0.0.0, port_value: 80 } }
@@ -71,6 +90,7 @@ YAML
                           - { match: { prefix: "/test.Echo/" }, route: { cluster: grpc, timeout: 10s } }
                           - { match: { prefix: "/lim/" }, route: { cluster: h2lim, prefix_rewrite: "/" } }
                           - { match: { prefix: "/down/" }, route: { cluster: down, prefix_rewrite: "/" } }
+                          - { match: { prefix: "/tls/" }, route: { cluster: h2tls, prefix_rewrite: "/" } }
                           - match: { prefix: "/retry/" }
                             route:
                               cluster: h2
@@ -109,6 +129,21 @@ YAML
           envoy.extensions.upstreams.http.v3.HttpProtocolOptions:
             "@type": type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions
             use_downstream_protocol_config: { http_protocol_options: {}, http2_protocol_options: {} }
+YAML
+	cluster h2tls "$ua" 8093
+	h2opts
+	cat <<YAML
+        transport_socket:
+          name: envoy.transport_sockets.tls
+          typed_config:
+            "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext
+            sni: up.test
+            common_tls_context:
+              alpn_protocols: [ h2 ]
+              combined_validation_context:
+                default_validation_context:
+                  match_typed_subject_alt_names: [ { san_type: DNS, matcher: { exact: up.test } } ]
+                validation_context_sds_secret_config: { name: up-ca }
 YAML
 } >"$TOPO_DIR/body.yaml"
 http_e2e_arion "$TOPO_DIR/body.yaml" || { echo "arion did not start"; exit 1; }
@@ -206,6 +241,14 @@ expect "use_downstream_protocol_config, h2c client: HTTP/2 upstream" "$o" "^2.0 
 v=$(stat cluster.down.upstream_cx_http2_total)
 [ "$v" = 1 ] && ok "cluster.down.upstream_cx_http2_total = 1 (HTTP/2 for the h2c client)" ||
 	bad "cluster.down.upstream_cx_http2_total = $v"
+
+# ---- HTTP/2 over TLS (ALPN h2) ---------------------------------------------------------------
+o=$(cc --http1.1 "http://$us/tls/x")
+expect "HTTP/1.1 client -> HTTP/2 over TLS (ALPN h2)" "$o" "^2.0 h2 /x$"
+o=$(cc --http2-prior-knowledge "http://$us/tls/y")
+expect "h2c client -> HTTP/2 over TLS, the same connection" "$o" "^2.0 h2 /y$"
+v=$(stat cluster.h2tls.upstream_cx_http2_total)
+[ "$v" = 1 ] && ok "cluster.h2tls.upstream_cx_http2_total = 1" || bad "cluster.h2tls.upstream_cx_http2_total = $v"
 
 # ---- gRPC through Arion (grpc-js client and server) -----------------------------------------
 o=$(ip netns exec "$cns" node "$JS" client "$us:80" 2>&1)
