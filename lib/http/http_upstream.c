@@ -545,6 +545,9 @@ static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, u
 		if (p->h2)
 			p->h2->prev = u;
 		p->h2 = u;
+	} else if (c && c->http.upstream == 3 && tctx) {
+		/* auto_config: counted once ALPN chose (up_tls_step) */
+		u->alpn_auto = true;
 	} else {
 		POOL_INC(w, p, upstream_cx_http1_total);
 	}
@@ -574,7 +577,8 @@ int http_up_acquire(struct http_worker *w, struct http_pool *p, struct http_stre
 	st->pool = p;
 	st->up_ops = ops;
 	bool h2 = http_uph2_wanted(st);
-	if (h2) {
+	if (h2 || (st->cluster && st->cluster->http.upstream == 3)) {
+		/* (auto_config: a connection whose ALPN chose h2 may have room) */
 		/* a place on an HTTP/2 connection that has one */
 		struct http_upconn *u = h2_find(p, st->cluster);
 		if (u)
@@ -818,6 +822,42 @@ static void up_tls_failed(struct http_upconn *u, int rc, const char *text)
 	}
 }
 
+/*
+ * auto_config: the host chose h2 for a connection opened with the stream
+ * that waits on it as HTTP/1.1's: the connection turns to HTTP/2 (its
+ * session, the pool's HTTP/2 list) and that stream becomes its first.
+ */
+static void up_turn_h2(struct http_upconn *u)
+{
+	struct http_pool *p = u->pool;
+	struct http_worker *w = u->w;
+	struct http_stream *st = u->st;
+	if (http_uph2_start(u, st ? st->cluster : NULL) != 0) {
+		up_tls_failed(u, -ENOMEM, "HTTP/2: out of memory for the session");
+		return;
+	}
+	POOL_INC(w, p, upstream_cx_http2_total);
+	u->next = p->h2;
+	u->prev = NULL;
+	if (p->h2)
+		p->h2->prev = u;
+	p->h2 = u;
+	if (st) {
+		u->st = NULL;
+		st->up = NULL;
+		if (p->n_active)
+			p->n_active--;
+		struct http_upconn *s = http_uph2_stream_new(u);
+		if (!s) {
+			up_ready(u);
+			st->up_ops->on_failed(st, -ENOBUFS, false, false, NULL);
+			return;
+		}
+		bind(s, st);
+	}
+	up_ready(u);
+}
+
 /* The handshake as far as the bytes allow; open, it makes the connection
  * ready. */
 static void up_tls_step(struct http_upconn *u)
@@ -839,6 +879,15 @@ static void up_tls_step(struct http_upconn *u)
 			}
 			up_ready(u);
 			return;
+		}
+		if (u->alpn_auto) {
+			/* auto_config: the host chose (or did not: HTTP/1.1) */
+			u->alpn_auto = false;
+			if (alpn && alen == 2 && memcmp(alpn, "h2", 2) == 0) {
+				up_turn_h2(u);
+				return;
+			}
+			POOL_INC(u->w, u->pool, upstream_cx_http1_total);
 		}
 		if (alpn && !(alen == 8 && memcmp(alpn, "http/1.1", 8) == 0)) {
 			up_tls_failed(u, -EPROTO,

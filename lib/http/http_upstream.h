@@ -65,6 +65,7 @@ struct http_upconn {
 	uint8_t state;	/* enum http_up_state */
 	bool connected; /* usable: TCP connected and, with TLS, the handshake done */
 	bool connect_timed_out;
+	bool alpn_auto;		/* auto_config over TLS: the handshake's ALPN picks the codec */
 	uint32_t idle_ms;	/* the cluster's idle_timeout when it was last used */
 	uint32_t connect_ms;	/* the cluster's connect_timeout when it was opened */
 	struct http_stream *st; /* the stream it serves, or NULL */

@@ -554,7 +554,7 @@ int http_uph2_start(struct http_upconn *u, const struct arn_cfg_cluster *c)
 	h->max_requests = c ? (c->max_requests_per_connection ? c->max_requests_per_connection
 							      : c->http.max_requests_per_connection)
 			    : 0;
-	h->tls = c && c->upstream_tls;
+	h->tls = u->tls.on || (c && c->upstream_tls);
 	/* the cluster's idle_timeout (1 h by default) as of its opening */
 	u->idle_ms = c ? c->http.idle_timeout_ms : 0;
 	uint32_t swin = cap(o ? o->initial_stream_window_size : 0, HTTP_UPH2_STREAM_WINDOW);
@@ -619,8 +619,8 @@ bool http_uph2_wanted(const struct http_stream *st)
 	case 2:
 		return st->version == 20;
 	default:
-		/* auto_config: HTTP/1.1 (ALPN h2 on TLS clusters is not
-		 * offered yet: docs/http.md) */
+		/* auto_config: HTTP/1.1 until a TLS handshake's ALPN chose h2
+		 * (http_upstream.c, up_turn_h2) */
 		return false;
 	}
 }

@@ -117,12 +117,13 @@ function server(addr, h2port, grpcport, mixport, tls) {
     })
     .listen(mixport, addr);
 
-  // TLSPORT (the fifth argument, with CERT and KEY): HTTP/2 over TLS,
-  // ALPN h2 only, answering "<protocol> <alpn> <path>"
+  // TLSPORT (the fifth argument, with CERT and KEY): HTTP/2 or HTTP/1.1
+  // over TLS as ALPN chooses, answering "<protocol> <alpn> <path>"
   if (tls) {
     const fs = require('fs');
     http2
-      .createSecureServer({ cert: fs.readFileSync(tls.cert), key: fs.readFileSync(tls.key) },
+      .createSecureServer({ cert: fs.readFileSync(tls.cert), key: fs.readFileSync(tls.key),
+        allowHTTP1: true },
         (req, res) => res.end(`${req.httpVersion} ${req.socket.alpnProtocol} ${req.url}\n`))
       .listen(tls.port, addr);
   }

@@ -11,6 +11,8 @@
 #                    HTTP/1.1 for HTTP/1.1 clients (one node port speaks both)
 #   cluster h2tls    explicit HTTP/2 over TLS (ALPN h2, the host's
 #                    certificate validated)
+#   cluster autoh2   auto_config over TLS offering h2 and http/1.1: HTTP/2
+#   cluster autoh1   auto_config over TLS offering http/1.1: HTTP/1.1
 #
 # Connection counts are read from Arion's stats
 # (cluster.<name>.upstream_cx_http2_total / upstream_cx_http1_total).
@@ -91,6 +93,8 @@ YAML
                           - { match: { prefix: "/lim/" }, route: { cluster: h2lim, prefix_rewrite: "/" } }
                           - { match: { prefix: "/down/" }, route: { cluster: down, prefix_rewrite: "/" } }
                           - { match: { prefix: "/tls/" }, route: { cluster: h2tls, prefix_rewrite: "/" } }
+                          - { match: { prefix: "/auto2/" }, route: { cluster: autoh2, prefix_rewrite: "/" } }
+                          - { match: { prefix: "/auto1/" }, route: { cluster: autoh1, prefix_rewrite: "/" } }
                           - match: { prefix: "/retry/" }
                             route:
                               cluster: h2
@@ -130,6 +134,33 @@ YAML
             "@type": type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions
             use_downstream_protocol_config: { http_protocol_options: {}, http2_protocol_options: {} }
 YAML
+	utls() { # utls ALPN...: the clusters' UpstreamTlsContext
+		cat <<YAML
+        transport_socket:
+          name: envoy.transport_sockets.tls
+          typed_config:
+            "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext
+            sni: up.test
+            common_tls_context:
+              alpn_protocols: [ $1 ]
+              combined_validation_context:
+                default_validation_context:
+                  match_typed_subject_alt_names: [ { san_type: DNS, matcher: { exact: up.test } } ]
+                validation_context_sds_secret_config: { name: up-ca }
+YAML
+	}
+	autoc() { # autoc NAME ALPN: auto_config over TLS
+		cluster "$1" "$ua" 8093
+		cat <<YAML
+        typed_extension_protocol_options:
+          envoy.extensions.upstreams.http.v3.HttpProtocolOptions:
+            "@type": type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions
+            auto_config: { http_protocol_options: {}, http2_protocol_options: {} }
+YAML
+		utls "$2"
+	}
+	autoc autoh2 "h2, http/1.1"
+	autoc autoh1 "http/1.1"
 	cluster h2tls "$ua" 8093
 	h2opts
 	cat <<YAML
@@ -249,6 +280,20 @@ o=$(cc --http2-prior-knowledge "http://$us/tls/y")
 expect "h2c client -> HTTP/2 over TLS, the same connection" "$o" "^2.0 h2 /y$"
 v=$(stat cluster.h2tls.upstream_cx_http2_total)
 [ "$v" = 1 ] && ok "cluster.h2tls.upstream_cx_http2_total = 1" || bad "cluster.h2tls.upstream_cx_http2_total = $v"
+
+# auto_config: ALPN picks the protocol
+for i in 1 2 3; do
+	o=$(cc --http1.1 "http://$us/auto2/a$i")
+	expect "auto_config, ALPN h2 offered: HTTP/2 chosen ($i)" "$o" "^2.0 h2 /a$i$"
+done
+v=$(stat cluster.autoh2.upstream_cx_http2_total)/$(stat cluster.autoh2.upstream_cx_http1_total)
+[ "$v" = 1/0 ] && ok "cluster.autoh2: one HTTP/2 connection, reused, no HTTP/1.1 one" ||
+	bad "cluster.autoh2 upstream_cx_http2_total/http1_total = $v"
+o=$(cc --http2-prior-knowledge "http://$us/auto1/b")
+expect "auto_config, only http/1.1 offered: HTTP/1.1" "$o" "^1.1 http/1.1 /b$"
+v=$(stat cluster.autoh1.upstream_cx_http2_total)/$(stat cluster.autoh1.upstream_cx_http1_total)
+[ "$v" = 0/1 ] && ok "cluster.autoh1: one HTTP/1.1 connection" ||
+	bad "cluster.autoh1 upstream_cx_http2_total/http1_total = $v"
 
 # ---- gRPC through Arion (grpc-js client and server) -----------------------------------------
 o=$(ip netns exec "$cns" node "$JS" client "$us:80" 2>&1)
