@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Upstream HTTP/2 end to end (issue 19): curl over HTTP/1.1 and over h2c
-# through Arion to an HTTP/2 upstream (node's http2 module), and gRPC
-# calls (@grpc/grpc-js client and server) of the four kinds through Arion.
+# through Arion to an HTTP/2 upstream (node's http2 module, and nginx with
+# http2 on a plain listener), and gRPC calls (@grpc/grpc-js client and
+# server) of the four kinds through Arion.
 #
+#   cluster ngxh2    explicit HTTP/2 to nginx (h2c, prior knowledge)
 #   cluster h2       explicit http2_protocol_options (typed extension)
 #   cluster h2lim    the deprecated http2_protocol_options field with
 #                    max_concurrent_streams 2, max_requests_per_connection 2
@@ -44,6 +46,29 @@ key "$d/ca.key" && openssl req -x509 -new -key "$d/ca.key" -out "$d/ca.pem" \
 chmod -R a+rX "$d"
 chmod 755 "$TOPO_DIR"
 topo_bg node ip netns exec "$uns" node "$JS" server "$ua" 8090 8091 8092 8093 "$d/up.pem" "$d/up.key"
+# nginx as an HTTP/2 upstream (h2c with prior knowledge on $ub:8081): a
+# server other than the test's own node code
+mkdir -p "$TOPO_DIR/nginx-h2"
+chmod 777 "$TOPO_DIR/nginx-h2"
+cat >"$TOPO_DIR/nginx-h2/nginx.conf" <<NGINX
+worker_processes 1;
+pid $TOPO_DIR/nginx-h2/nginx.pid;
+error_log $TOPO_DIR/nginx-h2/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log $TOPO_DIR/nginx-h2/access.log;
+  client_body_temp_path $TOPO_DIR/nginx-h2/body;
+  proxy_temp_path $TOPO_DIR/nginx-h2/proxy;
+  fastcgi_temp_path $TOPO_DIR/nginx-h2/fcgi;
+  uwsgi_temp_path $TOPO_DIR/nginx-h2/uwsgi;
+  scgi_temp_path $TOPO_DIR/nginx-h2/scgi;
+  server {
+    listen $ub:8081 http2;
+    location / { return 200 "nginx \$server_protocol \$request_uri\n"; }
+  }
+}
+NGINX
+topo_bg nginx-h2 ip netns exec "$uns" nginx -c "$TOPO_DIR/nginx-h2/nginx.conf" -g 'daemon off;'
 topo_wait_log "$TOPO_DIR/node.log" ready 20 || {
 	echo "the node upstream did not start"
 	cat "$TOPO_DIR/node.log"
@@ -91,6 +116,7 @@ YAML
                         routes:
                           - { match: { prefix: "/test.Echo/" }, route: { cluster: grpc, timeout: 10s } }
                           - { match: { prefix: "/lim/" }, route: { cluster: h2lim, prefix_rewrite: "/" } }
+                          - { match: { prefix: "/ngx/" }, route: { cluster: ngxh2 } }
                           - { match: { prefix: "/down/" }, route: { cluster: down, prefix_rewrite: "/" } }
                           - { match: { prefix: "/tls/" }, route: { cluster: h2tls, prefix_rewrite: "/" } }
                           - { match: { prefix: "/auto2/" }, route: { cluster: autoh2, prefix_rewrite: "/" } }
@@ -126,6 +152,8 @@ YAML
         http2_protocol_options: { max_concurrent_streams: 2 }
 YAML
 	cluster grpc "$ua" 8091
+	h2opts
+	cluster ngxh2 "$ub" 8081
 	h2opts
 	cluster down "$ua" 8092
 	cat <<YAML
@@ -200,6 +228,11 @@ grep -qi '^x-upstream-proto: h2' "$TOPO_DIR/h1.hdr" && ok "the upstream answered
 o=$(cc --http2-prior-knowledge -w '%{http_version}' "http://$us/echo?b=2")
 expect "h2c client -> HTTP/2 upstream: GET answered" "$o" "^GET /echo\?b=2 - - 0 $empty
 2$"
+
+o=$(cc --http1.1 "http://$us/ngx/a")
+expect "HTTP/1.1 client -> nginx as an HTTP/2 upstream" "$o" "^nginx HTTP/2.0 /ngx/a$"
+o=$(cc --http2-prior-knowledge "http://$us/ngx/b")
+expect "h2c client -> nginx as an HTTP/2 upstream" "$o" "^nginx HTTP/2.0 /ngx/b$"
 
 head -c $((3 * 1024 * 1024 + 7)) /dev/urandom >"$TOPO_DIR/up.bin"
 want=$(sha <"$TOPO_DIR/up.bin")
