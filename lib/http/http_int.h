@@ -89,6 +89,8 @@ struct http_cluster_rt {
 	/* control lcore */
 	bool current;			      /* the registry holds a reference */
 	uint64_t seen;			      /* last sync that found it in the generation */
+	uint64_t ent_sync;		      /* the snapshot (its sync) that holds its entry */
+	size_t ent_idx;			      /* the entry's index in that snapshot */
 	struct http_cluster_rt *next;	      /* registry chain */
 	struct http_cluster_rt *reclaim_next; /* queued by the last put */
 };
@@ -163,6 +165,9 @@ void http_lrt_put(struct http_listener_rt *l);
 /** The live object of cluster @p name, made current (the registry holds a
  * reference), or a new one; NULL: out of memory. */
 struct http_cluster_rt *http_cluster_get(const char *name);
+/** The same with the name's length and arn_cfg_hash() (@p name is still
+ * NUL-terminated: the statistics scope takes it as a string). */
+struct http_cluster_rt *http_cluster_getn(const char *name, size_t len, uint64_t hash);
 /** The same for listener address @p addr:@p port. */
 struct http_listener_rt *http_listener_get(uint32_t addr, uint16_t port);
 /** The registry lets go of the current objects not seen in sync @p sync_id. */
@@ -298,6 +303,9 @@ struct arn_stats_scope *http_rt_mcp_backend(const struct arn_cfg_toolset *ts, ui
  * quiescent state to keep it (http_host_ref). */
 struct http_host *http_rt_host(const struct http_cluster_rt *crt, uint32_t addr, uint16_t port);
 void http_rt_hcm_put(struct http_hcm_rt *r);
+/** Clusters whose entries the last snapshot built rather than took from
+ * the previous one (tests count the work of a generation with it). */
+size_t http_rt_clusters_built(void);
 
 /* True after POST /healthcheck/fail until /healthcheck/ok
  * (arn_http_set_healthcheck_failed): one relaxed load, any lcore. */

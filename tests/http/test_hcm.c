@@ -1152,6 +1152,89 @@ static void test_new_endpoints_resolved_ahead(void **state)
 	assert_int_equal(resolved[1], (198u << 24) | (18u << 16) | 11);
 }
 
+/* ---- a generation's work is what changed (issue 17 item 5) ------------------------------- */
+
+/* Clusters "c<i>" for i in [from, to), one endpoint 198.18.<i/250>.<i%250+1>
+ * (port @p port), in one batch. */
+static void apply_clusters(unsigned from, unsigned to, unsigned port, const char *version)
+{
+	size_t n = to - from;
+	struct arn_config_resource_in *in = calloc(n, sizeof(*in));
+	char(*names)[16] = calloc(n, sizeof(*names));
+	assert_non_null(in);
+	assert_non_null(names);
+	upb_Arena *a = upb_Arena_New();
+	const upb_MessageDef *md = arn_proto_msgdef(strrchr(C, '/') + 1);
+	for (size_t k = 0; k < n; k++) {
+		unsigned i = from + (unsigned)k;
+		char j[512];
+		snprintf(names[k], sizeof(names[k]), "c%u", i);
+		snprintf(
+		    j, sizeof(j),
+		    "{\"name\":\"%s\",\"type\":\"STATIC\",\"load_assignment\":{\"cluster_name\":"
+		    "\"%s\",\"endpoints\":[{\"lb_endpoints\":[{\"endpoint\":{\"address\":{"
+		    "\"socket_address\":{\"address\":\"198.18.%u.%u\",\"port_value\":%u}}}}]}]}}",
+		    names[k], names[k], i / 250, i % 250 + 1, port);
+		struct arn_sb err = ARN_SB_INIT;
+		upb_Message *m = arn_proto_from_json(j, strlen(j), md, a, &err);
+		assert_non_null(m);
+		arn_sb_free(&err);
+		in[k].name = names[k];
+		in[k].version = version;
+		in[k].bytes = arn_proto_encode(m, md, a, &in[k].len);
+	}
+	arn_config_result_free(&res);
+	assert_int_equal(arn_config_apply(st, C, in, n, NULL, 0, 0, &res), 0);
+	assert_true(res.accepted);
+	assert_int_equal(res.n_errors, 0);
+	upb_Arena_Free(a);
+	free(names);
+	free(in);
+	arn_http_poll();
+}
+
+static uint32_t c_addr(unsigned i)
+{
+	return (198u << 24) | (18u << 16) | ((i / 250) << 8) | (i % 250 + 1);
+}
+
+/* One changed cluster among N builds one cluster's runtime entries; the
+ * others' (cluster object, hosts and their counters) are the previous
+ * snapshot's, by pointer. */
+static void test_one_changed_cluster_builds_one(void **state)
+{
+	(void)state;
+	enum { N = 2000 };
+	start(4, jlistener("", DIRECT_OK));
+	apply_clusters(0, N, 80, "1");
+	assert_int_equal(http_rt_clusters_built(), N); /* the first time: all new */
+	struct http_cluster_rt *c7 = http_rt_cluster("c7", 2, arn_cfg_hash("c7", 2));
+	assert_non_null(c7);
+	struct http_host *h7 = http_rt_host(c7, c_addr(7), 80);
+	assert_non_null(h7);
+	/* one cluster among N changes its endpoint's port */
+	apply_clusters(1000, 1001, 81, "2");
+	assert_int_equal(http_rt_clusters_built(), 1);
+	assert_ptr_equal(http_rt_cluster("c7", 2, arn_cfg_hash("c7", 2)), c7);
+	assert_ptr_equal(http_rt_host(c7, c_addr(7), 80), h7);
+	struct http_cluster_rt *c1000 = http_rt_cluster("c1000", 5, arn_cfg_hash("c1000", 5));
+	assert_non_null(c1000);
+	assert_non_null(http_rt_host(c1000, c_addr(1000), 81));
+	assert_null(http_rt_host(c1000, c_addr(1000), 80));
+	assert_int_equal(stat("cluster.c1000.membership_total"), 1);
+	assert_int_equal(stat("cluster.c7.membership_total"), 1);
+	/* a listener change builds no cluster */
+	apply(L, "2", jlistener("\"generate_request_id\":false", DIRECT_OK));
+	assert_int_equal(http_rt_clusters_built(), 0);
+	assert_ptr_equal(http_rt_host(c7, c_addr(7), 80), h7);
+	/* ten changed: ten built */
+	apply_clusters(10, 20, 82, "3");
+	assert_int_equal(http_rt_clusters_built(), 10);
+	assert_non_null(
+	    http_rt_host(http_rt_cluster("c15", 3, arn_cfg_hash("c15", 3)), c_addr(15), 82));
+	assert_ptr_equal(http_rt_host(c7, c_addr(7), 80), h7);
+}
+
 /* ---- the MCP gateway filter on the data path (issue 20, docs/mcp.md) ------------------------ */
 
 /* Listener "l" whose HCM carries the MCP gateway filter (ToolSet "tools",
@@ -4025,6 +4108,7 @@ int main(void)
 	    cmocka_unit_test(test_local_reply_edits_fail_closed),
 	    cmocka_unit_test_teardown(test_require_tls_redirect_fails_closed, teardown),
 	    cmocka_unit_test_teardown(test_new_endpoints_resolved_ahead, teardown),
+	    cmocka_unit_test_teardown(test_one_changed_cluster_builds_one, teardown),
 	    cmocka_unit_test_teardown(test_mcp_sessions_answered_by_filter, teardown),
 	    cmocka_unit_test_teardown(test_mcp_body_limit, teardown),
 	    cmocka_unit_test_teardown(test_mcp_session_idle_timeout, teardown),
