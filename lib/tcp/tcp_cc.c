@@ -448,9 +448,16 @@ static void bbr_update_gains(struct tcp_bbr *b)
 }
 
 /* The first round of a recovery: packet conservation (send what was
- * delivered); at its end, back to the cwnd before it. @return true when
- * conservation decides this ACK's cwnd. Linux's
- * bbr_set_cwnd_to_recover_or_restore. */
+ * delivered, and one segment more); at its end, back to the cwnd before
+ * it. @return true when conservation decides this ACK's cwnd. Linux's
+ * bbr_set_cwnd_to_recover_or_restore, but for that segment: with Linux's
+ * exact conservation, a small flight whose other segments were all SACKed
+ * sent one retransmission alone (pipe 0 + one segment delivered), and when
+ * that was lost too no ACK came to release the next lost segment or to
+ * show the loss: both waited for the RTO (issue 16, 10% loss: 3-6 RTOs a
+ * row where Linux BBR had none). The segment more lets the next
+ * retransmission or new data follow, whose SACK shows RACK the first lost,
+ * as PRR-SSRB does for CUBIC (tcp_prr_ack). */
 static bool bbr_recover_or_restore(struct arn_tcp_conn *c, const struct tcp_rate_sample *rs,
 				   uint64_t *cwnd)
 {
@@ -470,7 +477,7 @@ static bool bbr_recover_or_restore(struct arn_tcp_conn *c, const struct tcp_rate
 	}
 	b->prev_recovery = now;
 	if (b->packet_conservation) {
-		*cwnd = RTE_MAX(w, (uint64_t)inflight + rs->acked_sacked);
+		*cwnd = RTE_MAX(w, (uint64_t)inflight + rs->acked_sacked + c->mss);
 		return true;
 	}
 	*cwnd = w;

@@ -219,9 +219,10 @@ static void min_rtt_update(struct arn_tcp_conn *c, uint32_t rtt)
 	}
 }
 
-/* Segment @p r was delivered (cumulatively or selectively) by ACK @p s. */
+/* Segment @p r was delivered by ACK @p s: cumulatively, or (@p sacked)
+ * selectively. */
 static void rack_delivered(struct arn_tcp_conn *c, const struct tcp_txrec *r,
-			   const struct tcp_seg *s)
+			   const struct tcp_seg *s, bool sacked)
 {
 	struct arn_tcp_worker *wk = c->wk;
 	/* RACK_detect_reordering */
@@ -234,7 +235,15 @@ static void rack_delivered(struct arn_tcp_conn *c, const struct tcp_txrec *r,
 	if (rtt == 0)
 		rtt = 1;
 	if (r->flags & TXR_EVER_RETRANS) {
-		if ((c->flags & TF_TS_OK) && s->has_ts) {
+		/* RFC 8985 6.2 step 2: an echoed timestamp older than the
+		 * retransmission says the original was delivered. Only on a
+		 * cumulative ACK: a SACK's echoes TS.Recent, the timestamp of
+		 * the last segment in order (RFC 7323 4.3), always older than a
+		 * retransmission above a hole, and RACK would never learn from
+		 * one that a retransmission sent before it was lost (issue 16:
+		 * RTOs). A SACKed retransmission counts once its RTT is at least
+		 * min_RTT, as in Linux's tcp_rack_advance. */
+		if (!sacked && (c->flags & TF_TS_OK) && s->has_ts) {
 			uint32_t xmit_ms = (uint32_t)((wk->now_us - rtt) / 1000);
 			if (seq_lt(s->tsecr - c->ts_offset, xmit_ms))
 				return;
@@ -403,8 +412,16 @@ void tcp_enter_recovery(struct arn_tcp_conn *c)
 	 * are lost too (or recovery began on the reordering timer, with no
 	 * ACK at all) the lost segment waited for the RTO. PRR brings cwnd
 	 * down ACK by ACK (tcp_prr_ack); the first retransmission goes now,
-	 * as Linux's "force a fast retransmit upon entering fast recovery". */
-	c->cwnd = tcp_pipe(c) + c->mss;
+	 * as Linux's "force a fast retransmit upon entering fast recovery".
+	 * A congestion control with its own cwnd (BBR: on_sample sets it on
+	 * every ACK) keeps it, as Linux leaves a cong_control's cwnd alone:
+	 * when RACK's timer, not an ACK, began the recovery, no sample
+	 * follows to undo the cut, and with the rest of a small flight SACKed
+	 * pipe + 1 sent the first lost segment alone (issue 16: the next
+	 * waited for the RTO when that retransmission was lost). */
+	uint32_t floor = tcp_pipe(c) + c->mss;
+	if (c->cc->on_sample == NULL || c->cwnd < floor)
+		c->cwnd = floor;
 	TCP_INC(wk, FAST_RETRANSMITS);
 }
 
@@ -537,7 +554,9 @@ static void dsack_in(struct arn_tcp_conn *c, uint32_t st, uint32_t en, uint32_t 
 
 /* ---- the ACK ------------------------------------------------------------------------ */
 
-static void rec_sacked(struct arn_tcp_conn *c, struct tcp_txrec *r, const struct tcp_seg *s)
+/* @p r delivered by ACK @p s: cumulatively, or (@p sacked) selectively. */
+static void rec_sacked(struct arn_tcp_conn *c, struct tcp_txrec *r, const struct tcp_seg *s,
+		       bool sacked)
 {
 	uint32_t len = r->end - r->start;
 	if (r->flags & TXR_LOST)
@@ -546,7 +565,7 @@ static void rec_sacked(struct arn_tcp_conn *c, struct tcp_txrec *r, const struct
 		c->retrans_bytes -= len;
 	r->flags = (r->flags & ~(TXR_LOST | TXR_RETRANS)) | TXR_SACKED;
 	rate_delivered(c, r, len);
-	rack_delivered(c, r, s);
+	rack_delivered(c, r, s, sacked);
 }
 
 /* Mark the records inside SACK block [st, en) (records straddling an edge
@@ -569,7 +588,7 @@ static void sack_block(struct arn_tcp_conn *c, uint32_t st, uint32_t en, const s
 		}
 		if (seq_gt(r->end, en) && !txr_split(c, i, en))
 			return;
-		rec_sacked(c, R(wk, i), s);
+		rec_sacked(c, R(wk, i), s, true);
 	}
 }
 
@@ -639,7 +658,7 @@ void tcp_rack_on_ack(struct arn_tcp_conn *c, const struct tcp_seg *s, uint32_t o
 				last = *r;
 				have_last = true;
 			} else if (!(r->flags & TXR_SACKED)) {
-				rec_sacked(c, r, s);
+				rec_sacked(c, r, s, false);
 			}
 			c->txr_head = r->next;
 			if (c->txr_head == TXR_NIL)
@@ -661,7 +680,7 @@ void tcp_rack_on_ack(struct arn_tcp_conn *c, const struct tcp_seg *s, uint32_t o
 		break;
 	}
 	if (have_last)
-		rack_delivered(c, &last, s);
+		rack_delivered(c, &last, s, false);
 	if (sack_new) {
 		/* in ascending order, so that RACK_detect_reordering sees
 		 * deliveries in sequence order (the receiver lists the most

@@ -960,9 +960,9 @@ static void test_congestion_control_from_config(void **state)
 
 /* ---- BBR ----------------------------------------------------------------------- */
 
-/* A worker whose connections run BBR, and one accepted connection (SACK,
- * no timestamps, window scale 7: the window never limits). */
-static struct arn_tcp_conn *bbr_conn(bool sack)
+/* A worker whose connections run BBR, and one accepted connection (SACK
+ * and timestamps as asked, window scale 7: the window never limits). */
+static struct arn_tcp_conn *bbr_conn(bool sack, bool ts)
 {
 	arn_tcp_worker_fini(lc);
 	fake_drain(lc);
@@ -974,7 +974,7 @@ static struct arn_tcp_conn *bbr_conn(bool sack)
 	int err = 0;
 	lsn = arn_tcp_listen(lc, US, LPORT, &t_ops, NULL, &lo, &err);
 	assert_non_null(lsn);
-	open_conn(sack, false, 7);
+	open_conn(sack, ts, 7);
 	return app.conn;
 }
 
@@ -1031,7 +1031,7 @@ static unsigned bbr_path_ms(struct arn_tcp_conn *c, struct bbr_path *p)
 static void test_bbr_state_machine(void **state)
 {
 	(void)state;
-	struct arn_tcp_conn *c = bbr_conn(true);
+	struct arn_tcp_conn *c = bbr_conn(true, false);
 	assert_ptr_equal(c->cc, &tcp_cc_bbr);
 	struct tcp_bbr *b = &c->bbr;
 	uint32_t mss = c->mss;
@@ -1090,12 +1090,140 @@ static void test_bbr_state_machine(void **state)
 	assert_true(b->min_rtt_us >= 10000 && b->min_rtt_us <= 11000);
 }
 
+/* Issue 16's BBR episode (10% loss, Arion sending; the loss matrix's
+ * capture): a small flight, S..S+4; S and S+1 are lost, the others are
+ * SACKed, the third SACK calls both lost. Packet conservation (cwnd =
+ * pipe + delivered, Linux's bbr_set_cwnd_to_recover_or_restore) let only
+ * S's retransmission go, with nothing in flight behind it: when that
+ * retransmission was lost too, no ACK came to release S + 1 or to show
+ * the loss, and both waited for the RTO (200 ms) with the send queue full
+ * and the window open. Now conservation leaves room for one segment more
+ * (as PRR-SSRB does for CUBIC): S and S + 1 go together. S's
+ * retransmission is lost, S + 1's arrives: RACK (RFC 8985 6.2) calls S's
+ * retransmission lost, since a segment sent after it was delivered, and
+ * S goes a third time at once. The receiver echoes TS.Recent, the
+ * timestamp of the last in-order segment (RFC 7323 4.3), on the ACK that
+ * SACKs S + 1's retransmission: the RFC's timestamp test for a
+ * retransmitted segment would always reject a SACKed one; like Linux
+ * (tcp_rack_advance), a SACKed retransmission counts once its RTT is at
+ * least min_RTT. Counted, the clock stepped: no RTO, four
+ * retransmissions. */
+static void test_bbr_lost_retransmission_recovered_without_rto(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = bbr_conn(true, true);
+	uint32_t mss = c->mss;
+	/* an RTT (1 ms) and min_RTT first */
+	send_block(c, 100);
+	expect_seg(TH_ACK | TH_PSH);
+	uint32_t ts_recent = out.o.tsval; /* what the receiver will echo */
+	fake_advance(lc, 1);
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq, out.seq + out.len, 65535, &o, NULL, 0);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	uint32_t una = c->snd_una;
+	assert_true(c->bbr.min_rtt_us >= 1000);
+	/* a flight of five (cwnd as BBR left it after losses), 40 more queued */
+	c->cwnd = c->bbr.cwnd = 5 * mss;
+	send_block(c, 45 * mss);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 5);
+	fake_drain(lc);
+	/* S + 2, S + 3, S + 4 SACKed, one ACK each */
+	fake_advance(lc, 1);
+	o = popts();
+	o.tsecr = ts_recent;
+	o.n_sack = 1;
+	o.sack[0] = una + 2 * mss;
+	for (uint32_t k = 3; k <= 5; k++) {
+		o.sack[1] = una + k * mss;
+		inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	}
+	assert_int_equal(c->recovery, TCP_REC_FAST);
+	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 2);
+	fake_advance(lc, 0);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una); /* S again */
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una + mss); /* and S + 1 with it */
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 2);
+	fake_drain(lc);
+	/* S's retransmission is lost; S + 1's arrives a round trip later */
+	fake_advance(lc, 1);
+	o.sack[0] = una + mss;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	fake_advance(lc, 0);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una); /* S a third time, within the round trip */
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 3);
+	assert_int_equal(cnt(ARN_TCP_C_RTO), 0);
+	fake_drain(lc);
+	/* it arrives: everything up to S + 5 is ACKed, recovery ends */
+	fake_advance(lc, 1);
+	o = popts();
+	inject(TH_ACK, p_seq, una + 5 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(c->recovery, TCP_REC_NONE);
+	assert_int_equal(cnt(ARN_TCP_C_RTO), 0);
+}
+
+/* The same losses found by RACK's reordering timer instead of an ACK
+ * (two segments SACKed, under RFC 8985's three for a zero window): recovery
+ * began with cwnd cut to pipe + one segment, which with everything else
+ * SACKed let S alone go, and no ACK followed to raise it. A congestion
+ * control with its own cwnd (BBR) keeps it when recovery begins, as
+ * Linux's tcp_rack_reo_timeout leaves a cong_control's cwnd alone: S and
+ * S + 1 go at once. */
+static void test_bbr_rack_timer_recovery_sends_every_lost_segment(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = bbr_conn(true, true);
+	uint32_t mss = c->mss;
+	send_block(c, 100);
+	expect_seg(TH_ACK | TH_PSH);
+	uint32_t ts_recent = out.o.tsval;
+	fake_advance(lc, 1);
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq, out.seq + out.len, 65535, &o, NULL, 0);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	uint32_t una = c->snd_una;
+	c->cwnd = c->bbr.cwnd = 4 * mss;
+	send_block(c, 44 * mss);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 4);
+	fake_drain(lc);
+	fake_advance(lc, 1);
+	o = popts();
+	o.tsecr = ts_recent;
+	o.n_sack = 1;
+	o.sack[0] = una + 2 * mss;
+	for (uint32_t k = 3; k <= 4; k++) {
+		o.sack[1] = una + k * mss;
+		inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	}
+	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 0);
+	assert_int_not_equal(c->t_rack, 0);
+	fake_advance(lc, 0);
+	fake_drain(lc); /* new data the ACKs released */
+	for (int t = 0; t < 5 && cnt(ARN_TCP_C_RACK_LOST) == 0; t++)
+		fake_advance(lc, 1);
+	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 2);
+	assert_int_equal(c->recovery, TCP_REC_FAST);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una + mss);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 2);
+	assert_int_equal(cnt(ARN_TCP_C_RTO), 0);
+}
+
 /* BBR's samples need the transmission records, which need SACK: a peer
  * without it gets CUBIC. */
 static void test_bbr_without_sack_is_cubic(void **state)
 {
 	(void)state;
-	struct arn_tcp_conn *c = bbr_conn(false);
+	struct arn_tcp_conn *c = bbr_conn(false, false);
 	assert_ptr_equal(c->cc, &tcp_cc_cubic);
 	assert_int_equal(c->pacing_rate, 0);
 }
@@ -3508,6 +3636,10 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_bbr_state_machine, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bbr_without_sack_is_cubic, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_bbr_lost_retransmission_recovered_without_rto,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_bbr_rack_timer_recovery_sends_every_lost_segment,
+					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_clock_past_2_31_us_marks_nothing_lost, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_idle_past_half_the_clock_marks_nothing_lost,
