@@ -311,7 +311,14 @@ static void stream_free(struct http_h1_conn *c, bool cut)
 	    (st->state & HTTP_S_PENDING)) {
 		if (cut && (st->state & HTTP_S_ACTIVE) && !(st->state & HTTP_S_RESP_DONE))
 			st->flags |= ARN_RF_BIT(DOWNSTREAM_CONNECTION_TERMINATION);
-		http_up_detach(st);
+		/* A stream that ended gives its upstream connection back to
+		 * the pool (http_stream_end reuses it when the exchange is
+		 * complete, and closes it otherwise), as an HTTP/1.1
+		 * connection's request does. Detaching it first closed the
+		 * upstream connection after every HTTP/2 request: each one
+		 * paid a new connection to the upstream. */
+		if (cut)
+			http_up_detach(st);
 		http_stream_end(st);
 		http_res_put(w, st->res);
 		st->res = NULL;

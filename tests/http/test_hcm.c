@@ -2723,6 +2723,60 @@ static void test_h2_to_h1_upstream(void **state)
 	h2c_close(&k);
 }
 
+/* Arion's output so far, fed to the client's session without the client
+ * sending anything (what a client waiting for its response sees). */
+static void h2c_take(struct h2c *k)
+{
+	if (k->c->tx_len > k->tx_seen) {
+		ssize_t r = nghttp2_session_mem_recv(k->s, (const uint8_t *)k->c->tx + k->tx_seen,
+						     k->c->tx_len - k->tx_seen);
+		assert_true(r >= 0);
+		k->tx_seen = k->c->tx_len;
+	}
+}
+
+/*
+ * One stream at a time (h2load -m 1): the request reaches the upstream as
+ * its HEADERS arrive, on the upstream connection the last stream gave back
+ * to the pool (not a new one per stream), and the response leaves whole
+ * (HEADERS, DATA, END_STREAM) in the call that brought the upstream's
+ * answer: no worker poll, no timer and no frame of the client's is needed
+ * to push any of it out. Several requests in turn on one connection.
+ */
+static void test_h2_one_stream_no_wait(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	h2c_pump(&k); /* the prefaces and SETTINGS */
+	struct arn_tcp_conn *u = NULL;
+	for (int i = 0; i < 3; i++) {
+		size_t up_seen = u ? u->tx_len : 0;
+		int32_t id = h2c_request(&k, "GET", "/small", NULL, NULL, NULL);
+		const uint8_t *data;
+		ssize_t n;
+		while ((n = nghttp2_session_mem_send(k.s, &data)) > 0)
+			send_n(k.c, (const char *)data, (size_t)n);
+		if (!u)
+			u = upstream_accepts();
+		/* the same upstream connection, kept alive between streams */
+		assert_false(u->closed);
+		assert_int_equal(upstream_pending(), 0);
+		want_in(u->tx + up_seen, "GET /small HTTP/1.1\r\n");
+		h2c_take(&k);
+		send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 20\r\n\r\nhello from upstream\n");
+		h2c_take(&k);
+		struct h2c_stream *x = h2c_find(&k, id);
+		assert_int_equal(x->status, 200);
+		assert_int_equal(x->body_len, 20);
+		assert_true(x->closed);
+		assert_int_equal(x->error, 0);
+	}
+	assert_int_equal(stat("cluster.web.upstream_cx_total"), 1);
+	h2c_close(&k);
+}
+
 /*
  * Request bodies follow the upstream's progress: while the upstream takes
  * nothing, the client can send no more than the stream window Arion
@@ -3439,7 +3493,18 @@ static void h2c_served_web(struct h2c *good)
 {
 	int32_t id = h2c_request(good, "GET", "/", NULL, NULL, NULL);
 	h2c_pump(good);
-	struct arn_tcp_conn *u = upstream_accepts();
+	/* a new upstream connection, or the one the last request left in
+	 * the pool */
+	struct arn_tcp_conn *u = NULL;
+	if (upstream_pending()) {
+		u = upstream_accepts();
+	} else {
+		for (unsigned i = 0; i < CONNS; i++)
+			if (conns[i].used && conns[i].upstream && conns[i].connected &&
+			    !conns[i].closed)
+				u = &conns[i];
+		assert_non_null(u);
+	}
 	h2c_pump(good);
 	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
 	h2c_pump(good);
@@ -4127,6 +4192,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_codec_type, teardown),
 	    cmocka_unit_test_teardown(test_h2_many_streams_upstream, teardown),
 	    cmocka_unit_test_teardown(test_h2_to_h1_upstream, teardown),
+	    cmocka_unit_test_teardown(test_h2_one_stream_no_wait, teardown),
 	    cmocka_unit_test_teardown(test_h2_response_follows_client_window, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_follows_upstream, teardown),
 	    cmocka_unit_test_teardown(test_h2_cookies_joined, teardown),
