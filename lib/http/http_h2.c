@@ -1323,7 +1323,12 @@ static int submit(struct http_h2_stream *x, char *buf, uint32_t len, unsigned st
 	int rc = nghttp2_submit_response(x->h2->s, x->id, nv, (size_t)n, body ? &prd : NULL);
 	if (rc != 0)
 		return -ENOBUFS;
-	x->peer.queued = true; /* until END_STREAM is out (on_frame_send) */
+	/* Until END_STREAM is out (on_frame_send) when it is known to be the
+	 * last thing: HEADERS alone, or a local reply. A response whose body
+	 * follows is not flushed yet: its HEADERS go with the body's first
+	 * bytes, and the stream is held by what encode_body lends and by
+	 * encode_end. */
+	x->peer.queued = !body || x->resp_end;
 	return 0;
 }
 
@@ -1397,11 +1402,40 @@ static void resume(struct http_h2_stream *x)
 	}
 }
 
+/*
+ * Can @p len more body bytes be copied rather than lent? Only behind no
+ * lent bytes (the order), up to HTTP_H2_BODY_COPY_MAX bytes per stream,
+ * and only what the client's windows take now: a copy normally leaves in
+ * this run's h2_send, and a client that stops reading still leaves the
+ * rest in the upstream's connection, as before (flow control).
+ */
+static bool body_copy_fits(struct http_h2_stream *x, size_t len)
+{
+	if (x->out_len || x->reply.bytes + len > HTTP_H2_BODY_COPY_MAX)
+		return false;
+	int32_t sw = nghttp2_session_get_stream_remote_window_size(x->h2->s, x->id);
+	int32_t cw = nghttp2_session_get_remote_window_size(x->h2->s);
+	int32_t win = sw < cw ? sw : cw;
+	return win > 0 && x->reply.bytes + len <= (uint32_t)win;
+}
+
 static void h2_encode_body(struct http_peer *p, const char *data, size_t len)
 {
 	struct http_h2_stream *x = h2s(p);
 	if (x->closed || x->no_body || !len)
 		return;
+	if (body_copy_fits(x, len)) {
+		/* nothing lent: the upstream's input may move on, and the
+		 * bytes go with the frames the run sends at its end */
+		uint32_t before = x->reply.bytes;
+		bool all = in_copy(x->h2->c->c.w, &x->reply, (const uint8_t *)data, len);
+		resume(x);
+		if (all)
+			return;
+		/* out of mbufs: the rest is lent */
+		data += x->reply.bytes - before;
+		len -= x->reply.bytes - before;
+	}
 	x->out = data;
 	x->out_len = (uint32_t)len;
 	p->queued = true;

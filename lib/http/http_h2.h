@@ -19,7 +19,10 @@
  * (no_auto_window_update): a request body's bytes are consumed, and the
  * client's windows reopened, only when the upstream's codec took them;
  * the response body is read from the upstream's input only as the
- * client's window lets nghttp2 frame it. Memory: nghttp2 allocates
+ * client's window lets nghttp2 frame it, except a small piece the
+ * windows take at once (HTTP_H2_BODY_COPY_MAX bytes per stream), copied so
+ * that a small response leaves whole, HEADERS and DATA with END_STREAM,
+ * in one write at the end of the run that read it. Memory: nghttp2 allocates
  * through a counting allocator bounded per connection
  * (HTTP_H2_MEM_MAX); the bytes of request bodies waiting for their
  * upstream are bounded by the connection window Arion advertises.
@@ -54,6 +57,7 @@ struct nghttp2_rcbuf;
 #define HTTP_H2_MEM_MAX (4u << 20)	       /* nghttp2's own allocations per connection */
 #define HTTP_H2_OUT_MAX (64u * 1024)	       /* framed bytes waiting for TCP per connection */
 #define HTTP_H2_MAX_CONTINUATIONS 8	       /* CONTINUATION frames in one header block */
+#define HTTP_H2_BODY_COPY_MAX 2048	       /* response body bytes copied per stream (below) */
 
 /* The client connection preface (RFC 9113 3.4). */
 #define HTTP_H2_PREFACE "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"

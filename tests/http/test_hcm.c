@@ -142,6 +142,7 @@ struct arn_tcp_conn {
 	bool gone;	    /* on_close was delivered */
 	bool full;	    /* the send buffer takes nothing (a peer that stopped reading) */
 	int close_reason;
+	unsigned writes; /* calls that wrote (lib/tcp's segments come from each) */
 };
 
 static struct arn_tcp_conn conns[CONNS];
@@ -273,6 +274,7 @@ int arn_tcp_write(struct arn_tcp_conn *c, const void *buf, uint32_t len)
 		c->tx_room -= len;
 	}
 	tx_put(c, buf, len);
+	c->writes++;
 	return (int)len;
 }
 
@@ -287,6 +289,7 @@ int arn_tcp_write_mbuf(struct arn_tcp_conn *c, struct rte_mbuf *m)
 	for (struct rte_mbuf *s = m; s; s = s->next)
 		tx_put(c, rte_pktmbuf_mtod(s, const char *), s->data_len);
 	rte_pktmbuf_free(m);
+	c->writes++;
 	return 0;
 }
 
@@ -2740,7 +2743,7 @@ static void h2c_take(struct h2c *k)
  * its HEADERS arrive, on the upstream connection the last stream gave back
  * to the pool (not a new one per stream), and the response leaves whole
  * (HEADERS, DATA, END_STREAM) in the call that brought the upstream's
- * answer: no worker poll, no timer and no frame of the client's is needed
+ * answer, in one write: no worker poll, no timer and no frame of the client's is needed
  * to push any of it out. Several requests in turn on one connection.
  */
 static void test_h2_one_stream_no_wait(void **state)
@@ -2765,6 +2768,7 @@ static void test_h2_one_stream_no_wait(void **state)
 		assert_int_equal(upstream_pending(), 0);
 		want_in(u->tx + up_seen, "GET /small HTTP/1.1\r\n");
 		h2c_take(&k);
+		unsigned w0 = k.c->writes;
 		send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 20\r\n\r\nhello from upstream\n");
 		h2c_take(&k);
 		struct h2c_stream *x = h2c_find(&k, id);
@@ -2772,6 +2776,7 @@ static void test_h2_one_stream_no_wait(void **state)
 		assert_int_equal(x->body_len, 20);
 		assert_true(x->closed);
 		assert_int_equal(x->error, 0);
+		assert_int_equal(k.c->writes - w0, 1);
 	}
 	assert_int_equal(stat("cluster.web.upstream_cx_total"), 1);
 	h2c_close(&k);
