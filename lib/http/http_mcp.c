@@ -117,6 +117,7 @@ enum mcp_phase {
 	LEG_NOTIFY,   /* notifications/initialized */
 	LEG_CALL,     /* the message itself */
 	LEG_DISCOVER, /* server/discover: is the backend of the stateless era? */
+	LEG_GET,      /* a GET stream of the backend's session, owned by the client's GET stream */
 };
 
 #define MCP_LEG_HDRS 24
@@ -149,9 +150,24 @@ struct mcp_leg {
 	char mname[ARN_MCP_NAME_HDR_MAX]; /* Mcp-Name for a stateless backend */
 	struct http_subreq_header h[MCP_LEG_HDRS];
 	char why[160];
+	/* LEG_GET: reopened after this much once the backend ended it (the
+	 * back-off doubles up to MCP_BGET_BACKOFF_MAX_MS, and starts over when
+	 * a stream opened); live: counted in mcp_backend_get_active */
+	struct http_timer retry;
+	uint32_t backoff_ms;
+	bool live;
 };
 
 #define HTTP_MCP_LEGS 256
+
+/* Backend GET streams per worker (struct mcp_leg, phase LEG_GET): each
+ * holds an upstream connection, a response buffer and, while open, a
+ * large scratch buffer (HTTP_BIG_SCRATCH, of HTTP_BIG_SCRATCH_N) for its
+ * events, for as long as the client's GET stream lives; past this a
+ * backend session gets none (mcp_backend_get_overflow). */
+#define MCP_BGET_MAX 16u
+#define MCP_BGET_BACKOFF_MS 1000u
+#define MCP_BGET_BACKOFF_MAX_MS 30000u
 
 /* The catalog a worker built last for a ToolSet (pinned with it): tools/list
  * answers from it while tools_list_cache_ttl lasts, tools/call routes by it. */
@@ -177,6 +193,7 @@ struct http_mcp_worker {
 	struct mcp_leg *legs, *leg_free;
 	struct mcp_cat cats[MCP_CATALOGS];
 	struct http_mcp_req *gets; /* the GET streams open on this worker */
+	uint32_t n_bget;	   /* backend GET streams (legs of phase LEG_GET) */
 };
 
 int http_mcp_worker_init(struct http_worker *w)
@@ -531,6 +548,11 @@ static void leg_ops_failed(struct http_subreq *sr, const char *why);
 static void forward_done(struct http_mcp_req *r);
 static bool side_start(struct http_mcp_req *r, uint32_t b, struct json_object *msg);
 static void backend_list_changed(struct http_mcp_req *r);
+static void bget_start(struct http_mcp_req *g, uint32_t b);
+static void bget_close_all(struct http_mcp_req *g);
+static void bget_ended(struct mcp_leg *l, const char *why);
+static void bget_event(struct mcp_leg *l, struct arn_mcp_msg *m);
+static bool relay_request(struct mcp_leg *l, struct arn_mcp_msg *m);
 
 static const struct http_subreq_ops leg_ops = {
     .on_head = leg_ops_head,
@@ -641,6 +663,9 @@ static int leg_send(struct mcp_leg *l)
 		arn_mcp_reader_fini(&l->rd);
 	l->rd_open = false;
 	switch (l->phase) {
+	case LEG_GET:
+		l->sent = NULL; /* no body */
+		break;
 	case LEG_INIT:
 		l->sent = arn_mcp_backend_initialize(v, ARN_VERSION, sess_ok(r) && r->s->relay);
 		break;
@@ -658,13 +683,13 @@ static int leg_send(struct mcp_leg *l)
 		l->sent = json_object_get(l->call);
 		break;
 	}
-	if (!l->sent)
+	if (!l->sent && l->phase != LEG_GET)
 		return -ENOMEM;
 	bool modern = l->phase == LEG_DISCOVER || (l->phase == LEG_CALL && l->modern);
 	if (modern)
 		sid = NULL;
-	size_t blen;
-	const char *body = arn_mcp_text(l->sent, &blen);
+	size_t blen = 0;
+	const char *body = l->sent ? arn_mcp_text(l->sent, &blen) : NULL;
 	struct arn_mcp_header hh[MCP_LEG_HDRS];
 	size_t n = arn_mcp_upstream_headers(be, sid, v, hh, MCP_LEG_HDRS);
 	if (n + (modern ? 3 : 0) > MCP_LEG_HDRS)
@@ -693,11 +718,14 @@ static int leg_send(struct mcp_leg *l)
 						      hh[i].value_len};
 	l->sent_sid = sid != NULL;
 	l->sr.del = l->side && r->del;
+	l->sr.get = l->phase == LEG_GET;
 	l->kind = ARN_MCP_U_FAILED;
 	snprintf(l->why, sizeof(l->why), "no answer");
 	const struct arn_cfg_gen *g = w->store ? arn_config_gen(w->store) : NULL;
+	/* a GET stream stays open as long as both ends keep it: no timeout */
 	return http_subreq_start(&l->sr, st->hc, g, &be->cluster, be->path, be->path_len, l->h,
-				 (unsigned)n, body, blen, be->timeout_ms, &leg_ops, l);
+				 (unsigned)n, body, blen, l->sr.get ? 0 : be->timeout_ms, &leg_ops,
+				 l);
 }
 
 static void leg_free(struct mcp_leg *l)
@@ -705,6 +733,14 @@ static void leg_free(struct mcp_leg *l)
 	struct http_mcp_req *r = l->r;
 	struct http_worker *w = r->st->hc->w;
 	http_subreq_cancel(&l->sr);
+	if (l->phase == LEG_GET) {
+		http_timer_cancel(&l->retry);
+		if (l->live)
+			HTTP_GAUGE(r->st->hc, mcp_backend_get_active, -1);
+		l->live = false;
+		w->mcp->n_bget--;
+		l->phase = LEG_INIT;
+	}
 	if (l->rd_open)
 		arn_mcp_reader_fini(&l->rd);
 	l->rd_open = false;
@@ -1030,6 +1066,11 @@ static void get_open(struct http_mcp_req *r, struct arn_mcp_session *s)
 	s->user = r;
 	get_link(hc->w->mcp, r);
 	HTTP_INC(hc, mcp_get_stream);
+	/* what backends send outside a request comes on their own GET
+	 * streams: one to each backend session the client's session has
+	 * (the others open as their sessions do, leg_phase_done) */
+	for (uint32_t b = 0; b < r->ts->n_backends; b++)
+		bget_start(r, b);
 }
 
 /* @p o on GET stream @p r. @return false when the client was cut off
@@ -1055,6 +1096,7 @@ static void get_end(struct http_mcp_req *r, struct http_conn *cur)
 {
 	struct http_stream *st = r->st;
 	struct http_conn *hc = st->hc;
+	bget_close_all(r);
 	get_unlink(hc->w->mcp, r);
 	if (!r->streaming || (st->state & HTTP_S_RESP_DONE) || hc->state != HTTP_DC_OPEN)
 		return;
@@ -1100,6 +1142,10 @@ static bool pick_gen(struct http_mcp_req *r, const void *arg)
 	arn_cfg_pin(ts);
 	arn_cfg_unpin(r->ts);
 	r->ts = ts;
+	/* its backends may be others now, or in another order */
+	bget_close_all(r);
+	for (uint32_t b = 0; b < ts->n_backends; b++)
+		bget_start(r, b);
 	return true;
 }
 
@@ -1114,18 +1160,206 @@ static bool pick_ts(struct http_mcp_req *r, const void *arg)
 	return r->ts == arg;
 }
 
-/* A backend of @p r's ToolSet said its tools changed: the catalog built
- * from it is dropped (the next tools/list asks again, whatever
- * tools_list_cache_ttl says), and the GET streams of that ToolSet hear it. */
-static void backend_list_changed(struct http_mcp_req *r)
+static bool pick_one(struct http_mcp_req *r, const void *arg)
 {
-	struct http_mcp_worker *m = r->st->hc->w->mcp;
-	struct mcp_cat *c = cat_find(m, r->ts);
+	return r == arg;
+}
+
+/* The catalog this worker built for @p ts is stale: the next tools/list
+ * asks the backends again, whatever tools_list_cache_ttl says. */
+static void cat_drop(struct http_mcp_worker *m, const struct arn_cfg_toolset *ts)
+{
+	struct mcp_cat *c = cat_find(m, ts);
 	if (c) {
 		arn_mcp_catalog_free(c->cat);
 		c->cat = NULL;
 	}
+}
+
+/* A backend of @p r's ToolSet said its tools changed (on a call's
+ * stream): the catalog is dropped, and the GET streams of that ToolSet
+ * hear it. */
+static void backend_list_changed(struct http_mcp_req *r)
+{
+	struct http_mcp_worker *m = r->st->hc->w->mcp;
+	cat_drop(m, r->ts);
 	list_changed_each(m, pick_ts, r->ts);
+}
+
+/* ---- backend GET streams ----------------------------------------------------------------
+ *
+ * A client's GET stream (session era) holds one GET stream to each
+ * backend session its session has (legs of phase LEG_GET in its legs):
+ * what a backend sends outside a request (notifications/tools/list_changed
+ * once a tool is registered after connect, its own requests) comes only
+ * there. At most MCP_BGET_MAX per worker; reopened with back-off when the
+ * backend ends one; closed with the client's GET stream or its session.
+ */
+
+static struct mcp_leg *bget_find(const struct http_mcp_req *g, uint32_t b)
+{
+	for (uint32_t i = 0; i < ARN_CFG_MCP_MAX_BACKENDS; i++)
+		if (g->legs[i] && g->legs[i]->phase == LEG_GET && g->legs[i]->b == b)
+			return g->legs[i];
+	return NULL;
+}
+
+/* Send GET leg @p l, naming the backend session as the client's session
+ * knows it now (re-initialized perhaps). @return 0, -ESRCH (the session
+ * has none with that backend any more), or as leg_send. */
+static int bget_send(struct mcp_leg *l)
+{
+	struct http_mcp_req *g = l->r;
+	struct http_mcp_worker *m = g->st->hc->w->mcp;
+	size_t n = 0;
+	const char *bsid = sess_ok(g) ? arn_mcp_session_backend(m->sessions, g->s, l->b, &n) : NULL;
+	if (!bsid || !n || n > ARN_MCP_BACKEND_SID_MAX)
+		return -ESRCH;
+	memcpy(l->bsid, bsid, n);
+	l->bsid_len = n;
+	l->bsid[n] = 0;
+	l->status = 0;
+	l->kind = ARN_MCP_U_FAILED;
+	int rc = leg_send(l);
+	if (rc == 0)
+		HTTP_INC(g->st->hc, mcp_backend_get_opened);
+	return rc;
+}
+
+/* Try @p l again after its back-off, which doubles for the next time. */
+static void bget_later(struct mcp_leg *l)
+{
+	http_timer_arm(l->r->st->hc->w, &l->retry, l->backoff_ms);
+	l->backoff_ms = l->backoff_ms >= MCP_BGET_BACKOFF_MAX_MS / 2 ? MCP_BGET_BACKOFF_MAX_MS
+								     : l->backoff_ms * 2;
+}
+
+static void bget_retry(struct http_timer *t)
+{
+	struct mcp_leg *l = OWNER(t, struct mcp_leg, retry);
+	if (!l->r || l->phase != LEG_GET)
+		return;
+	HTTP_INC(l->r->st->hc, mcp_backend_get_reopened);
+	int rc = bget_send(l);
+	if (rc == -ESRCH)
+		leg_free(l);
+	else if (rc != 0)
+		bget_later(l);
+}
+
+/* Client GET stream @p g gets a GET stream to backend @p b's session, if
+ * its session has one with @p b and @p g holds none yet (one waiting out
+ * its back-off is tried now: the backend session may be a new one). */
+static void bget_start(struct http_mcp_req *g, uint32_t b)
+{
+	struct http_conn *hc = g->st->hc;
+	struct http_mcp_worker *m = hc->w->mcp;
+	if (!g->get || !g->streaming || !sess_ok(g) || g->s->user != g || !g->ts ||
+	    b >= g->ts->n_backends || !arn_mcp_session_backend(m->sessions, g->s, b, NULL))
+		return;
+	struct mcp_leg *l = bget_find(g, b);
+	if (l) {
+		if (!l->sr.running && l->retry.armed) {
+			http_timer_cancel(&l->retry);
+			bget_retry(&l->retry);
+		}
+		return;
+	}
+	uint32_t slot = 0;
+	while (slot < ARN_CFG_MCP_MAX_BACKENDS && g->legs[slot])
+		slot++;
+	if (m->n_bget >= MCP_BGET_MAX || !m->leg_free || slot == ARN_CFG_MCP_MAX_BACKENDS) {
+		HTTP_INC(hc, mcp_backend_get_overflow);
+		return;
+	}
+	l = m->leg_free;
+	m->leg_free = l->next;
+	l->next = NULL;
+	l->r = g;
+	l->b = b;
+	l->slot = slot;
+	l->phase = LEG_GET;
+	l->retried = true;
+	l->side = false;
+	l->call = l->sent = l->answer = NULL;
+	l->rd_open = false;
+	l->sse_buf = NULL;
+	l->bsid_len = 0;
+	l->modern = false;
+	l->probed = true;
+	l->live = false;
+	l->backoff_ms = MCP_BGET_BACKOFF_MS;
+	l->retry.fn = bget_retry;
+	l->start_tsc = http_tsc(hc->w);
+	g->legs[slot] = l;
+	g->n_legs++;
+	m->n_bget++;
+	int rc = bget_send(l);
+	if (rc == -ESRCH)
+		leg_free(l);
+	else if (rc != 0)
+		bget_later(l);
+}
+
+static void bget_close_all(struct http_mcp_req *g)
+{
+	for (uint32_t i = 0; i < ARN_CFG_MCP_MAX_BACKENDS && g->n_legs; i++)
+		if (g->legs[i] && g->legs[i]->phase == LEG_GET)
+			leg_free(g->legs[i]);
+}
+
+/* Backend GET stream @p l ended (the backend closed it) or failed
+ * (@p why): reopened after its back-off, unless the backend said it has
+ * no such stream (405, 406, ...: no GET stream then) or forgot the
+ * session (404: the next request to it opens another, and with it a GET
+ * stream, leg_phase_done). */
+static void bget_ended(struct mcp_leg *l, const char *why)
+{
+	struct http_mcp_req *g = l->r;
+	struct http_conn *hc = g->st->hc;
+	struct http_mcp_worker *m = hc->w->mcp;
+	if (l->rd_open)
+		arn_mcp_reader_fini(&l->rd);
+	l->rd_open = false;
+	HTTP_INC(hc, mcp_backend_get_closed);
+	if (l->live)
+		HTTP_GAUGE(hc, mcp_backend_get_active, -1);
+	l->live = false;
+	ARN_DEBUG(HTTP, "MCP: the GET stream of backend '%s' ended (HTTP %u): %s",
+		  g->ts->backends[l->b].name, l->status, why ? why : "closed by the backend");
+	unsigned st = l->status;
+	bool again = st == 0 || l->kind == ARN_MCP_U_SSE || st == 409 || st == 429 || st >= 500;
+	if (l->kind == ARN_MCP_U_SESSION_GONE && sess_ok(g))
+		arn_mcp_session_backend_forget(m->sessions, g->s, l->b);
+	if (!again || l->kind == ARN_MCP_U_SESSION_GONE) {
+		HTTP_INC(hc, mcp_backend_get_refused);
+		leg_free(l);
+		return;
+	}
+	bget_later(l);
+}
+
+/* One message on a backend's GET stream: list_changed drops the catalog
+ * and tells this client; the backend's requests are relayed with wrapped
+ * ids (its answers come back through forward_reply), its other
+ * notifications pass as they are. */
+static void bget_event(struct mcp_leg *l, struct arn_mcp_msg *m)
+{
+	struct http_mcp_req *g = l->r;
+	struct http_mcp_worker *mw = g->st->hc->w->mcp;
+	if (m->kind == ARN_MCP_NOTIFICATION && m->method == ARN_MCP_M_N_TOOLS_LIST_CHANGED) {
+		HTTP_INC(g->st->hc, mcp_backend_list_changed);
+		cat_drop(mw, g->ts);
+		/* this client's only: every client session has its own backend
+		 * sessions, each of which says so on its own stream */
+		list_changed_each(mw, pick_one, g);
+		return;
+	}
+	if (m->kind == ARN_MCP_RESULT || m->kind == ARN_MCP_ERROR)
+		return; /* answers to the gateway's own requests come on their POSTs */
+	if ((m->kind != ARN_MCP_REQUEST || relay_request(l, m)) &&
+	    arn_mcp_from_backend(m, l->b) == 0)
+		get_send(g, m->obj);
 }
 
 /* Every message forwarded for a POST of answers and notifications went:
@@ -1484,6 +1718,10 @@ static void leg_phase_done(struct mcp_leg *l, const char *why)
 	if (l->sse_buf)
 		http_big_put(w, l->sse_buf);
 	l->sse_buf = NULL;
+	if (l->phase == LEG_GET) {
+		bget_ended(l, why);
+		return;
+	}
 	if (!why) {
 		switch (l->kind) {
 		case ARN_MCP_U_JSON: {
@@ -1565,6 +1803,10 @@ static void leg_phase_done(struct mcp_leg *l, const char *why)
 		break;
 	}
 	case LEG_NOTIFY:
+		/* the backend session is usable now: the client's GET stream,
+		 * if it holds one, gets that session's */
+		if (sess_ok(r) && r->s->user)
+			bget_start(r->s->user, l->b);
 		l->phase = LEG_CALL;
 		rc = leg_send(l);
 		break;
@@ -1612,6 +1854,12 @@ static void leg_ops_head(struct http_subreq *sr, const struct arn_h1_msg *m)
 	}
 	if (l->kind == ARN_MCP_U_FAILED)
 		snprintf(l->why, sizeof(l->why), "HTTP %u", m->status);
+	if (l->phase == LEG_GET && l->kind == ARN_MCP_U_SSE) {
+		/* open: the next reopen waits the shortest back-off again */
+		l->backoff_ms = MCP_BGET_BACKOFF_MS;
+		l->live = true;
+		HTTP_GAUGE(l->r->st->hc, mcp_backend_get_active, 1);
+	}
 }
 
 /* @p r's tag for the session's pending requests it relayed. */
@@ -1652,6 +1900,12 @@ static void leg_event(struct mcp_leg *l, const struct arn_mcp_sse_ev *ev)
 		return;
 	struct arn_mcp_msg *m = &body.msgs[0];
 	struct http_mcp_req *r = l->r;
+	if (l->phase == LEG_GET) {
+		if (body.n == 1)
+			bget_event(l, m);
+		arn_mcp_body_release(&body);
+		return;
+	}
 	if (body.n == 1 && m->kind == ARN_MCP_NOTIFICATION &&
 	    m->method == ARN_MCP_M_N_TOOLS_LIST_CHANGED)
 		backend_list_changed(r);
@@ -1697,6 +1951,8 @@ static void leg_ops_body(struct http_subreq *sr, const char *data, size_t len)
 			return;
 		}
 		leg_event(l, &ev);
+		if (!l->r)
+			return; /* a GET leg whose client was cut off while it relayed (get_send) */
 		data += k;
 		len -= (size_t)k;
 	}
@@ -2101,6 +2357,9 @@ void http_mcp_stream_end(struct http_stream *st)
 	if (r->get)
 		get_unlink(m, r);
 	r->get = false;
+	/* (what a backend asked on its GET stream stays pending: that
+	 * backend session still waits for the answer, which the client may
+	 * POST after its GET stream ended) */
 	if (r->routed && sess_ok(r))
 		arn_mcp_session_pending_drop(r->s, req_tag(r));
 	for (uint32_t i = 0; i < ARN_CFG_MCP_MAX_BACKENDS && r->n_legs; i++)

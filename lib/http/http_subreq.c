@@ -119,8 +119,8 @@ int http_subreq_start(struct http_subreq *sr, struct http_conn *hc, const struct
 	st->hc = hc;
 	http_stream_attach(st, res);
 	http_xreq_init(st, res);
-	st->method = sr->del ? ARN_H1_M_DELETE : ARN_H1_M_POST;
-	if (sr->del)
+	st->method = sr->get ? ARN_H1_M_GET : sr->del ? ARN_H1_M_DELETE : ARN_H1_M_POST;
+	if (sr->del || sr->get)
 		blen = 0;
 	st->version = 11;
 	arn_cfg_pin(v.cluster);
@@ -182,12 +182,15 @@ int http_subreq_start(struct http_subreq *sr, struct http_conn *hc, const struct
 					     .value = sr->authority,
 					     .value_len = (uint32_t)sr->authority_len,
 					     .op = ARN_H1_EDIT_ADD};
-	int cl = snprintf(sr->clen, sizeof(sr->clen), "%zu", blen);
-	sr->hdrs[k++] = (struct arn_h1_edit){.name = "content-length",
-					     .name_len = 14,
-					     .value = sr->clen,
-					     .value_len = (uint32_t)cl,
-					     .op = ARN_H1_EDIT_ADD};
+	if (!sr->get) {
+		/* a GET has no body to announce (RFC 9110 9.3.1) */
+		int cl = snprintf(sr->clen, sizeof(sr->clen), "%zu", blen);
+		sr->hdrs[k++] = (struct arn_h1_edit){.name = "content-length",
+						     .name_len = 14,
+						     .value = sr->clen,
+						     .value_len = (uint32_t)cl,
+						     .op = ARN_H1_EDIT_ADD};
+	}
 	for (unsigned i = 0; i < n; i++)
 		sr->hdrs[k++] = (struct arn_h1_edit){.name = h[i].name,
 						     .name_len = (uint32_t)h[i].name_len,
@@ -256,13 +259,14 @@ static void sr_ready(struct http_stream *st)
 	struct http_peer *up = http_up_peer(st->up);
 	struct arn_h1_msg m;
 	memset(&m, 0, sizeof(m));
-	m.method = sr->del ? ARN_H1_M_DELETE : ARN_H1_M_POST;
-	m.method_name =
-	    sr->del ? (struct arn_h1_slice){"DELETE", 6} : (struct arn_h1_slice){"POST", 4};
+	m.method = sr->get ? ARN_H1_M_GET : sr->del ? ARN_H1_M_DELETE : ARN_H1_M_POST;
+	m.method_name = sr->get	  ? (struct arn_h1_slice){"GET", 3}
+			: sr->del ? (struct arn_h1_slice){"DELETE", 6}
+				  : (struct arn_h1_slice){"POST", 4};
 	m.version = 11;
 	m.host_idx = -1;
 	m.upgrade_idx = -1;
-	m.flags = ARN_H1_F_CONTENT_LENGTH;
+	m.flags = sr->get ? 0 : ARN_H1_F_CONTENT_LENGTH;
 	m.content_length = sr->blen;
 	struct arn_h1_edit e[HTTP_SUBREQ_MAX_HDRS + 3];
 	memcpy(e, sr->hdrs, sr->n_hdrs * sizeof(e[0]));

@@ -70,11 +70,15 @@ struct http_subreq {
 	/* set before http_subreq_start: a DELETE (the body, if any, is not
 	 * sent), as the MCP gateway ends a backend's session */
 	bool del;
+	/* set before http_subreq_start: a GET with no body (no
+	 * content-length), as the MCP gateway opens a backend session's
+	 * event stream; pass timeout_ms 0 for a stream meant to stay open */
+	bool get;
 };
 
 /**
- * Start a POST of @p body (or a DELETE, sr->del) (@p blen bytes) to @p path on cluster @p cluster
- * (resolved in generation @p g), with @p n headers @p h (at most
+ * Start a POST of @p body (or a DELETE, sr->del, or a GET, sr->get) (@p blen bytes) to @p path on
+ * cluster @p cluster (resolved in generation @p g), with @p n headers @p h (at most
  * HTTP_SUBREQ_MAX_HDRS; host and content-length are added), for the
  * client connection @p hc, failing after @p timeout_ms (0: none).
  * @return 0 (callbacks will follow), -ENOENT (no such cluster),

@@ -1665,6 +1665,181 @@ static void test_mcp_denied_tool_and_backend_failure(void **state)
 	assert_int_equal(stat("cluster.web.upstream_rq_active"), 0);
 }
 
+/* Backend connection @p u sends @p text as one chunk of its open response. */
+static void upstream_chunk(struct arn_tcp_conn *u, const char *text)
+{
+	static char b[4096];
+	snprintf(b, sizeof(b), "%zx\r\n%s\r\n", strlen(text), text);
+	send_s(u, b);
+	poll_ms(1);
+}
+
+#define BE_GET_OPEN                                                                                \
+	"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n"     \
+	"connection: close\r\n\r\n"
+
+static struct arn_tcp_conn *mcp_get_stream(const char *sid)
+{
+	static char req[256];
+	struct arn_tcp_conn *g = client();
+	assert_non_null(g);
+	snprintf(req, sizeof(req),
+		 "GET /mcp HTTP/1.1\r\nHost: a\r\nAccept: text/event-stream\r\nMcp-Session-Id: "
+		 "%s\r\n\r\n",
+		 sid);
+	send_s(g, req);
+	poll_ms(1);
+	if (!answered(g, "HTTP/1.1 200"))
+		fail_msg("GET stream: got '%s'", g->tx ? g->tx : "");
+	return g;
+}
+
+/*
+ * Issue 20, what a backend sends outside a request (the SDK's server says
+ * notifications/tools/list_changed on its session's GET stream when a tool
+ * is registered after connect): a client's GET stream holds a GET stream
+ * to each backend session of its session. Opened when the backend session
+ * is (here after the client's GET stream), with the backend's session id,
+ * no body and no timeout; list_changed on it drops the worker's catalog
+ * and reaches the client's stream; the backend's own request is relayed
+ * with its id wrapped and the client's answer goes back to it; the
+ * backend ending it: reopened after the back-off (1 s), not before; the
+ * client's stream ending closes it. Counted (mcp_backend_get_*).
+ */
+static void test_mcp_backend_get_stream(void **state)
+{
+	(void)state;
+	start_mcp(1048576);
+	char sid[64];
+	mcp_session(sid);
+	struct arn_tcp_conn *g = mcp_get_stream(sid);
+	/* no backend session yet: nothing to open */
+	assert_int_equal(upstream_pending(), 0);
+	assert_int_equal(stat("http.in.mcp_backend_get_opened"), 0);
+
+	struct arn_tcp_conn *c =
+	    mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	backend_answers("\"method\":\"initialize\"", "application/json", "mcp-session-id: B1\r\n",
+			BE_INIT);
+	backend_answers("notifications/initialized", NULL, NULL, NULL);
+	/* the backend session is usable: its GET stream, then the list */
+	assert_int_equal(upstream_pending(), 2);
+	assert_int_equal(stat("http.in.mcp_backend_get_opened"), 1);
+	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/list: got '%s'", c->tx ? c->tx : "");
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_in(u->tx, "GET /mcp HTTP/1.1\r\n");
+	want_in(u->tx, "mcp-session-id: B1\r\n");
+	want_in(u->tx, "text/event-stream");
+	want_not_in(u->tx, "content-length");
+	send_s(u, BE_GET_OPEN);
+	poll_ms(1);
+	assert_int_equal(stat("http.in.mcp_backend_get_active"), 1);
+
+	/* list_changed: to the client's stream, and the catalog is dropped
+	 * (the next tools/list asks the backend, within the cache's TTL) */
+	size_t before = g->tx_len;
+	upstream_chunk(u, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+			  "tools/list_changed\"}\n\n");
+	want_in(g->tx + before, "\"method\":\"notifications/tools/list_changed\"");
+	assert_int_equal(stat("http.in.mcp_backend_list_changed"), 1);
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+	assert_int_equal(c->tx_len, 0);
+	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/list again: got '%s'", c->tx ? c->tx : "");
+
+	/* the backend's own request: relayed with its id wrapped; the
+	 * client's answer goes to it with its own id */
+	before = g->tx_len;
+	upstream_chunk(u, "data: {\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"roots/list\"}\n\n");
+	want_in(g->tx + before, "\"id\":\"arn.0.5\"");
+	assert_int_equal(stat("http.in.mcp_relayed_request"), 1);
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":\"arn.0.5\",\"result\":{\"roots\":[]}}");
+	struct arn_tcp_conn *a = upstream_accepts();
+	want_in(a->tx, "mcp-session-id: B1\r\n");
+	want_in(a->tx, "\"id\":5");
+	send_s(a, "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 202"))
+		fail_msg("answer: got '%s'", c->tx ? c->tx : "");
+	assert_int_equal(stat("http.in.mcp_reply_forwarded"), 1);
+
+	/* the backend ends it: reopened after 1 s, not before */
+	send_s(u, "0\r\n\r\n");
+	poll_ms(1);
+	assert_int_equal(stat("http.in.mcp_backend_get_closed"), 1);
+	assert_int_equal(stat("http.in.mcp_backend_get_active"), 0);
+	run_ms(900);
+	assert_int_equal(upstream_pending(), 0);
+	run_ms(200);
+	assert_int_equal(stat("http.in.mcp_backend_get_reopened"), 1);
+	assert_int_equal(stat("http.in.mcp_backend_get_opened"), 2);
+	u = upstream_accepts();
+	want_in(u->tx, "GET /mcp HTTP/1.1\r\n");
+	send_s(u, BE_GET_OPEN);
+	poll_ms(1);
+	assert_int_equal(stat("http.in.mcp_backend_get_active"), 1);
+
+	/* the client's GET stream ends: so does the backend's */
+	g->closed = g->close_pending = true;
+	g->close_reason = -ECONNRESET;
+	poll_ms(1);
+	assert_int_equal(stat("http.in.mcp_backend_get_active"), 0);
+	assert_int_equal(stat("cluster.web.upstream_rq_active"), 0);
+	run_ms(5000);
+	assert_int_equal(upstream_pending(), 0);
+	assert_int_equal(stat("http.in.mcp_backend_get_opened"), 2);
+	assert_int_equal(stat("http.in.mcp_backend_get_closed"), 1);
+}
+
+/*
+ * A backend answering its session's GET with 405 (it offers no such
+ * stream, as the spec allows) is not asked again; one that failed (503)
+ * is, the back-off doubling (1 s, then 2 s). Here the backend session
+ * exists before the client's GET stream, which opens its GET at once.
+ */
+static void test_mcp_backend_get_refused(void **state)
+{
+	(void)state;
+	start_mcp(1048576);
+	char sid[64];
+	mcp_session(sid);
+	struct arn_tcp_conn *c =
+	    mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	backend_answers("\"method\":\"initialize\"", "application/json", "mcp-session-id: B1\r\n",
+			BE_INIT);
+	backend_answers("notifications/initialized", NULL, NULL, NULL);
+	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/list: got '%s'", c->tx ? c->tx : "");
+	mcp_get_stream(sid);
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_in(u->tx, "GET /mcp HTTP/1.1\r\n");
+	send_s(u, "HTTP/1.1 503 Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+	poll_ms(1);
+	assert_int_equal(stat("http.in.mcp_backend_get_closed"), 1);
+	run_ms(1100);
+	assert_int_equal(stat("http.in.mcp_backend_get_reopened"), 1);
+	u = upstream_accepts();
+	send_s(u, "HTTP/1.1 503 Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+	poll_ms(1);
+	run_ms(1100);
+	assert_int_equal(upstream_pending(), 0); /* 2 s this time */
+	run_ms(1000);
+	assert_int_equal(stat("http.in.mcp_backend_get_reopened"), 2);
+	u = upstream_accepts();
+	send_s(u,
+	       "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+	poll_ms(1);
+	assert_int_equal(stat("http.in.mcp_backend_get_refused"), 1);
+	run_ms(40000);
+	assert_int_equal(upstream_pending(), 0);
+	assert_int_equal(stat("http.in.mcp_backend_get_opened"), 3);
+	assert_int_equal(stat("http.in.mcp_backend_get_active"), 0);
+}
+
 /* 2026-07-28 (stateless): a POST with no session and the era's headers. */
 #define MCP26_META                                                                                 \
 	"\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                   \
@@ -4184,6 +4359,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_mcp_session_idle_timeout, teardown),
 	    cmocka_unit_test_teardown(test_mcp_tools_through_backend, teardown),
 	    cmocka_unit_test_teardown(test_mcp_denied_tool_and_backend_failure, teardown),
+	    cmocka_unit_test_teardown(test_mcp_backend_get_stream, teardown),
+	    cmocka_unit_test_teardown(test_mcp_backend_get_refused, teardown),
 	    cmocka_unit_test_teardown(test_mcp_stateless_era, teardown),
 	    cmocka_unit_test_teardown(test_mcp_session_client_stateless_backend, teardown),
 	    cmocka_unit_test(test_codec_goes_through_the_transport),
