@@ -4,7 +4,8 @@
 # (e2e_mcp_session_sdk.js) or curl and two backends made with the SDK's
 # server (mcp_sdk_backend.js), its configuration over ADS
 # (e2e_mcp_session.js). The GET stream and notifications/tools/list_changed
-# (a backend's own, and a ToolSet pushed over xDS); elicitation and
+# (a backend's own, on a call's stream and on the backend session's GET
+# stream the gateway holds, and a ToolSet pushed over xDS); elicitation and
 # sampling requests relayed and their answers routed back; cancellation
 # forwarded with progress relayed; 2024-11-05 clients on Streamable HTTP;
 # 400, 404 (unknown and expired), 409 for a second GET stream; DELETE
@@ -51,7 +52,7 @@ for i in $(seq 50); do sid=$(init 2025-06-18) && [ ${#sid} = 48 ] && break; slee
 # 1. the SDK's client: GET stream, list_changed, elicitation, sampling, cancellation
 out=$(ip netns exec "$cns" timeout 60 node "$ARION_SRC/tests/http/e2e_mcp_session_sdk.js" "http://$us/mcp" "$cp_dir" 2>&1)
 sv() { echo "$out" | /usr/bin/python3 -c "import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1]).get('$1'))" 2>/dev/null; }
-[ "$(sv names1)" = "a__ask,a__flood,a__grow,a__hidden,a__muse,a__slow,b__ask,b__flood,b__grow,b__hidden,b__muse,b__slow" ] &&
+[ "$(sv names1)" = "a__ask,a__flood,a__grow,a__hidden,a__later,a__muse,a__slow,b__ask,b__flood,b__grow,b__hidden,b__later,b__muse,b__slow" ] &&
 	ok "the SDK client lists both SDK backends' tools (session $(sv session), $(sv version))" || bad "SDK client: $out"
 [ "$(stat http.mcp.mcp_get_stream)" -ge 1 ] && ok "its GET stream was accepted" ||
 	bad "GET streams: $(stat http.mcp.mcp_get_stream) / $out"
@@ -71,6 +72,13 @@ for i in $(seq 50); do grep -q '^cancelled slow' "$TOPO_DIR/be-a.log" && break; 
 [ "$(sv grow)" = "b:grown" ] && [ "$(sv grow_changed)" = True ] && echo "$(sv names2)" | grep -q 'b__extra' &&
 	ok "a backend's own tools/list_changed reached the client; the new tool is listed" ||
 	bad "backend list_changed: $(sv grow_changed) $(sv names2)"
+[ "$(sv later)" = "a:later" ] && [ "$(sv later_changed)" = True ] && echo "$(sv names_late)" | grep -q 'a__late' &&
+	[ "$(stat http.mcp.mcp_backend_list_changed)" -ge 1 ] &&
+	ok "a tool registered after connect: list_changed on the backend session's GET stream reached the client ($(stat http.mcp.mcp_backend_list_changed) relayed)" ||
+	bad "list_changed outside a request: $(sv later) $(sv later_changed) $(sv names_late) backend_list_changed $(stat http.mcp.mcp_backend_list_changed) opened $(stat http.mcp.mcp_backend_get_opened)"
+[ "$(stat http.mcp.mcp_backend_get_opened)" -ge 2 ] &&
+	ok "the client's GET stream held one to each backend session ($(stat http.mcp.mcp_backend_get_opened) opened)" ||
+	bad "backend GET streams opened: $(stat http.mcp.mcp_backend_get_opened)"
 [ "$(sv push_changed)" = True ] && ! echo "$(sv names3)" | grep -q hidden &&
 	ok "a ToolSet pushed over xDS: tools/list_changed on the GET stream, the denied tools gone" ||
 	bad "pushed ToolSet: $(sv push_changed) $(sv names3)"
@@ -81,6 +89,9 @@ for i in $(seq 50); do grep -q '^delete ' "$TOPO_DIR/be-b.log" && break; sleep 0
 grep -q '^delete ' "$TOPO_DIR/be-a.log" && grep -q '^delete ' "$TOPO_DIR/be-b.log" &&
 	ok "DELETE ended the session at both backends too" ||
 	bad "backends' DELETE: $(grep -c '^delete' "$TOPO_DIR/be-a.log") $(grep -c '^delete' "$TOPO_DIR/be-b.log")"
+for i in $(seq 50); do [ "$(stat http.mcp.mcp_backend_get_active)" = 0 ] && break; sleep 0.1; done
+[ "$(stat http.mcp.mcp_backend_get_active)" = 0 ] && ok "the session ended: no backend GET stream left open" ||
+	bad "backend GET streams still open: $(stat http.mcp.mcp_backend_get_active)"
 [ "$(stat http.mcp.mcp_list_changed)" -ge 2 ] && ok "list_changed sent on GET streams: $(stat http.mcp.mcp_list_changed)" ||
 	bad "list_changed: $(stat http.mcp.mcp_list_changed)"
 

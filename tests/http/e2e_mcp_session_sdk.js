@@ -11,7 +11,8 @@
  * the GET stream the SDK opens after initialize. It calls a__ask
  * (elicitation through the gateway and back), b__muse (sampling), a__slow
  * (progress relayed, then cancelled), b__grow (the backend's own
- * list_changed), asks the control plane for a new ToolSet (CP_DIR/push:
+ * list_changed), a__later (a tool the backend registers after answering:
+ * list_changed on the backend session's GET stream, relayed), asks the control plane for a new ToolSet (CP_DIR/push:
  * list_changed over the GET stream), stays quiet past the session's idle
  * timeout with only the GET stream open, lists again, and ends the
  * session. Prints one JSON line of what it saw.
@@ -67,6 +68,15 @@ async function waitChanged(n, ms) {
   out.grow = (await client.callTool({ name: 'b__grow', arguments: {} })).content[0].text;
   out.grow_changed = await waitChanged(n, 5000);
   out.names2 = await names();
+
+  /* a tool registered after connect, outside any request: the backend
+   * says list_changed on its session's GET stream, which the gateway
+   * holds for this client's GET stream */
+  await sleep(500); /* b's own GET-stream list_changed for grow's registerTool */
+  n = changed;
+  out.later = (await client.callTool({ name: 'a__later', arguments: {} })).content[0].text;
+  out.later_changed = await waitChanged(n, 5000);
+  out.names_late = await names();
 
   n = changed;
   fs.writeFileSync(path.join(cpDir, 'push'), '');

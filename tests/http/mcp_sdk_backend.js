@@ -18,6 +18,9 @@
  *   flood  asks the client 20 times at once (each for 3 s at most) and
  *          answers "NAME:flood <n> refused", n the requests the gateway
  *          refused for the session's limit of unanswered ones
+ *   later  answers "NAME:later", then (200 ms on, outside any request)
+ *          registers the tool "late": the SDK's server says
+ *          notifications/tools/list_changed on the session's GET stream only
  *   hidden a tool the test's second ToolSet hides
  * Prints "ready" once listening, and one line per session opened or ended.
  */
@@ -79,6 +82,16 @@ function newServer() {
     const r = await Promise.allSettled(asks);
     const refused = r.filter((x) => x.status === 'rejected' && /maximum/.test(String(x.reason))).length;
     return text(`flood ${refused} refused`);
+  });
+  s.registerTool('later', { description: 'registers a tool after answering' }, async () => {
+    /* registerTool on the connected server: the SDK says list_changed on
+     * the session's GET stream, outside any request */
+    setTimeout(() => {
+      if (s.lateAdded) return;
+      s.lateAdded = true;
+      s.registerTool('late', { description: 'registered after connect' }, async () => text('late'));
+    }, 200);
+    return text('later');
   });
   s.registerTool('hidden', { description: 'hidden by the second ToolSet' }, async () => text('hidden'));
   return s;
