@@ -7,7 +7,6 @@
 
 #include "arn_tls.h"
 #include "http_access_log.h"
-#include "http_mcp.h"
 #include "http_stream.h"
 
 static unsigned log_headers(const struct arn_h1_msg *m, struct arn_access_header *out, unsigned cap,
@@ -144,8 +143,11 @@ void http_access_log(struct http_stream *st)
 	if (st->route && st->route->name)
 		rec.route_name =
 		    (struct arn_access_str){st->route->name, (uint32_t)strlen(st->route->name)};
-	http_mcp_log(st, &rec.mcp_tool.p, &rec.mcp_tool.len, &rec.mcp_backend.p,
-		     &rec.mcp_backend.len);
+	if (st->log.mcp_tool)
+		rec.mcp_tool = (struct arn_access_str){st->log.mcp_tool, st->log.mcp_tool_len};
+	if (st->log.mcp_backend)
+		rec.mcp_backend =
+		    (struct arn_access_str){st->log.mcp_backend, st->log.mcp_backend_len};
 	rec.connection_id = hc->id;
 	rec.upstream_request_attempt_count = st->attempts;
 	rec.health_check = (st->state & HTTP_S_HEALTH_CHECK);

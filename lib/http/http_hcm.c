@@ -135,8 +135,10 @@ void http_stream_end(struct http_stream *st)
 					      http_now_us(w, st->up_start_tsc));
 		__atomic_fetch_sub(&st->crt->rq_active, 1, __ATOMIC_RELAXED);
 	}
-	if (st->state & HTTP_S_ACTIVE)
+	if (st->state & HTTP_S_ACTIVE) {
+		http_mcp_log(st); /* the filter's fields of the record */
 		http_access_log(st);
+	}
 	struct http_upconn *u = st->up;
 	if (u) {
 		struct http_peer *up = http_up_peer(u);

@@ -2328,23 +2328,23 @@ void http_mcp_end(struct http_stream *st)
 	json_object_put(out);
 }
 
-void http_mcp_log(const struct http_stream *st, const char **tool, uint32_t *tool_len,
-		  const char **backend, uint32_t *backend_len)
+void http_mcp_log(struct http_stream *st)
 {
 	const struct http_mcp_req *r = st->mcp;
-	*tool = NULL;
-	*tool_len = 0;
-	*backend = NULL;
-	*backend_len = 0;
+	struct http_log_fields *f = &st->log;
+	f->mcp_tool = NULL;
+	f->mcp_tool_len = 0;
+	f->mcp_backend = NULL;
+	f->mcp_backend_len = 0;
 	if (!r)
 		return;
 	if (r->tool_len) {
-		*tool = r->tool;
-		*tool_len = r->tool_len;
+		f->mcp_tool = r->tool;
+		f->mcp_tool_len = r->tool_len;
 	}
 	if (r->routed && r->ts && r->call_b < r->ts->n_backends) {
-		*backend = r->ts->backends[r->call_b].name;
-		*backend_len = (uint32_t)r->ts->backends[r->call_b].name_len;
+		f->mcp_backend = r->ts->backends[r->call_b].name;
+		f->mcp_backend_len = (uint32_t)r->ts->backends[r->call_b].name_len;
 	}
 }
 

@@ -52,12 +52,11 @@ bool http_mcp_body(struct http_stream *st, const char *data, size_t len);
 void http_mcp_end(struct http_stream *st);
 
 /**
- * For the access log: the tool @p st called (as the client named it) and
- * the backend it went to; each NULL / 0 when none. Valid until the
- * stream ends.
+ * For the access log: fill @p st->log with the tool @p st called (as the
+ * client named it) and the backend it went to; each NULL / 0 when none.
+ * Valid until the stream ends.
  */
-void http_mcp_log(const struct http_stream *st, const char **tool, uint32_t *tool_len,
-		  const char **backend, uint32_t *backend_len);
+void http_mcp_log(struct http_stream *st);
 
 /**
  * The connection runs: when @p st's event stream to the client is out

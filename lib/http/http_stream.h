@@ -119,6 +119,20 @@ enum http_stream_state {
 };
 
 /*
+ * What filters add to their stream's access log record (%MCP_TOOL%,
+ * %MCP_BACKEND%): filled by each filter's log hook just before the record
+ * is built, so the access log reads the stream and names no filter. The
+ * slices point into the filter's per-stream state and stay valid until the
+ * stream ends; NULL / 0 when the filter has nothing to say.
+ */
+struct http_log_fields {
+	const char *mcp_tool; /* the tool called, as the client named it */
+	uint32_t mcp_tool_len;
+	const char *mcp_backend; /* the backend that call went to */
+	uint32_t mcp_backend_len;
+};
+
+/*
  * One request / response exchange, whichever codec carries it: the
  * connection's (hc->dn) for the request and the response sent back, an
  * upstream connection's (http_up_peer(st->up)) for the request sent on and
@@ -205,6 +219,8 @@ struct http_stream {
 	uint32_t request_id_len;
 	/* the MCP gateway filter's request (HTTP_S_MCP), from its worker's pool */
 	struct http_mcp_req *mcp;
+	/* filled by the filters for the access log (see above) */
+	struct http_log_fields log;
 };
 
 /* Set (@p on) or clear @p bits of @p st's state. */
