@@ -10,6 +10,7 @@
 
 #include "arn_config.h"
 #include "arn_stats.h"
+#include "http_filter.h"
 #include "http_int.h"
 #include "http_stream.h"
 #include "http_worker.h"
@@ -386,3 +387,8 @@ void http_grpc_stats_stop(void)
 		snap[w] = NULL;
 	}
 }
+
+const struct http_filter_ops http_grpc_stats_filter_ops = {
+    .name = "grpc_stats",
+    .encode_response = http_grpc_stats_response,
+};

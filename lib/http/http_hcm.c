@@ -24,26 +24,36 @@
 #include "arn_log.h"
 #include "arn_tcp.h"
 #include "http_access_log.h"
+#include "http_filter.h"
 #include "http_hcm.h"
-#include "http_l4.h"
 #include "http_local.h"
-#include "http_grpc_stats.h"
-#include "http_mcp.h"
 #include "http_router_filter.h"
 #include "http_stream.h"
 #include "http_upstream.h"
 
 static void stream_idle_timeout(struct http_timer *t);
 
-/* Is @p m's path (its query aside) the MCP gateway filter's endpoint? */
-static bool mcp_path(const struct arn_cfg_mcp_filter *f, const struct arn_h1_msg *m)
+/* The HTTP filters in chain order (http_filter.h): registered by the module
+ * before the workers start, read-only after. */
+static const struct http_filter_ops *const *filters;
+static unsigned n_filters;
+
+int http_hcm_set_filters(const struct http_filter_ops *const *chain, unsigned n)
 {
-	size_t n = m->path.len;
-	const char *q = memchr(m->path.p, '?', n);
-	if (q)
-		n = (size_t)(q - m->path.p);
-	return n == f->path_len && memcmp(m->path.p, f->path, n) == 0;
+	if (n > HTTP_FILTERS_MAX || (n && !chain))
+		return -EINVAL;
+	filters = chain;
+	n_filters = n;
+	return 0;
 }
+
+/* Each filter's @p hook, where it has one, in chain order. */
+#define FOR_FILTERS(hook, ...)                                                                     \
+	do {                                                                                       \
+		for (unsigned fi_ = 0; fi_ < n_filters; fi_++)                                     \
+			if (filters[fi_]->hook)                                                    \
+				filters[fi_]->hook(__VA_ARGS__);                                   \
+	} while (0)
 static void hdr_timeout(struct http_timer *t);
 static void req_timeout(struct http_timer *t);
 
@@ -136,7 +146,7 @@ void http_stream_end(struct http_stream *st)
 		__atomic_fetch_sub(&st->crt->rq_active, 1, __ATOMIC_RELAXED);
 	}
 	if (st->state & HTTP_S_ACTIVE) {
-		http_mcp_log(st); /* the filter's fields of the record */
+		FOR_FILTERS(log, st); /* the filters' fields of the record */
 		http_access_log(st);
 	}
 	struct http_upconn *u = st->up;
@@ -156,7 +166,7 @@ void http_stream_end(struct http_stream *st)
 	} else {
 		http_up_detach(st);
 	}
-	http_mcp_stream_end(st);
+	FOR_FILTERS(stream_end, st);
 	stream_release_cfg(st);
 	http_pins_release(&st->req.pins);
 	http_pins_release(&st->resp.pins);
@@ -335,14 +345,14 @@ static void on_head(struct http_stream *st)
 	    .listener_port = hc->lport,
 	    .random = http_rand(w),
 	};
-	if (http_l4_filters(st, g, rt, &req))
-		return;
-	/* The MCP gateway answers its path itself (after the filters above,
-	 * which may refuse a client first); it is never routed on as if no
-	 * filter were there, even while its ToolSet is missing. */
-	if (h->mcp_gateway && mcp_path(h->mcp_gateway, m)) {
-		http_mcp_filter(st, g, &req);
-		return;
+	/* the filters before the router, in chain order: one that takes the
+	 * stream (answers it, or reads its body) ends the walk */
+	for (unsigned i = 0; i < n_filters; i++) {
+		const struct http_filter_ops *f = filters[i];
+		if (f->decode_head && f->decode_head(st, g, rt, &req)) {
+			st->filter = f;
+			return;
+		}
 	}
 	http_route(st, g, rt, &req);
 }
@@ -501,7 +511,7 @@ static bool req_body(struct http_stream *st, const char *data, size_t len)
 		return false;
 	}
 	if (st->state & HTTP_S_MCP)
-		return http_mcp_body(st, data, len);
+		return st->filter->decode_body(st, data, len);
 	if (!st->up)
 		return false;
 	if ((st->state & HTTP_S_KEEP_BODY) && !(st->state & HTTP_S_TUNNEL) &&
@@ -529,7 +539,7 @@ static bool req_end(struct http_stream *st)
 		return false;
 	}
 	if (st->state & HTTP_S_MCP) {
-		http_mcp_end(st);
+		st->filter->decode_end(st);
 		hc->again = true;
 		return false;
 	}
@@ -644,12 +654,17 @@ static void write_resp_head(struct http_stream *st)
 		return;
 	}
 	st->text_len += x.text_len;
-	int k = http_l4_resp_edits(st, e + n, MAX_EDITS - 2 - (unsigned)n);
-	if (k < 0) {
-		response_edit_overflow(st);
-		return;
+	for (unsigned i = 0; i < n_filters; i++) {
+		const struct http_filter_ops *f = filters[i];
+		if (!f->encode_head_edits)
+			continue;
+		int k = f->encode_head_edits(st, e + n, MAX_EDITS - 2 - (unsigned)n);
+		if (k < 0) {
+			response_edit_overflow(st);
+			return;
+		}
+		n += k;
 	}
-	n += k;
 	_Static_assert(sizeof(st->service_time) > ARN_FMT_I64_MAX, "service_time holds an int64");
 	st->service_time[arn_fmt_i64(x.service_ms, st->service_time)] = '\0';
 	/* A response that starts before its request has been read whole ends
@@ -693,7 +708,7 @@ static void write_resp_head(struct http_stream *st)
 	if (CS(st))
 		arn_stats_inc(CS(st), w->slot,
 			      arn_stats_code_class(ARN_CL_upstream_rq_1xx, r->status));
-	http_grpc_stats_response(st, false); /* trailers-only: grpc-status in the head */
+	FOR_FILTERS(encode_response, st, false); /* trailers-only: grpc-status in the head */
 }
 
 static bool resp_ready(struct http_stream *st)
@@ -793,7 +808,7 @@ static bool resp_done(struct http_stream *st)
 	/* an HTTP/1.1 upstream's chunked trailers (grpc-status, ...) go on to
 	 * a client whose codec carries them (HTTP/2) */
 	if ((st->resp.m.flags & ARN_H1_F_TRAILERS) && st->resp.m.n_trailers) {
-		http_grpc_stats_response(st, true);
+		FOR_FILTERS(encode_response, st, true);
 		if (dn->codec->encode_trailers)
 			dn->codec->encode_trailers(dn, &st->resp.m);
 	}

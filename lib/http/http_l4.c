@@ -25,6 +25,7 @@
 #include "arn_rbac.h"
 #include "arn_tbucket.h"
 #include "arn_tls.h"
+#include "http_filter.h"
 #include "http_int.h"
 #include "http_l4.h"
 #include "http_local.h"
@@ -541,3 +542,11 @@ void http_l4_close(struct http_conn *hc)
 	http_l4_net_close(hc->w, hc->hrt, hc->l4_fc, &hc->l4_held);
 	hc->l4_fc = NULL;
 }
+
+/* Health check, RBAC and local_ratelimit, in the HCM's filter order, as
+ * one entry of the HTTP filter chain (http_filter.h). */
+const struct http_filter_ops http_l4_filter_ops = {
+    .name = "l4",
+    .decode_head = http_l4_filters,
+    .encode_head_edits = http_l4_resp_edits,
+};

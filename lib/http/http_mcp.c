@@ -23,6 +23,7 @@
 #include "arn_config.h"
 #include "arn_log.h"
 #include "arn_mcp.h"
+#include "http_filter.h"
 #include "http_local.h"
 #include "http_mcp.h"
 #include "http_stream.h"
@@ -2387,3 +2388,36 @@ void http_mcp_stream_end(struct http_stream *st)
 	st->mcp = NULL;
 	st->state &= ~HTTP_S_MCP;
 }
+
+/* Is @p m's path (its query aside) the MCP gateway filter's endpoint? */
+static bool mcp_path(const struct arn_cfg_mcp_filter *f, const struct arn_h1_msg *m)
+{
+	size_t n = m->path.len;
+	const char *q = memchr(m->path.p, '?', n);
+	if (q)
+		n = (size_t)(q - m->path.p);
+	return n == f->path_len && memcmp(m->path.p, f->path, n) == 0;
+}
+
+/* The MCP gateway answers its path itself (after the filters before it in
+ * the chain, which may refuse a client first); it is never routed on as if
+ * no filter were there, even while its ToolSet is missing. */
+static bool mcp_decode_head(struct http_stream *st, const struct arn_cfg_gen *g,
+			    const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req)
+{
+	(void)rt;
+	const struct arn_cfg_mcp_filter *f = st->hc->hcm->mcp_gateway;
+	if (!f || !mcp_path(f, &st->req.m))
+		return false;
+	http_mcp_filter(st, g, req);
+	return true;
+}
+
+const struct http_filter_ops http_mcp_filter_ops = {
+    .name = "mcp_gateway",
+    .decode_head = mcp_decode_head,
+    .decode_body = http_mcp_body,
+    .decode_end = http_mcp_end,
+    .log = http_mcp_log,
+    .stream_end = http_mcp_stream_end,
+};

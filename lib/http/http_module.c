@@ -35,6 +35,7 @@
 #include "arn_log.h"
 #include "arn_tcp.h"
 #include "http_conn.h"
+#include "http_filter.h"
 #include "http_stream.h"
 #include "http_grpc_stats.h"
 #include "http_mcp.h"
@@ -47,6 +48,15 @@ static uint32_t cfg_conns = 16384, cfg_ups = 8192, cfg_res = 1024;
 static uint64_t cfg_drain_ms = 600 * 1000;
 static bool cfg_drain_immediate;
 static struct arn_stats_scope *g_lm_stats; /* listener_manager.* */
+
+/* The HTTP filters in the order the HCM runs them (http_filter.h): the
+ * health check / RBAC / local_ratelimit filters (in the HCM's own order)
+ * and the MCP gateway before the router; grpc_stats counts responses. */
+static const struct http_filter_ops *const http_filters[] = {
+    &http_l4_filter_ops,
+    &http_mcp_filter_ops,
+    &http_grpc_stats_filter_ops,
+};
 
 /* Requests that waited for an http_res go on, oldest first, while there
  * are free ones (run from the poll, never from inside another stream). */
@@ -347,7 +357,10 @@ int arn_http_start(struct arn_config_store *s, const struct arn_http_options *o)
 			cfg_drain_ms = (uint64_t)o->drain_time_s * 1000;
 		cfg_drain_immediate = o->drain_immediate;
 	}
-	int rc = http_rt_init(s);
+	int rc = http_hcm_set_filters(http_filters, RTE_DIM(http_filters));
+	if (rc)
+		return rc;
+	rc = http_rt_init(s);
 	if (rc)
 		return rc;
 	if (!g_lm_stats)

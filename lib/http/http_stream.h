@@ -37,6 +37,7 @@ struct http_upconn;
 struct http_pool;
 struct http_upstream_ops;
 struct http_mcp_req;
+struct http_filter_ops;
 
 /* A request's timers and retry state beyond what every connection keeps:
  * held in its http_res, so that only requests in flight pay for it. */
@@ -219,6 +220,9 @@ struct http_stream {
 	uint32_t request_id_len;
 	/* the MCP gateway filter's request (HTTP_S_MCP), from its worker's pool */
 	struct http_mcp_req *mcp;
+	/* the filter whose decode_head took it (http_filter.h): with
+	 * HTTP_S_MCP its body and end go there */
+	const struct http_filter_ops *filter;
 	/* filled by the filters for the access log (see above) */
 	struct http_log_fields log;
 };

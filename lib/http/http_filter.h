@@ -1,0 +1,71 @@
+/*
+ * The HTTP filters the connection manager (http_hcm.c) runs on a stream,
+ * as a table of ops in chain order: the HCM walks the table and names no
+ * filter, so a filter (which calls the HCM's http_req_step, local replies,
+ * ...) sits above it, not beside it in a loop. The table is registered once
+ * by the module (http_module.c, http_hcm_set_filters) before any worker
+ * runs.
+ *
+ * Only the hooks the filters use exist; a NULL hook is skipped. The router
+ * is still the HCM's terminal step, called by name (http_router_filter.h).
+ *
+ * Ownership: the table and its ops are static, const, process-wide.
+ */
+#ifndef ARN_HTTP_FILTER_H
+#define ARN_HTTP_FILTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct arn_cfg_gen;
+struct arn_cfg_request;
+struct arn_cfg_route_table;
+struct arn_h1_edit;
+struct http_stream;
+
+struct http_filter_ops {
+	const char *name; /* for logs */
+	/**
+	 * The request's head (@p req: as routes see it, routes @p rt,
+	 * generation @p g, NULL without a store). @return true when the filter
+	 * took the stream (it answered, or reads the body: decode_body /
+	 * decode_end then come to it); the filters after it and the router do
+	 * not see the request.
+	 */
+	bool (*decode_head)(struct http_stream *st, const struct arn_cfg_gen *g,
+			    const struct arn_cfg_route_table *rt,
+			    const struct arn_cfg_request *req);
+	/** A body slice of a stream this filter took. @return true to go on reading. */
+	bool (*decode_body)(struct http_stream *st, const char *data, size_t len);
+	/** The request of a stream this filter took ended. */
+	void (*decode_end)(struct http_stream *st);
+	/**
+	 * The response head goes to the client: its edits, into @p e (at most
+	 * @p cap), values in the stream's text. @return how many, or -ENOSPC.
+	 */
+	int (*encode_head_edits)(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
+	/** The upstream's response head went out (@p trailers false) or its
+	 * trailers are going out (true). */
+	void (*encode_response)(struct http_stream *st, bool trailers);
+	/** Just before the access log record is built: fill st->log. */
+	void (*log)(struct http_stream *st);
+	/** The stream ends: give back what the filter holds for it. */
+	void (*stream_end)(struct http_stream *st);
+};
+
+/* The filters, each defined by its file. */
+extern const struct http_filter_ops http_l4_filter_ops;		/* health check, RBAC, ratelimit */
+extern const struct http_filter_ops http_mcp_filter_ops;	/* the MCP gateway */
+extern const struct http_filter_ops http_grpc_stats_filter_ops; /* grpc_stats */
+
+/* At most this many filters in the table. */
+#define HTTP_FILTERS_MAX 8
+
+/**
+ * Register the HTTP filters in chain order (control lcore, before the
+ * workers start; @p chain must stay valid). @p n at most HTTP_FILTERS_MAX.
+ * @return 0, or -EINVAL.
+ */
+int http_hcm_set_filters(const struct http_filter_ops *const *chain, unsigned n);
+
+#endif
