@@ -27,7 +27,7 @@
 
 #define LINGER_MS 3000
 
-static void conn_free(struct http_h1_conn *c);
+static void conn_release(struct http_h1_conn *c);
 static void conn_idle_timeout(struct http_timer *t);
 static void conn_follow(struct http_conn *hc);
 static bool tls_ready(struct http_h1_conn *c);
@@ -375,7 +375,7 @@ static void conn_run(struct http_conn *hc)
 	} while (hc->again && hc->tc && hc->state != HTTP_DC_CLOSED);
 	c->in_run = false;
 	if (c->dead)
-		conn_free(c);
+		conn_release(c);
 }
 
 /* lib/tls: a handshake the worker's budget deferred may go on. */
@@ -422,14 +422,6 @@ static void conn_idle_timeout(struct http_timer *t)
  * keep-alive connections, in a scan when a drain starts and when it ends
  * (http_drain_begin, http_drains_poll): never per packet.
  */
-
-static struct http_drain *drain_find(struct http_worker *w, const struct arn_cfg_listener *l)
-{
-	for (uint32_t i = 0; i < HTTP_DRAINS_MAX && l; i++)
-		if (w->drains[i].l == l)
-			return &w->drains[i];
-	return NULL;
-}
 
 /* The listener the current generation has at @p hc's address. */
 static const struct arn_cfg_listener *lsn_now(struct http_conn *hc)
@@ -480,15 +472,6 @@ static void conn_follow(struct http_conn *hc)
 		conn_rebind(hc, l, fc);
 }
 
-static void count_drain(struct http_conn *hc)
-{
-	if (!hc->drain_counted) {
-		hc->drain_counted = true;
-		HTTP_INC(hc, downstream_cx_drain_close);
-		LS_INC(hc, downstream_cx_drained);
-	}
-}
-
 /* listener_manager.*: what drain @p d is (worker 0 counts for the process:
  * every worker drains the same versions) */
 static void drain_count_start(struct http_worker *w, struct http_drain *d)
@@ -527,45 +510,6 @@ static void drain_count_end(struct http_worker *w, const struct http_drain *d)
 			    -(int64_t)d->n_chains);
 }
 
-bool http_drain_close(struct http_conn *hc)
-{
-	struct http_worker *w = hc->w;
-	if (!w->store || !hc->lsn)
-		return false;
-	const struct arn_cfg_gen *g = arn_config_gen(w->store);
-	const struct arn_cfg_listener *l = arn_cfg_listener_find(g, hc->laddr, hc->lport);
-	if (l == hc->lsn)
-		return false;
-	if (arn_cfg_filter_chain_kept(hc->lsn, hc->fc, l)) {
-		hc->rebind = true; /* once this exchange is over */
-		return false;
-	}
-	const struct http_drain *d = drain_find(w, hc->lsn);
-	if (!d && arn_cfg_gen_id(g) != w->gen_id)
-		/* this worker has not taken the generation in yet: its drain
-		 * starts at the end of this loop iteration */
-		return false;
-	/* not draining itself: a version older than the one replaced last
-	 * (a connection an earlier in-place update kept and could not
-	 * rebind): the latest drain of its address times it */
-	bool own = d != NULL;
-	for (uint32_t i = 0; !own && i < HTTP_DRAINS_MAX; i++) {
-		const struct http_drain *x = &w->drains[i];
-		if (x->l && x->l->addr == hc->lsn->addr && x->l->port == hc->lsn->port &&
-		    (!d || x->start_ms > d->start_ms))
-			d = x;
-	}
-	bool close;
-	if (!d || w->drain_immediate || w->now_ms >= d->end_ms)
-		close = true; /* (no drain left: it ended) */
-	else
-		/* Envoy's gradual drain: P(close) = elapsed / drain time */
-		close = w->now_ms - d->start_ms > http_rand(w) % (d->end_ms - d->start_ms);
-	if (close)
-		count_drain(hc);
-	return close;
-}
-
 /*
  * The idle connections on listener @p l (connected, no exchange under way):
  * those whose chain the current listener kept go over to it; the others
@@ -587,7 +531,7 @@ static void drain_scan(struct http_worker *w, const struct arn_cfg_listener *l, 
 			 * at the drain's end: GOAWAY, then the close once its
 			 * streams are done */
 			if (end) {
-				count_drain(hc);
+				http_drain_count(hc);
 				http_h2_drain(c);
 				conn_run(hc);
 			}
@@ -603,7 +547,7 @@ static void drain_scan(struct http_worker *w, const struct arn_cfg_listener *l, 
 		if (fc) {
 			conn_rebind(hc, now, fc);
 		} else if (end) {
-			count_drain(hc);
+			http_drain_count(hc);
 			hc->close_after = true;
 			start_close(hc);
 			conn_run(hc);
@@ -694,7 +638,7 @@ static struct http_h1_conn *conn_alloc(struct http_worker *w, struct arn_tcp_con
 	return c;
 }
 
-static void conn_free(struct http_h1_conn *c)
+static void conn_release(struct http_h1_conn *c)
 {
 	struct http_conn *hc = &c->c;
 	struct http_worker *w = hc->w;
@@ -1105,7 +1049,7 @@ static void dc_closed(struct arn_tcp_conn *tc, int reason)
 		c->dead = true;
 		return;
 	}
-	conn_free(c);
+	conn_release(c);
 }
 
 const struct arn_tcp_ops http_dc_ops = {
@@ -1132,6 +1076,6 @@ void http_conns_shutdown(struct http_worker *w)
 		c->dn.tc = NULL;
 		c->tls.tc = NULL;
 		hc->state = HTTP_DC_CLOSED;
-		conn_free(c);
+		conn_release(c);
 	}
 }

@@ -345,6 +345,11 @@ static inline void http_conn_close(struct http_conn *hc)
  * is one the new version kept. Counted in downstream_cx_drain_close.
  */
 bool http_drain_close(struct http_conn *hc);
+struct arn_cfg_listener;
+/** The drain of listener @p l on @p w (NULL: @p l does not drain there). */
+struct http_drain *http_drain_find(struct http_worker *w, const struct arn_cfg_listener *l);
+/** Count @p hc as closed by a drain (once per connection). */
+void http_drain_count(struct http_conn *hc);
 /**
  * The worker saw listener @p l replaced or removed: its connections start
  * draining now. Takes over the caller's pin of @p l.
