@@ -16,46 +16,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "http_codec_h1.h"
-#include "http_h2.h"
-#include "http_stream.h"
-#include "http_tls.h"
+#include "http_conn_blk.h"
 
 struct arn_tcp_ops;
 struct http_worker;
-
-struct http_h1_conn {
-	struct http_conn c; /* what its stream sees (first) */
-	union {
-		/* the client, as HTTP/1 reads and writes it; for an HTTP/2
-		 * connection, its transport (input, output, TLS) */
-		struct http_h1_peer dn;
-		/* is_h2_stream: this block is one stream of an HTTP/2
-		 * connection, and this its downstream peer (http_h2.h) */
-		struct http_h2_stream h2s;
-	};
-	bool is_h2_stream;
-	bool proto_known;	 /* HTTP/1.1 or HTTP/2 was chosen (preface, ALPN, codec_type) */
-	struct http_h2_conn *h2; /* the connection speaks HTTP/2 (its session) */
-	bool in_run;		 /* its run is on the stack: a nested one only asks for a round */
-	bool dead;		 /* lib/tcp closed it during its run: freed when that unwinds */
-	bool shut;		 /* FIN sent while closing */
-	bool aborted;		 /* reset by us (reset op), not by the client */
-	/* the next request's head looked for in the input before the request
-	 * takes a buffer (head_ready): bytes from the input's cursor scanned,
-	 * and where the scan is in its lines */
-	uint32_t hs_scanned;
-	bool hs_line;  /* the current line has a byte other than CR */
-	bool hs_start; /* a non-empty line (the request line) was seen */
-	bool head_in;  /* the whole head (or more than it may be) is in the input */
-	/* a chain with TLS: dn's transport, its handshake run before the
-	 * codec sees a byte (tls.on) */
-	struct http_tls_tp tls;
-	/* a listener with tls_inspector: no chain yet, the ClientHello is
-	 * read from TCP's queue (not consumed) until it chooses one */
-	bool inspecting;
-	struct arn_tls_hello_parser hello;
-};
 
 /** What listeners hand to lib/tcp (the listener user is the worker). */
 extern const struct arn_tcp_ops http_dc_ops;

@@ -19,7 +19,7 @@
 #include "arn_config.h"
 #include "arn_log.h"
 #include "arn_tcp.h"
-#include "http_conn.h"
+#include "http_conn_blk.h"
 #include "http_h2.h"
 #include "http_hcm.h"
 #include "http_local.h"

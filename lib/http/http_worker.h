@@ -135,7 +135,7 @@ struct http_worker {
 	struct http_timer wheel[HTTP_WHEEL]; /* list heads */
 	uint64_t wheel_ms;
 
-	struct http_h1_conn *conns; /* the connection blocks (http_conn.h) */
+	struct http_h1_conn *conns; /* the connection blocks (http_conn_blk.h) */
 	struct http_conn *conn_free;
 	uint32_t n_conns;
 	struct http_upconn *ups, *up_free;
