@@ -66,6 +66,18 @@ extern const struct http_filter_ops http_grpc_stats_filter_ops; /* grpc_stats */
  * workers start; @p chain must stay valid). @p n at most HTTP_FILTERS_MAX.
  * @return 0, or -EINVAL.
  */
-int http_hcm_set_filters(const struct http_filter_ops *const *chain, unsigned n);
+int http_filters_set(const struct http_filter_ops *const *chain, unsigned n);
+
+/* The registered table (http_filters_set), read-only once workers run. */
+extern const struct http_filter_ops *const *http_filters;
+extern unsigned http_n_filters;
+
+/**
+ * The response edits of every filter with encode_head_edits, in chain
+ * order, into @p e (at most @p cap): for the upstream's response head
+ * (http_hcm.c) and local replies (http_local.c) alike. @return how many,
+ * or -ENOSPC.
+ */
+int http_filters_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
 
 #endif

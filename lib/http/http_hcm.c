@@ -33,26 +33,12 @@
 
 static void stream_idle_timeout(struct http_timer *t);
 
-/* The HTTP filters in chain order (http_filter.h): registered by the module
- * before the workers start, read-only after. */
-static const struct http_filter_ops *const *filters;
-static unsigned n_filters;
-
-int http_hcm_set_filters(const struct http_filter_ops *const *chain, unsigned n)
-{
-	if (n > HTTP_FILTERS_MAX || (n && !chain))
-		return -EINVAL;
-	filters = chain;
-	n_filters = n;
-	return 0;
-}
-
 /* Each filter's @p hook, where it has one, in chain order. */
 #define FOR_FILTERS(hook, ...)                                                                     \
 	do {                                                                                       \
-		for (unsigned fi_ = 0; fi_ < n_filters; fi_++)                                     \
-			if (filters[fi_]->hook)                                                    \
-				filters[fi_]->hook(__VA_ARGS__);                                   \
+		for (unsigned fi_ = 0; fi_ < http_n_filters; fi_++)                                \
+			if (http_filters[fi_]->hook)                                               \
+				http_filters[fi_]->hook(__VA_ARGS__);                              \
 	} while (0)
 static void hdr_timeout(struct http_timer *t);
 static void req_timeout(struct http_timer *t);
@@ -347,8 +333,8 @@ static void on_head(struct http_stream *st)
 	};
 	/* the filters before the router, in chain order: one that takes the
 	 * stream (answers it, or reads its body) ends the walk */
-	for (unsigned i = 0; i < n_filters; i++) {
-		const struct http_filter_ops *f = filters[i];
+	for (unsigned i = 0; i < http_n_filters; i++) {
+		const struct http_filter_ops *f = http_filters[i];
 		if (f->decode_head && f->decode_head(st, g, rt, &req)) {
 			st->filter = f;
 			return;
@@ -654,17 +640,12 @@ static void write_resp_head(struct http_stream *st)
 		return;
 	}
 	st->text_len += x.text_len;
-	for (unsigned i = 0; i < n_filters; i++) {
-		const struct http_filter_ops *f = filters[i];
-		if (!f->encode_head_edits)
-			continue;
-		int k = f->encode_head_edits(st, e + n, MAX_EDITS - 2 - (unsigned)n);
-		if (k < 0) {
-			response_edit_overflow(st);
-			return;
-		}
-		n += k;
+	int k = http_filters_resp_edits(st, e + n, MAX_EDITS - 2 - (unsigned)n);
+	if (k < 0) {
+		response_edit_overflow(st);
+		return;
 	}
+	n += k;
 	_Static_assert(sizeof(st->service_time) > ARN_FMT_I64_MAX, "service_time holds an int64");
 	st->service_time[arn_fmt_i64(x.service_ms, st->service_time)] = '\0';
 	/* A response that starts before its request has been read whole ends

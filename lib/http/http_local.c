@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "arn_config.h"
-#include "http_l4.h"
+#include "http_filter.h"
 #include "http_grpc_stats.h"
 #include "http_local.h"
 #include "http_stream.h"
@@ -233,7 +233,7 @@ void http_local_reply(struct http_stream *st, unsigned status, const char *body,
 		/* a local_ratelimit filter let it through: x-ratelimit-* ride on
 		 * any reply (one slot stays for the health check header) */
 		int k = n_extra < MAX_EDITS - 1
-			    ? http_l4_resp_edits(st, more + n_extra, MAX_EDITS - 1 - n_extra)
+			    ? http_filters_resp_edits(st, more + n_extra, MAX_EDITS - 1 - n_extra)
 			    : -ENOSPC;
 		st->rl_x = false;
 		if (k < 0) {

@@ -52,7 +52,7 @@ static struct arn_stats_scope *g_lm_stats; /* listener_manager.* */
 /* The HTTP filters in the order the HCM runs them (http_filter.h): the
  * health check / RBAC / local_ratelimit filters (in the HCM's own order)
  * and the MCP gateway before the router; grpc_stats counts responses. */
-static const struct http_filter_ops *const http_filters[] = {
+static const struct http_filter_ops *const filter_chain[] = {
     &http_l4_filter_ops,
     &http_mcp_filter_ops,
     &http_grpc_stats_filter_ops,
@@ -357,7 +357,7 @@ int arn_http_start(struct arn_config_store *s, const struct arn_http_options *o)
 			cfg_drain_ms = (uint64_t)o->drain_time_s * 1000;
 		cfg_drain_immediate = o->drain_immediate;
 	}
-	int rc = http_hcm_set_filters(http_filters, RTE_DIM(http_filters));
+	int rc = http_filters_set(filter_chain, RTE_DIM(filter_chain));
 	if (rc)
 		return rc;
 	rc = http_rt_init(s);

@@ -1,0 +1,37 @@
+/*
+ * The registered table of HTTP filters (http_filter.h) and what more than
+ * one caller walks in it: below the connection manager and local replies,
+ * which both use it, and naming no filter.
+ */
+#include <errno.h>
+#include <stddef.h>
+
+#include "arn_h1.h"
+#include "http_filter.h"
+
+const struct http_filter_ops *const *http_filters;
+unsigned http_n_filters;
+
+int http_filters_set(const struct http_filter_ops *const *chain, unsigned n)
+{
+	if (n > HTTP_FILTERS_MAX || (n && !chain))
+		return -EINVAL;
+	http_filters = chain;
+	http_n_filters = n;
+	return 0;
+}
+
+int http_filters_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < http_n_filters; i++) {
+		const struct http_filter_ops *f = http_filters[i];
+		if (!f->encode_head_edits)
+			continue;
+		int k = f->encode_head_edits(st, e + n, cap - n);
+		if (k < 0)
+			return k;
+		n += (unsigned)k;
+	}
+	return (int)n;
+}
