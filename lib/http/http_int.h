@@ -12,20 +12,31 @@
  *                        init / numbered poll / fini, listeners
  *   http_conn.h          an HTTP/1 client connection: accept, lib/tcp's
  *                        callbacks, the run, closing
+ *   http_conn_blk.h      a client connection's block (its HTTP/1 peer, or
+ *                        one HTTP/2 stream's)
+ *   http_h2.h            an HTTP/2 client connection and its streams
+ *   http_mcp.h           the MCP gateway filter
  *   http_tcpp.h          a tcp_proxy session: a client connection whose
  *                        chain ends in tcp_proxy, relayed to an upstream
- *   http_hcm.h           a stream: its head, its two directions, its end
+ *   http_hcm.h           a stream: its head, its two directions, its end;
+ *                        the HTTP filters only through their table
+ *                        (http_filter.h)
  *   http_router_filter.h route, cluster, attempts, retries
+ *   http_l4.h            network filters; health check, RBAC and
+ *                        local_ratelimit as HTTP filters
  *   http_local.h         local replies, the health check filter
  *   http_upstream.h      upstream connections and pools; their ops back to
  *                        the stream (struct http_upstream_ops)
  *   http_access_log.h    a stream's access log record
+ *   http_grpc_stats.h    the grpc_stats filter's counters
+ *   (http_drain.c)       does a response close its connection for a drain
  *   http_stream.h        the stream and what it sees of its connection
  *                        (struct http_conn_ops), the request buffers
  *   http_codec_h1.h      HTTP/1 behind the codec ops, for both peers
  *   http_codec.h         the codec contract (struct http_codec_ops)
  *   http_io.h            bytes between lib/tcp and a codec
  *   http_worker.h        the per-worker state, timers, small services
+ *   http_filter.h        the HTTP filters' ops and their registered table
  *
  * Threading: struct http_worker and everything hanging off it (connections,
  * streams, pools, timers) belong to one worker lcore. The runtime objects
