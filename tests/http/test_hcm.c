@@ -39,6 +39,7 @@
 #include "arn_stats_snapshot.h"
 #include "arn_tcp.h"
 #include "http_codec_h1.h"
+#include "http_filter.h"
 #include "http_grpc_stats.h"
 #include "http_h2.h"
 #include "http_int.h"
@@ -4322,6 +4323,57 @@ static void test_uph2_pending_takes_freed_place(void **state)
 	h2u_close(&k);
 }
 
+/* ---- the filter table (http_filter.h) ------------------------------------------------------- */
+
+static unsigned edit_calls;
+static int two_edits(struct http_stream *stream, struct arn_h1_edit *e, unsigned cap)
+{
+	(void)stream;
+	edit_calls++;
+	if (cap < 2)
+		return -ENOSPC;
+	e[0].name_len = 1;
+	e[1].name_len = 2;
+	return 2;
+}
+static int one_edit(struct http_stream *stream, struct arn_h1_edit *e, unsigned cap)
+{
+	(void)stream;
+	edit_calls++;
+	if (cap < 1)
+		return -ENOSPC;
+	e[0].name_len = 3;
+	return 1;
+}
+
+/* The HCM's response head and local replies take every filter's edits
+ * through the table, in chain order, each filter given the room the ones
+ * before it left; one that runs out of room fails the whole head. */
+static void test_filter_table_resp_edits(void **state)
+{
+	(void)state;
+	const struct http_filter_ops *const *was = http_filters;
+	unsigned n_was = http_n_filters;
+	static const struct http_filter_ops a = {.name = "a", .encode_head_edits = two_edits};
+	static const struct http_filter_ops none = {.name = "none"};
+	static const struct http_filter_ops b = {.name = "b", .encode_head_edits = one_edit};
+	static const struct http_filter_ops *const chain[] = {&a, &none, &b};
+	assert_int_equal(http_filters_set(chain, 3), 0);
+	struct arn_h1_edit e[4];
+	memset(e, 0, sizeof(e));
+	edit_calls = 0;
+	assert_int_equal(http_filters_resp_edits(NULL, e, 4), 3);
+	assert_int_equal(edit_calls, 2); /* the filter without the hook is skipped */
+	assert_int_equal(e[0].name_len, 1);
+	assert_int_equal(e[1].name_len, 2);
+	assert_int_equal(e[2].name_len, 3);
+	assert_int_equal(http_filters_resp_edits(NULL, e, 2), -ENOSPC);
+	/* more than the table holds, or a count without a table */
+	assert_int_equal(http_filters_set(chain, HTTP_FILTERS_MAX + 1), -EINVAL);
+	assert_int_equal(http_filters_set(NULL, 1), -EINVAL);
+	assert_int_equal(http_filters_set(was, n_was), 0);
+}
+
 int main(void)
 {
 	char prefix[64];
@@ -4340,6 +4392,7 @@ int main(void)
 		return 1;
 	}
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_filter_table_resp_edits),
 	    cmocka_unit_test_teardown(test_slow_heads_hold_no_buffer, teardown),
 	    cmocka_unit_test_teardown(test_head_deadline_configured, teardown),
 	    cmocka_unit_test_teardown(test_oversized_head_refused_at_once, teardown),
