@@ -21,6 +21,7 @@
 #include "arn_tcp.h"
 #include "http_conn_blk.h"
 #include "http_h2.h"
+#include "http_h2_mem.h"
 #include "http_hcm.h"
 #include "http_local.h"
 #include "http_stream.h"
@@ -46,64 +47,6 @@ struct http_h2_conn {
 	bool fatal;  /* the session failed: flush what it queued (GOAWAY), close */
 	bool goaway; /* a graceful GOAWAY went out: no new streams */
 };
-
-/* ---- the counting allocator ---------------------------------------------------------------- */
-
-/* Each block carries its size, so that free() can uncount it. */
-struct memhdr {
-	size_t n;
-	size_t pad; /* keeps the payload 16-byte aligned */
-};
-
-static void *mem_malloc(size_t n, void *ud)
-{
-	struct http_h2_conn *h = ud;
-	if (n > HTTP_H2_MEM_MAX || h->mem + n > HTTP_H2_MEM_MAX)
-		return NULL;
-	struct memhdr *p = malloc(sizeof(*p) + n);
-	if (!p)
-		return NULL;
-	p->n = n;
-	h->mem += n;
-	return p + 1;
-}
-
-static void mem_free(void *ptr, void *ud)
-{
-	struct http_h2_conn *h = ud;
-	if (!ptr)
-		return;
-	struct memhdr *p = (struct memhdr *)ptr - 1;
-	h->mem -= p->n;
-	free(p);
-}
-
-static void *mem_calloc(size_t nmemb, size_t size, void *ud)
-{
-	if (size && nmemb > SIZE_MAX / size)
-		return NULL;
-	void *p = mem_malloc(nmemb * size, ud);
-	if (p)
-		memset(p, 0, nmemb * size);
-	return p;
-}
-
-static void *mem_realloc(void *ptr, size_t n, void *ud)
-{
-	struct http_h2_conn *h = ud;
-	if (!ptr)
-		return mem_malloc(n, ud);
-	struct memhdr *p = (struct memhdr *)ptr - 1;
-	if (n > HTTP_H2_MEM_MAX || h->mem - p->n + n > HTTP_H2_MEM_MAX)
-		return NULL;
-	size_t old = p->n;
-	struct memhdr *q = realloc(p, sizeof(*q) + n);
-	if (!q)
-		return NULL;
-	q->n = n;
-	h->mem = h->mem - old + n;
-	return q + 1;
-}
 
 /* ---- helpers ------------------------------------------------------------------------------- */
 
@@ -943,13 +886,7 @@ int http_h2_start(struct http_h1_conn *c)
 	    cap(o ? o->max_concurrent_streams : HTTP_H2_MAX_STREAMS, HTTP_H2_MAX_STREAMS);
 	uint32_t swin = cap(o ? o->initial_stream_window_size : 65535, HTTP_H2_MAX_STREAM_WINDOW);
 	uint32_t cwin = cap(o ? o->initial_connection_window_size : 65535, HTTP_H2_MAX_CONN_WINDOW);
-	nghttp2_mem mem = {
-	    .mem_user_data = h,
-	    .malloc = mem_malloc,
-	    .free = mem_free,
-	    .calloc = mem_calloc,
-	    .realloc = mem_realloc,
-	};
+	nghttp2_mem mem = http_h2_mem(&h->mem);
 	nghttp2_session_callbacks *cb;
 	nghttp2_option *opt;
 	if (nghttp2_session_callbacks_new(&cb) != 0) {

@@ -41,6 +41,7 @@
 #include <rte_mbuf.h>
 
 #include "http_codec.h"
+#include "http_h2_mem.h"
 #include "http_io.h"
 #include "http_worker.h"
 
@@ -54,7 +55,6 @@ struct nghttp2_rcbuf;
 #define HTTP_H2_MAX_STREAMS 128		       /* concurrent streams per connection */
 #define HTTP_H2_MAX_STREAM_WINDOW (256u << 10) /* bytes of one request body buffered */
 #define HTTP_H2_MAX_CONN_WINDOW (1u << 20)     /* bytes of all request bodies buffered */
-#define HTTP_H2_MEM_MAX (4u << 20)	       /* nghttp2's own allocations per connection */
 #define HTTP_H2_OUT_MAX (64u * 1024)	       /* framed bytes waiting for TCP per connection */
 #define HTTP_H2_MAX_CONTINUATIONS 8	       /* CONTINUATION frames in one header block */
 #define HTTP_H2_BODY_COPY_MAX 2048	       /* response body bytes copied per stream (below) */

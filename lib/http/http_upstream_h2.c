@@ -19,6 +19,7 @@
 #include "arn_log.h"
 #include "arn_tcp.h"
 #include "http_h2.h"
+#include "http_h2_mem.h"
 #include "http_int.h"
 #include "http_stream.h"
 #include "http_upstream_h2.h"
@@ -60,64 +61,6 @@ struct http_uph2s {
 	uint16_t n_rc;
 	nghttp2_rcbuf *rc[HTTP_H2_RCBUFS];
 };
-
-/* ---- the counting allocator (as http_h2.c's) --------------------------------------------------
- */
-
-struct memhdr {
-	size_t n;
-	size_t pad; /* keeps the payload 16-byte aligned */
-};
-
-static void *mem_malloc(size_t n, void *ud)
-{
-	struct http_uph2 *h = ud;
-	if (n > HTTP_H2_MEM_MAX || h->mem + n > HTTP_H2_MEM_MAX)
-		return NULL;
-	struct memhdr *p = malloc(sizeof(*p) + n);
-	if (!p)
-		return NULL;
-	p->n = n;
-	h->mem += n;
-	return p + 1;
-}
-
-static void mem_free(void *ptr, void *ud)
-{
-	struct http_uph2 *h = ud;
-	if (!ptr)
-		return;
-	struct memhdr *p = (struct memhdr *)ptr - 1;
-	h->mem -= p->n;
-	free(p);
-}
-
-static void *mem_calloc(size_t nmemb, size_t size, void *ud)
-{
-	if (size && nmemb > SIZE_MAX / size)
-		return NULL;
-	void *p = mem_malloc(nmemb * size, ud);
-	if (p)
-		memset(p, 0, nmemb * size);
-	return p;
-}
-
-static void *mem_realloc(void *ptr, size_t n, void *ud)
-{
-	struct http_uph2 *h = ud;
-	if (!ptr)
-		return mem_malloc(n, ud);
-	struct memhdr *p = (struct memhdr *)ptr - 1;
-	if (n > HTTP_H2_MEM_MAX || h->mem - p->n + n > HTTP_H2_MEM_MAX)
-		return NULL;
-	size_t old = p->n;
-	struct memhdr *q = realloc(p, sizeof(*q) + n);
-	if (!q)
-		return NULL;
-	q->n = n;
-	h->mem = h->mem - old + n;
-	return q + 1;
-}
 
 /* ---- helpers -----------------------------------------------------------------------------------
  */
@@ -559,7 +502,7 @@ int http_uph2_start(struct http_upconn *u, const struct arn_cfg_cluster *c)
 	u->idle_ms = c ? c->http.idle_timeout_ms : 0;
 	uint32_t swin = cap(o ? o->initial_stream_window_size : 0, HTTP_UPH2_STREAM_WINDOW);
 	uint32_t cwin = cap(o ? o->initial_connection_window_size : 0, HTTP_UPH2_CONN_WINDOW);
-	nghttp2_mem mem = {h, mem_malloc, mem_free, mem_calloc, mem_realloc};
+	nghttp2_mem mem = http_h2_mem(&h->mem);
 	nghttp2_session_callbacks *cb;
 	nghttp2_option *opt;
 	if (nghttp2_session_callbacks_new(&cb) != 0) {
@@ -659,7 +602,7 @@ struct http_upconn *http_uph2_stream_new(struct http_upconn *u)
 	struct http_upconn *b = w->up_free;
 	if (!b || !h)
 		return NULL;
-	struct http_uph2s *x = mem_calloc(1, sizeof(*x), h);
+	struct http_uph2s *x = http_h2_mem_calloc(1, sizeof(*x), &h->mem);
 	if (!x)
 		return NULL;
 	w->up_free = b->next;
@@ -715,7 +658,7 @@ void http_uph2_stream_end(struct http_upconn *b, bool cancel)
 	if (x->next)
 		x->next->xs->prev = x->prev;
 	h->n_streams--;
-	mem_free(x, h);
+	http_h2_mem_free(x, &h->mem);
 	b->xs = NULL;
 	b->state = HTTP_UP_CLOSED;
 	b->next = w->up_free;
@@ -877,7 +820,7 @@ void http_uph2_shutdown(struct http_upconn *u)
 		http_in_free(&u->xs->body);
 		rc_drop(u->xs);
 		struct http_uph2 *h = u->xs->h2;
-		mem_free(u->xs, h);
+		http_h2_mem_free(u->xs, &h->mem);
 		u->xs = NULL;
 		if (h->n_streams)
 			h->n_streams--;
