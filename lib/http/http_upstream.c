@@ -433,7 +433,7 @@ static void pool_kick(struct http_worker *w, struct http_pool *p)
 	}
 }
 
-static void up_free(struct http_upconn *u)
+static void up_block_free(struct http_upconn *u)
 {
 	struct http_worker *w = u->w;
 	struct http_pool *p = u->pool;
@@ -461,6 +461,12 @@ static void up_free(struct http_upconn *u)
 		http_pool_maybe_retire(w, p);
 	}
 }
+
+/* What an HTTP/2 session asks of its pool (http_upstream_h2.h). */
+static const struct http_uph2_pool_ops uph2_pool_ops = {
+    .slot_freed = http_up_h2_slot,
+    .close = http_up_close,
+};
 
 static void up_tls_resume(void *arg);
 
@@ -511,7 +517,7 @@ static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, u
 	}
 	u->pool = p;
 	u->state = HTTP_UP_CONNECTING;
-	if (h2 && http_uph2_start(u, c) != 0) {
+	if (h2 && http_uph2_start(u, c, &uph2_pool_ops) != 0) {
 		u->next = w->up_free;
 		w->up_free = u;
 		*err = -ENOMEM;
@@ -832,7 +838,7 @@ static void up_turn_h2(struct http_upconn *u)
 	struct http_pool *p = u->pool;
 	struct http_worker *w = u->w;
 	struct http_stream *st = u->st;
-	if (http_uph2_start(u, st ? st->cluster : NULL) != 0) {
+	if (http_uph2_start(u, st ? st->cluster : NULL, &uph2_pool_ops) != 0) {
 		up_tls_failed(u, -ENOMEM, "HTTP/2: out of memory for the session");
 		return;
 	}
@@ -1064,7 +1070,7 @@ static void up_closed(struct arn_tcp_conn *c, int reason)
 		st->up_ops->on_failed(st, reason, u->connected, u->connect_timed_out,
 				      n ? why : NULL);
 	}
-	up_free(u);
+	up_block_free(u);
 }
 
 const struct arn_tcp_ops http_up_ops = {

@@ -25,7 +25,8 @@
 #include "http_upstream_h2.h"
 
 struct http_uph2 {
-	struct http_upconn *conn; /* its connection block; NULL once that is gone */
+	struct http_upconn *conn;	      /* its connection block; NULL once that is gone */
+	const struct http_uph2_pool_ops *ops; /* its pool's (http_upstream.c) */
 	struct http_worker *w;
 	nghttp2_session *s;
 	size_t mem;		      /* bytes nghttp2 (and the streams' state) hold */
@@ -485,12 +486,14 @@ static uint32_t cap(uint32_t v, uint32_t max)
 	return v && v < max ? v : max;
 }
 
-int http_uph2_start(struct http_upconn *u, const struct arn_cfg_cluster *c)
+int http_uph2_start(struct http_upconn *u, const struct arn_cfg_cluster *c,
+		    const struct http_uph2_pool_ops *ops)
 {
 	struct http_uph2 *h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
 	h->conn = u;
+	h->ops = ops;
 	h->w = u->w;
 	const struct arn_cfg_h2 *o = c ? &c->http.h2 : NULL;
 	h->max_streams = cap(o ? o->max_concurrent_streams : 0, HTTP_UPH2_MAX_STREAMS);
@@ -666,7 +669,7 @@ void http_uph2_stream_end(struct http_upconn *b, bool cancel)
 	struct http_upconn *u = h->conn;
 	if (u && live(h)) {
 		h->busy++;
-		http_up_h2_slot(u);
+		h->ops->slot_freed(u);
 		h2_send(h);
 		h->busy--;
 	}
@@ -733,7 +736,7 @@ static void settle(struct http_uph2 *h)
 			  "upstream HTTP/2: closing (fatal %d eof %d read %d write %d goaway %d)",
 			  h->fatal, u->h1.peer.eof, nghttp2_session_want_read(h->s),
 			  nghttp2_session_want_write(h->s), h->goaway);
-		http_up_close(u, h->fatal);
+		h->ops->close(u, h->fatal);
 		return;
 	}
 }

@@ -59,7 +59,20 @@ extern const struct http_codec_ops http_codec_uph2;
 bool http_uph2_wanted(const struct http_stream *st);
 /** Turn connection block @p u (just opened) to HTTP/2 with cluster @p c's
  * options. @return 0, or -ENOMEM. */
-int http_uph2_start(struct http_upconn *u, const struct arn_cfg_cluster *c);
+/* What the session asks of the pool that owns its connection (given by
+ * http_upstream.c to http_uph2_start), so that this layer, below the pool,
+ * names nothing of it. Called from inside the session's own callbacks'
+ * aftermath, never from nghttp2's. */
+struct http_uph2_pool_ops {
+	/* a stream place came free on connection @p u: a request waiting in
+	 * the pool may take it */
+	void (*slot_freed)(struct http_upconn *u);
+	/* close connection @p u (@p abort: with RST); its close reports it */
+	void (*close)(struct http_upconn *u, bool abort);
+};
+
+int http_uph2_start(struct http_upconn *u, const struct arn_cfg_cluster *c,
+		    const struct http_uph2_pool_ops *ops);
 /** May connection @p u take one more stream (open, no GOAWAY, under
  * max_concurrent_streams, the upstream's SETTINGS_MAX_CONCURRENT_STREAMS
  * and max_requests_per_connection as they were when it opened)? */
