@@ -35,21 +35,6 @@ static const char *const resps[] = {
 };
 #define N_RESPS (sizeof(resps) / sizeof(resps[0]))
 
-struct rd {
-	const uint8_t *p;
-	size_t n, i;
-};
-
-static uint8_t rd8(struct rd *r)
-{
-	return r->i < r->n ? r->p[r->i++] : 0;
-}
-
-static bool rd_more(const struct rd *r)
-{
-	return r->i < r->n;
-}
-
 static uint32_t next_sid[4]; /* per client: its next stream id */
 
 static size_t frame(uint8_t *b, uint32_t len, uint8_t type, uint8_t flags, uint32_t sid)
@@ -151,24 +136,8 @@ static size_t h2_frame(unsigned c, unsigned k, uint8_t *b)
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	static char *args[64];
-	static char entropic[] = "-entropic=0";
-	bool given = false;
-	for (int i = 0; i < *argc; i++)
-		given |= strncmp((*argv)[i], "-entropic=", 10) == 0;
-	if (!given && *argc < 63) {
-		args[0] = (*argv)[0];
-		args[1] = entropic;
-		for (int i = 1; i < *argc; i++)
-			args[i + 1] = (*argv)[i];
-		args[*argc + 1] = NULL;
-		*argc += 1;
-		*argv = args;
-	}
 	hh_clients_h2 = true;
-	hh_init(getenv("FUZZ_HCM_TRACE") != NULL);
-	if (getenv("FUZZ_HCM_LOG"))
-		arn_log_set_spec(getenv("FUZZ_HCM_LOG"), NULL);
+	hh_fuzz_init(argc, argv);
 	return 0;
 }
 
@@ -177,14 +146,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	struct rd r = {data, size, 0};
-	hh_begin(rd8(&r));
+	struct hh_rd r = {data, size, 0};
+	hh_begin(hh_rd8(&r));
 	for (int i = 0; i < 4; i++)
 		next_sid[i] = 1;
 	static uint8_t tmp[256];
 	static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0";
-	while (rd_more(&r)) {
-		uint8_t b = rd8(&r);
+	while (hh_rd_more(&r)) {
+		uint8_t b = hh_rd8(&r);
 		unsigned a = b >> 4, c = a & 3, u = a & 7;
 		switch (b & 15) {
 		case 0: {
@@ -196,17 +165,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		case 1:
 		case 6: {
-			uint8_t n = rd8(&r);
+			uint8_t n = hh_rd8(&r);
 			uint32_t k = 0;
-			while (k < n && rd_more(&r))
-				tmp[k++] = rd8(&r);
+			while (k < n && hh_rd_more(&r))
+				tmp[k++] = hh_rd8(&r);
 			hh_send((b & 15) == 1 ? hh_client(c) : hh_upstream(u), tmp, k, n ? n : 1);
 			break;
 		}
 		case 2:
 		case 7:
-			hh_send((b & 15) == 2 ? hh_client(c) : hh_upstream(u), NULL, rd8(&r) * 256u,
-				0);
+			hh_send((b & 15) == 2 ? hh_client(c) : hh_upstream(u), NULL,
+				hh_rd8(&r) * 256u, 0);
 			break;
 		case 3:
 			hh_fin(hh_client(c));
@@ -215,7 +184,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			hh_reset(hh_client(c));
 			break;
 		case 5:
-			hh_window(hh_client(c), rd8(&r));
+			hh_window(hh_client(c), hh_rd8(&r));
 			break;
 		case 8:
 			hh_fin(hh_upstream(u));
@@ -224,10 +193,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			hh_reset(hh_upstream(u));
 			break;
 		case 10:
-			hh_window(hh_upstream(u), rd8(&r));
+			hh_window(hh_upstream(u), hh_rd8(&r));
 			break;
 		case 11: {
-			uint8_t t = rd8(&r);
+			uint8_t t = hh_rd8(&r);
 			hh_advance(t < 128 ? t : (t - 127u) * 64u);
 			break;
 		}
@@ -238,19 +207,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				hh_config(a - 4);
 			break;
 		case 13: {
-			uint8_t k = rd8(&r);
+			uint8_t k = hh_rd8(&r);
 			fake_alloc_fail = k & 15;
 			if (k & 16)
 				arn_http_set_healthcheck_failed(!http_healthcheck_failed());
 			break;
 		}
 		case 14: {
-			size_t n = h2_frame(c, rd8(&r), tmp);
+			size_t n = h2_frame(c, hh_rd8(&r), tmp);
 			hh_send(hh_client(c), tmp, (uint32_t)n, 255);
 			break;
 		}
 		default: {
-			const char *s = resps[rd8(&r) % N_RESPS];
+			const char *s = resps[hh_rd8(&r) % N_RESPS];
 			hh_send(hh_upstream(u), s, (uint32_t)strlen(s), 255);
 			break;
 		}

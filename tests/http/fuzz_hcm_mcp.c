@@ -217,21 +217,6 @@ static void apply_named(const char *type, const char *name, const char *json)
 	arn_config_poll(store);
 }
 
-struct rd {
-	const uint8_t *p;
-	size_t n, i;
-};
-
-static uint8_t rd8(struct rd *r)
-{
-	return r->i < r->n ? r->p[r->i++] : 0;
-}
-
-static bool rd_more(const struct rd *r)
-{
-	return r->i < r->n;
-}
-
 /* The last mcp-session-id the gateway gave any client ("" before). */
 static void last_session(char out[128])
 {
@@ -351,23 +336,7 @@ static void upstream_canned(unsigned u, unsigned k)
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	static char *args[64];
-	static char entropic[] = "-entropic=0";
-	bool given = false;
-	for (int i = 0; i < *argc; i++)
-		given |= strncmp((*argv)[i], "-entropic=", 10) == 0;
-	if (!given && *argc < 63) {
-		args[0] = (*argv)[0];
-		args[1] = entropic;
-		for (int i = 1; i < *argc; i++)
-			args[i + 1] = (*argv)[i];
-		args[*argc + 1] = NULL;
-		*argc += 1;
-		*argv = args;
-	}
-	hh_init(getenv("FUZZ_HCM_TRACE") != NULL);
-	if (getenv("FUZZ_HCM_LOG"))
-		arn_log_set_spec(getenv("FUZZ_HCM_LOG"), NULL);
+	hh_fuzz_init(argc, argv);
 	/* the listener first: it subscribes to its ToolSet (X14), which is
 	 * forgotten when nothing references it (X4) */
 	apply_named(ARN_TYPE_URL_LISTENER, "mcp", listener_json);
@@ -382,11 +351,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	struct rd r = {data, size, 0};
-	hh_begin(rd8(&r));
+	struct hh_rd r = {data, size, 0};
+	hh_begin(hh_rd8(&r));
 	static uint8_t tmp[256];
-	while (rd_more(&r)) {
-		uint8_t b = rd8(&r);
+	while (hh_rd_more(&r)) {
+		uint8_t b = hh_rd8(&r);
 		unsigned a = b >> 4, c = a & 3, u = a & 7;
 		uint8_t n;
 		uint32_t k = 0;
@@ -399,9 +368,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 7:
 		case 8:
 		case 10:
-			n = rd8(&r);
-			while (k < n && rd_more(&r))
-				tmp[k++] = rd8(&r);
+			n = hh_rd8(&r);
+			while (k < n && hh_rd_more(&r))
+				tmp[k++] = hh_rd8(&r);
 			if ((b & 15) == 1)
 				client_post(c, a & 4,
 					    a & 8 ? MHDR("tools/call") "Mcp-Name: echo\r\n" : "",
@@ -414,7 +383,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				upstream_answer(u, (b & 15) == 8, a & 8, tmp, k);
 			break;
 		case 2: {
-			uint8_t kk = rd8(&r);
+			uint8_t kk = hh_rd8(&r);
 			const char *s = a & 8 ? mreqs[kk % N_MREQS][1] : creqs[kk % N_CREQS];
 			client_post(c, a & 4, a & 8 ? mreqs[kk % N_MREQS][0] : "", s, strlen(s));
 			break;
@@ -426,10 +395,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			hh_reset(hh_client(c));
 			break;
 		case 6:
-			hh_window(hh_client(c), rd8(&r));
+			hh_window(hh_client(c), hh_rd8(&r));
 			break;
 		case 9:
-			upstream_canned(u, rd8(&r));
+			upstream_canned(u, hh_rd8(&r));
 			break;
 		case 11:
 			hh_fin(hh_upstream(u));
@@ -438,10 +407,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			hh_reset(hh_upstream(u));
 			break;
 		case 13:
-			hh_window(hh_upstream(u), rd8(&r));
+			hh_window(hh_upstream(u), hh_rd8(&r));
 			break;
 		case 14: {
-			uint8_t t = rd8(&r);
+			uint8_t t = hh_rd8(&r);
 			hh_advance(t < 128 ? t : (t - 127u) * 256u);
 			break;
 		}

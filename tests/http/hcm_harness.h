@@ -1110,4 +1110,49 @@ static inline void hh_abandon(void)
 		hh_finish(false);
 }
 
+/* ---- what the fuzz targets over this harness share (fuzz_hcm, fuzz_h2, fuzz_hcm_mcp,
+ * fuzz_uph2) ---- */
+
+/* The fuzzer's input, read a byte at a time (0 past its end). */
+struct hh_rd {
+	const uint8_t *p;
+	size_t n, i;
+};
+
+static inline uint8_t hh_rd8(struct hh_rd *r)
+{
+	return r->i < r->n ? r->p[r->i++] : 0;
+}
+
+static inline bool hh_rd_more(const struct hh_rd *r)
+{
+	return r->i < r->n;
+}
+
+/* LLVMFuzzerInitialize's common part. libFuzzer's entropic schedule costs
+ * five times the run itself here (a run touches tens of thousands of
+ * features): -entropic=0 is added unless the command line sets -entropic.
+ * Then the harness, with a trace when FUZZ_HCM_TRACE is set and the log
+ * levels of FUZZ_HCM_LOG (e.g. "warning,http:debug"). */
+static inline void hh_fuzz_init(int *argc, char ***argv)
+{
+	static char *args[64];
+	static char entropic[] = "-entropic=0";
+	bool given = false;
+	for (int i = 0; i < *argc; i++)
+		given |= strncmp((*argv)[i], "-entropic=", 10) == 0;
+	if (!given && *argc < 63) {
+		args[0] = (*argv)[0];
+		args[1] = entropic;
+		for (int i = 1; i < *argc; i++)
+			args[i + 1] = (*argv)[i];
+		args[*argc + 1] = NULL;
+		*argc += 1;
+		*argv = args;
+	}
+	hh_init(getenv("FUZZ_HCM_TRACE") != NULL);
+	if (getenv("FUZZ_HCM_LOG"))
+		arn_log_set_spec(getenv("FUZZ_HCM_LOG"), NULL);
+}
+
 #endif
