@@ -27,6 +27,9 @@
  *   http_local.h         local replies, the health check filter
  *   http_upstream.h      upstream connections and pools; their ops back to
  *                        the stream (struct http_upstream_ops)
+ *   http_upstream_h2.h   an upstream HTTP/2 connection's session and its
+ *                        streams; the pool only through its ops
+ *                        (struct http_uph2_pool_ops)
  *   http_access_log.h    a stream's access log record
  *   http_grpc_stats.h    the grpc_stats filter's counters
  *   (http_drain.c)       does a response close its connection for a drain
@@ -35,6 +38,7 @@
  *   http_codec_h1.h      HTTP/1 behind the codec ops, for both peers
  *   http_codec.h         the codec contract (struct http_codec_ops)
  *   http_io.h            bytes between lib/tcp and a codec
+ *   http_h2_mem.h        nghttp2's counting allocator (both sides)
  *   http_worker.h        the per-worker state, timers, small services
  *   http_filter.h        the HTTP filters' ops and their registered table
  *
