@@ -46,7 +46,8 @@
  *                 nothing both sides support (a fatal alert was sent)
  *   -EACCES       the peer's certificate was refused (missing, untrusted,
  *                 revoked, SAN mismatch); the alert was sent
- *   -ECONNABORTED the peer sent a fatal alert (arn_tls_alert_received())
+ *   -ECONNABORTED the peer sent a fatal alert (arn_tls_alert_received()),
+ *                 or close_notify before the handshake completed
  *   -EPIPE        the transport ended without close_notify (truncation), or
  *                 write after shutdown
  *   -ENOTCONN     the handshake has not completed (arn_tls_write)

@@ -360,7 +360,14 @@ int arn_tls_handshake(struct arn_tls_conn *c)
 	c->granted = false;
 	if (r == 1)
 		return opened(c);
-	return classify(c, r);
+	int rc = classify(c, r);
+	if (rc == 0) {
+		/* close_notify before the handshake ended: the peer gave up (a
+		 * hostile upstream may send one in place of its ServerHello).
+		 * 0 would read as "open", with no peer verified. */
+		return fail(c, -ECONNABORTED);
+	}
+	return rc;
 }
 
 ssize_t arn_tls_read(struct arn_tls_conn *c, void *buf, size_t cap)
@@ -571,6 +578,8 @@ size_t arn_tls_failure_reason(const struct arn_tls_conn *c, char *buf, size_t le
 		n = snprintf(buf, len, "renegotiation refused");
 	} else if (c->alert_recv) {
 		n = snprintf(buf, len, "peer alert: %s", alert_name(c->alert_recv));
+	} else if (c->err == -ECONNABORTED) {
+		n = snprintf(buf, len, "peer sent close_notify during the handshake");
 	} else {
 		n = snprintf(buf, len, "TLS error %d", c->err);
 	}

@@ -383,6 +383,49 @@ static void test_sni_selects_context(void **state)
 	assert_int_equal(arn_tls_reclaim(), 2 + sizeof(cases) / sizeof(cases[0]));
 }
 
+/* A peer that answers the handshake with close_notify (a warning alert, not
+ * a fatal one) ends it: the handshake fails with -ECONNABORTED and never
+ * reports the connection open. Before this, OpenSSL's "zero return" came
+ * back as 0, which reads as "complete": a validating client took a hostile
+ * upstream's close_notify for an opened connection without a verified
+ * certificate (found by fuzz_client_first_flight). Both roles. */
+static void test_close_notify_during_handshake(void **state)
+{
+	(void)state;
+	static const uint8_t close_notify[] = {0x15, 0x03, 0x03, 0x00, 0x02, 0x01, 0x00};
+	struct tw tc = {.verify = true, .sni = "server.example.com"}, ts = {0};
+	struct arn_tls_ctx *cx = cli_ctx(&tc), *sx = srv_ctx(&ts);
+	for (int role = 0; role < 2; role++) {
+		struct tt_side s, c;
+		pair(&s, &c, &W0, sx, cx, NULL);
+		struct tt_side *victim = role == 0 ? &c : &s;
+		if (role == 0) /* the client's ClientHello goes out first */
+			assert_int_equal(arn_tls_handshake(&c.c), -EAGAIN);
+		memcpy(victim->q_in.buf, close_notify, sizeof(close_notify));
+		victim->q_in.len = sizeof(close_notify);
+		uint64_t errs = victim->st.v[ARN_TLS_S_CONNECTION_ERROR];
+		/* the client (mid-handshake) sees the peer's close_notify; the
+		 * server, still waiting for a ClientHello, refuses an alert record
+		 * as the first message (OpenSSL's unexpected message) */
+		int want = role == 0 ? -ECONNABORTED : -EPROTO;
+		assert_int_equal(arn_tls_handshake(&victim->c), want);
+		assert_false(arn_tls_is_open(&victim->c));
+		assert_null(arn_tls_peer_cert(&victim->c));
+		/* every later call says the same */
+		assert_int_equal(arn_tls_handshake(&victim->c), want);
+		char b[16];
+		assert_int_equal(arn_tls_read(&victim->c, b, sizeof(b)), want);
+		assert_int_equal(victim->st.v[ARN_TLS_S_CONNECTION_ERROR], errs + 1);
+		char why[160];
+		assert_true(arn_tls_failure_reason(&victim->c, why, sizeof(why)) > 0);
+		if (role == 0)
+			assert_non_null(strstr(why, "close_notify"));
+		unpair(&s, &c);
+	}
+	arn_tls_ctx_unref(cx);
+	arn_tls_ctx_unref(sx);
+}
+
 static void test_alpn(void **state)
 {
 	(void)state;
@@ -1703,5 +1746,6 @@ const struct CMUnitTest conn_tests[] = {
     cmocka_unit_test_setup_teardown(test_cert_details, setup, teardown),
     cmocka_unit_test_setup_teardown(test_memory_per_connection, setup, teardown),
     cmocka_unit_test_setup_teardown(test_stat_names, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_close_notify_during_handshake, setup, teardown),
 };
 const size_t n_conn_tests = sizeof(conn_tests) / sizeof(conn_tests[0]);
