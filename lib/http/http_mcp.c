@@ -179,6 +179,10 @@ struct mcp_cat {
 	uint64_t built_ms;
 	/* each backend's era as this worker learnt it (enum mcp_era) */
 	uint8_t era[ARN_CFG_MCP_MAX_BACKENDS];
+	/* what each backend's last initialize (or server/discover) answer
+	 * offered, arn_mcp_backend_init_keep()'s bounded summary, for the
+	 * capabilities the gateway's own initialize and server/discover merge */
+	struct json_object *init[ARN_CFG_MCP_MAX_BACKENDS];
 };
 
 enum mcp_era {
@@ -196,6 +200,14 @@ struct http_mcp_worker {
 	struct http_mcp_req *gets; /* the GET streams open on this worker */
 	uint32_t n_bget;	   /* backend GET streams (legs of phase LEG_GET) */
 };
+
+static void cat_init_clear(struct mcp_cat *e)
+{
+	for (unsigned b = 0; b < ARN_CFG_MCP_MAX_BACKENDS; b++) {
+		json_object_put(e->init[b]);
+		e->init[b] = NULL;
+	}
+}
 
 int http_mcp_worker_init(struct http_worker *w)
 {
@@ -238,6 +250,7 @@ void http_mcp_worker_fini(struct http_worker *w)
 		if (m->cats[i].ts)
 			arn_cfg_unpin(m->cats[i].ts);
 		arn_mcp_catalog_free(m->cats[i].cat);
+		cat_init_clear(&m->cats[i]);
 	}
 	arn_mcp_sessions_destroy(m->sessions);
 	free(m->mem);
@@ -598,6 +611,7 @@ static struct mcp_cat *cat_entry(struct http_mcp_worker *m, const struct arn_cfg
 		e->cat = NULL;
 		e->built_ms = 0;
 		memset(e->era, 0, sizeof(e->era));
+		cat_init_clear(e);
 		e->ts = ts;
 		arn_cfg_pin(ts);
 	}
@@ -627,6 +641,38 @@ static uint8_t era_get(const struct http_mcp_req *r, uint32_t b)
 static void era_set(const struct http_mcp_req *r, uint32_t b, uint8_t era)
 {
 	cat_entry(r->st->hc->w->mcp, r->ts)->era[b] = era;
+}
+
+/* Backend @p b of @p r's ToolSet answered initialize or server/discover
+ * with @p result: what it offers, kept for the gateway's own answers. */
+static void init_keep(const struct http_mcp_req *r, uint32_t b, struct json_object *result)
+{
+	struct json_object *k = arn_mcp_backend_init_keep(result);
+	if (!k)
+		return; /* out of memory: the last one kept stays */
+	struct mcp_cat *e = cat_entry(r->st->hc->w->mcp, r->ts);
+	json_object_put(e->init[b]);
+	e->init[b] = k;
+}
+
+/* What @p r's ToolSet's backends offered, as this worker learnt it, in
+ * @p bi (room for the ToolSet's backends). @return how many. A backend
+ * not heard from yet has no result: before any has answered, the gateway
+ * offers all it serves (arn_mcp_initialize_result). */
+static size_t init_merge_in(const struct http_mcp_req *r, struct arn_mcp_backend_init *bi)
+{
+	const struct mcp_cat *e = NULL;
+	struct http_mcp_worker *m = r->st->hc->w->mcp;
+	for (unsigned i = 0; i < MCP_CATALOGS && !e; i++)
+		if (m->cats[i].ts == r->ts)
+			e = &m->cats[i];
+	if (!e || !r->ts)
+		return 0;
+	for (uint32_t b = 0; b < r->ts->n_backends; b++) {
+		bi[b].name = r->ts->backends[b].name;
+		bi[b].result = e->init[b];
+	}
+	return r->ts->n_backends;
 }
 
 static const char *start_why(int rc)
@@ -1695,6 +1741,7 @@ static void discover_done(struct mcp_leg *l, const char *why)
 	if (!why && arn_mcp_msg_decode(l->answer, &dm) == ARN_MCP_E_NONE &&
 	    arn_mcp_discover_modern(&dm)) {
 		era_set(l->r, l->b, ERA_MODERN);
+		init_keep(l->r, l->b, dm.result);
 		l->modern = true;
 		l->phase = LEG_CALL;
 	} else if (l->status == 0 || l->probed) {
@@ -1796,6 +1843,7 @@ static void leg_phase_done(struct mcp_leg *l, const char *why)
 		}
 		if (era_get(r, l->b) == ERA_UNKNOWN)
 			era_set(r, l->b, ERA_SESSION);
+		init_keep(r, l->b, m.result);
 		if (l->bsid_len && sess_ok(r))
 			arn_mcp_session_backend_set(w->mcp->sessions, r->s, l->b, l->bsid,
 						    l->bsid_len);
@@ -2073,7 +2121,9 @@ static bool modern_end(struct http_mcp_req *r, struct arn_mcp_body *bp)
 		return true;
 	}
 	struct json_object *ans = NULL;
-	enum arn_mcp_step step = arn_mcp_modern_dispatch(m, &ans, ARN_VERSION);
+	struct arn_mcp_backend_init bi[ARN_CFG_MCP_MAX_BACKENDS];
+	enum arn_mcp_step step =
+	    arn_mcp_modern_dispatch(m, &ans, ARN_VERSION, bi, init_merge_in(r, bi));
 	switch (step) {
 	case ARN_MCP_S_TOOLS_LIST:
 	case ARN_MCP_S_TOOLS_CALL:
@@ -2245,8 +2295,9 @@ void http_mcp_end(struct http_stream *st)
 			HTTP_INC(hc, mcp_session_opened);
 			sid_out = s->id;
 			s->relay = client_relays(m->params);
+			struct arn_mcp_backend_init bi[ARN_CFG_MCP_MAX_BACKENDS];
 			struct json_object *res =
-			    arn_mcp_initialize_result(ver, NULL, 0, ARN_VERSION);
+			    arn_mcp_initialize_result(ver, bi, init_merge_in(r, bi), ARN_VERSION);
 			ans = res ? arn_mcp_new_result(m->id, res) : NULL;
 			json_object_put(res);
 			break;

@@ -591,16 +591,36 @@ struct arn_mcp_backend_init {
 
 /**
  * The gateway's InitializeResult for version @p v: serverInfo (Arion,
- * @p server_version), capabilities merged from the backends' (tools, with
- * listChanged, since the gateway itself sends list_changed when its
- * ToolSet changes; offered when any backend offers tools or none has
- * answered yet), and the backends' instructions, each under its name.
- * prompts and resources likewise (empty objects: list_changed is not relayed).
+ * @p server_version), capabilities merged from the backends' (@p b, those
+ * with a result), and the backends' instructions, each under its name.
+ * Merged: `tools` when any backend offers tools or none has answered yet,
+ * always with listChanged (the gateway itself says list_changed when its
+ * ToolSet changes); `prompts` and `resources` when any backend offers them
+ * or none has answered, each with listChanged when a backend offering them
+ * says listChanged (the gateway relays backends' other notifications);
+ * `logging` when any backend offers it (its log notifications are relayed;
+ * logging/setLevel is accepted). Never offered, because the gateway does
+ * not serve them: resources' `subscribe`, `completions`, `experimental`.
  * @return a new object (caller puts), or NULL.
  */
 struct json_object *arn_mcp_initialize_result(enum arn_mcp_version v,
 					      const struct arn_mcp_backend_init *b, size_t n,
 					      const char *server_version);
+
+/** Bytes of one backend's instructions kept for the merged answer. */
+#define ARN_MCP_INSTRUCTIONS_MAX 2048
+
+/**
+ * What arn_mcp_initialize_result() reads of a backend's InitializeResult
+ * (or server/discover result) @p res, as a new small object to keep
+ * between requests: `capabilities` with only `tools`, `prompts`,
+ * `resources` (each reduced to its listChanged) and `logging`, and
+ * `instructions` cut to ARN_MCP_INSTRUCTIONS_MAX bytes at a UTF-8
+ * boundary. What a backend sends is hostile: whatever its size, what is
+ * kept is bounded. @return the object (caller puts), or NULL when @p res
+ * is not an object or memory ran out.
+ */
+struct json_object *arn_mcp_backend_init_keep(struct json_object *res);
 
 /* ---- The tool catalog: tools/list and tools/call ----------------------------------
  *
@@ -1027,13 +1047,15 @@ bool arn_mcp_discover_modern(const struct arn_mcp_msg *m);
 
 /**
  * What to do with stateless message @p m (arn_mcp_modern_check() passed):
- * server/discover, ping and logging/setLevel are answered here (*@p
- * answer, NULL when out of memory); TOOLS_LIST / TOOLS_CALL go to the
- * backends; notifications and answers are CONSUMED; anything else is
- * answered with an error.
+ * server/discover (with the capabilities and instructions of backends
+ * @p b, as arn_mcp_discover_result()), ping and logging/setLevel are
+ * answered here (*@p answer, NULL when out of memory); TOOLS_LIST /
+ * TOOLS_CALL go to the backends; notifications and answers are CONSUMED;
+ * anything else is answered with an error.
  */
 enum arn_mcp_step arn_mcp_modern_dispatch(const struct arn_mcp_msg *m, struct json_object **answer,
-					  const char *server_version);
+					  const char *server_version,
+					  const struct arn_mcp_backend_init *b, size_t n);
 
 /* ---- Prompts and resources -----------------------------------------------------------
  *

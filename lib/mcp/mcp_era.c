@@ -389,7 +389,8 @@ bool arn_mcp_discover_modern(const struct arn_mcp_msg *m)
 }
 
 enum arn_mcp_step arn_mcp_modern_dispatch(const struct arn_mcp_msg *m, struct json_object **answer,
-					  const char *server_version)
+					  const char *server_version,
+					  const struct arn_mcp_backend_init *b, size_t n)
 {
 	*answer = NULL;
 	if (m->err) {
@@ -401,7 +402,7 @@ enum arn_mcp_step arn_mcp_modern_dispatch(const struct arn_mcp_msg *m, struct js
 	struct json_object *res = NULL;
 	switch (m->method) {
 	case ARN_MCP_M_SERVER_DISCOVER:
-		res = arn_mcp_discover_result(NULL, 0, server_version);
+		res = arn_mcp_discover_result(b, n, server_version);
 		break;
 	case ARN_MCP_M_PING:
 	case ARN_MCP_M_LOGGING_SET_LEVEL:

@@ -501,25 +501,48 @@ enum arn_mcp_err arn_mcp_initialize_params(struct json_object *params, enum arn_
 	return ARN_MCP_E_NONE;
 }
 
+/* Whether capability @p key of @p caps is offered, and with listChanged. */
+static bool cap_get(struct json_object *caps, const char *key, bool *list_changed)
+{
+	struct json_object *c, *lc;
+	if (!caps || !json_object_object_get_ex(caps, key, &c))
+		return false;
+	if (list_changed && json_object_is_type(c, json_type_object) &&
+	    json_object_object_get_ex(c, "listChanged", &lc) &&
+	    json_object_is_type(lc, json_type_boolean) && json_object_get_boolean(lc))
+		*list_changed = true;
+	return true;
+}
+
+/* {} or {"listChanged":true} */
+static struct json_object *cap_new(bool list_changed)
+{
+	struct json_object *o = json_object_new_object();
+	if (o && list_changed)
+		json_object_object_add(o, "listChanged", json_object_new_boolean(1));
+	return o;
+}
+
 struct json_object *arn_mcp_initialize_result(enum arn_mcp_version v,
 					      const struct arn_mcp_backend_init *b, size_t n,
 					      const char *server_version)
 {
-	bool tools = true, answered = false, any_tools = false;
-	bool any_prompts = false, any_resources = false;
+	bool answered = false, any_tools = false;
+	bool any_prompts = false, any_resources = false, any_logging = false;
+	bool prompts_lc = false, resources_lc = false;
 	struct json_object *instr = NULL;
 	for (size_t i = 0; i < n; i++) {
-		struct json_object *caps, *x;
+		struct json_object *caps = NULL, *x;
 		if (!b[i].result)
 			continue;
 		answered = true;
-		if (json_object_object_get_ex(b[i].result, "capabilities", &caps) && caps &&
-		    json_object_object_get_ex(caps, "tools", NULL))
-			any_tools = true;
-		if (caps && json_object_object_get_ex(caps, "prompts", NULL))
-			any_prompts = true;
-		if (caps && json_object_object_get_ex(caps, "resources", NULL))
-			any_resources = true;
+		if (!json_object_object_get_ex(b[i].result, "capabilities", &caps) ||
+		    !json_object_is_type(caps, json_type_object))
+			caps = NULL;
+		any_tools |= cap_get(caps, "tools", NULL);
+		any_prompts |= cap_get(caps, "prompts", &prompts_lc);
+		any_resources |= cap_get(caps, "resources", &resources_lc);
+		any_logging |= cap_get(caps, "logging", NULL);
 		if (json_object_object_get_ex(b[i].result, "instructions", &x) &&
 		    json_object_is_type(x, json_type_string) && json_object_get_string_len(x) > 0) {
 			/* "[name] text", blank-line separated, so the model can tell
@@ -537,10 +560,9 @@ struct json_object *arn_mcp_initialize_result(enum arn_mcp_version v,
 			free(s);
 		}
 	}
-	if (answered && !any_tools)
-		tools = false;
-	/* prompts and resources as tools: offered when a backend offers
-	 * them, or before any has answered (list_changed is not relayed) */
+	/* before any backend has answered, everything the gateway serves is
+	 * offered: a client that sees a capability missing never asks */
+	bool tools = !answered || any_tools;
 	bool prompts = !answered || any_prompts, resources = !answered || any_resources;
 
 	struct json_object *r = json_object_new_object();
@@ -555,15 +577,14 @@ struct json_object *arn_mcp_initialize_result(enum arn_mcp_version v,
 	}
 	json_object_object_add(r, "protocolVersion",
 			       json_object_new_string(arn_mcp_version_name(v)));
-	if (tools) {
-		struct json_object *t = json_object_new_object();
-		json_object_object_add(t, "listChanged", json_object_new_boolean(1));
-		json_object_object_add(caps, "tools", t);
-	}
+	if (tools)
+		json_object_object_add(caps, "tools", cap_new(true));
 	if (prompts)
-		json_object_object_add(caps, "prompts", json_object_new_object());
+		json_object_object_add(caps, "prompts", cap_new(prompts_lc));
 	if (resources)
-		json_object_object_add(caps, "resources", json_object_new_object());
+		json_object_object_add(caps, "resources", cap_new(resources_lc));
+	if (any_logging)
+		json_object_object_add(caps, "logging", json_object_new_object());
 	json_object_object_add(r, "capabilities", caps);
 	json_object_object_add(info, "name", json_object_new_string("arion-mcp-gateway"));
 	json_object_object_add(info, "version",
@@ -572,4 +593,44 @@ struct json_object *arn_mcp_initialize_result(enum arn_mcp_version v,
 	if (instr)
 		json_object_object_add(r, "instructions", instr);
 	return r;
+}
+
+struct json_object *arn_mcp_backend_init_keep(struct json_object *res)
+{
+	struct json_object *caps = NULL, *x;
+	if (!res || !json_object_is_type(res, json_type_object))
+		return NULL;
+	struct json_object *k = json_object_new_object();
+	struct json_object *kc = json_object_new_object();
+	if (!k || !kc) {
+		json_object_put(k);
+		json_object_put(kc);
+		return NULL;
+	}
+	if (!json_object_object_get_ex(res, "capabilities", &caps) ||
+	    !json_object_is_type(caps, json_type_object))
+		caps = NULL;
+	static const char *const listed[] = {"tools", "prompts", "resources"};
+	for (size_t i = 0; i < sizeof(listed) / sizeof(listed[0]); i++) {
+		bool lc = false;
+		if (cap_get(caps, listed[i], &lc))
+			json_object_object_add(kc, listed[i], cap_new(lc));
+	}
+	if (cap_get(caps, "logging", NULL))
+		json_object_object_add(kc, "logging", json_object_new_object());
+	json_object_object_add(k, "capabilities", kc);
+	if (json_object_object_get_ex(res, "instructions", &x) &&
+	    json_object_is_type(x, json_type_string) && json_object_get_string_len(x) > 0) {
+		const char *t = json_object_get_string(x);
+		size_t len = (size_t)json_object_get_string_len(x);
+		if (len > ARN_MCP_INSTRUCTIONS_MAX) {
+			/* back to the start of a UTF-8 sequence: json-c holds
+			 * valid UTF-8, and a cut one must stay valid */
+			len = ARN_MCP_INSTRUCTIONS_MAX;
+			while (len > 0 && ((unsigned char)t[len] & 0xC0) == 0x80)
+				len--;
+		}
+		json_object_object_add(k, "instructions", json_object_new_string_len(t, (int)len));
+	}
+	return k;
 }

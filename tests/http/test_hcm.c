@@ -1525,9 +1525,12 @@ static void test_mcp_tools_through_backend(void **state)
 	(void)state;
 	start_mcp(1048576);
 	char sid[64];
-	mcp_session(sid);
-	struct arn_tcp_conn *c =
-	    mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	struct arn_tcp_conn *c = mcp_post(NULL, MCP_INIT);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("initialize: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"prompts\":{},\"resources\":{}");
+	session_of(c, sid);
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
 	assert_int_equal(c->tx_len, 0); /* waits for the backend */
 	backend_answers("\"method\":\"initialize\"", "application/json", "mcp-session-id: B1\r\n",
 			BE_INIT);
@@ -1538,6 +1541,14 @@ static void test_mcp_tools_through_backend(void **state)
 	want_in(c->tx, "\"id\":2,");
 	want_in(c->tx, "\"name\":\"b__echo\"");
 	want_in(c->tx, "\"name\":\"b__secret\"");
+	/* the backend's initialize offered tools only: a client's initialize
+	 * from now on says so (merged), where the first, before any backend
+	 * had answered, offered everything the gateway serves */
+	c = mcp_post(NULL, MCP_INIT);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("second initialize: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"capabilities\":{\"tools\":{\"listChanged\":true}},");
+	want_not_in(c->tx, "\"prompts\"");
 
 	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
 			  "\"name\":\"b__echo\",\"arguments\":{\"x\":1}}}");
@@ -1882,6 +1893,7 @@ static void test_mcp_stateless_era(void **state)
 	if (!answered(c, "HTTP/1.1 200"))
 		fail_msg("discover: got '%s'", c->tx ? c->tx : "");
 	want_in(c->tx, "\"supportedVersions\":[\"2026-07-28\"]");
+	want_in(c->tx, "\"prompts\":{},\"resources\":{}");
 	want_not_in(c->tx, "mcp-session-id");
 
 	c = mcp26_post(
@@ -1911,6 +1923,16 @@ static void test_mcp_stateless_era(void **state)
 	want_in(c->tx, "\"name\":\"b__echo\"");
 	want_in(c->tx, "\"resultType\":\"complete\"");
 	want_in(c->tx, "\"cacheScope\":\"private\"");
+	/* the first discover, before any backend answered, offered all the
+	 * gateway serves; now the backend's discover said tools only */
+	c = mcp26_post(
+	    "server/discover", NULL,
+	    "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"server/discover\",\"params\":{" MCP26_META
+	    "}}");
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("second discover: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"capabilities\":{\"tools\":{\"listChanged\":true}},");
+	want_not_in(c->tx, "\"prompts\"");
 
 	/* the call: the backend's own name in the body and in Mcp-Name */
 	c = mcp26_post(
@@ -1965,7 +1987,7 @@ static void test_mcp_stateless_era(void **state)
 	want_in(u->tx, "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"");
 	want_in(u->tx, "mcp-name: echo\r\n");
 	want_not_in(u->tx, "mcp-session-id");
-	assert_int_equal(stat("http.in.mcp_stateless"), 4); /* the claimless one is not */
+	assert_int_equal(stat("http.in.mcp_stateless"), 5); /* the claimless one is not */
 }
 
 /*

@@ -252,16 +252,16 @@ static void test_stamp_and_dispatch(void **st)
 	const struct arn_mcp_msg *m =
 	    msg("{\"jsonrpc\":\"2.0\",\"id\":\"d\",\"method\":\"server/discover\",\"params\":{" META
 		"}}");
-	assert_int_equal(arn_mcp_modern_dispatch(m, &ans, "1"), ARN_MCP_S_ANSWER);
+	assert_int_equal(arn_mcp_modern_dispatch(m, &ans, "1", NULL, 0), ARN_MCP_S_ANSWER);
 	assert_non_null(strstr(mt_text(ans), "\"id\":\"d\",\"result\":{\"supportedVersions\""));
 	json_object_put(ans);
 	arn_mcp_body_release(&body);
 	m = msg(CALL("x"));
-	assert_int_equal(arn_mcp_modern_dispatch(m, &ans, "1"), ARN_MCP_S_TOOLS_CALL);
+	assert_int_equal(arn_mcp_modern_dispatch(m, &ans, "1", NULL, 0), ARN_MCP_S_TOOLS_CALL);
 	arn_mcp_body_release(&body);
 	/* initialize is the session era's handshake: unknown statelessly */
 	m = msg("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{" META "}}");
-	assert_int_equal(arn_mcp_modern_dispatch(m, &ans, "1"), ARN_MCP_S_ANSWER);
+	assert_int_equal(arn_mcp_modern_dispatch(m, &ans, "1", NULL, 0), ARN_MCP_S_ANSWER);
 	assert_non_null(strstr(mt_text(ans), "\"code\":-32601"));
 	json_object_put(ans);
 	arn_mcp_body_release(&body);

@@ -329,6 +329,75 @@ static void test_initialize(void **state)
 	json_object_put(r);
 	json_object_put(b[0].result);
 	json_object_put(b[2].result);
+
+	/* listChanged for prompts and resources when an offering backend says
+	 * it (the gateway relays those notifications), tools' always; logging
+	 * when one logs; subscribe, completions and experimental never (the
+	 * gateway serves none of them) */
+	struct arn_mcp_backend_init lc[2] = {
+	    {"a", js("{\"capabilities\":{\"tools\":{\"listChanged\":false},\"prompts\":{"
+		     "\"listChanged\":true},\"resources\":{\"subscribe\":true},\"completions\":{},"
+		     "\"experimental\":{\"x\":{}}}}")},
+	    {"b", js("{\"capabilities\":{\"resources\":{\"listChanged\":true},\"logging\":{}}}")},
+	};
+	r = arn_mcp_initialize_result(ARN_MCP_V_2025_06_18, lc, 2, "0.1.0");
+	assert_true(json_object_object_get_ex(r, "capabilities", &caps));
+	assert_string_equal(json_object_to_json_string_ext(caps, JSON_C_TO_STRING_PLAIN),
+			    "{\"tools\":{\"listChanged\":true},\"prompts\":{\"listChanged\":true},"
+			    "\"resources\":{\"listChanged\":true},\"logging\":{}}");
+	json_object_put(r);
+	/* a backend that says listChanged false, or nothing: not claimed */
+	r = arn_mcp_initialize_result(ARN_MCP_V_2025_06_18, &lc[1], 1, "0.1.0");
+	assert_true(json_object_object_get_ex(r, "capabilities", &caps));
+	assert_string_equal(json_object_to_json_string_ext(caps, JSON_C_TO_STRING_PLAIN),
+			    "{\"resources\":{\"listChanged\":true},\"logging\":{}}");
+	json_object_put(r);
+	/* capabilities that are not an object count as none offered */
+	struct arn_mcp_backend_init odd[1] = {{"o", js("{\"capabilities\":[1]}")}};
+	r = arn_mcp_initialize_result(ARN_MCP_V_2025_06_18, odd, 1, "0.1.0");
+	assert_true(json_object_object_get_ex(r, "capabilities", &caps));
+	assert_int_equal(json_object_object_length(caps), 0);
+	json_object_put(r);
+	json_object_put(odd[0].result);
+
+	/* what the filter keeps of a backend's answer: the capabilities the
+	 * merge reads, reduced, and its instructions */
+	struct json_object *k = arn_mcp_backend_init_keep(lc[0].result);
+	assert_string_equal(json_object_to_json_string_ext(k, JSON_C_TO_STRING_PLAIN),
+			    "{\"capabilities\":{\"tools\":{},\"prompts\":{\"listChanged\":true},"
+			    "\"resources\":{}}}");
+	json_object_put(k);
+	k = arn_mcp_backend_init_keep(lc[1].result);
+	assert_string_equal(
+	    json_object_to_json_string_ext(k, JSON_C_TO_STRING_PLAIN),
+	    "{\"capabilities\":{\"resources\":{\"listChanged\":true},\"logging\":{}}}");
+	json_object_put(k);
+	json_object_put(lc[0].result);
+	json_object_put(lc[1].result);
+	assert_null(arn_mcp_backend_init_keep(NULL));
+	struct json_object *notobj = js("[]");
+	assert_null(arn_mcp_backend_init_keep(notobj));
+	json_object_put(notobj);
+	/* instructions of any length are kept bounded, cut before a UTF-8
+	 * sequence rather than inside it: "é" (2 bytes) straddles the limit */
+	size_t big = ARN_MCP_INSTRUCTIONS_MAX + 100;
+	char *t = malloc(big + 1);
+	assert_non_null(t);
+	memset(t, 'a', big);
+	memcpy(t + ARN_MCP_INSTRUCTIONS_MAX - 1, "\xc3\xa9", 2);
+	t[big] = 0;
+	struct json_object *res = json_object_new_object();
+	json_object_object_add(res, "instructions", json_object_new_string(t));
+	k = arn_mcp_backend_init_keep(res);
+	struct json_object *ins;
+	assert_true(json_object_object_get_ex(k, "instructions", &ins));
+	assert_int_equal(json_object_get_string_len(ins), ARN_MCP_INSTRUCTIONS_MAX - 1);
+	assert_memory_equal(json_object_get_string(ins), t, ARN_MCP_INSTRUCTIONS_MAX - 1);
+	assert_true(json_object_object_get_ex(k, "capabilities", &caps));
+	assert_int_equal(json_object_object_length(caps), 0);
+	json_object_put(k);
+	json_object_put(res);
+	free(t);
 }
 
 /* A session lives on the worker that opened it; others read the owner
