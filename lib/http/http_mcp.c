@@ -26,6 +26,7 @@
 #include "http_filter.h"
 #include "http_local.h"
 #include "http_mcp.h"
+#include "http_mcp_tools.h"
 #include "http_stream.h"
 #include "http_subreq.h"
 
@@ -1661,6 +1662,18 @@ static void fan_answer(struct http_mcp_req *r, uint32_t b, struct json_object *a
 	with_catalog(r, cat);
 }
 
+/* Whether a tools/call's answer @p ans (NULL: the backend failed) counts
+ * as an error in the tool's statistics: none, a JSON-RPC error, or a
+ * result saying isError (the tool itself failed). */
+static bool call_failed(struct json_object *ans)
+{
+	struct json_object *res, *ie;
+	if (!ans || !json_object_object_get_ex(ans, "result", &res))
+		return true;
+	return json_object_object_get_ex(res, "isError", &ie) &&
+	       json_object_is_type(ie, json_type_boolean) && json_object_get_boolean(ie);
+}
+
 /* The leg's message was answered (its answer in l->answer) or failed
  * (@p why): hand it to the request, and the leg goes back. */
 static void leg_done(struct mcp_leg *l, const char *why)
@@ -1677,6 +1690,9 @@ static void leg_done(struct mcp_leg *l, const char *why)
 		if (why && !strncmp(why, "timed out", 9))
 			arn_stats_inc(sc, w->slot, ARN_MCPB_rq_timeout);
 	}
+	if (r->routed && !l->side && r->wait == MCP_W_CALL)
+		http_mcp_tools_count(w, r->ts->obj.name, r->ts->obj.name_len, r->tool, r->tool_len,
+				     call_failed(ans), http_now_us(w, l->start_tsc));
 	if (l->side) {
 		/* nothing answers the client from it; a forward that failed is
 		 * like a message lost on the way (the backend times out) */

@@ -38,6 +38,7 @@
 #include "http_filter.h"
 #include "http_stream.h"
 #include "http_grpc_stats.h"
+#include "http_mcp_tools.h"
 #include "http_mcp.h"
 #include "http_tcpp.h"
 #include "http_upstream.h"
@@ -169,6 +170,7 @@ static void worker_free(struct http_worker *w)
 	free(w->conns);
 	free(w->ups);
 	http_mcp_worker_fini(w);
+	http_mcp_tools_worker_fini(w);
 	http_grpc_stats_worker_fini(w);
 	free(w->res_mem);
 	free(w->big_mem);
@@ -241,7 +243,7 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	w->big_mem = worker_array(HTTP_BIG_SCRATCH_N, HTTP_BIG_SCRATCH);
 	if (!w->conns || !w->ups || !w->res_mem || !w->pools || !w->big_mem ||
 	    http_tcpp_worker_init(w, w->n_ups) != 0 || http_mcp_worker_init(w) != 0 ||
-	    http_grpc_stats_worker_init(w) != 0) {
+	    http_grpc_stats_worker_init(w) != 0 || http_mcp_tools_worker_init(w) != 0) {
 		ARN_ERR(HTTP, "worker %u: out of memory for the HTTP pools", idx);
 		worker_free(w);
 		return -ENOMEM;
@@ -307,6 +309,7 @@ static void worker_poll(struct arn_lcore *lc, void *arg)
 			listeners_sync(w, g);
 			http_pools_sweep(w, g);
 			http_grpc_stats_sweep(w, g);
+			http_mcp_tools_sweep(w, g);
 			http_mcp_gen(w, g);
 			w->gen_id = id;
 			w->gen_seen = true;
@@ -373,6 +376,7 @@ int arn_http_start(struct arn_config_store *s, const struct arn_http_options *o)
 	}
 	arn_stats_pull_register(tls_worker_stats_pull, NULL);
 	http_grpc_stats_start();
+	http_mcp_tools_start();
 	return 0;
 }
 
@@ -386,6 +390,7 @@ void arn_http_stop(void)
 {
 	arn_stats_pull_unregister(tls_worker_stats_pull, NULL);
 	http_grpc_stats_stop();
+	http_mcp_tools_stop();
 	http_rt_fini();
 	arn_stats_scope_put(g_lm_stats);
 	g_lm_stats = NULL;

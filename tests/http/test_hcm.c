@@ -42,6 +42,7 @@
 #include "http_filter.h"
 #include "http_grpc_stats.h"
 #include "http_h2.h"
+#include "http_mcp_tools.h"
 #include "http_int.h"
 #include "http_stream.h"
 #include "http_tls.h"
@@ -1617,6 +1618,11 @@ static void test_mcp_tools_through_backend(void **state)
 	assert_int_equal(stat("mcp.tools.backend.b.rq_total"), 3);
 	assert_int_equal(stat("mcp.tools.backend.b.tools_call"), 2);
 	assert_int_equal(stat("mcp.tools.backend.b.rq_error"), 0);
+	/* per tool, by the name the client called (the 16 s wait counted) */
+	assert_int_equal(stat("mcp.tools.tool.b__echo.calls"), 2);
+	assert_int_equal(stat("mcp.tools.tool.b__echo.errors"), 0);
+	assert_true(stat("mcp.tools.tool.b__echo.rq_time_us") >= 16000000);
+	assert_int_equal(stat("mcp.tool_stats.0.rows"), 1);
 }
 
 /*
@@ -1663,6 +1669,10 @@ static void test_mcp_denied_tool_and_backend_failure(void **state)
 	want_in(c->tx, "backend 'b': HTTP 500");
 	assert_int_equal(stat("http.in.mcp_backend_error"), 1);
 	assert_int_equal(stat("mcp.tools.backend.b.rq_error"), 1);
+	/* the refused tool made no row: only routed calls count per tool */
+	assert_int_equal(stat("mcp.tools.tool.b__echo.calls"), 1);
+	assert_int_equal(stat("mcp.tools.tool.b__echo.errors"), 1);
+	assert_int_equal(stat("mcp.tool_stats.0.rows"), 1);
 
 	/* the client goes away while its call waits for the backend: the
 	 * sub-request is cancelled and its connection attempt dropped */
@@ -1675,6 +1685,48 @@ static void test_mcp_denied_tool_and_backend_failure(void **state)
 	poll_ms(1);
 	assert_int_equal(upstream_pending(), 0);
 	assert_int_equal(stat("cluster.web.upstream_rq_active"), 0);
+}
+
+/*
+ * Per-tool statistics are bounded per worker (tool names come from
+ * hostile backends): HTTP_MCP_TOOL_STATS rows, then calls are counted in
+ * rows_overflow, as are names outside the tool alphabet or too long; each
+ * row sums calls, errors and time; rows of a ToolSet the configuration no
+ * longer has go at the next generation.
+ */
+static void test_mcp_tool_stats_bounded(void **state)
+{
+	(void)state;
+	start_mcp(1048576);
+	char name[HTTP_MCP_TOOL_STATS_NAME_MAX + 2];
+	for (unsigned i = 0; i <= HTTP_MCP_TOOL_STATS; i++) {
+		int n = snprintf(name, sizeof(name), "b__t%u", i);
+		http_mcp_tools_count(w, "tools", 5, name, (size_t)n, i % 2, 10);
+	}
+	http_mcp_tools_count(w, "tools", 5, "b__t1", 5, false, 5);
+	assert_int_equal(stat("mcp.tool_stats.0.rows"), HTTP_MCP_TOOL_STATS);
+	assert_int_equal(stat("mcp.tool_stats.0.rows_overflow"), 1);
+	assert_int_equal(stat("mcp.tools.tool.b__t1.calls"), 2);
+	assert_int_equal(stat("mcp.tools.tool.b__t1.errors"), 1);
+	assert_int_equal(stat("mcp.tools.tool.b__t1.rq_time_us"), 15);
+	assert_int_equal(stat("mcp.tools.tool.b__t0.errors"), 0);
+	/* the last one did not fit */
+	char last[64];
+	snprintf(last, sizeof(last), "mcp.tools.tool.b__t%u.calls", HTTP_MCP_TOOL_STATS);
+	assert_int_equal(stat(last), 0);
+	/* names a stat must not carry, whether or not there is room */
+	memset(name, 'x', sizeof(name));
+	http_mcp_tools_count(w, "tools", 5, name, HTTP_MCP_TOOL_STATS_NAME_MAX + 1, false, 1);
+	http_mcp_tools_count(w, "tools", 5, "a b", 3, false, 1);
+	http_mcp_tools_count(w, "tools", 5, "", 0, false, 1);
+	assert_int_equal(stat("mcp.tool_stats.0.rows_overflow"), 4);
+	/* ToolSet "tools" is in the configuration: its rows stay; without
+	 * it they go */
+	http_mcp_tools_sweep(w, arn_config_gen(st));
+	assert_int_equal(stat("mcp.tool_stats.0.rows"), HTTP_MCP_TOOL_STATS);
+	http_mcp_tools_sweep(w, NULL);
+	assert_int_equal(stat("mcp.tool_stats.0.rows"), 0);
+	assert_int_equal(stat("mcp.tools.tool.b__t1.calls"), 0);
 }
 
 /* Backend connection @p u sends @p text as one chunk of its open response. */
@@ -4433,6 +4485,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_mcp_body_limit, teardown),
 	    cmocka_unit_test_teardown(test_mcp_session_idle_timeout, teardown),
 	    cmocka_unit_test_teardown(test_mcp_tools_through_backend, teardown),
+	    cmocka_unit_test_teardown(test_mcp_tool_stats_bounded, teardown),
 	    cmocka_unit_test_teardown(test_mcp_denied_tool_and_backend_failure, teardown),
 	    cmocka_unit_test_teardown(test_mcp_backend_get_stream, teardown),
 	    cmocka_unit_test_teardown(test_mcp_backend_get_refused, teardown),
