@@ -72,6 +72,12 @@ echo "$out" | grep -q '"code":-32602' && [ "$(stat cluster.ma.upstream_rq_total)
 	[ "$(stat mcp.tools.backend.a.tools_call)" = 1 ] && [ "$(stat mcp.tools.backend.b.tools_call)" = 1 ] &&
 	ok "counted: 2 calls routed (one per backend), 1 unknown" ||
 	bad "stats: calls $(stat http.mcp.mcp_tools_call) unknown $(stat http.mcp.mcp_tool_unknown)"
+# per tool, pulled from the worker's table; the refused tool has no row
+[ "$(stat mcp.tools.tool.a__add.calls)" = 1 ] && [ "$(stat mcp.tools.tool.b__search.calls)" = 1 ] &&
+	[ "$(stat mcp.tools.tool.a__add.errors)" = 0 ] && [ "$(stat mcp.tools.tool.a__secret.calls)" = 0 ] &&
+	[ "$(stat mcp.tool_stats.0.rows)" = 2 ] &&
+	ok "per-tool statistics: one call each of a__add and b__search, none of the refused tool" ||
+	bad "per-tool stats: $(curl -s "http://127.0.0.1:$admin_port/stats" | grep -E '^mcp\.(tools\.tool|tool_stats)')"
 # the tool and the backend in the access log (%MCP_TOOL%, %MCP_BACKEND%)
 for i in $(seq 50); do grep -q 'tool=b__search' "$cp_dir/access.log" 2>/dev/null && break; sleep 0.1; done
 grep -q '^200 tool=a__add backend=a$' "$cp_dir/access.log" && grep -q '^200 tool=b__search backend=b$' "$cp_dir/access.log" &&
