@@ -109,8 +109,37 @@ static void unref_cb(void *o)
  * http2_protocol_options with Envoy's defaults and ranges. The fields
  * Arion does not apply are refused rather than ignored: allow_connect
  * (CONNECT over HTTP/2 is not proxied), allow_metadata,
- * custom_settings_parameters, connection_keepalive (no PING keepalive).
+ * custom_settings_parameters. connection_keepalive is read here and
+ * applied to upstream connections (a connection manager refuses it:
+ * h2_keepalive_downstream).
  */
+/*
+ * connection_keepalive (KeepaliveSettings) with Envoy's rules: timeout
+ * required, durations at least 1 ms, interval_jitter a percentage (15 by
+ * default), connection_idle_interval at least 1 ms.
+ */
+static void h2_keepalive(struct conv *c, struct pb k, struct arn_cfg_h2 *o)
+{
+	if (!k.m)
+		return;
+	size_t m = conv_push(c, "connection_keepalive");
+	conv_only(c, k, "interval,timeout,interval_jitter,connection_idle_interval");
+	o->keepalive_jitter_pct = 15;
+	conv_duration(c, k, "interval", &o->keepalive_interval_ms, false);
+	if (!conv_duration(c, k, "timeout", &o->keepalive_timeout_ms, true))
+		conv_err(c, "timeout", "missing: how long to wait for a PING ACK");
+	conv_duration(c, k, "connection_idle_interval", &o->keepalive_idle_interval_ms, true);
+	struct pb j = pb_msg(k, "interval_jitter");
+	if (j.m) {
+		double v = upb_Message_Get(j.m, pb_field(j, "value")).double_val;
+		if (!(v >= 0 && v <= 100))
+			conv_err(c, "interval_jitter", "%g: must be between 0 and 100", v);
+		else
+			o->keepalive_jitter_pct = v;
+	}
+	conv_pop(c, m);
+}
+
 void arn_conv_h2_options(struct conv *c, struct pb p, struct arn_cfg_h2 *o)
 {
 	*o = (struct arn_cfg_h2){
@@ -133,7 +162,7 @@ void arn_conv_h2_options(struct conv *c, struct pb p, struct arn_cfg_h2 *o)
 		  "frames,max_consecutive_inbound_frames_with_empty_payload,max_inbound_"
 		  "priority_frames_per_stream,max_inbound_window_update_frames_per_data_frame_"
 		  "sent,stream_error_on_invalid_http_messaging,override_stream_error_on_"
-		  "invalid_http_message");
+		  "invalid_http_message,connection_keepalive");
 	uint32_t v;
 	pb_wrapped_u32(p, "hpack_table_size", &o->hpack_table_size);
 	if (pb_wrapped_u32(p, "max_concurrent_streams", &v)) {
@@ -174,7 +203,18 @@ void arn_conv_h2_options(struct conv *c, struct pb p, struct arn_cfg_h2 *o)
 				 "must be at least 1");
 		o->max_inbound_window_update_frames_per_data_frame_sent = v;
 	}
+	h2_keepalive(c, pb_msg(p, "connection_keepalive"), o);
 	conv_pop(c, m);
+}
+
+/* A connection manager's connection_keepalive: Arion sends keepalive
+ * PINGs on upstream connections only; refused rather than ignored. */
+static void h2_keepalive_downstream(struct conv *c, const struct arn_cfg_h2 *o)
+{
+	if (o->keepalive_timeout_ms)
+		conv_err(c, "http2_protocol_options.connection_keepalive",
+			 "not supported on a connection manager (Arion sends keepalive PINGs to "
+			 "upstreams only: set it in the cluster's http2_protocol_options)");
 }
 
 /*
@@ -245,6 +285,7 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 			 "Arion speaks HTTP/1.1 and HTTP/2: use AUTO, HTTP1 or HTTP2");
 	}
 	arn_conv_h2_options(c, pb_msg(h, "http2_protocol_options"), &out->h2);
+	h2_keepalive_downstream(c, &out->h2);
 	const char *rs = pb_which(h, "route_specifier");
 	if (!rs) {
 		conv_err(c, "", "no routes: set route_config or rds");

@@ -39,6 +39,13 @@ struct http_uph2 {
 	bool fatal;		      /* the session failed: close */
 	bool goaway;		      /* a GOAWAY came or went: no new streams */
 	bool dead;		      /* the connection is gone: no more frames */
+	uint32_t gauged;	      /* streams counted in cluster.<c>.http2.streams_active */
+	/* connection_keepalive (keepalive_start): the next interval PING,
+	 * and the deadline of the ACK of the PING out */
+	struct http_timer ka_send, ka_wait;
+	uint32_t ka_interval_ms, ka_timeout_ms, ka_idle_ms;
+	double ka_jitter_pct;
+	uint64_t rx_ms; /* the worker's clock when the upstream's bytes last came */
 };
 
 struct http_uph2s {
@@ -84,6 +91,9 @@ static void cl_inc(struct http_uph2 *h, struct arn_stats_scope *sc, unsigned ctr
 	if (sc)
 		arn_stats_inc(sc, h->w->slot, ctr);
 }
+
+/* cluster.<c>.http2.<name> (envoy_cluster_http2_stats.def) */
+#define H2_INC(h, name) cl_inc((h), CL_STATS(h), ARN_CL_http2_##name)
 
 /* Copy @p len bytes to the end of @p in, in mbufs of the worker's pool.
  * @return false when out of mbufs. */
@@ -141,6 +151,8 @@ static bool live(const struct http_uph2 *h)
 
 static void session_free(struct http_uph2 *h)
 {
+	http_timer_cancel(&h->ka_send);
+	http_timer_cancel(&h->ka_wait);
 	if (h->s)
 		nghttp2_session_del(h->s);
 	h->s = NULL;
@@ -168,6 +180,139 @@ static int keep(struct http_uph2s *x, nghttp2_rcbuf *b)
 	nghttp2_rcbuf_incref(b);
 	x->rc[x->n_rc++] = b;
 	return 0;
+}
+
+/* Streams that leave http2.streams_active: @p n of those counted, while
+ * the connection (and so its cluster's scope) is there. */
+static void gauge_drop(struct http_uph2 *h, uint32_t n)
+{
+	if (n > h->gauged)
+		n = h->gauged;
+	if (!n)
+		return;
+	h->gauged -= n;
+	if (CL_STATS(h))
+		arn_stats_gauge_add(CL_STATS(h), h->w->slot, ARN_CL_http2_streams_active,
+				    -(int64_t)n);
+}
+
+static int h2_send(struct http_uph2 *h);
+
+/* ---- connection_keepalive ----------------------------------------------------------------------
+ *
+ * Envoy's HTTP/2 keepalive (http2_protocol_options.connection_keepalive):
+ * a PING every interval (plus a random jitter of up to interval_jitter %
+ * of it), armed again once its ACK came; and a PING ahead of a new stream
+ * on a connection that received nothing for connection_idle_interval,
+ * unless one is out already. A PING whose ACK does not come within
+ * timeout closes the connection (GOAWAY, then FIN; its streams see it
+ * cut), counted in cluster.<c>.http2.keepalive_timeout. Any bytes from
+ * the upstream while waiting put the deadline off by timeout: a PING ACK
+ * queued behind a large response does not close a connection that is
+ * working (Envoy extends it on any frame too).
+ */
+
+static struct http_uph2 *ka_of(struct http_timer *t, size_t off)
+{
+	return (struct http_uph2 *)(void *)((char *)t - off);
+}
+
+static void keepalive_arm_interval(struct http_uph2 *h)
+{
+	if (!h->ka_interval_ms)
+		return;
+	uint64_t ms = h->ka_interval_ms;
+	uint64_t jitter = (uint64_t)(h->ka_jitter_pct * (double)ms / 100.0);
+	if (jitter)
+		ms += http_rand(h->w) % jitter;
+	http_timer_arm(h->w, &h->ka_send, ms);
+}
+
+/* A PING out, and its ACK's deadline. */
+static void keepalive_ping(struct http_uph2 *h)
+{
+	if (!live(h) || !h->conn || h->fatal || h->ka_wait.armed)
+		return;
+	uint8_t opaque[8];
+	uint64_t now = h->w->now_ms;
+	memcpy(opaque, &now, sizeof(opaque)); /* for a trace to match the ACK */
+	if (nghttp2_submit_ping(h->s, NGHTTP2_FLAG_NONE, opaque) != 0)
+		return;
+	http_timer_arm(h->w, &h->ka_wait, h->ka_timeout_ms);
+	if (h->conn->connected)
+		h2_send(h);
+}
+
+static void keepalive_send_fired(struct http_timer *t)
+{
+	struct http_uph2 *h = ka_of(t, offsetof(struct http_uph2, ka_send));
+	h->busy++;
+	keepalive_ping(h);
+	h->busy--;
+}
+
+static void keepalive_wait_fired(struct http_timer *t)
+{
+	struct http_uph2 *h = ka_of(t, offsetof(struct http_uph2, ka_wait));
+	struct http_upconn *u = h->conn;
+	if (!u || !live(h))
+		return;
+	ARN_DEBUG(HTTP, "upstream HTTP/2: no PING ACK within %u ms: closing", h->ka_timeout_ms);
+	H2_INC(h, keepalive_timeout);
+	http_timer_cancel(&h->ka_send);
+	h->busy++;
+	if (!h->goaway) {
+		h->goaway = true;
+		nghttp2_submit_goaway(h->s, NGHTTP2_FLAG_NONE,
+				      nghttp2_session_get_last_proc_stream_id(h->s),
+				      NGHTTP2_NO_ERROR, NULL, 0);
+		h2_send(h);
+	}
+	h->busy--;
+	h->ops->close(u, false);
+}
+
+static void keepalive_init(struct http_uph2 *h, const struct arn_cfg_h2 *o)
+{
+	h->ka_send.fn = keepalive_send_fired;
+	h->ka_wait.fn = keepalive_wait_fired;
+	if (!o || !o->keepalive_timeout_ms)
+		return;
+	h->ka_interval_ms = o->keepalive_interval_ms;
+	h->ka_timeout_ms = o->keepalive_timeout_ms;
+	h->ka_idle_ms = o->keepalive_idle_interval_ms;
+	h->ka_jitter_pct = o->keepalive_jitter_pct;
+}
+
+/* The connection is up: the interval starts (and idleness counts) now. */
+static void keepalive_ready(struct http_uph2 *h)
+{
+	h->rx_ms = h->w->now_ms;
+	keepalive_arm_interval(h);
+}
+
+static void keepalive_ack(struct http_uph2 *h)
+{
+	if (!h->ka_wait.armed)
+		return; /* an ACK nobody waits for (the upstream's own) */
+	http_timer_cancel(&h->ka_wait);
+	keepalive_arm_interval(h);
+}
+
+static void keepalive_rx(struct http_uph2 *h)
+{
+	h->rx_ms = h->w->now_ms;
+	if (h->ka_wait.armed)
+		http_timer_arm(h->w, &h->ka_wait, h->ka_timeout_ms);
+}
+
+/* A stream is about to open: a connection idle for connection_idle_interval
+ * is probed first (the stream goes out behind the PING, as in Envoy). */
+static void keepalive_before_stream(struct http_uph2 *h)
+{
+	if (h->ka_idle_ms && h->conn && h->conn->connected &&
+	    h->w->now_ms - h->rx_ms > h->ka_idle_ms)
+		keepalive_ping(h);
 }
 
 /* ---- output ------------------------------------------------------------------------------------
@@ -286,6 +431,15 @@ static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud
 	return 0;
 }
 
+/* A response's header list (or its trailers') is over what Arion keeps:
+ * the stream fails, counted once (Envoy's http2.header_overflow). */
+static void header_overflow(struct http_uph2s *x)
+{
+	if (!x->bad)
+		H2_INC(x->h2, header_overflow);
+	x->bad = true;
+}
+
 static int on_header(nghttp2_session *s, const nghttp2_frame *f, nghttp2_rcbuf *name,
 		     nghttp2_rcbuf *value, uint8_t flags, void *ud)
 {
@@ -300,7 +454,7 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, nghttp2_rcbuf *
 	const char *np = (const char *)n.base, *vp = (const char *)v.base;
 	x->hdr_bytes += (uint32_t)(n.len + v.len + 32);
 	if (x->hdr_bytes > HTTP_UPH2_MAX_HDR_BYTES || keep(x, name) || keep(x, value)) {
-		x->bad = true;
+		header_overflow(x);
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 	}
 	if (n.len && np[0] == ':') {
@@ -316,7 +470,7 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, nghttp2_rcbuf *
 	}
 	unsigned at = (unsigned)m->n_hdrs + m->n_trailers;
 	if (at + 1u >= m->hdr_cap) {
-		x->bad = true;
+		header_overflow(x);
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 	}
 	struct arn_h1_header *hd = &m->hdrs[at];
@@ -384,16 +538,25 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 		h->goaway = true;
 		return 0;
 	}
+	if (f->hd.type == NGHTTP2_RST_STREAM)
+		H2_INC(h, rx_reset);
+	if (f->hd.type == NGHTTP2_PING && (f->hd.flags & NGHTTP2_FLAG_ACK)) {
+		keepalive_ack(h);
+		return 0;
+	}
 	struct http_upconn *b = stream_of(s, f->hd.stream_id);
 	if (!b || !b->st)
 		return 0;
 	struct http_uph2s *x = b->xs;
 	bool end = f->hd.flags & NGHTTP2_FLAG_END_STREAM;
 	if (f->hd.type == NGHTTP2_HEADERS) {
-		if (!x->head_in)
+		if (!x->head_in) {
 			head_done(b, end);
-		else if (end)
-			x->end_in = true; /* trailers end the response */
+		} else {
+			H2_INC(h, trailers);
+			if (end)
+				x->end_in = true; /* trailers end the response */
+		}
 		x->n_data = true;
 	} else if (f->hd.type == NGHTTP2_DATA && end) {
 		x->end_in = true;
@@ -439,12 +602,27 @@ static int on_stream_close(nghttp2_session *s, int32_t id, uint32_t error, void 
 
 static int on_frame_send(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 {
-	(void)ud;
+	struct http_uph2 *h = ud;
+	if (f->hd.type == NGHTTP2_RST_STREAM)
+		H2_INC(h, tx_reset);
+	else if (f->hd.type == NGHTTP2_GOAWAY)
+		H2_INC(h, goaway_sent);
 	if (f->hd.type != NGHTTP2_DATA)
 		return 0;
 	struct http_upconn *b = stream_of(s, f->hd.stream_id);
 	if (b)
 		b->xs->n_write = true;
+	return 0;
+}
+
+/* A frame nghttp2 refused (Envoy's onInvalidFrame): a response that
+ * breaks RFC 9113 section 8 (its stream is reset) counts as Envoy counts
+ * it; the others end the session and count as upstream_cx_protocol_error. */
+static int on_invalid_frame(nghttp2_session *s, const nghttp2_frame *f, int err, void *ud)
+{
+	(void)s, (void)f;
+	if (err == NGHTTP2_ERR_HTTP_HEADER || err == NGHTTP2_ERR_HTTP_MESSAGING)
+		H2_INC((struct http_uph2 *)ud, rx_messaging_error);
 	return 0;
 }
 
@@ -523,6 +701,7 @@ int http_uph2_start(struct http_upconn *u, const struct arn_cfg_cluster *c,
 	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
 	nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
 	nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
+	nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb, on_invalid_frame);
 	/* windows open only as clients take the bytes (http_upstream_h2.h) */
 	nghttp2_option_set_no_auto_window_update(opt, 1);
 	nghttp2_option_set_max_outbound_ack(opt, o ? o->max_outbound_control_frames : 1000);
@@ -551,6 +730,7 @@ int http_uph2_start(struct http_upconn *u, const struct arn_cfg_cluster *c,
 		return -ENOMEM;
 	}
 	u->h2 = h;
+	keepalive_init(h, o);
 	return 0;
 }
 
@@ -623,6 +803,11 @@ struct http_upconn *http_uph2_stream_new(struct http_upconn *u)
 	h->streams = b;
 	h->n_streams++;
 	h->n_opened++;
+	if (CL_STATS(h)) {
+		arn_stats_gauge_add(CL_STATS(h), w->slot, ARN_CL_http2_streams_active, 1);
+		h->gauged++;
+	}
+	keepalive_before_stream(h);
 	return b;
 }
 
@@ -661,6 +846,7 @@ void http_uph2_stream_end(struct http_upconn *b, bool cancel)
 	if (x->next)
 		x->next->xs->prev = x->prev;
 	h->n_streams--;
+	gauge_drop(h, 1);
 	http_h2_mem_free(x, &h->mem);
 	b->xs = NULL;
 	b->state = HTTP_UP_CLOSED;
@@ -683,6 +869,7 @@ void http_uph2_ready(struct http_upconn *u)
 		b->connected = true;
 		b->xs->n_ready = true;
 	}
+	keepalive_ready(h);
 	h->busy++;
 	h2_send(h); /* the preface and SETTINGS */
 	notify(h);
@@ -707,7 +894,10 @@ static void h2_read(struct http_uph2 *h)
 				    h->s, rte_pktmbuf_mtod_offset(m, uint8_t *, d->in.off), avail);
 			if (n < 0) {
 				ARN_DEBUG(HTTP, "upstream HTTP/2: %s", nghttp2_strerror((int)n));
-				cl_inc(h, CL_STATS(h), ARN_CL_upstream_cx_protocol_error);
+				if (n == NGHTTP2_ERR_FLOODED)
+					H2_INC(h, outbound_control_flood);
+				else
+					cl_inc(h, CL_STATS(h), ARN_CL_upstream_cx_protocol_error);
 				h->fatal = true;
 				http_in_free(&d->in);
 				return;
@@ -718,6 +908,8 @@ static void h2_read(struct http_uph2 *h)
 				d->in.tail = NULL;
 			d->in.off = 0;
 			http_seg_free(m);
+			if (avail)
+				keepalive_rx(h);
 		}
 	}
 }
@@ -788,6 +980,9 @@ void http_uph2_closed(struct http_upconn *u, int reason, const char *why)
 	struct http_uph2 *h = u->h2;
 	if (!h)
 		return;
+	gauge_drop(h, h->gauged);
+	http_timer_cancel(&h->ka_send);
+	http_timer_cancel(&h->ka_wait);
 	u->h2 = NULL;
 	h->conn = NULL;
 	h->dead = true;
@@ -833,6 +1028,9 @@ void http_uph2_shutdown(struct http_upconn *u)
 	struct http_uph2 *h = u->h2;
 	if (!h)
 		return;
+	gauge_drop(h, h->gauged);
+	http_timer_cancel(&h->ka_send);
+	http_timer_cancel(&h->ka_wait);
 	u->h2 = NULL;
 	h->conn = NULL;
 	h->dead = true;

@@ -127,7 +127,7 @@ extern const uint64_t arn_stats_hist_bounds_us[ARN_STATS_HIST_BUCKETS];
 
 /** One stat of a schema. Use ARN_STAT_DEF in .def expansions. */
 struct arn_stat_def {
-	const char *name; /* "upstream_rq_total": [a-z0-9_] */
+	const char *name; /* "upstream_rq_total": [a-z0-9_], "." between parts ("http2.rx_reset") */
 	enum arn_stat_kind kind;
 	const char *help; /* one line, shown by Prometheus # HELP */
 };

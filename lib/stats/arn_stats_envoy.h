@@ -15,6 +15,7 @@
  *
  * Families and tags:
  *   arn_stats_cluster_schema   cluster.<name>.*         ARN_STATS_TAG_CLUSTER
+ *                              (and cluster.<name>.http2.*: ARN_CL_http2_<stat>)
  *   arn_stats_http_schema      http.<stat_prefix>.*     ARN_STATS_TAG_HCM
  *   arn_stats_http2_schema     http2.*                  untagged (downstream HTTP/2)
  *   arn_stats_listener_schema  listener.<address>.*     ARN_STATS_TAG_LISTENER
@@ -48,6 +49,9 @@
 enum arn_cluster_stat {
 #define ARN_STAT(kind, name, help) ARN_CL_##name,
 #include "envoy_cluster_stats.def"
+#undef ARN_STAT
+#define ARN_STAT(kind, name, help) ARN_CL_http2_##name,
+#include "envoy_cluster_http2_stats.def"
 #undef ARN_STAT
 	ARN_CL__COUNT
 };

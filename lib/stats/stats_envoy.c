@@ -5,6 +5,10 @@ static const struct arn_stat_def cluster_defs[] = {
 #define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
 #include "envoy_cluster_stats.def"
 #undef ARN_STAT
+/* Envoy's client codec statistics, under the cluster: "http2.rx_reset" */
+#define ARN_STAT(kind, name, help) {"http2." #name, ARN_STAT_##kind, help},
+#include "envoy_cluster_http2_stats.def"
+#undef ARN_STAT
 };
 static const struct arn_stat_def http_defs[] = {
 #define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),

@@ -141,7 +141,38 @@ static void test_hcm_http2_options(void **state)
 	tc_refused(L, H2L("\"max_concurrent_streams\":0"),
 		   "max_concurrent_streams: 0: must be 1 to 2147483647");
 	tc_refused(L, H2L("\"allow_connect\":true"), "allow_connect");
+	/* keepalive PINGs go to upstreams only: refused, not ignored */
+	tc_refused(L, H2L("\"connection_keepalive\":{\"interval\":\"1s\",\"timeout\":\"1s\"}"),
+		   "connection_keepalive: not supported on a connection manager");
 #undef H2L
+}
+
+/* A cluster's http2_protocol_options.connection_keepalive as Envoy's
+ * KeepaliveSettings: timeout required, jitter 15 % unless given. */
+static void test_cluster_h2_keepalive(void **state)
+{
+	(void)state;
+#define KAC(ka)                                                                                    \
+	"{\"name\":\"ka\",\"connect_timeout\":\"1s\",\"typed_extension_protocol_options\":{"       \
+	"\"envoy.extensions.upstreams.http.v3.HttpProtocolOptions\":{\"@type\":\"type.googleapis." \
+	"com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions\",\"explicit_http_config\":{"  \
+	"\"http2_protocol_options\":{\"connection_keepalive\":{" ka "}}}}}}"
+	tc_ok(C,
+	      KAC("\"interval\":\"10s\",\"timeout\":\"2s\",\"connection_idle_interval\":\"30s\""));
+	const struct arn_cfg_cluster *c = cluster("ka");
+	assert_int_equal(c->http.upstream, 1);
+	assert_int_equal(c->http.h2.keepalive_interval_ms, 10000);
+	assert_int_equal(c->http.h2.keepalive_timeout_ms, 2000);
+	assert_int_equal(c->http.h2.keepalive_idle_interval_ms, 30000);
+	assert_true(c->http.h2.keepalive_jitter_pct == 15);
+	tc_ok(C, KAC("\"timeout\":\"1s\",\"interval_jitter\":{\"value\":0}"));
+	c = cluster("ka");
+	assert_int_equal(c->http.h2.keepalive_interval_ms, 0);
+	assert_true(c->http.h2.keepalive_jitter_pct == 0);
+	tc_refused(C, KAC("\"interval\":\"1s\""), "connection_keepalive.timeout: missing");
+	tc_refused(C, KAC("\"timeout\":\"1s\",\"interval_jitter\":{\"value\":150}"),
+		   "interval_jitter: 150: must be between 0 and 100");
+#undef KAC
 }
 
 /* The router's options: suppress_envoy_headers is honoured,
@@ -905,6 +936,7 @@ const struct CMUnitTest conv_tests[] = {
     TC(test_listener_hcm_inline),
     TC(test_hcm_defaults),
     TC(test_hcm_http2_options),
+    TC(test_cluster_h2_keepalive),
     TC(test_router_options),
     TC(test_access_log_filter),
     TC(test_grpc_stats_filter),

@@ -4000,6 +4000,7 @@ struct h2u {
 	unsigned rst_rx;
 	/* the response body of /big: this many bytes, how many were framed */
 	size_t big, big_sent;
+	unsigned pings; /* PINGs received (not ACKs) */
 };
 
 static struct h2u_stream *h2u_find(struct h2u *k, int32_t id)
@@ -4048,6 +4049,8 @@ static int h2u_on_frame(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 	struct h2u_stream *x = h2u_find(k, f->hd.stream_id);
 	if (f->hd.type == NGHTTP2_RST_STREAM)
 		k->rst_rx++;
+	else if (f->hd.type == NGHTTP2_PING && !(f->hd.flags & NGHTTP2_FLAG_ACK))
+		k->pings++;
 	else if (x && (f->hd.flags & NGHTTP2_FLAG_END_STREAM) &&
 		 (f->hd.type == NGHTTP2_DATA || f->hd.type == NGHTTP2_HEADERS))
 		x->end = true;
@@ -4358,6 +4361,7 @@ static void test_uph2_idle_timeout(void **state)
 	assert_true(k.c->tx_len >= 17);
 	const uint8_t *f = (const uint8_t *)k.c->tx + k.c->tx_len - 17;
 	assert_int_equal(f[3], NGHTTP2_GOAWAY);
+	assert_int_equal(stat("cluster.web.http2.goaway_sent"), 1);
 	poll_ms(1);
 	assert_int_equal(stat("cluster.web.upstream_cx_active"), 0);
 	assert_int_equal(stat("cluster.web.upstream_cx_destroy"), 1);
@@ -4394,6 +4398,314 @@ static void test_uph2_pending_takes_freed_place(void **state)
 	h2u_pump(&k);
 	assert_true(answered(b, "HTTP/1.1 200"));
 	assert_int_equal(stat("cluster.web.upstream_cx_http2_total"), 1);
+	h2u_close(&k);
+}
+
+/* ---- upstream HTTP/2: cluster.<c>.http2.* (Envoy's codec statistics) ------------------------- */
+
+/* One request from a new HTTP/1.1 client on connection @p k (opened by the
+ * first call), pumped until the upstream has its stream. */
+static struct arn_tcp_conn *uph2_request(struct h2u *k, const char *path, bool open)
+{
+	struct arn_tcp_conn *c = client();
+	char req[128];
+	snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: a\r\n\r\n", path);
+	send_s(c, req);
+	if (open)
+		h2u_open(k, 100);
+	h2u_pump(k);
+	return c;
+}
+
+/* http2.streams_active counts the streams open to the cluster's hosts:
+ * up with each request, down as each ends, and to 0 when the connection
+ * goes with a stream still open. */
+static void test_uph2_stat_streams_active(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("", "{}");
+	struct h2u k;
+	struct arn_tcp_conn *a = uph2_request(&k, "/a", true);
+	struct arn_tcp_conn *b = uph2_request(&k, "/b", false);
+	assert_int_equal(k.n, 2);
+	assert_int_equal(stat("cluster.web.http2.streams_active"), 2);
+	h2u_answer(&k, &k.st[0], "A");
+	h2u_pump(&k);
+	assert_true(answered(a, "HTTP/1.1 200"));
+	assert_int_equal(stat("cluster.web.http2.streams_active"), 1);
+	upstream_closes(k.c, -ECONNRESET);
+	poll_ms(1);
+	assert_true(b->tx_len > 0); /* its stream was cut */
+	assert_int_equal(stat("cluster.web.http2.streams_active"), 0);
+	h2u_close(&k);
+}
+
+/* RST_STREAM from the host: http2.rx_reset (as well as upstream_rq_rx_reset). */
+static void test_uph2_stat_rx_reset(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("", "{}");
+	struct h2u k;
+	struct arn_tcp_conn *a = uph2_request(&k, "/a", true);
+	assert_int_equal(stat("cluster.web.http2.rx_reset"), 0);
+	assert_int_equal(
+	    nghttp2_submit_rst_stream(k.s, NGHTTP2_FLAG_NONE, k.st[0].id, NGHTTP2_INTERNAL_ERROR),
+	    0);
+	h2u_pump(&k);
+	assert_true(answered(a, "HTTP/1.1 503"));
+	assert_int_equal(stat("cluster.web.http2.rx_reset"), 1);
+	assert_int_equal(stat("cluster.web.http2.tx_reset"), 0);
+	h2u_close(&k);
+}
+
+/* The client leaves mid-exchange: Arion resets the stream (RST_STREAM
+ * CANCEL), counted in http2.tx_reset; the connection stays. */
+static void test_uph2_stat_tx_reset(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("", "{}");
+	struct h2u k;
+	struct arn_tcp_conn *a = uph2_request(&k, "/a", true);
+	a->closed = a->close_pending = true;
+	a->close_reason = -ECONNRESET;
+	poll_ms(1);
+	h2u_pump(&k);
+	assert_int_equal(k.rst_rx, 1);
+	assert_int_equal(k.st[0].error, NGHTTP2_CANCEL);
+	assert_int_equal(stat("cluster.web.http2.tx_reset"), 1);
+	assert_int_equal(stat("cluster.web.http2.rx_reset"), 0);
+	assert_false(k.c->closed);
+	h2u_close(&k);
+}
+
+/* A response with more header fields than Arion keeps for a message
+ * (HTTP_MAX_HDRS): the stream fails (502), counted once in
+ * http2.header_overflow (as a list over 96 KiB is). */
+static void test_uph2_stat_header_overflow(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("", "{}");
+	struct h2u k;
+	struct arn_tcp_conn *a = uph2_request(&k, "/a", true);
+	enum { N = HTTP_MAX_HDRS + 20 };
+	static char names[N][8];
+	nghttp2_nv nv[N + 1];
+	nv[0] = (nghttp2_nv){(uint8_t *)":status", (uint8_t *)"200", 7, 3, 0};
+	for (int i = 0; i < N; i++) {
+		int l = snprintf(names[i], sizeof(names[i]), "x-%d", i);
+		nv[i + 1] = (nghttp2_nv){(uint8_t *)names[i], (uint8_t *)"v", (size_t)l, 1, 0};
+	}
+	assert_int_equal(nghttp2_submit_response(k.s, k.st[0].id, nv, N + 1, NULL), 0);
+	h2u_pump(&k);
+	poll_ms(1);
+	assert_true(answered(a, "HTTP/1.1 502"));
+	assert_int_equal(stat("cluster.web.http2.header_overflow"), 1);
+	h2u_close(&k);
+}
+
+/* A response with trailers (grpc-status): http2.trailers. */
+static void test_uph2_stat_trailers(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("", "{}");
+	struct h2u k;
+	struct arn_tcp_conn *a = uph2_request(&k, "/a", true);
+	nghttp2_nv head[] = {{(uint8_t *)":status", (uint8_t *)"200", 7, 3, 0}};
+	nghttp2_nv tr[] = {{(uint8_t *)"grpc-status", (uint8_t *)"0", 11, 1, 0}};
+	assert_int_equal(
+	    nghttp2_submit_headers(k.s, NGHTTP2_FLAG_NONE, k.st[0].id, NULL, head, 1, NULL), 0);
+	h2u_pump(&k);
+	assert_int_equal(stat("cluster.web.http2.trailers"), 0);
+	assert_int_equal(
+	    nghttp2_submit_headers(k.s, NGHTTP2_FLAG_END_STREAM, k.st[0].id, NULL, tr, 1, NULL), 0);
+	h2u_pump(&k);
+	assert_true(answered(a, "HTTP/1.1 200"));
+	assert_int_equal(stat("cluster.web.http2.trailers"), 1);
+	h2u_close(&k);
+}
+
+/* A response that breaks RFC 9113 8.2.2 (a connection-specific field):
+ * nghttp2 resets its stream, counted in http2.rx_messaging_error (and
+ * the RST_STREAM in http2.tx_reset); the connection serves on. */
+static void test_uph2_stat_rx_messaging_error(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("", "{}");
+	struct h2u k;
+	struct arn_tcp_conn *a = uph2_request(&k, "/a", true);
+	nghttp2_nv nv[] = {{(uint8_t *)":status", (uint8_t *)"200", 7, 3, 0},
+			   {(uint8_t *)"connection", (uint8_t *)"close", 10, 5, 0}};
+	assert_int_equal(nghttp2_submit_response(k.s, k.st[0].id, nv, 2, NULL), 0);
+	h2u_pump(&k);
+	poll_ms(1);
+	assert_true(a->tx_len && strncmp(a->tx, "HTTP/1.1 5", 10) == 0);
+	assert_int_equal(stat("cluster.web.http2.rx_messaging_error"), 1);
+	assert_int_equal(stat("cluster.web.http2.tx_reset"), 1);
+	assert_false(k.c->closed);
+	h2u_close(&k);
+}
+
+/* A host that makes Arion queue more PING ACKs than
+ * max_outbound_control_frames (here 10) before it can write them: the
+ * connection is closed, counted in http2.outbound_control_flood. */
+static void test_uph2_stat_outbound_control_flood(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("", "{\"max_outbound_control_frames\":10}");
+	struct h2u k;
+	uph2_request(&k, "/a", true);
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(nghttp2_submit_ping(k.s, NGHTTP2_FLAG_NONE, NULL), 0);
+	const uint8_t *data;
+	ssize_t n;
+	char buf[2048];
+	size_t len = 0;
+	while ((n = nghttp2_session_mem_send(k.s, &data)) > 0) {
+		assert_true(len + (size_t)n <= sizeof(buf));
+		memcpy(buf + len, data, (size_t)n);
+		len += (size_t)n;
+	}
+	send_n(k.c, buf, len); /* all at once: one read */
+	poll_ms(1);
+	assert_true(k.c->closed);
+	assert_int_equal(stat("cluster.web.http2.outbound_control_flood"), 1);
+	assert_int_equal(stat("cluster.web.upstream_cx_protocol_error"), 0);
+	h2u_close(&k);
+}
+
+/* ---- upstream HTTP/2: connection_keepalive ----------------------------------------------------
+ */
+
+#define KEEPALIVE(fields) "{\"connection_keepalive\":{" fields "}}"
+
+/*
+ * interval 1 s (no jitter), timeout 500 ms: a PING each second once its
+ * ACK came, on an idle connection too; a PING left unanswered closes the
+ * connection at its deadline with a GOAWAY, counted in
+ * http2.keepalive_timeout.
+ */
+static void test_uph2_keepalive_interval(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("", KEEPALIVE("\"interval\":\"1s\",\"timeout\":\"0.5s\","
+				     "\"interval_jitter\":{\"value\":0}"));
+	struct h2u k;
+	struct arn_tcp_conn *a = uph2_request(&k, "/a", true);
+	h2u_answer(&k, &k.st[0], "ok");
+	h2u_pump(&k);
+	assert_true(answered(a, "HTTP/1.1 200"));
+	assert_int_equal(k.pings, 0);
+	run_ms(1000);
+	h2u_pump(&k); /* the upstream answers it (nghttp2 ACKs by itself) */
+	assert_int_equal(k.pings, 1);
+	run_ms(900);
+	assert_false(k.c->closed);
+	h2u_pump(&k);
+	assert_int_equal(k.pings, 1);
+	run_ms(200); /* 1 s after the ACK: the next PING */
+	h2u_pump(&k);
+	assert_int_equal(k.pings, 2);
+	assert_false(k.c->closed);
+	/* the upstream stops answering */
+	run_ms(1000);
+	size_t seen = k.c->tx_len;
+	assert_false(k.c->closed);
+	run_ms(400);
+	assert_false(k.c->closed);
+	assert_int_equal(stat("cluster.web.http2.keepalive_timeout"), 0);
+	run_ms(200);
+	assert_true(k.c->closed);
+	assert_int_equal(stat("cluster.web.http2.keepalive_timeout"), 1);
+	/* its last frame is a GOAWAY */
+	assert_true(k.c->tx_len >= seen + 17);
+	const uint8_t *f = (const uint8_t *)k.c->tx + k.c->tx_len - 17;
+	assert_int_equal(f[3], NGHTTP2_GOAWAY);
+	assert_int_equal(stat("cluster.web.http2.goaway_sent"), 1);
+	h2u_close(&k);
+}
+
+/*
+ * connection_idle_interval 2 s, no interval: a request on a connection
+ * that received nothing for longer goes out behind a PING; one sooner
+ * does not. The host that does not answer that PING within timeout (1 s)
+ * loses the connection, and the stream on it is cut.
+ */
+static void test_uph2_keepalive_idle_interval(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("", KEEPALIVE("\"timeout\":\"1s\",\"connection_idle_interval\":\"2s\""));
+	struct h2u k;
+	struct arn_tcp_conn *a = uph2_request(&k, "/a", true);
+	h2u_answer(&k, &k.st[0], "ok");
+	h2u_pump(&k);
+	assert_true(answered(a, "HTTP/1.1 200"));
+	run_ms(1500);
+	struct arn_tcp_conn *b = uph2_request(&k, "/b", false);
+	assert_int_equal(k.pings, 0); /* idle 1.5 s: no PING */
+	h2u_answer(&k, &k.st[1], "ok");
+	h2u_pump(&k);
+	assert_true(answered(b, "HTTP/1.1 200"));
+	run_ms(2100);
+	assert_int_equal(k.pings, 0); /* no interval: nothing while idle */
+	struct arn_tcp_conn *c = uph2_request(&k, "/c", false);
+	assert_int_equal(k.pings, 1); /* idle 2.1 s: a PING first */
+	assert_int_equal(k.n, 3);     /* and the stream behind it */
+	h2u_answer(&k, &k.st[2], "ok");
+	h2u_pump(&k);
+	assert_true(answered(c, "HTTP/1.1 200"));
+	run_ms(1100);
+	assert_false(k.c->closed); /* it was answered */
+	/* idle again; this time the host says nothing */
+	run_ms(2000);
+	struct arn_tcp_conn *d = client();
+	send_s(d, "GET /d HTTP/1.1\r\nHost: a\r\n\r\n");
+	run_ms(900);
+	assert_false(k.c->closed);
+	run_ms(200);
+	assert_true(k.c->closed);
+	assert_int_equal(stat("cluster.web.http2.keepalive_timeout"), 1);
+	poll_ms(1);
+	assert_true(d->tx_len > 0); /* its stream was cut: answered by Arion */
+	h2u_close(&k);
+}
+
+/* Any bytes from the host while a PING waits put its deadline off: a
+ * busy connection whose ACK is late is not closed. */
+static void test_uph2_keepalive_extended_by_rx(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("", KEEPALIVE("\"interval\":\"1s\",\"timeout\":\"0.5s\","
+				     "\"interval_jitter\":{\"value\":0}"));
+	struct h2u k;
+	uph2_request(&k, "/a", true);
+	run_ms(1000); /* the PING is out, not read by the upstream yet */
+	nghttp2_nv head[] = {{(uint8_t *)":status", (uint8_t *)"200", 7, 3, 0}};
+	for (int i = 0; i < 4; i++) {
+		run_ms(300);
+		/* a frame of the response, without reading Arion's PING */
+		assert_int_equal(
+		    nghttp2_submit_headers(k.s, NGHTTP2_FLAG_NONE, k.st[0].id, NULL, head, 1, NULL),
+		    0);
+		const uint8_t *data;
+		ssize_t n;
+		while ((n = nghttp2_session_mem_send(k.s, &data)) > 0)
+			send_n(k.c, (const char *)data, (size_t)n);
+		poll_ms(1);
+	}
+	assert_false(k.c->closed);
+	run_ms(600);
+	assert_true(k.c->closed);
+	assert_int_equal(stat("cluster.web.http2.keepalive_timeout"), 1);
 	h2u_close(&k);
 }
 
@@ -4529,6 +4841,16 @@ int main(void)
 	    cmocka_unit_test_teardown(test_uph2_reset_and_goaway, teardown),
 	    cmocka_unit_test_teardown(test_uph2_idle_timeout, teardown),
 	    cmocka_unit_test_teardown(test_uph2_pending_takes_freed_place, teardown),
+	    cmocka_unit_test_teardown(test_uph2_stat_streams_active, teardown),
+	    cmocka_unit_test_teardown(test_uph2_stat_rx_reset, teardown),
+	    cmocka_unit_test_teardown(test_uph2_stat_tx_reset, teardown),
+	    cmocka_unit_test_teardown(test_uph2_stat_header_overflow, teardown),
+	    cmocka_unit_test_teardown(test_uph2_stat_trailers, teardown),
+	    cmocka_unit_test_teardown(test_uph2_stat_rx_messaging_error, teardown),
+	    cmocka_unit_test_teardown(test_uph2_stat_outbound_control_flood, teardown),
+	    cmocka_unit_test_teardown(test_uph2_keepalive_interval, teardown),
+	    cmocka_unit_test_teardown(test_uph2_keepalive_idle_interval, teardown),
+	    cmocka_unit_test_teardown(test_uph2_keepalive_extended_by_rx, teardown),
 	};
 	if (getenv("TEST_FILTER")) /* one test by name (a glob), e.g. while bisecting */
 		cmocka_set_test_filter(getenv("TEST_FILTER"));
