@@ -605,6 +605,25 @@ static const struct tls_rt *find_tls(const struct tls_tab *s, const struct tls_r
 	return NULL;
 }
 
+/*
+ * auto_config (Envoy's AutoHttpConfig): ALPN chooses the protocol, and a
+ * cluster whose UpstreamTlsContext lists no alpn_protocols offers
+ * "h2,http/1.1", the default ALPN Envoy gives such a cluster (its own
+ * list, when it has one, is offered as it is). Without it the host would
+ * see no ALPN and answer HTTP/1.1 only.
+ */
+static void auto_config_alpn(struct arn_tls_ctx_conf *cf, const struct arn_cfg_obj *cl)
+{
+	static const char *const auto_alpn[] = {"h2", "http/1.1"};
+	if (!cl || cl->type != ARN_CFG_CLUSTER || cf->n_alpn || cf->server)
+		return;
+	const struct arn_cfg_cluster *c = (const struct arn_cfg_cluster *)(const void *)cl;
+	if (c->http.upstream != 3)
+		return;
+	cf->alpn = auto_alpn;
+	cf->n_alpn = 2;
+}
+
 /* The server context of a chain, or the client context of a cluster
  * (@p key, whose @p t it is; @p owner, the configuration object the
  * context pins: the chain's listener, the cluster; named @p name in
@@ -647,6 +666,7 @@ static void snap_tls(struct tls_tab *s, const struct arn_cfg_gen *g, bool *oom, 
 		}
 		cf.name = name;
 		cf.replicas = arn_stats_workers();
+		auto_config_alpn(&cf, cl);
 		nt.ctx = arn_tls_ctx_new(&cf, err, sizeof(err));
 		if (!nt.ctx) {
 			ARN_ERR(HTTP, "%s: %s; %s", name, err, refused);

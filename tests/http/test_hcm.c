@@ -4709,6 +4709,57 @@ static void test_uph2_keepalive_extended_by_rx(void **state)
 	h2u_close(&k);
 }
 
+/* ---- auto_config: the ALPN Arion offers -------------------------------------------------------
+ */
+
+/*
+ * An auto_config cluster whose UpstreamTlsContext lists no
+ * alpn_protocols offers "h2" and "http/1.1" (Envoy's default for
+ * AutoHttpConfig), so that a host may choose HTTP/2; one that lists its
+ * own offers those.
+ */
+static void test_auto_config_offers_h2_and_http11(void **state)
+{
+	(void)state;
+	start(4, jlistener("", ROUTE_WEB));
+	static const char *const alpn[] = {"", "\"alpn_protocols\":[\"http/1.1\"]"};
+	for (int i = 0; i < 2; i++) {
+		char j[2048];
+		snprintf(
+		    j, sizeof(j),
+		    "{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"5s\","
+		    "\"typed_extension_protocol_options\":{\"envoy.extensions.upstreams.http.v3."
+		    "HttpProtocolOptions\":{\"@type\":\"type.googleapis.com/envoy.extensions."
+		    "upstreams.http.v3.HttpProtocolOptions\",\"auto_config\":{}}},"
+		    "\"load_assignment\":{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_"
+		    "endpoints\":[{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":"
+		    "\"198.18.0.10\",\"port_value\":8080}}}}]}]},\"transport_socket\":{\"name\":"
+		    "\"tls\",\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions."
+		    "transport_sockets.tls.v3.UpstreamTlsContext\",\"sni\":\"web.test\","
+		    "\"common_tls_context\":{%s}}}}",
+		    alpn[i]);
+		apply(C, i ? "3" : "2", j);
+		arn_http_poll(); /* the control lcore builds the cluster's TLS context */
+		poll_ms(1);	 /* the worker takes the new generation */
+		struct arn_tcp_conn *c = client();
+		send_s(c, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+		struct arn_tcp_conn *u = upstream_accepts();
+		assert_true(u->tx_len > 5);
+		assert_int_equal((unsigned char)u->tx[0], 0x16); /* a ClientHello */
+		/* the ALPN extension's protocol list: 0x00 0x0c, "h2", "http/1.1" */
+		static const char both[] = "\x00\x0c\x02h2\x08http/1.1";
+		static const char h1[] = "\x00\x09\x08http/1.1";
+		if (i == 0) {
+			assert_non_null(memmem(u->tx, u->tx_len, both, sizeof(both) - 1));
+		} else {
+			assert_null(memmem(u->tx, u->tx_len, "\x02h2", 3));
+			assert_non_null(memmem(u->tx, u->tx_len, h1, sizeof(h1) - 1));
+		}
+		upstream_closes(u, -ECONNRESET);
+		poll_ms(1);
+	}
+}
+
 /* ---- the filter table (http_filter.h) ------------------------------------------------------- */
 
 static unsigned edit_calls;
@@ -4851,6 +4902,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_uph2_keepalive_interval, teardown),
 	    cmocka_unit_test_teardown(test_uph2_keepalive_idle_interval, teardown),
 	    cmocka_unit_test_teardown(test_uph2_keepalive_extended_by_rx, teardown),
+	    cmocka_unit_test_teardown(test_auto_config_offers_h2_and_http11, teardown),
 	};
 	if (getenv("TEST_FILTER")) /* one test by name (a glob), e.g. while bisecting */
 		cmocka_set_test_filter(getenv("TEST_FILTER"));
