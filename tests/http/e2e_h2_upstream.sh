@@ -13,7 +13,8 @@
 #                    HTTP/1.1 for HTTP/1.1 clients (one node port speaks both)
 #   cluster h2tls    explicit HTTP/2 over TLS (ALPN h2, the host's
 #                    certificate validated)
-#   cluster autoh2   auto_config over TLS offering h2 and http/1.1: HTTP/2
+#   cluster autoh2   auto_config over TLS, no alpn_protocols (Arion offers
+#                    h2 and http/1.1, as Envoy): HTTP/2
 #   cluster autoh1   auto_config over TLS offering http/1.1: HTTP/1.1
 #
 # Connection counts are read from Arion's stats
@@ -187,7 +188,7 @@ YAML
 YAML
 		utls "$2"
 	}
-	autoc autoh2 "h2, http/1.1"
+	autoc autoh2 ""
 	autoc autoh1 "http/1.1"
 	cluster h2tls "$ua" 8093
 	h2opts
@@ -282,6 +283,9 @@ logged '^/retry/refuse HTTP/1.1 503 UR[A-Z,]* upstream_reset_before_response_sta
 	bad "access log: $(grep '^/retry' "$TOPO_DIR/access.log")"
 o=$(cc --http1.1 "http://$us/echo?after-reset")
 expect "the connection serves on after the resets" "$o" "^GET /echo\?after-reset "
+v=$(stat cluster.h2.http2.rx_reset)
+[ "$v" = 3 ] && ok "cluster.h2.http2.rx_reset = 3 (/reset, /retry/refuse and its retry)" ||
+	bad "cluster.h2.http2.rx_reset = $v"
 
 v=$(stat cluster.h2.upstream_cx_http2_total)
 [ "$v" = 1 ] && ok "every stream above went over one HTTP/2 connection (upstream_cx_http2_total = 1)" ||
@@ -325,7 +329,7 @@ v=$(stat cluster.h2tls.upstream_cx_http2_total)
 # auto_config: ALPN picks the protocol
 for i in 1 2 3; do
 	o=$(cc --http1.1 "http://$us/auto2/a$i")
-	expect "auto_config, ALPN h2 offered: HTTP/2 chosen ($i)" "$o" "^2.0 h2 /a$i$"
+	expect "auto_config, ALPN h2 offered by default: HTTP/2 chosen ($i)" "$o" "^2.0 h2 /a$i$"
 done
 v=$(stat cluster.autoh2.upstream_cx_http2_total)/$(stat cluster.autoh2.upstream_cx_http1_total)
 [ "$v" = 1/0 ] && ok "cluster.autoh2: one HTTP/2 connection, reused, no HTTP/1.1 one" ||
