@@ -4481,9 +4481,9 @@ static void test_uph2_stat_tx_reset(void **state)
 	h2u_close(&k);
 }
 
-/* A response with more header fields than Arion keeps for a message
- * (HTTP_MAX_HDRS): the stream fails (502), counted once in
- * http2.header_overflow (as a list over 96 KiB is). */
+/* A response with more header fields than the cluster's
+ * max_headers_count (100 by default): the stream fails (502), counted
+ * once in http2.header_overflow (as a list over 96 KiB is). */
 static void test_uph2_stat_header_overflow(void **state)
 {
 	(void)state;
