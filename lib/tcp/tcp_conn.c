@@ -88,6 +88,15 @@ void tcp_pace_wait(struct arn_tcp_conn *c)
 	c->wk->paced = c;
 }
 
+void tcp_rack_wait(struct arn_tcp_conn *c)
+{
+	if (c->rack_listed)
+		return;
+	c->rack_listed = true;
+	c->rknext = c->wk->rack_wait;
+	c->wk->rack_wait = c;
+}
+
 void tcp_ooo_track(struct arn_tcp_conn *c)
 {
 	struct arn_tcp_worker *wk = c->wk;
@@ -249,6 +258,13 @@ static void conn_release(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
 			pp = &(*pp)->pnext;
 		if (*pp)
 			*pp = c->pnext;
+	}
+	if (c->rack_listed) {
+		struct arn_tcp_conn **pp = &wk->rack_wait;
+		while (*pp && *pp != c)
+			pp = &(*pp)->rknext;
+		if (*pp)
+			*pp = c->rknext;
 	}
 	uint32_t gen = c->gen + 1;
 	uint32_t idx = c->index;

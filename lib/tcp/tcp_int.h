@@ -407,7 +407,15 @@ struct arn_tcp_conn {
 	uint32_t min_rtt_us;
 	uint32_t dsack_round; /* valid with rack_dsack_round */
 	uint64_t min_rtt_ms;  /* when min_rtt_us was taken */
-	uint64_t t_rack;      /* reordering timer deadline (ms), 0 = off */
+	/* RACK's reordering timer: a worker microsecond, 0 = off. Not on the
+	 * 1 ms wheel: the time left is RACK.rtt + reo_wnd less the time since
+	 * the segment went out, tens of microseconds on a fast path, and
+	 * rounding it up to whole milliseconds held a lost segment up to 2 ms
+	 * on a path whose RTT is 50 us. The worker looks at the connections
+	 * listed (rack_wait) on every poll, as at paced ones. */
+	uint64_t t_rack_us;
+	struct arn_tcp_conn *rknext; /* the worker's list of reordering timers */
+	bool rack_listed;
 	uint8_t reo_wnd_mult, reo_wnd_persist;
 	bool rack_reord;       /* reordering seen: the window is min_rtt/4 * mult */
 	bool rack_dsack_round; /* a DSACK already grew the window this round trip */
@@ -568,7 +576,8 @@ struct arn_tcp_worker {
 	uint64_t wheel_ms; /* slots up to this ms have been run */
 
 	struct arn_tcp_conn *outq, *outq_tail;
-	struct arn_tcp_conn *paced; /* waiting for their next_send_us (tcp_worker.c) */
+	struct arn_tcp_conn *paced;	/* waiting for their next_send_us (tcp_worker.c) */
+	struct arn_tcp_conn *rack_wait; /* reordering timers running (t_rack_us) */
 	struct arn_tcp_conn *closeq;
 	/* TIME_WAIT records: pool, hash, and the list oldest first */
 	struct tcp_tw *tw;
@@ -642,6 +651,9 @@ void tcp_want_output(struct arn_tcp_conn *c);
 /* Pacing: @p c may send nothing more before c->next_send_us; the worker
  * puts it on the output list then (tcp_worker.c). */
 void tcp_pace_wait(struct arn_tcp_conn *c);
+/* RACK's reordering timer: @p c's t_rack_us is set; the worker calls
+ * tcp_rack_timeout once it passes (tcp_worker.c, every poll). */
+void tcp_rack_wait(struct arn_tcp_conn *c);
 /* The worker's list of out-of-order queues, oldest first (tcp_rmem.c). */
 void tcp_ooo_track(struct arn_tcp_conn *c);
 void tcp_ooo_untrack(struct arn_tcp_conn *c);

@@ -330,17 +330,20 @@ void tcp_rack_detect(struct arn_tcp_conn *c)
 		tcp_want_output(c);
 	}
 	if (timeout > 0) {
-		/* the wheel has 1 ms slots: round up so it never fires early */
-		c->t_rack = wk->now_ms + ((uint32_t)timeout + 999) / 1000 + 1;
-		tcp_timer_update(c);
+		/* to the microsecond (the worker's poll), not on the 1 ms
+		 * wheel: rounded up to whole milliseconds, the time left on a
+		 * 50 us path became 1-2 ms of waiting for every segment the
+		 * timer finds lost */
+		c->t_rack_us = wk->now_us + (uint32_t)timeout;
+		tcp_rack_wait(c);
 	} else {
-		c->t_rack = 0;
+		c->t_rack_us = 0;
 	}
 }
 
 void tcp_rack_timeout(struct arn_tcp_conn *c)
 {
-	c->t_rack = 0;
+	c->t_rack_us = 0;
 	tcp_rack_detect(c);
 }
 
@@ -355,7 +358,7 @@ void tcp_rack_mark_all_lost(struct arn_tcp_conn *c)
 		if (!(r->flags & TXR_SACKED))
 			mark_lost(c, r);
 	}
-	c->t_rack = 0;
+	c->t_rack_us = 0;
 	c->flags &= ~(TF_TLP_OUT | TF_TLP_RETRANS | TF_TLP_DSACKED);
 }
 
@@ -705,7 +708,7 @@ void tcp_rack_on_ack(struct arn_tcp_conn *c, const struct tcp_seg *s, uint32_t o
 	tlp_ack(c, s);
 	if (c->snd_una == c->snd_max && c->txr_head == TXR_NIL) {
 		c->lost_bytes = c->retrans_bytes = 0;
-		c->t_rack = 0;
+		c->t_rack_us = 0;
 		/* Everything is delivered: RACK.xmit_ts starts again with the
 		 * next flight, so a connection idle for more than half the
 		 * 32-bit microsecond range never compares against a stale one. */

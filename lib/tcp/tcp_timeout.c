@@ -199,8 +199,6 @@ static void timer_expire(struct arn_tcp_conn *c, uint64_t now)
 	}
 	if (c->state == TCPS_CLOSED)
 		return;
-	if (c->t_rack && c->t_rack <= now)
-		tcp_rack_timeout(c);
 	if (c->t_rexmt && c->t_rexmt <= now) {
 		c->t_rexmt = 0;
 		if (c->flags & TF_PERSIST)

@@ -1,8 +1,9 @@
 /*
  * Timers: one hashed wheel per worker with 1 ms slots. A connection sits in
  * the wheel once, filed under the earliest of its deadlines (retransmit,
- * persist or loss probe, delayed ACK, keepalive or handshake, 2MSL, RACK's
- * reordering timer). Moving a deadline
+ * persist or loss probe, delayed ACK, keepalive or handshake, 2MSL; RACK's
+ * reordering timer is not here but on a list of its own, to the
+ * microsecond, tcp_worker.c). Moving a deadline
  * later, which every ACK does to the retransmit timer, costs nothing: the
  * entry fires early, finds nothing due and is filed again. Deadlines beyond
  * the wheel's span simply go round more than once.
@@ -40,8 +41,8 @@ static void wheel_file(struct arn_tcp_worker *wk, struct arn_tcp_conn *c, uint64
 static uint64_t next_deadline(const struct arn_tcp_conn *c)
 {
 	uint64_t d = 0;
-	const uint64_t t[5] = {c->t_rexmt, c->t_delack, c->t_keep, c->t_2msl, c->t_rack};
-	for (int i = 0; i < 5; i++)
+	const uint64_t t[4] = {c->t_rexmt, c->t_delack, c->t_keep, c->t_2msl};
+	for (int i = 0; i < 4; i++)
 		if (t[i] && (d == 0 || t[i] < d))
 			d = t[i];
 	return d;
@@ -66,7 +67,8 @@ void tcp_timer_update(struct arn_tcp_conn *c)
 
 void tcp_timer_cancel_all(struct arn_tcp_conn *c)
 {
-	c->t_rexmt = c->t_delack = c->t_keep = c->t_2msl = c->t_rack = 0;
+	c->t_rexmt = c->t_delack = c->t_keep = c->t_2msl = 0;
+	c->t_rack_us = 0; /* leaves the worker's list at its next poll */
 	if (c->t_sched)
 		wheel_unlink(c->wk, c);
 }

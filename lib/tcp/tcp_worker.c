@@ -90,6 +90,28 @@ static void tcp_process_paced(struct arn_tcp_worker *wk)
 	}
 }
 
+/* Reordering timers that have passed (RFC 8985 6.3), to the microsecond:
+ * a timer stopped since (t_rack_us 0) just leaves the list. A connection
+ * the timeout lists again (a later deadline) goes to the list's head,
+ * behind the walk. */
+static void tcp_process_rack(struct arn_tcp_worker *wk)
+{
+	struct arn_tcp_conn **pp = &wk->rack_wait;
+	while (*pp) {
+		struct arn_tcp_conn *c = *pp;
+		if (c->t_rack_us && (int64_t)(c->t_rack_us - wk->now_us) > 0 &&
+		    c->state != TCPS_CLOSED) {
+			pp = &c->rknext;
+			continue;
+		}
+		*pp = c->rknext;
+		c->rknext = NULL;
+		c->rack_listed = false;
+		if (c->t_rack_us && c->state != TCPS_CLOSED)
+			tcp_rack_timeout(c);
+	}
+}
+
 static void tcp_process_outq(struct arn_tcp_worker *wk)
 {
 	/* Connections added while we run (on_writable writing more) are
@@ -256,6 +278,8 @@ void arn_tcp_worker_poll(struct arn_lcore *lc, uint64_t now_tsc)
 		tcp_rmem_poll(wk);
 	if (wk->paced)
 		tcp_process_paced(wk);
+	if (wk->rack_wait)
+		tcp_process_rack(wk);
 	tcp_process_outq(wk);
 	if (wk->closeq)
 		tcp_process_closeq(wk);

@@ -373,4 +373,11 @@ static inline void fake_advance(struct arn_lcore *lc, uint64_t ms)
 		arn_tcp_worker_poll(lc, fake_now_us);
 }
 
+/* Advance the clock by @p us microseconds and poll once. */
+static inline void fake_advance_us(struct arn_lcore *lc, uint64_t us)
+{
+	fake_now_us += us;
+	arn_tcp_worker_poll(lc, fake_now_us);
+}
+
 #endif

@@ -1203,7 +1203,7 @@ static void test_bbr_rack_timer_recovery_sends_every_lost_segment(void **state)
 		inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
 	}
 	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 0);
-	assert_int_not_equal(c->t_rack, 0);
+	assert_int_not_equal(c->t_rack_us, 0);
 	fake_advance(lc, 0);
 	fake_drain(lc); /* new data the ACKs released */
 	for (int t = 0; t < 5 && cnt(ARN_TCP_C_RACK_LOST) == 0; t++)
@@ -2207,7 +2207,7 @@ static void test_rack_timer_recovery_retransmits_at_once_then_prr(void **state)
 	o.sack[1] = una + 5 * mss;
 	inject(TH_ACK, p_seq, una + 2 * mss, 65535, &o, NULL, 0);
 	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 0);
-	assert_int_not_equal(c->t_rack, 0);
+	assert_int_not_equal(c->t_rack_us, 0);
 	fake_advance(lc, 0);
 	uint32_t sent_new = 0;
 	while (fake_next(lc, &out)) {
@@ -2394,18 +2394,60 @@ static void test_rack_reordering_window_spares_late_segment(void **state)
 	o.sack[1] = una + 5 * mss;
 	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
 	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), lost); /* not yet */
-	assert_int_not_equal(c->t_rack, 0);		  /* the reordering timer runs */
+	assert_int_not_equal(c->t_rack_us, 0);		  /* the reordering timer runs */
 	fake_advance(lc, 1);
 	o = popts();
 	inject(TH_ACK, p_seq, una + 5 * mss, 65535, &o, NULL, 0);
 	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), lost);
 	assert_int_equal(c->recovery, TCP_REC_NONE);
-	assert_int_equal(c->t_rack, 0);
+	assert_int_equal(c->t_rack_us, 0);
 	/* had it not come, the timer would have called it lost */
 }
 
+/* RFC 8985 6.3: the reordering timer fires when RACK.rtt + reo_wnd have
+ * passed since the segment went out, to the microsecond. RTT and min_RTT
+ * 1 ms, reordering seen: reo_wnd is min_RTT / 4 = 250 us. Segments 2-5
+ * of five sent together are SACKed a round trip later, the first is not:
+ * it is lost 250 us after that ACK. On the 1 ms wheel the timer was
+ * rounded up to 2 ms (issue 16: on the loss matrix's 50 us path, a
+ * segment the timer found lost waited 40 RTTs). Counted, the clock
+ * stepped: nothing at 200 us, the retransmission at 260 us. */
+static void test_rack_reordering_timer_to_the_microsecond(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(1);
+	uint32_t una = c->snd_una, mss = c->mss;
+	assert_int_equal(c->min_rtt_us, 1000);
+	c->rack_reord = true;
+	send_block(c, 5 * mss);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 5);
+	fake_drain(lc);
+	fake_advance(lc, 1);
+	struct fake_opts o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + mss;
+	o.sack[1] = una + 5 * mss;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 0);
+	assert_int_equal(c->t_rack_us, fake_now_us + 250);
+	fake_advance_us(lc, 200);
+	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 0);
+	assert_int_equal(fake_pending(lc), 0);
+	fake_advance_us(lc, 60);
+	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 1);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
+	assert_int_equal(c->t_rack_us, 0);
+}
+
 /* One late segment of a flight of ten, sent at T; the other nine are
- * SACKed at T + 4 ms (the RTT); the late one arrives at T + 6 ms. */
+ * SACKed at T + 4 ms (the RTT); the late one arrives at T + 5.5 ms (a
+ * window of 2 ms ends at T + 6 ms, one of 1 ms at T + 5 ms: the
+ * reordering timer runs to the microsecond). */
 static void late_first_segment_episode(struct arn_tcp_conn *c)
 {
 	uint32_t una = c->snd_una, mss = c->mss;
@@ -2419,7 +2461,8 @@ static void late_first_segment_episode(struct arn_tcp_conn *c)
 	o.sack[0] = una + mss;
 	o.sack[1] = una + 10 * mss;
 	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
-	fake_advance(lc, 2);
+	fake_advance(lc, 1);
+	fake_advance_us(lc, 500);
 	o = popts();
 	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
 	fake_advance(lc, 0);
@@ -2428,7 +2471,7 @@ static void late_first_segment_episode(struct arn_tcp_conn *c)
 /* RFC 8985 6.2, the reordering window's adaptation, replayed on a path
  * that reorders (issue 16: 10% of the packets held 2-12 ms). RTT and
  * min_rtt 4 ms, reordering already seen: the window is min_rtt / 4 =
- * 1 ms. A segment 2 ms late is called lost when the timer fires and is
+ * 1 ms. A segment 1.5 ms late is called lost when the timer fires and is
  * retransmitted; the original arrives, then the retransmission comes
  * back as a DSACK: the recovery is undone and the window grows to 2 x
  * min_rtt / 4 = 2 ms. The same episode again: the late segment arrives
@@ -2458,7 +2501,7 @@ static void test_rack_reo_wnd_grows_on_dsack_and_persists(void **state)
 	assert_int_equal(c->reo_wnd_mult, 1);
 	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 0);
 
-	/* episode 1: the window (1 ms) is shorter than the lateness (2 ms) */
+	/* episode 1: the window (1 ms) is shorter than the lateness (1.5 ms) */
 	una = c->snd_una;
 	late_first_segment_episode(c);
 	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 1);
@@ -2486,7 +2529,7 @@ static void test_rack_reo_wnd_grows_on_dsack_and_persists(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 1);
 	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
 	assert_int_equal(fake_pending(lc), 0);
-	assert_int_equal(c->t_rack, 0);
+	assert_int_equal(c->t_rack_us, 0);
 
 	/* undone recoveries keep the window; 16 real ones restore it */
 	for (int k = 0; k < 20; k++) {
@@ -3631,6 +3674,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_lost_retransmission_found_by_prr_new_segment,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_reordering_window_spares_late_segment, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_rack_reordering_timer_to_the_microsecond, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_grows_on_dsack_and_persists, setup,
 					    teardown),
