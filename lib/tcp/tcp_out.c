@@ -534,7 +534,10 @@ bool tcp_tlp_send(struct arn_tcp_conn *c)
 		}
 	}
 	uint32_t s, e;
-	uint32_t idx = tcp_txr_tail_probe(c, seg_room(c), &s, &e);
+	/* a lost retransmission with nothing after it (tcp_rack.c, pto_ms):
+	 * the first one not SACKed; else RFC 8985 7.3's last segment */
+	uint32_t idx = tcp_rack_rxt_probe_ok(c) ? tcp_txr_rxt_probe(c, seg_room(c), &s, &e)
+						: tcp_txr_tail_probe(c, seg_room(c), &s, &e);
 	if (idx == TXR_NIL || send_range(c, s, e, data_end, fin_q) <= 0)
 		return false;
 	tcp_txr_probed(c, idx);
@@ -578,7 +581,7 @@ static void pace_sent(struct arn_tcp_conn *c, uint32_t len)
 void tcp_output(struct arn_tcp_conn *c)
 {
 	struct arn_tcp_worker *wk = c->wk;
-	bool sent = false, new_data = false;
+	bool sent = false, new_data = false, rexmit = false;
 
 	if (c->state == TCPS_SYN_RECEIVED || c->state == TCPS_SYN_SENT || c->state == TCPS_CLOSED ||
 	    c->state == TCPS_LISTEN)
@@ -604,7 +607,7 @@ void tcp_output(struct arn_tcp_conn *c)
 				if (adv > 0) {
 					retransmitted(c, s);
 					pace_sent(c, (uint32_t)adv);
-					sent = true;
+					sent = rexmit = true;
 				}
 				continue;
 			}
@@ -672,8 +675,10 @@ void tcp_output(struct arn_tcp_conn *c)
 	}
 
 	/* RTO per RFC 6298 5.1 (not restarted by new data); a loss probe timer
-	 * is, since it counts from the last transmission. Once per burst. */
-	if (new_data)
+	 * is, since it counts from the last transmission. Once per burst. A
+	 * retransmission with nothing to follow it may be probed too (pto_ms
+	 * in tcp_rack.c); otherwise this leaves the RTO as it was. */
+	if (new_data || rexmit)
 		tcp_rexmt_new_data(c);
 	tcp_rate_check_app_limited(c);
 

@@ -728,17 +728,50 @@ bool tcp_rack_sack_is_new(const struct arn_tcp_conn *c, const struct tcp_seg *s)
 
 /* ---- tail loss probe (RFC 8985 7) ------------------------------------------------------ */
 
+bool tcp_rack_rxt_probe_ok(const struct arn_tcp_conn *c)
+{
+	if (!tcp_rack_on(c) || c->recovery == TCP_REC_LOSS || c->retrans_bytes == 0 ||
+	    c->lost_bytes > c->retrans_bytes || c->t_rack_us)
+		return false;
+	if (seq_gt(c->snd_una + c->sndq.bytes, c->snd_max))
+		return false; /* new data goes next: its SACKs will show the loss */
+	return !(c->flags & TF_FIN_QUEUED) || (c->flags & TF_FIN_SENT);
+}
+
 /* RFC 8985 7.2: the probe timeout, in ms from now, or 0 when no probe may
- * be scheduled (recovery, SACKed data outstanding, a probe outstanding,
- * no RTT yet). Two SRTTs, plus the worst-case delayed ACK when one segment
- * is out, else Linux's two ticks (tcp_schedule_loss_probe): on a path of
- * a millisecond or less, the 10 ms floor of older Linux made a lost tail
- * wait five times longer than the probe needs. */
+ * be scheduled (a probe outstanding, no RTT yet; recovery or SACKed data
+ * outstanding, unless tcp_rack_rxt_probe_ok). Two SRTTs, plus the
+ * worst-case delayed ACK when one segment is out, else Linux's two ticks
+ * (tcp_schedule_loss_probe): on a path of a millisecond or less, the 10 ms
+ * floor of older Linux made a lost tail wait five times longer than the
+ * probe needs.
+ *
+ * RFC 8985 7.2 schedules no probe in recovery or with SACKed data out,
+ * leaving those to RACK's reordering timer. But that timer only finds
+ * segments sent before one that was delivered: a lost retransmission
+ * with nothing sent after it (the stream's last segments, or a send
+ * buffer full of SACKed data behind a hole) waited for the RTO, 200 ms
+ * on a 50 us path (issue 16: Arion BBR's RTOs at 10% loss, nearly all at
+ * a transfer's tail). So a probe also goes then, for the first
+ * retransmission not SACKed; like any probe, its DSACK does not grow the
+ * reordering window. As Linux, a probe may also go once the FIN is out
+ * (FIN_WAIT_1, CLOSING, LAST_ACK), where a lost tail is just as likely. */
 static uint64_t pto_ms(const struct arn_tcp_conn *c)
 {
-	if (!tcp_rack_on(c) || c->recovery != TCP_REC_NONE || c->srtt8 == 0 || c->sacked_bytes ||
-	    (c->flags & (TF_PERSIST | TF_TLP_OUT)) || c->snd_max == c->snd_una ||
-	    (c->state != TCPS_ESTABLISHED && c->state != TCPS_CLOSE_WAIT))
+	if (!tcp_rack_on(c) || c->srtt8 == 0 || (c->flags & (TF_PERSIST | TF_TLP_OUT)) ||
+	    c->snd_max == c->snd_una)
+		return 0;
+	switch (c->state) {
+	case TCPS_ESTABLISHED:
+	case TCPS_CLOSE_WAIT:
+	case TCPS_FIN_WAIT_1:
+	case TCPS_CLOSING:
+	case TCPS_LAST_ACK:
+		break;
+	default:
+		return 0;
+	}
+	if ((c->recovery != TCP_REC_NONE || c->sacked_bytes) && !tcp_rack_rxt_probe_ok(c))
 		return 0;
 	uint64_t pto = 2ull * srtt_us(c);
 	pto += c->snd_max - c->snd_una <= c->mss ? TCP_TLP_WCDELACK_US : TCP_TLP_SLACK_US;
@@ -797,6 +830,23 @@ uint32_t tcp_txr_tail_probe(struct arn_tcp_conn *c, uint32_t room, uint32_t *sta
 	*start = r->start;
 	*end = r->end;
 	return i;
+}
+
+uint32_t tcp_txr_rxt_probe(struct arn_tcp_conn *c, uint32_t room, uint32_t *start, uint32_t *end)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	for (uint32_t i = c->txr_head; i != TXR_NIL; i = R(wk, i)->next) {
+		struct tcp_txrec *r = R(wk, i);
+		if ((r->flags & (TXR_RETRANS | TXR_SACKED)) != TXR_RETRANS)
+			continue;
+		if (r->end - r->start > room && !txr_split(c, i, r->start + room))
+			return TXR_NIL;
+		r = R(wk, i);
+		*start = r->start;
+		*end = r->end;
+		return i;
+	}
+	return TXR_NIL;
 }
 
 void tcp_txr_probed(struct arn_tcp_conn *c, uint32_t i)

@@ -90,7 +90,8 @@ void tcp_retransmit_timeout(struct arn_tcp_conn *c)
 void tcp_tlp_fire(struct arn_tcp_conn *c)
 {
 	c->flags &= ~TF_TLP;
-	if (c->snd_una == c->snd_max || !tcp_rack_on(c) || c->recovery != TCP_REC_NONE) {
+	if (c->snd_una == c->snd_max || !tcp_rack_on(c) ||
+	    (c->recovery != TCP_REC_NONE && !tcp_rack_rxt_probe_ok(c))) {
 		if (c->snd_una != c->snd_max)
 			tcp_rexmt_arm(c);
 		return;

@@ -1218,6 +1218,80 @@ static void test_bbr_rack_timer_recovery_sends_every_lost_segment(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_RTO), 0);
 }
 
+/* Issue 16's last BBR episode (10% loss, Arion sending; the loss matrix's
+ * capture, 3 of the 4 RTOs of eight runs): the stream's last segments
+ * and the FIN, S..S+4, go out after the peer closed (LAST_ACK). S is
+ * lost, S+1..S+4 and the FIN are SACKed and RACK retransmits S at once;
+ * that retransmission is lost too. Nothing was sent after it, so nothing
+ * can be SACKed to show RACK the loss, and RFC 8985 7.2 schedules no
+ * probe in recovery: S waited for the RTO, 200 ms on a 50 us path (the
+ * same when the send buffer is full of SACKed data behind S, the 4th
+ * RTO). Now a loss probe goes for a lost retransmission with nothing
+ * after it: S a third time after 2 x SRTT + 2 ms (4 ms), no RTO. Counted,
+ * the clock stepped. */
+static void test_bbr_lost_last_retransmission_probed_not_rto(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = bbr_conn(true, true);
+	uint32_t mss = c->mss;
+	send_block(c, 100);
+	expect_seg(TH_ACK | TH_PSH);
+	fake_advance(lc, 1);
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq, out.seq + out.len, 65535, &o, NULL, 0);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	uint32_t una = c->snd_una;
+	/* the peer has sent all it will: its FIN */
+	o = popts();
+	inject(TH_ACK | TH_FIN, p_seq, una, 65535, &o, NULL, 0);
+	p_seq += 1;
+	assert_int_equal(c->state, TCPS_CLOSE_WAIT);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	/* the last five segments, the FIN on the fifth */
+	c->cwnd = c->bbr.cwnd = 10 * mss;
+	send_block(c, 5 * mss);
+	arn_tcp_close(c);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 5);
+	fake_drain(lc);
+	assert_int_equal(c->state, TCPS_LAST_ACK);
+	/* S lost; S+1..S+4 and the FIN SACKed, one ACK each */
+	fake_advance(lc, 1);
+	o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + mss;
+	for (uint32_t k = 2; k <= 5; k++) {
+		o.sack[1] = una + k * mss + (k == 5);
+		inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	}
+	assert_int_equal(c->recovery, TCP_REC_FAST);
+	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 1);
+	fake_advance(lc, 0);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una); /* S again */
+	assert_int_equal(fake_pending(lc), 0);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
+	/* that retransmission is lost: nothing comes back */
+	for (int t = 0; t < 10 && fake_pending(lc) == 0; t++)
+		fake_advance(lc, 1);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una); /* S a third time, by the probe */
+	assert_int_equal(out.len, mss);
+	assert_int_equal(cnt(ARN_TCP_C_TLP), 1);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 2);
+	assert_int_equal(cnt(ARN_TCP_C_RTO), 0);
+	/* it arrives: all is ACKed, the connection closes */
+	fake_advance(lc, 1);
+	o = popts();
+	inject(TH_ACK, p_seq, una + 5 * mss + 1, 65535, &o, NULL, 0);
+	fake_advance(lc, 0);
+	assert_int_equal(c->recovery, TCP_REC_NONE);
+	assert_int_equal(app.closes, 1);
+	assert_int_equal(cnt(ARN_TCP_C_RTO), 0);
+}
+
 /* BBR's samples need the transmission records, which need SACK: a peer
  * without it gets CUBIC. */
 static void test_bbr_without_sack_is_cubic(void **state)
@@ -3680,6 +3754,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_grows_on_dsack_and_persists, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_bbr_state_machine, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_bbr_lost_last_retransmission_probed_not_rto, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_bbr_without_sack_is_cubic, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bbr_lost_retransmission_recovered_without_rto,
 					    setup, teardown),
