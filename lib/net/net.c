@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -15,6 +16,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_pool_ops.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
@@ -125,6 +127,84 @@ static int map_lcores(struct arn_net *net, const struct arn_dataplane *dp, unsig
 	return 0;
 }
 
+/*
+ * net_af_xdp registers the mbuf pool itself as the socket's UMEM (DPDK
+ * 22.11, drivers/net/af_xdp: xdp_umem_configure): the region from the page
+ * holding the pool's first memory chunk, populated_size x object size
+ * bytes long. That is the pool only if its objects are packed back to
+ * back. rte_pktmbuf_pool_create does not pack them without hugepages: it
+ * keeps each object within one 4 KiB page, so 2,368-byte objects take a
+ * page each and the pool spans 1.7 times what the PMD registers. The
+ * kernel refuses every TX descriptor and fill-ring address of an mbuf past
+ * the registered end, without an error: the frame is never sent, the PMD
+ * never gets the mbuf back, and under bulk traffic (which cycles through
+ * the whole pool) TCP loses segment after segment until the connection and
+ * then the port stall. A pool made for net_af_xdp is therefore packed
+ * (RTE_MEMPOOL_F_NO_IOVA_CONTIG: objects may cross pages, which neither
+ * the PMD's copy into a socket nor a virtual device minds), and checked.
+ */
+struct rte_mempool *net_pool_create(const char *name, unsigned n, unsigned cache,
+				    uint16_t data_room, int socket, bool packed)
+{
+	if (!packed)
+		return rte_pktmbuf_pool_create(name, n, cache, 0, data_room, socket);
+	/* rte_pktmbuf_pool_create_by_ops, with the flag it does not take */
+	struct rte_pktmbuf_pool_private priv = {.mbuf_data_room_size = data_room};
+	struct rte_mempool *mp =
+	    rte_mempool_create_empty(name, n, (unsigned)sizeof(struct rte_mbuf) + data_room, cache,
+				     sizeof(priv), socket, RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+	if (mp == NULL)
+		return NULL;
+	int rc = rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), NULL);
+	if (rc == 0) {
+		rte_pktmbuf_pool_init(mp, &priv);
+		rc = rte_mempool_populate_default(mp);
+		rc = rc < 0 ? rc : 0;
+	}
+	if (rc != 0) {
+		rte_mempool_free(mp);
+		rte_errno = -rc;
+		return NULL;
+	}
+	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
+	return mp;
+}
+
+struct umem_span {
+	uintptr_t lo, hi;
+	unsigned outside;
+};
+
+static void count_outside(struct rte_mempool *mp, void *arg, void *obj, unsigned idx)
+{
+	(void)idx;
+	struct umem_span *u = arg;
+	uintptr_t start = (uintptr_t)obj - mp->header_size; /* the object's header */
+	if (start < u->lo ||
+	    start + rte_mempool_calc_obj_size(mp->elt_size, mp->flags, NULL) > u->hi)
+		u->outside++;
+}
+
+unsigned net_pool_outside_umem(struct rte_mempool *mp)
+{
+	const struct rte_mempool_memhdr *h = STAILQ_FIRST(&mp->mem_list);
+	if (h == NULL)
+		return mp->populated_size;
+	struct umem_span u = {.lo = (uintptr_t)h->addr & ~((uintptr_t)getpagesize() - 1)};
+	u.hi = (uintptr_t)h->addr + (uintptr_t)mp->populated_size *
+					rte_mempool_calc_obj_size(mp->elt_size, mp->flags, NULL);
+	rte_mempool_obj_iter(mp, count_outside, &u);
+	return u.outside;
+}
+
+bool net_dp_has_af_xdp(const struct arn_dataplane *dp)
+{
+	for (size_t i = 0; i < dp->n_ports; i++)
+		if (strncmp(dp->ports[i].device, "net_af_xdp", 10) == 0)
+			return true;
+	return false;
+}
+
 static struct rte_mempool *pool_for(struct arn_net *net, const struct arn_dataplane *dp,
 				    unsigned socket)
 {
@@ -140,14 +220,29 @@ static struct rte_mempool *pool_for(struct arn_net *net, const struct arn_datapl
 		cache = dp->mbufs_per_socket * 2 / 3;
 	if (cache > RTE_MEMPOOL_CACHE_MAX_SIZE)
 		cache = RTE_MEMPOOL_CACHE_MAX_SIZE;
-	struct rte_mempool *mp = rte_pktmbuf_pool_create(name, dp->mbufs_per_socket, cache, 0,
-							 dp->mbuf_data_room, (int)socket);
+	bool xdp = net_dp_has_af_xdp(dp);
+	struct rte_mempool *mp = net_pool_create(name, dp->mbufs_per_socket, cache,
+						 dp->mbuf_data_room, (int)socket, xdp);
 	if (mp == NULL) {
 		ARN_ERR(NET,
 			"cannot create the mbuf pool of NUMA socket %u (%u mbufs of %u bytes): "
 			"%s. Lower dataplane.mbuf_pool.mbufs_per_socket or give DPDK more "
 			"memory (hugepages, or -m MB with --no-huge)",
 			socket, dp->mbufs_per_socket, dp->mbuf_data_room, rte_strerror(rte_errno));
+		return NULL;
+	}
+	unsigned outside = xdp ? net_pool_outside_umem(mp) : 0;
+	if (outside != 0) {
+		/* Memory in more than one piece: the PMD would silently lose
+		 * every frame in these mbufs (see net_pool_create). */
+		ARN_ERR(NET,
+			"the mbuf pool of NUMA socket %u is in %u memory chunks, and %u of its %u "
+			"mbufs lie outside the region net_af_xdp registers as its UMEM (from the "
+			"first chunk, populated mbufs x object size): give DPDK more contiguous "
+			"memory (a larger -m, or hugepages) or lower "
+			"dataplane.mbuf_pool.mbufs_per_socket",
+			socket, mp->nb_mem_chunks, outside, mp->populated_size);
+		rte_mempool_free(mp);
 		return NULL;
 	}
 	net->pool[socket] = mp;

@@ -30,6 +30,21 @@ struct rte_mbuf;
 /* How long a buffered TX frame may wait for more to batch with. */
 #define NET_TX_DRAIN_US 100
 
+struct arn_dataplane;
+struct rte_mempool;
+
+/* An mbuf pool of @n mbufs with @data_room bytes each (net.c), as
+ * rte_pktmbuf_pool_create makes it, or with @packed its objects back to
+ * back (RTE_MEMPOOL_F_NO_IOVA_CONTIG), as net_af_xdp's UMEM needs them.
+ * NULL with rte_errno set on failure. */
+struct rte_mempool *net_pool_create(const char *name, unsigned n, unsigned cache,
+				    uint16_t data_room, int socket, bool packed);
+/* How many of @mp's objects lie outside the region DPDK 22.11's net_af_xdp
+ * registers as the UMEM for it (0: every frame can reach the socket). */
+unsigned net_pool_outside_umem(struct rte_mempool *mp);
+/* Whether @dp has a net_af_xdp port (its pools are then made packed). */
+bool net_dp_has_af_xdp(const struct arn_dataplane *dp);
+
 struct net_port {
 	char name[64];
 	char device[256]; /* as configured (qpairs may be appended) */
