@@ -4,9 +4,14 @@
 # directory), P (a unique prefix), LOAD_CPU, PROXY_CPU, ARION_BIN. Each
 # start_<proxy> starts it in the background and sets px_pid; start_arion
 # takes an optional command to run arion under (valgrind ...). Arion's port
-# is net_af_packet, or net_af_xdp with ARION_PORT=af_xdp; start_arion_xdp
-# is Arion on net_af_xdp whatever ARION_PORT says, so that one run can
-# measure both ports alternating (--proxies "arion arion_xdp").
+# is ARION_PORT: af_packet, af_xdp, or auto (arion_port_auto: net_af_xdp
+# where the kernel has XDP sockets and Arion runs one worker, since it is
+# the cheaper exchange there, docs/benchmarks/proxy.md; else net_af_packet,
+# saying why). start_arion_xdp and start_arion_afp are Arion on net_af_xdp
+# and on net_af_packet whatever ARION_PORT says, so that one run can
+# measure both ports alternating (--proxies "arion_afp arion_xdp");
+# start_arion_b is Arion from another build, $ARION_BIN_B, so that one run
+# can compare two builds alternating (--proxies "arion arion_b").
 # Each is configured as its maintainers advise for a fast reverse proxy:
 # one worker/thread, keep-alive to the upstream (a connection pool), no
 # access log, no extra work that the others do not do.
@@ -66,7 +71,29 @@ EOF
 	ip netns exec $NS_PX setpriv --pdeathsig KILL taskset -c $PROXY_CPU haproxy -f "$work/hap/haproxy.cfg" -db &
 	px_pid=$!
 }
+# arion_port_auto: resolve ARION_PORT=auto (or unset) once, and say what
+# was chosen. net_af_xdp on a veth has one queue (DPDK 22.11 counts only
+# combined channels), so it takes one worker.
+arion_port_auto() {
+	[ "${ARION_PORT:-auto}" = auto ] || return 0
+	if [ "${ARION_WORKERS:-1}" != 1 ]; then
+		ARION_PORT=af_packet
+		echo "[bench] Arion's port: net_af_packet (${ARION_WORKERS} workers; net_af_xdp on a veth takes one)" >&2
+	elif python3 -c 'import socket; socket.socket(44, socket.SOCK_RAW, 0)' 2>/dev/null; then
+		ARION_PORT=af_xdp
+		echo "[bench] Arion's port: net_af_xdp (this kernel has XDP sockets)" >&2
+	else
+		ARION_PORT=af_packet
+		echo "[bench] Arion's port: net_af_packet, falling back: this kernel has no XDP sockets (CONFIG_XDP_SOCKETS)" >&2
+	fi
+	export ARION_PORT
+}
 start_arion_xdp() { ARION_PORT=af_xdp start_arion "$@"; }
+start_arion_afp() { ARION_PORT=af_packet start_arion "$@"; }
+start_arion_b() {
+	[ -n "${ARION_BIN_B:-}" ] || { echo "arion_b: set ARION_BIN_B to the other build's arion" >&2; return 1; }
+	ARION_BIN=$ARION_BIN_B start_arion "$@"
+}
 start_arion() { # [wrapper command...]; ARION_WORKERS: worker lcores (default 1)
 	[ -x "$ARION_BIN" ] || { echo "arion: $ARION_BIN missing (build first)" >&2; return 1; }
 	# worker lcores 1..N, all on the proxy's CPU (bench/cost/run counts
@@ -83,8 +110,9 @@ start_arion() { # [wrapper command...]; ARION_WORKERS: worker lcores (default 1)
 	# net_af_xdp: its XSK rings are rx_descriptors long; 4096 likewise. It
 	# offers one queue on a veth (DPDK 22.11 counts only combined
 	# channels), so it takes one worker (lib/net refuses more).
+	arion_port_auto
 	local dev="net_af_packet0,iface=$IF_PX,framecnt=4096" ring=""
-	if [ "${ARION_PORT:-af_packet}" = af_xdp ]; then
+	if [ "$ARION_PORT" = af_xdp ]; then
 		dev="net_af_xdp0,iface=$IF_PX"
 		ring="      rx_descriptors: 4096
       tx_descriptors: 4096"
