@@ -38,14 +38,21 @@ static void wheel_file(struct arn_tcp_worker *wk, struct arn_tcp_conn *c, uint64
 	*slot = c;
 }
 
+/* The earliest armed deadline, 0 when none is. This runs on every send
+ * and ACK (several times a request): 0 (unarmed) minus one wraps to the
+ * largest value, so a plain unsigned minimum of t - 1 skips it without a
+ * branch per timer, and + 1 gives back the deadline, or 0 when all four
+ * were 0 (a loop with a test per timer cost about 30 instructions). */
+static inline uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
 static uint64_t next_deadline(const struct arn_tcp_conn *c)
 {
-	uint64_t d = 0;
-	const uint64_t t[4] = {c->t_rexmt, c->t_delack, c->t_keep, c->t_2msl};
-	for (int i = 0; i < 4; i++)
-		if (t[i] && (d == 0 || t[i] < d))
-			d = t[i];
-	return d;
+	uint64_t d = min_u64(min_u64(c->t_rexmt - 1, c->t_delack - 1),
+			     min_u64(c->t_keep - 1, c->t_2msl - 1));
+	return d + 1;
 }
 
 void tcp_timer_update(struct arn_tcp_conn *c)
