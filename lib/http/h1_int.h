@@ -15,7 +15,8 @@
 #define ARN_H1_C_VALUE 0x02 /* field-value octet: HTAB, SP, VCHAR, obs-text */
 #define ARN_H1_C_URI 0x04   /* request-target octet: VCHAR */
 #define ARN_H1_C_HEX 0x08
-#define ARN_H1_C_HOST 0x10 /* reg-name: unreserved, pct-encoded, sub-delims */
+#define ARN_H1_C_HOST 0x10    /* reg-name: unreserved, pct-encoded, sub-delims */
+#define ARN_H1_C_HOST_NP 0x20 /* the same but '%' (the byte loop's fast class) */
 
 extern const uint8_t arn_h1_cc[256];
 

@@ -333,9 +333,22 @@ int arn_h1_authority_split(const char *s, size_t n, struct arn_h1_slice *host, i
 		if (hend < n && s[hend] != ':')
 			return -EINVAL;
 	} else {
-		const char *colon = memchr(s, ':', n);
-		hend = colon ? (size_t)(colon - s) : n;
-		if (hend == 0 || !reg_name_ok(s, hend))
+		/* one pass: the host ends at its first byte outside reg-name,
+		 * which must be the ':' before a port (this runs for the Host
+		 * of every request; memchr and then a second pass cost twice) */
+		size_t i = 0;
+		for (;;) {
+			while (i < n && h1_is((unsigned char)s[i], ARN_H1_C_HOST_NP))
+				i++;
+			if (i == n || s[i] != '%')
+				break;
+			if (i + 2 >= n || !is_hex((unsigned char)s[i + 1]) ||
+			    !is_hex((unsigned char)s[i + 2]))
+				return -EINVAL;
+			i += 3;
+		}
+		hend = i;
+		if (hend == 0 || (hend < n && s[hend] != ':'))
 			return -EINVAL;
 		host->len = (uint32_t)hend;
 	}

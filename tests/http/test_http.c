@@ -1073,7 +1073,20 @@ static void test_authority_split(void **state)
 	    {"[g::1]", -EINVAL, NULL, 0},
 	    {"a:1:2", -EINVAL, NULL, 0},
 	    {"a%4", -EINVAL, NULL, 0},
+	    /* pct-encoded anywhere in the host, never across the port's colon */
+	    {"%41", 0, "%41", -1},
+	    {"a%41:80", 0, "a%41", 80},
+	    {"%41%42", 0, "%41%42", -1},
+	    {"a%4:1", -EINVAL, NULL, 0},
+	    {"a%:41", -EINVAL, NULL, 0},
+	    {"a%zz", -EINVAL, NULL, 0},
+	    {"a:b", -EINVAL, NULL, 0},
+	    {"a/b", -EINVAL, NULL, 0},
 	};
+	/* the one-pass scan's class: reg-name without '%' */
+	for (unsigned c = 0; c < 256; c++)
+		assert_int_equal(!!h1_is((unsigned char)c, ARN_H1_C_HOST_NP),
+				 h1_is((unsigned char)c, ARN_H1_C_HOST) && c != '%');
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct arn_h1_slice h;
 		int port;
