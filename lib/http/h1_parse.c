@@ -420,16 +420,20 @@ parse_field_line(struct arn_h1_parser *p, const char *s, const char *e, const ch
 	uptr q = (uptr)s, end = (uptr)e;
 	if (q == end)
 		return L_INCOMPLETE;
-	if (*q == '\r' || *q == '\n') {
-		int r = line_end(p, q, end, next, ARN_H1_E_HDR_NAME);
-		return r == 1 ? L_EMPTY : r;
-	}
-	if (*q == ' ' || *q == '\t') {
-		/* obs-fold (RFC 9112 5.2) continues the previous line; before the
-		 * first field it is whitespace after the start line (2.2) */
-		bool first =
-		    p->state == ST_TRAILERS ? p->msg->n_trailers == 0 : p->msg->n_hdrs == 0;
-		return fail(p, first ? ARN_H1_E_LEADING_WS : ARN_H1_E_OBS_FOLD);
+	/* a name starts with a byte above SP: one test for the usual line
+	 * before the four for the empty line and a fold */
+	if (__builtin_expect(*q <= ' ', 0)) {
+		if (*q == '\r' || *q == '\n') {
+			int r = line_end(p, q, end, next, ARN_H1_E_HDR_NAME);
+			return r == 1 ? L_EMPTY : r;
+		}
+		if (*q == ' ' || *q == '\t') {
+			/* obs-fold (RFC 9112 5.2) continues the previous line; before
+			 * the first field it is whitespace after the start line (2.2) */
+			bool first =
+			    p->state == ST_TRAILERS ? p->msg->n_trailers == 0 : p->msg->n_hdrs == 0;
+			return fail(p, first ? ARN_H1_E_LEADING_WS : ARN_H1_E_OBS_FOLD);
+		}
 	}
 	uptr n0 = q;
 	q = h1_scan_token(q, end);
@@ -448,16 +452,19 @@ parse_field_line(struct arn_h1_parser *p, const char *s, const char *e, const ch
 	q++;
 	if (q < end && *q == ' ') /* the usual single space */
 		q++;
-	while (q < end && (*q == ' ' || *q == '\t'))
-		q++;
+	/* more OWS: SP and HTAB are the only value bytes up to SP */
+	if (q < end && *q <= ' ')
+		while (q < end && (*q == ' ' || *q == '\t'))
+			q++;
 	uptr v0 = q;
 	q = h1_scan_value(q, end);
 	uptr v1 = q;
 	int r = line_end(p, q, end, next, ARN_H1_E_HDR_VALUE);
 	if (r != 1)
 		return r;
-	while (v1 > v0 && (v1[-1] == ' ' || v1[-1] == '\t'))
-		v1--;
+	if (v1 > v0 && v1[-1] <= ' ') /* trailing OWS (the value's bytes: see above) */
+		while (v1 > v0 && (v1[-1] == ' ' || v1[-1] == '\t'))
+			v1--;
 	if (add_field(p, (const char *)n0, nlen, (const char *)v0, (uint32_t)(v1 - v0)) != 0)
 		return L_ERR;
 	return L_FIELD;
