@@ -475,7 +475,7 @@ struct arn_mcp_session {
 	/* idle for this long: forgotten (0: never); the table's default at
 	 * open, the filter that opened it sets its own (session_idle_timeout) */
 	uint32_t idle_ms;
-	void *user;	  /* the filter's (its server-to-client stream) */
+	void *user; /* the filter's (its server-to-client stream) */
 	/* backends' requests relayed to the client and not answered yet
 	 * (arn_mcp_session_pending_add): only answers to these go back */
 	uint8_t n_pending;
@@ -531,8 +531,19 @@ enum arn_mcp_err arn_mcp_session_find(struct arn_mcp_sessions *t, const char *id
 void arn_mcp_session_close(struct arn_mcp_sessions *t, struct arn_mcp_session *s);
 
 /**
+ * Call @p on_expire (with @p arg; NULL: nothing) for every session about
+ * to end by idling: found idle by arn_mcp_session_find, or expired by
+ * arn_mcp_sessions_expire or arn_mcp_session_open without a callback of
+ * their own. The session is still whole inside the call (its backend
+ * session ids, for DELETEs), and released after it.
+ */
+void arn_mcp_sessions_on_expire(struct arn_mcp_sessions *t,
+				void (*on_expire)(void *arg, struct arn_mcp_session *s), void *arg);
+
+/**
  * End every session idle for its idle_ms or longer, calling
- * @p on_expire (may be NULL) for each first. @return how many.
+ * @p on_expire (NULL: the table's, arn_mcp_sessions_on_expire) for each
+ * first. @return how many.
  */
 uint32_t arn_mcp_sessions_expire(struct arn_mcp_sessions *t, uint64_t now_ms,
 				 void (*on_expire)(void *arg, struct arn_mcp_session *s),
@@ -561,8 +572,8 @@ void arn_mcp_session_backend_forget(struct arn_mcp_sessions *t, struct arn_mcp_s
  * are waiting already: refuse it), -EEXIST (the same one is waiting: a
  * backend reusing an id it has not had answered).
  */
-int arn_mcp_session_pending_add(struct arn_mcp_session *s, uint32_t backend,
-				struct json_object *id, uint32_t owner);
+int arn_mcp_session_pending_add(struct arn_mcp_session *s, uint32_t backend, struct json_object *id,
+				uint32_t owner);
 /** Forget every request relayed for @p owner (its call ended: the
  * backend waits for none of them any more). @return how many. */
 uint32_t arn_mcp_session_pending_drop(struct arn_mcp_session *s, uint32_t owner);

@@ -202,7 +202,17 @@ struct arn_mcp_sessions {
 	struct arn_mcp_session *s; /* max */
 	char *bsid;		   /* max * max_backends * (ARN_MCP_BACKEND_SID_MAX + 1) */
 	uint8_t *bsid_len;	   /* max * max_backends; 0: none */
+	/* told of every session that ends by idling, wherever it is noticed */
+	void (*on_expire)(void *arg, struct arn_mcp_session *s);
+	void *expire_arg;
 };
+
+void arn_mcp_sessions_on_expire(struct arn_mcp_sessions *t,
+				void (*on_expire)(void *arg, struct arn_mcp_session *s), void *arg)
+{
+	t->on_expire = on_expire;
+	t->expire_arg = arg;
+}
 
 struct arn_mcp_sessions *arn_mcp_sessions_create(uint32_t worker, uint32_t max_sessions,
 						 uint32_t max_backends, uint32_t idle_ms)
@@ -277,6 +287,10 @@ uint32_t arn_mcp_sessions_expire(struct arn_mcp_sessions *t, uint64_t now_ms,
 				 void (*on_expire)(void *arg, struct arn_mcp_session *s), void *arg)
 {
 	uint32_t n = 0;
+	if (!on_expire) {
+		on_expire = t->on_expire;
+		arg = t->expire_arg;
+	}
 	for (uint32_t i = 0; i < t->max; i++) {
 		struct arn_mcp_session *s = &t->s[i];
 		if (s->in_use && idle(t, s, now_ms)) {
@@ -376,6 +390,8 @@ enum arn_mcp_err arn_mcp_session_find(struct arn_mcp_sessions *t, const char *id
 	if (diff)
 		return ARN_MCP_E_SESSION_UNKNOWN;
 	if (idle(t, s, now_ms)) {
+		if (t->on_expire)
+			t->on_expire(t->expire_arg, s);
 		release(t, s);
 		return ARN_MCP_E_SESSION_UNKNOWN;
 	}
