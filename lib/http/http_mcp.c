@@ -4,9 +4,11 @@
  * ToolSet, the body's size), the body goes through lib/mcp's reader as it
  * arrives (nothing is copied or kept here), and the request's end
  * dispatches each message and answers. Sessions are this worker's
- * (arn_mcp_sessions): a session id naming another worker is answered with
- * a JSON-RPC error until requests are handed between workers
- * (docs/mcp.md, "What the filter needs", item 6).
+ * (arn_mcp_sessions): a request naming another worker's session is
+ * handed to that worker whole and its answer comes back ("between
+ * workers" below); requests with no client stream here (those, and
+ * DELETEs to backend sessions nobody holds any more) are detached ones
+ * (struct mcp_bg).
  *
  * What the head's slices say is copied here at the head (the session id,
  * MCP-Protocol-Version, the headers access rules match on): the codec
@@ -20,6 +22,8 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include <rte_ring.h>
+
 #include "arn_config.h"
 #include "arn_log.h"
 #include "arn_mcp.h"
@@ -28,6 +32,7 @@
 #include "http_mcp.h"
 #include "http_mcp_tools.h"
 #include "http_stream.h"
+#include "http_int.h"
 #include "http_subreq.h"
 
 /* A streamed answer that the backend keeps quiet on gets a comment line
@@ -50,11 +55,29 @@ enum mcp_wait {
 	MCP_W_CALL,    /* a tools/call (after a round when no catalog was there) */
 	MCP_W_FORWARD, /* the client's answers and cancellations, on their way to backends */
 	MCP_W_PRIM,    /* prompts or resources: every backend's list, then the merge or the route */
+	MCP_W_REMOTE,  /* handed to the session's worker: its answer comes back (xw_poll) */
 };
+
+struct mcp_bg;
 
 struct http_mcp_req {
 	struct http_mcp_req *next; /* the worker's free list */
-	struct http_stream *st;
+	struct http_stream *st;	   /* the client's stream; NULL for a detached request */
+	/* the connection sub-requests go from (the worker, the local
+	 * address, the HCM's statistics): the stream's, or a detached
+	 * request's own (struct mcp_bg) */
+	struct http_conn *hc;
+	struct mcp_bg *bg; /* a detached request: no client stream here */
+	/* handed to the worker that owns the session (X_REQ sent): what it
+	 * answers comes back through the worker's inbox (xw_in) */
+	bool xfer;
+	uint32_t xgen; /* this context's use; a stale answer names an old one */
+	char *xbody;   /* the body gathered for the hand-off */
+	size_t xbody_len, xbody_cap;
+	/* a leg started next sends this backend session id (DELETEs of
+	 * detached requests: no client session holds it any more) */
+	const char *bsid_next;
+	size_t bsid_next_len;
 	const struct arn_cfg_mcp_filter *f;
 	const struct arn_cfg_toolset *ts; /* pinned */
 	struct arn_mcp_reader rd;
@@ -184,6 +207,14 @@ struct mcp_cat {
 	 * offered, arn_mcp_backend_init_keep()'s bounded summary, for the
 	 * capabilities the gateway's own initialize and server/discover merge */
 	struct json_object *init[ARN_CFG_MCP_MAX_BACKENDS];
+	/* stateless clients (2026-07-28) and session-era backends: one
+	 * backend session per backend, opened by the first such request and
+	 * used by the next ones (the gateway is that session's one client;
+	 * a stateless client has nothing the backend could keep per
+	 * session), DELETEd when the entry goes (cat_retire) */
+	char bsid[ARN_CFG_MCP_MAX_BACKENDS][ARN_MCP_BACKEND_SID_MAX + 1];
+	uint8_t bsid_len[ARN_CFG_MCP_MAX_BACKENDS];
+	uint32_t laddr; /* the address the last of them went from */
 };
 
 enum mcp_era {
@@ -192,14 +223,68 @@ enum mcp_era {
 	ERA_MODERN,  /* server/discover offered 2026-07-28 */
 };
 
+/*
+ * A detached request: one that has no client stream on this worker.
+ *   - remote: a request for one of this worker's sessions that arrived on
+ *     another worker (X_REQ); it runs here as any request, and what it
+ *     answers (a whole reply, or an event stream's head, events and end)
+ *     goes back to that worker over its inbox for it to write;
+ *   - local: DELETEs to backend sessions nobody holds any more (a client
+ *     session that expired idle, a stateless clients' shared backend
+ *     session retired), which run to their end after whatever made them.
+ * Its connection is a stand-in (no client, no codec; its run, close and
+ * reset do nothing) that carries what sub-requests need: the worker, the
+ * local address and the HCM's statistics (a reference).
+ */
+struct mcp_bg {
+	struct http_mcp_req r;
+	struct http_conn hc;
+	struct arn_cfg_mcp_filter f; /* the filter's limits and ToolSet name, copied */
+	char tsname[256];
+	bool used;
+	bool done; /* answered (or abandoned): freed by the worker's poll */
+	bool remote;
+	uint8_t from;	       /* remote: the worker whose client stream waits */
+	uint64_t handle;       /* remote: that stream's request (xw_handle) */
+	struct mcp_xmsg *req;  /* remote: the X_REQ (header values point into it) */
+	struct mcp_xmsg *owed; /* a last message the origin's inbox had no room for */
+};
+
+/* Detached requests per worker: remote ones live as long as their
+ * answer (a GET stream's for hours), local ones until their DELETEs end. */
+#define MCP_BG 128u
+
+/* What a worker keeps per session slot beyond lib/mcp's table, for the
+ * DELETEs an expired session's backend sessions get: the ToolSet (pinned)
+ * and the HCM (referenced) of the filter that opened it, its address. */
+struct mcp_sx {
+	const struct arn_cfg_toolset *ts;
+	struct http_hcm_rt *hrt;
+	uint32_t laddr;
+};
+
+/* A stream whose owner must be told it ended (X_CANCEL) once the owner's
+ * inbox has room. */
+struct mcp_owed_cancel {
+	uint8_t to;
+	uint64_t handle;
+};
+
 struct http_mcp_worker {
 	struct arn_mcp_sessions *sessions;
 	struct http_mcp_req *mem, *free;
 	uint32_t n;
 	struct mcp_leg *legs, *leg_free;
 	struct mcp_cat cats[MCP_CATALOGS];
-	struct http_mcp_req *gets; /* the GET streams open on this worker */
-	uint32_t n_bget;	   /* backend GET streams (legs of phase LEG_GET) */
+	struct http_mcp_req *gets;    /* the GET streams open on this worker */
+	uint32_t n_bget;	      /* backend GET streams (legs of phase LEG_GET) */
+	struct mcp_bg *bgs;	      /* [MCP_BG] */
+	uint32_t n_bg_done;	      /* detached requests to free at the next poll */
+	struct mcp_sx *sx;	      /* [HTTP_MCP_SESSIONS] */
+	struct mcp_owed_cancel *owed; /* [n]: every remote request is one of mem */
+	uint32_t n_owed;
+	uint64_t sweep_ms; /* idle sessions are looked for then */
+	struct http_worker *w;
 };
 
 static void cat_init_clear(struct mcp_cat *e)
@@ -210,26 +295,171 @@ static void cat_init_clear(struct mcp_cat *e)
 	}
 }
 
+/* ---- between workers ----------------------------------------------------------------------
+ *
+ * A session lives on the worker that answered its initialize; a request
+ * naming it that RSS put on another worker is handed to the owner whole
+ * (X_REQ: the body, the headers the gateway reads, the ToolSet pinned and
+ * the HCM referenced for it), runs there as a detached request, and its
+ * answer comes back (X_REPLY; or X_HEAD, X_EVENTs and X_END / X_ABORT for
+ * an event stream, a GET stream's included) for the receiving worker to
+ * write to its client. A client stream that ends first tells the owner
+ * (X_CANCEL), which drops the request. Each worker has one bounded
+ * multi-producer inbox (MCP_XW_RING messages); a message that finds it
+ * full is counted (mcp_handoff_dropped): a request is answered 503 with
+ * a JSON-RPC error, an event ends its stream; the last message of an
+ * answer, and X_CANCEL, are kept and sent again from the sender's poll,
+ * so neither side waits forever. Messages are malloc'd by the sender and
+ * freed by the receiver; the ring is created by the worker and freed by
+ * the control lcore at stop (arn_http_stop), after every worker ended.
+ */
+#define MCP_XW_RING 1024u
+
+enum mcp_xkind {
+	X_REQ = 1,
+	X_REPLY,
+	X_HEAD,
+	X_EVENT,
+	X_END,
+	X_ABORT,
+	X_CANCEL,
+};
+
+struct mcp_xmsg {
+	uint8_t kind;	 /* enum mcp_xkind */
+	uint8_t from;	 /* the sender's worker */
+	uint64_t handle; /* the receiving worker's request (X_REQ: the sender's) */
+	/* X_REQ */
+	const struct arn_cfg_toolset *ts; /* pinned, for the receiver */
+	struct http_hcm_rt *hrt;	  /* referenced, for the receiver (or NULL) */
+	uint32_t laddr;
+	uint32_t max_request_bytes, max_response_bytes;
+	bool get, del, has_pver, has_sid;
+	char pver[32];
+	uint8_t pver_len;
+	char sid[ARN_MCP_SID_LEN + 1];
+	uint32_t n_hdrs;
+	struct arn_cfg_header hdrs[MCP_PRINCIPAL_HDRS]; /* values in text, after the body */
+	/* X_REPLY */
+	uint16_t status;
+	bool with_sid;
+	const char *details; /* a string literal of this program */
+	const char *allow;   /* likewise, or NULL */
+	/* the body (X_REQ, X_REPLY), an event's JSON (X_EVENT) */
+	size_t len;
+	char text[];
+};
+
+static struct rte_ring *xw_in[ARN_MCP_MAX_WORKERS];
+
+/* A request context's handle: its worker, index and use. */
+static uint64_t xw_handle(const struct http_mcp_worker *m, const struct http_mcp_req *r)
+{
+	return (uint64_t)m->w->idx << 56 | (uint64_t)(uint32_t)(r - m->mem) << 32 | r->xgen;
+}
+
+static struct mcp_xmsg *xmsg_new(enum mcp_xkind k, unsigned from, uint64_t handle, size_t len)
+{
+	struct mcp_xmsg *x = malloc(sizeof(*x) + len + 1);
+	if (!x)
+		return NULL;
+	memset(x, 0, sizeof(*x));
+	x->kind = (uint8_t)k;
+	x->from = (uint8_t)from;
+	x->handle = handle;
+	x->len = len;
+	x->text[len] = 0;
+	return x;
+}
+
+/* What a message holds besides its memory goes back (a ToolSet pin, an
+ * HCM reference), then the memory. */
+static void xmsg_free(struct mcp_xmsg *x)
+{
+	if (!x)
+		return;
+	if (x->kind == X_REQ) {
+		if (x->ts)
+			arn_cfg_unpin(x->ts);
+		http_rt_hcm_put(x->hrt);
+	}
+	free(x);
+}
+
+/* @p x (taken) to worker @p to's inbox. @return 0, or -ENOBUFS (full or
+ * no such worker: @p x is still the caller's). */
+static int xw_send(unsigned to, struct mcp_xmsg *x)
+{
+	struct rte_ring *q =
+	    to < ARN_MCP_MAX_WORKERS ? __atomic_load_n(&xw_in[to], __ATOMIC_ACQUIRE) : NULL;
+	if (!q || rte_ring_mp_enqueue(q, x) != 0)
+		return -ENOBUFS;
+	return 0;
+}
+
+static void bg_nop(struct http_conn *hc)
+{
+	(void)hc;
+}
+
+static void bg_nop_reset(struct http_conn *hc, int line)
+{
+	(void)hc;
+	(void)line;
+}
+
+/* A detached request's stand-in connection: nothing to run, close or reset. */
+static const struct http_conn_ops bg_conn_ops = {
+    .run = bg_nop,
+    .close = bg_nop,
+    .reset = bg_nop_reset,
+};
+
+static void on_expire(void *arg, struct arn_mcp_session *s);
+static void sess_close(struct http_mcp_worker *m, struct arn_mcp_session *s);
+static void sx_set(struct http_mcp_worker *m, struct arn_mcp_session *s, struct http_mcp_req *r);
+static void shared_bsid_set(struct http_mcp_req *r, uint32_t b, const char *sid, size_t n);
+static void req_release(struct http_mcp_worker *m, struct http_mcp_req *r);
+
 int http_mcp_worker_init(struct http_worker *w)
 {
 	struct http_mcp_worker *m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
+	m->w = w;
 	m->n = w->n_res;
 	m->mem = calloc(m->n ? m->n : 1, sizeof(*m->mem));
+	m->owed = calloc(m->n ? m->n : 1, sizeof(*m->owed));
 	m->legs = calloc(HTTP_MCP_LEGS, sizeof(*m->legs));
+	m->bgs = calloc(MCP_BG, sizeof(*m->bgs));
+	m->sx = calloc(HTTP_MCP_SESSIONS, sizeof(*m->sx));
 	m->sessions = arn_mcp_sessions_create(w->idx, HTTP_MCP_SESSIONS, ARN_CFG_MCP_MAX_BACKENDS,
 					      ARN_CFG_MCP_DEFAULT_SESSION_IDLE_MS);
-	if (!m->mem || !m->legs || !m->sessions) {
+	struct rte_ring *q = NULL;
+	if (w->idx < ARN_MCP_MAX_WORKERS) {
+		q = __atomic_load_n(&xw_in[w->idx], __ATOMIC_ACQUIRE);
+		if (!q) {
+			char name[32];
+			snprintf(name, sizeof(name), "arn_mcpx%u", w->idx);
+			q = rte_ring_create(name, MCP_XW_RING, SOCKET_ID_ANY, RING_F_SC_DEQ);
+			if (q)
+				__atomic_store_n(&xw_in[w->idx], q, __ATOMIC_RELEASE);
+		}
+	}
+	if (!m->mem || !m->owed || !m->legs || !m->bgs || !m->sx || !m->sessions || !q) {
 		ARN_ERR(HTTP, "worker %u: out of memory for the MCP gateway's %u sessions", w->idx,
 			HTTP_MCP_SESSIONS);
 		if (m->sessions)
 			arn_mcp_sessions_destroy(m->sessions);
 		free(m->mem);
+		free(m->owed);
 		free(m->legs);
+		free(m->bgs);
+		free(m->sx);
 		free(m);
 		return -ENOMEM;
 	}
+	arn_mcp_sessions_on_expire(m->sessions, on_expire, m);
 	for (uint32_t i = HTTP_MCP_LEGS; i-- > 0;) {
 		m->legs[i].next = m->leg_free;
 		m->leg_free = &m->legs[i];
@@ -238,8 +468,30 @@ int http_mcp_worker_init(struct http_worker *w)
 		m->mem[i].next = m->free;
 		m->free = &m->mem[i];
 	}
+	for (uint32_t i = 0; i < MCP_BG; i++) {
+		m->bgs[i].hc.w = w;
+		m->bgs[i].hc.ops = &bg_conn_ops;
+		m->bgs[i].hc.state = HTTP_DC_OPEN;
+		m->bgs[i].r.bg = &m->bgs[i];
+		m->bgs[i].r.hc = &m->bgs[i].hc;
+	}
 	w->mcp = m;
 	return 0;
+}
+
+static void bg_release(struct http_mcp_worker *m, struct mcp_bg *bg);
+static void cat_retire(struct http_mcp_worker *m, struct mcp_cat *e);
+
+void http_mcp_shutdown(struct http_worker *w)
+{
+	struct http_mcp_worker *m = w->mcp;
+	if (!m)
+		return;
+	/* their sub-requests end while the upstream connections are there */
+	for (uint32_t i = 0; i < MCP_BG; i++)
+		if (m->bgs[i].used)
+			bg_release(m, &m->bgs[i]);
+	m->n_bg_done = 0;
 }
 
 void http_mcp_worker_fini(struct http_worker *w)
@@ -247,17 +499,45 @@ void http_mcp_worker_fini(struct http_worker *w)
 	struct http_mcp_worker *m = w->mcp;
 	if (!m)
 		return;
+	http_mcp_shutdown(w);
 	for (unsigned i = 0; i < MCP_CATALOGS; i++) {
 		if (m->cats[i].ts)
 			arn_cfg_unpin(m->cats[i].ts);
 		arn_mcp_catalog_free(m->cats[i].cat);
 		cat_init_clear(&m->cats[i]);
 	}
+	for (uint32_t i = 0; i < HTTP_MCP_SESSIONS; i++) {
+		if (m->sx[i].ts)
+			arn_cfg_unpin(m->sx[i].ts);
+		http_rt_hcm_put(m->sx[i].hrt);
+	}
+	/* what others sent this worker and it did not read: nobody will */
+	struct rte_ring *q = w->idx < ARN_MCP_MAX_WORKERS ? xw_in[w->idx] : NULL;
+	void *x;
+	while (q && rte_ring_dequeue(q, &x) == 0)
+		xmsg_free(x);
 	arn_mcp_sessions_destroy(m->sessions);
 	free(m->mem);
+	free(m->owed);
 	free(m->legs);
+	free(m->bgs);
+	free(m->sx);
 	free(m);
 	w->mcp = NULL;
+}
+
+void http_mcp_stop(void)
+{
+	for (unsigned i = 0; i < ARN_MCP_MAX_WORKERS; i++) {
+		struct rte_ring *q = xw_in[i];
+		if (!q)
+			continue;
+		void *x;
+		while (rte_ring_dequeue(q, &x) == 0)
+			xmsg_free(x);
+		rte_ring_free(q);
+		xw_in[i] = NULL;
+	}
 }
 
 /* ---- answers ------------------------------------------------------------------------------ */
@@ -266,15 +546,13 @@ void http_mcp_worker_fini(struct http_worker *w)
  * A whole answer: @p o as JSON (NULL: no body, as for 202), with
  * mcp-session-id @p sid and Allow @p allow when given. Counted by status.
  */
-static void reply(struct http_stream *st, unsigned status, struct json_object *o, const char *sid,
-		  const char *allow, const char *details)
+static void reply_text(struct http_stream *st, unsigned status, const char *text, size_t len,
+		       const char *sid, const char *allow, const char *details)
 {
 	struct http_conn *hc = st->hc;
 	struct arn_h1_edit e[3];
 	unsigned n = 0;
-	size_t len = 0;
-	const char *text = o ? arn_mcp_text(o, &len) : NULL;
-	if (o)
+	if (text)
 		e[n++] = (struct arn_h1_edit){.name = "content-type",
 					      .name_len = 12,
 					      .value = "application/json",
@@ -297,6 +575,86 @@ static void reply(struct http_stream *st, unsigned status, struct json_object *o
 	http_local_reply(st, status, text, len, 0, details, e, n);
 }
 
+static void reply(struct http_stream *st, unsigned status, struct json_object *o, const char *sid,
+		  const char *allow, const char *details)
+{
+	size_t len = 0;
+	const char *text = o ? arn_mcp_text(o, &len) : NULL;
+	reply_text(st, status, text, len, sid, allow, details);
+}
+
+/* ---- answers of requests that may be detached (struct mcp_bg) -------------------------------- */
+
+static void bg_finish(struct http_mcp_req *r);
+
+/* A detached remote request's message @p x (taken; NULL: out of memory)
+ * to the worker whose client waits. @p last: the answer ends with it, and
+ * it is kept to be sent again when the inbox is full. @return false when
+ * it did not go (and is not kept). */
+static bool xw_out(struct http_mcp_req *r, struct mcp_xmsg *x, bool last)
+{
+	struct mcp_bg *bg = r->bg;
+	if (!bg->remote || bg->done) {
+		xmsg_free(x);
+		return false;
+	}
+	if (x && xw_send(bg->from, x) == 0) {
+		HTTP_INC(r->hc, mcp_handoff_answer);
+		if (last)
+			bg_finish(r);
+		return true;
+	}
+	HTTP_INC(r->hc, mcp_handoff_dropped);
+	/* the origin must still learn that the answer ended: the last
+	 * message is kept, or an X_ABORT instead of an event */
+	if (!last || !x) {
+		xmsg_free(x);
+		x = xmsg_new(X_ABORT, r->hc->w->idx, bg->handle, 0);
+	}
+	bg->owed = x; /* sent again by xw_poll (NULL: the origin's stream times out) */
+	bg_finish(r);
+	return false;
+}
+
+/* The request's whole answer: @p text (@p len bytes of JSON; NULL: no
+ * body), with its session's id when @p sid. */
+static void rreply_text(struct http_mcp_req *r, unsigned status, const char *text, size_t len,
+			const char *sid, const char *allow, const char *details)
+{
+	if (!r->bg) {
+		reply_text(r->st, status, text, len, sid, allow, details);
+		return;
+	}
+	struct mcp_xmsg *x = xmsg_new(X_REPLY, r->hc->w->idx, r->bg->handle, text ? len : 0);
+	if (x) {
+		x->status = (uint16_t)status;
+		x->with_sid = sid != NULL;
+		x->details = details;
+		x->allow = allow;
+		if (text)
+			memcpy(x->text, text, len);
+		else
+			x->len = SIZE_MAX; /* no body */
+	}
+	xw_out(r, x, true);
+}
+
+static void rreply(struct http_mcp_req *r, unsigned status, struct json_object *o, const char *sid,
+		   const char *allow, const char *details)
+{
+	size_t len = 0;
+	const char *text = o ? arn_mcp_text(o, &len) : NULL;
+	rreply_text(r, status, text, len, sid, allow, details);
+}
+
+static void r500(struct http_mcp_req *r, const char *details)
+{
+	if (!r->bg)
+		http_local_reply(r->st, 500, NULL, 0, 0, details, NULL, 0);
+	else
+		rreply_text(r, 500, NULL, 0, NULL, NULL, details);
+}
+
 /* An error that ends the exchange: lib/mcp's code, message and status,
  * "id": null (the request's id is unknown or there are several). */
 static void reply_error(struct http_stream *st, enum arn_mcp_err e, const char *detail,
@@ -312,18 +670,23 @@ static void reply_error(struct http_stream *st, enum arn_mcp_err e, const char *
 	json_object_put(o);
 }
 
-/* As reply_error, answering request @p id (NULL: null). */
-static void reply_error_id(struct http_stream *st, enum arn_mcp_err e, struct json_object *id,
-			   const char *detail, const char *details)
+static void rreply_error_id(struct http_mcp_req *r, enum arn_mcp_err e, struct json_object *id,
+			    const char *detail, const char *details)
 {
 	struct json_object *o = arn_mcp_new_error(id, e, detail);
 	unsigned status = (unsigned)arn_mcp_err_status(e);
 	if (!o) {
-		http_local_reply(st, 500, NULL, 0, 0, "mcp_out_of_memory", NULL, 0);
+		r500(r, "mcp_out_of_memory");
 		return;
 	}
-	reply(st, status == 200 ? 400 : status, o, NULL, NULL, details);
+	rreply(r, status == 200 ? 400 : status, o, NULL, NULL, details);
 	json_object_put(o);
+}
+
+static void rreply_error(struct http_mcp_req *r, enum arn_mcp_err e, const char *detail,
+			 const char *details)
+{
+	rreply_error_id(r, e, NULL, detail, details);
 }
 
 /* ---- the head ----------------------------------------------------------------------------- */
@@ -468,6 +831,11 @@ bool http_mcp_filter(struct http_stream *st, const struct arn_cfg_gen *g,
 	r->f = f;
 	r->ts = ts;
 	r->st = st;
+	r->hc = hc;
+	r->bg = NULL;
+	r->bsid_next = NULL;
+	r->xbody = NULL;
+	r->xbody_len = r->xbody_cap = 0;
 	r->wait = MCP_W_NONE;
 	r->n_legs = 0;
 	r->msg = NULL;
@@ -491,6 +859,10 @@ bool http_mcp_filter(struct http_stream *st, const struct arn_cfg_gen *g,
 	if (r->sid_len)
 		memcpy(r->sid, hr.session_id, r->sid_len);
 	r->sid[r->sid_len] = 0;
+	/* another worker's session: the request goes to it whole (xw_handoff) */
+	int owner = r->sid_len ? arn_mcp_session_owner(r->sid, r->sid_len) : -1;
+	r->xfer = owner >= 0 && (unsigned)owner != w->idx &&
+		  __atomic_load_n(&xw_in[owner], __ATOMIC_ACQUIRE) != NULL;
 	const char *pv;
 	size_t pvl;
 	hdr(m, "mcp-protocol-version", 20, &pv, &pvl);
@@ -523,6 +895,29 @@ bool http_mcp_filter(struct http_stream *st, const struct arn_cfg_gen *g,
 bool http_mcp_body(struct http_stream *st, const char *data, size_t len)
 {
 	struct http_mcp_req *r = st->mcp;
+	if (r->xfer) {
+		/* gathered for the session's worker, which reads it */
+		if (r->xbody_len + len > r->f->max_request_bytes) {
+			HTTP_INC(st->hc, mcp_rq_too_large);
+			reply_error(st, ARN_MCP_E_TOO_LARGE, NULL, "mcp_request_too_large");
+			return false;
+		}
+		if (r->xbody_len + len > r->xbody_cap) {
+			size_t cap = r->xbody_cap ? r->xbody_cap : 4096;
+			while (cap < r->xbody_len + len)
+				cap *= 2;
+			char *b = realloc(r->xbody, cap);
+			if (!b) {
+				http_local_reply(st, 500, NULL, 0, 0, "mcp_out_of_memory", NULL, 0);
+				return false;
+			}
+			r->xbody = b;
+			r->xbody_cap = cap;
+		}
+		memcpy(r->xbody + r->xbody_len, data, len);
+		r->xbody_len += len;
+		return true;
+	}
 	int rc = arn_mcp_reader_feed(&r->rd, data, len);
 	if (rc == ARN_AGAIN)
 		return true;
@@ -589,6 +984,15 @@ static struct mcp_cat *cat_find(struct http_mcp_worker *m, const struct arn_cfg_
 	return NULL;
 }
 
+/* @p ts's entry, or NULL. */
+static struct mcp_cat *cat_entry_of(struct http_mcp_worker *m, const struct arn_cfg_toolset *ts)
+{
+	for (unsigned i = 0; i < MCP_CATALOGS; i++)
+		if (m->cats[i].ts == ts)
+			return &m->cats[i];
+	return NULL;
+}
+
 /* @p ts's entry (a free one, else the oldest goes), pinning @p ts. */
 static struct mcp_cat *cat_entry(struct http_mcp_worker *m, const struct arn_cfg_toolset *ts)
 {
@@ -606,6 +1010,7 @@ static struct mcp_cat *cat_entry(struct http_mcp_worker *m, const struct arn_cfg
 			if (m->cats[i].built_ms < e->built_ms)
 				e = &m->cats[i];
 		}
+		cat_retire(m, e);
 		if (e->ts)
 			arn_cfg_unpin(e->ts);
 		arn_mcp_catalog_free(e->cat);
@@ -632,7 +1037,7 @@ static void cat_store(struct http_mcp_worker *m, const struct arn_cfg_toolset *t
 /* Backend @p b's era as this worker learnt it (enum mcp_era). */
 static uint8_t era_get(const struct http_mcp_req *r, uint32_t b)
 {
-	struct http_mcp_worker *m = r->st->hc->w->mcp;
+	struct http_mcp_worker *m = r->hc->w->mcp;
 	for (unsigned i = 0; i < MCP_CATALOGS; i++)
 		if (m->cats[i].ts == r->ts)
 			return m->cats[i].era[b];
@@ -641,7 +1046,7 @@ static uint8_t era_get(const struct http_mcp_req *r, uint32_t b)
 
 static void era_set(const struct http_mcp_req *r, uint32_t b, uint8_t era)
 {
-	cat_entry(r->st->hc->w->mcp, r->ts)->era[b] = era;
+	cat_entry(r->hc->w->mcp, r->ts)->era[b] = era;
 }
 
 /* Backend @p b of @p r's ToolSet answered initialize or server/discover
@@ -651,7 +1056,7 @@ static void init_keep(const struct http_mcp_req *r, uint32_t b, struct json_obje
 	struct json_object *k = arn_mcp_backend_init_keep(result);
 	if (!k)
 		return; /* out of memory: the last one kept stays */
-	struct mcp_cat *e = cat_entry(r->st->hc->w->mcp, r->ts);
+	struct mcp_cat *e = cat_entry(r->hc->w->mcp, r->ts);
 	json_object_put(e->init[b]);
 	e->init[b] = k;
 }
@@ -663,7 +1068,7 @@ static void init_keep(const struct http_mcp_req *r, uint32_t b, struct json_obje
 static size_t init_merge_in(const struct http_mcp_req *r, struct arn_mcp_backend_init *bi)
 {
 	const struct mcp_cat *e = NULL;
-	struct http_mcp_worker *m = r->st->hc->w->mcp;
+	struct http_mcp_worker *m = r->hc->w->mcp;
 	for (unsigned i = 0; i < MCP_CATALOGS && !e; i++)
 		if (m->cats[i].ts == r->ts)
 			e = &m->cats[i];
@@ -698,8 +1103,7 @@ static const char *start_why(int rc)
 static int leg_send(struct mcp_leg *l)
 {
 	struct http_mcp_req *r = l->r;
-	struct http_stream *st = r->st;
-	struct http_worker *w = st->hc->w;
+	struct http_worker *w = r->hc->w;
 	const struct arn_cfg_mcp_backend *be = &r->ts->backends[l->b];
 	enum arn_mcp_version v =
 	    sess_ok(r) ? (enum arn_mcp_version)r->s->version : ARN_MCP_V_LATEST;
@@ -771,7 +1175,7 @@ static int leg_send(struct mcp_leg *l)
 	snprintf(l->why, sizeof(l->why), "no answer");
 	const struct arn_cfg_gen *g = w->store ? arn_config_gen(w->store) : NULL;
 	/* a GET stream stays open as long as both ends keep it: no timeout */
-	return http_subreq_start(&l->sr, st->hc, g, &be->cluster, be->path, be->path_len, l->h,
+	return http_subreq_start(&l->sr, r->hc, g, &be->cluster, be->path, be->path_len, l->h,
 				 (unsigned)n, body, blen, l->sr.get ? 0 : be->timeout_ms, &leg_ops,
 				 l);
 }
@@ -779,12 +1183,12 @@ static int leg_send(struct mcp_leg *l)
 static void leg_free(struct mcp_leg *l)
 {
 	struct http_mcp_req *r = l->r;
-	struct http_worker *w = r->st->hc->w;
+	struct http_worker *w = r->hc->w;
 	http_subreq_cancel(&l->sr);
 	if (l->phase == LEG_GET) {
 		http_timer_cancel(&l->retry);
 		if (l->live)
-			HTTP_GAUGE(r->st->hc, mcp_backend_get_active, -1);
+			HTTP_GAUGE(r->hc, mcp_backend_get_active, -1);
 		l->live = false;
 		w->mcp->n_bget--;
 		l->phase = LEG_INIT;
@@ -811,7 +1215,7 @@ static void leg_free(struct mcp_leg *l)
 static struct mcp_leg *leg_start(struct http_mcp_req *r, uint32_t b, struct json_object *call,
 				 bool side, const char **why)
 {
-	struct http_worker *w = r->st->hc->w;
+	struct http_worker *w = r->hc->w;
 	struct mcp_leg *l = w->mcp->leg_free;
 	uint32_t slot = 0;
 	while (slot < ARN_CFG_MCP_MAX_BACKENDS && r->legs[slot])
@@ -836,6 +1240,17 @@ static struct mcp_leg *leg_start(struct http_mcp_req *r, uint32_t b, struct json
 	size_t n = 0;
 	const char *bsid =
 	    sess_ok(r) ? arn_mcp_session_backend(w->mcp->sessions, r->s, b, &n) : NULL;
+	if (r->bsid_next) {
+		bsid = r->bsid_next;
+		n = r->bsid_next_len;
+	} else if (!r->s && !r->bg) {
+		/* a stateless client: the worker's shared backend session */
+		struct mcp_cat *e = cat_entry_of(w->mcp, r->ts);
+		if (e && e->bsid_len[b]) {
+			bsid = e->bsid[b];
+			n = e->bsid_len[b];
+		}
+	}
 	if (bsid && n <= ARN_MCP_BACKEND_SID_MAX) {
 		memcpy(l->bsid, bsid, n);
 		l->bsid_len = n;
@@ -884,6 +1299,15 @@ static void client_of(const struct http_mcp_req *r, struct arn_cfg_request *creq
  */
 static int stream_start(struct http_mcp_req *r)
 {
+	if (r->bg) {
+		/* the head is written by the worker whose client waits */
+		if (!xw_out(r, xmsg_new(X_HEAD, r->hc->w->idx, r->bg->handle, 0), false))
+			return -ENOBUFS;
+		r->streaming = true;
+		if (!r->get)
+			HTTP_INC(r->hc, mcp_streamed);
+		return 0;
+	}
 	struct http_stream *st = r->st;
 	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
@@ -910,6 +1334,8 @@ static int stream_start(struct http_mcp_req *r)
 	e[n++] = EDIT("cache-control", "no-cache", 8);
 	if (sess_ok(r))
 		e[n++] = EDIT("mcp-session-id", r->s->id, ARN_MCP_SID_LEN);
+	else if (r->xfer && r->sid_len == ARN_MCP_SID_LEN)
+		e[n++] = EDIT("mcp-session-id", r->sid, ARN_MCP_SID_LEN); /* another worker's */
 #undef EDIT
 	struct http_head_info hi = {
 	    .req_method = st->method,
@@ -935,8 +1361,8 @@ static int stream_start(struct http_mcp_req *r)
 		 * while the client has not taken an event (out_ready) */
 		http_big_put(w, r->out);
 		r->out = NULL;
-	} else {
-		HTTP_INC(hc, mcp_streamed);
+	} else if (!r->xfer) {
+		HTTP_INC(hc, mcp_streamed); /* (a handed-over one: by the owner) */
 	}
 	http_timer_arm(w, &r->ping, MCP_PING_MS);
 	return 0;
@@ -946,7 +1372,7 @@ static int stream_start(struct http_mcp_req *r)
 static bool out_ready(struct http_mcp_req *r)
 {
 	if (!r->out)
-		r->out = http_big_get(r->st->hc->w);
+		r->out = http_big_get(r->hc->w);
 	return r->out != NULL;
 }
 
@@ -955,7 +1381,7 @@ static void out_drained(struct http_mcp_req *r)
 {
 	r->out_len = 0;
 	if (r->get && r->out) {
-		http_big_put(r->st->hc->w, r->out);
+		http_big_put(r->hc->w, r->out);
 		r->out = NULL;
 	}
 }
@@ -985,14 +1411,29 @@ static void ping_fire(struct http_timer *t)
 
 /* One event to the client's stream. @return false when it did not fit
  * (the output still holds what the client has not taken). */
+static bool stream_text(struct http_mcp_req *r, const char *text, size_t n);
+
 static bool stream_event(struct http_mcp_req *r, struct json_object *o)
+{
+	size_t n;
+	const char *text = arn_mcp_text(o, &n);
+	if (r->bg) {
+		struct mcp_xmsg *x = xmsg_new(X_EVENT, r->hc->w->idx, r->bg->handle, n);
+		if (x)
+			memcpy(x->text, text, n);
+		return xw_out(r, x, false);
+	}
+	return stream_text(r, text, n);
+}
+
+/* One event of JSON @p text (@p n bytes) to the client's stream, as
+ * stream_event. */
+static bool stream_text(struct http_mcp_req *r, const char *text, size_t n)
 {
 	struct http_stream *st = r->st;
 	struct http_peer *dn = st->hc->dn;
-	size_t n;
 	if (!out_ready(r))
 		return false;
-	const char *text = arn_mcp_text(o, &n);
 	size_t room = HTTP_BIG_SCRATCH - r->out_len;
 	size_t k = arn_mcp_sse_event(r->out + r->out_len, room, "message", NULL, text, n);
 	if (k > room)
@@ -1028,7 +1469,7 @@ void http_mcp_run(struct http_stream *st)
 static void answer_async(struct http_mcp_req *r, struct json_object *o, const char *details)
 {
 	struct http_stream *st = r->st;
-	struct http_conn *hc = st->hc;
+	struct http_conn *hc = r->hc;
 	bool run = !r->in_end && !r->nested;
 	if (r->nested)
 		r->run_after = true;
@@ -1039,6 +1480,20 @@ static void answer_async(struct http_mcp_req *r, struct json_object *o, const ch
 	r->wait = MCP_W_NONE;
 	if (sess_ok(r))
 		r->s->last_ms = hc->w->now_ms; /* idle counts from the answer, not the request */
+	if (r->bg) {
+		if (!r->streaming) {
+			if (o)
+				rreply(r, 200, o, sess_ok(r) ? r->s->id : NULL, NULL, details);
+			else
+				r500(r, "mcp_out_of_memory");
+		} else if (o && stream_event(r, o)) {
+			xw_out(r, xmsg_new(X_END, hc->w->idx, r->bg->handle, 0), true);
+		} else {
+			xw_out(r, xmsg_new(X_ABORT, hc->w->idx, r->bg->handle, 0), true);
+		}
+		json_object_put(o);
+		return;
+	}
 	if (r->streaming) {
 		/* the last event, then the stream's end; an answer that cannot
 		 * be sent must not look like a complete stream: reset */
@@ -1097,20 +1552,20 @@ static void get_unlink(struct http_mcp_worker *m, struct http_mcp_req *r)
  * as the SDK's server allows (409 for another). */
 static void get_open(struct http_mcp_req *r, struct arn_mcp_session *s)
 {
-	struct http_stream *st = r->st;
-	struct http_conn *hc = st->hc;
+	struct http_conn *hc = r->hc;
 	if (s->user) {
-		reply_error(st, ARN_MCP_E_STREAM_CONFLICT, NULL, "mcp_get_stream_conflict");
+		rreply_error(r, ARN_MCP_E_STREAM_CONFLICT, NULL, "mcp_get_stream_conflict");
 		return;
 	}
 	r->s = s;
 	r->s_gen = s->gen;
 	if (stream_start(r) != 0) {
-		reply_error(st, ARN_MCP_E_INTERNAL, "no buffer for the event stream",
-			    "mcp_no_buffer");
+		rreply_error(r, ARN_MCP_E_INTERNAL, "no buffer for the event stream",
+			     "mcp_no_buffer");
 		return;
 	}
-	st->details = "mcp_get_stream";
+	if (r->st)
+		r->st->details = "mcp_get_stream";
 	s->user = r;
 	get_link(hc->w->mcp, r);
 	HTTP_INC(hc, mcp_get_stream);
@@ -1126,6 +1581,8 @@ static void get_open(struct http_mcp_req *r, struct arn_mcp_session *s)
  * may have ended other streams of its connection too. */
 static bool get_send(struct http_mcp_req *r, struct json_object *o)
 {
+	if (r->bg)
+		return !r->streaming || r->bg->done || stream_event(r, o);
 	struct http_stream *st = r->st;
 	struct http_conn *hc = st->hc;
 	if (!r->streaming || (st->state & HTTP_S_RESP_DONE) || hc->state != HTTP_DC_OPEN)
@@ -1142,10 +1599,15 @@ static bool get_send(struct http_mcp_req *r, struct json_object *o)
  * HTTP/2 connection carrying both), which runs on by itself. */
 static void get_end(struct http_mcp_req *r, struct http_conn *cur)
 {
+	bget_close_all(r);
+	get_unlink(r->hc->w->mcp, r);
+	if (r->bg) {
+		if (r->streaming)
+			xw_out(r, xmsg_new(X_END, r->hc->w->idx, r->bg->handle, 0), true);
+		return;
+	}
 	struct http_stream *st = r->st;
 	struct http_conn *hc = st->hc;
-	bget_close_all(r);
-	get_unlink(hc->w->mcp, r);
 	if (!r->streaming || (st->state & HTTP_S_RESP_DONE) || hc->state != HTTP_DC_OPEN)
 		return;
 	http_timer_cancel(&r->ping);
@@ -1172,7 +1634,7 @@ static void list_changed_each(struct http_mcp_worker *m,
 		if (!note &&
 		    !(note = arn_mcp_new_request(NULL, "notifications/tools/list_changed", NULL)))
 			break;
-		HTTP_INC(r->st->hc, mcp_list_changed);
+		HTTP_INC(r->hc, mcp_list_changed);
 		if (!get_send(r, note))
 			next = m->gets;
 	}
@@ -1201,6 +1663,23 @@ void http_mcp_gen(struct http_worker *w, const struct arn_cfg_gen *g)
 {
 	if (w->mcp && w->mcp->gets && g)
 		list_changed_each(w->mcp, pick_gen, g);
+	if (!w->mcp || !g)
+		return;
+	/* a ToolSet replaced or removed: its entry goes, and with it the
+	 * shared backend sessions of its stateless clients (cat_retire) */
+	for (unsigned i = 0; i < MCP_CATALOGS; i++) {
+		struct mcp_cat *e = &w->mcp->cats[i];
+		if (!e->ts)
+			continue;
+		struct arn_cfg_ref ref = {e->ts->obj.name, e->ts->obj.name_len, e->ts->obj.hash};
+		if (arn_cfg_toolset_find(g, &ref) == e->ts)
+			continue;
+		cat_retire(w->mcp, e);
+		arn_cfg_unpin(e->ts);
+		arn_mcp_catalog_free(e->cat);
+		cat_init_clear(e);
+		memset(e, 0, sizeof(*e));
+	}
 }
 
 static bool pick_ts(struct http_mcp_req *r, const void *arg)
@@ -1229,7 +1708,7 @@ static void cat_drop(struct http_mcp_worker *m, const struct arn_cfg_toolset *ts
  * hear it. */
 static void backend_list_changed(struct http_mcp_req *r)
 {
-	struct http_mcp_worker *m = r->st->hc->w->mcp;
+	struct http_mcp_worker *m = r->hc->w->mcp;
 	cat_drop(m, r->ts);
 	list_changed_each(m, pick_ts, r->ts);
 }
@@ -1258,7 +1737,7 @@ static struct mcp_leg *bget_find(const struct http_mcp_req *g, uint32_t b)
 static int bget_send(struct mcp_leg *l)
 {
 	struct http_mcp_req *g = l->r;
-	struct http_mcp_worker *m = g->st->hc->w->mcp;
+	struct http_mcp_worker *m = g->hc->w->mcp;
 	size_t n = 0;
 	const char *bsid = sess_ok(g) ? arn_mcp_session_backend(m->sessions, g->s, l->b, &n) : NULL;
 	if (!bsid || !n || n > ARN_MCP_BACKEND_SID_MAX)
@@ -1270,14 +1749,14 @@ static int bget_send(struct mcp_leg *l)
 	l->kind = ARN_MCP_U_FAILED;
 	int rc = leg_send(l);
 	if (rc == 0)
-		HTTP_INC(g->st->hc, mcp_backend_get_opened);
+		HTTP_INC(g->hc, mcp_backend_get_opened);
 	return rc;
 }
 
 /* Try @p l again after its back-off, which doubles for the next time. */
 static void bget_later(struct mcp_leg *l)
 {
-	http_timer_arm(l->r->st->hc->w, &l->retry, l->backoff_ms);
+	http_timer_arm(l->r->hc->w, &l->retry, l->backoff_ms);
 	l->backoff_ms = l->backoff_ms >= MCP_BGET_BACKOFF_MAX_MS / 2 ? MCP_BGET_BACKOFF_MAX_MS
 								     : l->backoff_ms * 2;
 }
@@ -1287,7 +1766,7 @@ static void bget_retry(struct http_timer *t)
 	struct mcp_leg *l = OWNER(t, struct mcp_leg, retry);
 	if (!l->r || l->phase != LEG_GET)
 		return;
-	HTTP_INC(l->r->st->hc, mcp_backend_get_reopened);
+	HTTP_INC(l->r->hc, mcp_backend_get_reopened);
 	int rc = bget_send(l);
 	if (rc == -ESRCH)
 		leg_free(l);
@@ -1300,7 +1779,7 @@ static void bget_retry(struct http_timer *t)
  * its back-off is tried now: the backend session may be a new one). */
 static void bget_start(struct http_mcp_req *g, uint32_t b)
 {
-	struct http_conn *hc = g->st->hc;
+	struct http_conn *hc = g->hc;
 	struct http_mcp_worker *m = hc->w->mcp;
 	if (!g->get || !g->streaming || !sess_ok(g) || g->s->user != g || !g->ts ||
 	    b >= g->ts->n_backends || !arn_mcp_session_backend(m->sessions, g->s, b, NULL))
@@ -1364,7 +1843,7 @@ static void bget_close_all(struct http_mcp_req *g)
 static void bget_ended(struct mcp_leg *l, const char *why)
 {
 	struct http_mcp_req *g = l->r;
-	struct http_conn *hc = g->st->hc;
+	struct http_conn *hc = g->hc;
 	struct http_mcp_worker *m = hc->w->mcp;
 	if (l->rd_open)
 		arn_mcp_reader_fini(&l->rd);
@@ -1394,9 +1873,9 @@ static void bget_ended(struct mcp_leg *l, const char *why)
 static void bget_event(struct mcp_leg *l, struct arn_mcp_msg *m)
 {
 	struct http_mcp_req *g = l->r;
-	struct http_mcp_worker *mw = g->st->hc->w->mcp;
+	struct http_mcp_worker *mw = g->hc->w->mcp;
 	if (m->kind == ARN_MCP_NOTIFICATION && m->method == ARN_MCP_M_N_TOOLS_LIST_CHANGED) {
-		HTTP_INC(g->st->hc, mcp_backend_list_changed);
+		HTTP_INC(g->hc, mcp_backend_list_changed);
 		cat_drop(mw, g->ts);
 		/* this client's only: every client session has its own backend
 		 * sessions, each of which says so on its own stream */
@@ -1414,13 +1893,17 @@ static void bget_event(struct mcp_leg *l, struct arn_mcp_msg *m)
  * 202, as a backend would. */
 static void forward_done(struct http_mcp_req *r)
 {
-	struct http_conn *hc = r->st->hc;
+	struct http_conn *hc = r->hc;
 	bool run = !r->in_end;
 	r->wait = MCP_W_NONE;
+	if (r->bg && !r->bg->remote) {
+		bg_finish(r); /* DELETEs nobody waits for: they went */
+		return;
+	}
 	if (r->del)
-		reply(r->st, 200, NULL, NULL, NULL, "mcp_session_deleted");
+		rreply(r, 200, NULL, NULL, NULL, "mcp_session_deleted");
 	else
-		reply(r->st, 202, NULL, NULL, NULL, "mcp_accepted");
+		rreply(r, 202, NULL, NULL, NULL, "mcp_accepted");
 	if (run)
 		http_conn_run(hc);
 }
@@ -1430,7 +1913,7 @@ static void forward_done(struct http_mcp_req *r)
  * opened (it cannot be waiting for anything). @return whether it went. */
 static bool side_start(struct http_mcp_req *r, uint32_t b, struct json_object *msg)
 {
-	struct http_worker *w = r->st->hc->w;
+	struct http_worker *w = r->hc->w;
 	if (!msg || !sess_ok(r) || b >= r->ts->n_backends ||
 	    !arn_mcp_session_backend(w->mcp->sessions, r->s, b, NULL)) {
 		json_object_put(msg);
@@ -1451,7 +1934,7 @@ static bool side_start(struct http_mcp_req *r, uint32_t b, struct json_object *m
  * backends answered. */
 static void session_delete(struct http_mcp_req *r, struct arn_mcp_session *s)
 {
-	struct http_conn *hc = r->st->hc;
+	struct http_conn *hc = r->hc;
 	struct http_worker *w = hc->w;
 	if (s->user)
 		get_end(s->user, hc);
@@ -1461,13 +1944,13 @@ static void session_delete(struct http_mcp_req *r, struct arn_mcp_session *s)
 	for (uint32_t b = 0; b < r->ts->n_backends; b++)
 		side_start(r, b, json_object_new_object()); /* only those it has a session with */
 	r->in_end = false;
-	arn_mcp_session_close(w->mcp->sessions, s);
+	sess_close(w->mcp, s);
 	HTTP_INC(hc, mcp_session_closed);
 	if (r->n_legs) {
 		r->wait = MCP_W_FORWARD; /* forward_done */
 		return;
 	}
-	reply(r->st, 200, NULL, NULL, NULL, "mcp_session_deleted");
+	rreply(r, 200, NULL, NULL, NULL, "mcp_session_deleted");
 }
 
 /* The client's answer @p m to a backend's request: its id unwrapped, to
@@ -1475,7 +1958,7 @@ static void session_delete(struct http_mcp_req *r, struct arn_mcp_session *s)
  * unanswered; else dropped. */
 static void forward_reply(struct http_mcp_req *r, const struct arn_mcp_msg *m)
 {
-	struct http_conn *hc = r->st->hc;
+	struct http_conn *hc = r->hc;
 	uint32_t b = 0;
 	struct json_object *id = NULL;
 	if (arn_mcp_id_unwrap(m->id, &b, &id) != 0 || !sess_ok(r) ||
@@ -1496,28 +1979,30 @@ static void forward_reply(struct http_mcp_req *r, const struct arn_mcp_msg *m)
  * streams). */
 static void forward_cancel(struct http_mcp_req *r, const struct arn_mcp_msg *m)
 {
-	struct http_mcp_worker *mw = r->st->hc->w->mcp;
+	struct http_mcp_worker *mw = r->hc->w->mcp;
 	struct json_object *rid = m->params ? json_object_object_get(m->params, "requestId") : NULL;
 	if (!rid || !sess_ok(r))
 		return;
-	for (uint32_t i = 0; i < mw->n; i++) {
-		struct http_mcp_req *c = &mw->mem[i];
-		if (c == r || c->wait != MCP_W_CALL || !c->routed || c->s != r->s ||
-		    c->s_gen != r->s_gen || !c->id || !json_object_equal(c->id, rid))
+	for (uint32_t i = 0; i < mw->n + MCP_BG; i++) {
+		/* the session's calls run here, handed over from other workers or not */
+		struct http_mcp_req *c = i < mw->n ? &mw->mem[i] : &mw->bgs[i - mw->n].r;
+		if (c == r || c->wait != MCP_W_CALL || (c->bg && (!c->bg->used || c->bg->done)) ||
+		    (!c->bg && !c->st) || !c->routed || c->s != r->s || c->s_gen != r->s_gen ||
+		    !c->id || !json_object_equal(c->id, rid))
 			continue;
 		side_start(r, c->call_b, json_object_get(m->obj));
 		for (uint32_t k = 0; k < ARN_CFG_MCP_MAX_BACKENDS && c->n_legs; k++)
 			if (c->legs[k])
 				leg_free(c->legs[k]);
-		HTTP_INC(c->st->hc, mcp_cancelled);
+		HTTP_INC(c->hc, mcp_cancelled);
 		/* the call's connection is run now, unless it is this one (HTTP/2) */
-		bool same = c->st->hc == r->st->hc;
+		bool same = c->hc == r->hc;
 		c->in_end = same;
 		answer_async(c, arn_mcp_new_error(c->id, ARN_MCP_E_CANCELLED, NULL),
 			     "mcp_cancelled");
 		if (same) {
 			c->in_end = false;
-			r->st->hc->again = true;
+			r->hc->again = true;
 		}
 		return;
 	}
@@ -1552,9 +2037,9 @@ static void with_catalog(struct http_mcp_req *r, const struct arn_mcp_catalog *c
 	    cat ? arn_mcp_tools_call(cat, r->ts, &cl, r->params, &t) : ARN_MCP_E_UNKNOWN_TOOL;
 	if (e) {
 		if (e == ARN_MCP_E_FORBIDDEN_TOOL)
-			HTTP_INC(r->st->hc, mcp_tool_forbidden);
+			HTTP_INC(r->hc, mcp_tool_forbidden);
 		else if (e == ARN_MCP_E_UNKNOWN_TOOL)
-			HTTP_INC(r->st->hc, mcp_tool_unknown);
+			HTTP_INC(r->hc, mcp_tool_unknown);
 		answer_async(r, arn_mcp_new_error(r->id, e, NULL), "mcp_tools_call_refused");
 		return;
 	}
@@ -1567,7 +2052,7 @@ static void route_call(struct http_mcp_req *r)
 {
 	const char *why = NULL;
 	struct json_object *call = arn_mcp_new_request(r->id, "tools/call", r->params);
-	HTTP_INC(r->st->hc, mcp_tools_call);
+	HTTP_INC(r->hc, mcp_tools_call);
 	if (!leg_start(r, r->call_b, call, false, &why)) {
 		answer_async(r, arn_mcp_backend_error(r->id, r->ts->backends[r->call_b].name, why),
 			     "mcp_backend_failed");
@@ -1613,7 +2098,7 @@ static void prim_done(struct http_mcp_req *r)
  * with @p why). */
 static void fan_answer(struct http_mcp_req *r, uint32_t b, struct json_object *ans, const char *why)
 {
-	struct http_worker *w = r->st->hc->w;
+	struct http_worker *w = r->hc->w;
 	if (ans) {
 		struct arn_mcp_msg m;
 		arn_mcp_msg_decode(ans, &m);
@@ -1634,7 +2119,7 @@ static void fan_answer(struct http_mcp_req *r, uint32_t b, struct json_object *a
 				if (r->run_after && !r->nested) {
 					r->run_after = false;
 					if (!r->in_end)
-						http_conn_run(r->st->hc);
+						http_conn_run(r->hc);
 				}
 				return;
 			}
@@ -1644,7 +2129,7 @@ static void fan_answer(struct http_mcp_req *r, uint32_t b, struct json_object *a
 	}
 	json_object_put(ans);
 	if (b < r->fan.n && r->fan.b[b].state == ARN_MCP_F_FAILED) {
-		HTTP_INC(r->st->hc, mcp_backend_error);
+		HTTP_INC(r->hc, mcp_backend_error);
 		ARN_DEBUG(HTTP, "MCP tools/list: backend '%s' left out: %s",
 			  r->ts->backends[b].name, r->fan.b[b].why);
 	}
@@ -1681,7 +2166,7 @@ static void leg_done(struct mcp_leg *l, const char *why)
 	struct http_mcp_req *r = l->r;
 	uint32_t b = l->b;
 	struct json_object *ans = why ? NULL : json_object_get(l->answer);
-	struct http_worker *w = r->st->hc->w;
+	struct http_worker *w = r->hc->w;
 	struct arn_stats_scope *sc = http_rt_mcp_backend(r->ts, b);
 	if (sc) {
 		arn_stats_hist_record(sc, w->slot, ARN_MCPB_rq_time, http_now_us(w, l->start_tsc));
@@ -1717,7 +2202,7 @@ static void leg_done(struct mcp_leg *l, const char *why)
 		return;
 	}
 	if (!ans) {
-		HTTP_INC(r->st->hc, mcp_backend_error);
+		HTTP_INC(r->hc, mcp_backend_error);
 		answer_async(r, arn_mcp_backend_error(r->id, r->ts->backends[b].name, why),
 			     "mcp_backend_failed");
 		return;
@@ -1778,7 +2263,7 @@ static void discover_done(struct mcp_leg *l, const char *why)
 static void leg_phase_done(struct mcp_leg *l, const char *why)
 {
 	struct http_mcp_req *r = l->r;
-	struct http_worker *w = r->st->hc->w;
+	struct http_worker *w = r->hc->w;
 	if (l->sse_buf)
 		http_big_put(w, l->sse_buf);
 	l->sse_buf = NULL;
@@ -1817,6 +2302,8 @@ static void leg_phase_done(struct mcp_leg *l, const char *why)
 		case ARN_MCP_U_SESSION_GONE:
 			if (sess_ok(r))
 				arn_mcp_session_backend_forget(w->mcp->sessions, r->s, l->b);
+			else if (!r->s && !r->bg)
+				shared_bsid_set(r, l->b, NULL, 0);
 			if (!l->retried) {
 				/* it forgot its session: open another, send again (once) */
 				l->retried = true;
@@ -1863,6 +2350,8 @@ static void leg_phase_done(struct mcp_leg *l, const char *why)
 		if (l->bsid_len && sess_ok(r))
 			arn_mcp_session_backend_set(w->mcp->sessions, r->s, l->b, l->bsid,
 						    l->bsid_len);
+		else if (l->bsid_len && !r->s && !r->bg)
+			shared_bsid_set(r, l->b, l->bsid, l->bsid_len);
 		l->phase = LEG_NOTIFY;
 		rc = leg_send(l);
 		break;
@@ -1891,7 +2380,7 @@ static struct mcp_leg *leg_of(struct http_subreq *sr)
 static void leg_ops_head(struct http_subreq *sr, const struct arn_h1_msg *m)
 {
 	struct mcp_leg *l = leg_of(sr);
-	struct http_worker *w = l->r->st->hc->w;
+	struct http_worker *w = l->r->hc->w;
 	int ci = arn_h1_find(m, "content-type", 12, 0);
 	l->status = m->status;
 	l->kind = arn_mcp_upstream_classify(m->status, ci >= 0 ? m->hdrs[ci].value : NULL,
@@ -1923,14 +2412,15 @@ static void leg_ops_head(struct http_subreq *sr, const struct arn_h1_msg *m)
 		/* open: the next reopen waits the shortest back-off again */
 		l->backoff_ms = MCP_BGET_BACKOFF_MS;
 		l->live = true;
-		HTTP_GAUGE(l->r->st->hc, mcp_backend_get_active, 1);
+		HTTP_GAUGE(l->r->hc, mcp_backend_get_active, 1);
 	}
 }
 
 /* @p r's tag for the session's pending requests it relayed. */
 static uint32_t req_tag(const struct http_mcp_req *r)
 {
-	return (uint32_t)(r - r->st->hc->w->mcp->mem);
+	const struct http_mcp_worker *m = r->hc->w->mcp;
+	return r->bg ? m->n + (uint32_t)(r->bg - m->bgs) : (uint32_t)(r - m->mem);
 }
 
 /* A backend's request to the client (elicitation, sampling, roots/list)
@@ -1940,7 +2430,7 @@ static uint32_t req_tag(const struct http_mcp_req *r)
 static bool relay_request(struct mcp_leg *l, struct arn_mcp_msg *m)
 {
 	struct http_mcp_req *r = l->r;
-	struct http_conn *hc = r->st->hc;
+	struct http_conn *hc = r->hc;
 	int rc = sess_ok(r) ? arn_mcp_session_pending_add(r->s, l->b, m->id, req_tag(r)) : -ENOENT;
 	if (rc == 0) {
 		HTTP_INC(hc, mcp_relayed_request);
@@ -2023,7 +2513,7 @@ static void leg_ops_body(struct http_subreq *sr, const char *data, size_t len)
 	}
 	/* the client has not taken what its stream was sent: read no more
 	 * of the backend until it has (http_mcp_run resumes) */
-	if (l->r->streaming && l->r->st->hc->dn->queued)
+	if (l->r->streaming && l->r->st && l->r->hc->dn->queued)
 		http_subreq_pause(&l->sr);
 }
 
@@ -2044,7 +2534,7 @@ static void leg_ops_failed(struct http_subreq *sr, const char *why)
 static void start_tools(struct http_mcp_req *r, const struct arn_mcp_msg *m,
 			struct arn_mcp_session *s, bool list)
 {
-	struct http_worker *w = r->st->hc->w;
+	struct http_worker *w = r->hc->w;
 	r->s = s;
 	r->s_gen = s ? s->gen : 0;
 	r->msg = json_object_get(m->obj);
@@ -2054,7 +2544,7 @@ static void start_tools(struct http_mcp_req *r, const struct arn_mcp_msg *m,
 	r->method = list ? ARN_MCP_M_TOOLS_LIST : ARN_MCP_M_TOOLS_CALL;
 	r->wait = list ? MCP_W_LIST : MCP_W_CALL;
 	if (list)
-		HTTP_INC(r->st->hc, mcp_tools_list);
+		HTTP_INC(r->hc, mcp_tools_list);
 	struct mcp_cat *c = cat_find(w->mcp, r->ts);
 	bool fresh = c && r->ts->tools_list_cache_ttl_ms &&
 		     w->now_ms - c->built_ms < r->ts->tools_list_cache_ttl_ms;
@@ -2090,7 +2580,6 @@ static void start_prim(struct http_mcp_req *r, const struct arn_mcp_msg *m,
  */
 static bool modern_end(struct http_mcp_req *r, struct arn_mcp_body *bp)
 {
-	struct http_stream *st = r->st;
 	bool hdr_modern = r->has_pver && arn_mcp_is_modern(r->pver, r->pver_len);
 	const struct arn_mcp_msg *m = &bp->msgs[0];
 	const char *claim;
@@ -2102,20 +2591,20 @@ static bool modern_end(struct http_mcp_req *r, struct arn_mcp_body *bp)
 	struct arn_mcp_body *body = bp; /* released here from now on */
 	if (body->batch) {
 		arn_mcp_body_release(body);
-		reply_error(st, ARN_MCP_E_BATCH_REFUSED, NULL, "mcp_bad_body");
+		rreply_error(r, ARN_MCP_E_BATCH_REFUSED, NULL, "mcp_bad_body");
 		return true;
 	}
 	if (!claimed && m->kind == ARN_MCP_REQUEST) {
-		HTTP_INC(st->hc, mcp_header_mismatch);
-		reply_error_id(st, ARN_MCP_E_HEADER_MISMATCH, m->id,
-			       "MCP-Protocol-Version names 2026-07-28 but params._meta does not "
-			       "carry io.modelcontextprotocol/protocolVersion",
-			       "mcp_header_mismatch");
+		HTTP_INC(r->hc, mcp_header_mismatch);
+		rreply_error_id(r, ARN_MCP_E_HEADER_MISMATCH, m->id,
+				"MCP-Protocol-Version names 2026-07-28 but params._meta does not "
+				"carry io.modelcontextprotocol/protocolVersion",
+				"mcp_header_mismatch");
 		arn_mcp_body_release(body); /* m->id is the body's */
 		return true;
 	}
 	r->modern = true;
-	HTTP_INC(st->hc, mcp_stateless);
+	HTTP_INC(r->hc, mcp_stateless);
 	struct arn_mcp_modern_hdrs h = {
 	    .version = r->has_pver ? r->pver : NULL,
 	    .version_len = r->pver_len,
@@ -2131,8 +2620,8 @@ static bool modern_end(struct http_mcp_req *r, struct arn_mcp_body *bp)
 		snprintf(why, sizeof(why),
 			 "Mcp-Method or Mcp-Name is longer than the gateway reads");
 	if (e) {
-		HTTP_INC(st->hc, mcp_header_mismatch);
-		reply_error_id(st, e, m->id, why, "mcp_header_mismatch");
+		HTTP_INC(r->hc, mcp_header_mismatch);
+		rreply_error_id(r, e, m->id, why, "mcp_header_mismatch");
 		arn_mcp_body_release(body);
 		return true;
 	}
@@ -2157,15 +2646,15 @@ static bool modern_end(struct http_mcp_req *r, struct arn_mcp_body *bp)
 	case ARN_MCP_S_ANSWER:
 		arn_mcp_body_release(body);
 		if (!ans) {
-			http_local_reply(st, 500, NULL, 0, 0, "mcp_out_of_memory", NULL, 0);
+			r500(r, "mcp_out_of_memory");
 			return true;
 		}
-		reply(st, 200, ans, NULL, NULL, "mcp_answered");
+		rreply(r, 200, ans, NULL, NULL, "mcp_answered");
 		json_object_put(ans);
 		return true;
 	default:
 		arn_mcp_body_release(body);
-		reply(st, 202, NULL, NULL, NULL, "mcp_accepted");
+		rreply(r, 202, NULL, NULL, NULL, "mcp_accepted");
 		return true;
 	}
 }
@@ -2202,11 +2691,10 @@ static void start_prim(struct http_mcp_req *r, const struct arn_mcp_msg *m,
 	}
 }
 
-void http_mcp_end(struct http_stream *st)
+static void mcp_end(struct http_mcp_req *r)
 {
-	struct http_conn *hc = st->hc;
+	struct http_conn *hc = r->hc;
 	struct http_worker *w = hc->w;
-	struct http_mcp_req *r = st->mcp;
 	struct arn_mcp_session *s = NULL;
 	struct arn_mcp_body body;
 	bool have_body = false;
@@ -2217,7 +2705,7 @@ void http_mcp_end(struct http_stream *st)
 		arn_mcp_reader_fini(&r->rd);
 		r->rd_open = false;
 		if (e) {
-			reply_error(st, e, NULL, "mcp_bad_body");
+			rreply_error(r, e, NULL, "mcp_bad_body");
 			return;
 		}
 		if (modern_end(r, &body))
@@ -2231,19 +2719,19 @@ void http_mcp_end(struct http_stream *st)
 		if (e == ARN_MCP_E_SESSION_ELSEWHERE)
 			HTTP_INC(hc, mcp_session_elsewhere);
 		if (e) {
-			reply_error(st, e,
-				    e == ARN_MCP_E_SESSION_ELSEWHERE
-					? "the session lives on another worker of this Arion; "
-					  "requests are not handed between workers yet"
-					: NULL,
-				    "mcp_session");
+			rreply_error(r, e,
+				     e == ARN_MCP_E_SESSION_ELSEWHERE
+					 ? "the session lives on another worker of this Arion, "
+					   "which cannot be reached"
+					 : NULL,
+				     "mcp_session");
 			return;
 		}
 		enum arn_mcp_err ve = arn_mcp_version_header(r->has_pver ? r->pver : NULL,
 							     r->has_pver ? r->pver_len : 0,
 							     (enum arn_mcp_version)s->version);
 		if (ve) {
-			reply_error(st, ve, NULL, "mcp_protocol_version");
+			rreply_error(r, ve, NULL, "mcp_protocol_version");
 			return;
 		}
 		if (r->get || r->del) {
@@ -2256,7 +2744,7 @@ void http_mcp_end(struct http_stream *st)
 			return;
 		}
 	} else if (r->get || r->del) {
-		reply_error(st, ARN_MCP_E_SESSION_MISSING, NULL, "mcp_session_missing");
+		rreply_error(r, ARN_MCP_E_SESSION_MISSING, NULL, "mcp_session_missing");
 		return;
 	}
 	if (!have_body) {
@@ -2265,7 +2753,7 @@ void http_mcp_end(struct http_stream *st)
 		arn_mcp_reader_fini(&r->rd);
 		r->rd_open = false;
 		if (e) {
-			reply_error(st, e, NULL, "mcp_bad_body");
+			rreply_error(r, e, NULL, "mcp_bad_body");
 			return;
 		}
 	}
@@ -2273,7 +2761,7 @@ void http_mcp_end(struct http_stream *st)
 		    body.msgs[0].kind == ARN_MCP_REQUEST &&
 		    body.msgs[0].method == ARN_MCP_M_INITIALIZE)) {
 		arn_mcp_body_release(&body);
-		reply_error(st, ARN_MCP_E_SESSION_MISSING, NULL, "mcp_session_missing");
+		rreply_error(r, ARN_MCP_E_SESSION_MISSING, NULL, "mcp_session_missing");
 		return;
 	}
 
@@ -2302,12 +2790,13 @@ void http_mcp_end(struct http_stream *st)
 				for (uint32_t k = 0; k < n_ans; k++)
 					json_object_put(answers[k]);
 				arn_mcp_body_release(&body);
-				reply_error(st, oe, NULL, "mcp_sessions_full");
+				rreply_error(r, oe, NULL, "mcp_sessions_full");
 				return;
 			}
 			/* the table is the worker's, shared by every gateway
 			 * listener: the timeout is this filter's */
-			s->idle_ms = hc->hcm->mcp_gateway->session_idle_timeout_ms;
+			s->idle_ms = r->f->session_idle_timeout_ms;
+			sx_set(w->mcp, s, r);
 			HTTP_INC(hc, mcp_session_opened);
 			sid_out = s->id;
 			s->relay = client_relays(m->params);
@@ -2362,7 +2851,7 @@ void http_mcp_end(struct http_stream *st)
 			for (uint32_t k = 0; k < n_ans; k++)
 				json_object_put(answers[k]);
 			arn_mcp_body_release(&body);
-			http_local_reply(st, 500, NULL, 0, 0, "mcp_out_of_memory", NULL, 0);
+			r500(r, "mcp_out_of_memory");
 			return;
 		}
 		answers[n_ans++] = ans;
@@ -2375,7 +2864,7 @@ void http_mcp_end(struct http_stream *st)
 	}
 	if (n_ans == 0) {
 		/* only notifications and answers: 202, no body */
-		reply(st, 202, NULL, NULL, NULL, "mcp_accepted");
+		rreply(r, 202, NULL, NULL, NULL, "mcp_accepted");
 		return;
 	}
 	struct json_object *out = answers[0];
@@ -2388,12 +2877,510 @@ void http_mcp_end(struct http_stream *st)
 				json_object_put(answers[k]);
 		}
 		if (!out) {
-			http_local_reply(st, 500, NULL, 0, 0, "mcp_out_of_memory", NULL, 0);
+			r500(r, "mcp_out_of_memory");
 			return;
 		}
 	}
-	reply(st, 200, out, sid_out, NULL, "mcp_answered");
+	rreply(r, 200, out, sid_out, NULL, "mcp_answered");
 	json_object_put(out);
+}
+
+static void xw_handoff(struct http_mcp_req *r);
+
+void http_mcp_end(struct http_stream *st)
+{
+	struct http_mcp_req *r = st->mcp;
+	if (r->xfer) {
+		xw_handoff(r);
+		return;
+	}
+	mcp_end(r);
+}
+
+/* ---- detached requests ---------------------------------------------------------------------- */
+
+/* A free detached request for ToolSet @p ts (its pin and @p hrt's
+ * reference are taken over), going out from @p laddr; NULL when none is
+ * free (the caller still holds both). */
+static struct mcp_bg *bg_take(struct http_mcp_worker *m, const struct arn_cfg_toolset *ts,
+			      struct http_hcm_rt *hrt, uint32_t laddr)
+{
+	struct mcp_bg *bg = NULL;
+	for (uint32_t i = 0; i < MCP_BG && !bg; i++)
+		if (!m->bgs[i].used)
+			bg = &m->bgs[i];
+	if (!bg)
+		return NULL;
+	struct http_mcp_req *r = &bg->r;
+	memset(r, 0, sizeof(*r));
+	r->bg = bg;
+	r->hc = &bg->hc;
+	r->ts = ts;
+	r->ping.fn = ping_fire;
+	bg->hc.hrt = hrt;
+	bg->hc.laddr = laddr;
+	size_t nl = ts->obj.name_len < sizeof(bg->tsname) ? ts->obj.name_len : 0;
+	memcpy(bg->tsname, ts->obj.name, nl);
+	bg->tsname[nl] = 0;
+	bg->f = (struct arn_cfg_mcp_filter){
+	    .toolset = {bg->tsname, nl, ts->obj.hash},
+	    .max_request_bytes = ARN_CFG_MCP_DEFAULT_MAX_REQUEST,
+	    .max_response_bytes = ARN_CFG_MCP_DEFAULT_MAX_RESPONSE,
+	};
+	r->f = &bg->f;
+	bg->used = true;
+	bg->done = bg->remote = false;
+	bg->from = 0;
+	bg->handle = 0;
+	bg->req = NULL;
+	bg->owed = NULL;
+	return bg;
+}
+
+/* Detached request @p r is over (answered, its DELETEs gone, or its
+ * client gone): the worker's poll frees it, never a callback inside it. */
+static void bg_finish(struct http_mcp_req *r)
+{
+	struct mcp_bg *bg = r->bg;
+	if (bg->done)
+		return;
+	bg->done = true;
+	r->hc->w->mcp->n_bg_done++;
+}
+
+static void bg_release(struct http_mcp_worker *m, struct mcp_bg *bg)
+{
+	req_release(m, &bg->r);
+	xmsg_free(bg->req);
+	bg->req = NULL;
+	free(bg->owed); /* (only at the worker's end: an X_END or X_ABORT, nothing pinned) */
+	bg->owed = NULL;
+	http_rt_hcm_put(bg->hc.hrt);
+	bg->hc.hrt = NULL;
+	bg->used = false;
+}
+
+/* DELETE backend @p b's session @p sid (@p n bytes) from detached
+ * request @p bg, counted. */
+static void bg_delete(struct mcp_bg *bg, uint32_t b, const char *sid, size_t n)
+{
+	struct http_mcp_req *r = &bg->r;
+	const char *why = NULL;
+	r->del = true;
+	r->bsid_next = sid;
+	r->bsid_next_len = n;
+	r->in_end = true;
+	if (leg_start(r, b, json_object_new_object(), true, &why))
+		HTTP_INC(r->hc, mcp_backend_session_deleted);
+	else
+		ARN_DEBUG(HTTP, "MCP: could not DELETE the session of backend '%s': %s",
+			  r->ts->backends[b].name, why);
+	r->in_end = false;
+	r->bsid_next = NULL;
+}
+
+/* Every DELETE of @p bg started: it ends with the last (forward_done). */
+static void bg_deletes_sent(struct mcp_bg *bg)
+{
+	if (bg->r.n_legs)
+		bg->r.wait = MCP_W_FORWARD;
+	else
+		bg_finish(&bg->r);
+}
+
+/* Session @p s opened by request @p r: what its expiry needs. */
+static void sx_set(struct http_mcp_worker *m, struct arn_mcp_session *s, struct http_mcp_req *r)
+{
+	struct mcp_sx *x = &m->sx[s->slot];
+	if (x->ts)
+		arn_cfg_unpin(x->ts);
+	http_rt_hcm_put(x->hrt);
+	arn_cfg_pin(r->ts);
+	x->ts = r->ts;
+	x->hrt = r->hc->hcm ? http_rt_hcm(r->hc->hcm) : NULL;
+	x->laddr = r->hc->laddr;
+}
+
+static void sx_clear(struct mcp_sx *x)
+{
+	if (x->ts)
+		arn_cfg_unpin(x->ts);
+	http_rt_hcm_put(x->hrt);
+	*x = (struct mcp_sx){0};
+}
+
+static void sess_close(struct http_mcp_worker *m, struct arn_mcp_session *s)
+{
+	sx_clear(&m->sx[s->slot]);
+	arn_mcp_session_close(m->sessions, s);
+}
+
+/* Session @p s ends by idling (lib/mcp calls this, then releases it): its
+ * backend sessions are DELETEd as a client's DELETE would, from a
+ * detached request. */
+static void on_expire(void *arg, struct arn_mcp_session *s)
+{
+	struct http_mcp_worker *m = arg;
+	struct mcp_sx *x = &m->sx[s->slot];
+	const struct arn_cfg_toolset *ts = x->ts;
+	if (x->hrt)
+		arn_stats_inc(x->hrt->stats, m->w->slot, ARN_HTTP_mcp_session_expired);
+	uint32_t nb = 0;
+	for (uint32_t b = 0; ts && b < ts->n_backends; b++)
+		if (arn_mcp_session_backend(m->sessions, s, b, NULL))
+			nb++;
+	if (!nb) {
+		sx_clear(x);
+		return;
+	}
+	struct mcp_bg *bg = bg_take(m, ts, x->hrt, x->laddr);
+	if (!bg) {
+		if (x->hrt)
+			arn_stats_add(x->hrt->stats, m->w->slot,
+				      ARN_HTTP_mcp_backend_delete_overflow, nb);
+		sx_clear(x);
+		return;
+	}
+	*x = (struct mcp_sx){0}; /* the pin and the reference are the detached request's */
+	for (uint32_t b = 0; b < ts->n_backends; b++) {
+		size_t n = 0;
+		const char *sid = arn_mcp_session_backend(m->sessions, s, b, &n);
+		if (sid)
+			bg_delete(bg, b, sid, n); /* (the leg copies the id) */
+	}
+	bg_deletes_sent(bg);
+}
+
+/* The shared backend session of stateless clients with backend @p b of
+ * @p r's ToolSet is @p sid now (NULL: the backend forgot it); one it
+ * replaces (two requests opened one each at once) is DELETEd. */
+static void shared_bsid_set(struct http_mcp_req *r, uint32_t b, const char *sid, size_t n)
+{
+	struct http_mcp_worker *m = r->hc->w->mcp;
+	struct mcp_cat *e = cat_entry(m, r->ts);
+	if (sid && e->bsid_len[b] && (e->bsid_len[b] != n || memcmp(e->bsid[b], sid, n) != 0)) {
+		arn_cfg_pin(r->ts);
+		struct mcp_bg *bg = bg_take(m, r->ts, NULL, e->laddr);
+		if (bg) {
+			bg_delete(bg, b, e->bsid[b], e->bsid_len[b]);
+			bg_deletes_sent(bg);
+		} else {
+			arn_cfg_unpin(r->ts);
+			HTTP_INC(r->hc, mcp_backend_delete_overflow);
+		}
+	}
+	e->laddr = r->hc->laddr;
+	e->bsid_len[b] = sid && n <= ARN_MCP_BACKEND_SID_MAX ? (uint8_t)n : 0;
+	if (e->bsid_len[b])
+		memcpy(e->bsid[b], sid, n);
+}
+
+/* Catalog entry @p e goes (another ToolSet takes it): its shared backend
+ * sessions are DELETEd. */
+static void cat_retire(struct http_mcp_worker *m, struct mcp_cat *e)
+{
+	uint32_t nb = 0;
+	for (uint32_t b = 0; e->ts && b < e->ts->n_backends; b++)
+		nb += e->bsid_len[b] != 0;
+	struct mcp_bg *bg = NULL;
+	if (nb) {
+		arn_cfg_pin(e->ts);
+		bg = bg_take(m, e->ts, NULL, e->laddr);
+		if (!bg)
+			arn_cfg_unpin(e->ts);
+	}
+	for (uint32_t b = 0; bg && b < e->ts->n_backends; b++)
+		if (e->bsid_len[b])
+			bg_delete(bg, b, e->bsid[b], e->bsid_len[b]);
+	if (bg)
+		bg_deletes_sent(bg);
+	memset(e->bsid_len, 0, sizeof(e->bsid_len));
+}
+
+/* ---- between workers: the receiving side -------------------------------------------------- */
+
+/* Request @p r names another worker's session: its body (all of it, now)
+ * and what the gateway read from its head go to that worker (X_REQ). */
+static void xw_handoff(struct http_mcp_req *r)
+{
+	struct http_stream *st = r->st;
+	struct http_conn *hc = st->hc;
+	struct http_mcp_worker *m = hc->w->mcp;
+	int owner = arn_mcp_session_owner(r->sid, r->sid_len);
+	size_t hl = 0;
+	for (size_t i = 0; i < r->n_hdrs; i++)
+		hl += r->hdrs[i].value_len + 1;
+	HTTP_INC(hc, mcp_session_elsewhere);
+	struct mcp_xmsg *x = xmsg_new(X_REQ, hc->w->idx, xw_handle(m, r), r->xbody_len + hl);
+	if (!x) {
+		http_local_reply(st, 500, NULL, 0, 0, "mcp_out_of_memory", NULL, 0);
+		return;
+	}
+	if (r->xbody_len)
+		memcpy(x->text, r->xbody, r->xbody_len);
+	x->len = r->xbody_len;
+	char *v = x->text + r->xbody_len;
+	for (size_t i = 0; i < r->n_hdrs; i++) {
+		x->hdrs[i] = r->hdrs[i];
+		memcpy(v, r->hdrs[i].value, r->hdrs[i].value_len);
+		v[r->hdrs[i].value_len] = 0;
+		x->hdrs[i].value = NULL; /* the owner points it into its copy */
+		v += r->hdrs[i].value_len + 1;
+	}
+	x->n_hdrs = (uint32_t)r->n_hdrs;
+	arn_cfg_pin(r->ts);
+	x->ts = r->ts;
+	x->hrt = hc->hcm ? http_rt_hcm(hc->hcm) : NULL;
+	x->laddr = hc->laddr;
+	x->max_request_bytes = r->f->max_request_bytes;
+	x->max_response_bytes = r->f->max_response_bytes;
+	x->get = r->get;
+	x->del = r->del;
+	x->has_sid = r->has_sid;
+	memcpy(x->sid, r->sid, r->sid_len);
+	x->has_pver = r->has_pver;
+	x->pver_len = (uint8_t)r->pver_len;
+	memcpy(x->pver, r->pver, r->pver_len);
+	free(r->xbody);
+	r->xbody = NULL;
+	r->xbody_len = r->xbody_cap = 0;
+	if (owner < 0 || xw_send((unsigned)owner, x) != 0) {
+		xmsg_free(x);
+		HTTP_INC(hc, mcp_handoff_dropped);
+		struct json_object *o = arn_mcp_new_error(
+		    NULL, ARN_MCP_E_INTERNAL,
+		    "the worker of this Arion that holds the session is busy; try again");
+		reply(st, 503, o, NULL, NULL, "mcp_handoff_dropped");
+		json_object_put(o);
+		return;
+	}
+	HTTP_INC(hc, mcp_handoff_out);
+	r->wait = MCP_W_REMOTE;
+}
+
+/* The client stream of handed-over request @p r ended before its answer
+ * did: its owner drops it (X_CANCEL), now or from the next polls. */
+static void xw_cancel(struct http_mcp_worker *m, struct http_mcp_req *r)
+{
+	int owner = arn_mcp_session_owner(r->sid, r->sid_len);
+	if (owner < 0)
+		return;
+	struct mcp_xmsg *x = xmsg_new(X_CANCEL, m->w->idx, xw_handle(m, r), 0);
+	if (x && xw_send((unsigned)owner, x) == 0)
+		return;
+	free(x);
+	if (m->n_owed < m->n)
+		m->owed[m->n_owed++] = (struct mcp_owed_cancel){(uint8_t)owner, xw_handle(m, r)};
+}
+
+/* An answer from the owner for this worker's request x->handle. */
+static void xw_answer(struct http_mcp_worker *m, struct mcp_xmsg *x)
+{
+	uint32_t idx = (uint32_t)(x->handle >> 32) & 0xffffff;
+	if (idx >= m->n)
+		return;
+	struct http_mcp_req *r = &m->mem[idx];
+	if (r->xgen != (uint32_t)x->handle || !r->xfer || !r->st || r->st->mcp != r)
+		return; /* its stream ended: stale */
+	struct http_stream *st = r->st;
+	struct http_conn *hc = st->hc;
+	switch (x->kind) {
+	case X_REPLY:
+		if (r->wait != MCP_W_REMOTE || r->streaming)
+			return;
+		r->wait = MCP_W_NONE;
+		reply_text(st, x->status, x->len == SIZE_MAX ? NULL : x->text,
+			   x->len == SIZE_MAX ? 0 : x->len, x->with_sid ? r->sid : NULL, x->allow,
+			   x->details);
+		break;
+	case X_HEAD:
+		if (r->wait != MCP_W_REMOTE || r->streaming)
+			return;
+		if (stream_start(r) != 0) {
+			r->wait = MCP_W_NONE;
+			xw_cancel(m, r);
+			http_local_reply(st, 500, NULL, 0, 0, "mcp_no_buffer", NULL, 0);
+		} else if (r->get) {
+			st->details = "mcp_get_stream";
+		}
+		break;
+	case X_EVENT:
+		if (!r->streaming || (st->state & HTTP_S_RESP_DONE) || hc->state != HTTP_DC_OPEN)
+			return;
+		if (!stream_text(r, x->text, x->len)) {
+			/* the client does not read: cut off, as on the owner */
+			xw_cancel(m, r);
+			r->wait = MCP_W_NONE;
+			st->flags |= ARN_RF_BIT(LOCAL_RESET);
+			http_conn_abort(hc);
+			return;
+		}
+		break;
+	case X_END:
+	case X_ABORT:
+		if (!r->streaming || (st->state & HTTP_S_RESP_DONE) || hc->state != HTTP_DC_OPEN) {
+			if (r->wait == MCP_W_REMOTE && x->kind == X_ABORT) {
+				r->wait = MCP_W_NONE;
+				http_local_reply(st, 502, NULL, 0, 0, "mcp_handoff_aborted", NULL,
+						 0);
+				break;
+			}
+			return;
+		}
+		r->wait = MCP_W_NONE;
+		http_timer_cancel(&r->ping);
+		if (x->kind == X_ABORT) {
+			st->flags |= ARN_RF_BIT(LOCAL_RESET);
+			http_conn_abort(hc);
+			return;
+		}
+		hc->dn->codec->encode_end(hc->dn);
+		st->state |= HTTP_S_RESP_DONE;
+		hc->again = true;
+		break;
+	default:
+		return;
+	}
+	http_conn_run(hc);
+}
+
+/* ---- between workers: the owning side ----------------------------------------------------- */
+
+/* A request another worker received for one of this worker's sessions
+ * (X_REQ @p x, taken): run here as a detached request. */
+static void xw_request(struct http_mcp_worker *m, struct mcp_xmsg *x)
+{
+	struct mcp_bg *bg = bg_take(m, x->ts, x->hrt, x->laddr);
+	if (!bg) {
+		/* as when its inbox is full: 503, the client tries again */
+		struct json_object *o = arn_mcp_new_error(
+		    NULL, ARN_MCP_E_INTERNAL,
+		    "the worker of this Arion that holds the session is busy; try again");
+		size_t n = 0;
+		const char *t = o ? arn_mcp_text(o, &n) : "";
+		struct mcp_xmsg *y = xmsg_new(X_REPLY, m->w->idx, x->handle, n);
+		if (y) {
+			memcpy(y->text, t, n);
+			y->status = 503;
+			y->details = "mcp_handoff_dropped";
+			if (xw_send(x->from, y) != 0)
+				free(y);
+		}
+		json_object_put(o);
+		if (x->hrt)
+			arn_stats_inc(x->hrt->stats, m->w->slot, ARN_HTTP_mcp_handoff_dropped);
+		xmsg_free(x);
+		return;
+	}
+	x->ts = NULL; /* the detached request's now */
+	x->hrt = NULL;
+	struct http_mcp_req *r = &bg->r;
+	bg->remote = true;
+	bg->from = x->from;
+	bg->handle = x->handle;
+	bg->req = x;
+	bg->f.max_request_bytes = x->max_request_bytes;
+	bg->f.max_response_bytes = x->max_response_bytes;
+	HTTP_INC(r->hc, mcp_handoff_in);
+	r->get = x->get;
+	r->del = x->del;
+	r->has_sid = x->has_sid;
+	r->sid_len = strnlen(x->sid, ARN_MCP_SID_LEN);
+	memcpy(r->sid, x->sid, r->sid_len);
+	r->sid[r->sid_len] = 0;
+	r->has_pver = x->has_pver;
+	r->pver_len = x->pver_len;
+	memcpy(r->pver, x->pver, x->pver_len);
+	const char *v = x->text + x->len;
+	r->n_hdrs = x->n_hdrs;
+	for (size_t i = 0; i < x->n_hdrs; i++) {
+		r->hdrs[i] = x->hdrs[i];
+		r->hdrs[i].value = v;
+		v += x->hdrs[i].value_len + 1;
+	}
+	struct arn_mcp_limits lim = {.max_message_bytes = x->max_request_bytes};
+	if (arn_mcp_reader_init(&r->rd, &lim) != 0) {
+		rreply_error(r, ARN_MCP_E_INTERNAL, "out of memory", "mcp_out_of_memory");
+		return;
+	}
+	r->rd_open = true;
+	if (!r->get && !r->del) {
+		int rc = x->len ? arn_mcp_reader_feed(&r->rd, x->text, x->len) : ARN_AGAIN;
+		if (rc != ARN_AGAIN) {
+			rreply_error(r, (enum arn_mcp_err)rc, NULL, "mcp_bad_body");
+			return;
+		}
+	}
+	mcp_end(r);
+}
+
+/* X_CANCEL: the client of a request handed here went away. */
+static void xw_cancelled(struct http_mcp_worker *m, const struct mcp_xmsg *x)
+{
+	for (uint32_t i = 0; i < MCP_BG; i++) {
+		struct mcp_bg *bg = &m->bgs[i];
+		if (!bg->used || !bg->remote || bg->done || bg->from != x->from ||
+		    bg->handle != x->handle)
+			continue;
+		HTTP_INC(bg->r.hc, mcp_handoff_cancel);
+		bg_finish(&bg->r);
+		return;
+	}
+}
+
+#define MCP_XW_BURST 32u
+#define MCP_SWEEP_MS 1000u
+
+void http_mcp_poll(struct http_worker *w)
+{
+	struct http_mcp_worker *m = w->mcp;
+	if (!m)
+		return;
+	struct rte_ring *q = w->idx < ARN_MCP_MAX_WORKERS ? xw_in[w->idx] : NULL;
+	void *xs[MCP_XW_BURST];
+	unsigned n =
+	    q && !rte_ring_empty(q) ? rte_ring_sc_dequeue_burst(q, xs, MCP_XW_BURST, NULL) : 0;
+	for (unsigned i = 0; i < n; i++) {
+		struct mcp_xmsg *x = xs[i];
+		switch (x->kind) {
+		case X_REQ:
+			xw_request(m, x);
+			continue; /* taken */
+		case X_CANCEL:
+			xw_cancelled(m, x);
+			break;
+		default:
+			xw_answer(m, x);
+			break;
+		}
+		xmsg_free(x);
+	}
+	/* what found an inbox full before */
+	for (uint32_t i = 0; i < m->n_owed;) {
+		struct mcp_xmsg *x = xmsg_new(X_CANCEL, w->idx, m->owed[i].handle, 0);
+		if (!x || xw_send(m->owed[i].to, x) != 0) {
+			free(x);
+			break;
+		}
+		m->owed[i] = m->owed[--m->n_owed];
+	}
+	if (m->n_bg_done) {
+		for (uint32_t i = 0; i < MCP_BG; i++) {
+			struct mcp_bg *bg = &m->bgs[i];
+			if (!bg->used || !bg->done)
+				continue;
+			if (bg->owed && xw_send(bg->from, bg->owed) == 0)
+				bg->owed = NULL;
+			if (bg->owed)
+				continue;
+			bg_release(m, bg);
+			m->n_bg_done--;
+		}
+	}
+	if (w->now_ms >= m->sweep_ms) {
+		m->sweep_ms = w->now_ms + MCP_SWEEP_MS;
+		arn_mcp_sessions_expire(m->sessions, w->now_ms, NULL, NULL);
+	}
 }
 
 void http_mcp_log(struct http_stream *st)
@@ -2416,12 +3403,9 @@ void http_mcp_log(struct http_stream *st)
 	}
 }
 
-void http_mcp_stream_end(struct http_stream *st)
+/* What request @p r holds goes back (its legs, its output, its pins). */
+static void req_release(struct http_mcp_worker *m, struct http_mcp_req *r)
 {
-	struct http_mcp_req *r = st->mcp;
-	if (!r)
-		return;
-	struct http_mcp_worker *m = st->hc->w->mcp;
 	if (r->get)
 		get_unlink(m, r);
 	r->get = false;
@@ -2441,7 +3425,7 @@ void http_mcp_stream_end(struct http_stream *st)
 	r->wait = MCP_W_NONE;
 	http_timer_cancel(&r->ping);
 	if (r->out)
-		http_big_put(st->hc->w, r->out);
+		http_big_put(m->w, r->out);
 	r->out = NULL;
 	r->streaming = false;
 	if (r->rd_open)
@@ -2450,6 +3434,25 @@ void http_mcp_stream_end(struct http_stream *st)
 	if (r->ts)
 		arn_cfg_unpin(r->ts);
 	r->ts = NULL;
+	free(r->xbody);
+	r->xbody = NULL;
+	r->xbody_len = r->xbody_cap = 0;
+	r->s = NULL;
+}
+
+static void xw_cancel(struct http_mcp_worker *m, struct http_mcp_req *r);
+
+void http_mcp_stream_end(struct http_stream *st)
+{
+	struct http_mcp_req *r = st->mcp;
+	if (!r)
+		return;
+	struct http_mcp_worker *m = st->hc->w->mcp;
+	if (r->xfer && (r->wait == MCP_W_REMOTE || r->streaming))
+		xw_cancel(m, r); /* its owner still runs it */
+	r->xfer = false;
+	r->xgen++; /* what the owner still sends for it is stale */
+	req_release(m, r);
 	r->next = m->free;
 	m->free = r;
 	st->mcp = NULL;

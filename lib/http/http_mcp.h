@@ -71,6 +71,22 @@ void http_mcp_run(struct http_stream *st);
  */
 void http_mcp_gen(struct http_worker *w, const struct arn_cfg_gen *g);
 
+/**
+ * Once per loop iteration of worker @p w: messages from other workers
+ * (requests for this worker's sessions, answers to requests it handed
+ * over), what found another worker's inbox full, detached requests that
+ * ended, and idle sessions (once a second).
+ */
+void http_mcp_poll(struct http_worker *w);
+
+/** Worker @p w stops: its detached requests end (before the upstream
+ * connections their sub-requests use are closed). */
+void http_mcp_shutdown(struct http_worker *w);
+
+/** The control lcore at stop, after every worker ended: the workers'
+ * inboxes and what is left in them go. */
+void http_mcp_stop(void);
+
 /** The stream ends: its request context goes back to the worker. */
 void http_mcp_stream_end(struct http_stream *st);
 

@@ -301,6 +301,8 @@ static void worker_poll(struct arn_lcore *lc, void *arg)
 	 * connections */
 	if (w->n_drains)
 		http_drains_poll(w);
+	/* 5b. the MCP gateway: other workers' messages, idle sessions */
+	http_mcp_poll(w);
 	/* 6. a new generation */
 	if (g_store) {
 		const struct arn_cfg_gen *g = arn_config_gen(g_store);
@@ -324,6 +326,7 @@ static void worker_fini(struct arn_lcore *lc, void *arg)
 	if (!w)
 		return;
 	http_conns_shutdown(w);
+	http_mcp_shutdown(w);
 	http_tcpp_shutdown(w);
 	http_pools_close_all(w);
 	http_drains_fini(w);
@@ -391,6 +394,7 @@ void arn_http_stop(void)
 	arn_stats_pull_unregister(tls_worker_stats_pull, NULL);
 	http_grpc_stats_stop();
 	http_mcp_tools_stop();
+	http_mcp_stop();
 	http_rt_fini();
 	arn_stats_scope_put(g_lm_stats);
 	g_lm_stats = NULL;

@@ -10,7 +10,10 @@
 # forwarded with progress relayed; 2024-11-05 clients on Streamable HTTP;
 # 400, 404 (unknown and expired), 409 for a second GET stream; DELETE
 # ending the GET stream; the limit of unanswered backend requests per
-# session attacked by a backend (docs/security.md).
+# session attacked by a backend (docs/security.md). With two workers
+# (RSS spreading connections): a session's requests, GET stream, answers
+# and DELETE served whichever worker each connection lands on, and an
+# idle-expired session's backend sessions DELETEd.
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl node /usr/bin/python3 || exit 77
@@ -31,6 +34,10 @@ topo_wait_log "$TOPO_DIR/be-b.log" ready 20 || { echo "backend b did not start";
 cp_dir="$TOPO_DIR/cp"
 mkdir -p "$cp_dir"
 http_e2e_xds_cp "$ARION_SRC/tests/http/e2e_mcp_session.js" "$cp_dir" || exit 1
+# two workers, both on CPU 1: a session lives on the worker that answered
+# its initialize, and RSS spreads a client's connections (each from its
+# own source port) over both; the other worker hands its requests over
+export HTTP_E2E_WORKERS="1, 2" ARION_EXTRA="-- --lcores 0@0,1@1,2@1"
 http_e2e_arion "$TOPO_DIR/body.yaml" || exit 1
 for i in $(seq 200); do [ -e "$cp_dir/ready" ] || [ -e "$cp_dir/failed" ] && break; sleep 0.1; done
 [ -e "$cp_dir/ready" ] || { cat "$TOPO_DIR/cp.log"; bad "configuration not ACKed"; http_e2e_finish; }
@@ -142,6 +149,45 @@ echo "$out" | grep -q '"text":"a:flood 4 refused"' && [ "$relayed" = 16 ] && [ "
 out=$(mcp '{"jsonrpc":"2.0","id":"arn.0.12345","result":{"action":"accept","content":{}}}' "$sid")
 [ "$(status)" = 202 ] && [ "$(stat http.mcp.mcp_reply_dropped)" -ge 1 ] &&
 	ok "an answer to nothing the gateway relayed is dropped (202, not forwarded)" || bad "stray answer: $(status) $out"
+
+# 6. two workers: one session's requests, each on a connection of its own
+# (a new source port, so RSS puts about half on the other worker)
+sid=$(init 2025-06-18)
+n=0
+for i in $(seq 16); do
+	out=$(mcp "{\"jsonrpc\":\"2.0\",\"id\":$i,\"method\":\"tools/list\"}" "$sid")
+	[ "$(status)" = 200 ] && echo "$out" | grep -q '"a__ask"' && echo "$out" | grep -q "\"id\":$i," &&
+		n=$((n + 1))
+done
+[ $n = 16 ] && [ "$(stat http.mcp.mcp_handoff_out)" -ge 1 ] && [ "$(stat http.mcp.mcp_handoff_in)" -ge 1 ] &&
+	[ "$(stat http.mcp.mcp_handoff_dropped)" = 0 ] &&
+	ok "16 connections of one session over 2 workers: all served ($(stat http.mcp.mcp_handoff_out) handed to the session's worker)" ||
+	bad "across workers: $n of 16, handed $(stat http.mcp.mcp_handoff_out)/$(stat http.mcp.mcp_handoff_in), dropped $(stat http.mcp.mcp_handoff_dropped): $out"
+k=0
+for i in $(seq 4); do
+	sid=$(init 2025-06-18)
+	ip netns exec "$cns" curl -sS -N --max-time 20 -H 'Accept: text/event-stream' -H "Mcp-Session-Id: $sid" \
+		-D "$TOPO_DIR/get$i.h" "http://$us/mcp" >"$TOPO_DIR/get$i.out" 2>&1 &
+	getpid=$!
+	for j in $(seq 50); do [ -s "$TOPO_DIR/get$i.h" ] && break; sleep 0.1; done
+	out=$(mcp '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a__grow","arguments":{}}}' "$sid")
+	code=$(cc -o /dev/null -w '%{http_code}' -X DELETE -H "Mcp-Session-Id: $sid" "http://$us/mcp")
+	wait $getpid
+	getrc=$?
+	grep -qi '^content-type: text/event-stream' "$TOPO_DIR/get$i.h" && echo "$out" | grep -q '"text":"a:grown"' &&
+		[ "$code" = 200 ] && [ $getrc = 0 ] && k=$((k + 1))
+done
+[ $k = 4 ] && ok "GET stream, call and DELETE of a session on three connections: served, DELETE ended the GET stream" ||
+	bad "GET/DELETE across workers: $k of 4 ($code, $getrc, $out)"
+# an idle session that opened backend sessions: they are DELETEd when it expires
+sid=$(init 2025-06-18)
+d0=$(grep -c '^delete ' "$TOPO_DIR/be-a.log")
+out=$(mcp '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' "$sid")
+for i in $(seq 60); do [ "$(grep -c '^delete ' "$TOPO_DIR/be-a.log")" -gt "$d0" ] && break; sleep 0.1; done
+[ "$(grep -c '^delete ' "$TOPO_DIR/be-a.log")" -gt "$d0" ] && [ "$(stat http.mcp.mcp_session_expired)" -ge 1 ] &&
+	[ "$(stat http.mcp.mcp_backend_session_deleted)" -ge 2 ] &&
+	ok "a session expired by idling DELETEd its backend sessions ($(stat http.mcp.mcp_backend_session_deleted) DELETEs)" ||
+	bad "idle expiry: deletes $d0 -> $(grep -c '^delete ' "$TOPO_DIR/be-a.log"), expired $(stat http.mcp.mcp_session_expired), deleted $(stat http.mcp.mcp_backend_session_deleted)"
 
 topo_arion_stop || bad "arion exit code $?"
 http_e2e_finish

@@ -55,8 +55,11 @@ struct arn_lcore {
 	unsigned idx;
 };
 
-static struct arn_lcore lc0;
+static struct arn_lcore lc0, lc1 = {.idx = 1};
 static struct rte_mempool *pool;
+/* start2(): a second worker (lc1) beside lc0, as RSS spreads clients
+ * over two (the MCP gateway's sessions live on one of them) */
+static bool two_workers;
 static uint64_t now_us = 1000000;
 
 uint64_t arn_net_now(const struct arn_lcore *lc)
@@ -116,7 +119,7 @@ uint64_t arn_net_nexthop_since(const struct arn_lcore *lc, uint32_t dst)
 
 void arn_net_resolve(struct arn_lcore *lc, uint32_t dst)
 {
-	assert_ptr_equal(lc, &lc0);
+	assert_true(lc == &lc0 || (two_workers && lc == &lc1));
 	if (n_resolved < 64)
 		resolved[n_resolved++] = dst;
 }
@@ -149,7 +152,7 @@ struct arn_tcp_conn {
 
 static struct arn_tcp_conn conns[CONNS];
 static const struct arn_tcp_ops *lsn_ops;
-static void *lsn_user;
+static void *lsn_user, *lsn_user1; /* lc0's listener, lc1's */
 static const struct arn_tcp_app *app;
 static uint16_t next_port = 40000;
 
@@ -165,20 +168,18 @@ int arn_tcp_app_register(const struct arn_tcp_app *a)
 	return 0;
 }
 
-static void *app_state; /* the one worker's, for the one module */
+static void *app_state[2]; /* each worker's, for the one module */
 
 void *arn_tcp_app_state(struct arn_lcore *lc, const struct arn_tcp_app *a)
 {
-	(void)lc;
-	return a == app ? app_state : NULL;
+	return a == app ? app_state[lc->idx] : NULL;
 }
 
 int arn_tcp_app_set_state(struct arn_lcore *lc, const struct arn_tcp_app *a, void *state)
 {
-	(void)lc;
 	if (a != app)
 		return -ENOENT;
-	app_state = state;
+	app_state[lc->idx] = state;
 	return 0;
 }
 
@@ -186,9 +187,12 @@ struct arn_tcp_listener *arn_tcp_listen(struct arn_lcore *lc, uint32_t addr, uin
 					const struct arn_tcp_ops *ops, void *user,
 					const struct arn_tcp_listen_opts *opts, int *err)
 {
-	(void)lc, (void)addr, (void)port, (void)opts, (void)err;
+	(void)addr, (void)port, (void)opts, (void)err;
 	lsn_ops = ops;
-	lsn_user = user;
+	if (lc->idx == 0)
+		lsn_user = user;
+	else
+		lsn_user1 = user;
 	return (struct arn_tcp_listener *)&lsn_ops;
 }
 
@@ -437,6 +441,8 @@ static void poll_ms(uint64_t ms)
 	now_us += ms * 1000;
 	deliver_closes();
 	app->worker_poll(&lc0, app->arg);
+	if (two_workers)
+		app->worker_poll(&lc1, app->arg);
 	deliver_closes();
 }
 
@@ -463,6 +469,19 @@ static struct arn_tcp_conn *client(void)
 		c->used = false;
 		return NULL;
 	}
+	return c;
+}
+
+/* A client connects to port 80 of worker lc1 (start2). */
+static struct arn_tcp_conn *client1(void)
+{
+	struct arn_tcp_conn *c = conn_new();
+	c->laddr = ARION;
+	c->lport = 80;
+	c->raddr = 0xc6120101u;
+	c->rport = next_port++;
+	c->ops = lsn_ops;
+	assert_int_equal(lsn_ops->on_accept(c, lsn_user1), 0);
 	return c;
 }
 
@@ -625,7 +644,7 @@ static void start(uint32_t streams, const char *listener_json)
 {
 	st = arn_config_create(NULL);
 	assert_non_null(st);
-	assert_int_equal(arn_stats_set_workers(1), 0);
+	assert_int_equal(arn_stats_set_workers(two_workers ? 2 : 1), 0);
 	cluster_web();
 	struct arn_http_options o = {.max_streams = streams};
 	assert_int_equal(arn_http_start(st, &o), 0);
@@ -634,6 +653,8 @@ static void start(uint32_t streams, const char *listener_json)
 		apply(ARN_TYPE_URL_TOOLSET, "1",
 		      "{\"name\":\"tools\",\"backends\":[{\"name\":\"b\",\"cluster\":\"web\"}]}");
 	assert_int_equal(app->worker_init(&lc0, app->arg), 0);
+	if (two_workers)
+		assert_int_equal(app->worker_init(&lc1, app->arg), 0);
 	assert_non_null(lsn_ops);
 	w = lsn_user;
 }
@@ -652,6 +673,10 @@ static int teardown(void **state)
 	apply_no_poll = false;
 	if (app && w)
 		app->worker_fini(&lc0, app->arg);
+	if (app && two_workers)
+		app->worker_fini(&lc1, app->arg);
+	two_workers = false;
+	lsn_user1 = NULL;
 	deliver_closes();
 	w = NULL;
 	lsn_ops = NULL;
@@ -1273,10 +1298,17 @@ static void start_mcp(unsigned max)
 
 /* A new client POSTs @p body to /mcp (with session @p sid when not
  * NULL); what it got is in its tx once the poll ran. */
+static struct arn_tcp_conn *mcp_post_on(struct arn_tcp_conn *c, const char *sid, const char *body);
+
 static struct arn_tcp_conn *mcp_post(const char *sid, const char *body)
 {
+	return mcp_post_on(client(), sid, body);
+}
+
+/* As mcp_post, from client connection @p c (client1(): worker lc1's). */
+static struct arn_tcp_conn *mcp_post_on(struct arn_tcp_conn *c, const char *sid, const char *body)
+{
 	static char req[8192];
-	struct arn_tcp_conn *c = client();
 	assert_non_null(c);
 	snprintf(
 	    req, sizeof(req),
@@ -2095,6 +2127,254 @@ static void test_mcp_session_client_stateless_backend(void **state)
 	want_in(u->tx, "\"method\":\"tools/call\"");
 	want_in(u->tx, "mcp-name: echo\r\n");
 	assert_int_equal(upstream_pending(), 0);
+}
+
+/*
+ * Issue 20: a session that ends by idling (session_idle_timeout) ends its
+ * backend sessions too, as a client's DELETE does: found idle by the
+ * worker's once-a-second sweep, nobody naming it, a DELETE with the
+ * backend's session id goes to each backend it opened a session with,
+ * from a detached request (no client stream), counted.
+ */
+static void test_mcp_idle_session_deletes_backend_sessions(void **state)
+{
+	(void)state;
+	start_mcp_with(1048576, ",\"session_idle_timeout\":\"2s\"");
+	char sid[64];
+	mcp_session(sid);
+	struct arn_tcp_conn *c =
+	    mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	backend_answers("\"method\":\"initialize\"", "application/json", "mcp-session-id: B1\r\n",
+			BE_INIT);
+	backend_answers("notifications/initialized", NULL, NULL, NULL);
+	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/list: got '%s'", c->tx ? c->tx : "");
+	run_ms(1500);
+	assert_int_equal(upstream_pending(), 0); /* not idle yet */
+	run_ms(1500);
+	assert_int_equal(stat("http.in.mcp_session_expired"), 1);
+	assert_int_equal(stat("http.in.mcp_backend_session_deleted"), 1);
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_in(u->tx, "DELETE /mcp HTTP/1.1\r\n");
+	want_in(u->tx, "mcp-session-id: B1\r\n");
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+	poll_ms(1);
+	assert_int_equal(stat("cluster.web.upstream_rq_2xx"), 4);
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
+	if (!answered(c, "HTTP/1.1 404"))
+		fail_msg("expired session: got '%s'", c->tx ? c->tx : "");
+	/* a session that never opened a backend session sends nothing */
+	mcp_session(sid);
+	run_ms(3000);
+	assert_int_equal(stat("http.in.mcp_session_expired"), 2);
+	assert_int_equal(upstream_pending(), 0);
+}
+
+/*
+ * Issue 20: stateless clients (2026-07-28) and a session-era backend
+ * share one backend session per worker and ToolSet: the first request
+ * opens it (initialize, notifications/initialized), the next ones send
+ * its id and no initialize, so no backend session is left behind per
+ * request; a ToolSet replaced over xDS ends it with a DELETE.
+ */
+static void test_mcp_stateless_shared_backend_session(void **state)
+{
+	(void)state;
+	start_mcp(1048576);
+	struct arn_tcp_conn *c = mcp26_post(
+	    "tools/list", NULL,
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{" MCP26_META "}}");
+	backend_answers("\"method\":\"server/discover\"", "application/json", NULL,
+			"{\"jsonrpc\":\"2.0\",\"id\":$ID,\"error\":{\"code\":-32601,\"message\":"
+			"\"Method not found\"}}");
+	backend_answers("\"method\":\"initialize\"", "application/json", "mcp-session-id: S1\r\n",
+			BE_INIT);
+	backend_answers("notifications/initialized", NULL, NULL, NULL);
+	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/list: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"name\":\"b__echo\"");
+	for (int i = 0; i < 2; i++) {
+		c = mcp26_post(
+		    "tools/call", "b__echo",
+		    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+		    "\"name\":\"b__echo\",\"arguments\":{}," MCP26_META "}}");
+		backend_answers("\"method\":\"tools/call\"", "application/json", NULL,
+				"{\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"content\":[]}}");
+		if (!answered(c, "HTTP/1.1 200"))
+			fail_msg("tools/call %d: got '%s'", i, c->tx ? c->tx : "");
+		want_in(c->tx, "\"id\":3,\"result\":{\"content\":[]");
+		/* the shared session's id, and the envelope gone for this backend */
+		int k = 0;
+		for (unsigned j = 0; j < CONNS; j++)
+			if (conns[j].used && conns[j].upstream && conns[j].tx &&
+			    strstr(conns[j].tx, "\"method\":\"tools/call\"")) {
+				want_in(conns[j].tx, "mcp-session-id: S1\r\n");
+				want_not_in(conns[j].tx, "io.modelcontextprotocol/protocolVersion");
+				k++;
+			}
+		assert_int_equal(k, i + 1);
+	}
+	/* one initialize in all: discover, initialize, initialized, list, 2 calls */
+	assert_int_equal(stat("cluster.web.upstream_rq_total"), 6);
+	/* the ToolSet replaced: its shared backend session ends */
+	apply(ARN_TYPE_URL_TOOLSET, "2",
+	      "{\"name\":\"tools\",\"backends\":[{\"name\":\"b\",\"cluster\":\"web\","
+	      "\"timeout\":\"5s\"}]}");
+	poll_ms(1);
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_in(u->tx, "DELETE /mcp HTTP/1.1\r\n");
+	want_in(u->tx, "mcp-session-id: S1\r\n");
+	assert_int_equal(stat("http.in.mcp_backend_session_deleted"),
+			 0); /* (no HCM: per backend) */
+}
+
+/*
+ * Issue 20, sessions across workers: with two workers (RSS), a session
+ * opened on one is used from the other for everything: a request
+ * answered as JSON, a tools/list whose backend exchange runs on the
+ * owner, a tools/call streamed (progress, then the answer), the GET
+ * stream (list_changed after a ToolSet push reaches it), a client that
+ * goes away mid-call (the owner drops the call), and DELETE (which ends
+ * the GET stream held on the other worker). Without the hand-off each is
+ * 404 "another worker" (mcp_session_elsewhere).
+ */
+static void test_mcp_session_across_workers(void **state)
+{
+	(void)state;
+	two_workers = true;
+	start_mcp(1048576);
+	char sid[64];
+	mcp_session(sid); /* on lc0: its id names worker 0 */
+	assert_int_equal(sid[0], '0');
+	assert_int_equal(sid[1], '0');
+
+	struct arn_tcp_conn *c =
+	    mcp_post_on(client1(), sid, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}");
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("ping from lc1: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}");
+	want_in(c->tx, sid);
+	assert_int_equal(stat("http.in.mcp_handoff_out"), 1);
+	assert_int_equal(stat("http.in.mcp_handoff_in"), 1);
+
+	c = mcp_post_on(client1(), sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	poll_ms(1);
+	backend_answers("\"method\":\"initialize\"", "application/json", "mcp-session-id: B1\r\n",
+			BE_INIT);
+	backend_answers("notifications/initialized", NULL, NULL, NULL);
+	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/list from lc1: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"id\":2,");
+	want_in(c->tx, "\"name\":\"b__echo\"");
+
+	/* a streamed call: the head, the progress event, the answer, the end */
+	c = mcp_post_on(client1(), sid,
+			"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{"
+			"\"name\":\"b__echo\",\"arguments\":{},\"_meta\":{\"progressToken\":9}}}");
+	poll_ms(1);
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_in(u->tx, "mcp-session-id: B1");
+	static const char prog[] =
+	    "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+	    "\"params\":{\"progressToken\":9,\"progress\":1}}\n\n";
+	char resp[1024];
+	snprintf(
+	    resp, sizeof(resp),
+	    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n"
+	    "connection: close\r\n\r\n%zx\r\n%s\r\n",
+	    strlen(prog), prog);
+	send_s(u, resp);
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("streamed call from lc1: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "content-type: text/event-stream");
+	want_in(c->tx, sid);
+	want_in(c->tx, "\"method\":\"notifications/progress\"");
+	static const char fin[] =
+	    "data: {\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"content\":[]}}\n\n";
+	snprintf(resp, sizeof(resp), "%zx\r\n%s\r\n0\r\n\r\n", strlen(fin), fin);
+	send_s(u, resp);
+	poll_ms(1);
+	want_in(c->tx, "\"id\":4,\"result\":{\"content\":[]}}\n\n\r\n0\r\n\r\n");
+
+	/* the GET stream from lc1; the owner's GET to the backend session is
+	 * refused (405: it offers none) */
+	struct arn_tcp_conn *g = client1();
+	snprintf(resp, sizeof(resp),
+		 "GET /mcp HTTP/1.1\r\nHost: a\r\nAccept: text/event-stream\r\nMcp-Session-Id: "
+		 "%s\r\n\r\n",
+		 sid);
+	send_s(g, resp);
+	poll_ms(1);
+	poll_ms(1);
+	if (!answered(g, "HTTP/1.1 200"))
+		fail_msg("GET stream from lc1: got '%s'", g->tx ? g->tx : "");
+	want_in(g->tx, "content-type: text/event-stream");
+	u = upstream_accepts();
+	want_in(u->tx, "GET /mcp HTTP/1.1");
+	send_s(u,
+	       "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+	poll_ms(1);
+	apply(ARN_TYPE_URL_TOOLSET, "2",
+	      "{\"name\":\"tools\",\"backends\":[{\"name\":\"b\",\"cluster\":\"web\","
+	      "\"timeout\":\"5s\"}]}");
+	poll_ms(1);
+	poll_ms(1);
+	want_in(g->tx, "notifications/tools/list_changed");
+	while (upstream_pending()) /* the new ToolSet's backend GET: refused too */
+		send_s(upstream_accepts(), "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: "
+					   "0\r\nconnection: close\r\n\r\n");
+	poll_ms(1);
+
+	/* a client that goes away while its call runs on the owner */
+	c = mcp_post_on(client1(), sid,
+			"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{"
+			"\"name\":\"b__echo\",\"arguments\":{}}}");
+	poll_ms(1);
+	while (upstream_pending() > 1)
+		send_s(upstream_accepts(), "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: "
+					   "0\r\nconnection: close\r\n\r\n");
+	assert_int_equal(upstream_pending(), 1);
+	close_later(c, -ECONNRESET);
+	poll_ms(1);
+	poll_ms(1);
+	assert_int_equal(stat("http.in.mcp_handoff_cancel"), 1);
+
+	/* DELETE from lc1: the session, its GET stream (on lc1) and the
+	 * backend session end */
+	c = client1();
+	snprintf(resp, sizeof(resp),
+		 "DELETE /mcp HTTP/1.1\r\nHost: a\r\nMcp-Session-Id: %s\r\n\r\n", sid);
+	send_s(c, resp);
+	poll_ms(1);
+	poll_ms(1);
+	while (upstream_pending()) {
+		u = upstream_accepts();
+		if (strstr(u->tx, "DELETE /mcp"))
+			send_s(u,
+			       "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+		else
+			send_s(u, "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: "
+				  "0\r\nconnection: close\r\n\r\n");
+		poll_ms(1);
+	}
+	poll_ms(1);
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("DELETE from lc1: got '%s'", c->tx ? c->tx : "");
+	want_in(g->tx, "\r\n0\r\n\r\n"); /* the GET stream ended cleanly */
+	c = mcp_post_on(client1(), sid, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}");
+	poll_ms(1);
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 404"))
+		fail_msg("ended session from lc1: got '%s'", c->tx ? c->tx : "");
+	assert_int_equal(stat("http.in.mcp_session_elsewhere"), 7);
+	assert_int_equal(stat("http.in.mcp_handoff_dropped"), 0);
 }
 
 /* ---- the transport seam (docs/tls.md, integration plan 1) ------------------------------- */
@@ -4854,6 +5134,9 @@ int main(void)
 	    cmocka_unit_test_teardown(test_mcp_backend_get_refused, teardown),
 	    cmocka_unit_test_teardown(test_mcp_stateless_era, teardown),
 	    cmocka_unit_test_teardown(test_mcp_session_client_stateless_backend, teardown),
+	    cmocka_unit_test_teardown(test_mcp_idle_session_deletes_backend_sessions, teardown),
+	    cmocka_unit_test_teardown(test_mcp_stateless_shared_backend_session, teardown),
+	    cmocka_unit_test_teardown(test_mcp_session_across_workers, teardown),
 	    cmocka_unit_test(test_codec_goes_through_the_transport),
 	    cmocka_unit_test_teardown(test_cluster_turned_tls_reuses_no_plain_connection, teardown),
 	    cmocka_unit_test_teardown(test_reused_connection_closed_replays_idempotent, teardown),
