@@ -310,8 +310,9 @@ static void cat_init_clear(struct mcp_cat *e)
  * a JSON-RPC error, an event ends its stream; the last message of an
  * answer, and X_CANCEL, are kept and sent again from the sender's poll,
  * so neither side waits forever. Messages are malloc'd by the sender and
- * freed by the receiver; the ring is created by the worker and freed by
- * the control lcore at stop (arn_http_stop), after every worker ended.
+ * freed by the receiver; the ring (plain memory) is made by the worker
+ * and freed by the control lcore at stop (arn_http_stop), after every
+ * worker ended.
  */
 #define MCP_XW_RING 1024u
 
@@ -418,7 +419,9 @@ static const struct http_conn_ops bg_conn_ops = {
 static void on_expire(void *arg, struct arn_mcp_session *s);
 static void sess_close(struct http_mcp_worker *m, struct arn_mcp_session *s);
 static void sx_set(struct http_mcp_worker *m, struct arn_mcp_session *s, struct http_mcp_req *r);
-static void shared_bsid_set(struct http_mcp_req *r, uint32_t b, const char *sid, size_t n);
+static void shared_bsid_set(struct http_mcp_req *r, uint32_t b, const char *sid, size_t n,
+			    const char *old, size_t old_n);
+static void shared_bsid_done(struct mcp_leg *l);
 static void req_release(struct http_mcp_worker *m, struct http_mcp_req *r);
 
 int http_mcp_worker_init(struct http_worker *w)
@@ -439,9 +442,18 @@ int http_mcp_worker_init(struct http_worker *w)
 	if (w->idx < ARN_MCP_MAX_WORKERS) {
 		q = __atomic_load_n(&xw_in[w->idx], __ATOMIC_ACQUIRE);
 		if (!q) {
+			/* plain memory, not a memzone: it is freed at
+			 * arn_http_stop, after the EAL is gone */
 			char name[32];
 			snprintf(name, sizeof(name), "arn_mcpx%u", w->idx);
-			q = rte_ring_create(name, MCP_XW_RING, SOCKET_ID_ANY, RING_F_SC_DEQ);
+			ssize_t sz = rte_ring_get_memsize(MCP_XW_RING);
+			q = sz > 0 ? aligned_alloc(RTE_CACHE_LINE_SIZE,
+						   RTE_ALIGN_CEIL((size_t)sz, RTE_CACHE_LINE_SIZE))
+				   : NULL;
+			if (q && rte_ring_init(q, name, MCP_XW_RING, RING_F_SC_DEQ) != 0) {
+				free(q);
+				q = NULL;
+			}
 			if (q)
 				__atomic_store_n(&xw_in[w->idx], q, __ATOMIC_RELEASE);
 		}
@@ -535,7 +547,7 @@ void http_mcp_stop(void)
 		void *x;
 		while (rte_ring_dequeue(q, &x) == 0)
 			xmsg_free(x);
-		rte_ring_free(q);
+		free(q);
 		xw_in[i] = NULL;
 	}
 }
@@ -2164,6 +2176,7 @@ static bool call_failed(struct json_object *ans)
 static void leg_done(struct mcp_leg *l, const char *why)
 {
 	struct http_mcp_req *r = l->r;
+	shared_bsid_done(l);
 	uint32_t b = l->b;
 	struct json_object *ans = why ? NULL : json_object_get(l->answer);
 	struct http_worker *w = r->hc->w;
@@ -2303,7 +2316,7 @@ static void leg_phase_done(struct mcp_leg *l, const char *why)
 			if (sess_ok(r))
 				arn_mcp_session_backend_forget(w->mcp->sessions, r->s, l->b);
 			else if (!r->s && !r->bg)
-				shared_bsid_set(r, l->b, NULL, 0);
+				shared_bsid_set(r, l->b, NULL, 0, l->bsid, l->bsid_len);
 			if (!l->retried) {
 				/* it forgot its session: open another, send again (once) */
 				l->retried = true;
@@ -2351,7 +2364,7 @@ static void leg_phase_done(struct mcp_leg *l, const char *why)
 			arn_mcp_session_backend_set(w->mcp->sessions, r->s, l->b, l->bsid,
 						    l->bsid_len);
 		else if (l->bsid_len && !r->s && !r->bg)
-			shared_bsid_set(r, l->b, l->bsid, l->bsid_len);
+			shared_bsid_set(r, l->b, l->bsid, l->bsid_len, NULL, 0);
 		l->phase = LEG_NOTIFY;
 		rc = leg_send(l);
 		break;
@@ -3052,27 +3065,48 @@ static void on_expire(void *arg, struct arn_mcp_session *s)
 }
 
 /* The shared backend session of stateless clients with backend @p b of
- * @p r's ToolSet is @p sid now (NULL: the backend forgot it); one it
- * replaces (two requests opened one each at once) is DELETEd. */
-static void shared_bsid_set(struct http_mcp_req *r, uint32_t b, const char *sid, size_t n)
+ * @p r's ToolSet: @p sid (@p n bytes) when there is none yet (a request
+ * that opened one while another did keeps its own for its message only,
+ * shared_bsid_done), or, @p sid NULL, forget @p old when it is the one
+ * (the backend answered 404 to it). */
+static void shared_bsid_set(struct http_mcp_req *r, uint32_t b, const char *sid, size_t n,
+			    const char *old, size_t old_n)
 {
 	struct http_mcp_worker *m = r->hc->w->mcp;
 	struct mcp_cat *e = cat_entry(m, r->ts);
-	if (sid && e->bsid_len[b] && (e->bsid_len[b] != n || memcmp(e->bsid[b], sid, n) != 0)) {
-		arn_cfg_pin(r->ts);
-		struct mcp_bg *bg = bg_take(m, r->ts, NULL, e->laddr);
-		if (bg) {
-			bg_delete(bg, b, e->bsid[b], e->bsid_len[b]);
-			bg_deletes_sent(bg);
-		} else {
-			arn_cfg_unpin(r->ts);
-			HTTP_INC(r->hc, mcp_backend_delete_overflow);
-		}
-	}
 	e->laddr = r->hc->laddr;
-	e->bsid_len[b] = sid && n <= ARN_MCP_BACKEND_SID_MAX ? (uint8_t)n : 0;
-	if (e->bsid_len[b])
-		memcpy(e->bsid[b], sid, n);
+	if (!sid) {
+		if (e->bsid_len[b] == old_n && memcmp(e->bsid[b], old, old_n) == 0)
+			e->bsid_len[b] = 0;
+		return;
+	}
+	if (e->bsid_len[b] || n > ARN_MCP_BACKEND_SID_MAX)
+		return;
+	memcpy(e->bsid[b], sid, n);
+	e->bsid_len[b] = (uint8_t)n;
+}
+
+/* Stateless leg @p l is over: a backend session it opened that is not the
+ * shared one (another request's won) is DELETEd now. */
+static void shared_bsid_done(struct mcp_leg *l)
+{
+	struct http_mcp_req *r = l->r;
+	if (r->s || r->bg || l->modern || !l->bsid_len || l->side)
+		return;
+	struct http_mcp_worker *m = r->hc->w->mcp;
+	struct mcp_cat *e = cat_entry_of(m, r->ts);
+	if (e && e->bsid_len[l->b] == l->bsid_len &&
+	    memcmp(e->bsid[l->b], l->bsid, l->bsid_len) == 0)
+		return;
+	arn_cfg_pin(r->ts);
+	struct mcp_bg *bg = bg_take(m, r->ts, NULL, r->hc->laddr);
+	if (!bg) {
+		arn_cfg_unpin(r->ts);
+		HTTP_INC(r->hc, mcp_backend_delete_overflow);
+		return;
+	}
+	bg_delete(bg, l->b, l->bsid, l->bsid_len);
+	bg_deletes_sent(bg);
 }
 
 /* Catalog entry @p e goes (another ToolSet takes it): its shared backend
