@@ -3413,6 +3413,14 @@ void http_mcp_poll(struct http_worker *w)
 	}
 	if (w->now_ms >= m->sweep_ms) {
 		m->sweep_ms = w->now_ms + MCP_SWEEP_MS;
+		/* a session with a request in flight (a long call, a stream)
+		 * is not idle: idle time counts from the last answer */
+		for (uint32_t i = 0; i < m->n + MCP_BG; i++) {
+			struct http_mcp_req *r = i < m->n ? &m->mem[i] : &m->bgs[i - m->n].r;
+			if ((r->wait != MCP_W_NONE || r->streaming) && sess_ok(r) &&
+			    (!r->bg || (r->bg->used && !r->bg->done)))
+				r->s->last_ms = w->now_ms;
+		}
 		arn_mcp_sessions_expire(m->sessions, w->now_ms, NULL, NULL);
 	}
 }

@@ -2169,6 +2169,30 @@ static void test_mcp_idle_session_deletes_backend_sessions(void **state)
 	run_ms(3000);
 	assert_int_equal(stat("http.in.mcp_session_expired"), 2);
 	assert_int_equal(upstream_pending(), 0);
+	/* a call running longer than the idle timeout keeps its session:
+	 * idle time counts from the last answer */
+	mcp_session(sid);
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\"}");
+	backend_answers("\"method\":\"initialize\"", "application/json", "mcp-session-id: B2\r\n",
+			BE_INIT);
+	backend_answers("notifications/initialized", NULL, NULL, NULL);
+	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{"
+			  "\"name\":\"b__echo\",\"arguments\":{}}}");
+	struct arn_tcp_conn *call = upstream_accepts();
+	run_ms(3500);
+	assert_int_equal(stat("http.in.mcp_session_expired"), 2);
+	assert_int_equal(upstream_pending(), 0); /* no DELETE */
+	static const char ans[] = "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"content\":[]}}";
+	char resp[512];
+	snprintf(resp, sizeof(resp),
+		 "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %zu\r\n"
+		 "connection: close\r\n\r\n%s",
+		 strlen(ans), ans);
+	send_s(call, resp);
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("long call: got '%s'", c->tx ? c->tx : "");
 }
 
 /*
