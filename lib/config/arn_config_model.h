@@ -622,6 +622,10 @@ struct arn_cfg_hcm {
 	bool strip_trailing_host_dot;
 	bool accept_http_10;		      /* http_protocol_options */
 	const char *default_host_for_http_10; /* or NULL */
+	/* http_protocol_options.enable_trailers: trailers go to HTTP/1.1
+	 * clients (after a chunked response's last chunk); off, as Envoy,
+	 * they are dropped */
+	bool enable_trailers;
 	/* upgrade_configs: the upgrade types this HCM allows (enabled) or
 	 * names but disables; a type in none of them is refused (403) */
 	struct arn_cfg_upgrade *upgrades;
@@ -882,6 +886,10 @@ struct arn_cfg_http_proto {
 	uint32_t max_requests_per_connection; /* 0: unlimited */
 	uint32_t max_headers_count;	      /* 100 */
 	uint32_t max_connection_duration_ms;
+	/* Http1ProtocolOptions.enable_trailers (explicit_http_config's or the
+	 * deprecated cluster field): trailers go to HTTP/1.1 hosts after a
+	 * chunked request's last chunk; off, as Envoy, they are dropped */
+	bool enable_trailers;
 	/* http2_protocol_options for HTTP/2 to the hosts (the deprecated
 	 * cluster field or explicit_http_config's), Envoy's defaults when
 	 * unset; lib/http/http_upstream_h2.c caps what it keeps */

@@ -349,6 +349,15 @@ static void outlier(struct conv *c, struct pb od, struct arn_cfg_outlier *o)
 	o->split_external_local_origin_errors = pb_bool(od, "split_external_local_origin_errors");
 }
 
+/* Http1ProtocolOptions toward the hosts: what Arion models of it. The
+ * other fields are accepted and have no effect (as before this was read). */
+static void h1_options(struct conv *c, struct pb o, struct arn_cfg_http_proto *h)
+{
+	(void)c;
+	if (o.m)
+		h->enable_trailers = pb_bool(o, "enable_trailers");
+}
+
 static void http_options(struct conv *c, struct pb hpo, struct arn_cfg_http_proto *h)
 {
 	conv_only(c, hpo,
@@ -381,6 +390,8 @@ static void http_options(struct conv *c, struct pb hpo, struct arn_cfg_http_prot
 		if (p && strcmp(p, "http2_protocol_options") == 0) {
 			h->upstream = 1;
 			arn_conv_h2_options(c, pb_msg(e, "http2_protocol_options"), &h->h2);
+		} else if (p && strcmp(p, "http_protocol_options") == 0) {
+			h1_options(c, pb_msg(e, "http_protocol_options"), h);
 		} else if (p && strcmp(p, "http3_protocol_options") == 0)
 			conv_err(c, p, "HTTP/3 is not supported");
 		else if (!p)
@@ -562,6 +573,7 @@ struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl)
 		out->http.upstream = 1;
 		arn_conv_h2_options(c, pb_msg(cl, "http2_protocol_options"), &out->http.h2);
 	}
+	h1_options(c, pb_msg(cl, "http_protocol_options"), &out->http);
 	struct pb cpo = pb_msg(cl, "common_http_protocol_options");
 	if (cpo.m) {
 		size_t m = conv_push(c, "common_http_protocol_options");

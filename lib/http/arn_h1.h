@@ -388,6 +388,11 @@ enum arn_h1_err arn_h1_parser_error(const struct arn_h1_parser *p);
 /** Is the parser between messages (no byte of a next message consumed)? */
 bool arn_h1_parser_idle(const struct arn_h1_parser *p);
 
+/** Is the parser inside a chunked body's trailer section? Its lines'
+ * slices point into the runs passed since the last chunk, which the caller
+ * keeps until END, as for a head. */
+bool arn_h1_parser_in_trailers(const struct arn_h1_parser *p);
+
 /** The status a server answers for @p e in a request (400, 414, 431, 501, 505). */
 int arn_h1_err_status(enum arn_h1_err e);
 /** "http1.headers_too_large"-style details (response code details, counters). */
@@ -531,6 +536,14 @@ struct arn_h1_edit {
  */
 int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 			 const struct arn_h1_edit *edits, unsigned n_edits, unsigned flags);
+
+/**
+ * Is @p h a field a proxy does not forward in trailers? Pseudo-headers,
+ * hop-by-hop fields (RFC 9110 7.6.1) and those RFC 9110 6.5.1 keeps out of
+ * trailers because they frame or route the message (Content-Length, Host).
+ * @p h's id must be set (arn_h1_hdr_lookup).
+ */
+bool arn_h1_trailer_dropped(const struct arn_h1_header *h);
 
 /** Write trailer or header lines from an array (e.g. msg trailers). */
 int arn_h1_write_fields(struct arn_h1_wbuf *w, const struct arn_h1_header *h, unsigned n);

@@ -980,6 +980,11 @@ bool arn_h1_parser_idle(const struct arn_h1_parser *p)
 	return p->state == ST_IDLE;
 }
 
+bool arn_h1_parser_in_trailers(const struct arn_h1_parser *p)
+{
+	return p->state == ST_TRAILERS;
+}
+
 ssize_t arn_h1_parse(struct arn_h1_parser *p, const char *buf, size_t len, struct arn_h1_ev *ev)
 {
 	const char *s = buf, *e = buf + len;

@@ -261,6 +261,26 @@ static bool is_hop(const struct arn_h1_msg *m, const struct arn_h1_header *h, un
 	}
 }
 
+bool arn_h1_trailer_dropped(const struct arn_h1_header *h)
+{
+	if (h->name_len && h->name[0] == ':')
+		return true;
+	switch (h->id) {
+	case ARN_H1_H_CONNECTION:
+	case ARN_H1_H_KEEP_ALIVE:
+	case ARN_H1_H_PROXY_CONNECTION:
+	case ARN_H1_H_TE:
+	case ARN_H1_H_TRANSFER_ENCODING:
+	case ARN_H1_H_HTTP2_SETTINGS:
+	case ARN_H1_H_UPGRADE:
+	case ARN_H1_H_CONTENT_LENGTH:
+	case ARN_H1_H_HOST:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* "name: v1,v2,...,add" from every line named like hdrs[first], joined as
  * Envoy's header map joins repeated lines: an empty value adds nothing, not
  * even its comma (an empty first line used to glue the added value to the

@@ -102,6 +102,10 @@ static ssize_t in_parse(struct http_in *in, struct arn_h1_parser *p, struct arn_
 			http_pins_add(pins, m);
 		ssize_t n = arn_h1_parse(p, b, avail, ev);
 		if (n == ARN_AGAIN) {
+			/* trailer lines may lie in this run, which goes before
+			 * END: kept with the message, as a head's runs are */
+			if (!pin && pins && arn_h1_parser_in_trailers(p))
+				http_pins_add(pins, m);
 			in->off = m->data_len;
 			in->bytes -= avail;
 			continue;
@@ -378,10 +382,42 @@ static void h1_encode_body(struct http_peer *pp, const char *data, size_t len)
 	pp->queued = http_out_busy(o);
 }
 
+/* Envoy's HTTP/1 codec: trailers are written only with enable_trailers,
+ * and only where chunked framing has room for them (a body with a length
+ * has none: they are dropped). The stream hands them over once the body
+ * is out (queued false), so they follow it in the chain. */
+static void h1_encode_trailers(struct http_peer *pp, const struct arn_h1_msg *m)
+{
+	struct http_h1_peer *h = h1(pp);
+	if (!h->trailers || !h->chunked || h->trailed)
+		return;
+	struct http_wchain c;
+	http_wchain_init(&c, h->w);
+	char last[ARN_H1_CHUNK_LAST_MAX];
+	size_t k = arn_h1_chunk_last(&h->ch, last);
+	arn_h1_put(&c.wb, last, k);
+	for (unsigned i = m->n_hdrs; i < (unsigned)m->n_hdrs + m->n_trailers; i++) {
+		const struct arn_h1_header *t = &m->hdrs[i];
+		if (!arn_h1_trailer_dropped(t))
+			arn_h1_write_header(&c.wb, t->name, t->name_len, t->value, t->value_len);
+	}
+	arn_h1_write_end(&c.wb);
+	struct rte_mbuf *b = http_wchain_finish(&c);
+	if (!b)
+		return; /* out of mbufs: encode_end ends the body without them */
+	out_add_chain(&h->out, b);
+	h->trailed = true;
+	pp->queued = true;
+}
+
 static void h1_encode_end(struct http_peer *pp)
 {
 	struct http_h1_peer *h = h1(pp);
 	struct http_out *o = &h->out;
+	if (h->trailed) {
+		h->trailed = false; /* the last chunk and the trailers are queued */
+		return;
+	}
 	if (!h->chunked)
 		return;
 	size_t k = arn_h1_chunk_last(&h->ch, o->stage);
@@ -411,6 +447,7 @@ const struct http_codec_ops http_codec_h1 = {
     .encode_reply = h1_encode_reply,
     .encode_continue = h1_encode_continue,
     .encode_body = h1_encode_body,
+    .encode_trailers = h1_encode_trailers,
     .encode_end = h1_encode_end,
     .flush = h1_flush,
 };

@@ -31,6 +31,11 @@ struct http_h1_peer {
 	struct http_transport *tp; /* what carries its bytes over tc (raw unless set) */
 	bool server;		   /* it sends requests (a client of ours) */
 	bool chunked;		   /* the body it is sent is chunked (ch frames it) */
+	/* Http1ProtocolOptions.enable_trailers of its side (the HCM's for a
+	 * client, the cluster's for an upstream): trailers it is given go
+	 * after a chunked body's last chunk; without it they are dropped */
+	bool trailers;
+	bool trailed; /* the last chunk went with the trailers: encode_end adds none */
 	struct arn_h1_chunker ch;
 	struct http_in in;
 	struct arn_h1_parser p;

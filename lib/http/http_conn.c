@@ -456,6 +456,7 @@ static void conn_rebind(struct http_conn *hc, const struct arn_cfg_listener *l,
 	hc->lsn = l;
 	hc->fc = fc;
 	hc->hcm = fc->hcm;
+	h1c(hc)->dn.trailers = fc->hcm->enable_trailers;
 	arn_cfg_unpin(was);
 }
 
@@ -810,6 +811,7 @@ static int conn_open(struct http_worker *w, struct arn_tcp_conn *tc, struct http
 	};
 	arn_h1_msg_init(&hc->st.req.m, NULL, 0);
 	http_h1_serve(&c->dn, &pc, &hc->st.req.m);
+	c->dn.trailers = h->enable_trailers;
 	HTTP_INC(hc, downstream_cx_total);
 	HTTP_GAUGE(hc, downstream_cx_active, 1);
 	/* downstream_cx_http1_* / http2_*: once the protocol is known

@@ -431,20 +431,39 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, nghttp2_rcbuf *
 	struct http_h2_stream *x = &c->h2s;
 	struct arn_h1_msg *m = &c->c.st.req.m;
 	nghttp2_vec n = nghttp2_rcbuf_get_buf(name), v = nghttp2_rcbuf_get_buf(value);
+	if (x->head_in && !(m->flags & ARN_H1_F_TRAILERS)) {
+		/* the first trailer: the trailer block is bounded on its own
+		 * by max_request_headers_kb and max_headers_count, as Envoy
+		 * bounds each header map */
+		m->flags |= ARN_H1_F_TRAILERS;
+		x->hdr_bytes = 0;
+		H2_INC(h, trailers);
+	}
 	x->hdr_bytes += (uint32_t)(n.len + v.len + 32);
 	if (x->hdr_bytes > h->max_hdr_bytes)
 		return header_overflow(h, x);
-	if (x->head_in) {
-		/* trailers: not forwarded to an HTTP/1.1 upstream (counted) */
-		if (!(m->flags & ARN_H1_F_TRAILERS)) {
-			m->flags |= ARN_H1_F_TRAILERS;
-			H2_INC(h, trailers);
-		}
-		return 0;
-	}
 	if (keep(x, name) || keep(x, value))
 		return header_overflow(h, x);
 	const char *np = (const char *)n.base, *vp = (const char *)v.base;
+	if (x->head_in) {
+		/* trailers, after the head's fields, for the upstream's
+		 * codec (encode_trailers at the request's end). nghttp2
+		 * refused pseudo and connection-specific fields in them (RFC
+		 * 9113 8.1, 8.2.2); what RFC 9110 6.5.1 keeps out of
+		 * trailers is dropped as they are written */
+		unsigned at = (unsigned)m->n_hdrs + m->n_trailers;
+		if (m->n_trailers >= h->max_hdrs || at + 1u >= m->hdr_cap)
+			return header_overflow(h, x);
+		m->hdrs[at] = (struct arn_h1_header){
+		    .name = np,
+		    .name_len = (uint16_t)n.len,
+		    .value = vp,
+		    .value_len = (uint32_t)v.len,
+		    .id = (uint16_t)arn_h1_hdr_lookup(np, n.len),
+		};
+		m->n_trailers++;
+		return 0;
+	}
 	struct arn_h1_slice vs = {vp, (uint32_t)v.len};
 	if (n.len && np[0] == ':') {
 		/* nghttp2 checked the pseudo-headers (RFC 9113 8.3.1) */
@@ -781,16 +800,7 @@ static int on_invalid_frame(nghttp2_session *s, const nghttp2_frame *f, int err,
 static void submit_trailers(nghttp2_session *s, struct http_h2_stream *x)
 {
 	nghttp2_nv nv[HTTP_MAX_HDRS];
-	const char *p = rte_pktmbuf_mtod(x->trailers, const char *);
-	unsigned n = 0;
-	for (unsigned i = 0; i < x->n_trailers && n < HTTP_MAX_HDRS; i++) {
-		size_t nl = strlen(p);
-		const char *v = p + nl + 1;
-		size_t vl = strlen(v);
-		nv[n++] = (nghttp2_nv){(uint8_t *)(uintptr_t)p, (uint8_t *)(uintptr_t)v, nl, vl,
-				       NGHTTP2_NV_FLAG_NONE};
-		p = v + vl + 1;
-	}
+	unsigned n = http_h2_trailers_nv(x->trailers, x->n_trailers, nv, HTTP_MAX_HDRS);
 	nghttp2_submit_trailer(s, x->id, nv, n);
 	rte_pktmbuf_free(x->trailers);
 	x->trailers = NULL;
@@ -1379,19 +1389,19 @@ static void h2_encode_body(struct http_peer *p, const char *data, size_t len)
 	resume(x);
 }
 
-static void h2_encode_trailers(struct http_peer *p, const struct arn_h1_msg *m)
+struct rte_mbuf *http_h2_trailers_copy(struct http_worker *w, const struct arn_h1_msg *m,
+				       uint16_t *n_out)
 {
-	struct http_h2_stream *x = h2s(p);
-	if (x->closed || x->no_body || x->trailers)
-		return;
-	struct rte_mbuf *b = http_mbuf(x->h2->c->c.w);
+	struct rte_mbuf *b = http_mbuf(w);
 	if (!b)
-		return; /* out of mbufs: the stream ends without them */
+		return NULL;
 	char *o = rte_pktmbuf_mtod(b, char *);
 	uint32_t cap = rte_pktmbuf_tailroom(b), len = 0;
 	uint16_t n = 0;
 	for (unsigned i = m->n_hdrs; i < (unsigned)m->n_hdrs + m->n_trailers; i++) {
 		const struct arn_h1_header *h = &m->hdrs[i];
+		if (arn_h1_trailer_dropped(h))
+			continue;
 		if (len + h->name_len + h->value_len + 2 > cap)
 			break; /* what does not fit in one mbuf is dropped */
 		for (unsigned k = 0; k < h->name_len; k++) {
@@ -1406,12 +1416,36 @@ static void h2_encode_trailers(struct http_peer *p, const struct arn_h1_msg *m)
 	}
 	if (!n) {
 		rte_pktmbuf_free(b);
-		return;
+		return NULL;
 	}
 	b->data_len = (uint16_t)len;
 	b->pkt_len = len;
-	x->trailers = b;
-	x->n_trailers = n;
+	*n_out = n;
+	return b;
+}
+
+unsigned http_h2_trailers_nv(const struct rte_mbuf *b, uint16_t n, nghttp2_nv *nv, unsigned max)
+{
+	const char *p = rte_pktmbuf_mtod(b, const char *);
+	unsigned k = 0;
+	for (unsigned i = 0; i < n && k < max; i++) {
+		size_t nl = strlen(p);
+		const char *v = p + nl + 1;
+		size_t vl = strlen(v);
+		nv[k++] = (nghttp2_nv){(uint8_t *)(uintptr_t)p, (uint8_t *)(uintptr_t)v, nl, vl,
+				       NGHTTP2_NV_FLAG_NONE};
+		p = v + vl + 1;
+	}
+	return k;
+}
+
+static void h2_encode_trailers(struct http_peer *p, const struct arn_h1_msg *m)
+{
+	struct http_h2_stream *x = h2s(p);
+	if (x->closed || x->no_body || x->trailers)
+		return;
+	/* out of mbufs (or none left to send): the stream ends without them */
+	x->trailers = http_h2_trailers_copy(x->h2->c->c.w, m, &x->n_trailers);
 }
 
 static void h2_encode_end(struct http_peer *p)

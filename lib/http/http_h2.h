@@ -100,6 +100,20 @@ struct http_h2_stream {
 
 extern const struct http_codec_ops http_codec_h2;
 
+/**
+ * Copy @p m's trailers (hdrs[n_hdrs .. n_hdrs + n_trailers)) for an HTTP/2
+ * HEADERS frame: names lowercased (RFC 9113 8.2.1), those a proxy does not
+ * forward dropped (arn_h1_trailer_dropped), packed "name\0value\0" into
+ * one mbuf of @p w's pool (what does not fit is dropped). @return the mbuf
+ * (the caller's, freed with rte_pktmbuf_free) with *@p n fields; NULL when
+ * none is left or out of mbufs.
+ */
+struct rte_mbuf *http_h2_trailers_copy(struct http_worker *w, const struct arn_h1_msg *m,
+				       uint16_t *n);
+/** The fields of a copy @p b of @p n trailers as nghttp2's, pointing into
+ * @p b, at most @p max. @return how many. */
+unsigned http_h2_trailers_nv(const struct rte_mbuf *b, uint16_t n, nghttp2_nv *nv, unsigned max);
+
 /** Does @p in start with the client preface? 1: yes; 0: it cannot; -1:
  * not enough bytes yet to tell. */
 int http_h2_preface(const struct http_in *in);

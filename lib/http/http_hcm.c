@@ -510,6 +510,17 @@ static bool req_body(struct http_stream *st, const char *data, size_t len)
 	return true;
 }
 
+void http_req_end_encode(struct http_stream *st, struct http_peer *up)
+{
+	const struct arn_h1_msg *m = &st->req.m;
+	/* an HTTP/1.1 client's trailer lines are kept by the request's pins;
+	 * past their bound, some may be gone: none is sent */
+	if ((m->flags & ARN_H1_F_TRAILERS) && m->n_trailers && !st->req.pins.overflow &&
+	    up->codec->encode_trailers)
+		up->codec->encode_trailers(up, m);
+	up->codec->encode_end(up);
+}
+
 static bool req_end(struct http_stream *st)
 {
 	struct http_conn *hc = st->hc;
@@ -529,10 +540,8 @@ static bool req_end(struct http_stream *st)
 		hc->again = true;
 		return false;
 	}
-	if (st->up) {
-		struct http_peer *up = http_up_peer(st->up);
-		up->codec->encode_end(up);
-	}
+	if (st->up)
+		http_req_end_encode(st, http_up_peer(st->up));
 	return true;
 }
 
@@ -786,9 +795,11 @@ static bool resp_done(struct http_stream *st)
 {
 	struct http_conn *hc = st->hc;
 	struct http_peer *dn = hc->dn;
-	/* an HTTP/1.1 upstream's chunked trailers (grpc-status, ...) go on to
-	 * a client whose codec carries them (HTTP/2) */
-	if ((st->resp.m.flags & ARN_H1_F_TRAILERS) && st->resp.m.n_trailers) {
+	/* the upstream's trailers (grpc-status, ...) go on to a client whose
+	 * codec carries them: HTTP/2, or HTTP/1.1 chunked with the HCM's
+	 * enable_trailers (kept by the response's pins, as its head) */
+	if ((st->resp.m.flags & ARN_H1_F_TRAILERS) && st->resp.m.n_trailers &&
+	    !st->resp.pins.overflow) {
 		FOR_FILTERS(encode_response, st, true);
 		if (dn->codec->encode_trailers)
 			dn->codec->encode_trailers(dn, &st->resp.m);

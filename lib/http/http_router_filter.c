@@ -13,6 +13,7 @@
 
 #include "arn_config.h"
 #include "arn_log.h"
+#include "http_hcm.h"
 #include "http_l4.h"
 #include "http_local.h"
 #include "http_router_filter.h"
@@ -890,7 +891,7 @@ bool http_attempt_send_(struct http_stream *st)
 		}
 		st->state &= ~HTTP_S_REPLAYING;
 		if (st->state & HTTP_S_REQ_DONE) {
-			up->codec->encode_end(up);
+			http_req_end_encode(st, up);
 			return true;
 		}
 	}

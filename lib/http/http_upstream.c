@@ -224,6 +224,7 @@ static void bind(struct http_upconn *u, struct http_stream *st)
 		return;
 	}
 	http_h1_expect(&u->h1, &st->resp.m, max_headers, (enum arn_h1_method)st->method);
+	u->h1.trailers = st->cluster && st->cluster->http.enable_trailers;
 }
 
 void http_up_bind(struct http_upconn *s, struct http_stream *st)

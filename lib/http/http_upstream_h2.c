@@ -64,6 +64,10 @@ struct http_uph2s {
 	bool req_end, deferred;
 	const char *out; /* body bytes by reference (the client's input) */
 	uint32_t out_len;
+	/* its trailers, copied by encode_trailers (http_h2_trailers_copy),
+	 * sent after the body with END_STREAM */
+	struct rte_mbuf *trailers;
+	uint16_t n_trailers;
 	/* what to tell the stream once nghttp2 is out of the way */
 	bool n_data, n_write, n_ready;
 	uint16_t n_rc;
@@ -650,6 +654,16 @@ static ssize_t on_read(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len,
 	}
 	if (x->req_end) {
 		*flags |= NGHTTP2_DATA_FLAG_EOF;
+		if (x->trailers) {
+			/* END_STREAM goes with the trailers (nghttp2 copies them) */
+			nghttp2_nv nv[HTTP_MAX_HDRS];
+			unsigned n =
+			    http_h2_trailers_nv(x->trailers, x->n_trailers, nv, HTTP_MAX_HDRS);
+			if (nghttp2_submit_trailer(s, id, nv, n) == 0)
+				*flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
+			rte_pktmbuf_free(x->trailers);
+			x->trailers = NULL;
+		}
 		return 0;
 	}
 	x->deferred = true;
@@ -826,6 +840,8 @@ void http_uph2_stream_end(struct http_upconn *b, bool cancel)
 	uint32_t left = x->body.bytes;
 	http_in_free(&x->body);
 	rc_drop(x);
+	if (x->trailers)
+		rte_pktmbuf_free(x->trailers);
 	if (live(h) && x->id > 0) {
 		if (left)
 			nghttp2_session_consume_connection(h->s, left);
@@ -1017,6 +1033,8 @@ void http_uph2_shutdown(struct http_upconn *u)
 	if (u->xs) {
 		http_in_free(&u->xs->body);
 		rc_drop(u->xs);
+		if (u->xs->trailers)
+			rte_pktmbuf_free(u->xs->trailers);
 		struct http_uph2 *h = u->xs->h2;
 		http_h2_mem_free(u->xs, &h->mem);
 		u->xs = NULL;
@@ -1241,6 +1259,18 @@ static void uph2_encode_body(struct http_peer *p, const char *data, size_t len)
 	resume(x);
 }
 
+/* The request's trailers (a client-streaming gRPC call's, an HTTP/1.1
+ * client's chunked ones), kept for on_read to send after the body. A
+ * request framed without a body (its END_STREAM went with the head) has
+ * no place for them: they are dropped. */
+static void uph2_encode_trailers(struct http_peer *p, const struct arn_h1_msg *m)
+{
+	struct http_uph2s *x = blk(p)->xs;
+	if (x->req_end || x->trailers || x->closed || x->lost)
+		return;
+	x->trailers = http_h2_trailers_copy(x->h2->w, m, &x->n_trailers);
+}
+
 static void uph2_encode_end(struct http_peer *p)
 {
 	struct http_uph2s *x = blk(p)->xs;
@@ -1280,7 +1310,7 @@ const struct http_codec_ops http_codec_uph2 = {
     .encode_reply = uph2_encode_reply,
     .encode_continue = uph2_encode_continue,
     .encode_body = uph2_encode_body,
-    .encode_trailers = NULL,
+    .encode_trailers = uph2_encode_trailers,
     .encode_end = uph2_encode_end,
     .flush = uph2_flush,
 };

@@ -4291,7 +4291,8 @@ static void test_h2_bad_frames_close(void **state)
 struct h2u_stream {
 	int32_t id;
 	char path[64];
-	size_t body; /* request body bytes received */
+	char trailers[2048]; /* the request's trailers, "name: value\n" each */
+	size_t body;	     /* request body bytes received */
 	bool end, answered, closed;
 	uint32_t error;
 };
@@ -4333,6 +4334,11 @@ static int h2u_on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8
 	struct h2u_stream *x = h2u_find(ud, f->hd.stream_id);
 	if (x && nlen == 5 && memcmp(name, ":path", 5) == 0)
 		snprintf(x->path, sizeof(x->path), "%.*s", (int)vlen, value);
+	if (x && f->headers.cat == NGHTTP2_HCAT_HEADERS) {
+		size_t l = strlen(x->trailers);
+		snprintf(x->trailers + l, sizeof(x->trailers) - l, "%.*s: %.*s\n", (int)nlen, name,
+			 (int)vlen, value);
+	}
 	return 0;
 }
 
@@ -4471,6 +4477,293 @@ static void cluster_web_h2(const char *cluster_extra, const char *h2)
 	    "\"port_value\":8080}}}}]}]}}",
 	    cluster_extra, h2);
 	apply(C, "2", j);
+}
+
+/* ---- trailers both ways (issue 19: gRPC) ----------------------------------------------------- */
+
+/* What a client sends after its body, and what an upstream answers after
+ * its own: trailers (NGHTTP2_DATA_FLAG_NO_END_STREAM, then a HEADERS
+ * frame that ends the stream). */
+static const nghttp2_nv *tr_nv;
+static size_t tr_n;
+
+static ssize_t tr_read(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len, uint32_t *flags,
+		       nghttp2_data_source *src, void *ud)
+{
+	(void)ud;
+	const char *b = src->ptr ? src->ptr : "";
+	size_t n = strlen(b);
+	assert_true(n <= len);
+	memcpy(buf, b, n);
+	*flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+	assert_int_equal(nghttp2_submit_trailer(s, id, tr_nv, tr_n), 0);
+	return (ssize_t)n;
+}
+
+#define NV(n, v)                                                                                   \
+	{                                                                                          \
+		(uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, sizeof(v) - 1, 0                    \
+	}
+static const nghttp2_nv req_trailers[] = {NV("x-sum", "5"), NV("x-trace", "t1")};
+static const nghttp2_nv grpc_trailers[] = {NV("grpc-status", "0"), NV("grpc-message", "ok")};
+
+/* An HTTP/2 client's POST with body @p body and the trailers above. */
+static int32_t h2c_post_trailers(struct h2c *k, const char *path, const char *body)
+{
+	static nghttp2_data_provider prd;
+	prd = (nghttp2_data_provider){.source = {.ptr = (void *)body}, .read_callback = tr_read};
+	tr_nv = req_trailers;
+	tr_n = 2;
+	return h2c_request(k, "POST", path, &prd, NULL, NULL);
+}
+
+/* Answer stream @p x: 200, body @p body, then grpc-status 0 as trailers. */
+static void h2u_answer_trailers(struct h2u *k, struct h2u_stream *x, const char *body)
+{
+	nghttp2_nv nv[] = {NV(":status", "200")};
+	nghttp2_data_provider prd = {.source = {.ptr = (void *)body}, .read_callback = tr_read};
+	tr_nv = grpc_trailers;
+	tr_n = 2;
+	assert_int_equal(nghttp2_submit_response(k->s, x->id, nv, 1, &prd), 0);
+	x->answered = true;
+}
+
+/* Overwrite every free mbuf of the pool: a slice into a segment given
+ * back too early reads garbage after this. */
+static void scribble_free_mbufs(void)
+{
+	unsigned n = rte_mempool_avail_count(pool);
+	struct rte_mbuf **v = calloc(n, sizeof(*v));
+	assert_non_null(v);
+	unsigned k = 0;
+	while (k < n && (v[k] = rte_pktmbuf_alloc(pool)) != NULL)
+		k++;
+	for (unsigned i = 0; i < k; i++) {
+		memset(rte_pktmbuf_mtod(v[i], char *), '#', rte_pktmbuf_tailroom(v[i]));
+		rte_pktmbuf_free(v[i]);
+	}
+	free(v);
+}
+
+/* Both sessions until neither moves. */
+static void h2cu_pump(struct h2c *c, struct h2u *u)
+{
+	for (int i = 0; i < 8; i++) {
+		h2c_pump(c);
+		h2u_pump(u);
+	}
+}
+
+/*
+ * Request trailers to an HTTP/2 upstream (Envoy's HTTP/2 codec carries
+ * them): an HTTP/2 client's trailers go after the body in a HEADERS frame
+ * with END_STREAM, counted in http2.trailers; an HTTP/1.1 client's chunked
+ * trailers (lines in several segments) likewise, names lowercased and the
+ * fields RFC 9110 6.5.1 keeps out of trailers (Content-Length, Host)
+ * dropped. The upstream's response trailers come back to the HTTP/2
+ * client.
+ */
+static void test_uph2_request_trailers(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("", "{}");
+	struct h2c c;
+	h2c_open(&c, 65535);
+	int32_t id = h2c_post_trailers(&c, "/svc.S/M", "hello");
+	h2c_pump(&c);
+	struct h2u u;
+	h2u_open(&u, 100);
+	h2cu_pump(&c, &u);
+	assert_int_equal(u.n, 1);
+	assert_true(u.st[0].end);
+	assert_int_equal(u.st[0].body, 5);
+	assert_string_equal(u.st[0].trailers, "x-sum: 5\nx-trace: t1\n");
+	assert_int_equal(stat("http2.trailers"), 1);
+	h2u_answer_trailers(&u, &u.st[0], "hi");
+	h2cu_pump(&c, &u);
+	struct h2c_stream *x = h2c_find(&c, id);
+	assert_true(x->closed);
+	assert_int_equal(x->error, 0);
+	assert_int_equal(x->status, 200);
+	want_in(x->hdrs, "grpc-status: 0\ngrpc-message: ok\n");
+
+	struct arn_tcp_conn *h = client();
+	send_s(h,
+	       "POST /h HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
+	send_s(h, "0\r\nX-Sum: 5\r\n");
+	scribble_free_mbufs(); /* the segment holding X-Sum is kept until the end */
+	send_s(h, "Content-Length: 9\r\nHo");
+	send_s(h, "st: evil\r\n");
+	send_s(h, "X-Trace: t2\r\n");
+	send_s(h, "\r\n");
+	h2u_pump(&u);
+	assert_int_equal(u.n, 2);
+	assert_true(u.st[1].end);
+	assert_int_equal(u.st[1].body, 5);
+	assert_string_equal(u.st[1].trailers, "x-sum: 5\nx-trace: t2\n");
+	h2u_answer(&u, &u.st[1], "ok");
+	h2u_pump(&u);
+	assert_true(answered(h, "HTTP/1.1 200"));
+	h2c_close(&c);
+	h2u_close(&u);
+}
+
+/*
+ * Request trailers are bounded as the head is: a trailer block over
+ * max_request_headers_kb (on its own: the head's bytes do not count)
+ * resets the stream, counted in http2.header_overflow; the upstream's
+ * stream is cancelled.
+ */
+static void test_h2_request_trailers_bounded(void **state)
+{
+	(void)state;
+	start(8, jlistener("\"max_request_headers_kb\":1", ROUTE_WEB));
+	cluster_web_h2("", "{}");
+	static char big[1100];
+	memset(big, 'v', sizeof(big) - 1);
+	nghttp2_nv nv[] = {{(uint8_t *)"x-big", (uint8_t *)big, 5, sizeof(big) - 1, 0}};
+	struct h2c c;
+	h2c_open(&c, 65535);
+	/* a head of 600 bytes and trailers of 600: each within 1 KiB */
+	static char half[600];
+	memset(half, 'h', sizeof(half) - 1);
+	nghttp2_nv small[] = {{(uint8_t *)"x-half", (uint8_t *)half, 6, sizeof(half) - 1, 0}};
+	static nghttp2_data_provider prd;
+	prd = (nghttp2_data_provider){.source = {.ptr = "a"}, .read_callback = tr_read};
+	tr_nv = small;
+	tr_n = 1;
+	int32_t ok = h2c_request(&c, "POST", "/ok", &prd, "x-head", half);
+	h2c_pump(&c);
+	struct h2u u;
+	h2u_open(&u, 100);
+	h2cu_pump(&c, &u);
+	assert_int_equal(u.n, 1);
+	assert_true(u.st[0].end);
+	want_in(u.st[0].trailers, "x-half: hhh");
+	h2u_answer(&u, &u.st[0], "ok");
+	h2cu_pump(&c, &u);
+	assert_int_equal(h2c_find(&c, ok)->status, 200);
+	/* trailers over the limit */
+	tr_nv = nv;
+	tr_n = 1;
+	int32_t id = h2c_request(&c, "POST", "/big", &prd, NULL, NULL);
+	h2cu_pump(&c, &u);
+	struct h2c_stream *x = h2c_find(&c, id);
+	assert_true(x->closed);
+	assert_int_not_equal(x->error, 0);
+	assert_int_equal(stat("http2.header_overflow"), 1);
+	assert_int_equal(u.n, 2);
+	assert_false(u.st[1].end);
+	assert_true(u.st[1].closed);
+	assert_int_equal(u.st[1].trailers[0], 0);
+	h2c_close(&c);
+	h2u_close(&u);
+}
+
+/* Cluster "web" over HTTP/1.1 with @p h1 as its Http1ProtocolOptions: the
+ * deprecated cluster field (@p typed false) or the typed extension's
+ * explicit_http_config. */
+static void cluster_web_h1(const char *version, bool typed, const char *h1)
+{
+	char j[2048];
+	char o[1024];
+	if (typed)
+		snprintf(o, sizeof(o),
+			 "\"typed_extension_protocol_options\":{\"envoy.extensions.upstreams."
+			 "http.v3.HttpProtocolOptions\":{\"@type\":\"type.googleapis.com/"
+			 "envoy.extensions.upstreams.http.v3.HttpProtocolOptions\","
+			 "\"explicit_http_config\":{\"http_protocol_options\":%s}}},",
+			 h1);
+	else
+		snprintf(o, sizeof(o), "\"http_protocol_options\":%s,", h1);
+	snprintf(j, sizeof(j),
+		 "{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"5s\",%s"
+		 "\"load_assignment\":{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":"
+		 "[{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.10\","
+		 "\"port_value\":8080}}}}]}]}}",
+		 o);
+	apply(C, version, j);
+}
+
+/*
+ * An HTTP/2 client's trailers to an HTTP/1.1 upstream (Envoy's
+ * Http1ProtocolOptions.enable_trailers): dropped by default, the chunked
+ * body ending with an empty trailer section; with the cluster's
+ * enable_trailers (the deprecated field, or explicit_http_config's) they
+ * follow the last chunk.
+ */
+static void test_h2_request_trailers_h1_upstream(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	static const char *cfg[] = {NULL, "{\"enable_trailers\":true}",
+				    "{\"enable_trailers\":true}", "{\"enable_trailers\":false}"};
+	for (int i = 0; i < 4; i++) {
+		if (cfg[i]) {
+			char v[4];
+			snprintf(v, sizeof(v), "%d", i + 2);
+			cluster_web_h1(v, i == 2, cfg[i]);
+		}
+		struct h2c c;
+		h2c_open(&c, 65535);
+		int32_t id = h2c_post_trailers(&c, "/a", "hello");
+		h2c_pump(&c);
+		struct arn_tcp_conn *u = upstream_accepts();
+		h2c_pump(&c);
+		want_in(u->tx, "transfer-encoding: chunked\r\n");
+		if (i == 1 || i == 2) {
+			want_in(u->tx, "\r\n5\r\nhello\r\n0\r\nx-sum: 5\r\nx-trace: t1\r\n\r\n");
+		} else {
+			want_in(u->tx, "\r\n5\r\nhello\r\n0\r\n\r\n");
+			want_not_in(u->tx, "x-sum");
+		}
+		send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
+		h2c_pump(&c);
+		assert_int_equal(h2c_find(&c, id)->status, 200);
+		h2c_close(&c);
+	}
+	assert_int_equal(stat("http2.trailers"), 4);
+}
+
+/*
+ * Response trailers to an HTTP/1.1 client (the HCM's http_protocol_options
+ * enable_trailers, as Envoy): an HTTP/2 upstream's grpc-status goes after
+ * the chunked body's last chunk when it is on, and is dropped when it is
+ * off (the default).
+ */
+static void test_h1_client_response_trailers(void **state)
+{
+	(void)state;
+	for (int on = 0; on < 2; on++) {
+		if (on)
+			teardown(NULL);
+		start(8, jlistener(on ? "\"http_protocol_options\":{\"enable_trailers\":true}" : "",
+				   ROUTE_WEB));
+		cluster_web_h2("", "{}");
+		struct arn_tcp_conn *h = client();
+		send_s(h, "GET /t HTTP/1.1\r\nHost: a\r\nTE: trailers\r\n\r\n");
+		struct h2u u;
+		h2u_open(&u, 100);
+		h2u_pump(&u);
+		assert_int_equal(u.n, 1);
+		h2u_answer_trailers(&u, &u.st[0], "hi");
+		h2u_pump(&u);
+		assert_true(answered(h, "HTTP/1.1 200"));
+		if (on) {
+			want_in(
+			    h->tx,
+			    "\r\n\r\n2\r\nhi\r\n0\r\ngrpc-status: 0\r\ngrpc-message: ok\r\n\r\n");
+		} else {
+			want_in(h->tx, "\r\n\r\n2\r\nhi\r\n0\r\n\r\n");
+			want_not_in(h->tx, "grpc-status");
+		}
+		/* the connection serves the next request */
+		send_s(h, "GET /n HTTP/1.1\r\nHost: a\r\n\r\n");
+		h2u_pump(&u);
+		assert_int_equal(u.n, 2);
+		h2u_close(&u);
+	}
 }
 
 /*
@@ -5194,6 +5487,10 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_control_floods, teardown),
 	    cmocka_unit_test_teardown(test_h2_goaway_on_healthcheck_fail, teardown),
 	    cmocka_unit_test_teardown(test_h2_grpc_timeout, teardown),
+	    cmocka_unit_test_teardown(test_uph2_request_trailers, teardown),
+	    cmocka_unit_test_teardown(test_h2_request_trailers_bounded, teardown),
+	    cmocka_unit_test_teardown(test_h2_request_trailers_h1_upstream, teardown),
+	    cmocka_unit_test_teardown(test_h1_client_response_trailers, teardown),
 	    cmocka_unit_test_teardown(test_uph2_streams_share_connections, teardown),
 	    cmocka_unit_test_teardown(test_uph2_slow_client_holds_window, teardown),
 	    cmocka_unit_test_teardown(test_uph2_reset_and_goaway, teardown),
