@@ -4,6 +4,8 @@
 //     H2PORT: node's http2 module, h2c (prior knowledge):
 //       /echo...    "<method> <path> <te> <content-length> <body bytes> <sha256>"
 //       /trailers   a body, then the trailer x-trailer: yes
+//       /echo-trailers  the request's body back, then the request's
+//                   trailers back as the response's (x-none: 1 if none)
 //       /big?n=N    N bytes of a repeating pattern (flow control)
 //       /delay?ms=M answers after M ms
 //       /reset      RST_STREAM (INTERNAL_ERROR) before any response
@@ -13,6 +15,9 @@
 //       ServerStream (5 messages), ClientStream (joins them), Bidi (echo each)
 //   node e2e_h2_upstream.js client HOST:PORT
 //     the four calls through Arion; one line each, for the shell to check
+//   node e2e_h2_upstream.js trailers HOST:PORT
+//     h2c POST /echo-trailers with body "hello" and the trailers x-sum: 5,
+//     x-trace: t1; prints "<status> <body> <response trailers>"
 'use strict';
 const path = require('path');
 const http2 = require('http2');
@@ -45,9 +50,19 @@ function server(addr, h2port, grpcport, mixport, tls) {
     if (q.pathname === '/reset') return s.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
     if (q.pathname === '/refuse') return s.close(http2.constants.NGHTTP2_REFUSED_STREAM);
     const chunks = [];
+    let got = null; // the request's trailers
+    s.on('trailers', (t) => {
+      got = {};
+      for (const k of Object.keys(t)) got[k] = t[k];
+    });
     s.on('data', (c) => chunks.push(c));
     s.on('end', () => {
       const body = Buffer.concat(chunks);
+      if (q.pathname === '/echo-trailers') {
+        s.respond({ ':status': 200 }, { waitForTrailers: true });
+        s.on('wantTrailers', () => s.sendTrailers(got || { 'x-none': '1' }));
+        return s.end(body);
+      }
       if (q.pathname === '/big') {
         const n = Number(q.searchParams.get('n'));
         s.respond({ ':status': 200, 'content-type': 'application/octet-stream' });
@@ -214,8 +229,31 @@ function client(target) {
   })();
 }
 
+// h2c request trailers through Arion, and the upstream's echo of them
+function trailers(target) {
+  const c = http2.connect(`http://${target}`);
+  c.on('error', (e) => {
+    console.log(`error ${e.message}`);
+    process.exit(1);
+  });
+  const r = c.request({ ':method': 'POST', ':path': '/echo-trailers' }, { waitForTrailers: true });
+  r.on('wantTrailers', () => r.sendTrailers({ 'x-sum': '5', 'x-trace': 't1' }));
+  let status = 0;
+  let tr = '-';
+  const body = [];
+  r.on('response', (h) => (status = h[':status']));
+  r.on('trailers', (t) => (tr = Object.keys(t).map((k) => `${k}=${t[k]}`).join(';')));
+  r.on('data', (d) => body.push(d));
+  r.on('end', () => {
+    console.log(`${status} ${Buffer.concat(body).toString()} ${tr}`);
+    c.close();
+  });
+  r.end('hello');
+}
+
 const [mode, ...a] = process.argv.slice(2);
-if (mode === 'server')
+if (mode === 'trailers') trailers(a[0]);
+else if (mode === 'server')
   server(a[0], Number(a[1]), Number(a[2]), Number(a[3]),
     a[4] ? { port: Number(a[4]), cert: a[5], key: a[6] } : null);
 else client(a[0]);

@@ -263,6 +263,15 @@ expect "h2c client: the upstream's trailers arrive" "$(echo "$o" | grep -i '^x-t
 o=$(cc --http1.1 "http://$us/trailers")
 expect "HTTP/1.1 client: the body of a response with trailers" "$o" "^with trailers$"
 
+# request trailers (gRPC's both ways): an h2c client's reach the HTTP/2
+# upstream, which sends them back as its response's trailers
+o=$(ip netns exec "$cns" node "$JS" trailers "$us:80" 2>&1)
+[ "$o" = "200 hello x-sum=5;x-trace=t1" ] &&
+	ok "h2c request trailers -> HTTP/2 upstream, echoed back as response trailers" ||
+	bad "request trailers: got '$o', wanted '200 hello x-sum=5;x-trace=t1'"
+v=$(stat http2.trailers)
+[ "$v" = 1 ] && ok "http2.trailers = 1 (the request with trailers)" || bad "http2.trailers = $v"
+
 # te: trailers reaches the upstream; other te values do not
 o=$(cc --http1.1 -H 'te: trailers' "http://$us/echo")
 expect "te: trailers goes to the HTTP/2 upstream" "$o" "^GET /echo trailers "
