@@ -291,6 +291,7 @@ static int h1_encode_request_head(struct http_peer *pp, const struct arn_h1_msg 
 					  (upgrade ? ARN_H1_W_UPGRADE : 0));
 	/* the body is re-chunked when it came chunked */
 	h->chunked = false;
+	h->trailed = false;
 	h->ch.open = false;
 	if (rc != -E2BIG && (m->flags & ARN_H1_F_CHUNKED)) {
 		arn_h1_write_header(&c.wb, "transfer-encoding", 17, "chunked", 7);
@@ -306,6 +307,7 @@ static int h1_encode_response_head(struct http_peer *pp, const struct arn_h1_msg
 	bool no_body = (r->flags & ARN_H1_F_NO_BODY) || hi->req_method == ARN_H1_M_HEAD ||
 		       r->status == 204 || r->status == 304;
 	h->chunked = false;
+	h->trailed = false;
 	h->ch.open = false;
 	if (!no_body && !hi->tunnel && !(r->flags & ARN_H1_F_CONTENT_LENGTH)) {
 		if (hi->req_version >= 11)
