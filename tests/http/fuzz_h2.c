@@ -9,7 +9,8 @@
  * Input format: as fuzz_hcm.c, except that OPEN also sends the preface
  * and that op 14 sends a frame:
  *    14 CH2 c K   client c sends frame K & 15 (see h2_frame), on a new
- *                 stream (HEADERS) or the client's last one
+ *                 stream (HEADERS) or the client's last one (K & 16
+ *                 picks a variant: trailers instead of DATA for 7)
  * and op 15 sends upstream responses as in fuzz_hcm.c.
  *
  * At the end, as fuzz_hcm.c: nothing may be left (connections, stream
@@ -93,7 +94,16 @@ static size_t h2_frame(unsigned c, unsigned k, uint8_t *b)
 		memcpy(b + 9, "hello", 5);
 		frame(b, 5, 0, 0, last);
 		return 14;
-	case 7: /* DATA, END_STREAM */
+	case 7: /* DATA, END_STREAM; with bit 4, trailers (HEADERS, END_STREAM) */
+		if (k & 16) {
+			/* x-t: 1, a literal without indexing with a new name */
+			memcpy(b + 9,
+			       "\x00\x03x-t\x01"
+			       "1",
+			       7);
+			frame(b, 7, 1, 0x5, last);
+			return 16;
+		}
 		memcpy(b + 9, "end", 3);
 		frame(b, 3, 0, 1, last);
 		return 12;
