@@ -1392,49 +1392,73 @@ static void h2_encode_body(struct http_peer *p, const char *data, size_t len)
 struct rte_mbuf *http_h2_trailers_copy(struct http_worker *w, const struct arn_h1_msg *m,
 				       uint16_t *n_out)
 {
-	struct rte_mbuf *b = http_mbuf(w);
-	if (!b)
-		return NULL;
-	char *o = rte_pktmbuf_mtod(b, char *);
-	uint32_t cap = rte_pktmbuf_tailroom(b), len = 0;
+	struct rte_mbuf *head = NULL, *t = NULL;
 	uint16_t n = 0;
 	for (unsigned i = m->n_hdrs; i < (unsigned)m->n_hdrs + m->n_trailers; i++) {
 		const struct arn_h1_header *h = &m->hdrs[i];
 		if (arn_h1_trailer_dropped(h))
 			continue;
-		if (len + h->name_len + h->value_len + 2 > cap)
-			break; /* what does not fit in one mbuf is dropped */
+		uint32_t need = (uint32_t)h->name_len + h->value_len + 2;
+		if (!t || rte_pktmbuf_tailroom(t) < need) {
+			/* a field starts a new segment when the last one is
+			 * full: a gRPC error's grpc-status-details-bin alone
+			 * can take most of one */
+			struct rte_mbuf *b = http_mbuf(w);
+			if (!b)
+				break; /* out of mbufs: the fields so far go */
+			if (rte_pktmbuf_tailroom(b) < need) {
+				rte_pktmbuf_free(b);
+				continue; /* one field larger than a segment */
+			}
+			b->next = NULL;
+			b->data_len = 0;
+			if (t) {
+				t->next = b;
+				head->nb_segs++;
+			} else {
+				head = b;
+				head->pkt_len = 0;
+			}
+			t = b;
+		}
+		char *o = rte_pktmbuf_mtod_offset(t, char *, t->data_len);
 		for (unsigned k = 0; k < h->name_len; k++) {
 			char ch = h->name[k];
-			o[len++] = ch >= 'A' && ch <= 'Z' ? (char)(ch + 32) : ch;
+			*o++ = ch >= 'A' && ch <= 'Z' ? (char)(ch + 32) : ch;
 		}
-		o[len++] = 0;
-		memcpy(o + len, h->value, h->value_len);
-		len += h->value_len;
-		o[len++] = 0;
+		*o++ = 0;
+		memcpy(o, h->value, h->value_len);
+		o[h->value_len] = 0;
+		t->data_len = (uint16_t)(t->data_len + need);
+		head->pkt_len += need;
 		n++;
 	}
 	if (!n) {
-		rte_pktmbuf_free(b);
+		if (head)
+			rte_pktmbuf_free(head);
 		return NULL;
 	}
-	b->data_len = (uint16_t)len;
-	b->pkt_len = len;
 	*n_out = n;
-	return b;
+	return head;
 }
 
 unsigned http_h2_trailers_nv(const struct rte_mbuf *b, uint16_t n, nghttp2_nv *nv, unsigned max)
 {
 	const char *p = rte_pktmbuf_mtod(b, const char *);
 	unsigned k = 0;
-	for (unsigned i = 0; i < n && k < max; i++) {
+	for (unsigned i = 0; i < n && k < max && b; i++) {
 		size_t nl = strlen(p);
 		const char *v = p + nl + 1;
 		size_t vl = strlen(v);
 		nv[k++] = (nghttp2_nv){(uint8_t *)(uintptr_t)p, (uint8_t *)(uintptr_t)v, nl, vl,
 				       NGHTTP2_NV_FLAG_NONE};
 		p = v + vl + 1;
+		/* the next field is in the next segment once this one is read */
+		if (p >= rte_pktmbuf_mtod_offset(b, const char *, b->data_len)) {
+			b = b->next;
+			if (b)
+				p = rte_pktmbuf_mtod(b, const char *);
+		}
 	}
 	return k;
 }

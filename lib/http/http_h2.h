@@ -104,9 +104,10 @@ extern const struct http_codec_ops http_codec_h2;
  * Copy @p m's trailers (hdrs[n_hdrs .. n_hdrs + n_trailers)) for an HTTP/2
  * HEADERS frame: names lowercased (RFC 9113 8.2.1), those a proxy does not
  * forward dropped (arn_h1_trailer_dropped), packed "name\0value\0" into
- * one mbuf of @p w's pool (what does not fit is dropped). @return the mbuf
- * (the caller's, freed with rte_pktmbuf_free) with *@p n fields; NULL when
- * none is left or out of mbufs.
+ * a chain of mbufs of @p w's pool, no field split across two (a field
+ * larger than one segment, about 2 KB, is dropped; out of mbufs, the rest
+ * is). @return the chain (the caller's, freed with rte_pktmbuf_free) with
+ * *@p n fields; NULL when none is left or out of mbufs.
  */
 struct rte_mbuf *http_h2_trailers_copy(struct http_worker *w, const struct arn_h1_msg *m,
 				       uint16_t *n);

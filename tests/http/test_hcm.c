@@ -4291,7 +4291,7 @@ static void test_h2_bad_frames_close(void **state)
 struct h2u_stream {
 	int32_t id;
 	char path[64];
-	char trailers[2048]; /* the request's trailers, "name: value\n" each */
+	char trailers[8192]; /* the request's trailers, "name: value\n" each */
 	size_t body;	     /* request body bytes received */
 	bool end, answered, closed;
 	uint32_t error;
@@ -4605,6 +4605,48 @@ static void test_uph2_request_trailers(void **state)
 	h2u_answer(&u, &u.st[1], "ok");
 	h2u_pump(&u);
 	assert_true(answered(h, "HTTP/1.1 200"));
+	h2c_close(&c);
+	h2u_close(&u);
+}
+
+/*
+ * Trailers larger than one mbuf (three fields of 1.5 KB: a gRPC error's
+ * grpc-status-details-bin is of that size) are carried whole, each field
+ * in one segment of a chain. Before, what did not fit in the first 2 KB
+ * was dropped without a word.
+ */
+static void test_uph2_request_trailers_over_one_segment(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("", "{}");
+	static char v[3][1500];
+	for (int i = 0; i < 3; i++) {
+		memset(v[i], 'a' + i, sizeof(v[i]) - 1);
+		v[i][sizeof(v[i]) - 1] = 0;
+	}
+	nghttp2_nv nv[] = {{(uint8_t *)"x-one", (uint8_t *)v[0], 5, sizeof(v[0]) - 1, 0},
+			   {(uint8_t *)"x-two", (uint8_t *)v[1], 5, sizeof(v[1]) - 1, 0},
+			   {(uint8_t *)"x-three", (uint8_t *)v[2], 7, sizeof(v[2]) - 1, 0}};
+	static nghttp2_data_provider prd;
+	prd = (nghttp2_data_provider){.source = {.ptr = "a"}, .read_callback = tr_read};
+	tr_nv = nv;
+	tr_n = 3;
+	struct h2c c;
+	h2c_open(&c, 65535);
+	int32_t id = h2c_request(&c, "POST", "/big-trailers", &prd, NULL, NULL);
+	h2c_pump(&c);
+	struct h2u u;
+	h2u_open(&u, 100);
+	h2cu_pump(&c, &u);
+	assert_int_equal(u.n, 1);
+	assert_true(u.st[0].end);
+	static char want[8192];
+	snprintf(want, sizeof(want), "x-one: %s\nx-two: %s\nx-three: %s\n", v[0], v[1], v[2]);
+	assert_string_equal(u.st[0].trailers, want);
+	h2u_answer(&u, &u.st[0], "ok");
+	h2cu_pump(&c, &u);
+	assert_int_equal(h2c_find(&c, id)->status, 200);
 	h2c_close(&c);
 	h2u_close(&u);
 }
@@ -5488,6 +5530,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_goaway_on_healthcheck_fail, teardown),
 	    cmocka_unit_test_teardown(test_h2_grpc_timeout, teardown),
 	    cmocka_unit_test_teardown(test_uph2_request_trailers, teardown),
+	    cmocka_unit_test_teardown(test_uph2_request_trailers_over_one_segment, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_trailers_bounded, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_trailers_h1_upstream, teardown),
 	    cmocka_unit_test_teardown(test_h1_client_response_trailers, teardown),
