@@ -13,7 +13,7 @@
 #include "arn_stats.h"
 #include "http_worker.h"
 
-enum { T_CALLS = 0, T_ERRORS, T_TIME, T_COUNT };
+enum { T_CALLS = 0, T_ERRORS, T_COUNT };
 
 struct mcp_tool_row {
 	uint64_t hash;
@@ -21,6 +21,9 @@ struct mcp_tool_row {
 	char ts[HTTP_MCP_TOOL_STATS_NAME_MAX + 1];
 	char tool[HTTP_MCP_TOOL_STATS_NAME_MAX + 1];
 	uint64_t c[T_COUNT]; /* this worker's only; relaxed */
+	/* rq_time: arn_stats_hist_record_words' layout (the sum is the old
+	 * rq_time_us), so a call's time is a distribution, not only a mean */
+	uint64_t h[ARN_STATS_HIST_WORDS];
 };
 
 struct mcp_tool_table {
@@ -115,7 +118,7 @@ void http_mcp_tools_count(struct http_worker *w, const char *ts, size_t sn, cons
 	add(&r->c[T_CALLS], 1);
 	if (failed)
 		add(&r->c[T_ERRORS], 1);
-	add(&r->c[T_TIME], us);
+	arn_stats_hist_record_words(r->h, us);
 }
 
 void http_mcp_tools_sweep(struct http_worker *w, const struct arn_cfg_gen *g)
@@ -169,7 +172,7 @@ static bool snapshot(unsigned w, struct mcp_tool_table *out)
 	return false;
 }
 
-static const char *const names[T_COUNT] = {"calls", "errors", "rq_time_us"};
+static const char *const names[T_COUNT] = {"calls", "errors"};
 
 /* Each (ToolSet, tool) once, summed over the workers that have it. */
 static void pull(struct arn_stats_emitter *e, void *arg)
@@ -200,6 +203,7 @@ static void pull(struct arn_stats_emitter *e, void *arg)
 			const struct mcp_tool_row *r = &t->rows[i];
 			bool earlier = false;
 			uint64_t sum[T_COUNT] = {0};
+			struct arn_stats_hist hist = {0};
 			for (unsigned v = 0; v < ARN_STATS_MAX_WORKERS && !earlier; v++) {
 				const struct mcp_tool_table *u = tabs[v];
 				uint32_t un = u ? u->n : 0;
@@ -212,6 +216,7 @@ static void pull(struct arn_stats_emitter *e, void *arg)
 					}
 					for (unsigned k = 0; k < T_COUNT; k++)
 						sum[k] += u->rows[j].c[k];
+					arn_stats_hist_add_words(&hist, u->rows[j].h);
 				}
 			}
 			if (earlier)
@@ -226,6 +231,8 @@ static void pull(struct arn_stats_emitter *e, void *arg)
 				arn_stats_emit_sub(e, ARN_STAT_COUNTER, "mcp", "arion_toolset", ts,
 						   "tool", "arion_mcp_tool", tool, names[k],
 						   (int64_t)sum[k]);
+			arn_stats_emit_sub_hist(e, "mcp", "arion_toolset", ts, "tool",
+						"arion_mcp_tool", tool, "rq_time", &hist);
 		}
 	}
 }

@@ -1,7 +1,7 @@
 /*
  * Per-tool statistics of the MCP gateway filter (issue 20, item 5):
- *   mcp.<ToolSet>.tool.<tool>.{calls,errors,rq_time_us}
- * (Prometheus: arion_mcp_tool_<stat>{arion_toolset, arion_mcp_tool}),
+ *   mcp.<ToolSet>.tool.<tool>.{calls,errors} and the rq_time histogram
+ * (Prometheus: envoy_mcp_tool_<stat>{arion_toolset, arion_mcp_tool}),
  * beside the per-backend scopes mcp.<ToolSet>.backend.<name>.*.
  *
  * Tool names come from the backends at run time, on the workers, while

@@ -292,17 +292,27 @@ static inline void arn_stats_gauge_set(const struct arn_stats_scope *sc, unsigne
 	__atomic_store_n(arn_stats_word_(sc, slot, stat), (uint64_t)v, __ATOMIC_RELAXED);
 }
 
-/** Record one sample of @p usec microseconds into histogram @p stat. */
-static inline void arn_stats_hist_record(const struct arn_stats_scope *sc, unsigned slot,
-					 unsigned stat, uint64_t usec)
+/**
+ * Record one sample of @p usec microseconds into @p h, ARN_STATS_HIST_WORDS
+ * words laid out as a slab's histogram: for a module that keeps histograms
+ * of its own (one writer thread per array) and emits them when pulled
+ * (arn_stats_hist_add_words, arn_stats_emit_sub_hist).
+ */
+static inline void arn_stats_hist_record_words(uint64_t *h, uint64_t usec)
 {
-	uint64_t *h = arn_stats_word_(sc, slot, stat);
 	unsigned b = 0;
 	while (b < ARN_STATS_HIST_BUCKETS && usec > arn_stats_hist_bounds_us[b])
 		b++;
 	__atomic_store_n(&h[b], __atomic_load_n(&h[b], __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 	uint64_t *sum = &h[ARN_STATS_HIST_BUCKETS + 1];
 	__atomic_store_n(sum, __atomic_load_n(sum, __ATOMIC_RELAXED) + usec, __ATOMIC_RELAXED);
+}
+
+/** Record one sample of @p usec microseconds into histogram @p stat. */
+static inline void arn_stats_hist_record(const struct arn_stats_scope *sc, unsigned slot,
+					 unsigned stat, uint64_t usec)
+{
+	arn_stats_hist_record_words(arn_stats_word_(sc, slot, stat), usec);
 }
 
 /* ---- readers (control lcore) -------------------------------------------- */
@@ -322,6 +332,13 @@ struct arn_stats_hist {
 
 void arn_stats_hist_value(const struct arn_stats_scope *sc, unsigned stat,
 			  struct arn_stats_hist *out);
+
+/**
+ * Add the ARN_STATS_HIST_WORDS words @p h (arn_stats_hist_record_words'
+ * layout, read with relaxed loads) to @p out: a pull summing its workers'
+ * histograms. @p out starts zeroed.
+ */
+void arn_stats_hist_add_words(struct arn_stats_hist *out, const uint64_t *h);
 
 /* ---- pulled stats -------------------------------------------------------- */
 
@@ -367,5 +384,15 @@ void arn_stats_emit_sub(struct arn_stats_emitter *e, enum arn_stat_kind kind, co
 			const char *tag_name, const char *tag_value, const char *sub,
 			const char *sub_tag_name, const char *sub_tag_value, const char *stat,
 			int64_t value);
+
+/**
+ * arn_stats_emit_sub() for a histogram (@p h: summed over workers, as
+ * arn_stats_hist_add_words makes it): /stats prints its quantiles and
+ * /stats/prometheus its buckets, as for a scope's histogram. Copied.
+ */
+void arn_stats_emit_sub_hist(struct arn_stats_emitter *e, const char *family, const char *tag_name,
+			     const char *tag_value, const char *sub, const char *sub_tag_name,
+			     const char *sub_tag_value, const char *stat,
+			     const struct arn_stats_hist *h);
 
 #endif

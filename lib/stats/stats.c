@@ -342,15 +342,18 @@ void arn_stats_hist_value(const struct arn_stats_scope *sc, unsigned stat,
 			  struct arn_stats_hist *out)
 {
 	memset(out, 0, sizeof(*out));
-	for (unsigned sl = 0; sl < sc->n_slots; sl++) {
-		const uint64_t *h = arn_stats_word_(sc, sl, stat);
-		for (unsigned b = 0; b <= ARN_STATS_HIST_BUCKETS; b++) {
-			uint64_t c = __atomic_load_n(&h[b], __ATOMIC_RELAXED);
-			out->buckets[b] += c;
-			out->count += c;
-		}
-		out->sum_us += __atomic_load_n(&h[ARN_STATS_HIST_BUCKETS + 1], __ATOMIC_RELAXED);
+	for (unsigned sl = 0; sl < sc->n_slots; sl++)
+		arn_stats_hist_add_words(out, arn_stats_word_(sc, sl, stat));
+}
+
+void arn_stats_hist_add_words(struct arn_stats_hist *out, const uint64_t *h)
+{
+	for (unsigned b = 0; b <= ARN_STATS_HIST_BUCKETS; b++) {
+		uint64_t c = __atomic_load_n(&h[b], __ATOMIC_RELAXED);
+		out->buckets[b] += c;
+		out->count += c;
 	}
+	out->sum_us += __atomic_load_n(&h[ARN_STATS_HIST_BUCKETS + 1], __ATOMIC_RELAXED);
 }
 
 double arn_stats_hist_quantile(const struct arn_stats_hist *h, double q)
@@ -486,10 +489,11 @@ void arn_stats_emit(struct arn_stats_emitter *e, enum arn_stat_kind kind, const 
 	x->gauge = value;
 }
 
-void arn_stats_emit_sub(struct arn_stats_emitter *e, enum arn_stat_kind kind, const char *family,
-			const char *tag_name, const char *tag_value, const char *sub,
-			const char *sub_tag_name, const char *sub_tag_value, const char *stat,
-			int64_t value)
+/* arn_stats_emit_sub()'s sample, its value not set: NULL when out of memory. */
+static struct arn_stat_sample *sub_sample(struct arn_stats_emitter *e, const char *family,
+					  const char *tag_name, const char *tag_value,
+					  const char *sub, const char *sub_tag_name,
+					  const char *sub_tag_value, const char *stat)
 {
 	/* "<sub>.<sub_tag_value, ':' as '_'>.<stat>" after the scope's name */
 	size_t ls = strlen(sub), lv = strlen(sub_tag_value), lst = strlen(stat);
@@ -501,7 +505,7 @@ void arn_stats_emit_sub(struct arn_stats_emitter *e, enum arn_stat_kind kind, co
 		free(mid);
 		free(s2);
 		e->snap->oom = true;
-		return;
+		return NULL;
 	}
 	char *p = mid;
 	memcpy(p, sub, ls);
@@ -515,11 +519,8 @@ void arn_stats_emit_sub(struct arn_stats_emitter *e, enum arn_stat_kind kind, co
 	free(mid);
 	if (x == NULL) {
 		free(s2);
-		return;
+		return NULL;
 	}
-	x->kind = kind == ARN_STAT_GAUGE ? ARN_STAT_GAUGE : ARN_STAT_COUNTER;
-	x->counter = (uint64_t)value;
-	x->gauge = value;
 	x->strs2 = s2;
 	p = s2;
 	x->prom_family = p;
@@ -536,6 +537,34 @@ void arn_stats_emit_sub(struct arn_stats_emitter *e, enum arn_stat_kind kind, co
 	p += ltn + 1;
 	x->tag2_value = p;
 	memcpy(p, sub_tag_value, lv + 1);
+	return x;
+}
+
+void arn_stats_emit_sub(struct arn_stats_emitter *e, enum arn_stat_kind kind, const char *family,
+			const char *tag_name, const char *tag_value, const char *sub,
+			const char *sub_tag_name, const char *sub_tag_value, const char *stat,
+			int64_t value)
+{
+	struct arn_stat_sample *x =
+	    sub_sample(e, family, tag_name, tag_value, sub, sub_tag_name, sub_tag_value, stat);
+	if (x == NULL)
+		return;
+	x->kind = kind == ARN_STAT_GAUGE ? ARN_STAT_GAUGE : ARN_STAT_COUNTER;
+	x->counter = (uint64_t)value;
+	x->gauge = value;
+}
+
+void arn_stats_emit_sub_hist(struct arn_stats_emitter *e, const char *family, const char *tag_name,
+			     const char *tag_value, const char *sub, const char *sub_tag_name,
+			     const char *sub_tag_value, const char *stat,
+			     const struct arn_stats_hist *h)
+{
+	struct arn_stat_sample *x =
+	    sub_sample(e, family, tag_name, tag_value, sub, sub_tag_name, sub_tag_value, stat);
+	if (x == NULL)
+		return;
+	x->kind = ARN_STAT_HISTOGRAM;
+	x->hist = *h;
 }
 
 static int by_name(const void *a, const void *b)

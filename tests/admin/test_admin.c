@@ -353,6 +353,67 @@ static void test_prometheus_names_tags_and_histograms(void **state)
 	arn_stats_scope_put(sc);
 }
 
+/* A module's own histograms (two workers' words), summed and emitted at
+ * read time as lib/http/http_mcp_tools.c does per tool. */
+static void pull_tool_hist(struct arn_stats_emitter *e, void *arg)
+{
+	(void)arg;
+	uint64_t w0[ARN_STATS_HIST_WORDS] = {0}, w1[ARN_STATS_HIST_WORDS] = {0};
+	arn_stats_hist_record_words(w0, 500);	/* le 0.5 */
+	arn_stats_hist_record_words(w0, 2500);	/* le 5 */
+	arn_stats_hist_record_words(w1, 20000); /* le 25 */
+	struct arn_stats_hist h = {0};
+	arn_stats_hist_add_words(&h, w0);
+	arn_stats_hist_add_words(&h, w1);
+	arn_stats_emit_sub(e, ARN_STAT_COUNTER, "mcp", "arion_toolset", "tools", "tool",
+			   "arion_mcp_tool", "b__echo", "calls", 3);
+	arn_stats_emit_sub_hist(e, "mcp", "arion_toolset", "tools", "tool", "arion_mcp_tool",
+				"b__echo", "rq_time", &h);
+}
+
+static void test_pulled_histogram_in_every_form(void **state)
+{
+	(void)state;
+	assert_int_equal(arn_stats_pull_register(pull_tool_hist, NULL), 0);
+	struct arn_stats_snapshot s;
+	assert_int_equal(arn_stats_snapshot_take(&s), 0);
+	const struct arn_stat_sample *x = find_sample(&s, "mcp.tools.tool.b__echo.rq_time");
+	assert_non_null(x);
+	assert_int_equal(x->kind, ARN_STAT_HISTOGRAM);
+	assert_int_equal(x->hist.count, 3);
+	assert_int_equal(x->hist.sum_us, 23000);
+	assert_int_equal(x->hist.buckets[0], 1);
+	assert_int_equal(x->hist.buckets[2], 1);
+	assert_int_equal(x->hist.buckets[4], 1);
+	arn_stats_snapshot_free(&s);
+	/* /stats: quantiles in ms after the counters, as a scope's histogram */
+	char *t = render(0, "^mcp\\.");
+	assert_string_equal(t,
+			    "mcp.tools.tool.b__echo.calls: 3\n"
+			    "mcp.tools.tool.b__echo.rq_time: P0(nan,0) P25(nan,0.375) P50(nan,3) "
+			    "P75(nan,13.75) P90(nan,20.5) P95(nan,22.75) P99(nan,24.55) "
+			    "P99.5(nan,24.775) P99.9(nan,24.955) P100(nan,25)\n");
+	free(t);
+	t = render(1, "rq_time");
+	assert_non_null(strstr(t,
+			       "\"computed_quantiles\":[{\"name\":\"mcp.tools.tool.b__"
+			       "echo.rq_time\",\"values\":[{\"interval\":null,\"cumulative\":0}"));
+	free(t);
+	/* /stats/prometheus: both tags on every bucket, sum in ms */
+	t = render(2, NULL);
+	assert_non_null(strstr(t, "# TYPE envoy_mcp_tool_rq_time histogram\n"
+				  "envoy_mcp_tool_rq_time_bucket{arion_toolset=\"tools\","
+				  "arion_mcp_tool=\"b__echo\",le=\"0.5\"} 1\n"));
+	assert_non_null(strstr(t, "arion_mcp_tool=\"b__echo\",le=\"5\"} 2\n"));
+	assert_non_null(strstr(t, "arion_mcp_tool=\"b__echo\",le=\"+Inf\"} 3\n"));
+	assert_non_null(strstr(t, "envoy_mcp_tool_rq_time_sum{arion_toolset=\"tools\","
+				  "arion_mcp_tool=\"b__echo\"} 23\n"));
+	assert_non_null(strstr(t, "envoy_mcp_tool_rq_time_count{arion_toolset=\"tools\","
+				  "arion_mcp_tool=\"b__echo\"} 3\n"));
+	free(t);
+	assert_int_equal(arn_stats_pull_unregister(pull_tool_hist, NULL), 0);
+}
+
 static void test_stats_text_filter_and_json(void **state)
 {
 	(void)state;
@@ -1473,6 +1534,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_histogram_buckets_and_quantiles, reset),
 	    cmocka_unit_test_setup(test_pull_stats_at_read_time, reset),
 	    cmocka_unit_test_setup(test_prometheus_names_tags_and_histograms, reset),
+	    cmocka_unit_test_setup(test_pulled_histogram_in_every_form, reset),
 	    cmocka_unit_test_setup(test_stats_text_filter_and_json, reset),
 	    cmocka_unit_test_setup(test_envoy_schemas_give_envoy_names, reset),
 	    cmocka_unit_test_setup(test_json_roundtrip_and_escapes, reset),

@@ -635,6 +635,19 @@ static uint64_t stat(const char *name)
 	return v;
 }
 
+/* Histogram @p name summed over workers; all zero when /stats lacks it. */
+static struct arn_stats_hist hist(const char *name)
+{
+	struct arn_stats_snapshot s;
+	assert_int_equal(arn_stats_snapshot_take(&s), 0);
+	struct arn_stats_hist h = {0};
+	for (size_t i = 0; i < s.n; i++)
+		if (!strcmp(s.v[i].name, name) && s.v[i].kind == ARN_STAT_HISTOGRAM)
+			h = s.v[i].hist;
+	arn_stats_snapshot_free(&s);
+	return h;
+}
+
 /* ---- set-up: one worker with @p streams request buffers -------------------------------------- */
 
 static struct http_worker *w;
@@ -1653,7 +1666,12 @@ static void test_mcp_tools_through_backend(void **state)
 	/* per tool, by the name the client called (the 16 s wait counted) */
 	assert_int_equal(stat("mcp.tools.tool.b__echo.calls"), 2);
 	assert_int_equal(stat("mcp.tools.tool.b__echo.errors"), 0);
-	assert_true(stat("mcp.tools.tool.b__echo.rq_time_us") >= 16000000);
+	struct arn_stats_hist h = hist("mcp.tools.tool.b__echo.rq_time");
+	assert_int_equal(h.count, 2);
+	assert_true(h.sum_us >= 16000000);
+	/* the 16 s call in the bucket le 30000 (ms), the other below it */
+	assert_int_equal(arn_stats_hist_bounds_us[13], 30000000);
+	assert_int_equal(h.buckets[13], 1);
 	assert_int_equal(stat("mcp.tool_stats.0.rows"), 1);
 }
 
@@ -1740,7 +1758,16 @@ static void test_mcp_tool_stats_bounded(void **state)
 	assert_int_equal(stat("mcp.tool_stats.0.rows_overflow"), 1);
 	assert_int_equal(stat("mcp.tools.tool.b__t1.calls"), 2);
 	assert_int_equal(stat("mcp.tools.tool.b__t1.errors"), 1);
-	assert_int_equal(stat("mcp.tools.tool.b__t1.rq_time_us"), 15);
+	/* rq_time: a histogram per row, summed over the worker's calls */
+	struct arn_stats_hist h = hist("mcp.tools.tool.b__t1.rq_time");
+	assert_int_equal(h.count, 2);
+	assert_int_equal(h.sum_us, 15);
+	assert_int_equal(h.buckets[0], 2); /* both under 0.5 ms */
+	http_mcp_tools_count(w, "tools", 5, "b__t1", 5, false, 700);
+	h = hist("mcp.tools.tool.b__t1.rq_time");
+	assert_int_equal(h.count, 3);
+	assert_int_equal(h.buckets[1], 1); /* 0.7 ms: le 1 */
+	assert_int_equal(stat("mcp.tools.tool.b__t1.calls"), 3);
 	assert_int_equal(stat("mcp.tools.tool.b__t0.errors"), 0);
 	/* the last one did not fit */
 	char last[64];
@@ -1759,6 +1786,7 @@ static void test_mcp_tool_stats_bounded(void **state)
 	http_mcp_tools_sweep(w, NULL);
 	assert_int_equal(stat("mcp.tool_stats.0.rows"), 0);
 	assert_int_equal(stat("mcp.tools.tool.b__t1.calls"), 0);
+	assert_int_equal(hist("mcp.tools.tool.b__t1.rq_time").count, 0);
 }
 
 /* Backend connection @p u sends @p text as one chunk of its open response. */
