@@ -2071,16 +2071,22 @@ static void route_call(struct http_mcp_req *r)
 	}
 }
 
+static void prim_round(struct http_mcp_req *r, enum arn_mcp_prim k);
+
 /* Every backend's prompts or resources list is in: answer the merged
- * list, or route the get / read to the backend that listed it. */
+ * list, or route the get / read to the backend that listed it (a
+ * resources/read of a URI none lists: a round of templates next). */
 static void prim_done(struct http_mcp_req *r)
 {
 	struct json_object *lists[ARN_CFG_MCP_MAX_BACKENDS] = {0};
 	for (uint32_t i = 0; i < r->fan.n && i < ARN_CFG_MCP_MAX_BACKENDS; i++)
 		lists[i] = r->fan.b[i].state == ARN_MCP_F_DONE ? r->fan.b[i].tools : NULL;
 	enum arn_mcp_prim k = (enum arn_mcp_prim)r->fan.kind;
+	struct arn_cfg_request creq;
+	struct arn_mcp_client cl;
+	client_of(r, &creq, &cl);
 	if (r->prim_list) {
-		struct json_object *res = arn_mcp_prim_merge(r->ts, k, lists);
+		struct json_object *res = arn_mcp_prim_merge(r->ts, k, lists, &cl);
 		arn_mcp_fanout_fini(&r->fan);
 		r->fan_open = false;
 		struct json_object *o = res ? arn_mcp_new_result(r->id, res) : NULL;
@@ -2089,9 +2095,13 @@ static void prim_done(struct http_mcp_req *r)
 		return;
 	}
 	uint32_t b = 0;
-	enum arn_mcp_err e = arn_mcp_prim_route(r->ts, k, lists, r->params, &b);
+	enum arn_mcp_err e = arn_mcp_prim_route(r->ts, k, lists, &cl, r->params, &b);
 	arn_mcp_fanout_fini(&r->fan);
 	r->fan_open = false;
+	if (e == ARN_MCP_E_UNKNOWN_RESOURCE && k == ARN_MCP_P_RESOURCES) {
+		prim_round(r, ARN_MCP_P_TEMPLATES); /* its second and last round */
+		return;
+	}
 	if (e) {
 		answer_async(r, arn_mcp_new_error(r->id, e, NULL), "mcp_prim_refused");
 		return;
@@ -2688,6 +2698,18 @@ static void start_prim(struct http_mcp_req *r, const struct arn_mcp_msg *m,
 	r->method = m->method;
 	r->prim_list = list;
 	r->wait = MCP_W_PRIM;
+	prim_round(r, k);
+}
+
+/* Ask every backend for its whole list of kind @p k (prim_done when all
+ * are in). Also started from a backend's callback (the templates round
+ * of a resources/read), so a backend failing at once may end the round,
+ * or answer the client, inside the loop: the connection then runs only
+ * once nothing here touches the request (nested / run_after), and a
+ * round that a failure moved on (to templates, or to the routed read)
+ * is left to that. */
+static void prim_round(struct http_mcp_req *r, enum arn_mcp_prim k)
+{
 	struct arn_mcp_limits lim = {0};
 	if (arn_mcp_fanout_init_kind(&r->fan, r->ts, &lim, k) != 0) {
 		answer_async(r, arn_mcp_new_error(r->id, ARN_MCP_E_INTERNAL, "out of memory"),
@@ -2697,10 +2719,20 @@ static void start_prim(struct http_mcp_req *r, const struct arn_mcp_msg *m,
 	r->fan_open = true;
 	for (uint32_t b = 0; b < r->fan.n; b++) {
 		const char *why = NULL;
+		r->nested++;
 		if (!leg_start(r, b, arn_mcp_fanout_request(&r->fan, b), false, &why))
 			fan_answer(r, b, NULL, why);
-		if (!r->fan_open)
-			return; /* every backend failed at once: answered */
+		r->nested--;
+		if (r->wait == MCP_W_NONE) { /* answered */
+			if (r->run_after && !r->nested) {
+				r->run_after = false;
+				if (!r->in_end)
+					http_conn_run(r->hc);
+			}
+			return;
+		}
+		if (!r->fan_open || r->fan.kind != (uint8_t)k)
+			return; /* the round is over (or the next one started) */
 	}
 }
 

@@ -727,6 +727,31 @@ bool arn_mcp_tool_visible(const struct arn_cfg_toolset *ts, const struct arn_mcp
 			  const struct arn_mcp_client *cl);
 
 /**
+ * The ToolSet's allow / deny filters for a name @p orig (as backend
+ * @p backend lists it): tools' and prompts'.
+ */
+bool arn_mcp_name_allowed(const struct arn_cfg_toolset *ts, uint32_t backend, const char *orig,
+			  size_t n);
+
+/**
+ * The access rules for a name (a prompt's, as arn_mcp_tool_visible() for a
+ * tool): true when no rule's matcher names it, or @p cl (may be NULL: no
+ * principal) matches a principal of one that does.
+ */
+bool arn_mcp_name_visible(const struct arn_cfg_toolset *ts, uint32_t backend, const char *orig,
+			  size_t n, const struct arn_mcp_client *cl);
+
+/**
+ * Whether @p cl may see backend @p backend's resources and resource
+ * templates (URIs have no matchers): not when `allow` is set and none of
+ * its matchers can cover the backend (each names another backend); not
+ * when access rules with a matcher that can cover it (no backend, or
+ * this one) exist and @p cl matches a principal of none of them.
+ */
+bool arn_mcp_backend_visible(const struct arn_cfg_toolset *ts, uint32_t backend,
+			     const struct arn_mcp_client *cl);
+
+/**
  * Answer tools/list (@p params may be NULL or hold "cursor") for @p cl:
  * the visible tools from the cursor on, at most @p page_size (0: the
  * limits' max_page_tools), and "nextCursor" when more follow. Cursors are
@@ -1076,8 +1101,9 @@ enum arn_mcp_step arn_mcp_modern_dispatch(const struct arn_mcp_msg *m, struct js
  * kind set), then merges or routes. Prompt names are prefixed under the
  * ToolSet's prefix mode and separator as tool names are; resources and
  * templates keep their URIs (their identity, which clients may hold),
- * the first backend's winning when two list the same. The ToolSet's tool
- * filters and access rules are for tools only.
+ * the first backend's winning when two list the same. The ToolSet's
+ * filters and access rules apply: prompts by name as tools, resources and
+ * templates by their backend (arn_mcp_backend_visible()).
  */
 enum arn_mcp_prim {
 	ARN_MCP_P_TOOLS = 0,
@@ -1107,19 +1133,26 @@ int arn_mcp_fanout_init_kind(struct arn_mcp_fanout *f, const struct arn_cfg_tool
 /**
  * The merged list result of kind @p k from @p lists (one per backend in
  * ToolSet order; NULL: that backend failed): {"prompts": [...]} etc.,
- * items shallow-copied, prompts renamed as exposed. @return new, or NULL.
+ * items shallow-copied, prompts renamed as exposed, only those the
+ * ToolSet's filters pass and @p cl (NULL: no principal) may see (mcp_prim.c
+ * says how). @return new, or NULL.
  */
 struct json_object *arn_mcp_prim_merge(const struct arn_cfg_toolset *ts, enum arn_mcp_prim k,
-				       struct json_object *const *lists);
+				       struct json_object *const *lists,
+				       const struct arn_mcp_client *cl);
 
 /**
  * Route prompts/get (@p k PROMPTS, params.name) or resources/read
  * (RESOURCES, params.uri) by @p lists: *@p backend the first backend that
- * lists it; a prompt's params.name is rewritten to the backend's own.
+ * lists it and @p cl may see; a prompt's params.name is rewritten to the
+ * backend's own. With @p k TEMPLATES (@p lists the templates), a
+ * resources/read by URI template: the visible template whose literal
+ * prefix (before its first '{') the URI starts with, the longest winning.
  * @return NONE, INVALID_PARAMS, UNKNOWN_PROMPT or UNKNOWN_RESOURCE (-32002).
  */
 enum arn_mcp_err arn_mcp_prim_route(const struct arn_cfg_toolset *ts, enum arn_mcp_prim k,
-				    struct json_object *const *lists, struct json_object *params,
+				    struct json_object *const *lists,
+				    const struct arn_mcp_client *cl, struct json_object *params,
 				    uint32_t *backend);
 
 #endif

@@ -3,9 +3,17 @@
  * merged (prompts' names prefixed under the ToolSet's prefix mode as
  * tools' are; resources and templates by URI, which is their identity,
  * unchanged), and prompts/get and resources/read routed to the backend
- * that listed the name or URI. Nothing is kept between requests: each
- * list, get or read asks every backend for its list first (the tool
- * catalog's filters, access rules and cache are for tools only).
+ * that listed the name or URI, or else (resources/read) whose URI
+ * template's literal prefix it starts with. Nothing is kept between
+ * requests: each list, get or read asks every backend for its list first.
+ *
+ * The ToolSet's rules apply as to tools where there is a name to match:
+ * a prompt is filtered (allow / deny) and governed (access rules) by its
+ * own name, as its backend lists it, exactly as a tool of that name would
+ * be. Resources and templates have only URIs, which ToolMatchers do not
+ * describe, so they follow their backend: arn_mcp_backend_visible(), on
+ * the safe side (a client that some rule may narrow on that backend and
+ * that matches none of its principals sees none of its resources).
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -77,6 +85,24 @@ enum arn_mcp_err arn_mcp_prim_page_read(enum arn_mcp_prim k, struct json_object 
 	return ARN_MCP_E_NONE;
 }
 
+/* Whether item @p it of backend @p b passes the ToolSet's filters (all
+ * clients) and, when @p check_cl, @p cl's access: prompts by name,
+ * resources and templates by their backend. */
+static bool shown(const struct arn_cfg_toolset *ts, enum arn_mcp_prim k, uint32_t b,
+		  struct json_object *it, bool check_cl, const struct arn_mcp_client *cl)
+{
+	if (k != ARN_MCP_P_PROMPTS)
+		return !check_cl || arn_mcp_backend_visible(ts, b, cl);
+	struct json_object *v;
+	if (!json_object_is_type(it, json_type_object) ||
+	    !json_object_object_get_ex(it, "name", &v) || !json_object_is_type(v, json_type_string))
+		return false;
+	const char *s = json_object_get_string(v);
+	size_t n = (size_t)json_object_get_string_len(v);
+	return arn_mcp_name_allowed(ts, b, s, n) &&
+	       (!check_cl || arn_mcp_name_visible(ts, b, s, n, cl));
+}
+
 /* The name @p it is exposed as (prompts: prefixed per the ToolSet's
  * mode), into @p out; 0 when it has none or it does not fit. */
 static size_t exposed(const struct arn_cfg_toolset *ts, enum arn_mcp_prim k, uint32_t b,
@@ -124,10 +150,9 @@ static struct json_object *collisions(const struct arn_cfg_toolset *ts, enum arn
 			continue;
 		for (size_t i = 0; i < json_object_array_length(lists[b]); i++) {
 			struct json_object *v, *it = json_object_array_get_idx(lists[b], i);
-			if (!json_object_is_type(it, json_type_object) ||
-			    !json_object_object_get_ex(it, "name", &v) ||
-			    !json_object_is_type(v, json_type_string))
-				continue;
+			if (!shown(ts, k, (uint32_t)b, it, false, NULL))
+				continue; /* filtered out: it collides with nothing, as a tool */
+			v = json_object_object_get(it, "name");
 			const char *s = json_object_get_string(v);
 			if (json_object_object_get_ex(mine, s, NULL))
 				continue;
@@ -145,7 +170,8 @@ static struct json_object *collisions(const struct arn_cfg_toolset *ts, enum arn
 }
 
 struct json_object *arn_mcp_prim_merge(const struct arn_cfg_toolset *ts, enum arn_mcp_prim k,
-				       struct json_object *const *lists)
+				       struct json_object *const *lists,
+				       const struct arn_mcp_client *cl)
 {
 	struct json_object *res = json_object_new_object();
 	struct json_object *arr = json_object_new_array();
@@ -164,6 +190,8 @@ struct json_object *arn_mcp_prim_merge(const struct arn_cfg_toolset *ts, enum ar
 			continue;
 		for (size_t i = 0; i < json_object_array_length(lists[b]); i++) {
 			struct json_object *it = json_object_array_get_idx(lists[b], i);
+			if (!shown(ts, k, b, it, true, cl))
+				continue;
 			size_t n = exposed(ts, k, b, it, counts, name, sizeof(name));
 			if (n == 0 || json_object_object_get_ex(seen, name, NULL))
 				continue; /* no name, too long, or another backend's first */
@@ -187,17 +215,58 @@ struct json_object *arn_mcp_prim_merge(const struct arn_cfg_toolset *ts, enum ar
 	return res;
 }
 
+/* resources/read by the backends' templates: the one whose literal
+ * prefix (the text before the first '{', RFC 6570's expressions being
+ * what varies) @p want starts with, the longest such prefix winning
+ * and the first backend among equals; a template without an expression
+ * is a URI and must be equal. */
+static enum arn_mcp_err route_template(const struct arn_cfg_toolset *ts,
+				       struct json_object *const *lists,
+				       const struct arn_mcp_client *cl, const char *want, size_t wn,
+				       uint32_t *backend)
+{
+	bool found = false;
+	size_t best = 0;
+	for (uint32_t b = 0; b < ts->n_backends; b++) {
+		if (!lists[b] || !json_object_is_type(lists[b], json_type_array) ||
+		    !arn_mcp_backend_visible(ts, b, cl))
+			continue;
+		for (size_t i = 0; i < json_object_array_length(lists[b]); i++) {
+			struct json_object *v, *it = json_object_array_get_idx(lists[b], i);
+			if (!json_object_is_type(it, json_type_object) ||
+			    !json_object_object_get_ex(it, "uriTemplate", &v) ||
+			    !json_object_is_type(v, json_type_string))
+				continue;
+			const char *t = json_object_get_string(v);
+			size_t tn = (size_t)json_object_get_string_len(v);
+			const char *brace = memchr(t, '{', tn);
+			size_t pn = brace ? (size_t)(brace - t) : tn;
+			if (pn > wn || memcmp(t, want, pn) != 0 || (!brace && pn != wn))
+				continue;
+			if (!found || pn > best) {
+				found = true;
+				best = pn;
+				*backend = b;
+			}
+		}
+	}
+	return found ? ARN_MCP_E_NONE : ARN_MCP_E_UNKNOWN_RESOURCE;
+}
+
 enum arn_mcp_err arn_mcp_prim_route(const struct arn_cfg_toolset *ts, enum arn_mcp_prim k,
-				    struct json_object *const *lists, struct json_object *params,
+				    struct json_object *const *lists,
+				    const struct arn_mcp_client *cl, struct json_object *params,
 				    uint32_t *backend)
 {
 	struct json_object *v;
-	const char *field = k == ARN_MCP_P_RESOURCES ? "uri" : "name";
+	const char *field = k == ARN_MCP_P_PROMPTS ? "name" : "uri";
 	if (!params || !json_object_object_get_ex(params, field, &v) ||
 	    !json_object_is_type(v, json_type_string))
 		return ARN_MCP_E_INVALID_PARAMS;
 	const char *want = json_object_get_string(v);
 	size_t wn = (size_t)json_object_get_string_len(v);
+	if (k == ARN_MCP_P_TEMPLATES)
+		return route_template(ts, lists, cl, want, wn, backend);
 	struct json_object *counts = collisions(ts, k, lists);
 	char name[ARN_MCP_NAME_HDR_MAX];
 	for (uint32_t b = 0; b < ts->n_backends; b++) {
@@ -205,6 +274,8 @@ enum arn_mcp_err arn_mcp_prim_route(const struct arn_cfg_toolset *ts, enum arn_m
 			continue;
 		for (size_t i = 0; i < json_object_array_length(lists[b]); i++) {
 			struct json_object *it = json_object_array_get_idx(lists[b], i);
+			if (!shown(ts, k, b, it, true, cl))
+				continue; /* hidden from this client: unknown to it */
 			size_t n = exposed(ts, k, b, it, counts, name, sizeof(name));
 			if (n != wn || memcmp(name, want, n) != 0)
 				continue;

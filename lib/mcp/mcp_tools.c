@@ -72,6 +72,8 @@ static bool any_match(const struct arn_cfg_mcp_tool_match *m, size_t n,
 
 static bool principal_match(const struct arn_cfg_mcp_principal *p, const struct arn_mcp_client *cl)
 {
+	if (!cl)
+		return false; /* nobody: no principal admits it */
 	if (p->kind == ARN_CFG_MCP_PRINCIPAL_HEADER)
 		return cl->req && arn_cfg_headers_match(&p->header, 1, cl->req);
 	for (size_t i = 0; i < cl->n_sans; i++)
@@ -94,6 +96,75 @@ bool arn_mcp_tool_visible(const struct arn_cfg_toolset *ts, const struct arn_mcp
 				return true;
 	}
 	return false;
+}
+
+static bool rule_admits(const struct arn_cfg_mcp_access_rule *rule, const struct arn_mcp_client *cl)
+{
+	for (size_t p = 0; p < rule->n_principals; p++)
+		if (principal_match(&rule->principals[p], cl))
+			return true;
+	return false;
+}
+
+bool arn_mcp_name_allowed(const struct arn_cfg_toolset *ts, uint32_t backend, const char *orig,
+			  size_t n)
+{
+	if (ts->n_allow && !any_match(ts->allow, ts->n_allow, ts, backend, orig, n))
+		return false;
+	return !any_match(ts->deny, ts->n_deny, ts, backend, orig, n);
+}
+
+bool arn_mcp_name_visible(const struct arn_cfg_toolset *ts, uint32_t backend, const char *orig,
+			  size_t n, const struct arn_mcp_client *cl)
+{
+	bool governed = false;
+	for (size_t r = 0; r < ts->n_rules; r++) {
+		const struct arn_cfg_mcp_access_rule *rule = &ts->rules[r];
+		if (!any_match(rule->tools, rule->n_tools, ts, backend, orig, n))
+			continue;
+		governed = true;
+		if (rule_admits(rule, cl))
+			return true;
+	}
+	return !governed;
+}
+
+/* Whether matcher @p m can apply to backend @p b's names (it names no
+ * backend, or that one). */
+static bool may_cover(const struct arn_cfg_mcp_tool_match *m, const struct arn_cfg_toolset *ts,
+		      uint32_t b)
+{
+	const struct arn_cfg_mcp_backend *be = &ts->backends[b];
+	return !m->backend_len ||
+	       (m->backend_len == be->name_len && memcmp(m->backend, be->name, be->name_len) == 0);
+}
+
+bool arn_mcp_backend_visible(const struct arn_cfg_toolset *ts, uint32_t backend,
+			     const struct arn_mcp_client *cl)
+{
+	/* URIs have no matchers of their own: the backend's exposure decides,
+	 * read on the safe side (anything that may narrow the backend's tools
+	 * for this client hides its resources) */
+	if (ts->n_allow) {
+		bool any = false;
+		for (size_t i = 0; i < ts->n_allow && !any; i++)
+			any = may_cover(&ts->allow[i], ts, backend);
+		if (!any)
+			return false;
+	}
+	bool governed = false;
+	for (size_t r = 0; r < ts->n_rules; r++) {
+		const struct arn_cfg_mcp_access_rule *rule = &ts->rules[r];
+		bool covers = false;
+		for (size_t i = 0; i < rule->n_tools && !covers; i++)
+			covers = may_cover(&rule->tools[i], ts, backend);
+		if (!covers)
+			continue;
+		governed = true;
+		if (rule_admits(rule, cl))
+			return true;
+	}
+	return !governed;
 }
 
 /* ---- building ---------------------------------------------------------------------- */

@@ -1738,6 +1738,64 @@ static void test_mcp_denied_tool_and_backend_failure(void **state)
 }
 
 /*
+ * Prompts follow the ToolSet's filters by name (a denied prompt is not
+ * listed); a resources/read of a URI no backend lists asks the backends
+ * for their templates next and goes to the one whose template's literal
+ * prefix the URI starts with (issue #20: prompts and resources aggregate
+ * as tools do); a URI no template covers is -32002 without a read.
+ */
+static void test_mcp_prompt_filter_and_template_read(void **state)
+{
+	(void)state;
+	start_mcp(1048576);
+	apply(ARN_TYPE_URL_TOOLSET, "2",
+	      "{\"name\":\"tools\",\"backends\":[{\"name\":\"b\",\"cluster\":\"web\"}],"
+	      "\"tool_filter\":{\"deny\":[{\"name\":{\"exact\":\"secret\"}}]}}");
+	char sid[64];
+	mcp_session(sid);
+	struct arn_tcp_conn *c =
+	    mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"prompts/list\"}");
+	backend_answers("\"method\":\"initialize\"", "application/json", "mcp-session-id: B1\r\n",
+			BE_INIT);
+	backend_answers("notifications/initialized", NULL, NULL, NULL);
+	backend_answers("\"method\":\"prompts/list\"", "application/json", NULL,
+			"{\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"prompts\":[{\"name\":"
+			"\"hello\"},{\"name\":\"secret\"}]}}");
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("prompts/list: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"name\":\"b__hello\"");
+	want_not_in(c->tx, "secret");
+
+	static const char *const res_list =
+	    "{\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"resources\":[{\"uri\":\"mem://a\"}]}}";
+	static const char *const tpl_list =
+	    "{\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"resourceTemplates\":[{"
+	    "\"uriTemplate\":\"file:///logs/{name}\"}]}}";
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\","
+			  "\"params\":{\"uri\":\"file:///logs/a.txt\"}}");
+	backend_answers("\"method\":\"resources/list\"", "application/json", NULL, res_list);
+	assert_int_equal(c->tx_len, 0);
+	backend_answers("\"method\":\"resources/templates/list\"", "application/json", NULL,
+			tpl_list);
+	backend_answers("\"uri\":\"file:///logs/a.txt\"", "application/json", NULL,
+			"{\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"contents\":[{\"uri\":"
+			"\"file:///logs/a.txt\",\"text\":\"log\"}]}}");
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("resources/read by template: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"id\":3,\"result\":{\"contents\"");
+
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/read\","
+			  "\"params\":{\"uri\":\"http://elsewhere/\"}}");
+	backend_answers("\"method\":\"resources/list\"", "application/json", NULL, res_list);
+	backend_answers("\"method\":\"resources/templates/list\"", "application/json", NULL,
+			tpl_list);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("resources/read of an unknown URI: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"code\":-32002");
+	assert_int_equal(upstream_pending(), 0);
+}
+
+/*
  * Per-tool statistics are bounded per worker (tool names come from
  * hostile backends): HTTP_MCP_TOOL_STATS rows, then calls are counted in
  * rows_overflow, as are names outside the tool alphabet or too long; each
@@ -5517,6 +5575,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_mcp_tools_through_backend, teardown),
 	    cmocka_unit_test_teardown(test_mcp_tool_stats_bounded, teardown),
 	    cmocka_unit_test_teardown(test_mcp_denied_tool_and_backend_failure, teardown),
+	    cmocka_unit_test_teardown(test_mcp_prompt_filter_and_template_read, teardown),
 	    cmocka_unit_test_teardown(test_mcp_backend_get_stream, teardown),
 	    cmocka_unit_test_teardown(test_mcp_backend_get_refused, teardown),
 	    cmocka_unit_test_teardown(test_mcp_stateless_era, teardown),
