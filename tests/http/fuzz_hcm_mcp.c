@@ -164,7 +164,8 @@ static const struct uresp uresps[] = {
     /* prompts and resources lists */
     {'j', false,
      "{\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"prompts\":[{\"name\":\"greet\"}],"
-     "\"resources\":[{\"uri\":\"file:///x\"}],\"nextCursor\":\"p2\"}}"},
+     "\"resources\":[{\"uri\":\"file:///x\"}],\"resourceTemplates\":[{\"uriTemplate\":"
+     "\"file:///{p}\"}],\"nextCursor\":\"p2\"}}"},
     {'r', false,
      "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: 72\r\n\r\n"
      "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32020,\"message\":\"mismatch\"}}"},
@@ -188,6 +189,8 @@ static const char listener_json[] =
 static const char toolset_json[] =
     "{\"name\":\"tools\",\"prefix_mode\":\"ON_COLLISION\",\"tools_list_cache_ttl\":\"1s\","
     "\"tool_filter\":{\"deny\":[{\"name\":{\"exact\":\"secret\"}}]},"
+    "\"access_rules\":[{\"tools\":[{\"name\":{\"exact\":\"greet\"},\"backend\":\"c\"}],"
+    "\"principals\":[{\"header\":{\"name\":\"x-team\",\"string_match\":{\"exact\":\"ops\"}}}]}],"
     "\"backends\":[{\"name\":\"b\",\"cluster\":\"web\",\"timeout\":\"2s\"},"
     "{\"name\":\"c\",\"cluster\":\"two\",\"timeout\":\"1s\"}]}";
 
