@@ -563,10 +563,11 @@ struct arn_cfg_h2 {
 	uint32_t max_consecutive_inbound_frames_with_empty_payload;    /* 1 */
 	uint32_t max_inbound_priority_frames_per_stream;	       /* 100 */
 	uint32_t max_inbound_window_update_frames_per_data_frame_sent; /* 10 */
-	/* connection_keepalive (KeepaliveSettings; upstream connections):
-	 * all 0 when unset. PING every interval (+ up to jitter_pct % of it,
-	 * 15 by default), and before a stream on a connection that received
-	 * nothing for idle_interval; no ACK within timeout closes it. */
+	/* connection_keepalive (KeepaliveSettings; both sides): all 0 when
+	 * unset. PING every interval (+ up to jitter_pct % of it, 15 by
+	 * default), and before a stream on an upstream connection that
+	 * received nothing for idle_interval (0 on a connection manager: a
+	 * client codec's option); no ACK within timeout closes it. */
 	uint32_t keepalive_interval_ms;
 	uint32_t keepalive_timeout_ms;
 	uint32_t keepalive_idle_interval_ms; /* connection_idle_interval */

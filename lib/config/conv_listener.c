@@ -110,8 +110,8 @@ static void unref_cb(void *o)
  * Arion does not apply are refused rather than ignored: allow_connect
  * (CONNECT over HTTP/2 is not proxied), allow_metadata,
  * custom_settings_parameters. connection_keepalive is read here and
- * applied to upstream connections (a connection manager refuses it:
- * h2_keepalive_downstream).
+ * applied to both sides (connection_idle_interval to upstream connections
+ * only: h2_keepalive_downstream).
  */
 /*
  * connection_keepalive (KeepaliveSettings) with Envoy's rules: timeout
@@ -207,14 +207,14 @@ void arn_conv_h2_options(struct conv *c, struct pb p, struct arn_cfg_h2 *o)
 	conv_pop(c, m);
 }
 
-/* A connection manager's connection_keepalive: Arion sends keepalive
- * PINGs on upstream connections only; refused rather than ignored. */
-static void h2_keepalive_downstream(struct conv *c, const struct arn_cfg_h2 *o)
+/* A connection manager's connection_keepalive: PINGs to the client every
+ * interval, the connection closed when one is not answered within timeout
+ * (lib/http/http_h2.c). connection_idle_interval is a client codec's
+ * option (a PING ahead of a new stream): Envoy's server codec never reads
+ * it, so a connection manager accepts it and it does nothing, as in Envoy. */
+static void h2_keepalive_downstream(struct arn_cfg_h2 *o)
 {
-	if (o->keepalive_timeout_ms)
-		conv_err(c, "http2_protocol_options.connection_keepalive",
-			 "not supported on a connection manager (Arion sends keepalive PINGs to "
-			 "upstreams only: set it in the cluster's http2_protocol_options)");
+	o->keepalive_idle_interval_ms = 0;
 }
 
 /*
@@ -285,7 +285,7 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 			 "Arion speaks HTTP/1.1 and HTTP/2: use AUTO, HTTP1 or HTTP2");
 	}
 	arn_conv_h2_options(c, pb_msg(h, "http2_protocol_options"), &out->h2);
-	h2_keepalive_downstream(c, &out->h2);
+	h2_keepalive_downstream(&out->h2);
 	const char *rs = pb_which(h, "route_specifier");
 	if (!rs) {
 		conv_err(c, "", "no routes: set route_config or rds");

@@ -46,6 +46,11 @@ struct http_h2_conn {
 	uint32_t blk_frames, blk_bytes;
 	bool fatal;  /* the session failed: flush what it queued (GOAWAY), close */
 	bool goaway; /* a graceful GOAWAY went out: no new streams */
+	/* connection_keepalive: the next interval PING, and the deadline of
+	 * the ACK of the PING out (keepalive_*) */
+	struct http_timer ka_send, ka_wait;
+	uint32_t ka_interval_ms, ka_timeout_ms;
+	double ka_jitter_pct;
 };
 
 /* ---- helpers ------------------------------------------------------------------------------- */
@@ -370,7 +375,111 @@ static void stream_run(struct http_h1_conn *c)
 	x->h2->c->c.again = true;
 }
 
+/* ---- connection_keepalive ------------------------------------------------------------------ */
+
 static void goaway(struct http_h2_conn *h, int32_t last);
+
+/*
+ * Envoy's server codec keepalive (http2_protocol_options.connection_
+ * keepalive of a connection manager): a PING to the client every interval
+ * (plus a random jitter of up to interval_jitter % of it), from the
+ * connection's start, armed again once its ACK came. A PING whose ACK
+ * does not come within timeout closes the connection (GOAWAY, then FIN;
+ * its streams are cut), counted in http2.keepalive_timeout: a client that
+ * vanished without a FIN (NAT state lost, a phone gone off the network)
+ * does not hold its connection, and its streams' upstream work, until the
+ * idle timeout. Any bytes from the client while waiting put the deadline
+ * off by timeout, as upstream (http_upstream_h2.c): an ACK queued behind a
+ * large request body does not close a connection that is working.
+ */
+
+uint64_t http_h2_keepalive_delay(struct http_worker *w, uint32_t interval_ms, double jitter_pct)
+{
+	uint64_t ms = interval_ms;
+	uint64_t jitter = (uint64_t)(jitter_pct * (double)ms / 100.0);
+	if (jitter)
+		ms += http_rand(w) % jitter;
+	return ms;
+}
+
+static struct http_h2_conn *ka_of(struct http_timer *t, size_t off)
+{
+	return (struct http_h2_conn *)(void *)((char *)t - off);
+}
+
+static void keepalive_arm_interval(struct http_h2_conn *h)
+{
+	if (h->ka_interval_ms)
+		http_timer_arm(
+		    h->c->c.w, &h->ka_send,
+		    http_h2_keepalive_delay(h->c->c.w, h->ka_interval_ms, h->ka_jitter_pct));
+}
+
+static bool keepalive_live(const struct http_h2_conn *h)
+{
+	const struct http_conn *pc = &h->c->c;
+	return h->s && !h->fatal && pc->tc && pc->state == HTTP_DC_OPEN;
+}
+
+/* The interval is up: a PING out, its ACK's deadline, and a run to send it. */
+static void keepalive_send_fired(struct http_timer *t)
+{
+	struct http_h2_conn *h = ka_of(t, offsetof(struct http_h2_conn, ka_send));
+	if (!keepalive_live(h) || h->ka_wait.armed)
+		return;
+	struct http_conn *pc = &h->c->c;
+	uint8_t opaque[8];
+	uint64_t now = pc->w->now_ms;
+	memcpy(opaque, &now, sizeof(opaque)); /* for a trace to match the ACK */
+	if (nghttp2_submit_ping(h->s, NGHTTP2_FLAG_NONE, opaque) != 0)
+		return;
+	http_timer_arm(pc->w, &h->ka_wait, h->ka_timeout_ms);
+	pc->ops->run(pc);
+}
+
+static void keepalive_wait_fired(struct http_timer *t)
+{
+	struct http_h2_conn *h = ka_of(t, offsetof(struct http_h2_conn, ka_wait));
+	if (!keepalive_live(h))
+		return;
+	struct http_conn *pc = &h->c->c;
+	ARN_DEBUG(HTTP, "connection %llx: HTTP/2: no PING ACK within %u ms: closing",
+		  (unsigned long long)pc->id, h->ka_timeout_ms);
+	H2_INC(h, keepalive_timeout);
+	http_timer_cancel(&h->ka_send);
+	/* fatal: the run flushes the GOAWAY (unless one went already) and
+	 * closes; the streams still open are cut */
+	goaway(h, 0);
+	h->fatal = true;
+	pc->ops->run(pc);
+}
+
+static void keepalive_start(struct http_h2_conn *h, const struct arn_cfg_h2 *o)
+{
+	h->ka_send.fn = keepalive_send_fired;
+	h->ka_wait.fn = keepalive_wait_fired;
+	if (!o || !o->keepalive_timeout_ms)
+		return;
+	h->ka_interval_ms = o->keepalive_interval_ms;
+	h->ka_timeout_ms = o->keepalive_timeout_ms;
+	h->ka_jitter_pct = o->keepalive_jitter_pct;
+	keepalive_arm_interval(h);
+}
+
+static void keepalive_ack(struct http_h2_conn *h)
+{
+	if (!h->ka_wait.armed)
+		return; /* an ACK nobody waits for */
+	http_timer_cancel(&h->ka_wait);
+	keepalive_arm_interval(h);
+}
+
+/* Bytes from the client: the connection works, the ACK may be behind them. */
+static void keepalive_rx(struct http_h2_conn *h)
+{
+	if (h->ka_wait.armed)
+		http_timer_arm(h->c->c.w, &h->ka_wait, h->ka_timeout_ms);
+}
 
 /* ---- nghttp2's callbacks ------------------------------------------------------------------- */
 
@@ -707,6 +816,10 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 		H2_INC(h, rx_reset);
 		return 0;
 	}
+	if (f->hd.type == NGHTTP2_PING && (f->hd.flags & NGHTTP2_FLAG_ACK)) {
+		keepalive_ack(h);
+		return 0;
+	}
 	struct http_h1_conn *c = stream_of(s, f->hd.stream_id);
 	if (!c)
 		return 0;
@@ -948,6 +1061,7 @@ int http_h2_start(struct http_h1_conn *c)
 		return -ENOMEM;
 	}
 	c->h2 = h;
+	keepalive_start(h, o);
 	return 0;
 }
 
@@ -977,6 +1091,8 @@ static void h2_read(struct http_h2_conn *h)
 				http_in_free(&d->in);
 				return;
 			}
+			if (avail)
+				keepalive_rx(h);
 			/* nghttp2 takes all it is given (no pause) */
 			d->in.off = m->data_len;
 			d->in.bytes -= avail;
@@ -1127,6 +1243,8 @@ void http_h2_free(struct http_h1_conn *c)
 			HTTP_INC(&s->c, downstream_cx_destroy_active_rq);
 		stream_free(s, true);
 	}
+	http_timer_cancel(&h->ka_send);
+	http_timer_cancel(&h->ka_wait);
 	nghttp2_session_del(h->s);
 	h->s = NULL;
 	c->h2 = NULL;

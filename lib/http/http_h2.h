@@ -115,6 +115,12 @@ struct rte_mbuf *http_h2_trailers_copy(struct http_worker *w, const struct arn_h
  * @p b, at most @p max. @return how many. */
 unsigned http_h2_trailers_nv(const struct rte_mbuf *b, uint16_t n, nghttp2_nv *nv, unsigned max);
 
+/** The delay to the next connection_keepalive PING, on either side
+ * (http_h2.c, http_upstream_h2.c): @p interval_ms plus a random jitter
+ * below @p jitter_pct % of it (interval_jitter), so that connections
+ * opened together do not PING together. */
+uint64_t http_h2_keepalive_delay(struct http_worker *w, uint32_t interval_ms, double jitter_pct);
+
 /** Does @p in start with the client preface? 1: yes; 0: it cannot; -1:
  * not enough bytes yet to tell. */
 int http_h2_preface(const struct http_in *in);

@@ -225,11 +225,8 @@ static void keepalive_arm_interval(struct http_uph2 *h)
 {
 	if (!h->ka_interval_ms)
 		return;
-	uint64_t ms = h->ka_interval_ms;
-	uint64_t jitter = (uint64_t)(h->ka_jitter_pct * (double)ms / 100.0);
-	if (jitter)
-		ms += http_rand(h->w) % jitter;
-	http_timer_arm(h->w, &h->ka_send, ms);
+	http_timer_arm(h->w, &h->ka_send,
+		       http_h2_keepalive_delay(h->w, h->ka_interval_ms, h->ka_jitter_pct));
 }
 
 /* A PING out, and its ACK's deadline. */

@@ -141,9 +141,18 @@ static void test_hcm_http2_options(void **state)
 	tc_refused(L, H2L("\"max_concurrent_streams\":0"),
 		   "max_concurrent_streams: 0: must be 1 to 2147483647");
 	tc_refused(L, H2L("\"allow_connect\":true"), "allow_connect");
-	/* keepalive PINGs go to upstreams only: refused, not ignored */
-	tc_refused(L, H2L("\"connection_keepalive\":{\"interval\":\"1s\",\"timeout\":\"1s\"}"),
-		   "connection_keepalive: not supported on a connection manager");
+	/* keepalive PINGs to clients too; connection_idle_interval is a
+	 * client codec's option, which Envoy's server codec never reads:
+	 * accepted, and nothing on a connection manager */
+	tc_ok(L, H2L("\"connection_keepalive\":{\"interval\":\"10s\",\"timeout\":\"2s\","
+		     "\"connection_idle_interval\":\"30s\"}"));
+	h = listener("l")->chains[0].hcm;
+	assert_int_equal(h->h2.keepalive_interval_ms, 10000);
+	assert_int_equal(h->h2.keepalive_timeout_ms, 2000);
+	assert_int_equal(h->h2.keepalive_idle_interval_ms, 0);
+	assert_true(h->h2.keepalive_jitter_pct == 15);
+	tc_refused(L, H2L("\"connection_keepalive\":{\"interval\":\"1s\"}"),
+		   "connection_keepalive.timeout: missing");
 #undef H2L
 }
 

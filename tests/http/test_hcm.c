@@ -3066,8 +3066,9 @@ struct h2c {
 	bool goaway;
 	uint32_t goaway_error;
 	unsigned rst_rx;
-	bool paused; /* don't feed Arion's output (a client that stops reading) */
-	size_t sent; /* bytes the client sent */
+	unsigned pings; /* PINGs from Arion (not ACKs) */
+	bool paused;	/* don't feed Arion's output (a client that stops reading) */
+	size_t sent;	/* bytes the client sent */
 };
 
 static struct h2c_stream *h2c_find(struct h2c *k, int32_t id)
@@ -3128,6 +3129,8 @@ static int h2c_on_frame(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 		k->goaway_error = f->goaway.error_code;
 	} else if (f->hd.type == NGHTTP2_RST_STREAM) {
 		k->rst_rx++;
+	} else if (f->hd.type == NGHTTP2_PING && !(f->hd.flags & NGHTTP2_FLAG_ACK)) {
+		k->pings++;
 	}
 	return 0;
 }
@@ -5305,6 +5308,97 @@ static void test_uph2_stat_outbound_control_flood(void **state)
 	h2u_close(&k);
 }
 
+/* ---- downstream HTTP/2: connection_keepalive --------------------------------------------------
+ */
+
+#define H2_KEEPALIVE(fields) "\"http2_protocol_options\":{\"connection_keepalive\":{" fields "}}"
+
+/*
+ * A connection manager's connection_keepalive, interval 1 s (no jitter),
+ * timeout 500 ms: a PING to the client each second once its ACK came, on
+ * an idle connection too; a client that vanished (no ACK, no byte) loses
+ * the connection at the deadline, with a GOAWAY, counted in
+ * http2.keepalive_timeout.
+ */
+static void test_h2_keepalive_interval(void **state)
+{
+	(void)state;
+	start(8, jlistener(H2_KEEPALIVE("\"interval\":\"1s\",\"timeout\":\"0.5s\","
+					"\"interval_jitter\":{\"value\":0}"),
+			   DIRECT_OK));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	int32_t a = h2c_request(&k, "GET", "/a", NULL, NULL, NULL);
+	h2c_pump(&k);
+	assert_int_equal(h2c_find(&k, a)->status, 200);
+	assert_int_equal(k.pings, 0);
+	run_ms(1000);
+	h2c_pump(&k); /* the client ACKs it (nghttp2 does by itself) */
+	assert_int_equal(k.pings, 1);
+	run_ms(900);
+	h2c_pump(&k);
+	assert_int_equal(k.pings, 1);
+	run_ms(200); /* 1 s after the ACK: the next PING */
+	h2c_pump(&k);
+	assert_int_equal(k.pings, 2);
+	assert_false(k.c->closed || k.c->shut);
+	/* the client goes silent: the next PING stays unanswered */
+	run_ms(1000);
+	size_t seen = k.c->tx_len;
+	run_ms(400);
+	assert_false(k.c->closed || k.c->shut);
+	assert_int_equal(stat("http2.keepalive_timeout"), 0);
+	run_ms(200);
+	assert_true(k.c->closed || k.c->shut);
+	assert_int_equal(stat("http2.keepalive_timeout"), 1);
+	/* its last frame is a GOAWAY, the first it got */
+	assert_true(k.c->tx_len >= seen + 17);
+	const uint8_t *f = (const uint8_t *)k.c->tx + k.c->tx_len - 17;
+	assert_int_equal(f[3], NGHTTP2_GOAWAY);
+	assert_int_equal(stat("http2.goaway_sent"), 1);
+	h2c_pump(&k);
+	assert_int_equal(k.pings, 3);
+	assert_true(k.goaway);
+	h2c_close(&k);
+}
+
+/* Any bytes from the client while a PING waits put its deadline off (a
+ * client whose ACK is queued behind its own frames is not cut); without
+ * connection_keepalive no PING goes at all. */
+static void test_h2_keepalive_extended_by_rx(void **state)
+{
+	(void)state;
+	start(8, jlistener(H2_KEEPALIVE("\"interval\":\"1s\",\"timeout\":\"0.5s\","
+					"\"interval_jitter\":{\"value\":0}"),
+			   DIRECT_OK));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	h2c_pump(&k);
+	k.paused = true; /* Arion's PING is not read: no ACK */
+	run_ms(1000);	 /* the PING is out */
+	for (int i = 0; i < 4; i++) {
+		run_ms(300);
+		assert_int_equal(nghttp2_submit_ping(k.s, NGHTTP2_FLAG_NONE, NULL), 0);
+		h2c_pump(&k);
+	}
+	assert_false(k.c->closed || k.c->shut); /* 1.2 s after the PING */
+	assert_int_equal(stat("http2.keepalive_timeout"), 0);
+	run_ms(600);
+	assert_true(k.c->closed || k.c->shut);
+	assert_int_equal(stat("http2.keepalive_timeout"), 1);
+	h2c_close(&k);
+	teardown(NULL);
+	/* unset: nothing but the idle timeout */
+	start(8, jlistener("", DIRECT_OK));
+	h2c_open(&k, 65535);
+	h2c_pump(&k);
+	run_ms(5000);
+	h2c_pump(&k);
+	assert_int_equal(k.pings, 0);
+	assert_false(k.c->closed || k.c->shut);
+	h2c_close(&k);
+}
+
 /* ---- upstream HTTP/2: connection_keepalive ----------------------------------------------------
  */
 
@@ -5633,6 +5727,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_uph2_stat_trailers, teardown),
 	    cmocka_unit_test_teardown(test_uph2_stat_rx_messaging_error, teardown),
 	    cmocka_unit_test_teardown(test_uph2_stat_outbound_control_flood, teardown),
+	    cmocka_unit_test_teardown(test_h2_keepalive_interval, teardown),
+	    cmocka_unit_test_teardown(test_h2_keepalive_extended_by_rx, teardown),
 	    cmocka_unit_test_teardown(test_uph2_keepalive_interval, teardown),
 	    cmocka_unit_test_teardown(test_uph2_keepalive_idle_interval, teardown),
 	    cmocka_unit_test_teardown(test_uph2_keepalive_extended_by_rx, teardown),
