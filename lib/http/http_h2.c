@@ -89,56 +89,6 @@ static struct http_h1_conn *stream_of(nghttp2_session *s, int32_t id)
 	} while (0)
 #define H2_INC(h, name) H2_STAT(&(h)->c->c, name)
 
-/* Copy @p len bytes to the end of @p in, in mbufs of the worker's pool.
- * @return false when out of mbufs (what was copied stays). */
-static bool in_copy(struct http_worker *w, struct http_in *in, const uint8_t *p, size_t len)
-{
-	while (len) {
-		struct rte_mbuf *t = in->tail;
-		uint16_t room = t ? rte_pktmbuf_tailroom(t) : 0;
-		if (!room) {
-			struct rte_mbuf *m = http_mbuf(w);
-			if (!m)
-				return false;
-			m->next = NULL;
-			if (in->tail)
-				in->tail->next = m;
-			else
-				in->head = m;
-			in->tail = t = m;
-			room = rte_pktmbuf_tailroom(t);
-		}
-		size_t k = len < room ? len : room;
-		memcpy(rte_pktmbuf_mtod_offset(t, char *, t->data_len), p, k);
-		t->data_len = (uint16_t)(t->data_len + k);
-		t->pkt_len = t->data_len;
-		in->bytes += (uint32_t)k;
-		p += k;
-		len -= k;
-	}
-	return true;
-}
-
-/* Drop @p n bytes from the front of @p in. */
-static void in_drop(struct http_in *in, uint32_t n)
-{
-	while (n && in->head) {
-		struct rte_mbuf *m = in->head;
-		uint32_t avail = m->data_len - in->off;
-		uint32_t k = n < avail ? n : avail;
-		in->off += k;
-		in->bytes -= k;
-		n -= k;
-		if (in->off == m->data_len) {
-			in->head = m->next;
-			if (!in->head)
-				in->tail = NULL;
-			in->off = 0;
-			http_seg_free(m);
-		}
-	}
-}
-
 /* Give @p n received bytes back to the client's windows. */
 static void window_give(struct http_h2_stream *x, uint32_t n)
 {
@@ -392,15 +342,6 @@ static void goaway(struct http_h2_conn *h, int32_t last);
  * off by timeout, as upstream (http_upstream_h2.c): an ACK queued behind a
  * large request body does not close a connection that is working.
  */
-
-uint64_t http_h2_keepalive_delay(struct http_worker *w, uint32_t interval_ms, double jitter_pct)
-{
-	uint64_t ms = interval_ms;
-	uint64_t jitter = (uint64_t)(jitter_pct * (double)ms / 100.0);
-	if (jitter)
-		ms += http_rand(w) % jitter;
-	return ms;
-}
 
 static struct http_h2_conn *ka_of(struct http_timer *t, size_t off)
 {
@@ -848,7 +789,7 @@ static int on_data_chunk(nghttp2_session *s, uint8_t flags, int32_t id, const ui
 	}
 	struct http_h2_stream *x = &c->h2s;
 	x->unconsumed += (uint32_t)len;
-	if (!in_copy(h->c->c.w, &x->body, data, len)) {
+	if (!http_h2_in_copy(h->c->c.w, &x->body, data, len)) {
 		x->unconsumed -= (uint32_t)len;
 		nghttp2_session_consume_connection(s, len);
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* out of mbufs: reset */
@@ -939,7 +880,7 @@ static ssize_t on_read(nghttp2_session *s, int32_t id, uint8_t *buf, size_t leng
 		uint32_t k = (uint32_t)(length - n) < avail ? (uint32_t)(length - n) : avail;
 		memcpy(buf + n, rte_pktmbuf_mtod_offset(m, char *, x->reply.off), k);
 		n += k;
-		in_drop(&x->reply, k);
+		http_h2_in_drop(&x->reply, k);
 	}
 	if (n < length && x->out_len) {
 		uint32_t k =
@@ -1263,7 +1204,7 @@ static int h2_decode(struct http_peer *p, struct http_msgbuf *mb, bool keep_head
 	ev->data = NULL;
 	ev->len = 0;
 	if (x->given) {
-		in_drop(&x->body, x->given);
+		http_h2_in_drop(&x->body, x->given);
 		window_give(x, x->given);
 		x->given = 0;
 	}
@@ -1440,7 +1381,7 @@ static int h2_encode_reply(struct http_peer *p, const struct http_reply *r)
 			       r->n_extra, false, true);
 	bool body = r->blen && !r->head_only;
 	int rc = wb.err ? -ENOBUFS : 0;
-	if (rc == 0 && body && !in_copy(w, &x->reply, (const uint8_t *)r->body, r->blen))
+	if (rc == 0 && body && !http_h2_in_copy(w, &x->reply, (const uint8_t *)r->body, r->blen))
 		rc = -ENOBUFS;
 	if (rc == 0) {
 		x->resp_end = true;
@@ -1493,7 +1434,7 @@ static void h2_encode_body(struct http_peer *p, const char *data, size_t len)
 		/* nothing lent: the upstream's input may move on, and the
 		 * bytes go with the frames the run sends at its end */
 		uint32_t before = x->reply.bytes;
-		bool all = in_copy(x->h2->c->c.w, &x->reply, (const uint8_t *)data, len);
+		bool all = http_h2_in_copy(x->h2->c->c.w, &x->reply, (const uint8_t *)data, len);
 		resume(x);
 		if (all)
 			return;
@@ -1505,80 +1446,6 @@ static void h2_encode_body(struct http_peer *p, const char *data, size_t len)
 	x->out_len = (uint32_t)len;
 	p->queued = true;
 	resume(x);
-}
-
-struct rte_mbuf *http_h2_trailers_copy(struct http_worker *w, const struct arn_h1_msg *m,
-				       uint16_t *n_out)
-{
-	struct rte_mbuf *head = NULL, *t = NULL;
-	uint16_t n = 0;
-	for (unsigned i = m->n_hdrs; i < (unsigned)m->n_hdrs + m->n_trailers; i++) {
-		const struct arn_h1_header *h = &m->hdrs[i];
-		if (arn_h1_trailer_dropped(h))
-			continue;
-		uint32_t need = (uint32_t)h->name_len + h->value_len + 2;
-		if (!t || rte_pktmbuf_tailroom(t) < need) {
-			/* a field starts a new segment when the last one is
-			 * full: a gRPC error's grpc-status-details-bin alone
-			 * can take most of one */
-			struct rte_mbuf *b = http_mbuf(w);
-			if (!b)
-				break; /* out of mbufs: the fields so far go */
-			if (rte_pktmbuf_tailroom(b) < need) {
-				rte_pktmbuf_free(b);
-				continue; /* one field larger than a segment */
-			}
-			b->next = NULL;
-			b->data_len = 0;
-			if (t) {
-				t->next = b;
-				head->nb_segs++;
-			} else {
-				head = b;
-				head->pkt_len = 0;
-			}
-			t = b;
-		}
-		char *o = rte_pktmbuf_mtod_offset(t, char *, t->data_len);
-		for (unsigned k = 0; k < h->name_len; k++) {
-			char ch = h->name[k];
-			*o++ = ch >= 'A' && ch <= 'Z' ? (char)(ch + 32) : ch;
-		}
-		*o++ = 0;
-		memcpy(o, h->value, h->value_len);
-		o[h->value_len] = 0;
-		t->data_len = (uint16_t)(t->data_len + need);
-		head->pkt_len += need;
-		n++;
-	}
-	if (!n) {
-		if (head)
-			rte_pktmbuf_free(head);
-		return NULL;
-	}
-	*n_out = n;
-	return head;
-}
-
-unsigned http_h2_trailers_nv(const struct rte_mbuf *b, uint16_t n, nghttp2_nv *nv, unsigned max)
-{
-	const char *p = rte_pktmbuf_mtod(b, const char *);
-	unsigned k = 0;
-	for (unsigned i = 0; i < n && k < max && b; i++) {
-		size_t nl = strlen(p);
-		const char *v = p + nl + 1;
-		size_t vl = strlen(v);
-		nv[k++] = (nghttp2_nv){(uint8_t *)(uintptr_t)p, (uint8_t *)(uintptr_t)v, nl, vl,
-				       NGHTTP2_NV_FLAG_NONE};
-		p = v + vl + 1;
-		/* the next field is in the next segment once this one is read */
-		if (p >= rte_pktmbuf_mtod_offset(b, const char *, b->data_len)) {
-			b = b->next;
-			if (b)
-				p = rte_pktmbuf_mtod(b, const char *);
-		}
-	}
-	return k;
 }
 
 static void h2_encode_trailers(struct http_peer *p, const struct arn_h1_msg *m)

@@ -42,6 +42,7 @@
 
 #include "http_codec.h"
 #include "http_h2_mem.h"
+#include "http_h2_util.h"
 #include "http_io.h"
 #include "http_worker.h"
 
@@ -55,16 +56,12 @@ struct nghttp2_rcbuf;
 #define HTTP_H2_MAX_STREAMS 128		       /* concurrent streams per connection */
 #define HTTP_H2_MAX_STREAM_WINDOW (256u << 10) /* bytes of one request body buffered */
 #define HTTP_H2_MAX_CONN_WINDOW (1u << 20)     /* bytes of all request bodies buffered */
-#define HTTP_H2_OUT_MAX (64u * 1024)	       /* framed bytes waiting for TCP per connection */
 #define HTTP_H2_MAX_CONTINUATIONS 8	       /* CONTINUATION frames in one header block */
 #define HTTP_H2_BODY_COPY_MAX 2048	       /* response body bytes copied per stream (below) */
 
 /* The client connection preface (RFC 9113 3.4). */
 #define HTTP_H2_PREFACE "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 #define HTTP_H2_PREFACE_LEN 24
-
-/* Header fields of one request kept by reference (nghttp2's buffers). */
-#define HTTP_H2_RCBUFS (2 * HTTP_MAX_HDRS + 16)
 
 /*
  * One HTTP/2 stream as its stream's downstream peer: what the client sent
@@ -99,27 +96,6 @@ struct http_h2_stream {
 };
 
 extern const struct http_codec_ops http_codec_h2;
-
-/**
- * Copy @p m's trailers (hdrs[n_hdrs .. n_hdrs + n_trailers)) for an HTTP/2
- * HEADERS frame: names lowercased (RFC 9113 8.2.1), those a proxy does not
- * forward dropped (arn_h1_trailer_dropped), packed "name\0value\0" into
- * a chain of mbufs of @p w's pool, no field split across two (a field
- * larger than one segment, about 2 KB, is dropped; out of mbufs, the rest
- * is). @return the chain (the caller's, freed with rte_pktmbuf_free) with
- * *@p n fields; NULL when none is left or out of mbufs.
- */
-struct rte_mbuf *http_h2_trailers_copy(struct http_worker *w, const struct arn_h1_msg *m,
-				       uint16_t *n);
-/** The fields of a copy @p b of @p n trailers as nghttp2's, pointing into
- * @p b, at most @p max. @return how many. */
-unsigned http_h2_trailers_nv(const struct rte_mbuf *b, uint16_t n, nghttp2_nv *nv, unsigned max);
-
-/** The delay to the next connection_keepalive PING, on either side
- * (http_h2.c, http_upstream_h2.c): @p interval_ms plus a random jitter
- * below @p jitter_pct % of it (interval_jitter), so that connections
- * opened together do not PING together. */
-uint64_t http_h2_keepalive_delay(struct http_worker *w, uint32_t interval_ms, double jitter_pct);
 
 /** Does @p in start with the client preface? 1: yes; 0: it cannot; -1:
  * not enough bytes yet to tell. */

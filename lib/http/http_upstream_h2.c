@@ -18,8 +18,8 @@
 #include "arn_config.h"
 #include "arn_log.h"
 #include "arn_tcp.h"
-#include "http_h2.h"
 #include "http_h2_mem.h"
+#include "http_h2_util.h"
 #include "http_int.h"
 #include "http_stream.h"
 #include "http_upstream_h2.h"
@@ -98,55 +98,6 @@ static void cl_inc(struct http_uph2 *h, struct arn_stats_scope *sc, unsigned ctr
 
 /* cluster.<c>.http2.<name> (envoy_cluster_http2_stats.def) */
 #define H2_INC(h, name) cl_inc((h), CL_STATS(h), ARN_CL_http2_##name)
-
-/* Copy @p len bytes to the end of @p in, in mbufs of the worker's pool.
- * @return false when out of mbufs. */
-static bool in_copy(struct http_worker *w, struct http_in *in, const uint8_t *p, size_t len)
-{
-	while (len) {
-		struct rte_mbuf *t = in->tail;
-		uint16_t room = t ? rte_pktmbuf_tailroom(t) : 0;
-		if (!room) {
-			struct rte_mbuf *m = http_mbuf(w);
-			if (!m)
-				return false;
-			m->next = NULL;
-			if (in->tail)
-				in->tail->next = m;
-			else
-				in->head = m;
-			in->tail = t = m;
-			room = rte_pktmbuf_tailroom(t);
-		}
-		size_t k = len < room ? len : room;
-		memcpy(rte_pktmbuf_mtod_offset(t, char *, t->data_len), p, k);
-		t->data_len = (uint16_t)(t->data_len + k);
-		t->pkt_len = t->data_len;
-		in->bytes += (uint32_t)k;
-		p += k;
-		len -= k;
-	}
-	return true;
-}
-
-static void in_drop(struct http_in *in, uint32_t n)
-{
-	while (n && in->head) {
-		struct rte_mbuf *m = in->head;
-		uint32_t avail = m->data_len - in->off;
-		uint32_t k = n < avail ? n : avail;
-		in->off += k;
-		in->bytes -= k;
-		n -= k;
-		if (in->off == m->data_len) {
-			in->head = m->next;
-			if (!in->head)
-				in->tail = NULL;
-			in->off = 0;
-			http_seg_free(m);
-		}
-	}
-}
 
 static bool live(const struct http_uph2 *h)
 {
@@ -578,7 +529,7 @@ static int on_data_chunk(nghttp2_session *s, uint8_t flags, int32_t id, const ui
 		return 0;
 	}
 	struct http_uph2s *x = b->xs;
-	if (!in_copy(h->w, &x->body, data, len)) {
+	if (!http_h2_in_copy(h->w, &x->body, data, len)) {
 		x->bad = true; /* out of mbufs: the stream cannot go on */
 		nghttp2_session_consume(s, id, len);
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
@@ -1067,7 +1018,7 @@ static int uph2_decode(struct http_peer *p, struct http_msgbuf *mb, bool keep_he
 	ev->data = NULL;
 	ev->len = 0;
 	if (x->given) {
-		in_drop(&x->body, x->given);
+		http_h2_in_drop(&x->body, x->given);
 		window_give(x, x->given);
 		x->given = 0;
 		h2_send(x->h2); /* the WINDOW_UPDATE: the upstream may go on */

@@ -1,0 +1,140 @@
+/*
+ * What both HTTP/2 sides share (http_h2_util.h).
+ */
+#include <string.h>
+
+#include <nghttp2/nghttp2.h>
+#include <rte_mbuf.h>
+
+#include "http_h2_util.h"
+#include "http_int.h"
+
+struct rte_mbuf *http_h2_trailers_copy(struct http_worker *w, const struct arn_h1_msg *m,
+				       uint16_t *n_out)
+{
+	struct rte_mbuf *head = NULL, *t = NULL;
+	uint16_t n = 0;
+	for (unsigned i = m->n_hdrs; i < (unsigned)m->n_hdrs + m->n_trailers; i++) {
+		const struct arn_h1_header *h = &m->hdrs[i];
+		if (arn_h1_trailer_dropped(h))
+			continue;
+		uint32_t need = (uint32_t)h->name_len + h->value_len + 2;
+		if (!t || rte_pktmbuf_tailroom(t) < need) {
+			/* a field starts a new segment when the last one is
+			 * full: a gRPC error's grpc-status-details-bin alone
+			 * can take most of one */
+			struct rte_mbuf *b = http_mbuf(w);
+			if (!b)
+				break; /* out of mbufs: the fields so far go */
+			if (rte_pktmbuf_tailroom(b) < need) {
+				rte_pktmbuf_free(b);
+				continue; /* one field larger than a segment */
+			}
+			b->next = NULL;
+			b->data_len = 0;
+			if (t) {
+				t->next = b;
+				head->nb_segs++;
+			} else {
+				head = b;
+				head->pkt_len = 0;
+			}
+			t = b;
+		}
+		char *o = rte_pktmbuf_mtod_offset(t, char *, t->data_len);
+		for (unsigned k = 0; k < h->name_len; k++) {
+			char ch = h->name[k];
+			*o++ = ch >= 'A' && ch <= 'Z' ? (char)(ch + 32) : ch;
+		}
+		*o++ = 0;
+		memcpy(o, h->value, h->value_len);
+		o[h->value_len] = 0;
+		t->data_len = (uint16_t)(t->data_len + need);
+		head->pkt_len += need;
+		n++;
+	}
+	if (!n) {
+		if (head)
+			rte_pktmbuf_free(head);
+		return NULL;
+	}
+	*n_out = n;
+	return head;
+}
+
+unsigned http_h2_trailers_nv(const struct rte_mbuf *b, uint16_t n, nghttp2_nv *nv, unsigned max)
+{
+	const char *p = rte_pktmbuf_mtod(b, const char *);
+	unsigned k = 0;
+	for (unsigned i = 0; i < n && k < max && b; i++) {
+		size_t nl = strlen(p);
+		const char *v = p + nl + 1;
+		size_t vl = strlen(v);
+		nv[k++] = (nghttp2_nv){(uint8_t *)(uintptr_t)p, (uint8_t *)(uintptr_t)v, nl, vl,
+				       NGHTTP2_NV_FLAG_NONE};
+		p = v + vl + 1;
+		/* the next field is in the next segment once this one is read */
+		if (p >= rte_pktmbuf_mtod_offset(b, const char *, b->data_len)) {
+			b = b->next;
+			if (b)
+				p = rte_pktmbuf_mtod(b, const char *);
+		}
+	}
+	return k;
+}
+
+uint64_t http_h2_keepalive_delay(struct http_worker *w, uint32_t interval_ms, double jitter_pct)
+{
+	uint64_t ms = interval_ms;
+	uint64_t jitter = (uint64_t)(jitter_pct * (double)ms / 100.0);
+	if (jitter)
+		ms += http_rand(w) % jitter;
+	return ms;
+}
+
+bool http_h2_in_copy(struct http_worker *w, struct http_in *in, const uint8_t *p, size_t len)
+{
+	while (len) {
+		struct rte_mbuf *t = in->tail;
+		uint16_t room = t ? rte_pktmbuf_tailroom(t) : 0;
+		if (!room) {
+			struct rte_mbuf *m = http_mbuf(w);
+			if (!m)
+				return false;
+			m->next = NULL;
+			if (in->tail)
+				in->tail->next = m;
+			else
+				in->head = m;
+			in->tail = t = m;
+			room = rte_pktmbuf_tailroom(t);
+		}
+		size_t k = len < room ? len : room;
+		memcpy(rte_pktmbuf_mtod_offset(t, char *, t->data_len), p, k);
+		t->data_len = (uint16_t)(t->data_len + k);
+		t->pkt_len = t->data_len;
+		in->bytes += (uint32_t)k;
+		p += k;
+		len -= k;
+	}
+	return true;
+}
+
+void http_h2_in_drop(struct http_in *in, uint32_t n)
+{
+	while (n && in->head) {
+		struct rte_mbuf *m = in->head;
+		uint32_t avail = m->data_len - in->off;
+		uint32_t k = n < avail ? n : avail;
+		in->off += k;
+		in->bytes -= k;
+		n -= k;
+		if (in->off == m->data_len) {
+			in->head = m->next;
+			if (!in->head)
+				in->tail = NULL;
+			in->off = 0;
+			http_seg_free(m);
+		}
+	}
+}

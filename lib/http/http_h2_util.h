@@ -1,0 +1,56 @@
+/*
+ * What the two HTTP/2 sides (downstream http_h2.c, upstream
+ * http_upstream_h2.c) share below both of them: the limit on framed bytes
+ * waiting for TCP, the header references one message keeps, trailers
+ * copied for a HEADERS frame, the keepalive PING's jittered delay, and
+ * the mbuf queue of received DATA. Neither side reaches the other through
+ * this file, so the upstream session does not depend on the downstream
+ * one. Worker lcore only.
+ */
+#ifndef ARN_HTTP_H2_UTIL_H
+#define ARN_HTTP_H2_UTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <nghttp2/nghttp2.h>
+#include <rte_mbuf.h>
+
+#include "arn_h1.h"
+#include "http_io.h"
+#include "http_worker.h"
+
+#define HTTP_H2_OUT_MAX (64u * 1024) /* framed bytes waiting for TCP per connection */
+
+/* Header fields of one request kept by reference (nghttp2's buffers). */
+#define HTTP_H2_RCBUFS (2 * HTTP_MAX_HDRS + 16)
+
+/**
+ * Copy @p m's trailers (hdrs[n_hdrs .. n_hdrs + n_trailers)) for an HTTP/2
+ * HEADERS frame: names lowercased (RFC 9113 8.2.1), those a proxy does not
+ * forward dropped (arn_h1_trailer_dropped), packed "name\0value\0" into
+ * a chain of mbufs of @p w's pool, no field split across two (a field
+ * larger than one segment, about 2 KB, is dropped; out of mbufs, the rest
+ * is). @return the chain (the caller's, freed with rte_pktmbuf_free) with
+ * *@p n fields; NULL when none is left or out of mbufs.
+ */
+struct rte_mbuf *http_h2_trailers_copy(struct http_worker *w, const struct arn_h1_msg *m,
+				       uint16_t *n);
+/** The fields of a copy @p b of @p n trailers as nghttp2's, pointing into
+ * @p b, at most @p max. @return how many. */
+unsigned http_h2_trailers_nv(const struct rte_mbuf *b, uint16_t n, nghttp2_nv *nv, unsigned max);
+
+/** The delay to the next connection_keepalive PING, on either side
+ * (http_h2.c, http_upstream_h2.c): @p interval_ms plus a random jitter
+ * below @p jitter_pct % of it (interval_jitter), so that connections
+ * opened together do not PING together. */
+uint64_t http_h2_keepalive_delay(struct http_worker *w, uint32_t interval_ms, double jitter_pct);
+
+/** Copy @p len bytes to the end of @p in, in mbufs of @p w's pool.
+ * @return false when out of mbufs (what was copied stays). */
+bool http_h2_in_copy(struct http_worker *w, struct http_in *in, const uint8_t *p, size_t len);
+
+/** Drop @p n bytes from the front of @p in, freeing emptied mbufs. */
+void http_h2_in_drop(struct http_in *in, uint32_t n);
+
+#endif
