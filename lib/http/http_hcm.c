@@ -510,17 +510,6 @@ static bool req_body(struct http_stream *st, const char *data, size_t len)
 	return true;
 }
 
-void http_req_end_encode(struct http_stream *st, struct http_peer *up)
-{
-	const struct arn_h1_msg *m = &st->req.m;
-	/* an HTTP/1.1 client's trailer lines are kept by the request's pins;
-	 * past their bound, some may be gone: none is sent */
-	if ((m->flags & ARN_H1_F_TRAILERS) && m->n_trailers && !st->req.pins.overflow &&
-	    up->codec->encode_trailers)
-		up->codec->encode_trailers(up, m);
-	up->codec->encode_end(up);
-}
-
 static bool req_end(struct http_stream *st)
 {
 	struct http_conn *hc = st->hc;

@@ -38,12 +38,5 @@ void http_stream_end(struct http_stream *st);
 void http_req_step(struct http_stream *st);
 /** The response direction: decode from the upstream, encode to the client. */
 void http_resp_step(struct http_stream *st);
-/**
- * End the request toward upstream peer @p up (not NULL): its trailers
- * first when it has them and @p up's codec carries them (HTTP/2, or
- * HTTP/1.1 chunked with the cluster's enable_trailers), then encode_end.
- * Used at the request's end and when a retry replays it.
- */
-void http_req_end_encode(struct http_stream *st, struct http_peer *up);
 
 #endif

@@ -420,4 +420,13 @@ static inline bool http_msg_has_body(const struct arn_h1_msg *m)
 	return false;
 }
 
+/**
+ * End the request toward upstream peer @p up (not NULL): its trailers
+ * first when it has them and @p up's codec carries them (HTTP/2, or
+ * HTTP/1.1 chunked with the cluster's enable_trailers), then encode_end.
+ * Used at the request's end (http_hcm.c) and when a retry replays it
+ * (http_router_filter.c); it lives here, below both.
+ */
+void http_req_end_encode(struct http_stream *st, struct http_peer *up);
+
 #endif
