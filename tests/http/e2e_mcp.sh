@@ -5,7 +5,9 @@
 # (e2e_mcp.js). tools/list aggregates both backends' tools (prefixed,
 # the denied one left out), tools/call reaches the backend that owns the
 # tool (each backend's own session opened by the gateway), and a denied
-# tool is refused without reaching any backend.
+# tool is refused without reaching any backend. A second listener (:81,
+# ToolSet 'tools2', issue 20 item 6) covers name collisions (ON_COLLISION),
+# an access rule keyed by a request header, and backend b killed mid-call.
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool nginx curl node /usr/bin/python3 || exit 77
@@ -21,6 +23,7 @@ be=$ARION_SRC/tests/http/mcp_backend.py
 topo_bg be-a ip netns exec "$uns" /usr/bin/python3 "$be" "$ua" 9001 a add,secret
 topo_wait_log "$TOPO_DIR/be-a.log" ready 10 || { echo "backend a did not start"; exit 1; }
 topo_bg be-b ip netns exec "$uns" /usr/bin/python3 "$be" "$ub" 9001 b search,secret sse
+be_b_pid=$TOPO_PID # ip netns exec execs: the Python process itself
 topo_wait_log "$TOPO_DIR/be-b.log" ready 10 || { echo "backend b did not start"; exit 1; }
 
 cp_dir="$TOPO_DIR/cp"
@@ -97,6 +100,76 @@ if [ -d "$ARION_SRC/tests/xds/peer/node_modules/@modelcontextprotocol/sdk" ]; th
 else
 	echo "skip the SDK client: tests/xds/peer/node_modules/@modelcontextprotocol/sdk missing"
 fi
+# ToolSet 'tools2' on :81 (e2e_mcp.js): prefix_mode ON_COLLISION, 'add'
+# only for x-team: ops. mcp2 BODY SESSION [HEADER] as mcp, there.
+mcp2() {
+	cc -D "$TOPO_DIR/h" -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' ${3:+-H "$3"} \
+		${2:+-H "Mcp-Session-Id: $2"} ${2:+-H 'MCP-Protocol-Version: 2025-06-18'} \
+		--data-binary "$1" "http://$us:81/mcp"
+}
+# mcp2_open [HEADER]: a new session on :81, its id on stdout
+mcp2_open() {
+	mcp2 '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e2","version":"1"}}}' "" "${1:-}" >/dev/null
+	local s
+	s=$(tr -d '\r' <"$TOPO_DIR/h" | sed -n 's/^mcp-session-id: //Ip')
+	mcp2 '{"jsonrpc":"2.0","method":"notifications/initialized"}' "$s" "${1:-}" >/dev/null
+	echo "$s"
+}
+tool_names() { /usr/bin/python3 -c 'import json,sys; print(",".join(sorted(t["name"] for t in json.load(sys.stdin)["result"]["tools"])))' 2>&1; }
+sid2=$(mcp2_open)
+sid3=$(mcp2_open 'x-team: ops')
+
+# issue 20 item 6, name collisions: both backends list 'secret'; with
+# ON_COLLISION only it is prefixed, and each prefixed name reaches its own
+# backend (b's answer an event stream)
+out=$(mcp2 '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' "$sid3" 'x-team: ops')
+names=$(echo "$out" | tool_names)
+[ "$names" = "a__secret,add,b__secret,search" ] &&
+	ok "ON_COLLISION: the colliding tool listed prefixed for each backend, the others as they are: $names" ||
+	bad "ON_COLLISION tools/list: $names / $out"
+out=$(mcp2 '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a__secret","arguments":{}}}' "$sid2")
+out_b=$(mcp2 '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"b__secret","arguments":{}}}' "$sid2")
+echo "$out" | grep -q '"id":3,"result":{"content":\[{"type":"text","text":"a:secret:{}"}\]}' &&
+	echo "$out_b" | grep -q '"id":4,"result":{"content":\[{"type":"text","text":"b:secret:{}"}\]}' &&
+	ok "ON_COLLISION: a__secret reaches a and b__secret reaches b, as 'secret'" ||
+	bad "ON_COLLISION calls: $out / $out_b"
+
+# issue 20 item 6, access rules: 'add' is for x-team: ops only; without
+# the header it is not listed and a call is refused as an unknown tool
+# without reaching backend a
+out=$(mcp2 '{"jsonrpc":"2.0","id":5,"method":"tools/list"}' "$sid2")
+names=$(echo "$out" | tool_names)
+[ "$names" = "a__secret,b__secret,search" ] && ok "access rule: 'add' hidden from a client without x-team: ops" ||
+	bad "access rule tools/list without the header: $names / $out"
+calls_before=$(stat cluster.ma.upstream_rq_total)
+out=$(mcp2 '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"add","arguments":{}}}' "$sid2")
+echo "$out" | grep -q '"id":6,"error":{"code":-32602' && [ "$(stat cluster.ma.upstream_rq_total)" = "$calls_before" ] &&
+	[ "$(stat http.mcp2.mcp_tool_forbidden)" = 1 ] &&
+	ok "access rule: a call of 'add' without the header is refused (-32602) without reaching a" ||
+	bad "access rule call without the header: $out (forbidden $(stat http.mcp2.mcp_tool_forbidden))"
+out=$(mcp2 '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"add","arguments":{"x":3}}}' "$sid3" 'x-team: ops')
+echo "$out" | grep -q '"id":7,"result":{"content":\[{"type":"text","text":"a:add:{\\"x\\": 3}"}\]}' &&
+	ok "access rule: a client with x-team: ops lists and calls 'add'" || bad "access rule call with the header: $out"
+
+# issue 20 item 6, a backend killed mid-call: b sleeps 4 s in 'search'
+# (its timeout is 5 s); killed while the call waits, the client gets an
+# error naming b at once, and a's tools keep serving. Last: b stays down.
+t0=${EPOCHREALTIME/./} # microseconds
+mcp2 '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"search","arguments":{"sleep":4}}}' "$sid2" >"$TOPO_DIR/killed.out" 2>&1 &
+call_pid=$!
+topo_wait_log "$TOPO_DIR/be-b.log" 'slow call' 5 && kill -9 "$be_b_pid"
+wait "$call_pid"
+took=$(((${EPOCHREALTIME/./} - t0) / 1000)) # ms
+out=$(cat "$TOPO_DIR/killed.out")
+echo "$out" | grep -q "\"id\":8,\"error\":{\"code\":-32000,\"message\":\"Backend unavailable: backend 'b'" &&
+	[ "$took" -lt 3000 ] &&
+	ok "backend b killed mid-call: the client's error names it after $took ms (not its 4 s answer or 5 s timeout)" ||
+	bad "backend killed mid-call: after $took ms: $out"
+out=$(mcp2 '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"add","arguments":{"x":4}}}' "$sid3" 'x-team: ops')
+echo "$out" | grep -q '"id":9,"result":{"content":\[{"type":"text","text":"a:add:{\\"x\\": 4}"}\]}' &&
+	ok "with b down, a call to backend a still succeeds" || bad "backend a after b was killed: $out"
+
 out=$(cc "http://$us/other")
 [ "$out" = "not mcp" ] && ok "other paths are routed as before" || bad "other path: $out"
 topo_arion_stop || bad "arion exit code $?"

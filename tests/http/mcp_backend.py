@@ -8,11 +8,14 @@ Serves POST /mcp: initialize (issues its own Mcp-Session-Id, which every
 later request must carry: 404 otherwise, as the SDK's server answers),
 notifications (202), tools/list (TOOLs), tools/call (text
 "NAME:TOOL:ARGUMENTS"; with 'sse' the answer is an event stream: a
-progress notification, then the result), a prompt 'greet'
+progress notification, then the result; an argument "sleep": S first
+prints "slow call" and waits S seconds, for a test to kill the backend
+mid-call), a prompt 'greet'
 ("NAME:prompt:greet") and a resource mem://NAME/doc ("NAME:resource:URI"). Prints "ready" once listening.
 """
 import json
 import sys
+import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -66,6 +69,10 @@ class H(BaseHTTPRequestHandler):
             return
         if method == "tools/call":
             p = msg["params"]
+            slow = (p.get("arguments") or {}).get("sleep")
+            if slow:
+                print("slow call", flush=True)
+                time.sleep(slow)
             text = f"{name}:{p['name']}:{json.dumps(p.get('arguments', {}), sort_keys=True)}"
             res = {"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": text}]}}
             if sse:
