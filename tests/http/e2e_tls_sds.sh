@@ -214,7 +214,13 @@ case "$out" in
 	bad "too few served through the new listener: $out" ;;
 *) bad "new TLS listener and cluster under continuous connections: $out" ;;
 esac
-v=$(stat cluster.tlsup.ssl.handshake)
+# the workers' TLS counters reach /stats a moment after the traffic: wait
+# up to 3 s for them rather than read once (a 0 that stays is a failure)
+for i in $(seq 30); do
+	v=$(stat cluster.tlsup.ssl.handshake)
+	[ "${v:-0}" -ge 1 ] && break
+	sleep 0.1
+done
 [ "${v:-0}" -ge 1 ] && ok "cluster.tlsup.ssl.handshake = $v" || bad "cluster.tlsup.ssl.handshake = $v"
 topo_arion_stop || bad "arion exit code $?"
 http_e2e_finish
