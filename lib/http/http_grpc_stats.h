@@ -24,10 +24,9 @@
  * and all of them when none has the filter (http_grpc_stats_sweep).
  *
  * Ownership: the table belongs to its worker (http_grpc_stats_worker_init
- * in worker_init, _fini in worker_fini). Rows are added behind a
- * release store of the count, and moved only by a sweep, inside a
- * sequence count the pull checks around its copy of the table (a
- * seqlock), so the pull reads them without a lock.
+ * in worker_init, _fini in worker_fini). It is a pulled row table
+ * (lib/stats/arn_stats_rows.h): rows keyed (cluster, method), the method
+ * empty for a cluster's row, read by the pull under a seqlock.
  */
 #ifndef ARN_HTTP_GRPC_STATS_H
 #define ARN_HTTP_GRPC_STATS_H

@@ -7,8 +7,8 @@
  * Tool names come from the backends at run time, on the workers, while
  * statistics scopes are made on the control lcore from the configuration
  * (lib/http/http_rt.c), which does not know them. So each worker keeps a
- * table of HTTP_MCP_TOOL_STATS (ToolSet, tool) rows allocated at start,
- * as lib/http/http_grpc_stats.c does for gRPC methods, and the control
+ * table of HTTP_MCP_TOOL_STATS (ToolSet, tool) rows allocated at start
+ * (lib/stats/arn_stats_rows.h, as for gRPC methods), and the control
  * lcore pulls the rows into /stats, summed over workers. Only calls the
  * gateway routed are counted, so every name is one a ToolSet's catalog
  * exposed (a client cannot make rows by naming tools); backends are

@@ -126,11 +126,10 @@ struct http_worker {
 
 	struct http_wlistener lsn[HTTP_LISTENERS_MAX];
 	struct http_drain drains[HTTP_DRAINS_MAX];
-	uint32_t n_drains;	      /* slots in use */
-	uint64_t drain_ms;	      /* --drain-time-s */
-	bool drain_immediate;	      /* --drain-strategy immediate */
-	struct arn_stats_scope *lm;   /* listener_manager.* (the process's) */
-	struct http_grpc_table *grpc; /* gRPC outcomes (http_grpc_stats.h) */
+	uint32_t n_drains;	    /* slots in use */
+	uint64_t drain_ms;	    /* --drain-time-s */
+	bool drain_immediate;	    /* --drain-strategy immediate */
+	struct arn_stats_scope *lm; /* listener_manager.* (the process's) */
 
 	struct http_timer wheel[HTTP_WHEEL]; /* list heads */
 	uint64_t wheel_ms;
