@@ -44,13 +44,9 @@ struct http_h2_conn {
 	/* the header block being received: its frames after the first
 	 * (CONTINUATION) and its bytes on the wire */
 	uint32_t blk_frames, blk_bytes;
-	bool fatal;  /* the session failed: flush what it queued (GOAWAY), close */
-	bool goaway; /* a graceful GOAWAY went out: no new streams */
-	/* connection_keepalive: the next interval PING, and the deadline of
-	 * the ACK of the PING out (keepalive_*) */
-	struct http_timer ka_send, ka_wait;
-	uint32_t ka_interval_ms, ka_timeout_ms;
-	double ka_jitter_pct;
+	bool fatal;		     /* the session failed: flush what it queued (GOAWAY), close */
+	bool goaway;		     /* a graceful GOAWAY went out: no new streams */
+	struct http_h2_keepalive ka; /* connection_keepalive (keepalive_ops) */
 };
 
 /* ---- helpers ------------------------------------------------------------------------------- */
@@ -343,17 +339,9 @@ static void goaway(struct http_h2_conn *h, int32_t last);
  * large request body does not close a connection that is working.
  */
 
-static struct http_h2_conn *ka_of(struct http_timer *t, size_t off)
+static struct http_h2_conn *ka_conn(struct http_h2_keepalive *ka)
 {
-	return (struct http_h2_conn *)(void *)((char *)t - off);
-}
-
-static void keepalive_arm_interval(struct http_h2_conn *h)
-{
-	if (h->ka_interval_ms)
-		http_timer_arm(
-		    h->c->c.w, &h->ka_send,
-		    http_h2_keepalive_delay(h->c->c.w, h->ka_interval_ms, h->ka_jitter_pct));
+	return (struct http_h2_conn *)(void *)((char *)ka - offsetof(struct http_h2_conn, ka));
 }
 
 static bool keepalive_live(const struct http_h2_conn *h)
@@ -362,32 +350,29 @@ static bool keepalive_live(const struct http_h2_conn *h)
 	return h->s && !h->fatal && pc->tc && pc->state == HTTP_DC_OPEN;
 }
 
-/* The interval is up: a PING out, its ACK's deadline, and a run to send it. */
-static void keepalive_send_fired(struct http_timer *t)
+static nghttp2_session *keepalive_session(struct http_h2_keepalive *ka)
 {
-	struct http_h2_conn *h = ka_of(t, offsetof(struct http_h2_conn, ka_send));
-	if (!keepalive_live(h) || h->ka_wait.armed)
-		return;
-	struct http_conn *pc = &h->c->c;
-	uint8_t opaque[8];
-	uint64_t now = pc->w->now_ms;
-	memcpy(opaque, &now, sizeof(opaque)); /* for a trace to match the ACK */
-	if (nghttp2_submit_ping(h->s, NGHTTP2_FLAG_NONE, opaque) != 0)
-		return;
-	http_timer_arm(pc->w, &h->ka_wait, h->ka_timeout_ms);
+	struct http_h2_conn *h = ka_conn(ka);
+	return keepalive_live(h) ? h->s : NULL;
+}
+
+/* A PING is queued: a run sends it. */
+static void keepalive_sent(struct http_h2_keepalive *ka)
+{
+	struct http_conn *pc = &ka_conn(ka)->c->c;
 	pc->ops->run(pc);
 }
 
-static void keepalive_wait_fired(struct http_timer *t)
+static void keepalive_close(struct http_h2_keepalive *ka)
 {
-	struct http_h2_conn *h = ka_of(t, offsetof(struct http_h2_conn, ka_wait));
+	struct http_h2_conn *h = ka_conn(ka);
 	if (!keepalive_live(h))
 		return;
 	struct http_conn *pc = &h->c->c;
 	ARN_DEBUG(HTTP, "connection %llx: HTTP/2: no PING ACK within %u ms: closing",
-		  (unsigned long long)pc->id, h->ka_timeout_ms);
+		  (unsigned long long)pc->id, ka->timeout_ms);
 	H2_INC(h, keepalive_timeout);
-	http_timer_cancel(&h->ka_send);
+	http_h2_keepalive_stop(ka);
 	/* fatal: the run flushes the GOAWAY (unless one went already) and
 	 * closes; the streams still open are cut */
 	goaway(h, 0);
@@ -395,32 +380,11 @@ static void keepalive_wait_fired(struct http_timer *t)
 	pc->ops->run(pc);
 }
 
-static void keepalive_start(struct http_h2_conn *h, const struct arn_cfg_h2 *o)
-{
-	h->ka_send.fn = keepalive_send_fired;
-	h->ka_wait.fn = keepalive_wait_fired;
-	if (!o || !o->keepalive_timeout_ms)
-		return;
-	h->ka_interval_ms = o->keepalive_interval_ms;
-	h->ka_timeout_ms = o->keepalive_timeout_ms;
-	h->ka_jitter_pct = o->keepalive_jitter_pct;
-	keepalive_arm_interval(h);
-}
-
-static void keepalive_ack(struct http_h2_conn *h)
-{
-	if (!h->ka_wait.armed)
-		return; /* an ACK nobody waits for */
-	http_timer_cancel(&h->ka_wait);
-	keepalive_arm_interval(h);
-}
-
-/* Bytes from the client: the connection works, the ACK may be behind them. */
-static void keepalive_rx(struct http_h2_conn *h)
-{
-	if (h->ka_wait.armed)
-		http_timer_arm(h->c->c.w, &h->ka_wait, h->ka_timeout_ms);
-}
+static const struct http_h2_keepalive_ops keepalive_ops = {
+    .session = keepalive_session,
+    .sent = keepalive_sent,
+    .close = keepalive_close,
+};
 
 /* ---- nghttp2's callbacks ------------------------------------------------------------------- */
 
@@ -758,7 +722,7 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 		return 0;
 	}
 	if (f->hd.type == NGHTTP2_PING && (f->hd.flags & NGHTTP2_FLAG_ACK)) {
-		keepalive_ack(h);
+		http_h2_keepalive_ack(&h->ka);
 		return 0;
 	}
 	struct http_h1_conn *c = stream_of(s, f->hd.stream_id);
@@ -1002,7 +966,8 @@ int http_h2_start(struct http_h1_conn *c)
 		return -ENOMEM;
 	}
 	c->h2 = h;
-	keepalive_start(h, o);
+	http_h2_keepalive_init(&h->ka, c->c.w, &keepalive_ops, o);
+	http_h2_keepalive_start(&h->ka);
 	return 0;
 }
 
@@ -1033,7 +998,7 @@ static void h2_read(struct http_h2_conn *h)
 				return;
 			}
 			if (avail)
-				keepalive_rx(h);
+				http_h2_keepalive_rx(&h->ka);
 			/* nghttp2 takes all it is given (no pause) */
 			d->in.off = m->data_len;
 			d->in.bytes -= avail;
@@ -1184,8 +1149,7 @@ void http_h2_free(struct http_h1_conn *c)
 			HTTP_INC(&s->c, downstream_cx_destroy_active_rq);
 		stream_free(s, true);
 	}
-	http_timer_cancel(&h->ka_send);
-	http_timer_cancel(&h->ka_wait);
+	http_h2_keepalive_stop(&h->ka);
 	nghttp2_session_del(h->s);
 	h->s = NULL;
 	c->h2 = NULL;

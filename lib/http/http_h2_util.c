@@ -1,11 +1,13 @@
 /*
  * What both HTTP/2 sides share (http_h2_util.h).
  */
+#include <stddef.h>
 #include <string.h>
 
 #include <nghttp2/nghttp2.h>
 #include <rte_mbuf.h>
 
+#include "arn_config.h"
 #include "http_h2_util.h"
 #include "http_int.h"
 
@@ -90,6 +92,93 @@ uint64_t http_h2_keepalive_delay(struct http_worker *w, uint32_t interval_ms, do
 	if (jitter)
 		ms += http_rand(w) % jitter;
 	return ms;
+}
+
+static struct http_h2_keepalive *ka_of(struct http_timer *t, size_t off)
+{
+	return (struct http_h2_keepalive *)(void *)((char *)t - off);
+}
+
+static void keepalive_arm_interval(struct http_h2_keepalive *ka)
+{
+	if (ka->interval_ms)
+		http_timer_arm(ka->w, &ka->send,
+			       http_h2_keepalive_delay(ka->w, ka->interval_ms, ka->jitter_pct));
+}
+
+void http_h2_keepalive_ping(struct http_h2_keepalive *ka)
+{
+	if (ka->wait.armed)
+		return;
+	nghttp2_session *s = ka->ops->session(ka);
+	if (!s)
+		return;
+	uint8_t opaque[8];
+	uint64_t now = ka->w->now_ms;
+	memcpy(opaque, &now, sizeof(opaque)); /* for a trace to match the ACK */
+	if (nghttp2_submit_ping(s, NGHTTP2_FLAG_NONE, opaque) != 0)
+		return;
+	http_timer_arm(ka->w, &ka->wait, ka->timeout_ms);
+	ka->ops->sent(ka);
+}
+
+/* The interval is up: a PING out. */
+static void keepalive_send_fired(struct http_timer *t)
+{
+	http_h2_keepalive_ping(ka_of(t, offsetof(struct http_h2_keepalive, send)));
+}
+
+static void keepalive_wait_fired(struct http_timer *t)
+{
+	struct http_h2_keepalive *ka = ka_of(t, offsetof(struct http_h2_keepalive, wait));
+	ka->ops->close(ka);
+}
+
+void http_h2_keepalive_init(struct http_h2_keepalive *ka, struct http_worker *w,
+			    const struct http_h2_keepalive_ops *ops, const struct arn_cfg_h2 *o)
+{
+	ka->w = w;
+	ka->ops = ops;
+	ka->send.fn = keepalive_send_fired;
+	ka->wait.fn = keepalive_wait_fired;
+	if (!o || !o->keepalive_timeout_ms)
+		return;
+	ka->interval_ms = o->keepalive_interval_ms;
+	ka->timeout_ms = o->keepalive_timeout_ms;
+	ka->idle_ms = o->keepalive_idle_interval_ms;
+	ka->jitter_pct = o->keepalive_jitter_pct;
+}
+
+void http_h2_keepalive_start(struct http_h2_keepalive *ka)
+{
+	ka->rx_ms = ka->w->now_ms;
+	keepalive_arm_interval(ka);
+}
+
+void http_h2_keepalive_ack(struct http_h2_keepalive *ka)
+{
+	if (!ka->wait.armed)
+		return; /* an ACK nobody waits for (the peer's own) */
+	http_timer_cancel(&ka->wait);
+	keepalive_arm_interval(ka);
+}
+
+void http_h2_keepalive_rx(struct http_h2_keepalive *ka)
+{
+	ka->rx_ms = ka->w->now_ms;
+	if (ka->wait.armed)
+		http_timer_arm(ka->w, &ka->wait, ka->timeout_ms);
+}
+
+bool http_h2_keepalive_idle(const struct http_h2_keepalive *ka)
+{
+	return ka->idle_ms && ka->w->now_ms - ka->rx_ms > ka->idle_ms;
+}
+
+void http_h2_keepalive_stop(struct http_h2_keepalive *ka)
+{
+	http_timer_cancel(&ka->send);
+	http_timer_cancel(&ka->wait);
 }
 
 bool http_h2_in_copy(struct http_worker *w, struct http_in *in, const uint8_t *p, size_t len)

@@ -2,7 +2,7 @@
  * What the two HTTP/2 sides (downstream http_h2.c, upstream
  * http_upstream_h2.c) share below both of them: the limit on framed bytes
  * waiting for TCP, the header references one message keeps, trailers
- * copied for a HEADERS frame, the keepalive PING's jittered delay, and
+ * copied for a HEADERS frame, the keepalive PINGs and their timers, and
  * the mbuf queue of received DATA. Neither side reaches the other through
  * this file, so the upstream session does not depend on the downstream
  * one. Worker lcore only.
@@ -45,6 +45,58 @@ unsigned http_h2_trailers_nv(const struct rte_mbuf *b, uint16_t n, nghttp2_nv *n
  * below @p jitter_pct % of it (interval_jitter), so that connections
  * opened together do not PING together. */
 uint64_t http_h2_keepalive_delay(struct http_worker *w, uint32_t interval_ms, double jitter_pct);
+
+/*
+ * connection_keepalive (http2_protocol_options), either side: a PING
+ * every interval (plus the jitter above), armed again once its ACK came;
+ * a PING whose ACK does not come within timeout closes the connection
+ * (the side's close callback). Any bytes received while waiting put the
+ * deadline off by timeout (http_h2_keepalive_rx): an ACK queued behind a
+ * large body does not close a connection that is working. Embedded in
+ * the side's connection, which its callbacks find with offsetof.
+ */
+struct http_h2_keepalive;
+
+struct http_h2_keepalive_ops {
+	/** The session a PING may go out on now, NULL if none may. */
+	nghttp2_session *(*session)(struct http_h2_keepalive *ka);
+	/** A PING was queued on it: have it sent. */
+	void (*sent)(struct http_h2_keepalive *ka);
+	/** No ACK within timeout (the wait timer fired): unless the
+	 * connection is going already, count it, stop the keepalive
+	 * (http_h2_keepalive_stop) and close. */
+	void (*close)(struct http_h2_keepalive *ka);
+};
+
+struct http_h2_keepalive {
+	struct http_timer send, wait; /* the next interval PING; the ACK's deadline */
+	struct http_worker *w;
+	const struct http_h2_keepalive_ops *ops;
+	/* the configuration's (0: no keepalive, or no interval / idle PING) */
+	uint32_t interval_ms, timeout_ms, idle_ms;
+	double jitter_pct;
+	uint64_t rx_ms; /* the worker's clock when bytes last came */
+};
+
+struct arn_cfg_h2;
+
+/** Set @p ka up for @p w with @p ops (static) and @p o's connection_keepalive
+ * (NULL or no timeout: none); nothing is armed yet. */
+void http_h2_keepalive_init(struct http_h2_keepalive *ka, struct http_worker *w,
+			    const struct http_h2_keepalive_ops *ops, const struct arn_cfg_h2 *o);
+/** The connection is up: the interval starts (and idleness counts) now. */
+void http_h2_keepalive_start(struct http_h2_keepalive *ka);
+/** A PING out and its ACK's deadline, unless one is out already or the
+ * side's session() says none may go. */
+void http_h2_keepalive_ping(struct http_h2_keepalive *ka);
+/** A PING ACK came: the next interval starts, if a PING was waiting for it. */
+void http_h2_keepalive_ack(struct http_h2_keepalive *ka);
+/** Bytes came: the connection works, the ACK may be behind them. */
+void http_h2_keepalive_rx(struct http_h2_keepalive *ka);
+/** Whether nothing came for connection_idle_interval (0: never). */
+bool http_h2_keepalive_idle(const struct http_h2_keepalive *ka);
+/** Disarm both timers (the connection goes). */
+void http_h2_keepalive_stop(struct http_h2_keepalive *ka);
 
 /** Copy @p len bytes to the end of @p in, in mbufs of @p w's pool.
  * @return false when out of mbufs (what was copied stays). */

@@ -40,12 +40,7 @@ struct http_uph2 {
 	bool goaway;		      /* a GOAWAY came or went: no new streams */
 	bool dead;		      /* the connection is gone: no more frames */
 	uint32_t gauged;	      /* streams counted in cluster.<c>.http2.streams_active */
-	/* connection_keepalive (keepalive_start): the next interval PING,
-	 * and the deadline of the ACK of the PING out */
-	struct http_timer ka_send, ka_wait;
-	uint32_t ka_interval_ms, ka_timeout_ms, ka_idle_ms;
-	double ka_jitter_pct;
-	uint64_t rx_ms; /* the worker's clock when the upstream's bytes last came */
+	struct http_h2_keepalive ka;  /* connection_keepalive (keepalive_ops) */
 };
 
 struct http_uph2s {
@@ -106,8 +101,7 @@ static bool live(const struct http_uph2 *h)
 
 static void session_free(struct http_uph2 *h)
 {
-	http_timer_cancel(&h->ka_send);
-	http_timer_cancel(&h->ka_wait);
+	http_h2_keepalive_stop(&h->ka);
 	if (h->s)
 		nghttp2_session_del(h->s);
 	h->s = NULL;
@@ -167,51 +161,38 @@ static int h2_send(struct http_uph2 *h);
  * working (Envoy extends it on any frame too).
  */
 
-static struct http_uph2 *ka_of(struct http_timer *t, size_t off)
+static struct http_uph2 *ka_conn(struct http_h2_keepalive *ka)
 {
-	return (struct http_uph2 *)(void *)((char *)t - off);
+	return (struct http_uph2 *)(void *)((char *)ka - offsetof(struct http_uph2, ka));
 }
 
-static void keepalive_arm_interval(struct http_uph2 *h)
+static nghttp2_session *keepalive_session(struct http_h2_keepalive *ka)
 {
-	if (!h->ka_interval_ms)
-		return;
-	http_timer_arm(h->w, &h->ka_send,
-		       http_h2_keepalive_delay(h->w, h->ka_interval_ms, h->ka_jitter_pct));
+	struct http_uph2 *h = ka_conn(ka);
+	return live(h) && h->conn && !h->fatal ? h->s : NULL;
 }
 
-/* A PING out, and its ACK's deadline. */
-static void keepalive_ping(struct http_uph2 *h)
+/* A PING is queued: out now if the connection is up (else behind the
+ * preface, at http_uph2_ready). */
+static void keepalive_sent(struct http_h2_keepalive *ka)
 {
-	if (!live(h) || !h->conn || h->fatal || h->ka_wait.armed)
+	struct http_uph2 *h = ka_conn(ka);
+	if (!h->conn->connected)
 		return;
-	uint8_t opaque[8];
-	uint64_t now = h->w->now_ms;
-	memcpy(opaque, &now, sizeof(opaque)); /* for a trace to match the ACK */
-	if (nghttp2_submit_ping(h->s, NGHTTP2_FLAG_NONE, opaque) != 0)
-		return;
-	http_timer_arm(h->w, &h->ka_wait, h->ka_timeout_ms);
-	if (h->conn->connected)
-		h2_send(h);
-}
-
-static void keepalive_send_fired(struct http_timer *t)
-{
-	struct http_uph2 *h = ka_of(t, offsetof(struct http_uph2, ka_send));
 	h->busy++;
-	keepalive_ping(h);
+	h2_send(h);
 	h->busy--;
 }
 
-static void keepalive_wait_fired(struct http_timer *t)
+static void keepalive_close(struct http_h2_keepalive *ka)
 {
-	struct http_uph2 *h = ka_of(t, offsetof(struct http_uph2, ka_wait));
+	struct http_uph2 *h = ka_conn(ka);
 	struct http_upconn *u = h->conn;
 	if (!u || !live(h))
 		return;
-	ARN_DEBUG(HTTP, "upstream HTTP/2: no PING ACK within %u ms: closing", h->ka_timeout_ms);
+	ARN_DEBUG(HTTP, "upstream HTTP/2: no PING ACK within %u ms: closing", ka->timeout_ms);
 	H2_INC(h, keepalive_timeout);
-	http_timer_cancel(&h->ka_send);
+	http_h2_keepalive_stop(ka);
 	h->busy++;
 	if (!h->goaway) {
 		h->goaway = true;
@@ -224,47 +205,18 @@ static void keepalive_wait_fired(struct http_timer *t)
 	h->ops->close(u, false);
 }
 
-static void keepalive_init(struct http_uph2 *h, const struct arn_cfg_h2 *o)
-{
-	h->ka_send.fn = keepalive_send_fired;
-	h->ka_wait.fn = keepalive_wait_fired;
-	if (!o || !o->keepalive_timeout_ms)
-		return;
-	h->ka_interval_ms = o->keepalive_interval_ms;
-	h->ka_timeout_ms = o->keepalive_timeout_ms;
-	h->ka_idle_ms = o->keepalive_idle_interval_ms;
-	h->ka_jitter_pct = o->keepalive_jitter_pct;
-}
-
-/* The connection is up: the interval starts (and idleness counts) now. */
-static void keepalive_ready(struct http_uph2 *h)
-{
-	h->rx_ms = h->w->now_ms;
-	keepalive_arm_interval(h);
-}
-
-static void keepalive_ack(struct http_uph2 *h)
-{
-	if (!h->ka_wait.armed)
-		return; /* an ACK nobody waits for (the upstream's own) */
-	http_timer_cancel(&h->ka_wait);
-	keepalive_arm_interval(h);
-}
-
-static void keepalive_rx(struct http_uph2 *h)
-{
-	h->rx_ms = h->w->now_ms;
-	if (h->ka_wait.armed)
-		http_timer_arm(h->w, &h->ka_wait, h->ka_timeout_ms);
-}
+static const struct http_h2_keepalive_ops keepalive_ops = {
+    .session = keepalive_session,
+    .sent = keepalive_sent,
+    .close = keepalive_close,
+};
 
 /* A stream is about to open: a connection idle for connection_idle_interval
  * is probed first (the stream goes out behind the PING, as in Envoy). */
 static void keepalive_before_stream(struct http_uph2 *h)
 {
-	if (h->ka_idle_ms && h->conn && h->conn->connected &&
-	    h->w->now_ms - h->rx_ms > h->ka_idle_ms)
-		keepalive_ping(h);
+	if (h->conn && h->conn->connected && http_h2_keepalive_idle(&h->ka))
+		http_h2_keepalive_ping(&h->ka);
 }
 
 /* ---- output ------------------------------------------------------------------------------------
@@ -493,7 +445,7 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 	if (f->hd.type == NGHTTP2_RST_STREAM)
 		H2_INC(h, rx_reset);
 	if (f->hd.type == NGHTTP2_PING && (f->hd.flags & NGHTTP2_FLAG_ACK)) {
-		keepalive_ack(h);
+		http_h2_keepalive_ack(&h->ka);
 		return 0;
 	}
 	struct http_upconn *b = stream_of(s, f->hd.stream_id);
@@ -692,7 +644,7 @@ int http_uph2_start(struct http_upconn *u, const struct arn_cfg_cluster *c,
 		return -ENOMEM;
 	}
 	u->h2 = h;
-	keepalive_init(h, o);
+	http_h2_keepalive_init(&h->ka, h->w, &keepalive_ops, o);
 	return 0;
 }
 
@@ -833,7 +785,7 @@ void http_uph2_ready(struct http_upconn *u)
 		b->connected = true;
 		b->xs->n_ready = true;
 	}
-	keepalive_ready(h);
+	http_h2_keepalive_start(&h->ka);
 	h->busy++;
 	h2_send(h); /* the preface and SETTINGS */
 	notify(h);
@@ -873,7 +825,7 @@ static void h2_read(struct http_uph2 *h)
 			d->in.off = 0;
 			http_seg_free(m);
 			if (avail)
-				keepalive_rx(h);
+				http_h2_keepalive_rx(&h->ka);
 		}
 	}
 }
@@ -945,8 +897,7 @@ void http_uph2_closed(struct http_upconn *u, int reason, const char *why)
 	if (!h)
 		return;
 	gauge_drop(h, h->gauged);
-	http_timer_cancel(&h->ka_send);
-	http_timer_cancel(&h->ka_wait);
+	http_h2_keepalive_stop(&h->ka);
 	u->h2 = NULL;
 	h->conn = NULL;
 	h->dead = true;
@@ -995,8 +946,7 @@ void http_uph2_shutdown(struct http_upconn *u)
 	if (!h)
 		return;
 	gauge_drop(h, h->gauged);
-	http_timer_cancel(&h->ka_send);
-	http_timer_cancel(&h->ka_wait);
+	http_h2_keepalive_stop(&h->ka);
 	u->h2 = NULL;
 	h->conn = NULL;
 	h->dead = true;
