@@ -6,9 +6,10 @@
  *   node backend.js ADDR PORT sdk|fast
  *
  * sdk   the official TypeScript SDK's server (@modelcontextprotocol/sdk
- *       1.x from tests/xds/peer, as tests/http/mcp_sdk_backend.js), one
- *       transport per session, its default answers (tools/call as an event
- *       stream): what an agent's gateway would front in practice;
+ *       1.x from tests/xds/peer, served by tests/common/mcp_sdk_http.js as
+ *       tests/http/mcp_sdk_backend.js is), one transport per session, its
+ *       default answers (tools/call as an event stream): what an agent's
+ *       gateway would front in practice;
  * fast  the same protocol written directly on node:http, JSON answers,
  *       nothing validated beyond the session: a backend as cheap as the
  *       load generator's core allows, so that the gateway's own share of
@@ -22,41 +23,15 @@ const crypto = require('crypto');
 const [addr, port, mode] = process.argv.slice(2);
 
 function sdkHandler() {
-  const req = require('module').createRequire(path.join(__dirname, '../../tests/xds/peer/package.json'));
-  const { McpServer } = req('@modelcontextprotocol/sdk/server/mcp.js');
-  const { StreamableHTTPServerTransport } = req('@modelcontextprotocol/sdk/server/streamableHttp.js');
-  const z = req('zod');
-  const transports = new Map();
-  const newServer = () => {
+  const sdk = require(path.join(__dirname, '../../tests/common/mcp_sdk_http.js'));
+  const { McpServer } = sdk.sdk('@modelcontextprotocol/sdk/server/mcp.js');
+  const z = sdk.sdk('zod');
+  return sdk.sessionHandler(() => {
     const s = new McpServer({ name: 'bench', version: '1' });
     s.registerTool('echo', { description: 'echoes its text', inputSchema: { text: z.string() } },
       async ({ text }) => ({ content: [{ type: 'text', text }] }));
     return s;
-  };
-  return async (rq, rs) => {
-    let body;
-    if (rq.method === 'POST') {
-      const chunks = [];
-      for await (const c of rq) chunks.push(c);
-      try { body = JSON.parse(Buffer.concat(chunks).toString()); } catch (e) { body = undefined; }
-    }
-    const sid = rq.headers['mcp-session-id'];
-    let t = sid && transports.get(sid);
-    if (!t) {
-      if (sid || rq.method !== 'POST') {
-        rs.writeHead(404, { 'content-type': 'application/json' });
-        rs.end('{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}');
-        return;
-      }
-      t = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => crypto.randomUUID(),
-        onsessioninitialized: (id) => { transports.set(id, t); },
-      });
-      t.onclose = () => { if (t.sessionId) transports.delete(t.sessionId); };
-      await newServer().connect(t);
-    }
-    await t.handleRequest(rq, rs, body);
-  };
+  });
 }
 
 function fastHandler() {

@@ -6,7 +6,7 @@
  * HTTP connection manager and route tables (plain objects as
  * tests/xds/peer/server.js sends them), the assertions, and the steps
  * every scenario starts with (the five initial requests) and repeats (a
- * response ACKed). No npm packages: it loads where server.js cannot.
+ * response ACKed, ackedSender). No npm packages: it loads where server.js cannot.
  *
  *   const x = require('../common/xds_e2e.js');
  */
@@ -102,8 +102,28 @@ async function acked(srv, resp) {
   return r;
 }
 
+/* Responses sent on @p srv one at a time, each ACKed before the next:
+ * sendAcked(type, resources, removed) sends one (@p type a key of TYPES)
+ * and returns its ACK, or throws on a NACK or none within @p timeoutMs.
+ * cursor: the seq after the last ACK (each wait reads on from it; a script
+ * waiting for requests of its own may start there). */
+function ackedSender(srv, timeoutMs = 20000) {
+  const s = {
+    cursor: 0,
+    sendAcked: async (type, resources, removed = []) => {
+      const r = srv.send({ type_url: type, resources, removed_resources: removed });
+      const ack = await srv.waitRequest((q) => q.type_url === TYPES[type] && q.response_nonce === r.nonce,
+        timeoutMs, s.cursor);
+      s.cursor = ack.seq + 1;
+      if (ack.error_detail) throw new Error(`NACK for ${type}: ${JSON.stringify(ack.error_detail)}`);
+      return ack;
+    },
+  };
+  return s;
+}
+
 module.exports = {
   TYPES, ORDER, HCM, ROUTER,
   edsCluster, staticCluster, ep, cla, listenerHcm, listenerRds, route,
-  sleep, assert, eq, until, initial, acked,
+  sleep, assert, eq, until, initial, acked, ackedSender,
 };

@@ -31,14 +31,7 @@ const toolset = (deny) => ({ '@type': x.TYPES.toolset, name: 'tools',
   tool_filter: { deny: deny.map((n) => ({ name: { exact: n } })) } });
 
 const srv = new AdsServer({ log: path.join(dir, 'ads.jsonl') });
-let cursor = 0;
-async function sendAcked(type, resources) {
-  const r = srv.send({ type_url: type, resources, removed_resources: [] });
-  const ack = await srv.waitRequest((q) => q.type_url === TYPES[type] && q.response_nonce === r.nonce,
-    20000, cursor);
-  cursor = ack.seq + 1;
-  if (ack.error_detail) throw new Error(`NACK for ${type}: ${JSON.stringify(ack.error_detail)}`);
-}
+const { sendAcked } = x.ackedSender(srv);
 
 (async () => {
   const port = await srv.start(0);

@@ -38,14 +38,8 @@ lis.filter_chains[0].transport_socket = { name: 'envoy.transport_sockets.tls', t
   common_tls_context: { tls_certificate_sds_secret_configs: [{ name: 'cert', sds_config: { ads: {} } }] } } };
 
 const srv = new AdsServer({ log: path.join(dir, 'ads.jsonl') });
-let cursor = 0;
-async function sendAcked(type, resources) {
-  const r = srv.send({ type_url: type, resources, removed_resources: [] });
-  const ack = await srv.waitRequest((q) => q.type_url === TYPES[type] && q.response_nonce === r.nonce,
-    20000, cursor);
-  cursor = ack.seq + 1;
-  if (ack.error_detail) throw new Error(`NACK for ${type}: ${JSON.stringify(ack.error_detail)}`);
-}
+const ads = x.ackedSender(srv);
+const { sendAcked } = ads;
 
 (async () => {
   const port = await srv.start(0);
@@ -74,7 +68,7 @@ async function sendAcked(type, resources) {
   const rs = [srv.send({ type_url: 'cluster', resources: [{ name: 'tlsup', version: '1', resource: up }], removed_resources: [] }),
     srv.send({ type_url: 'listener', resources: [{ name: 'tls2', version: '1', resource: l2 }], removed_resources: [] })];
   for (const r of rs) {
-    const ack = await srv.waitRequest((q) => q.response_nonce === r.nonce, 20000, cursor);
+    const ack = await srv.waitRequest((q) => q.response_nonce === r.nonce, 20000, ads.cursor);
     if (ack.error_detail) throw new Error(`NACK: ${JSON.stringify(ack.error_detail)}`);
   }
   fs.writeFileSync(path.join(dir, 'added'), '');

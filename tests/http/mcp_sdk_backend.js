@@ -26,14 +26,11 @@
  */
 const http = require('http');
 const path = require('path');
-const crypto = require('crypto');
-const req = require('module').createRequire(path.join(__dirname, '../xds/peer/package.json'));
-const { McpServer } = req('@modelcontextprotocol/sdk/server/mcp.js');
-const { StreamableHTTPServerTransport } = req('@modelcontextprotocol/sdk/server/streamableHttp.js');
-const { ElicitResultSchema, CreateMessageResultSchema } = req('@modelcontextprotocol/sdk/types.js');
+const m = require(path.join(__dirname, '../common/mcp_sdk_http.js'));
+const { McpServer } = m.sdk('@modelcontextprotocol/sdk/server/mcp.js');
+const { ElicitResultSchema, CreateMessageResultSchema } = m.sdk('@modelcontextprotocol/sdk/types.js');
 
 const [addr, port, name] = process.argv.slice(2);
-const transports = new Map();
 
 function newServer() {
   const s = new McpServer({ name: `backend-${name}`, version: '1' });
@@ -97,29 +94,5 @@ function newServer() {
   return s;
 }
 
-const srv = http.createServer(async (rq, rs) => {
-  let body;
-  if (rq.method === 'POST') {
-    const chunks = [];
-    for await (const c of rq) chunks.push(c);
-    try { body = JSON.parse(Buffer.concat(chunks).toString()); } catch (e) { body = undefined; }
-  }
-  const sid = rq.headers['mcp-session-id'];
-  let t = sid && transports.get(sid);
-  if (rq.method === 'DELETE' && t) console.log(`delete ${sid}`);
-  if (!t) {
-    if (sid || rq.method !== 'POST') {
-      rs.writeHead(404, { 'content-type': 'application/json' });
-      rs.end('{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}');
-      return;
-    }
-    t = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => crypto.randomUUID(),
-      onsessioninitialized: (id) => { transports.set(id, t); console.log(`session ${id}`); },
-    });
-    t.onclose = () => { if (t.sessionId) transports.delete(t.sessionId); };
-    await newServer().connect(t);
-  }
-  await t.handleRequest(rq, rs, body);
-});
+const srv = http.createServer(m.sessionHandler(newServer, console.log));
 srv.listen(Number(port), addr, () => console.log('ready'));
