@@ -363,7 +363,9 @@ static int h2_take(struct http_worker *w, struct http_pool *p, struct http_strea
 	return h2_bind_on(u, st);
 }
 
-void http_up_h2_slot(struct http_upconn *u)
+/* A stream of HTTP/2 connection @p u ended: serve the pool's waiting
+ * streams from it, or let it idle, drain or close. */
+static void up_h2_slot(struct http_upconn *u)
 {
 	struct http_pool *p = u->pool;
 	struct http_worker *w = u->w;
@@ -397,11 +399,6 @@ void http_up_h2_slot(struct http_upconn *u)
 	}
 	u->timer.fn = up_idle_timeout;
 	http_timer_arm(w, &u->timer, u->idle_ms ? u->idle_ms : 3600000);
-}
-
-void http_up_close(struct http_upconn *u, bool abort)
-{
-	up_close(u, abort);
 }
 
 /* Try to serve the pool's waiting streams after a connection went away. */
@@ -465,8 +462,8 @@ static void up_block_free(struct http_upconn *u)
 
 /* What an HTTP/2 session asks of its pool (http_upstream_h2.h). */
 static const struct http_uph2_pool_ops uph2_pool_ops = {
-    .slot_freed = http_up_h2_slot,
-    .close = http_up_close,
+    .slot_freed = up_h2_slot,
+    .close = up_close,
 };
 
 static void up_tls_resume(void *arg);
@@ -791,7 +788,7 @@ static void up_ready(struct http_upconn *u)
 		u->state = HTTP_UP_BUSY; /* never on the idle list: its streams are */
 		http_uph2_ready(u);
 		if (u->h2)
-			http_up_h2_slot(u);
+			up_h2_slot(u);
 		return;
 	}
 	if (u->st)
@@ -1128,7 +1125,7 @@ void http_pools_sweep(struct http_worker *w, const struct arn_cfg_gen *g)
 			arn_tcp_close_quiet(tc); /* on_close frees the block */
 		}
 		/* HTTP/2 connections without streams go now, the others with
-		 * their last stream (http_up_h2_slot) */
+		 * their last stream (up_h2_slot) */
 		for (struct http_upconn *u = p->h2, *n; u; u = n) {
 			n = u->next;
 			if (!http_uph2_streams(u) && u->state != HTTP_UP_CLOSED) {

@@ -159,11 +159,6 @@ size_t http_up_failure_reason(const struct http_upconn *u, char *buf, size_t len
 /* HTTP/2 (http_upstream.c's part): stream block @p s of @p conn took a
  * place; bind it to @p st. */
 void http_up_bind(struct http_upconn *s, struct http_stream *st);
-/* A stream of HTTP/2 connection @p conn ended: serve the pool's waiting
- * streams from it, or let it idle, drain or close. */
-void http_up_h2_slot(struct http_upconn *conn);
-/* Close @p u (@p abort: RST). */
-void http_up_close(struct http_upconn *u, bool abort);
 /* Worker shutdown: reset every upstream connection, no callbacks. */
 void http_pools_close_all(struct http_worker *w);
 
