@@ -114,8 +114,13 @@ enum http_stream_state {
 	/* the MCP gateway filter took it (http_mcp.h): its body goes there */
 	HTTP_S_MCP = 1u << 23,
 	HTTP_S_GRPC_COUNTED = 1u << 24, /* its gRPC outcome is counted (http_grpc_stats.h) */
-	/* its next attempt takes a new upstream connection, not an idle one
-	 * (the replay after a reused connection closed, http_router_filter.c) */
+	/* its attempts take a new upstream connection, not an idle HTTP/1 one: set
+	 * by the replay after a reused connection closed
+	 * (http_router_filter.c) and kept for the request's later retries
+	 * too, on purpose: the pool's other idle connections are likely as
+	 * stale as the one that closed (an upstream restarted), and the
+	 * replay, once per request, would not save a second such loss. The
+	 * stream's reset for the next request clears it. */
 	HTTP_S_FRESH_UP = 1u << 25,
 };
 
