@@ -36,6 +36,7 @@
 #include "arn_proto.h"
 #include "arn_json.h"
 #include "arn_stats_snapshot.h"
+#include "arn_stats_rows.h"
 
 enum test_stat {
 #define ARN_STAT(kind, name, help) TS_##name,
@@ -369,6 +370,113 @@ static void pull_tool_hist(struct arn_stats_emitter *e, void *arg)
 			   "arion_mcp_tool", "b__echo", "calls", 3);
 	arn_stats_emit_sub_hist(e, "mcp", "arion_toolset", "tools", "tool", "arion_mcp_tool",
 				"b__echo", "rq_time", &h);
+}
+
+/* A pulled row table's emit: "rows.<a>[.<b>].{c0,c1}" and its rq_time. */
+static void rows_emit(struct arn_stats_emitter *e, const char *a, const char *b, size_t bn,
+		      const uint64_t *sum, const struct arn_stats_hist *h, void *arg)
+{
+	(void)arg;
+	char sub[64];
+	snprintf(sub, sizeof(sub), "%s%s%s", a, bn ? "." : "", b);
+	arn_stats_emit(e, ARN_STAT_COUNTER, "rows", "arion_row", sub, "c0", (int64_t)sum[0]);
+	arn_stats_emit(e, ARN_STAT_COUNTER, "rows", "arion_row", sub, "c1", (int64_t)sum[1]);
+	arn_stats_emit_sub_hist(e, "rows", "arion_row", sub, "t", "arion_t", "x", "rq_time", h);
+}
+
+static int64_t rows_stat(const char *name)
+{
+	struct arn_stats_snapshot s;
+	assert_int_equal(arn_stats_snapshot_take(&s), 0);
+	const struct arn_stat_sample *x = find_sample(&s, name);
+	int64_t v = -1;
+	if (x)
+		v = (int64_t)(x->kind == ARN_STAT_HISTOGRAM ? x->hist.count : x->counter);
+	arn_stats_snapshot_free(&s);
+	return v;
+}
+
+static bool rows_keep_not_b(const char *a, size_t an, const char *b, size_t bn, void *arg)
+{
+	(void)b;
+	(void)bn;
+	(void)arg;
+	return !(an == 1 && a[0] == 'b');
+}
+
+/*
+ * A pulled row table (lib/stats/arn_stats_rows.h): each worker's rows are
+ * bounded per kind (keyed: a second name; bare: none), a row that does
+ * not fit is not made, the caller counts it as overflow; the pull sums a
+ * row over the workers that have it and names each worker's rows and
+ * rows_overflow; a sweep drops the rows its callback refuses, keeping the
+ * others (and their counts).
+ */
+static void test_pulled_row_table(void **state)
+{
+	(void)state;
+	static struct arn_stats_rows rows = {.def = {.family = "rt",
+						     .n_counters = 2,
+						     .hist = true,
+						     .max_keyed = 2,
+						     .max_bare = 1,
+						     .name_max = 8,
+						     .emit = rows_emit}};
+	assert_int_equal(arn_stats_rows_worker_init(&rows, 0), 0);
+	assert_int_equal(arn_stats_rows_worker_init(&rows, 1), 0);
+	assert_int_equal(arn_stats_rows_worker_init(&rows, ARN_STATS_MAX_WORKERS), 0);
+	assert_null(arn_stats_rows_get(&rows, ARN_STATS_MAX_WORKERS)); /* no /stats slot */
+	assert_int_equal(arn_stats_rows_start(&rows), 0);
+	struct arn_stats_rows_table *t0 = arn_stats_rows_get(&rows, 0);
+	struct arn_stats_rows_table *t1 = arn_stats_rows_get(&rows, 1);
+	assert_non_null(t0);
+	assert_non_null(t1);
+
+	uint64_t *c = arn_stats_rows_find(t0, "a", 1, "x", 1);
+	assert_non_null(c);
+	arn_stats_rows_add(&c[0], 2);
+	arn_stats_hist_record_words(c + 2, 100);
+	assert_ptr_equal(arn_stats_rows_find(t0, "a", 1, "x", 1), c); /* found again */
+	c = arn_stats_rows_find(t1, "a", 1, "x", 1);
+	arn_stats_rows_add(&c[0], 3);
+	arn_stats_rows_add(&c[1], 1);
+	arn_stats_hist_record_words(c + 2, 100);
+	/* worker 0: one more keyed row, then none; one bare row, then none */
+	assert_non_null(arn_stats_rows_find(t0, "b", 1, "y", 1));
+	assert_null(arn_stats_rows_find(t0, "c", 1, "z", 1));
+	c = arn_stats_rows_find(t0, "a", 1, "", 0);
+	assert_non_null(c);
+	arn_stats_rows_add(&c[1], 5);
+	assert_null(arn_stats_rows_find(t0, "b", 1, "", 0));
+	/* never truncated: a longer name makes no row */
+	assert_null(arn_stats_rows_find(t1, "abcdefghi", 9, "x", 1));
+	arn_stats_rows_overflow(t0);
+	arn_stats_rows_overflow(t0);
+
+	assert_int_equal(rows_stat("rows.a.x.c0"), 5); /* summed over workers */
+	assert_int_equal(rows_stat("rows.a.x.c1"), 1);
+	assert_int_equal(rows_stat("rows.a.x.t.x.rq_time"), 2);
+	assert_int_equal(rows_stat("rows.a.c1"), 5);
+	assert_int_equal(rows_stat("rows.b.y.c0"), 0);
+	assert_int_equal(rows_stat("rt.0.rows"), 3);
+	assert_int_equal(rows_stat("rt.1.rows"), 1);
+	assert_int_equal(rows_stat("rt.0.rows_overflow"), 2);
+	assert_int_equal(rows_stat("rt.1.rows_overflow"), 0);
+
+	/* the sweep frees b's row: room for a keyed row again */
+	arn_stats_rows_sweep(t0, rows_keep_not_b, NULL);
+	assert_int_equal(rows_stat("rt.0.rows"), 2);
+	assert_int_equal(rows_stat("rows.b.y.c0"), -1);
+	assert_int_equal(rows_stat("rows.a.x.c0"), 5);
+	assert_int_equal(rows_stat("rows.a.c1"), 5);
+	assert_non_null(arn_stats_rows_find(t0, "c", 1, "z", 1));
+	assert_null(arn_stats_rows_find(t0, "d", 1, "z", 1));
+
+	arn_stats_rows_stop(&rows);
+	assert_int_equal(rows_stat("rt.0.rows"), -1);
+	arn_stats_rows_worker_fini(&rows, 0);
+	arn_stats_rows_worker_fini(&rows, 1);
+	arn_stats_rows_worker_fini(&rows, ARN_STATS_MAX_WORKERS);
 }
 
 static void test_pulled_histogram_in_every_form(void **state)
@@ -1535,6 +1643,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_pull_stats_at_read_time, reset),
 	    cmocka_unit_test_setup(test_prometheus_names_tags_and_histograms, reset),
 	    cmocka_unit_test_setup(test_pulled_histogram_in_every_form, reset),
+	    cmocka_unit_test_setup(test_pulled_row_table, reset),
 	    cmocka_unit_test_setup(test_stats_text_filter_and_json, reset),
 	    cmocka_unit_test_setup(test_envoy_schemas_give_envoy_names, reset),
 	    cmocka_unit_test_setup(test_json_roundtrip_and_escapes, reset),
