@@ -369,6 +369,73 @@ static void admin_info(struct arn_bs_ctx *c, struct arn_bootstrap *b)
 		    as);
 }
 
+/*
+ * layered_runtime is accepted and Arion has no runtime, so its values
+ * change nothing, except two that Envoy documents as connection limits
+ * (docs/root/configuration/operations/overload_manager): the global one,
+ * overload.global_downstream_max_connections, and a listener's,
+ * envoy.resource_limits.listener.<name>.connection_limit. A limit accepted
+ * and not enforced would let in what the operator meant to keep out, so
+ * each is refused by name. Keys may be nested or dotted, as in Envoy.
+ */
+static void runtime_limits(struct arn_bs_ctx *c, yaml_node_t *n, char *key, size_t kl, char *path,
+			   size_t pl, unsigned depth)
+{
+	if (n == NULL || depth > 32)
+		return;
+	if (n->type != YAML_MAPPING_NODE) {
+		static const char lp[] = "envoy.resource_limits.listener.",
+				  ls[] = ".connection_limit";
+		size_t a = sizeof(lp) - 1, z = sizeof(ls) - 1;
+		bool listener = kl > a + z && !strncmp(key, lp, a) && !strcmp(key + kl - z, ls);
+		if (listener || !strcmp(key, "overload.global_downstream_max_connections"))
+			arn_bs_error(
+			    c, path,
+			    "the runtime key '%s' is a %s connection limit, which Arion does not "
+			    "enforce (it has no runtime); remove it, and limit connections with "
+			    "an envoy.filters.network.connection_limit filter in the listener's "
+			    "filter chains (docs/configuration.md)",
+			    key, listener ? "listener's" : "global downstream");
+		return;
+	}
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+	     p++) {
+		yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
+		if (k == NULL || k->type != YAML_SCALAR_NODE)
+			continue;
+		const char *ks = arn_y2j_scalar(k);
+		int nk = snprintf(key + kl, 512 - kl, "%s%s", kl ? "." : "", ks);
+		int np = snprintf(path + pl, 1024 - pl, ".%s", ks);
+		if (nk > 0 && kl + (size_t)nk < 512 && np > 0 && pl + (size_t)np < 1024)
+			runtime_limits(c, yaml_document_get_node(c->doc, p->value), key,
+				       kl + (size_t)nk, path, pl + (size_t)np, depth + 1);
+		key[kl] = 0;
+		path[pl] = 0;
+	}
+}
+
+static void check_runtime(struct arn_bs_ctx *c)
+{
+	yaml_node_t *root = c->doc ? yaml_document_get_root_node(c->doc) : NULL;
+	yaml_node_t *ls =
+	    root ? arn_y2j_find(c->doc, root, "envoy_bootstrap.layered_runtime.layers") : NULL;
+	if (ls == NULL || ls->type != YAML_SEQUENCE_NODE)
+		return;
+	size_t i = 0;
+	for (yaml_node_item_t *it = ls->data.sequence.items.start; it < ls->data.sequence.items.top;
+	     it++, i++) {
+		yaml_node_t *layer = yaml_document_get_node(c->doc, *it);
+		if (layer == NULL || layer->type != YAML_MAPPING_NODE)
+			continue;
+		char path[1024], key[512] = "";
+		int pl = snprintf(path, sizeof(path),
+				  "envoy_bootstrap.layered_runtime.layers[%zu].static_layer", i);
+		yaml_node_t *sl = arn_y2j_find(c->doc, layer, "static_layer");
+		if (sl && sl != layer && sl->type == YAML_MAPPING_NODE)
+			runtime_limits(c, sl, key, 0, path, (size_t)pl, 0);
+	}
+}
+
 static int check_envoy(struct arn_bs_ctx *c, struct arn_bootstrap *b,
 		       const struct arn_bootstrap_overrides *ov)
 {
@@ -386,6 +453,7 @@ static int check_envoy(struct arn_bs_ctx *c, struct arn_bootstrap *b,
 				 : xstrdup("");
 	check_dynamic(c, b);
 	check_static(c, bs);
+	check_runtime(c);
 	admin_info(c, b);
 	return c->n_errors ? -EINVAL : 0;
 }

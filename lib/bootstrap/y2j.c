@@ -1,5 +1,6 @@
 #include "y2j.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -310,6 +311,19 @@ static bool scalar_enum(struct arn_y2j *y, yaml_node_t *n, const upb_EnumDef *e)
 	if (upb_EnumDef_FindValueByName(e, s) != NULL) {
 		emit_str(y, s);
 		return true;
+	}
+	/* Envoy parses with protobuf's case_insensitive_enum_parsing: a name
+	 * that is not found is tried again in upper case, so its own examples
+	 * write `type: strict_dns`, `lb_policy: round_robin` */
+	char up[64];
+	size_t sl = strlen(s);
+	if (sl < sizeof(up)) {
+		for (size_t i = 0; i <= sl; i++)
+			up[i] = (char)toupper((unsigned char)s[i]);
+		if (upb_EnumDef_FindValueByName(e, up) != NULL) {
+			emit_str(y, up);
+			return true;
+		}
 	}
 	char buf[32];
 	if (parse_int(s, false, 32, buf, sizeof(buf))) {

@@ -1333,10 +1333,36 @@ static int apply_static_list(struct arn_config_store *s, const struct arn_bootst
 	for (size_t i = 0; i < n; i++) {
 		struct pb r = pb_at(sr, field, i);
 		upb_StringView nm = pb_str(r, "name");
-		names[i] = strndup(nm.data, nm.size);
-		in[i].name = names[i];
 		in[i].version = "";
 		in[i].bytes = arn_proto_encode(r.m, r.d, arena, &in[i].len);
+		if (t == ARN_CFG_LISTENER && nm.size == 0 && in[i].bytes) {
+			/* Envoy names a static listener that has no name itself
+			 * (Listener.name: "If no name is provided, Envoy will
+			 * allocate an internal UUID"), and its documentation's
+			 * examples leave it out. Arion's name is stable instead: the
+			 * address, or the index without one. A name field appended
+			 * to the encoding wins (protobuf: the last one does). */
+			struct pb sa = pb_msg(pb_msg(r, "address"), "socket_address");
+			upb_StringView a = pb_str(sa, "address");
+			char gen[112];
+			int gl = a.size ? snprintf(gen, sizeof(gen), "%.*s:%u",
+						   (int)(a.size < 64 ? a.size : 64), a.data,
+						   pb_u32(sa, "port_value"))
+					: snprintf(gen, sizeof(gen), "static_listener_%zu", i);
+			char *nb = upb_Arena_Malloc(arena, in[i].len + 2 + (size_t)gl);
+			if (nb) {
+				memcpy(nb, in[i].bytes, in[i].len);
+				nb[in[i].len] = 0x0a;	      /* field 1 (name), length-delimited */
+				nb[in[i].len + 1] = (char)gl; /* < 128: one varint byte */
+				memcpy(nb + in[i].len + 2, gen, (size_t)gl);
+				in[i].len += 2 + (size_t)gl;
+			}
+			in[i].bytes = nb;
+			names[i] = nb ? strdup(gen) : NULL;
+		} else {
+			names[i] = strndup(nm.data, nm.size);
+		}
+		in[i].name = names[i];
 		if (!names[i] || !in[i].bytes) {
 			rc = -ENOMEM;
 			goto out;

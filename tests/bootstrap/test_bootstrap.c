@@ -312,6 +312,24 @@ static void test_wrong_kinds_and_values(void **state)
 	assert_error("envoy_bootstrap:\n  static_resources: {clusters: [{name: a, lb_policy: "
 		     "FASTEST}]}\n",
 		     "'FASTEST' is not a value of envoy.config.cluster.v3.Cluster.LbPolicy");
+	/* layered_runtime is accepted, but a connection limit in it would be
+	 * ignored: refused by name, nested or dotted; other keys pass */
+	assert_loads("envoy_bootstrap:\n  layered_runtime: {layers: [{name: s, static_layer: "
+		     "{re2: {max_program_size: {error_level: 200}}}}]}\n");
+	assert_error("envoy_bootstrap:\n  layered_runtime: {layers: [{name: s, static_layer: "
+		     "{overload: {global_downstream_max_connections: 50000}}}]}\n",
+		     "'overload.global_downstream_max_connections' is a global downstream "
+		     "connection limit, which Arion does not enforce");
+	assert_error("envoy_bootstrap:\n  layered_runtime: {layers: [{name: s, static_layer: "
+		     "{envoy.resource_limits.listener.l1.connection_limit: 10}}]}\n",
+		     "'envoy.resource_limits.listener.l1.connection_limit' is a listener's");
+	/* as Envoy (protobuf's case_insensitive_enum_parsing): a lower-case
+	 * name is tried in upper case, as Envoy's examples write them */
+	assert_loads("envoy_bootstrap:\n  static_resources: {clusters: [{name: a, type: static, "
+		     "lb_policy: round_robin}]}\n");
+	assert_error("envoy_bootstrap:\n  static_resources: {clusters: [{name: a, lb_policy: "
+		     "fastest}]}\n",
+		     "'fastest' is not a value of envoy.config.cluster.v3.Cluster.LbPolicy");
 	assert_error("envoy_bootstrap:\n  admin: {address: {socket_address: {address: 127.0.0.1, "
 		     "port_value: -1}}}\n",
 		     "port_value: expected an unsigned 32-bit integer, got '-1'");
