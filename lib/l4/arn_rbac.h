@@ -33,7 +33,8 @@ struct arn_rbac_str {
  * ":method", ":authority"). Repeated headers are joined with ',' as Envoy
  * joins them for RBAC. The value may be written to @p buf (@p cap bytes)
  * or point into the callee's storage; it must stay valid until the next
- * call.
+ * call. @p buf NULL asks for the first occurrence only, never joined (as
+ * Envoy's request_headers rate limit action reads a header).
  * @return 1 and *@p v / *@p vlen when present, 0 when absent, -ENOSPC when
  *   the joined value does not fit in @p cap (the evaluator then denies:
  *   a truncated value could dodge a DENY rule).

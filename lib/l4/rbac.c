@@ -202,6 +202,8 @@ int arn_rbac_request_header(void *ctx, const char *name, size_t nlen, char *buf,
 		if (found++ == 0) {
 			*v = h->value;
 			*vlen = h->value_len;
+			if (!buf)
+				return 1;
 			continue;
 		}
 		/* a second occurrence: join into buf, refusing to truncate */

@@ -45,8 +45,12 @@ static int action(const struct arn_cfg_rl_action *a, const struct arn_rl_input *
 		v = in->route_cluster.s, vlen = in->route_cluster.len;
 		break;
 	case ARN_CFG_RL_REQUEST_HEADERS: {
-		int r = in->header ? in->header(in->header_ctx, a->header, a->header_len, local,
-						sizeof(local), &v, &vlen)
+		/* the first value only, as Envoy's RequestHeadersAction
+		 * (header_value[0]): joined, a repeated header would make a
+		 * value no descriptor names, and a client could add one to
+		 * leave its descriptor's bucket for the default one */
+		int r = in->header ? in->header(in->header_ctx, a->header, a->header_len, NULL, 0,
+						&v, &vlen)
 				   : 0;
 		if (r < 0)
 			return r;

@@ -381,6 +381,178 @@ static void test_http_rbac_and_local_ratelimit(void **state)
 	assert_int_equal(stat_of(&arn_stats_http_local_ratelimit_schema, rl, ARN_HLRL_enforced), 1);
 }
 
+/* Listener "dyn" (port 82): HTTP RBAC DENY policies on a header named in
+ * mixed case, a header's exact value, a path prefix and the method; every
+ * request that gets through is answered 200 by a direct response. */
+/* clang-format off */
+#define RBAC_ODD_LISTENER                                                                          \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"odd\","              \
+	"\"normalize_path\":true,\"merge_slashes\":true,"                                           \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},\"direct_response\":{\"status\":200}}]}]}," \
+	"\"http_filters\":[{\"name\":\"authz\",\"typed_config\":{" AT_("rbac.v3.RBAC") ","         \
+	"\"rules\":{\"action\":\"DENY\",\"policies\":{"                                            \
+	"\"debug\":{\"permissions\":[{\"header\":{\"name\":\"X-Debug\",\"present_match\":true}}]," \
+	"\"principals\":[{\"any\":true}]},"                                                        \
+	"\"role\":{\"permissions\":[{\"header\":{\"name\":\"x-role\",\"string_match\":"            \
+	"{\"exact\":\"admin\"}}}],\"principals\":[{\"any\":true}]},"                               \
+	"\"path\":{\"permissions\":[{\"url_path\":{\"path\":{\"prefix\":\"/admin\"}}}],"           \
+	"\"principals\":[{\"any\":true}]},"                                                        \
+	"\"method\":{\"permissions\":[{\"header\":{\"name\":\":method\",\"string_match\":"         \
+	"{\"exact\":\"DELETE\"}}}],\"principals\":[{\"any\":true}]},"                              \
+	"\"authority\":{\"permissions\":[{\"header\":{\"name\":\":authority\",\"string_match\":"   \
+	"{\"exact\":\"internal\"}}}],\"principals\":[{\"any\":true}]}}}}},"                       \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+/* Requests the issue's tests do not send, against DENY rules on a header,
+ * a header's value, a path, the method and the authority, with
+ * normalize_path and merge_slashes on: each is decided as Envoy decides
+ * it. Header names match in any case; a repeated header is matched
+ * joined with ',' (Envoy's getAllOfHeaderAsString), so "user" then
+ * "admin" is not exactly "admin"; the absolute-form target's path and
+ * host are those RBAC sees; the path is normalized before RBAC looks. */
+static void test_http_rbac_requests_in_odd_shapes(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *req;
+		int status;
+	} t[] = {
+	    {"GET /ok HTTP/1.1\r\nHost: a\r\nX-DEBUG: 1\r\n\r\n", 403},
+	    {"GET /ok HTTP/1.1\r\nHost: a\r\nx-debug:\r\n\r\n", 403},
+	    {"GET /ok HTTP/1.1\r\nHost: a\r\nX-Role: user\r\nx-ROLE: admin\r\n\r\n", 200},
+	    {"GET /ok HTTP/1.1\r\nHost: a\r\nX-Role:admin   \r\n\r\n", 403},
+	    {"GET /ok HTTP/1.1\r\nHost: a\r\nX-Role: Admin\r\n\r\n", 200},
+	    {"GET http://a/admin/x HTTP/1.1\r\nHost: a\r\n\r\n", 403},
+	    {"GET /admin?x=1 HTTP/1.1\r\nHost: a\r\n\r\n", 403},
+	    {"GET /admin HTTP/1.0\r\n\r\n", 403},
+	    {"GET /%61dmin HTTP/1.1\r\nHost: a\r\n\r\n", 403},
+	    {"GET //admin HTTP/1.1\r\nHost: a\r\n\r\n", 403},
+	    {"GET /x/../admin HTTP/1.1\r\nHost: a\r\n\r\n", 403},
+	    {"GET /admin/../x HTTP/1.1\r\nHost: a\r\n\r\n", 200},
+	    {"GET /Admin HTTP/1.1\r\nHost: a\r\n\r\n", 200},
+	    {"DELETE /x HTTP/1.1\r\nHost: a\r\n\r\n", 403},
+	    {"GET /x HTTP/1.1\r\nHost: internal\r\n\r\n", 403},
+	    {"GET /x HTTP/1.1\r\nHost: INTERNAL\r\n\r\n", 200},
+	    {"GET /x HTTP/1.1\r\nHost: internal:82\r\n\r\n", 200},
+	    {"GET http://internal/x HTTP/1.1\r\nHost: other\r\n\r\n", 403},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		hh_begin(1);
+		hh_apply(ARN_TYPE_URL_LISTENER, RBAC_ODD_LISTENER);
+		hh_cfg_changed = true;
+		hh_settle();
+		hh_open(0, 82);
+		hh_settle();
+		send_str(hh_client(0), t[i].req);
+		char want[32];
+		snprintf(want, sizeof(want), "HTTP/1.1 %d ", t[i].status);
+		if (!got(hh_client(0), want))
+			fail_msg("%s: wanted %d, got: %.*s", t[i].req, t[i].status,
+				 (int)hh_client(0)->log_len, hh_client(0)->log);
+		hh_end();
+	}
+}
+
+/* Listener "dyn" (port 82): the route configuration of Envoy's
+ * local-rate-limit-with-descriptors.yaml, its cluster the harness's
+ * "empty" one. */
+/* clang-format off */
+#define RL_DESC_LISTENER                                                                           \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"rld\","              \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":["                                                                     \
+	"{\"match\":{\"prefix\":\"/foo\"},\"route\":{\"cluster\":\"empty\",\"rate_limits\":[{"     \
+	"\"actions\":[{\"request_headers\":{\"header_name\":\"x-envoy-downstream-service-cluster\"," \
+	"\"descriptor_key\":\"client_cluster\"}},{\"request_headers\":{\"header_name\":\":path\","  \
+	"\"descriptor_key\":\"path\"}}]}]},"                                                       \
+	"\"typed_per_filter_config\":{\"envoy.filters.http.local_ratelimit\":{"                    \
+	AT_("local_ratelimit.v3.LocalRateLimit") ",\"stat_prefix\":\"test\","                      \
+	"\"token_bucket\":{\"max_tokens\":1000,\"tokens_per_fill\":1000,\"fill_interval\":\"60s\"}," \
+	"\"filter_enabled\":{\"runtime_key\":\"test_enabled\",\"default_value\":{\"numerator\":100,\"denominator\":\"HUNDRED\"}}," \
+	"\"filter_enforced\":{\"runtime_key\":\"test_enforced\",\"default_value\":{\"numerator\":100,\"denominator\":\"HUNDRED\"}}," \
+	"\"response_headers_to_add\":[{\"append_action\":\"OVERWRITE_IF_EXISTS_OR_ADD\",\"header\":{\"key\":\"x-test-rate-limit\",\"value\":\"true\"}}]," \
+	"\"descriptors\":[{\"entries\":[{\"key\":\"client_cluster\",\"value\":\"foo\"},{\"key\":\"path\",\"value\":\"/foo/bar\"}]," \
+	"\"token_bucket\":{\"max_tokens\":10,\"tokens_per_fill\":10,\"fill_interval\":\"60s\"}},"   \
+	"{\"entries\":[{\"key\":\"client_cluster\",\"value\":\"foo\"},{\"key\":\"path\",\"value\":\"/foo/bar2\"}]," \
+	"\"token_bucket\":{\"max_tokens\":100,\"tokens_per_fill\":100,\"fill_interval\":\"60s\"}}]}}}," \
+	"{\"match\":{\"prefix\":\"/\"},\"direct_response\":{\"status\":200}}]}]},"                 \
+	"\"http_filters\":["                                                                       \
+	"{\"name\":\"envoy.filters.http.local_ratelimit\",\"typed_config\":{" AT_("local_ratelimit.v3.LocalRateLimit") "," \
+	"\"stat_prefix\":\"http_local_rate_limiter\"}},"                                           \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+/* Envoy's "local rate limit with descriptors" example (its route
+ * configuration, the cluster one with no hosts: a request let through is
+ * answered 503): a burst of twelve requests of client_cluster foo on
+ * /foo/bar, pipelined, gets ten through and two 429s. A repeated
+ * x-envoy-downstream-service-cluster counts by its first value, as
+ * Envoy's request_headers action reads it: "foo" then "bar" is still
+ * foo's bucket, "bar" then "foo" is not; :path carries the query. */
+static void test_http_local_ratelimit_descriptors_burst(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_LISTENER, RL_DESC_LISTENER);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_open(1, 82);
+	hh_settle();
+	char burst[2048] = "";
+	for (int i = 0; i < 12; i++)
+		strcat(burst, "GET /foo/bar HTTP/1.1\r\nHost: a\r\n"
+			      "x-envoy-downstream-service-cluster: foo\r\n\r\n");
+	send_str(hh_client(0), burst);
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 503 "), 10);
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 429 "), 2);
+	assert_int_equal(count(hh_client(0), "x-test-rate-limit: true\r\n"), 2);
+	static const struct {
+		const char *req;
+		int status;
+	} t[] = {
+	    {"GET /foo/bar HTTP/1.1\r\nHost: a\r\nX-Envoy-Downstream-Service-Cluster: foo\r\n\r\n",
+	     429},
+	    {"GET /foo/bar HTTP/1.1\r\nHost: a\r\nX-Envoy-Downstream-Service-Cluster: foo\r\n"
+	     "X-Envoy-Downstream-Service-Cluster: bar\r\n\r\n",
+	     429},
+	    {"GET /foo/bar HTTP/1.1\r\nHost: a\r\nX-Envoy-Downstream-Service-Cluster: bar\r\n"
+	     "X-Envoy-Downstream-Service-Cluster: foo\r\n\r\n",
+	     503},
+	    {"GET /foo/bar?x HTTP/1.1\r\nHost: a\r\nx-envoy-downstream-service-cluster: "
+	     "foo\r\n\r\n",
+	     503},
+	    {"GET /foo/bar HTTP/1.1\r\nHost: a\r\n\r\n", 503},
+	    {"GET /foo/bar2 HTTP/1.1\r\nHost: a\r\nx-envoy-downstream-service-cluster: foo\r\n\r\n",
+	     503},
+	    {"GET http://a/foo/bar HTTP/1.1\r\nHost: a\r\n"
+	     "x-envoy-downstream-service-cluster: foo\r\n\r\n",
+	     429},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct peer *c = hh_client(1);
+		uint32_t l0 = c->log_len;
+		send_str(c, t[i].req);
+		char want[32];
+		int n = snprintf(want, sizeof(want), "HTTP/1.1 %d ", t[i].status);
+		if (c->log_len < l0 + (uint32_t)n || memcmp(c->log + l0, want, (size_t)n) != 0)
+			fail_msg("%s: wanted %d, got: %.*s", t[i].req, t[i].status,
+				 (int)(c->log_len - l0), c->log + l0);
+	}
+	hh_end();
+	assert_int_equal(stat_of(&arn_stats_http_local_ratelimit_schema,
+				 "test.http_local_rate_limit", ARN_HLRL_enforced),
+			 5);
+}
+
 /* Listener "dyn" with a per-connection local rate limit of one token a
  * minute (local_rate_limit_per_downstream_connection). */
 /* clang-format off */
@@ -1271,6 +1443,8 @@ int main(void)
 	    T(test_chunk_reaches_the_client_whole_while_the_upstream_pauses),
 	    T(test_chunk_reaches_the_upstream_whole_while_the_client_pauses),
 	    T(test_http_rbac_and_local_ratelimit),
+	    T(test_http_rbac_requests_in_odd_shapes),
+	    T(test_http_local_ratelimit_descriptors_burst),
 	    T(test_http_local_ratelimit_per_connection),
 	    T(test_network_limits_before_the_connection_manager),
 	    T(test_network_rbac_on_the_first_byte),

@@ -510,6 +510,14 @@ static void test_rl_descriptors(void **state)
 	assert_entry(&d, 4, "generic_key", "foo");
 	assert_entry(&d, 5, "header_match", "not-get"); /* DELETE is not GET */
 	assert_entry(&d, 6, "masked_remote_address", "198.18.0.0/16");
+	/* a repeated header gives its first value, as Envoy's
+	 * RequestHeadersAction: joined ("192.0.2.1,198.18.0.9"), no
+	 * descriptor would name it and a client could add a second header to
+	 * move from its descriptor's bucket to the default one */
+	a[2].header = "x-forwarded-for", a[2].header_len = 15;
+	assert_int_equal(arn_rl_descriptor(&rl, &in, &d, buf, sizeof(buf)), 1);
+	assert_entry(&d, 2, "role", "192.0.2.1");
+	a[2].header = "x-role", a[2].header_len = 6;
 	/* header_value_match that does not come out as expected: no descriptor */
 	a[5].expect_match = true;
 	assert_int_equal(arn_rl_descriptor(&rl, &in, &d, buf, sizeof(buf)), 0);
