@@ -945,6 +945,101 @@ static void test_tcp_proxy_relays_and_carries_half_close(void **state)
 	assert_int_equal(tp_stat(ARN_TCP_PROXY_downstream_cx_tx_bytes_total) - tx0, 13);
 }
 
+/* Half-closing clients the other tests do not have (nc -N, a client
+ * that sends and closes at once, a server that speaks first): the bytes
+ * and FIN a client sent before its upstream connected arrive once it
+ * has; a banner and FIN from the upstream reach a client that has sent
+ * nothing and still relays what it sends after; an empty half-close is
+ * carried and the answer comes back; a client's reset resets the
+ * upstream after the bytes before it. */
+static void test_tcp_proxy_half_close_shapes(void **state)
+{
+	(void)state;
+	tp_begin(1, TP_LISTENER(""));
+	hh_syn(2); /* the upstream answers late */
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	c->sent_head = true;
+	send_str(c, "early");
+	hh_fin(c);
+	hh_settle();
+	hh_syn(0);
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	assert_false(c->fin_in);
+	u->black = false; /* its SYN-ACK, within connect_timeout */
+	peer_out(u, TH_SYN | TH_ACK, u->iss, NULL, 0);
+	u->snd_nxt = u->iss + 1;
+	u->snd_una = u->iss;
+	u->sent_head = true;
+	for (int i = 0; i < 10 && !u->fin_in; i++)
+		hh_advance(10);
+	assert_true(got(u, "early"));
+	assert_true(u->fin_in);
+	send_str(u, "late-reply");
+	hh_fin(u);
+	hh_settle();
+	assert_true(got(c, "late-reply"));
+	assert_true(c->fin_in);
+	hh_advance(5);
+	hh_end();
+
+	tp_begin(1, TP_LISTENER(""));
+	hh_open(0, 82);
+	hh_settle();
+	c = hh_client(0);
+	u = hh_upstream(0);
+	assert_non_null(u);
+	c->sent_head = u->sent_head = true;
+	send_str(u, "220 banner\r\n");
+	hh_fin(u);
+	hh_settle();
+	assert_true(got(c, "220 banner\r\n"));
+	assert_true(c->fin_in);
+	send_str(c, "QUIT\r\n");
+	assert_true(got(u, "QUIT\r\n"));
+	hh_fin(c);
+	hh_settle();
+	assert_true(u->fin_in);
+	hh_advance(5);
+	hh_end();
+
+	tp_begin(1, TP_LISTENER(""));
+	hh_open(0, 82);
+	hh_settle();
+	c = hh_client(0);
+	u = hh_upstream(0);
+	assert_non_null(u);
+	c->sent_head = u->sent_head = true;
+	hh_fin(c);
+	hh_settle();
+	assert_true(u->fin_in);
+	send_str(u, "answer");
+	hh_fin(u);
+	hh_settle();
+	assert_true(got(c, "answer"));
+	assert_true(c->fin_in);
+	hh_advance(5);
+	hh_end();
+
+	tp_begin(1, TP_LISTENER(""));
+	hh_open(0, 82);
+	hh_settle();
+	c = hh_client(0);
+	u = hh_upstream(0);
+	assert_non_null(u);
+	c->sent_head = u->sent_head = true;
+	send_str(c, "abc");
+	hh_reset(c);
+	hh_settle();
+	assert_true(got(u, "abc"));
+	assert_true(u->dead);
+	assert_false(u->fin_in);
+	hh_advance(5);
+	hh_end();
+}
+
 /* A client that does not read while the upstream sends 256 KiB: the relay
  * takes from the upstream only what the client's send queue has room for,
  * so the mbufs in use stay within the two connections' TCP buffers (8 KiB
@@ -1452,6 +1547,7 @@ int main(void)
 	    T(test_http_local_ratelimit_per_route_stat_prefix),
 	    T(test_http_rbac_log_action_access_log_hint),
 	    T(test_tcp_proxy_relays_and_carries_half_close),
+	    T(test_tcp_proxy_half_close_shapes),
 	    T(test_tcp_proxy_slow_client_holds_no_bytes),
 	    T(test_tcp_proxy_idle_timeout),
 	    T(test_tcp_proxy_connect_attempts),
