@@ -127,12 +127,38 @@ enum arn_cfg_rbac_action {
 	ARN_CFG_RBAC_LOG,	/* always allowed; the matched policy is reported */
 };
 
-struct arn_cfg_rbac_rules {
+/*
+ * One field matcher of an RBAC `matcher` (xds.type.matcher.v3.Matcher's
+ * matcher_list), or its on_no_match: when the predicate matches, the
+ * action (an envoy.config.rbac.v3.Action) decides, and its name is the
+ * effective policy's (policy.name; policy has no permissions or
+ * principals). Predicates are rule trees: single_predicate on
+ * HttpRequestHeaderMatchInput is a HEADER rule, or_matcher / and_matcher /
+ * not_matcher are OR / AND / NOT.
+ */
+struct arn_cfg_rbac_mentry {
+	struct arn_cfg_rbac_rule predicate; /* unused for on_no_match */
+	struct arn_cfg_rbac_policy policy;
 	uint8_t action; /* enum arn_cfg_rbac_action */
+};
+
+struct arn_cfg_rbac_rules {
+	/* enum arn_cfg_rbac_action; for a matcher, LOG when one of its
+	 * actions is LOG (Envoy then sets access_log_hint), else ALLOW: the
+	 * matched entry's action decides */
+	uint8_t action;
 	/* by name, byte order: Envoy keeps policies in a std::map and reports
 	 * the first match in that order */
 	struct arn_cfg_rbac_policy *policies;
 	size_t n_policies;
+	/* `matcher` instead of `rules` (Envoy's RBAC matcher engine): the
+	 * first entry whose predicate matches decides; none matches: the
+	 * on_no_match entry if there is one, else denied with no policy */
+	bool matcher;
+	bool has_no_match;
+	struct arn_cfg_rbac_mentry *entries;
+	size_t n_entries;
+	struct arn_cfg_rbac_mentry no_match;
 };
 
 enum arn_cfg_rbac_enforcement {

@@ -901,10 +901,9 @@ const struct arn_regex *conv_regex(struct conv *c, struct pb rm)
 {
 	if (conv_only(c, rm, "google_re2,regex"))
 		return NULL;
-	struct pb re2 = pb_msg(rm, "google_re2");
-	if (re2.m && pb_has(re2, "max_program_size")) {
-		/* accepted: Arion enforces its own fixed program-size limit */
-	}
+	/* google_re2.max_program_size (envoy.type.matcher.v3's; xds's
+	 * RegexMatcher, in RBAC matchers, has none): accepted, Arion enforces
+	 * its own fixed program-size limit */
 	upb_StringView r = pb_str(rm, "regex");
 	if (r.size == 0) {
 		conv_err(c, "regex", "missing: an empty regex");

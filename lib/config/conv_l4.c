@@ -429,19 +429,217 @@ static const struct arn_cfg_rbac_rules *rbac_rules(struct conv *c, struct pb p, 
 	return out;
 }
 
+/* ---- RBAC's matcher (xds.type.matcher.v3.Matcher) ------------------------------------ */
+
+#define HDR_INPUT "envoy.type.matcher.v3.HttpRequestHeaderMatchInput"
+
+static void rbac_predicate(struct conv *c, struct pb p, bool http, int depth,
+			   struct arn_cfg_rbac_rule *out);
+
+/* or_matcher / and_matcher: a PredicateList of at least two (Envoy). */
+static void predicate_list(struct conv *c, struct pb l, bool http, int depth,
+			   struct arn_cfg_rbac_rule *out)
+{
+	conv_only(c, l, "predicate");
+	size_t n = pb_len(l, "predicate");
+	if (n < 2)
+		conv_err(c, "predicate", "%zu predicate(s): Envoy requires at least two", n);
+	out->kids = CONV_NEW(c, struct arn_cfg_rbac_rule, n ? n : 1);
+	for (size_t i = 0; out->kids && i < n; i++) {
+		size_t m = conv_push(c, "predicate[%zu]", i);
+		rbac_predicate(c, pb_at(l, "predicate", i), http, depth + 1, &out->kids[i]);
+		conv_pop(c, m);
+	}
+	out->n_kids = out->kids ? n : 0;
+}
+
+/*
+ * A Predicate as an RBAC rule tree. The one input Arion reads is the
+ * request header (Envoy's HttpRequestHeaderMatchInput, its values joined
+ * with ',' as RBAC's header rules join them; absent: no match), matched by
+ * value_match; the network inputs and custom_match are refused by name.
+ */
+static void rbac_predicate(struct conv *c, struct pb p, bool http, int depth,
+			   struct arn_cfg_rbac_rule *out)
+{
+	const char *w = pb_which(p, "match_type");
+	if (depth > RBAC_MAX_DEPTH) {
+		conv_err(c, "", "predicates nested more than %d deep", RBAC_MAX_DEPTH);
+		return;
+	}
+	if (!w) {
+		conv_err(c, "",
+			 "empty predicate: set single_predicate, or_matcher, and_matcher "
+			 "or not_matcher");
+		return;
+	}
+	size_t m = conv_push(c, "%s", w);
+	struct pb v = pb_msg(p, w);
+	if (!strcmp(w, "or_matcher") || !strcmp(w, "and_matcher")) {
+		out->kind = w[0] == 'o' ? ARN_CFG_RBAC_OR : ARN_CFG_RBAC_AND;
+		predicate_list(c, v, http, depth, out);
+	} else if (!strcmp(w, "not_matcher")) {
+		out->kind = ARN_CFG_RBAC_NOT;
+		out->kids = CONV_NEW(c, struct arn_cfg_rbac_rule, 1);
+		if (out->kids) {
+			out->n_kids = 1;
+			rbac_predicate(c, v, http, depth + 1, out->kids);
+		}
+	} else {
+		conv_only(c, v, "input,value_match");
+		struct pb in = pb_msg(v, "input");
+		struct pb any = pb_msg(in, "typed_config");
+		upb_StringView url = pb_str(any, "type_url");
+		const char *slash = url.size ? memrchr(url.data, '/', url.size) : NULL;
+		size_t off = slash ? (size_t)(slash - url.data) + 1 : 0;
+		size_t m2 = conv_push(c, "input");
+		if (!in.m || !any.m) {
+			conv_err(c, in.m ? "typed_config" : "", "missing");
+		} else if (!http || url.size - off != strlen(HDR_INPUT) ||
+			   memcmp(url.data + off, HDR_INPUT, url.size - off) != 0) {
+			conv_err(c, "typed_config",
+				 "%.*s is not supported as an RBAC matcher input: Arion reads %s",
+				 (int)(url.size - off), url.data + off,
+				 http ? "the request's headers (" HDR_INPUT ")"
+				      : "none on the network filter (use rules)");
+		} else {
+			size_t m3 = conv_push(c, "typed_config");
+			struct pb hi = conv_any(c, any, HDR_INPUT);
+			conv_pop(c, m3);
+			upb_StringView hn = hi.m ? pb_str(hi, "header_name") : (upb_StringView){0};
+			out->kind = ARN_CFG_RBAC_HEADER;
+			out->header = CONV_NEW(c, struct arn_cfg_header_match, 1);
+			if (hi.m && hn.size == 0)
+				conv_err(c, "typed_config.header_name", "missing");
+			if (out->header) {
+				out->header->name = conv_lstr(c, hn);
+				out->header->name_len = hn.size;
+				out->header->kind = ARN_CFG_HDR_STRING;
+			}
+		}
+		conv_pop(c, m2);
+		struct pb vm = pb_msg(v, "value_match");
+		size_t m4 = conv_push(c, "value_match");
+		if (!vm.m)
+			conv_err(c, "", "missing (custom_match is not supported by Arion)");
+		else if (out->header)
+			conv_string_matcher(c, vm, &out->header->str);
+		conv_pop(c, m4);
+	}
+	conv_pop(c, m);
+}
+
+/* An OnMatch: its action, an envoy.config.rbac.v3.Action. */
+static void rbac_on_match(struct conv *c, struct pb om, struct arn_cfg_rbac_mentry *out,
+			  struct arn_cfg_rbac_rules *rules)
+{
+	/* a nested matcher, keep_matching: not supported (conv_only names them) */
+	conv_only(c, om, "action");
+	struct pb a = pb_msg(om, "action");
+	size_t m = conv_push(c, "action");
+	if (!a.m) {
+		conv_err(c, "", "missing (a nested matcher is not supported by Arion)");
+		conv_pop(c, m);
+		return;
+	}
+	size_t m2 = conv_push(c, "typed_config");
+	struct pb act = conv_any(c, pb_msg(a, "typed_config"), "envoy.config.rbac.v3.Action");
+	conv_pop(c, m2);
+	if (act.m) {
+		upb_StringView n = pb_str(act, "name");
+		if (n.size == 0)
+			conv_err(c, "typed_config.name", "missing (Envoy requires a name)");
+		out->policy.name = conv_str(c, n);
+		out->policy.name_len = n.size;
+		int32_t x = pb_i32(act, "action");
+		if (x < 0 || x > 2)
+			conv_err(c, "typed_config.action", "unknown value %d", x);
+		out->action = (uint8_t)x;
+		if (x == ARN_CFG_RBAC_LOG)
+			rules->action = ARN_CFG_RBAC_LOG;
+	}
+	conv_pop(c, m);
+}
+
+/* An RBAC filter's `matcher` (or shadow_matcher) at field @p f of @p p. */
+static const struct arn_cfg_rbac_rules *rbac_matcher(struct conv *c, struct pb p, const char *f,
+						     bool http)
+{
+	struct pb r = pb_msg(p, f);
+	if (!r.m)
+		return NULL;
+	size_t m0 = conv_push(c, "%s", f);
+	struct arn_cfg_rbac_rules *out = CONV_NEW(c, struct arn_cfg_rbac_rules, 1);
+	if (!out) {
+		conv_pop(c, m0);
+		return NULL;
+	}
+	out->matcher = true;
+	out->action = ARN_CFG_RBAC_ALLOW;
+	/* matcher_tree: exact / prefix maps over an input, not supported */
+	conv_only(c, r, "matcher_list,on_no_match");
+	struct pb ml = pb_msg(r, "matcher_list");
+	size_t n = ml.m ? pb_len(ml, "matchers") : 0;
+	if (ml.m && n == 0)
+		conv_err(c, "matcher_list.matchers", "empty (Envoy requires at least one)");
+	out->entries = CONV_NEW(c, struct arn_cfg_rbac_mentry, n ? n : 1);
+	for (size_t i = 0; out->entries && i < n; i++) {
+		struct pb fm = pb_at(ml, "matchers", i);
+		size_t m = conv_push(c, "matcher_list.matchers[%zu]", i);
+		conv_only(c, fm, "predicate,on_match");
+		size_t m2 = conv_push(c, "predicate");
+		if (!pb_msg(fm, "predicate").m)
+			conv_err(c, "", "missing");
+		else
+			rbac_predicate(c, pb_msg(fm, "predicate"), http, 0,
+				       &out->entries[i].predicate);
+		conv_pop(c, m2);
+		m2 = conv_push(c, "on_match");
+		if (!pb_msg(fm, "on_match").m)
+			conv_err(c, "", "missing");
+		else
+			rbac_on_match(c, pb_msg(fm, "on_match"), &out->entries[i], out);
+		conv_pop(c, m2);
+		conv_pop(c, m);
+	}
+	out->n_entries = out->entries ? n : 0;
+	struct pb nm = pb_msg(r, "on_no_match");
+	if (nm.m) {
+		size_t m = conv_push(c, "on_no_match");
+		out->has_no_match = true;
+		rbac_on_match(c, nm, &out->no_match, out);
+		conv_pop(c, m);
+	}
+	conv_pop(c, m0);
+	return out;
+}
+
+/* `rules` or `matcher` (Envoy: not both), and the shadow pair likewise. */
+static void rbac_rules_or_matcher(struct conv *c, struct pb r, bool http,
+				  struct arn_cfg_rbac_filter *out)
+{
+	if (pb_has(r, "rules") && pb_has(r, "matcher"))
+		conv_err(c, "matcher", "rules and matcher are exclusive (Envoy): set one");
+	if (pb_has(r, "shadow_rules") && pb_has(r, "shadow_matcher"))
+		conv_err(c, "shadow_matcher",
+			 "shadow_rules and shadow_matcher are exclusive (Envoy): set one");
+	out->rules = pb_has(r, "matcher") ? rbac_matcher(c, r, "matcher", http)
+					  : rbac_rules(c, r, "rules", http);
+	out->shadow = pb_has(r, "shadow_matcher") ? rbac_matcher(c, r, "shadow_matcher", http)
+						  : rbac_rules(c, r, "shadow_rules", http);
+}
+
 static struct arn_cfg_rbac_filter *net_rbac(struct conv *c, struct pb r)
 {
 	struct arn_cfg_rbac_filter *out = CONV_NEW(c, struct arn_cfg_rbac_filter, 1);
 	if (!out)
 		return NULL;
-	/* matcher / shadow_matcher: the xDS matcher tree, not in Arion */
 	conv_only(c, r,
-		  "rules,shadow_rules,shadow_rules_stat_prefix,stat_prefix,enforcement_type,"
-		  "delay_deny");
+		  "rules,matcher,shadow_rules,shadow_matcher,shadow_rules_stat_prefix,stat_prefix,"
+		  "enforcement_type,delay_deny");
 	out->stat_prefix = required_prefix(c, r);
 	out->shadow_stat_prefix = conv_str(c, pb_str(r, "shadow_rules_stat_prefix"));
-	out->rules = rbac_rules(c, r, "rules", false);
-	out->shadow = rbac_rules(c, r, "shadow_rules", false);
+	rbac_rules_or_matcher(c, r, false, out);
 	int32_t e = pb_i32(r, "enforcement_type");
 	if (e < 0 || e > 1)
 		conv_err(c, "enforcement_type", "unknown value %d", e);
@@ -455,11 +653,10 @@ static struct arn_cfg_rbac_filter *http_rbac(struct conv *c, struct pb r)
 	struct arn_cfg_rbac_filter *out = CONV_NEW(c, struct arn_cfg_rbac_filter, 1);
 	if (!out)
 		return NULL;
-	conv_only(c, r, "rules,shadow_rules,shadow_rules_stat_prefix");
+	conv_only(c, r, "rules,matcher,shadow_rules,shadow_matcher,shadow_rules_stat_prefix");
 	out->stat_prefix = "";
 	out->shadow_stat_prefix = conv_str(c, pb_str(r, "shadow_rules_stat_prefix"));
-	out->rules = rbac_rules(c, r, "rules", true);
-	out->shadow = rbac_rules(c, r, "shadow_rules", true);
+	rbac_rules_or_matcher(c, r, true, out);
 	return out;
 }
 

@@ -118,12 +118,37 @@ static bool any_of(const struct arn_cfg_rbac_rule *r, size_t n, const struct arn
 	return false;
 }
 
+/* Envoy's RoleBasedAccessControlMatcherEngineImpl: the first field
+ * matcher that matches, or on_no_match, names the action; nothing: deny. */
+static bool matcher_eval(const struct arn_cfg_rbac_rules *rules, const struct arn_rbac_input *in,
+			 struct arn_rbac_decision *out)
+{
+	bool error = false;
+	const struct arn_cfg_rbac_mentry *hit = NULL;
+	for (size_t i = 0; i < rules->n_entries && !hit; i++)
+		if (arn_rbac_rule_match(&rules->entries[i].predicate, in, &error))
+			hit = &rules->entries[i];
+	if (!hit && rules->has_no_match)
+		hit = &rules->no_match;
+	out->policy = hit ? &hit->policy : NULL;
+	out->allowed = hit && hit->action != ARN_CFG_RBAC_DENY;
+	out->log = hit && hit->action == ARN_CFG_RBAC_LOG;
+	if (error) {
+		/* a header value did not fit: fail closed */
+		out->error = true;
+		out->allowed = false;
+	}
+	return out->allowed;
+}
+
 bool arn_rbac_eval(const struct arn_cfg_rbac_rules *rules, const struct arn_rbac_input *in,
 		   struct arn_rbac_decision *out)
 {
 	*out = (struct arn_rbac_decision){.allowed = true};
 	if (!rules)
 		return true;
+	if (rules->matcher)
+		return matcher_eval(rules, in, out);
 	bool error = false;
 	for (size_t i = 0; i < rules->n_policies && !out->policy; i++) {
 		const struct arn_cfg_rbac_policy *p = &rules->policies[i];

@@ -41,6 +41,17 @@
 	"\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"c\"}}]}]},"            \
 	"\"http_filters\":[" hfilters ROUTER "]}}"
 
+/* A single_predicate on request header @p h, exact "v"; an OnMatch with an
+ * RBAC Action named @p n. */
+#define SP_HDR(h)                                                                                  \
+	"{\"input\":{\"name\":\"i\",\"typed_config\":{" AT(                                        \
+	    "envoy.type.matcher.v3.HttpRequestHeaderMatchInput") ",\"header_name\":\"" h "\"}},"   \
+								 "\"value_match\":{\"exact\":"     \
+								 "\"v\"}}"
+#define ON_MATCH(n, a)                                                                             \
+	"{\"action\":{\"name\":\"a\",\"typed_config\":{" AT(                                       \
+	    "envoy.config.rbac.v3.Action") ",\"name\":\"" n "\",\"action\":\"" a "\"}}}"
+
 static int setup(void **state)
 {
 	arn_config_set_features(ARN_CONFIG_FEATURE_L4 | ARN_CONFIG_FEATURE_HTTP_L4);
@@ -354,8 +365,21 @@ static void test_rbac_refusals(void **state)
 		   "destination_port_range: [9, 3) is not a range of ports");
 	tc_refused(L, LISTENER(NF("r", NRBAC_AT, POLICY("{}", "{\"any\":true}"))),
 		   "permissions[0]: empty permission");
-	tc_refused(L, LISTENER(NF("r", NRBAC_AT, "\"stat_prefix\":\"r\",\"matcher\":{}")),
-		   "typed_config.matcher: not supported by Arion");
+	/* a matcher on the network filter: no input Arion reads there */
+	tc_refused(
+	    L,
+	    LISTENER(NF("r", NRBAC_AT,
+			"\"stat_prefix\":\"r\",\"matcher\":{\"matcher_list\":{\"matchers\":[{"
+			"\"predicate\":{\"single_predicate\":" SP_HDR(
+			    "x") "},"
+				 "\"on_match\":" ON_MATCH("d", "DENY") "}]}}")),
+	    "typed_config.matcher.matcher_list.matchers[0].predicate.single_predicate.input."
+	    "typed_config: envoy.type.matcher.v3.HttpRequestHeaderMatchInput is not "
+	    "supported as an RBAC matcher input: Arion reads none on the network filter");
+	/* only on_no_match: every connection gets its action */
+	tc_ok(L, LISTENER(NF("r", NRBAC_AT,
+			     "\"stat_prefix\":\"r\",\"matcher\":{\"on_no_match\":" ON_MATCH(
+				 "all", "ALLOW") "}")));
 	/* nesting is bounded: the evaluator recurses */
 	char deep[4096] = "";
 	char *o = deep;
@@ -457,11 +481,84 @@ static void test_http_rbac_and_per_route(void **state)
 	    "RouteConfiguration 'rt': virtual_hosts[0].routes[0].typed_per_filter_config[f]: "
 	    "per-filter configuration of type "
 	    "'envoy.extensions.filters.http.router.v3.Router' is not supported");
+}
+
+/* HTTP RBAC's matcher (Envoy's RBAC sandbox uses one): matcher_list over
+ * request headers with and/or/not predicates, Action names and
+ * on_no_match; what Arion does not run is refused by name. */
+static void test_http_rbac_matcher(void **state)
+{
+	(void)state;
+#define HM(m) LISTENER(HCM("{\"name\":\"r\",\"typed_config\":{" HRBAC_AT "," m "}},", ""))
+#define ML(pred, act)                                                                              \
+	"{\"matcher_list\":{\"matchers\":[{\"predicate\":" pred ",\"on_match\":" act "}]}"
+	/* clang-format off */
+	tc_ok(L, HM("\"matcher\":" ML(
+		"{\"or_matcher\":{\"predicate\":["
+		    "{\"single_predicate\":" SP_HDR("X-A") "},"
+		    "{\"and_matcher\":{\"predicate\":["
+			"{\"single_predicate\":" SP_HDR("b") "},"
+			"{\"not_matcher\":{\"single_predicate\":" SP_HDR("c") "}}]}}]}}",
+		ON_MATCH("deny-a", "DENY"))
+		",\"on_no_match\":" ON_MATCH("log", "LOG") "},"
+		"\"shadow_matcher\":" ML("{\"single_predicate\":" SP_HDR("d") "}",
+					 ON_MATCH("s", "ALLOW")) "}"));
+	/* clang-format on */
+	const struct arn_cfg_rbac_filter *f = chain0()->hcm->http_filter_cfgs[0];
+	assert_non_null(f);
+	const struct arn_cfg_rbac_rules *r = f->rules;
+	assert_true(r->matcher);
+	assert_int_equal(r->action, ARN_CFG_RBAC_LOG); /* one of its actions logs */
+	assert_int_equal(r->n_entries, 1);
+	assert_int_equal(r->entries[0].action, ARN_CFG_RBAC_DENY);
+	assert_string_equal(r->entries[0].policy.name, "deny-a");
+	const struct arn_cfg_rbac_rule *p = &r->entries[0].predicate;
+	assert_int_equal(p->kind, ARN_CFG_RBAC_OR);
+	assert_int_equal(p->n_kids, 2);
+	assert_int_equal(p->kids[0].kind, ARN_CFG_RBAC_HEADER);
+	assert_string_equal(p->kids[0].header->name, "x-a");
+	assert_int_equal(p->kids[1].kind, ARN_CFG_RBAC_AND);
+	assert_int_equal(p->kids[1].kids[1].kind, ARN_CFG_RBAC_NOT);
+	assert_true(r->has_no_match);
+	assert_string_equal(r->no_match.policy.name, "log");
+	assert_true(f->shadow->matcher);
+
+	const char *pre = "http_filters[0].typed_config.matcher.";
+	char want[512];
+	snprintf(want, sizeof(want), "%smatcher_tree: not supported by Arion", pre);
+	tc_refused(L, HM("\"matcher\":{\"matcher_tree\":{\"input\":{\"name\":\"i\"}}}"), want);
+	snprintf(want, sizeof(want), "%smatcher_list.matchers[0].on_match.matcher: not supported",
+		 pre);
 	tc_refused(
 	    L,
-	    LISTENER(
-		HCM("{\"name\":\"r\",\"typed_config\":{" HRBAC_AT ",\"shadow_matcher\":{}}},", "")),
-	    "http_filters[0].typed_config.shadow_matcher: not supported by Arion");
+	    HM("\"matcher\":" ML("{\"single_predicate\":" SP_HDR("x") "}",
+				 "{\"matcher\":{\"on_no_match\":" ON_MATCH("a", "ALLOW") "}}") "}"),
+	    want);
+	snprintf(want, sizeof(want),
+		 "%smatcher_list.matchers[0].predicate.single_predicate.value_match: missing "
+		 "(custom_match is not supported by Arion)",
+		 pre);
+	tc_refused(L,
+		   HM("\"matcher\":" ML(
+		       "{\"single_predicate\":{\"input\":{\"name\":\"i\","
+		       "\"typed_config\":{" AT(
+			   "envoy.type.matcher.v3."
+			   "HttpRequestHeaderMatchInput") ","
+							  "\"header_name\":\"x\"}},\"custom_"
+							  "match\":{\"name\":\"c\"}}}",
+		       ON_MATCH("a", "ALLOW")) "}"),
+		   want);
+	tc_refused(L,
+		   HM("\"matcher\":" ML(
+		       "{\"or_matcher\":{\"predicate\":[{\"single_predicate\":" SP_HDR("x") "}]}}",
+		       ON_MATCH("a", "ALLOW")) "}"),
+		   "or_matcher.predicate: 1 predicate(s): Envoy requires at least two");
+	tc_refused(L, HM("\"rules\":{},\"matcher\":{\"on_no_match\":" ON_MATCH("a", "ALLOW") "}"),
+		   "typed_config.matcher: rules and matcher are exclusive");
+	tc_refused(L, HM("\"matcher\":{\"on_no_match\":" ON_MATCH("", "ALLOW") "}"),
+		   "on_no_match.action.typed_config.name: missing");
+#undef HM
+#undef ML
 }
 
 static void test_network_local_ratelimit(void **state)
@@ -767,6 +864,7 @@ const struct CMUnitTest conv_l4_tests[] = {
     T(test_network_rbac),
     T(test_rbac_refusals),
     T(test_http_rbac_and_per_route),
+    T(test_http_rbac_matcher),
     T(test_network_local_ratelimit),
     T(test_connection_limit),
     T(test_http_local_ratelimit),

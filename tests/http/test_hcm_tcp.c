@@ -458,6 +458,103 @@ static void test_http_rbac_requests_in_odd_shapes(void **state)
 	}
 }
 
+/* Listener "dyn" (port 82): the HTTP RBAC filter of Envoy's RBAC sandbox
+ * (examples/rbac/envoy.yaml), a matcher: DENY ("illegal-referer") unless
+ * the referer is Envoy's documentation, on_no_match ALLOW ("all-pass"),
+ * with an access log of the response code details. */
+/* clang-format off */
+#define RBAC_MATCHER_LISTENER                                                                      \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"rbm\","              \
+	"\"access_log\":[{\"name\":\"f\",\"typed_config\":{\"@type\":\"type.googleapis.com/"       \
+	"envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":\"%s\",\"log_format\":"  \
+	"{\"text_format_source\":{\"inline_string\":\"%%RESPONSE_CODE%% "                          \
+	"%%RESPONSE_CODE_DETAILS%%\\n\"}}}}],"                                                     \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},\"direct_response\":{\"status\":200}}]}]}," \
+	"\"http_filters\":[{\"name\":\"envoy.filters.http.rbac\",\"typed_config\":{" AT_("rbac.v3.RBAC") "," \
+	"\"matcher\":{\"matcher_list\":{\"matchers\":[{\"predicate\":{\"not_matcher\":{"         \
+	"\"single_predicate\":{\"input\":{\"name\":\"envoy.matching.inputs.request_headers\","    \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.type.matcher.v3."                \
+	"HttpRequestHeaderMatchInput\",\"header_name\":\"referer\"}},\"value_match\":{"           \
+	"\"safe_regex\":{\"google_re2\":{},\"regex\":\"https?://(www.)?envoyproxy.io/docs/envoy.*\"}}}}}," \
+	"\"on_match\":{\"action\":{\"name\":\"action\",\"typed_config\":{\"@type\":"              \
+	"\"type.googleapis.com/envoy.config.rbac.v3.Action\",\"name\":\"illegal-referer\","       \
+	"\"action\":\"DENY\"}}}}]},\"on_no_match\":{\"action\":{\"name\":\"action\","             \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.config.rbac.v3.Action\","        \
+	"\"name\":\"all-pass\",\"action\":\"ALLOW\"}}}}}},"                                         \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+/* The RBAC sandbox's checks (its verify.sh: no referer, 403; Envoy's
+ * documentation as the referer, 200) and more: another site, a referer
+ * that only starts like the documentation's (the regex matches whole
+ * values), the header twice (joined with ','), in capitals. A denial's
+ * details name the action, as Envoy's matcher engine reports it. */
+static void test_http_rbac_matcher_sandbox(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *req;
+		int status;
+	} t[] = {
+	    {"GET / HTTP/1.1\r\nHost: a\r\n\r\n", 403},
+	    {"GET / HTTP/1.1\r\nHost: a\r\nReferer: https://www.envoyproxy.io/docs/envoy\r\n\r\n",
+	     200},
+	    {"GET / HTTP/1.1\r\nHost: a\r\nREFERER: "
+	     "http://envoyproxy.io/docs/envoy/latest/\r\n\r\n",
+	     200},
+	    {"GET / HTTP/1.1\r\nHost: a\r\nReferer: https://example.com/\r\n\r\n", 403},
+	    {"GET / HTTP/1.1\r\nHost: a\r\nReferer: xhttps://www.envoyproxy.io/docs/envoy\r\n\r\n",
+	     403},
+	    {"GET / HTTP/1.1\r\nHost: a\r\nReferer: https://www.envoyproxy.io/docs/envoy\r\n"
+	     "Referer: https://example.com/\r\n\r\n",
+	     200},
+	    {"GET / HTTP/1.1\r\nHost: a\r\nReferer: https://example.com/\r\n"
+	     "Referer: https://www.envoyproxy.io/docs/envoy\r\n\r\n",
+	     403},
+	};
+	char path[64], json[4096];
+	snprintf(path, sizeof(path), "/tmp/arn_test_hcm_rbm.%d.log", (int)getpid());
+	unlink(path);
+	snprintf(json, sizeof(json), RBAC_MATCHER_LISTENER, path);
+	uint64_t allowed0 = stat_of(&arn_stats_rbac_schema, "http.rbm.rbac", ARN_RBAC_allowed);
+	uint64_t denied0 = stat_of(&arn_stats_rbac_schema, "http.rbm.rbac", ARN_RBAC_denied);
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_LISTENER, json);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		uint32_t l0 = c->log_len;
+		send_str(c, t[i].req);
+		char want[32];
+		int n = snprintf(want, sizeof(want), "HTTP/1.1 %d ", t[i].status);
+		if (c->log_len < l0 + (uint32_t)n || memcmp(c->log + l0, want, (size_t)n) != 0)
+			fail_msg("%s: wanted %d, got: %.*s", t[i].req, t[i].status,
+				 (int)(c->log_len - l0), c->log + l0);
+	}
+	hh_end();
+	arn_access_log_drain();
+	char log[1024] = "";
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(log, 1, sizeof(log) - 1, f);
+	fclose(f);
+	unlink(path);
+	log[n] = 0;
+	if (!strstr(log, "403 rbac_access_denied_matched_policy[illegal-referer]\n"))
+		fail_msg("the access log: %s", log);
+	assert_int_equal(
+	    stat_of(&arn_stats_rbac_schema, "http.rbm.rbac", ARN_RBAC_allowed) - allowed0, 3);
+	assert_int_equal(
+	    stat_of(&arn_stats_rbac_schema, "http.rbm.rbac", ARN_RBAC_denied) - denied0, 4);
+}
+
 /* Listener "dyn" (port 82): the route configuration of Envoy's
  * local-rate-limit-with-descriptors.yaml, its cluster the harness's
  * "empty" one. */
@@ -1540,6 +1637,7 @@ int main(void)
 	    T(test_http_rbac_and_local_ratelimit),
 	    T(test_http_rbac_requests_in_odd_shapes),
 	    T(test_http_local_ratelimit_descriptors_burst),
+	    T(test_http_rbac_matcher_sandbox),
 	    T(test_http_local_ratelimit_per_connection),
 	    T(test_network_limits_before_the_connection_manager),
 	    T(test_network_rbac_on_the_first_byte),
