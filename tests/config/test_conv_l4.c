@@ -834,7 +834,8 @@ static void test_fuzz_seeds_accepted(void **state)
 	(void)state;
 	static const char *const seeds[][2] = {{"listener_tcp_proxy", "tcp"},
 					       {"listener_network_rbac", "rbac"},
-					       {"listener_http_rbac_ratelimit", "web"}};
+					       {"listener_http_rbac_ratelimit", "web"},
+					       {"listener_http_rbac_matcher", "l"}};
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
 		char path[256], buf[8192];
 		snprintf(path, sizeof(path), "tests/config/corpus/config/%s", seeds[i][0]);
