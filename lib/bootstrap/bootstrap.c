@@ -858,8 +858,12 @@ void arn_bootstrap_summary(const struct arn_bootstrap *b, struct arn_sb *o)
 	    sr ? envoy_config_bootstrap_v3_Bootstrap_StaticResources_secrets(sr, &ns) : NULL;
 	arn_sb_printf(o, "static listeners: %zu\n", nl);
 	for (size_t i = 0; i < nl; i++) {
-		arn_sb_printf(o, "  " ARN_SV_FMT " on ",
-			      ARN_SV_ARG(envoy_config_listener_v3_Listener_name(ls[i])));
+		upb_StringView ln = envoy_config_listener_v3_Listener_name(ls[i]);
+		/* unnamed: lib/config names it after its address */
+		if (ln.size)
+			arn_sb_printf(o, "  " ARN_SV_FMT " on ", ARN_SV_ARG(ln));
+		else
+			arn_sb_puts(o, "  (unnamed) on ");
 		put_socket_address(o, envoy_config_listener_v3_Listener_address(ls[i]));
 		size_t nfc;
 		envoy_config_listener_v3_Listener_filter_chains(ls[i], &nfc);
