@@ -341,6 +341,14 @@ struct mcp_xmsg {
 	char sid[ARN_MCP_SID_LEN + 1];
 	uint32_t n_hdrs;
 	struct arn_cfg_header hdrs[MCP_PRINCIPAL_HDRS]; /* values in text, after the body */
+	/* X_REPLY, X_HEAD, X_END, X_ABORT: what the receiving worker's access
+	 * log names (%MCP_TOOL%, %MCP_BACKEND%), as the owner routed it: the
+	 * tool as the client named it, cut to its first 128 bytes as the
+	 * owner's http_mcp_req keeps it, and the backend, an index into the
+	 * ToolSet both workers pin (the X_REQ carried it); UINT32_MAX: none */
+	char tool[129];
+	uint32_t tool_len;
+	uint32_t backend;
 	/* X_REPLY */
 	uint16_t status;
 	bool with_sid;
@@ -368,6 +376,7 @@ static struct mcp_xmsg *xmsg_new(enum mcp_xkind k, unsigned from, uint64_t handl
 	x->kind = (uint8_t)k;
 	x->from = (uint8_t)from;
 	x->handle = handle;
+	x->backend = UINT32_MAX;
 	x->len = len;
 	x->text[len] = 0;
 	return x;
@@ -385,6 +394,19 @@ static void xmsg_free(struct mcp_xmsg *x)
 		http_rt_hcm_put(x->hrt);
 	}
 	free(x);
+}
+
+/* What the access log of the worker whose client waits names for remote
+ * request @p r goes into its answer message @p x (events carry none: the
+ * head before them and the end after them do). */
+static void xmsg_log_of(struct mcp_xmsg *x, const struct http_mcp_req *r)
+{
+	if (!x || x->kind == X_EVENT)
+		return;
+	x->tool_len = r->tool_len < sizeof(x->tool) ? r->tool_len : (uint32_t)sizeof(x->tool) - 1;
+	memcpy(x->tool, r->tool, x->tool_len);
+	x->tool[x->tool_len] = 0;
+	x->backend = r->routed && r->ts && r->call_b < r->ts->n_backends ? r->call_b : UINT32_MAX;
 }
 
 /* @p x (taken) to worker @p to's inbox. @return 0, or -ENOBUFS (full or
@@ -610,6 +632,7 @@ static bool xw_out(struct http_mcp_req *r, struct mcp_xmsg *x, bool last)
 		xmsg_free(x);
 		return false;
 	}
+	xmsg_log_of(x, r);
 	if (x && xw_send(bg->from, x) == 0) {
 		HTTP_INC(r->hc, mcp_handoff_answer);
 		if (last)
@@ -622,6 +645,7 @@ static bool xw_out(struct http_mcp_req *r, struct mcp_xmsg *x, bool last)
 	if (!last || !x) {
 		xmsg_free(x);
 		x = xmsg_new(X_ABORT, r->hc->w->idx, bg->handle, 0);
+		xmsg_log_of(x, r);
 	}
 	bg->owed = x; /* sent again by xw_poll (NULL: the origin's stream times out) */
 	bg_finish(r);
@@ -3250,6 +3274,14 @@ static void xw_answer(struct http_mcp_worker *m, struct mcp_xmsg *x)
 		return; /* its stream ended: stale */
 	struct http_stream *st = r->st;
 	struct http_conn *hc = st->hc;
+	if (x->kind != X_EVENT) {
+		/* what the owner routed, for this stream's access log
+		 * (http_mcp_log): r->ts is the ToolSet the owner ran it with */
+		r->tool_len = x->tool_len < sizeof(r->tool) ? x->tool_len : 0;
+		memcpy(r->tool, x->tool, r->tool_len);
+		r->routed = r->ts && x->backend < r->ts->n_backends;
+		r->call_b = r->routed ? x->backend : 0;
+	}
 	switch (x->kind) {
 	case X_REPLY:
 		if (r->wait != MCP_W_REMOTE || r->streaming)

@@ -32,6 +32,7 @@
 
 #include "upb/reflection.h"
 
+#include "arn_access_log.h"
 #include "arn_config.h"
 #include "arn_http.h"
 #include "arn_proto.h"
@@ -1282,19 +1283,23 @@ static void test_one_changed_cluster_builds_one(void **state)
 
 /* Listener "l" whose HCM carries the MCP gateway filter (ToolSet "tools",
  * max_request_bytes @p max) before the router; other paths: DIRECT_OK. */
+/* HCM fields the next start_mcp_with() adds (",\"access_log\":[...]"). */
+static const char *mcp_hcm_extra = "";
+
 static void start_mcp_with(unsigned max, const char *extra)
 {
 	static char lj[4096];
 	snprintf(lj, sizeof(lj),
 		 "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
 		 "\"port_value\":80}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
-		 "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"in\",\"route_config\":{"
+		 "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"in\"%s,\"route_config\":{"
 		 "\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"vh\",\"domains\":[\"*\"],"
 		 "\"routes\":[" DIRECT_OK "]}]},\"http_filters\":[{\"name\":\"arion.filters.http."
 		 "mcp_gateway\",\"typed_config\":{\"@type\":\"type.googleapis.com/arion.extensions."
 		 "filters.http.mcp_gateway.v3.McpGateway\",\"tds\":{\"config_name\":\"tools\"},"
 		 "\"max_request_bytes\":%u%s}}," ROUTER "]}}]}]}",
-		 max, extra);
+		 mcp_hcm_extra, max, extra);
+	mcp_hcm_extra = "";
 	with_toolset = true;
 	start(4, lj);
 	with_toolset = false;
@@ -2353,6 +2358,16 @@ static void test_mcp_stateless_shared_backend_session(void **state)
 static void test_mcp_session_across_workers(void **state)
 {
 	(void)state;
+	char log_path[64], log_json[512];
+	snprintf(log_path, sizeof(log_path), "/tmp/arn_test_hcm_mcp.%d.log", (int)getpid());
+	unlink(log_path);
+	snprintf(log_json, sizeof(log_json),
+		 ",\"access_log\":[{\"name\":\"f\",\"typed_config\":{\"@type\":\"type."
+		 "googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":"
+		 "\"%s\",\"log_format\":{\"text_format_source\":{\"inline_string\":\"%%REQ(:"
+		 "METHOD)%% %%RESPONSE_CODE%% %%MCP_TOOL%% %%MCP_BACKEND%%\\n\"}}}}]",
+		 log_path);
+	mcp_hcm_extra = log_json;
 	two_workers = true;
 	start_mcp(1048576);
 	char sid[64];
@@ -2411,6 +2426,27 @@ static void test_mcp_session_across_workers(void **state)
 	send_s(u, resp);
 	poll_ms(1);
 	want_in(c->tx, "\"id\":4,\"result\":{\"content\":[]}}\n\n\r\n0\r\n\r\n");
+
+	/* a call answered as JSON, and one of a tool nobody has (refused on
+	 * the owner before any backend): lc1's access log names each tool,
+	 * and the backend of the one routed ("access log" below) */
+	c = mcp_post_on(client1(), sid,
+			"{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{"
+			"\"name\":\"b__echo\",\"arguments\":{}}}");
+	poll_ms(1);
+	backend_answers("\"method\":\"tools/call\"", "application/json", NULL,
+			"{\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"content\":[]}}");
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("JSON call from lc1: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"id\":6,\"result\":{\"content\":[]}");
+	c = mcp_post_on(client1(), sid,
+			"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{"
+			"\"name\":\"b__nope\",\"arguments\":{}}}");
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("unknown tool from lc1: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"code\":-32602");
 
 	/* the GET stream from lc1; the owner's GET to the backend session is
 	 * refused (405: it offers none) */
@@ -2483,8 +2519,26 @@ static void test_mcp_session_across_workers(void **state)
 	poll_ms(1);
 	if (!answered(c, "HTTP/1.1 404"))
 		fail_msg("ended session from lc1: got '%s'", c->tx ? c->tx : "");
-	assert_int_equal(stat("http.in.mcp_session_elsewhere"), 7);
+	assert_int_equal(stat("http.in.mcp_session_elsewhere"), 9);
 	assert_int_equal(stat("http.in.mcp_handoff_dropped"), 0);
+
+	/* the access log is lc1's (the owner's detached requests have no
+	 * stream, so log nothing): the tool and backend the owner routed
+	 * came back with each answer (X_REPLY, X_HEAD / X_END); before,
+	 * every handed-over request logged "- -" */
+	arn_access_log_drain();
+	static char log[8192];
+	FILE *f = fopen(log_path, "r");
+	assert_non_null(f);
+	size_t n = fread(log, 1, sizeof(log) - 1, f);
+	fclose(f);
+	unlink(log_path);
+	log[n] = 0;
+	unsigned routed = 0;
+	for (const char *p = log; (p = strstr(p, "POST 200 b__echo b\n")) != NULL; p++)
+		routed++;
+	if (routed != 2 || !strstr(log, "POST 200 b__nope -\n") || !strstr(log, "GET 200 - -\n"))
+		fail_msg("the access log:\n%s", log);
 }
 
 /* ---- the transport seam (docs/tls.md, integration plan 1) ------------------------------- */
