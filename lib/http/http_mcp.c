@@ -254,6 +254,24 @@ struct mcp_bg {
  * answer (a GET stream's for hours), local ones until their DELETEs end. */
 #define MCP_BG 128u
 
+/* A backend's notifications/tools/list_changed read on this worker, owed
+ * to the other workers (X_LIST_CHANGED): their catalogs of the ToolSet
+ * are stale too, and (notify) their GET streams of it are told. Repeats
+ * while one waits coalesce into it (sent again from the first worker);
+ * past MCP_LC_OWED ToolSets waiting, one is dropped
+ * (mcp_list_changed_dropped). */
+#define MCP_LC_OWED 8u
+/* X_LIST_CHANGED messages one worker may have in the others' inboxes at
+ * once: a backend that says list_changed without pause makes at most
+ * this many, the rest wait (coalesced) in its MCP_LC_OWED entries. */
+#define MCP_LC_INFLIGHT 64u
+
+struct mcp_lc_owed {
+	const struct arn_cfg_toolset *ts; /* pinned */
+	uint16_t next;			  /* the first worker not told yet */
+	bool notify;			  /* their GET streams of ts are told too */
+};
+
 /* What a worker keeps per session slot beyond lib/mcp's table, for the
  * DELETEs an expired session's backend sessions get: the ToolSet (pinned)
  * and the HCM (referenced) of the filter that opened it, its address. */
@@ -283,6 +301,8 @@ struct http_mcp_worker {
 	struct mcp_sx *sx;	      /* [HTTP_MCP_SESSIONS] */
 	struct mcp_owed_cancel *owed; /* [n]: every remote request is one of mem */
 	uint32_t n_owed;
+	struct mcp_lc_owed lc[MCP_LC_OWED];
+	uint32_t n_lc;
 	uint64_t sweep_ms; /* idle sessions are looked for then */
 	struct http_worker *w;
 };
@@ -324,15 +344,18 @@ enum mcp_xkind {
 	X_END,
 	X_ABORT,
 	X_CANCEL,
+	X_LIST_CHANGED, /* a backend's tools changed: ts's catalog, its GET streams */
 };
 
 struct mcp_xmsg {
 	uint8_t kind;	 /* enum mcp_xkind */
 	uint8_t from;	 /* the sender's worker */
 	uint64_t handle; /* the receiving worker's request (X_REQ: the sender's) */
-	/* X_REQ */
+	/* X_REQ, X_LIST_CHANGED */
 	const struct arn_cfg_toolset *ts; /* pinned, for the receiver */
-	struct http_hcm_rt *hrt;	  /* referenced, for the receiver (or NULL) */
+	bool notify;			  /* X_LIST_CHANGED: tell ts's GET streams */
+	/* X_REQ */
+	struct http_hcm_rt *hrt; /* referenced, for the receiver (or NULL) */
 	uint32_t laddr;
 	uint32_t max_request_bytes, max_response_bytes;
 	bool get, del, has_pver, has_sid;
@@ -360,6 +383,9 @@ struct mcp_xmsg {
 };
 
 static struct rte_ring *xw_in[ARN_MCP_MAX_WORKERS];
+/* X_LIST_CHANGED messages each worker has in the others' inboxes (taken
+ * by the sender, given back by whoever frees the message) */
+static uint32_t xw_lc_out[ARN_MCP_MAX_WORKERS];
 
 /* A request context's handle: its worker, index and use. */
 static uint64_t xw_handle(const struct http_mcp_worker *m, const struct http_mcp_req *r)
@@ -392,6 +418,10 @@ static void xmsg_free(struct mcp_xmsg *x)
 		if (x->ts)
 			arn_cfg_unpin(x->ts);
 		http_rt_hcm_put(x->hrt);
+	}
+	if (x->kind == X_LIST_CHANGED) {
+		arn_cfg_unpin(x->ts);
+		__atomic_sub_fetch(&xw_lc_out[x->from], 1, __ATOMIC_RELEASE);
 	}
 	free(x);
 }
@@ -545,6 +575,8 @@ void http_mcp_worker_fini(struct http_worker *w)
 			arn_cfg_unpin(m->sx[i].ts);
 		http_rt_hcm_put(m->sx[i].hrt);
 	}
+	for (uint32_t i = 0; i < m->n_lc; i++)
+		arn_cfg_unpin(m->lc[i].ts);
 	/* what others sent this worker and it did not read: nobody will */
 	struct rte_ring *q = w->idx < ARN_MCP_MAX_WORKERS ? xw_in[w->idx] : NULL;
 	void *x;
@@ -1739,14 +1771,81 @@ static void cat_drop(struct http_mcp_worker *m, const struct arn_cfg_toolset *ts
 	}
 }
 
+/* A backend of ToolSet @p ts said its tools changed, read on connection
+ * @p hc's worker: the other workers are told from its next polls (lc_flush),
+ * their catalogs dropped and, when @p notify, their GET streams of @p ts
+ * told, as this worker's were. */
+static void lc_owe(struct http_conn *hc, const struct arn_cfg_toolset *ts, bool notify)
+{
+	struct http_mcp_worker *m = hc->w->mcp;
+	for (uint32_t i = 0; i < m->n_lc; i++) {
+		if (m->lc[i].ts != ts)
+			continue;
+		m->lc[i].next = 0; /* a change after the last: all hear it again */
+		m->lc[i].notify |= notify;
+		return;
+	}
+	if (m->n_lc == MCP_LC_OWED) {
+		HTTP_INC(hc, mcp_list_changed_dropped);
+		return;
+	}
+	arn_cfg_pin(ts);
+	m->lc[m->n_lc++] = (struct mcp_lc_owed){ts, 0, notify};
+}
+
+/* What lc_owe owes, as far as MCP_LC_INFLIGHT and the inboxes take it;
+ * the rest from the next poll. */
+static void lc_flush(struct http_mcp_worker *m)
+{
+	unsigned self = m->w->idx;
+	for (uint32_t i = 0; i < m->n_lc;) {
+		struct mcp_lc_owed *e = &m->lc[i];
+		unsigned to = e->next;
+		for (; to < ARN_MCP_MAX_WORKERS; to++) {
+			if (to == self || !__atomic_load_n(&xw_in[to], __ATOMIC_ACQUIRE))
+				continue;
+			if (__atomic_load_n(&xw_lc_out[self], __ATOMIC_ACQUIRE) >= MCP_LC_INFLIGHT)
+				break;
+			struct mcp_xmsg *x = xmsg_new(X_LIST_CHANGED, self, 0, 0);
+			if (!x)
+				break;
+			arn_cfg_pin(e->ts);
+			x->ts = e->ts;
+			x->notify = e->notify;
+			__atomic_add_fetch(&xw_lc_out[self], 1, __ATOMIC_ACQ_REL);
+			if (xw_send(to, x) != 0) {
+				xmsg_free(x);
+				break;
+			}
+		}
+		e->next = (uint16_t)to;
+		if (to < ARN_MCP_MAX_WORKERS) {
+			i++;
+			continue;
+		}
+		arn_cfg_unpin(e->ts);
+		*e = m->lc[--m->n_lc];
+	}
+}
+
+/* X_LIST_CHANGED: a backend of x->ts said its tools changed to another
+ * worker. */
+static void lc_heard(struct http_mcp_worker *m, const struct mcp_xmsg *x)
+{
+	cat_drop(m, x->ts);
+	if (x->notify && m->gets)
+		list_changed_each(m, pick_ts, x->ts);
+}
+
 /* A backend of @p r's ToolSet said its tools changed (on a call's
  * stream): the catalog is dropped, and the GET streams of that ToolSet
- * hear it. */
+ * hear it, on every worker. */
 static void backend_list_changed(struct http_mcp_req *r)
 {
 	struct http_mcp_worker *m = r->hc->w->mcp;
 	cat_drop(m, r->ts);
 	list_changed_each(m, pick_ts, r->ts);
+	lc_owe(r->hc, r->ts, true);
 }
 
 /* ---- backend GET streams ----------------------------------------------------------------
@@ -1914,8 +2013,10 @@ static void bget_event(struct mcp_leg *l, struct arn_mcp_msg *m)
 		HTTP_INC(g->hc, mcp_backend_list_changed);
 		cat_drop(mw, g->ts);
 		/* this client's only: every client session has its own backend
-		 * sessions, each of which says so on its own stream */
+		 * sessions, each of which says so on its own stream; every
+		 * worker's catalog of the ToolSet is stale all the same */
 		list_changed_each(mw, pick_one, g);
+		lc_owe(g->hc, g->ts, false);
 		return;
 	}
 	if (m->kind == ARN_MCP_RESULT || m->kind == ARN_MCP_ERROR)
@@ -3447,12 +3548,17 @@ void http_mcp_poll(struct http_worker *w)
 		case X_CANCEL:
 			xw_cancelled(m, x);
 			break;
+		case X_LIST_CHANGED:
+			lc_heard(m, x);
+			break;
 		default:
 			xw_answer(m, x);
 			break;
 		}
 		xmsg_free(x);
 	}
+	if (m->n_lc)
+		lc_flush(m);
 	/* what found an inbox full before */
 	for (uint32_t i = 0; i < m->n_owed;) {
 		struct mcp_xmsg *x = xmsg_new(X_CANCEL, w->idx, m->owed[i].handle, 0);

@@ -2541,6 +2541,122 @@ static void test_mcp_session_across_workers(void **state)
 		fail_msg("the access log:\n%s", log);
 }
 
+/*
+ * Issue 20: a backend's notifications/tools/list_changed read on one
+ * worker is every worker's news. Said on a call's stream (lc0 here), it
+ * reaches the GET streams of that ToolSet on both workers (lc1's through
+ * its inbox, X_LIST_CHANGED) and drops lc1's catalog too (its next
+ * tools/list asks the backend again, within the cache's TTL). Said on one
+ * client's backend GET stream, it reaches that client only (every client
+ * session has backend sessions of its own, each told by the backend), but
+ * the other worker's catalog is stale all the same: dropped. Before, lc1
+ * heard neither.
+ */
+static void test_mcp_backend_list_changed_every_worker(void **state)
+{
+	(void)state;
+	two_workers = true;
+	start_mcp(1048576);
+	char s0[64], s1[64], req[256];
+	mcp_session(s0);
+	struct arn_tcp_conn *c = mcp_post_on(client1(), NULL, MCP_INIT);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("initialize on lc1: got '%s'", c->tx ? c->tx : "");
+	session_of(c, s1);
+	assert_int_equal(s1[1], '1'); /* lc1's own session */
+	static const char list[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}";
+	/* each worker builds its catalog, each session its backend session */
+	c = mcp_post_on(client1(), s1, list);
+	backend_answers("\"method\":\"initialize\"", "application/json", "mcp-session-id: B1\r\n",
+			BE_INIT);
+	backend_answers("notifications/initialized", NULL, NULL, NULL);
+	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/list on lc1: got '%s'", c->tx ? c->tx : "");
+	c = mcp_post(s0, list);
+	backend_answers("\"method\":\"initialize\"", "application/json", "mcp-session-id: B0\r\n",
+			BE_INIT);
+	backend_answers("notifications/initialized", NULL, NULL, NULL);
+	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/list on lc0: got '%s'", c->tx ? c->tx : "");
+	/* the GET streams: lc1's backend GET refused, lc0's open */
+	struct arn_tcp_conn *g1 = client1();
+	snprintf(req, sizeof(req),
+		 "GET /mcp HTTP/1.1\r\nHost: a\r\nAccept: text/event-stream\r\nMcp-Session-Id: "
+		 "%s\r\n\r\n",
+		 s1);
+	send_s(g1, req);
+	poll_ms(1);
+	if (!answered(g1, "HTTP/1.1 200"))
+		fail_msg("GET stream on lc1: got '%s'", g1->tx ? g1->tx : "");
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_in(u->tx, "mcp-session-id: B1\r\n");
+	send_s(u,
+	       "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+	poll_ms(1);
+	struct arn_tcp_conn *g0 = mcp_get_stream(s0);
+	struct arn_tcp_conn *bget = upstream_accepts();
+	want_in(bget->tx, "mcp-session-id: B0\r\n");
+	send_s(bget, BE_GET_OPEN);
+	poll_ms(1);
+	assert_int_equal(upstream_pending(), 0);
+
+	/* on lc0's client's backend GET stream: that client is told, lc1's
+	 * catalog goes */
+	size_t b0 = g0->tx_len, b1 = g1->tx_len;
+	upstream_chunk(bget, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+			     "tools/list_changed\"}\n\n");
+	poll_ms(1);
+	want_in(g0->tx + b0, "\"method\":\"notifications/tools/list_changed\"");
+	want_not_in(g1->tx + b1, "list_changed");
+	c = mcp_post_on(client1(), s1, list);
+	assert_int_equal(c->tx_len, 0); /* the catalog is gone: the backend is asked */
+	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/list on lc1 after it: got '%s'", c->tx ? c->tx : "");
+
+	/* on a call's stream on lc0 (its catalog built again first), three
+	 * times at once: both GET streams are told, lc1's once (what lc0 owes
+	 * it coalesces until its next poll: a backend saying it without
+	 * pause fills no inbox), and lc1's catalog goes again */
+	b0 = g0->tx_len;
+	b1 = g1->tx_len;
+	c = mcp_post(s0, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+			 "\"name\":\"b__echo\",\"arguments\":{}}}");
+	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	u = upstream_accepts();
+	want_in(u->tx, "\"method\":\"tools/call\"");
+#define LC_EVENT "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n"
+	static const char sse[] = LC_EVENT LC_EVENT LC_EVENT
+	    "data: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[]}}\n\n";
+#undef LC_EVENT
+	char resp[512];
+	snprintf(resp, sizeof(resp),
+		 "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %zu\r\n"
+		 "connection: close\r\n\r\n%s",
+		 strlen(sse), sse);
+	send_s(u, resp);
+	poll_ms(1);
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/call on lc0: got '%s'", c->tx ? c->tx : "");
+	unsigned n0 = 0, n1 = 0;
+	for (const char *p = g0->tx + b0; (p = strstr(p, "tools/list_changed")) != NULL; p++)
+		n0++;
+	for (const char *p = g1->tx + b1; (p = strstr(p, "tools/list_changed")) != NULL; p++)
+		n1++;
+	assert_int_equal(n0, 3);
+	assert_int_equal(n1, 1);
+	assert_int_equal(stat("http.in.mcp_list_changed"), 5);
+	assert_int_equal(stat("http.in.mcp_list_changed_dropped"), 0);
+	c = mcp_post_on(client1(), s1, list);
+	assert_int_equal(c->tx_len, 0);
+	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/list on lc1 after the call: got '%s'", c->tx ? c->tx : "");
+}
+
 /* ---- the transport seam (docs/tls.md, integration plan 1) ------------------------------- */
 
 /* A transport that is not TCP's bytes as they are (as TLS's is not): its
@@ -5731,6 +5847,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_mcp_idle_session_deletes_backend_sessions, teardown),
 	    cmocka_unit_test_teardown(test_mcp_stateless_shared_backend_session, teardown),
 	    cmocka_unit_test_teardown(test_mcp_session_across_workers, teardown),
+	    cmocka_unit_test_teardown(test_mcp_backend_list_changed_every_worker, teardown),
 	    cmocka_unit_test(test_codec_goes_through_the_transport),
 	    cmocka_unit_test_teardown(test_cluster_turned_tls_reuses_no_plain_connection, teardown),
 	    cmocka_unit_test_teardown(test_reused_connection_closed_replays_idempotent, teardown),
