@@ -756,11 +756,17 @@ static void chain_mcp(struct build *b, const struct arn_cfg_filter_chain *fc)
 			s->mcpbs = p;
 			s->cap_mcpbs = nc;
 		}
-		char fam[320];
-		snprintf(fam, sizeof(fam), "mcp.%.*s.backend.%.*s", (int)ts->obj.name_len,
-			 ts->obj.name, (int)ts->backends[i].name_len, ts->backends[i].name);
+		/* mcp.<ToolSet>.backend.<name>.* in /stats; in Prometheus the
+		 * names are tags, as the per-tool stats' (http_mcp_tools.c) */
+		char *tsn = strndup(ts->obj.name, ts->obj.name_len);
+		char *bn = strndup(ts->backends[i].name, ts->backends[i].name_len);
 		struct arn_stats_scope *sc =
-		    arn_stats_scope_get_named(&arn_stats_mcp_backend_schema, fam, NULL, NULL);
+		    tsn && bn ? arn_stats_scope_get_sub(&arn_stats_mcp_backend_schema, "mcp",
+							"arion_toolset", tsn, "backend",
+							"arion_mcp_backend", bn)
+			      : NULL;
+		free(tsn);
+		free(bn);
 		if (!sc) {
 			b->oom = true;
 			return;

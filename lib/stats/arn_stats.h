@@ -173,6 +173,8 @@ struct arn_stats_scope {
 	char *tag_name; /* NULL when untagged */
 	char *tag_value;
 	char *family; /* arn_stats_scope_get_named()'s, or NULL: the schema's */
+	/* arn_stats_scope_get_sub()'s second tag, or NULL */
+	char *sub, *sub_tag_name, *sub_tag_value;
 	struct arn_stats_scope *next;
 };
 
@@ -205,6 +207,23 @@ struct arn_stats_scope *arn_stats_scope_get(struct arn_stats_schema *schema, con
 struct arn_stats_scope *arn_stats_scope_get_named(struct arn_stats_schema *schema,
 						  const char *family, const char *tag_name,
 						  const char *tag_value);
+
+/**
+ * arn_stats_scope_get_named() for a sub-scope with a second tag, its
+ * stats named as arn_stats_emit_sub() names its own: family "mcp", tag
+ * arion_toolset = "tools", sub "backend", sub tag arion_mcp_backend = "b"
+ * is the scope "mcp.tools.backend.b" (':' in the sub tag's value becomes
+ * '_'), whose stat rq_total is mcp.tools.backend.b.rq_total in /stats and
+ * envoy_mcp_backend_rq_total{arion_toolset="tools",arion_mcp_backend="b"}
+ * in Prometheus: the configured names are tags, not parts of the metric's
+ * name, as Envoy's tag extraction makes cluster.<name>.* into
+ * envoy_cluster_*{envoy_cluster_name="<name>"}. A name taken by another
+ * schema is refused as arn_stats_scope_get() does. Copied.
+ */
+struct arn_stats_scope *arn_stats_scope_get_sub(struct arn_stats_schema *schema, const char *family,
+						const char *tag_name, const char *tag_value,
+						const char *sub, const char *sub_tag_name,
+						const char *sub_tag_value);
 
 /** Take one more reference to @p sc. */
 void arn_stats_scope_ref(struct arn_stats_scope *sc);

@@ -110,22 +110,39 @@ static struct arn_stats_scope *find(const char *name)
 	return NULL;
 }
 
-static char *scope_name(const char *family, const char *tag_value)
+/* "<family>[.<tag_value>][.<sub>.<sub_tag_value, ':' as '_'>]" */
+static char *scope_name(const char *family, const char *tag_value, const char *sub,
+			const char *sub_tag_value)
 {
 	size_t a = strlen(family), b = tag_value ? strlen(tag_value) : 0;
-	char *n = malloc(a + b + 2);
+	size_t c = sub ? strlen(sub) : 0, d = sub ? strlen(sub_tag_value) : 0;
+	char *n = malloc(a + b + c + d + 4);
 	if (n == NULL)
 		return NULL;
-	memcpy(n, family, a);
+	char *p = n;
+	memcpy(p, family, a);
+	p += a;
 	if (tag_value != NULL) {
-		n[a] = '.';
-		memcpy(n + a + 1, tag_value, b);
-		n[a + 1 + b] = '\0';
-	} else {
-		n[a] = '\0';
+		*p++ = '.';
+		memcpy(p, tag_value, b);
+		p += b;
 	}
+	if (sub != NULL) {
+		*p++ = '.';
+		memcpy(p, sub, c);
+		p += c;
+		*p++ = '.';
+		for (size_t i = 0; i < d; i++)
+			*p++ = sub_tag_value[i] == ':' ? '_' : sub_tag_value[i];
+	}
+	*p = '\0';
 	return n;
 }
+
+static struct arn_stats_scope *scope_get(struct arn_stats_schema *schema, const char *family,
+					 const char *tag_name, const char *tag_value,
+					 const char *sub, const char *sub_tag_name,
+					 const char *sub_tag_value);
 
 struct arn_stats_scope *arn_stats_scope_get(struct arn_stats_schema *schema, const char *tag_name,
 					    const char *tag_value)
@@ -137,13 +154,33 @@ struct arn_stats_scope *arn_stats_scope_get_named(struct arn_stats_schema *schem
 						  const char *family, const char *tag_name,
 						  const char *tag_value)
 {
+	return scope_get(schema, family, tag_name, tag_value, NULL, NULL, NULL);
+}
+
+struct arn_stats_scope *arn_stats_scope_get_sub(struct arn_stats_schema *schema, const char *family,
+						const char *tag_name, const char *tag_value,
+						const char *sub, const char *sub_tag_name,
+						const char *sub_tag_value)
+{
+	if (sub == NULL || sub_tag_name == NULL)
+		sub = sub_tag_name = NULL;
+	else if (sub_tag_value == NULL)
+		sub_tag_value = "";
+	return scope_get(schema, family, tag_name, tag_value, sub, sub_tag_name, sub_tag_value);
+}
+
+static struct arn_stats_scope *scope_get(struct arn_stats_schema *schema, const char *family,
+					 const char *tag_name, const char *tag_value,
+					 const char *sub, const char *sub_tag_name,
+					 const char *sub_tag_value)
+{
 	if (tag_name == NULL)
 		tag_value = NULL;
 	else if (tag_value == NULL)
 		tag_value = "";
 	if (family == NULL)
 		family = schema->family;
-	char *name = scope_name(family, tag_value);
+	char *name = scope_name(family, tag_value, sub, sub_tag_value);
 	if (name == NULL)
 		goto oom;
 	struct arn_stats_scope *s = find(name);
@@ -175,14 +212,23 @@ struct arn_stats_scope *arn_stats_scope_get_named(struct arn_stats_schema *schem
 	s->tag_name = tag_name ? strdup(tag_name) : NULL;
 	s->tag_value = tag_value ? strdup(tag_value) : NULL;
 	s->family = family == schema->family ? NULL : strdup(family);
+	if (sub != NULL) {
+		s->sub = strdup(sub);
+		s->sub_tag_name = strdup(sub_tag_name);
+		s->sub_tag_value = strdup(sub_tag_value);
+	}
 	s->refs = 1;
 	if (s->slabs == NULL || (tag_name && (!s->tag_name || !s->tag_value)) ||
 	    (family != schema->family && !s->family) ||
+	    (sub && (!s->sub || !s->sub_tag_name || !s->sub_tag_value)) ||
 	    (reg.n_scopes + 1 > reg.n_buckets && grow_table() != 0)) {
 		free(s->slabs);
 		free(s->tag_name);
 		free(s->tag_value);
 		free(s->family);
+		free(s->sub);
+		free(s->sub_tag_name);
+		free(s->sub_tag_value);
 		free(s);
 		goto oom_name;
 	}
@@ -212,6 +258,9 @@ static void scope_free(void *arg)
 	free(s->tag_name);
 	free(s->tag_value);
 	free(s->family);
+	free(s->sub);
+	free(s->sub_tag_name);
+	free(s->sub_tag_value);
 	free(s);
 }
 
@@ -576,14 +625,19 @@ static int by_name(const void *a, const void *b)
 int arn_stats_snapshot_take(struct arn_stats_snapshot *s)
 {
 	memset(s, 0, sizeof(*s));
+	struct arn_stats_emitter e = {s};
 	for (size_t i = 0; i < reg.n_buckets; i++)
 		for (struct arn_stats_scope *sc = reg.buckets[i]; sc; sc = sc->next) {
 			const struct arn_stats_schema *sch = sc->schema;
+			const char *fam = sc->family ? sc->family : sch->family;
 			for (unsigned d = 0; d < sch->n_defs; d++) {
 				const struct arn_stat_def *def = &sch->defs[d];
 				struct arn_stat_sample *x =
-				    add_sample(s, sc->family ? sc->family : sch->family,
-					       sc->tag_name, sc->tag_value, def->name);
+				    sc->sub
+					? sub_sample(&e, fam, sc->tag_name, sc->tag_value, sc->sub,
+						     sc->sub_tag_name, sc->sub_tag_value, def->name)
+					: add_sample(s, fam, sc->tag_name, sc->tag_value,
+						     def->name);
 				if (x == NULL)
 					break;
 				x->kind = def->kind;
@@ -595,7 +649,6 @@ int arn_stats_snapshot_take(struct arn_stats_snapshot *s)
 				x->gauge = (int64_t)x->counter;
 			}
 		}
-	struct arn_stats_emitter e = {s};
 	for (struct pull *p = reg.pulls; p; p = p->next)
 		p->fn(&e, p->arg);
 	if (s->n > 1)

@@ -522,6 +522,58 @@ static void test_pulled_histogram_in_every_form(void **state)
 	assert_int_equal(arn_stats_pull_unregister(pull_tool_hist, NULL), 0);
 }
 
+/*
+ * A sub-scope's configured names are tags (issue 20: the MCP gateway's
+ * per-backend stats): mcp.<ToolSet>.backend.<name>.* in /stats, and in
+ * Prometheus one metric family per stat, envoy_mcp_backend_<stat>, with
+ * the ToolSet and the backend as labels, as Envoy extracts
+ * envoy_cluster_name from cluster.<name>.*; histograms' buckets carry both.
+ * Before, each backend was a metric of its own
+ * (envoy_mcp_tools_backend_b_rq_total).
+ */
+static void test_sub_scope_names_are_prometheus_tags(void **state)
+{
+	(void)state;
+	struct arn_stats_scope *b =
+	    arn_stats_scope_get_sub(&arn_stats_mcp_backend_schema, "mcp", "arion_toolset", "tools",
+				    "backend", "arion_mcp_backend", "b");
+	struct arn_stats_scope *a =
+	    arn_stats_scope_get_sub(&arn_stats_mcp_backend_schema, "mcp", "arion_toolset", "t2",
+				    "backend", "arion_mcp_backend", "a.x");
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_string_equal(arn_stats_scope_name(b), "mcp.tools.backend.b");
+	/* the same names: the same scope (a generation's rebuild keeps counts) */
+	struct arn_stats_scope *b2 =
+	    arn_stats_scope_get_sub(&arn_stats_mcp_backend_schema, "mcp", "arion_toolset", "tools",
+				    "backend", "arion_mcp_backend", "b");
+	assert_ptr_equal(b2, b);
+	arn_stats_scope_put(b2);
+	/* the name is taken: another schema cannot have it */
+	assert_null(arn_stats_scope_get_named(&test_schema, "mcp.tools.backend.b", NULL, NULL));
+	arn_stats_add(b, 0, ARN_MCPB_rq_total, 3);
+	arn_stats_add(a, 0, ARN_MCPB_rq_total, 1);
+	arn_stats_hist_record(b, 0, ARN_MCPB_rq_time, 2500); /* le 5 */
+	char *t = render(0, "rq_total");
+	assert_string_equal(t, "mcp.t2.backend.a.x.rq_total: 1\n"
+			       "mcp.tools.backend.b.rq_total: 3\n");
+	free(t);
+	t = render(2, NULL);
+	const char *fam = strstr(t, "# TYPE envoy_mcp_backend_rq_total counter\n");
+	assert_non_null(fam);
+	assert_null(strstr(fam + 1, "# TYPE envoy_mcp_backend_rq_total")); /* one family */
+	assert_non_null(strstr(t, "envoy_mcp_backend_rq_total{arion_toolset=\"tools\","
+				  "arion_mcp_backend=\"b\"} 3\n"));
+	assert_non_null(strstr(t, "envoy_mcp_backend_rq_total{arion_toolset=\"t2\","
+				  "arion_mcp_backend=\"a.x\"} 1\n"));
+	assert_non_null(strstr(t, "envoy_mcp_backend_rq_time_bucket{arion_toolset=\"tools\","
+				  "arion_mcp_backend=\"b\",le=\"5\"} 1\n"));
+	assert_null(strstr(t, "envoy_mcp_tools_backend"));
+	free(t);
+	arn_stats_scope_put(a);
+	arn_stats_scope_put(b);
+}
+
 static void test_stats_text_filter_and_json(void **state)
 {
 	(void)state;
@@ -1644,6 +1696,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_prometheus_names_tags_and_histograms, reset),
 	    cmocka_unit_test_setup(test_pulled_histogram_in_every_form, reset),
 	    cmocka_unit_test_setup(test_pulled_row_table, reset),
+	    cmocka_unit_test_setup(test_sub_scope_names_are_prometheus_tags, reset),
 	    cmocka_unit_test_setup(test_stats_text_filter_and_json, reset),
 	    cmocka_unit_test_setup(test_envoy_schemas_give_envoy_names, reset),
 	    cmocka_unit_test_setup(test_json_roundtrip_and_escapes, reset),

@@ -636,6 +636,29 @@ static uint64_t stat(const char *name)
 	return v;
 }
 
+/* How /stats/prometheus names stat @p name: "<family> <stat> <tag>=<value>
+ * <tag2>=<value2>" (before the mangling to envoy_<family>_<stat>), "-" for
+ * what it lacks. */
+static const char *stat_prom(const char *name)
+{
+	static char out[512];
+	struct arn_stats_snapshot s;
+	assert_int_equal(arn_stats_snapshot_take(&s), 0);
+	snprintf(out, sizeof(out), "none");
+	for (size_t i = 0; i < s.n; i++) {
+		const struct arn_stat_sample *x = &s.v[i];
+		if (strcmp(x->name, name) != 0)
+			continue;
+		snprintf(out, sizeof(out), "%s %s %s=%s %s=%s",
+			 x->prom_family ? x->prom_family : x->family,
+			 x->prom_stat ? x->prom_stat : x->stat, x->tag_name ? x->tag_name : "-",
+			 x->tag_value ? x->tag_value : "-", x->tag2_name ? x->tag2_name : "-",
+			 x->tag2_value ? x->tag2_value : "-");
+	}
+	arn_stats_snapshot_free(&s);
+	return out;
+}
+
 /* Histogram @p name summed over workers; all zero when /stats lacks it. */
 static struct arn_stats_hist hist(const char *name)
 {
@@ -1668,6 +1691,13 @@ static void test_mcp_tools_through_backend(void **state)
 	assert_int_equal(stat("mcp.tools.backend.b.rq_total"), 3);
 	assert_int_equal(stat("mcp.tools.backend.b.tools_call"), 2);
 	assert_int_equal(stat("mcp.tools.backend.b.rq_error"), 0);
+	/* in Prometheus the ToolSet and the backend are tags, not parts of
+	 * the name: envoy_mcp_backend_rq_total{arion_toolset="tools",
+	 * arion_mcp_backend="b"}, as the per-tool stats' */
+	assert_string_equal(stat_prom("mcp.tools.backend.b.rq_total"),
+			    "mcp.backend rq_total arion_toolset=tools arion_mcp_backend=b");
+	assert_string_equal(stat_prom("mcp.tools.backend.b.rq_time"),
+			    "mcp.backend rq_time arion_toolset=tools arion_mcp_backend=b");
 	/* per tool, by the name the client called (the 16 s wait counted) */
 	assert_int_equal(stat("mcp.tools.tool.b__echo.calls"), 2);
 	assert_int_equal(stat("mcp.tools.tool.b__echo.errors"), 0);
