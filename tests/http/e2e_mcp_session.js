@@ -3,7 +3,8 @@
  * The control plane of tests/http/e2e_mcp_session.sh: tests/xds/peer's
  * delta-ADS server with two SDK-made MCP backends' clusters ('sa', 'sb'),
  * a listener on :80 whose HCM carries the MCP gateway filter (ToolSet
- * 'tools', session_idle_timeout 3 s), and the ToolSet once Arion
+ * 'tools', session_idle_timeout 3 s; an access log naming each request's
+ * tool and backend in DIR/access.log), and the ToolSet once Arion
  * subscribes to it (X4/X14).
  *
  *   node e2e_mcp_session.js DIR
@@ -26,6 +27,11 @@ const hcm = lis.filter_chains[0].filters[0].typed_config;
 hcm.http_filters.unshift({ name: 'arion.filters.http.mcp_gateway', typed_config: {
   '@type': 'type.googleapis.com/arion.extensions.filters.http.mcp_gateway.v3.McpGateway',
   tds: { config_name: 'tools' }, session_idle_timeout: '3s' } });
+/* each request's tool and backend, whichever worker served its client */
+hcm.access_log = [{ name: 'envoy.access_loggers.file', typed_config: {
+  '@type': 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog',
+  path: path.join(dir, 'access.log'),
+  log_format: { text_format_source: { inline_string: '%REQ(:METHOD)% %RESPONSE_CODE% tool=%MCP_TOOL% backend=%MCP_BACKEND%\n' } } } }];
 const toolset = (deny) => ({ '@type': x.TYPES.toolset, name: 'tools',
   backends: [{ name: 'a', cluster: 'sa', timeout: '30s' }, { name: 'b', cluster: 'sb', timeout: '30s' }],
   tool_filter: { deny: deny.map((n) => ({ name: { exact: n } })) } });

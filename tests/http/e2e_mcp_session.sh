@@ -163,6 +163,8 @@ done
 	[ "$(stat http.mcp.mcp_handoff_dropped)" = 0 ] &&
 	ok "16 connections of one session over 2 workers: all served ($(stat http.mcp.mcp_handoff_out) handed to the session's worker)" ||
 	bad "across workers: $n of 16, handed $(stat http.mcp.mcp_handoff_out)/$(stat http.mcp.mcp_handoff_in), dropped $(stat http.mcp.mcp_handoff_dropped): $out"
+alog=$cp_dir/access.log
+g0=$(cat "$alog" 2>/dev/null | grep -c '^POST 200 tool=a__grow backend=a$')
 k=0
 for i in $(seq 4); do
 	sid=$(init 2025-06-18)
@@ -179,6 +181,12 @@ for i in $(seq 4); do
 done
 [ $k = 4 ] && ok "GET stream, call and DELETE of a session on three connections: served, DELETE ended the GET stream" ||
 	bad "GET/DELETE across workers: $k of 4 ($code, $getrc, $out)"
+# each of those 4 calls, served by either worker (a handed-over one logs
+# on the worker its client reached), names its tool and backend
+for i in $(seq 50); do [ "$(grep -c '^POST 200 tool=a__grow backend=a$' "$alog")" -ge $((g0 + 4)) ] && break; sleep 0.1; done
+[ "$(grep -c '^POST 200 tool=a__grow backend=a$' "$alog")" -ge $((g0 + 4)) ] &&
+	ok "the access log names the tool and backend of each call, handed over or not" ||
+	bad "access log across workers: $g0 -> $(grep -c '^POST 200 tool=a__grow backend=a$' "$alog") a__grow lines: $(tail -12 "$alog")"
 # an idle session that opened backend sessions: they are DELETEd when it expires
 sid=$(init 2025-06-18)
 d0=$(grep -c '^delete ' "$TOPO_DIR/be-a.log")
