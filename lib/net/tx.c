@@ -5,8 +5,9 @@
  *
  * Each worker owns TX queue <worker index> of every port and buffers up to
  * ARN_NET_TX_BURST frames per port. A buffer is sent when it fills, when its
- * oldest frame has waited NET_TX_DRAIN_US, or when an iteration found no
- * work (nothing more will come to batch with, so waiting only adds latency).
+ * oldest frame has waited NET_TX_DRAIN_US, or when an iteration drained its
+ * RX queues (nothing more is waiting to batch with, so waiting only adds
+ * latency, and a loop iteration).
  */
 #include <string.h>
 

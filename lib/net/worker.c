@@ -8,8 +8,8 @@
  *      (l4_ops->input): one indirect call per burst, not per segment
  *   3. l4_ops->worker_poll: TCP timers and queued output
  *   4. ARP retries and expiry
- *   5. TX flush: buffers past their deadline, or all when the iteration was
- *      idle
+ *   5. TX flush: buffers past their deadline, or all when the RX queues
+ *      were drained (nothing more is waiting to batch with)
  *   6. control ring: functions the control lcore asked this worker to run
  *   7. RCU quiescent report: nothing read from the configuration in this
  *      iteration is held any more
@@ -120,6 +120,8 @@ int net_worker_iteration(struct arn_lcore *lc)
 	 * worker preempted between iterations must not run on a stale clock. */
 	uint64_t start = rte_rdtsc();
 	unsigned work = 0;
+	/* every queue read this iteration came back short of a full burst */
+	bool drained = true;
 	lc->now = start;
 
 	/* A full burst means input is queued: take up to NET_RX_DRAIN bursts
@@ -139,12 +141,16 @@ int net_worker_iteration(struct arn_lcore *lc)
 			}
 			if (n < ARN_NET_RX_BURST)
 				break;
+			if (b == NET_RX_DRAIN - 1)
+				drained = false;
 		}
 	}
 	unsigned n =
 	    rte_ring_empty(lc->handoff)
 		? 0
 		: rte_ring_sc_dequeue_burst(lc->handoff, (void **)pkts, ARN_NET_RX_BURST, NULL);
+	if (n == ARN_NET_RX_BURST)
+		drained = false;
 	if (n) {
 		work += n;
 		ARN_NET_WADD(lc, handoff_in, n);
@@ -165,10 +171,15 @@ int net_worker_iteration(struct arn_lcore *lc)
 		lc->garp_left--;
 		announce(lc);
 	}
-	/* Frames handed to the port are work too: the send (for af_packet, a
-	 * system call) of what the last busy iteration queued often happens
-	 * here, in an iteration that received nothing. */
-	work += net_tx_flush(lc, work == 0);
+	/* Everything queued goes out once the input is drained: no more input
+	 * is waiting to batch with, and the next iteration would only send
+	 * it later (a request forwarded, or a response written, one loop
+	 * iteration after it arrived: two busy iterations more per proxied
+	 * request). With input still queued, frames wait for their drain
+	 * deadline or a full buffer. Frames handed to the port are work too:
+	 * an iteration that received nothing may send what an earlier one
+	 * queued. */
+	work += net_tx_flush(lc, drained);
 	/* The control ring is nearly always empty and the QSBR nearly never
 	 * switches: two loads each here rather than a call (with its frame)
 	 * and a dequeue in every iteration. */

@@ -1354,6 +1354,28 @@ static void test_iteration_that_only_transmits_is_busy(void **state)
 	net_worker_end(lc);
 }
 
+/* What an iteration makes of the input it received goes out in that
+ * iteration once its RX queues are drained (a burst came back short):
+ * waiting for the next iteration batches nothing more and cost a proxied
+ * keep-alive request two extra busy iterations (issue 17). Counted, not
+ * timed. */
+static void test_reply_sent_in_the_iteration_that_made_it(void **state)
+{
+	struct fixture *f = *state;
+	struct arn_lcore *lc = W(f, 0);
+	struct pkt p;
+	build_echo(&p, &f->mac, PEER_IP, OUR_IP, 8);
+	inject(f, 0, p.b, p.len);
+	uint64_t busy0 = wc(f, 0, ARN_NET_W_loop_busy_iterations);
+	assert_int_equal(net_worker_iteration(lc), 1);
+	assert_int_equal(pc(f, ARN_NET_P_icmp_tx_echo_reply), 1);
+	assert_int_equal(drain(f, 0), 1);
+	/* nothing was left for the next one: idle */
+	assert_int_equal(net_worker_iteration(lc), 0);
+	assert_int_equal(wc(f, 0, ARN_NET_W_loop_busy_iterations), busy0 + 1);
+	assert_int_equal(pc(f, ARN_NET_P_tx_packets), 1);
+}
+
 /* ---- IPv4 output
  * ------------------------------------------------------------------------------------ */
 
@@ -1742,6 +1764,8 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_gratuitous_arp_at_start, setup1, teardown),
 	    cmocka_unit_test_setup_teardown(test_iteration_that_only_transmits_is_busy, setup1,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_reply_sent_in_the_iteration_that_made_it, setup1,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_ip4_output_completes_tcp_checksum, setup1,
 					    teardown),
