@@ -68,6 +68,10 @@
 #define HH_CLUSTER_PROTO ""
 #endif
 
+/* A user may bring its own (bench/http/bench_hcm.c): HH_CONFIG_YAML. */
+#ifdef HH_CONFIG_YAML
+#define config_yaml HH_CONFIG_YAML
+#else
 static const char config_yaml[] =
     "envoy_bootstrap:\n"
     "  static_resources:\n"
@@ -225,6 +229,7 @@ static const char config_yaml[] =
     "      - name: empty\n"
     "        type: STATIC\n"
     "        connect_timeout: 1s\n";
+#endif
 
 /* ---- the peers' TCP ---------------------------------------------------------------------- */
 

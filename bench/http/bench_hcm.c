@@ -1,0 +1,131 @@
+/*
+ * The connection manager's cost per proxied keep-alive request, without
+ * namespaces: lib/http and lib/tcp over the fake lib/net of
+ * tests/tcp/tcp_fake_net.h (tests/http/hcm_harness.h plays the client and
+ * the upstream). One client connection sends N requests one after the
+ * other, each answered by the upstream before the next, as wrk's one
+ * connection does in bench/cost/run. Instructions are the figure:
+ *
+ *   valgrind --tool=callgrind --toggle-collect=bench_round \
+ *       --callgrind-out-file=/tmp/cg.hcm build/bench/http/bench_hcm 1000
+ *   callgrind_annotate --inclusive=no /tmp/cg.hcm | head -40
+ *
+ * and divide by N. The peers' own work (the harness's TCP) is in the
+ * total; per function the lib/http and lib/tcp lines are the stack's. No
+ * lib/net, no DPDK PMD, no worker loop: bench/cost/run measures those.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+/* bench/proxy/proxies.sh's configuration for Arion (one route, one
+ * cluster, no access log, no request ids), under the names the harness
+ * checks for: listeners main and strict, clusters web, two and empty. */
+static const char bench_yaml[] =
+    "envoy_bootstrap:\n"
+    "  static_resources:\n"
+    "    listeners:\n"
+    "      - name: main\n"
+    "        address: {socket_address: {address: 0.0.0.0, port_value: 80}}\n"
+    "        filter_chains:\n"
+    "          - filters:\n"
+    "              - name: envoy.filters.network.http_connection_manager\n"
+    "                typed_config:\n"
+    "                  \"@type\": "
+    "type.googleapis.com/"
+    "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager\n"
+    "                  stat_prefix: bench\n"
+    "                  generate_request_id: false\n"
+    "                  route_config:\n"
+    "                    virtual_hosts: [{name: all, domains: [\"*\"], routes: [{match: {prefix: "
+    "\"/\"}, route: {cluster: web}}]}]\n"
+    "                  http_filters:\n"
+    "                    - name: envoy.filters.http.router\n"
+    "                      typed_config: {\"@type\": "
+    "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}\n"
+    "      - name: strict\n"
+    "        address: {socket_address: {address: 0.0.0.0, port_value: 81}}\n"
+    "        filter_chains:\n"
+    "          - filters:\n"
+    "              - name: envoy.filters.network.http_connection_manager\n"
+    "                typed_config:\n"
+    "                  \"@type\": "
+    "type.googleapis.com/"
+    "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager\n"
+    "                  stat_prefix: bench\n"
+    "                  generate_request_id: false\n"
+    "                  route_config:\n"
+    "                    virtual_hosts: [{name: all, domains: [\"*\"], routes: [{match: {prefix: "
+    "\"/\"}, route: {cluster: web}}]}]\n"
+    "                  http_filters:\n"
+    "                    - name: envoy.filters.http.router\n"
+    "                      typed_config: {\"@type\": "
+    "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}\n"
+    "    clusters:\n"
+    "      - name: web\n"
+    "        type: STATIC\n"
+    "        connect_timeout: 1s\n"
+    "        load_assignment:\n"
+    "          cluster_name: web\n"
+    "          endpoints: [{lb_endpoints: [{endpoint: {address: {socket_address: {address: "
+    "198.18.0.200, port_value: 8080}}}}]}]\n"
+    "      - name: two\n"
+    "        type: STATIC\n"
+    "        connect_timeout: 1s\n"
+    "        load_assignment:\n"
+    "          cluster_name: two\n"
+    "          endpoints: [{lb_endpoints: [{endpoint: {address: {socket_address: {address: "
+    "198.18.0.201, port_value: 8080}}}}]}]\n"
+    "      - name: empty\n"
+    "        type: STATIC\n"
+    "        connect_timeout: 1s\n"
+    "        load_assignment:\n"
+    "          cluster_name: empty\n";
+#define HH_CONFIG_YAML bench_yaml
+#include "hcm_harness.h"
+
+static const char req[] = "GET /small HTTP/1.1\r\nHost: 198.18.0.2\r\n\r\n";
+static const char resp[] = "HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\n"
+			   "Date: Wed, 02 Dec 2026 09:00:00 GMT\r\n"
+			   "Content-Type: application/octet-stream\r\nContent-Length: 16\r\n"
+			   "Connection: keep-alive\r\n\r\n0123456789abcdef";
+
+/* One request and its response. */
+static void __attribute__((noinline)) bench_round(struct peer *c, struct peer *u)
+{
+	hh_send(c, req, sizeof(req) - 1, 0);
+	hh_settle();
+	hh_send(u, resp, sizeof(resp) - 1, 0);
+	hh_settle();
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? atol(argv[1]) : 1000;
+	if (n < 1 || n > 2000) {
+		fprintf(stderr, "bench_hcm: 1 to 2000 requests (the harness's send budget)\n");
+		return 2;
+	}
+	hh_init(false);
+	hh_begin(1);
+	hh_open(0, 80);
+	hh_settle();
+	/* the first request opens the upstream connection */
+	hh_send(hh_client(0), req, sizeof(req) - 1, 0);
+	hh_settle();
+	struct peer *u = hh_upstream(0);
+	if (!u) {
+		fprintf(stderr, "bench_hcm: no upstream connection\n");
+		return 1;
+	}
+	hh_send(u, resp, sizeof(resp) - 1, 0);
+	hh_settle();
+	for (long i = 0; i < n; i++)
+		bench_round(hh_client(0), u);
+	if (hh_upstream(1)) {
+		fprintf(stderr, "bench_hcm: the upstream connection was not reused\n");
+		return 1;
+	}
+	hh_end();
+	printf("bench_hcm: %ld requests\n", n);
+	return 0;
+}
