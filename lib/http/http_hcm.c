@@ -261,8 +261,11 @@ static void on_head(struct http_stream *st)
 		hc->close_after = true;
 	http_stream_set(st, HTTP_S_UPGRADE,
 			(m->flags & ARN_H1_F_UPGRADE) && !(m->flags & ARN_H1_F_H2C));
+	/* Armed at the stream's start with this timeout already: it runs from
+	 * last_activity_ms (stream_idle_timeout re-arms for what is left), so
+	 * it need not move. */
 	st->idle_timeout_ms = h->stream_idle_timeout_ms;
-	if (st->idle_timeout_ms)
+	if (st->idle_timeout_ms && !st->idle_timer.armed)
 		http_timer_arm(w, &st->idle_timer, st->idle_timeout_ms);
 
 	/* RFC 9112 3.2: a request-target has no fragment. Envoy rejects one

@@ -357,6 +357,10 @@ static int all_levels(struct edits *ed, bool request, const struct arn_cfg_route
 	bool rev = rt && rt->most_specific_header_mutations_wins;
 	for (unsigned k = 0; k < n; k++) {
 		const struct arn_cfg_header_ops *o = lv[rev ? n - 1 - k : k];
+		/* most levels have no edits: no call for them */
+		if (request ? !(o->n_req_remove | o->n_req_add)
+			    : !(o->n_resp_remove | o->n_resp_add))
+			continue;
 		int rc = request ? level_ops(ed, o->req_remove, o->n_req_remove, o->req_add,
 					     o->n_req_add)
 				 : level_ops(ed, o->resp_remove, o->n_resp_remove, o->resp_add,

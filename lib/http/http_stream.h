@@ -56,7 +56,9 @@ struct http_xreq {
 	bool reuse_replayed;	 /* sent once more after a reused connection closed */
 	bool attempt_reused;	 /* this attempt's connection carried a request before */
 	bool attempt_heard;	 /* this attempt's upstream sent a byte */
-	char tfr[192];		 /* the last transport failure (TLS), or "" */
+	/* the last transport failure (TLS), or "": last, http_xreq_init
+	 * clears only its first byte */
+	char tfr[192];
 };
 
 /* Per-stream buffers taken from a per-worker pool when a request's head is
