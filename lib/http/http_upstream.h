@@ -67,6 +67,7 @@ struct http_upconn {
 	bool connect_timed_out;
 	bool alpn_auto;		/* auto_config over TLS: the handshake's ALPN picks the codec */
 	uint32_t idle_ms;	/* the cluster's idle_timeout when it was last used */
+	uint64_t idle_since_ms; /* HTTP/1: went idle (w->now_ms), for up_idle_timeout */
 	uint32_t connect_ms;	/* the cluster's connect_timeout when it was opened */
 	struct http_stream *st; /* the stream it serves, or NULL */
 	uint32_t n_req;

@@ -89,6 +89,42 @@ static void test_get_keepalive(void **state)
 }
 
 /*
+ * The cluster's idle_timeout (web: 2 s) counts from when the upstream
+ * connection last went idle, not from the first time: the timer armed
+ * in an earlier idle time stays armed while the connection is reused
+ * (issue 17: no arm and cancel per request) and must then wait for what
+ * is left, not close a connection idle for less than the timeout.
+ */
+static void test_upstream_idle_timeout_counts_from_the_last_request(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_open(0, 80);
+	hh_settle();
+	send_str(hh_client(0), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	send_str(u, OK5);
+	hh_advance(1500);
+	send_str(hh_client(0), "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_null(hh_upstream(1)); /* reused */
+	send_str(u, OK5);
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 2);
+	/* 3 s after the first idle time began, 1.5 s after the second did */
+	hh_advance(1500);
+	assert_false(u->fin_in || u->dead);
+	/* 2.5 s after the second */
+	hh_advance(1000);
+	assert_true(u->fin_in || u->dead);
+	/* the next request opens a new connection */
+	send_str(hh_client(0), "GET /c HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_non_null(hh_upstream(1));
+	send_str(hh_upstream(1), OK5);
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 3);
+	hh_end();
+}
+
+/*
  * fuzz_h2 aborted once with "the stack sent [..) beyond the advertised
  * right edge 0": the harness's client never recorded the window it
  * advertised when the stack's ISS (random) put rcv_nxt + wnd at or past
@@ -1628,6 +1664,7 @@ int main(void)
 	hh_init(false);
 	const struct CMUnitTest tests[] = {
 	    T(test_get_keepalive),
+	    T(test_upstream_idle_timeout_counts_from_the_last_request),
 	    T(test_client_iss_near_half_sequence_space),
 	    T(test_retry_after_refused_connect_keeps_path_and_request_id),
 	    T(test_retry_after_refused_connect_request_id),
