@@ -205,9 +205,20 @@ static void stream_ended(struct http_h1_conn *c)
 	} else {
 		if (hc->rebind)
 			conn_follow(hc);
+		/* The idle timeout counts from here. A timer still armed from
+		 * an earlier idle time (a stream's start does not cancel it:
+		 * conn_idle_timeout leaves a connection with a stream alone)
+		 * stays when it is due before this idle time would end, and
+		 * then arms itself for what is left: no arm and cancel per
+		 * keep-alive request (issue 17). */
+		uint64_t now = hc->w->now_ms;
+		uint32_t idle = hc->hcm ? hc->hcm->idle_timeout_ms : 0;
+		hc->idle_since_ms = now;
 		hc->idle_timer.fn = conn_idle_timeout;
-		if (hc->hcm && hc->hcm->idle_timeout_ms)
-			http_timer_arm(hc->w, &hc->idle_timer, hc->hcm->idle_timeout_ms);
+		if (!idle)
+			http_timer_cancel(&hc->idle_timer);
+		else if (!hc->idle_timer.armed || hc->idle_timer.due_ms > now + idle)
+			http_timer_arm(hc->w, &hc->idle_timer, idle);
 		hc->again = true; /* pipelined requests may wait in the input */
 	}
 }
@@ -403,7 +414,14 @@ static void conn_idle_timeout(struct http_timer *t)
 		return;
 	}
 	if (hc->st.state & (HTTP_S_ACTIVE | HTTP_S_STARTED))
+		return; /* the stream's end arms it again */
+	/* armed in an earlier idle time, maybe (stream_ended) */
+	uint32_t idle = hc->hcm ? hc->hcm->idle_timeout_ms : 0;
+	uint64_t was = hc->w->now_ms - hc->idle_since_ms;
+	if (idle && was < idle) {
+		http_timer_arm(hc->w, t, idle - was);
 		return;
+	}
 	HTTP_INC(hc, downstream_cx_idle_timeout);
 	hc->close_after = true;
 	start_close(hc);
@@ -837,6 +855,7 @@ static int conn_open(struct http_worker *w, struct arn_tcp_conn *tc, struct http
 		hc->state = HTTP_DC_CLOSING;
 		http_timer_arm(w, &hc->idle_timer, deny_ms ? deny_ms : 1);
 	} else if (h->idle_timeout_ms) {
+		hc->idle_since_ms = w->now_ms;
 		http_timer_arm(w, &hc->idle_timer, h->idle_timeout_ms);
 	}
 	arn_tcp_set_user(tc, c);

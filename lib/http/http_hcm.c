@@ -198,7 +198,9 @@ void http_stream_started(struct http_stream *st)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	st->start_wall_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 	st->last_activity_ms = w->now_ms;
-	http_timer_cancel(&hc->idle_timer);
+	/* the connection's idle timer is not cancelled: it leaves a
+	 * connection with a stream alone (HTTP/1: conn_idle_timeout), and the
+	 * stream's end takes it over */
 	if (!h)
 		return;
 	if (h->request_headers_timeout_ms)

@@ -18,8 +18,9 @@ struct http_stream;
 
 /** Ready @p st for its first request on @p hc (a connection's set-up). */
 void http_stream_init(struct http_stream *st, struct http_conn *hc);
-/** The request's first byte arrived: the stream's timers start and the
- * connection's idle timer stops. The request has no buffer yet. */
+/** The request's first byte arrived: the stream's timers start (the
+ * connection's idle timer leaves a connection with a started stream
+ * alone). The request has no buffer yet. */
 void http_stream_started(struct http_stream *st);
 /** The stream got request buffer @p r (its head is in): the messages are
  * decoded into it. */

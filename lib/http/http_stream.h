@@ -300,6 +300,7 @@ struct http_conn {
 	uint64_t id;
 	uint64_t open_tsc;
 	struct http_timer idle_timer; /* connection idle / linger */
+	uint64_t idle_since_ms;	      /* HTTP/1: its last stream ended (or it opened) */
 	struct http_stream st;	      /* HTTP/1: the one exchange at a time */
 	/* local_rate_limit_per_downstream_connection: the connection's own
 	 * buckets, for the first local_ratelimit filter (http_l4.c) */

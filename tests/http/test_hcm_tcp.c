@@ -125,6 +125,35 @@ static void test_upstream_idle_timeout_counts_from_the_last_request(void **state
 }
 
 /*
+ * The HCM's idle_timeout (strict: 1.5 s) counts from the end of the
+ * connection's last stream: the timer armed when an earlier stream ended
+ * stays armed through the next one (issue 17: no arm and cancel per
+ * request) and must then wait for what is left.
+ */
+static void test_downstream_idle_timeout_counts_from_the_last_stream(void **state)
+{
+	(void)state;
+	uint32_t rx0[N_PEERS];
+	hh_begin(1);
+	hh_open(0, 81);
+	hh_settle();
+	for (int i = 0; i < 2; i++) {
+		snapshot(rx0);
+		send_str(hh_client(0), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+		struct peer *u = upstream_that_got(rx0);
+		assert_non_null(u);
+		send_str(u, OK5);
+		assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), i + 1);
+		hh_advance(1000);
+	}
+	/* 2 s after the first stream ended, 1 s after the second: open */
+	assert_false(hh_client(0)->fin_in || hh_client(0)->dead);
+	hh_advance(1000);
+	assert_true(hh_client(0)->fin_in || hh_client(0)->dead);
+	hh_end();
+}
+
+/*
  * fuzz_h2 aborted once with "the stack sent [..) beyond the advertised
  * right edge 0": the harness's client never recorded the window it
  * advertised when the stack's ISS (random) put rcv_nxt + wnd at or past
@@ -1665,6 +1694,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    T(test_get_keepalive),
 	    T(test_upstream_idle_timeout_counts_from_the_last_request),
+	    T(test_downstream_idle_timeout_counts_from_the_last_stream),
 	    T(test_client_iss_near_half_sequence_space),
 	    T(test_retry_after_refused_connect_keeps_path_and_request_id),
 	    T(test_retry_after_refused_connect_request_id),
