@@ -11,6 +11,7 @@
 
 const struct http_filter_ops *const *http_filters;
 unsigned http_n_filters;
+struct http_filter_list http_filters_encode_response, http_filters_log, http_filters_stream_end;
 
 int http_filters_set(const struct http_filter_ops *const *chain, unsigned n)
 {
@@ -18,6 +19,16 @@ int http_filters_set(const struct http_filter_ops *const *chain, unsigned n)
 		return -EINVAL;
 	http_filters = chain;
 	http_n_filters = n;
+	http_filters_encode_response.n = http_filters_log.n = http_filters_stream_end.n = 0;
+	for (unsigned i = 0; i < n; i++) {
+		const struct http_filter_ops *f = chain[i];
+		if (f->encode_response)
+			http_filters_encode_response.f[http_filters_encode_response.n++] = f;
+		if (f->log)
+			http_filters_log.f[http_filters_log.n++] = f;
+		if (f->stream_end)
+			http_filters_stream_end.f[http_filters_stream_end.n++] = f;
+	}
 	return 0;
 }
 

@@ -72,6 +72,16 @@ int http_filters_set(const struct http_filter_ops *const *chain, unsigned n);
 extern const struct http_filter_ops *const *http_filters;
 extern unsigned http_n_filters;
 
+/* The filters of the table that have hook @p hook, in chain order: what
+ * a stream calls at every request walks only those (most hooks are one
+ * filter's). Set by http_filters_set. */
+struct http_filter_list {
+	const struct http_filter_ops *f[HTTP_FILTERS_MAX];
+	unsigned n;
+};
+extern struct http_filter_list http_filters_encode_response, http_filters_log,
+    http_filters_stream_end;
+
 /**
  * The response edits of every filter with encode_head_edits, in chain
  * order, into @p e (at most @p cap): for the upstream's response head

@@ -36,9 +36,8 @@ static void stream_idle_timeout(struct http_timer *t);
 /* Each filter's @p hook, where it has one, in chain order. */
 #define FOR_FILTERS(hook, ...)                                                                     \
 	do {                                                                                       \
-		for (unsigned fi_ = 0; fi_ < http_n_filters; fi_++)                                \
-			if (http_filters[fi_]->hook)                                               \
-				http_filters[fi_]->hook(__VA_ARGS__);                              \
+		for (unsigned fi_ = 0; fi_ < http_filters_##hook.n; fi_++)                         \
+			http_filters_##hook.f[fi_]->hook(__VA_ARGS__);                             \
 	} while (0)
 static void hdr_timeout(struct http_timer *t);
 static void req_timeout(struct http_timer *t);
