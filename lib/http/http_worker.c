@@ -15,17 +15,6 @@
 
 /* ---- small services ------------------------------------------------------------ */
 
-uint64_t http_rand(struct http_worker *w)
-{
-	/* xorshift128+: fast, per worker, good enough for balancing and ids */
-	uint64_t s1 = w->rng[0];
-	const uint64_t s0 = w->rng[1];
-	w->rng[0] = s0;
-	s1 ^= s1 << 23;
-	w->rng[1] = s1 ^ s0 ^ (s1 >> 17) ^ (s0 >> 26);
-	return w->rng[1] + s0;
-}
-
 uint64_t *http_lb_rr(struct http_worker *w, uint64_t key)
 {
 	key |= 1;

@@ -178,8 +178,17 @@ struct http_worker {
 
 /* ---- services ------------------------------------------------------------------------ */
 
-/** A random number (xorshift128+, per worker: balancing, ids, back-off). */
-uint64_t http_rand(struct http_worker *w);
+/** A random number (xorshift128+, per worker: balancing, ids, back-off).
+ * Inline: a request draws several. */
+static inline uint64_t http_rand(struct http_worker *w)
+{
+	uint64_t s1 = w->rng[0];
+	const uint64_t s0 = w->rng[1];
+	w->rng[0] = s0;
+	s1 ^= s1 << 23;
+	w->rng[1] = s1 ^ s0 ^ (s1 >> 17) ^ (s0 >> 26);
+	return w->rng[1] + s0;
+}
 /**
  * The worker's round-robin position for the cluster whose name hashes to
  * @p key (open addressing in w->lb; the router, sub-requests and tcp_proxy
