@@ -202,6 +202,7 @@ static void stream_ended(struct http_h1_conn *c)
 		return;
 	if (hc->close_after) {
 		start_close(hc);
+		hc->again = true; /* closing_step: the FIN once the reply is out */
 	} else {
 		if (hc->rebind)
 			conn_follow(hc);
@@ -219,7 +220,13 @@ static void stream_ended(struct http_h1_conn *c)
 			http_timer_cancel(&hc->idle_timer);
 		else if (!hc->idle_timer.armed || hc->idle_timer.due_ms > now + idle)
 			http_timer_arm(hc->w, &hc->idle_timer, idle);
-		hc->again = true; /* pipelined requests may wait in the input */
+		/* Pipelined requests may wait in the input, or the client's
+		 * FIN came during the exchange: one more round reads them.
+		 * Without either (a plain text connection with nothing in its
+		 * buffer or TCP's), that round would find nothing to do: the
+		 * next bytes or the FIN call conn_run (dc_data, dc_eof). */
+		hc->again =
+		    c->tls.on || c->dn.peer.eof || c->dn.in.bytes || arn_tcp_rx_pending(hc->tc);
 	}
 }
 
@@ -353,8 +360,7 @@ static void run_once(struct http_h1_conn *c)
 	    ((st->state & HTTP_S_REQ_DONE) || hc->close_after) &&
 	    !(st->up && http_up_peer(st->up)->queued)) {
 		http_stream_end(st);
-		stream_ended(c);
-		hc->again = true;
+		stream_ended(c); /* asks for another round if there is work */
 		return;
 	}
 	if (hc->state == HTTP_DC_CLOSING) {

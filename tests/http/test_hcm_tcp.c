@@ -153,6 +153,52 @@ static void test_downstream_idle_timeout_counts_from_the_last_stream(void **stat
 	hh_end();
 }
 
+/* Two requests in one segment: the second goes upstream once the first
+ * response is out, with no more input from the client (the stream's end
+ * runs one more round when input waits). */
+static void test_pipelined_request_goes_on_after_the_first_response(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_open(0, 80);
+	hh_settle();
+	send_str(hh_client(0), "GET /p1 HTTP/1.1\r\nHost: a\r\n\r\n"
+			       "GET /p2 HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	assert_true(got(u, "GET /p1 HTTP/1.1\r\n"));
+	assert_false(got(u, "GET /p2 HTTP/1.1\r\n"));
+	send_str(u, OK5);
+	assert_true(got(u, "GET /p2 HTTP/1.1\r\n"));
+	send_str(u, OK5);
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 2);
+	hh_end();
+}
+
+/*
+ * A client that half-closes right after its request still gets the
+ * response, then the connection's close, at once (issue 17: the stream's
+ * end no longer runs one more round when no input waits; a FIN that came
+ * during the exchange must not wait for the idle timeout).
+ */
+static void test_client_fin_during_the_exchange_closes_after_the_response(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_open(0, 80);
+	hh_settle();
+	send_str(hh_client(0), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	hh_fin(hh_client(0));
+	hh_settle();
+	assert_false(hh_client(0)->fin_in);
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	send_str(u, OK5);
+	assert_true(got(hh_client(0), "\r\n\r\nhello"));
+	assert_true(hh_client(0)->fin_in);
+	hh_end();
+}
+
 /*
  * fuzz_h2 aborted once with "the stack sent [..) beyond the advertised
  * right edge 0": the harness's client never recorded the window it
@@ -1695,6 +1741,8 @@ int main(void)
 	    T(test_get_keepalive),
 	    T(test_upstream_idle_timeout_counts_from_the_last_request),
 	    T(test_downstream_idle_timeout_counts_from_the_last_stream),
+	    T(test_client_fin_during_the_exchange_closes_after_the_response),
+	    T(test_pipelined_request_goes_on_after_the_first_response),
 	    T(test_client_iss_near_half_sequence_space),
 	    T(test_retry_after_refused_connect_keeps_path_and_request_id),
 	    T(test_retry_after_refused_connect_request_id),
