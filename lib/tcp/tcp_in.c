@@ -461,6 +461,16 @@ static void sndq_drop(struct arn_tcp_conn *c, uint32_t n)
 	}
 }
 
+/* An ACK is owed at once: it goes at this poll's output, one per connection
+ * per receive burst, or rides on our data if the application answers in
+ * the same poll. A segment that finds one owed already shares it. */
+static void ack_owed(struct arn_tcp_conn *c)
+{
+	if (c->flags & TF_ACK_NOW)
+		TCP_INC(c->wk, ACKS_COALESCED);
+	c->flags |= TF_ACK_NOW;
+}
+
 /* Report [start, end) as received twice (RFC 2883). An ACK carries one
  * DSACK: a pending one that this does not extend goes out first, so that
  * every duplicate is reported, as Linux does (an ACK per duplicate). The
@@ -985,12 +995,12 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 			if (fin && seq + len != c->rcv_nxt)
 				fin = false;
 			len = 0;
-			c->flags |= TF_ACK_NOW;
+			ack_owed(c);
 		} else {
 			dsack_report(c, seq, c->rcv_nxt);
 			rte_pktmbuf_adj(m, (uint16_t)d);
 			len -= d;
-			c->flags |= TF_ACK_NOW;
+			ack_owed(c);
 		}
 		seq = c->rcv_nxt;
 	}
@@ -1031,7 +1041,7 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 		wk->cnt[ARN_TCP_C_BYTES_IN] += len;
 		if (c->oooq.head) {
 			wk->cnt[ARN_TCP_C_BYTES_IN] += tcp_ooo_pull(c);
-			c->flags |= TF_ACK_NOW; /* RFC 5681 4.2: a hole was filled */
+			ack_owed(c); /* RFC 5681 4.2: a hole was filled */
 		}
 		/* Delayed ACKs (RFC 1122 / 5681: at least every second full
 		 * segment), but as Linux: quick ACKs at the start of a connection
@@ -1045,9 +1055,9 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 			c->flags |= TF_PUSHED;
 		if (c->quickack && !(c->flags & TF_PINGPONG)) {
 			c->quickack--;
-			c->flags |= TF_ACK_NOW;
+			ack_owed(c);
 		} else if (++c->segs_unacked >= 2) {
-			c->flags |= TF_ACK_NOW;
+			ack_owed(c);
 		} else {
 			c->flags |= TF_DELACK;
 		}
@@ -1065,7 +1075,7 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 			tcp_send_ack(c);
 		tcp_ooo_insert(c, m, seq);
 		m = NULL;
-		c->flags |= TF_ACK_NOW; /* duplicate ACK with SACK blocks */
+		ack_owed(c); /* duplicate ACK with SACK blocks */
 		if (fin) {
 			c->flags |= TF_OOO_FIN;
 			c->ooo_fin_seq = seq + len;

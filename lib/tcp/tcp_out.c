@@ -276,6 +276,10 @@ static int xmit(struct arn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flag
 			c->prr_out += len;
 	}
 	if (flags & TH_ACK) {
+		if (c->flags & (TF_ACK_NOW | TF_DELACK)) {
+			if (len)
+				TCP_INC(wk, ACKS_PIGGYBACKED);
+		}
 		c->last_ack_sent = c->rcv_nxt;
 		c->flags &= ~(TF_ACK_NOW | TF_DELACK | TF_PUSHED);
 		c->t_delack = 0;
@@ -302,7 +306,8 @@ int tcp_send_syn(struct arn_tcp_conn *c)
 
 void tcp_send_ack(struct arn_tcp_conn *c)
 {
-	xmit(c, c->snd_max, 0, TH_ACK);
+	if (xmit(c, c->snd_max, 0, TH_ACK) == 0)
+		TCP_INC(c->wk, PURE_ACKS);
 }
 
 /*

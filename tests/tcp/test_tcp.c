@@ -525,6 +525,10 @@ static void test_delayed_ack_and_every_second_segment(void **state)
 	assert_int_equal(out.ack, p_seq);
 	assert_int_equal(app.rx_len, (TCP_QUICKACK_SEGS + 1) * 100 + 2 * 1448);
 	assert_int_equal(cnt(ARN_TCP_C_DELAYED_ACKS), 1);
+	/* every ACK so far a pure one: the quick ones, the delayed one, the
+	 * one for two segments (which the second shared with the first's) */
+	assert_int_equal(cnt(ARN_TCP_C_PURE_ACKS), TCP_QUICKACK_SEGS + 2);
+	assert_int_equal(cnt(ARN_TCP_C_ACKS_PIGGYBACKED), 0);
 	/* idle for longer than an RTO: quick ACKs again */
 	fake_advance(lc, app.conn->rto + 1);
 	fake_drain(lc);
@@ -569,10 +573,13 @@ static void test_ack_when_pushed_data_is_read_unless_interactive(void **state)
 	inject(TH_ACK | TH_PSH, p_seq, our_isn + 3, 500, &o, "GET", 3);
 	p_seq += 3;
 	expect_none();
+	uint64_t pure = cnt(ARN_TCP_C_PURE_ACKS), piggy = cnt(ARN_TCP_C_ACKS_PIGGYBACKED);
 	assert_int_equal(arn_tcp_write(c, "ok", 2), 2);
 	fake_advance(lc, 0);
 	expect_seg(TH_ACK | TH_PSH);
 	assert_int_equal(out.ack, p_seq);
+	assert_int_equal(cnt(ARN_TCP_C_PURE_ACKS), pure);
+	assert_int_equal(cnt(ARN_TCP_C_ACKS_PIGGYBACKED), piggy + 1);
 	/* no answer in time: the delayed ACK fires and ping-pong ends */
 	inject(TH_ACK | TH_PSH, p_seq, our_isn + 5, 500, &o, "GET", 3);
 	p_seq += 3;
