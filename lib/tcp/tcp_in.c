@@ -461,14 +461,54 @@ static void sndq_drop(struct arn_tcp_conn *c, uint32_t n)
 	}
 }
 
+/* ---- the receive side's ACK policy (docs/tcp.md "ACK policy") ----------------------- */
+
 /* An ACK is owed at once: it goes at this poll's output, one per connection
- * per receive burst, or rides on our data if the application answers in
- * the same poll. A segment that finds one owed already shares it. */
+ * per receive burst (the batch GRO gives Linux), or rides on our data if
+ * the application answers in the same poll. A segment that finds one owed
+ * already shares it. */
 static void ack_owed(struct arn_tcp_conn *c)
 {
 	if (c->flags & TF_ACK_NOW)
 		TCP_INC(c->wk, ACKS_COALESCED);
 	c->flags |= TF_ACK_NOW;
+}
+
+/* Linux's tcp_enter_quickack_mode: the next ACKs go at once, as many as
+ * half the receive window's segments (at least 2, at most
+ * TCP_QUICKACK_SEGS), and an interactive exchange is over. At the start of
+ * a connection this lets the sender's slow start grow on every ACK; after
+ * an idle RTO, the same for its restart; after a duplicate segment (our
+ * ACK was lost, or the sender's RTO fired), the sender recovers on prompt
+ * ACKs instead of waiting TCP_DELACK_MS per segment. */
+static void quickack_enter(struct arn_tcp_conn *c)
+{
+	uint32_t q = c->rcvbuf / (2u * (c->mss ? c->mss : 1u));
+	q = q < 2 ? 2 : q > TCP_QUICKACK_SEGS ? TCP_QUICKACK_SEGS : q;
+	if (c->quickack < q)
+		c->quickack = (uint8_t)q;
+	c->flags &= ~TF_PINGPONG;
+}
+
+/* An ACK for a segment that left a hole below it or filled (part of) one,
+ * as Linux's __tcp_ack_snd_check with its out-of-order queue in use: the
+ * first TCP_DUPACKS_AT_ONCE for one rcv_nxt go now, each on its own (a
+ * sender without SACK counts three duplicate ACKs to start fast
+ * retransmit; one with SACK learns the loss a burst earlier), and every
+ * one without SACK; past those, a burst's SACK changes share the poll's
+ * ACK (Linux compresses them for up to 1 ms), unless one would push
+ * another out of the blocks an ACK carries (tcp_rsack_ack_due). */
+static bool ack_at_once(struct arn_tcp_conn *c)
+{
+	if (c->rcv_dupack_nxt != c->rcv_nxt) {
+		c->rcv_dupack_nxt = c->rcv_nxt;
+		c->rcv_dupacks = 0;
+	}
+	if ((c->flags & TF_SACK_OK) && c->rcv_dupacks >= TCP_DUPACKS_AT_ONCE)
+		return false;
+	if (c->rcv_dupacks < UINT8_MAX)
+		c->rcv_dupacks++;
+	return true;
 }
 
 /* Report [start, end) as received twice (RFC 2883). An ACK carries one
@@ -855,10 +895,12 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 			if (s->len && seq_lt(s->seq, c->rcv_nxt)) {
 				TCP_INC(wk, DUP_DATA);
 				dsack_report(c, s->seq, seq_min(s->seq + s->len, c->rcv_nxt));
+				/* Linux's tcp_send_dupack: quick ACKs from here on */
+				quickack_enter(c);
 			} else {
 				TCP_INC(wk, OUT_OF_WINDOW);
 			}
-			c->flags |= TF_ACK_NOW;
+			ack_owed(c);
 			tcp_want_output(c);
 		}
 		rte_pktmbuf_free(m);
@@ -990,6 +1032,7 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 			if (len) {
 				TCP_INC(wk, DUP_DATA);
 				dsack_report(c, seq, seq + len);
+				quickack_enter(c);
 			}
 			/* a FIN at rcv_nxt - 1 is an old FIN too */
 			if (fin && seq + len != c->rcv_nxt)
@@ -1015,7 +1058,7 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 
 	bool data_state = c->state == TCPS_ESTABLISHED || c->state == TCPS_FIN_WAIT_1 ||
 			  c->state == TCPS_FIN_WAIT_2;
-	bool appended = false;
+	bool appended = false, ack_now = false;
 	if (len && (!data_state || (c->flags & TF_RCVD_FIN))) {
 		len = 0; /* after the peer's FIN: nothing more can be data */
 	} else if (len && (c->flags & TF_APP_CLOSED)) {
@@ -1040,27 +1083,27 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 		c->rcv_nxt += len;
 		wk->cnt[ARN_TCP_C_BYTES_IN] += len;
 		if (c->oooq.head) {
+			/* RFC 5681 4.2: a hole was filled, ACKed at once, once
+			 * the application has read what it released */
 			wk->cnt[ARN_TCP_C_BYTES_IN] += tcp_ooo_pull(c);
-			ack_owed(c); /* RFC 5681 4.2: a hole was filled */
+			ack_now = ack_at_once(c);
+			ack_owed(c);
 		}
 		/* Delayed ACKs (RFC 1122 / 5681: at least every second full
 		 * segment), but as Linux: quick ACKs at the start of a connection
 		 * and after an idle RTO, unless the exchange is interactive. A
 		 * peer with Nagle on (write-write-read: a response body after its
-		 * headers) otherwise waits up to TCP_DELACK_MS for our ACK. */
+		 * headers) otherwise waits up to TCP_DELACK_MS for our ACK. The
+		 * ACK goes at the poll's output: a burst's segments share it. */
 		if (wk->now_ms - c->last_rcv_ms > c->rto)
-			c->quickack = TCP_QUICKACK_SEGS;
+			quickack_enter(c);
 		c->last_rcv_ms = wk->now_ms;
 		if (s->flags & TH_PSH)
 			c->flags |= TF_PUSHED;
-		if (c->quickack && !(c->flags & TF_PINGPONG)) {
-			c->quickack--;
+		if ((c->quickack && !(c->flags & TF_PINGPONG)) || ++c->segs_unacked >= 2)
 			ack_owed(c);
-		} else if (++c->segs_unacked >= 2) {
-			ack_owed(c);
-		} else {
+		else
 			c->flags |= TF_DELACK;
-		}
 		if (fin && seq + len != c->rcv_nxt)
 			fin = false; /* data queued beyond a FIN: the FIN is bogus */
 		if (!fin && (c->flags & TF_OOO_FIN) && c->rcv_nxt == c->ooo_fin_seq)
@@ -1075,7 +1118,11 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 			tcp_send_ack(c);
 		tcp_ooo_insert(c, m, seq);
 		m = NULL;
-		ack_owed(c); /* duplicate ACK with SACK blocks */
+		/* a duplicate ACK with SACK blocks */
+		if (ack_at_once(c))
+			tcp_send_ack(c);
+		else
+			ack_owed(c);
 		if (fin) {
 			c->flags |= TF_OOO_FIN;
 			c->ooo_fin_seq = seq + len;
@@ -1096,6 +1143,10 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 		deliver_data(c);
 		if (c->state == TCPS_CLOSED)
 			return;
+		/* after the read, so that the ACK carries the window it freed */
+		if (ack_now && (c->flags & TF_ACK_NOW) &&
+		    !seq_gt(c->snd_una + c->sndq.bytes, c->snd_max))
+			tcp_send_ack(c);
 	}
 	if (fin && !(c->flags & TF_RCVD_FIN) && (data_state || c->state == TCPS_SYN_RECEIVED)) {
 		fin_in(c);

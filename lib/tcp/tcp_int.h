@@ -87,9 +87,16 @@ static inline bool seq_in(uint32_t x, uint32_t lo, uint32_t hi)
 #define TCP_RTO_MAX_MS 60000
 #define TCP_RTO_SYN_FALLBACK_MS 3000 /* RFC 6298 5.7 */
 #define TCP_DELACK_MS 40
-/* Segments ACKed at once at the start of a connection and after it was idle
- * for an RTO (Linux's quick-ACK mode, tcp_incr_quickack: at most 16). */
+/* ACKs sent at once (quick-ACK mode) at the start of a connection, after it
+ * was idle for an RTO and after a duplicate segment: at most this many,
+ * and no more than half the receive window's segments (Linux's
+ * tcp_incr_quickack, TCP_MAX_QUICKACKS). Counted in ACKs sent, not in
+ * segments received. */
 #define TCP_QUICKACK_SEGS 16
+/* Duplicate ACKs sent at once, one per out-of-order segment, for one
+ * rcv_nxt before the rest of a burst's SACK changes share an ACK (Linux's
+ * TCP_FASTRETRANS_THRESH in __tcp_ack_snd_check). */
+#define TCP_DUPACKS_AT_ONCE 3
 #define TCP_MSL_MS 30000 /* TIME_WAIT lasts 2 MSL = 60 s, Linux's value */
 #define TCP_FIN_WAIT2_MS 60000
 #define TCP_SYN_RETRIES 6
@@ -437,9 +444,11 @@ struct arn_tcp_conn {
 	uint32_t rcv_adv; /* right edge advertised so far */
 	uint32_t last_ack_sent;
 	uint32_t ooo_fin_seq;
-	uint32_t segs_unacked;			    /* full segments since our last ACK */
-	uint8_t quickack;			    /* segments left to ACK at once */
-	uint64_t last_rcv_ms;			    /* when in-order data last arrived */
+	uint32_t segs_unacked;	 /* full segments since our last ACK */
+	uint32_t rcv_dupack_nxt; /* the rcv_nxt rcv_dupacks counts for */
+	uint8_t quickack;	 /* ACKs left to send at once */
+	uint8_t rcv_dupacks;	 /* duplicate ACKs sent at once for rcv_dupack_nxt */
+	uint64_t last_rcv_ms;	 /* when in-order data last arrived */
 	struct tcp_sack_block rsack[TCP_RSACK_MAX]; /* most recent first */
 
 	/* timestamps (RFC 7323). TS.Recent is kept twice: ts_echo is what

@@ -279,6 +279,11 @@ static int xmit(struct arn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flag
 		if (c->flags & (TF_ACK_NOW | TF_DELACK)) {
 			if (len)
 				TCP_INC(wk, ACKS_PIGGYBACKED);
+			/* quick-ACK mode counts the ACKs that answer data,
+			 * however many segments each covers (Linux's
+			 * tcp_dec_quickack_mode) */
+			if (c->quickack)
+				c->quickack--;
 		}
 		c->last_ack_sent = c->rcv_nxt;
 		c->flags &= ~(TF_ACK_NOW | TF_DELACK | TF_PUSHED);

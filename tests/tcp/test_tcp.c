@@ -589,6 +589,181 @@ static void test_ack_when_pushed_data_is_read_unless_interactive(void **state)
 	assert_false(c->flags & TF_PINGPONG);
 }
 
+/* ---- the receive side's ACK policy (docs/tcp.md "ACK policy"; issue 16
+ * item 5, issue 17 item 4). Counted, not timed. */
+
+/* Count the segments the last poll put out; keep the last in out. */
+static unsigned acks_out(void)
+{
+	unsigned n = 0;
+	fake_advance(lc, 0);
+	while (fake_next(lc, &out)) {
+		assert_int_equal(out.flags, TH_ACK);
+		n++;
+	}
+	return n;
+}
+
+/* A burst of in-order segments read in one poll gets one ACK (the batch
+ * GRO gives Linux), and quick-ACK mode counts ACKs sent, not segments
+ * received (Linux's tcp_dec_quickack_mode): a burst at the start of a
+ * connection used to spend ten of the sixteen quick ACKs on one ACK. */
+static void test_ack_per_burst_and_quick_acks_counted_per_ack(void **state)
+{
+	(void)state;
+	open_conn(true, true, 7);
+	struct arn_tcp_conn *c = app.conn;
+	static uint8_t buf[1448];
+	struct fake_opts o = popts();
+	for (int i = 0; i < 10; i++) {
+		inject(TH_ACK, p_seq, our_isn + 1, 500, &o, buf, 1448);
+		p_seq += 1448;
+	}
+	assert_int_equal(acks_out(), 1);
+	assert_int_equal(out.ack, p_seq);
+	assert_int_equal(cnt(ARN_TCP_C_PURE_ACKS), 1);
+	assert_int_equal(cnt(ARN_TCP_C_ACKS_COALESCED), 9);
+	/* the quick ACKs left: fifteen, each a segment on its own */
+	for (int i = 0; i < TCP_QUICKACK_SEGS - 1; i++) {
+		inject(TH_ACK, p_seq, our_isn + 1, 500, &o, buf, 100);
+		p_seq += 100;
+		assert_int_equal(acks_out(), 1);
+		assert_int_equal(out.ack, p_seq);
+	}
+	assert_int_equal(c->quickack, 0);
+	/* then delayed: one segment waits, the second is ACKed with it */
+	inject(TH_ACK, p_seq, our_isn + 1, 500, &o, buf, 1448);
+	p_seq += 1448;
+	assert_int_equal(acks_out(), 0);
+	/* ... and a burst of ten past quick-ACK mode still gets one */
+	for (int i = 0; i < 10; i++) {
+		inject(TH_ACK, p_seq, our_isn + 1, 500, &o, buf, 1448);
+		p_seq += 1448;
+	}
+	assert_int_equal(acks_out(), 1);
+	assert_int_equal(out.ack, p_seq);
+	assert_int_equal(cnt(ARN_TCP_C_PURE_ACKS), TCP_QUICKACK_SEGS + 1);
+	assert_int_equal(cnt(ARN_TCP_C_DELAYED_ACKS), 0);
+}
+
+/* RFC 5681 4.2: an out-of-order segment gets an immediate duplicate ACK.
+ * A sender without SACK counts three of them to retransmit (RFC 5681
+ * 3.2): one ACK per burst gave it one, and it waited for its RTO. Every
+ * out-of-order segment of a burst now sends its own, as Linux does for a
+ * peer without SACK. */
+static void test_out_of_order_burst_dupacks_without_sack(void **state)
+{
+	(void)state;
+	open_conn(false, true, 0);
+	static uint8_t d[1000];
+	struct fake_opts o = popts();
+	for (uint32_t b = 1000; b <= 4000; b += 1000)
+		inject(TH_ACK, p_seq + b, our_isn + 1, 65535, &o, d, 1000);
+	fake_advance(lc, 0);
+	unsigned n = 0;
+	while (fake_next(lc, &out)) {
+		assert_int_equal(out.flags, TH_ACK);
+		assert_int_equal(out.ack, p_seq); /* duplicates */
+		assert_int_equal(out.o.n_sack, 0);
+		n++;
+	}
+	assert_int_equal(n, 4);
+	assert_int_equal(cnt(ARN_TCP_C_PURE_ACKS), 4);
+}
+
+/* With SACK, Linux sends the first three duplicate ACKs for one rcv_nxt at
+ * once, each with the SACK blocks up to its segment, then compresses the
+ * rest; here the rest of the burst shares the poll's ACK. */
+static void test_out_of_order_burst_three_sacks_at_once(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	static uint8_t d[1000];
+	struct fake_opts o = popts();
+	for (uint32_t b = 1000; b <= 5000; b += 1000)
+		inject(TH_ACK, p_seq + b, our_isn + 1, 65535, &o, d, 1000);
+	fake_advance(lc, 0);
+	unsigned n = 0;
+	while (fake_next(lc, &out)) {
+		n++;
+		assert_int_equal(out.flags, TH_ACK);
+		assert_int_equal(out.ack, p_seq);
+		assert_int_equal(out.o.n_sack, 1);
+		assert_int_equal(out.o.sack[0].start, p_seq + 1000);
+		/* the first three: up to their own segment; the last: all */
+		assert_int_equal(out.o.sack[0].end, p_seq + 1000 + 1000 * (n < 4 ? n : 5));
+	}
+	assert_int_equal(n, 4);
+	assert_int_equal(cnt(ARN_TCP_C_ACKS_COALESCED), 1);
+}
+
+/* Retransmissions that fill holes are ACKed at once, each on its own, so
+ * that the sender's recovery (PRR) is clocked by each of them rather than
+ * by one ACK per burst; each ACK still carries the SACK blocks above. */
+static void test_each_filled_hole_acked_at_once(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	static uint8_t d[4000];
+	for (int i = 0; i < 4000; i++)
+		d[i] = (uint8_t)(i * 13);
+	struct fake_opts o = popts();
+	/* 0-1000 and 2000-3000 lost */
+	inject(TH_ACK, p_seq + 1000, our_isn + 1, 65535, &o, d + 1000, 1000);
+	inject(TH_ACK, p_seq + 3000, our_isn + 1, 65535, &o, d + 3000, 1000);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	/* both retransmissions in one burst */
+	inject(TH_ACK, p_seq, our_isn + 1, 65535, &o, d, 1000);
+	inject(TH_ACK, p_seq + 2000, our_isn + 1, 65535, &o, d + 2000, 1000);
+	fake_advance(lc, 0);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.ack, p_seq + 2000);
+	assert_int_equal(out.o.n_sack, 1);
+	assert_int_equal(out.o.sack[0].start, p_seq + 3000);
+	assert_int_equal(out.o.sack[0].end, p_seq + 4000);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.ack, p_seq + 4000);
+	assert_int_equal(out.o.n_sack, 0);
+	assert_int_equal(fake_pending(lc), 0);
+	assert_int_equal(app.rx_len, 4000);
+	assert_memory_equal(app.rx, d, 4000);
+}
+
+/* A duplicate segment means our ACK was lost or the sender's RTO fired:
+ * as Linux (tcp_data_queue's out_of_window), quick-ACK mode, so that the
+ * sender's recovery is not slowed by delayed ACKs, and an interactive
+ * exchange is over. */
+static void test_duplicate_segment_enters_quick_ack_mode(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	struct arn_tcp_conn *c = app.conn;
+	c->quickack = 0;		/* past the start of the connection */
+	c->last_rcv_ms = c->wk->now_ms; /* and not idle */
+	static uint8_t d[1000];
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq, our_isn + 1, 65535, &o, d, 1000);
+	expect_none(); /* delayed */
+	fake_advance(lc, TCP_DELACK_MS);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.ack, p_seq + 1000);
+	/* the same segment again (our ACK lost): DSACKed at once */
+	inject(TH_ACK, p_seq, our_isn + 1, 65535, &o, d, 1000);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.o.n_sack, 1);
+	assert_int_equal(out.o.sack[0].start, p_seq);
+	p_seq += 1000;
+	/* the next ones are ACKed at once, not after TCP_DELACK_MS */
+	for (int i = 0; i < 2; i++) {
+		inject(TH_ACK, p_seq, our_isn + 1, 65535, &o, d, 1000);
+		p_seq += 1000;
+		expect_seg(TH_ACK);
+		assert_int_equal(out.ack, p_seq);
+	}
+	assert_int_equal(cnt(ARN_TCP_C_DELAYED_ACKS), 1);
+}
+
 static void test_out_of_order_queued_and_sacked(void **state)
 {
 	(void)state;
@@ -3697,6 +3872,15 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_delayed_ack_and_every_second_segment, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_out_of_order_queued_and_sacked, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ack_per_burst_and_quick_acks_counted_per_ack,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_out_of_order_burst_dupacks_without_sack, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_out_of_order_burst_three_sacks_at_once, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_each_filled_hole_acked_at_once, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_duplicate_segment_enters_quick_ack_mode, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_sack_changes_of_one_burst_all_reported, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_each_duplicate_of_a_burst_reported, setup,
