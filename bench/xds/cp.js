@@ -148,7 +148,7 @@ function record(o) {
     const p1 = await probe(`/r${i}/`, 'B');
     const [t0, t1] = await push('cluster', [cluster(i, B, String(k + 2))]);
     const ts = await p1.seen;
-    record({ what: 'cluster', n: N, index: i, ack_ms: t1 - t0, serving_ms: ts - t0 });
+    record({ what: 'cluster', n: N, index: i, ack_ms: t1 - t0, serving_ms: ts - t0, t0 });
     // one route among N: route j -> c{N-1} (B)
     await settle();
     const j = Math.floor(N / 3) + k;
@@ -157,7 +157,7 @@ function record(o) {
     rv += 1;
     const [u0, u1] = await push('route', [routes(String(rv), over)]);
     const us = await p2.seen;
-    record({ what: 'route', n: N, index: j, ack_ms: u1 - u0, serving_ms: us - u0 });
+    record({ what: 'route', n: N, index: j, ack_ms: u1 - u0, serving_ms: us - u0, t0: u0 });
   }
   fs.writeFileSync(path.join(dir, 'done'), '');
   process.exit(0);

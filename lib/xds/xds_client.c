@@ -369,9 +369,16 @@ static int send_request(struct arn_xds_client *c, struct xds_type *t, uint64_t n
 			if (p->n_hb)
 				snprintf(hb, sizeof(hb), ", %zu heartbeat%s", p->n_hb,
 					 p->n_hb == 1 ? "" : "s");
-			ARN_DEBUG(XDS, "ACK %s nonce %s version '%s' (%zu updated, %zu removed%s)",
-				  t->short_name, p->nonce, p->system_version, p->n_add, p->n_rm,
-				  hb);
+			/* where the time went (issue 17): decoding the response,
+			 * the sink (conversion, X16, publication), then waiting
+			 * for the workers to take the generation (X17) */
+			ARN_DEBUG(XDS,
+				  "ACK %s nonce %s version '%s' (%zu updated, %zu removed%s): "
+				  "decoded in %llu us, applied in %llu us, sent %llu us after "
+				  "the response arrived",
+				  t->short_name, p->nonce, p->system_version, p->n_add, p->n_rm, hb,
+				  (unsigned long long)p->decode_us, (unsigned long long)p->apply_us,
+				  (unsigned long long)(xds_mono_us() - p->t_in_us));
 		} else {
 			t->n_nacks++;
 			t->last_nack_ms = now;

@@ -24,6 +24,13 @@ uint64_t xds_wall_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+uint64_t xds_mono_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
 void arn_xds_errors_add(struct arn_xds_errors *e, const char *name, const char *fmt, ...)
 {
 	if (e->n == e->cap) {

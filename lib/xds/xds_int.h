@@ -45,6 +45,9 @@ struct xds_pending {
 	bool has_token; /* wait for sink->acknowledged(token) (X17) */
 	uint64_t token;
 	uint64_t applied_ms; /* when the sink applied it */
+	/* For the ACK's debug line (issue 17): monotonic microseconds when
+	 * the response arrived, and how long decoding and the sink took. */
+	uint64_t t_in_us, decode_us, apply_us;
 	uint64_t deadline_ms;
 	/* What the response changed, for the ACK's log line; the versions
 	 * themselves were committed when the sink applied them (D5). */
@@ -143,6 +146,8 @@ struct arn_xds_client {
 
 uint64_t xds_now(const struct arn_xds_client *c);
 uint64_t xds_wall_ms(void);
+/** Monotonic microseconds, for the stage times of the debug log. */
+uint64_t xds_mono_us(void);
 struct xds_type *xds_type_find(const struct arn_xds_client *c, const char *type_url, size_t len);
 
 /** Handle one serialized DeltaDiscoveryResponse (xds_response.c). */

@@ -120,6 +120,7 @@ static void commit(struct xds_type *t, const struct arn_xds_resource *added,
 
 void xds_handle_response(struct arn_xds_client *c, const char *buf, size_t len)
 {
+	uint64_t t_in = xds_mono_us();
 	upb_Arena *a = upb_Arena_New();
 	if (a == NULL)
 		return;
@@ -158,6 +159,7 @@ void xds_handle_response(struct arn_xds_client *c, const char *buf, size_t len)
 		upb_Arena_Free(a);
 		return;
 	}
+	p->t_in_us = t_in;
 	free(t->last_nonce);
 	t->last_nonce = strdup(p->nonce);
 	t->n_responses++;
@@ -326,8 +328,11 @@ void xds_handle_response(struct arn_xds_client *c, const char *buf, size_t len)
 	};
 	uint64_t token = 0;
 	int rc = 0;
+	uint64_t t_apply = xds_mono_us();
+	p->decode_us = t_apply - t_in;
 	if (c->sink && c->sink->apply && (n_added || n_removed))
 		rc = c->sink->apply(c->sink_ctx, &b, &errs, &token);
+	p->apply_us = xds_mono_us() - t_apply;
 	c->interest_dirty = true; /* changed configuration may reference new names (X4) */
 	if (rc == -EINVAL)
 		goto refuse;
