@@ -389,6 +389,7 @@ struct arn_cfg_route {
 };
 
 struct arn_cfg_route_index; /* private: a prefilter over the routes' literal path prefixes */
+struct arn_cfg_route_reuse; /* private: conv_route.c */
 
 struct arn_cfg_vhost {
 	const char *name;
@@ -427,6 +428,9 @@ struct arn_cfg_route_table {
 	bool ignore_port_in_host_matching;
 	bool most_specific_header_mutations_wins;
 	struct arn_cfg_header_ops headers_ops;
+	/* private to lib/config (conv_route.c): what the next version of this
+	 * RouteConfiguration may take over instead of converting again */
+	const struct arn_cfg_route_reuse *reuse;
 };
 
 /**

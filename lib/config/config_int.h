@@ -117,6 +117,10 @@ struct conv {
 	uint32_t default_fetch_ms;	 /* 15 s unless the bootstrap says otherwise */
 	struct arn_cfg_reclaim *reclaim; /* set on every object made */
 	bool validate_only;		 /* arion --mode validate */
+	unsigned files_read;		 /* by conv_read_file(): such a result is not reused */
+	/* RouteConfiguration (arn_conv_route_table): routes converted, and
+	 * routes taken unchanged from the previous version */
+	size_t routes_converted, routes_reused;
 };
 
 /** Append ".fmt" (or "[i]") to the path; returns the mark for conv_pop(). */
@@ -226,7 +230,16 @@ void conv_per_filter(struct conv *c, struct pb p, struct arn_cfg_per_filter **ou
  * reference, owned by the caller) or NULL with c->nerr > 0.
  */
 struct arn_cfg_obj *arn_conv_listener(struct conv *c, struct pb l);
-struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_inline);
+/*
+ * A RouteConfiguration. @p prev: the version in force of the same name, or
+ * NULL; with @p bytes (@p rc's serialized form), each route whose bytes
+ * and virtual host context are those of a route of @p prev is taken over
+ * from it instead of converted again (issue 17: one changed route among
+ * 10,000 converts one). Inline tables (@p is_inline) take nothing over.
+ */
+struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_inline,
+					 const struct arn_cfg_route_table *prev, const char *bytes,
+					 size_t len);
 struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl);
 /* http2_protocol_options (a connection manager's, a cluster's) with Envoy's
  * defaults; @p p may be unset (defaults only). */

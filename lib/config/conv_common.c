@@ -757,6 +757,7 @@ int conv_read_file(struct conv *c, const char *field, const char *path, size_t m
 {
 	*buf = NULL;
 	*len = 0;
+	c->files_read++;
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct stat sb;
 	int rc = 0;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arn_proto.h"
 #include "arn_regex.h"
 #include "config_int.h"
 
@@ -200,7 +201,7 @@ static void cluster_ref(struct conv *c, struct arn_cfg_ref *r, upb_StringView na
 }
 
 static void route_action(struct conv *c, struct pb ra, struct arn_cfg_route_action *a,
-			 const struct arn_cfg_retry_policy *vh_retry)
+			 const struct arn_cfg_retry_policy *vh_retry, bool *inherits_retry)
 {
 	size_t m0 = conv_push(c, "route");
 	conv_only(c, ra,
@@ -335,6 +336,7 @@ static void route_action(struct conv *c, struct pb ra, struct arn_cfg_route_acti
 		conv_pop(c, m);
 	} else if (vh_retry) {
 		a->retry = *vh_retry;
+		*inherits_retry = true;
 	}
 	size_t nh = pb_len(ra, "hash_policy");
 	if (nh) {
@@ -465,8 +467,10 @@ static void direct(struct conv *c, struct pb d, struct arn_cfg_direct *r, uint32
 	conv_pop(c, m0);
 }
 
+/* @p inherits_retry: set when the route copied @p vh_retry. */
 static void route(struct conv *c, struct pb rt, struct arn_cfg_route *r,
-		  const struct arn_cfg_retry_policy *vh_retry, uint32_t max_body)
+		  const struct arn_cfg_retry_policy *vh_retry, uint32_t max_body,
+		  bool *inherits_retry)
 {
 	conv_only(
 	    c, rt,
@@ -482,7 +486,7 @@ static void route(struct conv *c, struct pb rt, struct arn_cfg_route *r,
 		conv_err(c, "", "no action: set route, redirect or direct_response");
 	} else if (strcmp(w, "route") == 0) {
 		r->action = ARN_CFG_ACTION_ROUTE;
-		route_action(c, pb_msg(rt, "route"), &r->route, vh_retry);
+		route_action(c, pb_msg(rt, "route"), &r->route, vh_retry, inherits_retry);
 	} else if (strcmp(w, "redirect") == 0) {
 		r->action = ARN_CFG_ACTION_REDIRECT;
 		redirect(c, pb_msg(rt, "redirect"), &r->redirect);
@@ -611,6 +615,304 @@ out:
 	free(always);
 }
 
+/* ---- routes taken over from the previous version (issue 17) ----------------------- */
+
+/*
+ * RDS's unit is the RouteConfiguration: a control plane that changes one
+ * route among 10,000 sends all 10,000, and converting each of them again
+ * cost about 8k instructions (80M for the table, most of applying it). A
+ * route is a function of its own bytes and of two things around it: its
+ * virtual host's retry_policy (the default it copies) and the table's
+ * max_direct_response_body_size_bytes. So each table keeps, per route, the
+ * span of its bytes in a copy of the serialized table, and the next version
+ * takes a route over (the struct copied, its parts shared) when its bytes
+ * and that context are the same, converting only the others.
+ *
+ * The parts routes share across versions live in pools of their own ("route
+ * data", refcounted by the tables that use them), not in a table's pool,
+ * which holds what goes with the table (the object, virtual hosts, route
+ * arrays, index). A route data pool lives while one of its routes is in a
+ * table; so that dead routes cannot keep much alive, a table whose previous
+ * version uses more than ROUTE_DATA_MAX pools, or pools holding more than
+ * twice its routes (+ ROUTE_DATA_SLACK), is converted whole again.
+ *
+ * Never taken over, so that nothing but memory is shared: routes with
+ * typed_per_filter_config (a local_ratelimit's token buckets live in its
+ * configuration, and start full with every version, as Envoy's do), and
+ * routes whose conversion read a file (direct_response's filename, read
+ * again as Envoy does).
+ */
+#define ROUTE_DATA_MAX 32
+#define ROUTE_DATA_SLACK 1024
+
+struct rdata {
+	long refs; /* tables using it (control lcore only) */
+	struct arn_pool *pool;
+	size_t n_routes; /* converted into it */
+};
+
+struct rent {
+	uint64_t hash;	   /* of its bytes */
+	uint32_t off, len; /* its bytes in the table's copy */
+	uint32_t vh;	   /* its virtual host */
+	bool inherits_retry;
+	const struct arn_cfg_route *r;
+	struct rdata *data; /* where its parts live */
+};
+
+struct rvh {
+	bool comparable;	       /* at most one retry_policy field */
+	uint32_t retry_off, retry_len; /* retry_len 0: none */
+	uint32_t first, n;	       /* its routes' spans */
+};
+
+struct arn_cfg_route_reuse {
+	char *src; /* the serialized RouteConfiguration (malloc'd) */
+	size_t src_len;
+	uint32_t max_body;
+	struct rvh *vhs;
+	size_t n_vhs;
+	struct rent *ents; /* one per route, in order; hash 0 and r NULL: not reusable */
+	size_t n_ents;
+	uint32_t *idx; /* open addressing over ents: i + 1; 0 empty */
+	size_t idx_mask;
+	struct rdata **datas; /* one reference each */
+	size_t n_datas, cap_datas;
+};
+
+static void rdata_put(struct rdata *d)
+{
+	if (d && --d->refs == 0) {
+		arn_pool_free(d->pool);
+		free(d);
+	}
+}
+
+/* The table's pool is freed: drop its route data and its copy. */
+static void reuse_free(void *arg)
+{
+	struct arn_cfg_route_reuse *x = arg;
+	for (size_t i = 0; i < x->n_datas; i++)
+		rdata_put(x->datas[i]);
+	free(x->src);
+}
+
+static bool reuse_hold(struct arn_cfg_route_reuse *x, struct rdata *d)
+{
+	for (size_t i = x->n_datas; i-- > 0;)
+		if (x->datas[i] == d)
+			return true;
+	if (x->n_datas == x->cap_datas)
+		return false; /* cannot happen: sized for the previous version's + 1 */
+	d->refs++;
+	x->datas[x->n_datas++] = d;
+	return true;
+}
+
+static uint64_t bytes_hash(const char *p, size_t n)
+{
+	/* FNV-1a, 8 bytes a step: spans of tens to hundreds of bytes */
+	uint64_t h = 0xcbf29ce484222325ull ^ n;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	for (; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+	return h | 1; /* 0: not reusable */
+}
+
+/* Wire format: the next field of [*p, end). false at the end or when
+ * malformed (*bad set). */
+struct wfield {
+	uint32_t num;
+	int wt;
+	const char *v; /* wire type 2: the value */
+	size_t len;
+};
+
+static bool wvarint(const char **p, const char *end, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+		uint8_t b = (uint8_t) * (*p)++;
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+static bool wnext(const char **p, const char *end, struct wfield *f, bool *bad)
+{
+	if (*p >= end)
+		return false;
+	uint64_t tag, v;
+	if (!wvarint(p, end, &tag))
+		goto bad;
+	f->num = (uint32_t)(tag >> 3);
+	f->wt = (int)(tag & 7);
+	switch (f->wt) {
+	case 0:
+		if (!wvarint(p, end, &v))
+			goto bad;
+		return true;
+	case 1:
+	case 5: {
+		size_t n = f->wt == 1 ? 8 : 4;
+		if ((size_t)(end - *p) < n)
+			goto bad;
+		*p += n;
+		return true;
+	}
+	case 2:
+		if (!wvarint(p, end, &v) || v > (uint64_t)(end - *p))
+			goto bad;
+		f->v = *p;
+		f->len = (size_t)v;
+		*p += v;
+		return true;
+	default:
+		goto bad;
+	}
+bad:
+	*bad = true;
+	return false;
+}
+
+static uint32_t field_num(const char *msg, const char *field)
+{
+	const upb_MessageDef *m = arn_proto_msgdef(msg);
+	const upb_FieldDef *f = m ? upb_MessageDef_FindFieldByName(m, field) : NULL;
+	return f ? (uint32_t)upb_FieldDef_Number(f) : 0;
+}
+
+/*
+ * The spans of @p x->src: virtual hosts (their retry_policy) and routes, in
+ * the order upb decoded them (a repeated field's elements in wire order).
+ * @return false if the bytes do not say what @p nv and @p nroutes say
+ * (nothing is then recorded, nothing taken over).
+ */
+static bool reuse_scan(struct conv *c, struct arn_cfg_route_reuse *x, size_t nv,
+		       const size_t *nroutes, size_t total)
+{
+	const uint32_t f_vh = field_num(ARN_TYPE_ROUTE, "virtual_hosts");
+	const uint32_t f_routes = field_num("envoy.config.route.v3.VirtualHost", "routes");
+	const uint32_t f_retry = field_num("envoy.config.route.v3.VirtualHost", "retry_policy");
+	if (!f_vh || !f_routes || !f_retry)
+		return false;
+	x->vhs = CONV_NEW(c, struct rvh, nv ? nv : 1);
+	x->ents = CONV_NEW(c, struct rent, total ? total : 1);
+	size_t cap = 16;
+	while (cap < 2 * total)
+		cap <<= 1;
+	x->idx = CONV_NEW(c, uint32_t, cap);
+	if (!x->vhs || !x->ents || !x->idx)
+		return false;
+	x->idx_mask = cap - 1;
+	const char *p = x->src, *end = x->src + x->src_len;
+	struct wfield f;
+	bool bad = false;
+	size_t iv = 0, ir = 0;
+	while (wnext(&p, end, &f, &bad)) {
+		if (f.num != f_vh || f.wt != 2)
+			continue;
+		if (iv == nv)
+			return false;
+		struct rvh *v = &x->vhs[iv];
+		v->comparable = true;
+		v->first = (uint32_t)ir;
+		const char *q = f.v, *qe = f.v + f.len;
+		struct wfield g;
+		while (wnext(&q, qe, &g, &bad)) {
+			if (g.wt != 2)
+				continue;
+			if (g.num == f_retry) {
+				v->comparable = v->retry_len == 0;
+				v->retry_off = (uint32_t)(g.v - x->src);
+				v->retry_len = (uint32_t)g.len + 1; /* +1: present, maybe empty */
+			} else if (g.num == f_routes) {
+				if (ir == total)
+					return false;
+				x->ents[ir].off = (uint32_t)(g.v - x->src);
+				x->ents[ir].len = (uint32_t)g.len;
+				x->ents[ir].vh = (uint32_t)iv;
+				ir++;
+			}
+		}
+		v->n = (uint32_t)ir - v->first;
+		if (bad || v->n != nroutes[iv])
+			return false;
+		iv++;
+	}
+	return !bad && iv == nv && ir == total && x->src_len <= UINT32_MAX;
+}
+
+/* Do the virtual hosts around a route of @p o (virtual host @p ov) and of
+ * @p n (@p nv) give it the same context? */
+static bool same_context(const struct arn_cfg_route_reuse *o, uint32_t ov,
+			 const struct arn_cfg_route_reuse *n, uint32_t nv)
+{
+	const struct rvh *a = &o->vhs[ov], *b = &n->vhs[nv];
+	return o->max_body == n->max_body && a->comparable && b->comparable &&
+	       a->retry_len == b->retry_len &&
+	       (a->retry_len <= 1 ||
+		memcmp(o->src + a->retry_off, n->src + b->retry_off, a->retry_len - 1) == 0);
+}
+
+/* The previous version's route with the bytes of route @p e of @p n, in
+ * the same context, or NULL. */
+static const struct rent *reuse_find(const struct arn_cfg_route_reuse *o,
+				     const struct arn_cfg_route_reuse *n, const struct rent *e)
+{
+	for (size_t i = (size_t)e->hash & o->idx_mask;; i = (i + 1) & o->idx_mask) {
+		uint32_t k = o->idx[i];
+		if (k == 0)
+			return NULL;
+		const struct rent *x = &o->ents[k - 1];
+		if (x->hash == e->hash && x->len == e->len &&
+		    memcmp(o->src + x->off, n->src + e->off, e->len) == 0 &&
+		    same_context(o, x->vh, n, e->vh))
+			return x;
+	}
+}
+
+static void reuse_index(struct arn_cfg_route_reuse *x, size_t i)
+{
+	size_t k = (size_t)x->ents[i].hash & x->idx_mask;
+	while (x->idx[k])
+		k = (k + 1) & x->idx_mask;
+	x->idx[k] = (uint32_t)i + 1;
+}
+
+/* May a new version take routes over from @p o (see ROUTE_DATA_MAX)? */
+static bool reuse_ok(const struct arn_cfg_route_reuse *o)
+{
+	if (!o || !o->idx || o->n_datas >= ROUTE_DATA_MAX)
+		return false;
+	size_t held = 0;
+	for (size_t i = 0; i < o->n_datas; i++)
+		held += o->datas[i]->n_routes;
+	return held <= 2 * o->n_ents + ROUTE_DATA_SLACK;
+}
+
+/* What a route taken over references: the clusters it names (X4). */
+static void route_deps(struct conv *c, const struct arn_cfg_route *r)
+{
+	if (r->action != ARN_CFG_ACTION_ROUTE)
+		return;
+	const struct arn_cfg_route_action *a = &r->route;
+	if (a->spec == ARN_CFG_CLUSTER_NAME)
+		conv_dep(c, ARN_CFG_CLUSTER, a->cluster.name, a->cluster.len, false, 0);
+	else if (a->spec == ARN_CFG_CLUSTER_WEIGHTED)
+		for (size_t i = 0; i < a->n_weighted; i++)
+			conv_dep(c, ARN_CFG_CLUSTER, a->weighted[i].cluster.name,
+				 a->weighted[i].cluster.len, false, 0);
+}
+
 static bool valid_domain_char(char ch)
 {
 	return isalnum((unsigned char)ch) || strchr("-._~:[]*", ch) != NULL;
@@ -644,7 +946,51 @@ static int cmp_len_desc(const void *a, const void *b)
 	return x->len < y->len ? 1 : x->len > y->len ? -1 : 0;
 }
 
-struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_inline)
+/*
+ * The route table's record for the next version (see above), with a copy
+ * of @p bytes, its route data held from now on; NULL (nothing recorded or
+ * taken over) when the bytes do not scan or memory runs out.
+ */
+static struct arn_cfg_route_reuse *reuse_new(struct conv *c, struct pb rc, const char *bytes,
+					     size_t len, const struct arn_cfg_route_reuse *old)
+{
+	size_t nv = pb_len(rc, "virtual_hosts"), total = 0;
+	size_t *nr = calloc(nv ? nv : 1, sizeof(*nr));
+	struct arn_cfg_route_reuse *x = CONV_NEW(c, struct arn_cfg_route_reuse, 1);
+	char *src = malloc(len ? len : 1);
+	if (!nr || !x || !src) {
+		free(nr);
+		free(src);
+		return NULL;
+	}
+	memcpy(src, bytes, len);
+	x->src = src;
+	x->src_len = len;
+	x->n_vhs = nv;
+	x->cap_datas = (old ? old->n_datas : 0) + 1;
+	x->datas = CONV_NEW(c, struct rdata *, x->cap_datas);
+	if (!x->datas || arn_pool_on_free(c->pool, reuse_free, x) != 0) {
+		free(nr);
+		if (x->datas) /* else on_free ran it */
+			free(src);
+		return NULL;
+	}
+	for (size_t i = 0; i < nv; i++)
+		total += nr[i] = pb_len(pb_at(rc, "virtual_hosts", i), "routes");
+	bool ok = reuse_scan(c, x, nv, nr, total);
+	free(nr);
+	if (!ok) {
+		x->idx = NULL; /* offers nothing to the next version */
+		x->n_ents = 0;
+		return x;
+	}
+	x->n_ents = total;
+	return x;
+}
+
+struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_inline,
+					 const struct arn_cfg_route_table *prev, const char *bytes,
+					 size_t len)
 {
 	struct arn_pool *saved = c->pool;
 	c->pool = arn_pool_new(is_inline ? 1024 : 4096);
@@ -658,6 +1004,14 @@ struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_i
 	if (!t)
 		goto fail;
 	t->obj.inline_owned = is_inline;
+	/* what the previous version offers, and what this one records */
+	const struct arn_cfg_route_reuse *old = prev && reuse_ok(prev->reuse) ? prev->reuse : NULL;
+	struct arn_cfg_route_reuse *rx =
+	    !is_inline && bytes ? reuse_new(c, rc, bytes, len, old) : NULL;
+	if (!rx || !rx->idx)
+		old = NULL;
+	t->reuse = rx;
+	struct rdata *fresh = NULL; /* the parts of the routes converted here */
 	conv_only(c, rc,
 		  "name,virtual_hosts,response_headers_to_add,response_headers_to_remove,request_"
 		  "headers_to_add,request_headers_to_remove,most_specific_header_mutations_wins,"
@@ -670,6 +1024,8 @@ struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_i
 			 "503 NC until the cluster arrives (G5)");
 	uint32_t max_body = 4096;
 	pb_wrapped_u32(rc, "max_direct_response_body_size_bytes", &max_body);
+	if (rx)
+		rx->max_body = max_body;
 	t->ignore_port_in_host_matching = pb_bool(rc, "ignore_port_in_host_matching");
 	t->most_specific_header_mutations_wins = pb_bool(rc, "most_specific_header_mutations_wins");
 	conv_header_ops(c, rc, &t->headers_ops);
@@ -788,10 +1144,63 @@ struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_i
 			goto fail;
 		v->n_routes = nr;
 		for (size_t j = 0; j < nr; j++) {
+			struct arn_cfg_route *r = &v->routes[j];
+			struct rent *re = rx && rx->idx ? &rx->ents[rx->vhs[i].first + j] : NULL;
+			if (re)
+				re->hash = bytes_hash(rx->src + re->off, re->len);
+			const struct rent *ro = old ? reuse_find(old, rx, re) : NULL;
+			if (ro && reuse_hold(rx, ro->data)) {
+				*r = *ro->r;
+				/* the virtual host's default: the same bytes, this
+				 * version's copy (the previous one goes with it) */
+				if (ro->inherits_retry)
+					r->route.retry = v->retry;
+				route_deps(c, r);
+				re->r = r;
+				re->data = ro->data;
+				re->inherits_retry = ro->inherits_retry;
+				reuse_index(rx, (size_t)(re - rx->ents));
+				c->routes_reused++;
+				continue;
+			}
+			if (rx && !fresh) {
+				fresh = calloc(1, sizeof(*fresh));
+				if (fresh && !(fresh->pool = arn_pool_new(4096))) {
+					free(fresh);
+					fresh = NULL;
+				}
+				if (!fresh || !reuse_hold(rx, fresh)) {
+					if (fresh)
+						arn_pool_free(fresh->pool);
+					free(fresh);
+					goto fail;
+				}
+			}
+			/* its parts in the route data, the route in the table */
+			struct arn_pool *tp = c->pool;
+			if (fresh)
+				c->pool = fresh->pool;
+			unsigned files = c->files_read;
+			bool inherits = false;
 			size_t m2 = conv_push(c, "routes[%zu]", j);
-			route(c, pb_at(vh, "routes", j), &v->routes[j], rp.m ? &v->retry : NULL,
-			      max_body);
+			route(c, pb_at(vh, "routes", j), r, rp.m ? &v->retry : NULL, max_body,
+			      &inherits);
 			conv_pop(c, m2);
+			c->pool = tp;
+			c->routes_converted++;
+			if (fresh) {
+				fresh->n_routes++;
+				if (arn_pool_failed(fresh->pool))
+					conv_err(c, "", "out of memory");
+			}
+			if (re && fresh && r->n_per_filter == 0 && c->files_read == files) {
+				re->r = r;
+				re->data = fresh;
+				re->inherits_retry = inherits;
+				reuse_index(rx, (size_t)(re - rx->ents));
+			} else if (re) {
+				re->hash = 0; /* not offered to the next version */
+			}
 		}
 		conv_route_index(c, v);
 		conv_pop(c, m);

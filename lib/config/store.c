@@ -818,7 +818,14 @@ static void convert_one(struct arn_config_store *s, enum arn_cfg_type t,
 		goto done;
 	}
 	if (t == ARN_CFG_ROUTE) {
-		out->obj = arn_conv_route_table(&c, p, false);
+		/* the version in force offers its routes to this one (issue 17) */
+		const struct entry *pe = entry_get(s, t, in->name, strlen(in->name));
+		const struct arn_cfg_route_table *prev =
+		    pe ? (const struct arn_cfg_route_table *)pe->active.obj : NULL;
+		out->obj =
+		    arn_conv_route_table(&c, p, false, prev, in->bytes ? in->bytes : "", in->len);
+		s->st.routes_converted += c.routes_converted;
+		s->st.routes_reused += c.routes_reused;
 	} else {
 		c.pool = arn_pool_new(t == ARN_CFG_CLUSTER || t == ARN_CFG_CLA ? 512 : 2048);
 		if (!c.pool) {

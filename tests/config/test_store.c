@@ -11,6 +11,7 @@
 
 #include "arn_bootstrap.h"
 #include "arn_admin_config.h"
+#include "arn_sb.h"
 #include "config_int.h"
 #include "tboot.h"
 #include "tc.h"
@@ -927,6 +928,196 @@ static void test_ticket_keys_wiped_and_redacted(void **state)
 	free(b64);
 }
 
+/* ---- issue 17: a RouteConfiguration's unchanged routes are taken over ------------- */
+
+/* A RouteConfiguration "main" of @p n prefix routes /r<i>/ -> c<i>, route
+ * @p over (if < n) going to @p to instead; @p vh_extra goes into the virtual
+ * host (",\"retry_policy\":{...}" or ""). malloc'd. */
+static char *reuse_rc(size_t n, size_t over, const char *to, const char *vh_extra)
+{
+	struct arn_sb b = ARN_SB_INIT;
+	arn_sb_printf(
+	    &b,
+	    "{\"name\":\"main\",\"virtual_hosts\":[{\"name\":\"vh\",\"domains\":[\"*\"]%s,"
+	    "\"routes\":[",
+	    vh_extra);
+	for (size_t i = 0; i < n; i++) {
+		char cl[32];
+		snprintf(cl, sizeof(cl), "c%zu", i);
+		arn_sb_printf(
+		    &b, "%s{\"match\":{\"prefix\":\"/r%zu/\"},\"route\":{\"cluster\":\"%s\"}}",
+		    i ? "," : "", i, i == over ? to : cl);
+	}
+	arn_sb_puts(&b, "]}]}");
+	return arn_sb_steal(&b);
+}
+
+static const struct arn_cfg_route *reuse_match(const char *path)
+{
+	struct arn_cfg_request req = {.method = "GET",
+				      .method_len = 3,
+				      .authority = "x",
+				      .authority_len = 1,
+				      .path = path,
+				      .path_len = strlen(path)};
+	struct arn_cfg_route_match m;
+	assert_int_equal(arn_cfg_route_match(route_table("main"), &req, &m), 0);
+	return m.route;
+}
+
+static void reuse_counts(uint64_t *converted, uint64_t *reused)
+{
+	struct arn_config_stats s;
+	arn_config_get_stats(st, &s);
+	*converted = s.routes_converted;
+	*reused = s.routes_reused;
+}
+
+static void collect_name(void *ctx, const char *name)
+{
+	struct arn_sb *b = ctx;
+	arn_sb_printf(b, "%s,", name);
+}
+
+/* One changed route among 100: one conversion, 99 taken over; the changed
+ * one is applied, the others answer as before, and the clusters named are
+ * the new version's (X4). */
+static void test_route_reuse_converts_only_changed(void **state)
+{
+	(void)state;
+	char *v1 = reuse_rc(100, 100, "", "");
+	APPLY(R, v1);
+	assert_true(tc_res.accepted);
+	uint64_t conv, reused;
+	reuse_counts(&conv, &reused);
+	assert_int_equal(conv, 100);
+	assert_int_equal(reused, 0);
+	const struct arn_cfg_route *r7 = reuse_match("/r7/x");
+	char *v2 = reuse_rc(100, 42, "elsewhere", "");
+	APPLY(R, v2);
+	assert_true(tc_res.accepted);
+	reuse_counts(&conv, &reused);
+	assert_int_equal(conv, 101);
+	assert_int_equal(reused, 99);
+	/* applied: route 42 goes to the new cluster, the others as before */
+	const struct arn_cfg_route *r42 = reuse_match("/r42/x");
+	assert_int_equal(r42->route.cluster.len, 9);
+	assert_memory_equal(r42->route.cluster.name, "elsewhere", 9);
+	const struct arn_cfg_route *n7 = reuse_match("/r7/x");
+	assert_ptr_not_equal(n7, r7); /* the new table's route... */
+	assert_ptr_equal(n7->route.cluster.name, r7->route.cluster.name); /* ...its parts shared */
+	/* X4: c42 is no longer referenced, "elsewhere" is */
+	struct arn_sb names = ARN_SB_INIT;
+	assert_int_equal(arn_config_referenced(st, C, collect_name, &names), 100);
+	assert_non_null(strstr(arn_sb_cstr(&names), "elsewhere,"));
+	assert_null(strstr(arn_sb_cstr(&names), "c42,"));
+	assert_non_null(strstr(arn_sb_cstr(&names), "c7,"));
+	arn_sb_free(&names);
+	/* the previous table is freed (no worker holds it): what the new one
+	 * took over from it must live on (AddressSanitizer checks) */
+	arn_config_poll(st);
+	arn_config_poll(st);
+	n7 = reuse_match("/r7/x");
+	assert_int_equal(n7->route.cluster.len, 2);
+	assert_memory_equal(n7->route.cluster.name, "c7", 2);
+	/* back again: route 42 converted, the other 99 taken over again */
+	APPLY(R, v1);
+	reuse_counts(&conv, &reused);
+	assert_int_equal(conv, 102);
+	assert_int_equal(reused, 198);
+	assert_memory_equal(reuse_match("/r42/x")->route.cluster.name, "c42", 3);
+	free(v1);
+	free(v2);
+}
+
+/* X15: a changed route that does not convert refuses the whole table, the
+ * message naming the route; the version in force stays. */
+static void test_x15_route_reuse_changed_route_refused_by_path(void **state)
+{
+	(void)state;
+	char *v1 = reuse_rc(20, 20, "", "");
+	APPLY(R, v1);
+	const struct arn_cfg_route_table *before = route_table("main");
+	char *v2 = reuse_rc(20, 13, "", ""); /* route 13: an empty cluster name */
+	APPLY(R, v2);
+	assert_false(tc_res.accepted);
+	assert_int_equal(tc_res.n_errors, 1);
+	assert_non_null(
+	    strstr(tc_res.errors[0].message, "virtual_hosts[0].routes[13].route.cluster"));
+	assert_ptr_equal(route_table("main"), before);
+	/* and the next good version still takes routes over from the one in force */
+	uint64_t conv0, reused0, conv, reused;
+	reuse_counts(&conv0, &reused0);
+	char *v3 = reuse_rc(20, 3, "c4", "");
+	APPLY(R, v3);
+	assert_true(tc_res.accepted);
+	reuse_counts(&conv, &reused);
+	assert_int_equal(conv - conv0, 1);
+	assert_int_equal(reused - reused0, 19);
+	free(v1);
+	free(v2);
+	free(v3);
+}
+
+/* A route takes its virtual host's retry_policy when it has none: a changed
+ * virtual host policy converts them again (nothing taken over with a stale
+ * default), and the same policy is taken over with the new copy. */
+static void test_route_reuse_follows_vhost_retry_policy(void **state)
+{
+	(void)state;
+	char *v1 =
+	    reuse_rc(10, 10, "", ",\"retry_policy\":{\"retry_on\":\"5xx\",\"num_retries\":2}");
+	APPLY(R, v1);
+	assert_int_equal(reuse_match("/r3/")->route.retry.num_retries, 2);
+	uint64_t conv0, reused0, conv, reused;
+	reuse_counts(&conv0, &reused0);
+	char *v2 =
+	    reuse_rc(10, 10, "", ",\"retry_policy\":{\"retry_on\":\"5xx\",\"num_retries\":5}");
+	APPLY(R, v2);
+	assert_true(tc_res.accepted);
+	reuse_counts(&conv, &reused);
+	assert_int_equal(conv - conv0, 10);
+	assert_int_equal(reused - reused0, 0);
+	assert_int_equal(reuse_match("/r3/")->route.retry.num_retries, 5);
+	/* the same policy again (another route changed): taken over */
+	char *v3 =
+	    reuse_rc(10, 1, "c2", ",\"retry_policy\":{\"retry_on\":\"5xx\",\"num_retries\":5}");
+	APPLY(R, v3);
+	reuse_counts(&conv0, &reused0);
+	assert_int_equal(conv0 - conv, 1);
+	assert_int_equal(reused0 - reused, 9);
+	assert_int_equal(reuse_match("/r3/")->route.retry.num_retries, 5);
+	assert_int_equal(reuse_match("/r1/")->route.retry.num_retries, 5);
+	free(v1);
+	free(v2);
+	free(v3);
+}
+
+/* What dead routes keep alive is bounded: after enough single-route
+ * changes, a version is converted whole again (ROUTE_DATA_MAX). */
+static void test_route_reuse_bounded_pools(void **state)
+{
+	(void)state;
+	char *v = reuse_rc(50, 50, "", "");
+	APPLY(R, v);
+	free(v);
+	bool whole = false;
+	for (size_t k = 0; k < 40 && !whole; k++) {
+		uint64_t conv0, reused0, conv, reused;
+		reuse_counts(&conv0, &reused0);
+		v = reuse_rc(50, k, "other", "");
+		APPLY(R, v);
+		free(v);
+		assert_true(tc_res.accepted);
+		reuse_counts(&conv, &reused);
+		whole = conv - conv0 == 50;
+		if (!whole)
+			assert_true(conv - conv0 <= 2);
+		arn_config_poll(st);
+	}
+	assert_true(whole);
+}
+
 const struct CMUnitTest store_tests[] = {
     TC(test_x10_pushed_resources_applied),
     TC(test_prepare_before_publication),
@@ -955,5 +1146,9 @@ const struct CMUnitTest store_tests[] = {
     TC(test_pin_outlives_generation),
     TC(test_generations_share_unchanged_objects),
     TC(test_stats_names),
+    TC(test_route_reuse_converts_only_changed),
+    TC(test_x15_route_reuse_changed_route_refused_by_path),
+    TC(test_route_reuse_follows_vhost_retry_policy),
+    TC(test_route_reuse_bounded_pools),
 };
 const size_t n_store_tests = sizeof(store_tests) / sizeof(store_tests[0]);
