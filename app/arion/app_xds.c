@@ -168,6 +168,8 @@ static const struct arn_xds_sink_ops config_sink = {
     .acknowledged = cfg_acked,
     .interest = cfg_interest,
     .first_response = cfg_first_response,
+    /* lib/config decodes (strictly) and refuses what does not (X15) */
+    .decodes = true,
 };
 /* ---- admin: GET /xds ---------------------------------------------------- */
 

@@ -55,7 +55,9 @@ struct arn_xds_resource {
 	const char *version; /* Resource.version, NUL-terminated */
 	const char *bytes;   /* the Any's value: the serialized resource */
 	size_t len;
-	const upb_Message *msg; /* @p bytes decoded as the batch's type (lib/proto pool) */
+	/* @p bytes decoded as the batch's type (lib/proto pool); NULL when the
+	 * sink decodes them itself (arn_xds_sink_ops.decodes) */
+	const upb_Message *msg;
 };
 
 /** One response's worth of one type (X15: one response carries one type). */
@@ -123,6 +125,13 @@ struct arn_xds_sink_ops {
 	 * (@p accepted: ACKed). For initial-fetch and readiness. May be NULL.
 	 */
 	void (*first_response)(void *ctx, const char *type_url, bool accepted);
+	/**
+	 * true: apply() decodes each resource's bytes itself and refuses what
+	 * does not decode (X15), so the client does not decode them first
+	 * (a 10,000-route RouteConfiguration decoded twice cost as much as
+	 * applying it; issue 17) and arn_xds_resource.msg is NULL.
+	 */
+	bool decodes;
 };
 
 /* ------------------------------------------------------------------------ */

@@ -277,15 +277,19 @@ void xds_handle_response(struct arn_xds_client *c, const char *buf, size_t len)
 					   t->type_url);
 			continue;
 		}
-		struct arn_sb derr = ARN_SB_INIT;
-		const upb_Message *msg =
-		    arn_proto_any_unpack((const upb_Message *)any, t->def, NULL, a, &derr);
-		if (msg == NULL) {
-			arn_xds_errors_add(&errs, name, "does not decode: %s", arn_sb_cstr(&derr));
+		const upb_Message *msg = NULL;
+		if (c->sink == NULL || !c->sink->decodes) {
+			struct arn_sb derr = ARN_SB_INIT;
+			msg =
+			    arn_proto_any_unpack((const upb_Message *)any, t->def, NULL, a, &derr);
+			if (msg == NULL) {
+				arn_xds_errors_add(&errs, name, "does not decode: %s",
+						   arn_sb_cstr(&derr));
+				arn_sb_free(&derr);
+				continue;
+			}
 			arn_sb_free(&derr);
-			continue;
 		}
-		arn_sb_free(&derr);
 		upb_StringView val = google_protobuf_Any_value(any);
 		added_ttl[n_added] = ttl;
 		added[n_added++] = (struct arn_xds_resource){

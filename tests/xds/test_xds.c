@@ -117,6 +117,8 @@ struct fake_sink {
 	int n_last_removed;
 	const char *interest[8]; /* names of TDS_LIKE referenced */
 	int n_first;
+	bool decodes;	     /* the sink decodes itself: no msg expected */
+	size_t last_len[16]; /* bytes of each added resource */
 };
 
 static int s_apply(void *ctx, const struct arn_xds_batch *b, struct arn_xds_errors *errs,
@@ -128,7 +130,11 @@ static int s_apply(void *ctx, const struct arn_xds_batch *b, struct arn_xds_erro
 	for (size_t i = 0; i < b->n_added && i < 16; i++) {
 		snprintf(s->last_added[i], 64, "%s", b->added[i].name);
 		snprintf(s->last_versions[i], 64, "%s", b->added[i].version);
-		assert_non_null(b->added[i].msg);
+		s->last_len[i] = b->added[i].len;
+		if (s->decodes)
+			assert_null(b->added[i].msg);
+		else
+			assert_non_null(b->added[i].msg);
 	}
 	s->n_last_removed = (int)b->n_removed;
 	for (size_t i = 0; i < b->n_removed && i < 16; i++)
@@ -157,6 +163,10 @@ static void s_first(void *ctx, const char *type_url, bool accepted)
 	((struct fake_sink *)ctx)->n_first++;
 }
 static const struct arn_xds_sink_ops sink_ops = {s_apply, s_acked, s_interest, s_first};
+/* a sink that decodes the resources itself, as lib/config's does */
+static const struct arn_xds_sink_ops sink_ops_decodes = {s_apply, s_acked, s_interest, s_first,
+							 true};
+static bool fx_sink_decodes; /* fx_new gives the next client sink_ops_decodes */
 
 /* ---- fixture ----------------------------------------------------------------- */
 
@@ -203,7 +213,7 @@ static struct fx *fx_new(bool two_servers, bool node_first_only)
 	    .node_first_only = node_first_only,
 	    .servers = servers,
 	    .n_servers = two_servers ? 2 : 1,
-	    .sink = &sink_ops,
+	    .sink = fx_sink_decodes ? &sink_ops_decodes : &sink_ops,
 	    .sink_ctx = &f->sink,
 	    .transport = &fake_ops,
 	    .transport_ctx = &f->tr,
@@ -211,6 +221,8 @@ static struct fx *fx_new(bool two_servers, bool node_first_only)
 	    .rand = fx_rand,
 	    .clock_ctx = f,
 	};
+	f->sink.decodes = fx_sink_decodes;
+	fx_sink_decodes = false;
 	f->c = arn_xds_client_new(&o);
 	assert_non_null(f->c);
 	return f;
@@ -534,6 +546,30 @@ static void test_x15_undecodable_resource_nacks_whole_response(void **state)
 	req(f);
 	r = req(f);
 	assert_null(irv(r, "good"));
+	fx_free(f);
+}
+
+/* X15 with a sink that decodes the resources itself (lib/config's): the
+ * client does not decode them first (issue 17: a 10,000-route table was
+ * decoded twice); undecodable bytes reach the sink, whose refusal NACKs
+ * the whole response naming the resource. */
+static void test_x15_sink_decodes_undecodable_resource(void **state)
+{
+	(void)state;
+	fx_sink_decodes = true;
+	struct fx *f = connected(false);
+	f->sink.apply_rc = -EINVAL;
+	f->sink.fail_names[0] = "payments";
+	f->sink.fail_reason = "cannot decode: malformed wire format";
+	struct res_spec rs[] = {{"good", "1"}, {"payments", "3", NULL, true}};
+	deliver(f, ARN_XDS_TYPE_CLUSTER, "n1", rs, 2, NULL, 0);
+	assert_int_equal(f->sink.n_apply, 1);
+	assert_int_equal(f->sink.n_last_added, 2);
+	assert_int_equal(f->sink.last_len[1], 4); /* the bytes as sent */
+	const char *m = error_msg(req(f));
+	assert_non_null(strstr(m, "'payments': cannot decode"));
+	assert_non_null(strstr(m, "X15"));
+	assert_null(strstr(m, "'good'"));
 	fx_free(f);
 }
 
@@ -1891,6 +1927,7 @@ int main(void)
 	    cmocka_unit_test(test_x7_node_in_requests),
 	    cmocka_unit_test(test_g1_ack_echoes_nonce),
 	    cmocka_unit_test(test_x15_undecodable_resource_nacks_whole_response),
+	    cmocka_unit_test(test_x15_sink_decodes_undecodable_resource),
 	    cmocka_unit_test(test_x15_conversion_refusal_nacks_whole_response),
 	    cmocka_unit_test(test_x16_partial_failure_names_each_resource),
 	    cmocka_unit_test(test_g8_empty_response_counted_and_acked),
