@@ -231,15 +231,30 @@ void conv_per_filter(struct conv *c, struct pb p, struct arn_cfg_per_filter **ou
  */
 struct arn_cfg_obj *arn_conv_listener(struct conv *c, struct pb l);
 /*
- * A RouteConfiguration. @p prev: the version in force of the same name, or
- * NULL; with @p bytes (@p rc's serialized form), each route whose bytes
- * and virtual host context are those of a route of @p prev is taken over
- * from it instead of converted again (issue 17: one changed route among
- * 10,000 converts one). Inline tables (@p is_inline) take nothing over.
+ * A RouteConfiguration. With @p src (xDS): each route whose bytes and
+ * virtual host context are those of a route of src->prev (the version in
+ * force) is taken over from it instead of converted again (issue 17: one
+ * changed route among 10,000 converts one). Inline tables (@p is_inline,
+ * @p src NULL) take nothing over. NULL with src->fallback set: convert
+ * the whole decoded table instead (not an error).
  */
+struct conv_route_src {
+	const struct arn_cfg_route_table *prev; /* the version in force, or NULL */
+	const char *bytes;			/* @p rc serialized */
+	size_t len;
+	bool shell;    /* @p rc is conv_route_shell()'s: routes come from @p bytes */
+	bool fallback; /* out: decode @p bytes whole and convert again */
+};
 struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_inline,
-					 const struct arn_cfg_route_table *prev, const char *bytes,
-					 size_t len);
+					 struct conv_route_src *src);
+/*
+ * @p bytes (walked strictly as a RouteConfiguration) decoded without its
+ * virtual hosts' routes, into *@p out on c->arena, when @p prev offers routes to take
+ * over: then only the routes that changed are decoded (issue 17: decoding
+ * 10,000 routes to convert one). false: decode the whole table.
+ */
+bool conv_route_shell(struct conv *c, const char *bytes, size_t len,
+		      const struct arn_cfg_route_table *prev, struct pb *out);
 struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl);
 /* http2_protocol_options (a connection manager's, a cluster's) with Envoy's
  * defaults; @p p may be unset (defaults only). */

@@ -292,7 +292,7 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 	} else if (strcmp(rs, "route_config") == 0) {
 		size_t m = conv_push(c, "route_config");
 		struct arn_cfg_obj *rt =
-		    arn_conv_route_table(c, pb_msg(h, "route_config"), true, NULL, NULL, 0);
+		    arn_conv_route_table(c, pb_msg(h, "route_config"), true, NULL);
 		if (rt) {
 			out->inline_routes = (struct arn_cfg_route_table *)rt;
 			arn_pool_on_free(c->pool, unref_cb, rt);

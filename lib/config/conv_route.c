@@ -951,8 +951,33 @@ static int cmp_len_desc(const void *a, const void *b)
  * of @p bytes, its route data held from now on; NULL (nothing recorded or
  * taken over) when the bytes do not scan or memory runs out.
  */
+/* Routes per virtual host of serialized RouteConfiguration @p b, into
+ * @p nr (@p nv of them). false: the bytes say otherwise. */
+static bool count_routes(const char *b, size_t len, size_t nv, size_t *nr)
+{
+	const uint32_t f_vh = field_num(ARN_TYPE_ROUTE, "virtual_hosts");
+	const uint32_t f_routes = field_num("envoy.config.route.v3.VirtualHost", "routes");
+	const char *p = b, *end = b + len;
+	struct wfield f, g;
+	bool bad = false;
+	size_t iv = 0;
+	while (wnext(&p, end, &f, &bad)) {
+		if (f.num != f_vh || f.wt != 2)
+			continue;
+		if (iv == nv)
+			return false;
+		const char *q = f.v, *qe = f.v + f.len;
+		nr[iv] = 0;
+		while (wnext(&q, qe, &g, &bad))
+			nr[iv] += g.num == f_routes && g.wt == 2;
+		iv++;
+	}
+	return !bad && iv == nv;
+}
+
 static struct arn_cfg_route_reuse *reuse_new(struct conv *c, struct pb rc, const char *bytes,
-					     size_t len, const struct arn_cfg_route_reuse *old)
+					     size_t len, const struct arn_cfg_route_reuse *old,
+					     bool shell)
 {
 	size_t nv = pb_len(rc, "virtual_hosts"), total = 0;
 	size_t *nr = calloc(nv ? nv : 1, sizeof(*nr));
@@ -975,9 +1000,11 @@ static struct arn_cfg_route_reuse *reuse_new(struct conv *c, struct pb rc, const
 			free(src);
 		return NULL;
 	}
+	/* a shell (conv_route_shell) has no routes: the bytes count them */
+	bool ok = !shell || count_routes(bytes, len, nv, nr);
 	for (size_t i = 0; i < nv; i++)
-		total += nr[i] = pb_len(pb_at(rc, "virtual_hosts", i), "routes");
-	bool ok = reuse_scan(c, x, nv, nr, total);
+		total += shell ? nr[i] : (nr[i] = pb_len(pb_at(rc, "virtual_hosts", i), "routes"));
+	ok = ok && reuse_scan(c, x, nv, nr, total);
 	free(nr);
 	if (!ok) {
 		x->idx = NULL; /* offers nothing to the next version */
@@ -988,10 +1015,81 @@ static struct arn_cfg_route_reuse *reuse_new(struct conv *c, struct pb rc, const
 	return x;
 }
 
-struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_inline,
-					 const struct arn_cfg_route_table *prev, const char *bytes,
-					 size_t len)
+bool conv_route_shell(struct conv *c, const char *bytes, size_t len,
+		      const struct arn_cfg_route_table *prev, struct pb *out)
 {
+	if (!prev || !reuse_ok(prev->reuse))
+		return false; /* every route is decoded anyway: at once is cheaper */
+	const uint32_t f_vh = field_num(ARN_TYPE_ROUTE, "virtual_hosts");
+	const uint32_t f_routes = field_num("envoy.config.route.v3.VirtualHost", "routes");
+	char *sh = upb_Arena_Malloc(c->arena, len + 16);
+	char *vb = malloc(len ? len : 1);
+	if (!f_vh || !f_routes || !sh || !vb) {
+		free(vb);
+		return false;
+	}
+	/* the same fields in the same order, less the routes: shorter
+	 * lengths never take more varint bytes */
+	size_t n = 0;
+	const char *p = bytes, *end = bytes + len;
+	struct wfield f, g;
+	bool bad = false;
+	for (const char *at = p; wnext(&p, end, &f, &bad); at = p) {
+		if (f.num != f_vh || f.wt != 2) {
+			memcpy(sh + n, at, (size_t)(p - at));
+			n += (size_t)(p - at);
+			continue;
+		}
+		size_t vn = 0;
+		const char *q = f.v, *qe = f.v + f.len;
+		for (const char *qat = q; wnext(&q, qe, &g, &bad); qat = q) {
+			if (g.num == f_routes && g.wt == 2)
+				continue;
+			memcpy(vb + vn, qat, (size_t)(q - qat));
+			vn += (size_t)(q - qat);
+		}
+		uint64_t tag = (uint64_t)f_vh << 3 | 2;
+		for (uint64_t v = tag; v >= 0x80; v >>= 7)
+			sh[n++] = (char)(v | 0x80);
+		for (uint64_t v = tag;; v >>= 7)
+			if (v < 0x80) {
+				sh[n++] = (char)v;
+				break;
+			}
+		for (uint64_t v = vn; v >= 0x80; v >>= 7)
+			sh[n++] = (char)(v | 0x80);
+		for (uint64_t v = vn;; v >>= 7)
+			if (v < 0x80) {
+				sh[n++] = (char)v;
+				break;
+			}
+		memcpy(sh + n, vb, vn);
+		n += vn;
+	}
+	free(vb);
+	if (bad)
+		return false;
+	const upb_MessageDef *md = arn_proto_msgdef(ARN_TYPE_ROUTE);
+	struct arn_sb err = ARN_SB_INIT;
+	/* the bytes were walked (strictly) whole: the shell is a part of them */
+	upb_Message *m = arn_proto_decode_walked(sh, n, md, c->arena, &err);
+	arn_sb_free(&err);
+	if (!m)
+		return false;
+	*out = (struct pb){m, md};
+	return true;
+}
+
+struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_inline,
+					 struct conv_route_src *src)
+{
+	const struct arn_cfg_route_table *prev = src ? src->prev : NULL;
+	const char *bytes = src ? src->bytes : NULL;
+	size_t len = src ? src->len : 0;
+	bool shell = src && src->shell;
+	const struct rent **hits = NULL;
+	const upb_Message **msgs = NULL;
+	const upb_MessageDef *route_md = arn_proto_msgdef("envoy.config.route.v3.Route");
 	struct arn_pool *saved = c->pool;
 	c->pool = arn_pool_new(is_inline ? 1024 : 4096);
 	if (!c->pool) {
@@ -1007,10 +1105,36 @@ struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_i
 	/* what the previous version offers, and what this one records */
 	const struct arn_cfg_route_reuse *old = prev && reuse_ok(prev->reuse) ? prev->reuse : NULL;
 	struct arn_cfg_route_reuse *rx =
-	    !is_inline && bytes ? reuse_new(c, rc, bytes, len, old) : NULL;
+	    !is_inline && bytes ? reuse_new(c, rc, bytes, len, old, shell) : NULL;
 	if (!rx || !rx->idx)
 		old = NULL;
 	t->reuse = rx;
+	uint32_t max_body = 4096;
+	pb_wrapped_u32(rc, "max_direct_response_body_size_bytes", &max_body);
+	if (rx)
+		rx->max_body = max_body;
+	if (shell) {
+		/* @p rc is a shell: each route is taken over or decoded from
+		 * its bytes, all before anything is converted, so that bytes
+		 * that do not decode are reported as the whole table's are */
+		size_t n = old ? rx->n_ents : 0;
+		hits = calloc(n ? n : 1, sizeof(*hits));
+		msgs = calloc(n ? n : 1, sizeof(*msgs));
+		if (!old || !hits || !msgs || !route_md)
+			goto fallback;
+		for (size_t k = 0; k < n; k++) {
+			struct rent *re = &rx->ents[k];
+			re->hash = bytes_hash(rx->src + re->off, re->len);
+			if ((hits[k] = reuse_find(old, rx, re)))
+				continue;
+			struct arn_sb err = ARN_SB_INIT;
+			msgs[k] = arn_proto_decode_walked(rx->src + re->off, re->len, route_md,
+							  c->arena, &err);
+			arn_sb_free(&err);
+			if (!msgs[k])
+				goto fallback;
+		}
+	}
 	struct rdata *fresh = NULL; /* the parts of the routes converted here */
 	conv_only(c, rc,
 		  "name,virtual_hosts,response_headers_to_add,response_headers_to_remove,request_"
@@ -1022,10 +1146,6 @@ struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_i
 		conv_err(c, "validate_clusters",
 			 "true is refused: routes naming unknown clusters are installed and answer "
 			 "503 NC until the cluster arrives (G5)");
-	uint32_t max_body = 4096;
-	pb_wrapped_u32(rc, "max_direct_response_body_size_bytes", &max_body);
-	if (rx)
-		rx->max_body = max_body;
 	t->ignore_port_in_host_matching = pb_bool(rc, "ignore_port_in_host_matching");
 	t->most_specific_header_mutations_wins = pb_bool(rc, "most_specific_header_mutations_wins");
 	conv_header_ops(c, rc, &t->headers_ops);
@@ -1138,7 +1258,7 @@ struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_i
 					 (int)d.size, d.data);
 			conv_pop(c, m2);
 		}
-		size_t nr = pb_len(vh, "routes");
+		size_t nr = shell ? rx->vhs[i].n : pb_len(vh, "routes");
 		v->routes = CONV_NEW(c, struct arn_cfg_route, nr ? nr : 1);
 		if (!v->routes)
 			goto fail;
@@ -1146,9 +1266,12 @@ struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_i
 		for (size_t j = 0; j < nr; j++) {
 			struct arn_cfg_route *r = &v->routes[j];
 			struct rent *re = rx && rx->idx ? &rx->ents[rx->vhs[i].first + j] : NULL;
-			if (re)
+			size_t k = rx && rx->idx ? rx->vhs[i].first + j : 0;
+			if (re && !shell)
 				re->hash = bytes_hash(rx->src + re->off, re->len);
-			const struct rent *ro = old ? reuse_find(old, rx, re) : NULL;
+			const struct rent *ro = shell ? hits[k]
+						: old ? reuse_find(old, rx, re)
+						      : NULL;
 			if (ro && reuse_hold(rx, ro->data)) {
 				*r = *ro->r;
 				/* the virtual host's default: the same bytes, this
@@ -1183,8 +1306,8 @@ struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_i
 			unsigned files = c->files_read;
 			bool inherits = false;
 			size_t m2 = conv_push(c, "routes[%zu]", j);
-			route(c, pb_at(vh, "routes", j), r, rp.m ? &v->retry : NULL, max_body,
-			      &inherits);
+			route(c, shell ? (struct pb){msgs[k], route_md} : pb_at(vh, "routes", j), r,
+			      rp.m ? &v->retry : NULL, max_body, &inherits);
 			conv_pop(c, m2);
 			c->pool = tp;
 			c->routes_converted++;
@@ -1209,11 +1332,23 @@ struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_i
 	qsort(t->prefix, t->n_prefix, sizeof(*t->prefix), cmp_len_desc);
 	if (arn_pool_failed(c->pool) || c->nerr > nerr0)
 		goto fail;
+	free(hits);
+	free(msgs);
 	c->pool = saved;
 	return &t->obj;
+fallback:
+	/* the caller converts the table decoded whole */
+	src->fallback = true;
+	free(hits);
+	free(msgs);
+	arn_pool_free(c->pool);
+	c->pool = saved;
+	return NULL;
 fail:
 	if (c->nerr == nerr0)
 		conv_err(c, "", "out of memory");
+	free(hits);
+	free(msgs);
 	arn_pool_free(c->pool);
 	c->pool = saved;
 	return NULL;

@@ -797,18 +797,31 @@ static void convert_one(struct arn_config_store *s, enum arn_cfg_type t,
 		c.nerr++;
 		goto done;
 	}
-	/* conv_wire_check walked the bytes (strictly) just above */
-	upb_Message *m =
-	    arn_proto_decode_walked(in->bytes ? in->bytes : "", in->len, md, arena, &derr);
-	if (!m) {
-		arn_sb_printf(&c.msg, "%s '%s': cannot decode: %s", type_names[t], c.res,
-			      arn_sb_cstr(&derr));
-		c.nerr++;
-		arn_sb_free(&derr);
-		goto done;
+	/* A RouteConfiguration takes unchanged routes over from the version
+	 * in force and decodes only the others (issue 17). */
+	const struct arn_cfg_route_table *prev = NULL;
+	struct pb p = {NULL, md};
+	if (t == ARN_CFG_ROUTE && in->name) {
+		const struct entry *pe = entry_get(s, t, in->name, strlen(in->name));
+		prev = pe ? (const struct arn_cfg_route_table *)pe->active.obj : NULL;
+		if (!conv_route_shell(&c, in->bytes ? in->bytes : "", in->len, prev, &p))
+			p.m = NULL;
 	}
-	arn_sb_free(&derr);
-	struct pb p = {m, md};
+	bool shell = p.m != NULL;
+whole:
+	if (!p.m) {
+		/* conv_wire_check walked the bytes (strictly) just above */
+		p.m =
+		    arn_proto_decode_walked(in->bytes ? in->bytes : "", in->len, md, arena, &derr);
+		if (!p.m) {
+			arn_sb_printf(&c.msg, "%s '%s': cannot decode: %s", type_names[t], c.res,
+				      arn_sb_cstr(&derr));
+			c.nerr++;
+			arn_sb_free(&derr);
+			goto done;
+		}
+		arn_sb_free(&derr);
+	}
 	upb_StringView inner = pb_str(p, t == ARN_CFG_CLA ? "cluster_name" : "name");
 	if (!in->name || inner.size != strlen(in->name) ||
 	    memcmp(inner.data, in->name, inner.size)) {
@@ -818,12 +831,16 @@ static void convert_one(struct arn_config_store *s, enum arn_cfg_type t,
 		goto done;
 	}
 	if (t == ARN_CFG_ROUTE) {
-		/* the version in force offers its routes to this one (issue 17) */
-		const struct entry *pe = entry_get(s, t, in->name, strlen(in->name));
-		const struct arn_cfg_route_table *prev =
-		    pe ? (const struct arn_cfg_route_table *)pe->active.obj : NULL;
-		out->obj =
-		    arn_conv_route_table(&c, p, false, prev, in->bytes ? in->bytes : "", in->len);
+		struct conv_route_src rs = {prev, in->bytes ? in->bytes : "", in->len, shell,
+					    false};
+		out->obj = arn_conv_route_table(&c, p, false, &rs);
+		if (!out->obj && rs.fallback) {
+			/* a changed route does not decode alone: the whole
+			 * table says why, as without a version in force */
+			p.m = NULL;
+			shell = false;
+			goto whole;
+		}
 		s->st.routes_converted += c.routes_converted;
 		s->st.routes_reused += c.routes_reused;
 	} else {

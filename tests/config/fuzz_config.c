@@ -176,7 +176,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (r.accepted && !r.n_errors)
 			exercise(arn_config_gen(s), t, name, strlen(name));
 		arn_config_foreach(s, (enum arn_cfg_type)t, dump, s);
+		bool again = t == ARN_CFG_ROUTE && r.accepted && !r.n_errors;
 		arn_config_result_free(&r);
+		/* a RouteConfiguration again: its routes taken over from the
+		 * version in force (conv_route.c), which is then freed */
+		if (again && arn_config_apply(s, urls[t], &in, 1, NULL, 0, 0, &r) == 0) {
+			arn_config_poll(s);
+			if (r.accepted && !r.n_errors)
+				exercise(arn_config_gen(s), t, name, strlen(name));
+			arn_config_result_free(&r);
+		}
 	}
 	const char *rm[] = {name};
 	if (arn_config_apply(s, urls[t], NULL, 0, rm, 1, 0, &r) == 0)

@@ -11,6 +11,7 @@
 
 #include "arn_bootstrap.h"
 #include "arn_admin_config.h"
+#include "arn_proto.h"
 #include "arn_sb.h"
 #include "config_int.h"
 #include "tboot.h"
@@ -1093,6 +1094,57 @@ static void test_route_reuse_follows_vhost_retry_policy(void **state)
 	free(v3);
 }
 
+/* Apply @p json (a RouteConfiguration "main") with the byte after the
+ * first occurrence of @p mark in its serialized form replaced by 0xff (not
+ * UTF-8: the wire walk passes it, upb's decode does not), to @p s. */
+static void reuse_apply_bad_utf8(struct arn_config_store *s, const char *json, const char *mark,
+				 struct arn_config_result *r)
+{
+	upb_Arena *a = upb_Arena_New();
+	const upb_MessageDef *md = arn_proto_msgdef(ARN_TYPE_ROUTE);
+	struct arn_sb err = ARN_SB_INIT;
+	upb_Message *m = arn_proto_from_json(json, strlen(json), md, a, &err);
+	assert_non_null(m);
+	arn_sb_free(&err);
+	size_t len = 0;
+	char *b = arn_proto_encode(m, md, a, &len);
+	assert_non_null(b);
+	char *at = memmem(b, len, mark, strlen(mark));
+	assert_non_null(at);
+	at[strlen(mark)] = (char)0xff;
+	struct arn_config_resource_in in = {"main", "v2", b, len};
+	assert_int_equal(arn_config_apply(s, R, &in, 1, NULL, 0, 0, r), 0);
+	upb_Arena_Free(a);
+}
+
+/* X15: a changed route whose bytes do not decode (decoded alone, as only
+ * changed routes are) refuses the table with the very message the whole
+ * table gives without a version in force. */
+static void test_x15_route_reuse_undecodable_route_same_refusal(void **state)
+{
+	(void)state;
+	char *v1 = reuse_rc(20, 20, "", "");
+	char *v2 = reuse_rc(20, 5, "other", "");
+	APPLY(R, v1);
+	const struct arn_cfg_route_table *before = route_table("main");
+	struct arn_config_result with = {0}, without = {0};
+	reuse_apply_bad_utf8(st, v2, "/r5", &with);
+	struct arn_config_store *fresh = arn_config_create(NULL);
+	reuse_apply_bad_utf8(fresh, v2, "/r5", &without);
+	assert_false(with.accepted);
+	assert_false(without.accepted);
+	assert_int_equal(with.n_errors, 1);
+	assert_int_equal(without.n_errors, 1);
+	assert_non_null(strstr(with.errors[0].message, "cannot decode"));
+	assert_string_equal(with.errors[0].message, without.errors[0].message);
+	assert_ptr_equal(route_table("main"), before);
+	arn_config_result_free(&with);
+	arn_config_result_free(&without);
+	arn_config_destroy(fresh);
+	free(v1);
+	free(v2);
+}
+
 /* What dead routes keep alive is bounded: after enough single-route
  * changes, a version is converted whole again (ROUTE_DATA_MAX). */
 static void test_route_reuse_bounded_pools(void **state)
@@ -1150,5 +1202,6 @@ const struct CMUnitTest store_tests[] = {
     TC(test_x15_route_reuse_changed_route_refused_by_path),
     TC(test_route_reuse_follows_vhost_retry_policy),
     TC(test_route_reuse_bounded_pools),
+    TC(test_x15_route_reuse_undecodable_route_same_refusal),
 };
 const size_t n_store_tests = sizeof(store_tests) / sizeof(store_tests[0]);
