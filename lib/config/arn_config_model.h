@@ -1106,6 +1106,12 @@ struct arn_cfg_toolset {
 
 /** Generation number (1 = the first published; 0 = the empty start). */
 uint64_t arn_cfg_gen_id(const struct arn_cfg_gen *g);
+/**
+ * The id of the last generation (up to @p g) whose objects of type @p t are
+ * not those of the generation before it: two generations with the same
+ * value have the very same objects of that type (and no ABA: ids only grow).
+ */
+uint64_t arn_cfg_gen_type_changed(const struct arn_cfg_gen *g, enum arn_cfg_type t);
 
 /** Active (non-warming) listener bound to addr:port, else to 0.0.0.0:port, else NULL. */
 const struct arn_cfg_listener *arn_cfg_listener_find(const struct arn_cfg_gen *g, uint32_t addr,

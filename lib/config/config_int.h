@@ -329,6 +329,9 @@ struct arn_cfg_gen {
 	uint64_t id;
 	struct arn_hamt *roots[ARN_CFG_NTYPES];
 	size_t counts[ARN_CFG_NTYPES];
+	/* per type, the id of the last generation whose objects of that type
+	 * were not its predecessor's (arn_cfg_gen_type_changed) */
+	uint64_t changed[ARN_CFG_NTYPES];
 	struct arn_cfg_lindex *lindex;
 };
 

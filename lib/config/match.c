@@ -13,6 +13,11 @@
 #include "config_int.h"
 #include "hamt.h"
 
+uint64_t arn_cfg_gen_type_changed(const struct arn_cfg_gen *g, enum arn_cfg_type t)
+{
+	return g && (unsigned)t < ARN_CFG_NTYPES ? g->changed[t] : 0;
+}
+
 uint64_t arn_cfg_gen_id(const struct arn_cfg_gen *g)
 {
 	return g->id;

@@ -314,6 +314,8 @@ static int publish(struct arn_config_store *s, uint64_t *token)
 		g->counts[t] = s->n_active[t];
 	}
 	g->id = ++s->gen_id;
+	for (int t = 0; t < ARN_CFG_NTYPES; t++)
+		g->changed[t] = g->roots[t] != old->roots[t] ? g->id : old->changed[t];
 	/* what the generation needs beside its objects (the TLS contexts its
 	 * chains and clusters name) exists before a worker can take it */
 	if (s->prepare_cb)

@@ -321,6 +321,10 @@ void http_rt_hcm_put(struct http_hcm_rt *r);
 /** Clusters whose entries the last snapshot built rather than took from
  * the previous one (tests count the work of a generation with it). */
 size_t http_rt_clusters_built(void);
+/* Clusters the last snapshot walked: all of the generation's, or 0 when it
+ * took the previous snapshot's clusters' part as it is (same clusters and
+ * endpoints: a route or listener change). For the tests (issue 17). */
+size_t http_rt_clusters_walked(void);
 
 /* True after POST /healthcheck/fail until /healthcheck/ok
  * (arn_http_set_healthcheck_failed): one relaxed load, any lcore. */

@@ -1290,13 +1290,20 @@ static void test_one_changed_cluster_builds_one(void **state)
 	assert_null(http_rt_host(c1000, c_addr(1000), 80));
 	assert_int_equal(stat("cluster.c1000.membership_total"), 1);
 	assert_int_equal(stat("cluster.c7.membership_total"), 1);
-	/* a listener change builds no cluster */
+	assert_true(http_rt_clusters_walked() >= N); /* and the harness's own */
+	/* a listener change builds no cluster, and walks none: the clusters'
+	 * part of the snapshot is the previous one (issue 17) */
 	apply(L, "2", jlistener("\"generate_request_id\":false", DIRECT_OK));
 	assert_int_equal(http_rt_clusters_built(), 0);
+	assert_int_equal(http_rt_clusters_walked(), 0);
+	assert_ptr_equal(http_rt_cluster("c7", 2, arn_cfg_hash("c7", 2)), c7);
 	assert_ptr_equal(http_rt_host(c7, c_addr(7), 80), h7);
-	/* ten changed: ten built */
+	assert_non_null(http_rt_host(c1000, c_addr(1000), 81));
+	assert_int_equal(stat("cluster.c7.membership_total"), 1);
+	/* ten changed: ten built, every cluster walked */
 	apply_clusters(10, 20, 82, "3");
 	assert_int_equal(http_rt_clusters_built(), 10);
+	assert_true(http_rt_clusters_walked() >= N); /* and the harness's own */
 	assert_non_null(
 	    http_rt_host(http_rt_cluster("c15", 3, arn_cfg_hash("c15", 3)), c_addr(15), 82));
 	assert_ptr_equal(http_rt_host(c7, c_addr(7), 80), h7);
