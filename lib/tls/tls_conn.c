@@ -297,6 +297,15 @@ static void size_records(struct arn_tls_conn *c)
 		frag = 16384;
 	if (frag < 512)
 		frag = 512;
+	/* A client that negotiated max_fragment_length (RFC 6066: 512 to
+	 * 4096 bytes; OpenSSL honours it) gets no larger records: OpenSSL
+	 * would split a larger write into several records, the send buffer
+	 * check below would count one, and the transport would take part of
+	 * a record. */
+	uint8_t mfl = SSL_SESSION_get_max_fragment_length(SSL_get_session(c->ssl));
+	if (mfl >= TLSEXT_max_fragment_length_512 && mfl <= TLSEXT_max_fragment_length_4096 &&
+	    frag > 512u << (mfl - TLSEXT_max_fragment_length_512))
+		frag = 512u << (mfl - TLSEXT_max_fragment_length_512);
 	c->overhead = (uint8_t)oh;
 	c->frag = (uint16_t)frag;
 	SSL_set_max_send_fragment(c->ssl, frag);

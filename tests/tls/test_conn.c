@@ -1241,6 +1241,66 @@ static void test_records_and_backpressure(void **state)
 	arn_tls_ctx_unref(cx);
 }
 
+/* A client that negotiated max_fragment_length (RFC 6066; OpenSSL honours
+ * it, BoringSSL ignores it) gets records of at most that size: each record
+ * is still written only when the send buffer takes it whole, and a long
+ * response through a small send buffer arrives intact. */
+static void test_max_fragment_length(void **state)
+{
+	(void)state;
+	struct tw ts = {0};
+	struct arn_tls_ctx *sx = srv_ctx(&ts);
+	for (int v = 0; v < 2; v++) {
+		SSL_CTX *rc = tt_raw_client_ctx(false, 0, v ? TLS1_2_VERSION : 0);
+		assert_int_equal(
+		    SSL_CTX_set_tlsext_max_fragment_length(rc, TLSEXT_max_fragment_length_512), 1);
+		struct tt_raw r;
+		struct tt_side s;
+		tt_raw_client(&r, rc, &s, 6000);
+		tt_start(&s, &W0, sx, NULL);
+		int se;
+		assert_int_equal(tt_raw_handshake(&r, &s, &se), 1);
+		assert_true(arn_tls_record_size(&s.c) <= 512);
+		enum { N = 100000 };
+		uint8_t *d = malloc(N), *got = malloc(N);
+		for (size_t i = 0; i < N; i++)
+			d[i] = (uint8_t)(i * 7);
+		size_t sent = 0, rd = 0;
+		int blocked = 0;
+		for (int it = 0; rd < N && it < 100000; it++) {
+			if (sent < N) {
+				ssize_t w = arn_tls_write(&s.c, d + sent, N - sent);
+				assert_true(w > 0 || w == -EAGAIN);
+				if (w > 0)
+					sent += (size_t)w;
+				blocked += arn_tls_want_write(&s.c);
+			}
+			/* whole records of at most 512 bytes of plaintext */
+			size_t at = 0;
+			while (at + 5 <= r.from_peer->len) {
+				size_t l = (size_t)(r.from_peer->buf[at + 3] << 8 |
+						    r.from_peer->buf[at + 4]);
+				assert_true(l <= 512 + 256);
+				at += 5 + l;
+			}
+			assert_int_equal(at, r.from_peer->len);
+			tt_raw_pump(&r);
+			size_t n;
+			while (rd < N && SSL_read_ex(r.ssl, got + rd, N - rd, &n) == 1)
+				rd += n;
+		}
+		assert_int_equal(rd, N);
+		assert_memory_equal(got, d, N);
+		assert_true(blocked > 5);
+		free(d);
+		free(got);
+		tt_raw_free(&r);
+		tt_side_free(&s);
+		SSL_CTX_free(rc);
+	}
+	arn_tls_ctx_unref(sx);
+}
+
 /* ---- OCSP stapling
  * ------------------------------------------------------------------------------- */
 
@@ -1740,6 +1800,7 @@ const struct CMUnitTest conn_tests[] = {
     cmocka_unit_test_setup_teardown(test_require_sni, setup, teardown),
     cmocka_unit_test_setup_teardown(test_close_notify_and_truncation, setup, teardown),
     cmocka_unit_test_setup_teardown(test_records_and_backpressure, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_max_fragment_length, setup, teardown),
     cmocka_unit_test_setup_teardown(test_ocsp_stapling, setup, teardown),
     cmocka_unit_test_setup_teardown(test_ctx_refused, setup, teardown),
     cmocka_unit_test_setup_teardown(test_conf_from_cfg, setup, teardown),
