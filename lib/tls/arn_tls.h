@@ -88,12 +88,14 @@ struct arn_cfg_str_match;
  * arrive (any split, down to one byte per call), without consuming them from
  * TCP: the TLS handshake reads the same bytes again afterwards. The parser
  * needs the whole ClientHello message (extensions come last), which may span
- * several TLS records. It waits for at most max_hello bytes of ClientHello
- * message (handshake header included; the record headers around it are not
- * counted) and at most ARN_TLS_HELLO_MAX_RECORDS records; beyond either it
- * answers ARN_TLS_HELLO_TOO_LARGE, which Envoy's tls_inspector counts as
- * client_hello_too_large and closes on. How long it waits in time is the
- * listener's business (Envoy's listener_filters_timeout).
+ * several TLS records (any number of them, down to one byte each, as
+ * BoringSSL and OpenSSL take it). It reads at most max_hello bytes, record
+ * headers included, as Envoy's max_client_hello_size counts them: a
+ * ClientHello that needs more is ARN_TLS_HELLO_TOO_LARGE (decided as soon
+ * as its declared length and the record headers seen exceed the bound),
+ * which Envoy's tls_inspector counts as client_hello_too_large and closes
+ * on. How long it waits in time is the listener's business (Envoy's
+ * listener_filters_timeout).
  *
  * Anything that is not a well-formed TLS ClientHello (another first byte, a
  * bad record header, lengths that disagree, a duplicate extension among
@@ -109,18 +111,17 @@ struct arn_cfg_str_match;
 #define ARN_TLS_SESSION_CACHE 1024u
 #define ARN_TLS_HELLO_DEFAULT_MAX 16384u /* Envoy's former default, 16 KiB */
 #define ARN_TLS_HELLO_HARD_MAX 65536u	 /* Envoy's TLS_MAX_CLIENT_HELLO */
-#define ARN_TLS_HELLO_MAX_RECORDS 64u
-#define ARN_TLS_HELLO_SNI_MAX 255u     /* longer host names are NOT_TLS (OpenSSL refuses them) */
-#define ARN_TLS_HELLO_MAX_ALPN 16u     /* protocols kept; more set alpn_truncated */
-#define ARN_TLS_HELLO_ALPN_BYTES 256u  /* bytes of protocol names kept */
-#define ARN_TLS_HELLO_MAX_VERSIONS 16u /* supported_versions entries kept */
-#define ARN_TLS_HELLO_MAX_SIGALGS 64u  /* signature_algorithms entries kept */
+#define ARN_TLS_HELLO_SNI_MAX 255u	 /* longer host names are NOT_TLS (OpenSSL refuses them) */
+#define ARN_TLS_HELLO_MAX_ALPN 16u	 /* protocols kept; more set alpn_truncated */
+#define ARN_TLS_HELLO_ALPN_BYTES 256u	 /* bytes of protocol names kept */
+#define ARN_TLS_HELLO_MAX_VERSIONS 16u	 /* supported_versions entries kept */
+#define ARN_TLS_HELLO_MAX_SIGALGS 64u	 /* signature_algorithms entries kept */
 
 enum arn_tls_hello_status {
 	ARN_TLS_HELLO_AGAIN = 0, /* undecided: feed more bytes */
 	ARN_TLS_HELLO_DONE,	 /* a whole ClientHello was read: arn_tls_hello_result() */
 	ARN_TLS_HELLO_NOT_TLS,	 /* not a (well-formed) TLS ClientHello: plain text */
-	ARN_TLS_HELLO_TOO_LARGE, /* over max_hello or ARN_TLS_HELLO_MAX_RECORDS: close */
+	ARN_TLS_HELLO_TOO_LARGE, /* needs more than max_hello bytes read: close */
 };
 
 /** What a ClientHello said. Strings are NUL-terminated copies. */

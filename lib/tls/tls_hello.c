@@ -182,6 +182,18 @@ static int begin_ext(struct arn_tls_hello_parser *p, uint32_t len)
 	}
 }
 
+/* Whether a ClientHello of @p hello_len bytes (handshake header included)
+ * needs more than max_hello bytes read, counting the record headers seen so
+ * far (more records can only add to it): Envoy's max_client_hello_size
+ * bounds the bytes it reads, headers included. With the bound on bytes
+ * rather than on records, a ClientHello split into many small records
+ * (clients do that against middleboxes reading SNI) is read as BoringSSL
+ * and OpenSSL read it, and parsing time stays linear in bytes read. */
+static bool too_large(const struct arn_tls_hello_parser *p, uint32_t hello_len)
+{
+	return (uint64_t)p->n_records * 5 + hello_len > p->max_hello;
+}
+
 /* The current field is complete: check it and start the next. */
 static int field_done(struct arn_tls_hello_parser *p)
 {
@@ -192,7 +204,7 @@ static int field_done(struct arn_tls_hello_parser *p)
 		uint32_t len = v & 0xffffff;
 		if ((v >> 24) != 1 /* client_hello */)
 			return ARN_TLS_HELLO_NOT_TLS;
-		if (len + 4 > p->max_hello)
+		if (too_large(p, len + 4))
 			return ARN_TLS_HELLO_TOO_LARGE;
 		if (len < HELLO_MIN_BODY)
 			return ARN_TLS_HELLO_NOT_TLS;
@@ -390,7 +402,9 @@ enum arn_tls_hello_status arn_tls_hello_parse(struct arn_tls_hello_parser *p, co
 			} else if (p->rec_hdr_n == 5) {
 				uint32_t rl = (uint32_t)p->rec_hdr[3] << 8 | p->rec_hdr[4];
 				p->rec_hdr_n = 0;
-				if (++p->n_records > ARN_TLS_HELLO_MAX_RECORDS)
+				p->n_records++;
+				/* the message header's 4 bytes until its length is known */
+				if (too_large(p, p->h.hello_len ? p->h.hello_len : 4))
 					p->status = ARN_TLS_HELLO_TOO_LARGE;
 				else if (rl == 0 || rl > 16384) /* RFC 8446 5.1 */
 					p->status = ARN_TLS_HELLO_NOT_TLS;

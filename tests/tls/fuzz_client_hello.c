@@ -58,6 +58,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (whole.fed != bytes.fed || whole.fed != split.fed || whole.fed > size)
 		abort();
 	check(&whole.h, a);
+	/* the bound counts every byte read, record headers included */
+	if (a == ARN_TLS_HELLO_DONE && whole.fed > whole.max_hello)
+		abort();
 	/* a final status stays */
 	if (a != ARN_TLS_HELLO_AGAIN && arn_tls_hello_parse(&whole, data, size) != a)
 		abort();
