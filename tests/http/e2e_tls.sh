@@ -10,6 +10,11 @@
 #   :9444  mTLS + HTTP RBAC ALLOW on the client certificate's names
 #          (authenticated principal_name: URI SANs, DNS SANs, subject; and
 #          authenticated {}): an allowed SAN is served, another gets 403
+#
+# and, on :443, clients other than curl: Python's ssl sending its
+# ClientHello in 7-byte records, a GREASE-ing ClientHello, OpenSSL with
+# max_fragment_length 512, gnutls-cli (TLS 1.3, 1.2, resumption, TLS
+# 1.0/1.1 refused).
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl nginx openssl || exit 77
@@ -230,6 +235,108 @@ case "$o" in ERR*) ok "SNI c.test matches no chain: refused ($o)" ;;
 v=$(stat listener.0.0.0.0_443.no_filter_chain_match)
 [ "$v" -ge 1 ] && ok "listener.0.0.0.0_443.no_filter_chain_match = $v" ||
 	bad "listener.0.0.0.0_443.no_filter_chain_match = $v"
+
+# Clients unlike curl (issue 18's scanner check, docs/tls.md "Tests").
+# A ClientHello in 7-byte records sent in 3-byte TCP segments, by Python's
+# ssl over a MemoryBIO (the inspector and OpenSSL take any number of records)
+o=$(ip netns exec "$cns" python3 - "$us" "$d/ca.pem" 2>&1 <<'PY'
+import socket, ssl, sys, time
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+o = ctx.wrap_bio(inc, out, server_hostname="a.test")
+s = socket.create_connection((sys.argv[1], 443), timeout=5)
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+first = True
+def send():
+    global first
+    data = out.read()
+    if first and data:
+        first = False
+        n = int.from_bytes(data[3:5], "big")
+        body, data = data[5:5 + n], data[5 + n:]
+        recs = b"".join(b"\x16" + data_v + len(body[i:i + 7]).to_bytes(2, "big") + body[i:i + 7]
+                        for data_v in [b"\x03\x01"] for i in range(0, len(body), 7))
+        for i in range(0, len(recs), 3):
+            s.sendall(recs[i:i + 3])
+            time.sleep(0.0005)
+    s.sendall(data)
+def pump():
+    b = s.recv(65536)
+    if not b:
+        raise EOFError
+    inc.write(b)
+while True:
+    try:
+        o.do_handshake(); send(); break
+    except ssl.SSLWantReadError:
+        send(); pump()
+o.write(b"GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n"); send()
+resp = b""
+while b"upstream-a" not in resp:
+    try:
+        resp += o.read(65536)
+    except ssl.SSLWantReadError:
+        pump()
+print(o.version(), resp.split(b"\r\n")[0].decode())
+PY
+)
+[ "$o" = "TLSv1.3 HTTP/1.1 200 OK" ] && ok "ClientHello in 7-byte records, 3-byte segments: served ($o)" ||
+	bad "ClientHello in small records: '$o'"
+# a GREASE-ing ClientHello (RFC 8701, as Chrome sends): reserved values in
+# the cipher suites, extensions, groups, key shares and versions; the
+# answer must be a ServerHello for TLS 1.3 (0x1301), not an alert
+o=$(ip netns exec "$cns" python3 - "$us" 2>&1 <<'PY'
+import os, socket, struct, sys
+g = lambda i: bytes([0x0a + 0x10 * i]) * 2
+v16 = lambda b: struct.pack(">H", len(b)) + b
+ext = lambda t, b: (t if isinstance(t, bytes) else struct.pack(">H", t)) + v16(b)
+x = ext(g(2), b"") + ext(0, v16(b"\x00" + v16(b"a.test"))) + ext(23, b"") + ext(0xff01, b"\x00")
+x += ext(10, v16(g(3) + b"\x00\x1d\x00\x17")) + ext(11, b"\x01\x00") + ext(35, b"")
+x += ext(16, v16(b"\x02h2\x08http/1.1")) + ext(13, v16(bytes.fromhex("040308040401050308050501")))
+x += ext(51, v16(g(3) + b"\x00\x01\x00" + b"\x00\x1d" + v16(os.urandom(32))))
+x += ext(45, b"\x01\x01") + ext(43, bytes([6]) + g(4) + b"\x03\x04\x03\x03") + ext(g(5), b"\x00")
+body = b"\x03\x03" + os.urandom(32) + b"\x20" + os.urandom(32)
+body += v16(g(1) + bytes.fromhex("130113021303c02bc02f")) + b"\x01\x00" + v16(x)
+hs = b"\x01" + len(body).to_bytes(3, "big") + body
+s = socket.create_connection((sys.argv[1], 443), timeout=5)
+s.sendall(b"\x16\x03\x01" + v16(hs))
+r = b""
+while len(r) < 80:
+    b = s.recv(4096)
+    if not b:
+        break
+    r += b
+if len(r) > 76 and r[0] == 22 and r[5] == 2:
+    print("ServerHello", r[76:78].hex())
+else:
+    print("no ServerHello:", r[:8].hex())
+PY
+)
+[ "$o" = "ServerHello 1301" ] && ok "GREASE ClientHello: $o" || bad "GREASE ClientHello: '$o'"
+# a client that negotiates max_fragment_length 512 (OpenSSL honours it):
+# a 300 KB response in records of at most 512 bytes arrives whole
+head -c 300000 /dev/urandom >"$TOPO_DIR/www/big.bin"
+chmod 644 "$TOPO_DIR/www/big.bin"
+o=$(printf 'GET /www/big.bin HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n' |
+	ip netns exec "$cns" timeout 10 openssl s_client -connect "$us:443" -servername a.test \
+		-maxfraglen 512 -quiet -ign_eof 2>/dev/null | tail -c 300000 | cmp - "$TOPO_DIR/www/big.bin" 2>&1) &&
+	ok "max_fragment_length 512: a 300 KB response arrived intact" ||
+	bad "max_fragment_length 512: $o"
+# GnuTLS, another TLS stack: TLS 1.3 and 1.2 with resumption (ticket; and
+# session id without tickets); TLS 1.0/1.1 refused
+if command -v gnutls-cli >/dev/null; then
+	gt() { echo | ip netns exec "$cns" timeout 10 gnutls-cli --x509cafile="$d/ca.pem" \
+		--sni-hostname=a.test --verify-hostname=a.test -p 443 "$@" "$us" 2>&1; }
+	for pr in NORMAL NORMAL:-VERS-TLS1.3 NORMAL:-VERS-TLS1.3:%NO_TICKETS; do
+		o=$(gt -r --priority "$pr" | grep -E '^(- Description|\*\*\*)' | tr '\n' ' ')
+		case "$o" in *"*** This is a resumed session "*) ok "gnutls-cli $pr: resumed: $o" ;;
+		*) bad "gnutls-cli $pr: '$o'" ;; esac
+	done
+	o=$(gt --priority NORMAL:-VERS-ALL:+VERS-TLS1.1:+VERS-TLS1.0 | grep -o 'Received alert \[70\]')
+	[ -n "$o" ] && ok "gnutls-cli TLS 1.0/1.1: $o (protocol_version)" || bad "gnutls-cli TLS 1.0/1.1 not refused"
+else
+	echo "skip gnutls-cli probes (gnutls-bin not installed; scripts/setup-deps --test)"
+fi
 
 # keep-alive: several requests on one TLS connection
 o=$(ip netns exec "$cns" curl -sS --max-time 10 --cacert "$d/ca.pem" $(res a.test 443) \
