@@ -17,12 +17,13 @@
  * Ticket keys, ALPN list, SAN matchers and OCSP staples are shared by all
  * SSL_CTXs of a context and never written after the build.
  *
- * Server sessions are never cached: OpenSSL's internal cache is one locked
- * table per SSL_CTX, and a per-worker cache would hit only when a client's
- * next connection lands on the same worker (RSS hashes the new source port:
- * one chance in N). Stateless tickets resume on every worker, and across
- * context rotations: with session_ticket_keys, by those keys; without,
- * by the process's own random key (process_tkey).
+ * Sessions: stateless tickets resume on every worker, and across context
+ * rotations: with session_ticket_keys, by those keys; without, by the
+ * process's own random key (process_tkey). OpenSSL's session cache serves
+ * the clients that resume by session id; it is one locked table per
+ * SSL_CTX, so one per replica (per worker, never contended), and it hits
+ * only when a client's next connection lands on the same worker (RSS
+ * hashes the new source port: one chance in N).
  */
 #include <errno.h>
 #include <pthread.h>
