@@ -4,6 +4,9 @@
  * (HTTP connection manager and echo filter chains alike) come from the
  * configuration model's generations from then on.
  */
+#include <errno.h>
+#include <stdlib.h>
+
 #include "app.h"
 #include "arn_bootstrap.h"
 #include "arn_config.h"
@@ -24,7 +27,20 @@ int arn_app_http_start(struct arn_app *app)
 	    .drain_time_set = true,
 	    .drain_immediate = app->drain_immediate,
 	};
-	int rc = arn_http_start(app->config, &o);
+	/* the bootstrap's connection limits (layered_runtime, overload_manager),
+	 * checked by the workers at accept */
+	const struct arn_bootstrap *b = app->bootstrap;
+	struct arn_http_cx_limit *cl = b->n_cx_limits ? calloc(b->n_cx_limits, sizeof(*cl)) : NULL;
+	if (b->n_cx_limits && !cl)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->n_cx_limits; i++)
+		cl[i] = (struct arn_http_cx_limit){b->cx_limits[i].listener, b->cx_limits[i].max};
+	int rc =
+	    arn_http_set_cx_limits(b->has_global_cx_limit, b->global_cx_limit, cl, b->n_cx_limits);
+	free(cl);
+	if (rc != 0)
+		return rc;
+	rc = arn_http_start(app->config, &o);
 	if (rc == 0)
 		app->http = app->config;
 	return rc;

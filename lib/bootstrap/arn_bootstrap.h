@@ -37,6 +37,13 @@ struct arn_bootstrap_xds {
 };
 
 /** Command-line values that win over the file (X7). NULL: not given. */
+/* A listener's connection limit: the runtime key
+ * envoy.resource_limits.listener.<listener>.connection_limit */
+struct arn_bootstrap_cx_limit {
+	char *listener;
+	uint64_t max;
+};
+
 struct arn_bootstrap_overrides {
 	const char *service_node;
 	const char *service_cluster;
@@ -56,6 +63,14 @@ struct arn_bootstrap {
 	uint16_t admin_port;
 	struct arn_dataplane dp;
 	struct arn_bootstrap_xds xds;
+	/* downstream connection limits (docs/configuration.md): the global
+	 * one (the overload manager's global_downstream_max_connections
+	 * monitor, else the runtime key overload.global_downstream_max_connections)
+	 * and the listeners' (runtime keys, the last layer's value of each) */
+	bool has_global_cx_limit;
+	uint64_t global_cx_limit;
+	struct arn_bootstrap_cx_limit *cx_limits;
+	size_t n_cx_limits;
 	struct arn_sb warnings;     /* one line per warning, already formatted */
 	void *yaml;                 /* the parsed document, for arn_bootstrap_where() */
 };

@@ -29,6 +29,7 @@
 #include "envoy/config/endpoint/v3/endpoint.upb.h"
 #include "envoy/config/endpoint/v3/endpoint_components.upb.h"
 #include "envoy/config/listener/v3/listener.upb.h"
+#include "envoy/config/overload/v3/overload.upb.h"
 #include "envoy/extensions/transport_sockets/tls/v3/secret.upb.h"
 #include "envoy/extensions/upstreams/http/v3/http_protocol_options.upb.h"
 #include "google/protobuf/any.upb.h"
@@ -369,33 +370,84 @@ static void admin_info(struct arn_bs_ctx *c, struct arn_bootstrap *b)
 		    as);
 }
 
+/* The listener limit of runtime key @p key (a listener's name between
+ * the prefix and the suffix), or NULL when the key is not one. */
+static const char *runtime_listener(const char *key, size_t kl, size_t *nl)
+{
+	static const char lp[] = "envoy.resource_limits.listener.", ls[] = ".connection_limit";
+	size_t a = sizeof(lp) - 1, z = sizeof(ls) - 1;
+	if (kl <= a + z || strncmp(key, lp, a) != 0 || strcmp(key + kl - z, ls) != 0)
+		return NULL;
+	*nl = kl - a - z;
+	return key + a;
+}
+
+/* What check_runtime found: the global runtime limit, kept until the
+ * overload manager (which wins over it, as in Envoy) was read. */
+struct runtime_seen {
+	bool global;
+	uint64_t global_max;
+	char global_path[1024];
+};
+
 /*
  * layered_runtime is accepted and Arion has no runtime, so its values
- * change nothing, except two that Envoy documents as connection limits
- * (docs/root/configuration/operations/overload_manager): the global one,
+ * change nothing, except the two connection limits Envoy documents
+ * (docs/root/configuration/operations/overload_manager), which Arion
+ * enforces at accept (lib/http's http_cxlimit.c): the global one,
  * overload.global_downstream_max_connections, and a listener's,
- * envoy.resource_limits.listener.<name>.connection_limit. A limit accepted
- * and not enforced would let in what the operator meant to keep out, so
- * each is refused by name. Keys may be nested or dotted, as in Envoy.
+ * envoy.resource_limits.listener.<name>.connection_limit. Keys may be
+ * nested or dotted, as in Envoy; a later layer's value wins, as in
+ * Envoy's layered runtime. A value that is not a count is refused: a
+ * limit silently dropped would let in what the operator meant to keep out.
  */
-static void runtime_limits(struct arn_bs_ctx *c, yaml_node_t *n, char *key, size_t kl, char *path,
-			   size_t pl, unsigned depth)
+static void runtime_limits(struct arn_bs_ctx *c, struct arn_bootstrap *b, struct runtime_seen *rs,
+			   yaml_node_t *n, char *key, size_t kl, char *path, size_t pl,
+			   unsigned depth)
 {
 	if (n == NULL || depth > 32)
 		return;
 	if (n->type != YAML_MAPPING_NODE) {
-		static const char lp[] = "envoy.resource_limits.listener.",
-				  ls[] = ".connection_limit";
-		size_t a = sizeof(lp) - 1, z = sizeof(ls) - 1;
-		bool listener = kl > a + z && !strncmp(key, lp, a) && !strcmp(key + kl - z, ls);
-		if (listener || !strcmp(key, "overload.global_downstream_max_connections"))
-			arn_bs_error(
-			    c, path,
-			    "the runtime key '%s' is a %s connection limit, which Arion does not "
-			    "enforce (it has no runtime); remove it, and limit connections with "
-			    "an envoy.filters.network.connection_limit filter in the listener's "
-			    "filter chains (docs/configuration.md)",
-			    key, listener ? "listener's" : "global downstream");
+		size_t nl = 0;
+		const char *ln = runtime_listener(key, kl, &nl);
+		bool global = !strcmp(key, "overload.global_downstream_max_connections");
+		if (!ln && !global)
+			return;
+		const char *v = n->type == YAML_SCALAR_NODE ? arn_y2j_scalar(n) : "";
+		char *end = NULL;
+		errno = 0;
+		unsigned long long max = strtoull(v, &end, 10);
+		if (!*v || *v == '-' || *v == '+' || *end || errno) {
+			arn_bs_error(c, path,
+				     "the runtime key '%s' is a connection limit: its value must "
+				     "be a whole number of connections from 0 to %llu",
+				     key, (unsigned long long)UINT64_MAX);
+			return;
+		}
+		if (global) {
+			rs->global = true;
+			rs->global_max = max;
+			snprintf(rs->global_path, sizeof(rs->global_path), "%s", path);
+			return;
+		}
+		for (size_t i = 0; i < b->n_cx_limits; i++)
+			if (strlen(b->cx_limits[i].listener) == nl &&
+			    !memcmp(b->cx_limits[i].listener, ln, nl)) {
+				b->cx_limits[i].max = max;
+				return;
+			}
+		struct arn_bootstrap_cx_limit *l =
+		    realloc(b->cx_limits, (b->n_cx_limits + 1) * sizeof(*l));
+		char *name = strndup(ln, nl);
+		if (l == NULL || name == NULL) {
+			free(name);
+			if (l)
+				b->cx_limits = l;
+			arn_bs_error(c, path, "out of memory");
+			return;
+		}
+		b->cx_limits = l;
+		l[b->n_cx_limits++] = (struct arn_bootstrap_cx_limit){name, max};
 		return;
 	}
 	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
@@ -407,14 +459,14 @@ static void runtime_limits(struct arn_bs_ctx *c, yaml_node_t *n, char *key, size
 		int nk = snprintf(key + kl, 512 - kl, "%s%s", kl ? "." : "", ks);
 		int np = snprintf(path + pl, 1024 - pl, ".%s", ks);
 		if (nk > 0 && kl + (size_t)nk < 512 && np > 0 && pl + (size_t)np < 1024)
-			runtime_limits(c, yaml_document_get_node(c->doc, p->value), key,
+			runtime_limits(c, b, rs, yaml_document_get_node(c->doc, p->value), key,
 				       kl + (size_t)nk, path, pl + (size_t)np, depth + 1);
 		key[kl] = 0;
 		path[pl] = 0;
 	}
 }
 
-static void check_runtime(struct arn_bs_ctx *c)
+static void check_runtime(struct arn_bs_ctx *c, struct arn_bootstrap *b, struct runtime_seen *rs)
 {
 	yaml_node_t *root = c->doc ? yaml_document_get_root_node(c->doc) : NULL;
 	yaml_node_t *ls =
@@ -432,7 +484,96 @@ static void check_runtime(struct arn_bs_ctx *c)
 				  "envoy_bootstrap.layered_runtime.layers[%zu].static_layer", i);
 		yaml_node_t *sl = arn_y2j_find(c->doc, layer, "static_layer");
 		if (sl && sl != layer && sl->type == YAML_MAPPING_NODE)
-			runtime_limits(c, sl, key, 0, path, (size_t)pl, 0);
+			runtime_limits(c, b, rs, sl, key, 0, path, (size_t)pl, 0);
+	}
+}
+
+#define GLOBAL_CX_MONITOR "envoy.resource_monitors.global_downstream_max_connections"
+
+/*
+ * overload_manager: Arion has one resource monitor, Envoy's proactive
+ * global_downstream_max_connections (a count of open downstream
+ * connections, checked at accept). Actions and the other monitors
+ * (memory, CPU, file descriptors) are refused by name: Arion does not
+ * measure those resources, and a monitor accepted and never fed would
+ * look like protection it is not.
+ */
+static void check_overload(struct arn_bs_ctx *c, struct arn_bootstrap *b,
+			   const struct runtime_seen *rs)
+{
+	const envoy_config_bootstrap_v3_Bootstrap *bs = b->pb;
+	const envoy_config_overload_v3_OverloadManager *om =
+	    envoy_config_bootstrap_v3_Bootstrap_overload_manager(bs);
+	bool monitor = false;
+	if (om) {
+		static const char *const om_ok[] = {"resource_monitors", "refresh_interval", NULL};
+		arn_bs_only_fields(c, (const upb_Message *)om,
+				   arn_proto_msgdef("envoy.config.overload.v3.OverloadManager"),
+				   "envoy_bootstrap.overload_manager", om_ok,
+				   "Arion's overload manager has only the " GLOBAL_CX_MONITOR
+				   " resource monitor, and no actions");
+		size_t n = 0;
+		const envoy_config_overload_v3_ResourceMonitor *const *rm =
+		    envoy_config_overload_v3_OverloadManager_resource_monitors(om, &n);
+		for (size_t i = 0; i < n; i++) {
+			char path[256];
+			snprintf(path, sizeof(path),
+				 "envoy_bootstrap.overload_manager.resource_monitors[%zu]", i);
+			upb_StringView name = envoy_config_overload_v3_ResourceMonitor_name(rm[i]);
+			const struct google_protobuf_Any *any =
+			    envoy_config_overload_v3_ResourceMonitor_typed_config(rm[i]);
+			upb_StringView tn = any ? arn_proto_any_type_name((const upb_Message *)any)
+						: (upb_StringView){0};
+			bool is_cx = any ? arn_sv_eq(tn, ARN_TYPE_DOWNSTREAM_CONNECTIONS)
+					 : arn_sv_eq(name, GLOBAL_CX_MONITOR);
+			if (!is_cx) {
+				arn_bs_error(
+				    c, path,
+				    "the resource monitor '%.*s' is not supported by Arion: "
+				    "its overload manager has only " GLOBAL_CX_MONITOR
+				    " (typed_config " ARN_TYPE_DOWNSTREAM_CONNECTIONS ")",
+				    (int)name.size, name.data ? name.data : "");
+				continue;
+			}
+			if (monitor) {
+				arn_bs_error(
+				    c, path,
+				    "a second " GLOBAL_CX_MONITOR
+				    " monitor; Envoy refuses a duplicate resource monitor");
+				continue;
+			}
+			monitor = true;
+			struct arn_sb err = ARN_SB_INIT;
+			const upb_MessageDef *md =
+			    arn_proto_msgdef(ARN_TYPE_DOWNSTREAM_CONNECTIONS);
+			const upb_Message *m = any ? arn_proto_any_unpack((const upb_Message *)any,
+									  md, NULL, c->arena, &err)
+						   : NULL;
+			arn_sb_free(&err);
+			int64_t max = 0;
+			if (m) {
+				const upb_FieldDef *f = upb_MessageDef_FindFieldByName(
+				    md, "max_active_downstream_connections");
+				max = upb_Message_Get(m, f).int64_val;
+			}
+			snprintf(path + strlen(path), sizeof(path) - strlen(path),
+				 ".typed_config.max_active_downstream_connections");
+			if (max <= 0) {
+				arn_bs_error(c, path, "must be greater than 0 (Envoy's rule)");
+				continue;
+			}
+			b->has_global_cx_limit = true;
+			b->global_cx_limit = (uint64_t)max;
+		}
+	}
+	if (rs->global && monitor)
+		arn_bs_warn(c, rs->global_path,
+			    "ignored: the overload manager's " GLOBAL_CX_MONITOR
+			    " monitor sets the global downstream connection limit, and wins "
+			    "over this runtime key, as in Envoy");
+	else if (rs->global) {
+		b->has_global_cx_limit = true;
+		b->global_cx_limit = rs->global_max;
 	}
 }
 
@@ -441,7 +582,8 @@ static int check_envoy(struct arn_bs_ctx *c, struct arn_bootstrap *b,
 {
 	const envoy_config_bootstrap_v3_Bootstrap *bs = b->pb;
 	static const char *const top_ok[] = {"node",  "static_resources", "dynamic_resources",
-					     "admin", "layered_runtime",  NULL};
+					     "admin", "layered_runtime",  "overload_manager",
+					     NULL};
 	arn_bs_only_fields(c, (const upb_Message *)bs, arn_proto_msgdef(ARN_TYPE_BOOTSTRAP),
 			   "envoy_bootstrap", top_ok, NULL);
 	const envoy_config_core_v3_Node *node = envoy_config_bootstrap_v3_Bootstrap_node(bs);
@@ -453,7 +595,9 @@ static int check_envoy(struct arn_bs_ctx *c, struct arn_bootstrap *b,
 				 : xstrdup("");
 	check_dynamic(c, b);
 	check_static(c, bs);
-	check_runtime(c);
+	struct runtime_seen rs = {0};
+	check_runtime(c, b, &rs);
+	check_overload(c, b, &rs);
 	admin_info(c, b);
 	return c->n_errors ? -EINVAL : 0;
 }
@@ -497,6 +641,9 @@ void arn_bootstrap_free(struct arn_bootstrap *b)
 		free(b->xds_clusters[i]);
 	free(b->xds_clusters);
 	free(b->admin_address);
+	for (size_t i = 0; i < b->n_cx_limits; i++)
+		free(b->cx_limits[i].listener);
+	free(b->cx_limits);
 	arn_dataplane_free(&b->dp);
 	arn_sb_free(&b->warnings);
 	if (b->yaml) {
@@ -846,6 +993,17 @@ void arn_bootstrap_summary(const struct arn_bootstrap *b, struct arn_sb *o)
 		arn_sb_printf(o, "admin: %s:%u\n", b->admin_address, b->admin_port);
 	else
 		arn_sb_puts(o, "admin: disabled (no admin.address)\n");
+	/* only when set: what an operator checks after writing them */
+	if (b->has_global_cx_limit || b->n_cx_limits) {
+		arn_sb_puts(o, "connection limits:");
+		if (b->has_global_cx_limit)
+			arn_sb_printf(o, " global %llu", (unsigned long long)b->global_cx_limit);
+		for (size_t i = 0; i < b->n_cx_limits; i++)
+			arn_sb_printf(
+			    o, "%s listener %s %llu", i || b->has_global_cx_limit ? "," : "",
+			    b->cx_limits[i].listener, (unsigned long long)b->cx_limits[i].max);
+		arn_sb_putc(o, '\n');
+	}
 
 	const envoy_config_bootstrap_v3_Bootstrap_StaticResources *sr =
 	    envoy_config_bootstrap_v3_Bootstrap_static_resources(b->pb);

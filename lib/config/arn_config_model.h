@@ -761,6 +761,9 @@ struct arn_cfg_listener {
 	 * as raw_buffer with continue_on_listener_filters_timeout. */
 	uint32_t listener_filters_timeout_ms;
 	bool continue_on_listener_filters_timeout;
+	/* ignore_global_conn_limit: the global downstream connection limit
+	 * (overload manager / runtime) does not refuse its connections */
+	bool ignore_global_conn_limit;
 	uint32_t per_connection_buffer_limit; /* bytes, 1 MiB default */
 	uint32_t backlog;	/* tcp_backlog_size: SYN queue bound; 0: the stack's default */
 	bool drain_modify_only; /* drain_type MODIFY_ONLY: /healthcheck/fail does not drain it */

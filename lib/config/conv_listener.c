@@ -717,7 +717,8 @@ struct arn_cfg_obj *arn_conv_listener(struct conv *c, struct pb l)
 		  "name,address,stat_prefix,filter_chains,default_filter_chain,per_"
 		  "connection_buffer_limit_bytes,metadata,drain_type,listener_filters,listener_"
 		  "filters_timeout,continue_on_listener_filters_timeout,traffic_direction,bind_"
-		  "to_port,enable_reuse_port,reuse_port,tcp_backlog_size");
+		  "to_port,enable_reuse_port,reuse_port,tcp_backlog_size,ignore_global_conn_"
+		  "limit");
 	if (name.size == 0)
 		conv_err(c, "name", "missing");
 	conv_socket_address(c, pb_msg(l, "address"), "address", &out->addr, &out->port, true);
@@ -745,6 +746,9 @@ struct arn_cfg_obj *arn_conv_listener(struct conv *c, struct pb l)
 	conv_duration(c, l, "listener_filters_timeout", &out->listener_filters_timeout_ms, false);
 	out->continue_on_listener_filters_timeout =
 	    pb_bool(l, "continue_on_listener_filters_timeout");
+	/* exempt from the bootstrap's global downstream connection limit
+	 * (lib/http refuses over it at accept), as in Envoy */
+	out->ignore_global_conn_limit = pb_bool(l, "ignore_global_conn_limit");
 	size_t nlf = pb_len(l, "listener_filters");
 	for (size_t i = 0; i < nlf; i++) {
 		struct pb lf = pb_at(l, "listener_filters", i);

@@ -77,6 +77,26 @@ void arn_http_stop(void);
  */
 void arn_http_set_healthcheck_failed(bool failed);
 
+/** A listener's connection limit (Envoy's runtime key
+ * envoy.resource_limits.listener.<listener>.connection_limit). */
+struct arn_http_cx_limit {
+	const char *listener; /* the listener's name */
+	uint64_t max;	      /* open connections at most */
+};
+
+/**
+ * Set the downstream connection limits, as Envoy enforces them at accept:
+ * with @p has_global, at most @p global_max connections open on all
+ * listeners but those with ignore_global_conn_limit (the overload
+ * manager's global_downstream_max_connections), and at most max on
+ * each listener of @p listeners (@p n, copied). Over one, a new
+ * connection is reset at once and listener.<address>.downstream_global_cx_overflow
+ * or downstream_cx_overflow counts it. Control lcore, before the workers
+ * accept. @return 0 or -ENOMEM.
+ */
+int arn_http_set_cx_limits(bool has_global, uint64_t global_max,
+			   const struct arn_http_cx_limit *listeners, size_t n);
+
 /** Envoy's per-host counters of one endpoint of a cluster (/clusters). */
 struct arn_http_host_counts {
 	uint64_t cx_total, cx_connect_fail, rq_total, rq_success, rq_error, rq_timeout;

@@ -698,6 +698,7 @@ static void conn_release(struct http_h1_conn *c)
 	if (HS(hc))
 		arn_stats_hist_record(HS(hc), w->slot, ARN_HTTP_downstream_cx_length_ms,
 				      http_now_us(w, hc->open_tsc));
+	http_cx_release(&hc->cx_adm);
 	if (hc->lrt) {
 		arn_stats_gauge_add(hc->lrt->stats, w->slot, ARN_LS_downstream_cx_active, -1);
 		LS_INC(hc, downstream_cx_destroy);
@@ -776,7 +777,13 @@ static int conn_open(struct http_worker *w, struct arn_tcp_conn *tc, struct http
 		struct arn_tls_stats *ssl = lrt && lrt->ssl && w->idx < ARN_STATS_MAX_WORKERS
 						? &lrt->ssl[w->idx]
 						: &w->tls_stats;
+		/* the session takes the connection's admission: the
+		 * waiting block's, or dc_accept's */
+		struct http_cx_adm *pending = w->cx_pending;
+		if (c)
+			w->cx_pending = &c->c.cx_adm;
 		int rc = http_tcpp_open(w, tc, l, fc, sni, sni_len, tctx, ssl);
+		w->cx_pending = pending;
 		if (rc == 0 && c)
 			inspect_release(c); /* the session owns the connection now */
 		return rc;
@@ -864,6 +871,8 @@ static int conn_open(struct http_worker *w, struct arn_tcp_conn *tc, struct http
 		hc->idle_since_ms = w->now_ms;
 		http_timer_arm(w, &hc->idle_timer, h->idle_timeout_ms);
 	}
+	if (fresh)
+		http_cx_take(w, &hc->cx_adm); /* a waiting block has it already */
 	arn_tcp_set_user(tc, c);
 	return 0;
 }
@@ -970,6 +979,7 @@ static int inspect_start(struct http_worker *w, struct arn_tcp_conn *tc,
 	hc->idle_timer.fn = inspect_timeout;
 	if (l->listener_filters_timeout_ms)
 		http_timer_arm(w, &hc->idle_timer, l->listener_filters_timeout_ms);
+	http_cx_take(w, &hc->cx_adm);
 	arn_tcp_set_user(tc, c);
 	return 0;
 }
@@ -984,16 +994,29 @@ static int dc_accept(struct arn_tcp_conn *tc, void *luser)
 	const struct arn_cfg_listener *l = g ? arn_cfg_listener_find(g, laddr, lport) : NULL;
 	if (!l)
 		return -ENOENT;
-	if (l->tls_inspector)
-		return inspect_start(w, tc, l);
-	struct arn_cfg_fc_input in = {
-	    .dst_addr = laddr,
-	    .dst_port = lport,
-	    .src_addr = raddr,
-	    .src_port = rport,
-	    .transport_protocol = "raw_buffer",
-	};
-	return conn_open(w, tc, NULL, l, arn_cfg_filter_chain_select(l, &in));
+	/* the connection limits first, as Envoy: over one, reset it before a
+	 * listener filter or a block is spent on it */
+	struct http_cx_adm adm;
+	int rc = http_cx_admit(w, l, &adm);
+	if (rc != 0)
+		return rc;
+	/* the block that keeps the connection takes adm (http_cx_take) */
+	w->cx_pending = &adm;
+	if (l->tls_inspector) {
+		rc = inspect_start(w, tc, l);
+	} else {
+		struct arn_cfg_fc_input in = {
+		    .dst_addr = laddr,
+		    .dst_port = lport,
+		    .src_addr = raddr,
+		    .src_port = rport,
+		    .transport_protocol = "raw_buffer",
+		};
+		rc = conn_open(w, tc, NULL, l, arn_cfg_filter_chain_select(l, &in));
+	}
+	w->cx_pending = NULL;
+	http_cx_release(&adm); /* refused: nothing took it */
+	return rc;
 }
 
 static void dc_data(struct arn_tcp_conn *tc, struct rte_mbuf *head, uint32_t len)

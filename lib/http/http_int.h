@@ -160,7 +160,37 @@ struct http_listener_rt {
 	bool current;
 	uint64_t seen;
 	struct http_listener_rt *reclaim_next;
+	/* connections open on the address and counted against its listener's
+	 * runtime connection_limit, all workers (atomic; http_cx_admit) */
+	uint64_t cx_open;
 };
+
+/*
+ * A downstream connection admitted under the connection limits
+ * (arn_http_set_cx_limits): what it counts in, given back when it closes.
+ * It moves with the connection from block to block (the ClientHello's wait,
+ * the HTTP connection, a tcp_proxy session); a zero one counts in nothing.
+ */
+struct http_worker;
+struct http_cx_adm {
+	struct http_listener_rt *lrt; /* referenced: counted in its cx_open */
+	bool global;		      /* counted in the process-wide count */
+};
+
+/**
+ * Admit a connection accepted on listener @p l (worker lcore): refuse it
+ * over the global limit (unless l->ignore_global_conn_limit) or over its
+ * listener's, counting listener.<address>.downstream_global_cx_overflow or
+ * downstream_cx_overflow, as Envoy's accept. @return 0 (*@p a holds the
+ * counts; http_cx_release gives them back) or -ECONNREFUSED.
+ */
+int http_cx_admit(struct http_worker *w, const struct arn_cfg_listener *l,
+		  struct http_cx_adm *a);
+/** Give back what @p a counts in and zero it (any lcore; a zero one: no-op). */
+void http_cx_release(struct http_cx_adm *a);
+/** Move the admission of the connection being accepted on @p w (none:
+ * zero) into @p to, the block that keeps the connection. */
+void http_cx_take(struct http_worker *w, struct http_cx_adm *to);
 
 /** One more reference; only while another is held (a snapshot's, a pool's). */
 static inline void http_crt_ref(struct http_cluster_rt *c)

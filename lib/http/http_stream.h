@@ -287,6 +287,7 @@ struct http_conn {
 	const struct arn_cfg_hcm *hcm;	       /* lives in lsn */
 	struct http_hcm_rt *hrt;	       /* referenced, or NULL */
 	struct http_listener_rt *lrt;
+	struct http_cx_adm cx_adm; /* its place under the connection limits */
 	uint32_t laddr, raddr;
 	uint16_t lport, rport;
 	uint8_t state;			 /* enum http_dc_state */

@@ -85,6 +85,7 @@ struct http_tcpp {
 	const struct arn_cfg_tcp_proxy *tp;    /* in lsn */
 	struct http_hcm_rt *rt;		       /* tcp.<stat_prefix>.*, access logs; referenced */
 	struct http_listener_rt *lrt;	       /* referenced */
+	struct http_cx_adm cx_adm;	       /* its place under the connection limits */
 	struct arn_tcp_conn *dn, *up;	       /* NULL once lib/tcp closed them */
 	const struct arn_cfg_cluster *cluster; /* pinned */
 	const struct arn_cfg_endpoints *eps;   /* pinned */
@@ -235,6 +236,7 @@ static void tcpp_free(struct http_tcpp *s)
 	http_out_reset(&s->up_out);
 	http_tls_stop(&s->utls);
 	http_l4_net_close(w, s->rt, s->fc, &s->held);
+	http_cx_release(&s->cx_adm);
 	if (s->lrt) {
 		arn_stats_gauge_add(s->lrt->stats, w->slot, ARN_LS_downstream_cx_active, -1);
 		arn_stats_inc(s->lrt->stats, w->slot, ARN_LS_downstream_cx_destroy);
@@ -1037,6 +1039,7 @@ int http_tcpp_echo_open(struct http_worker *w, struct arn_tcp_conn *tc,
 	s->w = w;
 	s->echo = true;
 	s->state = TP_RELAYING;
+	http_cx_take(w, &s->cx_adm);
 	arn_cfg_pin(l);
 	s->lsn = l;
 	s->fc = fc;
@@ -1077,6 +1080,7 @@ int http_tcpp_open(struct http_worker *w, struct arn_tcp_conn *tc, const struct 
 	w->tcpp_free = next;
 	s->next = NULL;
 	s->w = w;
+	http_cx_take(w, &s->cx_adm);
 	arn_cfg_pin(l);
 	s->lsn = l;
 	s->fc = fc;

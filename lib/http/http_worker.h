@@ -23,6 +23,8 @@
 #include "arn_config_model.h"
 #include "arn_tls.h"
 
+struct http_cx_adm;
+
 struct rte_mbuf;
 struct arn_lcore;
 struct arn_tcp_listener;
@@ -174,6 +176,10 @@ struct http_worker {
 
 	/* the MCP gateway filter's sessions and request contexts (http_mcp.c) */
 	struct http_mcp_worker *mcp;
+
+	/* the admission of the connection dc_accept is accepting, for the
+	 * block that keeps it (http_cx_take); NULL outside dc_accept */
+	struct http_cx_adm *cx_pending;
 };
 
 /* ---- services ------------------------------------------------------------------------ */

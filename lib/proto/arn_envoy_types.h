@@ -41,6 +41,8 @@
 #define ARN_TYPE_DOWNSTREAM_TLS "envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext"
 #define ARN_TYPE_UPSTREAM_TLS "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext"
 #define ARN_TYPE_HTTP_PROTOCOL_OPTIONS "envoy.extensions.upstreams.http.v3.HttpProtocolOptions"
+#define ARN_TYPE_DOWNSTREAM_CONNECTIONS                                                            \
+	"envoy.extensions.resource_monitors.downstream_connections.v3.DownstreamConnectionsConfig"
 #define ARN_TYPE_RAW_BUFFER "envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer"
 #define ARN_TYPE_FILE_ACCESS_LOG "envoy.extensions.access_loggers.file.v3.FileAccessLog"
 #define ARN_TYPE_STDOUT_ACCESS_LOG "envoy.extensions.access_loggers.stream.v3.StdoutAccessLog"

@@ -299,6 +299,93 @@ static void test_unknown_field_with_hint_and_position(void **state)
 		     "mean 'connect_timeout'?)");
 }
 
+/*
+ * Issue 21 item 4: the connection limits Envoy reads from layered_runtime
+ * (overload.global_downstream_max_connections, nested or dotted, and
+ * envoy.resource_limits.listener.<name>.connection_limit) are kept for
+ * lib/http, a later layer's value winning; a value that is not a count is
+ * refused rather than dropped.
+ */
+static void test_runtime_connection_limits(void **state)
+{
+	(void)state;
+	assert_loads("envoy_bootstrap:\n  layered_runtime: {layers: [{name: s, static_layer: "
+		     "{overload: {global_downstream_max_connections: 50000}}}]}\n");
+	assert_true(tb.bs->has_global_cx_limit);
+	assert_int_equal(tb.bs->global_cx_limit, 50000);
+	teardown(NULL);
+	assert_loads("envoy_bootstrap:\n  layered_runtime: {layers: [{name: s, static_layer: "
+		     "{envoy.resource_limits.listener.l1.connection_limit: 10, "
+		     "envoy: {resource_limits: {listener: {l.two: {connection_limit: 20}}}}}}, "
+		     "{name: t, static_layer: {envoy.resource_limits.listener.l1.connection_limit: "
+		     "11}}]}\n");
+	assert_false(tb.bs->has_global_cx_limit);
+	assert_int_equal(tb.bs->n_cx_limits, 2);
+	assert_string_equal(tb.bs->cx_limits[0].listener, "l1");
+	assert_int_equal(tb.bs->cx_limits[0].max, 11);
+	assert_string_equal(tb.bs->cx_limits[1].listener, "l.two");
+	assert_int_equal(tb.bs->cx_limits[1].max, 20);
+	struct arn_sb sum = ARN_SB_INIT;
+	arn_bootstrap_summary(tb.bs, &sum);
+	assert_non_null(
+	    strstr(arn_sb_cstr(&sum), "connection limits: listener l1 11, listener l.two 20\n"));
+	arn_sb_free(&sum);
+	teardown(NULL);
+	assert_error(
+	    "envoy_bootstrap:\n  layered_runtime: {layers: [{name: s, static_layer: "
+	    "{overload: {global_downstream_max_connections: -1}}}]}\n",
+	    "t.yaml:2:101: envoy_bootstrap.layered_runtime.layers[0].static_layer.overload."
+	    "global_downstream_max_connections: the runtime key "
+	    "'overload.global_downstream_max_connections' is a connection limit: its value "
+	    "must be a whole number");
+	assert_error("envoy_bootstrap:\n  layered_runtime: {layers: [{name: s, static_layer: "
+		     "{envoy.resource_limits.listener.l1.connection_limit: 1.5}}]}\n",
+		     "'envoy.resource_limits.listener.l1.connection_limit' is a connection limit");
+}
+
+/*
+ * Issue 21 item 4: overload_manager with Envoy's
+ * global_downstream_max_connections monitor sets the global limit, and
+ * wins over the runtime key (a warning says so); its other monitors,
+ * actions and a limit that is not positive are refused by name.
+ */
+static void test_overload_manager_global_connections(void **state)
+{
+	(void)state;
+#define OM_MON(max)                                                                                \
+	"  overload_manager:\n"                                                                    \
+	"    resource_monitors:\n"                                                                 \
+	"      - name: envoy.resource_monitors.global_downstream_max_connections\n"                \
+	"        typed_config:\n"                                                                  \
+	"          \"@type\": type.googleapis.com/envoy.extensions.resource_monitors."             \
+	"downstream_connections.v3.DownstreamConnectionsConfig\n"                                  \
+	"          max_active_downstream_connections: " max "\n"
+	assert_loads("envoy_bootstrap:\n" OM_MON("1000"));
+	assert_true(tb.bs->has_global_cx_limit);
+	assert_int_equal(tb.bs->global_cx_limit, 1000);
+	assert_int_equal(tb.bs->warnings.len, 0);
+	teardown(NULL);
+	assert_loads("envoy_bootstrap:\n" OM_MON(
+	    "1000") "  layered_runtime: {layers: [{name: s, "
+		    "static_layer: {overload.global_downstream_max_connections: 5}}]}\n");
+	assert_int_equal(tb.bs->global_cx_limit, 1000);
+	assert_non_null(strstr(arn_sb_cstr(&tb.bs->warnings), "wins over this runtime key"));
+	teardown(NULL);
+	assert_error(
+	    "envoy_bootstrap:\n" OM_MON("0"),
+	    "envoy_bootstrap.overload_manager.resource_monitors[0].typed_config.max_active_"
+	    "downstream_connections: must be greater than 0");
+	assert_error("envoy_bootstrap:\n  overload_manager:\n    resource_monitors:\n"
+		     "      - name: envoy.resource_monitors.fixed_heap\n",
+		     "envoy_bootstrap.overload_manager.resource_monitors[0]: the resource monitor "
+		     "'envoy.resource_monitors.fixed_heap' is not supported by Arion");
+	assert_error("envoy_bootstrap:\n" OM_MON(
+			 "1") "    actions:\n"
+			      "      - name: envoy.overload_actions.stop_accepting_requests\n",
+		     "envoy_bootstrap.overload_manager.actions: not supported by Arion");
+#undef OM_MON
+}
+
 static void test_wrong_kinds_and_values(void **state)
 {
 	(void)state;
@@ -312,17 +399,12 @@ static void test_wrong_kinds_and_values(void **state)
 	assert_error("envoy_bootstrap:\n  static_resources: {clusters: [{name: a, lb_policy: "
 		     "FASTEST}]}\n",
 		     "'FASTEST' is not a value of envoy.config.cluster.v3.Cluster.LbPolicy");
-	/* layered_runtime is accepted, but a connection limit in it would be
-	 * ignored: refused by name, nested or dotted; other keys pass */
+	/* layered_runtime is accepted; other keys than the connection limits
+	 * change nothing */
 	assert_loads("envoy_bootstrap:\n  layered_runtime: {layers: [{name: s, static_layer: "
 		     "{re2: {max_program_size: {error_level: 200}}}}]}\n");
-	assert_error("envoy_bootstrap:\n  layered_runtime: {layers: [{name: s, static_layer: "
-		     "{overload: {global_downstream_max_connections: 50000}}}]}\n",
-		     "'overload.global_downstream_max_connections' is a global downstream "
-		     "connection limit, which Arion does not enforce");
-	assert_error("envoy_bootstrap:\n  layered_runtime: {layers: [{name: s, static_layer: "
-		     "{envoy.resource_limits.listener.l1.connection_limit: 10}}]}\n",
-		     "'envoy.resource_limits.listener.l1.connection_limit' is a listener's");
+	assert_false(tb.bs->has_global_cx_limit);
+	assert_int_equal(tb.bs->n_cx_limits, 0);
 	/* as Envoy (protobuf's case_insensitive_enum_parsing): a lower-case
 	 * name is tried in upper case, as Envoy's examples write them */
 	assert_loads("envoy_bootstrap:\n  static_resources: {clusters: [{name: a, type: static, "
@@ -875,6 +957,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_yaml_error_line_and_column, teardown),
 	    cmocka_unit_test_teardown(test_unknown_field_with_hint_and_position, teardown),
 	    cmocka_unit_test_teardown(test_wrong_kinds_and_values, teardown),
+	    cmocka_unit_test_teardown(test_runtime_connection_limits, teardown),
+	    cmocka_unit_test_teardown(test_overload_manager_global_connections, teardown),
 	    cmocka_unit_test_teardown(test_oneof_both_set_refused, teardown),
 	    cmocka_unit_test_teardown(test_duplicate_keys_refused, teardown),
 	    cmocka_unit_test_teardown(test_json_names_accepted, teardown),

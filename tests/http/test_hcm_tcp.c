@@ -1721,11 +1721,181 @@ static void test_connect_timeout_not_while_arp_waits(void **state)
 	hh_end();
 }
 
+/* ---- connection limits at accept (issue 21 item 4) --------------------------------------- */
+
+/* clang-format off */
+/* Listener "dyn" (port 82): a connection manager answering 200, with the
+ * extra Listener fields @p extra (",..." or ""). */
+#define CXL_HCM_LISTENER(extra)                                                                    \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}}" extra ",\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","         \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"cxl\","              \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},\"direct_response\":{\"status\":200}}]}]}," \
+	"\"http_filters\":[{\"name\":\"envoy.filters.http.router\",\"typed_config\":{"             \
+	AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+static uint64_t ls_82(unsigned id)
+{
+	struct http_listener_rt *lrt = http_rt_listener(0, 82);
+	assert_non_null(lrt);
+	return arn_stats_counter_value(lrt->stats, id);
+}
+
+/* Client @p c's slot, free again for hh_open once its peer is gone. */
+static void client_forget(unsigned c)
+{
+	assert_true(hh_client(c)->dead);
+	clients[c] = -1;
+}
+
+#define GET_A "GET / HTTP/1.1\r\nHost: a\r\n\r\n"
+
+/*
+ * Envoy's runtime key envoy.resource_limits.listener.dyn.connection_limit
+ * of 2 on a connection manager's listener: of 4 clients the 2 over the
+ * limit are reset at accept (listener.0.0.0.0_82.downstream_cx_overflow
+ * counts exactly 2), the 2 admitted are served; once one closes, a new
+ * client is admitted in its place.
+ */
+static void test_listener_connection_limit_at_accept(void **state)
+{
+	(void)state;
+	const struct arn_http_cx_limit lim = {"dyn", 2};
+	assert_int_equal(arn_http_set_cx_limits(false, 0, &lim, 1), 0);
+	tp_begin(1, CXL_HCM_LISTENER(""));
+	uint64_t o0 = ls_82(ARN_LS_downstream_cx_overflow);
+	uint64_t g0 = ls_82(ARN_LS_downstream_global_cx_overflow);
+	for (unsigned i = 0; i < 4; i++) {
+		hh_open(i, 82);
+		hh_settle();
+	}
+	assert_int_equal(ls_82(ARN_LS_downstream_cx_overflow) - o0, 2);
+	assert_true(hh_client(2)->dead);
+	assert_true(hh_client(3)->dead);
+	for (unsigned i = 0; i < 2; i++) {
+		send_str(hh_client(i), GET_A);
+		assert_true(got(hh_client(i), "HTTP/1.1 200 OK\r\n"));
+	}
+	/* a slot freed: the next one is admitted, and still only two */
+	hh_fin(hh_client(0));
+	hh_advance(5);
+	client_forget(2);
+	client_forget(3);
+	hh_open(2, 82);
+	hh_settle();
+	hh_open(3, 82);
+	hh_settle();
+	assert_false(hh_client(2)->dead);
+	send_str(hh_client(2), GET_A);
+	assert_true(got(hh_client(2), "HTTP/1.1 200 OK\r\n"));
+	assert_true(hh_client(3)->dead);
+	assert_int_equal(ls_82(ARN_LS_downstream_cx_overflow) - o0, 3);
+	assert_int_equal(ls_82(ARN_LS_downstream_global_cx_overflow) - g0, 0);
+	send_str(hh_client(1), GET_A); /* an established one is still served */
+	assert_int_equal(count(hh_client(1), "HTTP/1.1 200 OK\r\n"), 2);
+	hh_fin(hh_client(1));
+	hh_fin(hh_client(2));
+	hh_advance(5);
+	hh_end();
+	assert_int_equal(http_rt_listener(0, 82)->cx_open, 0); /* all given back */
+}
+
+/*
+ * The overload manager's global_downstream_max_connections of 1 on a
+ * tcp_proxy listener: the second and third clients are reset at accept,
+ * without an upstream connection (downstream_global_cx_overflow counts
+ * exactly 2) while the first one's bytes keep flowing.
+ */
+static void test_global_connection_limit_tcp_proxy(void **state)
+{
+	(void)state;
+	assert_int_equal(arn_http_set_cx_limits(true, 1, NULL, 0), 0);
+	tp_begin(1, TP_LISTENER(""));
+	uint64_t g0 = ls_82(ARN_LS_downstream_global_cx_overflow);
+	for (unsigned i = 0; i < 3; i++) {
+		hh_open(i, 82);
+		hh_settle();
+	}
+	struct peer *c = hh_client(0), *u = hh_upstream(0);
+	assert_non_null(u);
+	assert_null(hh_upstream(1));
+	assert_true(hh_client(1)->dead);
+	assert_true(hh_client(2)->dead);
+	assert_int_equal(ls_82(ARN_LS_downstream_global_cx_overflow) - g0, 2);
+	c->sent_head = u->sent_head = true;
+	send_str(c, "still-served");
+	assert_true(got(u, "still-served"));
+	hh_fin(c);
+	hh_fin(u);
+	hh_advance(5);
+	/* given back: the next one is admitted */
+	client_forget(1);
+	hh_open(1, 82);
+	hh_settle();
+	assert_false(hh_client(1)->dead);
+	assert_non_null(hh_upstream(1));
+	hh_reset(hh_client(1));
+	hh_advance(5);
+	hh_end();
+	assert_int_equal(ls_82(ARN_LS_downstream_global_cx_overflow) - g0, 2);
+}
+
+/*
+ * A listener with ignore_global_conn_limit is not held by the global
+ * limit (1 here): three clients on it are all served, and they do not
+ * count, so the main listener still admits one; the echo filter's
+ * connections are held by a listener limit like the others.
+ */
+static void test_global_connection_limit_ignored_and_echo(void **state)
+{
+	(void)state;
+	assert_int_equal(arn_http_set_cx_limits(true, 1, NULL, 0), 0);
+	tp_begin(1, CXL_HCM_LISTENER(",\"ignore_global_conn_limit\":true"));
+	uint64_t g0 = ls_82(ARN_LS_downstream_global_cx_overflow);
+	for (unsigned i = 0; i < 3; i++) {
+		hh_open(i, 82);
+		hh_settle();
+		send_str(hh_client(i), GET_A);
+		assert_true(got(hh_client(i), "HTTP/1.1 200 OK\r\n"));
+	}
+	hh_open(3, 80);
+	hh_settle();
+	assert_false(hh_client(3)->dead);
+	assert_int_equal(ls_82(ARN_LS_downstream_global_cx_overflow) - g0, 0);
+	for (unsigned i = 0; i < 4; i++)
+		hh_fin(hh_client(i));
+	hh_advance(5);
+	hh_end();
+
+	const struct arn_http_cx_limit lim = {"dyn", 1};
+	assert_int_equal(arn_http_set_cx_limits(false, 0, &lim, 1), 0);
+	tp_begin(1, ECHO_LISTENER("e1"));
+	uint64_t o0 = ls_82(ARN_LS_downstream_cx_overflow);
+	hh_open(0, 82);
+	hh_settle();
+	hh_open(1, 82);
+	hh_settle();
+	assert_true(hh_client(1)->dead);
+	assert_int_equal(ls_82(ARN_LS_downstream_cx_overflow) - o0, 1);
+	struct peer *c = hh_client(0);
+	c->sent_head = true;
+	send_str(c, "one");
+	assert_true(got(c, "one"));
+	hh_fin(c);
+	hh_advance(5);
+	hh_end();
+	assert_int_equal(http_rt_listener(0, 82)->cx_open, 0);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
 	fake_arp_since = 0;
 	hh_abandon();
+	arn_http_set_cx_limits(false, 0, NULL, 0);
 	return 0;
 }
 
@@ -1766,6 +1936,9 @@ int main(void)
 	    T(test_tcp_proxy_connect_attempts),
 	    T(test_tcp_proxy_resets_and_connect_timeout),
 	    T(test_tcp_proxy_behind_connection_limit),
+	    T(test_listener_connection_limit_at_accept),
+	    T(test_global_connection_limit_tcp_proxy),
+	    T(test_global_connection_limit_ignored_and_echo),
 	    T(test_tcp_proxy_closed_at_the_end_of_the_drain),
 	    T(test_tcp_proxy_closed_when_its_removed_listener_drained),
 	    T(test_tcp_proxy_kept_chain_stays_open),
