@@ -5,6 +5,12 @@
 # until a request buffer is free (the connections are never reset), and
 # they are served in turns of at most four, oldest first: the whole takes
 # at least ten turns, and every one counts in downstream_rq_buffer_wait.
+# Issue 21 item 4, Envoy's downstream connection limits at accept: on :81
+# ("capped", runtime key envoy.resource_limits.listener.capped.connection_limit
+# 2) and :82 (the overload manager's global_downstream_max_connections 3,
+# which :80 and :81 ignore with ignore_global_conn_limit), five clients
+# each: those over the limit are reset, the others served, and
+# downstream_cx_overflow / downstream_global_cx_overflow count them.
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl /usr/bin/python3 || exit 77
@@ -18,6 +24,7 @@ cat >"$TOPO_DIR/body.yaml" <<YAML
     listeners:
       - name: http
         address: { socket_address: { address: 0.0.0.0, port_value: 80 } }
+        ignore_global_conn_limit: true
         filter_chains:
           - filters:
               - name: envoy.filters.network.http_connection_manager
@@ -30,6 +37,13 @@ cat >"$TOPO_DIR/body.yaml" <<YAML
                   http_filters:
                     - name: envoy.filters.http.router
                       typed_config: { "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router }
+      - name: capped
+        address: { socket_address: { address: 0.0.0.0, port_value: 81 } }
+        ignore_global_conn_limit: true
+        filter_chains: [ { filters: [ { name: hcm, typed_config: { "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager, stat_prefix: capped, route_config: { virtual_hosts: [ { name: all, domains: ["*"], routes: [ { match: { prefix: "/" }, direct_response: { status: 200 } } ] } ] }, http_filters: [ { name: envoy.filters.http.router, typed_config: { "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router } } ] } } ] } ]
+      - name: glob
+        address: { socket_address: { address: 0.0.0.0, port_value: 82 } }
+        filter_chains: [ { filters: [ { name: hcm, typed_config: { "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager, stat_prefix: glob, route_config: { virtual_hosts: [ { name: all, domains: ["*"], routes: [ { match: { prefix: "/" }, direct_response: { status: 200 } } ] } ] }, http_filters: [ { name: envoy.filters.http.router, typed_config: { "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router } } ] } } ] } ]
     clusters:
       - name: py
         type: STATIC
@@ -37,6 +51,17 @@ cat >"$TOPO_DIR/body.yaml" <<YAML
         load_assignment:
           cluster_name: py
           endpoints: [ { lb_endpoints: [ { endpoint: { address: { socket_address: { address: $ua, port_value: 8081 } } } } ] } ]
+  layered_runtime:
+    layers:
+      - name: static
+        static_layer:
+          envoy.resource_limits.listener.capped.connection_limit: 2
+  overload_manager:
+    resource_monitors:
+      - name: envoy.resource_monitors.global_downstream_max_connections
+        typed_config:
+          "@type": type.googleapis.com/envoy.extensions.resource_monitors.downstream_connections.v3.DownstreamConnectionsConfig
+          max_active_downstream_connections: 3
 YAML
 HTTP_E2E_DATAPLANE_EXTRA="  http: { max_requests_in_flight: 4 }" http_e2e_arion "$TOPO_DIR/body.yaml" || exit 1
 grep -q "4 requests in flight per worker" "$TOPO_ARION_LOG" && ok "dataplane.http.max_requests_in_flight: 4 applied" ||
@@ -77,5 +102,39 @@ v=$(stat http.lim.downstream_rq_2xx)
 [ "$v" -ge 40 ] && ok "http.lim.downstream_rq_2xx = $v" || bad "http.lim.downstream_rq_2xx = $v"
 v=$(curl -s "http://127.0.0.1:$admin_port/stats" | grep -E '^http\.lim\.downstream_rq_tx_reset: ')
 [ "$v" = "http.lim.downstream_rq_tx_reset: 0" ] && ok "no request reset by Arion" || bad "got '$v'"
+
+# five clients held open on a limited listener: how many are served
+capped() {
+	ip netns exec "$cns" /usr/bin/python3 - "$us" "$1" <<'PY'
+import socket, sys, time
+us, port = sys.argv[1], int(sys.argv[2])
+socks = []
+for i in range(5):
+    s = socket.socket()
+    s.settimeout(3)
+    try:
+        s.connect((us, port))
+    except OSError:
+        pass
+    socks.append(s)
+    time.sleep(0.1)
+served = 0
+for s in socks:
+    try:
+        s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        served += s.recv(100).startswith(b"HTTP/1.1 200")
+    except OSError:
+        pass
+print(served)
+PY
+}
+v=$(capped 81)
+[ "$v" = 2 ] && ok "listener connection_limit 2: 2 of 5 clients served" || bad "served $v of 5 on :81"
+v=$(stat listener.0.0.0.0_81.downstream_cx_overflow)
+[ "$v" = 3 ] && ok "listener.0.0.0.0_81.downstream_cx_overflow = 3" || bad "downstream_cx_overflow = $v"
+v=$(capped 82)
+[ "$v" = 3 ] && ok "global_downstream_max_connections 3: 3 of 5 clients served" || bad "served $v of 5 on :82"
+v=$(stat listener.0.0.0.0_82.downstream_global_cx_overflow)
+[ "$v" = 2 ] && ok "listener.0.0.0.0_82.downstream_global_cx_overflow = 2" || bad "downstream_global_cx_overflow = $v"
 topo_arion_stop || bad "arion exit code $?"
 http_e2e_finish
