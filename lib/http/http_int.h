@@ -161,7 +161,8 @@ struct http_listener_rt {
 	uint64_t seen;
 	struct http_listener_rt *reclaim_next;
 	/* connections open on the address and counted against its listener's
-	 * runtime connection_limit, all workers (atomic; http_cx_admit) */
+	 * runtime connection_limit, all workers (atomic; http_cx_admit); the
+	 * object outlives a listener's versions, so does the count */
 	uint64_t cx_open;
 };
 
