@@ -1890,6 +1890,62 @@ static void test_global_connection_limit_ignored_and_echo(void **state)
 	assert_int_equal(http_rt_listener(0, 82)->cx_open, 0);
 }
 
+/* clang-format off */
+/* Listener "dyn" (port 82): tls_inspector, then tcp_proxy to web. */
+#define CXL_INSPECT_TP_LISTENER                                                                    \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"listener_filters\":[{\"name\":\"envoy.filters.listener.tls_inspector\"," \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.listener."     \
+	"tls_inspector.v3.TlsInspector\"}}],\"filter_chains\":[{\"filters\":[{\"name\":\"tp\","    \
+	"\"typed_config\":{"                                                                       \
+	"\"@type\":\"type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy\"," \
+	"\"stat_prefix\":\"tp\",\"cluster\":\"web\"}}]}]}"
+/* clang-format on */
+
+/*
+ * A listener with tls_inspector: the limit (1) holds from accept, while
+ * the connection waits for its first bytes, and the admission moves with
+ * it to the tcp_proxy session the plain-text bytes choose; it is given
+ * back when the session ends, and the next client is admitted.
+ */
+static void test_listener_connection_limit_through_tls_inspector(void **state)
+{
+	(void)state;
+	const struct arn_http_cx_limit lim = {"dyn", 1};
+	assert_int_equal(arn_http_set_cx_limits(false, 0, &lim, 1), 0);
+	tp_begin(1, CXL_INSPECT_TP_LISTENER);
+	uint64_t o0 = ls_82(ARN_LS_downstream_cx_overflow);
+	hh_open(0, 82);
+	hh_settle();
+	hh_open(1, 82); /* the first still inspecting: over the limit */
+	hh_settle();
+	assert_true(hh_client(1)->dead);
+	struct peer *c = hh_client(0);
+	c->sent_head = true;
+	send_str(c, "plain");
+	hh_settle();
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	u->sent_head = true;
+	assert_true(got(u, "plain"));
+	hh_open(2, 82); /* the session holds the admission now */
+	hh_settle();
+	assert_true(hh_client(2)->dead);
+	assert_int_equal(ls_82(ARN_LS_downstream_cx_overflow) - o0, 2);
+	hh_fin(c);
+	hh_fin(u);
+	hh_advance(5);
+	assert_int_equal(http_rt_listener(0, 82)->cx_open, 0);
+	client_forget(1);
+	hh_open(1, 82);
+	hh_settle();
+	assert_false(hh_client(1)->dead);
+	hh_reset(hh_client(1));
+	hh_advance(5);
+	hh_end();
+	assert_int_equal(http_rt_listener(0, 82)->cx_open, 0);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -1939,6 +1995,7 @@ int main(void)
 	    T(test_listener_connection_limit_at_accept),
 	    T(test_global_connection_limit_tcp_proxy),
 	    T(test_global_connection_limit_ignored_and_echo),
+	    T(test_listener_connection_limit_through_tls_inspector),
 	    T(test_tcp_proxy_closed_at_the_end_of_the_drain),
 	    T(test_tcp_proxy_closed_when_its_removed_listener_drained),
 	    T(test_tcp_proxy_kept_chain_stays_open),
