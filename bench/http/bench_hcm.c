@@ -17,69 +17,58 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* One listener of proxies.sh's configuration: the connection manager
+ * with one route to cluster web, and the router. */
+#define BENCH_LISTENER(name, port)                                                                 \
+	"      - name: " name "\n"                                                                 \
+	"        address: {socket_address: {address: 0.0.0.0, port_value: " port "}}\n"            \
+	"        filter_chains:\n"                                                                 \
+	"          - filters:\n"                                                                   \
+	"              - name: envoy.filters.network.http_connection_manager\n"                    \
+	"                typed_config:\n"                                                          \
+	"                  \"@type\": "                                                            \
+	"type.googleapis.com/"                                                                     \
+	"envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager\n"      \
+	"                  stat_prefix: bench\n"                                                   \
+	"                  generate_request_id: false\n"                                           \
+	"                  route_config:\n"                                                        \
+	"                    virtual_hosts: [{name: all, domains: [\"*\"], routes: [{match: "      \
+	"{prefix: "                                                                                \
+	"\"/\"}, route: {cluster: web}}]}]\n"                                                      \
+	"                  http_filters:\n"                                                        \
+	"                    - name: envoy.filters.http.router\n"                                  \
+	"                      typed_config: {\"@type\": "                                         \
+	"type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}\n"
+
 /* bench/proxy/proxies.sh's configuration for Arion (one route, one
  * cluster, no access log, no request ids), under the names the harness
  * checks for: listeners main and strict, clusters web, two and empty. */
 static const char bench_yaml[] =
     "envoy_bootstrap:\n"
     "  static_resources:\n"
-    "    listeners:\n"
-    "      - name: main\n"
-    "        address: {socket_address: {address: 0.0.0.0, port_value: 80}}\n"
-    "        filter_chains:\n"
-    "          - filters:\n"
-    "              - name: envoy.filters.network.http_connection_manager\n"
-    "                typed_config:\n"
-    "                  \"@type\": "
-    "type.googleapis.com/"
-    "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager\n"
-    "                  stat_prefix: bench\n"
-    "                  generate_request_id: false\n"
-    "                  route_config:\n"
-    "                    virtual_hosts: [{name: all, domains: [\"*\"], routes: [{match: {prefix: "
-    "\"/\"}, route: {cluster: web}}]}]\n"
-    "                  http_filters:\n"
-    "                    - name: envoy.filters.http.router\n"
-    "                      typed_config: {\"@type\": "
-    "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}\n"
-    "      - name: strict\n"
-    "        address: {socket_address: {address: 0.0.0.0, port_value: 81}}\n"
-    "        filter_chains:\n"
-    "          - filters:\n"
-    "              - name: envoy.filters.network.http_connection_manager\n"
-    "                typed_config:\n"
-    "                  \"@type\": "
-    "type.googleapis.com/"
-    "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager\n"
-    "                  stat_prefix: bench\n"
-    "                  generate_request_id: false\n"
-    "                  route_config:\n"
-    "                    virtual_hosts: [{name: all, domains: [\"*\"], routes: [{match: {prefix: "
-    "\"/\"}, route: {cluster: web}}]}]\n"
-    "                  http_filters:\n"
-    "                    - name: envoy.filters.http.router\n"
-    "                      typed_config: {\"@type\": "
-    "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}\n"
-    "    clusters:\n"
-    "      - name: web\n"
-    "        type: STATIC\n"
-    "        connect_timeout: 1s\n"
-    "        load_assignment:\n"
-    "          cluster_name: web\n"
-    "          endpoints: [{lb_endpoints: [{endpoint: {address: {socket_address: {address: "
-    "198.18.0.200, port_value: 8080}}}}]}]\n"
-    "      - name: two\n"
-    "        type: STATIC\n"
-    "        connect_timeout: 1s\n"
-    "        load_assignment:\n"
-    "          cluster_name: two\n"
-    "          endpoints: [{lb_endpoints: [{endpoint: {address: {socket_address: {address: "
-    "198.18.0.201, port_value: 8080}}}}]}]\n"
-    "      - name: empty\n"
-    "        type: STATIC\n"
-    "        connect_timeout: 1s\n"
-    "        load_assignment:\n"
-    "          cluster_name: empty\n";
+    "    listeners:\n" BENCH_LISTENER("main", "80")
+	BENCH_LISTENER("strict", "81") "    clusters:\n"
+				       "      - name: web\n"
+				       "        type: STATIC\n"
+				       "        connect_timeout: 1s\n"
+				       "        load_assignment:\n"
+				       "          cluster_name: web\n"
+				       "          endpoints: [{lb_endpoints: [{endpoint: {address: "
+				       "{socket_address: {address: "
+				       "198.18.0.200, port_value: 8080}}}}]}]\n"
+				       "      - name: two\n"
+				       "        type: STATIC\n"
+				       "        connect_timeout: 1s\n"
+				       "        load_assignment:\n"
+				       "          cluster_name: two\n"
+				       "          endpoints: [{lb_endpoints: [{endpoint: {address: "
+				       "{socket_address: {address: "
+				       "198.18.0.201, port_value: 8080}}}}]}]\n"
+				       "      - name: empty\n"
+				       "        type: STATIC\n"
+				       "        connect_timeout: 1s\n"
+				       "        load_assignment:\n"
+				       "          cluster_name: empty\n";
 #define HH_CONFIG_YAML bench_yaml
 #include "hcm_harness.h"
 
