@@ -803,9 +803,10 @@ bool tcp_rack_sack_is_new(const struct arn_tcp_conn *c, const struct tcp_seg *s)
  * index and range, or TXR_NIL; tcp_txr_probed() once it went out. */
 uint32_t tcp_txr_tail_probe(struct arn_tcp_conn *c, uint32_t room, uint32_t *start, uint32_t *end);
 void tcp_txr_probed(struct arn_tcp_conn *c, uint32_t idx);
-/* May a loss probe go for a lost retransmission: everything RACK called
- * lost has been retransmitted, its reordering timer is off, and nothing is
- * left unsent (the end of the stream, or the send buffer full)? */
+/* May a loss probe go in recovery or with SACKed data out: everything
+ * RACK called lost has been retransmitted, its reordering timer is off,
+ * and no new segment can go (nothing left unsent, or cwnd or the peer's
+ * window without room for one)? */
 bool tcp_rack_rxt_probe_ok(const struct arn_tcp_conn *c);
 /* The first retransmission not yet SACKed, cut to @p room bytes, for that
  * probe: its index and range, or TXR_NIL; tcp_txr_probed() once sent. */

@@ -733,8 +733,16 @@ bool tcp_rack_rxt_probe_ok(const struct arn_tcp_conn *c)
 	if (!tcp_rack_on(c) || c->recovery == TCP_REC_LOSS || c->retrans_bytes == 0 ||
 	    c->lost_bytes > c->retrans_bytes || c->t_rack_us)
 		return false;
-	if (seq_gt(c->snd_una + c->sndq.bytes, c->snd_max))
-		return false; /* new data goes next: its SACKs will show the loss */
+	if (seq_gt(c->snd_una + c->sndq.bytes, c->snd_max)) {
+		/* New data goes next, and its SACKs will show the loss, when
+		 * cwnd and the peer's window have room for a segment. When
+		 * they have not, only an ACK for what is out makes room, and
+		 * if that ACK is lost nothing else comes back: the probe
+		 * (tcp_tlp_send) sends one new segment beyond cwnd (issue 16:
+		 * the 1% `both` row's RTO, its ACKs lost behind a full cwnd). */
+		int32_t wl = (int32_t)(c->snd_una + c->snd_wnd - c->snd_max);
+		return tcp_pipe(c) + c->mss > c->cwnd || wl < (int32_t)c->mss;
+	}
 	return !(c->flags & TF_FIN_QUEUED) || (c->flags & TF_FIN_SENT);
 }
 
@@ -754,7 +762,10 @@ bool tcp_rack_rxt_probe_ok(const struct arn_tcp_conn *c)
  * on a 50 us path (issue 16: Arion BBR's RTOs at 10% loss, nearly all at
  * a transfer's tail). So a probe also goes then, for the first
  * retransmission not SACKed; like any probe, its DSACK does not grow the
- * reordering window. As Linux, a probe may also go once the FIN is out
+ * reordering window. The same when new data is waiting but cwnd (or the
+ * peer's window) holds it back: an ACK for what is out is then the only
+ * thing that can come, and when it is lost the probe's new segment draws
+ * another. As Linux, a probe may also go once the FIN is out
  * (FIN_WAIT_1, CLOSING, LAST_ACK), where a lost tail is just as likely. */
 static uint64_t pto_ms(const struct arn_tcp_conn *c)
 {

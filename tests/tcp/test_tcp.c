@@ -2517,6 +2517,69 @@ static void test_rack_timer_recovery_retransmits_at_once_then_prr(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_RTO), 0);
 }
 
+/* Issue 16, the one RTO of the loss matrix's 1% `both` row (Arion CUBIC,
+ * 20 MiB), replayed from a debugging trace of it. S is lost; S+1..S+5 are
+ * SACKed and RACK marks S lost; PRR lets S's retransmission and three new
+ * segments out, and cwnd is full. All four arrive, but the client's ACK
+ * for them is dropped (the row drops 1% of the client's packets), and the
+ * client sends nothing more (its data waits for Arion's receive window,
+ * closed while the echo's send buffer is full). Nothing else could bring
+ * an ACK: new data waited for cwnd, and RFC 8985 7.2 schedules no probe
+ * in recovery, so the connection waited 200 ms for the RTO, which then
+ * resent S although it had arrived (its DSACK came back). Now a loss
+ * probe also goes in recovery when cwnd has no room for a new segment:
+ * one new segment after 2 x SRTT + 2 ms, and its ACK ends the recovery.
+ * Counted, the clock stepped. */
+static void test_cwnd_limited_recovery_probed_not_rto(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(1);
+	uint32_t una = c->snd_una, mss = c->mss;
+	c->cwnd = 6 * mss;
+	send_block(c, 40 * mss);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 6);
+	fake_drain(lc);
+	/* S lost, S+1..S+5 SACKed */
+	fake_advance(lc, 1);
+	struct fake_opts o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + mss;
+	o.sack[1] = una + 6 * mss;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	assert_int_equal(c->recovery, TCP_REC_FAST);
+	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 1);
+	fake_advance(lc, 0);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una); /* S first, then new data as PRR allows */
+	uint32_t top = una + 6 * mss, n = 0;
+	while (fake_next(lc, &out)) {
+		assert_int_equal(out.seq, top + n * mss);
+		n++;
+	}
+	assert_true(n >= 1);
+	top += n * mss;
+	assert_true(tcp_pipe(c) + mss > c->cwnd); /* no room for another */
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
+	/* every ACK for them is lost: nothing comes back */
+	for (int t = 0; t < 150 && fake_pending(lc) == 0; t++)
+		fake_advance(lc, 1);
+	assert_int_equal(cnt(ARN_TCP_C_RTO), 0);
+	assert_int_equal(cnt(ARN_TCP_C_TLP), 1);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, top); /* the probe: one new segment */
+	assert_int_equal(out.len, mss);
+	assert_int_equal(fake_pending(lc), 0);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1); /* S was not sent again */
+	/* the probe's ACK covers everything: the recovery ends, no RTO */
+	fake_advance(lc, 1);
+	o = popts();
+	inject(TH_ACK, p_seq, top + mss, 65535, &o, NULL, 0);
+	assert_int_equal(c->recovery, TCP_REC_NONE);
+	assert_int_equal(c->snd_una, top + mss);
+	assert_int_equal(cnt(ARN_TCP_C_RTO), 0);
+}
+
 /* The other episode of issue 16's traces: a flight of four (cwnd on a
  * lossy path), the first lost, the others SACKed one ACK at a time; the
  * third SACK starts recovery. PRR as RFC 6937 recommends it (PRR-SSRB)
@@ -3936,6 +3999,8 @@ int main(void)
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_segment_sacked_after_marked_lost_not_retransmitted,
 					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cwnd_limited_recovery_probed_not_rto, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_lost_retransmission_found_by_prr_new_segment,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_reordering_window_spares_late_segment, setup,
