@@ -81,7 +81,20 @@ ecn)
 	;;
 esac
 
-out=$(ip netns exec "$ns" $PY "$here/tcp_client.py" bulk "$us" 7 "$bytes" 240 2>&1)
+# With BBR the client runs on Arion's worker CPU (1). Unpinned, on this
+# shared machine, one run in five to ten had the client's ACKs stop for
+# 1-2 ms while Arion went on sending (the client descheduled: its
+# segments wait in its socket's backlog), then resume with ACKs whose
+# three SACK blocks (RFC 2018, beside timestamps) could not list every
+# block that batch made. RACK calls what was never reported lost, rightly
+# from what it was told, and the DSACKs for it made 5-7% of those runs'
+# retransmissions (docs/tcp.md, "The BBR test's spurious share"). BBR,
+# paced at the measured rate, keeps sending through the stall, so its
+# batches are the largest. Pinned to CPU 1, 10 runs of 10 stayed under
+# 0.1%: the client runs only when Arion's worker does not.
+pin=()
+[ "$cc" = bbr ] && pin=(taskset -c 1)
+out=$(ip netns exec "$ns" "${pin[@]}" $PY "$here/tcp_client.py" bulk "$us" 7 "$bytes" 240 2>&1)
 echo "$out" | grep -q "^bulk ok" && ok "$out" || bad "$out"
 if [ -n "${drop_rule:-}" ]; then
 	ip netns exec "$rns" iptables -L FORWARD -v -n -x | grep -E "DROP" | head -1
@@ -123,17 +136,8 @@ loss*)
 	[ "$rtx" -gt 0 ] && ok "retransmits=$rtx" || bad "no retransmits under loss"
 	[ "$(tcp_stat sack_recoveries)" -gt 0 ] && ok "sack_recoveries=$(tcp_stat sack_recoveries)" || bad "no SACK recovery under loss"
 	[ "$(tcp_stat rack_marked_lost)" -gt 0 ] && ok "rack_marked_lost=$(tcp_stat rack_marked_lost)" || bad "RACK (RFC 8985) marked nothing lost"
-	# CUBIC stays under 5%. BBR's share is bimodal on this impairer: most
-	# runs 0-1.5%, about one in five 6-11% (111 of 1869, 192 of 1816 at
-	# c934fc0; cause not found, issue 16). Its bound is 15%: the recovery
-	# bug this guards against D-SACKed about half of all retransmissions.
-	if [ "$cc" = bbr ]; then
-		[ $((100 * dsack)) -lt $((15 * rtx)) ] && ok "spurious (BBR): $dsack of $rtx retransmissions D-SACKed" ||
-			bad "spurious retransmissions (BBR): $dsack of $rtx D-SACKed (15% or more)"
-	else
-		under5 "$dsack" "$rtx" && ok "spurious: $dsack of $rtx retransmissions D-SACKed" ||
-			bad "spurious retransmissions: $dsack of $rtx D-SACKed (5% or more)"
-	fi
+	under5 "$dsack" "$rtx" && ok "spurious: $dsack of $rtx retransmissions D-SACKed" ||
+		bad "spurious retransmissions: $dsack of $rtx D-SACKed (5% or more)"
 	;;
 esac
 case $scen in
