@@ -10,12 +10,15 @@
  *       --callgrind-out-file=/tmp/cg.hcm build/bench/http/bench_hcm 1000
  *   callgrind_annotate --inclusive=no /tmp/cg.hcm | head -40
  *
- * and divide by N. The peers' own work (the harness's TCP) is in the
+ * and divide by N. `bench_hcm -d M` downloads one body of M MiB instead
+ * (--toggle-collect=bench_download, divide by M: instructions per MiB).
+ * The peers' own work (the harness's TCP) is in the
  * total; per function the lib/http and lib/tcp lines are the stack's. No
  * lib/net, no DPDK PMD, no worker loop: bench/cost/run measures those.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* One listener of proxies.sh's configuration: the connection manager
  * with one route to cluster web, and the router. */
@@ -87,8 +90,71 @@ static void __attribute__((noinline)) bench_round(struct peer *c, struct peer *u
 	hh_settle();
 }
 
+/* One GET of a body of @p mib MiB with a Content-Length, sent by the
+ * upstream 64 KiB at a time, as a bulk server does (bench_hcm -d N). */
+static const char dreq[] = "GET /big HTTP/1.1\r\nHost: 198.18.0.2\r\n\r\n";
+
+static void __attribute__((noinline)) bench_download(struct peer *c, struct peer *u, long mib)
+{
+	char head[160];
+	int hl = snprintf(head, sizeof(head),
+			  "HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\n"
+			  "Content-Type: application/octet-stream\r\nContent-Length: %ld\r\n\r\n",
+			  mib << 20);
+	hh_send(c, dreq, sizeof(dreq) - 1, 0);
+	hh_settle();
+	hh_send(u, head, (uint32_t)hl, 0);
+	hh_settle();
+	for (long k = 0; k < mib * 16; k++) {
+		hh_budget = HH_SEND_BUDGET;
+		/* what the stack has not acknowledged yet stays in the peer's buffer */
+		while (u->len > PEER_BUF - 64 * 1024)
+			hh_advance(1);
+		hh_send(u, NULL, 64 * 1024, 0);
+		hh_settle();
+	}
+	while (u->len)
+		hh_advance(1);
+}
+
+static int download(long mib)
+{
+	hh_init(false);
+	hh_begin(1);
+	hh_open(0, 80);
+	hh_settle();
+	hh_send(hh_client(0), req, sizeof(req) - 1, 0);
+	hh_settle();
+	struct peer *u = hh_upstream(0);
+	if (!u) {
+		fprintf(stderr, "bench_hcm: no upstream connection\n");
+		return 1;
+	}
+	hh_send(u, resp, sizeof(resp) - 1, 0);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	uint32_t before = c->rx;
+	bench_download(c, u, mib);
+	uint32_t got = c->rx - before;
+	hh_end();
+	if (got < (uint32_t)(mib << 20)) {
+		fprintf(stderr, "bench_hcm: the client received %u bytes of %ld MiB\n", got, mib);
+		return 1;
+	}
+	printf("bench_hcm: %ld MiB downloaded (%u bytes with the head)\n", mib, got);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 2 && strcmp(argv[1], "-d") == 0) {
+		long mib = atol(argv[2]);
+		if (mib < 1 || mib > 64) {
+			fprintf(stderr, "bench_hcm: -d 1 to 64 MiB\n");
+			return 2;
+		}
+		return download(mib);
+	}
 	long n = argc > 1 ? atol(argv[1]) : 1000;
 	if (n < 1 || n > 2000) {
 		fprintf(stderr, "bench_hcm: 1 to 2000 requests (the harness's send budget)\n");

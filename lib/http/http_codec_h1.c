@@ -43,6 +43,8 @@ void http_h1_peer_init(struct http_h1_peer *h, struct http_worker *w, struct arn
 
 void http_h1_peer_free(struct http_h1_peer *h)
 {
+	if (h->w && h->in.head)
+		h->w->body_seg = NULL; /* it may be one of these segments */
 	http_in_free(&h->in);
 	http_out_reset(&h->out);
 	h->peer.queued = false;
@@ -126,6 +128,9 @@ static int h1_decode(struct http_peer *pp, struct http_msgbuf *mb, bool keep, st
 	struct http_h1_peer *h = h1(pp);
 	struct arn_h1_ev e;
 	ssize_t n;
+	struct http_worker *w = h->w; /* NULL in codec-only tests */
+	if (w)
+		w->body_seg = NULL;
 	/* what TCP holds is taken in as the parser needs it */
 	while ((n = in_parse(&h->in, &h->p, &e, &mb->pins, keep)) == ARN_AGAIN &&
 	       http_tp_fill(h->tp, h->tc, &h->in))
@@ -163,6 +168,15 @@ static int h1_decode(struct http_peer *pp, struct http_msgbuf *mb, bool keep, st
 	ev->type = (enum http_ev_type)e.type;
 	ev->data = e.data;
 	ev->len = e.len;
+	/* body bytes lie in the segment just parsed (in_parse frees it only
+	 * at the next decode): tell the encoder which one */
+	struct rte_mbuf *m = h->in.head;
+	if (w && e.type == ARN_H1_EV_BODY && m && e.len &&
+	    e.data >= rte_pktmbuf_mtod(m, const char *) &&
+	    e.data + e.len <= rte_pktmbuf_mtod_offset(m, const char *, m->data_len)) {
+		w->body_seg = m;
+		w->body_at = e.data;
+	}
 	return 0;
 }
 
@@ -381,6 +395,15 @@ static void h1_encode_body(struct http_peer *pp, const char *data, size_t len)
 	}
 	o->data = data;
 	o->data_len = (uint32_t)len;
+	/* the bytes the other side's decoder just gave out: by reference to
+	 * their segment on a raw transport (TLS encrypts a copy anyway) */
+	struct http_worker *w = h->w;
+	o->seg = NULL;
+	if (w) {
+		if (w->body_seg && data == w->body_at && h->tp == &http_transport_raw)
+			o->seg = w->body_seg;
+		w->body_seg = NULL;
+	}
 	pp->queued = http_out_busy(o);
 }
 

@@ -111,9 +111,18 @@ void http_out_reset(struct http_out *o)
 	memset(o, 0, sizeof(*o));
 }
 
-static ssize_t tcp_put(void *tc, const void *p, size_t n)
+struct raw_put {
+	struct arn_tcp_conn *tc;
+	struct http_out *o;
+};
+
+static ssize_t tcp_put(void *ctx, const void *p, size_t n)
 {
-	return arn_tcp_write(tc, p, (uint32_t)n);
+	struct raw_put *r = ctx;
+	/* body bytes whose segment is known move by reference */
+	if (r->o->seg && p == r->o->data)
+		return arn_tcp_write_ref(r->tc, r->o->seg, p, (uint32_t)n);
+	return arn_tcp_write(r->tc, p, (uint32_t)n);
 }
 
 int http_out_flush(struct http_out *o, struct arn_tcp_conn *tc)
@@ -131,7 +140,8 @@ int http_out_flush(struct http_out *o, struct arn_tcp_conn *tc)
 		}
 		o->chain = NULL;
 	}
-	return http_out_put_pieces(o, tcp_put, tc);
+	struct raw_put r = {tc, o};
+	return http_out_put_pieces(o, tcp_put, &r);
 }
 
 /* ---- the raw transport ---------------------------------------------------------------- */

@@ -81,7 +81,10 @@ void http_pins_release(struct http_pins *p);
  * line, the last chunk), then body bytes that still live in the input
  * segments of the other side (their owner does not advance past them until
  * this drains), then the CRLF that closes a chunk's data. Written in that
- * order.
+ * order. On a raw transport body bytes of at least half a segment go to
+ * TCP's send queue by reference to the other side's input segment
+ * (arn_tcp_write_ref: no copy; the queue's reference keeps the segment,
+ * so the other side may go on at once); TLS encrypts, so copies.
  */
 struct http_out {
 	struct rte_mbuf *chain;
@@ -90,6 +93,10 @@ struct http_out {
 	uint8_t crlf; /* bytes of the closing CRLF still to write (0..2) */
 	const char *data;
 	uint32_t data_len;
+	/* the input segment of the other side that holds data, when the
+	 * codec knows it and the bytes may go by reference
+	 * (arn_tcp_write_ref, raw transport only); NULL: copied */
+	struct rte_mbuf *seg;
 };
 
 /* Output helpers. @return 0 when everything is with TCP, -EAGAIN when a
@@ -129,6 +136,7 @@ static inline int http_out_put_pieces(struct http_out *o,
 		o->data += n;
 		o->data_len -= (uint32_t)n;
 	}
+	o->seg = NULL;
 	static const char crlf[2] = {'\r', '\n'};
 	while (o->crlf) {
 		ssize_t n = put(ctx, crlf + 2 - o->crlf, o->crlf);

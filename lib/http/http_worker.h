@@ -125,6 +125,12 @@ struct http_worker {
 	uint64_t rng[2];
 	uint64_t next_conn_id;
 	uint32_t rb_segs; /* mbufs holding request bodies kept for retries */
+	/* The input segment of the last HTTP/1 body event decoded and where
+	 * its bytes begin, so that the other side's encoder can queue them by
+	 * reference (http_codec_h1.c): cleared at every HTTP/1 decode, so it
+	 * never outlives the event's own "valid until the next decode". */
+	struct rte_mbuf *body_seg;
+	const char *body_at;
 
 	struct http_wlistener lsn[HTTP_LISTENERS_MAX];
 	struct http_drain drains[HTTP_DRAINS_MAX];

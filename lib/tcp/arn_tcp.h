@@ -152,6 +152,29 @@ int arn_tcp_write(struct arn_tcp_conn *c, const void *buf, uint32_t len);
  */
 int arn_tcp_write_mbuf(struct arn_tcp_conn *c, struct rte_mbuf *m);
 
+/**
+ * Queue @p len bytes at @p data, which lie within mbuf @p m's data (a
+ * segment the caller took with arn_tcp_rx_take() from any connection of
+ * this worker, direct or indirect), by reference: the send queue holds an
+ * indirect mbuf attached to @p m's buffer until the bytes are acknowledged
+ * (segments, retransmissions included, are still built from it), and no
+ * byte is copied here. @p m stays the caller's: it may free it at once.
+ *
+ * A reference pins a whole mbuf of the pool (two, counting the indirect
+ * one), so only slices of at least half the largest segment an mbuf
+ * holds (seg_max / 2, about 950 bytes with 2 KiB mbufs) go by reference:
+ * smaller ones, and
+ * any when no mbuf is left for the reference, are copied as
+ * arn_tcp_write() does. The send buffer's byte bound therefore bounds
+ * the mbufs a slow reader can pin: at most 2 * (sndbuf / (seg_max / 2) + 1)
+ * per connection (docs/security.md).
+ * @return @p len (all of it went, possibly past the buffer's end by less
+ *   than @p len, as arn_tcp_write_mbuf()), or fewer/0 when the buffer was
+ *   full (on_writable follows), or the errors of arn_tcp_write(), or
+ *   -EINVAL when [@p data, @p data + @p len) is not within @p m's data.
+ */
+int arn_tcp_write_ref(struct arn_tcp_conn *c, struct rte_mbuf *m, const void *data, uint32_t len);
+
 /** Free space in the send buffer, in bytes. */
 uint32_t arn_tcp_sndbuf_space(const struct arn_tcp_conn *c);
 

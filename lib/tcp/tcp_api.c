@@ -271,6 +271,40 @@ int arn_tcp_write_mbuf(struct arn_tcp_conn *c, struct rte_mbuf *m)
 	return 0;
 }
 
+int arn_tcp_write_ref(struct arn_tcp_conn *c, struct rte_mbuf *m, const void *data, uint32_t len)
+{
+	const char *d = data;
+	const char *b = rte_pktmbuf_mtod(m, const char *);
+	if (d < b || len > m->data_len || (size_t)(d - b) > (size_t)(m->data_len - len))
+		return -EINVAL;
+	/* below half a segment a reference would pin more pool than it saves
+	 * copying: the bytes join the queue's tail instead */
+	if (len < c->wk->seg_max / 2)
+		return arn_tcp_write(c, data, len);
+	int rc = writable_state(c);
+	if (rc != 0)
+		return rc;
+	if (c->sndq.bytes >= c->sndbuf) {
+		c->flags |= TF_WANT_WRITE;
+		return 0;
+	}
+	struct rte_mbuf *r = arn_net_alloc(c->wk->lc);
+	if (r == NULL)
+		return arn_tcp_write(c, data, len); /* which counts the shortage */
+	/* attached to m's buffer (to its direct mbuf's if m is indirect):
+	 * the bytes live as long as the reference, whoever frees m */
+	rte_pktmbuf_attach(r, m);
+	r->data_off = (uint16_t)(d - (const char *)r->buf_addr);
+	r->data_len = (uint16_t)len;
+	r->pkt_len = len;
+	r->nb_segs = 1;
+	r->next = NULL;
+	tcp_q_append(&c->sndq, r);
+	c->wk->cnt[ARN_TCP_C_SND_BYREF] += len;
+	tcp_want_output(c);
+	return (int)len;
+}
+
 uint32_t arn_tcp_rx_pending(const struct arn_tcp_conn *c)
 {
 	return c->rcvq.bytes;

@@ -253,6 +253,9 @@ struct peer {
 	uint32_t rx; /* bytes received from the stack */
 	char log[PEER_LOG];
 	uint32_t log_len;
+	/* every byte received, when a test sets cap (cap_max bytes at most) */
+	uint8_t *cap;
+	uint32_t cap_len, cap_max;
 };
 
 static struct arn_lcore *lc = &fake_lc[0];
@@ -374,6 +377,11 @@ static inline void peer_log(struct peer *p, const uint8_t *d, uint32_t n)
 	uint32_t k = RTE_MIN(n, PEER_LOG - p->log_len);
 	memcpy(p->log + p->log_len, d, k);
 	p->log_len += k;
+	if (p->cap) {
+		k = RTE_MIN(n, p->cap_max - p->cap_len);
+		memcpy(p->cap + p->cap_len, d, k);
+		p->cap_len += k;
+	}
 }
 
 static struct peer *peer_new(uint32_t addr, uint16_t port, uint16_t sport, bool upstream)

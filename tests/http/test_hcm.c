@@ -285,6 +285,13 @@ int arn_tcp_write(struct arn_tcp_conn *c, const void *buf, uint32_t len)
 	return (int)len;
 }
 
+/* by reference or copied: the same bytes on this fake's wire */
+int arn_tcp_write_ref(struct arn_tcp_conn *c, struct rte_mbuf *m, const void *data, uint32_t len)
+{
+	(void)m;
+	return arn_tcp_write(c, data, len);
+}
+
 int arn_tcp_write_mbuf(struct arn_tcp_conn *c, struct rte_mbuf *m)
 {
 	if (c->closed || c->shut)

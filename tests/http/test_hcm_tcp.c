@@ -367,6 +367,167 @@ static void test_chunk_reaches_the_upstream_whole_while_the_client_pauses(void *
 	hh_end();
 }
 
+/* ---- body bytes by reference (issue 17 item 4) ------------------------------------------ */
+
+static uint64_t tcp_cnt(enum arn_tcp_counter id)
+{
+	uint64_t v[ARN_TCP_C_COUNT];
+	assert_int_equal(arn_tcp_stats(0, v), 0);
+	return v[id];
+}
+
+static uint8_t zc_body[200000];
+static uint8_t zc_cap[300000];
+
+static void zc_pattern(void)
+{
+	for (unsigned i = 0; i < sizeof(zc_body); i++)
+		zc_body[i] = (uint8_t)(i * 7 + i / 251);
+}
+
+/* Peer @p u sends @p n bytes at @p d, 32 KiB at a time as its buffer drains. */
+static void zc_send(struct peer *u, const uint8_t *d, uint32_t n)
+{
+	while (n) {
+		uint32_t k = RTE_MIN(n, 32u * 1024);
+		for (int i = 0; i < 200 && u->len > PEER_BUF - k; i++)
+			hh_advance(5);
+		hh_send(u, d, k, 0);
+		hh_settle();
+		d += k;
+		n -= k;
+	}
+}
+
+/* A response body with a Content-Length reaches the client exactly, most
+ * of it sent on by reference to the upstream's segments (no copy into the
+ * client's send queue), and every mbuf comes back (hh_end). */
+static void test_content_length_body_moves_by_reference(void **state)
+{
+	(void)state;
+	zc_pattern();
+	hh_begin(1);
+	hh_open(0, 80);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	c->cap = zc_cap;
+	c->cap_max = sizeof(zc_cap);
+	send_str(c, "GET /big HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	uint64_t byref0 = tcp_cnt(ARN_TCP_C_SND_BYREF);
+	send_str(u, "HTTP/1.1 200 OK\r\nContent-Length: 200000\r\n\r\n");
+	zc_send(u, zc_body, sizeof(zc_body));
+	for (int i = 0; i < 200 && c->rx < 200000; i++)
+		hh_advance(5);
+	const uint8_t *b = memmem(zc_cap, c->cap_len, "\r\n\r\n", 4);
+	assert_non_null(b);
+	b += 4;
+	assert_int_equal(c->cap_len - (uint32_t)(b - zc_cap), sizeof(zc_body));
+	assert_memory_equal(b, zc_body, sizeof(zc_body));
+	uint64_t byref = tcp_cnt(ARN_TCP_C_SND_BYREF) - byref0;
+	if (byref < sizeof(zc_body) * 9 / 10)
+		fail_msg("%llu of %zu body bytes went by reference", (unsigned long long)byref,
+			 sizeof(zc_body));
+	hh_end();
+}
+
+/* A chunked body: the framing is parsed and written again (each piece a
+ * chunk of its own), the data bytes move by reference. Decoded, the
+ * client's body is the upstream's. */
+static void test_chunked_body_moves_by_reference(void **state)
+{
+	(void)state;
+	zc_pattern();
+	hh_begin(1);
+	hh_open(0, 80);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	c->cap = zc_cap;
+	c->cap_max = sizeof(zc_cap);
+	send_str(c, "GET /big HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	uint64_t byref0 = tcp_cnt(ARN_TCP_C_SND_BYREF);
+	send_str(u, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+	for (uint32_t off = 0; off < sizeof(zc_body); off += 20000) {
+		send_str(u, "4e20\r\n"); /* 20000 */
+		zc_send(u, zc_body + off, 20000);
+		send_str(u, "\r\n");
+	}
+	send_str(u, "0\r\n\r\n");
+	for (int i = 0; i < 200 && !ends_with(c, "0\r\n\r\n"); i++)
+		hh_advance(5);
+	/* decode what the client got */
+	const uint8_t *p = memmem(zc_cap, c->cap_len, "\r\n\r\n", 4);
+	assert_non_null(p);
+	p += 4;
+	const uint8_t *end = zc_cap + c->cap_len;
+	static uint8_t body[sizeof(zc_body)];
+	uint32_t blen = 0;
+	for (;;) {
+		char *e;
+		unsigned long k = strtoul((const char *)p, &e, 16);
+		assert_true((const uint8_t *)e + 2 <= end && e[0] == '\r' && e[1] == '\n');
+		p = (const uint8_t *)e + 2;
+		if (k == 0)
+			break;
+		assert_true(p + k + 2 <= end && blen + k <= sizeof(body));
+		memcpy(body + blen, p, k);
+		blen += (uint32_t)k;
+		p += k;
+		assert_true(p[0] == '\r' && p[1] == '\n');
+		p += 2;
+	}
+	assert_int_equal(blen, sizeof(zc_body));
+	assert_memory_equal(body, zc_body, sizeof(zc_body));
+	uint64_t byref = tcp_cnt(ARN_TCP_C_SND_BYREF) - byref0;
+	if (byref < sizeof(zc_body) * 8 / 10)
+		fail_msg("%llu of %zu body bytes went by reference", (unsigned long long)byref,
+			 sizeof(zc_body));
+	hh_end();
+}
+
+/* A client that stops reading must not pin unbounded upstream mbufs: the
+ * references sit in its send queue, bounded in bytes (sndbuf), and only
+ * slices of at least half a segment go by reference, so at most
+ * 2 * (sndbuf / (seg_max / 2) + 1) mbufs there; the upstream's side holds
+ * its receive window and HTTP_IN_MAX. Run with full segments and with
+ * 100-byte ones (whose bytes are copied, not referenced). */
+static void test_slow_client_pins_bounded_mbufs(void **state)
+{
+	(void)state;
+	for (int mode = 0; mode < 2; mode++) {
+		hh_begin(mode ? 1 | 8 : 1); /* 64K buffers; MSS 1460, then 100 */
+		hh_open(0, 80);
+		hh_settle();
+		struct peer *c = hh_client(0);
+		send_str(c, "GET /big HTTP/1.1\r\nHost: a\r\n\r\n");
+		struct peer *u = hh_upstream(0);
+		assert_non_null(u);
+		hh_window(c, 0);
+		hh_settle();
+		send_str(u, "HTTP/1.1 200 OK\r\nContent-Length: 900000\r\n\r\n");
+		unsigned most = 0;
+		for (int i = 0; i < 24; i++) {
+			hh_send(u, NULL, 32 * 1024, 0);
+			hh_advance(20);
+			unsigned used =
+			    hh_full - rte_mempool_avail_count(fake_pool) - fake_pending(lc);
+			most = used > most ? used : most;
+		}
+		assert_true(c->rx < 200000);
+		/* 64 KiB send buffer by reference (2 * (65536 / 930 + 1) = 142),
+		 * 64 KiB receive window and 64 KiB taken by HTTP (about 45 full
+		 * mbufs each), and a few for heads and the connections */
+		if (most > 250)
+			fail_msg("mode %d: %u mbufs in use while the client did not read", mode,
+				 most);
+		print_message("mode %d: at most %u mbufs in use\n", mode, most);
+		hh_end();
+	}
+}
+
 /* ---- envoy.filters.http.rbac and envoy.filters.http.local_ratelimit (issue 21) ---------- */
 
 #define AT_(t) "\"@type\":\"type.googleapis.com/envoy.extensions.filters.http." t "\""
@@ -1975,6 +2136,9 @@ int main(void)
 	    T(test_breaker_never_starves_a_pool_without_connections),
 	    T(test_chunk_reaches_the_client_whole_while_the_upstream_pauses),
 	    T(test_chunk_reaches_the_upstream_whole_while_the_client_pauses),
+	    T(test_content_length_body_moves_by_reference),
+	    T(test_chunked_body_moves_by_reference),
+	    T(test_slow_client_pins_bounded_mbufs),
 	    T(test_http_rbac_and_local_ratelimit),
 	    T(test_http_rbac_requests_in_odd_shapes),
 	    T(test_http_local_ratelimit_descriptors_burst),

@@ -3480,6 +3480,83 @@ static void test_write_limits_and_writable(void **state)
 	assert_int_equal(arn_tcp_write(c, big, 1), -EPIPE);
 }
 
+/* Issue 17 item 4: received bytes sent on by reference (arn_tcp_write_ref)
+ * leave exactly, the caller may free its segments at once, a
+ * retransmission is cut from the referenced buffer again, and every mbuf
+ * goes back once the bytes are acknowledged. Slices under half a segment
+ * are copied (a reference would pin a whole mbuf for them). */
+static void test_write_ref_sends_received_bytes_without_copy(void **state)
+{
+	(void)state;
+	open_conn(true, false, 0);
+	struct arn_tcp_conn *c = app.conn;
+	app.hold = true;
+	static uint8_t pat[3000];
+	for (unsigned i = 0; i < sizeof(pat); i++)
+		pat[i] = (uint8_t)(i * 13 + 5);
+	inject(TH_ACK, p_seq, our_isn + 1, 65535, NULL, pat, 1460);
+	inject(TH_ACK, p_seq + 1460, our_isn + 1, 65535, NULL, pat + 1460, 1460);
+	inject(TH_ACK, p_seq + 2920, our_isn + 1, 65535, NULL, pat + 2920, 80);
+	p_seq += 3000;
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	unsigned used0 = pool_used();
+	struct rte_mbuf *m = arn_tcp_rx_take(c, 3000);
+	assert_non_null(m);
+	assert_int_equal(m->nb_segs, 3);
+	struct rte_mbuf *m2 = m->next, *m3 = m2->next;
+	uint64_t byref = cnt(ARN_TCP_C_SND_BYREF);
+	/* 1360 bytes from the middle of the first segment: by reference */
+	assert_int_equal(arn_tcp_write_ref(c, m, rte_pktmbuf_mtod_offset(m, char *, 100), 1360),
+			 1360);
+	assert_int_equal(cnt(ARN_TCP_C_SND_BYREF) - byref, 1360);
+	/* not within the segment's data */
+	assert_int_equal(arn_tcp_write_ref(c, m2, rte_pktmbuf_mtod_offset(m2, char *, 1000), 1000),
+			 -EINVAL);
+	assert_int_equal(arn_tcp_write_ref(c, m2, rte_pktmbuf_mtod(m3, char *), 10), -EINVAL);
+	/* the whole second segment, then the small third: copied */
+	assert_int_equal(arn_tcp_write_ref(c, m2, rte_pktmbuf_mtod(m2, char *), 1460), 1460);
+	assert_int_equal(arn_tcp_write_ref(c, m3, rte_pktmbuf_mtod(m3, char *), 80), 80);
+	assert_int_equal(cnt(ARN_TCP_C_SND_BYREF) - byref, 1360 + 1460);
+	/* the caller's segments go at once: the queue's references keep the bytes */
+	rte_pktmbuf_free(m);
+	static uint8_t want[2900];
+	memcpy(want, pat + 100, 1360);
+	memcpy(want + 1360, pat + 1460, 1540);
+	uint32_t base = our_isn + 1;
+	for (int round = 0; round < 2; round++) {
+		/* round 0: the first transmission; round 1: the RTO's, cut again
+		 * from the referenced buffers */
+		static uint8_t got[2900];
+		uint32_t n = 0;
+		fake_advance(lc, round ? 1500 : 0);
+		while (fake_next(lc, &out)) {
+			if (out.len == 0)
+				continue;
+			assert_true(out.seq - base + out.len <= sizeof(got));
+			memcpy(got + (out.seq - base), out.data, out.len);
+			n += out.len;
+			if (round)
+				break; /* the RTO resends one segment first */
+		}
+		if (round == 0) {
+			assert_int_equal(n, 2900);
+			assert_memory_equal(got, want, 2900);
+		} else {
+			assert_true(n > 0);
+			assert_memory_equal(got, want, n);
+		}
+	}
+	assert_true(cnt(ARN_TCP_C_RETRANSMITS) >= 1);
+	/* all acknowledged: every mbuf back (the references held the
+	 * segments' buffers until now) */
+	inject(TH_ACK, p_seq, base + 2900, 65535, NULL, NULL, 0);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	assert_int_equal(c->sndq.n, 0);
+	assert_true(pool_used() <= used0 - 3);
+}
+
 static void test_handles_resolve_until_close(void **state)
 {
 	(void)state;
@@ -4041,6 +4118,8 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_pool_reserve_for_active_opens, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write_limits_and_writable, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_write_ref_sends_received_bytes_without_copy, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_handles_resolve_until_close, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_echo_filter, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_app_state_on_the_worker, setup, teardown),
