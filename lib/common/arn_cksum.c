@@ -1,5 +1,6 @@
 #include "arn_cksum.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 static inline uint64_t add_carry(uint64_t sum, uint64_t w)
@@ -10,9 +11,59 @@ static inline uint64_t add_carry(uint64_t sum, uint64_t w)
 	return r;
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define ARN_CKSUM_AVX2 1
+
+/*
+ * @p len (a multiple of 64) bytes as 32-bit words summed into 64-bit lanes:
+ * the low and high halves of every 64-bit word go to two accumulators, so
+ * no carry is lost and none has to be added back per word (a lane takes
+ * 2^32 words before it could overflow). About 0.2 instructions per byte
+ * against 0.45 for the scalar loop: the checksum was the largest single
+ * item of a proxied MiB (docs/benchmarks/proxy.md).
+ */
+__attribute__((target("avx2"))) static uint64_t sum_avx2(const uint8_t *p, size_t len)
+{
+	const __m256i lo = _mm256_set1_epi64x(0xffffffff);
+	__m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
+	__m256i b0 = _mm256_setzero_si256(), b1 = _mm256_setzero_si256();
+	for (; len >= 64; p += 64, len -= 64) {
+		__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)p);
+		__m256i y = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
+		a0 = _mm256_add_epi64(a0, _mm256_and_si256(x, lo));
+		a1 = _mm256_add_epi64(a1, _mm256_srli_epi64(x, 32));
+		b0 = _mm256_add_epi64(b0, _mm256_and_si256(y, lo));
+		b1 = _mm256_add_epi64(b1, _mm256_srli_epi64(y, 32));
+	}
+	__m256i t = _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(b0, b1));
+	uint64_t w[4];
+	_mm256_storeu_si256((__m256i *)(void *)w, t);
+	return add_carry(add_carry(w[0], w[1]), add_carry(w[2], w[3]));
+}
+
+/* Decided once, before any worker runs (not on the fast path). */
+static bool have_avx2;
+__attribute__((constructor)) static void cksum_init(void)
+{
+	__builtin_cpu_init();
+	have_avx2 = __builtin_cpu_supports("avx2");
+}
+#endif
+
 uint16_t arn_cksum_raw(const void *buf, size_t len, uint64_t sum)
 {
 	const uint8_t *p = buf;
+#ifdef ARN_CKSUM_AVX2
+	if (len >= 128 && have_avx2) {
+		size_t n = len & ~(size_t)63;
+		/* a multiple of 64 bytes: the rest starts at the same parity,
+		 * so its 16-bit words line up */
+		sum = add_carry(sum, sum_avx2(p, n));
+		p += n;
+		len -= n;
+	}
+#endif
 	/* four independent accumulators hide the carry chain's latency */
 	uint64_t s0 = sum, s1 = 0, s2 = 0, s3 = 0;
 	while (len >= 32) {
