@@ -163,11 +163,12 @@ int arn_tcp_write_mbuf(struct arn_tcp_conn *c, struct rte_mbuf *m);
  * A reference pins a whole mbuf of the pool (two, counting the indirect
  * one), so only slices of at least half the largest segment an mbuf
  * holds (seg_max / 2, about 950 bytes with 2 KiB mbufs) go by reference:
- * smaller ones, and
- * any when no mbuf is left for the reference, are copied as
- * arn_tcp_write() does. The send buffer's byte bound therefore bounds
- * the mbufs a slow reader can pin: at most 2 * (sndbuf / (seg_max / 2) + 1)
- * per connection (docs/security.md).
+ * smaller ones, any while the worker's mbuf pool is under pressure (under
+ * a quarter free: a reference costs about three times the pool per byte
+ * that a copy does), and any when no mbuf is left for the reference, are
+ * copied as arn_tcp_write() does. The send buffer's byte bound therefore
+ * bounds the mbufs a slow reader can pin: at most
+ * 2 * (sndbuf / (seg_max / 2) + 1) per connection (docs/security.md).
  * @return @p len (all of it went, possibly past the buffer's end by less
  *   than @p len, as arn_tcp_write_mbuf()), or fewer/0 when the buffer was
  *   full (on_writable follows), or the errors of arn_tcp_write(), or

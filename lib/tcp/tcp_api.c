@@ -277,9 +277,13 @@ int arn_tcp_write_ref(struct arn_tcp_conn *c, struct rte_mbuf *m, const void *da
 	const char *b = rte_pktmbuf_mtod(m, const char *);
 	if (d < b || len > m->data_len || (size_t)(d - b) > (size_t)(m->data_len - len))
 		return -EINVAL;
-	/* below half a segment a reference would pin more pool than it saves
-	 * copying: the bytes join the queue's tail instead */
-	if (len < c->wk->seg_max / 2)
+	/* Below half a segment a reference would pin more pool than it saves
+	 * copying: the bytes join the queue's tail instead. And a reference
+	 * costs about three times the pool per byte queued that a copy does
+	 * (the received mbuf holds one segment, the indirect one nothing):
+	 * under pool pressure (tcp_rmem.c: under a quarter free, e.g. slow
+	 * readers holding full send queues) the bytes are copied, densely. */
+	if (len < c->wk->seg_max / 2 || c->wk->pressure)
 		return arn_tcp_write(c, data, len);
 	int rc = writable_state(c);
 	if (rc != 0)
