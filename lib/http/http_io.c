@@ -120,8 +120,12 @@ static ssize_t tcp_put(void *ctx, const void *p, size_t n)
 {
 	struct raw_put *r = ctx;
 	/* body bytes whose segment is known move by reference */
-	if (r->o->seg && p == r->o->data)
-		return arn_tcp_write_ref(r->tc, r->o->seg, p, (uint32_t)n);
+	if (r->o->seg && p == r->o->data) {
+		int rc = arn_tcp_write_ref(r->tc, r->o->seg, p, (uint32_t)n);
+		if (rc != -EINVAL)
+			return rc;
+		r->o->seg = NULL; /* not that segment's bytes after all: copied */
+	}
 	return arn_tcp_write(r->tc, p, (uint32_t)n);
 }
 
