@@ -1116,6 +1116,17 @@ uint64_t arn_cfg_gen_id(const struct arn_cfg_gen *g);
  */
 uint64_t arn_cfg_gen_type_changed(const struct arn_cfg_gen *g, enum arn_cfg_type t);
 
+struct arn_hamt;
+/**
+ * The persistent trie (hamt.h) of @p g's objects of type @p t, NULL when
+ * there are none. Control lcore: a holder of a reference (arn_hamt_ref,
+ * dropped with arn_hamt_unref(.., arn_cfg_obj_unref)) keeps the objects
+ * alive, and arn_hamt_diff against a later generation's tells what changed
+ * in a few nodes per change (issue 17: lib/http's snapshot follows one
+ * changed cluster among 10,000 without walking them).
+ */
+struct arn_hamt *arn_cfg_gen_trie(const struct arn_cfg_gen *g, enum arn_cfg_type t);
+
 /** Active (non-warming) listener bound to addr:port, else to 0.0.0.0:port, else NULL. */
 const struct arn_cfg_listener *arn_cfg_listener_find(const struct arn_cfg_gen *g, uint32_t addr,
 						     uint16_t port);

@@ -85,10 +85,10 @@ void arn_hamt_unref(struct arn_hamt *n, void (*unref)(struct arn_cfg_obj *))
 	free(n);
 }
 
-struct arn_cfg_obj *arn_hamt_get(const struct arn_hamt *n, const char *name, size_t len,
-				 uint64_t hash)
+/* @p name under node @p n whose slots are chunks of the hash from @p shift. */
+static struct arn_cfg_obj *get_from(const struct arn_hamt *n, unsigned shift, const char *name,
+				    size_t len, uint64_t hash)
 {
-	unsigned shift = 0;
 	while (n) {
 		if (n->collision) {
 			for (uint32_t i = 0; i < n->count; i++)
@@ -106,6 +106,12 @@ struct arn_cfg_obj *arn_hamt_get(const struct arn_hamt *n, const char *name, siz
 		shift += BITS;
 	}
 	return NULL;
+}
+
+struct arn_cfg_obj *arn_hamt_get(const struct arn_hamt *n, const char *name, size_t len,
+				 uint64_t hash)
+{
+	return get_from(n, 0, name, len, hash);
 }
 
 /*
@@ -338,4 +344,87 @@ void arn_hamt_stats(const struct arn_hamt *n, size_t *nodes, size_t *bytes)
 	for (uint32_t i = 0; i < n->count; i++)
 		if (is_node(n->slot[i]))
 			arn_hamt_stats(as_node(n->slot[i]), nodes, bytes);
+}
+
+/* ---- diff ------------------------------------------------------------------ */
+
+typedef void diff_fn(void *ctx, struct arn_cfg_obj *was, struct arn_cfg_obj *now);
+
+struct diff {
+	diff_fn *fn;
+	void *ctx;
+	size_t visited;
+};
+
+/* @p name in slot @p v (0, an object, or a node at @p shift). */
+static struct arn_cfg_obj *slot_get(uintptr_t v, unsigned shift, const struct arn_cfg_obj *o)
+{
+	if (!v)
+		return NULL;
+	if (!is_node(v))
+		return same_name(as_obj(v), o->name, o->name_len, o->hash) ? as_obj(v) : NULL;
+	return get_from(as_node(v), shift, o->name, o->name_len, o->hash);
+}
+
+/* Every object of slot @p v: @p was side (report removed and replaced
+ * ones against @p other) or not (report added ones). */
+static void slot_each(struct diff *d, uintptr_t v, uintptr_t other, unsigned shift, bool was)
+{
+	if (!v)
+		return;
+	if (is_node(v)) {
+		struct arn_hamt *n = as_node(v);
+		d->visited++;
+		for (uint32_t i = 0; i < n->count; i++)
+			slot_each(d, n->slot[i], other, shift, was);
+		return;
+	}
+	struct arn_cfg_obj *o = as_obj(v), *p = slot_get(other, shift, o);
+	if (was && p != o)
+		d->fn(d->ctx, o, p);
+	else if (!was && !p)
+		d->fn(d->ctx, NULL, o);
+}
+
+/*
+ * Slots @p a and @p b, both at @p shift: equal pointers are the same
+ * subtrie (path copying shares what a batch did not touch), so only
+ * differing ones are descended; where the shapes differ (an object against
+ * a node, a collision node) every object of both sides is looked up in the
+ * other, which is at most a few objects below the top levels.
+ */
+static void diff_slots(struct diff *d, uintptr_t a, uintptr_t b, unsigned shift)
+{
+	if (a == b)
+		return;
+	if (a && b && is_node(a) && is_node(b) && !as_node(a)->collision &&
+	    !as_node(b)->collision) {
+		const struct arn_hamt *na = as_node(a), *nb = as_node(b);
+		d->visited += 2;
+		uint32_t all = na->bitmap | nb->bitmap;
+		while (all) {
+			uint32_t bit = all & -all;
+			all &= all - 1;
+			uintptr_t va = na->bitmap & bit
+					   ? na->slot[__builtin_popcount(na->bitmap & (bit - 1))]
+					   : 0;
+			uintptr_t vb = nb->bitmap & bit
+					   ? nb->slot[__builtin_popcount(nb->bitmap & (bit - 1))]
+					   : 0;
+			diff_slots(d, va, vb, shift + BITS);
+		}
+		return;
+	}
+	slot_each(d, a, b, shift, true);
+	slot_each(d, b, a, shift, false);
+}
+
+size_t arn_hamt_diff(const struct arn_hamt *a, const struct arn_hamt *b,
+		     void (*fn)(void *ctx, struct arn_cfg_obj *was, struct arn_cfg_obj *now),
+		     void *ctx)
+{
+	struct diff d = {fn, ctx, 0};
+	diff_slots(&d, a ? from_node((struct arn_hamt *)a) : 0,
+		   b ? from_node((struct arn_hamt *)b) : 0, 0);
+	return d.visited;
 }

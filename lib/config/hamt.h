@@ -63,6 +63,19 @@ void arn_hamt_unref(struct arn_hamt *root, void (*unref)(struct arn_cfg_obj *));
 void arn_hamt_foreach(const struct arn_hamt *root, void (*fn)(void *ctx, struct arn_cfg_obj *o),
 		      void *ctx);
 
+/**
+ * What changed from trie @p a to trie @p b (either NULL: empty): @p fn is
+ * called once per name whose object differs, with the object in @p a
+ * (NULL: added) and in @p b (NULL: removed), in no particular order.
+ * Subtries the two share (the same node: what path copying left alone)
+ * are skipped without being read, so one change among n costs a few
+ * nodes, not n objects. Neither trie may change during the call.
+ * @return the nodes read (for tests: the work done).
+ */
+size_t arn_hamt_diff(const struct arn_hamt *a, const struct arn_hamt *b,
+		     void (*fn)(void *ctx, struct arn_cfg_obj *was, struct arn_cfg_obj *now),
+		     void *ctx);
+
 /** Nodes and bytes reachable from @p root (for the benchmark and tests). */
 void arn_hamt_stats(const struct arn_hamt *root, size_t *nodes, size_t *bytes);
 

@@ -18,6 +18,11 @@ uint64_t arn_cfg_gen_type_changed(const struct arn_cfg_gen *g, enum arn_cfg_type
 	return g && (unsigned)t < ARN_CFG_NTYPES ? g->changed[t] : 0;
 }
 
+struct arn_hamt *arn_cfg_gen_trie(const struct arn_cfg_gen *g, enum arn_cfg_type t)
+{
+	return g && (unsigned)t < ARN_CFG_NTYPES ? g->roots[t] : NULL;
+}
+
 uint64_t arn_cfg_gen_id(const struct arn_cfg_gen *g)
 {
 	return g->id;

@@ -179,6 +179,110 @@ static void test_hamt_persistent_random(void **state)
 	hamt_random(true); /* full 64-bit hash collisions */
 }
 
+/* What arn_hamt_diff reported, by object index (k<i>). */
+struct dseen {
+	struct arn_cfg_obj *was[600], *now[600];
+	int times[600];
+};
+
+static void dnote(void *ctx, struct arn_cfg_obj *was, struct arn_cfg_obj *now)
+{
+	struct dseen *d = ctx;
+	const struct arn_cfg_obj *o = was ? was : now;
+	int i = atoi(o->name + 1);
+	d->was[i] = was;
+	d->now[i] = now;
+	d->times[i]++;
+}
+
+/* The diff of two versions of a trie is exactly the names whose objects
+ * differ, once each, whatever the edits between them (sets, replacements,
+ * deletions, full-hash collisions). */
+static void hamt_diff_random(bool collide)
+{
+	enum { N = 600 };
+	struct arn_cfg_obj *ref[N] = {0}, *old[N];
+	struct arn_hamt *root = NULL;
+	unsigned seed = 11;
+	for (int round = 0; round < 300; round++) {
+		struct arn_hamt *snapshot = root;
+		arn_hamt_ref(snapshot);
+		memcpy(old, ref, sizeof(old));
+		int edits = round < 10 ? 200 : (int)(rand_r(&seed) % 12);
+		for (int e = 0; e < edits; e++) {
+			int i = (int)(rand_r(&seed) % N);
+			if (rand_r(&seed) % 4) {
+				struct arn_cfg_obj *o = tnew(i, collide);
+				assert_int_equal(arn_hamt_set(&root, o, tunref), 0);
+				tunref(o);
+				ref[i] = o;
+			} else if (ref[i]) {
+				assert_int_equal(arn_hamt_del(&root, ref[i]->name, ref[i]->name_len,
+							      ref[i]->hash, tunref),
+						 0);
+				ref[i] = NULL;
+			}
+		}
+		struct dseen *d = calloc(1, sizeof(*d));
+		assert_non_null(d);
+		arn_hamt_diff(snapshot, root, dnote, d);
+		for (int k = 0; k < N; k++) {
+			if (old[k] == ref[k]) {
+				assert_int_equal(d->times[k], 0);
+				continue;
+			}
+			assert_int_equal(d->times[k], 1);
+			assert_ptr_equal(d->was[k], old[k]);
+			assert_ptr_equal(d->now[k], ref[k]);
+		}
+		free(d);
+		arn_hamt_unref(snapshot, tunref);
+	}
+	arn_hamt_unref(root, tunref);
+	assert_int_equal(live_objs, 0);
+}
+
+static void count_diff(void *ctx, struct arn_cfg_obj *was, struct arn_cfg_obj *now)
+{
+	(void)was;
+	(void)now;
+	(*(size_t *)ctx)++;
+}
+
+/* Issue 17: one changed name among 10,000 reads a few nodes (the paths to
+ * it), not the 10,000 objects: the other subtries are the same pointers. */
+static void test_hamt_diff(void **state)
+{
+	(void)state;
+	hamt_diff_random(false);
+	hamt_diff_random(true); /* full 64-bit hash collisions */
+	enum { N = 10000 };
+	struct arn_hamt *root = NULL;
+	for (int i = 0; i < N; i++) {
+		struct arn_cfg_obj *o = tnew(i, false);
+		assert_int_equal(arn_hamt_set(&root, o, tunref), 0);
+		tunref(o);
+	}
+	size_t n = 0;
+	assert_int_equal(arn_hamt_diff(root, root, count_diff, &n), 0);
+	assert_int_equal(n, 0);
+	struct arn_hamt *prev = root;
+	arn_hamt_ref(prev);
+	struct arn_cfg_obj *o = tnew(5000, false);
+	assert_int_equal(arn_hamt_set(&root, o, tunref), 0);
+	tunref(o);
+	size_t visited = arn_hamt_diff(prev, root, count_diff, &n);
+	assert_int_equal(n, 1);
+	assert_in_range(visited, 1, 8); /* two paths of 3 or 4 nodes for 10,000 */
+	/* and against the empty trie: everything */
+	n = 0;
+	arn_hamt_diff(NULL, root, count_diff, &n);
+	assert_int_equal(n, N);
+	arn_hamt_unref(prev, tunref);
+	arn_hamt_unref(root, tunref);
+	assert_int_equal(live_objs, 0);
+}
+
 /* ---- routes ------------------------------------------------------------------ */
 
 static struct arn_cfg_request rq(const char *host, const char *path)
@@ -648,6 +752,7 @@ const struct CMUnitTest match_tests[] = {
     cmocka_unit_test(test_regex_syntax),
     cmocka_unit_test(test_regex_search_and_replace),
     cmocka_unit_test(test_hamt_persistent_random),
+    cmocka_unit_test(test_hamt_diff),
     TC(test_vhost_domain_order),
     TC(test_route_matching),
     TC(test_route_actions),
