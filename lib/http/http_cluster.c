@@ -206,6 +206,22 @@ void http_cluster_drop_unseen(uint64_t sync_id)
 				c->current = false;
 				http_crt_put(c);
 			}
+}
+
+void http_cluster_forget(const char *name, size_t len, uint64_t hash)
+{
+	for (struct http_cluster_rt *c = cl_nb ? cl_buckets[hash & (cl_nb - 1)] : NULL; c;
+	     c = c->next)
+		if (c->current && c->hash == hash && c->len == len &&
+		    memcmp(c->name, name, len) == 0) {
+			c->current = false;
+			http_crt_put(c);
+			return;
+		}
+}
+
+void http_listener_drop_unseen(uint64_t sync_id)
+{
 	for (size_t i = 0; i < n_listeners; i++) {
 		struct http_listener_rt *l = listeners[i];
 		if (l->current && l->seen != sync_id) {

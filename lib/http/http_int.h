@@ -104,8 +104,6 @@ struct http_cluster_rt {
 	/* control lcore */
 	bool current;			      /* the registry holds a reference */
 	uint64_t seen;			      /* last sync that found it in the generation */
-	uint64_t ent_sync;		      /* the snapshot (its sync) that holds its entry */
-	size_t ent_idx;			      /* the entry's index in that snapshot */
 	struct http_cluster_rt *next;	      /* registry chain */
 	struct http_cluster_rt *reclaim_next; /* queued by the last put */
 };
@@ -185,8 +183,7 @@ struct http_cx_adm {
  * downstream_cx_overflow, as Envoy's accept. @return 0 (*@p a holds the
  * counts; http_cx_release gives them back) or -ECONNREFUSED.
  */
-int http_cx_admit(struct http_worker *w, const struct arn_cfg_listener *l,
-		  struct http_cx_adm *a);
+int http_cx_admit(struct http_worker *w, const struct arn_cfg_listener *l, struct http_cx_adm *a);
 /** Give back what @p a counts in and zero it (any lcore; a zero one: no-op). */
 void http_cx_release(struct http_cx_adm *a);
 /** Move the admission of the connection being accepted on @p w (none:
@@ -216,8 +213,13 @@ struct http_cluster_rt *http_cluster_get(const char *name);
 struct http_cluster_rt *http_cluster_getn(const char *name, size_t len, uint64_t hash);
 /** The same for listener address @p addr:@p port. */
 struct http_listener_rt *http_listener_get(uint32_t addr, uint16_t port);
-/** The registry lets go of the current objects not seen in sync @p sync_id. */
+/** The registry lets go of the current clusters not seen in sync @p sync_id. */
 void http_cluster_drop_unseen(uint64_t sync_id);
+/** The same for listener addresses. */
+void http_listener_drop_unseen(uint64_t sync_id);
+/** The registry lets go of cluster @p name (removed from the configuration):
+ * the object lives on while a snapshot, stream or host holds it. */
+void http_cluster_forget(const char *name, size_t len, uint64_t hash);
 /** Free the objects whose last reference went. */
 void http_cluster_reclaim(void);
 /** Free every object (workers stopped). */
@@ -352,10 +354,21 @@ void http_rt_hcm_put(struct http_hcm_rt *r);
 /** Clusters whose entries the last snapshot built rather than took from
  * the previous one (tests count the work of a generation with it). */
 size_t http_rt_clusters_built(void);
-/* Clusters the last snapshot walked: all of the generation's, or 0 when it
- * took the previous snapshot's clusters' part as it is (same clusters and
- * endpoints: a route or listener change). For the tests (issue 17). */
+/* Clusters the last snapshot visited: all of the generation's when its
+ * clusters' part was built from nothing (the first, a new worker count),
+ * those whose Cluster or endpoints changed when it was the previous part
+ * changed where they differ (one for one changed cluster among 10,000),
+ * 0 when it took the previous part as it is (a route or listener change).
+ * For the tests (issue 17). */
 size_t http_rt_clusters_walked(void);
+/* Listeners the last snapshot visited: 0 when it took the previous
+ * snapshot's listeners' part (the same listeners, routes and ToolSets:
+ * a cluster or endpoints change). For the tests (issue 17). */
+size_t http_rt_listeners_walked(void);
+/* Clusters the last TLS table looked at: every one when it was built from
+ * nothing (or its Secrets changed), else those whose Cluster differs from
+ * the previous table's generation. For the tests (issue 17). */
+size_t http_rt_tls_clusters_walked(void);
 
 /* True after POST /healthcheck/fail until /healthcheck/ok
  * (arn_http_set_healthcheck_failed): one relaxed load, any lcore. */

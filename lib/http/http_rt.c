@@ -13,6 +13,14 @@
  * to every cluster, listener, HCM and host object it maps, and pins the
  * listeners whose HCMs it maps, so an HCM pointer used as a key cannot be
  * reused by another object while a worker may still look it up.
+ *
+ * The work is proportional to the change, not to the configuration
+ * (issue 17): the clusters are a persistent trie of immutable entries,
+ * path-copied where the generation's clusters or endpoints differ from
+ * those the previous snapshot followed (found by comparing the two
+ * generations' tries, arn_hamt_diff); the listeners' part is taken from
+ * the previous snapshot when listeners, routes and ToolSets are the same;
+ * the TLS table likewise builds only the changed clusters' contexts.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,6 +33,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "arn_config.h"
+#include "hamt.h"
 #include "arn_defer.h"
 #include "arn_http.h"
 #include "arn_json.h"
@@ -35,7 +44,7 @@
 #include "http_int.h"
 #include "http_l4.h"
 
-enum { K_CLUSTER = 1, K_HCM, K_LISTENER, K_HOST, K_TLS, K_RLS, K_UTLS_NAME, K_MCPB };
+enum { K_HCM = 1, K_LISTENER, K_TLS, K_RLS, K_UTLS_NAME, K_MCPB };
 
 struct slot;
 static const struct slot *slot_find(const struct slot *slots, size_t mask, uint8_t kind,
@@ -80,6 +89,11 @@ struct tls_rt {
  */
 struct tls_tab {
 	uint64_t gen_id;
+	/* the generation's clusters (a reference) and Secrets (its
+	 * arn_cfg_gen_type_changed) the table was built for: the next table
+	 * with the same Secrets builds only what its clusters' diff names */
+	struct arn_hamt *cl_trie;
+	uint64_t secrets_changed;
 	size_t mask;
 	struct slot *slots;
 	struct tls_rt *tls;
@@ -103,41 +117,45 @@ struct rl_scope {
 	struct arn_stats_scope *sc;
 };
 
-/* What a snapshot built a cluster's entries from (pinned by the snapshot,
- * so that the same address in a later generation is the same object): a
- * later generation whose cluster and endpoints are the same objects takes
- * the cluster's hosts from this snapshot instead of building them again. */
-struct crt_ent {
-	const struct arn_cfg_cluster *cl;
-	const struct arn_cfg_endpoints *eps; /* NULL: the cluster's own, or none */
-	size_t host_off, n_hosts;	     /* its range of the snapshot's hosts */
+/* One cluster of a snapshot: its runtime object and its hosts, found by
+ * the cluster's name in the snapshot's persistent trie (lib/config's
+ * hamt.h, the trie generations are made of). An entry is immutable and
+ * shared by every snapshot whose trie holds it: one built for a cluster's
+ * configuration serves each later snapshot until that cluster changes. */
+struct cent {
+	struct arn_cfg_obj obj;	     /* name: the cluster object's; refs: tries holding it */
+	struct http_cluster_rt *crt; /* one reference */
+	size_t n_hosts;
+	struct http_host *hosts[]; /* sorted by (addr, port); one reference each */
 };
 
 /*
- * The clusters' part of a snapshot: their objects, hosts and lookup table.
- * Shared (refcounted, control lcore only) by the snapshots of generations
- * whose clusters and endpoints are the same objects: a generation that
- * changes only routes or listeners takes the previous part as it is
- * instead of walking 10,000 clusters again (issue 17: that walk, touching
- * each cluster's objects, cost 13 to 87 ms per generation in
- * bench/xds/run, where a route change applied in 6 to 25 ms).
+ * The clusters' part of a snapshot: a persistent trie of entries, by
+ * cluster name. Shared (refcounted, control lcore only) by the snapshots
+ * of generations whose clusters and endpoints are the same objects; the
+ * next generation's part is this trie path-copied where the generation's
+ * clusters or endpoints differ from those this part followed (arn_hamt_diff
+ * of the two generations' tries), so one changed cluster among 10,000
+ * builds one entry and copies a few trie nodes (issue 17: a walk of every
+ * cluster, its registry lookup, pins and host references, cost 6.4M
+ * instructions and 5 to 74 ms per change in bench/xds/run).
  */
 struct cpart {
-	long refs;			  /* snapshots using it */
-	uint64_t sync;			  /* the sync_id that built it */
-	uint64_t changed_cl, changed_cla; /* arn_cfg_gen_type_changed() it was built at */
-	size_t mask;
-	struct slot *slots;	  /* K_CLUSTER and K_HOST */
-	struct http_host **hosts; /* one reference each */
-	size_t n_hosts;
-	struct http_cluster_rt **crts; /* the generation's clusters, one reference each */
-	struct crt_ent *ents;	       /* what each of crts was built from */
-	size_t n_crts, cap_crts;
+	long refs;			     /* snapshots using it */
+	uint64_t sync;			     /* the sync_id that built it */
+	unsigned nw;			     /* worker count its hosts were made for */
+	struct arn_hamt *cl_trie, *cla_trie; /* the generation's it follows (references) */
+	struct arn_hamt *ents;		     /* struct cent by cluster name */
+	size_t n_crts, n_hosts;
 };
 
 struct snap {
 	uint64_t gen_id;
-	uint64_t sync;	  /* the sync_id that built it */
+	uint64_t sync; /* the sync_id that built it */
+	/* arn_cfg_gen_type_changed() of every type but clusters and endpoints
+	 * when it was built: the next generation with the same values has the
+	 * same listeners, routes and ToolSets, and takes this one's part */
+	uint64_t lchanged[ARN_CFG_NTYPES];
 	struct cpart *cp; /* one reference */
 	size_t mask;
 	struct slot *slots;	   /* the other kinds */
@@ -169,6 +187,8 @@ static unsigned synced_workers;		/* hosts need worker slots: rebuild once they a
 static uint64_t sync_id;		/* one per snapshot built */
 static size_t clusters_built;		/* by the last snapshot: not taken from the previous one */
 static size_t clusters_walked;		/* by the last snapshot (http_rt_clusters_walked) */
+static size_t listeners_walked;		/* by the last snapshot (http_rt_listeners_walked) */
+static size_t tls_clusters_walked;	/* by the last TLS table (http_rt_tls_clusters_walked) */
 static struct http_hcm_rt *hcm_reclaim; /* Treiber stack: workers push, control pops all */
 
 /* ---- worker side ------------------------------------------------------------ */
@@ -201,9 +221,10 @@ static const struct slot *tls_find(uint8_t kind, uint64_t key, const void *name,
 struct http_cluster_rt *http_rt_cluster(const char *name, size_t len, uint64_t hash)
 {
 	const struct snap *sn = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
-	const struct slot *s =
-	    sn ? slot_find(sn->cp->slots, sn->cp->mask, K_CLUSTER, hash, name, len) : NULL;
-	return s ? s->val : NULL;
+	const struct cent *e =
+	    sn ? (const struct cent *)(const void *)arn_hamt_get(sn->cp->ents, name, len, hash)
+	       : NULL;
+	return e ? e->crt : NULL;
 }
 
 /* The key of an HCM's or a tcp_proxy's runtime object: its configuration
@@ -270,28 +291,29 @@ struct http_listener_rt *http_rt_listener(uint32_t addr, uint16_t port)
 	return s ? s->val : NULL;
 }
 
-static uint64_t host_slot_key(const struct http_cluster_rt *crt, uint32_t addr, uint16_t port)
-{
-	return crt->hash ^ ((uint64_t)addr << 16 | port);
-}
-
 struct http_host *http_rt_host(const struct http_cluster_rt *crt, uint32_t addr, uint16_t port)
 {
 	const struct snap *sn = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
 	if (!sn || !crt)
 		return NULL;
-	const struct cpart *s = sn->cp;
-	uint64_t key = host_slot_key(crt, addr, port);
-	for (size_t i = (size_t)(key * 0x9e3779b97f4a7c15ull) & s->mask;; i = (i + 1) & s->mask) {
-		const struct slot *sl = &s->slots[i];
-		if (!sl->kind)
-			return NULL;
-		if (sl->kind != K_HOST || sl->key != key)
-			continue;
-		struct http_host *h = sl->val;
-		if (h->crt == crt && h->addr == addr && h->port == port)
-			return h;
+	const struct cent *e =
+	    (const void *)arn_hamt_get(sn->cp->ents, crt->name, crt->len, crt->hash);
+	if (!e || e->crt != crt)
+		return NULL;
+	uint64_t want = (uint64_t)addr << 16 | port;
+	size_t lo = 0, hi = e->n_hosts;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct http_host *h = e->hosts[mid];
+		uint64_t k = (uint64_t)h->addr << 16 | h->port;
+		if (k == want)
+			return e->hosts[mid];
+		if (k < want)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	return NULL;
 }
 
 bool http_healthcheck_failed(void)
@@ -348,23 +370,26 @@ static void tls_rt_clear(struct tls_rt *t)
 		arn_cfg_unpin(t->tickets);
 }
 
+/* A trie's reference to an entry dropped (control lcore: tries are freed
+ * after the grace period of the snapshots that published them). */
+static void cent_unref(struct arn_cfg_obj *o)
+{
+	if (__atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	struct cent *e = (struct cent *)(void *)o;
+	for (size_t i = 0; i < e->n_hosts; i++)
+		http_host_put(e->hosts[i]);
+	http_crt_put(e->crt);
+	free(e);
+}
+
 static void cpart_put(struct cpart *s)
 {
 	if (!s || --s->refs > 0)
 		return;
-	for (size_t i = 0; i < s->n_hosts; i++)
-		http_host_put(s->hosts[i]);
-	for (size_t i = 0; i < s->n_crts; i++) {
-		http_crt_put(s->crts[i]);
-		if (s->ents[i].cl)
-			arn_cfg_unpin(s->ents[i].cl);
-		if (s->ents[i].eps)
-			arn_cfg_unpin(s->ents[i].eps);
-	}
-	free(s->ents);
-	free(s->crts);
-	free(s->hosts);
-	free(s->slots);
+	arn_hamt_unref(s->ents, cent_unref);
+	arn_hamt_unref(s->cl_trie, arn_cfg_obj_unref);
+	arn_hamt_unref(s->cla_trie, arn_cfg_obj_unref);
 	free(s);
 }
 
@@ -400,6 +425,7 @@ static void tls_tab_free(void *arg)
 		return;
 	for (size_t i = 0; i < t->n_tls; i++)
 		tls_rt_clear(&t->tls[i]);
+	arn_hamt_unref(t->cl_trie, arn_cfg_obj_unref);
 	free(t->tls);
 	free(t->slots);
 	free(t);
@@ -413,11 +439,6 @@ static int slot_put(struct slot *slots, size_t mask, uint8_t kind, uint64_t key,
 		if (!sl->kind) {
 			*sl = (struct slot){kind, key, name, len, val};
 			return 0;
-		}
-		if (kind == K_HOST) {
-			if (sl->kind == K_HOST && sl->val == val)
-				return 0; /* listed twice in one ClusterLoadAssignment */
-			continue;
 		}
 		if (sl->kind == kind && sl->key == key &&
 		    (!name || (sl->len == len && memcmp(sl->name, name, len) == 0)))
@@ -539,28 +560,6 @@ static struct http_hcm_rt *find_hcm(const struct snap *s, const void *key)
 		if (hrt_key(s->hcms[i]) == (uint64_t)(uintptr_t)key)
 			return s->hcms[i];
 	return NULL;
-}
-
-/* The snapshot's own reference to a cluster object, and its entry (empty:
- * the caller fills it). */
-static struct crt_ent *snap_hold_crt(struct cpart *s, struct http_cluster_rt *c)
-{
-	if (s->n_crts == s->cap_crts) {
-		size_t nc = s->cap_crts ? s->cap_crts * 2 : 16;
-		void *p = realloc(s->crts, nc * sizeof(*s->crts));
-		if (!p)
-			return NULL;
-		s->crts = p;
-		p = realloc(s->ents, nc * sizeof(*s->ents));
-		if (!p)
-			return NULL;
-		s->ents = p;
-		s->cap_crts = nc;
-	}
-	http_crt_ref(c);
-	s->ents[s->n_crts] = (struct crt_ent){0};
-	s->crts[s->n_crts++] = c;
-	return &s->ents[s->n_crts - 1];
 }
 
 static bool snap_hold_lrt(struct snap *s, struct http_listener_rt *l)
@@ -924,72 +923,47 @@ static void resolve_post(struct resolve_batch *b)
 struct cl_walk {
 	const struct arn_cfg_gen *g;
 	struct cpart *s;
-	const struct cpart *prev; /* NULL: build every cluster */
-	size_t cap_hosts;
 	bool oom;
 	struct resolve_batch *resolve; /* new endpoints' addresses, or NULL */
 };
 
-static bool hosts_reserve(struct cl_walk *cw, size_t more)
+static int host_cmp(const void *a, const void *b)
 {
-	struct cpart *s = cw->s;
-	if (s->n_hosts + more <= cw->cap_hosts)
-		return true;
-	size_t nc = cw->cap_hosts ? cw->cap_hosts * 2 : 16;
-	while (nc < s->n_hosts + more)
-		nc *= 2;
-	void *p = realloc(s->hosts, nc * sizeof(*s->hosts));
-	if (!p) {
-		cw->oom = true;
-		return false;
-	}
-	s->hosts = p;
-	cw->cap_hosts = nc;
-	return true;
+	const struct http_host *x = *(struct http_host *const *)a,
+			       *y = *(struct http_host *const *)b;
+	uint64_t kx = (uint64_t)x->addr << 16 | x->port, ky = (uint64_t)y->addr << 16 | y->port;
+	return kx < ky ? -1 : kx > ky;
 }
 
-/* The snapshot's reference to the host of @p ep (created with zero counts
- * if new; the same object, with its counts, if the endpoint stays). */
-static void add_host(struct cl_walk *cw, struct http_cluster_rt *c,
-		     const struct arn_cfg_endpoint *ep)
+/* Cluster @p name's entry leaves the part being built (if it has one). */
+static void ent_drop(struct cl_walk *cw, const char *name, size_t len, uint64_t hash)
 {
 	struct cpart *s = cw->s;
-	if (!hosts_reserve(cw, 1))
+	const struct cent *e = (const void *)arn_hamt_get(s->ents, name, len, hash);
+	if (!e)
 		return;
-	bool created = false;
-	struct http_host *h = http_host_get(c, ep->addr, ep->port, &created);
-	if (h)
-		s->hosts[s->n_hosts++] = h;
-	if (created && cw->resolve)
-		resolve_add(cw->resolve, ep->addr);
-}
-
-/* The previous snapshot's entry of @p c if it was built from the same
- * cluster and endpoints objects (pinned by that snapshot, so the same
- * addresses are the same objects), else NULL. */
-static const struct crt_ent *prev_ent(const struct cl_walk *cw, const struct http_cluster_rt *c,
-				      const struct arn_cfg_cluster *cl,
-				      const struct arn_cfg_endpoints *eps)
-{
-	const struct cpart *o = cw->prev;
-	if (!o || c->ent_sync != o->sync || c->ent_idx >= o->n_crts || o->crts[c->ent_idx] != c)
-		return NULL;
-	const struct crt_ent *e = &o->ents[c->ent_idx];
-	return e->cl == cl && e->eps == eps ? e : NULL;
+	size_t nh = e->n_hosts;
+	if (arn_hamt_del(&s->ents, name, len, hash, cent_unref) != 0) {
+		cw->oom = true;
+		return;
+	}
+	s->n_crts--;
+	s->n_hosts -= nh;
 }
 
 /*
- * One cluster of the generation: its object, its hosts and its membership
- * gauges. A cluster whose configuration (the Cluster and its endpoints)
- * is the previous snapshot's takes that snapshot's hosts by pointer and
- * leaves its gauges as they are: one changed cluster among 10,000 builds
- * one (issue 17), the others cost a lookup and a few references each.
+ * Cluster @p cl's entry, built: its object, its hosts (the same objects,
+ * with their counts, for endpoints that stay) and its membership gauges,
+ * in place of the one the part had under its name.
  */
-static void each_cluster(void *ctx, const struct arn_cfg_cluster *cl)
+static void ent_build(struct cl_walk *cw, const struct arn_cfg_cluster *cl)
 {
-	struct cl_walk *cw = ctx;
 	struct http_cluster_rt *c = http_cluster_getn(cl->obj.name, cl->obj.name_len, cl->obj.hash);
-	if (!c)
+	if (!c) {
+		cw->oom = true;
+		return;
+	}
+	if (c->seen == sync_id) /* its Cluster and its endpoints both changed */
 		return;
 	c->seen = sync_id;
 	/* a cluster's own endpoints need no lookup */
@@ -997,71 +971,61 @@ static void each_cluster(void *ctx, const struct arn_cfg_cluster *cl)
 	struct arn_cfg_ref ref = {cl->obj.name, cl->obj.name_len, cl->obj.hash};
 	if (!v.endpoints && arn_cfg_cluster_resolve(cw->g, &ref, &v) != 0)
 		v = (struct arn_cfg_cluster_view){cl, NULL};
-	/* the endpoints object to compare: the cluster's own go with it, and
-	 * "none" (empty) compares as none */
-	const struct arn_cfg_endpoints *eps =
-	    !cl->static_endpoints && v.endpoints && v.endpoints->n_priorities ? v.endpoints : NULL;
-	struct crt_ent *ne = snap_hold_crt(cw->s, c);
-	if (!ne) {
+	size_t n = 0;
+	for (size_t p = 0; v.endpoints && p < v.endpoints->n_priorities; p++)
+		for (size_t l = 0; l < v.endpoints->priorities[p].n_localities; l++)
+			n += v.endpoints->priorities[p].localities[l].n_endpoints;
+	struct cent *e = calloc(1, sizeof(*e) + n * sizeof(e->hosts[0]));
+	if (!e) {
 		cw->oom = true;
 		return;
 	}
-	size_t idx = cw->s->n_crts - 1;
-	const struct crt_ent *pe = prev_ent(cw, c, cl, eps);
-	if (pe && hosts_reserve(cw, pe->n_hosts)) {
-		struct cpart *s = cw->s;
-		ne->host_off = s->n_hosts;
-		for (size_t i = 0; i < pe->n_hosts; i++) {
-			struct http_host *h = cw->prev->hosts[pe->host_off + i];
-			http_host_ref(h);
-			s->hosts[s->n_hosts++] = h;
-		}
-		ne->n_hosts = pe->n_hosts;
-		ne->cl = cl;
-		ne->eps = eps;
-		arn_cfg_pin(cl);
-		if (eps)
-			arn_cfg_pin(eps);
-		c->ent_sync = sync_id;
-		c->ent_idx = idx;
-		return;
-	}
-	if (cw->oom)
-		return;
+	http_crt_ref(c);
+	e->crt = c;
+	e->obj.refs = 1; /* ours, until the trie has its own */
+	e->obj.type = ARN_CFG_CLUSTER;
+	e->obj.name = c->name;
+	e->obj.name_len = c->len;
+	e->obj.hash = c->hash;
 	clusters_built++;
-	ne->host_off = cw->s->n_hosts;
 	/* membership gauges, set from the control lcore's slot only */
 	int64_t total = 0, healthy = 0, degraded = 0, excluded = 0;
 	if (v.cluster->upstream_tls && !c->ssl)
 		c->ssl = calloc(ARN_STATS_MAX_WORKERS, sizeof(*c->ssl)); /* with the snapshot */
-	if (v.endpoints) {
-		for (size_t p = 0; p < v.endpoints->n_priorities; p++) {
-			const struct arn_cfg_priority *pr = &v.endpoints->priorities[p];
-			for (size_t l = 0; l < pr->n_localities; l++)
-				for (size_t i = 0; i < pr->localities[l].n_endpoints; i++) {
-					uint8_t h = pr->localities[l].endpoints[i].health;
-					add_host(cw, c, &pr->localities[l].endpoints[i]);
-					total++;
-					if (h == ARN_CFG_HEALTH_UNKNOWN ||
-					    h == ARN_CFG_HEALTH_HEALTHY)
-						healthy++;
-					else if (h == ARN_CFG_HEALTH_DEGRADED)
-						degraded++;
-					else if (h == ARN_CFG_HEALTH_DRAINING)
-						excluded++;
-				}
-		}
+	for (size_t p = 0; v.endpoints && p < v.endpoints->n_priorities; p++) {
+		const struct arn_cfg_priority *pr = &v.endpoints->priorities[p];
+		for (size_t l = 0; l < pr->n_localities; l++)
+			for (size_t i = 0; i < pr->localities[l].n_endpoints; i++) {
+				const struct arn_cfg_endpoint *ep = &pr->localities[l].endpoints[i];
+				bool created = false;
+				struct http_host *h =
+				    http_host_get(c, ep->addr, ep->port, &created);
+				if (h)
+					e->hosts[e->n_hosts++] = h;
+				else
+					cw->oom = true;
+				if (created && cw->resolve)
+					resolve_add(cw->resolve, ep->addr);
+				total++;
+				if (ep->health == ARN_CFG_HEALTH_UNKNOWN ||
+				    ep->health == ARN_CFG_HEALTH_HEALTHY)
+					healthy++;
+				else if (ep->health == ARN_CFG_HEALTH_DEGRADED)
+					degraded++;
+				else if (ep->health == ARN_CFG_HEALTH_DRAINING)
+					excluded++;
+			}
 	}
-	if (cw->oom)
-		return;
-	ne->n_hosts = cw->s->n_hosts - ne->host_off;
-	ne->cl = cl;
-	ne->eps = eps;
-	arn_cfg_pin(cl);
-	if (eps)
-		arn_cfg_pin(eps);
-	c->ent_sync = sync_id;
-	c->ent_idx = idx;
+	qsort(e->hosts, e->n_hosts, sizeof(e->hosts[0]), host_cmp);
+	size_t nh = e->n_hosts;
+	ent_drop(cw, e->obj.name, e->obj.name_len, e->obj.hash);
+	if (arn_hamt_set(&cw->s->ents, &e->obj, cent_unref) != 0)
+		cw->oom = true;
+	else {
+		cw->s->n_crts++;
+		cw->s->n_hosts += nh;
+	}
+	cent_unref(&e->obj);
 	struct arn_stats_scope *sc = c->stats;
 	int64_t before = arn_stats_gauge_value(sc, ARN_CL_membership_total);
 	int64_t hb = arn_stats_gauge_value(sc, ARN_CL_membership_healthy);
@@ -1071,6 +1035,30 @@ static void each_cluster(void *ctx, const struct arn_cfg_cluster *cl)
 	arn_stats_gauge_set(sc, ARN_STATS_SLOT_CONTROL, ARN_CL_membership_healthy, healthy);
 	arn_stats_gauge_set(sc, ARN_STATS_SLOT_CONTROL, ARN_CL_membership_degraded, degraded);
 	arn_stats_gauge_set(sc, ARN_STATS_SLOT_CONTROL, ARN_CL_membership_excluded, excluded);
+}
+
+/* Every cluster of a generation, for a part built from nothing. */
+static void each_cluster(void *ctx, const struct arn_cfg_cluster *cl)
+{
+	clusters_walked++;
+	ent_build(ctx, cl);
+}
+
+/* A name whose Cluster or endpoints differ from the previous part's
+ * generation: its entry built again, or dropped with the cluster. */
+static void cluster_changed(void *ctx, struct arn_cfg_obj *was, struct arn_cfg_obj *now)
+{
+	struct cl_walk *cw = ctx;
+	const struct arn_cfg_obj *o = now ? now : was;
+	clusters_walked++;
+	const struct arn_cfg_cluster *cl =
+	    arn_cfg_find(cw->g, ARN_CFG_CLUSTER, o->name, o->name_len, o->hash);
+	if (cl) {
+		ent_build(cw, cl);
+		return;
+	}
+	ent_drop(cw, o->name, o->name_len, o->hash);
+	http_cluster_forget(o->name, o->name_len, o->hash);
 }
 
 /* ---- the TLS table ------------------------------------------------------------------- */
@@ -1110,6 +1098,84 @@ static void tls_each_cluster(void *ctx, const struct arn_cfg_cluster *c)
 	snap_tls(tw->t, tw->g, &tw->oom, c, c, c->upstream_tls, false, name, &c->obj);
 }
 
+/* A reference to what @p o holds, appended to @p t. */
+static bool tls_rt_copy(struct tls_tab *t, const struct tls_rt *o)
+{
+	if (t->n_tls == t->cap_tls) {
+		size_t nc = t->cap_tls ? t->cap_tls * 2 : 4;
+		void *p = realloc(t->tls, nc * sizeof(*t->tls));
+		if (!p)
+			return false;
+		t->tls = p;
+		t->cap_tls = nc;
+	}
+	struct tls_rt c = *o;
+	arn_tls_ctx_ref(c.ctx);
+	for (size_t k = 0; k < c.n_certs; k++)
+		if (c.certs[k])
+			arn_cfg_pin(c.certs[k]);
+	if (c.validation)
+		arn_cfg_pin(c.validation);
+	if (c.tickets)
+		arn_cfg_pin(c.tickets);
+	t->tls[t->n_tls++] = c;
+	return true;
+}
+
+/* The clusters a diff named, up to TLS_DIFF_MAX (more: walk them all). */
+#define TLS_DIFF_MAX 64
+struct tls_diff {
+	const struct arn_cfg_obj *was[TLS_DIFF_MAX];
+	const struct arn_cfg_cluster *now[TLS_DIFF_MAX];
+	size_t n_was, n_now;
+	bool over;
+};
+
+static void tls_diff_note(void *ctx, struct arn_cfg_obj *was, struct arn_cfg_obj *now)
+{
+	struct tls_diff *d = ctx;
+	if ((was && d->n_was == TLS_DIFF_MAX) || (now && d->n_now == TLS_DIFF_MAX)) {
+		d->over = true;
+		return;
+	}
+	if (was)
+		d->was[d->n_was++] = was;
+	if (now)
+		d->now[d->n_now++] = (const struct arn_cfg_cluster *)(const void *)now;
+}
+
+/*
+ * The clusters' contexts of table @p tw->t: with the Secrets of @p old's
+ * generation, @p old's for the clusters that are the same objects and
+ * those built (or found) for the ones that differ (arn_hamt_diff of the
+ * two generations' clusters: a few nodes for one change among 10,000,
+ * issue 17); else every cluster's.
+ */
+static void tls_clusters(struct tls_walk *tw, const struct tls_tab *old)
+{
+	struct tls_tab *nt = tw->t;
+	struct tls_diff *d = NULL;
+	if (old && old->secrets_changed == nt->secrets_changed && (d = calloc(1, sizeof(*d))))
+		arn_hamt_diff(old->cl_trie, nt->cl_trie, tls_diff_note, d);
+	if (!d || d->over) {
+		free(d);
+		tls_clusters_walked = arn_cfg_cluster_foreach(tw->g, tls_each_cluster, tw);
+		return;
+	}
+	for (size_t i = 0; i < old->n_live && !tw->oom; i++) {
+		const struct tls_rt *o = &old->tls[i];
+		bool gone = false;
+		for (size_t k = 0; o->cl && k < d->n_was && !gone; k++)
+			gone = o->cl == d->was[k];
+		if (o->cl && !gone)
+			tw->oom |= !tls_rt_copy(nt, o);
+	}
+	for (size_t k = 0; k < d->n_now; k++)
+		tls_each_cluster(tw, d->now[k]);
+	tls_clusters_walked = d->n_now;
+	free(d);
+}
+
 static bool tls_has_key(const struct tls_tab *t, size_t n, const void *key)
 {
 	for (size_t i = 0; i < n; i++)
@@ -1133,35 +1199,18 @@ static void tls_publish(const struct arn_cfg_gen *g, bool carry)
 		return;
 	}
 	nt->gen_id = arn_cfg_gen_id(g);
+	nt->cl_trie = arn_cfg_gen_trie(g, ARN_CFG_CLUSTER);
+	arn_hamt_ref(nt->cl_trie);
+	nt->secrets_changed = arn_cfg_gen_type_changed(g, ARN_CFG_SECRET);
 	struct tls_walk tw = {.t = nt, .g = g};
 	arn_cfg_listener_foreach(g, tls_each_listener, &tw);
-	arn_cfg_cluster_foreach(g, tls_each_cluster, &tw);
-	nt->n_live = nt->n_tls;
 	const struct tls_tab *old = tls_current;
+	tls_clusters(&tw, old);
+	nt->n_live = nt->n_tls;
 	for (size_t i = 0; carry && old && i < old->n_tls && !tw.oom; i++) {
 		const struct tls_rt *o = &old->tls[i];
-		if (tls_has_key(nt, nt->n_live, o->key))
-			continue;
-		if (nt->n_tls == nt->cap_tls) {
-			size_t nc = nt->cap_tls ? nt->cap_tls * 2 : 4;
-			void *p = realloc(nt->tls, nc * sizeof(*nt->tls));
-			if (!p) {
-				tw.oom = true;
-				break;
-			}
-			nt->tls = p;
-			nt->cap_tls = nc;
-		}
-		struct tls_rt c = *o;
-		arn_tls_ctx_ref(c.ctx);
-		for (size_t k = 0; k < c.n_certs; k++)
-			if (c.certs[k])
-				arn_cfg_pin(c.certs[k]);
-		if (c.validation)
-			arn_cfg_pin(c.validation);
-		if (c.tickets)
-			arn_cfg_pin(c.tickets);
-		nt->tls[nt->n_tls++] = c;
+		if (!tls_has_key(nt, nt->n_live, o->key))
+			tw.oom |= !tls_rt_copy(nt, o);
 	}
 	size_t sz = 16;
 	while (sz < nt->n_tls * 4)
@@ -1236,16 +1285,17 @@ static uint64_t mono_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-/* The clusters' part of generation @p g: the previous snapshot's when
- * its clusters and endpoints are the same objects, else built (taking the
- * previous part's entries for clusters that did not change). NULL: out of
- * memory. */
+/* The clusters' part of generation @p g: the previous snapshot's when its
+ * clusters and endpoints are the same objects; else that part changed
+ * where the generation's clusters and endpoints differ from those it
+ * followed; else (the first, or a new worker count: hosts need a slot
+ * per worker) built from every cluster. NULL: out of memory. */
 static struct cpart *cpart_sync(const struct arn_cfg_gen *g, unsigned nw)
 {
-	uint64_t ccl = arn_cfg_gen_type_changed(g, ARN_CFG_CLUSTER);
-	uint64_t ccla = arn_cfg_gen_type_changed(g, ARN_CFG_CLA);
-	struct cpart *pc = current && nw == synced_workers ? current->cp : NULL;
-	if (pc && pc->changed_cl == ccl && pc->changed_cla == ccla) {
+	struct arn_hamt *clt = arn_cfg_gen_trie(g, ARN_CFG_CLUSTER);
+	struct arn_hamt *clat = arn_cfg_gen_trie(g, ARN_CFG_CLA);
+	struct cpart *pc = current && current->cp->nw == nw ? current->cp : NULL;
+	if (pc && pc->cl_trie == clt && pc->cla_trie == clat) {
 		pc->refs++;
 		return pc;
 	}
@@ -1254,44 +1304,72 @@ static struct cpart *cpart_sync(const struct arn_cfg_gen *g, unsigned nw)
 		return NULL;
 	ns->refs = 1;
 	ns->sync = sync_id;
-	ns->changed_cl = ccl;
-	ns->changed_cla = ccla;
-	/* hosts need a slot per worker: a new worker count builds them all */
-	struct cl_walk cw = {
-	    .g = g, .s = ns, .prev = pc, .resolve = calloc(1, sizeof(struct resolve_batch))};
-	if (cw.prev) { /* the previous sizes: no growth on the way for a small change */
-		size_t nc = cw.prev->n_crts + 16, nh = cw.prev->n_hosts + 16;
-		ns->crts = malloc(nc * sizeof(*ns->crts));
-		ns->ents = malloc(nc * sizeof(*ns->ents));
-		ns->hosts = malloc(nh * sizeof(*ns->hosts));
-		if (ns->crts && ns->ents)
-			ns->cap_crts = nc;
-		if (ns->hosts)
-			cw.cap_hosts = nh;
+	ns->nw = nw;
+	arn_hamt_ref(clt);
+	arn_hamt_ref(clat);
+	ns->cl_trie = clt;
+	ns->cla_trie = clat;
+	struct cl_walk cw = {.g = g, .s = ns, .resolve = calloc(1, sizeof(struct resolve_batch))};
+	if (pc) {
+		/* path copying: the previous trie is never changed (its nodes
+		 * are shared, so copied before any change) */
+		arn_hamt_ref(pc->ents);
+		ns->ents = pc->ents;
+		ns->n_crts = pc->n_crts;
+		ns->n_hosts = pc->n_hosts;
+		arn_hamt_diff(pc->cl_trie, clt, cluster_changed, &cw);
+		arn_hamt_diff(pc->cla_trie, clat, cluster_changed, &cw);
+	} else {
+		arn_cfg_cluster_foreach(g, each_cluster, &cw);
 	}
-	arn_cfg_cluster_foreach(g, each_cluster, &cw);
 	if (cw.resolve)
 		resolve_post(cw.resolve);
-	size_t n = ns->n_crts + ns->n_hosts;
-	size_t sz = 16;
-	while (sz < n * 2)
-		sz <<= 1;
-	ns->slots = calloc(sz, sizeof(*ns->slots));
-	if (!ns->slots || cw.oom) {
+	if (cw.oom) {
 		cpart_put(ns);
 		return NULL;
 	}
-	ns->mask = sz - 1;
-	for (size_t i = 0; i < ns->n_crts; i++) {
-		struct http_cluster_rt *c = ns->crts[i];
-		slot_put(ns->slots, ns->mask, K_CLUSTER, c->hash, c->name, c->len, c);
-	}
-	for (size_t i = 0; i < ns->n_hosts; i++) {
-		struct http_host *h = ns->hosts[i];
-		slot_put(ns->slots, ns->mask, K_HOST, host_slot_key(h->crt, h->addr, h->port), NULL,
-			 0, h);
-	}
 	return ns;
+}
+
+/* The listeners' part of snapshot @p ns taken from @p old (the same
+ * listeners, routes and ToolSets): a reference on each of its objects. */
+static bool snap_take_listeners(struct snap *ns, const struct snap *old)
+{
+	size_t sz = old->mask + 1;
+	ns->slots = malloc(sz * sizeof(*ns->slots));
+	ns->hcms = malloc((old->n_hcms + 1) * sizeof(*ns->hcms));
+	ns->pinned = malloc((old->n_pinned + 1) * sizeof(*ns->pinned));
+	ns->lrts = malloc((old->n_lrts + 1) * sizeof(*ns->lrts));
+	ns->rls = malloc((old->n_rls + 1) * sizeof(*ns->rls));
+	ns->mcpbs = malloc((old->n_mcpbs + 1) * sizeof(*ns->mcpbs));
+	if (!ns->slots || !ns->hcms || !ns->pinned || !ns->lrts || !ns->rls || !ns->mcpbs)
+		return false;
+	memcpy(ns->slots, old->slots, sz * sizeof(*ns->slots));
+	ns->mask = old->mask;
+	for (size_t i = 0; i < old->n_hcms; i++) {
+		__atomic_fetch_add(&old->hcms[i]->refs, 1, __ATOMIC_RELAXED);
+		ns->hcms[ns->n_hcms++] = old->hcms[i];
+	}
+	for (size_t i = 0; i < old->n_pinned; i++) {
+		arn_cfg_pin(old->pinned[i]);
+		ns->pinned[ns->n_pinned++] = old->pinned[i];
+	}
+	for (size_t i = 0; i < old->n_lrts; i++) {
+		http_lrt_ref(old->lrts[i]);
+		ns->lrts[ns->n_lrts++] = old->lrts[i];
+	}
+	ns->cap_lrts = old->n_lrts + 1;
+	for (size_t i = 0; i < old->n_rls; i++) {
+		arn_stats_scope_ref(old->rls[i].sc);
+		ns->rls[ns->n_rls++] = old->rls[i];
+	}
+	ns->cap_rls = old->n_rls + 1;
+	for (size_t i = 0; i < old->n_mcpbs; i++) {
+		arn_stats_scope_ref(old->mcpbs[i].sc);
+		ns->mcpbs[ns->n_mcpbs++] = old->mcpbs[i];
+	}
+	ns->cap_mcpbs = old->n_mcpbs + 1;
+	return true;
 }
 
 void http_rt_sync(struct arn_config_store *s)
@@ -1311,54 +1389,83 @@ void http_rt_sync(struct arn_config_store *s)
 	struct build b = {.s = ns, .g = g};
 	ns->sync = sync_id;
 	clusters_built = 0;
+	clusters_walked = 0;
+	listeners_walked = 0;
 	uint64_t t0 = ARN_LOG_DEBUG >= arn_log_levels[ARN_LOGM_HTTP] ? mono_us() : 0;
+	/* a part built from nothing finds every cluster: what it does not
+	 * have left the configuration (one changed from the previous part
+	 * drops removed clusters itself) */
+	bool full = !current || current->cp->nw != nw;
 	ns->cp = cpart_sync(g, nw);
-	bool walked = ns->cp && ns->cp->sync == sync_id; /* built now, not taken */
-	clusters_walked = walked ? ns->cp->n_crts : 0;
-	arn_cfg_listener_foreach(g, each_listener, &b);
-	size_t n = ns->n_hcms + ns->n_lrts + ns->n_rls + ns->n_mcpbs;
-	size_t sz = 16;
-	while (sz < n * 2)
-		sz <<= 1;
-	ns->slots = calloc(sz, sizeof(*ns->slots));
+	bool same_l = current != NULL;
+	for (int t = 0; t < ARN_CFG_NTYPES; t++) {
+		if (t == ARN_CFG_CLUSTER || t == ARN_CFG_CLA)
+			continue;
+		ns->lchanged[t] = arn_cfg_gen_type_changed(g, (enum arn_cfg_type)t);
+		same_l &= current && current->lchanged[t] == ns->lchanged[t];
+	}
+	if (same_l) {
+		b.oom |= !snap_take_listeners(ns, current);
+	} else {
+		listeners_walked = arn_cfg_listener_foreach(g, each_listener, &b);
+		size_t n = ns->n_hcms + ns->n_lrts + ns->n_rls + ns->n_mcpbs;
+		size_t sz = 16;
+		while (sz < n * 2)
+			sz <<= 1;
+		ns->slots = calloc(sz, sizeof(*ns->slots));
+		if (ns->slots) {
+			ns->mask = sz - 1;
+			for (size_t i = 0; i < ns->n_hcms; i++)
+				snap_put(ns, K_HCM, hrt_key(ns->hcms[i]), NULL, 0, ns->hcms[i]);
+			for (size_t i = 0; i < ns->n_lrts; i++) {
+				struct http_listener_rt *l = ns->lrts[i];
+				snap_put(ns, K_LISTENER, ((uint64_t)l->addr << 16) | l->port, NULL,
+					 0, l);
+			}
+			for (size_t i = 0; i < ns->n_rls; i++)
+				snap_put(ns, K_RLS, (uint64_t)(uintptr_t)ns->rls[i].cfg, NULL, 0,
+					 ns->rls[i].sc);
+			for (size_t i = 0; i < ns->n_mcpbs; i++)
+				snap_put(ns, K_MCPB, ns->mcpbs[i].key, NULL, 0, ns->mcpbs[i].sc);
+		}
+	}
 	if (!ns->cp || !ns->slots || b.oom) {
 		ARN_ERR(HTTP, "out of memory building the statistics table for generation %llu",
 			(unsigned long long)id);
 		snap_free(ns);
 		return;
 	}
-	ns->mask = sz - 1;
-	for (size_t i = 0; i < ns->n_hcms; i++)
-		snap_put(ns, K_HCM, hrt_key(ns->hcms[i]), NULL, 0, ns->hcms[i]);
-	for (size_t i = 0; i < ns->n_lrts; i++) {
-		struct http_listener_rt *l = ns->lrts[i];
-		snap_put(ns, K_LISTENER, ((uint64_t)l->addr << 16) | l->port, NULL, 0, l);
-	}
-	for (size_t i = 0; i < ns->n_rls; i++)
-		snap_put(ns, K_RLS, (uint64_t)(uintptr_t)ns->rls[i].cfg, NULL, 0, ns->rls[i].sc);
-	for (size_t i = 0; i < ns->n_mcpbs; i++)
-		snap_put(ns, K_MCPB, ns->mcpbs[i].key, NULL, 0, ns->mcpbs[i].sc);
 	struct snap *old = __atomic_exchange_n(&current, ns, __ATOMIC_ACQ_REL);
 	synced_gen = id;
 	synced_workers = nw;
 	if (old)
 		arn_defer_free(retired, snap_free, old);
-	/* what this generation no longer has: users may hold it a while (a
-	 * part taken as it is has every cluster the previous one had) */
-	if (walked)
+	/* what this generation no longer has: users may hold it a while */
+	if (full)
 		http_cluster_drop_unseen(sync_id);
+	if (!same_l)
+		http_listener_drop_unseen(sync_id);
 	if (t0)
-		ARN_DEBUG(
-		    HTTP,
-		    "generation %llu: %zu clusters (%zu built, the others kept%s), in %llu us",
-		    (unsigned long long)id, ns->cp->n_crts, clusters_built,
-		    walked ? "" : "; none walked: the same clusters and endpoints",
-		    (unsigned long long)(mono_us() - t0));
+		ARN_DEBUG(HTTP,
+			  "generation %llu: %zu clusters (%zu walked, %zu built, the others "
+			  "kept), %zu listeners walked, in %llu us",
+			  (unsigned long long)id, ns->cp->n_crts, clusters_walked, clusters_built,
+			  listeners_walked, (unsigned long long)(mono_us() - t0));
 }
 
 size_t http_rt_clusters_walked(void)
 {
 	return clusters_walked;
+}
+
+size_t http_rt_tls_clusters_walked(void)
+{
+	return tls_clusters_walked;
+}
+
+size_t http_rt_listeners_walked(void)
+{
+	return listeners_walked;
 }
 
 size_t http_rt_clusters_built(void)
@@ -1467,6 +1574,13 @@ static void ssl_emit(struct arn_stats_emitter *e, const struct arn_tls_stats *ss
 				       arn_tls_stat_name((enum arn_tls_stat)k), (int64_t)sum[k]);
 }
 
+static void ssl_cluster_emit(void *ctx, struct arn_cfg_obj *o)
+{
+	const struct http_cluster_rt *c = ((const struct cent *)(const void *)o)->crt;
+	if (c->ssl)
+		ssl_emit(ctx, c->ssl, "cluster", ARN_STATS_TAG_CLUSTER, c->name);
+}
+
 /* listener.<address>.ssl.* and cluster.<name>.ssl.*. */
 static void ssl_stats_pull(struct arn_stats_emitter *e, void *arg)
 {
@@ -1483,26 +1597,23 @@ static void ssl_stats_pull(struct arn_stats_emitter *e, void *arg)
 			 (l->addr >> 8) & 255, l->addr & 255, l->port);
 		ssl_emit(e, l->ssl, "listener", ARN_STATS_TAG_LISTENER, addr);
 	}
-	for (size_t i = 0; i < s->cp->n_crts; i++) {
-		const struct http_cluster_rt *c = s->cp->crts[i];
-		if (c->ssl)
-			ssl_emit(e, c->ssl, "cluster", ARN_STATS_TAG_CLUSTER, c->name);
-	}
+	arn_hamt_foreach(s->cp->ents, ssl_cluster_emit, e);
 }
 
-static void host_stats_pull(struct arn_stats_emitter *e, void *arg)
+struct host_walk {
+	struct arn_stats_emitter *e;
+	uint64_t walk;
+};
+
+static void host_stats_emit(void *ctx, struct arn_cfg_obj *o)
 {
-	(void)arg;
-	static uint64_t walk;
-	const struct snap *s = current;
-	if (!s)
-		return;
-	walk++;
-	for (size_t i = 0; i < s->cp->n_hosts; i++) {
-		struct http_host *h = s->cp->hosts[i];
-		if (h->mark == walk)
+	struct host_walk *hw = ctx;
+	const struct cent *ce = (const void *)o;
+	for (size_t i = 0; i < ce->n_hosts; i++) {
+		struct http_host *h = ce->hosts[i];
+		if (h->mark == hw->walk)
 			continue;
-		h->mark = walk;
+		h->mark = hw->walk;
 		struct http_host_ctr c;
 		http_host_sum(h, &c);
 		char addr[32];
@@ -1522,10 +1633,21 @@ static void host_stats_pull(struct arn_stats_emitter *e, void *arg)
 		    {"rq_active", c.rq_active, ARN_STAT_GAUGE},
 		};
 		for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++)
-			arn_stats_emit_sub(e, v[k].kind, "cluster", ARN_STATS_TAG_CLUSTER,
+			arn_stats_emit_sub(hw->e, v[k].kind, "cluster", ARN_STATS_TAG_CLUSTER,
 					   h->crt->name, "endpoint", ARN_STATS_TAG_ENDPOINT, addr,
 					   v[k].name, (int64_t)v[k].v);
 	}
+}
+
+static void host_stats_pull(struct arn_stats_emitter *e, void *arg)
+{
+	(void)arg;
+	static uint64_t walk;
+	const struct snap *s = current;
+	if (!s)
+		return;
+	struct host_walk hw = {e, ++walk};
+	arn_hamt_foreach(s->cp->ents, host_stats_emit, &hw);
 }
 
 int http_rt_init(struct arn_config_store *s)

@@ -1272,7 +1272,9 @@ static uint32_t c_addr(unsigned i)
 	return (198u << 24) | (18u << 16) | ((i / 250) << 8) | (i % 250 + 1);
 }
 
-/* One changed cluster among N builds one cluster's runtime entries; the
+/* One changed cluster among N builds one cluster's runtime entries and
+ * visits no other cluster (issue 17: the generations' cluster tries are
+ * compared, and the snapshot's own trie of entries is path-copied); the
  * others' (cluster object, hosts and their counters) are the previous
  * snapshot's, by pointer. */
 static void test_one_changed_cluster_builds_one(void **state)
@@ -1297,22 +1299,60 @@ static void test_one_changed_cluster_builds_one(void **state)
 	assert_null(http_rt_host(c1000, c_addr(1000), 80));
 	assert_int_equal(stat("cluster.c1000.membership_total"), 1);
 	assert_int_equal(stat("cluster.c7.membership_total"), 1);
-	assert_true(http_rt_clusters_walked() >= N); /* and the harness's own */
+	assert_int_equal(http_rt_clusters_walked(), 1);	 /* not the N others */
+	assert_int_equal(http_rt_listeners_walked(), 0); /* the same listeners and routes */
 	/* a listener change builds no cluster, and walks none: the clusters'
 	 * part of the snapshot is the previous one (issue 17) */
 	apply(L, "2", jlistener("\"generate_request_id\":false", DIRECT_OK));
 	assert_int_equal(http_rt_clusters_built(), 0);
 	assert_int_equal(http_rt_clusters_walked(), 0);
+	assert_int_equal(http_rt_listeners_walked(), 1);
 	assert_ptr_equal(http_rt_cluster("c7", 2, arn_cfg_hash("c7", 2)), c7);
 	assert_ptr_equal(http_rt_host(c7, c_addr(7), 80), h7);
 	assert_non_null(http_rt_host(c1000, c_addr(1000), 81));
 	assert_int_equal(stat("cluster.c7.membership_total"), 1);
-	/* ten changed: ten built, every cluster walked */
+	/* ten changed: ten built, ten walked */
 	apply_clusters(10, 20, 82, "3");
 	assert_int_equal(http_rt_clusters_built(), 10);
-	assert_true(http_rt_clusters_walked() >= N); /* and the harness's own */
+	assert_int_equal(http_rt_clusters_walked(), 10);
 	assert_non_null(
 	    http_rt_host(http_rt_cluster("c15", 3, arn_cfg_hash("c15", 3)), c_addr(15), 82));
+	assert_ptr_equal(http_rt_host(c7, c_addr(7), 80), h7);
+	/* one removed: gone from the snapshot and the registry (its object
+	 * lives while the previous snapshot holds it), nothing else walked */
+	size_t registered = http_cluster_count();
+	const char *gone[] = {"c1500"};
+	arn_config_result_free(&res);
+	assert_int_equal(arn_config_apply(st, C, NULL, 0, gone, 1, 0, &res), 0);
+	arn_http_poll();
+	assert_int_equal(http_rt_clusters_walked(), 1);
+	assert_int_equal(http_rt_clusters_built(), 0);
+	assert_null(http_rt_cluster("c1500", 5, arn_cfg_hash("c1500", 5)));
+	assert_ptr_equal(http_rt_cluster("c7", 2, arn_cfg_hash("c7", 2)), c7);
+	for (int i = 0; i < 3; i++) { /* the old snapshots' grace periods end */
+		apply_clusters(1, 2, 83 + (unsigned)i, i == 0 ? "4" : i == 1 ? "5" : "6");
+		assert_int_equal(http_rt_clusters_walked(), 1);
+	}
+	assert_int_equal(http_cluster_count(), registered - 1);
+	/* an EDS cluster: its endpoints' change builds it alone */
+	apply(C, "7",
+	      "{\"name\":\"web\",\"type\":\"EDS\",\"connect_timeout\":\"1s\","
+	      "\"eds_cluster_config\":{\"eds_config\":{\"ads\":{}}}}");
+	apply(ARN_TYPE_URL_CLA, "1",
+	      "{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":[{\"endpoint\":{"
+	      "\"address\":{\"socket_address\":{\"address\":\"198.18.0.9\",\"port_value\":"
+	      "8080}}}}]}]}");
+	struct http_cluster_rt *web = http_rt_cluster("web", 3, arn_cfg_hash("web", 3));
+	assert_non_null(web);
+	assert_non_null(http_rt_host(web, 0xc6120009u, 8080));
+	apply(ARN_TYPE_URL_CLA, "2",
+	      "{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":[{\"endpoint\":{"
+	      "\"address\":{\"socket_address\":{\"address\":\"198.18.0.10\",\"port_value\":"
+	      "8080}}}}]}]}");
+	assert_int_equal(http_rt_clusters_walked(), 1);
+	assert_int_equal(http_rt_clusters_built(), 1);
+	assert_null(http_rt_host(web, 0xc6120009u, 8080));
+	assert_non_null(http_rt_host(web, 0xc612000au, 8080));
 	assert_ptr_equal(http_rt_host(c7, c_addr(7), 80), h7);
 }
 
@@ -2943,6 +2983,46 @@ static void test_new_tls_cluster_context_before_sync(void **state)
 	assert_int_equal((unsigned char)u->tx[0], 0x16);	  /* a TLS handshake record */
 	assert_non_null(memmem(u->tx, u->tx_len, "web.test", 8)); /* the SNI */
 	assert_int_equal(stat("cluster.web.upstream_cx_connect_fail"), 0);
+}
+
+/* Issue 17: the TLS contexts of a generation that changes one cluster
+ * among many are the previous table's but the changed cluster's: the
+ * table looks at that cluster only, and the others keep their contexts
+ * (the same objects, with their sessions). */
+static void test_tls_table_follows_the_changed_cluster(void **state)
+{
+	(void)state;
+	start(4, jlistener("", DIRECT_OK));
+	static const char tls_web[] =
+	    "{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"5s\","
+	    "\"load_assignment\":{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":[{"
+	    "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.10\","
+	    "\"port_value\":8080}}}}]}]},\"transport_socket\":{\"name\":\"tls\","
+	    "\"typed_config\":{\"@type\":\"type.googleapis.com/"
+	    "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext\",\"sni\":"
+	    "\"%s\"}}}";
+	char j[1024];
+	snprintf(j, sizeof(j), tls_web, "web.test");
+	apply(C, "2", j);
+	apply_clusters(0, 200, 80, "1");
+	const struct arn_cfg_cluster *web =
+	    arn_cfg_find(arn_config_gen(st), ARN_CFG_CLUSTER, "web", 3, arn_cfg_hash("web", 3));
+	assert_non_null(web);
+	struct arn_tls_ctx *ctx = http_rt_upstream_tls(web, NULL);
+	assert_non_null(ctx);
+	/* another cluster changes: one looked at, web's context kept */
+	apply_clusters(7, 8, 81, "2");
+	assert_int_equal(http_rt_tls_clusters_walked(), 1);
+	assert_ptr_equal(http_rt_upstream_tls(web, NULL), ctx);
+	/* web itself changes: its new object has a context of its own */
+	snprintf(j, sizeof(j), tls_web, "web2.test");
+	apply(C, "3", j);
+	assert_int_equal(http_rt_tls_clusters_walked(), 1);
+	const struct arn_cfg_cluster *web2 =
+	    arn_cfg_find(arn_config_gen(st), ARN_CFG_CLUSTER, "web", 3, arn_cfg_hash("web", 3));
+	assert_ptr_not_equal(web2, web);
+	assert_non_null(http_rt_upstream_tls(web2, NULL));
+	assert_ptr_not_equal(http_rt_upstream_tls(web2, NULL), ctx);
 }
 
 /* Issue 18: the same for a listener's new filter chain with a
@@ -5948,6 +6028,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_uph2_keepalive_idle_interval, teardown),
 	    cmocka_unit_test_teardown(test_uph2_keepalive_extended_by_rx, teardown),
 	    cmocka_unit_test_teardown(test_auto_config_offers_h2_and_http11, teardown),
+	    cmocka_unit_test_teardown(test_tls_table_follows_the_changed_cluster, teardown),
 	};
 	if (getenv("TEST_FILTER")) /* one test by name (a glob), e.g. while bisecting */
 		cmocka_set_test_filter(getenv("TEST_FILTER"));
