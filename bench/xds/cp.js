@@ -88,10 +88,12 @@ async function push(type, resources) {
   return pushRaw(type, encodeAll(resources));
 }
 
-/* Start a probe for PATH that waits for body WANT; resolves when it is ready. */
-function probe(p, want) {
+/* Start a probe for PATH that waits for body WANT; resolves when it is
+ * ready (@p warm: once it had an answer on its keep-alive connection). */
+function probe(p, want, warm) {
   return new Promise((resolve, reject) => {
-    const ch = spawn(path.join(dir, 'probe.sh'), [p, want], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const ch = spawn(path.join(dir, 'probe.sh'), warm ? [p, want, 'warm'] : [p, want],
+      { stdio: ['ignore', 'pipe', 'inherit'] });
     let buf = '';
     let readyDone = false;
     const seen = new Promise((res, rej) => {
@@ -145,14 +147,14 @@ function record(o) {
     // second, so that one does not wait for the last one's aftermath
     await settle();
     const i = Math.floor(N / 2) + k;
-    const p1 = await probe(`/r${i}/`, 'B');
+    const p1 = await probe(`/r${i}/`, 'B', true);
     const [t0, t1] = await push('cluster', [cluster(i, B, String(k + 2))]);
     const ts = await p1.seen;
     record({ what: 'cluster', n: N, index: i, ack_ms: t1 - t0, serving_ms: ts - t0, t0 });
     // one route among N: route j -> c{N-1} (B)
     await settle();
     const j = Math.floor(N / 3) + k;
-    const p2 = await probe(`/r${j}/`, 'B');
+    const p2 = await probe(`/r${j}/`, 'B', true);
     over[j] = N - 1;
     rv += 1;
     const [u0, u1] = await push('route', [routes(String(rv), over)]);

@@ -1,15 +1,19 @@
 """bench/xds's probe: GET PATH through Arion in a keep-alive loop until a body
-starts with WANT; prints "ready" before the first request and "seen <epoch s>"
-at the first such response. Any other answer than 200 A/B is counted."""
+starts with WANT; prints "ready" before the first request (with a third
+argument "warm": after the first answer, so that what follows is timed on
+an open connection, not Python's connecting) and "seen <epoch s>" at the
+first such response. Any other answer than 200 A/B is counted."""
 import http.client
 import sys
 import time
 
 path, want = sys.argv[1], sys.argv[2]
+warm = len(sys.argv) > 3 and sys.argv[3] == "warm"
 deadline = time.time() + 120
 conn = None
 errors = 0
-print("ready", flush=True)
+if not warm:
+    print("ready", flush=True)
 while time.time() < deadline:
     try:
         if conn is None:
@@ -18,6 +22,10 @@ while time.time() < deadline:
         r = conn.getresponse()
         body = r.read()
         t = time.time()
+        if warm:
+            warm = False
+            print("ready", flush=True)
+            continue  # the answer before the change, whatever it is
         if r.status != 200:
             errors += 1
         elif body.startswith(want.encode()):
