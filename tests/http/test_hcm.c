@@ -1356,6 +1356,58 @@ static void test_one_changed_cluster_builds_one(void **state)
 	assert_ptr_equal(http_rt_host(c7, c_addr(7), 80), h7);
 }
 
+/* Issue 17: the snapshot changed where the generations differ says what a
+ * snapshot built from nothing would, whatever the changes: random sets,
+ * endpoint changes and removals of clusters, one or several per
+ * generation, each checked against the configuration (every cluster's
+ * object and host, and none for a removed one or a former endpoint). */
+static void test_cluster_trie_follows_random_changes(void **state)
+{
+	(void)state;
+	enum { N = 64 };
+	int port[N] = {0}; /* 0: absent */
+	start(4, jlistener("", DIRECT_OK));
+	unsigned seed = 17;
+	for (int round = 0; round < 120; round++) {
+		int changes = 1 + (int)(rand_r(&seed) % 4);
+		for (int k = 0; k < changes; k++) {
+			unsigned i = rand_r(&seed) % N;
+			char ver[16];
+			snprintf(ver, sizeof(ver), "%d.%d", round, k);
+			if (port[i] && rand_r(&seed) % 3 == 0) {
+				char name[16];
+				snprintf(name, sizeof(name), "c%u", i);
+				const char *gone[] = {name};
+				arn_config_result_free(&res);
+				assert_int_equal(arn_config_apply(st, C, NULL, 0, gone, 1, 0, &res),
+						 0);
+				arn_http_poll();
+				port[i] = 0;
+			} else {
+				port[i] = 80 + (int)(rand_r(&seed) % 3);
+				apply_clusters(i, i + 1, (unsigned)port[i], ver);
+			}
+		}
+		for (unsigned i = 0; i < N; i++) {
+			char name[16];
+			snprintf(name, sizeof(name), "c%u", i);
+			size_t len = strlen(name);
+			struct http_cluster_rt *c =
+			    http_rt_cluster(name, len, arn_cfg_hash(name, len));
+			if (!port[i]) {
+				assert_null(c);
+				continue;
+			}
+			assert_non_null(c);
+			for (uint16_t p = 80; p < 83; p++)
+				if (p == port[i])
+					assert_non_null(http_rt_host(c, c_addr(i), p));
+				else
+					assert_null(http_rt_host(c, c_addr(i), p));
+		}
+	}
+}
+
 /* ---- the MCP gateway filter on the data path (issue 20, docs/mcp.md) ------------------------ */
 
 /* Listener "l" whose HCM carries the MCP gateway filter (ToolSet "tools",
@@ -6029,6 +6081,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_uph2_keepalive_extended_by_rx, teardown),
 	    cmocka_unit_test_teardown(test_auto_config_offers_h2_and_http11, teardown),
 	    cmocka_unit_test_teardown(test_tls_table_follows_the_changed_cluster, teardown),
+	    cmocka_unit_test_teardown(test_cluster_trie_follows_random_changes, teardown),
 	};
 	if (getenv("TEST_FILTER")) /* one test by name (a glob), e.g. while bisecting */
 		cmocka_set_test_filter(getenv("TEST_FILTER"));
