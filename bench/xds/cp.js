@@ -39,6 +39,10 @@ const ROUNDS = Number(roundsArg || 5);
 const A = { address: '198.18.0.20', port_value: 8080 };
 const B = { address: '198.18.0.21', port_value: 8080 };
 const now = () => performance.timeOrigin + performance.now(); // ms, sub-ms precision
+// CLOCK_MONOTONIC in ms, the probe's time.monotonic(): durations between
+// the two processes, whatever the wall clock does meanwhile (a 76 ms step
+// once made every serving time of a run negative)
+const mono = () => Number(process.hrtime.bigint()) / 1e6;
 
 const cluster = (i, ep, v) => ({ name: `c${i}`, version: v, resource: {
   '@type': 'type.googleapis.com/envoy.config.cluster.v3.Cluster', name: `c${i}`, type: 'STATIC',
@@ -64,7 +68,8 @@ const listener = { name: 'http', version: '1', resource: {
 const srv = new AdsServer({});
 let cursor = 0;
 
-/* Send one response; resolve with [t_sent, t_ack] (ms since the epoch).
+/* Send one response; resolve with [t_sent, t_ack] (ms since the epoch) and
+ * t_sent on the monotonic clock (mono()).
  * The resources are serialized before the clock starts: what is timed is
  * Arion, not protobufjs (which takes 60 to 300 ms for 10,000 routes). */
 function encodeAll(resources) {
@@ -74,6 +79,7 @@ function encodeAll(resources) {
 
 /* @p raw: encodeAll()'s. */
 async function pushRaw(type, raw) {
+  const m0 = mono();
   const t0 = now();
   const r = srv.send({ type_url: type, resources: raw });
   const ack = await srv.waitRequest((x) => x.type_url === TYPES[type] && x.response_nonce === r.nonce,
@@ -81,7 +87,7 @@ async function pushRaw(type, raw) {
   const t1 = now();
   cursor = ack.seq + 1;
   if (ack.error_detail) throw new Error(`NACK for ${type}: ${JSON.stringify(ack.error_detail)}`);
-  return [t0, t1];
+  return [t0, t1, m0];
 }
 
 async function push(type, resources) {
@@ -100,7 +106,7 @@ function probe(p, want, warm) {
       ch.stdout.on('data', (d) => {
         buf += d;
         if (!readyDone && buf.includes('ready')) { readyDone = true; resolve({ seen, ch }); }
-        const m = buf.match(/seen ([0-9.]+)/);
+        const m = buf.match(/seen [0-9.]+ mono ([0-9.]+)/);
         if (m) res(Number(m[1]) * 1000);
       });
       ch.on('exit', (code) => { if (!/seen/.test(buf)) rej(new Error(`probe ${p} exited ${code}: ${buf}`)); });
@@ -131,7 +137,7 @@ function record(o) {
   const lraw = encodeAll([listener]);
   const rraw = encodeAll([routes(String(rv), over)]);
   const pr = await probe(`/r${N - 1}/`, 'B');
-  const ti = now();
+  const ti = mono();
   const [c0, c1] = await pushRaw('cluster', all);
   await srv.waitRequest((x) => x.type_url === TYPES.listener, 60000);
   const [l0, l1] = await pushRaw('listener', lraw);
@@ -148,18 +154,18 @@ function record(o) {
     await settle();
     const i = Math.floor(N / 2) + k;
     const p1 = await probe(`/r${i}/`, 'B', true);
-    const [t0, t1] = await push('cluster', [cluster(i, B, String(k + 2))]);
+    const [t0, t1, m0] = await push('cluster', [cluster(i, B, String(k + 2))]);
     const ts = await p1.seen;
-    record({ what: 'cluster', n: N, index: i, ack_ms: t1 - t0, serving_ms: ts - t0, t0 });
+    record({ what: 'cluster', n: N, index: i, ack_ms: t1 - t0, serving_ms: ts - m0, t0 });
     // one route among N: route j -> c{N-1} (B)
     await settle();
     const j = Math.floor(N / 3) + k;
     const p2 = await probe(`/r${j}/`, 'B', true);
     over[j] = N - 1;
     rv += 1;
-    const [u0, u1] = await push('route', [routes(String(rv), over)]);
+    const [u0, u1, n0] = await push('route', [routes(String(rv), over)]);
     const us = await p2.seen;
-    record({ what: 'route', n: N, index: j, ack_ms: u1 - u0, serving_ms: us - u0, t0: u0 });
+    record({ what: 'route', n: N, index: j, ack_ms: u1 - u0, serving_ms: us - n0, t0: u0 });
   }
   fs.writeFileSync(path.join(dir, 'done'), '');
   process.exit(0);
