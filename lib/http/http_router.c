@@ -338,10 +338,24 @@ static int level_ops(struct edits *ed, const struct arn_cfg_ref *rm, size_t n_rm
 	return 0;
 }
 
+/* The edits a level has for one direction (0: none). */
+static inline size_t level_n(const struct arn_cfg_header_ops *o, bool request)
+{
+	return request ? (o->n_req_remove | o->n_req_add) : (o->n_resp_remove | o->n_resp_add);
+}
+
 static int all_levels(struct edits *ed, bool request, const struct arn_cfg_route_table *rt,
 		      const struct arn_cfg_vhost *vh, const struct arn_cfg_route *r,
 		      const struct arn_cfg_weighted_cluster *wc)
 {
+	/* most configurations have no header edits at any level: one test
+	 * of the four before the ordered walk (bench_hcm: 86 instructions a
+	 * direction to 20) */
+	if (!((wc ? level_n(&wc->headers, request) : 0) |
+	      (r ? level_n(&r->headers_ops, request) : 0) |
+	      (vh ? level_n(&vh->headers_ops, request) : 0) |
+	      (rt ? level_n(&rt->headers_ops, request) : 0)))
+		return 0;
 	const struct arn_cfg_header_ops *lv[4];
 	unsigned n = 0;
 	/* Envoy: most specific first (the more general level is applied last
@@ -449,7 +463,8 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 		x->xff = v;
 		x->xff_len = (uint32_t)k;
 	} else {
-		int i = arn_h1_find(m, "x-forwarded-for", 15, 0);
+		int i = arn_h1_find_id(m, ARN_H1_H_X_FORWARDED_FOR,
+				       0); /* by the parser's id: no name compares */
 		if (i >= 0) {
 			x->xff = m->hdrs[i].value;
 			x->xff_len = m->hdrs[i].value_len;
@@ -483,7 +498,7 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 	/* x-request-id */
 	x->request_id = NULL;
 	x->request_id_len = 0;
-	int ri = arn_h1_find(m, "x-request-id", 12, 0);
+	int ri = arn_h1_find_id(m, ARN_H1_H_X_REQUEST_ID, 0);
 	if (h->generate_request_id) {
 		bool force = edge && !h->preserve_external_request_id;
 		if (ri >= 0 && !force) {
