@@ -35,9 +35,18 @@ bool http_drain_close(struct http_conn *hc)
 	if (!w->store || !hc->lsn)
 		return false;
 	const struct arn_cfg_gen *g = arn_config_gen(w->store);
-	const struct arn_cfg_listener *l = arn_cfg_listener_find(g, hc->laddr, hc->lport);
-	if (l == hc->lsn)
+	/* asked at every response: the listener lookup only when the
+	 * generation (or the connection's listener) changed since the last
+	 * one found its listener current */
+	uint64_t gid = arn_cfg_gen_id(g);
+	if (gid == hc->lsn_gen_id && hc->lsn_cur == hc->lsn)
 		return false;
+	const struct arn_cfg_listener *l = arn_cfg_listener_find(g, hc->laddr, hc->lport);
+	if (l == hc->lsn) {
+		hc->lsn_gen_id = gid;
+		hc->lsn_cur = l;
+		return false;
+	}
 	if (arn_cfg_filter_chain_kept(hc->lsn, hc->fc, l)) {
 		hc->rebind = true; /* once this exchange is over */
 		return false;

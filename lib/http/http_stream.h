@@ -302,7 +302,11 @@ struct http_conn {
 	uint64_t open_tsc;
 	struct http_timer idle_timer; /* connection idle / linger */
 	uint64_t idle_since_ms;	      /* HTTP/1: its last stream ended (or it opened) */
-	struct http_stream st;	      /* HTTP/1: the one exchange at a time */
+	/* http_drain_close's last finding: in generation lsn_gen_id, lsn_cur
+	 * was its address's listener (0: not looked up yet) */
+	uint64_t lsn_gen_id;
+	const struct arn_cfg_listener *lsn_cur;
+	struct http_stream st; /* HTTP/1: the one exchange at a time */
 	/* local_rate_limit_per_downstream_connection: the connection's own
 	 * buckets, for the first local_ratelimit filter (http_l4.c) */
 	struct arn_cfg_bucket_state rl_conn[ARN_CFG_HLRL_CONN_BUCKETS];
