@@ -829,6 +829,46 @@ static void test_lb_health_and_panic(void **state)
 	assert_int_equal(pick(&f, &rr, 0, &panic), -ENOENT);
 }
 
+/*
+ * A cluster of one host takes http_lb_pick's shortcut: the same answers as
+ * the general walk (every policy picks the host, round robin's counter
+ * advances, no panic), and the walk's answers when the host is not healthy
+ * (panic, or none with the threshold 0; degraded is served).
+ */
+static void test_lb_single_host(void **state)
+{
+	(void)state;
+	struct lbfix f;
+	bool panic = true;
+	const uint8_t lbs[] = {ARN_CFG_LB_ROUND_ROBIN, ARN_CFG_LB_LEAST_REQUEST, ARN_CFG_LB_RANDOM,
+			       ARN_CFG_LB_RING_HASH, ARN_CFG_LB_MAGLEV};
+	for (size_t k = 0; k < sizeof(lbs); k++) {
+		lb_setup(&f, 1, lbs[k]);
+		uint64_t rr = 7;
+		assert_int_equal(pick(&f, &rr, 12345, &panic), 0);
+		assert_false(panic);
+		/* only round robin counts its picks */
+		assert_int_equal(rr, lbs[k] == ARN_CFG_LB_ROUND_ROBIN ? 8 : 7);
+	}
+	lb_setup(&f, 1, ARN_CFG_LB_ROUND_ROBIN);
+	uint64_t rr = 0;
+	f.ep[0].health = ARN_CFG_HEALTH_UNHEALTHY;
+	assert_int_equal(pick(&f, &rr, 0, &panic), 0); /* 0 of 1 healthy: panic */
+	assert_true(panic);
+	f.cl.healthy_panic_threshold = 0;
+	assert_int_equal(pick(&f, &rr, 0, &panic), -ENOENT);
+	f.ep[0].health = ARN_CFG_HEALTH_DEGRADED;
+	assert_int_equal(pick(&f, &rr, 0, &panic), 0);
+	assert_false(panic);
+	/* one host in the second locality (the first empty): the walk's pick */
+	lb_setup(&f, 1, ARN_CFG_LB_ROUND_ROBIN);
+	struct arn_cfg_locality locs[2] = {{0}, f.loc};
+	f.prio[0].localities = locs;
+	f.prio[0].n_localities = 2;
+	assert_int_equal(pick(&f, &rr, 0, &panic), 0);
+	assert_false(panic);
+}
+
 static void test_lb_priorities(void **state)
 {
 	(void)state;
@@ -1345,6 +1385,7 @@ int main(void)
 	    cmocka_unit_test(test_local_reply_shape),
 	    cmocka_unit_test(test_lb_round_robin_and_weights),
 	    cmocka_unit_test(test_lb_health_and_panic),
+	    cmocka_unit_test(test_lb_single_host),
 	    cmocka_unit_test(test_lb_priorities),
 	    cmocka_unit_test(test_lb_least_request_random_hash),
 	    cmocka_unit_test(test_lb_hash_policies),
