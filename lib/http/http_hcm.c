@@ -12,6 +12,7 @@
  * response is complete.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -59,15 +60,37 @@ static void stream_release_cfg(struct http_stream *st)
 	st->endpoints = NULL;
 }
 
+/* A message buffer's pins and scratch cleared: its message is the caller's.
+ * The pins' slot array is not: it is read only below n (http_io.c). */
+static void msgbuf_clear(struct http_msgbuf *b)
+{
+	_Static_assert(sizeof(struct http_msgbuf) == sizeof(struct arn_h1_msg) +
+							 sizeof(struct http_pins) +
+							 2 * sizeof(char *),
+		       "http_msgbuf: m, pins, scratch and big, nothing else");
+	b->pins.n = 0;
+	b->pins.overflow = false;
+	b->scratch = NULL;
+	b->big = NULL;
+}
+
 /* Clear @p st for the next request: the connection and the request message
- * its codec parses into stay. */
+ * its codec parses into stay. Not one memset of the whole stream: two
+ * thirds of it are the pins' slot arrays, which need no clearing
+ * (bench_hcm: 182 instructions a request to about 80). */
 static void stream_reset(struct http_stream *st)
 {
+	_Static_assert(offsetof(struct http_stream, resp) ==
+			   offsetof(struct http_stream, req) + sizeof(struct http_msgbuf),
+		       "req and resp are adjacent");
 	struct http_conn *hc = st->hc;
-	struct arn_h1_msg req = st->req.m;
-	memset(st, 0, sizeof(*st));
+	memset(st, 0, offsetof(struct http_stream, req));
+	msgbuf_clear(&st->req);
+	memset(&st->resp.m, 0, sizeof(st->resp.m));
+	msgbuf_clear(&st->resp);
+	const size_t tail = offsetof(struct http_stream, resp) + sizeof(struct http_msgbuf);
+	memset((char *)st + tail, 0, sizeof(*st) - tail);
 	st->hc = hc;
-	st->req.m = req;
 	st->route_timer.fn = http_route_timeout;
 	st->idle_timer.fn = stream_idle_timeout;
 	st->hdr_timer.fn = hdr_timeout;
