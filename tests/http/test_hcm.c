@@ -866,6 +866,59 @@ static void test_bare_cr_before_a_request_is_refused(void **state)
 		fail_msg("got '%s'", c->tx ? c->tx : "");
 }
 
+/* How many times @p what occurs in @p text. */
+static unsigned occurs(const char *text, const char *what)
+{
+	unsigned n = 0;
+	for (const char *p = text; p && (p = strstr(p, what)) != NULL; p += strlen(what))
+		n++;
+	return n;
+}
+
+/*
+ * Where a head ends, as head_ready finds it before a buffer is taken: its
+ * first pass over a segment (line feeds 16 bytes at a time) and its byte
+ * scan must agree. Lines ending at every place of a 16-byte block, a line
+ * that starts with CR, bare LF endings, two heads in one segment, a line of
+ * CRs only (an empty line: the parser refuses the bare CR).
+ */
+static void test_head_end_shapes(void **state)
+{
+	(void)state;
+	start(4, jlistener("", DIRECT_OK));
+	/* incomplete: no buffer held */
+	struct arn_tcp_conn *a = client();
+	send_s(a, "GET /a HTTP/1.1\r\nHost: a\r\nX-1: 1\r\nX-22: 22\r\nX-333: 333\r\n"
+		  "X-4444: 4444\r\nX-55555: 55555\r\nX-666666: 666666\r\n");
+	poll_ms(1);
+	assert_int_equal(free_buffers(), 4);
+	assert_int_equal(a->tx_len, 0);
+	/* a line that starts with CR is not empty */
+	struct arn_tcp_conn *b = client();
+	send_s(b, "GET /b HTTP/1.1\r\nHost: b\r\n\rX: 1\r\n");
+	poll_ms(1);
+	assert_int_equal(free_buffers(), 4);
+	assert_int_equal(b->tx_len, 0);
+	send_s(a, "\r\n");
+	poll_ms(1);
+	assert_true(answered(a, "HTTP/1.1 200 OK\r\n"));
+	send_s(b, "\r\n");
+	poll_ms(1);
+	if (!answered(b, "HTTP/1.1 400"))
+		fail_msg("b got '%s'", b->tx ? b->tx : "");
+	/* bare LF endings, and the next head in the same segment */
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET /c HTTP/1.1\nHost: c\n\nGET /d HTTP/1.1\r\nHost: d\r\n\r\n");
+	poll_ms(1);
+	assert_int_equal(occurs(c->tx, "HTTP/1.1 200 OK\r\n"), 2);
+	/* CRs only: an empty line, so the head is in, and the parser says */
+	struct arn_tcp_conn *d = client();
+	send_s(d, "GET /e HTTP/1.1\r\nHost: e\r\n\r\r\n");
+	poll_ms(1);
+	if (!answered(d, "HTTP/1.1 400"))
+		fail_msg("d got '%s'", d->tx ? d->tx : "");
+}
+
 /* Hold every buffer with a request whose upstream connection is still
  * connecting (the request waits in the pool meanwhile). */
 static void hold_all(struct arn_tcp_conn **hold, int n)
@@ -5999,6 +6052,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_head_deadline_configured, teardown),
 	    cmocka_unit_test_teardown(test_oversized_head_refused_at_once, teardown),
 	    cmocka_unit_test_teardown(test_bare_cr_before_a_request_is_refused, teardown),
+	    cmocka_unit_test_teardown(test_head_end_shapes, teardown),
 	    cmocka_unit_test_teardown(test_buffer_wait_is_fifo, teardown),
 	    cmocka_unit_test_teardown(test_buffer_wait_bounded_by_head_deadline, teardown),
 	    cmocka_unit_test_teardown(test_path_rewrite_fails_closed, teardown),
