@@ -23,18 +23,32 @@
  */
 static inline int arn_fmt_u64(uint64_t v, char *out)
 {
-	char t[ARN_FMT_U64_MAX];
-	int n = ARN_FMT_U64_MAX;
-	do {
-		t[--n] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	int len = ARN_FMT_U64_MAX - n;
-	for (int i = 0; i < len; i++)
-		out[i] = t[n + i];
-	return len;
+	/* the length first (comparisons, no division), then two digits per
+	 * division by 100 written in place: about 40 instructions for five
+	 * digits, where a digit loop through a temporary took 100 */
+	static const char d2[201] = "00010203040506070809101112131415161718192021222324"
+				    "25262728293031323334353637383940414243444546474849"
+				    "50515253545556575859606162636465666768697071727374"
+				    "75767778798081828384858687888990919293949596979899";
+	int n = 1;
+	for (uint64_t p = 10; n < ARN_FMT_U64_MAX && v >= p; p *= 10)
+		n++;
+	char *q = out + n;
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100) * 2;
+		v /= 100;
+		q -= 2;
+		q[0] = d2[r];
+		q[1] = d2[r + 1];
+	}
+	if (v >= 10) {
+		q[-2] = d2[v * 2];
+		q[-1] = d2[v * 2 + 1];
+	} else {
+		q[-1] = (char)('0' + v);
+	}
+	return n;
 }
-
 /**
  * @p v in decimal with a '-' when negative (what "%lld" prints) into
  * @p out (room for ARN_FMT_I64_MAX bytes), no NUL. @return the bytes written.

@@ -80,6 +80,23 @@ static char *text_put(char *text, uint32_t cap, uint32_t *len, const char *s, si
 	return p;
 }
 
+/* @p v in decimal into the text, as text_put puts a string: formatted in
+ * place, not through a temporary. @return its first byte (*@p k bytes),
+ * or NULL when the text is full. */
+static char *text_put_u64(char *text, uint32_t cap, uint32_t *len, uint64_t v, size_t *k)
+{
+	if (*len + ARN_FMT_U64_MAX + 1 > cap) {
+		char tmp[ARN_FMT_U64_MAX];
+		*k = (size_t)arn_fmt_u64(v, tmp);
+		return text_put(text, cap, len, tmp, *k);
+	}
+	char *p = text + *len;
+	*k = (size_t)arn_fmt_u64(v, p);
+	p[*k] = 0;
+	*len += (uint32_t)*k + 1;
+	return p;
+}
+
 /* A cursor that walks the X-Forwarded-For lines of a message from the
  * right as one value: Envoy's header map joins repeated lines with ","
  * (an empty line adds nothing, not even the comma). */
@@ -520,10 +537,10 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 	/* the route's timeout, announced to the upstream as Envoy's router does
 	 * (unless the router's suppress_envoy_headers) */
 	if (x->timeout_ms > 0 && !(x->hcm && x->hcm->suppress_envoy_headers)) {
-		int k = u64_fmt(x->timeout_ms, tmp);
-		const char *v = text_put(x->text, x->text_cap, &x->text_len, tmp, (size_t)k);
-		if (!v || edit_push(&ed, ARN_H1_EDIT_SET, "x-envoy-expected-rq-timeout-ms", 30, v,
-				    (size_t)k))
+		size_t k;
+		const char *v = text_put_u64(x->text, x->text_cap, &x->text_len, x->timeout_ms, &k);
+		if (!v ||
+		    edit_push(&ed, ARN_H1_EDIT_SET, "x-envoy-expected-rq-timeout-ms", 30, v, k))
 			return -ENOSPC;
 	}
 	/* the attempt number, when the virtual host asks for it (it replaces a
@@ -579,11 +596,11 @@ int http_resp_edits(struct http_resp_ctx *x, const struct arn_h1_msg *m, struct 
 		}
 	}
 	if (x->service_ms >= 0 && !(h && h->suppress_envoy_headers)) {
-		char tmp[24];
-		int k = u64_fmt((uint64_t)x->service_ms, tmp);
-		const char *v = text_put(x->text, x->text_cap, &x->text_len, tmp, (size_t)k);
-		if (!v || edit_push(&ed, ARN_H1_EDIT_SET, "x-envoy-upstream-service-time", 29, v,
-				    (size_t)k))
+		size_t k;
+		const char *v =
+		    text_put_u64(x->text, x->text_cap, &x->text_len, (uint64_t)x->service_ms, &k);
+		if (!v ||
+		    edit_push(&ed, ARN_H1_EDIT_SET, "x-envoy-upstream-service-time", 29, v, k))
 			return -ENOSPC;
 	}
 	if (all_levels(&ed, false, x->rt, x->vhost, x->route, x->wc))
