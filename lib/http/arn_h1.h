@@ -172,6 +172,13 @@ struct arn_h1_header {
 #define ARN_H1_F_TUNNEL (1u << 15)
 #define ARN_H1_F_FRAGMENT (1u << 16) /* request-target contains '#' */
 #define ARN_H1_F_TRAILERS (1u << 17) /* trailers were received (n_trailers) */
+/* the HTTP/1 parser's word on hop-by-hop fields: HOPS_NAMED while it
+ * reads a Connection line that is not a whole "keep-alive" or "close" (it
+ * may name fields to drop) or a TE line; PLAIN_HOPS at the head's end when
+ * it saw none. A message built otherwise (HTTP/2) has neither: writers
+ * that skip work on PLAIN_HOPS do it in full for them. */
+#define ARN_H1_F_HOPS_NAMED (1u << 18)
+#define ARN_H1_F_PLAIN_HOPS (1u << 19)
 
 /**
  * One message. The caller owns it and the header array; the parser fills it

@@ -379,6 +379,7 @@ static inline __attribute__((always_inline)) int add_field(struct arn_h1_parser 
 		}
 		struct arn_h1_list_iter it;
 		struct arn_h1_slice el;
+		m->flags |= ARN_H1_F_HOPS_NAMED;
 		arn_h1_list_init(&it, value, vlen);
 		while (arn_h1_list_next(&it, &el)) {
 			if (arn_h1_eq_nocase(el.p, el.len, "close", 5))
@@ -396,6 +397,9 @@ static inline __attribute__((always_inline)) int add_field(struct arn_h1_parser 
 				return fail(p, ARN_H1_E_HOST_DUPLICATE);
 			m->host_idx = (int16_t)idx;
 		}
+		return 0;
+	case ARN_H1_H_TE:
+		m->flags |= ARN_H1_F_HOPS_NAMED;
 		return 0;
 	case ARN_H1_H_UPGRADE:
 		if (m->upgrade_idx < 0)
@@ -553,6 +557,8 @@ static int finish_head(struct arn_h1_parser *p)
 		}
 		f |= ARN_H1_F_CHUNKED;
 	}
+	if (!(f & ARN_H1_F_HOPS_NAMED))
+		f |= ARN_H1_F_PLAIN_HOPS;
 	if (m->version == 11)
 		f |= (f & ARN_H1_F_CONN_CLOSE) ? 0 : ARN_H1_F_KEEP_ALIVE;
 	else if ((f & ARN_H1_F_CONN_KEEP_ALIVE) && !(f & ARN_H1_F_CONN_CLOSE))

@@ -326,7 +326,9 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 
 	if (n_edits > ARN_H1_MAX_EDITS)
 		return -E2BIG;
-	if (flags & ARN_H1_W_DROP_HOP)
+	/* the parser saw no Connection list and no TE: nothing to gather */
+	bool plain = m->flags & ARN_H1_F_PLAIN_HOPS;
+	if ((flags & ARN_H1_W_DROP_HOP) && !plain)
 		nominated_collect(m, &nm);
 	for (unsigned k = 0; k < n_edits; k++)
 		by_id[arn_h1_hdr_lookup(edits[k].name, edits[k].name_len)] |= 1ull << k;
@@ -396,7 +398,7 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 	/* TE is hop-by-hop, but its "trailers" element is what a gRPC server
 	 * looks for; the other elements (transfer codings we'd have to undo)
 	 * stay behind, as Envoy leaves them. */
-	if ((flags & ARN_H1_W_DROP_HOP) && (flags & ARN_H1_W_TE_TRAILERS) &&
+	if ((flags & ARN_H1_W_DROP_HOP) && (flags & ARN_H1_W_TE_TRAILERS) && !plain &&
 	    arn_h1_msg_has_token(m, ARN_H1_H_TE, "trailers", 8))
 		write_line(w, "te", 2, "trailers", 8);
 	return w->err;

@@ -212,6 +212,53 @@ static void test_write_hop_by_hop(void **state)
 	free(out);
 }
 
+/*
+ * The parser's PLAIN_HOPS (no Connection list, no TE) lets the writer skip
+ * gathering what Connection names and looking for "te: trailers"; a
+ * Connection list or a TE line, and a message the parser did not make
+ * (HTTP/2's, flags of its own), take the full path.
+ */
+static void test_write_plain_hops(void **state)
+{
+	(void)state;
+	struct arn_h1_header hdrs[8];
+	struct arn_h1_msg m;
+	const unsigned fl = ARN_H1_W_DROP_HOP | ARN_H1_W_TE_TRAILERS;
+	parse_one("GET / HTTP/1.1\r\nHost: h\r\nConnection: keep-alive\r\nX-A: 1\r\n\r\n", &m, hdrs,
+		  8);
+	assert_true(m.flags & ARN_H1_F_PLAIN_HOPS);
+	char *out = write_with(&m, NULL, 0, fl);
+	assert_string_equal(out, "Host: h\r\nX-A: 1\r\n");
+	free(out);
+	parse_one("GET / HTTP/1.1\r\nHost: h\r\nConnection: X-A\r\nX-A: 1\r\n\r\n", &m, hdrs, 8);
+	assert_false(m.flags & ARN_H1_F_PLAIN_HOPS);
+	out = write_with(&m, NULL, 0, fl);
+	assert_string_equal(out, "Host: h\r\n");
+	free(out);
+	parse_one("GET / HTTP/1.1\r\nHost: h\r\nTE: trailers\r\nX-A: 1\r\n\r\n", &m, hdrs, 8);
+	assert_false(m.flags & ARN_H1_F_PLAIN_HOPS);
+	out = write_with(&m, NULL, 0, fl);
+	assert_string_equal(out, "Host: h\r\nX-A: 1\r\nte: trailers\r\n");
+	free(out);
+	/* built by hand, as the HTTP/2 codecs build theirs */
+	struct arn_h1_header h2[] = {
+	    {.name = "host", .name_len = 4, .value = "h", .value_len = 1, .id = ARN_H1_H_HOST},
+	    {.name = "connection",
+	     .name_len = 10,
+	     .value = "x-a",
+	     .value_len = 3,
+	     .id = ARN_H1_H_CONNECTION},
+	    {.name = "x-a", .name_len = 3, .value = "1", .value_len = 1, .id = ARN_H1_H_OTHER},
+	    {.name = "te", .name_len = 2, .value = "trailers", .value_len = 8, .id = ARN_H1_H_TE},
+	};
+	struct arn_h1_msg hm;
+	arn_h1_msg_init(&hm, h2, 4);
+	hm.n_hdrs = 4;
+	out = write_with(&hm, NULL, 0, fl);
+	assert_string_equal(out, "host: h\r\nte: trailers\r\n");
+	free(out);
+}
+
 static void test_write_chunks(void **state)
 {
 	(void)state;
@@ -397,6 +444,7 @@ int test_h1_write_group(void)
 	    cmocka_unit_test(test_write_refill_every_size),
 	    cmocka_unit_test(test_write_edits),
 	    cmocka_unit_test(test_write_hop_by_hop),
+	    cmocka_unit_test(test_write_plain_hops),
 	    cmocka_unit_test(test_write_chunks),
 	    cmocka_unit_test(test_round_trip),
 	    cmocka_unit_test(test_write_edit_order),
