@@ -110,51 +110,59 @@ static void closing_step(struct http_h1_conn *c)
  * may make up the whole line) is left to the byte scan. @return true with the head's end found;
  * false: undecided, the byte scan starts (from the beginning).
  */
+/* One line feed at @p i for head_scan_first: 1 the head ends there, 0
+ * undecided, -1 go on. */
+static inline int head_scan_lf(struct http_h1_conn *c, const char *p, uint32_t i, uint32_t *ls,
+			       bool *start)
+{
+	uint32_t n = i - *ls;
+	if (n > 1 && p[*ls] == '\r')
+		return 0; /* CRs only? the byte scan says */
+	if (n == 0 || p[*ls] == '\r') {
+		if (*start) {
+			c->hs_scanned = i + 1;
+			c->head_in = true;
+			return 1;
+		}
+	} else {
+		*start = true;
+	}
+	*ls = i + 1;
+	return -1;
+}
+
 static bool head_scan_first(struct http_h1_conn *c, const char *p, uint32_t len)
 {
 	uint32_t ls = 0; /* the current line's start */
 	bool start = c->hs_start;
 	uint32_t b = 0;
+	int r;
 #if defined(__SSE2__)
 	const __m128i nl = _mm_set1_epi8('\n');
 	for (; b + 16 <= len; b += 16) {
 		unsigned mask = (unsigned)_mm_movemask_epi8(
 		    _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + b)), nl));
-		for (; mask; mask &= mask - 1) {
-			uint32_t i = b + (uint32_t)__builtin_ctz(mask);
-			uint32_t n = i - ls;
-			if (n && p[ls] == '\r' && n > 1)
-				return false; /* CRs only? the byte scan says */
-			if (n == 0 || p[ls] == '\r') {
-				if (start) {
-					c->hs_scanned = i + 1;
-					c->head_in = true;
-					return true;
-				}
-			} else {
-				start = true;
-			}
-			ls = i + 1;
-		}
+		for (; mask; mask &= mask - 1)
+			if ((r = head_scan_lf(c, p, b + (uint32_t)__builtin_ctz(mask), &ls,
+					      &start)) >= 0)
+				return r;
+	}
+	if (b < len && len >= 16) {
+		/* the rest: the last 16 bytes, less those already seen */
+		unsigned mask =
+		    (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
+			_mm_loadu_si128((const __m128i *)(const void *)(p + len - 16)), nl)) >>
+		    (b - (len - 16));
+		for (; mask; mask &= mask - 1)
+			if ((r = head_scan_lf(c, p, b + (uint32_t)__builtin_ctz(mask), &ls,
+					      &start)) >= 0)
+				return r;
+		return false;
 	}
 #endif
-	for (; b < len; b++) {
-		if (p[b] != '\n')
-			continue;
-		uint32_t n = b - ls;
-		if (n && p[ls] == '\r' && n > 1)
-			return false;
-		if (n == 0 || p[ls] == '\r') {
-			if (start) {
-				c->hs_scanned = b + 1;
-				c->head_in = true;
-				return true;
-			}
-		} else {
-			start = true;
-		}
-		ls = b + 1;
-	}
+	for (; b < len; b++)
+		if (p[b] == '\n' && (r = head_scan_lf(c, p, b, &ls, &start)) >= 0)
+			return r;
 	return false;
 }
 
