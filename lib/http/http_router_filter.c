@@ -350,13 +350,26 @@ static void route_to_cluster(struct http_stream *st, const struct arn_cfg_gen *g
 				break;
 			}
 	struct arn_cfg_cluster_view v;
-	if (!g || arn_cfg_cluster_resolve(g, &ref, &v) != 0) {
+	/* a keep-alive connection's requests mostly take one route to one
+	 * cluster: its lookup is kept for as long as the generation is the
+	 * same (bench_hcm: about 95 instructions a request) */
+	uint64_t gid = g ? arn_cfg_gen_id(g) : 0;
+	if (gid && hc->cv_gen_id == gid && hc->cv_name == ref.name && hc->cv_len == ref.len) {
+		v = hc->cv;
+	} else if (!g || arn_cfg_cluster_resolve(g, &ref, &v) != 0) {
 		/* G5: a route to a cluster that does not exist */
 		HTTP_INC(hc, no_cluster);
 		unsigned code = a->cluster_not_found_status ? a->cluster_not_found_status : 503;
 		http_local_reply_route(st, code, NULL, 0, ARN_RF_BIT(NO_CLUSTER_FOUND),
 				       "cluster_not_found", NULL, 0);
 		return;
+	} else if (a->spec == ARN_CFG_CLUSTER_NAME) {
+		/* only a name the route table holds: cluster_header's lives
+		 * in the request, weighted ones are picked per request */
+		hc->cv_gen_id = gid;
+		hc->cv_name = ref.name;
+		hc->cv_len = ref.len;
+		hc->cv = v;
 	}
 	arn_cfg_pin(v.cluster);
 	arn_cfg_pin(v.endpoints);

@@ -306,6 +306,13 @@ struct http_conn {
 	 * was its address's listener (0: not looked up yet) */
 	uint64_t lsn_gen_id;
 	const struct arn_cfg_listener *lsn_cur;
+	/* the router's last cluster lookup (a route's named cluster): in
+	 * generation cv_gen_id, cv_name resolved to cv (0: none yet). A
+	 * generation is immutable, so it holds while the id is the same. */
+	uint64_t cv_gen_id;
+	const char *cv_name;
+	size_t cv_len;
+	struct arn_cfg_cluster_view cv;
 	struct http_stream st; /* HTTP/1: the one exchange at a time */
 	/* local_rate_limit_per_downstream_connection: the connection's own
 	 * buckets, for the first local_ratelimit filter (http_l4.c) */

@@ -3722,6 +3722,45 @@ static void test_h2_codec_type(void **state)
 #define ROUTE_WEB "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}"
 
 /*
+ * The router keeps a connection's cluster lookup while the generation is
+ * the same: the next request on a keep-alive connection after its
+ * cluster changed (another endpoint) goes to the new endpoint, not over
+ * the idle connection to the old one.
+ */
+static void test_cluster_lookup_follows_generations(void **state)
+{
+	(void)state;
+	start(2, jlistener("", ROUTE_WEB)); /* cluster web: 198.18.0.10 */
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET /1 HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct arn_tcp_conn *u = upstream_accepts();
+	assert_int_equal(u->raddr, 0xc612000au);
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+	poll_ms(1);
+	assert_true(answered(c, "HTTP/1.1 200 OK\r\n"));
+	/* the same endpoint again: the kept connection serves */
+	send_s(c, "GET /2 HTTP/1.1\r\nHost: a\r\n\r\n");
+	poll_ms(1);
+	assert_int_equal(upstream_pending(), 0);
+	want_in(u->tx, "GET /2 HTTP/1.1\r\n");
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+	poll_ms(1);
+	apply(C, "2",
+	      "{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"5s\","
+	      "\"load_assignment\":{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":[{"
+	      "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.11\","
+	      "\"port_value\":8080}}}}]}]}}");
+	poll_ms(1);
+	send_s(c, "GET /3 HTTP/1.1\r\nHost: a\r\n\r\n");
+	poll_ms(1);
+	assert_int_equal(upstream_pending(), 1);
+	struct arn_tcp_conn *u2 = upstream_accepts();
+	assert_int_equal(u2->raddr, 0xc612000bu);
+	want_in(u2->tx, "GET /3 HTTP/1.1\r\n");
+	want_not_in(u->tx, "GET /3");
+}
+
+/*
  * Streams to an HTTP/1.1 upstream: each gets its own upstream connection,
  * :authority becomes Host, a body without content-length is re-chunked,
  * and the upstream's chunked response comes back as DATA frames with the
@@ -6053,6 +6092,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_oversized_head_refused_at_once, teardown),
 	    cmocka_unit_test_teardown(test_bare_cr_before_a_request_is_refused, teardown),
 	    cmocka_unit_test_teardown(test_head_end_shapes, teardown),
+	    cmocka_unit_test_teardown(test_cluster_lookup_follows_generations, teardown),
 	    cmocka_unit_test_teardown(test_buffer_wait_is_fifo, teardown),
 	    cmocka_unit_test_teardown(test_buffer_wait_bounded_by_head_deadline, teardown),
 	    cmocka_unit_test_teardown(test_path_rewrite_fails_closed, teardown),
