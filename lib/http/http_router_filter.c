@@ -448,7 +448,8 @@ static void attempt_start(struct http_stream *st)
 		http_reset_reply(st, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
 		return;
 	}
-	struct http_pool *p = http_pool_get(w, &X(st)->cref, st->crt, out.ep->addr, out.ep->port);
+	struct http_pool *p =
+	    http_pool_get(w, &X(st)->cref, st->crt, out.ep->addr, out.ep->port, &hc->pool_hint);
 	if (!p) {
 		http_reset_reply(st, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
 		return;

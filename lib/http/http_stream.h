@@ -313,7 +313,8 @@ struct http_conn {
 	const char *cv_name;
 	size_t cv_len;
 	struct arn_cfg_cluster_view cv;
-	struct http_stream st; /* HTTP/1: the one exchange at a time */
+	struct http_pool *pool_hint; /* its last upstream pool (http_pool_get) */
+	struct http_stream st;	     /* HTTP/1: the one exchange at a time */
 	/* local_rate_limit_per_downstream_connection: the connection's own
 	 * buckets, for the first local_ratelimit filter (http_l4.c) */
 	struct arn_cfg_bucket_state rl_conn[ARN_CFG_HLRL_CONN_BUCKETS];

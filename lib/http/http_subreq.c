@@ -166,7 +166,7 @@ int http_subreq_start(struct http_subreq *sr, struct http_conn *hc, const struct
 		sr_release(sr, false, HOST_AUTO);
 		return -EBUSY;
 	}
-	struct http_pool *p = http_pool_get(w, cluster, st->crt, out.ep->addr, out.ep->port);
+	struct http_pool *p = http_pool_get(w, cluster, st->crt, out.ep->addr, out.ep->port, NULL);
 	if (!p) {
 		sr_release(sr, false, HOST_AUTO);
 		return -EBUSY;

@@ -75,10 +75,16 @@ static void pool_bind_host(struct http_pool *p)
 }
 
 struct http_pool *http_pool_get(struct http_worker *w, const struct arn_cfg_ref *cluster,
-				struct http_cluster_rt *crt, uint32_t addr, uint16_t port)
+				struct http_cluster_rt *crt, uint32_t addr, uint16_t port,
+				struct http_pool **hint)
 {
-	struct http_pool *p = http_pool_find(w, cluster->name, cluster->len, addr, port);
+	/* the caller's last pool, when it is the one (no hash, no probe) */
+	struct http_pool *p = hint ? *hint : NULL;
+	if (!p || !p->used || !pool_is(p, p->key, cluster->name, cluster->len, addr, port))
+		p = http_pool_find(w, cluster->name, cluster->len, addr, port);
 	if (p) {
+		if (hint)
+			*hint = p;
 		if (!p->crt && crt) {
 			http_crt_ref(crt); /* the snapshot's covers us until then */
 			p->crt = crt;
@@ -107,6 +113,8 @@ struct http_pool *http_pool_get(struct http_worker *w, const struct arn_cfg_ref 
 			http_crt_ref(crt);
 		pool_bind_host(p);
 		w->n_pools++;
+		if (hint)
+			*hint = p;
 		return p;
 	}
 	return NULL;

@@ -126,8 +126,12 @@ struct http_pool {
 
 /* http_upstream.c */
 extern const struct arn_tcp_ops http_up_ops;
+/* The pool of (@p cluster, @p addr, @p port), made if there is none.
+ * @p hint (or NULL): the caller's last pool, tried first and set to the
+ * answer, so that a connection's requests to one host skip the lookup. */
 struct http_pool *http_pool_get(struct http_worker *w, const struct arn_cfg_ref *cluster,
-				struct http_cluster_rt *crt, uint32_t addr, uint16_t port);
+				struct http_cluster_rt *crt, uint32_t addr, uint16_t port,
+				struct http_pool **hint);
 struct http_pool *http_pool_find(struct http_worker *w, const char *cluster, size_t len,
 				 uint32_t addr, uint16_t port);
 /* Give @p st a connection of @p pool: an idle one, a new one, or a place in

@@ -210,6 +210,42 @@ static void want_in(const char *text, const char *line)
 		fail_msg("missing '%s' in:\n%s", line, text);
 }
 
+/* http_pool_get's hint (a connection's last pool) is taken only when it
+ * is the pool asked for; otherwise the lookup finds or makes the right one
+ * and the hint follows it. */
+static void test_pool_hint(void **state)
+{
+	(void)state;
+	assert_int_equal(arn_stats_set_workers(1), 0);
+	APPLY(C, "1", jcluster_eds("web"));
+	APPLY(E, "1", jcla("web", (const int[]){10, 11}, 2));
+	accepted();
+	assert_int_equal(http_rt_init(st), 0);
+	struct arn_cfg_ref ref = web_ref();
+	struct http_cluster_rt *crt = http_rt_cluster(ref.name, ref.len, ref.hash);
+	assert_non_null(crt);
+	struct http_worker *w = fake_worker(0);
+	struct http_pool *a = http_pool_get(w, &ref, crt, IP(10), 8080, NULL);
+	struct http_pool *b = http_pool_get(w, &ref, crt, IP(11), 8080, NULL);
+	assert_ptr_not_equal(a, b);
+	struct http_pool *hint = b; /* another host's */
+	assert_ptr_equal(http_pool_get(w, &ref, crt, IP(10), 8080, &hint), a);
+	assert_ptr_equal(hint, a);
+	assert_ptr_equal(http_pool_get(w, &ref, crt, IP(10), 8080, &hint), a);
+	struct http_pool *c = http_pool_get(w, &ref, crt, IP(10), 8081, &hint);
+	assert_ptr_equal(hint, c);
+	assert_ptr_not_equal(c, a); /* another port: a new pool */
+	/* another cluster's pool at the same host */
+	struct arn_cfg_ref other = {"web2", 4, arn_cfg_hash("web2", 4)};
+	hint = a;
+	struct http_pool *o = http_pool_get(w, &other, NULL, IP(10), 8080, &hint);
+	assert_ptr_not_equal(o, a);
+	assert_ptr_equal(hint, o);
+	assert_int_equal(o->cluster_len, 4);
+	assert_int_equal(w->n_pools, 4);
+	fake_worker_free(w);
+}
+
 static void test_host_counts_kept_across_generations_and_in_flight(void **state)
 {
 	(void)state;
@@ -224,9 +260,9 @@ static void test_host_counts_kept_across_generations_and_in_flight(void **state)
 
 	/* two workers each send requests to both hosts */
 	struct http_worker *w0 = fake_worker(0), *w1 = fake_worker(1);
-	struct http_pool *a0 = http_pool_get(w0, &ref, crt, IP(10), 8080);
-	struct http_pool *b0 = http_pool_get(w0, &ref, crt, IP(11), 8080);
-	struct http_pool *a1 = http_pool_get(w1, &ref, crt, IP(10), 8080);
+	struct http_pool *a0 = http_pool_get(w0, &ref, crt, IP(10), 8080, NULL);
+	struct http_pool *b0 = http_pool_get(w0, &ref, crt, IP(11), 8080, NULL);
+	struct http_pool *a1 = http_pool_get(w1, &ref, crt, IP(10), 8080, NULL);
 	assert_non_null(a0->host);
 	assert_non_null(b0->host);
 	assert_ptr_equal(a0->host, a1->host); /* one host, a slot per worker */
@@ -316,7 +352,7 @@ static void test_host_counts_kept_across_generations_and_in_flight(void **state)
 	APPLY(E, "4", jcla("web", (const int[]){10, 11}, 2));
 	http_rt_sync(st);
 	http_pools_sweep(w0, arn_config_gen(st));
-	struct http_pool *b0n = http_pool_get(w0, &ref, crt, IP(11), 8080);
+	struct http_pool *b0n = http_pool_get(w0, &ref, crt, IP(11), 8080, NULL);
 	assert_non_null(b0n->host);
 	assert_int_equal(sum_of(b0n->host).rq_total, 0);
 	assert_int_equal(sum_of(a0->host).rq_total, 5);
@@ -424,7 +460,7 @@ static void test_removed_cluster_stats_freed_when_unused(void **state)
 	/* a worker routes a stream there and opens a pool */
 	http_crt_ref(crt);
 	struct http_worker *w = fake_worker(0);
-	struct http_pool *p = http_pool_get(w, &ref, crt, IP(10), 8080);
+	struct http_pool *p = http_pool_get(w, &ref, crt, IP(10), 8080, NULL);
 	assert_non_null(p);
 	p->n_counted = 1;
 	arn_stats_inc(crt->stats, w->slot, ARN_CL_upstream_rq_total);
@@ -807,6 +843,7 @@ static void test_proxy_settings_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_pool_hint, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_host_counts_kept_across_generations_and_in_flight,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_removed_host_waits_for_quiescent_workers, setup,
