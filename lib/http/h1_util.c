@@ -149,7 +149,7 @@ enum arn_h1_hdr_id arn_h1_hdr_lookup(const char *s, size_t n)
 	case 4:
 		return H(HOST);
 	case 6:
-		return H(EXPECT);
+		return (s[0] | 0x20) == 's' ? H(SERVER) : H(EXPECT);
 	case 7:
 		return (s[0] | 0x20) == 'u' ? H(UPGRADE) : H(TRAILER);
 	case 10:

@@ -935,7 +935,7 @@ static void test_response_framing(void **state)
 	    "  T T: v\n");
 	/* no framing: the body runs until the server closes */
 	RES("HTTP/1.1 200 OK\r\nServer: x\r\n\r\nall of this", "RES 200 OK HTTP/1.1 eof\n"
-							       "  Server: x\n"
+							       "  Server: x #server\n"
 							       "BODY all of this\n"
 							       "EOF END body=11\n");
 	RES("HTTP/1.0 200 OK\r\n\r\n", "RES 200 OK HTTP/1.0 eof\n"
