@@ -11,7 +11,8 @@
 
 const struct http_filter_ops *const *http_filters;
 unsigned http_n_filters;
-struct http_filter_list http_filters_encode_response, http_filters_log, http_filters_stream_end;
+struct http_filter_list http_filters_encode_response, http_filters_log, http_filters_stream_end,
+    http_filters_encode_head_edits;
 
 int http_filters_set(const struct http_filter_ops *const *chain, unsigned n)
 {
@@ -20,6 +21,7 @@ int http_filters_set(const struct http_filter_ops *const *chain, unsigned n)
 	http_filters = chain;
 	http_n_filters = n;
 	http_filters_encode_response.n = http_filters_log.n = http_filters_stream_end.n = 0;
+	http_filters_encode_head_edits.n = 0;
 	for (unsigned i = 0; i < n; i++) {
 		const struct http_filter_ops *f = chain[i];
 		if (f->encode_response)
@@ -28,6 +30,8 @@ int http_filters_set(const struct http_filter_ops *const *chain, unsigned n)
 			http_filters_log.f[http_filters_log.n++] = f;
 		if (f->stream_end)
 			http_filters_stream_end.f[http_filters_stream_end.n++] = f;
+		if (f->encode_head_edits)
+			http_filters_encode_head_edits.f[http_filters_encode_head_edits.n++] = f;
 	}
 	return 0;
 }
@@ -35,10 +39,8 @@ int http_filters_set(const struct http_filter_ops *const *chain, unsigned n)
 int http_filters_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
 {
 	unsigned n = 0;
-	for (unsigned i = 0; i < http_n_filters; i++) {
-		const struct http_filter_ops *f = http_filters[i];
-		if (!f->encode_head_edits)
-			continue;
+	for (unsigned i = 0; i < http_filters_encode_head_edits.n; i++) {
+		const struct http_filter_ops *f = http_filters_encode_head_edits.f[i];
 		int k = f->encode_head_edits(st, e + n, cap - n);
 		if (k < 0)
 			return k;
