@@ -231,11 +231,19 @@ static bool request_wait(struct http_h1_conn *c)
 		}
 		return false;
 	}
-	if (!(st->state & HTTP_S_STARTED))
-		http_stream_started(st);
+	/* the head deadline is armed only if the head has to wait (for its
+	 * bytes or a buffer): bench_hcm's heads never do (about 40
+	 * instructions a request) */
+	bool later = false;
+	if (!(st->state & HTTP_S_STARTED)) {
+		http_stream_start(st, true);
+		later = true;
+	}
 	while (!head_ready(c)) {
 		if (http_tp_fill(c->dn.tp, hc->tc, &c->dn.in))
 			continue;
+		if (later)
+			http_stream_head_deadline(st);
 		if (c->dn.peer.eof) {
 			/* the client went away mid-head: closed without a reply,
 			 * as before (Envoy's codec resets the stream) */
@@ -246,9 +254,15 @@ static bool request_wait(struct http_h1_conn *c)
 		}
 		return false;
 	}
+	/* in because of its size, not its end: the parser may take it in parts */
+	struct http_in *in = &c->dn.in;
+	if (later && (in->bytes > c->dn.p.max_head || in->bytes >= HTTP_IN_MAX))
+		http_stream_head_deadline(st);
 	bool queued = hc->res_waiting;
 	struct http_res *r = http_res_take(hc->w, hc);
 	if (!r) {
+		if (later)
+			http_stream_head_deadline(st);
 		/* every request buffer of this worker is in use, or requests
 		 * before this one wait for one: it waits its turn (its head
 		 * stays in the input); the poll wakes waiters in order */

@@ -211,6 +211,18 @@ void http_stream_end(struct http_stream *st)
  */
 void http_stream_started(struct http_stream *st)
 {
+	http_stream_start(st, false);
+}
+
+void http_stream_head_deadline(struct http_stream *st)
+{
+	const struct arn_cfg_hcm *h = st->hc->hcm;
+	if (h && h->request_headers_timeout_ms && !st->hdr_timer.armed)
+		http_timer_arm(st->hc->w, &st->hdr_timer, h->request_headers_timeout_ms);
+}
+
+void http_stream_start(struct http_stream *st, bool head_later)
+{
 	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
 	const struct arn_cfg_hcm *h = hc->hcm;
@@ -225,7 +237,7 @@ void http_stream_started(struct http_stream *st)
 	 * stream's end takes it over */
 	if (!h)
 		return;
-	if (h->request_headers_timeout_ms)
+	if (h->request_headers_timeout_ms && !head_later)
 		http_timer_arm(w, &st->hdr_timer, h->request_headers_timeout_ms);
 	if (h->request_timeout_ms)
 		http_timer_arm(w, &st->req_timer, h->request_timeout_ms);

@@ -22,6 +22,12 @@ void http_stream_init(struct http_stream *st, struct http_conn *hc);
  * connection's idle timer leaves a connection with a started stream
  * alone). The request has no buffer yet. */
 void http_stream_started(struct http_stream *st);
+/* The same, with @p head_later: request_headers_timeout is not armed yet;
+ * http_stream_head_deadline arms it (with the deadline it would have had)
+ * when the head has to wait, in the same run. A head that is in and takes
+ * its buffer at once is parsed in that run, before any timer can fire. */
+void http_stream_start(struct http_stream *st, bool head_later);
+void http_stream_head_deadline(struct http_stream *st);
 /** The stream got request buffer @p r (its head is in): the messages are
  * decoded into it. */
 void http_stream_take(struct http_stream *st, struct http_res *r);
