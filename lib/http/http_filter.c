@@ -12,7 +12,7 @@
 const struct http_filter_ops *const *http_filters;
 unsigned http_n_filters;
 struct http_filter_list http_filters_encode_response, http_filters_log, http_filters_stream_end,
-    http_filters_encode_head_edits;
+    http_filters_encode_head_edits, http_filters_decode_head;
 
 int http_filters_set(const struct http_filter_ops *const *chain, unsigned n)
 {
@@ -21,7 +21,7 @@ int http_filters_set(const struct http_filter_ops *const *chain, unsigned n)
 	http_filters = chain;
 	http_n_filters = n;
 	http_filters_encode_response.n = http_filters_log.n = http_filters_stream_end.n = 0;
-	http_filters_encode_head_edits.n = 0;
+	http_filters_encode_head_edits.n = http_filters_decode_head.n = 0;
 	for (unsigned i = 0; i < n; i++) {
 		const struct http_filter_ops *f = chain[i];
 		if (f->encode_response)
@@ -32,6 +32,8 @@ int http_filters_set(const struct http_filter_ops *const *chain, unsigned n)
 			http_filters_stream_end.f[http_filters_stream_end.n++] = f;
 		if (f->encode_head_edits)
 			http_filters_encode_head_edits.f[http_filters_encode_head_edits.n++] = f;
+		if (f->decode_head)
+			http_filters_decode_head.f[http_filters_decode_head.n++] = f;
 	}
 	return 0;
 }

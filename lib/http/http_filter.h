@@ -80,7 +80,7 @@ struct http_filter_list {
 	unsigned n;
 };
 extern struct http_filter_list http_filters_encode_response, http_filters_log,
-    http_filters_stream_end, http_filters_encode_head_edits;
+    http_filters_stream_end, http_filters_encode_head_edits, http_filters_decode_head;
 
 /**
  * The response edits of every filter with encode_head_edits, in chain

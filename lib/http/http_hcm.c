@@ -372,9 +372,9 @@ static void on_head(struct http_stream *st)
 	};
 	/* the filters before the router, in chain order: one that takes the
 	 * stream (answers it, or reads its body) ends the walk */
-	for (unsigned i = 0; i < http_n_filters; i++) {
-		const struct http_filter_ops *f = http_filters[i];
-		if (f->decode_head && f->decode_head(st, g, rt, &req)) {
+	for (unsigned i = 0; i < http_filters_decode_head.n; i++) {
+		const struct http_filter_ops *f = http_filters_decode_head.f[i];
+		if (f->decode_head(st, g, rt, &req)) {
 			st->filter = f;
 			return;
 		}
