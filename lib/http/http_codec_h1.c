@@ -207,21 +207,6 @@ static void h1_release(struct http_peer *pp)
 
 /* ---- the next request ---------------------------------------------------------------- */
 
-/* Drop the input's first byte. */
-static void in_drop1(struct http_in *in)
-{
-	struct rte_mbuf *m = in->head;
-	in->off++;
-	in->bytes--;
-	if (in->off == m->data_len) {
-		in->head = m->next;
-		if (!in->head)
-			in->tail = NULL;
-		in->off = 0;
-		http_seg_free(m);
-	}
-}
-
 bool http_h1_skip_empty_lines(struct http_in *in)
 {
 	for (;;) {
@@ -238,7 +223,7 @@ bool http_h1_skip_empty_lines(struct http_in *in)
 		}
 		const char *p = rte_pktmbuf_mtod_offset(m, const char *, in->off);
 		if (p[0] == '\n') {
-			in_drop1(in);
+			http_in_drop(in, 1);
 			continue;
 		}
 		if (p[0] != '\r')
@@ -252,8 +237,7 @@ bool http_h1_skip_empty_lines(struct http_in *in)
 			return false;
 		if (*q != '\n')
 			return true;
-		in_drop1(in);
-		in_drop1(in);
+		http_in_drop(in, 2); /* CR LF */
 	}
 }
 

@@ -844,7 +844,7 @@ static ssize_t on_read(nghttp2_session *s, int32_t id, uint8_t *buf, size_t leng
 		uint32_t k = (uint32_t)(length - n) < avail ? (uint32_t)(length - n) : avail;
 		memcpy(buf + n, rte_pktmbuf_mtod_offset(m, char *, x->reply.off), k);
 		n += k;
-		http_h2_in_drop(&x->reply, k);
+		http_in_drop(&x->reply, k);
 	}
 	if (n < length && x->out_len) {
 		uint32_t k =
@@ -1168,7 +1168,7 @@ static int h2_decode(struct http_peer *p, struct http_msgbuf *mb, bool keep_head
 	ev->data = NULL;
 	ev->len = 0;
 	if (x->given) {
-		http_h2_in_drop(&x->body, x->given);
+		http_in_drop(&x->body, x->given);
 		window_give(x, x->given);
 		x->given = 0;
 	}

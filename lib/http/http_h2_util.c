@@ -208,22 +208,3 @@ bool http_h2_in_copy(struct http_worker *w, struct http_in *in, const uint8_t *p
 	}
 	return true;
 }
-
-void http_h2_in_drop(struct http_in *in, uint32_t n)
-{
-	while (n && in->head) {
-		struct rte_mbuf *m = in->head;
-		uint32_t avail = m->data_len - in->off;
-		uint32_t k = n < avail ? n : avail;
-		in->off += k;
-		in->bytes -= k;
-		n -= k;
-		if (in->off == m->data_len) {
-			in->head = m->next;
-			if (!in->head)
-				in->tail = NULL;
-			in->off = 0;
-			http_seg_free(m);
-		}
-	}
-}

@@ -102,7 +102,4 @@ void http_h2_keepalive_stop(struct http_h2_keepalive *ka);
  * @return false when out of mbufs (what was copied stays). */
 bool http_h2_in_copy(struct http_worker *w, struct http_in *in, const uint8_t *p, size_t len);
 
-/** Drop @p n bytes from the front of @p in, freeing emptied mbufs. */
-void http_h2_in_drop(struct http_in *in, uint32_t n);
-
 #endif

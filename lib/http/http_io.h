@@ -68,6 +68,9 @@ void http_in_append(struct http_in *in, struct rte_mbuf *chain);
 void http_in_free(struct http_in *in);
 /** Take what TCP holds, up to HTTP_IN_MAX buffered. @return bytes taken. */
 uint32_t http_in_fill(struct http_in *in, struct arn_tcp_conn *tc);
+/** Drop @p n bytes from the front of @p in (fewer if it holds fewer),
+ * freeing the segments it empties. */
+void http_in_drop(struct http_in *in, uint32_t n);
 /** Keep @p m alive (one reference) until http_pins_release; past
  * HTTP_PIN_MAX segments only p->overflow is set. */
 void http_pins_add(struct http_pins *p, struct rte_mbuf *m);

@@ -968,7 +968,7 @@ static int uph2_decode(struct http_peer *p, struct http_msgbuf *mb, bool keep_he
 	ev->data = NULL;
 	ev->len = 0;
 	if (x->given) {
-		http_h2_in_drop(&x->body, x->given);
+		http_in_drop(&x->body, x->given);
 		window_give(x, x->given);
 		x->given = 0;
 		h2_send(x->h2); /* the WINDOW_UPDATE: the upstream may go on */
