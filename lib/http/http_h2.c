@@ -893,6 +893,21 @@ static uint32_t cap(uint32_t v, uint32_t max)
 	return v < max ? v : max;
 }
 
+/* nghttp2's bound on a header block is one frame past header_block()'s,
+ * which answers (and counts) the flood first */
+static const struct http_h2_session_def session_def = {
+    .server = true,
+    .max_continuations = HTTP_H2_MAX_CONTINUATIONS + 1,
+    .begin_headers = on_begin_headers,
+    .begin_frame = on_begin_frame,
+    .header = on_header,
+    .frame_recv = on_frame_recv,
+    .data_chunk = on_data_chunk,
+    .stream_close = on_stream_close,
+    .frame_send = on_frame_send,
+    .invalid_frame = on_invalid_frame,
+};
+
 int http_h2_start(struct http_h1_conn *c)
 {
 	struct http_conn *pc = &c->c;
@@ -915,53 +930,14 @@ int http_h2_start(struct http_h1_conn *c)
 	uint32_t swin = cap(o ? o->initial_stream_window_size : 65535, HTTP_H2_MAX_STREAM_WINDOW);
 	uint32_t cwin = cap(o ? o->initial_connection_window_size : 65535, HTTP_H2_MAX_CONN_WINDOW);
 	nghttp2_mem mem = http_h2_mem(&h->mem);
-	nghttp2_session_callbacks *cb;
-	nghttp2_option *opt;
-	if (nghttp2_session_callbacks_new(&cb) != 0) {
-		free(h);
-		return -ENOMEM;
-	}
-	if (nghttp2_option_new(&opt) != 0) {
-		nghttp2_session_callbacks_del(cb);
-		free(h);
-		return -ENOMEM;
-	}
-	nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
-	nghttp2_session_callbacks_set_on_begin_frame_callback(cb, on_begin_frame);
-	nghttp2_session_callbacks_set_on_header_callback2(cb, on_header);
-	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
-	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
-	nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
-	nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
-	nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb, on_invalid_frame);
-	/* windows open only as upstreams take the bytes (http_h2.h) */
-	nghttp2_option_set_no_auto_window_update(opt, 1);
-	nghttp2_option_set_max_outbound_ack(opt, o ? o->max_outbound_control_frames : 1000);
-	/* CVE-2023-44487 (rapid reset) and CVE-2024-27316 (CONTINUATION
-	 * flood): nghttp2's own bounds, at their defaults */
-	nghttp2_option_set_stream_reset_rate_limit(opt, 1000, 33);
-	nghttp2_option_set_max_continuations(opt, HTTP_H2_MAX_CONTINUATIONS + 1);
-	nghttp2_option_set_max_settings(opt, 32);
-	/* closed streams are not kept for the priority tree: neither their
-	 * memory nor a user data pointer to a block given back */
-	nghttp2_option_set_no_closed_streams(opt, 1);
-	nghttp2_option_set_max_deflate_dynamic_table_size(opt, 4096);
-	int rc = nghttp2_session_server_new3(&h->s, cb, h, opt, &mem);
-	nghttp2_session_callbacks_del(cb);
-	nghttp2_option_del(opt);
-	if (rc != 0) {
-		free(h);
-		return -ENOMEM;
-	}
 	nghttp2_settings_entry iv[] = {
 	    {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, streams},
 	    {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, swin},
 	    {NGHTTP2_SETTINGS_HEADER_TABLE_SIZE, o ? o->hpack_table_size : 4096},
 	    {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, h->max_hdr_bytes},
 	};
-	if (nghttp2_submit_settings(h->s, NGHTTP2_FLAG_NONE, iv, sizeof(iv) / sizeof(iv[0])) != 0 ||
-	    nghttp2_session_set_local_window_size(h->s, NGHTTP2_FLAG_NONE, 0, (int32_t)cwin) != 0) {
-		nghttp2_session_del(h->s);
+	if (http_h2_session_new(&h->s, &session_def, h, &mem, o, iv, sizeof(iv) / sizeof(iv[0]),
+				cwin) != 0) {
 		free(h);
 		return -ENOMEM;
 	}

@@ -1,6 +1,7 @@
 /*
  * What both HTTP/2 sides share (http_h2_util.h).
  */
+#include <errno.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -207,4 +208,59 @@ bool http_h2_in_copy(struct http_worker *w, struct http_in *in, const uint8_t *p
 		len -= k;
 	}
 	return true;
+}
+
+int http_h2_session_new(nghttp2_session **s, const struct http_h2_session_def *d, void *user,
+			nghttp2_mem *mem, const struct arn_cfg_h2 *o,
+			const nghttp2_settings_entry *iv, size_t n_iv, uint32_t conn_window)
+{
+	*s = NULL;
+	nghttp2_session_callbacks *cb;
+	nghttp2_option *opt;
+	if (nghttp2_session_callbacks_new(&cb) != 0)
+		return -ENOMEM;
+	if (nghttp2_option_new(&opt) != 0) {
+		nghttp2_session_callbacks_del(cb);
+		return -ENOMEM;
+	}
+	nghttp2_session_callbacks_set_on_begin_headers_callback(cb, d->begin_headers);
+	nghttp2_session_callbacks_set_on_begin_frame_callback(cb, d->begin_frame);
+	nghttp2_session_callbacks_set_on_header_callback2(cb, d->header);
+	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, d->frame_recv);
+	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, d->data_chunk);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cb, d->stream_close);
+	nghttp2_session_callbacks_set_on_frame_send_callback(cb, d->frame_send);
+	nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb, d->invalid_frame);
+	/* windows open only as the other side takes the bytes (http_h2.h,
+	 * http_upstream_h2.h) */
+	nghttp2_option_set_no_auto_window_update(opt, 1);
+	nghttp2_option_set_max_outbound_ack(opt, o ? o->max_outbound_control_frames : 1000);
+	/* CVE-2023-44487 (rapid reset): a client's streams, so the server's
+	 * session only; nghttp2's own bound, at its default */
+	if (d->server)
+		nghttp2_option_set_stream_reset_rate_limit(opt, 1000, 33);
+	/* CVE-2024-27316 (CONTINUATION flood): nghttp2's own bound, each
+	 * side's (struct http_h2_session_def) */
+	nghttp2_option_set_max_continuations(opt, d->max_continuations);
+	nghttp2_option_set_max_settings(opt, 32);
+	/* closed streams are not kept for the priority tree: neither their
+	 * memory nor a user data pointer to a block given back */
+	nghttp2_option_set_no_closed_streams(opt, 1);
+	nghttp2_option_set_max_deflate_dynamic_table_size(opt, 4096);
+	int rc = d->server ? nghttp2_session_server_new3(s, cb, user, opt, mem)
+			   : nghttp2_session_client_new3(s, cb, user, opt, mem);
+	nghttp2_session_callbacks_del(cb);
+	nghttp2_option_del(opt);
+	if (rc != 0) {
+		*s = NULL;
+		return -ENOMEM;
+	}
+	if (nghttp2_submit_settings(*s, NGHTTP2_FLAG_NONE, iv, n_iv) != 0 ||
+	    nghttp2_session_set_local_window_size(*s, NGHTTP2_FLAG_NONE, 0, (int32_t)conn_window) !=
+		0) {
+		nghttp2_session_del(*s);
+		*s = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }

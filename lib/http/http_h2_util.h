@@ -1,6 +1,7 @@
 /*
  * What the two HTTP/2 sides (downstream http_h2.c, upstream
- * http_upstream_h2.c) share below both of them: the limit on framed bytes
+ * http_upstream_h2.c) share below both of them: the nghttp2 session's
+ * callbacks, options and first SETTINGS, the limit on framed bytes
  * waiting for TCP, the header references one message keeps, trailers
  * copied for a HEADERS frame, the keepalive PINGs and their timers, and
  * the mbuf queue of received DATA. Neither side reaches the other through
@@ -97,6 +98,37 @@ void http_h2_keepalive_rx(struct http_h2_keepalive *ka);
 bool http_h2_keepalive_idle(const struct http_h2_keepalive *ka);
 /** Disarm both timers (the connection goes). */
 void http_h2_keepalive_stop(struct http_h2_keepalive *ka);
+
+/*
+ * What one side's nghttp2 session is made of that the other side's is not:
+ * its callbacks (NULL: none) and its bound on the CONTINUATION frames of
+ * one header block. Static, one per side.
+ */
+struct http_h2_session_def {
+	bool server; /* http_h2.c's, for clients; else http_upstream_h2.c's */
+	size_t max_continuations;
+	nghttp2_on_begin_headers_callback begin_headers;
+	nghttp2_on_begin_frame_callback begin_frame;
+	nghttp2_on_header_callback2 header;
+	nghttp2_on_frame_recv_callback frame_recv;
+	nghttp2_on_data_chunk_recv_callback data_chunk;
+	nghttp2_on_stream_close_callback stream_close;
+	nghttp2_on_frame_send_callback frame_send;
+	nghttp2_on_invalid_frame_recv_callback invalid_frame;
+};
+
+/**
+ * Make an nghttp2 session as @p d says, with the options both sides share
+ * (no automatic WINDOW_UPDATE, @p o's max_outbound_control_frames (NULL:
+ * 1000), bounded SETTINGS and HPACK table, no closed streams kept), queue
+ * the first SETTINGS frame (@p iv, @p n_iv entries, in that order) and open
+ * the connection's receive window to @p conn_window. @p user is what the
+ * callbacks get; @p mem is not kept. @return 0 with *@p s the caller's
+ * (nghttp2_session_del), or -ENOMEM with *@p s NULL and nothing left over.
+ */
+int http_h2_session_new(nghttp2_session **s, const struct http_h2_session_def *d, void *user,
+			nghttp2_mem *mem, const struct arn_cfg_h2 *o,
+			const nghttp2_settings_entry *iv, size_t n_iv, uint32_t conn_window);
 
 /** Copy @p len bytes to the end of @p in, in mbufs of @p w's pool.
  * @return false when out of mbufs (what was copied stays). */

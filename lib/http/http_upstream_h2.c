@@ -578,6 +578,20 @@ static uint32_t cap(uint32_t v, uint32_t max)
 	return v && v < max ? v : max;
 }
 
+/* a peer that may not be trusted more than a client: its header blocks
+ * in pieces are bounded as the clients' are */
+static const struct http_h2_session_def session_def = {
+    .server = false,
+    .max_continuations = 8,
+    .begin_headers = on_begin_headers,
+    .header = on_header,
+    .frame_recv = on_frame_recv,
+    .data_chunk = on_data_chunk,
+    .stream_close = on_stream_close,
+    .frame_send = on_frame_send,
+    .invalid_frame = on_invalid_frame,
+};
+
 int http_uph2_start(struct http_upconn *u, const struct arn_cfg_cluster *c,
 		    const struct http_uph2_pool_ops *ops)
 {
@@ -598,49 +612,15 @@ int http_uph2_start(struct http_upconn *u, const struct arn_cfg_cluster *c,
 	uint32_t swin = cap(o ? o->initial_stream_window_size : 0, HTTP_UPH2_STREAM_WINDOW);
 	uint32_t cwin = cap(o ? o->initial_connection_window_size : 0, HTTP_UPH2_CONN_WINDOW);
 	nghttp2_mem mem = http_h2_mem(&h->mem);
-	nghttp2_session_callbacks *cb;
-	nghttp2_option *opt;
-	if (nghttp2_session_callbacks_new(&cb) != 0) {
-		free(h);
-		return -ENOMEM;
-	}
-	if (nghttp2_option_new(&opt) != 0) {
-		nghttp2_session_callbacks_del(cb);
-		free(h);
-		return -ENOMEM;
-	}
-	nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
-	nghttp2_session_callbacks_set_on_header_callback2(cb, on_header);
-	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
-	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
-	nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
-	nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
-	nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb, on_invalid_frame);
-	/* windows open only as clients take the bytes (http_upstream_h2.h) */
-	nghttp2_option_set_no_auto_window_update(opt, 1);
-	nghttp2_option_set_max_outbound_ack(opt, o ? o->max_outbound_control_frames : 1000);
-	nghttp2_option_set_max_settings(opt, 32);
-	nghttp2_option_set_no_closed_streams(opt, 1);
-	nghttp2_option_set_max_deflate_dynamic_table_size(opt, 4096);
-	/* a peer that may not be trusted more than a client: its header
-	 * blocks in pieces are bounded as the clients' are */
-	nghttp2_option_set_max_continuations(opt, 8);
-	int rc = nghttp2_session_client_new3(&h->s, cb, h, opt, &mem);
-	nghttp2_session_callbacks_del(cb);
-	nghttp2_option_del(opt);
-	if (rc != 0) {
-		free(h);
-		return -ENOMEM;
-	}
 	nghttp2_settings_entry iv[] = {
 	    {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
 	    {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, swin},
 	    {NGHTTP2_SETTINGS_HEADER_TABLE_SIZE, o ? o->hpack_table_size : 4096},
 	    {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, h->max_streams},
 	};
-	if (nghttp2_submit_settings(h->s, NGHTTP2_FLAG_NONE, iv, sizeof(iv) / sizeof(iv[0])) != 0 ||
-	    nghttp2_session_set_local_window_size(h->s, NGHTTP2_FLAG_NONE, 0, (int32_t)cwin) != 0) {
-		session_free(h);
+	if (http_h2_session_new(&h->s, &session_def, h, &mem, o, iv, sizeof(iv) / sizeof(iv[0]),
+				cwin) != 0) {
+		free(h);
 		return -ENOMEM;
 	}
 	u->h2 = h;
