@@ -41,18 +41,8 @@ const extraCluster = (name) => ({ name, version: '1', resource: x.staticCluster(
 const cla = (v, eps) => ({ name: 'web', version: String(v), resource: x.cla('web', eps) });
 
 const srv = new AdsServer({ log: '/dev/null' });
-let cursor = 0;
-let maxAck = 0;
-
-async function sendAcked(type, resources, removed) {
-  const t0 = Date.now();
-  const r = srv.send({ type_url: type, resources, removed_resources: removed || [] });
-  const ack = await srv.waitRequest((q) => q.type_url === TYPES[type] && q.response_nonce === r.nonce,
-    30000, cursor);
-  cursor = ack.seq + 1;
-  maxAck = Math.max(maxAck, Date.now() - t0);
-  if (ack.error_detail) throw new Error(`NACK for ${type}: ${JSON.stringify(ack.error_detail)}`);
-}
+const ads = x.ackedSender(srv, 30000);
+const { sendAcked } = ads;
 
 /*
  * protobufjs builds a type's encoder on its first use: the first Cluster
@@ -82,7 +72,7 @@ function warmUp() {
   await sendAcked('route', [{ name: 'main', version: '1', resource: x.route('main', 'web', 'all') }]);
   fs.writeFileSync(path.join(dir, 'ready'), '');
   while (!fs.existsSync(path.join(dir, 'go'))) await sleep(50);
-  maxAck = 0; /* the pushes under load only */
+  ads.maxAckMs = 0; /* the pushes under load only */
   const t0 = Date.now();
   const seconds = Number(process.env.CHURN_SECONDS || 0);
   if (seconds > 0) {
@@ -92,7 +82,7 @@ function warmUp() {
       await sendAcked('cla', [cla(i, i % 2 ? [B] : [A])]);
       if (i % 100 === 0) fs.writeFileSync(path.join(dir, 'progress'), `${i} ${Date.now() - t0}\n`);
     }
-    fs.writeFileSync(path.join(dir, 'done'), `${i} ${Date.now() - t0} ${maxAck}\n`);
+    fs.writeFileSync(path.join(dir, 'done'), `${i} ${Date.now() - t0} ${ads.maxAckMs}\n`);
     while (!fs.existsSync(path.join(dir, 'go2'))) await sleep(50);
     await sendAcked('listener', [listener(i + 1, 'ingress_b')]);
     fs.writeFileSync(path.join(dir, 'step2'), '');
@@ -113,7 +103,7 @@ function warmUp() {
     }
     if (i % 100 === 0) fs.writeFileSync(path.join(dir, 'progress'), `${i} ${Date.now() - t0}\n`);
   }
-  fs.writeFileSync(path.join(dir, 'done'), `${N} ${Date.now() - t0} ${maxAck}\n`);
+  fs.writeFileSync(path.join(dir, 'done'), `${N} ${Date.now() - t0} ${ads.maxAckMs}\n`);
   await sleep(600000);
 })().catch((e) => {
   process.stderr.write(`control plane: ${e.stack || e}\n`);

@@ -102,21 +102,37 @@ async function acked(srv, resp) {
   return r;
 }
 
-/* Responses sent on @p srv one at a time, each ACKed before the next:
+/* Responses sent on @p srv one at a time, each answered before the next:
  * sendAcked(type, resources, removed) sends one (@p type a key of TYPES)
- * and returns its ACK, or throws on a NACK or none within @p timeoutMs.
- * cursor: the seq after the last ACK (each wait reads on from it; a script
- * waiting for requests of its own may start there). */
+ * and returns its ACK, or throws on a NACK or none within @p timeoutMs;
+ * sendNacked(...) the same for a response that must be NACKed (returns the
+ * NACK, throws on an ACK).
+ * cursor: the seq after the last answer (each wait reads on from it; a
+ * script waiting for requests of its own may start there).
+ * maxAckMs: the slowest send-to-answer time so far (a script sets it to 0
+ * where the part it measures starts). */
 function ackedSender(srv, timeoutMs = 20000) {
+  const answer = async (type, resources, removed) => {
+    const t0 = Date.now();
+    const r = srv.send({ type_url: type, resources, removed_resources: removed });
+    const q = await srv.waitRequest((x) => x.type_url === TYPES[type] && x.response_nonce === r.nonce,
+      timeoutMs, s.cursor);
+    s.cursor = q.seq + 1;
+    s.maxAckMs = Math.max(s.maxAckMs, Date.now() - t0);
+    return q;
+  };
   const s = {
     cursor: 0,
+    maxAckMs: 0,
     sendAcked: async (type, resources, removed = []) => {
-      const r = srv.send({ type_url: type, resources, removed_resources: removed });
-      const ack = await srv.waitRequest((q) => q.type_url === TYPES[type] && q.response_nonce === r.nonce,
-        timeoutMs, s.cursor);
-      s.cursor = ack.seq + 1;
+      const ack = await answer(type, resources, removed);
       if (ack.error_detail) throw new Error(`NACK for ${type}: ${JSON.stringify(ack.error_detail)}`);
       return ack;
+    },
+    sendNacked: async (type, resources, removed = []) => {
+      const nack = await answer(type, resources, removed);
+      if (!nack.error_detail) throw new Error(`wanted a NACK for ${type}, got an ACK (nonce ${nack.response_nonce})`);
+      return nack;
     },
   };
   return s;

@@ -38,15 +38,7 @@ const cla = (v, ips) => ({ name: 'web', version: v,
   resource: x.cla('web', ips.map((ip) => x.ep(ip, 8080))) });
 
 const srv = new AdsServer({ log: path.join(dir, 'ads.jsonl') });
-let cursor = 0;
-
-async function sendAcked(type, resources) {
-  const r = srv.send({ type_url: type, resources, removed_resources: [] });
-  const ack = await srv.waitRequest((q) => q.type_url === TYPES[type] && q.response_nonce === r.nonce,
-    20000, cursor);
-  cursor = ack.seq + 1;
-  if (ack.error_detail) throw new Error(`NACK for ${type}: ${JSON.stringify(ack.error_detail)}`);
-}
+const { sendAcked } = x.ackedSender(srv);
 
 async function waitFile(name) {
   while (!fs.existsSync(path.join(dir, name))) await sleep(20);

@@ -25,18 +25,8 @@ const [dir] = process.argv.slice(2);
 const A = x.ep('198.18.3.10', 8080);
 const B = x.ep('198.18.3.11', 8080);
 const srv = new AdsServer({ log: '/dev/null' });
-let cursor = 0;
-let maxAck = 0;
-
-async function sendAcked(type, resources, removed) {
-  const t0 = Date.now();
-  const r = srv.send({ type_url: type, resources, removed_resources: removed || [] });
-  const ack = await srv.waitRequest((q) => q.type_url === TYPES[type] && q.response_nonce === r.nonce,
-    30000, cursor);
-  cursor = ack.seq + 1;
-  maxAck = Math.max(maxAck, Date.now() - t0);
-  if (ack.error_detail) throw new Error(`NACK for ${type}: ${JSON.stringify(ack.error_detail)}`);
-}
+const ads = x.ackedSender(srv, 30000);
+const { sendAcked } = ads;
 
 const route = (v, cluster) => ({ name: 'main', version: String(v), resource: x.route('main', cluster, 'all') });
 const cla = (v, eps) => ({ name: 'web', version: String(v), resource: x.cla('web', eps) });
@@ -55,7 +45,7 @@ const cla = (v, eps) => ({ name: 'web', version: String(v), resource: x.cla('web
   await sendAcked('route', [route(0, 'web')]);
   fs.writeFileSync(path.join(dir, 'ready'), '');
   while (!fs.existsSync(path.join(dir, 'go'))) await sleep(50);
-  maxAck = 0;
+  ads.maxAckMs = 0;
   const t0 = Date.now();
   const sets = [[A], [B], [A, B]];
   let extra = null;
@@ -74,7 +64,7 @@ const cla = (v, eps) => ({ name: 'web', version: String(v), resource: x.cla('web
     }
     await sleep(20); /* a push every few tens of ms: many within one h2load run */
   }
-  fs.writeFileSync(path.join(dir, 'done'), `${i} ${Date.now() - t0} ${maxAck}\n`);
+  fs.writeFileSync(path.join(dir, 'done'), `${i} ${Date.now() - t0} ${ads.maxAckMs}\n`);
   await sleep(600000);
 })().catch((e) => {
   process.stderr.write(`control plane: ${e.stack || e}\n`);

@@ -43,22 +43,12 @@ const badRoute = { name: 'main', version: '4', resource: {
     routes: [{ match: { safe_regex: { regex: '(' } }, route: { cluster: 'web2' } }] }] } };
 
 const srv = new AdsServer({ log: path.join(dir, 'ads.jsonl') });
-let cursor = 0;
-
-async function sendAcked(type, resources, removed) {
-  const r = srv.send({ type_url: type, resources, removed_resources: removed || [] });
-  const ack = await srv.waitRequest((x) => x.type_url === TYPES[type] && x.response_nonce === r.nonce,
-    20000, cursor);
-  cursor = ack.seq + 1;
-  if (ack.error_detail) throw new Error(`NACK for ${type}: ${JSON.stringify(ack.error_detail)}`);
-}
+const ads = x.ackedSender(srv);
+const { sendAcked } = ads;
 
 async function sendNacked(type, resources, want) {
-  const r = srv.send({ type_url: type, resources, removed_resources: [] });
-  const nack = await srv.waitRequest((x) => x.type_url === TYPES[type] && x.response_nonce === r.nonce,
-    20000, cursor);
-  cursor = nack.seq + 1;
-  const msg = nack.error_detail && nack.error_detail.message;
+  const nack = await ads.sendNacked(type, resources);
+  const msg = nack.error_detail.message;
   if (!msg || !msg.includes(want)) throw new Error(`wanted a NACK naming '${want}' for ${type}, got ${JSON.stringify(nack)}`);
   fs.writeFileSync(path.join(dir, 'nack'), msg);
 }
