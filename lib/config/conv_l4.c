@@ -368,19 +368,9 @@ static int policy_cmp(const void *a, const void *b)
 	return r ? r : (x->name_len > y->name_len) - (x->name_len < y->name_len);
 }
 
-/* envoy.config.rbac.v3.RBAC at field @p f of @p p; NULL when absent. */
-static const struct arn_cfg_rbac_rules *rbac_rules(struct conv *c, struct pb p, const char *f,
-						   bool http)
+/* An RBAC filter's `rules` (or shadow_rules): an envoy.config.rbac.v3.RBAC. */
+static void rbac_rules(struct conv *c, struct pb r, bool http, struct arn_cfg_rbac_rules *out)
 {
-	struct pb r = pb_msg(p, f);
-	if (!r.m)
-		return NULL;
-	size_t m0 = conv_push(c, "%s", f);
-	struct arn_cfg_rbac_rules *out = CONV_NEW(c, struct arn_cfg_rbac_rules, 1);
-	if (!out) {
-		conv_pop(c, m0);
-		return NULL;
-	}
 	conv_only(c, r, "action,policies");
 	int32_t a = pb_i32(r, "action");
 	if (a < 0 || a > 2)
@@ -425,8 +415,6 @@ static const struct arn_cfg_rbac_rules *rbac_rules(struct conv *c, struct pb p, 
 	}
 	if (out->policies && out->n_policies > 1)
 		qsort(out->policies, out->n_policies, sizeof(*out->policies), policy_cmp);
-	conv_pop(c, m0);
-	return out;
 }
 
 /* ---- RBAC's matcher (xds.type.matcher.v3.Matcher) ------------------------------------ */
@@ -561,19 +549,9 @@ static void rbac_on_match(struct conv *c, struct pb om, struct arn_cfg_rbac_ment
 	conv_pop(c, m);
 }
 
-/* An RBAC filter's `matcher` (or shadow_matcher) at field @p f of @p p. */
-static const struct arn_cfg_rbac_rules *rbac_matcher(struct conv *c, struct pb p, const char *f,
-						     bool http)
+/* An RBAC filter's `matcher` (or shadow_matcher): an xds.type.matcher.v3.Matcher. */
+static void rbac_matcher(struct conv *c, struct pb r, bool http, struct arn_cfg_rbac_rules *out)
 {
-	struct pb r = pb_msg(p, f);
-	if (!r.m)
-		return NULL;
-	size_t m0 = conv_push(c, "%s", f);
-	struct arn_cfg_rbac_rules *out = CONV_NEW(c, struct arn_cfg_rbac_rules, 1);
-	if (!out) {
-		conv_pop(c, m0);
-		return NULL;
-	}
 	out->matcher = true;
 	out->action = ARN_CFG_RBAC_ALLOW;
 	/* matcher_tree: exact / prefix maps over an input, not supported */
@@ -610,6 +588,22 @@ static const struct arn_cfg_rbac_rules *rbac_matcher(struct conv *c, struct pb p
 		rbac_on_match(c, nm, &out->no_match, out);
 		conv_pop(c, m);
 	}
+}
+
+/* The rules at field @p f of @p p, read by @p read (rbac_rules or
+ * rbac_matcher) with @p f on the path its errors name; NULL when the field
+ * is absent or out of memory. */
+static const struct arn_cfg_rbac_rules *
+rbac_field(struct conv *c, struct pb p, const char *f, bool http,
+	   void (*read)(struct conv *c, struct pb r, bool http, struct arn_cfg_rbac_rules *out))
+{
+	struct pb r = pb_msg(p, f);
+	if (!r.m)
+		return NULL;
+	size_t m0 = conv_push(c, "%s", f);
+	struct arn_cfg_rbac_rules *out = CONV_NEW(c, struct arn_cfg_rbac_rules, 1);
+	if (out)
+		read(c, r, http, out);
 	conv_pop(c, m0);
 	return out;
 }
@@ -623,10 +617,11 @@ static void rbac_rules_or_matcher(struct conv *c, struct pb r, bool http,
 	if (pb_has(r, "shadow_rules") && pb_has(r, "shadow_matcher"))
 		conv_err(c, "shadow_matcher",
 			 "shadow_rules and shadow_matcher are exclusive (Envoy): set one");
-	out->rules = pb_has(r, "matcher") ? rbac_matcher(c, r, "matcher", http)
-					  : rbac_rules(c, r, "rules", http);
-	out->shadow = pb_has(r, "shadow_matcher") ? rbac_matcher(c, r, "shadow_matcher", http)
-						  : rbac_rules(c, r, "shadow_rules", http);
+	out->rules = pb_has(r, "matcher") ? rbac_field(c, r, "matcher", http, rbac_matcher)
+					  : rbac_field(c, r, "rules", http, rbac_rules);
+	out->shadow = pb_has(r, "shadow_matcher")
+			  ? rbac_field(c, r, "shadow_matcher", http, rbac_matcher)
+			  : rbac_field(c, r, "shadow_rules", http, rbac_rules);
 }
 
 static struct arn_cfg_rbac_filter *net_rbac(struct conv *c, struct pb r)
