@@ -1168,4 +1168,89 @@ static inline void hh_fuzz_init(int *argc, char ***argv)
 		arn_log_set_spec(getenv("FUZZ_HCM_LOG"), NULL);
 }
 
+/*
+ * A run of fuzz_hcm.c's input format, which fuzz_h2.c and fuzz_uph2.c
+ * share but for ops 14 and 15 (fuzz_hcm_mcp.c numbers its ops otherwise):
+ * byte 0 for hh_begin, then one op a byte, each followed by hh_settle, then
+ * hh_end. Ops 0 to 13 are done here; @p own is called with the op byte
+ * after op 0 opened its client (one that speaks first greets there) and for
+ * ops 14 and 15, the target's own, reading their operands from @p r.
+ */
+static inline void hh_fuzz_run(const uint8_t *data, size_t size,
+			       void (*own)(struct hh_rd *r, uint8_t op))
+{
+	if (size < 1)
+		return;
+	struct hh_rd r = {data, size, 0};
+	hh_begin(hh_rd8(&r));
+	static uint8_t tmp[256];
+	while (hh_rd_more(&r)) {
+		uint8_t b = hh_rd8(&r);
+		unsigned a = b >> 4, c = a & 3, u = a & 7;
+		switch (b & 15) {
+		case 0: {
+			static const uint16_t ports[4] = {80, 81, 82, 80};
+			hh_open(c, ports[a >> 2]);
+			own(&r, b);
+			break;
+		}
+		case 1:
+		case 6: {
+			uint8_t n = hh_rd8(&r);
+			uint32_t k = 0;
+			while (k < n && hh_rd_more(&r))
+				tmp[k++] = hh_rd8(&r);
+			hh_send((b & 15) == 1 ? hh_client(c) : hh_upstream(u), tmp, k, n ? n : 1);
+			break;
+		}
+		case 2:
+		case 7:
+			hh_send((b & 15) == 2 ? hh_client(c) : hh_upstream(u), NULL,
+				hh_rd8(&r) * 256u, 0);
+			break;
+		case 3:
+			hh_fin(hh_client(c));
+			break;
+		case 4:
+			hh_reset(hh_client(c));
+			break;
+		case 5:
+			hh_window(hh_client(c), hh_rd8(&r));
+			break;
+		case 8:
+			hh_fin(hh_upstream(u));
+			break;
+		case 9:
+			hh_reset(hh_upstream(u));
+			break;
+		case 10:
+			hh_window(hh_upstream(u), hh_rd8(&r));
+			break;
+		case 11: {
+			uint8_t t = hh_rd8(&r);
+			hh_advance(t < 128 ? t : (t - 127u) * 64u);
+			break;
+		}
+		case 12:
+			if (a < 4)
+				hh_syn(a);
+			else
+				hh_config(a - 4);
+			break;
+		case 13: {
+			uint8_t k = hh_rd8(&r);
+			fake_alloc_fail = k & 15;
+			if (k & 16)
+				arn_http_set_healthcheck_failed(!http_healthcheck_failed());
+			break;
+		}
+		default:
+			own(&r, b);
+			break;
+		}
+		hh_settle();
+	}
+	hh_end();
+}
+
 #endif
