@@ -1,7 +1,7 @@
 /*
  * lib/common's small shared pieces: the hex digit decoder (arn_hex.h), the
- * integer and IPv4 formatters (arn_fmt.h), the
- * HTTP reason phrases (arn_http_reason.h) and the JSON tree (arn_json.h,
+ * integer and IPv4 formatters (arn_fmt.h), the Internet checksum
+ * (arn_cksum.h), the HTTP reason phrases (arn_http_reason.h) and the JSON tree (arn_json.h,
  * strings decoded by json-c) that the admin endpoint and the access log read.
  */
 #include <setjmp.h>
@@ -10,9 +10,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "arn_cksum.h"
 #include "arn_fmt.h"
 #include "arn_hex.h"
 #include "arn_http_reason.h"
@@ -308,6 +311,136 @@ static void test_fmt_matches_snprintf(void **state)
 	assert_memory_equal(got, "255.255.255.255", 15);
 }
 
+/* ---- the Internet checksum (arn_cksum.h) ---------------------------------------------- */
+
+/* RFC 1071 as written: 16-bit words in memory order (a last odd byte
+ * padded with a zero), the 64-bit partial sum as its four 16-bit pieces,
+ * end-around carries one word at a time. What rte_raw_cksum() computes. */
+static uint16_t cksum_ref(const uint8_t *p, size_t len, uint64_t sum)
+{
+	uint32_t s = 0;
+	for (int k = 0; k < 4; k++)
+		s += (uint16_t)(sum >> (16 * k));
+	for (size_t i = 0; i + 1 < len; i += 2) {
+		uint16_t w;
+		memcpy(&w, p + i, 2);
+		s += w;
+	}
+	if (len & 1) {
+		uint8_t last[2] = {p[len - 1], 0};
+		uint16_t w;
+		memcpy(&w, last, 2);
+		s += w;
+	}
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)s;
+}
+
+static uint64_t xs(uint64_t *x)
+{
+	*x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+	return *x;
+}
+
+/* Every length up to 300 (each tail of 1-7 bytes, each of the 8-, 16-, 32-
+ * and 64-byte blocks alone and together) at every offset within 16 bytes,
+ * with random bytes and random partial sums up to 64 bits; then random
+ * lengths up to 9000 (a jumbo frame). */
+static void test_cksum_matches_reference(void **state)
+{
+	(void)state;
+	static uint8_t buf[9100];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)xs(&x);
+	for (unsigned off = 0; off < 16; off++)
+		for (unsigned len = 0; len <= 300; len++) {
+			uint64_t sum = len % 3 == 0 ? 0 : xs(&x) >> (len % 64);
+			uint16_t a = arn_cksum_raw(buf + off, len, sum);
+			uint16_t b = cksum_ref(buf + off, len, sum);
+			if (a != b)
+				fail_msg("len %u off %u sum %#llx: %#x != %#x", len, off,
+					 (unsigned long long)sum, a, b);
+		}
+	for (int i = 0; i < 20000; i++) {
+		size_t off = xs(&x) % 64, len = xs(&x) % (sizeof(buf) - 64);
+		uint64_t sum = xs(&x);
+		if (arn_cksum_raw(buf + off, len, sum) != cksum_ref(buf + off, len, sum))
+			fail_msg("len %zu off %zu", len, off);
+	}
+}
+
+/* The carries: all ones, where every add carries and the folds go all the
+ * way round; all zeros with a zero sum (0, never 0xffff: a zero sum stays
+ * zero); the largest partial sum. */
+static void test_cksum_carries(void **state)
+{
+	(void)state;
+	static uint8_t ones[2000], zeros[2000];
+	memset(ones, 0xff, sizeof(ones));
+	for (unsigned len = 0; len < sizeof(ones); len += 1 + len / 16) {
+		assert_int_equal(arn_cksum_raw(ones, len, 0), cksum_ref(ones, len, 0));
+		assert_int_equal(arn_cksum_raw(ones, len, UINT64_MAX),
+				 cksum_ref(ones, len, UINT64_MAX));
+		assert_int_equal(arn_cksum_raw(zeros, len, 0), 0);
+	}
+	assert_int_equal(arn_cksum_raw(zeros, 0, UINT64_MAX), 0xffff);
+	assert_int_equal(arn_cksum_fold(0), 0);
+	assert_int_equal(arn_cksum_fold(0xffff), 0xffff);
+	assert_int_equal(arn_cksum_fold(0x10000), 1);
+	assert_int_equal(arn_cksum_fold(UINT64_MAX), 0xffff);
+	assert_int_equal(arn_cksum_fold(0xffffffff00000001ull), 1);
+	uint64_t x = 12345;
+	for (int i = 0; i < 100000; i++) {
+		uint64_t v = xs(&x) >> (i % 64);
+		assert_int_equal(arn_cksum_fold(v), cksum_ref(NULL, 0, v));
+	}
+}
+
+/* The sum reads nothing past its last byte: buffers that end right at an
+ * unmapped page (a read beyond would fault), every length and offset. */
+static void test_cksum_reads_no_further(void **state)
+{
+	(void)state;
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *map =
+	    mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(map != MAP_FAILED);
+	assert_int_equal(mprotect(map + pg, (size_t)pg, PROT_NONE), 0);
+	uint64_t x = 7;
+	for (long i = 0; i < pg; i++)
+		map[i] = (uint8_t)xs(&x);
+	for (unsigned len = 0; len <= 200; len++) {
+		const uint8_t *p = map + pg - len;
+		assert_int_equal(arn_cksum_raw(p, len, 0), cksum_ref(p, len, 0));
+	}
+	munmap(map, (size_t)pg * 2);
+}
+
+/* The IPv4 header sum: a real header sums to 0xffff; the complement of
+ * the sum with a zero field is the field; each of its bits matters. */
+static void test_cksum_ip4_hdr(void **state)
+{
+	(void)state;
+	uint8_t h[20] = {0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11,
+			 0xb8, 0x61, 0xc0, 0xa8, 0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7};
+	assert_int_equal(arn_cksum_ip4_hdr(h), 0xffff);
+	h[10] = h[11] = 0;
+	uint16_t ck = (uint16_t)~arn_cksum_ip4_hdr(h);
+	memcpy(h + 10, &ck, 2);
+	assert_int_equal(h[10], 0xb8);
+	assert_int_equal(h[11], 0x61);
+	uint64_t x = 99;
+	for (int i = 0; i < 10000; i++) {
+		for (int k = 0; k < 20; k++)
+			h[k] = (uint8_t)xs(&x);
+		if (i % 4 == 0)
+			memset(h + 12, 0xff, 8);
+		assert_int_equal(arn_cksum_ip4_hdr(h), cksum_ref(h, 20, 0));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -321,6 +454,10 @@ int main(void)
 	    cmocka_unit_test(test_json_pretty),
 	    cmocka_unit_test(test_reason_phrases),
 	    cmocka_unit_test(test_fmt_matches_snprintf),
+	    cmocka_unit_test(test_cksum_matches_reference),
+	    cmocka_unit_test(test_cksum_carries),
+	    cmocka_unit_test(test_cksum_reads_no_further),
+	    cmocka_unit_test(test_cksum_ip4_hdr),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
