@@ -142,7 +142,7 @@ int arn_net_ip4_output_tos(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t sr
 	if (np->tx_ip_cksum)
 		fl |= RTE_MBUF_F_TX_IP_CKSUM;
 	else
-		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		ip->hdr_checksum = (uint16_t)~arn_cksum_ip4_hdr(ip);
 	m->ol_flags = (m->ol_flags & ~(RTE_MBUF_F_TX_TCP_CKSUM | RTE_MBUF_F_TX_IP_CKSUM)) | fl |
 		      (fl ? RTE_MBUF_F_TX_IPV4 : 0);
 	ARN_NET_PINC(lc, p, ip4_tx);
