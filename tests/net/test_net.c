@@ -1443,6 +1443,84 @@ static void test_ip4_output_completes_tcp_checksum(void **state)
 	assert_true(arn_net_hz() > 0);
 }
 
+/* One TCP segment of @p len payload bytes through arn_net_ip4_output and
+ * the worker's TX flush: the frame the port was given. */
+static struct rte_mbuf *tcp_out_frame(struct fixture *f, uint16_t len)
+{
+	struct rte_mbuf *m = segment(f, 0, (uint16_t)(20 + len));
+	struct rte_tcp_hdr *th = rte_pktmbuf_mtod(m, struct rte_tcp_hdr *);
+	th->src_port = RTE_BE16(80);
+	th->dst_port = RTE_BE16(40001);
+	th->data_off = 5 << 4;
+	th->tcp_flags = RTE_TCP_ACK_FLAG;
+	for (uint16_t k = 0; k < len; k++)
+		((uint8_t *)(th + 1))[k] = (uint8_t)(k * 7 + 3);
+	th->cksum = 0;
+	m->ol_flags |= RTE_MBUF_F_TX_TCP_CKSUM;
+	m->l4_len = 20;
+	assert_int_equal(arn_net_ip4_output(W(f, 0), m, OUR_IP, PEER_IP, IPPROTO_TCP), 0);
+	run(f, 0);
+	m = sent(f, 0);
+	assert_non_null(m);
+	return m;
+}
+
+/* Checksum offload is used only when the port advertises it: net_ring
+ * offers none (rte_eth_dev_info_get), so lib/net enables none, and what it
+ * sends carries no offload request and complete checksums, odd lengths
+ * included. A port that offers both (set by hand here, as port.c sets them
+ * from the device's capabilities) gets the requests, the pseudo-header sum
+ * in the TCP field (what DPDK's offload API wants) and a zero IPv4 field. */
+static void test_checksum_offload_only_when_advertised(void **state)
+{
+	struct fixture *f = *state;
+	static const struct rte_ether_addr bc = {{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}};
+	struct pkt p;
+	build_arp(&p, &bc, RTE_ARP_OP_REQUEST, &peer_mac, PEER_IP, OUR_IP);
+	inject(f, 0, p.b, p.len);
+	run(f, 0);
+	drain(f, 0);
+
+	struct net_port *np = &f->net->port[0];
+	struct rte_eth_dev_info info;
+	assert_int_equal(rte_eth_dev_info_get(np->port_id, &info), 0);
+	assert_false(info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_CKSUM);
+	assert_false(info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM);
+	assert_false(np->tx_tcp_cksum);
+	assert_false(np->tx_ip_cksum);
+	assert_false(np->rx_ip_cksum);
+	const uint64_t req = RTE_MBUF_F_TX_TCP_CKSUM | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_IPV4;
+	for (uint16_t len = 0; len < 70; len += 7) {
+		struct rte_mbuf *m = tcp_out_frame(f, len);
+		assert_int_equal(m->ol_flags & req, 0);
+		struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, 14);
+		assert_int_equal(rte_raw_cksum(ip, 20), 0xffff);
+		assert_int_equal(rte_ipv4_udptcp_cksum_verify(ip, ip + 1), 0);
+		rte_pktmbuf_free(m);
+	}
+
+	np->tx_tcp_cksum = np->tx_ip_cksum = true;
+	struct rte_mbuf *m = tcp_out_frame(f, 11);
+	assert_int_equal(m->ol_flags & req, req);
+	assert_int_equal(m->l2_len, 14);
+	assert_int_equal(m->l3_len, 20);
+	struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, 14);
+	struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
+	assert_int_equal(ip->hdr_checksum, 0);
+	assert_int_equal(th->cksum, rte_ipv4_phdr_cksum(ip, m->ol_flags));
+	rte_pktmbuf_free(m);
+	/* IPv4 only: the TCP sum in software, the header's by the port */
+	np->tx_tcp_cksum = false;
+	m = tcp_out_frame(f, 11);
+	assert_int_equal(m->ol_flags & req, RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_IPV4);
+	ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, 14);
+	assert_int_equal(ip->hdr_checksum, 0);
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	assert_int_equal(rte_ipv4_udptcp_cksum_verify(ip, ip + 1), 0);
+	rte_pktmbuf_free(m);
+	np->tx_ip_cksum = false;
+}
+
 static void test_route_longest_prefix_and_gateway(void **state)
 {
 	(void)state;
@@ -1743,6 +1821,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_arp_shared_with_other_workers, setup2, teardown),
 	    cmocka_unit_test_setup_teardown(test_icmp_echo_reply, setup1, teardown),
 	    cmocka_unit_test_setup_teardown(test_full_tx_queue_keeps_frames, setup1, teardown),
+	    cmocka_unit_test_setup_teardown(test_checksum_offload_only_when_advertised, setup1,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_malformed_ipv4_counted_and_dropped, setup1,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_every_truncation_dropped, setup1, teardown),
