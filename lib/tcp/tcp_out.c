@@ -588,6 +588,19 @@ static void pace_sent(struct arn_tcp_conn *c, uint32_t len)
 	c->next_send_us += ((uint64_t)len + TCP_HDR_LEN + 32) * 1000000 / rate;
 }
 
+/* Could the send loop below send anything: new data or a FIN not yet
+ * sent, or a retransmission that RACK (lost_bytes) or RFC 6675 recovery
+ * owes? When not, the loop would only compute the pipe and the windows to
+ * find nothing; on a keep-alive exchange most calls are such (the ACK of
+ * our response, the request that only queues an ACK), and the check after
+ * each segment sent saves the loop's last round. */
+static inline bool may_send(const struct arn_tcp_conn *c)
+{
+	return seq_gt(c->snd_una + c->sndq.bytes, c->snd_max) ||
+	       (c->flags & (TF_FIN_QUEUED | TF_FIN_SENT)) == TF_FIN_QUEUED ||
+	       c->recovery != TCP_REC_NONE || c->lost_bytes > c->retrans_bytes;
+}
+
 void tcp_output(struct arn_tcp_conn *c)
 {
 	struct arn_tcp_worker *wk = c->wk;
@@ -597,7 +610,7 @@ void tcp_output(struct arn_tcp_conn *c)
 	    c->state == TCPS_LISTEN)
 		return;
 
-	while (can_send_data(c)) {
+	while (can_send_data(c) && may_send(c)) {
 		uint32_t data_end = c->snd_una + c->sndq.bytes;
 		bool fin_q = c->flags & TF_FIN_QUEUED;
 		uint32_t pipe = tcp_pipe(c);
