@@ -47,21 +47,16 @@ uint16_t tcp_mss_clamp(const struct arn_tcp_worker *wk, uint32_t peer_mss, uint3
 
 /* ---- options ------------------------------------------------------------------- */
 
-static unsigned put_ts(uint8_t *p, uint32_t tsval, uint32_t tsecr, bool sack_perm)
+/* The timestamps option (RFC 7323), led by SACK-permitted or two NOPs:
+ * three 32-bit stores. */
+static inline unsigned put_ts(uint8_t *p, uint32_t tsval, uint32_t tsecr, bool sack_perm)
 {
-	if (sack_perm) {
-		p[0] = 4;
-		p[1] = 2;
-	} else {
-		p[0] = 1;
-		p[1] = 1;
-	}
-	p[2] = 8;
-	p[3] = 10;
-	tsval = rte_cpu_to_be_32(tsval);
-	tsecr = rte_cpu_to_be_32(tsecr);
-	memcpy(p + 4, &tsval, 4);
-	memcpy(p + 8, &tsecr, 4);
+	static const uint8_t lead[2][4] = {{1, 1, 8, 10}, {4, 2, 8, 10}};
+	uint32_t w[3];
+	memcpy(&w[0], lead[sack_perm], 4);
+	w[1] = rte_cpu_to_be_32(tsval);
+	w[2] = rte_cpu_to_be_32(tsecr);
+	memcpy(p, w, 12);
 	return 12;
 }
 
@@ -116,12 +111,16 @@ static void seg_send(struct arn_tcp_worker *wk, struct rte_mbuf *m, unsigned hdr
  * lengths: a length that does not fit is refused, never wrapped. */
 static struct rte_tcp_hdr *hdr_put(struct rte_mbuf *m, unsigned hdr_len, uint32_t payload)
 {
-	if (hdr_len > TCP_HDR_LEN + TCP_MAX_OPT || payload > rte_pktmbuf_tailroom(m) ||
-	    hdr_len + payload > rte_pktmbuf_tailroom(m))
+	uint32_t room = rte_pktmbuf_tailroom(m);
+	if (hdr_len > TCP_HDR_LEN + TCP_MAX_OPT || payload > room || hdr_len + payload > room)
 		return NULL;
-	char *p = rte_pktmbuf_append(m, (uint16_t)(hdr_len + payload));
-	if (p == NULL)
-		return NULL;
+	/* @p m is one segment (seg_alloc's, nothing appended yet, or a
+	 * caller's single-segment mbuf): rte_pktmbuf_append's walk to the last
+	 * segment and its second tailroom check are not needed. */
+	uint16_t n = (uint16_t)(hdr_len + payload);
+	char *p = rte_pktmbuf_mtod_offset(m, char *, m->data_len);
+	m->data_len = (uint16_t)(m->data_len + n);
+	m->pkt_len += n;
 	struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)p;
 	th->data_off = (uint8_t)((hdr_len / 4) << 4);
 	th->cksum = 0;
@@ -267,7 +266,11 @@ static int xmit(struct arn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flag
 	th->recv_ack = (flags & TH_ACK) ? rte_cpu_to_be_32(c->rcv_nxt) : 0;
 	th->tcp_flags = flags;
 	th->rx_win = (flags & TH_RST) ? 0 : rte_cpu_to_be_16(rcv_wnd_field(c, syn));
-	memcpy(th + 1, opt, olen);
+	/* timestamps alone, the usual case, as a fixed-size copy (inlined) */
+	if (olen == 12)
+		memcpy(th + 1, opt, 12);
+	else if (olen)
+		memcpy(th + 1, opt, olen);
 	if (flags & TH_CWR)
 		c->ecn &= (uint8_t)~TCP_ECN_CWR;
 	if (len) {
