@@ -49,7 +49,7 @@ static bool bad_source(const struct arn_lcore *lc, uint32_t a)
 {
 	if (a == 0 || (a >> 24) == 127 || (a >> 28) == 0xe || a == 0xffffffffu)
 		return true;
-	return arn_net_is_local(lc, a) != 0;
+	return net_is_local(lc->net, a);
 }
 
 static void icmp_echo_reply(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m,
@@ -263,7 +263,7 @@ static void ip4_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m, b
 		ARN_NET_PINC(lc, port, ip4_drop_bad_src);
 		goto out;
 	}
-	if (!arn_net_is_local(lc, rte_be_to_cpu_32(ip->dst_addr))) {
+	if (!net_is_local(lc->net, rte_be_to_cpu_32(ip->dst_addr))) {
 		ARN_NET_PINC(lc, port, ip4_drop_not_local);
 		goto out;
 	}

@@ -173,6 +173,29 @@ void net_eth_output(struct arn_lcore *lc, uint16_t port, const struct rte_ether_
 		    struct rte_mbuf *m);
 /* Port and next hop for @p dst; -1 if no route. */
 int net_route(const struct arn_net *net, uint32_t src, uint32_t dst, uint32_t *nh);
+
+/* net_route() for every segment sent, inline for the usual machine: one
+ * port and a destination on its subnet (what net_route() finds first,
+ * with no other port to compare); the rest through net_route(). */
+static inline int net_route_fast(const struct arn_net *net, uint32_t src, uint32_t dst,
+				 uint32_t *nh)
+{
+	if (net->n_ports == 1 && ((dst ^ net->port[0].ip) & net->port[0].mask) == 0) {
+		*nh = dst;
+		return 0;
+	}
+	return net_route(net, src, dst, nh);
+}
+
+/* Is @p addr (host order) one of the ports' addresses: arn_net_is_local()
+ * inline, for the receive path's two checks per packet. */
+static inline bool net_is_local(const struct arn_net *net, uint32_t addr)
+{
+	for (unsigned i = 0; i < net->n_ports; i++)
+		if (net->port[i].ip == addr)
+			return true;
+	return false;
+}
 /* Start resolving next hop @p nh on @p port unless it is known or being
  * resolved (arp.c). */
 void net_arp_resolve(struct arn_lcore *lc, uint16_t port, uint32_t nh);

@@ -77,7 +77,7 @@ int arn_net_ip4_output_tos(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t sr
 {
 	const struct arn_net *net = lc->net;
 	uint32_t nh;
-	int p = net_route(net, src, dst, &nh);
+	int p = net_route_fast(net, src, dst, &nh);
 	if (p < 0) {
 		ARN_NET_WINC(lc, tx_drop_no_route);
 		rte_pktmbuf_free(m);
@@ -151,11 +151,7 @@ int arn_net_ip4_output_tos(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t sr
 
 int arn_net_is_local(const struct arn_lcore *lc, uint32_t addr)
 {
-	const struct arn_net *net = lc->net;
-	for (unsigned i = 0; i < net->n_ports; i++)
-		if (net->port[i].ip == addr)
-			return 1;
-	return 0;
+	return net_is_local(lc->net, addr);
 }
 
 void arn_net_resolve(struct arn_lcore *lc, uint32_t dst)

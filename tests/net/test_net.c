@@ -1440,6 +1440,15 @@ static void test_ip4_output_completes_tcp_checksum(void **state)
 	assert_int_equal(arn_net_route_mtu(lc, PEER_IP), 1500);
 	assert_true(arn_net_is_local(lc, OUR_IP));
 	assert_false(arn_net_is_local(lc, PEER_IP));
+	/* the one-port fast route agrees with net_route, on and off link */
+	static const uint32_t dsts[] = {PEER_IP,	   OUR_IP,	   GW_IP,
+					IP(198, 18, 1, 1), IP(8, 8, 8, 8), 0};
+	for (size_t i = 0; i < sizeof(dsts) / sizeof(dsts[0]); i++) {
+		uint32_t a = 1, b = 2;
+		assert_int_equal(net_route_fast(f->net, OUR_IP, dsts[i], &a),
+				 net_route(f->net, OUR_IP, dsts[i], &b));
+		assert_int_equal(a, b);
+	}
 	assert_true(arn_net_hz() > 0);
 }
 
