@@ -158,9 +158,25 @@ void net_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf **pkts, uint
 void net_handoff(struct arn_lcore *lc, unsigned owner, struct rte_mbuf *m);
 
 /* ---- output.c ------------------------------------------------------------------------------- */
+/* net_tx() when the buffer of @p port has one free slot or none (tx.c). */
+void net_tx_full(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m);
+
 /* Queue a complete Ethernet frame on this worker's TX buffer of @p port;
- * consumes @p m. Flushes when the buffer fills. */
-void net_tx(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m);
+ * consumes @p m. Flushes when the buffer fills. Inline: once per frame
+ * sent, and nearly always just a store. */
+static inline void net_tx(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m)
+{
+	struct arn_lcore_port *lp = &lc->port[port];
+	uint16_t n = lp->n_tx;
+	if (likely(n < ARN_NET_TX_BURST - 1)) {
+		if (n == 0)
+			lp->tx_deadline = lc->now + lc->tx_drain;
+		lp->tx[n] = m;
+		lp->n_tx = (uint16_t)(n + 1);
+		return;
+	}
+	net_tx_full(lc, port, m);
+}
 /* Send buffered frames of every port (all, or only those past deadline);
  * returns how many frames were handed to the ports. */
 unsigned net_tx_flush(struct arn_lcore *lc, bool all);
@@ -168,9 +184,23 @@ unsigned net_tx_flush(struct arn_lcore *lc, bool all);
  * tx_drop_full. */
 void net_tx_drop_all(struct arn_lcore *lc);
 /* Prepend the Ethernet header for @p dst_mac and queue; consumes @p m
- * (data at the IPv4 header). */
-void net_eth_output(struct arn_lcore *lc, uint16_t port, const struct rte_ether_addr *dst_mac,
-		    struct rte_mbuf *m);
+ * (data at the IPv4 header). Inline: once per frame sent. */
+static inline void net_eth_output(struct arn_lcore *lc, uint16_t port,
+				  const struct rte_ether_addr *dst_mac, struct rte_mbuf *m)
+{
+	struct rte_ether_hdr *eth =
+	    (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, sizeof(struct rte_ether_hdr));
+	if (unlikely(eth == NULL)) {
+		ARN_NET_WINC(lc, tx_drop_no_headroom);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	rte_ether_addr_copy(dst_mac, &eth->dst_addr);
+	rte_ether_addr_copy(&lc->net->port[port].mac, &eth->src_addr);
+	eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+	m->l2_len = sizeof(struct rte_ether_hdr);
+	net_tx(lc, port, m);
+}
 /* Port and next hop for @p dst; -1 if no route. */
 int net_route(const struct arn_net *net, uint32_t src, uint32_t dst, uint32_t *nh);
 

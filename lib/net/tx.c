@@ -60,7 +60,7 @@ static uint16_t tx_flush_port(struct arn_lcore *lc, uint16_t p)
 	return sent;
 }
 
-void net_tx(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m)
+void net_tx_full(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m)
 {
 	struct arn_lcore_port *lp = &lc->port[port];
 	if (unlikely(lp->n_tx == ARN_NET_TX_BURST)) {
@@ -99,21 +99,4 @@ void net_tx_drop_all(struct arn_lcore *lc)
 			rte_pktmbuf_free(lp->tx[i]);
 		lp->n_tx = 0;
 	}
-}
-
-void net_eth_output(struct arn_lcore *lc, uint16_t port, const struct rte_ether_addr *dst_mac,
-		    struct rte_mbuf *m)
-{
-	struct rte_ether_hdr *eth =
-	    (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, sizeof(struct rte_ether_hdr));
-	if (eth == NULL) {
-		ARN_NET_WINC(lc, tx_drop_no_headroom);
-		rte_pktmbuf_free(m);
-		return;
-	}
-	rte_ether_addr_copy(dst_mac, &eth->dst_addr);
-	rte_ether_addr_copy(&lc->net->port[port].mac, &eth->src_addr);
-	eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
-	m->l2_len = sizeof(struct rte_ether_hdr);
-	net_tx(lc, port, m);
 }
