@@ -674,6 +674,13 @@ static void m_options(struct pkt *p)
 	p->len += 4;
 	fix_ip_cksum(p);
 }
+/* A 24-byte header (summed by arn_cksum_raw, not the 20-byte sum) with a
+ * wrong checksum: the checksum is checked before options are refused. */
+static void m_options_cksum(struct pkt *p)
+{
+	m_options(p);
+	ip_of(p)->hdr_checksum ^= 0x0400;
+}
 static void m_more_fragments(struct pkt *p)
 {
 	ip_of(p)->fragment_offset = RTE_BE16(RTE_IPV4_HDR_MF_FLAG);
@@ -751,6 +758,7 @@ static void test_malformed_ipv4_counted_and_dropped(void **state)
 	    {"total length below the header", ARN_NET_P_ip4_drop_hdr_len, m_total_below_header},
 	    {"bad header checksum", ARN_NET_P_ip4_drop_cksum, m_cksum},
 	    {"options", ARN_NET_P_ip4_drop_options, m_options},
+	    {"options, bad header checksum", ARN_NET_P_ip4_drop_cksum, m_options_cksum},
 	    {"more fragments", ARN_NET_P_ip4_drop_fragment, m_more_fragments},
 	    {"fragment offset", ARN_NET_P_ip4_drop_fragment, m_fragment_offset},
 	    {"TTL 0", ARN_NET_P_ip4_drop_ttl, m_ttl0},
@@ -1452,6 +1460,45 @@ static void test_ip4_output_completes_tcp_checksum(void **state)
 	assert_true(arn_net_hz() > 0);
 }
 
+/* A port that verified the IPv4 header checksum says so in the mbuf's
+ * flags: GOOD is believed (a header with a wrong sum is taken: the NIC
+ * checked what it received), BAD is dropped and counted even when the
+ * sum is right; with no verdict (UNKNOWN, every port without offload)
+ * the header is summed in software. */
+static void test_rx_ip_checksum_flags_believed(void **state)
+{
+	struct fixture *f = *state;
+	static const struct {
+		uint64_t flag;
+		bool corrupt, dropped;
+	} cases[] = {
+	    {RTE_MBUF_F_RX_IP_CKSUM_GOOD, true, false},
+	    {RTE_MBUF_F_RX_IP_CKSUM_BAD, false, true},
+	    {RTE_MBUF_F_RX_IP_CKSUM_UNKNOWN, true, true},
+	    {RTE_MBUF_F_RX_IP_CKSUM_UNKNOWN, false, false},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pkt p;
+		build_echo(&p, &f->mac, PEER_IP, OUR_IP, 32);
+		if (cases[i].corrupt)
+			ip_of(&p)->hdr_checksum ^= 0x0101;
+		struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+		assert_non_null(m);
+		memcpy(rte_pktmbuf_append(m, (uint16_t)p.len), p.b, p.len);
+		m->ol_flags = cases[i].flag;
+		assert_int_equal(rte_ring_enqueue(f->rx[0], m), 0);
+		uint64_t before = pc(f, ARN_NET_P_ip4_drop_cksum);
+		uint64_t replies = pc(f, ARN_NET_P_icmp_tx_echo_reply);
+		run(f, 0);
+		drain(f, 0);
+		if (pc(f, ARN_NET_P_ip4_drop_cksum) != before + cases[i].dropped)
+			fail_msg("case %zu: drop not as expected", i);
+		/* the echo is answered when the header was taken */
+		if (pc(f, ARN_NET_P_icmp_tx_echo_reply) != replies + !cases[i].dropped)
+			fail_msg("case %zu: reply not as expected", i);
+	}
+}
+
 /* One TCP segment of @p len payload bytes through arn_net_ip4_output and
  * the worker's TX flush: the frame the port was given. */
 static struct rte_mbuf *tcp_out_frame(struct fixture *f, uint16_t len)
@@ -1830,6 +1877,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_arp_shared_with_other_workers, setup2, teardown),
 	    cmocka_unit_test_setup_teardown(test_icmp_echo_reply, setup1, teardown),
 	    cmocka_unit_test_setup_teardown(test_full_tx_queue_keeps_frames, setup1, teardown),
+	    cmocka_unit_test_setup_teardown(test_rx_ip_checksum_flags_believed, setup1, teardown),
 	    cmocka_unit_test_setup_teardown(test_checksum_offload_only_when_advertised, setup1,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_malformed_ipv4_counted_and_dropped, setup1,
