@@ -1,7 +1,7 @@
 /*
  * The TCP checksum of received segments, when the port did not verify it
- * (net_af_packet, net_tap, NICs without L4 RX offload), with lib/common's
- * fast sum (arn_cksum.h says why not rte_ipv4_udptcp_cksum()).
+ * (net_af_packet, net_af_xdp, net_ring, NICs without L4 RX offload), with
+ * lib/common's fast sum (arn_cksum.h says why not rte_ipv4_udptcp_cksum()).
  */
 #include <string.h>
 
