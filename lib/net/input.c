@@ -69,9 +69,7 @@ static void icmp_echo_reply(struct arn_lcore *lc, uint16_t port, struct rte_mbuf
 
 	icmp->icmp_type = RTE_IP_ICMP_ECHO_REPLY;
 	icmp->icmp_cksum = 0;
-	uint16_t sum = 0;
-	rte_raw_cksum_mbuf(m, ETH_LEN + ihl, icmp_len, &sum);
-	icmp->icmp_cksum = (uint16_t)~sum;
+	icmp->icmp_cksum = (uint16_t)~net_cksum_mbuf(m, ETH_LEN + ihl, icmp_len, 0);
 
 	m->ol_flags = 0;
 	ARN_NET_PINC(lc, port, icmp_tx_echo_reply);
@@ -132,8 +130,7 @@ static void icmp_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m,
 		drop(m);
 		return;
 	}
-	uint16_t sum = 0;
-	if (rte_raw_cksum_mbuf(m, ETH_LEN + ihl, icmp_len, &sum) != 0 || sum != 0xffff) {
+	if (net_cksum_mbuf(m, ETH_LEN + ihl, icmp_len, 0) != 0xffff) {
 		ARN_NET_PINC(lc, port, icmp_drop_cksum);
 		drop(m);
 		return;

@@ -18,6 +18,29 @@
 #include "arn_cksum.h"
 #include "net_int.h"
 
+int net_cksum_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len, uint64_t sum)
+{
+	/* Each link's bytes summed alone, folded, and byte-swapped when the
+	 * link starts at an odd offset of the range: its bytes then pair
+	 * with the other half of each 16-bit word (RFC 1071 2(B)). */
+	uint64_t acc = sum;
+	uint32_t pos = 0;
+	for (; m != NULL && pos < len; m = m->next) {
+		if (off >= m->data_len) {
+			off -= m->data_len;
+			continue;
+		}
+		uint32_t n = RTE_MIN(len - pos, (uint32_t)m->data_len - off);
+		uint16_t v = arn_cksum_raw(rte_pktmbuf_mtod_offset(m, const uint8_t *, off), n, 0);
+		acc += (pos & 1) ? rte_bswap16(v) : v;
+		pos += n;
+		off = 0;
+	}
+	if (pos < len)
+		return -1;
+	return arn_cksum_fold(acc);
+}
+
 int net_route(const struct arn_net *net, uint32_t src, uint32_t dst, uint32_t *nh)
 {
 	int best = -1;
@@ -131,8 +154,12 @@ int arn_net_ip4_output_tos(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t sr
 					      rte_cpu_to_be_16((uint16_t)l4_len);
 				th->cksum = (uint16_t)~arn_cksum_raw(th, l4_len, ph);
 			} else {
-				th->cksum =
-				    rte_ipv4_udptcp_cksum_mbuf(m, ip, sizeof(struct rte_ipv4_hdr));
+				uint32_t l4_len = tot - (uint32_t)sizeof(struct rte_ipv4_hdr);
+				uint64_t ph = (uint64_t)ip->src_addr + ip->dst_addr +
+					      rte_cpu_to_be_16((uint16_t)IPPROTO_TCP) +
+					      rte_cpu_to_be_16((uint16_t)l4_len);
+				th->cksum = (uint16_t)~net_cksum_mbuf(
+				    m, (uint32_t)sizeof(struct rte_ipv4_hdr), l4_len, ph);
 			}
 			fl = 0;
 		}

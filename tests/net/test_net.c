@@ -33,6 +33,7 @@
 #include <rte_tcp.h>
 #include <rte_thash.h>
 
+#include "arn_cksum.h"
 #include "arn_dataplane.h"
 #include "arn_log.h"
 #include "arn_net.h"
@@ -1441,6 +1442,41 @@ static void test_ip4_output_completes_tcp_checksum(void **state)
 		rte_pktmbuf_free(m);
 	}
 
+	/* A segment in an mbuf chain (the software sum of a multi-segment
+	 * packet: DPDK's rte_ipv4_udptcp_cksum_mbuf), with odd-length links
+	 * so that words straddle them. */
+	static const uint16_t links[][3] = {{21, 7, 13}, {20, 1, 1}, {33, 100, 0}, {25, 0, 9}};
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		m = segment(f, 0, links[i][0]);
+		th = rte_pktmbuf_mtod(m, struct rte_tcp_hdr *);
+		th->src_port = RTE_BE16(80);
+		th->dst_port = rte_cpu_to_be_16((uint16_t)(41000 + i));
+		th->data_off = 5 << 4;
+		for (unsigned k = 20; k < links[i][0]; k++)
+			((uint8_t *)th)[k] = (uint8_t)(k * 29 + i);
+		for (int l = 1; l < 3; l++) {
+			if (!links[i][l])
+				continue;
+			struct rte_mbuf *n = arn_net_alloc(lc);
+			assert_non_null(n);
+			uint8_t *q = (uint8_t *)rte_pktmbuf_append(n, links[i][l]);
+			for (unsigned k = 0; k < links[i][l]; k++)
+				q[k] = (uint8_t)(k * 53 + l + i);
+			assert_int_equal(rte_pktmbuf_chain(m, n), 0);
+		}
+		th->cksum = 0;
+		m->ol_flags |= RTE_MBUF_F_TX_TCP_CKSUM;
+		m->l4_len = 20;
+		assert_int_equal(arn_net_ip4_output(lc, m, OUR_IP, PEER_IP, IPPROTO_TCP), 0);
+		run(f, 0);
+		m = sent(f, 0);
+		assert_non_null(m);
+		assert_int_equal(rte_pktmbuf_linearize(m), 0);
+		ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, 14);
+		assert_int_equal(rte_ipv4_udptcp_cksum_verify(ip, ip + 1), 0);
+		rte_pktmbuf_free(m);
+	}
+
 	/* Larger than the MTU (DF, no fragmentation): refused. */
 	m = segment(f, 0, 1481);
 	assert_int_equal(arn_net_ip4_output(lc, m, OUR_IP, PEER_IP, IPPROTO_TCP), -EMSGSIZE);
@@ -1496,6 +1532,49 @@ static void test_rx_ip_checksum_flags_believed(void **state)
 		/* the echo is answered when the header was taken */
 		if (pc(f, ARN_NET_P_icmp_tx_echo_reply) != replies + !cases[i].dropped)
 			fail_msg("case %zu: reply not as expected", i);
+	}
+}
+
+/* net_cksum_mbuf against the flat sum of the same bytes: random chains
+ * of 1-5 links of 0-40 bytes (odd ones included, so that links start at
+ * odd offsets of the range), random ranges within them, random partial
+ * sums; a range past the chain's end is -1. DPDK 22.11's
+ * rte_raw_cksum_mbuf fails this (it drops an odd-offset link's carries). */
+static void test_cksum_mbuf_chains(void **state)
+{
+	(void)state;
+	uint64_t x = 0x2545f4914f6cdd1dull;
+	for (int iter = 0; iter < 3000; iter++) {
+		uint8_t flat[256];
+		uint32_t total = 0;
+		struct rte_mbuf *head = NULL;
+		int links = 1 + (int)(x % 5);
+		for (int l = 0; l < links; l++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			uint16_t n = (uint16_t)(x % 41);
+			struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+			assert_non_null(m);
+			uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, n);
+			for (uint16_t k = 0; k < n; k++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				p[k] = flat[total + k] = (uint8_t)(x >> 24);
+			}
+			total += n;
+			if (head == NULL)
+				head = m;
+			else
+				assert_int_equal(rte_pktmbuf_chain(head, m), 0);
+		}
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		uint32_t off = total ? (uint32_t)(x % (total + 1)) : 0;
+		uint32_t len = (uint32_t)((x >> 20) % (total - off + 1));
+		uint64_t sum = x >> (iter % 48);
+		int got = net_cksum_mbuf(head, off, len, sum);
+		if (got != arn_cksum_raw(flat + off, len, sum))
+			fail_msg("iteration %d: links %d, off %u, len %u: %#x != %#x", iter, links,
+				 off, len, got, arn_cksum_raw(flat + off, len, sum));
+		assert_int_equal(net_cksum_mbuf(head, off, total - off + 1, 0), -1);
+		rte_pktmbuf_free(head);
 	}
 }
 
@@ -1867,6 +1946,7 @@ int main(void)
 		return 1;
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rss_hash_matches_dpdk_softrss),
+	    cmocka_unit_test(test_cksum_mbuf_chains),
 	    cmocka_unit_test(test_rss_hash_is_symmetric),
 	    cmocka_unit_test(test_route_longest_prefix_and_gateway),
 	    cmocka_unit_test_setup_teardown(test_flow_worker_spreads_and_pick_lport, setup2,
