@@ -343,8 +343,9 @@ static uint64_t xs(uint64_t *x)
 	return *x;
 }
 
-/* Every length up to 300 (each tail of 1-7 bytes, each of the 8-, 16-, 32-
- * and 64-byte blocks alone and together) at every offset within 16 bytes,
+/* Every length up to 700 (each tail of 1-7 bytes, each of the 8-, 16-, 32-
+ * and 64-byte blocks alone and together, and both sides of the AVX2 lanes'
+ * 512-byte threshold) at every offset within 16 bytes,
  * with random bytes and random partial sums up to 64 bits; then random
  * lengths up to 9000 (a jumbo frame). */
 static void test_cksum_matches_reference(void **state)
@@ -355,7 +356,7 @@ static void test_cksum_matches_reference(void **state)
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)xs(&x);
 	for (unsigned off = 0; off < 16; off++)
-		for (unsigned len = 0; len <= 300; len++) {
+		for (unsigned len = 0; len <= 700; len++) {
 			uint64_t sum = len % 3 == 0 ? 0 : xs(&x) >> (len % 64);
 			uint16_t a = arn_cksum_raw(buf + off, len, sum);
 			uint16_t b = cksum_ref(buf + off, len, sum);
