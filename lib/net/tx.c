@@ -44,12 +44,18 @@ static uint16_t tx_flush_port(struct arn_lcore *lc, uint16_t p)
 {
 	struct arn_lcore_port *lp = &lc->port[p];
 	uint16_t n = lp->n_tx, sent = 0;
+	/* Lengths are read before the burst: a frame the PMD takes is its own
+	 * from then on (net_af_packet frees it at once, and the pool may hand
+	 * it out again), and the frames sent are a prefix of the buffer. */
+	uint32_t len[ARN_NET_TX_BURST];
+	for (uint16_t i = 0; i < n; i++)
+		len[i] = rte_pktmbuf_pkt_len(lp->tx[i]);
 	for (int t = 0; t < TX_RETRIES && sent < n; t++)
 		sent += rte_eth_tx_burst(lc->net->port[p].port_id, (uint16_t)lc->index,
 					 lp->tx + sent, (uint16_t)(n - sent));
 	uint64_t bytes = 0;
 	for (uint16_t i = 0; i < sent; i++)
-		bytes += rte_pktmbuf_pkt_len(lp->tx[i]);
+		bytes += len[i];
 	ARN_NET_PADD(lc, p, tx_packets, sent);
 	ARN_NET_PADD(lc, p, tx_bytes, bytes);
 	if (sent < n) {
