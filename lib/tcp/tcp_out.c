@@ -191,6 +191,12 @@ static int xmit(struct arn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flag
 	uint8_t opt[TCP_MAX_OPT];
 	unsigned olen = 0;
 	bool syn = flags & TH_SYN;
+	/* The mbuf first: building the options below marks SACK blocks and a
+	 * D-SACK reported, which must not happen for a segment that is never
+	 * sent (a D-SACK is reported once, RFC 2883). */
+	struct rte_mbuf *m = seg_alloc(wk);
+	if (m == NULL)
+		return -ENOBUFS;
 	/* ECN (RFC 3168 6.1): new data goes out ECN-capable, never a
 	 * retransmission, a window probe or a pure ACK (6.1.5, 6.1.6), and
 	 * the first new segment after a reduction carries CWR. The SYN-ACK
@@ -248,9 +254,6 @@ static int xmit(struct arn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flag
 			}
 		}
 	}
-	struct rte_mbuf *m = seg_alloc(wk);
-	if (m == NULL)
-		return -ENOBUFS;
 	unsigned hlen = TCP_HDR_LEN + olen;
 	struct rte_tcp_hdr *th = hdr_put(m, hlen, len);
 	if (th == NULL) {

@@ -821,6 +821,41 @@ static void test_out_of_order_queued_and_sacked(void **state)
 	assert_true(cnt(ARN_TCP_C_OUT_OF_ORDER) >= 3);
 }
 
+/* An ACK whose mbuf cannot be allocated loses nothing it would have
+ * reported: the D-SACK it was to carry goes on the next ACK (RFC 2883
+ * reports each duplicate once, so it must not be marked sent before a
+ * segment carries it). */
+static void test_dsack_kept_when_the_ack_cannot_be_allocated(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	uint8_t d[3000];
+	memset(d, 'x', sizeof(d));
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq + 1000, our_isn + 1, 500, &o, d, 1000);
+	expect_seg(TH_ACK);
+	/* the same segment again: a duplicate, owed a D-SACK, but no mbuf */
+	fake_alloc_fail = 1;
+	inject(TH_ACK, p_seq + 1000, our_isn + 1, 500, &o, d, 1000);
+	expect_none();
+	assert_int_equal(cnt(ARN_TCP_C_DSACK_SENT), 0);
+	/* the next segment's arrival sends the owed ACK first, with the
+	 * D-SACK, then the ACK for the new data */
+	inject(TH_ACK, p_seq + 2000, our_isn + 1, 500, &o, d, 1000);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.o.n_sack, 2);
+	assert_int_equal(out.o.sack[0].start, p_seq + 1000); /* the D-SACK */
+	assert_int_equal(out.o.sack[0].end, p_seq + 2000);
+	assert_int_equal(out.o.sack[1].start, p_seq + 1000);
+	assert_int_equal(out.o.sack[1].end, p_seq + 2000);
+	assert_int_equal(cnt(ARN_TCP_C_DSACK_SENT), 1);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.o.n_sack, 1);
+	assert_int_equal(out.o.sack[0].start, p_seq + 1000);
+	assert_int_equal(out.o.sack[0].end, p_seq + 3000);
+	expect_none();
+}
+
 /* Did one of the ACKs output since the last call report [s, e) in a SACK
  * block (the first one being a DSACK if @p dsack)? */
 static bool acks_reported(uint32_t s, uint32_t e, bool dsack, unsigned *n_acks)
@@ -4036,6 +4071,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_delayed_ack_and_every_second_segment, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_out_of_order_queued_and_sacked, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_dsack_kept_when_the_ack_cannot_be_allocated, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_ack_per_burst_and_quick_acks_counted_per_ack,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_out_of_order_burst_dupacks_without_sack, setup,
