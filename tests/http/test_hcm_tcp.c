@@ -399,23 +399,41 @@ static void zc_send(struct peer *u, const uint8_t *d, uint32_t n)
 	}
 }
 
+/* The download tests' start: a client capturing into zc_cap has asked
+ * for /big and the upstream has the request. @return the by-reference
+ * byte count before the answer. */
+static uint64_t zc_begin(struct peer **c, struct peer **u)
+{
+	zc_pattern();
+	hh_begin(1);
+	hh_open(0, 80);
+	hh_settle();
+	*c = hh_client(0);
+	(*c)->cap = zc_cap;
+	(*c)->cap_max = sizeof(zc_cap);
+	send_str(*c, "GET /big HTTP/1.1\r\nHost: a\r\n\r\n");
+	*u = hh_upstream(0);
+	assert_non_null(*u);
+	return tcp_cnt(ARN_TCP_C_SND_BYREF);
+}
+
+/* At least @p tenths of the body went by reference since @p byref0. */
+static void zc_assert_by_reference(uint64_t byref0, unsigned tenths)
+{
+	uint64_t byref = tcp_cnt(ARN_TCP_C_SND_BYREF) - byref0;
+	if (byref < sizeof(zc_body) * tenths / 10)
+		fail_msg("%llu of %zu body bytes went by reference", (unsigned long long)byref,
+			 sizeof(zc_body));
+}
+
 /* A response body with a Content-Length reaches the client exactly, most
  * of it sent on by reference to the upstream's segments (no copy into the
  * client's send queue), and every mbuf comes back (hh_end). */
 static void test_content_length_body_moves_by_reference(void **state)
 {
 	(void)state;
-	zc_pattern();
-	hh_begin(1);
-	hh_open(0, 80);
-	hh_settle();
-	struct peer *c = hh_client(0);
-	c->cap = zc_cap;
-	c->cap_max = sizeof(zc_cap);
-	send_str(c, "GET /big HTTP/1.1\r\nHost: a\r\n\r\n");
-	struct peer *u = hh_upstream(0);
-	assert_non_null(u);
-	uint64_t byref0 = tcp_cnt(ARN_TCP_C_SND_BYREF);
+	struct peer *c, *u;
+	uint64_t byref0 = zc_begin(&c, &u);
 	send_str(u, "HTTP/1.1 200 OK\r\nContent-Length: 200000\r\n\r\n");
 	zc_send(u, zc_body, sizeof(zc_body));
 	for (int i = 0; i < 200 && c->rx < 200000; i++)
@@ -425,10 +443,7 @@ static void test_content_length_body_moves_by_reference(void **state)
 	b += 4;
 	assert_int_equal(c->cap_len - (uint32_t)(b - zc_cap), sizeof(zc_body));
 	assert_memory_equal(b, zc_body, sizeof(zc_body));
-	uint64_t byref = tcp_cnt(ARN_TCP_C_SND_BYREF) - byref0;
-	if (byref < sizeof(zc_body) * 9 / 10)
-		fail_msg("%llu of %zu body bytes went by reference", (unsigned long long)byref,
-			 sizeof(zc_body));
+	zc_assert_by_reference(byref0, 9);
 	hh_end();
 }
 
@@ -438,17 +453,8 @@ static void test_content_length_body_moves_by_reference(void **state)
 static void test_chunked_body_moves_by_reference(void **state)
 {
 	(void)state;
-	zc_pattern();
-	hh_begin(1);
-	hh_open(0, 80);
-	hh_settle();
-	struct peer *c = hh_client(0);
-	c->cap = zc_cap;
-	c->cap_max = sizeof(zc_cap);
-	send_str(c, "GET /big HTTP/1.1\r\nHost: a\r\n\r\n");
-	struct peer *u = hh_upstream(0);
-	assert_non_null(u);
-	uint64_t byref0 = tcp_cnt(ARN_TCP_C_SND_BYREF);
+	struct peer *c, *u;
+	uint64_t byref0 = zc_begin(&c, &u);
 	send_str(u, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
 	for (uint32_t off = 0; off < sizeof(zc_body); off += 20000) {
 		send_str(u, "4e20\r\n"); /* 20000 */
@@ -481,10 +487,7 @@ static void test_chunked_body_moves_by_reference(void **state)
 	}
 	assert_int_equal(blen, sizeof(zc_body));
 	assert_memory_equal(body, zc_body, sizeof(zc_body));
-	uint64_t byref = tcp_cnt(ARN_TCP_C_SND_BYREF) - byref0;
-	if (byref < sizeof(zc_body) * 8 / 10)
-		fail_msg("%llu of %zu body bytes went by reference", (unsigned long long)byref,
-			 sizeof(zc_body));
+	zc_assert_by_reference(byref0, 8);
 	hh_end();
 }
 
