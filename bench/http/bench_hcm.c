@@ -117,7 +117,10 @@ static void __attribute__((noinline)) bench_download(struct peer *c, struct peer
 		hh_advance(1);
 }
 
-static int download(long mib)
+/* The listener up and one request answered: the first request opens
+ * the upstream connection that the measured ones reuse. @return that
+ * connection's peer, or NULL (said on stderr). */
+static struct peer *first_exchange(void)
 {
 	hh_init(false);
 	hh_begin(1);
@@ -128,10 +131,18 @@ static int download(long mib)
 	struct peer *u = hh_upstream(0);
 	if (!u) {
 		fprintf(stderr, "bench_hcm: no upstream connection\n");
-		return 1;
+		return NULL;
 	}
 	hh_send(u, resp, sizeof(resp) - 1, 0);
 	hh_settle();
+	return u;
+}
+
+static int download(long mib)
+{
+	struct peer *u = first_exchange();
+	if (!u)
+		return 1;
 	struct peer *c = hh_client(0);
 	uint32_t before = c->rx;
 	bench_download(c, u, mib);
@@ -160,20 +171,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_hcm: 1 to 2000 requests (the harness's send budget)\n");
 		return 2;
 	}
-	hh_init(false);
-	hh_begin(1);
-	hh_open(0, 80);
-	hh_settle();
-	/* the first request opens the upstream connection */
-	hh_send(hh_client(0), req, sizeof(req) - 1, 0);
-	hh_settle();
-	struct peer *u = hh_upstream(0);
-	if (!u) {
-		fprintf(stderr, "bench_hcm: no upstream connection\n");
+	struct peer *u = first_exchange();
+	if (!u)
 		return 1;
-	}
-	hh_send(u, resp, sizeof(resp) - 1, 0);
-	hh_settle();
 	for (long i = 0; i < n; i++)
 		bench_round(hh_client(0), u);
 	if (hh_upstream(1)) {
