@@ -992,47 +992,13 @@ static void h2_read(struct http_h2_conn *h)
  * error. */
 static int h2_send(struct http_h2_conn *h)
 {
-	struct http_h1_conn *c = h->c;
-	struct http_h1_peer *d = &c->dn;
-	struct http_conn *pc = &c->c;
+	struct http_conn *pc = &h->c->c;
 	if (!pc->tc)
 		return -ENOTCONN;
-	if (d->out.chain) {
-		int rc = http_tp_flush(d->tp, pc->tc, &d->out);
-		d->peer.queued = http_out_busy(&d->out);
-		if (rc != 0)
-			return rc;
-	}
-	struct http_wchain wc;
-	http_wchain_init(&wc, pc->w);
-	size_t total = 0;
-	while (total < HTTP_H2_OUT_MAX) {
-		const uint8_t *data;
-		ssize_t n = nghttp2_session_mem_send(h->s, &data);
-		if (n < 0) {
-			h->fatal = true;
-			break;
-		}
-		if (n == 0)
-			break;
-		if (arn_h1_put(&wc.wb, data, (size_t)n) != 0)
-			break;
-		total += (size_t)n;
-	}
-	struct rte_mbuf *m = http_wchain_finish(&wc);
-	if (!total) {
-		if (m)
-			rte_pktmbuf_free(m);
-		return 0;
-	}
-	if (!m) {
-		h->fatal = true; /* frames were taken from nghttp2 and lost */
-		return -ENOBUFS;
-	}
-	d->out.chain = m;
-	int rc = http_tp_flush(d->tp, pc->tc, &d->out);
-	d->peer.queued = http_out_busy(&d->out);
-	pc->again = true; /* frames went: streams may go on */
+	size_t framed;
+	int rc = http_h2_send_frames(h->s, pc->w, &h->c->dn, pc->tc, &h->fatal, &framed);
+	if (framed)
+		pc->again = true; /* frames went: streams may go on */
 	return rc;
 }
 

@@ -264,3 +264,50 @@ int http_h2_session_new(nghttp2_session **s, const struct http_h2_session_def *d
 	}
 	return 0;
 }
+
+int http_h2_send_frames(nghttp2_session *s, struct http_worker *w, struct http_h1_peer *d,
+			struct arn_tcp_conn *tc, bool *fatal, size_t *framed)
+{
+	*framed = 0;
+	if (d->out.chain) {
+		int rc = http_tp_flush(d->tp, tc, &d->out);
+		d->peer.queued = http_out_busy(&d->out);
+		if (rc != 0)
+			return rc;
+	}
+	struct http_wchain wc;
+	http_wchain_init(&wc, w);
+	size_t total = 0;
+	while (total < HTTP_H2_OUT_MAX) {
+		const uint8_t *data;
+		ssize_t n = nghttp2_session_mem_send(s, &data);
+		if (n < 0) {
+			*fatal = true;
+			break;
+		}
+		if (n == 0)
+			break;
+		if (arn_h1_put(&wc.wb, data, (size_t)n) != 0) {
+			/* taken from nghttp2 and lost, even as the first
+			 * frame of the call: the peer's framing would miss it */
+			*fatal = true;
+			break;
+		}
+		total += (size_t)n;
+	}
+	struct rte_mbuf *m = http_wchain_finish(&wc);
+	if (!total) {
+		if (m)
+			rte_pktmbuf_free(m);
+		return 0;
+	}
+	if (!m) {
+		*fatal = true; /* out of mbufs: what was written is freed */
+		return -ENOBUFS;
+	}
+	*framed = total;
+	d->out.chain = m;
+	int rc = http_tp_flush(d->tp, tc, &d->out);
+	d->peer.queued = http_out_busy(&d->out);
+	return rc;
+}

@@ -18,10 +18,26 @@
 #include <rte_mbuf.h>
 
 #include "arn_h1.h"
+#include "http_codec_h1.h"
 #include "http_io.h"
 #include "http_worker.h"
 
 #define HTTP_H2_OUT_MAX (64u * 1024) /* framed bytes waiting for TCP per connection */
+
+/**
+ * Either side's output: frame what session @p s has for peer @p d, up to
+ * HTTP_H2_OUT_MAX bytes, into one chain of @p w's mbufs, and hand it to
+ * @p d's transport over @p tc, after what still waits there (d->out).
+ * Bytes nghttp2 gave that could not be kept (out of mbufs) are lost to
+ * the connection's framing, as are bytes after nghttp2 failed: then
+ * *@p fatal is set and the caller closes the connection. *@p framed is
+ * what was framed by this call (0: nothing, or nothing could be). Worker
+ * lcore only; @p s, @p d and @p tc stay the caller's.
+ * @return 0, -EAGAIN (bytes wait for TCP's room: d->peer.queued says
+ * so), -ENOBUFS (*@p fatal), or the transport's error.
+ */
+int http_h2_send_frames(nghttp2_session *s, struct http_worker *w, struct http_h1_peer *d,
+			struct arn_tcp_conn *tc, bool *fatal, size_t *framed);
 
 /* Header fields of one request kept by reference (nghttp2's buffers). */
 #define HTTP_H2_RCBUFS (2 * HTTP_MAX_HDRS + 16)

@@ -229,45 +229,8 @@ static int h2_send(struct http_uph2 *h)
 	struct http_upconn *u = h->conn;
 	if (!u || !live(h) || !u->h1.tc || !u->connected)
 		return u && !u->connected && live(h) ? 0 : -ENOTCONN;
-	struct http_h1_peer *d = &u->h1;
-	if (d->out.chain) {
-		int rc = http_tp_flush(d->tp, d->tc, &d->out);
-		d->peer.queued = http_out_busy(&d->out);
-		if (rc != 0)
-			return rc;
-	}
-	struct http_wchain wc;
-	http_wchain_init(&wc, h->w);
-	size_t total = 0;
-	while (total < HTTP_H2_OUT_MAX) {
-		const uint8_t *data;
-		ssize_t n = nghttp2_session_mem_send(h->s, &data);
-		if (n < 0) {
-			h->fatal = true;
-			break;
-		}
-		if (n == 0)
-			break;
-		if (arn_h1_put(&wc.wb, data, (size_t)n) != 0) {
-			h->fatal = true; /* taken from nghttp2 and lost */
-			break;
-		}
-		total += (size_t)n;
-	}
-	struct rte_mbuf *m = http_wchain_finish(&wc);
-	if (!total) {
-		if (m)
-			rte_pktmbuf_free(m);
-		return 0;
-	}
-	if (!m) {
-		h->fatal = true;
-		return -ENOBUFS;
-	}
-	d->out.chain = m;
-	int rc = http_tp_flush(d->tp, d->tc, &d->out);
-	d->peer.queued = http_out_busy(&d->out);
-	return rc;
+	size_t framed;
+	return http_h2_send_frames(h->s, h->w, &u->h1, u->h1.tc, &h->fatal, &framed);
 }
 
 /* Tell the streams what the session recorded for them: each flag once,

@@ -5837,6 +5837,49 @@ static void test_h2_keepalive_extended_by_rx(void **state)
 	h2c_close(&k);
 }
 
+/*
+ * Out of mbufs while framing: the bytes nghttp2 handed over are gone from
+ * its session, so the client's framing would have a hole; the connection
+ * closes instead of going on. Before http_h2_send_frames, the downstream
+ * side dropped a first frame that found no mbuf without a word (the
+ * connection stayed open, its client waiting for a PING ACK that was
+ * never sent); the upstream side already closed.
+ */
+static void test_h2_frame_lost_out_of_mbufs_closes(void **state)
+{
+	(void)state;
+	start(8, jlistener("", DIRECT_OK));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	h2c_pump(&k);
+	assert_false(k.c->closed || k.c->shut);
+	assert_int_equal(nghttp2_submit_ping(k.s, NGHTTP2_FLAG_NONE, NULL), 0);
+	const uint8_t *ping;
+	ssize_t n = nghttp2_session_mem_send(k.s, &ping);
+	assert_int_equal(n, 17); /* the PING frame */
+	/* the PING comes in an mbuf the test keeps a reference to (so that
+	 * Arion's freeing it gives nothing back), and every other mbuf is
+	 * taken */
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	assert_non_null(m);
+	memcpy(rte_pktmbuf_append(m, (uint16_t)n), ping, (size_t)n);
+	rte_mbuf_refcnt_update(m, 1);
+	static struct rte_mbuf *held[8192];
+	unsigned nh = 0;
+	while ((held[nh] = rte_pktmbuf_alloc(pool)) != NULL)
+		nh++;
+	assert_null(k.c->rxq);
+	k.c->rxq = m;
+	k.c->rx_bytes += (size_t)n;
+	k.c->ops->on_data(k.c, k.c->rxq, k.c->rx_bytes);
+	poll_ms(1);
+	rte_pktmbuf_free_bulk(held, nh);
+	rte_pktmbuf_free(m);
+	poll_ms(1);
+	assert_true(k.c->closed || k.c->shut);
+	h2c_close(&k);
+}
+
 /* ---- upstream HTTP/2: connection_keepalive ----------------------------------------------------
  */
 
@@ -6170,6 +6213,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_uph2_stat_outbound_control_flood, teardown),
 	    cmocka_unit_test_teardown(test_h2_keepalive_interval, teardown),
 	    cmocka_unit_test_teardown(test_h2_keepalive_extended_by_rx, teardown),
+	    cmocka_unit_test_teardown(test_h2_frame_lost_out_of_mbufs_closes, teardown),
 	    cmocka_unit_test_teardown(test_uph2_keepalive_interval, teardown),
 	    cmocka_unit_test_teardown(test_uph2_keepalive_idle_interval, teardown),
 	    cmocka_unit_test_teardown(test_uph2_keepalive_extended_by_rx, teardown),
