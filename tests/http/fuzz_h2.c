@@ -38,20 +38,6 @@ static const char *const resps[] = {
 
 static uint32_t next_sid[4]; /* per client: its next stream id */
 
-static size_t frame(uint8_t *b, uint32_t len, uint8_t type, uint8_t flags, uint32_t sid)
-{
-	b[0] = (uint8_t)(len >> 16);
-	b[1] = (uint8_t)(len >> 8);
-	b[2] = (uint8_t)len;
-	b[3] = type;
-	b[4] = flags;
-	b[5] = (uint8_t)(sid >> 24);
-	b[6] = (uint8_t)(sid >> 16);
-	b[7] = (uint8_t)(sid >> 8);
-	b[8] = (uint8_t)sid;
-	return 9;
-}
-
 /* HPACK for a request: GET or POST (static table), :scheme http, :path
  * @p path (literal, name index 4), :authority a (literal, name index 1). */
 static size_t hpack_req(uint8_t *b, bool post, const char *path)
@@ -81,18 +67,18 @@ static size_t h2_frame(unsigned c, unsigned k, uint8_t *b)
 	case 2:
 	case 3:
 		n = hpack_req(b + 9, false, paths[k & 3]);
-		frame(b, (uint32_t)n, 1, 0x5, next_sid[c]);
+		hh_h2_frame_hdr(b, (uint32_t)n, 1, 0x5, next_sid[c]);
 		next_sid[c] += 2;
 		return 9 + n;
 	case 4: /* POST, its body to follow */
 	case 5:
 		n = hpack_req(b + 9, true, paths[(k & 1) ? 2 : 0]);
-		frame(b, (uint32_t)n, 1, 0x4, next_sid[c]);
+		hh_h2_frame_hdr(b, (uint32_t)n, 1, 0x4, next_sid[c]);
 		next_sid[c] += 2;
 		return 9 + n;
 	case 6: /* DATA on the last stream */
 		memcpy(b + 9, "hello", 5);
-		frame(b, 5, 0, 0, last);
+		hh_h2_frame_hdr(b, 5, 0, 0, last);
 		return 14;
 	case 7: /* DATA, END_STREAM; with bit 4, trailers (HEADERS, END_STREAM) */
 		if (k & 16) {
@@ -101,43 +87,43 @@ static size_t h2_frame(unsigned c, unsigned k, uint8_t *b)
 			       "\x00\x03x-t\x01"
 			       "1",
 			       7);
-			frame(b, 7, 1, 0x5, last);
+			hh_h2_frame_hdr(b, 7, 1, 0x5, last);
 			return 16;
 		}
 		memcpy(b + 9, "end", 3);
-		frame(b, 3, 0, 1, last);
+		hh_h2_frame_hdr(b, 3, 0, 1, last);
 		return 12;
 	case 8: /* RST_STREAM (CANCEL) on the last stream */
-		frame(b, 4, 3, 0, last);
+		hh_h2_frame_hdr(b, 4, 3, 0, last);
 		memcpy(b + 9, "\0\0\0\x08", 4);
 		return 13;
 	case 9: /* WINDOW_UPDATE, connection */
-		frame(b, 4, 8, 0, 0);
+		hh_h2_frame_hdr(b, 4, 8, 0, 0);
 		memcpy(b + 9, "\0\x01\0\0", 4);
 		return 13;
 	case 10: /* WINDOW_UPDATE, last stream */
-		frame(b, 4, 8, 0, last);
+		hh_h2_frame_hdr(b, 4, 8, 0, last);
 		memcpy(b + 9, "\0\x01\0\0", 4);
 		return 13;
 	case 11: /* PING */
-		frame(b, 8, 6, 0, 0);
+		hh_h2_frame_hdr(b, 8, 6, 0, 0);
 		memset(b + 9, 'p', 8);
 		return 17;
 	case 12: /* SETTINGS ACK */
-		return frame(b, 0, 4, 1, 0);
+		return hh_h2_frame_hdr(b, 0, 4, 1, 0);
 	case 13: /* SETTINGS INITIAL_WINDOW_SIZE 16 (a client that reads slowly) */
-		frame(b, 6, 4, 0, 0);
+		hh_h2_frame_hdr(b, 6, 4, 0, 0);
 		memcpy(b + 9, "\0\x04\0\0\0\x10", 6);
 		return 15;
 	case 14: /* GOAWAY */
-		frame(b, 8, 7, 0, 0);
+		hh_h2_frame_hdr(b, 8, 7, 0, 0);
 		memset(b + 9, 0, 8);
 		return 17;
 	default: /* HEADERS without END_HEADERS, then its CONTINUATION */
 		n = hpack_req(b + 9, false, "/");
-		frame(b, 2, 1, 0x1, next_sid[c]);
+		hh_h2_frame_hdr(b, 2, 1, 0x1, next_sid[c]);
 		memmove(b + 9 + 2 + 9, b + 9 + 2, n - 2);
-		frame(b + 9 + 2, (uint32_t)(n - 2), 9, 0x4, next_sid[c]);
+		hh_h2_frame_hdr(b + 9 + 2, (uint32_t)(n - 2), 9, 0x4, next_sid[c]);
 		next_sid[c] += 2;
 		return 9 + 2 + 9 + (n - 2);
 	}

@@ -37,23 +37,9 @@ static const char *const reqs[] = {
 };
 #define N_REQS (sizeof(reqs) / sizeof(reqs[0]))
 
-static size_t frame(uint8_t *b, uint32_t len, uint8_t type, uint8_t flags, uint32_t sid)
-{
-	b[0] = (uint8_t)(len >> 16);
-	b[1] = (uint8_t)(len >> 8);
-	b[2] = (uint8_t)len;
-	b[3] = type;
-	b[4] = flags;
-	b[5] = (uint8_t)(sid >> 24);
-	b[6] = (uint8_t)(sid >> 16);
-	b[7] = (uint8_t)(sid >> 8);
-	b[8] = (uint8_t)sid;
-	return 9;
-}
-
 static size_t with(uint8_t *b, uint8_t type, uint8_t flags, uint32_t sid, const void *p, size_t n)
 {
-	frame(b, (uint32_t)n, type, flags, sid);
+	hh_h2_frame_hdr(b, (uint32_t)n, type, flags, sid);
 	memcpy(b + 9, p, n);
 	return 9 + n;
 }
@@ -68,7 +54,7 @@ static size_t h2_frame(unsigned k, uint32_t sid, uint8_t *b)
 					  't',	'a',  't', 'u', 's', 0x01, '0'};
 	switch (k & 15) {
 	case 0: /* SETTINGS (the server's preface) */
-		return frame(b, 0, 4, 0, 0);
+		return hh_h2_frame_hdr(b, 0, 4, 0, 0);
 	case 1: /* SETTINGS MAX_CONCURRENT_STREAMS 1 */
 		return with(b, 4, 0, 0, "\0\x03\0\0\0\x01", 6);
 	case 2: /* HEADERS 200 */
@@ -96,7 +82,7 @@ static size_t h2_frame(unsigned k, uint32_t sid, uint8_t *b)
 	case 13: /* PING */
 		return with(b, 6, 0, 0, "pingping", 8);
 	case 14: /* SETTINGS ACK */
-		return frame(b, 0, 4, 1, 0);
+		return hh_h2_frame_hdr(b, 0, 4, 1, 0);
 	default: /* HEADERS 100 (interim) */
 		return with(b, 1, 0x4, sid, st100, sizeof(st100));
 	}

@@ -1126,6 +1126,24 @@ static inline void hh_abandon(void)
 /* ---- what the fuzz targets over this harness share (fuzz_hcm, fuzz_h2, fuzz_hcm_mcp,
  * fuzz_uph2) ---- */
 
+/* An HTTP/2 frame header (RFC 9113 4.1) into @p b: what fuzz_h2.c's
+ * clients and fuzz_uph2.c's upstreams put before each payload.
+ * @return its size, 9. */
+static inline size_t hh_h2_frame_hdr(uint8_t *b, uint32_t len, uint8_t type, uint8_t flags,
+				     uint32_t sid)
+{
+	b[0] = (uint8_t)(len >> 16);
+	b[1] = (uint8_t)(len >> 8);
+	b[2] = (uint8_t)len;
+	b[3] = type;
+	b[4] = flags;
+	b[5] = (uint8_t)(sid >> 24);
+	b[6] = (uint8_t)(sid >> 16);
+	b[7] = (uint8_t)(sid >> 8);
+	b[8] = (uint8_t)sid;
+	return 9;
+}
+
 /* The fuzzer's input, read a byte at a time (0 past its end). */
 struct hh_rd {
 	const uint8_t *p;
