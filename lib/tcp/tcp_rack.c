@@ -186,7 +186,7 @@ void tcp_txr_rexmit(struct arn_tcp_conn *c, uint32_t i)
 	rate_snap(c, r, idle);
 }
 
-uint32_t tcp_pipe(const struct arn_tcp_conn *c)
+uint32_t tcp_pipe_full(const struct arn_tcp_conn *c)
 {
 	return tcp_rack_on(c) ? tcp_rack_pipe(c) : tcp_sb_pipe(c);
 }
