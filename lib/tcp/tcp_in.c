@@ -799,10 +799,183 @@ static void fin_in(struct arn_tcp_conn *c)
 		c->ops->on_eof(c);
 }
 
+/* In-order data of @p len bytes (@p m holds just them) joins the receive
+ * queue. */
+static void rcv_append(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t len)
+{
+	m->pkt_len = m->data_len = (uint16_t)len;
+	tcp_q_append(&c->rcvq, m);
+	c->rcv_nxt += len;
+	c->wk->cnt[ARN_TCP_C_BYTES_IN] += len;
+}
+
+/* Delayed ACKs (RFC 1122 / 5681: at least every second full segment), but
+ * as Linux: quick ACKs at the start of a connection and after an idle RTO,
+ * unless the exchange is interactive. A peer with Nagle on
+ * (write-write-read: a response body after its headers) otherwise waits up
+ * to TCP_DELACK_MS for our ACK. The ACK goes at the poll's output: a
+ * burst's segments share it. @p flags: the in-order segment's. */
+static void rcv_ack_policy(struct arn_tcp_conn *c, uint8_t flags)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	if (wk->now_ms - c->last_rcv_ms > c->rto)
+		quickack_enter(c);
+	c->last_rcv_ms = wk->now_ms;
+	if (flags & TH_PSH)
+		c->flags |= TF_PUSHED;
+	if ((c->quickack && !(c->flags & TF_PINGPONG)) || ++c->segs_unacked >= 2)
+		ack_owed(c);
+	else
+		c->flags |= TF_DELACK;
+}
+
+/* Data for a connection the application closed (not just shut down):
+ * nobody will read it. RFC 9293 3.10.7.4 / Linux: reset. */
+static void rst_data_after_close(struct arn_tcp_conn *c, struct rte_mbuf *m)
+{
+	rte_pktmbuf_free(m);
+	TCP_INC(c->wk, RST_DATA_AFTER_CLOSE);
+	tcp_send_rst_conn(c);
+	tcp_conn_drop(c, -ECONNABORTED);
+}
+
+/* Connection states and events that the fast path leaves to conn_input's
+ * full path: data out of order below (a FIN beyond a hole), the peer's FIN
+ * (no more data: the full path drops it), and an application that closed
+ * (data is answered with a RST). */
+#define FAST_PATH_NOT_FLAGS (TF_OOO_FIN | TF_RCVD_FIN | TF_APP_CLOSED)
+
+/*
+ * The in-order fast path: header prediction (Van Jacobson; 4.4BSD's
+ * tcp_input, Linux's tcp_rcv_established). Nearly every segment of an
+ * established connection is the next one expected, carries ACK (maybe
+ * PSH) and nothing else, leaves the peer's window as it was, and arrives
+ * with nothing in recovery, no scoreboard and no out-of-order data; it is
+ * either an ACK for new data, in-order data, or both. Such a segment is
+ * handled here with the checks that can apply to it and nothing else;
+ * every other segment (and this one when a check fails) takes conn_input's
+ * full path, unchanged. Each of the full path's checks, in its order:
+ *
+ * - SYN-SENT, SYN-RECEIVED (a retransmitted SYN): ESTABLISHED only here.
+ * - PAWS (RFC 7323 5.3): applies; TSval at or after TS.Recent, or the full
+ *   path decides (drop, or a reordered pure ACK used as old_ack). Without
+ *   timestamps negotiated, or a segment without them, the full path has no
+ *   check either.
+ * - SYN (RFC 5961 4.2), RST (RFC 5961 3.2), no ACK: flags are ACK or
+ *   ACK|PSH only. URG, ECE and CWR go to the full path too, and a CE mark
+ *   (RFC 3168's receiver echo, sender reduction).
+ * - Acceptability (RFC 9293 3.10.7.4 first check): SEG.SEQ = RCV.NXT, and
+ *   data only when all of it is inside the window we offered; a pure ACK
+ *   at RCV.NXT is acceptable whatever the window. So no trimming either.
+ * - ACK range (RFC 5961 5.2, RFC 9293): SND.UNA <= SEG.ACK <= SND.MAX,
+ *   and the full path's lower bound SND.UNA - MAX.SND.WND, kept here
+ *   although with SEG.ACK >= SND.UNA it fails only if the flight and the
+ *   largest window together pass 2^31.
+ * - TS.Recent update (RFC 7323 4.3): the full path's condition, with
+ *   SEG.SEQ = RCV.NXT and an empty out-of-order queue substituted.
+ * - Keepalive restart: the same.
+ * - ACK processing: process_ack, whole, for an ACK of new data (and for
+ *   every segment when the congestion control has on_sample: BBR takes a
+ *   sample from each ACK). Data that acknowledges nothing new changes
+ *   there only the window's bookkeeping (SND.WL1/WL2; the window is the
+ *   same) and the rate sample's end (the app-limited mark; the sample
+ *   itself is read by on_sample only): done here. A pure ACK that
+ *   acknowledges nothing new is a duplicate ACK candidate: full path.
+ * - Window update, SACK blocks, recovery, ECN: window unchanged, no
+ *   blocks, no recovery, no ECE/CWR/CE (above).
+ * - Data: the receive queue's mbuf bound (tcp_rmem_admit) applies; an
+ *   empty out-of-order queue means no hole to fill and no pull.
+ *
+ * @return false if the segment takes the full path (nothing was done).
+ */
+static bool fast_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbuf *m)
+{
+	if ((s->flags & ~TH_PSH) != TH_ACK || s->ce || c->state != TCPS_ESTABLISHED ||
+	    s->seq != c->rcv_nxt || s->n_sack || c->recovery != TCP_REC_NONE || c->n_sb ||
+	    c->oooq.head || (c->flags & FAST_PATH_NOT_FLAGS) ||
+	    ((uint32_t)s->wnd << c->snd_ws) != c->snd_wnd)
+		return false;
+	uint32_t acked = s->ack - c->snd_una;
+	if (acked > c->snd_max - c->snd_una ||
+	    seq_lt(s->ack, c->snd_una - RTE_MAX(c->max_sndwnd, 1u)))
+		return false;
+	if (s->len == 0) {
+		if (acked == 0)
+			return false;
+	} else {
+		uint32_t rwnd = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+		if (s->len > rwnd)
+			return false;
+	}
+	bool ts = (c->flags & TF_TS_OK) && s->has_ts;
+	if (ts && seq_lt(s->tsval, c->ts_recent))
+		return false;
+
+	struct arn_tcp_worker *wk = c->wk;
+	uint64_t now = wk->now_ms;
+	TCP_INC(wk, FAST_PATH);
+	if (ts && seq_leq(s->seq, c->last_ack_sent)) {
+		if (seq_geq(s->tsval, c->ts_echo))
+			c->ts_echo = s->tsval;
+		c->ts_recent = s->tsval;
+		c->ts_recent_age = now;
+	}
+	if (c->flags & TF_KEEPALIVE) {
+		c->t_keep = now + c->keep_idle_ms; /* the wheel finds out lazily */
+		c->probes = 0;
+	}
+	if (acked || c->cc->on_sample) {
+		if (!process_ack(c, s)) {
+			rte_pktmbuf_free(m);
+			return true;
+		}
+	} else {
+		/* process_ack's window update (its condition, less the ACK
+		 * that moves SND.UNA) and tcp_rate_sample_end's app-limited
+		 * mark */
+		if (seq_lt(c->snd_wl1, s->seq) ||
+		    (c->snd_wl1 == s->seq && seq_leq(c->snd_wl2, s->ack))) {
+			c->snd_wl1 = s->seq;
+			c->snd_wl2 = s->ack;
+			if (c->snd_wnd > c->max_sndwnd)
+				c->max_sndwnd = c->snd_wnd;
+		}
+		if (c->app_limited && c->delivered > c->app_limited)
+			c->app_limited = 0;
+	}
+	/* process_ack may have called on_writable, and the application
+	 * closed: as on the full path, where the data check comes after the
+	 * ACK. (Its other outcomes here: ESTABLISHED, or FIN-WAIT-1 after a
+	 * close or shutdown, which take data too; CLOSED returned above.) */
+	if (s->len == 0) {
+		rte_pktmbuf_free(m);
+	} else if (c->flags & TF_APP_CLOSED) {
+		rst_data_after_close(c, m);
+		return true;
+	} else if (!tcp_rmem_admit(c, true)) {
+		/* as the full path: over the connection's mbuf bound even
+		 * after collapsing, dropped, the peer sends it again */
+		rte_pktmbuf_free(m);
+		c->flags |= TF_ACK_NOW;
+	} else {
+		rcv_append(c, m, s->len);
+		rcv_ack_policy(c, s->flags);
+		deliver_data(c);
+		if (c->state == TCPS_CLOSED)
+			return true;
+	}
+	if (c->flags & (TF_ACK_NOW | TF_DELACK))
+		tcp_want_output(c);
+	return true;
+}
+
 static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbuf *m)
 {
 	struct arn_tcp_worker *wk = c->wk;
 	uint64_t now = wk->now_ms;
+
+	if (fast_input(c, s, m))
+		return;
 
 	if (c->state == TCPS_SYN_SENT) {
 		syn_sent_input(c, s, m);
@@ -1062,12 +1235,7 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 	if (len && (!data_state || (c->flags & TF_RCVD_FIN))) {
 		len = 0; /* after the peer's FIN: nothing more can be data */
 	} else if (len && (c->flags & TF_APP_CLOSED)) {
-		/* The application closed (not just shut down): nobody will read
-		 * this. RFC 9293 3.10.7.4 / Linux: reset. */
-		rte_pktmbuf_free(m);
-		TCP_INC(wk, RST_DATA_AFTER_CLOSE);
-		tcp_send_rst_conn(c);
-		tcp_conn_drop(c, -ECONNABORTED);
+		rst_data_after_close(c, m);
 		return;
 	} else if (len && seq == c->rcv_nxt && !tcp_rmem_admit(c, true)) {
 		/* over the connection's mbuf bound even after collapsing:
@@ -1076,12 +1244,9 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 		fin = false;
 		c->flags |= TF_ACK_NOW;
 	} else if (len && seq == c->rcv_nxt) {
-		m->pkt_len = m->data_len = (uint16_t)len;
-		tcp_q_append(&c->rcvq, m);
+		rcv_append(c, m, len);
 		m = NULL;
 		appended = true;
-		c->rcv_nxt += len;
-		wk->cnt[ARN_TCP_C_BYTES_IN] += len;
 		if (c->oooq.head) {
 			/* RFC 5681 4.2: a hole was filled, ACKed at once, once
 			 * the application has read what it released */
@@ -1089,21 +1254,7 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 			ack_now = ack_at_once(c);
 			ack_owed(c);
 		}
-		/* Delayed ACKs (RFC 1122 / 5681: at least every second full
-		 * segment), but as Linux: quick ACKs at the start of a connection
-		 * and after an idle RTO, unless the exchange is interactive. A
-		 * peer with Nagle on (write-write-read: a response body after its
-		 * headers) otherwise waits up to TCP_DELACK_MS for our ACK. The
-		 * ACK goes at the poll's output: a burst's segments share it. */
-		if (wk->now_ms - c->last_rcv_ms > c->rto)
-			quickack_enter(c);
-		c->last_rcv_ms = wk->now_ms;
-		if (s->flags & TH_PSH)
-			c->flags |= TF_PUSHED;
-		if ((c->quickack && !(c->flags & TF_PINGPONG)) || ++c->segs_unacked >= 2)
-			ack_owed(c);
-		else
-			c->flags |= TF_DELACK;
+		rcv_ack_policy(c, s->flags);
 		if (fin && seq + len != c->rcv_nxt)
 			fin = false; /* data queued beyond a FIN: the FIN is bogus */
 		if (!fin && (c->flags & TF_OOO_FIN) && c->rcv_nxt == c->ooo_fin_seq)

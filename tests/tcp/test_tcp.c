@@ -4050,6 +4050,322 @@ static void test_link_heavy_loss_20pct(void **state)
 	run_transfer(128 << 10, ARN_TCP_CC_CUBIC, 3600000);
 }
 
+/* ---- the in-order fast path (header prediction; issue 17) ---------------------
+ * fast_input in tcp_in.c: which segments take it (counted by
+ * ARN_TCP_C_FAST_PATH), and that each one it must decline takes the full
+ * path and gets what it got before the fast path existed. */
+
+static uint64_t fast_n(void)
+{
+	return cnt(ARN_TCP_C_FAST_PATH);
+}
+
+/* The peer's next @p n bytes, in order, at window 65535 (the handshake's:
+ * unchanged), acknowledging @p ack. */
+static void fp_data(uint8_t flags, uint32_t ack, const struct fake_opts *o, uint32_t n)
+{
+	static uint8_t d[1400];
+	for (uint32_t i = 0; i < n; i++)
+		d[i] = (uint8_t)(p_seq + i);
+	inject(flags, p_seq, ack, 65535, o, d, n);
+	p_seq += n;
+}
+
+/* In-order data, an ACK of new data, and both in one segment take the fast
+ * path, with and without PSH, and do what the full path does: data
+ * delivered, TS.Recent and the delayed ACK as before, SND.UNA moved. */
+static void test_fast_path_taken_by_in_order_data_and_new_acks(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	struct arn_tcp_conn *c = app.conn;
+	assert_int_equal(fast_n(), 0); /* the handshake's ACK: SYN-RECEIVED */
+	struct fake_opts o = popts();
+	o.tsval = ++p_tsval;
+	fp_data(TH_ACK | TH_PSH, our_isn + 1, &o, 100);
+	assert_int_equal(fast_n(), 1);
+	assert_int_equal(app.rx_len, 100);
+	assert_int_equal(c->rcv_nxt, p_seq);
+	assert_int_equal(c->ts_recent, p_tsval);
+	assert_int_equal(cnt(ARN_TCP_C_BYTES_IN), 100);
+	expect_seg(TH_ACK); /* quick ACK at the start of a connection */
+	assert_int_equal(out.ack, p_seq);
+	fp_data(TH_ACK, our_isn + 1, &o, 50);
+	assert_int_equal(fast_n(), 2);
+	assert_int_equal(app.rx_len, 150);
+	fake_drain(lc);
+
+	/* an ACK for new data, alone */
+	send_block(c, 300);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	assert_int_equal(c->snd_max, our_isn + 1 + 300);
+	o = popts();
+	o.tsval = ++p_tsval;
+	inject(TH_ACK, p_seq, our_isn + 1 + 200, 65535, &o, NULL, 0);
+	assert_int_equal(fast_n(), 3);
+	assert_int_equal(c->snd_una, our_isn + 1 + 200);
+	assert_int_equal(c->sndq.bytes, 100);
+	/* data that acknowledges the rest */
+	fp_data(TH_ACK | TH_PSH, our_isn + 1 + 300, &o, 10);
+	assert_int_equal(fast_n(), 4);
+	assert_int_equal(c->snd_una, c->snd_max);
+	assert_int_equal(c->sndq.bytes, 0);
+	assert_int_equal(app.rx_len, 160);
+	assert_int_equal(c->t_rexmt, 0); /* nothing outstanding: no timer */
+	fake_drain(lc);
+}
+
+/* Without timestamps or SACK the same segments take it. */
+static void test_fast_path_taken_without_options(void **state)
+{
+	(void)state;
+	open_conn(false, false, -1);
+	struct arn_tcp_conn *c = app.conn;
+	fp_data(TH_ACK | TH_PSH, our_isn + 1, NULL, 200);
+	assert_int_equal(fast_n(), 1);
+	assert_int_equal(app.rx_len, 200);
+	send_block(c, 100);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	/* a pure ACK that acknowledges nothing new while data is out: a
+	 * duplicate ACK (RFC 5681), counted by the full path */
+	inject(TH_ACK, p_seq, c->snd_una, 65535, NULL, NULL, 0);
+	assert_int_equal(c->dupacks, 1);
+	assert_int_equal(fast_n(), 1);
+	inject(TH_ACK, p_seq, c->snd_max, 65535, NULL, NULL, 0);
+	assert_int_equal(fast_n(), 2);
+	assert_int_equal(c->snd_una, c->snd_max);
+	assert_int_equal(c->dupacks, 0);
+}
+
+/* Each segment the fast path must decline takes the full path, counted
+ * nowhere in FAST_PATH, with the full path's outcome. */
+static void test_fast_path_declines_what_the_full_path_handles(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	struct arn_tcp_conn *c = app.conn;
+	struct fake_opts o = popts();
+	uint32_t una = our_isn + 1;
+	fp_data(TH_ACK, una, &o, 10);
+	assert_int_equal(fast_n(), 1);
+	fake_drain(lc);
+	uint64_t n = fast_n();
+
+	/* out of order: queued, SACKed; and the segment that fills the
+	 * hole (in order, but with out-of-order data above) */
+	static const uint8_t d[1400];
+	inject(TH_ACK, p_seq + 100, una, 65535, &o, d, 100);
+	assert_int_equal(cnt(ARN_TCP_C_OUT_OF_ORDER), 1);
+	assert_int_equal(app.rx_len, 10);
+	fp_data(TH_ACK, una, &o, 100);
+	p_seq += 100;
+	assert_int_equal(app.rx_len, 210);
+	assert_int_equal(c->rcv_nxt, p_seq);
+	assert_null(c->oooq.head);
+	assert_int_equal(fast_n(), n);
+	fake_drain(lc);
+
+	/* the window changes: recorded; the same window again: fast */
+	inject(TH_ACK, p_seq, una, 60000, &o, d, 10);
+	p_seq += 10;
+	assert_int_equal(c->snd_wnd, 60000);
+	assert_int_equal(fast_n(), n);
+	inject(TH_ACK, p_seq, una, 60000, &o, d, 10);
+	p_seq += 10;
+	assert_int_equal(fast_n(), ++n);
+	fp_data(TH_ACK, una, &o, 10); /* back to 65535 */
+	assert_int_equal(c->snd_wnd, 65535);
+	assert_int_equal(fast_n(), n);
+	fake_drain(lc);
+
+	/* SACK blocks on the segment */
+	send_block(c, 3000);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + 2000;
+	o.sack[1] = una + 3000;
+	fp_data(TH_ACK, una, &o, 10);
+	assert_int_equal(fast_n(), n);
+	assert_int_equal(c->n_sb, 1);
+	/* ... then a scoreboard not empty: an ACK without blocks, too */
+	o = popts();
+	fp_data(TH_ACK, una, &o, 10);
+	assert_int_equal(fast_n(), n);
+	uint32_t rx = app.rx_len;
+	/* an ACK of everything empties it; then fast again */
+	inject(TH_ACK, p_seq, c->snd_max, 65535, &o, NULL, 0);
+	assert_int_equal(c->n_sb, 0);
+	assert_int_equal(c->snd_una, c->snd_max);
+	assert_int_equal(fast_n(), n);
+	fp_data(TH_ACK, c->snd_max, &o, 10);
+	assert_int_equal(fast_n(), ++n);
+	assert_int_equal(app.rx_len, rx + 10);
+	fake_drain(lc);
+	una = c->snd_una;
+
+	/* PAWS: an older TSval is dropped (and ACKed); one tick older is
+	 * the full path's to accept (TCP_PAWS_WINDOW) */
+	uint32_t recent = c->ts_recent;
+	o = popts();
+	o.tsval = recent - 10;
+	rx = app.rx_len;
+	inject(TH_ACK, p_seq, una, 65535, &o, d, 10);
+	assert_int_equal(cnt(ARN_TCP_C_PAWS_DROPPED), 1);
+	assert_int_equal(app.rx_len, rx);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.ack, p_seq);
+	o.tsval = recent - 1;
+	fp_data(TH_ACK, una, &o, 10);
+	assert_int_equal(app.rx_len, rx + 10);
+	assert_int_equal(cnt(ARN_TCP_C_PAWS_DROPPED), 1);
+	assert_int_equal(fast_n(), n);
+	fake_drain(lc);
+	o = popts();
+
+	/* an ACK above SND.MAX: data dropped, an ACK sent (RFC 9293) */
+	rx = app.rx_len;
+	inject(TH_ACK, p_seq, una + 5, 65535, &o, d, 10);
+	assert_int_equal(app.rx_len, rx);
+	assert_int_equal(c->snd_una, una);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.ack, p_seq);
+	/* an ACK below SND.UNA - MAX.SND.WND: a challenge ACK (RFC 5961 5.2) */
+	inject(TH_ACK, p_seq, una - 70000, 65535, &o, d, 10);
+	assert_int_equal(app.rx_len, rx);
+	assert_int_equal(cnt(ARN_TCP_C_CHALLENGE_ACKS), 1);
+	assert_int_equal(fast_n(), n);
+	fake_drain(lc);
+
+	/* a pure ACK that acknowledges nothing new with data outstanding
+	 * (RACK's: no duplicate ACK counting; without SACK, see
+	 * test_fast_path_taken_without_options) */
+	send_block(c, 500);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	assert_int_equal(c->snd_una, una);
+	assert_int_equal(fast_n(), n);
+	inject(TH_ACK, p_seq, c->snd_max, 65535, &o, NULL, 0);
+	assert_int_equal(fast_n(), ++n);
+	una = c->snd_una;
+
+	/* URG, ECE, CWR: the full path; the data is delivered all the same */
+	rx = app.rx_len;
+	fp_data(TH_ACK | TH_URG, una, &o, 10);
+	fp_data(TH_ACK | TH_ECE, una, &o, 10);
+	fp_data(TH_ACK | TH_CWR, una, &o, 10);
+	assert_int_equal(app.rx_len, rx + 30);
+	assert_int_equal(fast_n(), n);
+
+	/* a FIN with the last data */
+	fp_data(TH_ACK | TH_FIN, una, &o, 10);
+	assert_int_equal(app.rx_len, rx + 40);
+	assert_int_equal(app.eofs, 1);
+	assert_int_equal(c->state, TCPS_CLOSE_WAIT);
+	assert_int_equal(fast_n(), n);
+	/* ... after which nothing takes it (not ESTABLISHED) */
+	inject(TH_ACK, p_seq + 1, una, 65535, &o, NULL, 0);
+	assert_int_equal(fast_n(), n);
+	fake_drain(lc);
+}
+
+/* In recovery the fast path is not taken, even for in-order data that
+ * acknowledges nothing new: NewReno's (no SACK: no scoreboard either)
+ * after three duplicate ACKs. */
+static void test_fast_path_not_in_recovery(void **state)
+{
+	(void)state;
+	open_conn(false, true, 0);
+	struct arn_tcp_conn *c = app.conn;
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq, our_isn + 1, 65535, &o, NULL, 0);
+	send_block(c, 10 * c->mss);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	uint32_t una = our_isn + 1;
+	for (int i = 0; i < 3; i++) {
+		o = popts();
+		inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	}
+	assert_int_equal(c->recovery, TCP_REC_FAST);
+	assert_int_equal(c->n_sb, 0);
+	fake_drain(lc);
+	uint64_t n = fast_n();
+	o = popts();
+	fp_data(TH_ACK, una, &o, 100);
+	assert_int_equal(app.rx_len, 100);
+	assert_int_equal(c->recovery, TCP_REC_FAST);
+	assert_int_equal(fast_n(), n);
+	fake_drain(lc);
+}
+
+/* With a SACK scoreboard (and the recovery it started), the same. */
+static void test_fast_path_not_with_a_scoreboard(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	struct arn_tcp_conn *c = app.conn;
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq, our_isn + 1, 65535, &o, NULL, 0);
+	uint32_t mss = c->mss;
+	send_block(c, 10 * mss);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	uint32_t una = our_isn + 1;
+	fake_advance(lc, 2);
+	o = popts();
+	o.n_sack = 2;
+	o.sack[0] = una + 3 * mss;
+	o.sack[1] = una + 10 * mss;
+	o.sack[2] = una + mss;
+	o.sack[3] = una + 2 * mss;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	assert_int_equal(c->recovery, TCP_REC_FAST);
+	fake_drain(lc);
+	uint64_t n = fast_n();
+	o = popts();
+	fp_data(TH_ACK, una, &o, 100);
+	assert_int_equal(app.rx_len, 100);
+	assert_int_equal(c->recovery, TCP_REC_FAST);
+	assert_int_equal(fast_n(), n);
+	fake_drain(lc);
+}
+
+/* Data beyond the window we offered is cut by the full path; the fast path
+ * takes only data that fits. */
+static int setup_small_rcvbuf(void **state)
+{
+	(void)state;
+	return setup_with(64, 4096, 16);
+}
+
+static void test_fast_path_not_past_the_window(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	struct arn_tcp_conn *c = app.conn;
+	app.hold = true; /* the window closes as data arrives */
+	struct fake_opts o = popts();
+	uint32_t wnd = c->rcv_adv - c->rcv_nxt;
+	assert_true(wnd > 1400 && wnd < 4200);
+	uint32_t sent = 0;
+	while (sent + 1400 <= wnd) {
+		fp_data(TH_ACK, our_isn + 1, &o, 1400);
+		sent += 1400;
+	}
+	uint64_t n = fast_n();
+	assert_int_equal(n, sent / 1400);
+	fp_data(TH_ACK, our_isn + 1, &o, 1400); /* past the right edge */
+	assert_int_equal(fast_n(), n);
+	assert_int_equal(c->rcvq.bytes, wnd); /* cut at the window */
+	assert_int_equal(c->rcv_nxt - (p_seq - sent - 1400), wnd);
+	fake_drain(lc);
+}
+
 int main(void)
 {
 	fake_eal_init();
@@ -4191,6 +4507,15 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_link_reorder_dup_jitter_no_ts, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_link_reorder_dup_jitter_ts, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_link_heavy_loss_20pct, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fast_path_taken_by_in_order_data_and_new_acks,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fast_path_taken_without_options, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fast_path_declines_what_the_full_path_handles,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fast_path_not_in_recovery, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fast_path_not_with_a_scoreboard, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fast_path_not_past_the_window, setup_small_rcvbuf,
+					    teardown),
 	};
 	int rc = cmocka_run_group_tests_name("tcp", tests, NULL, NULL);
 	fake_eal_fini();
