@@ -131,6 +131,18 @@ void net_arp_timer(struct arn_lcore *lc, uint64_t now);
 void net_arp_announce(struct arn_lcore *lc, uint16_t port);
 /* Free every waiting packet (shutdown). */
 void net_arp_flush(struct arn_lcore *lc);
+/* Start resolving next hop @p nh on @p port unless it is known or being
+ * resolved. */
+void net_arp_resolve(struct arn_lcore *lc, uint16_t port, uint32_t nh);
+/* Each next hop of @p lc's cache with packets waiting or dropped from its
+ * full queue: @p fn(ctx, next hop, packets waiting, drops). Control lcore,
+ * lock-free reads of the worker's table (/stats). */
+void net_arp_foreach_queue(const struct arn_lcore *lc,
+			   void (*fn)(void *ctx, uint32_t nh, unsigned waiting, uint32_t drops),
+			   void *ctx);
+/* UINT64_MAX while packets for @p nh wait for its first answer
+ * (INCOMPLETE), else the TSC of that answer (0: none recorded). */
+uint64_t net_arp_since(const struct arn_lcore *lc, uint32_t nh);
 /* Look up @p ip: 1 and the MAC if usable (reachable or stale), else 0. Tests. */
 int net_arp_lookup(const struct arn_lcore *lc, uint32_t ip, struct rte_ether_addr *mac);
 /* Packets waiting for resolution (all next hops). Tests. */
@@ -157,8 +169,8 @@ void net_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf **pkts, uint
 /* Pass @p m to worker @p owner's hand-off ring; consumes it. */
 void net_handoff(struct arn_lcore *lc, unsigned owner, struct rte_mbuf *m);
 
-/* ---- output.c ------------------------------------------------------------------------------- */
-/* net_tx() when the buffer of @p port has one free slot or none (tx.c). */
+/* ---- tx.c: the bottom of the transmit path, under arp.c and output.c ------------------------ */
+/* net_tx() when the buffer of @p port has one free slot or none. */
 void net_tx_full(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m);
 
 /* Queue a complete Ethernet frame on this worker's TX buffer of @p port;
@@ -201,6 +213,8 @@ static inline void net_eth_output(struct arn_lcore *lc, uint16_t port,
 	m->l2_len = sizeof(struct rte_ether_hdr);
 	net_tx(lc, port, m);
 }
+
+/* ---- output.c ------------------------------------------------------------------------------- */
 /* The one's complement sum (arn_cksum_raw's, not complemented) of @p len
  * bytes from offset @p off of the chain @p m, plus the partial sum @p sum;
  * -1 when the chain holds fewer bytes. Not rte_raw_cksum_mbuf: DPDK
@@ -209,21 +223,7 @@ static inline void net_eth_output(struct arn_lcore *lc, uint16_t port,
  * odd-length link got a wrong checksum. */
 int net_cksum_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len, uint64_t sum);
 
-/* Port and next hop for @p dst; -1 if no route. */
-int net_route(const struct arn_net *net, uint32_t src, uint32_t dst, uint32_t *nh);
-
-/* net_route() for every segment sent, inline for the usual machine: one
- * port and a destination on its subnet (what net_route() finds first,
- * with no other port to compare); the rest through net_route(). */
-static inline int net_route_fast(const struct arn_net *net, uint32_t src, uint32_t dst,
-				 uint32_t *nh)
-{
-	if (net->n_ports == 1 && ((dst ^ net->port[0].ip) & net->port[0].mask) == 0) {
-		*nh = dst;
-		return 0;
-	}
-	return net_route(net, src, dst, nh);
-}
+/* Routing: route.h. */
 
 /* Is @p addr (host order) one of the ports' addresses: arn_net_is_local()
  * inline, for the receive path's two checks per packet. */
@@ -234,18 +234,6 @@ static inline bool net_is_local(const struct arn_net *net, uint32_t addr)
 			return true;
 	return false;
 }
-/* Start resolving next hop @p nh on @p port unless it is known or being
- * resolved (arp.c). */
-void net_arp_resolve(struct arn_lcore *lc, uint16_t port, uint32_t nh);
-/* Each next hop of @p lc's cache with packets waiting or dropped from its
- * full queue: @p fn(ctx, next hop, packets waiting, drops). Control lcore,
- * lock-free reads of the worker's table (/stats). */
-void net_arp_foreach_queue(const struct arn_lcore *lc,
-			   void (*fn)(void *ctx, uint32_t nh, unsigned waiting, uint32_t drops),
-			   void *ctx);
-/* UINT64_MAX while packets for @p nh wait for its first answer
- * (INCOMPLETE), else the TSC of that answer (0: none recorded). */
-uint64_t net_arp_since(const struct arn_lcore *lc, uint32_t nh);
 
 /* ---- port.c -------------------------------------------------------------------------------- */
 struct arn_dp_port;
