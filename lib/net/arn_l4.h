@@ -114,6 +114,39 @@ int arn_net_ip4_output_tos(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t sr
 			   uint8_t proto, uint8_t tos);
 
 /**
+ * A flow's Ethernet and IPv4 headers, built once and copied into each of
+ * its segments by arn_net_tcp_output(), so that a segment costs lib/net a
+ * copy and a few stores instead of a route, a next-hop lookup and two
+ * headers built field by field. lib/net fills it and alone reads its
+ * fields; the L4 layer owns it (one per connection) and only zeroes it
+ * when the connection is created: a zeroed template is empty.
+ */
+struct arn_net_tmpl {
+	uint8_t hdr[34]; /* Ethernet + IPv4: tos, length, id and checksum zero */
+	uint8_t port;
+	uint8_t offload; /* the port's checksum offloads */
+	uint16_t mtu;	 /* the route's */
+	uint16_t ip_sum; /* raw sum of the IPv4 header above */
+	uint16_t ph_sum; /* raw sum of the TCP pseudo-header without its length */
+	uint32_t gen;	 /* lib/net's neighbour generation it was built at */
+	uint64_t until;	 /* TSC from which the next hop is to be asked again; 0: empty */
+};
+
+/**
+ * arn_net_ip4_output_tos() for a TCP segment of the flow @p src -> @p dst
+ * whose headers @p t holds (same contract for @p m, same return values and
+ * ownership): the Ethernet and IPv4 headers are copied from @p t, and
+ * only the Type of Service @p tos, the length, the id and the checksums
+ * are written per segment. When @p t is empty or stale (the next hop's
+ * MAC changed or is due to be asked again, see arp.c) the segment takes
+ * arn_net_ip4_output_tos()'s path and @p t is built again afterwards if
+ * the next hop is resolved. @p t must belong to this worker and to this
+ * flow only.
+ */
+int arn_net_tcp_output(struct arn_lcore *lc, struct rte_mbuf *m, struct arn_net_tmpl *t,
+		       uint32_t src, uint32_t dst, uint8_t tos);
+
+/**
  * Resolve the next hop toward @p dst (host byte order) now, before any
  * packet needs it: for a destination that traffic is about to reach for
  * the first time (an endpoint that a configuration update just added), so

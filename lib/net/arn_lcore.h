@@ -74,6 +74,8 @@ struct arn_lcore {
 	uint8_t garp_left;	  /* gratuitous ARPs still to send (worker 0) */
 	uint64_t garp_next;	  /* TSC of the next one */
 	uint16_t ip_id;		  /* IPv4 identification, per worker */
+	uint32_t nh_gen;	  /* bumped when a next hop's MAC changes:
+				     the TX templates built before are stale (arp.c) */
 	uint16_t n_ports;
 	volatile int running;		 /* set while its loop runs */
 	uint64_t ctrl_done;		 /* control messages run (written by the worker) */

@@ -22,6 +22,17 @@
  * The cache is an open-addressed table (linear probing, backward-shift
  * deletion) of fixed size, allocated at start: no malloc after that.
  *
+ * TCP segments mostly skip the lookup: each connection copies its next
+ * hop's MAC into a header template (output.c) while the entry is
+ * REACHABLE, and uses it until the entry's deadline (then its segments
+ * take net_arp_output again, which asks the neighbour). Within that time
+ * only an answer with another MAC can make a template wrong: it bumps the
+ * worker's nh_gen, and templates of an older generation are built again.
+ * Nothing removes the entry meanwhile: the timer removes only entries
+ * that are resolving, and eviction only those idle for `reachable`,
+ * which building a template prevents (it counts as a use, and a
+ * template lives at most `reachable` from the entry's last answer).
+ *
  * What may create an entry, as Linux's arp_process() with arp_accept=0:
  * our own need for a next hop (net_arp_output), and a request for one of
  * our addresses (its sender is about to talk to us). Replies, gratuitous
@@ -273,6 +284,8 @@ static void drop_pending(struct arn_lcore *lc, struct arp_entry *e)
 static void resolved(struct arn_lcore *lc, struct arp_entry *e, const struct rte_ether_addr *mac)
 {
 	struct arn_arp *a = lc->arp;
+	if (!rte_is_same_ether_addr(mac, &e->mac))
+		lc->nh_gen++; /* templates hold the old one */
 	rte_ether_addr_copy(mac, &e->mac);
 	if (e->state != ARP_REACHABLE)
 		ARN_NET_PINC(lc, e->port, arp_resolved);
@@ -340,6 +353,17 @@ int net_arp_output(struct arn_lcore *lc, uint16_t port, uint32_t nh, struct rte_
 	e->pending_bytes += m->buf_len;
 	a->waiting++;
 	return 0;
+}
+
+int net_arp_tmpl(struct arn_lcore *lc, uint32_t nh, struct rte_ether_addr *mac, uint64_t *until)
+{
+	struct arp_entry *e = find(lc->arp, nh);
+	if (e == NULL || e->state != ARP_REACHABLE || lc->now >= e->deadline)
+		return 0;
+	e->last_used = lc->now;
+	rte_ether_addr_copy(&e->mac, mac);
+	*until = e->deadline;
+	return 1;
 }
 
 void net_arp_resolve(struct arn_lcore *lc, uint16_t port, uint32_t nh)

@@ -131,6 +131,10 @@ void net_arp_timer(struct arn_lcore *lc, uint64_t now);
 void net_arp_announce(struct arn_lcore *lc, uint16_t port);
 /* Free every waiting packet (shutdown). */
 void net_arp_flush(struct arn_lcore *lc);
+/* For a TX template (output.c): 1, the MAC of next hop @p nh and the TSC
+ * until which it stays REACHABLE, when it is REACHABLE and not yet due to
+ * be asked again; else 0. Counts as a use of the entry (last_used). */
+int net_arp_tmpl(struct arn_lcore *lc, uint32_t nh, struct rte_ether_addr *mac, uint64_t *until);
 /* Start resolving next hop @p nh on @p port unless it is known or being
  * resolved. */
 void net_arp_resolve(struct arn_lcore *lc, uint16_t port, uint32_t nh);

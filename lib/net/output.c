@@ -1,8 +1,10 @@
 /*
  * The transmit path of a worker above ARP: the route (route.c), the IPv4
  * header and checksums (in the NIC when the port offers it), then the next
- * hop's resolution (arp.c), which hands the frame to tx.c. Also the
- * arn_l4.h helpers the L4 layer asks about routes and clocks.
+ * hop's resolution (arp.c), which hands the frame to tx.c; or, for a TCP
+ * segment whose flow has a header template, both headers copied from it
+ * and the frame handed to tx.c directly. Also the arn_l4.h helpers the L4
+ * layer asks about routes and clocks.
  */
 #include <errno.h>
 
@@ -127,6 +129,113 @@ int arn_net_ip4_output_tos(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t sr
 		      (fl ? RTE_MBUF_F_TX_IPV4 : 0);
 	ARN_NET_PINC(lc, p, ip4_tx);
 	return net_arp_output(lc, (uint16_t)p, nh, m);
+}
+
+/* ---- TX templates (arn_l4.h) ---------------------------------------------------------------- */
+
+#define TMPL_TCP_CKSUM 1 /* offload bits of struct arn_net_tmpl */
+#define TMPL_IP_CKSUM 2
+
+/* Build @p t for the flow @p src -> @p dst when its next hop is resolved
+ * and not due to be asked again; else leave it empty (its segments take
+ * arn_net_ip4_output_tos's path, which resolves and refreshes). */
+static void tmpl_fill(struct arn_lcore *lc, struct arn_net_tmpl *t, uint32_t src, uint32_t dst)
+{
+	const struct arn_net *net = lc->net;
+	t->until = 0;
+	uint32_t nh;
+	int p = net_route_fast(net, src, dst, &nh);
+	struct rte_ether_addr mac;
+	uint64_t until;
+	if (p < 0 || !net_arp_tmpl(lc, nh, &mac, &until))
+		return;
+	const struct net_port *np = &net->port[p];
+	memset(t->hdr, 0, sizeof(t->hdr));
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)t->hdr;
+	rte_ether_addr_copy(&mac, &eth->dst_addr);
+	rte_ether_addr_copy(&np->mac, &eth->src_addr);
+	eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+	/* as arn_net_ip4_output_tos writes it, less what each segment sets */
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+	ip->version_ihl = 0x45;
+	ip->fragment_offset = RTE_BE16(RTE_IPV4_HDR_DF_FLAG);
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_TCP;
+	ip->src_addr = rte_cpu_to_be_32(src);
+	ip->dst_addr = rte_cpu_to_be_32(dst);
+	t->ip_sum = arn_cksum_ip4_hdr(ip);
+	t->ph_sum = arn_cksum_fold((uint64_t)ip->src_addr + ip->dst_addr +
+				   rte_cpu_to_be_16((uint16_t)IPPROTO_TCP));
+	t->port = (uint8_t)p;
+	t->offload = (uint8_t)((np->tx_tcp_cksum ? TMPL_TCP_CKSUM : 0) |
+			       (np->tx_ip_cksum ? TMPL_IP_CKSUM : 0));
+	t->mtu = np->mtu;
+	t->gen = lc->nh_gen;
+	t->until = until;
+}
+
+int arn_net_tcp_output(struct arn_lcore *lc, struct rte_mbuf *m, struct arn_net_tmpl *t,
+		       uint32_t src, uint32_t dst, uint8_t tos)
+{
+	/* A segment that asks for no checksum, or whose TCP header is not in
+	 * its first mbuf, is left to the general path as well. */
+	if (unlikely(t->gen != lc->nh_gen || lc->now >= t->until ||
+		     !(m->ol_flags & RTE_MBUF_F_TX_TCP_CKSUM) ||
+		     rte_pktmbuf_data_len(m) < sizeof(struct rte_tcp_hdr))) {
+		int rc = arn_net_ip4_output_tos(lc, m, src, dst, IPPROTO_TCP, tos);
+		tmpl_fill(lc, t, src, dst);
+		return rc;
+	}
+	uint32_t l4_len = rte_pktmbuf_pkt_len(m);
+	uint32_t tot = l4_len + (uint32_t)sizeof(struct rte_ipv4_hdr);
+	if (unlikely(tot > t->mtu)) {
+		ARN_NET_PINC(lc, t->port, ip4_tx_drop_too_big);
+		rte_pktmbuf_free(m);
+		return -EMSGSIZE;
+	}
+	uint8_t *h = (uint8_t *)rte_pktmbuf_prepend(m, sizeof(t->hdr));
+	if (unlikely(h == NULL)) {
+		ARN_NET_WINC(lc, tx_drop_no_headroom);
+		rte_pktmbuf_free(m);
+		return -ENOBUFS;
+	}
+	memcpy(h, t->hdr, sizeof(t->hdr));
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(h + sizeof(struct rte_ether_hdr));
+	struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
+	uint16_t len_be = rte_cpu_to_be_16((uint16_t)tot);
+	uint16_t id_be = rte_cpu_to_be_16(lc->ip_id++); /* see arn_net_ip4_output_tos */
+	ip->type_of_service = tos;
+	ip->total_length = len_be;
+	ip->packet_id = id_be;
+	m->l2_len = sizeof(struct rte_ether_hdr);
+	m->l3_len = sizeof(struct rte_ipv4_hdr);
+	/* The pseudo-header's length word, added to the template's sum. */
+	uint64_t ph = (uint64_t)t->ph_sum + rte_cpu_to_be_16((uint16_t)l4_len);
+	uint64_t fl;
+	if (t->offload & TMPL_TCP_CKSUM) {
+		th->cksum = arn_cksum_fold(ph); /* what the NIC wants in the field */
+		fl = RTE_MBUF_F_TX_TCP_CKSUM | RTE_MBUF_F_TX_IPV4;
+	} else {
+		th->cksum = 0;
+		if (m->nb_segs == 1)
+			th->cksum = (uint16_t)~arn_cksum_raw(th, l4_len, ph);
+		else
+			th->cksum = (uint16_t)~net_cksum_mbuf(m, sizeof(t->hdr), l4_len, ph);
+		fl = 0;
+	}
+	if (t->offload & TMPL_IP_CKSUM) {
+		fl |= RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_IPV4;
+	} else {
+		/* The template's sum plus the words written above: the first
+		 * word's second byte is the TOS, so as a word in memory order
+		 * it is rte_cpu_to_be_16(tos). */
+		ip->hdr_checksum = (uint16_t)~arn_cksum_fold(
+		    (uint64_t)t->ip_sum + rte_cpu_to_be_16((uint16_t)tos) + len_be + id_be);
+	}
+	m->ol_flags = (m->ol_flags & ~(RTE_MBUF_F_TX_TCP_CKSUM | RTE_MBUF_F_TX_IP_CKSUM)) | fl;
+	ARN_NET_PINC(lc, t->port, ip4_tx);
+	net_tx(lc, t->port, m);
+	return 0;
 }
 
 int arn_net_is_local(const struct arn_lcore *lc, uint32_t addr)

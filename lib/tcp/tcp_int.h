@@ -480,6 +480,10 @@ struct arn_tcp_conn {
 	bool ooo_listed;   /* on the worker's list of out-of-order queues */
 	struct arn_tcp_conn *ooo_prev, *ooo_next;
 
+	/* transmit: lib/net's Ethernet and IPv4 headers of this flow, built
+	 * once and copied into each segment (arn_net_tcp_output, tcp_out.c) */
+	struct arn_net_tmpl tmpl;
+
 	/* timers: absolute ms deadlines, 0 = off */
 	uint64_t t_rexmt, t_delack, t_keep, t_2msl;
 	uint64_t t_sched; /* deadline the wheel entry is filed under, 0 = none */

@@ -1,7 +1,8 @@
 /*
  * Sending: segment construction (header, options, payload copied out of the
  * send queue into one contiguous mbuf, so lib/net and every PMD see a
- * single-segment packet), the send decision (window, cwnd against pipe,
+ * single-segment packet; a connection's Ethernet and IPv4 headers come
+ * from its template in lib/net), the send decision (window, cwnd against pipe,
  * RFC 6675 NextSeg), the retransmission timeout, RSTs and probes.
  *
  * Output for a connection is normally deferred: input and the API put the
@@ -103,6 +104,19 @@ static void seg_send(struct arn_tcp_worker *wk, struct rte_mbuf *m, unsigned hdr
 	m->ol_flags |= RTE_MBUF_F_TX_TCP_CKSUM | RTE_MBUF_F_TX_IPV4;
 	TCP_INC(wk, SEG_OUT);
 	if (arn_net_ip4_output_tos(wk->lc, m, src, dst, IPPROTO_TCP, tos) != 0)
+		TCP_INC(wk, OUT_DROPPED);
+}
+
+/* seg_send() for a segment of connection @p c: through the connection's
+ * header template (arn_l4.h), which lib/net builds on the first segment
+ * and again whenever the next hop changes. */
+static void conn_seg_send(struct arn_tcp_conn *c, struct rte_mbuf *m, unsigned hdr_len, uint8_t tos)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	m->l4_len = hdr_len;
+	m->ol_flags |= RTE_MBUF_F_TX_TCP_CKSUM | RTE_MBUF_F_TX_IPV4;
+	TCP_INC(wk, SEG_OUT);
+	if (arn_net_tcp_output(wk->lc, m, &c->tmpl, c->laddr, c->raddr, tos) != 0)
 		TCP_INC(wk, OUT_DROPPED);
 }
 
@@ -305,7 +319,7 @@ static int xmit(struct arn_tcp_conn *c, uint32_t seq, uint32_t len, uint8_t flag
 	 * TCP_DELACK_MS per response. */
 	if (len && (c->flags & TF_PASSIVE) && wk->now_ms - c->last_rcv_ms < TCP_DELACK_MS)
 		c->flags |= TF_PINGPONG;
-	seg_send(wk, m, hlen, c->laddr, c->raddr, tos);
+	conn_seg_send(c, m, hlen, tos);
 	return 0;
 }
 

@@ -1932,6 +1932,227 @@ static void test_create_errors(void **state)
 	assert_null(arn_net_current());
 }
 
+/* ---- TX templates (arn_net_tcp_output) ------------------------------------------------------ */
+
+/* A TCP segment from port 80 to @p dport with @p len payload bytes, as
+ * lib/tcp hands it over (checksum requested, field zero). */
+static struct rte_mbuf *tcp_seg(struct fixture *f, uint16_t dport, uint16_t len, uint8_t tag)
+{
+	struct rte_mbuf *m = segment(f, 0, (uint16_t)(20 + len));
+	struct rte_tcp_hdr *th = rte_pktmbuf_mtod(m, struct rte_tcp_hdr *);
+	th->src_port = RTE_BE16(80);
+	th->dst_port = rte_cpu_to_be_16(dport);
+	th->sent_seq = rte_cpu_to_be_32(1000u + tag);
+	th->data_off = 5 << 4;
+	th->tcp_flags = RTE_TCP_ACK_FLAG;
+	for (uint16_t k = 0; k < len; k++)
+		((uint8_t *)(th + 1))[k] = (uint8_t)(k * 13 + tag);
+	th->cksum = 0;
+	m->ol_flags |= RTE_MBUF_F_TX_TCP_CKSUM | RTE_MBUF_F_TX_IPV4;
+	m->l4_len = 20;
+	return m;
+}
+
+/* Learn @p mac for PEER_IP (a request for us from it), or learn it anew. */
+static void peer_says(struct fixture *f, const struct rte_ether_addr *mac)
+{
+	static const struct rte_ether_addr bc = {{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}};
+	struct pkt p;
+	build_arp(&p, &bc, RTE_ARP_OP_REQUEST, mac, PEER_IP, OUR_IP);
+	inject(f, 0, p.b, p.len);
+	run(f, 0);
+	drain(f, 0);
+}
+
+/* The next frame sent (after a flush), or a failed test. */
+static struct rte_mbuf *next_sent(struct fixture *f)
+{
+	run(f, 0);
+	struct rte_mbuf *m = sent(f, 0);
+	assert_non_null(m);
+	return m;
+}
+
+/* A template's frames are the frames arn_net_ip4_output_tos builds, byte
+ * for byte but the IPv4 id and checksum (the id counts per worker), with
+ * right checksums at every length and TOS, and the same offload requests
+ * and header fields when the port offers offloads. */
+static void test_tcp_template_frames_as_ip4_output(void **state)
+{
+	struct fixture *f = *state;
+	struct arn_lcore *lc = W(f, 0);
+	peer_says(f, &peer_mac);
+	struct net_port *np = &f->net->port[0];
+	const uint64_t req = RTE_MBUF_F_TX_TCP_CKSUM | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_IPV4;
+	static const uint16_t lens[] = {0, 1, 2, 3, 31, 64, 65, 999, 1460};
+	for (int offl = 0; offl < 2; offl++) {
+		np->tx_tcp_cksum = np->tx_ip_cksum = offl;
+		struct arn_net_tmpl t;
+		memset(&t, 0, sizeof(t));
+		/* the first segment builds the template */
+		assert_int_equal(
+		    arn_net_tcp_output(lc, tcp_seg(f, 40000, 5, 0), &t, OUR_IP, PEER_IP, 0), 0);
+		rte_pktmbuf_free(next_sent(f));
+		assert_int_not_equal(t.until, 0);
+		for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+			for (uint8_t tos = 0; tos < 4; tos++) {
+				uint64_t ip4_tx = pc(f, ARN_NET_P_ip4_tx);
+				assert_int_equal(
+				    arn_net_ip4_output_tos(lc, tcp_seg(f, 40000, lens[i], tos),
+							   OUR_IP, PEER_IP, IPPROTO_TCP, tos),
+				    0);
+				struct rte_mbuf *a = next_sent(f);
+				assert_int_equal(arn_net_tcp_output(lc,
+								    tcp_seg(f, 40000, lens[i], tos),
+								    &t, OUR_IP, PEER_IP, tos),
+						 0);
+				struct rte_mbuf *b = next_sent(f);
+				assert_int_equal(pc(f, ARN_NET_P_ip4_tx), ip4_tx + 2);
+				assert_int_equal(a->pkt_len, b->pkt_len);
+				assert_int_equal(a->nb_segs, 1);
+				assert_int_equal(b->nb_segs, 1);
+				assert_int_equal(a->ol_flags & req, b->ol_flags & req);
+				assert_int_equal(a->l2_len, b->l2_len);
+				assert_int_equal(a->l3_len, b->l3_len);
+				assert_int_equal(a->l4_len, b->l4_len);
+				uint8_t *pa = rte_pktmbuf_mtod(a, uint8_t *);
+				uint8_t *pb = rte_pktmbuf_mtod(b, uint8_t *);
+				struct rte_ipv4_hdr *ia = (struct rte_ipv4_hdr *)(pa + 14);
+				struct rte_ipv4_hdr *ib = (struct rte_ipv4_hdr *)(pb + 14);
+				assert_int_equal(rte_be_to_cpu_16(ib->packet_id),
+						 (uint16_t)(rte_be_to_cpu_16(ia->packet_id) + 1));
+				if (offl) {
+					assert_int_equal(ib->hdr_checksum, 0);
+				} else {
+					assert_int_equal(rte_raw_cksum(ib, 20), 0xffff);
+					assert_int_equal(rte_ipv4_udptcp_cksum_verify(ib, ib + 1),
+							 0);
+				}
+				ia->packet_id = ib->packet_id = 0;
+				ia->hdr_checksum = ib->hdr_checksum = 0;
+				assert_memory_equal(pa, pb, a->pkt_len);
+				rte_pktmbuf_free(a);
+				rte_pktmbuf_free(b);
+			}
+		}
+	}
+	np->tx_tcp_cksum = np->tx_ip_cksum = false;
+	/* Larger than the MTU: refused as arn_net_ip4_output refuses it. */
+	struct arn_net_tmpl t;
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(arn_net_tcp_output(lc, tcp_seg(f, 40000, 0, 0), &t, OUR_IP, PEER_IP, 0),
+			 0);
+	rte_pktmbuf_free(next_sent(f));
+	assert_int_not_equal(t.until, 0);
+	assert_int_equal(arn_net_tcp_output(lc, tcp_seg(f, 40000, 1461, 0), &t, OUR_IP, PEER_IP, 0),
+			 -EMSGSIZE);
+	assert_int_equal(pc(f, ARN_NET_P_ip4_tx_drop_too_big), 1);
+	/* A segment in an mbuf chain: summed across its links. */
+	struct rte_mbuf *m = tcp_seg(f, 40000, 7, 1);
+	struct rte_mbuf *n = arn_net_alloc(lc);
+	assert_non_null(n);
+	uint8_t *q = (uint8_t *)rte_pktmbuf_append(n, 13);
+	for (unsigned k = 0; k < 13; k++)
+		q[k] = (uint8_t)(k * 53 + 1);
+	assert_int_equal(rte_pktmbuf_chain(m, n), 0);
+	assert_int_equal(arn_net_tcp_output(lc, m, &t, OUR_IP, PEER_IP, 0), 0);
+	m = next_sent(f);
+	assert_int_equal(rte_pktmbuf_linearize(m), 0);
+	struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, 14);
+	assert_int_equal(rte_be_to_cpu_16(ip->total_length), 20 + 20 + 20);
+	assert_int_equal(rte_ipv4_udptcp_cksum_verify(ip, ip + 1), 0);
+	rte_pktmbuf_free(m);
+}
+
+/* The next hop's MAC changes in the middle of a connection: the next
+ * segment carries the new one (the worker's neighbour generation makes
+ * the template stale), and later ones too. */
+static void test_tcp_template_follows_new_mac(void **state)
+{
+	struct fixture *f = *state;
+	struct arn_lcore *lc = W(f, 0);
+	static const struct rte_ether_addr moved = {{0x02, 0, 0, 0, 0, 0x42}};
+	peer_says(f, &peer_mac);
+	struct arn_net_tmpl t;
+	memset(&t, 0, sizeof(t));
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(
+		    arn_net_tcp_output(lc, tcp_seg(f, 40000, 10, 0), &t, OUR_IP, PEER_IP, 0), 0);
+		struct rte_mbuf *m = next_sent(f);
+		struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+		assert_true(rte_is_same_ether_addr(&eth->dst_addr, &peer_mac));
+		rte_pktmbuf_free(m);
+	}
+	uint32_t gen = t.gen;
+	assert_int_equal(gen, lc->nh_gen);
+	/* the same MAC again (a refresh) leaves templates as they are */
+	peer_says(f, &peer_mac);
+	assert_int_equal(lc->nh_gen, gen);
+	peer_says(f, &moved);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(
+		    arn_net_tcp_output(lc, tcp_seg(f, 40000, 10, 0), &t, OUR_IP, PEER_IP, 0), 0);
+		struct rte_mbuf *m = next_sent(f);
+		struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+		assert_true(rte_is_same_ether_addr(&eth->dst_addr, &moved));
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+		assert_int_equal(rte_ipv4_udptcp_cksum_verify(ip, ip + 1), 0);
+		rte_pktmbuf_free(m);
+	}
+	assert_int_equal(t.gen, lc->nh_gen);
+	assert_int_not_equal(t.gen, gen);
+}
+
+/* A template lives only as long as its entry is REACHABLE: past that the
+ * segment goes the general way, which asks the neighbour again (as
+ * test_arp_stale_entry_used_while_refreshed); and when the neighbour never
+ * answers and its entry goes, segments wait for ARP again instead of
+ * leaving for a MAC nobody vouches for. */
+static void test_tcp_template_expires_with_its_entry(void **state)
+{
+	struct fixture *f = *state;
+	struct arn_lcore *lc = W(f, 0);
+	uint64_t hz = rte_get_tsc_hz();
+	net_arp_timing.reachable = hz / 100; /* 10 ms */
+	net_arp_timing.retry = hz / 1000;    /* 1 ms */
+	net_arp_timing.retries = 2;
+	peer_says(f, &peer_mac);
+	struct arn_net_tmpl t;
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(arn_net_tcp_output(lc, tcp_seg(f, 40000, 10, 0), &t, OUR_IP, PEER_IP, 0),
+			 0);
+	rte_pktmbuf_free(next_sent(f));
+	assert_int_not_equal(t.until, 0);
+	uint64_t req = pc(f, ARN_NET_P_arp_tx_request);
+	rte_delay_us_block(20000);
+	lc->now = rte_rdtsc();
+	assert_int_equal(arn_net_tcp_output(lc, tcp_seg(f, 40000, 10, 1), &t, OUR_IP, PEER_IP, 0),
+			 0);
+	run(f, 0);
+	/* sent with the old MAC, and the neighbour asked again */
+	assert_int_equal(pc(f, ARN_NET_P_arp_tx_request), req + 1);
+	assert_int_equal(drain(f, 0), 2);
+	/* no answer: the entry goes after its retries */
+	for (int i = 0; i < 10 && net_arp_lookup(lc, PEER_IP, NULL); i++) {
+		rte_delay_us_block(2000);
+		run(f, 0);
+	}
+	assert_false(net_arp_lookup(lc, PEER_IP, NULL));
+	drain(f, 0);
+	assert_int_equal(arn_net_tcp_output(lc, tcp_seg(f, 40000, 10, 2), &t, OUR_IP, PEER_IP, 0),
+			 0);
+	run(f, 0);
+	/* waiting for an answer, not sent: only the ARP request leaves */
+	assert_int_equal(net_arp_n_waiting(lc), 1);
+	struct rte_mbuf *m = sent(f, 0);
+	assert_non_null(m);
+	assert_int_equal(rte_pktmbuf_mtod(m, struct rte_ether_hdr *)->ether_type,
+			 RTE_BE16(RTE_ETHER_TYPE_ARP));
+	rte_pktmbuf_free(m);
+	assert_null(sent(f, 0));
+	assert_int_equal(t.until, 0);
+}
+
 int main(void)
 {
 	char *argv[] = {"test_net", "--no-huge",   "--no-pci",	  "--no-shconf",   "-m", "128",
@@ -1994,6 +2215,11 @@ int main(void)
 		test_running_worker_that_cannot_register_rcu_stops_working, setup2, teardown),
 	    cmocka_unit_test(test_create_errors),
 	    cmocka_unit_test(test_af_xdp_pool_is_inside_its_umem),
+	    cmocka_unit_test_setup_teardown(test_tcp_template_frames_as_ip4_output, setup1,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_tcp_template_follows_new_mac, setup1, teardown),
+	    cmocka_unit_test_setup_teardown(test_tcp_template_expires_with_its_entry, setup1,
+					    teardown),
 	};
 	int rc = cmocka_run_group_tests_name("net", tests, NULL, NULL);
 	/* Every mbuf the tests and lib/net took came back. */

@@ -164,8 +164,11 @@ static inline void fake_ip_wrap(struct rte_mbuf *m, uint32_t src, uint32_t dst, 
 	m->ol_flags = 0;
 }
 
-int arn_net_ip4_output_tos(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, uint32_t dst,
-			   uint8_t proto, uint8_t tos)
+/* Segments sent through a connection's template, and without one. */
+static uint64_t fake_tmpl_out, fake_plain_out;
+
+static int fake_output(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, uint32_t dst,
+		       uint8_t proto, uint8_t tos)
 {
 	if (proto != IPPROTO_TCP || rte_pktmbuf_headroom(m) < ARN_L4_HEADROOM || m->nb_segs != 1 ||
 	    !(m->ol_flags & RTE_MBUF_F_TX_TCP_CKSUM) ||
@@ -185,6 +188,31 @@ int arn_net_ip4_output_tos(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t sr
 	}
 	lc->out[lc->n_out++ % 4096] = m;
 	return 0;
+}
+
+int arn_net_ip4_output_tos(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, uint32_t dst,
+			   uint8_t proto, uint8_t tos)
+{
+	fake_plain_out++;
+	return fake_output(lc, m, src, dst, proto, tos);
+}
+
+/* The fake keeps no headers in a template: it binds it to the first flow
+ * that uses it, and aborts when another flow brings it (a template shared,
+ * or left over in a reused connection). */
+int arn_net_tcp_output(struct arn_lcore *lc, struct rte_mbuf *m, struct arn_net_tmpl *t,
+		       uint32_t src, uint32_t dst, uint8_t tos)
+{
+	uint32_t flow[2] = {src, dst};
+	if (t->until == 0) {
+		memcpy(t->hdr, flow, sizeof(flow));
+		t->until = 1;
+	} else if (memcmp(t->hdr, flow, sizeof(flow)) != 0) {
+		fprintf(stderr, "fake net: a template of another flow\n");
+		abort();
+	}
+	fake_tmpl_out++;
+	return fake_output(lc, m, src, dst, IPPROTO_TCP, tos);
 }
 
 int arn_net_ip4_output(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, uint32_t dst,

@@ -1,0 +1,173 @@
+/*
+ * lib/tcp's transmit path against the fake lib/net (tcp_fake_net.h): which
+ * of lib/net's output calls a segment takes. A connection's segments go
+ * through its own header template (arn_net_tcp_output), whose state lib/net
+ * keeps in the connection; segments without a connection (a RST to a
+ * stranger) take arn_net_ip4_output_tos.
+ *
+ * Every test ends with the mbuf pool full again: a leaked mbuf fails it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "tcp_fake_net.h"
+
+#define US FAKE_ADDR(0) /* 198.18.0.1: the stack under test */
+#define LPORT 80
+
+static struct arn_lcore *lc = &fake_lc[0];
+static struct arn_tcp_conn *accepted, *last_accepted;
+static int closes;
+
+static int t_accept(struct arn_tcp_conn *c, void *u)
+{
+	(void)u;
+	accepted = last_accepted = c;
+	return 0;
+}
+
+static void t_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
+{
+	(void)head;
+	uint8_t buf[2048];
+	while (len) {
+		uint32_t n = arn_tcp_read(c, buf, RTE_MIN(len, (uint32_t)sizeof(buf)));
+		if (n == 0)
+			break;
+		len -= n;
+	}
+}
+
+static void t_close(struct arn_tcp_conn *c, int reason)
+{
+	(void)c;
+	(void)reason;
+	closes++;
+	accepted = NULL;
+}
+
+static const struct arn_tcp_ops t_ops = {
+    .on_accept = t_accept,
+    .on_data = t_data,
+    .on_close = t_close,
+};
+
+static struct arn_dataplane dp_conf;
+static unsigned pool_full;
+
+static int setup(void **state)
+{
+	(void)state;
+	accepted = NULL;
+	closes = 0;
+	memset(&dp_conf, 0, sizeof(dp_conf));
+	dp_conf.tcp_max_connections =
+	    64; /* a LIFO free list: the next connection reuses the slot */
+	dp_conf.tcp_rcvbuf = 64 * 1024;
+	dp_conf.tcp_sndbuf = 64 * 1024;
+	fake_mtu = 1500;
+	pool_full = rte_mempool_avail_count(fake_pool);
+	if (arn_tcp_worker_init(lc, &dp_conf) != 0)
+		return -1;
+	struct arn_tcp_listen_opts lo = {.backlog = 4};
+	int err = 0;
+	return arn_tcp_listen(lc, US, LPORT, &t_ops, NULL, &lo, &err) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	arn_tcp_worker_fini(lc);
+	fake_drain(lc);
+	if (rte_mempool_avail_count(fake_pool) != pool_full) {
+		fprintf(stderr, "mbuf leak: %u of %u back\n", rte_mempool_avail_count(fake_pool),
+			pool_full);
+		return -1;
+	}
+	return 0;
+}
+
+static struct fake_out out;
+
+static void expect_seg(uint8_t flags)
+{
+	fake_advance(lc, 0);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.flags, flags);
+}
+
+/* Open a connection from @p peer:@p pport, send 100 bytes of data, have
+ * the application answer with @p len bytes, then reset it from the peer. */
+static void one_connection(uint32_t peer, uint16_t pport, uint32_t len)
+{
+	uint32_t seq = 7000;
+	arn_tcp_input(lc, fake_seg(peer, US, pport, LPORT, TH_SYN, seq, 0, 65535, NULL, NULL, 0));
+	expect_seg(TH_SYN | TH_ACK);
+	uint32_t isn = out.seq;
+	seq++;
+	arn_tcp_input(lc,
+		      fake_seg(peer, US, pport, LPORT, TH_ACK, seq, isn + 1, 65535, NULL, NULL, 0));
+	assert_non_null(accepted);
+	static uint8_t data[4096];
+	memset(data, 'x', sizeof(data));
+	arn_tcp_input(lc, fake_seg(peer, US, pport, LPORT, TH_ACK | TH_PSH, seq, isn + 1, 65535,
+				   NULL, data, 100));
+	seq += 100;
+	assert_int_equal(arn_tcp_write(accepted, data, len), (int)len);
+	fake_advance(lc, 0);
+	uint32_t got = 0;
+	while (fake_next(lc, &out)) {
+		assert_int_equal(out.src, US);
+		assert_int_equal(out.dst, peer);
+		assert_int_equal(out.dport, pport);
+		got += out.len;
+	}
+	assert_int_equal(got, len);
+	arn_tcp_input(lc, fake_seg(peer, US, pport, LPORT, TH_RST, seq, 0, 0, NULL, NULL, 0));
+	fake_advance(lc, 0);
+	assert_null(accepted);
+}
+
+/* Every segment of a connection (its SYN-ACK, data and ACKs) goes through
+ * the connection's template; a RST for a segment no connection owns does
+ * not. The one connection slot is then reused by a connection from
+ * another peer: the fake binds a template to the addresses it first saw
+ * and aborts if a segment of another flow brings it, so a slot that kept
+ * its old template would fail here. */
+static void test_connection_segments_use_its_template(void **state)
+{
+	(void)state;
+	uint64_t tmpl0 = fake_tmpl_out, plain0 = fake_plain_out;
+	one_connection(0xc6120063u, 40000, 3000);
+	uint64_t tmpl = fake_tmpl_out - tmpl0;
+	assert_true(tmpl >= 7); /* SYN-ACK, six segments of 536 bytes at most */
+	assert_int_equal(fake_plain_out, plain0);
+	/* a RST to a stranger: no connection, no template */
+	arn_tcp_input(lc, fake_seg(0xc6120064u, US, 40001, 81, TH_ACK, 1, 1, 0, NULL, NULL, 0));
+	fake_advance(lc, 0);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.flags, TH_RST);
+	assert_int_equal(fake_plain_out, plain0 + 1);
+	assert_int_equal(fake_tmpl_out - tmpl0, tmpl);
+	struct arn_tcp_conn *first = last_accepted;
+	one_connection(0xc6120065u, 40002, 100);
+	assert_ptr_equal(last_accepted, first); /* the same slot */
+	assert_true(fake_tmpl_out - tmpl0 > tmpl);
+	assert_int_equal(closes, 2);
+}
+
+int main(void)
+{
+	fake_eal_init();
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_connection_segments_use_its_template, setup,
+					    teardown),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	fake_eal_fini();
+	return rc;
+}
