@@ -741,35 +741,48 @@ static int head_step(struct arn_h1_parser *p, const char **sp, const char *e, st
 		if (r != R_CONT)
 			return r;
 	}
+	const char *lim = e;
 	while (s < e) {
-		size_t budget = line_budget(p, 0, &lerr);
-		const char *lim = (size_t)(e - s) > budget ? s + budget : e;
-		r = p->start_done ? parse_field_line(p, s, lim, &next)
-				  : parse_line(p, s, lim, &next);
+		if (!p->start_done) {
+			size_t budget = line_budget(p, 0, &lerr);
+			lim = (size_t)(e - s) > budget ? s + budget : e;
+			r = parse_line(p, s, lim, &next);
+			if (r == L_INCOMPLETE)
+				goto incomplete;
+			if (r == L_ERR)
+				return R_ERR;
+			p->head_bytes += (uint32_t)(next - s);
+			s = next;
+			*sp = s;
+			r = line_done(p, r, ev);
+			if (r != R_CONT)
+				return r;
+			continue;
+		}
+		/* Field lines: each may take what the head has left, so one limit
+		 * serves this run's lines (a line starting at s may take
+		 * max_head - head_bytes - (s - s0) bytes, which ends at the same
+		 * place for all of them), and head_bytes is counted once at the
+		 * end of the lines, not per line. */
+		const char *s0 = s;
+		size_t left = p->max_head - p->head_bytes;
+		lerr = ARN_H1_E_HEAD_TOO_LARGE;
+		lim = (size_t)(e - s) > left ? s + left : e;
+		do {
+			r = parse_field_line(p, s, lim, &next);
+			if (__builtin_expect(r != L_FIELD, 0))
+				break;
+			s = next;
+		} while (s < e);
+		p->head_bytes += (uint32_t)(s - s0);
+		*sp = s;
+		if (r == L_FIELD)
+			break; /* the run ended with a line */
+		if (r == L_INCOMPLETE)
+			goto incomplete;
 		if (r == L_ERR)
 			return R_ERR;
-		if (r == L_INCOMPLETE) {
-			if (lim < e)
-				return fail(p, lerr), R_ERR;
-			size_t part = (size_t)(e - s);
-			if (!p->scratch) {
-				*sp = s;
-				ev->type = ARN_H1_EV_NEED_SCRATCH;
-				return R_EVENT;
-			}
-			if (part > p->scratch_cap - p->scratch_len) {
-				*sp = s;
-				return scratch_short(p, ev);
-			}
-			memcpy(p->scratch + p->scratch_len, s, part);
-			p->line_off = p->scratch_len;
-			p->scratch_len += (uint32_t)part;
-			p->head_bytes += (uint32_t)part;
-			p->partial = 1;
-			*sp = e;
-			return R_AGAIN;
-		}
-		p->head_bytes += (uint32_t)(next - s);
+		p->head_bytes += (uint32_t)(next - s); /* the empty line */
 		s = next;
 		*sp = s;
 		r = line_done(p, r, ev);
@@ -777,6 +790,27 @@ static int head_step(struct arn_h1_parser *p, const char **sp, const char *e, st
 			return r;
 	}
 	*sp = s;
+	return R_AGAIN;
+
+incomplete:
+	if (lim < e)
+		return fail(p, lerr), R_ERR;
+	size_t part = (size_t)(e - s);
+	if (!p->scratch) {
+		*sp = s;
+		ev->type = ARN_H1_EV_NEED_SCRATCH;
+		return R_EVENT;
+	}
+	if (part > p->scratch_cap - p->scratch_len) {
+		*sp = s;
+		return scratch_short(p, ev);
+	}
+	memcpy(p->scratch + p->scratch_len, s, part);
+	p->line_off = p->scratch_len;
+	p->scratch_len += (uint32_t)part;
+	p->head_bytes += (uint32_t)part;
+	p->partial = 1;
+	*sp = e;
 	return R_AGAIN;
 }
 
