@@ -38,25 +38,74 @@ static inline unsigned char h1_lower(unsigned char c)
  * (SSE2 is baseline, so no dispatch) they test 16 bytes per step: a
  * header value is usually 10-100 bytes and a target 10-200, and the byte
  * loop costs about 4 instructions per byte. A 16-byte load is made only
- * while 16 bytes remain before end, so nothing past the input is read.
+ * inside [base, end): @p base (<= q) is the first byte the caller may read
+ * (the line's start). While 16 bytes remain before end they are loaded
+ * from q; the last part, shorter than 16 (a short value at the end of
+ * the input, like the Host line before the empty line), is the block that
+ * ends at end, its bytes before q shifted out of the mask, when the line
+ * so far is 16 bytes long; only else the byte loop. Nothing outside
+ * [base, end) is read.
  */
 
-/* field-value octets: HTAB, 0x20-0x7e, 0x80-0xff */
-static inline const unsigned char *h1_scan_value(const unsigned char *q, const unsigned char *end)
-{
 #if defined(__SSE2__)
+/* bytes of the 16 at p that are not field-value octets (HTAB, 0x20-0x7e,
+ * 0x80-0xff), one bit each */
+static inline __attribute__((always_inline)) unsigned h1_value_bad16(const unsigned char *p)
+{
 	const __m128i c1f = _mm_set1_epi8(0x1f), tab = _mm_set1_epi8(0x09),
 		      del = _mm_set1_epi8(0x7f);
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i ctl = _mm_cmpeq_epi8(_mm_max_epu8(v, c1f), c1f); /* v <= 0x1f */
+	__m128i bad =
+	    _mm_or_si128(_mm_andnot_si128(_mm_cmpeq_epi8(v, tab), ctl), _mm_cmpeq_epi8(v, del));
+	return (unsigned)_mm_movemask_epi8(bad);
+}
+
+/* bytes of the 16 at p outside 0x21-0x7e (request-target octets) */
+static inline __attribute__((always_inline)) unsigned h1_uri_bad16(const unsigned char *p)
+{
+	const __m128i lo = _mm_set1_epi8(0x21), span = _mm_set1_epi8(0x7e - 0x21);
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i w = _mm_sub_epi8(v, lo); /* valid iff w <= 0x5d unsigned */
+	__m128i ok = _mm_cmpeq_epi8(_mm_max_epu8(w, span), span);
+	return (unsigned)_mm_movemask_epi8(ok) ^ 0xffffu;
+}
+
+/* bytes of the 16 at p other than letters, digits and '-' (the usual
+ * name bytes; the table decides about the others) */
+static inline __attribute__((always_inline)) unsigned h1_name_odd16(const unsigned char *p)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	/* letters of either case: (v | 0x20) - 'a' <= 25 unsigned */
+	__m128i l = _mm_sub_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
+	__m128i letter = _mm_cmpeq_epi8(_mm_max_epu8(l, _mm_set1_epi8(25)), _mm_set1_epi8(25));
+	__m128i d = _mm_sub_epi8(v, _mm_set1_epi8('0'));
+	__m128i digit = _mm_cmpeq_epi8(_mm_max_epu8(d, _mm_set1_epi8(9)), _mm_set1_epi8(9));
+	__m128i dash = _mm_cmpeq_epi8(v, _mm_set1_epi8('-'));
+	return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(letter, digit), dash)) ^
+	       0xffffu;
+}
+#endif
+
+/* field-value octets: HTAB, 0x20-0x7e, 0x80-0xff */
+static inline __attribute__((always_inline)) const unsigned char *
+h1_scan_value(const unsigned char *q, const unsigned char *end, const unsigned char *base)
+{
+#if defined(__SSE2__)
 	while (end - q >= 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
-		__m128i ctl = _mm_cmpeq_epi8(_mm_max_epu8(v, c1f), c1f); /* v <= 0x1f */
-		__m128i bad = _mm_or_si128(_mm_andnot_si128(_mm_cmpeq_epi8(v, tab), ctl),
-					   _mm_cmpeq_epi8(v, del));
-		int m = _mm_movemask_epi8(bad);
+		unsigned m = h1_value_bad16(q);
 		if (m)
-			return q + __builtin_ctz((unsigned)m);
+			return q + __builtin_ctz(m);
 		q += 16;
 	}
+	if (q < end && end - base >= 16) {
+		/* the block ending at end; q - b is 1..15 */
+		const unsigned char *b = end - 16;
+		unsigned m = h1_value_bad16(b) >> (q - b);
+		return m ? q + __builtin_ctz(m) : end;
+	}
+#else
+	(void)base;
 #endif
 	while (q < end && h1_is(*q, ARN_H1_C_VALUE))
 		q++;
@@ -64,19 +113,23 @@ static inline const unsigned char *h1_scan_value(const unsigned char *q, const u
 }
 
 /* request-target octets: 0x21-0x7e */
-static inline const unsigned char *h1_scan_uri(const unsigned char *q, const unsigned char *end)
+static inline __attribute__((always_inline)) const unsigned char *
+h1_scan_uri(const unsigned char *q, const unsigned char *end, const unsigned char *base)
 {
 #if defined(__SSE2__)
-	const __m128i lo = _mm_set1_epi8(0x21), span = _mm_set1_epi8(0x7e - 0x21);
 	while (end - q >= 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
-		__m128i w = _mm_sub_epi8(v, lo); /* valid iff w <= 0x5d unsigned */
-		__m128i ok = _mm_cmpeq_epi8(_mm_max_epu8(w, span), span);
-		int m = _mm_movemask_epi8(ok) ^ 0xffff;
+		unsigned m = h1_uri_bad16(q);
 		if (m)
-			return q + __builtin_ctz((unsigned)m);
+			return q + __builtin_ctz(m);
 		q += 16;
 	}
+	if (q < end && end - base >= 16) {
+		const unsigned char *b = end - 16;
+		unsigned m = h1_uri_bad16(b) >> (q - b);
+		return m ? q + __builtin_ctz(m) : end;
+	}
+#else
+	(void)base;
 #endif
 	while (q < end && h1_is(*q, ARN_H1_C_URI))
 		q++;
@@ -88,27 +141,30 @@ static inline const unsigned char *h1_scan_uri(const unsigned char *q, const uns
  * (about 12 instructions, where the table costs about 4 a byte), and the
  * table decides from the first other byte on (another tchar such as '_'
  * or '.', or the end of the name). */
-static inline const unsigned char *h1_scan_token(const unsigned char *q, const unsigned char *end)
+static inline __attribute__((always_inline)) const unsigned char *
+h1_scan_token(const unsigned char *q, const unsigned char *end, const unsigned char *base)
 {
 #if defined(__SSE2__)
 	if (end - q >= 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
-		/* letters of either case: (v | 0x20) - 'a' <= 25 unsigned */
-		__m128i l = _mm_sub_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
-		__m128i letter =
-		    _mm_cmpeq_epi8(_mm_max_epu8(l, _mm_set1_epi8(25)), _mm_set1_epi8(25));
-		__m128i d = _mm_sub_epi8(v, _mm_set1_epi8('0'));
-		__m128i digit = _mm_cmpeq_epi8(_mm_max_epu8(d, _mm_set1_epi8(9)), _mm_set1_epi8(9));
-		__m128i dash = _mm_cmpeq_epi8(v, _mm_set1_epi8('-'));
-		int m = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(letter, digit), dash)) ^ 0xffff;
-		if (!m)
+		unsigned m = h1_name_odd16(q);
+		if (!m) {
 			q += 16;
-		else {
-			q += __builtin_ctz((unsigned)m);
+		} else {
+			q += __builtin_ctz(m);
 			if (!h1_is(*q, ARN_H1_C_TOKEN))
 				return q;
 		}
+	} else if (q < end && end - base >= 16) {
+		const unsigned char *b = end - 16;
+		unsigned m = h1_name_odd16(b) >> (q - b);
+		if (!m)
+			return end;
+		q += __builtin_ctz(m);
+		if (!h1_is(*q, ARN_H1_C_TOKEN))
+			return q;
 	}
+#else
+	(void)base;
 #endif
 	while (end - q >= 4) {
 		if (!h1_is(q[0], ARN_H1_C_TOKEN))

@@ -202,7 +202,7 @@ static int parse_request_line(struct arn_h1_parser *p, const char *s, const char
 	struct arn_h1_msg *m = p->msg;
 	uptr q = (uptr)s, end = (uptr)e;
 	uptr m0 = q;
-	q = h1_scan_token(q, end);
+	q = h1_scan_token(q, end, m0);
 	if (q == end)
 		return L_INCOMPLETE;
 	if (*q != ' ' || q == m0) {
@@ -213,7 +213,7 @@ static int parse_request_line(struct arn_h1_parser *p, const char *s, const char
 	uint32_t mlen = (uint32_t)(q - m0);
 	q++;
 	uptr t0 = q;
-	q = h1_scan_uri(q, end);
+	q = h1_scan_uri(q, end, m0);
 	if (q == end)
 		return L_INCOMPLETE;
 	if (*q != ' ' || q == t0) {
@@ -440,7 +440,7 @@ parse_field_line(struct arn_h1_parser *p, const char *s, const char *e, const ch
 		}
 	}
 	uptr n0 = q;
-	q = h1_scan_token(q, end);
+	q = h1_scan_token(q, end, n0);
 	if (q == end)
 		return L_INCOMPLETE;
 	if (*q != ':') {
@@ -461,7 +461,7 @@ parse_field_line(struct arn_h1_parser *p, const char *s, const char *e, const ch
 		while (q < end && (*q == ' ' || *q == '\t'))
 			q++;
 	uptr v0 = q;
-	q = h1_scan_value(q, end);
+	q = h1_scan_value(q, end, n0);
 	uptr v1 = q;
 	int r = line_end(p, q, end, next, ARN_H1_E_HDR_VALUE);
 	if (r != 1)

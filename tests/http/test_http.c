@@ -1231,13 +1231,88 @@ static void test_scans_every_offset(void **state)
 				if (off < len)
 					b[off] = (unsigned char)c;
 				const unsigned char *end = b + len;
-				assert_ptr_equal(h1_scan_token(b, end),
+				assert_ptr_equal(h1_scan_token(b, end, b),
 						 scan_ref(b, end, ARN_H1_C_TOKEN));
-				assert_ptr_equal(h1_scan_value(b, end),
+				assert_ptr_equal(h1_scan_value(b, end, b),
 						 scan_ref(b, end, ARN_H1_C_VALUE));
-				assert_ptr_equal(h1_scan_uri(b, end),
+				assert_ptr_equal(h1_scan_uri(b, end, b),
 						 scan_ref(b, end, ARN_H1_C_URI));
 			}
+		free(b);
+	}
+}
+
+/* The scans started past the first readable byte (base < q), as a line's
+ * value is: the last part under 16 bytes is then read as the block that
+ * ends at the input's end. Every start q in [base, end), every byte value
+ * at every position from q on, every length to 40 (blocks read from q,
+ * from end - 16, or neither when the line is shorter than 16), on
+ * exact-size heap buffers so a load before base or past end is an ASan
+ * error; the byte loop is the reference. */
+static void test_scans_from_inside(void **state)
+{
+	(void)state;
+	static const char fill[] = "aZ9-xQ0b-Y";
+	for (size_t len = 1; len <= 40; len++) {
+		unsigned char *b = malloc(len);
+		assert_non_null(b);
+		const unsigned char *end = b + len;
+		for (size_t q0 = 0; q0 < len; q0++)
+			for (size_t off = q0; off <= len; off++)
+				for (unsigned c = 0; c < 256; c++) {
+					if (off == len && c > 0)
+						break;
+					for (size_t i = 0; i < len; i++)
+						b[i] = (unsigned char)fill[i % (sizeof(fill) - 1)];
+					if (off < len)
+						b[off] = (unsigned char)c;
+					/* an odd byte before q must not count */
+					if (q0 > 0)
+						b[q0 - 1] = (unsigned char)(c ^ 0x80);
+					const unsigned char *q = b + q0;
+					assert_ptr_equal(h1_scan_token(q, end, b),
+							 scan_ref(q, end, ARN_H1_C_TOKEN));
+					assert_ptr_equal(h1_scan_value(q, end, b),
+							 scan_ref(q, end, ARN_H1_C_VALUE));
+					assert_ptr_equal(h1_scan_uri(q, end, b),
+							 scan_ref(q, end, ARN_H1_C_URI));
+				}
+		free(b);
+	}
+}
+
+/* Differential: random bytes (mostly of the classes, some of any value),
+ * random lengths to 200, random start and base, the 16-byte paths against
+ * the byte loop. */
+static void test_scans_random(void **state)
+{
+	(void)state;
+	static const char usual[] = "abcXYZ019-_.:/ ?=&%\t";
+	uint32_t x = 0x9e3779b9u;
+	for (int round = 0; round < 200000; round++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		size_t len = 1 + x % 200;
+		unsigned char *b = malloc(len);
+		assert_non_null(b);
+		unsigned odd = (x >> 8) % 64; /* 1 in odd bytes is any value */
+		for (size_t i = 0; i < len; i++) {
+			x ^= x << 13;
+			x ^= x >> 17;
+			x ^= x << 5;
+			b[i] = (odd && x % odd == 0)
+				   ? (unsigned char)(x >> 16)
+				   : (unsigned char)usual[(x >> 8) % (sizeof(usual) - 1)];
+		}
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		size_t base = x % len, q0 = base + (x >> 12) % (len - base);
+		const unsigned char *q = b + q0, *end = b + len;
+		assert_ptr_equal(h1_scan_token(q, end, b + base), scan_ref(q, end, ARN_H1_C_TOKEN));
+		assert_ptr_equal(h1_scan_value(q, end, b + base), scan_ref(q, end, ARN_H1_C_VALUE));
+		assert_ptr_equal(h1_scan_uri(q, end, b + base), scan_ref(q, end, ARN_H1_C_URI));
 		free(b);
 	}
 }
@@ -1332,6 +1407,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_guard_page_faults),
 	    cmocka_unit_test(test_scans_every_offset),
+	    cmocka_unit_test(test_scans_from_inside),
+	    cmocka_unit_test(test_scans_random),
 	    cmocka_unit_test(test_trex_astf_requests),
 	    cmocka_unit_test(test_get_origin_form),
 	    cmocka_unit_test(test_value_ows_and_obs_text),
