@@ -1167,6 +1167,7 @@ struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_i
 	if (!t->exact || !t->suffix || !t->prefix)
 		goto fail;
 	t->n_exact_slots = slots;
+	size_t n_exact = 0;
 	for (size_t i = 0; i < nv; i++) {
 		struct pb vh = pb_at(rc, "virtual_hosts", i);
 		struct arn_cfg_vhost *v = &t->vhosts[i];
@@ -1220,8 +1221,10 @@ struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_i
 						dup = true;
 					h = (h + 1) & (slots - 1);
 				}
-				if (!dup)
+				if (!dup) {
 					t->exact[h] = e;
+					n_exact++;
+				}
 				break;
 			}
 			case 1:
@@ -1330,6 +1333,10 @@ struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_i
 	}
 	qsort(t->suffix, t->n_suffix, sizeof(*t->suffix), cmp_len_desc);
 	qsort(t->prefix, t->n_prefix, sizeof(*t->prefix), cmp_len_desc);
+	/* no exact domain (only "*" or wildcards, as many configurations
+	 * have): no slots, so a request's Host is not hashed for nothing */
+	if (n_exact == 0)
+		t->n_exact_slots = 0;
 	if (arn_pool_failed(c->pool) || c->nerr > nerr0)
 		goto fail;
 	free(hits);

@@ -335,6 +335,17 @@ static void test_vhost_domain_order(void **state)
 	assert_int_equal(port, 80);
 	assert_int_equal(arn_cfg_host_without_port("::1", 3, &port), 3);
 	assert_int_equal(arn_cfg_host_without_port("a.com", 5, &port), 5);
+	/* no exact domain: the table has no exact slots (a request's Host is
+	 * not hashed), and the wildcards still decide */
+	tc_ok(R, "{\"name\":\"w\",\"virtual_hosts\":["
+		 "{\"name\":\"suf\",\"domains\":[\"*.example.com\"]},"
+		 "{\"name\":\"pre\",\"domains\":[\"api.*\"]},"
+		 "{\"name\":\"any\",\"domains\":[\"*\"]}]}");
+	assert_int_equal(route_table("w")->n_exact_slots, 0);
+	assert_string_equal(vhost_of("w", "www.example.com"), "suf");
+	assert_string_equal(vhost_of("w", "api.other.org"), "pre");
+	assert_string_equal(vhost_of("w", "198.18.0.2"), "any");
+	assert_true(route_table("d")->n_exact_slots > 0);
 }
 
 static const char *route_of(struct arn_cfg_request *r)
