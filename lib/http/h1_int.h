@@ -182,6 +182,116 @@ h1_scan_token(const unsigned char *q, const unsigned char *end, const unsigned c
 	return q;
 }
 
+/* ---- known header names (arn_h1_hdr.def) ---- */
+
+static const char *const h1_hdr_names[ARN_H1_H_COUNT] = {
+    "",
+#define ARN_H1_HDR(id, name) name,
+#include "arn_h1_hdr.def"
+#undef ARN_H1_HDR
+};
+
+/*
+ * Word-at-a-time comparison of @p n bytes of @p s against @p lit, a lower
+ * case literal of letters, digits and '-' (a header name from
+ * arn_h1_hdr.def), ignoring the case of @p s. In a word, a byte of @p s
+ * matches when it equals the literal's byte, or differs from it only by
+ * 0x20 where the literal has a letter: ((s ^ lit) & ~m) == 0 with m the
+ * literal's letters' 0x20 bits. That is exact for any input byte (no
+ * token assumption). The literal's letters are the bytes >= 'a' (0x61;
+ * digits and '-' are below): adding 0x1f sets their high bit without a
+ * carry into the next byte. Loads overlap at the end rather than loop over
+ * bytes: n is a constant at every call, so each becomes two or three
+ * loads and compares (a byte loop cost about 65 instructions a name).
+ */
+static inline uint64_t h1_ld8(const char *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline uint32_t h1_ld4(const char *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static inline uint16_t h1_ld2(const char *p)
+{
+	uint16_t v;
+	memcpy(&v, p, 2);
+	return v;
+}
+
+static inline bool h1_w8_eq(uint64_t x, uint64_t l)
+{
+	uint64_t m = ((l + 0x1f1f1f1f1f1f1f1full) & 0x8080808080808080ull) >> 2;
+	return ((x ^ l) & ~m) == 0;
+}
+
+static inline bool h1_w4_eq(uint32_t x, uint32_t l)
+{
+	uint32_t m = ((l + 0x1f1f1f1fu) & 0x80808080u) >> 2;
+	return ((x ^ l) & ~m) == 0;
+}
+
+static inline __attribute__((always_inline)) bool h1_lit_eq(const char *s, const char *lit,
+							    size_t n)
+{
+	if (n >= 8) {
+		size_t i = 0;
+		for (; i + 8 <= n; i += 8)
+			if (!h1_w8_eq(h1_ld8(s + i), h1_ld8(lit + i)))
+				return false;
+		return i == n || h1_w8_eq(h1_ld8(s + n - 8), h1_ld8(lit + n - 8));
+	}
+	if (n >= 4)
+		return h1_w4_eq(h1_ld4(s), h1_ld4(lit)) &&
+		       h1_w4_eq(h1_ld4(s + n - 4), h1_ld4(lit + n - 4));
+	if (n >= 2)
+		return h1_w4_eq(h1_ld2(s), h1_ld2(lit)) &&
+		       h1_w4_eq(h1_ld2(s + n - 2), h1_ld2(lit + n - 2));
+	return n == 0 || h1_w4_eq((unsigned char)s[0], (unsigned char)lit[0]);
+}
+
+/* arn_h1_hdr_lookup, inline for the parser (a call per field line) */
+static inline __attribute__((always_inline)) enum arn_h1_hdr_id h1_hdr_lookup(const char *s,
+									      size_t n)
+{
+	/* One switch on the length, then at most two comparisons: this runs
+	 * for every header line, so no loop over the whole table. */
+#define H(id) (h1_lit_eq(s, h1_hdr_names[ARN_H1_H_##id], n) ? ARN_H1_H_##id : ARN_H1_H_OTHER)
+	switch (n) {
+	case 2:
+		return H(TE);
+	case 4:
+		return H(HOST);
+	case 6:
+		return (s[0] | 0x20) == 's' ? H(SERVER) : H(EXPECT);
+	case 7:
+		return (s[0] | 0x20) == 'u' ? H(UPGRADE) : H(TRAILER);
+	case 10:
+		return (s[0] | 0x20) == 'c' ? H(CONNECTION) : H(KEEP_ALIVE);
+	case 12:
+		return (s[0] | 0x20) == 'c' ? H(CONTENT_TYPE) : H(X_REQUEST_ID);
+	case 14:
+		return (s[0] | 0x20) == 'c' ? H(CONTENT_LENGTH) : H(HTTP2_SETTINGS);
+	case 15:
+		return H(X_FORWARDED_FOR);
+	case 16:
+		return H(PROXY_CONNECTION);
+	case 17:
+		return (s[0] | 0x20) == 't' ? H(TRANSFER_ENCODING) : H(X_FORWARDED_PROTO);
+	case 21:
+		return H(X_ENVOY_ORIGINAL_PATH);
+	default:
+		return ARN_H1_H_OTHER;
+	}
+#undef H
+}
+
 /*
  * Copy @p n bytes with inline loads and stores, for the serializer's many
  * short pieces (a header name, a value: 3-60 bytes), where a call to

@@ -350,7 +350,7 @@ static inline __attribute__((always_inline)) int add_field(struct arn_h1_parser 
 	if (nlen > UINT16_MAX)
 		return fail(p, ARN_H1_E_HEAD_TOO_LARGE);
 	struct arn_h1_header *h = &m->hdrs[idx];
-	enum arn_h1_hdr_id id = arn_h1_hdr_lookup(name, nlen);
+	enum arn_h1_hdr_id id = h1_hdr_lookup(name, nlen);
 	h->name = name;
 	h->name_len = (uint16_t)nlen;
 	h->value = value;

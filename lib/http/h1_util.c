@@ -64,112 +64,14 @@ enum arn_h1_method arn_h1_method_lookup(const char *s, size_t n)
 	return ARN_H1_M_NONE;
 }
 
-static const char *const hdr_names[ARN_H1_H_COUNT] = {
-    "",
-#define ARN_H1_HDR(id, name) name,
-#include "arn_h1_hdr.def"
-#undef ARN_H1_HDR
-};
-
 const char *arn_h1_hdr_name(enum arn_h1_hdr_id id)
 {
-	return (unsigned)id < ARN_H1_H_COUNT ? hdr_names[id] : "";
-}
-
-/*
- * Word-at-a-time comparison of @p n bytes of @p s against @p lit, a lower
- * case literal of letters, digits and '-' (a header name from
- * arn_h1_hdr.def), ignoring the case of @p s. In a word, a byte of @p s
- * matches when it equals the literal's byte, or differs from it only by
- * 0x20 where the literal has a letter: ((s ^ lit) & ~m) == 0 with m the
- * literal's letters' 0x20 bits. That is exact for any input byte (no
- * token assumption). The literal's letters are the bytes >= 'a' (0x61;
- * digits and '-' are below): adding 0x1f sets their high bit without a
- * carry into the next byte. Loads overlap at the end rather than loop over
- * bytes: n is a constant at every call, so each becomes two or three
- * loads and compares (a byte loop cost about 65 instructions a name).
- */
-static inline uint64_t ld8(const char *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static inline uint32_t ld4(const char *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static inline uint16_t ld2(const char *p)
-{
-	uint16_t v;
-	memcpy(&v, p, 2);
-	return v;
-}
-
-static inline bool w8_eq(uint64_t x, uint64_t l)
-{
-	uint64_t m = ((l + 0x1f1f1f1f1f1f1f1full) & 0x8080808080808080ull) >> 2;
-	return ((x ^ l) & ~m) == 0;
-}
-
-static inline bool w4_eq(uint32_t x, uint32_t l)
-{
-	uint32_t m = ((l + 0x1f1f1f1fu) & 0x80808080u) >> 2;
-	return ((x ^ l) & ~m) == 0;
-}
-
-static inline __attribute__((always_inline)) bool lit_eq(const char *s, const char *lit, size_t n)
-{
-	if (n >= 8) {
-		size_t i = 0;
-		for (; i + 8 <= n; i += 8)
-			if (!w8_eq(ld8(s + i), ld8(lit + i)))
-				return false;
-		return i == n || w8_eq(ld8(s + n - 8), ld8(lit + n - 8));
-	}
-	if (n >= 4)
-		return w4_eq(ld4(s), ld4(lit)) && w4_eq(ld4(s + n - 4), ld4(lit + n - 4));
-	if (n >= 2)
-		return w4_eq(ld2(s), ld2(lit)) && w4_eq(ld2(s + n - 2), ld2(lit + n - 2));
-	return n == 0 || w4_eq((unsigned char)s[0], (unsigned char)lit[0]);
+	return (unsigned)id < ARN_H1_H_COUNT ? h1_hdr_names[id] : "";
 }
 
 enum arn_h1_hdr_id arn_h1_hdr_lookup(const char *s, size_t n)
 {
-	/* One switch on the length, then at most two comparisons: this runs
-	 * for every header line, so no loop over the whole table. */
-#define H(id) (lit_eq(s, hdr_names[ARN_H1_H_##id], n) ? ARN_H1_H_##id : ARN_H1_H_OTHER)
-	switch (n) {
-	case 2:
-		return H(TE);
-	case 4:
-		return H(HOST);
-	case 6:
-		return (s[0] | 0x20) == 's' ? H(SERVER) : H(EXPECT);
-	case 7:
-		return (s[0] | 0x20) == 'u' ? H(UPGRADE) : H(TRAILER);
-	case 10:
-		return (s[0] | 0x20) == 'c' ? H(CONNECTION) : H(KEEP_ALIVE);
-	case 12:
-		return (s[0] | 0x20) == 'c' ? H(CONTENT_TYPE) : H(X_REQUEST_ID);
-	case 14:
-		return (s[0] | 0x20) == 'c' ? H(CONTENT_LENGTH) : H(HTTP2_SETTINGS);
-	case 15:
-		return H(X_FORWARDED_FOR);
-	case 16:
-		return H(PROXY_CONNECTION);
-	case 17:
-		return (s[0] | 0x20) == 't' ? H(TRANSFER_ENCODING) : H(X_FORWARDED_PROTO);
-	case 21:
-		return H(X_ENVOY_ORIGINAL_PATH);
-	default:
-		return ARN_H1_H_OTHER;
-	}
-#undef H
+	return h1_hdr_lookup(s, n);
 }
 
 /* Eight byte pairs at once: equal, or differing only in the 0x20 bit of a
@@ -197,14 +99,14 @@ bool arn_h1_eq_nocase(const char *a, size_t an, const char *b, size_t bn)
 	if (an >= 8) {
 		size_t i = 0;
 		for (; i + 8 <= an; i += 8)
-			if (!w8_eq_nocase(ld8(a + i), ld8(b + i)))
+			if (!w8_eq_nocase(h1_ld8(a + i), h1_ld8(b + i)))
 				return false;
 		/* the tail as the last 8 bytes, overlapping what was compared */
-		return i == an || w8_eq_nocase(ld8(a + an - 8), ld8(b + an - 8));
+		return i == an || w8_eq_nocase(h1_ld8(a + an - 8), h1_ld8(b + an - 8));
 	}
 	if (an >= 4)
-		return w8_eq_nocase((uint64_t)ld4(a) << 32 | ld4(a + an - 4),
-				    (uint64_t)ld4(b) << 32 | ld4(b + an - 4));
+		return w8_eq_nocase((uint64_t)h1_ld4(a) << 32 | h1_ld4(a + an - 4),
+				    (uint64_t)h1_ld4(b) << 32 | h1_ld4(b + an - 4));
 	for (size_t i = 0; i < an; i++) {
 		unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
 		if (x != y && h1_lower(x) != h1_lower(y))
