@@ -239,8 +239,16 @@ int arn_h1_authority_split(const char *s, size_t n, struct arn_h1_slice *host, i
 		 * which must be the ':' before a port (this runs for the Host
 		 * of every request; memchr and then a second pass cost twice) */
 		size_t i = 0;
+		const unsigned char *u = (const unsigned char *)s;
 		for (;;) {
-			while (i < n && h1_is((unsigned char)s[i], ARN_H1_C_HOST_NP))
+			/* four bytes a step (a name or an IPv4 address: 7-20
+			 * bytes), the last ones alone */
+			while (n - i >= 4 && h1_is(u[i], ARN_H1_C_HOST_NP) &&
+			       h1_is(u[i + 1], ARN_H1_C_HOST_NP) &&
+			       h1_is(u[i + 2], ARN_H1_C_HOST_NP) &&
+			       h1_is(u[i + 3], ARN_H1_C_HOST_NP))
+				i += 4;
+			while (i < n && h1_is(u[i], ARN_H1_C_HOST_NP))
 				i++;
 			if (i == n || s[i] != '%')
 				break;

@@ -1044,6 +1044,37 @@ static void test_response_errors(void **state)
 
 /* ---- helpers ------------------------------------------------------------------ */
 
+/* The host's bytes are tested four at a time, then one by one: every
+ * byte value at every position of hosts of 1 to 13 bytes (exact-size heap
+ * buffers for ASan), against the reg-name class. */
+static void test_authority_every_byte(void **state)
+{
+	(void)state;
+	static const char fill[] = "aZ9-.~_!";
+	for (size_t n = 1; n <= 13; n++) {
+		char *b = malloc(n);
+		assert_non_null(b);
+		for (size_t pos = 0; pos < n; pos++)
+			for (unsigned c = 0; c < 256; c++) {
+				if (c == '%' || c == ':' || (pos == 0 && c == '['))
+					continue; /* their own rules, tested above */
+				for (size_t i = 0; i < n; i++)
+					b[i] = fill[i % (sizeof(fill) - 1)];
+				b[pos] = (char)c;
+				struct arn_h1_slice host;
+				int port;
+				int rc = arn_h1_authority_split(b, n, &host, &port);
+				bool ok = h1_is((unsigned char)c, ARN_H1_C_HOST_NP) != 0;
+				assert_int_equal(rc, ok ? 0 : -EINVAL);
+				if (ok) {
+					assert_int_equal(host.len, n);
+					assert_int_equal(port, -1);
+				}
+			}
+		free(b);
+	}
+}
+
 static void test_authority_split(void **state)
 {
 	(void)state;
@@ -1406,6 +1437,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_guard_page_faults),
+	    cmocka_unit_test(test_authority_every_byte),
 	    cmocka_unit_test(test_scans_every_offset),
 	    cmocka_unit_test(test_scans_from_inside),
 	    cmocka_unit_test(test_scans_random),
