@@ -348,6 +348,50 @@ static void test_vhost_domain_order(void **state)
 	assert_true(route_table("d")->n_exact_slots > 0);
 }
 
+/* The path ends at its first '?' or '#' (found 8 bytes, or two 4-byte
+ * words, at a time): exact routes for every prefix of one path, and that
+ * path with '?' or '#' at every position of every length to 30 picks the
+ * route of the bytes before it (exact-size heap copies for ASan). */
+static void test_route_path_end(void **state)
+{
+	(void)state;
+	static const char path[] = "/abcdefghijklmnopqrstuvwxyz0123";
+	struct arn_sb sb = ARN_SB_INIT;
+	arn_sb_puts(&sb, "{\"name\":\"pe\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],"
+			 "\"routes\":[");
+	for (size_t k = 1; k <= 30; k++)
+		arn_sb_printf(&sb,
+			      "%s{\"name\":\"r%zu\",\"match\":{\"path\":\"%.*s\"},"
+			      "\"route\":{\"cluster\":\"c\"}}",
+			      k > 1 ? "," : "", k, (int)k, path);
+	arn_sb_puts(&sb, "]}]}");
+	tc_ok(R, sb.buf);
+	arn_sb_free(&sb);
+	const struct arn_cfg_route_table *rt = route_table("pe");
+	for (size_t n = 1; n <= 30; n++)
+		for (size_t k = 1; k <= n; k++)
+			for (int c = 0; c < 3; c++) {
+				if (k == n && c > 0)
+					continue;
+				char *p = malloc(n);
+				assert_non_null(p);
+				memcpy(p, path, n);
+				if (k < n)
+					p[k] = "?#?"[c];
+				if (c == 2 && k + 1 < n)
+					p[k + 1] = '#'; /* a fragment right after */
+				struct arn_cfg_request r = rq("h", "");
+				r.path = p;
+				r.path_len = n;
+				struct arn_cfg_route_match m;
+				assert_int_equal(arn_cfg_route_match(rt, &r, &m), 0);
+				char want[8];
+				snprintf(want, sizeof(want), "r%zu", k);
+				assert_string_equal(m.route->name, want);
+				free(p);
+			}
+}
+
 static const char *route_of(struct arn_cfg_request *r)
 {
 	struct arn_cfg_route_match m;
@@ -765,6 +809,7 @@ const struct CMUnitTest match_tests[] = {
     cmocka_unit_test(test_hamt_persistent_random),
     cmocka_unit_test(test_hamt_diff),
     TC(test_vhost_domain_order),
+    TC(test_route_path_end),
     TC(test_route_matching),
     TC(test_route_actions),
     TC(test_filter_chain_selection),
