@@ -368,12 +368,13 @@ static inline __attribute__((always_inline)) int add_field(struct arn_h1_parser 
 		m->flags |= ARN_H1_F_TE;
 		return te_line(p, value, vlen);
 	case ARN_H1_H_CONNECTION: {
-		/* the usual values, whole, before the list walk */
-		if (arn_h1_eq_nocase(value, vlen, "keep-alive", 10)) {
+		/* the usual values, whole, before the list walk (compared inline
+		 * by word, ignoring case, as arn_h1_eq_nocase does) */
+		if (vlen == 10 && h1_lit_eq(value, "keep-alive", 10)) {
 			m->flags |= ARN_H1_F_CONN_KEEP_ALIVE;
 			return 0;
 		}
-		if (arn_h1_eq_nocase(value, vlen, "close", 5)) {
+		if (vlen == 5 && h1_lit_eq(value, "close", 5)) {
 			m->flags |= ARN_H1_F_CONN_CLOSE;
 			return 0;
 		}

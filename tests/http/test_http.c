@@ -179,6 +179,51 @@ static void test_keep_alive_semantics(void **state)
 	    "END body=0\n");
 }
 
+/* Connection's usual values are compared whole, by word, before the list
+ * walk: every byte value at every position of "keep-alive" and "close"
+ * (and of their upper-case forms) sets the flag exactly when the value
+ * equals the word ignoring ASCII case, and leaves the head's hops plain
+ * (no list walked) only then. */
+static void test_connection_values_by_word(void **state)
+{
+	(void)state;
+	static const char *const words[] = {"keep-alive", "close", "KEEP-ALIVE", "Close"};
+	for (int w = 0; w < 4; w++) {
+		size_t wl = strlen(words[w]);
+		for (size_t pos = 0; pos < wl; pos++)
+			for (unsigned c = 0; c < 256; c++) {
+				char v[16];
+				memcpy(v, words[w], wl);
+				v[pos] = (char)c;
+				if (!h1_is((unsigned char)c, ARN_H1_C_VALUE) || c == ' ' ||
+				    c == '\t' || c == ',')
+					continue; /* not one list element of one line */
+				char in[64];
+				int len = snprintf(in, sizeof(in),
+						   "GET / HTTP/1.1\r\nConnection: %.*s\r\n\r\n",
+						   (int)wl, v);
+				struct arn_h1_header hdrs[4];
+				struct arn_h1_msg m;
+				struct arn_h1_parser p;
+				struct arn_h1_ev ev;
+				static const struct arn_h1_config cfg = {.opts = 0};
+				arn_h1_msg_init(&m, hdrs, 4);
+				arn_h1_parser_init(&p, ARN_H1_REQUEST, &cfg, &m);
+				/* no Host: HTTP/1.1 fails the head after the lines, so
+				 * parse as HTTP/1.0 */
+				in[13] = '0';
+				ssize_t n = arn_h1_parse(&p, in, (size_t)len, &ev);
+				assert_int_equal(n, len);
+				assert_int_equal(ev.type, ARN_H1_EV_HEAD);
+				bool ka = arn_h1_eq_nocase(v, wl, "keep-alive", 10);
+				bool cl = arn_h1_eq_nocase(v, wl, "close", 5);
+				assert_int_equal(!!(m.flags & ARN_H1_F_CONN_KEEP_ALIVE), ka);
+				assert_int_equal(!!(m.flags & ARN_H1_F_CONN_CLOSE), cl);
+				assert_int_equal(!!(m.flags & ARN_H1_F_PLAIN_HOPS), ka || cl);
+			}
+	}
+}
+
 static void test_leading_empty_lines_and_bare_lf(void **state)
 {
 	(void)state;
@@ -1447,6 +1492,7 @@ int main(void)
 	    cmocka_unit_test(test_pipelining),
 	    cmocka_unit_test(test_pipelining_consumed),
 	    cmocka_unit_test(test_keep_alive_semantics),
+	    cmocka_unit_test(test_connection_values_by_word),
 	    cmocka_unit_test(test_leading_empty_lines_and_bare_lf),
 	    cmocka_unit_test(test_absolute_form),
 	    cmocka_unit_test(test_connect_and_asterisk),
