@@ -427,6 +427,7 @@ struct arn_tcp_conn {
 	bool rack_reord;       /* reordering seen: the window is min_rtt/4 * mult */
 	bool rack_dsack_round; /* a DSACK already grew the window this round trip */
 	uint32_t tlp_high_seq;
+	bool tlp_again; /* the rexmt timer (TF_TLP) is for a second probe (tcp_tlp_again_ms) */
 	/* undo of a spurious congestion response (RFC 3708 / RFC 2883 4) */
 	uint32_t undo_marker; /* snd_una when the response began */
 	uint32_t undo_end;    /* DSACKs count until snd_una passes this */
@@ -733,6 +734,9 @@ uint16_t tcp_mss_clamp(const struct arn_tcp_worker *wk, uint32_t peer_mss, uint3
 uint32_t tcp_ts_now(const struct arn_tcp_conn *c);
 /* The work a passed retransmission timer does (tcp_timeout.c calls it). */
 bool tcp_tlp_send(struct arn_tcp_conn *c);
+/* The probe's retransmission alone: the last segment sent (RFC 8985 7.3),
+ * or the first retransmission not SACKed (tcp_rack_rxt_probe_ok). */
+bool tcp_tlp_resend(struct arn_tcp_conn *c);
 
 /* ---- tcp_timeout.c ---------------------------------------------------------------- */
 /* Run what is due on the wheel up to @p now_ms. */
@@ -853,6 +857,8 @@ void tcp_rexmt_arm_pto(struct arn_tcp_conn *c);
 /* New data went out: (re)start the probe timer (RFC 8985 7.2), or arm
  * the RTO if none runs. */
 void tcp_rexmt_new_data(struct arn_tcp_conn *c);
+/* A probe went: the time to a second one in ms, or 0 for none. */
+uint64_t tcp_tlp_again_ms(const struct arn_tcp_conn *c);
 /* A new congestion response starts (loss recovery or RTO): remember what
  * to restore if DSACKs prove it spurious. */
 void tcp_undo_begin(struct arn_tcp_conn *c);

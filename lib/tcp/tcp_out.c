@@ -563,6 +563,15 @@ bool tcp_tlp_send(struct arn_tcp_conn *c)
 			return true;
 		}
 	}
+	return tcp_tlp_resend(c);
+}
+
+bool tcp_tlp_resend(struct arn_tcp_conn *c)
+{
+	if (!can_send_data(c))
+		return false;
+	uint32_t data_end = c->snd_una + c->sndq.bytes;
+	bool fin_q = c->flags & TF_FIN_QUEUED;
 	uint32_t s, e;
 	/* a lost retransmission with nothing after it (tcp_rack.c, pto_ms):
 	 * the first one not SACKed; else RFC 8985 7.3's last segment */

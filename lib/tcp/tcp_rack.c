@@ -628,6 +628,16 @@ void tcp_rack_on_ack(struct arn_tcp_conn *c, const struct tcp_seg *s, uint32_t o
 {
 	struct arn_tcp_worker *wk = c->wk;
 	unsigned first = 0;
+	if (c->tlp_again) {
+		/* an answer after the probe: no second one (tcp_tlp_again_ms);
+		 * the RTO from now, as after any probe, unless the ACK's own
+		 * processing arms the timer again */
+		c->tlp_again = false;
+		if (c->flags & TF_TLP) {
+			c->flags &= ~TF_TLP;
+			tcp_rexmt_arm(c);
+		}
+	}
 	/* RFC 2883: the first block is a DSACK when it lies below the ACK or
 	 * inside the second block. */
 	if (s->n_sack && (c->flags & TF_SACK_OK)) {
@@ -795,6 +805,34 @@ static uint64_t rto_ms(const struct arn_tcp_conn *c)
 	for (unsigned i = 0; i < c->backoff && rto < TCP_RTO_MAX_MS; i++)
 		rto <<= 1;
 	return rto < TCP_RTO_MAX_MS ? rto : TCP_RTO_MAX_MS;
+}
+
+/* A second probe, once per episode, when nothing at all came back within a
+ * probe timeout of the first: a departure from RFC 8985 7.3 and Linux
+ * (`tlp_high_seq`: one probe, then the RTO). Traced in issue 16
+ * (`tcp_transfer_loss5`, docs/tcp.md "Fifth pass"): the RTOs left after
+ * a probe were not losses. The flight, the probe included, had arrived;
+ * the client (Linux) held its ACK for new in-order data for the whole
+ * 200 ms and answered the RTO's retransmission, a duplicate, within a
+ * millisecond with a DSACK. A duplicate draws an ACK at once from any
+ * receiver (RFC 9293 3.10.7.4, RFC 5681 4.2; Linux's tcp_send_dupack), so
+ * the second probe resends the last segment (RFC 8985 7.3's retransmission
+ * probe), and the RTO (cwnd to one segment, the scoreboard marked lost)
+ * waits behind it. Half the RTO after the first probe (at least a PTO):
+ * one PTO was too soon where SRTT is below the path's RTT (the BBR test's
+ * queue of 10 ms behind an SRTT of 1 ms: the second probe resent data
+ * whose ACKs were on their way), and the RTO floor (200 ms) is far above
+ * any RTT of a path this matters on. Not for a flight of one segment,
+ * where the receiver may hold its ACK for WCDelAckT anyway. */
+uint64_t tcp_tlp_again_ms(const struct arn_tcp_conn *c)
+{
+	if (c->srtt8 == 0 || c->snd_max - c->snd_una <= c->mss)
+		return 0;
+	uint64_t pto = (2ull * srtt_us(c) + TCP_TLP_SLACK_US + 999) / 1000;
+	uint64_t rto = rto_ms(c);
+	if (pto < rto / 2)
+		pto = rto / 2;
+	return pto < rto ? pto : 0;
 }
 
 void tcp_rexmt_arm_pto(struct arn_tcp_conn *c)

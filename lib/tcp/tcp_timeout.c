@@ -83,6 +83,7 @@ void tcp_retransmit_timeout(struct arn_tcp_conn *c)
 	if (tcp_rack_on(c))
 		tcp_rack_mark_all_lost(c);
 	c->flags &= ~(TF_TLP_OUT | TF_TLP_RETRANS | TF_TLP_DSACKED);
+	c->tlp_again = false;
 	tcp_output(c);
 	tcp_rexmt_arm(c);
 }
@@ -90,6 +91,17 @@ void tcp_retransmit_timeout(struct arn_tcp_conn *c)
 void tcp_tlp_fire(struct arn_tcp_conn *c)
 {
 	c->flags &= ~TF_TLP;
+	if (c->tlp_again) {
+		/* the second probe (tcp_rack.c, tcp_tlp_again_ms): nothing came
+		 * back since the first; then the RTO as after any probe */
+		c->tlp_again = false;
+		if (c->snd_una == c->snd_max)
+			return;
+		if ((c->flags & TF_TLP_OUT) && tcp_tlp_resend(c))
+			TCP_INC(c->wk, TLP_AGAIN);
+		tcp_rexmt_arm(c);
+		return;
+	}
 	if (c->snd_una == c->snd_max || !tcp_rack_on(c) ||
 	    (c->recovery != TCP_REC_NONE && !tcp_rack_rxt_probe_ok(c))) {
 		if (c->snd_una != c->snd_max)
@@ -100,6 +112,14 @@ void tcp_tlp_fire(struct arn_tcp_conn *c)
 		TCP_INC(c->wk, TLP);
 		c->flags |= TF_TLP_OUT;
 		c->tlp_high_seq = c->snd_max;
+		uint64_t again = tcp_tlp_again_ms(c);
+		if (again) {
+			c->tlp_again = true;
+			c->flags |= TF_TLP;
+			c->t_rexmt = c->wk->now_ms + again;
+			tcp_timer_update(c);
+			return;
+		}
 	}
 	tcp_rexmt_arm(c);
 }

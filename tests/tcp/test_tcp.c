@@ -4366,6 +4366,108 @@ static void test_fast_path_not_past_the_window(void **state)
 	fake_drain(lc);
 }
 
+/* Issue 16, the RTOs left in `tcp_transfer_loss5`, each with a loss probe
+ * out, replayed from a debugging trace of them (docs/tcp.md, "Fifth
+ * pass"): a flight cwnd-limited, every segment of it delivered, but the
+ * client (Linux) holds its ACK; the probe (one new segment beyond cwnd)
+ * is delivered too and draws nothing. RFC 8985 and Linux allow that one
+ * probe, then the RTO: 200 ms later, cwnd to one segment, everything
+ * resent, and the client answered the RTO's retransmission, a duplicate,
+ * at once with a DSACK. Now a second probe, the last segment again, goes
+ * half an RTO after the first: a duplicate, which the receiver ACKs at
+ * once; the episode ends there, cwnd intact. Counted, the clock stepped. */
+static void test_second_probe_when_the_first_draws_no_ack(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(1);
+	uint32_t una = c->snd_una, mss = c->mss;
+	c->cwnd = 4 * mss;
+	send_block(c, 40 * mss);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 4);
+	fake_drain(lc);
+	/* no ACK: the probe, one new segment beyond cwnd, after 2 x SRTT + 2 ms */
+	uint64_t t;
+	for (t = 1; t < 150 && fake_pending(lc) == 0; t++)
+		fake_advance(lc, 1);
+	assert_int_equal(cnt(ARN_TCP_C_TLP), 1);
+	assert_true(t <= 5);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una + 4 * mss);
+	assert_int_equal(out.len, mss);
+	assert_int_equal(fake_pending(lc), 0);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 0);
+	uint32_t cwnd = c->cwnd, ssthresh = c->ssthresh;
+	/* still nothing: the second probe, the same segment again, half an
+	 * RTO later, before the RTO */
+	uint64_t rto = c->rto;
+	for (t = 1; t < 2 * rto && fake_pending(lc) == 0; t++)
+		fake_advance(lc, 1);
+	assert_int_equal(cnt(ARN_TCP_C_RTO), 0);
+	assert_int_equal(cnt(ARN_TCP_C_TLP_AGAIN), 1);
+	assert_int_equal(t, rto / 2 + 1);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una + 4 * mss);
+	assert_int_equal(out.len, mss);
+	assert_int_equal(fake_pending(lc), 0);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
+	/* the client's ACK for everything, the duplicate DSACKed */
+	fake_advance(lc, 1);
+	struct fake_opts o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + 4 * mss;
+	o.sack[1] = una + 5 * mss;
+	inject(TH_ACK, p_seq, una + 5 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(c->snd_una, una + 5 * mss);
+	assert_false(c->flags & TF_TLP_OUT);
+	assert_int_equal(c->recovery, TCP_REC_NONE);
+	assert_int_equal(cnt(ARN_TCP_C_TLP_REPAIRS), 0);
+	assert_true(c->cwnd >= cwnd);
+	assert_int_equal(c->ssthresh, ssthresh);
+	/* after the ACK, new data: nothing resent */
+	fake_advance(lc, 0);
+	assert_true(fake_pending(lc) > 0);
+	while (fake_next(lc, &out))
+		assert_true(seq_geq(out.seq, una + 5 * mss));
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
+	assert_int_equal(cnt(ARN_TCP_C_RTO), 0);
+}
+
+/* Any answer after the first probe shows the peer is ACKing: no second
+ * probe, the RTO as before. Here a DSACK for data ACKed long ago (a late
+ * duplicate), which changes nothing else: no loss marked, no timer
+ * re-armed by it. */
+static void test_no_second_probe_after_an_answer(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(1);
+	uint32_t una = c->snd_una, mss = c->mss;
+	c->cwnd = 4 * mss;
+	send_block(c, 40 * mss);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	uint64_t t;
+	for (t = 1; t < 150 && fake_pending(lc) == 0; t++)
+		fake_advance(lc, 1);
+	assert_int_equal(cnt(ARN_TCP_C_TLP), 1);
+	fake_drain(lc);
+	fake_advance(lc, 1);
+	struct fake_opts o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una - 100; /* rack_conn's 100 bytes, ACKed */
+	o.sack[1] = una;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	assert_int_equal(cnt(ARN_TCP_C_DSACK_RECEIVED), 1);
+	for (t = 0; t < (uint64_t)c->rto + 10 && cnt(ARN_TCP_C_RTO) == 0; t++) {
+		fake_advance(lc, 1);
+		assert_int_equal(cnt(ARN_TCP_C_TLP_AGAIN), 0);
+	}
+	assert_int_equal(cnt(ARN_TCP_C_RTO), 1);
+	assert_int_equal(cnt(ARN_TCP_C_TLP_AGAIN), 0);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una); /* the RTO's retransmission */
+}
+
 int main(void)
 {
 	fake_eal_init();
@@ -4516,6 +4618,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_fast_path_not_with_a_scoreboard, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fast_path_not_past_the_window, setup_small_rcvbuf,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_second_probe_when_the_first_draws_no_ack, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_no_second_probe_after_an_answer, setup, teardown),
 	};
 	int rc = cmocka_run_group_tests_name("tcp", tests, NULL, NULL);
 	fake_eal_fini();
