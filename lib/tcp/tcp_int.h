@@ -427,7 +427,9 @@ struct arn_tcp_conn {
 	bool rack_reord;       /* reordering seen: the window is min_rtt/4 * mult */
 	bool rack_dsack_round; /* a DSACK already grew the window this round trip */
 	uint32_t tlp_high_seq;
-	bool tlp_again; /* the rexmt timer (TF_TLP) is for a second probe (tcp_tlp_again_ms) */
+	/* the rexmt timer (TF_TLP) is for a second probe, this many ms after the
+	 * first (tcp_tlp_again_ms); 0 when it is not */
+	uint32_t tlp_again_ms;
 	/* undo of a spurious congestion response (RFC 3708 / RFC 2883 4) */
 	uint32_t undo_marker; /* snd_una when the response began */
 	uint32_t undo_end;    /* DSACKs count until snd_una passes this */

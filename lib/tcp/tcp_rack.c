@@ -628,11 +628,11 @@ void tcp_rack_on_ack(struct arn_tcp_conn *c, const struct tcp_seg *s, uint32_t o
 {
 	struct arn_tcp_worker *wk = c->wk;
 	unsigned first = 0;
-	if (c->tlp_again) {
+	if (c->tlp_again_ms) {
 		/* an answer after the probe: no second one (tcp_tlp_again_ms);
 		 * the RTO from now, as after any probe, unless the ACK's own
 		 * processing arms the timer again */
-		c->tlp_again = false;
+		c->tlp_again_ms = 0;
 		if (c->flags & TF_TLP) {
 			c->flags &= ~TF_TLP;
 			tcp_rexmt_arm(c);

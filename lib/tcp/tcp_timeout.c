@@ -83,7 +83,7 @@ void tcp_retransmit_timeout(struct arn_tcp_conn *c)
 	if (tcp_rack_on(c))
 		tcp_rack_mark_all_lost(c);
 	c->flags &= ~(TF_TLP_OUT | TF_TLP_RETRANS | TF_TLP_DSACKED);
-	c->tlp_again = false;
+	c->tlp_again_ms = 0;
 	tcp_output(c);
 	tcp_rexmt_arm(c);
 }
@@ -91,15 +91,21 @@ void tcp_retransmit_timeout(struct arn_tcp_conn *c)
 void tcp_tlp_fire(struct arn_tcp_conn *c)
 {
 	c->flags &= ~TF_TLP;
-	if (c->tlp_again) {
+	if (c->tlp_again_ms) {
 		/* the second probe (tcp_rack.c, tcp_tlp_again_ms): nothing came
-		 * back since the first; then the RTO as after any probe */
-		c->tlp_again = false;
+		 * back since the first. The RTO then comes when it would have
+		 * without it: RTO after the first probe, as after any probe. */
+		uint64_t waited = c->tlp_again_ms;
+		c->tlp_again_ms = 0;
 		if (c->snd_una == c->snd_max)
 			return;
 		if ((c->flags & TF_TLP_OUT) && tcp_tlp_resend(c))
 			TCP_INC(c->wk, TLP_AGAIN);
 		tcp_rexmt_arm(c);
+		if (c->t_rexmt > c->wk->now_ms + waited) {
+			c->t_rexmt -= waited;
+			tcp_timer_update(c);
+		}
 		return;
 	}
 	if (c->snd_una == c->snd_max || !tcp_rack_on(c) ||
@@ -114,7 +120,7 @@ void tcp_tlp_fire(struct arn_tcp_conn *c)
 		c->tlp_high_seq = c->snd_max;
 		uint64_t again = tcp_tlp_again_ms(c);
 		if (again) {
-			c->tlp_again = true;
+			c->tlp_again_ms = (uint32_t)again;
 			c->flags |= TF_TLP;
 			c->t_rexmt = c->wk->now_ms + again;
 			tcp_timer_update(c);

@@ -4468,6 +4468,33 @@ static void test_no_second_probe_after_an_answer(void **state)
 	assert_int_equal(out.seq, una); /* the RTO's retransmission */
 }
 
+/* When nothing answers the second probe either (a path that is down),
+ * the RTO comes when it would have without it: one RTO after the first
+ * probe, not after the second. */
+static void test_second_probe_keeps_the_rto_time(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(1);
+	uint32_t mss = c->mss;
+	c->cwnd = 4 * mss;
+	send_block(c, 40 * mss);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	uint64_t t;
+	for (t = 1; t < 150 && fake_pending(lc) == 0; t++)
+		fake_advance(lc, 1);
+	assert_int_equal(cnt(ARN_TCP_C_TLP), 1);
+	fake_drain(lc);
+	uint64_t rto = c->rto;
+	for (t = 1; t < 2 * rto && cnt(ARN_TCP_C_RTO) == 0; t++) {
+		fake_advance(lc, 1);
+		fake_drain(lc);
+	}
+	assert_int_equal(cnt(ARN_TCP_C_TLP_AGAIN), 1);
+	assert_int_equal(cnt(ARN_TCP_C_RTO), 1);
+	assert_int_equal(t, rto + 1); /* ms after the first probe */
+}
+
 int main(void)
 {
 	fake_eal_init();
@@ -4621,6 +4648,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_second_probe_when_the_first_draws_no_ack, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_no_second_probe_after_an_answer, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_second_probe_keeps_the_rto_time, setup, teardown),
 	};
 	int rc = cmocka_run_group_tests_name("tcp", tests, NULL, NULL);
 	fake_eal_fini();
