@@ -291,7 +291,7 @@ static int h1_encode_request_head(struct http_peer *pp, const struct arn_h1_msg 
 		e[n++] = (struct arn_h1_edit){
 		    .name = "content-length", .name_len = 14, .op = ARN_H1_EDIT_REMOVE};
 	struct http_wchain c;
-	http_wchain_init(&c, h->w);
+	http_wchain_init_head(&c, h->w);
 	arn_h1_write_request_line(&c.wb, m->method_name.p, m->method_name.len, path, plen, 1);
 	int rc = arn_h1_write_headers(&c.wb, m, e, n,
 				      ARN_H1_W_DROP_HOP | ARN_H1_W_TE_TRAILERS |
@@ -326,7 +326,7 @@ static int h1_encode_response_head(struct http_peer *pp, const struct arn_h1_msg
 		e[n++] = (struct arn_h1_edit){
 		    .name = "content-length", .name_len = 14, .op = ARN_H1_EDIT_REMOVE};
 	struct http_wchain c;
-	http_wchain_init(&c, h->w);
+	http_wchain_init_head(&c, h->w);
 	arn_h1_write_status_line(&c.wb, r->status, NULL, 0, 1);
 	int rc = arn_h1_write_headers(&c.wb, r, e, n,
 				      ARN_H1_W_DROP_HOP | (hi->tunnel ? ARN_H1_W_UPGRADE : 0));

@@ -203,6 +203,21 @@ void http_wchain_init(struct http_wchain *c, struct http_worker *w)
 	arn_h1_wbuf_init(&c->wb, NULL, 0, wchain_refill, c);
 }
 
+void http_wchain_init_head(struct http_wchain *c, struct http_worker *w)
+{
+	c->w = w;
+	c->head = c->tail = NULL;
+	c->wb.p = NULL;
+	c->wb.len = c->wb.cap = 0;
+	c->wb.err = 0;
+	c->wb.refill = wchain_refill;
+	c->wb.arg = c;
+	c->wb.total = 0;
+	/* out of mbufs: the chain stays empty and the first write refills
+	 * (and fails) as an empty chain's would */
+	wchain_refill(&c->wb);
+}
+
 struct rte_mbuf *http_wchain_finish(struct http_wchain *c)
 {
 	if (c->wb.err || !c->head) {

@@ -226,6 +226,11 @@ struct http_wchain {
 	struct http_worker *w;
 };
 void http_wchain_init(struct http_wchain *c, struct http_worker *w);
+/** The same with its first mbuf taken now, for a writer that always
+ * writes (an HTTP/1 head): the first line then fits without the refill
+ * path (the status line's fallback through arn_h1_put cost ~65
+ * instructions a response). */
+void http_wchain_init_head(struct http_wchain *c, struct http_worker *w);
 /** The chain written (owned by the caller), or NULL on error (out of
  * mbufs; what was written is freed). */
 struct rte_mbuf *http_wchain_finish(struct http_wchain *c);
