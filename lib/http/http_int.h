@@ -447,6 +447,14 @@ int http_path_normalize(const char *p, size_t n, unsigned flags, char *out, size
 #define HTTP_TEXT 4096
 
 /* What the request edits need to know about the connection and the stream. */
+/* A number's decimal text kept for the next request that sends the same
+ * number (v 0: nothing kept). */
+struct http_num_text {
+	uint32_t v;
+	uint8_t len;
+	char txt[11]; /* UINT32_MAX's 10 digits and a NUL */
+};
+
 struct http_req_ctx {
 	const struct arn_cfg_hcm *hcm;
 	const struct arn_cfg_route_table *rt;
@@ -462,7 +470,10 @@ struct http_req_ctx {
 	uint32_t host_len;
 	bool path_rewritten;
 	uint32_t timeout_ms; /* route timeout (x-envoy-expected-rq-timeout-ms) */
-	uint32_t attempt;    /* x-envoy-attempt-count with include_request_attempt_count */
+	/* where that header's value is kept between requests (the caller's,
+	 * read until the head is encoded), or NULL: formatted into text */
+	struct http_num_text *timeout_text;
+	uint32_t attempt; /* x-envoy-attempt-count with include_request_attempt_count */
 	uint64_t rand_hi, rand_lo;
 	/* where generated values go (NUL-separated), and how much is used */
 	char *text;

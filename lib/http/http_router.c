@@ -550,7 +550,21 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 	 * (unless the router's suppress_envoy_headers) */
 	if (x->timeout_ms > 0 && !(x->hcm && x->hcm->suppress_envoy_headers)) {
 		size_t k;
-		const char *v = text_put_u64(x->text, x->text_cap, &x->text_len, x->timeout_ms, &k);
+		const char *v;
+		struct http_num_text *t = x->timeout_text;
+		if (t) {
+			/* a connection's requests usually take one route, or
+			 * routes of one timeout: formatted when it changes */
+			if (t->v != x->timeout_ms) {
+				t->len = (uint8_t)arn_fmt_u64(x->timeout_ms, t->txt);
+				t->txt[t->len] = 0;
+				t->v = x->timeout_ms;
+			}
+			v = t->txt;
+			k = t->len;
+		} else {
+			v = text_put_u64(x->text, x->text_cap, &x->text_len, x->timeout_ms, &k);
+		}
 		if (!v ||
 		    edit_push(&ed, ARN_H1_EDIT_SET, "x-envoy-expected-rq-timeout-ms", 30, v, k))
 			return -ENOSPC;

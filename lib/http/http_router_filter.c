@@ -661,6 +661,7 @@ static void upstream_ready(struct http_stream *st)
 	    .host_len = host_len,
 	    .path_rewritten = rewrite,
 	    .timeout_ms = st->timeout_ms,
+	    .timeout_text = &hc->timeout_text,
 	    .attempt = st->attempts,
 	    .rand_hi = X(st)->rid_hi,
 	    .rand_lo = X(st)->rid_lo,

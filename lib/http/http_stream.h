@@ -314,7 +314,10 @@ struct http_conn {
 	size_t cv_len;
 	struct arn_cfg_cluster_view cv;
 	struct http_pool *pool_hint; /* its last upstream pool (http_pool_get) */
-	struct http_stream st;	     /* HTTP/1: the one exchange at a time */
+	/* x-envoy-expected-rq-timeout-ms's value as last sent on it (the
+	 * router formats a route timeout once, not once per request) */
+	struct http_num_text timeout_text;
+	struct http_stream st; /* HTTP/1: the one exchange at a time */
 	/* local_rate_limit_per_downstream_connection: the connection's own
 	 * buckets, for the first local_ratelimit filter (http_l4.c) */
 	struct arn_cfg_bucket_state rl_conn[ARN_CFG_HLRL_CONN_BUCKETS];

@@ -1186,6 +1186,62 @@ static void test_response_edits_fail_closed(void **state)
 	}
 }
 
+/*
+ * x-envoy-expected-rq-timeout-ms on one keep-alive connection whose
+ * requests take routes of different timeouts, back and forth: the router
+ * keeps the last value's text on the connection (formatted when the
+ * timeout changes), and every request must carry its own route's value
+ * (none for a route without a timeout), never the one kept from before.
+ */
+static void test_route_timeout_header_per_request(void **state)
+{
+	(void)state;
+	start(4, jlistener("\"generate_request_id\":false",
+			   "{\"match\":{\"prefix\":\"/a\"},\"route\":{\"cluster\":\"web\","
+			   "\"timeout\":\"7s\"}},"
+			   "{\"match\":{\"prefix\":\"/b\"},\"route\":{\"cluster\":\"web\","
+			   "\"timeout\":\"0.25s\"}},"
+			   "{\"match\":{\"prefix\":\"/c\"},\"route\":{\"cluster\":\"web\","
+			   "\"timeout\":\"0s\"}},"
+			   "{\"match\":{\"prefix\":\"/d\"},\"route\":{\"cluster\":\"web\","
+			   "\"timeout\":\"4294967.295s\"}}"));
+	static const struct {
+		const char *path, *want; /* want NULL: no header */
+	} rq[] = {
+	    {"/a", "7000"}, {"/b", "250"},	  {"/a", "7000"}, {"/c", NULL},
+	    {"/b", "250"},  {"/d", "4294967295"}, {"/b", "250"},
+	};
+	struct arn_tcp_conn *c = client();
+	struct arn_tcp_conn *u = NULL;
+	for (unsigned i = 0; i < sizeof(rq) / sizeof(rq[0]); i++) {
+		size_t uoff = u ? u->tx_len : 0, coff = c->tx_len;
+		char line[128];
+		snprintf(line, sizeof(line), "GET %s HTTP/1.1\r\nHost: a\r\n\r\n", rq[i].path);
+		send_s(c, line);
+		if (!u)
+			u = upstream_accepts();
+		const char *sent = u->tx + uoff;
+		snprintf(line, sizeof(line), "GET %s HTTP/1.1\r\n", rq[i].path);
+		want_in(sent, line);
+		if (rq[i].want) {
+			snprintf(line, sizeof(line), "x-envoy-expected-rq-timeout-ms: %s\r\n",
+				 rq[i].want);
+			want_in(sent, line);
+			/* one such line, whole */
+			assert_null(
+			    strstr(strstr(sent, line) + 1, "x-envoy-expected-rq-timeout-ms"));
+		} else {
+			want_not_in(sent, "x-envoy-expected-rq-timeout-ms");
+		}
+		send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+		want_in(c->tx + coff, "HTTP/1.1 200 OK\r\n");
+		poll_ms(1);
+		assert_false(u->closed); /* the same upstream connection each time */
+	}
+	assert_int_equal(stat("cluster.web.upstream_cx_total"), 1);
+	teardown(NULL);
+}
+
 /* A local reply (here a direct response) whose route edits do not fit its
  * slots (63: one stays for the health check header) is a 500 without
  * them, not the reply without its headers. */
@@ -6142,6 +6198,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_regex_rewrite_to_nothing_refused, teardown),
 	    cmocka_unit_test(test_request_edit_slots_fail_closed),
 	    cmocka_unit_test(test_response_edits_fail_closed),
+	    cmocka_unit_test(test_route_timeout_header_per_request),
 	    cmocka_unit_test(test_local_reply_edits_fail_closed),
 	    cmocka_unit_test_teardown(test_require_tls_redirect_fails_closed, teardown),
 	    cmocka_unit_test_teardown(test_new_endpoints_resolved_ahead, teardown),
