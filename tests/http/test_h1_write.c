@@ -431,6 +431,20 @@ static void test_write_first_buffer_on_demand(void **state)
 	assert_string_equal(out, "HTTP/1.1 200 OK\r\n\r\n");
 	free(out);
 
+	/* the 200 line, written whole in the usual case, across buffers of
+	 * 1 to 17 bytes; HTTP/1.0 and a caller's reason are not that line */
+	for (uint32_t piece = 1; piece <= 17; piece++) {
+		sink_init(&s, &w, piece);
+		assert_int_equal(arn_h1_write_status_line(&w, 200, NULL, 0, 1), 0);
+		arn_h1_write_status_line(&w, 200, NULL, 0, 0);
+		arn_h1_write_status_line(&w, 200, "Fine", 4, 1);
+		assert_int_equal(w.err, 0);
+		out = sink_done(&s, &w);
+		assert_string_equal(out,
+				    "HTTP/1.1 200 OK\r\nHTTP/1.0 200 OK\r\nHTTP/1.1 200 Fine\r\n");
+		free(out);
+	}
+
 	arn_h1_wbuf_init(&w, NULL, 0, no_refill, NULL);
 	assert_int_equal(arn_h1_write_request_line(&w, "GET", 3, "/", 1, 1), -ENOMEM);
 	assert_int_equal(arn_h1_write_header(&w, "a", 1, "b", 1), -ENOMEM);
