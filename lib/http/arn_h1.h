@@ -518,6 +518,10 @@ struct arn_h1_edit {
 	uint32_t value_len;
 	uint16_t name_len;
 	uint8_t op; /* enum arn_h1_edit_op */
+	/* the name's enum arn_h1_hdr_id + 1 where the caller knows it (a
+	 * constant name: the writer skips looking it up), 0 where it does
+	 * not (what an initializer that leaves it out gives) */
+	uint8_t id1;
 };
 
 /* arn_h1_write_headers flags */

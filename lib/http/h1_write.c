@@ -341,8 +341,12 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 	bool plain = m->flags & ARN_H1_F_PLAIN_HOPS;
 	if ((flags & ARN_H1_W_DROP_HOP) && !plain)
 		nominated_collect(m, &nm);
-	for (unsigned k = 0; k < n_edits; k++)
-		by_id[arn_h1_hdr_lookup(edits[k].name, edits[k].name_len)] |= 1ull << k;
+	for (unsigned k = 0; k < n_edits; k++) {
+		unsigned id = edits[k].id1 - 1u; /* 0 (not given): UINT_MAX */
+		if (id >= ARN_H1_H_COUNT)
+			id = arn_h1_hdr_lookup(edits[k].name, edits[k].name_len);
+		by_id[id] |= 1ull << k;
+	}
 	for (int i = 0; i < m->n_hdrs; i++) {
 		const struct arn_h1_header *h = &m->hdrs[i];
 		bool drop = false;

@@ -324,6 +324,19 @@ static int edit_push(struct edits *ed, uint8_t op, const char *name, size_t nlen
 	e->name_len = (uint16_t)nlen;
 	e->value = value;
 	e->value_len = (uint32_t)vlen;
+	e->id1 = 0;
+	return 0;
+}
+
+/* edit_push for a constant name whose header id is @p id (what
+ * arn_h1_hdr_lookup gives for it): the writer does not look it up (~20
+ * instructions an edit, four edits a proxied exchange). */
+static int edit_push_id(struct edits *ed, uint8_t op, enum arn_h1_hdr_id id, const char *name,
+			size_t nlen, const char *value, size_t vlen)
+{
+	if (edit_push(ed, op, name, nlen, value, vlen))
+		return -ENOSPC;
+	ed->e[ed->n - 1].id1 = (uint8_t)(id + 1);
 	return 0;
 }
 
@@ -502,10 +515,11 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 	/* X-Forwarded-Proto: an untrusted previous hop's value is replaced */
 	const char *proto = x->tls ? "https" : "http";
 	if (h->xff_num_trusted_hops == 0) {
-		if (edit_push(&ed, ARN_H1_EDIT_SET, "x-forwarded-proto", 17, proto, strlen(proto)))
+		if (edit_push_id(&ed, ARN_H1_EDIT_SET, ARN_H1_H_X_FORWARDED_PROTO,
+				 "x-forwarded-proto", 17, proto, strlen(proto)))
 			return -ENOSPC;
-	} else if (edit_push(&ed, ARN_H1_EDIT_ADD_IF_ABSENT, "x-forwarded-proto", 17, proto,
-			     strlen(proto))) {
+	} else if (edit_push_id(&ed, ARN_H1_EDIT_ADD_IF_ABSENT, ARN_H1_H_X_FORWARDED_PROTO,
+				"x-forwarded-proto", 17, proto, strlen(proto))) {
 		return -ENOSPC;
 	}
 	/* x-envoy-* from outside are not to be trusted */
@@ -565,8 +579,8 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 		} else {
 			v = text_put_u64(x->text, x->text_cap, &x->text_len, x->timeout_ms, &k);
 		}
-		if (!v ||
-		    edit_push(&ed, ARN_H1_EDIT_SET, "x-envoy-expected-rq-timeout-ms", 30, v, k))
+		if (!v || edit_push_id(&ed, ARN_H1_EDIT_SET, ARN_H1_H_OTHER,
+				       "x-envoy-expected-rq-timeout-ms", 30, v, k))
 			return -ENOSPC;
 	}
 	/* the attempt number, when the virtual host asks for it (it replaces a
@@ -613,11 +627,12 @@ int http_resp_edits(struct http_resp_ctx *x, const struct arn_h1_msg *m, struct 
 	if (h) {
 		const char *srv = h->server_name ? h->server_name : "envoy";
 		if (h->server_header_transformation == 0) {
-			if (edit_push(&ed, ARN_H1_EDIT_SET, "server", 6, srv, strlen(srv)))
+			if (edit_push_id(&ed, ARN_H1_EDIT_SET, ARN_H1_H_SERVER, "server", 6, srv,
+					 strlen(srv)))
 				return -ENOSPC;
 		} else if (h->server_header_transformation == 1) {
-			if (edit_push(&ed, ARN_H1_EDIT_ADD_IF_ABSENT, "server", 6, srv,
-				      strlen(srv)))
+			if (edit_push_id(&ed, ARN_H1_EDIT_ADD_IF_ABSENT, ARN_H1_H_SERVER, "server",
+					 6, srv, strlen(srv)))
 				return -ENOSPC;
 		}
 	}
@@ -625,8 +640,8 @@ int http_resp_edits(struct http_resp_ctx *x, const struct arn_h1_msg *m, struct 
 		size_t k;
 		const char *v =
 		    text_put_u64(x->text, x->text_cap, &x->text_len, (uint64_t)x->service_ms, &k);
-		if (!v ||
-		    edit_push(&ed, ARN_H1_EDIT_SET, "x-envoy-upstream-service-time", 29, v, k))
+		if (!v || edit_push_id(&ed, ARN_H1_EDIT_SET, ARN_H1_H_OTHER,
+				       "x-envoy-upstream-service-time", 29, v, k))
 			return -ENOSPC;
 	}
 	if (all_levels(&ed, false, x->rt, x->vhost, x->route, x->wc))

@@ -171,6 +171,18 @@ static void test_write_edits(void **state)
 				 "x-envoy-expected-rq-timeout-ms: 15000\r\n"
 				 "cookie: b=2\r\n"
 				 "x-forwarded-proto: http\r\n");
+	/* the same edits with their names' ids given (id1, as the router
+	 * gives its constant names'): the same head, not looked up */
+	struct arn_h1_edit ids[sizeof(e) / sizeof(e[0])];
+	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++) {
+		ids[i] = e[i];
+		ids[i].id1 = (uint8_t)(arn_h1_hdr_lookup(e[i].name, e[i].name_len) + 1);
+	}
+	assert_int_equal(ids[0].id1, ARN_H1_H_HOST + 1);
+	assert_int_equal(ids[4].id1, ARN_H1_H_OTHER + 1);
+	char *out2 = write_with(&m, ids, sizeof(ids) / sizeof(ids[0]), 0);
+	assert_string_equal(out2, out);
+	free(out2);
 	free(out);
 
 	/* APPEND_VALUE with no such header adds it */

@@ -47,6 +47,11 @@ static void parse(struct req *r, const char *text)
 static void apply(const struct arn_h1_msg *m, const struct arn_h1_edit *e, int n, char *out,
 		  size_t cap)
 {
+	/* an edit the router gives its name's id carries the one the writer
+	 * would have looked up: the writer trusts it */
+	for (int i = 0; i < n; i++)
+		if (e[i].id1)
+			assert_int_equal(e[i].id1 - 1, arn_h1_hdr_lookup(e[i].name, e[i].name_len));
 	struct arn_h1_wbuf w;
 	arn_h1_wbuf_init(&w, out, (uint32_t)cap - 1, NULL, NULL);
 	assert_int_equal(arn_h1_write_headers(&w, m, e, (unsigned)n, ARN_H1_W_DROP_HOP), 0);
