@@ -692,9 +692,15 @@ static void upstream_ready(struct http_stream *st)
 	const char *path = m->path.p;
 	uint32_t plen = m->path.len;
 	if (rewrite) {
-		char *buf = text + st->text_len;
-		int k = arn_cfg_route_rewrite_path(r, m->path.p, m->path.len, buf,
-						   HTTP_TEXT - st->text_len);
+		/* text_len never passes HTTP_TEXT (the edits stop at the cap);
+		 * said here so that the compiler sees the room is at most
+		 * HTTP_TEXT: with LTO it inlines the regex rewrite and, not
+		 * knowing it, warned of a store 2 GiB past text
+		 * (-Wstringop-overflow, a path that cannot be taken) */
+		uint32_t used = st->text_len < HTTP_TEXT ? st->text_len : HTTP_TEXT;
+		char *buf = text + used;
+		int k =
+		    arn_cfg_route_rewrite_path(r, m->path.p, m->path.len, buf, HTTP_TEXT - used);
 		if (k <= 0) {
 			request_edit_overflow(st, k == 0 ? "path_rewrite_empty"
 							 : "path_rewrite_overflow");
