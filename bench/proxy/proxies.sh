@@ -71,11 +71,17 @@ EOF
 	ip netns exec $NS_PX setpriv --pdeathsig KILL taskset -c $PROXY_CPU haproxy -f "$work/hap/haproxy.cfg" -db &
 	px_pid=$!
 }
-# arion_port_auto: resolve ARION_PORT=auto (or unset) once, and say what
-# was chosen. net_af_xdp on a veth has one queue (DPDK 22.11 counts only
-# combined channels), so it takes one worker.
+# arion_port_auto: resolve ARION_PORT=auto (or unset) for this start, and
+# say what was chosen. net_af_xdp on a veth has one queue (DPDK 22.11
+# counts only combined channels), so it takes one worker. Resolved again
+# at each start (ARION_PORT_AUTO remembers that it was not given): one
+# run may start Arion with 1 worker, then 2 (bench/cost/run's default
+# "1 2"), and the second start must not inherit the first's net_af_xdp.
 arion_port_auto() {
-	[ "${ARION_PORT:-auto}" = auto ] || return 0
+	if [ "${ARION_PORT:-auto}" = auto ]; then
+		ARION_PORT_AUTO=1
+	fi
+	[ -n "${ARION_PORT_AUTO:-}" ] || return 0
 	if [ "${ARION_WORKERS:-1}" != 1 ]; then
 		ARION_PORT=af_packet
 		echo "[bench] Arion's port: net_af_packet (${ARION_WORKERS} workers; net_af_xdp on a veth takes one)" >&2
