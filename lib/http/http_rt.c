@@ -1430,8 +1430,18 @@ void http_rt_sync(struct arn_config_store *s)
 		}
 	}
 	if (!ns->cp || !ns->slots || b.oom) {
-		ARN_ERR(HTTP, "out of memory building the statistics table for generation %llu",
-			(unsigned long long)id);
+		/* Before lib/net has set the worker count (http_rt_init runs
+		 * first at start-up), no cluster's per-worker counters can be
+		 * had: not an error, arn_http_poll builds the table once the
+		 * workers are known (synced_gen is left as it was). */
+		if (nw == 0)
+			ARN_DEBUG(HTTP,
+				  "the statistics table for generation %llu waits for the workers",
+				  (unsigned long long)id);
+		else
+			ARN_ERR(HTTP,
+				"out of memory building the statistics table for generation %llu",
+				(unsigned long long)id);
 		snap_free(ns);
 		return;
 	}

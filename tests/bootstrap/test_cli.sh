@@ -36,6 +36,17 @@ has "g5 ... and the operator is warned, by name" "warning: static_resources: clu
 l=$(grep -n "cluster: nope" "$t/nope.yaml" | head -1 | cut -d: -f1)
 has "g5 ... at the route's line in the file (issue 15)" "nope.yaml:$l:"
 
+# Start-up up to the data plane (its interface missing, so arion stops
+# there): the only error is the data plane's, naming the interface. The
+# HTTP module's first snapshot, taken before the worker count is known,
+# logged "out of memory building the statistics table" at every start.
+sed 's/iface=arn-dp0/iface=arn-cli-none0/' "$S/config/static.yaml" > "$t/noif.yaml"
+check "a missing interface stops start-up" 3 "$A" -c "$t/noif.yaml"
+has "... naming the interface" "interface 'arn-cli-none0' does not exist"
+if grep "\]\[error\]" "$t/out" | grep -vq "\]\[net\]\|\]\[main\]"; then
+	echo "FAIL start-up logs an error outside the data plane's"; sed 's/^/    /' "$t/out"; fails=$((fails+1))
+else echo "ok   start-up: no error but the data plane's"; fi
+
 check "x7 --service-node wins" 0 "$A" --mode validate -c "$S/config/xds.yaml" --service-node cli-node --service-cluster cli-cl
 has "x7 summary shows override" "node: id=cli-node cluster=cli-cl"
 
