@@ -4366,6 +4366,24 @@ static void test_fast_path_not_past_the_window(void **state)
 	fake_drain(lc);
 }
 
+/* The second-probe tests' start: a RACK connection with a flight of
+ * four segments (cwnd-limited, 40 waiting), nothing answered, run to its
+ * first loss probe (one new segment beyond cwnd, after 2 x SRTT + 2 ms).
+ * @return the connection; *@p t the ms it took, the probe left pending. */
+static struct arn_tcp_conn *flight_to_first_probe(uint64_t *t)
+{
+	struct arn_tcp_conn *c = rack_conn(1);
+	c->cwnd = 4 * c->mss;
+	send_block(c, 40 * c->mss);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 4);
+	fake_drain(lc);
+	for (*t = 1; *t < 150 && fake_pending(lc) == 0; (*t)++)
+		fake_advance(lc, 1);
+	assert_int_equal(cnt(ARN_TCP_C_TLP), 1);
+	return c;
+}
+
 /* Issue 16, the RTOs left in `tcp_transfer_loss5`, each with a loss probe
  * out, replayed from a debugging trace of them (docs/tcp.md, "Fifth
  * pass"): a flight cwnd-limited, every segment of it delivered, but the
@@ -4379,18 +4397,10 @@ static void test_fast_path_not_past_the_window(void **state)
 static void test_second_probe_when_the_first_draws_no_ack(void **state)
 {
 	(void)state;
-	struct arn_tcp_conn *c = rack_conn(1);
-	uint32_t una = c->snd_una, mss = c->mss;
-	c->cwnd = 4 * mss;
-	send_block(c, 40 * mss);
-	fake_advance(lc, 0);
-	assert_int_equal(fake_pending(lc), 4);
-	fake_drain(lc);
 	/* no ACK: the probe, one new segment beyond cwnd, after 2 x SRTT + 2 ms */
 	uint64_t t;
-	for (t = 1; t < 150 && fake_pending(lc) == 0; t++)
-		fake_advance(lc, 1);
-	assert_int_equal(cnt(ARN_TCP_C_TLP), 1);
+	struct arn_tcp_conn *c = flight_to_first_probe(&t);
+	uint32_t una = c->snd_una, mss = c->mss;
 	assert_true(t <= 5);
 	assert_true(fake_next(lc, &out));
 	assert_int_equal(out.seq, una + 4 * mss);
@@ -4440,16 +4450,9 @@ static void test_second_probe_when_the_first_draws_no_ack(void **state)
 static void test_no_second_probe_after_an_answer(void **state)
 {
 	(void)state;
-	struct arn_tcp_conn *c = rack_conn(1);
-	uint32_t una = c->snd_una, mss = c->mss;
-	c->cwnd = 4 * mss;
-	send_block(c, 40 * mss);
-	fake_advance(lc, 0);
-	fake_drain(lc);
 	uint64_t t;
-	for (t = 1; t < 150 && fake_pending(lc) == 0; t++)
-		fake_advance(lc, 1);
-	assert_int_equal(cnt(ARN_TCP_C_TLP), 1);
+	struct arn_tcp_conn *c = flight_to_first_probe(&t);
+	uint32_t una = c->snd_una;
 	fake_drain(lc);
 	fake_advance(lc, 1);
 	struct fake_opts o = popts();
@@ -4474,16 +4477,8 @@ static void test_no_second_probe_after_an_answer(void **state)
 static void test_second_probe_keeps_the_rto_time(void **state)
 {
 	(void)state;
-	struct arn_tcp_conn *c = rack_conn(1);
-	uint32_t mss = c->mss;
-	c->cwnd = 4 * mss;
-	send_block(c, 40 * mss);
-	fake_advance(lc, 0);
-	fake_drain(lc);
 	uint64_t t;
-	for (t = 1; t < 150 && fake_pending(lc) == 0; t++)
-		fake_advance(lc, 1);
-	assert_int_equal(cnt(ARN_TCP_C_TLP), 1);
+	struct arn_tcp_conn *c = flight_to_first_probe(&t);
 	fake_drain(lc);
 	uint64_t rto = c->rto;
 	for (t = 1; t < 2 * rto && cnt(ARN_TCP_C_RTO) == 0; t++) {
