@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "tcp_int.h"
+#include "tcp_rack.h"
 
 /* RFC 5681 3.1 with appropriate byte counting (RFC 3465, L = 2). */
 static void slow_start(struct arn_tcp_conn *c, uint32_t acked)

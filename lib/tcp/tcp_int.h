@@ -785,22 +785,7 @@ static inline void tcp_rsack_sent(struct arn_tcp_conn *c, unsigned n)
 }
 
 /* ---- tcp_rack.c --------------------------------------------------------------------- */
-/* Bytes in flight: RACK's records, or RFC 6675's scoreboard. */
-uint32_t tcp_pipe_full(const struct arn_tcp_conn *c);
-/* The same, inline for the usual case: nothing SACKed, marked lost or
- * retransmitted, no duplicate ACKs counted and no recovery. Then RACK's
- * pipe (flight - sacked - lost + retransmitted) and RFC 6675's (flight -
- * sacked, or flight - duplicate ACKs' segments without SACK; holes count
- * only in recovery) are both the flight: no call, no scoreboard walk. It
- * is asked up to a dozen times per request-response exchange (ACK
- * processing, output, the app-limited check). */
-static inline uint32_t tcp_pipe(const struct arn_tcp_conn *c)
-{
-	if ((c->sacked_bytes | c->reno_sacked | c->lost_bytes | c->retrans_bytes | c->recovery) ==
-	    0)
-		return c->snd_max - c->snd_una;
-	return tcp_pipe_full(c);
-}
+/* Bytes in flight: tcp_pipe() in tcp_rack.h. */
 static inline bool tcp_rack_on(const struct arn_tcp_conn *c)
 {
 	return (c->flags & (TF_SACK_OK | TF_RACK_OFF)) == TF_SACK_OK;

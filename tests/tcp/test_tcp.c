@@ -15,6 +15,7 @@
 
 #include "arn_cksum.h"
 #include "tcp_fake_net.h"
+#include "tcp_rack.h"
 
 #define US FAKE_ADDR(0)	 /* 198.18.0.1: the stack under test */
 #define PEER 0xc6120063u /* 198.18.0.99: the crafted peer */
