@@ -87,13 +87,24 @@ static inline __attribute__((always_inline)) unsigned h1_name_odd16(const unsign
 }
 #endif
 
-/* field-value octets: HTAB, 0x20-0x7e, 0x80-0xff */
+#if defined(__SSE2__)
+#define H1_BAD16(f) (f)
+#else
+#define H1_BAD16(f) NULL
+#endif
+
+/* The bytes from @p q on that are of class @p cls, to the first that is
+ * not (or @p end): 16 at a time where @p bad16 marks the bytes outside
+ * the class (the top of this section says which loads are made), the
+ * table byte by byte after. Inlined with a constant @p bad16, so each
+ * scanner below is its own loop. */
 static inline __attribute__((always_inline)) const unsigned char *
-h1_scan_value(const unsigned char *q, const unsigned char *end, const unsigned char *base)
+h1_scan_class(const unsigned char *q, const unsigned char *end, const unsigned char *base,
+	      unsigned (*bad16)(const unsigned char *), uint8_t cls)
 {
 #if defined(__SSE2__)
 	while (end - q >= 16) {
-		unsigned m = h1_value_bad16(q);
+		unsigned m = bad16(q);
 		if (m)
 			return q + __builtin_ctz(m);
 		q += 16;
@@ -101,39 +112,29 @@ h1_scan_value(const unsigned char *q, const unsigned char *end, const unsigned c
 	if (q < end && end - base >= 16) {
 		/* the block ending at end; q - b is 1..15 */
 		const unsigned char *b = end - 16;
-		unsigned m = h1_value_bad16(b) >> (q - b);
+		unsigned m = bad16(b) >> (q - b);
 		return m ? q + __builtin_ctz(m) : end;
 	}
 #else
-	(void)base;
+	(void)base, (void)bad16;
 #endif
-	while (q < end && h1_is(*q, ARN_H1_C_VALUE))
+	while (q < end && h1_is(*q, cls))
 		q++;
 	return q;
+}
+
+/* field-value octets: HTAB, 0x20-0x7e, 0x80-0xff */
+static inline __attribute__((always_inline)) const unsigned char *
+h1_scan_value(const unsigned char *q, const unsigned char *end, const unsigned char *base)
+{
+	return h1_scan_class(q, end, base, H1_BAD16(h1_value_bad16), ARN_H1_C_VALUE);
 }
 
 /* request-target octets: 0x21-0x7e */
 static inline __attribute__((always_inline)) const unsigned char *
 h1_scan_uri(const unsigned char *q, const unsigned char *end, const unsigned char *base)
 {
-#if defined(__SSE2__)
-	while (end - q >= 16) {
-		unsigned m = h1_uri_bad16(q);
-		if (m)
-			return q + __builtin_ctz(m);
-		q += 16;
-	}
-	if (q < end && end - base >= 16) {
-		const unsigned char *b = end - 16;
-		unsigned m = h1_uri_bad16(b) >> (q - b);
-		return m ? q + __builtin_ctz(m) : end;
-	}
-#else
-	(void)base;
-#endif
-	while (q < end && h1_is(*q, ARN_H1_C_URI))
-		q++;
-	return q;
+	return h1_scan_class(q, end, base, H1_BAD16(h1_uri_bad16), ARN_H1_C_URI);
 }
 
 /* tchar. Names are short (about 10 bytes) and nearly always letters,
