@@ -2064,6 +2064,21 @@ static void test_fin_out_of_order_waits_for_data(void **state)
 	assert_int_equal(app.conn->rcv_nxt, p_seq + 11);
 }
 
+/* An established connection (timestamps; SACK if @p sack) whose
+ * handshake is ACKed, with a flight of ten segments sent and taken off
+ * the wire, nothing of it ACKed yet. */
+static struct arn_tcp_conn *open_with_flight(bool sack)
+{
+	open_conn(sack, true, 0);
+	struct arn_tcp_conn *c = app.conn;
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq, our_isn + 1, 65535, &o, NULL, 0);
+	send_block(c, 10 * c->mss);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	return c;
+}
+
 /* ---- retransmission --------------------------------------------------------------- */
 
 static void test_rto_backoff_then_timeout(void **state)
@@ -2139,14 +2154,9 @@ static void test_newreno_fast_retransmit_partial_ack(void **state)
 static void test_sack_recovery_retransmits_holes(void **state)
 {
 	(void)state;
-	open_conn(true, true, 0);
-	struct arn_tcp_conn *c = app.conn;
-	struct fake_opts o = popts();
-	inject(TH_ACK, p_seq, our_isn + 1, 65535, &o, NULL, 0);
+	struct arn_tcp_conn *c = open_with_flight(true);
+	struct fake_opts o;
 	uint32_t mss = c->mss;
-	send_block(c, 10 * mss);
-	fake_advance(lc, 0);
-	fake_drain(lc);
 	uint32_t una = our_isn + 1;
 	fake_advance(lc, 2); /* a round trip later, before a loss probe */
 	/* segments 1 and 3 lost; 2 and 4..10 SACKed: one ACK is enough */
@@ -4280,13 +4290,8 @@ static void test_fast_path_declines_what_the_full_path_handles(void **state)
 static void test_fast_path_not_in_recovery(void **state)
 {
 	(void)state;
-	open_conn(false, true, 0);
-	struct arn_tcp_conn *c = app.conn;
-	struct fake_opts o = popts();
-	inject(TH_ACK, p_seq, our_isn + 1, 65535, &o, NULL, 0);
-	send_block(c, 10 * c->mss);
-	fake_advance(lc, 0);
-	fake_drain(lc);
+	struct arn_tcp_conn *c = open_with_flight(false);
+	struct fake_opts o;
 	uint32_t una = our_isn + 1;
 	for (int i = 0; i < 3; i++) {
 		o = popts();
@@ -4308,14 +4313,9 @@ static void test_fast_path_not_in_recovery(void **state)
 static void test_fast_path_not_with_a_scoreboard(void **state)
 {
 	(void)state;
-	open_conn(true, true, 0);
-	struct arn_tcp_conn *c = app.conn;
-	struct fake_opts o = popts();
-	inject(TH_ACK, p_seq, our_isn + 1, 65535, &o, NULL, 0);
+	struct arn_tcp_conn *c = open_with_flight(true);
+	struct fake_opts o;
 	uint32_t mss = c->mss;
-	send_block(c, 10 * mss);
-	fake_advance(lc, 0);
-	fake_drain(lc);
 	uint32_t una = our_isn + 1;
 	fake_advance(lc, 2);
 	o = popts();
