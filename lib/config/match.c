@@ -293,24 +293,35 @@ static bool header_value(const struct arn_cfg_request *req, const char *name, si
 	return found;
 }
 
+/*
+ * A header value as a range_match operand: an optional sign and decimal
+ * digits, nothing else, within int64_t. The value is the client's, so a
+ * number past the type's range is "not a number" (no match), never an
+ * overflow: the magnitude is built in uint64_t and checked against 2^63
+ * (negative) or 2^63 - 1 before every step.
+ */
 static bool parse_i64(const char *s, size_t n, int64_t *out)
 {
-	if (n == 0 || n > 19)
-		return false;
 	size_t i = 0;
 	bool neg = false;
-	if (s[0] == '-' || s[0] == '+') {
+	if (n > 0 && (s[0] == '-' || s[0] == '+')) {
 		neg = s[0] == '-';
-		if (++i == n)
-			return false;
+		i = 1;
 	}
-	int64_t v = 0;
+	if (i == n)
+		return false;
+	const uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	uint64_t v = 0;
 	for (; i < n; i++) {
 		if (s[i] < '0' || s[i] > '9')
 			return false;
-		v = v * 10 + (s[i] - '0');
+		unsigned d = (unsigned)(s[i] - '0');
+		if (v > (limit - d) / 10)
+			return false;
+		v = v * 10 + d;
 	}
-	*out = neg ? -v : v;
+	/* v <= 2^63 here, so v - 1 fits: -(2^63) comes out as INT64_MIN */
+	*out = v == 0 ? 0 : neg ? -(int64_t)(v - 1) - 1 : (int64_t)v;
 	return true;
 }
 

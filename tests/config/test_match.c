@@ -802,12 +802,52 @@ static void test_filter_chain_kept(void **state)
 	arn_cfg_unpin(l3);
 }
 
+/*
+ * range_match reads the client's header value as an int64. Values past
+ * int64's range are not numbers and never match; they must not overflow
+ * (fuzz_rbac found 19 digits overflowing the accumulator under UBSan).
+ * Both ends of the type are reachable.
+ */
+static void test_range_match_value_bounds(void **state)
+{
+	(void)state;
+	struct arn_cfg_header_match m = {.name = "x", .name_len = 1, .kind = ARN_CFG_HDR_RANGE};
+	m.start = INT64_MIN;
+	m.end = INT64_MAX;
+#define V(s) arn_cfg_header_match_value(&m, true, s, sizeof(s) - 1)
+	assert_true(V("0"));
+	assert_true(V("-0"));
+	assert_true(V("+12"));
+	assert_true(V("9223372036854775806"));
+	assert_false(V("9223372036854775807")); /* end is exclusive */
+	assert_true(V("-9223372036854775808")); /* INT64_MIN itself */
+	assert_true(V("000000000000000000000000042"));
+	assert_false(V("9223372036854775808"));
+	assert_false(V("9999999999999999999"));
+	assert_false(V("-9223372036854775809"));
+	assert_false(V("99999999999999999999999999"));
+	assert_false(V(""));
+	assert_false(V("-"));
+	assert_false(V("+"));
+	assert_false(V("1 "));
+	assert_false(V("0x10"));
+	m.start = -5;
+	m.end = 5;
+	assert_true(V("-5"));
+	assert_false(V("5"));
+	assert_false(V("-6"));
+	m.invert = true; /* an unparsable value is a non-match, so inverted it matches */
+	assert_true(V("18446744073709551616"));
+#undef V
+}
+
 const struct CMUnitTest match_tests[] = {
     TC(test_route_index_same_as_linear_scan),
     cmocka_unit_test(test_regex_syntax),
     cmocka_unit_test(test_regex_search_and_replace),
     cmocka_unit_test(test_hamt_persistent_random),
     cmocka_unit_test(test_hamt_diff),
+    cmocka_unit_test(test_range_match_value_bounds),
     TC(test_vhost_domain_order),
     TC(test_route_path_end),
     TC(test_route_matching),
