@@ -80,6 +80,14 @@ struct http_pool *http_pool_get(struct http_worker *w, const struct arn_cfg_ref 
 {
 	/* the caller's last pool, when it is the one (no hash, no probe) */
 	struct http_pool *p = hint ? *hint : NULL;
+	/* its cluster by the runtime object: one object per name while
+	 * referenced (the pool holds one), so the same object is the same
+	 * name and the bytes need no compare (bench_hcm: ~25 instructions) */
+	if (p && crt && p->crt == crt && p->used && p->addr == addr && p->port == port) {
+		if (!p->host)
+			pool_bind_host(p);
+		return p;
+	}
 	if (!p || !p->used || !pool_is(p, p->key, cluster->name, cluster->len, addr, port))
 		p = http_pool_find(w, cluster->name, cluster->len, addr, port);
 	if (p) {
