@@ -1370,6 +1370,106 @@ static void test_trex_astf_byte_counts(void **state)
 	arn_bootstrap_free(b);
 }
 
+/* The request edits find X-Forwarded-For and x-request-id in one walk of
+ * the head and, without X-Forwarded-For, take the client and "internal"
+ * as http_client_addr would (issue 17): the same answers for each
+ * combination of use_remote_address, trusted hops and peer, with the
+ * header, without it, and with an x-request-id before or after it. */
+static void test_req_edits_client_without_xff_as_client_addr(void **state)
+{
+	(void)state;
+	static const char *const heads[] = {
+	    "GET / HTTP/1.1\r\nHost: a\r\n\r\n",
+	    "GET / HTTP/1.1\r\nHost: a\r\nX-Request-Id: r1\r\n\r\n",
+	    "GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: 10.1.2.3\r\nX-Request-Id: r1\r\n\r\n",
+	    "GET / HTTP/1.1\r\nX-Request-Id: r1\r\nHost: a\r\nX-Forwarded-For: 203.0.113.9, "
+	    "10.0.0.1\r\n\r\n",
+	};
+	static const uint32_t peers[] = {0x0a000005, 0xc6120001, 0x7f000001};
+	for (unsigned hi = 0; hi < sizeof(heads) / sizeof(heads[0]); hi++)
+		for (unsigned pi = 0; pi < sizeof(peers) / sizeof(peers[0]); pi++)
+			for (int remote = 0; remote < 2; remote++)
+				for (unsigned hops = 0; hops < 2; hops++) {
+					struct arn_cfg_hcm h = hcm_default();
+					h.use_remote_address = remote;
+					h.xff_num_trusted_hops = hops;
+					h.preserve_external_request_id = true;
+					struct req r;
+					parse(&r, heads[hi]);
+					struct http_req_ctx x = ctx(&h);
+					x.raddr = peers[pi];
+					bool internal = false;
+					uint32_t want =
+					    http_client_addr(&h, &r.m, peers[pi], &internal);
+					char out[2048];
+					edited(&x, &r, out, sizeof(out));
+					if (x.client_addr != want || x.internal != internal)
+						fail_msg("head %u peer %08x remote %d hops %u: "
+							 "client %08x internal %d, "
+							 "http_client_addr %08x %d",
+							 hi, peers[pi], remote, hops, x.client_addr,
+							 x.internal, want, internal);
+					/* the request's own id kept, found wherever it is */
+					if (hi > 0) {
+						assert_int_equal(x.request_id_len, 2);
+						assert_memory_equal(x.request_id, "r1", 2);
+					}
+					if (!remote && hi >= 2)
+						assert_non_null(x.xff);
+				}
+}
+
+/* The Server edit: Envoy's name when none is configured, the configured
+ * one otherwise, overwritten or added only when absent as
+ * server_header_transformation says. */
+static void test_response_server_name(void **state)
+{
+	(void)state;
+	static const char *const heads[] = {
+	    "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Length: 0\r\n\r\n",
+	    "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+	};
+	static const char *const names[] = {NULL, "edge-1"};
+	for (unsigned hi = 0; hi < 2; hi++)
+		for (unsigned ni = 0; ni < 2; ni++)
+			for (uint8_t t = 0; t < 3; t++) {
+				struct arn_cfg_hcm h = hcm_default();
+				h.server_name = names[ni];
+				h.server_header_transformation = t;
+				struct arn_h1_parser p;
+				struct arn_h1_msg m;
+				struct arn_h1_header hd[16];
+				char in[128];
+				snprintf(in, sizeof(in), "%s", heads[hi]);
+				arn_h1_msg_init(&m, hd, 16);
+				arn_h1_parser_init(&p, ARN_H1_RESPONSE, NULL, &m);
+				struct arn_h1_ev ev;
+				assert_true(arn_h1_parse(&p, in, strlen(in), &ev) > 0);
+				struct http_resp_ctx x = {.hcm = &h,
+							  .service_ms = -1,
+							  .text = text,
+							  .text_cap = sizeof(text)};
+				struct arn_h1_edit e[ARN_H1_MAX_EDITS];
+				int n = http_resp_edits(&x, &m, e, ARN_H1_MAX_EDITS);
+				assert_true(n >= 0);
+				char out[1024];
+				apply(&m, e, n, out, sizeof(out));
+				char ours[64];
+				snprintf(ours, sizeof(ours), "server: %s\r\n",
+					 names[ni] ? names[ni] : "envoy");
+				if (hi == 0 && t >= 1) {
+					/* pass-through, or added only when absent */
+					assert_non_null(strstr(out, "Server: nginx\r\n"));
+					assert_null(strstr(out, "server: "));
+				} else if (t == 2) {
+					assert_null(strstr(out, "erver: "));
+				} else {
+					assert_non_null(strstr(out, ours));
+					assert_null(strstr(out, "nginx"));
+				}
+			}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1401,6 +1501,8 @@ int main(void)
 	    cmocka_unit_test(test_attempt_count_header),
 	    cmocka_unit_test(test_path_rfc3986_dot_segments),
 	    cmocka_unit_test(test_path_rfc3986_percent_and_slashes),
+	    cmocka_unit_test(test_req_edits_client_without_xff_as_client_addr),
+	    cmocka_unit_test(test_response_server_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
