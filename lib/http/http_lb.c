@@ -81,14 +81,14 @@ static bool equal_weights(const struct cand *c)
 	return true;
 }
 
+static int __attribute__((noinline))
+pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint32_t panic_pct, uint8_t lb);
+
 int http_lb_pick(const struct http_lb_in *in, struct http_lb_out *out)
 {
 	const struct arn_cfg_endpoints *eps = in->eps;
-	struct cand c; /* 8 KB of stack, filled only as far as n */
 	out->ep = NULL;
 	out->panic = false;
-	c.n = 0;
-	c.total_weight = 0;
 	if (!eps || eps->n_endpoints == 0)
 		return -ENOENT;
 	uint32_t panic_pct = in->cluster ? in->cluster->healthy_panic_threshold : 5000;
@@ -96,7 +96,8 @@ int http_lb_pick(const struct http_lb_in *in, struct http_lb_out *out)
 	/* A cluster of one healthy host (a STATIC cluster's usual shape): it
 	 * is every policy's pick and no panic (1 of 1 is 100%), without the
 	 * walks below; round robin still advances its counter, as it would
-	 * (bench_hcm: 172 instructions to about 30) */
+	 * (bench_hcm: 172 instructions to about 30). The walks and their 8 KB
+	 * of candidates are out of line: this path sets up no such frame. */
 	if (eps->n_endpoints == 1 && eps->n_priorities == 1 &&
 	    eps->priorities[0].n_localities == 1 &&
 	    eps->priorities[0].localities[0].n_endpoints == 1 &&
@@ -107,6 +108,16 @@ int http_lb_pick(const struct http_lb_in *in, struct http_lb_out *out)
 		out->ep = &eps->priorities[0].localities[0].endpoints[0];
 		return 0;
 	}
+	return pick_walk(in, out, panic_pct, lb);
+}
+
+static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint32_t panic_pct,
+		     uint8_t lb)
+{
+	const struct arn_cfg_endpoints *eps = in->eps;
+	struct cand c; /* 8 KB of stack, filled only as far as n */
+	c.n = 0;
+	c.total_weight = 0;
 	size_t total = 0, healthy_n = 0;
 	int prio = -1;
 	for (size_t p = 0; p < eps->n_priorities; p++) {

@@ -57,11 +57,10 @@ void http_xreq_init(struct http_stream *st, struct http_res *r)
 
 /* ---- the request body kept for retries ------------------------------------------------- */
 
-void http_rb_free(struct http_stream *st)
+/* The kept segments go back: out of line, so that the common call (none
+ * kept) sets up no frame for the freeing loop. */
+static void __attribute__((noinline)) rb_free_chain(struct http_stream *st)
 {
-	struct http_conn *hc = st->hc;
-	if (!st->res)
-		return;
 	struct rte_mbuf *m = X(st)->rb_head;
 	while (m) {
 		struct rte_mbuf *n = m->next;
@@ -70,9 +69,20 @@ void http_rb_free(struct http_stream *st)
 		rte_pktmbuf_free_seg(m);
 		m = n;
 	}
-	hc->w->rb_segs -= X(st)->rb_segs;
-	X(st)->rb_head = X(st)->rb_tail = X(st)->replay = NULL;
+	st->hc->w->rb_segs -= X(st)->rb_segs;
+	X(st)->rb_head = X(st)->rb_tail = NULL;
 	X(st)->rb_bytes = X(st)->rb_segs = 0;
+}
+
+void http_rb_free(struct http_stream *st)
+{
+	if (!st->res)
+		return;
+	/* nothing kept (every request without a retried body): the counts
+	 * are 0 already */
+	if (X(st)->rb_head)
+		rb_free_chain(st);
+	X(st)->replay = NULL;
 	st->state &= ~HTTP_S_REPLAYING;
 }
 

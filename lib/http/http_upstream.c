@@ -1003,7 +1003,7 @@ static void up_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
 	/* A response still in progress: the server may hold the rest behind
 	 * Nagle until what it sent is ACKed. A complete one's ACK can wait and
 	 * ride on the next request (lib/tcp leaves that choice to us). */
-	if ((u->st || http_uph2_streams(u)) && u->h1.tc)
+	if ((u->st || (u->h2 && http_uph2_streams(u))) && u->h1.tc)
 		arn_tcp_ack_now(u->h1.tc);
 }
 
