@@ -156,7 +156,8 @@ void http_host_rq_done(struct http_stream *st, int outcome)
 	HTTP_HOST_ADD(c, rq_active, -1);
 	if (p->n_counted)
 		p->n_counted--;
-	http_pool_maybe_retire(w, p);
+	if (p->draining) /* only a draining pool retires */
+		http_pool_maybe_retire(w, p);
 }
 
 /* ---- routing ------------------------------------------------------------------------------- */
@@ -345,7 +346,11 @@ static void route_to_cluster(struct http_stream *st, const struct arn_cfg_gen *g
 	struct http_worker *w = hc->w;
 	const struct arn_cfg_route_action *a = &st->route->route;
 	struct arn_cfg_ref ref;
-	if (arn_cfg_route_cluster(a, req, &ref) != 0) {
+	/* a named cluster (the usual route) is the route's own reference:
+	 * no call for it */
+	if (a->spec == ARN_CFG_CLUSTER_NAME)
+		ref = a->cluster;
+	else if (arn_cfg_route_cluster(a, req, &ref) != 0) {
 		HTTP_INC(hc, no_cluster);
 		http_local_reply_route(st, 503, NULL, 0, ARN_RF_BIT(NO_CLUSTER_FOUND),
 				       "cluster_not_found", NULL, 0);
