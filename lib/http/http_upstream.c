@@ -605,8 +605,11 @@ int http_up_acquire(struct http_worker *w, struct http_pool *p, struct http_stre
 {
 	st->pool = p;
 	st->up_ops = ops;
-	bool h2 = http_uph2_wanted(st);
-	if (h2 || (st->cluster && st->cluster->http.upstream == 3)) {
+	/* HTTP/1.1 (0) and auto_config (3) never want HTTP/2 yet: no call
+	 * for the usual cluster */
+	uint8_t proto = st->cluster ? st->cluster->http.upstream : 0;
+	bool h2 = proto != 0 && proto != 3 && http_uph2_wanted(st);
+	if (h2 || proto == 3) {
 		/* (auto_config: a connection whose ALPN chose h2 may have room) */
 		/* a place on an HTTP/2 connection that has one */
 		struct http_upconn *u = h2_find(p, st->cluster);
@@ -699,7 +702,7 @@ void http_up_release(struct http_upconn *u, bool reusable)
 		  p->addr >> 24, (p->addr >> 16) & 255, (p->addr >> 8) & 255, p->addr & 255,
 		  p->port, reusable, p->draining, u->h1.in.bytes, http_out_busy(&u->h1.out),
 		  arn_h1_parser_idle(&u->h1.p), u->n_req);
-	if (reusable && p->draining && !u->h1.in.bytes && u->h1.tc && !http_out_busy(&u->h1.out) &&
+	if (p->draining && reusable && !u->h1.in.bytes && u->h1.tc && !http_out_busy(&u->h1.out) &&
 	    arn_h1_parser_idle(&u->h1.p)) {
 		/* its endpoint left: the exchange is over and the connection
 		 * would have been reused, so a RST loses nothing where TCP
