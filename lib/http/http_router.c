@@ -82,8 +82,10 @@ static char *text_put(char *text, uint32_t cap, uint32_t *len, const char *s, si
 
 /* @p v in decimal into the text, as text_put puts a string: formatted in
  * place, not through a temporary. @return its first byte (*@p k bytes),
- * or NULL when the text is full. */
-static char *text_put_u64(char *text, uint32_t cap, uint32_t *len, uint64_t v, size_t *k)
+ * or NULL when the text is full. Inline: the response's service time
+ * is formatted through it once per request (bench_hcm: ~23 instructions
+ * of call and spills). */
+static inline char *text_put_u64(char *text, uint32_t cap, uint32_t *len, uint64_t v, size_t *k)
 {
 	if (*len + ARN_FMT_U64_MAX + 1 > cap) {
 		char tmp[ARN_FMT_U64_MAX];
