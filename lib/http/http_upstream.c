@@ -220,8 +220,10 @@ static const struct arn_cfg_thresholds *thresholds(const struct http_stream *st)
 }
 
 /* Bind stream @p st to connection @p u: the connection's codec decodes
- * the response into the stream's message buffer. */
-static void bind(struct http_upconn *u, struct http_stream *st)
+ * the response into the stream's message buffer. Inline where a
+ * keep-alive connection is taken from the pool (bind below elsewhere). */
+static inline __attribute__((always_inline)) void bind_(struct http_upconn *u,
+							struct http_stream *st)
 {
 	u->st = st;
 	u->state = HTTP_UP_BUSY;
@@ -241,6 +243,11 @@ static void bind(struct http_upconn *u, struct http_stream *st)
 	}
 	http_h1_expect(&u->h1, &st->resp.m, max_headers, (enum arn_h1_method)st->method);
 	u->h1.trailers = st->cluster && st->cluster->http.enable_trailers;
+}
+
+static void bind(struct http_upconn *u, struct http_stream *st)
+{
+	bind_(u, st);
 }
 
 void http_up_bind(struct http_upconn *s, struct http_stream *st)
@@ -276,8 +283,10 @@ static void pending_remove(struct http_stream *st)
 		__atomic_fetch_sub(&p->crt->rq_pending, 1, __ATOMIC_RELAXED);
 }
 
-/* A connection is free for the pool's waiting streams, or goes idle. */
-static void up_make_available(struct http_upconn *u)
+/* A connection is free for the pool's waiting streams, or goes idle.
+ * Inline into http_up_release, where a keep-alive connection goes back
+ * after every response. */
+static inline void up_make_available(struct http_upconn *u)
 {
 	struct http_pool *p = u->pool;
 	struct http_worker *w = u->w;
@@ -638,7 +647,7 @@ int http_up_acquire(struct http_worker *w, struct http_pool *p, struct http_stre
 			up_close(u, false);
 			continue;
 		}
-		bind(u, st);
+		bind_(u, st);
 		return 0;
 	}
 	/* max_connections counts the cluster's connections on every worker
