@@ -1022,9 +1022,11 @@ static void up_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
 bool http_up_heard(const struct http_upconn *u)
 {
 	/* over TLS only plaintext counts: a server closing an idle
-	 * connection sends close_notify before its FIN */
-	return u->h1.in.bytes || !arn_h1_parser_idle(&u->h1.p) ||
-	       (!u->tls.on && u->h1.tc && arn_tcp_rx_pending(u->h1.tc));
+	 * connection sends close_notify before its FIN. TCP's queue first:
+	 * a response's bytes wait there when the stream hears of them
+	 * (upstream_data), before the codec read them. */
+	return (!u->tls.on && u->h1.tc && arn_tcp_rx_pending(u->h1.tc)) || u->h1.in.bytes ||
+	       !arn_h1_parser_idle(&u->h1.p);
 }
 
 static void up_eof(struct arn_tcp_conn *c)
