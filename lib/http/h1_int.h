@@ -207,6 +207,14 @@ static inline __attribute__((always_inline)) void h1_zero(void *d, size_t n)
 #endif
 }
 
+/* arn_h1_parser_idle, inline for the codec's input loop (twice a message:
+ * a call there cost more than the test). ST_IDLE, h1_parse.c's first
+ * state, is 0 (asserted there). */
+static inline bool h1_parser_idle(const struct arn_h1_parser *p)
+{
+	return p->state == 0;
+}
+
 /* ---- known header names (arn_h1_hdr.def) ---- */
 
 static const char *const h1_hdr_names[ARN_H1_H_COUNT] = {

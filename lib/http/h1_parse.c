@@ -34,6 +34,8 @@ enum {
 	ST_ERROR,
 };
 
+_Static_assert(ST_IDLE == 0, "h1_parser_idle (h1_int.h) tests for 0");
+
 /* p->te_bits: what the Transfer-Encoding lines said, in order. */
 #define TE_CHUNKED 0x01	     /* chunked seen */
 #define TE_LAST_CHUNKED 0x02 /* the last coding so far is chunked */
@@ -1026,7 +1028,8 @@ bool arn_h1_parser_in_trailers(const struct arn_h1_parser *p)
 	return p->state == ST_TRAILERS;
 }
 
-ssize_t arn_h1_parse(struct arn_h1_parser *p, const char *buf, size_t len, struct arn_h1_ev *ev)
+static __attribute__((noinline)) ssize_t parse_run(struct arn_h1_parser *p, const char *buf,
+						   size_t len, struct arn_h1_ev *ev)
 {
 	const char *s = buf, *e = buf + len;
 	int r = R_AGAIN;
@@ -1103,6 +1106,22 @@ ssize_t arn_h1_parse(struct arn_h1_parser *p, const char *buf, size_t len, struc
 		if (r == R_ERR)
 			return -EBADMSG;
 	}
+}
+
+ssize_t arn_h1_parse(struct arn_h1_parser *p, const char *buf, size_t len, struct arn_h1_ev *ev)
+{
+	/* END after a head without a body or after the last body byte needs
+	 * no input: the connection manager asks for it with none, once or
+	 * twice a message, and here it costs no frame of the parser's loop
+	 * (which saves seven registers) */
+	if (p->state == ST_END) {
+		ev->type = ARN_H1_EV_END;
+		ev->data = NULL;
+		ev->len = 0;
+		after_end(p);
+		return 0;
+	}
+	return parse_run(p, buf, len, ev);
 }
 
 int arn_h1_parse_eof(struct arn_h1_parser *p, struct arn_h1_ev *ev)

@@ -11,6 +11,7 @@
 #include <rte_mbuf.h>
 
 #include "arn_tcp.h"
+#include "h1_int.h"
 #include "http_codec_h1.h"
 #include "http_int.h"
 #include "http_worker.h"
@@ -123,7 +124,7 @@ static ssize_t in_parse(struct http_in *in, struct arn_h1_parser *p, struct arn_
 	 * between messages it owes none, and every decode after a message's
 	 * END comes here with nothing read yet (half the calls: the parser's
 	 * entry costs ~40 instructions, the test 5) */
-	if (arn_h1_parser_idle(p)) {
+	if (h1_parser_idle(p)) {
 		ev->type = ARN_H1_EV_NONE;
 		ev->data = NULL;
 		ev->len = 0;
@@ -204,7 +205,7 @@ static void h1_upgrade(struct http_peer *pp, bool accepted)
 
 static bool h1_idle(const struct http_peer *pp)
 {
-	return arn_h1_parser_idle(&h1c(pp)->p);
+	return h1_parser_idle(&h1c(pp)->p);
 }
 
 static void h1_release(struct http_peer *pp)
