@@ -215,6 +215,30 @@ static inline bool h1_parser_idle(const struct arn_h1_parser *p)
 	return p->state == 0;
 }
 
+/*
+ * The next response on a connection whose parser is already a response
+ * parser between messages with @p max_hdrs headers and no options (what
+ * http_h1_expect made it): the same as arn_h1_parser_init with those
+ * limits, then arn_h1_parser_allow_grow and arn_h1_parser_expect, without
+ * clearing and recomputing what is the same. What else init clears is
+ * cleared by the parser when the message begins (begin_message, body_start)
+ * or zero in an idle parser (err). @return false (nothing done) when the
+ * parser is not in that state.
+ */
+static inline bool h1_parser_rearm_response(struct arn_h1_parser *p, struct arn_h1_msg *msg,
+					    uint16_t max_hdrs, enum arn_h1_method req_method)
+{
+	if (p->kind != ARN_H1_RESPONSE || !h1_parser_idle(p) || p->max_hdrs != max_hdrs ||
+	    max_hdrs == 0 || p->opts != 0 || !p->grow_ok)
+		return false;
+	p->msg = msg;
+	p->scratch = NULL;
+	p->scratch_cap = 0;
+	p->scratch_len = 0;
+	p->req_method = (uint8_t)req_method;
+	return true;
+}
+
 /* ---- known header names (arn_h1_hdr.def) ---- */
 
 static const char *const h1_hdr_names[ARN_H1_H_COUNT] = {

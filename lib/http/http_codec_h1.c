@@ -61,6 +61,9 @@ void http_h1_serve(struct http_h1_peer *h, const struct arn_h1_config *cfg, stru
 void http_h1_expect(struct http_h1_peer *h, struct arn_h1_msg *msg, uint16_t max_headers,
 		    enum arn_h1_method method)
 {
+	/* a reused upstream connection (once a proxied request) */
+	if (h1_parser_rearm_response(&h->p, msg, max_headers, method))
+		return;
 	struct arn_h1_config cfg = {.max_headers = max_headers};
 	arn_h1_parser_init(&h->p, ARN_H1_RESPONSE, &cfg, msg);
 	arn_h1_parser_allow_grow(&h->p, true);

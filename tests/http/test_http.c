@@ -1061,6 +1061,69 @@ static void test_response_tunnels(void **state)
 	      "END body=2\n");
 }
 
+/* h1_parser_rearm_response (http_h1_expect's reuse of an upstream's
+ * parser) leaves the parser as arn_h1_parser_init, allow_grow and expect
+ * would: the new message and method, no scratch; and it refuses a parser
+ * that is not an idle response parser with those limits. */
+static void test_response_rearm(void **state)
+{
+	(void)state;
+	struct arn_h1_header h1[8], h2[8];
+	struct arn_h1_msg m1, m2;
+	struct arn_h1_parser p;
+	struct arn_h1_ev ev;
+	char scratch[64];
+	const struct arn_h1_config cfg = {.max_headers = 8};
+	static const char r1[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+	arn_h1_msg_init(&m1, h1, 8);
+	arn_h1_msg_init(&m2, h2, 8);
+	arn_h1_parser_init(&p, ARN_H1_RESPONSE, &cfg, &m1);
+	arn_h1_parser_allow_grow(&p, true);
+	/* mid-message: refused */
+	assert_int_equal(arn_h1_parse(&p, r1, 10, &ev), 0);
+	assert_int_equal(ev.type, ARN_H1_EV_NEED_SCRATCH);
+	assert_false(h1_parser_rearm_response(&p, &m2, 8, ARN_H1_M_GET));
+	assert_int_equal(arn_h1_parser_set_scratch(&p, scratch, sizeof(scratch)), 0);
+	assert_int_equal(arn_h1_parse(&p, r1, 10, &ev), ARN_AGAIN);
+	const char *s = r1 + 10;
+	size_t left = sizeof(r1) - 11;
+	for (int k = 0; k < 3; k++) {
+		ssize_t n = arn_h1_parse(&p, s, left, &ev);
+		assert_true(n >= 0);
+		s += n;
+		left -= (size_t)n;
+	}
+	assert_int_equal(ev.type, ARN_H1_EV_END);
+	assert_true(arn_h1_parser_idle(&p));
+	assert_true(arn_h1_parser_scratch_busy(&p));
+	/* other limits or kind: refused */
+	assert_false(h1_parser_rearm_response(&p, &m2, 7, ARN_H1_M_HEAD));
+	struct arn_h1_parser q;
+	arn_h1_parser_init(&q, ARN_H1_REQUEST, &cfg, &m2);
+	arn_h1_parser_allow_grow(&q, true);
+	assert_false(h1_parser_rearm_response(&q, &m2, 8, ARN_H1_M_HEAD));
+	/* idle, same limits: the next response goes to m2, for a HEAD (no
+	 * body although it has a length), and a line cut in two asks for a
+	 * scratch again (the old one belonged to the last message) */
+	assert_true(h1_parser_rearm_response(&p, &m2, 8, ARN_H1_M_HEAD));
+	assert_false(arn_h1_parser_scratch_busy(&p));
+	static const char r2[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n";
+	assert_int_equal(arn_h1_parse(&p, r2, 20, &ev), 17);
+	assert_int_equal(ev.type, ARN_H1_EV_NEED_SCRATCH);
+	assert_false(arn_h1_parser_scratch_short(&p));
+	assert_int_equal(arn_h1_parser_set_scratch(&p, scratch, sizeof(scratch)), 0);
+	assert_int_equal(arn_h1_parse(&p, r2 + 17, 3, &ev), ARN_AGAIN);
+	ssize_t n = arn_h1_parse(&p, r2 + 20, sizeof(r2) - 21, &ev);
+	assert_int_equal(n, (ssize_t)sizeof(r2) - 21);
+	assert_int_equal(ev.type, ARN_H1_EV_HEAD);
+	assert_int_equal(m2.n_hdrs, 1);
+	assert_true(m2.flags & ARN_H1_F_NO_BODY);
+	assert_int_equal(m2.content_length, 5);
+	assert_int_equal(m1.n_hdrs, 1);
+	assert_int_equal(arn_h1_parse(&p, "", 0, &ev), 0);
+	assert_int_equal(ev.type, ARN_H1_EV_END);
+}
+
 static void test_response_errors(void **state)
 {
 	(void)state;
@@ -1523,6 +1586,7 @@ int main(void)
 	    cmocka_unit_test(test_response_head_and_1xx),
 	    cmocka_unit_test(test_response_tunnels),
 	    cmocka_unit_test(test_response_errors),
+	    cmocka_unit_test(test_response_rearm),
 	    cmocka_unit_test(test_authority_split),
 	    cmocka_unit_test(test_list_and_lookup),
 	};
