@@ -339,6 +339,33 @@ static void test_fragment_flag(void **state)
 	    "REQ GET /a#b HTTP/1.1 form=o auth=h path=/a#b nobody ka frag\n"
 	    "  Host: h #host\n"
 	    "END body=0\n");
+	/* the '#' found 16 bytes at a time: at a block's last byte, in the
+	 * part after whole blocks, as a target's last byte, and not in a
+	 * short target when the line after it has one within 16 bytes */
+	REQ("GET /0123456789abcd#f HTTP/1.1\r\nHost: h\r\n\r\n",
+	    "REQ GET /0123456789abcd#f HTTP/1.1 form=o auth=h path=/0123456789abcd#f nobody ka "
+	    "frag\n"
+	    "  Host: h #host\n"
+	    "END body=0\n");
+	REQ("GET /0123456789abcdef0123# HTTP/1.1\r\nHost: h\r\n\r\n",
+	    "REQ GET /0123456789abcdef0123# HTTP/1.1 form=o auth=h path=/0123456789abcdef0123# "
+	    "nobody ka frag\n"
+	    "  Host: h #host\n"
+	    "END body=0\n");
+	REQ("GET /abcd# HTTP/1.1\r\nHost: h\r\n\r\n",
+	    "REQ GET /abcd# HTTP/1.1 form=o auth=h path=/abcd# nobody ka frag\n"
+	    "  Host: h #host\n"
+	    "END body=0\n");
+	REQ("GET / HTTP/1.1\r\nX:#\r\nHost: h\r\n\r\n",
+	    "REQ GET / HTTP/1.1 form=o auth=h path=/ nobody ka\n"
+	    "  X: #\n"
+	    "  Host: h #host\n"
+	    "END body=0\n");
+	REQ("GET /0123456789abcdef HTTP/1.1\r\nX: #\r\nHost: h\r\n\r\n",
+	    "REQ GET /0123456789abcdef HTTP/1.1 form=o auth=h path=/0123456789abcdef nobody ka\n"
+	    "  X: #\n"
+	    "  Host: h #host\n"
+	    "END body=0\n");
 }
 
 static void test_content_length_body(void **state)
