@@ -297,6 +297,7 @@ struct arn_h1_parser {
 	uint8_t grow_ok;     /* arn_h1_parser_allow_grow */
 	uint8_t grow_denied; /* this message: no larger scratch to be had */
 	uint8_t short_room;  /* the pending NEED_SCRATCH is for more room */
+	uint8_t host_plain;  /* this request's Host is letters, digits, '-' and '.' */
 	uint32_t opts;
 	uint64_t remaining; /* Content-Length body or current chunk */
 };

@@ -85,6 +85,21 @@ static inline __attribute__((always_inline)) unsigned h1_name_odd16(const unsign
 	return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(letter, digit), dash)) ^
 	       0xffffu;
 }
+
+/* bytes of the 16 at p other than letters, digits, '-' and '.' (a host
+ * name or an IPv4 address without a port) */
+static inline __attribute__((always_inline)) unsigned h1_host_odd16(const unsigned char *p)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i l = _mm_sub_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
+	__m128i letter = _mm_cmpeq_epi8(_mm_max_epu8(l, _mm_set1_epi8(25)), _mm_set1_epi8(25));
+	/* '-', '.', '/' and the digits are 0x2d-0x39; '/' is not one of them */
+	__m128i d = _mm_sub_epi8(v, _mm_set1_epi8('-'));
+	__m128i dd = _mm_cmpeq_epi8(_mm_max_epu8(d, _mm_set1_epi8(12)), _mm_set1_epi8(12));
+	__m128i slash = _mm_cmpeq_epi8(v, _mm_set1_epi8('/'));
+	return ((unsigned)_mm_movemask_epi8(_mm_or_si128(letter, dd)) ^ 0xffffu) |
+	       (unsigned)_mm_movemask_epi8(slash);
+}
 #endif
 
 #if defined(__SSE2__)

@@ -699,6 +699,35 @@ static void test_host_rules(void **state)
 	REQ_ERR("GET / HTTP/1.1\r\nHost: :80\r\n\r\n", "HOST_INVALID");
 	REQ_ERR("GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", "HOST_INVALID");
 	REQ_ERR("GET / HTTP/1.1\r\nHost: a%zz\r\n\r\n", "HOST_INVALID");
+	/* the Host tested as one 16-byte block in its line (a '/' lies in the
+	 * range of '-', '.' and the digits): at the value's first and last
+	 * byte, in the block ending at the value's end and in the one from its
+	 * start, up to 16 bytes (more: the split) */
+	REQ_ERR("GET / HTTP/1.1\r\nHost: /bcdefghijklmnop\r\n\r\n", "HOST_INVALID");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: abcdefghijklmno/\r\n\r\n", "HOST_INVALID");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: abcdefghijklmnop/\r\n\r\n", "HOST_INVALID");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: www.example/com\r\n\r\n", "HOST_INVALID");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: /b\r\nX-Pad: 0123456789\r\n\r\n", "HOST_INVALID");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: a/\r\nX-Pad: 0123456789\r\n\r\n", "HOST_INVALID");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: a:b\r\nX-Pad: 0123456789\r\n\r\n", "HOST_INVALID");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: 10.0.0.1:8x\r\n\r\n", "HOST_INVALID");
+	REQ("GET / HTTP/1.1\r\nHost: a\r\nX-Pad: 0123456789\r\n\r\n",
+	    "REQ GET / HTTP/1.1 form=o auth=a path=/ nobody ka\n"
+	    "  Host: a #host\n"
+	    "  X-Pad: 0123456789\n"
+	    "END body=0\n");
+	REQ("GET / HTTP/1.1\r\nHost: Www-9.Example.COM\r\n\r\n",
+	    "REQ GET / HTTP/1.1 form=o auth=Www-9.Example.COM path=/ nobody ka\n"
+	    "  Host: Www-9.Example.COM #host\n"
+	    "END body=0\n");
+	REQ("GET / HTTP/1.1\r\nHost: 198.18.0.2:8080\r\n\r\n",
+	    "REQ GET / HTTP/1.1 form=o auth=198.18.0.2:8080 path=/ nobody ka\n"
+	    "  Host: 198.18.0.2:8080 #host\n"
+	    "END body=0\n");
+	REQ("GET / HTTP/1.1\r\nHost: a_b~c.example\r\n\r\n",
+	    "REQ GET / HTTP/1.1 form=o auth=a_b~c.example path=/ nobody ka\n"
+	    "  Host: a_b~c.example #host\n"
+	    "END body=0\n");
 	/* RFC 9112 3.2: empty Host is valid; HTTP/1.0 needs none */
 	REQ("GET / HTTP/1.1\r\nHost:\r\n\r\n", "REQ GET / HTTP/1.1 form=o auth= path=/ nobody ka\n"
 					       "  Host:  #host\n"
