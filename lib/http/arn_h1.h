@@ -475,7 +475,7 @@ struct arn_h1_wbuf {
 	char *p;
 	uint32_t len;
 	uint32_t cap;
-	int err; /* 0 or the first negative errno */
+	int err; /* 0 or the first negative errno; then cap = len (no room) */
 	/* @return 0 with a buffer that has room, or a negative errno (stop). */
 	int (*refill)(struct arn_h1_wbuf *w);
 	void *arg;

@@ -30,6 +30,7 @@ static int put_slow(struct arn_h1_wbuf *w, const char *s, size_t n)
 				r = -ENOBUFS;
 			if (r != 0) {
 				w->err = r;
+				w->cap = w->len; /* no room after an error (room_for) */
 				return r;
 			}
 			continue;
@@ -68,6 +69,7 @@ static __attribute__((noinline, cold)) char *room_refill(struct arn_h1_wbuf *w, 
 	int r = w->refill(w);
 	if (r != 0 || w->cap == w->len) {
 		w->err = r ? r : -ENOBUFS;
+		w->cap = w->len;
 		return NULL;
 	}
 	if (need > (size_t)(w->cap - w->len))
@@ -78,12 +80,13 @@ static __attribute__((noinline, cold)) char *room_refill(struct arn_h1_wbuf *w, 
 	return d;
 }
 
-/* Room for @p need more bytes in the current buffer (and no error): the
- * writers then fill a whole line with one bounds check and inline copies
- * (a line through arn_h1_put cost ~75 instructions a piece). */
+/* Room for @p need more bytes in the current buffer (and no error: a
+ * writer in error has no room, cap = len): the writers then fill a whole
+ * line with one bounds check and inline copies (a line through arn_h1_put
+ * cost ~75 instructions a piece). */
 static inline char *room_for(struct arn_h1_wbuf *w, size_t need)
 {
-	if (__builtin_expect(w->err || need > (size_t)(w->cap - w->len), 0))
+	if (__builtin_expect(need > (size_t)(w->cap - w->len), 0))
 		return room_refill(w, need);
 	char *d = w->p + w->len;
 	w->len += (uint32_t)need;

@@ -279,7 +279,7 @@ static int head_done(struct http_h1_peer *h, struct http_wchain *c, int rc)
 	}
 	/* the empty line, where it fits, without a call (~20 instructions a head) */
 	struct arn_h1_wbuf *wb = &c->wb;
-	if (!wb->err && wb->cap - wb->len >= 2) {
+	if (wb->cap - wb->len >= 2) { /* (none after an error) */
 		wb->p[wb->len] = '\r';
 		wb->p[wb->len + 1] = '\n';
 		wb->len += 2;

@@ -463,6 +463,41 @@ static void test_write_first_buffer_on_demand(void **state)
 	assert_int_equal(w.total, 0);
 }
 
+/* A refill that hands over a buffer and still fails: the writer is in
+ * error and writes nothing more, though the buffer has room (the line
+ * writers test only the room: an error leaves none). */
+static char late_buf[64];
+static int refill_then_fail(struct arn_h1_wbuf *w)
+{
+	w->p = late_buf;
+	w->len = 0;
+	w->cap = sizeof(late_buf);
+	return -EIO;
+}
+
+static void test_write_error_leaves_no_room(void **state)
+{
+	(void)state;
+	char first[8];
+	struct arn_h1_wbuf w;
+	arn_h1_wbuf_init(&w, first, sizeof(first), refill_then_fail, NULL);
+	assert_int_equal(arn_h1_write_header(&w, "name", 4, "value", 5), -EIO);
+	uint64_t total = w.total;
+	assert_int_equal(arn_h1_write_header(&w, "a", 1, "b", 1), -EIO);
+	assert_int_equal(arn_h1_write_request_line(&w, "GET", 3, "/", 1, 1), -EIO);
+	assert_int_equal(arn_h1_write_status_line(&w, 200, NULL, 0, 1), -EIO);
+	assert_int_equal(arn_h1_write_end(&w), -EIO);
+	assert_int_equal(w.len, 0);
+	assert_int_equal(w.total, total);
+
+	/* the same when the writer starts without a buffer */
+	arn_h1_wbuf_init(&w, NULL, 0, refill_then_fail, NULL);
+	assert_int_equal(arn_h1_write_header(&w, "a", 1, "b", 1), -EIO);
+	assert_int_equal(arn_h1_write_header(&w, "a", 1, "b", 1), -EIO);
+	assert_int_equal(w.len, 0);
+	assert_int_equal(w.total, 0);
+}
+
 int test_h1_write_group(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -476,6 +511,7 @@ int test_h1_write_group(void)
 	    cmocka_unit_test(test_write_edit_order),
 	    cmocka_unit_test(test_h1_copy_every_length),
 	    cmocka_unit_test(test_write_first_buffer_on_demand),
+	    cmocka_unit_test(test_write_error_leaves_no_room),
 	};
 	return cmocka_run_group_tests_name("h1_write", tests, NULL, NULL);
 }
