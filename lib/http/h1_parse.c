@@ -371,6 +371,26 @@ static int cl_line(struct arn_h1_parser *p, const char *v, uint32_t n)
 	return 0;
 }
 
+/* A trailer line: after the head's lines, with its own count limit. */
+static __attribute__((noinline)) int add_trailer(struct arn_h1_parser *p, const char *name,
+						 uint32_t nlen, const char *value, uint32_t vlen)
+{
+	struct arn_h1_msg *m = p->msg;
+	unsigned idx = (unsigned)m->n_hdrs + m->n_trailers;
+	if (m->n_trailers >= p->max_hdrs || idx >= m->hdr_cap)
+		return fail(p, ARN_H1_E_TOO_MANY_HEADERS);
+	if (nlen > UINT16_MAX)
+		return fail(p, ARN_H1_E_HEAD_TOO_LARGE);
+	struct arn_h1_header *h = &m->hdrs[idx];
+	h->name = name;
+	h->name_len = (uint16_t)nlen;
+	h->value = value;
+	h->value_len = vlen;
+	h->id = (uint16_t)h1_hdr_lookup(name, nlen);
+	m->n_trailers++;
+	return 0;
+}
+
 /* Is the value [v, v + n) a host of letters, digits, '-' and '.' only
  * (what arn_h1_authority_split takes whole, without a port)? Tested as one
  * 16-byte block where the line allows it: the block ending at the value's
@@ -403,10 +423,11 @@ static inline __attribute__((always_inline)) int add_field(struct arn_h1_parser 
 							   const char *end)
 {
 	struct arn_h1_msg *m = p->msg;
-	bool trailer = p->state == ST_TRAILERS;
-	unsigned idx = (unsigned)m->n_hdrs + m->n_trailers;
-	unsigned count = trailer ? m->n_trailers : m->n_hdrs;
-	if (count >= p->max_hdrs || idx >= m->hdr_cap)
+	if (__builtin_expect(p->state == ST_TRAILERS, 0))
+		return add_trailer(p, name, nlen, value, vlen);
+	/* a head's lines: no trailers yet (begin_message cleared them) */
+	unsigned idx = m->n_hdrs;
+	if (idx >= p->max_hdrs || idx >= m->hdr_cap)
 		return fail(p, ARN_H1_E_TOO_MANY_HEADERS);
 	if (nlen > UINT16_MAX)
 		return fail(p, ARN_H1_E_HEAD_TOO_LARGE);
@@ -417,11 +438,7 @@ static inline __attribute__((always_inline)) int add_field(struct arn_h1_parser 
 	h->value = value;
 	h->value_len = vlen;
 	h->id = (uint16_t)id;
-	if (trailer) {
-		m->n_trailers++;
-		return 0;
-	}
-	m->n_hdrs++;
+	m->n_hdrs = (uint16_t)(idx + 1);
 	switch (id) {
 	case ARN_H1_H_CONTENT_LENGTH:
 		return cl_line(p, value, vlen);
