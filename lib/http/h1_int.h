@@ -230,6 +230,18 @@ static inline bool h1_parser_idle(const struct arn_h1_parser *p)
 	return p->state == 0;
 }
 
+/* arn_h1_parser_set_scratch, inline for the codec, which drops the
+ * message's scratch after every message (h1_release) */
+static inline int h1_parser_set_scratch(struct arn_h1_parser *p, char *buf, uint32_t cap)
+{
+	if (p->partial)
+		return -EBUSY;
+	p->scratch = buf;
+	p->scratch_cap = buf ? cap : 0;
+	p->scratch_len = 0;
+	return 0;
+}
+
 /*
  * The next response on a connection whose parser is already a response
  * parser between messages with @p max_hdrs headers and no options (what

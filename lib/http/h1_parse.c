@@ -1036,12 +1036,7 @@ void arn_h1_parser_init(struct arn_h1_parser *p, enum arn_h1_kind kind,
 
 int arn_h1_parser_set_scratch(struct arn_h1_parser *p, char *buf, uint32_t cap)
 {
-	if (p->partial)
-		return -EBUSY;
-	p->scratch = buf;
-	p->scratch_cap = buf ? cap : 0;
-	p->scratch_len = 0;
-	return 0;
+	return h1_parser_set_scratch(p, buf, cap);
 }
 
 bool arn_h1_parser_scratch_busy(const struct arn_h1_parser *p)

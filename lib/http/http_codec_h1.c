@@ -215,7 +215,7 @@ static void h1_release(struct http_peer *pp)
 {
 	/* between messages the parser holds no partial line: the scratch only
 	 * holds slices of the message that ended */
-	arn_h1_parser_set_scratch(&h1(pp)->p, NULL, 0);
+	h1_parser_set_scratch(&h1(pp)->p, NULL, 0);
 }
 
 /* ---- the next request ---------------------------------------------------------------- */
