@@ -106,21 +106,11 @@ static inline __attribute__((always_inline)) int line_end(struct arn_h1_parser *
 /* "HTTP/" DIGIT "." DIGIT, checked as far as the input goes; then major
  * version 1 only (505 for others). A higher minor version is taken as 1.1,
  * the highest this side implements (RFC 9110 6.2). */
-static int parse_version(struct arn_h1_parser *p, uptr q, uptr end, uint8_t *ver)
+static __attribute__((noinline)) int parse_version_slow(struct arn_h1_parser *p, uptr q, uptr end,
+							uint8_t *ver)
 {
 	static const char pat[] = "HTTP/9.9";
 	size_t avail = (size_t)(end - q);
-	if (avail >= 8) {
-		/* the two versions there are, as one 8-byte comparison */
-		uint64_t w, v11, v10;
-		memcpy(&w, q, 8);
-		memcpy(&v11, "HTTP/1.1", 8);
-		memcpy(&v10, "HTTP/1.0", 8);
-		if (w == v11 || w == v10) {
-			*ver = w == v11 ? 11 : 10;
-			return 1;
-		}
-	}
 	size_t n = avail < 8 ? avail : 8;
 	for (size_t i = 0; i < n; i++) {
 		int ok =
@@ -134,6 +124,25 @@ static int parse_version(struct arn_h1_parser *p, uptr q, uptr end, uint8_t *ver
 		return fail(p, ARN_H1_E_VERSION);
 	*ver = q[7] == '0' ? 10 : 11;
 	return 1;
+}
+
+/* the two versions there are, as one 8-byte comparison, inline (once in
+ * each start line); the rest out of line */
+static inline __attribute__((always_inline)) int parse_version(struct arn_h1_parser *p, uptr q,
+							       uptr end, uint8_t *ver)
+{
+	if (end - q >= 8) {
+		uint64_t w = h1_ld8((const char *)q);
+		if (w == h1_ld8("HTTP/1.1")) {
+			*ver = 11;
+			return 1;
+		}
+		if (w == h1_ld8("HTTP/1.0")) {
+			*ver = 10;
+			return 1;
+		}
+	}
+	return parse_version_slow(p, q, end, ver);
 }
 
 static const char slash[] = "/";
@@ -302,21 +311,29 @@ static int parse_status_line(struct arn_h1_parser *p, const char *s, const char 
 		return bad_char(p, q, end, ARN_H1_E_START_LINE);
 	q++;
 	unsigned status = 0;
-	for (int i = 0; i < 3; i++, q++) {
+	if (end - q >= 4 && (unsigned)(q[0] - '0') <= 9 && (unsigned)(q[1] - '0') <= 9 &&
+	    (unsigned)(q[2] - '0') <= 9) {
+		/* the usual three digits and a byte after them, without a test
+		 * for the input's end per digit */
+		status = (unsigned)(q[0] - '0') * 100 + (unsigned)(q[1] - '0') * 10 +
+			 (unsigned)(q[2] - '0');
+		q += 3;
+	} else {
+		for (int i = 0; i < 3; i++, q++) {
+			if (q == end)
+				return L_INCOMPLETE;
+			if (*q < '0' || *q > '9')
+				return bad_char(p, q, end, ARN_H1_E_STATUS);
+			status = status * 10 + (unsigned)(*q - '0');
+		}
 		if (q == end)
 			return L_INCOMPLETE;
-		if (*q < '0' || *q > '9')
-			return bad_char(p, q, end, ARN_H1_E_STATUS);
-		status = status * 10 + (unsigned)(*q - '0');
 	}
-	if (q == end)
-		return L_INCOMPLETE;
 	uptr r0 = q;
 	if (*q == ' ') {
 		q++;
 		r0 = q;
-		while (q < end && h1_is(*q, ARN_H1_C_VALUE))
-			q++;
+		q = h1_scan_value(q, end, (uptr)s);
 	}
 	uptr r1 = q;
 	r = line_end(p, q, end, next, ARN_H1_E_STATUS);

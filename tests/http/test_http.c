@@ -1189,6 +1189,22 @@ static void test_response_errors(void **state)
 	RES_ERR("HTTP/1.1 2000 OK\r\n\r\n", "STATUS");
 	RES_ERR("HTTP/1.1 099 OK\r\n\r\n", "STATUS");
 	RES_ERR("HTTP/1.1 200 O\x01K\r\n\r\n", "STATUS");
+	/* the digits tested together when a byte follows them, any one bad;
+	 * the reason 16 bytes at a time (a bad byte after a block, at its
+	 * end, and a short one ending the status line) */
+	RES_ERR("HTTP/1.1 x00 OK\r\n\r\n", "STATUS");
+	RES_ERR("HTTP/1.1 2/0 OK\r\n\r\n", "STATUS");
+	RES_ERR("HTTP/1.1 20: OK\r\n\r\n", "STATUS");
+	RES_ERR("HTTP/1.1 404 Not Found, really\x7f\r\n\r\n", "STATUS");
+	RES_ERR("HTTP/1.1 404 Not Found at al\x01\r\n\r\n", "STATUS");
+	RES_ERR("HTTP/1.1 404 N\x00\r\n\r\n", "NUL");
+	RES("HTTP/1.1 404 Not Found\tat all, \x80\xff\r\nContent-Length: 0\r\n\r\n",
+	    "RES 404 Not Found\\x09at all, \\x80\\xff HTTP/1.1 cl nobody ka len=0\n"
+	    "  Content-Length: 0 #content-length\n"
+	    "END body=0\n");
+	RES("HTTP/1.1 599\r\nContent-Length: 0\r\n\r\n", "RES 599  HTTP/1.1 cl nobody ka len=0\n"
+							 "  Content-Length: 0 #content-length\n"
+							 "END body=0\n");
 	RES_ERR("HTTP/1.1  200 OK\r\n\r\n", "STATUS");
 	RES_ERR("HTTP/2 200 OK\r\n\r\n", "START_LINE");
 	RES_ERR("HTTP/3.0 200 OK\r\n\r\n", "VERSION");
