@@ -458,6 +458,23 @@ static inline __attribute__((always_inline)) int add_field(struct arn_h1_parser 
 	m->n_hdrs = (uint16_t)(idx + 1);
 	switch (id) {
 	case ARN_H1_H_CONTENT_LENGTH:
+		if (vlen - 1u < 19u && !(m->flags & ARN_H1_F_CONTENT_LENGTH)) {
+			/* the usual first length of 1-19 digits, which cannot
+			 * overflow: no call, no overflow test per digit */
+			uint64_t x = 0;
+			uint32_t i = 0;
+			for (; i < vlen; i++) {
+				unsigned d = (unsigned)(unsigned char)value[i] - '0';
+				if (d > 9)
+					break;
+				x = x * 10 + d;
+			}
+			if (i == vlen) {
+				m->flags |= ARN_H1_F_CONTENT_LENGTH;
+				m->content_length = x;
+				return 0;
+			}
+		}
 		return cl_line(p, value, vlen);
 	case ARN_H1_H_TRANSFER_ENCODING:
 		m->flags |= ARN_H1_F_TE;

@@ -557,6 +557,18 @@ static void test_smuggling_content_length(void **state)
 	    "  Host: h #host\n"
 	    "  Content-Length: 18446744073709551615 #content-length\n"
 	    "ERR TRUNCATED\n");
+	/* up to 19 digits the length is read inline: the longest, a bad
+	 * last digit, and a duplicate after one */
+	REQ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 9999999999999999999\r\n\r\n",
+	    "REQ POST / HTTP/1.1 form=o auth=h path=/ cl ka len=9999999999999999999\n"
+	    "  Host: h #host\n"
+	    "  Content-Length: 9999999999999999999 #content-length\n"
+	    "ERR TRUNCATED\n");
+	REQ_ERR("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 999999999999999999:\r\n\r\n",
+		"CL_INVALID");
+	REQ_ERR("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1/\r\n\r\n", "CL_INVALID");
+	REQ_ERR("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n",
+		"CL_DUPLICATE");
 }
 
 static void test_smuggling_transfer_encoding(void **state)
