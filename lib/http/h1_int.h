@@ -387,16 +387,15 @@ static inline void h1_copy(char *d, const char *s, size_t n)
 {
 	if (n >= 16) {
 #if defined(__SSE2__)
+		/* the first and the last 16 bytes; up to 32 (a Date value, the
+		 * x-envoy names) that is all, without a loop */
+		const __m128i first = _mm_loadu_si128((const __m128i *)(const void *)s);
 		const __m128i last = _mm_loadu_si128((const __m128i *)(const void *)(s + n - 16));
-		char *dlast = d + n - 16;
-		while (n > 16) {
-			_mm_storeu_si128((__m128i *)(void *)d,
-					 _mm_loadu_si128((const __m128i *)(const void *)s));
-			d += 16;
-			s += 16;
-			n -= 16;
-		}
-		_mm_storeu_si128((__m128i *)(void *)dlast, last);
+		for (size_t i = 16; i + 16 < n; i += 16)
+			_mm_storeu_si128((__m128i *)(void *)(d + i),
+					 _mm_loadu_si128((const __m128i *)(const void *)(s + i)));
+		_mm_storeu_si128((__m128i *)(void *)d, first);
+		_mm_storeu_si128((__m128i *)(void *)(d + n - 16), last);
 #else
 		memcpy(d, s, n);
 #endif

@@ -405,15 +405,21 @@ static void test_h1_copy_every_length(void **state)
 {
 	(void)state;
 	for (size_t n = 0; n <= 80; n++) {
-		char *src = malloc(n ? n : 1), *dst = malloc(n ? n : 1);
+		/* dst with 16 guard bytes either side: nothing outside
+		 * [dst, dst + n) is written (the first, the last and the middle
+		 * 16-byte blocks of a long copy overlap) */
+		char *src = malloc(n ? n : 1), *dst = malloc(n + 32);
 		assert_non_null(src);
 		assert_non_null(dst);
-		for (size_t i = 0; i < n; i++) {
+		memset(dst, 0x5a, n + 32);
+		for (size_t i = 0; i < n; i++)
 			src[i] = (char)(i * 7 + 1);
-			dst[i] = 0;
+		h1_copy(dst + 16, src, n);
+		assert_memory_equal(dst + 16, src, n ? n : 0);
+		for (size_t i = 0; i < 16; i++) {
+			assert_int_equal(dst[i], 0x5a);
+			assert_int_equal(dst[16 + n + i], 0x5a);
 		}
-		h1_copy(dst, src, n);
-		assert_memory_equal(dst, src, n ? n : 0);
 		free(src);
 		free(dst);
 	}
