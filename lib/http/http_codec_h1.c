@@ -148,8 +148,11 @@ static int h1_decode(struct http_peer *pp, struct http_msgbuf *mb, bool keep, st
 	while ((n = in_parse(&h->in, &h->p, &e, &mb->pins, keep)) == ARN_AGAIN &&
 	       http_tp_fill(h->tp, h->tc, &h->in))
 		;
-	ev->data = NULL;
-	ev->len = 0;
+	if (n < 0 || e.type == ARN_H1_EV_NEED_SCRATCH) {
+		/* no event's bytes (the event's own, below, set them once) */
+		ev->data = NULL;
+		ev->len = 0;
+	}
 	if (n == ARN_AGAIN) {
 		if (!pp->eof)
 			return -EAGAIN;
@@ -183,12 +186,13 @@ static int h1_decode(struct http_peer *pp, struct http_msgbuf *mb, bool keep, st
 	ev->len = e.len;
 	/* body bytes lie in the segment just parsed (in_parse frees it only
 	 * at the next decode): tell the encoder which one */
-	struct rte_mbuf *m = h->in.head;
-	if (w && e.type == ARN_H1_EV_BODY && m && e.len &&
-	    e.data >= rte_pktmbuf_mtod(m, const char *) &&
-	    e.data + e.len <= rte_pktmbuf_mtod_offset(m, const char *, m->data_len)) {
-		w->body_seg = m;
-		w->body_at = e.data;
+	if (e.type == ARN_H1_EV_BODY && w) {
+		struct rte_mbuf *m = h->in.head;
+		if (m && e.len && e.data >= rte_pktmbuf_mtod(m, const char *) &&
+		    e.data + e.len <= rte_pktmbuf_mtod_offset(m, const char *, m->data_len)) {
+			w->body_seg = m;
+			w->body_at = e.data;
+		}
 	}
 	return 0;
 }
