@@ -276,6 +276,27 @@ static void pre_head_reply(struct http_stream *st, unsigned status, const char *
 	http_local_reply(st, status, body, body ? strlen(body) : 0, flags, details, NULL, 0);
 }
 
+/*
+ * Did routing send the request head on an HTTP/1 upstream connection that
+ * was connected already (a kept-alive one), and leave the connection's
+ * round nothing else to do? The router then asks for one more round
+ * (upstream_ready's http_conn_run, which from inside the run sets
+ * hc->again) to flush the head and read on; on_head runs inside the
+ * request's step, which goes on with exactly that. The round would find:
+ * no response yet (the connection came idle with nothing read: the pool
+ * closes one that said something, http_up_acquire), nothing queued for
+ * the client (a 100 Continue is: that round flushes it), no local reply,
+ * and the request's step stopped where it stops again. bench_hcm: one
+ * round in three, about 190 instructions a request.
+ */
+static bool routed_on(struct http_stream *st)
+{
+	struct http_upconn *u = st->up;
+	return (st->state & (HTTP_S_HEAD_SENT | HTTP_S_LOCAL | HTTP_S_MCP)) == HTTP_S_HEAD_SENT &&
+	       !st->mcp && !st->hc->dn->queued && u && !u->xs && !http_up_peer(u)->eof &&
+	       !http_up_heard(u);
+}
+
 static void on_head(struct http_stream *st)
 {
 	struct http_conn *hc = st->hc;
@@ -379,7 +400,10 @@ static void on_head(struct http_stream *st)
 			return;
 		}
 	}
+	bool again = hc->again;
 	http_route(st, g, rt, &req);
+	if (!again && hc->again && routed_on(st))
+		hc->again = false;
 }
 
 /* ---- the two directions ---------------------------------------------------------------------- */

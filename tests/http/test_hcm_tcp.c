@@ -2110,6 +2110,36 @@ static void test_listener_connection_limit_through_tls_inspector(void **state)
 	assert_int_equal(http_rt_listener(0, 82)->cx_open, 0);
 }
 
+/*
+ * A request with Expect: 100-continue on a kept-alive upstream connection:
+ * the 100 Continue reaches the client at once, before its body (issue 17:
+ * the head goes upstream from inside the request's step, and the round
+ * after it, no longer run when it has nothing to do, is what sends the
+ * 100 Continue queued meanwhile).
+ */
+static void test_expect_continue_on_a_reused_upstream_connection(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_open(0, 80);
+	hh_settle();
+	send_str(hh_client(0), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	send_str(u, OK5);
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 1);
+	send_str(hh_client(0), "POST /e HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n"
+			       "Content-Length: 5\r\n\r\n");
+	assert_null(hh_upstream(1)); /* reused */
+	assert_true(got(u, "POST /e HTTP/1.1\r\n"));
+	assert_true(got(hh_client(0), "HTTP/1.1 100 Continue\r\n\r\n"));
+	send_str(hh_client(0), "abcde");
+	assert_true(ends_with(u, "\r\n\r\nabcde"));
+	send_str(u, OK5);
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 2);
+	hh_end();
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -2171,6 +2201,7 @@ int main(void)
 	    T(test_listener_change_drains_immediately),
 	    T(test_listener_same_chain_keeps_connections),
 	    T(test_connect_timeout_not_while_arp_waits),
+	    T(test_expect_continue_on_a_reused_upstream_connection),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
