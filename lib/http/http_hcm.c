@@ -75,31 +75,52 @@ static void msgbuf_clear(struct http_msgbuf *b)
 }
 
 /* Clear @p st for the next request: the connection and the request message
- * its codec parses into stay. Not one memset of the whole stream: two
- * thirds of it are the pins' slot arrays, which need no clearing
- * (bench_hcm: 182 instructions a request to about 80). */
+ * its codec parses into stay, and so do its four timers (stopped, but for
+ * the idle timer, which may stay armed: http_stream_end). Not one memset
+ * of the whole stream: two thirds of it are the pins' slot arrays, which
+ * need no clearing (bench_hcm: 182 instructions a request to about 80). */
 static void stream_reset(struct http_stream *st)
 {
 	_Static_assert(offsetof(struct http_stream, resp) ==
 			   offsetof(struct http_stream, req) + sizeof(struct http_msgbuf),
 		       "req and resp are adjacent");
-	struct http_conn *hc = st->hc;
-	memset(st, 0, offsetof(struct http_stream, req));
+	_Static_assert(
+	    offsetof(struct http_stream, hc) == 0 &&
+		offsetof(struct http_stream, route_timer) <
+		    offsetof(struct http_stream, idle_timer) &&
+		offsetof(struct http_stream, idle_timer) <
+		    offsetof(struct http_stream, last_activity_ms) &&
+		offsetof(struct http_stream, last_activity_ms) <
+		    offsetof(struct http_stream, hdr_timer) &&
+		offsetof(struct http_stream, hdr_timer) < offsetof(struct http_stream, req_timer) &&
+		offsetof(struct http_stream, req_timer) < offsetof(struct http_stream, attempts) &&
+		offsetof(struct http_stream, attempts) < offsetof(struct http_stream, res) &&
+		offsetof(struct http_stream, res) + sizeof(st->res) ==
+		    offsetof(struct http_stream, req),
+	    "hc first; route_timer to res: the timers, last_activity_ms, attempts, res");
+	memset((char *)st + sizeof(st->hc), 0,
+	       offsetof(struct http_stream, route_timer) - sizeof(st->hc));
+	st->last_activity_ms = 0;
+	st->attempts = 0;
+	st->res = NULL;
 	msgbuf_clear(&st->req);
 	memset(&st->resp.m, 0, sizeof(st->resp.m));
 	msgbuf_clear(&st->resp);
 	const size_t tail = offsetof(struct http_stream, resp) + sizeof(struct http_msgbuf);
 	memset((char *)st + tail, 0, sizeof(*st) - tail);
-	st->hc = hc;
-	st->route_timer.fn = http_route_timeout;
-	st->idle_timer.fn = stream_idle_timeout;
-	st->hdr_timer.fn = hdr_timeout;
-	st->req_timer.fn = req_timeout;
 }
 
 void http_stream_init(struct http_stream *st, struct http_conn *hc)
 {
 	st->hc = hc;
+	memset(&st->route_timer, 0, sizeof(st->route_timer));
+	memset(&st->idle_timer, 0, sizeof(st->idle_timer));
+	memset(&st->hdr_timer, 0, sizeof(st->hdr_timer));
+	memset(&st->req_timer, 0, sizeof(st->req_timer));
+	st->route_timer.fn = http_route_timeout;
+	st->idle_timer.fn = stream_idle_timeout;
+	st->hdr_timer.fn = hdr_timeout;
+	st->req_timer.fn = req_timeout;
 	stream_reset(st);
 }
 
@@ -110,24 +131,36 @@ void http_stream_take(struct http_stream *st, struct http_res *r)
 	arn_h1_msg_init(&st->req.m, r->req_hdrs, HTTP_MAX_HDRS);
 }
 
-void http_stream_timers_cancel(struct http_stream *st)
+/* The stream's timers but its idle timer (http_stream_end). */
+static void stream_timers_stop(struct http_stream *st)
 {
-	http_timer_cancel(&st->route_timer);
-	http_timer_cancel(&st->idle_timer);
-	http_timer_cancel(&st->hdr_timer);
-	http_timer_cancel(&st->req_timer);
+	http_timer_stop(&st->route_timer);
+	http_timer_stop(&st->hdr_timer);
+	http_timer_stop(&st->req_timer);
 	if (!st->res)
 		return;
-	http_timer_cancel(&X(st)->retry_timer);
-	http_timer_cancel(&X(st)->try_timer);
-	http_timer_cancel(&X(st)->try_idle_timer);
+	http_timer_stop(&X(st)->retry_timer);
+	http_timer_stop(&X(st)->try_timer);
+	http_timer_stop(&X(st)->try_idle_timer);
+}
+
+void http_stream_timers_cancel(struct http_stream *st)
+{
+	http_timer_stop(&st->idle_timer);
+	stream_timers_stop(st);
 }
 
 void http_stream_end(struct http_stream *st)
 {
 	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
-	http_stream_timers_cancel(st);
+	/* The idle timer may stay armed: it does nothing to a connection
+	 * without a stream (stream_idle_timeout), and the next stream's start
+	 * takes it over, as the connection's idle timer is (http_conn.c's
+	 * stream_ended): no arm and cancel per keep-alive request (issue 17).
+	 * The connection's release and an HTTP/2 stream's end stop it
+	 * (http_stream_timers_cancel) before they call this. */
+	stream_timers_stop(st);
 	if (st->crt && st->res)
 		http_retry_release(&X(st)->retry, &st->crt->retries_active);
 	http_rb_free(st);
@@ -241,8 +274,14 @@ void http_stream_start(struct http_stream *st, bool head_later)
 		http_timer_arm(w, &st->hdr_timer, h->request_headers_timeout_ms);
 	if (h->request_timeout_ms)
 		http_timer_arm(w, &st->req_timer, h->request_timeout_ms);
+	/* An idle timer still armed from an earlier stream (http_stream_end)
+	 * stays when it is due before this stream's idle time would end: it
+	 * then arms itself for what is left (stream_idle_timeout counts from
+	 * last_activity_ms). */
 	st->idle_timeout_ms = h->stream_idle_timeout_ms;
-	if (st->idle_timeout_ms)
+	if (!st->idle_timeout_ms)
+		http_timer_stop(&st->idle_timer);
+	else if (!st->idle_timer.armed || st->idle_timer.due_ms > w->now_ms + st->idle_timeout_ms)
 		http_timer_arm(w, &st->idle_timer, st->idle_timeout_ms);
 }
 
@@ -305,7 +344,7 @@ static void on_head(struct http_stream *st)
 	const struct arn_cfg_hcm *h = hc->hcm;
 
 	st->state |= HTTP_S_HEAD_DONE;
-	http_timer_cancel(&st->hdr_timer);
+	http_timer_stop(&st->hdr_timer);
 	if (!hc->hrt) /* accepted before the control lcore saw this generation */
 		hc->hrt = http_rt_hcm(h);
 	st->method = m->method;
@@ -578,7 +617,7 @@ static bool req_end(struct http_stream *st)
 	struct http_conn *hc = st->hc;
 	st->state |= HTTP_S_REQ_DONE;
 	st->req_end_tsc = http_tsc(hc->w);
-	http_timer_cancel(&st->req_timer);
+	http_timer_stop(&st->req_timer);
 	if (st->state & HTTP_S_LOCAL) {
 		/* the reply may be out already (it went from a callback, before
 		 * this END was parsed): the stream ends now, not at the
@@ -740,8 +779,8 @@ static void write_resp_head(struct http_stream *st)
 		return;
 	}
 	st->state |= HTTP_S_RESP_STARTED;
-	http_timer_cancel(&st->req_timer);    /* request_timeout ends with the response's start */
-	http_timer_cancel(&X(st)->try_timer); /* Envoy ignores a per-try timeout from now on */
+	http_timer_stop(&st->req_timer);    /* request_timeout ends with the response's start */
+	http_timer_stop(&X(st)->try_timer); /* Envoy ignores a per-try timeout from now on */
 	st->status = r->status;
 	st->up_status = r->status;
 	if (!st->details)
@@ -802,7 +841,7 @@ static bool resp_head(struct http_stream *st)
 			return false;
 		}
 		st->state |= HTTP_S_TUNNEL;
-		http_timer_cancel(&st->route_timer);
+		http_timer_stop(&st->route_timer);
 		dn->codec->upgrade(dn, true);
 		up->codec->upgrade(up, true);
 	} else if (st->state & HTTP_S_UPGRADE) {
@@ -858,7 +897,7 @@ static bool resp_done(struct http_stream *st)
 	}
 	dn->codec->encode_end(dn);
 	st->state |= HTTP_S_RESP_DONE;
-	http_timer_cancel(&st->route_timer);
+	http_timer_stop(&st->route_timer);
 	CL_INC(st, upstream_rq_completed);
 	if (!(st->state & HTTP_S_REQ_DONE))
 		hc->close_after = true; /* the rest of the request is not read */

@@ -2140,6 +2140,40 @@ static void test_expect_continue_on_a_reused_upstream_connection(void **state)
 	hh_end();
 }
 
+/*
+ * The HCM's stream_idle_timeout (strict: 0.7 s) counts from the stream's
+ * own last activity: the idle timer armed for an earlier stream on the
+ * connection stays armed through the next one (issue 17: no arm and
+ * cancel per request) and must then wait for what is left, not answer a
+ * stream idle for less than the timeout; nor may it miss one idle longer.
+ */
+static void test_stream_idle_timeout_counts_from_the_stream(void **state)
+{
+	(void)state;
+	uint32_t rx0[N_PEERS];
+	hh_begin(1);
+	hh_open(0, 81);
+	hh_settle();
+	snapshot(rx0);
+	send_str(hh_client(0), "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	send_str(u, OK5);
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 1);
+	hh_advance(500);
+	snapshot(rx0);
+	send_str(hh_client(0), "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	u = upstream_that_got(rx0);
+	assert_non_null(u);
+	/* 1.1 s after the first stream started, 0.6 s into the second */
+	hh_advance(600);
+	assert_false(got(hh_client(0), "HTTP/1.1 408"));
+	/* 0.8 s into the second */
+	hh_advance(200);
+	assert_true(got(hh_client(0), "HTTP/1.1 408"));
+	hh_end();
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -2202,6 +2236,7 @@ int main(void)
 	    T(test_listener_same_chain_keeps_connections),
 	    T(test_connect_timeout_not_while_arp_waits),
 	    T(test_expect_continue_on_a_reused_upstream_connection),
+	    T(test_stream_idle_timeout_counts_from_the_stream),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
