@@ -163,7 +163,10 @@ void http_stream_end(struct http_stream *st)
 	stream_timers_stop(st);
 	if (st->crt && st->res)
 		http_retry_release(&X(st)->retry, &st->crt->retries_active);
-	http_rb_free(st);
+	/* a request body kept for a retry (nothing, for most requests: the
+	 * test inline) */
+	if (st->res && (X(st)->rb_head || X(st)->rb_segs))
+		http_rb_free(st);
 	if (st->state & HTTP_S_COUNTED_RQ) {
 		HTTP_GAUGE(hc, downstream_rq_active, -1);
 		if (st->status) {
@@ -331,9 +334,11 @@ static void pre_head_reply(struct http_stream *st, unsigned status, const char *
 static bool routed_on(struct http_stream *st)
 {
 	struct http_upconn *u = st->up;
+	/* what http_up_acquire checked of a connection it takes idle, still
+	 * true: nothing came in since, on this call's way */
 	return (st->state & (HTTP_S_HEAD_SENT | HTTP_S_LOCAL | HTTP_S_MCP)) == HTTP_S_HEAD_SENT &&
-	       !st->mcp && !st->hc->dn->queued && u && !u->xs && !http_up_peer(u)->eof &&
-	       !http_up_heard(u);
+	       !st->mcp && !st->hc->dn->queued && u && !u->xs && !u->h1.peer.eof &&
+	       !u->h1.in.bytes && u->h1.tc && !arn_tcp_rx_pending(u->h1.tc);
 }
 
 static void on_head(struct http_stream *st)

@@ -63,9 +63,12 @@ void http_res_put(struct http_worker *w, struct http_res *r)
 {
 	if (!r)
 		return;
-	http_big_put(w, r->big_req);
-	http_big_put(w, r->big_resp);
-	r->big_req = r->big_resp = NULL;
+	/* a large scratch is rare: tested here, not in a call each */
+	if (r->big_req || r->big_resp) {
+		http_big_put(w, r->big_req);
+		http_big_put(w, r->big_resp);
+		r->big_req = r->big_resp = NULL;
+	}
 	r->next = w->res_free;
 	w->res_free = r;
 }
