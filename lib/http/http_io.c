@@ -75,6 +75,15 @@ uint32_t http_in_fill(struct http_in *in, struct arn_tcp_conn *tc)
 	if (!m)
 		return 0;
 	uint32_t got = m->pkt_len;
+	if (!in->tail && !m->next && m->data_len) {
+		/* the usual case: one segment into an empty input (what
+		 * http_in_append does with it, without its loop) */
+		m->nb_segs = 1;
+		m->pkt_len = m->data_len;
+		in->bytes += m->data_len;
+		in->head = in->tail = m;
+		return got;
+	}
 	http_in_append(in, m);
 	return got;
 }
