@@ -556,6 +556,8 @@ static bool process_ack_inner(struct arn_tcp_conn *c, const struct tcp_seg *s);
  * @return false if the connection ended. */
 static bool process_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
 {
+	if (!tcp_rate_on(c))
+		return process_ack_inner(c, s);
 	uint32_t prior_in_flight = tcp_pipe(c);
 	uint32_t old_una = c->snd_una;
 	memset(&c->rs, 0, sizeof(c->rs));
@@ -564,8 +566,7 @@ static bool process_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
 	if (!tcp_rack_on(c) && seq_gt(c->snd_una, old_una))
 		c->delivered += c->snd_una - old_una; /* no records: no sample */
 	tcp_rate_sample_end(c, prior_in_flight);
-	if (c->cc->on_sample)
-		c->cc->on_sample(c, &c->rs);
+	c->cc->on_sample(c, &c->rs);
 	return true;
 }
 
@@ -879,8 +880,8 @@ static void rst_data_after_close(struct arn_tcp_conn *c, struct rte_mbuf *m)
  *   every segment when the congestion control has on_sample: BBR takes a
  *   sample from each ACK). Data that acknowledges nothing new changes
  *   there only the window's bookkeeping (SND.WL1/WL2; the window is the
- *   same) and the rate sample's end (the app-limited mark; the sample
- *   itself is read by on_sample only): done here. A pure ACK that
+ *   same), done here (the rate sample and the app-limited mark are kept
+ *   only with on_sample, tcp_rate_on). A pure ACK that
  *   acknowledges nothing new is a duplicate ACK candidate: full path.
  * - Window update, SACK blocks, recovery, ECN: window unchanged, no
  *   blocks, no recovery, no ECE/CWR/CE (above).
@@ -932,8 +933,8 @@ static bool fast_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 		}
 	} else {
 		/* process_ack's window update (its condition, less the ACK
-		 * that moves SND.UNA) and tcp_rate_sample_end's app-limited
-		 * mark */
+		 * that moves SND.UNA); no rate sample without on_sample
+		 * (tcp_rate_on) */
 		if (seq_lt(c->snd_wl1, s->seq) ||
 		    (c->snd_wl1 == s->seq && seq_leq(c->snd_wl2, s->ack))) {
 			c->snd_wl1 = s->seq;
@@ -941,8 +942,6 @@ static bool fast_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 			if (c->snd_wnd > c->max_sndwnd)
 				c->max_sndwnd = c->snd_wnd;
 		}
-		if (c->app_limited && c->delivered > c->app_limited)
-			c->app_limited = 0;
 	}
 	/* process_ack may have called on_writable, and the application
 	 * closed: as on the full path, where the data check comes after the

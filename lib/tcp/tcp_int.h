@@ -790,6 +790,17 @@ static inline bool tcp_rack_on(const struct arn_tcp_conn *c)
 {
 	return (c->flags & (TF_SACK_OK | TF_RACK_OFF)) == TF_SACK_OK;
 }
+/* Does the congestion control read delivery rate samples (on_sample:
+ * BBR)? Nothing else reads them or the app-limited mark (C.app_limited),
+ * so for the others (CUBIC, NewReno) neither is kept: process_ack does
+ * not reset or finish c->rs, and tcp_output does not check whether the
+ * application limits the flow (six checks a request-response exchange).
+ * The congestion control is chosen before the first segment of data and
+ * never changes after. */
+static inline bool tcp_rate_on(const struct arn_tcp_conn *c)
+{
+	return c->cc->on_sample != NULL;
+}
 /* New data [seq, seq + len) went out (len counts a FIN): record it. */
 void tcp_txr_sent(struct arn_tcp_conn *c, uint32_t seq, uint32_t len);
 /* The first record that is lost and not yet retransmitted, cut to at most

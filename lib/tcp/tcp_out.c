@@ -733,7 +733,8 @@ void tcp_output(struct arn_tcp_conn *c)
 	 * in tcp_rack.c); otherwise this leaves the RTO as it was. */
 	if (new_data || rexmit)
 		tcp_rexmt_new_data(c);
-	tcp_rate_check_app_limited(c);
+	if (tcp_rate_on(c))
+		tcp_rate_check_app_limited(c);
 
 	/* Data waiting, nothing in flight, and the window (zero, or too small
 	 * for sender SWS avoidance) keeps it back: the persist timer probes,
