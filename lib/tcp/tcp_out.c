@@ -631,16 +631,18 @@ static inline bool may_send(const struct arn_tcp_conn *c)
 	       c->recovery != TCP_REC_NONE || c->lost_bytes > c->retrans_bytes;
 }
 
-void tcp_output(struct arn_tcp_conn *c)
+/* tcp_output's send loop, for a connection in a state that sends data
+ * (can_send_data, which no segment sent here changes: a FIN takes
+ * ESTABLISHED and CLOSE-WAIT to FIN-WAIT-1 and LAST-ACK) that may send
+ * (may_send). Out of line: the calls that find nothing to send (4 of 6 in
+ * a request-response exchange) do not set up its frame.
+ * @return whether a segment went out. */
+static __attribute__((noinline)) bool send_data(struct arn_tcp_conn *c)
 {
 	struct arn_tcp_worker *wk = c->wk;
 	bool sent = false, new_data = false, rexmit = false;
 
-	if (c->state == TCPS_SYN_RECEIVED || c->state == TCPS_SYN_SENT || c->state == TCPS_CLOSED ||
-	    c->state == TCPS_LISTEN)
-		return;
-
-	while (can_send_data(c) && may_send(c)) {
+	do {
 		uint32_t data_end = c->snd_una + c->sndq.bytes;
 		bool fin_q = c->flags & TF_FIN_QUEUED;
 		uint32_t pipe = tcp_pipe(c);
@@ -725,7 +727,7 @@ void tcp_output(struct arn_tcp_conn *c)
 			c->rtt_seq = seq;
 			c->rtt_start = wk->now_ms;
 		}
-	}
+	} while (may_send(c));
 
 	/* RTO per RFC 6298 5.1 (not restarted by new data); a loss probe timer
 	 * is, since it counts from the last transmission. Once per burst. A
@@ -733,24 +735,36 @@ void tcp_output(struct arn_tcp_conn *c)
 	 * in tcp_rack.c); otherwise this leaves the RTO as it was. */
 	if (new_data || rexmit)
 		tcp_rexmt_new_data(c);
-	if (tcp_rate_on(c))
-		tcp_rate_check_app_limited(c);
 
 	/* Data waiting, nothing in flight, and the window (zero, or too small
 	 * for sender SWS avoidance) keeps it back: the persist timer probes,
-	 * so a lost window update cannot deadlock us (RFC 9293 3.8.6.1). */
-	if (can_send_data(c) && c->snd_max == c->snd_una &&
+	 * so a lost window update cannot deadlock us (RFC 9293 3.8.6.1). Only
+	 * here: without data or a FIN to send (may_send false) there is
+	 * nothing to probe for. */
+	if (c->snd_max == c->snd_una &&
 	    (c->sndq.bytes > 0 || ((c->flags & TF_FIN_QUEUED) && !(c->flags & TF_FIN_SENT))) &&
 	    !(c->flags & TF_PERSIST)) {
 		c->flags |= TF_PERSIST;
 		c->probes = 0;
 		tcp_rexmt_arm(c);
 	}
+	return sent;
+}
 
-	if (!sent && (c->flags & TF_ACK_NOW))
+void tcp_output(struct arn_tcp_conn *c)
+{
+	if (c->state == TCPS_SYN_RECEIVED || c->state == TCPS_SYN_SENT || c->state == TCPS_CLOSED ||
+	    c->state == TCPS_LISTEN)
+		return;
+	bool sent = can_send_data(c) && may_send(c) && send_data(c);
+	if (tcp_rate_on(c))
+		tcp_rate_check_app_limited(c);
+	if (sent)
+		return;
+	if (c->flags & TF_ACK_NOW) {
 		tcp_send_ack(c);
-	else if (!sent && (c->flags & TF_DELACK) && c->t_delack == 0) {
-		c->t_delack = wk->now_ms + TCP_DELACK_MS;
+	} else if ((c->flags & TF_DELACK) && c->t_delack == 0) {
+		c->t_delack = c->wk->now_ms + TCP_DELACK_MS;
 		tcp_timer_update(c);
 	}
 }
