@@ -686,7 +686,13 @@ static bool process_ack_inner(struct arn_tcp_conn *c, const struct tcp_seg *s)
 		} else {
 			tcp_rexmt_arm_pto(c);
 		}
-		tcp_want_output(c);
+		/* To tcp_output only if it has something to do after this ACK:
+		 * send (what cwnd or the window held back, a retransmission),
+		 * an owed ACK, or the app-limited check (tcp_rate_on). A pure
+		 * ACK of everything we sent, the usual one in a request-
+		 * response exchange, has none of these. */
+		if (tcp_may_send(c) || (c->flags & (TF_ACK_NOW | TF_DELACK)) || tcp_rate_on(c))
+			tcp_want_output(c);
 		if (fin_acked) {
 			switch (c->state) {
 			case TCPS_FIN_WAIT_1:

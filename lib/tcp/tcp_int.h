@@ -713,6 +713,18 @@ void tcp_deliver_eof_if_due(struct arn_tcp_conn *c);
 
 /* ---- tcp_out.c ------------------------------------------------------------------- */
 void tcp_output(struct arn_tcp_conn *c);
+/* Could tcp_output's send loop send anything: new data or a FIN not yet
+ * sent, or a retransmission that RACK (lost_bytes) or RFC 6675 recovery
+ * owes? When not, the loop would only compute the pipe and the windows to
+ * find nothing; on a keep-alive exchange most calls are such (the ACK of
+ * our response, the request that only queues an ACK), and the check after
+ * each segment sent saves the loop's last round. */
+static inline bool tcp_may_send(const struct arn_tcp_conn *c)
+{
+	return seq_gt(c->snd_una + c->sndq.bytes, c->snd_max) ||
+	       (c->flags & (TF_FIN_QUEUED | TF_FIN_SENT)) == TF_FIN_QUEUED ||
+	       c->recovery != TCP_REC_NONE || c->lost_bytes > c->retrans_bytes;
+}
 int tcp_send_syn(struct arn_tcp_conn *c);
 void tcp_send_ack(struct arn_tcp_conn *c);
 /* @p s: the segment that earned it (NULL: none), for the per-connection limit */

@@ -618,23 +618,10 @@ static void pace_sent(struct arn_tcp_conn *c, uint32_t len)
 	c->next_send_us += ((uint64_t)len + TCP_HDR_LEN + 32) * 1000000 / rate;
 }
 
-/* Could the send loop below send anything: new data or a FIN not yet
- * sent, or a retransmission that RACK (lost_bytes) or RFC 6675 recovery
- * owes? When not, the loop would only compute the pipe and the windows to
- * find nothing; on a keep-alive exchange most calls are such (the ACK of
- * our response, the request that only queues an ACK), and the check after
- * each segment sent saves the loop's last round. */
-static inline bool may_send(const struct arn_tcp_conn *c)
-{
-	return seq_gt(c->snd_una + c->sndq.bytes, c->snd_max) ||
-	       (c->flags & (TF_FIN_QUEUED | TF_FIN_SENT)) == TF_FIN_QUEUED ||
-	       c->recovery != TCP_REC_NONE || c->lost_bytes > c->retrans_bytes;
-}
-
 /* tcp_output's send loop, for a connection in a state that sends data
  * (can_send_data, which no segment sent here changes: a FIN takes
  * ESTABLISHED and CLOSE-WAIT to FIN-WAIT-1 and LAST-ACK) that may send
- * (may_send). Out of line: the calls that find nothing to send (4 of 6 in
+ * (tcp_may_send). Out of line: the calls that find nothing to send (4 of 6 in
  * a request-response exchange) do not set up its frame.
  * @return whether a segment went out. */
 static __attribute__((noinline)) bool send_data(struct arn_tcp_conn *c)
@@ -727,7 +714,7 @@ static __attribute__((noinline)) bool send_data(struct arn_tcp_conn *c)
 			c->rtt_seq = seq;
 			c->rtt_start = wk->now_ms;
 		}
-	} while (may_send(c));
+	} while (tcp_may_send(c));
 
 	/* RTO per RFC 6298 5.1 (not restarted by new data); a loss probe timer
 	 * is, since it counts from the last transmission. Once per burst. A
@@ -739,7 +726,7 @@ static __attribute__((noinline)) bool send_data(struct arn_tcp_conn *c)
 	/* Data waiting, nothing in flight, and the window (zero, or too small
 	 * for sender SWS avoidance) keeps it back: the persist timer probes,
 	 * so a lost window update cannot deadlock us (RFC 9293 3.8.6.1). Only
-	 * here: without data or a FIN to send (may_send false) there is
+	 * here: without data or a FIN to send (tcp_may_send false) there is
 	 * nothing to probe for. */
 	if (c->snd_max == c->snd_una &&
 	    (c->sndq.bytes > 0 || ((c->flags & TF_FIN_QUEUED) && !(c->flags & TF_FIN_SENT))) &&
@@ -756,7 +743,7 @@ void tcp_output(struct arn_tcp_conn *c)
 	if (c->state == TCPS_SYN_RECEIVED || c->state == TCPS_SYN_SENT || c->state == TCPS_CLOSED ||
 	    c->state == TCPS_LISTEN)
 		return;
-	bool sent = can_send_data(c) && may_send(c) && send_data(c);
+	bool sent = can_send_data(c) && tcp_may_send(c) && send_data(c);
 	if (tcp_rate_on(c))
 		tcp_rate_check_app_limited(c);
 	if (sent)
