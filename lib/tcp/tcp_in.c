@@ -691,7 +691,7 @@ static bool process_ack_inner(struct arn_tcp_conn *c, const struct tcp_seg *s)
 		 * an owed ACK, or the app-limited check (tcp_rate_on). A pure
 		 * ACK of everything we sent, the usual one in a request-
 		 * response exchange, has none of these. */
-		if (tcp_may_send(c) || (c->flags & (TF_ACK_NOW | TF_DELACK)) || tcp_rate_on(c))
+		if (tcp_may_send(c) || (c->flags & TF_ACK_NOW) || tcp_rate_on(c))
 			tcp_want_output(c);
 		if (fin_acked) {
 			switch (c->state) {
@@ -822,7 +822,11 @@ static void rcv_append(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t len)
  * unless the exchange is interactive. A peer with Nagle on
  * (write-write-read: a response body after its headers) otherwise waits up
  * to TCP_DELACK_MS for our ACK. The ACK goes at the poll's output: a
- * burst's segments share it. @p flags: the in-order segment's. */
+ * burst's segments share it. A delayed ACK's timer is armed here, not by
+ * tcp_output at the poll's end: the connection then needs no output call
+ * for it (data sent in the same poll carries the ACK and clears the
+ * timer, as it would have found it unarmed). @p flags: the in-order
+ * segment's. */
 static void rcv_ack_policy(struct arn_tcp_conn *c, uint8_t flags)
 {
 	struct arn_tcp_worker *wk = c->wk;
@@ -831,10 +835,15 @@ static void rcv_ack_policy(struct arn_tcp_conn *c, uint8_t flags)
 	c->last_rcv_ms = wk->now_ms;
 	if (flags & TH_PSH)
 		c->flags |= TF_PUSHED;
-	if ((c->quickack && !(c->flags & TF_PINGPONG)) || ++c->segs_unacked >= 2)
+	if ((c->quickack && !(c->flags & TF_PINGPONG)) || ++c->segs_unacked >= 2) {
 		ack_owed(c);
-	else
+	} else {
 		c->flags |= TF_DELACK;
+		if (c->t_delack == 0) {
+			c->t_delack = wk->now_ms + TCP_DELACK_MS;
+			tcp_timer_update(c);
+		}
+	}
 }
 
 /* Data for a connection the application closed (not just shut down):
@@ -970,8 +979,8 @@ static bool fast_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 		if (c->state == TCPS_CLOSED)
 			return true;
 	}
-	if (c->flags & (TF_ACK_NOW | TF_DELACK))
-		tcp_want_output(c);
+	if (c->flags & TF_ACK_NOW)
+		tcp_want_output(c); /* a delayed ACK's timer is armed (rcv_ack_policy) */
 	return true;
 }
 
@@ -1310,8 +1319,8 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 		if (c->state == TCPS_CLOSED)
 			return;
 	}
-	if (c->flags & (TF_ACK_NOW | TF_DELACK))
-		tcp_want_output(c);
+	if (c->flags & TF_ACK_NOW)
+		tcp_want_output(c); /* a delayed ACK's timer is armed (rcv_ack_policy) */
 }
 
 /* ---- TIME_WAIT ------------------------------------------------------------------------ */
