@@ -850,12 +850,14 @@ void tcp_rexmt_arm_pto(struct arn_tcp_conn *c)
 
 void tcp_rexmt_new_data(struct arn_tcp_conn *c)
 {
-	uint64_t pto = pto_ms(c);
-	uint64_t now = c->wk->now_ms;
 	if (c->t_rexmt == 0 || (c->flags & (TF_PERSIST | TF_TLP))) {
 		c->flags &= ~TF_PERSIST;
-		tcp_rexmt_arm_pto(c);
-	} else if (pto && now + pto < c->t_rexmt) {
+		tcp_rexmt_arm_pto(c); /* which asks pto_ms itself, without TF_PERSIST */
+		return;
+	}
+	uint64_t pto = pto_ms(c);
+	uint64_t now = c->wk->now_ms;
+	if (pto && now + pto < c->t_rexmt) {
 		/* Linux's tcp_schedule_loss_probe: the probe replaces the RTO
 		 * whenever it comes first (the flight grew past one segment) */
 		c->flags |= TF_TLP;
