@@ -553,8 +553,11 @@ static bool process_ack_inner(struct arn_tcp_conn *c, const struct tcp_seg *s);
 /* ACK processing for the synchronized states, then the delivery rate
  * sample it made for the congestion control (BBR's cong_control runs
  * last, as Linux's tcp_cong_control: after loss detection and PRR).
+ * Inline: without a rate sample (tcp_rate_on) it is a call of
+ * process_ack_inner, no frame of its own.
  * @return false if the connection ended. */
-static bool process_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
+static inline __attribute__((always_inline)) bool process_ack(struct arn_tcp_conn *c,
+							      const struct tcp_seg *s)
 {
 	if (!tcp_rate_on(c))
 		return process_ack_inner(c, s);
