@@ -885,8 +885,24 @@ static inline void tcp_dsack_note(struct arn_tcp_conn *c, uint32_t start, uint32
 /* ---- tcp_rmem.c --------------------------------------------------------------------- */
 void tcp_rmem_init(struct arn_tcp_worker *wk, struct rte_mempool *pool);
 /* The window to advertise: rcvbuf less what waits, receiver SWS avoidance,
- * never shrinking what was offered. */
-uint32_t tcp_rcv_window(const struct arn_tcp_conn *c);
+ * never shrinking what was offered. Inline: every segment sent asks. */
+static inline uint32_t tcp_rcv_window(const struct arn_tcp_conn *c)
+{
+	uint32_t used = c->rcvq.bytes;
+	uint32_t space = c->rcvbuf > used ? c->rcvbuf - used : 0;
+	uint32_t max = 65535u << c->rcv_ws;
+	if (space > max)
+		space = max;
+	uint32_t old = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	/* Receiver SWS avoidance (RFC 9293 3.8.6.2.2): move the right edge
+	 * only by at least min(buffer/2, MSS). */
+	if (space > old && space - old < RTE_MIN(c->rcvbuf / 2, (uint32_t)c->mss))
+		space = old;
+	/* Never shrink what was offered. */
+	if (space < old)
+		space = old;
+	return space;
+}
 /* May one more mbuf join @p c's receive queues (@p in_order: at rcv_nxt)?
  * Collapses and prunes to make room; false (counted) when it may not. */
 bool tcp_rmem_admit(struct arn_tcp_conn *c, bool in_order);

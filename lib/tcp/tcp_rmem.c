@@ -261,23 +261,3 @@ void tcp_rmem_poll(struct arn_tcp_worker *wk)
 		while (wk->ooo_head)
 			tcp_ooo_prune(wk->ooo_head);
 }
-
-/* ---- the receive window (input and output both ask) --------------------------- */
-
-uint32_t tcp_rcv_window(const struct arn_tcp_conn *c)
-{
-	uint32_t used = c->rcvq.bytes;
-	uint32_t space = c->rcvbuf > used ? c->rcvbuf - used : 0;
-	uint32_t max = 65535u << c->rcv_ws;
-	if (space > max)
-		space = max;
-	uint32_t old = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
-	/* Receiver SWS avoidance (RFC 9293 3.8.6.2.2): move the right edge
-	 * only by at least min(buffer/2, MSS). */
-	if (space > old && space - old < RTE_MIN(c->rcvbuf / 2, (uint32_t)c->mss))
-		space = old;
-	/* Never shrink what was offered. */
-	if (space < old)
-		space = old;
-	return space;
-}
