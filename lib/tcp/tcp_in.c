@@ -844,7 +844,7 @@ static void rcv_ack_policy(struct arn_tcp_conn *c, uint8_t flags)
 		c->flags |= TF_DELACK;
 		if (c->t_delack == 0) {
 			c->t_delack = wk->now_ms + TCP_DELACK_MS;
-			tcp_timer_update(c);
+			tcp_timer_armed(c, c->t_delack);
 		}
 	}
 }

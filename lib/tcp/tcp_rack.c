@@ -842,7 +842,7 @@ void tcp_rexmt_arm_pto(struct arn_tcp_conn *c)
 	if (pto && pto < rto_ms(c)) {
 		c->flags |= TF_TLP;
 		c->t_rexmt = c->wk->now_ms + pto;
-		tcp_timer_update(c);
+		tcp_timer_armed(c, c->t_rexmt);
 		return;
 	}
 	tcp_rexmt_arm(c);
@@ -862,7 +862,7 @@ void tcp_rexmt_new_data(struct arn_tcp_conn *c)
 		 * whenever it comes first (the flight grew past one segment) */
 		c->flags |= TF_TLP;
 		c->t_rexmt = now + pto;
-		tcp_timer_update(c);
+		tcp_timer_armed(c, c->t_rexmt);
 	}
 }
 

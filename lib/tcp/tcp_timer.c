@@ -89,7 +89,7 @@ void tcp_rexmt_arm(struct arn_tcp_conn *c)
 		rto = TCP_RTO_MAX_MS;
 	c->flags &= ~TF_TLP;
 	c->t_rexmt = c->wk->now_ms + rto;
-	tcp_timer_update(c);
+	tcp_timer_armed(c, c->t_rexmt);
 }
 
 /* RFC 6298 2.2 / 2.3 with Linux's 200 ms floor. */
