@@ -546,6 +546,7 @@ struct arn_tcp_worker {
 	unsigned index;
 	uint64_t now_ms;
 	uint64_t now_us;
+	uint64_t clock_tsc; /* the TSC now_ms and now_us were last taken from */
 	uint64_t hz;
 	uint64_t tsc_per_ms;
 	uint64_t tsc_per_us;
@@ -641,8 +642,14 @@ static inline struct arn_tcp_worker *tcp_wk(struct arn_lcore *lc)
 	return (struct arn_tcp_worker *)arn_l4_state(lc);
 }
 
+/* The clock from lib/net's TSC, which is the loop iteration's (arn_net_now):
+ * every segment of a burst and the poll after it bring the same value, and
+ * the two divisions (tens of cycles each) are made once for it. */
 static inline void tcp_clock_set(struct arn_tcp_worker *wk, uint64_t tsc)
 {
+	if (tsc == wk->clock_tsc)
+		return;
+	wk->clock_tsc = tsc;
 	uint64_t ms = tsc / wk->tsc_per_ms;
 	uint64_t us = tsc / wk->tsc_per_us;
 	if (ms > wk->now_ms)
