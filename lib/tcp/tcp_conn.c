@@ -156,18 +156,6 @@ void tcp_ooo_prune(struct arn_tcp_conn *c)
 
 /* ---- queues ------------------------------------------------------------------ */
 
-void tcp_q_append(struct tcp_q *q, struct rte_mbuf *m)
-{
-	m->next = NULL;
-	if (q->tail)
-		q->tail->next = m;
-	else
-		q->head = m;
-	q->tail = m;
-	q->bytes += m->data_len;
-	q->n++;
-}
-
 void tcp_q_free(struct tcp_q *q)
 {
 	struct rte_mbuf *m = q->head;

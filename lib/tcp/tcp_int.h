@@ -712,7 +712,19 @@ int tcp_tw_pool_init(struct arn_tcp_worker *wk, uint32_t n);
 void tcp_schedule_close(struct arn_tcp_conn *c, int reason);
 void tcp_process_closeq(struct arn_tcp_worker *wk);
 void tcp_q_free(struct tcp_q *q);
-void tcp_q_append(struct tcp_q *q, struct rte_mbuf *m);
+/* @p m (one segment) joins the end of @p q. Inline: each segment received
+ * in order and each mbuf written joins a queue. */
+static inline void tcp_q_append(struct tcp_q *q, struct rte_mbuf *m)
+{
+	m->next = NULL;
+	if (q->tail)
+		q->tail->next = m;
+	else
+		q->head = m;
+	q->tail = m;
+	q->bytes += m->data_len;
+	q->n++;
+}
 
 /* ---- tcp_in.c -------------------------------------------------------------------- */
 void tcp_input(struct arn_tcp_worker *wk, struct rte_mbuf *m);
