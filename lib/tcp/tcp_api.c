@@ -314,7 +314,7 @@ uint32_t arn_tcp_rx_pending(const struct arn_tcp_conn *c)
 	return c->rcvq.bytes;
 }
 
-static void window_update_check(struct arn_tcp_conn *c)
+static inline void window_update_check(struct arn_tcp_conn *c)
 {
 	if (c->state == TCPS_CLOSED || c->state == TCPS_TIME_WAIT)
 		return;
