@@ -499,6 +499,47 @@ static void test_removed_cluster_stats_freed_when_unused(void **state)
 	fake_worker_free(w);
 }
 
+/* http_rt_cluster keeps a worker's last lookup (issue 17): the cache must
+ * answer by the name's bytes (a cluster_header's name lives in a request
+ * buffer, reused at the same address), never by the hash alone, and must
+ * not outlive the snapshot's cluster part (a removed cluster is gone). */
+static void test_cluster_lookup_cache(void **state)
+{
+	(void)state;
+	assert_int_equal(arn_stats_set_workers(1), 0);
+	APPLY(C, "1", jcluster_static("web"), jcluster_static("two"));
+	accepted();
+	assert_int_equal(http_rt_init(st), 0);
+	char buf[8];
+	strcpy(buf, "web");
+	struct http_cluster_rt *a = http_rt_cluster(buf, 3, arn_cfg_hash(buf, 3));
+	strcpy(buf, "two");
+	struct http_cluster_rt *b = http_rt_cluster(buf, 3, arn_cfg_hash(buf, 3));
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_ptr_not_equal(a, b);
+	assert_string_equal(a->name, "web");
+	assert_string_equal(b->name, "two");
+	strcpy(buf, "web"); /* the same buffer, other bytes */
+	assert_ptr_equal(http_rt_cluster(buf, 3, arn_cfg_hash(buf, 3)), a);
+	assert_ptr_equal(http_rt_cluster(buf, 3, arn_cfg_hash(buf, 3)), a);
+	strcpy(buf, "two");
+	assert_ptr_equal(http_rt_cluster(buf, 3, arn_cfg_hash(buf, 3)), b);
+	/* the cached entry's hash with other bytes, and a prefix of its name */
+	strcpy(buf, "twx");
+	assert_null(http_rt_cluster(buf, 3, arn_cfg_hash("two", 3)));
+	strcpy(buf, "tw");
+	assert_null(http_rt_cluster(buf, 2, arn_cfg_hash(buf, 2)));
+	strcpy(buf, "two");
+	assert_ptr_equal(http_rt_cluster(buf, 3, arn_cfg_hash(buf, 3)), b);
+	/* cached, then removed: the next snapshot's lookup misses */
+	remove_cluster("two");
+	http_rt_sync(st);
+	assert_null(http_rt_cluster(buf, 3, arn_cfg_hash(buf, 3)));
+	strcpy(buf, "web");
+	assert_ptr_equal(http_rt_cluster(buf, 3, arn_cfg_hash(buf, 3)), a);
+}
+
 #ifndef CHURN_CYCLES
 #define CHURN_CYCLES 100000
 #endif
@@ -858,6 +899,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_removed_cluster_stats_freed_when_unused, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_cluster_churn_keeps_memory_flat, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cluster_lookup_cache, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_hc_filter_converted, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_hc_filter_refusals, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_proxy_settings_converted, setup, teardown),
