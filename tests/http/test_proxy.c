@@ -1382,8 +1382,8 @@ static void test_req_edits_client_without_xff_as_client_addr(void **state)
 	    "GET / HTTP/1.1\r\nHost: a\r\n\r\n",
 	    "GET / HTTP/1.1\r\nHost: a\r\nX-Request-Id: r1\r\n\r\n",
 	    "GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: 10.1.2.3\r\nX-Request-Id: r1\r\n\r\n",
-	    "GET / HTTP/1.1\r\nX-Request-Id: r1\r\nHost: a\r\nX-Forwarded-For: 203.0.113.9, "
-	    "10.0.0.1\r\n\r\n",
+	    ("GET / HTTP/1.1\r\nX-Request-Id: r1\r\nHost: a\r\nX-Forwarded-For: 203.0.113.9, "
+	     "10.0.0.1\r\n\r\n"),
 	};
 	static const uint32_t peers[] = {0x0a000005, 0xc6120001, 0x7f000001};
 	for (unsigned hi = 0; hi < sizeof(heads) / sizeof(heads[0]); hi++)
