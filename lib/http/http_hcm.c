@@ -25,6 +25,7 @@
 #include "arn_log.h"
 #include "arn_tcp.h"
 #include "http_access_log.h"
+#include "http_codec_h1.h"
 #include "http_filter.h"
 #include "http_hcm.h"
 #include "http_local.h"
@@ -811,7 +812,13 @@ static bool resp_ready(struct http_stream *st)
 	if (!st->up || (st->state & HTTP_S_LOCAL) || hc->state == HTTP_DC_CLOSED)
 		return false;
 	struct http_peer *dn = hc->dn;
-	if (dn->queued && dn->codec->flush(dn) != 0)
+	/* What the client's output holds goes before the next event is taken
+	 * (its flow control), but an HTTP/1 response's head waits for its
+	 * first body piece: the two go to TCP in one flush, not two (issue
+	 * 17). The head is not held back: the connection's round flushes the
+	 * client's output after this step (http_conn.c's run_once); an
+	 * HTTP/2 stream's round does not, so its head goes at once. */
+	if (dn->queued && (st->tx_body || dn->codec != &http_codec_h1) && dn->codec->flush(dn) != 0)
 		return false;
 	return !(st->state & HTTP_S_RESP_DONE) || (st->state & HTTP_S_TUNNEL);
 }

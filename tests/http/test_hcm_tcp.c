@@ -2174,6 +2174,48 @@ static void test_stream_idle_timeout_counts_from_the_stream(void **state)
 	hh_end();
 }
 
+/*
+ * An HTTP/1 response's head waits for its first body piece to go to TCP
+ * with it (issue 17: one flush, not two), but only within the step that
+ * decoded it: a head whose body is not in the input yet reaches the client
+ * at once, and so does a head with no body (204).
+ */
+static void test_response_head_not_held_for_its_body(void **state)
+{
+	(void)state;
+	uint32_t rx0[N_PEERS];
+	hh_begin(1);
+	hh_open(0, 80);
+	hh_settle();
+	snapshot(rx0);
+	send_str(hh_client(0), "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	send_str(u, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n");
+	assert_true(got(hh_client(0), "HTTP/1.1 200 OK\r\n"));
+	assert_true(ends_with(hh_client(0), "\r\n\r\n"));
+	send_str(u, "hel");
+	assert_true(ends_with(hh_client(0), "\r\n\r\nhel"));
+	send_str(u, "lo");
+	assert_true(ends_with(hh_client(0), "\r\n\r\nhello"));
+	/* the connection goes on: a head without body */
+	snapshot(rx0);
+	send_str(hh_client(0), "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	u = upstream_that_got(rx0);
+	assert_non_null(u);
+	send_str(u, "HTTP/1.1 204 No Content\r\n\r\n");
+	assert_true(got(hh_client(0), "HTTP/1.1 204 No Content\r\n"));
+	assert_true(ends_with(hh_client(0), "\r\n\r\n"));
+	/* and head and body in one piece */
+	snapshot(rx0);
+	send_str(hh_client(0), "GET /c HTTP/1.1\r\nHost: a\r\n\r\n");
+	u = upstream_that_got(rx0);
+	assert_non_null(u);
+	send_str(u, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nworld!");
+	assert_true(ends_with(hh_client(0), "\r\n\r\nworld!"));
+	hh_end();
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -2237,6 +2279,7 @@ int main(void)
 	    T(test_connect_timeout_not_while_arp_waits),
 	    T(test_expect_continue_on_a_reused_upstream_connection),
 	    T(test_stream_idle_timeout_counts_from_the_stream),
+	    T(test_response_head_not_held_for_its_body),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
