@@ -140,10 +140,9 @@ void http_stream_take(struct http_stream *st, struct http_res *r)
 	st->req.m.hdr_cap = HTTP_MAX_HDRS;
 }
 
-/* The stream's timers but its idle timer (http_stream_end). */
+/* The stream's timers but its idle and route timers (http_stream_end). */
 static void stream_timers_stop(struct http_stream *st)
 {
-	http_timer_stop(&st->route_timer);
 	http_timer_stop(&st->hdr_timer);
 	http_timer_stop(&st->req_timer);
 	if (!st->res)
@@ -156,6 +155,7 @@ static void stream_timers_stop(struct http_stream *st)
 void http_stream_timers_cancel(struct http_stream *st)
 {
 	http_timer_stop(&st->idle_timer);
+	http_timer_stop(&st->route_timer);
 	stream_timers_stop(st);
 }
 
@@ -167,8 +167,11 @@ void http_stream_end(struct http_stream *st)
 	 * without a stream (stream_idle_timeout), and the next stream's start
 	 * takes it over, as the connection's idle timer is (http_conn.c's
 	 * stream_ended): no arm and cancel per keep-alive request (issue 17).
-	 * The connection's release and an HTTP/2 stream's end stop it
-	 * (http_stream_timers_cancel) before they call this. */
+	 * So may the route timer, which does nothing to a stream without
+	 * HTTP_S_ROUTE_TIMER and arms itself for what is left of a later
+	 * stream's timeout (http_route_timeout). The connection's release and
+	 * an HTTP/2 stream's end stop both (http_stream_timers_cancel) before
+	 * they call this. */
 	stream_timers_stop(st);
 	if (st->crt && st->res)
 		http_retry_release(&X(st)->retry, &st->crt->retries_active);
@@ -916,8 +919,9 @@ static bool resp_done(struct http_stream *st)
 			dn->codec->encode_trailers(dn, &st->resp.m);
 	}
 	dn->codec->encode_end(dn);
+	/* the route timer stays armed: done, the stream is not timed out
+	 * (http_route_timeout), and the next one may take it over */
 	st->state |= HTTP_S_RESP_DONE;
-	http_timer_stop(&st->route_timer);
 	CL_INC(st, upstream_rq_completed);
 	if (!(st->state & HTTP_S_REQ_DONE))
 		hc->close_after = true; /* the rest of the request is not read */

@@ -188,6 +188,22 @@ static void attempt_end(struct http_stream *st, int outcome)
 	}
 }
 
+/*
+ * The route's timeout starts: it ends at route_due_ms. The timer may stay
+ * armed after a stream's end (http_hcm.c's resp_done and http_stream_end
+ * leave it), due earlier than this stream's timeout: it then arms itself
+ * for what is left (http_route_timeout), so a keep-alive request arms it
+ * only when it is stopped or due too late, and nobody cancels it per
+ * request (issue 17), as the stream's idle timer.
+ */
+static void route_timer_start(struct http_worker *w, struct http_stream *st)
+{
+	st->state |= HTTP_S_ROUTE_TIMER;
+	st->route_due_ms = w->now_ms + st->timeout_ms;
+	if (!st->route_timer.armed || st->route_timer.due_ms > st->route_due_ms)
+		http_timer_arm(w, &st->route_timer, st->timeout_ms);
+}
+
 /* Drop this attempt's upstream; the next attempt starts when the retry
  * timer fires (HTTP_S_RETRY_WAIT). */
 static void attempt_drop(struct http_stream *st)
@@ -218,10 +234,8 @@ static void retry_schedule(struct http_stream *st)
 		       http_retry_backoff_ms(base, max, X(st)->retry.n, http_rand(w)));
 	/* the route's timeout counts from the end of the request, whatever
 	 * the attempts do (Envoy's global timeout) */
-	if ((st->state & HTTP_S_REQ_DONE) && st->timeout_ms && !(st->state & HTTP_S_ROUTE_TIMER)) {
-		st->state |= HTTP_S_ROUTE_TIMER;
-		http_timer_arm(w, &st->route_timer, st->timeout_ms);
-	}
+	if ((st->state & HTTP_S_REQ_DONE) && st->timeout_ms && !(st->state & HTTP_S_ROUTE_TIMER))
+		route_timer_start(w, st);
 	ARN_DEBUG(HTTP, "connection %llx: retry %u of %u", (unsigned long long)hc->id,
 		  X(st)->retry.n, rp->num_retries);
 }
@@ -939,10 +953,8 @@ bool http_attempt_send_(struct http_stream *st)
 		}
 	}
 	if ((st->state & HTTP_S_REQ_DONE) && !(st->state & HTTP_S_REPLAYING) && up && !up->queued) {
-		if (st->timeout_ms && !(st->state & (HTTP_S_RESP_DONE | HTTP_S_ROUTE_TIMER))) {
-			st->state |= HTTP_S_ROUTE_TIMER;
-			http_timer_arm(w, &st->route_timer, st->timeout_ms);
-		}
+		if (st->timeout_ms && !(st->state & (HTTP_S_RESP_DONE | HTTP_S_ROUTE_TIMER)))
+			route_timer_start(w, st);
 		/* per_try_timeout: from the moment the attempt has its connection
 		 * and the whole request */
 		const struct arn_cfg_retry_policy *rp = st->route ? &st->route->route.retry : NULL;
@@ -971,8 +983,16 @@ void http_route_timeout(struct http_timer *t)
 {
 	struct http_stream *st = OWNER(t, struct http_stream, route_timer);
 	struct http_conn *hc = st->hc;
-	if (!(st->state & HTTP_S_ACTIVE) || (st->state & (HTTP_S_RESP_DONE | HTTP_S_TUNNEL)))
+	/* left armed by an earlier stream, or by this one's response */
+	if (!(st->state & HTTP_S_ROUTE_TIMER) || !(st->state & HTTP_S_ACTIVE) ||
+	    (st->state & (HTTP_S_RESP_DONE | HTTP_S_TUNNEL)))
 		return;
+	struct http_worker *w = hc->w;
+	if (w->now_ms < st->route_due_ms) {
+		/* armed for an earlier stream: this one's timeout is later */
+		http_timer_arm(w, t, st->route_due_ms - w->now_ms);
+		return;
+	}
 	st->state |= HTTP_S_TIMED_OUT;
 	CL_INC(st, upstream_rq_timeout);
 	if (!(st->state & HTTP_S_RESP_STARTED)) {

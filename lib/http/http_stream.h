@@ -179,6 +179,9 @@ struct http_stream {
 	const struct arn_cfg_endpoints *endpoints;
 	struct http_cluster_rt *crt;
 	uint32_t timeout_ms, idle_timeout_ms;
+	/* when the route's timeout ends (HTTP_S_ROUTE_TIMER): route_timer may
+	 * be due earlier, armed by an earlier stream (http_route_timeout) */
+	uint64_t route_due_ms;
 	uint32_t ep_addr;
 	uint16_t ep_port;
 

@@ -2216,6 +2216,58 @@ static void test_response_head_not_held_for_its_body(void **state)
 	hh_end();
 }
 
+/*
+ * The route's timeout (/slow: 0.2 s) counts from the end of each request:
+ * the route timer left armed by the connection's previous request (issue
+ * 17: not cancelled per request) must wait for what is left of this
+ * request's timeout, not answer 504 early; and one left by a route with a
+ * longer timeout (/: 5 s) must not make a shorter one late.
+ */
+static void test_route_timeout_counts_from_each_request(void **state)
+{
+	(void)state;
+	uint32_t rx0[N_PEERS];
+	hh_begin(1);
+	hh_open(0, 80);
+	hh_settle();
+	snapshot(rx0);
+	send_str(hh_client(0), "GET /slow/a HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	send_str(u, OK5);
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 1);
+	hh_advance(100);
+	snapshot(rx0);
+	send_str(hh_client(0), "GET /slow/b HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_non_null(upstream_that_got(rx0));
+	/* 0.25 s after the first request, 0.15 s into the second */
+	hh_advance(150);
+	assert_false(got(hh_client(0), "HTTP/1.1 504"));
+	/* 0.21 s into the second */
+	hh_advance(60);
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 504"), 1);
+	hh_end();
+
+	/* a 5 s timer left armed, then a 0.2 s timeout */
+	hh_begin(1);
+	hh_open(0, 80);
+	hh_settle();
+	snapshot(rx0);
+	send_str(hh_client(0), "GET /x HTTP/1.1\r\nHost: a\r\n\r\n");
+	u = upstream_that_got(rx0);
+	assert_non_null(u);
+	send_str(u, OK5);
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 1);
+	snapshot(rx0);
+	send_str(hh_client(0), "GET /slow/c HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_non_null(upstream_that_got(rx0));
+	hh_advance(150);
+	assert_false(got(hh_client(0), "HTTP/1.1 504"));
+	hh_advance(100);
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 504"), 1);
+	hh_end();
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -2280,6 +2332,7 @@ int main(void)
 	    T(test_expect_continue_on_a_reused_upstream_connection),
 	    T(test_stream_idle_timeout_counts_from_the_stream),
 	    T(test_response_head_not_held_for_its_body),
+	    T(test_route_timeout_counts_from_each_request),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
