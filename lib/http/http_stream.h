@@ -44,7 +44,6 @@ struct http_filter_ops;
 struct http_xreq {
 	struct http_stream *st; /* owner, for the timers */
 	/* retries (the route's retry_policy) */
-	struct http_timer retry_timer, try_timer, try_idle_timer;
 	struct http_retry retry;
 	struct arn_cfg_ref cref; /* the cluster (its name lives in pinned config or pins) */
 	struct rte_mbuf *replay; /* next kept segment for this attempt */
@@ -56,6 +55,9 @@ struct http_xreq {
 	bool reuse_replayed;	 /* sent once more after a reused connection closed */
 	bool attempt_reused;	 /* this attempt's connection carried a request before */
 	bool attempt_heard;	 /* this attempt's upstream sent a byte */
+	/* stopped whenever the http_res goes back or is reused (the stream's
+	 * end stops them), so http_xreq_init leaves them as they are */
+	struct http_timer retry_timer, try_timer, try_idle_timer;
 	/* the last transport failure (TLS), or "": last, http_xreq_init
 	 * clears only its first byte */
 	char tfr[192];
