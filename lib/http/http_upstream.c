@@ -233,7 +233,22 @@ static inline __attribute__((always_inline)) void bind_(struct http_upconn *u,
 	if (st->cluster && st->cluster->http.max_headers_count &&
 	    st->cluster->http.max_headers_count < HTTP_MAX_HDRS)
 		max_headers = (uint16_t)st->cluster->http.max_headers_count;
-	arn_h1_msg_init(&st->resp.m, st->res->resp_hdrs, HTTP_MAX_HDRS);
+	/* A stream's first attempt finds its response message as the
+	 * stream's reset left it, zeroed (nothing decodes into it before a
+	 * bind; a sub-request's stream is zeroed whole): the header array and
+	 * the two "none" indexes are all that arn_h1_msg_init would add. A
+	 * later attempt's holds what an earlier one decoded (every attempt
+	 * counts in attempts, a reused connection's replay too). Saves the
+	 * message's clearing for most requests (issue 17). */
+	struct arn_h1_msg *m = &st->resp.m;
+	if (st->attempts > 1) {
+		arn_h1_msg_init(m, st->res->resp_hdrs, HTTP_MAX_HDRS);
+	} else {
+		m->hdrs = st->res->resp_hdrs;
+		m->hdr_cap = HTTP_MAX_HDRS;
+		m->host_idx = -1;
+		m->upgrade_idx = -1;
+	}
 	if (u->xs) {
 		/* an HTTP/2 stream: at most max_headers_count fields too */
 		st->resp.m.hdr_cap =
