@@ -442,6 +442,28 @@ static void test_cksum_ip4_hdr(void **state)
 	}
 }
 
+/* Nor before its first byte (the last 1-7 bytes are read as the top of
+ * the buffer's last 8, which only a buffer of 8 bytes or more has):
+ * buffers that start right after an unmapped page, every length. */
+static void test_cksum_reads_nothing_before(void **state)
+{
+	(void)state;
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *map =
+	    mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(map != MAP_FAILED);
+	assert_int_equal(mprotect(map, (size_t)pg, PROT_NONE), 0);
+	uint64_t x = 11;
+	for (long i = pg; i < 2 * pg; i++)
+		map[i] = (uint8_t)xs(&x);
+	for (unsigned len = 0; len <= 200; len++) {
+		const uint8_t *p = map + pg;
+		uint64_t sum = xs(&x);
+		assert_int_equal(arn_cksum_raw(p, len, sum), cksum_ref(p, len, sum));
+	}
+	munmap(map, (size_t)pg * 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -459,6 +481,7 @@ int main(void)
 	    cmocka_unit_test(test_cksum_carries),
 	    cmocka_unit_test(test_cksum_reads_no_further),
 	    cmocka_unit_test(test_cksum_ip4_hdr),
+	    cmocka_unit_test(test_cksum_reads_nothing_before),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
