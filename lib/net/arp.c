@@ -96,10 +96,9 @@ struct arp_entry {
 };
 
 struct arn_arp {
-	unsigned used;	    /* entries not FREE */
-	unsigned resolving; /* INCOMPLETE + PROBE */
-	unsigned waiting;   /* packets in pending[] of all entries */
-	uint64_t next_scan;
+	struct net_arp_head h; /* first: net_arp_poll() reads it there */
+	unsigned used;	       /* entries not FREE */
+	unsigned waiting;      /* packets in pending[] of all entries */
 	struct arp_entry e[ARP_SLOTS];
 };
 
@@ -136,7 +135,7 @@ static void set_state(struct arn_arp *a, struct arp_entry *e, enum arp_state s)
 {
 	bool was = e->state == ARP_INCOMPLETE || e->state == ARP_PROBE;
 	bool is = s == ARP_INCOMPLETE || s == ARP_PROBE;
-	a->resolving += (unsigned)is - (unsigned)was;
+	a->h.resolving += (unsigned)is - (unsigned)was;
 	e->state = (uint8_t)s;
 }
 
@@ -410,10 +409,10 @@ uint64_t net_arp_since(const struct arn_lcore *lc, uint32_t nh)
 void net_arp_timer(struct arn_lcore *lc, uint64_t now)
 {
 	struct arn_arp *a = lc->arp;
-	if (a->resolving == 0 || now < a->next_scan)
+	if (a->h.resolving == 0 || now < a->h.next_scan)
 		return;
 	/* Retries are a second apart; looking ten times as often is enough. */
-	a->next_scan = now + net_arp_timing.retry / 10;
+	a->h.next_scan = now + net_arp_timing.retry / 10;
 	for (unsigned i = 0; i < ARP_SLOTS; i++) {
 		struct arp_entry *e = &a->e[i];
 		if ((e->state != ARP_INCOMPLETE && e->state != ARP_PROBE) || now < e->deadline)

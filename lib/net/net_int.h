@@ -127,6 +127,20 @@ void net_arp_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m, bool
 int net_arp_output(struct arn_lcore *lc, uint16_t port, uint32_t nh, struct rte_mbuf *m);
 /* Retries and expiry; cheap when nothing is due. */
 void net_arp_timer(struct arn_lcore *lc, uint64_t now);
+/* The start of a worker's ARP cache (struct arn_arp, arp.c): whether a scan
+ * is due, read by the worker loop every iteration without a call. */
+struct net_arp_head {
+	unsigned resolving; /* entries INCOMPLETE or PROBE */
+	uint64_t next_scan; /* TSC of the next scan while resolving */
+};
+/* net_arp_timer() when it has work: nearly every iteration of a worker
+ * resolves nothing, and then two loads replace a call. */
+static inline void net_arp_poll(struct arn_lcore *lc, uint64_t now)
+{
+	const struct net_arp_head *h = (const struct net_arp_head *)(const void *)lc->arp;
+	if (unlikely(h->resolving != 0) && now >= h->next_scan)
+		net_arp_timer(lc, now);
+}
 /* Gratuitous ARP for @p port's address. */
 void net_arp_announce(struct arn_lcore *lc, uint16_t port);
 /* Free every waiting packet (shutdown). */
@@ -193,9 +207,23 @@ static inline void net_tx(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *
 	}
 	net_tx_full(lc, port, m);
 }
+/* Hand port @p p's buffered frames to its TX queue (tx.c); @return the
+ * frames sent. */
+uint16_t net_tx_flush_port(struct arn_lcore *lc, uint16_t p);
 /* Send buffered frames of every port (all, or only those past deadline);
- * returns how many frames were handed to the ports. */
-unsigned net_tx_flush(struct arn_lcore *lc, bool all);
+ * returns how many frames were handed to the ports. Inline: every
+ * iteration of a worker runs it, and one with nothing buffered calls
+ * nothing. */
+static inline unsigned net_tx_flush(struct arn_lcore *lc, bool all)
+{
+	unsigned n = 0;
+	for (uint16_t p = 0; p < lc->n_ports; p++) {
+		struct arn_lcore_port *lp = &lc->port[p];
+		if (lp->n_tx != 0 && (all || lc->now >= lp->tx_deadline))
+			n += net_tx_flush_port(lc, p);
+	}
+	return n;
+}
 /* The worker stops: the frames no flush could send are freed, counted in
  * tx_drop_full. */
 void net_tx_drop_all(struct arn_lcore *lc);
@@ -269,8 +297,13 @@ void net_workers_join(struct arn_net *net);
  * the port setup is skipped when @p net was assembled by a test. */
 int net_lcores_create(struct arn_net *net);
 void net_lcores_free(struct arn_net *net);
-/* The QSBR currently asked for (arn_net_set_rcu). */
-struct rte_rcu_qsbr *net_rcu_wanted(void);
+/* The QSBR currently asked for (arn_net_set_rcu); net_state.c's, read
+ * inline because every iteration of a worker reads it. */
+extern struct rte_rcu_qsbr *net_rcu_want;
+static inline struct rte_rcu_qsbr *net_rcu_wanted(void)
+{
+	return __atomic_load_n(&net_rcu_want, __ATOMIC_ACQUIRE);
+}
 void net_rcu_set_wanted(struct rte_rcu_qsbr *v);
 /* net_state.c: the L4 layer registered with arn_net_set_l4, or NULL */
 const struct arn_l4_ops *net_l4_registered(void);

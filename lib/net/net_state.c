@@ -9,7 +9,7 @@
 #include "net_int.h"
 
 static struct arn_net *current;
-static struct rte_rcu_qsbr *rcu_want;
+struct rte_rcu_qsbr *net_rcu_want;
 static const struct arn_l4_ops *l4_registered;
 
 struct arn_net *arn_net_current(void)
@@ -22,14 +22,9 @@ void net_set_current(struct arn_net *net)
 	current = net;
 }
 
-struct rte_rcu_qsbr *net_rcu_wanted(void)
-{
-	return __atomic_load_n(&rcu_want, __ATOMIC_ACQUIRE);
-}
-
 void net_rcu_set_wanted(struct rte_rcu_qsbr *v)
 {
-	__atomic_store_n(&rcu_want, v, __ATOMIC_RELEASE);
+	__atomic_store_n(&net_rcu_want, v, __ATOMIC_RELEASE);
 }
 
 void arn_net_set_l4(const struct arn_l4_ops *ops)

@@ -40,7 +40,7 @@ struct rte_mbuf *arn_net_alloc(struct arn_lcore *lc)
  * frames); net_tx drops, and counts in tx_drop_full, only what arrives
  * while it is full. @return the frames sent.
  */
-static uint16_t tx_flush_port(struct arn_lcore *lc, uint16_t p)
+uint16_t net_tx_flush_port(struct arn_lcore *lc, uint16_t p)
 {
 	struct arn_lcore_port *lp = &lc->port[p];
 	uint16_t n = lp->n_tx, sent = 0;
@@ -71,7 +71,7 @@ void net_tx_full(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m)
 	struct arn_lcore_port *lp = &lc->port[port];
 	if (unlikely(lp->n_tx == ARN_NET_TX_BURST)) {
 		/* the queue refused the whole buffer at the last flush */
-		tx_flush_port(lc, port);
+		net_tx_flush_port(lc, port);
 		if (lp->n_tx == ARN_NET_TX_BURST) {
 			ARN_NET_PINC(lc, port, tx_drop_full);
 			rte_pktmbuf_free(m);
@@ -82,18 +82,7 @@ void net_tx_full(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m)
 		lp->tx_deadline = lc->now + lc->tx_drain;
 	lp->tx[lp->n_tx++] = m;
 	if (lp->n_tx == ARN_NET_TX_BURST)
-		tx_flush_port(lc, port);
-}
-
-unsigned net_tx_flush(struct arn_lcore *lc, bool all)
-{
-	unsigned n = 0;
-	for (uint16_t p = 0; p < lc->n_ports; p++) {
-		struct arn_lcore_port *lp = &lc->port[p];
-		if (lp->n_tx != 0 && (all || lc->now >= lp->tx_deadline))
-			n += tx_flush_port(lc, p);
-	}
-	return n;
+		net_tx_flush_port(lc, port);
 }
 
 void net_tx_drop_all(struct arn_lcore *lc)

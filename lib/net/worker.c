@@ -166,7 +166,7 @@ int net_worker_iteration(struct arn_lcore *lc)
 	}
 	if (lc->l4_ops)
 		lc->l4_ops->worker_poll(lc, lc->now);
-	net_arp_timer(lc, lc->now);
+	net_arp_poll(lc, lc->now);
 	if (unlikely(lc->garp_left) && lc->now >= lc->garp_next) {
 		lc->garp_left--;
 		announce(lc);
