@@ -125,22 +125,7 @@ void net_arp_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m, bool
  * @p port: now if resolved, else queued while resolving. Consumes @p m.
  * @return 0 or -ENOBUFS (dropped and counted). */
 int net_arp_output(struct arn_lcore *lc, uint16_t port, uint32_t nh, struct rte_mbuf *m);
-/* Retries and expiry; cheap when nothing is due. */
-void net_arp_timer(struct arn_lcore *lc, uint64_t now);
-/* The start of a worker's ARP cache (struct arn_arp, arp.c): whether a scan
- * is due, read by the worker loop every iteration without a call. */
-struct net_arp_head {
-	unsigned resolving; /* entries INCOMPLETE or PROBE */
-	uint64_t next_scan; /* TSC of the next scan while resolving */
-};
-/* net_arp_timer() when it has work: nearly every iteration of a worker
- * resolves nothing, and then two loads replace a call. */
-static inline void net_arp_poll(struct arn_lcore *lc, uint64_t now)
-{
-	const struct net_arp_head *h = (const struct net_arp_head *)(const void *)lc->arp;
-	if (unlikely(h->resolving != 0) && now >= h->next_scan)
-		net_arp_timer(lc, now);
-}
+/* net_arp_timer and its inline front net_arp_poll: arp.h */
 /* Gratuitous ARP for @p port's address. */
 void net_arp_announce(struct arn_lcore *lc, uint16_t port);
 /* Free every waiting packet (shutdown). */

@@ -33,6 +33,7 @@
 #include "arn_l4.h"
 #include "arn_log.h"
 #include "net_int.h"
+#include "arp.h"
 
 /*
  * Switch to the QSBR the configuration asked for, if it changed. A worker

@@ -778,19 +778,7 @@ void tcp_retransmit_timeout(struct arn_tcp_conn *c);
 void tcp_tlp_fire(struct arn_tcp_conn *c);
 
 /* ---- tcp_timer.c ------------------------------------------------------------------ */
-void tcp_timer_update(struct arn_tcp_conn *c);
-/* One of @p c's deadlines was just set to @p when (not 0): tcp_timer_update
- * unless the wheel visits the connection by then anyway. A filed entry is
- * never later than the earliest deadline (every deadline set earlier went
- * through tcp_timer_update; one moved later fires early, finds nothing due
- * and is filed again), so when @p when is not before it, tcp_timer_update
- * would find nothing to do: the retransmission timer re-armed by every
- * flight and the delayed ACK's, several times a request, cost no call. */
-static inline void tcp_timer_armed(struct arn_tcp_conn *c, uint64_t when)
-{
-	if (c->t_sched == 0 || when < c->t_sched)
-		tcp_timer_update(c);
-}
+/* tcp_timer_update and its inline tcp_timer_armed: tcp_timer.h */
 void tcp_timer_cancel_all(struct arn_tcp_conn *c);
 /* Unlink and return (through xnext) the connections of slot @p t due by @p now. */
 struct arn_tcp_conn *tcp_timer_due(struct arn_tcp_worker *wk, uint64_t t, uint64_t now);

@@ -19,6 +19,7 @@
 
 #include "arn_log.h"
 #include "tcp_int.h"
+#include "tcp_timer.h"
 #include "tcp_rack.h"
 
 uint32_t tcp_ts_now(const struct arn_tcp_conn *c)

@@ -16,6 +16,7 @@
  * RFC 6582 as before (TF_RACK_OFF until nothing is outstanding).
  */
 #include "tcp_int.h"
+#include "tcp_timer.h"
 #include "tcp_rack.h"
 
 #define R(wk, i) (&(wk)->txr[i])

@@ -11,6 +11,7 @@
 
 #include "arn_log.h"
 #include "tcp_int.h"
+#include "tcp_timer.h"
 
 void tcp_retransmit_timeout(struct arn_tcp_conn *c)
 {

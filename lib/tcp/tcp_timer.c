@@ -12,6 +12,7 @@
  * deadline passes is tcp_timeout.c's: this file only keeps time.
  */
 #include "tcp_int.h"
+#include "tcp_timer.h"
 
 static void wheel_unlink(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
 {
