@@ -71,14 +71,20 @@ static inline __attribute__((always_inline)) unsigned h1_uri_bad16(const unsigne
 	return (unsigned)_mm_movemask_epi8(ok) ^ 0xffffu;
 }
 
+/* the letters of either case among the 16 bytes of v: (v | 0x20) - 'a'
+ * <= 25 unsigned */
+static inline __attribute__((always_inline)) __m128i h1_letters16(__m128i v)
+{
+	__m128i l = _mm_sub_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
+	return _mm_cmpeq_epi8(_mm_max_epu8(l, _mm_set1_epi8(25)), _mm_set1_epi8(25));
+}
+
 /* bytes of the 16 at p other than letters, digits and '-' (the usual
  * name bytes; the table decides about the others) */
 static inline __attribute__((always_inline)) unsigned h1_name_odd16(const unsigned char *p)
 {
 	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-	/* letters of either case: (v | 0x20) - 'a' <= 25 unsigned */
-	__m128i l = _mm_sub_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
-	__m128i letter = _mm_cmpeq_epi8(_mm_max_epu8(l, _mm_set1_epi8(25)), _mm_set1_epi8(25));
+	__m128i letter = h1_letters16(v);
 	__m128i d = _mm_sub_epi8(v, _mm_set1_epi8('0'));
 	__m128i digit = _mm_cmpeq_epi8(_mm_max_epu8(d, _mm_set1_epi8(9)), _mm_set1_epi8(9));
 	__m128i dash = _mm_cmpeq_epi8(v, _mm_set1_epi8('-'));
@@ -91,8 +97,7 @@ static inline __attribute__((always_inline)) unsigned h1_name_odd16(const unsign
 static inline __attribute__((always_inline)) unsigned h1_host_odd16(const unsigned char *p)
 {
 	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-	__m128i l = _mm_sub_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
-	__m128i letter = _mm_cmpeq_epi8(_mm_max_epu8(l, _mm_set1_epi8(25)), _mm_set1_epi8(25));
+	__m128i letter = h1_letters16(v);
 	/* '-', '.', '/' and the digits are 0x2d-0x39; '/' is not one of them */
 	__m128i d = _mm_sub_epi8(v, _mm_set1_epi8('-'));
 	__m128i dd = _mm_cmpeq_epi8(_mm_max_epu8(d, _mm_set1_epi8(12)), _mm_set1_epi8(12));
