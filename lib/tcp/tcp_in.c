@@ -870,9 +870,9 @@ static void rst_data_after_close(struct arn_tcp_conn *c, struct rte_mbuf *m)
  * The in-order fast path: header prediction (Van Jacobson; 4.4BSD's
  * tcp_input, Linux's tcp_rcv_established). Nearly every segment of an
  * established connection is the next one expected, carries ACK (maybe
- * PSH) and nothing else, leaves the peer's window as it was, and arrives
- * with nothing in recovery, no scoreboard and no out-of-order data; it is
- * either an ACK for new data, in-order data, or both. Such a segment is
+ * PSH) and nothing else, and arrives with nothing in recovery, no
+ * scoreboard and no out-of-order data; it is either an ACK for new data,
+ * in-order data, or both. Such a segment is
  * handled here with the checks that can apply to it and nothing else;
  * every other segment (and this one when a check fails) takes conn_input's
  * full path, unchanged. Each of the full path's checks, in its order:
@@ -897,13 +897,19 @@ static void rst_data_after_close(struct arn_tcp_conn *c, struct rte_mbuf *m)
  * - Keepalive restart: the same.
  * - ACK processing: process_ack, whole, for an ACK of new data (and for
  *   every segment when the congestion control has on_sample: BBR takes a
- *   sample from each ACK). Data that acknowledges nothing new changes
- *   there only the window's bookkeeping (SND.WL1/WL2; the window is the
- *   same), done here (the rate sample and the app-limited mark are kept
- *   only with on_sample, tcp_rate_on). A pure ACK that
- *   acknowledges nothing new is a duplicate ACK candidate: full path.
- * - Window update, SACK blocks, recovery, ECN: window unchanged, no
- *   blocks, no recovery, no ECE/CWR/CE (above).
+ *   sample from each ACK), the window update with it. Data that
+ *   acknowledges nothing new changes there only the window (its update,
+ *   RFC 9293 3.10.7.4's fifth check), done here with process_ack's
+ *   condition and outcome (the rate sample and the app-limited mark are
+ *   kept only with on_sample, tcp_rate_on). A pure ACK that acknowledges
+ *   nothing new is a duplicate ACK candidate (RFC 5681 counts one only
+ *   with the window unchanged): full path.
+ * - The window may change: a receiver that keeps the right edge still
+ *   until it can move it by an MSS (RFC 9293 3.8.6.2.2, as lib/tcp does)
+ *   offers a smaller window with every short segment it takes, so that
+ *   in a request-response exchange nearly every segment changes it.
+ * - SACK blocks, recovery, ECN: no blocks, no recovery, no ECE/CWR/CE
+ *   (above).
  * - Data: the receive queue's mbuf bound (tcp_rmem_admit) applies; an
  *   empty out-of-order queue means no hole to fill and no pull.
  *
@@ -913,8 +919,7 @@ static bool fast_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 {
 	if ((s->flags & ~TH_PSH) != TH_ACK || s->ce || c->state != TCPS_ESTABLISHED ||
 	    s->seq != c->rcv_nxt || s->n_sack || c->recovery != TCP_REC_NONE || c->n_sb ||
-	    c->oooq.head || (c->flags & FAST_PATH_NOT_FLAGS) ||
-	    ((uint32_t)s->wnd << c->snd_ws) != c->snd_wnd)
+	    c->oooq.head || (c->flags & FAST_PATH_NOT_FLAGS))
 		return false;
 	uint32_t acked = s->ack - c->snd_una;
 	if (acked > c->snd_max - c->snd_una ||
@@ -952,14 +957,18 @@ static bool fast_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 		}
 	} else {
 		/* process_ack's window update (its condition, less the ACK
-		 * that moves SND.UNA); no rate sample without on_sample
-		 * (tcp_rate_on) */
+		 * that moves SND.UNA), all it does for this segment; no rate
+		 * sample without on_sample (tcp_rate_on) */
 		if (seq_lt(c->snd_wl1, s->seq) ||
 		    (c->snd_wl1 == s->seq && seq_leq(c->snd_wl2, s->ack))) {
+			uint32_t old_wnd = c->snd_wnd;
+			c->snd_wnd = (uint32_t)s->wnd << c->snd_ws;
 			c->snd_wl1 = s->seq;
 			c->snd_wl2 = s->ack;
 			if (c->snd_wnd > c->max_sndwnd)
 				c->max_sndwnd = c->snd_wnd;
+			if (old_wnd == 0 && c->snd_wnd)
+				tcp_want_output(c);
 		}
 	}
 	/* process_ack may have called on_writable, and the application

@@ -1035,6 +1035,36 @@ static void test_zero_window_probe_and_reopen(void **state)
 	assert_false(c->flags & TF_PERSIST);
 }
 
+/* The window reopened by in-order data that acknowledges nothing new
+ * (the fast path's window update): recorded, and what waited goes out. */
+static void test_zero_window_reopened_by_data(void **state)
+{
+	(void)state;
+	open_conn(true, false, 0);
+	struct arn_tcp_conn *c = app.conn;
+	inject(TH_ACK, p_seq, our_isn + 1, 0, NULL, NULL, 0);
+	uint8_t buf[3000];
+	memset(buf, 'z', sizeof(buf));
+	assert_int_equal(arn_tcp_write(c, buf, sizeof(buf)), (int)sizeof(buf));
+	expect_none();
+	assert_true(c->flags & TF_PERSIST);
+	uint64_t n = cnt(ARN_TCP_C_FAST_PATH);
+	static const uint8_t d[100];
+	inject(TH_ACK | TH_PSH, p_seq, our_isn + 1, 10000, NULL, d, 100);
+	p_seq += 100;
+	assert_int_equal(cnt(ARN_TCP_C_FAST_PATH), n + 1);
+	assert_int_equal(c->snd_wnd, 10000);
+	assert_int_equal(app.rx_len, 100);
+	fake_advance(lc, 0);
+	uint32_t got = 0;
+	while (fake_next(lc, &out)) {
+		got += out.len;
+		assert_int_equal(out.ack, p_seq);
+	}
+	assert_int_equal(got, 3000);
+	assert_false(c->flags & TF_PERSIST);
+}
+
 /* ---- RFC 5961 and PAWS ----------------------------------------------------------- */
 
 static void test_rst_exact_in_window_and_outside(void **state)
@@ -4178,17 +4208,28 @@ static void test_fast_path_declines_what_the_full_path_handles(void **state)
 	assert_int_equal(fast_n(), n);
 	fake_drain(lc);
 
-	/* the window changes: recorded; the same window again: fast */
+	/* data with another window: fast, the window recorded (a receiver
+	 * that keeps its right edge still offers less with each short
+	 * segment); a pure ACK of nothing new with another window: the full
+	 * path's (a window update, not a duplicate ACK) */
 	inject(TH_ACK, p_seq, una, 60000, &o, d, 10);
 	p_seq += 10;
 	assert_int_equal(c->snd_wnd, 60000);
-	assert_int_equal(fast_n(), n);
+	assert_int_equal(fast_n(), ++n);
 	inject(TH_ACK, p_seq, una, 60000, &o, d, 10);
 	p_seq += 10;
 	assert_int_equal(fast_n(), ++n);
 	fp_data(TH_ACK, una, &o, 10); /* back to 65535 */
 	assert_int_equal(c->snd_wnd, 65535);
+	assert_int_equal(c->max_sndwnd, 65535);
+	assert_int_equal(fast_n(), ++n);
+	inject(TH_ACK, p_seq, una, 50000, &o, NULL, 0);
+	assert_int_equal(c->snd_wnd, 50000);
 	assert_int_equal(fast_n(), n);
+	assert_int_equal(c->dupacks, 0);
+	fp_data(TH_ACK, una, &o, 10);
+	assert_int_equal(c->snd_wnd, 65535);
+	assert_int_equal(fast_n(), ++n);
 	fake_drain(lc);
 
 	/* SACK blocks on the segment */
@@ -4529,6 +4570,7 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_window_reflects_unconsumed_data, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_zero_window_probe_and_reopen, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_zero_window_reopened_by_data, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rst_exact_in_window_and_outside, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_syn_on_established_gets_challenge_ack, setup,
 					    teardown),
