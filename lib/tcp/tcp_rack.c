@@ -44,9 +44,14 @@ static void rack_fallback(struct arn_tcp_conn *c)
 /* ---- delivery rate estimation (draft-cheng-iccrg-delivery-rate-estimation) ---- */
 
 /* Record @p r is (re)sent now: the draft's OnPacketSent. @p idle: nothing
- * was in flight before it. */
+ * was in flight before it. Only for a congestion control that takes
+ * samples (tcp_rate_on): for the others nothing reads the record's
+ * snapshot or the connection's delivery clock (its congestion control
+ * never changes after the handshake). */
 static void rate_snap(struct arn_tcp_conn *c, struct tcp_txrec *r, bool idle)
 {
+	if (!tcp_rate_on(c))
+		return;
 	uint32_t now = (uint32_t)c->wk->now_us;
 	if (idle) {
 		/* nothing in flight: intervals start now, not at the last ACK */
@@ -63,9 +68,13 @@ static void rate_snap(struct arn_tcp_conn *c, struct tcp_txrec *r, bool idle)
 }
 
 /* @p len bytes of record @p r were delivered (ACKed or SACKed) by the ACK
- * being processed: the draft's UpdateRateSample. */
+ * being processed: the draft's UpdateRateSample. As rate_snap, only when
+ * the congestion control takes the sample (one per ACK otherwise made
+ * and never read). */
 static void rate_delivered(struct arn_tcp_conn *c, const struct tcp_txrec *r, uint32_t len)
 {
+	if (!tcp_rate_on(c))
+		return;
 	struct tcp_rate_sample *rs = &c->rs;
 	c->delivered += len;
 	c->delivered_us = (uint32_t)c->wk->now_us;
