@@ -764,7 +764,12 @@ uint16_t tcp_adv_mss(struct arn_tcp_worker *wk, uint32_t raddr);
  * options are taken off (so it never wraps), and never more than one mbuf
  * holds. Always in [TCP_MIN_SND_MSS - 12, wk->seg_max]. */
 uint16_t tcp_mss_clamp(const struct arn_tcp_worker *wk, uint32_t peer_mss, uint32_t raddr, bool ts);
-uint32_t tcp_ts_now(const struct arn_tcp_conn *c);
+/* Our timestamp clock for @p c (RFC 7323: milliseconds, offset per
+ * connection). Inline: read for every segment sent and every ACK. */
+static inline uint32_t tcp_ts_now(const struct arn_tcp_conn *c)
+{
+	return (uint32_t)c->wk->now_ms + c->ts_offset;
+}
 /* The work a passed retransmission timer does (tcp_timeout.c calls it). */
 bool tcp_tlp_send(struct arn_tcp_conn *c);
 /* The probe's retransmission alone: the last segment sent (RFC 8985 7.3),

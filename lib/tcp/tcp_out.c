@@ -22,11 +22,6 @@
 #include "tcp_timer.h"
 #include "tcp_rack.h"
 
-uint32_t tcp_ts_now(const struct arn_tcp_conn *c)
-{
-	return (uint32_t)c->wk->now_ms + c->ts_offset;
-}
-
 uint16_t tcp_adv_mss(struct arn_tcp_worker *wk, uint32_t raddr)
 {
 	uint32_t mtu = arn_net_route_mtu(wk->lc, raddr);
