@@ -646,10 +646,14 @@ static bool process_ack_inner(struct arn_tcp_conn *c, const struct tcp_seg *s)
 		if (seq_lt(c->high_rxt, c->snd_una))
 			c->high_rxt = c->snd_una;
 		if (c->flags & TF_SACK_OK) {
-			tcp_sb_trim(c);
+			/* no blocks (nor a count of them, which the trim
+			 * would zero): nothing to trim, no call */
+			if (c->n_sb || c->sacked_bytes)
+				tcp_sb_trim(c);
 			/* RACK: records delivered, DSACK, loss detection */
 			tcp_rack_on_ack(c, s, old_una, sack_new);
-		} else {
+		} else if (c->reno_sacked) {
+			/* without duplicate ACKs counted, no division */
 			uint32_t segs = acked / c->mss;
 			c->reno_sacked = c->reno_sacked > segs ? c->reno_sacked - segs : 0;
 		}
