@@ -849,13 +849,17 @@ uint64_t tcp_tlp_again_ms(const struct arn_tcp_conn *c)
 void tcp_rexmt_arm_pto(struct arn_tcp_conn *c)
 {
 	uint64_t pto = pto_ms(c);
-	if (pto && pto < rto_ms(c)) {
+	/* the RTO computed once: tcp_rexmt_arm's, inline (every flight of
+	 * one segment, where the probe would wait longer, arms it) */
+	uint64_t rto = rto_ms(c);
+	if (pto && pto < rto) {
 		c->flags |= TF_TLP;
 		c->t_rexmt = c->wk->now_ms + pto;
-		tcp_timer_armed(c, c->t_rexmt);
-		return;
+	} else {
+		c->flags &= ~TF_TLP;
+		c->t_rexmt = c->wk->now_ms + rto;
 	}
-	tcp_rexmt_arm(c);
+	tcp_timer_armed(c, c->t_rexmt);
 }
 
 void tcp_rexmt_new_data(struct arn_tcp_conn *c)
