@@ -15,6 +15,7 @@
 #include "tcp_int.h"
 #include "tcp_timer.h"
 #include "tcp_rack.h"
+#include "tcp_rmem.h"
 
 /* ---- parsing -------------------------------------------------------------------- */
 
@@ -914,7 +915,7 @@ static void rst_data_after_close(struct arn_tcp_conn *c, struct rte_mbuf *m)
  *   in a request-response exchange nearly every segment changes it.
  * - SACK blocks, recovery, ECN: no blocks, no recovery, no ECE/CWR/CE
  *   (above).
- * - Data: the receive queue's mbuf bound (tcp_rmem_admit) applies; an
+ * - Data: the receive queue's mbuf bound (tcp_rmem_admit_in_order) applies; an
  *   empty out-of-order queue means no hole to fill and no pull.
  *
  * @return false if the segment takes the full path (nothing was done).
@@ -984,7 +985,7 @@ static bool fast_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 	} else if (c->flags & TF_APP_CLOSED) {
 		rst_data_after_close(c, m);
 		return true;
-	} else if (!tcp_rmem_admit(c, true)) {
+	} else if (!tcp_rmem_admit_in_order(c)) {
 		/* as the full path: over the connection's mbuf bound even
 		 * after collapsing, dropped, the peer sends it again */
 		rte_pktmbuf_free(m);
@@ -1269,7 +1270,7 @@ static void conn_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte_mbu
 	} else if (len && (c->flags & TF_APP_CLOSED)) {
 		rst_data_after_close(c, m);
 		return;
-	} else if (len && seq == c->rcv_nxt && !tcp_rmem_admit(c, true)) {
+	} else if (len && seq == c->rcv_nxt && !tcp_rmem_admit_in_order(c)) {
 		/* over the connection's mbuf bound even after collapsing:
 		 * dropped, the peer sends it again */
 		len = 0;

@@ -35,6 +35,7 @@
 #include <rte_mempool.h>
 
 #include "tcp_int.h"
+#include "tcp_rmem.h"
 
 static inline uint32_t mseq(const struct rte_mbuf *m)
 {
