@@ -36,20 +36,6 @@ void tcp_txr_pool_init(struct arn_tcp_worker *wk)
 	}
 }
 
-uint32_t tcp_txr_alloc(struct arn_tcp_worker *wk)
-{
-	uint32_t i = wk->txr_free;
-	if (i != TXR_NIL)
-		wk->txr_free = wk->txr[i].next;
-	return i;
-}
-
-void tcp_txr_put(struct arn_tcp_worker *wk, uint32_t i)
-{
-	wk->txr[i].next = wk->txr_free;
-	wk->txr_free = i;
-}
-
 void tcp_txr_free_all(struct arn_tcp_conn *c)
 {
 	struct arn_tcp_worker *wk = c->wk;

@@ -665,8 +665,21 @@ static inline uint64_t tcp_clock(struct arn_tcp_worker *wk)
 }
 
 /* ---- tcp_conn.c ------------------------------------------------------------------ */
-uint32_t tcp_txr_alloc(struct arn_tcp_worker *wk); /* TXR_NIL: none left */
-void tcp_txr_put(struct arn_tcp_worker *wk, uint32_t i);
+/* The worker's pool of transmission records: a record taken per segment
+ * sent and given back per segment ACKed on a RACK connection. Inline
+ * (they call nothing, so the header depends on no .c file for them). */
+static inline uint32_t tcp_txr_alloc(struct arn_tcp_worker *wk) /* TXR_NIL: none left */
+{
+	uint32_t i = wk->txr_free;
+	if (i != TXR_NIL)
+		wk->txr_free = wk->txr[i].next;
+	return i;
+}
+static inline void tcp_txr_put(struct arn_tcp_worker *wk, uint32_t i)
+{
+	wk->txr[i].next = wk->txr_free;
+	wk->txr_free = i;
+}
 void tcp_txr_pool_init(struct arn_tcp_worker *wk);
 void tcp_txr_free_all(struct arn_tcp_conn *c);
 /* Output for @p c at the worker's next tcp_process_outq (tcp_worker.c). */
