@@ -231,9 +231,12 @@ static void min_rtt_update(struct arn_tcp_conn *c, uint32_t rtt)
 }
 
 /* Segment @p r was delivered by ACK @p s: cumulatively, or (@p sacked)
- * selectively. */
-static void rack_delivered(struct arn_tcp_conn *c, const struct tcp_txrec *r,
-			   const struct tcp_seg *s, bool sacked)
+ * selectively. Inline: the cumulative case, once per ACK of new data,
+ * costs no call and folds @p sacked away. */
+static inline __attribute__((always_inline)) void rack_delivered(struct arn_tcp_conn *c,
+								 const struct tcp_txrec *r,
+								 const struct tcp_seg *s,
+								 bool sacked)
 {
 	struct arn_tcp_worker *wk = c->wk;
 	/* RACK_detect_reordering */
@@ -616,9 +619,12 @@ static bool sb_has(const struct arn_tcp_conn *c, const struct tcp_sack_block *b)
 	return false;
 }
 
+/* After an ACK: the end of a tail loss probe's episode (RFC 8985 7.4).
+ * Called only with a probe out (TF_TLP_OUT), tested where it is called:
+ * nearly no ACK has one. */
 static void tlp_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
 {
-	if (!(c->flags & TF_TLP_OUT) || seq_lt(s->ack, c->tlp_high_seq))
+	if (seq_lt(s->ack, c->tlp_high_seq))
 		return;
 	/* RFC 8985 7.4: the probe repaired a loss unless a DSACK showed the
 	 * original arrived too; then a loss happened and cwnd must come down. */
@@ -664,7 +670,8 @@ void tcp_rack_on_ack(struct arn_tcp_conn *c, const struct tcp_seg *s, uint32_t o
 	if ((c->flags & TF_UNDO) && c->recovery == TCP_REC_NONE && seq_gt(c->snd_una, c->undo_end))
 		c->flags &= ~TF_UNDO;
 	if (!tcp_rack_on(c)) {
-		tlp_ack(c, s);
+		if (c->flags & TF_TLP_OUT)
+			tlp_ack(c, s);
 		return;
 	}
 
@@ -726,7 +733,8 @@ void tcp_rack_on_ack(struct arn_tcp_conn *c, const struct tcp_seg *s, uint32_t o
 		for (unsigned k = 0; k < n; k++)
 			sack_block(c, seq_max(b[k].start, c->snd_una), b[k].end, s);
 	}
-	tlp_ack(c, s);
+	if (c->flags & TF_TLP_OUT)
+		tlp_ack(c, s);
 	if (c->snd_una == c->snd_max && c->txr_head == TXR_NIL) {
 		c->lost_bytes = c->retrans_bytes = 0;
 		c->t_rack_us = 0;
