@@ -1417,8 +1417,21 @@ void tcp_input(struct arn_tcp_worker *wk, struct rte_mbuf *m)
 	s.wnd = rte_be_to_cpu_16(th->rx_win);
 	s.len = m->pkt_len - l3 - doff;
 	s.ce = (ip->type_of_service & ARN_IP_ECN_MASK) == ARN_IP_ECN_CE;
-	if (doff > TCP_HDR_LEN)
-		tcp_parse_options(&s, (const uint8_t *)(th + 1), doff - TCP_HDR_LEN);
+	if (doff > TCP_HDR_LEN) {
+		const uint8_t *opt = (const uint8_t *)(th + 1);
+		uint32_t w[3];
+		if (doff == TCP_HDR_LEN + 12 &&
+		    (memcpy(w, opt, 12), w[0] == RTE_BE32(0x0101080au))) {
+			/* NOP, NOP, timestamps alone: nearly every segment
+			 * of a connection with timestamps, tcp_parse_options'
+			 * first case without its call */
+			s.has_ts = true;
+			s.tsval = rte_be_to_cpu_32(w[1]);
+			s.tsecr = rte_be_to_cpu_32(w[2]);
+		} else {
+			tcp_parse_options(&s, opt, doff - TCP_HDR_LEN);
+		}
+	}
 	if (!(s.flags & TH_SYN)) {
 		/* MSS and window scale mean something only on a SYN */
 		s.has_mss = s.has_ws = false;
