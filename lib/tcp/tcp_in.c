@@ -13,6 +13,7 @@
 
 #include "arn_log.h"
 #include "tcp_int.h"
+#include "tcp_cksum.h"
 #include "tcp_timer.h"
 #include "tcp_rack.h"
 #include "tcp_rmem.h"

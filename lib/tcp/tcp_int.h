@@ -5,7 +5,7 @@
  * out-of-order queue, SACK blocks to send), tcp_cc.c (NewReno and CUBIC),
  * tcp_conn.c (pool, flow table, listeners, lifecycle), tcp_api.c (what
  * arn_tcp.h promises), tcp_cookie.c (ISNs and SYN cookies), tcp_rack.c
- * (RACK-TLP loss detection, DSACK, undo), tcp_cksum.c (receive checksum).
+ * (RACK-TLP loss detection, DSACK, undo), tcp_cksum.h (receive checksum).
  *
  * Layers, each calling only those below it (docs/architecture.md):
  *   tcp_echo.c, tcp_api.c, tcp_worker.c    what arn_tcp.h and arn_l4.h promise
@@ -16,7 +16,7 @@
  *   tcp_sack.c                             scoreboard, out-of-order queue
  *   tcp_rmem.c                             receive memory, the receive window
  *   tcp_conn.c                             pools, flow table, lists, lifecycle
- *   tcp_timer.c, tcp_cookie.c, tcp_cc.c, tcp_cksum.c   leaves
+ *   tcp_timer.c, tcp_cookie.c, tcp_cc.c, tcp_cksum.h   leaves
  *
  * Loss detection: with SACK, RACK-TLP (RFC 8985) decides what is lost from
  * per-segment transmission records; without SACK, or when a worker's
@@ -951,12 +951,6 @@ void tcp_rmem_poll(struct arn_tcp_worker *wk);
 unsigned tcp_rmem_avail(const struct arn_tcp_worker *wk);
 /* Drop @p c's whole out-of-order queue (and the SACK blocks for it). */
 void tcp_ooo_prune(struct arn_tcp_conn *c);
-
-/* ---- tcp_cksum.c -------------------------------------------------------------------- */
-struct rte_ipv4_hdr;
-/* Is the TCP checksum of the segment at @p l4 (@p l4_len bytes, header
- * included) under IPv4 header @p ip right? */
-bool tcp_cksum_ok(const struct rte_ipv4_hdr *ip, const void *l4, uint32_t l4_len);
 
 /* ---- tcp_cookie.c -------------------------------------------------------------------- */
 uint64_t tcp_siphash(const uint64_t key[2], const void *data, size_t len);

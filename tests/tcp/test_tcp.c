@@ -15,6 +15,7 @@
 
 #include "arn_cksum.h"
 #include "tcp_fake_net.h"
+#include "tcp_cksum.h"
 #include "tcp_rack.h"
 
 #define US FAKE_ADDR(0)	 /* 198.18.0.1: the stack under test */

@@ -2,16 +2,24 @@
  * The TCP checksum of received segments, when the port did not verify it
  * (net_af_packet, net_af_xdp, net_ring, NICs without L4 RX offload), with
  * lib/common's fast sum (arn_cksum.h says why not rte_ipv4_udptcp_cksum()).
+ * Inline: tcp_input asks it for every segment such a port hands over, and
+ * it is the pseudo-header's sum around one call into lib/common (outside
+ * lib/tcp, so this header ties no file of lib/tcp to another).
  */
-#include <string.h>
+#ifndef ARN_TCP_CKSUM_H
+#define ARN_TCP_CKSUM_H
+
+#include <stdbool.h>
+#include <stdint.h>
 
 #include <rte_byteorder.h>
 #include <rte_ip.h>
 
 #include "arn_cksum.h"
-#include "tcp_int.h"
 
-bool tcp_cksum_ok(const struct rte_ipv4_hdr *ip, const void *l4, uint32_t l4_len)
+/* Is the TCP checksum of the segment at @p l4 (@p l4_len bytes, header
+ * included) under IPv4 header @p ip right? */
+static inline bool tcp_cksum_ok(const struct rte_ipv4_hdr *ip, const void *l4, uint32_t l4_len)
 {
 	/* pseudo-header (RFC 9293 3.1): addresses, zero + protocol, length,
 	 * summed as the 16-bit words they are in memory */
@@ -19,3 +27,5 @@ bool tcp_cksum_ok(const struct rte_ipv4_hdr *ip, const void *l4, uint32_t l4_len
 		      rte_cpu_to_be_16((uint16_t)IPPROTO_TCP) + rte_cpu_to_be_16((uint16_t)l4_len);
 	return arn_cksum_raw(l4, l4_len, ph) == 0xffff;
 }
+
+#endif
