@@ -396,6 +396,19 @@ struct rte_mbuf *arn_tcp_rx_take(struct arn_tcp_conn *c, uint32_t n)
 	if (n == 0)
 		return NULL;
 	struct rte_mbuf *head = NULL, *tail = NULL;
+	if (n == q->bytes && q->head == q->tail) {
+		/* the whole queue in one mbuf (a request or a response in one
+		 * segment): the loop's one round without the loop */
+		head = q->head;
+		q->head = q->tail = NULL;
+		q->bytes = 0;
+		q->n--;
+		head->next = NULL;
+		head->pkt_len = head->data_len;
+		head->nb_segs = 1;
+		window_update_check(c);
+		return head;
+	}
 	uint32_t got = 0;
 	uint16_t segs = 0;
 	while (got < n) {
