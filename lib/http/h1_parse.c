@@ -434,20 +434,35 @@ static inline __attribute__((always_inline)) bool host_plain(uptr v, uint32_t n,
 #endif
 }
 
+static inline __attribute__((always_inline)) int add_head_field(struct arn_h1_parser *p,
+								const char *name, uint32_t nlen,
+								const char *value, uint32_t vlen,
+								const char *end);
+
 static inline __attribute__((always_inline)) int add_field(struct arn_h1_parser *p,
 							   const char *name, uint32_t nlen,
 							   const char *value, uint32_t vlen,
 							   const char *end)
 {
-	struct arn_h1_msg *m = p->msg;
 	if (__builtin_expect(p->state == ST_TRAILERS, 0))
 		return add_trailer(p, name, nlen, value, vlen);
 	/* a head's lines: no trailers yet (begin_message cleared them) */
-	unsigned idx = m->n_hdrs;
-	if (idx >= p->max_hdrs || idx >= m->hdr_cap)
+	if (p->msg->n_hdrs >= p->max_hdrs || p->msg->n_hdrs >= p->msg->hdr_cap)
 		return fail(p, ARN_H1_E_TOO_MANY_HEADERS);
 	if (nlen > UINT16_MAX)
 		return fail(p, ARN_H1_E_HEAD_TOO_LARGE);
+	return add_head_field(p, name, nlen, value, vlen, end);
+}
+
+/* A head's field line, once the limits are checked: its slot, id and what
+ * it means for framing and the connection. */
+static inline __attribute__((always_inline)) int add_head_field(struct arn_h1_parser *p,
+								const char *name, uint32_t nlen,
+								const char *value, uint32_t vlen,
+								const char *end)
+{
+	struct arn_h1_msg *m = p->msg;
+	unsigned idx = m->n_hdrs;
 	struct arn_h1_header *h = &m->hdrs[idx];
 	enum arn_h1_hdr_id id = h1_hdr_lookup(name, nlen);
 	h->name = name;
@@ -590,6 +605,55 @@ parse_field_line(struct arn_h1_parser *p, const char *s, const char *e, const ch
 		      (const char *)end) != 0)
 		return L_ERR;
 	return L_FIELD;
+}
+
+/*
+ * The fast path for a head's field lines, the bulk of a head: the usual
+ * line (a name of letters, digits and '-', ':', at most one SP, a value,
+ * CRLF or LF, all inside the run) is taken with the fewest tests, and the
+ * limits checked once per run rather than per line. It only ever accepts:
+ * a line it cannot take as it is (an empty line, a fold, another name
+ * byte, more OWS before the value or any after it, a bad byte, a bare CR,
+ * a line the run or the head's limit cuts, the header limit reached)
+ * goes to parse_field_line from its first byte, untouched, so every
+ * error, its code and where it is found are the scalar path's
+ * (test_fields_fast_vs_scalar compares the two on random heads). Reads
+ * stay inside [base, lim), @p base being the run's first byte.
+ */
+/* Field lines of a head from s (< lim) while they are the usual kind;
+ * each is added as parse_field_line would add it. @p nmax: the head's
+ * line limit (max_hdrs and the array's capacity). @return where it
+ * stopped, a line's start or lim; *err set when add_head_field failed
+ * (the parser is in error). */
+static inline __attribute__((always_inline)) uptr
+fields_fast(struct arn_h1_parser *p, uptr s, uptr lim, uptr base, unsigned nmax, bool *err)
+{
+	while (s<lim && * s> ' ') {
+		uptr q = h1_scan_token(s, lim, base);
+		if (q == lim || *q != ':' || q == s)
+			break;
+		uptr v1 = h1_scan_value(q + 1, lim, base);
+		if (lim - v1 < 2)
+			break;
+		uptr v0 = q + 1;
+		/* [v0, v1] is inside [s, lim): one optional SP, no more OWS */
+		v0 += *v0 == ' ';
+		if (*v0 == ' ' || *v0 == '\t')
+			break;
+		if (h1_ld2((const char *)v1) != h1_ld2("\r\n") && *v1 != '\n')
+			break;
+		if (v1 > v0 && v1[-1] <= ' ')
+			break; /* trailing OWS: parse_field_line trims it */
+		if (p->msg->n_hdrs >= nmax)
+			break; /* parse_field_line fails it */
+		if (add_head_field(p, (const char *)s, (uint32_t)(q - s), (const char *)v0,
+				   (uint32_t)(v1 - v0), (const char *)lim) != 0) {
+			*err = true;
+			return s;
+		}
+		s = v1 + 1 + (*v1 == '\r');
+	}
+	return s;
 }
 
 static int parse_line(struct arn_h1_parser *p, const char *s, const char *e, const char **next)
@@ -819,7 +883,8 @@ static int scratch_short(struct arn_h1_parser *p, struct arn_h1_ev *ev)
 }
 
 /* Start line, header lines or trailer lines. */
-static int head_step(struct arn_h1_parser *p, const char **sp, const char *e, struct arn_h1_ev *ev)
+static int head_step(struct arn_h1_parser *p, const char **sp, const char *e, const char *base,
+		     struct arn_h1_ev *ev)
 {
 	const char *s = *sp, *next = NULL;
 	enum arn_h1_err lerr;
@@ -888,7 +953,20 @@ static int head_step(struct arn_h1_parser *p, const char **sp, const char *e, st
 		size_t left = p->max_head - p->head_bytes;
 		lerr = ARN_H1_E_HEAD_TOO_LARGE;
 		lim = (size_t)(e - s) > left ? s + left : e;
+		unsigned nmax = p->max_hdrs < p->msg->hdr_cap ? p->max_hdrs : p->msg->hdr_cap;
 		do {
+			bool ferr = false;
+			if (p->state == ST_HEAD)
+				s = (const char *)fields_fast(p, (uptr)s, (uptr)lim, (uptr)base,
+							      nmax, &ferr);
+			if (ferr) {
+				r = L_ERR;
+				break;
+			}
+			if (s == e) {
+				r = L_FIELD;
+				break;
+			}
 			r = parse_field_line(p, s, lim, &next);
 			if (__builtin_expect(r != L_FIELD, 0))
 				break;
@@ -1159,7 +1237,7 @@ static __attribute__((noinline)) ssize_t parse_run(struct arn_h1_parser *p, cons
 			/* fallthrough */
 		case ST_HEAD:
 		case ST_TRAILERS:
-			r = head_step(p, &s, e, ev);
+			r = head_step(p, &s, e, buf, ev);
 			break;
 		case ST_BODY_CL: {
 			if (s == e)

@@ -1623,6 +1623,105 @@ static void test_trex_astf_requests(void **state)
 	}
 }
 
+/* Differential, for the field-line fast path (fields_fast in h1_parse.c):
+ * random heads, mostly well formed, with the odd bytes, OWS, line ends and
+ * limits where the fast path must step aside, parsed whole (lines in one
+ * run: the fast path) and one byte at a time (every line completed in
+ * scratch: parse_field_line alone) and in random pieces; any difference in
+ * the transcripts (headers, flags, error and its kind) fails. */
+static uint32_t rnd(uint32_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 17;
+	*x ^= *x << 5;
+	return *x;
+}
+
+static void put_any(struct arn_sb *b, uint32_t *x, const char *const *set, size_t n)
+{
+	arn_sb_puts(b, set[rnd(x) % n]);
+}
+
+static void test_fields_fast_vs_scalar(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"Host",
+					    "host",
+					    "Content-Length",
+					    "Connection",
+					    "Transfer-Encoding",
+					    "X-A",
+					    "a_b",
+					    "x.y",
+					    "Upgrade",
+					    "Expect",
+					    "TE",
+					    "Server",
+					    "Date",
+					    "X-Forwarded-For-Very-Long-Name-1",
+					    "Cookie",
+					    "Content-Type",
+					    "k",
+					    "Keep-Alive",
+					    "Accept-Encoding",
+					    "X-Request-Id"};
+	static const char *const seps[] = {":", ": ", ": ", ": ", ":  ", ":\t", " :", ": \t"};
+	static const char *const values[] = {
+	    "198.18.0.2",
+	    "keep-alive",
+	    "close",
+	    "16",
+	    "0",
+	    "chunked",
+	    "100-continue",
+	    "nginx/1.22.1",
+	    "Wed, 02 Dec 2026 09:00:00 GMT",
+	    "application/octet-stream",
+	    "a.b:8080",
+	    "websocket",
+	    "",
+	    "x",
+	    "Upgrade, keep-alive",
+	    "12, 12",
+	    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko)"};
+	static const char *const ends[] = {"\r\n", "\r\n",   "\r\n",  "\r\n",  "\n",
+					   "\r",   "\r\r\n", " \r\n", "\t\r\n"};
+	static const char odd[] = {'\0',       '\r',	   '\n', '\t', ' ', ':', 0x7f,
+				   (char)0x80, (char)0xff, 0x01, '_',  '(', '"'};
+	static const struct arn_h1_config tight = {.max_head_bytes = 160, .max_headers = 4};
+	uint32_t x = 0x2545f491u;
+	for (int round = 0; round < 3000; round++) {
+		struct arn_sb b = ARN_SB_INIT;
+		bool res = rnd(&x) % 3 == 0;
+		arn_sb_puts(&b, res ? "HTTP/1.1 200 OK\r\n" : "GET /x HTTP/1.1\r\n");
+		unsigned nl = rnd(&x) % 10;
+		for (unsigned i = 0; i < nl; i++) {
+			if (rnd(&x) % 40 == 0)
+				arn_sb_puts(&b, " folded\r\n");
+			put_any(&b, &x, names, sizeof(names) / sizeof(names[0]));
+			put_any(&b, &x, seps, sizeof(seps) / sizeof(seps[0]));
+			put_any(&b, &x, values, sizeof(values) / sizeof(values[0]));
+			put_any(&b, &x, ends, sizeof(ends) / sizeof(ends[0]));
+		}
+		arn_sb_puts(&b, rnd(&x) % 8 ? "\r\n" : "\n");
+		if (rnd(&x) % 2)
+			arn_sb_puts(&b, "0123456789abcdef");
+		assert_false(b.oom);
+		/* one byte in four heads replaced by an odd one */
+		if (b.len > 17 && rnd(&x) % 4 == 0)
+			b.buf[17 + rnd(&x) % (b.len - 17)] = odd[rnd(&x) % sizeof(odd)];
+		struct h1t_opts o = {.kind = res ? ARN_H1_RESPONSE : ARN_H1_REQUEST,
+				     .cfg = rnd(&x) % 4 == 0 ? &tight : NULL,
+				     .alloc = H1T_MALLOC};
+		char *whole = NULL;
+		char *diff = h1t_all_splits(b.buf, b.len, &o, 1, (unsigned)round, &whole);
+		if (diff)
+			fail_msg("round %d: %s\n--- input:\n%.*s", round, diff, (int)b.len, b.buf);
+		free(whole);
+		arn_sb_free(&b);
+	}
+}
+
 int test_h1_write_group(void);
 
 int main(void)
@@ -1673,6 +1772,7 @@ int main(void)
 	    cmocka_unit_test(test_response_rearm),
 	    cmocka_unit_test(test_authority_split),
 	    cmocka_unit_test(test_list_and_lookup),
+	    cmocka_unit_test(test_fields_fast_vs_scalar),
 	};
 	int rc = cmocka_run_group_tests_name("h1_parse", tests, NULL, NULL);
 	return rc | test_h1_write_group();
