@@ -628,7 +628,7 @@ parse_field_line(struct arn_h1_parser *p, const char *s, const char *e, const ch
 static inline __attribute__((always_inline)) uptr
 fields_fast(struct arn_h1_parser *p, uptr s, uptr lim, uptr base, unsigned nmax, bool *err)
 {
-	while (s<lim && * s> ' ') {
+	while (s < lim && s[0] > ' ') {
 		uptr q = h1_scan_token(s, lim, base);
 		if (q == lim || *q != ':' || q == s)
 			break;
@@ -656,17 +656,26 @@ fields_fast(struct arn_h1_parser *p, uptr s, uptr lim, uptr base, unsigned nmax,
 	return s;
 }
 
-static int parse_line(struct arn_h1_parser *p, const char *s, const char *e, const char **next)
+/* the start line, or an empty line before a request line; inlined into
+ * the head loop (once a message) */
+static inline __attribute__((always_inline)) int
+parse_start_line(struct arn_h1_parser *p, const char *s, const char *e, const char **next)
 {
-	if (!p->start_done) {
+	if (p->kind == ARN_H1_REQUEST) {
 		/* RFC 9112 2.2: a server ignores empty lines before a request-line */
-		if (p->kind == ARN_H1_REQUEST && s < e && (*s == '\r' || *s == '\n')) {
+		if (s < e && (*s == '\r' || *s == '\n')) {
 			int r = line_end(p, (uptr)s, (uptr)e, next, ARN_H1_E_START_LINE);
 			return r == 1 ? L_EMPTY : r;
 		}
-		return p->kind == ARN_H1_REQUEST ? parse_request_line(p, s, e, next)
-						 : parse_status_line(p, s, e, next);
+		return parse_request_line(p, s, e, next);
 	}
+	return parse_status_line(p, s, e, next);
+}
+
+static int parse_line(struct arn_h1_parser *p, const char *s, const char *e, const char **next)
+{
+	if (!p->start_done)
+		return parse_start_line(p, s, e, next);
 	return parse_field_line(p, s, e, next);
 }
 
@@ -931,7 +940,7 @@ static int head_step(struct arn_h1_parser *p, const char **sp, const char *e, co
 		if (!p->start_done) {
 			size_t budget = line_budget(p, 0, &lerr);
 			lim = (size_t)(e - s) > budget ? s + budget : e;
-			r = parse_line(p, s, lim, &next);
+			r = parse_start_line(p, s, lim, &next);
 			if (r == L_INCOMPLETE)
 				goto incomplete;
 			if (r == L_ERR)
@@ -1310,6 +1319,19 @@ ssize_t arn_h1_parse(struct arn_h1_parser *p, const char *buf, size_t len, struc
 		ev->len = 0;
 		after_end(p);
 		return 0;
+	}
+	/* and a Content-Length body's bytes (the event after most heads of
+	 * responses) are as few steps: likewise outside the loop's frame */
+	if (p->state == ST_BODY_CL && len) {
+		size_t n = len < p->remaining ? len : (size_t)p->remaining;
+		ev->type = ARN_H1_EV_BODY;
+		ev->data = buf;
+		ev->len = n;
+		p->remaining -= n;
+		p->msg->body_len += n;
+		if (p->remaining == 0)
+			p->state = ST_END;
+		return (ssize_t)n;
 	}
 	return parse_run(p, buf, len, ev);
 }
