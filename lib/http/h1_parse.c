@@ -240,7 +240,9 @@ static int parse_request_line(struct arn_h1_parser *p, const char *s, const char
 	struct arn_h1_msg *m = p->msg;
 	uptr q = (uptr)s, end = (uptr)e;
 	uptr m0 = q;
-	q = h1_scan_token(q, end, m0);
+	/* GET and its space, the usual method, as one word */
+	bool get = end - q >= 4 && h1_ld4((const char *)q) == h1_ld4("GET ");
+	q = get ? q + 3 : h1_scan_token(q, end, m0);
 	if (q == end)
 		return L_INCOMPLETE;
 	if (*q != ' ' || q == m0) {
@@ -271,10 +273,10 @@ static int parse_request_line(struct arn_h1_parser *p, const char *s, const char
 	if (r != 1)
 		return r;
 
-	/* the line is complete and well formed: now its meaning; GET (with
-	 * the space after it) as one word before the lookup's call */
+	/* the line is complete and well formed: now its meaning; GET known
+	 * from the word above, before the lookup's call */
 	enum arn_h1_method meth;
-	if (mlen == 3 && h1_ld4((const char *)m0) == h1_ld4("GET "))
+	if (get)
 		meth = ARN_H1_M_GET;
 	else
 		meth = arn_h1_method_lookup((const char *)m0, mlen);
@@ -629,8 +631,20 @@ static inline __attribute__((always_inline)) uptr
 fields_fast(struct arn_h1_parser *p, uptr s, uptr lim, uptr base, unsigned nmax, bool *err)
 {
 	while (s < lim && s[0] > ' ') {
-		uptr q = h1_scan_token(s, lim, base);
-		if (q == lim || *q != ':' || q == s)
+		uptr q;
+#if defined(__SSE2__)
+		/* a name under 16 bytes of letters, digits and '-', then ':' */
+		unsigned nm = lim - s >= 16 ? h1_name_odd16(s) : 0;
+		if (nm && s[__builtin_ctz(nm)] == ':') {
+			q = s + __builtin_ctz(nm);
+		} else
+#endif
+		{
+			q = h1_scan_token(s, lim, base);
+			if (q == lim || *q != ':')
+				break;
+		}
+		if (q == s)
 			break;
 		uptr v1 = h1_scan_value(q + 1, lim, base);
 		if (lim - v1 < 2)
