@@ -641,8 +641,8 @@ fields_fast(struct arn_h1_parser *p, uptr s, uptr lim, uptr base, unsigned nmax,
 #endif
 		{
 			q = h1_scan_token(s, lim, base);
-			if (q == lim || *q != ':')
-				break;
+			if (q == lim || *q != ':' || q - s > UINT16_MAX)
+				break; /* (a name that long: add_field fails it) */
 		}
 		if (q == s)
 			break;
