@@ -340,6 +340,42 @@ static void write_joined(struct arn_h1_wbuf *w, const struct arn_h1_msg *m, int 
 	arn_h1_put(w, "\r\n", 2);
 }
 
+/* Two bytes at @p p are @p lit's two (one load and compare) */
+static inline bool eq2(const char *p, const char *lit)
+{
+	uint16_t a, b;
+	memcpy(&a, p, 2);
+	memcpy(&b, lit, 2);
+	return a == b;
+}
+
+/* Unchanged lines as they were received: one copy for the run. */
+static inline __attribute__((always_inline)) void put_run(struct arn_h1_wbuf *w, const char *s,
+							  size_t n)
+{
+	if (__builtin_expect(n > (size_t)(w->cap - w->len), 0)) {
+		arn_h1_put(w, s, n); /* across buffers, filling each as lines do */
+		return;
+	}
+	char *d = w->p + w->len;
+	w->len += (uint32_t)n;
+	w->total += n;
+	if (n > 256)
+		memcpy(d, s, n);
+	else
+		h1_copy(d, s, n);
+}
+
+/* The run so far goes out before any other line (*rs = re after it). */
+static inline __attribute__((always_inline)) void run_end(struct arn_h1_wbuf *w, const char **rs,
+							  const char *re)
+{
+	if (re != *rs) {
+		put_run(w, *rs, (size_t)(re - *rs));
+		*rs = re;
+	}
+}
+
 int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 			 const struct arn_h1_edit *edits, unsigned n_edits, unsigned flags)
 {
@@ -367,8 +403,24 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 			id = arn_h1_hdr_lookup(edits[k].name, edits[k].name_len);
 		by_id[id] |= 1ull << k;
 	}
-	for (int i = 0; i < m->n_hdrs; i++) {
-		const struct arn_h1_header *h = &m->hdrs[i];
+	/*
+	 * An unchanged line is not rebuilt from its name and value where the
+	 * received bytes from its name to the next line's name are exactly
+	 * what write_line would give, "name: value\r\n" (one space, CRLF, the
+	 * parser's slices of one buffer; a hand-built message rarely is): a
+	 * run of such lines goes out in one copy, [rs, re), which any other
+	 * line written ends first. A line dropped or replaced in the middle
+	 * ends the run too: the next line's name is not where the run ends.
+	 * A realistic browser head (bench_h1 write): 1,546 instructions to
+	 * 1,464. The last line has no next name to bound its bytes: line by
+	 * line.
+	 */
+	const char *rs = NULL, *re = NULL;
+	/* in locals: the stores of the lines may alias the message */
+	const struct arn_h1_header *hd = m->hdrs;
+	const int n = m->n_hdrs;
+	for (int i = 0; i < n; i++) {
+		const struct arn_h1_header *h = &hd[i];
 		bool drop = false;
 		if ((flags & ARN_H1_W_DROP_HOP) && is_hop(m, h, flags, &nm))
 			continue;
@@ -389,14 +441,18 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 				break;
 			case ARN_H1_EDIT_SET:
 			case ARN_H1_EDIT_SET_IF_PRESENT:
-				if (!(done & bit))
+				if (!(done & bit)) {
+					run_end(w, &rs, re);
 					write_line(w, e->name, e->name_len, e->value, e->value_len);
+				}
 				done |= bit;
 				drop = true;
 				break;
 			case ARN_H1_EDIT_APPEND_VALUE:
-				if (!(done & bit))
+				if (!(done & bit)) {
+					run_end(w, &rs, re);
 					write_joined(w, m, i, e);
+				}
 				done |= bit;
 				drop = true;
 				break;
@@ -404,9 +460,25 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 				break;
 			}
 		}
-		if (!drop)
-			write_line(w, h->name, h->name_len, h->value, h->value_len);
+		if (drop)
+			continue;
+		const char *v = h->value;
+		const char *end = v + h->value_len;
+		if (i + 1 < n && v == h->name + h->name_len + 2 && hd[i + 1].name == end + 2 &&
+		    eq2(v - 2, ": ") && eq2(end, "\r\n")) {
+			if (re != h->name) {
+				if (re != rs)
+					put_run(w, rs, (size_t)(re - rs));
+				rs = h->name;
+			}
+			re = end + 2;
+			continue;
+		}
+		run_end(w, &rs, re);
+		write_line(w, h->name, h->name_len, v, h->value_len);
 	}
+	if (re != rs)
+		put_run(w, rs, (size_t)(re - rs));
 	for (unsigned k = 0; k < n_edits; k++) {
 		const struct arn_h1_edit *e = &edits[k];
 		uint64_t bit = 1ull << k;
