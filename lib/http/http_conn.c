@@ -770,6 +770,7 @@ static struct http_h1_conn *conn_alloc(struct http_worker *w, struct arn_tcp_con
 	http_h1_peer_init(&c->dn, w, tc);
 	http_stream_init(&hc->st, hc);
 	hc->idle_timer.fn = conn_idle_timeout;
+	hc->keeps = true;
 	return c;
 }
 
@@ -790,6 +791,7 @@ static void conn_release(struct http_h1_conn *c)
 		http_res_put(w, st->res); /* kept by the stream's end when mid-message */
 		st->res = NULL;
 	}
+	http_kept_drop(hc);
 	http_timer_cancel(&hc->idle_timer);
 	bool h2 = c->h2 != NULL;
 	http_h2_free(c); /* its streams first */
@@ -831,6 +833,7 @@ static void inspect_release(struct http_h1_conn *c)
 	struct http_conn *hc = &c->c;
 	struct http_worker *w = hc->w;
 	http_timer_cancel(&hc->idle_timer);
+	http_kept_drop(hc);
 	http_h1_peer_free(&c->dn);
 	if (hc->lsn)
 		arn_cfg_unpin(hc->lsn);

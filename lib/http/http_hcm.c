@@ -46,15 +46,101 @@ static void req_timeout(struct http_timer *t);
 
 /* ---- stream end ------------------------------------------------------------------------------ */
 
+/* Link @p hc into its worker's list of connections keeping pins. */
+static void kept_list(struct http_conn *hc)
+{
+	struct http_worker *w = hc->w;
+	hc->kept_listed = true;
+	hc->kprev = NULL;
+	hc->knext = w->kept_head;
+	if (w->kept_head)
+		w->kept_head->kprev = hc;
+	w->kept_head = hc;
+}
+
+void http_kept_drop(struct http_conn *hc)
+{
+	hc->kept_stale = false;
+	if (!hc->kept_listed)
+		return;
+	struct http_kept *k = &hc->kept;
+	if (k->rt)
+		arn_cfg_unpin(k->rt);
+	if (k->cluster)
+		arn_cfg_unpin(k->cluster);
+	if (k->endpoints)
+		arn_cfg_unpin(k->endpoints);
+	if (k->crt)
+		http_crt_put(k->crt);
+	*k = (struct http_kept){0};
+	if (hc->kprev)
+		hc->kprev->knext = hc->knext;
+	else
+		hc->w->kept_head = hc->knext;
+	if (hc->knext)
+		hc->knext->kprev = hc->kprev;
+	hc->kept_listed = false;
+}
+
+void http_kept_drop_all(struct http_worker *w)
+{
+	for (struct http_conn *hc = w->kept_head, *next; hc; hc = next) {
+		next = hc->knext;
+		if (hc->st.rt) /* its stream may borrow them: they go at its end */
+			hc->kept_stale = true;
+		else
+			http_kept_drop(hc);
+	}
+}
+
+/* Hand pin @p o of a stream that ends to its connection's @p kept when
+ * @p keep (a kept pin of another object goes), else drop it. */
+static void kept_give(bool keep, const void **kept, const void *o)
+{
+	if (!keep) {
+		arn_cfg_unpin(o);
+		return;
+	}
+	if (*kept)
+		arn_cfg_unpin(*kept);
+	*kept = o;
+}
+
+/* stream_release_cfg's part for a stream that took pins of its own, or
+ * whose connection's kept ones are of an older generation. */
+static void stream_release_own(struct http_stream *st)
+{
+	struct http_conn *hc = st->hc;
+	struct http_kept *k = &hc->kept;
+	bool keep = hc->keeps && !hc->kept_stale && hc->state == HTTP_DC_OPEN && !hc->close_after;
+	if (hc->kept_stale)
+		http_kept_drop(hc); /* the borrowed ones with them */
+	unsigned own = st->own;
+	if (own & HTTP_OWN_RT)
+		kept_give(keep, &k->rt, st->rt);
+	if (own & HTTP_OWN_CLUSTER)
+		kept_give(keep, &k->cluster, st->cluster);
+	if (own & HTTP_OWN_ENDPOINTS)
+		kept_give(keep, &k->endpoints, st->endpoints);
+	if (own & HTTP_OWN_CRT) {
+		if (keep && k->crt)
+			http_crt_put(k->crt);
+		if (keep)
+			k->crt = st->crt;
+		else
+			http_crt_put(st->crt);
+	}
+	if (keep && own && !hc->kept_listed)
+		kept_list(hc);
+	st->own = 0;
+}
+
 static void stream_release_cfg(struct http_stream *st)
 {
-	if (st->rt)
-		arn_cfg_unpin(st->rt);
-	if (st->cluster)
-		arn_cfg_unpin(st->cluster);
-	if (st->endpoints)
-		arn_cfg_unpin(st->endpoints);
-	http_crt_put(st->crt);
+	/* a steady keep-alive request borrowed them all: nothing to give
+	 * back (http_stream.h) */
+	if (st->own | st->hc->kept_stale)
+		stream_release_own(st);
 	st->crt = NULL;
 	st->rt = NULL;
 	st->cluster = NULL;

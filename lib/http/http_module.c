@@ -315,6 +315,9 @@ static void worker_poll(struct arn_lcore *lc, void *arg)
 			http_mcp_gen(w, g);
 			w->gen_id = id;
 			w->gen_seen = true;
+			/* what connections keep between their streams is
+			 * of the older one (http_stream.h) */
+			http_kept_drop_all(w);
 		}
 	}
 }

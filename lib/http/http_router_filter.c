@@ -411,8 +411,9 @@ static void route_to_cluster(struct http_stream *st, const struct arn_cfg_gen *g
 		hc->cv_len = ref.len;
 		hc->cv = v;
 	}
-	arn_cfg_pin(v.cluster);
-	arn_cfg_pin(v.endpoints);
+	/* the connection's kept pins when they are these (http_stream.h) */
+	http_kept_pin(st, hc->kept.cluster, v.cluster, HTTP_OWN_CLUSTER);
+	http_kept_pin(st, hc->kept.endpoints, v.endpoints, HTTP_OWN_ENDPOINTS);
 	st->cluster = v.cluster;
 	st->endpoints = v.endpoints;
 	/* the name stays valid: it lives in the pinned route table, or (cluster_
@@ -420,8 +421,7 @@ static void route_to_cluster(struct http_stream *st, const struct arn_cfg_gen *g
 	X(st)->cref = ref;
 	st->crt = http_rt_cluster(ref.name, ref.len,
 				  ref.hash ? ref.hash : arn_cfg_hash(ref.name, ref.len));
-	if (st->crt)
-		http_crt_ref(st->crt); /* the stream's, until stream_release_cfg */
+	http_kept_crt(st, st->crt); /* the stream's, until stream_release_cfg */
 	st->timeout_ms = a->timeout_ms;
 	if (a->grpc_timeout_set)
 		grpc_timeout(st, a);
@@ -557,7 +557,7 @@ void http_route(struct http_stream *st, const struct arn_cfg_gen *g,
 				 NULL, 0);
 		return;
 	}
-	arn_cfg_pin(rt);
+	http_kept_pin(st, hc->kept.rt, rt, HTTP_OWN_RT);
 	st->rt = rt;
 	st->vhost = mt.vhost;
 	st->route = mt.route;

@@ -15,6 +15,21 @@
  * holds an http_res only while a request is in flight; the configuration
  * objects it uses (route table, cluster, endpoints) are pinned, and its
  * cluster's runtime object referenced, until the stream ends.
+ *
+ * An HTTP/1 connection keeps those pins after its stream ended (struct
+ * http_kept), and its next stream borrows them instead of taking its own
+ * when it resolves the same objects: a steady keep-alive request takes and
+ * drops no reference on the lines every worker writes (issue 17:
+ * share-nothing). A connection keeps them until the worker sees a new
+ * generation (http_kept_drop_all: idle connections drop them there and
+ * then; one whose stream borrows them drops them when that stream ends),
+ * until a stream of another route or cluster replaces them, or until it
+ * closes. So a replaced or removed object outlives the generations that
+ * hold it by no more than the streams in flight on it, plus one loop
+ * iteration of each worker. The generation is enough for a cluster's
+ * runtime object too: it is the same object for as long as the cluster's
+ * name is in the configuration (http_cluster.c), and a stream that
+ * resolves in a generation without the cluster takes none.
  */
 #ifndef ARN_HTTP_STREAM_H
 #define ARN_HTTP_STREAM_H
@@ -180,6 +195,7 @@ struct http_stream {
 	const struct arn_cfg_cluster *cluster;
 	const struct arn_cfg_endpoints *endpoints;
 	struct http_cluster_rt *crt;
+	uint8_t own; /* enum http_own: those above that are not borrowed from hc->kept */
 	uint32_t timeout_ms, idle_timeout_ms;
 	/* when the route's timeout ends (HTTP_S_ROUTE_TIMER): route_timer may
 	 * be due earlier, armed by an earlier stream (http_route_timeout) */
@@ -274,6 +290,19 @@ struct http_conn_ops {
 	void (*reset)(struct http_conn *hc, int line);
 };
 
+/* The pins an HTTP/1 connection keeps between its streams (see the top of
+ * this file): each held once, by the connection, or NULL. */
+enum http_own {
+	HTTP_OWN_RT = 1u << 0,
+	HTTP_OWN_CLUSTER = 1u << 1,
+	HTTP_OWN_ENDPOINTS = 1u << 2,
+	HTTP_OWN_CRT = 1u << 3,
+};
+struct http_kept {
+	const void *rt, *cluster, *endpoints; /* arn_cfg_obj pins */
+	struct http_cluster_rt *crt;	      /* a reference */
+};
+
 /*
  * A downstream (client) connection, as its streams see it: who accepted
  * it, its configuration and statistics, whether it goes on after the
@@ -319,6 +348,14 @@ struct http_conn {
 	size_t cv_len;
 	struct arn_cfg_cluster_view cv;
 	struct http_pool *pool_hint; /* its last upstream pool (http_pool_get) */
+	/* pins kept between its streams (see the top of this file): only a
+	 * connection with keeps set (HTTP/1: an HTTP/2 stream's block is
+	 * freed by its own code) keeps any; it is on w->kept_head's list
+	 * (knext, kprev) while kept_listed; kept_stale: a new generation
+	 * came while its stream borrowed them (they go at its end) */
+	struct http_kept kept;
+	bool keeps, kept_listed, kept_stale;
+	struct http_conn *knext, *kprev;
 	/* x-envoy-expected-rq-timeout-ms's value as last sent on it (the
 	 * router formats a route timeout once, not once per request) */
 	struct http_num_text timeout_text;
@@ -360,6 +397,36 @@ static inline void http_timer_stop(struct http_timer *t)
 	if (t->armed)
 		http_timer_cancel(t);
 }
+
+/* ---- pins a connection keeps between its streams (http_hcm.c) --------------------------- */
+
+/* Pin configuration object @p o for stream @p st: borrowed when it is
+ * @p kept, its connection's (no atomic operation), else its own (@p own). */
+static inline void http_kept_pin(struct http_stream *st, const void *kept, const void *o,
+				 unsigned own)
+{
+	if (kept == o)
+		return;
+	st->own |= (uint8_t)own;
+	st->hc->w->pins_taken++;
+	arn_cfg_pin(o);
+}
+
+/* The same for cluster runtime object @p c (NULL: none). */
+static inline void http_kept_crt(struct http_stream *st, struct http_cluster_rt *c)
+{
+	if (!c || st->hc->kept.crt == c)
+		return;
+	st->own |= HTTP_OWN_CRT;
+	st->hc->w->pins_taken++;
+	http_crt_ref(c);
+}
+
+/** Drop the pins @p hc keeps (none: no-op). */
+void http_kept_drop(struct http_conn *hc);
+/** A new generation on @p w: every connection drops what it keeps (at
+ * its stream's end if that borrows them). */
+void http_kept_drop_all(struct http_worker *w);
 
 static inline void http_conn_run(struct http_conn *hc)
 {

@@ -122,6 +122,11 @@ struct http_worker {
 	uint64_t hz, tsc_per_ms, tsc_per_us, now_ms;
 	uint64_t gen_id;
 	bool gen_seen;
+	/* connections that keep pins between their streams (http_stream.h) */
+	struct http_conn *kept_head;
+	/* pins and references taken for streams (not borrowed from their
+	 * connection's kept ones): what a test reads */
+	uint64_t pins_taken;
 	uint64_t rng[2];
 	uint64_t next_conn_id;
 	uint32_t rb_segs; /* mbufs holding request bodies kept for retries */

@@ -2141,6 +2141,128 @@ static void test_expect_continue_on_a_reused_upstream_connection(void **state)
 }
 
 /*
+ * Issue 17, share-nothing: a keep-alive connection's requests after the
+ * first take no pin and no reference (atomic operations on lines every
+ * worker writes): the connection keeps those of its last request while
+ * they are current; its close gives them back (hh_end checks the counts).
+ */
+static void test_keepalive_requests_take_no_pins_after_the_first(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	struct http_worker *w = worker();
+	hh_open(0, 80);
+	hh_settle();
+	send_str(hh_client(0), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	send_str(u, OK5);
+	uint64_t p0 = w->pins_taken;
+	for (int i = 0; i < 3; i++) {
+		send_str(hh_client(0), "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+		send_str(u, OK5);
+	}
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 4);
+	assert_int_equal(w->pins_taken, p0);
+	hh_end();
+}
+
+/* The references on configuration object @p o. */
+static uint32_t refs_of(const void *o)
+{
+	return __atomic_load_n(&((const struct arn_cfg_obj *)o)->refs, __ATOMIC_RELAXED);
+}
+
+/* Cluster "dyn"'s configuration and endpoints in the current generation. */
+static struct arn_cfg_cluster_view dyn_cluster(void)
+{
+	struct arn_cfg_ref r = {"dyn", 3, arn_cfg_hash("dyn", 3)};
+	struct arn_cfg_cluster_view v;
+	assert_int_equal(arn_cfg_cluster_resolve(arn_config_gen(store), &r, &v), 0);
+	return v;
+}
+
+/*
+ * The pins a keep-alive connection keeps between its requests do not keep
+ * an older generation alive: once the worker saw a new generation (and
+ * lib/http's snapshot of it), an idle connection holds nothing of the old
+ * one, so a replaced endpoint set and a removed cluster's runtime object
+ * are freed while it stays open. The test holds one pin of each itself:
+ * what is left must be exactly that one.
+ */
+static void test_idle_keepalive_connection_frees_an_old_generation(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_config(0); /* "dyn" on port 82, routing to cluster "dyn" (.203) */
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	send_str(hh_client(0), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	/* the upstream connection closes: its pool keeps no reference */
+	send_str(u, "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 5\r\n\r\nhello");
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 1);
+	const struct arn_cfg_endpoints *eps = dyn_cluster().endpoints;
+	arn_cfg_pin(eps);
+	struct http_cluster_rt *crt = http_rt_cluster("dyn", 3, arn_cfg_hash("dyn", 3));
+	assert_non_null(crt);
+	http_crt_ref(crt);
+	hh_config(1); /* the endpoint replaced: the old set leaves the generation */
+	hh_settle();
+	hh_advance(2);
+	hh_quiesce(); /* the old generation and snapshot freed */
+	assert_ptr_not_equal(dyn_cluster().endpoints, eps);
+	assert_int_equal(refs_of(eps), 1);
+	arn_cfg_unpin(eps);
+	hh_config(6); /* the cluster removed */
+	hh_settle();
+	hh_advance(2);
+	hh_quiesce(); /* the old snapshots freed */
+	assert_null(http_rt_cluster("dyn", 3, arn_cfg_hash("dyn", 3)));
+	assert_int_equal(__atomic_load_n(&crt->refs, __ATOMIC_RELAXED), 1);
+	http_crt_put(crt);
+	assert_false(hh_client(0)->fin_in); /* it stayed open throughout */
+	hh_end();
+}
+
+/*
+ * A new generation while a request borrows its connection's kept pins:
+ * they stay until that request ends (it still uses them), and go then.
+ */
+static void test_generation_change_mid_request_keeps_the_borrowed_pins(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_config(0);
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	send_str(hh_client(0), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	send_str(u, OK5);
+	uint64_t p0 = worker()->pins_taken;
+	send_str(hh_client(0), "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_true(got(u, "GET /b HTTP/1.1\r\n"));
+	assert_int_equal(worker()->pins_taken, p0); /* borrowed */
+	const struct arn_cfg_endpoints *eps = dyn_cluster().endpoints;
+	arn_cfg_pin(eps);
+	hh_config(1);
+	hh_settle();
+	hh_advance(2);
+	hh_quiesce();
+	assert_true(refs_of(eps) > 1); /* the request in flight still has them */
+	send_str(u, OK5);
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 2);
+	hh_quiesce();
+	assert_int_equal(refs_of(eps), 1);
+	arn_cfg_unpin(eps);
+	hh_end();
+}
+
+/*
  * The HCM's stream_idle_timeout (strict: 0.7 s) counts from the stream's
  * own last activity: the idle timer armed for an earlier stream on the
  * connection stays armed through the next one (issue 17: no arm and
@@ -2287,6 +2409,9 @@ int main(void)
 	hh_init(false);
 	const struct CMUnitTest tests[] = {
 	    T(test_get_keepalive),
+	    T(test_keepalive_requests_take_no_pins_after_the_first),
+	    T(test_idle_keepalive_connection_frees_an_old_generation),
+	    T(test_generation_change_mid_request_keeps_the_borrowed_pins),
 	    T(test_upstream_idle_timeout_counts_from_the_last_request),
 	    T(test_downstream_idle_timeout_counts_from_the_last_stream),
 	    T(test_client_fin_during_the_exchange_closes_after_the_response),
