@@ -285,7 +285,6 @@ void http_stream_end(struct http_stream *st)
 		if (CS(st) && st->up_start_tsc)
 			arn_stats_hist_record(CS(st), w->slot, ARN_CL_upstream_rq_time,
 					      http_now_us(w, st->up_start_tsc));
-		__atomic_fetch_sub(&st->crt->rq_active, 1, __ATOMIC_RELAXED);
 	}
 	if (st->state & HTTP_S_ACTIVE) {
 		FOR_FILTERS(log, st); /* the filters' fields of the record */

@@ -128,7 +128,7 @@ enum http_stream_state {
 	HTTP_S_RESP_DONE = 1u << 19,	  /* the response is complete (queued to the client) */
 	/* what was counted, to be uncounted once */
 	HTTP_S_COUNTED_RQ = 1u << 20,	/* in the HCM's downstream_rq_active */
-	HTTP_S_COUNTED_UP = 1u << 21,	/* in the cluster's rq_active */
+	HTTP_S_COUNTED_UP = 1u << 21,	/* in the cluster's upstream_rq_active */
 	HTTP_S_COUNTED_HOST = 1u << 22, /* in its pool's host's rq_total / rq_active */
 	/* the MCP gateway filter took it (http_mcp.h): its body goes there */
 	HTTP_S_MCP = 1u << 23,

@@ -122,6 +122,11 @@ struct http_worker {
 	uint64_t hz, tsc_per_ms, tsc_per_us, now_ms;
 	uint64_t gen_id;
 	bool gen_seen;
+	/* the circuit breaker's count of cluster rq_others_crt's requests on
+	 * the other workers, as summed at rq_others_ms (http_router_filter.c) */
+	const void *rq_others_crt;
+	uint64_t rq_others_ms;
+	int64_t rq_others;
 	/* connections that keep pins between their streams (http_stream.h) */
 	struct http_conn *kept_head;
 	/* pins and references taken for streams (not borrowed from their

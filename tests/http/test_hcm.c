@@ -5623,6 +5623,31 @@ static void test_uph2_pending_takes_freed_place(void **state)
 	h2u_close(&k);
 }
 
+/* max_requests 1 (the circuit breaker): the second request while the
+ * first is in flight is refused, 503 overflow. The count is the workers'
+ * upstream_rq_active gauge (each in its own slot, issue 17). */
+static void test_breaker_max_requests_refuses_the_next(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("\"circuit_breakers\":{\"thresholds\":[{\"max_requests\":1}]},", "{}");
+	struct arn_tcp_conn *a = client(), *b = client();
+	send_s(a, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(stat("cluster.web.upstream_rq_active"), 1);
+	send_s(b, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_true(answered(b, "HTTP/1.1 503"));
+	assert_int_equal(stat("cluster.web.upstream_rq_pending_overflow"), 1);
+	struct h2u k;
+	h2u_open(&k, 100);
+	h2u_pump(&k);
+	assert_int_equal(k.n, 1);
+	h2u_answer(&k, &k.st[0], "A");
+	h2u_pump(&k);
+	assert_true(answered(a, "HTTP/1.1 200"));
+	assert_int_equal(stat("cluster.web.upstream_rq_active"), 0);
+	h2u_close(&k);
+}
+
 /* ---- upstream HTTP/2: cluster.<c>.http2.* (Envoy's codec statistics) ------------------------- */
 
 /* One request from a new HTTP/1.1 client on connection @p k (opened by the
@@ -6261,6 +6286,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_uph2_reset_and_goaway, teardown),
 	    cmocka_unit_test_teardown(test_uph2_idle_timeout, teardown),
 	    cmocka_unit_test_teardown(test_uph2_pending_takes_freed_place, teardown),
+	    cmocka_unit_test_teardown(test_breaker_max_requests_refuses_the_next, teardown),
 	    cmocka_unit_test_teardown(test_uph2_stat_streams_active, teardown),
 	    cmocka_unit_test_teardown(test_uph2_stat_rx_reset, teardown),
 	    cmocka_unit_test_teardown(test_uph2_stat_tx_reset, teardown),

@@ -2167,6 +2167,37 @@ static void test_keepalive_requests_take_no_pins_after_the_first(void **state)
 	hh_end();
 }
 
+/*
+ * The circuit breaker's count of a cluster's requests in flight is the
+ * upstream_rq_active gauge, which each worker keeps in its own statistics
+ * slot: a request writes no counter the other workers write too (issue
+ * 17). (The harness's two request buffers keep a third request from
+ * reaching cluster "two"'s max_requests, 2.)
+ */
+static void test_breaker_counts_requests_in_the_workers_own_slot(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	struct http_cluster_rt *crt = http_rt_cluster("two", 3, arn_cfg_hash("two", 3));
+	assert_non_null(crt);
+	struct peer *u[2];
+	uint32_t rx0[N_PEERS];
+	for (unsigned i = 0; i < 2; i++) {
+		hh_open(i, 80);
+		hh_settle();
+		snapshot(rx0);
+		send_str(hh_client(i), "GET / HTTP/1.1\r\nHost: a\r\nx-cluster: two\r\n\r\n");
+		u[i] = upstream_that_got(rx0);
+		assert_non_null(u[i]);
+	}
+	assert_int_equal(arn_stats_gauge_value(crt->stats, ARN_CL_upstream_rq_active), 2);
+	assert_int_equal(__atomic_load_n(&crt->rq_active, __ATOMIC_RELAXED), 0);
+	for (unsigned i = 0; i < 2; i++)
+		send_str(u[i], OK5);
+	assert_int_equal(arn_stats_gauge_value(crt->stats, ARN_CL_upstream_rq_active), 0);
+	hh_end();
+}
+
 /* The references on configuration object @p o. */
 static uint32_t refs_of(const void *o)
 {
@@ -2412,6 +2443,7 @@ int main(void)
 	    T(test_keepalive_requests_take_no_pins_after_the_first),
 	    T(test_idle_keepalive_connection_frees_an_old_generation),
 	    T(test_generation_change_mid_request_keeps_the_borrowed_pins),
+	    T(test_breaker_counts_requests_in_the_workers_own_slot),
 	    T(test_upstream_idle_timeout_counts_from_the_last_request),
 	    T(test_downstream_idle_timeout_counts_from_the_last_stream),
 	    T(test_client_fin_during_the_exchange_closes_after_the_response),
