@@ -182,7 +182,7 @@ struct http_stream {
 	uint32_t flags; /* ARN_RF_BIT(...) */
 	const char *details;
 	uint64_t start_tsc;
-	int64_t start_wall_us;
+	int64_t start_wall_us; /* from start_tsc, set at the end for the access log */
 	uint64_t req_end_tsc, resp_first_tsc, up_start_tsc;
 	uint64_t rx_body, tx_body;
 

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -5623,6 +5624,44 @@ static void test_uph2_pending_takes_freed_place(void **state)
 	h2u_close(&k);
 }
 
+/* The access log's %START_TIME% is when the request's first byte came, in
+ * wall-clock time: read from the clock once the stream ends (only when an
+ * access log will use it), less the time the stream took, not at every
+ * stream's start. */
+static void test_access_log_start_time_is_the_streams_start(void **state)
+{
+	(void)state;
+	char log_path[64], extra[512];
+	snprintf(log_path, sizeof(log_path), "/tmp/arn_test_hcm_start.%d.log", (int)getpid());
+	unlink(log_path);
+	snprintf(extra, sizeof(extra),
+		 "\"access_log\":[{\"name\":\"f\",\"typed_config\":{\"@type\":\"type."
+		 "googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":"
+		 "\"%s\",\"log_format\":{\"text_format_source\":{\"inline_string\":"
+		 "\"%%START_TIME(%%s.%%6f)%%\\n\"}}}}]",
+		 log_path);
+	start(4, jlistener(extra, DIRECT_OK));
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_REALTIME, &t0);
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_true(answered(c, "HTTP/1.1 200"));
+	clock_gettime(CLOCK_REALTIME, &t1);
+	arn_access_log_drain();
+	char log[256];
+	FILE *f = fopen(log_path, "r");
+	assert_non_null(f);
+	size_t n = fread(log, 1, sizeof(log) - 1, f);
+	fclose(f);
+	unlink(log_path);
+	log[n] = 0;
+	double t = strtod(log, NULL);
+	double a = (double)t0.tv_sec + (double)t0.tv_nsec / 1e9;
+	double b = (double)t1.tv_sec + (double)t1.tv_nsec / 1e9;
+	if (!(t >= a - 0.001 && t <= b + 0.001))
+		fail_msg("START_TIME %s not within %.6f .. %.6f", log, a, b);
+}
+
 /* max_requests 1 (the circuit breaker): the second request while the
  * first is in flight is refused, 503 overflow. The count is the workers'
  * upstream_rq_active gauge (each in its own slot, issue 17). */
@@ -6286,6 +6325,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_uph2_reset_and_goaway, teardown),
 	    cmocka_unit_test_teardown(test_uph2_idle_timeout, teardown),
 	    cmocka_unit_test_teardown(test_uph2_pending_takes_freed_place, teardown),
+	    cmocka_unit_test_teardown(test_access_log_start_time_is_the_streams_start, teardown),
 	    cmocka_unit_test_teardown(test_breaker_max_requests_refuses_the_next, teardown),
 	    cmocka_unit_test_teardown(test_uph2_stat_streams_active, teardown),
 	    cmocka_unit_test_teardown(test_uph2_stat_rx_reset, teardown),
