@@ -235,6 +235,30 @@ static inline bool h1_parser_idle(const struct arn_h1_parser *p)
 	return p->state == 0;
 }
 
+/* h1_parse.c's ST_END (asserted there): END is the next event */
+#define H1_ST_END 12
+
+/*
+ * The END the parser owes after a head without a body or after the last
+ * body byte, answered without a parse when the connection goes on to the
+ * next message as HTTP (after_end's common case: keep-alive, no upgrade,
+ * tunnel or CONNECT): the codec asks twice a proxied request, and a parse
+ * with no input costs its call and the codec's input loop. @return false
+ * (nothing done) otherwise: arn_h1_parse answers.
+ */
+static inline bool h1_parser_end_now(struct arn_h1_parser *p)
+{
+	if (p->state != H1_ST_END)
+		return false;
+	const struct arn_h1_msg *m = p->msg;
+	if ((m->flags & (ARN_H1_F_KEEP_ALIVE | ARN_H1_F_UPGRADE | ARN_H1_F_TUNNEL)) !=
+		ARN_H1_F_KEEP_ALIVE ||
+	    m->method == ARN_H1_M_CONNECT)
+		return false;
+	p->state = 0; /* ST_IDLE */
+	return true;
+}
+
 /* arn_h1_parser_set_scratch, inline for the codec, which drops the
  * message's scratch after every message (h1_release) */
 static inline int h1_parser_set_scratch(struct arn_h1_parser *p, char *buf, uint32_t cap)

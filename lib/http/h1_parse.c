@@ -35,6 +35,7 @@ enum {
 };
 
 _Static_assert(ST_IDLE == 0, "h1_parser_idle (h1_int.h) tests for 0");
+_Static_assert(ST_END == H1_ST_END, "h1_parser_end_now (h1_int.h) tests for H1_ST_END");
 
 /* p->te_bits: what the Transfer-Encoding lines said, in order. */
 #define TE_CHUNKED 0x01	     /* chunked seen */

@@ -89,6 +89,17 @@ static void scratch_grow(struct http_worker *w, struct arn_h1_parser *p, char **
 /* Parse the next event from @p in. @p pins gets every segment fed while
  * @p pin is true. @return as arn_h1_parse, with ARN_AGAIN when the input
  * is exhausted (more is needed). */
+/* The first segment of @p in, all of it read. */
+static inline void in_pop(struct http_in *in)
+{
+	struct rte_mbuf *m = in->head;
+	in->head = m->next;
+	if (!in->head)
+		in->tail = NULL;
+	in->off = 0;
+	http_seg_free(m);
+}
+
 static ssize_t in_parse(struct http_in *in, struct arn_h1_parser *p, struct arn_h1_ev *ev,
 			struct http_pins *pins, bool pin)
 {
@@ -96,11 +107,7 @@ static ssize_t in_parse(struct http_in *in, struct arn_h1_parser *p, struct arn_
 		struct rte_mbuf *m = in->head;
 		uint32_t avail = m->data_len - in->off;
 		if (avail == 0) {
-			in->head = m->next;
-			if (!in->head)
-				in->tail = NULL;
-			in->off = 0;
-			http_seg_free(m);
+			in_pop(in);
 			continue;
 		}
 		const char *b = rte_pktmbuf_mtod_offset(m, const char *, in->off);
@@ -144,6 +151,18 @@ static int h1_decode(struct http_peer *pp, struct http_msgbuf *mb, bool keep, st
 	struct http_worker *w = h->w; /* NULL in codec-only tests */
 	if (w)
 		w->body_seg = NULL;
+	/* END after a head without a body or after the last body byte (twice
+	 * a proxied request) reads nothing: the segment the message ended in
+	 * goes now if it is used up, as in_parse would drop it */
+	if (h1_parser_end_now(&h->p)) {
+		struct rte_mbuf *m = h->in.head;
+		if (m && h->in.off == m->data_len)
+			in_pop(&h->in);
+		ev->type = HTTP_EV_END;
+		ev->data = NULL;
+		ev->len = 0;
+		return 0;
+	}
 	/* what TCP holds is taken in as the parser needs it */
 	while ((n = in_parse(&h->in, &h->p, &e, &mb->pins, keep)) == ARN_AGAIN &&
 	       http_tp_fill(h->tp, h->tc, &h->in))

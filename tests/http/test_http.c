@@ -1204,6 +1204,79 @@ static void test_response_rearm(void **state)
 	assert_int_equal(ev.type, ARN_H1_EV_END);
 }
 
+/* A parser that owes END after @p in's head (and @p body bytes). */
+static void end_owed(struct arn_h1_parser *p, struct arn_h1_msg *m, struct arn_h1_header *h,
+		     enum arn_h1_kind kind, const char *in, size_t body)
+{
+	struct arn_h1_ev ev;
+	arn_h1_msg_init(m, h, 8);
+	arn_h1_parser_init(p, kind, NULL, m);
+	size_t len = strlen(in);
+	ssize_t n = arn_h1_parse(p, in, len, &ev);
+	assert_int_equal(n, (ssize_t)(len - body));
+	assert_int_equal(ev.type, ARN_H1_EV_HEAD);
+	if (body) {
+		assert_false(h1_parser_end_now(p)); /* the body goes first */
+		assert_int_equal(arn_h1_parse(p, in + n, body, &ev), (ssize_t)body);
+		assert_int_equal(ev.type, ARN_H1_EV_BODY);
+	}
+}
+
+static void test_end_now(void **state)
+{
+	(void)state;
+	struct arn_h1_header h[8];
+	struct arn_h1_msg m;
+	struct arn_h1_parser p;
+	struct arn_h1_ev ev;
+	/* a keep-alive request without a body: END answered with no parse,
+	 * and the next request in the same run follows from its first byte */
+	static const char two[] =
+	    "GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /b HTTP/1.1\r\nHost: h\r\n\r\n";
+	arn_h1_msg_init(&m, h, 8);
+	arn_h1_parser_init(&p, ARN_H1_REQUEST, NULL, &m);
+	assert_false(h1_parser_end_now(&p)); /* idle: nothing owed */
+	assert_int_equal(arn_h1_parse(&p, two, sizeof(two) - 1, &ev), 28);
+	assert_int_equal(ev.type, ARN_H1_EV_HEAD);
+	assert_true(h1_parser_end_now(&p));
+	assert_true(arn_h1_parser_idle(&p));
+	assert_false(h1_parser_end_now(&p)); /* answered once */
+	assert_int_equal(arn_h1_parse(&p, two + 28, sizeof(two) - 1 - 28, &ev), 28);
+	assert_int_equal(ev.type, ARN_H1_EV_HEAD);
+	assert_memory_equal(m.path.p, "/b", 2);
+	assert_true(h1_parser_end_now(&p));
+	/* a response after its last body byte */
+	end_owed(&p, &m, h, ARN_H1_RESPONSE, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", 2);
+	assert_true(h1_parser_end_now(&p));
+	assert_true(arn_h1_parser_idle(&p));
+	/* the connection does not go on as HTTP: left to the parser, whose
+	 * END leaves it closed, waiting or a tunnel */
+	static const char *const other[] = {
+	    "GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
+	    "GET / HTTP/1.0\r\n\r\n",
+	    "GET / HTTP/1.1\r\nHost: h\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n",
+	    "CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n\r\n",
+	};
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+		end_owed(&p, &m, h, ARN_H1_REQUEST, other[i], 0);
+		assert_false(h1_parser_end_now(&p));
+		assert_int_equal(arn_h1_parse(&p, "", 0, &ev), 0);
+		assert_int_equal(ev.type, ARN_H1_EV_END);
+		assert_false(arn_h1_parser_idle(&p));
+	}
+	end_owed(
+	    &p, &m, h, ARN_H1_RESPONSE,
+	    "HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n",
+	    0);
+	assert_false(h1_parser_end_now(&p));
+	end_owed(&p, &m, h, ARN_H1_RESPONSE,
+		 "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", 0);
+	assert_false(h1_parser_end_now(&p));
+	assert_int_equal(arn_h1_parse(&p, "", 0, &ev), 0);
+	assert_int_equal(ev.type, ARN_H1_EV_END);
+	assert_false(arn_h1_parser_idle(&p));
+}
+
 static void test_response_errors(void **state)
 {
 	(void)state;
@@ -1782,6 +1855,7 @@ int main(void)
 	    cmocka_unit_test(test_response_tunnels),
 	    cmocka_unit_test(test_response_errors),
 	    cmocka_unit_test(test_response_rearm),
+	    cmocka_unit_test(test_end_now),
 	    cmocka_unit_test(test_authority_split),
 	    cmocka_unit_test(test_list_and_lookup),
 	    cmocka_unit_test(test_fields_fast_vs_scalar),
