@@ -27,6 +27,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arn_l4.h"
+
 struct rte_mbuf;
 struct arn_lcore;
 struct arn_tcp_conn;
@@ -277,14 +279,43 @@ struct arn_tcp_app {
 };
 int arn_tcp_app_register(const struct arn_tcp_app *app);
 
+/*
+ * The modules' states at the head of each TCP worker (the lcore's L4 state,
+ * arn_l4.h): slot i is the i-th registered module's, filled by
+ * arn_tcp_app_set_state. Declared here, in the interface, rather than in a
+ * header beside tcp_worker.c (the tree's place for an inline front that
+ * reads a .c's internals): this header would then include tcp_worker.c's,
+ * and tcp_worker.c includes this one through tcp_int.h (a circle). The
+ * search below reads the slots and calls nothing, so the interface depends
+ * on no file of lib/tcp; lib/tcp only promises to keep the slots first.
+ */
+#define ARN_TCP_APPS_MAX 8
+struct arn_tcp_app_slots {
+	struct {
+		const struct arn_tcp_app *app; /* NULL: no state set */
+		void *state;
+	} slot[ARN_TCP_APPS_MAX];
+};
+
 /**
  * A module's per-worker state, kept by the TCP worker of @p lc for it (set
- * in worker_init, read on the fast path in two loads): the way a module
- * above TCP finds its state without global arrays or thread-locals.
+ * in worker_init, read on the fast path): the way a module above TCP finds
+ * its state without global arrays or thread-locals. Inline: the modules ask
+ * for it on every loop iteration, and the first registered module's is
+ * found in three loads and a compare.
  * arn_tcp_lcore() gives the lcore of a connection, for callbacks.
  * @return the state, or NULL (not set, or @p app not registered).
  */
-void *arn_tcp_app_state(struct arn_lcore *lc, const struct arn_tcp_app *app);
+static inline void *arn_tcp_app_state(struct arn_lcore *lc, const struct arn_tcp_app *app)
+{
+	const struct arn_tcp_app_slots *s = (const struct arn_tcp_app_slots *)arn_l4_state(lc);
+	if (s == NULL || app == NULL)
+		return NULL;
+	for (unsigned i = 0; i < ARN_TCP_APPS_MAX; i++)
+		if (s->slot[i].app == app)
+			return s->slot[i].state;
+	return NULL;
+}
 /** Set it (on the worker, typically in worker_init); -ENOENT if @p app is
  * not registered. */
 int arn_tcp_app_set_state(struct arn_lcore *lc, const struct arn_tcp_app *app, void *state);

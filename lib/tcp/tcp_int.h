@@ -107,7 +107,7 @@ static inline bool seq_in(uint32_t x, uint32_t lo, uint32_t hi)
 #define TCP_SB_MAX 32	/* SACK scoreboard intervals */
 #define TCP_RSACK_MAX 4 /* SACK blocks we remember to report */
 #define TCP_LISTENERS_MAX 64
-#define TCP_APPS_MAX 8
+#define TCP_APPS_MAX ARN_TCP_APPS_MAX
 #define TCP_WHEEL_SLOTS 4096	     /* 1 ms slots; later deadlines go round again */
 #define TCP_CHALLENGE_ACK_LIMIT 1000 /* per second per worker (Linux default) */
 #define TCP_COOKIE_VALID_MS 128000   /* a cookie's life: two 64 s counter steps */
@@ -542,6 +542,8 @@ struct arn_tcp_listener {
 /* ---- per worker ----------------------------------------------------------------- */
 
 struct arn_tcp_worker {
+	/* first: arn_tcp_app_state (arn_tcp.h) reads the L4 state as these */
+	struct arn_tcp_app_slots apps;
 	struct arn_lcore *lc;
 	unsigned index;
 	uint64_t now_ms;
@@ -607,9 +609,6 @@ struct arn_tcp_worker {
 	uint64_t key[2];
 	uint64_t cookie_key[2];
 	uint32_t port_hint;
-
-	/* arn_tcp_app_state(): per registered module, by registration order */
-	void *app_state[TCP_APPS_MAX];
 
 	/* RFC 5961 challenge ACK budget: drawn at random each second */
 	uint64_t chack_sec;

@@ -45,23 +45,14 @@ static int app_index(const struct arn_tcp_app *app)
 	return -1;
 }
 
-void *arn_tcp_app_state(struct arn_lcore *lc, const struct arn_tcp_app *app)
-{
-	struct arn_tcp_worker *wk = tcp_wk(lc);
-	/* the first registered module is found without a search */
-	if (likely(wk && n_apps && apps[0] == app))
-		return wk->app_state[0];
-	int i = app_index(app);
-	return wk && i >= 0 ? wk->app_state[i] : NULL;
-}
-
 int arn_tcp_app_set_state(struct arn_lcore *lc, const struct arn_tcp_app *app, void *state)
 {
 	struct arn_tcp_worker *wk = tcp_wk(lc);
 	int i = app_index(app);
 	if (wk == NULL || i < 0)
 		return -ENOENT;
-	wk->app_state[i] = state;
+	wk->apps.slot[i].app = app;
+	wk->apps.slot[i].state = state;
 	return 0;
 }
 

@@ -54,6 +54,7 @@
 /* ---- fake lib/net ------------------------------------------------------------------------- */
 
 struct arn_lcore {
+	void *l4; /* first, as arn_l4.h wants: the module's state slots */
 	unsigned idx;
 };
 
@@ -170,18 +171,17 @@ int arn_tcp_app_register(const struct arn_tcp_app *a)
 	return 0;
 }
 
-static void *app_state[2]; /* each worker's, for the one module */
-
-void *arn_tcp_app_state(struct arn_lcore *lc, const struct arn_tcp_app *a)
-{
-	return a == app ? app_state[lc->idx] : NULL;
-}
+/* Each worker's TCP state as arn_tcp_app_state (inline, arn_tcp.h) reads
+ * it from the lcore: the slots alone, the one module in the first. */
+static struct arn_tcp_app_slots app_slots[2];
 
 int arn_tcp_app_set_state(struct arn_lcore *lc, const struct arn_tcp_app *a, void *state)
 {
 	if (a != app)
 		return -ENOENT;
-	app_state[lc->idx] = state;
+	lc->l4 = &app_slots[lc->idx];
+	app_slots[lc->idx].slot[0].app = a;
+	app_slots[lc->idx].slot[0].state = state;
 	return 0;
 }
 

@@ -3683,6 +3683,7 @@ static int st_init(struct arn_lcore *l, void *arg)
 	return 0;
 }
 static const struct arn_tcp_app state_app = {.name = "state", .worker_init = st_init};
+static const struct arn_tcp_app state_app2 = {.name = "state2", .worker_init = st_init};
 
 static void test_app_state_on_the_worker(void **state)
 {
@@ -3693,6 +3694,14 @@ static void test_app_state_on_the_worker(void **state)
 	assert_int_equal(arn_tcp_app_register(&state_app), 0);
 	assert_int_equal(arn_tcp_app_set_state(lc, &state_app, &mine), 0);
 	assert_ptr_equal(arn_tcp_app_state(lc, &state_app), &mine);
+	/* a second module finds its own slot, the first keeps its state */
+	static int theirs;
+	assert_int_equal(arn_tcp_app_register(&state_app2), 0);
+	assert_null(arn_tcp_app_state(lc, &state_app2));
+	assert_int_equal(arn_tcp_app_set_state(lc, &state_app2, &theirs), 0);
+	assert_ptr_equal(arn_tcp_app_state(lc, &state_app2), &theirs);
+	assert_ptr_equal(arn_tcp_app_state(lc, &state_app), &mine);
+	assert_null(arn_tcp_app_state(lc, NULL));
 	open_conn(true, true, 7);
 	assert_ptr_equal(arn_tcp_lcore(app.conn), lc);
 }
