@@ -92,7 +92,6 @@ struct http_cluster_rt {
 	struct arn_stats_scope *stats;
 	/* shared by workers: __atomic add/sub */
 	int32_t cx_active;
-	int32_t rq_active; /* http_subreq.c's; the router counts in upstream_rq_active */
 	int32_t rq_pending;
 	int32_t retries_active; /* max_retries: retries decided and not yet answered */
 	/* cluster.<name>.ssl.*: one block per worker (lib/tls's counters,

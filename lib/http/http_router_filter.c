@@ -449,27 +449,6 @@ static void route_to_cluster(struct http_stream *st, const struct arn_cfg_gen *g
 	attempt_start(st);
 }
 
-/*
- * Cluster @p c's requests in flight reach @p max (its circuit breaker's
- * max_requests). They are its upstream_rq_active gauge, which each worker
- * adds to in its own statistics slot: this worker's share is read as it
- * is, the other workers' as this worker last summed them, at most a
- * millisecond ago, so that a request reads no line another worker writes
- * (issue 17: share-nothing; with one worker the count is exact). Envoy's
- * check is as loose across workers: a load, then an increment.
- */
-static bool rq_full(struct http_worker *w, struct http_cluster_rt *c, const uint64_t *word,
-		    uint32_t max)
-{
-	int64_t own = (int64_t)__atomic_load_n(word, __ATOMIC_RELAXED);
-	if (w->rq_others_crt != c || w->rq_others_ms != w->now_ms) {
-		w->rq_others_crt = c;
-		w->rq_others_ms = w->now_ms;
-		w->rq_others = arn_stats_gauge_value(c->stats, ARN_CL_upstream_rq_active) - own;
-	}
-	return own + w->rq_others >= (int64_t)max;
-}
-
 /* Pick a host and get a connection to it for the next attempt. */
 static void attempt_start(struct http_stream *st)
 {
@@ -502,10 +481,7 @@ static void attempt_start(struct http_stream *st)
 	st->ep_port = out.ep->port;
 	st->ep_host = out.ep->hostname;
 	const struct arn_cfg_thresholds *th = &st->cluster->thresholds[0];
-	/* this worker's upstream_rq_active (CL_GAUGE's word) */
-	uint64_t *rq_word =
-	    st->crt ? arn_stats_word_(st->crt->stats, w->slot, ARN_CL_upstream_rq_active) : NULL;
-	if (rq_word && rq_full(w, st->crt, rq_word, th->max_requests)) {
+	if (st->crt && http_rq_full(st, th->max_requests)) {
 		CL_INC(st, upstream_rq_pending_overflow);
 		http_reset_reply(st, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
 		return;
@@ -528,9 +504,7 @@ static void attempt_start(struct http_stream *st)
 	if (st->crt) {
 		st->state |= HTTP_S_COUNTED_UP;
 		CL_INC(st, upstream_rq_total);
-		/* upstream_rq_active + 1: the breaker's count (rq_full) */
-		__atomic_store_n(rq_word, __atomic_load_n(rq_word, __ATOMIC_RELAXED) + 1,
-				 __ATOMIC_RELAXED);
+		CL_GAUGE(st, upstream_rq_active, 1); /* the breaker's count (http_rq_full) */
 	}
 	if (p->host) {
 		/* the pool stays (and keeps its host) until the attempt uncounts */

@@ -6,8 +6,8 @@
  * sub-request is one to them: its embedded struct http_stream has the
  * client's connection (the worker, the local address), the pinned
  * cluster and endpoints, a request buffer of its own (its response head
- * and scratch) and the counts a routed request takes (the cluster's
- * rq_active for the circuit breaker, upstream_rq_total / _active /
+ * and scratch) and the counts a routed request takes (upstream_rq_total /
+ * _active, which is the circuit breaker's count (http_rq_full), /
  * _completed / _timeout and the response's code class, the host's
  * counters). Nothing of the client's stream is touched.
  */
@@ -54,7 +54,6 @@ static void sr_release(struct http_subreq *sr, bool ok, int outcome)
 		if (CS(st))
 			arn_stats_hist_record(CS(st), w->slot, ARN_CL_upstream_rq_time,
 					      http_now_us(w, st->up_start_tsc));
-		__atomic_fetch_sub(&st->crt->rq_active, 1, __ATOMIC_RELAXED);
 		st->state &= ~HTTP_S_COUNTED_UP;
 	}
 	struct http_upconn *u = st->up;
@@ -160,8 +159,7 @@ int http_subreq_start(struct http_subreq *sr, struct http_conn *hc, const struct
 	st->ep_port = out.ep->port;
 	st->ep_host = out.ep->hostname;
 	const struct arn_cfg_thresholds *th = &st->cluster->thresholds[0];
-	if (st->crt &&
-	    __atomic_load_n(&st->crt->rq_active, __ATOMIC_RELAXED) >= (int32_t)th->max_requests) {
+	if (st->crt && http_rq_full(st, th->max_requests)) {
 		CL_INC(st, upstream_rq_pending_overflow);
 		sr_release(sr, false, HOST_AUTO);
 		return -EBUSY;
@@ -207,10 +205,9 @@ int http_subreq_start(struct http_subreq *sr, struct http_conn *hc, const struct
 		return rc;
 	}
 	if (st->crt) {
-		__atomic_fetch_add(&st->crt->rq_active, 1, __ATOMIC_RELAXED);
 		st->state |= HTTP_S_COUNTED_UP;
 		CL_INC(st, upstream_rq_total);
-		CL_GAUGE(st, upstream_rq_active, 1);
+		CL_GAUGE(st, upstream_rq_active, 1); /* the breaker's count (http_rq_full) */
 	}
 	if (p->host) {
 		struct http_host_ctr *c = http_host_ctr(p->host, w->idx);

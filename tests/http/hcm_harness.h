@@ -760,10 +760,12 @@ static inline void hh_check_nothing_left(void)
 		    http_rt_cluster(nm, strlen(nm), arn_cfg_hash(nm, strlen(nm)));
 		if (!crt)
 			continue;
-		CHECK(!crt->cx_active && !crt->rq_active && !crt->rq_pending &&
-			  !crt->retries_active,
-		      "cluster %s: cx_active %d rq_active %d rq_pending %d retries_active %d", nm,
-		      crt->cx_active, crt->rq_active, crt->rq_pending, crt->retries_active);
+		int64_t rq_active = arn_stats_gauge_value(crt->stats, ARN_CL_upstream_rq_active);
+		CHECK(!crt->cx_active && !rq_active && !crt->rq_pending && !crt->retries_active,
+		      "cluster %s: cx_active %d upstream_rq_active %lld rq_pending %d "
+		      "retries_active %d",
+		      nm, crt->cx_active, (long long)rq_active, crt->rq_pending,
+		      crt->retries_active);
 	}
 	for (unsigned i = 0; i < n_pins; i++) {
 		/* the worker's own: the listener versions it listens for and

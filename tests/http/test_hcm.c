@@ -41,10 +41,12 @@
 #include "arn_stats_snapshot.h"
 #include "arn_tcp.h"
 #include "http_codec_h1.h"
+#include "http_conn_blk.h"
 #include "http_filter.h"
 #include "http_grpc_stats.h"
 #include "http_h2.h"
 #include "http_mcp_tools.h"
+#include "http_subreq.h"
 #include "http_int.h"
 #include "http_stream.h"
 #include "http_tls.h"
@@ -5687,6 +5689,52 @@ static void test_breaker_max_requests_refuses_the_next(void **state)
 	h2u_close(&k);
 }
 
+static void sr_nothing(struct http_subreq *sr, const char *why)
+{
+	(void)sr;
+	fail_msg("the refused sub-request was started: %s", why);
+}
+
+/* A sub-request (the MCP gateway's call to a backend) counts against the
+ * same circuit breaker as routed requests: with max_requests 1 and one
+ * routed request in flight it is refused (-EBUSY, an overflow counted),
+ * as Envoy's one breaker per cluster does. The two once kept separate
+ * counts, and each let the other's requests past. */
+static void test_breaker_counts_routed_requests_against_sub_requests(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("\"circuit_breakers\":{\"thresholds\":[{\"max_requests\":1}]},", "{}");
+	struct arn_tcp_conn *a = client();
+	send_s(a, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(stat("cluster.web.upstream_rq_active"), 1);
+	/* the sub-request's connection: the client's (it only lends the
+	 * worker and a local address) */
+	struct http_conn *hc = NULL;
+	for (uint32_t i = 0; i < w->n_conns && !hc; i++)
+		if (w->conns[i].c.tc)
+			hc = &w->conns[i].c;
+	assert_non_null(hc);
+	static const struct http_subreq_ops ops = {.on_failed = sr_nothing};
+	static struct http_subreq sr;
+	memset(&sr, 0, sizeof(sr));
+	struct arn_cfg_ref web = {.name = "web", .len = 3, .hash = arn_cfg_hash("web", 3)};
+	assert_int_equal(http_subreq_start(&sr, hc, arn_config_gen(st), &web, "/", 1, NULL, 0, "{}",
+					   2, 1000, &ops, NULL),
+			 -EBUSY);
+	assert_int_equal(stat("cluster.web.upstream_rq_pending_overflow"), 1);
+	assert_int_equal(stat("cluster.web.upstream_rq_active"), 1);
+	struct h2u k;
+	h2u_open(&k, 100);
+	h2u_pump(&k);
+	assert_int_equal(k.n, 1);
+	h2u_answer(&k, &k.st[0], "A");
+	h2u_pump(&k);
+	assert_true(answered(a, "HTTP/1.1 200"));
+	assert_int_equal(stat("cluster.web.upstream_rq_active"), 0);
+	h2u_close(&k);
+}
+
 /* ---- upstream HTTP/2: cluster.<c>.http2.* (Envoy's codec statistics) ------------------------- */
 
 /* One request from a new HTTP/1.1 client on connection @p k (opened by the
@@ -6327,6 +6375,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_uph2_pending_takes_freed_place, teardown),
 	    cmocka_unit_test_teardown(test_access_log_start_time_is_the_streams_start, teardown),
 	    cmocka_unit_test_teardown(test_breaker_max_requests_refuses_the_next, teardown),
+	    cmocka_unit_test_teardown(test_breaker_counts_routed_requests_against_sub_requests,
+				      teardown),
 	    cmocka_unit_test_teardown(test_uph2_stat_streams_active, teardown),
 	    cmocka_unit_test_teardown(test_uph2_stat_rx_reset, teardown),
 	    cmocka_unit_test_teardown(test_uph2_stat_tx_reset, teardown),
