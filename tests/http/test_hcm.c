@@ -2593,6 +2593,19 @@ static void test_mcp_stateless_shared_backend_session(void **state)
 			 0); /* (no HCM: per backend) */
 }
 
+/* What the access log at @p path holds once drained, into @p buf (@p size
+ * bytes, NUL-terminated); the file goes. */
+static void read_access_log(const char *path, char *buf, size_t size)
+{
+	arn_access_log_drain();
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	unlink(path);
+	buf[n] = 0;
+}
+
 /*
  * Issue 20, sessions across workers: with two workers (RSS), a session
  * opened on one is used from the other for everything: a request
@@ -2774,14 +2787,8 @@ static void test_mcp_session_across_workers(void **state)
 	 * stream, so log nothing): the tool and backend the owner routed
 	 * came back with each answer (X_REPLY, X_HEAD / X_END); before,
 	 * every handed-over request logged "- -" */
-	arn_access_log_drain();
 	static char log[8192];
-	FILE *f = fopen(log_path, "r");
-	assert_non_null(f);
-	size_t n = fread(log, 1, sizeof(log) - 1, f);
-	fclose(f);
-	unlink(log_path);
-	log[n] = 0;
+	read_access_log(log_path, log, sizeof(log));
 	unsigned routed = 0;
 	for (const char *p = log; (p = strstr(p, "POST 200 b__echo b\n")) != NULL; p++)
 		routed++;
@@ -5649,14 +5656,8 @@ static void test_access_log_start_time_is_the_streams_start(void **state)
 	send_s(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
 	assert_true(answered(c, "HTTP/1.1 200"));
 	clock_gettime(CLOCK_REALTIME, &t1);
-	arn_access_log_drain();
 	char log[256];
-	FILE *f = fopen(log_path, "r");
-	assert_non_null(f);
-	size_t n = fread(log, 1, sizeof(log) - 1, f);
-	fclose(f);
-	unlink(log_path);
-	log[n] = 0;
+	read_access_log(log_path, log, sizeof(log));
 	double t = strtod(log, NULL);
 	double a = (double)t0.tv_sec + (double)t0.tv_nsec / 1e9;
 	double b = (double)t1.tv_sec + (double)t1.tv_nsec / 1e9;
