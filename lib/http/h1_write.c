@@ -466,9 +466,8 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 		const char *end = v + h->value_len;
 		if (i + 1 < n && v == h->name + h->name_len + 2 && hd[i + 1].name == end + 2 &&
 		    eq2(v - 2, ": ") && eq2(end, "\r\n")) {
-			if (re != h->name) {
-				if (re != rs)
-					put_run(w, rs, (size_t)(re - rs));
+			if (re != h->name) { /* not adjacent: a new run */
+				run_end(w, &rs, re);
 				rs = h->name;
 			}
 			re = end + 2;
@@ -477,8 +476,7 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 		run_end(w, &rs, re);
 		write_line(w, h->name, h->name_len, v, h->value_len);
 	}
-	if (re != rs)
-		put_run(w, rs, (size_t)(re - rs));
+	run_end(w, &rs, re);
 	for (unsigned k = 0; k < n_edits; k++) {
 		const struct arn_h1_edit *e = &edits[k];
 		uint64_t bit = 1ull << k;
