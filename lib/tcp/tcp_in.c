@@ -781,7 +781,9 @@ static bool process_ack_inner(struct arn_tcp_conn *c, const struct tcp_seg *s)
 	return true;
 }
 
-static void deliver_data(struct arn_tcp_conn *c)
+/* Inline (and rcv_append, rcv_ack_policy below): the fast path takes all
+ * three for every segment with data. */
+static inline __attribute__((always_inline)) void deliver_data(struct arn_tcp_conn *c)
 {
 	if ((c->flags & TF_APP_CLOSED) || c->ops == NULL || c->ops->on_data == NULL ||
 	    c->rcvq.bytes == 0)
@@ -821,7 +823,8 @@ static void fin_in(struct arn_tcp_conn *c)
 
 /* In-order data of @p len bytes (@p m holds just them) joins the receive
  * queue. */
-static void rcv_append(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t len)
+static inline __attribute__((always_inline)) void rcv_append(struct arn_tcp_conn *c,
+							     struct rte_mbuf *m, uint32_t len)
 {
 	m->pkt_len = m->data_len = (uint16_t)len;
 	tcp_q_append(&c->rcvq, m);
@@ -839,7 +842,8 @@ static void rcv_append(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t len)
  * for it (data sent in the same poll carries the ACK and clears the
  * timer, as it would have found it unarmed). @p flags: the in-order
  * segment's. */
-static void rcv_ack_policy(struct arn_tcp_conn *c, uint8_t flags)
+static inline __attribute__((always_inline)) void rcv_ack_policy(struct arn_tcp_conn *c,
+								 uint8_t flags)
 {
 	struct arn_tcp_worker *wk = c->wk;
 	if (wk->now_ms - c->last_rcv_ms > c->rto)

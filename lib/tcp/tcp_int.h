@@ -795,12 +795,11 @@ void tcp_retransmit_timeout(struct arn_tcp_conn *c);
 void tcp_tlp_fire(struct arn_tcp_conn *c);
 
 /* ---- tcp_timer.c ------------------------------------------------------------------ */
-/* tcp_timer_update and its inline tcp_timer_armed: tcp_timer.h */
+/* tcp_timer_update, its inline tcp_timer_armed, tcp_rtt_update: tcp_timer.h */
 void tcp_timer_cancel_all(struct arn_tcp_conn *c);
 /* Unlink and return (through xnext) the connections of slot @p t due by @p now. */
 struct arn_tcp_conn *tcp_timer_due(struct arn_tcp_worker *wk, uint64_t t, uint64_t now);
 void tcp_rexmt_arm(struct arn_tcp_conn *c);
-void tcp_rtt_update(struct arn_tcp_conn *c, uint32_t rtt_ms);
 
 /* ---- tcp_sack.c -------------------------------------------------------------------- */
 void tcp_sb_update(struct arn_tcp_conn *c, const struct tcp_seg *s);

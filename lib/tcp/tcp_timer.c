@@ -8,8 +8,8 @@
  * entry fires early, finds nothing due and is filed again. Deadlines beyond
  * the wheel's span simply go round more than once.
  *
- * Also here: RTT estimation and the RTO (RFC 6298). What happens when a
- * deadline passes is tcp_timeout.c's: this file only keeps time.
+ * RTT estimation and the RTO (RFC 6298) are tcp_timer.h's (inline). What
+ * happens when a deadline passes is tcp_timeout.c's: this file only keeps time.
  */
 #include "tcp_int.h"
 #include "tcp_timer.h"
@@ -91,29 +91,6 @@ void tcp_rexmt_arm(struct arn_tcp_conn *c)
 	c->flags &= ~TF_TLP;
 	c->t_rexmt = c->wk->now_ms + rto;
 	tcp_timer_armed(c, c->t_rexmt);
-}
-
-/* RFC 6298 2.2 / 2.3 with Linux's 200 ms floor. */
-void tcp_rtt_update(struct arn_tcp_conn *c, uint32_t rtt)
-{
-	if (rtt == 0)
-		rtt = 1;
-	if (c->srtt8 == 0) {
-		c->srtt8 = rtt << 3;
-		c->rttvar4 = rtt << 1; /* rttvar = rtt/2 */
-	} else {
-		int32_t delta = (int32_t)rtt - (int32_t)(c->srtt8 >> 3);
-		c->srtt8 += delta; /* srtt += delta/8 */
-		if (delta < 0)
-			delta = -delta;
-		c->rttvar4 += delta - (int32_t)(c->rttvar4 >> 2); /* rttvar += (|d| - rttvar)/4 */
-	}
-	uint32_t rto = (c->srtt8 >> 3) + RTE_MAX(1u, c->rttvar4);
-	if (rto < TCP_RTO_MIN_MS)
-		rto = TCP_RTO_MIN_MS;
-	if (rto > TCP_RTO_MAX_MS)
-		rto = TCP_RTO_MAX_MS;
-	c->rto = rto;
 }
 
 /* Unlink and return, linked through xnext, the connections filed in slot

@@ -26,4 +26,28 @@ static inline void tcp_timer_armed(struct arn_tcp_conn *c, uint64_t when)
 		tcp_timer_update(c);
 }
 
+/* RFC 6298 2.2 / 2.3 with Linux's 200 ms floor. Inline: every ACK of new
+ * data takes a sample, and the call was a fifth of its cost. */
+static inline void tcp_rtt_update(struct arn_tcp_conn *c, uint32_t rtt)
+{
+	if (rtt == 0)
+		rtt = 1;
+	if (c->srtt8 == 0) {
+		c->srtt8 = rtt << 3;
+		c->rttvar4 = rtt << 1; /* rttvar = rtt/2 */
+	} else {
+		int32_t delta = (int32_t)rtt - (int32_t)(c->srtt8 >> 3);
+		c->srtt8 += delta; /* srtt += delta/8 */
+		if (delta < 0)
+			delta = -delta;
+		c->rttvar4 += delta - (int32_t)(c->rttvar4 >> 2); /* rttvar += (|d| - rttvar)/4 */
+	}
+	uint32_t rto = (c->srtt8 >> 3) + RTE_MAX(1u, c->rttvar4);
+	if (rto < TCP_RTO_MIN_MS)
+		rto = TCP_RTO_MIN_MS;
+	if (rto > TCP_RTO_MAX_MS)
+		rto = TCP_RTO_MAX_MS;
+	c->rto = rto;
+}
+
 #endif
