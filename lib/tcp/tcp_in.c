@@ -441,7 +441,7 @@ static void syn_sent_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte
 
 /* ---- synchronized states ------------------------------------------------------------------ */
 
-static void sndq_drop(struct arn_tcp_conn *c, uint32_t n)
+static inline __attribute__((always_inline)) void sndq_drop(struct arn_tcp_conn *c, uint32_t n)
 {
 	struct tcp_q *q = &c->sndq;
 	while (n > 0 && q->head) {
@@ -578,7 +578,8 @@ static inline __attribute__((always_inline)) bool process_ack(struct arn_tcp_con
 	return true;
 }
 
-static bool process_ack_inner(struct arn_tcp_conn *c, const struct tcp_seg *s)
+static inline __attribute__((always_inline)) bool ack_body(struct arn_tcp_conn *c,
+							   const struct tcp_seg *s)
 {
 	struct arn_tcp_worker *wk = c->wk;
 	uint64_t now = wk->now_ms;
@@ -781,6 +782,13 @@ static bool process_ack_inner(struct arn_tcp_conn *c, const struct tcp_seg *s)
 	return true;
 }
 
+/* ack_body out of line: the full path's and the rate sample's. */
+static __attribute__((noinline)) bool process_ack_inner(struct arn_tcp_conn *c,
+							const struct tcp_seg *s)
+{
+	return ack_body(c, s);
+}
+
 /* Inline (and rcv_append, rcv_ack_policy below): the fast path takes all
  * three for every segment with data. */
 static inline __attribute__((always_inline)) void deliver_data(struct arn_tcp_conn *c)
@@ -964,7 +972,8 @@ static inline __attribute__((always_inline)) bool fast_input(struct arn_tcp_conn
 		c->probes = 0;
 	}
 	if (acked || c->cc->on_sample) {
-		if (!process_ack(c, s)) {
+		/* ACK processing inline here, where nearly every ACK comes */
+		if (!(tcp_rate_on(c) ? process_ack(c, s) : ack_body(c, s))) {
 			rte_pktmbuf_free(m);
 			return true;
 		}

@@ -750,7 +750,7 @@ void tcp_output(struct arn_tcp_conn *c);
  * find nothing; on a keep-alive exchange most calls are such (the ACK of
  * our response, the request that only queues an ACK), and the check after
  * each segment sent saves the loop's last round. */
-static inline bool tcp_may_send(const struct arn_tcp_conn *c)
+static inline __attribute__((always_inline)) bool tcp_may_send(const struct arn_tcp_conn *c)
 {
 	return seq_gt(c->snd_una + c->sndq.bytes, c->snd_max) ||
 	       (c->flags & (TF_FIN_QUEUED | TF_FIN_SENT)) == TF_FIN_QUEUED ||

@@ -28,7 +28,8 @@ static inline void tcp_timer_armed(struct arn_tcp_conn *c, uint64_t when)
 
 /* RFC 6298 2.2 / 2.3 with Linux's 200 ms floor. Inline: every ACK of new
  * data takes a sample, and the call was a fifth of its cost. */
-static inline void tcp_rtt_update(struct arn_tcp_conn *c, uint32_t rtt)
+static inline __attribute__((always_inline)) void tcp_rtt_update(struct arn_tcp_conn *c,
+								 uint32_t rtt)
 {
 	if (rtt == 0)
 		rtt = 1;
