@@ -1447,11 +1447,12 @@ void tcp_input(struct arn_tcp_worker *wk, struct rte_mbuf *m)
 			s.tsecr = rte_be_to_cpu_32(w[2]);
 		} else {
 			tcp_parse_options(&s, opt, doff - TCP_HDR_LEN);
+			if (!(s.flags & TH_SYN)) {
+				/* MSS and window scale mean something only
+				 * on a SYN (only the full parse sets them) */
+				s.has_mss = s.has_ws = false;
+			}
 		}
-	}
-	if (!(s.flags & TH_SYN)) {
-		/* MSS and window scale mean something only on a SYN */
-		s.has_mss = s.has_ws = false;
 	}
 	rte_pktmbuf_adj(m, (uint16_t)(l3 + doff));
 
