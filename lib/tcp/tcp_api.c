@@ -388,27 +388,13 @@ uint32_t arn_tcp_read(struct arn_tcp_conn *c, void *buf, uint32_t len)
 	return done;
 }
 
-struct rte_mbuf *arn_tcp_rx_take(struct arn_tcp_conn *c, uint32_t n)
+/* arn_tcp_rx_take's loop: @p n (0 < n <= the queue's bytes) over more
+ * than one mbuf, or part of one. Out of line, so that the usual take of
+ * one whole mbuf saves no registers for it. */
+static __attribute__((noinline)) struct rte_mbuf *rx_take_loop(struct arn_tcp_conn *c, uint32_t n)
 {
 	struct tcp_q *q = &c->rcvq;
-	if (n > q->bytes)
-		n = q->bytes;
-	if (n == 0)
-		return NULL;
 	struct rte_mbuf *head = NULL, *tail = NULL;
-	if (n == q->bytes && q->head == q->tail) {
-		/* the whole queue in one mbuf (a request or a response in one
-		 * segment): the loop's one round without the loop */
-		head = q->head;
-		q->head = q->tail = NULL;
-		q->bytes = 0;
-		q->n--;
-		head->next = NULL;
-		head->pkt_len = head->data_len;
-		head->nb_segs = 1;
-		window_update_check(c);
-		return head;
-	}
 	uint32_t got = 0;
 	uint16_t segs = 0;
 	while (got < n) {
@@ -450,6 +436,28 @@ struct rte_mbuf *arn_tcp_rx_take(struct arn_tcp_conn *c, uint32_t n)
 		head->pkt_len = got;
 		head->nb_segs = segs;
 	}
+	window_update_check(c);
+	return head;
+}
+
+struct rte_mbuf *arn_tcp_rx_take(struct arn_tcp_conn *c, uint32_t n)
+{
+	struct tcp_q *q = &c->rcvq;
+	if (n > q->bytes)
+		n = q->bytes;
+	if (n == 0)
+		return NULL;
+	if (n != q->bytes || q->head != q->tail)
+		return rx_take_loop(c, n);
+	/* the whole queue in one mbuf (a request or a response in one
+	 * segment): the loop's one round without the loop */
+	struct rte_mbuf *head = q->head;
+	q->head = q->tail = NULL;
+	q->bytes = 0;
+	q->n--;
+	head->next = NULL;
+	head->pkt_len = head->data_len;
+	head->nb_segs = 1;
 	window_update_check(c);
 	return head;
 }

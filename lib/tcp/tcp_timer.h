@@ -20,7 +20,8 @@ void tcp_timer_update(struct arn_tcp_conn *c);
  * and is filed again), so when @p when is not before it, tcp_timer_update
  * would find nothing to do: the retransmission timer re-armed by every
  * flight and the delayed ACK's, several times a request, cost no call. */
-static inline void tcp_timer_armed(struct arn_tcp_conn *c, uint64_t when)
+static inline __attribute__((always_inline)) void tcp_timer_armed(struct arn_tcp_conn *c,
+								  uint64_t when)
 {
 	if (c->t_sched == 0 || when < c->t_sched)
 		tcp_timer_update(c);
