@@ -107,7 +107,8 @@ static void seg_send(struct arn_tcp_worker *wk, struct rte_mbuf *m, unsigned hdr
 /* seg_send() for a segment of connection @p c: through the connection's
  * header template (arn_l4.h), which lib/net builds on the first segment
  * and again whenever the next hop changes. */
-static void conn_seg_send(struct arn_tcp_conn *c, struct rte_mbuf *m, unsigned hdr_len, uint8_t tos)
+static inline __attribute__((always_inline)) void
+conn_seg_send(struct arn_tcp_conn *c, struct rte_mbuf *m, unsigned hdr_len, uint8_t tos)
 {
 	struct arn_tcp_worker *wk = c->wk;
 	m->l4_len = hdr_len;
@@ -145,7 +146,8 @@ hdr_put(struct rte_mbuf *m, unsigned hdr_len, uint32_t payload)
 /* ---- the send queue --------------------------------------------------------------- */
 
 /* Copy @p len bytes of the send queue starting at sequence @p seq. */
-static void sndq_copy(struct arn_tcp_conn *c, uint32_t seq, uint8_t *dst, uint32_t len)
+static inline __attribute__((always_inline)) void sndq_copy(struct arn_tcp_conn *c, uint32_t seq,
+							    uint8_t *dst, uint32_t len)
 {
 	struct rte_mbuf *m;
 	uint32_t mseq;
@@ -177,7 +179,8 @@ static void sndq_copy(struct arn_tcp_conn *c, uint32_t seq, uint8_t *dst, uint32
 	c->snd_cur_off = mseq;
 }
 
-static uint16_t rcv_wnd_field(struct arn_tcp_conn *c, bool syn)
+static inline __attribute__((always_inline)) uint16_t rcv_wnd_field(struct arn_tcp_conn *c,
+								    bool syn)
 {
 	uint32_t w = tcp_rcv_window(c);
 	if (syn)
