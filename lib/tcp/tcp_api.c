@@ -177,9 +177,15 @@ static int writable_state(const struct arn_tcp_conn *c)
 	}
 }
 
-uint32_t arn_tcp_sndbuf_space(const struct arn_tcp_conn *c)
+/* arn_tcp_sndbuf_space, inline for arn_tcp_write (once a proxied request) */
+static inline uint32_t sndbuf_space(const struct arn_tcp_conn *c)
 {
 	return c->sndq.bytes < c->sndbuf ? c->sndbuf - c->sndq.bytes : 0;
+}
+
+uint32_t arn_tcp_sndbuf_space(const struct arn_tcp_conn *c)
+{
+	return sndbuf_space(c);
 }
 
 void arn_tcp_want_writable(struct arn_tcp_conn *c)
@@ -192,7 +198,7 @@ int arn_tcp_write(struct arn_tcp_conn *c, const void *buf, uint32_t len)
 	int rc = writable_state(c);
 	if (rc != 0)
 		return rc;
-	uint32_t space = arn_tcp_sndbuf_space(c);
+	uint32_t space = sndbuf_space(c);
 	uint32_t n = RTE_MIN(len, space);
 	const uint8_t *src = buf;
 	uint32_t done = 0;
