@@ -143,20 +143,13 @@ static ssize_t in_parse(struct http_in *in, struct arn_h1_parser *p, struct arn_
 	return arn_h1_parse(p, "", 0, ev);
 }
 
-/* h1_decode past an END answered at its entry: in a function of its own,
- * which saves the registers it needs, the END does not pay for them */
-static __attribute__((noinline)) int h1_decode_in(struct http_h1_peer *h, struct http_msgbuf *mb,
-						  bool keep, struct http_ev *ev)
+/* What a decode gives for the parser's result @p n and event @p e (the
+ * input's cursor already moved past them). */
+static int decode_result(struct http_h1_peer *h, struct http_msgbuf *mb, struct http_ev *ev,
+			 ssize_t n, const struct arn_h1_ev *e)
 {
 	struct http_peer *pp = &h->peer;
-	struct arn_h1_ev e;
-	ssize_t n;
-	struct http_worker *w = h->w; /* NULL in codec-only tests */
-	/* what TCP holds is taken in as the parser needs it */
-	while ((n = in_parse(&h->in, &h->p, &e, &mb->pins, keep)) == ARN_AGAIN &&
-	       http_tp_fill(h->tp, h->tc, &h->in))
-		;
-	if (n < 0 || e.type == ARN_H1_EV_NEED_SCRATCH) {
+	if (n < 0 || e->type == ARN_H1_EV_NEED_SCRATCH) {
 		/* no event's bytes (the event's own, below, set them once) */
 		ev->data = NULL;
 		ev->len = 0;
@@ -164,8 +157,9 @@ static __attribute__((noinline)) int h1_decode_in(struct http_h1_peer *h, struct
 	if (n == ARN_AGAIN) {
 		if (!pp->eof)
 			return -EAGAIN;
-		int rc = arn_h1_parse_eof(&h->p, &e);
-		ev->type = e.type == ARN_H1_EV_END ? HTTP_EV_END : HTTP_EV_NONE;
+		struct arn_h1_ev end;
+		int rc = arn_h1_parse_eof(&h->p, &end);
+		ev->type = end.type == ARN_H1_EV_END ? HTTP_EV_END : HTTP_EV_NONE;
 		return rc == 0 ? -ESHUTDOWN : -ECONNABORTED;
 	}
 	if (n < 0 && h->server && n != -EBADMSG) {
@@ -181,7 +175,7 @@ static __attribute__((noinline)) int h1_decode_in(struct http_h1_peer *h, struct
 		ev->details = arn_h1_err_details(err);
 		return -EBADMSG;
 	}
-	if (e.type == ARN_H1_EV_NEED_SCRATCH) {
+	if (e->type == ARN_H1_EV_NEED_SCRATCH) {
 		if (arn_h1_parser_scratch_short(&h->p))
 			scratch_grow(h->w, &h->p, mb->big);
 		else
@@ -189,19 +183,94 @@ static __attribute__((noinline)) int h1_decode_in(struct http_h1_peer *h, struct
 		ev->type = HTTP_EV_NONE;
 		return 0;
 	}
-	ev->type = (enum http_ev_type)e.type;
-	ev->data = e.data;
-	ev->len = e.len;
+	return 1; /* an event for the caller to give out */
+}
+
+/* The event @p e parsed from @p m (the input's first segment) into @p ev. */
+static inline void decode_event(struct http_h1_peer *h, struct rte_mbuf *m, struct http_ev *ev,
+				const struct arn_h1_ev *e)
+{
+	ev->type = (enum http_ev_type)e->type;
+	ev->data = e->data;
+	ev->len = e->len;
 	/* body bytes lie in the segment just parsed (in_parse frees it only
 	 * at the next decode): tell the encoder which one */
-	if (e.type == ARN_H1_EV_BODY && w) {
-		struct rte_mbuf *m = h->in.head;
-		if (m && e.len && e.data >= rte_pktmbuf_mtod(m, const char *) &&
-		    e.data + e.len <= rte_pktmbuf_mtod_offset(m, const char *, m->data_len)) {
+	struct http_worker *w = h->w; /* NULL in codec-only tests */
+	if (e->type == ARN_H1_EV_BODY && w) {
+		if (m && e->len && e->data >= rte_pktmbuf_mtod(m, const char *) &&
+		    e->data + e->len <= rte_pktmbuf_mtod_offset(m, const char *, m->data_len)) {
 			w->body_seg = m;
-			w->body_at = e.data;
+			w->body_at = e->data;
 		}
 	}
+}
+
+/* h1_decode past its fast path: segments used up, input taken from TCP,
+ * errors, scratch, end of input. In a function of its own, which saves
+ * the registers it needs: the usual decode does not pay for them. */
+static __attribute__((noinline)) int h1_decode_in(struct http_h1_peer *h, struct http_msgbuf *mb,
+						  bool keep, struct http_ev *ev)
+{
+	struct arn_h1_ev e;
+	ssize_t n;
+	/* what TCP holds is taken in as the parser needs it */
+	while ((n = in_parse(&h->in, &h->p, &e, &mb->pins, keep)) == ARN_AGAIN &&
+	       http_tp_fill(h->tp, h->tc, &h->in))
+		;
+	int rc = decode_result(h, mb, ev, n, &e);
+	if (rc <= 0)
+		return rc;
+	decode_event(h, h->in.head, ev, &e);
+	return 0;
+}
+
+/* An event whose bytes the input's first segment holds, the usual decode
+ * (three a proxied request: its head, the response's head and its body),
+ * as in_parse's first round gives it; the rest goes to h1_decode_in,
+ * which goes on where this one stopped. */
+static __attribute__((noinline)) int decode_fast(struct http_h1_peer *h, struct http_msgbuf *mb,
+						 bool keep, struct http_ev *ev)
+{
+	struct http_in *in = &h->in;
+	struct rte_mbuf *m = in->head;
+	struct arn_h1_ev e;
+	/* between messages with nothing read yet (a request's head, on a
+	 * connection that waits for it): what TCP holds, as in_parse's
+	 * caller takes it */
+	if (!m && h1_parser_idle(&h->p)) {
+		if (!http_tp_fill(h->tp, h->tc, in)) {
+			e.type = ARN_H1_EV_NONE;
+			return decode_result(h, mb, ev, ARN_AGAIN, &e);
+		}
+		m = in->head;
+	}
+	if (!m || m->data_len == in->off)
+		return h1_decode_in(h, mb, keep, ev);
+	uint32_t avail = m->data_len - in->off;
+	if (keep)
+		http_pins_add(&mb->pins, m);
+	ssize_t n =
+	    arn_h1_parse(&h->p, rte_pktmbuf_mtod_offset(m, const char *, in->off), avail, &e);
+	if (n == ARN_AGAIN) {
+		/* as in_parse's: the segment is used up */
+		if (!keep && arn_h1_parser_in_trailers(&h->p))
+			http_pins_add(&mb->pins, m);
+		in->off = m->data_len;
+		in->bytes -= avail;
+		return h1_decode_in(h, mb, keep, ev);
+	}
+	if (n >= 0) {
+		in->off += (uint32_t)n;
+		in->bytes -= (uint32_t)n;
+		if (__builtin_expect(e.type != ARN_H1_EV_NEED_SCRATCH, 1)) {
+			decode_event(h, m, ev, &e);
+			return 0;
+		}
+	}
+	int rc = decode_result(h, mb, ev, n, &e);
+	if (rc <= 0)
+		return rc;
+	decode_event(h, m, ev, &e);
 	return 0;
 }
 
@@ -222,7 +291,7 @@ static int h1_decode(struct http_peer *pp, struct http_msgbuf *mb, bool keep, st
 		ev->len = 0;
 		return 0;
 	}
-	return h1_decode_in(h, mb, keep, ev);
+	return decode_fast(h, mb, keep, ev);
 }
 
 static void h1_upgrade(struct http_peer *pp, bool accepted)
