@@ -376,12 +376,21 @@ static inline __attribute__((always_inline)) void run_end(struct arn_h1_wbuf *w,
 	}
 }
 
+/* The edits that add a line after the message's, unless done: SET and
+ * APPEND_VALUE where no line of the name was, ADD always (never done),
+ * ADD_IF_ABSENT where no line of the name was. */
+#define ADDING_OPS                                                                                 \
+	((1u << ARN_H1_EDIT_SET) | (1u << ARN_H1_EDIT_ADD) | (1u << ARN_H1_EDIT_ADD_IF_ABSENT) |   \
+	 (1u << ARN_H1_EDIT_APPEND_VALUE))
+
 int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 			 const struct arn_h1_edit *edits, unsigned n_edits, unsigned flags)
 {
-	uint64_t done = 0;   /* SET / SET_IF_PRESENT / APPEND_VALUE written */
-	uint64_t seen = 0;   /* the name occurs in the message */
-	struct nominated nm; /* not zeroed whole: tok[] is read only up to n */
+	/* SET / SET_IF_PRESENT / APPEND_VALUE written, ADD_IF_ABSENT's name
+	 * seen: not to be added after the message's lines */
+	uint64_t done = 0;
+	uint64_t addable = 0; /* the edits that may add a line at the end */
+	struct nominated nm;  /* not zeroed whole: tok[] is read only up to n */
 	nm.n = 0;
 	nm.overflow = false;
 	/* the edits that may apply to a field: by the field's id, or (for
@@ -402,6 +411,9 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 		if (id >= ARN_H1_H_COUNT)
 			id = arn_h1_hdr_lookup(edits[k].name, edits[k].name_len);
 		by_id[id] |= 1ull << k;
+		unsigned op = edits[k].op;
+		if (op < 32 && ((ADDING_OPS >> op) & 1))
+			addable |= 1ull << k;
 	}
 	/*
 	 * An unchanged line is not rebuilt from its name and value where the
@@ -434,7 +446,6 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 			    (h->name_len != e->name_len ||
 			     !arn_h1_eq_nocase(h->name, h->name_len, e->name, e->name_len)))
 				continue;
-			seen |= bit;
 			switch (e->op) {
 			case ARN_H1_EDIT_REMOVE:
 				drop = true;
@@ -455,6 +466,9 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 				}
 				done |= bit;
 				drop = true;
+				break;
+			case ARN_H1_EDIT_ADD_IF_ABSENT:
+				done |= bit;
 				break;
 			default:
 				break;
@@ -477,26 +491,11 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 		write_line(w, h->name, h->name_len, v, h->value_len);
 	}
 	run_end(w, &rs, re);
-	for (unsigned k = 0; k < n_edits; k++) {
-		const struct arn_h1_edit *e = &edits[k];
-		uint64_t bit = 1ull << k;
-		bool add = false;
-		switch (e->op) {
-		case ARN_H1_EDIT_SET:
-		case ARN_H1_EDIT_APPEND_VALUE:
-			add = !(done & bit);
-			break;
-		case ARN_H1_EDIT_ADD:
-			add = true;
-			break;
-		case ARN_H1_EDIT_ADD_IF_ABSENT:
-			add = !(seen & bit);
-			break;
-		default:
-			break;
-		}
-		if (add)
-			write_line(w, e->name, e->name_len, e->value, e->value_len);
+	/* the additions in edit order: a pass over them alone, not a switch
+	 * on every edit's op (~12 instructions an edit) */
+	for (uint64_t add = addable & ~done; add; add &= add - 1) {
+		const struct arn_h1_edit *e = &edits[__builtin_ctzll(add)];
+		write_line(w, e->name, e->name_len, e->value, e->value_len);
 	}
 	if ((flags & ARN_H1_W_DROP_HOP) && (flags & ARN_H1_W_UPGRADE))
 		write_line(w, "connection", 10, "upgrade", 7);
