@@ -357,14 +357,21 @@ bool http_h1_skip_empty_lines(struct http_in *in)
 
 /* ---- what goes to the peer ------------------------------------------------------------------ */
 
-static void out_add_chain(struct http_out *o, struct rte_mbuf *m)
+static __attribute__((noinline)) void out_link_chain(struct http_out *o, struct rte_mbuf *m)
 {
-	if (!o->chain) {
-		o->chain = m;
-	} else if (rte_pktmbuf_chain(o->chain, m) != 0) {
+	if (rte_pktmbuf_chain(o->chain, m) != 0) {
 		/* too many segments to link: drop the new part (never expected) */
 		rte_pktmbuf_free(m);
 	}
+}
+
+/* The usual output is empty when a head goes in: no call for it */
+static inline void out_add_chain(struct http_out *o, struct rte_mbuf *m)
+{
+	if (!o->chain)
+		o->chain = m;
+	else
+		out_link_chain(o, m);
 }
 
 /* The serialized head, or an error: -E2BIG (more edits than the serializer
@@ -380,9 +387,8 @@ static int head_done(struct http_h1_peer *h, struct http_wchain *c, int rc)
 	}
 	/* the empty line, where it fits, without a call (~20 instructions a head) */
 	struct arn_h1_wbuf *wb = &c->wb;
-	if (wb->cap - wb->len >= 2) { /* (none after an error) */
-		wb->p[wb->len] = '\r';
-		wb->p[wb->len + 1] = '\n';
+	if (wb->cap - wb->len >= 2) {		    /* (none after an error) */
+		memcpy(wb->p + wb->len, "\r\n", 2); /* one store */
 		wb->len += 2;
 		wb->total += 2;
 	} else {
