@@ -826,6 +826,51 @@ static int finish_head(struct arn_h1_parser *p)
 	return 0;
 }
 
+/*
+ * finish_head for the usual heads, inline in head_first: an HTTP/1.1
+ * request in origin or asterisk form with a plain Host and no
+ * Transfer-Encoding, CONNECT or Upgrade; an HTTP/1.1 2xx response but 204
+ * to a request other than CONNECT and HEAD, with a non-zero
+ * Content-Length and no Transfer-Encoding. What finish_head does with them
+ * is this much: the flags, the authority and the body's state. @return
+ * false (nothing done) for any other head: finish_head decides.
+ */
+static inline __attribute__((always_inline)) bool finish_usual(struct arn_h1_parser *p)
+{
+	struct arn_h1_msg *m = p->msg;
+	uint32_t f = m->flags;
+	if (m->version != 11 || (f & (ARN_H1_F_TE | ARN_H1_F_CONN_UPGRADE)))
+		return false;
+	f |= (f & ARN_H1_F_HOPS_NAMED) ? 0 : ARN_H1_F_PLAIN_HOPS;
+	f |= (f & ARN_H1_F_CONN_CLOSE) ? 0 : ARN_H1_F_KEEP_ALIVE;
+	if (p->kind == ARN_H1_REQUEST) {
+		if (m->host_idx < 0 || !p->host_plain || m->method == ARN_H1_M_CONNECT ||
+		    m->target_form == ARN_H1_TF_ABSOLUTE)
+			return false;
+		const struct arn_h1_header *h = &m->hdrs[m->host_idx];
+		m->authority = (struct arn_h1_slice){h->value, h->value_len};
+		if (!(f & ARN_H1_F_CONTENT_LENGTH) || m->content_length == 0) {
+			m->flags = f | ARN_H1_F_NO_BODY;
+			p->state = ST_END;
+		} else {
+			m->flags = f;
+			p->state = ST_BODY_CL;
+			p->remaining = m->content_length;
+		}
+	} else {
+		unsigned st = m->status;
+		if (st - 200u >= 100u || st == 204 || !(f & ARN_H1_F_CONTENT_LENGTH) ||
+		    m->content_length == 0 || p->req_method == ARN_H1_M_CONNECT ||
+		    p->req_method == ARN_H1_M_HEAD)
+			return false;
+		m->flags = f;
+		p->state = ST_BODY_CL;
+		p->remaining = m->content_length;
+	}
+	m->head_len = p->head_bytes;
+	return true;
+}
+
 static void begin_message(struct arn_h1_parser *p)
 {
 	struct arn_h1_msg *m = p->msg;
@@ -1034,6 +1079,57 @@ incomplete:
 	p->partial = 1;
 	*sp = e;
 	return R_AGAIN;
+}
+
+/*
+ * The first run of a message when the head is whole in it (the usual
+ * case): the start line, the field lines fields_fast takes and the empty
+ * line, one after the other, without head_step's line loop, its budgets
+ * recomputed per line and line_done's dispatch. Each step is the one
+ * head_step makes there, with the same limits, so what it finds is the
+ * same; the first line it does not take (an empty line before a request
+ * line, a line the run or a limit cuts, a field line fields_fast leaves)
+ * is left to head_step from that line's start, the parser as head_step
+ * would have left it there. @return R_EVENT (HEAD), R_ERR, or R_CONT:
+ * head_step goes on from *sp.
+ */
+static inline __attribute__((always_inline)) int head_first(struct arn_h1_parser *p,
+							    const char **sp, const char *e,
+							    const char *base, struct arn_h1_ev *ev)
+{
+	const char *s0 = *sp, *next = NULL;
+	/* line_budget's, with nothing of the head taken */
+	size_t budget = p->max_start < p->max_head ? p->max_start : p->max_head;
+	const char *lim = (size_t)(e - s0) > budget ? s0 + budget : e;
+	int r = parse_start_line(p, s0, lim, &next);
+	if (r != L_START)
+		return r == L_ERR ? R_ERR : R_CONT;
+	p->start_done = 1;
+	const char *s1 = next;
+	/* the lines after it may take what the head has left (head_step) */
+	size_t left = p->max_head - (size_t)(s1 - s0);
+	lim = (size_t)(e - s1) > left ? s1 + left : e;
+	unsigned nmax = p->max_hdrs < p->msg->hdr_cap ? p->max_hdrs : p->msg->hdr_cap;
+	bool ferr = false;
+	const char *s = (const char *)fields_fast(p, (uptr)s1, (uptr)lim, (uptr)base, nmax, &ferr);
+	p->head_bytes = (uint32_t)(s - s0);
+	*sp = s;
+	if (ferr)
+		return R_ERR;
+	/* the empty line, as parse_field_line takes it */
+	size_t el;
+	if (lim - s >= 2 && h1_ld2(s) == h1_ld2("\r\n"))
+		el = 2;
+	else if (s < lim && *s == '\n')
+		el = 1;
+	else
+		return R_CONT;
+	p->head_bytes += (uint32_t)el;
+	*sp = s + el;
+	if (!finish_usual(p) && finish_head(p) != 0)
+		return R_ERR;
+	ev->type = ARN_H1_EV_HEAD;
+	return R_EVENT;
 }
 
 /* Chunked framing (RFC 9112 7.1): chunk-size [ chunk-ext ] CRLF data CRLF
@@ -1258,6 +1354,9 @@ static __attribute__((noinline)) ssize_t parse_run(struct arn_h1_parser *p, cons
 				return ARN_AGAIN;
 			begin_message(p);
 			p->state = ST_HEAD;
+			r = head_first(p, &s, e, buf, ev);
+			if (r != R_CONT)
+				break;
 			/* fallthrough */
 		case ST_HEAD:
 		case ST_TRAILERS:
