@@ -1807,6 +1807,177 @@ static void test_fields_fast_vs_scalar(void **state)
 	}
 }
 
+/* Differential, for the whole-head path (head_first and finish_usual in
+ * h1_parse.c): random heads over the start lines, framing and connection
+ * headers finish_head tells apart, each head followed by a body and a
+ * second message, parsed whole (the first run of each message holds its
+ * head: the whole-head path) and one byte at a time (the line loop and
+ * scratch alone). The transcript is written here from the whole message
+ * and parser, with what h1t_run leaves out (head_len, the hop flags,
+ * host_idx, upgrade_idx, the body's state and each call's result), so any
+ * difference fails. */
+static void snap_slice(struct arn_sb *b, const char *what, struct arn_h1_slice s)
+{
+	arn_sb_printf(b, " %s=%.*s", what, (int)s.len, s.p ? s.p : "");
+}
+
+static void snap(struct arn_sb *b, ssize_t r, const struct arn_h1_ev *ev,
+		 const struct arn_h1_parser *p, const struct arn_h1_msg *m)
+{
+	if (r < 0) {
+		arn_sb_printf(b, "r=%zd err=%d\n", r, (int)arn_h1_parser_error(p));
+		return;
+	}
+	if (ev->type == ARN_H1_EV_BODY) {
+		/* body bytes merged: the runs cut them differently */
+		arn_sb_append(b, ev->data, ev->len);
+		return;
+	}
+	arn_sb_printf(b, "ev=%d", (int)ev->type);
+	if (ev->type == ARN_H1_EV_HEAD) {
+		arn_sb_printf(b,
+			      " v=%u meth=%u form=%u st=%u host=%d up=%d flags=%#x hl=%u cl=%llu "
+			      "state=%u rem=%llu n=%u",
+			      m->version, m->method, m->target_form, m->status, m->host_idx,
+			      m->upgrade_idx, (unsigned)m->flags, (unsigned)m->head_len,
+			      (unsigned long long)m->content_length, p->state,
+			      (unsigned long long)p->remaining, m->n_hdrs);
+		snap_slice(b, "mn", m->method_name);
+		snap_slice(b, "t", m->target);
+		snap_slice(b, "sch", m->scheme);
+		snap_slice(b, "auth", m->authority);
+		snap_slice(b, "path", m->path);
+		snap_slice(b, "rsn", m->reason);
+		for (unsigned i = 0; i < m->n_hdrs; i++)
+			arn_sb_printf(b, " [%.*s|%.*s|%u]", (int)m->hdrs[i].name_len,
+				      m->hdrs[i].name, (int)m->hdrs[i].value_len, m->hdrs[i].value,
+				      m->hdrs[i].id);
+	}
+	arn_sb_putc(b, '\n');
+}
+
+/* every event of @p in cut into runs of @p step bytes (0: whole) */
+static char *whole_or_bytes(const char *in, size_t n, enum arn_h1_kind kind,
+			    const struct arn_h1_config *cfg, enum arn_h1_method expect, size_t step)
+{
+	struct arn_h1_header hdrs[16];
+	struct arn_h1_msg m;
+	struct arn_h1_parser p;
+	struct arn_h1_ev ev;
+	static char scratch[4096];
+	struct arn_sb b = ARN_SB_INIT;
+	arn_h1_msg_init(&m, hdrs, 16);
+	arn_h1_parser_init(&p, kind, cfg, &m);
+	arn_h1_parser_set_scratch(&p, scratch, sizeof(scratch));
+	if (kind == ARN_H1_RESPONSE)
+		arn_h1_parser_expect(&p, expect);
+	size_t off = 0, run_end = step ? 0 : n;
+	for (int guard = 0; guard < 10000; guard++) {
+		if (off == run_end) {
+			if (run_end == n)
+				break;
+			run_end = run_end + step < n ? run_end + step : n;
+		}
+		ssize_t r = arn_h1_parse(&p, in + off, run_end - off, &ev);
+		if (r == ARN_AGAIN) {
+			off = run_end;
+			continue;
+		}
+		snap(&b, r, &ev, &p, &m);
+		if (r < 0)
+			break;
+		off += (size_t)r;
+	}
+	assert_false(b.oom);
+	return arn_sb_steal(&b);
+}
+
+static void test_head_whole_vs_scalar(void **state)
+{
+	(void)state;
+	static const char *const reqs[] = {
+	    "GET /x HTTP/1.1",		"GET /x HTTP/1.0",
+	    "POST /a?b HTTP/1.1",	"HEAD / HTTP/1.1",
+	    "CONNECT a.b:443 HTTP/1.1", "OPTIONS * HTTP/1.1",
+	    "GET * HTTP/1.1",		"GET http://a.b/c HTTP/1.1",
+	    "GET http://a.b HTTP/1.1",	"\r\nGET / HTTP/1.1",
+	    "GET /x#f HTTP/1.1",	"GET  /x HTTP/1.1",
+	    "FOO /x HTTP/1.1",		"GET /x HTTP/2.0",
+	    "GET /x HTTP/1.9",		"GET /a/very/long/path/to/something HTTP/1.1"};
+	static const char *const resps[] = {
+	    "HTTP/1.1 200 OK",	      "HTTP/1.1 204 No Content", "HTTP/1.1 304 Not Modified",
+	    "HTTP/1.1 101 Switching", "HTTP/1.1 100 Continue",	 "HTTP/1.0 200 OK",
+	    "HTTP/1.1 404",	      "HTTP/1.1 299 X",		 "HTTP/1.1 199 X",
+	    "HTTP/1.1 300 X",	      "HTTP/1.1 099 X",		 "HTTP/1.1 500 Internal Error",
+	    "HTTP/1.1 201 Created"};
+	static const char *const names[] = {
+	    "Host",	  "host",    "Content-Length", "Transfer-Encoding",
+	    "Connection", "Upgrade", "Expect",	       "TE",
+	    "Server",	  "X-A",     "Keep-Alive",     "a_b"};
+	static const char *const values[] = {"198.18.0.2",
+					     "a.b:8080",
+					     "[::1]:80",
+					     "a b",
+					     "",
+					     "0",
+					     "16",
+					     "4",
+					     "012",
+					     "1x",
+					     "chunked",
+					     "gzip, chunked",
+					     "chunked, gzip",
+					     "close",
+					     "keep-alive",
+					     "Upgrade",
+					     "upgrade, close",
+					     "websocket",
+					     "h2c",
+					     "100-continue",
+					     "x",
+					     "a.b.c-d"};
+	static const struct arn_h1_config cfgs[] = {
+	    {0},
+	    {.max_head_bytes = 120, .max_headers = 3},
+	    {.max_start_line = 12},
+	    {.opts = ARN_H1_O_ALLOW_CHUNKED_LENGTH | ARN_H1_O_ALLOW_CUSTOM_METHODS},
+	};
+	static const enum arn_h1_method expects[] = {ARN_H1_M_GET, ARN_H1_M_HEAD, ARN_H1_M_CONNECT};
+	uint32_t x = 0x9e3779b9u;
+	for (int round = 0; round < 4000; round++) {
+		struct arn_sb b = ARN_SB_INIT;
+		bool res = rnd(&x) % 2;
+		for (int msg = 0; msg < 2; msg++) {
+			arn_sb_puts(&b, res ? resps[rnd(&x) % (sizeof(resps) / sizeof(resps[0]))]
+					    : reqs[rnd(&x) % (sizeof(reqs) / sizeof(reqs[0]))]);
+			arn_sb_puts(&b, "\r\n");
+			unsigned nl = rnd(&x) % 6;
+			for (unsigned i = 0; i < nl; i++) {
+				put_any(&b, &x, names, sizeof(names) / sizeof(names[0]));
+				arn_sb_puts(&b, ": ");
+				put_any(&b, &x, values, sizeof(values) / sizeof(values[0]));
+				arn_sb_puts(&b, rnd(&x) % 8 ? "\r\n" : "\n");
+			}
+			arn_sb_puts(&b, rnd(&x) % 8 ? "\r\n" : "\n");
+			static const char *const bodies[] = {"", "0123456789abcdef",
+							     "10\r\n0123456789abcdef\r\n0\r\n\r\n"};
+			put_any(&b, &x, bodies, 3);
+		}
+		assert_false(b.oom);
+		const struct arn_h1_config *cfg = &cfgs[rnd(&x) % 4];
+		enum arn_h1_method ex = expects[rnd(&x) % 3];
+		enum arn_h1_kind kind = res ? ARN_H1_RESPONSE : ARN_H1_REQUEST;
+		char *whole = whole_or_bytes(b.buf, b.len, kind, cfg, ex, 0);
+		char *bytes = whole_or_bytes(b.buf, b.len, kind, cfg, ex, 1);
+		if (strcmp(whole, bytes) != 0)
+			fail_msg("round %d:\n--- input:\n%.*s\n--- whole:\n%s--- byte by byte:\n%s",
+				 round, (int)b.len, b.buf, whole, bytes);
+		free(whole);
+		free(bytes);
+		arn_sb_free(&b);
+	}
+}
+
 int test_h1_write_group(void);
 
 int main(void)
@@ -1859,6 +2030,7 @@ int main(void)
 	    cmocka_unit_test(test_authority_split),
 	    cmocka_unit_test(test_list_and_lookup),
 	    cmocka_unit_test(test_fields_fast_vs_scalar),
+	    cmocka_unit_test(test_head_whole_vs_scalar),
 	};
 	int rc = cmocka_run_group_tests_name("h1_parse", tests, NULL, NULL);
 	return rc | test_h1_write_group();
