@@ -234,9 +234,10 @@ static int parse_target(struct arn_h1_parser *p, uptr t, uint32_t n, uptr end)
 	return 0;
 }
 
-/* method SP request-target SP HTTP-version CRLF */
-static int parse_request_line(struct arn_h1_parser *p, const char *s, const char *e,
-			      const char **next)
+/* method SP request-target SP HTTP-version CRLF; inline in head_first,
+ * once a request, out of line (parse_request_line) for the line loop */
+static inline __attribute__((always_inline)) int
+request_line(struct arn_h1_parser *p, const char *s, const char *e, const char **next)
 {
 	struct arn_h1_msg *m = p->msg;
 	uptr q = (uptr)s, end = (uptr)e;
@@ -296,10 +297,17 @@ static int parse_request_line(struct arn_h1_parser *p, const char *s, const char
 	return L_START;
 }
 
+static __attribute__((noinline)) int parse_request_line(struct arn_h1_parser *p, const char *s,
+							const char *e, const char **next)
+{
+	return request_line(p, s, e, next);
+}
+
 /* HTTP-version SP 3DIGIT SP [ reason-phrase ] CRLF; a missing SP before an
- * empty reason is tolerated, as most clients do. */
-static int parse_status_line(struct arn_h1_parser *p, const char *s, const char *e,
-			     const char **next)
+ * empty reason is tolerated, as most clients do. Inline in head_first, out
+ * of line (parse_status_line) for the line loop. */
+static inline __attribute__((always_inline)) int status_line(struct arn_h1_parser *p, const char *s,
+							     const char *e, const char **next)
 {
 	struct arn_h1_msg *m = p->msg;
 	uptr q = (uptr)s, end = (uptr)e;
@@ -348,6 +356,12 @@ static int parse_status_line(struct arn_h1_parser *p, const char *s, const char 
 	m->status = (uint16_t)status;
 	m->reason = (struct arn_h1_slice){(const char *)r0, (uint32_t)(r1 - r0)};
 	return L_START;
+}
+
+static __attribute__((noinline)) int parse_status_line(struct arn_h1_parser *p, const char *s,
+						       const char *e, const char **next)
+{
+	return status_line(p, s, e, next);
 }
 
 static int te_line(struct arn_h1_parser *p, const char *v, uint32_t n)
@@ -1101,7 +1115,15 @@ static inline __attribute__((always_inline)) int head_first(struct arn_h1_parser
 	/* line_budget's, with nothing of the head taken */
 	size_t budget = p->max_start < p->max_head ? p->max_start : p->max_head;
 	const char *lim = (size_t)(e - s0) > budget ? s0 + budget : e;
-	int r = parse_start_line(p, s0, lim, &next);
+	/* parse_start_line's, with the lines inline */
+	int r;
+	if (p->kind == ARN_H1_REQUEST) {
+		if (*s0 == '\r' || *s0 == '\n')
+			return R_CONT; /* an empty line first: head_step */
+		r = request_line(p, s0, lim, &next);
+	} else {
+		r = status_line(p, s0, lim, &next);
+	}
 	if (r != L_START)
 		return r == L_ERR ? R_ERR : R_CONT;
 	p->start_done = 1;
