@@ -849,14 +849,18 @@ static int finish_head(struct arn_h1_parser *p)
  * is this much: the flags, the authority and the body's state. @return
  * false (nothing done) for any other head: finish_head decides.
  */
+_Static_assert(ARN_H1_F_PLAIN_HOPS == ARN_H1_F_HOPS_NAMED << 1, "finish_usual's shift");
+_Static_assert(ARN_H1_F_KEEP_ALIVE == ARN_H1_F_CONN_CLOSE >> 1, "finish_usual's shift");
+
 static inline __attribute__((always_inline)) bool finish_usual(struct arn_h1_parser *p)
 {
 	struct arn_h1_msg *m = p->msg;
 	uint32_t f = m->flags;
 	if (m->version != 11 || (f & (ARN_H1_F_TE | ARN_H1_F_CONN_UPGRADE)))
 		return false;
-	f |= (f & ARN_H1_F_HOPS_NAMED) ? 0 : ARN_H1_F_PLAIN_HOPS;
-	f |= (f & ARN_H1_F_CONN_CLOSE) ? 0 : ARN_H1_F_KEEP_ALIVE;
+	/* PLAIN_HOPS unless HOPS_NAMED, KEEP_ALIVE unless CONN_CLOSE: each
+	 * flag's neighbour, shifted (asserted below) */
+	f |= ((~f & ARN_H1_F_HOPS_NAMED) << 1) | ((~f & ARN_H1_F_CONN_CLOSE) >> 1);
 	if (p->kind == ARN_H1_REQUEST) {
 		if (m->host_idx < 0 || !p->host_plain || m->method == ARN_H1_M_CONNECT ||
 		    m->target_form == ARN_H1_TF_ABSOLUTE)
