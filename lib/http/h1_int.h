@@ -61,6 +61,19 @@ static inline __attribute__((always_inline)) unsigned h1_value_bad16(const unsig
 	return (unsigned)_mm_movemask_epi8(bad);
 }
 
+/* bytes of the 16 at p outside 0x20-0x7e: the value bytes of the usual
+ * field line, for the field-line fast path (fields_fast), which leaves a
+ * line with HTAB or obs-text in its value to the scalar parser. Two
+ * operations where h1_value_bad16 has six: v + 1 maps 0x20-0x7e to
+ * 0x21-0x7f and every other byte to below 0x21 as a signed byte (DEL and
+ * 0x80-0xfe to negative, 0xff and the controls to 0x00-0x20). */
+static inline __attribute__((always_inline)) unsigned h1_value_plain_bad16(const unsigned char *p)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i w = _mm_add_epi8(v, _mm_set1_epi8(1));
+	return (unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(_mm_set1_epi8(0x21), w));
+}
+
 /* bytes of the 16 at p outside 0x21-0x7e (request-target octets) */
 static inline __attribute__((always_inline)) unsigned h1_uri_bad16(const unsigned char *p)
 {
@@ -148,6 +161,17 @@ static inline __attribute__((always_inline)) const unsigned char *
 h1_scan_value(const unsigned char *q, const unsigned char *end, const unsigned char *base)
 {
 	return h1_scan_class(q, end, base, H1_BAD16(h1_value_bad16), ARN_H1_C_VALUE);
+}
+
+/* field-value octets of the usual line (fields_fast): stops at HTAB and
+ * obs-text too where 16 bytes are tested at once; the byte loop goes on
+ * over them (either way the line is parsed as it should be: fields_fast
+ * leaves a line whose value stops short of its end to the scalar parser,
+ * and takes a value with those bytes as that parser would) */
+static inline __attribute__((always_inline)) const unsigned char *
+h1_scan_value_plain(const unsigned char *q, const unsigned char *end, const unsigned char *base)
+{
+	return h1_scan_class(q, end, base, H1_BAD16(h1_value_plain_bad16), ARN_H1_C_VALUE);
 }
 
 /* request-target octets: 0x21-0x7e */

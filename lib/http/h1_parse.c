@@ -661,7 +661,7 @@ fields_fast(struct arn_h1_parser *p, uptr s, uptr lim, uptr base, unsigned nmax,
 		}
 		if (q == s)
 			break;
-		uptr v1 = h1_scan_value(q + 1, lim, base);
+		uptr v1 = h1_scan_value_plain(q + 1, lim, base);
 		if (lim - v1 < 2)
 			break;
 		uptr v0 = q + 1;

@@ -1523,6 +1523,24 @@ static const unsigned char *scan_ref(const unsigned char *q, const unsigned char
 	return q;
 }
 
+/* h1_scan_value_plain (fields_fast's) may stop early, but only at HTAB or
+ * obs-text (value bytes fields_fast leaves to the scalar parser), and
+ * never past the table's end of the value */
+static void check_value_plain(const unsigned char *q, const unsigned char *end,
+			      const unsigned char *base)
+{
+	const unsigned char *ref = scan_ref(q, end, ARN_H1_C_VALUE);
+	const unsigned char *r = h1_scan_value_plain(q, end, base);
+	assert_true(r >= q && r <= ref);
+	if (r < ref)
+		assert_true(*r == '\t' || *r >= 0x80);
+	/* and with neither in the input, the table's end exactly */
+	for (const unsigned char *c = q; c < ref; c++)
+		if (*c == '\t' || *c >= 0x80)
+			return;
+	assert_ptr_equal(r, ref);
+}
+
 static void test_scans_every_offset(void **state)
 {
 	(void)state;
@@ -1543,6 +1561,7 @@ static void test_scans_every_offset(void **state)
 						 scan_ref(b, end, ARN_H1_C_TOKEN));
 				assert_ptr_equal(h1_scan_value(b, end, b),
 						 scan_ref(b, end, ARN_H1_C_VALUE));
+				check_value_plain(b, end, b);
 				assert_ptr_equal(h1_scan_uri(b, end, b),
 						 scan_ref(b, end, ARN_H1_C_URI));
 			}
@@ -1582,6 +1601,7 @@ static void test_scans_from_inside(void **state)
 							 scan_ref(q, end, ARN_H1_C_TOKEN));
 					assert_ptr_equal(h1_scan_value(q, end, b),
 							 scan_ref(q, end, ARN_H1_C_VALUE));
+					check_value_plain(q, end, b);
 					assert_ptr_equal(h1_scan_uri(q, end, b),
 							 scan_ref(q, end, ARN_H1_C_URI));
 				}
@@ -1620,6 +1640,7 @@ static void test_scans_random(void **state)
 		const unsigned char *q = b + q0, *end = b + len;
 		assert_ptr_equal(h1_scan_token(q, end, b + base), scan_ref(q, end, ARN_H1_C_TOKEN));
 		assert_ptr_equal(h1_scan_value(q, end, b + base), scan_ref(q, end, ARN_H1_C_VALUE));
+		check_value_plain(q, end, b + base);
 		assert_ptr_equal(h1_scan_uri(q, end, b + base), scan_ref(q, end, ARN_H1_C_URI));
 		free(b);
 	}
