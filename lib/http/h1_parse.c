@@ -665,9 +665,10 @@ fields_fast(struct arn_h1_parser *p, uptr s, uptr lim, uptr base, unsigned nmax,
 		if (lim - v1 < 2)
 			break;
 		uptr v0 = q + 1;
-		/* [v0, v1] is inside [s, lim): one optional SP, no more OWS */
+		/* [v0, v1] is inside [s, lim): one optional SP, no more OWS (an
+		 * HTAB stopped the scan: v1 is not at the line's end) */
 		v0 += *v0 == ' ';
-		if (*v0 == ' ' || *v0 == '\t')
+		if (*v0 == ' ')
 			break;
 		if (h1_ld2((const char *)v1) != h1_ld2("\r\n") && *v1 != '\n')
 			break;
