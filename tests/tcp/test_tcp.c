@@ -2668,6 +2668,71 @@ static void test_cwnd_limited_recovery_probed_not_rto(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_RTO), 0);
 }
 
+/* Issue 16, 1% loss with Arion sending (the loss matrix's 1% `s2c`),
+ * replayed from a debugging trace of its recoveries: cwnd 12 segments, all
+ * in flight; one poll brings the ACKs of the first seven and, behind them,
+ * the SACK of the four after the eighth, which is lost. Nothing has been
+ * sent on the first ACKs when RACK finds the loss, so the flight is five
+ * segments. ssthresh was 0.7 x that flight (3.5 segments), and every
+ * recovery ended at a third of cwnd where Linux's CUBIC ends at 0.7 x
+ * cwnd; with a loss every hundred segments cwnd never grew back (3-7
+ * segments after each recovery against Linux's 10-14). Now ssthresh is
+ * 0.7 x cwnd: the recovery ends at 8.4 segments, and the ACK that ends it
+ * releases nine new segments, not four. Counted, the clock stepped. */
+static void test_cubic_ssthresh_from_cwnd_not_the_acked_flight(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(1);
+	uint32_t una = c->snd_una, mss = c->mss;
+	c->cwnd = 12 * mss;
+	c->ssthresh = 6 * mss; /* congestion avoidance */
+	send_block(c, 60 * mss);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 12);
+	fake_drain(lc);
+	fake_advance(lc, 1);
+	/* one poll: S0..S6 ACKed, then S8..S11 SACKed (S7 lost) */
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq, una + 7 * mss, 65535, &o, NULL, 0);
+	uint32_t cwnd = c->cwnd;
+	assert_true(cwnd >= 12 * mss);
+	o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + 8 * mss;
+	o.sack[1] = una + 12 * mss;
+	inject(TH_ACK, p_seq, una + 7 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(c->recovery, TCP_REC_FAST);
+	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 1);
+	assert_int_equal(c->snd_max - c->snd_una, 5 * mss);    /* the flight now */
+	assert_int_equal(c->ssthresh, (uint32_t)(cwnd * 0.7)); /* not 0.7 x 5 */
+	/* S7 again first, then new data as PRR allows */
+	fake_advance(lc, 0);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una + 7 * mss);
+	uint32_t top = una + 12 * mss;
+	while (fake_next(lc, &out)) {
+		assert_int_equal(out.seq, top);
+		top += mss;
+	}
+	/* everything arrives: the ACK of all ends the recovery at ssthresh,
+	 * and cwnd's worth of new data goes at once */
+	fake_advance(lc, 1);
+	o = popts();
+	inject(TH_ACK, p_seq, top, 65535, &o, NULL, 0);
+	assert_int_equal(c->recovery, TCP_REC_NONE);
+	assert_int_equal(c->cwnd, c->ssthresh);
+	fake_advance(lc, 0);
+	uint32_t n = 0;
+	while (fake_next(lc, &out)) {
+		assert_int_equal(out.seq, top + n * mss);
+		n++;
+	}
+	assert_int_equal(n, (c->ssthresh + mss - 1) / mss);
+	assert_true(n >= 9);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
+	assert_int_equal(cnt(ARN_TCP_C_RTO), 0);
+}
+
 /* The other episode of issue 16's traces: a flight of four (cwnd on a
  * lossy path), the first lost, the others SACKed one ACK at a time; the
  * third SACK starts recovery. PRR as RFC 6937 recommends it (PRR-SSRB)
@@ -4632,6 +4697,8 @@ int main(void)
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cwnd_limited_recovery_probed_not_rto, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_cubic_ssthresh_from_cwnd_not_the_acked_flight,
+					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_lost_retransmission_found_by_prr_new_segment,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_reordering_window_spares_late_segment, setup,
