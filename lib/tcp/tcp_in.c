@@ -164,6 +164,7 @@ static void established_common(struct arn_tcp_conn *c, const struct tcp_seg *s)
 	if (c->flags & TF_SYN_RTX)
 		c->cwnd = c->mss; /* RFC 5681 3.1: IW is 1 segment after a lost SYN */
 	c->recover = c->snd_una;
+	c->cwnd_lim_seq = c->snd_una;
 	c->high_rxt = c->snd_una;
 	c->rack_fack = c->snd_una;
 	c->reo_wnd_mult = 1;
@@ -684,6 +685,16 @@ static inline __attribute__((always_inline)) bool ack_body(struct arn_tcp_conn *
 			bool limited = c->cwnd < c->ssthresh
 					   ? 2 * flight_before >= c->cwnd
 					   : flight_before + 3u * c->mss >= c->cwnd;
+			/* or cwnd held data back when what this ACK covers was
+			 * sent (Linux's is_cwnd_limited, kept up to its
+			 * cwnd_usage_seq): the ACKs of one poll's burst drain
+			 * the flight one by one before anything is sent on
+			 * them, and on a sub-millisecond path a fifth of them
+			 * found it under cwnd and were not counted (issue 16,
+			 * 1% loss, Arion sending) */
+			if (!limited)
+				limited = seq_lt(old_una, c->cwnd_lim_seq) &&
+					  seq_leq(c->cwnd_lim_seq, c->snd_max);
 			if (limited && !ece)
 				c->cc->on_ack(c, acked, now);
 		}

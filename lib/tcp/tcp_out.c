@@ -650,8 +650,10 @@ static __attribute__((noinline)) bool send_data(struct arn_tcp_conn *c)
 		uint32_t data_end = c->snd_una + c->sndq.bytes;
 		bool fin_q = c->flags & TF_FIN_QUEUED;
 		uint32_t pipe = tcp_pipe(c);
-		if (pipe >= c->cwnd)
+		if (pipe >= c->cwnd) {
+			c->cwnd_lim_seq = c->snd_max; /* cwnd-limited (tcp_in.c) */
 			break;
+		}
 		if (!pace_ok(c))
 			break;
 		uint32_t s, e;

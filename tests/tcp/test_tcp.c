@@ -2733,6 +2733,40 @@ static void test_cubic_ssthresh_from_cwnd_not_the_acked_flight(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_RTO), 0);
 }
 
+/* Issue 16, the same row: between losses cwnd grows on the ACKs that find
+ * the connection cwnd-limited. The client's ACKs come in bursts, one poll
+ * takes several, and nothing is sent until the poll's end: the first ACKs
+ * find the flight at cwnd, the later ones a flight each ACK has made
+ * smaller, under cwnd by more than three segments, and they did not count
+ * (a fifth of all ACKs in congestion avoidance in the trace; Linux counts
+ * every ACK of a window in which cwnd held data back). Twelve segments
+ * in flight, cwnd full and more data waiting; six ACKs of two segments in
+ * one poll: cwnd grows on each. */
+static void test_cwnd_grows_on_every_ack_of_a_cwnd_limited_burst(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(1);
+	uint32_t una = c->snd_una, mss = c->mss;
+	c->cwnd = 12 * mss;
+	c->ssthresh = 6 * mss; /* congestion avoidance */
+	send_block(c, 60 * mss);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 12); /* cwnd keeps the rest back */
+	fake_drain(lc);
+	fake_advance(lc, 1);
+	uint32_t cwnd[7];
+	cwnd[0] = c->cwnd;
+	for (uint32_t i = 1; i <= 6; i++) {
+		struct fake_opts o = popts();
+		inject(TH_ACK, p_seq, una + 2 * i * mss, 65535, &o, NULL, 0);
+		cwnd[i] = c->cwnd;
+		assert_true(cwnd[i] > cwnd[i - 1]);
+	}
+	assert_int_equal(fake_pending(lc), 0); /* nothing sent during the poll */
+	fake_advance(lc, 0);
+	assert_true(fake_pending(lc) >= 12);
+}
+
 /* The other episode of issue 16's traces: a flight of four (cwnd on a
  * lossy path), the first lost, the others SACKed one ACK at a time; the
  * third SACK starts recovery. PRR as RFC 6937 recommends it (PRR-SSRB)
@@ -4698,6 +4732,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_cwnd_limited_recovery_probed_not_rto, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_cubic_ssthresh_from_cwnd_not_the_acked_flight,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cwnd_grows_on_every_ack_of_a_cwnd_limited_burst,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_lost_retransmission_found_by_prr_new_segment,
 					    setup, teardown),
