@@ -97,7 +97,12 @@ static void cubic_on_ack(struct arn_tcp_conn *c, uint32_t acked, uint64_t now)
 	double target = CUBIC_C * d * d * d + k->w_max;
 	/* RFC 9438 4.3: the Reno-friendly region */
 	k->ack_bytes += acked;
-	double alpha = 3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA);
+	/* alpha_cubic, and 1 once W_est is back at the cwnd of the last
+	 * reduction (w_last_max): Reno's own slope from there on (RFC 9438
+	 * 4.3's SHOULD). With a loss every hundred segments (issue 16, 1%
+	 * loss) the Reno-friendly region is where cwnd spends its time. */
+	double alpha =
+	    k->w_est >= k->w_last_max ? 1.0 : 3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA);
 	while (k->ack_bytes >= c->mss) {
 		k->ack_bytes -= c->mss;
 		k->w_est += alpha / k->w_est;

@@ -2767,6 +2767,32 @@ static void test_cwnd_grows_on_every_ack_of_a_cwnd_limited_burst(void **state)
 	assert_true(fake_pending(lc) >= 12);
 }
 
+/* RFC 9438 4.3: in the Reno-friendly region W_est grows by alpha_cubic
+ * (0.53) segments per window ACKed until it is back at the cwnd of the
+ * last reduction, then by one, Reno's slope. A window of ten segments
+ * ACKed with W_est already there: one segment more, not half of one. */
+static void test_cubic_reno_friendly_alpha_one_past_prior_cwnd(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(1);
+	uint32_t mss = c->mss;
+	uint64_t now = c->wk->now_ms;
+	c->cwnd = 10 * mss;
+	c->ssthresh = 7 * mss;
+	c->cubic = (struct tcp_cubic){0};
+	c->cubic.w_max = c->cubic.w_last_max = 10.0; /* the cwnd of the last reduction */
+	for (int i = 0; i < 10; i++)
+		c->cc->on_ack(c, mss, now); /* the epoch starts: W_est = cwnd = 10 */
+	assert_true(c->cubic.w_est > 10.9);
+	/* below the prior cwnd, alpha_cubic */
+	c->cwnd = 10 * mss;
+	c->cubic = (struct tcp_cubic){0};
+	c->cubic.w_max = c->cubic.w_last_max = 14.0;
+	for (int i = 0; i < 10; i++)
+		c->cc->on_ack(c, mss, now);
+	assert_true(c->cubic.w_est > 10.5 && c->cubic.w_est < 10.6);
+}
+
 /* The other episode of issue 16's traces: a flight of four (cwnd on a
  * lossy path), the first lost, the others SACKed one ACK at a time; the
  * third SACK starts recovery. PRR as RFC 6937 recommends it (PRR-SSRB)
@@ -4734,6 +4760,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_cubic_ssthresh_from_cwnd_not_the_acked_flight,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cwnd_grows_on_every_ack_of_a_cwnd_limited_burst,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cubic_reno_friendly_alpha_one_past_prior_cwnd,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_lost_retransmission_found_by_prr_new_segment,
 					    setup, teardown),
