@@ -793,6 +793,64 @@ static void test_malformed_ipv4_counted_and_dropped(void **state)
 	/* Nothing leaked: every mbuf is back (the pool is the test's). */
 }
 
+/* The same defects in a TCP segment: the usual segment's one-pass checks
+ * (input.c's tcp_usual) refuse each, and the full checks drop it and count
+ * it where they count it in any other frame; TCP sees none. A padded
+ * segment to our MAC, or to the broadcast MAC, is taken. */
+static void test_malformed_tcp_counted_and_dropped(void **state)
+{
+	struct fixture *f = *state;
+	static const struct bad_case cases[] = {
+	    {"version 6 in an IPv4 frame", ARN_NET_P_ip4_drop_version, m_version},
+	    {"IHL 4", ARN_NET_P_ip4_drop_hdr_len, m_ihl_small},
+	    {"total length beyond the frame", ARN_NET_P_ip4_drop_truncated, m_total_beyond_frame},
+	    {"total length below the header", ARN_NET_P_ip4_drop_hdr_len, m_total_below_header},
+	    {"total length below a TCP header", ARN_NET_P_tcp_drop_truncated, m_icmp_short},
+	    {"bad header checksum", ARN_NET_P_ip4_drop_cksum, m_cksum},
+	    {"options", ARN_NET_P_ip4_drop_options, m_options},
+	    {"options, bad header checksum", ARN_NET_P_ip4_drop_cksum, m_options_cksum},
+	    {"more fragments", ARN_NET_P_ip4_drop_fragment, m_more_fragments},
+	    {"fragment offset", ARN_NET_P_ip4_drop_fragment, m_fragment_offset},
+	    {"TTL 0", ARN_NET_P_ip4_drop_ttl, m_ttl0},
+	    {"multicast source", ARN_NET_P_ip4_drop_bad_src, m_src_multicast},
+	    {"our own source", ARN_NET_P_ip4_drop_bad_src, m_src_ours},
+	    {"not our address", ARN_NET_P_ip4_drop_not_local, m_dst_other},
+	    {"subnet broadcast", ARN_NET_P_ip4_drop_not_local, m_dst_broadcast},
+	    {"UDP", ARN_NET_P_ip4_drop_proto, m_proto_udp},
+	    {"runt frame", ARN_NET_P_rx_drop_runt, m_runt},
+	    {"another MAC", ARN_NET_P_rx_drop_not_ours, m_not_our_mac},
+	    {"IPv6 EtherType", ARN_NET_P_rx_drop_ethertype, m_ipv6},
+	    {"IPv4 header cut short", ARN_NET_P_ip4_drop_truncated, m_ip_truncated},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pkt p;
+		build_tcp(&p, &f->mac, PEER_IP, OUR_IP, 40000, 80);
+		cases[i].mutate(&p);
+		uint64_t before = pc(f, cases[i].counter);
+		inject(f, 0, p.b, p.len);
+		run(f, 0);
+		if (pc(f, cases[i].counter) != before + 1)
+			fail_msg("%s: counter not incremented", cases[i].what);
+	}
+	assert_int_equal(l4.inputs, 0);
+	assert_int_equal(pc(f, ARN_NET_P_tcp_rx), 0);
+	struct pkt p;
+	build_tcp(&p, &f->mac, PEER_IP, OUR_IP, 40000, 80);
+	inject(f, 0, p.b, p.len);
+	run(f, 0);
+	assert_int_equal(l4.inputs, 1);
+	assert_int_equal(l4.input_len, 40); /* the padding trimmed */
+	static const struct rte_ether_addr bcast = {{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}};
+	build_tcp(&p, &bcast, PEER_IP, OUR_IP, 40000, 80);
+	inject(f, 0, p.b, p.len);
+	run(f, 0);
+	assert_int_equal(l4.inputs, 2);
+	assert_int_equal(l4.input_len, 40);
+	assert_int_equal(pc(f, ARN_NET_P_tcp_rx), 2);
+	/* all but the runt, the other MAC's and the IPv6 frame were IPv4 */
+	assert_int_equal(pc(f, ARN_NET_P_ip4_rx), sizeof(cases) / sizeof(cases[0]) - 3 + 2);
+}
+
 /* Every truncation of a valid echo request, and of a valid TCP segment, is
  * dropped without a reply and without reaching TCP. */
 static void test_every_truncation_dropped(void **state)
@@ -2181,6 +2239,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_full_tx_queue_keeps_frames, setup1, teardown),
 	    cmocka_unit_test_setup_teardown(test_rx_ip_checksum_flags_believed, setup1, teardown),
 	    cmocka_unit_test_setup_teardown(test_checksum_offload_only_when_advertised, setup1,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_malformed_tcp_counted_and_dropped, setup1,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_malformed_ipv4_counted_and_dropped, setup1,
 					    teardown),
