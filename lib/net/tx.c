@@ -30,6 +30,30 @@ struct rte_mbuf *arn_net_alloc(struct arn_lcore *lc)
  * the buffer for the next iteration's flush. */
 #define TX_RETRIES 4
 
+/* net_tx_flush_port's rest when the queue took only @p sent of the
+ * buffer's frames, whose lengths add up to @p bytes: more attempts, then
+ * what is left stays in the buffer, in order. Frames not taken are still
+ * ours, so the bytes sent are @p bytes less theirs. */
+static __rte_noinline uint16_t tx_partial(struct arn_lcore *lc, uint16_t p, uint16_t sent,
+					  uint64_t bytes)
+{
+	struct arn_lcore_port *lp = &lc->port[p];
+	uint16_t n = lp->n_tx;
+	for (int t = 1; t < TX_RETRIES && sent < n; t++)
+		sent += rte_eth_tx_burst(lc->net->port[p].port_id, (uint16_t)lc->index,
+					 lp->tx + sent, (uint16_t)(n - sent));
+	for (uint16_t i = sent; i < n; i++)
+		bytes -= rte_pktmbuf_pkt_len(lp->tx[i]);
+	ARN_NET_PADD(lc, p, tx_packets, sent);
+	ARN_NET_PADD(lc, p, tx_bytes, bytes);
+	if (sent < n) {
+		ARN_NET_PINC(lc, p, tx_full_kept);
+		memmove(lp->tx, lp->tx + sent, (size_t)(n - sent) * sizeof(lp->tx[0]));
+	}
+	lp->n_tx = (uint16_t)(n - sent);
+	return sent;
+}
+
 /*
  * Hand port @p p's buffered frames to its TX queue. A queue that takes
  * only part of them (a NIC whose descriptors are not yet written back, the
@@ -43,27 +67,20 @@ struct rte_mbuf *arn_net_alloc(struct arn_lcore *lc)
 uint16_t net_tx_flush_port(struct arn_lcore *lc, uint16_t p)
 {
 	struct arn_lcore_port *lp = &lc->port[p];
-	uint16_t n = lp->n_tx, sent = 0;
+	uint16_t n = lp->n_tx;
 	/* Lengths are read before the burst: a frame the PMD takes is its own
 	 * from then on (net_af_packet frees it at once, and the pool may hand
-	 * it out again), and the frames sent are a prefix of the buffer. */
-	uint32_t len[ARN_NET_TX_BURST];
-	for (uint16_t i = 0; i < n; i++)
-		len[i] = rte_pktmbuf_pkt_len(lp->tx[i]);
-	for (int t = 0; t < TX_RETRIES && sent < n; t++)
-		sent += rte_eth_tx_burst(lc->net->port[p].port_id, (uint16_t)lc->index,
-					 lp->tx + sent, (uint16_t)(n - sent));
+	 * it out again). */
 	uint64_t bytes = 0;
-	for (uint16_t i = 0; i < sent; i++)
-		bytes += len[i];
-	ARN_NET_PADD(lc, p, tx_packets, sent);
+	for (uint16_t i = 0; i < n; i++)
+		bytes += rte_pktmbuf_pkt_len(lp->tx[i]);
+	uint16_t sent = rte_eth_tx_burst(lc->net->port[p].port_id, (uint16_t)lc->index, lp->tx, n);
+	if (unlikely(sent != n))
+		return tx_partial(lc, p, sent, bytes);
+	ARN_NET_PADD(lc, p, tx_packets, n);
 	ARN_NET_PADD(lc, p, tx_bytes, bytes);
-	if (sent < n) {
-		ARN_NET_PINC(lc, p, tx_full_kept);
-		memmove(lp->tx, lp->tx + sent, (size_t)(n - sent) * sizeof(lp->tx[0]));
-	}
-	lp->n_tx = (uint16_t)(n - sent);
-	return sent;
+	lp->n_tx = 0;
+	return n;
 }
 
 void net_tx_full(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m)

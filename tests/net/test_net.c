@@ -635,6 +635,38 @@ static void test_full_tx_queue_keeps_frames(void **state)
 	assert_int_equal(drain(f, 0), ARN_NET_TX_BURST);
 }
 
+/* A TX queue with room for part of the buffer: tx_packets and tx_bytes
+ * count what it took (the frames it did not take are counted when a later
+ * flush sends them), whatever the split. */
+static void test_partly_taken_tx_counts_what_was_sent(void **state)
+{
+	struct fixture *f = *state;
+	unsigned cap = rte_ring_free_count(f->tx[0]);
+	struct rte_mbuf *ph[1024];
+	for (unsigned i = 0; i + 2 < cap; i++) {
+		ph[i] = rte_pktmbuf_alloc(pool);
+		assert_non_null(ph[i]);
+		assert_int_equal(rte_ring_enqueue(f->tx[0], ph[i]), 0);
+	}
+	struct pkt p;
+	for (int i = 0; i < 5; i++) {
+		build_echo(&p, &f->mac, PEER_IP, OUR_IP, 8 + (size_t)i);
+		inject(f, 0, p.b, p.len);
+	}
+	run(f, 0);
+	/* the first two replies went, 14 + 20 + 8 + 8 (+ 0, + 1) bytes */
+	assert_int_equal(pc(f, ARN_NET_P_tx_packets), 2);
+	assert_int_equal(pc(f, ARN_NET_P_tx_bytes), 50 + 51);
+	assert_true(pc(f, ARN_NET_P_tx_full_kept) > 0);
+	for (unsigned i = 0; i + 2 < cap; i++)
+		rte_pktmbuf_free(sent(f, 0));
+	assert_int_equal(drain(f, 0), 2);
+	run(f, 0);
+	assert_int_equal(drain(f, 0), 3);
+	assert_int_equal(pc(f, ARN_NET_P_tx_packets), 5);
+	assert_int_equal(pc(f, ARN_NET_P_tx_bytes), 50 + 51 + 52 + 53 + 54);
+}
+
 struct bad_case {
 	const char *what;
 	enum arn_net_pctr counter;
@@ -2237,6 +2269,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_arp_shared_with_other_workers, setup2, teardown),
 	    cmocka_unit_test_setup_teardown(test_icmp_echo_reply, setup1, teardown),
 	    cmocka_unit_test_setup_teardown(test_full_tx_queue_keeps_frames, setup1, teardown),
+	    cmocka_unit_test_setup_teardown(test_partly_taken_tx_counts_what_was_sent, setup1,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rx_ip_checksum_flags_believed, setup1, teardown),
 	    cmocka_unit_test_setup_teardown(test_checksum_offload_only_when_advertised, setup1,
 					    teardown),
