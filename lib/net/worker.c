@@ -118,12 +118,13 @@ int net_worker_iteration(struct arn_lcore *lc)
 	struct arn_net *net = lc->net;
 	struct rte_mbuf *pkts[ARN_NET_RX_BURST];
 	/* Read the clock here rather than reuse the last iteration's end: a
-	 * worker preempted between iterations must not run on a stale clock. */
-	uint64_t start = rte_rdtsc();
+	 * worker preempted between iterations must not run on a stale clock.
+	 * It stays in lc->now (not in a local of its own, which the calls
+	 * below would make the compiler keep on the stack). */
+	lc->now = rte_rdtsc();
 	unsigned work = 0;
 	/* every queue read this iteration came back short of a full burst */
 	bool drained = true;
-	lc->now = start;
 
 	/* A full burst means input is queued: take up to NET_RX_DRAIN bursts
 	 * before the TCP timers run, so that timers (RACK, tail loss probes)
@@ -132,22 +133,24 @@ int net_worker_iteration(struct arn_lcore *lc)
 	 * on that wait were RACK's clock-wrap bug, fixed in lib/tcp; see
 	 * docs/benchmarks/proxy.md.) */
 	for (uint16_t p = 0; p < lc->n_ports; p++) {
-		for (unsigned b = 0; b < NET_RX_DRAIN; b++) {
-			uint16_t n = rte_eth_rx_burst(net->port[p].port_id, (uint16_t)lc->index,
-						      pkts, ARN_NET_RX_BURST);
-			if (n) {
-				work += n;
-				net_input(lc, p, pkts, n, false);
-				net_l4_flush(lc);
-			}
-			if (n < ARN_NET_RX_BURST)
+		uint16_t port_id = net->port[p].port_id;
+		unsigned b = 0;
+		uint16_t n;
+		do {
+			n = rte_eth_rx_burst(port_id, (uint16_t)lc->index, pkts, ARN_NET_RX_BURST);
+			if (n == 0)
 				break;
-			if (b == NET_RX_DRAIN - 1)
-				drained = false;
-		}
+			work += n;
+			net_input(lc, p, pkts, n, false);
+			net_l4_flush(lc);
+		} while (n == ARN_NET_RX_BURST && ++b < NET_RX_DRAIN);
+		if (n == ARN_NET_RX_BURST)
+			drained = false;
 	}
+	/* Only other workers fill the hand-off ring: with one worker, one
+	 * load instead of the ring's two. */
 	unsigned n =
-	    rte_ring_empty(lc->handoff)
+	    lc->n_workers == 1 || rte_ring_empty(lc->handoff)
 		? 0
 		: rte_ring_sc_dequeue_burst(lc->handoff, (void **)pkts, ARN_NET_RX_BURST, NULL);
 	if (n == ARN_NET_RX_BURST)
@@ -191,13 +194,13 @@ int net_worker_iteration(struct arn_lcore *lc)
 	if (lc->rcu)
 		rte_rcu_qsbr_quiescent(lc->rcu, lc->lcore_id);
 
-	uint64_t end = rte_rdtsc();
+	uint64_t cycles = rte_rdtsc() - lc->now;
 	if (work) {
 		ARN_NET_WINC(lc, loop_busy_iterations);
-		ARN_NET_WADD(lc, loop_busy_cycles, end - start);
+		ARN_NET_WADD(lc, loop_busy_cycles, cycles);
 	} else {
 		ARN_NET_WINC(lc, loop_idle_iterations);
-		ARN_NET_WADD(lc, loop_idle_cycles, end - start);
+		ARN_NET_WADD(lc, loop_idle_cycles, cycles);
 		rte_pause();
 	}
 	return work != 0;
