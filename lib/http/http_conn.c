@@ -171,10 +171,23 @@ static bool head_ready(struct http_h1_conn *c)
 	struct http_in *in = &c->dn.in;
 	if (c->head_in)
 		return true;
-	if (!c->hs_scanned && !c->hs_line && in->head &&
-	    head_scan_first(c, rte_pktmbuf_mtod_offset(in->head, const char *, in->off),
-			    in->head->data_len - in->off))
-		return true;
+	if (!c->hs_scanned && !c->hs_line && in->head) {
+		const char *p = rte_pktmbuf_mtod_offset(in->head, const char *, in->off);
+		uint32_t len = in->head->data_len - in->off;
+		/* The usual request, without a body, ends its first segment
+		 * with an empty line: its first line is not empty (its first
+		 * byte is neither CR nor LF), so an empty line ends the head
+		 * there or before, and the parser finds where. One compare
+		 * instead of a scan of every line (about 80 instructions a
+		 * request under bench/cost/run). */
+		if (len >= 4 && p[0] != '\r' && p[0] != '\n' &&
+		    memcmp(p + len - 4, "\r\n\r\n", 4) == 0) {
+			c->head_in = true;
+			return true;
+		}
+		if (head_scan_first(c, p, len))
+			return true;
+	}
 	uint32_t skip = c->hs_scanned, off = in->off;
 	for (struct rte_mbuf *m = in->head; m && !c->head_in; m = m->next, off = 0) {
 		uint32_t len = m->data_len - off;
