@@ -65,6 +65,9 @@ struct arn_lcore {
 	unsigned lcore_id;	  /* EAL lcore it runs on */
 	unsigned socket;	  /* its NUMA socket */
 	struct rte_mempool *pool; /* mbufs of its socket */
+	/* pool's cache for the thread that runs the loop (net_worker_begin;
+	 * NULL before, after net_worker_end, or without a cache) */
+	struct rte_mempool_cache *mcache;
 	struct rte_ring *handoff; /* MP/SC: packets other workers pass to it */
 	struct rte_ring *ctrl;	  /* SP/SC: struct net_ctrl_msg from control */
 	struct arn_arp *arp;	  /* its ARP cache and waiting packets */

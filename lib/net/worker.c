@@ -209,11 +209,14 @@ int net_worker_iteration(struct arn_lcore *lc)
 int net_worker_begin(struct arn_lcore *lc)
 {
 	lc->now = rte_rdtsc();
+	/* the thread that runs the loop from here on is this one */
+	lc->mcache = rte_mempool_default_cache(lc->pool, rte_lcore_id());
 	/* Registered before anything runs that may read the configuration
 	 * (the TCP layer's and its applications' init), or not started. */
 	int rc = rcu_follow(lc);
 	if (rc != 0) {
 		rcu_follow_leave(lc);
+		lc->mcache = NULL;
 		return rc;
 	}
 	if (lc->l4_ops == NULL && lc->index == 0)
@@ -222,6 +225,7 @@ int net_worker_begin(struct arn_lcore *lc)
 	rc = lc->l4_ops ? lc->l4_ops->worker_init(lc, lc->net->dp) : 0;
 	if (rc != 0) {
 		rcu_follow_leave(lc);
+		lc->mcache = NULL;
 		return rc;
 	}
 	/* Tell the segment our address is here (and our MAC, if it changed):
@@ -253,6 +257,7 @@ void net_worker_end(struct arn_lcore *lc)
 	while (ctrl_run(lc, 8) != 0)
 		;
 	rcu_follow_leave(lc);
+	lc->mcache = NULL;
 	lc->running = 0;
 }
 

@@ -1419,6 +1419,54 @@ static void test_gratuitous_arp_at_start(void **state)
 	assert_int_equal(l4.finis, 1);
 }
 
+/* The loop thread's mbufs come from its cache of the pool (arn_net_alloc
+ * after net_worker_begin, without rte_pktmbuf_alloc's lookup of the
+ * thread's cache) as rte_pktmbuf_alloc gives them: reset, whatever was
+ * done with them before they were freed; a pool run dry is counted. */
+static void test_alloc_from_the_loop_cache_is_reset(void **state)
+{
+	struct fixture *f = *state;
+	struct arn_lcore *lc = W(f, 0);
+	assert_int_equal(net_worker_begin(lc), 0);
+	drain(f, 0); /* the gratuitous ARP */
+	struct rte_mbuf *m = arn_net_alloc(lc);
+	assert_non_null(m);
+	assert_non_null(rte_pktmbuf_append(m, 100));
+	assert_non_null(rte_pktmbuf_adj(m, 10));
+	m->ol_flags |= RTE_MBUF_F_TX_TCP_CKSUM;
+	m->l2_len = 14;
+	m->packet_type = 1;
+	m->port = 3;
+	rte_pktmbuf_free(m);
+	struct rte_mbuf *n = arn_net_alloc(lc);
+	assert_ptr_equal(n, m); /* the cache's last in */
+	assert_int_equal(n->data_len, 0);
+	assert_int_equal(n->pkt_len, 0);
+	assert_int_equal(n->data_off, RTE_MIN(RTE_PKTMBUF_HEADROOM, n->buf_len));
+	assert_int_equal(n->ol_flags, 0);
+	assert_int_equal(n->l2_len, 0);
+	assert_int_equal(n->packet_type, 0);
+	assert_int_equal(n->nb_segs, 1);
+	assert_null(n->next);
+	rte_pktmbuf_free(n);
+	/* until the pool is dry: one failure counted, then all back */
+	unsigned size = lc->pool->size;
+	struct rte_mbuf **all = calloc(size + 1, sizeof(*all));
+	assert_non_null(all);
+	unsigned k = 0;
+	while (k <= size && (all[k] = arn_net_alloc(lc)) != NULL)
+		k++;
+	assert_true(k > 0 && k <= size);
+	assert_int_equal(wc(f, 0, ARN_NET_W_mbuf_alloc_failed), 1);
+	for (unsigned i = 0; i < k; i++)
+		rte_pktmbuf_free(all[i]);
+	free(all);
+	net_worker_end(lc);
+	assert_null(lc->mcache);
+	assert_non_null((m = arn_net_alloc(lc)));
+	rte_pktmbuf_free(m);
+}
+
 /* An iteration that received nothing but sent what an earlier one queued
  * is busy: the send (a system call under net_af_packet and net_af_xdp)
  * is the worker's work, and loop_busy_cycles is what the benchmarks and
@@ -2296,6 +2344,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_arp_sharing_leaves_half_the_handoff_ring, setup2,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_gratuitous_arp_at_start, setup1, teardown),
+	    cmocka_unit_test_setup_teardown(test_alloc_from_the_loop_cache_is_reset, setup1,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_iteration_that_only_transmits_is_busy, setup1,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_reply_sent_in_the_iteration_that_made_it, setup1,
