@@ -345,6 +345,38 @@ static inline bool tcp_usual(struct arn_lcore *lc, uint16_t port, const struct n
 	return true;
 }
 
+/* A frame tcp_usual did not take (or one handed over by another worker):
+ * Ethernet, then ARP or IPv4 with every check. Out of line, so that the
+ * loop over the burst keeps its few values in registers. */
+static __rte_noinline void frame_in(struct arn_lcore *lc, uint16_t port, const struct net_port *np,
+				    struct rte_mbuf *m, bool from_ring)
+{
+	if (rte_pktmbuf_data_len(m) < ETH_LEN) {
+		ARN_NET_PINC(lc, port, rx_drop_runt);
+		drop(m);
+		return;
+	}
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	if (!rte_is_same_ether_addr(&eth->dst_addr, &np->mac) &&
+	    !rte_is_broadcast_ether_addr(&eth->dst_addr)) {
+		ARN_NET_PINC(lc, port, rx_drop_not_ours);
+		drop(m);
+		return;
+	}
+	switch (eth->ether_type) {
+	case RTE_BE16(RTE_ETHER_TYPE_IPV4):
+		ip4_input(lc, port, m, from_ring);
+		break;
+	case RTE_BE16(RTE_ETHER_TYPE_ARP):
+		net_arp_input(lc, port, m, from_ring);
+		break;
+	default:
+		ARN_NET_PINC(lc, port, rx_drop_ethertype);
+		drop(m);
+		break;
+	}
+}
+
 void net_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
 	       bool from_ring)
 {
@@ -360,29 +392,6 @@ void net_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf **pkts, uint
 			if (tcp_usual(lc, port, np, m))
 				continue;
 		}
-		if (rte_pktmbuf_data_len(m) < ETH_LEN) {
-			ARN_NET_PINC(lc, port, rx_drop_runt);
-			drop(m);
-			continue;
-		}
-		const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-		if (!rte_is_same_ether_addr(&eth->dst_addr, &np->mac) &&
-		    !rte_is_broadcast_ether_addr(&eth->dst_addr)) {
-			ARN_NET_PINC(lc, port, rx_drop_not_ours);
-			drop(m);
-			continue;
-		}
-		switch (eth->ether_type) {
-		case RTE_BE16(RTE_ETHER_TYPE_IPV4):
-			ip4_input(lc, port, m, from_ring);
-			break;
-		case RTE_BE16(RTE_ETHER_TYPE_ARP):
-			net_arp_input(lc, port, m, from_ring);
-			break;
-		default:
-			ARN_NET_PINC(lc, port, rx_drop_ethertype);
-			drop(m);
-			break;
-		}
+		frame_in(lc, port, np, m, from_ring);
 	}
 }
