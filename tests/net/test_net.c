@@ -782,28 +782,40 @@ static void m_ip_truncated(struct pkt *p)
 	p->len = 14 + 12;
 }
 
+/* The IPv4 and Ethernet defects both malformed-frame tests send (in an
+ * ICMP echo and in a TCP segment), in two parts: the TCP test puts its
+ * own truncation case between them. */
+#define IP4_BAD_HEAD                                                                               \
+	{"version 6 in an IPv4 frame", ARN_NET_P_ip4_drop_version, m_version},                     \
+	    {"IHL 4", ARN_NET_P_ip4_drop_hdr_len, m_ihl_small},                                    \
+	    {"total length beyond the frame", ARN_NET_P_ip4_drop_truncated, m_total_beyond_frame}, \
+	{                                                                                          \
+		"total length below the header", ARN_NET_P_ip4_drop_hdr_len, m_total_below_header  \
+	}
+#define IP4_BAD_REST                                                                               \
+	{"bad header checksum", ARN_NET_P_ip4_drop_cksum, m_cksum},                                \
+	    {"options", ARN_NET_P_ip4_drop_options, m_options},                                    \
+	    {"options, bad header checksum", ARN_NET_P_ip4_drop_cksum, m_options_cksum},           \
+	    {"more fragments", ARN_NET_P_ip4_drop_fragment, m_more_fragments},                     \
+	    {"fragment offset", ARN_NET_P_ip4_drop_fragment, m_fragment_offset},                   \
+	    {"TTL 0", ARN_NET_P_ip4_drop_ttl, m_ttl0},                                             \
+	    {"multicast source", ARN_NET_P_ip4_drop_bad_src, m_src_multicast},                     \
+	    {"our own source", ARN_NET_P_ip4_drop_bad_src, m_src_ours},                            \
+	    {"not our address", ARN_NET_P_ip4_drop_not_local, m_dst_other},                        \
+	    {"subnet broadcast", ARN_NET_P_ip4_drop_not_local, m_dst_broadcast},                   \
+	    {"UDP", ARN_NET_P_ip4_drop_proto, m_proto_udp},                                        \
+	    {"runt frame", ARN_NET_P_rx_drop_runt, m_runt},                                        \
+	    {"another MAC", ARN_NET_P_rx_drop_not_ours, m_not_our_mac},                            \
+	{                                                                                          \
+		"IPv6 EtherType", ARN_NET_P_rx_drop_ethertype, m_ipv6                              \
+	}
+
 static void test_malformed_ipv4_counted_and_dropped(void **state)
 {
 	struct fixture *f = *state;
 	static const struct bad_case cases[] = {
-	    {"version 6 in an IPv4 frame", ARN_NET_P_ip4_drop_version, m_version},
-	    {"IHL 4", ARN_NET_P_ip4_drop_hdr_len, m_ihl_small},
-	    {"total length beyond the frame", ARN_NET_P_ip4_drop_truncated, m_total_beyond_frame},
-	    {"total length below the header", ARN_NET_P_ip4_drop_hdr_len, m_total_below_header},
-	    {"bad header checksum", ARN_NET_P_ip4_drop_cksum, m_cksum},
-	    {"options", ARN_NET_P_ip4_drop_options, m_options},
-	    {"options, bad header checksum", ARN_NET_P_ip4_drop_cksum, m_options_cksum},
-	    {"more fragments", ARN_NET_P_ip4_drop_fragment, m_more_fragments},
-	    {"fragment offset", ARN_NET_P_ip4_drop_fragment, m_fragment_offset},
-	    {"TTL 0", ARN_NET_P_ip4_drop_ttl, m_ttl0},
-	    {"multicast source", ARN_NET_P_ip4_drop_bad_src, m_src_multicast},
-	    {"our own source", ARN_NET_P_ip4_drop_bad_src, m_src_ours},
-	    {"not our address", ARN_NET_P_ip4_drop_not_local, m_dst_other},
-	    {"subnet broadcast", ARN_NET_P_ip4_drop_not_local, m_dst_broadcast},
-	    {"UDP", ARN_NET_P_ip4_drop_proto, m_proto_udp},
-	    {"runt frame", ARN_NET_P_rx_drop_runt, m_runt},
-	    {"another MAC", ARN_NET_P_rx_drop_not_ours, m_not_our_mac},
-	    {"IPv6 EtherType", ARN_NET_P_rx_drop_ethertype, m_ipv6},
+	    IP4_BAD_HEAD,
+	    IP4_BAD_REST,
 	    {"bad ICMP checksum", ARN_NET_P_icmp_drop_cksum, m_icmp_cksum},
 	    {"ICMP shorter than its header", ARN_NET_P_icmp_drop_truncated, m_icmp_short},
 	    {"IPv4 header cut short", ARN_NET_P_ip4_drop_truncated, m_ip_truncated},
@@ -833,25 +845,9 @@ static void test_malformed_tcp_counted_and_dropped(void **state)
 {
 	struct fixture *f = *state;
 	static const struct bad_case cases[] = {
-	    {"version 6 in an IPv4 frame", ARN_NET_P_ip4_drop_version, m_version},
-	    {"IHL 4", ARN_NET_P_ip4_drop_hdr_len, m_ihl_small},
-	    {"total length beyond the frame", ARN_NET_P_ip4_drop_truncated, m_total_beyond_frame},
-	    {"total length below the header", ARN_NET_P_ip4_drop_hdr_len, m_total_below_header},
+	    IP4_BAD_HEAD,
 	    {"total length below a TCP header", ARN_NET_P_tcp_drop_truncated, m_icmp_short},
-	    {"bad header checksum", ARN_NET_P_ip4_drop_cksum, m_cksum},
-	    {"options", ARN_NET_P_ip4_drop_options, m_options},
-	    {"options, bad header checksum", ARN_NET_P_ip4_drop_cksum, m_options_cksum},
-	    {"more fragments", ARN_NET_P_ip4_drop_fragment, m_more_fragments},
-	    {"fragment offset", ARN_NET_P_ip4_drop_fragment, m_fragment_offset},
-	    {"TTL 0", ARN_NET_P_ip4_drop_ttl, m_ttl0},
-	    {"multicast source", ARN_NET_P_ip4_drop_bad_src, m_src_multicast},
-	    {"our own source", ARN_NET_P_ip4_drop_bad_src, m_src_ours},
-	    {"not our address", ARN_NET_P_ip4_drop_not_local, m_dst_other},
-	    {"subnet broadcast", ARN_NET_P_ip4_drop_not_local, m_dst_broadcast},
-	    {"UDP", ARN_NET_P_ip4_drop_proto, m_proto_udp},
-	    {"runt frame", ARN_NET_P_rx_drop_runt, m_runt},
-	    {"another MAC", ARN_NET_P_rx_drop_not_ours, m_not_our_mac},
-	    {"IPv6 EtherType", ARN_NET_P_rx_drop_ethertype, m_ipv6},
+	    IP4_BAD_REST,
 	    {"IPv4 header cut short", ARN_NET_P_ip4_drop_truncated, m_ip_truncated},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
