@@ -58,6 +58,21 @@ int arn_h1_put(struct arn_h1_wbuf *w, const void *s, size_t n)
 	return put_slow(w, s, n);
 }
 
+/* Does the current buffer hold @p need more bytes? */
+static inline bool room_fits(const struct arn_h1_wbuf *w, size_t need)
+{
+	return need <= (size_t)(w->cap - w->len);
+}
+
+/* @p need bytes taken from the current buffer, which holds them */
+static inline char *room_take(struct arn_h1_wbuf *w, size_t need)
+{
+	char *d = w->p + w->len;
+	w->len += (uint32_t)need;
+	w->total += need;
+	return d;
+}
+
 /* The first buffer of a writer that starts empty (the connection
  * manager's mbuf chains do), as arn_h1_put would get it; out of line so
  * that the writers' fast path saves no registers for it. @return room or
@@ -72,12 +87,7 @@ static __attribute__((noinline, cold)) char *room_refill(struct arn_h1_wbuf *w, 
 		w->cap = w->len;
 		return NULL;
 	}
-	if (need > (size_t)(w->cap - w->len))
-		return NULL;
-	char *d = w->p + w->len;
-	w->len += (uint32_t)need;
-	w->total += need;
-	return d;
+	return room_fits(w, need) ? room_take(w, need) : NULL;
 }
 
 /* Room for @p need more bytes in the current buffer (and no error: a
@@ -86,12 +96,9 @@ static __attribute__((noinline, cold)) char *room_refill(struct arn_h1_wbuf *w, 
  * cost ~75 instructions a piece). */
 static inline char *room_for(struct arn_h1_wbuf *w, size_t need)
 {
-	if (__builtin_expect(need > (size_t)(w->cap - w->len), 0))
+	if (__builtin_expect(!room_fits(w, need), 0))
 		return room_refill(w, need);
-	char *d = w->p + w->len;
-	w->len += (uint32_t)need;
-	w->total += need;
-	return d;
+	return room_take(w, need);
 }
 
 /* "METHOD target HTTP/1.x\r\n" at d, which has room for it */
@@ -130,14 +137,14 @@ int arn_h1_write_request_line(struct arn_h1_wbuf *w, const char *method, size_t 
 			      const char *target, size_t tlen, int minor)
 {
 	size_t need = mlen + tlen + 12;
-	if (__builtin_expect(need > (size_t)(w->cap - w->len), 0))
+	if (__builtin_expect(!room_fits(w, need), 0))
 		return request_line_slow(w, method, mlen, target, tlen, minor);
-	char *d = w->p + w->len;
-	w->len += (uint32_t)need;
-	w->total += need;
-	put_request_line(d, method, mlen, target, tlen, minor);
+	put_request_line(room_take(w, need), method, mlen, target, tlen, minor);
 	return 0;
 }
+
+/* the usual status line, whole */
+static const char status_ok[] = "HTTP/1.1 200 OK\r\n";
 
 /* Any status line but the usual one, which does not fit or is not
  * "HTTP/1.1 200 OK": out of line, so that the usual one saves no
@@ -146,13 +153,12 @@ static __attribute__((noinline)) int status_line_any(struct arn_h1_wbuf *w, unsi
 						     const char *reason, size_t rlen, int minor)
 {
 	if (status == 200 && !reason && minor) {
-		static const char ok[] = "HTTP/1.1 200 OK\r\n";
-		char *d = room_for(w, sizeof(ok) - 1);
+		char *d = room_for(w, sizeof(status_ok) - 1);
 		if (d) {
-			h1_copy(d, ok, sizeof(ok) - 1);
+			h1_copy(d, status_ok, sizeof(status_ok) - 1);
 			return 0;
 		}
-		return arn_h1_put(w, ok, sizeof(ok) - 1);
+		return arn_h1_put(w, status_ok, sizeof(status_ok) - 1);
 	}
 	char b[13] = "HTTP/1.1 000 ";
 	if (!minor)
@@ -183,14 +189,13 @@ int arn_h1_write_status_line(struct arn_h1_wbuf *w, unsigned status, const char 
 			     size_t rlen, int minor)
 {
 	/* the usual line whole where it fits: no digits, no reason lookup
-	 * and strlen (~85 instructions a response) */
-	static const char ok[] = "HTTP/1.1 200 OK\r\n";
-	if (__builtin_expect(status == 200 && !reason && minor &&
-				 sizeof(ok) - 1 <= (size_t)(w->cap - w->len),
-			     1)) {
-		h1_copy(w->p + w->len, ok, sizeof(ok) - 1);
-		w->len += (uint32_t)(sizeof(ok) - 1);
-		w->total += sizeof(ok) - 1;
+	 * and strlen (~85 instructions a response); its bytes copied before
+	 * the buffer's lengths move (room_take's order costs 2 more here) */
+	if (__builtin_expect(
+		status == 200 && !reason && minor && room_fits(w, sizeof(status_ok) - 1), 1)) {
+		h1_copy(w->p + w->len, status_ok, sizeof(status_ok) - 1);
+		w->len += (uint32_t)(sizeof(status_ok) - 1);
+		w->total += sizeof(status_ok) - 1;
 		return 0;
 	}
 	return status_line_any(w, status, reason, rlen, minor);
