@@ -17,6 +17,9 @@
 #define ARN_H1_C_HEX 0x08
 #define ARN_H1_C_HOST 0x10    /* reg-name: unreserved, pct-encoded, sub-delims */
 #define ARN_H1_C_HOST_NP 0x20 /* the same but '%' (the byte loop's fast class) */
+/* 0x20-0x7e, the usual field value's octets: no bit of the table, a range
+ * test (h1_scan_class) */
+#define ARN_H1_C_PLAIN 0x00
 
 extern const uint8_t arn_h1_cc[256];
 
@@ -151,7 +154,7 @@ h1_scan_class(const unsigned char *q, const unsigned char *end, const unsigned c
 #else
 	(void)base, (void)bad16;
 #endif
-	while (q < end && h1_is(*q, cls))
+	while (q < end && (cls == ARN_H1_C_PLAIN ? (unsigned)(*q - 0x20) < 0x5fu : h1_is(*q, cls)))
 		q++;
 	return q;
 }
@@ -165,29 +168,12 @@ h1_scan_value(const unsigned char *q, const unsigned char *end, const unsigned c
 
 /* field-value octets of the usual line (fields_fast): 0x20-0x7e, so the
  * scan stops at HTAB and obs-text too, and fields_fast leaves such a line
- * (its value ends short of the line's end) to the scalar parser; the
- * same loads as h1_scan_class, the byte loop on the same bytes */
+ * (its value ends short of the line's end) to the scalar parser, the
+ * byte loop on the same bytes */
 static inline __attribute__((always_inline)) const unsigned char *
 h1_scan_value_plain(const unsigned char *q, const unsigned char *end, const unsigned char *base)
 {
-#if defined(__SSE2__)
-	while (end - q >= 16) {
-		unsigned m = h1_value_plain_bad16(q);
-		if (m)
-			return q + __builtin_ctz(m);
-		q += 16;
-	}
-	if (q < end && end - base >= 16) {
-		const unsigned char *b = end - 16;
-		unsigned m = h1_value_plain_bad16(b) >> (q - b);
-		return m ? q + __builtin_ctz(m) : end;
-	}
-#else
-	(void)base;
-#endif
-	while (q < end && (unsigned)(*q - 0x20) < 0x5fu)
-		q++;
-	return q;
+	return h1_scan_class(q, end, base, H1_BAD16(h1_value_plain_bad16), ARN_H1_C_PLAIN);
 }
 
 /* request-target octets: 0x21-0x7e */
