@@ -2668,6 +2668,23 @@ static void test_cwnd_limited_recovery_probed_not_rto(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_RTO), 0);
 }
 
+/* Issue 16's 1% `s2c` replays: a RACK connection in congestion avoidance
+ * with cwnd 12 segments, all of them in flight (drained from the fake
+ * net), more data waiting behind cwnd, and the clock a millisecond on. */
+static struct arn_tcp_conn *cwnd_limited_flight_of_12(void)
+{
+	struct arn_tcp_conn *c = rack_conn(1);
+	uint32_t mss = c->mss;
+	c->cwnd = 12 * mss;
+	c->ssthresh = 6 * mss; /* congestion avoidance */
+	send_block(c, 60 * mss);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 12); /* cwnd keeps the rest back */
+	fake_drain(lc);
+	fake_advance(lc, 1);
+	return c;
+}
+
 /* Issue 16, 1% loss with Arion sending (the loss matrix's 1% `s2c`),
  * replayed from a debugging trace of its recoveries: cwnd 12 segments, all
  * in flight; one poll brings the ACKs of the first seven and, behind them,
@@ -2682,15 +2699,8 @@ static void test_cwnd_limited_recovery_probed_not_rto(void **state)
 static void test_cubic_ssthresh_from_cwnd_not_the_acked_flight(void **state)
 {
 	(void)state;
-	struct arn_tcp_conn *c = rack_conn(1);
+	struct arn_tcp_conn *c = cwnd_limited_flight_of_12();
 	uint32_t una = c->snd_una, mss = c->mss;
-	c->cwnd = 12 * mss;
-	c->ssthresh = 6 * mss; /* congestion avoidance */
-	send_block(c, 60 * mss);
-	fake_advance(lc, 0);
-	assert_int_equal(fake_pending(lc), 12);
-	fake_drain(lc);
-	fake_advance(lc, 1);
 	/* one poll: S0..S6 ACKed, then S8..S11 SACKed (S7 lost) */
 	struct fake_opts o = popts();
 	inject(TH_ACK, p_seq, una + 7 * mss, 65535, &o, NULL, 0);
@@ -2745,15 +2755,8 @@ static void test_cubic_ssthresh_from_cwnd_not_the_acked_flight(void **state)
 static void test_cwnd_grows_on_every_ack_of_a_cwnd_limited_burst(void **state)
 {
 	(void)state;
-	struct arn_tcp_conn *c = rack_conn(1);
+	struct arn_tcp_conn *c = cwnd_limited_flight_of_12();
 	uint32_t una = c->snd_una, mss = c->mss;
-	c->cwnd = 12 * mss;
-	c->ssthresh = 6 * mss; /* congestion avoidance */
-	send_block(c, 60 * mss);
-	fake_advance(lc, 0);
-	assert_int_equal(fake_pending(lc), 12); /* cwnd keeps the rest back */
-	fake_drain(lc);
-	fake_advance(lc, 1);
 	uint32_t cwnd[7];
 	cwnd[0] = c->cwnd;
 	for (uint32_t i = 1; i <= 6; i++) {
