@@ -43,13 +43,13 @@ __attribute__((target("avx2"))) static uint64_t sum_avx2(const uint8_t *p, size_
 }
 
 /* From this length on the vector lanes: below it, x86-64's add-with-carry
- * chain (further down) takes fewer instructions (72 against 122 for 200
+ * chain (arn_cksum.h) takes fewer instructions (72 against 122 for 200
  * bytes) and no more time; above, the chain's serial carries make it
  * slower (119 ns against 34 for 1460 bytes on this machine's CPU), while
  * the lanes still take more instructions (393 against 320): the bulk
  * transfer's full segments go through the lanes, a request's short ones
- * through the chain. */
-#define ARN_CKSUM_AVX2_MIN 512
+ * through the chain (arn_cksum_raw_short's bound too). */
+#define ARN_CKSUM_AVX2_MIN ARN_CKSUM_SHORT_MAX
 
 /* Decided once, before any worker runs (not on the fast path). */
 static bool have_avx2;
@@ -62,110 +62,6 @@ __attribute__((constructor)) static void cksum_init(void)
 
 #if defined(__x86_64__)
 
-/*
- * x86-64: one add-with-carry chain per block, the words read straight from
- * memory (add/adc with a memory operand), the chain's carry put back with
- * a final adc $0: 9 instructions per 64 bytes. The compiler does not make
- * such a chain from C (__builtin_add_overflow gives an add and an adc $0
- * per word, and a copy through the stack for the memcpy'd loads).
- */
-#define ADC_BLOCK(s, p, n)                                                                         \
-	__asm__("addq 0(%[ptr]), %[acc]\n\t" n "adcq $0, %[acc]"                                   \
-		: [acc] "+r"(s)                                                                    \
-		: [ptr] "r"(p), "m"(*(const uint8_t(*)[64])(p))                                    \
-		: "cc")
-#define ADC8(o) "adcq " #o "(%[ptr]), %[acc]\n\t"
-
-/* The 64-bit sum of @p len bytes at @p p added to @p s by the chain.
- * @p rest: they are the last bytes (under 64) of a buffer of 512 or more
- * whose start the vector lanes summed, so no block loop is needed and the
- * 8 bytes before their end are in the buffer. */
-static inline __attribute__((always_inline)) uint64_t chain_sum(const uint8_t *p, size_t len,
-								uint64_t s, bool rest)
-{
-	/* the last 8 bytes are in the buffer (see the tail below) */
-	const bool tail_load = rest || len >= 8;
-	if (rest)
-		goto tail;
-	/* 128-byte blocks in one chain whose carry crosses the iterations:
-	 * lea and dec leave the carry flag alone, so a block is its 16 adds
-	 * and three instructions of loop (9.5 a 64 bytes, against 12 for a
-	 * 64-byte block with its own adc $0 and an add/cmp/jne loop). */
-	size_t n128 = len >> 7;
-	if (n128) {
-		__asm__("clc\n"
-			"1:\n\t" ADC8(0) ADC8(8) ADC8(16) ADC8(24) ADC8(32) ADC8(40) ADC8(48)
-			    ADC8(56) ADC8(64) ADC8(72) ADC8(80) ADC8(88) ADC8(96) ADC8(104)
-				ADC8(112) ADC8(120) "leaq 128(%[ptr]), %[ptr]\n\t"
-						    "decq %[n]\n\t"
-						    "jnz 1b\n\t"
-						    "adcq $0, %[acc]"
-			: [acc] "+r"(s), [ptr] "+r"(p), [n] "+r"(n128)
-			:
-			: "cc", "memory");
-	}
-	if (len & 64) {
-		ADC_BLOCK(s, p, ADC8(8) ADC8(16) ADC8(24) ADC8(32) ADC8(40) ADC8(48) ADC8(56));
-		p += 64;
-	}
-tail:
-	/* The rest, under 64 bytes, by its binary digits: no loop. */
-	if (len & 32) {
-		ADC_BLOCK(s, p, ADC8(8) ADC8(16) ADC8(24));
-		p += 32;
-	}
-	if (len & 16) {
-		ADC_BLOCK(s, p, ADC8(8));
-		p += 16;
-	}
-	if (len & 8) {
-		ADC_BLOCK(s, p, "");
-		p += 8;
-	}
-	if ((len & 7) && tail_load) {
-		/* The last 1-7 bytes are the top of the 8 bytes that end the
-		 * buffer: one load of those, shifted down past the bytes
-		 * already summed, puts them at their offsets in a zero-padded
-		 * little-endian word (x86-64 is little-endian). 11
-		 * instructions with the tests, against 12-23 for the loads
-		 * below; most segments have such a tail, and a segment is at
-		 * least 20 bytes. */
-		uint64_t w;
-		memcpy(&w, p + (len & 7) - 8, 8);
-		w >>= (0u - (unsigned)len * 8) & 63;
-		__asm__("addq %[in], %[acc]\n\tadcq $0, %[acc]"
-			: [acc] "+r"(s)
-			: [in] "r"(w)
-			: "cc");
-	} else if (len & 7) {
-		/* A buffer under 8 bytes: its 1-7 bytes at their offsets in a
-		 * zero-padded little-endian word, read in at most three loads. */
-		uint64_t w = 0;
-		unsigned sh = 0;
-		if (len & 4) {
-			uint32_t x;
-			memcpy(&x, p, 4);
-			w = x;
-			p += 4;
-			sh = 32;
-		}
-		if (len & 2) {
-			uint16_t x;
-			memcpy(&x, p, 2);
-			w |= (uint64_t)x << sh;
-			p += 2;
-			sh += 16;
-		}
-		if (len & 1)
-			w |= (uint64_t)*p << sh;
-		__asm__("addq %[in], %[acc]\n\tadcq $0, %[acc]"
-			: [acc] "+r"(s)
-			: [in] "r"(w)
-			: "cc");
-	}
-	return s;
-}
-
 #ifdef ARN_CKSUM_AVX2
 /* Long buffers: 64-byte blocks through the vector lanes, the rest (under
  * 64 bytes, starting at the same parity, so its 16-bit words line up)
@@ -175,7 +71,7 @@ static __attribute__((noinline)) uint16_t cksum_long(const uint8_t *p, size_t le
 {
 	size_t n = len & ~(size_t)63;
 	sum = add_carry(sum, sum_avx2(p, n));
-	return arn_cksum_fold(chain_sum(p + n, len - n, sum, true));
+	return arn_cksum_fold(arn_cksum_chain(p + n, len - n, sum, true));
 }
 #endif
 
@@ -185,7 +81,7 @@ uint16_t arn_cksum_raw(const void *buf, size_t len, uint64_t sum)
 	if (len >= ARN_CKSUM_AVX2_MIN && have_avx2)
 		return cksum_long(buf, len, sum);
 #endif
-	return arn_cksum_fold(chain_sum(buf, len, sum, false));
+	return arn_cksum_fold(arn_cksum_chain(buf, len, sum, false));
 }
 
 #else

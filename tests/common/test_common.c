@@ -464,6 +464,42 @@ static void test_cksum_reads_nothing_before(void **state)
 	munmap(map, (size_t)pg * 2);
 }
 
+/* arn_cksum_raw_short (the inline entry lib/net sums a short segment
+ * with) gives arn_cksum_raw's sum on both sides of its bound: every length
+ * 0..2000 at every offset within 16 bytes, random bytes and partial sums;
+ * and it reads nothing past the last byte, nor before the first. */
+static void test_cksum_short_matches_reference(void **state)
+{
+	(void)state;
+	static uint8_t buf[2100];
+	uint64_t x = 0x2545f4914f6cdd1dull;
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)xs(&x);
+	for (unsigned off = 0; off < 16; off++)
+		for (unsigned len = 0; len <= 2000; len++) {
+			uint64_t sum = len % 5 == 0 ? 0 : xs(&x) >> (len % 64);
+			uint16_t a = arn_cksum_raw_short(buf + off, len, sum);
+			uint16_t b = cksum_ref(buf + off, len, sum);
+			if (a != b)
+				fail_msg("len %u off %u sum %#llx: %#x != %#x", len, off,
+					 (unsigned long long)sum, a, b);
+		}
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *map =
+	    mmap(NULL, (size_t)pg * 3, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(map != MAP_FAILED);
+	assert_int_equal(mprotect(map, (size_t)pg, PROT_NONE), 0);
+	assert_int_equal(mprotect(map + 2 * pg, (size_t)pg, PROT_NONE), 0);
+	for (long i = pg; i < 2 * pg; i++)
+		map[i] = (uint8_t)xs(&x);
+	for (unsigned len = 0; len <= ARN_CKSUM_SHORT_MAX + 8; len++) {
+		const uint8_t *end = map + 2 * pg - len, *start = map + pg;
+		assert_int_equal(arn_cksum_raw_short(end, len, 0), cksum_ref(end, len, 0));
+		assert_int_equal(arn_cksum_raw_short(start, len, 1), cksum_ref(start, len, 1));
+	}
+	munmap(map, (size_t)pg * 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -482,6 +518,7 @@ int main(void)
 	    cmocka_unit_test(test_cksum_reads_no_further),
 	    cmocka_unit_test(test_cksum_ip4_hdr),
 	    cmocka_unit_test(test_cksum_reads_nothing_before),
+	    cmocka_unit_test(test_cksum_short_matches_reference),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
