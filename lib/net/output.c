@@ -174,31 +174,47 @@ static void tmpl_fill(struct arn_lcore *lc, struct arn_net_tmpl *t, uint32_t src
 	t->until = until;
 }
 
-int arn_net_tcp_output(struct arn_lcore *lc, struct rte_mbuf *m, struct arn_net_tmpl *t,
-		       uint32_t src, uint32_t dst, uint8_t tos)
+/* A segment arn_net_tcp_output does not send from the template: dropped
+ * and counted (@p err -EMSGSIZE: too big for the route's MTU; else no
+ * headroom). Out of line, as the general path below, so that the usual
+ * segment's path saves no registers. */
+static __attribute__((noinline, cold)) int tcp_output_drop(struct arn_lcore *lc, struct rte_mbuf *m,
+							   uint8_t port, int err)
 {
-	/* A segment that asks for no checksum, or whose TCP header is not in
-	 * its first mbuf, is left to the general path as well. */
-	if (unlikely(t->gen != lc->nh_gen || lc->now >= t->until ||
-		     !(m->ol_flags & RTE_MBUF_F_TX_TCP_CKSUM) ||
-		     rte_pktmbuf_data_len(m) < sizeof(struct rte_tcp_hdr))) {
-		int rc = arn_net_ip4_output_tos(lc, m, src, dst, IPPROTO_TCP, tos);
-		tmpl_fill(lc, t, src, dst);
-		return rc;
-	}
+	if (err == -EMSGSIZE)
+		ARN_NET_PINC(lc, port, ip4_tx_drop_too_big);
+	else
+		ARN_NET_WINC(lc, tx_drop_no_headroom);
+	rte_pktmbuf_free(m);
+	return err;
+}
+
+static __attribute__((noinline)) int tcp_output_general(struct arn_lcore *lc, struct rte_mbuf *m,
+							struct arn_net_tmpl *t, uint32_t src,
+							uint32_t dst, uint8_t tos)
+{
+	int rc = arn_net_ip4_output_tos(lc, m, src, dst, IPPROTO_TCP, tos);
+	tmpl_fill(lc, t, src, dst);
+	return rc;
+}
+
+/* arn_net_tcp_output's work once the template is known good: inline in it
+ * for a short one-mbuf segment (a request's, a response's head, an ACK),
+ * whose checksum is summed inline too; in tcp_output_long for the others
+ * (a full-sized segment: its sum, through the vector lanes, is several
+ * times the call; a chain). */
+static inline __attribute__((always_inline)) int tcp_output_tmpl(struct arn_lcore *lc,
+								 struct rte_mbuf *m,
+								 const struct arn_net_tmpl *t,
+								 uint8_t tos, bool long_seg)
+{
 	uint32_t l4_len = rte_pktmbuf_pkt_len(m);
 	uint32_t tot = l4_len + (uint32_t)sizeof(struct rte_ipv4_hdr);
-	if (unlikely(tot > t->mtu)) {
-		ARN_NET_PINC(lc, t->port, ip4_tx_drop_too_big);
-		rte_pktmbuf_free(m);
-		return -EMSGSIZE;
-	}
+	if (unlikely(tot > t->mtu))
+		return tcp_output_drop(lc, m, t->port, -EMSGSIZE);
 	uint8_t *h = (uint8_t *)rte_pktmbuf_prepend(m, sizeof(t->hdr));
-	if (unlikely(h == NULL)) {
-		ARN_NET_WINC(lc, tx_drop_no_headroom);
-		rte_pktmbuf_free(m);
-		return -ENOBUFS;
-	}
+	if (unlikely(h == NULL))
+		return tcp_output_drop(lc, m, t->port, -ENOBUFS);
 	memcpy(h, t->hdr, sizeof(t->hdr));
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(h + sizeof(struct rte_ether_hdr));
 	struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
@@ -217,7 +233,9 @@ int arn_net_tcp_output(struct arn_lcore *lc, struct rte_mbuf *m, struct arn_net_
 		fl = RTE_MBUF_F_TX_TCP_CKSUM | RTE_MBUF_F_TX_IPV4;
 	} else {
 		th->cksum = 0;
-		if (m->nb_segs == 1)
+		if (!long_seg)
+			th->cksum = (uint16_t)~arn_cksum_raw_short(th, l4_len, ph);
+		else if (m->nb_segs == 1)
 			th->cksum = (uint16_t)~arn_cksum_raw(th, l4_len, ph);
 		else
 			th->cksum = (uint16_t)~net_cksum_mbuf(m, sizeof(t->hdr), l4_len, ph);
@@ -236,6 +254,26 @@ int arn_net_tcp_output(struct arn_lcore *lc, struct rte_mbuf *m, struct arn_net_
 	ARN_NET_PINC(lc, t->port, ip4_tx);
 	net_tx(lc, t->port, m);
 	return 0;
+}
+
+static __attribute__((noinline)) int tcp_output_long(struct arn_lcore *lc, struct rte_mbuf *m,
+						     const struct arn_net_tmpl *t, uint8_t tos)
+{
+	return tcp_output_tmpl(lc, m, t, tos, true);
+}
+
+int arn_net_tcp_output(struct arn_lcore *lc, struct rte_mbuf *m, struct arn_net_tmpl *t,
+		       uint32_t src, uint32_t dst, uint8_t tos)
+{
+	/* A segment that asks for no checksum, or whose TCP header is not in
+	 * its first mbuf, is left to the general path as well. */
+	if (unlikely(t->gen != lc->nh_gen || lc->now >= t->until ||
+		     !(m->ol_flags & RTE_MBUF_F_TX_TCP_CKSUM) ||
+		     rte_pktmbuf_data_len(m) < sizeof(struct rte_tcp_hdr)))
+		return tcp_output_general(lc, m, t, src, dst, tos);
+	if (unlikely(m->nb_segs != 1 || rte_pktmbuf_pkt_len(m) >= ARN_CKSUM_SHORT_MAX))
+		return tcp_output_long(lc, m, t, tos);
+	return tcp_output_tmpl(lc, m, t, tos, false);
 }
 
 int arn_net_is_local(const struct arn_lcore *lc, uint32_t addr)
