@@ -162,6 +162,20 @@ static inline __attribute__((always_inline)) void sndq_copy(struct arn_tcp_conn 
 		mseq += m->data_len;
 		m = m->next;
 	}
+	/* The usual segment: all of it in one mbuf (a head the application
+	 * wrote, a body piece by reference), one copy without the loop's
+	 * state kept across the call. */
+	if (likely(m != NULL && len <= (uint32_t)m->data_len - (seq - mseq))) {
+		uint32_t off = seq - mseq;
+		memcpy(dst, rte_pktmbuf_mtod_offset(m, uint8_t *, off), len);
+		if (off + len == m->data_len) {
+			mseq += m->data_len;
+			m = m->next;
+		}
+		c->snd_cur = m;
+		c->snd_cur_off = mseq;
+		return;
+	}
 	/* Remember where new data continues: the next send starts here. */
 	while (len > 0 && m) {
 		uint32_t off = seq - mseq;
