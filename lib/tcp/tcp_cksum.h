@@ -3,7 +3,8 @@
  * (net_af_packet, net_af_xdp, net_ring, NICs without L4 RX offload), with
  * lib/common's fast sum (arn_cksum.h says why not rte_ipv4_udptcp_cksum()).
  * Inline: tcp_input asks it for every segment such a port hands over, and
- * it is the pseudo-header's sum around one call into lib/common (outside
+ * it is the pseudo-header's sum around lib/common's short sum, inline
+ * below 512 bytes (a keep-alive request's segments), one call above (outside
  * lib/tcp, so this header ties no file of lib/tcp to another).
  */
 #ifndef ARN_TCP_CKSUM_H
@@ -25,7 +26,7 @@ static inline bool tcp_cksum_ok(const struct rte_ipv4_hdr *ip, const void *l4, u
 	 * summed as the 16-bit words they are in memory */
 	uint64_t ph = (uint64_t)ip->src_addr + ip->dst_addr +
 		      rte_cpu_to_be_16((uint16_t)IPPROTO_TCP) + rte_cpu_to_be_16((uint16_t)l4_len);
-	return arn_cksum_raw(l4, l4_len, ph) == 0xffff;
+	return arn_cksum_raw_short(l4, l4_len, ph) == 0xffff;
 }
 
 #endif
