@@ -91,7 +91,7 @@ static void cubic_on_ack(struct arn_tcp_conn *c, uint32_t acked, uint64_t now)
 		k->w_est = cwnd;
 		k->ack_bytes = 0;
 	}
-	double rtt = c->srtt8 ? (c->srtt8 >> 3) / 1000.0 : 0.1;
+	double rtt = c->srtt_us8 ? (c->srtt_us8 >> 3) / 1e6 : 0.1;
 	double t = (double)(now - k->epoch_ms) / 1000.0;
 	double d = t + rtt - k->k;
 	double target = CUBIC_C * d * d * d + k->w_max;
@@ -275,7 +275,7 @@ static void bbr_set_pacing_rate(struct arn_tcp_conn *c, uint64_t bw, uint32_t ga
 
 static void bbr_init_pacing_rate(struct arn_tcp_conn *c)
 {
-	uint64_t rtt_us = c->srtt8 ? (uint64_t)c->srtt8 * 125 : 1000;
+	uint64_t rtt_us = c->srtt_us8 ? RTE_MAX(c->srtt_us8 >> 3, 1u) : 1000;
 	uint64_t bw = (uint64_t)c->bbr.cwnd * 1000000 / rtt_us;
 	c->pacing_rate = bw * BBR_HIGH_GAIN / BBR_UNIT;
 }
@@ -542,7 +542,7 @@ static void bbr_on_sample(struct arn_tcp_conn *c, const struct tcp_rate_sample *
 	bbr_update_gains(b);
 	if (bbr_max_bw(b))
 		bbr_set_pacing_rate(c, bbr_max_bw(b), b->pacing_gain);
-	else if (c->srtt8)
+	else if (c->srtt_us8)
 		bbr_init_pacing_rate(c); /* no sample yet: from the RTT */
 	bbr_set_cwnd(c, rs);
 }

@@ -134,9 +134,9 @@ static void handshake_rtt(struct arn_tcp_conn *c, const struct tcp_seg *s)
 		return;
 	}
 	if ((c->flags & TF_TS_OK) && s->has_ts && s->tsecr)
-		tcp_rtt_update(c, tcp_ts_now(c) - s->tsecr);
+		tcp_rtt_update_ms(c, tcp_ts_now(c) - s->tsecr);
 	else
-		tcp_rtt_update(c, (uint32_t)(c->wk->now_ms - c->rtt_start));
+		tcp_rtt_update_ms(c, (uint32_t)(c->wk->now_ms - c->rtt_start));
 }
 
 static void start_keepalive(struct arn_tcp_conn *c)
@@ -636,14 +636,7 @@ static inline __attribute__((always_inline)) bool ack_body(struct arn_tcp_conn *
 		uint32_t acked = s->ack - c->snd_una;
 		bool fin_acked = (c->flags & TF_FIN_SENT) && seq_gt(s->ack, c->fin_seq);
 		sndq_drop(c, RTE_MIN(acked, c->sndq.bytes));
-		if ((c->flags & TF_TS_OK) && s->has_ts && s->tsecr) {
-			uint32_t rtt = tcp_ts_now(c) - s->tsecr;
-			if (rtt < TCP_RTO_MAX_MS)
-				tcp_rtt_update(c, rtt);
-		} else if ((c->flags & TF_RTT_TIMING) && seq_gt(s->ack, c->rtt_seq)) {
-			tcp_rtt_update(c, (uint32_t)(now - c->rtt_start));
-			c->flags &= ~TF_RTT_TIMING;
-		}
+		tcp_rtt_on_ack(c, s, now);
 		c->backoff = 0;
 		c->probes = 0;
 		c->snd_una = s->ack;

@@ -465,10 +465,13 @@ struct arn_tcp_conn {
 	uint64_t ts_recent_age; /* ms */
 	uint32_t ts_offset;
 
-	/* RTT (RFC 6298), milliseconds */
-	uint32_t srtt8;	  /* srtt * 8 */
-	uint32_t rttvar4; /* rttvar * 4 */
-	uint32_t rto;
+	/* RTT (RFC 6298): SRTT and RTTVAR in microseconds, the RTO in ms.
+	 * In milliseconds, a path of 100 us had an SRTT of 1-2 ms (every
+	 * sample rounded up to one): twice the loss probe's timeout, ten
+	 * times RACK's reordering window cap and CUBIC's RTT (issue 16). */
+	uint32_t srtt_us8;   /* srtt * 8 */
+	uint32_t rttvar_us4; /* rttvar * 4 */
+	uint32_t rto;	     /* ms */
 	uint32_t rtt_seq;
 	uint64_t rtt_start;
 

@@ -218,7 +218,7 @@ static inline bool sent_after(uint32_t t1, uint32_t seq1, uint32_t t2, uint32_t 
 
 static uint32_t srtt_us(const struct arn_tcp_conn *c)
 {
-	return c->srtt8 * 125u; /* srtt8 is 8 x milliseconds */
+	return c->srtt_us8 >> 3;
 }
 
 static void min_rtt_update(struct arn_tcp_conn *c, uint32_t rtt)
@@ -798,7 +798,7 @@ bool tcp_rack_rxt_probe_ok(const struct arn_tcp_conn *c)
  * (FIN_WAIT_1, CLOSING, LAST_ACK), where a lost tail is just as likely. */
 static uint64_t pto_ms(const struct arn_tcp_conn *c)
 {
-	if (!tcp_rack_on(c) || c->srtt8 == 0 || (c->flags & (TF_PERSIST | TF_TLP_OUT)) ||
+	if (!tcp_rack_on(c) || c->srtt_us8 == 0 || (c->flags & (TF_PERSIST | TF_TLP_OUT)) ||
 	    c->snd_max == c->snd_una)
 		return 0;
 	switch (c->state) {
@@ -845,7 +845,7 @@ static uint64_t rto_ms(const struct arn_tcp_conn *c)
  * where the receiver may hold its ACK for WCDelAckT anyway. */
 uint64_t tcp_tlp_again_ms(const struct arn_tcp_conn *c)
 {
-	if (c->srtt8 == 0 || c->snd_max - c->snd_una <= c->mss)
+	if (c->srtt_us8 == 0 || c->snd_max - c->snd_una <= c->mss)
 		return 0;
 	uint64_t pto = (2ull * srtt_us(c) + TCP_TLP_SLACK_US + 999) / 1000;
 	uint64_t rto = rto_ms(c);

@@ -2401,8 +2401,8 @@ static struct arn_tcp_conn *rack_conn(uint32_t rtt_ms)
 	inject(TH_ACK, p_seq, out.seq + out.len, 65535, &o, NULL, 0);
 	fake_advance(lc, 0);
 	fake_drain(lc);
-	c->srtt8 = rtt_ms << 3;
-	c->rttvar4 = rtt_ms << 1;
+	c->srtt_us8 = rtt_ms * 1000 << 3;
+	c->rttvar_us4 = rtt_ms * 1000 << 1;
 	return c;
 }
 
@@ -2426,7 +2426,7 @@ static void test_tlp_probes_lost_tail(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_RTO), 0);
 	assert_int_equal(cnt(ARN_TCP_C_TLP), 1);
 	/* 2 x SRTT + 2 ms (Linux's two ticks), well before the 200 ms RTO */
-	assert_true(t >= 2 * (c->srtt8 / 8) + 2 && t <= 2 * (c->srtt8 / 8) + 4);
+	assert_true(t >= 2 * (c->srtt_us8 / 8000) + 2 && t <= 2 * (c->srtt_us8 / 8000) + 4);
 	assert_true(fake_next(lc, &out));
 	assert_int_equal(out.seq, una + 4 * mss); /* the tail */
 	assert_int_equal(out.len, mss);
@@ -2447,6 +2447,44 @@ static void test_tlp_probes_lost_tail(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_TLP_REPAIRS), 0);
 	assert_true(c->cwnd >= cwnd);
 	assert_int_equal(c->ssthresh, ssthresh);
+}
+
+/* SRTT in microseconds, from RACK's send times (issue 16, seventh pass).
+ * On a path of 100 us every timestamp echo is 0 or 1 ms, rounded up to
+ * one: SRTT stayed at 1-2 ms, ten times the path, and so did the loss
+ * probe's timeout (2 x SRTT + 2 ms) and the cap on RACK's reordering
+ * window. After 32 round trips of 100 us SRTT is within a few
+ * microseconds of 100 (from the handshake's 1 ms, 7/8 of the distance
+ * closed each time), and a lost tail is probed 3 ms later (2.2 ms
+ * rounded up to the timer's millisecond), not 4. */
+static void test_srtt_in_microseconds_from_send_times(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	struct arn_tcp_conn *c = app.conn;
+	for (int i = 0; i < 32; i++) {
+		send_block(c, 100);
+		expect_seg(TH_ACK | TH_PSH);
+		fake_advance_us(lc, 100);
+		struct fake_opts o = popts();
+		inject(TH_ACK, p_seq, out.seq + out.len, 65535, &o, NULL, 0);
+		fake_advance(lc, 0);
+		fake_drain(lc);
+	}
+	assert_true(c->srtt_us8 / 8 >= 100 && c->srtt_us8 / 8 < 120);
+	assert_int_equal(c->rto, TCP_RTO_MIN_MS);
+	uint32_t una = c->snd_una, mss = c->mss;
+	send_block(c, 5 * mss);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 5);
+	fake_drain(lc);
+	uint64_t t;
+	for (t = 1; t < 150 && fake_pending(lc) == 0; t++)
+		fake_advance(lc, 1);
+	assert_int_equal(cnt(ARN_TCP_C_TLP), 1);
+	assert_int_equal(t, 3 + 1); /* the loop's t after the advance that fired */
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una + 4 * mss);
 }
 
 /* The same, but the tail segment itself was lost: the probe repairs it,
@@ -4750,6 +4788,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_ecn_echo_reduces_cwnd_once_per_window, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_tlp_probes_lost_tail, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_srtt_in_microseconds_from_send_times, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_tlp_repairs_tail_loss_and_reduces_cwnd, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_spurious_retransmission_undone_by_dsack,
