@@ -1,6 +1,6 @@
 # Shared by tests/tcp/e2e_*.sh (source after tests/topo/topo.sh): one
 # namespace with Linux's stack as the peer, one Arion port over
-# net_af_packet, and echo listeners (envoy.filters.network.echo) on
+# net_af_packet (net_af_xdp with TCP_E2E_PORT=af_xdp), and echo listeners (envoy.filters.network.echo) on
 # $us:7 and $us:9.
 #
 #   tcp_e2e_up [WORKERS] [EXTRA_DATAPLANE_YAML]
@@ -81,7 +81,7 @@ tcp_e2e_up() {
 	{
 		topo_bootstrap
 		tcp_e2e_listeners "$us"
-		topo_dataplane "net_af_packet0,iface=$host_if" "$us/24" "$gw" "$lcores"
+		topo_dataplane "net_${TCP_E2E_PORT:-af_packet}0,iface=$host_if" "$us/24" "$gw" "$lcores"
 		[ -n "$extra" ] && echo "$extra"
 	} >"$cfg"
 	topo_arion_start "$cfg" "${eal[@]}" || return 1
