@@ -9,8 +9,8 @@
  * is published to workers as a new immutable *generation* through one
  * RCU-protected pointer.
  *
- * Threads: everything in this header except arn_config_gen() and the
- * functions of arn_config_model.h runs on the control lcore only (one
+ * Threads: everything in this header except arn_config_gen(),
+ * arn_config_gen_at() and the functions of arn_config_model.h runs on the control lcore only (one
  * thread); the store does no locking. Workers read generations only.
  *
  * Rules held here (../shared/spec/RULES.md): X10-X16, G5-G7, G10; X17's
@@ -274,6 +274,20 @@ struct rte_rcu_qsbr *arn_config_rcu(struct arn_config_store *s);
 
 /** The current generation (worker or control). Never NULL after create. */
 const struct arn_cfg_gen *arn_config_gen(const struct arn_config_store *s);
+
+/**
+ * Where the store keeps its current generation's pointer, valid for the
+ * store's life: a worker that looks for a new generation in every loop
+ * iteration keeps it and reads through arn_config_gen_at(), inline.
+ */
+struct arn_cfg_gen *const *arn_config_gen_slot(const struct arn_config_store *s);
+
+/** arn_config_gen() through @p slot (arn_config_gen_slot()): the same
+ * acquire load, without a call. */
+static inline const struct arn_cfg_gen *arn_config_gen_at(struct arn_cfg_gen *const *slot)
+{
+	return __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+}
 
 /**
  * The process-wide store that app/arion/app_config.c made (NULL before

@@ -1109,6 +1109,12 @@ struct arn_cfg_toolset {
 
 /** Generation number (1 = the first published; 0 = the empty start). */
 uint64_t arn_cfg_gen_id(const struct arn_cfg_gen *g);
+/** arn_cfg_gen_id() inline, for a worker that asks in every loop
+ * iteration: the id is a generation's first member (store.c asserts it). */
+static inline uint64_t arn_cfg_gen_id_fast(const struct arn_cfg_gen *g)
+{
+	return *(const uint64_t *)(const void *)g;
+}
 /**
  * The id of the last generation (up to @p g) whose objects of type @p t are
  * not those of the generation before it: two generations with the same

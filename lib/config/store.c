@@ -357,6 +357,14 @@ const struct arn_cfg_gen *arn_config_gen(const struct arn_config_store *s)
 	return __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE);
 }
 
+struct arn_cfg_gen *const *arn_config_gen_slot(const struct arn_config_store *s)
+{
+	return &s->gen;
+}
+
+/* arn_cfg_gen_id_fast (arn_config_model.h) reads the id as the first word */
+_Static_assert(offsetof(struct arn_cfg_gen, id) == 0, "a generation's id is its first member");
+
 /* ---- interest (X4) and dependencies ------------------------------------------ */
 
 static void deps_account(struct arn_config_store *s, const struct conv_dep *d, size_t n, int delta)

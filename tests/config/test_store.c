@@ -35,6 +35,27 @@ static void test_x10_pushed_resources_applied(void **state)
 	assert_int_equal(arn_cfg_gen_id(gen()), 1);
 }
 
+/* A worker's inline read of the generation (arn_config_gen_slot and
+ * arn_config_gen_at, the id by arn_cfg_gen_id_fast) sees what
+ * arn_config_gen and arn_cfg_gen_id see, before and after each publish. */
+static void test_gen_slot_reads_current(void **state)
+{
+	(void)state;
+	struct arn_cfg_gen *const *slot = arn_config_gen_slot(st);
+	assert_ptr_equal(slot, arn_config_gen_slot(st));
+	assert_ptr_equal(arn_config_gen_at(slot), gen());
+	assert_int_equal(arn_cfg_gen_id_fast(arn_config_gen_at(slot)), arn_cfg_gen_id(gen()));
+	APPLY(C, tj_cluster_static("a", "10.0.0.1", 80));
+	assert_true(tc_res.published);
+	assert_ptr_equal(arn_config_gen_at(slot), gen());
+	assert_int_equal(arn_cfg_gen_id_fast(arn_config_gen_at(slot)), 1);
+	APPLY(C, tj_cluster_static("b", "10.0.0.2", 80));
+	assert_true(tc_res.published);
+	assert_ptr_equal(arn_config_gen_at(slot), gen());
+	assert_int_equal(arn_cfg_gen_id_fast(arn_config_gen_at(slot)), 2);
+	assert_int_equal(arn_cfg_gen_id(gen()), 2);
+}
+
 /* The prepare callback (lib/http builds a generation's TLS contexts there,
  * issue 18) sees each generation complete, before workers can: the store
  * still shows the previous one while it runs. */
@@ -1171,6 +1192,7 @@ static void test_route_reuse_bounded_pools(void **state)
 }
 
 const struct CMUnitTest store_tests[] = {
+    TC(test_gen_slot_reads_current),
     TC(test_x10_pushed_resources_applied),
     TC(test_prepare_before_publication),
     TC(test_x15_bad_resource_refuses_whole_batch),
