@@ -289,6 +289,8 @@ struct mcp_owed_cancel {
 };
 
 struct http_mcp_worker {
+	/* first: what the loop's inline poll tests (http_mcp.h) */
+	struct http_mcp_due due;
 	struct arn_mcp_sessions *sessions;
 	struct http_mcp_req *mem, *free;
 	uint32_t n;
@@ -524,6 +526,8 @@ int http_mcp_worker_init(struct http_worker *w)
 		return -ENOMEM;
 	}
 	arn_mcp_sessions_on_expire(m->sessions, on_expire, m);
+	m->due.inbox = q;
+	m->due.due_ms = 0; /* the first poll sets the sweep's time */
 	for (uint32_t i = HTTP_MCP_LEGS; i-- > 0;) {
 		m->legs[i].next = m->leg_free;
 		m->leg_free = &m->legs[i];
@@ -1791,6 +1795,7 @@ static void lc_owe(struct http_conn *hc, const struct arn_cfg_toolset *ts, bool 
 	}
 	arn_cfg_pin(ts);
 	m->lc[m->n_lc++] = (struct mcp_lc_owed){ts, 0, notify};
+	m->due.due_ms = 0;
 }
 
 /* What lc_owe owes, as far as MCP_LC_INFLIGHT and the inboxes take it;
@@ -3116,6 +3121,7 @@ static void bg_finish(struct http_mcp_req *r)
 		return;
 	bg->done = true;
 	r->hc->w->mcp->n_bg_done++;
+	r->hc->w->mcp->due.due_ms = 0;
 }
 
 static void bg_release(struct http_mcp_worker *m, struct mcp_bg *bg)
@@ -3360,8 +3366,10 @@ static void xw_cancel(struct http_mcp_worker *m, struct http_mcp_req *r)
 	if (x && xw_send((unsigned)owner, x) == 0)
 		return;
 	free(x);
-	if (m->n_owed < m->n)
+	if (m->n_owed < m->n) {
 		m->owed[m->n_owed++] = (struct mcp_owed_cancel){(uint8_t)owner, xw_handle(m, r)};
+		m->due.due_ms = 0;
+	}
 }
 
 /* An answer from the owner for this worker's request x->handle. */
@@ -3530,25 +3538,15 @@ static void xw_cancelled(struct http_mcp_worker *m, const struct mcp_xmsg *x)
 #define MCP_XW_BURST 32u
 #define MCP_SWEEP_MS 1000u
 
-static void __attribute__((noinline)) mcp_poll_work(struct http_worker *w);
-
-/* Every loop iteration asks; nearly always there is nothing: the tests
- * before the work's frame (bench_hcm: 41 instructions a call to about 20) */
-void http_mcp_poll(struct http_worker *w)
+/* Every loop iteration asks (http_mcp_poll, inline); nearly always there
+ * is nothing, and the test is the inbox and one time, due.due_ms: 0 while
+ * the poll has work of the worker's own (list changes, cancels that found
+ * an inbox full, detached requests that ended; what adds one sets it),
+ * else the next idle-session sweep. */
+void http_mcp_poll_work(struct http_worker *w)
 {
 	struct http_mcp_worker *m = w->mcp;
-	if (!m)
-		return;
-	struct rte_ring *q = w->idx < ARN_MCP_MAX_WORKERS ? xw_in[w->idx] : NULL;
-	if ((q && !rte_ring_empty(q)) || m->n_lc || m->n_owed || m->n_bg_done ||
-	    w->now_ms >= m->sweep_ms)
-		mcp_poll_work(w);
-}
-
-static void mcp_poll_work(struct http_worker *w)
-{
-	struct http_mcp_worker *m = w->mcp;
-	struct rte_ring *q = w->idx < ARN_MCP_MAX_WORKERS ? xw_in[w->idx] : NULL;
+	struct rte_ring *q = m->due.inbox;
 	void *xs[MCP_XW_BURST];
 	unsigned n =
 	    q && !rte_ring_empty(q) ? rte_ring_sc_dequeue_burst(q, xs, MCP_XW_BURST, NULL) : 0;
@@ -3606,6 +3604,7 @@ static void mcp_poll_work(struct http_worker *w)
 		}
 		arn_mcp_sessions_expire(m->sessions, w->now_ms, NULL, NULL);
 	}
+	m->due.due_ms = m->n_lc || m->n_owed || m->n_bg_done ? 0 : m->sweep_ms;
 }
 
 void http_mcp_log(struct http_stream *st)

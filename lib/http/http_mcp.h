@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <rte_ring.h>
+
 struct http_stream;
 struct http_worker;
 struct arn_cfg_gen;
@@ -71,13 +73,29 @@ void http_mcp_run(struct http_stream *st);
  */
 void http_mcp_gen(struct http_worker *w, const struct arn_cfg_gen *g);
 
-/**
- * Once per loop iteration of worker @p w: messages from other workers
- * (requests for this worker's sessions, answers to requests it handed
- * over), what found another worker's inbox full, detached requests that
- * ended, and idle sessions (once a second).
+/*
+ * The head of a worker's MCP state (struct http_mcp_worker, http_mcp.c,
+ * begins with it): what http_mcp_poll tests inline.
  */
-void http_mcp_poll(struct http_worker *w);
+struct http_mcp_due {
+	uint64_t due_ms;	/* 0: work of the worker's own waits; else the next sweep */
+	struct rte_ring *inbox; /* other workers' messages to this worker */
+};
+void http_mcp_poll_work(struct http_worker *w);
+
+/**
+ * Once per loop iteration of worker @p w (@p mcp: its w->mcp, @p now_ms:
+ * its w->now_ms): messages from other workers (requests for this worker's
+ * sessions, answers to requests it handed over), what found another
+ * worker's inbox full, detached requests that ended, and idle sessions
+ * (once a second). Inline: nearly every iteration has none of them.
+ */
+static inline void http_mcp_poll(struct http_worker *w, const void *mcp, uint64_t now_ms)
+{
+	const struct http_mcp_due *d = (const struct http_mcp_due *)mcp;
+	if (d && (now_ms >= d->due_ms || !rte_ring_empty(d->inbox)))
+		http_mcp_poll_work(w);
+}
 
 /** Worker @p w stops: its detached requests end (before the upstream
  * connections their sub-requests use are closed). */

@@ -44,6 +44,8 @@
 #include "http_upstream.h"
 
 static struct arn_config_store *g_store;
+/* where g_store keeps its current generation: read inline by every poll */
+static struct arn_cfg_gen *const *g_gen_slot;
 static uint32_t cfg_conns = 16384, cfg_ups = 8192, cfg_res = 1024;
 /* Envoy's --drain-time-s default (600 s) and --drain-strategy gradual */
 static uint64_t cfg_drain_ms = 600 * 1000;
@@ -302,11 +304,12 @@ static void worker_poll(struct arn_lcore *lc, void *arg)
 	if (w->n_drains)
 		http_drains_poll(w);
 	/* 5b. the MCP gateway: other workers' messages, idle sessions */
-	http_mcp_poll(w);
-	/* 6. a new generation */
-	if (g_store) {
-		const struct arn_cfg_gen *g = arn_config_gen(g_store);
-		uint64_t id = arn_cfg_gen_id(g);
+	http_mcp_poll(w, w->mcp, w->now_ms);
+	/* 6. a new generation: the store's pointer and the generation's id
+	 * read inline, no call */
+	if (g_gen_slot) {
+		const struct arn_cfg_gen *g = arn_config_gen_at(g_gen_slot);
+		uint64_t id = arn_cfg_gen_id_fast(g);
 		if (id != w->gen_id || !w->gen_seen) {
 			listeners_sync(w, g);
 			http_pools_sweep(w, g);
@@ -355,6 +358,7 @@ static struct arn_tcp_app http_app = {
 int arn_http_start(struct arn_config_store *s, const struct arn_http_options *o)
 {
 	g_store = s;
+	g_gen_slot = s ? arn_config_gen_slot(s) : NULL;
 	if (o) {
 		if (o->max_connections)
 			cfg_conns = o->max_connections;
@@ -402,4 +406,5 @@ void arn_http_stop(void)
 	arn_stats_scope_put(g_lm_stats);
 	g_lm_stats = NULL;
 	g_store = NULL;
+	g_gen_slot = NULL;
 }

@@ -45,6 +45,7 @@
 #include "http_filter.h"
 #include "http_grpc_stats.h"
 #include "http_h2.h"
+#include "http_mcp.h"
 #include "http_mcp_tools.h"
 #include "http_subreq.h"
 #include "http_int.h"
@@ -2794,6 +2795,54 @@ static void test_mcp_session_across_workers(void **state)
 		routed++;
 	if (routed != 2 || !strstr(log, "POST 200 b__nope -\n") || !strstr(log, "GET 200 - -\n"))
 		fail_msg("the access log:\n%s", log);
+}
+
+/*
+ * A request handed to the session's owner runs there detached; when its
+ * backend answers (TCP input, outside the MCP poll) the owner's MCP poll
+ * has work at its very next loop iteration (its slot freed), and says so
+ * in the time the loop's inline test reads (http_mcp_due: 0), not only at
+ * the next idle-session sweep a second later.
+ */
+static void test_mcp_detached_end_polled_next(void **state)
+{
+	(void)state;
+	two_workers = true;
+	start_mcp(1048576);
+	char sid[64];
+	mcp_session(sid); /* on lc0 */
+	struct arn_tcp_conn *c =
+	    mcp_post_on(client1(), sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	poll_ms(1);
+	backend_answers("\"method\":\"initialize\"", "application/json", "mcp-session-id: B1\r\n",
+			BE_INIT);
+	backend_answers("notifications/initialized", NULL, NULL, NULL);
+	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/list from lc1: got '%s'", c->tx ? c->tx : "");
+	const struct http_mcp_due *due = (const struct http_mcp_due *)w->mcp;
+	c = mcp_post_on(client1(), sid,
+			"{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{"
+			"\"name\":\"b__echo\",\"arguments\":{}}}");
+	poll_ms(1);
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_in(u->tx, "\"method\":\"tools/call\"");
+	/* the call runs on lc0: nothing of its own to do until it ends */
+	assert_true(due->due_ms > w->now_ms);
+	static const char body[] = "{\"jsonrpc\":\"2.0\",\"id\":6,\"result\":{\"content\":[]}}";
+	char resp[512];
+	snprintf(resp, sizeof(resp),
+		 "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
+		 "%zu\r\nconnection: close\r\n\r\n%s",
+		 strlen(body), body);
+	send_s(u, resp);
+	assert_int_equal(due->due_ms, 0);
+	poll_ms(0);
+	assert_true(due->due_ms > w->now_ms);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("call from lc1: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"id\":6,\"result\"");
 }
 
 /*
@@ -6330,6 +6379,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_mcp_idle_session_deletes_backend_sessions, teardown),
 	    cmocka_unit_test_teardown(test_mcp_stateless_shared_backend_session, teardown),
 	    cmocka_unit_test_teardown(test_mcp_session_across_workers, teardown),
+	    cmocka_unit_test_teardown(test_mcp_detached_end_polled_next, teardown),
 	    cmocka_unit_test_teardown(test_mcp_backend_list_changed_every_worker, teardown),
 	    cmocka_unit_test(test_codec_goes_through_the_transport),
 	    cmocka_unit_test_teardown(test_cluster_turned_tls_reuses_no_plain_connection, teardown),
