@@ -25,6 +25,14 @@ static struct arn_tcp_worker *stats_workers[TCP_MAX_WORKERS];
 
 static const struct arn_tcp_app *apps[TCP_APPS_MAX];
 static unsigned n_apps;
+/* The registered modules' worker_poll hooks, in registration order, with
+ * their arguments: every loop iteration calls them, without a test of
+ * each module for a hook or a load of its table. */
+static struct {
+	void (*fn)(struct arn_lcore *lc, void *arg);
+	void *arg;
+} polls[TCP_APPS_MAX];
+static unsigned n_polls;
 
 int arn_tcp_app_register(const struct arn_tcp_app *app)
 {
@@ -34,6 +42,11 @@ int arn_tcp_app_register(const struct arn_tcp_app *app)
 	if (n_apps == TCP_APPS_MAX)
 		return -ENOSPC;
 	apps[n_apps++] = app;
+	if (app->worker_poll) {
+		polls[n_polls].fn = app->worker_poll;
+		polls[n_polls].arg = app->arg;
+		n_polls++;
+	}
 	return 0;
 }
 
@@ -260,9 +273,8 @@ void arn_tcp_worker_poll(struct arn_lcore *lc, uint64_t now_tsc)
 		tcp_timer_run(wk, wk->now_ms);
 		tcp_tw_expire(wk);
 	}
-	for (unsigned i = 0; i < n_apps; i++)
-		if (apps[i]->worker_poll)
-			apps[i]->worker_poll(lc, apps[i]->arg);
+	for (unsigned i = 0; i < n_polls; i++)
+		polls[i].fn(lc, polls[i].arg);
 	/* once a millisecond, and nearly always empty: tested here rather
 	 * than in a call (with its frame) in every loop iteration */
 	if (wk->now_ms != wk->rmem_checked_ms)

@@ -3872,6 +3872,35 @@ static void test_app_state_on_the_worker(void **state)
 	assert_ptr_equal(arn_tcp_lcore(app.conn), lc);
 }
 
+/* A module's worker_poll runs once per poll of the worker, with the
+ * module's argument, however often the module was registered; modules
+ * without one are skipped. */
+static unsigned pl_calls;
+static void *pl_arg_seen;
+static int pl_arg;
+static void pl_poll(struct arn_lcore *l, void *arg)
+{
+	(void)l;
+	pl_calls++;
+	pl_arg_seen = arg;
+}
+static const struct arn_tcp_app poll_app = {
+    .name = "poll", .worker_init = st_init, .worker_poll = pl_poll, .arg = &pl_arg};
+
+static void test_app_polled_once_per_poll(void **state)
+{
+	(void)state;
+	assert_int_equal(arn_tcp_app_register(&state_app), 0); /* no worker_poll */
+	assert_int_equal(arn_tcp_app_register(&poll_app), 0);
+	assert_int_equal(arn_tcp_app_register(&poll_app), 0); /* already: no second hook */
+	unsigned before = pl_calls;
+	arn_tcp_worker_poll(lc, fake_now_us);
+	assert_int_equal(pl_calls, before + 1);
+	assert_ptr_equal(pl_arg_seen, &pl_arg);
+	arn_tcp_worker_poll(lc, fake_now_us);
+	assert_int_equal(pl_calls, before + 2);
+}
+
 static void test_echo_filter(void **state)
 {
 	(void)state;
@@ -4851,6 +4880,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_handles_resolve_until_close, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_echo_filter, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_app_state_on_the_worker, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_app_polled_once_per_poll, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_echo_tiny_segments_coalesced, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_link_clean_cubic, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_link_loss_5pct_sack, setup, teardown),
