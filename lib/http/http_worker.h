@@ -120,6 +120,7 @@ struct http_worker {
 	unsigned slot; /* ARN_STATS_SLOT_WORKER(idx) */
 	struct arn_config_store *store;
 	uint64_t hz, tsc_per_ms, tsc_per_us, now_ms;
+	uint64_t next_ms_tsc; /* the TSC at which now_ms next ticks */
 	uint64_t gen_id;
 	bool gen_seen;
 	/* the circuit breaker's count of cluster rq_others_crt's requests on

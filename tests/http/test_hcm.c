@@ -757,6 +757,36 @@ static int teardown(void **state)
  * the default head deadline (10 s, request_headers_timeout unset) answers
  * every slow one 408 and closes it.
  */
+/* The worker's millisecond clock (w->now_ms) ticks at the first TSC tick
+ * of each millisecond, exactly (the floor of TSC / ticks a millisecond),
+ * also after several milliseconds without a poll, and a TSC read behind
+ * the clock does not move it back. */
+static void test_worker_ms_clock_ticks_at_the_boundary(void **state)
+{
+	(void)state;
+	start(4, jlistener("", DIRECT_OK));
+	assert_int_equal(w->tsc_per_ms, 1000); /* arn_net_hz: 1 MHz here */
+	uint64_t ms = now_us / 1000 + 5;
+	now_us = ms * 1000 - 1;
+	poll_ms(0);
+	assert_int_equal(w->now_ms, ms - 1);
+	now_us = ms * 1000;
+	poll_ms(0);
+	assert_int_equal(w->now_ms, ms);
+	now_us = ms * 1000 + 999;
+	poll_ms(0);
+	assert_int_equal(w->now_ms, ms);
+	now_us = (ms + 7) * 1000 + 1;
+	poll_ms(0);
+	assert_int_equal(w->now_ms, ms + 7);
+	now_us = ms * 1000;
+	poll_ms(0);
+	assert_int_equal(w->now_ms, ms + 7);
+	now_us = (ms + 8) * 1000;
+	poll_ms(0);
+	assert_int_equal(w->now_ms, ms + 8);
+}
+
 static void test_slow_heads_hold_no_buffer(void **state)
 {
 	(void)state;
@@ -6348,6 +6378,7 @@ int main(void)
 	}
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_filter_table_resp_edits),
+	    cmocka_unit_test_teardown(test_worker_ms_clock_ticks_at_the_boundary, teardown),
 	    cmocka_unit_test_teardown(test_slow_heads_hold_no_buffer, teardown),
 	    cmocka_unit_test_teardown(test_head_deadline_configured, teardown),
 	    cmocka_unit_test_teardown(test_oversized_head_refused_at_once, teardown),
