@@ -553,6 +553,8 @@ struct arn_tcp_worker {
 	uint64_t now_ms;
 	uint64_t now_us;
 	uint64_t clock_tsc; /* the TSC now_ms and now_us were last taken from */
+	/* the TSCs at which now_ms and now_us next tick (tcp_clock_set) */
+	uint64_t next_ms_tsc, next_us_tsc;
 	uint64_t hz;
 	uint64_t tsc_per_ms;
 	uint64_t tsc_per_us;
@@ -647,18 +649,23 @@ static inline struct arn_tcp_worker *tcp_wk(struct arn_lcore *lc)
 
 /* The clock from lib/net's TSC, which is the loop iteration's (arn_net_now):
  * every segment of a burst and the poll after it bring the same value, and
- * the two divisions (tens of cycles each) are made once for it. */
+ * the two divisions (tens of cycles each) are made once for it, each only
+ * when the TSC reached the next tick of its clock (a millisecond's about
+ * one iteration in thousands). The same floors as dividing every time,
+ * never going back. */
 static inline void tcp_clock_set(struct arn_tcp_worker *wk, uint64_t tsc)
 {
 	if (tsc == wk->clock_tsc)
 		return;
 	wk->clock_tsc = tsc;
-	uint64_t ms = tsc / wk->tsc_per_ms;
-	uint64_t us = tsc / wk->tsc_per_us;
-	if (ms > wk->now_ms)
-		wk->now_ms = ms;
-	if (us > wk->now_us)
-		wk->now_us = us;
+	if (tsc >= wk->next_us_tsc) {
+		wk->now_us = tsc / wk->tsc_per_us;
+		wk->next_us_tsc = (wk->now_us + 1) * wk->tsc_per_us;
+	}
+	if (unlikely(tsc >= wk->next_ms_tsc)) {
+		wk->now_ms = tsc / wk->tsc_per_ms;
+		wk->next_ms_tsc = (wk->now_ms + 1) * wk->tsc_per_ms;
+	}
 }
 
 static inline uint64_t tcp_clock(struct arn_tcp_worker *wk)

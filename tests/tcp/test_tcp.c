@@ -3901,6 +3901,47 @@ static void test_app_polled_once_per_poll(void **state)
 	assert_int_equal(pl_calls, before + 2);
 }
 
+/* The worker's clocks tick exactly at the TSC where the division's floor
+ * does, also with a millisecond that is no whole number of microseconds
+ * (a TSC of 2,999,999,999 Hz), after jumps, and never go back. */
+static void test_clock_ticks_as_the_division(void **state)
+{
+	(void)state;
+	struct arn_tcp_worker wk;
+	memset(&wk, 0, sizeof(wk));
+	wk.tsc_per_ms = 2999999;
+	wk.tsc_per_us = 2999;
+	uint64_t ms = 0, us = 0, rng = 0x9e3779b97f4a7c15ull;
+	uint64_t tsc = 123456789012345ull;
+	for (unsigned i = 0; i < 20000; i++) {
+		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+		switch (rng % 6) {
+		case 0: /* the last tick before the next millisecond, and its first */
+			tsc = (tsc / wk.tsc_per_ms + 1) * wk.tsc_per_ms - (rng >> 8) % 2;
+			break;
+		case 1: /* the same for a microsecond */
+			tsc = (tsc / wk.tsc_per_us + 1) * wk.tsc_per_us - (rng >> 8) % 2;
+			break;
+		case 2: /* a jump of up to about 3 ms */
+			tsc += (rng >> 8) % 9000000;
+			break;
+		case 3: /* back a little: the clocks stay */
+			tsc -= (rng >> 8) % 5000;
+			break;
+		default:
+			tsc += (rng >> 8) % 400;
+			break;
+		}
+		tcp_clock_set(&wk, tsc);
+		ms = RTE_MAX(ms, tsc / wk.tsc_per_ms);
+		us = RTE_MAX(us, tsc / wk.tsc_per_us);
+		if (wk.now_ms != ms || wk.now_us != us)
+			fail_msg("TSC %lu: ms %lu (want %lu), us %lu (want %lu)",
+				 (unsigned long)tsc, (unsigned long)wk.now_ms, (unsigned long)ms,
+				 (unsigned long)wk.now_us, (unsigned long)us);
+	}
+}
+
 static void test_echo_filter(void **state)
 {
 	(void)state;
@@ -4881,6 +4922,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_echo_filter, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_app_state_on_the_worker, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_app_polled_once_per_poll, setup, teardown),
+	    cmocka_unit_test(test_clock_ticks_as_the_division),
 	    cmocka_unit_test_setup_teardown(test_echo_tiny_segments_coalesced, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_link_clean_cubic, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_link_loss_5pct_sack, setup, teardown),
