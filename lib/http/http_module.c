@@ -272,11 +272,13 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 		http_big_put(w, w->big_mem + (size_t)i * HTTP_BIG_SCRATCH);
 	if (idx < ARN_STATS_MAX_WORKERS)
 		__atomic_store_n(&tls_workers[idx], &w->tls, __ATOMIC_RELEASE);
+	/* no generation seen yet: an id no generation has (they count up
+	 * from 0), so that the first poll with a store takes its generation */
+	w->gen_id = UINT64_MAX;
 	if (g_store) {
 		const struct arn_cfg_gen *g = arn_config_gen(g_store);
 		listeners_sync(w, g);
 		w->gen_id = arn_cfg_gen_id(g);
-		w->gen_seen = true;
 	}
 	return 0;
 }
@@ -315,14 +317,13 @@ static void worker_poll(struct arn_lcore *lc, void *arg)
 	if (g_gen_slot) {
 		const struct arn_cfg_gen *g = arn_config_gen_at(g_gen_slot);
 		uint64_t id = arn_cfg_gen_id_fast(g);
-		if (id != w->gen_id || !w->gen_seen) {
+		if (id != w->gen_id) {
 			listeners_sync(w, g);
 			http_pools_sweep(w, g);
 			http_grpc_stats_sweep(w, g);
 			http_mcp_tools_sweep(w, g);
 			http_mcp_gen(w, g);
 			w->gen_id = id;
-			w->gen_seen = true;
 			/* what connections keep between their streams is
 			 * of the older one (http_stream.h) */
 			http_kept_drop_all(w);

@@ -121,8 +121,8 @@ struct http_worker {
 	struct arn_config_store *store;
 	uint64_t hz, tsc_per_ms, tsc_per_us, now_ms;
 	uint64_t next_ms_tsc; /* the TSC at which now_ms next ticks */
+	/* the id of the generation last seen; UINT64_MAX: none yet */
 	uint64_t gen_id;
-	bool gen_seen;
 	/* the circuit breaker's count of cluster rq_others_crt's requests on
 	 * the other workers, as summed at rq_others_ms (http_router_filter.c) */
 	const void *rq_others_crt;
