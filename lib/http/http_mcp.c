@@ -3592,6 +3592,10 @@ void http_mcp_poll_work(struct http_worker *w)
 			m->n_bg_done--;
 		}
 	}
+	/* without a session open there is none to keep or expire: the walks
+	 * over every request slot and session slot are skipped */
+	if (w->now_ms >= m->sweep_ms && arn_mcp_sessions_count(m->sessions) == 0)
+		m->sweep_ms = w->now_ms + MCP_SWEEP_MS;
 	if (w->now_ms >= m->sweep_ms) {
 		m->sweep_ms = w->now_ms + MCP_SWEEP_MS;
 		/* a session with a request in flight (a long call, a stream)
