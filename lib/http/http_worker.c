@@ -46,11 +46,6 @@ const char *http_date(struct http_worker *w, uint32_t *len)
 	return w->date;
 }
 
-uint64_t http_tsc(struct http_worker *w)
-{
-	return arn_net_now(w->lc);
-}
-
 char *http_big_get(struct http_worker *w)
 {
 	char **b = w->big_free;
