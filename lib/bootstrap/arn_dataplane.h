@@ -48,6 +48,9 @@ struct arn_dataplane {
 	uint16_t mbuf_data_room;
 	uint32_t tcp_max_connections; /* per worker */
 	uint32_t tcp_rcvbuf;
+	/* the most autotuning grows a receive buffer to; 0 (or at most
+	 * tcp_rcvbuf): off, every buffer stays tcp_rcvbuf */
+	uint32_t tcp_rcvbuf_max;
 	uint32_t tcp_sndbuf;
 	uint32_t tcp_cc; /* ARN_DP_TCP_CC_*: congestion control for every connection */
 	/* dataplane.http, per worker; 0: lib/http's defaults */

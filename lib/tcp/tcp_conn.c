@@ -222,6 +222,7 @@ static void ooo_free(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
 
 static void conn_release(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
 {
+	tcp_rmem_ungrant(c);
 	tcp_q_free(&c->sndq);
 	tcp_q_free(&c->rcvq);
 	ooo_free(wk, c);
@@ -296,11 +297,7 @@ void tcp_conn_init_common(struct arn_tcp_worker *wk, struct arn_tcp_conn *c, uin
 	c->ssthresh = UINT32_MAX;
 	c->txr_head = c->txr_tail = TXR_NIL;
 	c->reo_wnd_mult = 1;
-	/* Smallest window scale that lets the whole buffer be advertised. */
-	uint8_t ws = 0;
-	while (ws < 14 && (c->rcvbuf >> ws) > 65535)
-		ws++;
-	c->rcv_ws = ws;
+	c->rcv_ws = tcp_rcv_wscale(wk);
 	tcp_random(&c->ts_offset, sizeof(c->ts_offset));
 	TCP_INC(wk, ACTIVE);
 }

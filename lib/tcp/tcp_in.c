@@ -172,6 +172,7 @@ static void established_common(struct arn_tcp_conn *c, const struct tcp_seg *s)
 	c->t_rexmt = 0;
 	c->flags &= ~TF_PERSIST;
 	c->rcv_adv = c->rcv_nxt + RTE_MIN(c->rcvbuf, 65535u); /* what the SYN offered */
+	tcp_rcv_space_init(c);
 	tcp_set_state(c, TCPS_ESTABLISHED);
 	start_keepalive(c);
 	tcp_timer_update(c);
@@ -223,11 +224,9 @@ static void send_cookie(struct arn_tcp_worker *wk, const struct tcp_seg *s)
 	int ws = -1;
 	uint32_t tsval = 0;
 	if (s->has_ts) {
-		uint8_t rws = 0;
-		while (rws < 14 && (wk->rcvbuf >> rws) > 65535)
-			rws++;
+		uint8_t rws = tcp_rcv_wscale(wk);
 		/* The peer's scale, which nothing else could give back (ours
-		 * follows from rcvbuf, as in tcp_conn_init_common), as Linux's
+		 * follows from the worker's buffers, tcp_rcv_wscale), as Linux's
 		 * cookie_init_timestamp keeps it. */
 		unsigned bits = 0x20 | (s->sack_ok ? 0x10 : 0) | (s->has_ws ? s->ws : 0xf);
 		if (s->has_ws)
@@ -874,6 +873,52 @@ static inline __attribute__((always_inline)) void rcv_ack_policy(struct arn_tcp_
 	}
 }
 
+/* The receiver's round-trip time, which receive-buffer autotuning measures
+ * the application's reading against (tcp_rcv_space_adjust), as Linux's
+ * tcp_rcv_rtt_measure_ts and tcp_rcv_rtt_measure: with timestamps, our
+ * clock less the TSecr of a full in-order segment (once per TSecr: in
+ * milliseconds, at least one); without, the time rcv_nxt takes to pass
+ * the window's right edge as it was when the sample began (a window per
+ * round trip, at most: it only ever lowers the estimate). A connection
+ * that cannot grow (autotuning off, or at its ceiling) measures nothing.
+ * @p len: the in-order segment's payload. */
+static inline __attribute__((always_inline)) void
+rcv_rtt_measure(struct arn_tcp_conn *c, const struct tcp_seg *s, uint32_t len)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	if (c->rcvbuf >= wk->rcvbuf_max)
+		return;
+	uint32_t sample;
+	bool win_dep = false;
+	if ((c->flags & TF_TS_OK) && s->has_ts && s->tsecr) {
+		if (s->tsecr == c->rcv_rtt_tsecr)
+			return;
+		c->rcv_rtt_tsecr = s->tsecr;
+		int32_t d = (int32_t)(tcp_ts_now(c) - s->tsecr);
+		if (len < c->mss || d < 0 || d > 100000)
+			return;
+		sample = d ? (uint32_t)d * 1000u : 1000u;
+	} else {
+		uint64_t t0 = c->rcv_rtt_us0;
+		if (t0 && seq_lt(c->rcv_nxt, c->rcv_rtt_seq))
+			return;
+		c->rcv_rtt_seq = c->rcv_nxt + tcp_rcv_window(c);
+		c->rcv_rtt_us0 = wk->now_us ? wk->now_us : 1;
+		if (t0 == 0)
+			return;
+		sample = (uint32_t)RTE_MIN(wk->now_us - t0, (uint64_t)UINT32_MAX >> 4);
+		sample = sample ? sample : 1;
+		win_dep = true;
+	}
+	/* Linux's tcp_rcv_rtt_update: a lower sample is taken as it is, a
+	 * higher one smoothed in (by 1/8), or ignored if it is per window */
+	uint32_t old = c->rcv_rtt8_us, m = sample << 3;
+	if (old == 0 || m < old)
+		c->rcv_rtt8_us = m;
+	else if (!win_dep)
+		c->rcv_rtt8_us = old - (old >> 3) + sample;
+}
+
 /* Data for a connection the application closed (not just shut down):
  * nobody will read it. RFC 9293 3.10.7.4 / Linux: reset. */
 static void rst_data_after_close(struct arn_tcp_conn *c, struct rte_mbuf *m)
@@ -1013,6 +1058,7 @@ static inline __attribute__((always_inline)) bool fast_input(struct arn_tcp_conn
 		c->flags |= TF_ACK_NOW;
 	} else {
 		rcv_append(c, m, s->len);
+		rcv_rtt_measure(c, s, s->len);
 		rcv_ack_policy(c, s->flags);
 		deliver_data(c);
 		if (c->state == TCPS_CLOSED)
@@ -1308,6 +1354,7 @@ static __attribute__((noinline)) void conn_input(struct arn_tcp_conn *c, struct 
 			ack_now = ack_at_once(c);
 			ack_owed(c);
 		}
+		rcv_rtt_measure(c, s, len);
 		rcv_ack_policy(c, s->flags);
 		if (fin && seq + len != c->rcv_nxt)
 			fin = false; /* data queued beyond a FIN: the FIN is bogus */

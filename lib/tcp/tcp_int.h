@@ -483,8 +483,18 @@ struct arn_tcp_conn {
 	struct tcp_q oooq;	  /* out of order, sorted; seq in m->hash.usr */
 	uint32_t rcvbuf, sndbuf;
 	uint32_t rmem_max; /* mbufs rcvq + oooq may hold (tcp_rmem.c) */
-	uint64_t chack_ms; /* last challenge ACK for a SYN or data (rate limit) */
-	bool ooo_listed;   /* on the worker's list of out-of-order queues */
+	/* receive-buffer autotuning (tcp_rmem.c, Linux's tcp_rcv_space_adjust):
+	 * rcvbuf grows towards the worker's rcvbuf_max */
+	uint32_t rmem_grant;	 /* of rmem_max, mbufs grown by (the worker's gauge) */
+	uint32_t rcv_rtt8_us;	 /* the receiver's RTT estimate * 8, us; 0: none yet */
+	uint32_t rcv_rtt_tsecr;	 /* the TSecr last sampled */
+	uint32_t rcv_rtt_seq;	 /* without timestamps: a sample ends when rcv_nxt passes it */
+	uint64_t rcv_rtt_us0;	 /* ... and began then (worker us); 0: none running */
+	uint32_t rcvq_space;	 /* bytes the application read in the last measured RTT */
+	uint32_t rcvq_space_seq; /* what it had read (rcv_nxt - rcvq.bytes) when this one began */
+	uint64_t rcvq_space_us;	 /* when this one began */
+	uint64_t chack_ms;	 /* last challenge ACK for a SYN or data (rate limit) */
+	bool ooo_listed;	 /* on the worker's list of out-of-order queues */
 	struct arn_tcp_conn *ooo_prev, *ooo_next;
 
 	/* transmit: lib/net's Ethernet and IPv4 headers of this flow, built
@@ -566,6 +576,7 @@ struct arn_tcp_worker {
 	uint32_t n_free;  /* blocks on the free list */
 	uint32_t reserve; /* blocks passive opens leave for active ones */
 	uint32_t rcvbuf, sndbuf;
+	uint32_t rcvbuf_max; /* autotuning's ceiling (tcp_rmem.c); rcvbuf: off */
 	/* The most payload one segment can carry: what an mbuf of the worker's
 	 * pool holds after the headroom, less the largest TCP header. Every
 	 * MSS is clamped to it (segments are built in one mbuf). */
@@ -577,6 +588,7 @@ struct arn_tcp_worker {
 	uint32_t ooo_max;	  /* mbufs all out-of-order queues may hold */
 	uint32_t pressure_lo;	  /* free mbufs below which: pressure */
 	uint32_t pressure_severe; /* ... and below which: refuse new connections */
+	uint32_t rmem_grow_max;	  /* mbufs connections' budgets may grow by, together */
 	bool pressure, pressure_severe_on;
 	uint64_t rmem_checked_ms;
 	/* the lcores whose mempool caches count as free mbufs (tcp_rmem.c),
@@ -930,6 +942,23 @@ static inline void tcp_dsack_note(struct arn_tcp_conn *c, uint32_t start, uint32
 
 /* ---- tcp_rmem.c --------------------------------------------------------------------- */
 void tcp_rmem_init(struct arn_tcp_worker *wk, struct rte_mempool *pool);
+/* The window scale we offer: the smallest that lets the most the receive
+ * buffer may grow to be advertised (chosen once, at the SYN). */
+static inline uint8_t tcp_rcv_wscale(const struct arn_tcp_worker *wk)
+{
+	uint32_t most = RTE_MAX(wk->rcvbuf, wk->rcvbuf_max);
+	uint8_t ws = 0;
+	while (ws < 14 && (most >> ws) > 65535)
+		ws++;
+	return ws;
+}
+/* The connection is established: autotuning's first measurement starts. */
+void tcp_rcv_space_init(struct arn_tcp_conn *c);
+/* The application read: grow the receive buffer if it read more in the
+ * last round trip than in the one before (Linux's tcp_rcv_space_adjust). */
+void tcp_rcv_space_adjust(struct arn_tcp_conn *c);
+/* Give the worker back what @p c's budget grew by (the connection goes). */
+void tcp_rmem_ungrant(struct arn_tcp_conn *c);
 /* The window to advertise: rcvbuf less what waits, receiver SWS avoidance,
  * never shrinking what was offered. Inline: every segment sent asks. */
 static inline uint32_t tcp_rcv_window(const struct arn_tcp_conn *c)

@@ -28,6 +28,29 @@
  * Dropping out-of-order data that was SACKed is reneging (RFC 2018 8):
  * allowed, and senders recover by retransmission; our SACK blocks for it
  * are forgotten at once so that we stop reporting what we no longer hold.
+ *
+ * Receive-buffer autotuning (issue 16; Linux's tcp_rcv_space_adjust,
+ * "dynamic right-sizing"): a fixed rcvbuf is either too small for a fast
+ * path with loss or reordering (a held segment pins the window's left
+ * edge, and the sender stalls once it has sent a window past it) or too
+ * large for a gateway's many slow connections. So each connection starts
+ * at rcvbuf and, once per receiver round trip, when the application read
+ * more than in the round trip before, grows to about twice what it read
+ * (more while that grows, as a sender in slow start needs), up to the
+ * worker's rcvbuf_max. The window scale is chosen at the SYN for
+ * rcvbuf_max. The connection's mbuf budget (1. above) grows with it, and
+ * that growth is what the worker bounds:
+ *
+ *   4. Per worker, connections' budgets together grow by at most
+ *      wk->rmem_grow_max mbufs (a quarter of the pool; the gauge
+ *      receive_buffer_grown_mbufs); a growth that would pass it is cut to
+ *      what is left. While the pool is under pressure (3.) nothing grows.
+ *      A connection gives its growth back when it goes; a buffer never
+ *      shrinks while it lives (the window it offered could not be taken
+ *      back, and its budget must keep room for it).
+ *
+ * Only reading grows a buffer: a peer whose data the application does not
+ * read (or that sends out of order) gets no more than rcvbuf's budget.
  */
 #include <string.h>
 
@@ -57,6 +80,10 @@ void tcp_rmem_init(struct arn_tcp_worker *wk, struct rte_mempool *pool)
 	wk->ooo_max = RTE_MAX(size / 8, 256u);
 	wk->pressure_lo = size / 4;
 	wk->pressure_severe = size / 8;
+	wk->rmem_grow_max = size / 4;
+	/* autotuning off: the buffer stays rcvbuf */
+	if (wk->rcvbuf_max < wk->rcvbuf)
+		wk->rcvbuf_max = wk->rcvbuf;
 	/* Only an lcore with a role (EAL, service or registered thread) has a
 	 * mempool cache: list them once instead of summing all RTE_MAX_LCORE
 	 * caches at every check, as rte_mempool_avail_count does (235
@@ -196,6 +223,82 @@ static void collapse(struct arn_tcp_conn *c)
 		/* the receive queue's chain changed under the application:
 		 * on_data's contract says it holds no pointer into it */
 	}
+}
+
+/* ---- autotuning ----------------------------------------------------------------- */
+
+void tcp_rcv_space_init(struct arn_tcp_conn *c)
+{
+	/* Linux's tcp_init_buffer_space: an initial window's worth */
+	c->rcvq_space = RTE_MIN(c->rcvbuf, 10u * c->mss);
+	c->rcvq_space_seq = c->rcv_nxt - c->rcvq.bytes;
+	c->rcvq_space_us = c->wk->now_us;
+}
+
+/* Grow @p c's buffer towards @p want bytes, within what the worker may
+ * still grant. @return false if it got less than it wanted. */
+static bool rcvbuf_grow(struct arn_tcp_conn *c, uint32_t want)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	if (wk->pressure) {
+		TCP_INC(wk, RCVBUF_GROW_LIMITED);
+		return false;
+	}
+	uint64_t granted = wk->cnt[ARN_TCP_C_RCVBUF_GROWN_MBUFS];
+	uint32_t left = granted < wk->rmem_grow_max ? wk->rmem_grow_max - (uint32_t)granted : 0;
+	uint32_t need = tcp_rmem_budget(wk, want);
+	bool ok = true;
+	if (need > c->rmem_max + left) {
+		/* the most the budget tcp_rmem_budget gives for rmem_max + left */
+		uint32_t full = (c->rmem_max + left - 8) / 2;
+		want = RTE_MIN(want, full * wk->seg_max);
+		TCP_INC(wk, RCVBUF_GROW_LIMITED);
+		if (want <= c->rcvbuf)
+			return false;
+		need = tcp_rmem_budget(wk, want);
+		ok = false;
+	}
+	c->rcvbuf = want;
+	if (need > c->rmem_max) {
+		uint32_t more = need - c->rmem_max;
+		c->rmem_max = need;
+		c->rmem_grant += more;
+		wk->cnt[ARN_TCP_C_RCVBUF_GROWN_MBUFS] += more;
+	}
+	TCP_INC(wk, RCVBUF_GROWN);
+	return ok;
+}
+
+void tcp_rcv_space_adjust(struct arn_tcp_conn *c)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	if (c->rcvbuf >= wk->rcvbuf_max || c->rcv_rtt8_us == 0 ||
+	    wk->now_us - c->rcvq_space_us < c->rcv_rtt8_us >> 3)
+		return;
+	uint32_t read_seq = c->rcv_nxt - c->rcvq.bytes;
+	uint32_t copied = read_seq - c->rcvq_space_seq;
+	if (copied > c->rcvq_space) {
+		/* Linux's comment: twice what was read, to cope with loss;
+		 * 16 segments of cushion; and as much again as it grew by,
+		 * twice, for a sender whose window still doubles each round
+		 * trip (the ACK sent now opens the window for the next) */
+		uint64_t space = c->rcvq_space ? c->rcvq_space : 1;
+		uint64_t win = 2ull * copied + 16ull * c->mss;
+		win += 2 * (win * (copied - space) / space);
+		uint32_t want = (uint32_t)RTE_MIN(win, (uint64_t)wk->rcvbuf_max);
+		/* cut short (memory): the next round trip asks again, from
+		 * the same reference, as long as the reader keeps up */
+		if (want <= c->rcvbuf || rcvbuf_grow(c, want))
+			c->rcvq_space = copied;
+	}
+	c->rcvq_space_seq = read_seq;
+	c->rcvq_space_us = wk->now_us;
+}
+
+void tcp_rmem_ungrant(struct arn_tcp_conn *c)
+{
+	c->wk->cnt[ARN_TCP_C_RCVBUF_GROWN_MBUFS] -= c->rmem_grant;
+	c->rmem_grant = 0;
 }
 
 /* ---- admission ------------------------------------------------------------------ */

@@ -1,0 +1,427 @@
+/*
+ * lib/tcp's receive-buffer autotuning (issue 16, items 3 and 5:
+ * dataplane.tcp.rcvbuf_max, tcp_rcv_space_adjust in tcp_rmem.c) against
+ * the fake lib/net (tcp_fake_net.h): crafted peers that send as much as
+ * the advertised window lets them, once per simulated round trip, to an
+ * application that reads everything at once (or nothing).
+ *
+ * Every test ends with the mbuf pool full again: a leaked mbuf fails it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "tcp_fake_net.h"
+
+#define US FAKE_ADDR(0)	 /* 198.18.0.1: the stack under test */
+#define PEER 0xc6120063u /* 198.18.0.99: the crafted peers */
+#define LPORT 80
+#define PMSS 1448 /* the peers' segments: MSS 1460 less the timestamps */
+
+static struct arn_lcore *lc = &fake_lc[0];
+static bool hold; /* the application reads nothing */
+static int accepts;
+static struct arn_tcp_conn *accepted;
+
+static int t_accept(struct arn_tcp_conn *c, void *u)
+{
+	(void)u;
+	accepts++;
+	accepted = c;
+	return 0;
+}
+
+static void t_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
+{
+	(void)head;
+	if (!hold)
+		arn_tcp_rx_consume(c, len);
+}
+
+static const struct arn_tcp_ops t_ops = {
+    .on_accept = t_accept,
+    .on_data = t_data,
+};
+
+static struct arn_dataplane dp_conf;
+static unsigned pool_full;
+
+static int setup_with(uint32_t rcvbuf, uint32_t rcvbuf_max)
+{
+	hold = false;
+	accepts = 0;
+	accepted = NULL;
+	memset(&dp_conf, 0, sizeof(dp_conf));
+	dp_conf.tcp_max_connections = 64;
+	dp_conf.tcp_rcvbuf = rcvbuf;
+	dp_conf.tcp_rcvbuf_max = rcvbuf_max;
+	dp_conf.tcp_sndbuf = 64 * 1024;
+	fake_mtu = 1500;
+	pool_full = rte_mempool_avail_count(fake_pool);
+	if (arn_tcp_worker_init(lc, &dp_conf) != 0)
+		return -1;
+	struct arn_tcp_listen_opts lo = {.backlog = 64};
+	int err = 0;
+	return arn_tcp_listen(lc, US, LPORT, &t_ops, NULL, &lo, &err) ? 0 : -1;
+}
+
+/* 64 KB growing to 1 MiB */
+static int setup(void **state)
+{
+	(void)state;
+	return setup_with(64 * 1024, 1 << 20);
+}
+
+/* 64 KB growing to 4 MiB: more than the worker's bound on grown memory
+ * (a quarter of the fake pool's 16,383 mbufs) lets one connection take */
+static int setup_big(void **state)
+{
+	(void)state;
+	return setup_with(64 * 1024, 4 << 20);
+}
+
+/* autotuning off: rcvbuf_max 0 */
+static int setup_off(void **state)
+{
+	(void)state;
+	return setup_with(64 * 1024, 0);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	arn_tcp_worker_fini(lc);
+	fake_drain(lc);
+	if (rte_mempool_avail_count(fake_pool) != pool_full) {
+		fprintf(stderr, "mbuf leak: %u of %u back\n", rte_mempool_avail_count(fake_pool),
+			pool_full);
+		return -1;
+	}
+	return 0;
+}
+
+static uint64_t cnt(enum arn_tcp_counter id)
+{
+	uint64_t v[ARN_TCP_C_COUNT];
+	assert_int_equal(arn_tcp_stats(0, v), 0);
+	return v[id];
+}
+
+/* ---- a crafted bulk sender ----------------------------------------------------- */
+
+struct peer {
+	uint16_t port;
+	uint32_t seq;	  /* next to send */
+	uint32_t ack;	  /* what it acknowledges: our SYN */
+	uint32_t edge;	  /* the right edge we advertised last */
+	uint32_t tsval;	  /* its clock */
+	uint32_t tsecr;	  /* the last TSval of ours it saw */
+	uint8_t ws;	  /* our window scale */
+	uint32_t max_wnd; /* the largest window we advertised */
+	struct arn_tcp_conn *c;
+};
+
+static uint8_t payload[PMSS];
+
+static void peer_seg(struct peer *p, uint8_t flags, uint32_t seq, const void *data, uint32_t len)
+{
+	struct fake_opts o = fake_no_opts;
+	o.ts = true;
+	o.tsval = p->tsval;
+	o.tsecr = p->tsecr;
+	arn_tcp_input(lc,
+		      fake_seg(PEER, US, p->port, LPORT, flags, seq, p->ack, 65535, &o, data, len));
+}
+
+/* What we sent the peer: its window and timestamp. */
+static void peer_read(struct peer *p)
+{
+	struct fake_out out;
+	fake_advance(lc, 0);
+	while (fake_next(lc, &out)) {
+		if (out.dport != p->port || !(out.flags & TH_ACK))
+			continue;
+		uint32_t wnd = (uint32_t)out.wnd << p->ws;
+		if (out.flags & TH_SYN)
+			wnd = out.wnd;
+		if (seq_gt(out.ack + wnd, p->edge))
+			p->edge = out.ack + wnd;
+		if (wnd > p->max_wnd)
+			p->max_wnd = wnd;
+		if (out.o.has_ts)
+			p->tsecr = out.o.tsval;
+	}
+}
+
+static void peer_open(struct peer *p, uint16_t port)
+{
+	memset(p, 0, sizeof(*p));
+	p->port = port;
+	p->seq = 1000;
+	p->tsval = 5000;
+	struct fake_opts o = {.mss = 1460, .ws = 7, .sack_ok = true, .ts = true, .tsval = p->tsval};
+	accepted = NULL;
+	arn_tcp_input(lc, fake_seg(PEER, US, port, LPORT, TH_SYN, p->seq, 0, 65535, &o, NULL, 0));
+	fake_advance(lc, 0);
+	struct fake_out out;
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.flags, TH_SYN | TH_ACK);
+	assert_true(out.o.has_ws);
+	p->ws = out.o.ws;
+	p->tsecr = out.o.tsval;
+	p->seq++;
+	p->ack = out.seq + 1;
+	p->edge = p->seq + out.wnd;
+	struct fake_opts a = fake_no_opts;
+	a.ts = true;
+	a.tsval = p->tsval;
+	a.tsecr = p->tsecr;
+	arn_tcp_input(
+	    lc, fake_seg(PEER, US, port, LPORT, TH_ACK, p->seq, out.seq + 1, 65535, &a, NULL, 0));
+	assert_non_null(accepted);
+	p->c = accepted;
+	assert_int_equal(p->c->state, TCPS_ESTABLISHED);
+}
+
+/* One round trip: the peer fills the window it was offered with full
+ * segments, we answer, and @p rtt_ms passes before the next round. */
+static uint32_t peer_round(struct peer *p, unsigned rtt_ms)
+{
+	uint32_t sent = 0, edge = p->edge; /* what it was offered a round trip ago */
+	while (seq_leq(p->seq + PMSS, edge)) {
+		peer_seg(p, TH_ACK, p->seq, payload, PMSS);
+		p->seq += PMSS;
+		sent += PMSS;
+		if (sent % (32 * PMSS) == 0)
+			peer_read(p); /* a burst's ACKs, as the poll sends them */
+	}
+	peer_read(p);
+	fake_advance(lc, rtt_ms);
+	p->tsval += rtt_ms;
+	peer_read(p);
+	return sent;
+}
+
+static unsigned pool_used(void)
+{
+	return pool_full - rte_mempool_avail_count(fake_pool);
+}
+
+/* ---- tests ------------------------------------------------------------------------ */
+
+/* The window scale is chosen at the SYN for the most the buffer may grow
+ * to: 64 KB alone needs none, 1 MiB needs 5. */
+static void test_window_scale_from_the_max(void **state)
+{
+	(void)state;
+	struct peer p;
+	peer_open(&p, 40000);
+	assert_int_equal(p.ws, 5);
+	assert_int_equal(p.c->rcvbuf, 64 * 1024);
+}
+
+/* An application that reads everything at once, at the rate of a window
+ * per round trip: the buffer grows (as Linux's tcp_rcv_space_adjust: to
+ * about twice what was read in a round trip, more while that grows), the
+ * window advertised with it, and the connection's mbuf budget follows;
+ * never past rcvbuf_max. */
+static void test_window_grows_when_the_app_drains(void **state)
+{
+	(void)state;
+	struct peer p;
+	peer_open(&p, 40000);
+	struct arn_tcp_conn *c = p.c;
+	uint32_t budget0 = c->rmem_max;
+	for (int i = 0; i < 4; i++)
+		peer_round(&p, 2);
+	assert_true(c->rcvbuf > 64 * 1024);
+	assert_true(p.max_wnd > 64 * 1024);
+	assert_true(c->rmem_max > budget0);
+	assert_true(cnt(ARN_TCP_C_RCVBUF_GROWN) >= 1);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS), c->rmem_max - budget0);
+	/* many more rounds: up to the max, not past it */
+	for (int i = 0; i < 20; i++) {
+		peer_round(&p, 2);
+		assert_true(c->rcvbuf <= 1u << 20);
+		assert_true(p.max_wnd <= 1u << 20);
+	}
+	assert_int_equal(c->rcvbuf, 1u << 20);
+	assert_true(p.max_wnd > (1u << 20) - 2 * PMSS);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROW_LIMITED), 0);
+	/* the budget is the one a fixed 1 MiB buffer would have */
+	struct arn_tcp_worker *wk = c->wk;
+	assert_int_equal(c->rmem_max, tcp_rmem_budget(wk, 1u << 20));
+	/* and the worker's gauge goes back with the connection */
+	arn_tcp_abort(c);
+	fake_advance(lc, 1);
+	fake_drain(lc);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS), 0);
+}
+
+/* An application that does not read: the peer fills the window, nothing
+ * is consumed, the buffer stays as it was. */
+static void test_window_stays_when_the_app_does_not_read(void **state)
+{
+	(void)state;
+	struct peer p;
+	peer_open(&p, 40000);
+	hold = true;
+	for (int i = 0; i < 6; i++)
+		peer_round(&p, 2);
+	assert_int_equal(p.c->rcvbuf, 64 * 1024);
+	assert_true(p.max_wnd <= 64 * 1024);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN), 0);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS), 0);
+}
+
+/* rcvbuf_max 0: a fixed buffer, no scale beyond what it needs (64 KB
+ * needs 1), as before. */
+static void test_off_keeps_the_buffer_fixed(void **state)
+{
+	(void)state;
+	struct peer p;
+	peer_open(&p, 40000);
+	assert_int_equal(p.ws, 1);
+	for (int i = 0; i < 6; i++)
+		peer_round(&p, 2);
+	assert_int_equal(p.c->rcvbuf, 64 * 1024);
+	assert_true(p.max_wnd <= 64 * 1024);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN), 0);
+}
+
+/* The worker's bound on grown receive memory: connections together grow
+ * their mbuf budgets by at most wk->rmem_grow_max (a quarter of the pool).
+ * The first connection wants 4 MiB, more than the bound allows, and gets
+ * what it allows; a second one then cannot grow at all; when the first
+ * goes, the second can. */
+static void test_growth_bounded_by_the_worker(void **state)
+{
+	(void)state;
+	struct peer a, b;
+	peer_open(&a, 40000);
+	struct arn_tcp_worker *wk = a.c->wk;
+	uint32_t budget0 = a.c->rmem_max;
+	for (int i = 0; i < 12; i++)
+		peer_round(&a, 2);
+	assert_true(a.c->rcvbuf > 1u << 20);
+	assert_true(a.c->rcvbuf < 4u << 20);
+	assert_true(cnt(ARN_TCP_C_RCVBUF_GROW_LIMITED) >= 1);
+	assert_true(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS) <= wk->rmem_grow_max);
+	assert_true(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS) > wk->rmem_grow_max - 8);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS), a.c->rmem_max - budget0);
+	peer_open(&b, 40001);
+	uint64_t limited = cnt(ARN_TCP_C_RCVBUF_GROW_LIMITED);
+	for (int i = 0; i < 6; i++)
+		peer_round(&b, 2);
+	assert_true(b.c->rcvbuf < 64 * 1024 + 8 * 1988);
+	assert_true(cnt(ARN_TCP_C_RCVBUF_GROW_LIMITED) > limited);
+	assert_true(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS) <= wk->rmem_grow_max);
+	arn_tcp_abort(a.c);
+	fake_advance(lc, 1);
+	fake_drain(lc);
+	for (int i = 0; i < 6; i++)
+		peer_round(&b, 2);
+	assert_true(b.c->rcvbuf > 1u << 20);
+	assert_true(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS) <= wk->rmem_grow_max);
+}
+
+/* Under pool pressure (under a quarter of the pool free) no buffer grows,
+ * however fast the application reads; counted. */
+static void test_no_growth_under_pool_pressure(void **state)
+{
+	(void)state;
+	struct peer p;
+	peer_open(&p, 40000);
+	static struct rte_mbuf *held[16384];
+	unsigned n = 0, target = pool_full / 5;
+	while (rte_mempool_avail_count(fake_pool) > target)
+		held[n++] = rte_pktmbuf_alloc(fake_pool);
+	fake_advance(lc, 1);
+	assert_true(p.c->wk->pressure);
+	for (int i = 0; i < 6; i++)
+		peer_round(&p, 2);
+	assert_int_equal(p.c->rcvbuf, 64 * 1024);
+	assert_true(p.max_wnd <= 64 * 1024);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN), 0);
+	assert_true(cnt(ARN_TCP_C_RCVBUF_GROW_LIMITED) >= 1);
+	/* relief: it grows */
+	while (n)
+		rte_pktmbuf_free(held[--n]);
+	fake_advance(lc, 1);
+	for (int i = 0; i < 4; i++)
+		peer_round(&p, 2);
+	assert_true(p.c->rcvbuf > 64 * 1024);
+}
+
+/* A hostile peer on a grown connection: it let the buffer grow (its
+ * application read fast), then the application stops reading and the peer
+ * sends one-byte segments, first out of order (which cannot be collapsed),
+ * then in order. The grown connection still holds no more mbufs than its
+ * budget, which is the fixed budget of rcvbuf_max, and out-of-order queues
+ * no more than the worker's bound. */
+static void test_grown_connection_attack_bounded(void **state)
+{
+	(void)state;
+	struct peer p;
+	peer_open(&p, 40000);
+	struct arn_tcp_conn *c = p.c;
+	struct arn_tcp_worker *wk = c->wk;
+	for (int i = 0; i < 24; i++)
+		peer_round(&p, 2);
+	assert_int_equal(c->rcvbuf, 1u << 20);
+	assert_int_equal(c->rmem_max, tcp_rmem_budget(wk, 1u << 20));
+	hold = true;
+	unsigned base = pool_used();
+	/* out of order: every other byte of the window */
+	for (uint32_t i = 0; i < 6000; i++) {
+		uint8_t b = 'x';
+		peer_seg(&p, TH_ACK, p.seq + 1 + 2 * i, &b, 1);
+		if (i % 64 == 0) {
+			fake_advance(lc, 0);
+			fake_drain(lc);
+		}
+		assert_true(c->rcvq.n + c->oooq.n <= c->rmem_max);
+		assert_true(cnt(ARN_TCP_C_OOO_MBUFS) <= wk->ooo_max);
+	}
+	assert_true(cnt(ARN_TCP_C_OOO_DROPPED) > 0);
+	assert_true(pool_used() <= base + wk->ooo_max + 70);
+	/* in order: collapsed within the budget */
+	for (uint32_t i = 0; i < 20000; i++) {
+		uint8_t b = (uint8_t)i;
+		peer_seg(&p, TH_ACK, p.seq, &b, 1);
+		p.seq++;
+		if (i % 64 == 0) {
+			fake_advance(lc, 0);
+			fake_drain(lc);
+		}
+		assert_true(c->rcvq.n + c->oooq.n <= c->rmem_max);
+	}
+	assert_int_equal(c->rcvq.bytes, 20000);
+	assert_true(cnt(ARN_TCP_C_RCV_COLLAPSED) > 0);
+	assert_int_equal(cnt(ARN_TCP_C_RCV_DROPPED_MBUFS), 0);
+	assert_true(pool_used() <= base + c->rmem_max + 70);
+	/* nothing read, so nothing more was granted */
+	assert_int_equal(c->rmem_max, tcp_rmem_budget(wk, 1u << 20));
+}
+
+int main(void)
+{
+	fake_eal_init();
+	memset(payload, 'p', sizeof(payload));
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_window_scale_from_the_max, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_window_grows_when_the_app_drains, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_window_stays_when_the_app_does_not_read, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_off_keeps_the_buffer_fixed, setup_off, teardown),
+	    cmocka_unit_test_setup_teardown(test_growth_bounded_by_the_worker, setup_big, teardown),
+	    cmocka_unit_test_setup_teardown(test_no_growth_under_pool_pressure, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_grown_connection_attack_bounded, setup, teardown),
+	};
+	int rc = cmocka_run_group_tests_name("tcp_rcvbuf", tests, NULL, NULL);
+	fake_eal_fini();
+	return rc;
+}
