@@ -250,8 +250,8 @@ static bool rcvbuf_grow(struct arn_tcp_conn *c, uint32_t want)
 	bool ok = true;
 	if (need > c->rmem_max + left) {
 		/* the most the budget tcp_rmem_budget gives for rmem_max + left */
-		uint32_t full = (c->rmem_max + left - 8) / 2;
-		want = RTE_MIN(want, full * wk->seg_max);
+		uint64_t full = (c->rmem_max + left - 8) / 2;
+		want = (uint32_t)RTE_MIN((uint64_t)want, full * wk->seg_max);
 		TCP_INC(wk, RCVBUF_GROW_LIMITED);
 		if (want <= c->rcvbuf)
 			return false;
@@ -285,7 +285,10 @@ void tcp_rcv_space_adjust(struct arn_tcp_conn *c)
 		uint64_t space = c->rcvq_space ? c->rcvq_space : 1;
 		uint64_t win = 2ull * copied + 16ull * c->mss;
 		win += 2 * (win * (copied - space) / space);
-		uint32_t want = (uint32_t)RTE_MIN(win, (uint64_t)wk->rcvbuf_max);
+		/* no more than the window scale lets us advertise (a peer
+		 * without window scaling: 64 KB) */
+		uint64_t cap = RTE_MIN(wk->rcvbuf_max, 65535u << c->rcv_ws);
+		uint32_t want = (uint32_t)RTE_MIN(win, cap);
 		/* cut short (memory): the next round trip asks again, from
 		 * the same reference, as long as the reader keeps up */
 		if (want <= c->rcvbuf || rcvbuf_grow(c, want))

@@ -156,21 +156,22 @@ static void peer_read(struct peer *p)
 	}
 }
 
-static void peer_open(struct peer *p, uint16_t port)
+static void peer_open_ws(struct peer *p, uint16_t port, int ws)
 {
 	memset(p, 0, sizeof(*p));
 	p->port = port;
 	p->seq = 1000;
 	p->tsval = 5000;
-	struct fake_opts o = {.mss = 1460, .ws = 7, .sack_ok = true, .ts = true, .tsval = p->tsval};
+	struct fake_opts o = {
+	    .mss = 1460, .ws = ws, .sack_ok = true, .ts = true, .tsval = p->tsval};
 	accepted = NULL;
 	arn_tcp_input(lc, fake_seg(PEER, US, port, LPORT, TH_SYN, p->seq, 0, 65535, &o, NULL, 0));
 	fake_advance(lc, 0);
 	struct fake_out out;
 	assert_true(fake_next(lc, &out));
 	assert_int_equal(out.flags, TH_SYN | TH_ACK);
-	assert_true(out.o.has_ws);
-	p->ws = out.o.ws;
+	assert_true(out.o.has_ws == (ws >= 0));
+	p->ws = out.o.has_ws ? out.o.ws : 0;
 	p->tsecr = out.o.tsval;
 	p->seq++;
 	p->ack = out.seq + 1;
@@ -184,6 +185,11 @@ static void peer_open(struct peer *p, uint16_t port)
 	assert_non_null(accepted);
 	p->c = accepted;
 	assert_int_equal(p->c->state, TCPS_ESTABLISHED);
+}
+
+static void peer_open(struct peer *p, uint16_t port)
+{
+	peer_open_ws(p, port, 7);
 }
 
 /* One round trip: the peer fills the window it was offered with full
@@ -274,6 +280,21 @@ static void test_window_stays_when_the_app_does_not_read(void **state)
 	assert_int_equal(p.c->rcvbuf, 64 * 1024);
 	assert_true(p.max_wnd <= 64 * 1024);
 	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN), 0);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS), 0);
+}
+
+/* A peer without window scaling sees at most 64 KB: the buffer does not
+ * grow past what could be advertised, and takes nothing of the worker's
+ * bound. */
+static void test_no_growth_without_window_scaling(void **state)
+{
+	(void)state;
+	struct peer p;
+	peer_open_ws(&p, 40000, -1);
+	for (int i = 0; i < 6; i++)
+		peer_round(&p, 2);
+	assert_int_equal(p.c->rcvbuf, 64 * 1024);
+	assert_true(p.max_wnd <= 65535);
 	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS), 0);
 }
 
@@ -416,6 +437,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_window_grows_when_the_app_drains, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_window_stays_when_the_app_does_not_read, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_no_growth_without_window_scaling, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_off_keeps_the_buffer_fixed, setup_off, teardown),
 	    cmocka_unit_test_setup_teardown(test_growth_bounded_by_the_worker, setup_big, teardown),
 	    cmocka_unit_test_setup_teardown(test_no_growth_under_pool_pressure, setup, teardown),
