@@ -325,8 +325,10 @@ static inline void window_update_check(struct arn_tcp_conn *c)
 {
 	if (c->state == TCPS_CLOSED || c->state == TCPS_TIME_WAIT)
 		return;
-	/* what it read may grow the buffer, and the window with it */
-	tcp_rcv_space_adjust(c);
+	/* what it read may grow the buffer, and the window with it (no call
+	 * when it cannot: autotuning off, or the buffer at its ceiling) */
+	if (c->rcvbuf < c->wk->rcvbuf_max)
+		tcp_rcv_space_adjust(c);
 	uint32_t old = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
 	uint32_t now = c->rcvbuf > c->rcvq.bytes ? c->rcvbuf - c->rcvq.bytes : 0;
 	uint32_t step = RTE_MIN(c->rcvbuf / 2, 2u * c->mss);

@@ -222,7 +222,8 @@ static void ooo_free(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
 
 static void conn_release(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
 {
-	tcp_rmem_ungrant(c);
+	if (c->rmem_grant)
+		tcp_rmem_ungrant(c);
 	tcp_q_free(&c->sndq);
 	tcp_q_free(&c->rcvq);
 	ooo_free(wk, c);

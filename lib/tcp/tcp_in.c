@@ -172,7 +172,8 @@ static void established_common(struct arn_tcp_conn *c, const struct tcp_seg *s)
 	c->t_rexmt = 0;
 	c->flags &= ~TF_PERSIST;
 	c->rcv_adv = c->rcv_nxt + RTE_MIN(c->rcvbuf, 65535u); /* what the SYN offered */
-	tcp_rcv_space_init(c);
+	if (c->rcvbuf < c->wk->rcvbuf_max)
+		tcp_rcv_space_init(c); /* autotuning's first measurement */
 	tcp_set_state(c, TCPS_ESTABLISHED);
 	start_keepalive(c);
 	tcp_timer_update(c);
