@@ -282,12 +282,13 @@ void tcp_rcv_space_adjust(struct arn_tcp_conn *c)
 		 * 16 segments of cushion; and as much again as it grew by,
 		 * twice, for a sender whose window still doubles each round
 		 * trip (the ACK sent now opens the window for the next) */
-		uint64_t space = c->rcvq_space ? c->rcvq_space : 1;
-		uint64_t win = 2ull * copied + 16ull * c->mss;
-		win += 2 * (win * (copied - space) / space);
 		/* no more than the window scale lets us advertise (a peer
-		 * without window scaling: 64 KB) */
+		 * without window scaling: 64 KB); capped before the growth
+		 * term too, so that its product stays within 64 bits */
 		uint64_t cap = RTE_MIN(wk->rcvbuf_max, 65535u << c->rcv_ws);
+		uint64_t space = c->rcvq_space ? c->rcvq_space : 1;
+		uint64_t win = RTE_MIN(2ull * copied + 16ull * c->mss, cap);
+		win += 2 * (win * (copied - space) / space);
 		uint32_t want = (uint32_t)RTE_MIN(win, cap);
 		/* cut short (memory): the next round trip asks again, from
 		 * the same reference, as long as the reader keeps up */
