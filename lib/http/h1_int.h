@@ -263,6 +263,8 @@ static inline bool h1_parser_idle(const struct arn_h1_parser *p)
 
 /* h1_parse.c's ST_END (asserted there): END is the next event */
 #define H1_ST_END 12
+/* h1_parse.c's ST_BODY_CL (asserted there): a Content-Length body's bytes */
+#define H1_ST_BODY_CL 2
 
 /*
  * The END the parser owes after a head without a body or after the last
@@ -283,6 +285,27 @@ static inline bool h1_parser_end_now(struct arn_h1_parser *p)
 		return false;
 	p->state = 0; /* ST_IDLE */
 	return true;
+}
+
+/*
+ * A Content-Length body's next bytes from [buf, buf + len), len > 0, as
+ * arn_h1_parse gives them (its first step in that state), for a parser in
+ * state H1_ST_BODY_CL. Inline for the codec, which takes them without the
+ * parser's call once a response with a body (its bytes usually follow
+ * the head in its segment). @return the bytes taken (the event's).
+ */
+static inline size_t h1_parser_body_take(struct arn_h1_parser *p, const char *buf, size_t len,
+					 struct arn_h1_ev *ev)
+{
+	size_t n = len < p->remaining ? len : (size_t)p->remaining;
+	ev->type = ARN_H1_EV_BODY;
+	ev->data = buf;
+	ev->len = n;
+	p->remaining -= n;
+	p->msg->body_len += n;
+	if (p->remaining == 0)
+		p->state = H1_ST_END;
+	return n;
 }
 
 /* arn_h1_parser_set_scratch, inline for the codec, which drops the

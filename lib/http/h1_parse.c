@@ -36,6 +36,7 @@ enum {
 
 _Static_assert(ST_IDLE == 0, "h1_parser_idle (h1_int.h) tests for 0");
 _Static_assert(ST_END == H1_ST_END, "h1_parser_end_now (h1_int.h) tests for H1_ST_END");
+_Static_assert(ST_BODY_CL == H1_ST_BODY_CL, "the codec tests for H1_ST_BODY_CL");
 
 /* p->te_bits: what the Transfer-Encoding lines said, in order. */
 #define TE_CHUNKED 0x01	     /* chunked seen */
@@ -1463,17 +1464,8 @@ ssize_t arn_h1_parse(struct arn_h1_parser *p, const char *buf, size_t len, struc
 	}
 	/* and a Content-Length body's bytes (the event after most heads of
 	 * responses) are as few steps: likewise outside the loop's frame */
-	if (p->state == ST_BODY_CL && len) {
-		size_t n = len < p->remaining ? len : (size_t)p->remaining;
-		ev->type = ARN_H1_EV_BODY;
-		ev->data = buf;
-		ev->len = n;
-		p->remaining -= n;
-		p->msg->body_len += n;
-		if (p->remaining == 0)
-			p->state = ST_END;
-		return (ssize_t)n;
-	}
+	if (p->state == ST_BODY_CL && len)
+		return (ssize_t)h1_parser_body_take(p, buf, len, ev);
 	return parse_run(p, buf, len, ev);
 }
 
