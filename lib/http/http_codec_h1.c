@@ -418,8 +418,20 @@ static int head_done(struct http_h1_peer *h, struct http_wchain *c, int rc)
 	}
 	/* the empty line, where it fits, without a call (~20 instructions a head) */
 	struct arn_h1_wbuf *wb = &c->wb;
+	m = c->head;
 	if (wb->cap - wb->len >= 2) {		    /* (none after an error) */
 		memcpy(wb->p + wb->len, "\r\n", 2); /* one store */
+		if (m == c->tail && !wb->err) {
+			/* the usual head, one mbuf (there is room: it is
+			 * there): http_wchain_finish's, without its call */
+			uint16_t len = (uint16_t)(wb->len + 2);
+			m->data_len = len;
+			m->pkt_len = len;
+			m->nb_segs = 1;
+			out_add_chain(&h->out, m);
+			h->peer.queued = true;
+			return 0;
+		}
 		wb->len += 2;
 		wb->total += 2;
 	} else {

@@ -2373,6 +2373,55 @@ static void test_response_head_not_held_for_its_body(void **state)
 }
 
 /*
+ * A head longer than one mbuf goes out whole, its lines in order, over a
+ * chain of mbufs: the request's to the upstream and the response's to the
+ * client (the usual head of one mbuf is finished inline by the codec, a
+ * longer one by http_wchain_finish's walk); and a response body whose
+ * first bytes share the head's segment and whose rest comes later is
+ * given whole (the first part taken at the decode's entry, the rest by
+ * the input loop).
+ */
+static void test_heads_across_mbufs_whole(void **state)
+{
+	(void)state;
+	static char req[8192], resp[8192], want[8192];
+	char v[2401]; /* a head over one mbuf's 2,048 bytes (the client's
+		       * log keeps 4,096) */
+	for (unsigned i = 0; i < sizeof(v) - 1; i++)
+		v[i] = (char)('a' + i % 26);
+	v[sizeof(v) - 1] = 0;
+	uint32_t rx0[N_PEERS];
+	hh_begin(1);
+	hh_open(0, 80);
+	hh_settle();
+	snapshot(rx0);
+	snprintf(req, sizeof(req), "GET /a HTTP/1.1\r\nHost: a\r\nX-Big: %s\r\nX-After: 1\r\n\r\n",
+		 v);
+	send_str(hh_client(0), req);
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	snprintf(want, sizeof(want), "\r\nX-Big: %s\r\nX-After: 1\r\n", v);
+	assert_true(got(u, want));
+	assert_true(ends_with(u, "\r\n\r\n"));
+	snprintf(resp, sizeof(resp),
+		 "HTTP/1.1 200 OK\r\nX-Big: %s\r\nContent-Length: 10\r\nX-Last: z\r\n\r\nhello", v);
+	send_str(u, resp);
+	snprintf(want, sizeof(want), "\r\nX-Big: %s\r\nContent-Length: 10\r\nX-Last: z\r\n", v);
+	assert_true(got(hh_client(0), want));
+	assert_true(ends_with(hh_client(0), "\r\n\r\nhello"));
+	send_str(u, "world");
+	assert_true(ends_with(hh_client(0), "\r\n\r\nhelloworld"));
+	/* the connection goes on */
+	snapshot(rx0);
+	send_str(hh_client(0), "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	u = upstream_that_got(rx0);
+	assert_non_null(u);
+	send_str(u, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nworld!");
+	assert_true(ends_with(hh_client(0), "\r\n\r\nworld!"));
+	hh_end();
+}
+
+/*
  * The route's timeout (/slow: 0.2 s) counts from the end of each request:
  * the route timer left armed by the connection's previous request (issue
  * 17: not cancelled per request) must wait for what is left of this
@@ -2492,6 +2541,7 @@ int main(void)
 	    T(test_expect_continue_on_a_reused_upstream_connection),
 	    T(test_stream_idle_timeout_counts_from_the_stream),
 	    T(test_response_head_not_held_for_its_body),
+	    T(test_heads_across_mbufs_whole),
 	    T(test_route_timeout_counts_from_each_request),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
