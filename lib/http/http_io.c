@@ -88,7 +88,7 @@ uint32_t http_in_fill(struct http_in *in, struct arn_tcp_conn *tc)
 	return got;
 }
 
-void http_pins_add(struct http_pins *p, struct rte_mbuf *m)
+void http_pins_add_any(struct http_pins *p, struct rte_mbuf *m)
 {
 	if (p->n && p->seg[p->n - 1] == m)
 		return;

@@ -73,8 +73,22 @@ uint32_t http_in_fill(struct http_in *in, struct arn_tcp_conn *tc);
 void http_in_drop(struct http_in *in, uint32_t n);
 /** Keep @p m alive (one reference) until http_pins_release; past
  * HTTP_PIN_MAX segments only p->overflow is set. */
-void http_pins_add(struct http_pins *p, struct rte_mbuf *m);
+void http_pins_add_any(struct http_pins *p, struct rte_mbuf *m);
 void http_pins_release(struct http_pins *p);
+/* http_pins_add_any with its usual cases inline (a head's first segment
+ * into empty pins, or the segment pinned last again): the codec pins
+ * every head it decodes */
+static inline void http_pins_add(struct http_pins *p, struct rte_mbuf *m)
+{
+	if (p->n == 0) {
+		rte_mbuf_refcnt_update(m, 1);
+		p->seg[0] = m;
+		p->n = 1;
+		return;
+	}
+	if (p->seg[p->n - 1] != m)
+		http_pins_add_any(p, m);
+}
 
 /* ---- output toward one peer --------------------------------------------- */
 
