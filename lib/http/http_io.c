@@ -186,7 +186,7 @@ static const struct http_transport_ops raw_ops = {
 
 struct http_transport http_transport_raw = {.ops = &raw_ops};
 
-static int wchain_refill(struct arn_h1_wbuf *wb)
+int http_wchain_refill(struct arn_h1_wbuf *wb)
 {
 	struct http_wchain *c = wb->arg;
 	struct rte_mbuf *m = http_mbuf(c->w);
@@ -209,30 +209,7 @@ void http_wchain_init(struct http_wchain *c, struct http_worker *w)
 {
 	memset(c, 0, sizeof(*c));
 	c->w = w;
-	arn_h1_wbuf_init(&c->wb, NULL, 0, wchain_refill, c);
-}
-
-void http_wchain_init_head(struct http_wchain *c, struct http_worker *w)
-{
-	/* wchain_refill's first take, without its call and its test of a
-	 * tail to link (~25 instructions a head) */
-	struct rte_mbuf *m = http_mbuf(w);
-	c->w = w;
-	c->head = c->tail = m;
-	c->wb.len = 0;
-	c->wb.err = 0;
-	c->wb.refill = wchain_refill;
-	c->wb.arg = c;
-	c->wb.total = 0;
-	if (m) {
-		c->wb.p = rte_pktmbuf_mtod(m, char *);
-		c->wb.cap = rte_pktmbuf_tailroom(m);
-	} else {
-		/* out of mbufs: the chain stays empty and the first write
-		 * refills (and fails) as an empty chain's would */
-		c->wb.p = NULL;
-		c->wb.cap = 0;
-	}
+	arn_h1_wbuf_init(&c->wb, NULL, 0, http_wchain_refill, c);
 }
 
 struct rte_mbuf *http_wchain_finish(struct http_wchain *c)

@@ -240,11 +240,36 @@ struct http_wchain {
 	struct http_worker *w;
 };
 void http_wchain_init(struct http_wchain *c, struct http_worker *w);
+/* The chain's refill (its next mbuf), for http_wchain_init_head. */
+int http_wchain_refill(struct arn_h1_wbuf *wb);
+/* declared in http_worker.h too (not included here: this header stays
+ * below the worker's): an mbuf of the worker's pool */
+struct rte_mbuf *http_mbuf(struct http_worker *w);
 /** The same with its first mbuf taken now, for a writer that always
  * writes (an HTTP/1 head): the first line then fits without the refill
  * path (the status line's fallback through arn_h1_put cost ~65
- * instructions a response). */
-void http_wchain_init_head(struct http_wchain *c, struct http_worker *w);
+ * instructions a response). Inline, and the mbuf taken in place, not
+ * by a refill with its test of a tail to link (twice a request). */
+static inline void http_wchain_init_head(struct http_wchain *c, struct http_worker *w)
+{
+	struct rte_mbuf *m = http_mbuf(w);
+	c->w = w;
+	c->head = c->tail = m;
+	c->wb.len = 0;
+	c->wb.err = 0;
+	c->wb.refill = http_wchain_refill;
+	c->wb.arg = c;
+	c->wb.total = 0;
+	if (m) {
+		c->wb.p = rte_pktmbuf_mtod(m, char *);
+		c->wb.cap = rte_pktmbuf_tailroom(m);
+	} else {
+		/* out of mbufs: the chain stays empty and the first write
+		 * refills (and fails) as an empty chain's would */
+		c->wb.p = NULL;
+		c->wb.cap = 0;
+	}
+}
 /** The chain written (owned by the caller), or NULL on error (out of
  * mbufs; what was written is freed). */
 struct rte_mbuf *http_wchain_finish(struct http_wchain *c);
