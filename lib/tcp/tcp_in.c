@@ -611,7 +611,12 @@ static inline __attribute__((always_inline)) bool ack_body(struct arn_tcp_conn *
 		c->snd_wl2 = s->ack;
 		if (c->snd_wnd > c->max_sndwnd)
 			c->max_sndwnd = c->snd_wnd;
-		if (old_wnd == 0 && c->snd_wnd)
+		/* a window that grew may let out what it held back: not only
+		 * one from 0 (persist), but one too small to send in (sender
+		 * SWS avoidance) that a pure window update opened; without
+		 * this it waited for the persist timer (Linux checks on every
+		 * ACK: tcp_data_snd_check) */
+		if (c->snd_wnd > old_wnd && tcp_may_send(c))
 			tcp_want_output(c);
 	}
 
@@ -1039,8 +1044,8 @@ static inline __attribute__((always_inline)) bool fast_input(struct arn_tcp_conn
 			c->snd_wl2 = s->ack;
 			if (c->snd_wnd > c->max_sndwnd)
 				c->max_sndwnd = c->snd_wnd;
-			if (old_wnd == 0 && c->snd_wnd)
-				tcp_want_output(c);
+			if (c->snd_wnd > old_wnd && tcp_may_send(c))
+				tcp_want_output(c); /* as process_ack's */
 		}
 	}
 	/* process_ack may have called on_writable, and the application

@@ -1066,6 +1066,36 @@ static void test_zero_window_reopened_by_data(void **state)
 	assert_false(c->flags & TF_PERSIST);
 }
 
+/* A window that was open but too small to send in (a receiver whose
+ * application fell behind: 256 bytes) and then opened by a pure window
+ * update: what waited goes out at once, not at the persist timer. Found
+ * on net_af_xdp's no-loss loss-matrix row (docs/tcp.md), where the client
+ * advertised 2 << 7 bytes and its window updates were ignored because
+ * only a window from exactly 0 restarted the output: 200 ms stalls. */
+static void test_small_window_reopened_by_window_update(void **state)
+{
+	(void)state;
+	open_conn(true, false, 0);
+	struct arn_tcp_conn *c = app.conn;
+	inject(TH_ACK, p_seq, our_isn + 1, 256, NULL, NULL, 0);
+	uint8_t buf[5000];
+	memset(buf, 'w', sizeof(buf));
+	assert_int_equal(arn_tcp_write(c, buf, sizeof(buf)), (int)sizeof(buf));
+	fake_advance(lc, 0);
+	uint32_t early = 0;
+	while (fake_next(lc, &out))
+		early += out.len;
+	assert_true(early <= 256);
+	/* the window update: same SEG.SEQ and SEG.ACK (nothing new acked
+	 * if nothing went out), a window that fits everything */
+	inject(TH_ACK, p_seq, our_isn + 1 + early, 30000, NULL, NULL, 0);
+	fake_advance(lc, 0);
+	uint32_t got = 0;
+	while (fake_next(lc, &out))
+		got += out.len;
+	assert_int_equal(early + got, 5000);
+}
+
 /* ---- RFC 5961 and PAWS ----------------------------------------------------------- */
 
 static void test_rst_exact_in_window_and_outside(void **state)
@@ -4817,6 +4847,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_window_reflects_unconsumed_data, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_zero_window_probe_and_reopen, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_zero_window_reopened_by_data, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_small_window_reopened_by_window_update, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rst_exact_in_window_and_outside, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_syn_on_established_gets_challenge_ack, setup,
 					    teardown),
