@@ -1084,11 +1084,18 @@ void arn_bootstrap_summary(const struct arn_bootstrap *b, struct arn_sb *o)
 		}
 		arn_sb_printf(o, "  mbufs: %u per socket (cache %u, data room %u)\n",
 			      dp->mbufs_per_socket, dp->mbuf_cache_size, dp->mbuf_data_room);
-		arn_sb_printf(o, "  tcp: %s, %u connections per worker, rcvbuf %u, sndbuf %u\n",
+		arn_sb_printf(o, "  tcp: %s, %u connections per worker, rcvbuf %u",
 			      dp->tcp_cc == ARN_DP_TCP_CC_NEWRENO ? "newreno"
 			      : dp->tcp_cc == ARN_DP_TCP_CC_BBR	  ? "bbr"
 								  : "cubic",
-			      dp->tcp_max_connections, dp->tcp_rcvbuf, dp->tcp_sndbuf);
+			      dp->tcp_max_connections, dp->tcp_rcvbuf);
+		/* autotuning's ceiling, or that it is off (0 or not above rcvbuf:
+		 * tcp_rmem_init) */
+		if (dp->tcp_rcvbuf_max > dp->tcp_rcvbuf)
+			arn_sb_printf(o, " (autotuned up to %u)", dp->tcp_rcvbuf_max);
+		else
+			arn_sb_printf(o, " (not autotuned)");
+		arn_sb_printf(o, ", sndbuf %u\n", dp->tcp_sndbuf);
 		arn_sb_printf(
 		    o,
 		    "  http: %u client and %u upstream connections, %u requests in flight "

@@ -729,6 +729,22 @@ static void summary_has(const char *want)
 	arn_sb_free(&sum);
 }
 
+/* The summary says whether receive buffers are autotuned and how far
+ * (dataplane.tcp.rcvbuf_max; 0 or not above rcvbuf: off). */
+static void test_summary_says_rcvbuf_autotuning(void **state)
+{
+	(void)state;
+	assert_loads("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24}]\n");
+	summary_has("rcvbuf 262144 (autotuned up to 4194304), sndbuf 262144\n");
+	assert_loads("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24}]\n"
+		     "  tcp: {rcvbuf_max: 0}\n");
+	summary_has("rcvbuf 262144 (not autotuned), sndbuf 262144\n");
+}
+
 /* TLS and mTLS to the control plane, as Envoy writes them. */
 static void test_xds_channel_tls_accepted(void **state)
 {
@@ -968,6 +984,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_file_level_errors, teardown),
 	    cmocka_unit_test_teardown(test_dataplane_section, teardown),
 	    cmocka_unit_test_teardown(test_serve_time_refusals_found_at_load, teardown),
+	    cmocka_unit_test_teardown(test_summary_says_rcvbuf_autotuning, teardown),
 	    cmocka_unit_test_teardown(test_xds_channel_tls_accepted, teardown),
 	    cmocka_unit_test_teardown(test_xds_channel_refusals_name_the_field, teardown),
 	    cmocka_unit_test_teardown(test_xds_plaintext_to_remote_refused_unless_allowed,
