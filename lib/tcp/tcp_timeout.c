@@ -65,7 +65,13 @@ void tcp_retransmit_timeout(struct arn_tcp_conn *c)
 	TCP_INC(wk, RTO);
 	if (c->recovery == TCP_REC_NONE)
 		tcp_undo_begin(c);
-	if (c->recovery != TCP_REC_LOSS)
+	/* ssthresh once per congestion event, as Linux's tcp_enter_loss: not
+	 * again after an RTO (the loss recovery's own), nor in a fast
+	 * recovery still repairing its window, whose ssthresh is the event's
+	 * and whose cwnd PRR has brought down (a second cut, and CUBIC's
+	 * W_max moved to it) */
+	if (c->recovery == TCP_REC_NONE ||
+	    (c->recovery == TCP_REC_FAST && !seq_gt(c->recover, c->snd_una)))
 		c->ssthresh = c->cc->ssthresh(c, wk->now_ms);
 	tcp_ecn_queue_cwr(c);
 	/* A second timeout in a row: the receiver may have reneged on what it

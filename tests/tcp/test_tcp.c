@@ -2753,6 +2753,34 @@ static struct arn_tcp_conn *cwnd_limited_flight_of_12(void)
 	return c;
 }
 
+/* An RTO in the middle of a fast recovery keeps the ssthresh that
+ * recovery set (Linux's tcp_enter_loss recomputes it only outside a
+ * recovery episode); recomputing it from the cwnd PRR had already brought
+ * down cut it twice for one congestion event, and moved CUBIC's W_max. */
+static void test_rto_in_recovery_keeps_its_ssthresh(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = cwnd_limited_flight_of_12();
+	uint32_t una = c->snd_una, mss = c->mss;
+	struct fake_opts o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + mss;
+	o.sack[1] = una + 6 * mss;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	assert_int_equal(c->recovery, TCP_REC_FAST);
+	uint32_t ssthresh = c->ssthresh;
+	assert_true(ssthresh >= 8 * mss); /* 0.7 x 12 segments */
+	/* nothing comes back: the probe, then the RTO */
+	for (int t = 0; t < 3000 && cnt(ARN_TCP_C_RTO) == 0; t++) {
+		fake_drain(lc);
+		fake_advance(lc, 1);
+	}
+	assert_int_equal(cnt(ARN_TCP_C_RTO), 1);
+	assert_int_equal(c->recovery, TCP_REC_LOSS);
+	assert_int_equal(c->cwnd, mss);
+	assert_int_equal(c->ssthresh, ssthresh);
+}
+
 /* Issue 16, 1% loss with Arion sending (the loss matrix's 1% `s2c`),
  * replayed from a debugging trace of its recoveries: cwnd 12 segments, all
  * in flight; one poll brings the ACKs of the first seven and, behind them,
@@ -4901,6 +4929,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_segment_sacked_after_marked_lost_not_retransmitted,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cwnd_limited_recovery_probed_not_rto, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_rto_in_recovery_keeps_its_ssthresh, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_cubic_ssthresh_from_cwnd_not_the_acked_flight,
 					    setup, teardown),
