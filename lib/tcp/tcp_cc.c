@@ -34,11 +34,15 @@ static void reno_on_ack(struct arn_tcp_conn *c, uint32_t acked, uint64_t now)
 	c->cwnd += inc ? inc : 1;
 }
 
+/* Half of cwnd, as Linux's tcp_reno_ssthresh, where RFC 5681's (4) says
+ * half the flight: RACK finds a loss after the poll's ACKs have shrunk
+ * the flight (issue 16, docs/tcp.md's sixth pass), so the flight then is
+ * not the window the loss was sent in. cwnd only grows while it limits
+ * (cwnd_lim_seq), so it is not an application-limited overstatement. */
 static uint32_t reno_ssthresh(struct arn_tcp_conn *c, uint64_t now)
 {
 	(void)now;
-	uint32_t flight = c->snd_max - c->snd_una;
-	return RTE_MAX(flight / 2, 2u * c->mss);
+	return RTE_MAX(c->cwnd / 2, 2u * c->mss);
 }
 
 static void reno_after_recovery(struct arn_tcp_conn *c, uint64_t now)

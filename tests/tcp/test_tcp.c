@@ -2781,6 +2781,30 @@ static void test_rto_in_recovery_keeps_its_ssthresh(void **state)
 	assert_int_equal(c->ssthresh, ssthresh);
 }
 
+/* NewReno as Linux's tcp_reno_ssthresh: half of cwnd, not of the flight
+ * RACK finds when the poll's ACKs have already shrunk it (the same replay
+ * as CUBIC's below: five segments in flight of a cwnd of twelve), which
+ * ended every recovery at 2.5 segments. */
+static void test_newreno_ssthresh_from_cwnd_not_the_acked_flight(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = cwnd_limited_flight_of_12();
+	c->cc = &tcp_cc_newreno;
+	uint32_t una = c->snd_una, mss = c->mss;
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq, una + 7 * mss, 65535, &o, NULL, 0);
+	uint32_t cwnd = c->cwnd;
+	assert_true(cwnd >= 12 * mss);
+	o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + 8 * mss;
+	o.sack[1] = una + 12 * mss;
+	inject(TH_ACK, p_seq, una + 7 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(c->recovery, TCP_REC_FAST);
+	assert_int_equal(c->snd_max - c->snd_una, 5 * mss);
+	assert_int_equal(c->ssthresh, cwnd / 2); /* not 5 / 2 segments */
+}
+
 /* Issue 16, 1% loss with Arion sending (the loss matrix's 1% `s2c`),
  * replayed from a debugging trace of its recoveries: cwnd 12 segments, all
  * in flight; one poll brings the ACKs of the first seven and, behind them,
@@ -4932,6 +4956,8 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rto_in_recovery_keeps_its_ssthresh, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_newreno_ssthresh_from_cwnd_not_the_acked_flight,
+					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cubic_ssthresh_from_cwnd_not_the_acked_flight,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cwnd_grows_on_every_ack_of_a_cwnd_limited_burst,
