@@ -458,6 +458,8 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 	out->xff_num_trusted_hops = pb_u32(h, "xff_num_trusted_hops");
 	out->server_name =
 	    pb_has(h, "server_name") ? conv_str(c, pb_str(h, "server_name")) : "envoy";
+	/* measured once here: every response's server header uses it */
+	out->server_name_len = strlen(out->server_name);
 	int32_t sht = pb_i32(h, "server_header_transformation");
 	if (sht < 0 || sht > 2)
 		conv_err(c, "server_header_transformation", "unknown value");

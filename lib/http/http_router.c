@@ -629,9 +629,12 @@ int http_resp_edits(struct http_resp_ctx *x, const struct arn_h1_msg *m, struct 
 	(void)m;
 	const struct arn_cfg_hcm *h = x->hcm;
 	if (h && h->server_header_transformation <= 1) {
-		/* Envoy's name by default: its length known, no strlen */
+		/* the length stored by the conversion, no strlen per response;
+		 * a hand-built configuration (tests) may leave it 0 */
 		const char *srv = h->server_name ? h->server_name : "envoy";
-		size_t sn = h->server_name ? strlen(srv) : 5;
+		size_t sn = !h->server_name	 ? 5
+			    : h->server_name_len ? h->server_name_len
+						 : strlen(srv);
 		if (edit_push_id(&ed,
 				 h->server_header_transformation == 0 ? ARN_H1_EDIT_SET
 								      : ARN_H1_EDIT_ADD_IF_ABSENT,

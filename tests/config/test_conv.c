@@ -68,6 +68,7 @@ static void test_listener_hcm_inline(void **state)
 	assert_true(h->use_remote_address);
 	assert_int_equal(h->xff_num_trusted_hops, 2);
 	assert_string_equal(h->server_name, "arion");
+	assert_int_equal(h->server_name_len, 5);
 	assert_false(h->generate_request_id);
 	assert_true(h->skip_xff_append);
 	assert_int_equal(h->delayed_close_timeout_ms, 500);
@@ -101,6 +102,7 @@ static void test_hcm_defaults(void **state)
 	assert_int_equal(h->max_headers_count, 100);
 	assert_true(h->generate_request_id);
 	assert_string_equal(h->server_name, "envoy");
+	assert_int_equal(h->server_name_len, 5);
 	assert_false(h->use_remote_address);
 	assert_int_equal(listener("l")->per_connection_buffer_limit, 1024 * 1024);
 	assert_int_equal(listener("l")->backlog, 0);
