@@ -1108,13 +1108,18 @@ struct arn_cfg_toolset {
  * valid until the caller's next quiescent state unless pinned.
  */
 
-/** Generation number (1 = the first published; 0 = the empty start). */
-uint64_t arn_cfg_gen_id(const struct arn_cfg_gen *g);
-/** arn_cfg_gen_id() inline, for a worker that asks in every loop
- * iteration: the id is a generation's first member (store.c asserts it). */
+/** arn_cfg_gen_id(), for a worker that asks in every loop iteration: the
+ * id is a generation's first member (store.c asserts it), so it is read
+ * without the generation's definition. */
 static inline uint64_t arn_cfg_gen_id_fast(const struct arn_cfg_gen *g)
 {
 	return *(const uint64_t *)(const void *)g;
+}
+/** Generation number (1 = the first published; 0 = the empty start).
+ * Inline: the router and the drain ask on every request. */
+static inline uint64_t arn_cfg_gen_id(const struct arn_cfg_gen *g)
+{
+	return arn_cfg_gen_id_fast(g);
 }
 /**
  * The id of the last generation (up to @p g) whose objects of type @p t are

@@ -23,11 +23,6 @@ struct arn_hamt *arn_cfg_gen_trie(const struct arn_cfg_gen *g, enum arn_cfg_type
 	return g && (unsigned)t < ARN_CFG_NTYPES ? g->roots[t] : NULL;
 }
 
-uint64_t arn_cfg_gen_id(const struct arn_cfg_gen *g)
-{
-	return g->id;
-}
-
 const void *arn_cfg_find(const struct arn_cfg_gen *g, enum arn_cfg_type t, const char *name,
 			 size_t len, uint64_t hash)
 {
