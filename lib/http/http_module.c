@@ -46,6 +46,9 @@
 static struct arn_config_store *g_store;
 /* where g_store keeps its current generation: read inline by every poll */
 static struct arn_cfg_gen *const *g_gen_slot;
+/* the module's slot among lib/tcp's (arn_tcp_app_slot), found by the first
+ * worker_init: the poll reads its state there without the search */
+static unsigned g_app_slot = ARN_TCP_APPS_MAX;
 static uint32_t cfg_conns = 16384, cfg_ups = 8192, cfg_res = 1024;
 /* Envoy's --drain-time-s default (600 s) and --drain-strategy gradual */
 static uint64_t cfg_drain_ms = 600 * 1000;
@@ -256,6 +259,8 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 		worker_free(w);
 		return rc;
 	}
+	/* the same slot on every worker: each stores the same value */
+	__atomic_store_n(&g_app_slot, arn_tcp_app_slot(lc, &http_app), __ATOMIC_RELAXED);
 	for (uint32_t i = w->n_conns; i-- > 0;) {
 		w->conns[i].c.next = w->conn_free;
 		w->conn_free = &w->conns[i].c;
@@ -286,7 +291,8 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 static void worker_poll(struct arn_lcore *lc, void *arg)
 {
 	(void)arg;
-	struct http_worker *w = arn_tcp_app_state(lc, &http_app);
+	struct http_worker *w =
+	    arn_tcp_app_state_at(lc, __atomic_load_n(&g_app_slot, __ATOMIC_RELAXED));
 	if (!w)
 		return;
 	/* 1. the clock: divided only once the TSC reached the next

@@ -316,6 +316,31 @@ static inline void *arn_tcp_app_state(struct arn_lcore *lc, const struct arn_tcp
 			return s->slot[i].state;
 	return NULL;
 }
+/**
+ * The slot of @p app's state among the worker's (arn_tcp_app_slots), for a
+ * module that asks for its state on every loop iteration: a slot is its
+ * module's registration index, the same on every worker and for the
+ * process's life, so a module finds it once (in worker_init, after
+ * arn_tcp_app_set_state) and reads its state with arn_tcp_app_state_at().
+ * @return the slot, or ARN_TCP_APPS_MAX (no state set for @p app).
+ */
+static inline unsigned arn_tcp_app_slot(struct arn_lcore *lc, const struct arn_tcp_app *app)
+{
+	const struct arn_tcp_app_slots *s = (const struct arn_tcp_app_slots *)arn_l4_state(lc);
+	if (s == NULL || app == NULL)
+		return ARN_TCP_APPS_MAX;
+	unsigned i = 0;
+	while (i < ARN_TCP_APPS_MAX && s->slot[i].app != app)
+		i++;
+	return i;
+}
+/** The state in slot @p slot (from arn_tcp_app_slot()) of @p lc's worker,
+ * without the search; NULL for ARN_TCP_APPS_MAX or a slot with no state. */
+static inline void *arn_tcp_app_state_at(struct arn_lcore *lc, unsigned slot)
+{
+	const struct arn_tcp_app_slots *s = (const struct arn_tcp_app_slots *)arn_l4_state(lc);
+	return s != NULL && slot < ARN_TCP_APPS_MAX ? s->slot[slot].state : NULL;
+}
 /** Set it (on the worker, typically in worker_init); -ENOENT if @p app is
  * not registered. */
 int arn_tcp_app_set_state(struct arn_lcore *lc, const struct arn_tcp_app *app, void *state);

@@ -3950,6 +3950,14 @@ static void test_app_state_on_the_worker(void **state)
 	assert_ptr_equal(arn_tcp_app_state(lc, &state_app2), &theirs);
 	assert_ptr_equal(arn_tcp_app_state(lc, &state_app), &mine);
 	assert_null(arn_tcp_app_state(lc, NULL));
+	/* each module's slot found once, its state read there (a module's
+	 * poll, arn_tcp_app_state_at) */
+	unsigned s1 = arn_tcp_app_slot(lc, &state_app), s2 = arn_tcp_app_slot(lc, &state_app2);
+	assert_true(s1 < ARN_TCP_APPS_MAX && s2 < ARN_TCP_APPS_MAX && s1 != s2);
+	assert_ptr_equal(arn_tcp_app_state_at(lc, s1), &mine);
+	assert_ptr_equal(arn_tcp_app_state_at(lc, s2), &theirs);
+	assert_int_equal(arn_tcp_app_slot(lc, NULL), ARN_TCP_APPS_MAX);
+	assert_null(arn_tcp_app_state_at(lc, ARN_TCP_APPS_MAX));
 	open_conn(true, true, 7);
 	assert_ptr_equal(arn_tcp_lcore(app.conn), lc);
 }
