@@ -221,6 +221,18 @@ int arn_net_ip4_output(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, u
 	return arn_net_ip4_output_tos(lc, m, src, dst, proto, 0);
 }
 
+/* A test's teardown check: the mbuf pool holds @p full again (its count
+ * at setup), so a test that leaked an mbuf fails. */
+static inline int fake_pool_full_again(unsigned full)
+{
+	if (rte_mempool_avail_count(fake_pool) != full) {
+		fprintf(stderr, "mbuf leak: %u of %u back\n", rte_mempool_avail_count(fake_pool),
+			full);
+		return -1;
+	}
+	return 0;
+}
+
 static inline struct rte_mbuf *fake_pop(struct arn_lcore *lc)
 {
 	if (lc->out_head == lc->n_out)

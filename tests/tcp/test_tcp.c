@@ -123,12 +123,7 @@ static int teardown(void **state)
 	arn_tcp_worker_fini(lc);
 	fake_drain(lc);
 	fake_drain(&fake_lc[1]);
-	if (rte_mempool_avail_count(fake_pool) != pool_full) {
-		fprintf(stderr, "mbuf leak: %u of %u back\n", rte_mempool_avail_count(fake_pool),
-			pool_full);
-		return -1;
-	}
-	return 0;
+	return fake_pool_full_again(pool_full);
 }
 
 static uint64_t cnt(enum arn_tcp_counter id)
@@ -2781,15 +2776,11 @@ static void test_rto_in_recovery_keeps_its_ssthresh(void **state)
 	assert_int_equal(c->ssthresh, ssthresh);
 }
 
-/* NewReno as Linux's tcp_reno_ssthresh: half of cwnd, not of the flight
- * RACK finds when the poll's ACKs have already shrunk it (the same replay
- * as CUBIC's below: five segments in flight of a cwnd of twelve), which
- * ended every recovery at 2.5 segments. */
-static void test_newreno_ssthresh_from_cwnd_not_the_acked_flight(void **state)
+/* The replay's one poll on cwnd_limited_flight_of_12's flight: S0..S6
+ * ACKed, then S8..S11 SACKed (S7 lost), which starts a fast recovery with
+ * five segments left in flight. Returns cwnd before the loss was seen. */
+static uint32_t seven_acked_then_the_eighth_lost(struct arn_tcp_conn *c)
 {
-	(void)state;
-	struct arn_tcp_conn *c = cwnd_limited_flight_of_12();
-	c->cc = &tcp_cc_newreno;
 	uint32_t una = c->snd_una, mss = c->mss;
 	struct fake_opts o = popts();
 	inject(TH_ACK, p_seq, una + 7 * mss, 65535, &o, NULL, 0);
@@ -2801,6 +2792,20 @@ static void test_newreno_ssthresh_from_cwnd_not_the_acked_flight(void **state)
 	o.sack[1] = una + 12 * mss;
 	inject(TH_ACK, p_seq, una + 7 * mss, 65535, &o, NULL, 0);
 	assert_int_equal(c->recovery, TCP_REC_FAST);
+	return cwnd;
+}
+
+/* NewReno as Linux's tcp_reno_ssthresh: half of cwnd, not of the flight
+ * RACK finds when the poll's ACKs have already shrunk it (the same replay
+ * as CUBIC's below: five segments in flight of a cwnd of twelve), which
+ * ended every recovery at 2.5 segments. */
+static void test_newreno_ssthresh_from_cwnd_not_the_acked_flight(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = cwnd_limited_flight_of_12();
+	c->cc = &tcp_cc_newreno;
+	uint32_t mss = c->mss;
+	uint32_t cwnd = seven_acked_then_the_eighth_lost(c);
 	assert_int_equal(c->snd_max - c->snd_una, 5 * mss);
 	assert_int_equal(c->ssthresh, cwnd / 2); /* not 5 / 2 segments */
 }
@@ -2821,17 +2826,7 @@ static void test_cubic_ssthresh_from_cwnd_not_the_acked_flight(void **state)
 	(void)state;
 	struct arn_tcp_conn *c = cwnd_limited_flight_of_12();
 	uint32_t una = c->snd_una, mss = c->mss;
-	/* one poll: S0..S6 ACKed, then S8..S11 SACKed (S7 lost) */
-	struct fake_opts o = popts();
-	inject(TH_ACK, p_seq, una + 7 * mss, 65535, &o, NULL, 0);
-	uint32_t cwnd = c->cwnd;
-	assert_true(cwnd >= 12 * mss);
-	o = popts();
-	o.n_sack = 1;
-	o.sack[0] = una + 8 * mss;
-	o.sack[1] = una + 12 * mss;
-	inject(TH_ACK, p_seq, una + 7 * mss, 65535, &o, NULL, 0);
-	assert_int_equal(c->recovery, TCP_REC_FAST);
+	uint32_t cwnd = seven_acked_then_the_eighth_lost(c);
 	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 1);
 	assert_int_equal(c->snd_max - c->snd_una, 5 * mss);    /* the flight now */
 	assert_int_equal(c->ssthresh, (uint32_t)(cwnd * 0.7)); /* not 0.7 x 5 */
@@ -2847,7 +2842,7 @@ static void test_cubic_ssthresh_from_cwnd_not_the_acked_flight(void **state)
 	/* everything arrives: the ACK of all ends the recovery at ssthresh,
 	 * and cwnd's worth of new data goes at once */
 	fake_advance(lc, 1);
-	o = popts();
+	struct fake_opts o = popts();
 	inject(TH_ACK, p_seq, top, 65535, &o, NULL, 0);
 	assert_int_equal(c->recovery, TCP_REC_NONE);
 	assert_int_equal(c->cwnd, c->ssthresh);
