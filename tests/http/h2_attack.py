@@ -183,8 +183,12 @@ def main():
         c.frames(CONTINUATION, 0, 1, b"v" * 16384, 100)
         c.read(3)
     elif attack == "empty_data":
-        c.send(frame(HEADERS, END_HEADERS, 1, request_block(arg)))
-        c.frames(DATA, 0, 1, b"", 1000)
+        # the request and its flood in one write: frame by frame, the
+        # upstream's answer could end the stream (RST_STREAM NO_ERROR)
+        # before the flood reached Arion, and frames for a closed stream
+        # are not the open stream's flood; which came first was timing
+        if c.send(frame(HEADERS, END_HEADERS, 1, request_block(arg)) + frame(DATA, 0, 1, b"") * 1000):
+            c.sent += 1000
         c.read(3)
     elif attack == "priority_flood":
         c.frames(PRIORITY, 0, 3, struct.pack(">IB", 0, 16), 10000)
