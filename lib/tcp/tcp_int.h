@@ -957,8 +957,14 @@ void tcp_rcv_space_init(struct arn_tcp_conn *c);
 /* The application read: grow the receive buffer if it read more in the
  * last round trip than in the one before (Linux's tcp_rcv_space_adjust). */
 void tcp_rcv_space_adjust(struct arn_tcp_conn *c);
-/* Give the worker back what @p c's budget grew by (the connection goes). */
-void tcp_rmem_ungrant(struct arn_tcp_conn *c);
+/* A connection going gives back what autotuning granted it (the worker's
+ * gauge of grown budgets). Inline here, not in tcp_rmem.c: tcp_conn.c's
+ * free path calls it, and tcp_rmem.c already calls into tcp_conn.c. */
+static inline void tcp_rmem_ungrant(struct arn_tcp_conn *c)
+{
+	c->wk->cnt[ARN_TCP_C_RCVBUF_GROWN_MBUFS] -= c->rmem_grant;
+	c->rmem_grant = 0;
+}
 /* The window to advertise: rcvbuf less what waits, receiver SWS avoidance,
  * never shrinking what was offered. Inline: every segment sent asks. */
 static inline uint32_t tcp_rcv_window(const struct arn_tcp_conn *c)

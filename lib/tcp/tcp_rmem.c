@@ -299,12 +299,6 @@ void tcp_rcv_space_adjust(struct arn_tcp_conn *c)
 	c->rcvq_space_us = wk->now_us;
 }
 
-void tcp_rmem_ungrant(struct arn_tcp_conn *c)
-{
-	c->wk->cnt[ARN_TCP_C_RCVBUF_GROWN_MBUFS] -= c->rmem_grant;
-	c->rmem_grant = 0;
-}
-
 /* ---- admission ------------------------------------------------------------------ */
 
 bool tcp_rmem_admit(struct arn_tcp_conn *c, bool in_order)
