@@ -343,6 +343,29 @@ static uint64_t xs(uint64_t *x)
 	return *x;
 }
 
+/* @p f against cksum_ref: every length 0..@p max_len at every offset
+ * within 16 bytes of @p buf, with a zero partial sum every @p zero_every
+ * lengths and random ones (up to 64 bits) otherwise. */
+static void sweep_against_ref(uint16_t (*f)(const void *, size_t, uint64_t), const uint8_t *buf,
+			      unsigned max_len, unsigned zero_every, uint64_t *x)
+{
+	for (unsigned off = 0; off < 16; off++)
+		for (unsigned len = 0; len <= max_len; len++) {
+			uint64_t sum = len % zero_every == 0 ? 0 : xs(x) >> (len % 64);
+			uint16_t a = f(buf + off, len, sum);
+			uint16_t b = cksum_ref(buf + off, len, sum);
+			if (a != b)
+				fail_msg("len %u off %u sum %#llx: %#x != %#x", len, off,
+					 (unsigned long long)sum, a, b);
+		}
+}
+
+/* arn_cksum_raw_short is inline: an address for sweep_against_ref */
+static uint16_t short_sum(const void *p, size_t len, uint64_t sum)
+{
+	return arn_cksum_raw_short(p, len, sum);
+}
+
 /* Every length up to 700 (each tail of 1-7 bytes, each of the 8-, 16-, 32-
  * and 64-byte blocks alone and together, and both sides of the AVX2 lanes'
  * 512-byte threshold) at every offset within 16 bytes,
@@ -355,15 +378,7 @@ static void test_cksum_matches_reference(void **state)
 	uint64_t x = 0x9e3779b97f4a7c15ull;
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)xs(&x);
-	for (unsigned off = 0; off < 16; off++)
-		for (unsigned len = 0; len <= 700; len++) {
-			uint64_t sum = len % 3 == 0 ? 0 : xs(&x) >> (len % 64);
-			uint16_t a = arn_cksum_raw(buf + off, len, sum);
-			uint16_t b = cksum_ref(buf + off, len, sum);
-			if (a != b)
-				fail_msg("len %u off %u sum %#llx: %#x != %#x", len, off,
-					 (unsigned long long)sum, a, b);
-		}
+	sweep_against_ref(arn_cksum_raw, buf, 700, 3, &x);
 	for (int i = 0; i < 20000; i++) {
 		size_t off = xs(&x) % 64, len = xs(&x) % (sizeof(buf) - 64);
 		uint64_t sum = xs(&x);
@@ -475,15 +490,7 @@ static void test_cksum_short_matches_reference(void **state)
 	uint64_t x = 0x2545f4914f6cdd1dull;
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)xs(&x);
-	for (unsigned off = 0; off < 16; off++)
-		for (unsigned len = 0; len <= 2000; len++) {
-			uint64_t sum = len % 5 == 0 ? 0 : xs(&x) >> (len % 64);
-			uint16_t a = arn_cksum_raw_short(buf + off, len, sum);
-			uint16_t b = cksum_ref(buf + off, len, sum);
-			if (a != b)
-				fail_msg("len %u off %u sum %#llx: %#x != %#x", len, off,
-					 (unsigned long long)sum, a, b);
-		}
+	sweep_against_ref(short_sum, buf, 2000, 5, &x);
 	long pg = sysconf(_SC_PAGESIZE);
 	uint8_t *map =
 	    mmap(NULL, (size_t)pg * 3, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
