@@ -579,8 +579,11 @@ static inline __attribute__((always_inline)) bool process_ack(struct arn_tcp_con
 	return true;
 }
 
-static inline __attribute__((always_inline)) bool ack_body(struct arn_tcp_conn *c,
-							   const struct tcp_seg *s)
+/* @p fast: the fast path's segment (fast_input's checks passed: no SACK
+ * blocks, not an old ACK, no ECE, no recovery), which makes the tests of
+ * those constant here. */
+static inline __attribute__((always_inline)) bool ack_body_in(struct arn_tcp_conn *c,
+							      const struct tcp_seg *s, bool fast)
 {
 	struct arn_tcp_worker *wk = c->wk;
 	uint64_t now = wk->now_ms;
@@ -591,7 +594,7 @@ static inline __attribute__((always_inline)) bool ack_body(struct arn_tcp_conn *
 	bool sack_new = false;
 	uint64_t mark = delivered_mark(c);
 
-	if ((c->flags & TF_SACK_OK) && s->n_sack) {
+	if (!fast && (c->flags & TF_SACK_OK) && s->n_sack) {
 		if (rack)
 			sack_new = tcp_rack_sack_is_new(c, s);
 		tcp_sb_update(c, s);
@@ -604,8 +607,8 @@ static inline __attribute__((always_inline)) bool ack_body(struct arn_tcp_conn *
 	 * SND.UNA + SND.WND past the receiver's right edge, and what we sent
 	 * there was dropped as out of window, ACKs included. Never from a
 	 * reordered old ACK, whose window is stale. */
-	if (!s->old_ack && (seq_gt(s->ack, c->snd_una) || seq_lt(c->snd_wl1, s->seq) ||
-			    (c->snd_wl1 == s->seq && seq_leq(c->snd_wl2, s->ack)))) {
+	if ((fast || !s->old_ack) && (seq_gt(s->ack, c->snd_una) || seq_lt(c->snd_wl1, s->seq) ||
+				      (c->snd_wl1 == s->seq && seq_leq(c->snd_wl2, s->ack)))) {
 		c->snd_wnd = (uint32_t)s->wnd << c->snd_ws;
 		c->snd_wl1 = s->seq;
 		c->snd_wl2 = s->ack;
@@ -628,7 +631,7 @@ static inline __attribute__((always_inline)) bool ack_body(struct arn_tcp_conn *
 	 * already; and cwnd grows on no ACK with ECE (6.1.2: "SHOULD NOT
 	 * increase"). An ECN reduction is a real signal: no DSACK may undo
 	 * it (Linux's tcp_enter_cwr). */
-	bool ece = (c->ecn & TCP_ECN_OK) && (s->flags & TH_ECE) && !s->old_ack;
+	bool ece = !fast && (c->ecn & TCP_ECN_OK) && (s->flags & TH_ECE) && !s->old_ack;
 	if (ece && c->recovery == TCP_REC_NONE && seq_gt(s->ack, c->ecn_high)) {
 		c->ssthresh = c->cc->ssthresh(c, now);
 		c->cwnd = c->ssthresh;
@@ -747,7 +750,7 @@ static inline __attribute__((always_inline)) bool ack_body(struct arn_tcp_conn *
 	}
 
 	bool outstanding = c->snd_max != c->snd_una;
-	if ((c->flags & TF_SACK_OK) && s->n_sack)
+	if (!fast && (c->flags & TF_SACK_OK) && s->n_sack)
 		tcp_rack_on_ack(c, s, old_una, sack_new); /* DSACK; RACK */
 	if (rack || s->old_ack) {
 		/* RACK needs no duplicate ACK counting; a reordered old ACK is
@@ -791,19 +794,22 @@ static inline __attribute__((always_inline)) bool ack_body(struct arn_tcp_conn *
 	return true;
 }
 
-/* ack_body out of line: the full path's and the rate sample's. */
+/* ack_body_in out of line: the full path's and the rate sample's. */
 static __attribute__((noinline)) bool process_ack_inner(struct arn_tcp_conn *c,
 							const struct tcp_seg *s)
 {
-	return ack_body(c, s);
+	return ack_body_in(c, s, false);
 }
 
 /* Inline (and rcv_append, rcv_ack_policy below): the fast path takes all
- * three for every segment with data. */
-static inline __attribute__((always_inline)) void deliver_data(struct arn_tcp_conn *c)
+ * three for every segment with data. @p appended: the caller has just
+ * queued data with the application open (the fast path), so neither test
+ * of those can fail. */
+static inline __attribute__((always_inline)) void deliver_data(struct arn_tcp_conn *c,
+							       bool appended)
 {
-	if ((c->flags & TF_APP_CLOSED) || c->ops == NULL || c->ops->on_data == NULL ||
-	    c->rcvq.bytes == 0)
+	if ((!appended && (c->flags & TF_APP_CLOSED)) || c->ops == NULL ||
+	    c->ops->on_data == NULL || (!appended && c->rcvq.bytes == 0))
 		return;
 	c->ops->on_data(c, c->rcvq.head, c->rcvq.bytes);
 }
@@ -1026,9 +1032,15 @@ static inline __attribute__((always_inline)) bool fast_input(struct arn_tcp_conn
 		c->t_keep = now + c->keep_idle_ms; /* the wheel finds out lazily */
 		c->probes = 0;
 	}
-	if (acked || c->cc->on_sample) {
+	if (tcp_rate_on(c)) {
+		/* every ACK: the congestion control takes a sample of each */
+		if (!process_ack(c, s)) {
+			rte_pktmbuf_free(m);
+			return true;
+		}
+	} else if (acked) {
 		/* ACK processing inline here, where nearly every ACK comes */
-		if (!(tcp_rate_on(c) ? process_ack(c, s) : ack_body(c, s))) {
+		if (!ack_body_in(c, s, true)) {
 			rte_pktmbuf_free(m);
 			return true;
 		}
@@ -1066,7 +1078,7 @@ static inline __attribute__((always_inline)) bool fast_input(struct arn_tcp_conn
 		rcv_append(c, m, s->len);
 		rcv_rtt_measure(c, s, s->len);
 		rcv_ack_policy(c, s->flags);
-		deliver_data(c);
+		deliver_data(c, true);
 		if (c->state == TCPS_CLOSED)
 			return true;
 	}
@@ -1398,7 +1410,7 @@ static __attribute__((noinline)) void conn_input(struct arn_tcp_conn *c, struct 
 		rte_pktmbuf_free(m);
 
 	if (appended) {
-		deliver_data(c);
+		deliver_data(c, false);
 		if (c->state == TCPS_CLOSED)
 			return;
 		/* after the read, so that the ACK carries the window it freed */
