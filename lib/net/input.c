@@ -194,15 +194,6 @@ static void tcp_segment_in(struct arn_lcore *lc, uint16_t port, struct rte_mbuf 
 		net_l4_flush(lc);
 }
 
-void net_l4_flush(struct arn_lcore *lc)
-{
-	unsigned n = lc->n_l4_in;
-	if (n == 0)
-		return;
-	lc->n_l4_in = 0;
-	lc->l4_ops->input(lc, lc->l4_in, n);
-}
-
 static void ip4_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m, bool from_ring)
 {
 	if (!from_ring)

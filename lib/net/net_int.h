@@ -163,10 +163,19 @@ struct net_arp_timing {
 extern struct net_arp_timing net_arp_timing;
 
 /* ---- input.c -------------------------------------------------------------------------------- */
+/* Hand the TCP segments net_input gathered to the L4 layer (one call).
+ * Inline: the loop calls it after every burst, nearly always of one
+ * segment. */
+static inline void net_l4_flush(struct arn_lcore *lc)
+{
+	unsigned n = lc->n_l4_in;
+	if (n == 0)
+		return;
+	lc->n_l4_in = 0;
+	lc->l4_ops->input(lc, lc->l4_in, n);
+}
 /* Process received frames of @p port (or, with @p from_ring, frames another
  * worker handed over: ownership and RX counters are not applied again). */
-/* Hand the TCP segments net_input gathered to the L4 layer (one call). */
-void net_l4_flush(struct arn_lcore *lc);
 void net_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
 	       bool from_ring);
 /* Pass @p m to worker @p owner's hand-off ring; consumes it. */

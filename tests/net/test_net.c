@@ -1520,6 +1520,43 @@ static void test_reply_sent_in_the_iteration_that_made_it(void **state)
 	assert_int_equal(pc(f, ARN_NET_P_tx_packets), 1);
 }
 
+/* One loop iteration, in a function of its own for callgrind
+ * (--toggle-collect=rx_iteration: a busy iteration's instructions, with
+ * the ring PMD's receive in place of a NIC's). */
+static __attribute__((noinline)) int rx_iteration(struct arn_lcore *lc)
+{
+	return net_worker_iteration(lc);
+}
+
+/* The usual segment, one per busy iteration as a keep-alive exchange
+ * brings them: each reaches the L4 layer in its own iteration, with the
+ * Ethernet header off and counted once in rx_packets, ip4_rx and tcp_rx;
+ * the iteration after the last is idle. */
+static void test_usual_tcp_one_per_iteration(void **state)
+{
+	struct fixture *f = *state;
+	struct arn_lcore *lc = W(f, 0);
+	struct pkt p;
+	build_tcp(&p, &f->mac, PEER_IP, OUR_IP, 40000, 80);
+	uint64_t rx0 = pc(f, ARN_NET_P_rx_packets), ip0 = pc(f, ARN_NET_P_ip4_rx),
+		 tcp0 = pc(f, ARN_NET_P_tcp_rx);
+	uint64_t busy0 = wc(f, 0, ARN_NET_W_loop_busy_iterations);
+	for (unsigned i = 0; i < 1024; i++) {
+		inject(f, 0, p.b, p.len);
+		assert_int_equal(rx_iteration(lc), 1);
+		assert_int_equal(l4.inputs, i + 1);
+		assert_int_equal(l4.input_len, 40);
+		assert_int_equal(l4.input_l3_len, 20);
+		assert_int_equal(l4.first_byte, 0x45);
+	}
+	assert_int_equal(rx_iteration(lc), 0);
+	assert_int_equal(pc(f, ARN_NET_P_rx_packets), rx0 + 1024);
+	assert_int_equal(pc(f, ARN_NET_P_ip4_rx), ip0 + 1024);
+	assert_int_equal(pc(f, ARN_NET_P_tcp_rx), tcp0 + 1024);
+	assert_int_equal(wc(f, 0, ARN_NET_W_loop_busy_iterations), busy0 + 1024);
+	assert_int_equal(drain(f, 0), 0);
+}
+
 /* ---- IPv4 output
  * ------------------------------------------------------------------------------------ */
 
@@ -2346,6 +2383,7 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_reply_sent_in_the_iteration_that_made_it, setup1,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_usual_tcp_one_per_iteration, setup1, teardown),
 	    cmocka_unit_test_setup_teardown(test_ip4_output_completes_tcp_checksum, setup1,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_launch_ctrl_rcu_and_stats, setup2, teardown),
