@@ -286,11 +286,12 @@ out:
  * did: the two take the same frames and leave them the same way. Half the
  * instructions of the full checks per segment (each a test and a counter
  * of its own, in RFC order), and a proxied request is four segments.
+ * @p ctr: @p port's counters of this worker.
  * @return true with @p m counted (ip4_rx, tcp_rx), its Ethernet header
  * and padding taken off and gathered for the L4 layer.
  */
 static inline bool tcp_usual(struct arn_lcore *lc, uint16_t port, const struct net_port *np,
-			     struct rte_mbuf *m)
+			     uint64_t *ctr, struct rte_mbuf *m)
 {
 	if (unlikely(rte_pktmbuf_data_len(m) <
 		     ETH_LEN + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_tcp_hdr)))
@@ -328,8 +329,8 @@ static inline bool tcp_usual(struct arn_lcore *lc, uint16_t port, const struct n
 	m->l2_len = 0;
 	m->l3_len = sizeof(struct rte_ipv4_hdr);
 	m->port = port;
-	ARN_NET_PINC(lc, port, ip4_rx);
-	ARN_NET_PINC(lc, port, tcp_rx);
+	ctr[ARN_NET_P_ip4_rx]++;
+	ctr[ARN_NET_P_tcp_rx]++;
 	lc->l4_in[lc->n_l4_in++] = m;
 	if (lc->n_l4_in == ARN_NET_L4_BURST)
 		net_l4_flush(lc);
@@ -372,17 +373,24 @@ void net_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf **pkts, uint
 	       bool from_ring)
 {
 	const struct net_port *np = &lc->net->port[port];
-	if (!from_ring)
-		ARN_NET_PADD(lc, port, rx_packets, n);
+	if (from_ring) {
+		for (uint16_t i = 0; i < n; i++) {
+			if (i + 1 < n)
+				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+			frame_in(lc, port, np, pkts[i], true);
+		}
+		return;
+	}
+	/* the port's counters found once, not through lc->port per frame */
+	uint64_t *ctr = lc->port[port].ctr;
+	ctr[ARN_NET_P_rx_packets] += n;
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		if (!from_ring) {
-			ARN_NET_PADD(lc, port, rx_bytes, rte_pktmbuf_pkt_len(m));
-			if (tcp_usual(lc, port, np, m))
-				continue;
-		}
-		frame_in(lc, port, np, m, from_ring);
+		ctr[ARN_NET_P_rx_bytes] += rte_pktmbuf_pkt_len(m);
+		if (tcp_usual(lc, port, np, ctr, m))
+			continue;
+		frame_in(lc, port, np, m, false);
 	}
 }
