@@ -50,3 +50,11 @@ int http_filters_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsig
 	}
 	return (int)n;
 }
+
+bool http_filters_idle(const struct arn_cfg_hcm *h)
+{
+	for (unsigned i = 0; i < http_n_filters; i++)
+		if (!http_filters[i]->active || http_filters[i]->active(h))
+			return false;
+	return true;
+}

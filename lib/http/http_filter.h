@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 struct arn_cfg_gen;
+struct arn_cfg_hcm;
 struct arn_cfg_request;
 struct arn_cfg_route_table;
 struct arn_h1_edit;
@@ -25,6 +26,13 @@ struct http_stream;
 
 struct http_filter_ops {
 	const char *name; /* for logs */
+	/**
+	 * May any hook below act on a stream of connection manager @p h (its
+	 * configuration alone decides)? false: every hook is a no-op for all
+	 * of @p h's streams. NULL: always true. Asked once per manager's
+	 * runtime (http_rt.c, a configuration generation), not per request.
+	 */
+	bool (*active)(const struct arn_cfg_hcm *h);
 	/**
 	 * The request's head (@p req: as routes see it, routes @p rt,
 	 * generation @p g, NULL without a store). @return true when the filter
@@ -89,5 +97,12 @@ extern struct http_filter_list http_filters_encode_response, http_filters_log,
  * or -ENOSPC.
  */
 int http_filters_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
+
+/**
+ * Does no filter of the table act on the streams of connection manager
+ * @p h (every filter has an active hook, and each says false)? Then the
+ * HCM walks none of the hooks for them (http_hcm_rt.filters_idle).
+ */
+bool http_filters_idle(const struct arn_cfg_hcm *h);
 
 #endif

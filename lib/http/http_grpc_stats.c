@@ -244,7 +244,14 @@ void http_grpc_stats_stop(void)
 	arn_stats_rows_stop(&rows);
 }
 
+/* counted() reads nothing for a manager without grpc_stats */
+static bool grpc_stats_active(const struct arn_cfg_hcm *h)
+{
+	return h->grpc_stats;
+}
+
 const struct http_filter_ops http_grpc_stats_filter_ops = {
     .name = "grpc_stats",
+    .active = grpc_stats_active,
     .encode_response = http_grpc_stats_response,
 };

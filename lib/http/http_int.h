@@ -124,6 +124,10 @@ struct http_hcm_rt {
 	struct arn_stats_scope *h2stats; /* http2.* (one scope for all, referenced) */
 	struct arn_access_logger *loggers[HTTP_MAX_LOGGERS];
 	unsigned n_loggers;
+	/* no HTTP filter acts on this manager's streams (http_filters_idle):
+	 * the HCM walks none of their hooks, decided here once per
+	 * configuration generation, not by each filter at every request */
+	bool filters_idle;
 	uint32_t refs;
 	struct http_hcm_rt *reclaim_next;
 	/* the health check filter's pass-through cache (cache_time): the

@@ -363,18 +363,27 @@ static bool __attribute__((noinline))
 l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 	       const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req);
 
+/* Has @p h a filter of these (health check, RBAC, local ratelimit)?
+ * Without one, no hook of this table acts: the head runs no filter, and
+ * the ratelimit headers (rl_x, rl_unenforced) are set by none. */
+static bool l4_active(const struct arn_cfg_hcm *h)
+{
+	for (size_t i = 0; i < h->n_http_filters; i++)
+		if (h->http_filters[i] == ARN_CFG_HF_HEALTH_CHECK ||
+		    h->http_filters[i] == ARN_CFG_HF_RBAC ||
+		    h->http_filters[i] == ARN_CFG_HF_LOCAL_RATELIMIT)
+			return true;
+	return false;
+}
+
 /* Most chains have none of these filters (the router alone): found out
  * before the walk's frame (bench_hcm: 44 instructions a request to about
  * 15) */
 bool http_l4_filters(struct http_stream *st, const struct arn_cfg_gen *g,
 		     const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req)
 {
-	const struct arn_cfg_hcm *h = st->hc->hcm;
-	for (size_t i = 0; i < h->n_http_filters; i++)
-		if (h->http_filters[i] == ARN_CFG_HF_HEALTH_CHECK ||
-		    h->http_filters[i] == ARN_CFG_HF_RBAC ||
-		    h->http_filters[i] == ARN_CFG_HF_LOCAL_RATELIMIT)
-			return l4_filters_run(st, g, rt, req);
+	if (l4_active(st->hc->hcm))
+		return l4_filters_run(st, g, rt, req);
 	return false;
 }
 
@@ -566,6 +575,7 @@ void http_l4_close(struct http_conn *hc)
  * one entry of the HTTP filter chain (http_filter.h). */
 const struct http_filter_ops http_l4_filter_ops = {
     .name = "l4",
+    .active = l4_active,
     .decode_head = http_l4_filters,
     .encode_head_edits = http_l4_resp_edits,
 };

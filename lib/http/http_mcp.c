@@ -3711,8 +3711,16 @@ static bool mcp_decode_head(struct http_stream *st, const struct arn_cfg_gen *g,
 	return true;
 }
 
+/* Only a manager with the gateway takes streams (mcp_decode_head): the
+ * others' have no st->mcp for the log and end hooks to read. */
+static bool mcp_active(const struct arn_cfg_hcm *h)
+{
+	return h->mcp_gateway != NULL;
+}
+
 const struct http_filter_ops http_mcp_filter_ops = {
     .name = "mcp_gateway",
+    .active = mcp_active,
     .decode_head = mcp_decode_head,
     .decode_body = http_mcp_body,
     .decode_end = http_mcp_end,

@@ -41,6 +41,7 @@
 #include "arn_log.h"
 #include "arn_net.h"
 #include "arn_tls.h"
+#include "http_filter.h"
 #include "http_int.h"
 #include "http_l4.h"
 
@@ -517,6 +518,7 @@ static struct http_hcm_rt *hcm_rt_new(const struct arn_cfg_listener *l, const st
 	r->hcm = h;
 	r->tp = h ? NULL : tp;
 	r->refs = 1; /* the snapshot's */
+	r->filters_idle = h && http_filters_idle(h);
 	if (h)
 		r->stats = arn_stats_scope_get(&arn_stats_http_schema, ARN_STATS_TAG_HCM,
 					       h->stat_prefix ? h->stat_prefix : "");

@@ -6359,6 +6359,49 @@ static void test_filter_table_resp_edits(void **state)
 	assert_int_equal(http_filters_set(was, n_was), 0);
 }
 
+/* Whether any filter acts on a manager's streams is its configuration's
+ * answer, one per runtime (http_hcm_rt.filters_idle): the router alone
+ * leaves every filter idle; a health check, RBAC or local ratelimit filter,
+ * the MCP gateway or grpc_stats wakes the table; a filter that cannot tell
+ * (no active hook) is always taken as acting. */
+static void test_filters_idle(void **state)
+{
+	(void)state;
+	const struct http_filter_ops *const *was = http_filters;
+	unsigned n_was = http_n_filters;
+	static const struct http_filter_ops *const chain[] = {
+	    &http_l4_filter_ops, &http_mcp_filter_ops, &http_grpc_stats_filter_ops};
+	assert_int_equal(http_filters_set(chain, 3), 0);
+	uint8_t router[] = {ARN_CFG_HF_ROUTER};
+	struct arn_cfg_hcm h;
+	memset(&h, 0, sizeof(h));
+	h.http_filters = router;
+	h.n_http_filters = 1;
+	assert_true(http_filters_idle(&h));
+	static const uint8_t kinds[] = {ARN_CFG_HF_HEALTH_CHECK, ARN_CFG_HF_RBAC,
+					ARN_CFG_HF_LOCAL_RATELIMIT};
+	for (size_t i = 0; i < sizeof(kinds); i++) {
+		uint8_t two[] = {kinds[i], ARN_CFG_HF_ROUTER};
+		h.http_filters = two;
+		h.n_http_filters = 2;
+		assert_false(http_filters_idle(&h));
+	}
+	h.http_filters = router;
+	h.n_http_filters = 1;
+	static const struct arn_cfg_mcp_filter gw;
+	h.mcp_gateway = &gw;
+	assert_false(http_filters_idle(&h));
+	h.mcp_gateway = NULL;
+	h.grpc_stats = true;
+	assert_false(http_filters_idle(&h));
+	h.grpc_stats = false;
+	static const struct http_filter_ops any = {.name = "any"};
+	static const struct http_filter_ops *const with_any[] = {&http_l4_filter_ops, &any};
+	assert_int_equal(http_filters_set(with_any, 2), 0);
+	assert_false(http_filters_idle(&h));
+	assert_int_equal(http_filters_set(was, n_was), 0);
+}
+
 int main(void)
 {
 	char prefix[64];
@@ -6378,6 +6421,7 @@ int main(void)
 	}
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_filter_table_resp_edits),
+	    cmocka_unit_test(test_filters_idle),
 	    cmocka_unit_test_teardown(test_worker_ms_clock_ticks_at_the_boundary, teardown),
 	    cmocka_unit_test_teardown(test_slow_heads_hold_no_buffer, teardown),
 	    cmocka_unit_test_teardown(test_head_deadline_configured, teardown),
