@@ -612,14 +612,9 @@ static inline __attribute__((always_inline)) void step(struct http_stream *st,
 		struct http_peer *src = d->source(st);
 		struct http_ev ev;
 		int rc = src->codec->decode(src, d->buffer(st), d->keep(st), &ev);
-		if (rc == -EAGAIN)
-			return;
 		bool go;
-		if (rc == -ESHUTDOWN || rc == -ECONNABORTED) {
-			go = d->closed(st, rc, &ev);
-		} else if (rc < 0) {
-			go = d->error(st, &ev);
-		} else {
+		/* an event first: five a proxied request, against one -EAGAIN */
+		if (__builtin_expect(rc >= 0, 1)) {
 			d->progress(st);
 			switch (ev.type) {
 			case HTTP_EV_HEAD:
@@ -635,6 +630,12 @@ static inline __attribute__((always_inline)) void step(struct http_stream *st,
 				go = true;
 				break;
 			}
+		} else if (rc == -EAGAIN) {
+			return;
+		} else if (rc == -ESHUTDOWN || rc == -ECONNABORTED) {
+			go = d->closed(st, rc, &ev);
+		} else {
+			go = d->error(st, &ev);
 		}
 		if (!go)
 			return;
