@@ -29,18 +29,13 @@ void http_drain_count(struct http_conn *hc)
 	}
 }
 
-bool http_drain_close(struct http_conn *hc)
+/* http_drain_close past its inline test: the listener lookup only when
+ * the generation @p g (or the connection's listener) changed since the last
+ * one found its listener current */
+bool http_drain_close_slow(struct http_conn *hc, const struct arn_cfg_gen *g)
 {
 	struct http_worker *w = hc->w;
-	if (!w->store || !hc->lsn)
-		return false;
-	const struct arn_cfg_gen *g = arn_config_gen(w->store);
-	/* asked at every response: the listener lookup only when the
-	 * generation (or the connection's listener) changed since the last
-	 * one found its listener current */
 	uint64_t gid = arn_cfg_gen_id(g);
-	if (gid == hc->lsn_gen_id && hc->lsn_cur == hc->lsn)
-		return false;
 	const struct arn_cfg_listener *l = arn_cfg_listener_find(g, hc->laddr, hc->lport);
 	if (l == hc->lsn) {
 		hc->lsn_gen_id = gid;

@@ -539,7 +539,7 @@ static void on_head(struct http_stream *st)
 	st->auth = auth;
 	st->auth_len = (uint32_t)alen;
 
-	const struct arn_cfg_gen *g = w->store ? arn_config_gen(w->store) : NULL;
+	const struct arn_cfg_gen *g = w->gen_slot ? arn_config_gen_at(w->gen_slot) : NULL;
 	const struct arn_cfg_route_table *rt = g ? arn_cfg_hcm_routes(g, h) : h->inline_routes;
 	unsigned n = m->n_hdrs < HTTP_MAX_HDRS ? m->n_hdrs : HTTP_MAX_HDRS;
 	for (unsigned i = 0; i < n; i++)

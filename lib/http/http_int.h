@@ -374,8 +374,13 @@ size_t http_rt_listeners_walked(void);
 size_t http_rt_tls_clusters_walked(void);
 
 /* True after POST /healthcheck/fail until /healthcheck/ok
- * (arn_http_set_healthcheck_failed): one relaxed load, any lcore. */
-bool http_healthcheck_failed(void);
+ * (arn_http_set_healthcheck_failed): one relaxed load, any lcore, inline
+ * (asked at every response). */
+extern bool http_hc_failed_;
+static inline bool http_healthcheck_failed(void)
+{
+	return __atomic_load_n(&http_hc_failed_, __ATOMIC_RELAXED);
+}
 
 /* Control lcore. */
 int http_rt_init(struct arn_config_store *s);

@@ -225,6 +225,7 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	w->slot = ARN_STATS_SLOT_WORKER(idx);
 	arn_tls_worker_init(&w->tls, idx, 0);
 	w->store = g_store;
+	w->gen_slot = g_gen_slot;
 	w->hz = arn_net_hz();
 	w->tsc_per_ms = w->hz / 1000 ? w->hz / 1000 : 1;
 	w->tsc_per_us = w->hz / 1000000 ? w->hz / 1000000 : 1;

@@ -178,7 +178,7 @@ struct snap {
 
 static struct arn_config_store *store;
 static struct arn_defer *retired; /* snapshots workers may still read */
-static bool healthcheck_failed;
+bool http_hc_failed_;		  /* http_healthcheck_failed() */
 static struct snap *current;
 static struct tls_tab *tls_current;
 static bool tls_carry_tok_set; /* tls_carry_tok was started after the last publication */
@@ -339,14 +339,9 @@ struct http_host *http_rt_host(const struct http_cluster_rt *crt, uint32_t addr,
 	return NULL;
 }
 
-bool http_healthcheck_failed(void)
-{
-	return __atomic_load_n(&healthcheck_failed, __ATOMIC_RELAXED);
-}
-
 void arn_http_set_healthcheck_failed(bool failed)
 {
-	__atomic_store_n(&healthcheck_failed, failed, __ATOMIC_RELAXED);
+	__atomic_store_n(&http_hc_failed_, failed, __ATOMIC_RELAXED);
 }
 
 void http_rt_hcm_put(struct http_hcm_rt *r)
@@ -1723,7 +1718,7 @@ void http_rt_fini(void)
 	http_host_fini(); /* hosts hold their clusters: before them */
 	http_cluster_fini();
 	store = NULL;
-	healthcheck_failed = false;
+	http_hc_failed_ = false;
 	synced_gen = UINT64_MAX;
 	synced_workers = 0;
 }

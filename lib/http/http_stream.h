@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arn_config.h"
 #include "arn_config_model.h"
 #include "arn_h1.h"
 #include "http_codec.h"
@@ -449,7 +450,19 @@ static inline void http_conn_close(struct http_conn *hc)
  * --drain-strategy immediate); false while the connection's filter chain
  * is one the new version kept. Counted in downstream_cx_drain_close.
  */
-bool http_drain_close(struct http_conn *hc);
+bool http_drain_close_slow(struct http_conn *hc, const struct arn_cfg_gen *g);
+/* Asked at every response: inline while the generation (and the
+ * connection's listener) are those the last answer found current. */
+static inline bool http_drain_close(struct http_conn *hc)
+{
+	struct http_worker *w = hc->w;
+	if (!w->store || !hc->lsn)
+		return false;
+	const struct arn_cfg_gen *g = arn_config_gen_at(w->gen_slot);
+	if (arn_cfg_gen_id(g) == hc->lsn_gen_id && hc->lsn_cur == hc->lsn)
+		return false;
+	return http_drain_close_slow(hc, g);
+}
 struct arn_cfg_listener;
 /** The drain of listener @p l on @p w (NULL: @p l does not drain there). */
 struct http_drain *http_drain_find(struct http_worker *w, const struct arn_cfg_listener *l);

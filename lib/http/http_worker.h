@@ -120,6 +120,9 @@ struct http_worker {
 	unsigned idx;
 	unsigned slot; /* ARN_STATS_SLOT_WORKER(idx) */
 	struct arn_config_store *store;
+	/* the store's generation slot (arn_config_gen_slot; NULL without a
+	 * store): arn_config_gen(store) read inline, without a call */
+	struct arn_cfg_gen *const *gen_slot;
 	uint64_t hz, tsc_per_ms, tsc_per_us, now_ms;
 	uint64_t next_ms_tsc; /* the TSC at which now_ms next ticks */
 	/* the id of the generation last seen; UINT64_MAX: none yet */
