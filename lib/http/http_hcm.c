@@ -287,26 +287,25 @@ void http_stream_end(struct http_stream *st)
 	 * test inline) */
 	if (st->res && (X(st)->rb_head || X(st)->rb_segs))
 		http_rb_free(st);
-	if (st->state & HTTP_S_COUNTED_RQ) {
-		HTTP_GAUGE(hc, downstream_rq_active, -1);
+	struct arn_stats_scope *hs = HS(hc);
+	if ((st->state & HTTP_S_COUNTED_RQ) && hs) {
+		struct http_sw s = http_sw(hs, w->slot);
+		http_sw_add(s, ARN_HTTP_downstream_rq_active, (uint64_t)-1);
 		if (st->status) {
-			HTTP_INC(hc, downstream_rq_completed);
-			if (HS(hc))
-				arn_stats_inc(
-				    HS(hc), w->slot,
-				    arn_stats_code_class(ARN_HTTP_downstream_rq_1xx, st->status));
+			http_sw_add(s, ARN_HTTP_downstream_rq_completed, 1);
+			http_sw_add(s, arn_stats_code_class(ARN_HTTP_downstream_rq_1xx, st->status),
+				    1);
 		}
-		if (HS(hc))
-			arn_stats_hist_record(HS(hc), w->slot, ARN_HTTP_downstream_rq_time,
-					      http_now_us(w, st->start_tsc));
+		http_sw_hist(s, ARN_HTTP_downstream_rq_time, http_now_us(w, st->start_tsc));
 	}
 	if (st->state & HTTP_S_COUNTED_HOST)
 		http_host_rq_done(st, HOST_AUTO);
-	if (st->state & HTTP_S_COUNTED_UP) {
-		CL_GAUGE(st, upstream_rq_active, -1);
-		if (CS(st) && st->up_start_tsc)
-			arn_stats_hist_record(CS(st), w->slot, ARN_CL_upstream_rq_time,
-					      http_now_us(w, st->up_start_tsc));
+	struct arn_stats_scope *cs = CS(st);
+	if ((st->state & HTTP_S_COUNTED_UP) && cs) {
+		struct http_sw s = http_sw(cs, w->slot);
+		http_sw_add(s, ARN_CL_upstream_rq_active, (uint64_t)-1);
+		if (st->up_start_tsc)
+			http_sw_hist(s, ARN_CL_upstream_rq_time, http_now_us(w, st->up_start_tsc));
 	}
 	if (st->state & HTTP_S_ACTIVE) {
 		FOR_FILTERS(hc, log, st); /* the filters' fields of the record */
@@ -417,12 +416,16 @@ static void count_request(struct http_stream *st)
 	if (st->state & HTTP_S_COUNTED_RQ)
 		return;
 	st->state |= HTTP_S_COUNTED_RQ;
-	HTTP_INC(hc, downstream_rq_total);
-	if (st->version == 20)
-		HTTP_INC(hc, downstream_rq_http2_total);
-	else
-		HTTP_INC(hc, downstream_rq_http1_total);
-	HTTP_GAUGE(hc, downstream_rq_active, 1);
+	struct arn_stats_scope *sc = HS(hc);
+	if (!sc)
+		return;
+	struct http_sw s = http_sw(sc, hc->w->slot);
+	http_sw_add(s, ARN_HTTP_downstream_rq_total, 1);
+	http_sw_add(s,
+		    st->version == 20 ? ARN_HTTP_downstream_rq_http2_total
+				      : ARN_HTTP_downstream_rq_http1_total,
+		    1);
+	http_sw_add(s, ARN_HTTP_downstream_rq_active, 1);
 }
 
 /* A local reply to a request whose head is not complete: it is counted as

@@ -503,8 +503,13 @@ static void attempt_start(struct http_stream *st)
 	}
 	if (st->crt) {
 		st->state |= HTTP_S_COUNTED_UP;
-		CL_INC(st, upstream_rq_total);
-		CL_GAUGE(st, upstream_rq_active, 1); /* the breaker's count (http_rq_full) */
+		struct arn_stats_scope *cs = CS(st);
+		if (cs) {
+			struct http_sw s = http_sw(cs, w->slot);
+			http_sw_add(s, ARN_CL_upstream_rq_total, 1);
+			/* the breaker's count (http_rq_full) */
+			http_sw_add(s, ARN_CL_upstream_rq_active, 1);
+		}
 	}
 	if (p->host) {
 		/* the pool stays (and keeps its host) until the attempt uncounts */
