@@ -27,13 +27,9 @@
  * Listeners with drain_type MODIFY_ONLY are left alone, as in Envoy.
  * Every response also asks whether its listener's drain closes it.
  */
-void http_hc_drain(struct http_conn *hc)
+void http_hc_drain_failed(struct http_conn *hc)
 {
-	/* a listener replaced by a newer generation drains its connections,
-	 * gradually as Envoy's drain manager does (http_conn.c) */
-	if (!hc->close_after && http_drain_close(hc))
-		hc->close_after = true;
-	if (!http_healthcheck_failed() || (hc->lsn && hc->lsn->drain_modify_only))
+	if (hc->lsn && hc->lsn->drain_modify_only)
 		return;
 	hc->close_after = true;
 	if (!hc->drain_counted) {

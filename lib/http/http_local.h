@@ -45,10 +45,8 @@ void http_local_reply_route(struct http_stream *st, unsigned status, const char 
 void http_reset_reply(struct http_stream *st, unsigned status, const char *reason, uint32_t flags,
 		      const char *details);
 
-/** While health checks fail, or when its replaced listener's drain says
- * so (http_drain_close): @p hc closes after this response (counted once
- * per connection in downstream_cx_drain_close). */
-void http_hc_drain(struct http_conn *hc);
+/** http_hc_drain's part while health checks fail (http_stream.h). */
+void http_hc_drain_failed(struct http_conn *hc);
 /** While health checks fail, x-envoy-immediate-health-check-fail into
  * @p e for a response of @p st. @return true when it is due. */
 bool http_hc_fail_header(const struct http_stream *st, struct arn_h1_edit *e);

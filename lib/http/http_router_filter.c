@@ -721,7 +721,8 @@ static void upstream_ready(struct http_stream *st)
 		return;
 	}
 	st->text_len += x.text_len;
-	int rl = http_l4_req_edits(st, e + n, MAX_EDITS - 1 - (unsigned)n);
+	/* only a local ratelimit filter's unenforced decision has edits */
+	int rl = st->rl_unenforced ? http_l4_req_edits(st, e + n, MAX_EDITS - 1 - (unsigned)n) : 0;
 	if (rl < 0) {
 		request_edit_overflow(st, "header_edits_overflow");
 		return;

@@ -463,6 +463,21 @@ static inline bool http_drain_close(struct http_conn *hc)
 		return false;
 	return http_drain_close_slow(hc, g);
 }
+
+void http_hc_drain_failed(struct http_conn *hc); /* http_local.c */
+/** While health checks fail, or when its replaced listener's drain says
+ * so (http_drain_close): @p hc closes after this response (counted once
+ * per connection in downstream_cx_drain_close). Inline: asked at every
+ * response, which nearly always goes on. */
+static inline void http_hc_drain(struct http_conn *hc)
+{
+	/* a listener replaced by a newer generation drains its connections,
+	 * gradually as Envoy's drain manager does (http_conn.c) */
+	if (!hc->close_after && http_drain_close(hc))
+		hc->close_after = true;
+	if (http_healthcheck_failed())
+		http_hc_drain_failed(hc);
+}
 struct arn_cfg_listener;
 /** The drain of listener @p l on @p w (NULL: @p l does not drain there). */
 struct http_drain *http_drain_find(struct http_worker *w, const struct arn_cfg_listener *l);
