@@ -890,7 +890,8 @@ static void write_resp_head(struct http_stream *st)
 	if (st->state & HTTP_S_HEALTH_CHECK)
 		http_hc_cache_set(st, r->status);
 	struct arn_h1_edit hcf;
-	if (http_hc_fail_header(st, &hcf))
+	/* its last test first, inline: health checks seldom fail */
+	if (http_healthcheck_failed() && http_hc_fail_header(st, &hcf))
 		e[n++] = hcf;
 	struct http_head_info hi = {
 	    .req_method = st->method,
