@@ -115,6 +115,38 @@ void tcp_ooo_untrack(struct arn_tcp_conn *c)
 	c->ooo_prev = c->ooo_next = NULL;
 }
 
+void tcp_rmem_track(struct arn_tcp_conn *c)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	if (c->rmem_listed)
+		return;
+	c->rmem_listed = true;
+	c->rmem_next = NULL;
+	c->rmem_prev = wk->rmem_tail;
+	if (wk->rmem_tail)
+		wk->rmem_tail->rmem_next = c;
+	else
+		wk->rmem_head = c;
+	wk->rmem_tail = c;
+}
+
+void tcp_rmem_untrack(struct arn_tcp_conn *c)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	if (!c->rmem_listed)
+		return;
+	c->rmem_listed = false;
+	if (c->rmem_prev)
+		c->rmem_prev->rmem_next = c->rmem_next;
+	else
+		wk->rmem_head = c->rmem_next;
+	if (c->rmem_next)
+		c->rmem_next->rmem_prev = c->rmem_prev;
+	else
+		wk->rmem_tail = c->rmem_prev;
+	c->rmem_prev = c->rmem_next = NULL;
+}
+
 uint32_t tcp_rmem_budget(const struct arn_tcp_worker *wk, uint32_t rcvbuf)
 {
 	/* twice what a full window of full segments takes */
@@ -224,6 +256,7 @@ static void conn_release(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
 {
 	if (c->rmem_grant)
 		tcp_rmem_ungrant(c);
+	tcp_rmem_untrack(c);
 	tcp_q_free(&c->sndq);
 	tcp_q_free(&c->rcvq);
 	ooo_free(wk, c);

@@ -496,6 +496,13 @@ struct arn_tcp_conn {
 	uint64_t chack_ms;	 /* last challenge ACK for a SYN or data (rate limit) */
 	bool ooo_listed;	 /* on the worker's list of out-of-order queues */
 	struct arn_tcp_conn *ooo_prev, *ooo_next;
+	/* the grant's upkeep (tcp_rmem.c): a connection that stops reading
+	 * keeps of it only what it holds */
+	bool rmem_clamped;	/* not reading: the edge stays, the grant follows what it holds */
+	bool rmem_listed;	/* on the worker's list of grants */
+	uint32_t rmem_read_seq; /* what it had read when last looked at */
+	uint64_t rmem_read_ms;	/* when it was last seen reading */
+	struct arn_tcp_conn *rmem_prev, *rmem_next;
 
 	/* transmit: lib/net's Ethernet and IPv4 headers of this flow, built
 	 * once and copied into each segment (arn_net_tcp_output, tcp_out.c) */
@@ -597,6 +604,9 @@ struct arn_tcp_worker {
 	uint16_t cache_lcores[16];
 	struct arn_tcp_conn *ooo_head, *ooo_tail;
 	/* oldest out-of-order queue first */ /* for ARN_TCP_CC_DEFAULT: CUBIC or NewReno */
+
+	/* grants of grown receive buffers, the longest not looked at first */
+	struct arn_tcp_conn *rmem_head, *rmem_tail;
 
 	/* flow table */
 	struct arn_tcp_conn **htab;
@@ -715,6 +725,9 @@ void tcp_rack_wait(struct arn_tcp_conn *c);
 /* The worker's list of out-of-order queues, oldest first (tcp_rmem.c). */
 void tcp_ooo_track(struct arn_tcp_conn *c);
 void tcp_ooo_untrack(struct arn_tcp_conn *c);
+/* The worker's list of connections holding a grant (tcp_rmem.c). */
+void tcp_rmem_track(struct arn_tcp_conn *c);
+void tcp_rmem_untrack(struct arn_tcp_conn *c);
 /* The mbufs a connection with @p rcvbuf may hold in rcvq + oooq. */
 uint32_t tcp_rmem_budget(const struct arn_tcp_worker *wk, uint32_t rcvbuf);
 /* A free block, or NULL (counted). @p passive: for a client's connection,

@@ -45,9 +45,28 @@
  *      wk->rmem_grow_max mbufs (a quarter of the pool; the gauge
  *      receive_buffer_grown_mbufs); a growth that would pass it is cut to
  *      what is left. While the pool is under pressure (3.) nothing grows.
- *      A connection gives its growth back when it goes; a buffer never
- *      shrinks while it lives (the window it offered could not be taken
- *      back, and its budget must keep room for it).
+ *      A connection gives its growth back when it goes, and while it
+ *      lives as soon as it stops using it (5.).
+ *   5. A grant is kept only by reading (issue 16, the stalled download:
+ *      one client that stopped reading kept a grown upstream buffer full,
+ *      2,046 of the worker's 2,047 mbufs, and no other connection could
+ *      grow). A connection whose application has read nothing for a few
+ *      round trips (or that has nothing to read: idle) is clamped: its
+ *      buffer goes back to rcvbuf, so its advertised right edge stays
+ *      where it is (never retracted, RFC 9293 3.8.6) and moves again only
+ *      once the base buffer reaches past it; its grant shrinks to what it
+ *      holds beyond the base budget, and follows what it holds down as it
+ *      drains. Data held is memory in use: it stays counted against the
+ *      bound, and is bounded by the edge the connection had offered when
+ *      it stopped (data still arriving within that edge takes from the
+ *      bound while there is some, and is dropped, the sender resending
+ *      it, when there is none). A growth the bound cuts short first
+ *      clamps connections that are not reading (sooner than the few
+ *      round trips: see stalled()); so a reading connection grows with
+ *      what a stalled one does not hold (Linux, under tcp_mem pressure,
+ *      clamps rcv_ssthresh and window_clamp to what a socket holds,
+ *      tcp_clamp_window, the same way). Clamped, a buffer grows again only
+ *      by reading, measured from scratch.
  *
  * Only reading grows a buffer: a peer whose data the application does not
  * read (or that sends out of order) gets no more than rcvbuf's budget.
@@ -225,6 +244,180 @@ static void collapse(struct arn_tcp_conn *c)
 	}
 }
 
+/* ---- the grant's upkeep ---------------------------------------------------------- */
+
+/* A connection's application has stopped reading when it has read
+ * nothing for a few of the connection's round trips, and at least
+ * TCP_RMEM_STALL_MIN_MS (an event loop busy elsewhere for a moment still
+ * reads). When a reading connection finds the worker's bound spent, sooner:
+ * nothing for a round trip, at least TCP_RMEM_RECLAIM_MIN_MS, or a buffer
+ * more than half full (its application does not keep up: a trickle of
+ * reads would otherwise keep what it grew). */
+#define TCP_RMEM_STALL_RTTS 4
+#define TCP_RMEM_STALL_MIN_MS 10
+#define TCP_RMEM_RECLAIM_MIN_MS 2
+/* Grants looked at once a millisecond, and at most by one growth cut
+ * short: the work stays bounded however many connections hold one. */
+#define TCP_RMEM_VISIT 4
+#define TCP_RMEM_RECLAIM_SCAN 32
+/* mbufs taken at once by data arriving within an edge already offered */
+#define TCP_RMEM_TAKE 16
+
+static inline uint32_t read_seq(const struct arn_tcp_conn *c)
+{
+	return c->rcv_nxt - c->rcvq.bytes;
+}
+
+static inline uint32_t rcv_offered(const struct arn_tcp_conn *c)
+{
+	return seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+}
+
+/* Has @p c's application read within the last @p ms? It has if it read
+ * since the last look (which then starts the count again). */
+static bool read_within(struct arn_tcp_conn *c, uint64_t ms)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	uint32_t rs = read_seq(c);
+	if (rs != c->rmem_read_seq) {
+		c->rmem_read_seq = rs;
+		c->rmem_read_ms = wk->now_ms;
+		return true;
+	}
+	return wk->now_ms - c->rmem_read_ms < ms;
+}
+
+static bool stalled(struct arn_tcp_conn *c, bool short_of_budget)
+{
+	uint64_t rtt_ms = (c->rcv_rtt8_us >> 3) / 1000;
+	if (short_of_budget)
+		return !read_within(c, RTE_MAX(rtt_ms, (uint64_t)TCP_RMEM_RECLAIM_MIN_MS)) ||
+		       c->rcvq.bytes > c->rcvbuf / 2;
+	return !read_within(c,
+			    RTE_MAX(TCP_RMEM_STALL_RTTS * rtt_ms, (uint64_t)TCP_RMEM_STALL_MIN_MS));
+}
+
+/* @p more mbufs of the worker's bound join @p c's budget. */
+static void grant(struct arn_tcp_conn *c, uint32_t more)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	c->rmem_max += more;
+	c->rmem_grant += more;
+	wk->cnt[ARN_TCP_C_RCVBUF_GROWN_MBUFS] += more;
+	if (!c->rmem_listed) {
+		c->rmem_read_seq = read_seq(c);
+		c->rmem_read_ms = wk->now_ms;
+		tcp_rmem_track(c);
+	}
+}
+
+/* A clamped connection gives back the part of its grant that it does not
+ * hold; once it holds nothing beyond the base budget, it has no grant. */
+static void rmem_trim(struct arn_tcp_conn *c)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	uint32_t base = c->rmem_max - c->rmem_grant;
+	uint32_t keep = RTE_MAX(base, c->rcvq.n + c->oooq.n);
+	if (keep < c->rmem_max) {
+		uint32_t give = c->rmem_max - keep;
+		c->rmem_max = keep;
+		c->rmem_grant -= give;
+		wk->cnt[ARN_TCP_C_RCVBUF_GROWN_MBUFS] -= give;
+		wk->cnt[ARN_TCP_C_RCVBUF_SHRUNK_MBUFS] += give;
+	}
+	if (c->rmem_grant == 0) {
+		c->rmem_clamped = false;
+		tcp_rmem_untrack(c);
+	}
+}
+
+/* @p c's application stopped reading (or has nothing to read): its
+ * buffer goes back to the base rcvbuf, which holds the advertised right
+ * edge where it is (tcp_rcv_window never retracts it, and moves it again
+ * only once the base buffer reaches past it), and autotuning starts
+ * again from scratch, as for a new connection: only reading grows it. */
+static void rmem_clamp(struct arn_tcp_conn *c)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	if (!c->rmem_clamped) {
+		c->rmem_clamped = true;
+		TCP_INC(wk, RCVBUF_CLAMPED);
+		c->rcvbuf = wk->rcvbuf;
+		c->rcvq_space = RTE_MIN(c->rcvbuf, 10u * c->mss);
+		c->rcvq_space_seq = read_seq(c);
+		c->rcvq_space_us = wk->now_us;
+	}
+	rmem_trim(c);
+}
+
+/* The head of the worker's list goes to its tail: looked at last. */
+static void rotate(struct arn_tcp_conn *c)
+{
+	tcp_rmem_untrack(c);
+	tcp_rmem_track(c);
+}
+
+/* The worker's bound is spent and @p c, reading, wants @p want more
+ * mbufs: clamp the grants of connections not reading, for as many as
+ * that. @return mbufs given back. */
+static uint32_t reclaim(struct arn_tcp_conn *c, uint32_t want)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	uint32_t freed = 0;
+	for (unsigned i = 0; i < TCP_RMEM_RECLAIM_SCAN && wk->rmem_head && freed < want; i++) {
+		struct arn_tcp_conn *x = wk->rmem_head;
+		rotate(x);
+		if (x == c)
+			continue;
+		uint32_t had = x->rmem_grant;
+		if (x->rmem_clamped) {
+			rmem_trim(x);
+		} else if (stalled(x, true)) {
+			rmem_clamp(x);
+			TCP_INC(wk, RCVBUF_RECLAIMED);
+		}
+		freed += had - x->rmem_grant;
+	}
+	return freed;
+}
+
+/* Once a millisecond: a few grants are looked at, oldest look first. A
+ * connection not reading for a few round trips is clamped (an idle one
+ * holds nothing: its whole grant goes back); a clamped one gives back
+ * what it drained. */
+static void rmem_visit(struct arn_tcp_worker *wk)
+{
+	for (unsigned i = 0; i < TCP_RMEM_VISIT && wk->rmem_head; i++) {
+		struct arn_tcp_conn *x = wk->rmem_head;
+		rotate(x);
+		if (x->rmem_clamped)
+			rmem_trim(x);
+		else if (stalled(x, false))
+			rmem_clamp(x);
+	}
+}
+
+/* Data arrives within a right edge offered before the connection was
+ * clamped, and its budget is full: the edge was promised, so the data is
+ * taken while the worker's bound allows (as much as the edge needs, at
+ * most), and counts against it as long as it is held. @return room made. */
+static bool rmem_take(struct arn_tcp_conn *c)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	uint32_t edge = c->rcvq.bytes + rcv_offered(c);
+	if (edge <= c->rcvbuf || wk->pressure)
+		return false; /* the edge is the buffer's own: its budget covers it */
+	uint32_t promised = tcp_rmem_budget(wk, edge);
+	if (c->rmem_max >= promised)
+		return false;
+	uint64_t granted = wk->cnt[ARN_TCP_C_RCVBUF_GROWN_MBUFS];
+	if (granted >= wk->rmem_grow_max)
+		return false;
+	uint32_t more = RTE_MIN(wk->rmem_grow_max - (uint32_t)granted, promised - c->rmem_max);
+	grant(c, RTE_MIN(more, (uint32_t)TCP_RMEM_TAKE));
+	return true;
+}
+
 /* ---- autotuning ----------------------------------------------------------------- */
 
 void tcp_rcv_space_init(struct arn_tcp_conn *c)
@@ -249,6 +442,10 @@ static bool rcvbuf_grow(struct arn_tcp_conn *c, uint32_t want)
 	uint32_t need = tcp_rmem_budget(wk, want);
 	bool ok = true;
 	if (need > c->rmem_max + left) {
+		/* connections not reading give back first */
+		left += reclaim(c, need - c->rmem_max - left);
+	}
+	if (need > c->rmem_max + left) {
 		/* the most the budget tcp_rmem_budget gives for rmem_max + left */
 		uint64_t full = (c->rmem_max + left - 8) / 2;
 		want = (uint32_t)RTE_MIN((uint64_t)want, full * wk->seg_max);
@@ -259,12 +456,12 @@ static bool rcvbuf_grow(struct arn_tcp_conn *c, uint32_t want)
 		ok = false;
 	}
 	c->rcvbuf = want;
-	if (need > c->rmem_max) {
-		uint32_t more = need - c->rmem_max;
-		c->rmem_max = need;
-		c->rmem_grant += more;
-		wk->cnt[ARN_TCP_C_RCVBUF_GROWN_MBUFS] += more;
-	}
+	if (need > c->rmem_max)
+		grant(c, need - c->rmem_max);
+	/* it reads again */
+	c->rmem_clamped = false;
+	c->rmem_read_seq = read_seq(c);
+	c->rmem_read_ms = wk->now_ms;
 	TCP_INC(wk, RCVBUF_GROWN);
 	return ok;
 }
@@ -272,11 +469,22 @@ static bool rcvbuf_grow(struct arn_tcp_conn *c, uint32_t want)
 void tcp_rcv_space_adjust(struct arn_tcp_conn *c)
 {
 	struct arn_tcp_worker *wk = c->wk;
+	bool clamped = c->rmem_clamped;
+	if (clamped)
+		rmem_trim(c); /* what it read goes back */
 	if (c->rcvbuf >= wk->rcvbuf_max || c->rcv_rtt8_us == 0 ||
 	    wk->now_us - c->rcvq_space_us < c->rcv_rtt8_us >> 3)
 		return;
 	uint32_t read_seq = c->rcv_nxt - c->rcvq.bytes;
 	uint32_t copied = read_seq - c->rcvq_space_seq;
+	if (clamped && wk->now_us - c->rcvq_space_us > c->rcv_rtt8_us >> 2) {
+		/* the first read after a pause: what it drained was held
+		 * over many round trips and says nothing of the rate it
+		 * reads at; that is measured from now on */
+		c->rcvq_space_seq = read_seq;
+		c->rcvq_space_us = wk->now_us;
+		return;
+	}
 	if (copied > c->rcvq_space) {
 		/* Linux's comment: twice what was read, to cope with loss;
 		 * 16 segments of cushion; and as much again as it grew by,
@@ -321,7 +529,7 @@ bool tcp_rmem_admit(struct arn_tcp_conn *c, bool in_order)
 	if (c->rcvq.n + c->oooq.n < c->rmem_max)
 		return true;
 	collapse(c);
-	if (c->rcvq.n + c->oooq.n < c->rmem_max)
+	if (c->rcvq.n + c->oooq.n < c->rmem_max || rmem_take(c))
 		return true;
 	if (!in_order) {
 		TCP_INC(wk, OOO_DROPPED);
@@ -331,8 +539,10 @@ bool tcp_rmem_admit(struct arn_tcp_conn *c, bool in_order)
 	tcp_ooo_prune(c);
 	if (c->rcvq.n < c->rmem_max)
 		return true;
-	/* Cannot happen while the window counts bytes and full mbufs hold
-	 * seg_max of them; counted if it ever does. */
+	/* A clamped connection whose offered edge the worker's bound no
+	 * longer covers (the peer sends again what is dropped); otherwise
+	 * cannot happen while the window counts bytes and full mbufs hold
+	 * seg_max of them. */
 	TCP_INC(wk, RCV_DROPPED_MBUFS);
 	return false;
 }
@@ -362,4 +572,6 @@ void tcp_rmem_poll(struct arn_tcp_worker *wk)
 	if (wk->pressure)
 		while (wk->ooo_head)
 			tcp_ooo_prune(wk->ooo_head);
+	if (wk->rmem_head)
+		rmem_visit(wk);
 }

@@ -22,7 +22,8 @@
 #define PMSS 1448 /* the peers' segments: MSS 1460 less the timestamps */
 
 static struct arn_lcore *lc = &fake_lc[0];
-static bool hold; /* the application reads nothing */
+static bool hold;		     /* the application reads nothing */
+static struct arn_tcp_conn *holding; /* ... on this connection */
 static int accepts;
 static struct arn_tcp_conn *accepted;
 
@@ -37,7 +38,7 @@ static int t_accept(struct arn_tcp_conn *c, void *u)
 static void t_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
 {
 	(void)head;
-	if (!hold)
+	if (!hold && c != holding)
 		arn_tcp_rx_consume(c, len);
 }
 
@@ -52,6 +53,7 @@ static unsigned pool_full;
 static int setup_with(uint32_t rcvbuf, uint32_t rcvbuf_max)
 {
 	hold = false;
+	holding = NULL;
 	accepts = 0;
 	accepted = NULL;
 	memset(&dp_conf, 0, sizeof(dp_conf));
@@ -109,13 +111,14 @@ static uint64_t cnt(enum arn_tcp_counter id)
 
 struct peer {
 	uint16_t port;
-	uint32_t seq;	  /* next to send */
-	uint32_t ack;	  /* what it acknowledges: our SYN */
-	uint32_t edge;	  /* the right edge we advertised last */
-	uint32_t tsval;	  /* its clock */
-	uint32_t tsecr;	  /* the last TSval of ours it saw */
-	uint8_t ws;	  /* our window scale */
-	uint32_t max_wnd; /* the largest window we advertised */
+	uint32_t seq;	    /* next to send */
+	uint32_t ack;	    /* what it acknowledges: our SYN */
+	uint32_t edge;	    /* the right edge we advertised last */
+	uint32_t tsval;	    /* its clock */
+	uint32_t tsecr;	    /* the last TSval of ours it saw */
+	uint8_t ws;	    /* our window scale */
+	uint32_t max_wnd;   /* the largest window we advertised */
+	unsigned retracted; /* ACKs whose right edge was left of one before */
 	struct arn_tcp_conn *c;
 };
 
@@ -144,6 +147,8 @@ static void peer_read(struct peer *p)
 			wnd = out.wnd;
 		if (seq_gt(out.ack + wnd, p->edge))
 			p->edge = out.ack + wnd;
+		else if (seq_lt(out.ack + wnd, p->edge))
+			p->retracted++;
 		if (wnd > p->max_wnd)
 			p->max_wnd = wnd;
 		if (out.o.has_ts)
@@ -311,8 +316,8 @@ static void test_off_keeps_the_buffer_fixed(void **state)
 /* The worker's bound on grown receive memory: connections together grow
  * their mbuf budgets by at most wk->rmem_grow_max (a quarter of the pool).
  * The first connection wants 4 MiB, more than the bound allows, and gets
- * what it allows; a second one then cannot grow at all; when the first
- * goes, the second can. */
+ * what it allows; a second one then cannot grow at all while the first
+ * keeps reading; when the first goes, the second can. */
 static void test_growth_bounded_by_the_worker(void **state)
 {
 	(void)state;
@@ -330,9 +335,12 @@ static void test_growth_bounded_by_the_worker(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS), a.c->rmem_max - budget0);
 	peer_open(&b, 40001);
 	uint64_t limited = cnt(ARN_TCP_C_RCVBUF_GROW_LIMITED);
-	for (int i = 0; i < 6; i++)
-		peer_round(&b, 2);
+	for (int i = 0; i < 12; i++) {
+		peer_round(&a, 1);
+		peer_round(&b, 1);
+	}
 	assert_true(b.c->rcvbuf < 64 * 1024 + 8 * 1988);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_CLAMPED), 0);
 	assert_true(cnt(ARN_TCP_C_RCVBUF_GROW_LIMITED) > limited);
 	assert_true(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS) <= wk->rmem_grow_max);
 	arn_tcp_abort(a.c);
@@ -423,6 +431,141 @@ static void test_grown_connection_attack_bounded(void **state)
 	assert_int_equal(c->rmem_max, tcp_rmem_budget(wk, 1u << 20));
 }
 
+/* Connection a: grows to the worker's bound (12 round trips of reading). */
+static void grow_to_the_bound(struct peer *a)
+{
+	peer_open(a, 40000);
+	for (int i = 0; i < 12; i++)
+		peer_round(a, 2);
+	struct arn_tcp_worker *wk = a->c->wk;
+	assert_true(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS) > wk->rmem_grow_max - 8);
+}
+
+/* Pass @p ms one at a time, as the worker's poll does. */
+static void idle_ms(unsigned ms)
+{
+	while (ms--) {
+		fake_advance(lc, 1);
+		fake_drain(lc);
+	}
+}
+
+/* Issue 16, the stalled download: connection a grows to the worker's
+ * bound, then its application stops reading and the peer fills the
+ * window. After a few round trips a is clamped: its advertised right edge
+ * stays where it was (never retracted), and the part of its grant that it
+ * does not hold goes back to the worker; so b, reading, grows. As a's
+ * application drains what it holds, the rest of its grant goes back, its
+ * buffer is the base one again, and the drain alone does not grow it. */
+static void test_stalled_connection_gives_back_its_grant(void **state)
+{
+	(void)state;
+	struct peer a, b;
+	grow_to_the_bound(&a);
+	struct arn_tcp_conn *ac = a.c;
+	struct arn_tcp_worker *wk = ac->wk;
+	uint32_t base = tcp_rmem_budget(wk, 64 * 1024);
+	holding = a.c;
+	for (int i = 0; i < 8; i++)
+		peer_round(&a, 2);
+	idle_ms(20);
+	assert_true(cnt(ARN_TCP_C_RCVBUF_CLAMPED) >= 1);
+	assert_true(ac->rcvq.bytes > 1u << 20); /* it filled */
+	/* the grant is what it holds beyond the base budget, no more */
+	assert_int_equal(ac->rmem_max, RTE_MAX(base, ac->rcvq.n + ac->oooq.n));
+	assert_int_equal(ac->rmem_grant, ac->rmem_max - base);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS), ac->rmem_grant);
+	assert_true(cnt(ARN_TCP_C_RCVBUF_SHRUNK_MBUFS) > 0);
+	assert_int_equal(ac->rcvbuf, 64 * 1024);
+	/* the edge stays */
+	uint32_t edge = a.edge;
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(peer_round(&a, 2), 0);
+	assert_int_equal(a.edge, edge);
+	/* b reads, and grows */
+	peer_open(&b, 40001);
+	for (int i = 0; i < 12; i++) {
+		peer_round(&b, 2);
+		assert_true(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS) <= wk->rmem_grow_max);
+	}
+	assert_true(b.c->rcvbuf > 1u << 20);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS), ac->rmem_grant + b.c->rmem_grant);
+	/* a drains: its grant goes back as it does */
+	uint32_t g0 = ac->rmem_grant;
+	arn_tcp_rx_consume(ac, ac->rcvq.bytes / 2);
+	assert_true(ac->rmem_grant < g0 * 3 / 4);
+	assert_true(ac->rmem_grant > 0);
+	arn_tcp_rx_consume(ac, ac->rcvq.bytes);
+	assert_int_equal(ac->rmem_grant, 0);
+	assert_int_equal(ac->rmem_max, base);
+	assert_int_equal(ac->rcvbuf, 64 * 1024);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS), b.c->rmem_grant);
+	/* its window opens again past the old edge, from the base buffer */
+	peer_read(&a);
+	assert_true(seq_gt(a.edge, edge));
+	assert_int_equal(a.retracted, 0);
+	assert_int_equal(b.retracted, 0);
+}
+
+/* The worker's bound is spent and a connection whose application does not
+ * keep up holds a grant: a reading connection's growth clamps it at once
+ * (before the stall is a few round trips old), and grows. */
+static void test_growth_reclaims_from_a_connection_not_reading(void **state)
+{
+	(void)state;
+	struct peer a, b;
+	grow_to_the_bound(&a);
+	struct arn_tcp_worker *wk = a.c->wk;
+	holding = a.c;
+	peer_round(&a, 1); /* a's buffer fills */
+	peer_open(&b, 40001);
+	for (int i = 0; i < 6; i++)
+		peer_round(&b, 1);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_RECLAIMED), 1);
+	assert_true(a.c->rmem_clamped);
+	assert_true(b.c->rcvbuf > 256 * 1024);
+	assert_true(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS) <= wk->rmem_grow_max);
+	assert_int_equal(a.retracted, 0);
+}
+
+/* A grown connection that goes idle (nothing held, nothing read) gives
+ * its whole grant back after a few round trips, keeping the edge it
+ * offered; reading again grows it again, from scratch. */
+static void test_idle_connection_gives_back_its_grant(void **state)
+{
+	(void)state;
+	struct peer p;
+	peer_open(&p, 40000);
+	struct arn_tcp_conn *c = p.c;
+	struct arn_tcp_worker *wk = c->wk;
+	for (int i = 0; i < 24; i++)
+		peer_round(&p, 2);
+	assert_int_equal(c->rcvbuf, 1u << 20);
+	uint32_t granted = c->rmem_grant;
+	assert_true(granted > 0);
+	uint32_t edge = p.edge;
+	idle_ms(5);
+	assert_int_equal(c->rmem_grant, granted); /* not yet */
+	idle_ms(30);
+	assert_int_equal(c->rmem_grant, 0);
+	assert_int_equal(c->rmem_max, tcp_rmem_budget(wk, 64 * 1024));
+	assert_int_equal(c->rcvbuf, 64 * 1024);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS), 0);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_SHRUNK_MBUFS), granted);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_CLAMPED), 1);
+	peer_read(&p);
+	assert_int_equal(p.edge, edge);
+	/* reading again: the offered edge first, then growth */
+	uint64_t grown = cnt(ARN_TCP_C_RCVBUF_GROWN);
+	for (int i = 0; i < 24; i++)
+		peer_round(&p, 2);
+	assert_true(cnt(ARN_TCP_C_RCVBUF_GROWN) > grown);
+	assert_int_equal(c->rcvbuf, 1u << 20);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS), c->rmem_grant);
+	assert_int_equal(cnt(ARN_TCP_C_RCV_DROPPED_MBUFS), 0);
+	assert_int_equal(p.retracted, 0);
+}
+
 int main(void)
 {
 	fake_eal_init();
@@ -437,6 +580,12 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_growth_bounded_by_the_worker, setup_big, teardown),
 	    cmocka_unit_test_setup_teardown(test_no_growth_under_pool_pressure, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_grown_connection_attack_bounded, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_stalled_connection_gives_back_its_grant, setup_big,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_growth_reclaims_from_a_connection_not_reading,
+					    setup_big, teardown),
+	    cmocka_unit_test_setup_teardown(test_idle_connection_gives_back_its_grant, setup,
+					    teardown),
 	};
 	int rc = cmocka_run_group_tests_name("tcp_rcvbuf", tests, NULL, NULL);
 	fake_eal_fini();
