@@ -566,6 +566,40 @@ static void test_idle_connection_gives_back_its_grant(void **state)
 	assert_int_equal(p.retracted, 0);
 }
 
+/* A grown connection with a hole at its window's left edge: more
+ * segments wait above it than the worker's out-of-order bound (an eighth
+ * of the pool) holds; the connection's own grant covers them, so none is
+ * dropped, and all are delivered when the hole fills. */
+static void test_grown_window_holds_out_of_order_past_the_worker_share(void **state)
+{
+	(void)state;
+	struct peer a;
+	grow_to_the_bound(&a);
+	struct arn_tcp_conn *c = a.c;
+	struct arn_tcp_worker *wk = c->wk;
+	uint32_t n = wk->ooo_max + 200;
+	assert_true(seq_leq(a.seq + (n + 1) * PMSS, a.edge));
+	assert_true(n < c->rmem_max);
+	for (uint32_t i = 1; i <= n; i++) {
+		peer_seg(&a, TH_ACK, a.seq + i * PMSS, payload, PMSS);
+		if (i % 64 == 0) {
+			fake_advance(lc, 0);
+			fake_drain(lc);
+		}
+	}
+	assert_int_equal(cnt(ARN_TCP_C_OOO_DROPPED), 0);
+	assert_int_equal(c->oooq.n, n);
+	assert_true(cnt(ARN_TCP_C_OOO_MBUFS) <= wk->ooo_max + c->rmem_grant);
+	/* the hole fills: everything goes to the application */
+	peer_seg(&a, TH_ACK, a.seq, payload, PMSS);
+	a.seq += (n + 1) * PMSS;
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	assert_int_equal(c->rcv_nxt, a.seq);
+	assert_int_equal(c->oooq.n, 0);
+	assert_int_equal(cnt(ARN_TCP_C_OOO_MBUFS), 0);
+}
+
 int main(void)
 {
 	fake_eal_init();
@@ -586,6 +620,8 @@ int main(void)
 					    setup_big, teardown),
 	    cmocka_unit_test_setup_teardown(test_idle_connection_gives_back_its_grant, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_grown_window_holds_out_of_order_past_the_worker_share, setup_big, teardown),
 	};
 	int rc = cmocka_run_group_tests_name("tcp_rcvbuf", tests, NULL, NULL);
 	fake_eal_fini();
