@@ -255,14 +255,20 @@ static void collapse(struct arn_tcp_conn *c)
 /* ---- the grant's upkeep ---------------------------------------------------------- */
 
 /* A connection's application has stopped reading when it has read
- * nothing for a few of the connection's round trips, and at least
- * TCP_RMEM_STALL_MIN_MS (an event loop busy elsewhere for a moment still
- * reads). When a reading connection finds the worker's bound spent, sooner:
- * nothing for a round trip, at least TCP_RMEM_RECLAIM_MIN_MS, or a buffer
+ * nothing, with data to read, for a few of the connection's round trips
+ * and at least TCP_RMEM_STALL_MIN_MS (an event loop busy elsewhere for a
+ * moment still reads). A connection is idle when it has had nothing to
+ * read for as many round trips and at least TCP_RMEM_IDLE_MIN_MS (Linux
+ * restarts an idle sender's window after an RTO, at least 200 ms): a
+ * keep-alive connection between two responses keeps its growth. A hole
+ * that in-order data waits on is neither: the peer is repairing it. When
+ * a reading connection finds the worker's bound spent, sooner: nothing
+ * read for a round trip, at least TCP_RMEM_RECLAIM_MIN_MS, or a buffer
  * more than half full (its application does not keep up: a trickle of
  * reads would otherwise keep what it grew). */
 #define TCP_RMEM_STALL_RTTS 4
 #define TCP_RMEM_STALL_MIN_MS 10
+#define TCP_RMEM_IDLE_MIN_MS 200
 #define TCP_RMEM_RECLAIM_MIN_MS 2
 /* Grants looked at once a millisecond, and at most by one growth cut
  * short: the work stays bounded however many connections hold one. */
@@ -282,12 +288,13 @@ static inline uint32_t rcv_offered(const struct arn_tcp_conn *c)
 }
 
 /* Has @p c's application read within the last @p ms? It has if it read
- * since the last look (which then starts the count again). */
+ * since the last look, or waits on a hole (either starts the count
+ * again). */
 static bool read_within(struct arn_tcp_conn *c, uint64_t ms)
 {
 	struct arn_tcp_worker *wk = c->wk;
 	uint32_t rs = read_seq(c);
-	if (rs != c->rmem_read_seq) {
+	if (rs != c->rmem_read_seq || (c->rcvq.bytes == 0 && c->oooq.n)) {
 		c->rmem_read_seq = rs;
 		c->rmem_read_ms = wk->now_ms;
 		return true;
@@ -301,8 +308,8 @@ static bool stalled(struct arn_tcp_conn *c, bool short_of_budget)
 	if (short_of_budget)
 		return !read_within(c, RTE_MAX(rtt_ms, (uint64_t)TCP_RMEM_RECLAIM_MIN_MS)) ||
 		       c->rcvq.bytes > c->rcvbuf / 2;
-	return !read_within(c,
-			    RTE_MAX(TCP_RMEM_STALL_RTTS * rtt_ms, (uint64_t)TCP_RMEM_STALL_MIN_MS));
+	uint64_t floor = c->rcvq.bytes ? TCP_RMEM_STALL_MIN_MS : TCP_RMEM_IDLE_MIN_MS;
+	return !read_within(c, RTE_MAX(TCP_RMEM_STALL_RTTS * rtt_ms, floor));
 }
 
 /* @p more mbufs of the worker's bound join @p c's budget. */
