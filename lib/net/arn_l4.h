@@ -41,7 +41,11 @@ struct arn_l4_ops {
 	 * lengths, header checksum, not a fragment), the destination is one
 	 * of our addresses, and this worker owns the flow. Each mbuf's data
 	 * starts at the IPv4 header; m->l3_len is the IPv4 header length;
-	 * m->pkt_len equals the IPv4 total length (padding trimmed). The TCP
+	 * m->pkt_len equals the IPv4 total length (padding trimmed) and is at
+	 * least m->l3_len + 20 (the TCP header's fixed part), and the first
+	 * segment holds those l3_len + 20 bytes. The L4 layer relies on these
+	 * and does not check them again; the TCP data offset, options and
+	 * lengths beyond those 20 bytes are unchecked. The TCP
 	 * checksum is NOT verified yet: RTE_MBUF_F_RX_L4_CKSUM_GOOD / _BAD in
 	 * m->ol_flags tell what the NIC found; otherwise verify it.
 	 * Ownership of every mbuf passes to the callee (free or keep it).

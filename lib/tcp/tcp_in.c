@@ -1469,17 +1469,16 @@ void tcp_input(struct arn_tcp_worker *wk, struct rte_mbuf *m)
 		rte_pktmbuf_free(m);
 		return;
 	}
+	/* What lib/net vouches for (arn_l4.h, arn_l4_ops.input) is not asked
+	 * again: l3_len is the IPv4 header's length, pkt_len the IPv4 total
+	 * length, with room for the TCP header's fixed 20 bytes; one segment
+	 * holds it all (an mbuf of one segment has data_len == pkt_len). What
+	 * is the peer's alone, the data offset, is checked here. */
 	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod(m, const struct rte_ipv4_hdr *);
-	unsigned l3 = m->l3_len ? m->l3_len : (unsigned)(ip->version_ihl & 0xf) * 4;
-	if (m->pkt_len < l3 + TCP_HDR_LEN || m->data_len != m->pkt_len) {
-		TCP_INC(wk, MALFORMED);
-		rte_pktmbuf_free(m);
-		return;
-	}
+	unsigned l3 = m->l3_len;
 	const struct rte_tcp_hdr *th = rte_pktmbuf_mtod_offset(m, const struct rte_tcp_hdr *, l3);
 	unsigned doff = (unsigned)(th->data_off >> 4) * 4;
-	if (doff < TCP_HDR_LEN || l3 + doff > m->pkt_len ||
-	    rte_be_to_cpu_16(ip->total_length) != m->pkt_len) {
+	if (doff < TCP_HDR_LEN || l3 + doff > m->pkt_len) {
 		TCP_INC(wk, MALFORMED);
 		rte_pktmbuf_free(m);
 		return;

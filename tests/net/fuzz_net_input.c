@@ -119,6 +119,24 @@ static const struct arn_tcp_app listeners = {.name = "fuzz", .worker_init = list
 
 /* ---- set-up --------------------------------------------------------------------------------- */
 
+/* lib/tcp's ops with the L4 contract (arn_l4.h, input) checked on every
+ * segment lib/net hands over: TCP relies on it without asking again. */
+static struct arn_l4_ops checked_ops;
+
+static void checked_input(struct arn_lcore *lc, struct rte_mbuf **m, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod(m[i], const struct rte_ipv4_hdr *);
+		if (m[i]->l3_len != (ip->version_ihl & 0xf) * 4u ||
+		    m[i]->pkt_len != rte_be_to_cpu_16(ip->total_length) ||
+		    m[i]->pkt_len < m[i]->l3_len + 20u || m[i]->data_len < m[i]->l3_len + 20u) {
+			fprintf(stderr, "fuzz_net_input: a segment breaks the L4 contract\n");
+			abort();
+		}
+	}
+	arn_tcp_l4_ops.input(lc, m, n);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -162,7 +180,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	dp.tcp_max_connections = 16;
 	dp.tcp_rcvbuf = 4096;
 	dp.tcp_sndbuf = 4096;
-	arn_net_set_l4(&arn_tcp_l4_ops);
+	checked_ops = arn_tcp_l4_ops;
+	checked_ops.input = checked_input;
+	arn_net_set_l4(&checked_ops);
 	net = arn_net_create(&dp);
 	if (net == NULL || arn_tcp_app_register(&listeners) != 0)
 		abort();

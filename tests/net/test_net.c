@@ -71,6 +71,12 @@ static void l4_input(struct arn_lcore *lc, struct rte_mbuf **ms, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
 		struct rte_mbuf *m = ms[i];
+		/* the contract TCP relies on without checking (arn_l4.h) */
+		const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod(m, const struct rte_ipv4_hdr *);
+		if (m->l3_len != (ip->version_ihl & 0xf) * 4u ||
+		    m->pkt_len != rte_be_to_cpu_16(ip->total_length) ||
+		    m->pkt_len < m->l3_len + 20u || m->data_len < m->l3_len + 20u)
+			fail_msg("a segment breaks the L4 contract");
 		l4.inputs++;
 		l4.input_lc = lc;
 		l4.input_len = rte_pktmbuf_pkt_len(m);
