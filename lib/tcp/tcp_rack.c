@@ -899,6 +899,18 @@ uint64_t tcp_tlp_again_ms(const struct arn_tcp_conn *c)
 
 void tcp_rexmt_arm_pto(struct arn_tcp_conn *c)
 {
+	/* A flight of one segment (every keep-alive request's response, and
+	 * its request upstream) with the RTO not backed off and not above
+	 * WCDelAckT: a probe, when pto_ms allows one, would wait at least
+	 * WCDelAckT, so never less than the RTO, which is armed as below
+	 * without computing either timeout. */
+	if (c->snd_max - c->snd_una <= c->mss && c->backoff == 0 &&
+	    c->rto <= TCP_TLP_WCDELACK_US / 1000) {
+		c->flags &= ~TF_TLP;
+		c->t_rexmt = c->wk->now_ms + c->rto;
+		tcp_timer_armed(c, c->t_rexmt);
+		return;
+	}
 	uint64_t pto = pto_ms(c);
 	/* the RTO computed once: tcp_rexmt_arm's, inline (every flight of
 	 * one segment, where the probe would wait longer, arms it) */

@@ -155,12 +155,91 @@ static void test_connection_segments_use_its_template(void **state)
 	assert_int_equal(closes, 2);
 }
 
+/* A connection from @p pport that negotiated SACK (so RACK-TLP is on),
+ * established, nothing in flight, SRTT 1 ms. */
+static struct arn_tcp_conn *rack_connection(uint16_t pport, uint32_t *seq, uint32_t *isn)
+{
+	const uint32_t peer = 0xc6120063u;
+	struct fake_opts o = {.mss = 1460, .ws = -1, .sack_ok = true};
+	*seq = 7000;
+	arn_tcp_input(lc, fake_seg(peer, US, pport, LPORT, TH_SYN, *seq, 0, 65535, &o, NULL, 0));
+	expect_seg(TH_SYN | TH_ACK);
+	*isn = out.seq;
+	(*seq)++;
+	arn_tcp_input(
+	    lc, fake_seg(peer, US, pport, LPORT, TH_ACK, *seq, *isn + 1, 65535, NULL, NULL, 0));
+	assert_non_null(accepted);
+	struct arn_tcp_conn *c = accepted;
+	assert_true(tcp_rack_on(c));
+	c->srtt_us8 = 1000 << 3;
+	c->rttvar_us4 = 1000 << 1;
+	return c;
+}
+
+/* Send @p len bytes on @p c with nothing in flight (RTO @p rto ms, backed
+ * off @p backoff times) and return the rexmt timer's delay from now, with
+ * whether it is the loss probe's. */
+static uint64_t first_flight_timer(struct arn_tcp_conn *c, uint32_t rto, uint8_t backoff,
+				   uint32_t len, bool *tlp)
+{
+	static uint8_t data[8192];
+	assert_int_equal(c->snd_max, c->snd_una);
+	assert_int_equal(c->t_rexmt, 0);
+	c->rto = rto;
+	c->backoff = backoff;
+	assert_int_equal(arn_tcp_write(c, data, len), (int)len);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	assert_true(c->snd_max - c->snd_una == len);
+	*tlp = (c->flags & TF_TLP) != 0;
+	return c->t_rexmt - c->wk->now_ms;
+}
+
+/* The timer a flight starts with (RFC 8985 7.2 against RFC 6298): with
+ * one segment out the probe waits 2 x SRTT + WCDelAckT (200 ms), so the
+ * RTO (200 ms, not backed off) comes first; a larger RTO, or one backed
+ * off, leaves the probe first; with more than a segment out the probe
+ * waits 2 x SRTT + 2 ms. Each case on a fresh flight of its own. */
+static void test_first_flight_arms_rto_or_probe(void **state)
+{
+	(void)state;
+	static const struct {
+		uint32_t rto;
+		uint8_t backoff;
+		uint32_t len;
+		uint64_t want;
+		bool tlp;
+	} cases[] = {
+	    {200, 0, 100, 200, false}, /* one segment: the RTO */
+	    {201, 0, 100, 201, false}, /* the probe (202 ms) later still */
+	    {250, 0, 100, 202, true},  /* 2 x 1 ms + 200 ms before the RTO */
+	    {200, 1, 100, 202, true},  /* backed off: 400 ms */
+	    {150, 0, 100, 150, false}, /* a lower RTO (set by hand) */
+	    {200, 0, 3000, 4, true},   /* three segments: 2 x 1 ms + 2 ms */
+	};
+	for (unsigned i = 0; i < RTE_DIM(cases); i++) {
+		uint32_t seq, isn;
+		struct arn_tcp_conn *c = rack_connection((uint16_t)(40100 + i), &seq, &isn);
+		bool tlp;
+		uint64_t d =
+		    first_flight_timer(c, cases[i].rto, cases[i].backoff, cases[i].len, &tlp);
+		assert_int_equal(d, cases[i].want);
+		assert_int_equal(tlp, cases[i].tlp);
+		arn_tcp_input(lc, fake_seg(0xc6120063u, US, (uint16_t)(40100 + i), LPORT, TH_RST,
+					   seq, 0, 0, NULL, NULL, 0));
+		fake_advance(lc, 0);
+		fake_drain(lc);
+		assert_null(accepted);
+	}
+}
+
 int main(void)
 {
 	fake_eal_init();
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_connection_segments_use_its_template, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_first_flight_arms_rto_or_probe, setup, teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	fake_eal_fini();
