@@ -884,8 +884,7 @@ static inline bool tcp_rate_on(const struct arn_tcp_conn *c)
 {
 	return c->cc->on_sample != NULL;
 }
-/* New data [seq, seq + len) went out (len counts a FIN): record it. */
-void tcp_txr_sent(struct arn_tcp_conn *c, uint32_t seq, uint32_t len);
+/* New data went out: tcp_txr_sent in tcp_rack.h. */
 /* The first record that is lost and not yet retransmitted, cut to at most
  * @p room bytes (the record is split): its index with [*start, *end), or
  * TXR_NIL. tcp_txr_rexmit() marks it once it went out. */

@@ -119,7 +119,7 @@ void tcp_rate_check_app_limited(struct arn_tcp_conn *c)
 	c->app_limited = v ? v : 1;
 }
 
-void tcp_txr_sent(struct arn_tcp_conn *c, uint32_t seq, uint32_t len)
+void tcp_txr_sent_full(struct arn_tcp_conn *c, uint32_t seq, uint32_t len)
 {
 	struct arn_tcp_worker *wk = c->wk;
 	if (!tcp_rack_on(c) || len == 0)

@@ -29,4 +29,34 @@ static inline uint32_t tcp_pipe(const struct arn_tcp_conn *c)
 	return tcp_pipe_full(c);
 }
 
+/* tcp_txr_sent's every case, out of line. */
+void tcp_txr_sent_full(struct arn_tcp_conn *c, uint32_t seq, uint32_t len);
+/* New data [seq, seq + len) went out (len counts a FIN): record it. Inline
+ * for the usual case on a RACK connection (once per segment of new data):
+ * the record follows the last one, the pool has one, and the congestion
+ * control takes no rate samples, so the record needs no snapshot. */
+static inline void tcp_txr_sent(struct arn_tcp_conn *c, uint32_t seq, uint32_t len)
+{
+	if (!tcp_rack_on(c) || len == 0)
+		return;
+	struct arn_tcp_worker *wk = c->wk;
+	uint32_t tail = c->txr_tail, i = wk->txr_free;
+	if ((tail != TXR_NIL && wk->txr[tail].end != seq) || i == TXR_NIL || tcp_rate_on(c)) {
+		tcp_txr_sent_full(c, seq, len);
+		return;
+	}
+	struct tcp_txrec *r = &wk->txr[i];
+	wk->txr_free = r->next;
+	r->start = seq;
+	r->end = seq + len;
+	r->xmit_us = (uint32_t)wk->now_us;
+	r->flags = 0;
+	r->next = TXR_NIL;
+	if (tail != TXR_NIL)
+		wk->txr[tail].next = i;
+	else
+		c->txr_head = i;
+	c->txr_tail = i;
+}
+
 #endif
