@@ -125,7 +125,29 @@ struct arn_tcp_conn *arn_tcp_connect(struct arn_lcore *lc, uint32_t laddr, uint3
 
 /* ---- per connection --------------------------------------------------------- */
 
-void *arn_tcp_user(const struct arn_tcp_conn *c);
+/*
+ * The start of every struct arn_tcp_conn (tcp_int.h lays the stack's
+ * fields out so, and checks it): what the layers above read several times
+ * per request, inline below (arn_tcp_user, arn_tcp_rx_pending) rather than
+ * by a call each. Written only by the stack; read only through those
+ * accessors, under the ownership and lifetime rules above (valid as long
+ * as the connection pointer is). may_alias: it is read over the stack's
+ * own fields, whose types are not these.
+ */
+struct __attribute__((may_alias)) arn_tcp_conn_pub {
+	void *user;	   /* arn_tcp_set_user's */
+	uint32_t rx_bytes; /* received in order, unconsumed (the receive queue's) */
+};
+
+static inline const struct arn_tcp_conn_pub *arn_tcp_pub(const struct arn_tcp_conn *c)
+{
+	return (const struct arn_tcp_conn_pub *)(const void *)c;
+}
+
+static inline void *arn_tcp_user(const struct arn_tcp_conn *c)
+{
+	return arn_tcp_pub(c)->user;
+}
 void arn_tcp_set_user(struct arn_tcp_conn *c, void *user);
 /** Replace the callbacks (@p ops must outlive the connection). */
 void arn_tcp_set_ops(struct arn_tcp_conn *c, const struct arn_tcp_ops *ops);
@@ -186,7 +208,10 @@ uint32_t arn_tcp_sndbuf_space(const struct arn_tcp_conn *c);
 void arn_tcp_want_writable(struct arn_tcp_conn *c);
 
 /** Unconsumed received bytes. */
-uint32_t arn_tcp_rx_pending(const struct arn_tcp_conn *c);
+static inline uint32_t arn_tcp_rx_pending(const struct arn_tcp_conn *c)
+{
+	return arn_tcp_pub(c)->rx_bytes;
+}
 
 /** Drop @p n bytes (at most arn_tcp_rx_pending) from the receive queue,
  * which opens the window. */

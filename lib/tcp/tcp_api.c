@@ -134,11 +134,6 @@ fail:
 
 /* ---- per connection ------------------------------------------------------------------ */
 
-void *arn_tcp_user(const struct arn_tcp_conn *c)
-{
-	return c->user;
-}
-
 void arn_tcp_set_user(struct arn_tcp_conn *c, void *user)
 {
 	c->user = user;
@@ -314,11 +309,6 @@ int arn_tcp_write_ref(struct arn_tcp_conn *c, struct rte_mbuf *m, const void *da
 	c->wk->cnt[ARN_TCP_C_SND_BYREF] += len;
 	tcp_want_output(c);
 	return (int)len;
-}
-
-uint32_t arn_tcp_rx_pending(const struct arn_tcp_conn *c)
-{
-	return c->rcvq.bytes;
 }
 
 static inline void window_update_check(struct arn_tcp_conn *c)

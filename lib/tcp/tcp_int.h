@@ -295,9 +295,9 @@ void tcp_parse_options(struct tcp_seg *s, const uint8_t *opt, unsigned len);
 
 /* A byte queue of single-segment mbufs linked through m->next. */
 struct tcp_q {
-	struct rte_mbuf *head, *tail;
-	uint32_t bytes;
+	uint32_t bytes; /* first: arn_tcp_conn_pub's rx_bytes is rcvq's */
 	uint32_t n;
+	struct rte_mbuf *head, *tail;
 };
 
 /* ---- congestion control ----------------------------------------------------- */
@@ -366,6 +366,11 @@ struct tcp_cubic {
 struct arn_tcp_worker;
 
 struct arn_tcp_conn {
+	/* first, as arn_tcp.h's struct arn_tcp_conn_pub: read inline by the
+	 * application (checked below the struct) */
+	void *user;
+	struct tcp_q rcvq; /* in order, unconsumed */
+
 	/* lookup: hot on every segment */
 	struct arn_tcp_conn *hnext;
 	uint32_t laddr, raddr;
@@ -479,7 +484,6 @@ struct arn_tcp_conn {
 	struct tcp_q sndq;	  /* bytes from snd_una on */
 	struct rte_mbuf *snd_cur; /* mbuf holding snd_nxt, or NULL: recompute */
 	uint32_t snd_cur_off;	  /* sequence of snd_cur's first byte */
-	struct tcp_q rcvq;	  /* in order, unconsumed */
 	struct tcp_q oooq;	  /* out of order, sorted; seq in m->hash.usr */
 	uint32_t rcvbuf, sndbuf;
 	uint32_t rmem_max; /* mbufs rcvq + oooq may hold (tcp_rmem.c) */
@@ -518,7 +522,6 @@ struct arn_tcp_conn {
 
 	/* application */
 	const struct arn_tcp_ops *ops;
-	void *user;
 	struct arn_tcp_listener *lsn; /* SYN queue accounting while SYN_RECEIVED */
 	int close_reason;
 	uint32_t index;
@@ -546,6 +549,11 @@ struct arn_tcp_conn {
 	bool paced_listed;
 	struct tcp_bbr bbr;
 } __rte_cache_aligned;
+
+_Static_assert(offsetof(struct arn_tcp_conn, user) == offsetof(struct arn_tcp_conn_pub, user) &&
+		   offsetof(struct arn_tcp_conn, rcvq.bytes) ==
+		       offsetof(struct arn_tcp_conn_pub, rx_bytes),
+	       "struct arn_tcp_conn starts as struct arn_tcp_conn_pub (arn_tcp.h)");
 
 struct arn_tcp_listener {
 	uint64_t cookie_sent_ms; /* last SYN cookie sent; 0: never */

@@ -135,14 +135,15 @@ void arn_net_resolve(struct arn_lcore *lc, uint32_t dst)
 #define CONNS 512
 
 struct arn_tcp_conn {
+	/* first, as arn_tcp.h's struct arn_tcp_conn_pub (read inline) */
+	void *user;
+	uint32_t rx_bytes;
 	bool used, upstream, connected;
 	const struct arn_tcp_ops *ops;
-	void *user;
 	uint32_t laddr, raddr;
 	uint16_t lport, rport;
 	struct rte_mbuf *rxq; /* one-segment mbufs linked by next */
-	uint32_t rx_bytes;
-	char *tx; /* everything the proxy wrote */
+	char *tx;	      /* everything the proxy wrote */
 	size_t tx_len, tx_cap;
 	bool tx_limited;    /* the send buffer takes only tx_room more bytes */
 	uint32_t tx_room;   /* (the TLS transport's test: a byte at a time) */
@@ -156,6 +157,10 @@ struct arn_tcp_conn {
 	unsigned writes; /* calls that wrote (lib/tcp's segments come from each) */
 };
 
+_Static_assert(offsetof(struct arn_tcp_conn, user) == offsetof(struct arn_tcp_conn_pub, user) &&
+		   offsetof(struct arn_tcp_conn, rx_bytes) ==
+		       offsetof(struct arn_tcp_conn_pub, rx_bytes),
+	       "the fake connection starts as struct arn_tcp_conn_pub");
 static struct arn_tcp_conn conns[CONNS];
 static const struct arn_tcp_ops *lsn_ops;
 static void *lsn_user, *lsn_user1; /* lc0's listener, lc1's */
@@ -234,11 +239,6 @@ struct arn_tcp_conn *arn_tcp_connect(struct arn_lcore *lc, uint32_t laddr, uint3
 	c->raddr = raddr;
 	c->rport = rport;
 	return c;
-}
-
-void *arn_tcp_user(const struct arn_tcp_conn *c)
-{
-	return c->user;
 }
 
 void arn_tcp_set_user(struct arn_tcp_conn *c, void *user)
@@ -332,11 +332,6 @@ uint32_t arn_tcp_read(struct arn_tcp_conn *c, void *buf, uint32_t len)
 	}
 	arn_tcp_rx_consume(c, got);
 	return got;
-}
-
-uint32_t arn_tcp_rx_pending(const struct arn_tcp_conn *c)
-{
-	return c->rx_bytes;
 }
 
 void arn_tcp_rx_consume(struct arn_tcp_conn *c, uint32_t n)

@@ -30,9 +30,13 @@ static int t_accept(struct arn_tcp_conn *c, void *u)
 	return 0;
 }
 
+static bool hold_data; /* t_data leaves what came in the receive queue */
+
 static void t_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
 {
 	(void)head;
+	if (hold_data)
+		return;
 	uint8_t buf[2048];
 	while (len) {
 		uint32_t n = arn_tcp_read(c, buf, RTE_MIN(len, (uint32_t)sizeof(buf)));
@@ -64,6 +68,7 @@ static int setup(void **state)
 	(void)state;
 	accepted = NULL;
 	closes = 0;
+	hold_data = false;
 	memset(&dp_conf, 0, sizeof(dp_conf));
 	dp_conf.tcp_max_connections =
 	    64; /* a LIFO free list: the next connection reuses the slot */
@@ -233,6 +238,39 @@ static void test_first_flight_arms_rto_or_probe(void **state)
 	}
 }
 
+/* arn_tcp.h's inline reads (struct arn_tcp_conn_pub over the stack's
+ * fields): the user pointer as set, the receive queue's bytes as they
+ * arrive and are consumed. */
+static void test_inline_reads_follow_the_stack(void **state)
+{
+	(void)state;
+	hold_data = true;
+	uint32_t seq, isn;
+	struct arn_tcp_conn *c = rack_connection(40200, &seq, &isn);
+	assert_null(arn_tcp_user(c));
+	int mark;
+	arn_tcp_set_user(c, &mark);
+	assert_ptr_equal(arn_tcp_user(c), &mark);
+	assert_int_equal(arn_tcp_rx_pending(c), 0);
+	static uint8_t data[300];
+	for (uint32_t i = 0; i < 3; i++) {
+		arn_tcp_input(lc, fake_seg(0xc6120063u, US, 40200, LPORT, TH_ACK | TH_PSH, seq,
+					   isn + 1, 65535, NULL, data, 100));
+		seq += 100;
+		assert_int_equal(arn_tcp_rx_pending(c), 100 * (i + 1));
+	}
+	arn_tcp_rx_consume(c, 150);
+	assert_int_equal(arn_tcp_rx_pending(c), 150);
+	assert_int_equal(arn_tcp_read(c, data, sizeof(data)), 150);
+	assert_int_equal(arn_tcp_rx_pending(c), 0);
+	assert_ptr_equal(arn_tcp_user(c), &mark);
+	arn_tcp_input(lc,
+		      fake_seg(0xc6120063u, US, 40200, LPORT, TH_RST, seq, 0, 0, NULL, NULL, 0));
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	assert_null(accepted);
+}
+
 int main(void)
 {
 	fake_eal_init();
@@ -240,6 +278,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_connection_segments_use_its_template, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_first_flight_arms_rto_or_probe, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_inline_reads_follow_the_stack, setup, teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	fake_eal_fini();
