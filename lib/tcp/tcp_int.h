@@ -942,9 +942,8 @@ uint32_t tcp_rack_pipe(const struct arn_tcp_conn *c);
 /* Arm the retransmission timer, or the tail loss probe timer when RACK may
  * use one (RFC 8985 7.2). */
 void tcp_rexmt_arm_pto(struct arn_tcp_conn *c);
-/* New data went out: (re)start the probe timer (RFC 8985 7.2), or arm
- * the RTO if none runs. */
-void tcp_rexmt_new_data(struct arn_tcp_conn *c);
+/* New data went out: tcp_rexmt_new_data in tcp_rack.h. */
+void tcp_rexmt_new_data_full(struct arn_tcp_conn *c);
 /* A probe went: the time to a second one in ms, or 0 for none. */
 uint64_t tcp_tlp_again_ms(const struct arn_tcp_conn *c);
 /* A new congestion response starts (loss recovery or RTO): remember what

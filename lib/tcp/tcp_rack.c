@@ -899,13 +899,8 @@ uint64_t tcp_tlp_again_ms(const struct arn_tcp_conn *c)
 
 void tcp_rexmt_arm_pto(struct arn_tcp_conn *c)
 {
-	/* A flight of one segment (every keep-alive request's response, and
-	 * its request upstream) with the RTO not backed off and not above
-	 * WCDelAckT: a probe, when pto_ms allows one, would wait at least
-	 * WCDelAckT, so never less than the RTO, which is armed as below
-	 * without computing either timeout. */
-	if (c->snd_max - c->snd_una <= c->mss && c->backoff == 0 &&
-	    c->rto <= TCP_TLP_WCDELACK_US / 1000) {
+	/* the RTO as below, without computing either timeout */
+	if (tcp_rto_first(c)) {
 		c->flags &= ~TF_TLP;
 		c->t_rexmt = c->wk->now_ms + c->rto;
 		tcp_timer_armed(c, c->t_rexmt);
@@ -925,7 +920,7 @@ void tcp_rexmt_arm_pto(struct arn_tcp_conn *c)
 	tcp_timer_armed(c, c->t_rexmt);
 }
 
-void tcp_rexmt_new_data(struct arn_tcp_conn *c)
+void tcp_rexmt_new_data_full(struct arn_tcp_conn *c)
 {
 	if (c->t_rexmt == 0 || (c->flags & (TF_PERSIST | TF_TLP))) {
 		c->flags &= ~TF_PERSIST;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "tcp_int.h"
+#include "tcp_timer.h"
 
 /* Bytes in flight: RACK's records, or RFC 6675's scoreboard. */
 uint32_t tcp_pipe_full(const struct arn_tcp_conn *c);
@@ -57,6 +58,31 @@ static inline void tcp_txr_sent(struct arn_tcp_conn *c, uint32_t seq, uint32_t l
 	else
 		c->txr_head = i;
 	c->txr_tail = i;
+}
+
+/* A flight of one segment (every keep-alive request's response, and its
+ * request upstream) with the RTO not backed off and not above WCDelAckT:
+ * a loss probe, when pto_ms (tcp_rack.c) allows one, would wait 2 x SRTT
+ * + WCDelAckT, never less than the RTO, so the RTO is the timer to arm. */
+static inline bool tcp_rto_first(const struct arn_tcp_conn *c)
+{
+	return c->snd_max - c->snd_una <= c->mss && c->backoff == 0 &&
+	       c->rto <= TCP_TLP_WCDELACK_US / 1000;
+}
+
+/* New data went out: (re)start the probe timer (RFC 8985 7.2), or arm the
+ * RTO if none runs. Inline for a flight that starts with one segment,
+ * once per segment sent on a keep-alive exchange; the rest in
+ * tcp_rexmt_new_data_full. */
+static inline void tcp_rexmt_new_data(struct arn_tcp_conn *c)
+{
+	if (c->t_rexmt == 0 && tcp_rto_first(c)) {
+		c->flags &= ~(TF_PERSIST | TF_TLP);
+		c->t_rexmt = c->wk->now_ms + c->rto;
+		tcp_timer_armed(c, c->t_rexmt);
+		return;
+	}
+	tcp_rexmt_new_data_full(c);
 }
 
 #endif
