@@ -234,6 +234,8 @@ int arn_tcp_write(struct arn_tcp_conn *c, const void *buf, uint32_t len)
 	return (int)done;
 }
 
+static void write_mbuf_chain(struct arn_tcp_conn *c, struct rte_mbuf *m);
+
 int arn_tcp_write_mbuf(struct arn_tcp_conn *c, struct rte_mbuf *m)
 {
 	int rc = writable_state(c);
@@ -243,6 +245,24 @@ int arn_tcp_write_mbuf(struct arn_tcp_conn *c, struct rte_mbuf *m)
 		c->flags |= TF_WANT_WRITE;
 		return -EAGAIN;
 	}
+	struct tcp_q *q = &c->sndq;
+	/* One mbuf into an empty queue (an HTTP head of one mbuf, the last
+	 * response ACKed): nothing to copy into, no loop, no frame for it. */
+	if (m->next == NULL && q->tail == NULL) {
+		m->nb_segs = 1;
+		m->pkt_len = m->data_len;
+		tcp_q_append(q, m);
+		if (m->data_len)
+			tcp_want_output(c);
+		return 0;
+	}
+	write_mbuf_chain(c, m);
+	return 0;
+}
+
+/* arn_tcp_write_mbuf's chain, or an mbuf joining a queue that holds some. */
+static __attribute__((noinline)) void write_mbuf_chain(struct arn_tcp_conn *c, struct rte_mbuf *m)
+{
 	struct tcp_q *q = &c->sndq;
 	uint32_t bytes = 0;
 	/* Linked as they are, except small ones (a peer's one-byte segments
@@ -270,7 +290,6 @@ int arn_tcp_write_mbuf(struct arn_tcp_conn *c, struct rte_mbuf *m)
 	}
 	if (bytes)
 		tcp_want_output(c);
-	return 0;
 }
 
 int arn_tcp_write_ref(struct arn_tcp_conn *c, struct rte_mbuf *m, const void *data, uint32_t len)
