@@ -188,6 +188,25 @@ void arn_tcp_want_writable(struct arn_tcp_conn *c)
 	c->flags |= TF_WANT_WRITE;
 }
 
+/* arn_tcp_write's usual case for a few bytes after a head (a small body
+ * by arn_tcp_write_ref): all of them into the send queue's tail, ours to
+ * write into. @return false, having done nothing, when they do not fit
+ * so (arn_tcp_write then). */
+static inline bool write_tail(struct arn_tcp_conn *c, const void *buf, uint32_t len)
+{
+	struct tcp_q *q = &c->sndq;
+	struct rte_mbuf *t = q->tail;
+	if (!t || len == 0 || len > sndbuf_space(c) || !RTE_MBUF_DIRECT(t) ||
+	    rte_mbuf_refcnt_read(t) != 1 || len > rte_pktmbuf_tailroom(t) || writable_state(c) != 0)
+		return false;
+	memcpy(rte_pktmbuf_mtod_offset(t, uint8_t *, t->data_len), buf, len);
+	t->data_len = (uint16_t)(t->data_len + len);
+	t->pkt_len = t->data_len;
+	q->bytes += len;
+	tcp_want_output(c);
+	return true;
+}
+
 int arn_tcp_write(struct arn_tcp_conn *c, const void *buf, uint32_t len)
 {
 	int rc = writable_state(c);
@@ -305,7 +324,7 @@ int arn_tcp_write_ref(struct arn_tcp_conn *c, struct rte_mbuf *m, const void *da
 	 * under pool pressure (tcp_rmem.c: under a quarter free, e.g. slow
 	 * readers holding full send queues) the bytes are copied, densely. */
 	if (len < c->wk->seg_max / 2 || c->wk->pressure)
-		return arn_tcp_write(c, data, len);
+		return write_tail(c, data, len) ? (int)len : arn_tcp_write(c, data, len);
 	int rc = writable_state(c);
 	if (rc != 0)
 		return rc;

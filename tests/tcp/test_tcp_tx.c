@@ -323,6 +323,62 @@ static void test_write_mbuf_queues_and_merges(void **state)
 	assert_null(accepted);
 }
 
+/* arn_tcp_write, and arn_tcp_write_ref of fewer bytes than half a segment
+ * (copied): bytes that fit the send queue's tail (ours alone) join it;
+ * more than fits fill it, then new mbufs; a tail shared with another
+ * holder (a reference) is left alone; what goes out is every byte in
+ * order. */
+static void test_write_fills_tail_then_mbufs(void **state)
+{
+	(void)state;
+	uint32_t seq, isn;
+	struct arn_tcp_conn *c = rack_connection(40400, &seq, &isn);
+	c->snd_wnd = 0; /* nothing leaves before the checks below */
+	static uint8_t src[4096];
+	assert_int_equal(arn_tcp_write_mbuf(c, filled_mbuf('a', 100)), 0);
+	struct rte_mbuf *b = filled_mbuf('b', 30);
+	assert_int_equal(arn_tcp_write_ref(c, b, rte_pktmbuf_mtod(b, void *), 30), 30);
+	rte_pktmbuf_free(b); /* copied: still the caller's */
+	assert_int_equal(c->sndq.n, 1);
+	assert_int_equal(c->sndq.bytes, 130);
+	assert_int_equal(c->sndq.tail->pkt_len, 130);
+	uint32_t room = rte_pktmbuf_tailroom(c->sndq.tail);
+	memset(src, 'c', room + 500);
+	assert_int_equal(arn_tcp_write(c, src, room + 500), (int)(room + 500));
+	assert_true(c->sndq.n >= 2);
+	assert_int_equal(c->sndq.bytes, 130 + room + 500);
+	/* the tail referenced elsewhere too: not written into */
+	struct rte_mbuf *tail = c->sndq.tail;
+	uint32_t n = c->sndq.n;
+	rte_mbuf_refcnt_update(tail, 1);
+	struct rte_mbuf *d = filled_mbuf('d', 10);
+	assert_int_equal(arn_tcp_write_ref(c, d, rte_pktmbuf_mtod(d, void *), 10), 10);
+	rte_pktmbuf_free(d);
+	assert_int_equal(c->sndq.n, n + 1);
+	rte_mbuf_refcnt_update(tail, -1);
+	arn_tcp_input(lc, fake_seg(0xc6120063u, US, 40400, LPORT, TH_ACK, seq, isn + 1, 65535, NULL,
+				   NULL, 0));
+	fake_advance(lc, 0);
+	static uint8_t got[8192];
+	uint32_t total = 0;
+	while (fake_next(lc, &out)) {
+		assert_true(total + out.len <= sizeof(got));
+		memcpy(got + total, out.data, out.len);
+		total += out.len;
+	}
+	assert_int_equal(total, 130 + room + 500 + 10);
+	for (uint32_t i = 0; i < total; i++)
+		assert_int_equal(got[i], i < 100		? 'a'
+					 : i < 130		? 'b'
+					 : i < 130 + room + 500 ? 'c'
+								: 'd');
+	arn_tcp_input(lc,
+		      fake_seg(0xc6120063u, US, 40400, LPORT, TH_RST, seq, 0, 0, NULL, NULL, 0));
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	assert_null(accepted);
+}
+
 int main(void)
 {
 	fake_eal_init();
@@ -332,6 +388,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_first_flight_arms_rto_or_probe, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_inline_reads_follow_the_stack, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write_mbuf_queues_and_merges, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_write_fills_tail_then_mbufs, setup, teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	fake_eal_fini();
