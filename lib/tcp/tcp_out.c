@@ -747,6 +747,12 @@ static __attribute__((noinline)) bool send_data(struct arn_tcp_conn *c)
 			c->rtt_seq = seq;
 			c->rtt_start = wk->now_ms;
 		}
+		/* tcp_may_send's answer when this emptied the queue and no FIN
+		 * waits (a keep-alive request's or response's one segment),
+		 * from what the round already has */
+		if (len == avail && !fin_q && c->recovery == TCP_REC_NONE &&
+		    c->lost_bytes <= c->retrans_bytes)
+			break;
 	} while (tcp_may_send(c));
 
 	/* RTO per RFC 6298 5.1 (not restarted by new data); a loss probe timer
