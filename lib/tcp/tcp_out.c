@@ -297,8 +297,13 @@ static inline __attribute__((always_inline)) int xmit_body(struct arn_tcp_conn *
 		TCP_INC(wk, OUT_OVERSIZE);
 		return -EMSGSIZE;
 	}
-	th->src_port = rte_cpu_to_be_16(c->lport);
-	th->dst_port = rte_cpu_to_be_16(c->rport);
+	/* both ports in one word: lport and rport are adjacent (checked in
+	 * tcp_int.h), so byte-swapped whole and turned by 16 bits */
+	uint32_t ports;
+	memcpy(&ports, &c->lport, sizeof(ports));
+	ports = rte_bswap32(ports);
+	ports = ports >> 16 | ports << 16;
+	memcpy(&th->src_port, &ports, sizeof(ports));
 	th->sent_seq = rte_cpu_to_be_32(seq);
 	th->recv_ack = (flags & TH_ACK) ? rte_cpu_to_be_32(c->rcv_nxt) : 0;
 	th->tcp_flags = flags;
