@@ -50,8 +50,9 @@
  *   5. A grant is kept only by reading (issue 16, the stalled download:
  *      one client that stopped reading kept a grown upstream buffer full,
  *      2,046 of the worker's 2,047 mbufs, and no other connection could
- *      grow). A connection whose application has read nothing for a few
- *      round trips (or that has nothing to read: idle) is clamped: its
+ *      grow). A connection that has had nothing to read for a few round
+ *      trips (idle), or whose application has read nothing for as many
+ *      while others want the bound (see rmem_contended()), is clamped: its
  *      buffer goes back to rcvbuf, so its advertised right edge stays
  *      where it is (never retracted, RFC 9293 3.8.6) and moves again only
  *      once the base buffer reaches past it; its grant shrinks to what it
@@ -302,6 +303,18 @@ static bool read_within(struct arn_tcp_conn *c, uint64_t ms)
 	return wk->now_ms - c->rmem_read_ms < ms;
 }
 
+/* Is the worker's bound wanted by others than @p c: the pool under
+ * pressure, or the other connections' grants more than half of the
+ * bound? A connection never crowds out itself: alone on the bound (one
+ * may grow to all of it) it keeps its grant, and a newcomer's growth
+ * takes it back when it comes (reclaim()). */
+static bool rmem_contended(const struct arn_tcp_conn *c)
+{
+	const struct arn_tcp_worker *wk = c->wk;
+	uint64_t others = wk->cnt[ARN_TCP_C_RCVBUF_GROWN_MBUFS] - c->rmem_grant;
+	return wk->pressure || others > wk->rmem_grow_max / 2;
+}
+
 static bool stalled(struct arn_tcp_conn *c, bool short_of_budget)
 {
 	uint64_t rtt_ms = (c->rcv_rtt8_us >> 3) / 1000;
@@ -309,7 +322,13 @@ static bool stalled(struct arn_tcp_conn *c, bool short_of_budget)
 		return !read_within(c, RTE_MAX(rtt_ms, (uint64_t)TCP_RMEM_RECLAIM_MIN_MS)) ||
 		       c->rcvq.bytes > c->rcvbuf / 2;
 	uint64_t floor = c->rcvq.bytes ? TCP_RMEM_STALL_MIN_MS : TCP_RMEM_IDLE_MIN_MS;
-	return !read_within(c, RTE_MAX(TCP_RMEM_STALL_RTTS * rtt_ms, floor));
+	if (read_within(c, RTE_MAX(TCP_RMEM_STALL_RTTS * rtt_ms, floor)))
+		return false;
+	/* an application not reading is often waiting on its own sending
+	 * direction (an echo, a proxy whose other side is in loss recovery):
+	 * what it holds is held either way, and clamping only costs its
+	 * window; so unless others want the bound, an idle one only */
+	return c->rcvq.bytes == 0 || rmem_contended(c);
 }
 
 /* @p more mbufs of the worker's bound join @p c's budget. */

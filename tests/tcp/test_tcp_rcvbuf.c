@@ -452,11 +452,12 @@ static void idle_ms(unsigned ms)
 
 /* Issue 16, the stalled download: connection a grows to the worker's
  * bound, then its application stops reading and the peer fills the
- * window. After a few round trips a is clamped: its advertised right edge
- * stays where it was (never retracted), and the part of its grant that it
- * does not hold goes back to the worker; so b, reading, grows. As a's
- * application drains what it holds, the rest of its grant goes back, its
- * buffer is the base one again, and the drain alone does not grow it. */
+ * window. Alone on the bound, a keeps its grant: nobody wants it. Once b,
+ * reading, wants to grow, a is clamped: its advertised right edge stays
+ * where it was (never retracted), and the part of its grant that it does
+ * not hold goes back to the worker; so b grows. As a's application
+ * drains what it holds, the rest of its grant goes back, its buffer is
+ * the base one again, and the drain alone does not grow it. */
 static void test_stalled_connection_gives_back_its_grant(void **state)
 {
 	(void)state;
@@ -468,13 +469,24 @@ static void test_stalled_connection_gives_back_its_grant(void **state)
 	holding = a.c;
 	for (int i = 0; i < 8; i++)
 		peer_round(&a, 2);
+	uint32_t granted = ac->rmem_grant;
 	idle_ms(20);
-	assert_true(cnt(ARN_TCP_C_RCVBUF_CLAMPED) >= 1);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_CLAMPED), 0);
+	assert_int_equal(ac->rmem_grant, granted);
 	assert_true(ac->rcvq.bytes > 1u << 20); /* it filled */
+	/* b reads, and grows: a's grant is taken back */
+	peer_open(&b, 40001);
+	for (int i = 0; i < 12; i++) {
+		peer_round(&b, 2);
+		assert_true(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS) <= wk->rmem_grow_max);
+	}
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_CLAMPED), 1);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_RECLAIMED), 1);
+	assert_true(b.c->rcvbuf > 1u << 20);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS), ac->rmem_grant + b.c->rmem_grant);
 	/* the grant is what it holds beyond the base budget, no more */
 	assert_int_equal(ac->rmem_max, RTE_MAX(base, ac->rcvq.n + ac->oooq.n));
 	assert_int_equal(ac->rmem_grant, ac->rmem_max - base);
-	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS), ac->rmem_grant);
 	assert_true(cnt(ARN_TCP_C_RCVBUF_SHRUNK_MBUFS) > 0);
 	assert_int_equal(ac->rcvbuf, 64 * 1024);
 	/* the edge stays */
@@ -482,14 +494,6 @@ static void test_stalled_connection_gives_back_its_grant(void **state)
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(peer_round(&a, 2), 0);
 	assert_int_equal(a.edge, edge);
-	/* b reads, and grows */
-	peer_open(&b, 40001);
-	for (int i = 0; i < 12; i++) {
-		peer_round(&b, 2);
-		assert_true(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS) <= wk->rmem_grow_max);
-	}
-	assert_true(b.c->rcvbuf > 1u << 20);
-	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS), ac->rmem_grant + b.c->rmem_grant);
 	/* a drains: its grant goes back as it does */
 	uint32_t g0 = ac->rmem_grant;
 	arn_tcp_rx_consume(ac, ac->rcvq.bytes / 2);
@@ -525,6 +529,67 @@ static void test_growth_reclaims_from_a_connection_not_reading(void **state)
 	assert_true(a.c->rmem_clamped);
 	assert_true(b.c->rcvbuf > 256 * 1024);
 	assert_true(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS) <= wk->rmem_grow_max);
+	assert_int_equal(a.retracted, 0);
+}
+
+/* Connection a grows to 1 MiB, then its application stops reading for
+ * 20 ms (an echo or a proxy waiting on its own sending direction) and
+ * its peer fills the window. With @p others connections holding grants
+ * of their own, reading: */
+static struct arn_tcp_conn *pause_reading(struct peer *a, int others)
+{
+	struct peer o[3];
+	for (int k = 0; k < others; k++) {
+		peer_open(&o[k], (uint16_t)(40001 + k));
+		for (int i = 0; i < 24; i++)
+			peer_round(&o[k], 2);
+		assert_int_equal(o[k].c->rcvbuf, 1u << 20);
+	}
+	peer_open(a, 40000);
+	for (int i = 0; i < 24; i++)
+		peer_round(a, 2);
+	assert_int_equal(a->c->rcvbuf, 1u << 20);
+	holding = a->c;
+	peer_round(a, 2);
+	peer_round(a, 2);
+	assert_true(a->c->rcvq.bytes > 512 * 1024);
+	idle_ms(20);
+	return a->c;
+}
+
+/* ... none: the worker's bound is mostly free (a's grant is a quarter of
+ * it), nobody wants a's grant, and a keeps it and its window. */
+static void test_pause_in_reading_keeps_the_grant_while_the_bound_is_free(void **state)
+{
+	(void)state;
+	struct peer a;
+	struct arn_tcp_conn *c = pause_reading(&a, 0);
+	uint32_t granted = c->rmem_grant;
+	assert_true(granted > 0);
+	assert_true(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS) < c->wk->rmem_grow_max / 2);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_CLAMPED), 0);
+	assert_int_equal(c->rcvbuf, 1u << 20);
+	/* it reads again: the whole window reopens at once */
+	holding = NULL;
+	arn_tcp_rx_consume(c, c->rcvq.bytes);
+	peer_read(&a);
+	assert_true(a.edge - c->rcv_nxt >= (1u << 20) * 3 / 4);
+	assert_int_equal(c->rmem_grant, granted);
+	assert_int_equal(a.retracted, 0);
+}
+
+/* ... three: the others hold more than half of the bound, which is
+ * contended, and a is clamped after the 10 ms with no growth asking. */
+static void test_pause_in_reading_clamps_when_the_bound_is_contended(void **state)
+{
+	(void)state;
+	struct peer a;
+	struct arn_tcp_conn *c = pause_reading(&a, 3);
+	assert_true(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS) - c->rmem_grant > c->wk->rmem_grow_max / 2);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_CLAMPED), 1);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_RECLAIMED), 0);
+	assert_true(c->rmem_clamped);
+	assert_int_equal(c->rcvbuf, 64 * 1024);
 	assert_int_equal(a.retracted, 0);
 }
 
@@ -649,6 +714,10 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_growth_reclaims_from_a_connection_not_reading,
 					    setup_big, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_pause_in_reading_keeps_the_grant_while_the_bound_is_free, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_pause_in_reading_clamps_when_the_bound_is_contended, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_idle_connection_gives_back_its_grant, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(
