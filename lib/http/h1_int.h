@@ -10,6 +10,7 @@
 #endif
 
 #include "arn_h1.h"
+#include "http_zero.h"
 
 #define ARN_H1_C_TOKEN 0x01 /* tchar (RFC 9110 5.6.2) */
 #define ARN_H1_C_VALUE 0x02 /* field-value octet: HTAB, SP, VCHAR, obs-text */
@@ -229,29 +230,8 @@ h1_scan_token(const unsigned char *q, const unsigned char *end, const unsigned c
 	return q;
 }
 
-/*
- * Zero @p n bytes (a constant at every call: a struct) with 16-byte
- * stores. GCC makes a memset of a 144-byte struct a `rep stosq`, which
- * has a start-up cost of tens of cycles and runs (callgrind counts) one
- * step per 8 bytes: about 26 instructions where these stores are 10, and
- * the parser's message and the writer's edit table are cleared several
- * times a request.
- */
-static inline __attribute__((always_inline)) void h1_zero(void *d, size_t n)
-{
-#if defined(__SSE2__)
-	char *c = d;
-	const __m128i z = _mm_setzero_si128();
-	size_t i = 0;
-#pragma GCC unroll 16
-	for (; i + 16 <= n; i += 16)
-		_mm_storeu_si128((__m128i *)(void *)(c + i), z);
-	if (i < n)
-		memset(c + i, 0, n - i);
-#else
-	memset(d, 0, n);
-#endif
-}
+/* The parser's message and the writer's edit table: http_zero.h */
+#define h1_zero http_zero
 
 /* arn_h1_parser_idle, inline for the codec's input loop (twice a message:
  * a call there cost more than the test). ST_IDLE, h1_parse.c's first

@@ -32,6 +32,7 @@
 #include "http_router_filter.h"
 #include "http_stream.h"
 #include "http_upstream.h"
+#include "http_zero.h"
 
 static void stream_idle_timeout(struct http_timer *t);
 
@@ -207,16 +208,16 @@ static void stream_reset(struct http_stream *st)
 		offsetof(struct http_stream, res) + sizeof(st->res) ==
 		    offsetof(struct http_stream, req),
 	    "hc first; route_timer to res: the timers, last_activity_ms, attempts, res");
-	memset((char *)st + sizeof(st->hc), 0,
-	       offsetof(struct http_stream, route_timer) - sizeof(st->hc));
+	http_zero((char *)st + sizeof(st->hc),
+		  offsetof(struct http_stream, route_timer) - sizeof(st->hc));
 	st->last_activity_ms = 0;
 	st->attempts = 0;
 	st->res = NULL;
 	msgbuf_clear(&st->req);
-	memset(&st->resp.m, 0, sizeof(st->resp.m));
+	http_zero(&st->resp.m, sizeof(st->resp.m));
 	msgbuf_clear(&st->resp);
 	const size_t tail = offsetof(struct http_stream, resp) + sizeof(struct http_msgbuf);
-	memset((char *)st + tail, 0, sizeof(*st) - tail);
+	http_zero((char *)st + tail, sizeof(*st) - tail);
 }
 
 void http_stream_init(struct http_stream *st, struct http_conn *hc)

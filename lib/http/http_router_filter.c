@@ -20,6 +20,7 @@
 #include "http_router_filter.h"
 #include "http_stream.h"
 #include "http_upstream.h"
+#include "http_zero.h"
 
 static void retry_fire(struct http_timer *t);
 static void try_timeout(struct http_timer *t);
@@ -58,7 +59,7 @@ void http_xreq_init(struct http_stream *st, struct http_res *r)
 		offsetof(struct http_xreq, tfr) ==
 		    offsetof(struct http_xreq, try_idle_timer) + sizeof(struct http_timer),
 	    "the timers are last but tfr");
-	memset(x, 0, offsetof(struct http_xreq, retry_timer));
+	http_zero(x, offsetof(struct http_xreq, retry_timer));
 	x->tfr[0] = '\0';
 	x->st = st;
 	x->retry_timer.fn = retry_fire;
