@@ -393,8 +393,13 @@ void arn_h1_parser_resume(struct arn_h1_parser *p);
 /** Why the parser failed (ARN_H1_E_NONE if it did not). */
 enum arn_h1_err arn_h1_parser_error(const struct arn_h1_parser *p);
 
-/** Is the parser between messages (no byte of a next message consumed)? */
-bool arn_h1_parser_idle(const struct arn_h1_parser *p);
+/** Is the parser between messages (no byte of a next message consumed)?
+ * Inline: the upstream's release asks once a request. Its idle state is 0
+ * (asserted in h1_parse.c). */
+static inline bool arn_h1_parser_idle(const struct arn_h1_parser *p)
+{
+	return p->state == 0;
+}
 
 /** Is the parser inside a chunked body's trailer section? Its lines'
  * slices point into the runs passed since the last chunk, which the caller

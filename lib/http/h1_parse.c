@@ -34,7 +34,8 @@ enum {
 	ST_ERROR,
 };
 
-_Static_assert(ST_IDLE == 0, "h1_parser_idle (h1_int.h) tests for 0");
+_Static_assert(ST_IDLE == 0,
+	       "h1_parser_idle (h1_int.h) and arn_h1_parser_idle (arn_h1.h) test for 0");
 _Static_assert(ST_END == H1_ST_END, "h1_parser_end_now (h1_int.h) tests for H1_ST_END");
 _Static_assert(ST_BODY_CL == H1_ST_BODY_CL, "the codec tests for H1_ST_BODY_CL");
 
@@ -1354,11 +1355,6 @@ void arn_h1_parser_resume(struct arn_h1_parser *p)
 enum arn_h1_err arn_h1_parser_error(const struct arn_h1_parser *p)
 {
 	return (enum arn_h1_err)p->err;
-}
-
-bool arn_h1_parser_idle(const struct arn_h1_parser *p)
-{
-	return p->state == ST_IDLE;
 }
 
 bool arn_h1_parser_in_trailers(const struct arn_h1_parser *p)
