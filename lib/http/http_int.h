@@ -412,8 +412,15 @@ enum http_retry_status {
 	HTTP_RETRY_OVERFLOW, /* retriable, but max_retries is reached: flag UO */
 };
 
-/** Start @p r for a request routed with @p rp (may be NULL or not present). */
-void http_retry_init(struct http_retry *r, const struct arn_cfg_retry_policy *rp);
+/** Start @p r for a request routed with @p rp (may be NULL or not present).
+ * Inline: every attempt's start (bench_hcm: a call for four stores). */
+static inline void http_retry_init(struct http_retry *r, const struct arn_cfg_retry_policy *rp)
+{
+	r->rp = rp && rp->present && rp->retry_on ? rp : NULL;
+	r->left = r->rp ? rp->num_retries : 0;
+	r->n = 0;
+	r->holding = false;
+}
 /** Does @p rp retry a final response with @p status? (retry_on 5xx,
  * gateway-error, retriable-4xx, retriable-status-codes; never when the
  * upstream said x-envoy-ratelimited) */

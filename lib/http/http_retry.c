@@ -46,14 +46,6 @@ bool http_retry_on_reset(const struct arn_cfg_retry_policy *rp, enum http_reset_
 	return (on & (ARN_CFG_RETRY_RESET | ARN_CFG_RETRY_5XX | ARN_CFG_RETRY_GATEWAY_ERROR)) != 0;
 }
 
-void http_retry_init(struct http_retry *r, const struct arn_cfg_retry_policy *rp)
-{
-	r->rp = rp && rp->present && rp->retry_on ? rp : NULL;
-	r->left = r->rp ? rp->num_retries : 0;
-	r->n = 0;
-	r->holding = false;
-}
-
 enum http_retry_status http_retry_should(struct http_retry *r, bool would, int32_t *active,
 					 uint32_t max_active, bool *success)
 {
