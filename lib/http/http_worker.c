@@ -15,7 +15,7 @@
 
 /* ---- small services ------------------------------------------------------------ */
 
-uint64_t *http_lb_rr(struct http_worker *w, uint64_t key)
+uint64_t *http_lb_rr_probe(struct http_worker *w, uint64_t key)
 {
 	key |= 1;
 	for (unsigned i = 0; i < HTTP_LB_SLOTS; i++) {

@@ -220,9 +220,19 @@ static inline uint64_t http_rand(struct http_worker *w)
  * The worker's round-robin position for the cluster whose name hashes to
  * @p key (open addressing in w->lb; the router, sub-requests and tcp_proxy
  * share it, so a cluster is balanced alike by all). NULL when the table is
- * full (the balancer then starts from 0).
+ * full (the balancer then starts from 0). http_lb_rr_probe: the same from
+ * the probe's start.
  */
-uint64_t *http_lb_rr(struct http_worker *w, uint64_t key);
+uint64_t *http_lb_rr_probe(struct http_worker *w, uint64_t key);
+/* The usual find inline, the cluster's slot at its first probe (every
+ * attempt's start asks); the probe and the insert out of line. */
+static inline uint64_t *http_lb_rr(struct http_worker *w, uint64_t key)
+{
+	struct http_lb_state *s = &w->lb[(key | 1) & (HTTP_LB_SLOTS - 1)];
+	if (s->key == (key | 1))
+		return &s->rr;
+	return http_lb_rr_probe(w, key);
+}
 /** The Date header's value for now, formatted once a second. */
 const char *http_date(struct http_worker *w, uint32_t *len);
 /** The worker's TSC as lib/net read it for this loop iteration. Inline:
