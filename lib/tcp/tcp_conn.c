@@ -83,68 +83,68 @@ void tcp_rack_wait(struct arn_tcp_conn *c)
 	c->wk->rack_wait = c;
 }
 
+/* The link of @p c at byte offset @p off: one list's code for both lists */
+static inline struct tcp_link *link_at(struct arn_tcp_conn *c, size_t off)
+{
+	return (struct tcp_link *)((char *)c + off);
+}
+
+static void list_append(struct tcp_list *l, struct arn_tcp_conn *c, size_t off)
+{
+	struct tcp_link *k = link_at(c, off);
+	k->next = NULL;
+	k->prev = l->tail;
+	if (l->tail)
+		link_at(l->tail, off)->next = c;
+	else
+		l->head = c;
+	l->tail = c;
+}
+
+static void list_remove(struct tcp_list *l, struct arn_tcp_conn *c, size_t off)
+{
+	struct tcp_link *k = link_at(c, off);
+	if (k->prev)
+		link_at(k->prev, off)->next = k->next;
+	else
+		l->head = k->next;
+	if (k->next)
+		link_at(k->next, off)->prev = k->prev;
+	else
+		l->tail = k->prev;
+	k->prev = k->next = NULL;
+}
+
 void tcp_ooo_track(struct arn_tcp_conn *c)
 {
-	struct arn_tcp_worker *wk = c->wk;
 	if (c->ooo_listed)
 		return;
 	c->ooo_listed = true;
-	c->ooo_next = NULL;
-	c->ooo_prev = wk->ooo_tail;
-	if (wk->ooo_tail)
-		wk->ooo_tail->ooo_next = c;
-	else
-		wk->ooo_head = c;
-	wk->ooo_tail = c;
+	list_append(&c->wk->ooo, c, offsetof(struct arn_tcp_conn, ooo_link));
 }
 
 void tcp_ooo_untrack(struct arn_tcp_conn *c)
 {
-	struct arn_tcp_worker *wk = c->wk;
 	if (!c->ooo_listed)
 		return;
 	c->ooo_listed = false;
-	if (c->ooo_prev)
-		c->ooo_prev->ooo_next = c->ooo_next;
-	else
-		wk->ooo_head = c->ooo_next;
-	if (c->ooo_next)
-		c->ooo_next->ooo_prev = c->ooo_prev;
-	else
-		wk->ooo_tail = c->ooo_prev;
-	c->ooo_prev = c->ooo_next = NULL;
+	list_remove(&c->wk->ooo, c, offsetof(struct arn_tcp_conn, ooo_link));
 }
 
 void tcp_rmem_track(struct arn_tcp_conn *c)
 {
-	struct arn_tcp_worker *wk = c->wk;
 	if (c->rmem_listed)
 		return;
 	c->rmem_listed = true;
-	c->rmem_next = NULL;
-	c->rmem_prev = wk->rmem_tail;
-	if (wk->rmem_tail)
-		wk->rmem_tail->rmem_next = c;
-	else
-		wk->rmem_head = c;
-	wk->rmem_tail = c;
+	list_append(&c->wk->rmem, c, offsetof(struct arn_tcp_conn, rmem_link));
 }
 
 void tcp_rmem_untrack(struct arn_tcp_conn *c)
 {
-	struct arn_tcp_worker *wk = c->wk;
 	if (!c->rmem_listed)
 		return;
 	c->rmem_listed = false;
-	if (c->rmem_prev)
-		c->rmem_prev->rmem_next = c->rmem_next;
-	else
-		wk->rmem_head = c->rmem_next;
-	if (c->rmem_next)
-		c->rmem_next->rmem_prev = c->rmem_prev;
-	else
-		wk->rmem_tail = c->rmem_prev;
-	c->rmem_prev = c->rmem_next = NULL;
+	list_remove(&c->wk->rmem, c, offsetof(struct arn_tcp_conn, rmem_link));
 }
 
 uint32_t tcp_rmem_budget(const struct arn_tcp_worker *wk, uint32_t rcvbuf)

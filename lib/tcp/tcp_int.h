@@ -291,6 +291,19 @@ struct tcp_seg {
  * options end parsing (what was parsed so far stays). */
 void tcp_parse_options(struct tcp_seg *s, const uint8_t *opt, unsigned len);
 
+/* ---- a worker's lists of connections ------------------------------------------ */
+
+/* A connection's place on one of its worker's lists (the out-of-order
+ * queues', the receive grants'), linked both ways so that a connection
+ * leaves in O(1) when it closes (tcp_conn.c, tcp_list_append/remove). */
+struct tcp_link {
+	struct arn_tcp_conn *prev, *next;
+};
+/* oldest first: appended at the tail, pruned or visited from the head */
+struct tcp_list {
+	struct arn_tcp_conn *head, *tail;
+};
+
 /* ---- mbuf queues -------------------------------------------------------------- */
 
 /* A byte queue of single-segment mbufs linked through m->next. */
@@ -499,14 +512,14 @@ struct arn_tcp_conn {
 	uint64_t rcvq_space_us;	 /* when this one began */
 	uint64_t chack_ms;	 /* last challenge ACK for a SYN or data (rate limit) */
 	bool ooo_listed;	 /* on the worker's list of out-of-order queues */
-	struct arn_tcp_conn *ooo_prev, *ooo_next;
+	struct tcp_link ooo_link;
 	/* the grant's upkeep (tcp_rmem.c): a connection that stops reading
 	 * keeps of it only what it holds */
 	bool rmem_clamped;	/* not reading: the edge stays, the grant follows what it holds */
 	bool rmem_listed;	/* on the worker's list of grants */
 	uint32_t rmem_read_seq; /* what it had read when last looked at */
 	uint64_t rmem_read_ms;	/* when it was last seen reading */
-	struct arn_tcp_conn *rmem_prev, *rmem_next;
+	struct tcp_link rmem_link;
 
 	/* transmit: lib/net's Ethernet and IPv4 headers of this flow, built
 	 * once and copied into each segment (arn_net_tcp_output, tcp_out.c) */
@@ -599,7 +612,7 @@ struct arn_tcp_worker {
 	 * pool holds after the headroom, less the largest TCP header. Every
 	 * MSS is clamped to it (segments are built in one mbuf). */
 	uint32_t seg_max;
-	enum arn_tcp_cc cc_default;
+	enum arn_tcp_cc cc_default; /* for ARN_TCP_CC_DEFAULT: CUBIC or NewReno */
 
 	/* receive memory in mbufs (tcp_rmem.c) */
 	struct rte_mempool *pool; /* the pool every segment comes from */
@@ -613,11 +626,10 @@ struct arn_tcp_worker {
 	 * or UINT16_MAX: too many to list, rte_mempool_avail_count counts */
 	uint16_t n_cache_lcores;
 	uint16_t cache_lcores[16];
-	struct arn_tcp_conn *ooo_head, *ooo_tail;
-	/* oldest out-of-order queue first */ /* for ARN_TCP_CC_DEFAULT: CUBIC or NewReno */
+	struct tcp_list ooo; /* out-of-order queues, the oldest first */
 
 	/* grants of grown receive buffers, the longest not looked at first */
-	struct arn_tcp_conn *rmem_head, *rmem_tail;
+	struct tcp_list rmem;
 
 	/* flow table */
 	struct arn_tcp_conn **htab;

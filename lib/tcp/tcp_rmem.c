@@ -398,8 +398,8 @@ static uint32_t reclaim(struct arn_tcp_conn *c, uint32_t want)
 {
 	struct arn_tcp_worker *wk = c->wk;
 	uint32_t freed = 0;
-	for (unsigned i = 0; i < TCP_RMEM_RECLAIM_SCAN && wk->rmem_head && freed < want; i++) {
-		struct arn_tcp_conn *x = wk->rmem_head;
+	for (unsigned i = 0; i < TCP_RMEM_RECLAIM_SCAN && wk->rmem.head && freed < want; i++) {
+		struct arn_tcp_conn *x = wk->rmem.head;
 		rotate(x);
 		if (x == c)
 			continue;
@@ -421,8 +421,8 @@ static uint32_t reclaim(struct arn_tcp_conn *c, uint32_t want)
  * what it drained. */
 static void rmem_visit(struct arn_tcp_worker *wk)
 {
-	for (unsigned i = 0; i < TCP_RMEM_VISIT && wk->rmem_head; i++) {
-		struct arn_tcp_conn *x = wk->rmem_head;
+	for (unsigned i = 0; i < TCP_RMEM_VISIT && wk->rmem.head; i++) {
+		struct arn_tcp_conn *x = wk->rmem.head;
 		rotate(x);
 		if (x->rmem_clamped)
 			rmem_trim(x);
@@ -554,8 +554,8 @@ bool tcp_rmem_admit(struct arn_tcp_conn *c, bool in_order)
 		/* the worker's bound: the oldest queue goes, if not ours. A
 		 * grown connection may pass it by its own grant (6. above) */
 		uint64_t max = (uint64_t)wk->ooo_max + c->rmem_grant;
-		while (wk->cnt[ARN_TCP_C_OOO_MBUFS] >= max && wk->ooo_head && wk->ooo_head != c)
-			tcp_ooo_prune(wk->ooo_head);
+		while (wk->cnt[ARN_TCP_C_OOO_MBUFS] >= max && wk->ooo.head && wk->ooo.head != c)
+			tcp_ooo_prune(wk->ooo.head);
 		if (wk->cnt[ARN_TCP_C_OOO_MBUFS] >= max) {
 			TCP_INC(wk, OOO_DROPPED);
 			return false;
@@ -605,8 +605,8 @@ void tcp_rmem_poll(struct arn_tcp_worker *wk)
 	if (wk->pressure && !was)
 		TCP_INC(wk, MEM_PRESSURE);
 	if (wk->pressure)
-		while (wk->ooo_head)
-			tcp_ooo_prune(wk->ooo_head);
-	if (wk->rmem_head)
+		while (wk->ooo.head)
+			tcp_ooo_prune(wk->ooo.head);
+	if (wk->rmem.head)
 		rmem_visit(wk);
 }

@@ -3576,7 +3576,7 @@ static void test_ooo_gauge_returns_to_zero(void **state)
 	fake_advance(lc, 1);
 	assert_int_equal(cnt(ARN_TCP_C_OOO_MBUFS), 0);
 	struct arn_tcp_worker *wk = tcp_wk(lc);
-	assert_null(wk->ooo_head);
+	assert_null(wk->ooo.head);
 }
 
 /* The pool itself: under a quarter free, out-of-order queues go and none
