@@ -24,6 +24,7 @@
 #include "http_l4.h"
 #include "http_hcm.h"
 #include "http_mcp.h"
+#include "http_drain.h"
 #include "http_stream.h"
 #include "http_tcpp.h"
 #include "http_upstream.h"

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "arn_config.h"
+#include "http_drain.h"
 #include "http_stream.h"
 #include "http_worker.h"
 

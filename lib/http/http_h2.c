@@ -24,6 +24,7 @@
 #include "http_h2_mem.h"
 #include "http_hcm.h"
 #include "http_local.h"
+#include "http_drain.h"
 #include "http_stream.h"
 #include "http_upstream.h"
 

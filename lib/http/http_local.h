@@ -17,6 +17,8 @@
 #include <stdint.h>
 
 #include "arn_h1.h"
+#include "http_drain.h"
+#include "http_stream.h"
 
 struct http_conn;
 struct http_stream;
@@ -45,8 +47,21 @@ void http_local_reply_route(struct http_stream *st, unsigned status, const char 
 void http_reset_reply(struct http_stream *st, unsigned status, const char *reason, uint32_t flags,
 		      const char *details);
 
-/** http_hc_drain's part while health checks fail (http_stream.h). */
+/** http_hc_drain's part while health checks fail. */
 void http_hc_drain_failed(struct http_conn *hc);
+/** While health checks fail, or when its replaced listener's drain says
+ * so (http_drain_close): @p hc closes after this response (counted once
+ * per connection in downstream_cx_drain_close). Inline: asked at every
+ * response, which nearly always goes on. */
+static inline void http_hc_drain(struct http_conn *hc)
+{
+	/* a listener replaced by a newer generation drains its connections,
+	 * gradually as Envoy's drain manager does (http_conn.c) */
+	if (!hc->close_after && http_drain_close(hc))
+		hc->close_after = true;
+	if (http_healthcheck_failed())
+		http_hc_drain_failed(hc);
+}
 /** While health checks fail, x-envoy-immediate-health-check-fail into
  * @p e for a response of @p st. @return true when it is due. */
 bool http_hc_fail_header(const struct http_stream *st, struct arn_h1_edit *e);

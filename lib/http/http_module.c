@@ -36,6 +36,7 @@
 #include "arn_tcp.h"
 #include "http_conn.h"
 #include "http_filter.h"
+#include "http_drain.h"
 #include "http_stream.h"
 #include "http_grpc_stats.h"
 #include "http_mcp_tools.h"

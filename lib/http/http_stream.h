@@ -441,58 +441,6 @@ static inline void http_conn_close(struct http_conn *hc)
 
 #define http_conn_abort(hc) ((hc)->ops->reset((hc), __LINE__))
 
-/* ---- listener drain (http_conn.c) ------------------------------------------------------- */
-
-/**
- * Should the response about to start on @p hc close its connection because
- * its listener was replaced (Envoy's drainClose())? True with a probability
- * rising from 0 to 1 over the drain time of the replaced version (1 with
- * --drain-strategy immediate); false while the connection's filter chain
- * is one the new version kept. Counted in downstream_cx_drain_close.
- */
-bool http_drain_close_slow(struct http_conn *hc, const struct arn_cfg_gen *g);
-/* Asked at every response: inline while the generation (and the
- * connection's listener) are those the last answer found current. */
-static inline bool http_drain_close(struct http_conn *hc)
-{
-	struct http_worker *w = hc->w;
-	if (!w->store || !hc->lsn)
-		return false;
-	const struct arn_cfg_gen *g = arn_config_gen_at(w->gen_slot);
-	if (arn_cfg_gen_id(g) == hc->lsn_gen_id && hc->lsn_cur == hc->lsn)
-		return false;
-	return http_drain_close_slow(hc, g);
-}
-
-void http_hc_drain_failed(struct http_conn *hc); /* http_local.c */
-/** While health checks fail, or when its replaced listener's drain says
- * so (http_drain_close): @p hc closes after this response (counted once
- * per connection in downstream_cx_drain_close). Inline: asked at every
- * response, which nearly always goes on. */
-static inline void http_hc_drain(struct http_conn *hc)
-{
-	/* a listener replaced by a newer generation drains its connections,
-	 * gradually as Envoy's drain manager does (http_conn.c) */
-	if (!hc->close_after && http_drain_close(hc))
-		hc->close_after = true;
-	if (http_healthcheck_failed())
-		http_hc_drain_failed(hc);
-}
-struct arn_cfg_listener;
-/** The drain of listener @p l on @p w (NULL: @p l does not drain there). */
-struct http_drain *http_drain_find(struct http_worker *w, const struct arn_cfg_listener *l);
-/** Count @p hc as closed by a drain (once per connection). */
-void http_drain_count(struct http_conn *hc);
-/**
- * The worker saw listener @p l replaced or removed: its connections start
- * draining now. Takes over the caller's pin of @p l.
- */
-void http_drain_begin(struct http_worker *w, const struct arn_cfg_listener *l);
-/** Once per loop iteration: drains that ended close their idle connections. */
-void http_drains_poll(struct http_worker *w);
-/** Worker shutdown: drop the drains' pins (connections are gone). */
-void http_drains_fini(struct http_worker *w);
-
 /* ---- shared by the files of the connection manager ------------------------------------ */
 
 #define MAX_EDITS ARN_H1_MAX_EDITS
