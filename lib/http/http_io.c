@@ -103,12 +103,58 @@ void http_pins_add_any(struct http_pins *p, struct rte_mbuf *m)
 	p->seg[p->n++] = m;
 }
 
+/* The segments whose last reference @p p held, into @p done from @p k on;
+ * rte_pktmbuf_prefree_seg detaches indirect and external ones and leaves
+ * the shared ones to their other holders. @return the new count. */
+static unsigned pins_take(struct http_pins *p, struct rte_mbuf **done, unsigned k)
+{
+	for (unsigned i = 0; i < p->n; i++) {
+		struct rte_mbuf *m = rte_pktmbuf_prefree_seg(p->seg[i]);
+		if (m)
+			done[k++] = m;
+	}
+	p->n = 0;
+	p->overflow = false;
+	return k;
+}
+
+/* One put per run of segments from the same pool rather than one
+ * rte_pktmbuf_free_seg each: a put is most of what a free costs. */
+static void pins_put(struct rte_mbuf **m, unsigned n)
+{
+	unsigned s = 0;
+	for (unsigned i = 1; i <= n; i++)
+		if (i == n || m[i]->pool != m[s]->pool) {
+			rte_mempool_put_bulk(m[s]->pool, (void **)&m[s], i - s);
+			s = i;
+		}
+}
+
 void http_pins_release(struct http_pins *p)
 {
 	for (unsigned i = 0; i < p->n; i++)
 		rte_pktmbuf_free_seg(p->seg[i]);
 	p->n = 0;
 	p->overflow = false;
+}
+
+void http_pins_release2(struct http_pins *a, struct http_pins *b)
+{
+	/* the usual end: one head segment pinned a side, the pins their last
+	 * holders, from the same pool */
+	if (a->n == 1 && b->n == 1) { /* (overflow only past HTTP_PIN_MAX) */
+		struct rte_mbuf *two[2] = {rte_pktmbuf_prefree_seg(a->seg[0]),
+					   rte_pktmbuf_prefree_seg(b->seg[0])};
+		a->n = b->n = 0;
+		if (two[0] && two[1] && two[0]->pool == two[1]->pool) {
+			rte_mempool_put_bulk(two[0]->pool, (void **)two, 2);
+			return;
+		}
+		pins_put(two[0] ? two : two + 1, (unsigned)(two[0] != NULL) + (two[1] != NULL));
+		return;
+	}
+	struct rte_mbuf *done[2 * HTTP_PIN_MAX];
+	pins_put(done, pins_take(b, done, pins_take(a, done, 0)));
 }
 
 /* ---- output --------------------------------------------------------------------------- */

@@ -75,6 +75,8 @@ void http_in_drop(struct http_in *in, uint32_t n);
  * HTTP_PIN_MAX segments only p->overflow is set. */
 void http_pins_add_any(struct http_pins *p, struct rte_mbuf *m);
 void http_pins_release(struct http_pins *p);
+/** http_pins_release of @p a and @p b, their segments put back together. */
+void http_pins_release2(struct http_pins *a, struct http_pins *b);
 /* http_pins_add_any with its usual cases inline (a head's first segment
  * into empty pins, or the segment pinned last again): the codec pins
  * every head it decodes */
