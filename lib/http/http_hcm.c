@@ -339,8 +339,7 @@ void http_stream_end(struct http_stream *st)
 	}
 	FOR_FILTERS(hc, stream_end, st);
 	stream_release_cfg(st);
-	http_pins_release(&st->req.pins);
-	http_pins_release(&st->resp.pins);
+	http_pins_release2(&st->req.pins, &st->resp.pins);
 	struct http_res *res = st->res;
 	/* Between messages the parser holds no partial line: what its scratch
 	 * still holds are slices of the message that just ended, which nobody
