@@ -51,20 +51,6 @@ void tcp_txr_free_all(struct arn_tcp_conn *c)
 
 /* ---- the worker's lists ---------------------------------------------------------- */
 
-void tcp_want_output(struct arn_tcp_conn *c)
-{
-	struct arn_tcp_worker *wk = c->wk;
-	if (c->flags & TF_IN_OUTQ)
-		return;
-	c->flags |= TF_IN_OUTQ;
-	c->onext = NULL;
-	if (wk->outq_tail)
-		wk->outq_tail->onext = c;
-	else
-		wk->outq = c;
-	wk->outq_tail = c;
-}
-
 void tcp_pace_wait(struct arn_tcp_conn *c)
 {
 	if (c->paced_listed)

@@ -737,8 +737,22 @@ static inline void tcp_txr_put(struct arn_tcp_worker *wk, uint32_t i)
 }
 void tcp_txr_pool_init(struct arn_tcp_worker *wk);
 void tcp_txr_free_all(struct arn_tcp_conn *c);
-/* Output for @p c at the worker's next tcp_process_outq (tcp_worker.c). */
-void tcp_want_output(struct arn_tcp_conn *c);
+/* Output for @p c at the worker's next tcp_process_outq (tcp_worker.c).
+ * Inline: it runs several times a request (a send, an ACK to answer) and
+ * is mostly the one flag test. */
+static inline void tcp_want_output(struct arn_tcp_conn *c)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	if (c->flags & TF_IN_OUTQ)
+		return;
+	c->flags |= TF_IN_OUTQ;
+	c->onext = NULL;
+	if (wk->outq_tail)
+		wk->outq_tail->onext = c;
+	else
+		wk->outq = c;
+	wk->outq_tail = c;
+}
 /* Pacing: @p c may send nothing more before c->next_send_us; the worker
  * puts it on the output list then (tcp_worker.c). */
 void tcp_pace_wait(struct arn_tcp_conn *c);
