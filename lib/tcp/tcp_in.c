@@ -592,7 +592,12 @@ static inline __attribute__((always_inline)) bool ack_body_in(struct arn_tcp_con
 	uint32_t old_una = c->snd_una;
 	bool rack = tcp_rack_on(c);
 	bool sack_new = false;
-	uint64_t mark = delivered_mark(c);
+	/* The fast path's is 0, or never read: PRR's mark matters only once
+	 * this ACK ends in fast recovery, which from no recovery only RACK's
+	 * loss detection begins here (tcp_rack_on_ack), on a SACK
+	 * connection, whose reno_sacked stays 0; and sacked_bytes is the
+	 * scoreboard's sum (tcp_sack.c), empty at fast_input's n_sb test. */
+	uint64_t mark = fast ? 0 : delivered_mark(c);
 
 	if (!fast && (c->flags & TF_SACK_OK) && s->n_sack) {
 		if (rack)
