@@ -454,6 +454,10 @@ struct arn_tcp_conn {
 	int32_t undo_retrans; /* retransmissions not yet shown spurious by DSACK */
 	uint32_t prior_cwnd, prior_ssthresh;
 	struct tcp_sack_block dsack; /* valid with TF_DSACK */
+	/* the last DSACK block received and the ACK it came on: the same pair
+	 * again is a copy of that ACK's options, not a new duplicate */
+	struct tcp_sack_block dsack_in;
+	uint32_t dsack_in_ack;
 	/* Proportional Rate Reduction (RFC 6937) during TCP_REC_FAST, bytes */
 	uint32_t prr_delivered; /* delivered to the receiver since recovery began */
 	uint32_t prr_out;	/* sent since recovery began */

@@ -511,11 +511,25 @@ static void reo_wnd_recovery_end(struct arn_tcp_conn *c, bool undone)
 		c->reo_wnd_mult = 1;
 }
 
-/* A DSACK for [st, en) arrived (RFC 2883). @p old_una is snd_una before
- * this ACK. */
-static void dsack_in(struct arn_tcp_conn *c, uint32_t st, uint32_t en, uint32_t old_una)
+/* A DSACK for [st, en) arrived on an ACK of @p ack (RFC 2883). @p old_una
+ * is snd_una before this ACK. */
+static void dsack_in(struct arn_tcp_conn *c, uint32_t st, uint32_t en, uint32_t ack,
+		     uint32_t old_una)
 {
 	struct arn_tcp_worker *wk = c->wk;
+	/* A receiver reports a duplicate once, but a Linux peer that sends
+	 * data puts its ACK's options on a GSO (or TSO) burst, and each
+	 * segment cut from it carries the same DSACK: issue 16's echo counted
+	 * one duplicate 45 times (64 KB / 1436 bytes) and, in a recovery,
+	 * took each copy for another spurious retransmission (undo_retrans).
+	 * The copies carry the same ACK too; a new report of the same range
+	 * (the range sent a third time) comes after the ACK moved, or is
+	 * missed, like Linux's DSACKs beyond the retransmissions. */
+	if (c->dsack_in.start == st && c->dsack_in.end == en && c->dsack_in_ack == ack)
+		return;
+	c->dsack_in.start = st;
+	c->dsack_in.end = en;
+	c->dsack_in_ack = ack;
 	TCP_INC(wk, DSACK_RECEIVED);
 	/* A DSACK for the loss probe says only that the probe was not
 	 * needed: the timer sent it, not RACK, and the reordering window had
@@ -663,7 +677,7 @@ static __attribute__((noinline)) void rack_on_ack(struct arn_tcp_conn *c, const 
 		    (seq_leq(b->end, s->ack) ||
 		     (s->n_sack > 1 && seq_geq(b->start, s->sack[1].start) &&
 		      seq_leq(b->end, s->sack[1].end)))) {
-			dsack_in(c, b->start, b->end, old_una);
+			dsack_in(c, b->start, b->end, s->ack, old_una);
 			first = 1;
 		}
 	}

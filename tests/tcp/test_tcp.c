@@ -2585,6 +2585,57 @@ static void test_rack_spurious_retransmission_undone_by_dsack(void **state)
 	assert_int_equal(c->reo_wnd_mult, 2);
 }
 
+/* Issue 16: a Linux peer sending data too puts one ACK's options on a
+ * GSO burst, so one DSACK arrives on many segments (45 at 1% loss on
+ * the client's side, with one retransmission). It is one duplicate: the
+ * counter counts it once, and a recovery that retransmitted two segments,
+ * only one of them reported back, is not undone. */
+static void test_rack_dsack_copies_on_a_burst_count_once(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(10);
+	uint32_t una = c->snd_una, mss = c->mss;
+	send_block(c, 10 * mss);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	fake_advance(lc, 8);
+	/* segments 1 and 2 missing: both lost, both retransmitted */
+	struct fake_opts o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + 2 * mss;
+	o.sack[1] = una + 10 * mss;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	assert_int_equal(c->recovery, TCP_REC_FAST);
+	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 2);
+	fake_advance(lc, 0);
+	unsigned n = 0;
+	while (fake_next(lc, &out))
+		n++;
+	assert_int_equal(n, 2);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 2);
+	o = popts();
+	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(c->recovery, TCP_REC_NONE);
+	/* the first retransmission reported as a duplicate, on three
+	 * segments of the peer's data cut from one burst */
+	uint8_t buf[100] = {0};
+	o.n_sack = 1;
+	o.sack[0] = una;
+	o.sack[1] = una + mss;
+	for (int k = 0; k < 3; k++) {
+		inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, buf, sizeof(buf));
+		p_seq += sizeof(buf);
+	}
+	assert_int_equal(cnt(ARN_TCP_C_DSACK_RECEIVED), 1);
+	assert_int_equal(cnt(ARN_TCP_C_UNDO), 0);
+	/* the second one reported too: now the whole response was spurious */
+	o.sack[0] = una + mss;
+	o.sack[1] = una + 2 * mss;
+	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(cnt(ARN_TCP_C_DSACK_RECEIVED), 2);
+	assert_int_equal(cnt(ARN_TCP_C_UNDO), 1);
+}
+
 /* Issue 16's recovery episode, as traced against Linux at 5% loss each way
  * (docs/tcp.md "Loss recovery, traced"): cwnd about 6 segments after
  * earlier recoveries; of a flight of six, the third is lost and the
@@ -4951,6 +5002,8 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_spurious_retransmission_undone_by_dsack,
 					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rack_dsack_copies_on_a_burst_count_once, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_timer_recovery_retransmits_at_once_then_prr,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_segment_sacked_after_marked_lost_not_retransmitted,
