@@ -522,9 +522,8 @@ static void dsack_in(struct arn_tcp_conn *c, uint32_t st, uint32_t en, uint32_t 
 	 * segment cut from it carries the same DSACK: issue 16's echo counted
 	 * one duplicate 45 times (64 KB / 1436 bytes) and, in a recovery,
 	 * took each copy for another spurious retransmission (undo_retrans).
-	 * The copies carry the same ACK too; a new report of the same range
-	 * (the range sent a third time) comes after the ACK moved, or is
-	 * missed, like Linux's DSACKs beyond the retransmissions. */
+	 * The copies carry the same ACK too. A second report of the same
+	 * range on the same ACK (sent three times, all arriving) is missed. */
 	if (c->dsack_in.start == st && c->dsack_in.end == en && c->dsack_in_ack == ack)
 		return;
 	c->dsack_in.start = st;
