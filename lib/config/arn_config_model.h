@@ -203,6 +203,11 @@ struct arn_cfg_request {
 	size_t n_headers;
 	uint16_t listener_port; /* for strip_matching_host_port */
 	uint64_t random;	/* for weighted_clusters */
+	/* When headers is NULL and this is set, the matcher asks it for them
+	 * (the caller builds them only when a header matcher or
+	 * cluster_header needs them: most routes match on the path alone). */
+	const struct arn_cfg_header *(*headers_fn)(void *ctx, size_t *n);
+	void *headers_ctx;
 };
 
 /* ---------------------------------------------------------------------------

@@ -260,10 +260,14 @@ static bool header_value(const struct arn_cfg_request *req, const char *name, si
 		}
 		return false;
 	}
+	const struct arn_cfg_header *hs = req->headers;
+	size_t nh = req->n_headers;
+	if (!hs && req->headers_fn)
+		hs = req->headers_fn(req->headers_ctx, &nh);
 	bool found = false;
 	size_t used = 0;
-	for (size_t i = 0; i < req->n_headers; i++) {
-		const struct arn_cfg_header *h = &req->headers[i];
+	for (size_t i = 0; i < nh; i++) {
+		const struct arn_cfg_header *h = &hs[i];
 		if (h->name_len != nlen || strncasecmp(h->name, name, nlen) != 0)
 			continue;
 		if (!found) {

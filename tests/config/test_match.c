@@ -401,6 +401,20 @@ static const char *route_of(struct arn_cfg_request *r)
 	return m.route->name;
 }
 
+struct lazy_hdrs {
+	const struct arn_cfg_header *h;
+	size_t n;
+	int calls;
+};
+
+static const struct arn_cfg_header *lazy_hdrs_get(void *ctx, size_t *n)
+{
+	struct lazy_hdrs *l = ctx;
+	l->calls++;
+	*n = l->n;
+	return l->h;
+}
+
 static void test_route_matching(void **state)
 {
 	(void)state;
@@ -462,6 +476,16 @@ static void test_route_matching(void **state)
 	r.headers = hs;
 	r.n_headers = 8;
 	assert_string_equal(route_of(&r), "hdr");
+	struct lazy_hdrs lz = {.h = hs, .n = 8};
+	r.headers = NULL;
+	r.n_headers = 0;
+	r.headers_fn = lazy_hdrs_get;
+	r.headers_ctx = &lz;
+	assert_string_equal(route_of(&r), "hdr");
+	assert_true(lz.calls > 0);
+	r.headers_fn = NULL;
+	r.headers = hs;
+	r.n_headers = 8;
 	hs[6].value = "20";
 	assert_string_equal(route_of(&r), "last"); /* range end is exclusive */
 	hs[6].value = "15";
@@ -505,6 +529,7 @@ static void test_route_matching(void **state)
 static void test_route_actions(void **state)
 {
 	(void)state;
+	struct arn_cfg_route_match m;
 	tc_ok(R,
 	      "{\"name\":\"a\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],\"routes\":["
 	      "{\"match\":{\"prefix\":\"/w\"},\"route\":{\"weighted_clusters\":{\"clusters\":["
@@ -532,6 +557,16 @@ static void test_route_actions(void **state)
 	r.n_headers = 1;
 	assert_int_equal(arn_cfg_route_cluster(&v->routes[1].route, &r, &out), 0);
 	assert_int_equal(out.hash, arn_cfg_hash("picked", 6));
+	/* headers asked for only when needed (the HTTP layer's lazy copy) */
+	struct lazy_hdrs lz = {.h = &h, .n = 1};
+	r = rq("h", "/h");
+	r.headers_fn = lazy_hdrs_get;
+	r.headers_ctx = &lz;
+	assert_int_equal(arn_cfg_route_match(route_table("a"), &r, &m), 0);
+	assert_int_equal(lz.calls, 0); /* a prefix alone needs no header */
+	assert_int_equal(arn_cfg_route_cluster(&v->routes[1].route, &r, &out), 0);
+	assert_int_equal(out.hash, arn_cfg_hash("picked", 6));
+	assert_int_equal(lz.calls, 1);
 	char buf[128];
 	assert_int_equal(
 	    arn_cfg_route_rewrite_path(&v->routes[2], "/old/x?q=1", 10, buf, sizeof(buf)), 10);
