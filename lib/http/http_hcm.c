@@ -351,13 +351,7 @@ void http_stream_end(struct http_stream *st)
 	if (res && idle) {
 		dn->codec->release(dn);
 		arn_h1_msg_init(&st->req.m, NULL, 0);
-		/* http_res_put inline for a buffer without a large scratch */
-		if (!res->big_req && !res->big_resp) {
-			res->next = w->res_free;
-			w->res_free = res;
-		} else {
-			http_res_put(w, res);
-		}
+		http_res_put(w, res);
 		res = NULL;
 	} else if (res) {
 		hc->close_after = true; /* mid-message: the connection cannot go on */

@@ -59,16 +59,11 @@ struct http_res *http_res_take(struct http_worker *w, struct http_conn *hc)
 	return r;
 }
 
-void http_res_put(struct http_worker *w, struct http_res *r)
+void http_res_put_big(struct http_worker *w, struct http_res *r)
 {
-	if (!r)
-		return;
-	/* a large scratch is rare: tested here, not in a call each */
-	if (r->big_req || r->big_resp) {
-		http_big_put(w, r->big_req);
-		http_big_put(w, r->big_resp);
-		r->big_req = r->big_resp = NULL;
-	}
+	http_big_put(w, r->big_req);
+	http_big_put(w, r->big_resp);
+	r->big_req = r->big_resp = NULL;
 	r->next = w->res_free;
 	w->res_free = r;
 }

@@ -378,7 +378,21 @@ void http_res_unwait(struct http_worker *w, struct http_conn *hc);
  * queued, if it was not) while none is free or others wait before it. */
 struct http_res *http_res_take(struct http_worker *w, struct http_conn *hc);
 struct http_res *http_res_get(struct http_worker *w);
-void http_res_put(struct http_worker *w, struct http_res *r);
+/* http_res_put's rare case: @p r holds a large scratch, given back too. */
+void http_res_put_big(struct http_worker *w, struct http_res *r);
+/* @p r (may be NULL) back to @p w's free list. Inline: every stream's end
+ * puts one back, nearly always without a large scratch. */
+static inline void http_res_put(struct http_worker *w, struct http_res *r)
+{
+	if (!r)
+		return;
+	if (r->big_req || r->big_resp) {
+		http_res_put_big(w, r);
+		return;
+	}
+	r->next = w->res_free;
+	w->res_free = r;
+}
 
 /* The stream gets request buffer @p r: the messages' headers and scratch. */
 static inline void http_stream_attach(struct http_stream *st, struct http_res *r)
