@@ -295,7 +295,7 @@ void tcp_parse_options(struct tcp_seg *s, const uint8_t *opt, unsigned len);
 
 /* A connection's place on one of its worker's lists (the out-of-order
  * queues', the receive grants'), linked both ways so that a connection
- * leaves in O(1) when it closes (tcp_conn.c, tcp_list_append/remove). */
+ * leaves in O(1) when it closes (tcp_conn.c: list_append, list_remove). */
 struct tcp_link {
 	struct arn_tcp_conn *prev, *next;
 };
