@@ -10,7 +10,7 @@
 #endif
 
 #include "arn_h1.h"
-#include "http_zero.h"
+#include "http_zero.h" /* the parser's message and the writer's edit table */
 
 #define ARN_H1_C_TOKEN 0x01 /* tchar (RFC 9110 5.6.2) */
 #define ARN_H1_C_VALUE 0x02 /* field-value octet: HTAB, SP, VCHAR, obs-text */
@@ -229,9 +229,6 @@ h1_scan_token(const unsigned char *q, const unsigned char *end, const unsigned c
 		q++;
 	return q;
 }
-
-/* The parser's message and the writer's edit table: http_zero.h */
-#define h1_zero http_zero
 
 /* arn_h1_parser_idle, inline for the codec's input loop (twice a message:
  * a call there cost more than the test). ST_IDLE, h1_parse.c's first

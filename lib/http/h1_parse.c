@@ -897,7 +897,7 @@ static void begin_message(struct arn_h1_parser *p)
 	struct arn_h1_msg *m = p->msg;
 	struct arn_h1_header *h = m->hdrs;
 	uint16_t cap = m->hdr_cap;
-	h1_zero(m, sizeof(*m));
+	http_zero(m, sizeof(*m));
 	m->hdrs = h;
 	m->hdr_cap = cap;
 	m->version = 11;
@@ -1267,7 +1267,7 @@ static int chunk_step(struct arn_h1_parser *p, const char **sp, const char *e, s
 
 void arn_h1_msg_init(struct arn_h1_msg *m, struct arn_h1_header *hdrs, uint16_t cap)
 {
-	h1_zero(m, sizeof(*m));
+	http_zero(m, sizeof(*m));
 	m->hdrs = hdrs;
 	m->hdr_cap = cap;
 	m->host_idx = -1;

@@ -447,7 +447,7 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 	 * length and then bytes. A field with no edit of its kind costs one
 	 * load, not a pass over the edits. */
 	uint64_t by_id[ARN_H1_H_COUNT];
-	h1_zero(by_id, sizeof(by_id));
+	http_zero(by_id, sizeof(by_id));
 
 	if (n_edits > ARN_H1_MAX_EDITS)
 		return -E2BIG;
