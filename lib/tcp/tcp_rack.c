@@ -914,9 +914,7 @@ void tcp_rexmt_arm_pto(struct arn_tcp_conn *c)
 {
 	/* the RTO as below, without computing either timeout */
 	if (tcp_rto_first(c)) {
-		c->flags &= ~TF_TLP;
-		c->t_rexmt = c->wk->now_ms + c->rto;
-		tcp_timer_armed(c, c->t_rexmt);
+		tcp_rto_arm_first(c);
 		return;
 	}
 	uint64_t pto = pto_ms(c);

@@ -70,6 +70,15 @@ static inline bool tcp_rto_first(const struct arn_tcp_conn *c)
 	       c->rto <= TCP_TLP_WCDELACK_US / 1000;
 }
 
+/* The RTO for tcp_rto_first's flight: c->rto itself (not backed off),
+ * no probe first. tcp_rexmt_arm's result there, without its loop. */
+static inline void tcp_rto_arm_first(struct arn_tcp_conn *c)
+{
+	c->flags &= ~TF_TLP;
+	c->t_rexmt = c->wk->now_ms + c->rto;
+	tcp_timer_armed(c, c->t_rexmt);
+}
+
 /* New data went out: (re)start the probe timer (RFC 8985 7.2), or arm the
  * RTO if none runs. Inline for a flight that starts with one segment,
  * once per segment sent on a keep-alive exchange; the rest in
@@ -77,9 +86,8 @@ static inline bool tcp_rto_first(const struct arn_tcp_conn *c)
 static inline void tcp_rexmt_new_data(struct arn_tcp_conn *c)
 {
 	if (c->t_rexmt == 0 && tcp_rto_first(c)) {
-		c->flags &= ~(TF_PERSIST | TF_TLP);
-		c->t_rexmt = c->wk->now_ms + c->rto;
-		tcp_timer_armed(c, c->t_rexmt);
+		c->flags &= ~TF_PERSIST;
+		tcp_rto_arm_first(c);
 		return;
 	}
 	tcp_rexmt_new_data_full(c);
