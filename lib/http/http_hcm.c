@@ -879,17 +879,26 @@ static void write_resp_head(struct http_stream *st)
 	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
 	const struct arn_h1_msg *r = &st->resp.m;
+	/* the service time in decimal once: the access log's, and the value
+	 * of x-envoy-upstream-service-time (the edits read it before the head
+	 * is encoded, the stream keeps it until its end) */
+	int64_t service_ms = (int64_t)((http_tsc(w) - st->up_start_tsc) / w->tsc_per_ms);
+	_Static_assert(sizeof(st->service_time) > ARN_FMT_I64_MAX, "service_time holds an int64");
+	int sk = arn_fmt_i64(service_ms, st->service_time);
+	st->service_time[sk] = '\0';
 	struct http_resp_ctx x = {
 	    .hcm = hc->hcm,
 	    .rt = st->rt,
 	    .vhost = st->vhost,
 	    .route = st->route,
 	    .wc = st->wc,
-	    .service_ms = (int64_t)((http_tsc(w) - st->up_start_tsc) / w->tsc_per_ms),
+	    .service_ms = service_ms,
 	    .upstream_addr = st->ep_addr,
 	    .upstream_port = st->ep_port,
 	    .raddr = hc->raddr,
 	    .rport = hc->rport,
+	    .service_txt = st->service_time,
+	    .service_len = (uint32_t)sk,
 	    .text = st->res->text + st->text_len,
 	    .text_cap = HTTP_TEXT - st->text_len,
 	};
@@ -908,8 +917,6 @@ static void write_resp_head(struct http_stream *st)
 		return;
 	}
 	n += k;
-	_Static_assert(sizeof(st->service_time) > ARN_FMT_I64_MAX, "service_time holds an int64");
-	st->service_time[arn_fmt_i64(x.service_ms, st->service_time)] = '\0';
 	/* A response that starts before its request has been read whole ends
 	 * the connection (the rest of the request is not read once the
 	 * response is done); say so in the head, as Envoy does. */

@@ -531,6 +531,12 @@ struct http_resp_ctx {
 	uint16_t upstream_port;
 	uint32_t raddr;
 	uint16_t rport;
+	/* @p service_ms in decimal (service_len bytes) where the caller keeps
+	 * it for as long as the edits are read, or NULL: formatted into text.
+	 * The stream keeps it for its access log (st->service_time): one
+	 * formatting a response, not two. */
+	const char *service_txt;
+	uint32_t service_len;
 	char *text;
 	uint32_t text_cap, text_len;
 };

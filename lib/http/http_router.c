@@ -642,9 +642,11 @@ int http_resp_edits(struct http_resp_ctx *x, const struct arn_h1_msg *m, struct 
 			return -ENOSPC;
 	}
 	if (x->service_ms >= 0 && !(h && h->suppress_envoy_headers)) {
-		size_t k;
-		const char *v =
-		    text_put_u64(x->text, x->text_cap, &x->text_len, (uint64_t)x->service_ms, &k);
+		size_t k = x->service_len;
+		const char *v = x->service_txt;
+		if (!v)
+			v = text_put_u64(x->text, x->text_cap, &x->text_len,
+					 (uint64_t)x->service_ms, &k);
 		if (!v || edit_push_id(&ed, ARN_H1_EDIT_SET, ARN_H1_H_OTHER,
 				       "x-envoy-upstream-service-time", 29, v, k))
 			return -ENOSPC;
