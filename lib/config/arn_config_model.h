@@ -385,6 +385,12 @@ struct arn_cfg_route {
 	bool grpc_only;
 	/* action */
 	uint8_t action; /* enum arn_cfg_action */
+	/* ARN_CFG_NO_REQ_EDITS / ARN_CFG_NO_RESP_EDITS: none of the route's
+	 * header levels (its weighted clusters, itself, its virtual host, its
+	 * table) has edits for that direction. Found once, when the table is
+	 * converted, so that the router does not look at four levels a
+	 * request; 0 (a route built by hand) has them looked at. */
+	uint8_t no_hdr_edits;
 	struct arn_cfg_route_action route;
 	struct arn_cfg_redirect redirect;
 	struct arn_cfg_direct direct;
@@ -392,6 +398,9 @@ struct arn_cfg_route {
 	struct arn_cfg_per_filter *per_filter; /* typed_per_filter_config */
 	size_t n_per_filter;
 };
+
+#define ARN_CFG_NO_REQ_EDITS 1u
+#define ARN_CFG_NO_RESP_EDITS 2u
 
 struct arn_cfg_route_index; /* private: a prefilter over the routes' literal path prefixes */
 struct arn_cfg_route_reuse; /* private: conv_route.c */

@@ -1080,6 +1080,38 @@ bool conv_route_shell(struct conv *c, const char *bytes, size_t len,
 	return true;
 }
 
+/* Has @p o header edits for the request (@p req) or the response? */
+static bool ops_edit(const struct arn_cfg_header_ops *o, bool req)
+{
+	return req ? o->n_req_add || o->n_req_remove : o->n_resp_add || o->n_resp_remove;
+}
+
+/* Each route's no_hdr_edits, once the table is whole: its levels are its
+ * weighted clusters, itself, its virtual host and the table (http_router.c
+ * walks them in that order). A route taken over from the previous version
+ * (its struct copied, flags and all) is looked at again: its virtual host
+ * or the table may have changed. */
+static void table_edit_flags(struct arn_cfg_route_table *t)
+{
+	for (size_t i = 0; i < t->n_vhosts; i++) {
+		const struct arn_cfg_vhost *v = &t->vhosts[i];
+		for (size_t j = 0; j < v->n_routes; j++) {
+			struct arn_cfg_route *r = &v->routes[j];
+			uint8_t f = 0;
+			for (int req = 0; req < 2; req++) {
+				bool any = ops_edit(&t->headers_ops, req) ||
+					   ops_edit(&v->headers_ops, req) ||
+					   ops_edit(&r->headers_ops, req);
+				for (size_t k = 0; k < r->route.n_weighted && !any; k++)
+					any = ops_edit(&r->route.weighted[k].headers, req);
+				if (!any)
+					f |= req ? ARN_CFG_NO_REQ_EDITS : ARN_CFG_NO_RESP_EDITS;
+			}
+			r->no_hdr_edits = f;
+		}
+	}
+}
+
 struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_inline,
 					 struct conv_route_src *src)
 {
@@ -1337,6 +1369,7 @@ struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_i
 	 * have): no slots, so a request's Host is not hashed for nothing */
 	if (n_exact == 0)
 		t->n_exact_slots = 0;
+	table_edit_flags(t);
 	if (arn_pool_failed(c->pool) || c->nerr > nerr0)
 		goto fail;
 	free(hits);

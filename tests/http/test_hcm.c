@@ -1271,6 +1271,122 @@ static void test_route_timeout_header_per_request(void **state)
 	teardown(NULL);
 }
 
+/* Listener "l" whose route table, virtual host and one route (to cluster
+ * web, or @p action) carry the header edit fields @p table, @p vhost and
+ * @p route (",..." JSON members, or ""). */
+static const char *jlistener_levels(const char *table, const char *vhost, const char *route,
+				    const char *action)
+{
+	snprintf(
+	    jbuf, sizeof(jbuf),
+	    "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+	    "\"port_value\":80}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+	    "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"in\",\"generate_request_id\":false,"
+	    "\"route_config\":{\"name\":\"r\"%s,\"virtual_hosts\":[{\"name\":\"vh\","
+	    "\"domains\":[\"*\"]%s,\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{%s}%s}]}]},"
+	    "\"http_filters\":[" ROUTER "]}}]}]}",
+	    table, vhost, action ? action : "\"cluster\":\"web\"", route);
+	return jbuf;
+}
+
+/* One exchange on client @p c: the request @p rq goes upstream (on *@p u,
+ * or a connection the proxy opens), which answers 200. @return what went
+ * upstream and (*@p resp) what the client got, this exchange's only. */
+static const char *edit_exchange(struct arn_tcp_conn *c, struct arn_tcp_conn **u, const char *rq,
+				 const char **resp)
+{
+	size_t coff = c->tx_len, uoff = *u ? (*u)->tx_len : 0;
+	send_s(c, rq);
+	if (upstream_pending()) {
+		*u = upstream_accepts();
+		uoff = 0;
+	}
+	assert_non_null(*u);
+	poll_ms(1);
+	static char sent[4096];
+	snprintf(sent, sizeof(sent), "%.*s", (int)((*u)->tx_len - uoff), (*u)->tx + uoff);
+	send_s(*u, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+	poll_ms(1);
+	*resp = c->tx + coff;
+	assert_true(answered(c, "HTTP/1.1 200 OK\r\n"));
+	want_in(*resp, "HTTP/1.1 200 OK\r\n");
+	return sent;
+}
+
+/*
+ * The route's "no header edits at any level" is found when its table is
+ * converted (arn_cfg_route.no_hdr_edits), not per request: each new
+ * generation's routes say it anew. Without edits nothing is added; a new
+ * generation with a virtual host's request edit (a value taken from each
+ * request, %REQ()%, computed per request) and the table's response edit
+ * has them applied; one with a weighted cluster's edit, that one; and one
+ * without any, none again (the routes of a new generation, not the old
+ * ones' flags).
+ */
+static void test_route_edits_follow_new_generation(void **state)
+{
+	(void)state;
+	start(4, jlistener_levels("", "", "", NULL));
+	struct arn_tcp_conn *u = NULL;
+	const char *resp;
+	static const char rq1[] = "GET /1 HTTP/1.1\r\nHost: a\r\nx-in: one\r\n\r\n";
+	static const char rq2[] = "GET /2 HTTP/1.1\r\nHost: a\r\nx-in: two\r\n\r\n";
+
+	struct arn_tcp_conn *c = client();
+	const char *sent = edit_exchange(c, &u, rq1, &resp);
+	want_in(sent, "GET /1 HTTP/1.1\r\n");
+	want_not_in(sent, "x-v:");
+	want_not_in(resp, "x-t:");
+
+	apply(L, "2",
+	      jlistener_levels(",\"response_headers_to_add\":[{\"header\":{\"key\":\"x-t\","
+			       "\"value\":\"t\"}}]",
+			       ",\"request_headers_to_add\":[{\"header\":{\"key\":\"x-v\","
+			       "\"value\":\"%REQ(x-in)%\"}}]",
+			       "", NULL));
+	c = client();
+	sent = edit_exchange(c, &u, rq1, &resp);
+	want_in(sent, "x-v: one\r\n");
+	want_in(resp, "x-t: t\r\n");
+	sent = edit_exchange(c, &u, rq2, &resp); /* the same route: its value anew */
+	want_in(sent, "x-v: two\r\n");
+	want_not_in(sent, "x-v: one");
+	want_in(resp, "x-t: t\r\n");
+
+	apply(
+	    L, "3",
+	    jlistener_levels("", "", "",
+			     "\"weighted_clusters\":{\"clusters\":[{\"name\":\"web\",\"weight\":1,"
+			     "\"request_headers_to_add\":[{\"header\":{\"key\":\"x-w\","
+			     "\"value\":\"w\"}}],\"response_headers_to_add\":[{\"header\":{"
+			     "\"key\":\"x-wr\",\"value\":\"%REQ(x-in)%\"}}]}]}"));
+	c = client();
+	sent = edit_exchange(c, &u, rq2, &resp);
+	want_in(sent, "x-w: w\r\n");
+	want_not_in(sent, "x-v:");
+	want_not_in(resp, "x-t:");
+
+	apply(L, "4",
+	      jlistener_levels(
+		  "", "",
+		  ",\"response_headers_to_remove\":[\"x-up\"],\"request_headers_to_add\":"
+		  "[{\"header\":{\"key\":\"x-r\",\"value\":\"r\"}}]",
+		  NULL));
+	c = client();
+	sent = edit_exchange(c, &u, rq1, &resp);
+	want_in(sent, "x-r: r\r\n");
+	want_not_in(sent, "x-w:");
+
+	apply(L, "5", jlistener_levels("", "", "", NULL));
+	c = client();
+	sent = edit_exchange(c, &u, rq1, &resp);
+	want_not_in(sent, "x-r:");
+	want_not_in(sent, "x-w:");
+	want_not_in(sent, "x-v:");
+	want_not_in(resp, "x-t:");
+	teardown(NULL);
+}
+
 /* A local reply (here a direct response) whose route edits do not fit its
  * slots (63: one stays for the health check header) is a 500 without
  * them, not the reply without its headers. */
@@ -6431,6 +6547,7 @@ int main(void)
 	    cmocka_unit_test(test_request_edit_slots_fail_closed),
 	    cmocka_unit_test(test_response_edits_fail_closed),
 	    cmocka_unit_test(test_route_timeout_header_per_request),
+	    cmocka_unit_test(test_route_edits_follow_new_generation),
 	    cmocka_unit_test(test_local_reply_edits_fail_closed),
 	    cmocka_unit_test_teardown(test_require_tls_redirect_fails_closed, teardown),
 	    cmocka_unit_test_teardown(test_new_endpoints_resolved_ahead, teardown),
