@@ -620,9 +620,14 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 		    .req = m,
 		    .protocol = m->version == 10 ? "HTTP/1.0" : "HTTP/1.1",
 		};
-		ed.sub = &sub;
-		if (levels_walk(&ed, true, x->rt, x->vhost, x->route, x->wc))
+		/* a copy goes out of line: ed's own address is taken by
+		 * inline code only, so it stays in registers (its stores at
+		 * the start and per edit, about 10 instructions, bench_hcm) */
+		struct edits lv = ed;
+		lv.sub = &sub;
+		if (levels_walk(&lv, true, x->rt, x->vhost, x->route, x->wc))
 			return -ENOSPC;
+		return (int)lv.n;
 	}
 	return (int)ed.n;
 }
@@ -665,9 +670,14 @@ int http_resp_edits(struct http_resp_ctx *x, const struct arn_h1_msg *m, struct 
 		    .upstream_port = x->upstream_port,
 		    .req = NULL,
 		};
-		ed.sub = &sub;
-		if (levels_walk(&ed, false, x->rt, x->vhost, x->route, x->wc))
+		/* a copy goes out of line: ed's own address is taken by
+		 * inline code only, so it stays in registers (its stores at
+		 * the start and per edit, about 10 instructions, bench_hcm) */
+		struct edits lv = ed;
+		lv.sub = &sub;
+		if (levels_walk(&lv, false, x->rt, x->vhost, x->route, x->wc))
 			return -ENOSPC;
+		return (int)lv.n;
 	}
 	return (int)ed.n;
 }
