@@ -1821,6 +1821,49 @@ static void test_fields_fast_vs_scalar(void **state)
 	}
 }
 
+/* fields_fast finds a short name by its ':' and leaves its bytes to the
+ * lookup (a known name, matched exactly) or the class test (another). Each
+ * line below has its ':' in its first 16 bytes but a name that only the
+ * scalar path may judge, or one that passes only through the lookup or the
+ * table; the whole run (the fast path) must give what one byte at a time
+ * (the scalar path) gives, each name followed by a long value so that the
+ * 16-byte tests are made. */
+static void test_fields_fast_colon_first(void **state)
+{
+	(void)state;
+	/* names the lookup knows, in either case: accepted without the
+	 * class test */
+	REQ("GET / HTTP/1.1\r\nhOsT: a.example\r\nCONTENT-LENGTH: 0\r\nConnection: "
+	    "keep-alive\r\nX-Other: some longer value here\r\n\r\n",
+	    "REQ GET / HTTP/1.1 form=o auth=a.example path=/ cl nobody ka c-ka len=0\n"
+	    "  hOsT: a.example #host\n"
+	    "  CONTENT-LENGTH: 0 #content-length\n"
+	    "  Connection: keep-alive #connection\n"
+	    "  X-Other: some longer value here\n"
+	    "END body=0\n");
+	/* other tchars than letters, digits and '-' before the ':' (the
+	 * table's, after the class test) */
+	REQ("GET / HTTP/1.1\r\nHost: h\r\nx_a.b~c!: some longer value here\r\n\r\n",
+	    "REQ GET / HTTP/1.1 form=o auth=h path=/ nobody ka\n"
+	    "  Host: h #host\n"
+	    "  x_a.b~c!: some longer value here\n"
+	    "END body=0\n");
+	/* a ':' on the next line: the name has CR LF in it */
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\nBad\r\nX: some longer value here\r\n\r\n",
+		"HDR_NO_COLON");
+	/* a known name's length, with a byte no tchar in it */
+	REQ_ERR("GET / HTTP/1.1\r\nHo\x01t: some longer value here\r\n\r\n", "HDR_NAME");
+	REQ_ERR("GET / HTTP/1.1\r\nHo t: some longer value here\r\n\r\n", "HDR_NAME_WS");
+	REQ_ERR("GET / HTTP/1.1\r\nHos\x80: some longer value here\r\n\r\n", "HDR_NAME");
+	REQ_ERR("GET / HTTP/1.1\r\nHost\x00: some longer value here\r\n\r\n", "NUL");
+	/* '-' is no letter: its case bit is not ignored ('\r' is '-' ^ 0x20) */
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\nContent\rLength: 5\r\n\r\n", "BARE_CR");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\nContent\x0dType: some longer value\r\n\r\n",
+		"BARE_CR");
+	/* a name that is only ':' (empty) */
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\n: some longer value here\r\n\r\n", "HDR_NAME");
+}
+
 /* Differential, for the whole-head path (head_first and finish_usual in
  * h1_parse.c): random heads over the start lines, framing and connection
  * headers finish_head tells apart, each head followed by a body and a
@@ -2044,6 +2087,7 @@ int main(void)
 	    cmocka_unit_test(test_authority_split),
 	    cmocka_unit_test(test_list_and_lookup),
 	    cmocka_unit_test(test_fields_fast_vs_scalar),
+	    cmocka_unit_test(test_fields_fast_colon_first),
 	    cmocka_unit_test(test_head_whole_vs_scalar),
 	};
 	int rc = cmocka_run_group_tests_name("h1_parse", tests, NULL, NULL);
