@@ -678,7 +678,13 @@ fields_fast(struct arn_h1_parser *p, uptr s, uptr lim, uptr base, unsigned nmax,
 		v0 += *v0 == ' ';
 		if (*v0 == ' ')
 			break;
-		if (h1_ld2((const char *)v1) != h1_ld2("\r\n") && *v1 != '\n')
+		/* the line's end, and where the next line starts */
+		uptr nx;
+		if (h1_ld2((const char *)v1) == h1_ld2("\r\n"))
+			nx = v1 + 2;
+		else if (*v1 == '\n')
+			nx = v1 + 1;
+		else
 			break;
 		if (v1 > v0 && v1[-1] <= ' ')
 			break; /* trailing OWS: parse_field_line trims it */
@@ -707,7 +713,7 @@ fields_fast(struct arn_h1_parser *p, uptr s, uptr lim, uptr base, unsigned nmax,
 			*err = true;
 			return s;
 		}
-		s = v1 + 1 + (*v1 == '\r');
+		s = nx;
 	}
 	return s;
 }
