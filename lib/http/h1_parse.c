@@ -294,6 +294,16 @@ request_line(struct arn_h1_parser *p, const char *s, const char *e, const char *
 	m->version = ver;
 	m->method_name = (struct arn_h1_slice){(const char *)m0, mlen};
 	m->target = (struct arn_h1_slice){(const char *)t0, tlen};
+	if (__builtin_expect(*t0 == '/' && meth != ARN_H1_M_CONNECT, 1)) {
+		/* origin-form, the usual target: parse_target's answer for it
+		 * inline (its call and frame were about 20 instructions of its
+		 * 50 a request) */
+		if (has_fragment(t0, tlen, end))
+			m->flags |= ARN_H1_F_FRAGMENT;
+		m->target_form = ARN_H1_TF_ORIGIN;
+		m->path = (struct arn_h1_slice){(const char *)t0, tlen};
+		return L_START;
+	}
 	if (parse_target(p, t0, tlen, end) != 0)
 		return L_ERR;
 	return L_START;
