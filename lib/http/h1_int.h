@@ -406,15 +406,47 @@ static inline __attribute__((always_inline)) enum arn_h1_hdr_id h1_hdr_lookup(co
 	case 2:
 		return H(TE);
 	case 4:
-		return H(HOST);
+		switch (s[0] | 0x20) {
+		case 'h':
+			return H(HOST);
+		case 'd':
+			return H(DATE);
+		case 'e':
+			return H(ETAG);
+		default:
+			return H(VARY);
+		}
 	case 6:
-		return (s[0] | 0x20) == 's' ? H(SERVER) : H(EXPECT);
+		switch (s[0] | 0x20) {
+		case 's':
+			return H(SERVER);
+		case 'e':
+			return H(EXPECT);
+		default:
+			return H(ACCEPT);
+		}
 	case 7:
 		return (s[0] | 0x20) == 'u' ? H(UPGRADE) : H(TRAILER);
 	case 10:
-		return (s[0] | 0x20) == 'c' ? H(CONNECTION) : H(KEEP_ALIVE);
+		switch (s[0] | 0x20) {
+		case 'c':
+			return H(CONNECTION);
+		case 'k':
+			return H(KEEP_ALIVE);
+		default:
+			return H(USER_AGENT);
+		}
 	case 12:
 		return (s[0] | 0x20) == 'c' ? H(CONTENT_TYPE) : H(X_REQUEST_ID);
+	case 13:
+		switch (s[0] | 0x20) {
+		case 'l':
+			return H(LAST_MODIFIED);
+		case 'a':
+			return H(ACCEPT_RANGES);
+		default:
+			return H(CACHE_CONTROL);
+		}
 	case 14:
 		return (s[0] | 0x20) == 'c' ? H(CONTENT_LENGTH) : H(HTTP2_SETTINGS);
 	case 15:

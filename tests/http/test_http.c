@@ -78,8 +78,8 @@ static void test_get_origin_form(void **state)
 	    "REQ GET /index.html?q=1 HTTP/1.1 form=o auth=example.com path=/index.html?q=1 nobody "
 	    "ka\n"
 	    "  Host: example.com #host\n"
-	    "  User-Agent: curl/8.0\n"
-	    "  Accept: */*\n"
+	    "  User-Agent: curl/8.0 #user-agent\n"
+	    "  Accept: */* #accept\n"
 	    "END body=0\n");
 }
 
