@@ -500,7 +500,7 @@ static bool rcvbuf_grow(struct arn_tcp_conn *c, uint32_t want)
 	return ok;
 }
 
-void tcp_rcv_space_adjust(struct arn_tcp_conn *c)
+void tcp_rcv_space_adjust_slow(struct arn_tcp_conn *c)
 {
 	struct arn_tcp_worker *wk = c->wk;
 	bool clamped = c->rmem_clamped;
