@@ -5,6 +5,7 @@
  * RFC 5681/6582 (duplicate ACKs, fast retransmit, NewReno) folded in;
  * listeners, the SYN queue and SYN cookies.
  */
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
@@ -952,6 +953,23 @@ static void rst_data_after_close(struct arn_tcp_conn *c, struct rte_mbuf *m)
  * (data is answered with a RST). */
 #define FAST_PATH_NOT_FLAGS (TF_OOO_FIN | TF_RCVD_FIN | TF_APP_CLOSED)
 
+/* ESTABLISHED and not in recovery, the connection's adjacent state and
+ * recovery bytes (checked in tcp_int.h) compared as one 16-bit word: one
+ * load and comparison a segment, not two. Nothing is cached, so nothing
+ * can go stale; a debug build (build-fuzz) checks it against the two
+ * fields on every segment. */
+static inline __attribute__((always_inline)) bool established_plain(const struct arn_tcp_conn *c)
+{
+	static const uint8_t want[2] = {TCPS_ESTABLISHED, TCP_REC_NONE};
+	uint16_t have, w;
+	memcpy(&have, (const char *)c + offsetof(struct arn_tcp_conn, state), sizeof(have));
+	memcpy(&w, want, sizeof(w));
+#ifndef __OPTIMIZE__
+	assert((have == w) == (c->state == TCPS_ESTABLISHED && c->recovery == TCP_REC_NONE));
+#endif
+	return have == w;
+}
+
 /*
  * The in-order fast path: header prediction (Van Jacobson; 4.4BSD's
  * tcp_input, Linux's tcp_rcv_established). Nearly every segment of an
@@ -1004,9 +1022,9 @@ static void rst_data_after_close(struct arn_tcp_conn *c, struct rte_mbuf *m)
 static inline __attribute__((always_inline)) bool fast_input(struct arn_tcp_conn *c,
 							     struct tcp_seg *s, struct rte_mbuf *m)
 {
-	if ((s->flags & ~TH_PSH) != TH_ACK || s->ce || c->state != TCPS_ESTABLISHED ||
-	    s->seq != c->rcv_nxt || s->n_sack || c->recovery != TCP_REC_NONE || c->n_sb ||
-	    c->oooq.head || (c->flags & FAST_PATH_NOT_FLAGS))
+	if ((s->flags & ~TH_PSH) != TH_ACK || s->ce || !established_plain(c) ||
+	    s->seq != c->rcv_nxt || s->n_sack || c->n_sb || c->oooq.head ||
+	    (c->flags & FAST_PATH_NOT_FLAGS))
 		return false;
 	uint32_t acked = s->ack - c->snd_una;
 	if (acked > c->snd_max - c->snd_una ||

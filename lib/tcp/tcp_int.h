@@ -571,6 +571,9 @@ _Static_assert(offsetof(struct arn_tcp_conn, user) == offsetof(struct arn_tcp_co
 		   offsetof(struct arn_tcp_conn, rcvq.bytes) ==
 		       offsetof(struct arn_tcp_conn_pub, rx_bytes),
 	       "struct arn_tcp_conn starts as struct arn_tcp_conn_pub (arn_tcp.h)");
+/* tcp_in.c's fast path reads state and recovery as one word */
+_Static_assert(offsetof(struct arn_tcp_conn, recovery) == offsetof(struct arn_tcp_conn, state) + 1,
+	       "recovery follows state");
 /* tcp_out.c reads both ports as one word, as the TCP header has them */
 _Static_assert(offsetof(struct arn_tcp_conn, rport) == offsetof(struct arn_tcp_conn, lport) + 2,
 	       "rport follows lport");
