@@ -144,8 +144,16 @@ void tcp_ooo_prune(struct arn_tcp_conn *c)
 {
 	struct arn_tcp_worker *wk = c->wk;
 	uint32_t n = c->oooq.n;
-	if (n == 0)
+	if (n == 0) {
+		/* Off the worker's list even so: the callers that prune the
+		 * list's head until the bound holds (tcp_rmem.c) would spin on
+		 * a connection listed with nothing queued. No path is known to
+		 * leave one listed so (tcp_ooo_insert refusing a segment after
+		 * it freed every mbuf the segment covered comes closest), and
+		 * a loop must not depend on that. */
+		tcp_ooo_untrack(c);
 		return;
+	}
 	wk->cnt[ARN_TCP_C_OOO_PRUNED] += n;
 	wk->cnt[ARN_TCP_C_OOO_MBUFS] -= n;
 	tcp_q_free(&c->oooq);

@@ -3613,6 +3613,24 @@ static void test_ooo_tiny_segments_bounded(void **state)
 	assert_false(c->ooo_listed);
 }
 
+/* A connection on the worker's out-of-order list with nothing queued
+ * leaves the list when pruned: the bound's loop (prune the list's head
+ * until the gauge is under the bound) and the pressure loop (prune every
+ * listed queue) would otherwise spin on it forever. */
+static void test_ooo_prune_of_an_empty_queue_unlists(void **state)
+{
+	(void)state;
+	open_conn(true, true, 7);
+	struct arn_tcp_conn *c = app.conn;
+	struct arn_tcp_worker *wk = c->wk;
+	assert_int_equal(c->oooq.n, 0);
+	tcp_ooo_track(c);
+	assert_true(c->ooo_listed);
+	tcp_ooo_prune(c);
+	assert_false(c->ooo_listed);
+	assert_null(wk->ooo.head);
+}
+
 /* The out-of-order gauge follows every way a queue goes: pulled in order,
  * pruned, and with its connection (abort, close, TIME_WAIT). */
 static void test_ooo_gauge_returns_to_zero(void **state)
@@ -5050,6 +5068,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_syn_cookies_when_queue_full, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rcv_tiny_segments_collapsed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ooo_tiny_segments_bounded, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ooo_prune_of_an_empty_queue_unlists, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_ooo_gauge_returns_to_zero, setup, teardown),
 	    cmocka_unit_test(test_pool_avail_counts_caches),
 	    cmocka_unit_test_setup_teardown(test_pool_pressure_prunes_then_refuses, setup,
