@@ -283,8 +283,13 @@ void arn_tcp_worker_poll(struct arn_lcore *lc, uint64_t now_tsc)
 		if (wk->now_ms != wk->rmem_checked_ms)
 			tcp_rmem_poll(wk);
 	}
-	for (unsigned i = 0; i < n_polls; i++)
-		polls[i].fn(lc, polls[i].arg);
+	/* Nearly always one module (lib/http) polls: its call without the
+	 * loop's counter and reloads, then any others. */
+	if (n_polls) {
+		polls[0].fn(lc, polls[0].arg);
+		for (unsigned i = 1; i < n_polls; i++)
+			polls[i].fn(lc, polls[i].arg);
+	}
 	/* Four lists nearly always empty in an idle iteration: one test of
 	 * their heads ORed, then each in the order they always ran. */
 	if (((uintptr_t)wk->paced | (uintptr_t)wk->rack_wait | (uintptr_t)wk->outq |
