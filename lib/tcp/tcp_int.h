@@ -444,6 +444,7 @@ struct arn_tcp_conn {
 	uint8_t reo_wnd_mult, reo_wnd_persist;
 	bool rack_reord;       /* reordering seen: the window is min_rtt/4 * mult */
 	bool rack_dsack_round; /* a DSACK already grew the window this round trip */
+	uint32_t reo_late_us, reo_rxt_seq, reo_rxt_us; /* tcp_rack.c: reo_wnd beyond SRTT */
 	uint32_t tlp_high_seq;
 	/* the rexmt timer (TF_TLP) is for a second probe, this many ms after the
 	 * first (tcp_tlp_again_ms); 0 when it is not */

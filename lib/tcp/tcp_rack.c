@@ -21,6 +21,14 @@
 
 #define R(wk, i) (&(wk)->txr[i])
 
+/* The most the reordering window grows to on evidence (reo_late_dsack):
+ * a quarter of the RTO's floor. Each real loss that RACK finds waits up
+ * to the window for its retransmission (and a sender whose send buffer
+ * fills behind the hole waits with it), so the window stays well below
+ * the RTO, which must come only after RACK had its chance. 50 ms covers
+ * the loss matrix's 2-12 ms holds with room. */
+#define REO_LATE_MAX_US (TCP_RTO_MIN_MS * 1000u / 4)
+
 /* Out of records: this connection falls back to RFC 6675 until its pipe
  * drains. What RACK knew carries over: holes below the highest lost
  * record are lost, nothing counts as retransmitted. */
@@ -191,8 +199,19 @@ void tcp_txr_rexmit(struct arn_tcp_conn *c, uint32_t i)
 {
 	struct tcp_txrec *r = R(c->wk, i);
 	bool idle = tcp_rack_pipe(c) == 0;
+	uint32_t now = (uint32_t)c->wk->now_us;
+	/* The reordering window's sample (reo_late_dsack): the first
+	 * retransmission of a segment RACK found lost, with the original's
+	 * send time, which the record forgets now. One at a time; one whose
+	 * DSACK never came (a real loss) gives way after twice the cap, when
+	 * a DSACK for it could no longer be told from a late RTO. */
+	if (c->recovery == TCP_REC_FAST && !(r->flags & TXR_EVER_RETRANS) &&
+	    (c->reo_rxt_us == 0 || now - c->reo_rxt_us > 2 * REO_LATE_MAX_US)) {
+		c->reo_rxt_seq = r->start;
+		c->reo_rxt_us = r->xmit_us ? r->xmit_us : 1;
+	}
 	r->flags |= TXR_RETRANS | TXR_EVER_RETRANS;
-	r->xmit_us = (uint32_t)c->wk->now_us;
+	r->xmit_us = now;
 	c->retrans_bytes += r->end - r->start;
 	rate_snap(c, r, idle);
 }
@@ -230,6 +249,36 @@ static void min_rtt_update(struct arn_tcp_conn *c, uint32_t rtt)
 	}
 }
 
+/* ---- the reordering window beyond SRTT (docs/tcp.md "Ninth pass") ---- */
+
+/* RFC 8985 6.2's window: min_RTT / 4 per DSACKed round trip, capped at
+ * SRTT. */
+static uint32_t reo_wnd_rfc(const struct arn_tcp_conn *c)
+{
+	uint64_t w = (uint64_t)c->reo_wnd_mult * c->min_rtt_us / 4;
+	uint32_t srtt = c->srtt_us8 >> 3;
+	return (uint32_t)(w < srtt ? w : srtt);
+}
+
+/* Segment @p r, never retransmitted, was delivered after one sent later
+ * (reordering), with the window grown beyond SRTT. When it came later
+ * than half that window (its lateness: the time since it went out less
+ * min_RTT), the window still earns its size: the path reorders as much
+ * as the DSACKs measured, and the window lasts TCP_REO_PERSIST more real
+ * recoveries. Without this, the window (which stops the DSACKs that grew
+ * it) would be reset every 16 real losses on a path that never stopped
+ * reordering, and each reset would cost spurious retransmissions until
+ * DSACKs measured the lateness again. A path whose reordering shrank
+ * below half the window stops refreshing it, and 16 real recoveries
+ * bring back the RFC's window, from which DSACKs measure the new
+ * lateness. */
+static void reo_late_seen(struct arn_tcp_conn *c, const struct tcp_txrec *r)
+{
+	uint32_t late = (uint32_t)c->wk->now_us - r->xmit_us - c->min_rtt_us;
+	if ((int32_t)late > (int32_t)(c->reo_late_us / 2) && late > reo_wnd_rfc(c))
+		c->reo_wnd_persist = TCP_REO_PERSIST;
+}
+
 /* Segment @p r was delivered by ACK @p s: cumulatively, or (@p sacked)
  * selectively. Inline: the cumulative case, once per ACK of new data,
  * costs no call and folds @p sacked away. */
@@ -242,8 +291,11 @@ static inline __attribute__((always_inline)) void rack_delivered(struct arn_tcp_
 	/* RACK_detect_reordering */
 	if (seq_gt(r->end, c->rack_fack))
 		c->rack_fack = r->end;
-	else if (seq_lt(r->end, c->rack_fack) && !(r->flags & TXR_EVER_RETRANS))
+	else if (seq_lt(r->end, c->rack_fack) && !(r->flags & TXR_EVER_RETRANS)) {
 		c->rack_reord = true;
+		if (c->reo_late_us)
+			reo_late_seen(c, r);
+	}
 	/* RACK_update: an RTT sample unless it may belong to the original */
 	uint32_t rtt = (uint32_t)wk->now_us - r->xmit_us;
 	if (rtt == 0)
@@ -280,6 +332,8 @@ static inline __attribute__((always_inline)) void rack_delivered(struct arn_tcp_
 	}
 }
 
+/* RFC 8985 6.2's window, or the lateness DSACKs measured beyond it
+ * (reo_late_dsack). */
 static uint32_t reo_wnd(const struct arn_tcp_conn *c)
 {
 	if (!c->rack_reord) {
@@ -288,9 +342,8 @@ static uint32_t reo_wnd(const struct arn_tcp_conn *c)
 		if (c->sacked_bytes >= TCP_DUPTHRESH * (uint32_t)c->mss)
 			return 0;
 	}
-	uint64_t w = (uint64_t)c->reo_wnd_mult * c->min_rtt_us / 4;
-	uint32_t srtt = srtt_us(c);
-	return (uint32_t)(w < srtt ? w : srtt);
+	uint32_t w = reo_wnd_rfc(c);
+	return c->reo_late_us > w ? c->reo_late_us : w;
 }
 
 static void mark_lost(struct arn_tcp_conn *c, struct tcp_txrec *r)
@@ -350,6 +403,19 @@ void tcp_rack_detect(struct arn_tcp_conn *c)
 		 * timer finds lost */
 		c->t_rack_us = wk->now_us + (uint32_t)timeout;
 		tcp_rack_wait(c);
+		/* A loss probe armed when the flight went out (2 x SRTT + 2
+		 * ms) waits for this timer: with the window beyond SRTT
+		 * (reo_late_dsack) it would otherwise come first, and resend
+		 * the tail (or send new data beyond cwnd) while RACK still
+		 * gives a held segment its time. Linux has one timer for
+		 * both, and the reordering timer replaces the probe. With
+		 * RFC 8985's window (at most SRTT) the probe never comes
+		 * first. Not a second probe (tlp_again_ms): one is out. */
+		uint64_t after = c->t_rack_us / 1000 + 1;
+		if ((c->flags & TF_TLP) && c->tlp_again_ms == 0 && c->t_rexmt < after) {
+			c->t_rexmt = after;
+			tcp_timer_update(c);
+		}
 	} else {
 		c->t_rack_us = 0;
 	}
@@ -374,6 +440,7 @@ void tcp_rack_mark_all_lost(struct arn_tcp_conn *c)
 	}
 	c->t_rack_us = 0;
 	c->flags &= ~(TF_TLP_OUT | TF_TLP_RETRANS | TF_TLP_DSACKED);
+	c->reo_rxt_us = 0; /* everything goes again: a DSACK is no measure */
 }
 
 /* ---- undo (RFC 3708 style, with DSACK) ------------------------------------------- */
@@ -507,8 +574,43 @@ static void reo_wnd_recovery_end(struct arn_tcp_conn *c, bool undone)
 			c->reo_wnd_persist++;
 		return;
 	}
-	if (c->reo_wnd_persist && --c->reo_wnd_persist == 0)
+	if (c->reo_wnd_persist && --c->reo_wnd_persist == 0) {
 		c->reo_wnd_mult = 1;
+		c->reo_late_us = 0; /* the path stopped reordering that much */
+	}
+}
+
+/* A DSACK for [st, en), not for a loss probe, and the sampled
+ * retransmission (tcp_txr_rexmit) in it: both copies arrived, so the
+ * original was late, not lost. By how much: the time since it went out,
+ * less min_RTT. The DSACK comes when the second copy arrives: on a path
+ * that holds a segment for longer than RACK waited, the retransmission
+ * arrives first and the late original draws the DSACK, so the time is
+ * the original's own lateness; when the original came first, an upper
+ * bound on it (the retransmission's time). RFC 8985 6.2's window grows
+ * by min_RTT / 4 per round trip with DSACKs, capped at SRTT: on a path
+ * of 100 us that holds segments 2-12 ms (issue 16's loss matrix) it can
+ * never cover the lateness, and every held segment is retransmitted
+ * (33-90% of the retransmissions spurious). When the lateness is beyond
+ * that window the window becomes the largest lateness seen, up to
+ * REO_LATE_MAX_US, for TCP_REO_PERSIST recoveries (reo_late_seen). */
+static void reo_late_dsack(struct arn_tcp_conn *c, uint32_t st, uint32_t en)
+{
+	if (c->reo_rxt_us == 0 || seq_gt(st, c->reo_rxt_seq) || seq_leq(en, c->reo_rxt_seq))
+		return;
+	uint32_t since = (uint32_t)c->wk->now_us - c->reo_rxt_us;
+	c->reo_rxt_us = 0;
+	if (since <= c->min_rtt_us)
+		return;
+	uint32_t late = since - c->min_rtt_us;
+	if (late > REO_LATE_MAX_US)
+		late = REO_LATE_MAX_US;
+	if (late <= reo_wnd_rfc(c))
+		return; /* the RFC's window can grow to it */
+	if (late > c->reo_late_us)
+		c->reo_late_us = late;
+	c->rack_reord = true;
+	c->reo_wnd_persist = TCP_REO_PERSIST;
 }
 
 /* A DSACK for [st, en) arrived on an ACK of @p ack (RFC 2883). @p old_una
@@ -540,6 +642,8 @@ static void dsack_in(struct arn_tcp_conn *c, uint32_t st, uint32_t en, uint32_t 
 	/* RFC 8985 6.2 step 4: grow the reordering window once per round trip */
 	if (c->rack_dsack_round && seq_geq(c->snd_una, c->dsack_round))
 		c->rack_dsack_round = false;
+	if (!tlp)
+		reo_late_dsack(c, st, en);
 	if (!c->rack_dsack_round && !tlp) {
 		c->rack_dsack_round = true;
 		c->dsack_round = c->snd_max;
@@ -987,6 +1091,10 @@ uint32_t tcp_txr_rxt_probe(struct arn_tcp_conn *c, uint32_t room, uint32_t *star
 void tcp_txr_probed(struct arn_tcp_conn *c, uint32_t i)
 {
 	struct tcp_txrec *r = R(c->wk, i);
+	/* a third copy of the sampled segment: its DSACK could be the
+	 * probe's, and say nothing about the original's lateness */
+	if (c->reo_rxt_us && seq_leq(r->start, c->reo_rxt_seq) && seq_lt(c->reo_rxt_seq, r->end))
+		c->reo_rxt_us = 0;
 	r->flags |= TXR_EVER_RETRANS;
 	r->xmit_us = (uint32_t)c->wk->now_us;
 	rate_snap(c, r, false);

@@ -3251,6 +3251,122 @@ static void test_rack_reo_wnd_grows_on_dsack_and_persists(void **state)
 	assert_int_equal(c->reo_wnd_mult, 1);
 }
 
+/* Ten segments sent now; 100 us later the last nine are SACKed and the
+ * first is not (held by the path, or lost). */
+static void first_of_ten_behind(struct arn_tcp_conn *c)
+{
+	uint32_t una = c->snd_una, mss = c->mss;
+	if (c->cwnd < 10 * mss)
+		c->cwnd = 10 * mss; /* after the real recoveries: all ten go */
+	send_block(c, 10 * mss);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 10);
+	fake_drain(lc);
+	fake_advance_us(lc, 100);
+	struct fake_opts o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + mss;
+	o.sack[1] = una + 10 * mss;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+}
+
+/* The first of ten is lost: RACK retransmits it once @p wait_us have
+ * passed since the SACK of the others, not 20 us before. Its
+ * retransmission is ACKed with the rest: a real recovery. */
+static void real_loss_repaired_after(struct arn_tcp_conn *c, uint32_t wait_us)
+{
+	uint32_t una = c->snd_una, mss = c->mss;
+	uint64_t rexmits = cnt(ARN_TCP_C_RETRANSMITS);
+	first_of_ten_behind(c);
+	if (wait_us > 20) {
+		fake_advance_us(lc, wait_us - 20);
+		assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), rexmits);
+		assert_int_equal(fake_pending(lc), 0);
+		fake_advance_us(lc, 20);
+	} else {
+		fake_advance_us(lc, wait_us);
+	}
+	fake_advance(lc, 0);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), rexmits + 1);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una);
+	assert_int_equal(out.len, mss);
+	fake_drain(lc);
+	fake_advance_us(lc, 100);
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
+	fake_advance(lc, 0);
+	assert_int_equal(c->recovery, TCP_REC_NONE);
+	fake_advance(lc, 1);
+}
+
+/* Issue 16's reordering rows, replayed (docs/tcp.md "Ninth pass"): a
+ * path of 100 us that holds a segment 3 ms. RFC 8985's window (min_RTT /
+ * 4 per DSACKed round trip, capped at SRTT) stays under 100 us: the held
+ * segment is called lost 25 us after the others are SACKed and
+ * retransmitted; the retransmission fills the hole, and the original,
+ * arriving 3 ms late, draws a DSACK. That DSACK measures the lateness (3
+ * ms: the time since the original went out less min_RTT) and the window
+ * becomes it. A segment held 2.9 ms is then not retransmitted; a real
+ * loss still is, once the window has passed; and once the path stops
+ * reordering, 16 real recoveries bring back the RFC's window. */
+static void test_rack_reo_wnd_beyond_srtt_on_dsack_evidence(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(1);
+	uint32_t mss = c->mss;
+	c->min_rtt_us = 100;
+	c->srtt_us8 = 100 << 3;
+	c->rttvar_us4 = 50 << 2;
+	c->rack_reord = true;
+
+	/* held 3 ms, RFC window 25 us: retransmitted, D-SACKed */
+	uint32_t una = c->snd_una;
+	uint64_t t0 = fake_now_us;
+	first_of_ten_behind(c);
+	fake_advance_us(lc, 30);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una);
+	fake_drain(lc);
+	fake_advance_us(lc, 100);
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
+	fake_advance_us(lc, (t0 + 100 + 3000) - fake_now_us);
+	o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una;
+	o.sack[1] = una + mss;
+	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(cnt(ARN_TCP_C_DSACK_RECEIVED), 1);
+	assert_int_equal(c->reo_late_us, 3000);
+	fake_advance(lc, 1);
+
+	/* held 2.9 ms: within the window, nothing retransmitted */
+	una = c->snd_una;
+	first_of_ten_behind(c);
+	fake_advance_us(lc, 2800);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
+	o = popts();
+	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
+	fake_advance(lc, 0);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
+	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 1);
+	assert_int_equal(fake_pending(lc), 0);
+	assert_int_equal(c->recovery, TCP_REC_NONE);
+	fake_advance(lc, 1);
+
+	/* the path stops reordering: real losses, each repaired once the
+	 * window (3 ms) has passed; the 16th brings back the RFC's window */
+	for (int k = 0; k < TCP_REO_PERSIST; k++) {
+		assert_int_equal(c->reo_late_us, 3000);
+		real_loss_repaired_after(c, 3000);
+	}
+	assert_int_equal(c->reo_late_us, 0);
+	assert_int_equal(c->reo_wnd_mult, 1);
+	real_loss_repaired_after(c, 25);
+}
+
 /* RACK keeps send times as 32-bit microseconds, which wrap every 71.6
  * minutes. When the clock stood in the upper half of that range, "no
  * segment delivered yet" (RACK.xmit_ts 0) compared as later than every
@@ -5045,6 +5161,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_rack_reordering_timer_to_the_microsecond, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_grows_on_dsack_and_persists, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_beyond_srtt_on_dsack_evidence, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_bbr_state_machine, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bbr_lost_last_retransmission_probed_not_rto, setup,
