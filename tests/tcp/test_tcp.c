@@ -3367,6 +3367,56 @@ static void test_rack_reo_wnd_beyond_srtt_on_dsack_evidence(void **state)
 	real_loss_repaired_after(c, 25);
 }
 
+/* The same first episode on a BBR connection: the DSACK does not take
+ * the window beyond the RFC's. BBR does not cut for a loss, so a
+ * spurious retransmission costs it a segment, while the window's wait
+ * for every real loss stalled it (issue 16: 1.0x Linux BBR became 5-8x
+ * in the reordering rows). */
+static void test_rack_reo_wnd_stays_rfc_with_bbr(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = bbr_conn(true, true);
+	assert_ptr_equal(c->cc, &tcp_cc_bbr);
+	inject(TH_ACK, p_seq, our_isn + 1, 65535, NULL, NULL, 0);
+	uint32_t mss = c->mss;
+	c->min_rtt_us = 100;
+	c->srtt_us8 = 100 << 3;
+	c->rttvar_us4 = 50 << 2;
+	c->rack_reord = true;
+	uint32_t una = c->snd_una;
+	uint64_t t0 = fake_now_us;
+	c->cwnd = 20 * mss;
+	send_block(c, 4 * mss);
+	for (int k = 0; k < 20; k++)
+		fake_advance_us(lc, 10);
+	unsigned n = 0;
+	while (fake_next(lc, &out))
+		n++;
+	assert_int_equal(n, 4);
+	struct fake_opts o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + mss;
+	o.sack[1] = una + 4 * mss;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	for (int k = 0; k < 10; k++)
+		fake_advance_us(lc, 30);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una);
+	fake_drain(lc);
+	fake_advance_us(lc, 100);
+	o = popts();
+	inject(TH_ACK, p_seq, una + 4 * mss, 65535, &o, NULL, 0);
+	fake_advance_us(lc, (t0 + 3000) - fake_now_us);
+	o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una;
+	o.sack[1] = una + mss;
+	inject(TH_ACK, p_seq, una + 4 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(cnt(ARN_TCP_C_DSACK_RECEIVED), 1);
+	assert_int_equal(c->reo_late_us, 0);
+}
+
 /* RACK keeps send times as 32-bit microseconds, which wrap every 71.6
  * minutes. When the clock stood in the upper half of that range, "no
  * segment delivered yet" (RACK.xmit_ts 0) compared as later than every
@@ -5164,6 +5214,7 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_beyond_srtt_on_dsack_evidence, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_stays_rfc_with_bbr, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bbr_state_machine, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bbr_lost_last_retransmission_probed_not_rto, setup,
 					    teardown),
