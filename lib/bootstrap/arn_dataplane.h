@@ -51,6 +51,9 @@ struct arn_dataplane {
 	/* the most autotuning grows a receive buffer to; 0 (or at most
 	 * tcp_rcvbuf): off, every buffer stays tcp_rcvbuf */
 	uint32_t tcp_rcvbuf_max;
+	/* reordering_window_max_ms: the cap of RACK's reordering window
+	 * beyond SRTT on DSACK evidence; 0: off (RFC 8985's, as Linux) */
+	uint32_t tcp_reo_max_ms;
 	uint32_t tcp_sndbuf;
 	uint32_t tcp_cc; /* ARN_DP_TCP_CC_*: congestion control for every connection */
 	/* dataplane.http, per worker; 0: lib/http's defaults */

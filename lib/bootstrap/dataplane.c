@@ -26,6 +26,7 @@ void arn_dataplane_defaults(struct arn_dataplane *dp)
 	dp->tcp_max_connections = 16384;
 	dp->tcp_rcvbuf = 256 * 1024;
 	dp->tcp_rcvbuf_max = 4u << 20;
+	dp->tcp_reo_max_ms = 0; /* RFC 8985's reordering window, as Linux */
 	dp->tcp_sndbuf = 256 * 1024;
 	dp->http_max_client_connections = 16384;
 	dp->http_max_upstream_connections = 8192;
@@ -403,17 +404,26 @@ int arn_dataplane_parse(struct arn_bs_ctx *c, yaml_node_t *node, struct arn_data
 			section(&p, v, kt, keys, outs, lo, hi, NULL);
 			dp->mbuf_data_room = (uint16_t)room;
 		} else if (!strcmp(kt, "tcp")) {
-			static const char *const keys[] = {
-			    "max_connections_per_worker", "rcvbuf",	"sndbuf",
-			    "congestion_control",	  "rcvbuf_max", NULL};
+			static const char *const keys[] = {"max_connections_per_worker",
+							   "rcvbuf",
+							   "sndbuf",
+							   "congestion_control",
+							   "rcvbuf_max",
+							   "reordering_window_max_ms",
+							   NULL};
 			uint32_t *const outs[] = {&dp->tcp_max_connections, &dp->tcp_rcvbuf,
-						  &dp->tcp_sndbuf, &dp->tcp_cc,
-						  &dp->tcp_rcvbuf_max};
-			static const uint32_t lo[] = {16, 4096, 4096, 0, 0},
-					      hi[] = {4194304, 1u << 30, 1u << 30, 0, 1u << 30};
+						  &dp->tcp_sndbuf,	    &dp->tcp_cc,
+						  &dp->tcp_rcvbuf_max,	    &dp->tcp_reo_max_ms};
+			/* reordering_window_max_ms: at most the RTO's floor
+			 * (200 ms), which must come only after RACK had its
+			 * chance */
+			static const uint32_t lo[] = {16, 4096, 4096, 0, 0, 0},
+					      hi[] = {4194304, 1u << 30, 1u << 30,
+						      0,       1u << 30, 200};
 			/* in ARN_DP_TCP_CC_* order */
 			static const char *const cc[] = {"cubic", "newreno", "bbr", NULL};
-			static const char *const *const names[] = {NULL, NULL, NULL, cc, NULL};
+			static const char *const *const names[] = {NULL, NULL, NULL,
+								   cc,	 NULL, NULL};
 			section(&p, v, kt, keys, outs, lo, hi, names);
 		} else if (!strcmp(kt, "http")) {
 			static const char *const keys[] = {"max_client_connections",

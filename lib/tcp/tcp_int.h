@@ -616,6 +616,9 @@ struct arn_tcp_worker {
 	uint32_t reserve; /* blocks passive opens leave for active ones */
 	uint32_t rcvbuf, sndbuf;
 	uint32_t rcvbuf_max; /* autotuning's ceiling (tcp_rmem.c); rcvbuf: off */
+	/* the cap of the reordering window beyond SRTT on DSACK evidence
+	 * (tcp_rack.c, reo_late_dsack); 0: off, RFC 8985's window */
+	uint32_t reo_late_max_us;
 	/* The most payload one segment can carry: what an mbuf of the worker's
 	 * pool holds after the headroom, less the largest TCP header. Every
 	 * MSS is clamped to it (segments are built in one mbuf). */

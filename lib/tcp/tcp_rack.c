@@ -21,14 +21,6 @@
 
 #define R(wk, i) (&(wk)->txr[i])
 
-/* The most the reordering window grows to on evidence (reo_late_dsack):
- * a quarter of the RTO's floor. Each real loss that RACK finds waits up
- * to the window for its retransmission (and a sender whose send buffer
- * fills behind the hole waits with it), so the window stays well below
- * the RTO, which must come only after RACK had its chance. 50 ms covers
- * the loss matrix's 2-12 ms holds with room. */
-#define REO_LATE_MAX_US (TCP_RTO_MIN_MS * 1000u / 4)
-
 /* Out of records: this connection falls back to RFC 6675 until its pipe
  * drains. What RACK knew carries over: holes below the highest lost
  * record are lost, nothing counts as retransmitted. */
@@ -209,9 +201,12 @@ void tcp_txr_rexmit(struct arn_tcp_conn *c, uint32_t i)
 	 * a spurious retransmission costs it one segment and no cut, while
 	 * the window's wait for each real loss stalled its transfers (issue
 	 * 16's 1% and 5% `s2c` rows with 10% reordering: 2.2-2.4 s, 1.0x
-	 * Linux BBR, became 10.5-14.3 s). */
-	if (c->recovery == TCP_REC_FAST && !(r->flags & TXR_EVER_RETRANS) && !tcp_rate_on(c) &&
-	    (c->reo_rxt_us == 0 || now - c->reo_rxt_us > 2 * REO_LATE_MAX_US)) {
+	 * Linux BBR, became 10.5-14.3 s). Nor without the operator's opt-in
+	 * (the worker's reo_late_max_us, dataplane.tcp.
+	 * reordering_window_max_ms): then nothing is kept, as before. */
+	uint32_t max = c->wk->reo_late_max_us;
+	if (max && c->recovery == TCP_REC_FAST && !(r->flags & TXR_EVER_RETRANS) &&
+	    !tcp_rate_on(c) && (c->reo_rxt_us == 0 || now - c->reo_rxt_us > 2 * max)) {
 		c->reo_rxt_seq = r->start;
 		c->reo_rxt_us = r->xmit_us ? r->xmit_us : 1;
 	}
@@ -414,10 +409,13 @@ void tcp_rack_detect(struct arn_tcp_conn *c)
 		 * the tail (or send new data beyond cwnd) while RACK still
 		 * gives a held segment its time. Linux has one timer for
 		 * both, and the reordering timer replaces the probe. With
-		 * RFC 8985's window (at most SRTT) the probe never comes
-		 * first. Not a second probe (tlp_again_ms): one is out. */
+		 * RFC 8985's window (at most SRTT) the probe comes first
+		 * rarely, and is left as it was before the window beyond
+		 * SRTT (reo_late_us 0: the operator did not opt in, or no
+		 * evidence). Not a second probe (tlp_again_ms): one is out. */
 		uint64_t after = c->t_rack_us / 1000 + 1;
-		if ((c->flags & TF_TLP) && c->tlp_again_ms == 0 && c->t_rexmt < after) {
+		if (c->reo_late_us && (c->flags & TF_TLP) && c->tlp_again_ms == 0 &&
+		    c->t_rexmt < after) {
 			c->t_rexmt = after;
 			tcp_timer_update(c);
 		}
@@ -598,7 +596,19 @@ static void reo_wnd_recovery_end(struct arn_tcp_conn *c, bool undone)
  * never cover the lateness, and every held segment is retransmitted
  * (33-90% of the retransmissions spurious). When the lateness is beyond
  * that window the window becomes the largest lateness seen, up to
- * REO_LATE_MAX_US, for TCP_REO_PERSIST recoveries (reo_late_seen). */
+ * the worker's reo_late_max_us, for TCP_REO_PERSIST recoveries
+ * (reo_late_seen).
+ *
+ * That cap is dataplane.tcp.reordering_window_max_ms, and 0 (the
+ * default) turns this off: each real loss RACK finds waits up to the
+ * window for its retransmission, and a sender whose send buffer fills
+ * behind the hole waits with it. In issue 16's reordering rows (10% of
+ * the packets held 2-12 ms) a 50 ms cap cut the D-SACKed share of the
+ * retransmissions from 33-90% to 1-5% but made the transfers 2.5-6x
+ * slower (1% loss `s2c`: 2.4-3.75 s -> 11.3-11.7 s; 5%: 4.3-4.9 s ->
+ * 25-27 s): spurious retransmissions cost ~10% more bytes, the wait
+ * costs the time. At most the RTO's floor (1-200 ms), as the RTO must
+ * come only after RACK had its chance. */
 static void reo_late_dsack(struct arn_tcp_conn *c, uint32_t st, uint32_t en)
 {
 	if (c->reo_rxt_us == 0 || seq_gt(st, c->reo_rxt_seq) || seq_leq(en, c->reo_rxt_seq))
@@ -608,8 +618,8 @@ static void reo_late_dsack(struct arn_tcp_conn *c, uint32_t st, uint32_t en)
 	if (since <= c->min_rtt_us)
 		return;
 	uint32_t late = since - c->min_rtt_us;
-	if (late > REO_LATE_MAX_US)
-		late = REO_LATE_MAX_US;
+	if (late > c->wk->reo_late_max_us)
+		late = c->wk->reo_late_max_us;
 	if (late <= reo_wnd_rfc(c))
 		return; /* the RFC's window can grow to it */
 	if (late > c->reo_late_us)

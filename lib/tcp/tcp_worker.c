@@ -175,7 +175,8 @@ int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 	wk->max_conns = maxc;
 	wk->rcvbuf = conf && conf->tcp_rcvbuf ? conf->tcp_rcvbuf : 256 * 1024;
 	wk->sndbuf = conf && conf->tcp_sndbuf ? conf->tcp_sndbuf : 256 * 1024;
-	wk->rcvbuf_max = conf ? conf->tcp_rcvbuf_max : 4u << 20; /* 0: off (tcp_rmem_init) */
+	wk->rcvbuf_max = conf ? conf->tcp_rcvbuf_max : 4u << 20;       /* 0: off (tcp_rmem_init) */
+	wk->reo_late_max_us = conf ? conf->tcp_reo_max_ms * 1000u : 0; /* 0: off */
 	wk->cc_default = !conf					 ? ARN_TCP_CC_CUBIC
 			 : conf->tcp_cc == ARN_DP_TCP_CC_NEWRENO ? ARN_TCP_CC_NEWRENO
 			 : conf->tcp_cc == ARN_DP_TCP_CC_BBR	 ? ARN_TCP_CC_BBR

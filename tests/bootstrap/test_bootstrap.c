@@ -636,6 +636,30 @@ static void test_dataplane_section(void **state)
 		     "dataplane:\n"
 		     "  tcp: {sndbuf: 1k}\n",
 		     "dataplane.tcp.sndbuf: expected an integer from 4096 to 1073741824, got '1k'");
+	/* dataplane.tcp.reordering_window_max_ms: off (0, RFC 8985's window)
+	 * unless set, at most the RTO's floor */
+	assert_loads("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  tcp: {congestion_control: cubic}\n");
+	assert_int_equal(tb.bs->dp.tcp_reo_max_ms, 0);
+	assert_loads("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  tcp: {reordering_window_max_ms: 50}\n");
+	assert_int_equal(tb.bs->dp.tcp_reo_max_ms, 50);
+	assert_loads("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  tcp: {reordering_window_max_ms: 200}\n");
+	assert_int_equal(tb.bs->dp.tcp_reo_max_ms, 200);
+	assert_error("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  tcp: {reordering_window_max_ms: 201}\n",
+		     "t.yaml:3:35: dataplane.tcp.reordering_window_max_ms: expected an integer "
+		     "from 0 to 200, got '201'");
+	assert_error("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  tcp: {reordering_window_max_ms: -1}\n",
+		     "dataplane.tcp.reordering_window_max_ms: expected an integer from 0 to 200, "
+		     "got '-1'");
 
 	assert_error("envoy_bootstrap: {}\n"
 		     "dataplane:\n"

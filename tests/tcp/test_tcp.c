@@ -94,11 +94,16 @@ static struct arn_dataplane dp_conf;
 static struct arn_tcp_listener *lsn;
 static unsigned pool_full;
 
+/* dataplane.tcp.reordering_window_max_ms for the next setup_with
+ * (setup_reo) */
+static uint32_t reo_max_ms;
+
 static int setup_with(uint32_t maxc, uint32_t rcvbuf, uint32_t backlog)
 {
 	memset(&app, 0, sizeof(app));
 	memset(&dp_conf, 0, sizeof(dp_conf));
 	dp_conf.tcp_max_connections = maxc;
+	dp_conf.tcp_reo_max_ms = reo_max_ms;
 	dp_conf.tcp_rcvbuf = rcvbuf;
 	dp_conf.tcp_sndbuf = 256 * 1024;
 	fake_mtu = 1500;
@@ -115,6 +120,18 @@ static int setup(void **state)
 {
 	(void)state;
 	return setup_with(64, 64 * 1024, 16);
+}
+
+/* setup, with the reordering window beyond SRTT on DSACK evidence opted
+ * in (50 ms, as issue 16's loss matrix ran it: docs/tcp.md "Ninth
+ * pass") */
+static int setup_reo(void **state)
+{
+	(void)state;
+	reo_max_ms = 50;
+	int rc = setup_with(64, 64 * 1024, 16);
+	reo_max_ms = 0;
+	return rc;
 }
 
 static int teardown(void **state)
@@ -3367,6 +3384,48 @@ static void test_rack_reo_wnd_beyond_srtt_on_dsack_evidence(void **state)
 	real_loss_repaired_after(c, 25);
 }
 
+/* The same first episode with the default (dataplane.tcp.
+ * reordering_window_max_ms 0): RFC 8985 6.2's window, as Linux. The
+ * DSACK grows it by min_RTT / 4 (50 us), at most SRTT (100 us), nothing
+ * beyond: the next segment held 2.9 ms is called lost and retransmitted
+ * once RACK.rtt + 50 us have passed. */
+static void test_rack_reo_wnd_default_stays_rfc_after_dsack(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(1);
+	assert_int_equal(c->wk->reo_late_max_us, 0);
+	uint32_t mss = c->mss;
+	c->min_rtt_us = 100;
+	c->srtt_us8 = 100 << 3;
+	c->rttvar_us4 = 50 << 2;
+	c->rack_reord = true;
+
+	uint32_t una = c->snd_una;
+	uint64_t t0 = fake_now_us;
+	first_of_ten_behind(c);
+	fake_advance_us(lc, 30);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
+	fake_drain(lc);
+	fake_advance_us(lc, 100);
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
+	fake_advance_us(lc, (t0 + 100 + 3000) - fake_now_us);
+	o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una;
+	o.sack[1] = una + mss;
+	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(cnt(ARN_TCP_C_DSACK_RECEIVED), 1);
+	assert_int_equal(c->reo_late_us, 0);
+	assert_int_equal(c->reo_rxt_us, 0); /* no sample kept */
+	assert_int_equal(c->reo_wnd_mult, 2);
+	fake_advance(lc, 1);
+
+	/* held 2.9 ms: retransmitted once the window (50 us) has passed */
+	real_loss_repaired_after(c, 50);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 2);
+}
+
 /* The same first episode on a BBR connection: the DSACK does not take
  * the window beyond the RFC's. BBR does not cut for a loss, so a
  * spurious retransmission costs it a segment, while the window's wait
@@ -5212,9 +5271,12 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_grows_on_dsack_and_persists, setup,
 					    teardown),
-	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_beyond_srtt_on_dsack_evidence, setup,
+	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_beyond_srtt_on_dsack_evidence,
+					    setup_reo, teardown),
+	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_default_stays_rfc_after_dsack, setup,
 					    teardown),
-	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_stays_rfc_with_bbr, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_stays_rfc_with_bbr, setup_reo,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_bbr_state_machine, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bbr_lost_last_retransmission_probed_not_rto, setup,
 					    teardown),
