@@ -3426,6 +3426,29 @@ static void test_rack_reo_wnd_default_stays_rfc_after_dsack(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 2);
 }
 
+/* With the default, a loss probe is not moved behind RACK's timer (the
+ * deferral is for the window beyond SRTT only): as before the window
+ * could go beyond SRTT. Here RACK.rtt (a late segment's RTT, 20 ms) puts
+ * the timer after the armed probe; the probe stays where it was. */
+static void test_rack_default_loss_probe_not_deferred(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(1);
+	c->min_rtt_us = 100;
+	c->srtt_us8 = 100 << 3;
+	c->rttvar_us4 = 50 << 2;
+	c->rack_reord = true;
+	first_of_ten_behind(c);
+	c->rack_rtt_us = 20000;
+	c->flags |= TF_TLP;
+	c->tlp_again_ms = 0;
+	uint64_t probe = c->wk->now_ms + 1;
+	c->t_rexmt = probe;
+	tcp_rack_detect(c);
+	assert_true(c->t_rack_us > c->wk->now_us + 19000); /* the timer runs */
+	assert_int_equal(c->t_rexmt, probe);
+}
+
 /* The same first episode on a BBR connection: the DSACK does not take
  * the window beyond the RFC's. BBR does not cut for a loss, so a
  * spurious retransmission costs it a segment, while the window's wait
@@ -5274,6 +5297,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_beyond_srtt_on_dsack_evidence,
 					    setup_reo, teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_default_stays_rfc_after_dsack, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_rack_default_loss_probe_not_deferred, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_stays_rfc_with_bbr, setup_reo,
 					    teardown),
