@@ -1013,23 +1013,11 @@ static inline uint8_t tcp_rcv_wscale(const struct arn_tcp_worker *wk)
 }
 /* The connection is established: autotuning's first measurement starts. */
 void tcp_rcv_space_init(struct arn_tcp_conn *c);
-/* tcp_rcv_space_adjust's body, for a read that may do something. */
-void tcp_rcv_space_adjust_slow(struct arn_tcp_conn *c);
 /* The application read: grow the receive buffer if it read more in the
  * last round trip than in the one before (Linux's tcp_rcv_space_adjust).
- * Inline, the reads that can do nothing return without a call: no
- * receiver RTT sample yet (a keep-alive exchange's short segments never
- * give one: tcp_in.c's rcv_rtt_measure takes full segments only), or less
- * than a round trip since the measurement began; a clamped buffer always
- * calls (what it read goes back). Every read of a keep-alive request
- * paid the call (bench/cost/run: 27 instructions each, 2 a request). */
-static inline void tcp_rcv_space_adjust(struct arn_tcp_conn *c)
-{
-	if (!c->rmem_clamped &&
-	    (c->rcv_rtt8_us == 0 || c->wk->now_us - c->rcvq_space_us < c->rcv_rtt8_us >> 3))
-		return;
-	tcp_rcv_space_adjust_slow(c);
-}
+ * For a read that may do something: tcp_api.c's inline test before the
+ * call leaves out those that cannot. */
+void tcp_rcv_space_adjust_slow(struct arn_tcp_conn *c);
 /* A connection going gives back what autotuning granted it (the worker's
  * gauge of grown budgets). Inline here, not in tcp_rmem.c: tcp_conn.c's
  * free path calls it, and tcp_rmem.c already calls into tcp_conn.c. */
