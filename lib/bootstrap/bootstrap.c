@@ -1095,7 +1095,13 @@ void arn_bootstrap_summary(const struct arn_bootstrap *b, struct arn_sb *o)
 			arn_sb_printf(o, " (autotuned up to %u)", dp->tcp_rcvbuf_max);
 		else
 			arn_sb_printf(o, " (not autotuned)");
-		arn_sb_printf(o, ", sndbuf %u\n", dp->tcp_sndbuf);
+		arn_sb_printf(o, ", sndbuf %u", dp->tcp_sndbuf);
+		/* the opt-in reordering window beyond SRTT (docs/tcp.md, "Ninth
+		 * pass"); nothing said for the default, RFC 8985's window */
+		if (dp->tcp_reo_max_ms)
+			arn_sb_printf(o, ", reordering window up to %u ms on DSACK evidence",
+				      dp->tcp_reo_max_ms);
+		arn_sb_putc(o, '\n');
 		arn_sb_printf(
 		    o,
 		    "  http: %u client and %u upstream connections, %u requests in flight "

@@ -769,6 +769,23 @@ static void test_summary_says_rcvbuf_autotuning(void **state)
 	summary_has("rcvbuf 262144 (not autotuned), sndbuf 262144\n");
 }
 
+/* The summary names the opt-in reordering window beyond SRTT
+ * (dataplane.tcp.reordering_window_max_ms) when it is set, and nothing
+ * for the default (RFC 8985's window). */
+static void test_summary_says_reordering_window(void **state)
+{
+	(void)state;
+	assert_loads("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24}]\n"
+		     "  tcp: {reordering_window_max_ms: 50}\n");
+	summary_has(", sndbuf 262144, reordering window up to 50 ms on DSACK evidence\n");
+	assert_loads("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24}]\n");
+	summary_has(", sndbuf 262144\n");
+}
+
 /* TLS and mTLS to the control plane, as Envoy writes them. */
 static void test_xds_channel_tls_accepted(void **state)
 {
@@ -1009,6 +1026,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_dataplane_section, teardown),
 	    cmocka_unit_test_teardown(test_serve_time_refusals_found_at_load, teardown),
 	    cmocka_unit_test_teardown(test_summary_says_rcvbuf_autotuning, teardown),
+	    cmocka_unit_test_teardown(test_summary_says_reordering_window, teardown),
 	    cmocka_unit_test_teardown(test_xds_channel_tls_accepted, teardown),
 	    cmocka_unit_test_teardown(test_xds_channel_refusals_name_the_field, teardown),
 	    cmocka_unit_test_teardown(test_xds_plaintext_to_remote_refused_unless_allowed,
