@@ -350,17 +350,13 @@ int arn_tcp_write_ref(struct arn_tcp_conn *c, struct rte_mbuf *m, const void *da
 }
 
 /* tcp_rcv_space_adjust (tcp_rmem.c) for a read, inline: the reads that
- * can do nothing return without a call: no receiver RTT sample yet (a
- * keep-alive exchange's short segments never give one: tcp_in.c's
- * rcv_rtt_measure takes full segments only), or less than a round trip
- * since the measurement began; a clamped buffer always calls (what it
- * read goes back). Every read of a keep-alive request paid the call
- * (bench/cost/run: 27 instructions each, 2 a request). Here, not in
- * tcp_int.h: the header would call into tcp_rmem.c, which includes it. */
+ * can do nothing (tcp_rcv_space_too_soon) return without a call; a
+ * clamped buffer always calls (what it read goes back). Every read of a keep-alive request paid the
+ * call (bench/cost/run: 27 instructions each, 2 a request). Here, not in tcp_int.h: the header
+ * would call into tcp_rmem.c, which includes it. */
 static inline void tcp_rcv_space_adjust(struct arn_tcp_conn *c)
 {
-	if (!c->rmem_clamped &&
-	    (c->rcv_rtt8_us == 0 || c->wk->now_us - c->rcvq_space_us < c->rcv_rtt8_us >> 3))
+	if (!c->rmem_clamped && tcp_rcv_space_too_soon(c))
 		return;
 	tcp_rcv_space_adjust_slow(c);
 }

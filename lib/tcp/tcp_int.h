@@ -1018,6 +1018,14 @@ void tcp_rcv_space_init(struct arn_tcp_conn *c);
  * For a read that may do something: tcp_api.c's inline test before the
  * call leaves out those that cannot. */
 void tcp_rcv_space_adjust_slow(struct arn_tcp_conn *c);
+/* Autotuning's measurement of @p c's reading has nothing to give yet: no
+ * receiver RTT sample (a keep-alive exchange's short segments never give
+ * one: tcp_in.c's rcv_rtt_measure takes full segments only), or less than
+ * a round trip since it began. */
+static inline bool tcp_rcv_space_too_soon(const struct arn_tcp_conn *c)
+{
+	return c->rcv_rtt8_us == 0 || c->wk->now_us - c->rcvq_space_us < c->rcv_rtt8_us >> 3;
+}
 /* A connection going gives back what autotuning granted it (the worker's
  * gauge of grown budgets). Inline here, not in tcp_rmem.c: tcp_conn.c's
  * free path calls it, and tcp_rmem.c already calls into tcp_conn.c. */

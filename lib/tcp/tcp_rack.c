@@ -256,7 +256,7 @@ static void min_rtt_update(struct arn_tcp_conn *c, uint32_t rtt)
 static uint32_t reo_wnd_rfc(const struct arn_tcp_conn *c)
 {
 	uint64_t w = (uint64_t)c->reo_wnd_mult * c->min_rtt_us / 4;
-	uint32_t srtt = c->srtt_us8 >> 3;
+	uint32_t srtt = srtt_us(c);
 	return (uint32_t)(w < srtt ? w : srtt);
 }
 

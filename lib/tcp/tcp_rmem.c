@@ -506,8 +506,7 @@ void tcp_rcv_space_adjust_slow(struct arn_tcp_conn *c)
 	bool clamped = c->rmem_clamped;
 	if (clamped)
 		rmem_trim(c); /* what it read goes back */
-	if (c->rcvbuf >= wk->rcvbuf_max || c->rcv_rtt8_us == 0 ||
-	    wk->now_us - c->rcvq_space_us < c->rcv_rtt8_us >> 3)
+	if (c->rcvbuf >= wk->rcvbuf_max || tcp_rcv_space_too_soon(c))
 		return;
 	uint32_t read_seq = c->rcv_nxt - c->rcvq.bytes;
 	uint32_t copied = read_seq - c->rcvq_space_seq;
