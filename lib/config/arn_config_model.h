@@ -240,6 +240,14 @@ struct arn_cfg_header_ops {
 	size_t n_resp_remove;
 };
 
+/* Nonzero when @p o has edits (removals or additions) for the request
+ * (@p request) or the response: the router's test per level, and the
+ * conversion's for arn_cfg_route.no_hdr_edits. */
+static inline size_t arn_cfg_header_ops_n(const struct arn_cfg_header_ops *o, bool request)
+{
+	return request ? (o->n_req_remove | o->n_req_add) : (o->n_resp_remove | o->n_resp_add);
+}
+
 enum arn_cfg_path_kind {
 	ARN_CFG_PATH_PREFIX = 0,
 	ARN_CFG_PATH_EXACT,

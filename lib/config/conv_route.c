@@ -1080,12 +1080,6 @@ bool conv_route_shell(struct conv *c, const char *bytes, size_t len,
 	return true;
 }
 
-/* Has @p o header edits for the request (@p req) or the response? */
-static bool ops_edit(const struct arn_cfg_header_ops *o, bool req)
-{
-	return req ? o->n_req_add || o->n_req_remove : o->n_resp_add || o->n_resp_remove;
-}
-
 /* Each route's no_hdr_edits, once the table is whole: its levels are its
  * weighted clusters, itself, its virtual host and the table (http_router.c
  * walks them in that order). A route taken over from the previous version
@@ -1099,11 +1093,12 @@ static void table_edit_flags(struct arn_cfg_route_table *t)
 			struct arn_cfg_route *r = &v->routes[j];
 			uint8_t f = 0;
 			for (int req = 0; req < 2; req++) {
-				bool any = ops_edit(&t->headers_ops, req) ||
-					   ops_edit(&v->headers_ops, req) ||
-					   ops_edit(&r->headers_ops, req);
+				bool any = arn_cfg_header_ops_n(&t->headers_ops, req) ||
+					   arn_cfg_header_ops_n(&v->headers_ops, req) ||
+					   arn_cfg_header_ops_n(&r->headers_ops, req);
 				for (size_t k = 0; k < r->route.n_weighted && !any; k++)
-					any = ops_edit(&r->route.weighted[k].headers, req);
+					any = arn_cfg_header_ops_n(&r->route.weighted[k].headers,
+								   req);
 				if (!any)
 					f |= req ? ARN_CFG_NO_REQ_EDITS : ARN_CFG_NO_RESP_EDITS;
 			}

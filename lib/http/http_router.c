@@ -370,12 +370,6 @@ static int level_ops(struct edits *ed, const struct arn_cfg_ref *rm, size_t n_rm
 	return 0;
 }
 
-/* The edits a level has for one direction (0: none). */
-static inline size_t level_n(const struct arn_cfg_header_ops *o, bool request)
-{
-	return request ? (o->n_req_remove | o->n_req_add) : (o->n_resp_remove | o->n_resp_add);
-}
-
 static int __attribute__((noinline))
 levels_walk(struct edits *ed, bool request, const struct arn_cfg_route_table *rt,
 	    const struct arn_cfg_vhost *vh, const struct arn_cfg_route *r,
@@ -395,10 +389,10 @@ static inline bool any_level(bool request, const struct arn_cfg_route_table *rt,
 {
 	if (r && (r->no_hdr_edits & (request ? ARN_CFG_NO_REQ_EDITS : ARN_CFG_NO_RESP_EDITS)))
 		return false;
-	return (wc ? level_n(&wc->headers, request) : 0) |
-	       (r ? level_n(&r->headers_ops, request) : 0) |
-	       (vh ? level_n(&vh->headers_ops, request) : 0) |
-	       (rt ? level_n(&rt->headers_ops, request) : 0);
+	return (wc ? arn_cfg_header_ops_n(&wc->headers, request) : 0) |
+	       (r ? arn_cfg_header_ops_n(&r->headers_ops, request) : 0) |
+	       (vh ? arn_cfg_header_ops_n(&vh->headers_ops, request) : 0) |
+	       (rt ? arn_cfg_header_ops_n(&rt->headers_ops, request) : 0);
 }
 
 static int levels_walk(struct edits *ed, bool request, const struct arn_cfg_route_table *rt,
@@ -421,8 +415,7 @@ static int levels_walk(struct edits *ed, bool request, const struct arn_cfg_rout
 	for (unsigned k = 0; k < n; k++) {
 		const struct arn_cfg_header_ops *o = lv[rev ? n - 1 - k : k];
 		/* most levels have no edits: no call for them */
-		if (request ? !(o->n_req_remove | o->n_req_add)
-			    : !(o->n_resp_remove | o->n_resp_add))
+		if (!arn_cfg_header_ops_n(o, request))
 			continue;
 		int rc = request ? level_ops(ed, o->req_remove, o->n_req_remove, o->req_add,
 					     o->n_req_add)
@@ -432,6 +425,23 @@ static int levels_walk(struct edits *ed, bool request, const struct arn_cfg_rout
 			return rc;
 	}
 	return 0;
+}
+
+/* The levels' edits after the @p ed->n already made, with @p sub for
+ * their values: the edits' count, or -ENOSPC. A copy goes out of line:
+ * the callers' own list has its address taken by inline code only, so it
+ * stays in registers (its stores at the start and per edit, about 10
+ * instructions a direction, bench_hcm). */
+static inline __attribute__((always_inline)) int
+levels_edits(const struct edits *ed, const struct http_subst *sub, bool request,
+	     const struct arn_cfg_route_table *rt, const struct arn_cfg_vhost *vh,
+	     const struct arn_cfg_route *r, const struct arn_cfg_weighted_cluster *wc)
+{
+	struct edits lv = *ed;
+	lv.sub = sub;
+	if (levels_walk(&lv, request, rt, vh, r, wc))
+		return -ENOSPC;
+	return (int)lv.n;
 }
 
 /* ---- the upstream request ---------------------------------------------------- */
@@ -620,14 +630,7 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 		    .req = m,
 		    .protocol = m->version == 10 ? "HTTP/1.0" : "HTTP/1.1",
 		};
-		/* a copy goes out of line: ed's own address is taken by
-		 * inline code only, so it stays in registers (its stores at
-		 * the start and per edit, about 10 instructions, bench_hcm) */
-		struct edits lv = ed;
-		lv.sub = &sub;
-		if (levels_walk(&lv, true, x->rt, x->vhost, x->route, x->wc))
-			return -ENOSPC;
-		return (int)lv.n;
+		return levels_edits(&ed, &sub, true, x->rt, x->vhost, x->route, x->wc);
 	}
 	return (int)ed.n;
 }
@@ -670,14 +673,7 @@ int http_resp_edits(struct http_resp_ctx *x, const struct arn_h1_msg *m, struct 
 		    .upstream_port = x->upstream_port,
 		    .req = NULL,
 		};
-		/* a copy goes out of line: ed's own address is taken by
-		 * inline code only, so it stays in registers (its stores at
-		 * the start and per edit, about 10 instructions, bench_hcm) */
-		struct edits lv = ed;
-		lv.sub = &sub;
-		if (levels_walk(&lv, false, x->rt, x->vhost, x->route, x->wc))
-			return -ENOSPC;
-		return (int)lv.n;
+		return levels_edits(&ed, &sub, false, x->rt, x->vhost, x->route, x->wc);
 	}
 	return (int)ed.n;
 }
