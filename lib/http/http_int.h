@@ -325,6 +325,16 @@ size_t http_host_count(void);
  * keep a cluster or listener past the next quiescent state, take a
  * reference (http_crt_ref, http_lrt_ref) before it. */
 struct http_cluster_rt *http_rt_cluster(const char *name, size_t len, uint64_t hash);
+/* The id of the snapshot published last, stored after it: a cluster that
+ * http_rt_cluster found after this read a value stays the current
+ * snapshot's answer for its name while the value is the same (no id
+ * comes back), so a worker may keep it beside the id (the router's
+ * per-connection cache: no lookup, hash test and memcmp per request). */
+extern uint64_t http_rt_sync_;
+static inline uint64_t http_rt_snap_sync(void)
+{
+	return __atomic_load_n(&http_rt_sync_, __ATOMIC_ACQUIRE);
+}
 struct http_hcm_rt *http_rt_hcm(const struct arn_cfg_hcm *hcm); /* takes a reference */
 /* The runtime object of tcp_proxy filter @p tp (takes a reference). */
 struct http_hcm_rt *http_rt_tcpp(const struct arn_cfg_tcp_proxy *tp);

@@ -394,8 +394,16 @@ static void route_to_cluster(struct http_stream *st, const struct arn_cfg_gen *g
 	 * cluster: its lookup is kept for as long as the generation is the
 	 * same (bench_hcm: about 95 instructions a request) */
 	uint64_t gid = g ? arn_cfg_gen_id(g) : 0;
+	/* read before the lookups below: what they find is of this snapshot
+	 * or a newer one, never older (http_rt_snap_sync) */
+	uint64_t rsync = http_rt_snap_sync();
+	struct http_cluster_rt *crt = NULL;
 	if (gid && hc->cv_gen_id == gid && hc->cv_name == ref.name && hc->cv_len == ref.len) {
 		v = hc->cv;
+		/* its runtime object too, while the snapshot is the same
+		 * (bench_hcm: about 60 instructions a request) */
+		if (hc->cv_crt_sync == rsync)
+			crt = hc->cv_crt;
 	} else if (!g || arn_cfg_cluster_resolve(g, &ref, &v) != 0) {
 		/* G5: a route to a cluster that does not exist */
 		HTTP_INC(hc, no_cluster);
@@ -410,6 +418,7 @@ static void route_to_cluster(struct http_stream *st, const struct arn_cfg_gen *g
 		hc->cv_name = ref.name;
 		hc->cv_len = ref.len;
 		hc->cv = v;
+		hc->cv_crt = NULL; /* the name's, found below */
 	}
 	/* the connection's kept pins when they are these (http_stream.h) */
 	http_kept_pin(st, hc->kept.cluster, v.cluster, HTTP_OWN_CLUSTER);
@@ -419,8 +428,17 @@ static void route_to_cluster(struct http_stream *st, const struct arn_cfg_gen *g
 	/* the name stays valid: it lives in the pinned route table, or (cluster_
 	 * header) in the request head, whose segments are pinned too */
 	X(st)->cref = ref;
-	st->crt = http_rt_cluster(ref.name, ref.len,
-				  ref.hash ? ref.hash : arn_cfg_hash(ref.name, ref.len));
+	if (!crt) {
+		crt = http_rt_cluster(ref.name, ref.len,
+				      ref.hash ? ref.hash : arn_cfg_hash(ref.name, ref.len));
+		/* kept only for the name cv holds (the one above) */
+		if (crt && gid && hc->cv_gen_id == gid && hc->cv_name == ref.name &&
+		    hc->cv_len == ref.len) {
+			hc->cv_crt = crt;
+			hc->cv_crt_sync = rsync;
+		}
+	}
+	st->crt = crt;
 	http_kept_crt(st, st->crt); /* the stream's, until stream_release_cfg */
 	st->timeout_ms = a->timeout_ms;
 	if (a->grpc_timeout_set)

@@ -191,6 +191,7 @@ static size_t clusters_walked;		/* by the last snapshot (http_rt_clusters_walked
 static size_t listeners_walked;		/* by the last snapshot (http_rt_listeners_walked) */
 static size_t tls_clusters_walked;	/* by the last TLS table (http_rt_tls_clusters_walked) */
 static struct http_hcm_rt *hcm_reclaim; /* Treiber stack: workers push, control pops all */
+uint64_t http_rt_sync_;			/* http_rt_snap_sync (http_int.h) */
 
 /* ---- worker side ------------------------------------------------------------ */
 
@@ -1465,6 +1466,9 @@ void http_rt_sync(struct arn_config_store *s)
 		return;
 	}
 	struct snap *old = __atomic_exchange_n(&current, ns, __ATOMIC_ACQ_REL);
+	/* after the snapshot: a worker that reads this id finds that snapshot
+	 * or a newer one (http_rt_snap_sync) */
+	__atomic_store_n(&http_rt_sync_, ns->sync, __ATOMIC_RELEASE);
 	synced_gen = id;
 	synced_workers = nw;
 	if (old)
@@ -1709,6 +1713,7 @@ void http_rt_fini(void)
 	if (store)
 		arn_config_set_prepare_cb(store, NULL, NULL);
 	struct snap *s = __atomic_exchange_n(&current, NULL, __ATOMIC_ACQ_REL);
+	__atomic_store_n(&http_rt_sync_, ++sync_id, __ATOMIC_RELEASE); /* no snapshot's */
 	snap_free(s);
 	tls_tab_free(__atomic_exchange_n(&tls_current, NULL, __ATOMIC_ACQ_REL));
 	tls_carry_tok_set = false;

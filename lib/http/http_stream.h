@@ -348,6 +348,11 @@ struct http_conn {
 	const char *cv_name;
 	size_t cv_len;
 	struct arn_cfg_cluster_view cv;
+	/* and cv_name's cluster runtime object in snapshot cv_crt_sync
+	 * (http_rt_snap_sync; NULL: none kept). No reference: the snapshot
+	 * holds one while it is the current one. */
+	struct http_cluster_rt *cv_crt;
+	uint64_t cv_crt_sync;
 	struct http_pool *pool_hint; /* its last upstream pool (http_pool_get) */
 	/* pins kept between its streams (see the top of this file): only a
 	 * connection with keeps set (HTTP/1: an HTTP/2 stream's block is

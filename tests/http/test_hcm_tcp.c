@@ -2261,6 +2261,69 @@ static void test_idle_keepalive_connection_frees_an_old_generation(void **state)
 	hh_end();
 }
 
+/* The references on cluster runtime object @p c. */
+static uint32_t crt_refs(const struct http_cluster_rt *c)
+{
+	return __atomic_load_n(&c->refs, __ATOMIC_RELAXED);
+}
+
+/*
+ * The router keeps a connection's cluster runtime object beside its
+ * cluster lookup (issue 17), while lib/http's snapshot is the same. A
+ * keep-alive connection's request after its cluster was removed and
+ * added again (a new runtime object: the old one is freed) takes the new
+ * one: a request in flight holds a reference on it.
+ */
+static void test_kept_cluster_runtime_follows_a_new_generation(void **state)
+{
+	(void)state;
+	uint32_t rx0[N_PEERS];
+	hh_begin(1);
+	hh_config(0);
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	for (unsigned i = 0; i < 2; i++) {
+		snapshot(rx0);
+		send_str(hh_client(0), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+		struct peer *u = upstream_that_got(rx0);
+		assert_non_null(u);
+		/* the upstream connection closes at the last: its pool keeps
+		 * no reference */
+		send_str(u, i ? "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: "
+				"5\r\n\r\nhello"
+			      : OK5);
+	}
+	size_t n0 = http_cluster_count();
+	hh_config(6); /* the cluster removed: its object goes */
+	hh_settle();
+	hh_advance(2);
+	hh_quiesce();
+	assert_null(http_rt_cluster("dyn", 3, arn_cfg_hash("dyn", 3)));
+	assert_int_equal(http_cluster_count(), n0 - 1);
+	hh_config(0); /* and added again: a new one */
+	hh_settle();
+	hh_advance(2);
+	hh_quiesce();
+	assert_int_equal(http_cluster_count(), n0);
+	struct http_cluster_rt *crt = http_rt_cluster("dyn", 3, arn_cfg_hash("dyn", 3));
+	assert_non_null(crt);
+	for (unsigned i = 0; i < 2; i++) {
+		uint32_t r0 = crt_refs(crt);
+		snapshot(rx0);
+		send_str(hh_client(0), "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+		struct peer *u = upstream_that_got(rx0);
+		assert_non_null(u);
+		/* the stream's reference (its own, or its connection's kept one
+		 * that it borrows, taken at the first) */
+		assert_true(crt_refs(crt) >= r0 + (i == 0));
+		assert_true(crt_refs(crt) > 2);
+		send_str(u, OK5);
+	}
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 4);
+	hh_end();
+}
+
 /*
  * A new generation while a request borrows its connection's kept pins:
  * they stay until that request ends (it still uses them), and go then.
@@ -2494,6 +2557,7 @@ int main(void)
 	    T(test_get_keepalive),
 	    T(test_keepalive_requests_take_no_pins_after_the_first),
 	    T(test_idle_keepalive_connection_frees_an_old_generation),
+	    T(test_kept_cluster_runtime_follows_a_new_generation),
 	    T(test_generation_change_mid_request_keeps_the_borrowed_pins),
 	    T(test_breaker_counts_requests_in_the_workers_own_slot),
 	    T(test_upstream_idle_timeout_counts_from_the_last_request),
