@@ -240,15 +240,6 @@ static uint32_t srtt_us(const struct arn_tcp_conn *c)
 	return c->srtt_us8 >> 3;
 }
 
-static void min_rtt_update(struct arn_tcp_conn *c, uint32_t rtt)
-{
-	uint64_t now = c->wk->now_ms;
-	if (c->min_rtt_us == 0 || rtt <= c->min_rtt_us || now - c->min_rtt_ms > TCP_MINRTT_WIN_MS) {
-		c->min_rtt_us = rtt;
-		c->min_rtt_ms = now;
-	}
-}
-
 /* ---- the reordering window beyond SRTT (docs/tcp.md "Ninth pass") ---- */
 
 /* RFC 8985 6.2's window: min_RTT / 4 per DSACKed round trip, capped at
@@ -317,7 +308,7 @@ static inline __attribute__((always_inline)) void rack_delivered(struct arn_tcp_
 		if (rtt < c->min_rtt_us)
 			return;
 	} else {
-		min_rtt_update(c, rtt);
+		tcp_min_rtt_update(c, rtt);
 		c->rs.rtt_us = rtt;
 	}
 	/* rack_rtt_us 0: nothing delivered since the flight began, so
@@ -879,47 +870,18 @@ static __attribute__((noinline)) void rack_on_ack(struct arn_tcp_conn *c, const 
 	tcp_rack_detect(c);
 }
 
-/* The usual ACK of a request-response exchange (issue 17): it covers
- * everything sent, carries no SACK block, and nothing was SACKed, lost,
- * retransmitted or probed. Of what rack_on_ack does, only this is left:
- * the records go back to the pool as one list, the last one's RTT is
- * RACK's and min_RTT's sample (RACK.xmit_ts starts again with the next
- * flight, as rack_on_ack's end has it), and RACK.fack moves to its end.
- * With a congestion control that takes rate samples (BBR) every record
- * is delivered one by one: the general path. 139 instructions a call
- * became 61 in bench_tcp_unit's pingpong (callgrind). */
+/* With tcp_rack_acked_all_ok's ACK (tcp_rack.h) the O(1) update, else
+ * the general path. 139 instructions a call became 61 in bench_tcp_unit's
+ * pingpong (callgrind); the fast path (tcp_in.c) tests and updates
+ * inline, with the RTT estimator's sample from the same records. */
 void tcp_rack_on_ack(struct arn_tcp_conn *c, const struct tcp_seg *s, uint32_t old_una,
 		     bool sack_new)
 {
-	struct arn_tcp_worker *wk = c->wk;
-	if (c->snd_una != c->snd_max || s->n_sack || c->txr_head == TXR_NIL || c->tlp_again_ms ||
-	    (c->sacked_bytes | c->lost_bytes | c->retrans_bytes) ||
-	    (c->flags & (TF_TLP_OUT | TF_UNDO | TF_RACK_OFF)) || tcp_rate_on(c)) {
+	if (s->n_sack || !tcp_rack_acked_all_ok(c, c->snd_una, false)) {
 		rack_on_ack(c, s, old_una, sack_new);
 		return;
 	}
-	/* RACK.fack below the first record's end: no record still listed was
-	 * delivered before (a SACKed one would have moved it), so none was
-	 * passed by a later one (RACK_detect_reordering has nothing to find)
-	 * even where the scoreboard, trimmed to this ACK, no longer shows the
-	 * SACK; and the last one, sent once, is the RTT sample. */
-	struct tcp_txrec *t = R(wk, c->txr_tail);
-	if (!seq_lt(c->rack_fack, R(wk, c->txr_head)->end) || (t->flags & ~TXR_APP_LIMITED)) {
-		rack_on_ack(c, s, old_una, sack_new);
-		return;
-	}
-	uint32_t rtt = (uint32_t)wk->now_us - t->xmit_us;
-	if (rtt == 0)
-		rtt = 1;
-	min_rtt_update(c, rtt);
-	c->rs.rtt_us = rtt;
-	if (seq_gt(t->end, c->rack_fack))
-		c->rack_fack = t->end;
-	t->next = wk->txr_free;
-	wk->txr_free = c->txr_head;
-	c->txr_head = c->txr_tail = TXR_NIL;
-	c->t_rack_us = 0;
-	c->rack_rtt_us = 0;
+	tcp_rack_acked_all(c);
 }
 
 bool tcp_rack_sack_is_new(const struct arn_tcp_conn *c, const struct tcp_seg *s)

@@ -3,7 +3,8 @@
  * tcp_rack.c). Apart from tcp_int.h because its usual case is inline and
  * its other case is tcp_rack.c's: an inline in tcp_int.h calling into a
  * .c file made every file of lib/tcp depend on tcp_rack.c through the
- * header they all include. Worker lcore only.
+ * header they all include. And RACK's usual ACK (the whole flight,
+ * clean), which tcp_in.c's fast path takes inline. Worker lcore only.
  */
 #ifndef ARN_TCP_RACK_H
 #define ARN_TCP_RACK_H
@@ -28,6 +29,65 @@ static inline uint32_t tcp_pipe(const struct arn_tcp_conn *c)
 	    0)
 		return c->snd_max - c->snd_una;
 	return tcp_pipe_full(c);
+}
+
+/* RACK's min_RTT filter (RFC 8985 6.2 step 2's min_RTT, kept over
+ * TCP_MINRTT_WIN_MS) takes @p rtt_us. */
+static inline __attribute__((always_inline)) void tcp_min_rtt_update(struct arn_tcp_conn *c,
+								     uint32_t rtt_us)
+{
+	uint64_t now = c->wk->now_ms;
+	if (c->min_rtt_us == 0 || rtt_us <= c->min_rtt_us ||
+	    now - c->min_rtt_ms > TCP_MINRTT_WIN_MS) {
+		c->min_rtt_us = rtt_us;
+		c->min_rtt_ms = now;
+	}
+}
+
+/* The usual ACK of a request-response exchange (issue 17): ACK @p ack
+ * covers everything sent (snd_max), nothing was SACKed, lost,
+ * retransmitted or probed, and the congestion control takes no rate
+ * samples (tcp_rate_on: with one, every record is delivered one by one;
+ * @p rate_off: the caller found none). Then of RACK's ACK processing
+ * (tcp_rack_on_ack) only tcp_rack_acked_all is left. The caller knows
+ * the ACK carries no SACK block. RACK.fack below the first record's
+ * end: no record still listed was delivered before (a SACKed one would
+ * have moved it), so none was passed by a later one
+ * (RACK_detect_reordering has nothing to find) even where the
+ * scoreboard, trimmed to this ACK, no longer shows the SACK; and the
+ * last one, sent once, is the RTT sample. */
+static inline __attribute__((always_inline)) bool
+tcp_rack_acked_all_ok(const struct arn_tcp_conn *c, uint32_t ack, bool rate_off)
+{
+	const struct arn_tcp_worker *wk = c->wk;
+	if ((c->flags & (TF_SACK_OK | TF_TLP_OUT | TF_UNDO | TF_RACK_OFF)) != TF_SACK_OK ||
+	    ack != c->snd_max || c->txr_head == TXR_NIL || c->tlp_again_ms ||
+	    (c->sacked_bytes | c->lost_bytes | c->retrans_bytes) || (!rate_off && tcp_rate_on(c)))
+		return false;
+	return seq_lt(c->rack_fack, wk->txr[c->txr_head].end) &&
+	       !(wk->txr[c->txr_tail].flags & ~TXR_APP_LIMITED);
+}
+
+/* tcp_rack_acked_all_ok's ACK: the records go back to the pool as one
+ * list, the last one's RTT is RACK's and min_RTT's sample (RACK.xmit_ts
+ * starts again with the next flight, as after every flight delivered),
+ * and RACK.fack moves to its end. */
+static inline __attribute__((always_inline)) void tcp_rack_acked_all(struct arn_tcp_conn *c)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	struct tcp_txrec *t = &wk->txr[c->txr_tail];
+	uint32_t rtt = (uint32_t)wk->now_us - t->xmit_us;
+	if (rtt == 0)
+		rtt = 1;
+	tcp_min_rtt_update(c, rtt);
+	c->rs.rtt_us = rtt;
+	if (seq_gt(t->end, c->rack_fack))
+		c->rack_fack = t->end;
+	t->next = wk->txr_free;
+	wk->txr_free = c->txr_head;
+	c->txr_head = c->txr_tail = TXR_NIL;
+	c->t_rack_us = 0;
+	c->rack_rtt_us = 0;
 }
 
 /* tcp_txr_sent's every case, out of line. */
