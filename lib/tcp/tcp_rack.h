@@ -80,7 +80,7 @@ static inline __attribute__((always_inline)) void tcp_rack_acked_all(struct arn_
 	if (rtt == 0)
 		rtt = 1;
 	tcp_min_rtt_update(c, rtt);
-	c->rs.rtt_us = rtt;
+	/* no c->rs.rtt_us: without tcp_rate_on nothing reads it */
 	if (seq_gt(t->end, c->rack_fack))
 		c->rack_fack = t->end;
 	t->next = wk->txr_free;
