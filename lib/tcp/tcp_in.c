@@ -555,6 +555,25 @@ static void prr_step(struct arn_tcp_conn *c, uint32_t old_una, uint64_t mark)
 	tcp_prr_ack(c, d > 0 ? (uint32_t)d : 0);
 }
 
+/* Does an ACK that found @p flight_before bytes in flight and snd_una at
+ * @p old_una grow cwnd (RFC 5681 / RFC 7661: only while cwnd limits
+ * the flow)? In slow start, a flight of half of cwnd or more; beyond it,
+ * one within three segments of it. */
+static inline __attribute__((always_inline)) bool
+cwnd_limited(const struct arn_tcp_conn *c, uint32_t flight_before, uint32_t old_una)
+{
+	bool limited = c->cwnd < c->ssthresh ? 2 * flight_before >= c->cwnd
+					     : flight_before + 3u * c->mss >= c->cwnd;
+	/* or cwnd held data back when what this ACK covers was sent
+	 * (Linux's is_cwnd_limited, kept up to its cwnd_usage_seq): the
+	 * ACKs of one poll's burst drain the flight one by one before
+	 * anything is sent on them, and on a sub-millisecond path a fifth of
+	 * them found it under cwnd and were not counted (issue 16, 1% loss,
+	 * Arion sending) */
+	return limited ||
+	       (seq_lt(old_una, c->cwnd_lim_seq) && seq_leq(c->cwnd_lim_seq, c->snd_max));
+}
+
 static bool process_ack_inner(struct arn_tcp_conn *c, const struct tcp_seg *s);
 
 /* ACK processing for the synchronized states, then the delivery rate
@@ -672,6 +691,24 @@ static inline __attribute__((always_inline)) bool ack_body_in(struct arn_tcp_con
 				c->snd_nxt = c->snd_una;
 			if (seq_lt(c->high_rxt, c->snd_una))
 				c->high_rxt = c->snd_una;
+			/* What the general case below does after its RACK
+			 * call, with what is known here folded in: no
+			 * recovery (so no PRR step), no ECE, nothing left in
+			 * flight (no PTO to arm), TF_RACK_OFF clear, nothing
+			 * lost or retransmitted (tcp_may_send's last two
+			 * tests), no rate sample (bench_tcp_unit pingpong: 17
+			 * instructions a segment). */
+			if (cwnd_limited(c, flight_before, old_una))
+				c->cc->on_ack(c, acked, now);
+			c->dupacks = 0;
+			if (!(c->flags & TF_PERSIST)) {
+				c->t_rexmt = 0;
+				c->flags &= ~TF_TLP;
+			}
+			if (seq_gt(c->snd_una + c->sndq.bytes, c->snd_max) ||
+			    (c->flags & (TF_FIN_QUEUED | TF_FIN_SENT)) == TF_FIN_QUEUED ||
+			    (c->flags & TF_ACK_NOW))
+				tcp_want_output(c);
 		} else {
 			tcp_rtt_on_ack(c, s, now);
 			c->backoff = 0;
@@ -694,61 +731,48 @@ static inline __attribute__((always_inline)) bool ack_body_in(struct arn_tcp_con
 				uint32_t segs = acked / c->mss;
 				c->reno_sacked = c->reno_sacked > segs ? c->reno_sacked - segs : 0;
 			}
-		}
-		if (c->recovery != TCP_REC_NONE) {
-			if (seq_geq(s->ack, c->recover)) {
-				tcp_exit_recovery(c);
-			} else if (rack) {
-				/* RACK decides what is lost; LOSS: slow start */
-				if (c->recovery == TCP_REC_LOSS)
-					c->cc->on_ack(c, acked, now);
-			} else if (c->recovery == TCP_REC_FAST) {
-				/* RFC 6582 partial ACK: the next hole is lost too */
-				if (!(c->flags & TF_SACK_OK)) {
-					if (seq_lt(c->lost_edge, c->snd_una + c->mss))
-						c->lost_edge = c->snd_una + c->mss;
+			if (c->recovery != TCP_REC_NONE) {
+				if (seq_geq(s->ack, c->recover)) {
+					tcp_exit_recovery(c);
+				} else if (rack) {
+					/* RACK decides what is lost; LOSS: slow start */
+					if (c->recovery == TCP_REC_LOSS)
+						c->cc->on_ack(c, acked, now);
+				} else if (c->recovery == TCP_REC_FAST) {
+					/* RFC 6582 partial ACK: the next hole is lost too */
+					if (!(c->flags & TF_SACK_OK)) {
+						if (seq_lt(c->lost_edge, c->snd_una + c->mss))
+							c->lost_edge = c->snd_una + c->mss;
+					} else {
+						tcp_sb_update_lost_edge(c);
+					}
 				} else {
-					tcp_sb_update_lost_edge(c);
+					c->cc->on_ack(c, acked, now); /* slow start after RTO */
 				}
-			} else {
-				c->cc->on_ack(c, acked, now); /* slow start after RTO */
-			}
-		} else {
-			bool limited = c->cwnd < c->ssthresh
-					   ? 2 * flight_before >= c->cwnd
-					   : flight_before + 3u * c->mss >= c->cwnd;
-			/* or cwnd held data back when what this ACK covers was
-			 * sent (Linux's is_cwnd_limited, kept up to its
-			 * cwnd_usage_seq): the ACKs of one poll's burst drain
-			 * the flight one by one before anything is sent on
-			 * them, and on a sub-millisecond path a fifth of them
-			 * found it under cwnd and were not counted (issue 16,
-			 * 1% loss, Arion sending) */
-			if (!limited)
-				limited = seq_lt(old_una, c->cwnd_lim_seq) &&
-					  seq_leq(c->cwnd_lim_seq, c->snd_max);
-			if (limited && !ece)
+			} else if (!ece && cwnd_limited(c, flight_before, old_una)) {
 				c->cc->on_ack(c, acked, now);
-		}
-		prr_step(c, old_una, mark);
-		c->dupacks = 0;
-		if (c->snd_una == c->snd_max) {
-			if (!(c->flags & TF_PERSIST)) {
-				c->t_rexmt = 0;
-				c->flags &= ~TF_TLP;
 			}
-			if ((c->flags & TF_RACK_OFF) && c->recovery == TCP_REC_NONE)
-				c->flags &= ~TF_RACK_OFF; /* records may be had again */
-		} else {
-			tcp_rexmt_arm_pto(c);
+			prr_step(c, old_una, mark);
+			c->dupacks = 0;
+			if (c->snd_una == c->snd_max) {
+				if (!(c->flags & TF_PERSIST)) {
+					c->t_rexmt = 0;
+					c->flags &= ~TF_TLP;
+				}
+				if ((c->flags & TF_RACK_OFF) && c->recovery == TCP_REC_NONE)
+					c->flags &= ~TF_RACK_OFF; /* records may be had again */
+			} else {
+				tcp_rexmt_arm_pto(c);
+			}
+			/* To tcp_output only if it has something to do after
+			 * this ACK: send (what cwnd or the window held back, a
+			 * retransmission), an owed ACK, or the app-limited
+			 * check (tcp_rate_on). A pure ACK of everything we
+			 * sent, the usual one in a request-response exchange,
+			 * has none of these. */
+			if (tcp_may_send(c) || (c->flags & TF_ACK_NOW) || tcp_rate_on(c))
+				tcp_want_output(c);
 		}
-		/* To tcp_output only if it has something to do after this ACK:
-		 * send (what cwnd or the window held back, a retransmission),
-		 * an owed ACK, or the app-limited check (tcp_rate_on). A pure
-		 * ACK of everything we sent, the usual one in a request-
-		 * response exchange, has none of these. */
-		if (tcp_may_send(c) || (c->flags & TF_ACK_NOW) || tcp_rate_on(c))
-			tcp_want_output(c);
 		if (fin_acked) {
 			switch (c->state) {
 			case TCPS_FIN_WAIT_1:
