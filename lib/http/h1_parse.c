@@ -696,8 +696,12 @@ fields_fast(struct arn_h1_parser *p, uptr s, uptr lim, uptr base, unsigned nmax,
 			nx = v1 + 1;
 		else
 			break;
-		if (v1 > v0 && v1[-1] <= ' ')
-			break; /* trailing OWS: parse_field_line trims it */
+		/* trailing OWS: parse_field_line trims it. v1[-1] is the
+		 * value's last byte, or, for an empty value, the ':' (not OWS)
+		 * or the SP after it, which leaves "name: " CRLF to
+		 * parse_field_line too: no test of v1 > v0 for that rare line */
+		if (v1[-1] <= ' ')
+			break;
 		if (p->msg->n_hdrs >= nmax)
 			break; /* parse_field_line fails it */
 		enum arn_h1_hdr_id id = h1_hdr_lookup((const char *)s, (size_t)(q - s));
