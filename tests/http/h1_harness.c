@@ -290,7 +290,8 @@ char *h1t_run(const char *in, size_t n, const size_t *cuts, size_t ncuts, const 
 				if (arn_h1_parser_scratch_short(&p)) {
 					/* from the small one to the large; no third */
 					if (arn_h1_parser_grow_scratch(
-						&p, p.scratch == scratch ? NULL : scratch, scap) != 0) {
+						&p, p.scratch == scratch ? NULL : scratch, scap) !=
+					    0) {
 						arn_sb_puts(&sb, "HARNESS: grow refused\n");
 						stop = 1;
 					}
@@ -408,6 +409,11 @@ char *h1t_reserialize(const char *in, size_t n, const struct h1t_opts *o, unsign
 	struct sink s = {.out = ARN_SB_INIT};
 	struct arn_h1_wbuf w;
 	uint32_t x = seed * 2654435761u + 1;
+	/* a request's upgrade or CONNECT turned the connection into a tunnel:
+	 * its bytes go out as they came, whatever the last message's framing
+	 * was (ARN_H1_F_TUNNEL only marks a response that did it; a chunked
+	 * upgrade request's tunnel bytes were re-chunked) */
+	bool tunnel = false;
 
 	arn_h1_wbuf_init(&w, s.buf, sizeof(s.buf), sink_refill, &s);
 	arn_h1_msg_init(&m, hdrs, cap);
@@ -419,6 +425,7 @@ char *h1t_reserialize(const char *in, size_t n, const struct h1t_opts *o, unsign
 		ssize_t r = arn_h1_parse(&p, in, n, &ev);
 		if (r == -EBUSY) {
 			arn_h1_parser_tunnel(&p);
+			tunnel = true;
 			continue;
 		}
 		if (r < 0)
@@ -437,7 +444,8 @@ char *h1t_reserialize(const char *in, size_t n, const struct h1t_opts *o, unsign
 			ck.open = false;
 		} else if (ev.type == ARN_H1_EV_BODY) {
 			if ((m.flags & ARN_H1_F_CHUNKED) && !(m.flags & ARN_H1_F_TUNNEL) &&
-			    arn_h1_parser_idle(&p) == false && !(m.flags & ARN_H1_F_NO_BODY)) {
+			    !tunnel && arn_h1_parser_idle(&p) == false &&
+			    !(m.flags & ARN_H1_F_NO_BODY)) {
 				/* new chunk boundaries: the transcript must not care */
 				for (size_t at = 0; at < ev.len;) {
 					x ^= x << 13;
