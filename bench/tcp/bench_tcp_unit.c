@@ -155,7 +155,7 @@ static void wire(struct arn_lcore *from, struct arn_lcore *to)
 /* One loop iteration of both workers, 10 us of simulated time. */
 static void step(void)
 {
-	fake_now_us += 10;
+	fake_clock_set(fake_now_us + 10);
 	arn_tcp_worker_poll(ca, fake_now_us);
 	arn_tcp_worker_poll(sa, fake_now_us);
 	wire(ca, sa);

@@ -12,6 +12,7 @@
 #ifndef ARN_L4_H
 #define ARN_L4_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct rte_mbuf;
@@ -193,20 +194,39 @@ int arn_net_is_local(const struct arn_lcore *lc, uint32_t addr);
 /** The MTU of the port that routes to @p dst (0 if none). */
 uint16_t arn_net_route_mtu(const struct arn_lcore *lc, uint32_t dst);
 
-/** The worker's clock: TSC ticks per second, and the TSC read at the start
- * of the current loop iteration (one rdtsc per iteration, shared by every
- * packet of the burst; iterations last microseconds). */
-uint64_t arn_net_now(const struct arn_lcore *lc);
+/** The worker's clock: TSC ticks per second (arn_net_now() is below). */
 uint64_t arn_net_hz(void);
 
-/* ---- per-worker L4 state -------------------------------------------------- */
+/* ---- the head of struct arn_lcore: L4 state and clock ---------------------- */
 
 /*
  * Every struct arn_lcore (lib/net's, and any test's fake of it) begins with
- * one pointer that belongs to the L4 layer: its per-worker state, reached
- * in one load without knowing the rest of the layout. A pointer to a
- * structure points to its first member (C11 6.7.2.1), so this is plain C.
+ * the members of struct arn_lcore_head, in its order and at its offsets
+ * (lib/net and the fakes check it with _Static_assert): a pointer that
+ * belongs to the L4 layer, its per-worker state; then the loop iteration's
+ * clock. Each is reached in one load without knowing the rest of the
+ * layout. A pointer to a structure points to its first member (C11
+ * 6.7.2.1), so this is plain C; the clock is read as the uint64_t it is, at
+ * the offset it has here.
+ *
+ * The clock is inline because lib/tcp and lib/http read it about 11 times
+ * per proxied request: as a call into lib/net it cost the call and the
+ * caller-saved registers spilled around it, for one load.
  */
+struct arn_lcore_head {
+	void *l4;
+	uint64_t now; /* TSC at the start of this loop iteration */
+};
+
+/** The TSC read at the start of the current loop iteration (one rdtsc per
+ * iteration, shared by every packet of the burst; iterations last
+ * microseconds). */
+static inline uint64_t arn_net_now(const struct arn_lcore *lc)
+{
+	return *(const uint64_t *)(const void *)((const char *)lc +
+						 offsetof(struct arn_lcore_head, now));
+}
+
 static inline void *arn_l4_state(const struct arn_lcore *lc)
 {
 	return *(void *const *)(const void *)lc;

@@ -14,9 +14,12 @@
 #ifndef ARN_LCORE_H
 #define ARN_LCORE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <rte_common.h>
+
+#include "arn_l4.h"
 
 enum arn_net_pctr {
 #define ARN_NET_PCTR(name, help) ARN_NET_P_##name,
@@ -57,6 +60,9 @@ struct arn_lcore {
 	/** The L4 layer's per-worker state (the L4 layer's worker_init sets it). It
 	 * must stay the first member: arn_l4_state() reads it there. */
 	void *l4;
+	/** TSC at the start of this iteration; lib/net writes it. It must stay
+	 * second: arn_net_now() reads it there (struct arn_lcore_head). */
+	uint64_t now;
 
 	/* ---- private to lib/net ------------------------------------------------ */
 	struct arn_net *net; /* the data plane this worker belongs to */
@@ -72,7 +78,6 @@ struct arn_lcore {
 	struct rte_ring *ctrl;	  /* SP/SC: struct net_ctrl_msg from control */
 	struct arn_arp *arp;	  /* its ARP cache and waiting packets */
 	struct rte_rcu_qsbr *rcu; /* QSBR it reports to (NULL: none) */
-	uint64_t now;		  /* TSC at the start of this iteration */
 	uint64_t tx_drain;	  /* TSC ticks a buffered frame may wait */
 	uint8_t garp_left;	  /* gratuitous ARPs still to send (worker 0) */
 	uint64_t garp_next;	  /* TSC of the next one */
@@ -97,5 +102,11 @@ struct arn_lcore {
 #define ARN_NET_PADD(lc, p, name, n) ((lc)->port[(p)].ctr[ARN_NET_P_##name] += (n))
 #define ARN_NET_WINC(lc, name) ((lc)->ctr[ARN_NET_W_##name]++)
 #define ARN_NET_WADD(lc, name, n) ((lc)->ctr[ARN_NET_W_##name] += (n))
+
+/* arn_l4.h's layout contract (struct arn_lcore_head). */
+_Static_assert(offsetof(struct arn_lcore, l4) == offsetof(struct arn_lcore_head, l4),
+	       "arn_l4_state() reads the L4 state at the lcore's start");
+_Static_assert(offsetof(struct arn_lcore, now) == offsetof(struct arn_lcore_head, now),
+	       "arn_net_now() reads the clock where struct arn_lcore_head has it");
 
 #endif

@@ -303,11 +303,6 @@ uint16_t arn_net_route_mtu(const struct arn_lcore *lc, uint32_t dst)
 	return p < 0 ? 0 : lc->net->port[p].mtu;
 }
 
-uint64_t arn_net_now(const struct arn_lcore *lc)
-{
-	return lc->now;
-}
-
 uint64_t arn_net_hz(void)
 {
 	return rte_get_tsc_hz();

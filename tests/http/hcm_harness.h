@@ -593,7 +593,7 @@ static inline void hh_advance(uint64_t ms)
 {
 	uint64_t step = ms / 32 ? ms / 32 : 1;
 	for (uint64_t t = 0; t < ms; t += step) {
-		fake_now_us += RTE_MIN(step, ms - t) * 1000;
+		fake_clock_set(fake_now_us + RTE_MIN(step, ms - t) * 1000);
 		hh_settle();
 		hh_peers_timer();
 		hh_settle();
@@ -1082,7 +1082,7 @@ static inline void hh_finish(bool check)
 	/* past the timers that can still run: the linger after a response
 	 * (3 s), connect timeouts toward black holes (0.5 s at most) */
 	for (int i = 0; i < 50; i++) {
-		fake_now_us += 100000;
+		fake_clock_set(fake_now_us + 100000);
 		hh_settle();
 		for (int k = 0; k < N_PEERS; k++)
 			peer_kill(&peers[k]);

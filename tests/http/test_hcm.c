@@ -57,22 +57,30 @@
 /* ---- fake lib/net ------------------------------------------------------------------------- */
 
 struct arn_lcore {
-	void *l4; /* first, as arn_l4.h wants: the module's state slots */
+	void *l4;     /* first, as arn_l4.h wants: the module's state slots */
+	uint64_t now; /* second: arn_net_now() reads it; clock_set() writes it */
 	unsigned idx;
 };
+_Static_assert(offsetof(struct arn_lcore, now) == offsetof(struct arn_lcore_head, now),
+	       "arn_l4.h's layout contract");
 
-static struct arn_lcore lc0, lc1 = {.idx = 1};
+/* The clock (TSC in microseconds), the same on both workers: each lcore
+ * carries it where arn_net_now() reads it, as lib/net's do. Read it as
+ * now_us (not assignable, so that nothing moves one worker's clock alone),
+ * move it with clock_set(). */
+static struct arn_lcore lc0 = {.now = 1000000}, lc1 = {.now = 1000000, .idx = 1};
+#define now_us ((uint64_t)lc0.now)
+
+static void clock_set(uint64_t us)
+{
+	lc0.now = us;
+	lc1.now = us;
+}
+
 static struct rte_mempool *pool;
 /* start2(): a second worker (lc1) beside lc0, as RSS spreads clients
  * over two (the MCP gateway's sessions live on one of them) */
 static bool two_workers;
-static uint64_t now_us = 1000000;
-
-uint64_t arn_net_now(const struct arn_lcore *lc)
-{
-	(void)lc;
-	return now_us;
-}
 
 uint64_t arn_net_hz(void)
 {
@@ -445,7 +453,7 @@ static void deliver_closes(void)
 /* One worker loop iteration @p ms after the last one. */
 static void poll_ms(uint64_t ms)
 {
-	now_us += ms * 1000;
+	clock_set(now_us + ms * 1000);
 	deliver_closes();
 	app->worker_poll(&lc0, app->arg);
 	if (two_workers)
@@ -762,22 +770,22 @@ static void test_worker_ms_clock_ticks_at_the_boundary(void **state)
 	start(4, jlistener("", DIRECT_OK));
 	assert_int_equal(w->tsc_per_ms, 1000); /* arn_net_hz: 1 MHz here */
 	uint64_t ms = now_us / 1000 + 5;
-	now_us = ms * 1000 - 1;
+	clock_set(ms * 1000 - 1);
 	poll_ms(0);
 	assert_int_equal(w->now_ms, ms - 1);
-	now_us = ms * 1000;
+	clock_set(ms * 1000);
 	poll_ms(0);
 	assert_int_equal(w->now_ms, ms);
-	now_us = ms * 1000 + 999;
+	clock_set(ms * 1000 + 999);
 	poll_ms(0);
 	assert_int_equal(w->now_ms, ms);
-	now_us = (ms + 7) * 1000 + 1;
+	clock_set((ms + 7) * 1000 + 1);
 	poll_ms(0);
 	assert_int_equal(w->now_ms, ms + 7);
-	now_us = ms * 1000;
+	clock_set(ms * 1000);
 	poll_ms(0);
 	assert_int_equal(w->now_ms, ms + 7);
-	now_us = (ms + 8) * 1000;
+	clock_set((ms + 8) * 1000);
 	poll_ms(0);
 	assert_int_equal(w->now_ms, ms + 8);
 }

@@ -286,7 +286,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if ((ob & 0x40) && len)
 				p_seq += len; /* in order next time */
 		}
-		fake_now_us += (uint64_t)(r[9] >> 7) * 250000 + (uint64_t)(r[6] & 0x3f) * 1000;
+		fake_clock_set(fake_now_us + (uint64_t)(r[9] >> 7) * 250000 +
+			       (uint64_t)(r[6] & 0x3f) * 1000);
 		drain();
 	}
 	arn_tcp_worker_fini(lc);

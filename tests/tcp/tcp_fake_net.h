@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,24 +30,34 @@
 #define FAKE_ADDR(i) (0xc6120001u + (uint32_t)(i)) /* 198.18.0.1 + i */
 
 struct arn_lcore {
-	void *l4; /* first, as arn_l4.h requires */
+	void *l4;     /* first, as arn_l4.h requires */
+	uint64_t now; /* second: arn_net_now() reads it; fake_clock_set() writes it */
 	unsigned idx;
 	struct rte_mbuf *out[4096]; /* captured, IPv4 header prepended */
 	unsigned n_out, out_head;
 };
+_Static_assert(offsetof(struct arn_lcore, now) == offsetof(struct arn_lcore_head, now),
+	       "arn_l4.h's layout contract");
 
-static struct arn_lcore fake_lc[FAKE_WORKERS];
+/* The clock (TSC in microseconds), the same on every worker: each fake
+ * lcore carries it where arn_net_now() reads it, as lib/net's do. Read it
+ * as fake_now_us (not assignable, so that nothing moves one worker's clock
+ * alone), move it with fake_clock_set(). */
+#define FAKE_CLOCK0 1000000
+_Static_assert(FAKE_WORKERS == 2, "fake_lc's initializer");
+static struct arn_lcore fake_lc[FAKE_WORKERS] = {{.now = FAKE_CLOCK0}, {.now = FAKE_CLOCK0}};
+#define fake_now_us ((uint64_t)fake_lc[0].now)
+
+static inline void fake_clock_set(uint64_t us)
+{
+	for (unsigned i = 0; i < FAKE_WORKERS; i++)
+		fake_lc[i].now = us;
+}
+
 static struct rte_mempool *fake_pool;
-static uint64_t fake_now_us = 1000000; /* TSC in microseconds */
-static int fake_alloc_fail;	       /* fail this many allocations */
+static int fake_alloc_fail; /* fail this many allocations */
 static uint16_t fake_mtu = 1500;
 static char fake_prefix[64];
-
-uint64_t arn_net_now(const struct arn_lcore *lc)
-{
-	(void)lc;
-	return fake_now_us;
-}
 
 uint64_t arn_net_hz(void)
 {
@@ -406,7 +417,7 @@ static inline unsigned fake_pending(const struct arn_lcore *lc)
 static inline void fake_advance(struct arn_lcore *lc, uint64_t ms)
 {
 	for (uint64_t i = 0; i < ms; i++) {
-		fake_now_us += 1000;
+		fake_clock_set(fake_now_us + 1000);
 		arn_tcp_worker_poll(lc, fake_now_us);
 	}
 	if (ms == 0)
@@ -416,7 +427,7 @@ static inline void fake_advance(struct arn_lcore *lc, uint64_t ms)
 /* Advance the clock by @p us microseconds and poll once. */
 static inline void fake_advance_us(struct arn_lcore *lc, uint64_t us)
 {
-	fake_now_us += us;
+	fake_clock_set(fake_now_us + us);
 	arn_tcp_worker_poll(lc, fake_now_us);
 }
 

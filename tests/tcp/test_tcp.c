@@ -3510,7 +3510,7 @@ static void test_rack_clock_past_2_31_us_marks_nothing_lost(void **state)
 {
 	(void)state;
 	if ((uint32_t)fake_now_us < 0x80000000u)
-		fake_now_us = (fake_now_us & ~0xffffffffull) + 0x80000000ull + 1000000;
+		fake_clock_set((fake_now_us & ~0xffffffffull) + 0x80000000ull + 1000000);
 	fake_advance(lc, 0);
 	struct arn_tcp_conn *c = rack_conn(10);
 	uint32_t una = c->snd_una, mss = c->mss;
@@ -3537,7 +3537,7 @@ static void test_rack_idle_past_half_the_clock_marks_nothing_lost(void **state)
 	(void)state;
 	struct arn_tcp_conn *c = rack_conn(10); /* one flight delivered */
 	uint32_t mss = c->mss;
-	fake_now_us += 0x90000000ull; /* 40 minutes idle */
+	fake_clock_set(fake_now_us + 0x90000000ull); /* 40 minutes idle */
 	fake_advance(lc, 0);
 	fake_drain(lc);
 	uint32_t una = c->snd_una;
@@ -4619,7 +4619,7 @@ static void run_transfer(uint32_t bytes, enum arn_tcp_cc cc, uint64_t max_ms)
 	assert_non_null(c);
 	uint64_t t;
 	for (t = 0; t < max_ms && !cl.closed; t++) {
-		fake_now_us += 1000;
+		fake_clock_set(fake_now_us + 1000);
 		uint64_t now = fake_now_us / 1000;
 		link_deliver(now);
 		arn_tcp_worker_poll(a, fake_now_us);
@@ -4653,7 +4653,7 @@ static void run_transfer(uint32_t bytes, enum arn_tcp_cc cc, uint64_t max_ms)
 	assert_int_equal(cl.close_reason, 0);
 	/* let the server side finish its LAST_ACK (and the client TIME_WAIT) */
 	for (int i = 0; i < 3000; i++) {
-		fake_now_us += 1000;
+		fake_clock_set(fake_now_us + 1000);
 		link_deliver(fake_now_us / 1000);
 		arn_tcp_worker_poll(a, fake_now_us);
 		arn_tcp_worker_poll(b, fake_now_us);
