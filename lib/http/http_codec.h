@@ -74,6 +74,13 @@ struct http_ev {
 	enum http_ev_type type;
 	const char *data; /* HTTP_EV_BODY: in the peer's input; valid until the next decode */
 	size_t len;
+	/* HTTP_EV_HEAD: the message ended with its head (no body, and the
+	 * connection goes on as HTTP): the codec took its END too, which no
+	 * decode gives again; the stream handles it after the head, when it
+	 * would have taken the next event (one decode a request less: issue
+	 * 17). Set with every HEAD: by HTTP/1 for a request (a client's
+	 * message), false otherwise. */
+	bool end;
 	/* decode() -EBADMSG on a request: the status a server answers and
 	 * Envoy's response code details */
 	unsigned status;

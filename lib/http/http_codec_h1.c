@@ -193,6 +193,16 @@ static inline void decode_event(struct http_h1_peer *h, struct rte_mbuf *m, stru
 	ev->type = (enum http_ev_type)e->type;
 	ev->data = e->data;
 	ev->len = e->len;
+	if (e->type == ARN_H1_EV_HEAD) {
+		/* a request without a body (a GET): its END goes with it, as
+		 * h1_decode's first answer would give it (the segment the head
+		 * ended in goes if it is used up: the head's pins keep it) */
+		ev->end = h->server && h1_parser_end_now(&h->p);
+		struct rte_mbuf *f = h->in.head;
+		if (ev->end && f && h->in.off == f->data_len)
+			in_pop(&h->in);
+		return;
+	}
 	/* body bytes lie in the segment just parsed (in_parse frees it only
 	 * at the next decode): tell the encoder which one */
 	struct http_worker *w = h->w; /* NULL in codec-only tests */

@@ -1110,6 +1110,7 @@ static int h2_decode(struct http_peer *p, struct http_msgbuf *mb, bool keep_head
 	ev->type = HTTP_EV_NONE;
 	ev->data = NULL;
 	ev->len = 0;
+	ev->end = false; /* END comes with a decode of its own */
 	if (x->given) {
 		http_in_drop(&x->body, x->given);
 		window_give(x, x->given);

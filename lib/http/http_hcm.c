@@ -347,7 +347,9 @@ void http_stream_end(struct http_stream *st)
 	 * connection after every request whose head spanned two segments,
 	 * dropping the pipelined requests behind it.) */
 	struct http_peer *dn = hc->dn;
-	bool idle = dn->codec->idle(dn);
+	/* (an END held with its head is a message not ended: the codec,
+	 * which took it, is idle) */
+	bool idle = dn->codec->idle(dn) && !(st->state & HTTP_S_END_HELD);
 	if (res && idle) {
 		dn->codec->release(dn);
 		arn_h1_msg_init(&st->req.m, NULL, 0);
@@ -619,6 +621,10 @@ struct direction {
 	/* the previous event's bytes left for the other peer, and this
 	 * direction may take another event now */
 	bool (*ready)(struct http_stream *st);
+	/* a head came with its END (http_ev.end): may the END be handled at
+	 * once? Else it is held (HTTP_S_END_HELD) until ready() takes it.
+	 * NULL: the direction's codec never gives one. */
+	bool (*end_ready)(struct http_stream *st);
 	struct http_peer *(*source)(struct http_stream *st);
 	struct http_msgbuf *(*buffer)(struct http_stream *st);
 	/* the head is still to be used: the codec keeps what its slices point into */
@@ -651,6 +657,12 @@ static inline __attribute__((always_inline)) void step(struct http_stream *st,
 			switch (ev.type) {
 			case HTTP_EV_HEAD:
 				go = d->head(st);
+				if (d->end_ready && ev.end) {
+					if (go && d->end_ready(st))
+						go = d->end(st);
+					else
+						st->state |= HTTP_S_END_HELD;
+				}
 				break;
 			case HTTP_EV_BODY:
 				go = d->body(st, ev.data, ev.len);
@@ -676,7 +688,7 @@ static inline __attribute__((always_inline)) void step(struct http_stream *st,
 
 /* ---- request: client -> upstream ------------------------------------------------------------- */
 
-static bool req_may_parse(struct http_stream *st)
+static inline __attribute__((always_inline)) bool req_may_parse(struct http_stream *st)
 {
 	struct http_conn *hc = st->hc;
 	if (hc->state != HTTP_DC_OPEN)
@@ -697,15 +709,35 @@ static bool req_may_parse(struct http_stream *st)
 	return true;
 }
 
+static bool req_end(struct http_stream *st);
+static void req_progress(struct http_stream *st);
+
 static bool req_ready(struct http_stream *st)
 {
 	for (;;) {
 		struct http_peer *up = st->up ? http_up_peer(st->up) : NULL;
 		if (up && up->queued && up->codec->flush(up) != 0)
 			return false; /* -EAGAIN: on_writable; else on_close will tell */
-		if (!http_attempt_send(st))
-			break;
+		if (http_attempt_send(st))
+			continue;
+		if (!req_may_parse(st) || !st->res)
+			return false;
+		if (!(st->state & HTTP_S_END_HELD))
+			return true;
+		/* an END that came with its head: handled where its decode
+		 * would have given it */
+		st->state &= ~HTTP_S_END_HELD;
+		req_progress(st);
+		if (!req_end(st))
+			return false;
 	}
+}
+
+/* After a head that came with its END: what req_ready would answer for the
+ * END, but for the upstream's flush (the END queues nothing that the head
+ * does not precede, and the round after it flushes both). */
+static bool req_end_ready(struct http_stream *st)
+{
 	return req_may_parse(st) && st->res;
 }
 
@@ -837,6 +869,7 @@ static bool req_error(struct http_stream *st, const struct http_ev *ev)
 
 static const struct direction request = {
     .ready = req_ready,
+    .end_ready = req_end_ready,
     .source = req_source,
     .buffer = req_buffer,
     .keep = req_keep,

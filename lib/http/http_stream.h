@@ -142,6 +142,9 @@ enum http_stream_state {
 	 * replay, once per request, would not save a second such loss. The
 	 * stream's reset for the next request clears it. */
 	HTTP_S_FRESH_UP = 1u << 25,
+	/* the request's END came with its head (http_ev.end) and is still
+	 * to be handled (http_hcm.c's req_ready) */
+	HTTP_S_END_HELD = 1u << 26,
 };
 
 /*
