@@ -176,6 +176,50 @@ static void test_pipelined_request_goes_on_after_the_first_response(void **state
 }
 
 /*
+ * Requests without a body, pipelined in one segment: a GET, a HEAD and a
+ * POST with Content-Length: 0. Each one's END comes with its head (issue
+ * 17): the first's waits for the new upstream connection (held), the
+ * others' is taken at once on the connection reused. Each request goes
+ * upstream once the previous response is out, the responses reach the
+ * client in order, and one upstream connection serves all three (each
+ * request was seen whole: a request not ended would close it).
+ */
+static void test_pipelined_requests_without_body_end_with_their_heads(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_open(0, 80);
+	hh_settle();
+	send_str(hh_client(0), "GET /p1 HTTP/1.1\r\nHost: a\r\n\r\n"
+			       "HEAD /p2 HTTP/1.1\r\nHost: a\r\n\r\n"
+			       "POST /p3 HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n");
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	assert_true(got(u, "GET /p1 HTTP/1.1\r\n"));
+	assert_false(got(u, "HEAD /p2"));
+	send_str(u, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nr1");
+	assert_true(got(u, "HEAD /p2 HTTP/1.1\r\n"));
+	assert_false(got(u, "POST /p3"));
+	send_str(u, "HTTP/1.1 204 No Content\r\nX-N: r2\r\n\r\n");
+	assert_true(got(u, "POST /p3 HTTP/1.1\r\n"));
+	send_str(u, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nr3");
+	assert_null(hh_upstream(1)); /* the same upstream connection throughout */
+	assert_false(u->fin_in || u->dead);
+	const struct peer *c = hh_client(0);
+	assert_int_equal(count(c, "HTTP/1.1 200 OK\r\n"), 2);
+	assert_int_equal(count(c, "HTTP/1.1 204 No Content\r\n"), 1);
+	const char *r1 = memmem(c->log, c->log_len, "\r\n\r\nr1", 6);
+	const char *r2 = memmem(c->log, c->log_len, "X-N: r2", 7);
+	const char *r3 = memmem(c->log, c->log_len, "\r\n\r\nr3", 6);
+	assert_non_null(r1);
+	assert_non_null(r2);
+	assert_non_null(r3);
+	assert_true(r1 < r2 && r2 < r3);
+	assert_false(c->fin_in || c->dead); /* kept alive */
+	hh_end();
+}
+
+/*
  * A client that half-closes right after its request still gets the
  * response, then the connection's close, at once (issue 17: the stream's
  * end no longer runs one more round when no input waits; a FIN that came
@@ -2564,6 +2608,7 @@ int main(void)
 	    T(test_downstream_idle_timeout_counts_from_the_last_stream),
 	    T(test_client_fin_during_the_exchange_closes_after_the_response),
 	    T(test_pipelined_request_goes_on_after_the_first_response),
+	    T(test_pipelined_requests_without_body_end_with_their_heads),
 	    T(test_client_iss_near_half_sequence_space),
 	    T(test_retry_after_refused_connect_keeps_path_and_request_id),
 	    T(test_retry_after_refused_connect_request_id),
