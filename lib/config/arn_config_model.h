@@ -627,6 +627,7 @@ struct arn_cfg_hcm {
 	uint32_t xff_num_trusted_hops;
 	const char *server_name;	      /* "envoy" as Envoy, unless set */
 	size_t server_name_len;		      /* strlen(server_name), 0: not known */
+	const char *server_line;	      /* "server: " server_name CRLF, or NULL */
 	uint8_t server_header_transformation; /* 0 overwrite, 1 append if absent, 2 pass through */
 	bool generate_request_id;	      /* true */
 	bool suppress_envoy_headers;	      /* router: no x-envoy-upstream-service-time, ... */

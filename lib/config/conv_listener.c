@@ -460,6 +460,14 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 	    pb_has(h, "server_name") ? conv_str(c, pb_str(h, "server_name")) : "envoy";
 	/* measured once here: every response's server header uses it */
 	out->server_name_len = strlen(out->server_name);
+	/* and its whole line, which HTTP/1 responses copy in one piece */
+	char *sl = conv_alloc(c, out->server_name_len + 11);
+	if (sl) {
+		memcpy(sl, "server: ", 8);
+		memcpy(sl + 8, out->server_name, out->server_name_len);
+		memcpy(sl + 8 + out->server_name_len, "\r\n", 3);
+		out->server_line = sl;
+	}
 	int32_t sht = pb_i32(h, "server_header_transformation");
 	if (sht < 0 || sht > 2)
 		conv_err(c, "server_header_transformation", "unknown value");

@@ -249,6 +249,26 @@ write_line(struct arn_h1_wbuf *w, const char *name, size_t nlen, const char *val
 	return 0;
 }
 
+/* An edit's line: a pre-built one (edit.line) in one copy, else from its
+ * name and value. */
+static inline __attribute__((always_inline)) void write_edit(struct arn_h1_wbuf *w,
+							     const struct arn_h1_edit *e)
+{
+	if (e->line) {
+		size_t need = (size_t)e->name_len + e->value_len + 4;
+		if (__builtin_expect(need > (size_t)(w->cap - w->len), 0)) {
+			arn_h1_put(w, e->name, need); /* across buffers, as lines go */
+			return;
+		}
+		char *d = w->p + w->len;
+		w->len += (uint32_t)need;
+		w->total += need;
+		h1_copy(d, e->name, need);
+		return;
+	}
+	write_line(w, e->name, e->name_len, e->value, e->value_len);
+}
+
 int arn_h1_write_header(struct arn_h1_wbuf *w, const char *name, size_t nlen, const char *value,
 			size_t vlen)
 {
@@ -503,7 +523,7 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 			case ARN_H1_EDIT_SET_IF_PRESENT:
 				if (!(done & bit)) {
 					run_end(w, &rs, re);
-					write_line(w, e->name, e->name_len, e->value, e->value_len);
+					write_edit(w, e);
 				}
 				done |= bit;
 				drop = true;
@@ -543,8 +563,7 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 	/* the additions in edit order: a pass over them alone, not a switch
 	 * on every edit's op (~12 instructions an edit) */
 	for (uint64_t add = addable & ~done; add; add &= add - 1) {
-		const struct arn_h1_edit *e = &edits[__builtin_ctzll(add)];
-		write_line(w, e->name, e->name_len, e->value, e->value_len);
+		write_edit(w, &edits[__builtin_ctzll(add)]);
 	}
 	if ((flags & ARN_H1_W_DROP_HOP) && (flags & ARN_H1_W_UPGRADE))
 		write_line(w, "connection", 10, "upgrade", 7);

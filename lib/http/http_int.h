@@ -472,12 +472,13 @@ int http_path_normalize(const char *p, size_t n, unsigned flags, char *out, size
 #define HTTP_TEXT 4096
 
 /* What the request edits need to know about the connection and the stream. */
-/* A number's decimal text kept for the next request that sends the same
- * number (v 0: nothing kept). */
+/* A number's header line kept for the next request that sends the same
+ * number (v 0: nothing kept): "name: " (up to 32 bytes), the number's
+ * len digits, CRLF and a NUL. */
 struct http_num_text {
 	uint32_t v;
 	uint8_t len;
-	char txt[11]; /* UINT32_MAX's 10 digits and a NUL */
+	char txt[47]; /* UINT32_MAX's 10 digits after a 32-byte name and ": " */
 };
 
 struct http_req_ctx {

@@ -327,6 +327,7 @@ static int edit_push(struct edits *ed, uint8_t op, const char *name, size_t nlen
 	e->value = value;
 	e->value_len = (uint32_t)vlen;
 	e->id1 = 0;
+	e->line = 0;
 	return 0;
 }
 
@@ -339,6 +340,25 @@ static int edit_push_id(struct edits *ed, uint8_t op, enum arn_h1_hdr_id id, con
 	if (edit_push(ed, op, name, nlen, value, vlen))
 		return -ENOSPC;
 	ed->e[ed->n - 1].id1 = (uint8_t)(id + 1);
+	return 0;
+}
+
+/* edit_push_id of a whole wire line, @p line = "name: value\r\n" (name
+ * @p nlen bytes, value @p vlen): the HTTP/1 writer copies it once
+ * (struct arn_h1_edit.line); name and value are Arion's own. */
+static int edit_push_line(struct edits *ed, uint8_t op, enum arn_h1_hdr_id id, const char *line,
+			  size_t nlen, size_t vlen)
+{
+	if (ed->n == ed->cap)
+		return -ENOSPC;
+	struct arn_h1_edit *e = &ed->e[ed->n++];
+	e->op = op;
+	e->name = line;
+	e->name_len = (uint16_t)nlen;
+	e->value = line + nlen + 2;
+	e->value_len = (uint32_t)vlen;
+	e->id1 = (uint8_t)(id + 1);
+	e->line = 1;
 	return 0;
 }
 
@@ -533,16 +553,14 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 		x->xff = m->hdrs[xi].value;
 		x->xff_len = m->hdrs[xi].value_len;
 	}
-	/* X-Forwarded-Proto: an untrusted previous hop's value is replaced */
-	const char *proto = x->tls ? "https" : "http";
-	if (h->xff_num_trusted_hops == 0) {
-		if (edit_push_id(&ed, ARN_H1_EDIT_SET, ARN_H1_H_X_FORWARDED_PROTO,
-				 "x-forwarded-proto", 17, proto, strlen(proto)))
-			return -ENOSPC;
-	} else if (edit_push_id(&ed, ARN_H1_EDIT_ADD_IF_ABSENT, ARN_H1_H_X_FORWARDED_PROTO,
-				"x-forwarded-proto", 17, proto, strlen(proto))) {
+	/* X-Forwarded-Proto: an untrusted previous hop's value is replaced;
+	 * its two lines are constants, written whole */
+	static const char xfp_http[] = "x-forwarded-proto: http\r\n";
+	static const char xfp_https[] = "x-forwarded-proto: https\r\n";
+	if (edit_push_line(
+		&ed, h->xff_num_trusted_hops == 0 ? ARN_H1_EDIT_SET : ARN_H1_EDIT_ADD_IF_ABSENT,
+		ARN_H1_H_X_FORWARDED_PROTO, x->tls ? xfp_https : xfp_http, 17, x->tls ? 5 : 4))
 		return -ENOSPC;
-	}
 	/* x-envoy-* from outside are not to be trusted */
 	if (edge) {
 		for (size_t i = 0;
@@ -583,24 +601,34 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 	/* the route's timeout, announced to the upstream as Envoy's router does
 	 * (unless the router's suppress_envoy_headers) */
 	if (x->timeout_ms > 0 && !(x->hcm && x->hcm->suppress_envoy_headers)) {
-		size_t k;
-		const char *v;
+		/* the whole line, formatted once into the connection's keep
+		 * (or the text): the writer copies it in one piece */
+		static const char tmo[] = "x-envoy-expected-rq-timeout-ms: ";
+		const size_t tn = sizeof(tmo) - 1;
 		struct http_num_text *t = x->timeout_text;
+		char *l;
+		size_t k;
 		if (t) {
 			/* a connection's requests usually take one route, or
 			 * routes of one timeout: formatted when it changes */
 			if (t->v != x->timeout_ms) {
-				t->len = (uint8_t)arn_fmt_u64(x->timeout_ms, t->txt);
-				t->txt[t->len] = 0;
+				_Static_assert(sizeof(t->txt) >= sizeof(tmo) + 10 + 2,
+					       "the timeout's line fits");
+				memcpy(t->txt, tmo, tn);
+				t->len = (uint8_t)arn_fmt_u64(x->timeout_ms, t->txt + tn);
+				memcpy(t->txt + tn + t->len, "\r\n", 3);
 				t->v = x->timeout_ms;
 			}
-			v = t->txt;
+			l = t->txt;
 			k = t->len;
 		} else {
-			v = text_put_u64(x->text, x->text_cap, &x->text_len, x->timeout_ms, &k);
+			char b[sizeof(tmo) + ARN_FMT_U64_MAX + 2];
+			memcpy(b, tmo, tn);
+			k = (size_t)arn_fmt_u64(x->timeout_ms, b + tn);
+			memcpy(b + tn + k, "\r\n", 2);
+			l = text_put(x->text, x->text_cap, &x->text_len, b, tn + k + 2);
 		}
-		if (!v || edit_push_id(&ed, ARN_H1_EDIT_SET, ARN_H1_H_OTHER,
-				       "x-envoy-expected-rq-timeout-ms", 30, v, k))
+		if (!l || edit_push_line(&ed, ARN_H1_EDIT_SET, ARN_H1_H_OTHER, l, tn - 2, k))
 			return -ENOSPC;
 	}
 	/* the attempt number, when the virtual host asks for it (it replaces a
@@ -645,15 +673,24 @@ int http_resp_edits(struct http_resp_ctx *x, const struct arn_h1_msg *m, struct 
 	if (h && h->server_header_transformation <= 1) {
 		/* the length stored by the conversion, no strlen per response;
 		 * a hand-built configuration (tests) may leave it 0 */
-		const char *srv = h->server_name ? h->server_name : "envoy";
-		size_t sn = !h->server_name	 ? 5
-			    : h->server_name_len ? h->server_name_len
-						 : strlen(srv);
-		if (edit_push_id(&ed,
-				 h->server_header_transformation == 0 ? ARN_H1_EDIT_SET
-								      : ARN_H1_EDIT_ADD_IF_ABSENT,
-				 ARN_H1_H_SERVER, "server", 6, srv, sn))
-			return -ENOSPC;
+		uint8_t op = h->server_header_transformation == 0 ? ARN_H1_EDIT_SET
+								  : ARN_H1_EDIT_ADD_IF_ABSENT;
+		if (h->server_line && h->server_name_len) {
+			/* the conversion's whole line */
+			if (edit_push_line(&ed, op, ARN_H1_H_SERVER, h->server_line, 6,
+					   h->server_name_len))
+				return -ENOSPC;
+		} else if (!h->server_name) {
+			/* the default's line is a constant: written whole */
+			static const char envoy[] = "server: envoy\r\n";
+			if (edit_push_line(&ed, op, ARN_H1_H_SERVER, envoy, 6, 5))
+				return -ENOSPC;
+		} else {
+			size_t sn =
+			    h->server_name_len ? h->server_name_len : strlen(h->server_name);
+			if (edit_push_id(&ed, op, ARN_H1_H_SERVER, "server", 6, h->server_name, sn))
+				return -ENOSPC;
+		}
 	}
 	if (x->service_ms >= 0 && !(h && h->suppress_envoy_headers)) {
 		size_t k = x->service_len;

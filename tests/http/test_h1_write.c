@@ -201,6 +201,55 @@ static void test_write_edits(void **state)
 	assert_int_equal(arn_h1_write_headers(&w, &m, many, ARN_H1_MAX_EDITS + 1, 0), -E2BIG);
 }
 
+/* Edits that carry their whole wire line (edit.line: the router's
+ * constant and per-request lines) come out as the same lines, in the
+ * same places, as name and value would give: a SET in place of the first
+ * line of its name, ADD_IF_ABSENT not where the name is, additions at the
+ * end in edit order; across buffers of 1 to 40 bytes. */
+static void test_write_line_edits(void **state)
+{
+	(void)state;
+	struct arn_h1_header hdrs[16];
+	struct arn_h1_msg m;
+	parse_one("GET / HTTP/1.1\r\nHost: h\r\nX-Forwarded-Proto: https\r\nServer: s\r\n"
+		  "X-Last: 1\r\n\r\n",
+		  &m, hdrs, 16);
+	static const char xfp[] = "x-forwarded-proto: http\r\n";
+	static const char srv[] = "server: envoy\r\n";
+	static const char tmo[] = "x-envoy-expected-rq-timeout-ms: 15000\r\n";
+	const struct arn_h1_edit e[] = {
+	    {xfp, xfp + 19, 4, 17, ARN_H1_EDIT_SET, ARN_H1_H_X_FORWARDED_PROTO + 1, 1},
+	    {srv, srv + 8, 5, 6, ARN_H1_EDIT_ADD_IF_ABSENT, ARN_H1_H_SERVER + 1, 1},
+	    {tmo, tmo + 32, 5, 30, ARN_H1_EDIT_SET, ARN_H1_H_OTHER + 1, 1},
+	    EDIT(ARN_H1_EDIT_ADD, "x-b", "2"),
+	};
+	const char *want = "Host: h\r\n"
+			   "x-forwarded-proto: http\r\n"
+			   "Server: s\r\n"
+			   "X-Last: 1\r\n"
+			   "x-envoy-expected-rq-timeout-ms: 15000\r\n"
+			   "x-b: 2\r\n";
+	/* the same edits by name and value give the same head */
+	struct arn_h1_edit plain[4];
+	memcpy(plain, e, sizeof(e));
+	for (int i = 0; i < 4; i++)
+		plain[i].line = 0;
+	for (uint32_t piece = 1; piece <= 40; piece++) {
+		struct sink s;
+		struct arn_h1_wbuf w;
+		sink_init(&s, &w, piece);
+		assert_int_equal(arn_h1_write_headers(&w, &m, e, 4, 0), 0);
+		char *out = sink_done(&s, &w);
+		assert_string_equal(out, want);
+		free(out);
+		sink_init(&s, &w, piece);
+		assert_int_equal(arn_h1_write_headers(&w, &m, plain, 4, 0), 0);
+		out = sink_done(&s, &w);
+		assert_string_equal(out, want);
+		free(out);
+	}
+}
+
 static void test_write_hop_by_hop(void **state)
 {
 	(void)state;
@@ -612,6 +661,7 @@ int test_h1_write_group(void)
 	    cmocka_unit_test(test_write_runs),
 	    cmocka_unit_test(test_write_runs_checked),
 	    cmocka_unit_test(test_h1_copy_every_length),
+	    cmocka_unit_test(test_write_line_edits),
 	    cmocka_unit_test(test_write_first_buffer_on_demand),
 	    cmocka_unit_test(test_write_error_leaves_no_room),
 	};

@@ -49,9 +49,17 @@ static void apply(const struct arn_h1_msg *m, const struct arn_h1_edit *e, int n
 {
 	/* an edit the router gives its name's id carries the one the writer
 	 * would have looked up: the writer trusts it */
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		if (e[i].id1)
 			assert_int_equal(e[i].id1 - 1, arn_h1_hdr_lookup(e[i].name, e[i].name_len));
+		/* an edit that carries its whole line (the HTTP/1 writer copies
+		 * it as it is) has name and value where that line has them */
+		if (e[i].line) {
+			assert_ptr_equal(e[i].value, e[i].name + e[i].name_len + 2);
+			assert_memory_equal(e[i].name + e[i].name_len, ": ", 2);
+			assert_memory_equal(e[i].value + e[i].value_len, "\r\n", 2);
+		}
+	}
 	struct arn_h1_wbuf w;
 	arn_h1_wbuf_init(&w, out, (uint32_t)cap - 1, NULL, NULL);
 	assert_int_equal(arn_h1_write_headers(&w, m, e, (unsigned)n, ARN_H1_W_DROP_HOP), 0);
