@@ -345,9 +345,13 @@ static int edit_push_id(struct edits *ed, uint8_t op, enum arn_h1_hdr_id id, con
 
 /* edit_push_id of a whole wire line, @p line = "name: value\r\n" (name
  * @p nlen bytes, value @p vlen): the HTTP/1 writer copies it once
- * (struct arn_h1_edit.line); name and value are Arion's own. */
-static int edit_push_line(struct edits *ed, uint8_t op, enum arn_h1_hdr_id id, const char *line,
-			  size_t nlen, size_t vlen)
+ * (struct arn_h1_edit.line); name and value are Arion's own. Inline: a
+ * call takes the callers' list's address, which then lives in memory
+ * (bench_hcm: 7 instructions a request). */
+static inline __attribute__((always_inline)) int edit_push_line(struct edits *ed, uint8_t op,
+								enum arn_h1_hdr_id id,
+								const char *line, size_t nlen,
+								size_t vlen)
 {
 	if (ed->n == ed->cap)
 		return -ENOSPC;
