@@ -574,6 +574,22 @@ cwnd_limited(const struct arn_tcp_conn *c, uint32_t flight_before, uint32_t old_
 	       (seq_lt(old_una, c->cwnd_lim_seq) && seq_leq(c->cwnd_lim_seq, c->snd_max));
 }
 
+/* An ACK of new data moves snd_una to @p ack: the backoff and the
+ * zero-window probes start over, and snd_nxt and high_rxt never stay
+ * below it. Both ACK branches of process_ack_inner, the clean one and the
+ * general one, begin with it. */
+static inline __attribute__((always_inline)) void snd_una_advance(struct arn_tcp_conn *c,
+								  uint32_t ack)
+{
+	c->backoff = 0;
+	c->probes = 0;
+	c->snd_una = ack;
+	if (seq_lt(c->snd_nxt, c->snd_una))
+		c->snd_nxt = c->snd_una;
+	if (seq_lt(c->high_rxt, c->snd_una))
+		c->high_rxt = c->snd_una;
+}
+
 static bool process_ack_inner(struct arn_tcp_conn *c, const struct tcp_seg *s);
 
 /* ACK processing for the synchronized states, then the delivery rate
@@ -684,13 +700,7 @@ static inline __attribute__((always_inline)) bool ack_body_in(struct arn_tcp_con
 			tcp_rtt_update(c, (uint32_t)wk->now_us - wk->txr[c->txr_head].xmit_us);
 			c->flags &= ~TF_RTT_TIMING;
 			tcp_rack_acked_all(c);
-			c->backoff = 0;
-			c->probes = 0;
-			c->snd_una = s->ack;
-			if (seq_lt(c->snd_nxt, c->snd_una))
-				c->snd_nxt = c->snd_una;
-			if (seq_lt(c->high_rxt, c->snd_una))
-				c->high_rxt = c->snd_una;
+			snd_una_advance(c, s->ack);
 			/* What the general case below does after its RACK
 			 * call, with what is known here folded in: no
 			 * recovery (so no PRR step), no ECE, nothing left in
@@ -711,13 +721,7 @@ static inline __attribute__((always_inline)) bool ack_body_in(struct arn_tcp_con
 				tcp_want_output(c);
 		} else {
 			tcp_rtt_on_ack(c, s, now);
-			c->backoff = 0;
-			c->probes = 0;
-			c->snd_una = s->ack;
-			if (seq_lt(c->snd_nxt, c->snd_una))
-				c->snd_nxt = c->snd_una;
-			if (seq_lt(c->high_rxt, c->snd_una))
-				c->high_rxt = c->snd_una;
+			snd_una_advance(c, s->ack);
 			if (c->flags & TF_SACK_OK) {
 				/* no blocks (nor a count of them, which the
 				 * trim would zero): nothing to trim, no call */
