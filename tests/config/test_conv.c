@@ -117,6 +117,26 @@ static void test_hcm_defaults(void **state)
 	assert_int_equal(h->h2.max_outbound_control_frames, 1000);
 }
 
+/* server_name is a header value, written into every response: a CR or LF
+ * from the control plane is refused, not written (it would add header
+ * lines of its own). */
+static void test_hcm_server_name_refuses_cr_lf(void **state)
+{
+	(void)state;
+#define SNL(sn)                                                                                    \
+	"{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","                \
+	"\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{" TJ_HCM_AT ",\"stat_prefix\":\"x\",\"server_name\":\"" sn "\","        \
+	"\"route_config\":{},\"http_filters\":[" TJ_ROUTER "]}}]}]}"
+	tc_refused(L, SNL("a\\r\\nset-cookie: x=1"), "server_name: contains CR or LF");
+	tc_refused(L, SNL("a\\nb"), "server_name: contains CR or LF");
+	tc_ok(L, SNL("arion edge"));
+	const struct arn_cfg_hcm *h = listener("l")->chains[0].hcm;
+	assert_string_equal(h->server_name, "arion edge");
+	assert_memory_equal(h->server_line, "server: arion edge\r\n", 21);
+#undef SNL
+}
+
 /* http2_protocol_options as written, with Envoy's ranges; fields Arion
  * does not apply are refused, not ignored (issue 19). */
 static void test_hcm_http2_options(void **state)
@@ -946,6 +966,7 @@ static void test_validate_bootstrap(void **state)
 const struct CMUnitTest conv_tests[] = {
     TC(test_listener_hcm_inline),
     TC(test_hcm_defaults),
+    TC(test_hcm_server_name_refuses_cr_lf),
     TC(test_hcm_http2_options),
     TC(test_cluster_h2_keepalive),
     TC(test_router_options),
