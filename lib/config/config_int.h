@@ -145,6 +145,12 @@ int conv_dep(struct conv *c, enum arn_cfg_type t, const char *name, size_t len, 
 /** Pool copies. */
 const char *conv_str(struct conv *c, upb_StringView s);
 const char *conv_lstr(struct conv *c, upb_StringView s); /* lower case */
+/* conv_str of a string that Arion writes as it is into a header value or
+ * the request line (Envoy validates these as HTTP_HEADER_VALUE): a CR, LF
+ * or NUL is refused, naming @p field; it would let the control plane add
+ * header lines of its own, or cut the string short. */
+const char *conv_hdr_str(struct conv *c, const char *field, upb_StringView s);
+bool conv_hdr_ok(struct conv *c, const char *field, upb_StringView s); /* the test alone */
 /** A repeated string field @p f as a pool array (lower case if @p lower). */
 void conv_str_list(struct conv *c, struct pb p, const char *f, const char ***out, size_t *n,
 		   bool lower);

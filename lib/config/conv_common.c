@@ -668,6 +668,22 @@ const char *conv_str(struct conv *c, upb_StringView s)
 	return arn_pool_strndup(c->pool, s.data, s.size);
 }
 
+bool conv_hdr_ok(struct conv *c, const char *field, upb_StringView s)
+{
+	for (size_t i = 0; i < s.size; i++)
+		if (s.data[i] == '\r' || s.data[i] == '\n' || s.data[i] == 0) {
+			conv_err(c, field, "contains CR, LF or NUL");
+			return false;
+		}
+	return true;
+}
+
+const char *conv_hdr_str(struct conv *c, const char *field, upb_StringView s)
+{
+	conv_hdr_ok(c, field, s);
+	return conv_str(c, s);
+}
+
 const char *conv_lstr(struct conv *c, upb_StringView s)
 {
 	char *r = arn_pool_strndup(c->pool, s.data, s.size);
@@ -1027,14 +1043,9 @@ int conv_header_add_list(struct conv *c, struct pb p, const char *f,
 					break;
 				}
 			upb_StringView v = pb_str(hv, "value");
-			for (size_t j = 0; j < v.size; j++)
-				if (v.data[j] == '\r' || v.data[j] == '\n' || v.data[j] == 0) {
-					conv_err(c, "header.value", "contains CR, LF or NUL");
-					break;
-				}
 			h->key = conv_lstr(c, k);
 			h->key_len = k.size;
-			h->value = conv_str(c, v);
+			h->value = conv_hdr_str(c, "header.value", v);
 			h->value_len = v.size;
 		}
 		bool append;

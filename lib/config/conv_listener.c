@@ -456,16 +456,13 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 	if (pb_wrapped_bool(h, "use_remote_address", &b))
 		out->use_remote_address = b;
 	out->xff_num_trusted_hops = pb_u32(h, "xff_num_trusted_hops");
-	out->server_name =
-	    pb_has(h, "server_name") ? conv_str(c, pb_str(h, "server_name")) : "envoy";
+	/* a header value, written into every response and into its pre-built
+	 * line below as it is */
+	out->server_name = pb_has(h, "server_name")
+			       ? conv_hdr_str(c, "server_name", pb_str(h, "server_name"))
+			       : "envoy";
 	/* measured once here: every response's server header uses it */
 	out->server_name_len = strlen(out->server_name);
-	/* a header value (Envoy's proto validates it as HTTP_HEADER_VALUE):
-	 * written into every response, and into its pre-built line below as
-	 * it is, so a CR or LF would let the control plane add header lines
-	 * (a NUL already ends it: conv_str) */
-	if (strpbrk(out->server_name, "\r\n"))
-		conv_err(c, "server_name", "contains CR or LF");
 	/* and its whole line, which HTTP/1 responses copy in one piece */
 	char *sl = conv_alloc(c, out->server_name_len + 11);
 	if (sl) {

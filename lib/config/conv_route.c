@@ -282,7 +282,7 @@ static void route_action(struct conv *c, struct pb ra, struct arn_cfg_route_acti
 		conv_err(c, "regex_rewrite", "set prefix_rewrite or regex_rewrite, not both");
 	if (pb_has(ra, "prefix_rewrite")) {
 		upb_StringView s = pb_str(ra, "prefix_rewrite");
-		a->prefix_rewrite = conv_str(c, s);
+		a->prefix_rewrite = conv_hdr_str(c, "prefix_rewrite", s);
 		a->prefix_rewrite_len = s.size;
 	}
 	struct pb rr = pb_msg(ra, "regex_rewrite");
@@ -293,7 +293,7 @@ static void route_action(struct conv *c, struct pb ra, struct arn_cfg_route_acti
 		a->regex_rewrite = conv_regex(c, pb_msg(rr, "pattern"));
 		conv_pop(c, m2);
 		upb_StringView sub = pb_str(rr, "substitution");
-		a->regex_substitution = conv_str(c, sub);
+		a->regex_substitution = conv_hdr_str(c, "substitution", sub);
 		char err[200];
 		if (a->regex_rewrite && a->regex_substitution &&
 		    !arn_regex_check_substitution(a->regex_rewrite, a->regex_substitution, err,
@@ -303,7 +303,8 @@ static void route_action(struct conv *c, struct pb ra, struct arn_cfg_route_acti
 	}
 	const char *hw = pb_which(ra, "host_rewrite_specifier");
 	if (hw && strcmp(hw, "host_rewrite_literal") == 0) {
-		a->host_rewrite_literal = conv_str(c, pb_str(ra, "host_rewrite_literal"));
+		a->host_rewrite_literal =
+		    conv_hdr_str(c, "host_rewrite_literal", pb_str(ra, "host_rewrite_literal"));
 	} else if (hw && strcmp(hw, "auto_host_rewrite") == 0) {
 		bool v = false;
 		pb_wrapped_bool(ra, "auto_host_rewrite", &v);
@@ -401,12 +402,15 @@ static void redirect(struct conv *c, struct pb ra, struct arn_cfg_redirect *r)
 	conv_only(c, ra,
 		  "https_redirect,scheme_redirect,host_redirect,port_redirect,path_redirect,"
 		  "prefix_rewrite,response_code,strip_query");
-	if (pb_bool(ra, "https_redirect"))
+	if (pb_bool(ra, "https_redirect")) {
 		r->scheme = "https";
-	else if (pb_has(ra, "scheme_redirect"))
-		r->scheme = conv_lstr(c, pb_str(ra, "scheme_redirect"));
+	} else if (pb_has(ra, "scheme_redirect")) {
+		upb_StringView s = pb_str(ra, "scheme_redirect");
+		conv_hdr_ok(c, "scheme_redirect", s);
+		r->scheme = conv_lstr(c, s);
+	}
 	if (pb_has(ra, "host_redirect"))
-		r->host = conv_str(c, pb_str(ra, "host_redirect"));
+		r->host = conv_hdr_str(c, "host_redirect", pb_str(ra, "host_redirect"));
 	r->port = pb_u32(ra, "port_redirect");
 	if (r->port > 65535)
 		conv_err(c, "port_redirect", "not a port");
@@ -414,10 +418,10 @@ static void redirect(struct conv *c, struct pb ra, struct arn_cfg_redirect *r)
 		upb_StringView p = pb_str(ra, "path_redirect");
 		if (p.size == 0 || p.data[0] != '/')
 			conv_err(c, "path_redirect", "must start with /");
-		r->path = conv_str(c, p);
+		r->path = conv_hdr_str(c, "path_redirect", p);
 	}
 	if (pb_has(ra, "prefix_rewrite"))
-		r->prefix_rewrite = conv_str(c, pb_str(ra, "prefix_rewrite"));
+		r->prefix_rewrite = conv_hdr_str(c, "prefix_rewrite", pb_str(ra, "prefix_rewrite"));
 	static const uint16_t codes[] = {301, 302, 303, 307, 308};
 	int32_t rc = pb_i32(ra, "response_code");
 	if (rc < 0 || rc > 4)

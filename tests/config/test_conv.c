@@ -128,8 +128,8 @@ static void test_hcm_server_name_refuses_cr_lf(void **state)
 	"\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
 	"\"typed_config\":{" TJ_HCM_AT ",\"stat_prefix\":\"x\",\"server_name\":\"" sn "\","        \
 	"\"route_config\":{},\"http_filters\":[" TJ_ROUTER "]}}]}]}"
-	tc_refused(L, SNL("a\\r\\nset-cookie: x=1"), "server_name: contains CR or LF");
-	tc_refused(L, SNL("a\\nb"), "server_name: contains CR or LF");
+	tc_refused(L, SNL("a\\r\\nset-cookie: x=1"), "server_name: contains CR, LF or NUL");
+	tc_refused(L, SNL("a\\nb"), "server_name: contains CR, LF or NUL");
 	tc_ok(L, SNL("arion edge"));
 	const struct arn_cfg_hcm *h = listener("l")->chains[0].hcm;
 	assert_string_equal(h->server_name, "arion edge");
@@ -638,6 +638,40 @@ static void test_route_config_conversion(void **state)
 	assert_memory_equal(dr->direct.body, "teapot", 6);
 }
 
+/* A route's strings that Arion writes as they are into the request line, a
+ * Host or a Location header: a CR, LF or NUL from the control plane is
+ * refused, naming the field (it would add header lines, or split the
+ * request toward the upstream). */
+static void test_route_strings_refuse_cr_lf(void **state)
+{
+	(void)state;
+#define RW(action)                                                                                 \
+	"{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],\"routes\":[{"     \
+	"\"match\":{\"prefix\":\"/\"}," action "}]}]}"
+	tc_refused(R, RW("\"route\":{\"cluster\":\"c\",\"prefix_rewrite\":\"/b\\r\\nx: 1\"}"),
+		   "prefix_rewrite: contains CR, LF or NUL");
+	tc_refused(R, RW("\"route\":{\"cluster\":\"c\",\"host_rewrite_literal\":\"h\\n\"}"),
+		   "host_rewrite_literal: contains CR, LF or NUL");
+	tc_refused(
+	    R,
+	    RW("\"route\":{\"cluster\":\"c\",\"regex_rewrite\":{\"pattern\":{\"regex\":\"a\"},"
+	       "\"substitution\":\"b\\r\"}}"),
+	    "substitution: contains CR, LF or NUL");
+	tc_refused(R, RW("\"redirect\":{\"host_redirect\":\"a\\r\\nset-cookie: s=1\"}"),
+		   "host_redirect: contains CR, LF or NUL");
+	tc_refused(R, RW("\"redirect\":{\"path_redirect\":\"/a\\u0000b\"}"),
+		   "path_redirect: contains CR, LF or NUL");
+	tc_refused(R, RW("\"redirect\":{\"prefix_rewrite\":\"/a\\n\"}"),
+		   "prefix_rewrite: contains CR, LF or NUL");
+	tc_refused(R, RW("\"redirect\":{\"scheme_redirect\":\"http\\r\"}"),
+		   "scheme_redirect: contains CR, LF or NUL");
+	tc_ok(R, RW("\"redirect\":{\"scheme_redirect\":\"HTTP\",\"host_redirect\":\"a b\"}"));
+	const struct arn_cfg_route *r = &route_table("r")->vhosts[0].routes[0];
+	assert_string_equal(r->redirect.scheme, "http");
+	assert_string_equal(r->redirect.host, "a b");
+#undef RW
+}
+
 /* Issue 15: upgrade_configs as Envoy reads them, on the HCM and on a route,
  * and the decision table of Envoy's upgrades page: a route's entry for a
  * type wins either way, else the HCM's entry if enabled, else refused. */
@@ -982,6 +1016,7 @@ const struct CMUnitTest conv_tests[] = {
     TC(test_cluster_full),
     TC(test_cla),
     TC(test_route_config_conversion),
+    TC(test_route_strings_refuse_cr_lf),
     TC(test_route_refusals),
     TC(test_unsupported_field_kinds),
     TC(test_upgrade_configs),
