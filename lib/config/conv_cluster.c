@@ -242,11 +242,11 @@ static void health_check(struct conv *c, struct pb hc, struct arn_cfg_health_che
 			  "to_remove,codec_client_type");
 		h->kind = ARN_CFG_HC_HTTP;
 		if (pb_has(x, "host"))
-			h->host = conv_str(c, pb_str(x, "host"));
+			h->host = conv_hdr_str(c, "host", pb_str(x, "host"));
 		upb_StringView p = pb_str(x, "path");
 		if (p.size == 0 || p.data[0] != '/')
 			conv_err(c, "path", "missing or not starting with /");
-		h->path = conv_str(c, p);
+		h->path = conv_hdr_str(c, "path", p);
 		if (pb_i32(x, "codec_client_type") != 0)
 			conv_err(c, "codec_client_type", "only HTTP1 is supported");
 		size_t ns = pb_len(x, "expected_statuses");

@@ -458,6 +458,20 @@ static void test_cluster_refusals(void **state)
 	    "\"interval\":\"5s\",\"healthy_threshold\":1,\"unhealthy_threshold\":1,"
 	    "\"grpc_health_check\":{}}]}",
 	    "health_checks[0].grpc_health_check: not supported by Arion");
+	/* the HTTP health check's host and path go into its request as they
+	 * are: no CR, LF or NUL from the control plane */
+	tc_refused(
+	    C,
+	    "{\"name\":\"api\",\"connect_timeout\":\"1s\",\"health_checks\":[{\"timeout\":\"1s\","
+	    "\"interval\":\"5s\",\"healthy_threshold\":1,\"unhealthy_threshold\":1,"
+	    "\"http_health_check\":{\"path\":\"/h\",\"host\":\"a\\r\\nx: 1\"}}]}",
+	    "health_checks[0].http_health_check.host: contains CR, LF or NUL");
+	tc_refused(
+	    C,
+	    "{\"name\":\"api\",\"connect_timeout\":\"1s\",\"health_checks\":[{\"timeout\":\"1s\","
+	    "\"interval\":\"5s\",\"healthy_threshold\":1,\"unhealthy_threshold\":1,"
+	    "\"http_health_check\":{\"path\":\"/h\\n\"}}]}",
+	    "health_checks[0].http_health_check.path: contains CR, LF or NUL");
 	tc_refused(
 	    C,
 	    "{\"name\":\"api\",\"connect_timeout\":\"1s\",\"load_assignment\":{"
