@@ -471,7 +471,6 @@ int http_path_normalize(const char *p, size_t n, unsigned flags, char *out, size
  * rewritten path, a redirect's Location (struct http_res). */
 #define HTTP_TEXT 4096
 
-/* What the request edits need to know about the connection and the stream. */
 /* A number's header line kept for the next request that sends the same
  * number (v 0: nothing kept): "name: " (up to 32 bytes), the number's
  * len digits, CRLF and a NUL. */
@@ -481,6 +480,7 @@ struct http_num_text {
 	char txt[47]; /* UINT32_MAX's 10 digits after a 32-byte name and ": " */
 };
 
+/* What the request edits need to know about the connection and the stream. */
 struct http_req_ctx {
 	const struct arn_cfg_hcm *hcm;
 	const struct arn_cfg_route_table *rt;

@@ -490,6 +490,20 @@ static const char *const envoy_internal_headers[] = {
     "x-envoy-upstream-rq-timeout-alt-response",
 };
 
+/* x-envoy-expected-rq-timeout-ms's whole line, "name: <ms>\r\n" and a
+ * NUL, into @p d (TMO_LINE_MAX bytes: 10 digits at most): the number's
+ * length. */
+static const char tmo_name[] = "x-envoy-expected-rq-timeout-ms: ";
+#define TMO_N (sizeof(tmo_name) - 1)
+#define TMO_LINE_MAX (TMO_N + 10 + 3)
+static size_t timeout_line(char *d, uint32_t ms)
+{
+	memcpy(d, tmo_name, TMO_N);
+	size_t k = (size_t)arn_fmt_u64(ms, d + TMO_N);
+	memcpy(d + TMO_N + k, "\r\n", 3);
+	return k;
+}
+
 static void uuid4(uint64_t hi, uint64_t lo, char out[37])
 {
 	static const char hx[] = "0123456789abcdef";
@@ -607,8 +621,6 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 	if (x->timeout_ms > 0 && !(x->hcm && x->hcm->suppress_envoy_headers)) {
 		/* the whole line, formatted once into the connection's keep
 		 * (or the text): the writer copies it in one piece */
-		static const char tmo[] = "x-envoy-expected-rq-timeout-ms: ";
-		const size_t tn = sizeof(tmo) - 1;
 		struct http_num_text *t = x->timeout_text;
 		char *l;
 		size_t k;
@@ -616,23 +628,19 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 			/* a connection's requests usually take one route, or
 			 * routes of one timeout: formatted when it changes */
 			if (t->v != x->timeout_ms) {
-				_Static_assert(sizeof(t->txt) >= sizeof(tmo) + 10 + 2,
+				_Static_assert(sizeof(t->txt) >= TMO_LINE_MAX,
 					       "the timeout's line fits");
-				memcpy(t->txt, tmo, tn);
-				t->len = (uint8_t)arn_fmt_u64(x->timeout_ms, t->txt + tn);
-				memcpy(t->txt + tn + t->len, "\r\n", 3);
+				t->len = (uint8_t)timeout_line(t->txt, x->timeout_ms);
 				t->v = x->timeout_ms;
 			}
 			l = t->txt;
 			k = t->len;
 		} else {
-			char b[sizeof(tmo) + ARN_FMT_U64_MAX + 2];
-			memcpy(b, tmo, tn);
-			k = (size_t)arn_fmt_u64(x->timeout_ms, b + tn);
-			memcpy(b + tn + k, "\r\n", 2);
-			l = text_put(x->text, x->text_cap, &x->text_len, b, tn + k + 2);
+			char b[TMO_LINE_MAX];
+			k = timeout_line(b, x->timeout_ms);
+			l = text_put(x->text, x->text_cap, &x->text_len, b, TMO_N + k + 2);
 		}
-		if (!l || edit_push_line(&ed, ARN_H1_EDIT_SET, ARN_H1_H_OTHER, l, tn - 2, k))
+		if (!l || edit_push_line(&ed, ARN_H1_EDIT_SET, ARN_H1_H_OTHER, l, TMO_N - 2, k))
 			return -ENOSPC;
 	}
 	/* the attempt number, when the virtual host asks for it (it replaces a
