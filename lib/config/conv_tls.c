@@ -155,8 +155,21 @@ struct arn_cfg_tls *conv_tls(struct conv *c, struct pb ts, bool downstream)
 			t->ocsp_staple_policy = (uint8_t)pol;
 	} else {
 		conv_only(c, ctx, "common_tls_context,sni,allow_renegotiation");
-		if (pb_has(ctx, "sni"))
-			t->sni = conv_str(c, pb_str(ctx, "sni"));
+		if (pb_has(ctx, "sni")) {
+			/* a host name for the ClientHello: lib/tls hands it to
+			 * OpenSSL as a C string, so a NUL would cut it short
+			 * silently, and no host name has a control or a space */
+			upb_StringView sn = pb_str(ctx, "sni");
+			for (size_t i = 0; i < sn.size; i++)
+				if ((unsigned char)sn.data[i] <= ' ' || sn.data[i] == 127) {
+					conv_err(c, "sni",
+						 "byte %zu is a control or a space (0x%02x): not a "
+						 "host name",
+						 i, (unsigned char)sn.data[i]);
+					break;
+				}
+			t->sni = conv_str(c, sn);
+		}
 		if (pb_bool(ctx, "allow_renegotiation"))
 			conv_err(c, "allow_renegotiation", "renegotiation is not supported");
 	}

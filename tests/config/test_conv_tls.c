@@ -508,6 +508,36 @@ static const char *jutc(const char *ctc)
 	return b;
 }
 
+/* An UpstreamTlsContext's sni with a NUL, a control or a space is refused
+ * naming the field: OpenSSL takes it as a C string, so a NUL would send a
+ * shorter name than the one configured. */
+static void test_utc_sni_refuses_controls(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {"up\\u0000.test", "up.test\\r\\nx", "up test",
+					  "up\\ttest"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char j[2048];
+		snprintf(j, sizeof(j),
+			 "{\"name\":\"c\",\"type\":\"STATIC\",\"connect_timeout\":\"1s\","
+			 "\"load_assignment\":{\"cluster_name\":\"c\",\"endpoints\":[{\"lb_"
+			 "endpoints\":[{"
+			 "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"10.0.0.1\","
+			 "\"port_value\":443}}}}]}]},"
+			 "\"transport_socket\":{\"name\":\"tls\",\"typed_config\":{" UTC_AT
+			 ",\"sni\":\"%s\"}}}",
+			 bad[i]);
+		tc_refused(C, j, "sni: byte ");
+	}
+	tc_ok(C, "{\"name\":\"c\",\"type\":\"STATIC\",\"connect_timeout\":\"1s\","
+		 "\"load_assignment\":{\"cluster_name\":\"c\",\"endpoints\":[{\"lb_endpoints\":[{"
+		 "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"10.0.0.1\","
+		 "\"port_value\":443}}}}]}]},"
+		 "\"transport_socket\":{\"name\":\"tls\",\"typed_config\":{" UTC_AT
+		 ",\"sni\":\"up-1.test\"}}}");
+	assert_string_equal(cluster("c")->upstream_tls->sni, "up-1.test");
+}
+
 /* X16: a listener whose DownstreamTlsContext names a cipher OpenSSL does
  * not know (conversion lets a list with one known cipher through; lib/tls
  * checks each, as Envoy does) is refused when applied, naming the chain
@@ -592,6 +622,7 @@ const struct CMUnitTest conv_tls_tests[] = {
     TC(test_secret_max_verify_depth),
     TC(test_secret_session_ticket_keys),
     TC(test_x16_listener_tls_context_refused),
+    TC(test_utc_sni_refuses_controls),
     TC(test_x16_cluster_tls_context_refused),
     TC(test_x16_secret_refused_for_its_listener),
 };
