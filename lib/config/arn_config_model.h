@@ -287,13 +287,28 @@ enum arn_cfg_hash_kind {
 	ARN_CFG_HASH_QUERY_PARAMETER,
 };
 
+/* A cookie policy's generated cookie (Envoy's CookieHashMethod with a ttl):
+ * the conversion refuses longer names and paths, so the Set-Cookie line
+ * always fits the stream's text (HTTP_TEXT). */
+#define ARN_CFG_COOKIE_NAME_MAX 256
+#define ARN_CFG_COOKIE_PATH_MAX 1024
+/* Only the first 32 policies may generate a cookie: a stream keeps which
+ * did in a 32-bit mask (the conversion refuses one further on). */
+#define ARN_CFG_COOKIE_GEN_MAX 32
+
 struct arn_cfg_hash_policy {
 	uint8_t kind;
 	bool terminal;
+	/* cookie: ttl was given, so an absent cookie is generated (value from
+	 * the connection's addresses) and set on the response, as Envoy does */
+	bool cookie_ttl_set;
 	const char *name; /* header (lower case), cookie or parameter name */
 	size_t name_len;
-	uint32_t cookie_ttl_ms;
-	const char *cookie_path;
+	/* the ttl's whole seconds (Envoy takes ttl().seconds(), the nanos
+	 * dropped): the cookie's Max-Age, 0 a session cookie (no Max-Age) */
+	uint32_t cookie_ttl_s;
+	const char *cookie_path; /* NULL: no Path attribute */
+	size_t cookie_path_len;
 };
 
 struct arn_cfg_weighted_cluster {

@@ -200,6 +200,40 @@ static void cluster_ref(struct conv *c, struct arn_cfg_ref *r, upb_StringView na
 	conv_dep(c, ARN_CFG_CLUSTER, name.data, name.size, false, 0);
 }
 
+/*
+ * A hash policy cookie's name or path, which Arion writes as they are into
+ * the Set-Cookie line of a generated cookie: a name is an RFC 6265 token
+ * (RFC 9110 tchar: no CTL, space or separator such as ; = , " that would
+ * end it or start an attribute); a path any visible ASCII but ';' (RFC
+ * 6265 path-value, which would start an attribute; a space or a byte past
+ * 0x7e has no place in a URL path). @p max bounds it, so the line always
+ * fits the stream's text. Refused naming the field.
+ */
+static bool cookie_octets_ok(struct conv *c, const char *field, upb_StringView s, bool token,
+			     size_t max)
+{
+	if (s.size > max) {
+		conv_err(c, field, "longer than %zu bytes", max);
+		return false;
+	}
+	for (size_t i = 0; i < s.size; i++) {
+		unsigned char ch = (unsigned char)s.data[i];
+		bool ok = ch > 0x20 && ch < 0x7f && ch != ';';
+		if (ok && token)
+			ok = !strchr("\"(),/:<=>?@[\\]{}", ch);
+		if (!ok) {
+			conv_err(c, field,
+				 token ? "byte 0x%02x at %zu is not a cookie name character (RFC "
+					 "6265: a token, no CTL, space or separator)"
+				       : "byte 0x%02x at %zu is not a cookie path character (RFC "
+					 "6265: visible ASCII but ';')",
+				 ch, i);
+			return false;
+		}
+	}
+	return true;
+}
+
 static void route_action(struct conv *c, struct pb ra, struct arn_cfg_route_action *a,
 			 const struct arn_cfg_retry_policy *vh_retry, bool *inherits_retry)
 {
@@ -369,13 +403,30 @@ static void route_action(struct conv *c, struct pb ra, struct arn_cfg_route_acti
 			size_t m2 = conv_push(c, "cookie");
 			conv_only(c, x, "name,ttl,path");
 			h->kind = ARN_CFG_HASH_COOKIE;
-			h->name = conv_str(c, pb_str(x, "name"));
-			h->name_len = pb_str(x, "name").size;
+			upb_StringView nm = pb_str(x, "name");
+			h->name = conv_str(c, nm);
+			h->name_len = nm.size;
 			if (!h->name_len)
 				conv_err(c, "name", "missing");
-			conv_duration(c, x, "ttl", &h->cookie_ttl_ms, false);
-			if (pb_has(x, "path"))
-				h->cookie_path = conv_str(c, pb_str(x, "path"));
+			else
+				cookie_octets_ok(c, "name", nm, true, ARN_CFG_COOKIE_NAME_MAX);
+			uint32_t ms;
+			if (conv_duration(c, x, "ttl", &ms, false)) {
+				int64_t s = pb_i64(pb_msg(x, "ttl"), "seconds");
+				h->cookie_ttl_set = true;
+				h->cookie_ttl_s = s > UINT32_MAX ? UINT32_MAX : (uint32_t)s;
+				if (i >= ARN_CFG_COOKIE_GEN_MAX)
+					conv_err(c, "ttl",
+						 "a generated cookie is supported in the first %d "
+						 "hash_policy entries only; move this one up",
+						 ARN_CFG_COOKIE_GEN_MAX);
+			}
+			upb_StringView path = pb_str(x, "path");
+			if (path.size &&
+			    cookie_octets_ok(c, "path", path, false, ARN_CFG_COOKIE_PATH_MAX)) {
+				h->cookie_path = conv_str(c, path);
+				h->cookie_path_len = path.size;
+			}
 			conv_pop(c, m2);
 		} else if (strcmp(k, "connection_properties") == 0) {
 			h->kind = ARN_CFG_HASH_SOURCE_IP;

@@ -652,6 +652,67 @@ static void test_route_config_conversion(void **state)
 	assert_memory_equal(dr->direct.body, "teapot", 6);
 }
 
+/*
+ * A cookie hash policy keeps its ttl (whole seconds, as Envoy's
+ * ttl().seconds()) and path: with a ttl an absent cookie is generated and
+ * set on the response. Its name and path go as they are into that
+ * Set-Cookie line: a name that is no RFC 6265 token, or a path with a
+ * control byte, a space or ';' (that would split the line or start an
+ * attribute), is refused naming the field.
+ */
+static void test_route_cookie_hash_policy(void **state)
+{
+	(void)state;
+#define RC(cookie)                                                                                 \
+	"{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],\"routes\":[{"     \
+	"\"match\":{\"prefix\":\"/"                                                                \
+	"\"},\"route\":{\"cluster\":\"c\",\"hash_policy\":[{\"cookie\":" cookie                    \
+	"},{\"cookie\":{\"name\":\"plain\"}}]}}]}]}"
+	tc_ok(R, RC("{\"name\":\"Sticky-1\",\"ttl\":\"3600.9s\",\"path\":\"/app\"}"));
+	const struct arn_cfg_route *r = &route_table("r")->vhosts[0].routes[0];
+	const struct arn_cfg_hash_policy *hp = r->route.hash_policies;
+	assert_int_equal(hp[0].kind, ARN_CFG_HASH_COOKIE);
+	assert_string_equal(hp[0].name, "Sticky-1"); /* cookie names keep their case */
+	assert_true(hp[0].cookie_ttl_set);
+	assert_int_equal(hp[0].cookie_ttl_s, 3600);
+	assert_string_equal(hp[0].cookie_path, "/app");
+	assert_int_equal(hp[0].cookie_path_len, 4);
+	assert_false(hp[1].cookie_ttl_set); /* no ttl: an absent cookie gives no hash */
+	assert_null(hp[1].cookie_path);
+	/* ttl 0: a session cookie, still generated */
+	tc_ok(R, RC("{\"name\":\"s\",\"ttl\":\"0s\"}"));
+	hp = route_table("r")->vhosts[0].routes[0].route.hash_policies;
+	assert_true(hp[0].cookie_ttl_set);
+	assert_int_equal(hp[0].cookie_ttl_s, 0);
+	assert_null(hp[0].cookie_path);
+	tc_refused(R, RC("{\"name\":\"a\\r\\nx-evil: 1\",\"ttl\":\"1s\"}"),
+		   "hash_policy[0].cookie.name: byte 0x0d at 1 is not a cookie name character");
+	tc_refused(R, RC("{\"name\":\"a;b\",\"ttl\":\"1s\"}"),
+		   "cookie.name: byte 0x3b at 1 is not a cookie name character");
+	tc_refused(R, RC("{\"name\":\"a b\",\"ttl\":\"1s\"}"),
+		   "cookie.name: byte 0x20 at 1 is not a cookie name character");
+	tc_refused(R, RC("{\"name\":\"a=b\"}"),
+		   "cookie.name: byte 0x3d at 1 is not a cookie name character");
+	tc_refused(R, RC("{\"name\":\"a\\u0000\"}"),
+		   "cookie.name: byte 0x00 at 1 is not a cookie name character");
+	tc_refused(R, RC("{\"name\":\"s\",\"ttl\":\"1s\",\"path\":\"/a; Domain=evil\"}"),
+		   "hash_policy[0].cookie.path: byte 0x3b at 2 is not a cookie path character");
+	tc_refused(R, RC("{\"name\":\"s\",\"path\":\"/a\\nb\"}"),
+		   "cookie.path: byte 0x0a at 2 is not a cookie path character");
+	tc_refused(R, RC("{\"name\":\"s\",\"path\":\"/a b\"}"),
+		   "cookie.path: byte 0x20 at 2 is not a cookie path character");
+	tc_refused(R, RC("{\"name\":\"s\",\"ttl\":\"-1s\"}"),
+		   "cookie.ttl: must be a non-negative duration");
+	char big[1200];
+	memset(big, 'a', sizeof(big));
+	big[0] = '/';
+	big[sizeof(big) - 1] = 0;
+	char j[2048];
+	snprintf(j, sizeof(j), RC("{\"name\":\"s\",\"path\":\"%s\"}"), big);
+	tc_refused(R, j, "cookie.path: longer than 1024 bytes");
+#undef RC
+}
+
 /* A route's strings that Arion writes as they are into the request line, a
  * Host or a Location header: a CR, LF or NUL from the control plane is
  * refused, naming the field (it would add header lines, or split the
@@ -1031,6 +1092,7 @@ const struct CMUnitTest conv_tests[] = {
     TC(test_cla),
     TC(test_route_config_conversion),
     TC(test_route_strings_refuse_cr_lf),
+    TC(test_route_cookie_hash_policy),
     TC(test_route_refusals),
     TC(test_unsupported_field_kinds),
     TC(test_upgrade_configs),
