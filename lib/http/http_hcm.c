@@ -907,6 +907,24 @@ static void response_edit_overflow(struct http_stream *st)
 	http_local_reply(st, 502, NULL, 0, 0, "response_edits_overflow", NULL, 0);
 }
 
+/* The cookies the route's hash policies generated for this stream (Envoy's
+ * router appends them to the upstream's response headers), after the @p n
+ * edits in @p e, in the stream's text. @return the edits' count, or
+ * -ENOSPC. */
+static int __attribute__((noinline, cold))
+set_cookies(struct http_stream *st, struct arn_h1_edit *e, int n)
+{
+	struct http_conn *hc = st->hc;
+	struct http_lb_peer peer = {hc->raddr, hc->laddr, hc->rport, hc->lport};
+	uint32_t len = st->text_len;
+	int k = http_set_cookie_edits(&st->route->route, X(st)->cookie_gen, &peer, st->res->text,
+				      HTTP_TEXT, &len, e + n, MAX_EDITS - 2 - (unsigned)n);
+	if (k < 0)
+		return k;
+	st->text_len = len;
+	return n + k;
+}
+
 static void write_resp_head(struct http_stream *st)
 {
 	struct http_conn *hc = st->hc;
@@ -956,8 +974,16 @@ static void write_resp_head(struct http_stream *st)
 	if (!(st->state & (HTTP_S_REQ_DONE | HTTP_S_TUNNEL)))
 		hc->close_after = true;
 	http_hc_drain(hc);
-	if (st->state & HTTP_S_HEALTH_CHECK)
-		http_hc_cache_set(st, r->status);
+	/* one test for both: neither is common (no instruction a request
+	 * where there is neither, bench_hcm) */
+	if (st->state & (HTTP_S_HEALTH_CHECK | HTTP_S_SET_COOKIE)) {
+		if (st->state & HTTP_S_HEALTH_CHECK)
+			http_hc_cache_set(st, r->status);
+		if ((st->state & HTTP_S_SET_COOKIE) && (n = set_cookies(st, e, n)) < 0) {
+			response_edit_overflow(st);
+			return;
+		}
+	}
 	struct arn_h1_edit hcf;
 	/* its last test first, inline: health checks seldom fail */
 	if (http_healthcheck_failed() && http_hc_fail_header(st, &hcf))

@@ -623,9 +623,39 @@ struct http_lb_out {
  */
 int http_lb_pick(const struct http_lb_in *in, struct http_lb_out *out);
 
+/* The downstream connection a request came on, as the hash policies read
+ * it (connection_properties: raddr; a generated cookie: all four). */
+struct http_lb_peer {
+	uint32_t raddr, laddr;
+	uint16_t rport, lport;
+};
+
 /** Hash of the request per the route's hash_policy (Envoy's order; a
- * terminal policy that matched stops). @return true when a policy applied. */
-bool http_lb_hash(const struct arn_cfg_route_action *a, const struct arn_h1_msg *m, uint32_t raddr,
-		  uint64_t *out);
+ * terminal policy that matched stops). A cookie policy with a ttl whose
+ * cookie the request lacks (or has empty) hashes on the value
+ * http_lb_cookie_value gives for @p p, as Envoy's CookieHashMethod does, and
+ * sets its index's bit in *@p gen (bits of other policies are left alone;
+ * the caller zeroes it): the response then carries its Set-Cookie
+ * (http_set_cookie_edits). @p p and @p gen are the caller's.
+ * @return true when a policy applied. */
+bool http_lb_hash(const struct arn_cfg_route_action *a, const struct arn_h1_msg *m,
+		  const struct http_lb_peer *p, uint64_t *out, uint32_t *gen);
+
+/** The value of a cookie generated for connection @p p: 16 lower-case hex
+ * digits of a hash of its remote and local address and port (Envoy:
+ * hex of xxHash64 of remote + local address), the same for every stream of
+ * a connection so racing streams get one cookie. Not NUL-terminated. */
+void http_lb_cookie_value(const struct http_lb_peer *p, char out[16]);
+
+/** Edits adding a Set-Cookie for each policy of @p a whose bit is set in
+ * @p gen, Envoy's makeSetCookieValue: name="value"; Max-Age=ttl (not for a
+ * ttl of 0: a session cookie); Path=path (when given); HttpOnly. The lines
+ * go into @p text (@p *text_len bytes used of @p text_cap, advanced), which
+ * the edits point into: the caller keeps it until the head is encoded.
+ * @return the number of edits written to @p e (at most @p cap), or -ENOSPC
+ * (too many edits or no room in the text). */
+int http_set_cookie_edits(const struct arn_cfg_route_action *a, uint32_t gen,
+			  const struct http_lb_peer *p, char *text, uint32_t text_cap,
+			  uint32_t *text_len, struct arn_h1_edit *e, unsigned cap);
 
 #endif

@@ -257,6 +257,14 @@ static bool cookie_value(const struct arn_h1_msg *m, const char *name, size_t nl
 			    memcmp(p, name, nlen) == 0) {
 				out->p = eq + 1;
 				out->len = (uint32_t)(semi - eq - 1);
+				/* RFC 6265 4.1.1: a value may be quoted; Envoy's
+				 * parseCookieValue drops the quotes, and its
+				 * generated cookies are sent quoted */
+				if (out->len >= 2 && out->p[0] == '"' &&
+				    out->p[out->len - 1] == '"') {
+					out->p++;
+					out->len -= 2;
+				}
 				return true;
 			}
 			p = semi;
@@ -288,8 +296,24 @@ static bool query_value(const struct arn_h1_msg *m, const char *name, size_t nle
 	return false;
 }
 
-bool http_lb_hash(const struct arn_cfg_route_action *a, const struct arn_h1_msg *m, uint32_t raddr,
-		  uint64_t *out)
+void http_lb_cookie_value(const struct http_lb_peer *p, char out[16])
+{
+	unsigned char b[12] = {
+	    (unsigned char)(p->raddr >> 24), (unsigned char)(p->raddr >> 16),
+	    (unsigned char)(p->raddr >> 8),  (unsigned char)p->raddr,
+	    (unsigned char)(p->rport >> 8),  (unsigned char)p->rport,
+	    (unsigned char)(p->laddr >> 24), (unsigned char)(p->laddr >> 16),
+	    (unsigned char)(p->laddr >> 8),  (unsigned char)p->laddr,
+	    (unsigned char)(p->lport >> 8),  (unsigned char)p->lport,
+	};
+	uint64_t v = mix64(fnv((const char *)b, sizeof(b), 0xcbf29ce484222325ull));
+	static const char hex[] = "0123456789abcdef";
+	for (int i = 15; i >= 0; i--, v >>= 4)
+		out[i] = hex[v & 15];
+}
+
+bool http_lb_hash(const struct arn_cfg_route_action *a, const struct arn_h1_msg *m,
+		  const struct http_lb_peer *p, uint64_t *out, uint32_t *gen)
 {
 	bool any = false;
 	uint64_t h = 0xcbf29ce484222325ull;
@@ -307,14 +331,23 @@ bool http_lb_hash(const struct arn_cfg_route_action *a, const struct arn_h1_msg 
 			break;
 		}
 		case ARN_CFG_HASH_COOKIE:
-			if (cookie_value(m, hp->name, hp->name_len, &v)) {
+			/* an empty value is no cookie (Envoy's value.empty()) */
+			if (cookie_value(m, hp->name, hp->name_len, &v) && v.len) {
 				h = fnv(v.p, v.len, h);
+				got = true;
+			} else if (hp->cookie_ttl_set && i < ARN_CFG_COOKIE_GEN_MAX) {
+				/* hashed as the cookie it sets will be on the
+				 * client's next request: the same host */
+				char c[16];
+				http_lb_cookie_value(p, c);
+				h = fnv(c, sizeof(c), h);
+				*gen |= 1u << i;
 				got = true;
 			}
 			break;
 		case ARN_CFG_HASH_SOURCE_IP: {
-			char b[4] = {(char)(raddr >> 24), (char)(raddr >> 16), (char)(raddr >> 8),
-				     (char)raddr};
+			char b[4] = {(char)(p->raddr >> 24), (char)(p->raddr >> 16),
+				     (char)(p->raddr >> 8), (char)p->raddr};
 			h = fnv(b, 4, h);
 			got = true;
 			break;

@@ -727,6 +727,52 @@ int http_resp_edits(struct http_resp_ctx *x, const struct arn_h1_msg *m, struct 
 	return (int)ed.n;
 }
 
+/* ---- generated cookies (a cookie hash policy's ttl) --------------------------- */
+
+int http_set_cookie_edits(const struct arn_cfg_route_action *a, uint32_t gen,
+			  const struct http_lb_peer *p, char *text, uint32_t text_cap,
+			  uint32_t *text_len, struct arn_h1_edit *e, unsigned cap)
+{
+	struct edits ed = {.e = e, .cap = cap};
+	char val[16];
+	http_lb_cookie_value(p, val);
+	for (size_t i = 0; i < a->n_hash_policies && i < ARN_CFG_COOKIE_GEN_MAX; i++) {
+		if (!(gen & (1u << i)))
+			continue;
+		const struct arn_cfg_hash_policy *hp = &a->hash_policies[i];
+		/* name="value"; Max-Age=N; Path=p; HttpOnly (Envoy's
+		 * makeSetCookieValue; its name and path were checked at
+		 * conversion, ARN_CFG_COOKIE_*_MAX bound them) */
+		char line[ARN_CFG_COOKIE_NAME_MAX + ARN_CFG_COOKIE_PATH_MAX + 64];
+		size_t n = 0;
+		memcpy(line, hp->name, hp->name_len);
+		n += hp->name_len;
+		memcpy(line + n, "=\"", 2);
+		n += 2;
+		memcpy(line + n, val, sizeof(val));
+		n += sizeof(val);
+		line[n++] = '"';
+		if (hp->cookie_ttl_s) {
+			memcpy(line + n, "; Max-Age=", 10);
+			n += 10;
+			n += (size_t)arn_fmt_u64(hp->cookie_ttl_s, line + n);
+		}
+		if (hp->cookie_path_len) {
+			memcpy(line + n, "; Path=", 7);
+			n += 7;
+			memcpy(line + n, hp->cookie_path, hp->cookie_path_len);
+			n += hp->cookie_path_len;
+		}
+		memcpy(line + n, "; HttpOnly", 10);
+		n += 10;
+		const char *v = text_put(text, text_cap, text_len, line, n);
+		if (!v ||
+		    edit_push_id(&ed, ARN_H1_EDIT_ADD, ARN_H1_H_OTHER, "set-cookie", 10, v, n))
+			return -ENOSPC;
+	}
+	return (int)ed.n;
+}
+
 /* ---- redirects ---------------------------------------------------------------- */
 
 int http_redirect_location(const struct arn_cfg_redirect *r, bool tls, const char *authority,

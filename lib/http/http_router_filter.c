@@ -468,12 +468,29 @@ static void route_to_cluster(struct http_stream *st, const struct arn_cfg_gen *g
 	attempt_start(st);
 }
 
+/* The request's hash for RING_HASH / MAGLEV (http_lb_hash), noting the
+ * cookies it generated for the response. Out of line: the other policies'
+ * attempts do not carry its code (bench_hcm). */
+static bool __attribute__((noinline)) attempt_hash(struct http_stream *st, uint64_t *hash)
+{
+	struct http_conn *hc = st->hc;
+	struct http_lb_peer peer = {hc->raddr, hc->laddr, hc->rport, hc->lport};
+	uint32_t gen = 0;
+	bool has = http_lb_hash(&st->route->route, &st->req.m, &peer, hash, &gen);
+	/* a retry hashes anew to the same cookies: still one Set-Cookie
+	 * each on the response */
+	if (gen) {
+		X(st)->cookie_gen = gen;
+		st->state |= HTTP_S_SET_COOKIE;
+	}
+	return has;
+}
+
 /* Pick a host and get a connection to it for the next attempt. */
 static void attempt_start(struct http_stream *st)
 {
 	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
-	const struct arn_cfg_route_action *a = &st->route->route;
 	st->attempts++;
 	struct http_lb_in in = {
 	    .cluster = st->cluster,
@@ -485,7 +502,7 @@ static void attempt_start(struct http_stream *st)
 	    .ctx = st,
 	};
 	if (st->cluster->lb == ARN_CFG_LB_RING_HASH || st->cluster->lb == ARN_CFG_LB_MAGLEV)
-		in.has_hash = http_lb_hash(a, &st->req.m, hc->raddr, &in.hash);
+		in.has_hash = attempt_hash(st, &in.hash);
 	struct http_lb_out out;
 	if (http_lb_pick(&in, &out) != 0) {
 		CL_INC(st, upstream_cx_none_healthy);

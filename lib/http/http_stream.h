@@ -66,6 +66,10 @@ struct http_xreq {
 	struct rte_mbuf *rb_head, *rb_tail; /* the body so far, kept for retries */
 	uint32_t rb_bytes, rb_segs;
 	uint32_t text_mark; /* text used before the first attempt's edits */
+	/* the route's cookie hash policies that generated their cookie
+	 * (bit i: hash_policies[i]), valid with HTTP_S_SET_COOKIE; in the
+	 * hole before rid_hi (bench_hcm: a larger block to zero costs) */
+	uint32_t cookie_gen;
 	uint64_t rid_hi, rid_lo;
 	uint64_t up_activity_ms; /* the attempt's upstream last said something */
 	bool reuse_replayed;	 /* sent once more after a reused connection closed */
@@ -145,6 +149,9 @@ enum http_stream_state {
 	/* the request's END came with its head (http_ev.end) and is still
 	 * to be handled (http_hcm.c's req_ready) */
 	HTTP_S_END_HELD = 1u << 26,
+	/* a cookie hash policy generated its cookie (http_xreq.cookie_gen):
+	 * the response sets it */
+	HTTP_S_SET_COOKIE = 1u << 27,
 };
 
 /*

@@ -4211,6 +4211,158 @@ static void test_h2_cookies_joined(void **state)
 	h2c_close(&k);
 }
 
+/* ---- a cookie hash policy's generated cookie (Envoy's CookieHashMethod with a ttl) ---------- */
+
+/* Cluster "sticky": RING_HASH over four hosts 198.18.0.21-24. Routes: /nottl
+ * hashes on cookie sid without a ttl, / on sid with ttl 3600s and path /. */
+#define STICKY_ROUTES                                                                              \
+	"{\"match\":{\"prefix\":\"/nottl\"},\"route\":{\"cluster\":\"sticky\",\"hash_policy\":["   \
+	"{\"cookie\":{\"name\":\"sid\"}}]}},"                                                      \
+	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"sticky\",\"hash_policy\":["        \
+	"{\"cookie\":{\"name\":\"sid\",\"ttl\":\"3600s\",\"path\":\"/\"}}]}}"
+
+static void cluster_sticky(void)
+{
+	char j[1024] = "{\"name\":\"sticky\",\"type\":\"STATIC\",\"lb_policy\":\"RING_HASH\","
+		       "\"load_assignment\":{\"cluster_name\":\"sticky\",\"endpoints\":[{"
+		       "\"lb_endpoints\":[";
+	for (int i = 1; i <= 4; i++)
+		snprintf(j + strlen(j), sizeof(j) - strlen(j),
+			 "%s{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":"
+			 "\"198.18.0.2%d\",\"port_value\":8080}}}}",
+			 i > 1 ? "," : "", i);
+	snprintf(j + strlen(j), sizeof(j) - strlen(j), "]}]}}");
+	upb_Arena *a = upb_Arena_New();
+	const upb_MessageDef *md = arn_proto_msgdef(strrchr(C, '/') + 1);
+	struct arn_sb err = ARN_SB_INIT;
+	upb_Message *m = arn_proto_from_json(j, strlen(j), md, a, &err);
+	assert_non_null(m);
+	arn_sb_free(&err);
+	struct arn_config_resource_in in = {"sticky", "1", NULL, 0};
+	in.bytes = arn_proto_encode(m, md, a, &in.len);
+	arn_config_result_free(&res);
+	assert_int_equal(arn_config_apply(st, C, &in, 1, NULL, 0, 0, &res), 0);
+	upb_Arena_Free(a);
+	if (!res.accepted || res.n_errors)
+		fail_msg("refused: %s", res.n_errors ? res.errors[0].message : "?");
+	arn_http_poll();
+}
+
+/* One exchange on client @p c: the request @p rq reaches an upstream
+ * (connected if new), which answers 200 with a Set-Cookie of its own.
+ * @return the host it went to; *@p resp the client's response. */
+static uint32_t sticky_exchange(struct arn_tcp_conn *c, const char *rq, char *resp, size_t cap)
+{
+	static size_t uoff[CONNS];
+	for (unsigned i = 0; i < CONNS; i++)
+		uoff[i] = conns[i].tx_len;
+	size_t coff = c->tx_len;
+	send_s(c, rq);
+	while (upstream_pending())
+		upstream_accepts();
+	poll_ms(1);
+	struct arn_tcp_conn *u = NULL;
+	for (unsigned i = 0; i < CONNS; i++)
+		if (conns[i].used && conns[i].upstream && conns[i].tx_len > uoff[i])
+			u = &conns[i];
+	assert_non_null(u);
+	send_s(u, "HTTP/1.1 200 OK\r\nset-cookie: up=1\r\ncontent-length: 0\r\n\r\n");
+	poll_ms(1);
+	snprintf(resp, cap, "%s", c->tx + coff);
+	want_in(resp, "HTTP/1.1 200 OK\r\n");
+	want_in(resp, "set-cookie: up=1\r\n"); /* the upstream's stays */
+	return u->raddr;
+}
+
+/* The value of the one "set-cookie: sid=" line in @p resp, checked for
+ * Envoy's form: sid="<16 hex>"; Max-Age=3600; Path=/; HttpOnly. */
+static void sid_of(const char *resp, char out[17])
+{
+	assert_int_equal(occurs(resp, "set-cookie: sid="), 1);
+	const char *p = strstr(resp, "set-cookie: sid=\"") + 17;
+	for (int i = 0; i < 16; i++)
+		assert_non_null(strchr("0123456789abcdef", p[i]));
+	memcpy(out, p, 16);
+	out[16] = 0;
+	if (strncmp(p + 16, "\"; Max-Age=3600; Path=/; HttpOnly\r\n", 35) != 0)
+		fail_msg("not Envoy's Set-Cookie form:\n%s", resp);
+}
+
+/*
+ * Envoy's CookieHashMethod with a ttl, through the whole connection
+ * manager: a request without cookie sid is hashed on a generated value and
+ * its response carries exactly one Set-Cookie for it (after the upstream's
+ * own); the connection's next request gets the same value and host; a
+ * request on another connection carrying that cookie goes to that host
+ * and gets no Set-Cookie. A route whose policy has no ttl sets none.
+ */
+static void test_cookie_hash_policy_sets_cookie(void **state)
+{
+	(void)state;
+	start(8, jlistener("", STICKY_ROUTES));
+	cluster_sticky();
+	char resp[4096], sid[17], sid2[17];
+	struct arn_tcp_conn *c = client();
+	uint32_t host =
+	    sticky_exchange(c, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n", resp, sizeof(resp));
+	sid_of(resp, sid);
+	/* the same connection, still without the cookie: the same value */
+	assert_int_equal(sticky_exchange(c, "GET /b HTTP/1.1\r\nHost: a\r\nCookie: x=1\r\n\r\n",
+					 resp, sizeof(resp)),
+			 host);
+	sid_of(resp, sid2);
+	assert_string_equal(sid, sid2);
+	/* the cookie, sent back as it was set, on a new connection: the
+	 * same host, nothing set */
+	char rq[256];
+	snprintf(rq, sizeof(rq), "GET /c HTTP/1.1\r\nHost: a\r\nCookie: x=1; sid=\"%s\"\r\n\r\n",
+		 sid);
+	struct arn_tcp_conn *c2 = client();
+	assert_int_equal(sticky_exchange(c2, rq, resp, sizeof(resp)), host);
+	want_not_in(resp, "set-cookie: sid=");
+	/* without a ttl an absent cookie gives no hash, and no Set-Cookie */
+	sticky_exchange(c2, "GET /nottl HTTP/1.1\r\nHost: a\r\n\r\n", resp, sizeof(resp));
+	want_not_in(resp, "set-cookie: sid=");
+	/* a new connection without the cookie: a cookie of its own */
+	struct arn_tcp_conn *c3 = client();
+	sticky_exchange(c3, "GET /d HTTP/1.1\r\nHost: a\r\n\r\n", resp, sizeof(resp));
+	sid_of(resp, sid2);
+	assert_string_not_equal(sid, sid2);
+}
+
+/* The same over HTTP/2: each stream of a connection without the cookie
+ * gets one Set-Cookie, with the connection's one value. */
+static void test_cookie_hash_policy_sets_cookie_h2(void **state)
+{
+	(void)state;
+	start(8, jlistener("", STICKY_ROUTES));
+	cluster_sticky();
+	struct h2c k;
+	h2c_open(&k, 65535);
+	int32_t a = h2c_request(&k, "GET", "/a", NULL, NULL, NULL);
+	int32_t b = h2c_request(&k, "GET", "/b", NULL, NULL, NULL);
+	h2c_pump(&k);
+	while (upstream_pending())
+		upstream_accepts();
+	h2c_pump(&k);
+	for (unsigned i = 0; i < CONNS; i++)
+		if (conns[i].used && conns[i].upstream && conns[i].tx_len)
+			send_s(&conns[i], "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+	h2c_pump(&k);
+	struct h2c_stream *xa = h2c_find(&k, a), *xb = h2c_find(&k, b);
+	assert_int_equal(xa->status, 200);
+	assert_int_equal(xb->status, 200);
+	assert_int_equal(occurs(xa->hdrs, "set-cookie: "), 1);
+	const char *p = strstr(xa->hdrs, "set-cookie: sid=\"");
+	assert_non_null(p);
+	char want[128];
+	snprintf(want, sizeof(want), "%.*s\n", (int)(strchr(p, '\n') - p), p);
+	want_in(want, "\"; Max-Age=3600; Path=/; HttpOnly\n");
+	want_in(xb->hdrs, want);
+	assert_int_equal(occurs(xb->hdrs, "set-cookie: "), 1);
+	h2c_close(&k);
+}
+
 /* max_requests_per_connection: the last stream allowed is served, and
  * GOAWAY names it as the last one. */
 static void test_h2_max_requests_goaway(void **state)
@@ -6591,6 +6743,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_response_follows_client_window, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_follows_upstream, teardown),
 	    cmocka_unit_test_teardown(test_h2_cookies_joined, teardown),
+	    cmocka_unit_test_teardown(test_cookie_hash_policy_sets_cookie, teardown),
+	    cmocka_unit_test_teardown(test_cookie_hash_policy_sets_cookie_h2, teardown),
 	    cmocka_unit_test_teardown(test_h2_max_requests_goaway, teardown),
 	    cmocka_unit_test_teardown(test_h2_client_reset, teardown),
 	    cmocka_unit_test_teardown(test_h2_header_overflow, teardown),

@@ -976,25 +976,157 @@ static void test_lb_hash_policies(void **state)
 	a.hash_policies = hp;
 	a.n_hash_policies = 1;
 	uint64_t h1, h2;
+	uint32_t gen = 0;
+	struct http_lb_peer one = {.raddr = 1}, p1 = {.raddr = 0x01020304},
+			    p2 = {.raddr = 0x01020305};
 	hp[0].kind = ARN_CFG_HASH_HEADER;
 	hp[0].name = "x-user";
 	hp[0].name_len = 6;
-	assert_true(http_lb_hash(&a, &r.m, 1, &h1));
+	assert_true(http_lb_hash(&a, &r.m, &one, &h1, &gen));
 	hp[0].name = "x-none";
-	assert_false(http_lb_hash(&a, &r.m, 1, &h2));
+	assert_false(http_lb_hash(&a, &r.m, &one, &h2, &gen));
 	hp[0].kind = ARN_CFG_HASH_COOKIE;
 	hp[0].name = "session";
 	hp[0].name_len = 7;
-	assert_true(http_lb_hash(&a, &r.m, 1, &h1));
+	assert_true(http_lb_hash(&a, &r.m, &one, &h1, &gen));
 	hp[0].kind = ARN_CFG_HASH_QUERY_PARAMETER;
 	hp[0].name = "user";
 	hp[0].name_len = 4;
-	assert_true(http_lb_hash(&a, &r.m, 1, &h2));
+	assert_true(http_lb_hash(&a, &r.m, &one, &h2, &gen));
 	assert_true(h1 != h2);
 	hp[0].kind = ARN_CFG_HASH_SOURCE_IP;
-	assert_true(http_lb_hash(&a, &r.m, 0x01020304, &h1));
-	assert_true(http_lb_hash(&a, &r.m, 0x01020305, &h2));
+	assert_true(http_lb_hash(&a, &r.m, &p1, &h1, &gen));
+	assert_true(http_lb_hash(&a, &r.m, &p2, &h2, &gen));
 	assert_true(h1 != h2);
+	assert_int_equal(gen, 0); /* no ttl: nothing generated */
+}
+
+/*
+ * A cookie hash policy with a ttl, Envoy's CookieHashMethod: a request
+ * without the cookie hashes on a value made from its connection's
+ * addresses and marks the policy for a Set-Cookie; the client's next
+ * request carrying that value (quoted, as the Set-Cookie gives it, or not)
+ * hashes the same, so lands on the same host. An empty value is no cookie.
+ * Without a ttl an absent cookie gives no hash and sets nothing.
+ */
+static void test_lb_cookie_generated(void **state)
+{
+	(void)state;
+	struct req r;
+	struct arn_cfg_hash_policy hp[2];
+	memset(hp, 0, sizeof(hp));
+	hp[1].kind = ARN_CFG_HASH_COOKIE;
+	hp[1].name = "sticky";
+	hp[1].name_len = 6;
+	hp[1].cookie_ttl_set = true;
+	hp[1].cookie_ttl_s = 3600;
+	hp[1].cookie_path = "/app";
+	hp[1].cookie_path_len = 4;
+	hp[0].kind = ARN_CFG_HASH_HEADER; /* absent: the cookie's index is 1 */
+	hp[0].name = "x-none";
+	hp[0].name_len = 6;
+	struct arn_cfg_route_action a;
+	memset(&a, 0, sizeof(a));
+	a.hash_policies = hp;
+	a.n_hash_policies = 2;
+	struct http_lb_peer p = {
+	    .raddr = 0xc6120101u, .laddr = 0xc6120002u, .rport = 40000, .lport = 80};
+	struct http_lb_peer q = p;
+	q.rport = 40001;
+	uint64_t h1, h2;
+	uint32_t gen = 0;
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\nCookie: other=1\r\n\r\n");
+	assert_true(http_lb_hash(&a, &r.m, &p, &h1, &gen));
+	assert_int_equal(gen, 2);
+	/* the same connection: the same value, the same hash */
+	gen = 0;
+	assert_true(http_lb_hash(&a, &r.m, &p, &h2, &gen));
+	assert_true(h1 == h2 && gen == 2);
+	/* another connection (its port): another value */
+	gen = 0;
+	assert_true(http_lb_hash(&a, &r.m, &q, &h2, &gen));
+	assert_true(h1 != h2 && gen == 2);
+	char v[17] = {0};
+	http_lb_cookie_value(&p, v);
+	for (int i = 0; i < 16; i++)
+		assert_non_null(strchr("0123456789abcdef", v[i]));
+	char rq[256];
+	/* the cookie it set, sent back quoted: the first request's hash, on
+	 * any connection, and nothing generated */
+	snprintf(rq, sizeof(rq), "GET / HTTP/1.1\r\nHost: a\r\nCookie: a=1; sticky=\"%s\"\r\n\r\n",
+		 v);
+	parse(&r, rq);
+	gen = 0;
+	assert_true(http_lb_hash(&a, &r.m, &q, &h2, &gen));
+	assert_true(h1 == h2);
+	assert_int_equal(gen, 0);
+	snprintf(rq, sizeof(rq), "GET / HTTP/1.1\r\nHost: a\r\nCookie: sticky=%s\r\n\r\n", v);
+	parse(&r, rq);
+	assert_true(http_lb_hash(&a, &r.m, &q, &h2, &gen));
+	assert_true(h1 == h2);
+	assert_int_equal(gen, 0);
+	/* an empty value (quoted or not) is no cookie: generated */
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\nCookie: sticky=\"\"\r\n\r\n");
+	assert_true(http_lb_hash(&a, &r.m, &p, &h2, &gen));
+	assert_true(h1 == h2 && gen == 2);
+	/* no ttl: an absent or empty cookie gives no hash, sets nothing */
+	hp[1].cookie_ttl_set = false;
+	gen = 0;
+	assert_false(http_lb_hash(&a, &r.m, &p, &h2, &gen));
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_false(http_lb_hash(&a, &r.m, &p, &h2, &gen));
+	assert_int_equal(gen, 0);
+}
+
+/* The Set-Cookie of a generated cookie, Envoy's makeSetCookieValue:
+ * name="value"; Max-Age=ttl; Path=path; HttpOnly, no Max-Age for a ttl of 0
+ * (a session cookie) and no Path without one; one edit (an addition, the
+ * upstream's own Set-Cookie stays) per policy that generated. */
+static void test_set_cookie_edits(void **state)
+{
+	(void)state;
+	struct arn_cfg_hash_policy hp[2];
+	memset(hp, 0, sizeof(hp));
+	hp[0].kind = hp[1].kind = ARN_CFG_HASH_COOKIE;
+	hp[0].name = "sticky";
+	hp[0].name_len = 6;
+	hp[0].cookie_ttl_set = true;
+	hp[0].cookie_ttl_s = 3600;
+	hp[0].cookie_path = "/app";
+	hp[0].cookie_path_len = 4;
+	hp[1].name = "s2";
+	hp[1].name_len = 2;
+	hp[1].cookie_ttl_set = true;
+	struct arn_cfg_route_action a;
+	memset(&a, 0, sizeof(a));
+	a.hash_policies = hp;
+	a.n_hash_policies = 2;
+	struct http_lb_peer p = {.raddr = 1, .laddr = 2, .rport = 3, .lport = 4};
+	char v[17] = {0};
+	http_lb_cookie_value(&p, v);
+	char tx[512], want[128];
+	uint32_t len = 7; /* what the tx held before */
+	struct arn_h1_edit e[4];
+	assert_int_equal(http_set_cookie_edits(&a, 3, &p, tx, sizeof(tx), &len, e, 4), 2);
+	assert_int_equal(e[0].op, ARN_H1_EDIT_ADD);
+	assert_int_equal(e[0].name_len, 10);
+	assert_memory_equal(e[0].name, "set-cookie", 10);
+	assert_ptr_equal(e[0].value, tx + 7);
+	snprintf(want, sizeof(want), "sticky=\"%s\"; Max-Age=3600; Path=/app; HttpOnly", v);
+	assert_int_equal(e[0].value_len, strlen(want));
+	assert_memory_equal(e[0].value, want, strlen(want));
+	snprintf(want, sizeof(want), "s2=\"%s\"; HttpOnly", v);
+	assert_int_equal(e[1].value_len, strlen(want));
+	assert_memory_equal(e[1].value, want, strlen(want));
+	/* only the policies that generated */
+	len = 0;
+	assert_int_equal(http_set_cookie_edits(&a, 2, &p, tx, sizeof(tx), &len, e, 4), 1);
+	assert_memory_equal(e[0].value, "s2=", 3);
+	/* no room in the tx or the edits: -ENOSPC */
+	len = 0;
+	assert_int_equal(http_set_cookie_edits(&a, 3, &p, tx, 40, &len, e, 4), -ENOSPC);
+	len = 0;
+	assert_int_equal(http_set_cookie_edits(&a, 3, &p, tx, sizeof(tx), &len, e, 1), -ENOSPC);
 }
 
 /* ---- retries (http_retry.c): Envoy's RetryStateImpl ---------------------------- */
@@ -1502,6 +1634,8 @@ int main(void)
 	    cmocka_unit_test(test_lb_priorities),
 	    cmocka_unit_test(test_lb_least_request_random_hash),
 	    cmocka_unit_test(test_lb_hash_policies),
+	    cmocka_unit_test(test_lb_cookie_generated),
+	    cmocka_unit_test(test_set_cookie_edits),
 	    cmocka_unit_test(test_retry_on_status),
 	    cmocka_unit_test(test_retry_on_reset),
 	    cmocka_unit_test(test_retry_limit_breaker_and_success),
