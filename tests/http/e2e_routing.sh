@@ -111,6 +111,26 @@ PY
 expect "400 for an invalid header name, connection closed" "$out" "HTTP/1.1 400 Bad Request"
 expect "431 over max_request_headers_kb" "$out" "HTTP/1.1 431"
 
+# ---- a cookie hash policy with a ttl (RING_HASH over A and B): a client
+# without the cookie gets one, Envoy's form, and is routed as that cookie
+# routes; sent back, the cookie keeps it on that host (six requests, each on
+# a connection of its own: one in 32 by chance). Without a ttl: no cookie.
+r=$(cc -s -D - -H 'Host: api.test' http://$us/sticky | tr -d '\r')
+expect "cookie hash policy: one set-cookie" "$(grep -ci '^set-cookie: sid=' <<<"$r")" "^1$"
+expect "cookie hash policy: Envoy's set-cookie" "$r" \
+	$'\n[Ss]et-[Cc]ookie: sid="[0-9a-f]{16}"; Max-Age=3600; Path=/sticky; HttpOnly\n'
+sid=$(sed -n 's/^[Ss]et-[Cc]ookie: sid="\([0-9a-f]*\)".*/\1/p' <<<"$r")
+first=$(grep -o '^upstream-[ab]' <<<"$r")
+hosts=""
+for i in 1 2 3 4 5 6; do
+	hosts+=$(body -H 'Host: api.test' -H "Cookie: a=1; sid=\"$sid\"" http://$us/sticky | cut -c1-10)
+done
+expect "cookie hash policy: the cookie sent back stays on its host" "$hosts" "^($first){6}$"
+expect "cookie hash policy: no set-cookie when the cookie came" \
+	"$(hdrs -H 'Host: api.test' -H "Cookie: sid=\"$sid\"" http://$us/sticky | grep -c '^set-cookie')" "^0$"
+expect "cookie hash policy without ttl: no set-cookie" \
+	"$(hdrs -H 'Host: api.test' http://$us/nosticky | grep -c '^set-cookie')" "^0$"
+
 sleep 1.2 # the admin drains access-log rings on its poll
 for pat in "^404 NR / -" "^503 NC /nc -" "^503 UH /uh -" "^503 UF /uf-refused 198.18.3.10:9" \
 	"^503 UF /uf-timeout 198.18.3.99:8080" "^504 UT /slow" "^503 UO /uo " "^400 DPE" \
