@@ -414,6 +414,13 @@ struct arn_cfg_route {
 	 * converted, so that the router does not look at four levels a
 	 * request; 0 (a route built by hand) has them looked at. */
 	uint8_t no_hdr_edits;
+	/* A request this route matches first would match it again with any
+	 * other headers: neither it nor a route before it in its virtual host
+	 * has a header, query parameter or gRPC matcher, so the authority and
+	 * path decide. Found with no_hdr_edits; false (a route built by hand)
+	 * is the safe answer. The router keeps such a match for a
+	 * connection's next request (http_router_filter.c). */
+	bool path_decides;
 	struct arn_cfg_route_action route;
 	struct arn_cfg_redirect redirect;
 	struct arn_cfg_direct direct;

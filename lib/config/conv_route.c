@@ -1135,17 +1135,21 @@ bool conv_route_shell(struct conv *c, const char *bytes, size_t len,
 	return true;
 }
 
-/* Each route's no_hdr_edits, once the table is whole: its levels are its
- * weighted clusters, itself, its virtual host and the table (http_router.c
- * walks them in that order). A route taken over from the previous version
- * (its struct copied, flags and all) is looked at again: its virtual host
- * or the table may have changed. */
+/* Each route's no_hdr_edits and path_decides, once the table is whole:
+ * the edits' levels are its weighted clusters, itself, its virtual host
+ * and the table (http_router.c walks them in that order); path_decides
+ * looks at the routes before it. A route taken over from the previous
+ * version (its struct copied, flags and all) is looked at again: its
+ * virtual host, its neighbours or the table may have changed. */
 static void table_edit_flags(struct arn_cfg_route_table *t)
 {
 	for (size_t i = 0; i < t->n_vhosts; i++) {
 		const struct arn_cfg_vhost *v = &t->vhosts[i];
+		bool by_path = true; /* so far in the virtual host */
 		for (size_t j = 0; j < v->n_routes; j++) {
 			struct arn_cfg_route *r = &v->routes[j];
+			by_path = by_path && !r->n_headers && !r->n_query && !r->grpc_only;
+			r->path_decides = by_path;
 			uint8_t f = 0;
 			for (int req = 0; req < 2; req++) {
 				bool any = arn_cfg_header_ops_n(&t->headers_ops, req) ||

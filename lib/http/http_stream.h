@@ -363,6 +363,18 @@ struct http_conn {
 	 * holds one while it is the current one. */
 	struct http_cluster_rt *cv_crt;
 	uint64_t cv_crt_sync;
+	/* the router's last route match that the authority and path decide
+	 * (arn_cfg_route.path_decides): in generation rm_gen_id (0: none),
+	 * table rm_rt, the request of authority and path rm_key (rm_alen and
+	 * rm_plen bytes, one after the other) matched rm_vhost and rm_route.
+	 * A generation holds its objects as they are, so the answer holds
+	 * while all of it is the same. */
+	uint64_t rm_gen_id;
+	const struct arn_cfg_route_table *rm_rt;
+	const struct arn_cfg_vhost *rm_vhost;
+	const struct arn_cfg_route *rm_route;
+	uint8_t rm_alen, rm_plen;
+	char rm_key[46];
 	struct http_pool *pool_hint; /* its last upstream pool (http_pool_get) */
 	/* pins kept between its streams (see the top of this file): only a
 	 * connection with keeps set (HTTP/1: an HTTP/2 stream's block is
