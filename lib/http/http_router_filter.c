@@ -460,8 +460,12 @@ static void route_to_cluster(struct http_stream *st, const struct arn_cfg_gen *g
 	 * (the first connection refused), and the mark would then be 0 and the
 	 * id all zeros. */
 	X(st)->text_mark = st->text_len;
-	X(st)->rid_hi = http_rand(w);
-	X(st)->rid_lo = http_rand(w);
+	/* drawn only where an id may be generated (http_req_edits): left 0
+	 * (http_xreq_init) otherwise, unread */
+	if (hc->hcm && hc->hcm->generate_request_id) {
+		X(st)->rid_hi = http_rand(w);
+		X(st)->rid_lo = http_rand(w);
+	}
 	/* retries: not for upgrades (a tunnel cannot be replayed) */
 	http_retry_init(&X(st)->retry, (st->state & HTTP_S_UPGRADE) ? NULL : &a->retry);
 	http_stream_set(st, HTTP_S_KEEP_BODY, X(st)->retry.rp && http_msg_has_body(&st->req.m));
