@@ -607,7 +607,8 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 			char id[37];
 			uuid4(x->rand_hi, x->rand_lo, id);
 			const char *v = text_put(x->text, x->text_cap, &x->text_len, id, 36);
-			if (!v || edit_push(&ed, ARN_H1_EDIT_SET, "x-request-id", 12, v, 36))
+			if (!v || edit_push_id(&ed, ARN_H1_EDIT_SET, ARN_H1_H_X_REQUEST_ID,
+					       "x-request-id", 12, v, 36))
 				return -ENOSPC;
 			x->request_id = v;
 			x->request_id_len = 36;
