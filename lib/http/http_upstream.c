@@ -74,15 +74,13 @@ static void pool_bind_host(struct http_pool *p)
 	}
 }
 
-struct http_pool *http_pool_get(struct http_worker *w, const struct arn_cfg_ref *cluster,
-				struct http_cluster_rt *crt, uint32_t addr, uint16_t port,
-				struct http_pool **hint)
+struct http_pool *http_pool_get_slow(struct http_worker *w, const struct arn_cfg_ref *cluster,
+				     struct http_cluster_rt *crt, uint32_t addr, uint16_t port,
+				     struct http_pool **hint)
 {
-	/* the caller's last pool, when it is the one (no hash, no probe) */
+	/* the caller's last pool, when it is the one (no hash, no probe);
+	 * its host not bound yet (http_pool_get's test is for a bound one) */
 	struct http_pool *p = hint ? *hint : NULL;
-	/* its cluster by the runtime object: one object per name while
-	 * referenced (the pool holds one), so the same object is the same
-	 * name and the bytes need no compare (bench_hcm: ~25 instructions) */
 	if (p && crt && p->crt == crt && p->used && p->addr == addr && p->port == port) {
 		if (!p->host)
 			pool_bind_host(p);
