@@ -613,6 +613,28 @@ struct http_lb_out {
 	bool panic; /* balanced over every host: too few healthy */
 };
 
+/* The one host of a cluster of one healthy host (a STATIC cluster's usual
+ * shape), or NULL: every policy's pick, and no panic (1 of 1 is 100%).
+ * Inline: the router takes it without building a balancer's input. */
+static inline const struct arn_cfg_endpoint *http_lb_one(const struct arn_cfg_endpoints *eps,
+							 uint32_t panic_pct)
+{
+	if (!eps || eps->n_endpoints != 1 || eps->n_priorities != 1 ||
+	    eps->priorities[0].n_localities != 1 ||
+	    eps->priorities[0].localities[0].n_endpoints != 1 || panic_pct > 10000)
+		return NULL;
+	const struct arn_cfg_endpoint *ep = &eps->priorities[0].localities[0].endpoints[0];
+	return ep->health == ARN_CFG_HEALTH_UNKNOWN || ep->health == ARN_CFG_HEALTH_HEALTHY ? ep
+											    : NULL;
+}
+
+/* Does policy @p lb advance the worker's round-robin counter on a pick? */
+static inline bool http_lb_counts(uint8_t lb)
+{
+	return lb != ARN_CFG_LB_RANDOM && lb != ARN_CFG_LB_LEAST_REQUEST &&
+	       lb != ARN_CFG_LB_RING_HASH && lb != ARN_CFG_LB_MAGLEV;
+}
+
 /**
  * Pick an endpoint: the lowest priority with healthy hosts (HEALTHY or
  * UNKNOWN; DEGRADED only when none is), Envoy's panic mode when the healthy

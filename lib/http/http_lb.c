@@ -98,14 +98,11 @@ int http_lb_pick(const struct http_lb_in *in, struct http_lb_out *out)
 	 * walks below; round robin still advances its counter, as it would
 	 * (bench_hcm: 172 instructions to about 30). The walks and their 8 KB
 	 * of candidates are out of line: this path sets up no such frame. */
-	if (eps->n_endpoints == 1 && eps->n_priorities == 1 &&
-	    eps->priorities[0].n_localities == 1 &&
-	    eps->priorities[0].localities[0].n_endpoints == 1 &&
-	    healthy(&eps->priorities[0].localities[0].endpoints[0]) && panic_pct <= 10000) {
-		if (lb != ARN_CFG_LB_RANDOM && lb != ARN_CFG_LB_LEAST_REQUEST &&
-		    lb != ARN_CFG_LB_RING_HASH && lb != ARN_CFG_LB_MAGLEV && in->rr)
+	const struct arn_cfg_endpoint *one = http_lb_one(eps, panic_pct);
+	if (one) {
+		if (http_lb_counts(lb) && in->rr)
 			(*in->rr)++;
-		out->ep = &eps->priorities[0].localities[0].endpoints[0];
+		out->ep = one;
 		return 0;
 	}
 	return pick_walk(in, out, panic_pct, lb);
