@@ -458,7 +458,7 @@ static inline __attribute__((always_inline)) void sndq_drop(struct arn_tcp_conn 
 			if (c->snd_cur == m)
 				c->snd_cur = NULL;
 			m->next = NULL;
-			rte_pktmbuf_free_seg(m);
+			tcp_mbuf_done(c->wk, m);
 		} else {
 			rte_pktmbuf_adj(m, (uint16_t)n);
 			q->bytes -= n;

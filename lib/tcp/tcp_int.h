@@ -120,6 +120,9 @@ static inline bool seq_in(uint32_t x, uint32_t lo, uint32_t hi)
 #define TCP_TLP_SLACK_US 2000u	    /* added to 2 x SRTT: Linux's TCP_TIMEOUT_MIN (2 ticks) */
 #define TCP_REO_PERSIST 16	    /* RFC 8985 6.2: recoveries a grown reo_wnd lasts */
 #define TCP_MINRTT_WIN_MS 10000	    /* window of the min RTT filter */
+/* mbufs a worker keeps between an ACK and its next segments
+ * (tcp_mbuf_done): a keep-alive exchange's poll sends two or three */
+#define TCP_STASH_MAX 4
 
 /* TCP flags */
 #define TH_FIN 0x01
@@ -639,6 +642,17 @@ struct arn_tcp_worker {
 	uint16_t cache_lcores[16];
 	struct tcp_list ooo; /* out-of-order queues, the oldest first */
 
+	/* Send-queue mbufs an ACK let go, kept for the next segment this
+	 * worker builds instead of a free now and an alloc then
+	 * (tcp_mbuf_done, tcp_out.c's seg_alloc): a keep-alive request's
+	 * segments each had both. Only single direct mbufs of
+	 * @p pool that nobody else references, in the state a free leaves
+	 * them; given back (tcp_stash_drain) after every poll that sent, at
+	 * each millisecond tick and at stop, so they are never held long and
+	 * count as free wherever the pool is counted (tcp_rmem_avail). */
+	struct rte_mbuf *stash[TCP_STASH_MAX];
+	uint32_t n_stash;
+
 	/* grants of grown receive buffers, the longest not looked at first */
 	struct tcp_list rmem;
 
@@ -820,6 +834,31 @@ static inline void tcp_q_append(struct tcp_q *q, struct rte_mbuf *m)
 	q->tail = m;
 	q->bytes += m->data_len;
 	q->n++;
+}
+
+/* Free @p m, one mbuf (m->next NULL) the stack is done with, or keep it
+ * in the worker's stash when the next segment can be built in it
+ * (arn_tcp_worker's stash). Inline, and rte_pktmbuf_free_seg's inline
+ * free otherwise: nearly every ACK lets one go. */
+static inline __attribute__((always_inline)) void tcp_mbuf_done(struct arn_tcp_worker *wk,
+								struct rte_mbuf *m)
+{
+	if (wk->n_stash < TCP_STASH_MAX && m->pool == wk->pool && RTE_MBUF_DIRECT(m) &&
+	    rte_mbuf_refcnt_read(m) == 1) {
+		wk->stash[wk->n_stash++] = m;
+		return;
+	}
+	rte_pktmbuf_free_seg(m);
+}
+/* Give the stash back to the pool. */
+void tcp_stash_drain(struct arn_tcp_worker *wk);
+/* An mbuf of the worker's pool: the last one an ACK let go, if the stash
+ * holds one (reset as an alloc would), else the pool's; NULL when the
+ * pool is empty too. */
+struct rte_mbuf *tcp_stash_take(struct arn_tcp_worker *wk);
+static inline struct rte_mbuf *tcp_mbuf_alloc(struct arn_tcp_worker *wk)
+{
+	return wk->n_stash ? tcp_stash_take(wk) : arn_net_alloc(wk->lc);
 }
 
 /* ---- tcp_in.c -------------------------------------------------------------------- */

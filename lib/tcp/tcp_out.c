@@ -85,9 +85,9 @@ static unsigned put_syn_opts(uint8_t *p, uint16_t mss, bool sack, bool ts, uint3
 
 /* ---- raw segment out ------------------------------------------------------------ */
 
-static struct rte_mbuf *seg_alloc(struct arn_tcp_worker *wk)
+static inline struct rte_mbuf *seg_alloc(struct arn_tcp_worker *wk)
 {
-	struct rte_mbuf *m = arn_net_alloc(wk->lc);
+	struct rte_mbuf *m = tcp_mbuf_alloc(wk);
 	if (m == NULL)
 		TCP_INC(wk, OUT_NOMBUF);
 	return m;

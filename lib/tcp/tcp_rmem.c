@@ -134,9 +134,11 @@ void tcp_rmem_init(struct arn_tcp_worker *wk, struct rte_mempool *pool)
 unsigned tcp_rmem_avail(const struct arn_tcp_worker *wk)
 {
 	struct rte_mempool *mp = wk->pool;
+	/* the stash's are free: the next segment takes one instead of the pool's */
+	unsigned count = wk->n_stash;
 	if (wk->n_cache_lcores == TCP_RMEM_LCORES_ALL)
-		return rte_mempool_avail_count(mp);
-	unsigned count = rte_mempool_get_ops(mp->ops_index)->get_count(mp);
+		return RTE_MIN(count + rte_mempool_avail_count(mp), mp->size);
+	count += rte_mempool_get_ops(mp->ops_index)->get_count(mp);
 	if (mp->cache_size)
 		for (unsigned i = 0; i < wk->n_cache_lcores; i++)
 			count += mp->local_cache[wk->cache_lcores[i]].len;

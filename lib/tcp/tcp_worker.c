@@ -281,6 +281,10 @@ void arn_tcp_worker_poll(struct arn_lcore *lc, uint64_t now_tsc)
 	if (unlikely(wk->now_ms != wk->wheel_ms)) {
 		tcp_timer_run(wk, wk->now_ms);
 		tcp_tw_expire(wk);
+		/* what an ACK left in the stash waits a millisecond at most,
+		 * and the pool is counted without it */
+		if (wk->n_stash)
+			tcp_stash_drain(wk);
 		if (wk->now_ms != wk->rmem_checked_ms)
 			tcp_rmem_poll(wk);
 	}
@@ -303,6 +307,25 @@ void arn_tcp_worker_poll(struct arn_lcore *lc, uint64_t now_tsc)
 	tcp_process_outq(wk);
 	if (wk->closeq)
 		tcp_process_closeq(wk);
+	/* The output that the stash was kept for has been built: what is
+	 * left goes back, rather than waiting for the tick. */
+	if (wk->n_stash)
+		tcp_stash_drain(wk);
+}
+
+/* Out of line: the test of the stash stays on the send path, the reset
+ * (a dozen stores) does not weigh on its register allocation. */
+struct rte_mbuf *tcp_stash_take(struct arn_tcp_worker *wk)
+{
+	struct rte_mbuf *m = wk->stash[--wk->n_stash];
+	rte_pktmbuf_reset(m);
+	return m;
+}
+
+void tcp_stash_drain(struct arn_tcp_worker *wk)
+{
+	rte_mempool_put_bulk(wk->pool, (void **)wk->stash, wk->n_stash);
+	wk->n_stash = 0;
 }
 
 void arn_tcp_worker_fini(struct arn_lcore *lc)
@@ -326,6 +349,8 @@ void arn_tcp_worker_fini(struct arn_lcore *lc)
 			tcp_conn_drop(c, -ECONNABORTED);
 	}
 	tcp_process_closeq(wk);
+	if (wk->n_stash)
+		tcp_stash_drain(wk);
 	/* one line of counters, as lib/net logs its own at shutdown */
 	char line[2048];
 	int n = snprintf(line, sizeof(line), "stats tcp worker%u:", idx);
