@@ -20,12 +20,14 @@
  *     arn_tcp_* call the application made), and is the last callback.
  *   - Callbacks may call any function here on the same connection,
  *     including close and abort.
- *   - An mbuf the stack took (arn_tcp_write_mbuf) is the stack's until it
- *     is acknowledged. Then it goes back to the pool, or, if it is one
- *     direct mbuf of the worker's pool that nothing else references
- *     (refcnt 1), the worker may keep it to build its next segment in:
+ *   - An mbuf the stack took (arn_tcp_write_mbuf, or a received segment
+ *     from lib/net) is the stack's until it is acknowledged or, for a
+ *     received one, consumed. Then it goes back to the pool, or, if it is
+ *     one direct mbuf of the worker's pool that nothing else references
+ *     (refcnt 1) and an ACK let it go (the send queue's, or the pure ACK
+ *     itself), the worker may keep it to build its next segment in:
  *     at most 4 (tcp_int.h's TCP_STASH_MAX), all given back after the
- *     poll that sent, at the next millisecond's tick, and at
+ *     poll that had output to do, at the next millisecond's tick, and at
  *     arn_tcp_worker_fini(). So a count of the pool
  *     (rte_mempool_avail_count) may miss up to 4 free mbufs for up to a
  *     millisecond; lib/tcp's own pressure checks count them as free. An

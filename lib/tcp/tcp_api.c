@@ -230,7 +230,7 @@ int arn_tcp_write(struct arn_tcp_conn *c, const void *buf, uint32_t len)
 		}
 	}
 	while (done < n) {
-		struct rte_mbuf *m = arn_net_alloc(c->wk->lc);
+		struct rte_mbuf *m = tcp_mbuf_alloc(c->wk);
 		if (m == NULL) {
 			TCP_INC(c->wk, OUT_NOMBUF);
 			break;

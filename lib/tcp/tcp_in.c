@@ -1141,7 +1141,7 @@ static inline __attribute__((always_inline)) bool fast_input(struct arn_tcp_conn
 	 * ACK. (Its other outcomes here: ESTABLISHED, or FIN-WAIT-1 after a
 	 * close or shutdown, which take data too; CLOSED returned above.) */
 	if (s->len == 0) {
-		rte_pktmbuf_free(m);
+		tcp_pkt_done(wk, m);
 	} else if (c->flags & TF_APP_CLOSED) {
 		rst_data_after_close(c, m);
 		return true;
@@ -1483,7 +1483,7 @@ static __attribute__((noinline)) void conn_input(struct arn_tcp_conn *c, struct 
 		fin = false;
 	}
 	if (m)
-		rte_pktmbuf_free(m);
+		tcp_pkt_done(wk, m);
 
 	if (appended) {
 		deliver_data(c, false);

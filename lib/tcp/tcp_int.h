@@ -642,14 +642,14 @@ struct arn_tcp_worker {
 	uint16_t cache_lcores[16];
 	struct tcp_list ooo; /* out-of-order queues, the oldest first */
 
-	/* Send-queue mbufs an ACK let go, kept for the next segment this
-	 * worker builds instead of a free now and an alloc then
-	 * (tcp_mbuf_done, tcp_out.c's seg_alloc): a keep-alive request's
-	 * segments each had both. Only single direct mbufs of
+	/* Mbufs an ACK let go (a send queue's, a pure ACK's own), kept for
+	 * the next segment or send-queue copy this worker builds instead of
+	 * a free now and an alloc then (tcp_mbuf_done, tcp_mbuf_alloc): a
+	 * keep-alive request's segments each had both. Only single direct mbufs of
 	 * @p pool that nobody else references, in the state a free leaves
-	 * them; given back (tcp_stash_drain) after every poll that sent, at
-	 * each millisecond tick and at stop, so they are never held long and
-	 * count as free wherever the pool is counted (tcp_rmem_avail). */
+	 * them; given back (tcp_stash_drain) after every poll with output, at
+	 * each millisecond tick and at stop, so they are never held long;
+	 * lib/tcp's count of the pool takes them as free (tcp_rmem_avail). */
 	struct rte_mbuf *stash[TCP_STASH_MAX];
 	uint32_t n_stash;
 
@@ -849,6 +849,15 @@ static inline __attribute__((always_inline)) void tcp_mbuf_done(struct arn_tcp_w
 		return;
 	}
 	rte_pktmbuf_free_seg(m);
+}
+/* tcp_mbuf_done for a received packet the stack is done with (a pure
+ * ACK, data it did not queue), which may be a chain. */
+static inline void tcp_pkt_done(struct arn_tcp_worker *wk, struct rte_mbuf *m)
+{
+	if (m->next == NULL)
+		tcp_mbuf_done(wk, m);
+	else
+		rte_pktmbuf_free(m);
 }
 /* Give the stash back to the pool. */
 void tcp_stash_drain(struct arn_tcp_worker *wk);

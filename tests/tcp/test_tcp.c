@@ -4221,10 +4221,20 @@ static void test_write_ref_sends_received_bytes_without_copy(void **state)
 }
 
 /* An ACK's mbufs carry the next segments: the send queue's mbuf it freed
- * is built into the worker's next segment rather than freed and
+ * and the pure ACK's own are built into the worker's next segments, or
+ * take the next bytes arn_tcp_write copies, rather than being freed and
  * allocated again (issue 17); none that anyone else still references,
  * and none held past the poll that sent, the millisecond's tick, or the
  * worker's stop. */
+static struct rte_mbuf *full_mbuf(uint32_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(fake_pool);
+	assert_non_null(m);
+	assert_non_null(rte_pktmbuf_append(m, (uint16_t)len));
+	memset(rte_pktmbuf_mtod(m, void *), 'b', len);
+	return m;
+}
+
 static void test_acked_send_mbuf_carries_next_segment(void **state)
 {
 	(void)state;
@@ -4243,49 +4253,69 @@ static void test_acked_send_mbuf_carries_next_segment(void **state)
 	    fake_seg(PEER, US, PPORT, LPORT, TH_ACK, p_seq, una, 65535, NULL, NULL, 0);
 	arn_tcp_input(lc, ack);
 	assert_int_equal(c->sndq.n, 0);
-	assert_int_equal(wk->n_stash, 1);
-	/* an idle poll keeps it for the output to come */
+	assert_int_equal(wk->n_stash, 2);
+	/* an idle poll keeps them for the output to come */
 	expect_none();
-	assert_int_equal(wk->n_stash, 1);
-	/* two segments: the acknowledged send queue's mbuf carries the first */
-	assert_int_equal(arn_tcp_write(c, data, 2 * c->mss), (int)(2 * c->mss));
+	assert_int_equal(wk->n_stash, 2);
+	/* two segments: the ACK's mbuf (the last in) carries the first, the
+	 * acknowledged send queue's the second */
+	struct rte_mbuf *w = full_mbuf(c->mss);
+	w->next = full_mbuf(c->mss);
+	w->nb_segs = 2;
+	w->pkt_len = 2 * c->mss;
+	assert_int_equal(arn_tcp_write_mbuf(c, w), 0);
 	fake_advance(lc, 0);
 	assert_int_equal(fake_pending(lc), 2);
 	struct rte_mbuf *first = fake_pop(lc), *second = fake_pop(lc);
-	assert_ptr_equal(first, queued);
+	bool from_stash = first == ack && second == queued;
 	assert_true(fake_parse(first, &out) && out.seq == una && out.len == c->mss);
 	assert_true(fake_parse(second, &out) && out.seq == una + c->mss && out.len == c->mss);
 	rte_pktmbuf_free(first);
 	rte_pktmbuf_free(second);
+	assert_true(from_stash);
 	assert_int_equal(wk->n_stash, 0); /* back after the poll that sent */
-	/* what no output took goes back at the tick */
+	/* what no output took goes back at the tick; a write's copy takes
+	 * one first (the ACK's, the last in) */
 	una += 2 * c->mss;
+	ack = fake_seg(PEER, US, PPORT, LPORT, TH_ACK, p_seq, una, 65535, NULL, NULL, 0);
+	arn_tcp_input(lc, ack);
+	assert_int_equal(wk->n_stash, 3); /* the queue's two and the ACK's */
+	assert_int_equal(arn_tcp_write(c, data, 10), 10);
+	assert_ptr_equal(c->sndq.tail, ack);
+	assert_int_equal(wk->n_stash, 2);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 1);
+	assert_int_equal(wk->n_stash, 0);
+	fake_drain(lc);
+	una += 10;
 	inject(TH_ACK, p_seq, una, 65535, NULL, NULL, 0);
-	assert_int_equal(wk->n_stash, 2); /* the queue's two */
+	assert_int_equal(wk->n_stash, 2);
 	fake_advance(lc, 1);
 	assert_int_equal(fake_pending(lc), 0);
 	assert_int_equal(wk->n_stash, 0);
-	/* an mbuf someone else still references is freed (its reference
+	/* mbufs someone else still references are freed (their reference
 	 * dropped), not kept: one the application wrote and kept a
-	 * reference to */
-	struct rte_mbuf *w = rte_pktmbuf_alloc(fake_pool);
-	assert_non_null(rte_pktmbuf_append(w, 10));
+	 * reference to, and an ACK's */
+	w = full_mbuf(10);
 	rte_mbuf_refcnt_update(w, 1);
 	assert_int_equal(arn_tcp_write_mbuf(c, w), 0);
 	expect_seg(TH_ACK | TH_PSH);
 	una += 10;
 	ack = fake_seg(PEER, US, PPORT, LPORT, TH_ACK, p_seq, una, 65535, NULL, NULL, 0);
+	rte_mbuf_refcnt_update(ack, 1);
 	arn_tcp_input(lc, ack);
 	assert_int_equal(c->sndq.n, 0);
 	assert_int_equal(wk->n_stash, 0);
 	assert_int_equal(rte_mbuf_refcnt_read(w), 1);
+	assert_int_equal(rte_mbuf_refcnt_read(ack), 1);
 	rte_pktmbuf_free(w);
-	/* one left in the stash: the teardown's leak check sees the worker's
-	 * stop give it back */
+	rte_pktmbuf_free(ack);
+	/* left in the stash: the teardown's leak check sees the worker's
+	 * stop give them back */
 	assert_int_equal(arn_tcp_write(c, data, 10), 10);
 	expect_seg(TH_ACK | TH_PSH);
 	inject(TH_ACK, p_seq, una + 10, 65535, NULL, NULL, 0);
-	assert_int_equal(wk->n_stash, 1);
+	assert_int_equal(wk->n_stash, 2);
 }
 
 static void test_handles_resolve_until_close(void **state)
