@@ -242,6 +242,9 @@ static inline bool h1_parser_idle(const struct arn_h1_parser *p)
 #define H1_ST_END 12
 /* h1_parse.c's ST_BODY_CL (asserted there): a Content-Length body's bytes */
 #define H1_ST_BODY_CL 2
+/* h1_parse.c's ST_CHUNK_DATA_CR (asserted there): a chunk's data was all
+ * given, its CRLF is next */
+#define H1_ST_CHUNK_DATA_CR 9
 
 /*
  * The END the parser owes after a head without a body or after the last
@@ -284,6 +287,17 @@ static inline size_t h1_parser_body_take(struct arn_h1_parser *p, const char *bu
 		p->state = H1_ST_END;
 	return n;
 }
+
+/*
+ * A chunked body's end right after a chunk's data, for a parser in state
+ * H1_ST_CHUNK_DATA_CR: when [buf, buf + len) starts with the usual last
+ * chunk, "\r\n0\r\n\r\n" (the data's CRLF, a size of 0, no extension and
+ * no trailer), the parser takes it and its END as arn_h1_parse would give
+ * them (h1_parse.c). The codec gives the chunk's data and the END as one
+ * event then. @return the bytes taken (7), or 0 (nothing done: other bytes,
+ * or fewer): arn_h1_parse goes on from there.
+ */
+size_t h1_parser_chunked_end(struct arn_h1_parser *p, const char *buf, size_t len);
 
 /* arn_h1_parser_set_scratch, inline for the codec, which drops the
  * message's scratch after every message (h1_release) */

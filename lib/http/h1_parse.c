@@ -38,6 +38,7 @@ _Static_assert(ST_IDLE == 0,
 	       "h1_parser_idle (h1_int.h) and arn_h1_parser_idle (arn_h1.h) test for 0");
 _Static_assert(ST_END == H1_ST_END, "h1_parser_end_now (h1_int.h) tests for H1_ST_END");
 _Static_assert(ST_BODY_CL == H1_ST_BODY_CL, "the codec tests for H1_ST_BODY_CL");
+_Static_assert(ST_CHUNK_DATA_CR == H1_ST_CHUNK_DATA_CR, "the codec tests for H1_ST_CHUNK_DATA_CR");
 
 /* p->te_bits: what the Transfer-Encoding lines said, in order. */
 #define TE_CHUNKED 0x01	     /* chunked seen */
@@ -1307,6 +1308,23 @@ static int chunk_step(struct arn_h1_parser *p, const char **sp, const char *e, s
 	}
 	*sp = (const char *)q;
 	return R_AGAIN;
+}
+
+size_t h1_parser_chunked_end(struct arn_h1_parser *p, const char *buf, size_t len)
+{
+	if (p->state != ST_CHUNK_DATA_CR || len < 7 || memcmp(buf, "\r\n0\r\n\r\n", 7) != 0 ||
+	    p->max_chunk_line < 3 || p->max_head < 2)
+		return 0;
+	/* what chunk_step and the trailers' empty line leave: the size line
+	 * "0\r\n", no trailer (n_trailers is 0, ARN_H1_F_TRAILERS stays
+	 * clear), the END given */
+	p->remaining = 0;
+	p->chunk_digits = 1;
+	p->chunk_line_len = 3;
+	p->head_bytes = 2;
+	p->partial = 0;
+	after_end(p);
+	return 7;
 }
 
 void arn_h1_msg_init(struct arn_h1_msg *m, struct arn_h1_header *hdrs, uint16_t cap)

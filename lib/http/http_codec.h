@@ -68,6 +68,10 @@ enum http_ev_type {
 	HTTP_EV_HEAD,	  /* the message's head is complete in the buffer */
 	HTTP_EV_BODY,	  /* data, len: body bytes (without framing), or a tunnel's */
 	HTTP_EV_END,	  /* the message is complete */
+	/* data, len: a body's last bytes, and the message is complete: one
+	 * event for the two where they came in one decode (issue 17). Only
+	 * from http_h1_decode_fused (http_codec_h1.h), never from decode(). */
+	HTTP_EV_BODY_END,
 };
 
 struct http_ev {

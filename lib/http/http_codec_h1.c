@@ -186,9 +186,53 @@ static int decode_result(struct http_h1_peer *h, struct http_msgbuf *mb, struct 
 	return 1; /* an event for the caller to give out */
 }
 
-/* The event @p e parsed from @p m (the input's first segment) into @p ev. */
-static inline void decode_event(struct http_h1_peer *h, struct rte_mbuf *m, struct http_ev *ev,
-				const struct arn_h1_ev *e)
+/* The END of a message whose connection does not go on as HTTP (not
+ * h1_parser_end_now's): the parser's, as a decode with no input gets it.
+ * Out of line: its event on the stack costs the usual path a frame. */
+static __attribute__((noinline, cold)) void end_parse(struct arn_h1_parser *p)
+{
+	struct arn_h1_ev e;
+	arn_h1_parse(p, "", 0, &e);
+}
+
+/* A body's bytes just given in @p ev (they lie in @p m), for a caller that
+ * takes HTTP_EV_BODY_END (http_h1_decode_fused): were they its last, the
+ * END is taken too and given with them. The segment stays in the input,
+ * used up or not, where the END's own decode would have freed it: the
+ * other peer's output refers to the bytes until it is flushed. The next
+ * decode, or the connection's release (http_up_release), frees it. Out of
+ * line: only body events come here. */
+static __attribute__((noinline)) void body_end(struct http_h1_peer *h, struct rte_mbuf *m,
+					       struct http_ev *ev)
+{
+	struct arn_h1_parser *p = &h->p;
+	if (p->state == H1_ST_END) {
+		/* Content-Length: the END that needs no input, as h1_decode or
+		 * (a connection that does not go on as HTTP) the parser takes it */
+		if (!h1_parser_end_now(p))
+			end_parse(p);
+		ev->type = HTTP_EV_BODY_END;
+		return;
+	}
+	if (p->state != H1_ST_CHUNK_DATA_CR || !m)
+		return;
+	/* chunked: the last chunk right after this one's data, in the same
+	 * segment */
+	struct http_in *in = &h->in;
+	size_t k = h1_parser_chunked_end(p, rte_pktmbuf_mtod_offset(m, const char *, in->off),
+					 m->data_len - in->off);
+	if (k) {
+		in->off += (uint32_t)k;
+		in->bytes -= (uint32_t)k;
+		ev->type = HTTP_EV_BODY_END;
+	}
+}
+
+/* The event @p e parsed from @p m (the input's first segment) into @p ev;
+ * @p fused: a body's last bytes come with the END (body_end). */
+static inline __attribute__((always_inline)) void
+decode_event(struct http_h1_peer *h, struct rte_mbuf *m, struct http_ev *ev,
+	     const struct arn_h1_ev *e, bool fused)
 {
 	ev->type = (enum http_ev_type)e->type;
 	ev->data = e->data;
@@ -206,20 +250,23 @@ static inline void decode_event(struct http_h1_peer *h, struct rte_mbuf *m, stru
 	/* body bytes lie in the segment just parsed (in_parse frees it only
 	 * at the next decode): tell the encoder which one */
 	struct http_worker *w = h->w; /* NULL in codec-only tests */
-	if (e->type == ARN_H1_EV_BODY && w) {
-		if (m && e->len && e->data >= rte_pktmbuf_mtod(m, const char *) &&
+	if (e->type == ARN_H1_EV_BODY) {
+		if (w && m && e->len && e->data >= rte_pktmbuf_mtod(m, const char *) &&
 		    e->data + e->len <= rte_pktmbuf_mtod_offset(m, const char *, m->data_len)) {
 			w->body_seg = m;
 			w->body_at = e->data;
 		}
+		if (fused)
+			body_end(h, m, ev);
 	}
 }
 
 /* h1_decode past its fast path: segments used up, input taken from TCP,
- * errors, scratch, end of input. In a function of its own, which saves
- * the registers it needs: the usual decode does not pay for them. */
-static __attribute__((noinline)) int h1_decode_in(struct http_h1_peer *h, struct http_msgbuf *mb,
-						  bool keep, struct http_ev *ev)
+ * errors, scratch, end of input. In a function of its own (one for each
+ * kind of decode, below), which saves the registers it needs: the usual
+ * decode does not pay for them. */
+static inline __attribute__((always_inline)) int
+decode_in(struct http_h1_peer *h, struct http_msgbuf *mb, bool keep, struct http_ev *ev, bool fused)
 {
 	struct arn_h1_ev e;
 	ssize_t n;
@@ -230,16 +277,29 @@ static __attribute__((noinline)) int h1_decode_in(struct http_h1_peer *h, struct
 	int rc = decode_result(h, mb, ev, n, &e);
 	if (rc <= 0)
 		return rc;
-	decode_event(h, h->in.head, ev, &e);
+	decode_event(h, h->in.head, ev, &e, fused);
 	return 0;
+}
+
+static __attribute__((noinline)) int h1_decode_in(struct http_h1_peer *h, struct http_msgbuf *mb,
+						  bool keep, struct http_ev *ev)
+{
+	return decode_in(h, mb, keep, ev, false);
+}
+
+static __attribute__((noinline)) int
+h1_decode_in_fused(struct http_h1_peer *h, struct http_msgbuf *mb, bool keep, struct http_ev *ev)
+{
+	return decode_in(h, mb, keep, ev, true);
 }
 
 /* An event whose bytes the input's first segment holds, the usual decode
  * (three a proxied request: its head, the response's head and its body),
  * as in_parse's first round gives it; the rest goes to h1_decode_in,
  * which goes on where this one stopped. */
-static __attribute__((noinline)) int decode_fast(struct http_h1_peer *h, struct http_msgbuf *mb,
-						 bool keep, struct http_ev *ev)
+static inline __attribute__((always_inline)) int decode_fast_any(struct http_h1_peer *h,
+								 struct http_msgbuf *mb, bool keep,
+								 struct http_ev *ev, bool fused)
 {
 	struct http_in *in = &h->in;
 	struct rte_mbuf *m = in->head;
@@ -255,7 +315,7 @@ static __attribute__((noinline)) int decode_fast(struct http_h1_peer *h, struct 
 		m = in->head;
 	}
 	if (!m || m->data_len == in->off)
-		return h1_decode_in(h, mb, keep, ev);
+		return fused ? h1_decode_in_fused(h, mb, keep, ev) : h1_decode_in(h, mb, keep, ev);
 	uint32_t avail = m->data_len - in->off;
 	if (keep)
 		http_pins_add(&mb->pins, m);
@@ -267,29 +327,41 @@ static __attribute__((noinline)) int decode_fast(struct http_h1_peer *h, struct 
 			http_pins_add(&mb->pins, m);
 		in->off = m->data_len;
 		in->bytes -= avail;
-		return h1_decode_in(h, mb, keep, ev);
+		return fused ? h1_decode_in_fused(h, mb, keep, ev) : h1_decode_in(h, mb, keep, ev);
 	}
 	if (n >= 0) {
 		in->off += (uint32_t)n;
 		in->bytes -= (uint32_t)n;
 		if (__builtin_expect(e.type != ARN_H1_EV_NEED_SCRATCH, 1)) {
-			decode_event(h, m, ev, &e);
+			decode_event(h, m, ev, &e, fused);
 			return 0;
 		}
 	}
 	int rc = decode_result(h, mb, ev, n, &e);
 	if (rc <= 0)
 		return rc;
-	decode_event(h, m, ev, &e);
+	decode_event(h, m, ev, &e, fused);
 	return 0;
+}
+
+static __attribute__((noinline)) int decode_fast(struct http_h1_peer *h, struct http_msgbuf *mb,
+						 bool keep, struct http_ev *ev)
+{
+	return decode_fast_any(h, mb, keep, ev, false);
+}
+
+static __attribute__((noinline)) int
+decode_fast_fused(struct http_h1_peer *h, struct http_msgbuf *mb, bool keep, struct http_ev *ev)
+{
+	return decode_fast_any(h, mb, keep, ev, true);
 }
 
 /* A Content-Length body's bytes from @p m, the input's first segment,
  * which holds some unread (the parser is in that state): as decode_fast
  * would give them, without its frame and the parser's call. Out of line,
  * so that h1_decode's other answers save no registers for it. */
-static __attribute__((noinline)) int decode_body(struct http_h1_peer *h, struct rte_mbuf *m,
-						 struct http_ev *ev)
+static inline __attribute__((always_inline)) int
+decode_body_any(struct http_h1_peer *h, struct rte_mbuf *m, struct http_ev *ev, bool fused)
 {
 	struct http_in *in = &h->in;
 	const char *b = rte_pktmbuf_mtod_offset(m, const char *, in->off);
@@ -306,10 +378,30 @@ static __attribute__((noinline)) int decode_body(struct http_h1_peer *h, struct 
 		w->body_seg = m;
 		w->body_at = b;
 	}
+	/* the body's last bytes (the usual response's only ones): its END
+	 * with them, as body_end takes it */
+	if (fused && h->p.state == H1_ST_END) {
+		if (!h1_parser_end_now(&h->p))
+			end_parse(&h->p);
+		ev->type = HTTP_EV_BODY_END;
+	}
 	return 0;
 }
 
-static int h1_decode(struct http_peer *pp, struct http_msgbuf *mb, bool keep, struct http_ev *ev)
+static __attribute__((noinline)) int decode_body(struct http_h1_peer *h, struct rte_mbuf *m,
+						 struct http_ev *ev)
+{
+	return decode_body_any(h, m, ev, false);
+}
+
+static __attribute__((noinline)) int decode_body_fused(struct http_h1_peer *h, struct rte_mbuf *m,
+						       struct http_ev *ev)
+{
+	return decode_body_any(h, m, ev, true);
+}
+
+static inline __attribute__((always_inline)) int
+decode_any(struct http_peer *pp, struct http_msgbuf *mb, bool keep, struct http_ev *ev, bool fused)
 {
 	struct http_h1_peer *h = h1(pp);
 	if (h->w) /* NULL in codec-only tests */
@@ -331,8 +423,19 @@ static int h1_decode(struct http_peer *pp, struct http_msgbuf *mb, bool keep, st
 	 * (a body pins nothing: a head still kept goes the long way) */
 	struct rte_mbuf *m = h->in.head;
 	if (h->p.state == H1_ST_BODY_CL && m && m->data_len != h->in.off && !keep)
-		return decode_body(h, m, ev);
-	return decode_fast(h, mb, keep, ev);
+		return fused ? decode_body_fused(h, m, ev) : decode_body(h, m, ev);
+	return fused ? decode_fast_fused(h, mb, keep, ev) : decode_fast(h, mb, keep, ev);
+}
+
+static int h1_decode(struct http_peer *pp, struct http_msgbuf *mb, bool keep, struct http_ev *ev)
+{
+	return decode_any(pp, mb, keep, ev, false);
+}
+
+int http_h1_decode_fused(struct http_peer *pp, struct http_msgbuf *mb, bool keep,
+			 struct http_ev *ev)
+{
+	return decode_any(pp, mb, keep, ev, true);
 }
 
 static void h1_upgrade(struct http_peer *pp, bool accepted)

@@ -61,6 +61,20 @@ void http_h1_serve(struct http_h1_peer *h, const struct arn_h1_config *cfg, stru
 void http_h1_expect(struct http_h1_peer *h, struct arn_h1_msg *msg, uint16_t max_headers,
 		    enum arn_h1_method method);
 
+/**
+ * http_codec_h1.decode for a caller that takes HTTP_EV_BODY_END (the
+ * connection manager's response, http_hcm.c): a body's last bytes that
+ * come with the message's end, a Content-Length body's or a chunked one's
+ * whose last chunk (without trailers) follows them in their segment, are
+ * one event. The END is taken: no decode gives it again. The segment the
+ * bytes lie in stays in the peer's input until the next decode (or
+ * http_h1_peer_free, or the input's release with the connection), so the
+ * other peer's output may refer to them until it is flushed.
+ * @return as decode.
+ */
+int http_h1_decode_fused(struct http_peer *p, struct http_msgbuf *mb, bool keep,
+			 struct http_ev *ev);
+
 /* RFC 9112 2.2: a server ignores empty lines before a request line, as
  * Envoy's codec does without opening a stream. Drop them from @p in.
  * @return true when the input starts with a request's first byte; false

@@ -625,7 +625,16 @@ struct direction {
 	 * once? Else it is held (HTTP_S_END_HELD) until ready() takes it.
 	 * NULL: the direction's codec never gives one. */
 	bool (*end_ready)(struct http_stream *st);
+	/* a body's last bytes came with its END (HTTP_EV_BODY_END): once
+	 * body() took them, may the END be handled at once (the bytes went
+	 * to the other peer's transport, as ready() would wait for)? Else it
+	 * is held with the state bit end_held until ready() takes it. NULL:
+	 * the direction's decode never gives one. */
+	bool (*body_end_ready)(struct http_stream *st);
+	uint32_t end_held;
 	struct http_peer *(*source)(struct http_stream *st);
+	/* NULL: the source's codec's decode */
+	int (*decode)(struct http_peer *src, struct http_msgbuf *mb, bool keep, struct http_ev *ev);
 	struct http_msgbuf *(*buffer)(struct http_stream *st);
 	/* the head is still to be used: the codec keeps what its slices point into */
 	bool (*keep)(const struct http_stream *st);
@@ -649,7 +658,8 @@ static inline __attribute__((always_inline)) void step(struct http_stream *st,
 	while (d->ready(st)) {
 		struct http_peer *src = d->source(st);
 		struct http_ev ev;
-		int rc = src->codec->decode(src, d->buffer(st), d->keep(st), &ev);
+		int rc = d->decode ? d->decode(src, d->buffer(st), d->keep(st), &ev)
+				   : src->codec->decode(src, d->buffer(st), d->keep(st), &ev);
 		bool go;
 		/* an event first: five a proxied request, against one -EAGAIN */
 		if (__builtin_expect(rc >= 0, 1)) {
@@ -665,7 +675,15 @@ static inline __attribute__((always_inline)) void step(struct http_stream *st,
 				}
 				break;
 			case HTTP_EV_BODY:
+			case HTTP_EV_BODY_END:
+				/* (one call of body(), inline) */
 				go = d->body(st, ev.data, ev.len);
+				if (d->body_end_ready && ev.type == HTTP_EV_BODY_END) {
+					if (go && d->body_end_ready(st))
+						go = d->end(st);
+					else
+						st->state |= d->end_held;
+				}
 				break;
 			case HTTP_EV_END:
 				go = d->end(st);
@@ -1021,21 +1039,61 @@ static void write_resp_head(struct http_stream *st)
 	FOR_FILTERS(hc, encode_response, st, false); /* trailers-only: grpc-status in the head */
 }
 
+static bool resp_end(struct http_stream *st);
+static void resp_progress(struct http_stream *st);
+
 static bool resp_ready(struct http_stream *st)
 {
-	struct http_conn *hc = st->hc;
-	if (!st->up || (st->state & HTTP_S_LOCAL) || hc->state == HTTP_DC_CLOSED)
-		return false;
-	struct http_peer *dn = hc->dn;
-	/* What the client's output holds goes before the next event is taken
-	 * (its flow control), but an HTTP/1 response's head waits for its
-	 * first body piece: the two go to TCP in one flush, not two (issue
-	 * 17). The head is not held back: the connection's round flushes the
-	 * client's output after this step (http_conn.c's run_once); an
-	 * HTTP/2 stream's round does not, so its head goes at once. */
-	if (dn->queued && (st->tx_body || dn->codec != &http_codec_h1) && dn->codec->flush(dn) != 0)
-		return false;
-	return !(st->state & HTTP_S_RESP_DONE) || (st->state & HTTP_S_TUNNEL);
+	for (;;) {
+		struct http_conn *hc = st->hc;
+		if (!st->up || (st->state & HTTP_S_LOCAL) || hc->state == HTTP_DC_CLOSED)
+			return false;
+		struct http_peer *dn = hc->dn;
+		/* What the client's output holds goes before the next event is
+		 * taken (its flow control), but an HTTP/1 response's head waits
+		 * for its first body piece: the two go to TCP in one flush, not
+		 * two (issue 17). The head is not held back: the connection's
+		 * round flushes the client's output after this step
+		 * (http_conn.c's run_once); an HTTP/2 stream's round does not,
+		 * so its head goes at once. */
+		if (dn->queued && (st->tx_body || dn->codec != &http_codec_h1) &&
+		    dn->codec->flush(dn) != 0)
+			return false;
+		/* (one test of the state for the usual answer) */
+		uint32_t s = st->state;
+		if (!(s & (HTTP_S_RESP_DONE | HTTP_S_RESP_END_HELD)))
+			return true;
+		if (!(s & HTTP_S_RESP_END_HELD))
+			return s & HTTP_S_TUNNEL;
+		/* an END that came with the body's last bytes, which are out
+		 * now: handled where its decode would have given it */
+		st->state &= ~HTTP_S_RESP_END_HELD;
+		resp_progress(st);
+		if (!resp_end(st))
+			return false;
+	}
+}
+
+/* The body's last bytes came with the END: it is handled now if they went
+ * to the client (resp_ready's flush, which the END's own decode waited
+ * for), else held. Not before: the client's output refers to the bytes in
+ * the upstream's segment, which the stream's end frees with the upstream
+ * connection's input, and a chunked body's last chunk takes the place in
+ * the output their chunk's prefix holds. */
+static bool resp_body_end_ready(struct http_stream *st)
+{
+	struct http_peer *dn = st->hc->dn;
+	return !dn->queued || dn->codec->flush(dn) == 0;
+}
+
+/* The HTTP/1 upstream's decode with a body's last bytes and its END as
+ * one event (issue 17: a decode and a round of the step less a response);
+ * an HTTP/2 upstream's as it is. */
+static int resp_decode(struct http_peer *src, struct http_msgbuf *mb, bool keep, struct http_ev *ev)
+{
+	if (src->codec == &http_codec_h1)
+		return http_h1_decode_fused(src, mb, keep, ev);
+	return src->codec->decode(src, mb, keep, ev);
 }
 
 static struct http_peer *resp_source(struct http_stream *st)
@@ -1186,7 +1244,10 @@ static bool resp_error(struct http_stream *st, const struct http_ev *ev)
 
 static const struct direction response = {
     .ready = resp_ready,
+    .body_end_ready = resp_body_end_ready,
+    .end_held = HTTP_S_RESP_END_HELD,
     .source = resp_source,
+    .decode = resp_decode,
     .buffer = resp_buffer,
     .keep = resp_keep,
     .progress = resp_progress,

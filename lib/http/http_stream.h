@@ -152,6 +152,10 @@ enum http_stream_state {
 	/* a cookie hash policy generated its cookie (http_xreq.cookie_gen):
 	 * the response sets it */
 	HTTP_S_SET_COOKIE = 1u << 27,
+	/* the response's END came with its last body bytes
+	 * (HTTP_EV_BODY_END) and is still to be handled, once those bytes
+	 * went to the client (http_hcm.c's resp_ready) */
+	HTTP_S_RESP_END_HELD = 1u << 28,
 };
 
 /*

@@ -3209,6 +3209,163 @@ static void test_codec_goes_through_the_transport(void **state)
 	assert_int_equal(rte_mempool_in_use_count(pool), 0);
 }
 
+/* ---- issue 17: a response body's last bytes and its END in one decode ---------------------- */
+
+/* @p s appended to @p h's input as one segment (as TCP would give it). */
+static void be_feed(struct http_h1_peer *h, const char *s)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	assert_non_null(m);
+	size_t n = strlen(s);
+	assert_true(n <= rte_pktmbuf_tailroom(m));
+	memcpy(rte_pktmbuf_mtod(m, char *), s, n);
+	m->data_len = (uint16_t)n;
+	m->pkt_len = (uint32_t)n;
+	http_in_append(&h->in, m);
+}
+
+/* The next event (not HTTP_EV_NONE) of @p h, fused or as decode() gives it;
+ * @return decode's rc. */
+static int be_next(struct http_h1_peer *h, struct http_msgbuf *mb, bool fused, bool keep,
+		   struct http_ev *ev)
+{
+	int rc;
+	do
+		rc = fused ? http_h1_decode_fused(&h->peer, mb, keep, ev)
+			   : h->peer.codec->decode(&h->peer, mb, keep, ev);
+	while (rc == 0 && ev->type == HTTP_EV_NONE);
+	return rc;
+}
+
+/* One event of type @p t with body bytes @p body (NULL: none looked at). */
+static void be_expect(struct http_h1_peer *h, struct http_msgbuf *mb, bool fused, bool keep,
+		      enum http_ev_type t, const char *body)
+{
+	struct http_ev ev = {0};
+	assert_int_equal(be_next(h, mb, fused, keep, &ev), 0);
+	assert_int_equal(ev.type, t);
+	if (body) {
+		assert_int_equal(ev.len, strlen(body));
+		assert_memory_equal(ev.data, body, ev.len);
+	}
+}
+
+/*
+ * Issue 17: a response whose last body bytes and end come in one segment
+ * is one event from http_h1_decode_fused (HTTP_EV_BODY_END), where decode()
+ * gives a BODY and an END: a Content-Length body, a chunked one whose last
+ * chunk follows the data (the chunks before it are BODY events), on a
+ * connection that goes on and on one that closes after the response. The
+ * END is not given again, the bytes stay readable in their segment until
+ * the next decode, and the connection's next response decodes as usual.
+ * A body that ends in a later segment than its last bytes, or a last chunk
+ * with trailers, or one cut short, gives its END by itself, as before.
+ */
+static void test_response_body_end_in_one_decode(void **state)
+{
+	(void)state;
+	static const char head_cl[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n";
+	static const char head_ch[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+	struct test_tp x = {.t.ops = &ttp_ops}; /* nothing to fill: the test feeds */
+	struct arn_h1_header hdrs[8];
+	static char scratch[HTTP_SCRATCH];
+	char *big = NULL;
+	struct http_msgbuf mb = {.scratch = scratch, .big = &big};
+	for (int fused = 0; fused < 2; fused++) {
+		struct http_h1_peer h;
+		http_h1_peer_init(&h, NULL, NULL);
+		h.tp = &x.t;
+		arn_h1_msg_init(&mb.m, hdrs, 8);
+		enum http_ev_type last = fused ? HTTP_EV_BODY_END : HTTP_EV_BODY;
+		struct http_ev ev;
+
+		/* Content-Length, in the head's segment */
+		http_h1_expect(&h, &mb.m, 8, ARN_H1_M_GET);
+		char one[128];
+		snprintf(one, sizeof(one), "%sab", head_cl);
+		be_feed(&h, one);
+		be_expect(&h, &mb, fused, true, HTTP_EV_HEAD, NULL);
+		http_pins_release(&mb.pins);
+		be_expect(&h, &mb, fused, false, last, "ab");
+		if (fused) {
+			/* taken: the parser is between messages, the bytes'
+			 * segment still there */
+			assert_true(arn_h1_parser_idle(&h.p));
+			assert_non_null(h.in.head);
+			assert_int_equal(h.in.bytes, 0);
+		} else {
+			be_expect(&h, &mb, fused, false, HTTP_EV_END, NULL);
+		}
+		assert_int_equal(be_next(&h, &mb, fused, false, &ev), -EAGAIN);
+
+		/* chunked: two chunks and the last one in a segment */
+		http_h1_expect(&h, &mb.m, 8, ARN_H1_M_GET);
+		snprintf(one, sizeof(one), "%s2\r\nab\r\n3\r\ncde\r\n0\r\n\r\n", head_ch);
+		be_feed(&h, one);
+		be_expect(&h, &mb, fused, true, HTTP_EV_HEAD, NULL);
+		http_pins_release(&mb.pins);
+		be_expect(&h, &mb, fused, false, HTTP_EV_BODY, "ab");
+		be_expect(&h, &mb, fused, false, last, "cde");
+		if (!fused)
+			be_expect(&h, &mb, fused, false, HTTP_EV_END, NULL);
+		assert_true(arn_h1_parser_idle(&h.p));
+		assert_int_equal(mb.m.body_len, 5);
+		assert_false(mb.m.flags & ARN_H1_F_TRAILERS);
+		assert_int_equal(be_next(&h, &mb, fused, false, &ev), -EAGAIN);
+
+		/* a body split over two segments: its END with the second */
+		http_h1_expect(&h, &mb.m, 8, ARN_H1_M_GET);
+		be_feed(&h, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nab");
+		be_expect(&h, &mb, fused, true, HTTP_EV_HEAD, NULL);
+		http_pins_release(&mb.pins);
+		be_expect(&h, &mb, fused, false, HTTP_EV_BODY, "ab");
+		assert_int_equal(be_next(&h, &mb, fused, false, &ev), -EAGAIN);
+		be_feed(&h, "cd");
+		be_expect(&h, &mb, fused, false, last, "cd");
+		if (!fused)
+			be_expect(&h, &mb, fused, false, HTTP_EV_END, NULL);
+		assert_int_equal(be_next(&h, &mb, fused, false, &ev), -EAGAIN);
+
+		/* the last chunk in the next segment, or with a trailer: its
+		 * own END */
+		http_h1_expect(&h, &mb.m, 8, ARN_H1_M_GET);
+		snprintf(one, sizeof(one), "%s2\r\nab\r\n0\r", head_ch);
+		be_feed(&h, one);
+		be_expect(&h, &mb, fused, true, HTTP_EV_HEAD, NULL);
+		http_pins_release(&mb.pins);
+		be_expect(&h, &mb, fused, false, HTTP_EV_BODY, "ab");
+		assert_int_equal(be_next(&h, &mb, fused, false, &ev), -EAGAIN);
+		be_feed(&h, "\n\r\n");
+		be_expect(&h, &mb, fused, false, HTTP_EV_END, NULL);
+		http_pins_release(&mb.pins);
+		http_h1_expect(&h, &mb.m, 8, ARN_H1_M_GET);
+		snprintf(one, sizeof(one), "%s2\r\nab\r\n0\r\nX-T: 1\r\n\r\n", head_ch);
+		be_feed(&h, one);
+		be_expect(&h, &mb, fused, true, HTTP_EV_HEAD, NULL);
+		http_pins_release(&mb.pins);
+		be_expect(&h, &mb, fused, false, HTTP_EV_BODY, "ab");
+		be_expect(&h, &mb, fused, false, HTTP_EV_END, NULL);
+		assert_true(mb.m.flags & ARN_H1_F_TRAILERS);
+		assert_int_equal(mb.m.n_trailers, 1);
+		http_pins_release(&mb.pins);
+
+		/* a connection that closes after the response: its END too */
+		http_h1_expect(&h, &mb.m, 8, ARN_H1_M_GET);
+		be_feed(&h, "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nab");
+		be_expect(&h, &mb, fused, true, HTTP_EV_HEAD, NULL);
+		http_pins_release(&mb.pins);
+		be_expect(&h, &mb, fused, false, last, "ab");
+		if (!fused)
+			be_expect(&h, &mb, fused, false, HTTP_EV_END, NULL);
+		assert_false(arn_h1_parser_idle(&h.p)); /* closed: no next message */
+		assert_int_equal(be_next(&h, &mb, fused, false, &ev), -EAGAIN);
+
+		http_pins_release(&mb.pins);
+		http_h1_peer_free(&h);
+	}
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
 /* ---- issue 18: upstream TLS and the pools ---------------------------------------------------- */
 
 /*
@@ -6729,6 +6886,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_mcp_detached_end_polled_next, teardown),
 	    cmocka_unit_test_teardown(test_mcp_backend_list_changed_every_worker, teardown),
 	    cmocka_unit_test(test_codec_goes_through_the_transport),
+	    cmocka_unit_test(test_response_body_end_in_one_decode),
 	    cmocka_unit_test_teardown(test_cluster_turned_tls_reuses_no_plain_connection, teardown),
 	    cmocka_unit_test_teardown(test_reused_connection_closed_replays_idempotent, teardown),
 	    cmocka_unit_test_teardown(test_new_tls_cluster_context_before_sync, teardown),

@@ -220,6 +220,92 @@ static void test_pipelined_requests_without_body_end_with_their_heads(void **sta
 }
 
 /*
+ * Issue 17: a response's last body bytes and its END come as one event
+ * (HTTP_EV_BODY_END) when they arrive together; the END is handled once
+ * those bytes went to the client, at once or (the client's send buffer
+ * full) when it has room. Each response here must reach the client whole
+ * and end its stream: a Content-Length body, a chunked one (re-chunked to
+ * the client), two requests pipelined in one segment, a body split over
+ * two reads, and a 40 KB body to a client that reads slowly (whose END
+ * waits for the room). One upstream connection serves all of them (an
+ * END lost or taken twice would close it or stall the next request), and
+ * the client's connection stays open.
+ */
+static void test_bodies_end_with_their_last_bytes(void **state)
+{
+	(void)state;
+	hh_begin(3); /* 64 KiB receive buffers, 8 KiB send buffers */
+	hh_open(0, 80);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	send_str(c, "GET /cl HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	send_str(u, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nbody-1");
+	assert_true(got(c, "\r\n\r\nbody-1"));
+
+	send_str(c, "GET /chunked HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_true(got(u, "GET /chunked HTTP/1.1\r\n"));
+	send_str(u, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+		    "3\r\nbod\r\n3\r\ny-2\r\n0\r\n\r\n");
+	assert_true(got(c, "\r\n\r\n3\r\nbod\r\n3\r\ny-2\r\n0\r\n\r\n"));
+
+	send_str(c, "GET /p1 HTTP/1.1\r\nHost: a\r\n\r\nGET /p2 HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_true(got(u, "GET /p1 HTTP/1.1\r\n"));
+	assert_false(got(u, "GET /p2"));
+	send_str(u, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nbody-3");
+	assert_true(got(u, "GET /p2 HTTP/1.1\r\n"));
+	send_str(u,
+		 "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nbody-4\r\n0\r\n\r\n");
+	assert_true(got(c, "\r\n\r\nbody-3"));
+	assert_true(got(c, "\r\n\r\n6\r\nbody-4\r\n0\r\n\r\n"));
+
+	send_str(c, "GET /split HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_true(got(u, "GET /split HTTP/1.1\r\n"));
+	send_str(u, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nbod");
+	assert_false(got(c, "\r\n\r\nbody-5"));
+	send_str(u, "y-5");
+	assert_true(got(c, "\r\n\r\nbody-5"));
+	assert_int_equal(count(c, "HTTP/1.1 200 OK\r\n"), 5);
+
+	/* a client that stops reading, then reads: the body's seventh
+	 * segment, its last, finds the send buffer full (8 KiB: the head and
+	 * six segments went over it), and its END waits for the room */
+	send_str(c, "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_true(got(u, "GET /slow HTTP/1.1\r\n"));
+	static uint8_t cap[16384];
+	c->cap = cap;
+	c->cap_max = sizeof(cap);
+	c->cap_len = 0;
+	hh_window(c, 0);
+	hh_settle();
+	send_str(u, "HTTP/1.1 200 OK\r\nContent-Length: 10220\r\n\r\n");
+	hh_send(u, NULL, 10220, 0);
+	hh_settle();
+	hh_advance(5);
+	assert_int_equal(c->cap_len, 0);
+	hh_window(c, 255);
+	for (int i = 0; i < 400; i++)
+		hh_advance(5);
+	const uint8_t *body = memmem(cap, c->cap_len, "\r\n\r\n", 4);
+	assert_non_null(body);
+	body += 4;
+	assert_int_equal(cap + c->cap_len - body, 10220);
+	for (int i = 0; i < 10220; i++)
+		assert_int_equal(body[i], 'x');
+	c->cap = NULL;
+
+	send_str(c, "GET /after HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_true(got(u, "GET /after HTTP/1.1\r\n"));
+	send_str(u, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nbody-7");
+	assert_true(ends_with(c, "\r\n\r\nbody-7") || c->log_len == PEER_LOG);
+	assert_null(hh_upstream(1)); /* the same upstream connection throughout */
+	assert_false(u->fin_in || u->dead);
+	assert_false(c->fin_in || c->dead);
+	hh_end();
+}
+
+/*
  * A client that half-closes right after its request still gets the
  * response, then the connection's close, at once (issue 17: the stream's
  * end no longer runs one more round when no input waits; a FIN that came
@@ -2609,6 +2695,7 @@ int main(void)
 	    T(test_client_fin_during_the_exchange_closes_after_the_response),
 	    T(test_pipelined_request_goes_on_after_the_first_response),
 	    T(test_pipelined_requests_without_body_end_with_their_heads),
+	    T(test_bodies_end_with_their_last_bytes),
 	    T(test_client_iss_near_half_sequence_space),
 	    T(test_retry_after_refused_connect_keeps_path_and_request_id),
 	    T(test_retry_after_refused_connect_request_id),
