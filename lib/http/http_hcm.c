@@ -352,7 +352,11 @@ void http_stream_end(struct http_stream *st)
 	bool idle = dn->codec->idle(dn) && !(st->state & HTTP_S_END_HELD);
 	if (res && idle) {
 		dn->codec->release(dn);
-		arn_h1_msg_init(&st->req.m, NULL, 0);
+		/* arn_h1_msg_init(NULL, 0) inline: 16-byte stores, no call */
+		struct arn_h1_msg *rm = &st->req.m;
+		http_zero(rm, sizeof(*rm));
+		rm->host_idx = -1;
+		rm->upgrade_idx = -1;
 		http_res_put(w, res);
 		res = NULL;
 	} else if (res) {
