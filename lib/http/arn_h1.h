@@ -179,6 +179,10 @@ struct arn_h1_header {
  * that skip work on PLAIN_HOPS do it in full for them. */
 #define ARN_H1_F_HOPS_NAMED (1u << 18)
 #define ARN_H1_F_PLAIN_HOPS (1u << 19)
+/* a request line the HTTP/1 parser saw as "method SP request-target SP
+ * HTTP/1.1 CRLF", in one piece from method_name.p on: a writer of HTTP/1.1
+ * may copy it whole (arn_h1_write_request_line_of) */
+#define ARN_H1_F_LINE_CRLF (1u << 20)
 
 /**
  * One message. The caller owns it and the header array; the parser fills it
@@ -496,6 +500,15 @@ int arn_h1_put(struct arn_h1_wbuf *w, const void *s, size_t n);
 /** "METHOD target HTTP/1.x\r\n" (minor 0 or 1). @return as arn_h1_put. */
 int arn_h1_write_request_line(struct arn_h1_wbuf *w, const char *method, size_t mlen,
 			      const char *target, size_t tlen, int minor);
+/**
+ * "METHOD target HTTP/1.1\r\n" for request @p m with @p target: the line
+ * as @p m's bytes hold it, in one copy, when the parser saw it so
+ * (ARN_H1_F_LINE_CRLF) and @p target is @p m's own (the same slice: not
+ * rewritten); else as arn_h1_write_request_line writes it from @p m's
+ * method. @return as arn_h1_put.
+ */
+int arn_h1_write_request_line_of(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
+				 const char *target, size_t tlen);
 /** "HTTP/1.x status reason\r\n"; @p reason NULL: the standard phrase. */
 int arn_h1_write_status_line(struct arn_h1_wbuf *w, unsigned status, const char *reason,
 			     size_t rlen, int minor);

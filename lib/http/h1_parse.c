@@ -131,14 +131,18 @@ static __attribute__((noinline)) int parse_version_slow(struct arn_h1_parser *p,
 }
 
 /* the two versions there are, as one 8-byte comparison, inline (once in
- * each start line); the rest out of line */
+ * each start line); the rest out of line. @p v11 (NULL: not wanted) is
+ * set when the bytes are "HTTP/1.1" exactly (a higher minor version is
+ * 11 as well). */
 static inline __attribute__((always_inline)) int parse_version(struct arn_h1_parser *p, uptr q,
-							       uptr end, uint8_t *ver)
+							       uptr end, uint8_t *ver, bool *v11)
 {
 	if (end - q >= 8) {
 		uint64_t w = h1_ld8((const char *)q);
 		if (w == h1_ld8("HTTP/1.1")) {
 			*ver = 11;
+			if (v11)
+				*v11 = true;
 			return 1;
 		}
 		if (w == h1_ld8("HTTP/1.0")) {
@@ -270,13 +274,18 @@ request_line(struct arn_h1_parser *p, const char *s, const char *e, const char *
 	uint32_t tlen = (uint32_t)(q - t0);
 	q++;
 	uint8_t ver;
-	int r = parse_version(p, q, end, &ver);
+	bool v11 = false;
+	int r = parse_version(p, q, end, &ver, &v11);
 	if (r != 1)
 		return r;
 	q += 8;
 	r = line_end(p, q, end, next, ARN_H1_E_START_LINE);
 	if (r != 1)
 		return r;
+	/* the line as a writer of HTTP/1.1 would write it: it may go on as
+	 * it came (arn_h1_write_request_line_of) */
+	if (v11 && *next == (const char *)q + 2)
+		m->flags |= ARN_H1_F_LINE_CRLF;
 
 	/* the line is complete and well formed: now its meaning; GET known
 	 * from the word above, before the lookup's call */
@@ -325,7 +334,7 @@ static inline __attribute__((always_inline)) int status_line(struct arn_h1_parse
 	struct arn_h1_msg *m = p->msg;
 	uptr q = (uptr)s, end = (uptr)e;
 	uint8_t ver;
-	int r = parse_version(p, q, end, &ver);
+	int r = parse_version(p, q, end, &ver, NULL);
 	if (r != 1)
 		return r;
 	q += 8;

@@ -143,6 +143,25 @@ int arn_h1_write_request_line(struct arn_h1_wbuf *w, const char *method, size_t 
 	return 0;
 }
 
+int arn_h1_write_request_line_of(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
+				 const char *target, size_t tlen)
+{
+	const char *mp = m->method_name.p;
+	size_t mlen = m->method_name.len;
+	/* (the method's slice tested too: a message whose method was set
+	 * after the parse is written from its fields) */
+	if (__builtin_expect((m->flags & ARN_H1_F_LINE_CRLF) && target == m->target.p &&
+				 tlen == m->target.len && mp + mlen + 1 == target,
+			     1)) {
+		size_t n = mlen + tlen + 12; /* SP, SP "HTTP/1.1" CRLF */
+		if (__builtin_expect(!room_fits(w, n), 0))
+			return arn_h1_put(w, mp, n);
+		h1_copy(room_take(w, n), mp, n);
+		return 0;
+	}
+	return arn_h1_write_request_line(w, mp, mlen, target, tlen, 1);
+}
+
 /* the usual status line, whole */
 static const char status_ok[] = "HTTP/1.1 200 OK\r\n";
 

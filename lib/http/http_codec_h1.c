@@ -570,7 +570,7 @@ static int h1_encode_request_head(struct http_peer *pp, const struct arn_h1_msg 
 		    .name = "content-length", .name_len = 14, .op = ARN_H1_EDIT_REMOVE};
 	struct http_wchain c;
 	http_wchain_init_head(&c, h->w);
-	arn_h1_write_request_line(&c.wb, m->method_name.p, m->method_name.len, path, plen, 1);
+	arn_h1_write_request_line_of(&c.wb, m, path, plen);
 	int rc = arn_h1_write_headers(&c.wb, m, e, n,
 				      ARN_H1_W_DROP_HOP | ARN_H1_W_TE_TRAILERS |
 					  (upgrade ? ARN_H1_W_UPGRADE : 0));

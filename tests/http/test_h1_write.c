@@ -94,6 +94,95 @@ static void test_write_lines(void **state)
 	assert_int_equal(w.len, 8);
 }
 
+/* @p m's request line through arn_h1_write_request_line_of with @p target,
+ * into buffers of @p piece bytes; @return it (malloc'ed). */
+static char *line_of(const struct arn_h1_msg *m, const char *target, size_t tlen, uint32_t piece)
+{
+	struct sink s;
+	struct arn_h1_wbuf w;
+	sink_init(&s, &w, piece);
+	assert_int_equal(arn_h1_write_request_line_of(&w, m, target, tlen), 0);
+	return sink_done(&s, &w);
+}
+
+/*
+ * Issue 17: a request line the parser saw as "method SP target SP
+ * HTTP/1.1 CRLF" (ARN_H1_F_LINE_CRLF) goes out as it came, one copy, when
+ * the writer is given the message's own target; any other line (bare LF,
+ * HTTP/1.0, a higher minor version), a rewritten target (another slice,
+ * absolute-form's path) or a method set after the parse is written from
+ * the fields, HTTP/1.1. The same bytes for a line completed in scratch, and
+ * for every buffer size.
+ */
+static void test_write_request_line_of(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in;
+		bool flag;
+		const char *own;  /* with m.target */
+		const char *path; /* with m.path, "/new" when NULL */
+	} cases[] = {
+	    {"GET /small HTTP/1.1\r\nHost: a\r\n\r\n", true, "GET /small HTTP/1.1\r\n", NULL},
+	    {"GET /x HTTP/1.1\nHost: a\n\n", false, "GET /x HTTP/1.1\r\n", NULL},
+	    {"POST /p?q=1 HTTP/1.0\r\nHost: a\r\n\r\n", false, "POST /p?q=1 HTTP/1.1\r\n", NULL},
+	    {"GET / HTTP/1.2\r\nHost: a\r\n\r\n", false, "GET / HTTP/1.1\r\n", NULL},
+	    {"OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", true, "OPTIONS * HTTP/1.1\r\n", NULL},
+	    {"GET http://a/b?c HTTP/1.1\r\nHost: a\r\n\r\n", true, "GET http://a/b?c HTTP/1.1\r\n",
+	     "GET /b?c HTTP/1.1\r\n"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct arn_h1_header hdrs[8];
+		struct arn_h1_msg m;
+		parse_one(cases[i].in, &m, hdrs, 8);
+		assert_int_equal(!!(m.flags & ARN_H1_F_LINE_CRLF), cases[i].flag);
+		for (uint32_t piece = 1; piece <= 40; piece += piece < 8 ? 1 : 16) {
+			char *out = line_of(&m, m.target.p, m.target.len, piece);
+			assert_string_equal(out, cases[i].own);
+			free(out);
+		}
+		char *out;
+		if (cases[i].path) {
+			out = line_of(&m, m.path.p, m.path.len, 64);
+			assert_string_equal(out, cases[i].path);
+		} else {
+			/* the path rewritten: another slice, even of the same bytes */
+			out = line_of(&m, "/new", 4, 64);
+			assert_string_equal(
+			    out, strncmp(cases[i].own, "GET", 3) == 0 ? "GET /new HTTP/1.1\r\n"
+				 : cases[i].own[0] == 'P'	      ? "POST /new HTTP/1.1\r\n"
+							  : "OPTIONS /new HTTP/1.1\r\n");
+		}
+		free(out);
+	}
+
+	/* a method set after the parse: written from the fields */
+	struct arn_h1_header hdrs[8];
+	struct arn_h1_msg m;
+	parse_one("GET /small HTTP/1.1\r\nHost: a\r\n\r\n", &m, hdrs, 8);
+	m.method_name = (struct arn_h1_slice){"PUT", 3};
+	char *out = line_of(&m, m.target.p, m.target.len, 64);
+	assert_string_equal(out, "PUT /small HTTP/1.1\r\n");
+	free(out);
+
+	/* a line cut by the end of a run, completed in scratch */
+	static const char a[] = "GET /sm", b[] = "all HTTP/1.1\r\nHost: a\r\n\r\n";
+	char scratch[256];
+	struct arn_h1_parser p;
+	struct arn_h1_ev ev;
+	arn_h1_msg_init(&m, hdrs, 8);
+	arn_h1_parser_init(&p, ARN_H1_REQUEST, NULL, &m);
+	arn_h1_parser_set_scratch(&p, scratch, sizeof(scratch));
+	assert_int_equal(arn_h1_parse(&p, a, sizeof(a) - 1, &ev), ARN_AGAIN);
+	assert_true(arn_h1_parse(&p, b, sizeof(b) - 1, &ev) > 0);
+	assert_int_equal(ev.type, ARN_H1_EV_HEAD);
+	assert_true(m.flags & ARN_H1_F_LINE_CRLF);
+	assert_true(m.method_name.p >= scratch && m.method_name.p < scratch + sizeof(scratch));
+	out = line_of(&m, m.target.p, m.target.len, 64);
+	assert_string_equal(out, "GET /small HTTP/1.1\r\n");
+	free(out);
+}
+
 static void test_write_refill_every_size(void **state)
 {
 	(void)state;
@@ -652,6 +741,7 @@ int test_h1_write_group(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_write_lines),
 	    cmocka_unit_test(test_write_refill_every_size),
+	    cmocka_unit_test(test_write_request_line_of),
 	    cmocka_unit_test(test_write_edits),
 	    cmocka_unit_test(test_write_hop_by_hop),
 	    cmocka_unit_test(test_write_plain_hops),
