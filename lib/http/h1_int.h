@@ -21,6 +21,8 @@
 /* 0x20-0x7e, the usual field value's octets: no bit of the table, a range
  * test (h1_scan_class) */
 #define ARN_H1_C_PLAIN 0x00
+/* request-target octets but '#' (h1_scan_uri_frag): no bit of the table */
+#define ARN_H1_C_URI_FRAG 0xff
 
 extern const uint8_t arn_h1_cc[256];
 
@@ -86,6 +88,18 @@ static inline __attribute__((always_inline)) unsigned h1_uri_bad16(const unsigne
 	__m128i w = _mm_sub_epi8(v, lo); /* valid iff w <= 0x5d unsigned */
 	__m128i ok = _mm_cmpeq_epi8(_mm_max_epu8(w, span), span);
 	return (unsigned)_mm_movemask_epi8(ok) ^ 0xffffu;
+}
+
+/* bytes of the 16 at p outside 0x21-0x7e or '#': a request-target's scan
+ * that stops at its fragment too (the parser's, which flags one) */
+static inline __attribute__((always_inline)) unsigned h1_uri_frag_bad16(const unsigned char *p)
+{
+	const __m128i lo = _mm_set1_epi8(0x21), span = _mm_set1_epi8(0x7e - 0x21);
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i w = _mm_sub_epi8(v, lo); /* valid iff w <= 0x5d unsigned */
+	__m128i ok = _mm_cmpeq_epi8(_mm_max_epu8(w, span), span);
+	__m128i hash = _mm_cmpeq_epi8(v, _mm_set1_epi8('#'));
+	return (unsigned)_mm_movemask_epi8(_mm_andnot_si128(hash, ok)) ^ 0xffffu;
 }
 
 /* the letters of either case among the 16 bytes of v: (v | 0x20) - 'a'
@@ -155,7 +169,9 @@ h1_scan_class(const unsigned char *q, const unsigned char *end, const unsigned c
 #else
 	(void)base, (void)bad16;
 #endif
-	while (q < end && (cls == ARN_H1_C_PLAIN ? (unsigned)(*q - 0x20) < 0x5fu : h1_is(*q, cls)))
+	while (q < end && (cls == ARN_H1_C_PLAIN      ? (unsigned)(*q - 0x20) < 0x5fu
+			   : cls == ARN_H1_C_URI_FRAG ? h1_is(*q, ARN_H1_C_URI) && *q != '#'
+						      : h1_is(*q, cls)))
 		q++;
 	return q;
 }
@@ -182,6 +198,15 @@ static inline __attribute__((always_inline)) const unsigned char *
 h1_scan_uri(const unsigned char *q, const unsigned char *end, const unsigned char *base)
 {
 	return h1_scan_class(q, end, base, H1_BAD16(h1_uri_bad16), ARN_H1_C_URI);
+}
+
+/* request-target octets but '#': the request line's target scan stops at
+ * a fragment, which it flags, then goes on (has_fragment's second pass
+ * over the target cost about 12 instructions a request) */
+static inline __attribute__((always_inline)) const unsigned char *
+h1_scan_uri_frag(const unsigned char *q, const unsigned char *end, const unsigned char *base)
+{
+	return h1_scan_class(q, end, base, H1_BAD16(h1_uri_frag_bad16), ARN_H1_C_URI_FRAG);
 }
 
 /* tchar. Names are short (about 10 bytes) and nearly always letters,

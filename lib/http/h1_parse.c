@@ -156,42 +156,13 @@ static inline __attribute__((always_inline)) int parse_version(struct arn_h1_par
 static const char slash[] = "/";
 static const char star[] = "*";
 
-/* Is there a '#' in [t, t + n)? The line goes on to @p end: a target of
- * 6 bytes or more is followed by at least " HTTP/1.1" and LF in it, so
- * its last part is read as a 16-byte block from t, the bytes after the
- * target masked off; only a line under 16 bytes takes the byte loop. A
- * memchr call cost about 29 instructions a request. */
-static inline bool has_fragment(uptr t, uint32_t n, uptr end)
-{
-#if defined(__SSE2__)
-	const __m128i hash = _mm_set1_epi8('#');
-	while (n >= 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)t);
-		if (_mm_movemask_epi8(_mm_cmpeq_epi8(v, hash)))
-			return true;
-		t += 16;
-		n -= 16;
-	}
-	if (n && end - t >= 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)t);
-		unsigned mk = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, hash));
-		return (mk & ((1u << n) - 1)) != 0;
-	}
-#else
-	(void)end;
-#endif
-	return n && memchr(t, '#', n) != NULL;
-}
-
 /* Request-target forms (RFC 9112 3.2) and the authority they carry. */
-static int parse_target(struct arn_h1_parser *p, uptr t, uint32_t n, uptr end)
+static int parse_target(struct arn_h1_parser *p, uptr t, uint32_t n)
 {
 	struct arn_h1_msg *m = p->msg;
 	struct arn_h1_slice host;
 	int port;
 
-	if (has_fragment(t, n, end))
-		m->flags |= ARN_H1_F_FRAGMENT;
 	if (m->method == ARN_H1_M_CONNECT) {
 		/* authority-form, "host:port", the only form CONNECT takes */
 		if (t[0] == '/' || arn_h1_authority_split((const char *)t, n, &host, &port) != 0 ||
@@ -262,14 +233,27 @@ request_line(struct arn_h1_parser *p, const char *s, const char *e, const char *
 	uint32_t mlen = (uint32_t)(q - m0);
 	q++;
 	uptr t0 = q;
-	q = h1_scan_uri(q, end, m0);
+	/* a '#' stops the scan: the target has a fragment (ARN_H1_F_FRAGMENT,
+	 * once the line is complete), and its scan goes on past it */
+	q = h1_scan_uri_frag(q, end, m0);
 	if (q == end)
 		return L_INCOMPLETE;
+	bool frag = false;
 	if (*q != ' ' || q == t0) {
-		/* "GET /\r\n" (HTTP/0.9), two spaces, or a byte no target has */
-		enum arn_h1_err d =
-		    (q == t0 || *q == '\r' || *q == '\n') ? ARN_H1_E_START_LINE : ARN_H1_E_TARGET;
-		return bad_char(p, q, end, d);
+		if (*q == '#') {
+			frag = true;
+			q = h1_scan_uri(q + 1, end, m0);
+			if (q == end)
+				return L_INCOMPLETE;
+		}
+		if (*q != ' ' || q == t0) {
+			/* "GET /\r\n" (HTTP/0.9), two spaces, or a byte no
+			 * target has */
+			enum arn_h1_err d = (q == t0 || *q == '\r' || *q == '\n')
+						? ARN_H1_E_START_LINE
+						: ARN_H1_E_TARGET;
+			return bad_char(p, q, end, d);
+		}
 	}
 	uint32_t tlen = (uint32_t)(q - t0);
 	q++;
@@ -304,17 +288,17 @@ request_line(struct arn_h1_parser *p, const char *s, const char *e, const char *
 	m->version = ver;
 	m->method_name = (struct arn_h1_slice){(const char *)m0, mlen};
 	m->target = (struct arn_h1_slice){(const char *)t0, tlen};
+	if (frag)
+		m->flags |= ARN_H1_F_FRAGMENT;
 	if (__builtin_expect(*t0 == '/' && meth != ARN_H1_M_CONNECT, 1)) {
 		/* origin-form, the usual target: parse_target's answer for it
 		 * inline (its call and frame were about 20 instructions of its
 		 * 50 a request) */
-		if (has_fragment(t0, tlen, end))
-			m->flags |= ARN_H1_F_FRAGMENT;
 		m->target_form = ARN_H1_TF_ORIGIN;
 		m->path = (struct arn_h1_slice){(const char *)t0, tlen};
 		return L_START;
 	}
-	if (parse_target(p, t0, tlen, end) != 0)
+	if (parse_target(p, t0, tlen) != 0)
 		return L_ERR;
 	return L_START;
 }

@@ -366,6 +366,25 @@ static void test_fragment_flag(void **state)
 	    "  X: #\n"
 	    "  Host: h #host\n"
 	    "END body=0\n");
+	/* the target's scan stops at the first '#' and goes on past it (issue
+	 * 17): more than one, one in a later block, an absolute-form target,
+	 * a byte no target has after it, and a '#' that begins the target */
+	REQ("GET /a#b#c HTTP/1.1\r\nHost: h\r\n\r\n",
+	    "REQ GET /a#b#c HTTP/1.1 form=o auth=h path=/a#b#c nobody ka frag\n"
+	    "  Host: h #host\n"
+	    "END body=0\n");
+	REQ("GET /0123456789abcdef0123456789abcdef#x HTTP/1.1\r\nHost: h\r\n\r\n",
+	    "REQ GET /0123456789abcdef0123456789abcdef#x HTTP/1.1 form=o auth=h "
+	    "path=/0123456789abcdef0123456789abcdef#x nobody ka frag\n"
+	    "  Host: h #host\n"
+	    "END body=0\n");
+	REQ("GET http://h/a#b HTTP/1.1\r\nHost: h\r\n\r\n",
+	    "REQ GET http://h/a#b HTTP/1.1 form=a auth=h path=/a#b nobody ka frag\n"
+	    "  Host: h #host\n"
+	    "END body=0\n");
+	REQ_ERR("GET /a#\x7f HTTP/1.1\r\n\r\n", "TARGET");
+	REQ_ERR("GET /a#\r\n\r\n", "START_LINE");
+	REQ_ERR("GET #a HTTP/1.1\r\nHost: h\r\n\r\n", "TARGET");
 }
 
 static void test_content_length_body(void **state)
