@@ -7,6 +7,7 @@
 
 #include "arn_log.h"
 #include "tcp_int.h"
+#include "tcp_stash.h"
 #include "tcp_timer.h"
 
 /* ---- listeners ------------------------------------------------------------------ */

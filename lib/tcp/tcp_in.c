@@ -18,6 +18,7 @@
 #include "tcp_timer.h"
 #include "tcp_rack.h"
 #include "tcp_rmem.h"
+#include "tcp_stash.h"
 
 /* ---- parsing -------------------------------------------------------------------- */
 

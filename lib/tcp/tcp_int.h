@@ -16,6 +16,7 @@
  *   tcp_sack.c                             scoreboard, out-of-order queue
  *   tcp_rmem.c                             receive memory, the receive window
  *   tcp_conn.c                             pools, flow table, lists, lifecycle
+ *   tcp_stash.c                            the worker's kept mbufs (tcp_stash.h)
  *   tcp_timer.c, tcp_cookie.c, tcp_cc.c, tcp_cksum.h   leaves
  *
  * Loss detection: with SACK, RACK-TLP (RFC 8985) decides what is lost from
@@ -834,40 +835,6 @@ static inline void tcp_q_append(struct tcp_q *q, struct rte_mbuf *m)
 	q->tail = m;
 	q->bytes += m->data_len;
 	q->n++;
-}
-
-/* Free @p m, one mbuf (m->next NULL) the stack is done with, or keep it
- * in the worker's stash when the next segment can be built in it
- * (arn_tcp_worker's stash). Inline, and rte_pktmbuf_free_seg's inline
- * free otherwise: nearly every ACK lets one go. */
-static inline __attribute__((always_inline)) void tcp_mbuf_done(struct arn_tcp_worker *wk,
-								struct rte_mbuf *m)
-{
-	if (wk->n_stash < TCP_STASH_MAX && m->pool == wk->pool && RTE_MBUF_DIRECT(m) &&
-	    rte_mbuf_refcnt_read(m) == 1) {
-		wk->stash[wk->n_stash++] = m;
-		return;
-	}
-	rte_pktmbuf_free_seg(m);
-}
-/* tcp_mbuf_done for a received packet the stack is done with (a pure
- * ACK, data it did not queue), which may be a chain. */
-static inline void tcp_pkt_done(struct arn_tcp_worker *wk, struct rte_mbuf *m)
-{
-	if (m->next == NULL)
-		tcp_mbuf_done(wk, m);
-	else
-		rte_pktmbuf_free(m);
-}
-/* Give the stash back to the pool. */
-void tcp_stash_drain(struct arn_tcp_worker *wk);
-/* An mbuf of the worker's pool: the last one an ACK let go, if the stash
- * holds one (reset as an alloc would), else the pool's; NULL when the
- * pool is empty too. */
-struct rte_mbuf *tcp_stash_take(struct arn_tcp_worker *wk);
-static inline struct rte_mbuf *tcp_mbuf_alloc(struct arn_tcp_worker *wk)
-{
-	return wk->n_stash ? tcp_stash_take(wk) : arn_net_alloc(wk->lc);
 }
 
 /* ---- tcp_in.c -------------------------------------------------------------------- */

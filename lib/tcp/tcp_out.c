@@ -21,6 +21,7 @@
 #include "tcp_int.h"
 #include "tcp_timer.h"
 #include "tcp_rack.h"
+#include "tcp_stash.h"
 
 uint16_t tcp_adv_mss(struct arn_tcp_worker *wk, uint32_t raddr)
 {

@@ -19,6 +19,7 @@
 #include "arn_log.h"
 #include "arn_stats.h"
 #include "tcp_int.h"
+#include "tcp_stash.h"
 
 /* Read by the control lcore only (arn_tcp_stats); workers use lc's slot. */
 static struct arn_tcp_worker *stats_workers[TCP_MAX_WORKERS];
@@ -311,21 +312,6 @@ void arn_tcp_worker_poll(struct arn_lcore *lc, uint64_t now_tsc)
 	 * left goes back, rather than waiting for the tick. */
 	if (wk->n_stash)
 		tcp_stash_drain(wk);
-}
-
-/* Out of line: the test of the stash stays on the send path, the reset
- * (a dozen stores) does not weigh on its register allocation. */
-struct rte_mbuf *tcp_stash_take(struct arn_tcp_worker *wk)
-{
-	struct rte_mbuf *m = wk->stash[--wk->n_stash];
-	rte_pktmbuf_reset(m);
-	return m;
-}
-
-void tcp_stash_drain(struct arn_tcp_worker *wk)
-{
-	rte_mempool_put_bulk(wk->pool, (void **)wk->stash, wk->n_stash);
-	wk->n_stash = 0;
 }
 
 void arn_tcp_worker_fini(struct arn_lcore *lc)
