@@ -11,7 +11,6 @@
 
 #include "arn_l4.h"
 #include "arn_net.h"
-#include "arn_tcp.h"
 #include "http_worker.h"
 
 /* ---- small services ------------------------------------------------------------ */
@@ -63,11 +62,9 @@ void http_big_put(struct http_worker *w, char *b)
 	w->big_free = (char **)(void *)b;
 }
 
-/* From the TCP worker: most mbufs filled here go to a send queue, and the
- * one an ACK of the previous exchange let go is at hand. */
 struct rte_mbuf *http_mbuf(struct http_worker *w)
 {
-	return arn_tcp_mbuf(w->lc);
+	return arn_net_alloc(w->lc);
 }
 
 /* ---- timers ------------------------------------------------------------------------ */

@@ -212,19 +212,6 @@ int arn_tcp_write_mbuf(struct arn_tcp_conn *c, struct rte_mbuf *m);
  */
 int arn_tcp_write_ref(struct arn_tcp_conn *c, struct rte_mbuf *m, const void *data, uint32_t len);
 
-/**
- * An mbuf for the caller to fill and pass to arn_tcp_write_mbuf() (or
- * free): one an ACK let go into the worker's stash (see the header's
- * head), if it holds one, else the pool's (arn_net_alloc). Either way of
- * the worker's pool, one direct mbuf with refcnt 1, reset as an alloc
- * leaves it; the caller owns it. Saves a put and a get of the pool for
- * each head the layer above writes on a keep-alive connection. On
- * @p lc's lcore only, as the stash is its worker's; before
- * arn_tcp_worker_init and after arn_tcp_worker_fini it is the pool's.
- * @return the mbuf, or NULL when the pool is empty.
- */
-struct rte_mbuf *arn_tcp_mbuf(struct arn_lcore *lc);
-
 /** Free space in the send buffer, in bytes. */
 uint32_t arn_tcp_sndbuf_space(const struct arn_tcp_conn *c);
 

@@ -19,11 +19,3 @@ void tcp_stash_drain(struct arn_tcp_worker *wk)
 	rte_mempool_put_bulk(wk->pool, (void **)wk->stash, wk->n_stash);
 	wk->n_stash = 0;
 }
-
-struct rte_mbuf *arn_tcp_mbuf(struct arn_lcore *lc)
-{
-	struct arn_tcp_worker *wk = tcp_wk(lc);
-	if (likely(wk != NULL) && wk->n_stash)
-		return tcp_stash_take(wk);
-	return arn_net_alloc(lc);
-}

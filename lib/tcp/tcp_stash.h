@@ -6,8 +6,8 @@
  * in tcp_int.h calling into a .c file would make every file of lib/tcp
  * depend on that file through the header they all include. Used by
  * tcp_in.c (what an ACK frees), tcp_out.c and tcp_api.c (what a segment
- * or a copy takes), tcp_stash.c's arn_tcp_mbuf (what the layer above
- * takes), tcp_worker.c (when the stash goes back). Worker lcore only.
+ * or a copy takes), tcp_worker.c (when the stash goes back). Worker lcore
+ * only.
  */
 #ifndef ARN_TCP_STASH_H
 #define ARN_TCP_STASH_H

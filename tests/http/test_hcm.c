@@ -98,13 +98,6 @@ struct rte_mbuf *arn_net_alloc(struct arn_lcore *lc)
 	return rte_pktmbuf_alloc(pool);
 }
 
-/* The fake stack keeps no stash: the pool's, as the real one when its
- * stash is empty. */
-struct rte_mbuf *arn_tcp_mbuf(struct arn_lcore *lc)
-{
-	return arn_net_alloc(lc);
-}
-
 /* One worker (lc0) whose control ring runs what is posted at once, and
  * the next hops it was asked to resolve ahead of traffic. */
 struct arn_net;

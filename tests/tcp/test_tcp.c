@@ -4318,52 +4318,6 @@ static void test_acked_send_mbuf_carries_next_segment(void **state)
 	assert_int_equal(wk->n_stash, 2);
 }
 
-/* The mbuf the layer above writes its next head in (arn_tcp_mbuf) is
- * the one an ACK let go, reset as an alloc leaves it, rather than a get
- * from the pool beside a put of the stash (issue 17); the pool's when
- * the stash is empty. */
-static void test_tcp_mbuf_takes_acked_mbuf(void **state)
-{
-	(void)state;
-	open_conn(true, false, 0);
-	struct arn_tcp_conn *c = app.conn;
-	struct arn_tcp_worker *wk = c->wk;
-	static uint8_t data[100];
-	memset(data, 'a', sizeof(data));
-	assert_int_equal(arn_tcp_write(c, data, sizeof(data)), sizeof(data));
-	expect_seg(TH_ACK | TH_PSH);
-	struct rte_mbuf *queued = c->sndq.head;
-	struct rte_mbuf *ack = fake_seg(PEER, US, PPORT, LPORT, TH_ACK, p_seq,
-					our_isn + 1 + sizeof(data), 65535, NULL, NULL, 0);
-	arn_tcp_input(lc, ack);
-	assert_int_equal(wk->n_stash, 2);
-	/* the last in first, then the send queue's */
-	struct rte_mbuf *m = arn_tcp_mbuf(lc);
-	assert_ptr_equal(m, ack);
-	struct rte_mbuf *m2 = arn_tcp_mbuf(lc);
-	assert_ptr_equal(m2, queued);
-	assert_int_equal(wk->n_stash, 0);
-	assert_int_equal(m->data_off, RTE_PKTMBUF_HEADROOM);
-	assert_int_equal(m->data_len, 0);
-	assert_int_equal(m->pkt_len, 0);
-	assert_int_equal(m->nb_segs, 1);
-	assert_null(m->next);
-	assert_int_equal(m->ol_flags & ~RTE_MBUF_F_EXTERNAL, 0);
-	assert_int_equal(rte_mbuf_refcnt_read(m), 1);
-	assert_ptr_equal(m->pool, wk->pool);
-	/* filled by the caller and written, it is a send-queue mbuf again */
-	memcpy(rte_pktmbuf_append(m, 10), data, 10);
-	assert_int_equal(arn_tcp_write_mbuf(c, m), 0);
-	expect_seg(TH_ACK | TH_PSH);
-	rte_pktmbuf_free(m2);
-	/* the stash empty: the pool's */
-	struct rte_mbuf *p = arn_tcp_mbuf(lc);
-	assert_non_null(p);
-	assert_ptr_equal(p->pool, wk->pool);
-	assert_int_equal(p->data_len, 0);
-	rte_pktmbuf_free(p);
-}
-
 static void test_handles_resolve_until_close(void **state)
 {
 	(void)state;
@@ -5486,7 +5440,6 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_acked_send_mbuf_carries_next_segment, setup,
 					    teardown),
-	    cmocka_unit_test_setup_teardown(test_tcp_mbuf_takes_acked_mbuf, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_handles_resolve_until_close, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_echo_filter, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_app_state_on_the_worker, setup, teardown),
