@@ -1257,11 +1257,15 @@ static void tls_publish(const struct arn_cfg_gen *g, bool carry)
 		arn_defer_free(retired, tls_tab_free, prev);
 }
 
-/* The store's prepare callback: generation @p next is about to be seen. */
+static void rt_build(const struct arn_cfg_gen *g);
+
+/* The store's prepare callback: generation @p next is about to be seen: its
+ * TLS contexts and its runtime snapshot are published first. */
 static void rt_prepare(void *ctx, const struct arn_cfg_gen *next)
 {
 	(void)ctx;
 	tls_publish(next, true);
+	rt_build(next);
 }
 
 /* After a publication: the table of generation @p g, once without what it
@@ -1392,13 +1396,23 @@ static bool snap_take_listeners(struct snap *ns, const struct snap *old)
 	return true;
 }
 
-void http_rt_sync(struct arn_config_store *s)
+/*
+ * The snapshot of generation @p g (its clusters' and listeners' runtime
+ * objects), published unless it is the one in force. Run when the store
+ * prepares @p g (rt_prepare), so that a worker never takes a generation
+ * whose new cluster has no runtime object yet: until then its requests
+ * found no cluster scope and counted nothing (cluster.<name>.upstream_*,
+ * and the ssl.* of the connections opened meanwhile, which stay open),
+ * for as long as the control lcore took to come back to arn_http_poll.
+ * A worker still on the previous generation for a moment finds the new
+ * snapshot's objects, which for a cluster or listener that stays are the
+ * same ones. Run again by http_rt_sync for a generation published
+ * without a prepare callback, or whose build waited for the workers.
+ */
+static void rt_build(const struct arn_cfg_gen *g)
 {
-	retire_poll();
-	const struct arn_cfg_gen *g = arn_config_gen(s);
 	uint64_t id = arn_cfg_gen_id(g);
 	unsigned nw = arn_stats_workers();
-	tls_sync(g);
 	if (id == synced_gen && nw == synced_workers)
 		return;
 	struct snap *ns = calloc(1, sizeof(*ns));
@@ -1484,6 +1498,14 @@ void http_rt_sync(struct arn_config_store *s)
 			  "kept), %zu listeners walked, in %llu us",
 			  (unsigned long long)id, ns->cp->n_crts, clusters_walked, clusters_built,
 			  listeners_walked, (unsigned long long)(mono_us() - t0));
+}
+
+void http_rt_sync(struct arn_config_store *s)
+{
+	retire_poll();
+	const struct arn_cfg_gen *g = arn_config_gen(s);
+	tls_sync(g);
+	rt_build(g);
 }
 
 size_t http_rt_clusters_walked(void)
