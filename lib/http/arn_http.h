@@ -10,10 +10,13 @@
  *                                   BEFORE lib/net starts the workers: it
  *                                   registers the per-worker module with
  *                                   lib/tcp (arn_tcp_app_register)
- *     arn_http_poll()               every control loop iteration: builds the
+ *     arn_http_poll()               every control loop iteration: frees what
+ *                                   workers are done with (a new generation's
  *                                   statistics scopes, access loggers and
- *                                   circuit breaker counters of a new
- *                                   generation, frees what workers are done with
+ *                                   circuit breaker counters are built while
+ *                                   the store prepares it, before workers see
+ *                                   it; here only when that had to wait for
+ *                                   the workers to be known)
  *     arn_http_stop()               after the workers stopped
  *
  * On each worker the module listens on every active listener of the current

@@ -394,7 +394,9 @@ static inline bool http_healthcheck_failed(void)
 
 /* Control lcore. */
 int http_rt_init(struct arn_config_store *s);
-void http_rt_sync(struct arn_config_store *s); /* after a new generation */
+/* each control loop iteration: frees what workers are done with; builds the
+ * snapshot of a generation published without the prepare callback */
+void http_rt_sync(struct arn_config_store *s);
 void http_rt_fini(void);
 
 /* ---- retries (http_retry.c), unit tested ------------------------------------ */

@@ -5,9 +5,10 @@
  * counters; the cluster and listener objects themselves live in
  * http_cluster.c.
  *
- * The control lcore builds them when a new generation appears
- * (http_rt_sync) and publishes an immutable lookup table (a "snapshot")
- * through one pointer; workers read it without locks and the old table is
+ * The control lcore builds them while the store prepares a new generation
+ * (rt_prepare, before any worker can see it) and publishes an immutable
+ * lookup table (a "snapshot") through one pointer; workers read it without
+ * locks and the old table is
  * freed once every worker passed an RCU quiescent state (the configuration
  * store's QSBR, through an arn_defer queue). A snapshot holds a reference
  * to every cluster, listener, HCM and host object it maps, and pins the
