@@ -6966,6 +6966,54 @@ static void test_service_time_line_wire_and_log(void **state)
 	}
 }
 
+/* ---- the router's request edits and their header ids ------------------------------------ */
+
+/*
+ * The upstream request's head on the wire where the router edits
+ * x-forwarded-for (appended at the edge), host (host_rewrite_literal),
+ * expect (answered here, removed), x-envoy-original-path (prefix_rewrite)
+ * and the x-envoy-* fields of an edge request: byte for byte the head
+ * Arion sent before those edits carried their header ids (6c0a695), names
+ * in any case replaced where their first line was.
+ */
+static void test_router_edited_head_on_the_wire(void **state)
+{
+	(void)state;
+	snprintf(jbuf, sizeof(jbuf),
+		 "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		 "\"port_value\":80}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+		 "\"typed_config\":{" HCM_AT
+		 ",\"stat_prefix\":\"in\",\"generate_request_id\":false,"
+		 "\"use_remote_address\":true,\"route_config\":{\"name\":\"r\",\"virtual_hosts\":[{"
+		 "\"name\":\"vh\",\"domains\":[\"*\"],\"include_request_attempt_count\":true,"
+		 "\"routes\":[{\"match\":{\"prefix\":\"/old\"},\"route\":{\"cluster\":\"web\","
+		 "\"prefix_rewrite\":\"/new\",\"host_rewrite_literal\":\"b.test\","
+		 "\"timeout\":\"3s\"}}]}]},\"http_filters\":[" ROUTER "]}}]}]}");
+	start(4, jbuf);
+	struct arn_tcp_conn *c = client();
+	send_s(c,
+	       "POST /old/x HTTP/1.1\r\nHost: a\r\nUser-Agent: t\r\nx-forwarded-FOR: 10.0.0.1\r\n"
+	       "EXPECT: 100-continue\r\nX-Envoy-Original-Path: /forged\r\n"
+	       "X-Envoy-Internal: true\r\nAccept: */*\r\nContent-Length: 3\r\n\r\nabc");
+	struct arn_tcp_conn *u = upstream_accepts();
+	poll_ms(1);
+	assert_string_equal(u->tx, "POST /new/x HTTP/1.1\r\n"
+				   "host: b.test\r\n"
+				   "User-Agent: t\r\n"
+				   "x-forwarded-FOR: 10.0.0.1,198.18.1.1\r\n"
+				   "x-envoy-original-path: /old/x\r\n"
+				   "Accept: */*\r\n"
+				   "Content-Length: 3\r\n"
+				   "x-forwarded-proto: http\r\n"
+				   "x-envoy-external-address: 198.18.1.1\r\n"
+				   "x-envoy-expected-rq-timeout-ms: 3000\r\n"
+				   "x-envoy-attempt-count: 1\r\n"
+				   "\r\n"
+				   "abc");
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+	assert_true(answered(c, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n"));
+}
+
 int main(void)
 {
 	char prefix[64];
@@ -7089,6 +7137,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_tls_table_follows_the_changed_cluster, teardown),
 	    cmocka_unit_test_teardown(test_cluster_trie_follows_random_changes, teardown),
 	    cmocka_unit_test_teardown(test_service_time_line_wire_and_log, teardown),
+	    cmocka_unit_test_teardown(test_router_edited_head_on_the_wire, teardown),
 	};
 	if (getenv("TEST_FILTER")) /* one test by name (a glob), e.g. while bisecting */
 		cmocka_set_test_filter(getenv("TEST_FILTER"));
