@@ -562,8 +562,8 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 	if (h->use_remote_address) {
 		int k = ip4_fmt(x->raddr, tmp, sizeof(tmp));
 		const char *v = text_put(x->text, x->text_cap, &x->text_len, tmp, (size_t)k);
-		if (!v ||
-		    edit_push(&ed, ARN_H1_EDIT_APPEND_VALUE, "x-forwarded-for", 15, v, (size_t)k))
+		if (!v || edit_push_id(&ed, ARN_H1_EDIT_APPEND_VALUE, ARN_H1_H_X_FORWARDED_FOR,
+				       "x-forwarded-for", 15, v, (size_t)k))
 			return -ENOSPC;
 		x->xff = v;
 		x->xff_len = (uint32_t)k;
@@ -653,14 +653,15 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 		    edit_push(&ed, ARN_H1_EDIT_SET, "x-envoy-attempt-count", 21, v, (size_t)k))
 			return -ENOSPC;
 	}
-	if (x->path_rewritten &&
-	    edit_push(&ed, ARN_H1_EDIT_SET, "x-envoy-original-path", 21, m->path.p, m->path.len))
+	if (x->path_rewritten && edit_push_id(&ed, ARN_H1_EDIT_SET, ARN_H1_H_X_ENVOY_ORIGINAL_PATH,
+					      "x-envoy-original-path", 21, m->path.p, m->path.len))
 		return -ENOSPC;
-	if (x->host && edit_push(&ed, ARN_H1_EDIT_SET, "host", 4, x->host, x->host_len))
+	if (x->host &&
+	    edit_push_id(&ed, ARN_H1_EDIT_SET, ARN_H1_H_HOST, "host", 4, x->host, x->host_len))
 		return -ENOSPC;
 	/* Expect: 100-continue was answered here (Envoy without proxy_100_continue) */
 	if ((m->flags & ARN_H1_F_EXPECT_CONTINUE) &&
-	    edit_push(&ed, ARN_H1_EDIT_REMOVE, "expect", 6, NULL, 0))
+	    edit_push_id(&ed, ARN_H1_EDIT_REMOVE, ARN_H1_H_EXPECT, "expect", 6, NULL, 0))
 		return -ENOSPC;
 	if (any_level(true, x->rt, x->vhost, x->route, x->wc)) {
 		struct http_subst sub = {

@@ -7014,6 +7014,149 @@ static void test_router_edited_head_on_the_wire(void **state)
 	assert_true(answered(c, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n"));
 }
 
+struct parsed_req {
+	struct arn_h1_parser p;
+	struct arn_h1_msg m;
+	struct arn_h1_header h[64];
+};
+
+/* @p text (a whole head) parsed into @p r, which refers to it. */
+static void parse_req(struct parsed_req *r, const char *text)
+{
+	arn_h1_msg_init(&r->m, r->h, 64);
+	arn_h1_parser_init(&r->p, ARN_H1_REQUEST, NULL, &r->m);
+	struct arn_h1_ev ev;
+	ssize_t n = arn_h1_parse(&r->p, text, strlen(text), &ev);
+	if (n <= 0 || ev.type != ARN_H1_EV_HEAD)
+		fail_msg("not a head (%zd): %s", n, text);
+}
+
+/* @p m's head fields with @p n edits @p e applied, as the upstream
+ * request's HTTP/1 writer writes them, after a request line, into @p out. */
+static void write_edited(const struct arn_h1_msg *m, const struct arn_h1_edit *e, int n, char *out,
+			 size_t cap)
+{
+	struct arn_h1_wbuf wb;
+	arn_h1_wbuf_init(&wb, out, (uint32_t)cap - 1, NULL, NULL);
+	arn_h1_write_request_line(&wb, "GET", 3, "/", 1, 1);
+	assert_int_equal(
+	    arn_h1_write_headers(&wb, m, e, (unsigned)n, ARN_H1_W_DROP_HOP | ARN_H1_W_TE_TRAILERS),
+	    0);
+	arn_h1_write_end(&wb);
+	assert_int_equal(wb.err, 0);
+	out[wb.len] = 0;
+}
+
+/* The value of @p m's first field of id @p id, NUL-terminated in a
+ * static buffer; NULL where @p m has none. */
+static const char *value_of(const struct arn_h1_msg *m, enum arn_h1_hdr_id id)
+{
+	static char v[256];
+	int i = arn_h1_find_id(m, id, 0);
+	if (i < 0)
+		return NULL;
+	snprintf(v, sizeof(v), "%.*s", (int)m->hdrs[i].value_len, m->hdrs[i].value);
+	return v;
+}
+
+/*
+ * Every edit the router pushes for the upstream request whose name
+ * arn_h1_hdr.def lists carries that id (struct arn_h1_edit.id1):
+ * x-forwarded-for, host, expect and x-envoy-original-path as
+ * x-forwarded-proto and x-request-id did, so the HTTP/1 writer looks none
+ * of them up; an id other than the name's would send the edit past the
+ * message's field of that name (a second Host line, an Expect kept). Two
+ * requests that take every edit: an edge request from outside with an
+ * X-Forwarded-For, and one from an internal peer without. The head
+ * written with the ids is byte for byte the one written with them cleared
+ * (the writer's lookup), and a parse of it finds each field by its id
+ * with the router's value.
+ */
+static void test_router_edits_carry_header_ids(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *head;
+		uint32_t raddr;
+		const char *xff; /* the x-forwarded-for sent */
+	} rq[] = {
+	    {"POST /old HTTP/1.1\r\nHost: a:80\r\nx-forwarded-FOR: 10.0.0.1\r\n"
+	     "EXPECT: 100-continue\r\nX-Envoy-Original-Path: /forged\r\nx-envoy-internal: true\r\n"
+	     "X-Envoy-Attempt-Count: 9\r\nContent-Length: 3\r\n\r\n",
+	     0xc6120101u, "10.0.0.1,198.18.1.1"},
+	    {"POST /old HTTP/1.1\r\nHOST: a:80\r\nExpect: 100-continue\r\n"
+	     "x-envoy-original-path: /forged\r\nContent-Length: 3\r\n\r\n",
+	     0x0a000001u, "10.0.0.1"},
+	};
+	struct arn_cfg_hcm h;
+	memset(&h, 0, sizeof(h));
+	h.use_remote_address = true;
+	h.generate_request_id = true;
+	struct arn_cfg_vhost vh;
+	memset(&vh, 0, sizeof(vh));
+	vh.include_request_attempt_count = true;
+	static char text[HTTP_TEXT];
+	for (unsigned r = 0; r < sizeof(rq) / sizeof(rq[0]); r++) {
+		struct parsed_req in;
+		parse_req(&in, rq[r].head);
+		struct http_req_ctx x;
+		memset(&x, 0, sizeof(x));
+		x.hcm = &h;
+		x.vhost = &vh;
+		x.raddr = rq[r].raddr;
+		x.rport = 40000;
+		x.laddr = ARION;
+		x.lport = 80;
+		x.host = "b.test";
+		x.host_len = 6;
+		x.path_rewritten = true;
+		x.timeout_ms = 3000;
+		x.attempt = 2;
+		x.rand_hi = 1;
+		x.rand_lo = 2;
+		x.text = text;
+		x.text_cap = sizeof(text);
+		struct arn_h1_edit e[ARN_H1_MAX_EDITS], e0[ARN_H1_MAX_EDITS];
+		int n = http_req_edits(&x, &in.m, e, ARN_H1_MAX_EDITS);
+		assert_true(n > 0);
+		for (int i = 0; i < n; i++) {
+			enum arn_h1_hdr_id id = arn_h1_hdr_lookup(e[i].name, e[i].name_len);
+			if (!e[i].id1 && id != ARN_H1_H_OTHER)
+				fail_msg("request %u: edit '%.*s' without its header id", r,
+					 (int)e[i].name_len, e[i].name);
+			if (e[i].id1)
+				assert_int_equal(e[i].id1 - 1, id);
+			e0[i] = e[i];
+			e0[i].id1 = 0;
+		}
+		static char with_ids[4096], looked_up[4096];
+		write_edited(&in.m, e, n, with_ids, sizeof(with_ids));
+		write_edited(&in.m, e0, n, looked_up, sizeof(looked_up));
+		assert_string_equal(with_ids, looked_up);
+		/* what the upstream parses finds the router's fields by id */
+		struct parsed_req out;
+		parse_req(&out, with_ids);
+		assert_string_equal(value_of(&out.m, ARN_H1_H_HOST), "b.test");
+		assert_int_equal(occurs(with_ids, "host: "), 1);
+		want_not_in(with_ids, "a:80");
+		assert_string_equal(value_of(&out.m, ARN_H1_H_X_FORWARDED_FOR), rq[r].xff);
+		assert_string_equal(value_of(&out.m, ARN_H1_H_X_ENVOY_ORIGINAL_PATH), "/old");
+		assert_null(value_of(&out.m, ARN_H1_H_EXPECT));
+		assert_non_null(value_of(&out.m, ARN_H1_H_X_REQUEST_ID));
+		want_in(with_ids, "\r\nx-envoy-attempt-count: 2\r\n");
+		want_in(with_ids, "\r\nx-envoy-expected-rq-timeout-ms: 3000\r\n");
+		want_not_in(with_ids, "forged");
+		if (r == 0) {
+			want_in(with_ids, "\r\nx-envoy-external-address: 198.18.1.1\r\n");
+			want_not_in(with_ids, "nternal");
+			want_not_in(with_ids, ": 9\r\n");
+		} else {
+			want_in(with_ids, "\r\nx-envoy-internal: true\r\n");
+			want_not_in(with_ids, "external");
+		}
+	}
+}
+
 int main(void)
 {
 	char prefix[64];
@@ -7138,6 +7281,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_cluster_trie_follows_random_changes, teardown),
 	    cmocka_unit_test_teardown(test_service_time_line_wire_and_log, teardown),
 	    cmocka_unit_test_teardown(test_router_edited_head_on_the_wire, teardown),
+	    cmocka_unit_test(test_router_edits_carry_header_ids),
 	};
 	if (getenv("TEST_FILTER")) /* one test by name (a glob), e.g. while bisecting */
 		cmocka_set_test_filter(getenv("TEST_FILTER"));
