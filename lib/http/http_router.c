@@ -470,25 +470,35 @@ levels_edits(const struct edits *ed, const struct http_subst *sub, bool request,
 
 /* ---- the upstream request ---------------------------------------------------- */
 
-/* x-envoy-* headers Envoy strips from requests that come from outside. */
-static const char *const envoy_internal_headers[] = {
-    "x-envoy-internal",
-    "x-envoy-external-address",
-    "x-envoy-expected-rq-timeout-ms",
-    "x-envoy-upstream-rq-timeout-ms",
-    "x-envoy-upstream-rq-per-try-timeout-ms",
-    "x-envoy-max-retries",
-    "x-envoy-retry-on",
-    "x-envoy-retry-grpc-on",
-    "x-envoy-force-trace",
-    "x-envoy-downstream-service-cluster",
-    "x-envoy-downstream-service-node",
-    "x-envoy-decorator-operation",
-    "x-envoy-upstream-alt-stat-name",
-    "x-envoy-ip-tags",
-    "x-envoy-hedge-on-per-try-timeout",
-    "x-envoy-upstream-rq-timeout-alt-response",
+/* x-envoy-* headers Envoy strips from requests that come from outside:
+ * their removals, built once and copied whole into an edge request's
+ * edits. None of these names is in arn_h1_hdr.def (the writer then
+ * compares them with the fields without an id, as its lookup would
+ * have had it; test_router_edits_carry_header_ids checks the ids). */
+#define ENVOY_INTERNAL(s)                                                                          \
+	{                                                                                          \
+		.name = s, .name_len = sizeof(s) - 1, .op = ARN_H1_EDIT_REMOVE,                    \
+		.id1 = ARN_H1_H_OTHER + 1                                                          \
+	}
+static const struct arn_h1_edit envoy_internal_removals[] = {
+    ENVOY_INTERNAL("x-envoy-internal"),
+    ENVOY_INTERNAL("x-envoy-external-address"),
+    ENVOY_INTERNAL("x-envoy-expected-rq-timeout-ms"),
+    ENVOY_INTERNAL("x-envoy-upstream-rq-timeout-ms"),
+    ENVOY_INTERNAL("x-envoy-upstream-rq-per-try-timeout-ms"),
+    ENVOY_INTERNAL("x-envoy-max-retries"),
+    ENVOY_INTERNAL("x-envoy-retry-on"),
+    ENVOY_INTERNAL("x-envoy-retry-grpc-on"),
+    ENVOY_INTERNAL("x-envoy-force-trace"),
+    ENVOY_INTERNAL("x-envoy-downstream-service-cluster"),
+    ENVOY_INTERNAL("x-envoy-downstream-service-node"),
+    ENVOY_INTERNAL("x-envoy-decorator-operation"),
+    ENVOY_INTERNAL("x-envoy-upstream-alt-stat-name"),
+    ENVOY_INTERNAL("x-envoy-ip-tags"),
+    ENVOY_INTERNAL("x-envoy-hedge-on-per-try-timeout"),
+    ENVOY_INTERNAL("x-envoy-upstream-rq-timeout-alt-response"),
 };
+#undef ENVOY_INTERNAL
 
 /* x-envoy-expected-rq-timeout-ms's whole line, "name: <ms>\r\n" and a
  * NUL, into @p d (TMO_LINE_MAX bytes: 10 digits at most): the number's
@@ -581,18 +591,20 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 		return -ENOSPC;
 	/* x-envoy-* from outside are not to be trusted */
 	if (edge) {
-		for (size_t i = 0;
-		     i < sizeof(envoy_internal_headers) / sizeof(envoy_internal_headers[0]); i++)
-			if (edit_push(&ed, ARN_H1_EDIT_REMOVE, envoy_internal_headers[i],
-				      strlen(envoy_internal_headers[i]), NULL, 0))
-				return -ENOSPC;
+		const unsigned nr =
+		    sizeof(envoy_internal_removals) / sizeof(envoy_internal_removals[0]);
+		if (ed.cap - ed.n < nr)
+			return -ENOSPC;
+		memcpy(ed.e + ed.n, envoy_internal_removals, sizeof(envoy_internal_removals));
+		ed.n += nr;
 		int k = ip4_fmt(x->client_addr, tmp, sizeof(tmp));
 		const char *v = text_put(x->text, x->text_cap, &x->text_len, tmp, (size_t)k);
-		if (!v ||
-		    edit_push(&ed, ARN_H1_EDIT_SET, "x-envoy-external-address", 24, v, (size_t)k))
+		if (!v || edit_push_id(&ed, ARN_H1_EDIT_SET, ARN_H1_H_OTHER,
+				       "x-envoy-external-address", 24, v, (size_t)k))
 			return -ENOSPC;
 	} else if (internal && h->use_remote_address) {
-		if (edit_push(&ed, ARN_H1_EDIT_SET, "x-envoy-internal", 16, "true", 4))
+		if (edit_push_id(&ed, ARN_H1_EDIT_SET, ARN_H1_H_OTHER, "x-envoy-internal", 16,
+				 "true", 4))
 			return -ENOSPC;
 	}
 	/* x-request-id */
@@ -649,8 +661,8 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 	if (x->attempt && x->vhost && x->vhost->include_request_attempt_count) {
 		int k = u64_fmt(x->attempt, tmp);
 		const char *v = text_put(x->text, x->text_cap, &x->text_len, tmp, (size_t)k);
-		if (!v ||
-		    edit_push(&ed, ARN_H1_EDIT_SET, "x-envoy-attempt-count", 21, v, (size_t)k))
+		if (!v || edit_push_id(&ed, ARN_H1_EDIT_SET, ARN_H1_H_OTHER,
+				       "x-envoy-attempt-count", 21, v, (size_t)k))
 			return -ENOSPC;
 	}
 	if (x->path_rewritten && edit_push_id(&ed, ARN_H1_EDIT_SET, ARN_H1_H_X_ENVOY_ORIGINAL_PATH,
