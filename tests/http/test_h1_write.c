@@ -583,6 +583,52 @@ static void test_write_runs(void **state)
 	assert_memory_equal(small, want, sizeof(small));
 }
 
+/* A run ended by dropped lines only, the message's last among them (a
+ * hop-by-hop field, a REMOVE, a SET's later line): the run goes out where
+ * the first dropped line starts, with nothing after the loop to end it
+ * (the writer ends a run at the line that drops it); a SET not met adds
+ * its line after the run. */
+static void test_write_runs_end_dropped(void **state)
+{
+	(void)state;
+	static const char *const heads[] = {
+	    "HTTP/1.1 200 OK\r\nDate: d\r\nContent-Type: t\r\nContent-Length: 1\r\n"
+	    "Connection: keep-alive\r\n\r\n",
+	    "HTTP/1.1 200 OK\r\nDate: d\r\nContent-Type: t\r\nContent-Length: 1\r\n"
+	    "X-Gone: 1\r\nKeep-Alive: timeout=5\r\nX-Gone: 2\r\n\r\n",
+	    "HTTP/1.1 200 OK\r\nX-Set: 1\r\nDate: d\r\nContent-Type: t\r\nContent-Length: 1\r\n"
+	    "x-set: 2\r\n\r\n",
+	};
+	static const char *const want[] = {
+	    "Date: d\r\nContent-Type: t\r\nContent-Length: 1\r\nx-set: s\r\n",
+	    "Date: d\r\nContent-Type: t\r\nContent-Length: 1\r\nx-set: s\r\n",
+	    "x-set: s\r\nDate: d\r\nContent-Type: t\r\nContent-Length: 1\r\n",
+	};
+	const struct arn_h1_edit e[] = {
+	    EDIT(ARN_H1_EDIT_REMOVE, "x-gone", ""),
+	    EDIT(ARN_H1_EDIT_SET, "x-set", "s"),
+	};
+	for (size_t t = 0; t < sizeof(heads) / sizeof(heads[0]); t++) {
+		struct arn_h1_header hdrs[16];
+		struct arn_h1_msg m;
+		struct arn_h1_parser p;
+		struct arn_h1_ev ev;
+		arn_h1_msg_init(&m, hdrs, 16);
+		arn_h1_parser_init(&p, ARN_H1_RESPONSE, NULL, &m);
+		assert_true(arn_h1_parse(&p, heads[t], strlen(heads[t]), &ev) > 0);
+		assert_int_equal(ev.type, ARN_H1_EV_HEAD);
+		for (uint32_t piece = 1; piece <= 64; piece++) {
+			struct sink s;
+			struct arn_h1_wbuf w;
+			sink_init(&s, &w, piece);
+			assert_int_equal(arn_h1_write_headers(&w, &m, e, 2, ARN_H1_W_DROP_HOP), 0);
+			char *out = sink_done(&s, &w);
+			assert_string_equal(out, want[t]);
+			free(out);
+		}
+	}
+}
+
 /* Slices that lie side by side but not as "name: value\r\n" (a message
  * built by hand, as the HTTP/2 codecs build theirs) are written line by
  * line: the bytes between them are never copied. */
@@ -750,6 +796,7 @@ int test_h1_write_group(void)
 	    cmocka_unit_test(test_write_edit_order),
 	    cmocka_unit_test(test_write_runs),
 	    cmocka_unit_test(test_write_runs_checked),
+	    cmocka_unit_test(test_write_runs_end_dropped),
 	    cmocka_unit_test(test_h1_copy_every_length),
 	    cmocka_unit_test(test_write_line_edits),
 	    cmocka_unit_test(test_write_first_buffer_on_demand),
