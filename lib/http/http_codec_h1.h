@@ -60,6 +60,12 @@ void http_h1_serve(struct http_h1_peer *h, const struct arn_h1_config *cfg, stru
  * @p msg (the stream's), at most @p max_headers header lines. */
 void http_h1_expect(struct http_h1_peer *h, struct arn_h1_msg *msg, uint16_t max_headers,
 		    enum arn_h1_method method);
+/** An upstream connection's exchange ended and it is kept for the next
+ * one: the segments of @p h's input, all of them read (the one a fused
+ * END left, http_h1_decode_fused), go, and the parser lets go of the
+ * message's scratch (the stream's). http_codec_h1.release and the input's
+ * freeing in one direct call. */
+void http_h1_reuse(struct http_h1_peer *h);
 
 /**
  * http_codec_h1.decode for a caller that takes HTTP_EV_BODY_END (the
@@ -68,7 +74,7 @@ void http_h1_expect(struct http_h1_peer *h, struct arn_h1_msg *msg, uint16_t max
  * whose last chunk (without trailers) follows them in their segment, are
  * one event. The END is taken: no decode gives it again. The segment the
  * bytes lie in stays in the peer's input until the next decode (or
- * http_h1_peer_free, or the input's release with the connection), so the
+ * http_h1_peer_free, or http_h1_reuse with the connection), so the
  * other peer's output may refer to them until it is flushed.
  * @return as decode.
  */

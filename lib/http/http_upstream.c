@@ -741,14 +741,9 @@ void http_up_release(struct http_upconn *u, bool reusable)
 		up_close(u, !reusable || u->h1.in.bytes);
 		return;
 	}
-	/* only consumed segments are left, nearly always none (bench_hcm:
-	 * never): the call only for some (about 10 instructions a request) */
-	if (u->h1.in.head)
-		http_in_free(&u->h1.in);
-	else
-		u->h1.in = (struct http_in){0};
-	/* the scratch belongs to the stream's http_res: point the parser at none */
-	http_codec_h1.release(&u->h1.peer);
+	/* used-up input (the segment a fused END left) and the parser's
+	 * scratch, which belongs to the stream's http_res, go */
+	http_h1_reuse(&u->h1);
 	if (c)
 		u->idle_ms = c->http.idle_timeout_ms ? c->http.idle_timeout_ms : 0;
 	u->timer.fn = up_idle_timeout;
