@@ -671,23 +671,15 @@ static void h1_encode_continue(struct http_peer *pp)
 	}
 }
 
-static void h1_encode_body(struct http_peer *pp, const char *data, size_t len)
+/* Body bytes into the output: by reference to their segment, the bytes
+ * the other side's decoder just gave out, on a raw transport (TLS
+ * encrypts a copy anyway). */
+static inline __attribute__((always_inline)) void body_out(struct http_h1_peer *h, const char *data,
+							   size_t len)
 {
-	struct http_h1_peer *h = h1(pp);
 	struct http_out *o = &h->out;
-	if (h->chunked) {
-		size_t k = arn_h1_chunk_prefix(&h->ch, len, o->stage);
-		o->stage_off = 0;
-		o->stage_len = (uint8_t)k;
-		/* the chunk leaves whole: its CRLF does not wait for the next
-		 * one, which a streaming sender may send much later */
-		char crlf[2];
-		o->crlf = (uint8_t)arn_h1_chunk_close(&h->ch, crlf);
-	}
 	o->data = data;
 	o->data_len = (uint32_t)len;
-	/* the bytes the other side's decoder just gave out: by reference to
-	 * their segment on a raw transport (TLS encrypts a copy anyway) */
 	struct http_worker *w = h->w;
 	o->seg = NULL;
 	if (w) {
@@ -695,7 +687,33 @@ static void h1_encode_body(struct http_peer *pp, const char *data, size_t len)
 			o->seg = w->body_seg;
 		w->body_seg = NULL;
 	}
-	pp->queued = http_out_busy(o);
+	h->peer.queued = http_out_busy(o);
+}
+
+/* A chunked body's bytes: their chunk's prefix and CRLF around them. Out
+ * of line: a body with a length (the usual response) then takes no frame
+ * for these calls. */
+static __attribute__((noinline)) void body_chunk(struct http_h1_peer *h, const char *data,
+						 size_t len)
+{
+	struct http_out *o = &h->out;
+	size_t k = arn_h1_chunk_prefix(&h->ch, len, o->stage);
+	o->stage_off = 0;
+	o->stage_len = (uint8_t)k;
+	/* the chunk leaves whole: its CRLF does not wait for the next one,
+	 * which a streaming sender may send much later */
+	char crlf[2];
+	o->crlf = (uint8_t)arn_h1_chunk_close(&h->ch, crlf);
+	body_out(h, data, len);
+}
+
+static void h1_encode_body(struct http_peer *pp, const char *data, size_t len)
+{
+	struct http_h1_peer *h = h1(pp);
+	if (h->chunked)
+		body_chunk(h, data, len);
+	else
+		body_out(h, data, len);
 }
 
 /* Envoy's HTTP/1 codec: trailers are written only with enable_trailers,
@@ -726,22 +744,28 @@ static void h1_encode_trailers(struct http_peer *pp, const struct arn_h1_msg *m)
 	pp->queued = true;
 }
 
-static void h1_encode_end(struct http_peer *pp)
+/* A chunked body's last chunk. Out of line: the usual END (a body with a
+ * length, or none: twice a proxied request) then sets up no frame. */
+static __attribute__((noinline)) void end_chunked(struct http_h1_peer *h)
 {
-	struct http_h1_peer *h = h1(pp);
 	struct http_out *o = &h->out;
-	if (h->trailed) {
-		h->trailed = false; /* the last chunk and the trailers are queued */
-		return;
-	}
-	if (!h->chunked)
-		return;
 	size_t k = arn_h1_chunk_last(&h->ch, o->stage);
 	o->stage[k++] = '\r';
 	o->stage[k++] = '\n';
 	o->stage_off = 0;
 	o->stage_len = (uint8_t)k;
-	pp->queued = true;
+	h->peer.queued = true;
+}
+
+static void h1_encode_end(struct http_peer *pp)
+{
+	struct http_h1_peer *h = h1(pp);
+	if (h->trailed) {
+		h->trailed = false; /* the last chunk and the trailers are queued */
+		return;
+	}
+	if (h->chunked)
+		end_chunked(h);
 }
 
 static int h1_flush(struct http_peer *pp)
