@@ -1601,7 +1601,7 @@ void tcp_input(struct arn_tcp_worker *wk, struct rte_mbuf *m)
 	}
 	rte_pktmbuf_adj(m, (uint16_t)(l3 + doff));
 
-	struct arn_tcp_conn *c = tcp_lookup(wk, s.dst, s.dport, s.src, s.sport);
+	struct arn_tcp_conn *c = tcp_lookup_inline(wk, s.dst, s.dport, s.src, s.sport);
 	if (c) {
 		if (!fast_input(c, &s, m))
 			conn_input(c, &s, m);
