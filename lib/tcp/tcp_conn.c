@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rte_hash_crc.h>
 
 #include "arn_log.h"
 #include "tcp_int.h"
@@ -183,27 +182,16 @@ void tcp_q_free(struct tcp_q *q)
 
 /* ---- flow table ----------------------------------------------------------------- */
 
-static inline uint32_t flow_hash(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
-{
-	uint32_t h = rte_hash_crc_4byte(raddr, laddr);
-	return rte_hash_crc_4byte(((uint32_t)lport << 16) | rport, h);
-}
-
 struct arn_tcp_conn *tcp_lookup(struct arn_tcp_worker *wk, uint32_t laddr, uint16_t lport,
 				uint32_t raddr, uint16_t rport)
 {
-	struct arn_tcp_conn *c = wk->htab[flow_hash(laddr, lport, raddr, rport) & wk->hmask];
-	for (; c; c = c->hnext)
-		if (c->raddr == raddr && c->rport == rport && c->lport == lport &&
-		    c->laddr == laddr)
-			return c;
-	return NULL;
+	return tcp_lookup_inline(wk, laddr, lport, raddr, rport);
 }
 
 void tcp_hash_insert(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
 {
 	struct arn_tcp_conn **b =
-	    &wk->htab[flow_hash(c->laddr, c->lport, c->raddr, c->rport) & wk->hmask];
+	    &wk->htab[tcp_flow_hash(c->laddr, c->lport, c->raddr, c->rport) & wk->hmask];
 	c->hnext = *b;
 	*b = c;
 }
@@ -211,7 +199,7 @@ void tcp_hash_insert(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
 static void hash_remove(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
 {
 	struct arn_tcp_conn **p =
-	    &wk->htab[flow_hash(c->laddr, c->lport, c->raddr, c->rport) & wk->hmask];
+	    &wk->htab[tcp_flow_hash(c->laddr, c->lport, c->raddr, c->rport) & wk->hmask];
 	for (; *p; p = &(*p)->hnext)
 		if (*p == c) {
 			*p = c->hnext;
@@ -422,7 +410,7 @@ int tcp_tw_pool_init(struct arn_tcp_worker *wk, uint32_t n)
 static uint32_t *tw_slot(struct arn_tcp_worker *wk, uint32_t laddr, uint16_t lport, uint32_t raddr,
 			 uint16_t rport)
 {
-	return &wk->tw_htab[flow_hash(laddr, lport, raddr, rport) & wk->tw_hmask];
+	return &wk->tw_htab[tcp_flow_hash(laddr, lport, raddr, rport) & wk->tw_hmask];
 }
 
 struct tcp_tw *tcp_tw_lookup(struct arn_tcp_worker *wk, uint32_t laddr, uint16_t lport,

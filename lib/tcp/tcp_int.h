@@ -802,9 +802,8 @@ void tcp_conn_init_common(struct arn_tcp_worker *wk, struct arn_tcp_conn *c, uin
 			  uint16_t lport, uint32_t raddr, uint16_t rport, enum arn_tcp_cc cc);
 struct arn_tcp_conn *tcp_lookup(struct arn_tcp_worker *wk, uint32_t laddr, uint16_t lport,
 				uint32_t raddr, uint16_t rport);
-/* The flow table's hash of a 4-tuple: tcp_conn.c's flow_hash, which files
- * every connection, and which this must equal (a connection hashed
- * otherwise is never found: every test that opens one fails). */
+/* The flow table's hash of a 4-tuple: the one every connection and
+ * TIME_WAIT record is filed and found by (tcp_conn.c, tcp_lookup_inline). */
 static inline uint32_t tcp_flow_hash(uint32_t laddr, uint16_t lport, uint32_t raddr,
 				     uint16_t rport)
 {
