@@ -9,8 +9,10 @@
 #include "http_access_log.h"
 #include "http_stream.h"
 
+/* A message's headers for the access log; a response's with @p svc, the
+ * x-envoy-upstream-service-time Arion sent (NULL: none sent). */
 static unsigned log_headers(const struct arn_h1_msg *m, struct arn_access_header *out, unsigned cap,
-			    const struct http_stream *st, bool request)
+			    const struct http_stream *st, bool request, const char *svc)
 {
 	unsigned n = 0;
 	bool rid = false, xff = false;
@@ -19,8 +21,16 @@ static unsigned log_headers(const struct arn_h1_msg *m, struct arn_access_header
 		struct arn_access_header *a = &out[n++];
 		a->name = (struct arn_access_str){h->name, h->name_len};
 		a->value = (struct arn_access_str){h->value, h->value_len};
-		if (!request)
+		if (!request) {
+			/* Arion's x-envoy-upstream-service-time replaces the
+			 * upstream's on the wire (an edit SET): the same here */
+			if (svc && h->name_len == 29 &&
+			    arn_h1_eq_nocase(h->name, 29, "x-envoy-upstream-service-time", 29)) {
+				a->value = (struct arn_access_str){svc, (uint32_t)strlen(svc)};
+				svc = NULL;
+			}
 			continue;
+		}
 		/* the values Arion sent upstream, as Envoy logs them */
 		if (st->request_id && h->name_len == 12 &&
 		    arn_h1_eq_nocase(h->name, 12, "x-request-id", 12)) {
@@ -38,6 +48,9 @@ static unsigned log_headers(const struct arn_h1_msg *m, struct arn_access_header
 	if (request && st->xff && !xff && n < cap)
 		out[n++] =
 		    (struct arn_access_header){{"x-forwarded-for", 15}, {st->xff, st->xff_len}};
+	if (svc && n < cap)
+		out[n++] = (struct arn_access_header){{"x-envoy-upstream-service-time", 29},
+						      {svc, (uint32_t)strlen(svc)}};
 	return n;
 }
 
@@ -92,7 +105,7 @@ void http_access_log(struct http_stream *st)
 		rec.path = (struct arn_access_str){m->path.p, m->path.len};
 		rec.authority = (struct arn_access_str){m->authority.p, m->authority.len};
 		rec.req_headers = w->log_req;
-		rec.n_req_headers = log_headers(m, w->log_req, HTTP_MAX_HDRS + 2, st, true);
+		rec.n_req_headers = log_headers(m, w->log_req, HTTP_MAX_HDRS + 2, st, true, NULL);
 	}
 	rec.access_log_hint = st->access_log_hint;
 	rec.scheme =
@@ -116,12 +129,11 @@ void http_access_log(struct http_stream *st)
 					   : (struct arn_access_str){"HTTP/1.1", 8};
 	if ((st->state & HTTP_S_RESP_STARTED) && !(st->state & HTTP_S_LOCAL) && st->res) {
 		rec.resp_headers = w->log_resp;
-		rec.n_resp_headers =
-		    log_headers(&st->resp.m, w->log_resp, HTTP_MAX_HDRS - 1, st, false);
-		/* the header Arion added, for %RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)% */
-		char *svc = st->service_time;
-		w->log_resp[rec.n_resp_headers++] = (struct arn_access_header){
-		    {"x-envoy-upstream-service-time", 29}, {svc, (uint32_t)strlen(svc)}};
+		/* the service time as the client got it, for
+		 * %RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)%: none when the router's
+		 * suppress_envoy_headers kept it off the wire (Envoy logs "-") */
+		const char *svc = hc->hcm && hc->hcm->suppress_envoy_headers ? NULL : st->service_time;
+		rec.n_resp_headers = log_headers(&st->resp.m, w->log_resp, HTTP_MAX_HDRS + 1, st, false, svc);
 	}
 	if (st->res && st->res->x.tfr[0])
 		rec.upstream_transport_failure_reason =

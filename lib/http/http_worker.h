@@ -193,7 +193,7 @@ struct http_worker {
 	 * header lists of an access log record. */
 	struct arn_cfg_header route_hdrs[HTTP_MAX_HDRS];
 	struct arn_access_header log_req[HTTP_MAX_HDRS + 2];
-	struct arn_access_header log_resp[HTTP_MAX_HDRS];
+	struct arn_access_header log_resp[HTTP_MAX_HDRS + 1];
 
 	/* the MCP gateway filter's sessions and request contexts (http_mcp.c) */
 	struct http_mcp_worker *mcp;
