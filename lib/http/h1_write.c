@@ -519,7 +519,8 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 	const char *rs = NULL;
 	/* in locals: the stores of the lines may alias the message */
 	const struct arn_h1_header *hd = m->hdrs;
-	const struct arn_h1_header *const hend = hd + m->n_hdrs;
+	/* a message without headers may have no array (NULL + 0 is undefined) */
+	const struct arn_h1_header *const hend = hd ? hd + m->n_hdrs : hd;
 	for (const struct arn_h1_header *h = hd; h < hend; h++) {
 		bool drop = false;
 		if ((flags & ARN_H1_W_DROP_HOP) && is_hop(m, h, flags, &nm)) {

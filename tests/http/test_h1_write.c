@@ -588,6 +588,24 @@ static void test_write_runs(void **state)
  * the first dropped line starts, with nothing after the loop to end it
  * (the writer ends a run at the line that drops it); a SET not met adds
  * its line after the run. */
+/* A message without headers and without a header array (a subrequest's
+ * hand-built head): the edits' lines alone. The fuzz_hcm_mcp run of
+ * 7c7157d found the walk's end computed as NULL + 0 (UBSan). */
+static void test_write_no_header_array(void **state)
+{
+	(void)state;
+	struct arn_h1_msg m;
+	memset(&m, 0, sizeof(m));
+	const struct arn_h1_edit e[] = {EDIT(ARN_H1_EDIT_SET, "x-set", "s")};
+	struct sink s;
+	struct arn_h1_wbuf w;
+	sink_init(&s, &w, 64);
+	assert_int_equal(arn_h1_write_headers(&w, &m, e, 1, ARN_H1_W_DROP_HOP), 0);
+	char *out = sink_done(&s, &w);
+	assert_string_equal(out, "x-set: s\r\n");
+	free(out);
+}
+
 static void test_write_runs_end_dropped(void **state)
 {
 	(void)state;
@@ -797,6 +815,7 @@ int test_h1_write_group(void)
 	    cmocka_unit_test(test_write_runs),
 	    cmocka_unit_test(test_write_runs_checked),
 	    cmocka_unit_test(test_write_runs_end_dropped),
+	    cmocka_unit_test(test_write_no_header_array),
 	    cmocka_unit_test(test_h1_copy_every_length),
 	    cmocka_unit_test(test_write_line_edits),
 	    cmocka_unit_test(test_write_first_buffer_on_demand),
