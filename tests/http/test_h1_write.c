@@ -647,6 +647,68 @@ static void test_write_runs_end_dropped(void **state)
 	}
 }
 
+/*
+ * The writer's masks by header id: a line whose id has no edit and is not
+ * hop-by-hop costs one bit test; an id past the known ones (a message
+ * built by hand) is a name without one, compared by its bytes; a
+ * hop-by-hop field goes even where an edit names it (the edit then adds
+ * its line at the end, not being met); the 64th edit of a full table is
+ * added as the first is (the mask of the edits not done spans all 64).
+ */
+static void test_write_edit_masks(void **state)
+{
+	(void)state;
+	/* ids 40 and 200: beyond ARN_H1_H_COUNT, inside and outside a word */
+	struct arn_h1_header hb[] = {
+	    {.name = "host", .name_len = 4, .value = "h", .value_len = 1, .id = ARN_H1_H_HOST},
+	    {.name = "X-Gone", .name_len = 6, .value = "1", .value_len = 1, .id = 40},
+	    {.name = "x-keep", .name_len = 6, .value = "k", .value_len = 1, .id = 200},
+	    {.name = "x-gone", .name_len = 6, .value = "2", .value_len = 1, .id = 200},
+	    {.name = "keep-alive",
+	     .name_len = 10,
+	     .value = "t",
+	     .value_len = 1,
+	     .id = ARN_H1_H_KEEP_ALIVE},
+	};
+	struct arn_h1_msg hm;
+	arn_h1_msg_init(&hm, hb, 5);
+	hm.n_hdrs = 5;
+	const struct arn_h1_edit e[] = {
+	    EDIT(ARN_H1_EDIT_REMOVE, "x-gone", ""),
+	    EDIT(ARN_H1_EDIT_SET, "keep-alive", "set"),
+	};
+	char *out = write_with(&hm, e, 2, ARN_H1_W_DROP_HOP);
+	assert_string_equal(out, "host: h\r\nx-keep: k\r\nkeep-alive: set\r\n");
+	free(out);
+	/* without DROP_HOP the SET meets its line */
+	out = write_with(&hm, e, 2, 0);
+	assert_string_equal(out, "host: h\r\nx-keep: k\r\nkeep-alive: set\r\n");
+	free(out);
+
+	/* a field Connection names, with an edit of its own name: dropped
+	 * as hop-by-hop, the SET added at the end */
+	struct arn_h1_header hdrs[8];
+	struct arn_h1_msg m;
+	parse_one("GET / HTTP/1.1\r\nHost: h\r\nConnection: X-A\r\nX-A: 1\r\nX-B: 2\r\n\r\n", &m,
+		  hdrs, 8);
+	const struct arn_h1_edit xa[] = {
+	    EDIT(ARN_H1_EDIT_SET, "x-a", "mine"),
+	    EDIT(ARN_H1_EDIT_SET, "x-b", "b"),
+	};
+	out = write_with(&m, xa, 2, ARN_H1_W_DROP_HOP);
+	assert_string_equal(out, "Host: h\r\nx-b: b\r\nx-a: mine\r\n");
+	free(out);
+
+	/* a full table: 63 removals and, last, an addition */
+	struct arn_h1_edit full[ARN_H1_MAX_EDITS];
+	for (unsigned k = 0; k < ARN_H1_MAX_EDITS; k++)
+		full[k] = (struct arn_h1_edit)EDIT(ARN_H1_EDIT_REMOVE, "x-b", "");
+	full[ARN_H1_MAX_EDITS - 1] = (struct arn_h1_edit)EDIT(ARN_H1_EDIT_ADD, "x-last", "64");
+	out = write_with(&m, full, ARN_H1_MAX_EDITS, 0);
+	assert_string_equal(out, "Host: h\r\nConnection: X-A\r\nX-A: 1\r\nx-last: 64\r\n");
+	free(out);
+}
+
 /* Slices that lie side by side but not as "name: value\r\n" (a message
  * built by hand, as the HTTP/2 codecs build theirs) are written line by
  * line: the bytes between them are never copied. */
@@ -815,6 +877,7 @@ int test_h1_write_group(void)
 	    cmocka_unit_test(test_write_runs),
 	    cmocka_unit_test(test_write_runs_checked),
 	    cmocka_unit_test(test_write_runs_end_dropped),
+	    cmocka_unit_test(test_write_edit_masks),
 	    cmocka_unit_test(test_write_no_header_array),
 	    cmocka_unit_test(test_h1_copy_every_length),
 	    cmocka_unit_test(test_write_line_edits),
