@@ -600,7 +600,20 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 				rs = h->name;
 			continue;
 		}
-		run_end(w, &rs, h->name);
+		if (rs) {
+			/* the run and this line in one room test (the last line
+			 * after a run: nginx's Accept-Ranges) */
+			size_t rn = (size_t)(h->name - rs);
+			size_t need = rn + h->name_len + h->value_len + 4;
+			if (__builtin_expect(need <= (size_t)(w->cap - w->len), 1) && rn <= 256) {
+				char *d = room_take(w, need);
+				h1_copy(d, rs, rn);
+				put_line(d + rn, h->name, h->name_len, v, h->value_len);
+				rs = NULL;
+				continue;
+			}
+			run_end(w, &rs, h->name);
+		}
 		write_line(w, h->name, h->name_len, v, h->value_len);
 	}
 	/* no run is left: the last line is never in one (no next name), and

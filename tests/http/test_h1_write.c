@@ -709,6 +709,57 @@ static void test_write_edit_masks(void **state)
 	free(out);
 }
 
+/* The last line after a run goes out with the run, in one room test,
+ * where both fit the buffer (nginx's Accept-Ranges after ETag); across
+ * buffers of every size, and after a run of more than 256 bytes, the two
+ * as two pieces: the same bytes. */
+static void test_write_run_then_last(void **state)
+{
+	(void)state;
+	char big[400];
+	memset(big, 'v', sizeof(big));
+	static const char top[] = "HTTP/1.1 200 OK\r\nServer: s\r\nX-Big: ";
+	static const char tail[] = "\r\nETag: \"e\"\r\nAccept-Ranges: bytes\r\n\r\n";
+	memcpy(big, top, sizeof(top) - 1);
+	memcpy(big + 300, tail, sizeof(tail)); /* with its NUL */
+	const char *const heads[2] = {
+	    "HTTP/1.1 200 OK\r\nServer: nginx\r\nDate: d\r\nConnection: keep-alive\r\n"
+	    "ETag: \"6560a1b2-14\"\r\nAccept-Ranges: bytes\r\n\r\n",
+	    big,
+	};
+	const struct arn_h1_edit e[] = {EDIT(ARN_H1_EDIT_SET, "server", "envoy")};
+	for (size_t t = 0; t < 2; t++) {
+		struct arn_h1_header hdrs[16];
+		struct arn_h1_msg m;
+		struct arn_h1_parser p;
+		struct arn_h1_ev ev;
+		arn_h1_msg_init(&m, hdrs, 16);
+		arn_h1_parser_init(&p, ARN_H1_RESPONSE, NULL, &m);
+		assert_true(arn_h1_parse(&p, heads[t], strlen(heads[t]), &ev) > 0);
+		assert_int_equal(ev.type, ARN_H1_EV_HEAD);
+		/* what the head holds after the status line, Server replaced,
+		 * Connection dropped */
+		const char *from = strstr(heads[t], t ? "X-Big" : "Date");
+		char want[512];
+		int k = snprintf(want, sizeof(want), "server: envoy\r\n%.*s",
+				 (int)(strlen(from) - 2), from);
+		if (!t) {
+			char *c = strstr(want, "Connection: keep-alive\r\n");
+			memmove(c, c + 24, strlen(c + 24) + 1);
+		}
+		(void)k;
+		for (uint32_t piece = 1; piece <= 400; piece++) {
+			struct sink s;
+			struct arn_h1_wbuf w;
+			sink_init(&s, &w, piece);
+			assert_int_equal(arn_h1_write_headers(&w, &m, e, 1, ARN_H1_W_DROP_HOP), 0);
+			char *out = sink_done(&s, &w);
+			assert_string_equal(out, want);
+			free(out);
+		}
+	}
+}
+
 /* Slices that lie side by side but not as "name: value\r\n" (a message
  * built by hand, as the HTTP/2 codecs build theirs) are written line by
  * line: the bytes between them are never copied. */
@@ -878,6 +929,7 @@ int test_h1_write_group(void)
 	    cmocka_unit_test(test_write_runs_checked),
 	    cmocka_unit_test(test_write_runs_end_dropped),
 	    cmocka_unit_test(test_write_edit_masks),
+	    cmocka_unit_test(test_write_run_then_last),
 	    cmocka_unit_test(test_write_no_header_array),
 	    cmocka_unit_test(test_h1_copy_every_length),
 	    cmocka_unit_test(test_write_line_edits),
