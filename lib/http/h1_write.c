@@ -490,9 +490,9 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 	/* SET / SET_IF_PRESENT / APPEND_VALUE written, ADD_IF_ABSENT's name
 	 * seen: not to be added after the message's lines */
 	uint64_t done = 0;
-	struct nominated nm; /* not zeroed whole: tok[] is read only up to n */
-	nm.n = 0;
-	nm.overflow = false;
+	/* set by nominated_collect, and read (by is_hop) only where it ran:
+	 * the mask's ARN_H1_H_OTHER hop bit says so */
+	struct nominated nm;
 	/*
 	 * Each edit's header id (eid[k]; names without one compare by length,
 	 * then bytes), and "look", a bit for each id whose lines need more
