@@ -458,8 +458,8 @@ static inline __attribute__((always_inline)) bool host_plain(uptr v, uint32_t n,
 }
 
 static inline __attribute__((always_inline)) int
-add_head_field(struct arn_h1_parser *p, enum arn_h1_hdr_id id, const char *name, uint32_t nlen,
-	       const char *value, uint32_t vlen, const char *end);
+add_head_field(struct arn_h1_parser *p, struct arn_h1_msg *m, unsigned idx, enum arn_h1_hdr_id id,
+	       const char *name, uint32_t nlen, const char *value, uint32_t vlen, const char *end);
 
 static inline __attribute__((always_inline)) int add_field(struct arn_h1_parser *p,
 							   const char *name, uint32_t nlen,
@@ -473,17 +473,19 @@ static inline __attribute__((always_inline)) int add_field(struct arn_h1_parser 
 		return fail(p, ARN_H1_E_TOO_MANY_HEADERS);
 	if (nlen > UINT16_MAX)
 		return fail(p, ARN_H1_E_HEAD_TOO_LARGE);
-	return add_head_field(p, h1_hdr_lookup(name, nlen), name, nlen, value, vlen, end);
+	return add_head_field(p, p->msg, p->msg->n_hdrs, h1_hdr_lookup(name, nlen), name, nlen,
+			      value, vlen, end);
 }
 
 /* A head's field line, once the limits are checked and its name looked up
- * (@p id): its slot and what it means for framing and the connection. */
+ * (@p id): its slot and what it means for framing and the connection.
+ * @p m is p->msg and @p idx its n_hdrs, passed in so that fields_fast
+ * keeps them in registers from line to line (reloaded after each line's
+ * stores, which may alias them, they cost about 4 instructions a line). */
 static inline __attribute__((always_inline)) int
-add_head_field(struct arn_h1_parser *p, enum arn_h1_hdr_id id, const char *name, uint32_t nlen,
-	       const char *value, uint32_t vlen, const char *end)
+add_head_field(struct arn_h1_parser *p, struct arn_h1_msg *m, unsigned idx, enum arn_h1_hdr_id id,
+	       const char *name, uint32_t nlen, const char *value, uint32_t vlen, const char *end)
 {
-	struct arn_h1_msg *m = p->msg;
-	unsigned idx = m->n_hdrs;
 	struct arn_h1_header *h = &m->hdrs[idx];
 	h->name = name;
 	h->name_len = (uint16_t)nlen;
@@ -648,6 +650,8 @@ parse_field_line(struct arn_h1_parser *p, const char *s, const char *e, const ch
 static inline __attribute__((always_inline)) uptr
 fields_fast(struct arn_h1_parser *p, uptr s, uptr lim, uptr base, unsigned nmax, bool *err)
 {
+	struct arn_h1_msg *m = p->msg;
+	unsigned n = m->n_hdrs;
 	while (s < lim && s[0] > ' ') {
 		uptr q;
 		/* the name's bytes tested for tchars (else only found to end
@@ -696,7 +700,7 @@ fields_fast(struct arn_h1_parser *p, uptr s, uptr lim, uptr base, unsigned nmax,
 		 * parse_field_line too: no test of v1 > v0 for that rare line */
 		if (v1[-1] <= ' ')
 			break;
-		if (p->msg->n_hdrs >= nmax)
+		if (n >= nmax)
 			break; /* parse_field_line fails it */
 		enum arn_h1_hdr_id id = h1_hdr_lookup((const char *)s, (size_t)(q - s));
 #if defined(__SSE2__)
@@ -716,11 +720,12 @@ fields_fast(struct arn_h1_parser *p, uptr s, uptr lim, uptr base, unsigned nmax,
 #else
 		(void)tested;
 #endif
-		if (add_head_field(p, id, (const char *)s, (uint32_t)(q - s), (const char *)v0,
-				   (uint32_t)(v1 - v0), (const char *)lim) != 0) {
+		if (add_head_field(p, m, n, id, (const char *)s, (uint32_t)(q - s),
+				   (const char *)v0, (uint32_t)(v1 - v0), (const char *)lim) != 0) {
 			*err = true;
 			return s;
 		}
+		n++;
 		s = nx;
 	}
 	return s;
