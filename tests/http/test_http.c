@@ -1557,7 +1557,9 @@ static void test_scans_every_offset(void **state)
 {
 	(void)state;
 	static const char fill[] = "aZ9-xQ0b-Y";
-	for (size_t len = 0; len <= 48; len++) {
+	/* to 70: the 32-byte step's two blocks, its second round, and the
+	 * 16-byte step and the tail after it */
+	for (size_t len = 0; len <= 70; len++) {
 		unsigned char *b = malloc(len ? len : 1);
 		assert_non_null(b);
 		for (size_t off = 0; off <= len; off++)
@@ -1883,6 +1885,84 @@ static void test_fields_fast_colon_first(void **state)
 	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\n: some longer value here\r\n\r\n", "HDR_NAME");
 }
 
+/* fields_fast's value scan at the 16- and 32-byte block edges: a value
+ * of every length to 70 (its CR at every offset of the scan's first,
+ * second and third blocks, counted from the line's start and from the
+ * value's), in a head whose line is the last before the empty line and
+ * the run's end, or followed by another line and a body; and for the
+ * lengths around the edges, a bad byte (NUL, CR, HTAB, obs-text) at every
+ * position of the line. Parsed whole (the fast path), one byte at a time
+ * and in random pieces, each before a guard page: all transcripts equal,
+ * and a line without a bad byte is taken. */
+static void test_fields_fast_block_edges(void **state)
+{
+	(void)state;
+	static const char odd[] = {'\0', '\r', '\t', (char)0x80};
+	static const char *const names[] = {"X-Test", "Host"};
+	static const struct h1t_opts o = {.kind = ARN_H1_REQUEST};
+	/* the bad bytes' runs on the heap, without the guard pages' mmap
+	 * per piece (ASan builds check those reads) */
+	static const struct h1t_opts om = {.kind = ARN_H1_REQUEST, .alloc = H1T_MALLOC};
+	unsigned seed = 1;
+	for (size_t ni = 0; ni < sizeof(names) / sizeof(names[0]); ni++)
+		for (size_t vl = 0; vl <= 70; vl++)
+			for (int shape = 0; shape < 2; shape++) {
+				struct arn_sb b = ARN_SB_INIT;
+				arn_sb_puts(&b, "GET / HTTP/1.1\r\n");
+				if (ni == 0)
+					arn_sb_puts(&b, "Host: h\r\n");
+				size_t l0 = b.len;
+				arn_sb_printf(&b, "%s: ", names[ni]);
+				for (size_t i = 0; i < vl; i++)
+					arn_sb_putc(&b, "a.b-c9.dxE"[i % 10]);
+				arn_sb_puts(&b, "\r\n");
+				size_t l1 = b.len;
+				if (shape)
+					arn_sb_puts(
+					    &b,
+					    "Accept-Ranges: bytes\r\n\r\nhello from upstream\n");
+				else
+					arn_sb_puts(&b, "\r\n");
+				assert_false(b.oom);
+				char *whole = NULL;
+				char *diff = h1t_all_splits(b.buf, b.len, &o, 1, seed++, &whole);
+				if (diff)
+					fail_msg("%s value %zu shape %d: %s", names[ni], vl, shape,
+						 diff);
+				/* taken, with its value whole */
+				char want[128];
+				snprintf(want, sizeof(want), "  %.*s #", (int)(l1 - 2 - l0),
+					 b.buf + l0);
+				if (ni == 0)
+					snprintf(want, sizeof(want), "  %.*s\n", (int)(l1 - 2 - l0),
+						 b.buf + l0);
+				if (vl > 0 && !strstr(whole, want))
+					fail_msg("%s value %zu shape %d: no \"%s\" in\n%s",
+						 names[ni], vl, shape, want, whole);
+				free(whole);
+				/* the bad bytes, for the lengths at the blocks' edges */
+				size_t at = (l0 + strlen(names[ni]) + 2 + vl) - l0;
+				if (at % 16 > 2 && at % 16 < 14 && (at + 9) % 16 > 2 &&
+				    (at + 9) % 16 < 14)
+					goto next;
+				for (size_t pos = l0; pos < l1; pos++)
+					for (size_t k = 0; k < sizeof(odd); k++) {
+						char keep = b.buf[pos];
+						b.buf[pos] = odd[k];
+						diff = h1t_all_splits(b.buf, b.len, &om, 0, seed++,
+								      NULL);
+						if (diff)
+							fail_msg(
+							    "%s value %zu shape %d, %#x at %zu: %s",
+							    names[ni], vl, shape,
+							    (unsigned char)odd[k], pos - l0, diff);
+						b.buf[pos] = keep;
+					}
+			next:
+				arn_sb_free(&b);
+			}
+}
+
 /* Differential, for the whole-head path (head_first and finish_usual in
  * h1_parse.c): random heads over the start lines, framing and connection
  * headers finish_head tells apart, each head followed by a body and a
@@ -2107,6 +2187,7 @@ int main(void)
 	    cmocka_unit_test(test_list_and_lookup),
 	    cmocka_unit_test(test_fields_fast_vs_scalar),
 	    cmocka_unit_test(test_fields_fast_colon_first),
+	    cmocka_unit_test(test_fields_fast_block_edges),
 	    cmocka_unit_test(test_head_whole_vs_scalar),
 	};
 	int rc = cmocka_run_group_tests_name("h1_parse", tests, NULL, NULL);
