@@ -160,7 +160,9 @@ h1_scan_class(const unsigned char *q, const unsigned char *end, const unsigned c
 	      unsigned (*bad16)(const unsigned char *), uint8_t cls)
 {
 #if defined(__SSE2__)
-	while (end - q >= 32) {
+	/* q + 32 <= end as numbers: a lea and a compare, where end - q >= 32
+	 * took a subtraction more (q + 32 past end is no pointer to form) */
+	while ((uintptr_t)q + 32 <= (uintptr_t)end) {
 		unsigned m = bad16(q);
 		if (m)
 			return q + __builtin_ctz(m);

@@ -652,6 +652,10 @@ fields_fast(struct arn_h1_parser *p, uptr s, uptr lim, uptr base, unsigned nmax,
 {
 	struct arn_h1_msg *m = p->msg;
 	unsigned n = m->n_hdrs;
+	/* lim - 16 and lim - 2 as numbers (as pointers they may be before
+	 * the input), once: each line's tests of the room left are then a
+	 * compare, not a subtraction and a compare */
+	const uintptr_t lim16 = (uintptr_t)lim - 16, lim2 = (uintptr_t)lim - 2;
 	while (s < lim && s[0] > ' ') {
 		uptr q;
 		/* the name's bytes tested for tchars (else only found to end
@@ -660,7 +664,7 @@ fields_fast(struct arn_h1_parser *p, uptr s, uptr lim, uptr base, unsigned nmax,
 #if defined(__SSE2__)
 		/* a name under 16 bytes, then ':' (the first of the 16 bytes);
 		 * its bytes are tested below, by the lookup or the class */
-		unsigned colon = lim - s >= 16
+		unsigned colon = (uintptr_t)s <= lim16
 				     ? (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
 					   _mm_loadu_si128((const __m128i *)(const void *)s),
 					   _mm_set1_epi8(':')))
@@ -678,7 +682,7 @@ fields_fast(struct arn_h1_parser *p, uptr s, uptr lim, uptr base, unsigned nmax,
 		if (q == s)
 			break;
 		uptr v1 = h1_scan_value_plain(q + 1, lim, base);
-		if (lim - v1 < 2)
+		if ((uintptr_t)v1 > lim2)
 			break;
 		uptr v0 = q + 1;
 		/* [v0, v1] is inside [s, lim): one optional SP, no more OWS (an
@@ -1431,9 +1435,14 @@ static __attribute__((noinline)) ssize_t parse_run(struct arn_h1_parser *p, cons
 	ev->type = ARN_H1_EV_NONE;
 	ev->data = NULL;
 	ev->len = 0;
+	/* a message's first run, the usual call: to its case without the
+	 * switch's table jump (about 6 instructions a head) */
+	if (p->state == ST_IDLE)
+		goto idle;
 	for (;;) {
 		switch (p->state) {
 		case ST_IDLE:
+		idle:
 			if (s == e)
 				return ARN_AGAIN;
 			begin_message(p);
