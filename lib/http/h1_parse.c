@@ -458,8 +458,9 @@ static inline __attribute__((always_inline)) bool host_plain(uptr v, uint32_t n,
 }
 
 static inline __attribute__((always_inline)) int
-add_head_field(struct arn_h1_parser *p, struct arn_h1_msg *m, unsigned idx, enum arn_h1_hdr_id id,
-	       const char *name, uint32_t nlen, const char *value, uint32_t vlen, const char *end);
+add_head_field(struct arn_h1_parser *p, struct arn_h1_msg *m, struct arn_h1_header *h, unsigned idx,
+	       enum arn_h1_hdr_id id, const char *name, uint32_t nlen, const char *value,
+	       uint32_t vlen, const char *end);
 
 static inline __attribute__((always_inline)) int add_field(struct arn_h1_parser *p,
 							   const char *name, uint32_t nlen,
@@ -473,26 +474,31 @@ static inline __attribute__((always_inline)) int add_field(struct arn_h1_parser 
 		return fail(p, ARN_H1_E_TOO_MANY_HEADERS);
 	if (nlen > UINT16_MAX)
 		return fail(p, ARN_H1_E_HEAD_TOO_LARGE);
-	return add_head_field(p, p->msg, p->msg->n_hdrs, h1_hdr_lookup(name, nlen), name, nlen,
+	struct arn_h1_msg *m = p->msg;
+	unsigned idx = m->n_hdrs;
+	m->n_hdrs = (uint16_t)(idx + 1);
+	return add_head_field(p, m, &m->hdrs[idx], idx, h1_hdr_lookup(name, nlen), name, nlen,
 			      value, vlen, end);
 }
 
 /* A head's field line, once the limits are checked and its name looked up
  * (@p id): its slot and what it means for framing and the connection.
- * @p m is p->msg and @p idx its n_hdrs, passed in so that fields_fast
- * keeps them in registers from line to line (reloaded after each line's
- * stores, which may alias them, they cost about 4 instructions a line). */
+ * @p m is p->msg, @p h its slot hdrs[idx], @p idx the line's index; the
+ * caller counts it in n_hdrs (before: a line that fails here counts).
+ * They are passed in so that fields_fast keeps them in registers from
+ * line to line, and stores n_hdrs once when it stops: reloaded after
+ * each line's stores, which may alias them, and n_hdrs stored per line,
+ * they cost about 7 instructions a line. */
 static inline __attribute__((always_inline)) int
-add_head_field(struct arn_h1_parser *p, struct arn_h1_msg *m, unsigned idx, enum arn_h1_hdr_id id,
-	       const char *name, uint32_t nlen, const char *value, uint32_t vlen, const char *end)
+add_head_field(struct arn_h1_parser *p, struct arn_h1_msg *m, struct arn_h1_header *h, unsigned idx,
+	       enum arn_h1_hdr_id id, const char *name, uint32_t nlen, const char *value,
+	       uint32_t vlen, const char *end)
 {
-	struct arn_h1_header *h = &m->hdrs[idx];
 	h->name = name;
 	h->name_len = (uint16_t)nlen;
 	h->value = value;
 	h->value_len = vlen;
 	h->id = (uint16_t)id;
-	m->n_hdrs = (uint16_t)(idx + 1);
 	switch (id) {
 	case ARN_H1_H_CONTENT_LENGTH:
 		if (vlen - 1u < 19u && !(m->flags & ARN_H1_F_CONTENT_LENGTH)) {
@@ -652,6 +658,7 @@ fields_fast(struct arn_h1_parser *p, uptr s, uptr lim, uptr base, unsigned nmax,
 {
 	struct arn_h1_msg *m = p->msg;
 	unsigned n = m->n_hdrs;
+	struct arn_h1_header *h = m->hdrs + n;
 	/* lim - 16 and lim - 2 as numbers (as pointers they may be before
 	 * the input), once: each line's tests of the room left are then a
 	 * compare, not a subtraction and a compare */
@@ -724,14 +731,17 @@ fields_fast(struct arn_h1_parser *p, uptr s, uptr lim, uptr base, unsigned nmax,
 #else
 		(void)tested;
 #endif
-		if (add_head_field(p, m, n, id, (const char *)s, (uint32_t)(q - s),
+		if (add_head_field(p, m, h, n, id, (const char *)s, (uint32_t)(q - s),
 				   (const char *)v0, (uint32_t)(v1 - v0), (const char *)lim) != 0) {
+			m->n_hdrs = (uint16_t)(n + 1); /* as add_field counts it */
 			*err = true;
 			return s;
 		}
 		n++;
+		h++;
 		s = nx;
 	}
+	m->n_hdrs = (uint16_t)n;
 	return s;
 }
 

@@ -1963,6 +1963,55 @@ static void test_fields_fast_block_edges(void **state)
 			}
 }
 
+/* The header count fields_fast leaves in the message (it counts lines
+ * in a register and stores the count when it stops): at the HEAD, and
+ * after a line that fails (counted, as parse_field_line counts it), the
+ * same whole (the fast path) as one byte at a time (the scalar path). */
+static unsigned n_hdrs_after(const char *in, size_t n, size_t step, int *err)
+{
+	struct arn_h1_header hdrs[16];
+	struct arn_h1_msg m;
+	struct arn_h1_parser p;
+	struct arn_h1_ev ev;
+	static char scratch[1024];
+	arn_h1_msg_init(&m, hdrs, 16);
+	arn_h1_parser_init(&p, ARN_H1_REQUEST, NULL, &m);
+	arn_h1_parser_set_scratch(&p, scratch, sizeof(scratch));
+	*err = 0;
+	for (size_t off = 0; off < n;) {
+		size_t len = step && n - off > step ? step : n - off;
+		ssize_t r = arn_h1_parse(&p, in + off, len, &ev);
+		if (r < 0 && r != ARN_AGAIN) {
+			*err = (int)arn_h1_parser_error(&p);
+			break;
+		}
+		if (r != ARN_AGAIN && ev.type == ARN_H1_EV_HEAD)
+			break;
+		off += r == ARN_AGAIN ? len : (size_t)r;
+	}
+	return m.n_hdrs;
+}
+
+static void test_fields_fast_count(void **state)
+{
+	(void)state;
+	static const char *const heads[] = {
+	    "GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\n\r\n0123456789abcdef",
+	    "GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nContent-Length: 1\r\nX: "
+	    "some longer value\r\n\r\n",
+	    "GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nHost: h\r\nX: some longer value\r\n\r\n",
+	    "GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nB : 2\r\n\r\n0123456789abcdef"};
+	static const unsigned want[] = {3, 3, 3, 2};
+	for (size_t i = 0; i < sizeof(heads) / sizeof(heads[0]); i++) {
+		int e1, e2;
+		unsigned whole = n_hdrs_after(heads[i], strlen(heads[i]), 0, &e1);
+		unsigned bytes = n_hdrs_after(heads[i], strlen(heads[i]), 1, &e2);
+		assert_int_equal(whole, want[i]);
+		assert_int_equal(bytes, want[i]);
+		assert_int_equal(e1, e2);
+	}
+}
+
 /* Differential, for the whole-head path (head_first and finish_usual in
  * h1_parse.c): random heads over the start lines, framing and connection
  * headers finish_head tells apart, each head followed by a body and a
@@ -2188,6 +2237,7 @@ int main(void)
 	    cmocka_unit_test(test_fields_fast_vs_scalar),
 	    cmocka_unit_test(test_fields_fast_colon_first),
 	    cmocka_unit_test(test_fields_fast_block_edges),
+	    cmocka_unit_test(test_fields_fast_count),
 	    cmocka_unit_test(test_head_whole_vs_scalar),
 	};
 	int rc = cmocka_run_group_tests_name("h1_parse", tests, NULL, NULL);
