@@ -658,7 +658,12 @@ fields_fast(struct arn_h1_parser *p, uptr s, uptr lim, uptr base, unsigned nmax,
 {
 	struct arn_h1_msg *m = p->msg;
 	unsigned n = m->n_hdrs;
-	struct arn_h1_header *h = m->hdrs + n;
+	/* no line may be added: parse_field_line fails the next (and hdrs
+	 * may be NULL, a message without an array, whose NULL + 0 below
+	 * clang's UBSan flags) */
+	if (n >= nmax)
+		return s;
+	struct arn_h1_header *h = m->hdrs + n; /* the next line's slot */
 	/* lim - 16 and lim - 2 as numbers (as pointers they may be before
 	 * the input), once: each line's tests of the room left are then a
 	 * compare, not a subtraction and a compare */
