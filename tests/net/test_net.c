@@ -1834,6 +1834,34 @@ static void test_checksum_offload_only_when_advertised(void **state)
 	np->tx_ip_cksum = false;
 }
 
+/* net_is_local (the receive path's two checks a packet: our own address as
+ * a source, one of ours as the destination) looks at port 0 apart from
+ * the rest: every port's address is ours, no other is, and with no port
+ * nothing is, not even what port 0's unused slot holds. */
+static void test_is_local_every_port_and_none_without_ports(void **state)
+{
+	(void)state;
+	struct arn_net *net = calloc(1, sizeof(*net));
+	assert_non_null(net);
+	assert_false(net_is_local(net, 0)); /* port[0].ip is 0, but no port */
+	net->port[0].ip = IP(198, 18, 0, 2);
+	assert_false(net_is_local(net, IP(198, 18, 0, 2)));
+	net->n_ports = 1;
+	assert_true(net_is_local(net, IP(198, 18, 0, 2)));
+	assert_false(net_is_local(net, IP(198, 18, 0, 3)));
+	assert_false(net_is_local(net, 0));
+	net->n_ports = 3;
+	net->port[1].ip = IP(198, 18, 5, 2);
+	net->port[2].ip = IP(198, 19, 0, 2);
+	assert_true(net_is_local(net, IP(198, 18, 0, 2)));
+	assert_true(net_is_local(net, IP(198, 18, 5, 2)));
+	assert_true(net_is_local(net, IP(198, 19, 0, 2)));
+	assert_false(net_is_local(net, IP(198, 19, 0, 3)));
+	net->n_ports = 2; /* the third port's address is not ours any more */
+	assert_false(net_is_local(net, IP(198, 19, 0, 2)));
+	free(net);
+}
+
 static void test_route_longest_prefix_and_gateway(void **state)
 {
 	(void)state;
@@ -2347,6 +2375,7 @@ int main(void)
 	    cmocka_unit_test(test_rss_hash_matches_dpdk_softrss),
 	    cmocka_unit_test(test_cksum_mbuf_chains),
 	    cmocka_unit_test(test_rss_hash_is_symmetric),
+	    cmocka_unit_test(test_is_local_every_port_and_none_without_ports),
 	    cmocka_unit_test(test_route_longest_prefix_and_gateway),
 	    cmocka_unit_test_setup_teardown(test_flow_worker_spreads_and_pick_lport, setup2,
 					    teardown),
