@@ -447,6 +447,18 @@ static void syn_sent_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte
 static inline __attribute__((always_inline)) void sndq_drop(struct arn_tcp_conn *c, uint32_t n)
 {
 	struct tcp_q *q = &c->sndq;
+	struct rte_mbuf *h = q->head;
+	if (n == q->bytes && h != NULL && h == q->tail) {
+		/* All of a one-mbuf queue, the usual ACK of a request-response
+		 * exchange: the loop's outcome without its steps (the queue's
+		 * only mbuf has no next; snd_cur, when set, is it). */
+		q->head = q->tail = NULL;
+		q->bytes = 0;
+		q->n = 0;
+		c->snd_cur = NULL;
+		tcp_mbuf_done(c->wk, h);
+		return;
+	}
 	while (n > 0 && q->head) {
 		struct rte_mbuf *m = q->head;
 		if (m->data_len <= n) {

@@ -4252,7 +4252,12 @@ static void test_acked_send_mbuf_carries_next_segment(void **state)
 	struct rte_mbuf *ack =
 	    fake_seg(PEER, US, PPORT, LPORT, TH_ACK, p_seq, una, 65535, NULL, NULL, 0);
 	arn_tcp_input(lc, ack);
+	/* sndq_drop's whole one-mbuf queue: nothing left, nor a cursor into it */
 	assert_int_equal(c->sndq.n, 0);
+	assert_int_equal(c->sndq.bytes, 0);
+	assert_null(c->sndq.head);
+	assert_null(c->sndq.tail);
+	assert_null(c->snd_cur);
 	assert_int_equal(wk->n_stash, 2);
 	/* an idle poll keeps them for the output to come */
 	expect_none();
