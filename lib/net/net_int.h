@@ -210,6 +210,13 @@ uint16_t net_tx_flush_port(struct arn_lcore *lc, uint16_t p);
  * nothing. */
 static inline unsigned net_tx_flush(struct arn_lcore *lc, bool all)
 {
+	if (likely(lc->n_ports == 1)) {
+		/* the usual one port without the loop (every iteration) */
+		const struct arn_lcore_port *lp = &lc->port[0];
+		if (lp->n_tx != 0 && (all || lc->now >= lp->tx_deadline))
+			return net_tx_flush_port(lc, 0);
+		return 0;
+	}
 	unsigned n = 0;
 	for (uint16_t p = 0; p < lc->n_ports; p++) {
 		struct arn_lcore_port *lp = &lc->port[p];

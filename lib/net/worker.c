@@ -109,13 +109,34 @@ static unsigned ctrl_run(struct arn_lcore *lc, unsigned max)
 /* RX bursts per port per iteration while the queue stays full. */
 #define NET_RX_DRAIN 4
 
+/* Port @p p's RX queue of this worker: up to NET_RX_DRAIN bursts while
+ * they come back full, each through net_input and the L4 layer. Adds the
+ * frames to @p work. @return true if the last burst was short (the queue
+ * is drained). Inline in both its callers, the one-port iteration's with
+ * @p p a constant. */
+static inline __attribute__((always_inline)) bool rx_port(struct arn_lcore *lc, uint16_t p,
+							  struct rte_mbuf **pkts, unsigned *work)
+{
+	uint16_t port_id = lc->net->port[p].port_id;
+	unsigned b = 0;
+	uint16_t n;
+	do {
+		n = rte_eth_rx_burst(port_id, (uint16_t)lc->index, pkts, ARN_NET_RX_BURST);
+		if (n == 0)
+			break;
+		*work += n;
+		net_input(lc, p, pkts, n, false);
+		net_l4_flush(lc);
+	} while (n == ARN_NET_RX_BURST && ++b < NET_RX_DRAIN);
+	return n != ARN_NET_RX_BURST;
+}
+
 int net_worker_iteration(struct arn_lcore *lc)
 {
 	/* Not registered with the configuration's QSBR: touch nothing that
 	 * could read it (packets, TCP, control messages) until a switch works. */
 	if (unlikely(lc->rcu_failed) && rcu_follow(lc) != 0)
 		return 0;
-	struct arn_net *net = lc->net;
 	struct rte_mbuf *pkts[ARN_NET_RX_BURST];
 	/* Read the clock here rather than reuse the last iteration's end: a
 	 * worker preempted between iterations must not run on a stale clock.
@@ -132,20 +153,15 @@ int net_worker_iteration(struct arn_lcore *lc)
 	 * the queue. (The thousands of spurious retransmissions once blamed
 	 * on that wait were RACK's clock-wrap bug, fixed in lib/tcp; see
 	 * docs/benchmarks/proxy.md.) */
-	for (uint16_t p = 0; p < lc->n_ports; p++) {
-		uint16_t port_id = net->port[p].port_id;
-		unsigned b = 0;
-		uint16_t n;
-		do {
-			n = rte_eth_rx_burst(port_id, (uint16_t)lc->index, pkts, ARN_NET_RX_BURST);
-			if (n == 0)
-				break;
-			work += n;
-			net_input(lc, p, pkts, n, false);
-			net_l4_flush(lc);
-		} while (n == ARN_NET_RX_BURST && ++b < NET_RX_DRAIN);
-		if (n == ARN_NET_RX_BURST)
-			drained = false;
+	/* One port, nearly always: its queue without the loop's index kept
+	 * (and spilled) across the calls, two busy iterations a proxied
+	 * request. */
+	if (likely(lc->n_ports == 1)) {
+		drained = rx_port(lc, 0, pkts, &work);
+	} else {
+		for (uint16_t p = 0; p < lc->n_ports; p++)
+			if (!rx_port(lc, p, pkts, &work))
+				drained = false;
 	}
 	/* Only other workers fill the hand-off ring: with one worker, one
 	 * load instead of the ring's two. */

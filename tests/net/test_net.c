@@ -580,6 +580,86 @@ static void test_icmp_echo_reply(void **state)
 	assert_int_equal(pc(f, ARN_NET_P_tx_packets), 1);
 }
 
+/* Two ports, one worker: net_worker_iteration's RX and TX flush for more
+ * than one port (the one-port case has a path of its own): each port's
+ * queue is read in the iteration, each echo answered on the port it came
+ * in on, and both ports' TX buffers flushed. */
+static void test_two_ports_each_read_and_flushed(void **state)
+{
+	(void)state;
+	static int seq;
+	char name[32];
+	struct rte_ring *rx[2], *tx[2];
+	struct arn_dp_port ports[2];
+	memset(ports, 0, sizeof(ports));
+	memset(&l4, 0, sizeof(l4));
+	const uint32_t ip[2] = {OUR_IP, IP(198, 19, 0, 2)};
+	const uint32_t peer[2] = {PEER_IP, IP(198, 19, 0, 1)};
+	for (unsigned i = 0; i < 2; i++) {
+		snprintf(name, sizeof(name), "tp%d_rx%u", seq, i);
+		rx[i] = rte_ring_create(name, 64, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		snprintf(name, sizeof(name), "tp%d_tx%u", seq, i);
+		tx[i] = rte_ring_create(name, 64, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		assert_non_null(rx[i]);
+		assert_non_null(tx[i]);
+		snprintf(name, sizeof(name), "arn_tp%d_%u", seq, i);
+		int pid = rte_eth_from_rings(name, &rx[i], 1, &tx[i], 1, 0);
+		assert_true(pid >= 0);
+		assert_int_equal(rte_eth_dev_get_name_by_port((uint16_t)pid, name), 0);
+		ports[i].name = strdup(i ? "b" : "a");
+		ports[i].device = strdup(name);
+		ports[i].ipv4 = ip[i];
+		ports[i].prefix_len = 24;
+		ports[i].mtu = 1500;
+		ports[i].rx_descriptors = 256;
+		ports[i].tx_descriptors = 256;
+	}
+	seq++;
+	unsigned workers[1] = {1};
+	struct arn_dataplane dp = {.present = true,
+				   .control_lcore = -1,
+				   .mbuf_data_room = RTE_MBUF_DEFAULT_BUF_SIZE,
+				   .worker_lcores = workers,
+				   .n_workers = 1,
+				   .ports = ports,
+				   .n_ports = 2,
+				   .mbufs_per_socket = 2047,
+				   .mbuf_cache_size = 32};
+	arn_net_set_l4(&l4_ops);
+	struct arn_net *net = arn_net_create(&dp);
+	assert_non_null(net);
+	struct arn_lcore *lc = arn_net_lcore(net, 0);
+	for (unsigned i = 0; i < 2; i++) {
+		struct pkt p;
+		build_echo(&p, &net->port[i].mac, peer[i], ip[i], 8);
+		struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+		assert_non_null(m);
+		memcpy(rte_pktmbuf_append(m, (uint16_t)p.len), p.b, p.len);
+		assert_int_equal(rte_ring_enqueue(rx[i], m), 0);
+	}
+	/* one iteration reads both queues and sends both answers */
+	assert_int_equal(net_worker_iteration(lc), 1);
+	for (unsigned i = 0; i < 2; i++) {
+		struct rte_mbuf *m = NULL;
+		assert_int_equal(rte_ring_dequeue(tx[i], (void **)&m), 0);
+		struct rte_ipv4_hdr *h = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, 14);
+		assert_int_equal(rte_be_to_cpu_32(h->src_addr), ip[i]);
+		assert_int_equal(rte_be_to_cpu_32(h->dst_addr), peer[i]);
+		rte_pktmbuf_free(m);
+		assert_int_equal(rte_ring_count(tx[i]), 0);
+		assert_int_equal(arn_net_port_counter(net, (uint16_t)i, ARN_NET_P_icmp_tx_echo_reply), 1);
+		assert_int_equal(arn_net_port_counter(net, (uint16_t)i, ARN_NET_P_tx_packets), 1);
+	}
+	assert_int_equal(net_worker_iteration(lc), 0);
+	arn_net_destroy(net);
+	for (unsigned i = 0; i < 2; i++) {
+		rte_ring_free(rx[i]);
+		rte_ring_free(tx[i]);
+		free(ports[i].name);
+		free(ports[i].device);
+	}
+}
+
 /* A TX queue that takes nothing (its ring full, as a tap's kernel side
  * behind on a loaded machine) keeps the worker's frames for the next flush,
  * in order, instead of dropping them; only what finds the worker's buffer
@@ -2384,6 +2464,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_icmp_unreach_goes_to_flow_owner, setup2, teardown),
 	    cmocka_unit_test_setup_teardown(test_arp_shared_with_other_workers, setup2, teardown),
 	    cmocka_unit_test_setup_teardown(test_icmp_echo_reply, setup1, teardown),
+	    cmocka_unit_test(test_two_ports_each_read_and_flushed),
 	    cmocka_unit_test_setup_teardown(test_full_tx_queue_keeps_frames, setup1, teardown),
 	    cmocka_unit_test_setup_teardown(test_partly_taken_tx_counts_what_was_sent, setup1,
 					    teardown),
