@@ -51,6 +51,7 @@ struct arn_l4_ops;
 /* One port as seen by one worker: its TX buffer and its counters. */
 struct arn_lcore_port {
 	uint16_t n_tx;	      /* frames in tx[] */
+	uint32_t tx_bytes_q;  /* their bytes (pkt_len), counted as queued */
 	uint64_t tx_deadline; /* TSC by which tx[] is flushed */
 	struct rte_mbuf *tx[ARN_NET_TX_BURST];
 	uint64_t ctr[ARN_NET_PCTR_COUNT];

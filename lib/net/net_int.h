@@ -197,6 +197,7 @@ static inline void net_tx(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *
 			lp->tx_deadline = lc->now + lc->tx_drain;
 		lp->tx[n] = m;
 		lp->n_tx = (uint16_t)(n + 1);
+		lp->tx_bytes_q += rte_pktmbuf_pkt_len(m);
 		return;
 	}
 	net_tx_full(lc, port, m);

@@ -48,21 +48,22 @@ struct rte_mbuf *arn_net_alloc(struct arn_lcore *lc)
 #define TX_RETRIES 4
 
 /* net_tx_flush_port's rest when the queue took only @p sent of the
- * buffer's frames, whose lengths add up to @p bytes: more attempts, then
- * what is left stays in the buffer, in order. Frames not taken are still
- * ours, so the bytes sent are @p bytes less theirs. */
-static __rte_noinline uint16_t tx_partial(struct arn_lcore *lc, uint16_t p, uint16_t sent,
-					  uint64_t bytes)
+ * buffer's frames: more attempts, then what is left stays in the buffer,
+ * in order. Frames not taken are still ours, so the bytes sent are the
+ * buffer's (tx_bytes_q) less theirs. */
+static __rte_noinline uint16_t tx_partial(struct arn_lcore *lc, uint16_t p, uint16_t sent)
 {
 	struct arn_lcore_port *lp = &lc->port[p];
 	uint16_t n = lp->n_tx;
 	for (int t = 1; t < TX_RETRIES && sent < n; t++)
 		sent += rte_eth_tx_burst(lc->net->port[p].port_id, (uint16_t)lc->index,
 					 lp->tx + sent, (uint16_t)(n - sent));
+	uint32_t left = 0;
 	for (uint16_t i = sent; i < n; i++)
-		bytes -= rte_pktmbuf_pkt_len(lp->tx[i]);
+		left += rte_pktmbuf_pkt_len(lp->tx[i]);
 	ARN_NET_PADD(lc, p, tx_packets, sent);
-	ARN_NET_PADD(lc, p, tx_bytes, bytes);
+	ARN_NET_PADD(lc, p, tx_bytes, lp->tx_bytes_q - left);
+	lp->tx_bytes_q = left;
 	if (sent < n) {
 		ARN_NET_PINC(lc, p, tx_full_kept);
 		memmove(lp->tx, lp->tx + sent, (size_t)(n - sent) * sizeof(lp->tx[0]));
@@ -85,17 +86,17 @@ uint16_t net_tx_flush_port(struct arn_lcore *lc, uint16_t p)
 {
 	struct arn_lcore_port *lp = &lc->port[p];
 	uint16_t n = lp->n_tx;
-	/* Lengths are read before the burst: a frame the PMD takes is its own
-	 * from then on (net_af_packet frees it at once, and the pool may hand
-	 * it out again). */
-	uint64_t bytes = 0;
-	for (uint16_t i = 0; i < n; i++)
-		bytes += rte_pktmbuf_pkt_len(lp->tx[i]);
+	/* The frames' lengths were added up as they were queued
+	 * (tx_bytes_q): a frame the PMD takes is its own from then on
+	 * (net_af_packet frees it at once, and the pool may hand it out
+	 * again), and a sum made here before the burst would be one more
+	 * value kept across the call (and a loop) every flush. */
 	uint16_t sent = rte_eth_tx_burst(lc->net->port[p].port_id, (uint16_t)lc->index, lp->tx, n);
 	if (unlikely(sent != n))
-		return tx_partial(lc, p, sent, bytes);
-	ARN_NET_PADD(lc, p, tx_packets, n);
-	ARN_NET_PADD(lc, p, tx_bytes, bytes);
+		return tx_partial(lc, p, sent);
+	lp->ctr[ARN_NET_P_tx_packets] += n;
+	lp->ctr[ARN_NET_P_tx_bytes] += lp->tx_bytes_q;
+	lp->tx_bytes_q = 0;
 	lp->n_tx = 0;
 	return n;
 }
@@ -115,6 +116,7 @@ void net_tx_full(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m)
 	if (lp->n_tx == 0)
 		lp->tx_deadline = lc->now + lc->tx_drain;
 	lp->tx[lp->n_tx++] = m;
+	lp->tx_bytes_q += rte_pktmbuf_pkt_len(m);
 	if (lp->n_tx == ARN_NET_TX_BURST)
 		net_tx_flush_port(lc, port);
 }
@@ -127,5 +129,6 @@ void net_tx_drop_all(struct arn_lcore *lc)
 		for (uint16_t i = 0; i < lp->n_tx; i++)
 			rte_pktmbuf_free(lp->tx[i]);
 		lp->n_tx = 0;
+		lp->tx_bytes_q = 0;
 	}
 }
