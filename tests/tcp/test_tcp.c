@@ -1016,6 +1016,42 @@ static void test_window_reflects_unconsumed_data(void **state)
 	assert_int_equal(arn_tcp_rx_pending(c), sent - 32 * 1024 - 2000);
 }
 
+/* With window scaling, a window that is not a multiple of the scale is
+ * rounded up, never down (RFC 9293 3.8.6.2.2: the right edge never moves
+ * left), and the edge we keep (rcv_adv) is the one the peer was told:
+ * ack + wnd << rcv_ws after every segment, whatever the sizes taken. */
+static void test_scaled_window_edge_rounded_up_and_kept(void **state)
+{
+	(void)state;
+	open_conn(true, true, 7);
+	app.hold = true;
+	struct arn_tcp_conn *c = app.conn;
+	assert_true(c->rcv_ws > 0);
+	uint8_t buf[1460];
+	memset(buf, 'e', sizeof(buf));
+	static const uint32_t sizes[] = {1, 333, 1000, 7, 1460, 129, 1459, 64, 900, 3};
+	uint32_t edge = c->rcv_adv;
+	unsigned acks = 0, rounded = 0;
+	for (unsigned k = 0; k < 4; k++) {
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			struct fake_opts o = popts();
+			inject(TH_ACK | TH_PSH, p_seq, our_isn + 1, 500, &o, buf, sizes[i]);
+			p_seq += sizes[i];
+			fake_advance(lc, 0);
+			while (fake_next(lc, &out)) {
+				uint32_t told = out.ack + ((uint32_t)out.wnd << c->rcv_ws);
+				assert_false(seq_lt(told, edge)); /* never left */
+				assert_int_equal(told, c->rcv_adv);
+				rounded += ((c->rcvbuf - c->rcvq.bytes) & ((1u << c->rcv_ws) - 1)) != 0;
+				edge = told;
+				acks++;
+			}
+		}
+	}
+	assert_true(acks > 0);
+	assert_true(rounded > 0); /* some windows were not a multiple of the scale */
+}
+
 /* The payload bytes of every segment the poll sends now (fake_advance by
  * 0), taken off the fake net. */
 static uint32_t bytes_sent_now(void)
@@ -5322,6 +5358,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_each_duplicate_of_a_burst_reported, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_window_reflects_unconsumed_data, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_scaled_window_edge_rounded_up_and_kept, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_zero_window_probe_and_reopen, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_zero_window_reopened_by_data, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_small_window_reopened_by_window_update, setup,
