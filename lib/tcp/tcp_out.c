@@ -200,17 +200,13 @@ static inline __attribute__((always_inline)) uint16_t rcv_wnd_field(struct arn_t
 	uint32_t w = tcp_rcv_window(c);
 	if (syn)
 		return (uint16_t)RTE_MIN(w, 65535u);
-	unsigned ws = c->rcv_ws;
-	uint32_t adv = w >> ws;
+	uint32_t adv = w >> c->rcv_ws;
 	if (adv > 65535)
 		adv = 65535;
-	/* never move the right edge left (RFC 9293 3.8.6.2.2): round up;
-	 * the edge computed once, moved by the step it rounds up by */
-	uint32_t edge = c->rcv_nxt + (adv << ws);
-	if (seq_lt(edge, c->rcv_adv) && adv < 65535) {
+	/* never move the right edge left (RFC 9293 3.8.6.2.2): round up */
+	if (seq_lt(c->rcv_nxt + (adv << c->rcv_ws), c->rcv_adv) && adv < 65535)
 		adv++;
-		edge += 1u << ws;
-	}
+	uint32_t edge = c->rcv_nxt + (adv << c->rcv_ws);
 	if (seq_gt(edge, c->rcv_adv))
 		c->rcv_adv = edge;
 	return (uint16_t)adv;
