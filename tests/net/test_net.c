@@ -647,7 +647,8 @@ static void test_two_ports_each_read_and_flushed(void **state)
 		assert_int_equal(rte_be_to_cpu_32(h->dst_addr), peer[i]);
 		rte_pktmbuf_free(m);
 		assert_int_equal(rte_ring_count(tx[i]), 0);
-		assert_int_equal(arn_net_port_counter(net, (uint16_t)i, ARN_NET_P_icmp_tx_echo_reply), 1);
+		assert_int_equal(
+		    arn_net_port_counter(net, (uint16_t)i, ARN_NET_P_icmp_tx_echo_reply), 1);
 		assert_int_equal(arn_net_port_counter(net, (uint16_t)i, ARN_NET_P_tx_packets), 1);
 	}
 	assert_int_equal(net_worker_iteration(lc), 0);

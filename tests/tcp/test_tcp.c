@@ -1042,7 +1042,8 @@ static void test_scaled_window_edge_rounded_up_and_kept(void **state)
 				uint32_t told = out.ack + ((uint32_t)out.wnd << c->rcv_ws);
 				assert_false(seq_lt(told, edge)); /* never left */
 				assert_int_equal(told, c->rcv_adv);
-				rounded += ((c->rcvbuf - c->rcvq.bytes) & ((1u << c->rcv_ws) - 1)) != 0;
+				rounded +=
+				    ((c->rcvbuf - c->rcvq.bytes) & ((1u << c->rcv_ws) - 1)) != 0;
 				edge = told;
 				acks++;
 			}
@@ -5358,7 +5359,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_each_duplicate_of_a_burst_reported, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_window_reflects_unconsumed_data, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_scaled_window_edge_rounded_up_and_kept, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_scaled_window_edge_rounded_up_and_kept, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_zero_window_probe_and_reopen, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_zero_window_reopened_by_data, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_small_window_reopened_by_window_update, setup,
