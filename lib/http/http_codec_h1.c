@@ -467,19 +467,10 @@ static void h1_release(struct http_peer *pp)
 void http_h1_reuse(struct http_h1_peer *h)
 {
 	/* The segment the response ended in, used up, once a keep-alive
-	 * response: a fused END (body_end) leaves it in the input. Freed here
-	 * without http_in_free's call and loop, and the scratch let go
-	 * without the codec's release through its table (bench_hcm: 13
-	 * instructions fewer a request). */
-	struct http_in *in = &h->in;
-	struct rte_mbuf *m = in->head;
-	if (m) {
-		if (__builtin_expect(m->next != NULL, 0))
-			http_in_free(in);
-		else
-			http_seg_free(m);
-	}
-	*in = (struct http_in){0};
+	 * response: a fused END (body_end) leaves it in the input (inline
+	 * http_in_free). The scratch is let go without the codec's release
+	 * through its table. */
+	http_in_free(&h->in);
 	h1_parser_set_scratch(&h->p, NULL, 0);
 }
 

@@ -49,15 +49,13 @@ void http_in_append(struct http_in *in, struct rte_mbuf *chain)
 	}
 }
 
-void http_in_free(struct http_in *in)
+void http_in_free_chain(struct rte_mbuf *m)
 {
-	struct rte_mbuf *m = in->head;
 	while (m) {
 		struct rte_mbuf *n = m->next;
 		http_seg_free(m);
 		m = n;
 	}
-	memset(in, 0, sizeof(*in));
 }
 
 uint32_t http_in_fill(struct http_in *in, struct arn_tcp_conn *tc)

@@ -1,8 +1,8 @@
 /*
  * lib/http/http_io.c's pins: http_pins_release2, which puts the segments of
  * both sides' pins back together, against what one rte_pktmbuf_free_seg a
- * segment does (shared, indirect, other pools' segments). Needs EAL (mbufs)
- * without hugepages.
+ * segment does (shared, indirect, other pools' segments); and the owned
+ * input's http_in_free. Needs EAL (mbufs) without hugepages.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -120,6 +120,60 @@ static void test_release2_indirect(void **state)
 	assert_int_equal(rte_mempool_in_use_count(pool2), 0);
 }
 
+/* a segment of @p len bytes from @p mp */
+static struct rte_mbuf *seg(struct rte_mempool *mp, uint16_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+	assert_non_null(m);
+	assert_non_null(rte_pktmbuf_append(m, len));
+	return m;
+}
+
+/* http_in_free (inline, http_io.h): an empty input stays empty; one
+ * segment, which a head's pins may share (the fused END's segment that
+ * http_h1_reuse lets go), loses the input's reference only; a chain goes
+ * whole (http_in_free_chain); the input is empty after each. */
+static void test_in_free(void **state)
+{
+	(void)state;
+	struct http_in in = {0};
+	http_in_free(&in);
+	assert_null(in.head);
+
+	struct http_pins p = {0};
+	struct rte_mbuf *m = seg(pool, 100);
+	http_in_append(&in, m);
+	http_pins_add(&p, m);
+	in.off = 40;
+	in.bytes = 60;
+	http_in_free(&in);
+	assert_null(in.head);
+	assert_null(in.tail);
+	assert_int_equal(in.off, 0);
+	assert_int_equal(in.bytes, 0);
+	assert_int_equal(rte_mbuf_refcnt_read(m), 1); /* the pins' */
+	assert_int_equal(rte_mempool_in_use_count(pool), 1);
+	http_pins_release(&p);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+
+	/* segments too large to join the tail: three in the input */
+	struct rte_mbuf *a = seg(pool, 600), *b = seg(pool, 600), *c = seg(pool2, 600);
+	a->next = b;
+	b->next = c;
+	a->nb_segs = 3;
+	a->pkt_len = 1800;
+	http_in_append(&in, a);
+	assert_ptr_equal(in.head, a);
+	assert_ptr_equal(in.tail, c);
+	assert_int_equal(in.bytes, 1800);
+	http_in_free(&in);
+	assert_null(in.head);
+	assert_null(in.tail);
+	assert_int_equal(in.bytes, 0);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+	assert_int_equal(rte_mempool_in_use_count(pool2), 0);
+}
+
 int main(void)
 {
 	char prefix[64];
@@ -142,6 +196,7 @@ int main(void)
 	    cmocka_unit_test(test_release2_shared),
 	    cmocka_unit_test(test_release2_two_pools),
 	    cmocka_unit_test(test_release2_indirect),
+	    cmocka_unit_test(test_in_free),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rte_eal_cleanup();
