@@ -763,7 +763,9 @@ static int h1_flush(struct http_peer *pp)
 {
 	struct http_h1_peer *h = h1(pp);
 	int rc = http_tp_flush(h->tp, h->tc, &h->out);
-	pp->queued = http_out_busy(&h->out);
+	/* 0: everything went (the transports' contract, http_io.h), so
+	 * nothing is left to test (twice a request) */
+	pp->queued = rc != 0 && http_out_busy(&h->out);
 	return rc;
 }
 

@@ -169,7 +169,7 @@ struct raw_put {
 	struct http_out *o;
 };
 
-static ssize_t tcp_put(void *ctx, const void *p, size_t n)
+static inline __attribute__((always_inline)) ssize_t tcp_put(void *ctx, const void *p, size_t n)
 {
 	struct raw_put *r = ctx;
 	/* body bytes whose segment is known move by reference */
