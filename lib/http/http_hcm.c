@@ -389,34 +389,6 @@ void http_stream_head_deadline(struct http_stream *st)
 		http_timer_arm(st->hc->w, &st->hdr_timer, h->request_headers_timeout_ms);
 }
 
-void http_stream_start(struct http_stream *st, bool head_later)
-{
-	struct http_conn *hc = st->hc;
-	struct http_worker *w = hc->w;
-	const struct arn_cfg_hcm *h = hc->hcm;
-	st->state |= HTTP_S_STARTED;
-	st->start_tsc = http_tsc(w);
-	st->last_activity_ms = w->now_ms;
-	/* the connection's idle timer is not cancelled: it leaves a
-	 * connection with a stream alone (HTTP/1: conn_idle_timeout), and the
-	 * stream's end takes it over */
-	if (!h)
-		return;
-	if (h->request_headers_timeout_ms && !head_later)
-		http_timer_arm(w, &st->hdr_timer, h->request_headers_timeout_ms);
-	if (h->request_timeout_ms)
-		http_timer_arm(w, &st->req_timer, h->request_timeout_ms);
-	/* An idle timer still armed from an earlier stream (http_stream_end)
-	 * stays when it is due before this stream's idle time would end: it
-	 * then arms itself for what is left (stream_idle_timeout counts from
-	 * last_activity_ms). */
-	st->idle_timeout_ms = h->stream_idle_timeout_ms;
-	if (!st->idle_timeout_ms)
-		http_timer_stop(&st->idle_timer);
-	else if (!st->idle_timer.armed || st->idle_timer.due_ms > w->now_ms + st->idle_timeout_ms)
-		http_timer_arm(w, &st->idle_timer, st->idle_timeout_ms);
-}
-
 /* The stream's request counts once, whenever it is first seen as one. */
 static void count_request(struct http_stream *st)
 {
