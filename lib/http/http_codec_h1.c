@@ -229,8 +229,49 @@ static __attribute__((noinline)) void body_end(struct http_h1_peer *h, struct rt
 	}
 }
 
+/*
+ * A response's head just parsed, for http_h1_decode_fused: what follows it
+ * in the input's first segment comes with it (issue 17: the usual
+ * response, a head and a short body in one segment, is one decode and one
+ * event, not a HEAD and a BODY_END). A Content-Length body's bytes there
+ * go in ev->data, ev->len (as decode_body would give them: the segment
+ * stays in the input, the encoder told which one); the END, when the
+ * message ended with the head (a keep-alive one without a body) or with
+ * those bytes, in ev->end, taken as body_end takes it.
+ */
+static inline __attribute__((always_inline)) void head_more(struct http_h1_peer *h,
+							    struct http_ev *ev)
+{
+	struct arn_h1_parser *p = &h->p;
+	struct http_in *in = &h->in;
+	struct rte_mbuf *m = in->head;
+	if (p->state != H1_ST_BODY_CL || !m || m->data_len == in->off) {
+		if (h1_parser_end_now(p))
+			ev->end = true;
+		return;
+	}
+	const char *b = rte_pktmbuf_mtod_offset(m, const char *, in->off);
+	struct arn_h1_ev e;
+	size_t n = h1_parser_body_take(p, b, m->data_len - in->off, &e);
+	in->off += (uint32_t)n;
+	in->bytes -= (uint32_t)n;
+	ev->data = b;
+	ev->len = n;
+	struct http_worker *w = h->w; /* NULL in codec-only tests */
+	if (w) {
+		w->body_seg = m;
+		w->body_at = b;
+	}
+	if (p->state == H1_ST_END) {
+		if (!h1_parser_end_now(p))
+			end_parse(p);
+		ev->end = true;
+	}
+}
+
 /* The event @p e parsed from @p m (the input's first segment) into @p ev;
- * @p fused: a body's last bytes come with the END (body_end). */
+ * @p fused: a body's last bytes come with the END (body_end), a
+ * response's first ones and its END with its head (head_more). */
 static inline __attribute__((always_inline)) void
 decode_event(struct http_h1_peer *h, struct rte_mbuf *m, struct http_ev *ev,
 	     const struct arn_h1_ev *e, bool fused)
@@ -239,6 +280,13 @@ decode_event(struct http_h1_peer *h, struct rte_mbuf *m, struct http_ev *ev,
 	ev->data = e->data;
 	ev->len = e->len;
 	if (e->type == ARN_H1_EV_HEAD) {
+		if (fused && !h->server) {
+			ev->data = NULL;
+			ev->len = 0;
+			ev->end = false;
+			head_more(h, ev);
+			return;
+		}
 		/* a request without a body (a GET): its END goes with it, as
 		 * h1_decode's first answer would give it (the segment the head
 		 * ended in goes if it is used up: the head's pins keep it) */

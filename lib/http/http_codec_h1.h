@@ -76,6 +76,14 @@ void http_h1_reuse(struct http_h1_peer *h);
  * bytes lie in stays in the peer's input until the next decode (or
  * http_h1_peer_free, or http_h1_reuse with the connection), so the
  * other peer's output may refer to them until it is flushed.
+ *
+ * A response's HTTP_EV_HEAD carries what follows it in its segment too:
+ * data, len: a Content-Length body's first bytes there (len 0: none), as a
+ * BODY event would give them; end: the message ended there, with the head
+ * (a keep-alive response without a body: 204, 304, a HEAD's, length 0) or
+ * with those bytes, and its END was taken. The caller handles the head,
+ * then the bytes, then the END (issue 17: one decode and one event for the
+ * usual response instead of two).
  * @return as decode.
  */
 int http_h1_decode_fused(struct http_peer *p, struct http_msgbuf *mb, bool keep,

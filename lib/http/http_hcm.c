@@ -608,6 +608,9 @@ struct direction {
 	 * the direction's decode never gives one. */
 	bool (*body_end_ready)(struct http_stream *st);
 	uint32_t end_held;
+	/* a head may come with what follows it (http_h1_decode_fused: a
+	 * response's first body bytes in data, len, its END in end) */
+	bool head_more;
 	struct http_peer *(*source)(struct http_stream *st);
 	/* NULL: the source's codec's decode */
 	int (*decode)(struct http_peer *src, struct http_msgbuf *mb, bool keep, struct http_ev *ev);
@@ -624,6 +627,35 @@ struct direction {
 	/* the source broke the protocol (decode: -EBADMSG, @p ev) */
 	bool (*error)(struct http_stream *st, const struct http_ev *ev);
 };
+
+/*
+ * What came with a head (struct direction's head_more): body bytes, then
+ * the END, handled as their own events would have been after it: each
+ * only if the direction may take the next event (ready(), as the step's
+ * loop asks before a decode), the END after the bytes only once they went
+ * on (body_end_ready), else held. Bytes and an END that the stream cannot
+ * take are dropped with it: it is done with its source (a local reply, a
+ * retry, a reset detach the upstream, whose connection is closed, as with
+ * any response not read to its end). @p go: the head's answer. @return
+ * the step's go.
+ */
+static inline __attribute__((always_inline)) bool
+head_more(struct http_stream *st, const struct direction *d, const struct http_ev *ev, bool go)
+{
+	if (!go || !d->ready(st))
+		return false;
+	if (ev->len) {
+		if (!d->body(st, ev->data, ev->len))
+			return false;
+		if (!ev->end)
+			return true;
+		if (!d->body_end_ready(st)) {
+			st->state |= d->end_held;
+			return false;
+		}
+	}
+	return d->end(st);
+}
 
 /* Inlined into each direction's entry with its table, which the compiler
  * then reads at build time: the members are called directly, not through
@@ -649,6 +681,8 @@ static inline __attribute__((always_inline)) void step(struct http_stream *st,
 					else
 						st->state |= HTTP_S_END_HELD;
 				}
+				if (d->head_more && (ev.len || ev.end))
+					go = head_more(st, d, &ev, go);
 				break;
 			case HTTP_EV_BODY:
 			case HTTP_EV_BODY_END:
@@ -1018,7 +1052,7 @@ static void write_resp_head(struct http_stream *st)
 static bool resp_end(struct http_stream *st);
 static void resp_progress(struct http_stream *st);
 
-static bool resp_ready(struct http_stream *st)
+static inline __attribute__((always_inline)) bool resp_ready(struct http_stream *st)
 {
 	for (;;) {
 		struct http_conn *hc = st->hc;
@@ -1069,6 +1103,10 @@ static int resp_decode(struct http_peer *src, struct http_msgbuf *mb, bool keep,
 {
 	if (src->codec == &http_codec_h1)
 		return http_h1_decode_fused(src, mb, keep, ev);
+	/* another codec's head comes alone (the step reads len and end of
+	 * every response head: head_more) */
+	ev->len = 0;
+	ev->end = false;
 	return src->codec->decode(src, mb, keep, ev);
 }
 
@@ -1140,7 +1178,8 @@ static bool resp_head(struct http_stream *st)
 	return true;
 }
 
-static bool resp_body(struct http_stream *st, const char *data, size_t len)
+static inline __attribute__((always_inline)) bool resp_body(struct http_stream *st,
+							    const char *data, size_t len)
 {
 	struct http_peer *dn = st->hc->dn;
 	st->tx_body += len;
@@ -1222,6 +1261,7 @@ static const struct direction response = {
     .ready = resp_ready,
     .body_end_ready = resp_body_end_ready,
     .end_held = HTTP_S_RESP_END_HELD,
+    .head_more = true,
     .source = resp_source,
     .decode = resp_decode,
     .buffer = resp_buffer,

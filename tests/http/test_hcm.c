@@ -3251,6 +3251,25 @@ static void be_expect(struct http_h1_peer *h, struct http_msgbuf *mb, bool fused
 	}
 }
 
+/* A response head of @p h: fused, with the body bytes @p body that
+ * followed it in its segment ("": none) and its END when @p end; alone
+ * from decode(). */
+static void be_head(struct http_h1_peer *h, struct http_msgbuf *mb, bool fused, const char *body,
+		    bool end)
+{
+	struct http_ev ev = {.len = 99, .end = true}; /* what a decode must set */
+	assert_int_equal(be_next(h, mb, fused, true, &ev), 0);
+	assert_int_equal(ev.type, HTTP_EV_HEAD);
+	if (!fused) {
+		assert_false(ev.end);
+		return;
+	}
+	assert_int_equal(ev.len, strlen(body));
+	if (ev.len)
+		assert_memory_equal(ev.data, body, ev.len);
+	assert_int_equal(ev.end, end);
+}
+
 /*
  * Issue 17: a response whose last body bytes and end come in one segment
  * is one event from http_h1_decode_fused (HTTP_EV_BODY_END), where decode()
@@ -3261,6 +3280,10 @@ static void be_expect(struct http_h1_peer *h, struct http_msgbuf *mb, bool fused
  * the next decode, and the connection's next response decodes as usual.
  * A body that ends in a later segment than its last bytes, or a last chunk
  * with trailers, or one cut short, gives its END by itself, as before.
+ * And a Content-Length body's bytes in the head's segment come with the
+ * HEAD itself (data, len; end when they were its last), as does the END of
+ * a keep-alive response without a body (204, 304, a HEAD's); a head whose
+ * body is not in its segment comes alone.
  */
 static void test_response_body_end_in_one_decode(void **state)
 {
@@ -3280,14 +3303,15 @@ static void test_response_body_end_in_one_decode(void **state)
 		enum http_ev_type last = fused ? HTTP_EV_BODY_END : HTTP_EV_BODY;
 		struct http_ev ev;
 
-		/* Content-Length, in the head's segment */
+		/* Content-Length, in the head's segment: one event fused */
 		http_h1_expect(&h, &mb.m, 8, ARN_H1_M_GET);
 		char one[128];
 		snprintf(one, sizeof(one), "%sab", head_cl);
 		be_feed(&h, one);
-		be_expect(&h, &mb, fused, true, HTTP_EV_HEAD, NULL);
+		be_head(&h, &mb, fused, "ab", true);
 		http_pins_release(&mb.pins);
-		be_expect(&h, &mb, fused, false, last, "ab");
+		if (!fused)
+			be_expect(&h, &mb, fused, false, last, "ab");
 		if (fused) {
 			/* taken: the parser is between messages, the bytes'
 			 * segment still there */
@@ -3314,12 +3338,14 @@ static void test_response_body_end_in_one_decode(void **state)
 		assert_false(mb.m.flags & ARN_H1_F_TRAILERS);
 		assert_int_equal(be_next(&h, &mb, fused, false, &ev), -EAGAIN);
 
-		/* a body split over two segments: its END with the second */
+		/* a body split over two segments: its first bytes with the
+		 * head (fused), its END with the second */
 		http_h1_expect(&h, &mb.m, 8, ARN_H1_M_GET);
 		be_feed(&h, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nab");
-		be_expect(&h, &mb, fused, true, HTTP_EV_HEAD, NULL);
+		be_head(&h, &mb, fused, "ab", false);
 		http_pins_release(&mb.pins);
-		be_expect(&h, &mb, fused, false, HTTP_EV_BODY, "ab");
+		if (!fused)
+			be_expect(&h, &mb, fused, false, HTTP_EV_BODY, "ab");
 		assert_int_equal(be_next(&h, &mb, fused, false, &ev), -EAGAIN);
 		be_feed(&h, "cd");
 		be_expect(&h, &mb, fused, false, last, "cd");
@@ -3350,14 +3376,50 @@ static void test_response_body_end_in_one_decode(void **state)
 		assert_int_equal(mb.m.n_trailers, 1);
 		http_pins_release(&mb.pins);
 
-		/* a connection that closes after the response: its END too */
+		/* a head whose body is in the next segment: alone */
 		http_h1_expect(&h, &mb.m, 8, ARN_H1_M_GET);
-		be_feed(&h, "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nab");
-		be_expect(&h, &mb, fused, true, HTTP_EV_HEAD, NULL);
+		be_feed(&h, head_cl);
+		be_head(&h, &mb, fused, "", false);
 		http_pins_release(&mb.pins);
+		be_feed(&h, "ab");
 		be_expect(&h, &mb, fused, false, last, "ab");
 		if (!fused)
 			be_expect(&h, &mb, fused, false, HTTP_EV_END, NULL);
+		assert_int_equal(be_next(&h, &mb, fused, false, &ev), -EAGAIN);
+
+		/* keep-alive responses without a body: their END with the head
+		 * (fused), as a GET's comes with its head; the next response
+		 * is in the same segment */
+		http_h1_expect(&h, &mb.m, 8, ARN_H1_M_GET);
+		be_feed(&h, "HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 304 Not Modified\r\n\r\n");
+		be_head(&h, &mb, fused, "", true);
+		if (!fused)
+			be_expect(&h, &mb, fused, true, HTTP_EV_END, NULL);
+		assert_true(arn_h1_parser_idle(&h.p));
+		http_pins_release(&mb.pins);
+		http_h1_expect(&h, &mb.m, 8, ARN_H1_M_GET);
+		be_head(&h, &mb, fused, "", true);
+		if (!fused)
+			be_expect(&h, &mb, fused, true, HTTP_EV_END, NULL);
+		assert_int_equal(mb.m.status, 304);
+		http_pins_release(&mb.pins);
+		http_h1_expect(&h, &mb.m, 8, ARN_H1_M_HEAD);
+		be_feed(&h, head_cl);
+		be_head(&h, &mb, fused, "", true);
+		if (!fused)
+			be_expect(&h, &mb, fused, true, HTTP_EV_END, NULL);
+		assert_int_equal(be_next(&h, &mb, fused, false, &ev), -EAGAIN);
+		http_pins_release(&mb.pins);
+
+		/* a connection that closes after the response: its END too */
+		http_h1_expect(&h, &mb.m, 8, ARN_H1_M_GET);
+		be_feed(&h, "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nab");
+		be_head(&h, &mb, fused, "ab", true);
+		http_pins_release(&mb.pins);
+		if (!fused) {
+			be_expect(&h, &mb, fused, false, last, "ab");
+			be_expect(&h, &mb, fused, false, HTTP_EV_END, NULL);
+		}
 		assert_false(arn_h1_parser_idle(&h.p)); /* closed: no next message */
 		assert_int_equal(be_next(&h, &mb, fused, false, &ev), -EAGAIN);
 
@@ -6931,9 +6993,10 @@ static void test_service_time_line_wire_and_log(void **state)
 			/* without suppress_envoy_headers, an upstream's own
 			 * service time is replaced by Arion's, on the wire and
 			 * in the log alike */
-			send_s(u, sup ? "HTTP/1.1 200 OK\r\nx-up: 1\r\ncontent-length: 2\r\n\r\nhi"
-				      : "HTTP/1.1 200 OK\r\nx-up: 1\r\nx-envoy-upstream-service-time: "
-					"999\r\ncontent-length: 2\r\n\r\nhi");
+			send_s(u,
+			       sup ? "HTTP/1.1 200 OK\r\nx-up: 1\r\ncontent-length: 2\r\n\r\nhi"
+				   : "HTTP/1.1 200 OK\r\nx-up: 1\r\nx-envoy-upstream-service-time: "
+				     "999\r\ncontent-length: 2\r\n\r\nhi");
 			const char *got;
 			if (h2) {
 				h2c_pump(&k);
