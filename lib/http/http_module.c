@@ -290,21 +290,10 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	return 0;
 }
 
-static void worker_poll(struct arn_lcore *lc, void *arg)
+/* Steps 2 to 6 of the poll (the top of this file), each under its own
+ * test, for an iteration where worker_poll found one of them due. */
+static __attribute__((noinline)) void worker_poll_work(struct http_worker *w)
 {
-	(void)arg;
-	struct http_worker *w =
-	    arn_tcp_app_state_at(lc, __atomic_load_n(&g_app_slot, __ATOMIC_RELAXED));
-	if (!w)
-		return;
-	/* 1. the clock: divided only once the TSC reached the next
-	 * millisecond's first tick (one compare, not a 64-bit division, in
-	 * the iterations between) */
-	uint64_t tsc = arn_net_now(lc);
-	if (tsc >= w->next_ms_tsc) {
-		w->now_ms = tsc / w->tsc_per_ms;
-		w->next_ms_tsc = (w->now_ms + 1) * w->tsc_per_ms;
-	}
 	/* 2. TLS handshakes deferred by the last iteration's budget */
 	if (w->tls.deferred_head || w->tls.budget_left != w->tls.budget)
 		arn_tls_worker_begin(&w->tls, 0);
@@ -314,17 +303,17 @@ static void worker_poll(struct arn_lcore *lc, void *arg)
 	/* 4. due timers, and 5. drains of replaced listeners that ended
 	 * (they close their idle connections): both only when the
 	 * millisecond moved. http_timers_run always brings wheel_ms to
-	 * now_ms, which changes only above, and a drain ends at least a
-	 * millisecond after it began: one test for the two, not one each. */
-	if (unlikely(w->wheel_ms != w->now_ms)) {
+	 * now_ms, which changes only in worker_poll, and a drain ends at
+	 * least a millisecond after it began: one test for the two, not one
+	 * each. */
+	if (w->wheel_ms != w->now_ms) {
 		http_timers_run(w);
 		if (w->n_drains)
 			http_drains_poll(w);
 	}
 	/* 5b. the MCP gateway: other workers' messages, idle sessions */
 	http_mcp_poll(w, w->mcp, w->now_ms);
-	/* 6. a new generation: the store's pointer and the generation's id
-	 * read inline, no call */
+	/* 6. a new generation */
 	if (g_gen_slot) {
 		const struct arn_cfg_gen *g = arn_config_gen_at(g_gen_slot);
 		uint64_t id = arn_cfg_gen_id_fast(g);
@@ -340,6 +329,38 @@ static void worker_poll(struct arn_lcore *lc, void *arg)
 			http_kept_drop_all(w);
 		}
 	}
+}
+
+/*
+ * Once per loop iteration: the clock, then whether any of steps 2 to 6 is
+ * due, all tested here with no call (the store's generation pointer and
+ * id, and the MCP state's head, read inline), so that the usual
+ * iteration, with none due, is a leaf without a frame (bench/cost/run:
+ * about three iterations a request); worker_poll_work does what is due,
+ * each step under its own test as before.
+ */
+static void worker_poll(struct arn_lcore *lc, void *arg)
+{
+	(void)arg;
+	struct http_worker *w =
+	    arn_tcp_app_state_at(lc, __atomic_load_n(&g_app_slot, __ATOMIC_RELAXED));
+	if (!w)
+		return;
+	/* 1. the clock: divided only once the TSC reached the next
+	 * millisecond's first tick (one compare, not a 64-bit division, in
+	 * the iterations between) */
+	uint64_t tsc = arn_net_now(lc);
+	if (tsc >= w->next_ms_tsc) {
+		w->now_ms = tsc / w->tsc_per_ms;
+		w->next_ms_tsc = (w->now_ms + 1) * w->tsc_per_ms;
+	}
+	const struct http_mcp_due *d = (const struct http_mcp_due *)(const void *)w->mcp;
+	if (unlikely(
+		w->tls.deferred_head || w->tls.budget_left != w->tls.budget ||
+		(w->res_wait_head && w->res_free) || w->wheel_ms != w->now_ms ||
+		(d && (w->now_ms >= d->due_ms || !rte_ring_empty(d->inbox))) ||
+		(g_gen_slot && arn_cfg_gen_id_fast(arn_config_gen_at(g_gen_slot)) != w->gen_id)))
+		worker_poll_work(w);
 }
 
 static void worker_fini(struct arn_lcore *lc, void *arg)
