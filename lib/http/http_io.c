@@ -65,10 +65,11 @@ uint32_t http_in_fill(struct http_in *in, struct arn_tcp_conn *tc)
 	uint32_t pend = arn_tcp_rx_pending(tc);
 	if (pend == 0 || in->bytes >= HTTP_IN_MAX)
 		return 0;
-	uint32_t n = RTE_MIN(pend, HTTP_IN_MAX - in->bytes);
-	/* whole mbufs are cheapest: take everything when it fits */
-	if (pend - n < 2048 && pend <= 2 * HTTP_IN_MAX)
-		n = pend;
+	/* up to the room left, but whole mbufs are cheapest: everything when
+	 * it passes the room by less than 2 KiB (then at most 2 *
+	 * HTTP_IN_MAX is taken) */
+	uint32_t room = HTTP_IN_MAX - in->bytes;
+	uint32_t n = pend < room + 2048 ? pend : room;
 	struct rte_mbuf *m = arn_tcp_rx_take(tc, n);
 	if (!m)
 		return 0;
