@@ -710,13 +710,52 @@ static void h1_encode_continue(struct http_peer *pp)
 	}
 }
 
-/* Body bytes into the output: by reference to their segment, the bytes
- * the other side's decoder just gave out, on a raw transport (TLS
- * encrypts a copy anyway). */
+/* Body bytes up to this many join a head still queued (body_join): TCP
+ * copies a slice under half a segment anyway (arn_tcp_write_ref: about
+ * 950 bytes with 2 KiB mbufs), so the bound takes nothing from zero
+ * copy. */
+#define H1_BODY_JOIN_MAX 900
+
+/*
+ * Body bytes that follow a head still queued in the output whole (the
+ * usual response: its head waits for its first body piece, http_hcm.c's
+ * resp_ready) go into the head's last mbuf when it has the room: the head
+ * and the bytes then go to TCP as one mbuf, one arn_tcp_write_mbuf, not
+ * that and an arn_tcp_write_ref that copies them into it (issue 17: about
+ * 90 instructions a response under bench/cost/run). The bytes' segment
+ * is then no longer referred to. @return false (nothing done) when the
+ * output holds more than a head or the room is short.
+ */
+static inline bool body_join(struct http_out *o, const char *data, size_t len)
+{
+	struct rte_mbuf *m = o->chain;
+	if (!m || o->stage_len || o->crlf || o->data_len || len > H1_BODY_JOIN_MAX)
+		return false;
+	struct rte_mbuf *t = m;
+	while (t->next)
+		t = t->next;
+	if (!RTE_MBUF_DIRECT(t) || rte_mbuf_refcnt_read(t) != 1 || rte_pktmbuf_tailroom(t) < len)
+		return false;
+	memcpy(rte_pktmbuf_mtod_offset(t, char *, t->data_len), data, len);
+	t->data_len = (uint16_t)(t->data_len + len);
+	m->pkt_len += (uint32_t)len;
+	return true;
+}
+
+/* Body bytes into the output: after a queued head when they fit
+ * (body_join), else by reference to their segment, the bytes the other
+ * side's decoder just gave out, on a raw transport (TLS encrypts a copy
+ * anyway). */
 static inline __attribute__((always_inline)) void body_out(struct http_h1_peer *h, const char *data,
 							   size_t len)
 {
 	struct http_out *o = &h->out;
+	if (body_join(o, data, len)) {
+		if (h->w)
+			h->w->body_seg = NULL;
+		h->peer.queued = true;
+		return;
+	}
 	o->data = data;
 	o->data_len = (uint32_t)len;
 	struct http_worker *w = h->w;

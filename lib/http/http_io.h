@@ -118,7 +118,10 @@ static inline void http_pins_add(struct http_pins *p, struct rte_mbuf *m)
  * order. On a raw transport body bytes of at least half a segment go to
  * TCP's send queue by reference to the other side's input segment
  * (arn_tcp_write_ref: no copy; the queue's reference keeps the segment,
- * so the other side may go on at once); TLS encrypts, so copies.
+ * so the other side may go on at once); TLS encrypts, so copies. A few
+ * body bytes that follow a head still queued whole are copied into the
+ * head's last mbuf instead (HTTP/1: http_codec_h1.c's body_join), so the
+ * two go as one.
  */
 struct http_out {
 	struct rte_mbuf *chain;
