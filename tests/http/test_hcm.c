@@ -3470,7 +3470,7 @@ static int jtp_flush(struct http_transport *t, struct arn_tcp_conn *tc, struct h
 	}
 	o->seg = NULL;
 	if (o->crlf) {
-		jtp_put(x, "\r\n" + 2 - o->crlf, o->crlf);
+		jtp_put(x, &"\r\n"[2 - o->crlf], o->crlf);
 		o->crlf = 0;
 		x->pieces++;
 	}
