@@ -849,7 +849,27 @@ static void h1_encode_end(struct http_peer *pp)
 static int h1_flush(struct http_peer *pp)
 {
 	struct http_h1_peer *h = h1(pp);
-	int rc = http_tp_flush(h->tp, h->tc, &h->out);
+	struct http_out *o = &h->out;
+	/* The usual flush, twice a request: a head (with a short body joined
+	 * to it, body_join) and nothing after it, on a raw transport. One
+	 * arn_tcp_write_mbuf, as http_out_flush's first step, without its
+	 * call and the pieces' tests (bench_hcm: about 20 instructions a
+	 * flush). */
+	if (h->tp == &http_transport_raw && o->chain && h->tc &&
+	    !(o->stage_len | o->crlf | o->data_len)) {
+		int rc = arn_tcp_write_mbuf(h->tc, o->chain);
+		if (rc == -EAGAIN) {
+			pp->queued = true; /* the head waits for on_writable */
+			return rc;
+		}
+		if (rc < 0)
+			rte_pktmbuf_free(o->chain);
+		o->chain = NULL;
+		o->seg = NULL;
+		pp->queued = false;
+		return rc;
+	}
+	int rc = http_tp_flush(h->tp, h->tc, o);
 	/* 0: everything went (the transports' contract, http_io.h), so
 	 * nothing is left to test (twice a request) */
 	pp->queued = rc != 0 && http_out_busy(&h->out);
