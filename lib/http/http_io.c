@@ -58,7 +58,7 @@ void http_in_free_chain(struct rte_mbuf *m)
 	}
 }
 
-uint32_t http_in_fill(struct http_in *in, struct arn_tcp_conn *tc)
+uint32_t http_in_fill_any(struct http_in *in, struct arn_tcp_conn *tc)
 {
 	if (!tc)
 		return 0;
