@@ -723,23 +723,24 @@ static void h1_encode_continue(struct http_peer *pp)
  * and the bytes then go to TCP as one mbuf, one arn_tcp_write_mbuf, not
  * that and an arn_tcp_write_ref that copies them into it (issue 17: about
  * 90 instructions a response under bench/cost/run). The bytes' segment
- * is then no longer referred to. @return false (nothing done) when the
- * output holds more than a head or the room is short.
+ * is then no longer referred to. @return where the @p len bytes go (the
+ * mbuf counts them already: the caller copies them), or NULL (nothing
+ * done) when the output holds more than a head or the room is short.
  */
-static inline bool body_join(struct http_out *o, const char *data, size_t len)
+static inline char *body_join(struct http_out *o, size_t len)
 {
 	struct rte_mbuf *m = o->chain;
 	if (!m || o->stage_len || o->crlf || o->data_len || len > H1_BODY_JOIN_MAX)
-		return false;
+		return NULL;
 	struct rte_mbuf *t = m;
 	while (t->next)
 		t = t->next;
 	if (!RTE_MBUF_DIRECT(t) || rte_mbuf_refcnt_read(t) != 1 || rte_pktmbuf_tailroom(t) < len)
-		return false;
-	memcpy(rte_pktmbuf_mtod_offset(t, char *, t->data_len), data, len);
+		return NULL;
+	char *to = rte_pktmbuf_mtod_offset(t, char *, t->data_len);
 	t->data_len = (uint16_t)(t->data_len + len);
 	m->pkt_len += (uint32_t)len;
-	return true;
+	return to;
 }
 
 /* Body bytes into the output: after a queued head when they fit
@@ -750,10 +751,13 @@ static inline __attribute__((always_inline)) void body_out(struct http_h1_peer *
 							   size_t len)
 {
 	struct http_out *o = &h->out;
-	if (body_join(o, data, len)) {
+	char *to = body_join(o, len);
+	if (to) {
 		if (h->w)
 			h->w->body_seg = NULL;
 		h->peer.queued = true;
+		/* last, so that the copy is a tail call: no frame */
+		memcpy(to, data, len);
 		return;
 	}
 	o->data = data;
