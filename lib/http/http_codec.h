@@ -83,7 +83,9 @@ struct http_ev {
 	 * decode gives again; the stream handles it after the head, when it
 	 * would have taken the next event (one decode a request less: issue
 	 * 17). Set with every HEAD: by HTTP/1 for a request (a client's
-	 * message), false otherwise. */
+	 * message); for a response only by http_h1_decode_fused, whose HEAD
+	 * may also carry the body's first bytes in data/len
+	 * (http_codec_h1.h); false otherwise. */
 	bool end;
 	/* decode() -EBADMSG on a request: the status a server answers and
 	 * Envoy's response code details */
