@@ -394,6 +394,7 @@ static void route_to_cluster(struct http_stream *st, const struct arn_cfg_gen *g
 	 * cluster: its lookup is kept for as long as the generation is the
 	 * same (bench_hcm: about 95 instructions a request) */
 	uint64_t gid = g ? arn_cfg_gen_id(g) : 0;
+	st->route_gen = gid; /* the kept request edits' key (edits_kept) */
 	/* read before the lookups below: what they find is of this snapshot
 	 * or a newer one, never older (http_rt_snap_sync) */
 	uint64_t rsync = http_rt_snap_sync();
@@ -767,6 +768,173 @@ static void request_edit_overflow(struct http_stream *st, const char *details)
 	http_conn_run(hc);
 }
 
+/*
+ * The request edits a keep-alive connection keeps (struct http_conn.re_*).
+ * http_req_edits makes the same list again for another request when
+ * nothing it reads differs, and the list holds only pointers that outlive
+ * the request; then it is kept, and the next request whose key is the
+ * same sends it as it is (bench_hcm: 145 instructions a request less).
+ *
+ * What the list depends on, and how each is covered:
+ *  - the route table, virtual host, route and weighted cluster (their
+ *    request_headers_to_add / _remove, most_specific_header_mutations_wins,
+ *    include_request_attempt_count, the route's rewrites and per-try
+ *    timeout) and the generation they were matched in: keyed (pointers and
+ *    generation id: a generation holds its objects as they are, and ids
+ *    only grow, so no freed object's address can come back under it).
+ *    Their names and constant values live in that configuration, which the
+ *    stream that uses the list pins.
+ *  - the connection manager (use_remote_address, xff_num_trusted_hops,
+ *    generate_request_id, preserve_external_request_id,
+ *    suppress_envoy_headers): keyed (hc->hcm; it changes only when an idle
+ *    connection follows a newer listener, which comes with a newer
+ *    generation too).
+ *  - the connection's TLS and addresses (x-forwarded-proto, internal):
+ *    the connection's own for its life.
+ *  - the timeout announced (x-envoy-expected-rq-timeout-ms, per request
+ *    with grpc-timeout): keyed by value; its line lives in
+ *    hc->timeout_text, which only a list made anew rewrites, and every
+ *    list made anew replaces or drops the kept one.
+ *  - Expect: 100-continue (its removal): keyed.
+ *  - Host sent (a rewrite, absolute-form, a stripped port, HTTP/1.0
+ *    without Host: pointers into the request or the endpoint): kept and
+ *    reused only without one.
+ *  - the path rewritten (x-envoy-original-path points into the request):
+ *    never kept (the route says so: keyed with it).
+ *  - X-Forwarded-For (the client address and whether the request is
+ *    internal): never kept with it, and a request that has it makes its
+ *    own list. x-request-id: a request's own changes no edit unless ids
+ *    are generated, and then none is kept (a generated id is per request).
+ *  - every value made for the request (the appended XFF address, the
+ *    external address, a generated id, the attempt count, %-substitutions:
+ *    %REQ(...)%, %PROTOCOL% and the others) goes into the request's own
+ *    text: a list that used any of it is never kept.
+ *  - a local_ratelimit filter's unenforced headers: added per request
+ *    after the list; a request with them makes its own.
+ * test_router_edits_kept.c changes each of these alone.
+ */
+
+/* The outputs http_req_edits gives with a kept list (it was made without
+ * use_remote_address and generated ids): the request's own x-request-id.
+ * @return false when the request has X-Forwarded-For. */
+static inline bool edits_kept_outputs(struct http_stream *st, const struct arn_h1_msg *m)
+{
+	const char *rid = NULL;
+	uint32_t rlen = 0;
+	for (int i = m->n_hdrs - 1; i >= 0; i--) {
+		uint8_t id = m->hdrs[i].id;
+		if (id == ARN_H1_H_X_FORWARDED_FOR)
+			return false;
+		if (id == ARN_H1_H_X_REQUEST_ID) {
+			rid = m->hdrs[i].value;
+			rlen = m->hdrs[i].value_len;
+		}
+	}
+	st->xff = NULL;
+	st->xff_len = 0;
+	st->request_id = rid;
+	st->request_id_len = rlen;
+	return true;
+}
+
+/* Is the connection's kept list the one http_req_edits would make for
+ * @p st now (@p host: the Host it sends, @p tmo: the timeout it
+ * announces)? Sets the stream's outputs when it is. */
+static inline bool edits_kept(struct http_conn *hc, struct http_stream *st,
+			      const struct arn_h1_msg *m, const char *host, uint32_t tmo)
+{
+	return hc->re_gen_id && hc->re_gen_id == st->route_gen && hc->re_route == st->route &&
+	       hc->re_vhost == st->vhost && hc->re_rt == st->rt && hc->re_wc == st->wc &&
+	       hc->re_hcm == hc->hcm && hc->re_timeout_ms == tmo &&
+	       hc->re_expect == !!(m->flags & ARN_H1_F_EXPECT_CONTINUE) && !host &&
+	       !st->rl_unenforced && edits_kept_outputs(st, m);
+}
+
+/* Keep the @p n edits http_req_edits made in @p e from @p x when another
+ * request may use them (see above), or drop the kept ones: the kept list
+ * is always the last one made (hc->timeout_text holds its timeout). */
+static void edits_keep(struct http_conn *hc, const struct http_stream *st,
+		       const struct http_req_ctx *x, const struct arn_h1_edit *e, unsigned n)
+{
+	if (!st->route_gen || x->text_len || x->xff || x->host || x->path_rewritten ||
+	    (x->hcm && x->hcm->generate_request_id) || n > HTTP_RE_MAX) {
+		hc->re_gen_id = 0;
+		return;
+	}
+	memcpy(hc->re_e, e, n * sizeof(*e));
+	hc->re_n = (uint8_t)n;
+	hc->re_gen_id = st->route_gen;
+	hc->re_rt = st->rt;
+	hc->re_vhost = st->vhost;
+	hc->re_route = st->route;
+	hc->re_wc = st->wc;
+	hc->re_hcm = hc->hcm;
+	hc->re_timeout_ms = x->timeout_ms;
+	hc->re_expect = (st->req.m.flags & ARN_H1_F_EXPECT_CONTINUE) != 0;
+}
+
+/* The request's edits made anew into @p e (MAX_EDITS slots): http_req_edits'
+ * (kept for the next request when they may be: edits_keep) and a local
+ * rate limit's. @return their count, or -1 when they did not fit (the
+ * request was answered). Out of line: a request that reuses the kept
+ * edits sets up no context. */
+static int __attribute__((noinline))
+edits_make(struct http_stream *st, const char *host, uint32_t host_len, bool rewrite, uint32_t tmo,
+	   struct arn_h1_edit *e)
+{
+	struct http_conn *hc = st->hc;
+	const struct arn_h1_msg *m = &st->req.m;
+	char *text = st->res->text;
+	/* Filled field by field: an initializer zeroes the whole context,
+	 * padding and results (which http_req_edits sets before it reads
+	 * them) too (bench_hcm: about 20 instructions a request). */
+	_Static_assert(sizeof(void *) != 8 || sizeof(struct http_req_ctx) == 168,
+		       "a member added to http_req_ctx is to be set here too");
+	struct http_req_ctx x;
+	x.hcm = hc->hcm;
+	x.rt = st->rt;
+	x.vhost = st->vhost;
+	x.route = st->route;
+	x.wc = st->wc;
+	x.raddr = hc->raddr;
+	x.rport = hc->rport;
+	x.laddr = hc->laddr;
+	x.lport = hc->lport;
+	x.tls = hc->tls != NULL;
+	x.host = host;
+	x.host_len = host_len;
+	x.path_rewritten = rewrite;
+	x.timeout_ms = tmo;
+	x.timeout_text = &hc->timeout_text;
+	x.attempt = st->attempts;
+	x.rand_hi = X(st)->rid_hi;
+	x.rand_lo = X(st)->rid_lo;
+	x.text = text + st->text_len;
+	x.text_cap = HTTP_TEXT - st->text_len;
+	x.text_len = 0;
+	int n = http_req_edits(&x, m, e, MAX_EDITS - 1);
+	if (n < 0) {
+		/* it may have rewritten hc->timeout_text: the kept list goes */
+		hc->re_gen_id = 0;
+		request_edit_overflow(st, "header_edits_overflow");
+		return -1;
+	}
+	st->text_len += x.text_len;
+	edits_keep(hc, st, &x, e, (unsigned)n);
+	st->xff = x.xff;
+	st->xff_len = x.xff_len;
+	st->request_id = x.request_id;
+	st->request_id_len = x.request_id_len;
+	/* only a local ratelimit filter's unenforced decision has edits */
+	int rl = st->rl_unenforced ? http_l4_req_edits(st, e + n, MAX_EDITS - 1 - (unsigned)n) : 0;
+	if (rl < 0) {
+		request_edit_overflow(st, "header_edits_overflow");
+		return -1;
+	}
+	n += rl;
+	return n;
+}
+
 /* The request head goes upstream once the stream has a connected upstream
  * connection (now, or from on_connected). */
 static void upstream_ready(struct http_stream *st)
@@ -822,51 +990,22 @@ static void upstream_ready(struct http_stream *st)
 			host_len = (uint32_t)k;
 		}
 	}
-	/* Filled field by field: an initializer zeroes the whole context,
-	 * padding and results (which http_req_edits sets before it reads
-	 * them) too (bench_hcm: about 20 instructions a request). */
-	_Static_assert(sizeof(void *) != 8 || sizeof(struct http_req_ctx) == 168,
-		       "a member added to http_req_ctx is to be set here too");
-	struct http_req_ctx x;
-	x.hcm = hc->hcm;
-	x.rt = st->rt;
-	x.vhost = st->vhost;
-	x.route = st->route;
-	x.wc = st->wc;
-	x.raddr = hc->raddr;
-	x.rport = hc->rport;
-	x.laddr = hc->laddr;
-	x.lport = hc->lport;
-	x.tls = hc->tls != NULL;
-	x.host = host;
-	x.host_len = host_len;
-	x.path_rewritten = rewrite;
-	x.timeout_ms = st->timeout_ms;
-	x.timeout_text = &hc->timeout_text;
-	x.attempt = st->attempts;
-	x.rand_hi = X(st)->rid_hi;
-	x.rand_lo = X(st)->rid_lo;
-	x.text = text + st->text_len;
-	x.text_cap = HTTP_TEXT - st->text_len;
-	x.text_len = 0;
 	/* Envoy announces the per-try timeout when it is the shorter one */
+	uint32_t tmo = st->timeout_ms;
 	uint32_t pt = r && r->route.retry.present ? r->route.retry.per_try_timeout_ms : 0;
-	if (pt && (!x.timeout_ms || pt < x.timeout_ms))
-		x.timeout_ms = pt;
+	if (pt && (!tmo || pt < tmo))
+		tmo = pt;
+	/* the connection's kept edits, when they are this request's, else
+	 * its own (the stack's slots) */
 	struct arn_h1_edit e[MAX_EDITS];
-	int n = http_req_edits(&x, m, e, MAX_EDITS - 1);
-	if (n < 0) {
-		request_edit_overflow(st, "header_edits_overflow");
-		return;
+	struct arn_h1_edit *ed = hc->re_e;
+	int n = hc->re_n;
+	if (!edits_kept(hc, st, m, host, tmo)) {
+		ed = e;
+		n = edits_make(st, host, host_len, rewrite, tmo, e);
+		if (n < 0)
+			return;
 	}
-	st->text_len += x.text_len;
-	/* only a local ratelimit filter's unenforced decision has edits */
-	int rl = st->rl_unenforced ? http_l4_req_edits(st, e + n, MAX_EDITS - 1 - (unsigned)n) : 0;
-	if (rl < 0) {
-		request_edit_overflow(st, "header_edits_overflow");
-		return;
-	}
-	n += rl;
 	/* The rewritten path goes last in the text, and only until the head is
 	 * serialized: the response's edits need the room more. A path that
 	 * does not fit (or a rewrite to nothing) is refused: the original
@@ -891,13 +1030,9 @@ static void upstream_ready(struct http_stream *st)
 		path = buf; /* past text_len: free again once serialized */
 		plen = (uint32_t)k;
 	}
-	st->xff = x.xff;
-	st->xff_len = x.xff_len;
-	st->request_id = x.request_id;
-	st->request_id_len = x.request_id_len;
 	/* the edit slots keep one free for the codec's own */
 	struct http_peer *up = http_up_peer(u);
-	int rc = up->codec->encode_request_head(up, m, path, plen, e, (unsigned)n,
+	int rc = up->codec->encode_request_head(up, m, path, plen, ed, (unsigned)n,
 						(st->state & HTTP_S_UPGRADE));
 	if (rc == -E2BIG) {
 		/* more edits than the serializer applies (never with the

@@ -268,6 +268,9 @@ struct http_stream {
 	const struct http_filter_ops *filter;
 	/* filled by the filters for the access log (see above) */
 	struct http_log_fields log;
+	/* the generation its route was matched in (route_to_cluster; 0:
+	 * none): what the connection's kept request edits are keyed on */
+	uint64_t route_gen;
 };
 
 /* Set (@p on) or clear @p bits of @p st's state. */
@@ -304,6 +307,12 @@ struct http_conn_ops {
 	 * says where, for the debug log. lib/tcp's on_close follows. */
 	void (*reset)(struct http_conn *hc, int line);
 };
+
+/* The request edits a connection keeps for its next request (struct
+ * http_conn.re_e): the common lists have two to four (x-forwarded-proto,
+ * the route's timeout, a few of the configuration's); a longer one is
+ * made each time. */
+#define HTTP_RE_MAX 7
 
 /* The pins an HTTP/1 connection keeps between its streams (see the top of
  * this file): each held once, by the connection, or NULL. */
@@ -399,6 +408,25 @@ struct http_conn {
 	uint8_t l4_held;
 	bool l4_rbac_pending;			  /* network RBAC runs on the first byte */
 	const struct arn_cfg_filter_chain *l4_fc; /* its chain, in lsn */
+	/* The request edits (http_req_edits) of its last request sent
+	 * upstream, kept where another request's would be the very same
+	 * (http_router_filter.c's edits_kept says what they depend on and
+	 * when they are kept): re_n edits in re_e (one slot more: a codec
+	 * may add one after them), made for a request routed in generation
+	 * re_gen_id (0: none kept) to re_rt, re_vhost, re_route and re_wc,
+	 * on re_hcm, announcing timeout re_timeout_ms, with Expect:
+	 * 100-continue or not (re_expect). Only within one connection: its
+	 * block is zeroed when it is taken. */
+	uint64_t re_gen_id;
+	const struct arn_cfg_route_table *re_rt;
+	const struct arn_cfg_vhost *re_vhost;
+	const struct arn_cfg_route *re_route;
+	const struct arn_cfg_weighted_cluster *re_wc;
+	const struct arn_cfg_hcm *re_hcm;
+	uint32_t re_timeout_ms;
+	uint8_t re_n;
+	bool re_expect;
+	struct arn_h1_edit re_e[HTTP_RE_MAX + 1];
 };
 #define HTTP_L4_HELD_MAX 8
 
