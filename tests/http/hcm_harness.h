@@ -853,13 +853,16 @@ static inline void hh_trace_run(void)
  * run can change them while requests are in flight: new generations reach
  * the worker at its next poll (listeners opened and closed, pools of
  * removed endpoints draining, updated listeners draining their
- * connections).
+ * connections). It generates no x-request-id, so that a keep-alive
+ * connection's request edits can be kept (http_router.c's edits_kept)
+ * and the fuzzers reach that path; ports 80 and 81 generate them.
  */
 #define HH_LDYN                                                                                    \
 	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
 	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
 	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
 	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"dyn\","              \
+	"\"generate_request_id\":false,"                                                           \
 	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
 	"[\"*\"],\"routes\":[%s]}]},\"http_filters\":[{\"name\":"                                  \
 	"\"envoy.filters.http.health_check\",\"typed_config\":{\"@type\":\"type.googleapis.com/"   \
