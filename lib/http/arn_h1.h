@@ -183,6 +183,20 @@ struct arn_h1_header {
  * HTTP/1.1 CRLF", in one piece from method_name.p on: a writer of HTTP/1.1
  * may copy it whole (arn_h1_write_request_line_of) */
 #define ARN_H1_F_LINE_CRLF (1u << 20)
+/* The head's field block is its wire bytes: the HTTP/1 parser saw every
+ * field line as exactly name ":" SP value CRLF (hdrs[i].value is
+ * hdrs[i].name + name_len + 2, CRLF right after the value, no OWS trimmed,
+ * no obs-fold) and each line's name right after the line before's CRLF,
+ * all in the one input run that held the whole head (no line copied to
+ * scratch, none taken by the parser's line-by-line path). A writer may
+ * then copy the bytes from a line's name to a later line's end as they
+ * are (arn_h1_write_headers does: it tests no line for that). Set only by
+ * the parser, at the head's end; a message built otherwise (HTTP/2, a
+ * sub-request) never has it. Whoever changes a parsed message's head
+ * fields afterwards (a slice, their order or their count: n_hdrs, hdrs or
+ * an entry of it) must clear it first, or the writer forwards the bytes
+ * as they came. Trailers (after n_hdrs) are not covered. */
+#define ARN_H1_F_FIELDS_WHOLE (1u << 21)
 
 /**
  * One message. The caller owns it and the header array; the parser fills it

@@ -652,9 +652,13 @@ parse_field_line(struct arn_h1_parser *p, const char *s, const char *e, const ch
  * each is added as parse_field_line would add it. @p nmax: the head's
  * line limit (max_hdrs and the array's capacity). @return where it
  * stopped, a line's start or lim; *err set when add_head_field failed
- * (the parser is in error). */
-static inline __attribute__((always_inline)) uptr
-fields_fast(struct arn_h1_parser *p, uptr s, uptr lim, uptr base, unsigned nmax, bool *err)
+ * (the parser is in error); *nv grown by the bytes of the names and
+ * values it took (head_first's ARN_H1_F_FIELDS_WHOLE: a line is its name,
+ * its value and 2 to 4 bytes, 4 only as "name: value" CRLF; a sum, not a
+ * test a line, which gcc made a load, a cmov and a store). */
+static inline __attribute__((always_inline)) uptr fields_fast(struct arn_h1_parser *p, uptr s,
+							      uptr lim, uptr base, unsigned nmax,
+							      bool *err, uintptr_t *nv)
 {
 	struct arn_h1_msg *m = p->msg;
 	unsigned n = m->n_hdrs;
@@ -718,6 +722,7 @@ fields_fast(struct arn_h1_parser *p, uptr s, uptr lim, uptr base, unsigned nmax,
 			break;
 		if (n >= nmax)
 			break; /* parse_field_line fails it */
+		*nv += (uintptr_t)(q - s) + (uintptr_t)(v1 - v0);
 		enum arn_h1_hdr_id id = h1_hdr_lookup((const char *)s, (size_t)(q - s));
 #if defined(__SSE2__)
 		/* A known name needs no test of its bytes: the lookup matched
@@ -1110,7 +1115,7 @@ static int head_step(struct arn_h1_parser *p, const char **sp, const char *e, co
 			bool ferr = false;
 			if (p->state == ST_HEAD)
 				s = (const char *)fields_fast(p, (uptr)s, (uptr)lim, (uptr)base,
-							      nmax, &ferr);
+							      nmax, &ferr, &(uintptr_t){0});
 			if (ferr) {
 				r = L_ERR;
 				break;
@@ -1202,7 +1207,9 @@ static inline __attribute__((always_inline)) int head_first(struct arn_h1_parser
 	lim = (size_t)(e - s1) > left ? s1 + left : e;
 	unsigned nmax = p->max_hdrs < p->msg->hdr_cap ? p->max_hdrs : p->msg->hdr_cap;
 	bool ferr = false;
-	const char *s = (const char *)fields_fast(p, (uptr)s1, (uptr)lim, (uptr)base, nmax, &ferr);
+	uintptr_t nv = 0;
+	const char *s =
+	    (const char *)fields_fast(p, (uptr)s1, (uptr)lim, (uptr)base, nmax, &ferr, &nv);
 	p->head_bytes = (uint32_t)(s - s0);
 	*sp = s;
 	if (ferr)
@@ -1217,6 +1224,10 @@ static inline __attribute__((always_inline)) int head_first(struct arn_h1_parser
 		return R_CONT;
 	p->head_bytes += (uint32_t)el;
 	*sp = s + el;
+	/* every line in this run and fields_fast's (head_step's heads never
+	 * have the flag): each "name: value" CRLF when none is shorter */
+	if ((uintptr_t)(s - s1) == nv + 4u * p->msg->n_hdrs)
+		p->msg->flags |= ARN_H1_F_FIELDS_WHOLE;
 	if (!finish_usual(p) && finish_head(p) != 0)
 		return R_ERR;
 	ev->type = ARN_H1_EV_HEAD;

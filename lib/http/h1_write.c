@@ -358,8 +358,9 @@ static void nominated_collect(const struct arn_h1_msg *m, struct nominated *nm)
  * named some (its known hop-by-hop ids are a mask there); inlined, its
  * loop cost the writer's field loop registers (bench_hcm: 15 instructions
  * a request). */
-static __attribute__((noinline)) bool is_hop(const struct arn_h1_msg *m, const struct arn_h1_header *h, unsigned flags,
-		   const struct nominated *nm)
+static __attribute__((noinline)) bool is_hop(const struct arn_h1_msg *m,
+					     const struct arn_h1_header *h, unsigned flags,
+					     const struct nominated *nm)
 {
 	switch (h->id) {
 	case ARN_H1_H_CONNECTION:
@@ -476,68 +477,34 @@ static inline __attribute__((always_inline)) void run_end(struct arn_h1_wbuf *w,
 	((1u << ARN_H1_EDIT_SET) | (1u << ARN_H1_EDIT_ADD) | (1u << ARN_H1_EDIT_ADD_IF_ABSENT) |   \
 	 (1u << ARN_H1_EDIT_APPEND_VALUE))
 
-/* The hop-by-hop fields' ids, dropped by ARN_H1_W_DROP_HOP (Upgrade but
- * with ARN_H1_W_UPGRADE): what is_hop says of them without a call. */
-#define HOP_IDS                                                                                    \
-	((1ull << ARN_H1_H_CONNECTION) | (1ull << ARN_H1_H_KEEP_ALIVE) |                           \
-	 (1ull << ARN_H1_H_PROXY_CONNECTION) | (1ull << ARN_H1_H_TE) |                             \
-	 (1ull << ARN_H1_H_TRANSFER_ENCODING) | (1ull << ARN_H1_H_HTTP2_SETTINGS))
-_Static_assert(ARN_H1_H_COUNT <= 64, "a header id is a bit of a word (the writer's masks)");
+/* What the field loop needs of arn_h1_write_headers (an always-inline
+ * callee: it stays in registers) */
+struct fields_ctx {
+	const struct arn_h1_msg *m;
+	const struct arn_h1_edit *edits;
+	unsigned n_edits, flags;
+	uint64_t look, hop_ids, edit_ids;
+	const uint8_t *eid;
+	struct nominated *nm;
+};
 
-int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
-			 const struct arn_h1_edit *edits, unsigned n_edits, unsigned flags)
+/* The head's field lines with the edits applied, for a head whose block
+ * is whole (ARN_H1_F_FIELDS_WHOLE: no line tested, the block copied to
+ * its last line) or not (each line tested): specialized twice, so that
+ * neither pays for the other. @return the edits done. */
+static inline __attribute__((always_inline)) uint64_t
+write_fields_edited(struct arn_h1_wbuf *w, const struct fields_ctx *c, const bool whole)
 {
+	const char *rs = NULL;
 	/* SET / SET_IF_PRESENT / APPEND_VALUE written, ADD_IF_ABSENT's name
 	 * seen: not to be added after the message's lines */
 	uint64_t done = 0;
-	/* set by nominated_collect, and read (by is_hop) only where it ran:
-	 * the mask's ARN_H1_H_OTHER hop bit says so */
-	struct nominated nm;
-	/*
-	 * Each edit's header id (eid[k]; names without one compare by length,
-	 * then bytes), and "look", a bit for each id whose lines need more
-	 * than a copy (an edit's name, a hop-by-hop field): every other line
-	 * costs one test of it. A line of such an id tests the edits' ids in
-	 * edit order (few edits a head; the table by id this replaces was
-	 * cleared, 27 words, and filled per edit, two heads a request).
-	 */
-	uint8_t eid[ARN_H1_MAX_EDITS];
-	uint64_t edit_ids = 0;
-
-	if (n_edits > ARN_H1_MAX_EDITS)
-		return -E2BIG;
-	for (unsigned k = 0; k < n_edits; k++) {
-		unsigned id = edits[k].id1 - 1u; /* 0 (not given): UINT_MAX */
-		if (__builtin_expect(id >= ARN_H1_H_COUNT, 0))
-			id = arn_h1_hdr_lookup(edits[k].name, edits[k].name_len);
-		eid[k] = (uint8_t)id;
-		edit_ids |= 1ull << id;
-	}
-	uint64_t hop_ids = 0;
-	/* the parser saw no Connection list and no TE: nothing to gather */
-	bool plain = m->flags & ARN_H1_F_PLAIN_HOPS;
-	if (flags & ARN_H1_W_DROP_HOP) {
-		hop_ids = HOP_IDS | ((flags & ARN_H1_W_UPGRADE) ? 0 : 1ull << ARN_H1_H_UPGRADE);
-		if (!plain) {
-			nominated_collect(m, &nm);
-			if (nm.n || nm.overflow)
-				hop_ids |= 1ull << ARN_H1_H_OTHER; /* is_hop decides */
-		}
-	}
-	const uint64_t look = edit_ids | hop_ids;
-	/*
-	 * An unchanged line is not rebuilt from its name and value where the
-	 * received bytes from its name to the next line's name are exactly
-	 * what write_line would give, "name: value\r\n" (one space, CRLF, the
-	 * parser's slices of one buffer; a hand-built message rarely is): a
-	 * run of such lines goes out in one copy, from rs to the name of the
-	 * first line not in it, which any other line written, dropped or
-	 * replaced ends first (then rs is NULL).
-	 * A realistic browser head (bench_h1 write): 1,546 instructions to
-	 * 1,464. The last line has no next name to bound its bytes: line by
-	 * line.
-	 */
-	const char *rs = NULL;
+	const struct arn_h1_msg *m = c->m;
+	const struct arn_h1_edit *edits = c->edits;
+	const unsigned n_edits = c->n_edits, flags = c->flags;
+	const uint64_t look = c->look, hop_ids = c->hop_ids, edit_ids = c->edit_ids;
+	const uint8_t *eid = c->eid;
+	struct nominated *nmp = c->nm;
 	/* in locals: the stores of the lines may alias the message */
 	const struct arn_h1_header *hd = m->hdrs;
 	/* a message without headers may have no array (NULL + 0 is undefined) */
@@ -546,7 +513,7 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 		unsigned hid = h->id < ARN_H1_H_COUNT ? h->id : ARN_H1_H_OTHER;
 		if (__builtin_expect((look >> hid) & 1, 0)) {
 			if (((hop_ids >> hid) & 1) &&
-			    (hid != ARN_H1_H_OTHER || is_hop(m, h, flags, &nm))) {
+			    (hid != ARN_H1_H_OTHER || is_hop(m, h, flags, nmp))) {
 				run_end(w, &rs, h->name);
 				continue;
 			}
@@ -598,13 +565,13 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 		const char *end = v + h->value_len;
 		/* in a run, the line before ended where this one's name is
 		 * (its next name was tested): no adjacency test here */
-		if (h + 1 < hend && v == h->name + h->name_len + 2 && h[1].name == end + 2 &&
-		    eq2(v - 2, ": ") && eq2(end, "\r\n")) {
+		if (whole || (h + 1 < hend && v == h->name + h->name_len + 2 &&
+			      h[1].name == end + 2 && eq2(v - 2, ": ") && eq2(end, "\r\n"))) {
 			if (!rs)
 				rs = h->name;
 			continue;
 		}
-		if (rs) {
+		if (!whole && rs) {
 			/* the run and this line in one room test (the last line
 			 * after a run: nginx's Accept-Ranges) */
 			size_t rn = (size_t)(h->name - rs);
@@ -620,6 +587,83 @@ int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
 		}
 		write_line(w, h->name, h->name_len, v, h->value_len);
 	}
+	/* a whole block: a run that reaches the last line ends after it */
+	if (whole && rs) {
+		const struct arn_h1_header *l = hend - 1;
+		put_run(w, rs, (size_t)(l->value + l->value_len + 2 - rs));
+	}
+	return done;
+}
+
+/* The hop-by-hop fields' ids, dropped by ARN_H1_W_DROP_HOP (Upgrade but
+ * with ARN_H1_W_UPGRADE): what is_hop says of them without a call. */
+#define HOP_IDS                                                                                    \
+	((1ull << ARN_H1_H_CONNECTION) | (1ull << ARN_H1_H_KEEP_ALIVE) |                           \
+	 (1ull << ARN_H1_H_PROXY_CONNECTION) | (1ull << ARN_H1_H_TE) |                             \
+	 (1ull << ARN_H1_H_TRANSFER_ENCODING) | (1ull << ARN_H1_H_HTTP2_SETTINGS))
+_Static_assert(ARN_H1_H_COUNT <= 64, "a header id is a bit of a word (the writer's masks)");
+
+int arn_h1_write_headers(struct arn_h1_wbuf *w, const struct arn_h1_msg *m,
+			 const struct arn_h1_edit *edits, unsigned n_edits, unsigned flags)
+{
+	/* set by nominated_collect, and read (by is_hop) only where it ran:
+	 * the mask's ARN_H1_H_OTHER hop bit says so */
+	struct nominated nm;
+	/*
+	 * Each edit's header id (eid[k]; names without one compare by length,
+	 * then bytes), and "look", a bit for each id whose lines need more
+	 * than a copy (an edit's name, a hop-by-hop field): every other line
+	 * costs one test of it. A line of such an id tests the edits' ids in
+	 * edit order (few edits a head; the table by id this replaces was
+	 * cleared, 27 words, and filled per edit, two heads a request).
+	 */
+	uint8_t eid[ARN_H1_MAX_EDITS];
+	uint64_t edit_ids = 0;
+
+	if (n_edits > ARN_H1_MAX_EDITS)
+		return -E2BIG;
+	for (unsigned k = 0; k < n_edits; k++) {
+		unsigned id = edits[k].id1 - 1u; /* 0 (not given): UINT_MAX */
+		if (__builtin_expect(id >= ARN_H1_H_COUNT, 0))
+			id = arn_h1_hdr_lookup(edits[k].name, edits[k].name_len);
+		eid[k] = (uint8_t)id;
+		edit_ids |= 1ull << id;
+	}
+	uint64_t hop_ids = 0;
+	/* the parser saw no Connection list and no TE: nothing to gather */
+	bool plain = m->flags & ARN_H1_F_PLAIN_HOPS;
+	if (flags & ARN_H1_W_DROP_HOP) {
+		hop_ids = HOP_IDS | ((flags & ARN_H1_W_UPGRADE) ? 0 : 1ull << ARN_H1_H_UPGRADE);
+		if (!plain) {
+			nominated_collect(m, &nm);
+			if (nm.n || nm.overflow)
+				hop_ids |= 1ull << ARN_H1_H_OTHER; /* is_hop decides */
+		}
+	}
+	const uint64_t look = edit_ids | hop_ids;
+	/*
+	 * An unchanged line is not rebuilt from its name and value where the
+	 * received bytes from its name to the next line's name are exactly
+	 * what write_line would give, "name: value\r\n" (one space, CRLF, the
+	 * parser's slices of one buffer; a hand-built message rarely is): a
+	 * run of such lines goes out in one copy, from rs to the name of the
+	 * first line not in it, which any other line written, dropped or
+	 * replaced ends first (then rs is NULL).
+	 * A realistic browser head (bench_h1 write): 1,546 instructions to
+	 * 1,464. The last line has no next name to bound its bytes: line by
+	 * line.
+	 */
+	struct fields_ctx c = {.m = m,
+			       .edits = edits,
+			       .n_edits = n_edits,
+			       .flags = flags,
+			       .look = look,
+			       .hop_ids = hop_ids,
+			       .edit_ids = edit_ids,
+			       .eid = eid,
+			       .nm = &nm};
+	uint64_t done = (m->flags & ARN_H1_F_FIELDS_WHOLE) ? write_fields_edited(w, &c, true)
+							   : write_fields_edited(w, &c, false);
 	/* no run is left: the last line is never in one (no next name), and
 	 * a dropped one ends it */
 	/* the additions in edit order: a pass over them alone, not a switch

@@ -191,6 +191,112 @@ static void flush_body(struct arn_sb *sb, struct arn_sb *body, int *pending)
 	*pending = 0;
 }
 
+/* A writer into an arn_sb through @p piece-byte buffers (a line cut
+ * anywhere). */
+struct wsink {
+	struct arn_sb out;
+	char buf[64];
+	uint32_t piece;
+};
+
+static int wsink_refill(struct arn_h1_wbuf *w)
+{
+	struct wsink *s = w->arg;
+	arn_sb_append(&s->out, w->p, w->len);
+	w->p = s->buf;
+	w->len = 0;
+	w->cap = s->piece;
+	return 0;
+}
+
+static char *fields_write(const struct arn_h1_msg *m, const struct arn_h1_edit *e, unsigned n,
+			  unsigned flags, uint32_t piece, size_t *len)
+{
+	struct wsink s = {.out = ARN_SB_INIT, .piece = piece};
+	struct arn_h1_wbuf w;
+	arn_h1_wbuf_init(&w, s.buf, piece, wsink_refill, &s);
+	if (arn_h1_write_headers(&w, m, e, n, flags) != 0)
+		abort();
+	arn_sb_append(&s.out, w.p, w.len);
+	*len = s.out.len;
+	return arn_sb_steal(&s.out);
+}
+
+void h1t_fields_whole_check(const struct arn_h1_msg *m)
+{
+	if (!(m->flags & ARN_H1_F_FIELDS_WHOLE))
+		return;
+	unsigned n = m->n_hdrs;
+	/* the promise itself */
+	for (unsigned i = 0; i < n; i++) {
+		const struct arn_h1_header *h = &m->hdrs[i];
+		if (h->value != h->name + h->name_len + 2 ||
+		    memcmp(h->name + h->name_len, ": ", 2) ||
+		    memcmp(h->value + h->value_len, "\r\n", 2) ||
+		    (i + 1 < n && m->hdrs[i + 1].name != h->value + h->value_len + 2)) {
+			fprintf(stderr, "FIELDS_WHOLE on a head whose line %u is not as it says\n",
+				i);
+			abort();
+		}
+	}
+	/* and what the writer makes of it: the bytes it writes without the
+	 * flag, with every kind of edit on the message's own names (first,
+	 * middle, last line) and others, hop-by-hop fields dropped or not */
+	struct arn_h1_msg plain = *m;
+	plain.flags &= ~ARN_H1_F_FIELDS_WHOLE;
+	const struct arn_h1_header *a = n ? &m->hdrs[0] : NULL, *b = n ? &m->hdrs[n / 2] : NULL,
+				   *z = n ? &m->hdrs[n - 1] : NULL;
+#define NAME(h) .name = (h) ? (h)->name : "x-none", .name_len = (h) ? (h)->name_len : 6
+	const struct arn_h1_edit sets[][4] = {
+	    {{0}},
+	    {{NAME(a), .op = ARN_H1_EDIT_REMOVE}},
+	    {{NAME(z), .value = "v", .value_len = 1, .op = ARN_H1_EDIT_SET}},
+	    {{NAME(b), .op = ARN_H1_EDIT_REMOVE},
+	     {.name = "x-added",
+	      .name_len = 7,
+	      .value = "1",
+	      .value_len = 1,
+	      .op = ARN_H1_EDIT_ADD},
+	     {.name = "x-forwarded-for",
+	      .name_len = 15,
+	      .value = "9.9.9.9",
+	      .value_len = 7,
+	      .op = ARN_H1_EDIT_APPEND_VALUE}},
+	    {{NAME(b), .value = "w", .value_len = 1, .op = ARN_H1_EDIT_SET_IF_PRESENT},
+	     {NAME(z), .value = "u", .value_len = 1, .op = ARN_H1_EDIT_ADD_IF_ABSENT},
+	     {.name = "host",
+	      .name_len = 4,
+	      .value = "h",
+	      .value_len = 1,
+	      .op = ARN_H1_EDIT_ADD_IF_ABSENT}},
+	    {{.name = "connection", .name_len = 10, .op = ARN_H1_EDIT_REMOVE},
+	     {.name = "server", .name_len = 6, .value = "s", .value_len = 1, .op = ARN_H1_EDIT_SET},
+	     {NAME(a), .value = "t", .value_len = 1, .op = ARN_H1_EDIT_ADD}},
+	};
+#undef NAME
+	static const unsigned counts[] = {0, 1, 1, 3, 3, 3};
+	static const unsigned wflags[] = {
+	    0, ARN_H1_W_DROP_HOP, ARN_H1_W_DROP_HOP | ARN_H1_W_UPGRADE | ARN_H1_W_TE_TRAILERS};
+	for (unsigned k = 0; k < sizeof(counts) / sizeof(counts[0]); k++)
+		for (unsigned f = 0; f < 3; f++)
+			for (uint32_t piece = 7; piece <= 64; piece += 57) {
+				size_t la, lb;
+				char *x =
+				    fields_write(m, sets[k], counts[k], wflags[f], piece, &la);
+				char *y =
+				    fields_write(&plain, sets[k], counts[k], wflags[f], piece, &lb);
+				if (la != lb || memcmp(x, y, la) != 0) {
+					fprintf(stderr,
+						"FIELDS_WHOLE: edits %u, flags %u: the flag wrote\n"
+						"%.*s--- without it:\n%.*s",
+						k, wflags[f], (int)la, x, (int)lb, y);
+					abort();
+				}
+				free(x);
+				free(y);
+			}
+}
+
 char *h1t_run(const char *in, size_t n, const size_t *cuts, size_t ncuts, const struct h1t_opts *o)
 {
 	struct arn_sb sb = ARN_SB_INIT, body = ARN_SB_INIT;
@@ -275,6 +381,7 @@ char *h1t_run(const char *in, size_t n, const size_t *cuts, size_t ncuts, const 
 			case ARN_H1_EV_HEAD:
 				flush_body(&sb, &body, &pending);
 				head_line(&sb, &msg, o->kind);
+				h1t_fields_whole_check(&msg);
 				break;
 			case ARN_H1_EV_BODY:
 				if (ev.data < b || ev.data + ev.len > b + len)
@@ -285,6 +392,8 @@ char *h1t_run(const char *in, size_t n, const size_t *cuts, size_t ncuts, const 
 			case ARN_H1_EV_END:
 				flush_body(&sb, &body, &pending);
 				end_line(&sb, &msg, "END");
+				/* trailers after the head's lines change none */
+				h1t_fields_whole_check(&msg);
 				break;
 			case ARN_H1_EV_NEED_SCRATCH:
 				if (arn_h1_parser_scratch_short(&p)) {
@@ -464,6 +573,7 @@ char *h1t_reserialize(const char *in, size_t n, const struct h1t_opts *o, unsign
 			else
 				arn_h1_write_status_line(&w, m.status, m.reason.p, m.reason.len,
 							 m.version - 10);
+			h1t_fields_whole_check(&m);
 			arn_h1_write_headers(&w, &m, NULL, 0, 0);
 			arn_h1_write_end(&w);
 			ck.open = false;

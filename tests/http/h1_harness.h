@@ -59,4 +59,13 @@ char *h1t_all_splits(const char *in, size_t n, const struct h1t_opts *o, unsigne
 char *h1t_reserialize(const char *in, size_t n, const struct h1t_opts *o, unsigned seed,
 		      size_t *outlen);
 
+/**
+ * For a head @p m flagged ARN_H1_F_FIELDS_WHOLE: abort() unless its lines
+ * are "name: value" CRLF side by side, and arn_h1_write_headers writes the
+ * same bytes with the flag as without it under a set of edit lists and
+ * hop-by-hop flags (the flag's oracle: h1t_run and h1t_reserialize call
+ * it on every head). Nothing for a head without the flag.
+ */
+void h1t_fields_whole_check(const struct arn_h1_msg *m);
+
 #endif

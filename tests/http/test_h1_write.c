@@ -913,6 +913,151 @@ static void test_write_error_leaves_no_room(void **state)
 	assert_int_equal(w.total, 0);
 }
 
+/* The heads of @p in parsed as @p kind, cut once at @p cut (0: whole):
+ * a character a head, '1' with ARN_H1_F_FIELDS_WHOLE, '0' without, 'E'
+ * for an error; each flagged head (and at its END, with its trailers)
+ * through h1t_fields_whole_check. @return them (static). */
+static const char *whole_flags(enum arn_h1_kind kind, const char *in, size_t cut)
+{
+	static char out[16];
+	static char scratch[1024];
+	struct arn_h1_header hdrs[32];
+	struct arn_h1_msg m;
+	struct arn_h1_parser p;
+	struct arn_h1_ev ev;
+	size_t n = strlen(in), k = 0, off = 0, end = cut ? cut : n;
+	arn_h1_msg_init(&m, hdrs, 32);
+	arn_h1_parser_init(&p, kind, NULL, &m);
+	arn_h1_parser_set_scratch(&p, scratch, sizeof(scratch));
+	while (k + 1 < sizeof(out)) {
+		ssize_t r = arn_h1_parse(&p, in + off, end - off, &ev);
+		if (r == ARN_AGAIN) {
+			off = end;
+			if (end == n)
+				break;
+			end = n;
+			continue;
+		}
+		if (r < 0) {
+			out[k++] = 'E';
+			break;
+		}
+		off += (size_t)r;
+		if (ev.type == ARN_H1_EV_HEAD)
+			out[k++] = (m.flags & ARN_H1_F_FIELDS_WHOLE) ? '1' : '0';
+		if (ev.type == ARN_H1_EV_HEAD || ev.type == ARN_H1_EV_END)
+			h1t_fields_whole_check(&m);
+	}
+	out[k] = 0;
+	return out;
+}
+
+/*
+ * Issue 17: ARN_H1_F_FIELDS_WHOLE lets arn_h1_write_headers copy a head's
+ * field block without testing a line; set wrongly, it would forward bytes
+ * that the edits or the line's form should have changed. The parser sets
+ * it only on a head in one run whose every line is "name: value" CRLF:
+ * not after a tab or two spaces before a value, a line without the space,
+ * with LF alone, trailing whitespace, an obs-fold (an error), a head cut
+ * across runs (lines through scratch); each flagged head writes, under
+ * edits that remove, replace and add lines and with hop-by-hop fields
+ * (named in Connection too) dropped, the bytes it writes without the flag
+ * (h1t_fields_whole_check), trailers included.
+ */
+static void test_write_fields_whole(void **state)
+{
+	(void)state;
+	static const struct {
+		enum arn_h1_kind kind;
+		const char *in;
+		const char *want;
+	} cases[] = {
+	    {ARN_H1_REQUEST,
+	     "GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: 1.1.1.1\r\nConnection: "
+	     "keep-alive\r\n\r\n",
+	     "1"},
+	    {ARN_H1_REQUEST,
+	     "GET / HTTP/1.1\r\nHost: a\r\nConnection: x-hop, close\r\nX-Hop: 1\r\nTE: "
+	     "trailers\r\nKeep-Alive: 5\r\nUpgrade: websocket\r\nProxy-Connection: x\r\nX-Last: "
+	     "z\r\n\r\n",
+	     "1"},
+	    {ARN_H1_REQUEST, "GET / HTTP/1.1\r\nHost:\ta\r\nX: y\r\n\r\n", "0"},
+	    {ARN_H1_REQUEST, "GET / HTTP/1.1\r\nHost: a\r\nX:  y\r\n\r\n", "0"},
+	    {ARN_H1_REQUEST, "GET / HTTP/1.1\r\nHost:a\r\nX: y\r\n\r\n", "0"},
+	    {ARN_H1_REQUEST, "GET / HTTP/1.1\r\nHost: a\r\nX: y\r\nZ:z\r\n\r\n", "0"},
+	    {ARN_H1_REQUEST, "GET / HTTP/1.1\r\nHost: a\nX: y\r\n\r\n", "0"},
+	    {ARN_H1_REQUEST, "GET / HTTP/1.1\r\nHost: a\r\nX: y\n\r\n", "0"},
+	    {ARN_H1_REQUEST, "GET / HTTP/1.1\r\nHost: a\r\nX: y \r\n\r\n", "0"},
+	    {ARN_H1_REQUEST, "GET / HTTP/1.1\r\nHost: a\r\nX: y\t\r\n\r\n", "0"},
+	    {ARN_H1_REQUEST, "GET / HTTP/1.1\r\nHost: a\r\nX:\r\n\r\n", "0"},
+	    {ARN_H1_REQUEST, "GET / HTTP/1.1\r\nHost: a\r\nX: \r\n\r\n", "0"},
+	    {ARN_H1_REQUEST, "GET / HTTP/1.1\r\nHost: a\r\nX: y\r\n z\r\n\r\n", "E"},
+	    {ARN_H1_REQUEST, "GET / HTTP/1.1\r\nHost: a\r\nX: y\r\n\tz\r\n\r\n", "E"},
+	    /* a name past the 16 bytes the colon is looked for in; the empty
+	     * line is no field line: LF alone leaves the block whole */
+	    {ARN_H1_REQUEST,
+	     "GET / HTTP/1.1\r\nHost: a\r\nX-A-Name-Longer-Than-16: y\r\nX: y\r\n\n", "1"},
+	    {ARN_H1_REQUEST,
+	     "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTrailer: x-t\r\n\r\n"
+	     "5\r\nhello\r\n0\r\nX-T: 1\r\nx-t:2\r\n\r\n",
+	     "1"},
+	    /* each message starts without it */
+	    {ARN_H1_REQUEST,
+	     "GET / HTTP/1.1\r\nHost: a\nX: y\r\n\r\nGET / HTTP/1.1\r\nHost: b\r\n\r\n", "01"},
+	    {ARN_H1_REQUEST,
+	     "GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHost: b\r\nX:y\r\n\r\n", "10"},
+	    {ARN_H1_RESPONSE,
+	     "HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Fri, 04 Dec 2026 20:00:00 "
+	     "GMT\r\nContent-Type: text/html\r\nContent-Length: 2\r\nLast-Modified: Fri, 04 Dec "
+	     "2026 19:00:00 GMT\r\nConnection: keep-alive\r\nETag: \"1-2\"\r\nAccept-Ranges: "
+	     "bytes\r\n\r\nok",
+	     "1"},
+	    {ARN_H1_RESPONSE, "HTTP/1.1 204 No Content\r\n\r\n", "1"},
+	    {ARN_H1_RESPONSE,
+	     "HTTP/1.1 100 Continue\r\nX: 1\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: "
+	     "0\r\nX-Forwarded-For: 1.1.1.1\r\nx-forwarded-for: 2.2.2.2\r\n\r\n",
+	     "11"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *got = whole_flags(cases[i].kind, cases[i].in, 0);
+		if (strcmp(got, cases[i].want) != 0)
+			fail_msg("case %zu: %s, want %s", i, got, cases[i].want);
+		/* cut anywhere in the first head: its lines are not in one
+		 * run, and it never has the flag */
+		const char *he = strstr(cases[i].in, "\n\r\n"), *he2 = strstr(cases[i].in, "\n\n");
+		if (!he || (he2 && he2 < he))
+			he = he2;
+		size_t hl = (size_t)(he - cases[i].in) + 2;
+		for (size_t cut = 1; cut < hl; cut++) {
+			got = whole_flags(cases[i].kind, cases[i].in, cut);
+			if (got[0] == '1')
+				fail_msg("case %zu cut at %zu: %s", i, cut, got);
+		}
+	}
+
+	/* The contract's other side: a caller that changes a parsed head's
+	 * lines clears the flag, or the writer sends them as they came. */
+	struct arn_h1_header hdrs[16];
+	struct arn_h1_msg m;
+	parse_one("GET / HTTP/1.1\r\nHost: a\r\nX-Old: 1\r\nX-Z: z\r\n\r\n", &m, hdrs, 16);
+	assert_true(m.flags & ARN_H1_F_FIELDS_WHOLE);
+	hdrs[1].value = "new";
+	hdrs[1].value_len = 3;
+	char *out = write_with(&m, NULL, 0, 0);
+	assert_string_equal(out, "Host: a\r\nX-Old: 1\r\nX-Z: z\r\n");
+	free(out);
+	m.flags &= ~ARN_H1_F_FIELDS_WHOLE;
+	out = write_with(&m, NULL, 0, 0);
+	assert_string_equal(out, "Host: a\r\nX-Old: new\r\nX-Z: z\r\n");
+	free(out);
+	/* a line taken out of the array: the same */
+	hdrs[1] = hdrs[2];
+	m.n_hdrs = 2;
+	out = write_with(&m, NULL, 0, 0);
+	assert_string_equal(out, "Host: a\r\nX-Z: z\r\n");
+	free(out);
+}
+
 int test_h1_write_group(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -935,6 +1080,7 @@ int test_h1_write_group(void)
 	    cmocka_unit_test(test_write_line_edits),
 	    cmocka_unit_test(test_write_first_buffer_on_demand),
 	    cmocka_unit_test(test_write_error_leaves_no_room),
+	    cmocka_unit_test(test_write_fields_whole),
 	};
 	return cmocka_run_group_tests_name("h1_write", tests, NULL, NULL);
 }
