@@ -69,22 +69,7 @@ uint32_t http_in_fill_any(struct http_in *in, struct arn_tcp_conn *tc)
 	 * it passes the room by less than 2 KiB (then at most 2 *
 	 * HTTP_IN_MAX is taken) */
 	uint32_t room = HTTP_IN_MAX - in->bytes;
-	uint32_t n = pend < room + 2048 ? pend : room;
-	struct rte_mbuf *m = arn_tcp_rx_take(tc, n);
-	if (!m)
-		return 0;
-	uint32_t got = m->pkt_len;
-	if (!in->tail && !m->next && m->data_len) {
-		/* the usual case: one segment into an empty input (what
-		 * http_in_append does with it, without its loop) */
-		m->nb_segs = 1;
-		m->pkt_len = m->data_len;
-		in->bytes += m->data_len;
-		in->head = in->tail = m;
-		return got;
-	}
-	http_in_append(in, m);
-	return got;
+	return http_in_take(in, tc, pend < room + 2048 ? pend : room);
 }
 
 void http_pins_add_any(struct http_pins *p, struct rte_mbuf *m)

@@ -82,6 +82,26 @@ static inline void http_in_free(struct http_in *in)
 	}
 	*in = (struct http_in){0};
 }
+/* Take @p n bytes (at most what TCP holds) from @p tc into @p in.
+ * @return bytes taken. A single segment into an empty input goes in
+ * without http_in_append's call and loop: the usual case of both fills. */
+static inline __attribute__((always_inline)) uint32_t
+http_in_take(struct http_in *in, struct arn_tcp_conn *tc, uint32_t n)
+{
+	struct rte_mbuf *m = arn_tcp_rx_take(tc, n);
+	if (!m)
+		return 0;
+	uint32_t got = m->pkt_len;
+	if (!in->tail && !m->next && m->data_len) {
+		m->nb_segs = 1;
+		m->pkt_len = m->data_len;
+		in->bytes += m->data_len;
+		in->head = in->tail = m;
+		return got;
+	}
+	http_in_append(in, m);
+	return got;
+}
 /* http_in_fill past its usual case, out of line. */
 uint32_t http_in_fill_any(struct http_in *in, struct arn_tcp_conn *tc);
 /** Take what TCP holds, up to HTTP_IN_MAX buffered. @return bytes taken.
@@ -98,21 +118,7 @@ static inline uint32_t http_in_fill(struct http_in *in, struct arn_tcp_conn *tc)
 	if (in->bytes || pend >= HTTP_IN_MAX)
 		return http_in_fill_any(in, tc);
 	/* all of it (under HTTP_IN_MAX) into an empty input */
-	struct rte_mbuf *m = arn_tcp_rx_take(tc, pend);
-	if (!m)
-		return 0;
-	uint32_t got = m->pkt_len;
-	if (!in->tail && !m->next && m->data_len) {
-		/* one segment (what http_in_append does with it, without its
-		 * loop) */
-		m->nb_segs = 1;
-		m->pkt_len = m->data_len;
-		in->bytes += m->data_len;
-		in->head = in->tail = m;
-		return got;
-	}
-	http_in_append(in, m);
-	return got;
+	return http_in_take(in, tc, pend);
 }
 /** Drop @p n bytes from the front of @p in (fewer if it holds fewer),
  * freeing the segments it empties. */
