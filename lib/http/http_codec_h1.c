@@ -195,6 +195,41 @@ static __attribute__((noinline, cold)) void end_parse(struct arn_h1_parser *p)
 	arn_h1_parse(p, "", 0, &e);
 }
 
+/* A Content-Length body that just ended (the parser at its END): take the
+ * END, which needs no input, as h1_decode or (a connection that does not
+ * go on as HTTP) the parser takes it. @return false when the body goes on. */
+static inline __attribute__((always_inline)) bool cl_end_take(struct arn_h1_parser *p)
+{
+	if (p->state != H1_ST_END)
+		return false;
+	if (!h1_parser_end_now(p))
+		end_parse(p);
+	return true;
+}
+
+/* A Content-Length body's bytes from @p m, the input's first segment,
+ * which holds some unread (the parser is in that state), into @p ev's data
+ * and len, as decode_event gives a BODY's (its range test these bytes pass
+ * by construction): the segment stays in the input, and the encoder is
+ * told which one it is. */
+static inline __attribute__((always_inline)) void body_take(struct http_h1_peer *h,
+							    struct rte_mbuf *m, struct http_ev *ev)
+{
+	struct http_in *in = &h->in;
+	const char *b = rte_pktmbuf_mtod_offset(m, const char *, in->off);
+	struct arn_h1_ev e;
+	size_t n = h1_parser_body_take(&h->p, b, m->data_len - in->off, &e);
+	in->off += (uint32_t)n;
+	in->bytes -= (uint32_t)n;
+	ev->data = b;
+	ev->len = n;
+	struct http_worker *w = h->w; /* NULL in codec-only tests */
+	if (w) {
+		w->body_seg = m;
+		w->body_at = b;
+	}
+}
+
 /* A body's bytes just given in @p ev (they lie in @p m), for a caller that
  * takes HTTP_EV_BODY_END (http_h1_decode_fused): were they its last, the
  * END is taken too and given with them. The segment stays in the input,
@@ -207,11 +242,7 @@ static __attribute__((noinline)) void body_end(struct http_h1_peer *h, struct rt
 					       struct http_ev *ev)
 {
 	struct arn_h1_parser *p = &h->p;
-	if (p->state == H1_ST_END) {
-		/* Content-Length: the END that needs no input, as h1_decode or
-		 * (a connection that does not go on as HTTP) the parser takes it */
-		if (!h1_parser_end_now(p))
-			end_parse(p);
+	if (cl_end_take(p)) {
 		ev->type = HTTP_EV_BODY_END;
 		return;
 	}
@@ -250,23 +281,9 @@ static inline __attribute__((always_inline)) void head_more(struct http_h1_peer 
 			ev->end = true;
 		return;
 	}
-	const char *b = rte_pktmbuf_mtod_offset(m, const char *, in->off);
-	struct arn_h1_ev e;
-	size_t n = h1_parser_body_take(p, b, m->data_len - in->off, &e);
-	in->off += (uint32_t)n;
-	in->bytes -= (uint32_t)n;
-	ev->data = b;
-	ev->len = n;
-	struct http_worker *w = h->w; /* NULL in codec-only tests */
-	if (w) {
-		w->body_seg = m;
-		w->body_at = b;
-	}
-	if (p->state == H1_ST_END) {
-		if (!h1_parser_end_now(p))
-			end_parse(p);
+	body_take(h, m, ev);
+	if (cl_end_take(p))
 		ev->end = true;
-	}
 }
 
 /* The event @p e parsed from @p m (the input's first segment) into @p ev;
@@ -412,28 +429,12 @@ decode_fast_fused(struct http_h1_peer *h, struct http_msgbuf *mb, bool keep, str
 static inline __attribute__((always_inline)) int
 decode_body_any(struct http_h1_peer *h, struct rte_mbuf *m, struct http_ev *ev, bool fused)
 {
-	struct http_in *in = &h->in;
-	const char *b = rte_pktmbuf_mtod_offset(m, const char *, in->off);
-	struct arn_h1_ev e;
-	size_t n = h1_parser_body_take(&h->p, b, m->data_len - in->off, &e);
-	in->off += (uint32_t)n;
-	in->bytes -= (uint32_t)n;
 	ev->type = HTTP_EV_BODY;
-	ev->data = b;
-	ev->len = n;
-	/* decode_event's, whose range test these bytes pass by construction */
-	struct http_worker *w = h->w; /* NULL in codec-only tests */
-	if (w) {
-		w->body_seg = m;
-		w->body_at = b;
-	}
+	body_take(h, m, ev);
 	/* the body's last bytes (the usual response's only ones): its END
 	 * with them, as body_end takes it */
-	if (fused && h->p.state == H1_ST_END) {
-		if (!h1_parser_end_now(&h->p))
-			end_parse(&h->p);
+	if (fused && cl_end_take(&h->p))
 		ev->type = HTTP_EV_BODY_END;
-	}
 	return 0;
 }
 
