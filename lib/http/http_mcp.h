@@ -83,6 +83,15 @@ struct http_mcp_due {
 };
 void http_mcp_poll_work(struct http_worker *w);
 
+/** Has worker MCP state @p mcp (a worker's w->mcp; NULL: none) work due at
+ * @p now_ms? One load and compare, and the inbox's emptiness: what
+ * http_mcp_poll and the worker's poll (http_module.c) test inline. */
+static inline bool http_mcp_due(const void *mcp, uint64_t now_ms)
+{
+	const struct http_mcp_due *d = (const struct http_mcp_due *)mcp;
+	return d && (now_ms >= d->due_ms || !rte_ring_empty(d->inbox));
+}
+
 /**
  * Once per loop iteration of worker @p w (@p mcp: its w->mcp, @p now_ms:
  * its w->now_ms): messages from other workers (requests for this worker's
@@ -92,8 +101,7 @@ void http_mcp_poll_work(struct http_worker *w);
  */
 static inline void http_mcp_poll(struct http_worker *w, const void *mcp, uint64_t now_ms)
 {
-	const struct http_mcp_due *d = (const struct http_mcp_due *)mcp;
-	if (d && (now_ms >= d->due_ms || !rte_ring_empty(d->inbox)))
+	if (http_mcp_due(mcp, now_ms))
 		http_mcp_poll_work(w);
 }
 

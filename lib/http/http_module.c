@@ -290,15 +290,35 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	return 0;
 }
 
+/* The tests of steps 2, 3 and 6 of the poll, which worker_poll makes
+ * inline for all steps and worker_poll_work again for each. */
+static inline bool tls_due(const struct http_worker *w)
+{
+	return w->tls.deferred_head || w->tls.budget_left != w->tls.budget;
+}
+static inline bool res_due(const struct http_worker *w)
+{
+	return w->res_wait_head && w->res_free;
+}
+/* The store's generation when it is not the worker's (NULL: the same),
+ * its pointer and id read inline, no call. */
+static inline const struct arn_cfg_gen *gen_moved(const struct http_worker *w)
+{
+	if (!g_gen_slot)
+		return NULL;
+	const struct arn_cfg_gen *g = arn_config_gen_at(g_gen_slot);
+	return arn_cfg_gen_id_fast(g) != w->gen_id ? g : NULL;
+}
+
 /* Steps 2 to 6 of the poll (the top of this file), each under its own
  * test, for an iteration where worker_poll found one of them due. */
 static __attribute__((noinline)) void worker_poll_work(struct http_worker *w)
 {
 	/* 2. TLS handshakes deferred by the last iteration's budget */
-	if (w->tls.deferred_head || w->tls.budget_left != w->tls.budget)
+	if (tls_due(w))
 		arn_tls_worker_begin(&w->tls, 0);
 	/* 3. requests waiting for a buffer */
-	if (w->res_wait_head && w->res_free)
+	if (res_due(w))
 		res_waiters_run(w);
 	/* 4. due timers, and 5. drains of replaced listeners that ended
 	 * (they close their idle connections): both only when the
@@ -314,20 +334,17 @@ static __attribute__((noinline)) void worker_poll_work(struct http_worker *w)
 	/* 5b. the MCP gateway: other workers' messages, idle sessions */
 	http_mcp_poll(w, w->mcp, w->now_ms);
 	/* 6. a new generation */
-	if (g_gen_slot) {
-		const struct arn_cfg_gen *g = arn_config_gen_at(g_gen_slot);
-		uint64_t id = arn_cfg_gen_id_fast(g);
-		if (id != w->gen_id) {
-			listeners_sync(w, g);
-			http_pools_sweep(w, g);
-			http_grpc_stats_sweep(w, g);
-			http_mcp_tools_sweep(w, g);
-			http_mcp_gen(w, g);
-			w->gen_id = id;
-			/* what connections keep between their streams is
-			 * of the older one (http_stream.h) */
-			http_kept_drop_all(w);
-		}
+	const struct arn_cfg_gen *g = gen_moved(w);
+	if (g) {
+		listeners_sync(w, g);
+		http_pools_sweep(w, g);
+		http_grpc_stats_sweep(w, g);
+		http_mcp_tools_sweep(w, g);
+		http_mcp_gen(w, g);
+		w->gen_id = arn_cfg_gen_id_fast(g);
+		/* what connections keep between their streams is of the
+		 * older one (http_stream.h) */
+		http_kept_drop_all(w);
 	}
 }
 
@@ -354,12 +371,8 @@ static void worker_poll(struct arn_lcore *lc, void *arg)
 		w->now_ms = tsc / w->tsc_per_ms;
 		w->next_ms_tsc = (w->now_ms + 1) * w->tsc_per_ms;
 	}
-	const struct http_mcp_due *d = (const struct http_mcp_due *)(const void *)w->mcp;
-	if (unlikely(
-		w->tls.deferred_head || w->tls.budget_left != w->tls.budget ||
-		(w->res_wait_head && w->res_free) || w->wheel_ms != w->now_ms ||
-		(d && (w->now_ms >= d->due_ms || !rte_ring_empty(d->inbox))) ||
-		(g_gen_slot && arn_cfg_gen_id_fast(arn_config_gen_at(g_gen_slot)) != w->gen_id)))
+	if (unlikely(tls_due(w) || res_due(w) || w->wheel_ms != w->now_ms ||
+		     http_mcp_due(w->mcp, w->now_ms) || gen_moved(w)))
 		worker_poll_work(w);
 }
 
