@@ -917,11 +917,13 @@ static void fin_in(struct arn_tcp_conn *c)
 }
 
 /* In-order data of @p len bytes (@p m holds just them) joins the receive
- * queue. */
-static inline __attribute__((always_inline)) void rcv_append(struct arn_tcp_conn *c,
-							     struct rte_mbuf *m, uint32_t len)
+ * queue. @p sized: m's lengths are len already (the fast path's segment,
+ * as tcp_input left it), so they are not stored again. */
+static inline __attribute__((always_inline)) void
+rcv_append(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t len, bool sized)
 {
-	m->pkt_len = m->data_len = (uint16_t)len;
+	if (!sized)
+		m->pkt_len = m->data_len = (uint16_t)len;
 	tcp_q_append(&c->rcvq, m);
 	c->rcv_nxt += len;
 	c->wk->cnt[ARN_TCP_C_BYTES_IN] += len;
@@ -1164,7 +1166,7 @@ static inline __attribute__((always_inline)) bool fast_input(struct arn_tcp_conn
 		rte_pktmbuf_free(m);
 		c->flags |= TF_ACK_NOW;
 	} else {
-		rcv_append(c, m, s->len);
+		rcv_append(c, m, s->len, true);
 		rcv_rtt_measure(c, s, s->len);
 		rcv_ack_policy(c, s->flags);
 		deliver_data(c, true);
@@ -1451,7 +1453,7 @@ static __attribute__((noinline)) void conn_input(struct arn_tcp_conn *c, struct 
 		fin = false;
 		c->flags |= TF_ACK_NOW;
 	} else if (len && seq == c->rcv_nxt) {
-		rcv_append(c, m, len);
+		rcv_append(c, m, len, false);
 		m = NULL;
 		appended = true;
 		if (c->oooq.head) {
@@ -1593,15 +1595,19 @@ void tcp_input(struct arn_tcp_worker *wk, struct rte_mbuf *m)
 	s.ce = (ip->type_of_service & ARN_IP_ECN_MASK) == ARN_IP_ECN_CE;
 	if (doff > TCP_HDR_LEN) {
 		const uint8_t *opt = (const uint8_t *)(th + 1);
-		uint32_t w[3];
-		if (doff == TCP_HDR_LEN + 12 &&
-		    (memcpy(w, opt, 12), w[0] == RTE_BE32(0x0101080au))) {
+		uint32_t w0;
+		memcpy(&w0, opt, 4);
+		if (doff == TCP_HDR_LEN + 12 && w0 == RTE_BE32(0x0101080au)) {
 			/* NOP, NOP, timestamps alone: nearly every segment
 			 * of a connection with timestamps, tcp_parse_options'
-			 * first case without its call */
+			 * first case without its call (each word loaded
+			 * into a register, not copied through the stack) */
+			uint32_t w1, w2;
+			memcpy(&w1, opt + 4, 4);
+			memcpy(&w2, opt + 8, 4);
 			s.has_ts = true;
-			s.tsval = rte_be_to_cpu_32(w[1]);
-			s.tsecr = rte_be_to_cpu_32(w[2]);
+			s.tsval = rte_be_to_cpu_32(w1);
+			s.tsecr = rte_be_to_cpu_32(w2);
 		} else {
 			tcp_parse_options(&s, opt, doff - TCP_HDR_LEN);
 			if (!(s.flags & TH_SYN)) {
@@ -1611,7 +1617,13 @@ void tcp_input(struct arn_tcp_worker *wk, struct rte_mbuf *m)
 			}
 		}
 	}
-	rte_pktmbuf_adj(m, (uint16_t)(l3 + doff));
+	/* rte_pktmbuf_adj without its test: the headers are within the one
+	 * segment (checked above, and data_len == pkt_len), and m stays
+	 * what every path after this expects: the payload, pkt_len and
+	 * data_len both s.len (the fast path queues it as it is) */
+	m->data_off = (uint16_t)(m->data_off + l3 + doff);
+	m->data_len = (uint16_t)s.len;
+	m->pkt_len = s.len;
 
 	struct arn_tcp_conn *c = tcp_lookup_inline(wk, s.dst, s.dport, s.src, s.sport);
 	if (c) {

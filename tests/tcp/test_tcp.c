@@ -5198,6 +5198,88 @@ static void test_fast_path_not_past_the_window(void **state)
 	fake_drain(lc);
 }
 
+/* Where the payload starts and how long the queued mbuf says it is
+ * (tcp_input moves data_off past the headers and sets both lengths to the
+ * payload's, with no rte_pktmbuf_adj; the fast path queues the mbuf as it
+ * is): for each header layout tcp_input parses, in order and out of it,
+ * the bytes read are the bytes sent, and the queued mbuf's pkt_len and
+ * data_len are its payload. A segment in two mbufs (linearized first)
+ * too. */
+static void test_payload_placement_every_header_layout(void **state)
+{
+	(void)state;
+	open_conn(true, true, 0);
+	struct arn_tcp_conn *c = app.conn;
+	app.hold = true; /* to look at the queued mbufs */
+	static uint8_t d[600];
+	uint32_t base = p_seq, sent = 0;
+	for (uint32_t i = 0; i < sizeof(d); i++)
+		d[i] = (uint8_t)(i * 7 + 3);
+	/* the usual NOP, NOP, TS: the fast path */
+	struct fake_opts o = popts();
+	o.tsval = ++p_tsval;
+	uint64_t n = fast_n();
+	inject(TH_ACK, p_seq, our_isn + 1, 65535, &o, d, 100);
+	p_seq += 100, sent += 100;
+	assert_int_equal(fast_n(), n + 1);
+	assert_non_null(c->rcvq.tail);
+	assert_int_equal(c->rcvq.tail->pkt_len, 100);
+	assert_int_equal(c->rcvq.tail->data_len, 100);
+	assert_memory_equal(rte_pktmbuf_mtod(c->rcvq.tail, uint8_t *), d, 100);
+	/* TS after a SACK-permitted pad (NOP, NOP, 4, 2: tcp_parse_options'
+	 * full parse), 24 bytes of options */
+	o.sack_ok = true;
+	o.tsval = ++p_tsval;
+	inject(TH_ACK | TH_PSH, p_seq, our_isn + 1, 65535, &o, d + sent, 50);
+	p_seq += 50, sent += 50;
+	o.sack_ok = false;
+	assert_int_equal(c->rcvq.tail->pkt_len, 50);
+	assert_int_equal(c->rcvq.tail->data_len, 50);
+	/* no options at all */
+	inject(TH_ACK, p_seq, our_isn + 1, 65535, NULL, d + sent, 70);
+	p_seq += 70, sent += 70;
+	assert_int_equal(c->rcvq.tail->pkt_len, 70);
+	/* in two mbufs: the IPv4 and TCP headers and 30 bytes in the first,
+	 * 90 in a second */
+	o.tsval = ++p_tsval;
+	struct rte_mbuf *m =
+	    fake_seg(PEER, US, PPORT, LPORT, TH_ACK, p_seq, our_isn + 1, 65535, &o, d + sent, 120);
+	struct rte_mbuf *m2 = rte_pktmbuf_alloc(fake_pool);
+	assert_non_null(m2);
+	uint8_t *tail = rte_pktmbuf_mtod_offset(m, uint8_t *, m->data_len - 90);
+	memcpy(rte_pktmbuf_append(m2, 90), tail, 90);
+	assert_int_equal(rte_pktmbuf_trim(m, 90), 0);
+	assert_int_equal(rte_pktmbuf_chain(m, m2), 0);
+	assert_int_equal(m->nb_segs, 2);
+	n = fast_n();
+	arn_tcp_input(lc, m);
+	p_seq += 120, sent += 120;
+	assert_int_equal(fast_n(), n + 1);
+	assert_int_equal(c->rcvq.tail->pkt_len, 120);
+	assert_int_equal(c->rcvq.tail->data_len, 120);
+	/* out of order (after a hole of 40), then the hole: the full path,
+	 * which trims nothing here */
+	o.tsval = ++p_tsval;
+	inject(TH_ACK, p_seq + 40, our_isn + 1, 65535, &o, d + sent + 40, 60);
+	assert_int_equal(c->rcv_nxt, p_seq);
+	inject(TH_ACK, p_seq, our_isn + 1, 65535, &o, d + sent, 40);
+	p_seq += 100, sent += 100;
+	assert_int_equal(c->rcv_nxt, p_seq);
+	/* a retransmission overlapping what was received (its first 30 bytes
+	 * old): the full path cuts them off */
+	inject(TH_ACK, p_seq - 30, our_isn + 1, 65535, &o, d + sent - 30, 80);
+	p_seq += 50, sent += 50;
+	assert_int_equal(c->rcv_nxt, p_seq);
+	assert_int_equal(c->rcvq.bytes, sent);
+	app.hold = false;
+	arn_tcp_rx_consume(c, 0); /* nothing: t_data reads below */
+	uint8_t got[600];
+	assert_int_equal(arn_tcp_read(c, got, sizeof(got)), sent);
+	assert_memory_equal(got, d, sent);
+	assert_int_equal(c->rcv_nxt - base, sent);
+	fake_drain(lc);
+}
+
 /* The second-probe tests' start: a RACK connection with a flight of
  * four segments (cwnd-limited, 40 waiting), nothing answered, run to its
  * first loss probe (one new segment beyond cwnd, after 2 x SRTT + 2 ms).
@@ -5502,6 +5584,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_fast_path_declines_what_the_full_path_handles,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fast_path_not_in_recovery, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_payload_placement_every_header_layout, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_fast_path_not_with_a_scoreboard, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fast_path_not_past_the_window, setup_small_rcvbuf,
 					    teardown),
