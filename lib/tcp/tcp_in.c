@@ -699,7 +699,8 @@ static inline __attribute__((always_inline)) bool ack_body_in(struct arn_tcp_con
 		bool fin_acked = (c->flags & TF_FIN_SENT) && seq_gt(s->ack, c->fin_seq);
 		sndq_drop(c, RTE_MIN(acked, c->sndq.bytes));
 		if (fast && tcp_rack_acked_all_ok(c, s->ack, true) &&
-		    !(wk->txr[c->txr_head].flags & ~TXR_APP_LIMITED)) {
+		    (c->txr_head == c->txr_tail ||
+		     !(wk->txr[c->txr_head].flags & ~TXR_APP_LIMITED))) {
 			/* The fast path's ACK of the whole flight, clean (no
 			 * SACK block, scoreboard, recovery or rate sample:
 			 * fast_input's checks; tcp_rack_acked_all_ok's; and
@@ -710,8 +711,13 @@ static inline __attribute__((always_inline)) bool ack_body_in(struct arn_tcp_con
 			 * two, one inline and one called, tested the same
 			 * records and flags each (bench_tcp_unit pingpong:
 			 * 24 instructions a segment). */
+			/* The flags read once and written once: the records'
+			 * stores in between (uint32_t, as c->flags) would
+			 * otherwise make each test and update load them
+			 * again; nothing here but this branch changes them
+			 * (the congestion control's on_ack has no flags). */
+			uint32_t f = c->flags & ~TF_RTT_TIMING;
 			tcp_rtt_update(c, (uint32_t)wk->now_us - wk->txr[c->txr_head].xmit_us);
-			c->flags &= ~TF_RTT_TIMING;
 			tcp_rack_acked_all(c);
 			snd_una_advance(c, s->ack);
 			/* What the general case below does after its RACK
@@ -721,16 +727,19 @@ static inline __attribute__((always_inline)) bool ack_body_in(struct arn_tcp_con
 			 * lost or retransmitted (tcp_may_send's last two
 			 * tests), no rate sample (bench_tcp_unit pingpong: 17
 			 * instructions a segment). */
+			if (!(f & TF_PERSIST)) {
+				c->t_rexmt = 0;
+				f &= ~TF_TLP;
+			}
+			c->flags = f;
 			if (cwnd_limited(c, flight_before, old_una))
 				c->cc->on_ack(c, acked, now);
 			c->dupacks = 0;
-			if (!(c->flags & TF_PERSIST)) {
-				c->t_rexmt = 0;
-				c->flags &= ~TF_TLP;
-			}
-			if (seq_gt(c->snd_una + c->sndq.bytes, c->snd_max) ||
-			    (c->flags & (TF_FIN_QUEUED | TF_FIN_SENT)) == TF_FIN_QUEUED ||
-			    (c->flags & TF_ACK_NOW))
+			/* SND.UNA is SND.MAX (the ACK covered it all): data
+			 * not yet sent is the queue's bytes */
+			if ((int32_t)c->sndq.bytes > 0 ||
+			    (f & (TF_FIN_QUEUED | TF_FIN_SENT)) == TF_FIN_QUEUED ||
+			    (f & TF_ACK_NOW))
 				tcp_want_output(c);
 		} else {
 			tcp_rtt_on_ack(c, s, now);

@@ -5280,6 +5280,70 @@ static void test_payload_placement_every_header_layout(void **state)
 	fake_drain(lc);
 }
 
+/* The fast path's ACK of a whole flight (ack_body_in's clean branch:
+ * records, RTT sample, timer and flags from one read of the flags): a
+ * flight of two records (head and tail apart), with data that cwnd held
+ * back, goes out at the poll after the ACK; the ACK that leaves nothing
+ * queued sends nothing and leaves no retransmission timer; a FIN queued
+ * behind the flight goes out on its ACK. */
+static void test_fast_path_ack_of_the_whole_flight(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(1);
+	uint32_t mss = c->mss;
+	c->cwnd = 2 * mss;
+	send_block(c, 5 * mss);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 2);
+	fake_drain(lc);
+	assert_int_not_equal(c->txr_head, c->txr_tail); /* two records */
+	assert_int_equal(c->sndq.bytes, 5 * mss);
+	uint32_t srtt = c->srtt_us8;
+	fake_advance_us(lc, 3000);
+	struct fake_opts o = popts();
+	o.tsval = ++p_tsval;
+	uint64_t n = fast_n();
+	inject(TH_ACK, p_seq, c->snd_max, 65535, &o, NULL, 0);
+	assert_int_equal(fast_n(), n + 1);
+	assert_int_equal(c->snd_una, c->snd_max);
+	assert_int_equal(c->sndq.bytes, 3 * mss);
+	assert_int_not_equal(c->srtt_us8, srtt); /* a 3 ms sample in a 1 ms SRTT */
+	assert_int_equal(c->flags & TF_RTT_TIMING, 0);
+	assert_true(c->flags & TF_IN_OUTQ); /* the held-back data's output */
+	fake_advance(lc, 0);
+	assert_true(fake_pending(lc) >= 2);
+	fake_drain(lc);
+	/* every ACK of everything sent until the queue is empty */
+	for (int i = 0; i < 10 && c->sndq.bytes; i++) {
+		fake_advance_us(lc, 1000);
+		o.tsval = ++p_tsval;
+		inject(TH_ACK, p_seq, c->snd_max, 65535, &o, NULL, 0);
+		fake_advance(lc, 0);
+		fake_drain(lc);
+	}
+	assert_int_equal(c->sndq.bytes, 0);
+	assert_int_equal(c->snd_una, c->snd_max);
+	assert_int_equal(c->t_rexmt, 0);
+	expect_none();
+
+	/* a FIN queued behind a flight that cwnd holds at two segments */
+	c->cwnd = 2 * mss;
+	send_block(c, 3 * mss);
+	assert_int_equal(arn_tcp_shutdown(c), 0);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 2);
+	fake_drain(lc);
+	assert_int_equal(c->flags & TF_FIN_SENT, 0);
+	o.tsval = ++p_tsval;
+	n = fast_n();
+	inject(TH_ACK, p_seq, c->snd_max, 65535, &o, NULL, 0);
+	assert_int_equal(fast_n(), n + 1);
+	fake_advance(lc, 0);
+	assert_true(fake_next(lc, &out));
+	assert_true(out.flags & TH_FIN);
+	fake_drain(lc);
+}
+
 /* The second-probe tests' start: a RACK connection with a flight of
  * four segments (cwnd-limited, 40 waiting), nothing answered, run to its
  * first loss probe (one new segment beyond cwnd, after 2 x SRTT + 2 ms).
@@ -5585,6 +5649,8 @@ int main(void)
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fast_path_not_in_recovery, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_payload_placement_every_header_layout, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_fast_path_ack_of_the_whole_flight, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_fast_path_not_with_a_scoreboard, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fast_path_not_past_the_window, setup_small_rcvbuf,
