@@ -13,6 +13,8 @@
  * straddle segments (possible only with tiny data rooms) is dropped and
  * counted rather than copied.
  */
+#include <string.h>
+
 #include <rte_byteorder.h>
 #include <rte_ether.h>
 #include <rte_icmp.h>
@@ -277,6 +279,22 @@ out:
 	drop(m);
 }
 
+/* rte_is_same_ether_addr as one 4-byte and one 2-byte comparison, not
+ * three 2-byte ones: the usual path's first test of every frame, where
+ * DPDK's three loads, three xors and two ors gave the register allocator
+ * more to keep (test_net's usual segment: 6 instructions fewer). */
+static __rte_always_inline bool same_mac(const struct rte_ether_addr *a,
+					 const struct rte_ether_addr *b)
+{
+	uint32_t a0, b0;
+	uint16_t a1, b1;
+	memcpy(&a0, a->addr_bytes, 4);
+	memcpy(&b0, b->addr_bytes, 4);
+	memcpy(&a1, a->addr_bytes + 4, 2);
+	memcpy(&b1, b->addr_bytes + 4, 2);
+	return ((a0 ^ b0) | (uint32_t)(a1 ^ b1)) == 0;
+}
+
 /*
  * The usual frame, checked in one pass: a TCP segment in an IPv4 header of
  * 20 bytes to our MAC and one of our addresses, its header checksum right,
@@ -298,7 +316,7 @@ static inline bool tcp_usual(struct arn_lcore *lc, uint16_t port, const struct n
 		return false;
 	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
 	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(eth + 1);
-	if (!rte_is_same_ether_addr(&eth->dst_addr, &np->mac) ||
+	if (!same_mac(&eth->dst_addr, &np->mac) ||
 	    eth->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4) || ip->version_ihl != 0x45 ||
 	    ip->next_proto_id != IPPROTO_TCP || ip->time_to_live == 0 ||
 	    (ip->fragment_offset & RTE_BE16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)))

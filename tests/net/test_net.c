@@ -1644,6 +1644,35 @@ static void test_usual_tcp_one_per_iteration(void **state)
 	assert_int_equal(drain(f, 0), 0);
 }
 
+/* The usual path's destination MAC test (input.c's same_mac: a 4-byte
+ * and a 2-byte comparison): a frame whose destination differs from ours
+ * in any one of the six bytes, by any one bit, reaches no L4 layer and is
+ * counted as another host's; ours, the same frame unchanged, reaches it. */
+static void test_usual_tcp_every_mac_byte_compared(void **state)
+{
+	struct fixture *f = *state;
+	struct arn_lcore *lc = W(f, 0);
+	struct pkt p;
+	build_tcp(&p, &f->mac, PEER_IP, OUR_IP, 40000, 80);
+	uint64_t not0 = pc(f, ARN_NET_P_rx_drop_not_ours);
+	unsigned in0 = l4.inputs, n = 0;
+	for (unsigned byte = 0; byte < 6; byte++) {
+		for (unsigned bit = 0; bit < 8; bit++) {
+			struct pkt q = p;
+			q.b[byte] ^= (uint8_t)(1u << bit);
+			inject(f, 0, q.b, q.len);
+			assert_int_equal(rx_iteration(lc), 1);
+			n++;
+			assert_int_equal(l4.inputs, in0);
+			assert_int_equal(pc(f, ARN_NET_P_rx_drop_not_ours), not0 + n);
+		}
+	}
+	inject(f, 0, p.b, p.len);
+	assert_int_equal(rx_iteration(lc), 1);
+	assert_int_equal(l4.inputs, in0 + 1);
+	assert_int_equal(drain(f, 0), 0);
+}
+
 /* ---- IPv4 output
  * ------------------------------------------------------------------------------------ */
 
@@ -2501,6 +2530,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_reply_sent_in_the_iteration_that_made_it, setup1,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_usual_tcp_one_per_iteration, setup1, teardown),
+	    cmocka_unit_test_setup_teardown(test_usual_tcp_every_mac_byte_compared, setup1,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_ip4_output_completes_tcp_checksum, setup1,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_launch_ctrl_rcu_and_stats, setup2, teardown),
