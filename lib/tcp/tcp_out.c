@@ -215,12 +215,16 @@ static inline __attribute__((always_inline)) uint16_t rcv_wnd_field(struct arn_t
 /*
  * Build and send one segment of connection @p c: @p len payload bytes from
  * sequence @p seq (copied from the send queue), flags @p flags.
+ * @p clean (a constant): the caller found ECN off, no SACK block or
+ * D-SACK owed and no recovery (send_one_ok), so the tests for those fold
+ * away.
  * @return 0 or -ENOBUFS.
- * Inline in send_data's new data, nearly every segment sent, where the
- * flags (ACK, no SYN or RST) fold its tests away; xmit() for the others.
+ * Inline in send_data's new data and send_one, nearly every segment sent,
+ * where the flags (ACK, no SYN or RST) fold its tests away; xmit() for the
+ * others.
  */
 static inline __attribute__((always_inline)) int xmit_body(struct arn_tcp_conn *c, uint32_t seq,
-							   uint32_t len, uint8_t flags)
+							   uint32_t len, uint8_t flags, bool clean)
 {
 	struct arn_tcp_worker *wk = c->wk;
 	uint8_t opt[TCP_MAX_OPT];
@@ -238,7 +242,7 @@ static inline __attribute__((always_inline)) int xmit_body(struct arn_tcp_conn *
 	 * to a SYN that asked for ECN says yes with ECE; our ACKs carry ECE
 	 * while a CE is owed its echo. */
 	uint8_t tos = 0;
-	if (c->ecn & TCP_ECN_OK) {
+	if (!clean && (c->ecn & TCP_ECN_OK)) {
 		if (syn) {
 			if (c->state != TCPS_SYN_SENT)
 				flags |= TH_ECE;
@@ -264,8 +268,8 @@ static inline __attribute__((always_inline)) int xmit_body(struct arn_tcp_conn *
 		if (c->flags & TF_TS_OK)
 			olen = put_ts(opt, tcp_ts_now(c), c->ts_echo, false);
 		bool dsack = (c->flags & TF_DSACK) != 0;
-		if ((c->flags & TF_SACK_OK) && (c->n_rsack || dsack) && (flags & TH_ACK) &&
-		    !(flags & TH_RST)) {
+		if (!clean && (c->flags & TF_SACK_OK) && (c->n_rsack || dsack) &&
+		    (flags & TH_ACK) && !(flags & TH_RST)) {
 			unsigned room = (TCP_MAX_OPT - olen - 4) / 8; /* NOP NOP 5 len */
 			unsigned nb = RTE_MIN((unsigned)c->n_rsack + dsack, room);
 			opt[olen++] = 1;
@@ -318,7 +322,7 @@ static inline __attribute__((always_inline)) int xmit_body(struct arn_tcp_conn *
 		c->ecn &= (uint8_t)~TCP_ECN_CWR;
 	if (len) {
 		sndq_copy(c, seq, (uint8_t *)th + hlen, len);
-		if (c->recovery == TCP_REC_FAST)
+		if (!clean && c->recovery == TCP_REC_FAST)
 			c->prr_out += len;
 	}
 	if (flags & TH_ACK) {
@@ -352,7 +356,7 @@ static inline __attribute__((always_inline)) int xmit_body(struct arn_tcp_conn *
 static __attribute__((noinline)) int xmit(struct arn_tcp_conn *c, uint32_t seq, uint32_t len,
 					  uint8_t flags)
 {
-	return xmit_body(c, seq, len, flags);
+	return xmit_body(c, seq, len, flags, false);
 }
 
 int tcp_send_syn(struct arn_tcp_conn *c)
@@ -661,6 +665,22 @@ static inline void pace_sent(struct arn_tcp_conn *c, uint32_t len)
  * (tcp_may_send). Out of line: the calls that find nothing to send (4 of 6 in
  * a request-response exchange) do not set up its frame.
  * @return whether a segment went out. */
+/* Data waiting, nothing in flight, and the window (zero, or too small for
+ * sender SWS avoidance) keeps it back: the persist timer probes, so a lost
+ * window update cannot deadlock us (RFC 9293 3.8.6.1). Only after a send
+ * attempt: without data or a FIN to send (tcp_may_send false) there is
+ * nothing to probe for. */
+static inline void persist_check(struct arn_tcp_conn *c)
+{
+	if (c->snd_max == c->snd_una &&
+	    (c->sndq.bytes > 0 || ((c->flags & TF_FIN_QUEUED) && !(c->flags & TF_FIN_SENT))) &&
+	    !(c->flags & TF_PERSIST)) {
+		c->flags |= TF_PERSIST;
+		c->probes = 0;
+		tcp_rexmt_arm(c);
+	}
+}
+
 static __attribute__((noinline)) bool send_data(struct arn_tcp_conn *c)
 {
 	struct arn_tcp_worker *wk = c->wk;
@@ -735,7 +755,7 @@ static __attribute__((noinline)) bool send_data(struct arn_tcp_conn *c)
 		if (fin)
 			fl |= TH_FIN;
 		uint32_t seq = c->snd_max;
-		if (xmit_body(c, seq, len, fl) != 0)
+		if (xmit_body(c, seq, len, fl, false) != 0)
 			break;
 		sent = true;
 		pace_sent(c, len);
@@ -768,19 +788,54 @@ static __attribute__((noinline)) bool send_data(struct arn_tcp_conn *c)
 	if (new_data || rexmit)
 		tcp_rexmt_new_data(c);
 
-	/* Data waiting, nothing in flight, and the window (zero, or too small
-	 * for sender SWS avoidance) keeps it back: the persist timer probes,
-	 * so a lost window update cannot deadlock us (RFC 9293 3.8.6.1). Only
-	 * here: without data or a FIN to send (tcp_may_send false) there is
-	 * nothing to probe for. */
-	if (c->snd_max == c->snd_una &&
-	    (c->sndq.bytes > 0 || ((c->flags & TF_FIN_QUEUED) && !(c->flags & TF_FIN_SENT))) &&
-	    !(c->flags & TF_PERSIST)) {
-		c->flags |= TF_PERSIST;
-		c->probes = 0;
-		tcp_rexmt_arm(c);
-	}
+	persist_check(c);
 	return sent;
+}
+
+/* send_data's answer, without its loop, for the usual segment of a
+ * keep-alive exchange (send_one_ok): everything queued fits one segment
+ * the windows allow, and nothing else (a retransmission, a FIN, SACK
+ * blocks, ECN, pacing, a recovery) asks for the loop's tests. Out of
+ * line, as send_data. @return whether the segment went out. */
+static __attribute__((noinline)) bool send_one(struct arn_tcp_conn *c, uint32_t len)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	uint32_t seq = c->snd_max;
+	if (xmit_body(c, seq, len, TH_ACK | TH_PSH, true) != 0) {
+		persist_check(c);
+		return false;
+	}
+	c->snd_max = seq + len;
+	c->snd_nxt = seq + len;
+	wk->cnt[ARN_TCP_C_BYTES_OUT] += len;
+	tcp_txr_sent(c, seq, len);
+	if (!(c->flags & (TF_TS_OK | TF_RTT_TIMING))) {
+		c->flags |= TF_RTT_TIMING;
+		c->rtt_seq = seq;
+		c->rtt_start = wk->now_ms;
+	}
+	tcp_rexmt_new_data(c);
+	return true;
+}
+
+/* send_data would send exactly one segment of new data, all that is
+ * queued (@p *len bytes), with ACK and PSH, and do nothing else: no
+ * FIN queued, ECN off, no SACK block or D-SACK owed (so seg_room() is
+ * c->mss), nothing SACKed, lost, retransmitted or in recovery (so the
+ * pipe is the flight and RACK owes nothing), no pacing, and the data
+ * within c->mss, the peer's window and cwnd. Inline in tcp_output: a few
+ * loads and one branch decide between send_one and send_data. */
+static inline __attribute__((always_inline)) bool send_one_ok(const struct arn_tcp_conn *c,
+							      uint32_t *len)
+{
+	uint32_t avail = c->snd_una + c->sndq.bytes - c->snd_max;
+	uint32_t flight = c->snd_max - c->snd_una;
+	*len = avail;
+	return ((c->flags & (TF_FIN_QUEUED | TF_DSACK | TF_FORCE)) | (c->ecn & TCP_ECN_OK) |
+		c->n_rsack | c->sacked_bytes | c->reno_sacked | c->lost_bytes | c->retrans_bytes |
+		c->recovery) == 0 &&
+	       c->pacing_rate == 0 && (int32_t)avail > 0 && avail <= c->mss &&
+	       avail <= c->snd_wnd - flight && flight < c->cwnd && flight <= c->snd_wnd;
 }
 
 void tcp_output(struct arn_tcp_conn *c)
@@ -788,7 +843,9 @@ void tcp_output(struct arn_tcp_conn *c)
 	if (c->state == TCPS_SYN_RECEIVED || c->state == TCPS_SYN_SENT || c->state == TCPS_CLOSED ||
 	    c->state == TCPS_LISTEN)
 		return;
-	bool sent = can_send_data(c) && tcp_may_send(c) && send_data(c);
+	uint32_t len;
+	bool sent = can_send_data(c) && tcp_may_send(c) &&
+		    (send_one_ok(c, &len) ? send_one(c, len) : send_data(c));
 	if (tcp_rate_on(c))
 		tcp_rate_check_app_limited(c);
 	if (sent)

@@ -2465,6 +2465,122 @@ static void test_ecn_echo_reduces_cwnd_once_per_window(void **state)
 	assert_true(c->ecn & TCP_ECN_CWR);
 }
 
+/* A keep-alive exchange's segment (all that is queued fits one segment
+ * the windows and cwnd allow) takes tcp_output's one-segment path
+ * (send_one); whatever the loop would add or hold back sends it to the
+ * loop. Each case gets what the loop sends: the usual segment with its
+ * RACK record and RTO, a SACK block or a D-SACK owed on it, nothing while
+ * cwnd is full or pacing waits. */
+static void test_one_segment_path_only_when_the_loop_adds_nothing(void **state)
+{
+	(void)state;
+	open_conn(true, true, 7);
+	struct arn_tcp_conn *c = app.conn;
+	struct arn_tcp_worker *wk = c->wk;
+	uint8_t d[200];
+	memset(d, 'q', sizeof(d));
+	/* the usual: ACK and PSH, the timestamps, a record, the RTO */
+	send_block(c, 100);
+	expect_seg(TH_ACK | TH_PSH);
+	assert_int_equal(out.len, 100);
+	assert_int_equal(out.seq, our_isn + 1);
+	assert_int_equal(out.ack, p_seq);
+	assert_true(out.o.has_ts && out.o.tsecr == p_tsval);
+	assert_int_equal(out.o.n_sack, 0);
+	assert_int_equal(c->snd_max, our_isn + 101);
+	assert_int_equal(c->snd_nxt, c->snd_max);
+	assert_true(c->txr_head != TXR_NIL);
+	assert_int_equal(wk->txr[c->txr_tail].start, our_isn + 1);
+	assert_int_equal(wk->txr[c->txr_tail].end, c->snd_max);
+	assert_true(c->t_rexmt != 0);
+	assert_int_equal(cnt(ARN_TCP_C_BYTES_OUT), 100);
+	expect_none();
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq, c->snd_max, 500, &o, NULL, 0);
+	assert_int_equal(c->snd_una, c->snd_max);
+	expect_none();
+
+	/* out-of-order data: its duplicate ACK at once, then every segment
+	 * carries the SACK block while the hole stays (RFC 2018), data too */
+	o = popts();
+	inject(TH_ACK, p_seq + 100, c->snd_max, 500, &o, d, 50);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.o.n_sack, 1);
+	send_block(c, 100);
+	expect_seg(TH_ACK | TH_PSH);
+	assert_int_equal(out.len, 100);
+	assert_int_equal(out.o.n_sack, 1);
+	assert_int_equal(out.o.sack[0].start, p_seq + 100);
+	assert_int_equal(out.o.sack[0].end, p_seq + 150);
+	expect_none();
+	o = popts();
+	inject(TH_ACK, p_seq, c->snd_max, 500, &o, d, 100);
+	p_seq += 150;
+	assert_int_equal(app.rx_len, 150);
+	fake_drain(lc);
+
+	/* a duplicate whose ACK finds no mbuf, then a write: the segment
+	 * carries the D-SACK still owed (RFC 2883) */
+	o = popts();
+	fake_alloc_fail = 1;
+	inject(TH_ACK, p_seq - 50, c->snd_max, 500, &o, d, 50);
+	expect_none();
+	assert_true(c->flags & TF_DSACK);
+	send_block(c, 100);
+	expect_seg(TH_ACK | TH_PSH);
+	assert_int_equal(out.len, 100);
+	assert_true(out.o.n_sack >= 1);
+	assert_int_equal(out.o.sack[0].start, p_seq - 50);
+	assert_int_equal(out.o.sack[0].end, p_seq);
+	assert_int_equal(cnt(ARN_TCP_C_DSACK_SENT), 1);
+	expect_none();
+	o = popts();
+	inject(TH_ACK, p_seq, c->snd_max, 500, &o, NULL, 0);
+	assert_int_equal(c->snd_una, c->snd_max);
+
+	/* cwnd full: nothing goes, and the flight is marked cwnd-limited */
+	send_block(c, 100);
+	expect_seg(TH_ACK | TH_PSH);
+	uint32_t cwnd = c->cwnd;
+	c->cwnd = c->snd_max - c->snd_una;
+	send_block(c, 10);
+	expect_none();
+	assert_int_equal(c->cwnd_lim_seq, c->snd_max);
+	c->cwnd = cwnd;
+	o = popts();
+	inject(TH_ACK, p_seq, c->snd_max, 500, &o, NULL, 0);
+	expect_seg(TH_ACK | TH_PSH);
+	assert_int_equal(out.len, 10);
+	o = popts();
+	inject(TH_ACK, p_seq, c->snd_max, 500, &o, NULL, 0);
+	assert_int_equal(c->snd_una, c->snd_max);
+
+	/* pacing holds it until its time */
+	c->pacing_rate = 1000000;
+	c->next_send_us = wk->now_us + 5000;
+	send_block(c, 10);
+	expect_none();
+	c->pacing_rate = 0;
+	fake_advance(lc, 6);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.flags, TH_ACK | TH_PSH);
+	assert_int_equal(out.len, 10);
+	expect_none();
+}
+
+/* ECN's segment (RFC 3168 6.1) goes out ECT(0) through the loop: the
+ * one-segment path is for connections without ECN. */
+static void test_one_segment_path_not_with_ecn(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = open_conn_ecn(true);
+	send_block(c, 100);
+	expect_seg(TH_ACK | TH_PSH);
+	assert_int_equal(out.len, 100);
+	assert_int_equal(out.tos & ARN_IP_ECN_MASK, ARN_IP_ECN_ECT0);
+	expect_none();
+}
+
 /* Establish with SACK and timestamps and a measured RTT of @p rtt_ms:
  * one segment out, ACKed @p rtt_ms later (RACK's min RTT). SRTT is set to
  * it too, as many such round trips would (one sample only moves it an
@@ -5547,6 +5663,9 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_sack_recovery_retransmits_holes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ecn_negotiated_when_the_syn_asks, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_one_segment_path_only_when_the_loop_adds_nothing,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_one_segment_path_not_with_ecn, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ecn_not_used_unless_asked, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ecn_ce_echoed_until_cwr, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ecn_echo_reduces_cwnd_once_per_window, setup,
