@@ -2291,7 +2291,8 @@ static struct rte_mbuf *next_sent(struct fixture *f)
 /* A template's frames are the frames arn_net_ip4_output_tos builds, byte
  * for byte but the IPv4 id and checksum (the id counts per worker), with
  * right checksums at every length and TOS, and the same offload requests
- * and header fields when the port offers offloads. */
+ * and header fields when the port offers offloads: both, either one
+ * alone (each sum in software or asked of the NIC on its own), or none. */
 static void test_tcp_template_frames_as_ip4_output(void **state)
 {
 	struct fixture *f = *state;
@@ -2300,8 +2301,9 @@ static void test_tcp_template_frames_as_ip4_output(void **state)
 	struct net_port *np = &f->net->port[0];
 	const uint64_t req = RTE_MBUF_F_TX_TCP_CKSUM | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_IPV4;
 	static const uint16_t lens[] = {0, 1, 2, 3, 31, 64, 65, 999, 1460};
-	for (int offl = 0; offl < 2; offl++) {
-		np->tx_tcp_cksum = np->tx_ip_cksum = offl;
+	for (int offl = 0; offl < 4; offl++) {
+		np->tx_tcp_cksum = offl & 1;
+		np->tx_ip_cksum = offl >> 1;
 		struct arn_net_tmpl t;
 		memset(&t, 0, sizeof(t));
 		/* the first segment builds the template */
@@ -2336,13 +2338,18 @@ static void test_tcp_template_frames_as_ip4_output(void **state)
 				struct rte_ipv4_hdr *ib = (struct rte_ipv4_hdr *)(pb + 14);
 				assert_int_equal(rte_be_to_cpu_16(ib->packet_id),
 						 (uint16_t)(rte_be_to_cpu_16(ia->packet_id) + 1));
-				if (offl) {
+				if (np->tx_ip_cksum)
 					assert_int_equal(ib->hdr_checksum, 0);
-				} else {
+				else
 					assert_int_equal(rte_raw_cksum(ib, 20), 0xffff);
+				if (np->tx_tcp_cksum)
+					assert_int_equal(
+					    ((struct rte_tcp_hdr *)(ib + 1))->cksum,
+					    rte_ipv4_phdr_cksum(ib, RTE_MBUF_F_TX_IPV4 |
+									RTE_MBUF_F_TX_TCP_CKSUM));
+				else
 					assert_int_equal(rte_ipv4_udptcp_cksum_verify(ib, ib + 1),
 							 0);
-				}
 				ia->packet_id = ib->packet_id = 0;
 				ia->hdr_checksum = ib->hdr_checksum = 0;
 				assert_memory_equal(pa, pb, a->pkt_len);
