@@ -127,16 +127,19 @@ conn_seg_send(struct arn_tcp_conn *c, struct rte_mbuf *m, unsigned hdr_len, uint
 static inline __attribute__((always_inline)) struct rte_tcp_hdr *
 hdr_put(struct rte_mbuf *m, unsigned hdr_len, uint32_t payload)
 {
-	uint32_t room = rte_pktmbuf_tailroom(m);
+	/* @p m is seg_alloc's, as reset (one segment, no data: data_len and
+	 * pkt_len 0), at every call: its room is all after the headroom, and
+	 * the lengths are set rather than added to (rte_pktmbuf_append's walk
+	 * to the last segment and its second tailroom check are not needed
+	 * either). */
+	RTE_ASSERT(m->data_len == 0 && m->pkt_len == 0 && m->nb_segs == 1);
+	uint32_t room = (uint32_t)m->buf_len - m->data_off;
 	if (hdr_len > TCP_HDR_LEN + TCP_MAX_OPT || payload > room || hdr_len + payload > room)
 		return NULL;
-	/* @p m is one segment (seg_alloc's, nothing appended yet, or a
-	 * caller's single-segment mbuf): rte_pktmbuf_append's walk to the last
-	 * segment and its second tailroom check are not needed. */
 	uint16_t n = (uint16_t)(hdr_len + payload);
-	char *p = rte_pktmbuf_mtod_offset(m, char *, m->data_len);
-	m->data_len = (uint16_t)(m->data_len + n);
-	m->pkt_len += n;
+	char *p = rte_pktmbuf_mtod(m, char *);
+	m->data_len = n;
+	m->pkt_len = n;
 	struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)p;
 	th->data_off = (uint8_t)((hdr_len / 4) << 4);
 	th->cksum = 0;
