@@ -652,13 +652,12 @@ parse_field_line(struct arn_h1_parser *p, const char *s, const char *e, const ch
  * each is added as parse_field_line would add it. @p nmax: the head's
  * line limit (max_hdrs and the array's capacity). @return where it
  * stopped, a line's start or lim; *err set when add_head_field failed
- * (the parser is in error); *nv grown by the bytes of the names and
- * values it took (head_first's ARN_H1_F_FIELDS_WHOLE: a line is its name,
- * its value and 2 to 4 bytes, 4 only as "name: value" CRLF; a sum, not a
- * test a line, which gcc made a load, a cmov and a store). */
+ * (the parser is in error); *bent set when a line it took is not
+ * "name: value" CRLF (no SP after the ':' or LF alone; head_first's
+ * ARN_H1_F_FIELDS_WHOLE), and left as it was otherwise. */
 static inline __attribute__((always_inline)) uptr fields_fast(struct arn_h1_parser *p, uptr s,
 							      uptr lim, uptr base, unsigned nmax,
-							      bool *err, uintptr_t *nv)
+							      bool *err, bool *bent)
 {
 	struct arn_h1_msg *m = p->msg;
 	unsigned n = m->n_hdrs;
@@ -700,20 +699,31 @@ static inline __attribute__((always_inline)) uptr fields_fast(struct arn_h1_pars
 		uptr v1 = h1_scan_value_plain(q + 1, lim, base);
 		if ((uintptr_t)v1 > lim2)
 			break;
-		uptr v0 = q + 1;
-		/* [v0, v1] is inside [s, lim): one optional SP, no more OWS (an
-		 * HTAB stopped the scan: v1 is not at the line's end) */
-		v0 += *v0 == ' ';
-		if (*v0 == ' ')
-			break;
+		/* [q + 1, v1] is inside [s, lim): one optional SP, no more OWS
+		 * (an HTAB stopped the scan: v1 is not at the line's end). The
+		 * usual SP and CRLF are the branches' fall-through; the others,
+		 * rare, mark the head bent there, so ARN_H1_F_FIELDS_WHOLE
+		 * costs the usual line nothing (a sum of the lines' lengths
+		 * kept for it cost 2 instructions a line and a register) */
+		uptr v0;
+		if (__builtin_expect(q[1] == ' ', 1)) {
+			v0 = q + 2;
+			if (*v0 == ' ')
+				break;
+		} else {
+			v0 = q + 1; /* not SP: no second test */
+			*bent = true;
+		}
 		/* the line's end, and where the next line starts */
 		uptr nx;
-		if (h1_ld2((const char *)v1) == h1_ld2("\r\n"))
+		if (__builtin_expect(h1_ld2((const char *)v1) == h1_ld2("\r\n"), 1)) {
 			nx = v1 + 2;
-		else if (*v1 == '\n')
+		} else if (*v1 == '\n') {
 			nx = v1 + 1;
-		else
+			*bent = true;
+		} else {
 			break;
+		}
 		/* trailing OWS: parse_field_line trims it. v1[-1] is the
 		 * value's last byte, or, for an empty value, the ':' (not OWS)
 		 * or the SP after it, which leaves "name: " CRLF to
@@ -722,7 +732,6 @@ static inline __attribute__((always_inline)) uptr fields_fast(struct arn_h1_pars
 			break;
 		if (n >= nmax)
 			break; /* parse_field_line fails it */
-		*nv += (uintptr_t)(q - s) + (uintptr_t)(v1 - v0);
 		enum arn_h1_hdr_id id = h1_hdr_lookup((const char *)s, (size_t)(q - s));
 #if defined(__SSE2__)
 		/* A known name needs no test of its bytes: the lookup matched
@@ -1115,7 +1124,7 @@ static int head_step(struct arn_h1_parser *p, const char **sp, const char *e, co
 			bool ferr = false;
 			if (p->state == ST_HEAD)
 				s = (const char *)fields_fast(p, (uptr)s, (uptr)lim, (uptr)base,
-							      nmax, &ferr, &(uintptr_t){0});
+							      nmax, &ferr, &(bool){false});
 			if (ferr) {
 				r = L_ERR;
 				break;
@@ -1207,9 +1216,9 @@ static inline __attribute__((always_inline)) int head_first(struct arn_h1_parser
 	lim = (size_t)(e - s1) > left ? s1 + left : e;
 	unsigned nmax = p->max_hdrs < p->msg->hdr_cap ? p->max_hdrs : p->msg->hdr_cap;
 	bool ferr = false;
-	uintptr_t nv = 0;
+	bool bent = false;
 	const char *s =
-	    (const char *)fields_fast(p, (uptr)s1, (uptr)lim, (uptr)base, nmax, &ferr, &nv);
+	    (const char *)fields_fast(p, (uptr)s1, (uptr)lim, (uptr)base, nmax, &ferr, &bent);
 	p->head_bytes = (uint32_t)(s - s0);
 	*sp = s;
 	if (ferr)
@@ -1226,7 +1235,7 @@ static inline __attribute__((always_inline)) int head_first(struct arn_h1_parser
 	*sp = s + el;
 	/* every line in this run and fields_fast's (head_step's heads never
 	 * have the flag): each "name: value" CRLF when none is shorter */
-	if ((uintptr_t)(s - s1) == nv + 4u * p->msg->n_hdrs)
+	if (!bent)
 		p->msg->flags |= ARN_H1_F_FIELDS_WHOLE;
 	if (!finish_usual(p) && finish_head(p) != 0)
 		return R_ERR;

@@ -1001,6 +1001,33 @@ static void test_write_fields_whole(void **state)
 	     "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTrailer: x-t\r\n\r\n"
 	     "5\r\nhello\r\n0\r\nX-T: 1\r\nx-t:2\r\n\r\n",
 	     "1"},
+	    /* fields_fast marks a head bent where a line it takes has no SP
+	     * after the ':' or LF alone (no running sum of the lines'
+	     * lengths): the mark on the only line, the first, the last of
+	     * many, and kept when the lines after it are whole or go to
+	     * the line-by-line path */
+	    {ARN_H1_REQUEST, "GET / HTTP/1.1\r\nHost:a\r\n\r\n", "0"},
+	    {ARN_H1_REQUEST, "GET / HTTP/1.1\r\nHost: a\n\r\n", "0"},
+	    {ARN_H1_REQUEST, "GET / HTTP/1.1\r\nX:\r\nHost: a\r\nY: 1\r\n\r\n", "0"},
+	    {ARN_H1_REQUEST, "GET / HTTP/1.1\r\nX:y\r\nHost: a\r\nZ:  w\r\n\r\n", "0"},
+	    {ARN_H1_REQUEST, "GET / HTTP/1.1\r\nX: y\nHost: a\r\nZ: w\t\r\n\r\n", "0"},
+	    {ARN_H1_RESPONSE,
+	     "HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Fri, 04 Dec 2026 20:00:00 "
+	     "GMT\r\nContent-Type: text/html\r\nContent-Length: 2\r\nLast-Modified: Fri, 04 Dec "
+	     "2026 19:00:00 GMT\r\nConnection: keep-alive\r\nETag: \"1-2\"\r\nAccept-Ranges:"
+	     "bytes\r\n\r\nok",
+	     "0"},
+	    {ARN_H1_RESPONSE,
+	     "HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Fri, 04 Dec 2026 20:00:00 "
+	     "GMT\r\nContent-Type: text/html\r\nContent-Length: 2\nLast-Modified: Fri, 04 Dec "
+	     "2026 19:00:00 GMT\r\nConnection: keep-alive\r\n\r\nok",
+	     "0"},
+	    /* a bent head, then a whole one, then a bent one: the mark is
+	     * the head's, not the parser's */
+	    {ARN_H1_REQUEST,
+	     "GET / HTTP/1.1\r\nHost:a\r\n\r\nGET / HTTP/1.1\r\nHost: b\r\n\r\nGET / "
+	     "HTTP/1.1\r\nHost: c\n\r\n",
+	     "010"},
 	    /* each message starts without it */
 	    {ARN_H1_REQUEST,
 	     "GET / HTTP/1.1\r\nHost: a\nX: y\r\n\r\nGET / HTTP/1.1\r\nHost: b\r\n\r\n", "01"},
