@@ -648,6 +648,52 @@ parse_field_line(struct arn_h1_parser *p, const char *s, const char *e, const ch
  * (test_fields_fast_vs_scalar compares the two on random heads). Reads
  * stay inside [base, lim), @p base being the run's first byte.
  */
+/* The index of a non-zero mask's lowest set bit, as a size_t for pointer
+ * arithmetic: bsf's 64-bit answer as it is. gcc's __builtin_ctz is an
+ * int, which it sign-extends, and it zeroes tzcnt's destination first:
+ * two instructions more an index, in fields_fast three a line. */
+static inline __attribute__((always_inline)) size_t ff_ctz(uint64_t m)
+{
+#if defined(__x86_64__)
+	uint64_t r;
+	__asm__("bsfq %1, %0" : "=r"(r) : "rm"(m) : "cc");
+	return r;
+#else
+	return (size_t)__builtin_ctzll(m);
+#endif
+}
+
+#if defined(__SSE2__)
+/* h1_scan_value_plain's answer for a field line's value in fields_fast:
+ * the first 16 bytes (the SP and most values: nginx's Server, Content-
+ * Length, Connection, ETag, Accept-Ranges, a client's Host) tested as one
+ * block before the scan's loop and its setup, and the second 16 (a
+ * Date, a Content-Type) as another; the rest, and a value near the
+ * run's end, by h1_scan_value_plain. The mask is h1_value_plain_bad16's
+ * with its two constants in registers (@p sub, @p add), which
+ * fields_fast sets once (gcc reloaded them from memory a line). */
+static inline __attribute__((always_inline)) uptr ff_scan_value(uptr v, uptr lim, uptr base,
+								__m128i sub, __m128i add)
+{
+	if ((uintptr_t)v + 32 <= (uintptr_t)lim) {
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_adds_epu8(
+		    _mm_add_epi8(_mm_loadu_si128((const __m128i *)(const void *)v), sub), add));
+		if (m)
+			return v + ff_ctz(m);
+		m = (unsigned)_mm_movemask_epi8(_mm_adds_epu8(
+		    _mm_add_epi8(_mm_loadu_si128((const __m128i *)(const void *)(v + 16)), sub),
+		    add));
+		if (m)
+			return v + 16 + ff_ctz(m);
+		return h1_scan_value_plain(v + 32, lim, base);
+	}
+	return h1_scan_value_plain(v, lim, base);
+}
+#define FF_SCAN_VALUE(v, lim, base) ff_scan_value(v, lim, base, k_sub, k_add)
+#else
+#define FF_SCAN_VALUE(v, lim, base) h1_scan_value_plain(v, lim, base)
+#endif
+
 /* Field lines of a head from s (< lim) while they are the usual kind;
  * each is added as parse_field_line would add it. @p nmax: the head's
  * line limit (max_hdrs and the array's capacity). @return where it
@@ -671,6 +717,12 @@ static inline __attribute__((always_inline)) uptr fields_fast(struct arn_h1_pars
 	 * the input), once: each line's tests of the room left are then a
 	 * compare, not a subtraction and a compare */
 	const uintptr_t lim16 = (uintptr_t)lim - 16, lim2 = (uintptr_t)lim - 2;
+#if defined(__SSE2__)
+	/* ff_scan_value's constants, kept in registers for the loop (the
+	 * empty asm hides their values, so gcc cannot reload them) */
+	__m128i k_sub = _mm_set1_epi8(-0x20), k_add = _mm_set1_epi8(0x21);
+	__asm__("" : "+x"(k_sub), "+x"(k_add));
+#endif
 	while (s < lim && s[0] > ' ') {
 		uptr q;
 		/* the name's bytes tested for tchars (else only found to end
@@ -685,7 +737,7 @@ static inline __attribute__((always_inline)) uptr fields_fast(struct arn_h1_pars
 					   _mm_set1_epi8(':')))
 				     : 0;
 		if (colon) {
-			q = s + __builtin_ctz(colon);
+			q = s + ff_ctz(colon);
 			tested = false;
 		} else
 #endif
@@ -696,7 +748,7 @@ static inline __attribute__((always_inline)) uptr fields_fast(struct arn_h1_pars
 		}
 		if (q == s)
 			break;
-		uptr v1 = h1_scan_value_plain(q + 1, lim, base);
+		uptr v1 = FF_SCAN_VALUE(q + 1, lim, base);
 		if ((uintptr_t)v1 > lim2)
 			break;
 		/* [q + 1, v1] is inside [s, lim): one optional SP, no more OWS

@@ -1963,6 +1963,62 @@ static void test_fields_fast_block_edges(void **state)
 			}
 }
 
+/* fields_fast's value scan (ff_scan_value) tests the value's first two
+ * 16-byte blocks inline when 32 bytes from the value's first byte (the
+ * SP) are in the run, and leaves a value nearer the run's end, and the
+ * bytes after its second block, to h1_scan_value_plain. A response head
+ * whose last line's value is 13-34 bytes long, followed by the empty
+ * line and 0-36 body bytes, so that the run ends at every distance from
+ * the value around the 32 bytes; the value plain, or with an HTAB or
+ * DEL at the first and last byte of either block (offsets 0, 15, 16,
+ * 31 from the SP). Parsed whole (the fast path, the input before a guard
+ * page), one byte at a time and in random pieces: all transcripts
+ * equal, and a plain value is taken whole. */
+static void test_fields_fast_value_run_end(void **state)
+{
+	(void)state;
+	static const struct h1t_opts o = {.kind = ARN_H1_RESPONSE};
+	static const size_t at[] = {0, 15, 16, 31};
+	static const char bad[] = {'\t', 0x7f};
+	unsigned seed = 7;
+	for (size_t vl = 13; vl <= 34; vl++)
+		for (size_t body = 0; body <= 36; body++)
+			for (size_t k = 0; k <= 2 * sizeof(at) / sizeof(at[0]); k++) {
+				struct arn_sb b = ARN_SB_INIT;
+				arn_sb_puts(&b, "HTTP/1.1 200 OK\r\nServer: nginx\r\nX-Test: ");
+				size_t v0 = b.len;
+				for (size_t i = 0; i < vl; i++)
+					arn_sb_putc(&b, "W,02-Dec-2026/09:00:00;GMT=x.y"[i % 30]);
+				arn_sb_puts(&b, "\r\n\r\n");
+				for (size_t i = 0; i < body; i++)
+					arn_sb_putc(&b, (char)('a' + i % 26));
+				assert_false(b.oom);
+				/* k > 0: a bad byte at at[(k - 1) / 2] from the SP
+				 * (v0 - 1), if that is in the value */
+				if (k > 0) {
+					size_t pos = v0 - 1 + at[(k - 1) / 2];
+					if (pos < v0 || pos >= v0 + vl) {
+						arn_sb_free(&b);
+						continue;
+					}
+					b.buf[pos] = bad[(k - 1) % 2];
+				}
+				char *whole = NULL;
+				char *diff = h1t_all_splits(b.buf, b.len, &o, 1, seed++, &whole);
+				if (diff)
+					fail_msg("value %zu body %zu case %zu: %s", vl, body, k,
+						 diff);
+				char want[64];
+				snprintf(want, sizeof(want), "  X-Test: %.*s\n", (int)vl,
+					 b.buf + v0);
+				if (k == 0 && !strstr(whole, want))
+					fail_msg("value %zu body %zu: no \"%s\" in\n%s", vl, body,
+						 want, whole);
+				free(whole);
+				arn_sb_free(&b);
+			}
+}
+
 /* The header count fields_fast leaves in the message (it counts lines
  * in a register and stores the count when it stops): at the HEAD, and
  * after a line that fails (counted, as parse_field_line counts it), the
@@ -2254,6 +2310,7 @@ int main(void)
 	    cmocka_unit_test(test_fields_fast_vs_scalar),
 	    cmocka_unit_test(test_fields_fast_colon_first),
 	    cmocka_unit_test(test_fields_fast_block_edges),
+	    cmocka_unit_test(test_fields_fast_value_run_end),
 	    cmocka_unit_test(test_fields_fast_count),
 	    cmocka_unit_test(test_head_whole_vs_scalar),
 	};
