@@ -664,34 +664,15 @@ static inline __attribute__((always_inline)) size_t ff_ctz(uint64_t m)
 }
 
 #if defined(__SSE2__)
-/* h1_scan_value_plain's answer for a field line's value in fields_fast:
- * the first 16 bytes (the SP and most values: nginx's Server, Content-
- * Length, Connection, ETag, Accept-Ranges, a client's Host) tested as one
- * block before the scan's loop and its setup, and the second 16 (a
- * Date, a Content-Type) as another; the rest, and a value near the
- * run's end, by h1_scan_value_plain. The mask is h1_value_plain_bad16's
- * with its two constants in registers (@p sub, @p add), which
- * fields_fast sets once (gcc reloaded them from memory a line). */
-static inline __attribute__((always_inline)) uptr ff_scan_value(uptr v, uptr lim, uptr base,
-								__m128i sub, __m128i add)
+/* bytes of the 16 at v outside 0x20-0x7e: h1_value_plain_bad16 with its
+ * two constants in registers (@p sub, @p add), which fields_fast sets
+ * once (gcc reloaded them from memory a line) */
+static inline __attribute__((always_inline)) unsigned ff_plain_bad16(uptr v, __m128i sub,
+								     __m128i add)
 {
-	if ((uintptr_t)v + 32 <= (uintptr_t)lim) {
-		unsigned m = (unsigned)_mm_movemask_epi8(_mm_adds_epu8(
-		    _mm_add_epi8(_mm_loadu_si128((const __m128i *)(const void *)v), sub), add));
-		if (m)
-			return v + ff_ctz(m);
-		m = (unsigned)_mm_movemask_epi8(_mm_adds_epu8(
-		    _mm_add_epi8(_mm_loadu_si128((const __m128i *)(const void *)(v + 16)), sub),
-		    add));
-		if (m)
-			return v + 16 + ff_ctz(m);
-		return h1_scan_value_plain(v + 32, lim, base);
-	}
-	return h1_scan_value_plain(v, lim, base);
+	return (unsigned)_mm_movemask_epi8(_mm_adds_epu8(
+	    _mm_add_epi8(_mm_loadu_si128((const __m128i *)(const void *)v), sub), add));
 }
-#define FF_SCAN_VALUE(v, lim, base) ff_scan_value(v, lim, base, k_sub, k_add)
-#else
-#define FF_SCAN_VALUE(v, lim, base) h1_scan_value_plain(v, lim, base)
 #endif
 
 /* Field lines of a head from s (< lim) while they are the usual kind;
@@ -718,7 +699,7 @@ static inline __attribute__((always_inline)) uptr fields_fast(struct arn_h1_pars
 	 * compare, not a subtraction and a compare */
 	const uintptr_t lim16 = (uintptr_t)lim - 16, lim2 = (uintptr_t)lim - 2;
 #if defined(__SSE2__)
-	/* ff_scan_value's constants, kept in registers for the loop (the
+	/* ff_plain_bad16's constants, kept in registers for the loop (the
 	 * empty asm hides their values, so gcc cannot reload them) */
 	__m128i k_sub = _mm_set1_epi8(-0x20), k_add = _mm_set1_epi8(0x21);
 	__asm__("" : "+x"(k_sub), "+x"(k_add));
@@ -748,9 +729,35 @@ static inline __attribute__((always_inline)) uptr fields_fast(struct arn_h1_pars
 		}
 		if (q == s)
 			break;
-		uptr v1 = FF_SCAN_VALUE(q + 1, lim, base);
+		/* The value's end: h1_scan_value_plain's answer, its first two
+		 * 16-byte blocks (the SP and nearly every value: nginx's all
+		 * but the longest Date or Last-Modified, a client's Host)
+		 * tested inline when 34 bytes from the SP are in the run,
+		 * without the scan loop's entry tests and a jump a line. A
+		 * value's end found there leaves room for its CRLF (v1 <= lim
+		 * - 3), so the test below is for the scan's answer only. */
+		uptr v1, v = q + 1;
+#if defined(__SSE2__)
+		if ((uintptr_t)v + 32 <= lim2) {
+			unsigned mk = ff_plain_bad16(v, k_sub, k_add);
+			if (mk) {
+				v1 = v + ff_ctz(mk);
+				goto value_in;
+			}
+			mk = ff_plain_bad16(v + 16, k_sub, k_add);
+			if (mk) {
+				v1 = v + 16 + ff_ctz(mk);
+				goto value_in;
+			}
+			v += 32;
+		}
+#endif
+		v1 = h1_scan_value_plain(v, lim, base);
 		if ((uintptr_t)v1 > lim2)
 			break;
+#if defined(__SSE2__)
+	value_in:; /* (a statement: C11 puts no declaration after a label) */
+#endif
 		/* [q + 1, v1] is inside [s, lim): one optional SP, no more OWS
 		 * (an HTAB stopped the scan: v1 is not at the line's end). The
 		 * usual SP and CRLF are the branches' fall-through; the others,

@@ -1963,17 +1963,20 @@ static void test_fields_fast_block_edges(void **state)
 			}
 }
 
-/* fields_fast's value scan (ff_scan_value) tests the value's first two
- * 16-byte blocks inline when 32 bytes from the value's first byte (the
- * SP) are in the run, and leaves a value nearer the run's end, and the
- * bytes after its second block, to h1_scan_value_plain. A response head
- * whose last line's value is 13-34 bytes long, followed by the empty
- * line and 0-36 body bytes, so that the run ends at every distance from
- * the value around the 32 bytes; the value plain, or with an HTAB or
- * DEL at the first and last byte of either block (offsets 0, 15, 16,
- * 31 from the SP). Parsed whole (the fast path, the input before a guard
- * page), one byte at a time and in random pieces: all transcripts
- * equal, and a plain value is taken whole. */
+/* fields_fast's value scan tests the value's first two 16-byte blocks
+ * inline when 34 bytes from the value's first byte (the SP) are in the
+ * run (an end found there then has room for its CRLF, which is read
+ * without the room test), and leaves a value nearer the run's end, and
+ * the bytes after its second block, to h1_scan_value_plain. A response
+ * head whose last line's value is 13-34 bytes long, followed by the
+ * empty line and 0-36 body bytes, so that the run ends at every distance
+ * from the value around the 34 bytes (and random pieces end it
+ * anywhere); the value plain, or with an HTAB or DEL at the first and
+ * last byte of either block (offsets 0, 15, 16, 31 from the SP). Parsed
+ * whole (the fast path, the input before a guard page), one byte at a
+ * time and in random pieces: all transcripts equal, and a plain value is
+ * taken whole. (With the bound 2 bytes short, a piece ending after a
+ * value's CR reads past it.) */
 static void test_fields_fast_value_run_end(void **state)
 {
 	(void)state;
