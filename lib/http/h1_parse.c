@@ -1278,20 +1278,21 @@ static inline __attribute__((always_inline)) int head_first(struct arn_h1_parser
 	bool bent = false;
 	const char *s =
 	    (const char *)fields_fast(p, (uptr)s1, (uptr)lim, (uptr)base, nmax, &ferr, &bent);
-	p->head_bytes = (uint32_t)(s - s0);
-	*sp = s;
-	if (ferr)
-		return R_ERR;
-	/* the empty line, as parse_field_line takes it */
+	/* the empty line, as parse_field_line takes it; what the head took
+	 * stored once, with it or where head_step goes on */
 	size_t el;
-	if (lim - s >= 2 && h1_ld2(s) == h1_ld2("\r\n"))
+	if (__builtin_expect(ferr, 0))
+		el = 0;
+	else if (lim - s >= 2 && h1_ld2(s) == h1_ld2("\r\n"))
 		el = 2;
 	else if (s < lim && *s == '\n')
 		el = 1;
 	else
-		return R_CONT;
-	p->head_bytes += (uint32_t)el;
+		el = 0;
+	p->head_bytes = (uint32_t)(s + el - s0);
 	*sp = s + el;
+	if (el == 0)
+		return ferr ? R_ERR : R_CONT;
 	/* every line in this run and fields_fast's (head_step's heads never
 	 * have the flag): each "name: value" CRLF when none is shorter */
 	if (!bent)

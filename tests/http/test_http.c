@@ -2022,6 +2022,66 @@ static void test_fields_fast_value_run_end(void **state)
 			}
 }
 
+/* head_first's exits after fields_fast store what the head took once:
+ * with the empty line (CRLF or LF alone), at a line fields_fast leaves
+ * (head_step goes on from its start), after a line that fails, and at
+ * the run's end before the empty line. The bytes each call takes, the
+ * error and head_len, against the lengths counted here. */
+static void test_head_first_exits(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in; /* the head, then "xyz" (a next message's start) */
+		size_t cut;	/* 0: one run; else the first run's length */
+		int err;	/* 0, or the arn_h1_err of the call */
+	} cases[] = {
+	    {"GET / HTTP/1.1\r\nHost: a\r\nX-B: c\r\n\r\n", 0, 0},
+	    {"GET / HTTP/1.1\r\nHost: a\r\nX-B: c\r\n\n", 0, 0},
+	    {"GET / HTTP/1.1\r\nHost: a\r\nX-B:  c\r\nX-D: e\r\n\r\n", 0, 0},
+	    {"GET / HTTP/1.1\r\nHost: a\r\nX-B:\tc\r\n\n", 0, 0},
+	    {"GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 1x\r\n\r\n", 0, ARN_H1_E_CL_INVALID},
+	    {"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 0, ARN_H1_E_HOST_DUPLICATE},
+	    {"GET / HTTP/1.1\r\nHost: a\r\nX-B: c\r\n\r\n", 33, 0},
+	    {"GET / HTTP/1.1\r\nHost: a\r\nX-B: c\r\n\r\n", 34, 0},
+	    {"HTTP/1.1 200 OK\r\nServer: s\r\nContent-Length: 3\r\n\r\n", 0, 0},
+	    {"HTTP/1.1 200 OK\r\nServer: s\r\nContent-Length: 3\r\n\n", 0, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char in[256];
+		size_t hl = strlen(cases[i].in);
+		snprintf(in, sizeof(in), "%sxyz", cases[i].in);
+		bool res = in[0] == 'H';
+		struct arn_h1_header hdrs[8];
+		struct arn_h1_msg m;
+		struct arn_h1_parser p;
+		struct arn_h1_ev ev;
+		static char scratch[512];
+		arn_h1_msg_init(&m, hdrs, 8);
+		arn_h1_parser_init(&p, res ? ARN_H1_RESPONSE : ARN_H1_REQUEST, NULL, &m);
+		arn_h1_parser_set_scratch(&p, scratch, sizeof(scratch));
+		size_t off = 0, first = cases[i].cut ? cases[i].cut : hl + 3;
+		ssize_t r = arn_h1_parse(&p, in, first, &ev);
+		if (cases[i].cut) {
+			/* the first run ends before the empty line (or in it) */
+			assert_int_equal(r, ARN_AGAIN);
+			off = first;
+			r = arn_h1_parse(&p, in + off, hl + 3 - off, &ev);
+		}
+		if (cases[i].err) {
+			if (r >= 0 || (int)arn_h1_parser_error(&p) != cases[i].err)
+				fail_msg("case %zu: %zd, error %d", i, r,
+					 (int)arn_h1_parser_error(&p));
+			continue;
+		}
+		if (r < 0)
+			fail_msg("case %zu: error %d", i, (int)arn_h1_parser_error(&p));
+		assert_int_equal(ev.type, ARN_H1_EV_HEAD);
+		if (off + (size_t)r != hl || m.head_len != hl)
+			fail_msg("case %zu: took %zu, head_len %u, want %zu", i, off + (size_t)r,
+				 (unsigned)m.head_len, hl);
+	}
+}
+
 /* The header count fields_fast leaves in the message (it counts lines
  * in a register and stores the count when it stops): at the HEAD, and
  * after a line that fails (counted, as parse_field_line counts it), the
@@ -2314,6 +2374,7 @@ int main(void)
 	    cmocka_unit_test(test_fields_fast_colon_first),
 	    cmocka_unit_test(test_fields_fast_block_edges),
 	    cmocka_unit_test(test_fields_fast_value_run_end),
+	    cmocka_unit_test(test_head_first_exits),
 	    cmocka_unit_test(test_fields_fast_count),
 	    cmocka_unit_test(test_head_whole_vs_scalar),
 	};
