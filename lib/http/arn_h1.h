@@ -297,22 +297,24 @@ struct arn_h1_ev {
 struct arn_h1_parser {
 	struct arn_h1_msg *msg;
 	char *scratch;
+	uint32_t scratch_len; /* (with head_bytes, one store at a message's start) */
+	uint32_t head_bytes;  /* of the head (or trailers) so far */
 	uint32_t scratch_cap;
-	uint32_t scratch_len;
-	uint32_t line_off;   /* start of the partial line in scratch */
-	uint32_t head_bytes; /* of the head (or trailers) so far */
+	uint32_t line_off; /* start of the partial line in scratch */
 	uint32_t max_head, max_start;
 	uint16_t max_hdrs, max_chunk_line;
 	uint16_t chunk_line_len;
-	uint8_t kind; /* enum arn_h1_kind */
+	uint8_t kind;	    /* enum arn_h1_kind */
+	uint8_t req_method; /* responses: method of the request answered */
+	uint8_t err;	    /* enum arn_h1_err once in error */
+	uint8_t grow_ok;    /* arn_h1_parser_allow_grow */
+	/* the state and what a message starts with, in 8 bytes, which the
+	 * parser sets at a message's start with one store */
 	uint8_t state;
 	uint8_t partial;    /* a line is being assembled in scratch */
 	uint8_t start_done; /* start line parsed */
-	uint8_t req_method; /* responses: method of the request answered */
-	uint8_t err;	    /* enum arn_h1_err once in error */
 	uint8_t te_bits;
 	uint8_t chunk_digits;
-	uint8_t grow_ok;     /* arn_h1_parser_allow_grow */
 	uint8_t grow_denied; /* this message: no larger scratch to be had */
 	uint8_t short_room;  /* the pending NEED_SCRATCH is for more room */
 	uint8_t host_plain;  /* this request's Host is letters, digits, '-' and '.' */

@@ -1038,14 +1038,19 @@ static void begin_message(struct arn_h1_parser *p)
 	m->version = 11;
 	m->host_idx = -1;
 	m->upgrade_idx = -1;
-	p->scratch_len = 0;
+	/* adjacent fields (arn_h1.h), which gcc stores together: state
+	 * to host_plain (chunk_digits as well: body_start sets it again
+	 * before a chunk's size), scratch_len and head_bytes */
+	p->state = ST_HEAD;
 	p->partial = 0;
+	p->start_done = 0;
+	p->te_bits = 0;
+	p->chunk_digits = 0;
 	p->grow_denied = 0;
 	p->short_room = 0;
 	p->host_plain = 0;
-	p->start_done = 0;
+	p->scratch_len = 0;
 	p->head_bytes = 0;
-	p->te_bits = 0;
 	p->remaining = 0;
 }
 
@@ -1540,8 +1545,7 @@ static __attribute__((noinline)) ssize_t parse_run(struct arn_h1_parser *p, cons
 		idle:
 			if (s == e)
 				return ARN_AGAIN;
-			begin_message(p);
-			p->state = ST_HEAD;
+			begin_message(p); /* (state: ST_HEAD) */
 			r = head_first(p, &s, e, buf, ev);
 			if (r != R_CONT)
 				break;

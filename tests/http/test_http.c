@@ -2082,6 +2082,74 @@ static void test_head_first_exits(void **state)
 	}
 }
 
+/* What a message starts with (begin_message: the parser's state and
+ * per-message fields, adjacent in struct arn_h1_parser and stored
+ * together): one parser, one message after another, each as if it were
+ * the first. Two chunked requests (the second's Transfer-Encoding is
+ * not a second "chunked" of the first's), a request whose line is cut
+ * across runs (a partial line in scratch) and a whole one after it (no
+ * partial line left, its head whole in its run: ARN_H1_F_FIELDS_WHOLE). */
+static void test_message_start_resets(void **state)
+{
+	(void)state;
+	static const char *const runs[] = {
+	    "POST /a HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+	    "1\r\nx\r\n0\r\nX-T: 1\r\n\r\n",
+	    "POST /b HTTP/1.1\r\nHost: b\r\nTransfer-Encoding: chunked\r\n\r\n"
+	    "2\r\nxy\r\n0\r\n\r\n",
+	    "GET /c HTTP/1.1\r\nHo",
+	    "st: c\r\n\r\n",
+	    "GET /d HTTP/1.1\r\nHost: d\r\nX-E: f\r\n\r\n",
+	};
+	static const char *const want[] = {"/a", "/b", "/c", "/d"};
+	static const unsigned head_len[] = {57, 57, 28, 36};
+	struct arn_h1_header hdrs[8];
+	struct arn_h1_msg m;
+	struct arn_h1_parser p;
+	struct arn_h1_ev ev;
+	static char scratch[256];
+	arn_h1_msg_init(&m, hdrs, 8);
+	arn_h1_parser_init(&p, ARN_H1_REQUEST, NULL, &m);
+	arn_h1_parser_set_scratch(&p, scratch, sizeof(scratch));
+	size_t heads = 0, ends = 0;
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		const char *in = runs[i];
+		size_t n = strlen(in), off = 0;
+		while (off < n) {
+			ssize_t r = arn_h1_parse(&p, in + off, n - off, &ev);
+			if (r == ARN_AGAIN)
+				break;
+			if (r < 0)
+				fail_msg("run %zu at %zu: error %d", i, off,
+					 (int)arn_h1_parser_error(&p));
+			off += (size_t)r;
+			if (ev.type == ARN_H1_EV_HEAD) {
+				assert_true(heads < 4);
+				if (m.path.len != 2 || memcmp(m.path.p, want[heads], 2) != 0)
+					fail_msg("head %zu: path %.*s", heads, (int)m.path.len,
+						 m.path.p);
+				assert_int_equal(m.n_hdrs, heads < 2 ? 2 : heads == 2 ? 1 : 2);
+				assert_int_equal(!!(m.flags & ARN_H1_F_CHUNKED), heads < 2);
+				assert_int_equal(!!(m.flags & ARN_H1_F_FIELDS_WHOLE), heads != 2);
+				assert_int_equal(m.head_len, head_len[heads]);
+				heads++;
+			}
+			if (ev.type == ARN_H1_EV_END) {
+				assert_int_equal(!!(m.flags & ARN_H1_F_TRAILERS), ends == 0);
+				ends++;
+			}
+			/* an END without input, as the connection asks for it */
+			if (ev.type == ARN_H1_EV_HEAD && (m.flags & ARN_H1_F_NO_BODY)) {
+				assert_int_equal(arn_h1_parse(&p, in + off, 0, &ev), 0);
+				assert_int_equal(ev.type, ARN_H1_EV_END);
+				ends++;
+			}
+		}
+	}
+	assert_int_equal(heads, 4);
+	assert_int_equal(ends, 4);
+}
+
 /* The header count fields_fast leaves in the message (it counts lines
  * in a register and stores the count when it stops): at the HEAD, and
  * after a line that fails (counted, as parse_field_line counts it), the
@@ -2375,6 +2443,7 @@ int main(void)
 	    cmocka_unit_test(test_fields_fast_block_edges),
 	    cmocka_unit_test(test_fields_fast_value_run_end),
 	    cmocka_unit_test(test_head_first_exits),
+	    cmocka_unit_test(test_message_start_resets),
 	    cmocka_unit_test(test_fields_fast_count),
 	    cmocka_unit_test(test_head_whole_vs_scalar),
 	};
