@@ -153,6 +153,52 @@ static inline __attribute__((always_inline)) int parse_version(struct arn_h1_par
 	return parse_version_slow(p, q, end, ver);
 }
 
+/* The ctz of a non-zero mask, as a size_t for pointer arithmetic: bsf's
+ * 64-bit answer as it is. gcc's __builtin_ctz is an int, which it
+ * sign-extends, and it zeroes tzcnt's destination first: two
+ * instructions more an index. */
+static inline __attribute__((always_inline)) size_t ff_ctz(uint64_t m)
+{
+#if defined(__x86_64__)
+	uint64_t r;
+	__asm__("bsfq %1, %0" : "=r"(r) : "rm"(m) : "cc");
+	return r;
+#else
+	return (size_t)__builtin_ctzll(m);
+#endif
+}
+
+/* The start lines' target and reason scans (h1_scan_uri_frag,
+ * h1_scan_value) with their first 16-byte block inline, where 16 bytes
+ * are in the run: a short target or reason ("/small", "OK") ends there,
+ * without the scan loop's entry tests and setup. The same answer: the
+ * class is per byte. */
+static inline __attribute__((always_inline)) uptr scan_target(uptr q, uptr end, uptr base)
+{
+#if defined(__SSE2__)
+	if ((uintptr_t)q + 16 <= (uintptr_t)end) {
+		unsigned m = h1_uri_frag_bad16(q);
+		if (m)
+			return q + ff_ctz(m);
+		return h1_scan_uri_frag(q + 16, end, base);
+	}
+#endif
+	return h1_scan_uri_frag(q, end, base);
+}
+
+static inline __attribute__((always_inline)) uptr scan_reason(uptr q, uptr end, uptr base)
+{
+#if defined(__SSE2__)
+	if ((uintptr_t)q + 16 <= (uintptr_t)end) {
+		unsigned m = h1_value_bad16(q);
+		if (m)
+			return q + ff_ctz(m);
+		return h1_scan_value(q + 16, end, base);
+	}
+#endif
+	return h1_scan_value(q, end, base);
+}
+
 static const char slash[] = "/";
 static const char star[] = "*";
 
@@ -235,7 +281,7 @@ request_line(struct arn_h1_parser *p, const char *s, const char *e, const char *
 	uptr t0 = q;
 	/* a '#' stops the scan: the target has a fragment (ARN_H1_F_FRAGMENT,
 	 * once the line is complete), and its scan goes on past it */
-	q = h1_scan_uri_frag(q, end, m0);
+	q = scan_target(q, end, m0);
 	if (q == end)
 		return L_INCOMPLETE;
 	bool frag = false;
@@ -350,7 +396,7 @@ static inline __attribute__((always_inline)) int status_line(struct arn_h1_parse
 	if (*q == ' ') {
 		q++;
 		r0 = q;
-		q = h1_scan_value(q, end, (uptr)s);
+		q = scan_reason(q, end, (uptr)s);
 	}
 	uptr r1 = q;
 	r = line_end(p, q, end, next, ARN_H1_E_STATUS);
@@ -648,21 +694,6 @@ parse_field_line(struct arn_h1_parser *p, const char *s, const char *e, const ch
  * (test_fields_fast_vs_scalar compares the two on random heads). Reads
  * stay inside [base, lim), @p base being the run's first byte.
  */
-/* The index of a non-zero mask's lowest set bit, as a size_t for pointer
- * arithmetic: bsf's 64-bit answer as it is. gcc's __builtin_ctz is an
- * int, which it sign-extends, and it zeroes tzcnt's destination first:
- * two instructions more an index, in fields_fast three a line. */
-static inline __attribute__((always_inline)) size_t ff_ctz(uint64_t m)
-{
-#if defined(__x86_64__)
-	uint64_t r;
-	__asm__("bsfq %1, %0" : "=r"(r) : "rm"(m) : "cc");
-	return r;
-#else
-	return (size_t)__builtin_ctzll(m);
-#endif
-}
-
 #if defined(__SSE2__)
 /* bytes of the 16 at v outside 0x20-0x7e: h1_value_plain_bad16 with its
  * two constants in registers (@p sub, @p add), which fields_fast sets

@@ -2150,6 +2150,57 @@ static void test_message_start_resets(void **state)
 	assert_int_equal(ends, 4);
 }
 
+/* The start lines' target and reason scans take their first 16-byte
+ * block inline where 16 bytes are in the run (scan_target, scan_reason),
+ * the scans' loops the rest. A request target and a response's reason of
+ * 1-40 bytes, plain or with a byte that ends them early at the first
+ * block's first and last byte and the second's first (a '#', which the
+ * target's scan stops at and goes on from, a DEL, an HTAB, which a reason
+ * may hold), each line followed by its head's end or by nothing (the run
+ * ending within 16 bytes of the scan's start); whole (before a guard
+ * page), byte by byte and in random pieces: all transcripts equal. */
+static void test_start_line_scan_edges(void **state)
+{
+	(void)state;
+	static const struct h1t_opts oq = {.kind = ARN_H1_REQUEST}, os = {.kind = ARN_H1_RESPONSE};
+	static const size_t at[] = {0, 15, 16};
+	static const char bad[] = {'#', 0x7f, '\t'};
+	unsigned seed = 11;
+	for (int res = 0; res < 2; res++)
+		for (size_t len = 1; len <= 40; len++)
+			for (size_t k = 0; k <= sizeof(at) / sizeof(at[0]) * sizeof(bad); k++)
+				for (int tail = 0; tail < 2; tail++) {
+					struct arn_sb b = ARN_SB_INIT;
+					arn_sb_puts(&b, res ? "HTTP/1.1 200 " : "GET ");
+					size_t t0 = b.len;
+					for (size_t i = 0; i < len; i++)
+						arn_sb_putc(&b, res ? "Fine-And,Dandy"[i % 14]
+								    : "/a/b.c?d=e&f"[i % 12]);
+					if (k > 0) {
+						size_t pos = at[(k - 1) % 3];
+						if (pos >= len) {
+							arn_sb_free(&b);
+							continue;
+						}
+						b.buf[t0 + pos] = bad[(k - 1) / 3];
+						if (!res && pos == 0)
+							b.buf[t0] = '/';
+					}
+					arn_sb_puts(&b, res ? "\r\n" : " HTTP/1.1\r\n");
+					if (tail)
+						arn_sb_puts(&b, res ? "Content-Length: 0\r\n\r\n"
+								    : "Host: h\r\n\r\n");
+					assert_false(b.oom);
+					char *diff = h1t_all_splits(b.buf, b.len, res ? &os : &oq,
+								    1, seed++, NULL);
+					if (diff)
+						fail_msg("%s %zu case %zu tail %d: %s",
+							 res ? "reason" : "target", len, k, tail,
+							 diff);
+					arn_sb_free(&b);
+				}
+}
+
 /* The header count fields_fast leaves in the message (it counts lines
  * in a register and stores the count when it stops): at the HEAD, and
  * after a line that fails (counted, as parse_field_line counts it), the
@@ -2444,6 +2495,7 @@ int main(void)
 	    cmocka_unit_test(test_fields_fast_value_run_end),
 	    cmocka_unit_test(test_head_first_exits),
 	    cmocka_unit_test(test_message_start_resets),
+	    cmocka_unit_test(test_start_line_scan_edges),
 	    cmocka_unit_test(test_fields_fast_count),
 	    cmocka_unit_test(test_head_whole_vs_scalar),
 	};
