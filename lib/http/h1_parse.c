@@ -758,8 +758,6 @@ static inline __attribute__((always_inline)) uptr fields_fast(struct arn_h1_pars
 			if (q == lim || *q != ':' || q - s > UINT16_MAX)
 				break; /* (a name that long: add_field fails it) */
 		}
-		if (q == s)
-			break;
 		/* The value's end: h1_scan_value_plain's answer, its first two
 		 * 16-byte blocks (the SP and nearly every value: nginx's all
 		 * but the longest Date or Last-Modified, a client's Host)
@@ -833,12 +831,17 @@ static inline __attribute__((always_inline)) uptr fields_fast(struct arn_h1_pars
 		 * to the scalar path. The lookup comes last, next to the
 		 * switch on its answer, so that each name it knows goes to
 		 * its case without a second dispatch (about 10 instructions a
-		 * known line saved). */
-		if (!tested && id == ARN_H1_H_OTHER && (h1_name_odd16(s) & ((1u << (q - s)) - 1)) &&
-		    h1_scan_token(s, lim, base) != q)
+		 * known line saved). An empty name (the line's first byte a
+		 * ':') is no name the lookup knows: it is tested here too, not
+		 * on every line (the reads above stay inside the line's). */
+		if (id == ARN_H1_H_OTHER &&
+		    (q == s || (!tested && (h1_name_odd16(s) & ((1u << (q - s)) - 1)) &&
+				h1_scan_token(s, lim, base) != q)))
 			break;
 #else
 		(void)tested;
+		if (q == s)
+			break;
 #endif
 		if (add_head_field(p, m, h, n, id, (const char *)s, (uint32_t)(q - s),
 				   (const char *)v0, (uint32_t)(v1 - v0), (const char *)lim) != 0) {

@@ -1883,6 +1883,17 @@ static void test_fields_fast_colon_first(void **state)
 		"BARE_CR");
 	/* a name that is only ':' (empty) */
 	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\n: some longer value here\r\n\r\n", "HDR_NAME");
+	/* fields_fast tests an empty name only after the lookup (no name
+	 * it knows is empty) and its line's reads: the first line, one
+	 * without the SP (the head marked bent, then left), with no value,
+	 * near the run's end (the scan's path, no 16 bytes from the ':'),
+	 * and a response's */
+	REQ_ERR("GET / HTTP/1.1\r\n: some longer value here\r\nHost: h\r\n\r\n", "HDR_NAME");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\n:some longer value here\r\n\r\n", "HDR_NAME");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\n:\r\nX: some longer value here\r\n\r\n", "HDR_NAME");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\n: x\r\n\r\n", "HDR_NAME");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\n:x\n\n", "HDR_NAME");
+	RES_ERR("HTTP/1.1 200 OK\r\nServer: s\r\n: some longer value here\r\n\r\n", "HDR_NAME");
 }
 
 /* fields_fast's value scan at the 16- and 32-byte block edges: a value
