@@ -737,6 +737,7 @@ static inline __attribute__((always_inline)) uptr fields_fast(struct arn_h1_pars
 #endif
 	while (s < lim && s[0] > ' ') {
 		uptr q;
+		size_t nlen; /* q - s, kept: the colon's index is the length */
 		/* the name's bytes tested for tchars (else only found to end
 		 * at the first ':') */
 		bool tested = true;
@@ -749,13 +750,15 @@ static inline __attribute__((always_inline)) uptr fields_fast(struct arn_h1_pars
 					   _mm_set1_epi8(':')))
 				     : 0;
 		if (colon) {
-			q = s + ff_ctz(colon);
+			nlen = ff_ctz(colon);
+			q = s + nlen;
 			tested = false;
 		} else
 #endif
 		{
 			q = h1_scan_token(s, lim, base);
-			if (q == lim || *q != ':' || q - s > UINT16_MAX)
+			nlen = (size_t)(q - s);
+			if (q == lim || *q != ':' || nlen > UINT16_MAX)
 				break; /* (a name that long: add_field fails it) */
 		}
 		/* The value's end: h1_scan_value_plain's answer, its first two
@@ -820,7 +823,7 @@ static inline __attribute__((always_inline)) uptr fields_fast(struct arn_h1_pars
 			break;
 		if (n >= nmax)
 			break; /* parse_field_line fails it */
-		enum arn_h1_hdr_id id = h1_hdr_lookup((const char *)s, (size_t)(q - s));
+		enum arn_h1_hdr_id id = h1_hdr_lookup((const char *)s, nlen);
 #if defined(__SSE2__)
 		/* A known name needs no test of its bytes: the lookup matched
 		 * them with a literal of letters, digits and '-' exactly (only
@@ -835,15 +838,15 @@ static inline __attribute__((always_inline)) uptr fields_fast(struct arn_h1_pars
 		 * ':') is no name the lookup knows: it is tested here too, not
 		 * on every line (the reads above stay inside the line's). */
 		if (id == ARN_H1_H_OTHER &&
-		    (q == s || (!tested && (h1_name_odd16(s) & ((1u << (q - s)) - 1)) &&
-				h1_scan_token(s, lim, base) != q)))
+		    (nlen == 0 || (!tested && (h1_name_odd16(s) & ((1u << nlen) - 1)) &&
+				   h1_scan_token(s, lim, base) != q)))
 			break;
 #else
 		(void)tested;
 		if (q == s)
 			break;
 #endif
-		if (add_head_field(p, m, h, n, id, (const char *)s, (uint32_t)(q - s),
+		if (add_head_field(p, m, h, n, id, (const char *)s, (uint32_t)nlen,
 				   (const char *)v0, (uint32_t)(v1 - v0), (const char *)lim) != 0) {
 			m->n_hdrs = (uint16_t)(n + 1); /* as add_field counts it */
 			*err = true;

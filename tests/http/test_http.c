@@ -2212,6 +2212,62 @@ static void test_start_line_scan_edges(void **state)
 				}
 }
 
+/* fields_fast takes a name's length from its ':''s index in the line's
+ * first 16 bytes (the scan's answer past them): names of 1-20 bytes,
+ * unknown ones and those the lookup knows of each length it has, first
+ * in their head or after another line; whole, byte by byte and in
+ * pieces, all the same, each name and value taken whole with its id. */
+static void test_fields_fast_name_lengths(void **state)
+{
+	(void)state;
+	static const char *const known[] = {"TE",
+					    "Host",
+					    "Server",
+					    "Upgrade",
+					    "Connection",
+					    "Content-Type",
+					    "Last-Modified",
+					    "Content-Length",
+					    "X-Forwarded-For",
+					    "Proxy-Connection",
+					    "Transfer-Encoding",
+					    "X-Envoy-Original-Path"};
+	static const struct h1t_opts o = {.kind = ARN_H1_RESPONSE};
+	unsigned seed = 5;
+	for (size_t k = 0; k < 20 + sizeof(known) / sizeof(known[0]); k++)
+		for (int second = 0; second < 2; second++) {
+			char name[32];
+			if (k < 20) {
+				memset(name, 'a', k + 1);
+				name[0] = 'X';
+				name[k + 1] = 0;
+			} else {
+				snprintf(name, sizeof(name), "%s", known[k - 20]);
+			}
+			/* values the known names take without an error */
+			const char *v = strstr(name, "Length")	   ? "7"
+					: strstr(name, "Encoding") ? "gzip"
+								   : "v-1";
+			struct arn_sb b = ARN_SB_INIT;
+			arn_sb_puts(&b, "HTTP/1.1 200 OK\r\n");
+			if (second)
+				arn_sb_puts(&b, "Server: s\r\n");
+			arn_sb_printf(&b, "%s: %s\r\nX-Tail: long enough for the blocks\r\n\r\n",
+				      name, v);
+			assert_false(b.oom);
+			char *whole = NULL;
+			char *diff = h1t_all_splits(b.buf, b.len, &o, 1, seed++, &whole);
+			if (diff)
+				fail_msg("name %s: %s", name, diff);
+			char want[64];
+			snprintf(want, sizeof(want), "  %s: %s", name, v);
+			if (!strstr(whole, want) && !strstr(name, "Encoding"))
+				fail_msg("name %s: no \"%s\" in\n%s", name, want, whole);
+			free(whole);
+			arn_sb_free(&b);
+		}
+}
+
 /* The header count fields_fast leaves in the message (it counts lines
  * in a register and stores the count when it stops): at the HEAD, and
  * after a line that fails (counted, as parse_field_line counts it), the
@@ -2507,6 +2563,7 @@ int main(void)
 	    cmocka_unit_test(test_head_first_exits),
 	    cmocka_unit_test(test_message_start_resets),
 	    cmocka_unit_test(test_start_line_scan_edges),
+	    cmocka_unit_test(test_fields_fast_name_lengths),
 	    cmocka_unit_test(test_fields_fast_count),
 	    cmocka_unit_test(test_head_whole_vs_scalar),
 	};
