@@ -738,9 +738,6 @@ static inline __attribute__((always_inline)) uptr fields_fast(struct arn_h1_pars
 	while (s < lim && s[0] > ' ') {
 		uptr q;
 		size_t nlen; /* q - s, kept: the colon's index is the length */
-		/* the name's bytes tested for tchars (else only found to end
-		 * at the first ':') */
-		bool tested = true;
 #if defined(__SSE2__)
 		/* a name under 16 bytes, then ':' (the first of the 16 bytes);
 		 * its bytes are tested below, by the lookup or the class */
@@ -752,7 +749,6 @@ static inline __attribute__((always_inline)) uptr fields_fast(struct arn_h1_pars
 		if (colon) {
 			nlen = ff_ctz(colon);
 			q = s + nlen;
-			tested = false;
 		} else
 #endif
 		{
@@ -838,11 +834,11 @@ static inline __attribute__((always_inline)) uptr fields_fast(struct arn_h1_pars
 		 * ':') is no name the lookup knows: it is tested here too, not
 		 * on every line (the reads above stay inside the line's). */
 		if (id == ARN_H1_H_OTHER &&
-		    (nlen == 0 || (!tested && (h1_name_odd16(s) & ((1u << nlen) - 1)) &&
-				   h1_scan_token(s, lim, base) != q)))
+		    (nlen == 0 ||
+		     ((uintptr_t)s <= lim16 && nlen < 16 &&
+		      (h1_name_odd16(s) & ((1u << nlen) - 1)) && h1_scan_token(s, lim, base) != q)))
 			break;
 #else
-		(void)tested;
 		if (q == s)
 			break;
 #endif
