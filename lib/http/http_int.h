@@ -526,6 +526,15 @@ struct http_req_ctx {
 int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct arn_h1_edit *e,
 		   unsigned cap);
 
+/** A generated x-request-id's length: a UUID's 36 characters. */
+#define HTTP_REQUEST_ID_LEN 36
+/**
+ * The x-request-id generated from the random words @p hi and @p lo (a
+ * UUID 4: their 16 bytes, lowest first, with the version and variant
+ * bits set) into @p out: HTTP_REQUEST_ID_LEN characters, no NUL.
+ */
+void http_request_id_fmt(uint64_t hi, uint64_t lo, char out[HTTP_REQUEST_ID_LEN]);
+
 /** The trusted client address of @p m per the HCM's XFF rules (Envoy's
  * "downstream remote address"); also tells whether the request is internal. */
 uint32_t http_client_addr(const struct arn_cfg_hcm *h, const struct arn_h1_msg *m, uint32_t raddr,

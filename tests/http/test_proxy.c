@@ -455,6 +455,41 @@ static void test_internal_request_keeps_request_id(void **state)
 	assert_null(strstr(out, "x-envoy-external-address"));
 }
 
+/* A generated id is the random words' bytes, lowest first, as a UUID 4
+ * (http_request_id_fmt): the values the byte-at-a-time formatting gave,
+ * every hex digit (0-9 and a-f, each position) and the version and
+ * variant bits over all-zero and all-one words. */
+static void test_generated_request_id_is_the_words_uuid(void **state)
+{
+	(void)state;
+	static const struct {
+		uint64_t hi, lo;
+		const char *id;
+	} c[] = {
+	    {0x0123456789abcdefull, 0xfedcba9876543210ull, "efcdab89-6745-4301-9032-547698badcfe"},
+	    {0, 0, "00000000-0000-4000-8000-000000000000"},
+	    {~0ull, ~0ull, "ffffffff-ffff-4fff-bfff-ffffffffffff"},
+	    {0x9a9a9a9a9a9a9a9aull, 0x0f0f0f0f0f0f0f0full, "9a9a9a9a-9a9a-4a9a-8f0f-0f0f0f0f0f0f"},
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char out[HTTP_REQUEST_ID_LEN + 1];
+		memset(out, '#', sizeof(out));
+		http_request_id_fmt(c[i].hi, c[i].lo, out);
+		assert_int_equal(out[HTTP_REQUEST_ID_LEN], '#'); /* nothing past it */
+		assert_memory_equal(out, c[i].id, HTTP_REQUEST_ID_LEN);
+	}
+	/* and as the request's edit, NUL-terminated in the text */
+	struct arn_cfg_hcm h = hcm_default();
+	struct req r;
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct http_req_ctx x = ctx(&h);
+	char out[2048];
+	edited(&x, &r, out, sizeof(out));
+	assert_non_null(strstr(out, "\r\nx-request-id: efcdab89-6745-4301-9032-547698badcfe\r\n"));
+	assert_int_equal(x.request_id_len, HTTP_REQUEST_ID_LEN);
+	assert_string_equal(x.request_id, "efcdab89-6745-4301-9032-547698badcfe");
+}
+
 static void test_external_request_id_regenerated_unless_preserved(void **state)
 {
 	(void)state;
@@ -1621,6 +1656,7 @@ int main(void)
 	    cmocka_unit_test(test_xff_empty_elements_and_lines),
 	    cmocka_unit_test(test_xff_matches_envoy_on_random_chains),
 	    cmocka_unit_test(test_internal_request_keeps_request_id),
+	    cmocka_unit_test(test_generated_request_id_is_the_words_uuid),
 	    cmocka_unit_test(test_external_request_id_regenerated_unless_preserved),
 	    cmocka_unit_test(test_forwarded_proto),
 	    cmocka_unit_test(test_host_timeout_original_path_expect),
