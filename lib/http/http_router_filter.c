@@ -772,8 +772,9 @@ static void request_edit_overflow(struct http_stream *st, const char *details)
  * The request edits a keep-alive connection keeps (struct http_conn.re_*).
  * http_req_edits makes the same list again for another request when
  * nothing it reads differs, and the list holds only pointers that outlive
- * the request; then it is kept, and the next request whose key is the
- * same sends it as it is (bench_hcm: 145 instructions a request less).
+ * the request (but a generated id's, set per request); then it is kept,
+ * and the next request whose key is the same sends it as it is
+ * (bench_hcm: 145 instructions a request less).
  *
  * What the list depends on, and how each is covered:
  *  - the route table, virtual host, route and weighted cluster (their
@@ -803,10 +804,17 @@ static void request_edit_overflow(struct http_stream *st, const char *details)
  *    never kept (the route says so: keyed with it).
  *  - X-Forwarded-For (the client address and whether the request is
  *    internal): never kept with it, and a request that has it makes its
- *    own list. x-request-id: a request's own changes no edit unless ids
- *    are generated, and then none is kept (a generated id is per request).
- *  - every value made for the request (the appended XFF address, the
- *    external address, a generated id, the attempt count, %-substitutions:
+ *    own list.
+ *  - x-request-id: a request's own changes no edit. With
+ *    generate_request_id (Envoy's default) a request without one gets
+ *    one generated (never over its own: that needs use_remote_address,
+ *    whose lists are not kept): the kept list's edit for it (hc->re_rid)
+ *    takes each request's own id, generated from its random words into
+ *    its text as http_req_edits would; a list with that edit is used
+ *    only for a request without an id, one without it (made for a
+ *    request that brought its own) only for one with.
+ *  - every other value made for the request (the appended XFF address,
+ *    the external address, the attempt count, %-substitutions:
  *    %REQ(...)%, %PROTOCOL% and the others) goes into the request's own
  *    text: a list that used any of it is never kept.
  *  - a local_ratelimit filter's unenforced headers: added per request
@@ -815,11 +823,16 @@ static void request_edit_overflow(struct http_stream *st, const char *details)
  */
 
 /* The outputs http_req_edits gives with a kept list (it was made without
- * use_remote_address and generated ids): the request's own x-request-id.
- * @return false when the request has X-Forwarded-For. */
-static inline bool edits_kept_outputs(struct http_stream *st, const struct arn_h1_msg *m)
+ * use_remote_address: no id is generated over the request's own): the
+ * request's own x-request-id, or the one generated for it, set in the
+ * list's edit for it (hc->re_rid). @return false when the request has
+ * X-Forwarded-For, when the list has an edit for a generated id and the
+ * request brings its own or the reverse (the list is another), or when
+ * the text has no room for the id; then nothing is set. */
+static inline bool edits_kept_outputs(struct http_conn *hc, struct http_stream *st,
+				      const struct arn_h1_msg *m)
 {
-	const char *rid = NULL;
+	const char *rid = NULL; /* a field's value is never NULL */
 	uint32_t rlen = 0;
 	for (int i = m->n_hdrs - 1; i >= 0; i--) {
 		uint8_t id = m->hdrs[i].id;
@@ -828,6 +841,27 @@ static inline bool edits_kept_outputs(struct http_stream *st, const struct arn_h
 		if (id == ARN_H1_H_X_REQUEST_ID) {
 			rid = m->hdrs[i].value;
 			rlen = m->hdrs[i].value_len;
+		}
+	}
+	/* one test without generated ids (re_rid 0) */
+	if (hc->re_rid) {
+		if (hc->re_rid == HTTP_RE_RID_OWN) {
+			if (!rid)
+				return false; /* an id to generate: no edit for it */
+		} else {
+			/* generated as http_req_edits generates it (the
+			 * stream's random words, in the text where its edits
+			 * begin: every attempt sends the same id) */
+			uint32_t at = st->text_len;
+			if (rid || at + HTTP_REQUEST_ID_LEN + 1 > HTTP_TEXT)
+				return false;
+			char *v = st->res->text + at;
+			http_request_id_fmt(X(st)->rid_hi, X(st)->rid_lo, v);
+			v[HTTP_REQUEST_ID_LEN] = 0;
+			st->text_len = at + HTTP_REQUEST_ID_LEN + 1;
+			hc->re_e[hc->re_rid - 1].value = v;
+			rid = v;
+			rlen = HTTP_REQUEST_ID_LEN;
 		}
 	}
 	st->xff = NULL;
@@ -847,7 +881,7 @@ static inline bool edits_kept(struct http_conn *hc, struct http_stream *st,
 	       hc->re_vhost == st->vhost && hc->re_rt == st->rt && hc->re_wc == st->wc &&
 	       hc->re_hcm == hc->hcm && hc->re_timeout_ms == tmo &&
 	       hc->re_expect == !!(m->flags & ARN_H1_F_EXPECT_CONTINUE) && !host &&
-	       !st->rl_unenforced && edits_kept_outputs(st, m);
+	       !st->rl_unenforced && edits_kept_outputs(hc, st, m);
 }
 
 /* Keep the @p n edits http_req_edits made in @p e from @p x when another
@@ -856,11 +890,22 @@ static inline bool edits_kept(struct http_conn *hc, struct http_stream *st,
 static void edits_keep(struct http_conn *hc, const struct http_stream *st,
 		       const struct http_req_ctx *x, const struct arn_h1_edit *e, unsigned n)
 {
-	if (!st->route_gen || x->text_len || x->xff || x->host || x->path_rewritten ||
-	    (x->hcm && x->hcm->generate_request_id) || n > HTTP_RE_MAX) {
+	_Static_assert(HTTP_RE_MAX + 1 < HTTP_RE_RID_OWN, "re_rid's index and mark differ");
+	/* a generated id is the only text a kept list may have used: its
+	 * edit's value is set per request (edits_kept_outputs) */
+	bool gen_id = x->request_id == x->text && x->text_len == HTTP_REQUEST_ID_LEN + 1;
+	unsigned rid = 0;
+	if (gen_id)
+		while (rid < n && e[rid].value != x->request_id)
+			rid++;
+	if (!st->route_gen || (x->text_len && !gen_id) || x->xff || x->host || x->path_rewritten ||
+	    n > HTTP_RE_MAX || (gen_id && rid == n)) {
 		hc->re_gen_id = 0;
 		return;
 	}
+	hc->re_rid = gen_id			   ? (uint8_t)(rid + 1)
+		     : x->hcm->generate_request_id ? HTTP_RE_RID_OWN
+						   : 0;
 	memcpy(hc->re_e, e, n * sizeof(*e));
 	hc->re_n = (uint8_t)n;
 	hc->re_gen_id = st->route_gen;
@@ -913,6 +958,7 @@ edits_make(struct http_stream *st, const char *host, uint32_t host_len, bool rew
 	x.text_cap = HTTP_TEXT - st->text_len;
 	x.text_len = 0;
 	int n = http_req_edits(&x, m, e, MAX_EDITS - 1);
+	hc->re_made++;
 	if (n < 0) {
 		/* it may have rewritten hc->timeout_text: the kept list goes */
 		hc->re_gen_id = 0;

@@ -313,6 +313,9 @@ struct http_conn_ops {
  * the route's timeout, a few of the configuration's); a longer one is
  * made each time. */
 #define HTTP_RE_MAX 7
+/* struct http_conn.re_rid of a list made with generate_request_id for a
+ * request that brought its own x-request-id */
+#define HTTP_RE_RID_OWN 0xff
 
 /* The pins an HTTP/1 connection keeps between its streams (see the top of
  * this file): each held once, by the connection, or NULL. */
@@ -416,7 +419,7 @@ struct http_conn {
 	 * re_gen_id (0: none kept) to re_rt, re_vhost, re_route and re_wc,
 	 * on re_hcm, announcing timeout re_timeout_ms, with Expect:
 	 * 100-continue or not (re_expect). Only within one connection: its
-	 * block is zeroed when it is taken. */
+	 * block is zeroed when it is taken. re_rid and re_made: see below. */
 	uint64_t re_gen_id;
 	const struct arn_cfg_route_table *re_rt;
 	const struct arn_cfg_vhost *re_vhost;
@@ -427,6 +430,13 @@ struct http_conn {
 	uint8_t re_n;
 	bool re_expect;
 	struct arn_h1_edit re_e[HTTP_RE_MAX + 1];
+	/* 1 + the index in re_e of the generated x-request-id's edit, whose
+	 * value each request that uses the list sets to its own id; 0: ids
+	 * are not generated; HTTP_RE_RID_OWN: they are, and the list was
+	 * made for a request that brought its own (it has no edit for one) */
+	uint8_t re_rid;
+	/* the lists made for its requests (edits_make): what a test reads */
+	uint32_t re_made;
 };
 #define HTTP_L4_HELD_MAX 8
 

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "hcm_harness.h"
+#include "http_conn_blk.h"
 
 #define OK5 "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
 #define ADDR(last) (0xc6120000u | (last)) /* 198.18.0.last */
@@ -257,26 +258,133 @@ static void test_kept_edits_never_hold_a_rewritten_path(void **state)
 	hh_end();
 }
 
-/* With generate_request_id, a request that brings its id makes no edit for
- * it, and the next one without gets one generated (never the kept list). */
-static void test_kept_edits_never_hold_generated_ids(void **state)
+/* The lists made for requests on the connections of listener "dyn"
+ * (struct http_conn.re_made): a request that used the kept list made
+ * none. */
+static uint32_t lists_made(void)
+{
+	struct arn_tcp_worker *wk = tcp_wk(lc);
+	struct http_worker *w = NULL;
+	for (int i = 0; i < TCP_LISTENERS_MAX && !w; i++)
+		if (wk->lsn[i].used && wk->lsn[i].port == 82)
+			w = wk->lsn[i].user;
+	assert_non_null(w);
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < w->n_conns; i++)
+		n += w->conns[i].c.re_made;
+	return n;
+}
+
+/* The x-request-id @p t went upstream with (@p own: the request's own,
+ * else a generated one of 36 characters) into @p id, checking that it is
+ * there once; and the route's x-i line. */
+static void id_of(const char *t, bool own, char id[64])
+{
+	const char *p = strstr(t, "\r\nx-request-id: ");
+	if (!p || strstr(p + 1, "\r\nx-request-id: ") || !strstr(t, "\r\nx-i: i\r\n"))
+		fail_msg("one x-request-id and x-i wanted:\n%s", t);
+	p += 16;
+	size_t k = strcspn(p, "\r");
+	if (k >= 64 || (!own && (k != 36 || p[14] != '4')))
+		fail_msg("not a generated id:\n%s", t);
+	memcpy(id, p, k);
+	id[k] = 0;
+}
+
+/* With generate_request_id (Envoy's default) the list is kept without the
+ * id, and each request that brings none gets its own in the kept list's
+ * edit, where its text has it (a merged path before it moves it: the
+ * edit's value is set per request, not left where the first one's was);
+ * one that brings its own sends it and no generated one (a list made
+ * anew: that one has no edit for an id), and then the reverse. */
+static void test_kept_edits_generate_each_request_its_id(void **state)
 {
 	(void)state;
-	start("\"generate_request_id\":true,", ROUTE_ADD("/", "x-i", "i"));
-	expect_line("GET /x HTTP/1.1\r\nHost: a\r\nx-request-id: abc\r\n\r\n", "x-i: i", NULL);
-	expect_line("GET /x HTTP/1.1\r\nHost: a\r\nx-request-id: abc\r\n\r\n", "x-request-id: abc",
-		    NULL);
-	char first[64] = "";
-	for (unsigned i = 0; i < 2; i++) {
-		const char *t = proxied(GET("/x"));
-		const char *id = strstr(t, "\r\nx-request-id: ");
-		if (!id || strlen(id) < 16 + 36)
-			fail_msg("no generated id:\n%s", t);
-		if (i == 0)
-			memcpy(first, id + 16, 36);
-		else if (memcmp(first, id + 16, 36) == 0)
-			fail_msg("the same id twice:\n%s", t);
+	start("\"generate_request_id\":true,\"merge_slashes\":true,", ROUTE_ADD("/", "x-i", "i"));
+	char ids[8][64];
+	uint32_t made0 = lists_made();
+	id_of(proxied(GET("/x")), false, ids[0]);
+	assert_int_equal(lists_made() - made0, 1);
+	static const char *const again[] = {GET("//x"), GET("/x"), GET("///x")};
+	for (unsigned i = 1; i < 4; i++) {
+		id_of(proxied(again[i - 1]), false, ids[i]);
+		for (unsigned j = 0; j < i; j++)
+			if (strcmp(ids[i], ids[j]) == 0)
+				fail_msg("request %u's id is request %u's: %s", i, j, ids[i]);
 	}
+	/* the three after the first took the kept list */
+	assert_int_equal(lists_made() - made0, 1);
+	/* the request's own id: no generated one, and a list of its own,
+	 * kept for the next that brings one */
+	id_of(proxied("GET /x HTTP/1.1\r\nHost: a\r\nx-request-id: abc\r\n\r\n"), true, ids[4]);
+	assert_string_equal(ids[4], "abc");
+	id_of(proxied("GET /x HTTP/1.1\r\nHost: a\r\nx-request-id: d-e\r\n\r\n"), true, ids[5]);
+	assert_string_equal(ids[5], "d-e");
+	assert_int_equal(lists_made() - made0, 2);
+	/* and none again: generated, never "d-e" */
+	id_of(proxied(GET("/x")), false, ids[6]);
+	id_of(proxied(GET("/x")), false, ids[7]);
+	assert_int_equal(lists_made() - made0, 3);
+	for (unsigned i = 6; i < 8; i++)
+		for (unsigned j = 0; j < i; j++)
+			if (strcmp(ids[i], ids[j]) == 0)
+				fail_msg("request %u's id is request %u's: %s", i, j, ids[i]);
+	hh_end();
+}
+
+/* What an upstream got since @p len0 (the peers' log lengths), into
+ * @p out: @return that upstream, or NULL. */
+static struct peer *got_since(const uint32_t *len0, char *out)
+{
+	for (unsigned u = 0; u < N_UPSTREAMS; u++) {
+		struct peer *p = hh_upstream(u);
+		if (!p || p->log_len == len0[p - peers])
+			continue;
+		uint32_t k = p->log_len - len0[p - peers];
+		memcpy(out, p->log + len0[p - peers], k);
+		out[k] = 0;
+		return p;
+	}
+	return NULL;
+}
+
+/* A retried request's attempts send one id, the request's (each attempt
+ * takes the kept list and generates it anew from the request's words),
+ * another than the request's before. */
+static void test_kept_edits_send_one_id_for_every_attempt(void **state)
+{
+	(void)state;
+	start("\"generate_request_id\":true,",
+	      "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\",\"retry_policy\":"
+	      "{\"retry_on\":\"5xx\",\"num_retries\":1}},\"request_headers_to_add\":[{\"header\":"
+	      "{\"key\":\"x-i\",\"value\":\"i\"}}]}");
+	char first[64], a1[64], a2[64];
+	static char t[PEER_LOG + 1];
+	uint32_t made0 = lists_made();
+	id_of(proxied(GET("/x")), false, first);
+	uint32_t len0[N_PEERS];
+	for (int i = 0; i < N_PEERS; i++)
+		len0[i] = peers[i].log_len;
+	hh_send(hh_client(0), GET("/x"), (uint32_t)strlen(GET("/x")), 0);
+	hh_settle();
+	struct peer *u = got_since(len0, t);
+	assert_non_null(u);
+	id_of(t, false, a1);
+	for (int i = 0; i < N_PEERS; i++)
+		len0[i] = peers[i].log_len;
+	static const char e503[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n";
+	hh_send(u, e503, (uint32_t)strlen(e503), 0);
+	hh_settle();
+	hh_advance(300); /* the back-off */
+	u = got_since(len0, t);
+	if (!u)
+		fail_msg("no second attempt");
+	id_of(t, false, a2);
+	hh_send(u, OK5, (uint32_t)strlen(OK5), 0);
+	hh_settle();
+	assert_string_equal(a1, a2);
+	assert_string_not_equal(first, a1);
+	assert_int_equal(lists_made() - made0, 1);
 	hh_end();
 }
 
@@ -321,7 +429,8 @@ int main(void)
 	    T(test_kept_edits_follow_the_host),
 	    T(test_kept_edits_never_hold_request_values),
 	    T(test_kept_edits_never_hold_a_rewritten_path),
-	    T(test_kept_edits_never_hold_generated_ids),
+	    T(test_kept_edits_generate_each_request_its_id),
+	    T(test_kept_edits_send_one_id_for_every_attempt),
 	    T(test_kept_edits_follow_an_unenforced_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
