@@ -871,17 +871,29 @@ static inline bool edits_kept_outputs(struct http_conn *hc, struct http_stream *
 	return true;
 }
 
+/* Does @p m send a Host of its own making (a stripped port, absolute-form,
+ * none in the request: HTTP/1.0), where the route rewrites none? */
+static inline bool edits_host_sent(const struct http_stream *st, const struct arn_h1_msg *m)
+{
+	return (st->state & HTTP_S_HOST_STRIPPED) || m->target_form == ARN_H1_TF_ABSOLUTE ||
+	       m->host_idx < 0;
+}
+
 /* Is the connection's kept list the one http_req_edits would make for
- * @p st now (@p host: the Host it sends, @p tmo: the timeout it
- * announces)? Sets the stream's outputs when it is. */
+ * @p st now? Sets the stream's outputs when it is. Asked before the Host
+ * sent and the timeout announced are worked out: the route is keyed, and
+ * a route that rewrites Host or the path never has its list kept
+ * (edits_keep), so a Host is sent only where the request makes one
+ * (edits_host_sent); the timeout announced is the route's per-try
+ * timeout's pick from the stream's timeout, which is keyed. */
 static inline bool edits_kept(struct http_conn *hc, struct http_stream *st,
-			      const struct arn_h1_msg *m, const char *host, uint32_t tmo)
+			      const struct arn_h1_msg *m)
 {
 	return hc->re_gen_id && hc->re_gen_id == st->route_gen && hc->re_route == st->route &&
 	       hc->re_vhost == st->vhost && hc->re_rt == st->rt && hc->re_wc == st->wc &&
-	       hc->re_hcm == hc->hcm && hc->re_timeout_ms == tmo &&
-	       hc->re_expect == !!(m->flags & ARN_H1_F_EXPECT_CONTINUE) && !host &&
-	       !st->rl_unenforced && edits_kept_outputs(hc, st, m);
+	       hc->re_hcm == hc->hcm && hc->re_timeout_ms == st->timeout_ms &&
+	       hc->re_expect == !!(m->flags & ARN_H1_F_EXPECT_CONTINUE) &&
+	       !edits_host_sent(st, m) && !st->rl_unenforced && edits_kept_outputs(hc, st, m);
 }
 
 /* Keep the @p n edits http_req_edits made in @p e from @p x when another
@@ -914,7 +926,7 @@ static void edits_keep(struct http_conn *hc, const struct http_stream *st,
 	hc->re_route = st->route;
 	hc->re_wc = st->wc;
 	hc->re_hcm = hc->hcm;
-	hc->re_timeout_ms = x->timeout_ms;
+	hc->re_timeout_ms = st->timeout_ms; /* as routed: see edits_kept */
 	hc->re_expect = (st->req.m.flags & ARN_H1_F_EXPECT_CONTINUE) != 0;
 }
 
@@ -981,20 +993,49 @@ edits_make(struct http_stream *st, const char *host, uint32_t host_len, bool rew
 	return n;
 }
 
-/* The request head goes upstream once the stream has a connected upstream
- * connection (now, or from on_connected). */
-static void upstream_ready(struct http_stream *st)
+/* The request head goes upstream with @p n edits @p ed and path @p path
+ * (@p plen bytes): the attempt is under way. */
+static inline __attribute__((always_inline)) void
+head_send(struct http_stream *st, const char *path, uint32_t plen, struct arn_h1_edit *ed, int n)
 {
 	struct http_conn *hc = st->hc;
-	struct http_worker *w = hc->w;
 	struct http_upconn *u = st->up;
-	const struct arn_h1_msg *m = &st->req.m;
-	if (!u || (st->state & HTTP_S_HEAD_SENT) || !st->res)
+	/* the edit slots keep one free for the codec's own */
+	struct http_peer *up = http_up_peer(u);
+	int rc = up->codec->encode_request_head(up, &st->req.m, path, plen, ed, (unsigned)n,
+						(st->state & HTTP_S_UPGRADE));
+	if (rc == -E2BIG) {
+		/* more edits than the serializer applies (never with the
+		 * slots above): none of them would be written */
+		request_edit_overflow(st, "header_edits_overflow");
 		return;
-	/* every attempt writes its edits from the same place in the text (set
-	 * when the request was routed): the previous attempt's are serialized
-	 * already. */
-	st->text_len = X(st)->text_mark;
+	}
+	if (rc != 0) {
+		http_local_reply_route(st, 503, NULL, 0, ARN_RF_BIT(LOCAL_RESET), "out_of_buffers",
+				       NULL, 0);
+		http_conn_run(hc);
+		return;
+	}
+	st->state |= HTTP_S_HEAD_SENT;
+	u->n_req++;
+	X(st)->attempt_reused = u->n_req > 1;
+	X(st)->attempt_heard = false;
+	st->up_start_tsc = http_tsc(hc->w);
+	if (st->attempts > 1) {
+		/* a retry: the body kept so far goes first (http_attempt_send) */
+		st->state |= HTTP_S_REPLAYING;
+		X(st)->replay = X(st)->rb_head;
+	}
+	http_conn_run(hc);
+}
+
+/* upstream_ready for a request that does not take the connection's kept
+ * edits: the Host it sends, the timeout it announces and its rewritten
+ * path worked out, its edits made. Out of line: the kept edits' path
+ * needs none of it (nor its frame's edit slots). */
+static void __attribute__((noinline)) upstream_ready_anew(struct http_stream *st)
+{
+	const struct arn_h1_msg *m = &st->req.m;
 	const struct arn_cfg_route *r = st->route;
 	char *text = st->res->text;
 	/* prefix_rewrite / regex_rewrite: the path is rewritten below, once
@@ -1017,15 +1058,15 @@ static void upstream_ready(struct http_stream *st)
 			host = hostbuf;
 			host_len = (uint32_t)k;
 		}
-	} else if ((st->state & HTTP_S_HOST_STRIPPED) || m->target_form == ARN_H1_TF_ABSOLUTE) {
-		/* absolute-form: the target's authority replaces Host (RFC 9112
-		 * 3.2.2, as Envoy with allow_absolute_url) */
-		host = st->auth;
-		host_len = st->auth_len;
-	} else if (m->host_idx < 0) {
-		/* HTTP/1.0 without Host (or absolute-form without one): the
-		 * upstream speaks HTTP/1.1 and needs one */
-		if (m->authority.len) {
+	} else if (edits_host_sent(st, m)) {
+		if ((st->state & HTTP_S_HOST_STRIPPED) || m->target_form == ARN_H1_TF_ABSOLUTE) {
+			/* absolute-form: the target's authority replaces Host
+			 * (RFC 9112 3.2.2, as Envoy with allow_absolute_url) */
+			host = st->auth;
+			host_len = st->auth_len;
+		} else if (m->authority.len) {
+			/* HTTP/1.0 without Host (or absolute-form without
+			 * one): the upstream speaks HTTP/1.1 and needs one */
 			host = m->authority.p;
 			host_len = m->authority.len;
 		} else {
@@ -1041,17 +1082,10 @@ static void upstream_ready(struct http_stream *st)
 	uint32_t pt = r && r->route.retry.present ? r->route.retry.per_try_timeout_ms : 0;
 	if (pt && (!tmo || pt < tmo))
 		tmo = pt;
-	/* the connection's kept edits, when they are this request's, else
-	 * its own (the stack's slots) */
 	struct arn_h1_edit e[MAX_EDITS];
-	struct arn_h1_edit *ed = hc->re_e;
-	int n = hc->re_n;
-	if (!edits_kept(hc, st, m, host, tmo)) {
-		ed = e;
-		n = edits_make(st, host, host_len, rewrite, tmo, e);
-		if (n < 0)
-			return;
-	}
+	int n = edits_make(st, host, host_len, rewrite, tmo, e);
+	if (n < 0)
+		return;
 	/* The rewritten path goes last in the text, and only until the head is
 	 * serialized: the response's edits need the room more. A path that
 	 * does not fit (or a rewrite to nothing) is refused: the original
@@ -1076,33 +1110,29 @@ static void upstream_ready(struct http_stream *st)
 		path = buf; /* past text_len: free again once serialized */
 		plen = (uint32_t)k;
 	}
-	/* the edit slots keep one free for the codec's own */
-	struct http_peer *up = http_up_peer(u);
-	int rc = up->codec->encode_request_head(up, m, path, plen, ed, (unsigned)n,
-						(st->state & HTTP_S_UPGRADE));
-	if (rc == -E2BIG) {
-		/* more edits than the serializer applies (never with the
-		 * slots above): none of them would be written */
-		request_edit_overflow(st, "header_edits_overflow");
+	head_send(st, path, plen, e, n);
+}
+
+/* The request head goes upstream once the stream has a connected upstream
+ * connection (now, or from on_connected): with the connection's kept
+ * edits when they are this request's (edits_kept), else its own
+ * (upstream_ready_anew). */
+static void upstream_ready(struct http_stream *st)
+{
+	struct http_conn *hc = st->hc;
+	const struct arn_h1_msg *m = &st->req.m;
+	if (!st->up || (st->state & HTTP_S_HEAD_SENT) || !st->res)
+		return;
+	/* every attempt writes its edits from the same place in the text (set
+	 * when the request was routed): the previous attempt's are serialized
+	 * already. */
+	st->text_len = X(st)->text_mark;
+	if (!edits_kept(hc, st, m)) {
+		upstream_ready_anew(st);
 		return;
 	}
-	if (rc != 0) {
-		http_local_reply_route(st, 503, NULL, 0, ARN_RF_BIT(LOCAL_RESET), "out_of_buffers",
-				       NULL, 0);
-		http_conn_run(hc);
-		return;
-	}
-	st->state |= HTTP_S_HEAD_SENT;
-	u->n_req++;
-	X(st)->attempt_reused = u->n_req > 1;
-	X(st)->attempt_heard = false;
-	st->up_start_tsc = http_tsc(w);
-	if (st->attempts > 1) {
-		/* a retry: the body kept so far goes first (http_attempt_send) */
-		st->state |= HTTP_S_REPLAYING;
-		X(st)->replay = X(st)->rb_head;
-	}
-	http_conn_run(hc);
+	/* a kept list's route rewrites no path (edits_keep) */
+	head_send(st, m->path.p, m->path.len, hc->re_e, hc->re_n);
 }
 
 /* RFC 9110 9.2.2: methods whose request may be sent twice to the same effect. */

@@ -219,8 +219,9 @@ static void test_kept_edits_follow_expect(void **state)
 	hh_end();
 }
 
-/* An absolute-form target's authority replaces Host: a list with a Host
- * is never kept, one without is not used for it. */
+/* An absolute-form target's authority replaces Host, and an HTTP/1.0
+ * request without one gets one: a list with a Host is never kept, one
+ * without is not used for them. */
 static void test_kept_edits_follow_the_host(void **state)
 {
 	(void)state;
@@ -230,6 +231,11 @@ static void test_kept_edits_follow_the_host(void **state)
 	expect_line("GET http://bbb/x HTTP/1.1\r\nHost: a\r\n\r\n", "host: bbb", "Host: a");
 	expect_line("GET http://cc/x HTTP/1.1\r\nHost: a\r\n\r\n", "host: cc", "bbb");
 	expect_line(GET("/x"), "Host: a", "host: cc");
+	/* HTTP/1.0 without Host: the upstream gets one (the endpoint's), not
+	 * the kept list that has none */
+	expect_line("GET /x HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", "host: 198.18.0.200:8080",
+		    "Host: a");
+	expect_line(GET("/x"), "Host: a", "198.18.0.200:8080");
 	hh_end();
 }
 
