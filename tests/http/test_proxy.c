@@ -704,6 +704,71 @@ static void test_response_edits(void **state)
 	assert_null(strstr(out, "x-envoy-upstream-service-time"));
 }
 
+/* The usual response's pair (a converted Server line, the caller's service
+ * time, a converted route with no level's response edit: http_resp_edits'
+ * own two edits) writes what
+ * the general list writes (the service time formatted there), for either
+ * Server transformation that adds one. */
+static void test_response_edits_usual_pair(void **state)
+{
+	(void)state;
+	struct arn_cfg_hcm h = hcm_default();
+	h.server_line = "server: envoy\r\n";
+	h.server_name_len = 5;
+	/* a converted route without response edits at any level says so */
+	struct arn_cfg_route route;
+	memset(&route, 0, sizeof(route));
+	route.no_hdr_edits = ARN_CFG_NO_RESP_EDITS;
+	struct arn_h1_parser p;
+	struct arn_h1_msg m;
+	struct arn_h1_header hd[16];
+	char in[] = "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Length: 0\r\n\r\n";
+	arn_h1_msg_init(&m, hd, 16);
+	arn_h1_parser_init(&p, ARN_H1_RESPONSE, NULL, &m);
+	struct arn_h1_ev ev;
+	assert_true(arn_h1_parse(&p, in, strlen(in), &ev) > 0);
+	static const char *const want[] = {
+	    "HTTP/1.1 200 OK\r\nserver: envoy\r\nContent-Length: 0\r\n"
+	    "x-envoy-upstream-service-time: 12\r\n",
+	    "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Length: 0\r\n"
+	    "x-envoy-upstream-service-time: 12\r\n",
+	};
+	for (unsigned t = 0; t < 2; t++) {
+		h.server_header_transformation = (uint8_t)t;
+		char out[2][1024];
+		for (unsigned general = 0; general < 2; general++) {
+			struct http_resp_ctx x = {.hcm = &h,
+						  .route = &route,
+						  .service_ms = 12,
+						  .service_txt = general ? NULL : "12",
+						  .service_len = general ? 0 : 2,
+						  .text = text,
+						  .text_cap = sizeof(text)};
+			struct arn_h1_edit e[ARN_H1_MAX_EDITS];
+			memset(e, 0x5a, sizeof(e));
+			int n = http_resp_edits(&x, &m, e, ARN_H1_MAX_EDITS);
+			assert_int_equal(n, 2);
+			/* name and value as HTTP/2's encoders read them too */
+			assert_int_equal(e[0].id1, ARN_H1_H_SERVER + 1);
+			assert_int_equal(e[0].op,
+					 t == 0 ? ARN_H1_EDIT_SET : ARN_H1_EDIT_ADD_IF_ABSENT);
+			assert_true(e[0].name_len == 6 && memcmp(e[0].name, "server", 6) == 0);
+			assert_true(e[0].value_len == 5 && memcmp(e[0].value, "envoy", 5) == 0);
+			assert_true(e[1].name_len == 29 &&
+				    memcmp(e[1].name, "x-envoy-upstream-service-time", 29) == 0);
+			assert_true(e[1].value_len == 2 && memcmp(e[1].value, "12", 2) == 0);
+			assert_int_equal(e[1].op, ARN_H1_EDIT_SET);
+			struct arn_h1_wbuf w;
+			arn_h1_wbuf_init(&w, out[general], sizeof(out[0]) - 1, NULL, NULL);
+			arn_h1_write_status_line(&w, m.status, NULL, 0, 1);
+			assert_int_equal(arn_h1_write_headers(&w, &m, e, (unsigned)n, 0), 0);
+			out[general][w.len] = 0;
+		}
+		assert_string_equal(out[0], out[1]);
+		assert_true(strncmp(out[0], want[t], strlen(want[t])) == 0);
+	}
+}
+
 /* ---- redirects and local replies ------------------------------------------------- */
 
 static void test_redirects(void **state)
@@ -1657,6 +1722,7 @@ int main(void)
 	    cmocka_unit_test(test_xff_matches_envoy_on_random_chains),
 	    cmocka_unit_test(test_internal_request_keeps_request_id),
 	    cmocka_unit_test(test_generated_request_id_is_the_words_uuid),
+	    cmocka_unit_test(test_response_edits_usual_pair),
 	    cmocka_unit_test(test_external_request_id_regenerated_unless_preserved),
 	    cmocka_unit_test(test_forwarded_proto),
 	    cmocka_unit_test(test_host_timeout_original_path_expect),
