@@ -286,12 +286,42 @@ static inline __attribute__((always_inline)) void head_more(struct http_h1_peer 
 		ev->end = true;
 }
 
+/*
+ * Head segment @p m, which the head's pins @p p (empty) do not hold yet:
+ * pinned once the head was decoded from it (decode_fast_any). When the
+ * input is done with it (used up: the usual request's, a GET whose END came
+ * with its head, and the usual response's, whose body and END came with it
+ * too), the input's reference goes to the pins: the segment leaves the
+ * input as in_pop takes it out, but no reference is added for the pins and
+ * none dropped for the input (issue 17: bench_hcm, about 40 instructions a
+ * request). The pins then keep it until the stream's end, past the moment
+ * the input would have let go of it (its next decode, or the upstream
+ * connection's reuse): body bytes the other peer's output refers to stay
+ * valid as long. Else it is pinned as http_pins_add pins it.
+ */
+static inline __attribute__((always_inline)) void pin_late(struct http_in *in, struct http_pins *p,
+							   struct rte_mbuf *m)
+{
+	if (in->head != m || in->off != m->data_len) {
+		http_pins_add(p, m);
+		return;
+	}
+	in->head = m->next;
+	if (!in->head)
+		in->tail = NULL;
+	in->off = 0;
+	m->next = NULL;
+	p->seg[0] = m;
+	p->n = 1;
+}
+
 /* The event @p e parsed from @p m (the input's first segment) into @p ev;
  * @p fused: a body's last bytes come with the END (body_end), a
- * response's first ones and its END with its head (head_more). */
+ * response's first ones and its END with its head (head_more). @p late: a
+ * head's pins that do not hold @p m yet (pin_late), or NULL. */
 static inline __attribute__((always_inline)) void
 decode_event(struct http_h1_peer *h, struct rte_mbuf *m, struct http_ev *ev,
-	     const struct arn_h1_ev *e, bool fused)
+	     const struct arn_h1_ev *e, bool fused, struct http_pins *late)
 {
 	ev->type = (enum http_ev_type)e->type;
 	ev->data = e->data;
@@ -302,17 +332,25 @@ decode_event(struct http_h1_peer *h, struct rte_mbuf *m, struct http_ev *ev,
 			ev->len = 0;
 			ev->end = false;
 			head_more(h, ev);
+			if (late)
+				pin_late(&h->in, late, m);
 			return;
 		}
 		/* a request without a body (a GET): its END goes with it, as
 		 * h1_decode's first answer would give it (the segment the head
 		 * ended in goes if it is used up: the head's pins keep it) */
 		ev->end = h->server && h1_parser_end_now(&h->p);
+		if (late) {
+			pin_late(&h->in, late, m);
+			return;
+		}
 		struct rte_mbuf *f = h->in.head;
 		if (ev->end && f && h->in.off == f->data_len)
 			in_pop(&h->in);
 		return;
 	}
+	if (late) /* (not a head: pinned as before the parse) */
+		http_pins_add(late, m);
 	/* body bytes lie in the segment just parsed (in_parse frees it only
 	 * at the next decode): tell the encoder which one */
 	struct http_worker *w = h->w; /* NULL in codec-only tests */
@@ -343,7 +381,7 @@ decode_in(struct http_h1_peer *h, struct http_msgbuf *mb, bool keep, struct http
 	int rc = decode_result(h, mb, ev, n, &e);
 	if (rc <= 0)
 		return rc;
-	decode_event(h, h->in.head, ev, &e, fused);
+	decode_event(h, h->in.head, ev, &e, fused, NULL);
 	return 0;
 }
 
@@ -383,10 +421,18 @@ static inline __attribute__((always_inline)) int decode_fast_any(struct http_h1_
 	if (!m || m->data_len == in->off)
 		return fused ? h1_decode_in_fused(h, mb, keep, ev) : h1_decode_in(h, mb, keep, ev);
 	uint32_t avail = m->data_len - in->off;
-	if (keep)
+	/* a head's first segment is pinned once the head is decoded from
+	 * it (pin_late), others before the parse, as in_parse pins them */
+	struct http_pins *late = keep && mb->pins.n == 0 ? &mb->pins : NULL;
+	if (keep && !late)
 		http_pins_add(&mb->pins, m);
 	ssize_t n =
 	    arn_h1_parse(&h->p, rte_pktmbuf_mtod_offset(m, const char *, in->off), avail, &e);
+	if (late && (n < 0 || e.type == ARN_H1_EV_NEED_SCRATCH)) {
+		/* no head decoded: pinned now, as before the parse */
+		http_pins_add(late, m);
+		late = NULL;
+	}
 	if (n == ARN_AGAIN) {
 		/* as in_parse's: the segment is used up */
 		if (!keep && arn_h1_parser_in_trailers(&h->p))
@@ -399,14 +445,14 @@ static inline __attribute__((always_inline)) int decode_fast_any(struct http_h1_
 		in->off += (uint32_t)n;
 		in->bytes -= (uint32_t)n;
 		if (__builtin_expect(e.type != ARN_H1_EV_NEED_SCRATCH, 1)) {
-			decode_event(h, m, ev, &e, fused);
+			decode_event(h, m, ev, &e, fused, late);
 			return 0;
 		}
 	}
 	int rc = decode_result(h, mb, ev, n, &e);
 	if (rc <= 0)
 		return rc;
-	decode_event(h, m, ev, &e, fused);
+	decode_event(h, m, ev, &e, fused, NULL);
 	return 0;
 }
 

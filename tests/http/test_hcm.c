@@ -3271,6 +3271,97 @@ static void be_head(struct http_h1_peer *h, struct http_msgbuf *mb, bool fused, 
 }
 
 /*
+ * Issue 17: a head's segment that the input is done with once the head is
+ * decoded (a GET whose END came with it, a response whose body and END
+ * came with it) goes to the head's pins with the input's reference: the
+ * pins hold its one reference, the input no longer lists it, and releasing
+ * the pins frees it. A segment that holds more (a pipelined request's
+ * next one, a body not read yet) stays in the input, and the pins take a
+ * reference of their own, as before. Nothing leaks either way.
+ */
+static void test_head_segment_to_pins(void **state)
+{
+	(void)state;
+	struct test_tp x = {.t.ops = &ttp_ops};
+	struct arn_h1_header hdrs[8];
+	static char scratch[HTTP_SCRATCH];
+	char *big = NULL;
+	struct http_msgbuf mb = {.scratch = scratch, .big = &big};
+	struct arn_h1_config cfg = {.max_headers = 8};
+	struct http_h1_peer h;
+
+	/* a client's GET, alone in its segment: handed */
+	http_h1_peer_init(&h, NULL, NULL);
+	h.tp = &x.t;
+	arn_h1_msg_init(&mb.m, hdrs, 8);
+	http_h1_serve(&h, &cfg, &mb.m);
+	be_feed(&h, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+	struct http_ev ev = {0};
+	assert_int_equal(be_next(&h, &mb, false, true, &ev), 0);
+	assert_int_equal(ev.type, HTTP_EV_HEAD);
+	assert_true(ev.end);
+	assert_null(h.in.head);
+	assert_int_equal(mb.pins.n, 1);
+	assert_int_equal(rte_mbuf_refcnt_read(mb.pins.seg[0]), 1);
+	assert_memory_equal(mb.m.path.p, "/a", 2); /* the slices still read */
+	http_pins_release(&mb.pins);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+
+	/* two pipelined GETs in one segment: the first's head leaves it in
+	 * the input, pinned once more; the second's is then handed */
+	arn_h1_msg_init(&mb.m, hdrs, 8);
+	be_feed(&h, "GET /b HTTP/1.1\r\nHost: x\r\n\r\nGET /c HTTP/1.1\r\nHost: x\r\n\r\n");
+	assert_int_equal(be_next(&h, &mb, false, true, &ev), 0);
+	assert_int_equal(ev.type, HTTP_EV_HEAD);
+	assert_non_null(h.in.head);
+	assert_int_equal(mb.pins.n, 1);
+	assert_ptr_equal(mb.pins.seg[0], h.in.head);
+	assert_int_equal(rte_mbuf_refcnt_read(h.in.head), 2);
+	http_pins_release(&mb.pins);
+	h.peer.codec->release(&h.peer);
+	arn_h1_msg_init(&mb.m, hdrs, 8);
+	assert_int_equal(be_next(&h, &mb, false, true, &ev), 0);
+	assert_int_equal(ev.type, HTTP_EV_HEAD);
+	assert_memory_equal(mb.m.path.p, "/c", 2);
+	assert_null(h.in.head);
+	assert_int_equal(rte_mbuf_refcnt_read(mb.pins.seg[0]), 1);
+	http_pins_release(&mb.pins);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+
+	/* a POST whose body is in the head's segment: not handed */
+	arn_h1_msg_init(&mb.m, hdrs, 8);
+	be_feed(&h, "POST /d HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nab");
+	assert_int_equal(be_next(&h, &mb, false, true, &ev), 0);
+	assert_int_equal(ev.type, HTTP_EV_HEAD);
+	assert_false(ev.end);
+	assert_non_null(h.in.head);
+	assert_int_equal(rte_mbuf_refcnt_read(h.in.head), 2);
+	http_pins_release(&mb.pins);
+	http_h1_peer_free(&h);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+
+	/* an upstream's response, head, body and END in one segment
+	 * (fused): handed, the body's bytes readable until the pins go */
+	http_h1_peer_init(&h, NULL, NULL);
+	h.tp = &x.t;
+	arn_h1_msg_init(&mb.m, hdrs, 8);
+	http_h1_expect(&h, &mb.m, 8, ARN_H1_M_GET);
+	be_feed(&h, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+	assert_int_equal(be_next(&h, &mb, true, true, &ev), 0);
+	assert_int_equal(ev.type, HTTP_EV_HEAD);
+	assert_true(ev.end);
+	assert_int_equal(ev.len, 2);
+	assert_null(h.in.head);
+	assert_int_equal(mb.pins.n, 1);
+	assert_int_equal(rte_mbuf_refcnt_read(mb.pins.seg[0]), 1);
+	http_h1_reuse(&h); /* the connection's reuse: nothing of it left to free */
+	assert_memory_equal(ev.data, "ok", 2);
+	http_pins_release(&mb.pins);
+	http_h1_peer_free(&h);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
+/*
  * Issue 17: a response whose last body bytes and end come in one segment
  * is one event from http_h1_decode_fused (HTTP_EV_BODY_END), where decode()
  * gives a BODY and an END: a Content-Length body, a chunked one whose last
@@ -3309,16 +3400,19 @@ static void test_response_body_end_in_one_decode(void **state)
 		snprintf(one, sizeof(one), "%sab", head_cl);
 		be_feed(&h, one);
 		be_head(&h, &mb, fused, "ab", true);
-		http_pins_release(&mb.pins);
-		if (!fused)
-			be_expect(&h, &mb, fused, false, last, "ab");
 		if (fused) {
 			/* taken: the parser is between messages, the bytes'
-			 * segment still there */
+			 * segment used up and handed to the head's pins
+			 * (pin_late), the input's reference with it */
 			assert_true(arn_h1_parser_idle(&h.p));
-			assert_non_null(h.in.head);
+			assert_null(h.in.head);
 			assert_int_equal(h.in.bytes, 0);
-		} else {
+			assert_int_equal(mb.pins.n, 1);
+			assert_int_equal(rte_mbuf_refcnt_read(mb.pins.seg[0]), 1);
+		}
+		http_pins_release(&mb.pins);
+		if (!fused) {
+			be_expect(&h, &mb, fused, false, last, "ab");
 			be_expect(&h, &mb, fused, false, HTTP_EV_END, NULL);
 		}
 		assert_int_equal(be_next(&h, &mb, fused, false, &ev), -EAGAIN);
@@ -7417,6 +7511,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_mcp_backend_list_changed_every_worker, teardown),
 	    cmocka_unit_test(test_codec_goes_through_the_transport),
 	    cmocka_unit_test(test_response_body_end_in_one_decode),
+	    cmocka_unit_test(test_head_segment_to_pins),
 	    cmocka_unit_test_teardown(test_response_body_joins_its_head, teardown),
 	    cmocka_unit_test_teardown(test_cluster_turned_tls_reuses_no_plain_connection, teardown),
 	    cmocka_unit_test_teardown(test_reused_connection_closed_replays_idempotent, teardown),
