@@ -284,12 +284,17 @@ void http_stream_end(struct http_stream *st)
 	 * an HTTP/2 stream's end stop both (http_stream_timers_cancel) before
 	 * they call this. */
 	stream_timers_stop(st);
-	if (st->crt && st->res)
-		http_retry_release(&X(st)->retry, &st->crt->retries_active);
-	/* a request body kept for a retry (nothing, for most requests: the
-	 * test inline) */
-	if (st->res && (X(st)->rb_head || X(st)->rb_segs))
-		http_rb_free(st);
+	if (st->res) {
+		/* a max_retries slot held (only between a retry's wish and its
+		 * outcome) and a request body kept for a retry: nothing, for
+		 * most requests, so the tests are inline (bench_hcm: a call a
+		 * request) */
+		struct http_xreq *x = X(st);
+		if (x->retry.holding && st->crt)
+			http_retry_release(&x->retry, &st->crt->retries_active);
+		if (x->rb_head || x->rb_segs)
+			http_rb_free(st);
+	}
 	struct arn_stats_scope *hs = HS(hc);
 	if ((st->state & HTTP_S_COUNTED_RQ) && hs) {
 		struct http_sw s = http_sw(hs, w->slot);
