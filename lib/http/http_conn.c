@@ -309,7 +309,7 @@ static bool request_wait(struct http_h1_conn *c)
 			HTTP_INC(hc, downstream_rq_buffer_wait);
 		return false;
 	}
-	http_stream_take(st, r);
+	http_stream_take_inline(st, r);
 	return true;
 }
 

@@ -473,6 +473,24 @@ static inline void http_stream_attach(struct http_stream *st, struct http_res *r
 	st->resp.big = &r->big_resp;
 }
 
+/* (http_router_filter.h) */
+void http_xreq_init(struct http_stream *st, struct http_res *r);
+
+/* http_stream_take (http_hcm.h), inline for HTTP/1's request_wait, which
+ * takes one a request (bench_hcm: its call and frame). A stream without a
+ * request buffer has its request message as arn_h1_msg_init(NULL, 0) left
+ * it (http_stream_init, and the stream's end when it gives the buffer
+ * back): nothing writes it without a buffer (the codec decodes only into a
+ * stream that has one). So the buffer's header array is all it takes, not
+ * a second clearing of the message a request. */
+static inline void http_stream_take_inline(struct http_stream *st, struct http_res *r)
+{
+	http_stream_attach(st, r);
+	http_xreq_init(st, r);
+	st->req.m.hdrs = r->req_hdrs;
+	st->req.m.hdr_cap = HTTP_MAX_HDRS;
+}
+
 /* Disarm @p t if it is armed: the test inline, for the request path,
  * where most of the timers stopped are not armed (bench_hcm: about 30
  * instructions a request). */
