@@ -1209,7 +1209,13 @@ static bool resp_done(struct http_stream *st)
 	if (!(st->state & HTTP_S_REQ_DONE))
 		hc->close_after = true; /* the rest of the request is not read */
 	hc->again = true;
-	return true;
+	/* The step stops here for an HTTP/1 client: a complete response
+	 * takes no more events (resp_ready would answer so after its flush
+	 * of the client's output, which the connection's round makes right
+	 * after this step: http_conn.c's run_once). An HTTP/2 stream's round
+	 * does not flush: its step goes on to resp_ready's. (bench_hcm: a
+	 * round of resp_ready's tests a request) */
+	return dn->codec != &http_codec_h1;
 }
 
 static bool resp_end(struct http_stream *st)
