@@ -488,8 +488,9 @@ static void on_head(struct http_stream *st)
 		hc->close_after = true;
 	if (h->max_requests_per_connection && hc->n_req >= h->max_requests_per_connection)
 		hc->close_after = true;
-	http_stream_set(st, HTTP_S_UPGRADE,
-			(m->flags & ARN_H1_F_UPGRADE) && !(m->flags & ARN_H1_F_H2C));
+	/* (the stream's reset cleared HTTP_S_UPGRADE: set, not computed) */
+	if ((m->flags & (ARN_H1_F_UPGRADE | ARN_H1_F_H2C)) == ARN_H1_F_UPGRADE)
+		st->state |= HTTP_S_UPGRADE;
 	/* Armed at the stream's start with this timeout already: it runs from
 	 * last_activity_ms (stream_idle_timeout re-arms for what is left), so
 	 * it need not move. */

@@ -80,14 +80,3 @@ bool http_is_grpc(const struct http_stream *st)
 	return h->value_len >= 16 && arn_h1_eq_nocase(h->value, 16, "application/grpc", 16) &&
 	       (h->value_len == 16 || h->value[16] == '+' || h->value[16] == ';');
 }
-
-void http_req_end_encode(struct http_stream *st, struct http_peer *up)
-{
-	const struct arn_h1_msg *m = &st->req.m;
-	/* an HTTP/1.1 client's trailer lines are kept by the request's pins;
-	 * past their bound, some may be gone: none is sent */
-	if ((m->flags & ARN_H1_F_TRAILERS) && m->n_trailers && !st->req.pins.overflow &&
-	    up->codec->encode_trailers)
-		up->codec->encode_trailers(up, m);
-	up->codec->encode_end(up);
-}
