@@ -491,12 +491,11 @@ static void on_head(struct http_stream *st)
 	/* (the stream's reset cleared HTTP_S_UPGRADE: set, not computed) */
 	if ((m->flags & (ARN_H1_F_UPGRADE | ARN_H1_F_H2C)) == ARN_H1_F_UPGRADE)
 		st->state |= HTTP_S_UPGRADE;
-	/* Armed at the stream's start with this timeout already: it runs from
+	/* The stream idle timer was armed at the stream's start with this
+	 * timeout (http_stream_start, http_stream_started: every stream that
+	 * gets here started, on the manager it still has): it runs from
 	 * last_activity_ms (stream_idle_timeout re-arms for what is left), so
-	 * it need not move. */
-	st->idle_timeout_ms = h->stream_idle_timeout_ms;
-	if (st->idle_timeout_ms && !st->idle_timer.armed)
-		http_timer_arm(w, &st->idle_timer, st->idle_timeout_ms);
+	 * nothing is done here. */
 
 	/* RFC 9112 3.2: a request-target has no fragment. Envoy rejects one
 	 * (its default since 1.19) in its path normalization: routes and
