@@ -304,12 +304,24 @@ static __rte_always_inline bool same_mac(const struct rte_ether_addr *a,
  * did: the two take the same frames and leave them the same way. Half the
  * instructions of the full checks per segment (each a test and a counter
  * of its own, in RFC order), and a proxied request is four segments.
+ *
+ * Another worker's segment that passes every check is handed to its owner
+ * from here, as it came (the owner takes its Ethernet header and padding
+ * off): the full checks would run every test again, and hash the flow a
+ * second time, only to hand it over too. With two workers on a port
+ * without RSS (af_packet, af_xdp on a veth) about a third of a proxied
+ * request's frames are handed (bench/cost/run's 2-worker rows).
+ * @p from_ring: @p m was handed over by another worker, which checked
+ * that it is this worker's and counted it (rx, ip4_rx): not hashed or
+ * counted again, as the full checks do not either.
  * @p ctr: @p port's counters of this worker.
- * @return true with @p m counted (ip4_rx, tcp_rx), its Ethernet header
- * and padding taken off and gathered for the L4 layer.
+ * @return true with @p m counted (ip4_rx unless @p from_ring, tcp_rx), its
+ * Ethernet header and padding taken off and gathered for the L4 layer; or
+ * counted (ip4_rx) and handed to its owner.
  */
-static inline bool tcp_usual(struct arn_lcore *lc, uint16_t port, const struct net_port *np,
-			     uint64_t *ctr, struct rte_mbuf *m)
+static __rte_always_inline bool tcp_usual(struct arn_lcore *lc, uint16_t port,
+					  const struct net_port *np, uint64_t *ctr,
+					  struct rte_mbuf *m, bool from_ring)
 {
 	if (unlikely(rte_pktmbuf_data_len(m) <
 		     ETH_LEN + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_tcp_hdr)))
@@ -334,11 +346,16 @@ static inline bool tcp_usual(struct arn_lcore *lc, uint16_t port, const struct n
 	uint32_t src = rte_be_to_cpu_32(ip->src_addr), dst = rte_be_to_cpu_32(ip->dst_addr);
 	if (bad_source(lc, src) || !net_is_local(lc->net, dst) || unlikely(lc->l4_ops == NULL))
 		return false;
-	if (lc->n_workers > 1) {
+	if (!from_ring && lc->n_workers > 1) {
 		const struct rte_tcp_hdr *th = (const struct rte_tcp_hdr *)(ip + 1);
-		if (arn_net_flow_worker(lc, dst, src, rte_be_to_cpu_16(th->dst_port),
-					rte_be_to_cpu_16(th->src_port)) != lc->index)
-			return false; /* the full path hands it over */
+		unsigned owner = arn_net_flow_worker(lc, dst, src, rte_be_to_cpu_16(th->dst_port),
+						     rte_be_to_cpu_16(th->src_port));
+		if (owner != lc->index) {
+			ctr[ARN_NET_P_ip4_rx]++; /* tcp_rx: its owner's */
+			m->port = port;
+			net_handoff(lc, owner, m);
+			return true;
+		}
 	}
 	/* as rte_pktmbuf_trim and rte_pktmbuf_adj(ETH_LEN) leave it */
 	m->data_off = (uint16_t)(m->data_off + ETH_LEN);
@@ -347,7 +364,8 @@ static inline bool tcp_usual(struct arn_lcore *lc, uint16_t port, const struct n
 	m->l2_len = 0;
 	m->l3_len = sizeof(struct rte_ipv4_hdr);
 	m->port = port;
-	ctr[ARN_NET_P_ip4_rx]++;
+	if (!from_ring)
+		ctr[ARN_NET_P_ip4_rx]++;
 	ctr[ARN_NET_P_tcp_rx]++;
 	lc->l4_in[lc->n_l4_in++] = m;
 	if (lc->n_l4_in == ARN_NET_L4_BURST)
@@ -391,23 +409,28 @@ void net_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf **pkts, uint
 	       bool from_ring)
 {
 	const struct net_port *np = &lc->net->port[port];
+	/* the port's counters found once, not through lc->port per frame */
+	uint64_t *ctr = lc->port[port].ctr;
 	if (from_ring) {
+		/* the usual segment of this worker's flow, handed over by the
+		 * worker that received it: the one-pass checks again (the
+		 * mbuf came through a ring from another lcore), not the full */
 		for (uint16_t i = 0; i < n; i++) {
 			if (i + 1 < n)
 				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+			if (tcp_usual(lc, port, np, ctr, pkts[i], true))
+				continue;
 			frame_in(lc, port, np, pkts[i], true);
 		}
 		return;
 	}
-	/* the port's counters found once, not through lc->port per frame */
-	uint64_t *ctr = lc->port[port].ctr;
 	ctr[ARN_NET_P_rx_packets] += n;
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
 		ctr[ARN_NET_P_rx_bytes] += rte_pktmbuf_pkt_len(m);
-		if (tcp_usual(lc, port, np, ctr, m))
+		if (tcp_usual(lc, port, np, ctr, m, false))
 			continue;
 		frame_in(lc, port, np, m, false);
 	}

@@ -966,6 +966,55 @@ static void test_malformed_tcp_counted_and_dropped(void **state)
 	assert_int_equal(pc(f, ARN_NET_P_ip4_rx), sizeof(cases) / sizeof(cases[0]) - 3 + 2);
 }
 
+/* Another worker's segment is handed over from the one-pass checks of the
+ * usual segment (input.c's tcp_usual) only once it has passed all of them:
+ * each defect of test_malformed_tcp_counted_and_dropped, in a segment of
+ * worker 1's flow arriving on worker 0, is dropped and counted on worker 0
+ * and never handed; the good one, padded, is handed once and arrives at
+ * worker 1's TCP trimmed, counted once (ip4_rx on worker 0, tcp_rx on 1). */
+static void test_tcp_handed_only_when_every_check_passes(void **state)
+{
+	struct fixture *f = *state;
+	static const struct bad_case cases[] = {
+	    IP4_BAD_HEAD,
+	    {"total length below a TCP header", ARN_NET_P_tcp_drop_truncated, m_icmp_short},
+	    IP4_BAD_REST,
+	    {"IPv4 header cut short", ARN_NET_P_ip4_drop_truncated, m_ip_truncated},
+	};
+	uint16_t sport = sport_for(f, 1);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pkt p;
+		build_tcp(&p, &f->mac, PEER_IP, OUR_IP, sport, 80);
+		cases[i].mutate(&p);
+		uint64_t before = pc(f, cases[i].counter);
+		inject(f, 0, p.b, p.len);
+		run(f, 0);
+		run(f, 1);
+		if (pc(f, cases[i].counter) != before + 1)
+			fail_msg("%s: counter not incremented", cases[i].what);
+		if (wc(f, 0, ARN_NET_W_handoff_out) != 0)
+			fail_msg("%s: handed to the flow's owner", cases[i].what);
+	}
+	assert_int_equal(l4.inputs, 0);
+	struct pkt p;
+	build_tcp(&p, &f->mac, PEER_IP, OUR_IP, sport, 80);
+	assert_true(p.len > 14 + 40); /* Ethernet padding */
+	uint64_t ip4 = pc(f, ARN_NET_P_ip4_rx);
+	inject(f, 0, p.b, p.len);
+	run(f, 0);
+	assert_int_equal(wc(f, 0, ARN_NET_W_handoff_out), 1);
+	assert_int_equal(l4.inputs, 0);
+	run(f, 1);
+	assert_int_equal(wc(f, 1, ARN_NET_W_handoff_in), 1);
+	assert_int_equal(l4.inputs, 1);
+	assert_ptr_equal(l4.input_lc, W(f, 1));
+	assert_int_equal(l4.input_len, 40);
+	assert_int_equal(l4.input_l3_len, 20);
+	assert_int_equal(l4.first_byte, 0x45);
+	assert_int_equal(pc(f, ARN_NET_P_ip4_rx), ip4 + 1);
+	assert_int_equal(pc(f, ARN_NET_P_tcp_rx), 1);
+}
+
 /* Every truncation of a valid echo request, and of a valid TCP segment, is
  * dropped without a reply and without reaching TCP. */
 static void test_every_truncation_dropped(void **state)
@@ -2498,6 +2547,8 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_tcp_to_owner_directly, setup2, teardown),
 	    cmocka_unit_test_setup_teardown(test_tcp_handed_to_owner, setup2, teardown),
+	    cmocka_unit_test_setup_teardown(test_tcp_handed_only_when_every_check_passes, setup2,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_icmp_unreach_goes_to_flow_owner, setup2, teardown),
 	    cmocka_unit_test_setup_teardown(test_arp_shared_with_other_workers, setup2, teardown),
 	    cmocka_unit_test_setup_teardown(test_icmp_echo_reply, setup1, teardown),
