@@ -729,6 +729,9 @@ static inline __attribute__((always_inline)) uptr fields_fast(struct arn_h1_pars
 	 * the input), once: each line's tests of the room left are then a
 	 * compare, not a subtraction and a compare */
 	const uintptr_t lim16 = (uintptr_t)lim - 16, lim2 = (uintptr_t)lim - 2;
+#if !defined(__SSE2__)
+	(void)lim16; /* the 16-byte blocks' bound: none without SSE2 */
+#endif
 #if defined(__SSE2__)
 	/* ff_plain_bad16's constants, kept in registers for the loop (the
 	 * empty asm hides their values, so gcc cannot reload them) */
