@@ -10,8 +10,12 @@
  *       --callgrind-out-file=/tmp/cg.hcm build/bench/http/bench_hcm 1000
  *   callgrind_annotate --inclusive=no /tmp/cg.hcm | head -40
  *
- * and divide by N. `bench_hcm -d M` downloads one body of M MiB instead
- * (--toggle-collect=bench_download, divide by M: instructions per MiB).
+ * and divide by N. `bench_hcm -r N` does the same with
+ * generate_request_id: true, Envoy's default (every request gets an
+ * x-request-id generated; the cost run's configuration, and the plain
+ * bench_hcm, have it false). `bench_hcm -d M` downloads one body of M MiB
+ * instead (--toggle-collect=bench_download, divide by M: instructions per
+ * MiB).
  * The peers' own work (the harness's TCP) is in the
  * total; per function the lib/http and lib/tcp lines are the stack's. No
  * lib/net, no DPDK PMD, no worker loop: bench/cost/run measures those.
@@ -22,7 +26,7 @@
 
 /* One listener of proxies.sh's configuration: the connection manager
  * with one route to cluster web, and the router. */
-#define BENCH_LISTENER(name, port)                                                                 \
+#define BENCH_LISTENER(name, port, rid)                                                            \
 	"      - name: " name "\n"                                                                 \
 	"        address: {socket_address: {address: 0.0.0.0, port_value: " port "}}\n"            \
 	"        filter_chains:\n"                                                                 \
@@ -33,7 +37,7 @@
 	"type.googleapis.com/"                                                                     \
 	"envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager\n"      \
 	"                  stat_prefix: bench\n"                                                   \
-	"                  generate_request_id: false\n"                                           \
+	"                  generate_request_id: " rid "\n"                                         \
 	"                  route_config:\n"                                                        \
 	"                    virtual_hosts: [{name: all, domains: [\"*\"], routes: [{match: "      \
 	"{prefix: "                                                                                \
@@ -45,12 +49,13 @@
 
 /* bench/proxy/proxies.sh's configuration for Arion (one route, one
  * cluster, no access log, no request ids), under the names the harness
- * checks for: listeners main and strict, clusters web, two and empty. */
+ * checks for: listeners main and strict, clusters web, two and empty.
+ * strict (port 81) is the same with generate_request_id: true (-r). */
 static const char bench_yaml[] =
     "envoy_bootstrap:\n"
     "  static_resources:\n"
-    "    listeners:\n" BENCH_LISTENER("main", "80")
-	BENCH_LISTENER("strict", "81") "    clusters:\n"
+    "    listeners:\n" BENCH_LISTENER("main", "80", "false")
+	BENCH_LISTENER("strict", "81", "true") "    clusters:\n"
 				       "      - name: web\n"
 				       "        type: STATIC\n"
 				       "        connect_timeout: 1s\n"
@@ -120,11 +125,11 @@ static void __attribute__((noinline)) bench_download(struct peer *c, struct peer
 /* The listener up and one request answered: the first request opens
  * the upstream connection that the measured ones reuse. @return that
  * connection's peer, or NULL (said on stderr). */
-static struct peer *first_exchange(void)
+static struct peer *first_exchange(uint16_t port)
 {
 	hh_init(false);
 	hh_begin(1);
-	hh_open(0, 80);
+	hh_open(0, port);
 	hh_settle();
 	hh_send(hh_client(0), req, sizeof(req) - 1, 0);
 	hh_settle();
@@ -140,7 +145,7 @@ static struct peer *first_exchange(void)
 
 static int download(long mib)
 {
-	struct peer *u = first_exchange();
+	struct peer *u = first_exchange(80);
 	if (!u)
 		return 1;
 	struct peer *c = hh_client(0);
@@ -166,12 +171,17 @@ int main(int argc, char **argv)
 		}
 		return download(mib);
 	}
+	bool rid = argc > 1 && strcmp(argv[1], "-r") == 0;
+	if (rid) {
+		argc--;
+		argv++;
+	}
 	long n = argc > 1 ? atol(argv[1]) : 1000;
 	if (n < 1 || n > 2000) {
 		fprintf(stderr, "bench_hcm: 1 to 2000 requests (the harness's send budget)\n");
 		return 2;
 	}
-	struct peer *u = first_exchange();
+	struct peer *u = first_exchange(rid ? 81 : 80);
 	if (!u)
 		return 1;
 	for (long i = 0; i < n; i++)
@@ -180,7 +190,25 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_hcm: the upstream connection was not reused\n");
 		return 1;
 	}
+	/* one more round, outside bench_round: the upstream gets an
+	 * x-request-id with -r and none without (the configuration measured
+	 * is the one asked for) */
+	static uint8_t seen[1024];
+	u->cap = seen;
+	u->cap_len = 0;
+	u->cap_max = sizeof(seen);
+	hh_send(hh_client(0), req, sizeof(req) - 1, 0);
+	hh_settle();
+	u->cap = NULL;
+	bool has_rid = memmem(seen, u->cap_len, "\r\nx-request-id: ", 16) != NULL;
+	if (has_rid != rid) {
+		fprintf(stderr, "bench_hcm: the upstream's request %s an x-request-id\n",
+			has_rid ? "has" : "lacks");
+		return 1;
+	}
+	hh_send(u, resp, sizeof(resp) - 1, 0);
+	hh_settle();
 	hh_end();
-	printf("bench_hcm: %ld requests\n", n);
+	printf("bench_hcm: %ld requests%s\n", n, rid ? " (generate_request_id)" : "");
 	return 0;
 }
