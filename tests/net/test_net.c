@@ -924,6 +924,14 @@ static void test_malformed_ipv4_counted_and_dropped(void **state)
 	/* Nothing leaked: every mbuf is back (the pool is the test's). */
 }
 
+/* The defects of an IPv4 frame, in a TCP segment. */
+static const struct bad_case tcp_bad_cases[] = {
+    IP4_BAD_HEAD,
+    {"total length below a TCP header", ARN_NET_P_tcp_drop_truncated, m_icmp_short},
+    IP4_BAD_REST,
+    {"IPv4 header cut short", ARN_NET_P_ip4_drop_truncated, m_ip_truncated},
+};
+
 /* The same defects in a TCP segment: the usual segment's one-pass checks
  * (input.c's tcp_usual) refuse each, and the full checks drop it and count
  * it where they count it in any other frame; TCP sees none. A padded
@@ -931,13 +939,8 @@ static void test_malformed_ipv4_counted_and_dropped(void **state)
 static void test_malformed_tcp_counted_and_dropped(void **state)
 {
 	struct fixture *f = *state;
-	static const struct bad_case cases[] = {
-	    IP4_BAD_HEAD,
-	    {"total length below a TCP header", ARN_NET_P_tcp_drop_truncated, m_icmp_short},
-	    IP4_BAD_REST,
-	    {"IPv4 header cut short", ARN_NET_P_ip4_drop_truncated, m_ip_truncated},
-	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	const struct bad_case *cases = tcp_bad_cases;
+	for (size_t i = 0; i < RTE_DIM(tcp_bad_cases); i++) {
 		struct pkt p;
 		build_tcp(&p, &f->mac, PEER_IP, OUR_IP, 40000, 80);
 		cases[i].mutate(&p);
@@ -963,7 +966,7 @@ static void test_malformed_tcp_counted_and_dropped(void **state)
 	assert_int_equal(l4.input_len, 40);
 	assert_int_equal(pc(f, ARN_NET_P_tcp_rx), 2);
 	/* all but the runt, the other MAC's and the IPv6 frame were IPv4 */
-	assert_int_equal(pc(f, ARN_NET_P_ip4_rx), sizeof(cases) / sizeof(cases[0]) - 3 + 2);
+	assert_int_equal(pc(f, ARN_NET_P_ip4_rx), RTE_DIM(tcp_bad_cases) - 3 + 2);
 }
 
 /* Another worker's segment is handed over from the one-pass checks of the
@@ -975,14 +978,9 @@ static void test_malformed_tcp_counted_and_dropped(void **state)
 static void test_tcp_handed_only_when_every_check_passes(void **state)
 {
 	struct fixture *f = *state;
-	static const struct bad_case cases[] = {
-	    IP4_BAD_HEAD,
-	    {"total length below a TCP header", ARN_NET_P_tcp_drop_truncated, m_icmp_short},
-	    IP4_BAD_REST,
-	    {"IPv4 header cut short", ARN_NET_P_ip4_drop_truncated, m_ip_truncated},
-	};
+	const struct bad_case *cases = tcp_bad_cases;
 	uint16_t sport = sport_for(f, 1);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < RTE_DIM(tcp_bad_cases); i++) {
 		struct pkt p;
 		build_tcp(&p, &f->mac, PEER_IP, OUR_IP, sport, 80);
 		cases[i].mutate(&p);
