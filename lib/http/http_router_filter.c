@@ -1029,6 +1029,16 @@ head_send(struct http_stream *st, const char *path, uint32_t plen, struct arn_h1
 	http_conn_run(hc);
 }
 
+/* The endpoint's address and port as a Host value ("a.b.c.d:port", no
+ * NUL) into @p buf: auto_host_rewrite without a hostname, and a request
+ * that has no authority to send. @return its length. */
+static uint32_t ep_authority(const struct http_stream *st, char buf[64])
+{
+	return (uint32_t)snprintf(buf, 64, "%u.%u.%u.%u:%u", st->ep_addr >> 24,
+				  (st->ep_addr >> 16) & 255, (st->ep_addr >> 8) & 255,
+				  st->ep_addr & 255, st->ep_port);
+}
+
 /* upstream_ready for a request that does not take the connection's kept
  * edits: the Host it sends, the timeout it announces and its rewritten
  * path worked out, its edits made. Out of line: the kept edits' path
@@ -1052,11 +1062,8 @@ static void __attribute__((noinline)) upstream_ready_anew(struct http_stream *st
 			host = st->ep_host;
 			host_len = (uint32_t)strlen(host);
 		} else {
-			int k = snprintf(hostbuf, sizeof(hostbuf), "%u.%u.%u.%u:%u",
-					 st->ep_addr >> 24, (st->ep_addr >> 16) & 255,
-					 (st->ep_addr >> 8) & 255, st->ep_addr & 255, st->ep_port);
 			host = hostbuf;
-			host_len = (uint32_t)k;
+			host_len = ep_authority(st, hostbuf);
 		}
 	} else if (edits_host_sent(st, m)) {
 		if ((st->state & HTTP_S_HOST_STRIPPED) || m->target_form == ARN_H1_TF_ABSOLUTE) {
@@ -1070,11 +1077,8 @@ static void __attribute__((noinline)) upstream_ready_anew(struct http_stream *st
 			host = m->authority.p;
 			host_len = m->authority.len;
 		} else {
-			int k = snprintf(hostbuf, sizeof(hostbuf), "%u.%u.%u.%u:%u",
-					 st->ep_addr >> 24, (st->ep_addr >> 16) & 255,
-					 (st->ep_addr >> 8) & 255, st->ep_addr & 255, st->ep_port);
 			host = hostbuf;
-			host_len = (uint32_t)k;
+			host_len = ep_authority(st, hostbuf);
 		}
 	}
 	/* Envoy announces the per-try timeout when it is the shorter one */
