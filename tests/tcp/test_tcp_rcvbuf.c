@@ -484,8 +484,11 @@ static void test_stalled_connection_gives_back_its_grant(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_RECLAIMED), 1);
 	assert_true(b.c->rcvbuf > 1u << 20);
 	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS), ac->rmem_grant + b.c->rmem_grant);
-	/* the grant is what it holds beyond the base budget, no more */
-	assert_int_equal(ac->rmem_max, RTE_MAX(base, ac->rcvq.n + ac->oooq.n));
+	/* the grant is what it holds beyond the base budget, and what the
+	 * edge it offered still promises (here less than a segment), no more */
+	uint32_t ahead = ac->rcv_adv - ac->rcv_nxt;
+	assert_true(ahead > 0 && ahead < PMSS);
+	assert_int_equal(ac->rmem_max, RTE_MAX(base, ac->rcvq.n + ac->oooq.n + 1));
 	assert_int_equal(ac->rmem_grant, ac->rmem_max - base);
 	assert_true(cnt(ARN_TCP_C_RCVBUF_SHRUNK_MBUFS) > 0);
 	assert_int_equal(ac->rcvbuf, 64 * 1024);
@@ -530,6 +533,72 @@ static void test_growth_reclaims_from_a_connection_not_reading(void **state)
 	assert_true(b.c->rcvbuf > 256 * 1024);
 	assert_true(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS) <= wk->rmem_grow_max);
 	assert_int_equal(a.retracted, 0);
+}
+
+/* The peer sends full segments up to @p to (within what it was offered). */
+static void peer_send_to(struct peer *p, uint32_t to)
+{
+	while (seq_leq(p->seq + PMSS, to)) {
+		peer_seg(p, TH_ACK, p->seq, payload, PMSS);
+		p->seq += PMSS;
+		if ((p->seq / PMSS) % 32 == 0)
+			peer_read(p);
+	}
+	peer_read(p);
+}
+
+/* The 16 MiB downloads of bench/proxy/run (2026-12-05): a proxy's
+ * upstream connection, grown, whose application drains it no faster than
+ * the client reads, is reclaimed by another connection's growth while its
+ * sender is half way through the window it was offered. The rest of that
+ * window arrives: it was promised, so none of it is dropped (before, 138
+ * in-order drops a run, each costing the sender a retransmission timeout
+ * that doubled: requests of 8.5 s), and the bound still holds, because
+ * the grant only keeps what the edge promised and shrinks as it is read. */
+static void test_reclaim_keeps_what_the_offered_edge_promised(void **state)
+{
+	(void)state;
+	struct peer a, b;
+	grow_to_the_bound(&a);
+	struct arn_tcp_conn *ac = a.c;
+	struct arn_tcp_worker *wk = ac->wk;
+	uint32_t base = tcp_rmem_budget(wk, 64 * 1024);
+	holding = ac;
+	uint32_t edge = a.edge;
+	uint32_t window = edge - a.seq;
+	assert_true(window > 1u << 20);
+	peer_send_to(&a, a.seq + window / 2 + PMSS);
+	assert_true(ac->rcvq.bytes > ac->rcvbuf / 2);
+	/* b reads, grows, and takes a's grant: a is clamped at once */
+	peer_open(&b, 40001);
+	for (int i = 0; i < 6; i++) {
+		peer_round(&b, 1);
+		assert_true(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS) <= wk->rmem_grow_max);
+	}
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_RECLAIMED), 1);
+	assert_true(ac->rmem_clamped);
+	assert_true(b.c->rcvbuf > 256 * 1024);
+	/* what it holds and what the edge still promises in full segments */
+	uint32_t ahead = ac->rcv_adv - ac->rcv_nxt;
+	assert_true(ahead > window / 3);
+	assert_int_equal(ac->rmem_max, ac->rcvq.n + (ahead + ac->mss - 1) / ac->mss);
+	/* the rest of the window arrives: all of it is taken */
+	peer_send_to(&a, edge);
+	assert_true(edge - a.seq < PMSS);
+	assert_int_equal(ac->rcv_nxt, a.seq);
+	assert_int_equal(cnt(ARN_TCP_C_RCV_DROPPED_MBUFS), 0);
+	assert_int_equal(cnt(ARN_TCP_C_OOO_DROPPED), 0);
+	assert_true(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS) <= wk->rmem_grow_max);
+	/* it drains: the grant goes back as it does, to nothing */
+	holding = NULL;
+	arn_tcp_rx_consume(ac, ac->rcvq.bytes / 2);
+	assert_true(ac->rmem_max < ac->rcvq.n + ahead / ac->mss);
+	arn_tcp_rx_consume(ac, ac->rcvq.bytes);
+	assert_int_equal(ac->rmem_max, base);
+	assert_int_equal(ac->rmem_grant, 0);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS), b.c->rmem_grant);
+	assert_int_equal(a.retracted, 0);
+	assert_int_equal(b.retracted, 0);
 }
 
 /* Connection a grows to 1 MiB, then its application stops reading for
@@ -712,6 +781,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_grown_connection_attack_bounded, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_stalled_connection_gives_back_its_grant, setup_big,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_reclaim_keeps_what_the_offered_edge_promised,
+					    setup_big, teardown),
 	    cmocka_unit_test_setup_teardown(test_growth_reclaims_from_a_connection_not_reading,
 					    setup_big, teardown),
 	    cmocka_unit_test_setup_teardown(
