@@ -505,7 +505,8 @@ struct arn_tcp_conn {
 
 	/* buffers */
 	struct tcp_q sndq;	  /* bytes from snd_una on */
-	struct rte_mbuf *snd_cur; /* mbuf holding snd_nxt, or NULL: recompute */
+	struct rte_mbuf *snd_cur; /* mbuf holding snd_nxt, or the last one sent whole when
+				   * snd_nxt is past the queue; NULL: recompute */
 	uint32_t snd_cur_off;	  /* sequence of snd_cur's first byte */
 	struct tcp_q oooq;	  /* out of order, sorted; seq in m->hash.usr */
 	uint32_t rcvbuf, sndbuf;
