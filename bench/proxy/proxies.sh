@@ -156,6 +156,7 @@ dataplane:
   eal_args: ["--no-huge", "--no-pci", "--in-memory", "--file-prefix", "$P", "-m", "512", "--lcores", "$lcores"]
   control_lcore: 0
   worker_lcores: [$wl]
+${ARION_DP_EXTRA:-}
   ports:
     - device: $dev
       ipv4: 198.18.0.2/24
