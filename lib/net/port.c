@@ -146,6 +146,68 @@ static unsigned if_rx_channels(const char *ifn, unsigned *combined)
 	return ch.combined_count + ch.rx_count;
 }
 
+/*
+ * TCP checksums on a veth. Linux's own stack does not verify what a veth
+ * delivers: veth_xmit marks a packet whose checksum nobody vouched for
+ * CHECKSUM_UNNECESSARY when the receiving veth has rx-checksumming on
+ * (the default), since it never crossed a wire. net_af_packet and
+ * net_af_xdp on such a veth say nothing per packet (DPDK 22.11 reads no
+ * checksum status from either), so Arion verified every TCP segment in
+ * software: in bench/proxy/run's downloads a third of its checksum work
+ * (the other two: the sender's, and Arion's own for what it sends),
+ * where nginx in the same place pays one. Such a port's TCP checksums are
+ * now taken as Linux's stack would take them, and only there: another
+ * driver (a NIC under net_af_xdp) is verified as before, as is a veth
+ * with rx-checksumming off (`ethtool -K IF rx off`, the operator's
+ * switch, which Linux obeys too). IPv4 header checksums are verified
+ * whatever the port (Linux does as well).
+ */
+static bool if_l4_cksum_vouched(const char *ifn)
+{
+	struct ethtool_drvinfo di = {.cmd = ETHTOOL_GDRVINFO};
+	struct ethtool_value rx = {.cmd = ETHTOOL_GRXCSUM};
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, ifn, strnlen(ifn, sizeof(ifr.ifr_name) - 1));
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return false;
+	ifr.ifr_data = (void *)&di;
+	bool ok = ioctl(s, SIOCETHTOOL, &ifr) == 0;
+	ifr.ifr_data = (void *)&rx;
+	ok = ok && ioctl(s, SIOCETHTOOL, &ifr) == 0;
+	close(s);
+	return ok && strcmp(di.driver, "veth") == 0 && rx.data != 0;
+}
+
+/* An RX callback of such a port: its packets' TCP checksums vouched for. */
+static uint16_t l4_cksum_vouched(uint16_t port, uint16_t queue, struct rte_mbuf **pkts,
+				 uint16_t n, uint16_t max, void *u)
+{
+	(void)port;
+	(void)queue;
+	(void)max;
+	(void)u;
+	for (uint16_t i = 0; i < n; i++)
+		pkts[i]->ol_flags = (pkts[i]->ol_flags & ~RTE_MBUF_F_RX_L4_CKSUM_MASK) |
+				    RTE_MBUF_F_RX_L4_CKSUM_GOOD;
+	return n;
+}
+
+/* The kernel interface under a net_af_packet or net_af_xdp port. */
+static bool port_iface(const struct net_port *np, char *ifn, size_t n)
+{
+	const char *v = devarg(np->device, "iface");
+	if (v == NULL || n == 0)
+		return false;
+	size_t len = strcspn(v, ",");
+	if (len == 0 || len >= n)
+		return false;
+	memcpy(ifn, v, len);
+	ifn[len] = '\0';
+	return true;
+}
+
 /* What net_af_xdp needs before DPDK probes it: the interface, XDP sockets
  * in the kernel, and as many queues as the port binds. DPDK 22.11's PMD
  * counts only combined channels (a NIC's); an interface with none, such as
@@ -535,8 +597,10 @@ int net_port_setup(struct arn_net *net, unsigned idx, const struct arn_dp_port *
 		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_IPV4_CKSUM;
 		np->rx_ip_cksum = true;
 	}
-	if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TCP_CKSUM)
+	if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TCP_CKSUM) {
 		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TCP_CKSUM;
+		np->rx_l4_cksum = true;
+	}
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) {
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
 		np->tx_ip_cksum = true;
@@ -610,6 +674,25 @@ int net_port_setup(struct arn_net *net, unsigned idx, const struct arn_dp_port *
 				nb_tx, rte_strerror(-rc));
 			return rc;
 		}
+	}
+	char ifn[IFNAMSIZ];
+	if ((afx || starts_with(np->device, "net_af_packet")) && !np->rx_l4_cksum &&
+	    port_iface(np, ifn, sizeof(ifn)) && if_l4_cksum_vouched(ifn)) {
+		unsigned q = 0;
+		while (q < n && rte_eth_add_rx_callback(pid, (uint16_t)q, l4_cksum_vouched, NULL))
+			q++;
+		np->l4_cksum_vouched = q == n;
+		if (np->l4_cksum_vouched)
+			ARN_INFO(NET,
+				 "port %s: %s is a veth with rx-checksumming on: the TCP "
+				 "checksums it delivers are taken unverified, as Linux's stack "
+				 "takes them (`ethtool -K %s rx off` has them verified)",
+				 np->name, ifn, ifn);
+		else
+			ARN_WARN(NET,
+				 "port %s: cannot add an RX callback (%s): TCP checksums "
+				 "verified in software",
+				 np->name, rte_strerror(rte_errno));
 	}
 	/* Some PMDs apply the MTU only through this call (net_tap sets the
 	 * kernel interface's). */
