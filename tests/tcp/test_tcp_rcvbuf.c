@@ -194,10 +194,12 @@ static void peer_open(struct peer *p, uint16_t port)
 
 /* One round trip: the peer fills the window it was offered with full
  * segments, we answer, and @p rtt_ms passes before the next round. */
-static uint32_t peer_round(struct peer *p, unsigned rtt_ms)
+/* The peer sends full segments up to @p to (within what it was offered),
+ * reading our ACKs after every 32. @return bytes sent. */
+static uint32_t peer_send_to(struct peer *p, uint32_t to)
 {
-	uint32_t sent = 0, edge = p->edge; /* what it was offered a round trip ago */
-	while (seq_leq(p->seq + PMSS, edge)) {
+	uint32_t sent = 0;
+	while (seq_leq(p->seq + PMSS, to)) {
 		peer_seg(p, TH_ACK, p->seq, payload, PMSS);
 		p->seq += PMSS;
 		sent += PMSS;
@@ -205,6 +207,13 @@ static uint32_t peer_round(struct peer *p, unsigned rtt_ms)
 			peer_read(p); /* a burst's ACKs, as the poll sends them */
 	}
 	peer_read(p);
+	return sent;
+}
+
+static uint32_t peer_round(struct peer *p, unsigned rtt_ms)
+{
+	/* what it was offered a round trip ago */
+	uint32_t sent = peer_send_to(p, p->edge);
 	fake_advance(lc, rtt_ms);
 	p->tsval += rtt_ms;
 	peer_read(p);
@@ -533,18 +542,6 @@ static void test_growth_reclaims_from_a_connection_not_reading(void **state)
 	assert_true(b.c->rcvbuf > 256 * 1024);
 	assert_true(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS) <= wk->rmem_grow_max);
 	assert_int_equal(a.retracted, 0);
-}
-
-/* The peer sends full segments up to @p to (within what it was offered). */
-static void peer_send_to(struct peer *p, uint32_t to)
-{
-	while (seq_leq(p->seq + PMSS, to)) {
-		peer_seg(p, TH_ACK, p->seq, payload, PMSS);
-		p->seq += PMSS;
-		if ((p->seq / PMSS) % 32 == 0)
-			peer_read(p);
-	}
-	peer_read(p);
 }
 
 /* The 16 MiB downloads of bench/proxy/run (2026-12-05): a proxy's
