@@ -1,0 +1,107 @@
+/*
+ * lib/tcp's receive path in a loss episode of a bulk download, as
+ * bench/proxy/run's 16 MiB responses through Arion make them: one segment
+ * lost, the sender's flight (N full segments, timestamps and SACK)
+ * arriving above the hole, the connection's mbuf budget reached half way
+ * (as a grown or clamped connection's is: its window offers more than its
+ * budget holds), so the second half is dropped at the budget. For
+ * callgrind:
+ *
+ *   valgrind --tool=callgrind --toggle-collect=ooo_round \
+ *       --callgrind-out-file=/tmp/cg.ooo build/tests/tcp/bench_tcp_ooo 1000
+ *
+ * Only the segments' input is counted (ooo_round); the ACKs they cause
+ * go out, uncounted, between them. The fake lib/net (tcp_fake_net.h)
+ * stands for lib/net.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tcp_fake_net.h"
+
+#define US FAKE_ADDR(0)
+#define PEER 0xc6120063u
+#define LPORT 80
+#define PPORT 40000
+#define PMSS 1448
+
+static struct arn_lcore *lc = &fake_lc[0];
+static struct arn_tcp_conn *conn;
+static uint8_t payload[PMSS];
+
+static int b_accept(struct arn_tcp_conn *c, void *u)
+{
+	(void)u;
+	conn = c;
+	return 0;
+}
+
+static void b_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
+{
+	(void)head;
+	arn_tcp_rx_consume(c, len);
+}
+
+static const struct arn_tcp_ops b_ops = {.on_accept = b_accept, .on_data = b_data};
+
+/* one segment of the flight (callgrind's toggle) */
+__attribute__((noinline)) void ooo_round(struct rte_mbuf *m);
+__attribute__((noinline)) void ooo_round(struct rte_mbuf *m)
+{
+	arn_tcp_input(lc, m);
+}
+
+static struct fake_opts popts(void)
+{
+	struct fake_opts o = fake_no_opts;
+	o.ts = true;
+	o.tsval = 5000;
+	return o;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned n = argc > 1 ? (unsigned)atoi(argv[1]) : 1000;
+	fake_eal_init();
+	struct arn_dataplane conf = {
+	    .tcp_max_connections = 8, .tcp_rcvbuf = 4 << 20, .tcp_sndbuf = 64 * 1024};
+	if (arn_tcp_worker_init(lc, &conf) != 0)
+		return 1;
+	struct arn_tcp_listen_opts lo = {.backlog = 8};
+	int err = 0;
+	if (!arn_tcp_listen(lc, US, LPORT, &b_ops, NULL, &lo, &err))
+		return 1;
+	struct fake_opts o = {.mss = 1460, .ws = 7, .sack_ok = true, .ts = true, .tsval = 5000};
+	arn_tcp_input(lc, fake_seg(PEER, US, PPORT, LPORT, TH_SYN, 999, 0, 65535, &o, NULL, 0));
+	fake_advance(lc, 0);
+	struct fake_out out;
+	if (!fake_next(lc, &out))
+		return 1;
+	uint32_t ack = out.seq + 1, seq = 1000;
+	struct fake_opts a = popts();
+	arn_tcp_input(lc, fake_seg(PEER, US, PPORT, LPORT, TH_ACK, seq, ack, 65535, &a, NULL, 0));
+	fake_drain(lc);
+	if (conn == NULL)
+		return 1;
+	/* the budget: half the flight (no grant raises it) */
+	conn->rmem_max = n / 2;
+	conn->wk->rmem_grow_max = 0;
+	for (unsigned i = 1; i <= n; i++) {
+		struct fake_opts p = popts();
+		ooo_round(fake_seg(PEER, US, PPORT, LPORT, TH_ACK, seq + i * PMSS, ack, 65535, &p,
+				   payload, PMSS));
+		fake_advance(lc, 0);
+		fake_drain(lc);
+	}
+	printf("ooo: %u queued of %u\n", conn->oooq.n, n);
+	/* the retransmission fills the hole */
+	struct fake_opts p = popts();
+	arn_tcp_input(lc,
+		      fake_seg(PEER, US, PPORT, LPORT, TH_ACK, seq, ack, 65535, &p, payload, PMSS));
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	arn_tcp_worker_fini(lc);
+	fake_drain(lc);
+	fake_eal_fini();
+	return 0;
+}
