@@ -508,7 +508,11 @@ struct arn_tcp_conn {
 	struct rte_mbuf *snd_cur; /* mbuf holding snd_nxt, or the last one sent whole when
 				   * snd_nxt is past the queue; NULL: recompute */
 	uint32_t snd_cur_off;	  /* sequence of snd_cur's first byte */
-	struct tcp_q oooq;	  /* out of order, sorted; seq in m->hash.usr */
+	/* where the run of contiguous data ending at oooq's tail starts
+	 * (valid while the queue holds any): the SACK block of a segment
+	 * appended there (tcp_sack.c) */
+	uint32_t ooo_tail_run;
+	struct tcp_q oooq; /* out of order, sorted; seq in m->hash.usr */
 	uint32_t rcvbuf, sndbuf;
 	uint32_t rmem_max; /* mbufs rcvq + oooq may hold (tcp_rmem.c) */
 	/* receive-buffer autotuning (tcp_rmem.c, Linux's tcp_rcv_space_adjust):

@@ -188,6 +188,25 @@ static uint32_t rd32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+/* The out-of-order queue's invariants: sorted, disjoint, and
+ * ooo_tail_run where the tail's run starts (tcp_sack.c appends there
+ * without walking). */
+static void check_ooo(const struct arn_tcp_conn *c)
+{
+	const struct rte_mbuf *last = NULL;
+	uint32_t run = 0;
+	for (const struct rte_mbuf *x = c->oooq.head; x; x = x->next) {
+		uint32_t xs = x->hash.usr;
+		if (last == NULL || xs != last->hash.usr + last->data_len)
+			run = xs;
+		if (last && seq_lt(xs, last->hash.usr + last->data_len))
+			abort();
+		last = x;
+	}
+	if (last != c->oooq.tail || (last && c->ooo_tail_run != run))
+		abort();
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -289,6 +308,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fake_clock_set(fake_now_us + (uint64_t)(r[9] >> 7) * 250000 +
 			       (uint64_t)(r[6] & 0x3f) * 1000);
 		drain();
+		if (conn)
+			check_ooo(conn);
 	}
 	arn_tcp_worker_fini(lc);
 	fake_drain(lc);
