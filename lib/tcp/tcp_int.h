@@ -527,6 +527,11 @@ struct arn_tcp_conn {
 	uint64_t rcvq_space_us;	 /* when this one began */
 	uint64_t chack_ms;	 /* last challenge ACK for a SYN or data (rate limit) */
 	bool ooo_listed;	 /* on the worker's list of out-of-order queues */
+	/* the last collapse walk (tcp_rmem.c) found no run of small mbufs to
+	 * copy, at this rcv_nxt, and no small mbuf was queued out of order
+	 * since: the next collapse need not walk (see collapse()) */
+	bool rmem_packed;
+	uint32_t rmem_packed_nxt;
 	struct tcp_link ooo_link;
 	/* the grant's upkeep (tcp_rmem.c): a connection that stops reading
 	 * keeps of it only what it holds */
@@ -870,6 +875,12 @@ static inline void tcp_q_append(struct tcp_q *q, struct rte_mbuf *m)
 	q->tail = m;
 	q->bytes += m->data_len;
 	q->n++;
+}
+
+/* A small mbuf is worth copying into a shared one (tcp_rmem.c's collapse). */
+static inline bool tcp_mbuf_small(const struct arn_tcp_worker *wk, const struct rte_mbuf *m)
+{
+	return m->data_len < wk->seg_max / 2;
 }
 
 /* ---- tcp_in.c -------------------------------------------------------------------- */

@@ -208,6 +208,8 @@ static void ooo_append(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq)
 	tcp_q_append(&c->oooq, m);
 	c->wk->cnt[ARN_TCP_C_OOO_MBUFS]++;
 	tcp_ooo_track(c);
+	if (tcp_mbuf_small(c->wk, m))
+		c->rmem_packed = false; /* collapse may have a run to copy */
 	tcp_rsack_note(c, c->ooo_tail_run, seq + m->data_len);
 }
 
@@ -309,6 +311,8 @@ bool tcp_ooo_insert(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq)
 	c->oooq.n++;
 	c->wk->cnt[ARN_TCP_C_OOO_MBUFS]++;
 	tcp_ooo_track(c);
+	if (tcp_mbuf_small(c->wk, m))
+		c->rmem_packed = false;
 
 	/* the contiguous run of queued data that holds it: the SACK block */
 	uint32_t run_s = 0, run_e = 0;

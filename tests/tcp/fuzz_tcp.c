@@ -190,7 +190,8 @@ static uint32_t rd32(const uint8_t *p)
 
 /* The out-of-order queue's invariants: sorted, disjoint, and
  * ooo_tail_run where the tail's run starts (tcp_sack.c appends there
- * without walking). */
+ * without walking); and the receive queues' when collapse would skip its
+ * walk. */
 static void check_ooo(const struct arn_tcp_conn *c)
 {
 	const struct rte_mbuf *last = NULL;
@@ -205,6 +206,19 @@ static void check_ooo(const struct arn_tcp_conn *c)
 	}
 	if (last != c->oooq.tail || (last && c->ooo_tail_run != run))
 		abort();
+	/* tcp_rmem.c's collapse skips its walk as long as the last one
+	 * found nothing: then there is nothing, but a receive queue's head
+	 * trimmed small by a read, which it looks at */
+	if (!c->rmem_packed || c->rmem_packed_nxt != c->rcv_nxt)
+		return;
+	for (const struct rte_mbuf *x = c->oooq.head; x && x->next; x = x->next)
+		if (tcp_mbuf_small(c->wk, x) && tcp_mbuf_small(c->wk, x->next) &&
+		    x->hash.usr + x->data_len == x->next->hash.usr)
+			abort();
+	const struct rte_mbuf *h = c->rcvq.head;
+	for (const struct rte_mbuf *x = h ? h->next : NULL; x && x->next; x = x->next)
+		if (tcp_mbuf_small(c->wk, x) && tcp_mbuf_small(c->wk, x->next))
+			abort();
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

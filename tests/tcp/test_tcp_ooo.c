@@ -496,9 +496,79 @@ static void test_ooo_tail_appends_do_not_walk(void **state)
 	}
 	assert_int_equal(conn->oooq.n, 1000);
 	assert_int_equal(cnt(ARN_TCP_C_OOO_WALKS), 0);
+	assert_int_equal(cnt(ARN_TCP_C_RCV_COLLAPSE_WALKS), 0);
 	send_at(0, PMSS);
 	assert_int_equal(app_off, 1001 * PMSS);
 	assert_int_equal(cnt(ARN_TCP_C_OOO_WALKS), 0);
+}
+
+/* At its budget with full mbufs only (a bulk sender's flight above a
+ * hole), the queues are walked for small mbufs to collapse once, not for
+ * every segment that follows. Tiny segments queued since (the budget made
+ * room for by a read) are collapsed at the next segment, and so is a
+ * receive queue's head that a partial read left small next to a small
+ * one. */
+static void test_collapse_walks_once_at_the_budget(void **state)
+{
+	(void)state;
+	memset(held, 0, sizeof(held));
+	open_conn();
+	struct arn_tcp_conn *c = conn;
+	hold = true;
+	c->rmem_max = 64;
+	/* in order: a full segment and a small one, held by the application */
+	send_at(0, PMSS);
+	send_at(PMSS, 10);
+	uint32_t top = PMSS + 10 + PMSS; /* a hole of one segment */
+	/* out of order: full segments up to the budget, and 100 more */
+	while (c->rcvq.n + c->oooq.n < c->rmem_max) {
+		ooo_at(top, PMSS);
+		top += PMSS;
+	}
+	assert_int_equal(cnt(ARN_TCP_C_RCV_COLLAPSE_WALKS), 0);
+	uint64_t dropped = cnt(ARN_TCP_C_OOO_DROPPED);
+	for (int i = 0; i < 100; i++)
+		send_at(top + (uint32_t)i * PMSS, PMSS);
+	assert_int_equal(cnt(ARN_TCP_C_OOO_DROPPED), dropped + 100);
+	assert_int_equal(cnt(ARN_TCP_C_RCV_COLLAPSE_WALKS), 1);
+	assert_int_equal(cnt(ARN_TCP_C_RCV_COLLAPSED), 0);
+	/* the application reads part of the first segment: what is left of
+	 * it is small, next to the small one, and both are copied into one
+	 * mbuf at the next segment, which then fits */
+	hold = false;
+	app_off = 1000;
+	arn_tcp_rx_consume(c, 1000);
+	hold = true;
+	assert_true(tcp_mbuf_small(c->wk, c->rcvq.head));
+	ooo_at(top, PMSS);
+	top += PMSS;
+	assert_true(held[top - 1]);
+	assert_int_equal(cnt(ARN_TCP_C_RCV_COLLAPSE_WALKS), 2);
+	assert_int_equal(cnt(ARN_TCP_C_RCV_COLLAPSED), 1);
+	assert_int_equal(c->rcvq.n, 1);
+	/* at the budget again: no walk */
+	dropped = cnt(ARN_TCP_C_OOO_DROPPED);
+	send_at(top, PMSS);
+	send_at(top + PMSS, PMSS);
+	assert_int_equal(cnt(ARN_TCP_C_OOO_DROPPED), dropped + 2);
+	assert_int_equal(cnt(ARN_TCP_C_RCV_COLLAPSE_WALKS), 2);
+	/* room for 8 (a larger budget, as a read would make): tiny
+	 * segments, contiguous at the tail, take it; at the budget they
+	 * are collapsed, and more of them fit */
+	c->rmem_max += 8;
+	uint64_t collapsed = cnt(ARN_TCP_C_RCV_COLLAPSED);
+	for (uint32_t i = 0; i < 40; i++)
+		ooo_at(top + i * 20, 20);
+	assert_true(cnt(ARN_TCP_C_RCV_COLLAPSED) > collapsed);
+	assert_true(c->rcvq.n + c->oooq.n <= c->rmem_max);
+	for (uint32_t o = top; o < top + 800; o++)
+		assert_true(held[o]);
+	/* the hole fills: everything queued is delivered, in order */
+	hold = false;
+	c->rmem_max = tcp_rmem_budget(c->wk, c->rcvbuf);
+	t_data(c, c->rcvq.head, c->rcvq.bytes);
+	send_at(PMSS + 10, PMSS);
+	assert_int_equal(app_off, top + 800);
 }
 
 int main(void)
@@ -508,6 +578,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_ooo_sack_blocks_scripted, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ooo_sack_blocks_random, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ooo_tail_appends_do_not_walk, setup_big, teardown),
+	    cmocka_unit_test_setup_teardown(test_collapse_walks_once_at_the_budget, setup,
+					    teardown),
 	};
 	int rc = cmocka_run_group_tests_name("tcp_ooo", tests, NULL, NULL);
 	fake_eal_fini();
