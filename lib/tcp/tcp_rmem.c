@@ -56,8 +56,9 @@
  *      buffer goes back to rcvbuf, so its advertised right edge stays
  *      where it is (never retracted, RFC 9293 3.8.6) and moves again only
  *      once the base buffer reaches past it; its grant shrinks to what it
- *      holds beyond the base budget, and follows what it holds down as it
- *      drains. Data held is memory in use: it stays counted against the
+ *      holds beyond the base budget and what its offered edge still
+ *      promises while its peer sends (rmem_trim()), and follows that down
+ *      as it drains. Data held is memory in use: it stays counted against the
  *      bound, and is bounded by the edge the connection had offered when
  *      it stopped (data still arriving within that edge takes from the
  *      bound while there is some, and is dropped, the sender resending
