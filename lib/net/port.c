@@ -180,20 +180,6 @@ static bool if_l4_cksum_vouched(const char *ifn)
 	return ok && strcmp(di.driver, "veth") == 0 && rx.data != 0;
 }
 
-/* An RX callback of such a port: its packets' TCP checksums vouched for. */
-static uint16_t l4_cksum_vouched(uint16_t port, uint16_t queue, struct rte_mbuf **pkts,
-				 uint16_t n, uint16_t max, void *u)
-{
-	(void)port;
-	(void)queue;
-	(void)max;
-	(void)u;
-	for (uint16_t i = 0; i < n; i++)
-		pkts[i]->ol_flags = (pkts[i]->ol_flags & ~RTE_MBUF_F_RX_L4_CKSUM_MASK) |
-				    RTE_MBUF_F_RX_L4_CKSUM_GOOD;
-	return n;
-}
-
 /* The kernel interface under a net_af_packet or net_af_xdp port. */
 static bool port_iface(const struct net_port *np, char *ifn, size_t n)
 {
@@ -678,21 +664,13 @@ int net_port_setup(struct arn_net *net, unsigned idx, const struct arn_dp_port *
 	char ifn[IFNAMSIZ];
 	if ((afx || starts_with(np->device, "net_af_packet")) && !np->rx_l4_cksum &&
 	    port_iface(np, ifn, sizeof(ifn)) && if_l4_cksum_vouched(ifn)) {
-		unsigned q = 0;
-		while (q < n && rte_eth_add_rx_callback(pid, (uint16_t)q, l4_cksum_vouched, NULL))
-			q++;
-		np->l4_cksum_vouched = q == n;
-		if (np->l4_cksum_vouched)
-			ARN_INFO(NET,
-				 "port %s: %s is a veth with rx-checksumming on: the TCP "
-				 "checksums it delivers are taken unverified, as Linux's stack "
-				 "takes them (`ethtool -K %s rx off` has them verified)",
-				 np->name, ifn, ifn);
-		else
-			ARN_WARN(NET,
-				 "port %s: cannot add an RX callback (%s): TCP checksums "
-				 "verified in software",
-				 np->name, rte_strerror(rte_errno));
+		/* the worker marks each burst's packets (worker.c, rx_port) */
+		np->l4_cksum_vouched = true;
+		ARN_INFO(NET,
+			 "port %s: %s is a veth with rx-checksumming on: the TCP checksums it "
+			 "delivers are taken unverified, as Linux's stack takes them (`ethtool "
+			 "-K %s rx off` has them verified)",
+			 np->name, ifn, ifn);
 	}
 	/* Some PMDs apply the MTU only through this call (net_tap sets the
 	 * kernel interface's). */
