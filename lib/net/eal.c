@@ -3,6 +3,7 @@
  * line), lcores derived from dataplane.control_lcore / worker_lcores when the
  * arguments do not name them, and errors that tell an operator what to do.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,11 +66,23 @@ static long hugepages_total(void)
 	return n;
 }
 
+/* Is DPDK part of this binary (the arion binary's default, meson's
+ * -Ddpdk_static) rather than loaded from librte_*.so (tests, benchmarks,
+ * -Ddpdk_static=false)? */
+static bool dpdk_linked_in(void)
+{
+	Dl_info di;
+	if (dladdr((void *)rte_eal_init, &di) == 0 || di.dli_fname == NULL)
+		return false;
+	return strstr(di.dli_fname, "librte_eal") == NULL;
+}
+
 int arn_net_eal_init(const struct arn_dataplane *dp, int argc, char **argv)
 {
 	static const char *const lcore_opts[] = {"-l", "-c", "--lcores", NULL};
 	static const char *const main_opts[] = {"--main-lcore", NULL};
 	static const char *const nohuge_opts[] = {"--no-huge", NULL};
+	static const char *const driver_opts[] = {"-d", NULL};
 	if (eal_up)
 		return -EALREADY;
 
@@ -82,6 +95,17 @@ int arn_net_eal_init(const struct arn_dataplane *dp, int argc, char **argv)
 	if (eal_argc >= EAL_MAX_ARGS) {
 		ARN_ERR(NET, "too many EAL arguments (at most %d)", EAL_MAX_ARGS - 1);
 		return -E2BIG;
+	}
+	/* -d loads a shared driver, which brings Debian's shared EAL and a
+	 * second copy of every DPDK global into a binary that has its own:
+	 * refused, where it would otherwise fail in ways that say nothing. */
+	if (has_any(eal_argv + 1, eal_argc - 1, driver_opts) && dpdk_linked_in()) {
+		ARN_ERR(NET,
+			"EAL argument -d (load a shared DPDK driver): this arion binary "
+			"carries DPDK and every network PMD linked in, and a shared driver "
+			"would load a second EAL. Remove -d from dataplane.eal_args or the "
+			"command line, or build with -Ddpdk_static=false");
+		return -EINVAL;
 	}
 	bool lcores_given = has_any(eal_argv + 1, eal_argc - 1, lcore_opts);
 	bool main_given = has_any(eal_argv + 1, eal_argc - 1, main_opts);
