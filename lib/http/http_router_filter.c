@@ -1030,8 +1030,8 @@ head_send(struct http_stream *st, const char *path, uint32_t plen, struct arn_h1
 }
 
 /* The endpoint's address and port as a Host value ("a.b.c.d:port", no
- * NUL) into @p buf: auto_host_rewrite without a hostname, and a request
- * that has no authority to send. @return its length. */
+ * NUL) into @p buf: for a request that has no authority to send.
+ * @return its length. */
 static uint32_t ep_authority(const struct http_stream *st, char buf[64])
 {
 	return (uint32_t)snprintf(buf, 64, "%u.%u.%u.%u:%u", st->ep_addr >> 24,
@@ -1057,14 +1057,11 @@ static void __attribute__((noinline)) upstream_ready_anew(struct http_stream *st
 	if (r && r->route.host_rewrite_literal) {
 		host = r->route.host_rewrite_literal;
 		host_len = (uint32_t)strlen(host);
-	} else if (r && r->route.auto_host_rewrite) {
-		if (st->ep_host) {
-			host = st->ep_host;
-			host_len = (uint32_t)strlen(host);
-		} else {
-			host = hostbuf;
-			host_len = ep_authority(st, hostbuf);
-		}
+	} else if (r && r->route.auto_host_rewrite && st->ep_host) {
+		/* the endpoint's hostname; without one the Host stays as it came,
+		 * as Envoy's router leaves it (it rewrites only to a hostname) */
+		host = st->ep_host;
+		host_len = (uint32_t)strlen(host);
 	} else if (edits_host_sent(st, m)) {
 		if ((st->state & HTTP_S_HOST_STRIPPED) || m->target_form == ARN_H1_TF_ABSOLUTE) {
 			/* absolute-form: the target's authority replaces Host

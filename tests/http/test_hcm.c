@@ -7312,6 +7312,47 @@ static void test_router_edited_head_on_the_wire(void **state)
 	assert_true(answered(c, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n"));
 }
 
+/*
+ * auto_host_rewrite as Envoy's router does it (UpstreamRequest: the Host
+ * becomes the chosen host's hostname only when it has one): an endpoint
+ * without a hostname leaves the client's Host as it came (Arion used to
+ * send the endpoint's address:port instead), one with a hostname
+ * (LbEndpoint.endpoint.hostname) gets it. Both on the wire.
+ */
+static void auto_host_request(const char *want_host, const char *not_host)
+{
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET /x HTTP/1.1\r\nHost: a.test\r\nAccept: */*\r\n\r\n");
+	struct arn_tcp_conn *u = upstream_accepts();
+	poll_ms(1);
+	want_in(u->tx, want_host);
+	want_not_in(u->tx, not_host);
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+	assert_true(answered(c, "HTTP/1.1 200 OK\r\n"));
+}
+
+#define AUTO_HOST_ROUTE                                                                            \
+	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\",\"auto_host_rewrite\":true}}"
+
+static void test_auto_host_rewrite_without_hostname_keeps_host(void **state)
+{
+	(void)state;
+	start(4, jlistener("\"generate_request_id\":false", AUTO_HOST_ROUTE));
+	auto_host_request("\r\nHost: a.test\r\n", "198.18.0.10");
+}
+
+static void test_auto_host_rewrite_takes_the_endpoints_hostname(void **state)
+{
+	(void)state;
+	start(4, jlistener("\"generate_request_id\":false", AUTO_HOST_ROUTE));
+	apply(C, "2",
+	      "{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"5s\","
+	      "\"load_assignment\":{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":[{"
+	      "\"endpoint\":{\"hostname\":\"web.internal\",\"address\":{\"socket_address\":{"
+	      "\"address\":\"198.18.0.10\",\"port_value\":8080}}}}]}]}}");
+	auto_host_request("\r\nhost: web.internal\r\n", "a.test");
+}
+
 struct parsed_req {
 	struct arn_h1_parser p;
 	struct arn_h1_msg m;
@@ -7580,6 +7621,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_cluster_trie_follows_random_changes, teardown),
 	    cmocka_unit_test_teardown(test_service_time_line_wire_and_log, teardown),
 	    cmocka_unit_test_teardown(test_router_edited_head_on_the_wire, teardown),
+	    cmocka_unit_test_teardown(test_auto_host_rewrite_without_hostname_keeps_host, teardown),
+	    cmocka_unit_test_teardown(test_auto_host_rewrite_takes_the_endpoints_hostname, teardown),
 	    cmocka_unit_test(test_router_edits_carry_header_ids),
 	};
 	if (getenv("TEST_FILTER")) /* one test by name (a glob), e.g. while bisecting */
