@@ -387,15 +387,18 @@ static void grant(struct arn_tcp_conn *c, uint32_t more)
 	}
 }
 
-/* Is @p c's peer sending: data arrived within the idle time (stalled()'s:
- * a few round trips, at least TCP_RMEM_IDLE_MIN_MS), or a hole is being
- * repaired? A peer idle that long restarts from a small window (RFC 5681
- * 4.1, Linux's tcp_slow_start_after_idle), which the base budget holds. */
+/* Is @p c's peer sending: in-order data arrived within the idle time
+ * (stalled()'s: a few round trips, at least TCP_RMEM_IDLE_MIN_MS)? A peer
+ * idle that long, or repairing a hole for that long (retransmission
+ * timeouts: its window back to one segment), restarts from a small
+ * window (RFC 5681 4.1, Linux's tcp_slow_start_after_idle), which the base
+ * budget holds. Out-of-order data alone does not count: a hole nobody
+ * fills would keep the promise, and the grant, for as long as it stays. */
 static bool sending(const struct arn_tcp_conn *c)
 {
 	uint64_t rtt_ms = (c->rcv_rtt8_us >> 3) / 1000;
 	uint64_t idle = RTE_MAX(TCP_RMEM_STALL_RTTS * rtt_ms, (uint64_t)TCP_RMEM_IDLE_MIN_MS);
-	return c->oooq.n || c->wk->now_ms - c->last_rcv_ms < idle;
+	return c->wk->now_ms - c->last_rcv_ms < idle;
 }
 
 /* A clamped connection gives back the part of its grant that it neither
