@@ -57,9 +57,8 @@ struct net_port {
 	bool tx_ip_cksum; /* offloads enabled on the port */
 	bool tx_tcp_cksum;
 	bool rx_ip_cksum;
-	bool rx_l4_cksum;      /* the device verifies TCP checksums */
 	bool l4_cksum_vouched; /* a veth whose TCP checksums the kernel vouches for (port.c) */
-	uint32_t ip; /* host byte order */
+	uint32_t ip;	       /* host byte order */
 	uint32_t mask;
 	uint32_t gateway;		   /* 0: none */
 	const struct arn_dp_route *routes; /* via gateway; borrowed from dp */

@@ -127,20 +127,27 @@ static void afx_devargs(struct net_port *np, const char *devargs, unsigned worke
 /* The receive queues of interface @p ifn as ethtool counts them (combined
  * channels, and separate RX channels as a veth has): 0 when the driver
  * does not say. @p combined: the combined channels alone. */
-static unsigned if_rx_channels(const char *ifn, unsigned *combined)
+/* The ethtool command @p cmd (its struct, .cmd set) on interface @p ifn.
+ * @return true when the kernel answered it. */
+static bool if_ethtool(const char *ifn, void *cmd)
 {
-	struct ethtool_channels ch = {.cmd = ETHTOOL_GCHANNELS};
 	struct ifreq ifr;
 	memset(&ifr, 0, sizeof(ifr));
 	memcpy(ifr.ifr_name, ifn, strnlen(ifn, sizeof(ifr.ifr_name) - 1));
-	ifr.ifr_data = (void *)&ch;
-	*combined = 0;
+	ifr.ifr_data = cmd;
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (s < 0)
-		return 0;
+		return false;
 	int rc = ioctl(s, SIOCETHTOOL, &ifr);
 	close(s);
-	if (rc != 0)
+	return rc == 0;
+}
+
+static unsigned if_rx_channels(const char *ifn, unsigned *combined)
+{
+	struct ethtool_channels ch = {.cmd = ETHTOOL_GCHANNELS};
+	*combined = 0;
+	if (!if_ethtool(ifn, &ch))
 		return 0;
 	*combined = ch.combined_count;
 	return ch.combined_count + ch.rx_count;
@@ -166,32 +173,8 @@ static bool if_l4_cksum_vouched(const char *ifn)
 {
 	struct ethtool_drvinfo di = {.cmd = ETHTOOL_GDRVINFO};
 	struct ethtool_value rx = {.cmd = ETHTOOL_GRXCSUM};
-	struct ifreq ifr;
-	memset(&ifr, 0, sizeof(ifr));
-	memcpy(ifr.ifr_name, ifn, strnlen(ifn, sizeof(ifr.ifr_name) - 1));
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return false;
-	ifr.ifr_data = (void *)&di;
-	bool ok = ioctl(s, SIOCETHTOOL, &ifr) == 0;
-	ifr.ifr_data = (void *)&rx;
-	ok = ok && ioctl(s, SIOCETHTOOL, &ifr) == 0;
-	close(s);
-	return ok && strcmp(di.driver, "veth") == 0 && rx.data != 0;
-}
-
-/* The kernel interface under a net_af_packet or net_af_xdp port. */
-static bool port_iface(const struct net_port *np, char *ifn, size_t n)
-{
-	const char *v = devarg(np->device, "iface");
-	if (v == NULL || n == 0)
-		return false;
-	size_t len = strcspn(v, ",");
-	if (len == 0 || len >= n)
-		return false;
-	memcpy(ifn, v, len);
-	ifn[len] = '\0';
-	return true;
+	return if_ethtool(ifn, &di) && strcmp(di.driver, "veth") == 0 && if_ethtool(ifn, &rx) &&
+	       rx.data != 0;
 }
 
 /* What net_af_xdp needs before DPDK probes it: the interface, XDP sockets
@@ -583,10 +566,8 @@ int net_port_setup(struct arn_net *net, unsigned idx, const struct arn_dp_port *
 		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_IPV4_CKSUM;
 		np->rx_ip_cksum = true;
 	}
-	if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TCP_CKSUM) {
+	if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TCP_CKSUM)
 		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TCP_CKSUM;
-		np->rx_l4_cksum = true;
-	}
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) {
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
 		np->tx_ip_cksum = true;
@@ -661,9 +642,13 @@ int net_port_setup(struct arn_net *net, unsigned idx, const struct arn_dp_port *
 			return rc;
 		}
 	}
-	char ifn[IFNAMSIZ];
-	if ((afx || starts_with(np->device, "net_af_packet")) && !np->rx_l4_cksum &&
-	    port_iface(np, ifn, sizeof(ifn)) && if_l4_cksum_vouched(ifn)) {
+	/* (a device that verifies TCP checksums itself needs none of it) */
+	const char *iface = devarg(np->device, "iface");
+	char ifn[IF_NAMESIZE + 1] = "";
+	if (iface)
+		dev_name(iface, ifn, sizeof(ifn));
+	if ((afx || starts_with(np->device, "net_af_packet")) && *ifn &&
+	    !(conf.rxmode.offloads & RTE_ETH_RX_OFFLOAD_TCP_CKSUM) && if_l4_cksum_vouched(ifn)) {
 		/* the worker marks each burst's packets (worker.c, rx_port) */
 		np->l4_cksum_vouched = true;
 		ARN_INFO(NET,
