@@ -189,8 +189,6 @@ static inline __attribute__((always_inline)) void sndq_copy(struct arn_tcp_conn 
 	 * unacknowledged queue from its head: thousands of mbufs a segment
 	 * with a grown window, 7% of the worker in bench/proxy/run's
 	 * downloads (2026-12-05). */
-	struct rte_mbuf *last = NULL;
-	uint32_t last_seq = 0;
 	while (len > 0 && m) {
 		uint32_t off = seq - mseq;
 		uint32_t n = RTE_MIN(len, (uint32_t)m->data_len - off);
@@ -199,15 +197,11 @@ static inline __attribute__((always_inline)) void sndq_copy(struct arn_tcp_conn 
 		seq += n;
 		len -= n;
 		if (off + n == m->data_len) {
-			last = m;
-			last_seq = mseq;
+			if (m->next == NULL)
+				break; /* the last mbuf stays the cursor, as above */
 			mseq += m->data_len;
 			m = m->next;
 		}
-	}
-	if (m == NULL && last != NULL) {
-		m = last;
-		mseq = last_seq;
 	}
 	c->snd_cur = m;
 	c->snd_cur_off = mseq;

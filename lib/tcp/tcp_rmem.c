@@ -357,9 +357,16 @@ static bool rmem_contended(const struct arn_tcp_conn *c)
 	return wk->pressure || others > wk->rmem_grow_max / 2;
 }
 
+/* The receiver's round-trip estimate in whole milliseconds (0: none yet,
+ * or under one). */
+static inline uint64_t rcv_rtt_ms(const struct arn_tcp_conn *c)
+{
+	return (c->rcv_rtt8_us >> 3) / 1000;
+}
+
 static bool stalled(struct arn_tcp_conn *c, bool short_of_budget)
 {
-	uint64_t rtt_ms = (c->rcv_rtt8_us >> 3) / 1000;
+	uint64_t rtt_ms = rcv_rtt_ms(c);
 	if (short_of_budget)
 		return !read_within(c, RTE_MAX(rtt_ms, (uint64_t)TCP_RMEM_RECLAIM_MIN_MS)) ||
 		       c->rcvq.bytes > c->rcvbuf / 2;
@@ -396,8 +403,8 @@ static void grant(struct arn_tcp_conn *c, uint32_t more)
  * fills would keep the promise, and the grant, for as long as it stays. */
 static bool sending(const struct arn_tcp_conn *c)
 {
-	uint64_t rtt_ms = (c->rcv_rtt8_us >> 3) / 1000;
-	uint64_t idle = RTE_MAX(TCP_RMEM_STALL_RTTS * rtt_ms, (uint64_t)TCP_RMEM_IDLE_MIN_MS);
+	uint64_t idle =
+	    RTE_MAX(TCP_RMEM_STALL_RTTS * rcv_rtt_ms(c), (uint64_t)TCP_RMEM_IDLE_MIN_MS);
 	return c->wk->now_ms - c->last_rcv_ms < idle;
 }
 
