@@ -118,7 +118,9 @@ start_arion() { # [wrapper command...]; ARION_WORKERS: worker lcores (default 1)
 	# channels), so it takes one worker (lib/net refuses more).
 	arion_port_auto
 	local dev="net_af_packet0,iface=$IF_PX,framecnt=4096" ring=""
-	if [ "$ARION_PORT" = af_xdp ]; then
+	if [ "$ARION_PORT" = arn_af_packet ]; then
+		dev="arn_af_packet,iface=$IF_PX"
+	elif [ "$ARION_PORT" = af_xdp ]; then
 		dev="net_af_xdp0,iface=$IF_PX"
 		ring="      rx_descriptors: 4096
       tx_descriptors: 4096"

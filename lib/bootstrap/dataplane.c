@@ -180,11 +180,13 @@ static void port(struct dp_parse *p, yaml_node_t *n, size_t i, struct arn_dp_por
 		} else if (!strcmp(kt, "device") && v->type == YAML_SCALAR_NODE) {
 			const char *d = arn_y2j_scalar(v);
 			pt->is_pci = is_pci_addr(d);
-			if (!pt->is_pci && strncmp(d, "net_", 4) != 0) {
+			if (!pt->is_pci && strncmp(d, "net_", 4) != 0 &&
+			    strncmp(d, "arn_af_packet,", 14) != 0) {
 				err(p, "device",
 				    "'%s' is neither a PCI address (0000:03:00.0) nor a virtual "
-				    "device (net_tap0,iface=arn0, net_af_packet0,iface=veth0 or "
-				    "net_af_xdp0,iface=veth0)",
+				    "device (net_tap0,iface=arn0, net_af_packet0,iface=veth0, "
+				    "net_af_xdp0,iface=veth0 or Arion's own "
+				    "arn_af_packet,iface=veth0)",
 				    d);
 			}
 			free(pt->device);

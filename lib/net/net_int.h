@@ -73,6 +73,9 @@ struct net_port {
 	unsigned n_afp_fd;
 	int afp_fd[ARN_NET_MAX_WORKERS];
 	uint64_t afp_drops;
+	/* arn_af_packet (vpkt.c): its sockets; NULL for an ethdev port, whose
+	 * port_id is then an ethdev's (a vpkt port's is none: see port.c) */
+	struct net_vpkt *vpkt;
 };
 
 /* What the device counted, beside the workers' counters: frames lost before

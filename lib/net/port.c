@@ -49,6 +49,7 @@
 #include "arn_dataplane.h"
 #include "arn_log.h"
 #include "net_int.h"
+#include "vpkt.h"
 
 #ifndef AF_XDP
 #define AF_XDP 44 /* <linux/socket.h>; older C libraries lack it */
@@ -509,6 +510,12 @@ int net_port_setup(struct arn_net *net, unsigned idx, const struct arn_dp_port *
 	np->routes = pc->routes;
 	np->n_routes = pc->n_routes;
 	np->mtu = pc->mtu;
+	if (starts_with(pc->device, VPKT_PREFIX)) {
+		/* not an ethdev: a port_id no ethdev has, which keeps net.c's
+		 * check that two ports are not the same device meaningful */
+		np->port_id = (uint16_t)(RTE_MAX_ETHPORTS + idx);
+		return net_vpkt_setup(np, pc, n, net->lc);
+	}
 	if (starts_with(pc->device, "net_af_packet"))
 		afp_devargs(np, pc->device, n, pc->rx_descriptors);
 	else if (starts_with(pc->device, "net_af_xdp"))
@@ -690,7 +697,7 @@ int net_ports_start(struct arn_net *net)
 {
 	for (unsigned i = 0; i < net->n_ports; i++) {
 		struct net_port *np = &net->port[i];
-		int rc = rte_eth_dev_start(np->port_id);
+		int rc = np->vpkt ? net_vpkt_start(np) : rte_eth_dev_start(np->port_id);
 		if (rc != 0) {
 			ARN_ERR(NET, "port %s (%s): cannot start: %s", np->name, np->device,
 				rte_strerror(-rc));
@@ -706,7 +713,9 @@ int net_ports_start(struct arn_net *net)
 		}
 		struct rte_eth_link link;
 		char ls[RTE_ETH_LINK_MAX_STR_LEN] = "link unknown";
-		if (rte_eth_link_get_nowait(np->port_id, &link) == 0)
+		if (np->vpkt)
+			snprintf(ls, sizeof(ls), "GRO in, GSO out");
+		else if (rte_eth_link_get_nowait(np->port_id, &link) == 0)
 			rte_eth_link_to_str(ls, sizeof(ls), &link);
 		char mac[RTE_ETHER_ADDR_FMT_SIZE];
 		rte_ether_format_addr(mac, sizeof(mac), &np->mac);
@@ -722,9 +731,10 @@ int net_ports_start(struct arn_net *net)
 			 np->tx_ip_cksum && np->tx_tcp_cksum ? "+" : "",
 			 np->tx_tcp_cksum ? "tcp" : (np->tx_ip_cksum ? "" : "none"));
 		ARN_INFO(NET,
-			 "port %s (%s, ethdev %u): %u.%u.%u.%u/%u gateway %s, MAC %s, MTU %u, %u "
+			 "port %s (%s, %s %u): %u.%u.%u.%u/%u gateway %s, MAC %s, MTU %u, %u "
 			 "queue pairs, RSS %s, checksum offload %s; %s",
-			 np->name, np->device, np->port_id, np->ip >> 24, (np->ip >> 16) & 0xff,
+			 np->name, np->device, np->vpkt ? "Arion's own port" : "ethdev",
+			 np->vpkt ? i : np->port_id, np->ip >> 24, (np->ip >> 16) & 0xff,
 			 (np->ip >> 8) & 0xff, np->ip & 0xff, plen, gw, mac, np->mtu,
 			 net->n_workers,
 			 net->n_workers < 2 ? "not needed"
@@ -739,6 +749,13 @@ void net_ports_close(struct arn_net *net)
 {
 	for (unsigned i = 0; i < net->n_ports; i++) {
 		struct net_port *np = &net->port[i];
+		if (np->vpkt) {
+			net_port_afp_drops(np); /* the last drops, before the sockets close */
+			np->n_afp_fd = 0;
+			np->started = false;
+			net_vpkt_close(np);
+			continue;
+		}
 		if (np->started) {
 			int rc = rte_eth_dev_stop(np->port_id);
 			if (rc != 0)

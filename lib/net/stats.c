@@ -59,6 +59,12 @@ uint64_t arn_net_worker_counter(const struct arn_net *net, unsigned worker, enum
 int net_port_nic_stats(struct arn_net *net, unsigned p, struct net_nic_stats *out)
 {
 	struct rte_eth_stats es;
+	if (net->port[p].vpkt) {
+		/* the sockets' drops are all the kernel counts for them */
+		memset(out, 0, sizeof(*out));
+		out->rx_missed = net_port_afp_drops(&net->port[p]);
+		return 0;
+	}
 	int rc = rte_eth_stats_get(net->port[p].port_id, &es);
 	if (rc != 0)
 		return rc;

@@ -17,6 +17,7 @@
 #include <rte_mbuf.h>
 
 #include "net_int.h"
+#include "vpkt.h"
 
 static __rte_noinline struct rte_mbuf *alloc_slow(struct arn_lcore *lc)
 {
@@ -43,6 +44,17 @@ struct rte_mbuf *arn_net_alloc(struct arn_lcore *lc)
 	return alloc_slow(lc);
 }
 
+/* Port @p p's TX queue of this worker: an ethdev's, or arn_af_packet's
+ * socket (vpkt.c), which take frames alike. */
+static inline uint16_t port_tx(struct arn_lcore *lc, uint16_t p, struct rte_mbuf **pkts,
+			       uint16_t n)
+{
+	const struct net_port *np = &lc->net->port[p];
+	if (np->vpkt)
+		return net_vpkt_tx(lc, p, pkts, n);
+	return rte_eth_tx_burst(np->port_id, (uint16_t)lc->index, pkts, n);
+}
+
 /* rte_eth_tx_burst attempts per flush; what a full queue leaves waits in
  * the buffer for the next iteration's flush. */
 #define TX_RETRIES 4
@@ -56,8 +68,7 @@ static __rte_noinline uint16_t tx_partial(struct arn_lcore *lc, uint16_t p, uint
 	struct arn_lcore_port *lp = &lc->port[p];
 	uint16_t n = lp->n_tx;
 	for (int t = 1; t < TX_RETRIES && sent < n; t++)
-		sent += rte_eth_tx_burst(lc->net->port[p].port_id, (uint16_t)lc->index,
-					 lp->tx + sent, (uint16_t)(n - sent));
+		sent += port_tx(lc, p, lp->tx + sent, (uint16_t)(n - sent));
 	uint32_t left = 0;
 	for (uint16_t i = sent; i < n; i++)
 		left += rte_pktmbuf_pkt_len(lp->tx[i]);
@@ -91,7 +102,7 @@ uint16_t net_tx_flush_port(struct arn_lcore *lc, uint16_t p)
 	 * (net_af_packet frees it at once, and the pool may hand it out
 	 * again), and a sum made here before the burst would be one more
 	 * value kept across the call (and a loop) every flush. */
-	uint16_t sent = rte_eth_tx_burst(lc->net->port[p].port_id, (uint16_t)lc->index, lp->tx, n);
+	uint16_t sent = port_tx(lc, p, lp->tx, n);
 	if (unlikely(sent != n))
 		return tx_partial(lc, p, sent);
 	lp->ctr[ARN_NET_P_tx_packets] += n;

@@ -1,0 +1,624 @@
+/*
+ * arn_af_packet (vpkt.h): AF_PACKET sockets with virtio-net headers.
+ *
+ * Why a port of Arion's own: on a machine without a DPDK NIC, DPDK 22.11's
+ * kernel exchanges (net_af_packet, net_af_xdp, net_tap) trade 1,514-byte
+ * frames, so a bulk transfer costs the kernel one skb, and on af_xdp two
+ * extra copies, per 1,448 bytes, where a kernel proxy's sockets move 64 KiB
+ * GSO packets across the same veth (docs/benchmarks/proxy.md, "Why item 4
+ * fails"). The socket option the kernel has had since Linux 3.13,
+ * PACKET_VNET_HDR, is what qemu's tap networking uses: a 10-byte header
+ * before each frame says its checksum state and, for a super-segment, its
+ * segment size. Received: the sender's TSO packet as it crossed the veth.
+ * Sent: one frame per run of segments, which the kernel cuts only if a
+ * real device that cannot needs it.
+ *
+ * The costs it trades: a system call per receive poll (recvmmsg, empty or
+ * not) and per flush (sendmmsg), where net_af_xdp reads rings. For small
+ * exchanges that is more than af_xdp's rings; for bulk transfer far less
+ * than a skb per frame. bench/proxy/run measures both.
+ *
+ * Receive: each queue offers the kernel VPKT_RX_MSGS frames, each as a
+ * chain of mbufs long enough for 64 KiB (the virtio-net header goes in the
+ * first mbuf's headroom, just before the frame). A frame takes the links
+ * it fills; the rest stay offered. Sockets of a port with several workers
+ * form a fanout group (the kernel's flow hash, PACKET_FANOUT_FLAG_DEFRAG as
+ * net_af_packet has): lib/net's software hash then hands a flow to its
+ * owner, as on every virtual device.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_tcp.h>
+
+#include "arn_dataplane.h"
+#include "arn_log.h"
+#include "net_int.h"
+#include "vpkt.h"
+
+#ifndef PACKET_IGNORE_OUTGOING
+#define PACKET_IGNORE_OUTGOING 23 /* Linux 4.20 */
+#endif
+
+/* Frames offered to the kernel per receive call. */
+#define VPKT_RX_MSGS 8
+/* Links of a receive chain at most: 64 KiB and the Ethernet header in
+ * mbufs of at least 1,700 bytes' room (data rooms are 2,048 by default). */
+#define VPKT_RX_LINKS 40
+/* iovecs a TX burst may use: a header each, and the frames' links */
+#define VPKT_TX_IOVS (ARN_NET_TX_BURST * 6)
+/* The largest IPv4 total length (a GSO frame's headers included). */
+#define VPKT_IP_MAX 65535u
+
+#define TH_FIN 0x01
+#define TH_SYN 0x02
+#define TH_RST 0x04
+#define TH_PSH 0x08
+#define TH_ACK 0x10
+#define TH_URG 0x20
+#define TH_ECE 0x40
+#define TH_CWR 0x80
+
+struct vpkt_q {
+	int fd;
+	unsigned links;	 /* links per offered frame */
+	unsigned room0;	 /* bytes the first link holds (headroom after the vnet header) */
+	struct rte_mempool *pool;
+	unsigned filled[VPKT_RX_MSGS];
+	bool ready[VPKT_RX_MSGS]; /* the slot's iovecs point at its links */
+	struct rte_mbuf *rx[VPKT_RX_MSGS][VPKT_RX_LINKS];
+	struct iovec riov[VPKT_RX_MSGS][VPKT_RX_LINKS];
+	struct mmsghdr rmsg[VPKT_RX_MSGS];
+	struct vpkt_group grp[ARN_NET_TX_BURST];
+	struct vpkt_head head[ARN_NET_TX_BURST];
+	struct mmsghdr tmsg[ARN_NET_TX_BURST];
+	struct iovec tiov[VPKT_TX_IOVS];
+	bool tx_err_logged;
+} __rte_cache_aligned;
+
+struct net_vpkt {
+	char ifn[IF_NAMESIZE + 1];
+	int ifindex;
+	unsigned nq;
+	struct vpkt_q *q; /* [nq] */
+};
+
+/* ---- planning a TX burst (pure) -------------------------------------------- */
+
+/* A TCP/IPv4 frame whose headers are in its first link: their length, and
+ * the payload's. */
+static bool tcp_frame(const struct rte_mbuf *m, unsigned *hl, unsigned *payload)
+{
+	if (!(m->ol_flags & RTE_MBUF_F_TX_TCP_CKSUM) || m->data_len < 14 + 20 + 20)
+		return false;
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+	if (f[12] != 0x08 || f[13] != 0x00 || f[14] != 0x45 || f[23] != IPPROTO_TCP)
+		return false;
+	unsigned doff = (unsigned)(f[14 + 20 + 12] >> 4) * 4;
+	unsigned h = 14 + 20 + doff;
+	unsigned tot = (unsigned)f[16] << 8 | f[17];
+	if (doff < 20 || h > m->data_len || h > VPKT_HEAD_MAX || 14 + tot != m->pkt_len ||
+	    tot < 20 + doff)
+		return false;
+	*hl = h;
+	*payload = m->pkt_len - h;
+	return true;
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* May @p b follow @p a's group, whose last frame is @p prev (payload
+ * @p prev_len) and whose segment size is @p gso? Headers equal but for
+ * the IPv4 length, ID and checksum and the TCP sequence, flags and
+ * checksum; sequence contiguous. */
+static bool mergeable(const uint8_t *a, const uint8_t *prev, unsigned prev_len, const uint8_t *b,
+		      unsigned hl, unsigned b_len, unsigned gso)
+{
+	const uint8_t *ta = a + 34, *tp = prev + 34, *tb = b + 34;
+	if (prev_len != gso || b_len == 0 || b_len > gso)
+		return false;
+	if ((tp[13] & (TH_FIN | TH_SYN | TH_RST | TH_PSH | TH_URG)) ||
+	    (tb[13] & (TH_SYN | TH_RST | TH_URG | TH_CWR)) || ((ta[13] ^ tb[13]) & TH_ECE))
+		return false;
+	if (memcmp(a, b, 16) != 0 || memcmp(a + 20, b + 20, 4) != 0 ||
+	    memcmp(a + 26, b + 26, 8) != 0) /* Ethernet, IP vhl/tos, frag/ttl/proto, addresses */
+		return false;
+	if (memcmp(ta, tb, 4) != 0 || memcmp(ta + 8, tb + 8, 5) != 0 ||
+	    memcmp(ta + 14, tb + 14, 2) != 0 || memcmp(ta + 18, tb + 18, hl - 34 - 18) != 0)
+		return false; /* ports, ACK and data offset, window, urgent pointer and options */
+	return rd32(tb + 4) == rd32(tp + 4) + prev_len;
+}
+
+unsigned net_vpkt_plan(struct rte_mbuf *const *pkts, unsigned n, struct vpkt_group *g,
+		       unsigned max_iovs)
+{
+	unsigned k = 0, iovs = 0;
+	unsigned i = 0;
+	while (i < n) {
+		const struct rte_mbuf *m = pkts[i];
+		unsigned hl, pl;
+		struct vpkt_group *x = &g[k];
+		x->first = (uint16_t)i;
+		x->n = 1;
+		x->gso_size = 0;
+		if (!tcp_frame(m, &hl, &pl)) {
+			x->head_len = 0;
+			x->payload = 0;
+			x->iovs = (uint16_t)(1 + m->nb_segs);
+		} else {
+			x->head_len = (uint16_t)hl;
+			x->payload = pl;
+			x->iovs = (uint16_t)(1 + m->nb_segs);
+			const uint8_t *a = rte_pktmbuf_mtod(m, const uint8_t *);
+			const uint8_t *prev = a;
+			unsigned prev_len = pl;
+			while (i + x->n < n) {
+				const struct rte_mbuf *b = pkts[i + x->n];
+				unsigned bhl, bpl;
+				if (!tcp_frame(b, &bhl, &bpl) || bhl != hl ||
+				    hl - 14 + x->payload + bpl > VPKT_IP_MAX ||
+				    iovs + x->iovs + b->nb_segs > max_iovs)
+					break;
+				const uint8_t *bb = rte_pktmbuf_mtod(b, const uint8_t *);
+				if (!mergeable(a, prev, prev_len, bb, hl, bpl, pl))
+					break;
+				x->payload += bpl;
+				x->iovs = (uint16_t)(x->iovs + b->nb_segs);
+				x->n++;
+				prev = bb;
+				prev_len = bpl;
+			}
+			if (x->n > 1)
+				x->gso_size = (uint16_t)pl;
+		}
+		if (iovs + x->iovs > max_iovs)
+			break;
+		iovs += x->iovs;
+		i += x->n;
+		k++;
+	}
+	return k;
+}
+
+unsigned net_vpkt_group_head(struct rte_mbuf *const *pkts, const struct vpkt_group *g,
+			     struct vpkt_head *out)
+{
+	memset(&out->v, 0, sizeof(out->v));
+	if (g->head_len == 0)
+		return sizeof(out->v);
+	const struct rte_mbuf *m = pkts[g->first];
+	memcpy(out->h, rte_pktmbuf_mtod(m, const void *), g->head_len);
+	/* The kernel finishes the TCP checksum from csum_start on: the field
+	 * holds the pseudo-header's sum (lib/net's offload form). */
+	out->v.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	out->v.csum_start = 14 + 20;
+	out->v.csum_offset = 16;
+	out->v.hdr_len = g->head_len;
+	if (g->n > 1) {
+		const struct rte_mbuf *last = pkts[g->first + g->n - 1];
+		const uint8_t *lt = rte_pktmbuf_mtod(last, const uint8_t *) + 34;
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(out->h + 14);
+		struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(out->h + 34);
+		ip->total_length = rte_cpu_to_be_16((uint16_t)(g->head_len - 14 + g->payload));
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		/* PSH and FIN are the last segment's; the kernel's GSO puts
+		 * them on the last piece it cuts (and CWR on the first). */
+		th->tcp_flags = (uint8_t)(th->tcp_flags | (lt[13] & (TH_PSH | TH_FIN)));
+		th->cksum = rte_ipv4_phdr_cksum(ip, 0);
+		out->v.gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
+		if (th->tcp_flags & TH_CWR)
+			out->v.gso_type |= VIRTIO_NET_HDR_GSO_ECN;
+		out->v.gso_size = g->gso_size;
+	}
+	return sizeof(out->v) + g->head_len;
+}
+
+bool net_vpkt_rx_flags(struct rte_mbuf *m, const struct virtio_net_hdr *v)
+{
+	uint64_t fl = 0;
+	/* NEEDS_CSUM: a local sender's partial sum (the kernel never
+	 * finishes it for a packet that stays in the machine); DATA_VALID:
+	 * a device or the kernel checked it. Either way the kernel vouches,
+	 * as its own stack would take it. */
+	if (v->flags & (VIRTIO_NET_HDR_F_NEEDS_CSUM | VIRTIO_NET_HDR_F_DATA_VALID))
+		fl |= RTE_MBUF_F_RX_L4_CKSUM_GOOD;
+	switch (v->gso_type & ~VIRTIO_NET_HDR_GSO_ECN) {
+	case VIRTIO_NET_HDR_GSO_NONE:
+		break;
+	case VIRTIO_NET_HDR_GSO_TCPV4:
+		fl |= RTE_MBUF_F_RX_LRO;
+		m->tso_segsz = v->gso_size;
+		break;
+	default:
+		return false;
+	}
+	m->ol_flags = fl;
+	return true;
+}
+
+/* ---- the data path ------------------------------------------------------------ */
+
+/* Offer slot @p s its missing links, and point its iovecs at them.
+ * @return false when the pool is short (the slot is not offered). */
+static inline bool rx_fill(struct vpkt_q *q, unsigned s)
+{
+	if (likely(q->ready[s]))
+		return true;
+	unsigned f = q->filled[s];
+	if (f < q->links) {
+		if (rte_pktmbuf_alloc_bulk(q->pool, &q->rx[s][f], q->links - f) != 0)
+			return false;
+		q->filled[s] = q->links;
+	}
+	for (unsigned i = 0; i < q->links; i++) {
+		struct rte_mbuf *m = q->rx[s][i];
+		uint8_t *base = rte_pktmbuf_mtod(m, uint8_t *);
+		if (i == 0) {
+			m->data_off = RTE_PKTMBUF_HEADROOM;
+			base = rte_pktmbuf_mtod(m, uint8_t *);
+			q->riov[s][0].iov_base = base - sizeof(struct virtio_net_hdr);
+			q->riov[s][0].iov_len = sizeof(struct virtio_net_hdr) + q->room0;
+		} else {
+			m->data_off = 0;
+			q->riov[s][i].iov_base = m->buf_addr;
+			q->riov[s][i].iov_len = m->buf_len;
+		}
+	}
+	q->rmsg[s].msg_hdr.msg_iov = q->riov[s];
+	q->rmsg[s].msg_hdr.msg_iovlen = q->links;
+	q->ready[s] = true;
+	return true;
+}
+
+/* Slot @p s's first @p k links leave as a frame of @p len bytes; the rest
+ * move to the front. */
+static struct rte_mbuf *rx_take(struct vpkt_q *q, unsigned s, uint32_t len)
+{
+	struct rte_mbuf *head = q->rx[s][0];
+	uint32_t left = len;
+	unsigned k = 0;
+	struct rte_mbuf *prev = NULL;
+	while (left > 0) {
+		struct rte_mbuf *m = q->rx[s][k];
+		uint32_t room = k == 0 ? q->room0 : m->buf_len;
+		uint16_t dl = (uint16_t)(left < room ? left : room);
+		m->data_len = dl;
+		m->next = NULL;
+		if (prev)
+			prev->next = m;
+		prev = m;
+		left -= dl;
+		k++;
+	}
+	head->pkt_len = len;
+	head->nb_segs = (uint16_t)k;
+	memmove(&q->rx[s][0], &q->rx[s][k], (q->filled[s] - k) * sizeof(q->rx[s][0]));
+	q->filled[s] -= k;
+	q->ready[s] = false;
+	return head;
+}
+
+uint16_t net_vpkt_rx(struct arn_lcore *lc, uint16_t p, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct vpkt_q *q = &lc->net->port[p].vpkt->q[lc->index];
+	unsigned want = n < VPKT_RX_MSGS ? n : VPKT_RX_MSGS;
+	unsigned offer = 0;
+	while (offer < want && rx_fill(q, offer))
+		offer++;
+	if (offer == 0) {
+		ARN_NET_WINC(lc, mbuf_alloc_failed);
+		return 0;
+	}
+	int r = recvmmsg(q->fd, q->rmsg, offer, MSG_DONTWAIT, NULL);
+	if (r <= 0)
+		return 0;
+	uint16_t out = 0;
+	for (int i = 0; i < r; i++) {
+		struct mmsghdr *mh = &q->rmsg[i];
+		uint32_t len = mh->msg_len;
+		if ((mh->msg_hdr.msg_flags & MSG_TRUNC) || len <= sizeof(struct virtio_net_hdr)) {
+			ARN_NET_PINC(lc, p, rx_drop_oversize);
+			mh->msg_hdr.msg_flags = 0;
+			continue;
+		}
+		struct virtio_net_hdr v;
+		memcpy(&v, rte_pktmbuf_mtod(q->rx[i][0], uint8_t *) - sizeof(v), sizeof(v));
+		struct rte_mbuf *m = rx_take(q, (unsigned)i, len - (uint32_t)sizeof(v));
+		m->port = p;
+		if (!net_vpkt_rx_flags(m, &v)) {
+			ARN_NET_PINC(lc, p, rx_drop_gso_type);
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		if (m->ol_flags & RTE_MBUF_F_RX_LRO)
+			ARN_NET_PINC(lc, p, rx_gro);
+		pkts[out++] = m;
+	}
+	return out;
+}
+
+uint16_t net_vpkt_tx(struct arn_lcore *lc, uint16_t p, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct net_vpkt *vp = lc->net->port[p].vpkt;
+	struct vpkt_q *q = &vp->q[lc->index];
+	uint16_t done = 0;
+	while (done < n) {
+		unsigned k = net_vpkt_plan(pkts + done, n - done, q->grp, VPKT_TX_IOVS);
+		if (unlikely(k == 0)) {
+			/* a frame of more links than a burst's iovecs: never
+			 * one of lib/net's (a header and a few references) */
+			ARN_NET_PINC(lc, p, tx_drop_kernel);
+			rte_pktmbuf_free(pkts[done++]);
+			continue;
+		}
+		unsigned iov = 0;
+		for (unsigned g = 0; g < k; g++) {
+			struct vpkt_group *x = &q->grp[g];
+			struct msghdr *mh = &q->tmsg[g].msg_hdr;
+			memset(mh, 0, sizeof(*mh));
+			mh->msg_iov = &q->tiov[iov];
+			q->tiov[iov].iov_base = &q->head[g];
+			q->tiov[iov].iov_len = net_vpkt_group_head(pkts + done, x, &q->head[g]);
+			iov++;
+			for (unsigned j = 0; j < x->n; j++) {
+				/* each frame's links, its headers skipped (they are
+				 * in the group's header) */
+				unsigned skip = x->head_len;
+				for (struct rte_mbuf *m = pkts[done + x->first + j]; m; m = m->next) {
+					unsigned dl = m->data_len;
+					if (skip >= dl) {
+						skip -= dl;
+						continue;
+					}
+					q->tiov[iov].iov_base = rte_pktmbuf_mtod_offset(m, uint8_t *, skip);
+					q->tiov[iov].iov_len = dl - skip;
+					skip = 0;
+					iov++;
+				}
+			}
+			mh->msg_iovlen = (size_t)(&q->tiov[iov] - mh->msg_iov);
+		}
+		int r = sendmmsg(q->fd, q->tmsg, k, MSG_DONTWAIT);
+		if (r < 0) {
+			int e = errno;
+			if (e == EAGAIN || e == ENOBUFS || e == EINTR)
+				break;
+			/* The kernel refused the first frame itself (EMSGSIZE, a
+			 * downed interface): it is dropped, the rest retried. */
+			r = 1;
+			ARN_NET_PADD(lc, p, tx_drop_kernel, q->grp[0].n);
+			if (!q->tx_err_logged) {
+				q->tx_err_logged = true;
+				ARN_WARN(NET, "port %s: the kernel refused a frame on %s: %s (counted "
+					      "in tx_drop_kernel; said once)",
+					 lc->net->port[p].name, vp->ifn, strerror(e));
+			}
+		}
+		unsigned frames = 0;
+		for (int g = 0; g < r; g++) {
+			frames += q->grp[g].n;
+			if (q->grp[g].n > 1) {
+				ARN_NET_PINC(lc, p, tx_gso);
+				ARN_NET_PADD(lc, p, tx_gso_segments, q->grp[g].n);
+			}
+		}
+		rte_pktmbuf_free_bulk(pkts + done, frames);
+		done = (uint16_t)(done + frames);
+		if ((unsigned)r < k)
+			break;
+	}
+	return done;
+}
+
+/* ---- setup -------------------------------------------------------------------- */
+
+static int sockopt(int fd, int level, int name, int v)
+{
+	return setsockopt(fd, level, name, &v, sizeof(v));
+}
+
+static int if_ioctl(unsigned long req, struct ifreq *ifr)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	int rc = ioctl(s, req, ifr) == 0 ? 0 : -errno;
+	close(s);
+	return rc;
+}
+
+static int q_open(struct net_port *np, struct net_vpkt *vp, struct vpkt_q *q, unsigned idx,
+		  unsigned rx_desc)
+{
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, rte_cpu_to_be_16(ETH_P_ALL));
+	if (fd < 0) {
+		int e = errno;
+		ARN_ERR(NET, "port %s: cannot open a packet socket: %s (%s needs root or CAP_NET_RAW)",
+			np->name, strerror(e), VPKT_PREFIX);
+		return -e;
+	}
+	q->fd = fd;
+	const char *what = "PACKET_VNET_HDR";
+	int rc = sockopt(fd, SOL_PACKET, PACKET_VNET_HDR, 1);
+	/* frames Arion sends are not received back */
+	if (rc == 0 && (what = "PACKET_IGNORE_OUTGOING",
+			rc = sockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)) == 0)
+		what = NULL;
+	if (rc != 0) {
+		int e = errno;
+		ARN_ERR(NET, "port %s: the kernel refused %s on a packet socket: %s (%s needs "
+			     "Linux 4.20 or later)",
+			np->name, what, strerror(e), VPKT_PREFIX);
+		return -e;
+	}
+	/* the qdisc is the kernel's queue for its own sockets; Arion queues */
+	(void)sockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, 1);
+	/* Room for the frames of rx_descriptors full segments, or 64 super-
+	 * segments, whichever is more (SO_RCVBUFFORCE: above rmem_max). */
+	int rb = (int)RTE_MAX(rx_desc * 4096u, 64u * 70000u);
+	if (sockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, rb) != 0)
+		(void)sockopt(fd, SOL_SOCKET, SO_RCVBUF, rb);
+	if (sockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, 4 << 20) != 0)
+		(void)sockopt(fd, SOL_SOCKET, SO_SNDBUF, 4 << 20);
+	struct sockaddr_ll sll = {
+	    .sll_family = AF_PACKET,
+	    .sll_protocol = rte_cpu_to_be_16(ETH_P_ALL),
+	    .sll_ifindex = vp->ifindex,
+	};
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) != 0) {
+		int e = errno;
+		ARN_ERR(NET, "port %s: cannot bind a packet socket to %s: %s", np->name, vp->ifn,
+			strerror(e));
+		return -e;
+	}
+	/* one group per port, its id from the interface and the process */
+	int fanout = (int)(((unsigned)getpid() ^ (unsigned)vp->ifindex << 8) & 0xffff) |
+		     (PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_DEFRAG) << 16;
+	if (sockopt(fd, SOL_PACKET, PACKET_FANOUT, fanout) != 0) {
+		int e = errno;
+		ARN_ERR(NET, "port %s: cannot join queue %u's socket to the port's fanout group on "
+			     "%s: %s",
+			np->name, idx, vp->ifn, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+int net_vpkt_setup(struct net_port *np, const struct arn_dp_port *pc, unsigned workers,
+		   struct arn_lcore *const *lc)
+{
+	const char *iface = strstr(pc->device, "iface=");
+	struct net_vpkt *vp = calloc(1, sizeof(*vp));
+	if (vp == NULL)
+		return -ENOMEM;
+	np->vpkt = vp;
+	if (iface == NULL || iface[6] == '\0') {
+		ARN_ERR(NET, "port %s: %s needs the interface to use (%s,iface=veth0)", np->name,
+			VPKT_PREFIX, VPKT_PREFIX);
+		return -EINVAL;
+	}
+	size_t l = strcspn(iface + 6, ",");
+	if (l > IF_NAMESIZE - 1)
+		l = IF_NAMESIZE - 1;
+	memcpy(vp->ifn, iface + 6, l);
+	vp->ifindex = (int)if_nametoindex(vp->ifn);
+	if (vp->ifindex == 0) {
+		ARN_ERR(NET, "port %s: %s's interface '%s' does not exist (device '%s'): create "
+			     "it or fix iface= (`ip link show` lists them)",
+			np->name, VPKT_PREFIX, vp->ifn, pc->device);
+		return -ENODEV;
+	}
+	snprintf(np->device, sizeof(np->device), "%s", pc->device);
+	vp->q = rte_zmalloc_socket("vpkt_q", workers * sizeof(*vp->q), RTE_CACHE_LINE_SIZE,
+				   (int)lc[0]->socket);
+	if (vp->q == NULL)
+		return -ENOMEM;
+	vp->nq = workers;
+	for (unsigned i = 0; i < workers; i++)
+		vp->q[i].fd = -1;
+	for (unsigned i = 0; i < workers; i++) {
+		struct vpkt_q *q = &vp->q[i];
+		q->pool = lc[i]->pool;
+		unsigned room = rte_pktmbuf_data_room_size(q->pool);
+		q->room0 = room - RTE_PKTMBUF_HEADROOM;
+		unsigned need = 14 + 65535 + 4;
+		q->links = need <= q->room0 ? 1 : 1 + (need - q->room0 + room - 1) / room;
+		if (q->links > VPKT_RX_LINKS) {
+			q->links = VPKT_RX_LINKS;
+			if (i == 0)
+				ARN_WARN(NET,
+					 "port %s: mbufs of %u bytes hold %u bytes in %u links: "
+					 "larger super-segments are dropped (rx_drop_oversize); "
+					 "raise dataplane.mbuf_pool.data_room_size",
+					 np->name, room, q->room0 + (VPKT_RX_LINKS - 1) * room,
+					 VPKT_RX_LINKS);
+		}
+		int rc = q_open(np, vp, q, i, pc->rx_descriptors);
+		if (rc != 0)
+			return rc;
+		for (unsigned s = 0; s < VPKT_RX_MSGS; s++) {
+			q->rmsg[s].msg_hdr.msg_iov = q->riov[s];
+			q->rmsg[s].msg_hdr.msg_iovlen = 0;
+		}
+		if (i < RTE_DIM(np->afp_fd))
+			np->afp_fd[i] = q->fd;
+	}
+	np->n_afp_fd = workers; /* PACKET_STATISTICS: the kernel's drops (nic_rx_missed) */
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, vp->ifn, strlen(vp->ifn));
+	ifr.ifr_mtu = np->mtu;
+	int rc = if_ioctl(SIOCSIFMTU, &ifr);
+	if (rc != 0)
+		ARN_WARN(NET, "port %s: cannot set %s's MTU to %u (%s); continuing with its own",
+			 np->name, vp->ifn, np->mtu, strerror(-rc));
+	rc = if_ioctl(SIOCGIFHWADDR, &ifr);
+	if (rc != 0) {
+		ARN_ERR(NET, "port %s: cannot read %s's MAC address: %s", np->name, vp->ifn,
+			strerror(-rc));
+		return rc;
+	}
+	memcpy(np->mac.addr_bytes, ifr.ifr_hwaddr.sa_data, RTE_ETHER_ADDR_LEN);
+	/* lib/net leaves the TCP checksum's pseudo-header sum; the kernel
+	 * finishes it where a packet leaves the machine */
+	np->tx_tcp_cksum = true;
+	return 0;
+}
+
+int net_vpkt_start(struct net_port *np)
+{
+	struct net_vpkt *vp = np->vpkt;
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, vp->ifn, strlen(vp->ifn));
+	int rc = if_ioctl(SIOCGIFFLAGS, &ifr);
+	if (rc == 0 && !(ifr.ifr_flags & IFF_UP)) {
+		ifr.ifr_flags |= IFF_UP;
+		rc = if_ioctl(SIOCSIFFLAGS, &ifr);
+	}
+	if (rc != 0) {
+		ARN_ERR(NET, "port %s: cannot bring %s up: %s", np->name, vp->ifn, strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+void net_vpkt_close(struct net_port *np)
+{
+	struct net_vpkt *vp = np->vpkt;
+	if (vp == NULL)
+		return;
+	for (unsigned i = 0; vp->q && i < vp->nq; i++) {
+		struct vpkt_q *q = &vp->q[i];
+		for (unsigned s = 0; s < VPKT_RX_MSGS; s++) {
+			for (unsigned k = 0; k < q->filled[s]; k++)
+				rte_pktmbuf_free(q->rx[s][k]);
+			q->filled[s] = 0;
+		}
+		if (q->fd >= 0)
+			close(q->fd);
+		q->fd = -1;
+	}
+	rte_free(vp->q);
+	free(vp);
+	np->vpkt = NULL;
+}

@@ -1,0 +1,95 @@
+/*
+ * arn_af_packet: Arion's own kernel exchange (vpkt.c). One AF_PACKET socket
+ * per worker with virtio-net headers (PACKET_VNET_HDR), so that the kernel
+ * and Arion trade super-segments instead of 1,514-byte frames:
+ *
+ *   receive  what the kernel's TCP sent as one TSO packet (or GRO merged)
+ *            arrives as one frame of up to 64 KiB, in an mbuf chain, with
+ *            RTE_MBUF_F_RX_LRO and tso_segsz = the sender's segment size;
+ *            a checksum the kernel vouches for (VIRTIO_NET_HDR_F_NEEDS_CSUM
+ *            from a local sender, _DATA_VALID) is marked GOOD.
+ *   send     consecutive full segments of one TCP flow in a TX burst leave
+ *            as one GSO frame (one copy into one skb, which the kernel cuts
+ *            only where it must: a veth to a local socket never does);
+ *            TCP checksums are left to the kernel (NEEDS_CSUM).
+ *
+ * Ownership: the port (struct net_port.vpkt) owns one struct net_vpkt; queue
+ * q is used only by worker q after start, and by the control thread before
+ * start and after stop (setup, close). Sent frames are freed here; frames
+ * the kernel did not take stay the caller's, in order (as rte_eth_tx_burst).
+ *
+ * The planning of a TX burst (which frames share a GSO frame, and the
+ * header that frame carries) is net_vpkt_plan / net_vpkt_group_head, pure
+ * functions over mbufs, so that tests check them without a socket.
+ */
+#ifndef ARN_NET_VPKT_H
+#define ARN_NET_VPKT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <linux/virtio_net.h>
+
+struct rte_mbuf;
+struct arn_lcore;
+struct arn_dp_port;
+struct net_port;
+
+#define VPKT_PREFIX "arn_af_packet"
+/* headers of a frame that may be merged: Ethernet, IPv4 without options,
+ * TCP with up to 40 bytes of options */
+#define VPKT_HEAD_MAX (14 + 20 + 60)
+
+/* One GSO frame of a TX burst: frames first .. first + n - 1. */
+struct vpkt_group {
+	uint16_t first, n;
+	uint16_t head_len; /* Ethernet + IPv4 + TCP headers (0: not a mergeable TCP frame) */
+	uint16_t gso_size; /* payload of each but the last (0: n == 1) */
+	uint32_t payload;  /* TCP payload bytes of all n */
+	uint16_t iovs;	   /* iovecs it needs, its header's included */
+};
+
+/* The header an outgoing frame starts with: the virtio-net header, then
+ * (for a TCP frame) a copy of the first frame's headers, rewritten for the
+ * group (lengths, flags, checksums). */
+struct vpkt_head {
+	struct virtio_net_hdr v;
+	uint8_t h[VPKT_HEAD_MAX];
+} __attribute__((packed));
+
+/** Split @p n frames into groups, in order: each group is one frame, or a
+ * run of TCP segments of one flow, contiguous in sequence, all but the
+ * last full (the first's payload) and without PSH/FIN/SYN/RST/URG, their
+ * headers otherwise equal, under 64 KiB in all. @p max_iovs bounds the
+ * iovecs the groups need; frames that would pass it are left out.
+ * @return the groups written to @p g (at most @p n), covering the frames
+ * first .. g[k-1].first + g[k-1].n - 1. */
+unsigned net_vpkt_plan(struct rte_mbuf *const *pkts, unsigned n, struct vpkt_group *g,
+		       unsigned max_iovs);
+
+/** Write group @p g's header (virtio-net header and, for TCP, the rewritten
+ * headers of its first frame) into @p out. @return the bytes written. */
+unsigned net_vpkt_group_head(struct rte_mbuf *const *pkts, const struct vpkt_group *g,
+			     struct vpkt_head *out);
+
+/** Fill a received frame's mbuf fields from its virtio-net header @p v:
+ * checksum status, and RTE_MBUF_F_RX_LRO with tso_segsz for a TCP/IPv4
+ * super-segment. @return false when the frame is a super-segment of
+ * another kind (UDP, IPv6), which Arion does not take. */
+bool net_vpkt_rx_flags(struct rte_mbuf *m, const struct virtio_net_hdr *v);
+
+/** Open the port's sockets (one per worker) on the interface of
+ * @p pc->device, set its MTU and read its MAC. Control thread. */
+int net_vpkt_setup(struct net_port *np, const struct arn_dp_port *pc, unsigned workers,
+		   struct arn_lcore *const *lc);
+/** Bring the interface up and say what the port does. */
+int net_vpkt_start(struct net_port *np);
+/** Close the sockets and free the mbufs held for receive. */
+void net_vpkt_close(struct net_port *np);
+
+/** Receive up to @p n frames on worker @p lc's queue of port @p p. */
+uint16_t net_vpkt_rx(struct arn_lcore *lc, uint16_t p, struct rte_mbuf **pkts, uint16_t n);
+/** Send @p n frames; @return how many the kernel took (those are freed). */
+uint16_t net_vpkt_tx(struct arn_lcore *lc, uint16_t p, struct rte_mbuf **pkts, uint16_t n);
+
+#endif
