@@ -1,0 +1,373 @@
+/*
+ * arn_af_packet's planning of a TX burst and its reading of received
+ * virtio-net headers (lib/net/vpkt.c), without a socket: which frames
+ * share a GSO frame, and that the kernel's segmentation of that frame
+ * (done here as tcp_gso_segment does it) gives back the frames Arion
+ * built, byte for byte but for what GSO rewrites (IPv4 length, ID and
+ * checksum, TCP checksum).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <rte_eal.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_tcp.h>
+
+#include "vpkt.h"
+
+static struct rte_mempool *pool;
+
+#define HL (14 + 20 + 32) /* Ethernet, IPv4, TCP with timestamps */
+#define MSS 1448
+#define ACK 0x10
+#define PSH 0x08
+#define FIN 0x01
+
+struct fr {
+	uint32_t seq;
+	unsigned len;
+	uint8_t flags;
+	uint16_t sport;
+	uint32_t ack;
+	uint32_t tsval;
+	bool split;   /* headers in one mbuf, payload in a second (lib/tcp's reference) */
+	bool no_csum; /* no TX_TCP_CKSUM: a frame lib/net summed itself */
+};
+
+/* A frame as lib/net hands it to the port: pseudo-header sum in the TCP
+ * checksum, TX_TCP_CKSUM, payload bytes a function of the sequence. */
+static struct rte_mbuf *frame(const struct fr *f)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	assert_non_null(m);
+	uint8_t *dst = (uint8_t *)rte_pktmbuf_append(m, HL + (f->split ? 0 : f->len));
+	assert_non_null(dst);
+	uint8_t h[HL] = {0};
+	memcpy(h, "\x02\0\0\0\0\x01\x02\0\0\0\0\x02\x08\x00", 14);
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(h + 14);
+	ip->version_ihl = 0x45;
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(HL - 14 + f->len));
+	ip->packet_id = rte_cpu_to_be_16((uint16_t)f->seq);
+	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_TCP;
+	ip->src_addr = rte_cpu_to_be_32(0xc6120002);
+	ip->dst_addr = rte_cpu_to_be_32(0xc612000a);
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
+	th->src_port = rte_cpu_to_be_16(f->sport ? f->sport : 80);
+	th->dst_port = rte_cpu_to_be_16(40000);
+	th->sent_seq = rte_cpu_to_be_32(f->seq);
+	th->recv_ack = rte_cpu_to_be_32(f->ack ? f->ack : 77);
+	th->data_off = (32 / 4) << 4;
+	th->tcp_flags = f->flags ? f->flags : ACK;
+	th->rx_win = rte_cpu_to_be_16(5000);
+	uint8_t *o = (uint8_t *)(th + 1);
+	o[0] = 1, o[1] = 1, o[2] = 8, o[3] = 10;
+	uint32_t tv = rte_cpu_to_be_32(f->tsval ? f->tsval : 1000), te = rte_cpu_to_be_32(9);
+	memcpy(o + 4, &tv, 4);
+	memcpy(o + 8, &te, 4);
+	th->cksum = rte_ipv4_phdr_cksum(ip, 0);
+	memcpy(dst, h, HL);
+	uint8_t *p = dst + HL;
+	if (f->split) {
+		struct rte_mbuf *d = rte_pktmbuf_alloc(pool);
+		assert_non_null(d);
+		p = (uint8_t *)rte_pktmbuf_append(d, (uint16_t)f->len);
+		assert_non_null(p);
+		assert_int_equal(rte_pktmbuf_chain(m, d), 0);
+	}
+	for (unsigned i = 0; i < f->len; i++)
+		p[i] = (uint8_t)((f->seq + i) * 7);
+	m->l2_len = 14;
+	m->l3_len = 20;
+	if (!f->no_csum)
+		m->ol_flags = RTE_MBUF_F_TX_TCP_CKSUM | RTE_MBUF_F_TX_IPV4;
+	return m;
+}
+
+static void free_all(struct rte_mbuf **m, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		rte_pktmbuf_free(m[i]);
+}
+
+/* What the kernel sends for group @p g: its header and the frames' bytes
+ * after their headers, as vpkt.c's sendmmsg gathers them. */
+static unsigned gather(struct rte_mbuf **pkts, const struct vpkt_group *g, uint8_t *out,
+		       struct vpkt_head *vh)
+{
+	unsigned hb = net_vpkt_group_head(pkts, g, vh);
+	memcpy(out, vh->h, hb - sizeof(vh->v));
+	unsigned n = hb - (unsigned)sizeof(vh->v);
+	for (unsigned j = 0; j < g->n; j++) {
+		unsigned skip = g->head_len;
+		for (struct rte_mbuf *m = pkts[g->first + j]; m; m = m->next) {
+			if (skip >= m->data_len) {
+				skip -= m->data_len;
+				continue;
+			}
+			memcpy(out + n, rte_pktmbuf_mtod_offset(m, uint8_t *, skip), m->data_len - skip);
+			n += m->data_len - skip;
+			skip = 0;
+		}
+	}
+	return n;
+}
+
+/* tcp_gso_segment's cut of @p buf (@p len bytes, header @p hl) into
+ * segments of @p gso: segment @p i, written to @p seg. */
+static unsigned gso_cut(const uint8_t *buf, unsigned len, unsigned hl, unsigned gso, unsigned i,
+			uint8_t *seg)
+{
+	unsigned total = len - hl, off = i * gso;
+	unsigned pl = total - off < gso ? total - off : gso;
+	memcpy(seg, buf, hl);
+	memcpy(seg + hl, buf + hl + off, pl);
+	struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(seg + 34);
+	th->sent_seq = rte_cpu_to_be_32(rte_be_to_cpu_32(th->sent_seq) + off);
+	if (off + pl < total)
+		th->tcp_flags &= (uint8_t) ~(PSH | FIN);
+	return hl + pl;
+}
+
+/* The frame @p m and the kernel's segment @p seg are the same but for the
+ * fields GSO rewrites. */
+static void same_but_gso_fields(struct rte_mbuf *m, const uint8_t *seg, unsigned seg_len)
+{
+	assert_int_equal(rte_pktmbuf_pkt_len(m), seg_len);
+	uint8_t want[2048];
+	const uint8_t *w = rte_pktmbuf_read(m, 0, seg_len, want);
+	static const unsigned skip[][2] = {{16, 2}, {18, 2}, {24, 2}, {34 + 16, 2}};
+	unsigned at = 0;
+	for (unsigned k = 0; k <= RTE_DIM(skip); k++) {
+		unsigned end = k < RTE_DIM(skip) ? skip[k][0] : seg_len;
+		assert_memory_equal(w + at, seg + at, end - at);
+		if (k < RTE_DIM(skip))
+			at = skip[k][0] + skip[k][1];
+	}
+}
+
+static void check_group_round_trip(struct rte_mbuf **pkts, const struct vpkt_group *g)
+{
+	static uint8_t buf[70000];
+	struct vpkt_head vh;
+	unsigned len = gather(pkts, g, buf, &vh);
+	assert_int_equal(len, g->head_len + g->payload);
+	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(buf + 14);
+	/* the header the kernel takes: its lengths and sums right for the whole */
+	assert_int_equal(rte_be_to_cpu_16(ip->total_length), len - 14);
+	assert_int_equal(rte_ipv4_cksum(ip), 0); /* summed over a right checksum field */
+	const struct rte_tcp_hdr *th = (const struct rte_tcp_hdr *)(buf + 34);
+	assert_int_equal(th->cksum, rte_ipv4_phdr_cksum(ip, 0));
+	assert_int_equal(vh.v.flags, VIRTIO_NET_HDR_F_NEEDS_CSUM);
+	assert_int_equal(vh.v.csum_start, 34);
+	assert_int_equal(vh.v.csum_offset, 16);
+	assert_int_equal(vh.v.gso_type, VIRTIO_NET_HDR_GSO_TCPV4);
+	assert_int_equal(vh.v.gso_size, g->gso_size);
+	assert_int_equal(vh.v.hdr_len, g->head_len);
+	for (unsigned i = 0; i < g->n; i++) {
+		uint8_t seg[2048];
+		unsigned sl = gso_cut(buf, len, g->head_len, g->gso_size, i, seg);
+		same_but_gso_fields(pkts[g->first + i], seg, sl);
+	}
+}
+
+/* A flight of full segments and a short last one with PSH: one GSO frame
+ * that the kernel cuts back into the same segments. */
+static void test_flight_becomes_one_gso_frame(void **state)
+{
+	(void)state;
+	struct rte_mbuf *p[5];
+	for (unsigned i = 0; i < 5; i++)
+		p[i] = frame(&(struct fr){.seq = 1000 + i * MSS, .len = i < 4 ? MSS : 300,
+					  .flags = i < 4 ? ACK : ACK | PSH, .split = i % 2});
+	struct vpkt_group g[5];
+	assert_int_equal(net_vpkt_plan(p, 5, g, 1000), 1);
+	assert_int_equal(g[0].n, 5);
+	assert_int_equal(g[0].gso_size, MSS);
+	assert_int_equal(g[0].payload, 4 * MSS + 300);
+	assert_int_equal(g[0].head_len, HL);
+	check_group_round_trip(p, &g[0]);
+	free_all(p, 5);
+}
+
+/* What GSO cannot reproduce starts a new frame: a hole in the sequence, a
+ * short segment before the last, PSH or FIN before the last, another
+ * flow, another ACK or timestamp, a frame lib/net summed, a non-TCP frame. */
+static void test_what_breaks_a_run(void **state)
+{
+	(void)state;
+	struct fr base = {.seq = 5000, .len = MSS};
+	struct {
+		const char *why;
+		struct fr f;
+	} cases[] = {
+	    {"hole", {.seq = 5000 + 2 * MSS + 1, .len = MSS}},
+	    {"psh before", {.seq = 0, .len = 0}},
+	    {"other flow", {.seq = 5000 + MSS, .len = MSS, .sport = 81}},
+	    {"other ack", {.seq = 5000 + MSS, .len = MSS, .ack = 78}},
+	    {"other tsval", {.seq = 5000 + MSS, .len = MSS, .tsval = 1001}},
+	    {"summed", {.seq = 5000 + MSS, .len = MSS, .no_csum = true}},
+	    {"longer", {.seq = 5000 + MSS, .len = MSS + 1}},
+	};
+	for (unsigned c = 0; c < RTE_DIM(cases); c++) {
+		struct rte_mbuf *p[2];
+		struct fr a = base, b = cases[c].f;
+		if (c == 0)
+			a.seq = 5000 + MSS; /* b is one byte past a's end */
+		if (c == 1) {
+			a.flags = ACK | PSH;
+			b = (struct fr){.seq = 5000 + MSS, .len = MSS};
+		}
+		p[0] = frame(&a);
+		p[1] = frame(&b);
+		struct vpkt_group g[2];
+		unsigned k = net_vpkt_plan(p, 2, g, 1000);
+		if (k != 2)
+			fail_msg("case '%s': %u group(s), wanted 2", cases[c].why, k);
+		assert_int_equal(g[0].n, 1);
+		assert_int_equal(g[1].first, 1);
+		free_all(p, 2);
+	}
+	/* a short segment ends a run: full, short | full */
+	{
+		struct rte_mbuf *q[3];
+		q[0] = frame(&(struct fr){.seq = 100, .len = MSS});
+		q[1] = frame(&(struct fr){.seq = 100 + MSS, .len = 1000});
+		q[2] = frame(&(struct fr){.seq = 100 + MSS + 1000, .len = MSS});
+		struct vpkt_group gq[3];
+		assert_int_equal(net_vpkt_plan(q, 3, gq, 1000), 2);
+		assert_int_equal(gq[0].n, 2);
+		assert_int_equal(gq[1].first, 2);
+		check_group_round_trip(q, &gq[0]);
+		free_all(q, 3);
+	}
+	/* an ARP frame between two runs */
+	struct rte_mbuf *p[3];
+	p[0] = frame(&base);
+	p[1] = rte_pktmbuf_alloc(pool);
+	memset(rte_pktmbuf_append(p[1], 60), 0, 60);
+	p[2] = frame(&(struct fr){.seq = 5000 + MSS, .len = MSS});
+	struct vpkt_group g[3];
+	assert_int_equal(net_vpkt_plan(p, 3, g, 1000), 3);
+	assert_int_equal(g[1].head_len, 0);
+	struct vpkt_head vh;
+	assert_int_equal(net_vpkt_group_head(p, &g[1], &vh), sizeof(vh.v));
+	assert_int_equal(vh.v.flags, 0);
+	assert_int_equal(vh.v.gso_type, VIRTIO_NET_HDR_GSO_NONE);
+	free_all(p, 3);
+}
+
+/* A lone TCP frame keeps its headers; the kernel finishes its checksum. */
+static void test_lone_segment(void **state)
+{
+	(void)state;
+	struct rte_mbuf *p = frame(&(struct fr){.seq = 1, .len = 20, .flags = ACK | PSH});
+	struct vpkt_group g;
+	assert_int_equal(net_vpkt_plan(&p, 1, &g, 1000), 1);
+	assert_int_equal(g.n, 1);
+	struct vpkt_head vh;
+	unsigned hb = net_vpkt_group_head(&p, &g, &vh);
+	assert_int_equal(hb, sizeof(vh.v) + HL);
+	assert_memory_equal(vh.h, rte_pktmbuf_mtod(p, void *), HL);
+	assert_int_equal(vh.v.flags, VIRTIO_NET_HDR_F_NEEDS_CSUM);
+	assert_int_equal(vh.v.gso_type, VIRTIO_NET_HDR_GSO_NONE);
+	rte_pktmbuf_free(p);
+}
+
+/* A run longer than an IPv4 packet holds is cut below 64 KiB; every
+ * group still round-trips. */
+static void test_runs_stay_under_64k(void **state)
+{
+	(void)state;
+	enum { N = 100 };
+	struct rte_mbuf *p[N];
+	for (unsigned i = 0; i < N; i++)
+		p[i] = frame(&(struct fr){.seq = 7 + i * MSS, .len = MSS, .split = true});
+	struct vpkt_group g[N];
+	unsigned k = net_vpkt_plan(p, N, g, 10000);
+	unsigned covered = 0;
+	for (unsigned i = 0; i < k; i++) {
+		assert_int_equal(g[i].first, covered);
+		assert_true(g[i].head_len - 14 + g[i].payload <= 65535);
+		if (g[i].n > 1)
+			check_group_round_trip(p, &g[i]);
+		covered += g[i].n;
+	}
+	assert_int_equal(covered, N);
+	assert_true(k >= 3);			  /* 100 x 1,448 bytes need three */
+	assert_int_equal(g[0].n, (65535 - 52) / MSS); /* as many as fit */
+	free_all(p, N);
+}
+
+/* The iovec budget: frames that would pass it are left for the next call. */
+static void test_iovec_budget(void **state)
+{
+	(void)state;
+	struct rte_mbuf *p[4];
+	for (unsigned i = 0; i < 4; i++) /* each: header + payload mbuf = 2 links */
+		p[i] = frame(&(struct fr){.seq = 9 + i * MSS, .len = MSS, .split = true});
+	struct vpkt_group g[4];
+	/* a group costs one iovec for its header plus its frames' links */
+	unsigned k = net_vpkt_plan(p, 4, g, 1 + 2 * 2);
+	assert_int_equal(k, 1);
+	assert_int_equal(g[0].n, 2);
+	assert_int_equal(net_vpkt_plan(p, 4, g, 2), 0);
+	free_all(p, 4);
+}
+
+/* Received: what the kernel vouches for is GOOD; a TCP super-segment is
+ * LRO with the sender's segment size; others are refused. */
+static void test_rx_flags(void **state)
+{
+	(void)state;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	struct virtio_net_hdr v = {0};
+	assert_true(net_vpkt_rx_flags(m, &v));
+	assert_int_equal(m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK, 0);
+	v.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	v.gso_type = VIRTIO_NET_HDR_GSO_TCPV4 | VIRTIO_NET_HDR_GSO_ECN;
+	v.gso_size = 1448;
+	assert_true(net_vpkt_rx_flags(m, &v));
+	assert_int_equal(m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK, RTE_MBUF_F_RX_L4_CKSUM_GOOD);
+	assert_true(m->ol_flags & RTE_MBUF_F_RX_LRO);
+	assert_int_equal(m->tso_segsz, 1448);
+	v.flags = VIRTIO_NET_HDR_F_DATA_VALID;
+	v.gso_type = VIRTIO_NET_HDR_GSO_NONE;
+	assert_true(net_vpkt_rx_flags(m, &v));
+	assert_int_equal(m->ol_flags, RTE_MBUF_F_RX_L4_CKSUM_GOOD);
+	v.gso_type = VIRTIO_NET_HDR_GSO_UDP;
+	assert_false(net_vpkt_rx_flags(m, &v));
+	v.gso_type = VIRTIO_NET_HDR_GSO_TCPV6;
+	assert_false(net_vpkt_rx_flags(m, &v));
+	rte_pktmbuf_free(m);
+}
+
+int main(void)
+{
+	char *argv[] = {"test_vpkt", "--no-huge", "--no-pci",	   "--no-shconf", "-m",
+			"64",	     "-l",	  "0",	       "--log-level", "lib.eal:error", NULL};
+	if (rte_eal_init(RTE_DIM(argv) - 1, argv) < 0)
+		return 1;
+	pool = rte_pktmbuf_pool_create("vpkt_test", 1023, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
+	if (pool == NULL)
+		return 1;
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_flight_becomes_one_gso_frame),
+	    cmocka_unit_test(test_what_breaks_a_run),
+	    cmocka_unit_test(test_lone_segment),
+	    cmocka_unit_test(test_runs_stay_under_64k),
+	    cmocka_unit_test(test_iovec_budget),
+	    cmocka_unit_test(test_rx_flags),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	rte_eal_cleanup();
+	return rc;
+}
