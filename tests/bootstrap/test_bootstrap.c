@@ -455,6 +455,17 @@ static void test_serve_time_refusals_found_at_load(void **state)
 	assert_null(strstr(arn_sb_cstr(&tb.err), "is missing"));
 }
 
+/* Arion's own kernel exchange is a device like DPDK's virtual ones */
+static void test_arn_af_packet_device(void **state)
+{
+	(void)state;
+	assert_loads("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  ports: [{device: \"arn_af_packet,iface=v0\", ipv4: 198.18.0.2/24}]\n");
+	assert_false(tb.bs->dp.ports[0].is_pci);
+	assert_string_equal(tb.bs->dp.ports[0].device, "arn_af_packet,iface=v0");
+}
+
 static void test_oneof_both_set_refused(void **state)
 {
 	(void)state;
@@ -669,6 +680,15 @@ static void test_dataplane_section(void **state)
 		     "t.yaml:4:15: dataplane.ports[0].device: 'eth0' is neither a PCI address");
 	assert_non_null(strstr(arn_sb_cstr(&tb.err), "t.yaml:5:13: dataplane.ports[0].ipv4: "
 						     "'198.18.0.2': write address/prefix"));
+	/* Arion's own port takes its arguments after a comma, as a vdev does */
+	assert_error("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  ports: [{device: arn_af_packet, ipv4: 198.18.0.2/24}]\n",
+		     "'arn_af_packet' is neither a PCI address");
+	assert_error("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  ports: [{device: \"arn_af_packetx,iface=v0\", ipv4: 198.18.0.2/24}]\n",
+		     "Arion's own arn_af_packet,iface=veth0");
 	assert_error("envoy_bootstrap: {}\n"
 		     "dataplane:\n"
 		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24, gateway: 10.0.0.1}]\n",
@@ -1016,6 +1036,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_wrong_kinds_and_values, teardown),
 	    cmocka_unit_test_teardown(test_runtime_connection_limits, teardown),
 	    cmocka_unit_test_teardown(test_overload_manager_global_connections, teardown),
+	    cmocka_unit_test_teardown(test_arn_af_packet_device, teardown),
 	    cmocka_unit_test_teardown(test_oneof_both_set_refused, teardown),
 	    cmocka_unit_test_teardown(test_duplicate_keys_refused, teardown),
 	    cmocka_unit_test_teardown(test_json_names_accepted, teardown),

@@ -78,6 +78,13 @@ expect_fail "missing interface" "net_af_packet's interface '${TOPO_ID}x' does no
 grep -q "not permitted" "$TOPO_DIR/missing interface.out" && bad "missing interface: says 'not permitted'" ||
 	ok "missing interface: no 'Operation not permitted'"
 
+cfg "arn_af_packet,iface=${TOPO_ID}x" 1 >"$TOPO_DIR/novport.yaml"
+expect_fail "arn_af_packet: missing interface" "arn_af_packet's interface '${TOPO_ID}x' does not exist" \
+	-c "$TOPO_DIR/novport.yaml"
+cfg "arn_af_packet,mtu=9000" 1 >"$TOPO_DIR/vpkt_noif.yaml"
+expect_fail "arn_af_packet: no iface=" "arn_af_packet needs the interface to use" \
+	-c "$TOPO_DIR/vpkt_noif.yaml"
+
 cfg "net_af_packet0,iface=$host_if,qpairs=1" "1, 2" >"$TOPO_DIR/queues.yaml"
 expect_fail "too few queues" "2 workers need 2 of each (net_af_packet: qpairs=N)" \
 	-c "$TOPO_DIR/queues.yaml" -- --lcores 0@0,1@1,2@1
