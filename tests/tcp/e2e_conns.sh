@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Many connections and port reuse through Arion's echo listener (issue 9).
 #
-#   e2e_conns.sh WORKERS
+#   e2e_conns.sh WORKERS [arn_af_packet]
+#
+# With arn_af_packet: on Arion's own port (its sockets in a fanout group
+# with 2 workers: flows reach the wrong worker and are handed over).
 #
 # 2,000 connections open at once, each exchanging 1 KB and closing (more
 # half-open connections than the SYN queue holds, so SYN cookies answer
@@ -10,10 +13,11 @@
 # left open on Arion's side.
 set -u
 workers=${1:-1}
+[ -n "${2:-}" ] && export TCP_E2E_PORT=$2
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool /usr/bin/python3 || exit 77
 . "$ARION_SRC/tests/tcp/e2e_lib.sh"
-topo_init "arn-tc$workers"
+topo_init "arn-tc$workers${2:+v}"
 tcp_e2e_up "$workers" || exit 1
 
 out=$(ip netns exec "$ns" $PY "$here/tcp_client.py" many "$us" 7 2000 1024 120 2>&1)

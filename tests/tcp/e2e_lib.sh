@@ -1,6 +1,8 @@
 # Shared by tests/tcp/e2e_*.sh (source after tests/topo/topo.sh): one
 # namespace with Linux's stack as the peer, one Arion port over
-# net_af_packet (net_af_xdp with TCP_E2E_PORT=af_xdp), and echo listeners (envoy.filters.network.echo) on
+# net_af_packet (net_af_xdp with TCP_E2E_PORT=af_xdp; Arion's own
+# arn_af_packet, with every veth's offloads on, with
+# TCP_E2E_PORT=arn_af_packet), and echo listeners (envoy.filters.network.echo) on
 # $us:7 and $us:9.
 #
 #   tcp_e2e_up [WORKERS] [EXTRA_DATAPLANE_YAML]
@@ -77,11 +79,21 @@ tcp_e2e_up() {
 	else
 		lcores="1"
 	fi
-	local cfg="$TOPO_DIR/arion.yaml"
+	local cfg="$TOPO_DIR/arion.yaml" device="net_${TCP_E2E_PORT:-af_packet}0,iface=$host_if"
+	if [ "${TCP_E2E_PORT:-}" = arn_af_packet ]; then
+		# the kernel's super-segments both ways: TSO and GSO on the
+		# senders, GRO on the router's inputs (a veth's defaults, which
+		# topo_veth turned off for DPDK's ports)
+		device="arn_af_packet,iface=$host_if"
+		ethtool -K "$host_if" tx on tso on gso on gro on >/dev/null 2>&1
+		ip netns exec "$rns" ethtool -K "$r_up" tx on tso on gso on gro on >/dev/null 2>&1
+		ip netns exec "$rns" ethtool -K "$r_dn" tx on tso on gso on gro on >/dev/null 2>&1
+		ip netns exec "$ns" ethtool -K "$peer_if" tx on tso on gso on gro on >/dev/null 2>&1
+	fi
 	{
 		topo_bootstrap
 		tcp_e2e_listeners "$us"
-		topo_dataplane "net_${TCP_E2E_PORT:-af_packet}0,iface=$host_if" "$us/24" "$gw" "$lcores"
+		topo_dataplane "$device" "$us/24" "$gw" "$lcores"
 		[ -n "$extra" ] && echo "$extra"
 	} >"$cfg"
 	topo_arion_start "$cfg" "${eal[@]}" || return 1
