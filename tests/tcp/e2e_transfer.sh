@@ -16,6 +16,10 @@
 #            3% duplicated, each way
 #   SCENARIO-bbr  the same with Arion's dataplane.tcp.congestion_control:
 #            bbr (paced; issue 16)
+#   SCENARIO-vpkt  the same on Arion's own arn_af_packet port, every veth's
+#            offloads on: the client's TSO packets reach Arion as super-
+#            segments (mbuf chains), and Arion's segments leave as GSO
+#            frames; both must be counted (rx_gro, tx_gso)
 #   ecn      the client asks for ECN (net.ipv4.tcp_ecn = 1) and nfq_impair
 #            marks 1% of the ECN-capable packets CE each way, dropping none:
 #            Arion must negotiate, send ECT(0), slow down for the client's
@@ -31,6 +35,14 @@ set -u
 scen=${1:?scenario}
 bytes=${2:?bytes}
 cc=
+vpkt=
+case $scen in
+*-vpkt)
+	vpkt=1
+	scen=${scen%-vpkt}
+	export TCP_E2E_PORT=arn_af_packet
+	;;
+esac
 case $scen in
 *-bbr)
 	cc=bbr
@@ -137,6 +149,17 @@ fi
 
 topo_arion_stop TERM || bad "arion exit code $?"
 grep "stats tcp worker0" "$log"
+if [ -n "$vpkt" ]; then
+	grep "stats port" "$log"
+	port_stat() { grep -E "stats port " "$log" | tail -1 | grep -oE "[ ]$1=[0-9]+" | cut -d= -f2; }
+	gro=$(port_stat rx_gro) gso=$(port_stat tx_gso) segs=$(port_stat tx_gso_segments)
+	[ "${gro:-0}" -gt 0 ] && ok "super-segments received: rx_gro=$gro" ||
+		bad "no super-segment received (rx_gro=${gro:-0}): the client's TSO did not reach Arion whole"
+	[ "${gso:-0}" -gt 0 ] && [ "${segs:-0}" -gt $((2 * ${gso:-0})) ] &&
+		ok "GSO frames sent: tx_gso=$gso carrying $segs segments" ||
+		bad "tx_gso=${gso:-0} tx_gso_segments=${segs:-0}: Arion's segments were not merged"
+	[ "$(tcp_stat malformed)" = 0 ] && ok "malformed=0" || bad "malformed=$(tcp_stat malformed)"
+fi
 [ "$(tcp_stat bytes_received)" -ge "$bytes" ] && ok "bytes_received" || bad "bytes_received=$(tcp_stat bytes_received)"
 [ "$(tcp_stat connections_active)" = 0 ] && ok "no connection left" || bad "connections_active=$(tcp_stat connections_active)"
 # share A B: does A stay under 5% of B?
