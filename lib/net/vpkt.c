@@ -20,7 +20,8 @@
  *
  * Receive: each queue offers the kernel VPKT_RX_MSGS frames, each as a
  * chain of mbufs long enough for 64 KiB (the virtio-net header goes in the
- * first mbuf's headroom, just before the frame). A frame takes the links
+ * first mbuf's headroom, just before the frame; every link keeps the usual
+ * headroom). A frame takes the links
  * it fills; the rest stay offered. Sockets of a port with several workers
  * form a fanout group (the kernel's flow hash, PACKET_FANOUT_FLAG_DEFRAG as
  * net_af_packet has): lib/net's software hash then hands a flow to its
@@ -77,7 +78,7 @@
 struct vpkt_q {
 	int fd;
 	unsigned links;	 /* links per offered frame */
-	unsigned room0;	 /* bytes the first link holds (headroom after the vnet header) */
+	unsigned room0;	 /* bytes a link holds: its data room less the headroom */
 	struct rte_mempool *pool;
 	unsigned filled[VPKT_RX_MSGS];
 	bool ready[VPKT_RX_MSGS]; /* the slot's iovecs point at its links */
@@ -278,9 +279,9 @@ static inline bool rx_fill(struct vpkt_q *q, unsigned s)
 			q->riov[s][0].iov_base = base - sizeof(struct virtio_net_hdr);
 			q->riov[s][0].iov_len = sizeof(struct virtio_net_hdr) + q->room0;
 		} else {
-			m->data_off = 0;
-			q->riov[s][i].iov_base = m->buf_addr;
-			q->riov[s][i].iov_len = m->buf_len;
+			m->data_off = RTE_PKTMBUF_HEADROOM;
+			q->riov[s][i].iov_base = rte_pktmbuf_mtod(m, uint8_t *);
+			q->riov[s][i].iov_len = m->buf_len - RTE_PKTMBUF_HEADROOM;
 		}
 	}
 	q->rmsg[s].msg_hdr.msg_iov = q->riov[s];
@@ -299,8 +300,7 @@ static struct rte_mbuf *rx_take(struct vpkt_q *q, unsigned s, uint32_t len)
 	struct rte_mbuf *prev = NULL;
 	while (left > 0) {
 		struct rte_mbuf *m = q->rx[s][k];
-		uint32_t room = k == 0 ? q->room0 : m->buf_len;
-		uint16_t dl = (uint16_t)(left < room ? left : room);
+		uint16_t dl = (uint16_t)(left < q->room0 ? left : q->room0);
 		m->data_len = dl;
 		m->next = NULL;
 		if (prev)
@@ -540,8 +540,11 @@ int net_vpkt_setup(struct net_port *np, const struct arn_dp_port *pc, unsigned w
 		q->pool = lc[i]->pool;
 		unsigned room = rte_pktmbuf_data_room_size(q->pool);
 		q->room0 = room - RTE_PKTMBUF_HEADROOM;
+		/* every link keeps the usual headroom, as any PMD's mbufs
+		 * do: lib/tcp and lib/http may prepend to what they received
+		 * (with none, downloads lost links: docs/dataplane.md) */
 		unsigned need = 14 + 65535 + 4;
-		q->links = need <= q->room0 ? 1 : 1 + (need - q->room0 + room - 1) / room;
+		q->links = need <= q->room0 ? 1 : (need + q->room0 - 1) / q->room0;
 		if (q->links > VPKT_RX_LINKS) {
 			q->links = VPKT_RX_LINKS;
 			if (i == 0)
@@ -549,8 +552,7 @@ int net_vpkt_setup(struct net_port *np, const struct arn_dp_port *pc, unsigned w
 					 "port %s: mbufs of %u bytes hold %u bytes in %u links: "
 					 "larger super-segments are dropped (rx_drop_oversize); "
 					 "raise dataplane.mbuf_pool.data_room_size",
-					 np->name, room, q->room0 + (VPKT_RX_LINKS - 1) * room,
-					 VPKT_RX_LINKS);
+					 np->name, room, q->room0 * VPKT_RX_LINKS, VPKT_RX_LINKS);
 		}
 		int rc = q_open(np, vp, q, i, pc->rx_descriptors);
 		if (rc != 0)
