@@ -946,18 +946,22 @@ rcv_append(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t len, bool sized)
  * burst's segments share it. A delayed ACK's timer is armed here, not by
  * tcp_output at the poll's end: the connection then needs no output call
  * for it (data sent in the same poll carries the ACK and clears the
- * timer, as it would have found it unarmed). @p flags: the in-order
- * segment's. */
+ * timer, as it would have found it unarmed). @p s: the in-order
+ * segment. */
 static inline __attribute__((always_inline)) void rcv_ack_policy(struct arn_tcp_conn *c,
-								 uint8_t flags)
+								 const struct tcp_seg *s)
 {
 	struct arn_tcp_worker *wk = c->wk;
 	if (wk->now_ms - c->last_rcv_ms > c->rto)
 		quickack_enter(c);
 	c->last_rcv_ms = wk->now_ms;
-	if (flags & TH_PSH)
+	if (s->flags & TH_PSH)
 		c->flags |= TF_PUSHED;
-	if ((c->quickack && !(c->flags & TF_PINGPONG)) || ++c->segs_unacked >= 2) {
+	/* A link of a chain counts the sender's segments that end in it
+	 * (chain_input): a 64 KB super-segment is ~45 segments, as Linux
+	 * counts a GRO skb by its gso_size, not one giant segment. */
+	uint32_t segs = s->chain ? s->segs : 1;
+	if ((c->quickack && !(c->flags & TF_PINGPONG)) || (c->segs_unacked += segs) >= 2) {
 		ack_owed(c);
 	} else {
 		c->flags |= TF_DELACK;
@@ -990,7 +994,10 @@ rcv_rtt_measure(struct arn_tcp_conn *c, const struct tcp_seg *s, uint32_t len)
 			return;
 		c->rcv_rtt_tsecr = s->tsecr;
 		int32_t d = (int32_t)(tcp_ts_now(c) - s->tsecr);
-		if (len < c->mss || d < 0 || d > 100000)
+		/* full: a chain's link by the sender's segment size, which
+		 * link boundaries say nothing of (chain_input) */
+		uint32_t seg = s->chain ? s->seg_size : len;
+		if (seg < c->mss || d < 0 || d > 100000)
 			return;
 		sample = d ? (uint32_t)d * 1000u : 1000u;
 	} else {
@@ -1177,7 +1184,7 @@ static inline __attribute__((always_inline)) bool fast_input(struct arn_tcp_conn
 	} else {
 		rcv_append(c, m, s->len, true);
 		rcv_rtt_measure(c, s, s->len);
-		rcv_ack_policy(c, s->flags);
+		rcv_ack_policy(c, s);
 		deliver_data(c, true);
 		if (c->state == TCPS_CLOSED)
 			return true;
@@ -1469,11 +1476,12 @@ static __attribute__((noinline)) void conn_input(struct arn_tcp_conn *c, struct 
 			/* RFC 5681 4.2: a hole was filled, ACKed at once, once
 			 * the application has read what it released */
 			wk->cnt[ARN_TCP_C_BYTES_IN] += tcp_ooo_pull(c);
-			ack_now = ack_at_once(c);
+			/* a chain's links share one ACK: its last link's */
+			ack_now = !s->more && ack_at_once(c);
 			ack_owed(c);
 		}
 		rcv_rtt_measure(c, s, len);
-		rcv_ack_policy(c, s->flags);
+		rcv_ack_policy(c, s);
 		if (fin && seq + len != c->rcv_nxt)
 			fin = false; /* data queued beyond a FIN: the FIN is bogus */
 		if (!fin && (c->flags & TF_OOO_FIN) && c->rcv_nxt == c->ooo_fin_seq)
@@ -1488,8 +1496,9 @@ static __attribute__((noinline)) void conn_input(struct arn_tcp_conn *c, struct 
 			tcp_send_ack(c);
 		tcp_ooo_insert(c, m, seq);
 		m = NULL;
-		/* a duplicate ACK with SACK blocks */
-		if (ack_at_once(c))
+		/* a duplicate ACK with SACK blocks (one for a chain's
+		 * links: its last link's) */
+		if (!s->more && ack_at_once(c))
 			tcp_send_ack(c);
 		else
 			ack_owed(c);
@@ -1559,34 +1568,169 @@ static void tw_input(struct arn_tcp_worker *wk, struct tcp_tw *t, struct tcp_seg
 	tcp_send_tw_ack(wk, t);
 }
 
+/* ---- chains ------------------------------------------------------------------------- */
+
+/*
+ * A packet that arrived as an mbuf chain: a kernel port's GRO/LRO
+ * super-segment (up to 64 KB of one flow's payload under one TCP header),
+ * whose links lib/net filled as they came, not at the sender's segment
+ * boundaries. tcp_input has checked it (see there) and parsed its header
+ * into @p s0; @p m's first link starts at the payload.
+ *
+ * Each link is taken as a segment of its own, in order: one mbuf (next
+ * NULL, nb_segs 1, pkt_len = data_len), at the sequence number of its
+ * first byte, through the same paths as a plain segment (fast_input or
+ * conn_input). So everything the receive side bounds in mbufs (tcp_rmem.c:
+ * a connection's budget, the out-of-order queues', the pool's) counts a
+ * chain's links as it counts segments, and a chain can pin no more mbufs
+ * than its links sent as segments could; trimming to the window, overlaps
+ * and holes are a plain segment's. What the header says once is used
+ * once: the ACK, its window and SACK blocks on every link as a segment
+ * repeating them would carry them (the first link's ACK moves snd_una, the
+ * rest find it moved), SACK blocks and CWR on the first link only, FIN and
+ * PSH on the last. The ACK the packet earns goes once: links before the
+ * last never send one at once (s->more), and the owed ACK waits for the
+ * poll's output as a burst's does. The delayed-ACK rule and the
+ * receiver's RTT count the sender's segments (m->tso_segsz with
+ * RTE_MBUF_F_RX_LRO, else the whole payload as one), not the links.
+ *
+ * The connection may end or change under a link (data after a close is
+ * answered with a RST, an application callback may abort): every link
+ * looks its connection up again, and once the connection an earlier link
+ * found is gone the rest of the chain is dropped (a single answer, the
+ * first link's, went already; the peer sends again what it needs to).
+ */
+static __attribute__((noinline)) void chain_input(struct arn_tcp_worker *wk,
+						  const struct tcp_seg *s0, struct rte_mbuf *m)
+{
+	TCP_INC(wk, GRO_IN);
+	uint32_t total = s0->len; /* > 0: a second link holds payload */
+	uint32_t mss = total;
+	if ((m->ol_flags & RTE_MBUF_F_RX_LRO) && m->tso_segsz && m->tso_segsz < total)
+		mss = m->tso_segsz;
+	wk->cnt[ARN_TCP_C_GRO_SEGS] += (total + mss - 1) / mss;
+	uint32_t off = 0;
+	bool first = true;
+	struct rte_mbuf *nx;
+	for (struct rte_mbuf *x = m; x != NULL; x = nx) {
+		nx = x->next;
+		x->next = NULL;
+		x->nb_segs = 1;
+		x->pkt_len = x->data_len;
+		uint32_t n = x->data_len;
+		if (n == 0) {
+			/* the first link held the headers alone */
+			rte_pktmbuf_free_seg(x);
+			continue;
+		}
+		struct tcp_seg s = *s0;
+		s.chain = true;
+		s.more = nx != NULL;
+		s.seq = s0->seq + off;
+		s.len = n;
+		s.seg_size = (uint16_t)mss;
+		/* the sender's segments that end in this link: those whose
+		 * last byte it holds, and the last (short) one with the last
+		 * link */
+		uint32_t segs = (off + n) / mss - off / mss;
+		if (!s.more && (off + n) % mss)
+			segs++;
+		s.segs = (uint16_t)RTE_MIN(segs, (uint32_t)UINT16_MAX);
+		if (s.more)
+			s.flags &= (uint8_t) ~(TH_FIN | TH_PSH);
+		if (off) {
+			s.flags &= (uint8_t)~TH_CWR;
+			s.n_sack = 0;
+		}
+		off += n;
+		struct arn_tcp_conn *c = tcp_lookup_inline(wk, s.dst, s.dport, s.src, s.sport);
+		if (c) {
+			if (!fast_input(c, &s, x))
+				conn_input(c, &s, x);
+		} else if (first) {
+			struct tcp_tw *t = tcp_tw_lookup(wk, s.dst, s.dport, s.src, s.sport);
+			if (t)
+				tw_input(wk, t, &s, x);
+			else
+				listen_input(wk, &s, x);
+		} else {
+			rte_pktmbuf_free_seg(x);
+			rte_pktmbuf_free(nx);
+			return;
+		}
+		first = false;
+	}
+}
+
+/* Are @p m's links what chain_input takes: as many as nb_segs, none
+ * empty, their lengths adding up to pkt_len, and the first holding the
+ * IPv4 and TCP headers (@p hl bytes) whole? lib/net vouches for none of
+ * this beyond the first link's fixed headers (arn_l4.h). */
+static bool chain_ok(const struct rte_mbuf *m, uint32_t hl)
+{
+	if (m->data_len < hl)
+		return false;
+	uint32_t sum = 0, links = 0;
+	for (const struct rte_mbuf *x = m; x != NULL; x = x->next) {
+		if (x->data_len == 0 || ++links > m->nb_segs)
+			return false;
+		sum += x->data_len;
+	}
+	return links == m->nb_segs && sum == m->pkt_len;
+}
+
 /* ---- entry -------------------------------------------------------------------------------- */
 
+/*
+ * One received packet (arn_l4.h, arn_l4_ops.input): its data starts at the
+ * IPv4 header, l3_len is that header's length, pkt_len the IPv4 total
+ * length, with room for the TCP header's fixed 20 bytes in the first
+ * link; lib/net vouches for these and they are not asked again. What is
+ * the peer's alone, the data offset, is checked here.
+ *
+ * A packet of one mbuf (data_len == pkt_len) is the usual case. A packet
+ * may also be an mbuf chain, a kernel port's GRO super-segment (the
+ * AF_PACKET port with virtio-net headers): up to 64 links, pkt_len up to
+ * 65535, link boundaries anywhere in the payload (the first link is
+ * typically an mbuf's data room less the headroom, 66 bytes of it
+ * headers). Its first link must hold the IPv4 and the whole TCP header,
+ * options included, and every link at least one byte; a chain that breaks
+ * either is dropped as malformed (hostile input, or a lib/net bug).
+ * RTE_MBUF_F_RX_L4_CKSUM_GOOD: the kernel vouched for the checksum;
+ * otherwise it is summed over every link. RTE_MBUF_F_RX_LRO with
+ * m->tso_segsz: the sender's segment size, which the ACK policy and the
+ * receiver's RTT count by (chain_input). A chain with SYN or RST (which
+ * GRO never makes) is made one mbuf or dropped, as before chains came.
+ */
 void tcp_input(struct arn_tcp_worker *wk, struct rte_mbuf *m)
 {
 	TCP_INC(wk, SEG_IN);
-	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
-		TCP_INC(wk, MALFORMED);
-		rte_pktmbuf_free(m);
-		return;
-	}
-	/* What lib/net vouches for (arn_l4.h, arn_l4_ops.input) is not asked
-	 * again: l3_len is the IPv4 header's length, pkt_len the IPv4 total
-	 * length, with room for the TCP header's fixed 20 bytes; one segment
-	 * holds it all (an mbuf of one segment has data_len == pkt_len). What
-	 * is the peer's alone, the data offset, is checked here. */
 	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod(m, const struct rte_ipv4_hdr *);
 	unsigned l3 = m->l3_len;
 	const struct rte_tcp_hdr *th = rte_pktmbuf_mtod_offset(m, const struct rte_tcp_hdr *, l3);
 	unsigned doff = (unsigned)(th->data_off >> 4) * 4;
-	if (doff < TCP_HDR_LEN || l3 + doff > m->pkt_len) {
+	/* data_len: the first link's (a packet of one mbuf has data_len ==
+	 * pkt_len); a chain's are checked further by chain_ok */
+	if (doff < TCP_HDR_LEN || l3 + doff > m->data_len ||
+	    (unlikely(m->nb_segs > 1) && !chain_ok(m, l3 + doff))) {
 		TCP_INC(wk, MALFORMED);
 		rte_pktmbuf_free(m);
 		return;
 	}
 	uint64_t ck = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
 	if (ck == RTE_MBUF_F_RX_L4_CKSUM_BAD ||
-	    (ck != RTE_MBUF_F_RX_L4_CKSUM_GOOD && !tcp_cksum_ok(ip, th, m->pkt_len - l3))) {
+	    (ck != RTE_MBUF_F_RX_L4_CKSUM_GOOD &&
+	     !(likely(m->nb_segs == 1) ? tcp_cksum_ok(ip, th, m->pkt_len - l3)
+				       : tcp_cksum_ok_chain(ip, m, l3)))) {
 		TCP_INC(wk, BAD_CKSUM);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (unlikely(m->nb_segs > 1) && (th->tcp_flags & (TH_SYN | TH_RST)) &&
+	    rte_pktmbuf_linearize(m) != 0) {
+		/* GRO merges no SYN or RST: a chain with one is taken as
+		 * before chains came, one mbuf or malformed */
+		TCP_INC(wk, MALFORMED);
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -1625,6 +1769,14 @@ void tcp_input(struct arn_tcp_worker *wk, struct rte_mbuf *m)
 				s.has_mss = s.has_ws = false;
 			}
 		}
+	}
+	if (unlikely(m->nb_segs > 1)) {
+		/* the headers off the first link; each link's lengths are
+		 * set as chain_input takes it */
+		m->data_off = (uint16_t)(m->data_off + l3 + doff);
+		m->data_len = (uint16_t)(m->data_len - l3 - doff);
+		chain_input(wk, &s, m);
+		return;
 	}
 	/* rte_pktmbuf_adj without its test: the headers are within the one
 	 * segment (checked above, and data_len == pkt_len), and m stays

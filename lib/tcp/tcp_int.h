@@ -289,6 +289,14 @@ struct tcp_seg {
 	uint32_t tsval, tsecr;
 	bool old_ack; /* a reordered pure ACK: used for its ACK/SACK only (tcp_in.c) */
 	bool ce;      /* the IP header said Congestion Experienced (RFC 3168) */
+	/* One link of a received mbuf chain (a kernel port's GRO super-segment,
+	 * tcp_in.c's chain_input), taken as a segment of its own: the fields
+	 * below say what the packet it came from was. A plain segment has
+	 * chain false (tcp_input's memset) and them unread. */
+	bool chain;
+	bool more;	   /* links of the same packet follow: no FIN or PSH, no ACK at once */
+	uint16_t segs;	   /* the sender's segments that end in this link (0 or more) */
+	uint16_t seg_size; /* the sender's segment size: m->tso_segsz, or the whole payload */
 	struct tcp_sack_block sack[4];
 };
 

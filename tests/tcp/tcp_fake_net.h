@@ -360,6 +360,57 @@ static inline struct rte_mbuf *fake_seg(uint32_t src, uint32_t dst, uint16_t spo
 	return m;
 }
 
+/* A packet as a kernel port's GRO hands it over: an mbuf chain (the
+ * lead's AF_PACKET port with virtio-net headers, tcp_in.c's chain_input).
+ * @p sizes[0] payload bytes ride in the first link after the headers, then
+ * one link for each of @p sizes[1..n-1]; they must add up to @p len. The
+ * checksum is computed over a flat copy (with DPDK's own function, not
+ * lib/tcp's). @p tso: m->tso_segsz with RTE_MBUF_F_RX_LRO, 0 for neither.
+ * @p sizes may hold a 0 past the first (a malformed chain, for the tests
+ * of it). */
+static inline struct rte_mbuf *fake_chain(uint32_t src, uint32_t dst, uint16_t sport,
+					  uint16_t dport, uint8_t flags, uint32_t seq, uint32_t ack,
+					  uint16_t wnd, const struct fake_opts *o,
+					  const uint8_t *data, uint32_t len, const uint32_t *sizes,
+					  unsigned n, uint16_t tso)
+{
+	static uint8_t flat[65536 + 128];
+	struct rte_mbuf *m =
+	    fake_seg(src, dst, sport, dport, flags, seq, ack, wnd, o, data, sizes[0]);
+	uint32_t off = sizes[0];
+	for (unsigned i = 1; i < n; i++) {
+		struct rte_mbuf *x = rte_pktmbuf_alloc(fake_pool);
+		if (x == NULL)
+			abort();
+		if (sizes[i]) {
+			uint8_t *p = (uint8_t *)rte_pktmbuf_append(x, (uint16_t)sizes[i]);
+			if (p == NULL)
+				abort();
+			memcpy(p, data + off, sizes[i]);
+		}
+		off += sizes[i];
+		if (rte_pktmbuf_chain(m, x) != 0)
+			abort();
+	}
+	if (off != len)
+		abort();
+	struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod(m, struct rte_ipv4_hdr *);
+	struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip + 1);
+	ip->total_length = rte_cpu_to_be_16((uint16_t)m->pkt_len);
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	th->cksum = 0;
+	const void *f = rte_pktmbuf_read(m, 0, m->pkt_len, flat);
+	if (f != flat)
+		memcpy(flat, f, m->pkt_len);
+	th->cksum = rte_ipv4_udptcp_cksum((const struct rte_ipv4_hdr *)flat, flat + sizeof(*ip));
+	if (tso) {
+		m->ol_flags |= RTE_MBUF_F_RX_LRO;
+		m->tso_segsz = tso;
+	}
+	return m;
+}
+
 /* A segment the stack sent, parsed. */
 struct fake_out {
 	uint32_t src, dst;
