@@ -958,10 +958,10 @@ static inline __attribute__((always_inline)) void rcv_ack_policy(struct arn_tcp_
 	if (s->flags & TH_PSH)
 		c->flags |= TF_PUSHED;
 	/* A link of a chain counts the sender's segments that end in it
-	 * (chain_input): a 64 KB super-segment is ~45 segments, as Linux
-	 * counts a GRO skb by its gso_size, not one giant segment. */
-	uint32_t segs = s->chain ? s->segs : 1;
-	if ((c->quickack && !(c->flags & TF_PINGPONG)) || (c->segs_unacked += segs) >= 2) {
+	 * (chain_input, segs_adj): a 64 KB super-segment is ~45 segments, as
+	 * Linux counts a GRO skb by its gso_size, not one giant segment. */
+	if ((c->quickack && !(c->flags & TF_PINGPONG)) ||
+	    (c->segs_unacked += (uint32_t)(1 + s->segs_adj)) >= 2) {
 		ack_owed(c);
 	} else {
 		c->flags |= TF_DELACK;
@@ -996,7 +996,7 @@ rcv_rtt_measure(struct arn_tcp_conn *c, const struct tcp_seg *s, uint32_t len)
 		int32_t d = (int32_t)(tcp_ts_now(c) - s->tsecr);
 		/* full: a chain's link by the sender's segment size, which
 		 * link boundaries say nothing of (chain_input) */
-		uint32_t seg = s->chain ? s->seg_size : len;
+		uint32_t seg = (s->chain & TCP_SEG_CHAIN) ? s->mss : len;
 		if (seg < c->mss || d < 0 || d > 100000)
 			return;
 		sample = d ? (uint32_t)d * 1000u : 1000u;
@@ -1477,7 +1477,7 @@ static __attribute__((noinline)) void conn_input(struct arn_tcp_conn *c, struct 
 			 * the application has read what it released */
 			wk->cnt[ARN_TCP_C_BYTES_IN] += tcp_ooo_pull(c);
 			/* a chain's links share one ACK: its last link's */
-			ack_now = !s->more && ack_at_once(c);
+			ack_now = !(s->chain & TCP_SEG_MORE) && ack_at_once(c);
 			ack_owed(c);
 		}
 		rcv_rtt_measure(c, s, len);
@@ -1498,7 +1498,7 @@ static __attribute__((noinline)) void conn_input(struct arn_tcp_conn *c, struct 
 		m = NULL;
 		/* a duplicate ACK with SACK blocks (one for a chain's
 		 * links: its last link's) */
-		if (!s->more && ack_at_once(c))
+		if (!(s->chain & TCP_SEG_MORE) && ack_at_once(c))
 			tcp_send_ack(c);
 		else
 			ack_owed(c);
@@ -1574,8 +1574,8 @@ static void tw_input(struct arn_tcp_worker *wk, struct tcp_tw *t, struct tcp_seg
  * A packet that arrived as an mbuf chain: a kernel port's GRO/LRO
  * super-segment (up to 64 KB of one flow's payload under one TCP header),
  * whose links lib/net filled as they came, not at the sender's segment
- * boundaries. tcp_input has checked it (see there) and parsed its header
- * into @p s0; @p m's first link starts at the payload.
+ * boundaries. chain_in has checked it and parsed its header into @p s0;
+ * @p m's first link starts at the payload.
  *
  * Each link is taken as a segment of its own, in order: one mbuf (next
  * NULL, nb_segs 1, pkt_len = data_len), at the sequence number of its
@@ -1585,14 +1585,14 @@ static void tw_input(struct arn_tcp_worker *wk, struct tcp_tw *t, struct tcp_seg
  * chain's links as it counts segments, and a chain can pin no more mbufs
  * than its links sent as segments could; trimming to the window, overlaps
  * and holes are a plain segment's. What the header says once is used
- * once: the ACK, its window and SACK blocks on every link as a segment
- * repeating them would carry them (the first link's ACK moves snd_una, the
- * rest find it moved), SACK blocks and CWR on the first link only, FIN and
- * PSH on the last. The ACK the packet earns goes once: links before the
- * last never send one at once (s->more), and the owed ACK waits for the
- * poll's output as a burst's does. The delayed-ACK rule and the
- * receiver's RTT count the sender's segments (m->tso_segsz with
- * RTE_MBUF_F_RX_LRO, else the whole payload as one), not the links.
+ * once: the ACK and its window on every link, as segments repeating them
+ * would carry them (the first link's ACK moves snd_una, the rest find it
+ * moved), SACK blocks and CWR on the first link only, FIN and PSH on the
+ * last. The ACK the packet earns goes once: links before the last never
+ * send one at once (TCP_SEG_MORE), and the owed ACK waits for the poll's
+ * output as a burst's does. The delayed-ACK rule and the receiver's RTT
+ * count the sender's segments (m->tso_segsz with RTE_MBUF_F_RX_LRO, else
+ * the whole payload as one), not the links.
  *
  * The connection may end or change under a link (data after a close is
  * answered with a RST, an application callback may abort): every link
@@ -1600,8 +1600,7 @@ static void tw_input(struct arn_tcp_worker *wk, struct tcp_tw *t, struct tcp_seg
  * found is gone the rest of the chain is dropped (a single answer, the
  * first link's, went already; the peer sends again what it needs to).
  */
-static __attribute__((noinline)) void chain_input(struct arn_tcp_worker *wk,
-						  const struct tcp_seg *s0, struct rte_mbuf *m)
+static void chain_input(struct arn_tcp_worker *wk, const struct tcp_seg *s0, struct rte_mbuf *m)
 {
 	TCP_INC(wk, GRO_IN);
 	uint32_t total = s0->len; /* > 0: a second link holds payload */
@@ -1624,19 +1623,19 @@ static __attribute__((noinline)) void chain_input(struct arn_tcp_worker *wk,
 			continue;
 		}
 		struct tcp_seg s = *s0;
-		s.chain = true;
-		s.more = nx != NULL;
+		bool more = nx != NULL;
+		s.chain = (uint8_t)(TCP_SEG_CHAIN | (more ? TCP_SEG_MORE : 0));
 		s.seq = s0->seq + off;
 		s.len = n;
-		s.seg_size = (uint16_t)mss;
+		s.mss = (uint16_t)mss;
 		/* the sender's segments that end in this link: those whose
 		 * last byte it holds, and the last (short) one with the last
-		 * link */
+		 * link; past 2 the count changes nothing (rcv_ack_policy) */
 		uint32_t segs = (off + n) / mss - off / mss;
-		if (!s.more && (off + n) % mss)
+		if (!more && (off + n) % mss)
 			segs++;
-		s.segs = (uint16_t)RTE_MIN(segs, (uint32_t)UINT16_MAX);
-		if (s.more)
+		s.segs_adj = (int8_t)((int)RTE_MIN(segs, 64u) - 1);
+		if (more)
 			s.flags &= (uint8_t) ~(TH_FIN | TH_PSH);
 		if (off) {
 			s.flags &= (uint8_t)~TH_CWR;
@@ -1681,71 +1680,25 @@ static bool chain_ok(const struct rte_mbuf *m, uint32_t hl)
 
 /* ---- entry -------------------------------------------------------------------------------- */
 
-/*
- * One received packet (arn_l4.h, arn_l4_ops.input): its data starts at the
- * IPv4 header, l3_len is that header's length, pkt_len the IPv4 total
- * length, with room for the TCP header's fixed 20 bytes in the first
- * link; lib/net vouches for these and they are not asked again. What is
- * the peer's alone, the data offset, is checked here.
- *
- * A packet of one mbuf (data_len == pkt_len) is the usual case. A packet
- * may also be an mbuf chain, a kernel port's GRO super-segment (the
- * AF_PACKET port with virtio-net headers): up to 64 links, pkt_len up to
- * 65535, link boundaries anywhere in the payload (the first link is
- * typically an mbuf's data room less the headroom, 66 bytes of it
- * headers). Its first link must hold the IPv4 and the whole TCP header,
- * options included, and every link at least one byte; a chain that breaks
- * either is dropped as malformed (hostile input, or a lib/net bug).
- * RTE_MBUF_F_RX_L4_CKSUM_GOOD: the kernel vouched for the checksum;
- * otherwise it is summed over every link. RTE_MBUF_F_RX_LRO with
- * m->tso_segsz: the sender's segment size, which the ACK policy and the
- * receiver's RTT count by (chain_input). A chain with SYN or RST (which
- * GRO never makes) is made one mbuf or dropped, as before chains came.
- */
-void tcp_input(struct arn_tcp_worker *wk, struct rte_mbuf *m)
+/* The TCP header at @p th (@p doff bytes, options included) under IPv4
+ * header @p ip, with @p len bytes of payload, into @p s. Inline: both
+ * entries (tcp_input's every segment, chain_in's chains) take it. */
+static inline __attribute__((always_inline)) void seg_parse(struct tcp_seg *s,
+							    const struct rte_ipv4_hdr *ip,
+							    const struct rte_tcp_hdr *th,
+							    unsigned doff, uint32_t len)
 {
-	TCP_INC(wk, SEG_IN);
-	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod(m, const struct rte_ipv4_hdr *);
-	unsigned l3 = m->l3_len;
-	const struct rte_tcp_hdr *th = rte_pktmbuf_mtod_offset(m, const struct rte_tcp_hdr *, l3);
-	unsigned doff = (unsigned)(th->data_off >> 4) * 4;
-	/* data_len: the first link's (a packet of one mbuf has data_len ==
-	 * pkt_len); a chain's are checked further by chain_ok */
-	if (doff < TCP_HDR_LEN || l3 + doff > m->data_len ||
-	    (unlikely(m->nb_segs > 1) && !chain_ok(m, l3 + doff))) {
-		TCP_INC(wk, MALFORMED);
-		rte_pktmbuf_free(m);
-		return;
-	}
-	uint64_t ck = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
-	if (ck == RTE_MBUF_F_RX_L4_CKSUM_BAD ||
-	    (ck != RTE_MBUF_F_RX_L4_CKSUM_GOOD &&
-	     !(likely(m->nb_segs == 1) ? tcp_cksum_ok(ip, th, m->pkt_len - l3)
-				       : tcp_cksum_ok_chain(ip, m, l3)))) {
-		TCP_INC(wk, BAD_CKSUM);
-		rte_pktmbuf_free(m);
-		return;
-	}
-	if (unlikely(m->nb_segs > 1) && (th->tcp_flags & (TH_SYN | TH_RST)) &&
-	    rte_pktmbuf_linearize(m) != 0) {
-		/* GRO merges no SYN or RST: a chain with one is taken as
-		 * before chains came, one mbuf or malformed */
-		TCP_INC(wk, MALFORMED);
-		rte_pktmbuf_free(m);
-		return;
-	}
-	struct tcp_seg s;
-	memset(&s, 0, offsetof(struct tcp_seg, sack));
-	s.src = rte_be_to_cpu_32(ip->src_addr);
-	s.dst = rte_be_to_cpu_32(ip->dst_addr);
-	s.sport = rte_be_to_cpu_16(th->src_port);
-	s.dport = rte_be_to_cpu_16(th->dst_port);
-	s.seq = rte_be_to_cpu_32(th->sent_seq);
-	s.ack = rte_be_to_cpu_32(th->recv_ack);
-	s.flags = th->tcp_flags;
-	s.wnd = rte_be_to_cpu_16(th->rx_win);
-	s.len = m->pkt_len - l3 - doff;
-	s.ce = (ip->type_of_service & ARN_IP_ECN_MASK) == ARN_IP_ECN_CE;
+	memset(s, 0, offsetof(struct tcp_seg, sack));
+	s->src = rte_be_to_cpu_32(ip->src_addr);
+	s->dst = rte_be_to_cpu_32(ip->dst_addr);
+	s->sport = rte_be_to_cpu_16(th->src_port);
+	s->dport = rte_be_to_cpu_16(th->dst_port);
+	s->seq = rte_be_to_cpu_32(th->sent_seq);
+	s->ack = rte_be_to_cpu_32(th->recv_ack);
+	s->flags = th->tcp_flags;
+	s->wnd = rte_be_to_cpu_16(th->rx_win);
+	s->len = len;
+	s->ce = (ip->type_of_service & ARN_IP_ECN_MASK) == ARN_IP_ECN_CE;
 	if (doff > TCP_HDR_LEN) {
 		const uint8_t *opt = (const uint8_t *)(th + 1);
 		uint32_t w0;
@@ -1758,26 +1711,105 @@ void tcp_input(struct arn_tcp_worker *wk, struct rte_mbuf *m)
 			uint32_t w1, w2;
 			memcpy(&w1, opt + 4, 4);
 			memcpy(&w2, opt + 8, 4);
-			s.has_ts = true;
-			s.tsval = rte_be_to_cpu_32(w1);
-			s.tsecr = rte_be_to_cpu_32(w2);
+			s->has_ts = true;
+			s->tsval = rte_be_to_cpu_32(w1);
+			s->tsecr = rte_be_to_cpu_32(w2);
 		} else {
-			tcp_parse_options(&s, opt, doff - TCP_HDR_LEN);
-			if (!(s.flags & TH_SYN)) {
+			tcp_parse_options(s, opt, doff - TCP_HDR_LEN);
+			if (!(s->flags & TH_SYN)) {
 				/* MSS and window scale mean something only
 				 * on a SYN (only the full parse sets them) */
-				s.has_mss = s.has_ws = false;
+				s->has_mss = s->has_ws = false;
 			}
 		}
 	}
-	if (unlikely(m->nb_segs > 1)) {
-		/* the headers off the first link; each link's lengths are
-		 * set as chain_input takes it */
-		m->data_off = (uint16_t)(m->data_off + l3 + doff);
-		m->data_len = (uint16_t)(m->data_len - l3 - doff);
-		chain_input(wk, &s, m);
+}
+
+/*
+ * A packet that came as an mbuf chain (m->nb_segs > 1): a kernel port's
+ * GRO super-segment (the AF_PACKET port with virtio-net headers). What
+ * lib/net vouches for is tcp_input's; beyond it, here: up to 64 links,
+ * pkt_len up to 65535, link boundaries anywhere in the payload (the first
+ * link is typically an mbuf's data room less the headroom, 66 bytes of it
+ * headers). The first link must hold the IPv4 and the whole TCP header,
+ * options included, and every link at least one byte; a chain that breaks
+ * either (hostile input, or a lib/net bug) is dropped as malformed.
+ * RTE_MBUF_F_RX_L4_CKSUM_GOOD: the kernel vouched for the checksum;
+ * otherwise it is summed over every link. RTE_MBUF_F_RX_LRO with
+ * m->tso_segsz: the sender's segment size, which the ACK policy and the
+ * receiver's RTT count by (chain_input). Out of line, and apart from
+ * tcp_input's path for one mbuf, which stays as it was.
+ * @return true if @p m is now one mbuf for tcp_input to take as usual (a
+ * chain with SYN or RST, which GRO never makes, linearized as before
+ * chains came); false if it was taken or dropped.
+ */
+static __attribute__((noinline)) bool chain_in(struct arn_tcp_worker *wk, struct rte_mbuf *m)
+{
+	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod(m, const struct rte_ipv4_hdr *);
+	unsigned l3 = m->l3_len;
+	const struct rte_tcp_hdr *th = rte_pktmbuf_mtod_offset(m, const struct rte_tcp_hdr *, l3);
+	unsigned doff = (unsigned)(th->data_off >> 4) * 4;
+	if (doff < TCP_HDR_LEN || !chain_ok(m, l3 + doff)) {
+		TCP_INC(wk, MALFORMED);
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	uint64_t ck = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+	if (ck == RTE_MBUF_F_RX_L4_CKSUM_BAD ||
+	    (ck != RTE_MBUF_F_RX_L4_CKSUM_GOOD && !tcp_cksum_ok_chain(ip, m, l3))) {
+		TCP_INC(wk, BAD_CKSUM);
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	if (th->tcp_flags & (TH_SYN | TH_RST)) {
+		if (rte_pktmbuf_linearize(m) == 0)
+			return true;
+		TCP_INC(wk, MALFORMED);
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	struct tcp_seg s;
+	seg_parse(&s, ip, th, doff, m->pkt_len - l3 - doff);
+	/* the headers off the first link; each link's lengths are set as
+	 * chain_input takes it */
+	m->data_off = (uint16_t)(m->data_off + l3 + doff);
+	m->data_len = (uint16_t)(m->data_len - l3 - doff);
+	chain_input(wk, &s, m);
+	return false;
+}
+
+/*
+ * One received packet (arn_l4.h, arn_l4_ops.input). What lib/net vouches
+ * for is not asked again: its data starts at the IPv4 header, l3_len is
+ * that header's length, pkt_len the IPv4 total length, with room for the
+ * TCP header's fixed 20 bytes in the first mbuf; a packet of one mbuf
+ * holds it all (data_len == pkt_len). What is the peer's alone, the data
+ * offset, is checked here. A chain (a kernel port's GRO super-segment)
+ * takes chain_in's path, whose comment says what is checked of it.
+ */
+void tcp_input(struct arn_tcp_worker *wk, struct rte_mbuf *m)
+{
+	TCP_INC(wk, SEG_IN);
+	if (unlikely(m->nb_segs > 1) && !chain_in(wk, m))
+		return;
+	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod(m, const struct rte_ipv4_hdr *);
+	unsigned l3 = m->l3_len;
+	const struct rte_tcp_hdr *th = rte_pktmbuf_mtod_offset(m, const struct rte_tcp_hdr *, l3);
+	unsigned doff = (unsigned)(th->data_off >> 4) * 4;
+	if (doff < TCP_HDR_LEN || l3 + doff > m->pkt_len) {
+		TCP_INC(wk, MALFORMED);
+		rte_pktmbuf_free(m);
 		return;
 	}
+	uint64_t ck = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+	if (ck == RTE_MBUF_F_RX_L4_CKSUM_BAD ||
+	    (ck != RTE_MBUF_F_RX_L4_CKSUM_GOOD && !tcp_cksum_ok(ip, th, m->pkt_len - l3))) {
+		TCP_INC(wk, BAD_CKSUM);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	struct tcp_seg s;
+	seg_parse(&s, ip, th, doff, m->pkt_len - l3 - doff);
 	/* rte_pktmbuf_adj without its test: the headers are within the one
 	 * segment (checked above, and data_len == pkt_len), and m stays
 	 * what every path after this expects: the payload, pkt_len and

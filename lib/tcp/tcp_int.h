@@ -290,14 +290,23 @@ struct tcp_seg {
 	bool old_ack; /* a reordered pure ACK: used for its ACK/SACK only (tcp_in.c) */
 	bool ce;      /* the IP header said Congestion Experienced (RFC 3168) */
 	/* One link of a received mbuf chain (a kernel port's GRO super-segment,
-	 * tcp_in.c's chain_input), taken as a segment of its own: the fields
-	 * below say what the packet it came from was. A plain segment has
-	 * chain false (tcp_input's memset) and them unread. */
-	bool chain;
-	bool more;	   /* links of the same packet follow: no FIN or PSH, no ACK at once */
-	uint16_t segs;	   /* the sender's segments that end in this link (0 or more) */
-	uint16_t seg_size; /* the sender's segment size: m->tso_segsz, or the whole payload */
-	struct tcp_sack_block sack[4];
+	 * tcp_in.c's chain_input), taken as a segment of its own: TCP_SEG_*
+	 * bits; 0 for a plain segment (tcp_input's memset). In the padding
+	 * before sack, as segs_adj: the struct, and what tcp_input clears of
+	 * it for every segment, stay as they were. With TCP_SEG_CHAIN, mss
+	 * (an MSS option's only on a SYN, which no chain carries) is the
+	 * sender's segment size: m->tso_segsz, or the packet's payload. */
+	uint8_t chain;
+	/* the sender's segments that end in this segment, less one: 0 for a
+	 * plain segment, -1 for a link in which none ends (the delayed-ACK
+	 * rule's count, tcp_in.c's rcv_ack_policy) */
+	int8_t segs_adj;
+		struct tcp_sack_block sack[4];
+};
+
+enum {
+	TCP_SEG_CHAIN = 1u << 0, /* a link of a chain */
+	TCP_SEG_MORE = 1u << 1,	 /* links of the same packet follow: no FIN or PSH, no ACK at once */
 };
 
 /** Parse the options of a TCP header (@p opt, @p len bytes). Malformed
