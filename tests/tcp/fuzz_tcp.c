@@ -14,6 +14,8 @@
  * aborts on any output that breaks the lib/net contract (oversize, bad
  * headroom, checksum not requested); at the end every mbuf must be back in
  * the pool.
+ * A segment record may arrive as an mbuf chain, as a kernel port's GRO
+ * makes them (in_chain: r[6]'s top two bits).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -65,6 +67,38 @@ static void in(uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd, const st
 	       const void *d, uint32_t len)
 {
 	arn_tcp_input(lc, fake_seg(PEER, US, PPORT, LPORT, flags, seq, ack, wnd, o, d, len));
+}
+
+/* The segment as a kernel port's GRO hands it over (tcp_in.c's
+ * chain_input): an mbuf chain. @p mode 1: the first link holds the
+ * headers alone, the payload in links of 1..64 bytes; 2: some payload in
+ * the first link too; 3: a super-segment of up to 16 KB (*len grows to
+ * that), links of 2000. The sizes come from the record's bytes; a record
+ * with r[11] zero (mode 1 or 2) gets an empty link, which tcp_input must
+ * drop as malformed. RTE_MBUF_F_RX_LRO with a tso_segsz when r[10]'s top
+ * bit is set. */
+static void in_chain(unsigned mode, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd,
+		     const struct fake_opts *o, const uint8_t *d, uint32_t *len, const uint8_t *r)
+{
+	if (mode == 3)
+		*len = (uint32_t)(r[9] & 0x7f) * 128;
+	uint32_t left = *len, sizes[64];
+	unsigned n = 0;
+	uint32_t first = mode == 1 ? 0 : RTE_MIN(left, (uint32_t)r[2] * 7);
+	sizes[n++] = first;
+	left -= first;
+	uint32_t step = mode == 3 ? 2000 : 1 + r[11] % 64u;
+	step = RTE_MAX(step, (left + 61) / 62); /* 64 links at most */
+	if (mode != 3 && r[11] == 0 && left)
+		sizes[n++] = 0;
+	while (left) {
+		uint32_t k = RTE_MIN(left, step);
+		sizes[n++] = k;
+		left -= k;
+	}
+	uint16_t tso = (r[10] & 0x80) ? (uint16_t)(88 + r[11] * 8) : 0;
+	arn_tcp_input(lc, fake_chain(PEER, US, PPORT, LPORT, flags, seq, ack, wnd, o, d, *len,
+				     sizes, n, tso));
 }
 
 /* Remember the last sequence number we sent, so the peer can ACK it. */
@@ -315,7 +349,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			uint32_t ack = our_next + (int32_t)(int16_t)(r[3] << 8 | r[4]);
 			uint32_t len = (ob & 0x20) ? (uint32_t)(r[9] & 0x7f) * 8 : 0;
 			uint16_t wnd = (uint16_t)(r[7] << 8 | r[8]);
-			in(kind, seq, ack, wnd, &o, payload, len);
+			unsigned chain = r[6] >> 6;
+			if (chain && len)
+				in_chain(chain, kind, seq, ack, wnd, &o, payload, &len, r);
+			else
+				in(kind, seq, ack, wnd, &o, payload, len);
 			if ((ob & 0x40) && len)
 				p_seq += len; /* in order next time */
 		}
