@@ -301,12 +301,14 @@ struct tcp_seg {
 	 * plain segment, -1 for a link in which none ends (the delayed-ACK
 	 * rule's count, tcp_in.c's rcv_ack_policy) */
 	int8_t segs_adj;
-		struct tcp_sack_block sack[4];
+	struct tcp_sack_block sack[4];
 };
 
+/* struct tcp_seg's chain */
 enum {
 	TCP_SEG_CHAIN = 1u << 0, /* a link of a chain */
-	TCP_SEG_MORE = 1u << 1,	 /* links of the same packet follow: no FIN or PSH, no ACK at once */
+	/* links of the same packet follow: no FIN or PSH, no ACK at once */
+	TCP_SEG_MORE = 1u << 1,
 };
 
 /** Parse the options of a TCP header (@p opt, @p len bytes). Malformed
