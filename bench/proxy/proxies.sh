@@ -118,8 +118,14 @@ start_arion() { # [wrapper command...]; ARION_WORKERS: worker lcores (default 1)
 	# channels), so it takes one worker (lib/net refuses more).
 	arion_port_auto
 	local dev="net_af_packet0,iface=$IF_PX,framecnt=4096" ring=""
+	local pool=""
 	if [ "$ARION_PORT" = arn_af_packet ]; then
 		dev="arn_af_packet,iface=$IF_PX"
+		# 8 KiB mbufs: a 64 KiB super-segment in 8 links rather than 33
+		# (each link is a segment to lib/tcp and a reference to lib/http;
+		# docs/dataplane.md), unless $ARION_DP_EXTRA sizes the pool
+		[[ "${ARION_DP_EXTRA:-}" == *mbuf_pool* ]] ||
+			pool="  mbuf_pool: {data_room_size: 8320}"
 	elif [ "$ARION_PORT" = af_xdp ]; then
 		dev="net_af_xdp0,iface=$IF_PX"
 		ring="      rx_descriptors: 4096
@@ -159,6 +165,7 @@ dataplane:
   control_lcore: 0
   worker_lcores: [$wl]
 ${ARION_DP_EXTRA:-}
+${pool}
   ports:
     - device: $dev
       ipv4: 198.18.0.2/24
