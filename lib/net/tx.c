@@ -46,8 +46,7 @@ struct rte_mbuf *arn_net_alloc(struct arn_lcore *lc)
 
 /* Port @p p's TX queue of this worker: an ethdev's, or arn_af_packet's
  * socket (vpkt.c), which take frames alike. */
-static inline uint16_t port_tx(struct arn_lcore *lc, uint16_t p, struct rte_mbuf **pkts,
-			       uint16_t n)
+static inline uint16_t port_tx(struct arn_lcore *lc, uint16_t p, struct rte_mbuf **pkts, uint16_t n)
 {
 	const struct net_port *np = &lc->net->port[p];
 	if (np->vpkt)

@@ -66,19 +66,10 @@
 /* The largest IPv4 total length (a GSO frame's headers included). */
 #define VPKT_IP_MAX 65535u
 
-#define TH_FIN 0x01
-#define TH_SYN 0x02
-#define TH_RST 0x04
-#define TH_PSH 0x08
-#define TH_ACK 0x10
-#define TH_URG 0x20
-#define TH_ECE 0x40
-#define TH_CWR 0x80
-
 struct vpkt_q {
 	int fd;
-	unsigned links;	 /* links per offered frame */
-	unsigned room0;	 /* bytes a link holds: its data room less the headroom */
+	unsigned links; /* links per offered frame */
+	unsigned room0; /* bytes a link holds: its data room less the headroom */
 	struct rte_mempool *pool;
 	unsigned filled[VPKT_RX_MSGS];
 	bool ready[VPKT_RX_MSGS]; /* the slot's iovecs point at its links */
@@ -136,8 +127,11 @@ static bool mergeable(const uint8_t *a, const uint8_t *prev, unsigned prev_len, 
 	const uint8_t *ta = a + 34, *tp = prev + 34, *tb = b + 34;
 	if (prev_len != gso || b_len == 0 || b_len > gso)
 		return false;
-	if ((tp[13] & (TH_FIN | TH_SYN | TH_RST | TH_PSH | TH_URG)) ||
-	    (tb[13] & (TH_SYN | TH_RST | TH_URG | TH_CWR)) || ((ta[13] ^ tb[13]) & TH_ECE))
+	if ((tp[13] & (RTE_TCP_FIN_FLAG | RTE_TCP_SYN_FLAG | RTE_TCP_RST_FLAG | RTE_TCP_PSH_FLAG |
+		       RTE_TCP_URG_FLAG)) ||
+	    (tb[13] &
+	     (RTE_TCP_SYN_FLAG | RTE_TCP_RST_FLAG | RTE_TCP_URG_FLAG | RTE_TCP_CWR_FLAG)) ||
+	    ((ta[13] ^ tb[13]) & RTE_TCP_ECE_FLAG))
 		return false;
 	if (memcmp(a, b, 16) != 0 || memcmp(a + 20, b + 20, 4) != 0 ||
 	    memcmp(a + 26, b + 26, 8) != 0) /* Ethernet, IP vhl/tos, frag/ttl/proto, addresses */
@@ -223,10 +217,11 @@ unsigned net_vpkt_group_head(struct rte_mbuf *const *pkts, const struct vpkt_gro
 		ip->hdr_checksum = rte_ipv4_cksum(ip);
 		/* PSH and FIN are the last segment's; the kernel's GSO puts
 		 * them on the last piece it cuts (and CWR on the first). */
-		th->tcp_flags = (uint8_t)(th->tcp_flags | (lt[13] & (TH_PSH | TH_FIN)));
+		th->tcp_flags =
+		    (uint8_t)(th->tcp_flags | (lt[13] & (RTE_TCP_PSH_FLAG | RTE_TCP_FIN_FLAG)));
 		th->cksum = rte_ipv4_phdr_cksum(ip, 0);
 		out->v.gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
-		if (th->tcp_flags & TH_CWR)
+		if (th->tcp_flags & RTE_TCP_CWR_FLAG)
 			out->v.gso_type |= VIRTIO_NET_HDR_GSO_ECN;
 		out->v.gso_size = g->gso_size;
 	}
@@ -383,13 +378,15 @@ uint16_t net_vpkt_tx(struct arn_lcore *lc, uint16_t p, struct rte_mbuf **pkts, u
 				/* each frame's links, its headers skipped (they are
 				 * in the group's header) */
 				unsigned skip = x->head_len;
-				for (struct rte_mbuf *m = pkts[done + x->first + j]; m; m = m->next) {
+				for (struct rte_mbuf *m = pkts[done + x->first + j]; m;
+				     m = m->next) {
 					unsigned dl = m->data_len;
 					if (skip >= dl) {
 						skip -= dl;
 						continue;
 					}
-					q->tiov[iov].iov_base = rte_pktmbuf_mtod_offset(m, uint8_t *, skip);
+					q->tiov[iov].iov_base =
+					    rte_pktmbuf_mtod_offset(m, uint8_t *, skip);
 					q->tiov[iov].iov_len = dl - skip;
 					skip = 0;
 					iov++;
@@ -408,8 +405,9 @@ uint16_t net_vpkt_tx(struct arn_lcore *lc, uint16_t p, struct rte_mbuf **pkts, u
 			ARN_NET_PADD(lc, p, tx_drop_kernel, q->grp[0].n);
 			if (!q->tx_err_logged) {
 				q->tx_err_logged = true;
-				ARN_WARN(NET, "port %s: the kernel refused a frame on %s: %s (counted "
-					      "in tx_drop_kernel; said once)",
+				ARN_WARN(NET,
+					 "port %s: the kernel refused a frame on %s: %s (counted "
+					 "in tx_drop_kernel; said once)",
 					 lc->net->port[p].name, vp->ifn, strerror(e));
 			}
 		}
@@ -452,7 +450,8 @@ static int q_open(struct net_port *np, struct net_vpkt *vp, struct vpkt_q *q, un
 	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, rte_cpu_to_be_16(ETH_P_ALL));
 	if (fd < 0) {
 		int e = errno;
-		ARN_ERR(NET, "port %s: cannot open a packet socket: %s (%s needs root or CAP_NET_RAW)",
+		ARN_ERR(NET,
+			"port %s: cannot open a packet socket: %s (%s needs root or CAP_NET_RAW)",
 			np->name, strerror(e), VPKT_PREFIX);
 		return -e;
 	}
@@ -465,8 +464,9 @@ static int q_open(struct net_port *np, struct net_vpkt *vp, struct vpkt_q *q, un
 		what = NULL;
 	if (rc != 0) {
 		int e = errno;
-		ARN_ERR(NET, "port %s: the kernel refused %s on a packet socket: %s (%s needs "
-			     "Linux 4.20 or later)",
+		ARN_ERR(NET,
+			"port %s: the kernel refused %s on a packet socket: %s (%s needs "
+			"Linux 4.20 or later)",
 			np->name, what, strerror(e), VPKT_PREFIX);
 		return -e;
 	}
@@ -495,8 +495,9 @@ static int q_open(struct net_port *np, struct net_vpkt *vp, struct vpkt_q *q, un
 		     (PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_DEFRAG) << 16;
 	if (sockopt(fd, SOL_PACKET, PACKET_FANOUT, fanout) != 0) {
 		int e = errno;
-		ARN_ERR(NET, "port %s: cannot join queue %u's socket to the port's fanout group on "
-			     "%s: %s",
+		ARN_ERR(NET,
+			"port %s: cannot join queue %u's socket to the port's fanout group on "
+			"%s: %s",
 			np->name, idx, vp->ifn, strerror(e));
 		return -e;
 	}
@@ -522,8 +523,9 @@ int net_vpkt_setup(struct net_port *np, const struct arn_dp_port *pc, unsigned w
 	memcpy(vp->ifn, iface + 6, l);
 	vp->ifindex = (int)if_nametoindex(vp->ifn);
 	if (vp->ifindex == 0) {
-		ARN_ERR(NET, "port %s: %s's interface '%s' does not exist (device '%s'): create "
-			     "it or fix iface= (`ip link show` lists them)",
+		ARN_ERR(NET,
+			"port %s: %s's interface '%s' does not exist (device '%s'): create "
+			"it or fix iface= (`ip link show` lists them)",
 			np->name, VPKT_PREFIX, vp->ifn, pc->device);
 		return -ENODEV;
 	}
@@ -546,11 +548,13 @@ int net_vpkt_setup(struct net_port *np, const struct arn_dp_port *pc, unsigned w
 		unsigned need = 14 + 65535 + 4;
 		q->links = need <= q->room0 ? 1 : (need + q->room0 - 1) / q->room0;
 		if (i == 0 && q->links > 8 && q->links <= VPKT_RX_LINKS)
-			ARN_INFO(NET,
-				 "port %s: a 64 KiB super-segment is received into %u mbufs of %u "
-				 "bytes, each a segment to TCP; dataplane.mbuf_pool.data_room_size: "
-				 "8320 makes it 8, for about a quarter less CPU per MiB (docs/dataplane.md)",
-				 np->name, q->links, q->room0);
+			ARN_INFO(
+			    NET,
+			    "port %s: a 64 KiB super-segment is received into %u mbufs of %u "
+			    "bytes, each a segment to TCP; dataplane.mbuf_pool.data_room_size: "
+			    "8320 makes it 8, for about a quarter less CPU per MiB "
+			    "(docs/dataplane.md)",
+			    np->name, q->links, q->room0);
 		if (q->links > VPKT_RX_LINKS) {
 			q->links = VPKT_RX_LINKS;
 			if (i == 0)

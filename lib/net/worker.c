@@ -123,8 +123,9 @@ static inline __attribute__((always_inline)) bool rx_port(struct arn_lcore *lc, 
 	unsigned b = 0;
 	uint16_t n;
 	do {
-		n = np->vpkt ? net_vpkt_rx(lc, p, pkts, ARN_NET_RX_BURST)
-			     : rte_eth_rx_burst(port_id, (uint16_t)lc->index, pkts, ARN_NET_RX_BURST);
+		n = np->vpkt
+			? net_vpkt_rx(lc, p, pkts, ARN_NET_RX_BURST)
+			: rte_eth_rx_burst(port_id, (uint16_t)lc->index, pkts, ARN_NET_RX_BURST);
 		if (n == 0)
 			break;
 		*work += n;

@@ -113,7 +113,8 @@ static unsigned gather(struct rte_mbuf **pkts, const struct vpkt_group *g, uint8
 				skip -= m->data_len;
 				continue;
 			}
-			memcpy(out + n, rte_pktmbuf_mtod_offset(m, uint8_t *, skip), m->data_len - skip);
+			memcpy(out + n, rte_pktmbuf_mtod_offset(m, uint8_t *, skip),
+			       m->data_len - skip);
 			n += m->data_len - skip;
 			skip = 0;
 		}
@@ -186,8 +187,10 @@ static void test_flight_becomes_one_gso_frame(void **state)
 	(void)state;
 	struct rte_mbuf *p[5];
 	for (unsigned i = 0; i < 5; i++)
-		p[i] = frame(&(struct fr){.seq = 1000 + i * MSS, .len = i < 4 ? MSS : 300,
-					  .flags = i < 4 ? ACK : ACK | PSH, .split = i % 2});
+		p[i] = frame(&(struct fr){.seq = 1000 + i * MSS,
+					  .len = i < 4 ? MSS : 300,
+					  .flags = i < 4 ? ACK : ACK | PSH,
+					  .split = i % 2});
 	struct vpkt_group g[5];
 	assert_int_equal(net_vpkt_plan(p, 5, g, 1000), 1);
 	assert_int_equal(g[0].n, 5);
@@ -302,7 +305,7 @@ static void test_runs_stay_under_64k(void **state)
 		covered += g[i].n;
 	}
 	assert_int_equal(covered, N);
-	assert_true(k >= 3);			  /* 100 x 1,448 bytes need three */
+	assert_true(k >= 3);			      /* 100 x 1,448 bytes need three */
 	assert_int_equal(g[0].n, (65535 - 52) / MSS); /* as many as fit */
 	free_all(p, N);
 }
@@ -352,8 +355,8 @@ static void test_rx_flags(void **state)
 
 int main(void)
 {
-	char *argv[] = {"test_vpkt", "--no-huge", "--no-pci",	   "--no-shconf", "-m",
-			"64",	     "-l",	  "0",	       "--log-level", "lib.eal:error", NULL};
+	char *argv[] = {"test_vpkt", "--no-huge", "--no-pci",	 "--no-shconf",	  "-m", "64",
+			"-l",	     "0",	  "--log-level", "lib.eal:error", NULL};
 	if (rte_eal_init(RTE_DIM(argv) - 1, argv) < 0)
 		return 1;
 	pool = rte_pktmbuf_pool_create("vpkt_test", 1023, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
