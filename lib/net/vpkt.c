@@ -491,9 +491,10 @@ static int q_open(struct net_port *np, struct net_vpkt *vp, struct vpkt_q *q, un
 		return -e;
 	}
 	/* one group per port, its id from the interface and the process */
-	int fanout = (int)(((unsigned)getpid() ^ (unsigned)vp->ifindex << 8) & 0xffff) |
-		     (PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_DEFRAG) << 16;
-	if (sockopt(fd, SOL_PACKET, PACKET_FANOUT, fanout) != 0) {
+	/* (in unsigned: DEFRAG is bit 15 of the mode, bit 31 of the word) */
+	uint32_t fanout = (((uint32_t)getpid() ^ (uint32_t)vp->ifindex << 8) & 0xffffu) |
+			  (uint32_t)(PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_DEFRAG) << 16;
+	if (setsockopt(fd, SOL_PACKET, PACKET_FANOUT, &fanout, sizeof(fanout)) != 0) {
 		int e = errno;
 		ARN_ERR(NET,
 			"port %s: cannot join queue %u's socket to the port's fanout group on "
