@@ -265,19 +265,15 @@ static inline bool rx_fill(struct vpkt_q *q, unsigned s)
 			return false;
 		q->filled[s] = q->links;
 	}
+	/* every link as a PMD's mbuf: the usual headroom, room0 bytes after
+	 * it; the first's virtio-net header just before its data */
 	for (unsigned i = 0; i < q->links; i++) {
 		struct rte_mbuf *m = q->rx[s][i];
-		uint8_t *base = rte_pktmbuf_mtod(m, uint8_t *);
-		if (i == 0) {
-			m->data_off = RTE_PKTMBUF_HEADROOM;
-			base = rte_pktmbuf_mtod(m, uint8_t *);
-			q->riov[s][0].iov_base = base - sizeof(struct virtio_net_hdr);
-			q->riov[s][0].iov_len = sizeof(struct virtio_net_hdr) + q->room0;
-		} else {
-			m->data_off = RTE_PKTMBUF_HEADROOM;
-			q->riov[s][i].iov_base = rte_pktmbuf_mtod(m, uint8_t *);
-			q->riov[s][i].iov_len = m->buf_len - RTE_PKTMBUF_HEADROOM;
-		}
+		m->data_off = RTE_PKTMBUF_HEADROOM;
+		uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
+		size_t vh = i == 0 ? sizeof(struct virtio_net_hdr) : 0;
+		q->riov[s][i].iov_base = d - vh;
+		q->riov[s][i].iov_len = vh + q->room0;
 	}
 	q->rmsg[s].msg_hdr.msg_iov = q->riov[s];
 	q->rmsg[s].msg_hdr.msg_iovlen = q->links;
@@ -285,8 +281,8 @@ static inline bool rx_fill(struct vpkt_q *q, unsigned s)
 	return true;
 }
 
-/* Slot @p s's first @p k links leave as a frame of @p len bytes; the rest
- * move to the front. */
+/* The links of slot @p s that a frame of @p len bytes filled leave as its
+ * chain; the rest move to the front, offered again after a refill. */
 static struct rte_mbuf *rx_take(struct vpkt_q *q, unsigned s, uint32_t len)
 {
 	struct rte_mbuf *head = q->rx[s][0];
