@@ -25,6 +25,7 @@
 
 #include "arn_cksum.h"
 #include "arn_l4.h"
+#include "arn_cksum_mbuf.h"
 #include "net_int.h"
 
 #define ETH_LEN ((uint32_t)sizeof(struct rte_ether_hdr))
@@ -73,7 +74,7 @@ static void icmp_echo_reply(struct arn_lcore *lc, uint16_t port, struct rte_mbuf
 
 	icmp->icmp_type = RTE_IP_ICMP_ECHO_REPLY;
 	icmp->icmp_cksum = 0;
-	icmp->icmp_cksum = (uint16_t)~net_cksum_mbuf(m, ETH_LEN + ihl, icmp_len, 0);
+	icmp->icmp_cksum = (uint16_t)~arn_cksum_mbuf(m, ETH_LEN + ihl, icmp_len, 0);
 
 	m->ol_flags = 0;
 	ARN_NET_PINC(lc, port, icmp_tx_echo_reply);
@@ -134,7 +135,7 @@ static void icmp_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m,
 		drop(m);
 		return;
 	}
-	if (net_cksum_mbuf(m, ETH_LEN + ihl, icmp_len, 0) != 0xffff) {
+	if (arn_cksum_mbuf(m, ETH_LEN + ihl, icmp_len, 0) != 0xffff) {
 		ARN_NET_PINC(lc, port, icmp_drop_cksum);
 		drop(m);
 		return;

@@ -253,13 +253,7 @@ static inline void net_eth_output(struct arn_lcore *lc, uint16_t port,
 }
 
 /* ---- output.c ------------------------------------------------------------------------------- */
-/* The one's complement sum (arn_cksum_raw's, not complemented) of @p len
- * bytes from offset @p off of the chain @p m, plus the partial sum @p sum;
- * -1 when the chain holds fewer bytes. Not rte_raw_cksum_mbuf: DPDK
- * 22.11's drops the carries of a link that starts at an odd offset (it
- * byte-swaps the unfolded sum cut to 16 bits), so a chain with an
- * odd-length link got a wrong checksum. */
-int net_cksum_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len, uint64_t sum);
+/* A chain's checksum: arn_cksum_mbuf (lib/common/arn_cksum_mbuf.h). */
 
 /* Routing: route.h. */
 

@@ -18,31 +18,9 @@
 
 #include "arn_dataplane.h"
 #include "arn_cksum.h"
+#include "arn_cksum_mbuf.h"
 #include "net_int.h"
 #include "route.h"
-
-int net_cksum_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len, uint64_t sum)
-{
-	/* Each link's bytes summed alone, folded, and byte-swapped when the
-	 * link starts at an odd offset of the range: its bytes then pair
-	 * with the other half of each 16-bit word (RFC 1071 2(B)). */
-	uint64_t acc = sum;
-	uint32_t pos = 0;
-	for (; m != NULL && pos < len; m = m->next) {
-		if (off >= m->data_len) {
-			off -= m->data_len;
-			continue;
-		}
-		uint32_t n = RTE_MIN(len - pos, (uint32_t)m->data_len - off);
-		uint16_t v = arn_cksum_raw(rte_pktmbuf_mtod_offset(m, const uint8_t *, off), n, 0);
-		acc += (pos & 1) ? rte_bswap16(v) : v;
-		pos += n;
-		off = 0;
-	}
-	if (pos < len)
-		return -1;
-	return arn_cksum_fold(acc);
-}
 
 int arn_net_ip4_output(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, uint32_t dst,
 		       uint8_t proto)
@@ -113,7 +91,7 @@ int arn_net_ip4_output_tos(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t sr
 				uint64_t ph = (uint64_t)ip->src_addr + ip->dst_addr +
 					      rte_cpu_to_be_16((uint16_t)IPPROTO_TCP) +
 					      rte_cpu_to_be_16((uint16_t)l4_len);
-				th->cksum = (uint16_t)~net_cksum_mbuf(
+				th->cksum = (uint16_t)~arn_cksum_mbuf(
 				    m, (uint32_t)sizeof(struct rte_ipv4_hdr), l4_len, ph);
 			}
 			fl = 0;
@@ -251,7 +229,7 @@ static inline __attribute__((always_inline)) int tcp_output_tmpl(struct arn_lcor
 		else if (m->nb_segs == 1)
 			th->cksum = (uint16_t)~arn_cksum_raw(th, l4_len, ph);
 		else
-			th->cksum = (uint16_t)~net_cksum_mbuf(m, sizeof(t->hdr), l4_len, ph);
+			th->cksum = (uint16_t)~arn_cksum_mbuf(m, sizeof(t->hdr), l4_len, ph);
 	}
 	m->ol_flags = (m->ol_flags & ~(RTE_MBUF_F_TX_TCP_CKSUM | RTE_MBUF_F_TX_IP_CKSUM)) | fl;
 	ARN_NET_PINC(lc, t->port, ip4_tx);

@@ -18,6 +18,7 @@
 #include <rte_mbuf.h>
 
 #include "arn_cksum.h"
+#include "arn_cksum_mbuf.h"
 
 /* Is the TCP checksum of the segment at @p l4 (@p l4_len bytes, header
  * included) under IPv4 header @p ip right? */
@@ -32,28 +33,15 @@ static inline bool tcp_cksum_ok(const struct rte_ipv4_hdr *ip, const void *l4, u
 
 /* tcp_cksum_ok for a segment that arrived as an mbuf chain @p m (a kernel
  * port's GRO super-segment: tcp_in.c's chain_input): the IPv4 header @p ip
- * at the first link's start, the TCP segment from byte @p l3 to pkt_len.
- * Each link is summed on its own and the sums added; a link that starts
- * at an odd offset of the segment has its sum's two bytes swapped (RFC
- * 1071 2(B): the sum of byte-swapped words is the swapped sum). The caller
- * has checked the links (none empty, their lengths adding up to pkt_len,
- * the first holding l3 bytes and more). */
+ * at the first link's start, the TCP segment from byte @p l3 to pkt_len,
+ * summed link by link (arn_cksum_mbuf, lib/net's sum of a chain too). */
 static inline bool tcp_cksum_ok_chain(const struct rte_ipv4_hdr *ip, const struct rte_mbuf *m,
 				      uint32_t l3)
 {
 	uint32_t l4_len = m->pkt_len - l3;
-	uint64_t sum = (uint64_t)ip->src_addr + ip->dst_addr +
-		       rte_cpu_to_be_16((uint16_t)IPPROTO_TCP) + rte_cpu_to_be_16((uint16_t)l4_len);
-	uint32_t off = 0;
-	for (const struct rte_mbuf *x = m; x; x = x->next) {
-		uint32_t skip = x == m ? l3 : 0;
-		uint32_t n = x->data_len - skip;
-		uint16_t part =
-		    arn_cksum_raw(rte_pktmbuf_mtod_offset(x, const uint8_t *, skip), n, 0);
-		sum += (off & 1) ? rte_bswap16(part) : part;
-		off += n;
-	}
-	return arn_cksum_fold(sum) == 0xffff;
+	uint64_t ph = (uint64_t)ip->src_addr + ip->dst_addr +
+		      rte_cpu_to_be_16((uint16_t)IPPROTO_TCP) + rte_cpu_to_be_16((uint16_t)l4_len);
+	return arn_cksum_mbuf(m, l3, l4_len, ph) == 0xffff;
 }
 
 #endif

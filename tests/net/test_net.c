@@ -34,6 +34,7 @@
 #include <rte_thash.h>
 
 #include "arn_cksum.h"
+#include "arn_cksum_mbuf.h"
 #include "arn_dataplane.h"
 #include "arn_log.h"
 #include "arn_net.h"
@@ -1870,7 +1871,7 @@ static void test_rx_ip_checksum_flags_believed(void **state)
 	}
 }
 
-/* net_cksum_mbuf against the flat sum of the same bytes: random chains
+/* arn_cksum_mbuf against the flat sum of the same bytes: random chains
  * of 1-5 links of 0-40 bytes (odd ones included, so that links start at
  * odd offsets of the range), random ranges within them, random partial
  * sums; a range past the chain's end is -1. DPDK 22.11's
@@ -1904,11 +1905,11 @@ static void test_cksum_mbuf_chains(void **state)
 		uint32_t off = total ? (uint32_t)(x % (total + 1)) : 0;
 		uint32_t len = (uint32_t)((x >> 20) % (total - off + 1));
 		uint64_t sum = x >> (iter % 48);
-		int got = net_cksum_mbuf(head, off, len, sum);
+		int got = arn_cksum_mbuf(head, off, len, sum);
 		if (got != arn_cksum_raw(flat + off, len, sum))
 			fail_msg("iteration %d: links %d, off %u, len %u: %#x != %#x", iter, links,
 				 off, len, got, arn_cksum_raw(flat + off, len, sum));
-		assert_int_equal(net_cksum_mbuf(head, off, total - off + 1, 0), -1);
+		assert_int_equal(arn_cksum_mbuf(head, off, total - off + 1, 0), -1);
 		rte_pktmbuf_free(head);
 	}
 }
