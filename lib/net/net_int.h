@@ -286,6 +286,11 @@ void net_ports_close(struct arn_net *net);
 /* Frames the kernel dropped for want of room in @p np's af_packet receive
  * rings, since the port was set up (0 for other devices). Any thread. */
 uint64_t net_port_afp_drops(struct net_port *np);
+/* ioctl @p req on interface @p ifn (its name written into @p ifr, the
+ * rest of @p ifr the caller's), through a socket of its own. @return 0 or
+ * -errno. */
+struct ifreq;
+int net_if_ioctl(const char *ifn, unsigned long req, struct ifreq *ifr);
 
 /* ---- worker.c ------------------------------------------------------------------------------- */
 /* One iteration of a worker's loop (tests drive it directly). Returns

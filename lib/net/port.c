@@ -125,25 +125,32 @@ static void afx_devargs(struct net_port *np, const char *devargs, unsigned worke
 			 workers);
 }
 
-/* The receive queues of interface @p ifn as ethtool counts them (combined
- * channels, and separate RX channels as a veth has): 0 when the driver
- * does not say. @p combined: the combined channels alone. */
+/* (net_int.h) */
+int net_if_ioctl(const char *ifn, unsigned long req, struct ifreq *ifr)
+{
+	memset(ifr->ifr_name, 0, sizeof(ifr->ifr_name));
+	memcpy(ifr->ifr_name, ifn, strnlen(ifn, sizeof(ifr->ifr_name) - 1));
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	int rc = ioctl(s, req, ifr) == 0 ? 0 : -errno;
+	close(s);
+	return rc;
+}
+
 /* The ethtool command @p cmd (its struct, .cmd set) on interface @p ifn.
  * @return true when the kernel answered it. */
 static bool if_ethtool(const char *ifn, void *cmd)
 {
 	struct ifreq ifr;
 	memset(&ifr, 0, sizeof(ifr));
-	memcpy(ifr.ifr_name, ifn, strnlen(ifn, sizeof(ifr.ifr_name) - 1));
 	ifr.ifr_data = cmd;
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return false;
-	int rc = ioctl(s, SIOCETHTOOL, &ifr);
-	close(s);
-	return rc == 0;
+	return net_if_ioctl(ifn, SIOCETHTOOL, &ifr) == 0;
 }
 
+/* The receive queues of interface @p ifn as ethtool counts them (combined
+ * channels, and separate RX channels as a veth has): 0 when the driver
+ * does not say. @p combined: the combined channels alone. */
 static unsigned if_rx_channels(const char *ifn, unsigned *combined)
 {
 	struct ethtool_channels ch = {.cmd = ETHTOOL_GCHANNELS};
@@ -466,19 +473,16 @@ static void tap_queue_len(const struct net_port *np, int ifindex, unsigned len)
 {
 	struct ifreq ifr;
 	memset(&ifr, 0, sizeof(ifr));
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	int rc = s < 0 || if_indextoname((unsigned)ifindex, ifr.ifr_name) == NULL ? -1 : 0;
-	if (rc == 0) {
-		ifr.ifr_qlen = (int)len;
-		rc = ioctl(s, SIOCSIFTXQLEN, &ifr);
-	}
+	ifr.ifr_qlen = (int)len;
+	char ifn[IF_NAMESIZE];
+	int rc = if_indextoname((unsigned)ifindex, ifn) == NULL
+		     ? -errno
+		     : net_if_ioctl(ifn, SIOCSIFTXQLEN, &ifr);
 	if (rc != 0)
 		ARN_WARN(NET,
 			 "port %s: cannot set the TAP interface's queue to rx_descriptors (%u "
 			 "frames): %s; it keeps its txqueuelen",
-			 np->name, len, strerror(errno));
-	if (s >= 0)
-		close(s);
+			 np->name, len, strerror(-rc));
 }
 
 /* Link changes, reported by devices that interrupt on them (real NICs).
@@ -514,7 +518,11 @@ int net_port_setup(struct arn_net *net, unsigned idx, const struct arn_dp_port *
 		/* not an ethdev: a port_id no ethdev has, which keeps net.c's
 		 * check that two ports are not the same device meaningful */
 		np->port_id = (uint16_t)(RTE_MAX_ETHPORTS + idx);
-		return net_vpkt_setup(np, pc, n, net->lc);
+		const char *iface = devarg(pc->device, "iface");
+		char ifn[IF_NAMESIZE + 1] = "";
+		if (iface)
+			dev_name(iface, ifn, sizeof(ifn));
+		return net_vpkt_setup(np, pc, ifn, n, net->lc);
 	}
 	if (starts_with(pc->device, "net_af_packet"))
 		afp_devargs(np, pc->device, n, pc->rx_descriptors);

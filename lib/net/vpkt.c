@@ -430,16 +430,6 @@ static int sockopt(int fd, int level, int name, int v)
 	return setsockopt(fd, level, name, &v, sizeof(v));
 }
 
-static int if_ioctl(unsigned long req, struct ifreq *ifr)
-{
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return -errno;
-	int rc = ioctl(s, req, ifr) == 0 ? 0 : -errno;
-	close(s);
-	return rc;
-}
-
 static int q_open(struct net_port *np, struct net_vpkt *vp, struct vpkt_q *q, unsigned idx,
 		  unsigned rx_desc)
 {
@@ -501,23 +491,19 @@ static int q_open(struct net_port *np, struct net_vpkt *vp, struct vpkt_q *q, un
 	return 0;
 }
 
-int net_vpkt_setup(struct net_port *np, const struct arn_dp_port *pc, unsigned workers,
-		   struct arn_lcore *const *lc)
+int net_vpkt_setup(struct net_port *np, const struct arn_dp_port *pc, const char *ifn,
+		   unsigned workers, struct arn_lcore *const *lc)
 {
-	const char *iface = strstr(pc->device, "iface=");
 	struct net_vpkt *vp = calloc(1, sizeof(*vp));
 	if (vp == NULL)
 		return -ENOMEM;
 	np->vpkt = vp;
-	if (iface == NULL || iface[6] == '\0') {
+	if (*ifn == '\0') {
 		ARN_ERR(NET, "port %s: %s needs the interface to use (%s,iface=veth0)", np->name,
 			VPKT_PREFIX, VPKT_PREFIX);
 		return -EINVAL;
 	}
-	size_t l = strcspn(iface + 6, ",");
-	if (l > IF_NAMESIZE - 1)
-		l = IF_NAMESIZE - 1;
-	memcpy(vp->ifn, iface + 6, l);
+	snprintf(vp->ifn, sizeof(vp->ifn), "%s", ifn);
 	vp->ifindex = (int)if_nametoindex(vp->ifn);
 	if (vp->ifindex == 0) {
 		ARN_ERR(NET,
@@ -574,13 +560,12 @@ int net_vpkt_setup(struct net_port *np, const struct arn_dp_port *pc, unsigned w
 	np->n_afp_fd = workers; /* PACKET_STATISTICS: the kernel's drops (nic_rx_missed) */
 	struct ifreq ifr;
 	memset(&ifr, 0, sizeof(ifr));
-	memcpy(ifr.ifr_name, vp->ifn, strlen(vp->ifn));
 	ifr.ifr_mtu = np->mtu;
-	int rc = if_ioctl(SIOCSIFMTU, &ifr);
+	int rc = net_if_ioctl(vp->ifn, SIOCSIFMTU, &ifr);
 	if (rc != 0)
 		ARN_WARN(NET, "port %s: cannot set %s's MTU to %u (%s); continuing with its own",
 			 np->name, vp->ifn, np->mtu, strerror(-rc));
-	rc = if_ioctl(SIOCGIFHWADDR, &ifr);
+	rc = net_if_ioctl(vp->ifn, SIOCGIFHWADDR, &ifr);
 	if (rc != 0) {
 		ARN_ERR(NET, "port %s: cannot read %s's MAC address: %s", np->name, vp->ifn,
 			strerror(-rc));
@@ -598,11 +583,10 @@ int net_vpkt_start(struct net_port *np)
 	struct net_vpkt *vp = np->vpkt;
 	struct ifreq ifr;
 	memset(&ifr, 0, sizeof(ifr));
-	memcpy(ifr.ifr_name, vp->ifn, strlen(vp->ifn));
-	int rc = if_ioctl(SIOCGIFFLAGS, &ifr);
+	int rc = net_if_ioctl(vp->ifn, SIOCGIFFLAGS, &ifr);
 	if (rc == 0 && !(ifr.ifr_flags & IFF_UP)) {
 		ifr.ifr_flags |= IFF_UP;
-		rc = if_ioctl(SIOCSIFFLAGS, &ifr);
+		rc = net_if_ioctl(vp->ifn, SIOCSIFFLAGS, &ifr);
 	}
 	if (rc != 0) {
 		ARN_ERR(NET, "port %s: cannot bring %s up: %s", np->name, vp->ifn, strerror(-rc));

@@ -78,10 +78,11 @@ unsigned net_vpkt_group_head(struct rte_mbuf *const *pkts, const struct vpkt_gro
  * another kind (UDP, IPv6), which Arion does not take. */
 bool net_vpkt_rx_flags(struct rte_mbuf *m, const struct virtio_net_hdr *v);
 
-/** Open the port's sockets (one per worker) on the interface of
- * @p pc->device, set its MTU and read its MAC. Control thread. */
-int net_vpkt_setup(struct net_port *np, const struct arn_dp_port *pc, unsigned workers,
-		   struct arn_lcore *const *lc);
+/** Open the port's sockets (one per worker) on interface @p ifn (the
+ * device string's iface=, "" when it has none), set its MTU and read its
+ * MAC. Control thread. */
+int net_vpkt_setup(struct net_port *np, const struct arn_dp_port *pc, const char *ifn,
+		   unsigned workers, struct arn_lcore *const *lc);
 /** Bring the interface up and say what the port does. */
 int net_vpkt_start(struct net_port *np);
 /** Close the sockets and free the mbufs held for receive. */
