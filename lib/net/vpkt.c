@@ -154,14 +154,13 @@ unsigned net_vpkt_plan(struct rte_mbuf *const *pkts, unsigned n, struct vpkt_gro
 		x->first = (uint16_t)i;
 		x->n = 1;
 		x->gso_size = 0;
+		x->iovs = (uint16_t)(1 + m->nb_segs);
 		if (!tcp_frame(m, &hl, &pl)) {
 			x->head_len = 0;
 			x->payload = 0;
-			x->iovs = (uint16_t)(1 + m->nb_segs);
 		} else {
 			x->head_len = (uint16_t)hl;
 			x->payload = pl;
-			x->iovs = (uint16_t)(1 + m->nb_segs);
 			const uint8_t *a = rte_pktmbuf_mtod(m, const uint8_t *);
 			const uint8_t *prev = a;
 			unsigned prev_len = pl;
