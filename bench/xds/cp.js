@@ -68,8 +68,9 @@ const listener = { name: 'http', version: '1', resource: {
 const srv = new AdsServer({});
 let cursor = 0;
 
-/* Send one response; resolve with [t_sent, t_ack] (ms since the epoch) and
- * t_sent on the monotonic clock (mono()).
+/* Send one response; resolve with [t_sent, t_ack] (ms since the epoch),
+ * t_sent on the monotonic clock (mono()) and the response's nonce (by
+ * which bench/xds/run finds Arion's ACK in its capture).
  * The resources are serialized before the clock starts: what is timed is
  * Arion, not protobufjs (which takes 60 to 300 ms for 10,000 routes). */
 function encodeAll(resources) {
@@ -87,7 +88,7 @@ async function pushRaw(type, raw) {
   const t1 = now();
   cursor = ack.seq + 1;
   if (ack.error_detail) throw new Error(`NACK for ${type}: ${JSON.stringify(ack.error_detail)}`);
-  return [t0, t1, m0];
+  return [t0, t1, m0, r.nonce];
 }
 
 async function push(type, resources) {
@@ -154,18 +155,19 @@ function record(o) {
     await settle();
     const i = Math.floor(N / 2) + k;
     const p1 = await probe(`/r${i}/`, 'B', true);
-    const [t0, t1, m0] = await push('cluster', [cluster(i, B, String(k + 2))]);
+    const [t0, t1, m0, nonce] = await push('cluster', [cluster(i, B, String(k + 2))]);
     const ts = await p1.seen;
-    record({ what: 'cluster', n: N, index: i, ack_ms: t1 - t0, serving_ms: ts - m0, t0 });
+    record({ what: 'cluster', n: N, index: i, ack_ms: t1 - t0, serving_ms: ts - m0, t0, nonce });
     // one route among N: route j -> c{N-1} (B)
     await settle();
     const j = Math.floor(N / 3) + k;
     const p2 = await probe(`/r${j}/`, 'B', true);
     over[j] = N - 1;
     rv += 1;
-    const [u0, u1, n0] = await push('route', [routes(String(rv), over)]);
+    const [u0, u1, n0, unonce] = await push('route', [routes(String(rv), over)]);
     const us = await p2.seen;
-    record({ what: 'route', n: N, index: j, ack_ms: u1 - u0, serving_ms: us - n0, t0: u0 });
+    record({ what: 'route', n: N, index: j, ack_ms: u1 - u0, serving_ms: us - n0, t0: u0,
+      nonce: unonce });
   }
   fs.writeFileSync(path.join(dir, 'done'), '');
   process.exit(0);
