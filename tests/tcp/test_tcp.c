@@ -107,6 +107,7 @@ static int setup_with(uint32_t maxc, uint32_t rcvbuf, uint32_t backlog)
 	dp_conf.tcp_rcvbuf = rcvbuf;
 	dp_conf.tcp_sndbuf = 256 * 1024;
 	fake_mtu = 1500;
+	fake_alloc_fail = 0; /* a failed test's shortage does not fail the next set-up */
 	pool_full = rte_mempool_avail_count(fake_pool);
 	if (arn_tcp_worker_init(lc, &dp_conf) != 0)
 		return -1;
@@ -4252,6 +4253,47 @@ static void test_pool_reserve_for_active_opens(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_ACTIVE), 16);
 }
 
+/* Data queued while the pool is empty, with nothing in flight to bring
+ * an ACK, is not stranded until the application's next write: the
+ * segment that could not be built arms the persist timer (persist_check),
+ * whose expiry sends what the open window allows, and a shortage still
+ * there at that expiry only arms it again, backed off. */
+static void test_pool_shortage_does_not_strand_queued_data(void **state)
+{
+	(void)state;
+	open_conn(true, false, 0);
+	struct arn_tcp_conn *c = app.conn;
+	uint8_t buf[3000];
+	memset(buf, 's', sizeof(buf));
+	assert_int_equal(arn_tcp_write(c, buf, sizeof(buf)), (int)sizeof(buf));
+	uint64_t nomb = cnt(ARN_TCP_C_OUT_NOMBUF);
+	fake_alloc_fail = 1000000;
+	expect_none();
+	assert_true(cnt(ARN_TCP_C_OUT_NOMBUF) > nomb);
+	assert_int_equal(c->snd_max, c->snd_una); /* nothing went */
+	assert_true(c->t_rexmt != 0);		  /* but a timer waits */
+	/* the shortage outlasts the first expiry: nothing goes, no reset,
+	 * and the timer is armed again */
+	fake_advance(lc, c->t_rexmt - fake_now_us / 1000 + 1);
+	assert_int_equal(fake_pending(lc), 0);
+	assert_int_equal(c->state, TCPS_ESTABLISHED);
+	assert_true(c->t_rexmt != 0);
+	/* the pool refills: the next expiry sends all of it, no write needed */
+	fake_alloc_fail = 0;
+	uint32_t got = 0;
+	for (int ms = 0; ms < 10000 && got < sizeof(buf); ms++) {
+		fake_advance(lc, 1);
+		while (fake_next(lc, &out)) {
+			assert_false(out.flags & TH_RST);
+			got += out.len;
+		}
+	}
+	assert_int_equal(got, sizeof(buf));
+	inject(TH_ACK, p_seq, c->snd_max, 65535, NULL, NULL, 0);
+	assert_int_equal(c->snd_una, c->snd_max);
+	assert_int_equal(c->state, TCPS_ESTABLISHED);
+}
+
 static void test_write_limits_and_writable(void **state)
 {
 	(void)state;
@@ -5751,6 +5793,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_pool_exhaustion_counted_not_fatal, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_pool_reserve_for_active_opens, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pool_shortage_does_not_strand_queued_data, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_write_limits_and_writable, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write_ref_sends_received_bytes_without_copy, setup,
 					    teardown),
