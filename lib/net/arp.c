@@ -61,6 +61,7 @@
 #include <rte_ring.h>
 
 #include "net_int.h"
+#include "tx.h"
 #include "arp.h"
 
 #define ARP_SLOTS 1024u			 /* power of 2 */

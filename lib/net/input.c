@@ -27,6 +27,7 @@
 #include "arn_l4.h"
 #include "arn_cksum_mbuf.h"
 #include "net_int.h"
+#include "tx.h"
 
 #define ETH_LEN ((uint32_t)sizeof(struct rte_ether_hdr))
 

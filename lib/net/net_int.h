@@ -185,72 +185,7 @@ void net_input(struct arn_lcore *lc, uint16_t port, struct rte_mbuf **pkts, uint
 /* Pass @p m to worker @p owner's hand-off ring; consumes it. */
 void net_handoff(struct arn_lcore *lc, unsigned owner, struct rte_mbuf *m);
 
-/* ---- tx.c: the bottom of the transmit path, under arp.c and output.c ------------------------ */
-/* net_tx() when the buffer of @p port has one free slot or none. */
-void net_tx_full(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m);
-
-/* Queue a complete Ethernet frame on this worker's TX buffer of @p port;
- * consumes @p m. Flushes when the buffer fills. Inline: once per frame
- * sent, and nearly always just a store. */
-static inline void net_tx(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m)
-{
-	struct arn_lcore_port *lp = &lc->port[port];
-	uint16_t n = lp->n_tx;
-	if (likely(n < ARN_NET_TX_BURST - 1)) {
-		if (n == 0)
-			lp->tx_deadline = lc->now + lc->tx_drain;
-		lp->tx[n] = m;
-		lp->n_tx = (uint16_t)(n + 1);
-		lp->tx_bytes_q += rte_pktmbuf_pkt_len(m);
-		return;
-	}
-	net_tx_full(lc, port, m);
-}
-/* Hand port @p p's buffered frames to its TX queue (tx.c); @return the
- * frames sent. */
-uint16_t net_tx_flush_port(struct arn_lcore *lc, uint16_t p);
-/* Send buffered frames of every port (all, or only those past deadline);
- * returns how many frames were handed to the ports. Inline: every
- * iteration of a worker runs it, and one with nothing buffered calls
- * nothing. */
-static inline unsigned net_tx_flush(struct arn_lcore *lc, bool all)
-{
-	if (likely(lc->n_ports == 1)) {
-		/* the usual one port without the loop (every iteration) */
-		const struct arn_lcore_port *lp = &lc->port[0];
-		if (lp->n_tx != 0 && (all || lc->now >= lp->tx_deadline))
-			return net_tx_flush_port(lc, 0);
-		return 0;
-	}
-	unsigned n = 0;
-	for (uint16_t p = 0; p < lc->n_ports; p++) {
-		struct arn_lcore_port *lp = &lc->port[p];
-		if (lp->n_tx != 0 && (all || lc->now >= lp->tx_deadline))
-			n += net_tx_flush_port(lc, p);
-	}
-	return n;
-}
-/* The worker stops: the frames no flush could send are freed, counted in
- * tx_drop_full. */
-void net_tx_drop_all(struct arn_lcore *lc);
-/* Prepend the Ethernet header for @p dst_mac and queue; consumes @p m
- * (data at the IPv4 header). Inline: once per frame sent. */
-static inline void net_eth_output(struct arn_lcore *lc, uint16_t port,
-				  const struct rte_ether_addr *dst_mac, struct rte_mbuf *m)
-{
-	struct rte_ether_hdr *eth =
-	    (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, sizeof(struct rte_ether_hdr));
-	if (unlikely(eth == NULL)) {
-		ARN_NET_WINC(lc, tx_drop_no_headroom);
-		rte_pktmbuf_free(m);
-		return;
-	}
-	rte_ether_addr_copy(dst_mac, &eth->dst_addr);
-	rte_ether_addr_copy(&lc->net->port[port].mac, &eth->src_addr);
-	eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
-	m->l2_len = sizeof(struct rte_ether_hdr);
-	net_tx(lc, port, m);
-}
+/* ---- tx.c: the bottom of the transmit path, in tx.h ---------------------------------------- */
 
 /* ---- output.c ------------------------------------------------------------------------------- */
 /* A chain's checksum: arn_cksum_mbuf (lib/common/arn_cksum_mbuf.h). */
@@ -286,6 +221,8 @@ void net_ports_close(struct arn_net *net);
 /* Frames the kernel dropped for want of room in @p np's af_packet receive
  * rings, since the port was set up (0 for other devices). Any thread. */
 uint64_t net_port_afp_drops(struct net_port *np);
+
+/* ---- netif.c ------------------------------------------------------------------------------- */
 /* ioctl @p req on interface @p ifn (its name written into @p ifr, the
  * rest of @p ifr the caller's), through a socket of its own. @return 0 or
  * -errno. */

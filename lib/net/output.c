@@ -20,6 +20,7 @@
 #include "arn_cksum.h"
 #include "arn_cksum_mbuf.h"
 #include "net_int.h"
+#include "tx.h"
 #include "route.h"
 
 int arn_net_ip4_output(struct arn_lcore *lc, struct rte_mbuf *m, uint32_t src, uint32_t dst,

@@ -125,19 +125,6 @@ static void afx_devargs(struct net_port *np, const char *devargs, unsigned worke
 			 workers);
 }
 
-/* (net_int.h) */
-int net_if_ioctl(const char *ifn, unsigned long req, struct ifreq *ifr)
-{
-	memset(ifr->ifr_name, 0, sizeof(ifr->ifr_name));
-	memcpy(ifr->ifr_name, ifn, strnlen(ifn, sizeof(ifr->ifr_name) - 1));
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return -errno;
-	int rc = ioctl(s, req, ifr) == 0 ? 0 : -errno;
-	close(s);
-	return rc;
-}
-
 /* The ethtool command @p cmd (its struct, .cmd set) on interface @p ifn.
  * @return true when the kernel answered it. */
 static bool if_ethtool(const char *ifn, void *cmd)

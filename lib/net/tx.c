@@ -17,6 +17,7 @@
 #include <rte_mbuf.h>
 
 #include "net_int.h"
+#include "tx.h"
 #include "vpkt.h"
 
 static __rte_noinline struct rte_mbuf *alloc_slow(struct arn_lcore *lc)

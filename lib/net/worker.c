@@ -33,6 +33,7 @@
 #include "arn_l4.h"
 #include "arn_log.h"
 #include "net_int.h"
+#include "tx.h"
 #include "vpkt.h"
 #include "arp.h"
 

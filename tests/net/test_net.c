@@ -39,6 +39,7 @@
 #include "arn_log.h"
 #include "arn_net.h"
 #include "net_int.h"
+#include "tx.h"
 #include "route.h"
 
 #define IP(a, b, c, d) (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | (d))
