@@ -32,39 +32,22 @@ static void upstream_failed(struct http_stream *st, int reason, bool connected, 
 			    const char *why);
 
 /* What the attempt's upstream connection tells the stream. */
-static const struct http_upstream_ops up_ops = {
+static const struct http_upstream_ops rt_up_ops = {
     .on_ready = upstream_ready,
     .on_data = upstream_data,
     .on_writable = upstream_writable,
     .on_failed = upstream_failed,
 };
 
-/* A request's own state in its http_res: fresh for each request. */
-void http_xreq_init(struct http_stream *st, struct http_res *r)
+/* Arm the request's timer @p t to run @p fn in @p ms: the handler is set
+ * here, at each arming, so that http_xreq_init (http_stream.h), which
+ * readies a request's state for every request, names nothing of the
+ * router's. */
+static inline void xreq_arm(struct http_worker *w, struct http_timer *t, http_timer_fn fn,
+			    uint64_t ms)
 {
-	struct http_xreq *x = &r->x;
-	/* tfr is a string: its first byte is enough (a fifth of the block);
-	 * the three timers before it are stopped (the stream's end, or a
-	 * never used http_res's zeroed memory): not cleared either, a third
-	 * of the rest (bench_hcm: 48 instructions a request to about 30) */
-	_Static_assert(offsetof(struct http_xreq, tfr) + sizeof(x->tfr) +
-			       _Alignof(struct http_xreq) >
-			   sizeof(*x),
-		       "tfr is http_xreq's last member");
-	_Static_assert(
-	    offsetof(struct http_xreq, try_timer) ==
-		    offsetof(struct http_xreq, retry_timer) + sizeof(struct http_timer) &&
-		offsetof(struct http_xreq, try_idle_timer) ==
-		    offsetof(struct http_xreq, try_timer) + sizeof(struct http_timer) &&
-		offsetof(struct http_xreq, tfr) ==
-		    offsetof(struct http_xreq, try_idle_timer) + sizeof(struct http_timer),
-	    "the timers are last but tfr");
-	http_zero(x, offsetof(struct http_xreq, retry_timer));
-	x->tfr[0] = '\0';
-	x->st = st;
-	x->retry_timer.fn = retry_fire;
-	x->try_timer.fn = try_timeout;
-	x->try_idle_timer.fn = try_idle_timeout;
+	t->fn = fn;
+	http_timer_arm(w, t, ms);
 }
 
 /* ---- the request body kept for retries ------------------------------------------------- */
@@ -241,8 +224,8 @@ static void retry_schedule(struct http_stream *st)
 	CL_INC(st, upstream_rq_retry_backoff_exponential);
 	uint32_t base = rp->backoff_base_ms ? rp->backoff_base_ms : 25;
 	uint32_t max = rp->backoff_max_ms ? rp->backoff_max_ms : 10 * base;
-	http_timer_arm(w, &X(st)->retry_timer,
-		       http_retry_backoff_ms(base, max, X(st)->retry.n, http_rand(w)));
+	xreq_arm(w, &X(st)->retry_timer, retry_fire,
+		 http_retry_backoff_ms(base, max, X(st)->retry.n, http_rand(w)));
 	/* the route's timeout counts from the end of the request, whatever
 	 * the attempts do (Envoy's global timeout) */
 	if ((st->state & HTTP_S_REQ_DONE) && st->timeout_ms && !(st->state & HTTP_S_ROUTE_TIMER))
@@ -554,7 +537,7 @@ static void attempt_start(struct http_stream *st)
 		http_reset_reply(st, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
 		return;
 	}
-	int rc = http_up_acquire(w, p, st, hc->laddr, &up_ops);
+	int rc = http_up_acquire(w, p, st, hc->laddr, &rt_up_ops);
 	if (rc == -EBUSY) {
 		http_reset_reply(st, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
 		return;
@@ -1170,7 +1153,7 @@ static bool reuse_replay(struct http_stream *st)
 	attempt_drop(st);
 	st->state |= HTTP_S_FRESH_UP;
 	CL_INC(st, upstream_rq_reuse_replay);
-	http_timer_arm(st->hc->w, &X(st)->retry_timer, 0);
+	xreq_arm(st->hc->w, &X(st)->retry_timer, retry_fire, 0);
 	return true;
 }
 
@@ -1327,14 +1310,14 @@ bool http_attempt_send_(struct http_stream *st)
 			st->state |= HTTP_S_ATTEMPT_SENT;
 			if (rp && rp->present && rp->per_try_timeout_ms &&
 			    !(st->state & HTTP_S_RESP_STARTED))
-				http_timer_arm(w, &X(st)->try_timer, rp->per_try_timeout_ms);
+				xreq_arm(w, &X(st)->try_timer, try_timeout, rp->per_try_timeout_ms);
 			/* per_try_idle_timeout: the same start, then reset by every
 			 * byte from the upstream, response body included */
 			if (rp && rp->present && rp->per_try_idle_timeout_ms &&
 			    !(st->state & HTTP_S_RESP_DONE)) {
 				X(st)->up_activity_ms = w->now_ms;
-				http_timer_arm(w, &X(st)->try_idle_timer,
-					       rp->per_try_idle_timeout_ms);
+				xreq_arm(w, &X(st)->try_idle_timer, try_idle_timeout,
+					 rp->per_try_idle_timeout_ms);
 			}
 		}
 	}

@@ -82,8 +82,7 @@ static inline bool http_attempt_send(struct http_stream *st)
 		return false;
 	return http_attempt_send_(st);
 }
-/** The router's per-request state in @p r, fresh for a request of @p st. */
-void http_xreq_init(struct http_stream *st, struct http_res *r);
+/* http_xreq_init, the router's per-request state readied: http_stream.h. */
 /** Forget the request body kept for retries. */
 void http_rb_free(struct http_stream *st);
 /** Keep @p n body bytes for a later attempt. @return false when the
