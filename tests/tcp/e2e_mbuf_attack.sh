@@ -7,7 +7,12 @@
 # client moves 300 MB through the other echo listener (a few seconds: it
 # starts first and ends after the attacks) and must get every byte back. Then: no mbuf allocation failed, no frame was dropped for
 # want of an mbuf, and the defences are counted.
+#   e2e_mbuf_attack.sh [arn_af_packet]
+# With arn_af_packet, the same on Arion's own port, the veths' offloads on:
+# the legitimate transfer arrives as the kernel's super-segments (mbuf
+# chains, counted link by link as segments), beside the attacks.
 set -u
+[ "${1:-}" = arn_af_packet ] && export TCP_E2E_PORT=arn_af_packet
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool iptables /usr/bin/python3 || exit 77
 /usr/bin/python3 -c "import scapy" 2>/dev/null || {
@@ -46,4 +51,9 @@ v=$(tcp_stat receive_mbufs_collapsed)
 [ "$v" -gt 10000 ] && ok "attack A's tiny segments collapsed: $v mbufs saved" || bad "receive_mbufs_collapsed=$v"
 v=$(tcp_stat out_of_order_dropped)
 [ "$v" -gt 0 ] && ok "attack B bounded: out_of_order_dropped=$v" || bad "out_of_order_dropped=$v"
+if [ "${TCP_E2E_PORT:-}" = arn_af_packet ]; then
+	v=$(tcp_stat chains_received)
+	[ "$v" -gt 0 ] && ok "super-segments taken as chains beside the attacks: $v" ||
+		bad "chains_received=0: the port's super-segments were not exercised"
+fi
 tcp_e2e_finish
