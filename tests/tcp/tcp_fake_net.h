@@ -244,6 +244,27 @@ static inline int fake_pool_full_again(unsigned full)
 	return 0;
 }
 
+/* The set-up the test files of tests/tcp share, after each has cleared
+ * its own state and filled @p dp: the MTU and the allocations back to
+ * normal (a failed test's fake_alloc_fail does not fail the next set-up),
+ * the pool's count recorded in *@p pool_full for fake_pool_full_again at
+ * teardown, the worker of @p lc started with @p dp, and a listener on
+ * @p addr:@p port with @p ops and @p backlog. @return the listener, or
+ * NULL when either step failed. */
+static inline struct arn_tcp_listener *
+fake_tcp_start(struct arn_lcore *lc, const struct arn_dataplane *dp, unsigned *pool_full,
+	       uint32_t addr, uint16_t port, const struct arn_tcp_ops *ops, uint32_t backlog)
+{
+	fake_mtu = 1500;
+	fake_alloc_fail = 0;
+	*pool_full = rte_mempool_avail_count(fake_pool);
+	if (arn_tcp_worker_init(lc, dp) != 0)
+		return NULL;
+	struct arn_tcp_listen_opts lo = {.backlog = backlog};
+	int err = 0;
+	return arn_tcp_listen(lc, addr, port, ops, NULL, &lo, &err);
+}
+
 static inline struct rte_mbuf *fake_pop(struct arn_lcore *lc)
 {
 	if (lc->out_head == lc->n_out)

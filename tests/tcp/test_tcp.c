@@ -106,14 +106,7 @@ static int setup_with(uint32_t maxc, uint32_t rcvbuf, uint32_t backlog)
 	dp_conf.tcp_reo_max_ms = reo_max_ms;
 	dp_conf.tcp_rcvbuf = rcvbuf;
 	dp_conf.tcp_sndbuf = 256 * 1024;
-	fake_mtu = 1500;
-	fake_alloc_fail = 0; /* a failed test's shortage does not fail the next set-up */
-	pool_full = rte_mempool_avail_count(fake_pool);
-	if (arn_tcp_worker_init(lc, &dp_conf) != 0)
-		return -1;
-	struct arn_tcp_listen_opts lo = {.backlog = backlog};
-	int err = 0;
-	lsn = arn_tcp_listen(lc, US, LPORT, &t_ops, NULL, &lo, &err);
+	lsn = fake_tcp_start(lc, &dp_conf, &pool_full, US, LPORT, &t_ops, backlog);
 	return lsn ? 0 : -1;
 }
 

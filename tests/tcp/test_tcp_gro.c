@@ -91,13 +91,7 @@ static int setup_with(uint32_t rcvbuf)
 	dp_conf.tcp_max_connections = 8;
 	dp_conf.tcp_rcvbuf = rcvbuf;
 	dp_conf.tcp_sndbuf = 64 * 1024;
-	fake_mtu = 1500;
-	pool_full = rte_mempool_avail_count(fake_pool);
-	if (arn_tcp_worker_init(lc, &dp_conf) != 0)
-		return -1;
-	struct arn_tcp_listen_opts lo = {.backlog = 8};
-	int err = 0;
-	return arn_tcp_listen(lc, US, LPORT, &t_ops, NULL, &lo, &err) ? 0 : -1;
+	return fake_tcp_start(lc, &dp_conf, &pool_full, US, LPORT, &t_ops, 8) ? 0 : -1;
 }
 
 static int setup(void **state)

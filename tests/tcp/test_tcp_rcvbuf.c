@@ -61,13 +61,7 @@ static int setup_with(uint32_t rcvbuf, uint32_t rcvbuf_max)
 	dp_conf.tcp_rcvbuf = rcvbuf;
 	dp_conf.tcp_rcvbuf_max = rcvbuf_max;
 	dp_conf.tcp_sndbuf = 64 * 1024;
-	fake_mtu = 1500;
-	pool_full = rte_mempool_avail_count(fake_pool);
-	if (arn_tcp_worker_init(lc, &dp_conf) != 0)
-		return -1;
-	struct arn_tcp_listen_opts lo = {.backlog = 64};
-	int err = 0;
-	return arn_tcp_listen(lc, US, LPORT, &t_ops, NULL, &lo, &err) ? 0 : -1;
+	return fake_tcp_start(lc, &dp_conf, &pool_full, US, LPORT, &t_ops, 64) ? 0 : -1;
 }
 
 /* 64 KB growing to 1 MiB */

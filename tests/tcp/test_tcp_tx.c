@@ -74,13 +74,7 @@ static int setup(void **state)
 	    64; /* a LIFO free list: the next connection reuses the slot */
 	dp_conf.tcp_rcvbuf = 64 * 1024;
 	dp_conf.tcp_sndbuf = 64 * 1024;
-	fake_mtu = 1500;
-	pool_full = rte_mempool_avail_count(fake_pool);
-	if (arn_tcp_worker_init(lc, &dp_conf) != 0)
-		return -1;
-	struct arn_tcp_listen_opts lo = {.backlog = 4};
-	int err = 0;
-	return arn_tcp_listen(lc, US, LPORT, &t_ops, NULL, &lo, &err) ? 0 : -1;
+	return fake_tcp_start(lc, &dp_conf, &pool_full, US, LPORT, &t_ops, 4) ? 0 : -1;
 }
 
 static int teardown(void **state)
