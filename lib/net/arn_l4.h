@@ -23,6 +23,16 @@ struct arn_lcore; /* lib/net/arn_lcore.h: one per worker */
  * (128), which is enough. */
 #define ARN_L4_HEADROOM 64
 
+/* The name of the DPDK dynamic mbuf flag (rte_mbuf_dynflag_register: the
+ * L4 layer and lib/net each register it by this name and get the same
+ * bit) by which the L4 layer marks a segment that repeats data it sent
+ * before: a retransmission. A port that merges segments into one frame
+ * (arn_af_packet's GSO, vpkt.c) sends such a segment on its own: a repair
+ * merged with its neighbours is lost with them to one drop, with nothing
+ * sent after it whose acknowledgement would show the loss, and only the
+ * retransmission timer finds it (issue 16; docs/tcp.md). */
+#define ARN_L4_DYNFLAG_REXMIT "arn_l4_dynflag_rexmit"
+
 /* ---- net -> L4: the L4 layer's ops table ---------------------------------- */
 
 struct arn_dataplane;

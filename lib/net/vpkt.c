@@ -41,10 +41,12 @@
 #include <sys/uio.h>
 
 #include <rte_byteorder.h>
+#include <rte_errno.h>
 #include <rte_ether.h>
 #include <rte_ip.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_tcp.h>
 
 #include "arn_dataplane.h"
@@ -87,6 +89,9 @@ struct net_vpkt {
 	char ifn[IF_NAMESIZE + 1];
 	int ifindex;
 	unsigned nq;
+	/* the L4 layer's retransmission mark (arn_l4.h): such a segment goes
+	 * in a frame of its own; 0 if the flag could not be registered */
+	uint64_t rexmit;
 	struct vpkt_q *q; /* [nq] */
 };
 
@@ -143,7 +148,7 @@ static bool mergeable(const uint8_t *a, const uint8_t *prev, unsigned prev_len, 
 }
 
 unsigned net_vpkt_plan(struct rte_mbuf *const *pkts, unsigned n, struct vpkt_group *g,
-		       unsigned max_iovs)
+		       unsigned max_iovs, uint64_t alone)
 {
 	unsigned k = 0, iovs = 0;
 	unsigned i = 0;
@@ -164,11 +169,11 @@ unsigned net_vpkt_plan(struct rte_mbuf *const *pkts, unsigned n, struct vpkt_gro
 			const uint8_t *a = rte_pktmbuf_mtod(m, const uint8_t *);
 			const uint8_t *prev = a;
 			unsigned prev_len = pl;
-			while (i + x->n < n) {
+			while (!(m->ol_flags & alone) && i + x->n < n) {
 				const struct rte_mbuf *b = pkts[i + x->n];
 				unsigned bhl, bpl;
-				if (!tcp_frame(b, &bhl, &bpl) || bhl != hl ||
-				    hl - 14 + x->payload + bpl > VPKT_IP_MAX ||
+				if ((b->ol_flags & alone) || !tcp_frame(b, &bhl, &bpl) ||
+				    bhl != hl || hl - 14 + x->payload + bpl > VPKT_IP_MAX ||
 				    iovs + x->iovs + b->nb_segs > max_iovs)
 					break;
 				const uint8_t *bb = rte_pktmbuf_mtod(b, const uint8_t *);
@@ -352,7 +357,7 @@ uint16_t net_vpkt_tx(struct arn_lcore *lc, uint16_t p, struct rte_mbuf **pkts, u
 	struct vpkt_q *q = &vp->q[lc->index];
 	uint16_t done = 0;
 	while (done < n) {
-		unsigned k = net_vpkt_plan(pkts + done, n - done, q->grp, VPKT_TX_IOVS);
+		unsigned k = net_vpkt_plan(pkts + done, n - done, q->grp, VPKT_TX_IOVS, vp->rexmit);
 		if (unlikely(k == 0)) {
 			/* a frame of more links than a burst's iovecs: never
 			 * one of lib/net's (a header and a few references) */
@@ -519,6 +524,16 @@ int net_vpkt_setup(struct net_port *np, const struct arn_dp_port *pc, const char
 	vp->nq = workers;
 	for (unsigned i = 0; i < workers; i++)
 		vp->q[i].fd = -1;
+	/* the L4 layer registers the same flag by name (arn_l4.h) */
+	const struct rte_mbuf_dynflag rexmit = {.name = ARN_L4_DYNFLAG_REXMIT};
+	int bit = rte_mbuf_dynflag_register(&rexmit);
+	if (bit >= 0)
+		vp->rexmit = UINT64_C(1) << bit;
+	else
+		ARN_WARN(NET,
+			 "port %s: cannot register the mbuf flag %s (%s): retransmissions "
+			 "are merged into GSO frames like any segment",
+			 np->name, ARN_L4_DYNFLAG_REXMIT, rte_strerror(rte_errno));
 	for (unsigned i = 0; i < workers; i++) {
 		struct vpkt_q *q = &vp->q[i];
 		q->pool = lc[i]->pool;

@@ -60,12 +60,14 @@ struct vpkt_head {
 /** Split @p n frames into groups, in order: each group is one frame, or a
  * run of TCP segments of one flow, contiguous in sequence, all but the
  * last full (the first's payload) and without PSH/FIN/SYN/RST/URG, their
- * headers otherwise equal, under 64 KiB in all. @p max_iovs bounds the
+ * headers otherwise equal, under 64 KiB in all; a frame whose ol_flags
+ * have a bit of @p alone (the L4 layer's retransmission mark, arn_l4.h's
+ * ARN_L4_DYNFLAG_REXMIT) is a group of its own. @p max_iovs bounds the
  * iovecs the groups need; frames that would pass it are left out.
  * @return the groups written to @p g (at most @p n), covering the frames
  * first .. g[k-1].first + g[k-1].n - 1. */
 unsigned net_vpkt_plan(struct rte_mbuf *const *pkts, unsigned n, struct vpkt_group *g,
-		       unsigned max_iovs);
+		       unsigned max_iovs, uint64_t alone);
 
 /** Write group @p g's header (virtio-net header and, for TCP, the rewritten
  * headers of its first frame) into @p out. @return the bytes written. */

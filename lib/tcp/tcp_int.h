@@ -657,6 +657,9 @@ struct arn_tcp_worker {
 	 * pool holds after the headroom, less the largest TCP header. Every
 	 * MSS is clamped to it (segments are built in one mbuf). */
 	uint32_t seg_max;
+	/* ol_flags' mark on a retransmitted segment (arn_l4.h's
+	 * ARN_L4_DYNFLAG_REXMIT), 0 if it could not be registered */
+	uint64_t rexmit_flag;
 	enum arn_tcp_cc cc_default; /* for ARN_TCP_CC_DEFAULT: CUBIC or NewReno */
 
 	/* receive memory in mbufs (tcp_rmem.c) */

@@ -362,6 +362,10 @@ static inline __attribute__((always_inline)) int xmit_body(struct arn_tcp_conn *
 	 * TCP_DELACK_MS per response. */
 	if (len && (c->flags & TF_PASSIVE) && wk->now_ms - c->last_rcv_ms < TCP_DELACK_MS)
 		c->flags |= TF_PINGPONG;
+	/* data sent before: a port that merges segments sends it alone
+	 * (arn_l4.h's ARN_L4_DYNFLAG_REXMIT); send_one's (clean) never is */
+	if (!clean && len && seq_lt(seq, c->snd_max))
+		m->ol_flags |= wk->rexmit_flag;
 	conn_seg_send(c, m, hlen, tos);
 	return 0;
 }

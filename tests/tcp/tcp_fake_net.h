@@ -172,7 +172,9 @@ static inline void fake_ip_wrap(struct rte_mbuf *m, uint32_t src, uint32_t dst, 
 	th->cksum = 0;
 	th->cksum = rte_ipv4_udptcp_cksum(ip, th);
 	m->l3_len = sizeof(*ip);
-	m->ol_flags = 0;
+	/* the checksum requests done, as lib/net's output leaves them; the
+	 * L4 layer's own marks (arn_l4.h) stay for the tests to see */
+	m->ol_flags &= ~(RTE_MBUF_F_TX_TCP_CKSUM | RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM);
 }
 
 /* Segments sent through a connection's template, and without one. */
@@ -442,6 +444,7 @@ struct fake_out {
 	uint8_t tos;	  /* the IPv4 header's (ECN: ECT(0) on data of an ECN connection) */
 	struct tcp_seg o; /* options (has_mss, ws, ts, sack...) */
 	uint32_t len;
+	uint64_t ol_flags; /* as lib/tcp left them (the retransmission mark, arn_l4.h) */
 	uint8_t data[9000];
 };
 
@@ -465,6 +468,7 @@ static inline bool fake_parse(struct rte_mbuf *m, struct fake_out *f)
 	unsigned doff = (th->data_off >> 4) * 4u;
 	tcp_parse_options(&f->o, (const uint8_t *)(th + 1), doff - 20);
 	f->len = m->pkt_len - 20 - doff;
+	f->ol_flags = m->ol_flags;
 	memcpy(f->data, (const uint8_t *)th + doff, RTE_MIN(f->len, (uint32_t)sizeof(f->data)));
 	return true;
 }

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include <rte_mbuf_dyn.h>
+
 #include "arn_cksum.h"
 #include "tcp_fake_net.h"
 #include "tcp_cksum.h"
@@ -2288,6 +2290,54 @@ static void test_sack_recovery_retransmits_holes(void **state)
 	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
 	assert_int_equal(c->recovery, TCP_REC_NONE);
 	assert_int_equal(c->n_sb, 0);
+}
+
+/* The retransmission mark (arn_l4.h's ARN_L4_DYNFLAG_REXMIT), by which a
+ * port that merges segments sends a repair alone: on every retransmitted
+ * segment, on no new one. */
+static void test_retransmissions_carry_the_mark(void **state)
+{
+	(void)state;
+	int bit = rte_mbuf_dynflag_lookup(ARN_L4_DYNFLAG_REXMIT, NULL);
+	assert_true(bit >= 0); /* registered at the worker's init */
+	const uint64_t mark = UINT64_C(1) << bit;
+	open_conn(true, true, 0);
+	struct arn_tcp_conn *c = app.conn;
+	uint32_t una = our_isn + 1;
+	static uint8_t buf[10 * 1448];
+	assert_int_equal(arn_tcp_write(c, buf, sizeof(buf)), (int)sizeof(buf));
+	fake_advance(lc, 0);
+	uint32_t mss = c->mss, fresh = 0;
+	while (fake_next(lc, &out)) {
+		assert_false(out.ol_flags & mark);
+		fresh += out.len > 0;
+	}
+	assert_true(fresh >= 2);
+	fake_advance(lc, 2);
+	/* the first segment lost, the rest SACKed: RACK resends it, marked */
+	struct fake_opts o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + mss;
+	o.sack[1] = c->snd_max;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	fake_advance(lc, 0);
+	unsigned marked = 0;
+	while (fake_next(lc, &out)) {
+		if (out.len == 0)
+			continue;
+		assert_int_equal(out.seq, una);
+		assert_true(out.ol_flags & mark);
+		marked++;
+	}
+	assert_int_equal(marked, 1);
+	/* repaired: what follows is new data again, unmarked */
+	o = popts();
+	inject(TH_ACK, p_seq, c->snd_max, 65535, &o, NULL, 0);
+	assert_int_equal(arn_tcp_write(c, buf, 100), 100);
+	fake_advance(lc, 0);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.len, 100);
+	assert_false(out.ol_flags & mark);
 }
 
 /* ---- ECN (RFC 3168) ------------------------------------------------------------ */
@@ -5704,6 +5754,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_newreno_fast_retransmit_partial_ack, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_sack_recovery_retransmits_holes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_retransmissions_carry_the_mark, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ecn_negotiated_when_the_syn_asks, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_one_segment_path_only_when_the_loop_adds_nothing,
 					    setup, teardown),
