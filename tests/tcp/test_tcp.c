@@ -774,7 +774,15 @@ static void test_duplicate_segment_enters_quick_ack_mode(void **state)
 	expect_seg(TH_ACK);
 	assert_int_equal(out.o.n_sack, 1);
 	assert_int_equal(out.o.sack[0].start, p_seq);
-	p_seq += 1000;
+	assert_int_equal(cnt(ARN_TCP_C_DUP_DATA), 1);
+	assert_int_equal(cnt(ARN_TCP_C_DUP_BYTES), 1000);
+	/* its last 400 bytes again, and 600 new ones: not a duplicate
+	 * segment; its old part counts nowhere (partly new data is taken) */
+	inject(TH_ACK, p_seq + 600, our_isn + 1, 65535, &o, d, 1000);
+	expect_seg(TH_ACK);
+	assert_int_equal(cnt(ARN_TCP_C_DUP_DATA), 1);
+	assert_int_equal(cnt(ARN_TCP_C_DUP_BYTES), 1000);
+	p_seq += 1600;
 	/* the next ones are ACKed at once, not after TCP_DELACK_MS */
 	for (int i = 0; i < 2; i++) {
 		inject(TH_ACK, p_seq, our_isn + 1, 65535, &o, d, 1000);
@@ -849,6 +857,9 @@ static void test_dsack_kept_when_the_ack_cannot_be_allocated(void **state)
 	inject(TH_ACK, p_seq + 1000, our_isn + 1, 500, &o, d, 1000);
 	expect_none();
 	assert_int_equal(cnt(ARN_TCP_C_DSACK_SENT), 0);
+	/* counted as a duplicate, in segments and in bytes */
+	assert_int_equal(cnt(ARN_TCP_C_DUP_DATA), 1);
+	assert_int_equal(cnt(ARN_TCP_C_DUP_BYTES), 1000);
 	/* the next segment's arrival sends the owed ACK first, with the
 	 * D-SACK, then the ACK for the new data */
 	inject(TH_ACK, p_seq + 2000, our_isn + 1, 500, &o, d, 1000);
