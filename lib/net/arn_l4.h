@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <rte_mbuf_dyn.h>
+
 struct rte_mbuf;
 struct arn_lcore; /* lib/net/arn_lcore.h: one per worker */
 
@@ -32,6 +34,17 @@ struct arn_lcore; /* lib/net/arn_lcore.h: one per worker */
  * sent after it whose acknowledgement would show the loss, and only the
  * retransmission timer finds it (issue 16; docs/tcp.md). */
 #define ARN_L4_DYNFLAG_REXMIT "arn_l4_dynflag_rexmit"
+
+/* ARN_L4_DYNFLAG_REXMIT's bit in ol_flags, registered (or found) by name:
+ * the L4 layer's at its worker's init, a merging port's at its set-up, the
+ * same bit for both. 0 when it cannot be registered (rte_errno says why):
+ * then retransmissions are merged like any segment. */
+static inline uint64_t arn_l4_rexmit_flag(void)
+{
+	const struct rte_mbuf_dynflag f = {.name = ARN_L4_DYNFLAG_REXMIT};
+	int bit = rte_mbuf_dynflag_register(&f);
+	return bit >= 0 ? UINT64_C(1) << bit : 0;
+}
 
 /* ---- net -> L4: the L4 layer's ops table ---------------------------------- */
 

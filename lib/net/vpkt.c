@@ -46,7 +46,6 @@
 #include <rte_ip.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
-#include <rte_mbuf_dyn.h>
 #include <rte_tcp.h>
 
 #include "arn_dataplane.h"
@@ -524,12 +523,8 @@ int net_vpkt_setup(struct net_port *np, const struct arn_dp_port *pc, const char
 	vp->nq = workers;
 	for (unsigned i = 0; i < workers; i++)
 		vp->q[i].fd = -1;
-	/* the L4 layer registers the same flag by name (arn_l4.h) */
-	const struct rte_mbuf_dynflag rexmit = {.name = ARN_L4_DYNFLAG_REXMIT};
-	int bit = rte_mbuf_dynflag_register(&rexmit);
-	if (bit >= 0)
-		vp->rexmit = UINT64_C(1) << bit;
-	else
+	vp->rexmit = arn_l4_rexmit_flag();
+	if (vp->rexmit == 0)
 		ARN_WARN(NET,
 			 "port %s: cannot register the mbuf flag %s (%s): retransmissions "
 			 "are merged into GSO frames like any segment",

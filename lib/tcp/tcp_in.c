@@ -1292,8 +1292,7 @@ static __attribute__((noinline)) void conn_input(struct arn_tcp_conn *c, struct 
 		if (!(s->flags & TH_RST)) {
 			if (s->len && seq_lt(s->seq, c->rcv_nxt)) {
 				uint32_t dup_end = seq_min(s->seq + s->len, c->rcv_nxt);
-				TCP_INC(wk, DUP_DATA);
-				wk->cnt[ARN_TCP_C_DUP_BYTES] += dup_end - s->seq;
+				TCP_DUP(wk, dup_end - s->seq);
 				dsack_report(c, s->seq, dup_end);
 				/* Linux's tcp_send_dupack: quick ACKs from here on */
 				quickack_enter(c);
@@ -1430,8 +1429,7 @@ static __attribute__((noinline)) void conn_input(struct arn_tcp_conn *c, struct 
 		uint32_t d = c->rcv_nxt - seq;
 		if (d >= len) {
 			if (len) {
-				TCP_INC(wk, DUP_DATA);
-				wk->cnt[ARN_TCP_C_DUP_BYTES] += len;
+				TCP_DUP(wk, len);
 				dsack_report(c, seq, seq + len);
 				quickack_enter(c);
 			}

@@ -729,6 +729,13 @@ struct arn_tcp_worker {
 };
 
 #define TCP_INC(wk, id) ((wk)->cnt[ARN_TCP_C_##id]++)
+/* A segment (or link) whose @p bytes were all received already:
+ * duplicate_data and duplicate_bytes, counted together. */
+#define TCP_DUP(wk, bytes)                                                                         \
+	do {                                                                                       \
+		TCP_INC(wk, DUP_DATA);                                                             \
+		(wk)->cnt[ARN_TCP_C_DUP_BYTES] += (bytes);                                         \
+	} while (0)
 
 /* cwnd was just reduced (an ECN-Echo, a recovery, an RTO): with ECN, the
  * next new segment carries CWR so that the receiver stops echoing, and
@@ -836,8 +843,7 @@ struct arn_tcp_conn *tcp_lookup(struct arn_tcp_worker *wk, uint32_t laddr, uint1
 				uint32_t raddr, uint16_t rport);
 /* The flow table's hash of a 4-tuple: the one every connection and
  * TIME_WAIT record is filed and found by (tcp_conn.c, tcp_lookup_inline). */
-static inline uint32_t tcp_flow_hash(uint32_t laddr, uint16_t lport, uint32_t raddr,
-				     uint16_t rport)
+static inline uint32_t tcp_flow_hash(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
 {
 #if defined(RTE_ARCH_X86) && defined(__SSE4_2__)
 	/* rte_hash_crc_4byte's instruction without its test of the CPU's

@@ -243,8 +243,7 @@ bool tcp_ooo_insert(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq)
 		if (seq_geq(pend, end)) {
 			/* all of it is queued already: report it (RFC 2883) */
 			tcp_dsack_note(c, seq, end);
-			TCP_INC(c->wk, DUP_DATA);
-			c->wk->cnt[ARN_TCP_C_DUP_BYTES] += end - seq;
+			TCP_DUP(c->wk, end - seq);
 			rte_pktmbuf_free(m);
 			return false;
 		}

@@ -14,7 +14,6 @@
 
 #include <rte_errno.h>
 #include <rte_mbuf.h>
-#include <rte_mbuf_dyn.h>
 #include <rte_prefetch.h>
 
 #include "arn_dataplane.h"
@@ -245,11 +244,8 @@ int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 	wk->seg_max = room - TCP_HDR_LEN - TCP_MAX_OPT;
 	/* the retransmission mark ports that merge segments look for
 	 * (arn_l4.h); without it, retransmissions go as any segment */
-	const struct rte_mbuf_dynflag rexmit = {.name = ARN_L4_DYNFLAG_REXMIT};
-	int bit = rte_mbuf_dynflag_register(&rexmit);
-	if (bit >= 0)
-		wk->rexmit_flag = UINT64_C(1) << bit;
-	else
+	wk->rexmit_flag = arn_l4_rexmit_flag();
+	if (wk->rexmit_flag == 0)
 		ARN_WARN(TCP, "worker %u: cannot register the mbuf flag %s (%s)", idx,
 			 ARN_L4_DYNFLAG_REXMIT, rte_strerror(rte_errno));
 	tcp_rmem_init(wk, pool);
