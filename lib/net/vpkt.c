@@ -535,8 +535,8 @@ int net_vpkt_setup(struct net_port *np, const struct arn_dp_port *pc, const char
 		unsigned room = rte_pktmbuf_data_room_size(q->pool);
 		q->room0 = room - RTE_PKTMBUF_HEADROOM;
 		/* every link keeps the usual headroom, as any PMD's mbufs
-		 * do: lib/tcp and lib/http may prepend to what they received
-		 * (with none, downloads lost links: docs/dataplane.md) */
+		 * do (the resends session 24 put down to links without it
+		 * were the veth's reordering: docs/benchmarks/proxy.md) */
 		unsigned need = 14 + 65535 + 4;
 		q->links = need <= q->room0 ? 1 : (need + q->room0 - 1) / q->room0;
 		if (i == 0 && q->links > 8 && q->links <= VPKT_RX_LINKS)
