@@ -22,53 +22,27 @@ Per capture:
 Only IPv4 TCP, one connection (the first SYN's); pure Python, no
 dependencies. Nothing here is asserted.
 """
+import os
 import statistics
-import struct
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import pcap  # noqa: E402 (bench/pcap.py)
 
 SEG = 1448
 
 
 def packets(path):
-    with open(path, "rb") as f:
-        head = f.read(24)
-        nano = struct.unpack("<I", head[:4])[0] == 0xA1B23C4D
-        link = struct.unpack("<I", head[20:24])[0]
-        while True:
-            rec = f.read(16)
-            if len(rec) < 16:
-                return
-            sec, frac, caplen, _ = struct.unpack("<IIII", rec)
-            data = f.read(caplen)
-            t = sec + frac / (1e9 if nano else 1e6)
-            off = {1: 14, 113: 16}.get(link, 0)
-            if link == 1 and struct.unpack(">H", data[12:14])[0] == 0x8100:
-                off = 18
-            ip = data[off:]
-            if len(ip) < 20 or ip[0] >> 4 != 4 or ip[9] != 6:
-                continue
-            ihl = (ip[0] & 15) * 4
-            total = struct.unpack(">H", ip[2:4])[0]
-            tcp = ip[ihl:]
-            sport, dport, seq, ack = struct.unpack(">HHII", tcp[:12])
-            doff = (tcp[12] >> 4) * 4
-            flags = tcp[13]
-            win = struct.unpack(">H", tcp[14:16])[0]
-            wscale = None
-            if flags & 2:
-                o = 20
-                while o < min(doff, len(tcp)):
-                    kind = tcp[o]
-                    if kind == 0:
-                        break
-                    if kind == 1:
-                        o += 1
-                        continue
-                    if kind == 3:
-                        wscale = tcp[o + 2]
-                    o += max(tcp[o + 1], 2)
-            yield (t, (bytes(ip[12:16]), sport), seq, ack, total - ihl - doff, flags, win,
-                   wscale)
+    """(time, (server address, port), seq, ack, payload length, flags,
+    window, window scale of a SYN or None) of each TCP segment."""
+    for t, ip in pcap.ipv4(path):
+        g = pcap.tcp(ip)
+        if g is None:
+            continue
+        wscale = None
+        if g.flags & 2:
+            wscale = next((v[0] for k, v in pcap.tcp_options(g.opts) if k == 3 and v), None)
+        yield (t, (g.src, g.sport), g.seq, g.ack, g.plen, g.flags, g.win, wscale)
 
 
 def sdiff(a, b):
