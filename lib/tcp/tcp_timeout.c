@@ -193,6 +193,7 @@ static void persist_expire(struct arn_tcp_conn *c)
 		tcp_conn_drop(c, -ETIMEDOUT);
 		return;
 	}
+	uint64_t no_mbuf = wk->cnt[ARN_TCP_C_OUT_NOMBUF];
 	if (c->snd_wnd != 0) {
 		/* a small window: send what it allows after all (RFC 1122
 		 * 4.2.3.4 override timeout) */
@@ -201,10 +202,26 @@ static void persist_expire(struct arn_tcp_conn *c)
 		c->flags &= ~TF_FORCE;
 		if (c->snd_max != c->snd_una)
 			return;
+		if (wk->cnt[ARN_TCP_C_OUT_NOMBUF] != no_mbuf) {
+			/* The window is open and the pool, not the peer, kept
+			 * the data back: try again at the RTO, neither backed
+			 * off nor counted as a probe (as Linux retries at its
+			 * TCP_RESOURCE_PROBE_INTERVAL, a fixed 500 ms), so
+			 * that the data goes soon after the pool refills,
+			 * however long it was short. A zero window below stays
+			 * bounded by the probes' limit, pool or not: an
+			 * attacker's zero-window connections must not outlive
+			 * a shortage they cause. */
+			c->flags |= TF_PERSIST;
+			tcp_rexmt_arm(c);
+			return;
+		}
 	}
 	c->probes++;
-	TCP_INC(wk, ZWP);
 	tcp_send_probe(c);
+	/* counted as sent only if it was (output_no_mbuf counts the rest) */
+	if (wk->cnt[ARN_TCP_C_OUT_NOMBUF] == no_mbuf)
+		TCP_INC(wk, ZWP);
 	if (c->backoff < 15)
 		c->backoff++;
 	c->flags |= TF_PERSIST;

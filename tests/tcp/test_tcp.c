@@ -4348,6 +4348,67 @@ static void test_pool_shortage_does_not_strand_queued_data(void **state)
 	assert_int_equal(c->state, TCPS_ESTABLISHED);
 }
 
+/* A shortage that outlasts the persist probes' limit with the peer's
+ * window open: the pool, not the peer, keeps the data back, so the
+ * connection is not reset, the timer is not backed off (each expiry one
+ * RTO after the last, as Linux's resource probe interval), and nothing
+ * counts as a zero-window probe; the data goes at the first expiry after
+ * the pool refills. */
+static void test_pool_shortage_with_open_window_is_not_a_probe(void **state)
+{
+	(void)state;
+	open_conn(true, false, 0);
+	struct arn_tcp_conn *c = app.conn;
+	uint8_t buf[3000];
+	memset(buf, 'o', sizeof(buf));
+	assert_int_equal(arn_tcp_write(c, buf, sizeof(buf)), (int)sizeof(buf));
+	fake_alloc_fail = 1000000; /* before the output the write asked for */
+	expect_none();
+	assert_int_not_equal(c->snd_wnd, 0);
+	assert_true(c->flags & TF_PERSIST);
+	uint64_t zwp = cnt(ARN_TCP_C_ZWP);
+	for (int i = 0; i < 3 * TCP_PERSIST_MAX_PROBES; i++) {
+		uint64_t wait = c->t_rexmt - fake_now_us / 1000;
+		assert_true(wait <= c->rto); /* never backed off */
+		fake_advance(lc, wait + 1);
+		assert_int_equal(fake_pending(lc), 0);
+		assert_int_equal(c->state, TCPS_ESTABLISHED);
+		assert_true(c->t_rexmt != 0);
+	}
+	assert_int_equal(cnt(ARN_TCP_C_ZWP), zwp);
+	assert_int_equal(c->backoff, 0);
+	fake_alloc_fail = 0;
+	fake_advance(lc, c->t_rexmt - fake_now_us / 1000 + 1);
+	uint32_t got = 0;
+	while (fake_next(lc, &out))
+		got += out.len;
+	assert_int_equal(got, sizeof(buf));
+}
+
+/* The same shortage against a zero window: the probes that could not be
+ * built still count against the limit (a connection holding data behind
+ * a zero window must not outlive a shortage it may be part of), and the
+ * connection ends after them; none counts as a probe sent. */
+static void test_pool_shortage_with_zero_window_keeps_the_limit(void **state)
+{
+	(void)state;
+	open_conn(true, false, 0);
+	struct arn_tcp_conn *c = app.conn;
+	inject(TH_ACK, p_seq, our_isn + 1, 0, NULL, NULL, 0);
+	uint8_t buf[3000];
+	memset(buf, 'z', sizeof(buf));
+	assert_int_equal(arn_tcp_write(c, buf, sizeof(buf)), (int)sizeof(buf));
+	expect_none();
+	assert_true(c->flags & TF_PERSIST);
+	uint64_t zwp = cnt(ARN_TCP_C_ZWP);
+	fake_alloc_fail = 1000000;
+	for (int i = 0; i < 100 && c->state == TCPS_ESTABLISHED; i++)
+		fake_advance(lc, c->t_rexmt - fake_now_us / 1000 + 1);
+	assert_int_equal(app.close_reason, -ETIMEDOUT);
+	assert_int_equal(cnt(ARN_TCP_C_ZWP), zwp);
+	fake_alloc_fail = 0;
+}
+
 static void test_write_limits_and_writable(void **state)
 {
 	(void)state;
@@ -5850,6 +5911,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_pool_reserve_for_active_opens, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pool_shortage_does_not_strand_queued_data, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_pool_shortage_with_open_window_is_not_a_probe,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pool_shortage_with_zero_window_keeps_the_limit,
+					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write_limits_and_writable, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write_ref_sends_received_bytes_without_copy, setup,
 					    teardown),
