@@ -14,7 +14,6 @@
 
 #include "arn_config.h"
 #include "arn_log.h"
-#include "http_hcm.h"
 #include "http_l4.h"
 #include "http_local.h"
 #include "http_router_filter.h"
