@@ -765,7 +765,10 @@ static void up_connected(struct arn_tcp_conn *c, int status)
 	step(s); /* TLS: the handshake (step_once) */
 }
 
-static void up_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
+/* ---- lib/tcp's callbacks, either side ------------------------------------------------------ */
+
+/* Data from either side: the step reads it (relay, or TLS records). */
+static void side_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
 {
 	(void)head;
 	(void)len;
@@ -774,26 +777,36 @@ static void up_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
 		step(s);
 }
 
+/* The FIN of side @p c, whose TLS is @p t and whose FIN flag @p eof. */
+static void side_eof(struct http_tcpp *s, struct arn_tcp_conn *c, struct http_tls_tp *t, bool *eof)
+{
+	if (t->on)
+		http_tp_eof(&t->t, c); /* the records before it first: the fill sets the flag */
+	else
+		*eof = true;
+	step(s);
+}
+
+/* Side @p c (TLS @p t) has room again. */
+static void side_writable(struct http_tcpp *s, struct arn_tcp_conn *c, struct http_tls_tp *t)
+{
+	if (t->on)
+		http_tp_writable(&t->t, c); /* a handshake flight or alert first */
+	step(s);
+}
+
 static void up_eof(struct arn_tcp_conn *c)
 {
 	struct http_tcpp *s = arn_tcp_user(c);
-	if (!s)
-		return;
-	if (s->utls.on)
-		http_tp_eof(&s->utls.t, c); /* the records before it first: the fill sets up_eof */
-	else
-		s->up_eof = true;
-	step(s);
+	if (s)
+		side_eof(s, c, &s->utls, &s->up_eof);
 }
 
 static void up_writable(struct arn_tcp_conn *c)
 {
 	struct http_tcpp *s = arn_tcp_user(c);
-	if (!s)
-		return;
-	if (s->utls.on)
-		http_tp_writable(&s->utls.t, c); /* a handshake flight or alert first */
-	step(s);
+	if (s)
+		side_writable(s, c, &s->utls);
 }
 
 /*
@@ -881,7 +894,7 @@ static void up_closed(struct arn_tcp_conn *c, int reason)
 
 static const struct arn_tcp_ops tp_up_ops = {
     .on_connected = up_connected,
-    .on_data = up_data,
+    .on_data = side_data,
     .on_eof = up_eof,
     .on_writable = up_writable,
     .on_close = up_closed,
@@ -889,35 +902,18 @@ static const struct arn_tcp_ops tp_up_ops = {
 
 /* ---- downstream ---------------------------------------------------------------------------- */
 
-static void dn_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
-{
-	(void)head;
-	(void)len;
-	struct http_tcpp *s = arn_tcp_user(c);
-	if (s)
-		step(s);
-}
-
 static void dn_eof(struct arn_tcp_conn *c)
 {
 	struct http_tcpp *s = arn_tcp_user(c);
-	if (!s)
-		return;
-	if (s->tls.on)
-		http_tp_eof(&s->tls.t, c); /* the records before it first: the fill sets dn_eof */
-	else
-		s->dn_eof = true;
-	step(s);
+	if (s)
+		side_eof(s, c, &s->tls, &s->dn_eof);
 }
 
 static void dn_writable(struct arn_tcp_conn *c)
 {
 	struct http_tcpp *s = arn_tcp_user(c);
-	if (!s)
-		return;
-	if (s->tls.on)
-		http_tp_writable(&s->tls.t, c); /* a handshake flight or alert first */
-	step(s);
+	if (s)
+		side_writable(s, c, &s->tls);
 }
 
 /* A handshake the worker's budget deferred may go on. */
@@ -968,7 +964,7 @@ static void dn_closed(struct arn_tcp_conn *c, int reason)
 }
 
 static const struct arn_tcp_ops tp_dn_ops = {
-    .on_data = dn_data,
+    .on_data = side_data,
     .on_eof = dn_eof,
     .on_writable = dn_writable,
     .on_close = dn_closed,
