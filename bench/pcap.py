@@ -1,6 +1,7 @@
 """The benchmarks' one reader of libpcap files (tcpdump -w), for the
 tools that read their captures: bench/tcp/loss_pcap.py,
-bench/tcp/ack_policy and bench/xds/run's report. Pure Python, no
+bench/tcp/ack_policy and bench/xds/run's report (bench/pcap_test.py
+tests it; scripts/test runs that). Pure Python, no
 dependencies (no tshark, no dpkt on a fresh machine).
 
   ipv4(path)     each IPv4 packet of the file: (time in s, the packet)
