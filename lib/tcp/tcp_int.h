@@ -486,7 +486,7 @@ struct arn_tcp_conn {
 	/* Proportional Rate Reduction (RFC 6937) during TCP_REC_FAST, bytes */
 	uint32_t prr_delivered; /* delivered to the receiver since recovery began */
 	uint32_t prr_out;	/* sent since recovery began */
-	uint32_t recover_fs;	/* flight size when it began (RecoverFS) */
+	uint32_t recover_fs;	/* pipe when it began (RecoverFS, RFC 9937) */
 	uint32_t cwnd_lim_seq;	/* snd_max when cwnd last held data back */
 
 	/* receive sequence space */

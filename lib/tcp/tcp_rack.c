@@ -478,7 +478,6 @@ void tcp_enter_recovery(struct arn_tcp_conn *c)
 	c->recover = c->snd_max;
 	c->prr_delivered = 0;
 	c->prr_out = 0;
-	c->recover_fs = c->snd_max - c->snd_una;
 	c->high_rxt = c->snd_una;
 	c->lost_edge = c->snd_una + c->mss;
 	if (c->flags & TF_SACK_OK) {
@@ -497,7 +496,16 @@ void tcp_enter_recovery(struct arn_tcp_conn *c)
 	 * follows to undo the cut, and with the rest of a small flight SACKed
 	 * pipe + 1 sent the first lost segment alone (issue 16: the next
 	 * waited for the RTO when that retransmission was lost). */
-	uint32_t floor = tcp_pipe(c) + c->mss;
+	/* RecoverFS: the pipe, as RFC 9937 (which obsoletes RFC 6937's
+	 * flight size) has it. SACKed data above a hole is not in the
+	 * network; counted in RecoverFS, it shrank PRR's share of what is
+	 * delivered (ssthresh / RecoverFS) to a few percent where the flight
+	 * held much of it (docs/tcp.md, "The opt-in window's cost, traced").
+	 * On the loss matrix's rows where Arion sends, the change measured
+	 * within the runs' noise (docs/tcp.md, "RecoverFS: the pipe"). */
+	uint32_t pipe = tcp_pipe(c);
+	c->recover_fs = pipe;
+	uint32_t floor = pipe + c->mss;
 	if (c->cc->on_sample == NULL || c->cwnd < floor)
 		c->cwnd = floor;
 	TCP_INC(wk, FAST_RETRANSMITS);
@@ -513,7 +521,7 @@ void tcp_prr_ack(struct arn_tcp_conn *c, uint32_t delivered)
 	uint32_t pipe = tcp_pipe(c);
 	int64_t sndcnt;
 	if (pipe > c->ssthresh) {
-		/* RFC 6937: send ssthresh / RecoverFS of what is delivered,
+		/* RFC 9937: send ssthresh / RecoverFS of what is delivered,
 		 * so that the flight comes down to ssthresh evenly */
 		uint64_t fs = c->recover_fs ? c->recover_fs : 1;
 		sndcnt = (int64_t)(((uint64_t)c->prr_delivered * c->ssthresh + fs - 1) / fs) -
