@@ -557,7 +557,7 @@ static uint64_t delivered_mark(const struct arn_tcp_conn *c)
 	return c->sacked_bytes + (uint64_t)c->reno_sacked * c->mss;
 }
 
-/* PRR (RFC 6937) after an ACK in fast recovery: DeliveredData is how far
+/* PRR (RFC 9937) after an ACK in fast recovery: DeliveredData is how far
  * snd_una moved plus the change in what is SACKed. */
 static void prr_step(struct arn_tcp_conn *c, uint32_t old_una, uint64_t mark)
 {

@@ -483,7 +483,7 @@ struct arn_tcp_conn {
 	 * again is a copy of that ACK's options, not a new duplicate */
 	struct tcp_sack_block dsack_in;
 	uint32_t dsack_in_ack;
-	/* Proportional Rate Reduction (RFC 6937) during TCP_REC_FAST, bytes */
+	/* Proportional Rate Reduction (RFC 9937) during TCP_REC_FAST, bytes */
 	uint32_t prr_delivered; /* delivered to the receiver since recovery began */
 	uint32_t prr_out;	/* sent since recovery began */
 	uint32_t recover_fs;	/* pipe when it began (RecoverFS, RFC 9937) */
@@ -1052,10 +1052,10 @@ bool tcp_rack_rxt_probe_ok(const struct arn_tcp_conn *c);
 uint32_t tcp_txr_rxt_probe(struct arn_tcp_conn *c, uint32_t room, uint32_t *start, uint32_t *end);
 
 /* Loss recovery (fast retransmit / RACK) starts: ssthresh, and PRR
- * (RFC 6937) to bring cwnd down to it; the first retransmission may go at
+ * (RFC 9937) to bring cwnd down to it; the first retransmission may go at
  * once. */
 void tcp_enter_recovery(struct arn_tcp_conn *c);
-/* PRR's step for one ACK in fast recovery (RFC 6937, PRR-SSRB): @p
+/* PRR's step for one ACK in fast recovery (RFC 9937, PRR-SSRB): @p
  * delivered bytes newly ACKed or SACKed. Sets cwnd to pipe plus what may
  * be sent now. */
 void tcp_prr_ack(struct arn_tcp_conn *c, uint32_t delivered);

@@ -211,7 +211,9 @@ static void persist_expire(struct arn_tcp_conn *c)
 			 * however long it was short. A zero window below stays
 			 * bounded by the probes' limit, pool or not: an
 			 * attacker's zero-window connections must not outlive
-			 * a shortage they cause. */
+			 * a shortage they cause. A backoff from zero-window
+			 * probes before the window opened goes too. */
+			c->backoff = 0;
 			c->flags |= TF_PERSIST;
 			tcp_rexmt_arm(c);
 			return;
