@@ -195,7 +195,7 @@ void arn_config_set_tls_check(arn_config_tls_check_fn fn);
  * apply to the store. One callback; NULL unregisters.
  */
 void arn_config_set_prepare_cb(struct arn_config_store *s,
-				void (*fn)(void *ctx, const struct arn_cfg_gen *next), void *ctx);
+			       void (*fn)(void *ctx, const struct arn_cfg_gen *next), void *ctx);
 
 /**
  * The errors of @p r, one per line, for a NACK's error_detail (the caller

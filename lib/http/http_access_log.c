@@ -132,8 +132,10 @@ void http_access_log(struct http_stream *st)
 		/* the service time as the client got it, for
 		 * %RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)%: none when the router's
 		 * suppress_envoy_headers kept it off the wire (Envoy logs "-") */
-		const char *svc = hc->hcm && hc->hcm->suppress_envoy_headers ? NULL : st->service_time;
-		rec.n_resp_headers = log_headers(&st->resp.m, w->log_resp, HTTP_MAX_HDRS + 1, st, false, svc);
+		const char *svc =
+		    hc->hcm && hc->hcm->suppress_envoy_headers ? NULL : st->service_time;
+		rec.n_resp_headers =
+		    log_headers(&st->resp.m, w->log_resp, HTTP_MAX_HDRS + 1, st, false, svc);
 	}
 	if (st->res && st->res->x.tfr[0])
 		rec.upstream_transport_failure_reason =

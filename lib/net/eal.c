@@ -100,11 +100,10 @@ int arn_net_eal_init(const struct arn_dataplane *dp, int argc, char **argv)
 	 * second copy of every DPDK global into a binary that has its own:
 	 * refused, where it would otherwise fail in ways that say nothing. */
 	if (has_any(eal_argv + 1, eal_argc - 1, driver_opts) && dpdk_linked_in()) {
-		ARN_ERR(NET,
-			"EAL argument -d (load a shared DPDK driver): this arion binary "
-			"carries DPDK and every network PMD linked in, and a shared driver "
-			"would load a second EAL. Remove -d from dataplane.eal_args or the "
-			"command line, or build with -Ddpdk_static=false");
+		ARN_ERR(NET, "EAL argument -d (load a shared DPDK driver): this arion binary "
+			     "carries DPDK and every network PMD linked in, and a shared driver "
+			     "would load a second EAL. Remove -d from dataplane.eal_args or the "
+			     "command line, or build with -Ddpdk_static=false");
 		return -EINVAL;
 	}
 	bool lcores_given = has_any(eal_argv + 1, eal_argc - 1, lcore_opts);

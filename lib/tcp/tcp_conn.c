@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "arn_log.h"
 #include "tcp_int.h"
 
