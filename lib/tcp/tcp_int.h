@@ -725,15 +725,42 @@ struct arn_tcp_worker {
 	uint32_t chack_budget;
 	uint64_t rng; /* xorshift64* state, seeded from getrandom() at start */
 
+	/* A received mbuf chain (a kernel port's GRO super-segment) being
+	 * taken link by link (tcp_in.c's chain_input): the per-packet
+	 * counters it has bumped already (TCP_PKT_*), so that it counts
+	 * once, as Linux counts a GRO packet once. */
+	bool in_chain;
+	uint8_t chain_counted;
+
 	uint64_t cnt[ARN_TCP_C_COUNT];
 };
 
 #define TCP_INC(wk, id) ((wk)->cnt[ARN_TCP_C_##id]++)
-/* A segment (or link) whose @p bytes were all received already:
- * duplicate_data and duplicate_bytes, counted together. */
+
+/* Counters of received packets that a chain bumps once, whichever of
+ * its links it is for (TCP_INC_PKT); segments_fast_path, on the hot
+ * path, is brought back to one by chain_input itself */
+enum {
+	TCP_PKT_OOO = 1,
+	TCP_PKT_DUP = 2,
+	TCP_PKT_COALESCED = 4,
+	TCP_PKT_ACK_SET = 8, /* the chain's own link owed the connection's ACK */
+};
+#define TCP_INC_PKT(wk, id, bit)                                                                   \
+	do {                                                                                       \
+		if (likely(!(wk)->in_chain))                                                       \
+			TCP_INC(wk, id);                                                           \
+		else if (!((wk)->chain_counted & (bit))) {                                         \
+			(wk)->chain_counted |= (bit);                                              \
+			TCP_INC(wk, id);                                                           \
+		}                                                                                  \
+	} while (0)
+
+/* A packet whose @p bytes were all received already: duplicate_data
+ * (once for a chain) and duplicate_bytes, counted together. */
 #define TCP_DUP(wk, bytes)                                                                         \
 	do {                                                                                       \
-		TCP_INC(wk, DUP_DATA);                                                             \
+		TCP_INC_PKT(wk, DUP_DATA, TCP_PKT_DUP);                                            \
 		(wk)->cnt[ARN_TCP_C_DUP_BYTES] += (bytes);                                         \
 	} while (0)
 

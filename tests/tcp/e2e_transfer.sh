@@ -202,7 +202,7 @@ loss*)
 	# large share of what was dropped; 10% of the drops is the bound (a
 	# full run once saw 73 for 1457 drops at 1% loss both ways).
 	# On arn_af_packet a drop takes a whole GSO frame (about 26 segments
-	# on average) and duplicate_data counts received links, so the same
+	# on average) and duplicate_data counts received packets, so the same
 	# bound is taken in bytes, which neither cut changes.
 	if [ -n "$vpkt" ]; then
 		dupb=$(tcp_stat duplicate_bytes)

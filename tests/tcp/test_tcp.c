@@ -5536,8 +5536,10 @@ static void test_payload_placement_every_header_layout(void **state)
 	arn_tcp_input(lc, m);
 	p_seq += 120, sent += 120;
 	/* a chain: each link a segment of its own (tcp_in.c's chain_input),
-	 * both through the fast path, the first past its headers */
-	assert_int_equal(fast_n(), n + 2);
+	 * both through the fast path, the first past its headers;
+	 * segments_fast_path counts the packet once, as Linux counts a GRO
+	 * packet */
+	assert_int_equal(fast_n(), n + 1);
 	assert_ptr_equal(before->next->next, c->rcvq.tail);
 	assert_int_equal(before->next->pkt_len, 30);
 	assert_int_equal(before->next->data_len, 30);

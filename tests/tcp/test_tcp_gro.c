@@ -244,6 +244,41 @@ static void test_chain_in_order_64k_one_ack(void **state)
 	assert_memory_equal(got, stream, SUPER);
 }
 
+/* The received-packet counters count a chain once, as Linux counts a
+ * GRO packet, not once per link (their units would otherwise change with
+ * the port's mbuf size): acks_coalesced does not count the chain's own
+ * links sharing its one ACK; a chain received again counts one
+ * duplicate_data, and its bytes in duplicate_bytes; segments sent one by
+ * one still count each. */
+static void test_chain_counted_once(void **state)
+{
+	(void)state;
+	struct peer *p = open_peer(40010);
+	p->hold = true;
+	uint32_t sizes[64];
+	/* links of 1,000 bytes, which also go one by one as segments */
+	unsigned n = split(20000, 1000, 1000, sizes);
+	assert_int_equal(n, 20);
+	uint64_t coal = cnt(ARN_TCP_C_ACKS_COALESCED), fast = cnt(ARN_TCP_C_FAST_PATH);
+	uint64_t dup = cnt(ARN_TCP_C_DUP_DATA), dupb = cnt(ARN_TCP_C_DUP_BYTES);
+	deliver(p, true, TH_ACK, 0, 20000, sizes, n, PMSS);
+	assert_int_equal(p->c->rcv_nxt, p->isn + 20000);
+	assert_int_equal(cnt(ARN_TCP_C_ACKS_COALESCED), coal);
+	assert_true(cnt(ARN_TCP_C_FAST_PATH) - fast <= 1);
+	struct fake_out out;
+	assert_int_equal(poll_out(&out), 1);
+	/* the same chain again: all of it duplicate */
+	deliver(p, true, TH_ACK, 0, 20000, sizes, n, PMSS);
+	assert_int_equal(cnt(ARN_TCP_C_DUP_DATA) - dup, 1);
+	assert_int_equal(cnt(ARN_TCP_C_DUP_BYTES) - dupb, 20000);
+	fake_drain(lc);
+	/* the same links as segments one by one: each counts */
+	deliver(p, false, TH_ACK, 0, 20000, sizes, n, PMSS);
+	assert_int_equal(cnt(ARN_TCP_C_DUP_DATA) - dup, 1 + n);
+	assert_int_equal(cnt(ARN_TCP_C_DUP_BYTES) - dupb, 2 * 20000);
+	fake_drain(lc);
+}
+
 /* A chain partly outside the receive window (its first 300 bytes
  * received already, its tail past the right edge) is trimmed exactly as
  * its links sent as single segments are: the same bytes queued, the same
@@ -292,7 +327,8 @@ static void test_chain_out_of_order_then_hole_filled(void **state)
 	assert_int_equal(p->c->rcv_nxt, p->isn);
 	assert_int_equal(p->c->oooq.bytes, 20000);
 	assert_int_equal(p->c->oooq.n, n);
-	assert_int_equal(cnt(ARN_TCP_C_OUT_OF_ORDER) - ooo0, n);
+	/* one packet out of order, however many links it came in */
+	assert_int_equal(cnt(ARN_TCP_C_OUT_OF_ORDER) - ooo0, 1);
 	struct fake_out out;
 	assert_int_equal(poll_out(&out), 1);
 	assert_int_equal(out.ack, p->isn);
@@ -467,6 +503,7 @@ int main(void)
 	fake_eal_init();
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_chain_in_order_64k_one_ack, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_chain_counted_once, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_chain_trimmed_as_single_segments, setup_small,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_chain_out_of_order_then_hole_filled, setup,
