@@ -1071,18 +1071,26 @@ static uint32_t bytes_sent_now(void)
 	return n;
 }
 
+/* An established connection whose peer closed its window, with @p n
+ * bytes written: nothing goes, the persist timer is armed. */
+static struct arn_tcp_conn *zero_window_with_data(uint32_t n)
+{
+	open_conn(true, false, 0);
+	struct arn_tcp_conn *c = app.conn;
+	inject(TH_ACK, p_seq, our_isn + 1, 0, NULL, NULL, 0);
+	static uint8_t buf[5000];
+	assert_true(n <= sizeof(buf));
+	memset(buf, 'z', n);
+	assert_int_equal(arn_tcp_write(c, buf, n), (int)n);
+	expect_none();
+	assert_true(c->flags & TF_PERSIST);
+	return c;
+}
+
 static void test_zero_window_probe_and_reopen(void **state)
 {
 	(void)state;
-	open_conn(true, false, 0);
-	struct arn_tcp_conn *c = app.conn;
-	/* peer closes its window */
-	inject(TH_ACK, p_seq, our_isn + 1, 0, NULL, NULL, 0);
-	uint8_t buf[5000];
-	memset(buf, 'z', sizeof(buf));
-	assert_int_equal(arn_tcp_write(c, buf, sizeof(buf)), (int)sizeof(buf));
-	expect_none();
-	assert_true(c->flags & TF_PERSIST);
+	struct arn_tcp_conn *c = zero_window_with_data(5000);
 	uint64_t t0 = fake_now_us;
 	fake_advance(lc, 2000);
 	assert_true(fake_next(lc, &out));
@@ -1104,14 +1112,7 @@ static void test_zero_window_probe_and_reopen(void **state)
 static void test_zero_window_reopened_by_data(void **state)
 {
 	(void)state;
-	open_conn(true, false, 0);
-	struct arn_tcp_conn *c = app.conn;
-	inject(TH_ACK, p_seq, our_isn + 1, 0, NULL, NULL, 0);
-	uint8_t buf[3000];
-	memset(buf, 'z', sizeof(buf));
-	assert_int_equal(arn_tcp_write(c, buf, sizeof(buf)), (int)sizeof(buf));
-	expect_none();
-	assert_true(c->flags & TF_PERSIST);
+	struct arn_tcp_conn *c = zero_window_with_data(3000);
 	uint64_t n = cnt(ARN_TCP_C_FAST_PATH);
 	static const uint8_t d[100];
 	inject(TH_ACK | TH_PSH, p_seq, our_isn + 1, 10000, NULL, d, 100);
@@ -4399,14 +4400,7 @@ static void test_pool_shortage_with_open_window_is_not_a_probe(void **state)
 static void test_pool_shortage_with_zero_window_keeps_the_limit(void **state)
 {
 	(void)state;
-	open_conn(true, false, 0);
-	struct arn_tcp_conn *c = app.conn;
-	inject(TH_ACK, p_seq, our_isn + 1, 0, NULL, NULL, 0);
-	uint8_t buf[3000];
-	memset(buf, 'z', sizeof(buf));
-	assert_int_equal(arn_tcp_write(c, buf, sizeof(buf)), (int)sizeof(buf));
-	expect_none();
-	assert_true(c->flags & TF_PERSIST);
+	struct arn_tcp_conn *c = zero_window_with_data(3000);
 	uint64_t zwp = cnt(ARN_TCP_C_ZWP);
 	fake_alloc_fail = 1000000;
 	for (int i = 0; i < 100 && c->state == TCPS_ESTABLISHED; i++)
