@@ -4317,7 +4317,8 @@ static void test_pool_reserve_for_active_opens(void **state)
  * an ACK, is not stranded until the application's next write: the
  * segment that could not be built arms the persist timer (persist_check),
  * whose expiry sends what the open window allows, and a shortage still
- * there at that expiry only arms it again, backed off. */
+ * there at that expiry only arms it again (at the RTO, not backed off:
+ * the next test). */
 static void test_pool_shortage_does_not_strand_queued_data(void **state)
 {
 	(void)state;
