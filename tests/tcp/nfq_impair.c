@@ -4,11 +4,14 @@
  * sch_netem (DESIGN.md). Speaks nfnetlink_queue over a raw netlink socket;
  * no library needed.
  *
- *   nfq_impair -q QUEUE [-d DELAY_MS] [-j JITTER_MS] [-r REORDER] [-D DUP]
- *              [-l LOSS] [-c CE] [-s SEED] [-m MARK]
+ *   nfq_impair -q QUEUE [-d DELAY_MS] [-j JITTER_MS] [-r REORDER] [-e]
+ *              [-D DUP] [-l LOSS] [-c CE] [-s SEED] [-m MARK]
  *
  * Every packet is held DELAY + rand(JITTER) ms; with probability REORDER it
- * is held 2-12 ms more (so later packets overtake it); with probability DUP
+ * is held 2-12 ms more (so later packets overtake it), or with -e, as
+ * netem's "delay DELAY reorder REORDER" does, sent at once instead (so it
+ * overtakes the ones held: lateness at most DELAY, which netem cannot
+ * reorder without); with probability DUP
  * a copy is sent again through a raw socket, marked MARK (default 0x7e) so
  * the rule can skip it (-m mark ! --mark 0x7e); with probability LOSS it is
  * dropped; with probability CE an ECN-capable packet (ECT(0) or ECT(1)) is
@@ -169,9 +172,10 @@ static void release_due(int fd, int raw, uint64_t t, bool all)
 int main(int argc, char **argv)
 {
 	double delay = 0, jitter = 0, reorder = 0, dup = 0, loss = 0, ce = 0;
+	bool early = false; /* -e: netem's reorder */
 	uint32_t mark = 0x7e;
 	int o;
-	while ((o = getopt(argc, argv, "q:d:j:r:D:l:c:s:m:")) != -1) {
+	while ((o = getopt(argc, argv, "q:d:j:r:eD:l:c:s:m:")) != -1) {
 		switch (o) {
 		case 'q':
 			queue_num = (uint16_t)atoi(optarg);
@@ -184,6 +188,9 @@ int main(int argc, char **argv)
 			break;
 		case 'r':
 			reorder = atof(optarg);
+			break;
+		case 'e':
+			early = true;
 			break;
 		case 'D':
 			dup = atof(optarg);
@@ -201,7 +208,7 @@ int main(int argc, char **argv)
 			mark = (uint32_t)strtoul(optarg, NULL, 0);
 			break;
 		default:
-			fprintf(stderr, "usage: nfq_impair -q QUEUE [-d MS] [-j MS] [-r P] [-D P] "
+			fprintf(stderr, "usage: nfq_impair -q QUEUE [-d MS] [-j MS] [-r P] [-e] [-D P] "
 					"[-l P] [-c P] [-s SEED] [-m MARK]\n");
 			return 2;
 		}
@@ -304,7 +311,7 @@ int main(int argc, char **argv)
 			}
 			double hold = delay + jitter * rnd();
 			if (rnd() < reorder) {
-				hold += 2 + 10 * rnd();
+				hold = early ? 0 : hold + 2 + 10 * rnd();
 				c_reorder++;
 			}
 			struct held *h = &held[n_held++];
