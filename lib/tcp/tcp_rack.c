@@ -252,21 +252,29 @@ static uint32_t reo_wnd_rfc(const struct arn_tcp_conn *c)
 }
 
 /* Segment @p r, never retransmitted, was delivered after one sent later
- * (reordering), with the window grown beyond SRTT. When it came later
- * than half that window (its lateness: the time since it went out less
+ * (reordering), with the window grown by DSACKs. When it came later than
+ * half that window (its lateness: the time since it went out less
  * min_RTT), the window still earns its size: the path reorders as much
  * as the DSACKs measured, and the window lasts TCP_REO_PERSIST more real
- * recoveries. Without this, the window (which stops the DSACKs that grew
- * it) would be reset every 16 real losses on a path that never stopped
- * reordering, and each reset would cost spurious retransmissions until
- * DSACKs measured the lateness again. A path whose reordering shrank
- * below half the window stops refreshing it, and 16 real recoveries
- * bring back the RFC's window, from which DSACKs measure the new
- * lateness. */
+ * recoveries. Without this, the window (which stops the very DSACKs that
+ * grew it) is reset every 16 real losses on a path that never stopped
+ * reordering, and each reset costs a run of spurious retransmissions
+ * until DSACKs grow it again: with netem's reordering (10% of the
+ * packets sent at once, overtaking the rest, held 5 ms each way), two
+ * thirds of the D-SACKed retransmissions were in those runs (docs/tcp.md,
+ * "Eleventh pass"). RFC 8985 6.2 and Linux reset it all the same. A
+ * path whose reordering shrank below half the window stops refreshing
+ * it, and 16 real recoveries bring back min_RTT / 4, from which DSACKs
+ * measure the new lateness. The window beyond SRTT (reo_late_dsack) is
+ * refreshed only by a lateness beyond the RFC's window. */
 static void reo_late_seen(struct arn_tcp_conn *c, const struct tcp_txrec *r)
 {
-	uint32_t late = (uint32_t)c->wk->now_us - r->xmit_us - c->min_rtt_us;
-	if ((int32_t)late > (int32_t)(c->reo_late_us / 2) && late > reo_wnd_rfc(c))
+	int32_t late = (int32_t)((uint32_t)c->wk->now_us - r->xmit_us - c->min_rtt_us);
+	uint32_t rfc = reo_wnd_rfc(c);
+	if (late <= 0)
+		return;
+	if (c->reo_late_us ? late > (int32_t)(c->reo_late_us / 2) && (uint32_t)late > rfc
+			   : (uint32_t)late > rfc / 2 && (uint32_t)late > c->min_rtt_us / 4)
 		c->reo_wnd_persist = TCP_REO_PERSIST;
 }
 
@@ -284,7 +292,7 @@ static inline __attribute__((always_inline)) void rack_delivered(struct arn_tcp_
 		c->rack_fack = r->end;
 	else if (seq_lt(r->end, c->rack_fack) && !(r->flags & TXR_EVER_RETRANS)) {
 		c->rack_reord = true;
-		if (c->reo_late_us)
+		if (c->reo_wnd_mult > 1 || c->reo_late_us)
 			reo_late_seen(c, r);
 	}
 	/* RACK_update: an RTT sample unless it may belong to the original */

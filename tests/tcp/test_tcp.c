@@ -3400,6 +3400,39 @@ static void late_first_segment_episode(struct arn_tcp_conn *c)
 	fake_advance(lc, 0);
 }
 
+/* Two segments sent now; min_RTT (4 ms) later the second is SACKed, and
+ * @p late_us after that the first arrives: delivered out of order,
+ * @p late_us later than min_RTT. */
+static void reordered_delivery(struct arn_tcp_conn *c, uint32_t late_us)
+{
+	uint32_t una = c->snd_una, mss = c->mss;
+	if (c->cwnd < 2 * mss)
+		c->cwnd = 2 * mss;
+	send_block(c, 2 * mss);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	fake_advance(lc, 4);
+	struct fake_opts o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + mss;
+	o.sack[1] = una + 2 * mss;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	if (late_us)
+		fake_advance_us(lc, late_us);
+	o = popts();
+	inject(TH_ACK, p_seq, una + 2 * mss, 65535, &o, NULL, 0);
+	fake_advance(lc, 0);
+}
+
+static void real_recoveries(struct arn_tcp_conn *c, int n)
+{
+	for (int k = 0; k < n; k++) {
+		c->recovery = TCP_REC_FAST;
+		c->flags &= ~TF_UNDO;
+		tcp_exit_recovery(c);
+	}
+}
+
 /* RFC 8985 6.2, the reordering window's adaptation, replayed on a path
  * that reorders (issue 16: 10% of the packets held 2-12 ms). RTT and
  * min_rtt 4 ms, reordering already seen: the window is min_rtt / 4 =
@@ -3417,24 +3450,13 @@ static void test_rack_reo_wnd_grows_on_dsack_and_persists(void **state)
 	uint32_t mss = c->mss;
 	c->min_rtt_us = 4000;
 	/* reordering seen: segment 2 SACKed, then 1 (never retransmitted) */
-	uint32_t una = c->snd_una;
-	send_block(c, 2 * mss);
-	fake_advance(lc, 0);
-	fake_drain(lc);
-	fake_advance(lc, 4);
-	struct fake_opts o = popts();
-	o.n_sack = 1;
-	o.sack[0] = una + mss;
-	o.sack[1] = una + 2 * mss;
-	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
-	o = popts();
-	inject(TH_ACK, p_seq, una + 2 * mss, 65535, &o, NULL, 0);
+	reordered_delivery(c, 0);
 	assert_true(c->rack_reord);
 	assert_int_equal(c->reo_wnd_mult, 1);
 	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 0);
 
 	/* episode 1: the window (1 ms) is shorter than the lateness (1.5 ms) */
-	una = c->snd_una;
+	uint32_t una = c->snd_una;
 	late_first_segment_episode(c);
 	assert_int_equal(cnt(ARN_TCP_C_RACK_LOST), 1);
 	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
@@ -3445,7 +3467,7 @@ static void test_rack_reo_wnd_grows_on_dsack_and_persists(void **state)
 	assert_int_equal(c->recovery, TCP_REC_NONE);
 	assert_int_equal(cnt(ARN_TCP_C_UNDO), 0);
 	/* the retransmission arrives too: DSACK */
-	o = popts();
+	struct fake_opts o = popts();
 	o.n_sack = 1;
 	o.sack[0] = una;
 	o.sack[1] = una + mss;
@@ -3471,14 +3493,55 @@ static void test_rack_reo_wnd_grows_on_dsack_and_persists(void **state)
 		tcp_exit_recovery(c);
 	}
 	assert_int_equal(c->reo_wnd_mult, 2);
-	for (int k = 0; k < 15; k++) {
-		c->recovery = TCP_REC_FAST;
-		c->flags &= ~TF_UNDO;
-		tcp_exit_recovery(c);
+	real_recoveries(c, 15);
+	assert_int_equal(c->reo_wnd_mult, 2);
+	real_recoveries(c, 1);
+	assert_int_equal(c->reo_wnd_mult, 1);
+}
+
+/* The grown window is kept while the path still reorders as much as it
+ * was grown for (docs/tcp.md "Eleventh pass": netem's reordering). RTT
+ * and min_RTT 4 ms, the window grown by a DSACK to 2 ms (the test
+ * above). A segment delivered out of order 1.5 ms late (more than half
+ * the window, more than the min_RTT / 4 a reset would bring back)
+ * renews its 16 real recoveries: after 40 such recoveries, each with
+ * such a delivery, the window is still 2 ms. Deliveries 0.5 ms late (a
+ * path that reorders less now) do not renew it: 16 real recoveries
+ * later it is min_RTT / 4 again. RFC 8985 and Linux reset it after 16
+ * recoveries whatever the path does, and every reset cost a run of
+ * spurious retransmissions until DSACKs grew it again. */
+static void test_rack_reo_wnd_kept_while_the_path_reorders(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(4);
+	c->min_rtt_us = 4000;
+	reordered_delivery(c, 0);
+	uint32_t una = c->snd_una;
+	late_first_segment_episode(c);
+	struct fake_opts o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una;
+	o.sack[1] = una + c->mss;
+	inject(TH_ACK, p_seq, una + 10 * c->mss, 65535, &o, NULL, 0);
+	assert_int_equal(c->reo_wnd_mult, 2);
+	assert_int_equal(c->reo_wnd_persist, 16);
+	uint32_t rexmits = cnt(ARN_TCP_C_RETRANSMITS);
+
+	for (int k = 0; k < 40; k++) {
+		real_recoveries(c, 1);
+		reordered_delivery(c, 1500);
+		assert_int_equal(c->reo_wnd_persist, 16);
 	}
 	assert_int_equal(c->reo_wnd_mult, 2);
-	c->recovery = TCP_REC_FAST;
-	tcp_exit_recovery(c);
+	/* within the window: nothing was called lost */
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), rexmits);
+
+	for (int k = 0; k < 15; k++) {
+		reordered_delivery(c, 500);
+		real_recoveries(c, 1);
+	}
+	assert_int_equal(c->reo_wnd_mult, 2);
+	real_recoveries(c, 1);
 	assert_int_equal(c->reo_wnd_mult, 1);
 }
 
@@ -5871,6 +5934,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_rack_reordering_timer_to_the_microsecond, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_grows_on_dsack_and_persists, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_kept_while_the_path_reorders, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_beyond_srtt_on_dsack_evidence,
 					    setup_reo, teardown),
