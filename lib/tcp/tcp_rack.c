@@ -201,12 +201,13 @@ void tcp_txr_rexmit(struct arn_tcp_conn *c, uint32_t i)
 	 * a spurious retransmission costs it one segment and no cut, while
 	 * the window's wait for each real loss stalled its transfers (issue
 	 * 16's 1% and 5% `s2c` rows with 10% reordering: 2.2-2.4 s, 1.0x
-	 * Linux BBR, became 10.5-14.3 s). Nor without the operator's opt-in
-	 * (the worker's reo_late_max_us, dataplane.tcp.
-	 * reordering_window_max_ms): then nothing is kept, as before. */
-	uint32_t max = c->wk->reo_late_max_us;
-	if (max && c->recovery == TCP_REC_FAST && !(r->flags & TXR_EVER_RETRANS) &&
-	    !tcp_rate_on(c) && (c->reo_rxt_us == 0 || now - c->reo_rxt_us > 2 * max)) {
+	 * Linux BBR, became 10.5-14.3 s). Without the operator's opt-in (the
+	 * worker's reo_late_max_us, dataplane.tcp.reordering_window_max_ms)
+	 * the sample serves RFC 8985's window, at most SRTT, and gives way
+	 * after twice SRTT. */
+	uint32_t max = c->wk->reo_late_max_us ? c->wk->reo_late_max_us : c->srtt_us8 >> 3;
+	if (c->recovery == TCP_REC_FAST && !(r->flags & TXR_EVER_RETRANS) && !tcp_rate_on(c) &&
+	    (c->reo_rxt_us == 0 || now - c->reo_rxt_us > 2 * max)) {
 		c->reo_rxt_seq = r->start;
 		c->reo_rxt_us = r->xmit_us ? r->xmit_us : 1;
 	}
@@ -607,7 +608,8 @@ static void reo_wnd_recovery_end(struct arn_tcp_conn *c, bool undone)
  * (reo_late_seen).
  *
  * That cap is dataplane.tcp.reordering_window_max_ms, and 0 (the
- * default) turns this off: each real loss RACK finds waits up to the
+ * default) keeps the window within SRTT, where the lateness only sets how
+ * many steps it takes at once. Beyond SRTT each real loss RACK finds waits up to the
  * window for its retransmission, and a sender whose send buffer fills
  * behind the hole waits with it. In issue 16's reordering rows (10% of
  * the packets held 2-12 ms) a 50 ms cap cut the D-SACKed share of the
@@ -616,23 +618,43 @@ static void reo_wnd_recovery_end(struct arn_tcp_conn *c, bool undone)
  * 25-27 s): spurious retransmissions cost ~10% more bytes, the wait
  * costs the time. At most the RTO's floor (1-200 ms), as the RTO must
  * come only after RACK had its chance. */
-static void reo_late_dsack(struct arn_tcp_conn *c, uint32_t st, uint32_t en)
+static bool reo_late_dsack(struct arn_tcp_conn *c, uint32_t st, uint32_t en)
 {
 	if (c->reo_rxt_us == 0 || seq_gt(st, c->reo_rxt_seq) || seq_leq(en, c->reo_rxt_seq))
-		return;
+		return false;
 	uint32_t since = (uint32_t)c->wk->now_us - c->reo_rxt_us;
 	c->reo_rxt_us = 0;
 	if (since <= c->min_rtt_us)
-		return;
+		return false;
 	uint32_t late = since - c->min_rtt_us;
+	if (c->wk->reo_late_max_us == 0) {
+		/* RFC 8985's window, in as many min_RTT / 4 steps as the
+		 * lateness needs, not one a round trip: a step is a quarter
+		 * of the shortest RTT, which reordering itself shortens (with
+		 * netem's reordering both ways a packet and its ACK both sent
+		 * at once came back in 0.1 ms on a 10 ms path, and the window
+		 * grew 25 us a round trip towards the 5 ms it needed: 88% of
+		 * the retransmissions D-SACKed). SRTT still caps it
+		 * (reo_wnd_rfc). */
+		uint32_t unit = c->min_rtt_us / 4 ? c->min_rtt_us / 4 : 1;
+		uint32_t m = late / unit + 1;
+		if (m > 255)
+			m = 255;
+		if (m > c->reo_wnd_mult)
+			c->reo_wnd_mult = (uint8_t)m;
+		c->rack_reord = true;
+		c->reo_wnd_persist = TCP_REO_PERSIST;
+		return true; /* this round's step */
+	}
 	if (late > c->wk->reo_late_max_us)
 		late = c->wk->reo_late_max_us;
 	if (late <= reo_wnd_rfc(c))
-		return; /* the RFC's window can grow to it */
+		return false; /* the RFC's window can grow to it */
 	if (late > c->reo_late_us)
 		c->reo_late_us = late;
 	c->rack_reord = true;
 	c->reo_wnd_persist = TCP_REO_PERSIST;
+	return false;
 }
 
 /* A DSACK for [st, en) arrived on an ACK of @p ack (RFC 2883). @p old_una
@@ -664,12 +686,11 @@ static void dsack_in(struct arn_tcp_conn *c, uint32_t st, uint32_t en, uint32_t 
 	/* RFC 8985 6.2 step 4: grow the reordering window once per round trip */
 	if (c->rack_dsack_round && seq_geq(c->snd_una, c->dsack_round))
 		c->rack_dsack_round = false;
-	if (!tlp)
-		reo_late_dsack(c, st, en);
+	bool measured = !tlp && reo_late_dsack(c, st, en);
 	if (!c->rack_dsack_round && !tlp) {
 		c->rack_dsack_round = true;
 		c->dsack_round = c->snd_max;
-		if (c->reo_wnd_mult < 255)
+		if (!measured && c->reo_wnd_mult < 255)
 			c->reo_wnd_mult++;
 		c->reo_wnd_persist = TCP_REO_PERSIST;
 	}
