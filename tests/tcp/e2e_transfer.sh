@@ -16,6 +16,11 @@
 #            3% duplicated, each way
 #   SCENARIO-bbr  the same with Arion's dataplane.tcp.congestion_control:
 #            bbr (paced; issue 16)
+#   SCENARIO-netem  the same on a path of 10 ms that reorders as tc's netem
+#            does: every packet held 5 ms each way (nfq_impair -d 5), except
+#            10% of Arion's, sent at once (-e), so they overtake those held
+#            (the reordering an outside check with netem makes; docs/tcp.md
+#            "Eleventh pass")
 #   SCENARIO-vpkt  the same on Arion's own arn_af_packet port, every veth's
 #            offloads on: the client's TSO packets reach Arion as super-
 #            segments (mbuf chains), and Arion's segments leave as GSO
@@ -47,6 +52,13 @@ case $scen in
 *-bbr)
 	cc=bbr
 	scen=${scen%-bbr}
+	;;
+esac
+netem=
+case $scen in
+*-netem)
+	netem=1
+	scen=${scen%-netem}
 	;;
 esac
 . "${ARION_SRC:?}/tests/topo/topo.sh"
@@ -92,6 +104,19 @@ ecn)
 	exit 2
 	;;
 esac
+if [ -n "$netem" ]; then
+	# after the DROP rule: what it drops is never held
+	impair=${3:-${NFQ_IMPAIR:?give the nfq_impair binary as the third argument}}
+	ip netns exec "$rns" iptables -A FORWARD -p tcp -o "$(topo_name d)" -j NFQUEUE --queue-num 7 &&
+		ip netns exec "$rns" iptables -A FORWARD -p tcp ! -o "$(topo_name d)" -j NFQUEUE --queue-num 8 ||
+		bad "iptables"
+	topo_bg impair ip netns exec "$rns" "$impair" -q 7 -d 5 -r 0.10 -e -s $$
+	impair_pid=$TOPO_PID
+	topo_bg impair2 ip netns exec "$rns" "$impair" -q 8 -d 5 -s $$
+	impair2_pid=$TOPO_PID
+	topo_wait_log "$TOPO_DIR/impair.log" "ready" 10 "$impair_pid" &&
+		topo_wait_log "$TOPO_DIR/impair2.log" "ready" 10 "$impair2_pid" || bad "nfq_impair did not start"
+fi
 
 # With BBR the client runs on Arion's worker CPU (1). Unpinned, on this
 # shared machine, one run in five to ten had the client's ACKs stop for
@@ -131,6 +156,13 @@ if [ -n "${drop_rule:-}" ]; then
 	drop_bytes=$(ip netns exec "$rns" iptables -L FORWARD -v -n -x | awk '$3 == "DROP" { n += $2 } END { print n + 0 }')
 fi
 
+if [ -n "$netem" ]; then
+	topo_stop "$impair_pid" TERM 10
+	topo_stop "$impair2_pid" TERM 10
+	cat "$TOPO_DIR/impair.log" "$TOPO_DIR/impair2.log"
+	grep -qE "[1-9][0-9]* reordered" "$TOPO_DIR/impair.log" &&
+		ok "the link reordered" || bad "nfq_impair did not reorder"
+fi
 if [ "$scen" = impair ]; then
 	topo_stop "$impair_pid" TERM 10
 	cat "$TOPO_DIR/impair.log"
@@ -177,6 +209,10 @@ loss*)
 	[ "$rtx" -gt 0 ] && ok "retransmits=$rtx" || bad "no retransmits under loss"
 	[ "$(tcp_stat sack_recoveries)" -gt 0 ] && ok "sack_recoveries=$(tcp_stat sack_recoveries)" || bad "no SACK recovery under loss"
 	[ "$(tcp_stat rack_marked_lost)" -gt 0 ] && ok "rack_marked_lost=$(tcp_stat rack_marked_lost)" || bad "RACK (RFC 8985) marked nothing lost"
+	# With netem's reordering too (-netem): before RACK's grown
+	# reordering window was kept while the path reorders, and grown to
+	# the lateness a DSACK measured at once, 18-20% of a 20 MiB
+	# transfer's retransmissions were D-SACKed here (Linux: 10%).
 	under5 "$dsack" "$rtx" && ok "spurious: $dsack of $rtx retransmissions D-SACKed" ||
 		bad "spurious retransmissions: $dsack of $rtx D-SACKed (5% or more)"
 	# Recovery repairs without the retransmission timer: a retransmission
