@@ -196,17 +196,18 @@ void tcp_txr_rexmit(struct arn_tcp_conn *c, uint32_t i)
 	 * retransmission of a segment RACK found lost, with the original's
 	 * send time, which the record forgets now. One at a time; one whose
 	 * DSACK never came (a real loss) gives way after twice the cap, when
-	 * a DSACK for it could no longer be told from a late RTO. Not for a
+	 * a DSACK for it could no longer be told from a late RTO. Without
+	 * the operator's opt-in (the worker's reo_late_max_us, dataplane.tcp.
+	 * reordering_window_max_ms) the sample serves RFC 8985's window, at
+	 * most SRTT, and gives way after twice SRTT. With it, not for a
 	 * congestion control that does not take loss for congestion (BBR):
 	 * a spurious retransmission costs it one segment and no cut, while
-	 * the window's wait for each real loss stalled its transfers (issue
-	 * 16's 1% and 5% `s2c` rows with 10% reordering: 2.2-2.4 s, 1.0x
-	 * Linux BBR, became 10.5-14.3 s). Without the operator's opt-in (the
-	 * worker's reo_late_max_us, dataplane.tcp.reordering_window_max_ms)
-	 * the sample serves RFC 8985's window, at most SRTT, and gives way
-	 * after twice SRTT. */
+	 * the wait beyond SRTT for each real loss stalled its transfers
+	 * (issue 16's 1% and 5% `s2c` rows with 10% reordering: 2.2-2.4 s,
+	 * 1.0x Linux BBR, became 10.5-14.3 s). */
 	uint32_t max = c->wk->reo_late_max_us ? c->wk->reo_late_max_us : c->srtt_us8 >> 3;
-	if (c->recovery == TCP_REC_FAST && !(r->flags & TXR_EVER_RETRANS) && !tcp_rate_on(c) &&
+	if (c->recovery == TCP_REC_FAST && !(r->flags & TXR_EVER_RETRANS) &&
+	    (!tcp_rate_on(c) || !c->wk->reo_late_max_us) &&
 	    (c->reo_rxt_us == 0 || now - c->reo_rxt_us > 2 * max)) {
 		c->reo_rxt_seq = r->start;
 		c->reo_rxt_us = r->xmit_us ? r->xmit_us : 1;
