@@ -269,8 +269,17 @@ int main(int argc, char **argv)
 				c_overflow++; /* the kernel dropped some: fail-open or lost */
 			continue;
 		}
-		for (struct nlmsghdr *m = (struct nlmsghdr *)rbuf; NLMSG_OK(m, (size_t)n);
-		     m = NLMSG_NEXT(m, n)) {
+		/* An int, not a size_t: the kernel does not pad a packet
+		 * message to 4 bytes (nfqnl_build_packet_message ends it with
+		 * the payload), NLMSG_NEXT steps by the padded length, and the
+		 * count left goes below zero after an odd-sized last packet; as
+		 * a size_t that was a huge count, and the loop read on through
+		 * the stale rest of rbuf and past it (a crash, with every
+		 * packet of the queue then dropped, when Arion's send buffer
+		 * grew on a 10 ms path). */
+		int left = (int)n;
+		for (struct nlmsghdr *m = (struct nlmsghdr *)rbuf; NLMSG_OK(m, left);
+		     m = NLMSG_NEXT(m, left)) {
 			if ((m->nlmsg_type & 0xff) != NFQNL_MSG_PACKET)
 				continue;
 			uint32_t id = 0;
