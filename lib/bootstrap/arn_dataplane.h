@@ -55,6 +55,9 @@ struct arn_dataplane {
 	 * beyond SRTT on DSACK evidence; 0: off (RFC 8985's, as Linux) */
 	uint32_t tcp_reo_max_ms;
 	uint32_t tcp_sndbuf;
+	/* the most autotuning grows a send buffer to; 0 (or at most
+	 * tcp_sndbuf): off, every buffer stays tcp_sndbuf */
+	uint32_t tcp_sndbuf_max;
 	uint32_t tcp_cc; /* ARN_DP_TCP_CC_*: congestion control for every connection */
 	/* dataplane.http, per worker; 0: lib/http's defaults */
 	uint32_t http_max_client_connections;

@@ -1096,6 +1096,12 @@ void arn_bootstrap_summary(const struct arn_bootstrap *b, struct arn_sb *o)
 		else
 			arn_sb_printf(o, " (not autotuned)");
 		arn_sb_printf(o, ", sndbuf %u", dp->tcp_sndbuf);
+		/* the same for send buffers (0 or not above sndbuf: off,
+		 * tcp_rmem_init) */
+		if (dp->tcp_sndbuf_max > dp->tcp_sndbuf)
+			arn_sb_printf(o, " (autotuned up to %u)", dp->tcp_sndbuf_max);
+		else
+			arn_sb_printf(o, " (not autotuned)");
 		/* the opt-in reordering window beyond SRTT (docs/tcp.md, "Ninth
 		 * pass"); nothing said for the default, RFC 8985's window */
 		if (dp->tcp_reo_max_ms)

@@ -28,6 +28,7 @@ void arn_dataplane_defaults(struct arn_dataplane *dp)
 	dp->tcp_rcvbuf_max = 4u << 20;
 	dp->tcp_reo_max_ms = 0; /* RFC 8985's reordering window, as Linux */
 	dp->tcp_sndbuf = 256 * 1024;
+	dp->tcp_sndbuf_max = 0; /* opt-in: docs/tcp.md, "Send-buffer autotuning" */
 	dp->http_max_client_connections = 16384;
 	dp->http_max_upstream_connections = 8192;
 	dp->http_max_requests_in_flight = 1024;
@@ -412,20 +413,22 @@ int arn_dataplane_parse(struct arn_bs_ctx *c, yaml_node_t *node, struct arn_data
 							   "congestion_control",
 							   "rcvbuf_max",
 							   "reordering_window_max_ms",
+							   "sndbuf_max",
 							   NULL};
 			uint32_t *const outs[] = {&dp->tcp_max_connections, &dp->tcp_rcvbuf,
 						  &dp->tcp_sndbuf,	    &dp->tcp_cc,
-						  &dp->tcp_rcvbuf_max,	    &dp->tcp_reo_max_ms};
+						  &dp->tcp_rcvbuf_max,	    &dp->tcp_reo_max_ms,
+						  &dp->tcp_sndbuf_max};
 			/* reordering_window_max_ms: at most the RTO's floor
 			 * (200 ms), which must come only after RACK had its
 			 * chance */
-			static const uint32_t lo[] = {16, 4096, 4096, 0, 0, 0},
-					      hi[] = {4194304, 1u << 30, 1u << 30,
-						      0,       1u << 30, 200};
+			static const uint32_t lo[] = {16, 4096, 4096, 0, 0, 0, 0},
+					      hi[] = {4194304,	1u << 30, 1u << 30, 0,
+						      1u << 30, 200,	  1u << 30};
 			/* in ARN_DP_TCP_CC_* order */
 			static const char *const cc[] = {"cubic", "newreno", "bbr", NULL};
-			static const char *const *const names[] = {NULL, NULL, NULL,
-								   cc,	 NULL, NULL};
+			static const char *const *const names[] = {NULL, NULL, NULL, cc,
+								   NULL, NULL, NULL};
 			section(&p, v, kt, keys, outs, lo, hi, names);
 		} else if (!strcmp(kt, "http")) {
 			static const char *const keys[] = {"max_client_connections",

@@ -204,7 +204,10 @@ int arn_tcp_write_mbuf(struct arn_tcp_conn *c, struct rte_mbuf *m);
  * that a copy does), and any when no mbuf is left for the reference, are
  * copied as arn_tcp_write() does. The send buffer's byte bound therefore
  * bounds the mbufs a slow reader can pin: at most
- * 2 * (sndbuf / (seg_max / 2) + 1) per connection (docs/security.md).
+ * 2 * (sndbuf / (seg_max / 2) + 1) per connection (docs/security.md),
+ * with sndbuf as autotuning has grown it (dataplane.tcp.sndbuf_max): what
+ * it grows by is granted at that worst case, within the worker's bound
+ * (lib/tcp's tcp_rmem.c).
  * @return @p len (all of it went, possibly past the buffer's end by less
  *   than @p len, as arn_tcp_write_mbuf()), or fewer/0 when the buffer was
  *   full (on_writable follows), or the errors of arn_tcp_write(), or
@@ -212,7 +215,9 @@ int arn_tcp_write_mbuf(struct arn_tcp_conn *c, struct rte_mbuf *m);
  */
 int arn_tcp_write_ref(struct arn_tcp_conn *c, struct rte_mbuf *m, const void *data, uint32_t len);
 
-/** Free space in the send buffer, in bytes. */
+/** Free space in the send buffer, in bytes. The buffer may grow while the
+ * application waits on it (send-buffer autotuning), so the space can be
+ * more than dataplane.tcp.sndbuf allows. */
 uint32_t arn_tcp_sndbuf_space(const struct arn_tcp_conn *c);
 
 /** Ask for on_writable once send buffer space frees (for a caller that saw

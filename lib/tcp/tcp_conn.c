@@ -237,6 +237,8 @@ static void conn_release(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
 {
 	if (c->rmem_grant)
 		tcp_rmem_ungrant(c);
+	if (c->smem_grant)
+		tcp_smem_ungrant(c);
 	tcp_rmem_untrack(c);
 	tcp_q_free(&c->sndq);
 	tcp_q_free(&c->rcvq);

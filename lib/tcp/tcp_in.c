@@ -609,6 +609,35 @@ static inline __attribute__((always_inline)) void snd_una_advance(struct arn_tcp
 		c->high_rxt = c->snd_una;
 }
 
+/* Send-buffer autotuning (tcp_rmem.c, 7.), for an ACK of new data while
+ * the application waits on its send buffer: Linux's tcp_new_space and
+ * tcp_should_expand_sndbuf. The buffer grows only when it, not cwnd, is
+ * what holds the sender back: everything it holds (in flight and not yet
+ * sent) and one segment more fit in cwnd, so that sending all of it would
+ * still leave cwnd room (Linux asks the same after pushing what the ACK
+ * let out: packets in flight under cwnd). Nor when the peer's window is
+ * what holds it back: a larger buffer would only hold more unsent data
+ * (a peer that reads fast and then advertises a zero window gets nothing
+ * more by it). Not in loss recovery, whose cwnd says nothing of the
+ * path's. After a growth, cut short or refused, nothing is asked until
+ * snd_una passes what had been sent then, a round trip: twice cwnd covers
+ * what cwnd grows to within one, even doubling in slow start, and a
+ * refusal is counted once a round trip, not once an ACK. Out of line: the
+ * caller tests the flag and the ceiling, and most ACKs go no further. */
+static __attribute__((noinline)) void sndbuf_expand_check(struct arn_tcp_conn *c)
+{
+	if (c->recovery != TCP_REC_NONE || (c->flags & (TF_APP_CLOSED | TF_FIN_QUEUED)) ||
+	    (seq_leq(c->snd_una, c->smem_next_seq) && seq_leq(c->smem_next_seq, c->snd_max)))
+		return;
+	uint32_t data_end = c->snd_una + c->sndq.bytes;
+	uint32_t unsent = seq_gt(data_end, c->snd_max) ? data_end - c->snd_max : 0;
+	uint64_t held = (uint64_t)tcp_pipe(c) + unsent + c->mss;
+	if (held > c->cwnd || (uint64_t)c->sndq.bytes + c->mss > c->snd_wnd)
+		return;
+	c->smem_next_seq = c->snd_max;
+	tcp_sndbuf_expand(c, (uint32_t)RTE_MIN(2ull * c->cwnd, (uint64_t)UINT32_MAX));
+}
+
 static bool process_ack_inner(struct arn_tcp_conn *c, const struct tcp_seg *s);
 
 /* ACK processing for the synchronized states, then the delivery rate
@@ -824,15 +853,30 @@ static inline __attribute__((always_inline)) bool ack_body_in(struct arn_tcp_con
 				break;
 			}
 		}
-		/* on_writable once a quarter of the buffer is free, not per byte */
-		if ((c->flags & TF_WANT_WRITE) && !(c->flags & TF_APP_CLOSED) &&
-		    c->sndq.bytes <= c->sndbuf - c->sndbuf / 4 && !(c->flags & TF_FIN_QUEUED)) {
-			c->flags &= ~TF_WANT_WRITE;
-			if (c->ops && c->ops->on_writable)
-				c->ops->on_writable(c);
-			if (c->state == TCPS_CLOSED)
-				return false;
+		if (c->flags & TF_WANT_WRITE) {
+			/* the application waits on its buffer: grow it if the
+			 * buffer is what limits the sender (no call with
+			 * autotuning off or the buffer at its ceiling); the
+			 * test below then sees the larger buffer */
+			if (c->sndbuf < wk->sndbuf_max)
+				sndbuf_expand_check(c);
+			/* on_writable once a quarter of the buffer is free,
+			 * not per byte */
+			if (!(c->flags & (TF_APP_CLOSED | TF_FIN_QUEUED)) &&
+			    c->sndq.bytes <= c->sndbuf - c->sndbuf / 4) {
+				c->flags &= ~TF_WANT_WRITE;
+				if (c->ops && c->ops->on_writable)
+					c->ops->on_writable(c);
+				if (c->state == TCPS_CLOSED)
+					return false;
+			}
 		}
+		/* Everything sent was acknowledged and the application,
+		 * woken or not, has nothing more to send: a grown buffer goes
+		 * back to sndbuf and its grant to the worker (tcp_rmem.c, 8.).
+		 * Its next burst grows it again within a round trip. */
+		if (unlikely(c->smem_grant) && c->sndq.bytes == 0)
+			tcp_smem_ungrant(c);
 		return true;
 	}
 

@@ -14,7 +14,8 @@
  *   tcp_out.c                              segments, the send decision
  *   tcp_rack.c                             loss detection, pipe, undo
  *   tcp_sack.c                             scoreboard, out-of-order queue
- *   tcp_rmem.c                             receive memory, the receive window
+ *   tcp_rmem.c                             receive memory, the receive window,
+ *                                          send-buffer growth
  *   tcp_conn.c                             pools, flow table, lists, lifecycle
  *   tcp_stash.c                            the worker's kept mbufs (tcp_stash.h)
  *   tcp_timer.c, tcp_cookie.c, tcp_cc.c, tcp_cksum.h   leaves
@@ -533,6 +534,13 @@ struct arn_tcp_conn {
 	uint32_t ooo_tail_run;
 	struct tcp_q oooq; /* out of order, sorted; seq in m->hash.usr */
 	uint32_t rcvbuf, sndbuf;
+	/* send-buffer autotuning (tcp_rmem.c, Linux's tcp_sndbuf_expand):
+	 * sndbuf grows towards the worker's sndbuf_max while the application
+	 * waits on it, and the mbufs that may cost are granted */
+	uint32_t smem_grant; /* mbufs sndbuf has grown by (the worker's gauge) */
+	/* no growth asked again until snd_una passes it (0 at first: at
+	 * worst a round trip's wait, if the flight spans sequence 0) */
+	uint32_t smem_next_seq;
 	uint32_t rmem_max; /* mbufs rcvq + oooq may hold (tcp_rmem.c) */
 	/* receive-buffer autotuning (tcp_rmem.c, Linux's tcp_rcv_space_adjust):
 	 * rcvbuf grows towards the worker's rcvbuf_max */
@@ -650,6 +658,7 @@ struct arn_tcp_worker {
 	uint32_t reserve; /* blocks passive opens leave for active ones */
 	uint32_t rcvbuf, sndbuf;
 	uint32_t rcvbuf_max; /* autotuning's ceiling (tcp_rmem.c); rcvbuf: off */
+	uint32_t sndbuf_max; /* the send side's (tcp_rmem.c); sndbuf: off */
 	/* the cap of the reordering window beyond SRTT on DSACK evidence
 	 * (tcp_rack.c, reo_late_dsack); 0: off, RFC 8985's window */
 	uint32_t reo_late_max_us;
@@ -668,6 +677,7 @@ struct arn_tcp_worker {
 	uint32_t pressure_lo;	  /* free mbufs below which: pressure */
 	uint32_t pressure_severe; /* ... and below which: refuse new connections */
 	uint32_t rmem_grow_max;	  /* mbufs connections' budgets may grow by, together */
+	uint32_t smem_grow_max;	  /* ... and their send buffers, a bound of their own */
 	bool pressure, pressure_severe_on;
 	uint64_t rmem_checked_ms;
 	/* the lcores whose mempool caches count as free mbufs (tcp_rmem.c),
@@ -1149,6 +1159,27 @@ static inline void tcp_rmem_ungrant(struct arn_tcp_conn *c)
 {
 	c->wk->cnt[ARN_TCP_C_RCVBUF_GROWN_MBUFS] -= c->rmem_grant;
 	c->rmem_grant = 0;
+}
+/* The mbufs a send buffer grown by @p grown bytes may pin beyond its base:
+ * a reference (arn_tcp_write_ref) of at least seg_max / 2 bytes pins two,
+ * the send queue's worst case (arn_tcp.h). */
+static inline uint32_t tcp_smem_cost(const struct arn_tcp_worker *wk, uint32_t grown)
+{
+	uint32_t half = wk->seg_max / 2;
+	return 2 * (uint32_t)(((uint64_t)grown + half - 1) / half);
+}
+/* Grow @p c's send buffer towards @p want bytes (at most sndbuf_max),
+ * within what the worker may still grant (Linux's tcp_sndbuf_expand);
+ * the caller has found the buffer, not cwnd, holding the sender back. */
+void tcp_sndbuf_expand(struct arn_tcp_conn *c, uint32_t want);
+/* @p c's send buffer goes back to the worker's sndbuf and its grant to the
+ * worker's bound: its send queue emptied, or it goes. Inline here, as
+ * tcp_rmem_ungrant, for tcp_conn.c's free path and tcp_in.c's ACKs. */
+static inline void tcp_smem_ungrant(struct arn_tcp_conn *c)
+{
+	c->wk->cnt[ARN_TCP_C_SNDBUF_GROWN_MBUFS] -= c->smem_grant;
+	c->smem_grant = 0;
+	c->sndbuf = c->wk->sndbuf;
 }
 /* The window to advertise: rcvbuf less what waits, receiver SWS avoidance,
  * never shrinking what was offered. Inline: every segment sent asks. */

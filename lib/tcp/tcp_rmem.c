@@ -1,5 +1,6 @@
 /*
- * Receive memory, counted in mbufs (issue 12, item 2).
+ * Receive memory, counted in mbufs (issue 12, item 2), and the growth of
+ * send buffers, counted the same way (7. and 8. below).
  *
  * The receive window counts payload bytes, but every segment pins a whole
  * mbuf of the worker's pool, whatever it carries: a peer that sends
@@ -80,6 +81,30 @@
  *
  * Only reading grows a buffer: a peer whose data the application does not
  * read (or that sends out of order) gets no more than rcvbuf's budget.
+ *
+ * Send-buffer autotuning (issue 16; Linux's tcp_new_space,
+ * tcp_should_expand_sndbuf and tcp_sndbuf_expand): a fixed sndbuf caps a
+ * connection at sndbuf per round trip (256 KB on a 10 ms path: 25 MB/s),
+ * however much cwnd allows. So, on an ACK of new data, when the
+ * application waits on a full buffer and cwnd (and the peer's window)
+ * has room for more than the buffer holds, not in loss recovery,
+ * tcp_in.c asks for twice cwnd, up to the worker's sndbuf_max, as Linux
+ * does; at most once a round trip. The memory is bounded as the receive
+ * side's:
+ *
+ *   7. A send buffer grown by G bytes may pin 2 * ceil(G / (seg_max / 2))
+ *      mbufs more (tcp_smem_cost: references of half a segment, two mbufs
+ *      each, arn_tcp.h), and that is what the worker bounds: connections'
+ *      send buffers together grow by at most wk->smem_grow_max mbufs (a
+ *      quarter of the pool, apart from the receive side's 4.; the gauge
+ *      send_buffer_grown_mbufs). A growth that would pass it is cut to
+ *      what is left; while the pool is under pressure (3.) nothing grows.
+ *   8. A connection gives its growth back when its send queue empties
+ *      (its application had nothing more to send: the next burst grows
+ *      it again within a round trip) and when it goes. A peer that stops
+ *      acknowledging keeps what it was granted, no more: nothing grows
+ *      without an ACK of new data, nor while the peer's window is the
+ *      limit.
  */
 #include <string.h>
 
@@ -109,9 +134,12 @@ void tcp_rmem_init(struct arn_tcp_worker *wk, struct rte_mempool *pool)
 	wk->pressure_lo = size / 4;
 	wk->pressure_severe = size / 8;
 	wk->rmem_grow_max = size / 4;
-	/* autotuning off: the buffer stays rcvbuf */
+	wk->smem_grow_max = size / 4;
+	/* autotuning off: the buffer stays rcvbuf (sndbuf) */
 	if (wk->rcvbuf_max < wk->rcvbuf)
 		wk->rcvbuf_max = wk->rcvbuf;
+	if (wk->sndbuf_max < wk->sndbuf)
+		wk->sndbuf_max = wk->sndbuf;
 	/* Only an lcore with a role (EAL, service or registered thread) has a
 	 * mempool cache: list them once instead of summing all RTE_MAX_LCORE
 	 * caches at every check, as rte_mempool_avail_count does (235
@@ -627,6 +655,38 @@ void tcp_rcv_space_adjust_slow(struct arn_tcp_conn *c)
 	}
 	c->rcvq_space_seq = read_seq;
 	c->rcvq_space_us = wk->now_us;
+}
+
+/* ---- send-buffer autotuning -------------------------------------------------------- */
+
+void tcp_sndbuf_expand(struct arn_tcp_conn *c, uint32_t want)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	want = RTE_MIN(want, wk->sndbuf_max);
+	if (want <= c->sndbuf)
+		return;
+	if (wk->pressure) {
+		TCP_INC(wk, SNDBUF_GROW_LIMITED);
+		return;
+	}
+	/* c->smem_grant is always the cost of what the buffer grew by */
+	uint64_t granted = wk->cnt[ARN_TCP_C_SNDBUF_GROWN_MBUFS];
+	uint32_t left = granted < wk->smem_grow_max ? wk->smem_grow_max - (uint32_t)granted : 0;
+	uint32_t need = tcp_smem_cost(wk, want - wk->sndbuf);
+	if (need > c->smem_grant + left) {
+		/* the most bytes what it holds and what is left cover */
+		uint64_t most =
+		    wk->sndbuf + (uint64_t)((c->smem_grant + left) / 2) * (wk->seg_max / 2);
+		TCP_INC(wk, SNDBUF_GROW_LIMITED);
+		if (most <= c->sndbuf)
+			return;
+		want = (uint32_t)most;
+		need = tcp_smem_cost(wk, want - wk->sndbuf);
+	}
+	wk->cnt[ARN_TCP_C_SNDBUF_GROWN_MBUFS] += need - c->smem_grant;
+	c->smem_grant = need;
+	c->sndbuf = want;
+	TCP_INC(wk, SNDBUF_GROWN);
 }
 
 /* ---- admission ------------------------------------------------------------------ */

@@ -178,6 +178,7 @@ int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 	wk->rcvbuf = conf && conf->tcp_rcvbuf ? conf->tcp_rcvbuf : 256 * 1024;
 	wk->sndbuf = conf && conf->tcp_sndbuf ? conf->tcp_sndbuf : 256 * 1024;
 	wk->rcvbuf_max = conf ? conf->tcp_rcvbuf_max : 4u << 20;       /* 0: off (tcp_rmem_init) */
+	wk->sndbuf_max = conf ? conf->tcp_sndbuf_max : 0; /* 0: off (tcp_rmem_init) */
 	wk->reo_late_max_us = conf ? conf->tcp_reo_max_ms * 1000u : 0; /* 0: off */
 	wk->cc_default = !conf					 ? ARN_TCP_CC_CUBIC
 			 : conf->tcp_cc == ARN_DP_TCP_CC_NEWRENO ? ARN_TCP_CC_NEWRENO
@@ -376,7 +377,8 @@ const char *arn_tcp_counter_help(enum arn_tcp_counter id)
 bool arn_tcp_counter_is_gauge(enum arn_tcp_counter id)
 {
 	return id == ARN_TCP_C_ACTIVE || id == ARN_TCP_C_TIME_WAIT || id == ARN_TCP_C_OOO_MBUFS ||
-	       id == ARN_TCP_C_BLOCKS_HIGH_WATER || id == ARN_TCP_C_RCVBUF_GROWN_MBUFS;
+	       id == ARN_TCP_C_BLOCKS_HIGH_WATER || id == ARN_TCP_C_RCVBUF_GROWN_MBUFS ||
+	       id == ARN_TCP_C_SNDBUF_GROWN_MBUFS;
 }
 
 int arn_tcp_stats(unsigned worker, uint64_t *out)

@@ -781,12 +781,52 @@ static void test_summary_says_rcvbuf_autotuning(void **state)
 	assert_loads("envoy_bootstrap: {}\n"
 		     "dataplane:\n"
 		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24}]\n");
-	summary_has("rcvbuf 262144 (autotuned up to 4194304), sndbuf 262144\n");
+	summary_has("rcvbuf 262144 (autotuned up to 4194304), sndbuf 262144 (not autotuned)\n");
 	assert_loads("envoy_bootstrap: {}\n"
 		     "dataplane:\n"
 		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24}]\n"
 		     "  tcp: {rcvbuf_max: 0}\n");
-	summary_has("rcvbuf 262144 (not autotuned), sndbuf 262144\n");
+	summary_has("rcvbuf 262144 (not autotuned), sndbuf 262144 (not autotuned)\n");
+}
+
+/* The same for send buffers (dataplane.tcp.sndbuf_max, opt-in: 0 unless
+ * set; 0 or not above sndbuf: off), parsed as rcvbuf_max is. */
+static void test_summary_says_sndbuf_autotuning(void **state)
+{
+	(void)state;
+	assert_loads("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24}]\n");
+	assert_int_equal(tb.bs->dp.tcp_sndbuf_max, 0);
+	summary_has(", sndbuf 262144 (not autotuned)\n");
+	assert_loads("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24}]\n"
+		     "  tcp: {sndbuf_max: 8388608}\n");
+	assert_int_equal(tb.bs->dp.tcp_sndbuf_max, 8u << 20);
+	summary_has(", sndbuf 262144 (autotuned up to 8388608)\n");
+	assert_loads("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24}]\n"
+		     "  tcp: {sndbuf_max: 0}\n");
+	assert_int_equal(tb.bs->dp.tcp_sndbuf_max, 0);
+	summary_has("rcvbuf 262144 (autotuned up to 4194304), sndbuf 262144 (not autotuned)\n");
+	/* no more than sndbuf: off as well */
+	assert_loads("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24}]\n"
+		     "  tcp: {sndbuf: 1048576, sndbuf_max: 1048576}\n");
+	summary_has(", sndbuf 1048576 (not autotuned)\n");
+	assert_error("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  tcp: {sndbuf_max: 2147483648}\n",
+		     "t.yaml:3:21: dataplane.tcp.sndbuf_max: expected an integer from 0 to "
+		     "1073741824, got '2147483648'");
+	assert_error("envoy_bootstrap: {}\n"
+		     "dataplane:\n"
+		     "  tcp: {sndbuf_max: 4m}\n",
+		     "dataplane.tcp.sndbuf_max: expected an integer from 0 to 1073741824, "
+		     "got '4m'");
 }
 
 /* The summary names the opt-in reordering window beyond SRTT
@@ -799,11 +839,12 @@ static void test_summary_says_reordering_window(void **state)
 		     "dataplane:\n"
 		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24}]\n"
 		     "  tcp: {reordering_window_max_ms: 50}\n");
-	summary_has(", sndbuf 262144, reordering window up to 50 ms on DSACK evidence\n");
+	summary_has(", sndbuf 262144 (not autotuned), reordering window up to 50 ms on DSACK "
+		    "evidence\n");
 	assert_loads("envoy_bootstrap: {}\n"
 		     "dataplane:\n"
 		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24}]\n");
-	summary_has(", sndbuf 262144\n");
+	summary_has(", sndbuf 262144 (not autotuned)\n");
 }
 
 /* TLS and mTLS to the control plane, as Envoy writes them. */
@@ -1047,6 +1088,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_dataplane_section, teardown),
 	    cmocka_unit_test_teardown(test_serve_time_refusals_found_at_load, teardown),
 	    cmocka_unit_test_teardown(test_summary_says_rcvbuf_autotuning, teardown),
+	    cmocka_unit_test_teardown(test_summary_says_sndbuf_autotuning, teardown),
 	    cmocka_unit_test_teardown(test_summary_says_reordering_window, teardown),
 	    cmocka_unit_test_teardown(test_xds_channel_tls_accepted, teardown),
 	    cmocka_unit_test_teardown(test_xds_channel_refusals_name_the_field, teardown),

@@ -60,10 +60,16 @@ grow=$(((r1 - r0) / 1024))
 # upstream connection's buffer while the client still drains (its kernel
 # takes megabytes first); what it grants is the gauge
 # tcp.*.receive_buffer_grown_mbufs, bounded per worker by a quarter of the
-# pool (tests/tcp/test_tcp_rcvbuf.c). So: the mbufs held beyond that grant
-# stay within the two buffers, and the grant within the worker's bound.
+# pool (tests/tcp/test_tcp_rcvbuf.c). Send-buffer autotuning
+# (dataplane.tcp.sndbuf_max) may likewise grow the client connection's
+# send buffer while the client drains: tcp.*.send_buffer_grown_mbufs, the
+# grown bytes counted at two mbufs per half segment (the send queue's worst
+# case), bounded per worker by a quarter of the pool of its own
+# (tests/tcp/test_tcp_sndbuf.c). So: the mbufs held beyond the two grants
+# stay within the two buffers, and each grant within the worker's bound.
 mbufs() { curl -s "http://127.0.0.1:$admin_port/stats" | awk '/^dpdk\.mempool\..*\.in_use:/ {s += $2} END {print s + 0}'; }
 grown() { curl -s "http://127.0.0.1:$admin_port/stats" | awk '/^tcp\.[0-9]+\.receive_buffer_grown_mbufs:/ {s += $2} END {print s + 0}'; }
+sgrown() { curl -s "http://127.0.0.1:$admin_port/stats" | awk '/^tcp\.[0-9]+\.send_buffer_grown_mbufs:/ {s += $2} END {print s + 0}'; }
 idle_mbufs=$(mbufs)
 ip netns exec "$cns" $PY - "$us" >"$TOPO_DIR/stall.out" 2>&1 <<'PY' &
 import hashlib, socket, sys, time, rawhttp
@@ -85,12 +91,15 @@ stall_pid=$!
 sleep 2
 held=$(mbufs)
 granted=$(grown)
+sgranted=$(sgrown)
 wait $stall_pid
-[ "$idle_mbufs" -lt 64 ] && [ "$held" -gt 64 ] && [ $((held - granted)) -lt 1024 ] &&
-	ok "a client that stops reading: Arion holds $held mbufs (idle: $idle_mbufs; autotuning granted $granted), not the download" ||
-	bad "a client that stops reading: $held mbufs held (idle: $idle_mbufs; autotuning granted $granted), wanted 64..1023 beyond the grant"
-[ "$granted" -le 2047 ] && ok "... autotuning's grant within a quarter of the pool: $granted mbufs" ||
-	bad "... autotuning granted $granted mbufs, over a quarter of the 8,191-mbuf pool"
+[ "$idle_mbufs" -lt 64 ] && [ "$held" -gt 64 ] && [ $((held - granted - sgranted)) -lt 1024 ] &&
+	ok "a client that stops reading: Arion holds $held mbufs (idle: $idle_mbufs; autotuning granted $granted receiving, $sgranted sending), not the download" ||
+	bad "a client that stops reading: $held mbufs held (idle: $idle_mbufs; autotuning granted $granted receiving, $sgranted sending), wanted 64..1023 beyond the grants"
+[ "$granted" -le 2047 ] && ok "... autotuning's receive grant within a quarter of the pool: $granted mbufs" ||
+	bad "... autotuning granted $granted mbufs to receive buffers, over a quarter of the 8,191-mbuf pool"
+[ "$sgranted" -le 2047 ] && ok "... and its send grant within another quarter: $sgranted mbufs" ||
+	bad "... autotuning granted $sgranted mbufs to send buffers, over a quarter of the 8,191-mbuf pool"
 expect "... and the download resumes whole, SHA-256 equal" "$(cat "$TOPO_DIR/stall.out")" "^$want$"
 for _ in 1 2 3 4 5 6 7 8 9 10; do [ "$(mbufs)" -lt 64 ] && break; sleep 0.2; done
 expect "... and the mbufs go back to the pool" "$(mbufs)" "^([0-9]|[1-5][0-9]|6[0-3])$"
