@@ -3289,6 +3289,30 @@ static void test_segment_sacked_after_marked_lost_not_retransmitted(void **state
 	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
 }
 
+/* Two segments sent now; @p rtt_ms later the second is SACKed, and
+ * @p late_us after that the first arrives: delivered out of order,
+ * @p late_us later than the RTT. */
+static void reordered_delivery(struct arn_tcp_conn *c, uint64_t rtt_ms, uint32_t late_us)
+{
+	uint32_t una = c->snd_una, mss = c->mss;
+	if (c->cwnd < 2 * mss)
+		c->cwnd = 2 * mss;
+	send_block(c, 2 * mss);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	fake_advance(lc, rtt_ms);
+	struct fake_opts o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + mss;
+	o.sack[1] = una + 2 * mss;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	if (late_us)
+		fake_advance_us(lc, late_us);
+	o = popts();
+	inject(TH_ACK, p_seq, una + 2 * mss, 65535, &o, NULL, 0);
+	fake_advance(lc, 0);
+}
+
 /* Reordering seen (a segment delivered below one SACKed earlier, not
  * retransmitted): from then on a hole is given min_rtt/4 before it is
  * called lost, and the late segment arriving within it costs nothing. */
@@ -3296,22 +3320,12 @@ static void test_rack_reordering_window_spares_late_segment(void **state)
 {
 	(void)state;
 	struct arn_tcp_conn *c = rack_conn(20);
-	uint32_t una = c->snd_una, mss = c->mss;
+	uint32_t una, mss = c->mss;
 	/* teach it: segment 2 SACKed before segment 1 is ACKed */
-	send_block(c, 2 * mss);
-	fake_advance(lc, 0);
-	fake_drain(lc);
-	fake_advance(lc, 20);
-	struct fake_opts o = popts();
-	o.n_sack = 1;
-	o.sack[0] = una + mss;
-	o.sack[1] = una + 2 * mss;
-	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
-	o = popts();
-	inject(TH_ACK, p_seq, una + 2 * mss, 65535, &o, NULL, 0);
+	reordered_delivery(c, 20, 0);
 	assert_true(c->rack_reord);
-	fake_advance(lc, 0);
 	fake_drain(lc);
+	struct fake_opts o;
 	uint64_t lost = cnt(ARN_TCP_C_RACK_LOST);
 	c->recovery = TCP_REC_NONE;
 	una = c->snd_una;
@@ -3400,30 +3414,6 @@ static void late_first_segment_episode(struct arn_tcp_conn *c)
 	fake_advance(lc, 0);
 }
 
-/* Two segments sent now; min_RTT (4 ms) later the second is SACKed, and
- * @p late_us after that the first arrives: delivered out of order,
- * @p late_us later than min_RTT. */
-static void reordered_delivery(struct arn_tcp_conn *c, uint32_t late_us)
-{
-	uint32_t una = c->snd_una, mss = c->mss;
-	if (c->cwnd < 2 * mss)
-		c->cwnd = 2 * mss;
-	send_block(c, 2 * mss);
-	fake_advance(lc, 0);
-	fake_drain(lc);
-	fake_advance(lc, 4);
-	struct fake_opts o = popts();
-	o.n_sack = 1;
-	o.sack[0] = una + mss;
-	o.sack[1] = una + 2 * mss;
-	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
-	if (late_us)
-		fake_advance_us(lc, late_us);
-	o = popts();
-	inject(TH_ACK, p_seq, una + 2 * mss, 65535, &o, NULL, 0);
-	fake_advance(lc, 0);
-}
-
 static void real_recoveries(struct arn_tcp_conn *c, int n)
 {
 	for (int k = 0; k < n; k++) {
@@ -3450,7 +3440,7 @@ static void test_rack_reo_wnd_grows_on_dsack_and_persists(void **state)
 	uint32_t mss = c->mss;
 	c->min_rtt_us = 4000;
 	/* reordering seen: segment 2 SACKed, then 1 (never retransmitted) */
-	reordered_delivery(c, 0);
+	reordered_delivery(c, 4, 0);
 	assert_true(c->rack_reord);
 	assert_int_equal(c->reo_wnd_mult, 1);
 	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 0);
@@ -3515,7 +3505,7 @@ static void test_rack_reo_wnd_kept_while_the_path_reorders(void **state)
 	(void)state;
 	struct arn_tcp_conn *c = rack_conn(4);
 	c->min_rtt_us = 4000;
-	reordered_delivery(c, 0);
+	reordered_delivery(c, 4, 0);
 	uint32_t una = c->snd_una;
 	late_first_segment_episode(c);
 	struct fake_opts o = popts();
@@ -3529,7 +3519,7 @@ static void test_rack_reo_wnd_kept_while_the_path_reorders(void **state)
 
 	for (int k = 0; k < 40; k++) {
 		real_recoveries(c, 1);
-		reordered_delivery(c, 1500);
+		reordered_delivery(c, 4, 1500);
 		assert_int_equal(c->reo_wnd_persist, 16);
 	}
 	assert_int_equal(c->reo_wnd_mult, 2);
@@ -3537,7 +3527,7 @@ static void test_rack_reo_wnd_kept_while_the_path_reorders(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), rexmits);
 
 	for (int k = 0; k < 15; k++) {
-		reordered_delivery(c, 500);
+		reordered_delivery(c, 4, 500);
 		real_recoveries(c, 1);
 	}
 	assert_int_equal(c->reo_wnd_mult, 2);
