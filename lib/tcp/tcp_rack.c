@@ -610,15 +610,15 @@ static void reo_wnd_recovery_end(struct arn_tcp_conn *c, bool undone)
  *
  * That cap is dataplane.tcp.reordering_window_max_ms, and 0 (the
  * default) keeps the window within SRTT, where the lateness only sets how
- * many steps it takes at once. Beyond SRTT each real loss RACK finds waits up to the
- * window for its retransmission, and a sender whose send buffer fills
- * behind the hole waits with it. In issue 16's reordering rows (10% of
- * the packets held 2-12 ms) a 50 ms cap cut the D-SACKed share of the
- * retransmissions from 33-90% to 1-5% but made the transfers 2.5-6x
- * slower (1% loss `s2c`: 2.4-3.75 s -> 11.3-11.7 s; 5%: 4.3-4.9 s ->
- * 25-27 s): spurious retransmissions cost ~10% more bytes, the wait
- * costs the time. At most the RTO's floor (1-200 ms), as the RTO must
- * come only after RACK had its chance. */
+ * many steps it takes at once. Beyond SRTT each real loss RACK finds
+ * waits up to the window for its retransmission, and a sender whose send
+ * buffer fills behind the hole waits with it. In issue 16's reordering
+ * rows (10% of the packets held 2-12 ms) a 50 ms cap cut the D-SACKed
+ * share of the retransmissions from 33-90% to 1-5% but made the
+ * transfers 2.5-6x slower (1% loss `s2c`: 2.4-3.75 s -> 11.3-11.7 s; 5%:
+ * 4.3-4.9 s -> 25-27 s): spurious retransmissions cost ~10% more bytes,
+ * the wait costs the time. At most the RTO's floor (1-200 ms), as the
+ * RTO must come only after RACK had its chance. */
 static bool reo_late_dsack(struct arn_tcp_conn *c, uint32_t st, uint32_t en)
 {
 	if (c->reo_rxt_us == 0 || seq_gt(st, c->reo_rxt_seq) || seq_leq(en, c->reo_rxt_seq))
@@ -631,12 +631,12 @@ static bool reo_late_dsack(struct arn_tcp_conn *c, uint32_t st, uint32_t en)
 	if (c->wk->reo_late_max_us == 0) {
 		/* RFC 8985's window, in as many min_RTT / 4 steps as the
 		 * lateness needs, not one a round trip: a step is a quarter
-		 * of the shortest RTT, which reordering itself shortens (with
-		 * netem's reordering both ways a packet and its ACK both sent
-		 * at once came back in 0.1 ms on a 10 ms path, and the window
-		 * grew 25 us a round trip towards the 5 ms it needed: 88% of
-		 * the retransmissions D-SACKed). SRTT still caps it
-		 * (reo_wnd_rfc). */
+		 * of the shortest RTT, which reordering itself shortens. With
+		 * netem's reordering on a 10 ms path (docs/tcp.md, "Eleventh
+		 * pass") min_RTT was the overtaking packets' 5 ms, a step
+		 * 1.25 ms, and the window took six or seven DSACKed round
+		 * trips to cover the lateness, each a run of spurious
+		 * retransmissions. SRTT still caps it (reo_wnd_rfc). */
 		uint32_t unit = c->min_rtt_us / 4 ? c->min_rtt_us / 4 : 1;
 		uint32_t m = late / unit + 1;
 		if (m > 255)
