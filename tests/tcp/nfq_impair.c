@@ -208,8 +208,9 @@ int main(int argc, char **argv)
 			mark = (uint32_t)strtoul(optarg, NULL, 0);
 			break;
 		default:
-			fprintf(stderr, "usage: nfq_impair -q QUEUE [-d MS] [-j MS] [-r P] [-e] [-D P] "
-					"[-l P] [-c P] [-s SEED] [-m MARK]\n");
+			fprintf(stderr,
+				"usage: nfq_impair -q QUEUE [-d MS] [-j MS] [-r P] [-e] [-D P] "
+				"[-l P] [-c P] [-s SEED] [-m MARK]\n");
 			return 2;
 		}
 	}
@@ -276,10 +277,16 @@ int main(int argc, char **argv)
 		 * a size_t that was a huge count, and the loop read on through
 		 * the stale rest of rbuf and past it (a crash, with every
 		 * packet of the queue then dropped, when Arion's send buffer
-		 * grew on a 10 ms path). */
+		 * grew on a 10 ms path). NLMSG_OK spelt out: the kernel
+		 * header's compares the unsigned length with the count as it
+		 * is (clang's -Wsign-compare). */
 		int left = (int)n;
-		for (struct nlmsghdr *m = (struct nlmsghdr *)rbuf; NLMSG_OK(m, left);
-		     m = NLMSG_NEXT(m, left)) {
+		for (struct nlmsghdr *m = (struct nlmsghdr *)rbuf;
+		     left >= (int)sizeof(*m) && m->nlmsg_len >= sizeof(*m) &&
+		     m->nlmsg_len <= (unsigned)left;
+		     left -= (int)NLMSG_ALIGN(m->nlmsg_len),
+				     m = (struct nlmsghdr *)((char *)m +
+							     NLMSG_ALIGN(m->nlmsg_len))) {
 			if ((m->nlmsg_type & 0xff) != NFQNL_MSG_PACKET)
 				continue;
 			uint32_t id = 0;
