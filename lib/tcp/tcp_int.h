@@ -465,8 +465,12 @@ struct arn_tcp_conn {
 	 * listed (rack_wait) on every poll, as at paced ones. */
 	uint64_t t_rack_us;
 	struct arn_tcp_conn *rknext; /* the worker's list of reordering timers */
+	/* the window's min_rtt/4 steps: RFC 8985 6.2 counts them without a
+	 * bound; 16 bits, as a step of a tiny min_RTT needs hundreds
+	 * (tcp_rack.c, reo_late_dsack) */
+	uint16_t reo_wnd_mult;
 	bool rack_listed;
-	uint8_t reo_wnd_mult, reo_wnd_persist;
+	uint8_t reo_wnd_persist;
 	bool rack_reord;       /* reordering seen: the window is min_rtt/4 * mult */
 	bool rack_dsack_round; /* a DSACK already grew the window this round trip */
 	uint32_t reo_late_us, reo_rxt_seq, reo_rxt_us; /* tcp_rack.c: reo_wnd beyond SRTT */

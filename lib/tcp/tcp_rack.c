@@ -636,13 +636,19 @@ static bool reo_late_dsack(struct arn_tcp_conn *c, uint32_t st, uint32_t en)
 		 * pass") min_RTT was the overtaking packets' 5 ms, a step
 		 * 1.25 ms, and the window took six or seven DSACKed round
 		 * trips to cover the lateness, each a run of spurious
-		 * retransmissions. SRTT still caps it (reo_wnd_rfc). */
+		 * retransmissions. SRTT still caps it (reo_wnd_rfc), not a
+		 * count of steps: with netem's reordering both ways, a packet
+		 * and its ACK both sent at once come back in tens of
+		 * microseconds, min_RTT becomes that, and a 5 ms lateness is
+		 * a thousand steps. Linux counts them in eight bits; 255 steps
+		 * of 12 us left every segment held longer than 3 ms to be
+		 * retransmitted (docs/tcp.md, "Twelfth pass"). */
 		uint32_t unit = c->min_rtt_us / 4 ? c->min_rtt_us / 4 : 1;
 		uint32_t m = late / unit + 1;
-		if (m > 255)
-			m = 255;
+		if (m > UINT16_MAX)
+			m = UINT16_MAX;
 		if (m > c->reo_wnd_mult)
-			c->reo_wnd_mult = (uint8_t)m;
+			c->reo_wnd_mult = (uint16_t)m;
 		c->rack_reord = true;
 		c->reo_wnd_persist = TCP_REO_PERSIST;
 		return true; /* this round's step */
@@ -691,7 +697,7 @@ static void dsack_in(struct arn_tcp_conn *c, uint32_t st, uint32_t en, uint32_t 
 	if (!c->rack_dsack_round && !tlp) {
 		c->rack_dsack_round = true;
 		c->dsack_round = c->snd_max;
-		if (!measured && c->reo_wnd_mult < 255)
+		if (!measured && c->reo_wnd_mult < UINT16_MAX)
 			c->reo_wnd_mult++;
 		c->reo_wnd_persist = TCP_REO_PERSIST;
 	}

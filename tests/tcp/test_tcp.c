@@ -3694,6 +3694,61 @@ static void test_rack_reo_wnd_default_stays_rfc_after_dsack(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 2);
 }
 
+/* netem's reordering both ways ("delay 5ms reorder 10%" on each side):
+ * a segment sent at once whose ACK is sent at once comes back in tens of
+ * microseconds on a path whose RTT is 10 ms, and min_RTT is that. A step
+ * of the window is a quarter of it, 5 us here, and a segment held 5 ms
+ * needs a thousand of them; SRTT (9 ms) allows that. Counted in eight
+ * bits, as Linux does, the steps stopped at 255 (1.3 ms), and every
+ * segment held longer was retransmitted (docs/tcp.md, "Twelfth pass").
+ * Here a DSACK measures 5 ms of lateness; a segment held 3 ms is then
+ * not called lost. */
+static void test_rack_reo_wnd_steps_beyond_255_on_a_tiny_min_rtt(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(1);
+	assert_int_equal(c->wk->reo_late_max_us, 0);
+	uint32_t mss = c->mss;
+	c->min_rtt_us = 20;
+	c->srtt_us8 = 9000 << 3;
+	c->rttvar_us4 = 2000 << 2;
+	c->rack_reord = true;
+
+	/* held 5 ms, window 5 us: retransmitted, then D-SACKed */
+	uint32_t una = c->snd_una;
+	uint64_t t0 = fake_now_us;
+	first_of_ten_behind(c);
+	fake_advance_us(lc, 30);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
+	fake_drain(lc);
+	fake_advance_us(lc, 100);
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
+	fake_advance_us(lc, (t0 + 5000) - fake_now_us);
+	o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una;
+	o.sack[1] = una + mss;
+	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(cnt(ARN_TCP_C_DSACK_RECEIVED), 1);
+	assert_int_equal(c->reo_late_us, 0);
+	assert_true(c->reo_wnd_mult > 255);
+	fake_advance(lc, 1);
+
+	/* the next episode: the first of ten held 3 ms arrives unresent */
+	una = c->snd_una;
+	first_of_ten_behind(c);
+	for (int k = 0; k < 29; k++)
+		fake_advance_us(lc, 100);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
+	assert_int_equal(fake_pending(lc), 0);
+	o = popts();
+	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
+	fake_advance(lc, 0);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
+	assert_int_equal(c->recovery, TCP_REC_NONE);
+}
+
 /* With the default, a loss probe is not moved behind RACK's timer (the
  * deferral is for the window beyond SRTT only): as before the window
  * could go beyond SRTT. Here RACK.rtt (a late segment's RTT, 20 ms) puts
@@ -5952,6 +6007,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_beyond_srtt_on_dsack_evidence,
 					    setup_reo, teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_default_stays_rfc_after_dsack, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_steps_beyond_255_on_a_tiny_min_rtt, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_default_loss_probe_not_deferred, setup,
 					    teardown),
