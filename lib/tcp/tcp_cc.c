@@ -174,8 +174,9 @@ const struct tcp_cc_ops tcp_cc_cubic = {
  * stops growing by 25% for three rounds), DRAIN (the queue STARTUP made),
  * PROBE_BW (a cycle of eight phases, gains 1.25, 0.75, then 1), PROBE_RTT
  * (cwnd 4 segments for 200 ms and a round, when min_rtt is 10 s old).
+ * The ACK aggregation extra cwnd as Linux's (bbr_ack_aggregation_cwnd).
  * Not done: the long-term bandwidth estimate for token-bucket policers
- * (lt_bw), the ACK aggregation extra cwnd, and ECN (BBR v1 ignores it).
+ * (lt_bw), and ECN (BBR v1 ignores it).
  * Rate samples come from tcp_rack.c (delivery rate estimation). */
 
 #define BBR_UNIT 256
@@ -189,6 +190,9 @@ const struct tcp_cc_ops tcp_cc_cubic = {
 #define BBR_FULL_BW_CNT 3
 #define BBR_MIN_SEGS 4 /* cwnd floor, and cwnd in PROBE_RTT */
 #define BBR_INIT_SEGS 10
+#define BBR_EXTRA_ACKED_WIN_RTTS 5	     /* rounds a max of the extra ACKed lasts */
+#define BBR_EXTRA_ACKED_MAX_US 100000	     /* the extra cwnd is at most 100 ms of bw */
+#define BBR_ACK_EPOCH_RESET (1u << 30)	     /* bytes: about Linux's 2^20 packets */
 
 static const uint32_t bbr_pacing_cycle[BBR_CYCLE_LEN] = {
     BBR_UNIT * 5 / 4, BBR_UNIT * 3 / 4, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT,
@@ -325,6 +329,7 @@ static void bbr_init(struct arn_tcp_conn *c)
 	b->min_rtt_us = c->min_rtt_us;
 	b->min_rtt_stamp_ms = c->wk->now_ms;
 	b->next_rtt_delivered = (uint32_t)c->delivered;
+	b->ack_epoch_us = c->delivered_us;
 	b->mode = BBR_STARTUP;
 	b->pacing_gain = b->cwnd_gain = BBR_HIGH_GAIN;
 	bbr_init_pacing_rate(c);
@@ -500,6 +505,59 @@ static bool bbr_recover_or_restore(struct arn_tcp_conn *c, const struct tcp_rate
 	return false;
 }
 
+/* Linux's bbr_update_ack_aggregation: the data ACKed beyond what the
+ * bandwidth estimate explains since the epoch began is data the path
+ * delivers in bursts (ACKs held and released together: Wi-Fi, a
+ * receiver's or a middlebox's ACK thinning, a path that reorders ACKs).
+ * cwnd gets room for that much more (bbr_set_cwnd), or the sender, whose
+ * cwnd is about a BDP, idles between the bursts and takes the idle time
+ * for less bandwidth. With netem's reordering both ways (docs/tcp.md,
+ * "Twelfth pass") min_RTT is a packet and ACK that both overtook, tens of
+ * microseconds on a 10 ms path: the BDP is nothing and cwnd was the three
+ * pacing quanta alone. An epoch ends when the ACK rate falls back to the
+ * estimate. */
+static void bbr_update_ack_aggregation(struct arn_tcp_conn *c, const struct tcp_rate_sample *rs)
+{
+	struct tcp_bbr *b = &c->bbr;
+	if (rs->acked_sacked == 0 || rs->interval_us <= 0)
+		return;
+	if (b->round_start) {
+		if (++b->extra_acked_win_rtts >= BBR_EXTRA_ACKED_WIN_RTTS) {
+			b->extra_acked_win_rtts = 0;
+			b->extra_acked_win_idx ^= 1;
+			b->extra_acked[b->extra_acked_win_idx] = 0;
+		}
+	}
+	/* at most 10 s: a product that fits 64 bits at any rate, and an
+	 * epoch that old expects more than was ACKed (so it starts again) */
+	uint32_t epoch_us = RTE_MIN(c->delivered_us - b->ack_epoch_us, 10000000u);
+	uint64_t expected = bbr_max_bw(b) * epoch_us / 1000000;
+	if (b->ack_epoch_acked <= expected ||
+	    (uint64_t)b->ack_epoch_acked + rs->acked_sacked >= (uint64_t)BBR_ACK_EPOCH_RESET) {
+		b->ack_epoch_acked = 0;
+		b->ack_epoch_us = c->delivered_us;
+		expected = 0;
+	}
+	b->ack_epoch_acked += rs->acked_sacked;
+	uint64_t extra = b->ack_epoch_acked - expected;
+	if (extra > b->cwnd)
+		extra = b->cwnd;
+	if (extra > b->extra_acked[b->extra_acked_win_idx])
+		b->extra_acked[b->extra_acked_win_idx] = (uint32_t)extra;
+}
+
+/* Linux's bbr_ack_aggregation_cwnd: once the bandwidth is known, the
+ * larger of the two windows' extra, at most 100 ms of bandwidth. */
+static uint64_t bbr_ack_aggregation_cwnd(const struct arn_tcp_conn *c)
+{
+	const struct tcp_bbr *b = &c->bbr;
+	if (!b->full_bw_reached)
+		return 0;
+	uint64_t max = bbr_max_bw(b) * BBR_EXTRA_ACKED_MAX_US / 1000000;
+	uint64_t extra = RTE_MAX(b->extra_acked[0], b->extra_acked[1]);
+	return RTE_MIN(extra, max);
+}
+
 static void bbr_set_cwnd(struct arn_tcp_conn *c, const struct tcp_rate_sample *rs)
 {
 	struct tcp_bbr *b = &c->bbr;
@@ -519,7 +577,8 @@ static void bbr_set_cwnd(struct arn_tcp_conn *c, const struct tcp_rate_sample *r
 		goto done;
 	if (bbr_recover_or_restore(c, rs, &w))
 		goto done;
-	uint64_t target = bbr_target_cwnd(c, bbr_max_bw(b), b->cwnd_gain);
+	uint64_t target =
+	    bbr_target_cwnd(c, bbr_max_bw(b), b->cwnd_gain) + bbr_ack_aggregation_cwnd(c);
 	if (b->full_bw_reached)
 		w = RTE_MIN(w + acked, target);
 	else if (w < target || c->delivered < (uint64_t)BBR_INIT_SEGS * c->mss)
@@ -538,6 +597,7 @@ static void bbr_on_sample(struct arn_tcp_conn *c, const struct tcp_rate_sample *
 {
 	struct tcp_bbr *b = &c->bbr;
 	bbr_update_bw(c, rs);
+	bbr_update_ack_aggregation(c, rs);
 	if (b->mode == BBR_PROBE_BW && bbr_is_next_cycle_phase(c, rs))
 		bbr_advance_cycle(c);
 	bbr_check_full_bw(c, rs);

@@ -388,6 +388,13 @@ struct tcp_bbr {
 	bool packet_conservation;
 	uint8_t prev_recovery; /* c->recovery at the last sample */
 	uint32_t cwnd;	       /* BBR's own: PRR, ECN and TLP reductions do not apply */
+	/* ACK aggregation (Linux's bbr_update_ack_aggregation): bytes ACKed
+	 * beyond bw x time since the epoch began, the max of two windows of
+	 * five rounds each */
+	uint32_t ack_epoch_us;	 /* C.delivered_time when the epoch began */
+	uint32_t ack_epoch_acked; /* bytes ACKed or SACKed since */
+	uint32_t extra_acked[2];
+	uint8_t extra_acked_win_rtts, extra_acked_win_idx;
 };
 
 struct tcp_cubic {
