@@ -3724,23 +3724,21 @@ static void test_rack_reo_wnd_beyond_srtt_on_dsack_evidence(void **state)
 	real_loss_repaired_after(c, 25);
 }
 
-/* The same first episode with the default (dataplane.tcp.
- * reordering_window_max_ms 0): RFC 8985 6.2's window, at most SRTT (100
- * us), nothing beyond. The DSACK's lateness (3 ms) takes it in as many
- * min_RTT / 4 steps as cover it, not one: to the cap at once. The next
- * segment held 2.9 ms is called lost and retransmitted once RACK.rtt +
- * 100 us have passed. */
-static void test_rack_reo_wnd_default_stays_rfc_after_dsack(void **state)
+/* A default connection (no window beyond SRTT) with reordering seen,
+ * @p min_rtt_us and @p srtt_us: the first of ten is held, RACK resends it
+ * 30 us after the others are SACKed, the resend fills the hole, and the
+ * original arrives @p dsack_at_us after the ten went out, drawing a
+ * DSACK. */
+static struct arn_tcp_conn *held_first_of_ten_dsacked(uint32_t min_rtt_us, uint32_t srtt_us,
+						      uint32_t dsack_at_us)
 {
-	(void)state;
 	struct arn_tcp_conn *c = rack_conn(1);
 	assert_int_equal(c->wk->reo_late_max_us, 0);
 	uint32_t mss = c->mss;
-	c->min_rtt_us = 100;
-	c->srtt_us8 = 100 << 3;
-	c->rttvar_us4 = 50 << 2;
+	c->min_rtt_us = min_rtt_us;
+	c->srtt_us8 = srtt_us << 3;
+	c->rttvar_us4 = (srtt_us / 2) << 2;
 	c->rack_reord = true;
-
 	uint32_t una = c->snd_una;
 	uint64_t t0 = fake_now_us;
 	first_of_ten_behind(c);
@@ -3750,13 +3748,26 @@ static void test_rack_reo_wnd_default_stays_rfc_after_dsack(void **state)
 	fake_advance_us(lc, 100);
 	struct fake_opts o = popts();
 	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
-	fake_advance_us(lc, (t0 + 100 + 3000) - fake_now_us);
+	fake_advance_us(lc, (t0 + dsack_at_us) - fake_now_us);
 	o = popts();
 	o.n_sack = 1;
 	o.sack[0] = una;
 	o.sack[1] = una + mss;
 	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
 	assert_int_equal(cnt(ARN_TCP_C_DSACK_RECEIVED), 1);
+	return c;
+}
+
+/* The same first episode with the default (dataplane.tcp.
+ * reordering_window_max_ms 0): RFC 8985 6.2's window, at most SRTT (100
+ * us), nothing beyond. The DSACK's lateness (3 ms) takes it in as many
+ * min_RTT / 4 steps as cover it, not one: to the cap at once. The next
+ * segment held 2.9 ms is called lost and retransmitted once RACK.rtt +
+ * 100 us have passed. */
+static void test_rack_reo_wnd_default_stays_rfc_after_dsack(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = held_first_of_ten_dsacked(100, 100, 100 + 3000);
 	assert_int_equal(c->reo_late_us, 0);
 	assert_int_equal(c->reo_rxt_us, 0); /* the sample was used */
 	assert_true(c->reo_wnd_mult > 4);	    /* 3 ms of 25 us steps, and this round's */
@@ -3779,43 +3790,21 @@ static void test_rack_reo_wnd_default_stays_rfc_after_dsack(void **state)
 static void test_rack_reo_wnd_steps_beyond_255_on_a_tiny_min_rtt(void **state)
 {
 	(void)state;
-	struct arn_tcp_conn *c = rack_conn(1);
-	assert_int_equal(c->wk->reo_late_max_us, 0);
-	uint32_t mss = c->mss;
-	c->min_rtt_us = 20;
-	c->srtt_us8 = 9000 << 3;
-	c->rttvar_us4 = 2000 << 2;
-	c->rack_reord = true;
-
 	/* held 5 ms, window 5 us: retransmitted, then D-SACKed */
-	uint32_t una = c->snd_una;
-	uint64_t t0 = fake_now_us;
-	first_of_ten_behind(c);
-	fake_advance_us(lc, 30);
-	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
-	fake_drain(lc);
-	fake_advance_us(lc, 100);
-	struct fake_opts o = popts();
-	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
-	fake_advance_us(lc, (t0 + 5000) - fake_now_us);
-	o = popts();
-	o.n_sack = 1;
-	o.sack[0] = una;
-	o.sack[1] = una + mss;
-	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
-	assert_int_equal(cnt(ARN_TCP_C_DSACK_RECEIVED), 1);
+	struct arn_tcp_conn *c = held_first_of_ten_dsacked(20, 9000, 5000);
+	uint32_t mss = c->mss;
 	assert_int_equal(c->reo_late_us, 0);
 	assert_true(c->reo_wnd_mult > 255);
 	fake_advance(lc, 1);
 
 	/* the next episode: the first of ten held 3 ms arrives unresent */
-	una = c->snd_una;
+	uint32_t una = c->snd_una;
 	first_of_ten_behind(c);
 	for (int k = 0; k < 29; k++)
 		fake_advance_us(lc, 100);
 	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
 	assert_int_equal(fake_pending(lc), 0);
-	o = popts();
+	struct fake_opts o = popts();
 	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
 	fake_advance(lc, 0);
 	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
