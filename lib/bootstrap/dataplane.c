@@ -28,7 +28,7 @@ void arn_dataplane_defaults(struct arn_dataplane *dp)
 	dp->tcp_rcvbuf_max = 4u << 20;
 	dp->tcp_reo_max_ms = 0; /* RFC 8985's reordering window, as Linux */
 	dp->tcp_sndbuf = 256 * 1024;
-	dp->tcp_sndbuf_max = 0; /* opt-in: docs/tcp.md, "Send-buffer autotuning" */
+	dp->tcp_sndbuf_max = 4u << 20; /* as Linux's tcp_wmem[2]: docs/tcp.md, "Send-buffer autotuning" */
 	dp->http_max_client_connections = 16384;
 	dp->http_max_upstream_connections = 8192;
 	dp->http_max_requests_in_flight = 1024;

@@ -781,24 +781,26 @@ static void test_summary_says_rcvbuf_autotuning(void **state)
 	assert_loads("envoy_bootstrap: {}\n"
 		     "dataplane:\n"
 		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24}]\n");
-	summary_has("rcvbuf 262144 (autotuned up to 4194304), sndbuf 262144 (not autotuned)\n");
+	summary_has("rcvbuf 262144 (autotuned up to 4194304), sndbuf 262144 (autotuned up to "
+		    "4194304)\n");
 	assert_loads("envoy_bootstrap: {}\n"
 		     "dataplane:\n"
 		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24}]\n"
 		     "  tcp: {rcvbuf_max: 0}\n");
-	summary_has("rcvbuf 262144 (not autotuned), sndbuf 262144 (not autotuned)\n");
+	summary_has("rcvbuf 262144 (not autotuned), sndbuf 262144 (autotuned up to 4194304)\n");
 }
 
-/* The same for send buffers (dataplane.tcp.sndbuf_max, opt-in: 0 unless
- * set; 0 or not above sndbuf: off), parsed as rcvbuf_max is. */
+/* The same for send buffers (dataplane.tcp.sndbuf_max, 4 MiB unless
+ * set, as Linux's tcp_wmem[2]; 0 or not above sndbuf: off), parsed as
+ * rcvbuf_max is. */
 static void test_summary_says_sndbuf_autotuning(void **state)
 {
 	(void)state;
 	assert_loads("envoy_bootstrap: {}\n"
 		     "dataplane:\n"
 		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24}]\n");
-	assert_int_equal(tb.bs->dp.tcp_sndbuf_max, 0);
-	summary_has(", sndbuf 262144 (not autotuned)\n");
+	assert_int_equal(tb.bs->dp.tcp_sndbuf_max, 4u << 20);
+	summary_has(", sndbuf 262144 (autotuned up to 4194304)\n");
 	assert_loads("envoy_bootstrap: {}\n"
 		     "dataplane:\n"
 		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24}]\n"
@@ -839,12 +841,12 @@ static void test_summary_says_reordering_window(void **state)
 		     "dataplane:\n"
 		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24}]\n"
 		     "  tcp: {reordering_window_max_ms: 50}\n");
-	summary_has(", sndbuf 262144 (not autotuned), reordering window up to 50 ms on DSACK "
-		    "evidence\n");
+	summary_has(", sndbuf 262144 (autotuned up to 4194304), reordering window up to 50 ms on "
+		    "DSACK evidence\n");
 	assert_loads("envoy_bootstrap: {}\n"
 		     "dataplane:\n"
 		     "  ports: [{device: net_tap0, ipv4: 198.18.0.2/24}]\n");
-	summary_has(", sndbuf 262144 (not autotuned)\n");
+	summary_has(", sndbuf 262144 (autotuned up to 4194304)\n");
 }
 
 /* TLS and mTLS to the control plane, as Envoy writes them. */
