@@ -507,4 +507,16 @@ static inline void fake_advance_us(struct arn_lcore *lc, uint64_t us)
 	arn_tcp_worker_poll(lc, fake_now_us);
 }
 
+#ifdef cmocka_unit_test
+/* Worker 0's counter @p id, for the cmocka tests (cmocka.h included
+ * before this header; the fuzzers and benches that share it have no
+ * assert_int_equal). */
+static inline uint64_t cnt(enum arn_tcp_counter id)
+{
+	uint64_t v[ARN_TCP_C_COUNT];
+	assert_int_equal(arn_tcp_stats(0, v), 0);
+	return v[id];
+}
+#endif
+
 #endif

@@ -115,13 +115,6 @@ static int teardown(void **state)
 	return fake_pool_full_again(pool_full);
 }
 
-static uint64_t cnt(enum arn_tcp_counter id)
-{
-	uint64_t v[ARN_TCP_C_COUNT];
-	assert_int_equal(arn_tcp_stats(0, v), 0);
-	return v[id];
-}
-
 static struct fake_opts popts(void)
 {
 	struct fake_opts o = fake_no_opts;
