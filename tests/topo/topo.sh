@@ -184,6 +184,8 @@ topo_eal_args() {
 # topo_dataplane DEVICE CIDR [GATEWAY] [WORKER_LCORES] [PORT_NAME]: print an
 # Arion dataplane: section (YAML) with one port, for a test's config file.
 # WORKER_LCORES like "1" or "1, 2"; empty: every EAL lcore but the main one.
+# The mbuf pool is 8,191 mbufs (half the product's default, enough for every
+# test), or $TOPO_MBUFS (bench/tcp/loss_matrix's --mbufs).
 topo_dataplane() {
 	local dev=$1 cidr=$2 gw=${3:-} workers=${4:-} name=${5:-wan} a
 	echo "dataplane:"
@@ -202,7 +204,7 @@ topo_dataplane() {
 	echo "      ipv4: $cidr"
 	[ -n "$gw" ] && echo "      gateway: $gw"
 	echo "  mbuf_pool:"
-	echo "    mbufs_per_socket: 8191"
+	echo "    mbufs_per_socket: ${TOPO_MBUFS:-8191}"
 }
 
 # topo_bootstrap [NODE_ID]: print a minimal envoy_bootstrap: section (no
