@@ -240,13 +240,10 @@ loss*)
 	# the lateness a DSACK measured at once, 18-20% of a 20 MiB
 	# transfer's retransmissions were D-SACKed here (Linux: 10%).
 	# Both ways (-netemboth) the bound is 25% (the header says why).
-	if [ "$netem" = 2 ]; then
-		[ $((100 * dsack)) -lt $((25 * rtx)) ] && ok "spurious: $dsack of $rtx retransmissions D-SACKed" ||
-			bad "spurious retransmissions: $dsack of $rtx D-SACKed (25% or more)"
-	else
-		under5 "$dsack" "$rtx" && ok "spurious: $dsack of $rtx retransmissions D-SACKed" ||
-			bad "spurious retransmissions: $dsack of $rtx D-SACKed (5% or more)"
-	fi
+	spur_max=5
+	[ "$netem" = 2 ] && spur_max=25
+	[ $((100 * dsack)) -lt $((spur_max * rtx)) ] && ok "spurious: $dsack of $rtx retransmissions D-SACKed" ||
+		bad "spurious retransmissions: $dsack of $rtx D-SACKed ($spur_max% or more)"
 	# Recovery repairs without the retransmission timer: a retransmission
 	# lost again is found by what was sent after it (RACK), which needs
 	# something sent after it. On arn_af_packet a repair merged into one
