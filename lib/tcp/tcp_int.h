@@ -481,6 +481,9 @@ struct arn_tcp_conn {
 	bool rack_reord;       /* reordering seen: the window is min_rtt/4 * mult */
 	bool rack_dsack_round; /* a DSACK already grew the window this round trip */
 	uint32_t reo_late_us, reo_rxt_seq, reo_rxt_us; /* tcp_rack.c: reo_wnd beyond SRTT */
+	/* the middle of RACK's RTT samples, one an ACK (tcp_rtt_med_update):
+	 * twice it caps the reordering window, as SRTT does; 0: no sample yet */
+	uint32_t rtt_med_us;
 	uint32_t tlp_high_seq;
 	/* the rexmt timer (TF_TLP) is for a second probe, this many ms after the
 	 * first (tcp_tlp_again_ms); 0 when it is not */

@@ -245,12 +245,25 @@ static uint32_t srtt_us(const struct arn_tcp_conn *c)
 /* ---- the reordering window beyond SRTT (docs/tcp.md "Ninth pass") ---- */
 
 /* RFC 8985 6.2's window: min_RTT / 4 per DSACKed round trip, capped at
- * SRTT. */
+ * SRTT, and at twice the middle of RACK's RTT samples (tcp_rtt_med_update)
+ * where that is less. SRTT is the mean of other samples, which on a fast
+ * path that holds some segments long are mostly the held ones, and there
+ * the window grew to whatever SRTT became: each real loss then waited
+ * that long for its retransmission (docs/tcp.md, "Fourteenth pass": a
+ * window at 5 ms on the loss matrix's 0.1 ms path made 1% loss with 10%
+ * reordering 9.8 s where 2.0 s is usual). Linux's eight-bit count of
+ * steps bounds it there (255 steps of a min_RTT / 4 of a few
+ * microseconds); a step count cannot, as a 10 ms path whose ACKs are
+ * reordered too has a min_RTT as small and needs a thousand steps
+ * (reo_late_dsack). On that path the samples' middle is the 10 ms, above
+ * SRTT, and SRTT stays the cap. */
 static uint32_t reo_wnd_rfc(const struct arn_tcp_conn *c)
 {
 	uint64_t w = (uint64_t)c->reo_wnd_mult * c->min_rtt_us / 4;
-	uint32_t srtt = srtt_us(c);
-	return (uint32_t)(w < srtt ? w : srtt);
+	uint64_t cap = srtt_us(c);
+	if (c->rtt_med_us && 2ull * c->rtt_med_us < cap)
+		cap = 2ull * c->rtt_med_us;
+	return (uint32_t)(w < cap ? w : cap);
 }
 
 /* Segment @p r, never retransmitted, was delivered after one sent later
@@ -841,6 +854,7 @@ static __attribute__((noinline)) void rack_on_ack(struct arn_tcp_conn *c, const 
 			tlp_ack(c, s);
 		return;
 	}
+	c->rs.rtt_us = 0; /* the last sample rack_delivered takes from this ACK */
 
 	/* Cumulatively acknowledged records. A run of clean ones (sent once,
 	 * never SACKed, lost or reordered) changes RACK's state only through
@@ -900,6 +914,8 @@ static __attribute__((noinline)) void rack_on_ack(struct arn_tcp_conn *c, const 
 		for (unsigned k = 0; k < n; k++)
 			sack_block(c, seq_max(b[k].start, c->snd_una), b[k].end, s);
 	}
+	if (c->rs.rtt_us)
+		tcp_rtt_med_update(c, c->rs.rtt_us);
 	if (c->flags & TF_TLP_OUT)
 		tlp_ack(c, s);
 	if (c->snd_una == c->snd_max && c->txr_head == TXR_NIL) {

@@ -44,6 +44,32 @@ static inline __attribute__((always_inline)) void tcp_min_rtt_update(struct arn_
 	}
 }
 
+/* One RTT sample an ACK (RACK's, of the last segment it delivers that
+ * was sent once) moves rtt_med_us a sixteenth of itself towards it: an
+ * estimate of the samples' median (their 48th percentile: a step down
+ * is a little larger than a step up), which a few outliers do not move.
+ * Twice it caps RACK's reordering window beside SRTT (tcp_rack.c,
+ * reo_wnd_rfc). SRTT is a mean of other samples (tcp_rtt_on_ack: the
+ * oldest segment an ACK acknowledges, when sent once and never SACKed),
+ * and on a path that holds one segment in ten far longer than its RTT
+ * those are mostly the held ones, each filling its hole: on issue 16's
+ * loss matrix (0.1 ms, 10% held 2-12 ms) SRTT reached 5.2 ms, and the
+ * window with it, where CUBIC's RACK samples are 99% under 0.5 ms
+ * (docs/tcp.md, "Fourteenth pass"). A sample a step or less away leaves
+ * it: it moves by whole steps or not at all, and never to 0. */
+static inline __attribute__((always_inline)) void tcp_rtt_med_update(struct arn_tcp_conn *c,
+								     uint32_t rtt_us)
+{
+	uint32_t m = c->rtt_med_us, step = (m >> 4) | 1;
+	if (m == 0)
+		m = rtt_us;
+	else if (rtt_us >= m + step)
+		m += step;
+	else if (rtt_us + step <= m && m > step)
+		m -= step; /* never to 0, which means no sample */
+	c->rtt_med_us = m;
+}
+
 /* The usual ACK of a request-response exchange (issue 17): ACK @p ack
  * covers everything sent (snd_max), nothing was SACKed, lost,
  * retransmitted or probed, and the congestion control takes no rate
@@ -80,6 +106,7 @@ static inline __attribute__((always_inline)) void tcp_rack_acked_all(struct arn_
 	if (rtt == 0)
 		rtt = 1;
 	tcp_min_rtt_update(c, rtt);
+	tcp_rtt_med_update(c, rtt);
 	/* no c->rs.rtt_us: without tcp_rate_on nothing reads it */
 	if (seq_gt(t->end, c->rack_fack))
 		c->rack_fack = t->end;

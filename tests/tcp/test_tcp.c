@@ -3722,10 +3722,9 @@ static void test_rack_reo_wnd_beyond_srtt_on_dsack_evidence(void **state)
  * 30 us after the others are SACKed, the resend fills the hole, and the
  * original arrives @p dsack_at_us after the ten went out, drawing a
  * DSACK. */
-static struct arn_tcp_conn *held_first_of_ten_dsacked(uint32_t min_rtt_us, uint32_t srtt_us,
-						      uint32_t dsack_at_us)
+static void held_first_of_ten_dsacked_on(struct arn_tcp_conn *c, uint32_t min_rtt_us,
+					 uint32_t srtt_us, uint32_t dsack_at_us)
 {
-	struct arn_tcp_conn *c = rack_conn(1);
 	assert_int_equal(c->wk->reo_late_max_us, 0);
 	uint32_t mss = c->mss;
 	c->min_rtt_us = min_rtt_us;
@@ -3748,6 +3747,16 @@ static struct arn_tcp_conn *held_first_of_ten_dsacked(uint32_t min_rtt_us, uint3
 	o.sack[1] = una + mss;
 	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
 	assert_int_equal(cnt(ARN_TCP_C_DSACK_RECEIVED), 1);
+}
+
+/* The same on a new connection whose RTT samples were as SRTT says, so
+ * that SRTT is the window's cap (tcp_rtt_med_update). */
+static struct arn_tcp_conn *held_first_of_ten_dsacked(uint32_t min_rtt_us, uint32_t srtt_us,
+						      uint32_t dsack_at_us)
+{
+	struct arn_tcp_conn *c = rack_conn(1);
+	c->rtt_med_us = srtt_us;
+	held_first_of_ten_dsacked_on(c, min_rtt_us, srtt_us, dsack_at_us);
 	return c;
 }
 
@@ -3801,6 +3810,84 @@ static void test_rack_reo_wnd_steps_beyond_255_on_a_tiny_min_rtt(void **state)
 	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
 	fake_advance(lc, 0);
 	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
+	assert_int_equal(c->recovery, TCP_REC_NONE);
+}
+
+/* The middle of RACK's RTT samples (tcp_rtt_med_update), one an ACK:
+ * one sample in ten far off does not move it, on either side. On issue
+ * 16's loss matrix nine in ten are the path's 0.1 ms and the held
+ * segments' 2-12 ms the outliers; on netem's 10 ms path with 10%
+ * reordering nine in ten are 10 ms and the overtakers' tens of
+ * microseconds the outliers. */
+static void test_rtt_med_ignores_one_sample_in_ten(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn c;
+	memset(&c, 0, sizeof(c));
+	tcp_rtt_med_update(&c, 3000); /* the first sample sets it */
+	assert_int_equal(c.rtt_med_us, 3000);
+	for (int k = 0; k < 1000; k++)
+		tcp_rtt_med_update(&c, k % 10 == 9 ? 2000 + (uint32_t)(k % 7) * 1500 : 100);
+	assert_in_range(c.rtt_med_us, 90, 115);
+	for (int k = 0; k < 1000; k++)
+		tcp_rtt_med_update(&c, k % 10 == 9 ? 30 : 10000);
+	assert_in_range(c.rtt_med_us, 9000, 10700); /* within a step or two */
+	/* half and half: it stays between them */
+	for (int k = 0; k < 1000; k++)
+		tcp_rtt_med_update(&c, k % 2 ? 200 : 400);
+	assert_in_range(c.rtt_med_us, 190, 420);
+	/* a sample within a step of it leaves it where it is */
+	c.rtt_med_us = 100;
+	tcp_rtt_med_update(&c, 106);
+	tcp_rtt_med_update(&c, 94);
+	assert_int_equal(c.rtt_med_us, 100);
+	c.rtt_med_us = 1;
+	tcp_rtt_med_update(&c, 0);
+	assert_int_equal(c.rtt_med_us, 1);
+}
+
+/* Issue 16's loss matrix, its reordering rows (docs/tcp.md, "Fourteenth
+ * pass"): a path of 100 us whose min_RTT is 5 us (on af_packet the
+ * peer's ACK is made inside the sender's own sendto) and which holds one
+ * segment in ten 2-12 ms. The held segments' own samples, each taken
+ * when it fills its hole, raise SRTT to 5 ms; RACK's samples stay at the
+ * path's 100 us. A DSACK measures 8 ms of lateness. The window grows to
+ * twice the middle of RACK's samples, not to SRTT: the next held segment
+ * is retransmitted 200-odd us after the others are SACKed, where with
+ * SRTT as the only cap it waited 5 ms, and every real loss with it. */
+static void test_rack_reo_wnd_capped_by_the_middle_of_rack_samples(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(1);
+	uint32_t mss = c->mss;
+	for (int k = 0; k < 60; k++) {
+		send_block(c, 2 * mss);
+		fake_advance(lc, 0);
+		fake_drain(lc);
+		fake_advance_us(lc, 100);
+		struct fake_opts o = popts();
+		inject(TH_ACK, p_seq, c->snd_max, 65535, &o, NULL, 0);
+		fake_advance(lc, 1);
+	}
+	assert_in_range(c->rtt_med_us, 90, 130);
+	held_first_of_ten_dsacked_on(c, 5, 5000, 8000);
+	assert_true(c->reo_wnd_mult > 255); /* the lateness's steps */
+	assert_int_equal(c->reo_late_us, 0);
+	assert_in_range(c->rtt_med_us, 90, 130);
+	fake_advance(lc, 1);
+
+	uint64_t rexmits = cnt(ARN_TCP_C_RETRANSMITS);
+	uint32_t una = c->snd_una;
+	first_of_ten_behind(c);
+	for (int k = 0; k < 3; k++)
+		fake_advance_us(lc, 100);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), rexmits + 1);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.seq, una);
+	fake_drain(lc);
+	struct fake_opts o = popts();
+	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
+	fake_advance(lc, 0);
 	assert_int_equal(c->recovery, TCP_REC_NONE);
 }
 
@@ -6065,6 +6152,9 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_steps_beyond_255_on_a_tiny_min_rtt, setup,
 					    teardown),
+	    cmocka_unit_test(test_rtt_med_ignores_one_sample_in_ten),
+	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_capped_by_the_middle_of_rack_samples,
+					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_default_loss_probe_not_deferred, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_stays_rfc_with_bbr, setup_reo,
