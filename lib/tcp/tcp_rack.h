@@ -63,9 +63,9 @@ static inline __attribute__((always_inline)) void tcp_rtt_med_update(struct arn_
 	uint32_t m = c->rtt_med_us, step = (m >> 4) | 1;
 	if (m == 0)
 		m = rtt_us;
-	else if (rtt_us >= m + step)
-		m += step;
-	else if (rtt_us + step <= m && m > step)
+	else if (rtt_us > m && rtt_us - m >= step)
+		m += step; /* at most rtt_us: never past UINT32_MAX */
+	else if (m > rtt_us && m - rtt_us >= step && m > step)
 		m -= step; /* never to 0, which means no sample */
 	c->rtt_med_us = m;
 }

@@ -3844,6 +3844,15 @@ static void test_rtt_med_ignores_one_sample_in_ten(void **state)
 	c.rtt_med_us = 1;
 	tcp_rtt_med_update(&c, 0);
 	assert_int_equal(c.rtt_med_us, 1);
+	/* the 32-bit clock's far end: no wrap either way */
+	c.rtt_med_us = UINT32_MAX - 5;
+	tcp_rtt_med_update(&c, UINT32_MAX);
+	assert_int_equal(c.rtt_med_us, UINT32_MAX - 5);
+	c.rtt_med_us = UINT32_MAX - (UINT32_MAX >> 4);
+	tcp_rtt_med_update(&c, UINT32_MAX);
+	assert_true(c.rtt_med_us > UINT32_MAX - (UINT32_MAX >> 4));
+	tcp_rtt_med_update(&c, 1);
+	assert_true(c.rtt_med_us < UINT32_MAX - (UINT32_MAX >> 4));
 }
 
 /* Issue 16's loss matrix, its reordering rows (docs/tcp.md, "Fourteenth
