@@ -62,6 +62,14 @@
 /* Links of a receive chain at most: 64 KiB and the Ethernet header in
  * mbufs of at least 1,700 bytes' room (data rooms are 2,048 by default). */
 #define VPKT_RX_LINKS 40
+/* A slot's arrays of links and iovecs: twice the links it offers. A frame
+ * takes the first k links offered; the rest, and their iovecs, stay where
+ * they are and the slot's window moves on by k. They move back to the
+ * front only when the window would pass the end, about once per
+ * VPKT_RX_LINKS links taken, where before every frame moved them and
+ * rebuilt all its slot's iovecs (35 of them for a 1,514-byte frame, with
+ * the default 2,048-byte data rooms). */
+#define VPKT_RX_SPAN (2 * VPKT_RX_LINKS)
 /* iovecs a TX burst may use: a header each, and the frames' links */
 #define VPKT_TX_IOVS (ARN_NET_TX_BURST * 6)
 /* The largest IPv4 total length (a GSO frame's headers included). */
@@ -72,10 +80,16 @@ struct vpkt_q {
 	unsigned links; /* links per offered frame */
 	unsigned room0; /* bytes a link holds: its data room less the headroom */
 	struct rte_mempool *pool;
+	/* slot s offers links rx[s][start[s]] .. rx[s][start[s] + filled[s] - 1],
+	 * each with its iovec at the same index in riov[s] */
+	unsigned start[VPKT_RX_MSGS];
 	unsigned filled[VPKT_RX_MSGS];
-	bool ready[VPKT_RX_MSGS]; /* the slot's iovecs point at its links */
-	struct rte_mbuf *rx[VPKT_RX_MSGS][VPKT_RX_LINKS];
-	struct iovec riov[VPKT_RX_MSGS][VPKT_RX_LINKS];
+	/* bit s: slot s is not offered (a frame took links from it, or the
+	 * pool was short); clear: its links offered, the first's iovec with
+	 * the header. A call refills only these, not all eight. */
+	uint32_t unready;
+	struct rte_mbuf *rx[VPKT_RX_MSGS][VPKT_RX_SPAN];
+	struct iovec riov[VPKT_RX_MSGS][VPKT_RX_SPAN];
 	struct mmsghdr rmsg[VPKT_RX_MSGS];
 	struct vpkt_group grp[ARN_NET_TX_BURST];
 	struct vpkt_head head[ARN_NET_TX_BURST];
@@ -256,44 +270,51 @@ bool net_vpkt_rx_flags(struct rte_mbuf *m, const struct virtio_net_hdr *v)
 
 /* ---- the data path ------------------------------------------------------------ */
 
-/* Offer slot @p s its missing links, and point its iovecs at them.
- * @return false when the pool is short (the slot is not offered). */
+/* Offer slot @p s again after a frame took some of its links: the
+ * missing ones allocated after those left, each with its iovec, and the
+ * first link's iovec widened to take the virtio-net header just before
+ * its data. A link left keeps its iovec: the kernel wrote nothing into it
+ * and nothing here changed its data_off. @return false when the pool is
+ * short (the slot is not offered). */
 static inline bool rx_fill(struct vpkt_q *q, unsigned s)
 {
-	if (likely(q->ready[s]))
-		return true;
-	unsigned f = q->filled[s];
+	unsigned b = q->start[s], f = q->filled[s];
+	if (unlikely(b + q->links > VPKT_RX_SPAN)) {
+		memmove(&q->rx[s][0], &q->rx[s][b], f * sizeof(q->rx[s][0]));
+		memmove(&q->riov[s][0], &q->riov[s][b], f * sizeof(q->riov[s][0]));
+		q->start[s] = b = 0;
+	}
 	if (f < q->links) {
-		if (rte_pktmbuf_alloc_bulk(q->pool, &q->rx[s][f], q->links - f) != 0)
+		if (rte_pktmbuf_alloc_bulk(q->pool, &q->rx[s][b + f], q->links - f) != 0)
 			return false;
+		/* as a PMD's mbufs: the usual headroom (rte_pktmbuf_reset's),
+		 * room0 bytes after it */
+		for (unsigned i = b + f; i < b + q->links; i++) {
+			q->riov[s][i].iov_base = rte_pktmbuf_mtod(q->rx[s][i], uint8_t *);
+			q->riov[s][i].iov_len = q->room0;
+		}
 		q->filled[s] = q->links;
 	}
-	/* every link as a PMD's mbuf: the usual headroom, room0 bytes after
-	 * it; the first's virtio-net header just before its data */
-	for (unsigned i = 0; i < q->links; i++) {
-		struct rte_mbuf *m = q->rx[s][i];
-		m->data_off = RTE_PKTMBUF_HEADROOM;
-		uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
-		size_t vh = i == 0 ? sizeof(struct virtio_net_hdr) : 0;
-		q->riov[s][i].iov_base = d - vh;
-		q->riov[s][i].iov_len = vh + q->room0;
-	}
-	q->rmsg[s].msg_hdr.msg_iov = q->riov[s];
+	const size_t vh = sizeof(struct virtio_net_hdr);
+	q->riov[s][b].iov_base = rte_pktmbuf_mtod(q->rx[s][b], uint8_t *) - vh;
+	q->riov[s][b].iov_len = vh + q->room0;
+	q->rmsg[s].msg_hdr.msg_iov = &q->riov[s][b];
 	q->rmsg[s].msg_hdr.msg_iovlen = q->links;
-	q->ready[s] = true;
+	q->unready &= ~(1u << s);
 	return true;
 }
 
 /* The links of slot @p s that a frame of @p len bytes filled leave as its
- * chain; the rest move to the front, offered again after a refill. */
+ * chain; the slot's window moves past them (rx_fill offers it again). */
 static struct rte_mbuf *rx_take(struct vpkt_q *q, unsigned s, uint32_t len)
 {
-	struct rte_mbuf *head = q->rx[s][0];
+	unsigned b = q->start[s];
+	struct rte_mbuf *head = q->rx[s][b];
 	uint32_t left = len;
 	unsigned k = 0;
 	struct rte_mbuf *prev = NULL;
 	while (left > 0) {
-		struct rte_mbuf *m = q->rx[s][k];
+		struct rte_mbuf *m = q->rx[s][b + k];
 		uint16_t dl = (uint16_t)(left < q->room0 ? left : q->room0);
 		m->data_len = dl;
 		m->next = NULL;
@@ -305,21 +326,28 @@ static struct rte_mbuf *rx_take(struct vpkt_q *q, unsigned s, uint32_t len)
 	}
 	head->pkt_len = len;
 	head->nb_segs = (uint16_t)k;
-	memmove(&q->rx[s][0], &q->rx[s][k], (q->filled[s] - k) * sizeof(q->rx[s][0]));
 	q->filled[s] -= k;
-	q->ready[s] = false;
+	/* every link taken (a super-segment's 64 KiB): start again at the
+	 * front, nothing to move */
+	q->start[s] = q->filled[s] ? b + k : 0;
+	q->unready |= 1u << s;
 	return head;
 }
 
-uint16_t net_vpkt_rx(struct arn_lcore *lc, uint16_t p, struct rte_mbuf **pkts, uint16_t n)
+/* One receive call on queue @p q: the frames, each an mbuf chain with its
+ * port set to @p port; what was dropped counted in @p c. */
+static inline uint16_t q_rx(struct vpkt_q *q, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+			    struct vpkt_rx_count *c)
 {
-	struct vpkt_q *q = &lc->net->port[p].vpkt->q[lc->index];
 	unsigned want = n < VPKT_RX_MSGS ? n : VPKT_RX_MSGS;
-	unsigned offer = 0;
-	while (offer < want && rx_fill(q, offer))
-		offer++;
+	/* the slots the last call's frames took, refilled; the offer is the
+	 * slots up to the first still unready (the pool short) */
+	for (uint32_t due = q->unready & ((1u << want) - 1); due; due &= due - 1)
+		if (unlikely(!rx_fill(q, (unsigned)__builtin_ctz(due))))
+			break;
+	unsigned offer = (unsigned)__builtin_ctz(q->unready | 1u << want);
 	if (offer == 0) {
-		ARN_NET_WINC(lc, mbuf_alloc_failed);
+		c->nomem++;
 		return 0;
 	}
 	int r = recvmmsg(q->fd, q->rmsg, offer, MSG_DONTWAIT, NULL);
@@ -330,24 +358,44 @@ uint16_t net_vpkt_rx(struct arn_lcore *lc, uint16_t p, struct rte_mbuf **pkts, u
 		struct mmsghdr *mh = &q->rmsg[i];
 		uint32_t len = mh->msg_len;
 		if ((mh->msg_hdr.msg_flags & MSG_TRUNC) || len <= sizeof(struct virtio_net_hdr)) {
-			ARN_NET_PINC(lc, p, rx_drop_oversize);
+			c->oversize++;
 			mh->msg_hdr.msg_flags = 0;
 			continue;
 		}
 		struct virtio_net_hdr v;
-		memcpy(&v, rte_pktmbuf_mtod(q->rx[i][0], uint8_t *) - sizeof(v), sizeof(v));
+		memcpy(&v, rte_pktmbuf_mtod(q->rx[i][q->start[i]], uint8_t *) - sizeof(v),
+		       sizeof(v));
 		struct rte_mbuf *m = rx_take(q, (unsigned)i, len - (uint32_t)sizeof(v));
-		m->port = p;
+		m->port = port;
 		if (!net_vpkt_rx_flags(m, &v)) {
-			ARN_NET_PINC(lc, p, rx_drop_gso_type);
+			c->gso_type++;
 			rte_pktmbuf_free(m);
 			continue;
 		}
-		if (m->ol_flags & RTE_MBUF_F_RX_LRO)
-			ARN_NET_PINC(lc, p, rx_gro);
+		c->gro += (m->ol_flags & RTE_MBUF_F_RX_LRO) != 0;
 		pkts[out++] = m;
 	}
 	return out;
+}
+
+uint16_t net_vpkt_rx(struct arn_lcore *lc, uint16_t p, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct vpkt_rx_count c = {0};
+	uint16_t out = q_rx(&lc->net->port[p].vpkt->q[lc->index], p, pkts, n, &c);
+	if (c.gro)
+		ARN_NET_PADD(lc, p, rx_gro, c.gro);
+	if (unlikely(c.nomem | c.oversize | c.gso_type)) {
+		ARN_NET_WADD(lc, mbuf_alloc_failed, c.nomem);
+		ARN_NET_PADD(lc, p, rx_drop_oversize, c.oversize);
+		ARN_NET_PADD(lc, p, rx_drop_gso_type, c.gso_type);
+	}
+	return out;
+}
+
+uint16_t net_vpkt_q_rx(struct vpkt_q *q, struct rte_mbuf **pkts, uint16_t n,
+		       struct vpkt_rx_count *c)
+{
+	return q_rx(q, 0, pkts, n, c);
 }
 
 uint16_t net_vpkt_tx(struct arn_lcore *lc, uint16_t p, struct rte_mbuf **pkts, uint16_t n)
@@ -494,6 +542,58 @@ static int q_open(struct net_port *np, struct net_vpkt *vp, struct vpkt_q *q, un
 	return 0;
 }
 
+/* Queue @p q's receive side, its links from @p pool: how many links a
+ * frame is offered (at most VPKT_RX_LINKS), each a PMD's usual headroom
+ * and room0 bytes after it. @return the links 64 KiB would need. */
+static unsigned q_rx_init(struct vpkt_q *q, struct rte_mempool *pool)
+{
+	q->pool = pool;
+	q->room0 = rte_pktmbuf_data_room_size(pool) - RTE_PKTMBUF_HEADROOM;
+	/* every link keeps the usual headroom, as any PMD's mbufs do (the
+	 * resends session 24 put down to links without it were the veth's
+	 * reordering: docs/benchmarks/proxy.md) */
+	unsigned need = 14 + 65535 + 4;
+	unsigned want = need <= q->room0 ? 1 : (need + q->room0 - 1) / q->room0;
+	q->links = want < VPKT_RX_LINKS ? want : VPKT_RX_LINKS;
+	for (unsigned s = 0; s < VPKT_RX_MSGS; s++) {
+		q->start[s] = q->filled[s] = 0;
+		q->rmsg[s].msg_hdr.msg_iov = q->riov[s];
+		q->rmsg[s].msg_hdr.msg_iovlen = 0;
+	}
+	q->unready = (1u << VPKT_RX_MSGS) - 1; /* the first call fills them */
+	return want;
+}
+
+/* The links queue @p q holds for receive, freed. */
+static void q_rx_release(struct vpkt_q *q)
+{
+	for (unsigned s = 0; s < VPKT_RX_MSGS; s++) {
+		for (unsigned k = 0; k < q->filled[s]; k++)
+			rte_pktmbuf_free(q->rx[s][q->start[s] + k]);
+		q->filled[s] = 0;
+		q->start[s] = 0;
+	}
+	q->unready = (1u << VPKT_RX_MSGS) - 1;
+}
+
+struct vpkt_q *net_vpkt_q_new(int fd, struct rte_mempool *pool)
+{
+	struct vpkt_q *q = rte_zmalloc("vpkt_q", sizeof(*q), RTE_CACHE_LINE_SIZE);
+	if (q == NULL)
+		return NULL;
+	q->fd = fd;
+	q_rx_init(q, pool);
+	return q;
+}
+
+void net_vpkt_q_free(struct vpkt_q *q)
+{
+	if (q == NULL)
+		return;
+	q_rx_release(q);
+	rte_free(q);
+}
+
 int net_vpkt_setup(struct net_port *np, const struct arn_dp_port *pc, const char *ifn,
 		   unsigned workers, struct arn_lcore *const *lc)
 {
@@ -531,15 +631,9 @@ int net_vpkt_setup(struct net_port *np, const struct arn_dp_port *pc, const char
 			 np->name, ARN_L4_DYNFLAG_REXMIT, rte_strerror(rte_errno));
 	for (unsigned i = 0; i < workers; i++) {
 		struct vpkt_q *q = &vp->q[i];
-		q->pool = lc[i]->pool;
-		unsigned room = rte_pktmbuf_data_room_size(q->pool);
-		q->room0 = room - RTE_PKTMBUF_HEADROOM;
-		/* every link keeps the usual headroom, as any PMD's mbufs
-		 * do (the resends session 24 put down to links without it
-		 * were the veth's reordering: docs/benchmarks/proxy.md) */
-		unsigned need = 14 + 65535 + 4;
-		q->links = need <= q->room0 ? 1 : (need + q->room0 - 1) / q->room0;
-		if (i == 0 && q->links > 8 && q->links <= VPKT_RX_LINKS)
+		unsigned room = rte_pktmbuf_data_room_size(lc[i]->pool);
+		unsigned want = q_rx_init(q, lc[i]->pool);
+		if (i == 0 && q->links > 8 && want <= VPKT_RX_LINKS)
 			ARN_INFO(
 			    NET,
 			    "port %s: a 64 KiB super-segment is received into %u mbufs of %u "
@@ -547,22 +641,15 @@ int net_vpkt_setup(struct net_port *np, const struct arn_dp_port *pc, const char
 			    "8320 makes it 8, for about a quarter less CPU per MiB "
 			    "(docs/dataplane.md)",
 			    np->name, q->links, q->room0);
-		if (q->links > VPKT_RX_LINKS) {
-			q->links = VPKT_RX_LINKS;
-			if (i == 0)
-				ARN_WARN(NET,
-					 "port %s: mbufs of %u bytes hold %u bytes in %u links: "
-					 "larger super-segments are dropped (rx_drop_oversize); "
-					 "raise dataplane.mbuf_pool.data_room_size",
-					 np->name, room, q->room0 * VPKT_RX_LINKS, VPKT_RX_LINKS);
-		}
+		if (want > VPKT_RX_LINKS && i == 0)
+			ARN_WARN(NET,
+				 "port %s: mbufs of %u bytes hold %u bytes in %u links: "
+				 "larger super-segments are dropped (rx_drop_oversize); "
+				 "raise dataplane.mbuf_pool.data_room_size",
+				 np->name, room, q->room0 * VPKT_RX_LINKS, VPKT_RX_LINKS);
 		int rc = q_open(np, vp, q, i, pc->rx_descriptors);
 		if (rc != 0)
 			return rc;
-		for (unsigned s = 0; s < VPKT_RX_MSGS; s++) {
-			q->rmsg[s].msg_hdr.msg_iov = q->riov[s];
-			q->rmsg[s].msg_hdr.msg_iovlen = 0;
-		}
 		if (i < RTE_DIM(np->afp_fd))
 			np->afp_fd[i] = q->fd;
 	}
@@ -611,11 +698,7 @@ void net_vpkt_close(struct net_port *np)
 		return;
 	for (unsigned i = 0; vp->q && i < vp->nq; i++) {
 		struct vpkt_q *q = &vp->q[i];
-		for (unsigned s = 0; s < VPKT_RX_MSGS; s++) {
-			for (unsigned k = 0; k < q->filled[s]; k++)
-				rte_pktmbuf_free(q->rx[s][k]);
-			q->filled[s] = 0;
-		}
+		q_rx_release(q);
 		if (q->fd >= 0)
 			close(q->fd);
 		q->fd = -1;

@@ -95,4 +95,24 @@ uint16_t net_vpkt_rx(struct arn_lcore *lc, uint16_t p, struct rte_mbuf **pkts, u
 /** Send @p n frames; @return how many the kernel took (those are freed). */
 uint16_t net_vpkt_tx(struct arn_lcore *lc, uint16_t p, struct rte_mbuf **pkts, uint16_t n);
 
+/* The receive side of one queue on its own, for tests: any socket whose
+ * datagrams are a virtio-net header and a frame will do (a Unix
+ * socketpair), and what net_vpkt_rx would count is returned instead. */
+struct rte_mempool;
+struct vpkt_q;
+struct vpkt_rx_count {
+	uint32_t nomem;	   /* calls that offered nothing: the pool was empty */
+	uint32_t oversize; /* frames larger than their chain, or empty */
+	uint32_t gso_type; /* super-segments other than TCP/IPv4 */
+	uint32_t gro;	   /* super-segments taken */
+};
+/** A queue reading @p fd (not closed by net_vpkt_q_free) into links of
+ * @p pool, offered as net_vpkt_setup offers them. NULL: no memory. */
+struct vpkt_q *net_vpkt_q_new(int fd, struct rte_mempool *pool);
+/** net_vpkt_rx on @p q alone: frames of port 0; @p c is added to. */
+uint16_t net_vpkt_q_rx(struct vpkt_q *q, struct rte_mbuf **pkts, uint16_t n,
+		       struct vpkt_rx_count *c);
+/** Free @p q and the links it holds. */
+void net_vpkt_q_free(struct vpkt_q *q);
+
 #endif
