@@ -135,19 +135,29 @@ static uint32_t rd32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+/* May anything follow a group whose last frame is @p prev (payload
+ * @p prev_len; the group's segment size @p gso)? Only a full segment that
+ * ends nothing: no FIN, SYN, RST, PSH or URG. Tested before the next
+ * frame is looked at: request/response traffic, a PSH on every segment,
+ * stops here. */
+static inline bool extendable(const uint8_t *prev, unsigned prev_len, unsigned gso)
+{
+	return prev_len == gso &&
+	       !(prev[34 + 13] & (RTE_TCP_FIN_FLAG | RTE_TCP_SYN_FLAG | RTE_TCP_RST_FLAG |
+				  RTE_TCP_PSH_FLAG | RTE_TCP_URG_FLAG));
+}
+
 /* May @p b follow @p a's group, whose last frame is @p prev (payload
- * @p prev_len) and whose segment size is @p gso? Headers equal but for
- * the IPv4 length, ID and checksum and the TCP sequence, flags and
- * checksum; sequence contiguous. */
+ * @p prev_len, extendable) and whose segment size is @p gso? Headers
+ * equal but for the IPv4 length, ID and checksum and the TCP sequence,
+ * flags and checksum; sequence contiguous. */
 static bool mergeable(const uint8_t *a, const uint8_t *prev, unsigned prev_len, const uint8_t *b,
 		      unsigned hl, unsigned b_len, unsigned gso)
 {
 	const uint8_t *ta = a + 34, *tp = prev + 34, *tb = b + 34;
-	if (prev_len != gso || b_len == 0 || b_len > gso)
+	if (b_len == 0 || b_len > gso)
 		return false;
-	if ((tp[13] & (RTE_TCP_FIN_FLAG | RTE_TCP_SYN_FLAG | RTE_TCP_RST_FLAG | RTE_TCP_PSH_FLAG |
-		       RTE_TCP_URG_FLAG)) ||
-	    (tb[13] &
+	if ((tb[13] &
 	     (RTE_TCP_SYN_FLAG | RTE_TCP_RST_FLAG | RTE_TCP_URG_FLAG | RTE_TCP_CWR_FLAG)) ||
 	    ((ta[13] ^ tb[13]) & RTE_TCP_ECE_FLAG))
 		return false;
@@ -182,7 +192,8 @@ unsigned net_vpkt_plan(struct rte_mbuf *const *pkts, unsigned n, struct vpkt_gro
 			const uint8_t *a = rte_pktmbuf_mtod(m, const uint8_t *);
 			const uint8_t *prev = a;
 			unsigned prev_len = pl;
-			while (!(m->ol_flags & alone) && i + x->n < n) {
+			while (!(m->ol_flags & alone) && i + x->n < n &&
+			       extendable(prev, prev_len, pl)) {
 				const struct rte_mbuf *b = pkts[i + x->n];
 				unsigned bhl, bpl;
 				if ((b->ol_flags & alone) || !tcp_frame(b, &bhl, &bpl) ||
@@ -216,32 +227,33 @@ unsigned net_vpkt_group_head(struct rte_mbuf *const *pkts, const struct vpkt_gro
 	memset(&out->v, 0, sizeof(out->v));
 	if (g->head_len == 0)
 		return sizeof(out->v);
-	const struct rte_mbuf *m = pkts[g->first];
-	memcpy(out->h, rte_pktmbuf_mtod(m, const void *), g->head_len);
 	/* The kernel finishes the TCP checksum from csum_start on: the field
 	 * holds the pseudo-header's sum (lib/net's offload form). */
 	out->v.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
 	out->v.csum_start = 14 + 20;
 	out->v.csum_offset = 16;
 	out->v.hdr_len = g->head_len;
-	if (g->n > 1) {
-		const struct rte_mbuf *last = pkts[g->first + g->n - 1];
-		const uint8_t *lt = rte_pktmbuf_mtod(last, const uint8_t *) + 34;
-		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(out->h + 14);
-		struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(out->h + 34);
-		ip->total_length = rte_cpu_to_be_16((uint16_t)(g->head_len - 14 + g->payload));
-		ip->hdr_checksum = 0;
-		ip->hdr_checksum = rte_ipv4_cksum(ip);
-		/* PSH and FIN are the last segment's; the kernel's GSO puts
-		 * them on the last piece it cuts (and CWR on the first). */
-		th->tcp_flags =
-		    (uint8_t)(th->tcp_flags | (lt[13] & (RTE_TCP_PSH_FLAG | RTE_TCP_FIN_FLAG)));
-		th->cksum = rte_ipv4_phdr_cksum(ip, 0);
-		out->v.gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
-		if (th->tcp_flags & RTE_TCP_CWR_FLAG)
-			out->v.gso_type |= VIRTIO_NET_HDR_GSO_ECN;
-		out->v.gso_size = g->gso_size;
-	}
+	/* a lone frame's headers are right as they are: they go from its
+	 * own mbuf, not copied */
+	if (g->n == 1)
+		return sizeof(out->v);
+	const struct rte_mbuf *m = pkts[g->first];
+	memcpy(out->h, rte_pktmbuf_mtod(m, const void *), g->head_len);
+	const struct rte_mbuf *last = pkts[g->first + g->n - 1];
+	const uint8_t *lt = rte_pktmbuf_mtod(last, const uint8_t *) + 34;
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(out->h + 14);
+	struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(out->h + 34);
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(g->head_len - 14 + g->payload));
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	/* PSH and FIN are the last segment's; the kernel's GSO puts them on
+	 * the last piece it cuts (and CWR on the first). */
+	th->tcp_flags = (uint8_t)(th->tcp_flags | (lt[13] & (RTE_TCP_PSH_FLAG | RTE_TCP_FIN_FLAG)));
+	th->cksum = rte_ipv4_phdr_cksum(ip, 0);
+	out->v.gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
+	if (th->tcp_flags & RTE_TCP_CWR_FLAG)
+		out->v.gso_type |= VIRTIO_NET_HDR_GSO_ECN;
+	out->v.gso_size = g->gso_size;
 	return sizeof(out->v) + g->head_len;
 }
 
@@ -418,13 +430,15 @@ uint16_t net_vpkt_tx(struct arn_lcore *lc, uint16_t p, struct rte_mbuf **pkts, u
 			struct msghdr *mh = &q->tmsg[g].msg_hdr;
 			memset(mh, 0, sizeof(*mh));
 			mh->msg_iov = &q->tiov[iov];
+			unsigned hb = net_vpkt_group_head(pkts + done, x, &q->head[g]);
 			q->tiov[iov].iov_base = &q->head[g];
-			q->tiov[iov].iov_len = net_vpkt_group_head(pkts + done, x, &q->head[g]);
+			q->tiov[iov].iov_len = hb;
 			iov++;
+			/* the headers the group's header carries, skipped in
+			 * each frame (none for a lone frame) */
+			unsigned hskip = hb - (unsigned)sizeof(q->head[g].v);
 			for (unsigned j = 0; j < x->n; j++) {
-				/* each frame's links, its headers skipped (they are
-				 * in the group's header) */
-				unsigned skip = x->head_len;
+				unsigned skip = hskip;
 				for (struct rte_mbuf *m = pkts[done + x->first + j]; m;
 				     m = m->next) {
 					unsigned dl = m->data_len;

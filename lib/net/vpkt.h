@@ -69,8 +69,11 @@ struct vpkt_head {
 unsigned net_vpkt_plan(struct rte_mbuf *const *pkts, unsigned n, struct vpkt_group *g,
 		       unsigned max_iovs, uint64_t alone);
 
-/** Write group @p g's header (virtio-net header and, for TCP, the rewritten
- * headers of its first frame) into @p out. @return the bytes written. */
+/** Write group @p g's header into @p out: the virtio-net header and, for a
+ * run of TCP segments (n > 1), its first frame's headers rewritten for the
+ * run; a lone frame goes with its own headers, not copied here. The
+ * frames' bytes follow it with the headers this copied skipped in each.
+ * @return the bytes written. */
 unsigned net_vpkt_group_head(struct rte_mbuf *const *pkts, const struct vpkt_group *g,
 			     struct vpkt_head *out);
 
