@@ -459,6 +459,35 @@ static void rx_check(struct rte_mbuf *m, uint32_t len, uint32_t seed, unsigned r
 	assert_int_equal(at, len);
 }
 
+/* A queue on a socketpair, its links from a pool of its own. */
+struct rx_rig {
+	struct rte_mempool *pool;
+	unsigned mbufs, room; /* the pool's size; a link's bytes */
+	int sv[2];
+	struct vpkt_q *q;
+};
+
+static void rig_up(struct rx_rig *r, const char *name, unsigned mbufs)
+{
+	r->pool = rte_pktmbuf_pool_create(name, mbufs, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
+	assert_non_null(r->pool);
+	r->mbufs = mbufs;
+	r->room = rte_pktmbuf_data_room_size(r->pool) - RTE_PKTMBUF_HEADROOM;
+	assert_int_equal(rx_pair(r->sv), 0);
+	r->q = net_vpkt_q_new(r->sv[0], r->pool);
+	assert_non_null(r->q);
+}
+
+/* The queue freed: every link back in the pool. */
+static void rig_down(struct rx_rig *r)
+{
+	net_vpkt_q_free(r->q);
+	assert_int_equal(rte_mempool_avail_count(r->pool), r->mbufs);
+	close(r->sv[0]);
+	close(r->sv[1]);
+	rte_mempool_free(r->pool);
+}
+
 /* Frames of every size class, in bursts of one to eight, come out as the
  * chains they went in as, byte for byte: 1-link frames that leave the
  * rest of their slot's links offered (and, every thirty-odd frames, moved
@@ -468,24 +497,19 @@ static void rx_check(struct rte_mbuf *m, uint32_t len, uint32_t seed, unsigned r
 static void test_rx_chains_byte_exact(void **state)
 {
 	(void)state;
-	struct rte_mempool *rp =
-	    rte_pktmbuf_pool_create("vpkt_rx", 1023, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
-	assert_non_null(rp);
-	unsigned room = rte_pktmbuf_data_room_size(rp) - RTE_PKTMBUF_HEADROOM;
-	int sv[2];
-	assert_int_equal(rx_pair(sv), 0);
-	struct vpkt_q *q = net_vpkt_q_new(sv[0], rp);
-	assert_non_null(q);
+	struct rx_rig r;
+	rig_up(&r, "vpkt_rx", 1023);
+	unsigned room = r.room;
 	struct vpkt_rx_count c = {0};
 	uint32_t x = 12345, frames = 0, gro = 0;
 	for (unsigned burst = 0; burst < 600; burst++) {
 		unsigned n = 1 + rng_next(&x) % 8;
 		uint32_t len[8], seed[8], bytes = 0;
 		for (unsigned i = 0; i < n; i++) {
-			uint32_t r = rng_next(&x);
-			switch (r % 5) {
+			uint32_t v = rng_next(&x);
+			switch (v % 5) {
 			case 0: /* an ACK */
-				len[i] = 60 + r / 5 % 40;
+				len[i] = 60 + v / 5 % 40;
 				break;
 			case 1: /* a full segment */
 				len[i] = 1514;
@@ -494,10 +518,10 @@ static void test_rx_chains_byte_exact(void **state)
 				len[i] = 14 + 65535;
 				break;
 			case 3: /* one byte either side of a link's end, or on it */
-				len[i] = room * (1 + r / 5 % 8) + r / 40 % 3 - 1;
+				len[i] = room * (1 + v / 5 % 8) + v / 40 % 3 - 1;
 				break;
 			default:
-				len[i] = 61 + r / 5 % 65488;
+				len[i] = 61 + v / 5 % 65488;
 				break;
 			}
 			/* under the socket's default send buffer (wmem_max's
@@ -508,7 +532,7 @@ static void test_rx_chains_byte_exact(void **state)
 			}
 			bytes += len[i];
 			seed[i] = rng_next(&x);
-			rx_send(sv[1], len[i], seed[i]);
+			rx_send(r.sv[1], len[i], seed[i]);
 			gro += len[i] > 1514;
 		}
 		/* a burst of n may take several calls: each offers the kernel
@@ -516,7 +540,7 @@ static void test_rx_chains_byte_exact(void **state)
 		unsigned got = 0, tries = 0;
 		while (got < n) {
 			struct rte_mbuf *m[32];
-			uint16_t k = net_vpkt_q_rx(q, m, (uint16_t)(1 + rng_next(&x) % 32), &c);
+			uint16_t k = net_vpkt_q_rx(r.q, m, (uint16_t)(1 + rng_next(&x) % 32), &c);
 			for (unsigned j = 0; j < k; j++, got++) {
 				rx_check(m[j], len[got], seed[got], room);
 				rte_pktmbuf_free(m[j]);
@@ -529,13 +553,9 @@ static void test_rx_chains_byte_exact(void **state)
 	assert_int_equal(c.gro, gro);
 	/* nothing left: a call finds no frame */
 	struct rte_mbuf *m[8];
-	assert_int_equal(net_vpkt_q_rx(q, m, 8, &c), 0);
+	assert_int_equal(net_vpkt_q_rx(r.q, m, 8, &c), 0);
 	assert_true(frames > 2000);
-	net_vpkt_q_free(q);
-	assert_int_equal(rte_mempool_avail_count(rp), 1023);
-	close(sv[0]);
-	close(sv[1]);
-	rte_mempool_free(rp);
+	rig_down(&r);
 }
 
 /* A frame larger than its chain (MSG_TRUNC) and a datagram of no frame
@@ -544,27 +564,22 @@ static void test_rx_chains_byte_exact(void **state)
 static void test_rx_oversize_and_empty(void **state)
 {
 	(void)state;
-	struct rte_mempool *rp =
-	    rte_pktmbuf_pool_create("vpkt_rx2", 1023, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
-	assert_non_null(rp);
-	unsigned room = rte_pktmbuf_data_room_size(rp) - RTE_PKTMBUF_HEADROOM;
+	struct rx_rig r;
+	rig_up(&r, "vpkt_rx2", 1023);
+	unsigned room = r.room;
 	unsigned links = (14 + 65535 + 4 + room - 1) / room;
-	int sv[2];
-	assert_int_equal(rx_pair(sv), 0);
-	struct vpkt_q *q = net_vpkt_q_new(sv[0], rp);
-	assert_non_null(q);
 	struct vpkt_rx_count c = {0};
 	struct rte_mbuf *m[8];
 	for (unsigned round = 0; round < 40; round++) {
-		rx_send(sv[1], 100, round);
-		rx_send(sv[1], links * room + 1, 7); /* one byte past the chain */
+		rx_send(r.sv[1], 100, round);
+		rx_send(r.sv[1], links * room + 1, 7); /* one byte past the chain */
 		uint8_t tiny[4] = {0};
-		assert_int_equal(send(sv[1], tiny, sizeof(tiny), MSG_DONTWAIT), 4);
-		rx_send(sv[1], 1514, round + 1);
+		assert_int_equal(send(r.sv[1], tiny, sizeof(tiny), MSG_DONTWAIT), 4);
+		rx_send(r.sv[1], 1514, round + 1);
 		unsigned got = 0;
 		uint32_t want_len[2] = {100, 1514}, want_seed[2] = {round, round + 1};
 		for (unsigned tries = 0; got < 2 && tries < 10; tries++) {
-			uint16_t k = net_vpkt_q_rx(q, m, 8, &c);
+			uint16_t k = net_vpkt_q_rx(r.q, m, 8, &c);
 			for (unsigned j = 0; j < k; j++, got++) {
 				rx_check(m[j], want_len[got], want_seed[got], room);
 				rte_pktmbuf_free(m[j]);
@@ -574,11 +589,7 @@ static void test_rx_oversize_and_empty(void **state)
 	}
 	assert_int_equal(c.oversize, 80);
 	assert_int_equal(c.nomem + c.gso_type, 0);
-	net_vpkt_q_free(q);
-	assert_int_equal(rte_mempool_avail_count(rp), 1023);
-	close(sv[0]);
-	close(sv[1]);
-	rte_mempool_free(rp);
+	rig_down(&r);
 }
 
 /* The pool empty: the call offers nothing, says so, and loses nothing;
@@ -586,32 +597,22 @@ static void test_rx_oversize_and_empty(void **state)
 static void test_rx_pool_empty(void **state)
 {
 	(void)state;
-	struct rte_mempool *rp =
-	    rte_pktmbuf_pool_create("vpkt_rx3", 255, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
-	assert_non_null(rp);
-	unsigned room = rte_pktmbuf_data_room_size(rp) - RTE_PKTMBUF_HEADROOM;
-	int sv[2];
-	assert_int_equal(rx_pair(sv), 0);
-	struct vpkt_q *q = net_vpkt_q_new(sv[0], rp);
-	assert_non_null(q);
+	struct rx_rig r;
+	rig_up(&r, "vpkt_rx3", 255);
 	struct rte_mbuf *hold[255];
 	unsigned held = 0;
-	while (held < 255 && (hold[held] = rte_pktmbuf_alloc(rp)) != NULL)
+	while (held < 255 && (hold[held] = rte_pktmbuf_alloc(r.pool)) != NULL)
 		held++;
-	rx_send(sv[1], 1514, 99);
+	rx_send(r.sv[1], 1514, 99);
 	struct vpkt_rx_count c = {0};
 	struct rte_mbuf *m[8];
-	assert_int_equal(net_vpkt_q_rx(q, m, 8, &c), 0);
+	assert_int_equal(net_vpkt_q_rx(r.q, m, 8, &c), 0);
 	assert_int_equal(c.nomem, 1);
 	rte_pktmbuf_free_bulk(hold, held);
-	assert_int_equal(net_vpkt_q_rx(q, m, 8, &c), 1);
-	rx_check(m[0], 1514, 99, room);
+	assert_int_equal(net_vpkt_q_rx(r.q, m, 8, &c), 1);
+	rx_check(m[0], 1514, 99, r.room);
 	rte_pktmbuf_free(m[0]);
-	net_vpkt_q_free(q);
-	assert_int_equal(rte_mempool_avail_count(rp), 255);
-	close(sv[0]);
-	close(sv[1]);
-	rte_mempool_free(rp);
+	rig_down(&r);
 }
 
 int main(void)
