@@ -67,8 +67,8 @@
  * they are and the slot's window moves on by k. They move back to the
  * front only when the window would pass the end, about once per
  * VPKT_RX_LINKS links taken, where before every frame moved them and
- * rebuilt all its slot's iovecs (35 of them for a 1,514-byte frame, with
- * the default 2,048-byte data rooms). */
+ * rebuilt all its slot's iovecs (33 of them for a 1,514-byte frame, with
+ * the default 2,176-byte data rooms: 2,048 bytes after the headroom). */
 #define VPKT_RX_SPAN (2 * VPKT_RX_LINKS)
 /* iovecs a TX burst may use: a header each, and the frames' links */
 #define VPKT_TX_IOVS (ARN_NET_TX_BURST * 6)
