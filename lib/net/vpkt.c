@@ -480,7 +480,12 @@ uint16_t net_vpkt_tx(struct arn_lcore *lc, uint16_t p, struct rte_mbuf **pkts, u
 				ARN_NET_PADD(lc, p, tx_gso_segments, q->grp[g].n);
 			}
 		}
-		rte_pktmbuf_free_bulk(pkts + done, frames);
+		/* one frame, request/response traffic's usual burst: DPDK's
+		 * inline free, not the bulk call's set-up for one mbuf chain */
+		if (frames == 1)
+			rte_pktmbuf_free(pkts[done]);
+		else
+			rte_pktmbuf_free_bulk(pkts + done, frames);
 		done = (uint16_t)(done + frames);
 		if ((unsigned)r < k)
 			break;
