@@ -36,12 +36,7 @@ hits() { # hits ADDR PATH: requests upstream.py at ADDR saw for PATH
 logged() { # logged REGEX: a line of the access log matches
 	# the admin drains the access-log rings on its poll (about a
 	# second): look every 0.1 s for up to 3 s, not a fixed 1.2 s each
-	local i
-	for i in $(seq 30); do
-		grep -qE "$1" "$alog" && break
-		sleep 0.1
-	done
-	if grep -qE "$1" "$alog"; then
+	if topo_wait_log "$alog" "$1" 3; then
 		ok "access log: $1"
 	else
 		bad "access log lacks /$1/; its last lines:"
