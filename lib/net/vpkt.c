@@ -70,6 +70,8 @@
  * rebuilt all its slot's iovecs (33 of them for a 1,514-byte frame, with
  * the default 2,176-byte data rooms: 2,048 bytes after the headroom). */
 #define VPKT_RX_SPAN (2 * VPKT_RX_LINKS)
+/* struct vpkt_q's unready with every slot in it */
+#define VPKT_RX_ALL ((1u << VPKT_RX_MSGS) - 1)
 /* iovecs a TX burst may use: a header each, and the frames' links */
 #define VPKT_TX_IOVS (ARN_NET_TX_BURST * 6)
 /* The largest IPv4 total length (a GSO frame's headers included). */
@@ -579,7 +581,7 @@ static unsigned q_rx_init(struct vpkt_q *q, struct rte_mempool *pool)
 		q->rmsg[s].msg_hdr.msg_iov = q->riov[s];
 		q->rmsg[s].msg_hdr.msg_iovlen = 0;
 	}
-	q->unready = (1u << VPKT_RX_MSGS) - 1; /* the first call fills them */
+	q->unready = VPKT_RX_ALL; /* the first call fills them */
 	return want;
 }
 
@@ -592,7 +594,7 @@ static void q_rx_release(struct vpkt_q *q)
 		q->filled[s] = 0;
 		q->start[s] = 0;
 	}
-	q->unready = (1u << VPKT_RX_MSGS) - 1;
+	q->unready = VPKT_RX_ALL;
 }
 
 struct vpkt_q *net_vpkt_q_new(int fd, struct rte_mempool *pool)
@@ -650,8 +652,8 @@ int net_vpkt_setup(struct net_port *np, const struct arn_dp_port *pc, const char
 			 np->name, ARN_L4_DYNFLAG_REXMIT, rte_strerror(rte_errno));
 	for (unsigned i = 0; i < workers; i++) {
 		struct vpkt_q *q = &vp->q[i];
-		unsigned room = rte_pktmbuf_data_room_size(lc[i]->pool);
 		unsigned want = q_rx_init(q, lc[i]->pool);
+		unsigned room = q->room0 + RTE_PKTMBUF_HEADROOM; /* the pool's data room */
 		if (i == 0 && q->links > 8 && want <= VPKT_RX_LINKS)
 			ARN_INFO(
 			    NET,
