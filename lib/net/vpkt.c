@@ -154,8 +154,10 @@ static inline bool extendable(const uint8_t *prev, unsigned prev_len, unsigned g
  * @p prev_len, extendable) and whose segment size is @p gso? Headers
  * equal but for the IPv4 length, ID and checksum and the TCP sequence,
  * flags and checksum; sequence contiguous. */
-static bool mergeable(const uint8_t *a, const uint8_t *prev, unsigned prev_len, const uint8_t *b,
-		      unsigned hl, unsigned b_len, unsigned gso)
+static inline __attribute__((always_inline)) bool mergeable(const uint8_t *a, const uint8_t *prev,
+							    unsigned prev_len, const uint8_t *b,
+							    unsigned hl, unsigned b_len,
+							    unsigned gso)
 {
 	const uint8_t *ta = a + 34, *tp = prev + 34, *tb = b + 34;
 	if (b_len == 0 || b_len > gso)
@@ -173,8 +175,24 @@ static bool mergeable(const uint8_t *a, const uint8_t *prev, unsigned prev_len, 
 	return rd32(tb + 4) == rd32(tp + 4) + prev_len;
 }
 
-unsigned net_vpkt_plan(struct rte_mbuf *const *pkts, unsigned n, struct vpkt_group *g,
-		       unsigned max_iovs, uint64_t alone)
+/* May @p m start a run? Not the last frame of the burst, not one that
+ * must go alone, and (read in place, before the headers are checked) no
+ * flag that ends a run: request/response traffic, a PSH on every
+ * segment, is decided here without tcp_frame's checks. */
+static inline bool may_lead(const struct rte_mbuf *m, bool last, uint64_t alone)
+{
+	if (last || (m->ol_flags & alone))
+		return false;
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+	return m->data_len >= m->l2_len + m->l3_len + 20 &&
+	       !(f[m->l2_len + m->l3_len + 13] &
+		 (RTE_TCP_FIN_FLAG | RTE_TCP_SYN_FLAG | RTE_TCP_RST_FLAG | RTE_TCP_PSH_FLAG |
+		  RTE_TCP_URG_FLAG));
+}
+
+static inline __attribute__((always_inline)) unsigned plan(struct rte_mbuf *const *pkts, unsigned n,
+							   struct vpkt_group *g, unsigned max_iovs,
+							   uint64_t alone)
 {
 	unsigned k = 0, iovs = 0;
 	unsigned i = 0;
@@ -186,17 +204,23 @@ unsigned net_vpkt_plan(struct rte_mbuf *const *pkts, unsigned n, struct vpkt_gro
 		x->n = 1;
 		x->gso_size = 0;
 		x->iovs = (uint16_t)(1 + m->nb_segs);
-		if (!tcp_frame(m, &hl, &pl)) {
-			x->head_len = 0;
-			x->payload = 0;
+		x->head_len = 0;
+		x->payload = 0;
+		if (!(m->ol_flags & RTE_MBUF_F_TX_TCP_CKSUM)) {
+			/* summed by lib/net, or not TCP: as it is */
+		} else if (!may_lead(m, i + 1 == n, alone) || !tcp_frame(m, &hl, &pl)) {
+			/* A lone TCP frame: lib/net's header lengths (arn_l4.h:
+			 * l4_len is set with TX_TCP_CKSUM), for the checksum's
+			 * place; its headers go from its own mbuf. */
+			x->head_len = (uint16_t)(m->l2_len + m->l3_len + m->l4_len);
 		} else {
 			x->head_len = (uint16_t)hl;
 			x->payload = pl;
 			const uint8_t *a = rte_pktmbuf_mtod(m, const uint8_t *);
 			const uint8_t *prev = a;
 			unsigned prev_len = pl;
-			while (!(m->ol_flags & alone) && i + x->n < n &&
-			       extendable(prev, prev_len, pl)) {
+			/* the first frame is extendable if full: may_lead said so */
+			while (i + x->n < n && extendable(prev, prev_len, pl)) {
 				const struct rte_mbuf *b = pkts[i + x->n];
 				unsigned bhl, bpl;
 				if ((b->ol_flags & alone) || !tcp_frame(b, &bhl, &bpl) ||
@@ -224,23 +248,32 @@ unsigned net_vpkt_plan(struct rte_mbuf *const *pkts, unsigned n, struct vpkt_gro
 	return k;
 }
 
-unsigned net_vpkt_group_head(struct rte_mbuf *const *pkts, const struct vpkt_group *g,
-			     struct vpkt_head *out)
+unsigned net_vpkt_plan(struct rte_mbuf *const *pkts, unsigned n, struct vpkt_group *g,
+		       unsigned max_iovs, uint64_t alone)
+{
+	return plan(pkts, n, g, max_iovs, alone);
+}
+
+static inline __attribute__((always_inline)) unsigned
+group_head(struct rte_mbuf *const *pkts, const struct vpkt_group *g, struct vpkt_head *out)
 {
 	memset(&out->v, 0, sizeof(out->v));
 	if (g->head_len == 0)
 		return sizeof(out->v);
 	/* The kernel finishes the TCP checksum from csum_start on: the field
 	 * holds the pseudo-header's sum (lib/net's offload form). */
+	const struct rte_mbuf *m = pkts[g->first];
 	out->v.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
-	out->v.csum_start = 14 + 20;
 	out->v.csum_offset = 16;
 	out->v.hdr_len = g->head_len;
-	/* a lone frame's headers are right as they are: they go from its
-	 * own mbuf, not copied */
-	if (g->n == 1)
+	if (g->n == 1) {
+		/* a lone frame's headers are right as they are: they go from
+		 * its own mbuf, not copied; its checksum where lib/net's
+		 * header lengths put it */
+		out->v.csum_start = (uint16_t)(m->l2_len + m->l3_len);
 		return sizeof(out->v);
-	const struct rte_mbuf *m = pkts[g->first];
+	}
+	out->v.csum_start = 14 + 20; /* the layout tcp_frame checked */
 	memcpy(out->h, rte_pktmbuf_mtod(m, const void *), g->head_len);
 	const struct rte_mbuf *last = pkts[g->first + g->n - 1];
 	const uint8_t *lt = rte_pktmbuf_mtod(last, const uint8_t *) + 34;
@@ -258,6 +291,12 @@ unsigned net_vpkt_group_head(struct rte_mbuf *const *pkts, const struct vpkt_gro
 		out->v.gso_type |= VIRTIO_NET_HDR_GSO_ECN;
 	out->v.gso_size = g->gso_size;
 	return sizeof(out->v) + g->head_len;
+}
+
+unsigned net_vpkt_group_head(struct rte_mbuf *const *pkts, const struct vpkt_group *g,
+			     struct vpkt_head *out)
+{
+	return group_head(pkts, g, out);
 }
 
 bool net_vpkt_rx_flags(struct rte_mbuf *m, const struct virtio_net_hdr *v)
@@ -289,11 +328,12 @@ bool net_vpkt_rx_flags(struct rte_mbuf *m, const struct virtio_net_hdr *v)
  * cancellation points: in a process with threads each call marks the
  * thread asynchronously cancellable before entering the kernel and not
  * after, two atomic read-modify-writes of the thread's cancel state per
- * call (bench/cost/run on this port: 202 instructions a proxied keep-alive
- * request, 45 an idle poll, and the atomics' cycles). No thread of Arion's is ever
- * cancelled (nothing calls pthread_cancel), so the worker enters the
- * kernel through syscall(2), which is not a cancellation point. Both
- * return as the wrappers do: -1 with errno set on an error. */
+ * call (bench/cost/run on this port: 202 instructions a proxied
+ * keep-alive request, 45 an idle poll, and the atomics' cycles). No
+ * thread of Arion's is ever cancelled (nothing calls pthread_cancel), so
+ * the worker enters the kernel through syscall(2), which is not a
+ * cancellation point. Both return as the wrappers do: -1 with errno set
+ * on an error. */
 static inline int vpkt_recvmmsg(int fd, struct mmsghdr *m, unsigned n, int flags)
 {
 	return (int)syscall(SYS_recvmmsg, fd, m, n, flags, NULL);
@@ -438,7 +478,7 @@ uint16_t net_vpkt_tx(struct arn_lcore *lc, uint16_t p, struct rte_mbuf **pkts, u
 	struct vpkt_q *q = &vp->q[lc->index];
 	uint16_t done = 0;
 	while (done < n) {
-		unsigned k = net_vpkt_plan(pkts + done, n - done, q->grp, VPKT_TX_IOVS, vp->rexmit);
+		unsigned k = plan(pkts + done, n - done, q->grp, VPKT_TX_IOVS, vp->rexmit);
 		if (unlikely(k == 0)) {
 			/* a frame of more links than a burst's iovecs: never
 			 * one of lib/net's (a header and a few references) */
@@ -455,7 +495,7 @@ uint16_t net_vpkt_tx(struct arn_lcore *lc, uint16_t p, struct rte_mbuf **pkts, u
 			 * only msg_len */
 			struct msghdr *mh = &q->tmsg[g].msg_hdr;
 			mh->msg_iov = &q->tiov[iov];
-			unsigned hb = net_vpkt_group_head(pkts + done, x, &q->head[g]);
+			unsigned hb = group_head(pkts + done, x, &q->head[g]);
 			q->tiov[iov].iov_base = &q->head[g];
 			q->tiov[iov].iov_len = hb;
 			iov++;

@@ -90,6 +90,7 @@ static struct rte_mbuf *frame(const struct fr *f)
 		p[i] = (uint8_t)((f->seq + i) * 7);
 	m->l2_len = 14;
 	m->l3_len = 20;
+	m->l4_len = HL - 34; /* as lib/tcp sets it with TX_TCP_CKSUM */
 	if (!f->no_csum)
 		m->ol_flags = RTE_MBUF_F_TX_TCP_CKSUM | RTE_MBUF_F_TX_IPV4;
 	return m;
@@ -295,6 +296,7 @@ static void test_lone_segment(void **state)
 	assert_int_equal(vh.v.flags, VIRTIO_NET_HDR_F_NEEDS_CSUM);
 	assert_int_equal(vh.v.csum_start, 34);
 	assert_int_equal(vh.v.csum_offset, 16);
+	assert_int_equal(vh.v.hdr_len, HL);
 	assert_int_equal(vh.v.gso_type, VIRTIO_NET_HDR_GSO_NONE);
 	rte_pktmbuf_free(p);
 }
