@@ -350,7 +350,7 @@ static inline int vpkt_sendmmsg(int fd, struct mmsghdr *m, unsigned n, int flags
  * its data. A link left keeps its iovec: the kernel wrote nothing into it
  * and nothing here changed its data_off. @return false when the pool is
  * short (the slot is not offered). */
-static inline bool rx_fill(struct vpkt_q *q, unsigned s)
+static inline bool rx_fill(struct vpkt_q *q, struct rte_mempool_cache *cache, unsigned s)
 {
 	unsigned b = q->start[s], f = q->filled[s];
 	if (unlikely(b + q->links > VPKT_RX_SPAN)) {
@@ -359,11 +359,15 @@ static inline bool rx_fill(struct vpkt_q *q, unsigned s)
 		q->start[s] = b = 0;
 	}
 	if (f < q->links) {
-		if (rte_pktmbuf_alloc_bulk(q->pool, &q->rx[s][b + f], q->links - f) != 0)
+		/* rte_pktmbuf_alloc_bulk's work from the worker's own cache,
+		 * not found again through the thread's lcore id per call */
+		if (rte_mempool_generic_get(q->pool, (void **)&q->rx[s][b + f], q->links - f,
+					    cache) != 0)
 			return false;
 		/* as a PMD's mbufs: the usual headroom (rte_pktmbuf_reset's),
 		 * room0 bytes after it */
 		for (unsigned i = b + f; i < b + q->links; i++) {
+			rte_pktmbuf_reset(q->rx[s][i]);
 			q->riov[s][i].iov_base = rte_pktmbuf_mtod(q->rx[s][i], uint8_t *);
 			q->riov[s][i].iov_len = q->room0;
 		}
@@ -409,15 +413,16 @@ static struct rte_mbuf *rx_take(struct vpkt_q *q, unsigned s, uint32_t len)
 }
 
 /* One receive call on queue @p q: the frames, each an mbuf chain with its
- * port set to @p port; what was dropped counted in @p c. */
-static inline uint16_t q_rx(struct vpkt_q *q, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
-			    struct vpkt_rx_count *c)
+ * port set to @p port, refills from the pool through @p cache (the
+ * worker's, or NULL); what was dropped counted in @p c. */
+static inline uint16_t q_rx(struct vpkt_q *q, struct rte_mempool_cache *cache, uint16_t port,
+			    struct rte_mbuf **pkts, uint16_t n, struct vpkt_rx_count *c)
 {
 	unsigned want = n < VPKT_RX_MSGS ? n : VPKT_RX_MSGS;
 	/* the slots the last call's frames took, refilled; the offer is the
 	 * slots up to the first still unready (the pool short) */
 	for (uint32_t due = q->unready & ((1u << want) - 1); due; due &= due - 1)
-		if (unlikely(!rx_fill(q, (unsigned)__builtin_ctz(due))))
+		if (unlikely(!rx_fill(q, cache, (unsigned)__builtin_ctz(due))))
 			break;
 	unsigned offer = (unsigned)__builtin_ctz(q->unready | 1u << want);
 	if (offer == 0) {
@@ -455,7 +460,7 @@ static inline uint16_t q_rx(struct vpkt_q *q, uint16_t port, struct rte_mbuf **p
 uint16_t net_vpkt_rx(struct arn_lcore *lc, uint16_t p, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct vpkt_rx_count c = {0};
-	uint16_t out = q_rx(&lc->net->port[p].vpkt->q[lc->index], p, pkts, n, &c);
+	uint16_t out = q_rx(&lc->net->port[p].vpkt->q[lc->index], lc->mcache, p, pkts, n, &c);
 	if (c.gro)
 		ARN_NET_PADD(lc, p, rx_gro, c.gro);
 	if (unlikely(c.nomem | c.oversize | c.gso_type)) {
@@ -469,7 +474,7 @@ uint16_t net_vpkt_rx(struct arn_lcore *lc, uint16_t p, struct rte_mbuf **pkts, u
 uint16_t net_vpkt_q_rx(struct vpkt_q *q, struct rte_mbuf **pkts, uint16_t n,
 		       struct vpkt_rx_count *c)
 {
-	return q_rx(q, 0, pkts, n, c);
+	return q_rx(q, NULL, 0, pkts, n, c);
 }
 
 uint16_t net_vpkt_tx(struct arn_lcore *lc, uint16_t p, struct rte_mbuf **pkts, uint16_t n)
