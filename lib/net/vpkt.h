@@ -43,9 +43,12 @@ struct net_port;
 /* One GSO frame of a TX burst: frames first .. first + n - 1. */
 struct vpkt_group {
 	uint16_t first, n;
-	uint16_t head_len; /* Ethernet + IPv4 + TCP headers (0: not a mergeable TCP frame) */
+	/* Ethernet + IPv4 + TCP headers, for a frame whose TCP checksum the
+	 * kernel finishes (TX_TCP_CKSUM; a lone one's from lib/net's l2_len,
+	 * l3_len and l4_len); 0: any other frame, sent as it is */
+	uint16_t head_len;
 	uint16_t gso_size; /* payload of each but the last (0: n == 1) */
-	uint32_t payload;  /* TCP payload bytes of all n */
+	uint32_t payload;  /* TCP payload bytes of all n (a run's; a lone frame may leave 0) */
 	uint16_t iovs;	   /* iovecs it needs, its header's included */
 };
 
