@@ -150,6 +150,26 @@ static inline bool extendable(const uint8_t *prev, unsigned prev_len, unsigned g
 				  RTE_TCP_PSH_FLAG | RTE_TCP_URG_FLAG));
 }
 
+/* @p n bytes at @p p and @p q equal (2 <= n <= 42: a TCP header's urgent
+ * pointer and options), in 8-byte words where there are 8, the last one
+ * overlapping, instead of a call to memcmp for a length it does not know
+ * (14 bytes with timestamps). */
+static inline bool same_tail(const uint8_t *p, const uint8_t *q, unsigned n)
+{
+	if (n < 8)
+		return memcmp(p, q, n) == 0;
+	uint64_t x, y;
+	for (unsigned i = 0; i + 8 < n; i += 8) {
+		memcpy(&x, p + i, 8);
+		memcpy(&y, q + i, 8);
+		if (x != y)
+			return false;
+	}
+	memcpy(&x, p + n - 8, 8);
+	memcpy(&y, q + n - 8, 8);
+	return x == y;
+}
+
 /* May @p b follow @p a's group, whose last frame is @p prev (payload
  * @p prev_len, extendable) and whose segment size is @p gso? Headers
  * equal but for the IPv4 length, ID and checksum and the TCP sequence,
@@ -170,9 +190,26 @@ static inline __attribute__((always_inline)) bool mergeable(const uint8_t *a, co
 	    memcmp(a + 26, b + 26, 8) != 0) /* Ethernet, IP vhl/tos, frag/ttl/proto, addresses */
 		return false;
 	if (memcmp(ta, tb, 4) != 0 || memcmp(ta + 8, tb + 8, 5) != 0 ||
-	    memcmp(ta + 14, tb + 14, 2) != 0 || memcmp(ta + 18, tb + 18, hl - 34 - 18) != 0)
+	    memcmp(ta + 14, tb + 14, 2) != 0 || !same_tail(ta + 18, tb + 18, hl - 34 - 18))
 		return false; /* ports, ACK and data offset, window, urgent pointer and options */
 	return rd32(tb + 4) == rd32(tp + 4) + prev_len;
+}
+
+/* Frame @p b's payload, if it may be compared with a run's first frame,
+ * whose headers (@p hl bytes) tcp_frame checked: a TCP frame of lib/net's
+ * with at least those bytes in its first link and an IPv4 length that is
+ * its own. The rest of tcp_frame's checks (EtherType, IPv4 header length,
+ * protocol, TCP data offset) are mergeable's byte comparison with the
+ * first frame. */
+static inline bool follows(const struct rte_mbuf *b, unsigned hl, unsigned *payload)
+{
+	if (!(b->ol_flags & RTE_MBUF_F_TX_TCP_CKSUM) || b->data_len < hl)
+		return false;
+	const uint8_t *f = rte_pktmbuf_mtod(b, const uint8_t *);
+	if (14 + ((unsigned)f[16] << 8 | f[17]) != b->pkt_len)
+		return false;
+	*payload = b->pkt_len - hl;
+	return true;
 }
 
 /* May @p m start a run? Not the last frame of the burst, not one that
@@ -188,6 +225,43 @@ static inline bool may_lead(const struct rte_mbuf *m, bool last, uint64_t alone)
 	       !(f[m->l2_len + m->l3_len + 13] &
 		 (RTE_TCP_FIN_FLAG | RTE_TCP_SYN_FLAG | RTE_TCP_RST_FLAG | RTE_TCP_PSH_FLAG |
 		  RTE_TCP_URG_FLAG));
+}
+
+/* Group @p x, whose first frame @p m (pkts[@p i], headers @p hl bytes,
+ * payload @p pl) tcp_frame checked and may_lead allows, extended over the
+ * frames that follow it in @p pkts (@p n in all; @p iovs of the burst's
+ * iovecs taken by the groups before). Out of line: request/response
+ * traffic never gets here, and inline its registers cost the lone
+ * frame's path too. */
+static __attribute__((noinline)) void run_extend(struct rte_mbuf *const *pkts, unsigned n,
+						 unsigned i, struct vpkt_group *x, unsigned hl,
+						 unsigned pl, unsigned iovs, unsigned max_iovs,
+						 uint64_t alone)
+{
+	x->head_len = (uint16_t)hl;
+	x->payload = pl;
+	const uint8_t *a = rte_pktmbuf_mtod(pkts[i], const uint8_t *);
+	const uint8_t *prev = a;
+	unsigned prev_len = pl;
+	/* the first frame is extendable if full: may_lead said so */
+	while (i + x->n < n && extendable(prev, prev_len, pl)) {
+		const struct rte_mbuf *b = pkts[i + x->n];
+		unsigned bpl;
+		if ((b->ol_flags & alone) || !follows(b, hl, &bpl) ||
+		    hl - 14 + x->payload + bpl > VPKT_IP_MAX ||
+		    iovs + x->iovs + b->nb_segs > max_iovs)
+			break;
+		const uint8_t *bb = rte_pktmbuf_mtod(b, const uint8_t *);
+		if (!mergeable(a, prev, prev_len, bb, hl, bpl, pl))
+			break;
+		x->payload += bpl;
+		x->iovs = (uint16_t)(x->iovs + b->nb_segs);
+		x->n++;
+		prev = bb;
+		prev_len = bpl;
+	}
+	if (x->n > 1)
+		x->gso_size = (uint16_t)pl;
 }
 
 static inline __attribute__((always_inline)) unsigned plan(struct rte_mbuf *const *pkts, unsigned n,
@@ -214,30 +288,7 @@ static inline __attribute__((always_inline)) unsigned plan(struct rte_mbuf *cons
 			 * place; its headers go from its own mbuf. */
 			x->head_len = (uint16_t)(m->l2_len + m->l3_len + m->l4_len);
 		} else {
-			x->head_len = (uint16_t)hl;
-			x->payload = pl;
-			const uint8_t *a = rte_pktmbuf_mtod(m, const uint8_t *);
-			const uint8_t *prev = a;
-			unsigned prev_len = pl;
-			/* the first frame is extendable if full: may_lead said so */
-			while (i + x->n < n && extendable(prev, prev_len, pl)) {
-				const struct rte_mbuf *b = pkts[i + x->n];
-				unsigned bhl, bpl;
-				if ((b->ol_flags & alone) || !tcp_frame(b, &bhl, &bpl) ||
-				    bhl != hl || hl - 14 + x->payload + bpl > VPKT_IP_MAX ||
-				    iovs + x->iovs + b->nb_segs > max_iovs)
-					break;
-				const uint8_t *bb = rte_pktmbuf_mtod(b, const uint8_t *);
-				if (!mergeable(a, prev, prev_len, bb, hl, bpl, pl))
-					break;
-				x->payload += bpl;
-				x->iovs = (uint16_t)(x->iovs + b->nb_segs);
-				x->n++;
-				prev = bb;
-				prev_len = bpl;
-			}
-			if (x->n > 1)
-				x->gso_size = (uint16_t)pl;
+			run_extend(pkts, n, i, x, hl, pl, iovs, max_iovs, alone);
 		}
 		if (iovs + x->iovs > max_iovs)
 			break;
