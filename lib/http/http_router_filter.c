@@ -14,6 +14,7 @@
 
 #include "arn_config.h"
 #include "arn_log.h"
+#include "arn_mem.h"
 #include "http_l4.h"
 #include "http_local.h"
 #include "http_router_filter.h"
@@ -569,38 +570,6 @@ static void attempt_start(struct http_stream *st)
 		upstream_ready(st);
 }
 
-/* @p n bytes at @p a and @p b equal: words, the last one overlapping the
- * one before, so that nothing outside either run is read (the request's
- * bytes may end a buffer); the libc call cost twice as much for a Host
- * and a path (bench_hcm: about 36 instructions). */
-static inline bool key_eq(const char *a, const char *b, size_t n)
-{
-	uint64_t x, y;
-	if (n >= 8) {
-		for (size_t i = 0; i + 8 < n; i += 8) {
-			memcpy(&x, a + i, 8);
-			memcpy(&y, b + i, 8);
-			if (x != y)
-				return false;
-		}
-		memcpy(&x, a + n - 8, 8);
-		memcpy(&y, b + n - 8, 8);
-		return x == y;
-	}
-	if (n >= 4) {
-		uint32_t p, q, r, t;
-		memcpy(&p, a, 4);
-		memcpy(&q, b, 4);
-		memcpy(&r, a + n - 4, 4);
-		memcpy(&t, b + n - 4, 4);
-		return ((p ^ q) | (r ^ t)) == 0;
-	}
-	for (size_t i = 0; i < n; i++)
-		if (a[i] != b[i])
-			return false;
-	return true;
-}
-
 /*
  * The request's route: the connection's last match where the authority and
  * path decide it (arn_cfg_route.path_decides) and they, the table and its
@@ -620,8 +589,8 @@ static bool route_match(struct http_conn *hc, const struct arn_cfg_gen *g,
 	const char *path = req->path ? req->path : "";
 	size_t plen = req->path ? req->path_len : 0;
 	if (gid && hc->rm_gen_id == gid && hc->rm_rt == rt && hc->rm_alen == alen &&
-	    hc->rm_plen == plen && key_eq(hc->rm_key, auth, alen) &&
-	    key_eq(hc->rm_key + alen, path, plen)) {
+	    hc->rm_plen == plen && arn_mem_eq(hc->rm_key, auth, alen) &&
+	    arn_mem_eq(hc->rm_key + alen, path, plen)) {
 		mt->vhost = hc->rm_vhost;
 		mt->route = hc->rm_route;
 		return true;

@@ -51,6 +51,7 @@
 
 #include "arn_dataplane.h"
 #include "arn_log.h"
+#include "arn_mem.h"
 #include "net_int.h"
 #include "vpkt.h"
 
@@ -150,26 +151,6 @@ static inline bool extendable(const uint8_t *prev, unsigned prev_len, unsigned g
 				  RTE_TCP_PSH_FLAG | RTE_TCP_URG_FLAG));
 }
 
-/* @p n bytes at @p p and @p q equal (2 <= n <= 42: a TCP header's urgent
- * pointer and options), in 8-byte words where there are 8, the last one
- * overlapping, instead of a call to memcmp for a length it does not know
- * (14 bytes with timestamps). */
-static inline bool same_tail(const uint8_t *p, const uint8_t *q, unsigned n)
-{
-	if (n < 8)
-		return memcmp(p, q, n) == 0;
-	uint64_t x, y;
-	for (unsigned i = 0; i + 8 < n; i += 8) {
-		memcpy(&x, p + i, 8);
-		memcpy(&y, q + i, 8);
-		if (x != y)
-			return false;
-	}
-	memcpy(&x, p + n - 8, 8);
-	memcpy(&y, q + n - 8, 8);
-	return x == y;
-}
-
 /* May @p b follow @p a's group, whose last frame is @p prev (payload
  * @p prev_len, extendable) and whose segment size is @p gso? Headers
  * equal but for the IPv4 length, ID and checksum and the TCP sequence,
@@ -190,7 +171,7 @@ static inline __attribute__((always_inline)) bool mergeable(const uint8_t *a, co
 	    memcmp(a + 26, b + 26, 8) != 0) /* Ethernet, IP vhl/tos, frag/ttl/proto, addresses */
 		return false;
 	if (memcmp(ta, tb, 4) != 0 || memcmp(ta + 8, tb + 8, 5) != 0 ||
-	    memcmp(ta + 14, tb + 14, 2) != 0 || !same_tail(ta + 18, tb + 18, hl - 34 - 18))
+	    memcmp(ta + 14, tb + 14, 2) != 0 || !arn_mem_eq(ta + 18, tb + 18, hl - 34 - 18))
 		return false; /* ports, ACK and data offset, window, urgent pointer and options */
 	return rd32(tb + 4) == rd32(tp + 4) + prev_len;
 }
