@@ -57,6 +57,19 @@ struct arn_http_options {
 	uint32_t drain_time_s;
 	bool drain_time_set;
 	bool drain_immediate; /* --drain-strategy immediate (default gradual) */
+	/* Per-worker tables that no configuration key sizes; 0 takes the
+	 * default. Each is allocated when a worker starts, most of them
+	 * zeroed there so that the worker takes no page fault later: with
+	 * the defaults about 7 MB a worker touched at start, and 8 MB more
+	 * for the MCP sessions' backend ids. Tests ask for small ones, so
+	 * that a worker (one per fuzz input) starts fast and each table's
+	 * limit is reachable. */
+	uint32_t large_buffers; /* 64 KiB scratch for long head lines and MCP bodies: 64 */
+	uint32_t
+	    upstream_pools; /* (cluster, endpoint) pool slots, rounded up to a power of 2: 4096 */
+	uint32_t mcp_sessions; /* MCP gateway sessions: 1024 */
+	uint32_t mcp_legs; /* MCP backend exchanges (POSTs, GET streams, DELETEs) at once: 256 */
+	uint32_t mcp_detached; /* MCP requests run without a client stream of this worker: 128 */
 };
 
 /**

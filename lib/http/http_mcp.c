@@ -183,6 +183,7 @@ struct mcp_leg {
 	bool live;
 };
 
+/* Legs per worker by default (http_mcp_caps.legs) */
 #define HTTP_MCP_LEGS 256
 
 /* Backend GET streams per worker (struct mcp_leg, phase LEG_GET): each
@@ -250,8 +251,9 @@ struct mcp_bg {
 	struct mcp_xmsg *owed; /* a last message the origin's inbox had no room for */
 };
 
-/* Detached requests per worker: remote ones live as long as their
- * answer (a GET stream's for hours), local ones until their DELETEs end. */
+/* Detached requests per worker by default (http_mcp_caps.detached):
+ * remote ones live as long as their answer (a GET stream's for hours),
+ * local ones until their DELETEs end. */
 #define MCP_BG 128u
 
 /* A backend's notifications/tools/list_changed read on this worker, owed
@@ -295,12 +297,13 @@ struct http_mcp_worker {
 	struct http_mcp_req *mem, *free;
 	uint32_t n;
 	struct mcp_leg *legs, *leg_free;
+	uint32_t n_legs, n_bg, n_sx; /* http_mcp_caps' */
 	struct mcp_cat cats[MCP_CATALOGS];
 	struct http_mcp_req *gets;    /* the GET streams open on this worker */
 	uint32_t n_bget;	      /* backend GET streams (legs of phase LEG_GET) */
-	struct mcp_bg *bgs;	      /* [MCP_BG] */
+	struct mcp_bg *bgs;	      /* [n_bg] */
 	uint32_t n_bg_done;	      /* detached requests to free at the next poll */
-	struct mcp_sx *sx;	      /* [HTTP_MCP_SESSIONS] */
+	struct mcp_sx *sx;	      /* [n_sx] */
 	struct mcp_owed_cancel *owed; /* [n]: every remote request is one of mem */
 	uint32_t n_owed;
 	struct mcp_lc_owed lc[MCP_LC_OWED];
@@ -478,7 +481,7 @@ static void shared_bsid_set(struct http_mcp_req *r, uint32_t b, const char *sid,
 static void shared_bsid_done(struct mcp_leg *l);
 static void req_release(struct http_mcp_worker *m, struct http_mcp_req *r);
 
-int http_mcp_worker_init(struct http_worker *w)
+int http_mcp_worker_init(struct http_worker *w, const struct http_mcp_caps *caps)
 {
 	struct http_mcp_worker *m = calloc(1, sizeof(*m));
 	if (!m)
@@ -487,10 +490,13 @@ int http_mcp_worker_init(struct http_worker *w)
 	m->n = w->n_res;
 	m->mem = calloc(m->n ? m->n : 1, sizeof(*m->mem));
 	m->owed = calloc(m->n ? m->n : 1, sizeof(*m->owed));
-	m->legs = calloc(HTTP_MCP_LEGS, sizeof(*m->legs));
-	m->bgs = calloc(MCP_BG, sizeof(*m->bgs));
-	m->sx = calloc(HTTP_MCP_SESSIONS, sizeof(*m->sx));
-	m->sessions = arn_mcp_sessions_create(w->idx, HTTP_MCP_SESSIONS, ARN_CFG_MCP_MAX_BACKENDS,
+	m->n_legs = caps && caps->legs ? caps->legs : HTTP_MCP_LEGS;
+	m->n_bg = caps && caps->detached ? caps->detached : MCP_BG;
+	m->n_sx = caps && caps->sessions ? caps->sessions : HTTP_MCP_SESSIONS;
+	m->legs = calloc(m->n_legs, sizeof(*m->legs));
+	m->bgs = calloc(m->n_bg, sizeof(*m->bgs));
+	m->sx = calloc(m->n_sx, sizeof(*m->sx));
+	m->sessions = arn_mcp_sessions_create(w->idx, m->n_sx, ARN_CFG_MCP_MAX_BACKENDS,
 					      ARN_CFG_MCP_DEFAULT_SESSION_IDLE_MS);
 	struct rte_ring *q = NULL;
 	if (w->idx < ARN_MCP_MAX_WORKERS) {
@@ -514,7 +520,7 @@ int http_mcp_worker_init(struct http_worker *w)
 	}
 	if (!m->mem || !m->owed || !m->legs || !m->bgs || !m->sx || !m->sessions || !q) {
 		ARN_ERR(HTTP, "worker %u: out of memory for the MCP gateway's %u sessions", w->idx,
-			HTTP_MCP_SESSIONS);
+			m->n_sx);
 		if (m->sessions)
 			arn_mcp_sessions_destroy(m->sessions);
 		free(m->mem);
@@ -528,7 +534,7 @@ int http_mcp_worker_init(struct http_worker *w)
 	arn_mcp_sessions_on_expire(m->sessions, on_expire, m);
 	m->due.inbox = q;
 	m->due.due_ms = 0; /* the first poll sets the sweep's time */
-	for (uint32_t i = HTTP_MCP_LEGS; i-- > 0;) {
+	for (uint32_t i = m->n_legs; i-- > 0;) {
 		m->legs[i].next = m->leg_free;
 		m->leg_free = &m->legs[i];
 	}
@@ -536,7 +542,7 @@ int http_mcp_worker_init(struct http_worker *w)
 		m->mem[i].next = m->free;
 		m->free = &m->mem[i];
 	}
-	for (uint32_t i = 0; i < MCP_BG; i++) {
+	for (uint32_t i = 0; i < m->n_bg; i++) {
 		m->bgs[i].hc.w = w;
 		m->bgs[i].hc.ops = &bg_conn_ops;
 		m->bgs[i].hc.state = HTTP_DC_OPEN;
@@ -556,7 +562,7 @@ void http_mcp_shutdown(struct http_worker *w)
 	if (!m)
 		return;
 	/* their sub-requests end while the upstream connections are there */
-	for (uint32_t i = 0; i < MCP_BG; i++)
+	for (uint32_t i = 0; i < m->n_bg; i++)
 		if (m->bgs[i].used)
 			bg_release(m, &m->bgs[i]);
 	m->n_bg_done = 0;
@@ -574,7 +580,7 @@ void http_mcp_worker_fini(struct http_worker *w)
 		arn_mcp_catalog_free(m->cats[i].cat);
 		cat_init_clear(&m->cats[i]);
 	}
-	for (uint32_t i = 0; i < HTTP_MCP_SESSIONS; i++) {
+	for (uint32_t i = 0; i < m->n_sx; i++) {
 		if (m->sx[i].ts)
 			arn_cfg_unpin(m->sx[i].ts);
 		http_rt_hcm_put(m->sx[i].hrt);
@@ -2125,7 +2131,7 @@ static void forward_cancel(struct http_mcp_req *r, const struct arn_mcp_msg *m)
 	struct json_object *rid = m->params ? json_object_object_get(m->params, "requestId") : NULL;
 	if (!rid || !sess_ok(r))
 		return;
-	for (uint32_t i = 0; i < mw->n + MCP_BG; i++) {
+	for (uint32_t i = 0; i < mw->n + mw->n_bg; i++) {
 		/* the session's calls run here, handed over from other workers or not */
 		struct http_mcp_req *c = i < mw->n ? &mw->mem[i] : &mw->bgs[i - mw->n].r;
 		if (c == r || c->wait != MCP_W_CALL || (c->bg && (!c->bg->used || c->bg->done)) ||
@@ -3081,7 +3087,7 @@ static struct mcp_bg *bg_take(struct http_mcp_worker *m, const struct arn_cfg_to
 			      struct http_hcm_rt *hrt, uint32_t laddr)
 {
 	struct mcp_bg *bg = NULL;
-	for (uint32_t i = 0; i < MCP_BG && !bg; i++)
+	for (uint32_t i = 0; i < m->n_bg && !bg; i++)
 		if (!m->bgs[i].used)
 			bg = &m->bgs[i];
 	if (!bg)
@@ -3524,7 +3530,7 @@ static void xw_request(struct http_mcp_worker *m, struct mcp_xmsg *x)
 /* X_CANCEL: the client of a request handed here went away. */
 static void xw_cancelled(struct http_mcp_worker *m, const struct mcp_xmsg *x)
 {
-	for (uint32_t i = 0; i < MCP_BG; i++) {
+	for (uint32_t i = 0; i < m->n_bg; i++) {
 		struct mcp_bg *bg = &m->bgs[i];
 		if (!bg->used || !bg->remote || bg->done || bg->from != x->from ||
 		    bg->handle != x->handle)
@@ -3580,7 +3586,7 @@ void http_mcp_poll_work(struct http_worker *w)
 		m->owed[i] = m->owed[--m->n_owed];
 	}
 	if (m->n_bg_done) {
-		for (uint32_t i = 0; i < MCP_BG; i++) {
+		for (uint32_t i = 0; i < m->n_bg; i++) {
 			struct mcp_bg *bg = &m->bgs[i];
 			if (!bg->used || !bg->done)
 				continue;
@@ -3600,7 +3606,7 @@ void http_mcp_poll_work(struct http_worker *w)
 		m->sweep_ms = w->now_ms + MCP_SWEEP_MS;
 		/* a session with a request in flight (a long call, a stream)
 		 * is not idle: idle time counts from the last answer */
-		for (uint32_t i = 0; i < m->n + MCP_BG; i++) {
+		for (uint32_t i = 0; i < m->n + m->n_bg; i++) {
 			struct http_mcp_req *r = i < m->n ? &m->mem[i] : &m->bgs[i - m->n].r;
 			if ((r->wait != MCP_W_NONE || r->streaming) && sess_ok(r) &&
 			    (!r->bg || (r->bg->used && !r->bg->done)))

@@ -26,15 +26,24 @@ struct http_worker;
 struct arn_cfg_gen;
 struct arn_cfg_request;
 
-/* Sessions per worker (struct arn_mcp_sessions): every slot is allocated
- * at start, each with room for a session id of every possible backend. */
+/* Sessions per worker by default (struct arn_mcp_sessions): every slot is
+ * allocated at start, each with room for a session id of every possible
+ * backend. */
 #define HTTP_MCP_SESSIONS 1024
 
+/* A worker's MCP tables (arn_http_options' mcp_*): 0 takes the default. */
+struct http_mcp_caps {
+	uint32_t sessions; /* HTTP_MCP_SESSIONS */
+	uint32_t legs;	   /* backend exchanges at once: HTTP_MCP_LEGS */
+	uint32_t detached; /* detached requests: MCP_BG */
+};
+
 /**
- * Make @p w's MCP state: its session table and a request context for each
- * of its request buffers. @return 0, or -ENOMEM.
+ * Make @p w's MCP state: its session table, its backend legs and detached
+ * requests (as many as @p caps says), and a request context for each of
+ * its request buffers. @return 0, or -ENOMEM.
  */
-int http_mcp_worker_init(struct http_worker *w);
+int http_mcp_worker_init(struct http_worker *w, const struct http_mcp_caps *caps);
 void http_mcp_worker_fini(struct http_worker *w);
 
 /**

@@ -51,6 +51,9 @@ static struct arn_cfg_gen *const *g_gen_slot;
  * worker_init: the poll reads its state there without the search */
 static unsigned g_app_slot = ARN_TCP_APPS_MAX;
 static uint32_t cfg_conns = 16384, cfg_ups = 8192, cfg_res = 1024;
+/* arn_http_options' table sizes, 0 for the defaults: set at each start */
+static uint32_t cfg_big, cfg_pools;
+static struct http_mcp_caps cfg_mcp;
 /* Envoy's --drain-time-s default (600 s) and --drain-strategy gradual */
 static uint64_t cfg_drain_ms = 600 * 1000;
 static bool cfg_drain_immediate;
@@ -241,16 +244,18 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	w->n_conns = cfg_conns;
 	w->n_ups = cfg_ups;
 	w->n_res = cfg_res;
+	w->n_big = cfg_big ? cfg_big : HTTP_BIG_SCRATCH_N;
+	w->pools_cap = cfg_pools ? (uint32_t)rte_align32pow2(cfg_pools) : HTTP_POOLS;
 	w->drain_ms = cfg_drain_ms;
 	w->drain_immediate = cfg_drain_immediate;
 	w->lm = g_lm_stats;
 	w->conns = worker_array(w->n_conns, sizeof(*w->conns));
 	w->ups = worker_array(w->n_ups, sizeof(*w->ups));
 	w->res_mem = worker_array(w->n_res, sizeof(*w->res_mem));
-	w->pools = worker_array(HTTP_POOLS, sizeof(*w->pools));
-	w->big_mem = worker_array(HTTP_BIG_SCRATCH_N, HTTP_BIG_SCRATCH);
+	w->pools = worker_array(w->pools_cap, sizeof(*w->pools));
+	w->big_mem = worker_array(w->n_big, HTTP_BIG_SCRATCH);
 	if (!w->conns || !w->ups || !w->res_mem || !w->pools || !w->big_mem ||
-	    http_tcpp_worker_init(w, w->n_ups) != 0 || http_mcp_worker_init(w) != 0 ||
+	    http_tcpp_worker_init(w, w->n_ups) != 0 || http_mcp_worker_init(w, &cfg_mcp) != 0 ||
 	    http_grpc_stats_worker_init(w) != 0 || http_mcp_tools_worker_init(w) != 0) {
 		ARN_ERR(HTTP, "worker %u: out of memory for the HTTP pools", idx);
 		worker_free(w);
@@ -275,7 +280,7 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 		w->res_mem[i].next = w->res_free;
 		w->res_free = &w->res_mem[i];
 	}
-	for (uint32_t i = HTTP_BIG_SCRATCH_N; i-- > 0;)
+	for (uint32_t i = w->n_big; i-- > 0;)
 		http_big_put(w, w->big_mem + (size_t)i * HTTP_BIG_SCRATCH);
 	if (idx < ARN_STATS_MAX_WORKERS)
 		__atomic_store_n(&tls_workers[idx], &w->tls, __ATOMIC_RELEASE);
@@ -421,6 +426,13 @@ int arn_http_start(struct arn_config_store *s, const struct arn_http_options *o)
 			cfg_drain_ms = (uint64_t)o->drain_time_s * 1000;
 		cfg_drain_immediate = o->drain_immediate;
 	}
+	/* (unlike the limits above, which keep an earlier start's value) */
+	cfg_big = o ? o->large_buffers : 0;
+	cfg_pools = o && o->upstream_pools <= (1u << 31) ? o->upstream_pools : 0;
+	cfg_mcp = (struct http_mcp_caps){0};
+	if (o)
+		cfg_mcp = (struct http_mcp_caps){
+		    .sessions = o->mcp_sessions, .legs = o->mcp_legs, .detached = o->mcp_detached};
 	int rc = http_filters_set(filter_chain, RTE_DIM(filter_chain));
 	if (rc)
 		return rc;

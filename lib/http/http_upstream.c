@@ -50,8 +50,8 @@ struct http_pool *http_pool_find(struct http_worker *w, const char *name, size_t
 				 uint16_t port)
 {
 	uint64_t key = pool_key(name, len, addr, port);
-	for (uint32_t i = 0; i < HTTP_POOLS; i++) {
-		struct http_pool *p = &w->pools[(key + i) & (HTTP_POOLS - 1)];
+	for (uint32_t i = 0; i < w->pools_cap; i++) {
+		struct http_pool *p = &w->pools[(key + i) & (w->pools_cap - 1)];
 		if (!p->used && !p->key)
 			return NULL;
 		if (p->used && pool_is(p, key, name, len, addr, port))
@@ -100,8 +100,8 @@ struct http_pool *http_pool_get_slow(struct http_worker *w, const struct arn_cfg
 		return p;
 	}
 	uint64_t key = pool_key(cluster->name, cluster->len, addr, port);
-	for (uint32_t i = 0; i < HTTP_POOLS; i++) {
-		p = &w->pools[(key + i) & (HTTP_POOLS - 1)];
+	for (uint32_t i = 0; i < w->pools_cap; i++) {
+		p = &w->pools[(key + i) & (w->pools_cap - 1)];
 		if (p->used)
 			continue;
 		/* a free slot or a tombstone (key kept so lookups probe past it) */
@@ -1179,7 +1179,7 @@ static bool endpoint_in(const struct arn_cfg_endpoints *e, uint32_t addr, uint16
 
 void http_pools_sweep(struct http_worker *w, const struct arn_cfg_gen *g)
 {
-	for (uint32_t i = 0; i < HTTP_POOLS; i++) {
+	for (uint32_t i = 0; i < w->pools_cap; i++) {
 		struct http_pool *p = &w->pools[i];
 		if (!p->used)
 			continue;
@@ -1249,6 +1249,6 @@ void http_pools_close_all(struct http_worker *w)
 		http_h1_peer_free(&u->h1);
 		http_tls_stop(&u->tls);
 	}
-	for (uint32_t i = 0; i < HTTP_POOLS; i++)
+	for (uint32_t i = 0; i < w->pools_cap; i++)
 		pool_forget_session(&w->pools[i]);
 }

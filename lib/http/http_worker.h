@@ -106,7 +106,7 @@ struct http_drain {
 #define HTTP_DRAINS_MAX 64
 
 #define HTTP_WHEEL 4096 /* 1 ms slots */
-#define HTTP_POOLS 4096 /* (cluster, endpoint) pools per worker, open addressing */
+#define HTTP_POOLS 4096 /* (cluster, endpoint) pools per worker by default (pools_cap) */
 #define HTTP_LB_SLOTS 1024
 
 /* Per-worker load balancer state, by cluster name. */
@@ -171,17 +171,19 @@ struct http_worker {
 	 * waits for a free http_res, oldest first; woken by the poll, and
 	 * none is served before those ahead of it */
 	struct http_conn *res_wait_head, *res_wait_tail;
-	char *big_mem;	 /* HTTP_BIG_SCRATCH_N buffers of HTTP_BIG_SCRATCH bytes */
+	char *big_mem;	 /* n_big buffers of HTTP_BIG_SCRATCH bytes */
 	char **big_free; /* free list through each buffer's first bytes */
 	uint32_t n_res;
+	uint32_t n_big;
 
 	/* TLS: the handshake budget and deferred handshakes (lib/tls), and
 	 * the ssl.* counters of this worker's downstream TLS connections */
 	struct arn_tls_worker tls;
 	struct arn_tls_stats tls_stats;
 
-	struct http_pool *pools; /* [HTTP_POOLS] */
-	uint32_t n_pools;
+	struct http_pool *pools; /* [pools_cap], open addressing */
+	uint32_t pools_cap;	 /* a power of 2 */
+	uint32_t n_pools;	 /* in use */
 	struct http_lb_state lb[HTTP_LB_SLOTS];
 
 	int64_t date_sec;
@@ -246,7 +248,7 @@ struct rte_mbuf *http_mbuf(struct http_worker *w);
 
 /* Scratch for heads with long lines across segments: max_request_headers_kb
  * defaults to 60 KB, which must not fail for a long cookie where Envoy
- * takes it. Per worker, HTTP_BIG_SCRATCH_N of them (4 MB). */
+ * takes it. Per worker, HTTP_BIG_SCRATCH_N of them by default (4 MB; n_big). */
 #define HTTP_BIG_SCRATCH (64u * 1024)
 #define HTTP_BIG_SCRATCH_N 64
 /** A free large scratch buffer (HTTP_BIG_SCRATCH bytes), or NULL. */

@@ -744,8 +744,8 @@ static inline void hh_check_nothing_left(void)
 	n = 0;
 	for (char **b = w->big_free; b; b = (char **)*b)
 		n++;
-	CHECK(n == HTTP_BIG_SCRATCH_N, "%u large scratch buffers in use", HTTP_BIG_SCRATCH_N - n);
-	for (uint32_t i = 0; i < HTTP_POOLS; i++) {
+	CHECK(n == w->n_big, "%u of %u large scratch buffers in use", w->n_big - n, w->n_big);
+	for (uint32_t i = 0; i < w->pools_cap; i++) {
 		struct http_pool *p = &w->pools[i];
 		if (!p->used)
 			continue;
@@ -1003,9 +1003,18 @@ static inline void hh_init(bool verbose)
 		exit(1);
 	}
 	arn_sb_free(&err);
-	/* small pools, so that their limits are reachable */
-	struct arn_http_options o = {
-	    .max_connections = 6, .max_upstream_connections = 4, .max_streams = 2};
+	/* small pools and tables, so that their limits are reachable, and a
+	 * worker (one a run) starts in a fraction of a millisecond: with the
+	 * defaults' tables (about 10 MB, zeroed at every start) a run of
+	 * fuzz_hcm took about 50 ms, most of it page faults */
+	struct arn_http_options o = {.max_connections = 6,
+				     .max_upstream_connections = 4,
+				     .max_streams = 2,
+				     .large_buffers = 4,
+				     .upstream_pools = 16,
+				     .mcp_sessions = 8,
+				     .mcp_legs = 8,
+				     .mcp_detached = 4};
 	if (arn_http_start(store, &o) != 0)
 		exit(1);
 	hh_config(0);

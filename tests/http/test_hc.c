@@ -181,7 +181,8 @@ static struct http_worker *fake_worker(unsigned idx)
 	assert_non_null(w);
 	w->idx = idx;
 	w->slot = ARN_STATS_SLOT_WORKER(idx);
-	w->pools = calloc(HTTP_POOLS, sizeof(*w->pools));
+	w->pools_cap = HTTP_POOLS;
+	w->pools = calloc(w->pools_cap, sizeof(*w->pools));
 	assert_non_null(w->pools);
 	return w;
 }

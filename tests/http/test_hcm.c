@@ -698,11 +698,18 @@ static void start(uint32_t streams, const char *listener_json)
 	assert_int_equal(arn_stats_set_workers(two_workers ? 2 : 1), 0);
 	cluster_web();
 	/* Blocks for 256 connections each way, not the 16384 and 8192 of the
-	 * defaults: no test here holds more, and start() runs once per test,
-	 * so zeroing the defaults' arrays (prefaulted on purpose, so that a
-	 * worker takes no page fault later) was most of this suite's time. */
-	struct arn_http_options o = {
-	    .max_streams = streams, .max_connections = 256, .max_upstream_connections = 256};
+	 * defaults, and small tables: no test here holds more, and start()
+	 * runs once per test, so zeroing the defaults' arrays (prefaulted on
+	 * purpose, so that a worker takes no page fault later) was most of
+	 * this suite's time. */
+	struct arn_http_options o = {.max_streams = streams,
+				     .max_connections = 256,
+				     .max_upstream_connections = 256,
+				     .large_buffers = 16,
+				     .upstream_pools = 64,
+				     .mcp_sessions = 64,
+				     .mcp_legs = 128,
+				     .mcp_detached = 32};
 	assert_int_equal(arn_http_start(st, &o), 0);
 	apply(L, "1", listener_json);
 	if (with_toolset) /* the listener's MCP filter waits for it (X14, on demand) */
