@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../fuzz/fuzz_flags.h"
 #include "arn_bootstrap.h"
 #include "arn_config.h"
 #include "arn_http.h"
@@ -1176,25 +1177,14 @@ static inline bool hh_rd_more(const struct hh_rd *r)
 
 /* LLVMFuzzerInitialize's common part. libFuzzer's entropic schedule costs
  * five times the run itself here (a run touches tens of thousands of
- * features): -entropic=0 is added unless the command line sets -entropic.
- * Then the harness, with a trace when FUZZ_HCM_TRACE is set and the log
- * levels of FUZZ_HCM_LOG (e.g. "warning,http:debug"). */
+ * features): -entropic=0 is added unless the command line sets -entropic
+ * (tests/fuzz/fuzz_flags.h). Then the harness, with a trace when
+ * FUZZ_HCM_TRACE is set and the log levels of FUZZ_HCM_LOG (e.g.
+ * "warning,http:debug"). */
 static inline void hh_fuzz_init(int *argc, char ***argv)
 {
-	static char *args[64];
 	static char entropic[] = "-entropic=0";
-	bool given = false;
-	for (int i = 0; i < *argc; i++)
-		given |= strncmp((*argv)[i], "-entropic=", 10) == 0;
-	if (!given && *argc < 63) {
-		args[0] = (*argv)[0];
-		args[1] = entropic;
-		for (int i = 1; i < *argc; i++)
-			args[i + 1] = (*argv)[i];
-		args[*argc + 1] = NULL;
-		*argc += 1;
-		*argv = args;
-	}
+	fuzz_default_flag(argc, argv, entropic);
 	hh_init(getenv("FUZZ_HCM_TRACE") != NULL);
 	if (getenv("FUZZ_HCM_LOG"))
 		arn_log_set_spec(getenv("FUZZ_HCM_LOG"), NULL);

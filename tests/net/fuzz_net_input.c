@@ -46,6 +46,7 @@
 #include <rte_ring.h>
 #include <rte_tcp.h>
 
+#include "../fuzz/fuzz_flags.h"
 #include "arn_dataplane.h"
 #include "arn_log.h"
 #include "arn_net.h"
@@ -140,7 +141,8 @@ static void checked_input(struct arn_lcore *lc, struct rte_mbuf **m, unsigned n)
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	(void)argc, (void)argv;
+	static char entropic[] = "-entropic=0"; /* fuzz_flags.h says why */
+	fuzz_default_flag(argc, argv, entropic);
 	char *eal[] = {"fuzz_net_input", "--no-huge",	"--no-pci",    "--no-shconf",	"-m", "128",
 		       "--lcores",	 "0@0,1@0,2@0", "--log-level", "lib.eal:error", NULL};
 	arn_log_set_spec("off", NULL);

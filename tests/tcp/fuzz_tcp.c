@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../fuzz/fuzz_flags.h"
 #include "arn_log.h"
 #include "tcp_fake_net.h"
 
@@ -258,8 +259,8 @@ static void check_ooo(const struct arn_tcp_conn *c)
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	(void)argc;
-	(void)argv;
+	static char entropic[] = "-entropic=0"; /* fuzz_flags.h says why */
+	fuzz_default_flag(argc, argv, entropic);
 	fake_eal_init();
 	atexit(fake_eal_fini);	       /* removes /var/run/dpdk/arn-t-unit-<pid> */
 	arn_log_set_spec("off", NULL); /* no counter line per run */
