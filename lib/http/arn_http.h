@@ -64,12 +64,11 @@ struct arn_http_options {
 	 * for the MCP sessions' backend ids. Tests ask for small ones, so
 	 * that a worker (one per fuzz input) starts fast and each table's
 	 * limit is reachable. */
-	uint32_t large_buffers; /* 64 KiB scratch for long head lines and MCP bodies: 64 */
-	uint32_t
-	    upstream_pools; /* (cluster, endpoint) pool slots, rounded up to a power of 2: 4096 */
-	uint32_t mcp_sessions; /* MCP gateway sessions: 1024 */
-	uint32_t mcp_legs; /* MCP backend exchanges (POSTs, GET streams, DELETEs) at once: 256 */
-	uint32_t mcp_detached; /* MCP requests run without a client stream of this worker: 128 */
+	uint32_t large_buffers;	 /* 64 KiB scratch, long head lines and MCP bodies: 64 */
+	uint32_t upstream_pools; /* (cluster, endpoint) pool slots, a power of 2: 4096 */
+	uint32_t mcp_sessions;	 /* MCP gateway sessions: 1024 */
+	uint32_t mcp_legs;	 /* MCP backend POSTs, GET streams, DELETEs at once: 256 */
+	uint32_t mcp_detached;	 /* MCP requests without a client stream here: 128 */
 };
 
 /**

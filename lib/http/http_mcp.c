@@ -297,7 +297,7 @@ struct http_mcp_worker {
 	struct http_mcp_req *mem, *free;
 	uint32_t n;
 	struct mcp_leg *legs, *leg_free;
-	uint32_t n_legs, n_bg, n_sx; /* http_mcp_caps' */
+	uint32_t n_bg, n_sx; /* bgs and sx (http_mcp_caps') */
 	struct mcp_cat cats[MCP_CATALOGS];
 	struct http_mcp_req *gets;    /* the GET streams open on this worker */
 	uint32_t n_bget;	      /* backend GET streams (legs of phase LEG_GET) */
@@ -490,10 +490,10 @@ int http_mcp_worker_init(struct http_worker *w, const struct http_mcp_caps *caps
 	m->n = w->n_res;
 	m->mem = calloc(m->n ? m->n : 1, sizeof(*m->mem));
 	m->owed = calloc(m->n ? m->n : 1, sizeof(*m->owed));
-	m->n_legs = caps && caps->legs ? caps->legs : HTTP_MCP_LEGS;
+	uint32_t n_legs = caps && caps->legs ? caps->legs : HTTP_MCP_LEGS;
 	m->n_bg = caps && caps->detached ? caps->detached : MCP_BG;
 	m->n_sx = caps && caps->sessions ? caps->sessions : HTTP_MCP_SESSIONS;
-	m->legs = calloc(m->n_legs, sizeof(*m->legs));
+	m->legs = calloc(n_legs, sizeof(*m->legs));
 	m->bgs = calloc(m->n_bg, sizeof(*m->bgs));
 	m->sx = calloc(m->n_sx, sizeof(*m->sx));
 	m->sessions = arn_mcp_sessions_create(w->idx, m->n_sx, ARN_CFG_MCP_MAX_BACKENDS,
@@ -534,7 +534,7 @@ int http_mcp_worker_init(struct http_worker *w, const struct http_mcp_caps *caps
 	arn_mcp_sessions_on_expire(m->sessions, on_expire, m);
 	m->due.inbox = q;
 	m->due.due_ms = 0; /* the first poll sets the sweep's time */
-	for (uint32_t i = m->n_legs; i-- > 0;) {
+	for (uint32_t i = n_legs; i-- > 0;) {
 		m->legs[i].next = m->leg_free;
 		m->leg_free = &m->legs[i];
 	}

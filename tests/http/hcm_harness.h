@@ -1005,9 +1005,9 @@ static inline void hh_init(bool verbose)
 	}
 	arn_sb_free(&err);
 	/* small pools and tables, so that their limits are reachable, and a
-	 * worker (one a run) starts in a fraction of a millisecond: with the
-	 * defaults' tables (about 10 MB, zeroed at every start) a run of
-	 * fuzz_hcm took about 50 ms, most of it page faults */
+	 * worker (one a run) starts fast: with the defaults' tables (about
+	 * 7 MB, zeroed at every start) a run of fuzz_hcm took about 50 ms,
+	 * most of it page faults; with these about 10 ms */
 	struct arn_http_options o = {.max_connections = 6,
 				     .max_upstream_connections = 4,
 				     .max_streams = 2,
