@@ -53,6 +53,7 @@ struct net_port {
 	bool configured;
 	bool started;
 	bool rss_hw;	  /* the NIC spreads flows with our key and RETA */
+	bool rss_fanout;  /* arn_af_packet: the kernel does, by a fanout program */
 	bool lsc;	  /* link-change callback registered */
 	bool tx_ip_cksum; /* offloads enabled on the port */
 	bool tx_tcp_cksum;
@@ -118,6 +119,16 @@ extern const uint8_t net_rss_key[40];
 void net_rss_init(void);
 /* Fill net->reta for @p n workers with @p size entries (power of 2). */
 void net_reta_fill(struct arn_net *net, unsigned size);
+/* A classic BPF program for an AF_PACKET fanout group (PACKET_FANOUT_CBPF)
+ * whose member k is worker k's socket: it returns a value whose remainder
+ * by the workers is arn_net_flow_worker()'s owner of an IPv4/TCP frame, so
+ * the kernel delivers each flow to its owner and nothing is handed over.
+ * Written to @p prog (room for @p cap instructions; NET_RSS_FANOUT_PROG_MAX always do).
+ * @return its length, or 0 when net->reta is not round-robin (no program
+ * can then say it) or @p cap is too small. */
+struct sock_filter;
+#define NET_RSS_FANOUT_PROG_MAX 106
+unsigned net_rss_fanout_prog(const struct arn_net *net, struct sock_filter *prog, unsigned cap);
 
 /* ---- arp.c ---------------------------------------------------------------------------------- */
 struct arn_arp *net_arp_create(unsigned socket);

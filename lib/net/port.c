@@ -692,7 +692,7 @@ int net_ports_start(struct arn_net *net)
 {
 	for (unsigned i = 0; i < net->n_ports; i++) {
 		struct net_port *np = &net->port[i];
-		int rc = np->vpkt ? net_vpkt_start(np) : rte_eth_dev_start(np->port_id);
+		int rc = np->vpkt ? net_vpkt_start(net, np) : rte_eth_dev_start(np->port_id);
 		if (rc != 0) {
 			ARN_ERR(NET, "port %s (%s): cannot start: %s", np->name, np->device,
 				rte_strerror(-rc));
@@ -734,6 +734,7 @@ int net_ports_start(struct arn_net *net)
 			 net->n_workers,
 			 net->n_workers < 2 ? "not needed"
 			 : np->rss_hw	    ? "in the NIC (symmetric Toeplitz)"
+			 : np->rss_fanout   ? "in the kernel (a fanout program: symmetric Toeplitz)"
 					    : "in software (hand-off to the owner)",
 			 offl, ls);
 	}

@@ -15,6 +15,8 @@
 #include <pthread.h>
 #include <string.h>
 
+#include <linux/filter.h>
+
 #include "net_int.h"
 
 /* 0x6d5a repeated: with a key whose period is 16 bits, Toeplitz gives the
@@ -73,6 +75,93 @@ void net_reta_fill(struct arn_net *net, unsigned size)
 	net->reta_mask = size - 1;
 	for (unsigned i = 0; i < size; i++)
 		net->reta[i] = (uint16_t)(net->n_workers ? i % net->n_workers : 0);
+}
+
+/* The program net_rss_fanout_prog writes, in steps:
+ *
+ * With a key whose period is 16 bits, the window of key bits an input bit
+ * at position i XORs in depends only on i mod 16. So Toeplitz over the
+ * 96 bits (src, dst, sport, dport) is Toeplitz over the XOR of their six
+ * 16-bit words v: the hash is the XOR of window(j) for each bit j of v
+ * that is set (j counted from v's top bit). Only the window's bits under
+ * reta_mask matter for the owner, and the owner is (hash & reta_mask) %
+ * workers when the table is round-robin, which the kernel's own "% members"
+ * finishes: the program returns hash & reta_mask.
+ *
+ * Loads are relative to the network header (SKF_NET_OFF), wherever the
+ * frame's data starts when the kernel runs it. A frame that is not IPv4 or
+ * TCP, or a fragment past the first (the group defragments first, so only
+ * a fragment it could not reassemble), gets the kernel's flow hash: its
+ * receiver hands it on if it belongs to a flow (ICMP errors), as lib/net
+ * does for any frame. */
+unsigned net_rss_fanout_prog(const struct arn_net *net, struct sock_filter *prog, unsigned cap)
+{
+	unsigned n = net->n_workers;
+	if (n == 0 || net->reta_mask >= NET_RETA_MAX)
+		return 0;
+	for (unsigned i = 0; i <= net->reta_mask; i++)
+		if (net->reta[i] != i % n)
+			return 0; /* not round-robin: no "% members" gives it */
+	net_rss_init();
+	const int32_t NET = SKF_NET_OFF;
+	struct sock_filter head[] = {
+	    /* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)(SKF_AD_OFF + SKF_AD_PROTOCOL)),
+	    /* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x0800, 0, 0), /* jf: other */
+	    /* 2 */ BPF_STMT(BPF_LD | BPF_B | BPF_ABS, (uint32_t)(NET + 9)),
+	    /* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 6, 0, 0), /* jf: other */
+	    /* 4 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, (uint32_t)(NET + 6)),
+	    /* 5 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x1fff, 0, 0), /* jt: other */
+	    /* 6: A = src ^ dst */
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)(NET + 12)),
+	    BPF_STMT(BPF_ST, 0),
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)(NET + 16)),
+	    BPF_STMT(BPF_LDX | BPF_W | BPF_MEM, 0),
+	    BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
+	    BPF_STMT(BPF_ST, 0),
+	    /* ^ (sport << 16 | dport), the TCP header after the IPv4 one's IHL */
+	    BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, (uint32_t)NET),
+	    BPF_STMT(BPF_LD | BPF_W | BPF_IND, (uint32_t)NET),
+	    BPF_STMT(BPF_LDX | BPF_W | BPF_MEM, 0),
+	    BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
+	    /* v in the low 16 bits: the high half folded onto the low */
+	    BPF_STMT(BPF_MISC | BPF_TAX, 0),
+	    BPF_STMT(BPF_ALU | BPF_RSH | BPF_K, 16),
+	    BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
+	    BPF_STMT(BPF_ST, 0),
+	    /* M[1]: the hash's bits under the mask */
+	    BPF_STMT(BPF_LD | BPF_IMM, 0),
+	    BPF_STMT(BPF_ST, 1),
+	};
+	unsigned len = RTE_DIM(head);
+	/* 16 bits of 5 instructions, the result's 2, the other frames' 2 */
+	_Static_assert(RTE_DIM(head) + 16 * 5 + 4 == NET_RSS_FANOUT_PROG_MAX, "the bound");
+	if (cap < NET_RSS_FANOUT_PROG_MAX)
+		return 0;
+	memcpy(prog, head, sizeof(head));
+	for (unsigned j = 0; j < 16; j++) {
+		uint32_t w = tbl[0][0x80u >> j] & net->reta_mask; /* window(j), j < 8 */
+		if (j >= 8)
+			w = tbl[1][0x80u >> (j - 8)] & net->reta_mask;
+		if (w == 0)
+			continue;
+		prog[len++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_MEM, 0);
+		prog[len++] =
+		    (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x8000u >> j, 0, 3);
+		prog[len++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_MEM, 1);
+		prog[len++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_XOR | BPF_K, w);
+		prog[len++] = (struct sock_filter)BPF_STMT(BPF_ST, 1);
+	}
+	prog[len++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_MEM, 1);
+	prog[len++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_A, 0);
+	unsigned other = len;
+	prog[len++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+						   (uint32_t)(SKF_AD_OFF + SKF_AD_RXHASH));
+	prog[len++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_A, 0);
+	/* the three tests' exits to "other" (offsets from the next instruction) */
+	prog[1].jf = (uint8_t)(other - 2);
+	prog[3].jf = (uint8_t)(other - 4);
+	prog[5].jt = (uint8_t)(other - 6);
+	return len;
 }
 
 unsigned arn_net_flow_worker(const struct arn_lcore *lc, uint32_t local, uint32_t remote,

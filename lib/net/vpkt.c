@@ -22,10 +22,14 @@
  * chain of mbufs long enough for 64 KiB (the virtio-net header goes in the
  * first mbuf's headroom, just before the frame; every link keeps the usual
  * headroom). A frame takes the links
- * it fills; the rest stay offered. Sockets of a port with several workers
- * form a fanout group (the kernel's flow hash, PACKET_FANOUT_FLAG_DEFRAG as
- * net_af_packet has): lib/net's software hash then hands a flow to its
- * owner, as on every virtual device.
+ * it fills; the rest stay offered. The sockets of a port form a fanout
+ * group whose member k is worker k's socket, steered by a classic BPF
+ * program that computes lib/net's own owner of each flow (symmetric
+ * Toeplitz and the redirection table, rss.c), as a NIC programmed with
+ * Arion's key and RETA does: every TCP segment reaches the worker that
+ * owns its flow, and none is handed over (net_af_packet's group spreads by
+ * the kernel's flow hash, so half of a flow's segments land on the wrong
+ * worker with two). PACKET_FANOUT_FLAG_DEFRAG as net_af_packet has.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -33,6 +37,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <linux/filter.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
@@ -648,10 +653,12 @@ static int q_open(struct net_port *np, struct net_vpkt *vp, struct vpkt_q *q, un
 			strerror(e));
 		return -e;
 	}
-	/* one group per port, its id from the interface and the process */
+	/* one group per port, its id from the interface and the process; the
+	 * members in the order they join, queue 0 first; its program is set
+	 * at start, once net->reta is known (until then member 0 gets all) */
 	/* (in unsigned: DEFRAG is bit 15 of the mode, bit 31 of the word) */
 	uint32_t fanout = (((uint32_t)getpid() ^ (uint32_t)vp->ifindex << 8) & 0xffffu) |
-			  (uint32_t)(PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_DEFRAG) << 16;
+			  (uint32_t)(PACKET_FANOUT_CBPF | PACKET_FANOUT_FLAG_DEFRAG) << 16;
 	if (setsockopt(fd, SOL_PACKET, PACKET_FANOUT, &fanout, sizeof(fanout)) != 0) {
 		int e = errno;
 		ARN_ERR(NET,
@@ -795,9 +802,29 @@ int net_vpkt_setup(struct net_port *np, const struct arn_dp_port *pc, const char
 	return 0;
 }
 
-int net_vpkt_start(struct net_port *np)
+int net_vpkt_start(const struct arn_net *net, struct net_port *np)
 {
 	struct net_vpkt *vp = np->vpkt;
+	/* the group's program: each flow to its owner (rss.c) */
+	struct sock_filter code[NET_RSS_FANOUT_PROG_MAX];
+	struct sock_fprog fp = {
+	    .len = (unsigned short)net_rss_fanout_prog(net, code, RTE_DIM(code)),
+	    .filter = code,
+	};
+	if (fp.len == 0) {
+		ARN_ERR(NET, "port %s: no fanout program gives the redirection table's owners",
+			np->name);
+		return -EINVAL;
+	}
+	if (setsockopt(vp->q[0].fd, SOL_PACKET, PACKET_FANOUT_DATA, &fp, sizeof(fp)) != 0) {
+		int e = errno;
+		ARN_ERR(NET,
+			"port %s: the kernel refused the fanout program that steers each flow "
+			"to its worker on %s: %s (PACKET_FANOUT_DATA needs Linux 4.3 or later)",
+			np->name, vp->ifn, strerror(e));
+		return -e;
+	}
+	np->rss_fanout = true;
 	struct ifreq ifr;
 	memset(&ifr, 0, sizeof(ifr));
 	int rc = net_if_ioctl(vp->ifn, SIOCGIFFLAGS, &ifr);

@@ -91,8 +91,10 @@ bool net_vpkt_rx_flags(struct rte_mbuf *m, const struct virtio_net_hdr *v);
  * MAC. Control thread. */
 int net_vpkt_setup(struct net_port *np, const struct arn_dp_port *pc, const char *ifn,
 		   unsigned workers, struct arn_lcore *const *lc);
-/** Bring the interface up and say what the port does. */
-int net_vpkt_start(struct net_port *np);
+/** Steer each flow to its owner's socket (the fanout group's program,
+ * from @p net's redirection table) and bring the interface up. */
+struct arn_net;
+int net_vpkt_start(const struct arn_net *net, struct net_port *np);
 /** Close the sockets and free the mbufs held for receive. */
 void net_vpkt_close(struct net_port *np);
 

@@ -18,6 +18,9 @@
 
 #include <cmocka.h>
 
+#include <linux/filter.h>
+#include <netinet/in.h>
+
 #include <rte_arp.h>
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -411,6 +414,164 @@ static void test_rss_hash_matches_dpdk_softrss(void **state)
 		assert_int_equal(arn_net_rss_hash(src, dst, sp, dp),
 				 rte_softrss(tuple, 3, net_rss_key));
 	}
+}
+
+/* A classic BPF interpreter for what net_rss_fanout_prog writes, as the
+ * kernel runs a fanout program: loads at SKF_NET_OFF + k from the IPv4
+ * header @p ip (@p len bytes; a load past them makes the program return 0,
+ * as the kernel's does), the frame's protocol and flow hash as ancillary
+ * data. Fails the test on an instruction it does not know. */
+static uint32_t cbpf_run(const struct sock_filter *f, unsigned n, const uint8_t *ip, unsigned len,
+			 uint16_t proto, uint32_t rxhash)
+{
+	uint32_t A = 0, X = 0, M[BPF_MEMWORDS] = {0};
+	for (unsigned pc = 0; pc < n; pc++) {
+		const struct sock_filter *i = &f[pc];
+		uint32_t k = i->k, off, sz;
+		switch (i->code) {
+		case BPF_LD | BPF_W | BPF_ABS:
+		case BPF_LD | BPF_H | BPF_ABS:
+		case BPF_LD | BPF_B | BPF_ABS:
+		case BPF_LD | BPF_W | BPF_IND:
+		case BPF_LDX | BPF_B | BPF_MSH:
+			if (i->code == (BPF_LD | BPF_W | BPF_ABS) &&
+			    k == (uint32_t)(SKF_AD_OFF + SKF_AD_PROTOCOL)) {
+				A = proto;
+				break;
+			}
+			if (i->code == (BPF_LD | BPF_W | BPF_ABS) &&
+			    k == (uint32_t)(SKF_AD_OFF + SKF_AD_RXHASH)) {
+				A = rxhash;
+				break;
+			}
+			off = (BPF_MODE(i->code) == BPF_IND ? X : 0) + k - (uint32_t)SKF_NET_OFF;
+			sz = BPF_SIZE(i->code) == BPF_W ? 4 : BPF_SIZE(i->code) == BPF_H ? 2 : 1;
+			if (off > len || len - off < sz)
+				return 0;
+			uint32_t v = 0;
+			for (uint32_t b = 0; b < sz; b++)
+				v = v << 8 | ip[off + b];
+			if (BPF_CLASS(i->code) == BPF_LDX)
+				X = (v & 0xf) << 2;
+			else
+				A = v;
+			break;
+		case BPF_LD | BPF_IMM:
+			A = k;
+			break;
+		case BPF_LD | BPF_MEM:
+			A = M[k];
+			break;
+		case BPF_LDX | BPF_W | BPF_MEM:
+			X = M[k];
+			break;
+		case BPF_ST:
+			M[k] = A;
+			break;
+		case BPF_ALU | BPF_XOR | BPF_X:
+			A ^= X;
+			break;
+		case BPF_ALU | BPF_XOR | BPF_K:
+			A ^= k;
+			break;
+		case BPF_ALU | BPF_RSH | BPF_K:
+			A >>= k;
+			break;
+		case BPF_MISC | BPF_TAX:
+			X = A;
+			break;
+		case BPF_JMP | BPF_JEQ | BPF_K:
+			pc += A == k ? i->jt : i->jf;
+			break;
+		case BPF_JMP | BPF_JSET | BPF_K:
+			pc += (A & k) ? i->jt : i->jf;
+			break;
+		case BPF_RET | BPF_A:
+			return A;
+		default:
+			fail_msg("instruction %u: code 0x%x not interpreted", pc, i->code);
+		}
+		assert_true(pc < n);
+	}
+	fail_msg("the program ran off its end");
+	return 0;
+}
+
+/* arn_af_packet's fanout program delivers each IPv4/TCP frame to the
+ * socket of the worker arn_net_flow_worker names (member k = worker k, the
+ * kernel taking the result modulo the members), for any number of workers
+ * and table size, with and without IPv4 options, in both directions of a
+ * flow; other frames get the kernel's hash; a table that is not
+ * round-robin gets no program. */
+static void test_rss_fanout_prog_gives_the_owner(void **state)
+{
+	(void)state;
+	static const unsigned workers[] = {1, 2, 3, 4, 7, 8};
+	static const unsigned sizes[] = {64, 128, 512};
+	struct sock_filter prog[NET_RSS_FANOUT_PROG_MAX];
+	uint32_t x = 4242;
+	for (unsigned wi = 0; wi < RTE_DIM(workers); wi++)
+		for (unsigned si = 0; si < RTE_DIM(sizes); si++) {
+			struct arn_net net;
+			memset(&net, 0, sizeof(net));
+			net.n_workers = workers[wi];
+			net_reta_fill(&net, sizes[si]);
+			unsigned n = net_rss_fanout_prog(&net, prog, RTE_DIM(prog));
+			assert_true(n > 0 && n <= NET_RSS_FANOUT_PROG_MAX);
+			assert_int_equal(net_rss_fanout_prog(&net, prog, n - 1), 0);
+			for (int t = 0; t < 3000; t++) {
+				x = x * 1103515245 + 12345;
+				uint32_t src = x ^ (uint32_t)t << 7;
+				x = x * 1103515245 + 12345;
+				uint32_t dst = x;
+				uint16_t sp = (uint16_t)(x >> 5), dp = (uint16_t)(t * 7919);
+				unsigned opt = (t % 4) * 4; /* bytes of IPv4 options */
+				uint8_t ip[60 + 20];
+				memset(ip, 0x5a, sizeof(ip));
+				ip[0] = (uint8_t)(0x45 + opt / 4);
+				ip[6] = (t % 5 == 0) ? 0x40 : 0; /* DF or not */
+				ip[7] = 0;
+				ip[9] = IPPROTO_TCP;
+				for (int b = 0; b < 4; b++) {
+					ip[12 + b] = (uint8_t)(src >> (24 - 8 * b));
+					ip[16 + b] = (uint8_t)(dst >> (24 - 8 * b));
+				}
+				uint8_t *th = ip + 20 + opt;
+				th[0] = (uint8_t)(sp >> 8), th[1] = (uint8_t)sp;
+				th[2] = (uint8_t)(dp >> 8), th[3] = (uint8_t)dp;
+				unsigned owner =
+				    net.reta[arn_net_rss_hash(src, dst, sp, dp) & net.reta_mask];
+				uint32_t r = cbpf_run(prog, n, ip, 20 + opt + 20, 0x0800, 77);
+				assert_int_equal(r % workers[wi], owner);
+				/* the other direction of the flow */
+				uint8_t rev[80];
+				memcpy(rev, ip, sizeof(rev));
+				memcpy(rev + 12, ip + 16, 4);
+				memcpy(rev + 16, ip + 12, 4);
+				memcpy(rev + 20 + opt, th + 2, 2);
+				memcpy(rev + 22 + opt, th, 2);
+				r = cbpf_run(prog, n, rev, 20 + opt + 20, 0x0800, 77);
+				assert_int_equal(r % workers[wi], owner);
+				if (t % 100 == 0) {
+					/* not TCP, not IPv4, a later fragment: the kernel's hash */
+					ip[9] = IPPROTO_UDP;
+					assert_int_equal(
+					    cbpf_run(prog, n, ip, 40 + opt, 0x0800, 77), 77);
+					ip[9] = IPPROTO_TCP;
+					assert_int_equal(
+					    cbpf_run(prog, n, ip, 40 + opt, 0x0806, 78), 78);
+					ip[7] = 1;
+					assert_int_equal(
+					    cbpf_run(prog, n, ip, 40 + opt, 0x0800, 79), 79);
+				}
+			}
+		}
+	struct arn_net net;
+	memset(&net, 0, sizeof(net));
+	net.n_workers = 2;
+	net_reta_fill(&net, 128);
+	net.reta[5] = 0; /* not round-robin */
+	assert_int_equal(net_rss_fanout_prog(&net, prog, RTE_DIM(prog)), 0);
 }
 
 static void test_rss_hash_is_symmetric(void **state)
@@ -2541,6 +2702,7 @@ int main(void)
 	    cmocka_unit_test(test_rss_hash_matches_dpdk_softrss),
 	    cmocka_unit_test(test_cksum_mbuf_chains),
 	    cmocka_unit_test(test_rss_hash_is_symmetric),
+	    cmocka_unit_test(test_rss_fanout_prog_gives_the_owner),
 	    cmocka_unit_test(test_is_local_every_port_and_none_without_ports),
 	    cmocka_unit_test(test_route_longest_prefix_and_gateway),
 	    cmocka_unit_test_setup_teardown(test_flow_worker_spreads_and_pick_lport, setup2,

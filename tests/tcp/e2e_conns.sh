@@ -3,8 +3,10 @@
 #
 #   e2e_conns.sh WORKERS [arn_af_packet]
 #
-# With arn_af_packet: on Arion's own port (its sockets in a fanout group
-# with 2 workers: flows reach the wrong worker and are handed over).
+# With arn_af_packet: on Arion's own port, whose fanout group's program
+# (lib/net/rss.c) delivers every segment to the worker that owns its flow:
+# with 2 workers both take connections and none is handed over (the DPDK
+# ports' hand-offs are tests/net/e2e_tcp.sh's).
 #
 # 2,000 connections open at once, each exchanging 1 KB and closing (more
 # half-open connections than the SYN queue holds, so SYN cookies answer
@@ -40,4 +42,15 @@ for w in $(seq 0 $((workers - 1))); do
 done
 [ "$acc" -ge 4005 ] && ok "connections_accepted=$acc" || bad "connections_accepted=$acc, wanted 4005"
 [ "$act" = 0 ] && ok "none left open" || bad "connections_active=$act"
+if [ "$workers" -gt 1 ] && [ "${2:-}" = arn_af_packet ]; then
+	grep -q "RSS in the kernel (a fanout program" "$log" && ok "steered by the fanout program" ||
+		bad "the port's log line does not say the kernel steers"
+	ho=0 hi=0
+	for w in $(seq 0 $((workers - 1))); do
+		a=$(tcp_stat connections_accepted $w)
+		[ "$a" -ge 1000 ] && ok "worker$w accepted $a" || bad "worker$w accepted $a, wanted a share (1000+)"
+		ho=$((ho + $(topo_counter "$log" worker$w handoff_out)))
+	done
+	[ "$ho" = 0 ] && ok "no segment handed over" || bad "handoff_out=$ho: the kernel delivered segments to a worker that does not own them"
+fi
 tcp_e2e_finish
