@@ -127,7 +127,7 @@ void net_reta_fill(struct arn_net *net, unsigned size);
  * @return its length, or 0 when net->reta is not round-robin (no program
  * can then say it) or @p cap is too small. */
 struct sock_filter;
-#define NET_RSS_FANOUT_PROG_MAX 106
+#define NET_RSS_FANOUT_PROG_MAX 108
 unsigned net_rss_fanout_prog(const struct arn_net *net, struct sock_filter *prog, unsigned cap);
 
 /* ---- arp.c ---------------------------------------------------------------------------------- */

@@ -89,11 +89,13 @@ void net_reta_fill(struct arn_net *net, unsigned size)
  * finishes: the program returns hash & reta_mask.
  *
  * Loads are relative to the network header (SKF_NET_OFF), wherever the
- * frame's data starts when the kernel runs it. A frame that is not IPv4 or
+ * frame's data starts when the kernel runs it. An IPv4 frame that is not
  * TCP, or a fragment past the first (the group defragments first, so only
- * a fragment it could not reassemble), gets the kernel's flow hash: its
- * receiver hands it on if it belongs to a flow (ICMP errors), as lib/net
- * does for any frame. */
+ * a fragment it could not reassemble), is hashed on its addresses alone
+ * (ports 0), so that a flood of another protocol still spreads over the
+ * workers; a frame that is not IPv4 (ARP) gets the kernel's flow hash.
+ * Whoever receives one of those hands it on if it belongs to a flow (ICMP
+ * errors), as lib/net does on any port. */
 unsigned net_rss_fanout_prog(const struct arn_net *net, struct sock_filter *prog, unsigned cap)
 {
 	unsigned n = net->n_workers;
@@ -106,24 +108,27 @@ unsigned net_rss_fanout_prog(const struct arn_net *net, struct sock_filter *prog
 	const int32_t NET = SKF_NET_OFF;
 	struct sock_filter head[] = {
 	    /* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)(SKF_AD_OFF + SKF_AD_PROTOCOL)),
-	    /* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x0800, 0, 0), /* jf: other */
-	    /* 2 */ BPF_STMT(BPF_LD | BPF_B | BPF_ABS, (uint32_t)(NET + 9)),
-	    /* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 6, 0, 0), /* jf: other */
-	    /* 4 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, (uint32_t)(NET + 6)),
-	    /* 5 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x1fff, 0, 0), /* jt: other */
-	    /* 6: A = src ^ dst */
+	    /* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x0800, 0, 0), /* jf: other, below */
+	    /* 2: M[0] = src ^ dst */
 	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)(NET + 12)),
 	    BPF_STMT(BPF_ST, 0),
 	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)(NET + 16)),
 	    BPF_STMT(BPF_LDX | BPF_W | BPF_MEM, 0),
 	    BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
 	    BPF_STMT(BPF_ST, 0),
-	    /* ^ (sport << 16 | dport), the TCP header after the IPv4 one's IHL */
+	    /* 8: not TCP, or a fragment past the first: the addresses alone */
+	    BPF_STMT(BPF_LD | BPF_B | BPF_ABS, (uint32_t)(NET + 9)),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 6, 0, 7),
+	    BPF_STMT(BPF_LD | BPF_H | BPF_ABS, (uint32_t)(NET + 6)),
+	    BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x1fff, 5, 0),
+	    /* 12: ^ (sport << 16 | dport), the TCP header after the IPv4 one's IHL */
 	    BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, (uint32_t)NET),
 	    BPF_STMT(BPF_LD | BPF_W | BPF_IND, (uint32_t)NET),
 	    BPF_STMT(BPF_LDX | BPF_W | BPF_MEM, 0),
 	    BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
-	    /* v in the low 16 bits: the high half folded onto the low */
+	    BPF_STMT(BPF_ST, 0),
+	    /* 17: v in the low 16 bits: the high half folded onto the low */
+	    BPF_STMT(BPF_LD | BPF_MEM, 0),
 	    BPF_STMT(BPF_MISC | BPF_TAX, 0),
 	    BPF_STMT(BPF_ALU | BPF_RSH | BPF_K, 16),
 	    BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
@@ -157,10 +162,7 @@ unsigned net_rss_fanout_prog(const struct arn_net *net, struct sock_filter *prog
 	prog[len++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 						   (uint32_t)(SKF_AD_OFF + SKF_AD_RXHASH));
 	prog[len++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_A, 0);
-	/* the three tests' exits to "other" (offsets from the next instruction) */
-	prog[1].jf = (uint8_t)(other - 2);
-	prog[3].jf = (uint8_t)(other - 4);
-	prog[5].jt = (uint8_t)(other - 6);
+	prog[1].jf = (uint8_t)(other - 2); /* from the next instruction */
 	return len;
 }
 

@@ -31,10 +31,11 @@ net_e2e_up() {
 	local subnet=$((100 + $$ % 150))
 	us=198.18.$subnet.2
 	peer=198.18.$subnet.1
-	if [ "$dev" = af_packet ]; then
+	if [ "$dev" = af_packet ] || [ "$dev" = arn_af_packet ]; then
 		host_if=$(topo_name h) && peer_if=$(topo_name p) || return 1
 		topo_veth "$host_if" "$ns" "$peer_if" "$peer/24" || return 1
 		device="net_af_packet0,iface=$host_if"
+		[ "$dev" = arn_af_packet ] && device="arn_af_packet,iface=$host_if"
 	else
 		peer_if=$(topo_name t) || return 1
 		device="net_tap0,iface=$peer_if"

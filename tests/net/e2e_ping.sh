@@ -2,21 +2,22 @@
 # ping and arping from a namespace to Arion's address, through the real
 # binary, then SIGTERM: exit 0 and counters that add up (issue 5).
 #
-#   e2e_ping.sh af_packet|tap WORKERS
+#   e2e_ping.sh af_packet|arn_af_packet|tap WORKERS
 #
 # af_packet: a net_af_packet port on the root end of a veth pair whose
-# other end is in the test's namespace. tap: a net_tap port whose kernel
+# other end is in the test's namespace; arn_af_packet: Arion's own port
+# there (its fanout program sends IPv4 that is not TCP by its addresses). tap: a net_tap port whose kernel
 # side the test moves into its namespace once Arion has created it.
 # WORKERS 2 maps two worker lcores onto one CPU (--lcores 0@0,1@1,2@1) so
 # that it runs on a two-core machine; oversubscribed, but no packet may be
 # lost.
 set -u
-dev=${1:?af_packet or tap}
+dev=${1:?af_packet, arn_af_packet or tap}
 workers=${2:?1 or 2}
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ping arping ethtool || exit 77
 . "$ARION_SRC/tests/net/e2e_lib.sh"
-topo_init "arn-n${dev:0:1}"
+case $dev in arn_af_packet) topo_init arn-nv ;; *) topo_init "arn-n${dev:0:1}" ;; esac
 net_e2e_up "$dev" "$workers" || exit 1
 grep -q "data plane ready: control lcore 0, $workers worker" "$log" &&
 	ok "$workers worker(s) on $dev" || bad "data plane did not report $workers workers"
