@@ -3,7 +3,8 @@
 # Topology (all namespaces and links made by the test, removed on exit):
 #
 #   [client ns C] 198.18.2.1 --veth-- (root, no address) net_af_packet -- Arion 198.18.2.2
-#                                     (net_af_xdp with HTTP_E2E_PORT=af_xdp)
+#                                     (net_af_xdp with HTTP_E2E_PORT=af_xdp,
+#                                      Arion's own with HTTP_E2E_PORT=arn_af_packet)
 #        | 198.18.3.1 (router)
 #      veth
 #        | 198.18.3.10, 198.18.3.11
@@ -175,7 +176,9 @@ http_e2e_arion() {
 		echo "  node: { id: $TOPO_ID, cluster: test }"
 		echo "  admin: { address: { socket_address: { address: 127.0.0.1, port_value: $admin_port } } }"
 		cat "$body"
-		topo_dataplane "net_${HTTP_E2E_PORT:-af_packet}0,iface=$host_if${HTTP_E2E_DEVARGS:-}" "$us/24" "$gw" \
+		local dev="net_${HTTP_E2E_PORT:-af_packet}0"
+		[ "${HTTP_E2E_PORT:-}" = arn_af_packet ] && dev=arn_af_packet
+		topo_dataplane "$dev,iface=$host_if${HTTP_E2E_DEVARGS:-}" "$us/24" "$gw" \
 			"${HTTP_E2E_WORKERS:-1}"
 		[ -n "${HTTP_E2E_DATAPLANE_EXTRA:-}" ] && echo "$HTTP_E2E_DATAPLANE_EXTRA"
 	} >"$cfg"

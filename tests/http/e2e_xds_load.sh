@@ -8,11 +8,16 @@
 # generation; requests in flight finish on the one they started with; not
 # one request fails.
 #
-#   e2e_xds_load.sh [WORKERS]   1 (default) or 2: two worker lcores on one
+#   e2e_xds_load.sh [WORKERS [arn_af_packet]]
+#                               1 (default) or 2: two worker lcores on one
 #                               CPU, each picking up every generation, with
-#                               segments handed between them (software RSS)
+#                               segments handed between them (software RSS);
+#                               on arn_af_packet the kernel delivers every
+#                               segment of the client's and the upstream
+#                               connections to its owner: none is handed over
 set -u
 workers=${1:-1}
+[ -n "${2:-}" ] && export HTTP_E2E_PORT=$2
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool nginx curl wrk node || exit 77
 [ -d "$ARION_SRC/tests/xds/peer/node_modules/@grpc/grpc-js" ] || {
@@ -118,7 +123,12 @@ expect "removed cluster web2 left /stats" "$(curl -s "http://127.0.0.1:$admin_po
 if [ "$workers" = 2 ]; then
 	expect "both workers accepted connections" "$(stat tcp.0.connections_accepted) $(stat tcp.1.connections_accepted)" "^[1-9][0-9]* [1-9][0-9]*$"
 	expect "both workers opened upstream connections" "$(stat tcp.0.connections_connected) $(stat tcp.1.connections_connected)" "^[1-9][0-9]* [1-9][0-9]*$"
-	expect "segments handed to their owner worker" "$(stat dpdk.worker.1.handoff_in)" "^[1-9]"
+	if [ "${2:-}" = arn_af_packet ]; then
+		expect "no segment handed over (the fanout program's steering)" \
+			"$(stat dpdk.worker.0.handoff_out) $(stat dpdk.worker.1.handoff_out)" "^0 0$"
+	else
+		expect "segments handed to their owner worker" "$(stat dpdk.worker.1.handoff_in)" "^[1-9]"
+	fi
 fi
 topo_arion_stop || bad "arion exit code $?"
 http_e2e_finish
