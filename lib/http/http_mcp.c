@@ -166,10 +166,13 @@ struct mcp_leg {
 	struct json_object *call;   /* the message for the backend (owned) */
 	struct json_object *sent;   /* what this phase sends (owned) */
 	struct json_object *answer; /* the backend's answer to it (owned) */
+	size_t answer_bytes;	    /* its size as received (a round counts its pages) */
 	struct arn_mcp_reader rd;   /* a JSON answer */
 	bool rd_open;
 	struct arn_mcp_sse sse; /* an event-stream answer */
-	char *sse_buf;		/* the worker's large scratch */
+	/* the worker's large scratch, held only while an event is read in
+	 * (leg_ops_body): a quiet stream holds none */
+	char *sse_buf;
 	char bsid[ARN_MCP_BACKEND_SID_MAX + 1];
 	size_t bsid_len;
 	char mname[ARN_MCP_NAME_HDR_MAX]; /* Mcp-Name for a stateless backend */
@@ -187,10 +190,10 @@ struct mcp_leg {
 #define HTTP_MCP_LEGS 256
 
 /* Backend GET streams per worker (struct mcp_leg, phase LEG_GET): each
- * holds an upstream connection, a response buffer and, while open, a
- * large scratch buffer (HTTP_BIG_SCRATCH, of HTTP_BIG_SCRATCH_N) for its
- * events, for as long as the client's GET stream lives; past this a
- * backend session gets none (mcp_backend_get_overflow). */
+ * holds an upstream connection and a response buffer for as long as the
+ * client's GET stream lives, and a large scratch buffer (HTTP_BIG_SCRATCH,
+ * of HTTP_BIG_SCRATCH_N) while an event is read in; past this a backend
+ * session gets none (mcp_backend_get_overflow). */
 #define MCP_BGET_MAX 16u
 #define MCP_BGET_BACKOFF_MS 1000u
 #define MCP_BGET_BACKOFF_MAX_MS 30000u
@@ -476,6 +479,8 @@ static const struct http_conn_ops bg_conn_ops = {
 static void on_expire(void *arg, struct arn_mcp_session *s);
 static void sess_close(struct http_mcp_worker *m, struct arn_mcp_session *s);
 static void sx_set(struct http_mcp_worker *m, struct arn_mcp_session *s, struct http_mcp_req *r);
+static bool sx_follow(struct http_mcp_worker *m, struct arn_mcp_session *s,
+		      const struct arn_cfg_toolset *ts);
 static void shared_bsid_set(struct http_mcp_req *r, uint32_t b, const char *sid, size_t n,
 			    const char *old, size_t old_n);
 static void shared_bsid_done(struct mcp_leg *l);
@@ -1229,6 +1234,8 @@ static int leg_send(struct mcp_leg *l)
 		struct json_object *mo = json_object_object_get(l->sent, "method");
 		struct json_object *po = json_object_object_get(l->sent, "params");
 		const char *meth = json_object_get_string(mo);
+		if (!meth)
+			return -EINVAL; /* not a request or a notification: never sent so */
 		hh[n++] = (struct arn_mcp_header){"mcp-protocol-version", ARN_MCP_MODERN, 20,
 						  sizeof(ARN_MCP_MODERN) - 1};
 		hh[n++] = (struct arn_mcp_header){"mcp-method", meth, 10, strlen(meth)};
@@ -1312,6 +1319,7 @@ static struct mcp_leg *leg_start(struct http_mcp_req *r, uint32_t b, struct json
 	l->side = side;
 	l->call = call;
 	l->sent = l->answer = NULL;
+	l->answer_bytes = 0;
 	l->rd_open = false;
 	l->sse_buf = NULL;
 	l->bsid_len = 0;
@@ -1335,7 +1343,11 @@ static struct mcp_leg *leg_start(struct http_mcp_req *r, uint32_t b, struct json
 	}
 	l->bsid[l->bsid_len] = 0;
 	uint8_t era = era_get(r, b);
-	l->modern = era == ERA_MODERN;
+	/* a side message (the client's answer or cancellation, a DELETE)
+	 * belongs to the backend session it goes in, the session era's,
+	 * whatever this worker learnt of the backend since (a backend that
+	 * speaks both eras, learnt from a stateless client meanwhile) */
+	l->modern = era == ERA_MODERN && !side;
 	l->probed = false;
 	l->status = 0;
 	/* a backend of unknown era is asked in the client's era first, the
@@ -1434,19 +1446,19 @@ static int stream_start(struct http_mcp_req *r)
 	st->details = "mcp_streamed";
 	st->resp_first_tsc = http_tsc(w);
 	http_timer_cancel(&st->req_timer);
-	if (r->get) {
-		/* it may live for hours: it holds a large scratch buffer only
-		 * while the client has not taken an event (out_ready) */
-		http_big_put(w, r->out);
-		r->out = NULL;
-	} else if (!r->xfer) {
+	/* a GET stream may live for hours, a tools/call's for as long as
+	 * its tool runs: it holds a large scratch buffer only while the
+	 * client has not taken an event (out_ready); taken above, it said
+	 * that one was there */
+	http_big_put(w, r->out);
+	r->out = NULL;
+	if (!r->get && !r->xfer)
 		HTTP_INC(hc, mcp_streamed); /* (a handed-over one: by the owner) */
-	}
 	http_timer_arm(w, &r->ping, MCP_PING_MS);
 	return 0;
 }
 
-/* r's output buffer, taken now if it holds none (GET streams). */
+/* r's output buffer, taken now if it holds none. */
 static bool out_ready(struct http_mcp_req *r)
 {
 	if (!r->out)
@@ -1458,7 +1470,7 @@ static bool out_ready(struct http_mcp_req *r)
 static void out_drained(struct http_mcp_req *r)
 {
 	r->out_len = 0;
-	if (r->get && r->out) {
+	if (r->out) {
 		http_big_put(r->hc->w, r->out);
 		r->out = NULL;
 	}
@@ -1730,7 +1742,11 @@ static bool pick_gen(struct http_mcp_req *r, const void *arg)
 	arn_cfg_pin(ts);
 	arn_cfg_unpin(r->ts);
 	r->ts = ts;
-	/* its backends may be others now, or in another order */
+	/* its backends may be others now, or in another order: the session's
+	 * backend sessions follow their backends (the stream's ToolSet is
+	 * its filter's, by name: the session's) */
+	if (sess_ok(r))
+		(void)sx_follow(r->hc->w->mcp, r->s, ts);
 	bget_close_all(r);
 	for (uint32_t b = 0; b < ts->n_backends; b++)
 		bget_start(r, b);
@@ -2253,14 +2269,15 @@ static void prim_done(struct http_mcp_req *r)
 }
 
 /* A tools/list round's backend @p b answered @p ans (a reference, or NULL
- * with @p why). */
-static void fan_answer(struct http_mcp_req *r, uint32_t b, struct json_object *ans, const char *why)
+ * with @p why), @p bytes as received. */
+static void fan_answer(struct http_mcp_req *r, uint32_t b, struct json_object *ans, size_t bytes,
+		       const char *why)
 {
 	struct http_worker *w = r->hc->w;
 	if (ans) {
 		struct arn_mcp_msg m;
 		arn_mcp_msg_decode(ans, &m);
-		if (arn_mcp_fanout_answer(&r->fan, b, &m) == ARN_MCP_F_ASK) {
+		if (arn_mcp_fanout_answer(&r->fan, b, &m, bytes) == ARN_MCP_F_ASK) {
 			const char *sw = NULL;
 			/* the next page: its sub-request may fail before
 			 * http_subreq_start returns, and that failure may
@@ -2325,6 +2342,7 @@ static void leg_done(struct mcp_leg *l, const char *why)
 	shared_bsid_done(l);
 	uint32_t b = l->b;
 	struct json_object *ans = why ? NULL : json_object_get(l->answer);
+	size_t ans_bytes = l->answer_bytes;
 	struct http_worker *w = r->hc->w;
 	struct arn_stats_scope *sc = http_rt_mcp_backend(r->ts, b);
 	if (sc) {
@@ -2357,7 +2375,7 @@ static void leg_done(struct mcp_leg *l, const char *why)
 	leg_free(l);
 	if (r->wait == MCP_W_LIST ||
 	    ((r->wait == MCP_W_CALL || r->wait == MCP_W_PRIM) && !r->routed)) {
-		fan_answer(r, b, ans, why);
+		fan_answer(r, b, ans, ans_bytes, why);
 		return;
 	}
 	if (!ans) {
@@ -2434,6 +2452,7 @@ static void leg_phase_done(struct mcp_leg *l, const char *why)
 		switch (l->kind) {
 		case ARN_MCP_U_JSON: {
 			struct arn_mcp_body body;
+			l->answer_bytes = l->rd_open ? l->rd.bytes : 0;
 			enum arn_mcp_err e = l->rd_open
 						 ? arn_mcp_reader_finish(&l->rd, false, &body)
 						 : ARN_MCP_E_PARSE;
@@ -2539,7 +2558,6 @@ static struct mcp_leg *leg_of(struct http_subreq *sr)
 static void leg_ops_head(struct http_subreq *sr, const struct arn_h1_msg *m)
 {
 	struct mcp_leg *l = leg_of(sr);
-	struct http_worker *w = l->r->hc->w;
 	int ci = arn_h1_find(m, "content-type", 12, 0);
 	l->status = m->status;
 	l->kind = arn_mcp_upstream_classify(m->status, ci >= 0 ? m->hdrs[ci].value : NULL,
@@ -2559,11 +2577,9 @@ static void leg_ops_head(struct http_subreq *sr, const struct arn_h1_msg *m)
 		else
 			l->kind = ARN_MCP_U_FAILED;
 	} else if (l->kind == ARN_MCP_U_SSE) {
-		l->sse_buf = http_big_get(w);
-		if (l->sse_buf)
-			arn_mcp_sse_init(&l->sse, l->sse_buf, HTTP_BIG_SCRATCH);
-		else
-			l->kind = ARN_MCP_U_FAILED;
+		/* its buffer is taken while an event is read (leg_ops_body) */
+		l->sse_buf = NULL;
+		arn_mcp_sse_init(&l->sse, NULL, HTTP_BIG_SCRATCH);
 	}
 	if (l->kind == ARN_MCP_U_FAILED)
 		snprintf(l->why, sizeof(l->why), "HTTP %u", m->status);
@@ -2625,6 +2641,7 @@ static void leg_event(struct mcp_leg *l, const struct arn_mcp_sse_ev *ev)
 		backend_list_changed(r);
 	if (body.n == 1 && (m->kind == ARN_MCP_RESULT || m->kind == ARN_MCP_ERROR)) {
 		l->answer = json_object_get(m->obj);
+		l->answer_bytes = ev->data_len;
 	} else if (body.n == 1 && r->wait == MCP_W_CALL && r->routed && l->phase == LEG_CALL &&
 		   !l->side && (m->kind != ARN_MCP_REQUEST || relay_request(l, m)) &&
 		   arn_mcp_from_backend(m, l->b) == 0) {
@@ -2651,8 +2668,17 @@ static void leg_ops_body(struct http_subreq *sr, const char *data, size_t len)
 		}
 		return;
 	}
-	if (l->kind != ARN_MCP_U_SSE || !l->sse_buf)
+	if (l->kind != ARN_MCP_U_SSE)
 		return;
+	if (!l->sse_buf) {
+		l->sse_buf = http_big_get(l->r->hc->w);
+		if (!l->sse_buf) {
+			snprintf(l->why, sizeof(l->why), "no buffer for its event stream");
+			l->kind = ARN_MCP_U_FAILED;
+			return;
+		}
+		l->sse.buf = l->sse_buf;
+	}
 	while (len) {
 		struct arn_mcp_sse_ev ev;
 		ssize_t k = arn_mcp_sse_feed(&l->sse, data, len, &ev);
@@ -2669,6 +2695,12 @@ static void leg_ops_body(struct http_subreq *sr, const char *data, size_t len)
 			return; /* a GET leg whose client was cut off while it relayed (get_send) */
 		data += k;
 		len -= (size_t)k;
+	}
+	if (l->sse.len == 0 && !l->sse.has_data) {
+		/* between events: the parser keeps its state, the buffer holds
+		 * nothing, and a quiet stream should not hold one */
+		http_big_put(l->r->hc->w, l->sse_buf);
+		l->sse_buf = l->sse.buf = NULL;
 	}
 	/* the client has not taken what its stream was sent: read no more
 	 * of the backend until it has (http_mcp_run resumes) */
@@ -2713,7 +2745,8 @@ static void start_tools(struct http_mcp_req *r, const struct arn_mcp_msg *m,
 		with_catalog(r, c->cat);
 		return;
 	}
-	struct arn_mcp_limits lim = {0};
+	/* a backend's pages together are bounded as one answer is */
+	struct arn_mcp_limits lim = {.max_message_bytes = r->f->max_response_bytes};
 	if (arn_mcp_fanout_init(&r->fan, r->ts, &lim) != 0) {
 		with_catalog(r, NULL);
 		return;
@@ -2722,7 +2755,7 @@ static void start_tools(struct http_mcp_req *r, const struct arn_mcp_msg *m,
 	for (uint32_t b = 0; b < r->fan.n; b++) {
 		const char *why = NULL;
 		if (!leg_start(r, b, arn_mcp_fanout_request(&r->fan, b), false, &why))
-			fan_answer(r, b, NULL, why);
+			fan_answer(r, b, NULL, 0, why);
 		if (!r->fan_open)
 			return; /* every backend failed at once: answered */
 	}
@@ -2846,7 +2879,7 @@ static void start_prim(struct http_mcp_req *r, const struct arn_mcp_msg *m,
  * is left to that. */
 static void prim_round(struct http_mcp_req *r, enum arn_mcp_prim k)
 {
-	struct arn_mcp_limits lim = {0};
+	struct arn_mcp_limits lim = {.max_message_bytes = r->f->max_response_bytes};
 	if (arn_mcp_fanout_init_kind(&r->fan, r->ts, &lim, k) != 0) {
 		answer_async(r, arn_mcp_new_error(r->id, ARN_MCP_E_INTERNAL, "out of memory"),
 			     "mcp_out_of_memory");
@@ -2857,7 +2890,7 @@ static void prim_round(struct http_mcp_req *r, enum arn_mcp_prim k)
 		const char *why = NULL;
 		r->nested++;
 		if (!leg_start(r, b, arn_mcp_fanout_request(&r->fan, b), false, &why))
-			fan_answer(r, b, NULL, why);
+			fan_answer(r, b, NULL, 0, why);
 		r->nested--;
 		if (r->wait == MCP_W_NONE) { /* answered */
 			if (r->run_after && !r->nested) {
@@ -2905,6 +2938,12 @@ static void mcp_end(struct http_mcp_req *r)
 					 ? "the session lives on another worker of this Arion, "
 					   "which cannot be reached"
 					 : NULL,
+				     "mcp_session");
+			return;
+		}
+		if (!sx_follow(w->mcp, s, r->ts)) {
+			rreply_error(r, ARN_MCP_E_SESSION_UNKNOWN,
+				     "the session belongs to another ToolSet's gateway",
 				     "mcp_session");
 			return;
 		}
@@ -3181,6 +3220,54 @@ static void sx_set(struct http_mcp_worker *m, struct arn_mcp_session *s, struct 
 	x->ts = r->ts;
 	x->hrt = r->hc->hcm ? http_rt_hcm(r->hc->hcm) : NULL;
 	x->laddr = r->hc->laddr;
+}
+
+static bool same_str(const char *a, size_t an, const char *b, size_t bn)
+{
+	return an == bn && (an == 0 || memcmp(a, b, an) == 0);
+}
+
+/* The same backend in two versions of a ToolSet: its name, and where its
+ * requests go (cluster and path). A backend session id is a credential
+ * for that server: it follows the backend, never the index. */
+static bool same_backend(const struct arn_cfg_mcp_backend *a, const struct arn_cfg_mcp_backend *b)
+{
+	return same_str(a->name, a->name_len, b->name, b->name_len) &&
+	       same_str(a->cluster.name, a->cluster.len, b->cluster.name, b->cluster.len) &&
+	       same_str(a->path, a->path_len, b->path, b->path_len);
+}
+
+/* Session @p s, opened on ToolSet sx.ts, is used with ToolSet @p ts. Its
+ * backend session ids (and the backend requests it relayed) are kept by
+ * index into the ToolSet that opened them; a new version of that ToolSet
+ * may list its backends in another order, drop some, or point a name
+ * elsewhere, so each id follows its backend to its index in @p ts, and
+ * the ids of backends @p ts no longer has are forgotten (they expire at
+ * their backends). @return false when @p ts is another ToolSet (another
+ * gateway listener's): the session is not one of its sessions. */
+static bool sx_follow(struct http_mcp_worker *m, struct arn_mcp_session *s,
+		      const struct arn_cfg_toolset *ts)
+{
+	struct mcp_sx *x = &m->sx[s->slot];
+	const struct arn_cfg_toolset *old = x->ts;
+	if (!old || old == ts)
+		return true;
+	if (!same_str(old->obj.name, old->obj.name_len, ts->obj.name, ts->obj.name_len))
+		return false;
+	uint32_t map[ARN_CFG_MCP_MAX_BACKENDS];
+	for (uint32_t b = 0; b < old->n_backends && b < ARN_CFG_MCP_MAX_BACKENDS; b++) {
+		map[b] = UINT32_MAX;
+		for (uint32_t k = 0; k < ts->n_backends; k++)
+			if (same_backend(&old->backends[b], &ts->backends[k])) {
+				map[b] = k;
+				break;
+			}
+	}
+	arn_mcp_session_backend_remap(m->sessions, s, map, (uint32_t)old->n_backends);
+	arn_cfg_pin(ts);
+	arn_cfg_unpin(old);
+	x->ts = ts; /* (its listener and statistics stay the opener's) */
+	return true;
 }
 
 static void sx_clear(struct mcp_sx *x)

@@ -492,8 +492,8 @@ struct arn_mcp_sessions;
  * Worker @p worker's table of @p max_sessions sessions (at most 2^24),
  * each able to hold @p max_backends
  * backend session ids, idle for at most @p idle_ms (0: never expire).
- * Memory: max_sessions * (sizeof(struct arn_mcp_session) + max_backends *
- * (ARN_MCP_BACKEND_SID_MAX + 1)), allocated here, once.
+ * Memory: max_sessions * sizeof(struct arn_mcp_session) + (max_sessions +
+ * 1) * max_backends * (ARN_MCP_BACKEND_SID_MAX + 2), allocated here, once.
  * @return the table, or NULL (errno EINVAL for zero or too large sizes,
  * a worker past ARN_MCP_MAX_WORKERS; ENOMEM).
  */
@@ -560,10 +560,20 @@ int arn_mcp_session_backend_set(struct arn_mcp_sessions *t, struct arn_mcp_sessi
 /** Backend @p b's session id for @p s (NUL-terminated, the table's), or NULL. */
 const char *arn_mcp_session_backend(const struct arn_mcp_sessions *t,
 				    const struct arn_mcp_session *s, uint32_t b, size_t *n);
-/** Forget backend @p b's id (it answered 404), or every backend's (b UINT32_MAX: the ToolSet
- * changed). */
+/** Forget backend @p b's id (it answered 404), or every backend's (b UINT32_MAX). */
 void arn_mcp_session_backend_forget(struct arn_mcp_sessions *t, struct arn_mcp_session *s,
 				    uint32_t b);
+/**
+ * The backends moved: the ids kept for backends 0 .. @p n - 1 go to
+ * indexes @p map[b] (UINT32_MAX: forgotten), and so do the relayed
+ * requests waiting on them (arn_mcp_session_pending_add; those of a
+ * backend forgotten are dropped). For a new version of the ToolSet the
+ * ids were kept under: its backend b may stand elsewhere in the list, or
+ * be gone, and an id must never reach another backend. @p map must not
+ * send two backends to one index.
+ */
+void arn_mcp_session_backend_remap(struct arn_mcp_sessions *t, struct arn_mcp_session *s,
+				   const uint32_t *map, uint32_t n);
 
 /**
  * Remember that backend @p backend's request @p id (its own id) was
@@ -926,6 +936,7 @@ enum arn_mcp_fanout_state {
 struct arn_mcp_fanout_backend {
 	uint8_t state;		    /* enum arn_mcp_fanout_state */
 	uint32_t pages;		    /* pages read */
+	size_t bytes;		    /* their answers' bytes, as received */
 	struct json_object *tools;  /* the tools so far (owned) */
 	struct json_object *cursor; /* the cursor to ask next (owned), or NULL */
 	char why[128];		    /* FAILED: for the log and the statistics */
@@ -952,13 +963,16 @@ void arn_mcp_fanout_fini(struct arn_mcp_fanout *f);
 struct json_object *arn_mcp_fanout_request(struct arn_mcp_fanout *f, uint32_t b);
 
 /**
- * Backend @p b's answer @p m (decoded). A result adds its page: the state
- * becomes ASK when it has a nextCursor, else DONE. An error answer, a
- * malformed one, a repeated cursor, or passing max_tools or
- * max_backend_pages: FAILED. @return the new state.
+ * Backend @p b's answer @p m (decoded), @p bytes as received. A result
+ * adds its page: the state becomes ASK when it has a nextCursor, else
+ * DONE. An error answer, a malformed one, a repeated cursor, or passing
+ * max_tools, max_backend_pages or, with the pages before it,
+ * max_message_bytes (a round keeps every page until it ends: each answer
+ * is bounded by its reader, and so are they all): FAILED. @return the new
+ * state.
  */
 enum arn_mcp_fanout_state arn_mcp_fanout_answer(struct arn_mcp_fanout *f, uint32_t b,
-						const struct arn_mcp_msg *m);
+						const struct arn_mcp_msg *m, size_t bytes);
 
 /** Backend @p b failed outside the protocol (connect, timeout, HTTP status): FAILED, @p why. */
 void arn_mcp_fanout_fail(struct arn_mcp_fanout *f, uint32_t b, const char *why);

@@ -91,7 +91,7 @@ struct json_object *arn_mcp_fanout_request(struct arn_mcp_fanout *f, uint32_t b)
 }
 
 enum arn_mcp_fanout_state arn_mcp_fanout_answer(struct arn_mcp_fanout *f, uint32_t b,
-						const struct arn_mcp_msg *m)
+						const struct arn_mcp_msg *m, size_t bytes)
 {
 	if (b >= f->n)
 		return ARN_MCP_F_FAILED;
@@ -106,6 +106,16 @@ enum arn_mcp_fanout_state arn_mcp_fanout_answer(struct arn_mcp_fanout *f, uint32
 	if (m->kind == ARN_MCP_ERROR) {
 		snprintf(why, sizeof(why), "tools/list: error %" PRId64 ": %s", m->error_code,
 			 m->error_message);
+		settle(f, b, ARN_MCP_F_FAILED, why);
+		return ARN_MCP_F_FAILED;
+	}
+	/* each answer was bounded as it was read; the round keeps every
+	 * page's tools until it ends, so their answers are bounded together
+	 * too (64 pages of one answer-sized tool each would pin 64 answers) */
+	x->bytes += bytes;
+	if (x->bytes > f->lim.max_message_bytes) {
+		snprintf(why, sizeof(why), "tools/list: its pages pass %" PRIu32 " bytes together",
+			 f->lim.max_message_bytes);
 		settle(f, b, ARN_MCP_F_FAILED, why);
 		return ARN_MCP_F_FAILED;
 	}

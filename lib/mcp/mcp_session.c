@@ -225,7 +225,9 @@ struct arn_mcp_sessions *arn_mcp_sessions_create(uint32_t worker, uint32_t max_s
 	struct arn_mcp_sessions *t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
-	size_t nb = (size_t)max_sessions * max_backends;
+	/* one more row of backend ids than sessions: the scratch row of
+	 * arn_mcp_session_backend_remap */
+	size_t nb = ((size_t)max_sessions + 1) * max_backends;
 	t->s = calloc(max_sessions, sizeof(*t->s));
 	t->free = calloc(max_sessions, sizeof(*t->free));
 	t->bsid = calloc(nb, ARN_MCP_BACKEND_SID_MAX + 1);
@@ -447,6 +449,31 @@ void arn_mcp_session_backend_forget(struct arn_mcp_sessions *t, struct arn_mcp_s
 		memset(lens, 0, t->max_backends);
 	else if (b < t->max_backends)
 		lens[b] = 0;
+}
+
+void arn_mcp_session_backend_remap(struct arn_mcp_sessions *t, struct arn_mcp_session *s,
+				   const uint32_t *map, uint32_t n)
+{
+	const size_t w = ARN_MCP_BACKEND_SID_MAX + 1, nbk = t->max_backends;
+	size_t row = (size_t)s->slot * nbk, spare = (size_t)t->max * nbk;
+	memcpy(t->bsid + spare * w, t->bsid + row * w, nbk * w);
+	memcpy(t->bsid_len + spare, t->bsid_len + row, nbk);
+	memset(t->bsid_len + row, 0, nbk);
+	for (uint32_t b = 0; b < n && b < nbk; b++) {
+		uint32_t to = map[b];
+		if (!t->bsid_len[spare + b] || to >= nbk)
+			continue;
+		memcpy(t->bsid + (row + to) * w, t->bsid + (spare + b) * w, w);
+		t->bsid_len[row + to] = t->bsid_len[spare + b];
+	}
+	for (int i = 0; i < s->n_pending;) {
+		uint32_t b = s->pending[i].backend;
+		if (b < n && map[b] < nbk) {
+			s->pending[i++].backend = map[b];
+		} else {
+			s->pending[i] = s->pending[--s->n_pending];
+		}
+	}
 }
 
 static uint64_t id_hash(struct json_object *id)

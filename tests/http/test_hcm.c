@@ -577,6 +577,8 @@ static struct arn_config_result res;
 /* apply() leaves the control lcore's http_rt_sync out: what workers see
  * is only what the store's publication made */
 static bool apply_no_poll;
+/* the name apply() gives a ToolSet (NULL: "tools") */
+static const char *apply_toolset_name;
 
 static void apply(const char *type, const char *version, const char *json)
 {
@@ -588,9 +590,10 @@ static void apply(const char *type, const char *version, const char *json)
 	if (!m)
 		fail_msg("bad test JSON: %s\n%s", arn_sb_cstr(&err), json);
 	arn_sb_free(&err);
-	const char *name = !strcmp(type, L)			 ? "l"
-			   : !strcmp(type, ARN_TYPE_URL_TOOLSET) ? "tools"
-								 : "web";
+	const char *name = !strcmp(type, L) ? "l"
+			   : !strcmp(type, ARN_TYPE_URL_TOOLSET)
+			       ? (apply_toolset_name ? apply_toolset_name : "tools")
+			       : "web";
 	struct arn_config_resource_in in = {name, version, NULL, 0};
 	in.bytes = arn_proto_encode(m, md, a, &in.len);
 	assert_int_equal(arn_config_apply(st, type, &in, 1, NULL, 0, 0, &res), 0);
@@ -1689,11 +1692,15 @@ static void test_cluster_trie_follows_random_changes(void **state)
  * max_request_bytes @p max) before the router; other paths: DIRECT_OK. */
 /* HCM fields the next start_mcp_with() adds (",\"access_log\":[...]"). */
 static const char *mcp_hcm_extra = "";
+/* request buffers the next start_mcp_with() gives the worker (0: 4) */
+static unsigned mcp_streams;
+
+static char mcp_lj[4096]; /* the listener start_mcp_with() applied */
 
 static void start_mcp_with(unsigned max, const char *extra)
 {
-	static char lj[4096];
-	snprintf(lj, sizeof(lj),
+	char *lj = mcp_lj;
+	snprintf(mcp_lj, sizeof(mcp_lj),
 		 "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
 		 "\"port_value\":80}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
 		 "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"in\"%s,\"route_config\":{"
@@ -1703,9 +1710,11 @@ static void start_mcp_with(unsigned max, const char *extra)
 		 "filters.http.mcp_gateway.v3.McpGateway\",\"tds\":{\"config_name\":\"tools\"},"
 		 "\"max_request_bytes\":%u%s}}," ROUTER "]}}]}]}",
 		 mcp_hcm_extra, max, extra);
+	(void)lj;
 	mcp_hcm_extra = "";
 	with_toolset = true;
-	start(4, lj);
+	start(mcp_streams ? mcp_streams : 4, mcp_lj);
+	mcp_streams = 0;
 	with_toolset = false;
 }
 
@@ -2754,6 +2763,276 @@ static void test_mcp_stateless_shared_backend_session(void **state)
 	want_in(u->tx, "mcp-session-id: S1\r\n");
 	assert_int_equal(stat("http.in.mcp_backend_session_deleted"),
 			 0); /* (no HCM: per backend) */
+}
+
+#define BE_DISCOVER26                                                                              \
+	"{\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"supportedVersions\":"                       \
+	"[\"2026-07-28\"],\"capabilities\":{\"tools\":{}},\"resultType\":\"complete\"}}"
+
+/*
+ * A backend that speaks both eras (as the SDKs' 2.x servers do): a
+ * session client's initialize to it is in flight when a stateless
+ * client's server/discover finishes first, so the worker learns the
+ * backend is 2026-07-28 while the session keeps the backend session it
+ * opened. The session's DELETE goes to that backend session in the
+ * session era (it has no method for the stateless era's Mcp-Method: it
+ * once crashed the worker there), and so does any side message.
+ */
+static void test_mcp_delete_after_backend_learnt_stateless(void **state)
+{
+	(void)state;
+	start_mcp(1048576);
+	char sid[64];
+	mcp_session(sid);
+	struct arn_tcp_conn *c1 =
+	    mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	assert_int_equal(upstream_pending(), 1); /* the session's initialize */
+	struct arn_tcp_conn *c2 = mcp26_post(
+	    "tools/list", NULL,
+	    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\",\"params\":{" MCP26_META "}}");
+	backend_answers("\"method\":\"server/discover\"", "application/json", NULL, BE_DISCOVER26);
+	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	if (!answered(c2, "HTTP/1.1 200"))
+		fail_msg("stateless tools/list: got '%s'", c2->tx ? c2->tx : "");
+	backend_answers("\"method\":\"initialize\"", "application/json", "mcp-session-id: B1\r\n",
+			BE_INIT);
+	backend_answers("notifications/initialized", NULL, NULL, NULL);
+	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	if (!answered(c1, "HTTP/1.1 200"))
+		fail_msg("session tools/list: got '%s'", c1->tx ? c1->tx : "");
+	struct arn_tcp_conn *c = client();
+	char req[256];
+	snprintf(req, sizeof(req), "DELETE /mcp HTTP/1.1\r\nHost: a\r\nMcp-Session-Id: %s\r\n\r\n",
+		 sid);
+	send_s(c, req);
+	poll_ms(1);
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_in(u->tx, "DELETE /mcp HTTP/1.1\r\n");
+	want_in(u->tx, "mcp-session-id: B1\r\n");
+	want_not_in(u->tx, "mcp-method");
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("DELETE: got '%s'", c->tx ? c->tx : "");
+}
+
+/*
+ * A session belongs to the ToolSet whose gateway opened it: the listener
+ * is changed to serve ToolSet "other" and the session, unknown to it, is
+ * answered 404 (-32001) without reaching a backend, so that a session id
+ * cannot carry one ToolSet's backend sessions to another's backends. A
+ * new session on it works.
+ */
+static void test_mcp_session_unknown_to_another_toolset(void **state)
+{
+	(void)state;
+	start_mcp(1048576);
+	char sid[64];
+	mcp_session(sid);
+	struct arn_tcp_conn *c =
+	    mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	backend_answers("\"method\":\"initialize\"", "application/json",
+			"mcp-session-id: SECRET-OF-B\r\n", BE_INIT);
+	backend_answers("notifications/initialized", NULL, NULL, NULL);
+	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/list: got '%s'", c->tx ? c->tx : "");
+	static char lj[4096];
+	char *p = strstr(mcp_lj, "\"config_name\":\"tools\"");
+	assert_non_null(p);
+	snprintf(lj, sizeof(lj), "%.*s\"config_name\":\"other\"%s", (int)(p - mcp_lj), mcp_lj,
+		 p + strlen("\"config_name\":\"tools\""));
+	apply(L, "2", lj); /* (it waits for its ToolSet: X14) */
+	apply_toolset_name = "other";
+	apply(ARN_TYPE_URL_TOOLSET, "1",
+	      "{\"name\":\"other\",\"backends\":[{\"name\":\"b\",\"cluster\":\"web\"}]}");
+	apply_toolset_name = NULL;
+	poll_ms(1);
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+	if (!answered(c, "HTTP/1.1 404"))
+		fail_msg("the other ToolSet's session: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "-32001");
+	assert_int_equal(upstream_pending(), 0);
+	mcp_session(sid);
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\"}");
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_not_in(u->tx, "SECRET-OF-B");
+}
+
+/* The worker's large scratch buffers free. */
+static unsigned big_free(void)
+{
+	unsigned n = 0;
+	for (char **b = w->big_free; b; b = (char **)*b)
+		n++;
+	return n;
+}
+
+/*
+ * A tools/call whose backend streams (progress, then the answer, maybe
+ * minutes later) holds no large scratch buffer while it is quiet: eight
+ * such calls waiting on their tools, in a worker of 16 large buffers (two
+ * a call once: the backend's event stream and the client's), and another
+ * client's streamed call still gets its answer.
+ */
+static void test_mcp_quiet_streamed_calls_hold_no_large_buffer(void **state)
+{
+	(void)state;
+	mcp_streams = 64;
+	start_mcp(1048576);
+	char sid[64];
+	mcp_session(sid);
+	struct arn_tcp_conn *c =
+	    mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	backend_answers("\"method\":\"initialize\"", "application/json", "mcp-session-id: B1\r\n",
+			BE_INIT);
+	backend_answers("notifications/initialized", NULL, NULL, NULL);
+	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/list: got '%s'", c->tx ? c->tx : "");
+	unsigned big0 = big_free();
+	static const char prog[] =
+	    "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+	    "\"params\":{\"progressToken\":9,\"progress\":1}}\n\n";
+	char resp[1024];
+	snprintf(
+	    resp, sizeof(resp),
+	    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n"
+	    "connection: close\r\n\r\n%zx\r\n%s\r\n",
+	    strlen(prog), prog);
+	for (int i = 0; i < 8; i++) {
+		c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/call\","
+				  "\"params\":{\"name\":\"b__echo\",\"arguments\":{}}}");
+		if (!upstream_pending())
+			fail_msg("call %d: nothing upstream; client got '%s'", i,
+				 c->tx ? c->tx : "");
+		send_s(upstream_accepts(), resp);
+		poll_ms(1);
+		want_in(c->tx, "notifications/progress");
+	}
+	assert_int_equal(big_free(), big0); /* eight quiet streams, no buffer held */
+	char sid2[64];
+	mcp_session(sid2);
+	c = mcp_post(sid2, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+			   "\"name\":\"b__echo\",\"arguments\":{}}}");
+	backend_answers("\"method\":\"initialize\"", "application/json", "mcp-session-id: B2\r\n",
+			BE_INIT);
+	backend_answers("notifications/initialized", NULL, NULL, NULL);
+	static const char sse[] =
+	    "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[]}}\n\n";
+	snprintf(resp, sizeof(resp),
+		 "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %zu\r\n"
+		 "connection: close\r\n\r\n%s",
+		 strlen(sse), sse);
+	send_s(upstream_accepts(), resp);
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("the other client's call: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"id\":3,\"result\":{\"content\":[]}");
+}
+
+/* Every backend request pending, answered as a backend of its path
+ * would: x (path /x) gives session X1, b (/mcp) gives B1 unless it is
+ * asked with a session already. @p never must be in none of them; @p
+ * want_b, when set, must be in b's first request. */
+static void answer_backends(struct arn_tcp_conn *c, const char *never, const char *want_b)
+{
+	bool b_seen = false;
+	for (int i = 0; i < 12 && upstream_pending(); i++) {
+		struct arn_tcp_conn *u = upstream_accepts();
+		bool x = strncmp(u->tx, "POST /x ", 8) == 0;
+		if (never)
+			want_not_in(u->tx, never);
+		if (!x && !b_seen && want_b)
+			want_in(u->tx, want_b);
+		b_seen |= !x;
+		const char *be = strstr(u->tx, "\r\n\r\n");
+		char resp[1024];
+		const char *body = NULL, *extra = NULL;
+		if (be && strstr(be, "\"method\":\"initialize\""))
+			body = BE_INIT,
+			extra = x ? "mcp-session-id: X1\r\n" : "mcp-session-id: B1\r\n";
+		else if (be && strstr(be, "\"method\":\"tools/list\""))
+			body = BE_TOOLS;
+		char id[64] = "null";
+		const char *p = be ? strstr(be, "\"id\":") : NULL;
+		if (p)
+			snprintf(id, sizeof(id), "%.*s", (int)strcspn(p + 5, ",}"), p + 5);
+		char b[1024] = "";
+		if (body) {
+			const char *q = strstr(body, "$ID");
+			snprintf(b, sizeof(b), "%.*s%s%s", (int)(q - body), body, id, q + 3);
+		}
+		snprintf(resp, sizeof(resp),
+			 "HTTP/1.1 %s\r\n%s%scontent-length: %zu\r\nconnection: close\r\n\r\n%s",
+			 body ? "200 OK" : "202 Accepted",
+			 body ? "content-type: application/json\r\n" : "", extra ? extra : "",
+			 strlen(b), b);
+		send_s(u, resp);
+		poll_ms(1);
+	}
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/list: got '%s'", c->tx ? c->tx : "");
+}
+
+/*
+ * A session's backend session ids follow their backends across ToolSet
+ * versions, never the index: the ToolSet gets a backend "x" ahead of "b",
+ * and b's session id goes to b (now second) and never to x, which gets
+ * its own initialize; a version without b forgets b's id, so that nothing
+ * (the session's DELETE included) carries it again. An id is a credential
+ * for the server that issued it.
+ */
+static void test_mcp_backend_session_follows_its_backend(void **state)
+{
+	(void)state;
+	start_mcp(1048576);
+	char sid[64];
+	mcp_session(sid);
+	struct arn_tcp_conn *c =
+	    mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	backend_answers("\"method\":\"initialize\"", "application/json",
+			"mcp-session-id: SECRET-OF-B\r\n", BE_INIT);
+	backend_answers("notifications/initialized", NULL, NULL, NULL);
+	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/list: got '%s'", c->tx ? c->tx : "");
+	apply(ARN_TYPE_URL_TOOLSET, "2",
+	      "{\"name\":\"tools\",\"backends\":[{\"name\":\"x\",\"cluster\":\"web\",\"path\":"
+	      "\"/x\"},{\"name\":\"b\",\"cluster\":\"web\"}]}");
+	poll_ms(1);
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+	answer_backends(c, NULL, "mcp-session-id: SECRET-OF-B\r\n");
+	want_in(c->tx, "\"name\":\"x__echo\"");
+	want_in(c->tx, "\"name\":\"b__echo\"");
+	/* b leaves the ToolSet: its id with it */
+	apply(ARN_TYPE_URL_TOOLSET, "3",
+	      "{\"name\":\"tools\",\"backends\":[{\"name\":\"x\",\"cluster\":\"web\",\"path\":"
+	      "\"/x\"}]}");
+	poll_ms(1);
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\"}");
+	answer_backends(c, "SECRET-OF-B", NULL);
+	/* b again, at index 0 under another path: another server, no id */
+	apply(ARN_TYPE_URL_TOOLSET, "4",
+	      "{\"name\":\"tools\",\"backends\":[{\"name\":\"b\",\"cluster\":\"web\",\"path\":"
+	      "\"/x\"}]}");
+	poll_ms(1);
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/list\"}");
+	answer_backends(c, "SECRET-OF-B", NULL);
+	c = client();
+	char req[256];
+	snprintf(req, sizeof(req), "DELETE /mcp HTTP/1.1\r\nHost: a\r\nMcp-Session-Id: %s\r\n\r\n",
+		 sid);
+	send_s(c, req);
+	poll_ms(1);
+	while (upstream_pending()) {
+		struct arn_tcp_conn *u = upstream_accepts();
+		want_not_in(u->tx, "SECRET-OF-B");
+		send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+		poll_ms(1);
+	}
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("DELETE: got '%s'", c->tx ? c->tx : "");
 }
 
 /* What the access log at @p path holds once drained, into @p buf (@p size
@@ -7559,6 +7838,10 @@ int main(void)
 	    cmocka_unit_test_teardown(test_mcp_session_client_stateless_backend, teardown),
 	    cmocka_unit_test_teardown(test_mcp_idle_session_deletes_backend_sessions, teardown),
 	    cmocka_unit_test_teardown(test_mcp_stateless_shared_backend_session, teardown),
+	    cmocka_unit_test_teardown(test_mcp_delete_after_backend_learnt_stateless, teardown),
+	    cmocka_unit_test_teardown(test_mcp_backend_session_follows_its_backend, teardown),
+	    cmocka_unit_test_teardown(test_mcp_quiet_streamed_calls_hold_no_large_buffer, teardown),
+	    cmocka_unit_test_teardown(test_mcp_session_unknown_to_another_toolset, teardown),
 	    cmocka_unit_test_teardown(test_mcp_session_across_workers, teardown),
 	    cmocka_unit_test_teardown(test_mcp_detached_end_polled_next, teardown),
 	    cmocka_unit_test_teardown(test_mcp_backend_list_changed_every_worker, teardown),
@@ -7634,7 +7917,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_service_time_line_wire_and_log, teardown),
 	    cmocka_unit_test_teardown(test_router_edited_head_on_the_wire, teardown),
 	    cmocka_unit_test_teardown(test_auto_host_rewrite_without_hostname_keeps_host, teardown),
-	    cmocka_unit_test_teardown(test_auto_host_rewrite_takes_the_endpoints_hostname, teardown),
+	    cmocka_unit_test_teardown(test_auto_host_rewrite_takes_the_endpoints_hostname,
+				      teardown),
 	    cmocka_unit_test(test_router_edits_carry_header_ids),
 	};
 	if (getenv("TEST_FILTER")) /* one test by name (a glob), e.g. while bisecting */

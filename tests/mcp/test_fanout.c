@@ -37,7 +37,8 @@ static enum arn_mcp_fanout_state exchange(struct arn_mcp_fanout *f, uint32_t b,
 	struct arn_mcp_body body;
 	assert_int_equal(arn_mcp_parse(answer_json, strlen(answer_json), NULL, false, &body),
 			 ARN_MCP_E_NONE);
-	enum arn_mcp_fanout_state st = arn_mcp_fanout_answer(f, b, &body.msgs[0]);
+	enum arn_mcp_fanout_state st =
+	    arn_mcp_fanout_answer(f, b, &body.msgs[0], strlen(answer_json));
 	arn_mcp_body_release(&body);
 	return st;
 }
@@ -126,10 +127,10 @@ static void test_fanout_bounds(void **state)
 	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[],\"nextCursor\":\"x\"}}";
 	struct arn_mcp_body body;
 	assert_int_equal(arn_mcp_parse(p1, strlen(p1), NULL, false, &body), ARN_MCP_E_NONE);
-	assert_int_equal(arn_mcp_fanout_answer(&f, 1, &body.msgs[0]), ARN_MCP_F_ASK);
+	assert_int_equal(arn_mcp_fanout_answer(&f, 1, &body.msgs[0], strlen(p1)), ARN_MCP_F_ASK);
 	r = arn_mcp_fanout_request(&f, 1);
 	json_object_put(r);
-	assert_int_equal(arn_mcp_fanout_answer(&f, 1, &body.msgs[0]), ARN_MCP_F_FAILED);
+	assert_int_equal(arn_mcp_fanout_answer(&f, 1, &body.msgs[0], strlen(p1)), ARN_MCP_F_FAILED);
 	assert_string_equal(f.b[1].why, "tools/list: nextCursor repeats the cursor asked");
 	arn_mcp_body_release(&body);
 	/* docs: pages without end */
@@ -143,7 +144,8 @@ static void test_fanout_bounds(void **state)
 		assert_non_null(r);
 		json_object_put(r);
 		assert_int_equal(arn_mcp_parse(a, strlen(a), NULL, false, &body), ARN_MCP_E_NONE);
-		enum arn_mcp_fanout_state st = arn_mcp_fanout_answer(&f, 2, &body.msgs[0]);
+		enum arn_mcp_fanout_state st =
+		    arn_mcp_fanout_answer(&f, 2, &body.msgs[0], strlen(a));
 		arn_mcp_body_release(&body);
 		if (st == ARN_MCP_F_FAILED) {
 			assert_int_equal(i, 2); /* the third page */
@@ -162,26 +164,74 @@ static void test_fanout_bounds(void **state)
 	assert_int_equal(arn_mcp_fanout_init(&f, &ts, NULL), 0);
 	const char *bad = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tool\":[]}}";
 	assert_int_equal(arn_mcp_parse(bad, strlen(bad), NULL, false, &body), ARN_MCP_E_NONE);
-	assert_int_equal(arn_mcp_fanout_answer(&f, 0, &body.msgs[0]),
+	assert_int_equal(arn_mcp_fanout_answer(&f, 0, &body.msgs[0], strlen(bad)),
 			 ARN_MCP_F_ASK); /* not asked */
 	r = arn_mcp_fanout_request(&f, 0);
 	json_object_put(r);
-	assert_int_equal(arn_mcp_fanout_answer(&f, 0, &body.msgs[0]), ARN_MCP_F_FAILED);
+	assert_int_equal(arn_mcp_fanout_answer(&f, 0, &body.msgs[0], strlen(bad)),
+			 ARN_MCP_F_FAILED);
 	assert_string_equal(f.b[0].why, "tools/list: the result has no tools array");
 	arn_mcp_body_release(&body);
 	const char *note = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}";
 	assert_int_equal(arn_mcp_parse(note, strlen(note), NULL, false, &body), ARN_MCP_E_NONE);
 	r = arn_mcp_fanout_request(&f, 1);
 	json_object_put(r);
-	assert_int_equal(arn_mcp_fanout_answer(&f, 1, &body.msgs[0]), ARN_MCP_F_FAILED);
+	assert_int_equal(arn_mcp_fanout_answer(&f, 1, &body.msgs[0], strlen(note)),
+			 ARN_MCP_F_FAILED);
 	arn_mcp_body_release(&body);
 	assert_null(arn_mcp_fanout_request(&f, 7));
-	assert_int_equal(arn_mcp_fanout_answer(&f, 7, NULL), ARN_MCP_F_FAILED);
+	assert_int_equal(arn_mcp_fanout_answer(&f, 7, NULL, 0), ARN_MCP_F_FAILED);
+	arn_mcp_fanout_fini(&f);
+}
+
+/* Each answer is bounded (max_message_bytes) as its reader takes it, and
+ * a round keeps every page's tools until it ends: 64 pages of one
+ * answer-sized tool each would pin 64 answers per backend per round. The
+ * pages together are bounded by the same limit: the backend fails at the
+ * page that passes it, holding at most the limit and that page. */
+static void test_fanout_pages_bounded_together(void **state)
+{
+	(void)state;
+	const size_t lim_bytes = 64 * 1024;
+	struct arn_mcp_limits lim = {.max_message_bytes = (uint32_t)lim_bytes};
+	struct arn_mcp_fanout f;
+	assert_int_equal(arn_mcp_fanout_init(&f, &ts, &lim), 0);
+	static char desc[20 * 1024];
+	memset(desc, 'x', sizeof(desc) - 1);
+	static char ans[64 * 1024];
+	enum arn_mcp_fanout_state st = ARN_MCP_F_ASK;
+	unsigned p = 0;
+	for (; p < 64 && st == ARN_MCP_F_ASK; p++) {
+		json_object_put(arn_mcp_fanout_request(&f, 0));
+		int n =
+		    snprintf(ans, sizeof(ans),
+			     "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"result\":{\"tools\":[{\"name\":"
+			     "\"t%u\",\"description\":\"%s\",\"inputSchema\":{}}],"
+			     "\"nextCursor\":\"c%u\"}}",
+			     p, desc, p);
+		assert_true((size_t)n < lim_bytes); /* every answer within its limit */
+		struct arn_mcp_body body;
+		assert_int_equal(arn_mcp_parse(ans, (size_t)n, &lim, false, &body), ARN_MCP_E_NONE);
+		st = arn_mcp_fanout_answer(&f, 0, &body.msgs[0], (size_t)n);
+		arn_mcp_body_release(&body);
+	}
+	assert_int_equal(st, ARN_MCP_F_FAILED);
+	assert_int_equal(p, 4); /* 3 pages of about 20 KiB fit in 64 KiB, the 4th does not */
+	assert_string_equal(f.b[0].why, "tools/list: its pages pass 65536 bytes together");
+	assert_true(json_object_array_length(f.b[0].tools) <= 3);
+	/* the other backends are not charged for it */
+	assert_int_equal(
+	    exchange(&f, 1,
+		     "{\"jsonrpc\":\"2.0\",\"id\":\"arn.list.1.0\",\"method\":\"tools/list\"}",
+		     "{\"jsonrpc\":\"2.0\",\"id\":\"arn.list.1.0\",\"result\":{\"tools\":[" T(
+			 "a") "]}}"),
+	    ARN_MCP_F_DONE);
 	arn_mcp_fanout_fini(&f);
 }
 
 const struct CMUnitTest mt_fanout_tests[] = {
     cmocka_unit_test(test_fanout_round),
     cmocka_unit_test(test_fanout_bounds),
+    cmocka_unit_test(test_fanout_pages_bounded_together),
 };
 const size_t mt_fanout_n = sizeof(mt_fanout_tests) / sizeof(mt_fanout_tests[0]);

@@ -88,7 +88,7 @@ static void test_flow(void **state)
 		struct arn_mcp_body up;
 		assert_int_equal(arn_mcp_parse(pages[page], strlen(pages[page]), NULL, false, &up),
 				 ARN_MCP_E_NONE);
-		arn_mcp_fanout_answer(&fo, 0, &up.msgs[0]);
+		arn_mcp_fanout_answer(&fo, 0, &up.msgs[0], strlen(pages[page]));
 		arn_mcp_body_release(&up);
 	}
 	json_object_put(arn_mcp_fanout_request(&fo, 1));

@@ -361,7 +361,7 @@ static void test_fanout_kinds(void **st)
 	    "[{\"uriTemplate\":\"mem://{x}\"}],\"nextCursor\":\"c2\"}}");
 	struct arn_mcp_msg m;
 	arn_mcp_msg_decode(a, &m);
-	assert_int_equal(arn_mcp_fanout_answer(&f, 0, &m), ARN_MCP_F_ASK);
+	assert_int_equal(arn_mcp_fanout_answer(&f, 0, &m, 100), ARN_MCP_F_ASK);
 	json_object_put(a);
 	q = arn_mcp_fanout_request(&f, 0);
 	assert_non_null(strstr(mt_text(q), "\"cursor\":\"c2\""));
@@ -369,7 +369,7 @@ static void test_fanout_kinds(void **st)
 	/* a page without the kind's array fails that backend */
 	a = json_tokener_parse("{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"result\":{\"tools\":[]}}");
 	arn_mcp_msg_decode(a, &m);
-	assert_int_equal(arn_mcp_fanout_answer(&f, 0, &m), ARN_MCP_F_FAILED);
+	assert_int_equal(arn_mcp_fanout_answer(&f, 0, &m, 100), ARN_MCP_F_FAILED);
 	json_object_put(a);
 	arn_mcp_fanout_fini(&f);
 	enum arn_mcp_prim k;

@@ -273,6 +273,54 @@ static void test_backend_sessions(void **state)
 	arn_mcp_sessions_destroy(t);
 }
 
+/* A ToolSet's new version moved its backends: each kept id follows its
+ * backend to its new index, the id of a backend gone is forgotten, no id
+ * lands on another backend, and the relayed requests follow too (those
+ * of the backend gone are dropped). The other session's ids stay. */
+static void test_backend_sessions_remap(void **state)
+{
+	(void)state;
+	struct arn_mcp_sessions *t = arn_mcp_sessions_create(0, 2, 4, 0);
+	struct arn_mcp_session *a, *b;
+	assert_int_equal(arn_mcp_session_open(t, ARN_MCP_V_2025_06_18, ARN_MCP_T_STREAMABLE, 0,
+					      rnd1, &a, NULL, NULL),
+			 ARN_MCP_E_NONE);
+	assert_int_equal(arn_mcp_session_open(t, ARN_MCP_V_2025_06_18, ARN_MCP_T_STREAMABLE, 0,
+					      rnd1, &b, NULL, NULL),
+			 ARN_MCP_E_NONE);
+	assert_int_equal(arn_mcp_session_backend_set(t, a, 0, "zero", 4), 0);
+	assert_int_equal(arn_mcp_session_backend_set(t, a, 1, "one", 3), 0);
+	assert_int_equal(arn_mcp_session_backend_set(t, a, 2, "two", 3), 0);
+	assert_int_equal(arn_mcp_session_backend_set(t, b, 0, "b-zero", 6), 0);
+	struct json_object *i1 = json_object_new_int(1), *i2 = json_object_new_int(2);
+	assert_int_equal(arn_mcp_session_pending_add(a, 1, i1, 7), 0);
+	assert_int_equal(arn_mcp_session_pending_add(a, 2, i2, 7), 0);
+	/* 0 -> 2, 1 gone, 2 -> 0, 3 (none kept) -> 1 */
+	const uint32_t map[] = {2, UINT32_MAX, 0, 1};
+	arn_mcp_session_backend_remap(t, a, map, 4);
+	size_t n = 0;
+	assert_string_equal(arn_mcp_session_backend(t, a, 2, &n), "zero");
+	assert_int_equal(n, 4);
+	assert_string_equal(arn_mcp_session_backend(t, a, 0, &n), "two");
+	assert_null(arn_mcp_session_backend(t, a, 1, &n));
+	assert_null(arn_mcp_session_backend(t, a, 3, &n));
+	assert_string_equal(arn_mcp_session_backend(t, b, 0, &n), "b-zero");
+	/* backend 2's request is backend 0's now; backend 1's is gone */
+	assert_int_equal(a->n_pending, 1);
+	assert_int_equal(arn_mcp_session_pending_take(a, 1, i1), -ENOENT);
+	assert_int_equal(arn_mcp_session_pending_take(a, 2, i2), -ENOENT);
+	assert_int_equal(arn_mcp_session_pending_take(a, 0, i2), 0);
+	/* a map of fewer backends than kept: the rest are forgotten ("two",
+	 * at 0 now, goes to 2; "zero", at 2, is past the map) */
+	arn_mcp_session_backend_remap(t, a, map, 1);
+	assert_string_equal(arn_mcp_session_backend(t, a, 2, &n), "two");
+	assert_null(arn_mcp_session_backend(t, a, 0, &n));
+	assert_null(arn_mcp_session_backend(t, a, 1, &n));
+	json_object_put(i1);
+	json_object_put(i2);
+	arn_mcp_sessions_destroy(t);
+}
+
 static struct json_object *js(const char *s)
 {
 	return json_tokener_parse(s);
@@ -490,6 +538,7 @@ const struct CMUnitTest mt_session_tests[] = {
     cmocka_unit_test(test_sessions),
     cmocka_unit_test(test_sessions_expire_sweep),
     cmocka_unit_test(test_backend_sessions),
+    cmocka_unit_test(test_backend_sessions_remap),
     cmocka_unit_test(test_initialize),
 };
 const size_t mt_session_n = sizeof(mt_session_tests) / sizeof(mt_session_tests[0]);
