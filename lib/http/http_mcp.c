@@ -802,9 +802,15 @@ static void keep_principal_headers(struct http_stream *st, struct http_mcp_req *
 				if (h->name_len != p->header.name_len ||
 				    strncasecmp(h->name, p->header.name, h->name_len) != 0)
 					continue;
+				/* a header two rules name is kept once (the kept
+				 * ones are copies: compared by name and value) */
 				bool dup = false;
 				for (size_t q = 0; q < r->n_hdrs && !dup; q++)
-					dup = r->hdrs[q].name == h->name;
+					dup = r->hdrs[q].name_len == h->name_len &&
+					      r->hdrs[q].value_len == h->value_len &&
+					      strncasecmp(r->hdrs[q].name, h->name, h->name_len) ==
+						  0 &&
+					      memcmp(r->hdrs[q].value, h->value, h->value_len) == 0;
 				if (dup || r->n_hdrs == MCP_PRINCIPAL_HDRS ||
 				    st->text_len + h->value_len + 1 > HTTP_TEXT)
 					continue;

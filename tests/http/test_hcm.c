@@ -1730,6 +1730,8 @@ static void start_mcp(unsigned max)
 /* A new client POSTs @p body to /mcp (with session @p sid when not
  * NULL); what it got is in its tx once the poll ran. */
 static struct arn_tcp_conn *mcp_post_on(struct arn_tcp_conn *c, const char *sid, const char *body);
+/* header lines ("name: value\r\n") the posts add while set */
+static const char *mcp_post_headers = "";
 
 static struct arn_tcp_conn *mcp_post(const char *sid, const char *body)
 {
@@ -1744,8 +1746,9 @@ static struct arn_tcp_conn *mcp_post_on(struct arn_tcp_conn *c, const char *sid,
 	snprintf(
 	    req, sizeof(req),
 	    "POST /mcp HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
-	    "Accept: application/json, text/event-stream\r\n%s%s%sContent-Length: %zu\r\n\r\n%s",
-	    sid ? "Mcp-Session-Id: " : "", sid ? sid : "", sid ? "\r\n" : "", strlen(body), body);
+	    "Accept: application/json, text/event-stream\r\n%s%s%s%sContent-Length: %zu\r\n\r\n%s",
+	    sid ? "Mcp-Session-Id: " : "", sid ? sid : "", sid ? "\r\n" : "", mcp_post_headers,
+	    strlen(body), body);
 	send_s(c, req);
 	poll_ms(1);
 	return c;
@@ -2857,6 +2860,53 @@ static void test_mcp_session_unknown_to_another_toolset(void **state)
 	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\"}");
 	struct arn_tcp_conn *u = upstream_accepts();
 	want_not_in(u->tx, "SECRET-OF-B");
+}
+
+/*
+ * A request header that several access rules name is kept once for the
+ * rules to match (MCP_PRINCIPAL_HDRS of them a request): sixteen rules on
+ * x-team once filled every slot with copies of the one x-team header, and
+ * x-role, which the seventeenth rule grants "echo" by, was never seen.
+ */
+static void test_mcp_principal_header_named_by_many_rules(void **state)
+{
+	(void)state;
+	start_mcp(1048576);
+	static char ts[8192];
+	size_t n = (size_t)snprintf(ts, sizeof(ts),
+				    "{\"name\":\"tools\",\"backends\":[{\"name\":\"b\",\"cluster\":"
+				    "\"web\"}],\"access_rules\":[");
+	for (int i = 0; i < 16; i++)
+		n += (size_t)snprintf(
+		    ts + n, sizeof(ts) - n,
+		    "{\"tools\":[{\"name\":{\"exact\":\"echo\"}}],\"principals\":[{"
+		    "\"header\":{\"name\":\"x-team\",\"string_match\":{\"exact\":"
+		    "\"nope%d\"}}}]},",
+		    i);
+	snprintf(ts + n, sizeof(ts) - n,
+		 "{\"tools\":[{\"name\":{\"exact\":\"echo\"}}],\"principals\":[{\"header\":{"
+		 "\"name\":\"x-role\",\"string_match\":{\"exact\":\"admin\"}}}]}]}");
+	apply(ARN_TYPE_URL_TOOLSET, "2", ts);
+	mcp_post_headers = "x-team: a\r\nx-role: admin\r\n";
+	char sid[64];
+	mcp_session(sid);
+	struct arn_tcp_conn *c =
+	    mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	mcp_post_headers = "";
+	backend_answers("\"method\":\"initialize\"", "application/json", "mcp-session-id: B1\r\n",
+			BE_INIT);
+	backend_answers("notifications/initialized", NULL, NULL, NULL);
+	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/list: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"name\":\"b__echo\"");
+	/* without x-role: hidden */
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+	if (upstream_pending())
+		backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/list without x-role: got '%s'", c->tx ? c->tx : "");
+	want_not_in(c->tx, "b__echo");
 }
 
 /* The worker's large scratch buffers free. */
@@ -7842,6 +7892,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_mcp_backend_session_follows_its_backend, teardown),
 	    cmocka_unit_test_teardown(test_mcp_quiet_streamed_calls_hold_no_large_buffer, teardown),
 	    cmocka_unit_test_teardown(test_mcp_session_unknown_to_another_toolset, teardown),
+	    cmocka_unit_test_teardown(test_mcp_principal_header_named_by_many_rules, teardown),
 	    cmocka_unit_test_teardown(test_mcp_session_across_workers, teardown),
 	    cmocka_unit_test_teardown(test_mcp_detached_end_polled_next, teardown),
 	    cmocka_unit_test_teardown(test_mcp_backend_list_changed_every_worker, teardown),
