@@ -192,6 +192,10 @@ struct arn_cfg_local_ratelimit {
 	struct arn_cfg_bucket_state *state; /* shared by the workers */
 };
 
+/* connection_limit filters in one chain: a connection remembers which of
+ * them count it in a byte (lib/http), so a chain with more is refused */
+#define ARN_CFG_L4_MAX_CONNECTION_LIMITS 8
+
 struct arn_cfg_connection_limit {
 	const char *stat_prefix;  /* connection_limit.<stat_prefix>.* */
 	bool enabled;		  /* runtime_enabled.default_value (true without it) */
@@ -331,6 +335,19 @@ struct arn_cfg_rl_action {
 	struct arn_cfg_header_match *headers; /* HEADER_VALUE_MATCH: all must match */
 	size_t n_headers;
 };
+
+/*
+ * What lib/l4 builds a request's descriptors in (arn_rldesc.h), without
+ * allocating on a worker; lib/config refuses a configuration beyond them,
+ * so that a descriptor that does not fit is one no configuration names:
+ *   - ARN_CFG_RL_MAX_ACTIONS: a RateLimit's actions (a descriptor's entries);
+ *   - ARN_CFG_RL_DESC_BYTES: a descriptor's values, together;
+ *   - ARN_CFG_RL_MAX_DESCRIPTORS: the descriptors one request may produce:
+ *     a route's rate_limits and its virtual host's, together.
+ */
+#define ARN_CFG_RL_MAX_ACTIONS 8
+#define ARN_CFG_RL_DESC_BYTES 1024
+#define ARN_CFG_RL_MAX_DESCRIPTORS 16
 
 /** One RateLimit: a descriptor of one entry per action, if every action yields. */
 struct arn_cfg_rate_limit {

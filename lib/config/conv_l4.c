@@ -785,6 +785,23 @@ static struct arn_cfg_http_ratelimit *http_ratelimit(struct conv *c, struct pb r
 			conv_pop(c, m2);
 		}
 		o->n_entries = o->entries ? ne : 0;
+		/* a request's descriptor longer than lib/l4 builds matches
+		 * none (it is not built): one configured here could never
+		 * apply, so it is refused rather than silently inert */
+		size_t vbytes = 0;
+		for (size_t j = 0; j < o->n_entries; j++)
+			vbytes += o->entries[j].value_len;
+		if (ne > ARN_CFG_RL_MAX_ACTIONS)
+			conv_err(c, "entries",
+				 "%zu entries: Arion builds a request's descriptors of at most %d "
+				 "(a RateLimit's actions), so this one could never match",
+				 ne, ARN_CFG_RL_MAX_ACTIONS);
+		else if (vbytes > ARN_CFG_RL_DESC_BYTES)
+			conv_err(c, "entries",
+				 "values of %zu bytes together: Arion builds a request's "
+				 "descriptors of at most %d bytes of values, so this one could "
+				 "never match",
+				 vbytes, ARN_CFG_RL_DESC_BYTES);
 		struct pb dtb = pb_msg(d, "token_bucket");
 		if (!dtb.m) {
 			conv_err(c, "token_bucket", "missing (Envoy requires it)");
@@ -1021,6 +1038,12 @@ void conv_rate_limits(struct conv *c, struct pb p, struct arn_cfg_rate_limit **o
 		size_t na = pb_len(rl, "actions");
 		if (na == 0)
 			conv_err(c, "actions", "empty (Envoy requires at least one)");
+		else if (na > ARN_CFG_RL_MAX_ACTIONS)
+			/* lib/l4 could not build the descriptor: the limit would
+			 * be off for every request */
+			conv_err(c, "actions",
+				 "%zu actions: Arion builds descriptors of at most %d entries", na,
+				 ARN_CFG_RL_MAX_ACTIONS);
 		o->actions = CONV_NEW(c, struct arn_cfg_rl_action, na ? na : 1);
 		for (size_t j = 0; o->actions && j < na; j++) {
 			size_t m2 = conv_push(c, "actions[%zu]", j);

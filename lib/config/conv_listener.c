@@ -606,6 +606,42 @@ static uint64_t listener_base_hash(struct conv *c, struct pb l)
 	return pb_hash(c, copy, l.d);
 }
 
+/*
+ * The network filters before the terminal one, as the data plane can run
+ * them: echo runs none (its connections are never admitted through them,
+ * so rbac would not deny nor connection_limit count), and a connection
+ * records in one byte which connection_limit filters count it.
+ */
+static void l4_filters_check(struct conv *c, const struct arn_cfg_filter_chain *out)
+{
+	size_t ncl = 0;
+	for (size_t i = 0; i < out->n_l4_filters; i++)
+		ncl += out->l4_filters[i].kind == ARN_CFG_L4_CONNECTION_LIMIT;
+	if (ncl > ARN_CFG_L4_MAX_CONNECTION_LIMITS)
+		conv_err(c, "filters",
+			 "%zu connection_limit filters: Arion runs at most %d in one filter chain",
+			 ncl, ARN_CFG_L4_MAX_CONNECTION_LIMITS);
+	if (out->kind != ARN_CFG_NF_ECHO || out->n_l4_filters == 0)
+		return;
+	char names[256];
+	size_t used = 0;
+	names[0] = 0;
+	for (size_t i = 0; i < out->n_l4_filters && used < sizeof(names); i++) {
+		const struct arn_cfg_l4_filter *f = &out->l4_filters[i];
+		static const char *const kinds[] = {"rbac", "local_ratelimit", "connection_limit"};
+		const char *k = f->kind < 3 ? kinds[f->kind] : "?";
+		int n = snprintf(names + used, sizeof(names) - used, "%s'%s' (%s)", i ? ", " : "",
+				 f->name && f->name[0] ? f->name : k, k);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	conv_err(c, "filters",
+		 "%s before echo: Arion runs no network filter ahead of echo (they would "
+		 "be ignored); remove them or use tcp_proxy",
+		 names);
+}
+
 static void filter_chain(struct conv *c, struct pb fc, struct arn_cfg_filter_chain *out,
 			 bool *needs_inspector)
 {
@@ -664,6 +700,7 @@ static void filter_chain(struct conv *c, struct pb fc, struct arn_cfg_filter_cha
 		}
 		conv_pop(c, m);
 	}
+	l4_filters_check(c, out);
 	struct pb ts = pb_msg(fc, "transport_socket");
 	/* with tcp_proxy too: TLS is terminated and the plaintext relayed */
 	if (ts.m)

@@ -234,6 +234,36 @@ static bool cookie_octets_ok(struct conv *c, const char *field, upb_StringView s
 	return true;
 }
 
+/*
+ * A request's descriptors come from its route's rate_limits and, per
+ * include_vh_rate_limits or a local_ratelimit's vh_rate_limits (which may
+ * be set in a filter this table does not see), its virtual host's: lib/l4
+ * matches at most ARN_CFG_RL_MAX_DESCRIPTORS, and a request with more
+ * would pass unlimited. Checked here, after the routes (a route kept from
+ * the previous version may meet new virtual host rate_limits).
+ */
+static void vhost_rate_limits(struct conv *c, const struct arn_cfg_vhost *v)
+{
+	if (v->n_rate_limits > ARN_CFG_RL_MAX_DESCRIPTORS) {
+		conv_err(c, "rate_limits",
+			 "%zu rate limits: Arion matches at most %d descriptors a request",
+			 v->n_rate_limits, ARN_CFG_RL_MAX_DESCRIPTORS);
+		return;
+	}
+	for (size_t j = 0; j < v->n_routes; j++) {
+		const struct arn_cfg_route *r = &v->routes[j];
+		if (r->action != ARN_CFG_ACTION_ROUTE ||
+		    r->route.n_rate_limits + v->n_rate_limits <= ARN_CFG_RL_MAX_DESCRIPTORS)
+			continue;
+		size_t m = conv_push(c, "routes[%zu].route", j);
+		conv_err(c, "rate_limits",
+			 "%zu rate limits, and %zu on the virtual host: Arion matches at most %d "
+			 "descriptors a request, the route's and its virtual host's together",
+			 r->route.n_rate_limits, v->n_rate_limits, ARN_CFG_RL_MAX_DESCRIPTORS);
+		conv_pop(c, m);
+	}
+}
+
 static void route_action(struct conv *c, struct pb ra, struct arn_cfg_route_action *a,
 			 const struct arn_cfg_retry_policy *vh_retry, bool *inherits_retry)
 {
@@ -1414,6 +1444,7 @@ struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_i
 				re->hash = 0; /* not offered to the next version */
 			}
 		}
+		vhost_rate_limits(c, v);
 		conv_route_index(c, v);
 		conv_pop(c, m);
 	}

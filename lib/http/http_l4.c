@@ -300,6 +300,9 @@ static bool ratelimit_step(struct http_stream *st, size_t i, bool first,
 	struct http_worker *w = hc->w;
 	const struct arn_cfg_hcm *h = hc->hcm;
 	const char *name = h->http_filter_names ? h->http_filter_names[i] : NULL;
+	/* header_value_match's joined values as long as a request head may
+	 * be, as rbac_step's (else 4 KB: a longer one yields no descriptor) */
+	char *big = http_big_get(w);
 	struct arn_hlrl_input in = {
 	    .filter = f,
 	    .filter_name = name,
@@ -308,7 +311,9 @@ static bool ratelimit_step(struct http_stream *st, size_t i, bool first,
 	    .route = mt ? mt->route : NULL,
 	    .rl = {.remote_addr = client,
 		   .header = arn_rbac_request_header,
-		   .header_ctx = (void *)(uintptr_t)req},
+		   .header_ctx = (void *)(uintptr_t)req,
+		   .scratch = big,
+		   .scratch_len = big ? HTTP_BIG_SCRATCH : 0},
 	    .now = http_tsc(w),
 	    .hz = w->hz,
 	    .random = http_rand(w),
@@ -321,10 +326,12 @@ static bool ratelimit_step(struct http_stream *st, size_t i, bool first,
 	struct arn_hlrl_decision d;
 	struct http_hcm_rt *r = hc->hrt;
 	struct arn_stats_scope *sc = r && i < HTTP_MAX_FILTER_STATS ? r->fstats[i] : NULL;
-	if (arn_hlrl_decide(&in, &d) != 0) {
-		/* more descriptors than the engine takes (or per-connection
-		 * buckets): not limited, as Envoy lets through a request its
-		 * limiter cannot describe */
+	int rc = arn_hlrl_decide(&in, &d);
+	http_big_put(w, big);
+	if (rc != 0) {
+		/* a later local_ratelimit filter asking for per-connection
+		 * buckets (the first one has them), or more descriptors than
+		 * the engine takes (lib/config refuses that): not limited */
 		return false;
 	}
 	if (!d.enabled)
@@ -446,6 +453,9 @@ int http_l4_net_accept(struct http_worker *w, struct http_hcm_rt *r,
 		       uint32_t *delay_ms)
 {
 	*delay_ms = 0;
+	/* held: bit k for the k-th connection_limit filter, whatever its
+	 * index among the others (lib/config keeps them to HTTP_L4_HELD_MAX) */
+	unsigned k = 0;
 	for (size_t i = 0; i < fc->n_l4_filters; i++) {
 		const struct arn_cfg_l4_filter *f = &fc->l4_filters[i];
 		struct arn_stats_scope *sc = r && i < HTTP_MAX_FILTER_STATS ? r->l4stats[i] : NULL;
@@ -464,14 +474,15 @@ int http_l4_net_accept(struct http_worker *w, struct http_hcm_rt *r,
 		}
 		case ARN_CFG_L4_CONNECTION_LIMIT: {
 			const struct arn_cfg_connection_limit *cl = f->connection_limit;
+			unsigned bit = k++;
 			if (!cl || !cl->enabled)
 				break;
-			if (i >= HTTP_L4_HELD_MAX || !arn_connlimit_acquire(cl)) {
+			if (bit >= HTTP_L4_HELD_MAX || !arn_connlimit_acquire(cl)) {
 				wstat_inc(w, sc, ARN_CXL_limited_connections);
 				*delay_ms = cl->delay_ms;
 				return -EBUSY;
 			}
-			*held |= (uint8_t)(1u << i);
+			*held |= (uint8_t)(1u << bit);
 			if (sc)
 				arn_stats_gauge_add(sc, w->slot, ARN_CXL_active_connections, 1);
 			break;
@@ -531,11 +542,17 @@ int http_l4_net_first_byte(struct http_worker *w, struct http_hcm_rt *r,
 void http_l4_net_close(struct http_worker *w, struct http_hcm_rt *r,
 		       const struct arn_cfg_filter_chain *fc, uint8_t *held)
 {
-	for (size_t i = 0; fc && *held && i < fc->n_l4_filters && i < HTTP_L4_HELD_MAX; i++) {
-		if (!(*held & (1u << i)))
+	unsigned k = 0;
+	for (size_t i = 0; fc && *held && i < fc->n_l4_filters && k < HTTP_L4_HELD_MAX; i++) {
+		if (fc->l4_filters[i].kind != ARN_CFG_L4_CONNECTION_LIMIT)
 			continue;
+		unsigned bit = k++;
+		if (!(*held & (1u << bit)))
+			continue;
+		*held &= (uint8_t) ~(1u << bit);
 		arn_connlimit_release(fc->l4_filters[i].connection_limit);
-		struct arn_stats_scope *sc = r ? r->l4stats[i] : NULL;
+		/* (no scope past HTTP_MAX_FILTER_STATS, as at accept) */
+		struct arn_stats_scope *sc = r && i < HTTP_MAX_FILTER_STATS ? r->l4stats[i] : NULL;
 		if (sc)
 			arn_stats_gauge_add(sc, w->slot, ARN_CXL_active_connections, -1);
 	}

@@ -95,7 +95,8 @@ void http_l4_close(struct http_conn *hc);
 /*
  * The same network filters for any connection (tcp_proxy's too): @p r is
  * the terminal filter's runtime object (its l4stats), the caller keeps
- * *@p held (the connection_limit filters counting it, by index) and
+ * *@p held (the connection_limit filters counting it: bit k for the
+ * chain's k-th connection_limit filter) and
  * *@p rbac_pending between the calls.
  */
 struct http_worker;

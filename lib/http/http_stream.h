@@ -408,7 +408,8 @@ struct http_conn {
 	/* local_rate_limit_per_downstream_connection: the connection's own
 	 * buckets, for the first local_ratelimit filter (http_l4.c) */
 	struct arn_cfg_bucket_state rl_conn[ARN_CFG_HLRL_CONN_BUCKETS];
-	/* the connection_limit filters (by index in the chain) counting it */
+	/* the connection_limit filters counting it: bit k for the chain's
+	 * k-th connection_limit filter (HTTP_L4_HELD_MAX of them at most) */
 	uint8_t l4_held;
 	bool l4_rbac_pending;			  /* network RBAC runs on the first byte */
 	const struct arn_cfg_filter_chain *l4_fc; /* its chain, in lsn */
@@ -439,7 +440,7 @@ struct http_conn {
 	/* the lists made for its requests (edits_make): what a test reads */
 	uint32_t re_made;
 };
-#define HTTP_L4_HELD_MAX 8
+#define HTTP_L4_HELD_MAX ARN_CFG_L4_MAX_CONNECTION_LIMITS
 
 /* Queue @p hc until an http_res is free / take it off that queue. */
 void http_res_wait(struct http_worker *w, struct http_conn *hc);

@@ -94,8 +94,9 @@ struct http_tcpp {
 	uint32_t laddr, raddr, up_addr;
 	uint16_t lport, rport, up_port;
 	uint8_t state;		/* enum tcpp_state */
-	uint8_t attempts;	/* connection attempts made */
+	uint32_t attempts;	/* connection attempts made (max_connect_attempts is a uint32) */
 	uint8_t held;		/* connection_limit filters counting it */
+	bool attempt_due;	/* conn_timer makes the next attempt (attempt()) */
 	bool rbac_pending;	/* network RBAC decides on the first byte */
 	bool up_connected;	/* the current upstream connection is established */
 	bool up_counted;	/* counted in the cluster's cx_active */
@@ -119,7 +120,7 @@ struct http_tcpp {
 	uint64_t open_tsc, last_ms;
 	int64_t start_wall_us;
 	struct http_timer idle_timer; /* idle_timeout, then a refusal's delay */
-	struct http_timer conn_timer; /* the attempt's connect_timeout */
+	struct http_timer conn_timer; /* the attempt's connect_timeout, or the next attempt */
 	struct http_timer dur_timer;  /* max_downstream_connection_duration */
 	struct http_timer log_timer;  /* access_log_flush_interval */
 	uint16_t sni_len;
@@ -530,8 +531,9 @@ static bool utls_ready(struct http_tcpp *s)
 	return false;
 }
 
-/* Has the downstream sent its first byte (RBAC decides on it)? With TLS,
- * a byte of plaintext, decrypted now (the relay takes it from dn_in). */
+/* Has the downstream sent its first byte (RBAC decides on it, or on its
+ * FIN: dn_eof)? With TLS, a byte of plaintext, decrypted now (the relay
+ * takes it from dn_in; the fill also sets dn_eof at close_notify). */
 static bool first_byte(struct http_tcpp *s)
 {
 	if (!s->tls.on)
@@ -551,7 +553,11 @@ static void step_once(struct http_tcpp *s)
 	}
 	if (s->tls.on && s->dn && !arn_tls_is_open(&s->tls.tls) && !tls_ready(s))
 		return;
-	if (s->rbac_pending && s->dn && first_byte(s) && !rbac_first_byte(s))
+	/* a client's FIN with no byte before it is judged too (Envoy's RBAC
+	 * filter runs on onData(end_stream) with an empty buffer): else its
+	 * half-close would reach the upstream and the answer come back
+	 * without RBAC having looked at the connection */
+	if (s->rbac_pending && s->dn && (first_byte(s) || s->dn_eof) && !rbac_first_byte(s))
 		return;
 	if (s->state == TP_CONNECTING && s->utls.on && s->up_connected && !utls_ready(s))
 		return;
@@ -630,9 +636,22 @@ static void log_flush(struct http_timer *t)
 	http_timer_arm(s->w, t, s->tp->access_log_flush_interval_ms);
 }
 
+static void attempt(struct http_tcpp *s);
+
 static void connect_timeout(struct http_timer *t)
 {
 	struct http_tcpp *s = owner(t, offsetof(struct http_tcpp, conn_timer));
+	if (s->attempt_due) {
+		/* the attempt after one that failed in arn_tcp_connect() */
+		s->attempt_due = false;
+		if (s->state != TP_CONNECTING || !s->dn)
+			return;
+		s->in_step = true;
+		attempt(s);
+		s->in_step = false;
+		maybe_free(s);
+		return;
+	}
 	/* TLS origination: the handshake is under connect_timeout too */
 	if (!s->up || (s->up_connected && !s->utls.on) || s->state != TP_CONNECTING)
 		return;
@@ -714,9 +733,27 @@ static void attempt(struct http_tcpp *s)
 	struct arn_tcp_conn *up = arn_tcp_connect(w->lc, s->laddr, s->up_addr, s->up_port,
 						  &tp_up_ops, s, ARN_TCP_CC_DEFAULT, &err);
 	if (!up) {
+		/*
+		 * Failed before a SYN went out. -ENOBUFS: this worker has no
+		 * connection block left. That is a local overflow, as Envoy's
+		 * circuit breaker is (no further attempt there either), and
+		 * under a flood of clients each one waiting to try again
+		 * would hold its own block the longer: give up now, which
+		 * frees it. Anything else (-EADDRNOTAVAIL: no source port
+		 * for that host) may go with another pick: the next attempt
+		 * comes from the timer wheel, as Envoy raises an immediate
+		 * connect error on its next loop, never from here, so that
+		 * max_connect_attempts (up to 2^32) neither recurses nor
+		 * holds the worker in a loop.
+		 */
 		TCL_INC(s, upstream_cx_connect_fail);
+		if (err == -ENOBUFS) {
+			give_up(s, ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE));
+			return;
+		}
 		if (s->attempts < s->tp->max_connect_attempts) {
-			attempt(s);
+			s->attempt_due = true;
+			http_timer_arm(w, &s->conn_timer, 1);
 			return;
 		}
 		TCL_INC(s, upstream_cx_connect_attempts_exceeded);

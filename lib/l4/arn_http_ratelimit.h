@@ -28,8 +28,9 @@
 #include "arn_config_model.h"
 #include "arn_rldesc.h"
 
-/** Most descriptors a request may produce and match here. */
-#define ARN_HLRL_MAX_DESCRIPTORS 16
+/** Most descriptors a request may produce and match here (lib/config
+ * refuses a route whose rate_limits and its virtual host's are more). */
+#define ARN_HLRL_MAX_DESCRIPTORS ARN_CFG_RL_MAX_DESCRIPTORS
 
 struct arn_hlrl_input {
 	const struct arn_cfg_http_ratelimit *filter; /* the HCM's filter configuration */
@@ -66,11 +67,13 @@ struct arn_hlrl_decision {
 };
 
 /**
- * Decide for one request.
+ * Decide for one request. A descriptor whose values do not fit in
+ * ARN_RL_DESC_BYTES matches none of the configuration's (none that long
+ * is accepted), so the default bucket decides, as in Envoy.
  * @return 0 with *@p out, or -ENOSPC: more descriptors than
- *   ARN_HLRL_MAX_DESCRIPTORS, a value that does not fit, or fewer
- *   conn_states than the configuration needs (the request is then not
- *   limited; count it as an error).
+ *   ARN_HLRL_MAX_DESCRIPTORS, or fewer conn_states than the configuration
+ *   needs (lib/config refuses both shapes; the request is then not
+ *   limited).
  */
 int arn_hlrl_decide(const struct arn_hlrl_input *in, struct arn_hlrl_decision *out);
 

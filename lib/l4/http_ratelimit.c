@@ -42,11 +42,12 @@ static int collect(const struct arn_hlrl_input *in, const struct arn_cfg_http_ra
 		if (rls[i].stage != c->stage)
 			continue;
 		struct arn_rl_desc d;
-		char buf[1024];
+		char buf[ARN_RL_DESC_BYTES];
 		int r = arn_rl_descriptor(&rls[i], &in->rl, &d, buf, sizeof(buf));
-		if (r < 0)
-			return r;
-		if (r == 0)
+		/* one that does not fit equals none of the configuration's
+		 * (lib/config refuses longer ones): it matches nothing, as in
+		 * Envoy, and the default bucket still counts the request */
+		if (r <= 0)
 			continue;
 		const struct arn_cfg_rl_descriptor *m = arn_rl_match(c, &d);
 		if (!m)

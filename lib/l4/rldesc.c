@@ -33,8 +33,10 @@ static int action(const struct arn_cfg_rl_action *a, const struct arn_rl_input *
 	const char *v = NULL;
 	size_t vlen = 0;
 	char ip[32];
-	/* a joined header value lands here; put() copies it out */
+	/* a joined header value lands here (header_value_match) */
 	char local[4096];
+	char *scratch = in->scratch ? in->scratch : local;
+	size_t scratch_len = in->scratch ? in->scratch_len : sizeof(local);
 	e->key = a->key;
 	e->key_len = a->key_len;
 	switch (a->kind) {
@@ -84,11 +86,15 @@ static int action(const struct arn_cfg_rl_action *a, const struct arn_rl_input *
 			const struct arn_cfg_header_match *m = &a->headers[i];
 			const char *hv = NULL;
 			size_t hl = 0;
-			int r = in->header ? in->header(in->header_ctx, m->name, m->name_len, local,
-							sizeof(local), &hv, &hl)
+			int r = in->header ? in->header(in->header_ctx, m->name, m->name_len,
+							scratch, scratch_len, &hv, &hl)
 					   : 0;
+			/* a joined value longer than the scratch cannot be
+			 * matched: no descriptor, so the default bucket decides
+			 * as for a request without the header (never an error,
+			 * which would let the request past every bucket) */
 			if (r < 0)
-				return r;
+				return -1;
 			all = arn_cfg_header_match_value(m, r > 0, hv, hl);
 		}
 		if (all != a->expect_match)

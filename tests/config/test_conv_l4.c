@@ -855,6 +855,158 @@ static void test_fuzz_seeds_accepted(void **state)
 	}
 }
 
+/* @p n RateLimits of these actions, comma-separated. */
+static void rl_list(char *out, size_t cap, size_t n, const char *actions)
+{
+	size_t o = 0;
+	out[0] = 0;
+	for (size_t i = 0; i < n; i++)
+		o += (size_t)snprintf(out + o, cap - o, "%s{\"actions\":[%s]}", i ? "," : "",
+				      actions);
+}
+
+/* A route table "rt" whose virtual host has @p vh_n rate_limits and whose
+ * one route has @p route_n, each RateLimit of @p n_actions generic_key
+ * actions. */
+static void rl_table(char *buf, size_t cap, size_t vh_n, size_t route_n, size_t n_actions)
+{
+	char actions[1024];
+	static char vh[8192], rt[8192];
+	size_t u = 0;
+	actions[0] = 0;
+	for (size_t a = 0; a < n_actions; a++)
+		u += (size_t)snprintf(actions + u, sizeof(actions) - u,
+				      "%s{\"generic_key\":{\"descriptor_value\":\"v%zu\"}}",
+				      a ? "," : "", a);
+	rl_list(vh, sizeof(vh), vh_n, actions);
+	rl_list(rt, sizeof(rt), route_n, actions);
+	snprintf(buf, cap,
+		 "{\"name\":\"rt\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],"
+		 "\"rate_limits\":[%s],\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{"
+		 "\"cluster\":\"c\",\"rate_limits\":[%s]}}]}]}",
+		 vh, rt);
+}
+
+/*
+ * lib/l4 builds a request's descriptors in fixed room (8 entries, 16 a
+ * request): rate_limits beyond it, which would pass requests unlimited,
+ * are refused naming the field.
+ */
+static void test_rate_limits_beyond_descriptor_room_refused(void **state)
+{
+	(void)state;
+	static char json[32768];
+	rl_table(json, sizeof(json), 1, 1, 8);
+	tc_ok(R, json);
+	rl_table(json, sizeof(json), 0, 1, 9);
+	tc_refused(R, json,
+		   "routes[0].route.rate_limits[0].actions: 9 actions: Arion builds descriptors of "
+		   "at most 8 entries");
+	rl_table(json, sizeof(json), 9, 0, 9);
+	tc_refused(R, json, "virtual_hosts[0].rate_limits[0].actions: 9 actions");
+	/* 16 descriptors a request: the route's and its virtual host's */
+	rl_table(json, sizeof(json), 6, 10, 1);
+	tc_ok(R, json);
+	rl_table(json, sizeof(json), 6, 11, 1);
+	tc_refused(R, json,
+		   "virtual_hosts[0].routes[0].route.rate_limits: 11 rate limits, and 6 on the "
+		   "virtual host: Arion matches at most 16 descriptors a request");
+	rl_table(json, sizeof(json), 17, 0, 1);
+	tc_refused(R, json,
+		   "virtual_hosts[0].rate_limits: 17 rate limits: Arion matches at most 16");
+}
+
+/*
+ * A configured descriptor longer than lib/l4 builds a request's (8
+ * entries, 1 KiB of values) could never match: refused, so that a
+ * request's descriptor that does not fit is exactly one that matches
+ * nothing.
+ */
+static void test_rate_limit_descriptors_beyond_descriptor_room_refused(void **state)
+{
+	(void)state;
+	static char json[32768];
+	char entries[4096];
+	size_t u = 0;
+	for (int i = 0; i < 9; i++)
+		u += (size_t)snprintf(entries + u, sizeof(entries) - u,
+				      "%s{\"key\":\"k%d\",\"value\":\"v\"}", i ? "," : "", i);
+	snprintf(json, sizeof(json),
+		 LISTENER(HCM("{\"name\":\"rl\",\"typed_config\":{" HLRL_AT
+			      ",\"stat_prefix\":\"s\",\"descriptors\":[{\"entries\":[%s],"
+			      "\"token_bucket\":{\"max_tokens\":1,\"fill_interval\":\"1s\"}}]}},",
+			      "")),
+		 entries);
+	tc_refused(L, json,
+		   "typed_config.descriptors[0].entries: 9 entries: Arion builds a request's "
+		   "descriptors of at most 8");
+	char big[1100];
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	for (size_t n = 1024; n <= 1025; n++) {
+		snprintf(entries, sizeof(entries),
+			 "{\"key\":\"a\",\"value\":\"%.*s\"},{\"key\":\"b\",\"value\":\"%.*s\"}",
+			 (int)(n - 24), big, 24, big);
+		snprintf(json, sizeof(json),
+			 LISTENER(HCM(
+			     "{\"name\":\"rl\",\"typed_config\":{" HLRL_AT
+			     ",\"stat_prefix\":\"s\",\"descriptors\":[{\"entries\":[%s],"
+			     "\"token_bucket\":{\"max_tokens\":1,\"fill_interval\":\"1s\"}}]}},",
+			     "")),
+			 entries);
+		if (n == 1024)
+			tc_ok(L, json);
+		else
+			tc_refused(L, json,
+				   "typed_config.descriptors[0].entries: values of 1025 bytes "
+				   "together: Arion builds a request's descriptors of at most "
+				   "1024 bytes of values");
+	}
+}
+
+/* Network filters of listener tests: an RBAC filter without rules (allows
+ * all) named r<n>, a connection_limit of 1 named c<n>. */
+#define RB(n) "{\"name\":\"r" #n "\",\"typed_config\":{" NRBAC_AT ",\"stat_prefix\":\"r\"}},"
+#define CL(n)                                                                                      \
+	"{\"name\":\"c" #n "\",\"typed_config\":{" CXL_AT                                          \
+	",\"stat_prefix\":\"c\",\"max_connections\":1}},"
+#define RB8 RB(1) RB(2) RB(3) RB(4) RB(5) RB(6) RB(7) RB(8)
+#define CL8 CL(1) CL(2) CL(3) CL(4) CL(5) CL(6) CL(7) CL(8)
+
+/*
+ * A connection remembers which connection_limit filters count it in one
+ * byte, by their rank among connection_limit filters (not their index in
+ * the chain): eight after eight RBAC filters are accepted, a ninth is
+ * refused.
+ */
+static void test_connection_limit_filters_beyond_eight_refused(void **state)
+{
+	(void)state;
+	tc_ok(L, LISTENER(RB8 CL8 TCP_OK));
+	assert_int_equal(chain0()->n_l4_filters, 16);
+	tc_refused(L, LISTENER(RB8 CL8 CL(9) TCP_OK),
+		   "filters: 9 connection_limit filters: Arion runs at most 8 in one filter chain");
+}
+
+/* Network filters before echo would never run (echo runs none): refused,
+ * naming them. */
+static void test_network_filters_before_echo_refused(void **state)
+{
+	(void)state;
+#define ECHO                                                                                       \
+	"{\"name\":\"e\",\"typed_config\":{" AT(                                                   \
+	    "envoy.extensions.filters.network.echo.v3.Echo") "}}"
+	tc_ok(L, LISTENER(ECHO));
+	tc_refused(L, LISTENER(RB(1) CL(1) ECHO),
+		   "filters: 'r1' (rbac), 'c1' (connection_limit) before echo: Arion runs no "
+		   "network filter ahead of echo");
+#undef ECHO
+}
+#undef CL8
+#undef RB8
+#undef CL
+#undef RB
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 const struct CMUnitTest conv_l4_tests[] = {
     T(test_tcp_proxy_fields),
@@ -871,6 +1023,10 @@ const struct CMUnitTest conv_l4_tests[] = {
     T(test_http_local_ratelimit),
     T(test_fc_match_fields),
     T(test_route_rate_limits),
+    T(test_rate_limits_beyond_descriptor_room_refused),
+    T(test_rate_limit_descriptors_beyond_descriptor_room_refused),
+    T(test_connection_limit_filters_beyond_eight_refused),
+    T(test_network_filters_before_echo_refused),
     T(test_fuzz_seeds_accepted),
 };
 const size_t n_conv_l4_tests = sizeof(conv_l4_tests) / sizeof(conv_l4_tests[0]);

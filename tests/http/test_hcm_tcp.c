@@ -1055,6 +1055,48 @@ static void test_http_local_ratelimit_descriptors_burst(void **state)
 			 5);
 }
 
+/* @p s with its first @p from replaced by @p to, into @p out (@p cap). */
+static const char *replaced(char *out, size_t cap, const char *s, const char *from, const char *to)
+{
+	const char *p = strstr(s, from);
+	assert_non_null(p);
+	int n = snprintf(out, cap, "%.*s%s%s", (int)(p - s), s, to, p + strlen(from));
+	assert_true(n > 0 && (size_t)n < cap);
+	return out;
+}
+
+/* Envoy's descriptors example with the route's default bucket cut to one
+ * token: GETs whose :path (an 1100-byte query) makes a descriptor longer
+ * than Arion builds match no configured descriptor, as in Envoy, and the
+ * default bucket decides: one through, the next two limited, on one
+ * connection. (They were let through unlimited, nothing counted.) */
+static void test_http_local_ratelimit_long_descriptor_takes_the_default_bucket(void **state)
+{
+	(void)state;
+	static char listener[8192];
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_LISTENER, replaced(listener, sizeof(listener), RL_DESC_LISTENER,
+						 "\"max_tokens\":1000,\"tokens_per_fill\":1000",
+						 "\"max_tokens\":1,\"tokens_per_fill\":1"));
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	static char req[1400], burst[3 * 1400];
+	char q[1101];
+	memset(q, 'q', sizeof(q) - 1);
+	q[sizeof(q) - 1] = 0;
+	snprintf(req, sizeof(req),
+		 "GET /foo/bar?%s HTTP/1.1\r\nHost: a\r\n"
+		 "x-envoy-downstream-service-cluster: foo\r\n\r\n",
+		 q);
+	snprintf(burst, sizeof(burst), "%s%s%s", req, req, req);
+	send_str(hh_client(0), burst);
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 503 "), 1);
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 429 "), 2);
+	hh_end();
+}
+
 /* Listener "dyn" with a per-connection local rate limit of one token a
  * minute (local_rate_limit_per_downstream_connection). */
 /* clang-format off */
@@ -1621,6 +1663,88 @@ static void test_tcp_proxy_connect_attempts(void **state)
 	assert_int_equal(web_stat(ARN_CL_upstream_cx_connect_attempts_exceeded) - x0, 1);
 }
 
+/* max_connect_attempts is a uint32, as Envoy's: 300 attempts, every one
+ * refused, are made and counted, then the client is closed. (A uint8
+ * count wrapped at 256 and retried forever.) */
+static void test_tcp_proxy_connect_attempts_past_255(void **state)
+{
+	(void)state;
+	uint64_t f0 = web_stat(ARN_CL_upstream_cx_connect_fail);
+	uint64_t x0 = web_stat(ARN_CL_upstream_cx_connect_attempts_exceeded);
+	tp_begin(1, TP_LISTENER(",\"max_connect_attempts\":300"));
+	hh_syn(1); /* upstreams answer SYNs with RST */
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	c->sent_head = true;
+	for (int i = 0; i < 200 && !(c->fin_in || c->dead); i++)
+		hh_advance(5);
+	assert_true(c->fin_in || c->dead);
+	hh_end();
+	assert_int_equal(web_stat(ARN_CL_upstream_cx_connect_fail) - f0, 300);
+	assert_int_equal(web_stat(ARN_CL_upstream_cx_connect_attempts_exceeded) - x0, 1);
+}
+
+/* The worker out of connection blocks when an attempt is retried: that
+ * attempt fails in arn_tcp_connect() (-ENOBUFS) and ends the attempts at
+ * once, closing the client (and freeing its block), rather than trying
+ * the 299 others on the stack (which overflowed it). */
+static void test_tcp_proxy_no_connection_block_ends_the_attempts(void **state)
+{
+	(void)state;
+	uint64_t f0 = web_stat(ARN_CL_upstream_cx_connect_fail);
+	uint64_t x0 = web_stat(ARN_CL_upstream_cx_connect_attempts_exceeded);
+	tp_begin(1, TP_LISTENER(",\"max_connect_attempts\":300"));
+	hh_syn(2); /* the first SYN unanswered */
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	c->sent_head = true;
+	assert_false(c->fin_in || c->dead);
+	struct arn_tcp_worker *wk = tcp_wk(lc);
+	uint32_t taken = wk->n_free;
+	wk->n_free = 0;
+	hh_syn(1); /* its retransmission, or connect_timeout: the retry */
+	hh_advance(1500);
+	wk->n_free += taken;
+	assert_true(c->fin_in || c->dead);
+	hh_end();
+	assert_int_equal(web_stat(ARN_CL_upstream_cx_connect_fail) - f0, 2);
+	assert_int_equal(web_stat(ARN_CL_upstream_cx_connect_attempts_exceeded) - x0, 0);
+}
+
+/* Attempts that fail inside arn_tcp_connect() (-EADDRNOTAVAIL: no source
+ * port for that host here, made so by a worker index no flow hashes to)
+ * follow one another from the timer wheel, one a tick, never on the
+ * stack (which held one frame per attempt and overflowed): 300 are made
+ * over as many ticks, then the client is closed. */
+static void test_tcp_proxy_connect_failing_before_the_syn_retries_from_the_timer(void **state)
+{
+	(void)state;
+	uint64_t f0 = web_stat(ARN_CL_upstream_cx_connect_fail);
+	uint64_t x0 = web_stat(ARN_CL_upstream_cx_connect_attempts_exceeded);
+	tp_begin(1, TP_LISTENER(",\"max_connect_attempts\":300"));
+	hh_syn(2); /* the first SYN unanswered: connect_timeout retries */
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	c->sent_head = true;
+	struct arn_tcp_worker *wk = tcp_wk(lc);
+	unsigned idx = wk->index;
+	wk->index = idx + 1000; /* no source port hashes to this worker now */
+	hh_advance(300);	/* past connect_timeout (0.25 s) */
+	uint64_t made = web_stat(ARN_CL_upstream_cx_connect_fail) - f0;
+	assert_true(made >= 2 && made < 300); /* not all at once */
+	assert_false(c->fin_in || c->dead);
+	for (int i = 0; i < 600 && !(c->fin_in || c->dead); i++)
+		hh_advance(1);
+	wk->index = idx;
+	assert_true(c->fin_in || c->dead);
+	hh_end();
+	assert_int_equal(web_stat(ARN_CL_upstream_cx_connect_fail) - f0, 300);
+	assert_int_equal(web_stat(ARN_CL_upstream_cx_connect_attempts_exceeded) - x0, 1);
+}
+
 /* A reset on one side resets the other; a client that leaves before the
  * upstream answered takes the attempt with it; an upstream that never
  * answers runs out of the cluster's connect_timeout (UF). Each leaves
@@ -1702,6 +1826,96 @@ static void test_tcp_proxy_behind_connection_limit(void **state)
 	hh_end();
 	struct arn_stats_scope *sc = arn_stats_scope_get(&arn_stats_connection_limit_schema,
 							 ARN_STATS_TAG_CONNECTION_LIMIT, "tcl");
+	assert_int_equal(arn_stats_counter_value(sc, ARN_CXL_limited_connections), 1);
+	assert_int_equal(arn_stats_gauge_value(sc, ARN_CXL_active_connections), 0);
+	arn_stats_scope_put(sc);
+}
+
+/* clang-format off */
+/* Listener "dyn" (port 82): network RBAC denying every connection
+ * (stat_prefix tpr), then tcp_proxy to web. */
+#define TP_LISTENER_DENY                                                                           \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":["                                    \
+	"{\"name\":\"envoy.filters.network.rbac\",\"typed_config\":{\"@type\":"                   \
+	"\"type.googleapis.com/envoy.extensions.filters.network.rbac.v3.RBAC\","                  \
+	"\"stat_prefix\":\"tpr\",\"rules\":{\"action\":\"DENY\",\"policies\":{\"all\":{"          \
+	"\"permissions\":[{\"any\":true}],\"principals\":[{\"any\":true}]}}}}},"                   \
+	"{\"name\":\"tp\",\"typed_config\":{"                                                      \
+	"\"@type\":\"type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy\"," \
+	"\"stat_prefix\":\"tp\",\"cluster\":\"web\"}}]}]}"
+/* clang-format on */
+
+/* A client that sends only a FIN is judged by network RBAC at that FIN,
+ * as Envoy's filter is on onData(end_stream): denied, the half-close
+ * never reaches the upstream and nothing the upstream says comes back. */
+static void test_tcp_proxy_network_rbac_judges_a_fin_only_client(void **state)
+{
+	(void)state;
+	tp_begin(1, TP_LISTENER_DENY);
+	uint64_t d0 = stat_of(&arn_stats_rbac_schema, "tpr.rbac", ARN_RBAC_denied);
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0), *u = hh_upstream(0);
+	assert_non_null(u);
+	c->sent_head = u->sent_head = true;
+	hh_fin(c);
+	hh_settle();
+	assert_false(u->fin_in);
+	send_str(u, "answer-to-denied");
+	hh_advance(5);
+	assert_false(got(c, "answer-to-denied"));
+	assert_true(c->fin_in || c->dead);
+	hh_end();
+	assert_int_equal(stat_of(&arn_stats_rbac_schema, "tpr.rbac", ARN_RBAC_denied) - d0, 1);
+}
+
+/* clang-format off */
+/* Listener "dyn" (port 82): eight network RBAC filters without rules (they
+ * allow), then connection_limit 1 (stat_prefix tcl9) at index 8, then
+ * tcp_proxy to web. */
+#define NRB(n)                                                                                     \
+	"{\"name\":\"r" #n "\",\"typed_config\":{\"@type\":"                                       \
+	"\"type.googleapis.com/envoy.extensions.filters.network.rbac.v3.RBAC\","                  \
+	"\"stat_prefix\":\"r" #n "\"}},"
+#define TP_LISTENER_CXL_AT_8                                                                       \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":["                                    \
+	NRB(1) NRB(2) NRB(3) NRB(4) NRB(5) NRB(6) NRB(7) NRB(8)                                    \
+	"{\"name\":\"envoy.filters.network.connection_limit\",\"typed_config\":{\"@type\":"       \
+	"\"type.googleapis.com/envoy.extensions.filters.network.connection_limit.v3.ConnectionLimit\"," \
+	"\"stat_prefix\":\"tcl9\",\"max_connections\":1}},"                                        \
+	"{\"name\":\"tp\",\"typed_config\":{"                                                      \
+	"\"@type\":\"type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy\"," \
+	"\"stat_prefix\":\"tp\",\"cluster\":\"web\"}}]}]}"
+/* clang-format on */
+
+/* A connection_limit filter after eight other network filters counts
+ * connections like the first one does: one served, the second refused,
+ * the count released at the end. (Past index 8 it refused every one.) */
+static void test_tcp_proxy_connection_limit_after_eight_filters(void **state)
+{
+	(void)state;
+	tp_begin(1, TP_LISTENER_CXL_AT_8);
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0), *u = hh_upstream(0);
+	assert_non_null(u);
+	c->sent_head = u->sent_head = true;
+	send_str(c, "served");
+	assert_true(got(u, "served"));
+	hh_open(1, 82);
+	hh_settle();
+	hh_client(1)->sent_head = true;
+	hh_advance(5);
+	assert_true(hh_client(1)->fin_in || hh_client(1)->dead);
+	hh_fin(c);
+	hh_fin(u);
+	hh_advance(5);
+	hh_end();
+	struct arn_stats_scope *sc = arn_stats_scope_get(&arn_stats_connection_limit_schema,
+							 ARN_STATS_TAG_CONNECTION_LIMIT, "tcl9");
+	assert_non_null(sc);
 	assert_int_equal(arn_stats_counter_value(sc, ARN_CXL_limited_connections), 1);
 	assert_int_equal(arn_stats_gauge_value(sc, ARN_CXL_active_connections), 0);
 	arn_stats_scope_put(sc);
@@ -2712,6 +2926,12 @@ int main(void)
 	    T(test_http_local_ratelimit_per_connection),
 	    T(test_network_limits_before_the_connection_manager),
 	    T(test_network_rbac_on_the_first_byte),
+	    T(test_http_local_ratelimit_long_descriptor_takes_the_default_bucket),
+	    T(test_tcp_proxy_connect_attempts_past_255),
+	    T(test_tcp_proxy_no_connection_block_ends_the_attempts),
+	    T(test_tcp_proxy_connect_failing_before_the_syn_retries_from_the_timer),
+	    T(test_tcp_proxy_network_rbac_judges_a_fin_only_client),
+	    T(test_tcp_proxy_connection_limit_after_eight_filters),
 	    T(test_http_local_ratelimit_not_enforced_adds_headers),
 	    T(test_http_local_ratelimit_per_route_stat_prefix),
 	    T(test_http_rbac_log_action_access_log_hint),

@@ -760,6 +760,133 @@ static void test_hlrl_per_route_and_descriptors(void **state)
 	assert_int_equal(arn_tbucket_remaining(&tbf, &sf, 7), 99);
 }
 
+/*
+ * A request whose descriptor does not fit in ARN_RL_DESC_BYTES (an 1100-byte
+ * x-user on a request_headers action) produces one no configured descriptor
+ * equals (lib/config refuses those): it matches nothing, and the default
+ * bucket still counts the request, as in Envoy. Never an error that lets
+ * the request past every bucket.
+ */
+static void test_hlrl_descriptor_too_long_takes_the_default_bucket(void **state)
+{
+	(void)state;
+	static char user[1100];
+	memset(user, 'u', sizeof(user));
+	const struct arn_cfg_header h[] = {{"x-user", 6, user, sizeof(user)}};
+	const struct arn_cfg_request r = {.method = "GET",
+					  .method_len = 3,
+					  .path = "/",
+					  .path_len = 1,
+					  .headers = h,
+					  .n_headers = 1};
+	struct arn_cfg_bucket_state sd = {0}, su = {0};
+	struct arn_cfg_rl_entry eu[] = {{"user", 4, "alice", 5}};
+	struct arn_cfg_rl_descriptor ds[] = {{eu, 1, TB(100, 100, 1000), &su}};
+	struct arn_cfg_http_ratelimit f = {.has_bucket = true,
+					   .bucket = TB(1, 1, 1000),
+					   .state = &sd,
+					   .enabled = FULL,
+					   .enforced = FULL,
+					   .descriptors = ds,
+					   .n_descriptors = 1,
+					   .always_consume_default = true};
+	struct arn_cfg_rl_action a = act(ARN_CFG_RL_REQUEST_HEADERS, "user", NULL);
+	a.header = "x-user", a.header_len = 6;
+	struct arn_cfg_rate_limit rls[] = {{0, &a, 1}};
+	struct arn_cfg_route route = {.action = ARN_CFG_ACTION_ROUTE};
+	route.route.rate_limits = rls;
+	route.route.n_rate_limits = 1;
+	struct arn_hlrl_input in = {
+	    .filter = &f,
+	    .filter_name = "rl",
+	    .filter_name_len = 2,
+	    .route = &route,
+	    .rl = {.header = arn_rbac_request_header, .header_ctx = (void *)&r},
+	    .now = 3,
+	    .hz = HZ};
+	struct arn_hlrl_decision d = decide(&in);
+	assert_true(d.enabled);
+	assert_false(d.limited);
+	assert_int_equal(d.limit, 1); /* the default bucket decided */
+	d = decide(&in);
+	assert_true(d.limited);
+	assert_true(d.enforced);
+	assert_int_equal(su.word, 0); /* the descriptor's bucket never touched */
+}
+
+/*
+ * header_value_match over a header repeated five times (1000 bytes each,
+ * joined past 4 KiB): with the caller's scratch (as large as a request
+ * head) the whole joined value is matched, so the descriptor's bucket
+ * decides; without room for it, the RateLimit yields no descriptor and
+ * the default bucket decides. Either way the request is counted.
+ */
+static void test_hlrl_header_value_match_on_long_joined_header(void **state)
+{
+	(void)state;
+	static char v[5][1000];
+	struct arn_cfg_header h[5];
+	for (int i = 0; i < 5; i++) {
+		memset(v[i], 'a', sizeof(v[i]));
+		h[i] = (struct arn_cfg_header){"x-a", 3, v[i], sizeof(v[i])};
+	}
+	memcpy(v[4] + sizeof(v[4]) - 3, "zzz", 3); /* only in the last one */
+	const struct arn_cfg_request r = {.method = "GET",
+					  .method_len = 3,
+					  .path = "/",
+					  .path_len = 1,
+					  .headers = h,
+					  .n_headers = 5};
+	struct arn_cfg_header_match zzz = {
+	    .name = "x-a",
+	    .name_len = 3,
+	    .kind = ARN_CFG_HDR_STRING,
+	    .str = {.kind = ARN_CFG_STR_CONTAINS, .s = "zzz", .len = 3}};
+	struct arn_cfg_bucket_state sd = {0}, sm = {0};
+	struct arn_cfg_rl_entry em[] = {{"header_match", 12, "has-zzz", 7}};
+	struct arn_cfg_rl_descriptor ds[] = {{em, 1, TB(1, 1, 1000), &sm}};
+	struct arn_cfg_http_ratelimit f = {.has_bucket = true,
+					   .bucket = TB(3, 1, 1000),
+					   .state = &sd,
+					   .enabled = FULL,
+					   .enforced = FULL,
+					   .descriptors = ds,
+					   .n_descriptors = 1,
+					   .always_consume_default = false};
+	struct arn_cfg_rl_action a = act(ARN_CFG_RL_HEADER_VALUE_MATCH, "header_match", "has-zzz");
+	a.headers = &zzz, a.n_headers = 1;
+	struct arn_cfg_rate_limit rls[] = {{0, &a, 1}};
+	struct arn_cfg_route route = {.action = ARN_CFG_ACTION_ROUTE};
+	route.route.rate_limits = rls;
+	route.route.n_rate_limits = 1;
+	static char scratch[64 * 1024];
+	struct arn_hlrl_input in = {.filter = &f,
+				    .filter_name = "rl",
+				    .filter_name_len = 2,
+				    .route = &route,
+				    .rl = {.header = arn_rbac_request_header,
+					   .header_ctx = (void *)&r,
+					   .scratch = scratch,
+					   .scratch_len = sizeof(scratch)},
+				    .now = 3,
+				    .hz = HZ};
+	struct arn_hlrl_decision d = decide(&in);
+	assert_false(d.limited);
+	assert_int_equal(d.limit, 1); /* the descriptor's bucket */
+	d = decide(&in);
+	assert_true(d.limited);
+	assert_int_equal(d.limit, 1);
+	assert_int_equal(sd.word, 0);
+	/* no scratch: 4 KiB on the stack, too small for the joined value */
+	in.rl.scratch = NULL, in.rl.scratch_len = 0;
+	d = decide(&in);
+	assert_false(d.limited);
+	assert_int_equal(d.limit, 3); /* the default bucket */
+	decide(&in);
+	decide(&in);
+	assert_true(decide(&in).limited);
+}
+
 static void test_hlrl_per_connection(void **state)
 {
 	(void)state;
@@ -847,6 +974,8 @@ int main(void)
 	    cmocka_unit_test(test_hlrl_default_bucket),
 	    cmocka_unit_test(test_hlrl_per_route_and_descriptors),
 	    cmocka_unit_test(test_hlrl_per_connection),
+	    cmocka_unit_test(test_hlrl_descriptor_too_long_takes_the_default_bucket),
+	    cmocka_unit_test(test_hlrl_header_value_match_on_long_joined_header),
 	    cmocka_unit_test(test_tcp_proxy_cluster),
 	    cmocka_unit_test(test_rbac_filter),
 	};
