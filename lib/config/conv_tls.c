@@ -201,6 +201,24 @@ struct arn_cfg_tls *conv_tls(struct conv *c, struct pb ts, bool downstream)
 		size_t m = conv_push(c, "validation_context");
 		conv_only(c, vc, "match_subject_alt_names,match_typed_subject_alt_names");
 		san_matchers(c, vc, t);
+		/* This context has no trusted CA: inline it is refused (X13),
+		 * and validation_context_sds_secret_config is the other member
+		 * of its oneof, not beside it. Without a CA no chain is
+		 * verified, so SAN matchers alone would accept any certificate
+		 * that names the host, self-signed ones too: Envoy refuses this
+		 * ("SAN-based verification of peer certificates without trusted
+		 * CA is insecure and not allowed"). */
+		if (t->n_san_matchers)
+			conv_err(c,
+				 pb_len(vc, "match_subject_alt_names")
+				     ? "match_subject_alt_names"
+				     : "match_typed_subject_alt_names",
+				 "without a trusted CA no certificate is verified, so SAN "
+				 "matchers would accept any certificate that names the host "
+				 "(Envoy refuses this too): put them in a "
+				 "combined_validation_context's default_validation_context, "
+				 "beside a validation_context_sds_secret_config naming a "
+				 "Secret with trusted_ca");
 		conv_pop(c, m);
 	}
 	struct pb vsds = pb_msg(ctc, "validation_context_sds_secret_config");

@@ -372,7 +372,9 @@ struct arn_tls_ctx_conf {
 	size_t n_certs;
 	/* Validation (CertificateValidationContext): NULL trusted_ca means no
 	 * validation (a server then asks for no client certificate; a client
-	 * accepts any server certificate, as Envoy does). The CAs are copied. */
+	 * accepts any server certificate, as Envoy does), and then no SAN
+	 * matchers either (refused: Envoy's "SAN-based verification of peer
+	 * certificates without trusted CA is insecure"). The CAs are copied. */
 	struct x509_store_st *trusted_ca;
 	struct stack_st_X509_CRL *crls;		      /* checked for the whole chain, or NULL */
 	const struct arn_cfg_str_match *san_matchers; /* match_subject_alt_names (any SAN type) */

@@ -853,6 +853,14 @@ struct arn_tls_ctx *arn_tls_ctx_new(const struct arn_tls_ctx_conf *cf, char *err
 			 "certificates are not supported for client contexts)");
 		goto bad;
 	}
+	if ((cf->n_san_matchers || cf->n_more_san_matchers) && !cf->trusted_ca) {
+		/* no verify callback is installed without a CA, so the matchers
+		 * would never be looked at: any certificate would pass */
+		fail(&b, "match_subject_alt_names needs a validation context with trusted_ca "
+			 "(without a trusted CA no certificate is verified; Envoy refuses it "
+			 "too)");
+		goto bad;
+	}
 	if (cf->require_client_certificate && !cf->trusted_ca) {
 		fail(&b, "require_client_certificate needs a validation context (trusted_ca)");
 		goto bad;

@@ -538,6 +538,48 @@ static void test_utc_sni_refuses_controls(void **state)
 	assert_string_equal(cluster("c")->upstream_tls->sni, "up-1.test");
 }
 
+/* SAN matchers without a trusted CA (an inline validation_context, which
+ * cannot hold one: X13) would check the names of a chain nobody verified,
+ * so any certificate naming the host, a self-signed one too, would pass.
+ * Envoy refuses it ("SAN-based verification of peer certificates without
+ * trusted CA is insecure and not allowed"); so does the conversion, naming
+ * the field, for clusters and listeners. With a CA's Secret beside them
+ * (combined_validation_context) the same matchers are taken, and an empty
+ * validation_context (no verification, Envoy's default) still is. */
+static void test_san_matchers_without_trusted_ca_refused(void **state)
+{
+	(void)state;
+	tc_refused(C,
+		   jutc("\"validation_context\":{\"match_subject_alt_names\":[{\"exact\":"
+			"\"up.test\"}]}"),
+		   "Cluster 'c': transport_socket.typed_config.common_tls_context."
+		   "validation_context.match_subject_alt_names: without a trusted CA no "
+		   "certificate is verified");
+	tc_refused(C,
+		   jutc("\"validation_context\":{\"match_typed_subject_alt_names\":[{\"san_type\":"
+			"\"DNS\",\"matcher\":{\"exact\":\"up.test\"}}]}"),
+		   "validation_context.match_typed_subject_alt_names: without a trusted CA");
+	tc_refused(L,
+		   "{\"name\":\"l\"," ADDR ",\"filter_chains\":[" ECHO
+		   ",\"transport_socket\":{\"name\":\"tls\",\"typed_config\":{" DTC_AT
+		   ",\"require_client_certificate\":false,\"common_tls_context\":{\"tls_"
+		   "certificate_sds_secret_configs\":[{\"name\":\"cert\"}],\"validation_context\":{"
+		   "\"match_subject_alt_names\":[{\"suffix\":\".client.test\"}]}}}}}]}",
+		   "validation_context.match_subject_alt_names: without a trusted CA");
+	struct tc_pki p;
+	tc_make_pki(&p);
+	char *v = validation_json("ca", p.ca, "");
+	tc_ok(S, v);
+	free(v);
+	tc_free_pki(&p);
+	tc_ok(C, jutc("\"combined_validation_context\":{\"default_validation_context\":{\"match_"
+		      "subject_alt_names\":[{\"exact\":\"up.test\"}]},\"validation_context_sds_"
+		      "secret_config\":{\"name\":\"ca\"}}"));
+	assert_int_equal(cluster("c")->upstream_tls->n_san_matchers, 1);
+	tc_ok(C, jutc("\"validation_context\":{}"));
+	assert_int_equal(cluster("c")->upstream_tls->n_san_matchers, 0);
+}
+
 /* X16: a listener whose DownstreamTlsContext names a cipher OpenSSL does
  * not know (conversion lets a list with one known cipher through; lib/tls
  * checks each, as Envoy does) is refused when applied, naming the chain
@@ -623,6 +665,7 @@ const struct CMUnitTest conv_tls_tests[] = {
     TC(test_secret_session_ticket_keys),
     TC(test_x16_listener_tls_context_refused),
     TC(test_utc_sni_refuses_controls),
+    TC(test_san_matchers_without_trusted_ca_refused),
     TC(test_x16_cluster_tls_context_refused),
     TC(test_x16_secret_refused_for_its_listener),
 };

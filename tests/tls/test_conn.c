@@ -1479,6 +1479,54 @@ static void test_ctx_refused(void **state)
 	arn_tls_ctx_unref(x);
 }
 
+/* SAN matchers without a trusted CA: no verify callback would run, so the
+ * matchers would never be looked at and any certificate would pass.
+ * Refused, as Envoy refuses it ("SAN-based verification of peer
+ * certificates without trusted CA is insecure and not allowed"), for a
+ * client or a server, the context's own matchers or the validation
+ * Secret's; with the CA the same context builds and checks them. */
+static void test_san_matchers_need_trusted_ca(void **state)
+{
+	(void)state;
+	struct tt_pki *k = tt_pki();
+	static const struct arn_cfg_str_match b = {
+	    .kind = ARN_CFG_STR_EXACT, .s = "b.example.com", .len = 13};
+	struct arn_tls_ctx_conf cf = {
+	    .name = "cluster 'up'", .san_matchers = &b, .n_san_matchers = 1};
+	expect_refused(&cf, "cluster 'up': match_subject_alt_names needs a validation context "
+			    "with trusted_ca");
+	cf.san_matchers = NULL;
+	cf.n_san_matchers = 0;
+	cf.more_san_matchers = &b;
+	cf.n_more_san_matchers = 1;
+	expect_refused(&cf, "match_subject_alt_names needs a validation context with trusted_ca");
+	struct arn_tls_cert c = tt_tc(k->srv_ec, k->srv_ec_key, "srv-ec");
+	struct arn_tls_ctx_conf sv = {.name = "listener 0.0.0.0_443",
+				      .server = true,
+				      .certs = &c,
+				      .n_certs = 1,
+				      .san_matchers = &b,
+				      .n_san_matchers = 1};
+	expect_refused(&sv, "listener 0.0.0.0_443: match_subject_alt_names needs a validation "
+			    "context with trusted_ca");
+	/* with the CA: built, and the matcher is applied (a.example.com's
+	 * certificate does not name b.example.com) */
+	cf.trusted_ca = k->store;
+	char err[256];
+	struct arn_tls_ctx *cx = arn_tls_ctx_new(&cf, err, sizeof(err));
+	assert_non_null(cx);
+	struct arn_tls_ctx *sx = tt_server_ctx(&c, 1, NULL, NULL);
+	struct tt_side s, cl;
+	pair(&s, &cl, &W0, sx, cx, NULL);
+	int which = -1;
+	assert_int_equal(tt_handshake(&s, &cl, &which), -EACCES);
+	assert_int_equal(which, 1);
+	assert_int_equal(cl.st.v[ARN_TLS_S_FAIL_VERIFY_SAN], 1);
+	unpair(&s, &cl);
+	arn_tls_ctx_unref(sx);
+	arn_tls_ctx_unref(cx);
+}
+
 /* ---- from lib/config's model
  * ----------------------------------------------------------------------- */
 
@@ -1803,6 +1851,7 @@ const struct CMUnitTest conn_tests[] = {
     cmocka_unit_test_setup_teardown(test_max_fragment_length, setup, teardown),
     cmocka_unit_test_setup_teardown(test_ocsp_stapling, setup, teardown),
     cmocka_unit_test_setup_teardown(test_ctx_refused, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_san_matchers_need_trusted_ca, setup, teardown),
     cmocka_unit_test_setup_teardown(test_conf_from_cfg, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cert_details, setup, teardown),
     cmocka_unit_test_setup_teardown(test_memory_per_connection, setup, teardown),
