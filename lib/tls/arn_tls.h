@@ -600,8 +600,10 @@ struct arn_tls_io {
 	 * @return bytes copied, 0 when none is available now. */
 	int (*read)(void *arg, void *buf, uint32_t len);
 	/** Take up to @p len bytes to send. @return bytes taken (0: the send
-	 * buffer is full), or a negative errno (the transport is gone). Must
-	 * take everything when @p len <= space(). */
+	 * buffer is full), or a negative errno (the transport is gone).
+	 * Should take everything when @p len <= space(); when it takes less
+	 * (Arion's TCP out of mbufs) the rest of the record waits in OpenSSL
+	 * for the next arn_tls_write(). */
 	int (*write)(void *arg, const void *buf, uint32_t len);
 	/** Free space in the send buffer, in bytes. */
 	uint32_t (*space)(void *arg);
@@ -673,6 +675,10 @@ struct arn_tls_conn {
 	bool want_write;    /* output waits for send buffer space */
 	bool shut;	    /* close_notify sent */
 	bool reneg;	    /* the peer tried to renegotiate */
+	/* plaintext bytes of the record OpenSSL holds in part (the transport
+	 * took less than space() promised): the next SSL_write passes
+	 * exactly as many */
+	uint16_t wpending;
 	int32_t verify_err; /* X509_V_ERR_* of a refused chain */
 };
 
@@ -713,13 +719,16 @@ ssize_t arn_tls_read(struct arn_tls_conn *c, void *buf, size_t cap);
 /**
  * Encrypt @p len bytes and hand the records to the transport. Records hold
  * up to the fragment that fills whole TCP segments; a record is written
- * only when the transport has room for all of it, so the transport never
- * takes a record in part.
+ * only when the transport has room for all of it, so the transport takes
+ * a record in part only when its write() takes less than its space()
+ * promised (Arion's TCP out of mbufs).
  * @return bytes taken (<= len; the rest waits: arn_tls_want_write() is
  *   set, call again with the rest once writable); -EAGAIN (nothing taken);
- *   -ENOTCONN (handshake not complete); -EPIPE (after shutdown); an error.
- *   If OpenSSL itself ever had to stop inside a record (-EAGAIN with output
- *   pending), the next call must offer the same bytes again first.
+ *   -ENOTCONN (handshake not complete); -EPIPE (after shutdown); -EINVAL
+ *   (fewer bytes than a record the transport took in part); an error.
+ *   After -EAGAIN the next call must offer the same bytes again first (the
+ *   same content; they may have moved): OpenSSL may hold part of a record
+ *   made of them, which that call finishes.
  */
 ssize_t arn_tls_write(struct arn_tls_conn *c, const void *buf, size_t len);
 

@@ -15,10 +15,12 @@
  *
  * Writes: a record is produced only when the transport's free space holds
  * it whole (plus room for a KeyUpdate OpenSSL may send first), so the
- * transport never takes part of an application record and SSL_write never
- * has to be retried with the same buffer. Handshake flights, tickets,
- * alerts and close_notify may stop half-way in a full send buffer: OpenSSL
- * keeps the rest and the next arn_tls_handshake / arn_tls_flush sends it.
+ * transport takes part of an application record only when it takes less
+ * than it said it had room for (Arion's TCP out of mbufs). OpenSSL then
+ * keeps the rest of the record, and SSL_write must be called again with
+ * exactly as many bytes (wpending). Handshake flights, tickets, alerts and
+ * close_notify may stop half-way in a full send buffer: OpenSSL keeps the
+ * rest and the next arn_tls_handshake / arn_tls_flush sends it.
  *
  * Records are sized to fill whole TCP segments: k * MSS minus the record
  * overhead of the negotiated cipher, with k as large as a record allows
@@ -406,6 +408,8 @@ ssize_t arn_tls_write(struct arn_tls_conn *c, const void *buf, size_t len)
 		return -ENOTCONN;
 	if (c->shut)
 		return -EPIPE;
+	if (len < c->wpending)
+		return -EINVAL;
 	const uint8_t *p = buf;
 	size_t done = 0;
 	c->want_write = false;
@@ -413,7 +417,15 @@ ssize_t arn_tls_write(struct arn_tls_conn *c, const void *buf, size_t len)
 		size_t chunk = len - done < c->frag ? len - done : c->frag;
 		uint32_t room = c->io->space(c->io_arg);
 		uint32_t extra = c->overhead + KEYUPDATE_ROOM;
-		if (room < chunk + extra) {
+		if (c->wpending) {
+			/* the transport took part of the record made of these
+			 * bytes: OpenSSL sends the rest only for a write of
+			 * exactly its length (fewer: SSL_R_BAD_LENGTH, which
+			 * fails the connection; more: it would go on to make
+			 * records without the room check). Where the bytes are
+			 * now does not matter (SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER). */
+			chunk = c->wpending;
+		} else if (room < chunk + extra) {
 			/* a shorter record when 512 bytes of it fit, else wait
 			 * for room: tiny records waste bytes and the peer's CPU,
 			 * but a send buffer smaller than a segment must still
@@ -430,10 +442,17 @@ ssize_t arn_tls_write(struct arn_tls_conn *c, const void *buf, size_t len)
 		int r = SSL_write_ex(c->ssl, p + done, chunk, &n);
 		if (r != 1) {
 			int e = classify(c, r);
-			if (e == -EAGAIN)
+			if (e == -EAGAIN) {
+				/* stopped in the transport: part of the record, or
+				 * of a KeyUpdate before it, is out; either way the
+				 * retry passes this length again */
+				if (c->want_write)
+					c->wpending = (uint16_t)chunk;
 				break;
+			}
 			return e;
 		}
+		c->wpending = 0;
 		done += n;
 	}
 	return done ? (ssize_t)done : -EAGAIN;

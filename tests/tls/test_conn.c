@@ -1241,6 +1241,87 @@ static void test_records_and_backpressure(void **state)
 	arn_tls_ctx_unref(cx);
 }
 
+/* A transport that takes fewer bytes than its space() promised, as Arion's
+ * TCP does when its mbufs run out: short_budget more bytes, then none;
+ * short_space, when set, is the space it reports. */
+static uint32_t short_budget = UINT32_MAX, short_space;
+
+static int short_write(void *arg, const void *buf, uint32_t len)
+{
+	uint32_t n = len < short_budget ? len : short_budget;
+	if (n == 0)
+		return 0;
+	int r = tt_io_ops.write(arg, buf, n);
+	if (r > 0 && short_budget != UINT32_MAX)
+		short_budget -= (uint32_t)r;
+	return r;
+}
+
+static uint32_t short_space_of(void *arg)
+{
+	return short_space ? short_space : tt_io_ops.space(arg);
+}
+
+/* The transport takes part of a record: OpenSSL keeps the rest and sends
+ * it only for a write of the same length. The retries pass exactly that
+ * length whatever room the transport reports now (less than the record:
+ * a shorter write used to fail the connection with SSL_R_BAD_LENGTH), the
+ * record may be cut again, fewer bytes than it are refused without
+ * harm, and everything arrives intact and in order. */
+static void test_write_resumes_record_cut_short(void **state)
+{
+	(void)state;
+	struct tw ts = {0}, tc = {0};
+	struct arn_tls_ctx *sx = srv_ctx(&ts), *cx = cli_ctx(&tc);
+	struct tt_side s, c;
+	pair(&s, &c, &W0, sx, cx, NULL);
+	assert_int_equal(tt_handshake(&s, &c, NULL), 0);
+	drain(&c);
+	struct arn_tls_io ops = tt_io_ops;
+	ops.write = short_write;
+	ops.space = short_space_of;
+	s.c.io = &ops;
+	enum { N = 16000, M = 5000 };
+	uint8_t *d = malloc(N + M), *moved = malloc(N), *got = malloc(N + M + 1);
+	for (size_t i = 0; i < N + M; i++)
+		d[i] = (uint8_t)(i * 7 + i / 251);
+	memcpy(moved, d, N);
+	/* one record of 16000 bytes; the transport takes 1000 of it */
+	short_budget = 1000;
+	assert_int_equal(arn_tls_write(&s.c, d, N), -EAGAIN);
+	assert_true(arn_tls_want_write(&s.c));
+	assert_int_equal(c.q_in.len, 1000);
+	/* fewer bytes than the record: refused, the connection stays */
+	assert_int_equal(arn_tls_write(&s.c, d, 100), -EINVAL);
+	assert_true(arn_tls_is_open(&s.c));
+	/* room for 8000 bytes, mbufs for 3000 of them: cut again */
+	short_budget = 3000;
+	short_space = 8000;
+	assert_int_equal(arn_tls_write(&s.c, d, N), -EAGAIN);
+	assert_true(arn_tls_is_open(&s.c));
+	assert_int_equal(c.q_in.len, 4000);
+	/* mbufs again, the same room (less than the rest of the record),
+	 * the same bytes elsewhere: the record is finished */
+	short_budget = UINT32_MAX;
+	assert_int_equal(arn_tls_write(&s.c, moved, N), N);
+	short_space = 0;
+	assert_int_equal(arn_tls_write(&s.c, d + N, M), M);
+	size_t have = 0;
+	ssize_t r;
+	while ((r = arn_tls_read(&c.c, got + have, N + M + 1 - have)) > 0)
+		have += (size_t)r;
+	assert_int_equal(r, -EAGAIN);
+	assert_int_equal(have, N + M);
+	assert_memory_equal(got, d, N + M);
+	assert_int_equal(s.st.v[ARN_TLS_S_CONNECTION_ERROR], 0);
+	free(d);
+	free(moved);
+	free(got);
+	unpair(&s, &c);
+	arn_tls_ctx_unref(sx);
+	arn_tls_ctx_unref(cx);
+}
+
 /* A client that negotiated max_fragment_length (RFC 6066; OpenSSL honours
  * it, BoringSSL ignores it) gets records of at most that size: each record
  * is still written only when the send buffer takes it whole, and a long
@@ -1848,6 +1929,7 @@ const struct CMUnitTest conn_tests[] = {
     cmocka_unit_test_setup_teardown(test_require_sni, setup, teardown),
     cmocka_unit_test_setup_teardown(test_close_notify_and_truncation, setup, teardown),
     cmocka_unit_test_setup_teardown(test_records_and_backpressure, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_write_resumes_record_cut_short, setup, teardown),
     cmocka_unit_test_setup_teardown(test_max_fragment_length, setup, teardown),
     cmocka_unit_test_setup_teardown(test_ocsp_stapling, setup, teardown),
     cmocka_unit_test_setup_teardown(test_ctx_refused, setup, teardown),
