@@ -109,6 +109,11 @@ struct arn_cfg_str_match;
 
 /** Sessions a server SSL_CTX replica caches (per worker); the oldest goes first. */
 #define ARN_TLS_SESSION_CACHE 1024u
+/** TLS 1.3 KeyUpdates a connection reads in a row, without application
+ * data between them; one more fails it (BoringSSL's kMaxKeyUpdates, so
+ * Envoy's bound: each costs a key derivation, and one read would
+ * otherwise go through as many as the receive queue holds). */
+#define ARN_TLS_MAX_KEY_UPDATES 32u
 #define ARN_TLS_HELLO_DEFAULT_MAX 16384u /* Envoy's former default, 16 KiB */
 #define ARN_TLS_HELLO_HARD_MAX 65536u	 /* Envoy's TLS_MAX_CLIENT_HELLO */
 #define ARN_TLS_HELLO_SNI_MAX 255u	 /* longer host names are NOT_TLS (OpenSSL refuses them) */
@@ -675,6 +680,8 @@ struct arn_tls_conn {
 	bool want_write;    /* output waits for send buffer space */
 	bool shut;	    /* close_notify sent */
 	bool reneg;	    /* the peer tried to renegotiate */
+	bool key_update_flood; /* more than ARN_TLS_MAX_KEY_UPDATES in a row */
+	uint8_t key_updates;   /* KeyUpdates read since application data was */
 	/* plaintext bytes of the record OpenSSL holds in part (the transport
 	 * took less than space() promised): the next SSL_write passes
 	 * exactly as many */

@@ -395,8 +395,20 @@ ssize_t arn_tls_read(struct arn_tls_conn *c, void *buf, size_t cap)
 	int r = SSL_read_ex(c->ssl, buf, cap > INT_MAX ? INT_MAX : cap, &n);
 	if (c->reneg)
 		return classify(c, r);
-	if (r == 1)
+	if (c->key_update_flood) {
+		/* the BIO stopped OpenSSL after the one too many (tls_msg_cb) */
+		ERR_clear_error();
+		tls_inc(&c->w->c[ARN_TLS_W_KEY_UPDATE_FLOOD]);
+		return fail(c, -EPROTO);
+	}
+	if (r == 1) {
+		/* application data: KeyUpdates count again from none. Not on
+		 * every application data record: empty ones return nothing,
+		 * and OpenSSL's own bound on those (32 in a row) starts again
+		 * at every record that is not empty, a KeyUpdate's too. */
+		c->key_updates = 0;
 		return (ssize_t)n;
+	}
 	return classify(c, r);
 }
 
@@ -604,6 +616,9 @@ size_t arn_tls_failure_reason(const struct arn_tls_conn *c, char *buf, size_t le
 		n = snprintf(buf, len, "truncated: the transport ended without close_notify");
 	} else if (c->reneg) {
 		n = snprintf(buf, len, "renegotiation refused");
+	} else if (c->key_update_flood) {
+		n = snprintf(buf, len, "more than %u KeyUpdates in a row without application data",
+			     ARN_TLS_MAX_KEY_UPDATES);
 	} else if (c->alert_recv) {
 		n = snprintf(buf, len, "peer alert: %s", alert_name(c->alert_recv));
 	} else if (c->err == -ECONNABORTED) {

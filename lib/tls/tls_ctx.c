@@ -622,6 +622,7 @@ static SSL_CTX *make_sslctx(struct build *b, struct arn_tls_ctx *x, const struct
 	/* early data off: never advertised in tickets */
 	SSL_CTX_set_max_early_data(s, 0);
 	SSL_CTX_set_info_callback(s, tls_info_cb);
+	SSL_CTX_set_msg_callback(s, tls_msg_cb);
 	SSL_CTX_set_timeout(s, cf->session_timeout_s ? (long)cf->session_timeout_s : 7200);
 	if (SSL_CTX_set_session_id_context(s, sid, sid_len) != 1) {
 		fail(b, "session id context cannot be set");

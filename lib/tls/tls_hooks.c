@@ -2,8 +2,9 @@
  * What OpenSSL calls back into a connection, below the connections
  * (tls_conn.c) and the contexts (tls_ctx.c) that install it: the BIO
  * over the caller's transport (struct arn_tls_io; tls_conn.c's header says
- * why a BIO of our own rather than memory BIOs) and the info callback that
- * sees alerts and renegotiation.
+ * why a BIO of our own rather than memory BIOs), the info callback that
+ * sees alerts and renegotiation, and the message callback that counts the
+ * peer's KeyUpdates.
  */
 #include <limits.h>
 
@@ -21,6 +22,13 @@ static int bio_read(BIO *b, char *buf, size_t len, size_t *got)
 	struct arn_tls_conn *c = BIO_get_data(b);
 	BIO_clear_retry_flags(b);
 	*got = 0;
+	if (c->key_update_flood) {
+		/* OpenSSL reads record after record within one SSL_read while
+		 * they are post-handshake messages: stop it here, and
+		 * arn_tls_read fails the connection */
+		BIO_set_retry_read(b);
+		return 0;
+	}
 	int n = c->io->read(c->io_arg, buf, len > UINT32_MAX ? UINT32_MAX : (uint32_t)len);
 	if (n > 0) {
 		c->bytes_in += (uint64_t)n;
@@ -112,4 +120,28 @@ void tls_info_cb(const SSL *ssl, int where, int ret)
 	if ((where & SSL_CB_HANDSHAKE_START) && c->state == ARN_TLS_ST_OPEN &&
 	    SSL_version(ssl) <= TLS1_2_VERSION)
 		c->reneg = true;
+}
+
+/*
+ * Message callback: KeyUpdates the peer sent, counted as they are read.
+ * TLS 1.3 lets a peer send them at any time, each costs a key derivation
+ * (12 to 18 us measured), and one SSL_read handles every one the receive
+ * queue holds: BoringSSL (Envoy's) refuses the 33rd in a row without
+ * application data between them, and so does lib/tls
+ * (ARN_TLS_MAX_KEY_UPDATES): OpenSSL still processes that one (a callback
+ * cannot refuse a message), then the BIO reads nothing more and
+ * arn_tls_read fails the connection. arn_tls_read resets the count when it
+ * returns data.
+ */
+void tls_msg_cb(int write_p, int version, int content_type, const void *buf, size_t len, SSL *ssl,
+		void *arg)
+{
+	(void)version;
+	(void)arg;
+	if (write_p || content_type != SSL3_RT_HANDSHAKE || len < 1 ||
+	    *(const unsigned char *)buf != SSL3_MT_KEY_UPDATE)
+		return;
+	struct arn_tls_conn *c = SSL_get_app_data(ssl);
+	if (c && !c->key_update_flood && ++c->key_updates > ARN_TLS_MAX_KEY_UPDATES)
+		c->key_update_flood = true;
 }

@@ -122,6 +122,9 @@ bool tls_san_match(const struct arn_cfg_str_match *m, size_t n, struct x509_st *
 
 /* Info callback (alerts, renegotiation attempts), set on every SSL_CTX. */
 void tls_info_cb(const struct ssl_st *ssl, int where, int ret);
+/* Message callback (the peer's KeyUpdates counted), set on every SSL_CTX. */
+void tls_msg_cb(int write_p, int version, int content_type, const void *buf, size_t len,
+		struct ssl_st *ssl, void *arg);
 /* tls_hooks.c: the BIO method over struct arn_tls_io, made once */
 int tls_bio_create_method(void);
 /* tls_ref.c: the contexts whose last reference went, to free (a list

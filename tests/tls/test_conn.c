@@ -1083,6 +1083,110 @@ static void test_renegotiation_refused(void **state)
 	arn_tls_ctx_unref(sx);
 }
 
+/* @p n KeyUpdates from a plain OpenSSL peer, each in its own record. */
+static void key_updates(SSL *ssl, int n, int type)
+{
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(SSL_key_update(ssl, type), 1);
+		assert_int_equal(SSL_do_handshake(ssl), 1);
+	}
+}
+
+/* TLS 1.3 KeyUpdates: each costs a key derivation and one read goes
+ * through all the receive queue holds, so the 33rd in a row without
+ * application data fails the connection (BoringSSL's bound, so Envoy's),
+ * counted in tls.<worker>.key_update_flood; OpenSSL stops there, and what
+ * came after it stays in the transport. 32, then data, is a peer's right,
+ * again and again. */
+static void test_key_update_flood_refused(void **state)
+{
+	(void)state;
+	struct tw ts = {0};
+	struct arn_tls_ctx *sx = srv_ctx(&ts);
+	SSL_CTX *rc = tt_raw_client_ctx(false, TLS1_3_VERSION, TLS1_3_VERSION);
+	struct tt_raw r;
+	struct tt_side s;
+	tt_raw_client(&r, rc, &s, 0);
+	tt_start(&s, &W0, sx, NULL);
+	int se;
+	assert_int_equal(tt_raw_handshake(&r, &s, &se), 1);
+	char b[64];
+	for (int round = 0; round < 3; round++) {
+		key_updates(r.ssl, ARN_TLS_MAX_KEY_UPDATES, SSL_KEY_UPDATE_NOT_REQUESTED);
+		assert_int_equal(SSL_write(r.ssl, "x", 1), 1);
+		tt_raw_pump(&r);
+		assert_int_equal(arn_tls_read(&s.c, b, sizeof(b)), 1);
+	}
+	uint64_t before = W0.c[ARN_TLS_W_KEY_UPDATE_FLOOD];
+	key_updates(r.ssl, ARN_TLS_MAX_KEY_UPDATES + 8, SSL_KEY_UPDATE_NOT_REQUESTED);
+	assert_int_equal(SSL_write(r.ssl, "x", 1), 1);
+	tt_raw_pump(&r);
+	assert_int_equal(arn_tls_read(&s.c, b, sizeof(b)), -EPROTO);
+	assert_int_equal(W0.c[ARN_TLS_W_KEY_UPDATE_FLOOD], before + 1);
+	assert_int_equal(s.st.v[ARN_TLS_S_CONNECTION_ERROR], 1);
+	/* not read: 7 KeyUpdate records (27 bytes each) and the data's (23) */
+	assert_int_equal(s.q_in.len, 7 * 27 + 23);
+	char why[256];
+	assert_true(arn_tls_failure_reason(&s.c, why, sizeof(why)) > 0);
+	assert_non_null(strstr(why, "KeyUpdates in a row"));
+	assert_int_equal(arn_tls_read(&s.c, b, sizeof(b)), -EPROTO);
+	assert_int_equal(W0.c[ARN_TLS_W_KEY_UPDATE_FLOOD], before + 1);
+	tt_raw_free(&r);
+	tt_side_free(&s);
+	SSL_CTX_free(rc);
+	arn_tls_ctx_unref(sx);
+}
+
+/* The same bound on a client (an upstream's KeyUpdates), and a peer that
+ * updates its keys between data, asking for ours too or not, is served. */
+static void test_key_updates_between_data_accepted(void **state)
+{
+	(void)state;
+	struct tw ts = {0};
+	struct arn_tls_ctx *sx = srv_ctx(&ts);
+	SSL_CTX *rc = tt_raw_client_ctx(false, TLS1_3_VERSION, TLS1_3_VERSION);
+	struct tt_raw r;
+	struct tt_side s;
+	tt_raw_client(&r, rc, &s, 0);
+	tt_start(&s, &W0, sx, NULL);
+	int se;
+	assert_int_equal(tt_raw_handshake(&r, &s, &se), 1);
+	char b[64];
+	for (int i = 0; i < 200; i++) {
+		key_updates(r.ssl, 1 + i % 3,
+			    i & 1 ? SSL_KEY_UPDATE_REQUESTED : SSL_KEY_UPDATE_NOT_REQUESTED);
+		assert_int_equal(SSL_write(r.ssl, "x", 1), 1);
+		tt_raw_pump(&r);
+		assert_int_equal(arn_tls_read(&s.c, b, sizeof(b)), 1);
+		assert_int_equal(arn_tls_write(&s.c, "y", 1), 1);
+		tt_raw_pump(&r);
+		assert_int_equal(SSL_read(r.ssl, b, sizeof(b)), 1);
+		assert_int_equal(b[0], 'y');
+	}
+	assert_int_equal(s.st.v[ARN_TLS_S_CONNECTION_ERROR], 0);
+	tt_raw_free(&r);
+	tt_side_free(&s);
+	SSL_CTX_free(rc);
+
+	/* a lib/tls client whose server floods it */
+	struct tw tc = {0};
+	struct arn_tls_ctx *cx = cli_ctx(&tc);
+	struct tt_side sv, cl;
+	pair(&sv, &cl, &W0, sx, cx, NULL);
+	assert_int_equal(tt_handshake(&sv, &cl, NULL), 0);
+	drain(&cl);
+	key_updates(sv.c.ssl, ARN_TLS_MAX_KEY_UPDATES, SSL_KEY_UPDATE_NOT_REQUESTED);
+	assert_int_equal(arn_tls_write(&sv.c, "z", 1), 1);
+	assert_int_equal(arn_tls_read(&cl.c, b, sizeof(b)), 1);
+	uint64_t before = W0.c[ARN_TLS_W_KEY_UPDATE_FLOOD];
+	key_updates(sv.c.ssl, ARN_TLS_MAX_KEY_UPDATES + 1, SSL_KEY_UPDATE_NOT_REQUESTED);
+	assert_int_equal(arn_tls_read(&cl.c, b, sizeof(b)), -EPROTO);
+	assert_int_equal(W0.c[ARN_TLS_W_KEY_UPDATE_FLOOD], before + 1);
+	unpair(&sv, &cl);
+	arn_tls_ctx_unref(sx);
+	arn_tls_ctx_unref(cx);
+}
+
 static void test_versions(void **state)
 {
 	(void)state;
@@ -1925,6 +2029,8 @@ const struct CMUnitTest conn_tests[] = {
     cmocka_unit_test_setup_teardown(test_rotation, setup, teardown),
     cmocka_unit_test_setup_teardown(test_handshake_budget, setup, teardown),
     cmocka_unit_test_setup_teardown(test_renegotiation_refused, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_key_update_flood_refused, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_key_updates_between_data_accepted, setup, teardown),
     cmocka_unit_test_setup_teardown(test_versions, setup, teardown),
     cmocka_unit_test_setup_teardown(test_require_sni, setup, teardown),
     cmocka_unit_test_setup_teardown(test_close_notify_and_truncation, setup, teardown),
