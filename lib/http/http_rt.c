@@ -65,16 +65,23 @@ struct slot {
  * so that a Secret at the same address in a later generation is the same
  * Secret): a later generation whose chain or cluster (same object) names
  * the same Secrets keeps the context, its session ticket keys (server) and
- * the sessions clients keep for it (upstream) with it. */
+ * the sessions clients keep for it (upstream) with it. The chain's
+ * listener or the cluster is pinned too: an entry carried for workers on
+ * the previous generation outlives that generation (the store frees it
+ * after one grace period, the table drops what it carried at a later
+ * sync), and meanwhile the next table copies it, reading the cluster's
+ * name, and compares its key with new objects' addresses, which a freed
+ * object's could be. */
 #define TLS_RT_CERTS 4
 struct tls_rt {
-	const void *key; /* the filter chain or the cluster (pinned by the context) */
+	const void *key;   /* the filter chain or the cluster */
+	const void *owner; /* the chain's listener or the cluster: pinned */
 	const struct arn_cfg_secret *certs[TLS_RT_CERTS];
 	size_t n_certs;
 	const struct arn_cfg_secret *validation, *tickets;
 	struct arn_tls_ctx *ctx; /* one reference */
 	/* a cluster's: also found by its name (the cluster's, which the
-	 * context pins) */
+	 * entry pins) */
 	const struct arn_cfg_obj *cl;
 };
 
@@ -382,6 +389,7 @@ static void reclaim_hcms(void)
 static void tls_rt_clear(struct tls_rt *t)
 {
 	arn_tls_ctx_unref(t->ctx); /* connections keep theirs */
+	arn_cfg_unpin(t->owner);
 	for (size_t i = 0; i < t->n_certs; i++)
 		arn_cfg_unpin(t->certs[i]);
 	if (t->validation)
@@ -694,7 +702,7 @@ static void snap_tls(struct tls_tab *s, const struct arn_cfg_gen *g, bool *oom, 
 		ARN_ERR(HTTP, "%s: more than %d certificates; %s", name, TLS_RT_CERTS, refused);
 		return;
 	}
-	struct tls_rt nt = {.key = key, .n_certs = t->n_cert_secrets, .cl = cl};
+	struct tls_rt nt = {.key = key, .owner = owner, .n_certs = t->n_cert_secrets, .cl = cl};
 	for (size_t i = 0; i < nt.n_certs; i++)
 		nt.certs[i] = arn_cfg_secret_find(g, &t->cert_secrets[i]);
 	if (t->validation_secret.len)
@@ -735,6 +743,7 @@ static void snap_tls(struct tls_tab *s, const struct arn_cfg_gen *g, bool *oom, 
 		s->tls = p;
 		s->cap_tls = nc;
 	}
+	arn_cfg_pin(nt.owner);
 	for (size_t i = 0; i < nt.n_certs; i++)
 		if (nt.certs[i])
 			arn_cfg_pin(nt.certs[i]);
@@ -1132,6 +1141,7 @@ static bool tls_rt_copy(struct tls_tab *t, const struct tls_rt *o)
 	}
 	struct tls_rt c = *o;
 	arn_tls_ctx_ref(c.ctx);
+	arn_cfg_pin(c.owner);
 	for (size_t k = 0; k < c.n_certs; k++)
 		if (c.certs[k])
 			arn_cfg_pin(c.certs[k]);
@@ -1248,7 +1258,7 @@ static void tls_publish(const struct arn_cfg_gen *g, bool carry)
 	for (size_t i = 0; i < nt->n_tls; i++) {
 		const struct tls_rt *t = &nt->tls[i];
 		slot_put(nt->slots, nt->mask, K_TLS, (uint64_t)(uintptr_t)t->key, NULL, 0, t->ctx);
-		if (t->cl) /* the context pins the cluster, and its name with it */
+		if (t->cl) /* the entry pins the cluster, and its name with it */
 			slot_put(nt->slots, nt->mask, K_UTLS_NAME, t->cl->hash, t->cl->name,
 				 t->cl->name_len, t->ctx);
 	}

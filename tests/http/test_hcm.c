@@ -4216,6 +4216,71 @@ static void test_tls_table_follows_the_changed_cluster(void **state)
 	assert_ptr_not_equal(http_rt_upstream_tls(web2, NULL), ctx);
 }
 
+/*
+ * The TLS table carries the previous generation's contexts for workers
+ * still on it, keyed by the cluster's (or the chain's) address and naming
+ * the cluster. Those objects must live as long as the entries: the store
+ * frees the previous generation after one grace period, the table drops
+ * what it carried only at a later http_rt_sync, and a generation
+ * published in between carries the entries again, reading the cluster's
+ * name (freed memory), and compares their keys with its own objects'
+ * addresses (a new cluster at a freed one's address would get the old
+ * cluster's context). A context pins its cluster only for inline SAN
+ * matchers (not here), so the entry must.
+ */
+static void test_tls_carried_context_keeps_its_cluster(void **state)
+{
+	(void)state;
+	start(4, jlistener("", DIRECT_OK));
+	static const char tls_web[] =
+	    "{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"5s\","
+	    "\"load_assignment\":{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":[{"
+	    "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.10\","
+	    "\"port_value\":8080}}}}]}]},\"transport_socket\":{\"name\":\"tls\","
+	    "\"typed_config\":{\"@type\":\"type.googleapis.com/"
+	    "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext\",\"sni\":"
+	    "\"%s\"}}}";
+	char j[1024];
+	snprintf(j, sizeof(j), tls_web, "web.test");
+	apply(C, "2", j);
+	const struct arn_cfg_cluster *web =
+	    arn_cfg_find(arn_config_gen(st), ARN_CFG_CLUSTER, "web", 3, arn_cfg_hash("web", 3));
+	assert_non_null(web);
+	struct arn_tls_ctx *ctx = http_rt_upstream_tls(web, NULL);
+	assert_non_null(ctx);
+	arn_cfg_pin(web); /* the test's, so that it may look at the object */
+	/* web changes: the new generation's table carries the old context */
+	snprintf(j, sizeof(j), tls_web, "web2.test");
+	apply_no_poll = true;
+	apply(C, "3", j);
+	apply_no_poll = false;
+	assert_ptr_equal(http_rt_upstream_tls(web, NULL), ctx); /* a worker on the old one */
+	/* the grace period passes (no reader here): the store frees the old
+	 * generation, and the sync the old table; the first sync after a
+	 * publication only starts the carried entries' grace period */
+	arn_config_poll(st);
+	arn_http_poll();
+	assert_ptr_equal(http_rt_upstream_tls(web, NULL), ctx); /* still carried */
+	/* what holds the old cluster now: the test's pin and the carried entry */
+	assert_int_equal(__atomic_load_n(&web->obj.refs, __ATOMIC_RELAXED), 2);
+	arn_cfg_unpin(web);
+	/* a generation published now carries the entry again (under ASan,
+	 * reading a freed cluster's name failed here) */
+	apply_no_poll = true;
+	apply_clusters(7, 8, 81, "4");
+	apply_no_poll = false;
+	const struct arn_cfg_cluster *web2 =
+	    arn_cfg_find(arn_config_gen(st), ARN_CFG_CLUSTER, "web", 3, arn_cfg_hash("web", 3));
+	assert_non_null(http_rt_upstream_tls(web2, NULL));
+	assert_ptr_not_equal(http_rt_upstream_tls(web2, NULL), ctx);
+	/* the carried entries go once every worker passed the generations */
+	for (int i = 0; i < 3; i++) {
+		arn_config_poll(st);
+		arn_http_poll();
+	}
+	assert_non_null(http_rt_upstream_tls(web2, NULL));
+}
+
 /* Issue 18: the same for a listener's new filter chain with a
  * DownstreamTlsContext: its server context is found as soon as the
  * generation that has the chain is. */
@@ -7964,6 +8029,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_uph2_keepalive_extended_by_rx, teardown),
 	    cmocka_unit_test_teardown(test_auto_config_offers_h2_and_http11, teardown),
 	    cmocka_unit_test_teardown(test_tls_table_follows_the_changed_cluster, teardown),
+	    cmocka_unit_test_teardown(test_tls_carried_context_keeps_its_cluster, teardown),
 	    cmocka_unit_test_teardown(test_cluster_trie_follows_random_changes, teardown),
 	    cmocka_unit_test_teardown(test_service_time_line_wire_and_log, teardown),
 	    cmocka_unit_test_teardown(test_router_edited_head_on_the_wire, teardown),
