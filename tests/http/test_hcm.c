@@ -2997,7 +2997,7 @@ static void answer_backends(struct arn_tcp_conn *c, const char *never, const cha
 			want_in(u->tx, want_b);
 		b_seen |= !x;
 		const char *be = strstr(u->tx, "\r\n\r\n");
-		char resp[1024];
+		char resp[1024 + 256]; /* the body (b) and the head */
 		const char *body = NULL, *extra = NULL;
 		if (be && strstr(be, "\"method\":\"initialize\""))
 			body = BE_INIT,
