@@ -2768,6 +2768,24 @@ static void test_mcp_stateless_shared_backend_session(void **state)
 			 0); /* (no HCM: per backend) */
 }
 
+/* A client session (its id into @p sid) whose first tools/list, answered,
+ * opened backend b's own session @p bsid. @return that tools/list's
+ * client connection. */
+static struct arn_tcp_conn *mcp_session_listed(char sid[64], const char *bsid)
+{
+	mcp_session(sid);
+	struct arn_tcp_conn *c =
+	    mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	char extra[160];
+	snprintf(extra, sizeof(extra), "mcp-session-id: %s\r\n", bsid);
+	backend_answers("\"method\":\"initialize\"", "application/json", extra, BE_INIT);
+	backend_answers("notifications/initialized", NULL, NULL, NULL);
+	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/list: got '%s'", c->tx ? c->tx : "");
+	return c;
+}
+
 #define BE_DISCOVER26                                                                              \
 	"{\"jsonrpc\":\"2.0\",\"id\":$ID,\"result\":{\"supportedVersions\":"                       \
 	"[\"2026-07-28\"],\"capabilities\":{\"tools\":{}},\"resultType\":\"complete\"}}"
@@ -2831,15 +2849,7 @@ static void test_mcp_session_unknown_to_another_toolset(void **state)
 	(void)state;
 	start_mcp(1048576);
 	char sid[64];
-	mcp_session(sid);
-	struct arn_tcp_conn *c =
-	    mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
-	backend_answers("\"method\":\"initialize\"", "application/json",
-			"mcp-session-id: SECRET-OF-B\r\n", BE_INIT);
-	backend_answers("notifications/initialized", NULL, NULL, NULL);
-	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
-	if (!answered(c, "HTTP/1.1 200"))
-		fail_msg("tools/list: got '%s'", c->tx ? c->tx : "");
+	struct arn_tcp_conn *c = mcp_session_listed(sid, "SECRET-OF-B");
 	static char lj[4096];
 	char *p = strstr(mcp_lj, "\"config_name\":\"tools\"");
 	assert_non_null(p);
@@ -2889,16 +2899,8 @@ static void test_mcp_principal_header_named_by_many_rules(void **state)
 	apply(ARN_TYPE_URL_TOOLSET, "2", ts);
 	mcp_post_headers = "x-team: a\r\nx-role: admin\r\n";
 	char sid[64];
-	mcp_session(sid);
-	struct arn_tcp_conn *c =
-	    mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	struct arn_tcp_conn *c = mcp_session_listed(sid, "B1");
 	mcp_post_headers = "";
-	backend_answers("\"method\":\"initialize\"", "application/json", "mcp-session-id: B1\r\n",
-			BE_INIT);
-	backend_answers("notifications/initialized", NULL, NULL, NULL);
-	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
-	if (!answered(c, "HTTP/1.1 200"))
-		fail_msg("tools/list: got '%s'", c->tx ? c->tx : "");
 	want_in(c->tx, "\"name\":\"b__echo\"");
 	/* without x-role: hidden */
 	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
@@ -2931,15 +2933,7 @@ static void test_mcp_quiet_streamed_calls_hold_no_large_buffer(void **state)
 	mcp_streams = 64;
 	start_mcp(1048576);
 	char sid[64];
-	mcp_session(sid);
-	struct arn_tcp_conn *c =
-	    mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
-	backend_answers("\"method\":\"initialize\"", "application/json", "mcp-session-id: B1\r\n",
-			BE_INIT);
-	backend_answers("notifications/initialized", NULL, NULL, NULL);
-	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
-	if (!answered(c, "HTTP/1.1 200"))
-		fail_msg("tools/list: got '%s'", c->tx ? c->tx : "");
+	struct arn_tcp_conn *c = mcp_session_listed(sid, "B1");
 	unsigned big0 = big_free();
 	static const char prog[] =
 	    "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
@@ -3038,15 +3032,7 @@ static void test_mcp_backend_session_follows_its_backend(void **state)
 	(void)state;
 	start_mcp(1048576);
 	char sid[64];
-	mcp_session(sid);
-	struct arn_tcp_conn *c =
-	    mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
-	backend_answers("\"method\":\"initialize\"", "application/json",
-			"mcp-session-id: SECRET-OF-B\r\n", BE_INIT);
-	backend_answers("notifications/initialized", NULL, NULL, NULL);
-	backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
-	if (!answered(c, "HTTP/1.1 200"))
-		fail_msg("tools/list: got '%s'", c->tx ? c->tx : "");
+	struct arn_tcp_conn *c = mcp_session_listed(sid, "SECRET-OF-B");
 	apply(ARN_TYPE_URL_TOOLSET, "2",
 	      "{\"name\":\"tools\",\"backends\":[{\"name\":\"x\",\"cluster\":\"web\",\"path\":"
 	      "\"/x\"},{\"name\":\"b\",\"cluster\":\"web\"}]}");
