@@ -1896,16 +1896,14 @@ static void test_mcp_body_limit(void **state)
 }
 
 /*
- * The fake backend (cluster web): it accepts the connection the gateway
- * opened, which must carry @p want, and answers @p status with @p body,
- * "$ID" in it replaced by the request's JSON-RPC id, @p extra headers,
- * then closes (connection: close). NULL @p body: an empty 202.
+ * The fake backend (cluster web) answers the request on @p u with @p body
+ * (content type @p ctype), "$ID" in it replaced by the request's JSON-RPC
+ * id, @p extra headers, then closes (connection: close). NULL @p body: an
+ * empty 202.
  */
-static void backend_answers(const char *want, const char *ctype, const char *extra,
-			    const char *body)
+static void backend_answer_on(struct arn_tcp_conn *u, const char *ctype, const char *extra,
+			      const char *body)
 {
-	struct arn_tcp_conn *u = upstream_accepts();
-	want_in(u->tx, want);
 	char id[128] = "null";
 	const char *p = strstr(u->tx, "\r\n\r\n");
 	p = p ? strstr(p, "\"id\":") : NULL;
@@ -1929,6 +1927,16 @@ static void backend_answers(const char *want, const char *ctype, const char *ext
 		 ctype ? ctype : "", ctype ? "\r\n" : "", extra ? extra : "", strlen(b), b);
 	send_s(u, resp);
 	poll_ms(1);
+}
+
+/* The same, on the connection the gateway opened next, which must carry
+ * @p want. */
+static void backend_answers(const char *want, const char *ctype, const char *extra,
+			    const char *body)
+{
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_in(u->tx, want);
+	backend_answer_on(u, ctype, extra, body);
 }
 
 #define BE_INIT                                                                                    \
@@ -2991,29 +2999,14 @@ static void answer_backends(struct arn_tcp_conn *c, const char *never, const cha
 			want_in(u->tx, want_b);
 		b_seen |= !x;
 		const char *be = strstr(u->tx, "\r\n\r\n");
-		char resp[1024 + 256]; /* the body (b) and the head */
-		const char *body = NULL, *extra = NULL;
 		if (be && strstr(be, "\"method\":\"initialize\""))
-			body = BE_INIT,
-			extra = x ? "mcp-session-id: X1\r\n" : "mcp-session-id: B1\r\n";
+			backend_answer_on(u, "application/json",
+					  x ? "mcp-session-id: X1\r\n" : "mcp-session-id: B1\r\n",
+					  BE_INIT);
 		else if (be && strstr(be, "\"method\":\"tools/list\""))
-			body = BE_TOOLS;
-		char id[64] = "null";
-		const char *p = be ? strstr(be, "\"id\":") : NULL;
-		if (p)
-			snprintf(id, sizeof(id), "%.*s", (int)strcspn(p + 5, ",}"), p + 5);
-		char b[1024] = "";
-		if (body) {
-			const char *q = strstr(body, "$ID");
-			snprintf(b, sizeof(b), "%.*s%s%s", (int)(q - body), body, id, q + 3);
-		}
-		snprintf(resp, sizeof(resp),
-			 "HTTP/1.1 %s\r\n%s%scontent-length: %zu\r\nconnection: close\r\n\r\n%s",
-			 body ? "200 OK" : "202 Accepted",
-			 body ? "content-type: application/json\r\n" : "", extra ? extra : "",
-			 strlen(b), b);
-		send_s(u, resp);
-		poll_ms(1);
+			backend_answer_on(u, "application/json", NULL, BE_TOOLS);
+		else
+			backend_answer_on(u, NULL, NULL, NULL);
 	}
 	if (!answered(c, "HTTP/1.1 200"))
 		fail_msg("tools/list: got '%s'", c->tx ? c->tx : "");
