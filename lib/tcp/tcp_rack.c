@@ -765,11 +765,19 @@ static void rec_sacked(struct arn_tcp_conn *c, struct tcp_txrec *r, const struct
 	rack_delivered(c, r, s, sacked);
 }
 
-/* Mark the records inside SACK block [st, en) (records straddling an edge
- * are split so the SACKed part is exact). */
+/* Mark the records inside SACK block [st, en). A record straddling an
+ * edge is split only at a whole MSS from its start, and its part the
+ * block covers is marked only as far as whole MSSes go (Linux's
+ * tcp_match_skb_to_sack): a record of one segment is marked when the
+ * block covers all of it, never cut. Splitting at every edge let a peer
+ * carve a flight into a record per byte with 1-byte blocks (20 segments
+ * in flight took the worker's whole pool, 8,192 records, and every other
+ * connection fell back from RACK; each ACK walked them all). What the
+ * rounding leaves unmarked is a hole RACK may resend, as Linux does. */
 static void sack_block(struct arn_tcp_conn *c, uint32_t st, uint32_t en, const struct tcp_seg *s)
 {
 	struct arn_tcp_worker *wk = c->wk;
+	uint32_t mss = c->mss ? c->mss : 1;
 	for (uint32_t i = c->txr_head; i != TXR_NIL; i = R(wk, i)->next) {
 		struct tcp_txrec *r = R(wk, i);
 		if (seq_leq(r->end, st))
@@ -779,12 +787,22 @@ static void sack_block(struct arn_tcp_conn *c, uint32_t st, uint32_t en, const s
 		if (r->flags & TXR_SACKED)
 			continue;
 		if (seq_lt(r->start, st)) {
-			if (!txr_split(c, i, st))
+			/* marked from the first MSS boundary at or after st */
+			uint32_t at = r->start + (st - r->start + mss - 1) / mss * mss;
+			if (!seq_lt(at, r->end) || !seq_lt(at, en))
+				continue;
+			if (!txr_split(c, i, at))
 				return;
-			continue; /* the next record starts at st */
+			continue; /* the next record starts at at */
 		}
-		if (seq_gt(r->end, en) && !txr_split(c, i, en))
-			return;
+		if (seq_gt(r->end, en)) {
+			/* marked up to the last MSS boundary at or before en */
+			uint32_t at = r->start + (en - r->start) / mss * mss;
+			if (at == r->start)
+				break; /* less than an MSS of it: nothing */
+			if (!txr_split(c, i, at))
+				return;
+		}
 		rec_sacked(c, R(wk, i), s, true);
 	}
 }

@@ -3355,6 +3355,61 @@ static void test_segment_sacked_after_marked_lost_not_retransmitted(void **state
 	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
 }
 
+/* The records a connection holds (RACK's, from the worker's pool). */
+static unsigned txr_count(const struct arn_tcp_conn *c)
+{
+	unsigned n = 0;
+	for (uint32_t i = c->txr_head; i != TXR_NIL; i = c->wk->txr[i].next)
+		n++;
+	return n;
+}
+
+/* A peer that SACKs one byte in two of a flight (three 1-byte blocks an
+ * ACK, each leaving a 1-byte hole) used to split a record at every edge:
+ * 20 segments in flight became thousands of records, the worker's whole
+ * pool (8,192 here), so that every other connection of the worker fell
+ * back from RACK, and each ACK walked them all (CPU per ACK growing with
+ * what the peer carved). As Linux (tcp_match_skb_to_sack: a SACK marks
+ * only whole MSSes of a segment), a block marks no part of a record
+ * smaller than an MSS: the 20 records stay 20, and the pool is not
+ * touched. */
+static void test_sack_blocks_cannot_carve_records(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(1);
+	struct arn_tcp_worker *wk = c->wk;
+	uint32_t una = c->snd_una, mss = c->mss;
+	c->cwnd = 20 * mss;
+	send_block(c, 20 * mss);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 20);
+	fake_drain(lc);
+	assert_int_equal(txr_count(c), 20);
+	fake_advance(lc, 1);
+	uint64_t fallback = cnt(ARN_TCP_C_RACK_FALLBACK);
+	uint32_t off = 1; /* segment 0 whole: not SACKed, so snd_una stays */
+	for (unsigned a = 0; a < 3000; a++) {
+		struct fake_opts o = popts();
+		o.n_sack = 3;
+		for (unsigned k = 0; k < 3; k++) {
+			off += 2;
+			if (off + 1 >= 20 * mss)
+				off = mss + 1;
+			o.sack[2 * k] = una + off;
+			o.sack[2 * k + 1] = una + off + 1;
+		}
+		inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+		if (c->state == TCPS_CLOSED)
+			break;
+		fake_advance(lc, 0);
+		fake_drain(lc);
+	}
+	assert_int_equal(c->state, TCPS_ESTABLISHED);
+	assert_true(txr_count(c) <= 20 + 2);
+	assert_int_equal(cnt(ARN_TCP_C_RACK_FALLBACK), fallback);
+	assert_true(wk->txr_free != TXR_NIL);
+}
+
 /* Two segments sent now; @p rtt_ms later the second is SACKed, and
  * @p late_us after that the first arrives: delivered out of order,
  * @p late_us later than the RTT. */
@@ -6131,6 +6186,7 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_timer_recovery_retransmits_at_once_then_prr,
 					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sack_blocks_cannot_carve_records, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_segment_sacked_after_marked_lost_not_retransmitted,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cwnd_limited_recovery_probed_not_rto, setup,
