@@ -78,11 +78,13 @@ struct arn_l4_ops {
 	/**
 	 * An ICMP destination unreachable (or fragmentation needed) for a TCP
 	 * segment we sent: @p code is the ICMP code, @p mtu the next-hop MTU
-	 * for code 4 (0 otherwise); the addresses and ports are those of the
-	 * original segment (ours as src).
+	 * for code 4 (0 otherwise); the addresses, ports and sequence number
+	 * @p seq (host order) are those of the original segment as quoted
+	 * (ours as src), for the L4 layer to check against what it has in
+	 * flight (RFC 5927 4.1): anyone can send an ICMP error.
 	 */
 	void (*icmp_unreach)(struct arn_lcore *lc, uint8_t code, uint16_t mtu, uint32_t src,
-			     uint32_t dst, uint16_t sport, uint16_t dport);
+			     uint32_t dst, uint16_t sport, uint16_t dport, uint32_t seq);
 	/**
 	 * Before the worker's loop starts: create the per-worker state (flow
 	 * table, timers, pools) from @p conf and hang it on the lcore

@@ -116,7 +116,8 @@ static void icmp_unreach(struct arn_lcore *lc, uint16_t port, struct rte_mbuf *m
 	uint16_t mtu = icmp->icmp_code == 4 ? rte_be_to_cpu_16(icmp->icmp_seq_nb) : 0;
 	ARN_NET_PINC(lc, port, icmp_rx_unreach);
 	if (lc->l4_ops)
-		lc->l4_ops->icmp_unreach(lc, icmp->icmp_code, mtu, src, dst, sport, dport);
+		lc->l4_ops->icmp_unreach(lc, icmp->icmp_code, mtu, src, dst, sport, dport,
+					 rte_be_to_cpu_32(th->sent_seq));
 	drop(m);
 }
 

@@ -400,7 +400,7 @@ extern const struct arn_l4_ops arn_tcp_l4_ops;
  * tests and benchmarks call it directly. */
 void arn_tcp_input(struct arn_lcore *lc, struct rte_mbuf *m);
 void arn_tcp_icmp_unreach(struct arn_lcore *lc, uint8_t code, uint16_t mtu, uint32_t src,
-			  uint32_t dst, uint16_t sport, uint16_t dport);
+			  uint32_t dst, uint16_t sport, uint16_t dport, uint32_t seq);
 /** The worker's TCP state from @p conf sizes (0 or a negative errno). */
 int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf);
 void arn_tcp_worker_poll(struct arn_lcore *lc, uint64_t now_tsc);

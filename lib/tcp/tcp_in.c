@@ -1904,7 +1904,7 @@ void arn_tcp_input(struct arn_lcore *lc, struct rte_mbuf *m)
 }
 
 void arn_tcp_icmp_unreach(struct arn_lcore *lc, uint8_t code, uint16_t mtu, uint32_t src,
-			  uint32_t dst, uint16_t sport, uint16_t dport)
+			  uint32_t dst, uint16_t sport, uint16_t dport, uint32_t seq)
 {
 	struct arn_tcp_worker *wk = tcp_wk(lc);
 	if (wk == NULL)
@@ -1913,10 +1913,21 @@ void arn_tcp_icmp_unreach(struct arn_lcore *lc, uint8_t code, uint16_t mtu, uint
 	struct arn_tcp_conn *c = tcp_lookup(wk, src, sport, dst, dport);
 	if (c == NULL)
 		return;
+	/* RFC 5927 4.1 (Linux's tcp_v4_err): the quoted segment must be one
+	 * of ours still in flight, SND.UNA <= SEG.SEQ < SND.MAX; in SYN-SENT
+	 * that is the SYN's ISS. Anyone can send an ICMP error: without this,
+	 * one who knew only the 4-tuple (an upstream's address and port, and
+	 * Arion's ephemeral port, a few thousand guesses) failed every
+	 * connect to it with a port unreachable, and shrank any connection's
+	 * segments with a "fragmentation needed". */
+	if (!seq_in(seq, c->snd_una, c->snd_max)) {
+		TCP_INC(wk, ICMP_OUT_OF_WINDOW);
+		return;
+	}
 	if (code == 4) {
-		/* Path MTU (RFC 1191). The contract does not carry the quoted
-		 * sequence number, so bound what a forged ICMP can do: never
-		 * below 576-byte paths' MSS. */
+		/* Path MTU (RFC 1191). A forged ICMP quoting a segment in
+		 * flight can still lower it: never below 576-byte paths'
+		 * MSS. */
 		if (mtu < 576)
 			mtu = 576;
 		uint16_t mss = tcp_mss_clamp(wk, RTE_MIN((uint32_t)mtu - 40, (uint32_t)c->peer_mss),

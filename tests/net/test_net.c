@@ -69,6 +69,7 @@ static struct {
 	uint16_t mtu;
 	uint32_t src, dst;
 	uint16_t sport, dport;
+	uint32_t seq;
 	unsigned inits, polls, finis;
 } l4;
 
@@ -92,7 +93,7 @@ static void l4_input(struct arn_lcore *lc, struct rte_mbuf **ms, unsigned n)
 }
 
 static void l4_icmp_unreach(struct arn_lcore *lc, uint8_t code, uint16_t mtu, uint32_t src,
-			    uint32_t dst, uint16_t sport, uint16_t dport)
+			    uint32_t dst, uint16_t sport, uint16_t dport, uint32_t seq)
 {
 	l4.unreach++;
 	l4.unreach_lc = lc;
@@ -102,6 +103,7 @@ static void l4_icmp_unreach(struct arn_lcore *lc, uint8_t code, uint16_t mtu, ui
 	l4.dst = dst;
 	l4.sport = sport;
 	l4.dport = dport;
+	l4.seq = seq;
 }
 
 static int l4_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
@@ -678,6 +680,8 @@ static void test_icmp_unreach_goes_to_flow_owner(void **state)
 	uint16_t *ports = (uint16_t *)(b + 28);
 	ports[0] = rte_cpu_to_be_16(lport);
 	ports[1] = RTE_BE16(8080);
+	uint32_t qseq = RTE_BE32(0x89abcdefu); /* the quoted sequence number */
+	memcpy(b + 32, &qseq, 4);
 	ic->icmp_cksum = (uint16_t)~rte_raw_cksum(b, sizeof(b));
 	struct pkt p;
 	build_ip(&p, &f->mac, GW_IP, OUR_IP, IPPROTO_ICMP, b, sizeof(b));
@@ -692,6 +696,7 @@ static void test_icmp_unreach_goes_to_flow_owner(void **state)
 	assert_int_equal(l4.dst, remote);
 	assert_int_equal(l4.sport, lport);
 	assert_int_equal(l4.dport, 8080);
+	assert_int_equal(l4.seq, 0x89abcdefu);
 	assert_int_equal(pc(f, ARN_NET_P_icmp_rx_unreach), 1);
 }
 

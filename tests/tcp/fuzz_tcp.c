@@ -321,9 +321,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					arn_tcp_set_keepalive(conn, 1, 1, 2);
 					break;
 				default:
-					arn_tcp_icmp_unreach(lc, r[1] & 7,
-							     (uint16_t)(r[2] << 8 | r[3]), US, PEER,
-							     LPORT, PPORT);
+					/* the quoted sequence number: snd_una
+					 * plus an offset (0: in flight if
+					 * anything is) */
+					arn_tcp_icmp_unreach(
+					    lc, r[1] & 7, (uint16_t)(r[2] << 8 | r[3]), US, PEER,
+					    LPORT, PPORT, conn->snd_una + (uint32_t)r[4] * 1000u);
 					break;
 				}
 			}

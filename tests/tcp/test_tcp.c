@@ -4112,7 +4112,14 @@ static void test_icmp_frag_needed_shrinks_mss(void **state)
 	send_block(c, 3000);
 	fake_advance(lc, 0);
 	fake_drain(lc);
-	arn_tcp_icmp_unreach(lc, 4, 1000, US, PEER, LPORT, PPORT);
+	/* RFC 5927 4.1: quoting a segment not in flight, it is ignored */
+	arn_tcp_icmp_unreach(lc, 4, 1000, US, PEER, LPORT, PPORT, c->snd_max);
+	arn_tcp_icmp_unreach(lc, 4, 1000, US, PEER, LPORT, PPORT, c->snd_una - 1);
+	assert_int_equal(c->mss, 1460);
+	assert_int_equal(cnt(ARN_TCP_C_ICMP_OUT_OF_WINDOW), 2);
+	fake_advance(lc, 0);
+	assert_int_equal(fake_pending(lc), 0); /* nothing sent again */
+	arn_tcp_icmp_unreach(lc, 4, 1000, US, PEER, LPORT, PPORT, c->snd_una + 1460);
 	assert_int_equal(c->mss, 960);
 	fake_advance(lc, 0);
 	int n = 0;
@@ -4122,8 +4129,38 @@ static void test_icmp_frag_needed_shrinks_mss(void **state)
 	}
 	assert_true(n >= 3);
 	/* an absurd MTU is floored */
-	arn_tcp_icmp_unreach(lc, 4, 100, US, PEER, LPORT, PPORT);
+	arn_tcp_icmp_unreach(lc, 4, 100, US, PEER, LPORT, PPORT, c->snd_una);
 	assert_int_equal(c->mss, 536);
+}
+
+/* RFC 5927 4.1: an ICMP error counts only if the segment it quotes is one
+ * in flight; in SYN-SENT, the SYN (SEG.SEQ = ISS). A port unreachable
+ * forged by someone who knows the 4-tuple but not the ISN used to fail
+ * the connect (ECONNREFUSED): a blind attacker could fail every connect
+ * to an upstream by spraying Arion's ephemeral ports. */
+static void test_icmp_unreach_must_quote_a_segment_in_flight(void **state)
+{
+	(void)state;
+	int err = 0;
+	struct arn_tcp_conn *c =
+	    arn_tcp_connect(lc, US, PEER, 8080, &t_ops, NULL, ARN_TCP_CC_CUBIC, &err);
+	assert_non_null(c);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.flags, TH_SYN);
+	uint32_t iss = out.seq;
+	for (uint32_t guess = 1; guess < 64; guess++)
+		arn_tcp_icmp_unreach(lc, 3, 0, US, PEER, c->lport, 8080, iss + guess * 65537u);
+	arn_tcp_icmp_unreach(lc, 1, 0, US, PEER, c->lport, 8080, iss - 1);
+	assert_int_equal(app.connects, 0);
+	assert_int_equal(c->state, TCPS_SYN_SENT);
+	assert_int_equal(cnt(ARN_TCP_C_CONNECT_FAILED), 0);
+	assert_int_equal(cnt(ARN_TCP_C_ICMP_OUT_OF_WINDOW), 64);
+	/* quoting the SYN itself: a hard error while opening (RFC 1122
+	 * 4.2.3.9) */
+	arn_tcp_icmp_unreach(lc, 3, 0, US, PEER, c->lport, 8080, iss);
+	assert_int_equal(app.connects, 1);
+	assert_int_equal(app.connect_status, -ECONNREFUSED);
+	assert_int_equal(cnt(ARN_TCP_C_CONNECT_FAILED), 1);
 }
 
 /* ---- MSS edges (issue 12: an MSS option of 1-11 with timestamps wrapped
@@ -6240,6 +6277,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_rack_idle_past_half_the_clock_marks_nothing_lost,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_icmp_frag_needed_shrinks_mss, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_icmp_unreach_must_quote_a_segment_in_flight, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_mss_edges_passive, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mss_edges_active, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mss_tiny_with_syn_cookies, setup, teardown),
