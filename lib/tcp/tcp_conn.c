@@ -190,7 +190,7 @@ struct arn_tcp_conn *tcp_lookup(struct arn_tcp_worker *wk, uint32_t laddr, uint1
 void tcp_hash_insert(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
 {
 	struct arn_tcp_conn **b =
-	    &wk->htab[tcp_flow_hash(c->laddr, c->lport, c->raddr, c->rport) & wk->hmask];
+	    &wk->htab[tcp_flow_hash(wk, c->laddr, c->lport, c->raddr, c->rport) & wk->hmask];
 	c->hnext = *b;
 	*b = c;
 }
@@ -198,7 +198,7 @@ void tcp_hash_insert(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
 static void hash_remove(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
 {
 	struct arn_tcp_conn **p =
-	    &wk->htab[tcp_flow_hash(c->laddr, c->lport, c->raddr, c->rport) & wk->hmask];
+	    &wk->htab[tcp_flow_hash(wk, c->laddr, c->lport, c->raddr, c->rport) & wk->hmask];
 	for (; *p; p = &(*p)->hnext)
 		if (*p == c) {
 			*p = c->hnext;
@@ -411,7 +411,7 @@ int tcp_tw_pool_init(struct arn_tcp_worker *wk, uint32_t n)
 static uint32_t *tw_slot(struct arn_tcp_worker *wk, uint32_t laddr, uint16_t lport, uint32_t raddr,
 			 uint16_t rport)
 {
-	return &wk->tw_htab[tcp_flow_hash(laddr, lport, raddr, rport) & wk->tw_hmask];
+	return &wk->tw_htab[tcp_flow_hash(wk, laddr, lport, raddr, rport) & wk->tw_hmask];
 }
 
 struct tcp_tw *tcp_tw_lookup(struct arn_tcp_worker *wk, uint32_t laddr, uint16_t lport,

@@ -717,6 +717,7 @@ struct arn_tcp_worker {
 	/* flow table */
 	struct arn_tcp_conn **htab;
 	uint32_t hmask;
+	uint64_t hkey[4]; /* tcp_flow_hash's secret */
 
 	struct arn_tcp_listener lsn[TCP_LISTENERS_MAX];
 
@@ -893,18 +894,24 @@ void tcp_conn_init_common(struct arn_tcp_worker *wk, struct arn_tcp_conn *c, uin
 struct arn_tcp_conn *tcp_lookup(struct arn_tcp_worker *wk, uint32_t laddr, uint16_t lport,
 				uint32_t raddr, uint16_t rport);
 /* The flow table's hash of a 4-tuple: the one every connection and
- * TIME_WAIT record is filed and found by (tcp_conn.c, tcp_lookup_inline). */
-static inline uint32_t tcp_flow_hash(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
+ * TIME_WAIT record is filed and found by (tcp_conn.c, tcp_lookup_inline).
+ * Keyed by the worker's secret, since a client chooses its address and
+ * port (and spoofs them in SYNs, each a half-open connection in the
+ * table): with the unkeyed CRC32C it was, anyone could compute tuples
+ * that share a bucket (CRC is linear: a seed changes no collision), and
+ * one chain of a backlog's half-open connections made every lookup in it
+ * walk them all. Thorup's vector multiply-shift ("High speed hashing for
+ * integers and strings", 2.3): with random 64-bit keys, the high 32 bits
+ * of a0 + a1 x1 + a2 x2 + a3 x3 (mod 2^64) over 32-bit words are strongly
+ * universal, and so is any subset of them (the low bits hmask takes).
+ * Three multiplies that do not wait on each other, where two CRC32
+ * instructions did. */
+static inline uint32_t tcp_flow_hash(const struct arn_tcp_worker *wk, uint32_t laddr,
+				     uint16_t lport, uint32_t raddr, uint16_t rport)
 {
-#if defined(RTE_ARCH_X86) && defined(__SSE4_2__)
-	/* rte_hash_crc_4byte's instruction without its test of the CPU's
-	 * (compiled in here): the same CRC32C as its software fallback */
-	uint32_t h = crc32c_sse42_u32(raddr, laddr);
-	return crc32c_sse42_u32(((uint32_t)lport << 16) | rport, h);
-#else
-	uint32_t h = rte_hash_crc_4byte(raddr, laddr);
-	return rte_hash_crc_4byte(((uint32_t)lport << 16) | rport, h);
-#endif
+	const uint64_t *k = wk->hkey;
+	uint64_t h = k[0] + k[1] * raddr + k[2] * laddr + k[3] * (((uint32_t)lport << 16) | rport);
+	return (uint32_t)(h >> 32);
 }
 /* tcp_lookup inline, for tcp_input: every segment received looks its
  * connection up, and the call with its five arguments cost a fifth of the
@@ -913,7 +920,8 @@ static inline __attribute__((always_inline)) struct arn_tcp_conn *
 tcp_lookup_inline(struct arn_tcp_worker *wk, uint32_t laddr, uint16_t lport, uint32_t raddr,
 		  uint16_t rport)
 {
-	struct arn_tcp_conn *c = wk->htab[tcp_flow_hash(laddr, lport, raddr, rport) & wk->hmask];
+	struct arn_tcp_conn *c =
+	    wk->htab[tcp_flow_hash(wk, laddr, lport, raddr, rport) & wk->hmask];
 	for (; c; c = c->hnext)
 		if (c->raddr == raddr && c->rport == rport && c->lport == lport &&
 		    c->laddr == laddr)

@@ -251,6 +251,7 @@ int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 			 ARN_L4_DYNFLAG_REXMIT, rte_strerror(rte_errno));
 	tcp_rmem_init(wk, pool);
 	tcp_random(wk->key, sizeof(wk->key));
+	tcp_random(wk->hkey, sizeof(wk->hkey));
 	tcp_random(wk->cookie_key, sizeof(wk->cookie_key));
 	tcp_random(&wk->rng, sizeof(wk->rng));
 	wk->rng |= 1;		    /* xorshift's state must not be 0 */

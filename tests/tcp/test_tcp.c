@@ -4593,6 +4593,57 @@ static void test_bare_ack_checked_as_cookie_only_after_overflow(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_SYN_COOKIES_BAD), 1);
 }
 
+/* The flow table's bucket of a 4-tuple as the unkeyed CRC32C of the
+ * tuple gave it (what anyone could compute): the hash used to be that. */
+static uint32_t crc_bucket(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport,
+			   uint32_t mask)
+{
+	uint32_t h = rte_hash_crc_4byte(raddr, laddr);
+	return rte_hash_crc_4byte(((uint32_t)lport << 16) | rport, h) & mask;
+}
+
+static int setup_big(void **state)
+{
+	(void)state;
+	return setup_with(4096, 64 * 1024, 1024);
+}
+
+/* Hash flooding: SYNs from spoofed addresses chosen so that their 4-tuples
+ * fall into one bucket of the flow table. With an unkeyed (and linear)
+ * CRC32C an attacker computes such addresses offline; 300 half-open
+ * connections in one chain made every segment that looked up that bucket
+ * (the attacker's further SYNs first of all, SYN cookies or not) walk 300
+ * connection blocks. Keyed by a per-worker secret, the same tuples spread
+ * over the table. */
+static void test_flow_table_hash_is_keyed(void **state)
+{
+	(void)state;
+	struct arn_tcp_worker *wk = tcp_wk(lc);
+	uint32_t mask = wk->hmask;
+	assert_true(mask >= 4095);
+	uint32_t target = crc_bucket(US, LPORT, 0x0a000000u, 40000, mask);
+	unsigned n = 0;
+	for (uint32_t a = 0x0a000000u; n < 300; a++) {
+		if (crc_bucket(US, LPORT, a, 40000, mask) != target)
+			continue;
+		arn_tcp_input(lc, fake_seg(a, US, 40000, LPORT, TH_SYN, 7, 0, 1000, NULL, NULL, 0));
+		n++;
+		if (n % 64 == 0)
+			fake_drain(lc);
+	}
+	fake_drain(lc);
+	assert_int_equal(lsn->syn_queued, 300);
+	unsigned longest = 0;
+	for (uint32_t b = 0; b <= mask; b++) {
+		unsigned len = 0;
+		for (struct arn_tcp_conn *c = wk->htab[b]; c; c = c->hnext)
+			len++;
+		if (len > longest)
+			longest = len;
+	}
+	assert_true(longest <= 12);
+}
+
 static void test_syn_cookies_when_queue_full(void **state)
 {
 	(void)state;
@@ -6286,6 +6337,7 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_keepalive_probes_then_reset, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_syn_cookies_when_queue_full, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_flow_table_hash_is_keyed, setup_big, teardown),
 	    cmocka_unit_test_setup_teardown(test_rcv_tiny_segments_collapsed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ooo_tiny_segments_bounded, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ooo_prune_of_an_empty_queue_unlists, setup,
