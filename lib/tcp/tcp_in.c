@@ -1187,7 +1187,9 @@ static inline __attribute__((always_inline)) bool fast_input(struct arn_tcp_conn
 	}
 	if (c->flags & TF_KEEPALIVE) {
 		c->t_keep = now + c->keep_idle_ms; /* the wheel finds out lazily */
-		c->probes = 0;
+		/* keepalive's count, not the persist timer's (conn_input) */
+		if (!(c->flags & TF_PERSIST))
+			c->probes = 0;
 	}
 	if (tcp_rate_on(c)) {
 		/* every ACK: the congestion control takes a sample of each */
@@ -1421,7 +1423,13 @@ static __attribute__((noinline)) void conn_input(struct arn_tcp_conn *c, struct 
 	}
 	if (c->flags & TF_KEEPALIVE) {
 		c->t_keep = now + c->keep_idle_ms; /* the wheel finds out lazily */
-		c->probes = 0;
+		/* An answer ends keepalive's probing, but not the persist
+		 * timer's, which shares the count: a peer that answers every
+		 * zero-window probe with a zero window must still reach
+		 * TCP_PERSIST_MAX_PROBES (tcp_timeout.c's persist_expire). An
+		 * ACK of new data clears it (snd_una_advance). */
+		if (!(c->flags & TF_PERSIST))
+			c->probes = 0;
 	}
 
 	if (c->state == TCPS_SYN_RECEIVED) {

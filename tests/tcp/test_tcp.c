@@ -4835,6 +4835,32 @@ static void test_pool_shortage_with_zero_window_keeps_the_limit(void **state)
 	fake_alloc_fail = 0;
 }
 
+/* A peer that holds its window at zero and answers every probe (each
+ * answer a zero-window ACK) is reset after TCP_PERSIST_MAX_PROBES
+ * probes, keepalive or not. With keepalive on, every segment received
+ * used to clear the probe count that keepalive and the persist timer
+ * share, so such a connection, and the send buffer it pins, lived as long
+ * as the peer answered. */
+static void test_zero_window_limit_holds_with_keepalive(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = zero_window_with_data(3000);
+	arn_tcp_set_keepalive(c, 7200, 75, 9);
+	unsigned probes = 0;
+	for (int i = 0; i < 200 && c->state == TCPS_ESTABLISHED; i++) {
+		fake_advance(lc, c->t_rexmt - fake_now_us / 1000 + 1);
+		bool probed = false;
+		while (fake_next(lc, &out))
+			probed |= out.len == 0 && out.seq == c->snd_una - 1;
+		if (probed && c->state == TCPS_ESTABLISHED) {
+			probes++;
+			inject(TH_ACK, p_seq, c->snd_una, 0, NULL, NULL, 0);
+		}
+	}
+	assert_int_equal(app.close_reason, -ETIMEDOUT);
+	assert_true(probes <= TCP_PERSIST_MAX_PROBES);
+}
+
 static void test_write_limits_and_writable(void **state)
 {
 	(void)state;
@@ -6355,6 +6381,8 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_pool_shortage_with_open_window_is_not_a_probe,
 					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_zero_window_limit_holds_with_keepalive, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_pool_shortage_with_zero_window_keeps_the_limit,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write_limits_and_writable, setup, teardown),
