@@ -174,7 +174,12 @@ void *conv_alloc(struct conv *c, size_t n);
 int conv_read_file(struct conv *c, const char *field, const char *path, size_t max, char **buf,
 		   size_t *len);
 
-/** google.protobuf.Duration field in ms (rounded up), *out left if unset. */
+/* google.protobuf.Duration's largest seconds (+-10000 years). */
+#define CONV_DURATION_MAX_SECONDS 315576000000ll
+
+/** google.protobuf.Duration field in ms (rounded up, capped at UINT32_MAX),
+ * *out left if unset. Negative or out of range (CONV_DURATION_MAX_SECONDS)
+ * durations are refused (reported at @p f). */
 bool conv_duration(struct conv *c, struct pb p, const char *f, uint32_t *out,
 		   bool must_be_positive);
 /** A socket_address IPv4 address:port. @return 0 or -EINVAL (reported). */

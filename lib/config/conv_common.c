@@ -824,6 +824,15 @@ bool conv_duration(struct conv *c, struct pb p, const char *f, uint32_t *out, bo
 		conv_err(c, f, "must be a non-negative duration");
 		return false;
 	}
+	/* google.protobuf.Duration's range, which Envoy enforces on every
+	 * Duration ("Duration out-of-range"): bytes from a control plane can
+	 * carry any int64, and seconds * 1000 past 64 bits would wrap to a
+	 * short timeout. */
+	if (s > CONV_DURATION_MAX_SECONDS) {
+		conv_err(c, f, "%lld s is out of range (at most %lld s, 10000 years)", (long long)s,
+			 (long long)CONV_DURATION_MAX_SECONDS);
+		return false;
+	}
 	if (must_be_positive && s == 0 && ns == 0) {
 		conv_err(c, f, "must be greater than 0s");
 		return false;

@@ -12,6 +12,7 @@
 #include <openssl/x509.h>
 
 #include "arn_bootstrap.h"
+#include "arn_proto.h"
 
 #include "tboot.h"
 #include "tc.h"
@@ -1038,6 +1039,66 @@ static void test_unknown_fields_refused(void **state)
 			 -EINVAL);
 }
 
+/* A Cluster whose connect_timeout has @p seconds, set on the wire (JSON
+ * cannot say a Duration beyond +-10000 years; a control plane's bytes can):
+ * tj_cluster_static("x", ...)'s encoding with a Duration appended, which
+ * protobuf merges into its connect_timeout (field 4). */
+static void apply_connect_timeout_seconds(uint64_t seconds, struct arn_config_result *r)
+{
+	upb_Arena *a = upb_Arena_New();
+	const upb_MessageDef *md = arn_proto_msgdef("envoy.config.cluster.v3.Cluster");
+	const char *json = tj_cluster_static("x", "1.1.1.1", 80);
+	struct arn_sb err = ARN_SB_INIT;
+	upb_Message *m = arn_proto_from_json(json, strlen(json), md, a, &err);
+	assert_non_null(m);
+	arn_sb_free(&err);
+	size_t len = 0;
+	char *enc = arn_proto_encode(m, md, a, &len);
+	assert_non_null(enc);
+	char *b = malloc(len + 16);
+	assert_non_null(b);
+	memcpy(b, enc, len);
+	char d[12];
+	size_t n = 0;
+	d[n++] = 0x08; /* Duration.seconds, varint */
+	for (uint64_t v = seconds; n == 1 || v; v >>= 7)
+		d[n++] = (char)((v & 0x7f) | (v >> 7 ? 0x80 : 0));
+	b[len++] = 0x22; /* Cluster.connect_timeout, length-delimited */
+	b[len++] = (char)n;
+	memcpy(b + len, d, n);
+	len += n;
+	struct arn_config_resource_in in = {"x", "1", b, len};
+	assert_int_equal(arn_config_apply(st, C, &in, 1, NULL, 0, 0, r), 0);
+	free(b);
+	upb_Arena_Free(a);
+}
+
+/* A Duration beyond protobuf's range (+-315,576,000,000 s) is refused, as
+ * Envoy does ("Duration out-of-range"), rather than multiplied into ms past
+ * 64 bits: 18446744073709552 s wrapped to a connect_timeout of 634 ms. The
+ * largest valid one is capped at the field's maximum. */
+static void test_duration_out_of_range_refused(void **state)
+{
+	(void)state;
+	struct arn_config_result r;
+	apply_connect_timeout_seconds(18446744073709552ull, &r);
+	assert_false(r.accepted);
+	assert_int_equal(r.n_errors, 1);
+	assert_non_null(strstr(r.errors[0].message, "Cluster 'x': connect_timeout: "));
+	assert_non_null(strstr(r.errors[0].message, "out of range"));
+	arn_config_result_free(&r);
+	assert_null(cluster("x"));
+	apply_connect_timeout_seconds(315576000001ull, &r);
+	assert_false(r.accepted);
+	arn_config_result_free(&r);
+	apply_connect_timeout_seconds(315576000000ull, &r);
+	assert_true(r.accepted);
+	assert_int_equal(r.n_errors, 0);
+	arn_config_result_free(&r);
+	assert_non_null(cluster("x"));
+	assert_int_equal(cluster("x")->connect_timeout_ms, UINT32_MAX);
+}
+
 /* `arion --mode validate`: static resources through the converters, with
  * file, line, column, field path, resource and reason. */
 static void test_validate_bootstrap(void **state)
@@ -1088,6 +1149,7 @@ const struct CMUnitTest conv_tests[] = {
     TC(test_x11_rds_source_refused),
     TC(test_x12_eds_rules),
     TC(test_cluster_refusals),
+    TC(test_duration_out_of_range_refused),
     TC(test_cluster_full),
     TC(test_cla),
     TC(test_route_config_conversion),
