@@ -1271,9 +1271,14 @@ int arn_config_apply(struct arn_config_store *s, const char *type_url,
 				 type_names[t], nbad, n_res);
 		return 0;
 	}
-	/* Step 2: apply one by one (X16). */
+	/* Step 2: apply one by one (X16). Removals first, as Envoy's LDS does:
+	 * a listener that replaces a removed one on the same address must not
+	 * be refused as a conflict with it (for the other types the order
+	 * changes nothing: D2 keeps a name out of both lists). */
 	out->accepted = true;
 	next_begin(s);
+	for (size_t i = 0; i < n_removed; i++)
+		apply_remove(s, t, removed[i], flags, out);
 	for (size_t i = 0; i < n_res; i++) {
 		struct entry *e = entry_make(s, t, res[i].name, strlen(res[i].name));
 		if (!e) {
@@ -1285,8 +1290,6 @@ int arn_config_apply(struct arn_config_store *s, const char *type_url,
 		apply_update(s, e, &co[i], &res[i], flags, out);
 	}
 	free(co);
-	for (size_t i = 0; i < n_removed; i++)
-		apply_remove(s, t, removed[i], flags, out);
 	warming_check(s, false);
 	drop_unreferenced(s);
 	int rc = publish(s, &out->token);

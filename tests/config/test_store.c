@@ -156,6 +156,25 @@ static void test_x16_application_errors_per_resource(void **state)
 	assert_int_equal(s.listeners_warming, 2);
 }
 
+/* A listener replaced by another on the same address in one response
+ * ("old" removed, "new" added): removals are applied first, as Envoy's LDS
+ * does ("This allows adding a new listener with the same address as a
+ * listener that is to be removed"), so "new" takes the address instead of
+ * being refused as a conflict with "old", which left nothing on port 80. */
+static void test_x16_listener_replaced_on_same_address(void **state)
+{
+	(void)state;
+	APPLY(L, tj_listener_inline("old", 80, "r"));
+	assert_non_null(listener("old"));
+	tc_apply(L, (const char *const[]){tj_listener_inline("new", 80, "r"), NULL},
+		 (const char *const[]){"old", NULL});
+	assert_true(tc_res.accepted);
+	assert_int_equal(tc_res.n_errors, 0);
+	assert_null(listener("old"));
+	assert_non_null(listener("new"));
+	assert_int_equal(listener("new")->port, 80);
+}
+
 /* G5 without a control plane: a static route naming a cluster that
  * static_resources lacks is installed (its requests get 503 NC), and
  * apply_static warns, naming that cluster and no other. With ADS the
@@ -1197,6 +1216,7 @@ const struct CMUnitTest store_tests[] = {
     TC(test_prepare_before_publication),
     TC(test_x15_bad_resource_refuses_whole_batch),
     TC(test_x16_application_errors_per_resource),
+    TC(test_x16_listener_replaced_on_same_address),
     TC(test_g5_static_route_to_undefined_cluster_warns),
     TC(test_x16_static_resource_protected),
     TC(test_g7_rejected_update_keeps_last_accepted),
