@@ -57,7 +57,7 @@ void arn_admin_listeners_write_(struct arn_sb *out, bool json);
  * filter is opaque; NULL keeps everything. */
 struct arn_stats_snapshot;
 struct arn_admin_stats_filter_opts {
-	const char *regex; /* ?filter=, POSIX extended, searched anywhere in the name */
+	const char *regex; /* ?filter=, RE2 (arn_regex.h), searched anywhere in the name */
 	const char *type;  /* ?type=Counters|Gauges|Histograms|All */
 	bool used_only;	   /* ?usedonly */
 };

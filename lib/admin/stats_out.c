@@ -18,12 +18,12 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "admin_int.h"
+#include "arn_regex.h"
 #include "arn_stats_snapshot.h"
 
 static const double quantiles[] = {0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.995, 0.999, 1};
@@ -31,8 +31,11 @@ static const char *const quantile_names[] = {"0",  "25", "50",	 "75",	 "90",
 					     "95", "99", "99.5", "99.9", "100"};
 
 struct filter {
-	bool have_re;
-	regex_t re;
+	/* ?filter=: RE2, as Envoy's (RE2::PartialMatch), in lib/config's
+	 * linear-time engine. Not POSIX regexec: with back-references it
+	 * backtracks, exponentially in the pattern, on the control lcore
+	 * that runs xDS too. */
+	struct arn_regex *re;
 	bool used_only;
 	int type; /* -1: all; else arn_stat_kind */
 };
@@ -61,16 +64,14 @@ int arn_admin_stats_filter_init_(struct arn_admin_stats_filter_opts *o, struct a
 		}
 	}
 	if (o->regex && *o->regex) {
-		int rc = regcomp(&f->re, o->regex, REG_EXTENDED | REG_NOSUB);
-		if (rc != 0) {
-			char msg[200];
-			regerror(rc, &f->re, msg, sizeof(msg));
-			arn_sb_printf(err, "Invalid regex: %s (filter=%s; POSIX extended syntax)\n",
-				      msg, o->regex);
+		char msg[200];
+		f->re = arn_regex_compile(o->regex, strlen(o->regex), msg, sizeof(msg));
+		if (f->re == NULL) {
+			arn_sb_printf(err, "Invalid regex: %s (filter=%s; RE2 syntax)\n", msg,
+				      o->regex);
 			free(f);
 			return -EINVAL;
 		}
-		f->have_re = true;
 	}
 	*out = f;
 	return 0;
@@ -81,8 +82,7 @@ void arn_admin_stats_filter_free_(void *fv)
 	struct filter *f = fv;
 	if (f == NULL)
 		return;
-	if (f->have_re)
-		regfree(&f->re);
+	arn_regex_free(f->re);
 	free(f);
 }
 
@@ -101,7 +101,7 @@ static bool keep(const struct filter *f, const struct arn_stat_sample *x)
 		return false;
 	if (f->used_only && !used(x))
 		return false;
-	if (f->have_re && regexec(&f->re, x->name, 0, NULL, 0) != 0)
+	if (f->re && !arn_regex_search(f->re, x->name, strlen(x->name), 0, NULL, 0))
 		return false;
 	return true;
 }

@@ -616,6 +616,31 @@ static void test_stats_text_filter_and_json(void **state)
 	arn_stats_scope_put(b);
 }
 
+/* ?filter= is RE2, as Envoy's /stats (RE2::PartialMatch), matched by
+ * lib/config's linear-time engine: the admin runs on the control lcore,
+ * and POSIX regexec with back-references backtracks; this filter took
+ * 1.3 s per statistic name there, minutes for a /stats, with xDS stalled.
+ * Back-references are refused, as RE2 refuses them. */
+static void test_stats_filter_is_re2_linear(void **state)
+{
+	(void)state;
+	struct arn_stats_scope *a = arn_stats_scope_get(&test_schema, ARN_STATS_TAG_CLUSTER, "a");
+	arn_stats_add(a, 0, TS_upstream_rq_total, 3);
+	struct arn_admin_stats_filter_opts o = {
+	    .regex = "(.*)(.*)(.*)(.*)(.*)(.*)(.*)\\7\\6\\5\\4\\3\\2\\1x"};
+	struct arn_sb err = ARN_SB_INIT;
+	void *f = NULL;
+	assert_int_equal(arn_admin_stats_filter_init_(&o, &err, &f), -EINVAL);
+	assert_null(f);
+	assert_non_null(strstr(arn_sb_cstr(&err), "Invalid regex"));
+	arn_sb_free(&err);
+	/* RE2 syntax that POSIX lacks, searched anywhere in the name */
+	char *t = render(0, "\\bcluster\\.a\\.upstream_rq_t(?:otal)\\b");
+	assert_string_equal(t, "cluster.a.upstream_rq_total: 3\n");
+	free(t);
+	arn_stats_scope_put(a);
+}
+
 /* ---- JSON, config_dump ----------------------------------------------------------- */
 
 static void test_json_roundtrip_and_escapes(void **state)
@@ -1698,6 +1723,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_pulled_row_table, reset),
 	    cmocka_unit_test_setup(test_sub_scope_names_are_prometheus_tags, reset),
 	    cmocka_unit_test_setup(test_stats_text_filter_and_json, reset),
+	    cmocka_unit_test_setup(test_stats_filter_is_re2_linear, reset),
 	    cmocka_unit_test_setup(test_envoy_schemas_give_envoy_names, reset),
 	    cmocka_unit_test_setup(test_json_roundtrip_and_escapes, reset),
 	    cmocka_unit_test_setup_teardown(test_config_dump_sections_mask_resource_redaction,
