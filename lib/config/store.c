@@ -1136,6 +1136,35 @@ static void apply_update(struct arn_config_store *s, struct entry *e, struct con
 		  e->name);
 }
 
+/* Does version @p v name the resource @p e among its dependencies? */
+static bool version_names(const struct version *v, const struct entry *e)
+{
+	for (size_t i = 0; i < v->ndeps; i++)
+		if (v->deps[i].type == e->type && strlen(v->deps[i].name) == e->len &&
+		    memcmp(v->deps[i].name, e->name, e->len) == 0)
+			return true;
+	return false;
+}
+
+/* The first listener or cluster (active or warming) whose TLS context
+ * names Secret @p e, or NULL (interest[] counts them: none, no walk). */
+static struct entry *secret_user(struct arn_config_store *s, const struct entry *e)
+{
+	if (!smap_get(&s->interest[ARN_CFG_SECRET], e->name, e->len, e->hash))
+		return NULL;
+	static const enum arn_cfg_type types[2] = {ARN_CFG_LISTENER, ARN_CFG_CLUSTER};
+	for (int k = 0; k < 2; k++) {
+		struct smap *m = &s->entries[types[k]];
+		for (size_t i = 0; i < m->nb; i++)
+			for (struct snode *x = m->b[i]; x; x = x->next) {
+				struct entry *u = x->val;
+				if (version_names(&u->active, e) || version_names(&u->warming, e))
+					return u;
+			}
+	}
+	return NULL;
+}
+
 static void apply_remove(struct arn_config_store *s, enum arn_cfg_type t, const char *name,
 			 unsigned flags, struct arn_config_result *r)
 {
@@ -1147,6 +1176,24 @@ static void apply_remove(struct arn_config_store *s, enum arn_cfg_type t, const 
 		set_error(e, err, "", NULL, 0);
 		result_add(r, name, err);
 		free(err);
+		s->st.resources_rejected++;
+		return;
+	}
+	/* G7: a Secret a listener or cluster in force uses stays, or their
+	 * TLS contexts could not be built (connections refused, upstream
+	 * connections failing). Envoy ignores such a removal ("SDS ... should
+	 * never be removed except by the modification of the referenced
+	 * cluster/listener"); Arion refuses it (X16) so that the client keeps
+	 * reporting it held (D5), and says who uses it. */
+	struct entry *u = t == ARN_CFG_SECRET ? secret_user(s, e) : NULL;
+	if (u) {
+		char buf[768];
+		snprintf(buf, sizeof(buf),
+			 "Secret '%s': still used by %s '%s'; not removed (change or remove "
+			 "what uses it first)",
+			 e->name, u->type == ARN_CFG_LISTENER ? "listener" : "cluster", u->name);
+		set_error(e, buf, "", NULL, 0);
+		result_add(r, name, buf);
 		s->st.resources_rejected++;
 		return;
 	}

@@ -648,6 +648,46 @@ static void test_x16_secret_refused_for_its_listener(void **state)
 	arn_config_set_tls_check(NULL);
 }
 
+/* X16, G7: removing a Secret that a listener or cluster in force names
+ * would leave it without its TLS context (the listener's connections
+ * refused, the cluster's upstream connections failing). Envoy ignores the
+ * removal of an SDS Secret ("it should never be removed except by the
+ * modification of the referenced cluster/listener"); Arion refuses it,
+ * naming who uses it, and the Secret stays. Once nothing names it, it goes. */
+static void test_x16_secret_in_use_not_removed(void **state)
+{
+	(void)state;
+	cert_secret();
+	tc_ok(L, jtls(""));
+	const struct arn_cfg_secret *before = secret("cert");
+	REMOVE(S, "cert");
+	assert_true(tc_res.accepted);
+	assert_int_equal(tc_res.n_errors, 1);
+	assert_string_equal(tc_res.errors[0].name, "cert");
+	assert_non_null(
+	    strstr(tc_res.errors[0].message, "Secret 'cert': still used by listener 'l'"));
+	assert_ptr_equal(secret("cert"), before);
+	/* a cluster's validation context likewise */
+	struct tcert ca;
+	tcert_make(&ca, "ca.test");
+	char *j = validation_json("ca", ca.cert_json, "");
+	tc_ok(S, j);
+	free(j);
+	tcert_free(&ca);
+	tc_ok(C, jutc("\"validation_context_sds_secret_config\":{\"name\":\"ca\"}"));
+	REMOVE(S, "ca");
+	assert_int_equal(tc_res.n_errors, 1);
+	assert_non_null(strstr(tc_res.errors[0].message, "Secret 'ca': still used by cluster 'c'"));
+	assert_non_null(secret("ca"));
+	/* nothing names them any more: removed */
+	REMOVE(L, "l");
+	REMOVE(C, "c");
+	REMOVE(S, "cert", "ca");
+	assert_int_equal(tc_res.n_errors, 0);
+	assert_null(secret("cert"));
+	assert_null(secret("ca"));
+}
+
 const struct CMUnitTest conv_tls_tests[] = {
     TC(test_listener_filters_timeout),
     TC(test_continue_on_listener_filters_timeout),
@@ -668,5 +708,6 @@ const struct CMUnitTest conv_tls_tests[] = {
     TC(test_san_matchers_without_trusted_ca_refused),
     TC(test_x16_cluster_tls_context_refused),
     TC(test_x16_secret_refused_for_its_listener),
+    TC(test_x16_secret_in_use_not_removed),
 };
 const size_t n_conv_tls_tests = sizeof(conv_tls_tests) / sizeof(conv_tls_tests[0]);
