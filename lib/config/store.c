@@ -1169,8 +1169,17 @@ static void apply_remove(struct arn_config_store *s, enum arn_cfg_type t, const 
 			 unsigned flags, struct arn_config_result *r)
 {
 	struct entry *e = entry_get(s, t, name, strlen(name));
-	if (!e || (!e->active.obj && !e->warming.obj))
+	if (!e)
 		return; /* G3: removing what is not there changes nothing */
+	if (!e->active.obj && !e->warming.obj) {
+		/* Only a refusal is known of it: the control plane withdrew
+		 * what was refused, so the error (and the refused bytes) go,
+		 * or they would stay in /config_dump for ever, each refused
+		 * name adding to the memory held. */
+		clear_error(e);
+		entry_maybe_drop(s, e);
+		return;
+	}
 	if (e->is_static && !(flags & ARN_CONFIG_APPLY_STATIC)) {
 		char *err = application_error(s, e, NULL, flags);
 		set_error(e, err, "", NULL, 0);

@@ -734,6 +734,37 @@ static void test_admin_enumeration_and_redaction(void **state)
 	tcert_free(&c);
 }
 
+/* G3, G8: a resource the control plane removes disappears, its last
+ * refusal included. One that was only ever refused used to keep its error
+ * and the refused bytes (/config_dump's error_state and
+ * failed_configuration) after its removal, for ever: stale to the
+ * operator, and memory that every refused name added to. Envoy forgets
+ * a listener's error state with the next update. */
+static void test_g3_removal_forgets_refused_resource(void **state)
+{
+	(void)state;
+	APPLY(C, "{\"name\":\"bad\",\"connect_timeout\":\"0s\"}");
+	assert_false(tc_res.accepted);
+	struct dump d = {0};
+	assert_int_equal(arn_config_foreach(st, ARN_CFG_CLUSTER, dump_fn, &d), 1);
+	assert_int_equal(d.error_only, 1);
+	REMOVE(C, "bad");
+	assert_true(tc_res.accepted);
+	assert_int_equal(tc_res.n_errors, 0);
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(arn_config_foreach(st, ARN_CFG_CLUSTER, dump_fn, &d), 0);
+	/* one in force keeps its refused update's error until removed too */
+	APPLY(C, tj_cluster_static("a", "10.0.0.1", 80));
+	APPLY(C, "{\"name\":\"a\",\"connect_timeout\":\"0s\"}");
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(arn_config_foreach(st, ARN_CFG_CLUSTER, dump_fn, &d), 1);
+	assert_int_equal(d.active, 1);
+	assert_non_null(strstr(d.err, "connect_timeout"));
+	REMOVE(C, "a");
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(arn_config_foreach(st, ARN_CFG_CLUSTER, dump_fn, &d), 0);
+}
+
 /* Pinned objects outlive the generation that dropped them. */
 static void test_pin_outlives_generation(void **state)
 {
@@ -1235,6 +1266,7 @@ const struct CMUnitTest store_tests[] = {
     TC(test_ready_waits_for_initial_fetch_and_warming),
     TC(test_initial_fetch_timeout_counted),
     TC(test_admin_enumeration_and_redaction),
+    TC(test_g3_removal_forgets_refused_resource),
     TC(test_secret_key_bytes_wiped_and_never_kept),
     TC(test_ticket_keys_wiped_and_redacted),
     TC(test_pin_outlives_generation),
