@@ -385,6 +385,18 @@ static bool wkt(struct arn_y2j *y, yaml_node_t *n, const upb_MessageDef *m, upb_
 				      arn_y2j_scalar(n));
 			return false;
 		}
+		/* Envoy refuses every negative Duration ("Expected positive
+		 * duration"). Checked here, on the text: upb's JSON decoder
+		 * drops the sign of one under a second ("-0.25s" read as
+		 * +0.25 s), and lib/config reads some Durations into unsigned
+		 * milliseconds (a negative initial_fetch_timeout wrapped to 49
+		 * days). */
+		if (arn_y2j_scalar(n)[0] == '-' &&
+		    strspn(arn_y2j_scalar(n), "-0.s") != strlen(arn_y2j_scalar(n))) {
+			arn_y2j_error(y, n, "'%s': a duration must not be negative",
+				      arn_y2j_scalar(n));
+			return false;
+		}
 		emit_str(y, arn_y2j_scalar(n));
 		return true;
 	case kUpb_WellKnown_Timestamp:

@@ -241,6 +241,37 @@ static void test_x10_lds_config_must_be_ads(void **state)
 			"is accepted here");
 }
 
+/* A negative Duration anywhere in the bootstrap is refused where it is
+ * written, as Envoy refuses every one ("Expected positive duration").
+ * upb's JSON decoder dropped the sign of one under a second, so
+ * connect_timeout: -0.25s was read as 250 ms (-1.25s was refused), and
+ * lib/config read a negative initial_fetch_timeout into unsigned ms:
+ * -1s waited 49 days for the first response. */
+static void test_negative_durations_refused(void **state)
+{
+	(void)state;
+	static char y[sizeof(spec_example) + 128];
+	const char *at = strstr(spec_example, "    ads_config:\n");
+	assert_non_null(at);
+	snprintf(y, sizeof(y), "%.*s    cds_config: {ads: {}, initial_fetch_timeout: -1s}\n%s",
+		 (int)(at - spec_example), spec_example, at);
+	assert_error(y, "t.yaml:6:50: envoy_bootstrap.dynamic_resources.cds_config."
+			"initial_fetch_timeout: '-1s': a duration must not be negative");
+	snprintf(y, sizeof(y), "%.*s    lds_config: {ads: {}, initial_fetch_timeout: -0.5s}\n%s",
+		 (int)(at - spec_example), spec_example, at);
+	assert_error(y, "'-0.5s': a duration must not be negative");
+	const char *ct = strstr(spec_example, "connect_timeout: 0.25s");
+	assert_non_null(ct);
+	snprintf(y, sizeof(y), "%.*sconnect_timeout: -0.25s%s", (int)(ct - spec_example),
+		 spec_example, ct + strlen("connect_timeout: 0.25s"));
+	assert_error(y, "static_resources.clusters[0].connect_timeout: '-0.25s': a duration "
+			"must not be negative");
+	/* zero, however written, is not negative */
+	snprintf(y, sizeof(y), "%.*s    cds_config: {ads: {}, initial_fetch_timeout: -0.0s}\n%s",
+		 (int)(at - spec_example), spec_example, at);
+	assert_loads(y);
+}
+
 static void test_g9_xds_cluster_without_http2_warns(void **state)
 {
 	(void)state;
@@ -1073,6 +1104,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_x9_several_grpc_services_kept_in_order, teardown),
 	    cmocka_unit_test_teardown(test_x1_sotw_api_type_refused, teardown),
 	    cmocka_unit_test_teardown(test_x10_lds_config_must_be_ads, teardown),
+	    cmocka_unit_test_teardown(test_negative_durations_refused, teardown),
 	    cmocka_unit_test_teardown(test_g9_xds_cluster_without_http2_warns, teardown),
 	    cmocka_unit_test_teardown(test_yaml_error_line_and_column, teardown),
 	    cmocka_unit_test_teardown(test_unknown_field_with_hint_and_position, teardown),
