@@ -303,10 +303,14 @@ static void stream_run(struct http_h1_conn *c)
 		}
 		if (x->closed && !(st->state & HTTP_S_RESP_DONE)) {
 			/* the client reset the stream (or the session closed
-			 * it) before its response was complete */
-			if (x->close_error != NGHTTP2_NO_ERROR && (st->state & HTTP_S_ACTIVE))
+			 * it) before its response was complete. RST_STREAM's
+			 * code is the client's to choose: NO_ERROR resets as
+			 * CANCEL does (Envoy's remote reset), or a rapid reset
+			 * with it would never count as premature. */
+			bool reset = x->reset_in || x->close_error != NGHTTP2_NO_ERROR;
+			if (reset && (st->state & HTTP_S_ACTIVE))
 				HTTP_INC(hc, downstream_rq_rx_reset);
-			if (x->close_error != NGHTTP2_NO_ERROR)
+			if (reset)
 				premature_reset(x->h2);
 			stream_free(c, true);
 			return;
@@ -720,6 +724,11 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 		empty_data(h, s, &f->hd);
 	if (f->hd.type == NGHTTP2_RST_STREAM) {
 		H2_INC(h, rx_reset);
+		/* before nghttp2 closes the stream (on_stream_close): a reset
+		 * with NO_ERROR is a reset all the same (stream_run) */
+		struct http_h1_conn *rc = stream_of(s, f->hd.stream_id);
+		if (rc)
+			rc->h2s.reset_in = true;
 		return 0;
 	}
 	if (f->hd.type == NGHTTP2_PING && (f->hd.flags & NGHTTP2_FLAG_ACK)) {

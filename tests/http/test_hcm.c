@@ -5692,9 +5692,8 @@ static void test_h2_grpc_timeout(void **state)
  * response (Envoy's premature resets), and each stream it opened went
  * back; a client on another connection is served all along.
  */
-static void test_h2_rapid_reset(void **state)
+static void h2_rapid_reset(uint32_t code)
 {
-	(void)state;
 	start(8, jlistener("", ROUTE_WEB));
 	struct h2c k, good;
 	h2c_open(&k, 65535);
@@ -5709,7 +5708,7 @@ static void test_h2_rapid_reset(void **state)
 		};
 		int32_t id = nghttp2_submit_request(k.s, NULL, nv, 4, NULL, NULL);
 		h2c_pump(&k); /* HEADERS out first, or nghttp2 only cancels it */
-		nghttp2_submit_rst_stream(k.s, NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL);
+		nghttp2_submit_rst_stream(k.s, NGHTTP2_FLAG_NONE, id, code);
 		h2c_pump(&k);
 		poll_ms(1);
 		/* the upstream connections it made the proxy open go away */
@@ -5736,6 +5735,21 @@ static void test_h2_rapid_reset(void **state)
 	assert_int_equal(h2c_find(&good, a)->status, 200);
 	h2c_close(&k);
 	h2c_close(&good);
+}
+
+static void test_h2_rapid_reset(void **state)
+{
+	(void)state;
+	h2_rapid_reset(NGHTTP2_CANCEL);
+}
+
+/* The same with RST_STREAM's error code NO_ERROR: a reset before the
+ * response is premature whatever code the client gives (Envoy counts every
+ * remote reset of a stream not ended both ways). */
+static void test_h2_rapid_reset_no_error(void **state)
+{
+	(void)state;
+	h2_rapid_reset(NGHTTP2_NO_ERROR);
 }
 
 /*
@@ -7972,6 +7986,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_grpc_stats, teardown),
 	    cmocka_unit_test_teardown(test_h2_grpc_stats_local_replies_and_rows, teardown),
 	    cmocka_unit_test_teardown(test_h2_rapid_reset, teardown),
+	    cmocka_unit_test_teardown(test_h2_rapid_reset_no_error, teardown),
 	    cmocka_unit_test_teardown(test_h2_zero_window_bounded, teardown),
 	    cmocka_unit_test_teardown(test_h2_hpack_bomb, teardown),
 	    cmocka_unit_test_teardown(test_h2_inbound_floods, teardown),
