@@ -506,6 +506,20 @@ static void on_head(struct http_stream *st)
 		return;
 	}
 
+	/* RFC 9113 8.3.1: :path is origin-form, or "*" for OPTIONS, which is
+	 * all the HTTP/1 parser leaves (it takes an absolute-form target
+	 * apart). nghttp2 checks the form only under the http and https
+	 * schemes: with another :scheme, an absolute URI passed by the route
+	 * prefixes and reached an HTTP/1.1 upstream as absolute-form, whose
+	 * host and path it reads instead of Host (RFC 9112 3.2.2). Envoy
+	 * answers any path not starting with '/' 404. */
+	if (m->path.len && m->path.p[0] != '/' &&
+	    !(m->path.len == 1 && m->path.p[0] == '*' && m->method == ARN_H1_M_OPTIONS)) {
+		HTTP_INC(hc, downstream_rq_non_relative_path);
+		http_local_reply(st, 404, NULL, 0, 0, "absolute_path", NULL, 0);
+		return;
+	}
+
 	/* Envoy without proxy_100_continue answers the expectation itself */
 	if (m->flags & ARN_H1_F_EXPECT_CONTINUE) {
 		hc->dn->codec->encode_continue(hc->dn);

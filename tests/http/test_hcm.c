@@ -4937,6 +4937,46 @@ static void test_h2_to_h1_upstream(void **state)
 	h2c_close(&k);
 }
 
+/*
+ * An HTTP/2 :path that is not origin-form (RFC 9113 8.3.1: "/..." or "*"
+ * for OPTIONS). nghttp2 checks its form only under the http and https
+ * schemes, so a client naming another :scheme sent an absolute URI that
+ * the route prefix "/admin" did not guard and that the HTTP/1.1 upstream
+ * read as absolute-form, with its own host and path (RFC 9112 3.2.2);
+ * "*" went as "GET * HTTP/1.1". Refused as Envoy refuses a non-relative
+ * path: 404, downstream_rq_non_relative_path, nothing sent upstream.
+ */
+static void test_h2_non_relative_path_refused(void **state)
+{
+	(void)state;
+	start(8,
+	      jlistener("", "{\"match\":{\"prefix\":\"/admin\"},\"direct_response\":{\"status\":"
+			    "403}},{\"match\":{\"prefix\":\"\"},\"route\":{\"cluster\":\"web\"}}"));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	static const char *const paths[] = {"http://a.example/admin", "*", "admin"};
+	for (unsigned i = 0; i < 3; i++) {
+		nghttp2_nv nv[4] = {
+		    {(uint8_t *)":method", (uint8_t *)"GET", 7, 3, 0},
+		    {(uint8_t *)":scheme", (uint8_t *)"foo", 7, 3, 0},
+		    {(uint8_t *)":authority", (uint8_t *)"a.example", 10, 9, 0},
+		    {(uint8_t *)":path", (uint8_t *)paths[i], 5, strlen(paths[i]), 0},
+		};
+		int32_t id = nghttp2_submit_request(k.s, NULL, nv, 4, NULL, NULL);
+		assert_true(id > 0);
+		k.st[k.n++] = (struct h2c_stream){.id = id};
+		h2c_pump(&k);
+		assert_int_equal(upstream_pending(), 0);
+		assert_int_equal(h2c_find(&k, id)->status, 404);
+	}
+	assert_int_equal(stat("http.in.downstream_rq_non_relative_path"), 3);
+	/* the origin-form path meets its route */
+	int32_t a = h2c_request(&k, "GET", "/admin", NULL, NULL, NULL);
+	h2c_pump(&k);
+	assert_int_equal(h2c_find(&k, a)->status, 403);
+	h2c_close(&k);
+}
+
 /* Arion's output so far, fed to the client's session without the client
  * sending anything (what a client waiting for its response sees). */
 static void h2c_take(struct h2c *k)
@@ -7985,6 +8025,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_te_trailers_forwarded, teardown),
 	    cmocka_unit_test_teardown(test_h2_grpc_stats, teardown),
 	    cmocka_unit_test_teardown(test_h2_grpc_stats_local_replies_and_rows, teardown),
+	    cmocka_unit_test_teardown(test_h2_non_relative_path_refused, teardown),
 	    cmocka_unit_test_teardown(test_h2_rapid_reset, teardown),
 	    cmocka_unit_test_teardown(test_h2_rapid_reset_no_error, teardown),
 	    cmocka_unit_test_teardown(test_h2_zero_window_bounded, teardown),
