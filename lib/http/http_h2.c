@@ -608,6 +608,15 @@ static void head_done(struct http_h2_stream *x, struct arn_h1_msg *m, bool end)
 		m->authority = (struct arn_h1_slice){m->hdrs[m->host_idx].value,
 						     m->hdrs[m->host_idx].value_len};
 	}
+	/* The authority routes the request and is the Host an HTTP/1.1
+	 * upstream reads: held to what the HTTP/1 parser takes in Host, a
+	 * host and an optional port (RFC 9110 7.2; RFC 9113 8.3.1: no
+	 * userinfo). nghttp2's own check lets '@' and any port by. */
+	struct arn_h1_slice host;
+	int port;
+	if (m->authority.len &&
+	    arn_h1_authority_split(m->authority.p, m->authority.len, &host, &port) != 0)
+		x->bad = true;
 	if (end) {
 		x->end_in = true;
 		m->flags |= ARN_H1_F_NO_BODY;

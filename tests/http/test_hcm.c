@@ -4977,6 +4977,59 @@ static void test_h2_non_relative_path_refused(void **state)
 	h2c_close(&k);
 }
 
+/*
+ * :authority (or Host without it) as an HTTP/1.1 Host is checked (RFC 9110
+ * 7.2, 4.2.4; RFC 9113 8.3.1: no userinfo): nghttp2's check lets '@' and
+ * any port through, and the value routes the request and becomes the Host
+ * an HTTP/1.1 upstream reads, so "evil@a.example" reached it where an
+ * HTTP/1.1 client's "Host: evil@a.example" is refused. 400, not sent on.
+ */
+static void test_h2_authority_checked_as_host(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	static const char *const bad[][2] = {
+	    {":authority", "evil@a.example"},
+	    {":authority", "a.example:80:81"},
+	    {":authority", "a.example:http"},
+	    {"host", "evil@a.example"},
+	};
+	for (unsigned i = 0; i < 4; i++) {
+		nghttp2_nv nv[4] = {
+		    {(uint8_t *)":method", (uint8_t *)"GET", 7, 3, 0},
+		    {(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
+		    {(uint8_t *)":path", (uint8_t *)"/x", 5, 2, 0},
+		    {(uint8_t *)bad[i][0], (uint8_t *)bad[i][1], strlen(bad[i][0]),
+		     strlen(bad[i][1]), 0},
+		};
+		int32_t id = nghttp2_submit_request(k.s, NULL, nv, 4, NULL, NULL);
+		assert_true(id > 0);
+		k.st[k.n++] = (struct h2c_stream){.id = id};
+		h2c_pump(&k);
+		assert_int_equal(upstream_pending(), 0);
+		assert_int_equal(h2c_find(&k, id)->status, 400);
+	}
+	/* a name and a port go on as they came */
+	nghttp2_nv nv[4] = {
+	    {(uint8_t *)":method", (uint8_t *)"GET", 7, 3, 0},
+	    {(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
+	    {(uint8_t *)":authority", (uint8_t *)"a.example:8080", 10, 14, 0},
+	    {(uint8_t *)":path", (uint8_t *)"/x", 5, 2, 0},
+	};
+	int32_t id = nghttp2_submit_request(k.s, NULL, nv, 4, NULL, NULL);
+	k.st[k.n++] = (struct h2c_stream){.id = id};
+	h2c_pump(&k);
+	struct arn_tcp_conn *u = upstream_accepts();
+	h2c_pump(&k);
+	want_in(u->tx, "host: a.example:8080\r\n");
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+	h2c_pump(&k);
+	assert_int_equal(h2c_find(&k, id)->status, 200);
+	h2c_close(&k);
+}
+
 /* Arion's output so far, fed to the client's session without the client
  * sending anything (what a client waiting for its response sees). */
 static void h2c_take(struct h2c *k)
@@ -8026,6 +8079,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_grpc_stats, teardown),
 	    cmocka_unit_test_teardown(test_h2_grpc_stats_local_replies_and_rows, teardown),
 	    cmocka_unit_test_teardown(test_h2_non_relative_path_refused, teardown),
+	    cmocka_unit_test_teardown(test_h2_authority_checked_as_host, teardown),
 	    cmocka_unit_test_teardown(test_h2_rapid_reset, teardown),
 	    cmocka_unit_test_teardown(test_h2_rapid_reset_no_error, teardown),
 	    cmocka_unit_test_teardown(test_h2_zero_window_bounded, teardown),
