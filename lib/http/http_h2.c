@@ -140,13 +140,15 @@ static const struct http_conn_ops stream_ops = {
 };
 
 /* A new stream (HEADERS opening it): a block and a request buffer from the
- * worker's pools. @return NULL when either is exhausted (the stream is
- * refused). */
+ * worker's pools. @return NULL when either is exhausted, or when requests
+ * wait for a buffer: one free then is owed to the oldest of them (first
+ * come, first served, http_res_take), not to a stream opening before the
+ * poll hands it on (the stream is refused). */
 static struct http_h1_conn *stream_new(struct http_h2_conn *h, int32_t id)
 {
 	struct http_conn *pc = &h->c->c;
 	struct http_worker *w = pc->w;
-	if (!w->conn_free || !w->res_free)
+	if (!w->conn_free || !w->res_free || w->res_wait_head)
 		return NULL;
 	struct http_conn *hc = w->conn_free;
 	w->conn_free = hc->next;

@@ -5030,6 +5030,51 @@ static void test_h2_authority_checked_as_host(void **state)
 	h2c_close(&k);
 }
 
+/*
+ * An HTTP/2 stream takes a request buffer as an HTTP/1.1 request does:
+ * never ahead of requests waiting for one (first come, first served:
+ * docs/http.md, "Slow heads and the request buffers"). A buffer freed
+ * while a request waits is that request's; a stream opening at that
+ * moment (before the poll hands the buffer on) took it, so an HTTP/2
+ * client opening streams could keep HTTP/1.1 requests waiting until their
+ * head deadline (503 OM). It is refused (REFUSED_STREAM, the client may
+ * retry), as when no buffer is free.
+ */
+static void test_h2_stream_does_not_jump_the_buffer_queue(void **state)
+{
+	(void)state;
+	start(2, jlistener("", ROUTE_WEB));
+	struct arn_tcp_conn *hold[2];
+	hold_all(hold, 2);
+	struct arn_tcp_conn *q = client();
+	send_s(q, "GET /q HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(stat("http.in.downstream_rq_buffer_wait"), 1);
+	struct h2c k;
+	h2c_open(&k, 65535);
+	h2c_pump(&k);
+	/* a request completes; before the poll, the HTTP/2 client opens a
+	 * stream */
+	upstream_answers("GET /h HTTP/1.1\r\n");
+	assert_int_equal(free_buffers(), 1);
+	int32_t id = h2c_request(&k, "GET", "/s", NULL, NULL, NULL);
+	h2c_pump(&k);
+	assert_true(h2c_find(&k, id)->closed);
+	assert_int_equal(h2c_find(&k, id)->error, NGHTTP2_REFUSED_STREAM);
+	/* the waiting request gets the buffer */
+	poll_ms(1);
+	assert_int_equal(free_buffers(), 0);
+	upstream_answers("GET /q HTTP/1.1\r\n");
+	assert_true(answered(q, "HTTP/1.1 200 OK\r\n"));
+	/* nobody waits: the stream, again, is served */
+	poll_ms(1);
+	int32_t again = h2c_request(&k, "GET", "/s", NULL, NULL, NULL);
+	h2c_pump(&k);
+	upstream_answers("GET /s HTTP/1.1\r\n");
+	h2c_pump(&k);
+	assert_int_equal(h2c_find(&k, again)->status, 200);
+	h2c_close(&k);
+}
+
 /* Arion's output so far, fed to the client's session without the client
  * sending anything (what a client waiting for its response sees). */
 static void h2c_take(struct h2c *k)
@@ -8080,6 +8125,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_grpc_stats_local_replies_and_rows, teardown),
 	    cmocka_unit_test_teardown(test_h2_non_relative_path_refused, teardown),
 	    cmocka_unit_test_teardown(test_h2_authority_checked_as_host, teardown),
+	    cmocka_unit_test_teardown(test_h2_stream_does_not_jump_the_buffer_queue, teardown),
 	    cmocka_unit_test_teardown(test_h2_rapid_reset, teardown),
 	    cmocka_unit_test_teardown(test_h2_rapid_reset_no_error, teardown),
 	    cmocka_unit_test_teardown(test_h2_zero_window_bounded, teardown),
