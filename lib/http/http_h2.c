@@ -500,6 +500,15 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, nghttp2_rcbuf *
 			    v.len == 1 && vp[0] == '*' ? ARN_H1_TF_ASTERISK : ARN_H1_TF_ORIGIN;
 			if (memchr(vp, '#', v.len))
 				m->flags |= ARN_H1_F_FRAGMENT;
+			/* an HTTP/1.1 request-target is visible ASCII (RFC 9112
+			 * 3.2), all the HTTP/1 parser takes: nghttp2 refused the
+			 * controls but lets 0x80-0xff by, which would go on raw
+			 * in an HTTP/1.1 upstream's request line */
+			for (size_t i = 0; i < v.len; i++)
+				if ((unsigned char)vp[i] >= 0x80) {
+					x->bad = true;
+					break;
+				}
 		} else if (n.len == 10 && memcmp(np, ":authority", 10) == 0) {
 			m->authority = vs;
 		} else if (n.len == 9 && memcmp(np, ":protocol", 9) == 0) {

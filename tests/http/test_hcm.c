@@ -5075,6 +5075,35 @@ static void test_h2_stream_does_not_jump_the_buffer_queue(void **state)
 	h2c_close(&k);
 }
 
+/*
+ * :path holds what an HTTP/1.1 request-target may (RFC 9112 3.2, RFC
+ * 3986: visible ASCII; Arion's HTTP/1 parser refuses anything else with
+ * 400). nghttp2's check lets bytes 0x80-0xff through, and the path went
+ * as it came into the request line of an HTTP/1.1 upstream, which then
+ * decodes it its own way (routes matched the raw bytes). 400, not sent on.
+ */
+static void test_h2_path_bytes_checked_as_target(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	int32_t id = h2c_request(&k, "GET", "/a\xc0\xafz", NULL, NULL, NULL);
+	h2c_pump(&k);
+	assert_int_equal(upstream_pending(), 0);
+	assert_int_equal(h2c_find(&k, id)->status, 400);
+	/* visible ASCII goes on as it came, percent-encoded UTF-8 too */
+	int32_t ok = h2c_request(&k, "GET", "/a%C3%A9\\b", NULL, NULL, NULL);
+	h2c_pump(&k);
+	struct arn_tcp_conn *u = upstream_accepts();
+	h2c_pump(&k);
+	want_in(u->tx, "GET /a%C3%A9\\b HTTP/1.1\r\n");
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+	h2c_pump(&k);
+	assert_int_equal(h2c_find(&k, ok)->status, 200);
+	h2c_close(&k);
+}
+
 /* Arion's output so far, fed to the client's session without the client
  * sending anything (what a client waiting for its response sees). */
 static void h2c_take(struct h2c *k)
@@ -8126,6 +8155,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_non_relative_path_refused, teardown),
 	    cmocka_unit_test_teardown(test_h2_authority_checked_as_host, teardown),
 	    cmocka_unit_test_teardown(test_h2_stream_does_not_jump_the_buffer_queue, teardown),
+	    cmocka_unit_test_teardown(test_h2_path_bytes_checked_as_target, teardown),
 	    cmocka_unit_test_teardown(test_h2_rapid_reset, teardown),
 	    cmocka_unit_test_teardown(test_h2_rapid_reset_no_error, teardown),
 	    cmocka_unit_test_teardown(test_h2_zero_window_bounded, teardown),
