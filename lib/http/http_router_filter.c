@@ -625,6 +625,17 @@ void http_route(struct http_stream *st, const struct arn_cfg_gen *g,
 	size_t alen = st->auth_len;
 	struct arn_cfg_route_match mt;
 	bool matched = rt && route_match(hc, g, rt, req, &mt);
+	if (m->method == ARN_H1_M_CONNECT) {
+		/* CONNECT is an upgrade of its own type to Envoy, which no
+		 * configuration of Arion allows (conv_upgrades refuses it):
+		 * 403 upgrade_failed whatever matched. Routed, an authority-form
+		 * request has no path to send: the upstream got "CONNECT
+		 * HTTP/1.1" with no target, and its 2xx made a tunnel of the
+		 * upstream connection while the client's stayed HTTP. */
+		HTTP_INC(hc, downstream_rq_ws_on_non_ws_route);
+		http_local_reply(st, 403, NULL, 0, 0, "upgrade_failed", NULL, 0);
+		return;
+	}
 	if (st->state & HTTP_S_UPGRADE) {
 		/* Envoy's order: the connection manager decides an upgrade
 		 * before any filter runs (createUpgradeFilterChain), from the

@@ -971,6 +971,28 @@ static void test_head_end_shapes(void **state)
 		fail_msg("d got '%s'", d->tx ? d->tx : "");
 }
 
+/*
+ * CONNECT (RFC 9110 9.3.6) is an upgrade of its own type to Envoy, which
+ * answers 403 without CONNECT configured; Arion's configuration refuses
+ * that type. A route whose prefix matched the request's empty path used to
+ * send the upstream "CONNECT  HTTP/1.1" (no request-target) and give the
+ * client the upstream's 200, with the upstream connection turned into a
+ * tunnel and the client's left waiting for an upgrade.
+ */
+static void test_connect_refused(void **state)
+{
+	(void)state;
+	start(4, jlistener("", "{\"match\":{\"prefix\":\"\"},\"route\":{\"cluster\":\"web\"}}"));
+	struct arn_tcp_conn *c = client();
+	send_s(c, "CONNECT origin.example:443 HTTP/1.1\r\nHost: origin.example:443\r\n\r\n");
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 403 Forbidden\r\n"))
+		fail_msg("CONNECT got '%s'", c->tx ? c->tx : "");
+	assert_int_equal(upstream_pending(), 0);
+	assert_int_equal(stat("http.in.downstream_rq_ws_on_non_ws_route"), 1);
+	assert_true(c->shut || c->closed);
+}
+
 /* Hold every buffer with a request whose upstream connection is still
  * connecting (the request waits in the pool meanwhile). */
 static void hold_all(struct arn_tcp_conn **hold, int n)
@@ -8087,6 +8109,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_oversized_head_refused_at_once, teardown),
 	    cmocka_unit_test_teardown(test_bare_cr_before_a_request_is_refused, teardown),
 	    cmocka_unit_test_teardown(test_head_end_shapes, teardown),
+	    cmocka_unit_test_teardown(test_connect_refused, teardown),
 	    cmocka_unit_test_teardown(test_cluster_lookup_follows_generations, teardown),
 	    cmocka_unit_test_teardown(test_buffer_wait_is_fifo, teardown),
 	    cmocka_unit_test_teardown(test_buffer_wait_bounded_by_head_deadline, teardown),
