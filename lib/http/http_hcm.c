@@ -1236,8 +1236,16 @@ static bool resp_end(struct http_stream *st)
 {
 	if (st->state & HTTP_S_TUNNEL)
 		return true; /* the 101's own end: the tunnel runs until a close */
-	if (st->resp.m.status < 200)
-		return true; /* an interim response's end: the final one follows */
+	if (st->resp.m.status < 200) {
+		/* an interim response's end: the final one follows. Its head
+		 * is done with (never forwarded), and so are the segments it
+		 * pinned: kept to the stream's end, interim responses added up
+		 * against the final head's bound (HTTP_PIN_MAX), and a server
+		 * that sent 102 Processing now and then had its final response
+		 * refused (503) after 64 of them */
+		http_pins_release(&st->resp.pins);
+		return true;
+	}
 	return resp_done(st);
 }
 

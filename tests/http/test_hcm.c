@@ -993,6 +993,48 @@ static void test_connect_refused(void **state)
 	assert_true(c->shut || c->closed);
 }
 
+/*
+ * Interim responses are dropped (docs/http.md), each in its own segment as
+ * a server sends 102 Processing now and then while it works (RFC 2518) or
+ * 103 Early Hints: the final response still goes to the client, however
+ * many came before it. Their heads' segments used to stay pinned with the
+ * stream's response until its end: past HTTP_PIN_MAX (64) of them the
+ * final response was refused, 503 "connection termination".
+ */
+static void test_many_interim_responses(void **state)
+{
+	(void)state;
+	start(4, jlistener("", "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}"));
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct arn_tcp_conn *u = upstream_accepts();
+	for (int i = 0; i < 2 * HTTP_PIN_MAX; i++) {
+		send_s(u, i % 2
+			      ? "HTTP/1.1 102 Processing\r\n\r\n"
+			      : "HTTP/1.1 103 Early Hints\r\nlink: </a.css>; rel=preload\r\n\r\n");
+		poll_ms(1);
+	}
+	assert_int_equal(c->tx_len, 0);
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200 OK\r\n"))
+		fail_msg("the final response: '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\r\n\r\nok");
+	want_not_in(c->tx, "Early Hints");
+	/* the connection goes on: a second request is served on it, its
+	 * interim and final responses in one segment (the interim head's
+	 * pins go, the segment stays the final head's) */
+	send_s(c, "GET /next HTTP/1.1\r\nHost: a\r\n\r\n");
+	poll_ms(1);
+	want_in(u->tx, "GET /next");
+	send_s(u, "HTTP/1.1 103 Early Hints\r\nlink: </b.css>\r\n\r\n"
+		  "HTTP/1.1 200 OK\r\nx-final: yes\r\ncontent-length: 3\r\n\r\ntwo");
+	poll_ms(1);
+	want_in(c->tx, "x-final: yes\r\n");
+	want_in(c->tx, "\r\n\r\ntwo");
+	assert_int_equal(occurs(c->tx, "HTTP/1.1 200 OK\r\n"), 2);
+}
+
 /* Hold every buffer with a request whose upstream connection is still
  * connecting (the request waits in the pool meanwhile). */
 static void hold_all(struct arn_tcp_conn **hold, int n)
@@ -8110,6 +8152,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_bare_cr_before_a_request_is_refused, teardown),
 	    cmocka_unit_test_teardown(test_head_end_shapes, teardown),
 	    cmocka_unit_test_teardown(test_connect_refused, teardown),
+	    cmocka_unit_test_teardown(test_many_interim_responses, teardown),
 	    cmocka_unit_test_teardown(test_cluster_lookup_follows_generations, teardown),
 	    cmocka_unit_test_teardown(test_buffer_wait_is_fifo, teardown),
 	    cmocka_unit_test_teardown(test_buffer_wait_bounded_by_head_deadline, teardown),
