@@ -100,6 +100,42 @@ static inline void in_pop(struct http_in *in)
 	http_seg_free(m);
 }
 
+/*
+ * A head's pins hold HTTP_PIN_MAX segments. A head in more (a client
+ * with a small MSS and a long head: segments over 512 bytes are not
+ * packed into the input's tail; an upstream that writes its head a line
+ * at a time, or trickles it) goes on without pinning the rest: the
+ * parser is given each of those segments up to its next LF, never past
+ * it, so that every line ends at a run's end and is copied to scratch,
+ * as a line across segments is (arn_h1.h), and no slice points into a
+ * segment the pins do not hold. @return the bytes of the run at @p b
+ * (@p avail) to give the parser: all of them, and @p m pinned, while
+ * there is room or @p m is pinned already.
+ */
+static __attribute__((noinline, cold)) uint32_t head_cut(struct http_pins *pins, struct rte_mbuf *m,
+							 const char *b, uint32_t avail)
+{
+	for (unsigned i = 0; i < pins->n; i++)
+		if (pins->seg[i] == m)
+			return avail;
+	const char *lf = memchr(b, '\n', avail);
+	if (!lf)
+		return avail;
+	/* the LF that ends the line scratch holds, alone */
+	return lf == b ? 1 : (uint32_t)(lf - b);
+}
+
+/* Pin @p m for a head being decoded, or, with the pins full, the bytes
+ * of its run to give the parser (head_cut). */
+static inline uint32_t head_pin(struct http_pins *pins, struct rte_mbuf *m, const char *b,
+				uint32_t avail)
+{
+	if (__builtin_expect(pins->n == HTTP_PIN_MAX, 0))
+		return head_cut(pins, m, b, avail);
+	http_pins_add(pins, m);
+	return avail;
+}
+
 static ssize_t in_parse(struct http_in *in, struct arn_h1_parser *p, struct arn_h1_ev *ev,
 			struct http_pins *pins, bool pin)
 {
@@ -112,14 +148,14 @@ static ssize_t in_parse(struct http_in *in, struct arn_h1_parser *p, struct arn_
 		}
 		const char *b = rte_pktmbuf_mtod_offset(m, const char *, in->off);
 		if (pin && pins)
-			http_pins_add(pins, m);
+			avail = head_pin(pins, m, b, avail);
 		ssize_t n = arn_h1_parse(p, b, avail, ev);
 		if (n == ARN_AGAIN) {
 			/* trailer lines may lie in this run, which goes before
 			 * END: kept with the message, as a head's runs are */
 			if (!pin && pins && arn_h1_parser_in_trailers(p))
 				http_pins_add(pins, m);
-			in->off = m->data_len;
+			in->off += avail;
 			in->bytes -= avail;
 			continue;
 		}
@@ -424,20 +460,21 @@ static inline __attribute__((always_inline)) int decode_fast_any(struct http_h1_
 	/* a head's first segment is pinned once the head is decoded from
 	 * it (pin_late), others before the parse, as in_parse pins them */
 	struct http_pins *late = keep && mb->pins.n == 0 ? &mb->pins : NULL;
+	const char *b = rte_pktmbuf_mtod_offset(m, const char *, in->off);
 	if (keep && !late)
-		http_pins_add(&mb->pins, m);
-	ssize_t n =
-	    arn_h1_parse(&h->p, rte_pktmbuf_mtod_offset(m, const char *, in->off), avail, &e);
+		avail = head_pin(&mb->pins, m, b, avail);
+	ssize_t n = arn_h1_parse(&h->p, b, avail, &e);
 	if (late && (n < 0 || e.type == ARN_H1_EV_NEED_SCRATCH)) {
 		/* no head decoded: pinned now, as before the parse */
 		http_pins_add(late, m);
 		late = NULL;
 	}
 	if (n == ARN_AGAIN) {
-		/* as in_parse's: the segment is used up */
+		/* as in_parse's: the run is taken (the segment used up, or
+		 * as far as head_cut gave it) */
 		if (!keep && arn_h1_parser_in_trailers(&h->p))
 			http_pins_add(&mb->pins, m);
-		in->off = m->data_len;
+		in->off += avail;
 		in->bytes -= avail;
 		return fused ? h1_decode_in_fused(h, mb, keep, ev) : h1_decode_in(h, mb, keep, ev);
 	}

@@ -1035,6 +1035,71 @@ static void test_many_interim_responses(void **state)
 	assert_int_equal(occurs(c->tx, "HTTP/1.1 200 OK\r\n"), 2);
 }
 
+/*
+ * A head in more segments than a message's pins hold (HTTP_PIN_MAX, 64),
+ * within max_request_headers_kb: a client on a path with the smallest MSS
+ * (536) sends a 40 KB head in 75 segments (over 512 bytes each: not packed
+ * into the input's tail), an upstream writes its head a line at a time
+ * or trickles it byte by byte. Each used to be refused once its 65th
+ * segment came (431 for the request, 503 for the response); their later
+ * lines now go to the parser's scratch, as lines across segments do.
+ */
+static void test_head_in_many_segments(void **state)
+{
+	(void)state;
+	start(4, jlistener("", "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}"));
+	static char head[48 * 1024];
+	int k = snprintf(head, sizeof(head), "GET /big HTTP/1.1\r\nHost: a\r\n");
+	for (int i = 0; i < 80; i++)
+		k += snprintf(head + k, sizeof(head) - (size_t)k, "x-c%02d: %0490d\r\n", i, i);
+	k += snprintf(head + k, sizeof(head) - (size_t)k, "\r\n");
+	struct arn_tcp_conn *c = client();
+	for (int o = 0; o < k; o += 536)
+		send_n(c, head + o, (size_t)(k - o < 536 ? k - o : 536));
+	poll_ms(1);
+	if (c->tx_len)
+		fail_msg("the request: '%.40s'", c->tx);
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_in(u->tx, "x-c00: 000");
+	want_in(u->tx, "x-c79: 000");
+	assert_int_equal(occurs(u->tx, "\r\nx-c"), 80);
+
+	/* the response: its status line and 99 header lines, each in a
+	 * segment of its own, then the empty line and the body */
+	send_s(u, "HTTP/1.1 200 OK\r\n");
+	poll_ms(1);
+	for (int i = 0; i < 98; i++) {
+		char line[64];
+		snprintf(line, sizeof(line), "x-r%02d: %d\r\n", i, i);
+		send_s(u, line);
+		poll_ms(1);
+	}
+	send_s(u, "content-length: 2\r\n");
+	poll_ms(1);
+	send_s(u, "\r\nok");
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200 OK\r\n"))
+		fail_msg("the response: '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "x-r00: 0\r\n");
+	want_in(c->tx, "x-r97: 97\r\n");
+	want_in(c->tx, "\r\n\r\nok");
+
+	/* the next response trickled a byte at a time */
+	send_s(c, "GET /two HTTP/1.1\r\nHost: a\r\n\r\n");
+	poll_ms(1);
+	want_in(u->tx, "GET /two");
+	const char *r = "HTTP/1.1 200 OK\r\nx-slow: 0123456789012345678901234567890123456789"
+			"0123456789012345678901234567890123456789\r\ncontent-length: 3\r\n\r\ntwo";
+	for (const char *q = r; *q; q++) {
+		send_n(u, q, 1);
+		poll_ms(1);
+	}
+	want_in(c->tx, "x-slow: 0123456789012345678901234567890123456789"
+		       "0123456789012345678901234567890123456789\r\n");
+	want_in(c->tx, "\r\n\r\ntwo");
+	assert_int_equal(occurs(c->tx, "HTTP/1.1 200 OK\r\n"), 2);
+}
+
 /* Hold every buffer with a request whose upstream connection is still
  * connecting (the request waits in the pool meanwhile). */
 static void hold_all(struct arn_tcp_conn **hold, int n)
@@ -2049,6 +2114,63 @@ static void test_mcp_session_idle_timeout(void **state)
 	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"ping\"}");
 	if (!answered(c, "HTTP/1.1 404"))
 		fail_msg("ping after 2 s idle: got '%s'", c->tx ? c->tx : "");
+}
+
+/*
+ * A sub-request's response head (the gateway's call to an MCP backend) in
+ * more segments than its pins hold, its mcp-session-id line past the 64th:
+ * the session the gateway keeps is the backend's, read from a line that
+ * stays valid. The line used to be a slice of a segment given back once
+ * parsed (no pin: the pins had overflowed, which sub-requests do not
+ * test), read after the pool had reused it.
+ */
+static void scribble_free_mbufs(void);
+
+static void test_mcp_backend_head_in_many_segments(void **state)
+{
+	(void)state;
+	start_mcp(1048576);
+	char sid[64];
+	struct arn_tcp_conn *c = mcp_post(NULL, MCP_INIT);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("initialize: got '%s'", c->tx ? c->tx : "");
+	session_of(c, sid);
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_in(u->tx, "\"method\":\"initialize\"");
+	char id[64] = "null";
+	const char *p = strstr(strstr(u->tx, "\r\n\r\n"), "\"id\":");
+	if (p)
+		snprintf(id, sizeof(id), "%.*s", (int)strcspn(p + 5, ",}"), p + 5);
+	char body[512];
+	snprintf(
+	    body, sizeof(body),
+	    "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":\"2025-06-18\","
+	    "\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"b\",\"version\":\"1\"}}}",
+	    id);
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n");
+	poll_ms(1);
+	for (int i = 0; i < HTTP_PIN_MAX + 8; i++) {
+		char line[32];
+		snprintf(line, sizeof(line), "x-pad-%02d: %d\r\n", i, i);
+		send_s(u, line);
+		poll_ms(1);
+	}
+	send_s(u, "mcp-session-id: B1-backend-session\r\n");
+	poll_ms(1);
+	scribble_free_mbufs(); /* a segment given back reads '#' from here on */
+	char tail[1024];
+	snprintf(tail, sizeof(tail), "content-length: %zu\r\nconnection: close\r\n\r\n%s",
+		 strlen(body), body);
+	send_s(u, tail);
+	poll_ms(1);
+	backend_answers("notifications/initialized", NULL, NULL, NULL);
+	struct arn_tcp_conn *u3 = upstream_accepts();
+	want_in(u3->tx, "\"method\":\"tools/list\"");
+	want_in(u3->tx, "mcp-session-id: B1-backend-session\r\n");
+	backend_answer_on(u3, "application/json", NULL, BE_TOOLS);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/list: got '%s'", c->tx ? c->tx : "");
 }
 
 /*
@@ -8153,6 +8275,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_head_end_shapes, teardown),
 	    cmocka_unit_test_teardown(test_connect_refused, teardown),
 	    cmocka_unit_test_teardown(test_many_interim_responses, teardown),
+	    cmocka_unit_test_teardown(test_head_in_many_segments, teardown),
 	    cmocka_unit_test_teardown(test_cluster_lookup_follows_generations, teardown),
 	    cmocka_unit_test_teardown(test_buffer_wait_is_fifo, teardown),
 	    cmocka_unit_test_teardown(test_buffer_wait_bounded_by_head_deadline, teardown),
@@ -8170,6 +8293,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_mcp_body_limit, teardown),
 	    cmocka_unit_test_teardown(test_mcp_session_idle_timeout, teardown),
 	    cmocka_unit_test_teardown(test_mcp_tools_through_backend, teardown),
+	    cmocka_unit_test_teardown(test_mcp_backend_head_in_many_segments, teardown),
 	    cmocka_unit_test_teardown(test_mcp_tool_stats_bounded, teardown),
 	    cmocka_unit_test_teardown(test_mcp_denied_tool_and_backend_failure, teardown),
 	    cmocka_unit_test_teardown(test_mcp_prompt_filter_and_template_read, teardown),
