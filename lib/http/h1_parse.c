@@ -915,6 +915,29 @@ static void body_start(struct arn_h1_parser *p)
 	}
 }
 
+/* Connection elements a request may name (Envoy's HTTP/1 codec refuses
+ * 10 or more: sanitizeConnectionHeader). Each may name a field to drop,
+ * and a writer compares every field line with them. */
+#define H1_MAX_CONN_ELEMENTS 9
+
+/* Does @p m name more than H1_MAX_CONN_ELEMENTS elements over its
+ * Connection lines? (Asked of a head whose Connection is not a lone
+ * "keep-alive" or "close": ARN_H1_F_HOPS_NAMED.) */
+static bool conn_elements_over(const struct arn_h1_msg *m)
+{
+	unsigned n = 0;
+	for (int i = arn_h1_find_id(m, ARN_H1_H_CONNECTION, 0); i >= 0;
+	     i = arn_h1_find_id(m, ARN_H1_H_CONNECTION, i + 1)) {
+		struct arn_h1_list_iter it;
+		struct arn_h1_slice el;
+		arn_h1_list_init(&it, m->hdrs[i].value, m->hdrs[i].value_len);
+		while (arn_h1_list_next(&it, &el))
+			if (++n > H1_MAX_CONN_ELEMENTS)
+				return true;
+	}
+	return false;
+}
+
 /* Framing and connection semantics once the head is complete
  * (RFC 9112 6.1-6.3, 9.3; RFC 9110 7.6.1, 7.8, 10.1.1). */
 static int finish_head(struct arn_h1_parser *p)
@@ -959,6 +982,10 @@ static int finish_head(struct arn_h1_parser *p)
 		f |= ARN_H1_F_KEEP_ALIVE;
 
 	if (p->kind == ARN_H1_REQUEST) {
+		/* as Envoy, but for upgrades too: their fields are written
+		 * with the same comparisons */
+		if ((f & ARN_H1_F_HOPS_NAMED) && conn_elements_over(m))
+			return fail(p, ARN_H1_E_CONN_TOKENS);
 		if (m->host_idx >= 0) {
 			const struct arn_h1_header *h = &m->hdrs[m->host_idx];
 			struct arn_h1_slice host;
@@ -1017,7 +1044,8 @@ static int finish_head(struct arn_h1_parser *p)
 /*
  * finish_head for the usual heads, inline in head_first: an HTTP/1.1
  * request in origin or asterisk form with a plain Host and no
- * Transfer-Encoding, CONNECT or Upgrade; an HTTP/1.1 2xx response but 204
+ * Transfer-Encoding, CONNECT, Upgrade, or Connection (or TE) that names
+ * fields; an HTTP/1.1 2xx response but 204
  * to a request other than CONNECT and HEAD, with a non-zero
  * Content-Length and no Transfer-Encoding. What finish_head does with them
  * is this much: the flags, the authority and the body's state. @return
@@ -1030,7 +1058,8 @@ static inline __attribute__((always_inline)) bool finish_usual(struct arn_h1_par
 {
 	struct arn_h1_msg *m = p->msg;
 	uint32_t f = m->flags;
-	if (m->version != 11 || (f & (ARN_H1_F_TE | ARN_H1_F_CONN_UPGRADE)))
+	/* (a Connection that names elements: finish_head counts them) */
+	if (m->version != 11 || (f & (ARN_H1_F_TE | ARN_H1_F_CONN_UPGRADE | ARN_H1_F_HOPS_NAMED)))
 		return false;
 	/* PLAIN_HOPS unless HOPS_NAMED, KEEP_ALIVE unless CONN_CLOSE: each
 	 * flag's neighbour, shifted (asserted below) */

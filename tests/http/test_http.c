@@ -686,6 +686,49 @@ static void test_smuggling_obs_fold_and_ws(void **state)
 	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding : chunked\r\n\r\n", "HDR_NAME_WS");
 }
 
+/*
+ * Envoy's HTTP/1 codec refuses a request whose Connection fields name 10
+ * or more elements (400, http1.connection_header_rejected: its
+ * sanitizeConnectionHeader). Each element may name a field to drop, and
+ * the writer compares every field line with them (past the 8 it gathers,
+ * with the whole list: a 29 KB head of 14,000 elements took 10 ms to
+ * write, against 3 us for a usual one). Nine are taken, over one line or
+ * several; empty elements are none.
+ */
+static void test_smuggling_connection_elements(void **state)
+{
+	(void)state;
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\nConnection: a,b,c,d,e,f,g,h,i,j\r\n\r\n",
+		"CONN_TOKENS");
+	REQ_ERR("GET / HTTP/1.1\r\nHost: h\r\nConnection: a, b,c\r\nX: 1\r\n"
+		"Connection: d,e,f,g,h,i,close\r\n\r\n",
+		"CONN_TOKENS");
+	REQ_ERR("GET /ws HTTP/1.1\r\nHost: h\r\nConnection: upgrade,a,b,c,d,e,f,g,h,i\r\n"
+		"Upgrade: websocket\r\n\r\n",
+		"CONN_TOKENS");
+	assert_int_equal(arn_h1_err_status(ARN_H1_E_CONN_TOKENS), 400);
+	assert_string_equal(arn_h1_err_details(ARN_H1_E_CONN_TOKENS),
+			    "http1.connection_header_rejected");
+	static const char *const ok[] = {
+	    "GET / HTTP/1.1\r\nHost: h\r\nConnection: a,b,c,d,e,f,g,h,i\r\n\r\n",
+	    "GET / HTTP/1.1\r\nHost: h\r\nConnection: a,,b,,c,,d,,e\r\nConnection: f,g, ,h,i\r\n"
+	    "\r\n",
+	    "GET / HTTP/1.1\r\nHost: h\r\nConnection: keep-alive\r\nTE: a,b,c,d,e,f,g,h,i,j,k\r\n"
+	    "\r\n",
+	};
+	for (unsigned i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		struct arn_h1_header hdrs[8];
+		struct arn_h1_msg m;
+		struct arn_h1_parser p;
+		struct arn_h1_ev ev;
+		arn_h1_msg_init(&m, hdrs, 8);
+		arn_h1_parser_init(&p, ARN_H1_REQUEST, NULL, &m);
+		assert_int_equal(arn_h1_parse(&p, ok[i], strlen(ok[i]), &ev),
+				 (ssize_t)strlen(ok[i]));
+		assert_int_equal(ev.type, ARN_H1_EV_HEAD);
+	}
+}
+
 static void test_smuggling_bad_chars(void **state)
 {
 	(void)state;
@@ -2550,6 +2593,7 @@ int main(void)
 	    cmocka_unit_test(test_smuggling_chunk_sizes),
 	    cmocka_unit_test(test_chunk_line_limit),
 	    cmocka_unit_test(test_smuggling_obs_fold_and_ws),
+	    cmocka_unit_test(test_smuggling_connection_elements),
 	    cmocka_unit_test(test_smuggling_bad_chars),
 	    cmocka_unit_test(test_smuggling_nul),
 	    cmocka_unit_test(test_host_rules),
