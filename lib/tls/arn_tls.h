@@ -675,13 +675,25 @@ struct arn_tls_conn {
 	uint8_t verify_fail;		/* enum arn_tls_verify_fail */
 	bool server;
 	bool deferred;
-	bool granted;	    /* resumed by the worker: its next step is paid for */
-	bool eof;	    /* the transport ended */
-	bool want_write;    /* output waits for send buffer space */
-	bool shut;	    /* close_notify sent */
-	bool reneg;	    /* the peer tried to renegotiate */
+	bool granted;	       /* resumed by the worker: its next step is paid for */
+	bool eof;	       /* the transport ended */
+	bool want_write;       /* output waits for send buffer space */
+	bool shut;	       /* close_notify sent */
+	bool reneg;	       /* the peer tried to renegotiate */
 	bool key_update_flood; /* more than ARN_TLS_MAX_KEY_UPDATES in a row */
+	bool hello_too_large;  /* a ClientHello declared over ARN_TLS_HELLO_DEFAULT_MAX */
 	uint8_t key_updates;   /* KeyUpdates read since application data was */
+	/* server, during the handshake: where the bytes OpenSSL reads stand in
+	 * the plaintext records' framing (tls_hooks.c, hs_watch) */
+	struct {
+		uint16_t rec_left; /* bytes left in the record (0: a header next) */
+		uint8_t rec_type;
+		bool off;	    /* TLS 1.2's ChangeCipherSpec came: encrypted next */
+		bool hello_seen;    /* a ClientHello's header went by */
+		uint8_t rh_n, mh_n; /* record and message header bytes seen */
+		uint8_t rh[5], mh[4];
+		uint32_t msg_left; /* bytes left in the handshake message */
+	} hs;
 	/* plaintext bytes of the record OpenSSL holds in part (the transport
 	 * took less than space() promised): the next SSL_write passes
 	 * exactly as many */

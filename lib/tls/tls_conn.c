@@ -369,6 +369,12 @@ int arn_tls_handshake(struct arn_tls_conn *c)
 		tls_inc(&w->c[ARN_TLS_W_HANDSHAKE_STEPS]);
 	}
 	c->granted = false;
+	if (c->hello_too_large) {
+		/* the BIO kept an oversized ClientHello from OpenSSL (hs_watch) */
+		ERR_clear_error();
+		tls_inc(&w->c[ARN_TLS_W_CLIENT_HELLO_TOO_LARGE]);
+		return fail(c, -EMSGSIZE);
+	}
 	if (r == 1)
 		return opened(c);
 	int rc = classify(c, r);
@@ -619,6 +625,9 @@ size_t arn_tls_failure_reason(const struct arn_tls_conn *c, char *buf, size_t le
 	} else if (c->key_update_flood) {
 		n = snprintf(buf, len, "more than %u KeyUpdates in a row without application data",
 			     ARN_TLS_MAX_KEY_UPDATES);
+	} else if (c->hello_too_large) {
+		n = snprintf(buf, len, "ClientHello declared over %u bytes",
+			     ARN_TLS_HELLO_DEFAULT_MAX);
 	} else if (c->alert_recv) {
 		n = snprintf(buf, len, "peer alert: %s", alert_name(c->alert_recv));
 	} else if (c->err == -ECONNABORTED) {

@@ -17,6 +17,81 @@ struct bio_method_st *tls_bio_method;
 
 /* ---- the BIO ----------------------------------------------------------------------- */
 
+/*
+ * A server's handshake: OpenSSL grows its message buffer to the length a
+ * handshake message's header declares as soon as it has read the header,
+ * and takes up to 131,396 bytes for a ClientHello (CLIENT_HELLO_MAX_LENGTH).
+ * Nine bytes (a record of four, that header) made it hold 128 KiB until
+ * the connection's idle timeout, for every connection a client opened:
+ * 16,384 connections a worker, 2 GiB. BoringSSL, so Envoy, refuses a
+ * ClientHello over 16 KiB. The bytes OpenSSL reads pass here first, so
+ * the plaintext records' framing is followed (record headers, the
+ * handshake messages in records of type 22, which may span records or
+ * share one) and a ClientHello header that declares more than
+ * ARN_TLS_HELLO_DEFAULT_MAX (the tls_inspector's default, which counts
+ * its record headers too, so nothing it accepts is refused here) is kept
+ * from OpenSSL: the connection fails (arn_tls_handshake). Only headers
+ * are looked at byte by byte; payloads are skipped by length.
+ * Encrypted records are not looked into: TLS 1.3's go as type 23 (its
+ * second ClientHello, after a HelloRetryRequest, is plaintext of type
+ * 22, and is watched), TLS 1.2's follow the client's ChangeCipherSpec as
+ * type 22, so the watch ends there, once a ClientHello went by, unless
+ * 1.3 was chosen (whose CCS is the compatibility mode's dummy; OpenSSL
+ * reads record by record, read_ahead off, so the version is chosen by
+ * the time a CCS after the ClientHello is read). Their messages are
+ * OpenSSL's, bounded by max_cert_list. @return false when @p p holds a
+ * ClientHello header over the bound.
+ */
+static bool hs_watch(struct arn_tls_conn *c, const uint8_t *p, size_t n)
+{
+	size_t i = 0;
+	while (i < n && !c->hs.off) {
+		if (c->hs.rec_left == 0) {
+			c->hs.rh[c->hs.rh_n++] = p[i++];
+			if (c->hs.rh_n == 5) {
+				c->hs.rh_n = 0;
+				c->hs.rec_type = c->hs.rh[0];
+				c->hs.rec_left = (uint16_t)(c->hs.rh[3] << 8 | c->hs.rh[4]);
+				if (c->hs.rec_type == 20 /* change_cipher_spec */ &&
+				    c->hs.hello_seen && SSL_version(c->ssl) != TLS1_3_VERSION)
+					c->hs.off = true;
+			}
+			continue;
+		}
+		size_t take = n - i < c->hs.rec_left ? n - i : c->hs.rec_left;
+		if (c->hs.rec_type != 22) { /* not a handshake record: skipped */
+			i += take;
+			c->hs.rec_left = (uint16_t)(c->hs.rec_left - take);
+			continue;
+		}
+		while (take) {
+			if (c->hs.msg_left == 0) {
+				c->hs.mh[c->hs.mh_n++] = p[i++];
+				take--;
+				c->hs.rec_left--;
+				if (c->hs.mh_n < 4)
+					continue;
+				c->hs.mh_n = 0;
+				uint32_t mlen = (uint32_t)c->hs.mh[1] << 16 |
+						(uint32_t)c->hs.mh[2] << 8 | c->hs.mh[3];
+				if (c->hs.mh[0] == 1 /* client_hello */) {
+					if (mlen + 4 > ARN_TLS_HELLO_DEFAULT_MAX)
+						return false;
+					c->hs.hello_seen = true;
+				}
+				c->hs.msg_left = mlen;
+				continue;
+			}
+			size_t k = take < c->hs.msg_left ? take : c->hs.msg_left;
+			i += k;
+			take -= k;
+			c->hs.rec_left = (uint16_t)(c->hs.rec_left - k);
+			c->hs.msg_left -= (uint32_t)k;
+		}
+	}
+	return true;
+}
+
 static int bio_read(BIO *b, char *buf, size_t len, size_t *got)
 {
 	struct arn_tls_conn *c = BIO_get_data(b);
@@ -29,8 +104,19 @@ static int bio_read(BIO *b, char *buf, size_t len, size_t *got)
 		BIO_set_retry_read(b);
 		return 0;
 	}
+	if (c->hello_too_large) {
+		BIO_set_retry_read(b);
+		return 0;
+	}
 	int n = c->io->read(c->io_arg, buf, len > UINT32_MAX ? UINT32_MAX : (uint32_t)len);
 	if (n > 0) {
+		if (c->server && c->state == ARN_TLS_ST_HANDSHAKE &&
+		    !hs_watch(c, (const uint8_t *)buf, (size_t)n)) {
+			/* arn_tls_handshake fails the connection */
+			c->hello_too_large = true;
+			BIO_set_retry_read(b);
+			return 0;
+		}
 		c->bytes_in += (uint64_t)n;
 		*got = (size_t)n;
 		return 1;

@@ -1137,6 +1137,143 @@ static void test_key_update_flood_refused(void **state)
 	arn_tls_ctx_unref(sx);
 }
 
+/* Append @p n bytes to what server side @p s reads. */
+static void q_in_put(struct tt_side *s, const void *p, size_t n)
+{
+	assert_true(s->q_in.len + n <= s->q_in.cap);
+	memcpy(s->q_in.buf + s->q_in.len, p, n);
+	s->q_in.len += n;
+}
+
+/* A server connection that has read @p n bytes @p p (records as given):
+ * its handshake's answer, and the bytes OpenSSL took for it. */
+static int hello_bytes(const uint8_t *p, size_t n, int64_t *grown)
+{
+	struct tw ts = {0};
+	struct arn_tls_ctx *sx = srv_ctx(&ts);
+	SSL_CTX *rc = tt_raw_client_ctx(false, TLS1_2_VERSION, TLS1_3_VERSION);
+	struct tt_raw r;
+	struct tt_side s;
+	tt_raw_client(&r, rc, &s, 0);
+	struct arn_tls_mem_account m = {0};
+	arn_tls_mem_use(&m);
+	tt_start(&s, &W0, sx, NULL);
+	int64_t base = m.live;
+	q_in_put(&s, p, n);
+	int rs = arn_tls_handshake(&s.c);
+	*grown = m.live - base;
+	char why[256] = "";
+	arn_tls_failure_reason(&s.c, why, sizeof(why));
+	arn_tls_mem_use(NULL);
+	if (rs == -EMSGSIZE)
+		assert_non_null(strstr(why, "ClientHello declared over 16384 bytes"));
+	tt_raw_free(&r);
+	tt_side_free(&s);
+	SSL_CTX_free(rc);
+	arn_tls_ctx_unref(sx);
+	return rs;
+}
+
+/* OpenSSL sizes its message buffer by the length a handshake header
+ * declares, up to 131,396 bytes for a ClientHello, as soon as it has read
+ * the header: nine bytes from a client held 128 KiB until the idle
+ * timeout, per connection. A ClientHello declared over 16 KiB (BoringSSL's
+ * bound, so Envoy's) now fails the connection before OpenSSL sees its
+ * header, counted in tls.<worker>.client_hello_too_large, whether the
+ * header comes in one record or split over several. */
+static void test_client_hello_declared_too_large(void **state)
+{
+	(void)state;
+	bool acct = arn_tls_mem_default()->allocs != 0;
+	uint64_t before = W0.c[ARN_TLS_W_CLIENT_HELLO_TOO_LARGE];
+	int64_t grown;
+	/* a record of four bytes: a ClientHello's header declaring 131,000 */
+	static const uint8_t one[] = {22, 3, 1, 0, 4, 1, 0x01, 0xff, 0xb8};
+	assert_int_equal(hello_bytes(one, sizeof(one), &grown), -EMSGSIZE);
+	/* 64 KB: OpenSSL's record buffers and state, as for any client's
+	 * first bytes; 200 KB when it had grown its buffer for the 131,000 */
+	if (acct)
+		assert_true(grown < 100 * 1024);
+	assert_int_equal(W0.c[ARN_TLS_W_CLIENT_HELLO_TOO_LARGE], before + 1);
+	/* the same header a byte a record */
+	static const uint8_t split[] = {22, 3, 1, 0, 1, 1,    22, 3, 1, 0, 1, 0x01,
+					22, 3, 1, 0, 1, 0xff, 22, 3, 1, 0, 1, 0xb8};
+	assert_int_equal(hello_bytes(split, sizeof(split), &grown), -EMSGSIZE);
+	assert_int_equal(W0.c[ARN_TLS_W_CLIENT_HELLO_TOO_LARGE], before + 2);
+	/* the bound: a 16,380-byte ClientHello (16 KiB with its header) is
+	 * waited for */
+	static const uint8_t at[] = {22, 3, 1, 0, 4, 1, 0x00, 0x3f, 0xfc};
+	assert_int_equal(hello_bytes(at, sizeof(at), &grown), -EAGAIN);
+	static const uint8_t over[] = {22, 3, 1, 0, 4, 1, 0x00, 0x3f, 0xfd};
+	assert_int_equal(hello_bytes(over, sizeof(over), &grown), -EMSGSIZE);
+	assert_int_equal(W0.c[ARN_TLS_W_CLIENT_HELLO_TOO_LARGE], before + 3);
+}
+
+/* The raw client's output so far into server side @p s's input, its
+ * records cut into records of at most @p frag bytes (handshake messages
+ * and their headers then span records, as RFC 8446 5.1 allows). */
+static void raw_reframe(struct tt_raw *r, struct tt_side *s, size_t frag)
+{
+	static uint8_t buf[16384];
+	int n = BIO_read(r->wb, buf, sizeof(buf));
+	assert_true(n > 5);
+	size_t i = 0;
+	while (i + 5 <= (size_t)n) {
+		size_t len = (size_t)buf[i + 3] << 8 | buf[i + 4];
+		assert_true(i + 5 + len <= (size_t)n);
+		for (size_t o = 0; o < len; o += frag) {
+			size_t k = len - o < frag ? len - o : frag;
+			uint8_t h[5] = {buf[i], buf[i + 1], buf[i + 2], 0, (uint8_t)k};
+			q_in_put(s, h, 5);
+			q_in_put(s, buf + i + 5 + o, k);
+		}
+		i += 5 + len;
+	}
+	assert_int_equal(i, (size_t)n);
+}
+
+/* What the ClientHello bound follows of the records' framing does not
+ * refuse real handshakes: a ClientHello in 3-byte records, then TLS 1.3
+ * (with a HelloRetryRequest: the client's key share is P-384, which the
+ * server does not take, so a compatibility ChangeCipherSpec and a second
+ * ClientHello follow) and TLS 1.2 (whose Finished is encrypted in a
+ * handshake record after the ChangeCipherSpec: not read as a header). */
+static void reframed_handshake(int max_version, const char *groups)
+{
+	struct tw ts = {0};
+	struct arn_tls_ctx *sx = srv_ctx(&ts);
+	SSL_CTX *rc = tt_raw_client_ctx(false, TLS1_2_VERSION, max_version);
+	struct tt_raw r;
+	struct tt_side s;
+	tt_raw_client(&r, rc, &s, 0);
+	if (groups)
+		assert_int_equal(SSL_set1_groups_list(r.ssl, groups), 1);
+	tt_start(&s, &W0, sx, NULL);
+	assert_true(SSL_do_handshake(r.ssl) <= 0);
+	raw_reframe(&r, &s, 3);
+	int se;
+	assert_int_equal(tt_raw_handshake(&r, &s, &se), 1);
+	assert_int_equal(SSL_version(r.ssl), max_version);
+	assert_int_equal(SSL_write(r.ssl, "ping", 4), 4);
+	tt_raw_pump(&r);
+	char b[16];
+	assert_int_equal(arn_tls_read(&s.c, b, sizeof(b)), 4);
+	tt_raw_free(&r);
+	tt_side_free(&s);
+	SSL_CTX_free(rc);
+	arn_tls_ctx_unref(sx);
+}
+
+static void test_client_hello_in_small_records(void **state)
+{
+	(void)state;
+	uint64_t before = W0.c[ARN_TLS_W_CLIENT_HELLO_TOO_LARGE];
+	reframed_handshake(TLS1_3_VERSION, NULL);
+	reframed_handshake(TLS1_3_VERSION, "P-384:X25519");
+	reframed_handshake(TLS1_2_VERSION, NULL);
+	assert_int_equal(W0.c[ARN_TLS_W_CLIENT_HELLO_TOO_LARGE], before);
+}
+
 /* The same bound on a client (an upstream's KeyUpdates), and a peer that
  * updates its keys between data, asking for ours too or not, is served. */
 static void test_key_updates_between_data_accepted(void **state)
@@ -2030,6 +2167,8 @@ const struct CMUnitTest conn_tests[] = {
     cmocka_unit_test_setup_teardown(test_handshake_budget, setup, teardown),
     cmocka_unit_test_setup_teardown(test_renegotiation_refused, setup, teardown),
     cmocka_unit_test_setup_teardown(test_key_update_flood_refused, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_client_hello_declared_too_large, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_client_hello_in_small_records, setup, teardown),
     cmocka_unit_test_setup_teardown(test_key_updates_between_data_accepted, setup, teardown),
     cmocka_unit_test_setup_teardown(test_versions, setup, teardown),
     cmocka_unit_test_setup_teardown(test_require_sni, setup, teardown),
