@@ -743,6 +743,20 @@ void http_up_release(struct http_upconn *u, bool reusable)
 	uint32_t maxr = max_requests_per_cx(c);
 	if (maxr && u->n_req >= maxr)
 		reusable = false;
+	/* Bytes after the complete response that the codec did not read
+	 * (still in TCP's queue: they came while the client's output was
+	 * full, and the response's end was decoded without another fill) are
+	 * no answer to a request of ours. A stream waiting in the pool takes
+	 * the connection at once (up_make_available, which reads nothing) and
+	 * would take them for its own response: the connection goes. Over TLS
+	 * only plaintext counts (session tickets), read as up_acquire reads
+	 * it: any in our input closes it below. */
+	if (reusable && u->h1.tc && arn_tcp_rx_pending(u->h1.tc)) {
+		if (u->tls.on)
+			http_tp_fill(u->h1.tp, u->h1.tc, &u->h1.in);
+		else
+			reusable = false;
+	}
 	ARN_DEBUG(HTTP,
 		  "upstream %u.%u.%u.%u:%u: released (reusable %d draining %d in %u out %d idle %d "
 		  "n_req %u)",

@@ -7216,6 +7216,43 @@ static void test_uph2_pending_takes_freed_place(void **state)
 	h2u_close(&k);
 }
 
+/* An upstream that sends bytes after a complete response, while the client
+ * reads nothing: they wait in TCP's queue, unread, when the stream ends.
+ * A request waiting in the pool (max_connections 1) must not be given that
+ * connection: the stray bytes would be its answer. The connection closes
+ * and the waiting request goes on a new one. */
+static void test_stray_bytes_never_answer_a_waiting_request(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	apply(C, "2",
+	      "{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"5s\","
+	      "\"circuit_breakers\":{\"thresholds\":[{\"max_connections\":1}]},"
+	      "\"load_assignment\":{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":[{"
+	      "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.10\","
+	      "\"port_value\":8080}}}}]}]}}");
+	struct arn_tcp_conn *a = client(), *b = client();
+	send_s(a, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct arn_tcp_conn *u = upstream_accepts();
+	send_s(b, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(stat("cluster.web.upstream_rq_pending_active"), 1);
+	a->full = true; /* the first client reads nothing for now */
+	send_s(u, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
+	send_s(u, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nforged");
+	a->full = false;
+	a->ops->on_writable(a);
+	poll_ms(1);
+	want_in(a->tx, "hello");
+	want_not_in(b->tx, "forged");
+	assert_true(u->closed);
+	struct arn_tcp_conn *u2 = upstream_accepts();
+	want_in(u2->tx, "GET /b ");
+	send_s(u2, "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nB");
+	assert_true(answered(b, "HTTP/1.1 200"));
+	want_not_in(b->tx, "forged");
+	assert_int_equal(stat("cluster.web.upstream_rq_pending_active"), 0);
+}
+
 /* The access log's %START_TIME% is when the request's first byte came, in
  * wall-clock time: read from the clock once the stream ends (only when an
  * access log will use it), less the time the stream took, not at every
@@ -8365,6 +8402,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_uph2_reset_and_goaway, teardown),
 	    cmocka_unit_test_teardown(test_uph2_idle_timeout, teardown),
 	    cmocka_unit_test_teardown(test_uph2_pending_takes_freed_place, teardown),
+	    cmocka_unit_test_teardown(test_stray_bytes_never_answer_a_waiting_request, teardown),
 	    cmocka_unit_test_teardown(test_access_log_start_time_is_the_streams_start, teardown),
 	    cmocka_unit_test_teardown(test_breaker_max_requests_refuses_the_next, teardown),
 	    cmocka_unit_test_teardown(test_breaker_counts_routed_requests_against_sub_requests,
