@@ -756,12 +756,16 @@ static bool req_ready(struct http_stream *st)
 {
 	for (;;) {
 		struct http_peer *up = st->up ? http_up_peer(st->up) : NULL;
-		if (up && up->queued && up->codec->flush(up) != 0)
+		if (up && up->queued && up->codec->flush(up) != 0) {
+			http_route_timer_due(st);
 			return false; /* -EAGAIN: on_writable; else on_close will tell */
+		}
 		if (http_attempt_send(st))
 			continue;
-		if (!req_may_parse(st) || !st->res)
+		if (!req_may_parse(st) || !st->res) {
+			http_route_timer_due(st);
 			return false;
+		}
 		if (!(st->state & HTTP_S_END_HELD))
 			return true;
 		/* an END that came with its head: handled where its decode

@@ -198,6 +198,11 @@ static void route_timer_start(struct http_worker *w, struct http_stream *st)
 		http_timer_arm(w, &st->route_timer, st->timeout_ms);
 }
 
+void http_route_timer_start(struct http_stream *st)
+{
+	route_timer_start(st->hc->w, st);
+}
+
 /* Drop this attempt's upstream; the next attempt starts when the retry
  * timer fires (HTTP_S_RETRY_WAIT). */
 static void attempt_drop(struct http_stream *st)

@@ -82,6 +82,24 @@ static inline bool http_attempt_send(struct http_stream *st)
 		return false;
 	return http_attempt_send_(st);
 }
+/** The route's timeout, started out of line (http_route_timer_due). */
+void http_route_timer_start(struct http_stream *st);
+/**
+ * The route's timeout counts from the whole request in (docs/http.md, as
+ * Envoy's global timeout), whatever its attempt waits for: a place in its
+ * pool's queue (max_connections), its connection, or an upstream that
+ * takes none of the request's bytes. http_attempt_send starts it only once
+ * the request went out: without this, such a request waited for
+ * stream_idle_timeout. Asked where the request direction stops.
+ */
+static inline void http_route_timer_due(struct http_stream *st)
+{
+	uint32_t s = st->state;
+	if (st->timeout_ms && (s & (HTTP_S_REQ_DONE | HTTP_S_END_HELD)) &&
+	    !(s & (HTTP_S_ROUTE_TIMER | HTTP_S_RESP_DONE | HTTP_S_LOCAL | HTTP_S_TUNNEL)) &&
+	    (st->up || (s & HTTP_S_PENDING)))
+		http_route_timer_start(st);
+}
 /* http_xreq_init, the router's per-request state readied: http_stream.h. */
 /** Forget the request body kept for retries. */
 void http_rb_free(struct http_stream *st);

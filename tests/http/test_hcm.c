@@ -7253,6 +7253,38 @@ static void test_stray_bytes_never_answer_a_waiting_request(void **state)
 	assert_int_equal(stat("cluster.web.upstream_rq_pending_active"), 0);
 }
 
+/* The route's timeout counts from the whole request in (docs/http.md, as
+ * Envoy's global timeout), whatever its attempt waits for: a place in the
+ * pool's queue (max_connections 1, taken by a request to an upstream that
+ * reads nothing), or an upstream that does not take the request's bytes.
+ * Both answer 504 after the route's 1 s, not after stream_idle_timeout. */
+static void test_route_timeout_runs_while_the_attempt_waits(void **state)
+{
+	(void)state;
+	start(8, jlistener("", "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\","
+			       "\"timeout\":\"1s\"}}"));
+	apply(C, "2",
+	      "{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"5s\","
+	      "\"circuit_breakers\":{\"thresholds\":[{\"max_connections\":1}]},"
+	      "\"load_assignment\":{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":[{"
+	      "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.10\","
+	      "\"port_value\":8080}}}}]}]}}");
+	struct arn_tcp_conn *a = client(), *b = client();
+	send_s(a, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	for (unsigned i = 0; i < CONNS; i++) /* the upstream reads nothing */
+		if (conns[i].used && conns[i].upstream && !conns[i].connected)
+			conns[i].full = true;
+	struct arn_tcp_conn *u = upstream_accepts();
+	assert_int_equal(u->tx_len, 0);
+	send_s(b, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(stat("cluster.web.upstream_rq_pending_active"), 1);
+	run_ms(1100);
+	assert_true(answered(a, "HTTP/1.1 504"));
+	assert_true(answered(b, "HTTP/1.1 504"));
+	assert_int_equal(stat("cluster.web.upstream_rq_timeout"), 2);
+	assert_int_equal(stat("cluster.web.upstream_rq_pending_active"), 0);
+}
+
 /* The access log's %START_TIME% is when the request's first byte came, in
  * wall-clock time: read from the clock once the stream ends (only when an
  * access log will use it), less the time the stream took, not at every
@@ -8403,6 +8435,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_uph2_idle_timeout, teardown),
 	    cmocka_unit_test_teardown(test_uph2_pending_takes_freed_place, teardown),
 	    cmocka_unit_test_teardown(test_stray_bytes_never_answer_a_waiting_request, teardown),
+	    cmocka_unit_test_teardown(test_route_timeout_runs_while_the_attempt_waits, teardown),
 	    cmocka_unit_test_teardown(test_access_log_start_time_is_the_streams_start, teardown),
 	    cmocka_unit_test_teardown(test_breaker_max_requests_refuses_the_next, teardown),
 	    cmocka_unit_test_teardown(test_breaker_counts_routed_requests_against_sub_requests,
