@@ -1197,11 +1197,16 @@ void http_pools_sweep(struct http_worker *w, const struct arn_cfg_gen *g)
 		struct http_pool *p = &w->pools[i];
 		if (!p->used)
 			continue;
-		struct arn_cfg_ref ref = {p->cluster, p->cluster_len,
-					  arn_cfg_hash(p->cluster, p->cluster_len)};
+		/* the pool keeps the first 127 bytes of its cluster's name: a
+		 * longer one (Istio's outbound|port|subset|FQDN) is its runtime
+		 * object's, else every generation drained the pool */
+		const char *name = p->cluster;
+		if (p->cluster_len >= sizeof(p->cluster))
+			name = p->crt && p->crt->len == p->cluster_len ? p->crt->name : NULL;
+		struct arn_cfg_ref ref = {name, p->cluster_len,
+					  name ? arn_cfg_hash(name, p->cluster_len) : 0};
 		struct arn_cfg_cluster_view v;
-		bool keep = p->cluster_len < sizeof(p->cluster) &&
-			    arn_cfg_cluster_resolve(g, &ref, &v) == 0 &&
+		bool keep = name && arn_cfg_cluster_resolve(g, &ref, &v) == 0 &&
 			    endpoint_in(v.endpoints, p->addr, p->port);
 		p->draining = !keep;
 		if (keep)

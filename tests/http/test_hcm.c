@@ -7285,6 +7285,70 @@ static void test_route_timeout_runs_while_the_attempt_waits(void **state)
 	assert_int_equal(stat("cluster.web.upstream_rq_pending_active"), 0);
 }
 
+/* Clusters @p names[0..n) (STATIC, endpoint 198.18.0.10:8080), version
+ * @p version, in one state-of-the-world apply. */
+static void apply_named_clusters(const char *const *names, size_t n, const char *version)
+{
+	struct arn_config_resource_in in[4];
+	assert_true(n <= 4);
+	upb_Arena *a = upb_Arena_New();
+	const upb_MessageDef *md = arn_proto_msgdef(strrchr(C, '/') + 1);
+	for (size_t k = 0; k < n; k++) {
+		char j[1024];
+		snprintf(
+		    j, sizeof(j),
+		    "{\"name\":\"%s\",\"type\":\"STATIC\",\"load_assignment\":{\"cluster_name\":"
+		    "\"%s\",\"endpoints\":[{\"lb_endpoints\":[{\"endpoint\":{\"address\":{"
+		    "\"socket_address\":{\"address\":\"198.18.0.10\",\"port_value\":8080}}}}]}"
+		    "]}}",
+		    names[k], names[k]);
+		struct arn_sb err = ARN_SB_INIT;
+		upb_Message *m = arn_proto_from_json(j, strlen(j), md, a, &err);
+		assert_non_null(m);
+		arn_sb_free(&err);
+		in[k] = (struct arn_config_resource_in){names[k], version, NULL, 0};
+		in[k].bytes = arn_proto_encode(m, md, a, &in[k].len);
+	}
+	arn_config_result_free(&res);
+	assert_int_equal(arn_config_apply(st, C, in, n, NULL, 0, 0, &res), 0);
+	assert_true(res.accepted);
+	assert_int_equal(res.n_errors, 0);
+	upb_Arena_Free(a);
+	arn_http_poll();
+}
+
+/* A cluster whose name is 128 bytes or longer (Istio names clusters
+ * "outbound|port|subset|FQDN", an FQDN up to 253 bytes): a new generation
+ * that keeps the cluster and its endpoint keeps its pool and the pool's
+ * keep-alive connections, as for any other name. */
+static void test_long_cluster_name_keeps_its_connections(void **state)
+{
+	(void)state;
+	static char name[200], route[400];
+	int k = snprintf(name, sizeof(name), "outbound|8080||");
+	memset(name + k, 'a', 140);
+	snprintf(name + k + 140, sizeof(name) - (size_t)k - 140, ".svc.cluster.local");
+	snprintf(route, sizeof(route),
+		 "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"%s\"}}", name);
+	start(8, jlistener("", route));
+	const char *one[] = {name}, *two[] = {name, "other"};
+	apply_named_clusters(one, 1, "2");
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_in(u->tx, "GET /a ");
+	send_s(u, "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nA");
+	assert_true(answered(c, "HTTP/1.1 200"));
+	poll_ms(1);
+	apply_named_clusters(two, 2, "3"); /* a new generation, the same cluster */
+	poll_ms(1);
+	poll_ms(1);
+	assert_false(u->closed);
+	send_s(c, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(upstream_pending(), 0);
+	want_in(u->tx, "GET /b ");
+}
+
 /* The access log's %START_TIME% is when the request's first byte came, in
  * wall-clock time: read from the clock once the stream ends (only when an
  * access log will use it), less the time the stream took, not at every
@@ -8436,6 +8500,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_uph2_pending_takes_freed_place, teardown),
 	    cmocka_unit_test_teardown(test_stray_bytes_never_answer_a_waiting_request, teardown),
 	    cmocka_unit_test_teardown(test_route_timeout_runs_while_the_attempt_waits, teardown),
+	    cmocka_unit_test_teardown(test_long_cluster_name_keeps_its_connections, teardown),
 	    cmocka_unit_test_teardown(test_access_log_start_time_is_the_streams_start, teardown),
 	    cmocka_unit_test_teardown(test_breaker_max_requests_refuses_the_next, teardown),
 	    cmocka_unit_test_teardown(test_breaker_counts_routed_requests_against_sub_requests,
