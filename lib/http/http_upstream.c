@@ -199,6 +199,7 @@ static void idle_unlink(struct http_upconn *u)
 
 static void up_connect_timeout(struct http_timer *t);
 static void up_idle_timeout(struct http_timer *t);
+static void up_close(struct http_upconn *u, bool abort);
 
 static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, uint32_t laddr,
 				   const struct arn_cfg_cluster *c, bool h2, int *err);
@@ -305,6 +306,14 @@ static inline void up_make_available(struct http_upconn *u)
 	struct http_pool *p = u->pool;
 	struct http_worker *w = u->w;
 	struct http_stream *st = pending_first(p, false);
+	if (st && !up_tls_current(u, st->cluster)) {
+		/* made under another TLS than the waiting stream's cluster asks
+		 * for now (it turned to TLS, or its context changed): never
+		 * given to it, as up_acquire gives it no such idle one. It
+		 * closes; its end opens the stream's own (pool_kick). */
+		up_close(u, false);
+		return;
+	}
 	if (st) {
 		pending_remove(st);
 		POOL_GAUGE(w, p, upstream_rq_pending_active, -1);

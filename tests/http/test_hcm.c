@@ -7349,6 +7349,48 @@ static void test_long_cluster_name_keeps_its_connections(void **state)
 	want_in(u->tx, "GET /b ");
 }
 
+/* A cluster that turns to TLS keeps its pool (the same endpoint): a
+ * request of the new generation waiting in the pool's queue
+ * (max_connections 1) must not be given the plain connection an older
+ * request gives back, as up_acquire never gives it an idle one. It goes
+ * on a new connection, in TLS. */
+static void test_waiting_request_never_takes_a_connection_of_another_tls(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	static const char fmt[] =
+	    "{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"5s\","
+	    "\"circuit_breakers\":{\"thresholds\":[{\"max_connections\":1}]},"
+	    "\"load_assignment\":{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":[{"
+	    "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.10\","
+	    "\"port_value\":8080}}}}]}]}%s}";
+	char j[1024];
+	snprintf(j, sizeof(j), fmt, "");
+	apply(C, "2", j);
+	struct arn_tcp_conn *a = client(), *b = client();
+	send_s(a, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_in(u->tx, "GET /a ");
+	snprintf(j, sizeof(j), fmt,
+		 ",\"transport_socket\":{\"name\":\"tls\",\"typed_config\":{\"@type\":"
+		 "\"type.googleapis.com/envoy.extensions.transport_sockets.tls.v3."
+		 "UpstreamTlsContext\",\"sni\":\"web.test\"}}");
+	apply(C, "3", j);
+	poll_ms(1);
+	send_s(b, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(stat("cluster.web.upstream_rq_pending_active"), 1);
+	send_s(u, "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nA");
+	assert_true(answered(a, "HTTP/1.1 200"));
+	poll_ms(1);
+	poll_ms(1);
+	want_not_in(u->tx, "GET /b");
+	assert_true(u->closed);
+	struct arn_tcp_conn *u2 = upstream_accepts();
+	assert_true(u2->tx_len > 5);
+	assert_int_equal((unsigned char)u2->tx[0], 0x16); /* a TLS handshake record */
+	assert_int_equal(stat("cluster.web.upstream_rq_pending_active"), 0);
+}
+
 /* The access log's %START_TIME% is when the request's first byte came, in
  * wall-clock time: read from the clock once the stream ends (only when an
  * access log will use it), less the time the stream took, not at every
@@ -8501,6 +8543,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_stray_bytes_never_answer_a_waiting_request, teardown),
 	    cmocka_unit_test_teardown(test_route_timeout_runs_while_the_attempt_waits, teardown),
 	    cmocka_unit_test_teardown(test_long_cluster_name_keeps_its_connections, teardown),
+	    cmocka_unit_test_teardown(test_waiting_request_never_takes_a_connection_of_another_tls,
+				      teardown),
 	    cmocka_unit_test_teardown(test_access_log_start_time_is_the_streams_start, teardown),
 	    cmocka_unit_test_teardown(test_breaker_max_requests_refuses_the_next, teardown),
 	    cmocka_unit_test_teardown(test_breaker_counts_routed_requests_against_sub_requests,
