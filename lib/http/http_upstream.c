@@ -298,6 +298,26 @@ static void pending_remove(struct http_stream *st)
 		__atomic_fetch_sub(&p->crt->rq_pending, 1, __ATOMIC_RELAXED);
 }
 
+/* up_make_available's connection for the pool's first waiting stream
+ * @p st, out of line (the usual release finds none waiting). */
+static __attribute__((noinline)) void up_give_waiting(struct http_upconn *u,
+						      struct http_stream *st)
+{
+	if (!up_tls_current(u, st->cluster)) {
+		/* made under another TLS than the waiting stream's cluster asks
+		 * for now (it turned to TLS, or its context changed): never
+		 * given to it, as up_acquire gives it no such idle one. It
+		 * closes; its end opens the stream's own (pool_kick). */
+		up_close(u, false);
+		return;
+	}
+	pending_remove(st);
+	POOL_GAUGE(u->w, u->pool, upstream_rq_pending_active, -1);
+	bind(u, st);
+	if (u->connected)
+		st->up_ops->on_ready(st);
+}
+
 /* A connection is free for the pool's waiting streams, or goes idle.
  * Inline into http_up_release, where a keep-alive connection goes back
  * after every response. */
@@ -306,20 +326,8 @@ static inline void up_make_available(struct http_upconn *u)
 	struct http_pool *p = u->pool;
 	struct http_worker *w = u->w;
 	struct http_stream *st = pending_first(p, false);
-	if (st && !up_tls_current(u, st->cluster)) {
-		/* made under another TLS than the waiting stream's cluster asks
-		 * for now (it turned to TLS, or its context changed): never
-		 * given to it, as up_acquire gives it no such idle one. It
-		 * closes; its end opens the stream's own (pool_kick). */
-		up_close(u, false);
-		return;
-	}
 	if (st) {
-		pending_remove(st);
-		POOL_GAUGE(w, p, upstream_rq_pending_active, -1);
-		bind(u, st);
-		if (u->connected)
-			st->up_ops->on_ready(st);
+		up_give_waiting(u, st);
 		return;
 	}
 	u->state = HTTP_UP_IDLE;
