@@ -1085,6 +1085,10 @@ struct arn_cfg_secret {
 /** Most backends in one ToolSet, and the longest backend name. */
 #define ARN_CFG_MCP_MAX_BACKENDS 64
 #define ARN_CFG_MCP_MAX_NAME 64
+/** Most request_headers_to_add of one backend: each request to it carries
+ * them beside the gateway's own (at most 5), in a fixed array per
+ * backend request (lib/http/http_mcp.c, MCP_LEG_HDRS). */
+#define ARN_CFG_MCP_MAX_BACKEND_HEADERS 16
 /** Longest tools_list_cache_ttl (ms). */
 #define ARN_CFG_MCP_MAX_CACHE_TTL_MS (3600u * 1000u)
 #define ARN_CFG_MCP_DEFAULT_SEPARATOR "__"

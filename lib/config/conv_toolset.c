@@ -138,6 +138,11 @@ static void backend(struct conv *c, struct pb b, struct arn_cfg_mcp_backend *out
 	out->timeout_ms = ARN_CFG_MCP_DEFAULT_BACKEND_TIMEOUT_MS;
 	conv_duration(c, b, "timeout", &out->timeout_ms, false);
 	conv_header_add_list(c, b, "request_headers_to_add", &out->headers, &out->n_headers);
+	/* more would not fit in a backend request's headers: every request
+	 * to the backend would fail ("too many headers"), tools/list included */
+	if (out->n_headers > ARN_CFG_MCP_MAX_BACKEND_HEADERS)
+		conv_err(c, "request_headers_to_add", "%zu headers; at most %u", out->n_headers,
+			 ARN_CFG_MCP_MAX_BACKEND_HEADERS);
 	/* the gateway sets these itself, per request and per backend session */
 	for (size_t i = 0; i < out->n_headers; i++) {
 		const char *k = out->headers[i].key;

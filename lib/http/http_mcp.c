@@ -146,6 +146,10 @@ enum mcp_phase {
 };
 
 #define MCP_LEG_HDRS 24
+/* the gateway's own: content-type, accept, and mcp-session-id with
+ * mcp-protocol-version or the stateless era's three (leg_send) */
+_Static_assert(MCP_LEG_HDRS >= 5 + ARN_CFG_MCP_MAX_BACKEND_HEADERS,
+	       "a backend's request_headers_to_add must fit beside the gateway's");
 
 struct mcp_leg {
 	struct mcp_leg *next; /* the worker's free list */

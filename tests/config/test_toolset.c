@@ -133,6 +133,40 @@ static void test_x15_bad_toolset_refused_naming_field(void **state)
 	assert_null(toolset("t"));
 }
 
+/*
+ * A backend's request_headers_to_add go on every request to it beside the
+ * gateway's own headers, in a fixed array (http_mcp.c): more than fit were
+ * accepted, and every request to that backend then failed ("too many
+ * request headers"), tools/list included. Refused past 16, naming where.
+ */
+static void test_x15_backend_headers_bounded(void **state)
+{
+	(void)state;
+	static char json[4096];
+	for (unsigned n = ARN_CFG_MCP_MAX_BACKEND_HEADERS; n <= ARN_CFG_MCP_MAX_BACKEND_HEADERS + 4;
+	     n += 4) {
+		size_t o = (size_t)snprintf(json, sizeof(json),
+					    "{\"name\":\"t\",\"backends\":[{\"name\":\"a\","
+					    "\"cluster\":\"c\",\"request_headers_to_add\":[");
+		for (unsigned i = 0; i < n; i++)
+			o += (size_t)snprintf(json + o, sizeof(json) - o,
+					      "%s{\"header\":{\"key\":\"x-h%u\",\"value\":\"v\"}}",
+					      i ? "," : "", i);
+		snprintf(json + o, sizeof(json) - o, "]}]}");
+		if (n == ARN_CFG_MCP_MAX_BACKEND_HEADERS) {
+			APPLY(L, tj_listener_mcp("l", 80, "t", NULL));
+			tc_ok(TDS, json);
+			assert_int_equal(toolset("t")->backends[0].n_headers, n);
+			REMOVE(L, "l");
+		} else {
+			tc_refused(TDS, json,
+				   "ToolSet 't': backends[0].request_headers_to_add: 20 headers; "
+				   "at most 16");
+		}
+	}
+	assert_null(toolset("t"));
+}
+
 /* X15: one bad ToolSet refuses the whole TDS batch. */
 static void test_x15_toolset_batch_refused_whole(void **state)
 {
@@ -322,6 +356,7 @@ static void test_toolsets_in_config_dump(void **state)
 const struct CMUnitTest toolset_tests[] = {
     TC(test_x2_toolset_converted),
     TC(test_x15_bad_toolset_refused_naming_field),
+    TC(test_x15_backend_headers_bounded),
     TC(test_x15_toolset_batch_refused_whole),
     TC(test_x14_mcp_gateway_filter_converted),
     TC(test_x14_mcp_gateway_filter_refusals),
