@@ -691,7 +691,9 @@ struct arn_mcp_catalog {
 	uint32_t index_mask;
 	/* What was left out, for statistics and logs. */
 	uint32_t n_filtered; /* by tool_filter (allow / deny) */
-	uint32_t n_invalid;  /* no string name, a name too long (prefixed or not), control bytes */
+	uint32_t n_invalid;  /* no string name, a name too long (prefixed or not), control
+			      * bytes, an inputSchema not an object of "type": "object", an
+			      * outputSchema not an object */
 	uint32_t n_shadowed; /* an exposed name another backend's tool took first */
 	uint32_t n_over;     /* past max_tools */
 	char *arena;	     /* private: every name */

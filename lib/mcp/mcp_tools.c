@@ -232,6 +232,24 @@ static const char *orig_name(struct json_object *t, size_t max, size_t *n)
 	return s;
 }
 
+/* Whether @p t's schemas are what MCP's Tool says: inputSchema an object
+ * with "type": "object", outputSchema (optional) an object. Clients check
+ * every tool of a tools/list result (the SDKs' ListToolsResultSchema), so
+ * one backend's tool without them would make the whole merged list, every
+ * backend's tools, unreadable to them. */
+static bool schemas_ok(struct json_object *t)
+{
+	struct json_object *in, *ty, *out;
+	if (!json_object_object_get_ex(t, "inputSchema", &in) ||
+	    !json_object_is_type(in, json_type_object) ||
+	    !json_object_object_get_ex(in, "type", &ty) ||
+	    !json_object_is_type(ty, json_type_string) ||
+	    strcmp(json_object_get_string(ty), "object") != 0)
+		return false;
+	return !json_object_object_get_ex(t, "outputSchema", &out) ||
+	       json_object_is_type(out, json_type_object);
+}
+
 /* The backend's definition with "name" replaced, sharing every other value. */
 static struct json_object *exposed_def(struct json_object *orig, const char *name, size_t n)
 {
@@ -278,7 +296,7 @@ struct arn_mcp_catalog *arn_mcp_catalog_build(const struct arn_cfg_toolset *ts,
 			struct json_object *t = json_object_array_get_idx(lists[b], i);
 			size_t len;
 			const char *orig = orig_name(t, lim.max_tool_name, &len);
-			if (!orig) {
+			if (!orig || !schemas_ok(t)) {
 				c->n_invalid++;
 				continue;
 			}

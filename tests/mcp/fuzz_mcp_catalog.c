@@ -65,6 +65,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    t->name_len > lim.max_tool_name || t->backend >= 3 ||
 		    strlen(t->name) != t->name_len)
 			abort();
+		/* only tools MCP's Tool allows: clients refuse a list with others */
+		struct json_object *in, *ty;
+		if (!json_object_object_get_ex(t->def, "inputSchema", &in) ||
+		    !json_object_object_get_ex(in, "type", &ty) ||
+		    strcmp(json_object_get_string(ty), "object") != 0)
+			abort();
 	}
 	/* pages list every tool once, in order */
 	struct arn_mcp_client anon = {0};

@@ -43,7 +43,7 @@ static enum arn_mcp_fanout_state exchange(struct arn_mcp_fanout *f, uint32_t b,
 	return st;
 }
 
-#define T(n) "{\"name\":\"" n "\",\"inputSchema\":{}}"
+#define T(n) "{\"name\":\"" n "\",\"inputSchema\":{\"type\":\"object\"}}"
 
 static void test_fanout_round(void **state)
 {
@@ -84,7 +84,8 @@ static void test_fanout_round(void **state)
 	assert_string_equal(c->tools[1].name, "gh__b");
 	arn_mcp_fanout_fini(&f);
 	/* the catalog outlives the round */
-	assert_string_equal(mt_text(c->tools[1].def), "{\"inputSchema\":{},\"name\":\"gh__b\"}");
+	assert_string_equal(mt_text(c->tools[1].def),
+			    "{\"inputSchema\":{\"type\":\"object\"},\"name\":\"gh__b\"}");
 
 	/* list_changed: due for a first catalog, not for the same tools, due
 	 * for other tools or other definitions */
@@ -95,8 +96,8 @@ static void test_fanout_round(void **state)
 	arn_mcp_catalog_free(c2);
 	json_object_put(same[0]);
 	struct json_object *redefined[3] = {
-	    json_tokener_parse(
-		"[" T("a") ",{\"name\":\"b\",\"inputSchema\":{\"type\":\"object\"}}]"),
+	    json_tokener_parse("[" T("a") ",{\"name\":\"b\",\"inputSchema\":{\"type\":\"object\","
+					  "\"properties\":{}}}]"),
 	    NULL, NULL};
 	c2 = arn_mcp_catalog_build(&ts, redefined, NULL);
 	assert_true(c2->hash == c->hash); /* cursors stay valid */

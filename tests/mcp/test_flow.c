@@ -75,9 +75,9 @@ static void test_flow(void **state)
 	assert_int_equal(arn_mcp_fanout_init(&fo, &ts, NULL), 0);
 	const char *pages[] = {
 	    "{\"jsonrpc\":\"2.0\",\"id\":\"arn.list.0.0\",\"result\":{\"tools\":[{\"name\":"
-	    "\"search\",\"inputSchema\":{}}],\"nextCursor\":\"2\"}}",
+	    "\"search\",\"inputSchema\":{\"type\":\"object\"}}],\"nextCursor\":\"2\"}}",
 	    "{\"jsonrpc\":\"2.0\",\"id\":\"arn.list.0.1\",\"result\":{\"tools\":[{\"name\":"
-	    "\"create_issue\",\"inputSchema\":{}}]}}",
+	    "\"create_issue\",\"inputSchema\":{\"type\":\"object\"}}]}}",
 	};
 	for (int page = 0; page < 2; page++) {
 		struct json_object *req = arn_mcp_fanout_request(&fo, 0);
@@ -103,8 +103,9 @@ static void test_flow(void **state)
 	json_object_put(r);
 	assert_string_equal(
 	    mt_text(ans),
-	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"inputSchema\":{},"
-	    "\"name\":\"gh__search\"},{\"inputSchema\":{},\"name\":\"gh__create_"
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"inputSchema\":{\"type\":"
+	    "\"object\"},"
+	    "\"name\":\"gh__search\"},{\"inputSchema\":{\"type\":\"object\"},\"name\":\"gh__create_"
 	    "issue\"}]}}");
 	json_object_put(ans);
 	arn_mcp_body_release(&b);

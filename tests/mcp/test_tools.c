@@ -173,6 +173,47 @@ static void test_invalid_tools_skipped(void **state)
 	lists_put(&x);
 }
 
+/*
+ * MCP's Tool has an inputSchema, an object of "type": "object" (and an
+ * optional outputSchema object); clients check each tool of a list and
+ * refuse the whole list for one that is not so (the SDK's
+ * ListToolsResultSchema): a backend's such tools are left out, the other
+ * backends' tools stay readable.
+ */
+static void test_tools_without_schema_skipped(void **state)
+{
+	(void)state;
+	struct arn_cfg_toolset ts = toolset(ARN_CFG_MCP_PREFIX_NEVER);
+	struct lists x = {{
+	    json_tokener_parse("[{\"name\":\"no_schema\"},{\"name\":\"s\",\"inputSchema\":\"x\"},"
+			       "{\"name\":\"arr\",\"inputSchema\":[]},"
+			       "{\"name\":\"str\",\"inputSchema\":{\"type\":\"string\"}},"
+			       "{\"name\":\"untyped\",\"inputSchema\":{}},"
+			       "{\"name\":\"out\",\"inputSchema\":{\"type\":\"object\"},"
+			       "\"outputSchema\":7}," TOOL("ok") "]"),
+	    json_tokener_parse("[" TOOL("search") "]"),
+	    json_tokener_parse("[{\"name\":\"with_out\",\"inputSchema\":{\"type\":\"object\"},"
+			       "\"outputSchema\":{\"type\":\"object\"}}]"),
+	}};
+	struct arn_mcp_catalog *c = build(&ts, &x, NULL);
+	assert_string_equal(names(c), "ok,search,with_out");
+	assert_int_equal(c->n_invalid, 6);
+	/* what clients get is only tools MCP's Tool allows */
+	struct json_object *r = NULL;
+	assert_int_equal(arn_mcp_tools_list(c, &ts, NULL, NULL, 0, &r), ARN_MCP_E_NONE);
+	struct json_object *tools = json_object_object_get(r, "tools");
+	for (size_t i = 0; i < json_object_array_length(tools); i++) {
+		struct json_object *in =
+		    json_object_object_get(json_object_array_get_idx(tools, i), "inputSchema");
+		assert_true(json_object_is_type(in, json_type_object));
+		assert_string_equal(json_object_get_string(json_object_object_get(in, "type")),
+				    "object");
+	}
+	json_object_put(r);
+	arn_mcp_catalog_free(c);
+	lists_put(&x);
+}
+
 static void test_max_tools(void **state)
 {
 	(void)state;
@@ -430,10 +471,16 @@ static void test_pages(void **state)
 }
 
 const struct CMUnitTest mt_tools_tests[] = {
-    cmocka_unit_test(test_prefix_always),	  cmocka_unit_test(test_prefix_on_collision),
-    cmocka_unit_test(test_prefix_never),	  cmocka_unit_test(test_backend_missing),
-    cmocka_unit_test(test_invalid_tools_skipped), cmocka_unit_test(test_max_tools),
-    cmocka_unit_test(test_tool_filter),		  cmocka_unit_test(test_access_rules),
-    cmocka_unit_test(test_tools_call_errors),	  cmocka_unit_test(test_pages),
+    cmocka_unit_test(test_prefix_always),
+    cmocka_unit_test(test_prefix_on_collision),
+    cmocka_unit_test(test_prefix_never),
+    cmocka_unit_test(test_backend_missing),
+    cmocka_unit_test(test_invalid_tools_skipped),
+    cmocka_unit_test(test_tools_without_schema_skipped),
+    cmocka_unit_test(test_max_tools),
+    cmocka_unit_test(test_tool_filter),
+    cmocka_unit_test(test_access_rules),
+    cmocka_unit_test(test_tools_call_errors),
+    cmocka_unit_test(test_pages),
 };
 const size_t mt_tools_n = sizeof(mt_tools_tests) / sizeof(mt_tools_tests[0]);
