@@ -97,6 +97,7 @@ struct http_mcp_req {
 	size_t mname_len;
 	struct arn_cfg_header hdrs[MCP_PRINCIPAL_HDRS]; /* values in the stream's text */
 	size_t n_hdrs;
+	bool hdrs_lost; /* a header a principal names did not fit: header principals match none */
 	/* waiting for backends */
 	uint8_t wait; /* enum mcp_wait */
 	struct arn_mcp_session *s;
@@ -375,6 +376,7 @@ struct mcp_xmsg {
 	uint8_t pver_len;
 	char sid[ARN_MCP_SID_LEN + 1];
 	uint32_t n_hdrs;
+	bool hdrs_lost;
 	struct arn_cfg_header hdrs[MCP_PRINCIPAL_HDRS]; /* values in text, after the body */
 	/* X_REPLY, X_HEAD, X_END, X_ABORT: what the receiving worker's access
 	 * log names (%MCP_TOOL%, %MCP_BACKEND%), as the owner routed it: the
@@ -787,14 +789,17 @@ static void hdr(const struct arn_h1_msg *m, const char *name, size_t n, const ch
 }
 
 /* Copy the request headers @p ts's header principals name into @p r
- * (their values into the stream's text space); a header that does not
- * fit is left out, so a principal matching on it does not match (a
- * client shown fewer tools, never more). */
+ * (their values into the stream's text space). A header that does not
+ * fit is left out and no header principal matches the request then: left
+ * to match on what was kept, one that admits by a header's absence
+ * (invert_match, present_match false) would admit a client that crowded
+ * that header out with others' (a client shown fewer tools, never more). */
 static void keep_principal_headers(struct http_stream *st, struct http_mcp_req *r,
 				   const struct arn_cfg_toolset *ts,
 				   const struct arn_cfg_request *req)
 {
 	r->n_hdrs = 0;
+	r->hdrs_lost = false;
 	for (size_t i = 0; i < ts->n_rules; i++) {
 		const struct arn_cfg_mcp_access_rule *ru = &ts->rules[i];
 		for (size_t j = 0; j < ru->n_principals; j++) {
@@ -815,9 +820,13 @@ static void keep_principal_headers(struct http_stream *st, struct http_mcp_req *
 					      strncasecmp(r->hdrs[q].name, h->name, h->name_len) ==
 						  0 &&
 					      memcmp(r->hdrs[q].value, h->value, h->value_len) == 0;
-				if (dup || r->n_hdrs == MCP_PRINCIPAL_HDRS ||
-				    st->text_len + h->value_len + 1 > HTTP_TEXT)
+				if (dup)
 					continue;
+				if (r->n_hdrs == MCP_PRINCIPAL_HDRS ||
+				    st->text_len + h->value_len + 1 > HTTP_TEXT) {
+					r->hdrs_lost = true;
+					continue;
+				}
 				char *v = st->res->text + st->text_len;
 				memcpy(v, h->value, h->value_len);
 				v[h->value_len] = 0;
@@ -1389,7 +1398,7 @@ static void client_of(const struct http_mcp_req *r, struct arn_cfg_request *creq
 	memset(creq, 0, sizeof(*creq));
 	creq->headers = r->hdrs;
 	creq->n_headers = r->n_hdrs;
-	*cl = (struct arn_mcp_client){.req = creq};
+	*cl = (struct arn_mcp_client){.req = creq, .headers_lost = r->hdrs_lost};
 }
 
 /*
@@ -3428,6 +3437,7 @@ static void xw_handoff(struct http_mcp_req *r)
 		v += r->hdrs[i].value_len + 1;
 	}
 	x->n_hdrs = (uint32_t)r->n_hdrs;
+	x->hdrs_lost = r->hdrs_lost;
 	arn_cfg_pin(r->ts);
 	x->ts = r->ts;
 	x->hrt = hc->hcm ? http_rt_hcm(hc->hcm) : NULL;
@@ -3603,6 +3613,7 @@ static void xw_request(struct http_mcp_worker *m, struct mcp_xmsg *x)
 	memcpy(r->pver, x->pver, x->pver_len);
 	const char *v = x->text + x->len;
 	r->n_hdrs = x->n_hdrs;
+	r->hdrs_lost = x->hdrs_lost;
 	for (size_t i = 0; i < x->n_hdrs; i++) {
 		r->hdrs[i] = x->hdrs[i];
 		r->hdrs[i].value = v;

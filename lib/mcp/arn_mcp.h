@@ -669,6 +669,9 @@ struct arn_mcp_client {
 	    *req;			/* the request's headers (Principal.header); may be NULL */
 	const struct arn_mcp_str *sans; /* the verified client certificate's SANs (mTLS) */
 	size_t n_sans;
+	/* some request header a principal names is not in req (it did not
+	 * fit): no header principal matches, present or absent */
+	bool headers_lost;
 };
 
 struct arn_mcp_tool {

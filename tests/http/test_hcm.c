@@ -3105,6 +3105,43 @@ static void test_mcp_principal_header_named_by_many_rules(void **state)
 	want_not_in(c->tx, "b__echo");
 }
 
+/*
+ * The request headers principals name are kept up to MCP_PRINCIPAL_HDRS;
+ * one that did not fit was left out and the principals matched on the
+ * rest, so a principal that admits by a header's absence (invert_match)
+ * admitted a client that crowded that header out: sixteen x-team values
+ * and "secret", hidden from clients that send x-external, was listed to
+ * one that sent it.
+ */
+static void test_mcp_principal_header_crowded_out(void **state)
+{
+	(void)state;
+	start_mcp(1048576);
+	apply(ARN_TYPE_URL_TOOLSET, "2",
+	      "{\"name\":\"tools\",\"backends\":[{\"name\":\"b\",\"cluster\":\"web\"}],"
+	      "\"access_rules\":[{\"tools\":[{\"name\":{\"exact\":\"echo\"}}],\"principals\":[{"
+	      "\"header\":{\"name\":\"x-team\",\"string_match\":{\"exact\":\"ops\"}}}]},"
+	      "{\"tools\":[{\"name\":{\"exact\":\"secret\"}}],\"principals\":[{\"header\":{"
+	      "\"name\":\"x-external\",\"present_match\":true,\"invert_match\":true}}]}]}");
+	static char hdrs[1024];
+	size_t n = 0;
+	for (int i = 0; i < 16; i++)
+		n += (size_t)snprintf(hdrs + n, sizeof(hdrs) - n, "x-team: t%d\r\n", i);
+	snprintf(hdrs + n, sizeof(hdrs) - n, "x-external: 1\r\n");
+	mcp_post_headers = hdrs;
+	char sid[64];
+	struct arn_tcp_conn *c = mcp_session_listed(sid, "B1");
+	mcp_post_headers = "";
+	want_not_in(c->tx, "b__secret");
+	/* without x-external and the crowd: listed */
+	c = mcp_post(sid, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+	if (upstream_pending())
+		backend_answers("\"method\":\"tools/list\"", "application/json", NULL, BE_TOOLS);
+	if (!answered(c, "HTTP/1.1 200"))
+		fail_msg("tools/list without x-external: got '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "\"name\":\"b__secret\"");
+}
+
 /* The worker's large scratch buffers free. */
 static unsigned big_free(void)
 {
@@ -8483,6 +8520,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_mcp_quiet_streamed_calls_hold_no_large_buffer, teardown),
 	    cmocka_unit_test_teardown(test_mcp_session_unknown_to_another_toolset, teardown),
 	    cmocka_unit_test_teardown(test_mcp_principal_header_named_by_many_rules, teardown),
+	    cmocka_unit_test_teardown(test_mcp_principal_header_crowded_out, teardown),
 	    cmocka_unit_test_teardown(test_mcp_session_across_workers, teardown),
 	    cmocka_unit_test_teardown(test_mcp_detached_end_polled_next, teardown),
 	    cmocka_unit_test_teardown(test_mcp_backend_list_changed_every_worker, teardown),
