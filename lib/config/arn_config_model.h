@@ -782,6 +782,12 @@ struct arn_cfg_filter_chain {
 	 * local_ratelimit, connection_limit) */
 	struct arn_cfg_l4_filter *l4_filters;
 	size_t n_l4_filters;
+	/* transport_socket_connect_timeout: how long a connection on this
+	 * chain may take to complete its TLS handshake (from the chain's
+	 * choice); on expiry it is closed, counted in the listener's
+	 * downstream_cx_transport_socket_connect_timeout. 0: no limit of its
+	 * own (Envoy's default), the idle timeouts alone */
+	uint32_t transport_socket_connect_timeout_ms;
 	/* FNV-1a of the FilterChain proto, deterministically encoded: a
 	 * listener update that leaves a chain's bytes as they were leaves the
 	 * connections on it open (Envoy's in-place filter chain update) */

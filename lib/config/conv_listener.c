@@ -651,6 +651,8 @@ static void filter_chain(struct conv *c, struct pb fc, struct arn_cfg_filter_cha
 		  "transport_socket_connect_timeout");
 	if (pb_has(fc, "name"))
 		out->name = conv_str(c, pb_str(fc, "name"));
+	conv_duration(c, fc, "transport_socket_connect_timeout",
+		      &out->transport_socket_connect_timeout_ms, false);
 	fc_match(c, pb_msg(fc, "filter_chain_match"), &out->match);
 	if (out->match.n_server_names || out->match.transport_protocol || out->match.n_alpn)
 		*needs_inspector = true;

@@ -354,6 +354,19 @@ static void stream_ended(struct http_h1_conn *c)
 	}
 }
 
+/* The handshake completed before transport_socket_connect_timeout: the
+ * idle timer goes back to the idle timeout, counted from the accept. */
+static void hs_deadline_met(struct http_conn *hc)
+{
+	hc->hs_deadline = false;
+	uint32_t idle = hc->hcm ? hc->hcm->idle_timeout_ms : 0;
+	uint64_t age = hc->w->now_ms - hc->idle_since_ms; /* set at the accept */
+	if (idle)
+		http_timer_arm(hc->w, &hc->idle_timer, age < idle ? idle - age : 1);
+	else
+		http_timer_cancel(&hc->idle_timer);
+}
+
 /*
  * A TLS connection's handshake, before the codec sees a byte. @return true
  * once it is open. A failed one (its alert is with TCP already) closes the
@@ -364,8 +377,11 @@ static bool tls_ready(struct http_h1_conn *c)
 {
 	struct http_conn *hc = &c->c;
 	int rc = http_tls_handshake(&c->tls);
-	if (rc == 0)
+	if (rc == 0) {
+		if (hc->hs_deadline)
+			hs_deadline_met(hc);
 		return true;
+	}
 	if ((rc == -EAGAIN || rc == -EBUSY) && !c->dn.peer.eof)
 		return false;
 	ARN_DEBUG(HTTP, "connection %llx: TLS handshake failed (%d)", (unsigned long long)hc->id,
@@ -537,7 +553,32 @@ static void conn_idle_timeout(struct http_timer *t)
 		arn_tcp_close(hc->tc);
 		return;
 	}
-	if (h1c(hc)->h2) {
+	struct http_h1_conn *c = h1c(hc);
+	if (hc->hs_deadline && (!c->tls.on || arn_tls_is_open(&c->tls.tls))) {
+		hs_deadline_met(hc);
+		return;
+	}
+	if (hc->hs_deadline) {
+		/* the handshake has not completed (Envoy's
+		 * transport_socket_connect_timeout): an OpenSSL server
+		 * handshake holds tens of KB of heap (docs/tls.md), so a
+		 * client that stalls it is closed at this deadline, not
+		 * at the idle timeout (1 h by default) */
+		if (hc->w->now_ms < hc->hs_due_ms) {
+			http_timer_arm(hc->w, t, hc->hs_due_ms - hc->w->now_ms);
+			return;
+		}
+		if (hc->lrt)
+			arn_stats_inc(hc->lrt->stats, hc->w->slot,
+				      ARN_LS_downstream_cx_transport_socket_connect_timeout);
+		ARN_DEBUG(HTTP, "connection %llx: TLS handshake not done in time",
+			  (unsigned long long)hc->id);
+		hc->state = HTTP_DC_CLOSED;
+		arn_tcp_rx_consume(hc->tc, arn_tcp_rx_pending(hc->tc));
+		arn_tcp_close(hc->tc);
+		return;
+	}
+	if (c->h2) {
 		/* GOAWAY, then the close once it is out */
 		http_h2_idle(h1c(hc));
 		conn_run(hc);
@@ -994,9 +1035,18 @@ static int conn_open(struct http_worker *w, struct arn_tcp_conn *tc, struct http
 		 * delay_deny (the idle timer closes a closing connection) */
 		hc->state = HTTP_DC_CLOSING;
 		http_timer_arm(w, &hc->idle_timer, deny_ms ? deny_ms : 1);
-	} else if (h->idle_timeout_ms) {
+	} else {
+		/* the idle timer also ends a TLS handshake that outlasts the
+		 * chain's transport_socket_connect_timeout (conn_idle_timeout):
+		 * it fires at the sooner of the two */
+		uint32_t first = h->idle_timeout_ms, hs = tctx ? fc->transport_socket_connect_timeout_ms : 0;
+		if (hs && (!first || hs < first))
+			first = hs;
 		hc->idle_since_ms = w->now_ms;
-		http_timer_arm(w, &hc->idle_timer, h->idle_timeout_ms);
+		hc->hs_deadline = hs && first == hs;
+		hc->hs_due_ms = w->now_ms + hs;
+		if (first)
+			http_timer_arm(w, &hc->idle_timer, first);
 	}
 	if (fresh)
 		http_cx_take(w, &hc->cx_adm); /* a waiting block has it already */
@@ -1014,6 +1064,11 @@ static void inspect_timeout(struct http_timer *t)
 	struct http_h1_conn *c = h1c(hc);
 	if (!hc->tc || !c->inspecting)
 		return;
+	/* Envoy's count, whether the connection goes on or not (the
+	 * listener's runtime object is found at the chain's choice: not yet) */
+	struct http_listener_rt *lrt = http_rt_listener(hc->lsn->addr, hc->lsn->port);
+	if (lrt)
+		arn_stats_inc(lrt->stats, hc->w->slot, ARN_LS_downstream_pre_cx_timeout);
 	inspect_done(c, ARN_TLS_HELLO_NOT_TLS, hc->lsn->continue_on_listener_filters_timeout);
 }
 

@@ -358,12 +358,14 @@ struct http_conn {
 	bool drain_counted;		 /* downstream_cx_drain_close counted */
 	bool rebind;			 /* a newer listener kept its chain: move to it once idle */
 	bool res_waiting;		 /* on the worker's list for a free http_res (FIFO) */
+	bool hs_deadline;		 /* idle_timer: armed for transport_socket_connect_timeout */
 	struct http_conn *wnext, *wprev; /* that list */
 	uint32_t n_req;
 	uint64_t id;
 	uint64_t open_tsc;
 	struct http_timer idle_timer; /* connection idle / linger */
 	uint64_t idle_since_ms;	      /* HTTP/1: its last stream ended (or it opened) */
+	uint64_t hs_due_ms;	      /* hs_deadline: when the TLS handshake must be done */
 	/* http_drain_close's last finding: in generation lsn_gen_id, lsn_cur
 	 * was its address's listener (0: not looked up yet) */
 	uint64_t lsn_gen_id;

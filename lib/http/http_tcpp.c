@@ -123,6 +123,7 @@ struct http_tcpp {
 	struct http_timer conn_timer; /* the attempt's connect_timeout, or the next attempt */
 	struct http_timer dur_timer;  /* max_downstream_connection_duration */
 	struct http_timer log_timer;  /* access_log_flush_interval */
+	struct http_timer hs_timer;   /* the chain's transport_socket_connect_timeout */
 	uint16_t sni_len;
 	char sni[256]; /* the ClientHello's server name (passthrough), for RBAC and the log */
 	/* TLS termination (tls.on): the downstream's plaintext both ways */
@@ -224,6 +225,7 @@ static void tcpp_free(struct http_tcpp *s)
 	http_timer_cancel(&s->conn_timer);
 	http_timer_cancel(&s->dur_timer);
 	http_timer_cancel(&s->log_timer);
+	http_timer_cancel(&s->hs_timer);
 	access_log(s);
 	up_uncount(s);
 	if (s->pend_up)
@@ -273,6 +275,7 @@ static void close_both(struct http_tcpp *s, bool reset)
 	http_timer_cancel(&s->conn_timer);
 	http_timer_cancel(&s->dur_timer);
 	http_timer_cancel(&s->log_timer);
+	http_timer_cancel(&s->hs_timer);
 	struct arn_tcp_conn *c[2] = {s->dn, s->up};
 	for (int i = 0; i < 2; i++) {
 		if (!c[i])
@@ -478,8 +481,10 @@ static bool rbac_first_byte(struct http_tcpp *s)
 static bool tls_ready(struct http_tcpp *s)
 {
 	int rc = http_tls_handshake(&s->tls);
-	if (rc == 0)
+	if (rc == 0) {
+		http_timer_cancel(&s->hs_timer);
 		return true;
+	}
 	if ((rc == -EAGAIN || rc == -EBUSY) && !s->dn_eof)
 		return false;
 	ARN_DEBUG(HTTP, "tcp_proxy connection %llx: TLS handshake failed (%d)",
@@ -614,6 +619,23 @@ static void idle_timeout(struct http_timer *t)
 		return;
 	}
 	TP_INC(s, idle_timeout);
+	close_both(s, false);
+}
+
+/* The client's TLS handshake outlasted transport_socket_connect_timeout
+ * (Envoy's): an OpenSSL server handshake holds tens of KB of heap
+ * (docs/tls.md), so a client that stalls it is closed now, not at the
+ * idle timeout (1 h by default). */
+static void hs_timeout(struct http_timer *t)
+{
+	struct http_tcpp *s = owner(t, offsetof(struct http_tcpp, hs_timer));
+	if (s->state == TP_CLOSING || !s->dn || !s->tls.on || arn_tls_is_open(&s->tls.tls))
+		return;
+	if (s->lrt)
+		arn_stats_inc(s->lrt->stats, s->w->slot,
+			      ARN_LS_downstream_cx_transport_socket_connect_timeout);
+	ARN_DEBUG(HTTP, "tcp_proxy connection %llx: TLS handshake not done in time",
+		  (unsigned long long)s->id);
 	close_both(s, false);
 }
 
@@ -1141,6 +1163,7 @@ int http_tcpp_open(struct http_worker *w, struct arn_tcp_conn *tc, const struct 
 	s->conn_timer.fn = connect_timeout;
 	s->dur_timer.fn = duration_timeout;
 	s->log_timer.fn = log_flush;
+	s->hs_timer.fn = hs_timeout;
 	arn_tcp_set_ops(tc, &tp_dn_ops);
 	arn_tcp_set_user(tc, s);
 	TP_INC(s, downstream_cx_total);
@@ -1155,6 +1178,8 @@ int http_tcpp_open(struct http_worker *w, struct arn_tcp_conn *tc, const struct 
 		s->in_step = false;
 		return 0;
 	}
+	if (tctx && fc->transport_socket_connect_timeout_ms)
+		http_timer_arm(w, &s->hs_timer, fc->transport_socket_connect_timeout_ms);
 	if (tp->max_downstream_connection_duration_ms)
 		http_timer_arm(w, &s->dur_timer, tp->max_downstream_connection_duration_ms);
 	if (tp->idle_timeout_ms)

@@ -6,7 +6,8 @@
 #          100 MiB each way byte-exact; the client's close_notify becomes
 #          the upstream's FIN, the upstream's FIN comes back as close_notify
 #   :7444  the same -> sink (reads nothing for 2 s): Arion stops decrypting
-#          the client (paused_reading counted), mbufs stay bounded
+#          the client (paused_reading counted), mbufs stay bounded;
+#          transport_socket_connect_timeout 1s: a stalled handshake closed
 #   :7445  the same -> source (32 MiB) to a client that reads nothing for
 #          2 s: the upstream is paused, mbufs stay bounded
 #   :7446  tcp_proxy (no TLS) -> a TLS echo upstream: passthrough, 100 MiB
@@ -101,6 +102,7 @@ YAML
                 common_tls_context:
                   tls_certificate_sds_secret_configs: [ { name: cert-t } ]
 YAML
+	[ "$1" = tls_echo ] && echo "            transport_socket_connect_timeout: 1s"
 	return 0
 }
 cluster() { # cluster NAME ADDR PORT
@@ -281,6 +283,30 @@ case "$out" in
 esac
 v=$(stat tcp.tls_idle.idle_timeout)
 [ "$v" = 1 ] && ok "tcp.tls_idle.idle_timeout = 1" || bad "tcp.tls_idle.idle_timeout = $v"
+
+# ---- transport_socket_connect_timeout (1s on :7443's chain) ------------------------------------
+# nine bytes of a ClientHello, then nothing: closed at the deadline, not at
+# the idle timeout (1 h), and counted on the listener
+out=$(ip netns exec "$cns" $PY - "$us" <<'PY'
+import socket, sys, time
+s = socket.create_connection((sys.argv[1], 7443), timeout=6)
+s.sendall(bytes.fromhex("16030100400100003c"))
+t0 = time.monotonic()
+try:
+    how = "closed" if not s.recv(100) else "answered"
+except socket.timeout:
+    how = "open"
+except OSError:
+    how = "closed"
+w = time.monotonic() - t0
+print(how, "in-time" if 0.8 <= w <= 4 else "after-%.1fs" % w)
+PY
+)
+[ "$out" = "closed in-time" ] && ok "transport_socket_connect_timeout: a stalled handshake closed at 1 s" ||
+	bad "transport_socket_connect_timeout: '$out'"
+v=$(stat listener.0.0.0.0_7443.downstream_cx_transport_socket_connect_timeout)
+[ "$v" = 1 ] && ok "listener.0.0.0.0_7443.downstream_cx_transport_socket_connect_timeout = 1" ||
+	bad "listener.0.0.0.0_7443.downstream_cx_transport_socket_connect_timeout = $v"
 
 # ---- network RBAC: authenticated {} matches a TLS-terminated session --------------------------
 out=$(ip netns exec "$cns" $PY - "$us" "$d/ca.pem" <<'PY'

@@ -4,7 +4,8 @@
 #
 #   :443   tls_inspector; two chains chosen by SNI (a.test, b.test), each
 #          with its own certificate; another name matches no chain: refused
-#   :8443  one chain, require_sni: a client sending no SNI is refused
+#   :8443  one chain, require_sni: a client sending no SNI is refused;
+#          transport_socket_connect_timeout 1s: a stalled handshake is closed
 #   :9443  one chain, require_client_certificate (mTLS): a client with a
 #          certificate from the trusted CA is served, one without refused
 #   :9444  mTLS + HTTP RBAC ALLOW on the client certificate's names
@@ -115,6 +116,7 @@ YAML
         address: { socket_address: { address: 0.0.0.0, port_value: 8443 } }
         filter_chains:
           - name: only
+            transport_socket_connect_timeout: 1s
 YAML
 	dtc cert-a "require_sni: true"
 	hcm tls_sni
@@ -338,6 +340,43 @@ else
 	echo "skip gnutls-cli probes (gnutls-bin not installed; scripts/setup-deps --test)"
 fi
 
+# transport_socket_connect_timeout (1s on :8443's chain, Envoy's): a
+# client that sends nine bytes of a ClientHello and stalls is closed at
+# the deadline (OpenSSL holds tens of KB for it: without the timeout it
+# would stay until the idle timeout, 1 h); a client whose handshake is
+# done stays open past it and is served
+o=$(ip netns exec "$cns" python3 - "$us" "$d/ca.pem" 2>&1 <<'PY'
+import socket, ssl, sys, time
+s = socket.create_connection((sys.argv[1], 8443), timeout=6)
+s.sendall(bytes.fromhex("16030100400100003c"))
+t0 = time.monotonic()
+try:
+    b = s.recv(100)
+    stalled = "closed" if not b else "answered"
+except socket.timeout:
+    stalled = "open"
+except OSError:
+    stalled = "closed"
+waited = time.monotonic() - t0
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+t = ctx.wrap_socket(socket.create_connection((sys.argv[1], 8443), timeout=6), server_hostname="a.test")
+time.sleep(1.6)
+t.sendall(b"GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n")
+r = b""
+while True:
+    b = t.recv(65536)
+    if not b:
+        break
+    r += b
+print(stalled, "in-time" if 0.8 <= waited <= 4 else "after-%.1fs" % waited, r.split(b"\r\n")[0].decode())
+PY
+)
+[ "$o" = "closed in-time HTTP/1.1 200 OK" ] &&
+	ok "transport_socket_connect_timeout: a stalled handshake closed at 1 s, a done one served after it ($o)" ||
+	bad "transport_socket_connect_timeout: '$o'"
+v=$(stat listener.0.0.0.0_8443.downstream_cx_transport_socket_connect_timeout)
+[ "$v" = 1 ] && ok "listener.0.0.0.0_8443.downstream_cx_transport_socket_connect_timeout = 1" ||
+	bad "listener.0.0.0.0_8443.downstream_cx_transport_socket_connect_timeout = $v"
 # keep-alive: several requests on one TLS connection
 o=$(ip netns exec "$cns" curl -sS --max-time 10 --cacert "$d/ca.pem" $(res a.test 443) \
 	"https://a.test:443/" "https://a.test:443/x" "https://a.test:443/y" -w '%{num_connects}\n' 2>&1 | tr '\n' ' ')

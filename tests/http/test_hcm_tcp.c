@@ -2454,6 +2454,42 @@ static void test_listener_connection_limit_through_tls_inspector(void **state)
 	assert_int_equal(http_rt_listener(0, 82)->cx_open, 0);
 }
 
+/* clang-format off */
+/* CXL_INSPECT_TP_LISTENER with listener_filters_timeout 1 s, closing */
+#define INSPECT_TIMEOUT_LISTENER                                                                   \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"listener_filters_timeout\":\"1s\",\"listener_filters\":[{\"name\":"  \
+	"\"envoy.filters.listener.tls_inspector\",\"typed_config\":{\"@type\":\"type.googleapis.com/" \
+	"envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector\"}}],\"filter_chains\":[{"   \
+	"\"filters\":[{\"name\":\"tp\",\"typed_config\":{\"@type\":\"type.googleapis.com/envoy."     \
+	"extensions.filters.network.tcp_proxy.v3.TcpProxy\",\"stat_prefix\":\"tp\",\"cluster\":"      \
+	"\"web\"}}]}]}"
+/* clang-format on */
+
+/*
+ * listener_filters_timeout: a client that sends nothing while the
+ * tls_inspector waits is closed at the timeout and counted in Envoy's
+ * listener.<address>.downstream_pre_cx_timeout (declared, never counted
+ * before); one that spoke in time is not.
+ */
+static void test_listener_filters_timeout_counted(void **state)
+{
+	(void)state;
+	tp_begin(1, INSPECT_TIMEOUT_LISTENER);
+	uint64_t t0 = ls_82(ARN_LS_downstream_pre_cx_timeout);
+	hh_open(0, 82);
+	hh_settle();
+	hh_advance(900);
+	assert_false(hh_client(0)->fin_in);
+	assert_int_equal(ls_82(ARN_LS_downstream_pre_cx_timeout) - t0, 0);
+	hh_advance(200);
+	assert_true(hh_client(0)->fin_in); /* Arion closed it */
+	assert_int_equal(ls_82(ARN_LS_downstream_pre_cx_timeout) - t0, 1);
+	hh_fin(hh_client(0));
+	hh_advance(5);
+	hh_end();
+}
+
 /*
  * A request with Expect: 100-continue on a kept-alive upstream connection:
  * the 100 Continue reaches the client at once, before its body (issue 17:
@@ -2946,6 +2982,7 @@ int main(void)
 	    T(test_global_connection_limit_tcp_proxy),
 	    T(test_global_connection_limit_ignored_and_echo),
 	    T(test_listener_connection_limit_through_tls_inspector),
+	    T(test_listener_filters_timeout_counted),
 	    T(test_tcp_proxy_closed_at_the_end_of_the_drain),
 	    T(test_tcp_proxy_closed_when_its_removed_listener_drained),
 	    T(test_tcp_proxy_kept_chain_stays_open),
