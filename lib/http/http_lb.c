@@ -35,50 +35,92 @@ static uint64_t mix64(uint64_t x)
 	return x;
 }
 
-/* Candidates: pointers into the endpoints object, bounded. */
-#define LB_MAX 1024
-
-struct cand {
-	const struct arn_cfg_endpoint *ep[LB_MAX];
-	unsigned n;
+/*
+ * The candidates of one pick: the hosts of one priority that a mode takes
+ * (0: healthy, 1: degraded, 2: every host), walked in place. Nothing is
+ * copied, so a priority of any size is balanced over all of its hosts:
+ * a copy bounded at 1,024 left the hosts after it without traffic, and
+ * without any when the first 1,024 taken were not the healthy ones.
+ */
+struct cset {
+	const struct arn_cfg_priority *pr;
+	int mode;
+	uint64_t n;
 	uint64_t total_weight;
+	bool equal; /* every candidate has the first one's weight */
 };
 
-static void collect(const struct arn_cfg_priority *p, int mode, struct cand *c)
+static bool takes(const struct arn_cfg_endpoint *ep, int mode)
 {
-	/* mode 0: healthy, 1: degraded, 2: every host */
+	return mode == 2 || (mode == 0 && healthy(ep)) ||
+	       (mode == 1 && ep->health == ARN_CFG_HEALTH_DEGRADED);
+}
+
+static uint64_t ep_weight(const struct arn_cfg_endpoint *ep)
+{
+	return ep->weight ? ep->weight : 1;
+}
+
+static void cset_of(struct cset *c, const struct arn_cfg_priority *p, int mode)
+{
+	c->pr = p;
+	c->mode = mode;
+	c->n = 0;
+	c->total_weight = 0;
+	c->equal = true;
+	uint32_t w0 = 0;
 	for (size_t l = 0; l < p->n_localities; l++) {
 		const struct arn_cfg_locality *lo = &p->localities[l];
-		for (size_t i = 0; i < lo->n_endpoints && c->n < LB_MAX; i++) {
+		for (size_t i = 0; i < lo->n_endpoints; i++) {
 			const struct arn_cfg_endpoint *ep = &lo->endpoints[i];
-			bool take = mode == 2 || (mode == 0 && healthy(ep)) ||
-				    (mode == 1 && ep->health == ARN_CFG_HEALTH_DEGRADED);
-			if (!take)
+			if (!takes(ep, mode))
 				continue;
-			c->ep[c->n++] = ep;
-			c->total_weight += ep->weight ? ep->weight : 1;
+			if (c->n == 0)
+				w0 = ep->weight;
+			else if (ep->weight != w0)
+				c->equal = false;
+			c->n++;
+			c->total_weight += ep_weight(ep);
 		}
 	}
 }
 
-static const struct arn_cfg_endpoint *pick_weighted(const struct cand *c, uint64_t x)
+/* The candidate @p k (< n) in order. */
+static const struct arn_cfg_endpoint *cset_nth(const struct cset *c, uint64_t k)
 {
-	uint64_t t = x % c->total_weight;
-	for (unsigned i = 0; i < c->n; i++) {
-		uint64_t w = c->ep[i]->weight ? c->ep[i]->weight : 1;
-		if (t < w)
-			return c->ep[i];
-		t -= w;
+	const struct arn_cfg_endpoint *last = NULL;
+	for (size_t l = 0; l < c->pr->n_localities; l++) {
+		const struct arn_cfg_locality *lo = &c->pr->localities[l];
+		for (size_t i = 0; i < lo->n_endpoints; i++) {
+			const struct arn_cfg_endpoint *ep = &lo->endpoints[i];
+			if (!takes(ep, c->mode))
+				continue;
+			if (k-- == 0)
+				return ep;
+			last = ep;
+		}
 	}
-	return c->ep[c->n - 1];
+	return last;
 }
 
-static bool equal_weights(const struct cand *c)
+/* The candidate whose share of the weight line holds @p t (< total_weight). */
+static const struct arn_cfg_endpoint *cset_weighted(const struct cset *c, uint64_t t)
 {
-	for (unsigned i = 1; i < c->n; i++)
-		if (c->ep[i]->weight != c->ep[0]->weight)
-			return false;
-	return true;
+	const struct arn_cfg_endpoint *last = NULL;
+	for (size_t l = 0; l < c->pr->n_localities; l++) {
+		const struct arn_cfg_locality *lo = &c->pr->localities[l];
+		for (size_t i = 0; i < lo->n_endpoints; i++) {
+			const struct arn_cfg_endpoint *ep = &lo->endpoints[i];
+			if (!takes(ep, c->mode))
+				continue;
+			uint64_t w = ep_weight(ep);
+			if (t < w)
+				return ep;
+			t -= w;
+			last = ep;
+		}
+	}
+	return last;
 }
 
 static int __attribute__((noinline))
@@ -96,8 +138,8 @@ int http_lb_pick(const struct http_lb_in *in, struct http_lb_out *out)
 	/* A cluster of one healthy host (a STATIC cluster's usual shape): it
 	 * is every policy's pick and no panic (1 of 1 is 100%), without the
 	 * walks below; round robin still advances its counter, as it would
-	 * (bench_hcm: 172 instructions to about 30). The walks and their 8 KB
-	 * of candidates are out of line: this path sets up no such frame. */
+	 * (bench_hcm: 172 instructions to about 30). The walks are out of
+	 * line. */
 	const struct arn_cfg_endpoint *one = http_lb_one(eps, panic_pct);
 	if (one) {
 		if (http_lb_counts(lb) && in->rr)
@@ -112,19 +154,17 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 		     uint8_t lb)
 {
 	const struct arn_cfg_endpoints *eps = in->eps;
-	struct cand c; /* 8 KB of stack, filled only as far as n */
+	struct cset c;
 	c.n = 0;
-	c.total_weight = 0;
-	size_t total = 0, healthy_n = 0;
+	size_t healthy_n = 0;
 	int prio = -1;
-	for (size_t p = 0; p < eps->n_priorities; p++) {
+	for (size_t p = 0; p < eps->n_priorities && prio < 0; p++) {
 		const struct arn_cfg_priority *pr = &eps->priorities[p];
 		size_t h = 0;
 		for (size_t l = 0; l < pr->n_localities; l++)
 			for (size_t i = 0; i < pr->localities[l].n_endpoints; i++)
 				h += healthy(&pr->localities[l].endpoints[i]);
-		total += pr->n_endpoints;
-		if (h && prio < 0) {
+		if (h) {
 			prio = (int)p;
 			healthy_n = h;
 		}
@@ -135,30 +175,29 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 		const struct arn_cfg_priority *pr = &eps->priorities[prio];
 		if (panic_pct > 0 && healthy_n * 10000 < (size_t)panic_pct * pr->n_endpoints) {
 			out->panic = true;
-			collect(pr, 2, &c);
+			cset_of(&c, pr, 2);
 		} else {
-			collect(pr, 0, &c);
+			cset_of(&c, pr, 0);
 		}
 	} else {
 		for (size_t p = 0; p < eps->n_priorities && c.n == 0; p++)
-			collect(&eps->priorities[p], 1, &c);
+			cset_of(&c, &eps->priorities[p], 1);
 		if (c.n == 0 && panic_pct > 0) {
 			out->panic = true;
 			for (size_t p = 0; p < eps->n_priorities && c.n == 0; p++)
-				collect(&eps->priorities[p], 2, &c);
+				cset_of(&c, &eps->priorities[p], 2);
 		}
 	}
-	(void)total;
 	if (c.n == 0)
 		return -ENOENT;
 	switch (lb) {
 	case ARN_CFG_LB_RANDOM:
-		out->ep = pick_weighted(&c, in->rand);
+		out->ep = cset_weighted(&c, in->rand % c.total_weight);
 		break;
 	case ARN_CFG_LB_LEAST_REQUEST: {
 		/* Envoy: power of two choices when weights are equal, else weighted */
-		if (!equal_weights(&c) || c.n == 1 || !in->active) {
-			out->ep = pick_weighted(&c, in->rand);
+		if (!c.equal || c.n == 1 || !in->active) {
+			out->ep = cset_weighted(&c, in->rand % c.total_weight);
 			break;
 		}
 		uint32_t k = in->cluster && in->cluster->least_request_choices
@@ -168,7 +207,7 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 		uint32_t best_a = UINT32_MAX;
 		uint64_t r = in->rand;
 		for (uint32_t i = 0; i < k; i++) {
-			const struct arn_cfg_endpoint *e = c.ep[r % c.n];
+			const struct arn_cfg_endpoint *e = cset_nth(&c, r % c.n);
 			r = mix64(r + 0x9e3779b97f4a7c15ull);
 			uint32_t a = in->active(in->ctx, e);
 			if (a < best_a) {
@@ -183,26 +222,31 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 	case ARN_CFG_LB_MAGLEV:
 		if (in->has_hash) {
 			double best = -1;
-			for (unsigned i = 0; i < c.n; i++) {
-				const struct arn_cfg_endpoint *e = c.ep[i];
-				uint64_t h =
-				    mix64(in->hash ^ mix64(((uint64_t)e->addr << 16) | e->port));
-				/* weighted rendezvous: w / -ln(u), u in (0, 1) */
-				double u = ((double)(h >> 11) + 0.5) / 9007199254740992.0;
-				double s = (double)(e->weight ? e->weight : 1) / -log(u);
-				if (s > best) {
-					best = s;
-					out->ep = e;
+			for (size_t l = 0; l < c.pr->n_localities; l++) {
+				const struct arn_cfg_locality *lo = &c.pr->localities[l];
+				for (size_t i = 0; i < lo->n_endpoints; i++) {
+					const struct arn_cfg_endpoint *e = &lo->endpoints[i];
+					if (!takes(e, c.mode))
+						continue;
+					uint64_t h = mix64(in->hash ^
+							   mix64(((uint64_t)e->addr << 16) | e->port));
+					/* weighted rendezvous: w / -ln(u), u in (0, 1) */
+					double u = ((double)(h >> 11) + 0.5) / 9007199254740992.0;
+					double s = (double)ep_weight(e) / -log(u);
+					if (s > best) {
+						best = s;
+						out->ep = e;
+					}
 				}
 			}
 			break;
 		}
-		out->ep = pick_weighted(&c, in->rand); /* no hash: random, as Envoy */
+		out->ep = cset_weighted(&c, in->rand % c.total_weight); /* no hash: random, as Envoy */
 		break;
 	default: {
 		uint64_t n = in->rr ? (*in->rr)++ : in->rand;
-		if (equal_weights(&c)) {
-			out->ep = c.ep[n % c.n];
+		if (c.equal) {
+			out->ep = cset_nth(&c, n % c.n);
 		} else {
 			/* interleave by weight: walk the weight line with a stride
 			 * coprime to it, so heavy hosts are not hit in bursts */
@@ -219,7 +263,7 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 					break;
 				}
 			}
-			out->ep = pick_weighted(&c, (n * stride) % tw);
+			out->ep = cset_weighted(&c, (n * stride) % tw);
 		}
 		break;
 	}

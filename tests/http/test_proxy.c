@@ -943,6 +943,71 @@ static void test_lb_health_and_panic(void **state)
 }
 
 /*
+ * A priority of more than 1,024 hosts is balanced over all of them: the
+ * candidates were copied into an array of 1,024, so the hosts after it
+ * got no traffic (round robin, random, ring hash), and when the first
+ * 1,024 were unhealthy the healthy ones after them none either.
+ */
+static void test_lb_more_than_1024_hosts(void **state)
+{
+	(void)state;
+	enum { N = 3000 };
+	struct arn_cfg_endpoint *ep = calloc(N, sizeof(*ep));
+	uint8_t *seen = calloc(N, 1);
+	assert_non_null(ep);
+	assert_non_null(seen);
+	for (unsigned i = 0; i < N; i++) {
+		ep[i].addr = 0xc6120000 + i;
+		ep[i].port = 8080;
+		ep[i].weight = 1;
+	}
+	struct arn_cfg_locality loc = {.endpoints = ep, .n_endpoints = N};
+	struct arn_cfg_priority pr = {.localities = &loc, .n_localities = 1, .n_endpoints = N};
+	struct arn_cfg_endpoints eps = {.priorities = &pr, .n_priorities = 1, .n_endpoints = N};
+	struct arn_cfg_cluster cl = {.lb = ARN_CFG_LB_ROUND_ROBIN, .healthy_panic_threshold = 5000};
+	uint64_t rr = 0;
+	struct http_lb_in in = {.cluster = &cl, .eps = &eps, .rr = &rr};
+	struct http_lb_out out;
+	/* round robin: each host once in N picks */
+	for (unsigned i = 0; i < N; i++) {
+		assert_int_equal(http_lb_pick(&in, &out), 0);
+		seen[out.ep - ep]++;
+	}
+	for (unsigned i = 0; i < N; i++)
+		assert_int_equal(seen[i], 1);
+	/* the first 1,100 unhealthy (36 %, no panic): every pick is one of
+	 * the 1,900 healthy hosts, and all of them are picked in turn */
+	memset(seen, 0, N);
+	for (unsigned i = 0; i < 1100; i++)
+		ep[i].health = ARN_CFG_HEALTH_UNHEALTHY;
+	for (unsigned i = 0; i < 1900; i++) {
+		assert_int_equal(http_lb_pick(&in, &out), 0);
+		assert_false(out.panic);
+		assert_true(out.ep - ep >= 1100);
+		seen[out.ep - ep]++;
+	}
+	for (unsigned i = 1100; i < N; i++)
+		assert_int_equal(seen[i], 1);
+	/* weighted random and ring hash reach the last hosts too */
+	ep[N - 1].weight = 100000;
+	cl.lb = ARN_CFG_LB_RANDOM;
+	in.rand = 1899 + 99999; /* inside the last host's share */
+	assert_int_equal(http_lb_pick(&in, &out), 0);
+	assert_ptr_equal(out.ep, &ep[N - 1]);
+	cl.lb = ARN_CFG_LB_RING_HASH;
+	in.has_hash = true;
+	unsigned late = 0;
+	for (uint64_t k = 0; k < 64; k++) {
+		in.hash = k * 0x9e3779b97f4a7c15ull;
+		assert_int_equal(http_lb_pick(&in, &out), 0);
+		late += out.ep == &ep[N - 1];
+	}
+	assert_true(late > 32); /* the heavy last host takes most keys */
+	free(seen);
+	free(ep);
+}
+
+/*
  * A cluster of one host takes http_lb_pick's shortcut: the same answers as
  * the general walk (every policy picks the host, round robin's counter
  * advances, no panic), and the walk's answers when the host is not healthy
@@ -1732,6 +1797,7 @@ int main(void)
 	    cmocka_unit_test(test_local_reply_shape),
 	    cmocka_unit_test(test_lb_round_robin_and_weights),
 	    cmocka_unit_test(test_lb_health_and_panic),
+	    cmocka_unit_test(test_lb_more_than_1024_hosts),
 	    cmocka_unit_test(test_lb_single_host),
 	    cmocka_unit_test(test_lb_priorities),
 	    cmocka_unit_test(test_lb_least_request_random_hash),
