@@ -915,9 +915,9 @@ static void body_start(struct arn_h1_parser *p)
 	}
 }
 
-/* Connection elements a request may name (Envoy's HTTP/1 codec refuses
- * 10 or more: sanitizeConnectionHeader). Each may name a field to drop,
- * and a writer compares every field line with them. */
+/* Connection elements a message may name (Envoy's HTTP/1 codec refuses
+ * a request of 10 or more: sanitizeConnectionHeader). Each may name a
+ * field to drop, and a writer compares every field line with them. */
 #define H1_MAX_CONN_ELEMENTS 9
 
 /* Does @p m name more than H1_MAX_CONN_ELEMENTS elements over its
@@ -981,11 +981,15 @@ static int finish_head(struct arn_h1_parser *p)
 	else if ((f & ARN_H1_F_CONN_KEEP_ALIVE) && !(f & ARN_H1_F_CONN_CLOSE))
 		f |= ARN_H1_F_KEEP_ALIVE;
 
+	/* as Envoy for a request, but for upgrades too: their fields are
+	 * written with the same comparisons. And for a response, which
+	 * Envoy does not check (nor does it drop the fields a response's
+	 * Connection names): written with the same comparisons, it cost as
+	 * much, and an upstream could make each response to a client take
+	 * milliseconds of a worker. It fails as any bad response does (502) */
+	if ((f & ARN_H1_F_HOPS_NAMED) && conn_elements_over(m))
+		return fail(p, ARN_H1_E_CONN_TOKENS);
 	if (p->kind == ARN_H1_REQUEST) {
-		/* as Envoy, but for upgrades too: their fields are written
-		 * with the same comparisons */
-		if ((f & ARN_H1_F_HOPS_NAMED) && conn_elements_over(m))
-			return fail(p, ARN_H1_E_CONN_TOKENS);
 		if (m->host_idx >= 0) {
 			const struct arn_h1_header *h = &m->hdrs[m->host_idx];
 			struct arn_h1_slice host;

@@ -1036,6 +1036,37 @@ static void test_many_interim_responses(void **state)
 }
 
 /*
+ * An upstream's response whose Connection names 10 or more elements: each
+ * field line was compared with the whole list when the head was written
+ * to the client (a 29 KB head of 14,000 elements and 97 lines, 10 ms of a
+ * worker, for every response). It is refused as a request is (502, an
+ * upstream protocol error); nine are taken, and the fields they name
+ * dropped.
+ */
+static void test_response_connection_elements(void **state)
+{
+	(void)state;
+	start(4, jlistener("", "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}"));
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct arn_tcp_conn *u = upstream_accepts();
+	send_s(u, "HTTP/1.1 200 OK\r\nconnection: x-a,b,c,d,e,f,g,h,i\r\nx-a: 1\r\n"
+		  "content-length: 2\r\n\r\nok");
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200 OK\r\n"))
+		fail_msg("nine elements: '%s'", c->tx ? c->tx : "");
+	want_not_in(c->tx, "x-a:");
+	send_s(c, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	poll_ms(1);
+	want_in(u->tx, "GET /b");
+	send_s(u, "HTTP/1.1 200 OK\r\nconnection: x-a,b,c,d,e\r\nx-a: 1\r\n"
+		  "connection: f,g,h,i,j\r\ncontent-length: 2\r\n\r\nok");
+	poll_ms(1);
+	want_in(c->tx, "\r\n\r\nokHTTP/1.1 502 Bad Gateway\r\n");
+	assert_int_equal(stat("cluster.web.upstream_cx_protocol_error"), 1);
+}
+
+/*
  * A head in more segments than a message's pins hold (HTTP_PIN_MAX, 64),
  * within max_request_headers_kb: a client on a path with the smallest MSS
  * (536) sends a 40 KB head in 75 segments (over 512 bytes each: not packed
@@ -8487,6 +8518,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_head_end_shapes, teardown),
 	    cmocka_unit_test_teardown(test_connect_refused, teardown),
 	    cmocka_unit_test_teardown(test_many_interim_responses, teardown),
+	    cmocka_unit_test_teardown(test_response_connection_elements, teardown),
 	    cmocka_unit_test_teardown(test_head_in_many_segments, teardown),
 	    cmocka_unit_test_teardown(test_cluster_lookup_follows_generations, teardown),
 	    cmocka_unit_test_teardown(test_buffer_wait_is_fifo, teardown),

@@ -1379,6 +1379,18 @@ static void test_response_errors(void **state)
 	RES_ERR("HTTP/1.1 103 Early Hints\r\nContent-Length: 5\r\n\r\n", "CL_IN_1XX_204");
 	RES_ERR("HTTP/1.1 101 Switching Protocols\r\nTransfer-Encoding: chunked\r\n\r\n",
 		"TE_IN_1XX_204");
+	/* a response's Connection elements are bounded as a request's: the
+	 * writer compares every field line with them */
+	RES_ERR("HTTP/1.1 200 OK\r\nConnection: a,b,c,d,e,f,g,h,i,j\r\nContent-Length: 0\r\n\r\n",
+		"CONN_TOKENS");
+	RES_ERR("HTTP/1.1 200 OK\r\nConnection: a,b,c,d,e\r\nX: 1\r\nConnection: f,g,h,i,close\r\n"
+		"Content-Length: 0\r\n\r\n",
+		"CONN_TOKENS");
+	RES("HTTP/1.1 200 OK\r\nConnection: a,b,c,d,e,f,g,h,i\r\nContent-Length: 0\r\n\r\n",
+	    "RES 200 OK HTTP/1.1 cl nobody ka len=0\n"
+	    "  Connection: a,b,c,d,e,f,g,h,i #connection\n"
+	    "  Content-Length: 0 #content-length\n"
+	    "END body=0\n");
 }
 
 /* ---- helpers ------------------------------------------------------------------ */
