@@ -426,6 +426,12 @@ static inline bool arn_h1_parser_idle(const struct arn_h1_parser *p)
  * keeps until END, as for a head. */
 bool arn_h1_parser_in_trailers(const struct arn_h1_parser *p);
 
+/** Is the parser in a chunked body's framing (a size line, the CRLF after
+ * a chunk's data) or its trailer section: where its next run may hold
+ * trailer lines (a run never goes on from a chunk's data to them: the data
+ * is an event of its own)? */
+bool arn_h1_parser_in_chunk_lines(const struct arn_h1_parser *p);
+
 /** The status a server answers for @p e in a request (400, 414, 431, 501, 505). */
 int arn_h1_err_status(enum arn_h1_err e);
 /** "http1.headers_too_large"-style details (response code details, counters). */

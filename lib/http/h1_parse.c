@@ -1595,6 +1595,22 @@ bool arn_h1_parser_in_trailers(const struct arn_h1_parser *p)
 	return p->state == ST_TRAILERS;
 }
 
+bool arn_h1_parser_in_chunk_lines(const struct arn_h1_parser *p)
+{
+	switch (p->state) {
+	case ST_CHUNK_SIZE:
+	case ST_CHUNK_BWS:
+	case ST_CHUNK_EXT:
+	case ST_CHUNK_LF:
+	case ST_CHUNK_DATA_CR:
+	case ST_CHUNK_DATA_LF:
+	case ST_TRAILERS:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static __attribute__((noinline)) ssize_t parse_run(struct arn_h1_parser *p, const char *buf,
 						   size_t len, struct arn_h1_ev *ev)
 {

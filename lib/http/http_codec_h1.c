@@ -125,6 +125,26 @@ static __attribute__((noinline, cold)) uint32_t head_cut(struct http_pins *pins,
 	return lf == b ? 1 : (uint32_t)(lf - b);
 }
 
+/*
+ * A chunked body's trailer lines are slices of their runs, kept by the
+ * message's pins as its head's are. With the pins full (a head in
+ * HTTP_PIN_MAX segments), the lines of a segment they do not hold go to
+ * scratch as head_cut sends a head's: the run is cut at its next LF while
+ * the parser is in the chunks' framing, where trailers may begin, or in
+ * the trailers (their lines used to be slices of unpinned segments, and
+ * the trailers were dropped without a word). @return the bytes of the run
+ * to give the parser.
+ */
+static __attribute__((noinline, cold)) uint32_t trailer_cut(struct http_pins *pins,
+							    const struct arn_h1_parser *p,
+							    struct rte_mbuf *m, const char *b,
+							    uint32_t avail)
+{
+	if (!arn_h1_parser_in_chunk_lines(p))
+		return avail;
+	return head_cut(pins, m, b, avail);
+}
+
 /* Pin @p m for a head being decoded, or, with the pins full, the bytes
  * of its run to give the parser (head_cut). */
 static inline uint32_t head_pin(struct http_pins *pins, struct rte_mbuf *m, const char *b,
@@ -149,11 +169,14 @@ static ssize_t in_parse(struct http_in *in, struct arn_h1_parser *p, struct arn_
 		const char *b = rte_pktmbuf_mtod_offset(m, const char *, in->off);
 		if (pin && pins)
 			avail = head_pin(pins, m, b, avail);
+		else if (pins && __builtin_expect(pins->n == HTTP_PIN_MAX, 0))
+			avail = trailer_cut(pins, p, m, b, avail);
 		ssize_t n = arn_h1_parse(p, b, avail, ev);
 		if (n == ARN_AGAIN) {
 			/* trailer lines may lie in this run, which goes before
-			 * END: kept with the message, as a head's runs are */
-			if (!pin && pins && arn_h1_parser_in_trailers(p))
+			 * END: kept with the message, as a head's runs are
+			 * (with the pins full, trailer_cut sent them to scratch) */
+			if (!pin && pins && pins->n < HTTP_PIN_MAX && arn_h1_parser_in_trailers(p))
 				http_pins_add(pins, m);
 			in->off += avail;
 			in->bytes -= avail;
@@ -463,6 +486,8 @@ static inline __attribute__((always_inline)) int decode_fast_any(struct http_h1_
 	const char *b = rte_pktmbuf_mtod_offset(m, const char *, in->off);
 	if (keep && !late)
 		avail = head_pin(&mb->pins, m, b, avail);
+	else if (__builtin_expect(mb->pins.n == HTTP_PIN_MAX, 0))
+		avail = trailer_cut(&mb->pins, &h->p, m, b, avail);
 	ssize_t n = arn_h1_parse(&h->p, b, avail, &e);
 	if (late && (n < 0 || e.type == ARN_H1_EV_NEED_SCRATCH)) {
 		/* no head decoded: pinned now, as before the parse */
@@ -472,7 +497,7 @@ static inline __attribute__((always_inline)) int decode_fast_any(struct http_h1_
 	if (n == ARN_AGAIN) {
 		/* as in_parse's: the run is taken (the segment used up, or
 		 * as far as head_cut gave it) */
-		if (!keep && arn_h1_parser_in_trailers(&h->p))
+		if (!keep && mb->pins.n < HTTP_PIN_MAX && arn_h1_parser_in_trailers(&h->p))
 			http_pins_add(&mb->pins, m);
 		in->off += avail;
 		in->bytes -= avail;

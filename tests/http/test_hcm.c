@@ -7013,6 +7013,71 @@ static void test_h2_request_trailers_h1_upstream(void **state)
 }
 
 /*
+ * Trailers of a chunked message whose head filled its pins (HTTP_PIN_MAX
+ * segments: an upstream that writes its head a line at a time, a client
+ * with a small MSS and a long head), each trailer line in a segment of
+ * its own: the lines were slices of segments the pins could no longer
+ * hold, so the trailers were dropped without a word (the chunked body
+ * ended with an empty trailer section). They now go to the parser's
+ * scratch, as such a head's lines do, and are forwarded.
+ */
+static void test_trailers_after_head_in_many_segments(void **state)
+{
+	(void)state;
+	start(8, jlistener("\"http_protocol_options\":{\"enable_trailers\":true}", ROUTE_WEB));
+	cluster_web_h1("2", false, "{\"enable_trailers\":true}");
+	/* the response: its head a line a segment, then a chunk, the
+	 * trailers a line a segment */
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET /t HTTP/1.1\r\nHost: a\r\nTE: trailers\r\n\r\n");
+	struct arn_tcp_conn *u = upstream_accepts();
+	send_s(u, "HTTP/1.1 200 OK\r\n");
+	poll_ms(1);
+	for (int i = 0; i < 70; i++) {
+		char line[64];
+		snprintf(line, sizeof(line), "x-r%02d: %d\r\n", i, i);
+		send_s(u, line);
+		poll_ms(1);
+	}
+	send_s(u, "transfer-encoding: chunked\r\n\r\n2\r\nok\r\n");
+	poll_ms(1);
+	send_s(u, "0\r\n");
+	poll_ms(1);
+	send_s(u, "x-t1: one\r\n");
+	poll_ms(1);
+	send_s(u, "x-t2: two\r\n");
+	poll_ms(1);
+	send_s(u, "\r\n");
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200 OK\r\n"))
+		fail_msg("the response: '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "x-r69: 69\r\n");
+	want_in(c->tx, "\r\n2\r\nok\r\n0\r\nx-t1: one\r\nx-t2: two\r\n\r\n");
+
+	/* the request: its head in 536-byte segments, then its trailers a
+	 * line a segment */
+	static char head[48 * 1024];
+	int k = snprintf(head, sizeof(head),
+			 "POST /big HTTP/1.1\r\nHost: a\r\ntransfer-encoding: chunked\r\n");
+	for (int i = 0; i < 80; i++)
+		k += snprintf(head + k, sizeof(head) - (size_t)k, "x-c%02d: %0490d\r\n", i, i);
+	k += snprintf(head + k, sizeof(head) - (size_t)k, "\r\n");
+	for (int o = 0; o < k; o += 536)
+		send_n(c, head + o, (size_t)(k - o < 536 ? k - o : 536));
+	poll_ms(1);
+	send_s(c, "2\r\nhi\r\n0\r\n");
+	poll_ms(1);
+	send_s(c, "x-q1: one\r\n");
+	poll_ms(1);
+	send_s(c, "x-q2: two\r\n");
+	poll_ms(1);
+	send_s(c, "\r\n");
+	poll_ms(1);
+	want_in(u->tx, "x-c79: 000");
+	want_in(u->tx, "\r\n2\r\nhi\r\n0\r\nx-q1: one\r\nx-q2: two\r\n\r\n");
+}
+
+/*
  * Response trailers to an HTTP/1.1 client (the HCM's http_protocol_options
  * enable_trailers, as Envoy): an HTTP/2 upstream's grpc-status goes after
  * the chunked body's last chunk when it is on, and is dropped when it is
@@ -8605,6 +8670,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_request_trailers_bounded, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_trailers_h1_upstream, teardown),
 	    cmocka_unit_test_teardown(test_h1_client_response_trailers, teardown),
+	    cmocka_unit_test_teardown(test_trailers_after_head_in_many_segments, teardown),
 	    cmocka_unit_test_teardown(test_uph2_streams_share_connections, teardown),
 	    cmocka_unit_test_teardown(test_uph2_slow_client_holds_window, teardown),
 	    cmocka_unit_test_teardown(test_uph2_reset_and_goaway, teardown),
