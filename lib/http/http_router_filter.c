@@ -294,8 +294,8 @@ void http_rb_abandon(struct http_stream *st)
  * grpc-timeout (gRPC over HTTP/2: 1 to 8 digits and a unit, H M S m u n)
  * as Envoy's router honours it when the route sets a cap: the request's
  * deadline, less grpc_timeout_offset, capped by max_grpc_timeout (0: no
- * cap), replaces the route's timeout; a gRPC request without the header
- * gets the cap (0: none). A malformed value is ignored.
+ * cap), replaces the route's timeout; a gRPC request without the header,
+ * or with 0, gets the cap (0: none). A malformed value is ignored.
  */
 static void grpc_timeout(struct http_stream *st, const struct arn_cfg_route_action *a)
 {
@@ -334,8 +334,11 @@ static void grpc_timeout(struct http_stream *st, const struct arn_cfg_route_acti
 		}
 		if (a->grpc_timeout_offset_ms && v > a->grpc_timeout_offset_ms)
 			v -= a->grpc_timeout_offset_ms;
-		if (!a->max_grpc_timeout_ms || v < a->max_grpc_timeout_ms)
-			ms = v ? v : 1;
+		/* 0 is no deadline, as in Envoy's finalTimeout: the cap (0:
+		 * none), not 1 ms (a gRPC TimeoutValue is positive: 0 is no
+		 * client's deadline, and ended every such request at once) */
+		if (v && (!a->max_grpc_timeout_ms || v < a->max_grpc_timeout_ms))
+			ms = v;
 	}
 	st->timeout_ms = ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
 }

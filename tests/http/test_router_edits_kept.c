@@ -201,6 +201,10 @@ static void test_kept_edits_follow_the_timeout(void **state)
 	expect_line(GRPC("300m"), "x-envoy-expected-rq-timeout-ms: 300", NULL);
 	expect_line(GET("/x"), "x-envoy-expected-rq-timeout-ms: 15000", NULL);
 	expect_line(GRPC("5S"), "x-envoy-expected-rq-timeout-ms: 5000", NULL);
+	/* 0 is no deadline (Envoy's finalTimeout): the cap, not 1 ms */
+	expect_line(GRPC("0m"), "x-envoy-expected-rq-timeout-ms: 10000", NULL);
+	expect_line(GRPC("0n"), "x-envoy-expected-rq-timeout-ms: 10000", NULL);
+	expect_line(GRPC("1n"), "x-envoy-expected-rq-timeout-ms: 1", NULL);
 #undef GRPC
 	hh_end();
 }
