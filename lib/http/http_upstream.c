@@ -640,6 +640,37 @@ static bool up_tls_current(struct http_upconn *u, const struct arn_cfg_cluster *
 	return !want || u->tls.tls.ctx == http_rt_upstream_tls(c, u->pool->crt);
 }
 
+/*
+ * May HTTP/1 connection @p u, between exchanges, take a request? Not if
+ * the upstream said anything since its last response: any byte in our
+ * input or in TCP's queue (a close is on its way, or it would be the
+ * request's answer), or its close. Over TLS, records that came with the
+ * handshake's end (TLS 1.3 session tickets) may wait in TCP: they are
+ * read first, and only plaintext counts; a record of which only a part
+ * came (OpenSSL holds it, TCP's queue is empty) is plaintext to come, as
+ * are bytes TCP still holds after the read. The one test both for a
+ * connection taken from the idle list (http_up_acquire, up_acquire) and
+ * for one given back (http_up_release: a stream waiting in the pool takes
+ * it at once); the two used to differ, and the release let a connection
+ * with part of a record pending go to a waiting request, that record's
+ * plaintext its answer. Inline: plaintext, it is the usual checkout's
+ * and release's test.
+ */
+static inline bool up_quiet(struct http_upconn *u)
+{
+	struct arn_tcp_conn *tc = u->h1.tc;
+	if (!tc)
+		return false;
+	if (__builtin_expect(u->tls.on, 0)) {
+		if (arn_tcp_rx_pending(tc))
+			http_tp_fill(u->h1.tp, tc, &u->h1.in);
+		tc = u->h1.tc; /* a failed read aborts it */
+		if (!tc || arn_tls_read_pending(&u->tls.tls))
+			return false;
+	}
+	return !u->h1.in.bytes && !u->h1.peer.eof && !arn_tcp_rx_pending(tc);
+}
+
 static __attribute__((noinline)) int up_acquire(struct http_worker *w, struct http_pool *p,
 						struct http_stream *st, uint32_t laddr);
 
@@ -655,8 +686,7 @@ int http_up_acquire(struct http_worker *w, struct http_pool *p, struct http_stre
 	const struct arn_cfg_cluster *c = st->cluster;
 	struct http_upconn *u = p->idle;
 	if (u && !(st->state & HTTP_S_FRESH_UP) &&
-	    (!c || (!c->http.upstream && !c->upstream_tls)) && !u->tls.on && u->h1.tc &&
-	    !u->h1.in.bytes && !u->h1.peer.eof && !arn_tcp_rx_pending(u->h1.tc)) {
+	    (!c || (!c->http.upstream && !c->upstream_tls)) && !u->tls.on && up_quiet(u)) {
 		idle_unlink(u);
 		/* its idle timer stays armed, as up_acquire's reuse leaves it */
 		bind_(u, st);
@@ -687,12 +717,7 @@ static int up_acquire(struct http_worker *w, struct http_pool *p, struct http_st
 		idle_unlink(u);
 		/* its idle timer stays armed: it does nothing to a busy
 		 * connection, and the next idle time takes it over */
-		/* over TLS, records that came with the handshake's end (TLS 1.3
-		 * session tickets) may wait in TCP: read them, only plaintext
-		 * makes the connection unusable */
-		if (u->tls.on && u->h1.tc && arn_tcp_rx_pending(u->h1.tc))
-			http_tp_fill(u->h1.tp, u->h1.tc, &u->h1.in);
-		if (!u->h1.tc || u->h1.in.bytes || arn_tcp_rx_pending(u->h1.tc) || u->h1.peer.eof) {
+		if (!up_quiet(u)) {
 			/* the upstream said something while idle (a close is on
 			 * its way): not reusable */
 			up_close(u, true);
@@ -765,23 +790,18 @@ void http_up_release(struct http_upconn *u, bool reusable)
 	 * full, and the response's end was decoded without another fill) are
 	 * no answer to a request of ours. A stream waiting in the pool takes
 	 * the connection at once (up_make_available, which reads nothing) and
-	 * would take them for its own response: the connection goes. Over TLS
-	 * only plaintext counts (session tickets), read as up_acquire reads
-	 * it: any in our input closes it below. */
-	if (reusable && u->h1.tc && arn_tcp_rx_pending(u->h1.tc)) {
-		if (u->tls.on)
-			http_tp_fill(u->h1.tp, u->h1.tc, &u->h1.in);
-		else
-			reusable = false;
-	}
+	 * would take them for its own response: the connection goes, as
+	 * up_acquire would close it (up_quiet). */
+	if (reusable && !up_quiet(u))
+		reusable = false;
 	ARN_DEBUG(HTTP,
 		  "upstream %u.%u.%u.%u:%u: released (reusable %d draining %d in %u out %d idle %d "
 		  "n_req %u)",
 		  p->addr >> 24, (p->addr >> 16) & 255, (p->addr >> 8) & 255, p->addr & 255,
 		  p->port, reusable, p->draining, u->h1.in.bytes, http_out_busy(&u->h1.out),
 		  arn_h1_parser_idle(&u->h1.p), u->n_req);
-	if (p->draining && reusable && !u->h1.in.bytes && u->h1.tc && !http_out_busy(&u->h1.out) &&
-	    arn_h1_parser_idle(&u->h1.p)) {
+	/* (reusable: up_quiet found it has a TCP connection and no input) */
+	if (p->draining && reusable && !http_out_busy(&u->h1.out) && arn_h1_parser_idle(&u->h1.p)) {
 		/* its endpoint left: the exchange is over and the connection
 		 * would have been reused, so a RST loses nothing where TCP
 		 * finds it safe (no TIME_WAIT per EDS change under load) */
@@ -792,7 +812,7 @@ void http_up_release(struct http_upconn *u, bool reusable)
 		arn_tcp_close_quiet(tc); /* on_close frees the block */
 		return;
 	}
-	if (!reusable || p->draining || u->h1.in.bytes || !u->h1.tc || http_out_busy(&u->h1.out) ||
+	if (!reusable || p->draining || http_out_busy(&u->h1.out) ||
 	    !arn_h1_parser_idle(&u->h1.p)) {
 		up_close(u, !reusable || u->h1.in.bytes);
 		return;

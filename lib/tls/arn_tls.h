@@ -792,6 +792,10 @@ const char *arn_tls_sni(const struct arn_tls_conn *c);
 /** The negotiated ALPN protocol (not NUL-terminated) and its length; NULL if none. */
 const char *arn_tls_alpn(const struct arn_tls_conn *c, size_t *len);
 bool arn_tls_session_reused(const struct arn_tls_conn *c);
+/** Has the connection read bytes from the transport that no arn_tls_read
+ * gave yet: plaintext, or part of a record whose rest has not come (read
+ * record by record, OpenSSL takes what TCP has of one and waits)? */
+bool arn_tls_read_pending(const struct arn_tls_conn *c);
 /** The peer presented a certificate. */
 bool arn_tls_peer_cert_presented(const struct arn_tls_conn *c);
 /** The peer's subject in RFC 2253 form into @p buf (%DOWNSTREAM_PEER_SUBJECT%).

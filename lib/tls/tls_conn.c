@@ -551,6 +551,11 @@ bool arn_tls_session_reused(const struct arn_tls_conn *c)
 	return c->ssl && SSL_session_reused(c->ssl);
 }
 
+bool arn_tls_read_pending(const struct arn_tls_conn *c)
+{
+	return c->ssl && SSL_has_pending(c->ssl);
+}
+
 bool arn_tls_peer_cert_presented(const struct arn_tls_conn *c)
 {
 	return c->ssl && SSL_get0_peer_certificate(c->ssl) != NULL;

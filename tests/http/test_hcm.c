@@ -7524,6 +7524,114 @@ static void test_waiting_request_never_takes_a_connection_of_another_tls(void **
 	assert_int_equal(stat("cluster.web.upstream_rq_pending_active"), 0);
 }
 
+/* A TLS server of lib/tls (tcli's io) on the proxy's upstream connection
+ * @p k->srv: its output goes to the proxy at once (send_n), whole. */
+static void usrv_flush(struct tcli *k)
+{
+	if (k->out_off < k->out_len) {
+		size_t n = k->out_len - k->out_off;
+		k->out_off = k->out_len;
+		send_n(k->srv, k->out + k->out_len - n, n);
+	}
+}
+
+/* Handshake the proxy's TLS connection @p u with server @p k, made on
+ * context @p sctx. */
+static void usrv_open(struct tcli *k, struct arn_tcp_conn *u, struct arn_tls_ctx *sctx)
+{
+	memset(k, 0, sizeof(*k));
+	k->srv = u;
+	arn_tls_worker_init(&k->w, 0, 0);
+	assert_int_equal(arn_tls_conn_init(&k->c, &k->w, sctx, &k->st, &tcli_io, k,
+					   &(struct arn_tls_conn_opts){0}),
+			 0);
+	int rc = -EAGAIN;
+	for (int i = 0; i < 50 && rc != 0; i++) {
+		arn_tls_worker_begin(&k->w, 0);
+		rc = arn_tls_handshake(&k->c);
+		usrv_flush(k);
+		poll_ms(1);
+	}
+	assert_int_equal(rc, 0);
+}
+
+/* The plaintext the proxy sent server @p k, NUL-terminated in @p buf. */
+static void usrv_read(struct tcli *k, char *buf, size_t cap)
+{
+	size_t o = 0;
+	for (int i = 0; i < 50 && o + 1 < cap; i++) {
+		arn_tls_worker_begin(&k->w, 0);
+		ssize_t n = arn_tls_read(&k->c, buf + o, cap - 1 - o);
+		if (n > 0)
+			o += (size_t)n;
+		else
+			break;
+	}
+	buf[o] = 0;
+}
+
+/*
+ * A TLS upstream that sends, after a complete response, the first bytes
+ * of another record (the rest follows later): they wait in TCP's queue,
+ * no plaintext yet, when the stream ends. A request waiting in the pool
+ * (max_connections 1) must not be given that connection, as no idle
+ * request would be (up_acquire reads the records there and closes a
+ * connection with bytes left): the record's plaintext would be its
+ * answer. The connection closes; the waiting request goes on a new one.
+ */
+static void test_partial_tls_record_never_answers_a_waiting_request(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	apply(C, "2",
+	      "{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"5s\","
+	      "\"circuit_breakers\":{\"thresholds\":[{\"max_connections\":1}]},"
+	      "\"load_assignment\":{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":[{"
+	      "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.10\","
+	      "\"port_value\":8080}}}}]}]},\"transport_socket\":{\"name\":\"tls\","
+	      "\"typed_config\":{\"@type\":\"type.googleapis.com/"
+	      "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext\",\"sni\":"
+	      "\"web.test\"}}}");
+	arn_http_poll(); /* the control lcore builds the cluster's TLS context */
+	poll_ms(1);
+	struct arn_tls_ctx *sctx = tls_ctx(true);
+	static struct tcli k;
+	struct arn_tcp_conn *a = client(), *b = client();
+	send_s(a, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct arn_tcp_conn *u = upstream_accepts();
+	usrv_open(&k, u, sctx);
+	char got[512];
+	usrv_read(&k, got, sizeof(got));
+	want_in(got, "GET /a ");
+	send_s(b, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(stat("cluster.web.upstream_rq_pending_active"), 1);
+	/* the response, then a record of which all but 5 bytes come */
+	static const char r1[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+	static const char r2[] = "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nforged";
+	arn_tls_worker_begin(&k.w, 0);
+	assert_int_equal(arn_tls_write(&k.c, r1, sizeof(r1) - 1), sizeof(r1) - 1);
+	size_t end1 = k.out_len;
+	assert_int_equal(arn_tls_write(&k.c, r2, sizeof(r2) - 1), sizeof(r2) - 1);
+	size_t end2 = k.out_len;
+	assert_true(end2 - end1 > 10);
+	send_n(u, k.out + k.out_off, end2 - 5 - k.out_off);
+	k.out_off = end2 - 5;
+	poll_ms(1);
+	want_in(a->tx, "hello");
+	poll_ms(1);
+	/* the rest of the record: never b's answer */
+	if (!u->closed)
+		usrv_flush(&k);
+	poll_ms(1);
+	want_not_in(b->tx, "forged");
+	assert_true(u->closed);
+	struct arn_tcp_conn *u2 = upstream_accepts();
+	assert_int_equal((unsigned char)u2->tx[0], 0x16); /* its own handshake */
+	assert_int_equal(stat("cluster.web.upstream_rq_pending_active"), 0);
+	arn_tls_conn_free(&k.c);
+	arn_tls_ctx_unref(sctx);
+}
+
 /* The access log's %START_TIME% is when the request's first byte came, in
  * wall-clock time: read from the clock once the stream ends (only when an
  * access log will use it), less the time the stream took, not at every
@@ -8680,6 +8788,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_route_timeout_runs_while_the_attempt_waits, teardown),
 	    cmocka_unit_test_teardown(test_long_cluster_name_keeps_its_connections, teardown),
 	    cmocka_unit_test_teardown(test_waiting_request_never_takes_a_connection_of_another_tls,
+				      teardown),
+	    cmocka_unit_test_teardown(test_partial_tls_record_never_answers_a_waiting_request,
 				      teardown),
 	    cmocka_unit_test_teardown(test_access_log_start_time_is_the_streams_start, teardown),
 	    cmocka_unit_test_teardown(test_breaker_max_requests_refuses_the_next, teardown),
