@@ -143,14 +143,17 @@ static void backend(struct conv *c, struct pb b, struct arn_cfg_mcp_backend *out
 	if (out->n_headers > ARN_CFG_MCP_MAX_BACKEND_HEADERS)
 		conv_err(c, "request_headers_to_add", "%zu headers; at most %u", out->n_headers,
 			 ARN_CFG_MCP_MAX_BACKEND_HEADERS);
-	/* the gateway sets these itself, per request and per backend session */
+	/* the gateway sets these itself, per request and per backend session
+	 * (accept too: a second one, and the backend's answer depends on
+	 * which it reads) */
 	for (size_t i = 0; i < out->n_headers; i++) {
 		const char *k = out->headers[i].key;
 		if (k &&
 		    (strcmp(k, "mcp-session-id") == 0 || strcmp(k, "mcp-protocol-version") == 0 ||
 		     strcmp(k, "mcp-method") == 0 || strcmp(k, "mcp-name") == 0 ||
 		     strcmp(k, "content-length") == 0 || strcmp(k, "content-type") == 0 ||
-		     strcmp(k, "transfer-encoding") == 0 || strcmp(k, "host") == 0)) {
+		     strcmp(k, "transfer-encoding") == 0 || strcmp(k, "host") == 0 ||
+		     strcmp(k, "accept") == 0)) {
 			size_t m = conv_push(c, "request_headers_to_add[%zu]", i);
 			conv_err(c, "header.key",
 				 "'%s' is set by the gateway for each request and cannot be added",

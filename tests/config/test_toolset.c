@@ -106,6 +106,13 @@ static void test_x15_bad_toolset_refused_naming_field(void **state)
 	     "}]}",
 	     "ToolSet 't': backends[0].request_headers_to_add[0].header.key: 'mcp-session-id' is "
 	     "set by the gateway"},
+	    /* the gateway's own accept (application/json, text/event-stream): a
+	     * second one made the backend's answer depend on which it read */
+	    {"{\"name\":\"t\",\"backends\":[{\"name\":\"a\",\"cluster\":\"c\","
+	     "\"request_headers_to_add\":[{\"header\":{\"key\":\"x-a\",\"value\":\"1\"}},"
+	     "{\"header\":{\"key\":\"Accept\",\"value\":\"application/json\"}}]}]}",
+	     "ToolSet 't': backends[0].request_headers_to_add[1].header.key: 'accept' is "
+	     "set by the gateway"},
 	    {"{\"name\":\"t\",\"backends\":[{\"name\":\"a\",\"cluster\":\"c\"}],\"tool_filter\":{"
 	     "\"allow\":[{\"name\":{\"safe_regex\":{\"regex\":\"(a\"}}}]}}",
 	     "ToolSet 't': tool_filter.allow[0].name.safe_regex.regex: '(a'"},
