@@ -219,6 +219,11 @@ int arn_net_is_local(const struct arn_lcore *lc, uint32_t addr);
 /** The MTU of the port that routes to @p dst (0 if none). */
 uint16_t arn_net_route_mtu(const struct arn_lcore *lc, uint32_t dst);
 
+/** The address of the port that routes to @p dst (host byte order): the
+ * source of a connection the data plane opens on its own (active health
+ * checks), 0 if no route leads there. */
+uint32_t arn_net_route_src(const struct arn_lcore *lc, uint32_t dst);
+
 /** The worker's clock: TSC ticks per second (arn_net_now() is below). */
 uint64_t arn_net_hz(void);
 

@@ -285,6 +285,13 @@ uint16_t arn_net_route_mtu(const struct arn_lcore *lc, uint32_t dst)
 	return p < 0 ? 0 : lc->net->port[p].mtu;
 }
 
+uint32_t arn_net_route_src(const struct arn_lcore *lc, uint32_t dst)
+{
+	uint32_t nh;
+	int p = net_route(lc->net, 0, dst, &nh);
+	return p < 0 ? 0 : lc->net->port[p].ip;
+}
+
 uint64_t arn_net_hz(void)
 {
 	return rte_get_tsc_hz();

@@ -131,6 +131,13 @@ uint64_t arn_net_nexthop_since(const struct arn_lcore *lc, uint32_t dst)
 	return 0;
 }
 
+uint32_t arn_net_route_src(const struct arn_lcore *lc, uint32_t dst)
+{
+	(void)lc;
+	(void)dst;
+	return 0; /* active health checks: no route in this harness */
+}
+
 void arn_net_resolve(struct arn_lcore *lc, uint32_t dst)
 {
 	assert_true(lc == &lc0 || (two_workers && lc == &lc1));

@@ -91,6 +91,13 @@ uint16_t arn_net_route_mtu(const struct arn_lcore *lc, uint32_t dst)
 	return fake_mtu;
 }
 
+uint32_t arn_net_route_src(const struct arn_lcore *lc, uint32_t dst)
+{
+	(void)lc;
+	(void)dst;
+	return 0; /* no route of our own: active health checks find none */
+}
+
 /* lib/net's control side, for the modules above TCP (lib/http resolves
  * new endpoints ahead of traffic): no data plane here, so nothing is
  * posted and next hops need no resolving. */
