@@ -604,8 +604,8 @@ static const char *eds_health_name(uint8_t h)
 	}
 }
 
-/* Envoy's health_flags text for what EDS says (no active health checking
- * or outlier detection runs yet, so only EDS flags can be set). */
+/* Envoy's health_flags text for what EDS says; the data plane's host
+ * stats (arn_admin_set_host_stats) put /failed_active_hc before it. */
 static const char *health_flags(uint8_t h)
 {
 	switch (h) {

@@ -116,6 +116,9 @@ int arn_http_set_cx_limits(bool has_global, uint64_t global_max,
 struct arn_http_host_counts {
 	uint64_t cx_total, cx_connect_fail, rq_total, rq_success, rq_error, rq_timeout;
 	uint64_t cx_active, rq_active; /* gauges */
+	/* Envoy's FAILED_ACTIVE_HC: its cluster's active health checks failed
+	 * it, or it is new and has not passed its first check */
+	bool failed_active_hc;
 };
 
 struct arn_sb;

@@ -267,7 +267,15 @@ struct http_host {
 	struct http_host *reclaim_next; /* queued by the last put */
 	uint64_t mark;			/* control lcore: listed in this walk already */
 	struct http_host_ctr *slots;	/* n_slots, cache-line aligned */
+	/* Envoy's health flags that active checks set (http_hc.h,
+	 * HTTP_HOST_FAILED_ACTIVE_HC): written by the control lcore when it
+	 * creates the host for a checked cluster (failed until the first
+	 * check passes) and by worker 0, which runs the checks; read by every
+	 * worker's balancer, relaxed, only for clusters with health_checks */
+	uint8_t hc_flags;
 };
+/* struct http_host's hc_flags: Envoy's FAILED_ACTIVE_HC. */
+#define HTTP_HOST_FAILED_ACTIVE_HC 1u
 
 /* Worker side. */
 static inline struct http_host_ctr *http_host_ctr(struct http_host *h, unsigned worker)
@@ -363,6 +371,14 @@ struct arn_stats_scope *http_rt_mcp_backend(const struct arn_cfg_toolset *ts, ui
 /* The host of the current snapshot; take a reference before the next
  * quiescent state to keep it (http_host_ref). */
 struct http_host *http_rt_host(const struct http_cluster_rt *crt, uint32_t addr, uint16_t port);
+/* The hosts of cluster @p crt in the current snapshot, sorted by (address,
+ * port), their number in *@p n: what the balancer of a cluster with active
+ * health checks reads their flags in (http_lb_in.hosts). Valid until the
+ * next quiescent state. NULL (and 0): the snapshot has no such entry. */
+struct http_host *const *http_rt_hosts(const struct http_cluster_rt *crt, size_t *n);
+/* Clusters with health_checks in the current snapshot: worker 0 walks the
+ * generation's clusters for its checks only when there are some. */
+size_t http_rt_hc_clusters(void);
 void http_rt_hcm_put(struct http_hcm_rt *r);
 /** Clusters whose entries the last snapshot built rather than took from
  * the previous one (tests count the work of a generation with it). */
@@ -617,6 +633,11 @@ struct http_lb_in {
 	/* LEAST_REQUEST: active requests to an endpoint (NULL: all 0) */
 	uint32_t (*active)(void *ctx, const struct arn_cfg_endpoint *ep);
 	void *ctx;
+	/* A cluster with active health checks: its hosts (http_rt_hosts),
+	 * whose hc_flags exclude an endpoint that EDS calls healthy. NULL
+	 * (every other cluster): EDS health alone, and no lookup. */
+	struct http_host *const *hosts;
+	size_t n_hosts;
 };
 
 struct http_lb_out {
@@ -648,7 +669,8 @@ static inline bool http_lb_counts(uint8_t lb)
 
 /**
  * Pick an endpoint: the lowest priority with healthy hosts (HEALTHY or
- * UNKNOWN; DEGRADED only when none is), Envoy's panic mode when the healthy
+ * UNKNOWN, and not failed by active health checks when in->hosts is set;
+ * DEGRADED only when none is), Envoy's panic mode when the healthy
  * share is under healthy_panic_threshold, then the cluster's lb_policy
  * (ROUND_ROBIN honouring weights, LEAST_REQUEST power of two choices,
  * RANDOM, RING_HASH / MAGLEV as consistent weighted rendezvous hashing).

@@ -20,9 +20,42 @@
 
 #include "http_int.h"
 
-static bool healthy(const struct arn_cfg_endpoint *ep)
+/* Has active health checking failed the host of @p ep? A binary search of
+ * the cluster's sorted hosts (the snapshot's, which may be a generation
+ * apart from the endpoints: a host it lacks is not failed by checks). */
+static bool hc_failed(const struct http_lb_in *in, const struct arn_cfg_endpoint *ep)
 {
-	return ep->health == ARN_CFG_HEALTH_UNKNOWN || ep->health == ARN_CFG_HEALTH_HEALTHY;
+	uint64_t want = (uint64_t)ep->addr << 16 | ep->port;
+	size_t lo = 0, hi = in->n_hosts;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct http_host *h = in->hosts[mid];
+		uint64_t k = (uint64_t)h->addr << 16 | h->port;
+		if (k == want)
+			return __atomic_load_n(&h->hc_flags, __ATOMIC_RELAXED) &
+			       HTTP_HOST_FAILED_ACTIVE_HC;
+		if (k < want)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* EDS says HEALTHY or UNKNOWN and, for a cluster with active health
+ * checks, they have not failed it: Envoy's combined health. An EDS
+ * UNHEALTHY, DRAINING or TIMEOUT host stays out whatever the checks say. */
+static bool healthy(const struct http_lb_in *in, const struct arn_cfg_endpoint *ep)
+{
+	if (ep->health != ARN_CFG_HEALTH_UNKNOWN && ep->health != ARN_CFG_HEALTH_HEALTHY)
+		return false;
+	return !in->hosts || !hc_failed(in, ep);
+}
+
+/* DEGRADED by EDS, and not failed by active checks. */
+static bool degraded(const struct http_lb_in *in, const struct arn_cfg_endpoint *ep)
+{
+	return ep->health == ARN_CFG_HEALTH_DEGRADED && (!in->hosts || !hc_failed(in, ep));
 }
 
 static uint64_t mix64(uint64_t x)
@@ -43,6 +76,7 @@ static uint64_t mix64(uint64_t x)
  * without any when the first 1,024 taken were not the healthy ones.
  */
 struct cset {
+	const struct http_lb_in *in; /* its hosts' active health check flags */
 	const struct arn_cfg_priority *pr;
 	int mode;
 	uint64_t n;
@@ -50,10 +84,10 @@ struct cset {
 	bool equal; /* every candidate has the first one's weight */
 };
 
-static bool takes(const struct arn_cfg_endpoint *ep, int mode)
+static bool takes(const struct cset *c, const struct arn_cfg_endpoint *ep)
 {
-	return mode == 2 || (mode == 0 && healthy(ep)) ||
-	       (mode == 1 && ep->health == ARN_CFG_HEALTH_DEGRADED);
+	return c->mode == 2 || (c->mode == 0 && healthy(c->in, ep)) ||
+	       (c->mode == 1 && degraded(c->in, ep));
 }
 
 static uint64_t ep_weight(const struct arn_cfg_endpoint *ep)
@@ -61,8 +95,10 @@ static uint64_t ep_weight(const struct arn_cfg_endpoint *ep)
 	return ep->weight ? ep->weight : 1;
 }
 
-static void cset_of(struct cset *c, const struct arn_cfg_priority *p, int mode)
+static void cset_of(struct cset *c, const struct http_lb_in *in, const struct arn_cfg_priority *p,
+		    int mode)
 {
+	c->in = in;
 	c->pr = p;
 	c->mode = mode;
 	c->n = 0;
@@ -73,7 +109,7 @@ static void cset_of(struct cset *c, const struct arn_cfg_priority *p, int mode)
 		const struct arn_cfg_locality *lo = &p->localities[l];
 		for (size_t i = 0; i < lo->n_endpoints; i++) {
 			const struct arn_cfg_endpoint *ep = &lo->endpoints[i];
-			if (!takes(ep, mode))
+			if (!takes(c, ep))
 				continue;
 			if (c->n == 0)
 				w0 = ep->weight;
@@ -93,7 +129,7 @@ static const struct arn_cfg_endpoint *cset_nth(const struct cset *c, uint64_t k)
 		const struct arn_cfg_locality *lo = &c->pr->localities[l];
 		for (size_t i = 0; i < lo->n_endpoints; i++) {
 			const struct arn_cfg_endpoint *ep = &lo->endpoints[i];
-			if (!takes(ep, c->mode))
+			if (!takes(c, ep))
 				continue;
 			if (k-- == 0)
 				return ep;
@@ -111,7 +147,7 @@ static const struct arn_cfg_endpoint *cset_weighted(const struct cset *c, uint64
 		const struct arn_cfg_locality *lo = &c->pr->localities[l];
 		for (size_t i = 0; i < lo->n_endpoints; i++) {
 			const struct arn_cfg_endpoint *ep = &lo->endpoints[i];
-			if (!takes(ep, c->mode))
+			if (!takes(c, ep))
 				continue;
 			uint64_t w = ep_weight(ep);
 			if (t < w)
@@ -140,7 +176,7 @@ int http_lb_pick(const struct http_lb_in *in, struct http_lb_out *out)
 	 * walks below; round robin still advances its counter, as it would
 	 * (bench_hcm: 172 instructions to about 30). The walks are out of
 	 * line. */
-	const struct arn_cfg_endpoint *one = http_lb_one(eps, panic_pct);
+	const struct arn_cfg_endpoint *one = in->hosts ? NULL : http_lb_one(eps, panic_pct);
 	if (one) {
 		if (http_lb_counts(lb) && in->rr)
 			(*in->rr)++;
@@ -163,7 +199,7 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 		size_t h = 0;
 		for (size_t l = 0; l < pr->n_localities; l++)
 			for (size_t i = 0; i < pr->localities[l].n_endpoints; i++)
-				h += healthy(&pr->localities[l].endpoints[i]);
+				h += healthy(in, &pr->localities[l].endpoints[i]);
 		if (h) {
 			prio = (int)p;
 			healthy_n = h;
@@ -175,17 +211,17 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 		const struct arn_cfg_priority *pr = &eps->priorities[prio];
 		if (panic_pct > 0 && healthy_n * 10000 < (size_t)panic_pct * pr->n_endpoints) {
 			out->panic = true;
-			cset_of(&c, pr, 2);
+			cset_of(&c, in, pr, 2);
 		} else {
-			cset_of(&c, pr, 0);
+			cset_of(&c, in, pr, 0);
 		}
 	} else {
 		for (size_t p = 0; p < eps->n_priorities && c.n == 0; p++)
-			cset_of(&c, &eps->priorities[p], 1);
+			cset_of(&c, in, &eps->priorities[p], 1);
 		if (c.n == 0 && panic_pct > 0) {
 			out->panic = true;
 			for (size_t p = 0; p < eps->n_priorities && c.n == 0; p++)
-				cset_of(&c, &eps->priorities[p], 2);
+				cset_of(&c, in, &eps->priorities[p], 2);
 		}
 	}
 	if (c.n == 0)
@@ -226,7 +262,7 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 				const struct arn_cfg_locality *lo = &c.pr->localities[l];
 				for (size_t i = 0; i < lo->n_endpoints; i++) {
 					const struct arn_cfg_endpoint *e = &lo->endpoints[i];
-					if (!takes(e, c.mode))
+					if (!takes(&c, e))
 						continue;
 					uint64_t h = mix64(in->hash ^
 							   mix64(((uint64_t)e->addr << 16) | e->port));

@@ -38,6 +38,7 @@
 #include "http_filter.h"
 #include "http_drain.h"
 #include "http_stream.h"
+#include "http_hc.h"
 #include "http_grpc_stats.h"
 #include "http_mcp_tools.h"
 #include "http_mcp.h"
@@ -185,6 +186,7 @@ static void worker_free(struct http_worker *w)
 	free(w->big_mem);
 	free(w->pools);
 	http_tcpp_worker_fini(w);
+	http_hc_worker_fini(w);
 	rte_free(w);
 }
 
@@ -256,7 +258,8 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	w->big_mem = worker_array(w->n_big, HTTP_BIG_SCRATCH);
 	if (!w->conns || !w->ups || !w->res_mem || !w->pools || !w->big_mem ||
 	    http_tcpp_worker_init(w, w->n_ups) != 0 || http_mcp_worker_init(w, &cfg_mcp) != 0 ||
-	    http_grpc_stats_worker_init(w) != 0 || http_mcp_tools_worker_init(w) != 0) {
+	    http_grpc_stats_worker_init(w) != 0 || http_mcp_tools_worker_init(w) != 0 ||
+	    http_hc_worker_init(w) != 0) {
 		ARN_ERR(HTTP, "worker %u: out of memory for the HTTP pools", idx);
 		worker_free(w);
 		return -ENOMEM;
@@ -290,6 +293,7 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	if (g_store) {
 		const struct arn_cfg_gen *g = arn_config_gen(g_store);
 		listeners_sync(w, g);
+		http_hc_gen(w, g);
 		w->gen_id = arn_cfg_gen_id(g);
 	}
 	return 0;
@@ -346,6 +350,7 @@ static __attribute__((noinline)) void worker_poll_work(struct http_worker *w)
 		http_grpc_stats_sweep(w, g);
 		http_mcp_tools_sweep(w, g);
 		http_mcp_gen(w, g);
+		http_hc_gen(w, g);
 		w->gen_id = arn_cfg_gen_id_fast(g);
 		/* what connections keep between their streams is of the
 		 * older one (http_stream.h) */
@@ -387,6 +392,7 @@ static void worker_fini(struct arn_lcore *lc, void *arg)
 	struct http_worker *w = arn_tcp_app_state(lc, &http_app);
 	if (!w)
 		return;
+	http_hc_worker_fini(w); /* its connections first: they are worker 0's */
 	http_conns_shutdown(w);
 	http_mcp_shutdown(w);
 	http_tcpp_shutdown(w);

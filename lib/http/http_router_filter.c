@@ -496,6 +496,10 @@ static int lb_pick(struct http_stream *st, uint64_t *rr, struct http_lb_out *out
 	};
 	if (st->cluster->lb == ARN_CFG_LB_RING_HASH || st->cluster->lb == ARN_CFG_LB_MAGLEV)
 		in.has_hash = attempt_hash(st, &in.hash);
+	/* active health checks: only a cluster that has them looks its
+	 * hosts up (the others' picks read no host) */
+	if (st->cluster->n_health_checks && st->crt)
+		in.hosts = http_rt_hosts(st->crt, &in.n_hosts);
 	return http_lb_pick(&in, out);
 }
 
@@ -513,7 +517,7 @@ static void attempt_start(struct http_stream *st)
 	 * random number, the call). Not for the hash policies: the request's
 	 * hash is still taken (bench_hcm: about 20 instructions a request). */
 	const struct arn_cfg_endpoint *one =
-	    lb != ARN_CFG_LB_RING_HASH && lb != ARN_CFG_LB_MAGLEV
+	    lb != ARN_CFG_LB_RING_HASH && lb != ARN_CFG_LB_MAGLEV && !st->cluster->n_health_checks
 		? http_lb_one(st->endpoints, st->cluster->healthy_panic_threshold)
 		: NULL;
 	if (one) {

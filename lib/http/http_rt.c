@@ -43,6 +43,7 @@
 #include "arn_net.h"
 #include "arn_tls.h"
 #include "http_filter.h"
+#include "http_hc.h"
 #include "http_int.h"
 #include "http_l4.h"
 
@@ -134,6 +135,7 @@ struct rl_scope {
 struct cent {
 	struct arn_cfg_obj obj;	     /* name: the cluster object's; refs: tries holding it */
 	struct http_cluster_rt *crt; /* one reference */
+	bool hc;		     /* its Cluster has health_checks */
 	size_t n_hosts;
 	struct http_host *hosts[]; /* sorted by (addr, port); one reference each */
 };
@@ -156,6 +158,7 @@ struct cpart {
 	struct arn_hamt *cl_trie, *cla_trie; /* the generation's it follows (references) */
 	struct arn_hamt *ents;		     /* struct cent by cluster name */
 	size_t n_crts, n_hosts;
+	size_t n_hc; /* entries with hc set */
 };
 
 struct snap {
@@ -346,6 +349,26 @@ struct http_host *http_rt_host(const struct http_cluster_rt *crt, uint32_t addr,
 			hi = mid;
 	}
 	return NULL;
+}
+
+struct http_host *const *http_rt_hosts(const struct http_cluster_rt *crt, size_t *n)
+{
+	const struct snap *sn = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
+	*n = 0;
+	if (!sn || !crt)
+		return NULL;
+	const struct cent *e =
+	    (const void *)arn_hamt_get(sn->cp->ents, crt->name, crt->len, crt->hash);
+	if (!e || e->crt != crt)
+		return NULL;
+	*n = e->n_hosts;
+	return e->hosts;
+}
+
+size_t http_rt_hc_clusters(void)
+{
+	const struct snap *sn = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
+	return sn ? sn->cp->n_hc : 0;
 }
 
 void arn_http_set_healthcheck_failed(bool failed)
@@ -973,11 +996,13 @@ static void ent_drop(struct cl_walk *cw, const char *name, size_t len, uint64_t 
 	if (!e)
 		return;
 	size_t nh = e->n_hosts;
+	bool hc = e->hc;
 	if (arn_hamt_del(&s->ents, name, len, hash, cent_unref) != 0) {
 		cw->oom = true;
 		return;
 	}
 	s->n_crts--;
+	s->n_hc -= hc;
 	s->n_hosts -= nh;
 }
 
@@ -1017,6 +1042,7 @@ static void ent_build(struct cl_walk *cw, const struct arn_cfg_cluster *cl)
 	e->obj.name = c->name;
 	e->obj.name_len = c->len;
 	e->obj.hash = c->hash;
+	e->hc = cl->n_health_checks > 0;
 	clusters_built++;
 	/* membership gauges, set from the control lcore's slot only */
 	int64_t total = 0, healthy = 0, degraded = 0, excluded = 0;
@@ -1034,6 +1060,13 @@ static void ent_build(struct cl_walk *cw, const struct arn_cfg_cluster *cl)
 					e->hosts[e->n_hosts++] = h;
 				else
 					cw->oom = true;
+				/* Envoy: a host added to a cluster with active
+				 * checks is failed until its first check passes
+				 * (worker 0 runs them, http_hc.c); set before any
+				 * worker can see it */
+				if (h && created && e->hc)
+					__atomic_store_n(&h->hc_flags, HTTP_HOST_FAILED_ACTIVE_HC,
+							 __ATOMIC_RELAXED);
 				if (created && cw->resolve)
 					resolve_add(cw->resolve, ep->addr);
 				total++;
@@ -1054,6 +1087,7 @@ static void ent_build(struct cl_walk *cw, const struct arn_cfg_cluster *cl)
 	else {
 		cw->s->n_crts++;
 		cw->s->n_hosts += nh;
+		cw->s->n_hc += e->hc;
 	}
 	cent_unref(&e->obj);
 	struct arn_stats_scope *sc = c->stats;
@@ -1351,6 +1385,7 @@ static struct cpart *cpart_sync(const struct arn_cfg_gen *g, unsigned nw)
 		arn_hamt_ref(pc->ents);
 		ns->ents = pc->ents;
 		ns->n_crts = pc->n_crts;
+		ns->n_hc = pc->n_hc;
 		ns->n_hosts = pc->n_hosts;
 		arn_hamt_diff(pc->cl_trie, clt, cluster_changed, &cw);
 		arn_hamt_diff(pc->cla_trie, clat, cluster_changed, &cw);
@@ -1609,6 +1644,8 @@ int arn_http_host_counts(const char *cluster, uint32_t addr, uint16_t port,
 	out->rq_timeout = c.rq_timeout;
 	out->cx_active = c.cx_active;
 	out->rq_active = c.rq_active;
+	out->failed_active_hc =
+	    __atomic_load_n(&h->hc_flags, __ATOMIC_RELAXED) & HTTP_HOST_FAILED_ACTIVE_HC;
 	return 0;
 }
 

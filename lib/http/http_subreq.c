@@ -149,6 +149,10 @@ int http_subreq_start(struct http_subreq *sr, struct http_conn *hc, const struct
 	    .active = http_lb_stream_active,
 	    .ctx = st,
 	};
+	/* active health checks: only a cluster that has them looks its
+	 * hosts up */
+	if (st->cluster->n_health_checks && st->crt)
+		in.hosts = http_rt_hosts(st->crt, &in.n_hosts);
 	struct http_lb_out out;
 	if (http_lb_pick(&in, &out) != 0) {
 		CL_INC(st, upstream_cx_none_healthy);

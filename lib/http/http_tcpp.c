@@ -732,6 +732,8 @@ static void attempt(struct http_tcpp *s)
 			return;
 		}
 	}
+	if (s->cluster->n_health_checks && s->crt)
+		in.hosts = http_rt_hosts(s->crt, &in.n_hosts);
 	struct http_lb_out out;
 	if (http_lb_pick(&in, &out) != 0) {
 		TCL_INC(s, upstream_cx_none_healthy);

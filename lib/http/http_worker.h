@@ -37,6 +37,7 @@ struct http_res;
 struct http_pool;
 struct http_tcpp;
 struct http_mcp_worker;
+struct http_hc_worker;
 
 /* The most header lines a message may have: the size of every header
  * array the proxy keeps for one (a request's, a response's, the route
@@ -199,6 +200,8 @@ struct http_worker {
 
 	/* the MCP gateway filter's sessions and request contexts (http_mcp.c) */
 	struct http_mcp_worker *mcp;
+	/* the active health checker (http_hc.c): worker 0's, NULL elsewhere */
+	struct http_hc_worker *hc;
 
 	/* the admission of the connection dc_accept is accepting, for the
 	 * block that keeps it (http_cx_take); NULL outside dc_accept */

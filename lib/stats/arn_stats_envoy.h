@@ -53,6 +53,9 @@ enum arn_cluster_stat {
 #define ARN_STAT(kind, name, help) ARN_CL_http2_##name,
 #include "envoy_cluster_http2_stats.def"
 #undef ARN_STAT
+#define ARN_STAT(kind, name, help) ARN_CL_health_check_##name,
+#include "envoy_cluster_hc_stats.def"
+#undef ARN_STAT
 	ARN_CL__COUNT
 };
 

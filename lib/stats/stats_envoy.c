@@ -9,6 +9,10 @@ static const struct arn_stat_def cluster_defs[] = {
 #define ARN_STAT(kind, name, help) {"http2." #name, ARN_STAT_##kind, help},
 #include "envoy_cluster_http2_stats.def"
 #undef ARN_STAT
+/* Envoy's active health checks, under the cluster: "health_check.attempt" */
+#define ARN_STAT(kind, name, help) {"health_check." #name, ARN_STAT_##kind, help},
+#include "envoy_cluster_hc_stats.def"
+#undef ARN_STAT
 };
 static const struct arn_stat_def http_defs[] = {
 #define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),

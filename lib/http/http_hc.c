@@ -1,0 +1,611 @@
+/*
+ * Active health checks on worker 0 (http_hc.h): the state machine, the
+ * checks' connections, and the targets that follow the generations.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arn_config.h"
+#include "arn_l4.h"
+#include "arn_log.h"
+#include "arn_stats.h"
+#include "arn_tcp.h"
+#include "http_hc.h"
+#include "http_int.h"
+
+/* ---- pure logic ------------------------------------------------------------------- */
+
+void http_hc_sm_init(struct http_hc_sm *s, bool failed)
+{
+	s->n_ok = 0;
+	s->n_fail = 0;
+	s->failed = failed;
+	s->first = true;
+}
+
+bool http_hc_sm_apply(const struct arn_cfg_health_check *c, struct http_hc_sm *s,
+		      enum http_hc_result r)
+{
+	bool first = s->first;
+	s->first = false;
+	if (r == HTTP_HC_SUCCESS) {
+		s->n_fail = 0;
+		if (!s->failed)
+			return false;
+		/* Envoy: the first check a host ever completes marks it
+		 * healthy at once (a faster start), later ones after
+		 * healthy_threshold in a row */
+		uint32_t need = c->healthy_threshold ? c->healthy_threshold : 1;
+		if (first || ++s->n_ok >= need) {
+			s->failed = false;
+			s->n_ok = 0;
+			return true;
+		}
+		return false;
+	}
+	s->n_ok = 0;
+	if (s->failed)
+		return false;
+	/* a wrong answer fails the host at once (Envoy ignores
+	 * unhealthy_threshold for it); the network's failures and timeouts
+	 * count up to the threshold */
+	uint32_t need = c->unhealthy_threshold ? c->unhealthy_threshold : 1;
+	if (r == HTTP_HC_FAIL_ACTIVE || r == HTTP_HC_FAIL_IMMEDIATE || ++s->n_fail >= need) {
+		s->failed = true;
+		s->n_fail = 0;
+		return true;
+	}
+	return false;
+}
+
+uint64_t http_hc_next_ms(const struct arn_cfg_health_check *c, const struct http_hc_sm *s,
+			 bool traffic, uint64_t rand)
+{
+	uint64_t base;
+	if (!traffic)
+		base = c->no_traffic_interval_ms;
+	else if (s->failed)
+		base = c->unhealthy_interval_ms ? c->unhealthy_interval_ms : c->interval_ms;
+	else
+		base = c->interval_ms;
+	if (c->interval_jitter_ms)
+		base += rand % c->interval_jitter_ms;
+	return base ? base : 1;
+}
+
+bool http_hc_status_ok(const struct arn_cfg_health_check *c, unsigned status)
+{
+	if (!c->n_expected_statuses || !c->expected_statuses)
+		return status == 200;
+	for (size_t i = 0; i < c->n_expected_statuses; i++)
+		if (status >= c->expected_statuses[2 * i] &&
+		    status < c->expected_statuses[2 * i + 1])
+			return true;
+	return false;
+}
+
+bool http_hc_tcp_match(const struct arn_cfg_health_check *c, const uint8_t *buf, size_t len)
+{
+	size_t at = 0;
+	for (size_t i = 0; i < c->n_receive; i++) {
+		const uint8_t *b = c->receive[i];
+		size_t n = c->receive_len[i];
+		if (n == 0)
+			continue;
+		bool found = false;
+		for (; at + n <= len; at++)
+			if (buf[at] == b[0] && memcmp(buf + at, b, n) == 0) {
+				found = true;
+				break;
+			}
+		if (!found)
+			return false;
+		at += n;
+	}
+	return true;
+}
+
+#define HC_HDRS 100
+
+int http_hc_http_verdict(const struct arn_cfg_health_check *c, const char *buf, size_t len,
+			 struct http_hc_verdict *v)
+{
+	struct arn_h1_header hdrs[HC_HDRS];
+	struct arn_h1_msg m;
+	struct arn_h1_parser p;
+	/* the bound is ours, not the parser's default 60 KiB: a check reads
+	 * no more than HTTP_HC_RX_MAX bytes of a response */
+	struct arn_h1_config cfg = {.max_head_bytes = HTTP_HC_RX_MAX, .max_headers = HC_HDRS};
+	arn_h1_msg_init(&m, hdrs, HC_HDRS);
+	arn_h1_parser_init(&p, ARN_H1_RESPONSE, &cfg, &m);
+	v->status = 0;
+	for (;;) {
+		struct arn_h1_ev ev;
+		ssize_t n = arn_h1_parse(&p, buf, len, &ev);
+		if (n == ARN_AGAIN)
+			return 0;
+		if (n < 0) {
+			v->r = HTTP_HC_FAIL_ACTIVE;
+			return -EBADMSG;
+		}
+		/* a line cut by the input's end: the parser would keep it in
+		 * a scratch buffer; the whole response is parsed again from
+		 * its first byte once more has come, so it is just not there
+		 * yet */
+		if (ev.type == ARN_H1_EV_NEED_SCRATCH)
+			return 0;
+		buf += n;
+		len -= (size_t)n;
+		if (ev.type != ARN_H1_EV_HEAD)
+			continue;
+		if (m.status < 200)
+			continue; /* 1xx: the final response follows */
+		v->status = m.status;
+		if (arn_h1_find(&m, "x-envoy-immediate-health-check-fail", 35, 0) >= 0)
+			v->r = HTTP_HC_FAIL_IMMEDIATE;
+		else
+			v->r =
+			    http_hc_status_ok(c, m.status) ? HTTP_HC_SUCCESS : HTTP_HC_FAIL_ACTIVE;
+		return 1;
+	}
+}
+
+int http_hc_http_request(const char *path, const char *host, char *out, size_t cap)
+{
+	/* Envoy's request: GET, the path, the host, user-agent Envoy/HC. The
+	 * connection is not reused (the checker closes it after the head),
+	 * so it says so. */
+	int n = snprintf(out, cap,
+			 "GET %s HTTP/1.1\r\nhost: %s\r\nuser-agent: Envoy/HC\r\n"
+			 "connection: close\r\n\r\n",
+			 path, host);
+	return n < 0 || (size_t)n >= cap ? -ENOSPC : n;
+}
+
+/* ---- worker 0 ----------------------------------------------------------------- */
+
+struct http_hc_worker;
+
+struct hc_target {
+	bool used;
+	bool running; /* a check is in flight: the timer is its timeout */
+	bool tls_skip;
+	uint64_t seen;
+	struct http_host *host;		      /* a reference */
+	const struct arn_cfg_cluster *cl;     /* pinned */
+	const struct arn_cfg_health_check *c; /* cl->health_checks[0] */
+	struct http_hc_sm sm;
+	struct arn_tcp_conn *tc; /* the check's connection (its user is this target) */
+	struct http_timer timer;
+	uint32_t rx_len;
+	char *rx; /* HTTP_HC_RX_MAX bytes */
+	struct http_hc_worker *hw;
+};
+
+#define HC_IDX (2 * HTTP_HC_MAX_TARGETS)
+
+struct http_hc_worker {
+	struct http_worker *w;
+	struct hc_target t[HTTP_HC_MAX_TARGETS];
+	uint32_t idx[HC_IDX]; /* by host pointer: target index + 1, rebuilt per generation */
+	size_t n;
+	uint64_t mark;
+	bool full_logged;
+	/* the snapshot (http_rt_snap_sync) the targets follow: a snapshot
+	 * built after its generation was published (the first, static
+	 * resources) is found by this timer, not by a generation change */
+	uint64_t snap;
+	struct http_timer tick;
+	char rx_mem[HTTP_HC_MAX_TARGETS][HTTP_HC_RX_MAX];
+};
+
+static struct arn_stats_scope *t_stats(const struct hc_target *t)
+{
+	return t->host->crt ? t->host->crt->stats : NULL;
+}
+
+static void t_inc(struct hc_target *t, unsigned stat)
+{
+	struct arn_stats_scope *sc = t_stats(t);
+	if (sc)
+		arn_stats_inc(sc, t->hw->w->slot, stat);
+}
+
+static void t_healthy_add(struct hc_target *t, int64_t d)
+{
+	struct arn_stats_scope *sc = t_stats(t);
+	if (sc)
+		arn_stats_gauge_add(sc, t->hw->w->slot, ARN_CL_health_check_healthy, d);
+}
+
+static void host_flag(struct http_host *h, bool failed)
+{
+	uint8_t f = __atomic_load_n(&h->hc_flags, __ATOMIC_RELAXED);
+	f = failed ? (uint8_t)(f | HTTP_HOST_FAILED_ACTIVE_HC)
+		   : (uint8_t)(f & ~HTTP_HOST_FAILED_ACTIVE_HC);
+	__atomic_store_n(&h->hc_flags, f, __ATOMIC_RELAXED);
+}
+
+/* Let go of the check's connection: no callback reaches the target any
+ * more (on_close still comes, for no one). @p clean: all was read, close
+ * with a FIN; else reset. */
+static void t_detach(struct hc_target *t, bool clean)
+{
+	struct arn_tcp_conn *tc = t->tc;
+	if (!tc)
+		return;
+	t->tc = NULL;
+	arn_tcp_set_user(tc, NULL);
+	uint32_t left = arn_tcp_rx_pending(tc);
+	if (left)
+		arn_tcp_rx_consume(tc, left);
+	if (clean)
+		arn_tcp_close(tc);
+	else
+		arn_tcp_abort(tc);
+}
+
+static void t_conclude(struct hc_target *t, enum http_hc_result r)
+{
+	if (!t->running)
+		return;
+	t->running = false;
+	t_detach(t, r == HTTP_HC_SUCCESS);
+	if (r == HTTP_HC_SUCCESS) {
+		t_inc(t, ARN_CL_health_check_success);
+	} else {
+		t_inc(t, ARN_CL_health_check_failure);
+		if (r == HTTP_HC_FAIL_NETWORK || r == HTTP_HC_FAIL_TIMEOUT)
+			t_inc(t, ARN_CL_health_check_network_failure);
+	}
+	bool was = t->sm.failed;
+	if (http_hc_sm_apply(t->c, &t->sm, r)) {
+		host_flag(t->host, t->sm.failed);
+		t_healthy_add(t, was ? 1 : -1);
+	}
+	struct arn_stats_scope *sc = t_stats(t);
+	bool traffic = !sc || arn_stats_counter_value(sc, ARN_CL_upstream_cx_total) > 0;
+	http_timer_arm(t->hw->w, &t->timer,
+		       http_hc_next_ms(t->c, &t->sm, traffic, http_rand(t->hw->w)));
+}
+
+static void hc_connected(struct arn_tcp_conn *c, int status);
+static void hc_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len);
+static void hc_eof(struct arn_tcp_conn *c);
+static void hc_close(struct arn_tcp_conn *c, int reason);
+
+static const struct arn_tcp_ops hc_ops = {
+    .on_connected = hc_connected,
+    .on_data = hc_data,
+    .on_eof = hc_eof,
+    .on_close = hc_close,
+};
+
+static void t_start(struct hc_target *t)
+{
+	struct http_worker *w = t->hw->w;
+	t->running = true;
+	t->rx_len = 0;
+	t_inc(t, ARN_CL_health_check_attempt);
+	/* the timeout covers the connect and the answer, as Envoy's */
+	http_timer_arm(w, &t->timer, t->c->timeout_ms ? t->c->timeout_ms : 1);
+	uint32_t laddr = arn_net_route_src(w->lc, t->host->addr);
+	int err = -EHOSTUNREACH;
+	struct arn_tcp_conn *tc = laddr
+				      ? arn_tcp_connect(w->lc, laddr, t->host->addr, t->host->port,
+							&hc_ops, t, ARN_TCP_CC_DEFAULT, &err)
+				      : NULL;
+	if (!tc) {
+		t_conclude(t, HTTP_HC_FAIL_NETWORK);
+		return;
+	}
+	t->tc = tc;
+}
+
+static void t_timer(struct http_timer *tm)
+{
+	struct hc_target *t =
+	    (struct hc_target *)(void *)((char *)tm - offsetof(struct hc_target, timer));
+	if (t->running)
+		t_conclude(t, HTTP_HC_FAIL_TIMEOUT);
+	else
+		t_start(t);
+}
+
+static void hc_connected(struct arn_tcp_conn *c, int status)
+{
+	struct hc_target *t = arn_tcp_user(c);
+	if (!t)
+		return;
+	if (status != 0) {
+		t_conclude(t, HTTP_HC_FAIL_NETWORK);
+		return;
+	}
+	const struct arn_cfg_health_check *h = t->c;
+	if (h->kind == ARN_CFG_HC_HTTP) {
+		char req[1024];
+		int n = http_hc_http_request(h->path ? h->path : "/",
+					     h->host ? h->host : t->cl->obj.name, req, sizeof(req));
+		/* a configuration's path and host too long for the buffer:
+		 * a check that cannot be sent fails */
+		if (n < 0 || arn_tcp_write(c, req, (uint32_t)n) != n)
+			t_conclude(t, HTTP_HC_FAIL_NETWORK);
+		return;
+	}
+	if (h->send_len && arn_tcp_write(c, h->send, (uint32_t)h->send_len) != (int)h->send_len) {
+		t_conclude(t, HTTP_HC_FAIL_NETWORK);
+		return;
+	}
+	/* nothing to receive: a connect-only check (Envoy's TCP check with
+	 * no receive blocks) passes here */
+	if (h->n_receive == 0)
+		t_conclude(t, HTTP_HC_SUCCESS);
+}
+
+static void hc_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
+{
+	(void)head;
+	(void)len;
+	struct hc_target *t = arn_tcp_user(c);
+	if (!t)
+		return;
+	/* copied out (bounded): the check keeps no mbuf of a hostile peer */
+	uint32_t room = HTTP_HC_RX_MAX - t->rx_len;
+	t->rx_len += arn_tcp_read(c, t->rx + t->rx_len, room);
+	bool full = t->rx_len == HTTP_HC_RX_MAX;
+	if (t->c->kind == ARN_CFG_HC_HTTP) {
+		struct http_hc_verdict v;
+		int rc = http_hc_http_verdict(t->c, t->rx, t->rx_len, &v);
+		if (rc != 0)
+			t_conclude(t, v.r);
+		else if (full) /* a head over the bound: not an answer we take */
+			t_conclude(t, HTTP_HC_FAIL_ACTIVE);
+		return;
+	}
+	if (http_hc_tcp_match(t->c, (const uint8_t *)t->rx, t->rx_len))
+		t_conclude(t, HTTP_HC_SUCCESS);
+	else if (full)
+		t_conclude(t, HTTP_HC_FAIL_ACTIVE);
+}
+
+static void hc_eof(struct arn_tcp_conn *c)
+{
+	struct hc_target *t = arn_tcp_user(c);
+	if (t) /* closed before a verdict */
+		t_conclude(t, HTTP_HC_FAIL_NETWORK);
+}
+
+static void hc_close(struct arn_tcp_conn *c, int reason)
+{
+	(void)reason;
+	struct hc_target *t = arn_tcp_user(c);
+	if (!t)
+		return;
+	t->tc = NULL; /* gone: nothing to close */
+	t_conclude(t, HTTP_HC_FAIL_NETWORK);
+}
+
+/* Stop @p t's checks and drop what it holds. */
+static void t_stop(struct hc_target *t)
+{
+	t->running = false;
+	t_detach(t, false);
+	http_timer_cancel(&t->timer);
+	if (!t->tls_skip && !t->sm.failed)
+		t_healthy_add(t, -1);
+	/* nobody keeps the flag up to date any more: the host counts as
+	 * healthy for active checks (its cluster, if it still has them,
+	 * gives it a new target at once) */
+	host_flag(t->host, false);
+	http_host_put(t->host);
+	arn_cfg_unpin(t->cl);
+	t->used = false;
+	t->host = NULL;
+	t->cl = NULL;
+}
+
+static uint32_t idx_slot(const void *p)
+{
+	uint64_t k = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+	return (uint32_t)(k >> 40) & (HC_IDX - 1);
+}
+
+static struct hc_target *idx_find(struct http_hc_worker *hw, const struct http_host *h)
+{
+	for (uint32_t i = idx_slot(h), k = 0; k < HC_IDX; i = (i + 1) & (HC_IDX - 1), k++) {
+		uint32_t v = hw->idx[i];
+		if (!v)
+			return NULL;
+		if (hw->t[v - 1].host == h)
+			return &hw->t[v - 1];
+	}
+	return NULL;
+}
+
+static void idx_add(struct http_hc_worker *hw, uint32_t ti)
+{
+	for (uint32_t i = idx_slot(hw->t[ti].host);; i = (i + 1) & (HC_IDX - 1))
+		if (!hw->idx[i]) {
+			hw->idx[i] = ti + 1;
+			return;
+		}
+}
+
+struct gen_walk {
+	struct http_hc_worker *hw;
+	const struct arn_cfg_gen *g;
+};
+
+static void add_host(struct http_hc_worker *hw, const struct arn_cfg_cluster *cl,
+		     struct http_host *h)
+{
+	struct hc_target *t = idx_find(hw, h);
+	if (t && t->tls_skip != (cl->upstream_tls != NULL)) {
+		/* the cluster gained or lost its TLS: checked anew, or not */
+		t_stop(t);
+		hw->n--;
+		t = NULL;
+	}
+	if (t) {
+		t->seen = hw->mark;
+		if (t->cl != cl) { /* a new version of the cluster: its settings */
+			arn_cfg_pin(cl);
+			arn_cfg_unpin(t->cl);
+			t->cl = cl;
+			t->c = &cl->health_checks[0];
+		}
+		return;
+	}
+	uint32_t ti = 0;
+	while (ti < HTTP_HC_MAX_TARGETS && hw->t[ti].used)
+		ti++;
+	if (ti == HTTP_HC_MAX_TARGETS) {
+		/* not checked: not held failed either */
+		host_flag(h, false);
+		if (!hw->full_logged)
+			ARN_WARN(HTTP,
+				 "cluster %s: more than %u hosts with active health checks; "
+				 "the others are not checked",
+				 cl->obj.name, HTTP_HC_MAX_TARGETS);
+		hw->full_logged = true;
+		return;
+	}
+	t = &hw->t[ti];
+	memset(&t->sm, 0, sizeof(t->sm));
+	t->used = true;
+	t->running = false;
+	t->seen = hw->mark;
+	t->hw = hw;
+	t->tc = NULL;
+	t->rx = hw->rx_mem[ti];
+	t->rx_len = 0;
+	http_host_ref(h); /* the snapshot that handed it out holds its own */
+	t->host = h;
+	arn_cfg_pin(cl);
+	t->cl = cl;
+	t->c = &cl->health_checks[0];
+	memset(&t->timer, 0, sizeof(t->timer));
+	t->timer.fn = t_timer;
+	/* a host this cluster gained starts failed (the control lcore set
+	 * it so when it created the host); one it had before the checks
+	 * were configured keeps its health until its first check */
+	bool failed = __atomic_load_n(&h->hc_flags, __ATOMIC_RELAXED) & HTTP_HOST_FAILED_ACTIVE_HC;
+	http_hc_sm_init(&t->sm, failed);
+	/* checks over TLS are not run (docs/http.md): the host is not held
+	 * failed by a check that cannot be made */
+	idx_add(hw, ti);
+	hw->n++;
+	t->tls_skip = cl->upstream_tls != NULL;
+	if (t->tls_skip) {
+		host_flag(h, false);
+		t->sm.failed = false;
+		return;
+	}
+	if (!failed)
+		t_healthy_add(t, 1);
+	http_timer_arm(hw->w, &t->timer, 1); /* the first check at once, as Envoy */
+}
+
+static void gen_cluster(void *ctx, const struct arn_cfg_cluster *cl)
+{
+	struct gen_walk *gw = ctx;
+	if (!cl->n_health_checks || !cl->health_checks)
+		return;
+	struct http_cluster_rt *crt = http_rt_cluster(cl->obj.name, cl->obj.name_len, cl->obj.hash);
+	if (!crt)
+		return;
+	struct arn_cfg_cluster_view v = {cl, cl->static_endpoints};
+	struct arn_cfg_ref ref = {cl->obj.name, cl->obj.name_len, cl->obj.hash};
+	if (!v.endpoints && arn_cfg_cluster_resolve(gw->g, &ref, &v) != 0)
+		return;
+	for (size_t p = 0; v.endpoints && p < v.endpoints->n_priorities; p++) {
+		const struct arn_cfg_priority *pr = &v.endpoints->priorities[p];
+		for (size_t l = 0; l < pr->n_localities; l++)
+			for (size_t i = 0; i < pr->localities[l].n_endpoints; i++) {
+				const struct arn_cfg_endpoint *ep = &pr->localities[l].endpoints[i];
+				struct http_host *h = http_rt_host(crt, ep->addr, ep->port);
+				if (h)
+					add_host(gw->hw, cl, h);
+			}
+	}
+}
+
+#define HC_TICK_MS 100
+
+static void reconcile(struct http_hc_worker *hw, const struct arn_cfg_gen *g);
+
+static void hc_tick(struct http_timer *tm)
+{
+	struct http_hc_worker *hw =
+	    (struct http_hc_worker *)(void *)((char *)tm - offsetof(struct http_hc_worker, tick));
+	struct http_worker *w = hw->w;
+	if (w->gen_slot && http_rt_snap_sync() != hw->snap)
+		reconcile(hw, arn_config_gen_at(w->gen_slot));
+	http_timer_arm(w, &hw->tick, HC_TICK_MS);
+}
+
+int http_hc_worker_init(struct http_worker *w)
+{
+	w->hc = NULL;
+	if (w->idx != 0)
+		return 0;
+	struct http_hc_worker *hw = aligned_alloc(64, (sizeof(*hw) + 63) & ~(size_t)63);
+	if (!hw)
+		return -ENOMEM;
+	memset(hw, 0, sizeof(*hw));
+	hw->w = w;
+	w->hc = hw;
+	hw->tick.fn = hc_tick;
+	http_timer_arm(w, &hw->tick, HC_TICK_MS);
+	return 0;
+}
+
+void http_hc_gen(struct http_worker *w, const struct arn_cfg_gen *g)
+{
+	if (w->hc)
+		reconcile(w->hc, g);
+}
+
+static void reconcile(struct http_hc_worker *hw, const struct arn_cfg_gen *g)
+{
+	/* read first: a snapshot published during the walk is seen next tick */
+	hw->snap = http_rt_snap_sync();
+	/* nothing checked and no cluster to check: no walk of the clusters */
+	if (!g || (hw->n == 0 && http_rt_hc_clusters() == 0))
+		return;
+	hw->mark++;
+	memset(hw->idx, 0, sizeof(hw->idx));
+	for (uint32_t i = 0; i < HTTP_HC_MAX_TARGETS; i++)
+		if (hw->t[i].used)
+			idx_add(hw, i);
+	struct gen_walk gw = {hw, g};
+	if (http_rt_hc_clusters())
+		arn_cfg_cluster_foreach(g, gen_cluster, &gw);
+	for (uint32_t i = 0; i < HTTP_HC_MAX_TARGETS; i++) {
+		struct hc_target *t = &hw->t[i];
+		if (t->used && t->seen != hw->mark) {
+			t_stop(t);
+			hw->n--;
+		}
+	}
+}
+
+void http_hc_worker_fini(struct http_worker *w)
+{
+	struct http_hc_worker *hw = w->hc;
+	if (!hw)
+		return;
+	for (uint32_t i = 0; i < HTTP_HC_MAX_TARGETS; i++)
+		if (hw->t[i].used)
+			t_stop(&hw->t[i]);
+	http_timer_cancel(&hw->tick);
+	free(hw);
+	w->hc = NULL;
+}
+
+size_t http_hc_targets(const struct http_worker *w)
+{
+	return w->hc ? w->hc->n : 0;
+}

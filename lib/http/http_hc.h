@@ -1,0 +1,135 @@
+/*
+ * Active health checks (Envoy's config.core.v3.HealthCheck, HTTP and TCP)
+ * of the hosts of clusters that configure health_checks.
+ *
+ * Where they run: on worker 0 only, over its own lib/tcp stack and timer
+ * wheel (the control lcore has no TCP stack). Each checked host has a
+ * target here (worker 0's, a fixed table allocated at worker start: no
+ * malloc after start), which opens one connection per check, sends the
+ * HTTP request (or the TCP send bytes), reads a bounded response head (or
+ * the receive blocks), closes the connection and applies the result to
+ * the host's state machine. Why not a pooled sub-request (http_subreq.h):
+ * a check must reach one given host, not the balancer's pick; it must not
+ * count in the cluster's request statistics and circuit breakers; and it
+ * must read no more of a hostile response than the status line and
+ * headers.
+ *
+ * How results reach the workers: the host's health as the checks see it
+ * is one byte of struct http_host (http_int.h, hc_flags), written by
+ * worker 0 (and by the control lcore when it creates a host: a new host of
+ * a checked cluster starts failed, as Envoy's do) and read by every worker
+ * with a relaxed load, only in the balancer of a cluster that configures
+ * health checks (http_lb_pick with in->hosts set).
+ *
+ * Lifetime: a target holds a reference to its host (http_host_ref) and a
+ * pin on the cluster object whose first health check it runs. Worker 0
+ * reconciles its targets with every new generation it sees
+ * (http_hc_gen): hosts that stay keep their target and state, new ones get
+ * one, the others' checks are stopped and their references dropped. A
+ * connection that a target lets go has its user data cleared before it is
+ * closed, so lib/tcp's later on_close finds no target.
+ *
+ * The pure parts (the state machine, intervals, status and payload
+ * matching, the response head's verdict) are below for the unit tests.
+ */
+#ifndef ARN_HTTP_HC_H
+#define ARN_HTTP_HC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arn_config_model.h"
+#include "http_worker.h"
+
+/* The outcome of one check, as Envoy's HealthCheckFailureType tells them
+ * apart (they count differently). */
+enum http_hc_result {
+	HTTP_HC_SUCCESS = 0,
+	HTTP_HC_FAIL_ACTIVE,	/* the host answered wrong: unhealthy at once */
+	HTTP_HC_FAIL_NETWORK,	/* refused, reset, closed early: counts to the threshold */
+	HTTP_HC_FAIL_TIMEOUT,	/* no verdict within timeout: counts to the threshold */
+	HTTP_HC_FAIL_IMMEDIATE, /* x-envoy-immediate-health-check-fail: unhealthy at once */
+};
+
+/* One host's health check state machine (Envoy's ActiveHealthCheckSession). */
+struct http_hc_sm {
+	uint32_t n_ok, n_fail; /* consecutive successes while failed, failures while healthy */
+	bool failed;	       /* FAILED_ACTIVE_HC */
+	bool first;	       /* no check has completed yet */
+};
+
+/** A new host's state: failed until its first check passes (Envoy's
+ * default for a host added to a checked cluster). */
+void http_hc_sm_init(struct http_hc_sm *s, bool failed);
+
+/**
+ * Apply the result @p r of one check under @p c: a success clears the
+ * failure after healthy_threshold consecutive ones (at once for the first
+ * check a host ever completes, as Envoy); an active or immediate failure
+ * fails the host at once; a network failure or a timeout after
+ * unhealthy_threshold consecutive ones.
+ * @return true when the host's health changed.
+ */
+bool http_hc_sm_apply(const struct arn_cfg_health_check *c, struct http_hc_sm *s,
+		      enum http_hc_result r);
+
+/**
+ * The time to the next check, ms: unhealthy_interval while failed, else
+ * interval, or no_traffic_interval when @p traffic is false (the cluster
+ * has opened no connection yet), plus a jitter in [0, interval_jitter)
+ * taken from @p rand. At least 1.
+ */
+uint64_t http_hc_next_ms(const struct arn_cfg_health_check *c, const struct http_hc_sm *s,
+			 bool traffic, uint64_t rand);
+
+/** Is @p status in expected_statuses (default [200, 201))? */
+bool http_hc_status_ok(const struct arn_cfg_health_check *c, unsigned status);
+
+/**
+ * Envoy's TCP receive matching: do the receive blocks of @p c appear in
+ * @p buf in order (each after the end of the previous one)? True when
+ * there is none.
+ */
+bool http_hc_tcp_match(const struct arn_cfg_health_check *c, const uint8_t *buf, size_t len);
+
+/* What an HTTP check's response head says. */
+struct http_hc_verdict {
+	enum http_hc_result r;
+	unsigned status;
+};
+
+/**
+ * The verdict of the response bytes @p buf (@p len, from the first) of an
+ * HTTP check under @p c. Only the status line and headers are read.
+ * @return 1 (a complete head: *@p v set), 0 (incomplete: read more), or
+ *   -EBADMSG (not an HTTP/1 response: an active failure, *@p v set).
+ */
+int http_hc_http_verdict(const struct arn_cfg_health_check *c, const char *buf, size_t len,
+			 struct http_hc_verdict *v);
+
+/**
+ * The HTTP check's request for @p path and @p host into @p out (@p cap).
+ * @return its length, or -ENOSPC.
+ */
+int http_hc_http_request(const char *path, const char *host, char *out, size_t cap);
+
+/* ---- worker 0 ----------------------------------------------------------------- */
+
+/* Targets worker 0 can check: hosts beyond are not checked (logged), and
+ * count as healthy for active checks. */
+#define HTTP_HC_MAX_TARGETS 1024
+/* A response head (or TCP receive data) read for a check, at most. */
+#define HTTP_HC_RX_MAX 4096
+
+/** Allocate worker @p w's checker (worker 0 only; others: nothing).
+ * @return 0, -ENOMEM. */
+int http_hc_worker_init(struct http_worker *w);
+/** Follow generation @p g: start, keep or stop the targets. Worker 0. */
+void http_hc_gen(struct http_worker *w, const struct arn_cfg_gen *g);
+/** Stop every check and free the checker (worker stop). */
+void http_hc_worker_fini(struct http_worker *w);
+/** Targets worker 0 has (tests). */
+size_t http_hc_targets(const struct http_worker *w);
+
+#endif

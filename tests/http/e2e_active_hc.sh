@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Active health checks end to end (Envoy's HealthCheck: lib/http/http_hc.c):
+# the real binary with two workers (worker 0 runs the checks, both balance
+# on their verdicts) in front of two hc_upstream.py servers whose health the
+# test flips. Host A's /healthz turns 503: it leaves the rotation after one
+# check (a wrong status ignores unhealthy_threshold) while clients see no
+# error; it comes back after healthy_threshold passes; A stops listening:
+# it leaves after unhealthy_threshold network failures. The stats and the
+# /clusters health_flags follow. Config: e2e_active_hc.yaml.
+# Argument: the number of workers (default 2).
+set -u
+. "${ARION_SRC:?}/tests/topo/topo.sh"
+topo_require ip ethtool curl /usr/bin/python3 || exit 77
+. "$ARION_SRC/tests/http/e2e_lib.sh"
+topo_init arn-ahc
+http_e2e_topo || exit 1
+for n in a b; do
+	[ $n = a ] && addr=$ua || addr=$ub
+	topo_bg "hc-$n" ip netns exec "$uns" /usr/bin/python3 "$ARION_SRC/tests/http/hc_upstream.py" "$addr" 8090
+	topo_wait_log "$TOPO_DIR/hc-$n.log" ready 10 || { echo "hc_upstream.py $n did not start"; exit 1; }
+done
+grep -v '^#' "$ARION_SRC/tests/http/e2e_active_hc.yaml" >"$TOPO_DIR/body.yaml"
+if [ "${1:-2}" = 2 ]; then
+	# two workers on two lcores that share the machine's second core, as
+	# e2e_xds_load.sh runs them
+	export HTTP_E2E_WORKERS="1, 2" ARION_EXTRA="-- --lcores 0@0,1@1,2@1"
+fi
+http_e2e_arion "$TOPO_DIR/body.yaml" || exit 1
+
+expect() { # NAME GOT WANT(regex)
+	if [[ "$2" =~ $3 ]]; then ok "$1"; else bad "$1: got '$2', wanted /$3/"; fi
+}
+ctl() { # ctl ADDR COMMAND: hc_upstream.py's control port
+	ip netns exec "$uns" bash -c 'exec 3<>"/dev/tcp/$1/9090" && echo "$2" >&3 && head -1 <&3' \
+		ctl "$1" "$2"
+}
+flags() { # flags CLUSTER ADDR:PORT: its health_flags in /clusters
+	curl -s "http://127.0.0.1:$admin_port/clusters" | grep -F "$1::$2::health_flags::" |
+		head -1 | sed 's/.*::health_flags:://'
+}
+# until SECONDS CMD...: retry CMD every 0.1 s until it succeeds
+until_ok() {
+	local n=$(($1 * 10)) i
+	shift
+	for i in $(seq "$n"); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+flag_is() { [ "$(flags "$1" "$2")" = "$3" ]; }
+stat_is() { [ "$(stat "$1")" = "$2" ]; }
+# who N [PATH]: which hosts answered N requests, as "A B errors" counts.
+# One curl for all of them (a process each costs more than the requests),
+# a connection each (connection: close), so that both workers balance.
+who() {
+	local i urls=()
+	for i in $(seq "$1"); do urls+=("http://$us${2:-/x}"); done
+	cc -s -H 'connection: close' -w ' %{http_code}\n' "${urls[@]}" 2>/dev/null |
+		awk -v a="hc_upstream $ua 200" -v b="hc_upstream $ub 200" -v n="$1" '
+			$0 == a { na++ } $0 == b { nb++ }
+			END { printf "%d %d %d\n", na, nb, n - na - nb }'
+}
+
+# ---- start: every host starts failed, the first passing check admits it
+until_ok 5 stat_is cluster.hcc.health_check.healthy 2 || bad "hcc: 2 healthy hosts"
+expect "hcc A healthy" "$(flags hcc $ua:8090)" "^healthy$"
+expect "hcc B healthy" "$(flags hcc $ub:8090)" "^healthy$"
+until_ok 5 flag_is tcpc $ua:8099 /failed_active_hc || bad "tcpc: the dead port is failed"
+expect "tcpc: the live port passes a connect-only check" "$(flags tcpc $ua:8090)" "^healthy$"
+expect "tcpc: health_check.healthy" "$(stat cluster.tcpc.health_check.healthy)" "^1$"
+expect "traffic to both hosts" "$(who 8)" "^([1-9]) ([1-9]) 0$"
+expect "tcpc: traffic only to the live port" "$(who 6 /tcp/x)" "^6 0 0$"
+
+# ---- A's /healthz answers 503: out at its next check, no client error
+f0=$(stat cluster.hcc.health_check.failure)
+# requests in batches over about 1.5 s, while A leaves
+for i in $(seq 6); do who 3; sleep 0.1; done >"$TOPO_DIR/during.txt" &
+bg=$!
+ctl "$ua" "health 503" >/dev/null
+until_ok 3 flag_is hcc $ua:8090 /failed_active_hc || bad "A failed_active_hc after a 503"
+wait $bg
+expect "no client error while A was leaving" "$(awk '{e += $3} END {print NR, e}' "$TOPO_DIR/during.txt")" "^6 0$"
+expect "A failed: all traffic to B" "$(who 8)" "^0 8 0$"
+expect "health_check.healthy 1" "$(stat cluster.hcc.health_check.healthy)" "^1$"
+expect "health_check.failure counted" "$(($(stat cluster.hcc.health_check.failure) - f0))" "^[1-9]"
+
+# ---- A recovers after healthy_threshold (2) passing checks
+s0=$(stat cluster.hcc.health_check.success)
+ctl "$ua" "health 200" >/dev/null
+until_ok 3 flag_is hcc $ua:8090 healthy || bad "A healthy again"
+expect "A back after at least 2 passes" "$(($(stat cluster.hcc.health_check.success) - s0))" "^([2-9]|[1-9][0-9]+)$"
+expect "traffic to both again" "$(who 8)" "^([1-9]) ([1-9]) 0$"
+
+# ---- A stops listening: out after unhealthy_threshold (2) network failures
+n0=$(stat cluster.hcc.health_check.network_failure)
+ctl "$ua" "listen 0" >/dev/null
+until_ok 3 flag_is hcc $ua:8090 /failed_active_hc || bad "A failed_active_hc when refused"
+expect "network_failure counted (threshold 2)" "$(($(stat cluster.hcc.health_check.network_failure) - n0))" "^([2-9]|[1-9][0-9]+)$"
+expect "A refused: all traffic to B" "$(who 8)" "^0 8 0$"
+ctl "$ua" "listen 1" >/dev/null
+until_ok 3 flag_is hcc $ua:8090 healthy || bad "A healthy once it listens again"
+expect "attempt counts every check" "$(stat cluster.hcc.health_check.attempt)" "^([2-9][0-9]|[1-9][0-9][0-9]+)$"
+
+topo_arion_stop || bad "arion exit code $?"
+http_e2e_finish

@@ -1,0 +1,364 @@
+/*
+ * Active health checks (lib/http/http_hc.c), the parts that need no data
+ * plane: Envoy's state machine (thresholds, the first check, which
+ * failures count and which fail at once), the intervals and their jitter,
+ * expected_statuses, TCP receive matching, the verdict of an HTTP check's
+ * response head (whole, cut at every byte, hostile), the request, and the
+ * balancer's combined health (http_lb_pick with a cluster's hosts). The
+ * checks on the wire: tests/http/e2e_active_hc.sh.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "http_hc.h"
+#include "http_int.h"
+
+static struct arn_cfg_health_check hc_cfg(uint32_t unhealthy, uint32_t healthy)
+{
+	struct arn_cfg_health_check c = {
+	    .kind = ARN_CFG_HC_HTTP,
+	    .timeout_ms = 1000,
+	    .interval_ms = 5000,
+	    .unhealthy_threshold = unhealthy,
+	    .healthy_threshold = healthy,
+	    .no_traffic_interval_ms = 60000,
+	    .unhealthy_interval_ms = 5000,
+	    .path = "/healthz",
+	};
+	return c;
+}
+
+/* A new host starts failed; its first passing check admits it at once,
+ * whatever healthy_threshold says (Envoy's faster start). */
+static void test_sm_initial_and_first_check(void **state)
+{
+	(void)state;
+	struct arn_cfg_health_check c = hc_cfg(3, 3);
+	struct http_hc_sm s;
+	http_hc_sm_init(&s, true);
+	assert_true(s.failed);
+	assert_true(http_hc_sm_apply(&c, &s, HTTP_HC_SUCCESS));
+	assert_false(s.failed);
+	/* a first check that fails keeps it failed: later passes need the
+	 * threshold */
+	http_hc_sm_init(&s, true);
+	assert_false(http_hc_sm_apply(&c, &s, HTTP_HC_FAIL_NETWORK));
+	assert_true(s.failed);
+	assert_false(http_hc_sm_apply(&c, &s, HTTP_HC_SUCCESS));
+	assert_false(http_hc_sm_apply(&c, &s, HTTP_HC_SUCCESS));
+	assert_true(s.failed);
+	assert_true(http_hc_sm_apply(&c, &s, HTTP_HC_SUCCESS));
+	assert_false(s.failed);
+}
+
+/* Network failures and timeouts count up to unhealthy_threshold, a success
+ * in between starts the count again; a wrong answer (or the immediate
+ * failure header) fails the host at once. */
+static void test_sm_thresholds(void **state)
+{
+	(void)state;
+	struct arn_cfg_health_check c = hc_cfg(3, 2);
+	struct http_hc_sm s;
+	http_hc_sm_init(&s, false);
+	assert_false(http_hc_sm_apply(&c, &s, HTTP_HC_FAIL_NETWORK));
+	assert_false(http_hc_sm_apply(&c, &s, HTTP_HC_FAIL_TIMEOUT));
+	assert_false(http_hc_sm_apply(&c, &s, HTTP_HC_SUCCESS)); /* resets */
+	assert_false(http_hc_sm_apply(&c, &s, HTTP_HC_FAIL_TIMEOUT));
+	assert_false(http_hc_sm_apply(&c, &s, HTTP_HC_FAIL_NETWORK));
+	assert_false(s.failed);
+	assert_true(http_hc_sm_apply(&c, &s, HTTP_HC_FAIL_TIMEOUT));
+	assert_true(s.failed);
+	/* failed: more failures change nothing; healthy_threshold passes,
+	 * a failure in between starts them again */
+	assert_false(http_hc_sm_apply(&c, &s, HTTP_HC_FAIL_ACTIVE));
+	assert_false(http_hc_sm_apply(&c, &s, HTTP_HC_SUCCESS));
+	assert_false(http_hc_sm_apply(&c, &s, HTTP_HC_FAIL_NETWORK));
+	assert_false(http_hc_sm_apply(&c, &s, HTTP_HC_SUCCESS));
+	assert_true(s.failed);
+	assert_true(http_hc_sm_apply(&c, &s, HTTP_HC_SUCCESS));
+	assert_false(s.failed);
+	/* a 503 (not an expected status): out at once */
+	assert_true(http_hc_sm_apply(&c, &s, HTTP_HC_FAIL_ACTIVE));
+	assert_true(s.failed);
+	http_hc_sm_init(&s, false);
+	assert_true(http_hc_sm_apply(&c, &s, HTTP_HC_FAIL_IMMEDIATE));
+	assert_true(s.failed);
+	/* unhealthy_threshold 1: the first network failure */
+	c = hc_cfg(1, 1);
+	http_hc_sm_init(&s, false);
+	assert_true(http_hc_sm_apply(&c, &s, HTTP_HC_FAIL_NETWORK));
+}
+
+/* interval (healthy), unhealthy_interval (failed), no_traffic_interval (no
+ * connection yet), each plus a jitter within [0, interval_jitter). */
+static void test_next_interval_and_jitter(void **state)
+{
+	(void)state;
+	struct arn_cfg_health_check c = hc_cfg(2, 2);
+	c.interval_ms = 1000;
+	c.unhealthy_interval_ms = 300;
+	c.no_traffic_interval_ms = 7000;
+	struct http_hc_sm s;
+	http_hc_sm_init(&s, false);
+	assert_int_equal(http_hc_next_ms(&c, &s, true, 12345), 1000);
+	assert_int_equal(http_hc_next_ms(&c, &s, false, 12345), 7000);
+	s.failed = true;
+	assert_int_equal(http_hc_next_ms(&c, &s, true, 12345), 300);
+	c.unhealthy_interval_ms = 0; /* unset: interval */
+	assert_int_equal(http_hc_next_ms(&c, &s, true, 1), 1000);
+	s.failed = false;
+	c.interval_jitter_ms = 200;
+	uint64_t lo = UINT64_MAX, hi = 0, x = 0x9e3779b97f4a7c15ull;
+	for (int i = 0; i < 10000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		uint64_t n = http_hc_next_ms(&c, &s, true, x);
+		lo = n < lo ? n : lo;
+		hi = n > hi ? n : hi;
+	}
+	assert_true(lo >= 1000 && lo < 1010);
+	assert_true(hi <= 1199 && hi > 1190);
+	/* never 0: the timer wheel needs a millisecond */
+	c.interval_ms = 0;
+	c.interval_jitter_ms = 0;
+	assert_int_equal(http_hc_next_ms(&c, &s, true, 0), 1);
+}
+
+static void test_expected_statuses(void **state)
+{
+	(void)state;
+	struct arn_cfg_health_check c = hc_cfg(2, 2);
+	assert_true(http_hc_status_ok(&c, 200)); /* default: 200 only */
+	assert_false(http_hc_status_ok(&c, 201));
+	assert_false(http_hc_status_ok(&c, 503));
+	uint32_t r[] = {200, 300, 404, 405};
+	c.expected_statuses = r;
+	c.n_expected_statuses = 2;
+	assert_true(http_hc_status_ok(&c, 204));
+	assert_true(http_hc_status_ok(&c, 299));
+	assert_false(http_hc_status_ok(&c, 300)); /* end exclusive */
+	assert_true(http_hc_status_ok(&c, 404));
+	assert_false(http_hc_status_ok(&c, 503));
+}
+
+/* Envoy's TcpHealthCheckMatcher: every receive block, in order, each after
+ * the previous one's end. */
+static void test_tcp_receive_match(void **state)
+{
+	(void)state;
+	struct arn_cfg_health_check c = hc_cfg(2, 2);
+	c.kind = ARN_CFG_HC_TCP;
+	assert_true(http_hc_tcp_match(&c, (const uint8_t *)"", 0)); /* no block */
+	uint8_t b1[] = {'P', 'O'}, b2[] = {'N', 'G'};
+	uint8_t *blocks[] = {b1, b2};
+	size_t lens[] = {2, 2};
+	c.receive = blocks;
+	c.receive_len = lens;
+	c.n_receive = 2;
+	assert_true(http_hc_tcp_match(&c, (const uint8_t *)"PONG", 4));
+	assert_true(http_hc_tcp_match(&c, (const uint8_t *)"xxPOyyNGzz", 10));
+	assert_false(http_hc_tcp_match(&c, (const uint8_t *)"NGPO", 4)); /* order */
+	assert_false(http_hc_tcp_match(&c, (const uint8_t *)"PON", 3));	 /* not yet */
+	assert_false(http_hc_tcp_match(&c, (const uint8_t *)"PPO", 3));
+	/* the second block must start after the first one's end */
+	uint8_t b3[] = {'O', 'N'};
+	blocks[1] = b3;
+	assert_false(http_hc_tcp_match(&c, (const uint8_t *)"PON", 3));
+	assert_true(http_hc_tcp_match(&c, (const uint8_t *)"POON", 4));
+}
+
+static int verdict(const struct arn_cfg_health_check *c, const char *s, struct http_hc_verdict *v)
+{
+	return http_hc_http_verdict(c, s, strlen(s), v);
+}
+
+static void test_http_verdict(void **state)
+{
+	(void)state;
+	struct arn_cfg_health_check c = hc_cfg(2, 2);
+	struct http_hc_verdict v;
+	const char *ok = "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+	assert_int_equal(verdict(&c, ok, &v), 1);
+	assert_int_equal(v.r, HTTP_HC_SUCCESS);
+	assert_int_equal(v.status, 200);
+	/* cut at every byte before the head's end: read more; the head alone
+	 * decides (the body is never needed) */
+	size_t head = strstr(ok, "\r\n\r\n") + 4 - ok;
+	for (size_t n = 0; n < head; n++)
+		assert_int_equal(http_hc_http_verdict(&c, ok, n, &v), 0);
+	assert_int_equal(http_hc_http_verdict(&c, ok, head, &v), 1);
+	assert_int_equal(v.r, HTTP_HC_SUCCESS);
+	assert_int_equal(verdict(&c, "HTTP/1.1 503 Unavailable\r\ncontent-length: 0\r\n\r\n", &v),
+			 1);
+	assert_int_equal(v.r, HTTP_HC_FAIL_ACTIVE);
+	assert_int_equal(v.status, 503);
+	/* the header fails the host at once, even with a 200 */
+	assert_int_equal(verdict(&c,
+				 "HTTP/1.1 200 OK\r\nx-envoy-immediate-health-check-fail: true\r\n"
+				 "content-length: 0\r\n\r\n",
+				 &v),
+			 1);
+	assert_int_equal(v.r, HTTP_HC_FAIL_IMMEDIATE);
+	/* an interim 100 is not the answer */
+	assert_int_equal(verdict(&c, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n\r\n", &v),
+			 1);
+	assert_int_equal(v.status, 200);
+	assert_int_equal(verdict(&c, "HTTP/1.1 100 Continue\r\n\r\n", &v), 0);
+	/* hostile answers: not HTTP, a bad status, a head over the bound */
+	assert_int_equal(verdict(&c, "SSH-2.0-OpenSSH\r\n\r\n", &v), -EBADMSG);
+	assert_int_equal(v.r, HTTP_HC_FAIL_ACTIVE);
+	assert_int_equal(verdict(&c, "HTTP/1.1 2000 OK\r\n\r\n", &v), -EBADMSG);
+	static char big[HTTP_HC_RX_MAX + 64];
+	int n = snprintf(big, sizeof(big), "HTTP/1.1 200 OK\r\nx-big: ");
+	memset(big + n, 'a', sizeof(big) - (size_t)n - 1);
+	assert_int_equal(http_hc_http_verdict(&c, big, sizeof(big) - 1, &v), -EBADMSG);
+	/* a 204 or 404 with expected_statuses [200, 300) */
+	uint32_t r[] = {200, 300};
+	c.expected_statuses = r;
+	c.n_expected_statuses = 1;
+	assert_int_equal(verdict(&c, "HTTP/1.1 204 No Content\r\n\r\n", &v), 1);
+	assert_int_equal(v.r, HTTP_HC_SUCCESS);
+	assert_int_equal(verdict(&c, "HTTP/1.1 404 Not Found\r\n\r\n", &v), 1);
+	assert_int_equal(v.r, HTTP_HC_FAIL_ACTIVE);
+}
+
+static void test_http_request(void **state)
+{
+	(void)state;
+	char b[256];
+	int n = http_hc_http_request("/healthz", "web", b, sizeof(b));
+	assert_true(n > 0);
+	assert_string_equal(b, "GET /healthz HTTP/1.1\r\nhost: web\r\nuser-agent: Envoy/HC\r\n"
+			       "connection: close\r\n\r\n");
+	assert_int_equal(http_hc_http_request("/healthz", "web", b, 20), -ENOSPC);
+}
+
+/* ---- the balancer's combined health -------------------------------------- */
+
+struct fix {
+	struct arn_cfg_endpoint ep[3];
+	struct arn_cfg_locality loc;
+	struct arn_cfg_priority prio;
+	struct arn_cfg_endpoints eps;
+	struct arn_cfg_cluster cl;
+	struct http_host h[3];
+	struct http_host *hosts[3];
+};
+
+static void fix_setup(struct fix *f, unsigned n)
+{
+	memset(f, 0, sizeof(*f));
+	for (unsigned i = 0; i < n; i++) {
+		f->ep[i].addr = 0xc6120300 + 10 + i;
+		f->ep[i].port = 8080;
+		f->ep[i].weight = 1;
+		f->h[i].addr = f->ep[i].addr;
+		f->h[i].port = 8080;
+		f->hosts[i] = &f->h[i]; /* sorted: addresses ascend */
+	}
+	f->loc.endpoints = f->ep;
+	f->loc.n_endpoints = n;
+	f->prio.localities = &f->loc;
+	f->prio.n_localities = 1;
+	f->prio.n_endpoints = n;
+	f->eps.priorities = &f->prio;
+	f->eps.n_priorities = 1;
+	f->eps.n_endpoints = n;
+	f->cl.lb = ARN_CFG_LB_ROUND_ROBIN;
+	f->cl.healthy_panic_threshold = 5000;
+	f->cl.n_health_checks = 1;
+}
+
+/* @return the endpoint index picked, or the error. */
+static int pick(struct fix *f, unsigned n_hosts, uint64_t *rr, bool *panic)
+{
+	struct http_lb_in in = {.cluster = &f->cl,
+				.eps = &f->eps,
+				.rr = rr,
+				.rand = *rr * 7919,
+				.hosts = n_hosts ? f->hosts : NULL,
+				.n_hosts = n_hosts};
+	struct http_lb_out out;
+	int rc = http_lb_pick(&in, &out);
+	if (panic)
+		*panic = out.panic;
+	return rc ? rc : (int)(out.ep - f->ep);
+}
+
+static void test_lb_excludes_failed_hosts(void **state)
+{
+	(void)state;
+	struct fix f;
+	fix_setup(&f, 3);
+	uint64_t rr = 0;
+	f.h[1].hc_flags = HTTP_HOST_FAILED_ACTIVE_HC;
+	bool panic = true;
+	for (int i = 0; i < 12; i++) {
+		int k = pick(&f, 3, &rr, &panic);
+		assert_true(k == 0 || k == 2);
+		assert_false(panic); /* 2 of 3 healthy: over 50% */
+	}
+	/* without the hosts (a cluster without checks) the flags are not read */
+	int seen1 = 0;
+	for (int i = 0; i < 12; i++)
+		seen1 += pick(&f, 0, &rr, NULL) == 1;
+	assert_int_equal(seen1, 4);
+	/* EDS UNHEALTHY stays out whatever the checks say; EDS HEALTHY and
+	 * checks failed is out too: only host 2 is left, 1 of 3 is under the
+	 * panic threshold, so every host serves, as Envoy's panic mode */
+	f.ep[0].health = ARN_CFG_HEALTH_UNHEALTHY;
+	pick(&f, 3, &rr, &panic);
+	assert_true(panic);
+	f.cl.healthy_panic_threshold = 0; /* no panic mode */
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(pick(&f, 3, &rr, &panic), 2);
+	f.h[2].hc_flags = HTTP_HOST_FAILED_ACTIVE_HC;
+	assert_int_equal(pick(&f, 3, &rr, &panic), -ENOENT);
+	/* a host the snapshot lacks (a generation apart) is not failed by checks */
+	f.h[2].hc_flags = 0;
+	f.h[2].port = 9999;
+	assert_int_equal(pick(&f, 3, &rr, &panic), 2);
+}
+
+/* A cluster of one host takes no shortcut past its checks: failed, it is
+ * served in panic mode, or not at all without one. */
+static void test_lb_one_host_failed(void **state)
+{
+	(void)state;
+	struct fix f;
+	fix_setup(&f, 1);
+	uint64_t rr = 0;
+	bool panic = false;
+	assert_int_equal(pick(&f, 1, &rr, &panic), 0);
+	assert_false(panic);
+	f.h[0].hc_flags = HTTP_HOST_FAILED_ACTIVE_HC;
+	assert_int_equal(pick(&f, 1, &rr, &panic), 0);
+	assert_true(panic);
+	f.cl.healthy_panic_threshold = 0;
+	assert_int_equal(pick(&f, 1, &rr, &panic), -ENOENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_sm_initial_and_first_check),
+	    cmocka_unit_test(test_sm_thresholds),
+	    cmocka_unit_test(test_next_interval_and_jitter),
+	    cmocka_unit_test(test_expected_statuses),
+	    cmocka_unit_test(test_tcp_receive_match),
+	    cmocka_unit_test(test_http_verdict),
+	    cmocka_unit_test(test_http_request),
+	    cmocka_unit_test(test_lb_excludes_failed_hosts),
+	    cmocka_unit_test(test_lb_one_host_failed),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
