@@ -38,6 +38,7 @@
 #include "arn_proto.h"
 #include "arn_stats.h"
 #include "arn_stats_snapshot.h"
+#include "http_hc.h"
 #include "http_int.h"
 #include "http_upstream.h"
 
@@ -209,6 +210,79 @@ static void want_in(const char *text, const char *line)
 {
 	if (!strstr(text, line))
 		fail_msg("missing '%s' in:\n%s", line, text);
+}
+
+/* ---- active health checks' targets across generations ---------------------------------- */
+
+static const char *jcluster_eds_hc(const char *name)
+{
+	char *b = jb[njb++ % 8];
+	snprintf(b, 4096,
+		 "{\"name\":\"%s\",\"type\":\"EDS\",\"connect_timeout\":\"1s\","
+		 "\"eds_cluster_config\":{\"eds_config\":{\"ads\":{}}},"
+		 "\"health_checks\":[{\"timeout\":\"1s\",\"interval\":\"5s\","
+		 "\"unhealthy_threshold\":2,\"healthy_threshold\":2,"
+		 "\"http_health_check\":{\"path\":\"/healthz\"}}]}",
+		 name);
+	return b;
+}
+
+static bool failed_hc(int last)
+{
+	struct arn_http_host_counts c;
+	assert_int_equal(arn_http_host_counts("web", IP(last), 8080, &c), 0);
+	return c.failed_active_hc;
+}
+
+/* Worker 0's checker follows the generations (http_hc_gen): a host added to
+ * a checked cluster starts failed (Envoy's FAILED_ACTIVE_HC until its
+ * first check passes); one that stays across an EDS update keeps its
+ * target and its health; a removed one's target goes; a cluster that
+ * drops its checks lets go of every target and flag. No check runs here
+ * (the worker's timers are not run). */
+static void test_active_hc_targets_follow_generations(void **state)
+{
+	(void)state;
+	assert_int_equal(arn_stats_set_workers(1), 0);
+	APPLY(C, "1", jcluster_eds_hc("web"));
+	APPLY(E, "1", jcla("web", (const int[]){10, 11}, 2));
+	accepted();
+	assert_int_equal(http_rt_init(st), 0);
+	struct http_worker *w = fake_worker(0);
+	http_timers_init(w);
+	assert_int_equal(http_hc_worker_init(w), 0);
+	http_hc_gen(w, arn_config_gen(st));
+	assert_int_equal(http_hc_targets(w), 2);
+	assert_true(failed_hc(10));
+	assert_true(failed_hc(11));
+	/* 10 passed its checks (what worker 0's verdict writes) */
+	struct http_host *h10 = http_host_find("web", 3, IP(10), 8080);
+	assert_non_null(h10);
+	__atomic_store_n(&h10->hc_flags, 0, __ATOMIC_RELAXED);
+	/* EDS: 10 stays, 11 goes, 12 comes */
+	APPLY(E, "2", jcla("web", (const int[]){10, 12}, 2));
+	accepted();
+	http_rt_sync(st);
+	http_hc_gen(w, arn_config_gen(st));
+	assert_int_equal(http_hc_targets(w), 2);
+	assert_false(failed_hc(10)); /* kept */
+	assert_true(failed_hc(12));  /* new */
+	/* the checks removed: no target, no flag left behind */
+	APPLY(C, "2", jcluster_eds("web"));
+	accepted();
+	http_rt_sync(st);
+	http_hc_gen(w, arn_config_gen(st));
+	assert_int_equal(http_hc_targets(w), 0);
+	assert_false(failed_hc(10));
+	assert_false(failed_hc(12));
+	/* a host new to a cluster without checks is not failed */
+	APPLY(E, "3", jcla("web", (const int[]){10, 12, 13}, 3));
+	accepted();
+	http_rt_sync(st);
+	http_hc_gen(w, arn_config_gen(st));
+	assert_false(failed_hc(13));
+	http_hc_worker_fini(w);
+	fake_worker_free(w);
 }
 
 /* http_pool_get's hint (a connection's last pool) is taken only when it
@@ -892,6 +966,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_pool_hint, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_active_hc_targets_follow_generations, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_host_counts_kept_across_generations_and_in_flight,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_removed_host_waits_for_quiescent_workers, setup,
