@@ -66,6 +66,7 @@ expect "hcc B healthy" "$(flags hcc $ub:8090)" "^healthy$"
 until_ok 5 flag_is tcpc $ua:8099 /failed_active_hc || bad "tcpc: the dead port is failed"
 expect "tcpc: the live port passes a connect-only check" "$(flags tcpc $ua:8090)" "^healthy$"
 expect "tcpc: health_check.healthy" "$(stat cluster.tcpc.health_check.healthy)" "^1$"
+until_ok 3 stat_is cluster.tcpr.health_check.healthy 2 || bad "tcpr: send/receive checks pass on both"
 expect "traffic to both hosts" "$(who 8)" "^([1-9]) ([1-9]) 0$"
 expect "tcpc: traffic only to the live port" "$(who 6 /tcp/x)" "^6 0 0$"
 
@@ -80,6 +81,8 @@ wait $bg
 expect "no client error while A was leaving" "$(awk '{e += $3} END {print NR, e}' "$TOPO_DIR/during.txt")" "^6 0$"
 expect "A failed: all traffic to B" "$(who 8)" "^0 8 0$"
 expect "health_check.healthy 1" "$(stat cluster.hcc.health_check.healthy)" "^1$"
+until_ok 3 flag_is tcpr $ua:8090 /failed_active_hc || bad "tcpr: A's answer lacks the receive bytes"
+expect "tcpr: B still passes" "$(flags tcpr $ub:8090)" "^healthy$"
 expect "health_check.failure counted" "$(($(stat cluster.hcc.health_check.failure) - f0))" "^[1-9]"
 
 # ---- A recovers after healthy_threshold (2) passing checks
