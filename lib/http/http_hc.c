@@ -352,10 +352,15 @@ static void hc_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
 	if (!t)
 		return;
 	/* copied out (bounded): the check keeps no mbuf of a hostile peer */
-	uint32_t room = HTTP_HC_RX_MAX - t->rx_len;
+	uint32_t room = HTTP_HC_RX_MAX - t->rx_len, was = t->rx_len;
 	t->rx_len += arn_tcp_read(c, t->rx + t->rx_len, room);
 	bool full = t->rx_len == HTTP_HC_RX_MAX;
 	if (t->c->kind == ARN_CFG_HC_HTTP) {
+		/* the head is parsed again from its first byte: only when a
+		 * line ended, so that a peer dribbling a byte a segment costs
+		 * a parse per line, not per byte */
+		if (!full && !memchr(t->rx + was, '\n', t->rx_len - was))
+			return;
 		struct http_hc_verdict v;
 		int rc = http_hc_http_verdict(t->c, t->rx, t->rx_len, &v);
 		if (rc != 0)
