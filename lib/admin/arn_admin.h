@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "arn_sb.h"
 
@@ -61,6 +62,17 @@ struct arn_admin_response {
  */
 const char *arn_admin_query(const struct arn_admin_request *req, const char *key, char *buf,
 			    size_t cap);
+
+/**
+ * Like arn_admin_query, for a value that must be used whole or not at all
+ * (a cut /stats filter or /config_dump mask would select something else).
+ * @return the decoded length, with the value in @p buf; -ENOENT (@p key
+ *   absent); -E2BIG (the value needs more than @p cap - 1 bytes); -EINVAL
+ *   (it decodes to a NUL, which would cut it as well). @p buf is only
+ *   meaningful when the return is >= 0.
+ */
+ssize_t arn_admin_query_whole(const struct arn_admin_request *req, const char *key, char *buf,
+			      size_t cap);
 
 /**
  * Handle one request (control lcore). Must not block; build the whole body

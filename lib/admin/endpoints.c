@@ -43,6 +43,30 @@ static bool want_json(const struct arn_admin_request *req)
 	return arn_admin_query(req, "format", f, sizeof(f)) && strcmp(f, "json") == 0;
 }
 
+/*
+ * Query parameter @p key into @p buf, whole: a value cut to the buffer
+ * would be used as another one (a cut filter matching other stats, a cut
+ * mask selecting other fields), so it is refused with 400 naming it.
+ * @return true with *@p val the value or NULL (absent); false when refused
+ * (@p resp filled in).
+ */
+static bool query_arg(const struct arn_admin_request *req, struct arn_admin_response *resp,
+		      const char *key, char *buf, size_t cap, const char **val)
+{
+	ssize_t n = arn_admin_query_whole(req, key, buf, cap);
+	*val = n >= 0 ? buf : NULL;
+	if (n >= 0 || n == -ENOENT)
+		return true;
+	resp->status = 400;
+	if (n == -E2BIG)
+		arn_sb_printf(&resp->body,
+			      "query parameter '%s' is too long (%zu bytes at most, decoded)\n",
+			      key, cap - 1);
+	else
+		arn_sb_printf(&resp->body, "query parameter '%s' holds a NUL (%%00)\n", key);
+	return false;
+}
+
 /* ---- help ---------------------------------------------------------------- */
 
 void arn_admin_help_(struct arn_sb *out)
@@ -141,7 +165,12 @@ static void h_logging(const struct arn_admin_request *req, struct arn_admin_resp
 		if (kl > 0 && kl < sizeof(key)) {
 			memcpy(key, q, kl);
 			key[kl] = '\0';
-			if (arn_admin_query(req, key, val, sizeof(val)) != NULL) {
+			const char *v;
+			if (!query_arg(req, resp, key, val, sizeof(val), &v)) {
+				arn_sb_free(&spec);
+				return;
+			}
+			if (v != NULL) {
 				if (spec.len)
 					arn_sb_putc(&spec, ',');
 				if (!strcmp(key, "level") || !strcmp(key, "paths"))
@@ -182,10 +211,11 @@ static void stats_common(const struct arn_admin_request *req, struct arn_admin_r
 {
 	char re[1024], type[32];
 	struct arn_admin_stats_filter_opts o = {
-	    .regex = arn_admin_query(req, "filter", re, sizeof(re)),
-	    .type = arn_admin_query(req, "type", type, sizeof(type)),
 	    .used_only = arn_admin_query(req, "usedonly", (char[2]){0}, 2) != NULL,
 	};
+	if (!query_arg(req, resp, "filter", re, sizeof(re), &o.regex) ||
+	    !query_arg(req, resp, "type", type, sizeof(type), &o.type))
+		return;
 	void *f = NULL;
 	if (arn_admin_stats_filter_init_(&o, &resp->body, &f) != 0) {
 		resp->status = 400;
@@ -212,8 +242,11 @@ static void h_stats(const struct arn_admin_request *req, struct arn_admin_respon
 {
 	(void)arg;
 	char f[32];
+	const char *fv;
 	int fmt = 0;
-	if (arn_admin_query(req, "format", f, sizeof(f))) {
+	if (!query_arg(req, resp, "format", f, sizeof(f), &fv))
+		return;
+	if (fv) {
 		if (!strcmp(f, "json"))
 			fmt = 1;
 		else if (!strcmp(f, "prometheus"))
@@ -350,8 +383,10 @@ static void h_config_dump(const struct arn_admin_request *req, struct arn_admin_
 {
 	(void)arg;
 	char resource[128], mask[1024], incl[8];
-	const char *res = arn_admin_query(req, "resource", resource, sizeof(resource));
-	const char *msk = arn_admin_query(req, "mask", mask, sizeof(mask));
+	const char *res, *msk;
+	if (!query_arg(req, resp, "resource", resource, sizeof(resource), &res) ||
+	    !query_arg(req, resp, "mask", mask, sizeof(mask), &msk))
+		return;
 	bool include_eds = arn_admin_query(req, "include_eds", incl, sizeof(incl)) != NULL;
 	if (res && !*res)
 		res = NULL;

@@ -210,8 +210,10 @@ size_t arn_admin_pct_decode(const char *s, size_t n, char *buf, size_t cap, bool
 	return o;
 }
 
-const char *arn_admin_query(const struct arn_admin_request *req, const char *key, char *buf,
-			    size_t cap)
+/* The raw (still encoded) value of the first @p key in @p req's query,
+ * into @p v and @p vn. @return false when @p key is absent. */
+static bool query_find(const struct arn_admin_request *req, const char *key, const char **v,
+		       size_t *vn)
 {
 	const char *q = req->query;
 	char k[128];
@@ -225,14 +227,44 @@ const char *arn_admin_query(const struct arn_admin_request *req, const char *key
 		if (kl < sizeof(k)) {
 			size_t dl = arn_admin_pct_decode(q, kl, k, sizeof(k), true);
 			if (dl == strlen(k) && strcmp(k, key) == 0) {
-				if (eq)
-					arn_admin_pct_decode(eq + 1, n - kl - 1, buf, cap, true);
-				else if (cap)
-					buf[0] = '\0';
-				return buf;
+				*v = eq ? eq + 1 : q + n;
+				*vn = eq ? n - kl - 1 : 0;
+				return true;
 			}
 		}
 		q += n + (amp ? 1 : 0);
 	}
-	return NULL;
+	return false;
+}
+
+const char *arn_admin_query(const struct arn_admin_request *req, const char *key, char *buf,
+			    size_t cap)
+{
+	const char *v;
+	size_t vn;
+	if (!query_find(req, key, &v, &vn))
+		return NULL;
+	if (cap)
+		arn_admin_pct_decode(v, vn, buf, cap, true);
+	return buf;
+}
+
+ssize_t arn_admin_query_whole(const struct arn_admin_request *req, const char *key, char *buf,
+			      size_t cap)
+{
+	const char *v;
+	size_t vn;
+	if (!query_find(req, key, &v, &vn))
+		return -ENOENT;
+	/* The decoded length, to tell a value cut by cap from one that fit. */
+	size_t need = 0;
+	for (size_t i = 0; i < vn; i++, need++)
+		if (v[i] == '%' && i + 2 < vn && hexv(v[i + 1]) >= 0 && hexv(v[i + 2]) >= 0)
+			i += 2;
+	if (need >= cap)
+		return -E2BIG;
+	size_t n = arn_admin_pct_decode(v, vn, buf, cap, true);
+	if (strlen(buf) != n)
+		return -EINVAL;
+	return (ssize_t)n;
 }

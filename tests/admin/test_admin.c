@@ -931,6 +931,49 @@ static void test_query_decoding_and_handler_registry(void **state)
 	arn_log_set_spec("info", NULL);
 }
 
+/* A query value longer than the endpoint's buffer is refused with 400 naming
+ * the parameter, not cut and used: the filter below matches nothing, its
+ * first 1,023 bytes ("[~~...~]|.") match every stat. */
+static void test_query_values_too_long_are_refused(void **state)
+{
+	(void)state;
+	struct arn_stats_scope *a = arn_stats_scope_get(&test_schema, ARN_STATS_TAG_CLUSTER, "a");
+	arn_stats_add(a, 0, TS_upstream_rq_total, 1);
+	char q[1200];
+	size_t k = (size_t)snprintf(q, sizeof(q), "filter=[");
+	memset(q + k, '~', 1019);
+	snprintf(q + k + 1019, sizeof(q) - k - 1019, "]|.NO_SUCH_STAT");
+	int st;
+	char *b = call("/stats", "GET", q, &st);
+	assert_int_equal(st, 400);
+	assert_non_null(strstr(b, "'filter'"));
+	assert_null(strstr(b, "upstream_rq_total"));
+	free(b);
+	/* one byte shorter than the buffer still works */
+	q[7 + 1023] = '\0';
+	b = call("/stats", "GET", q, &st);
+	assert_int_equal(st, 200);
+	assert_non_null(strstr(b, "cluster.a.upstream_rq_total: 1\n"));
+	free(b);
+	b = call("/stats", "GET", "format=json%00x", &st);
+	assert_int_equal(st, 400);
+	assert_non_null(strstr(b, "'format'"));
+	free(b);
+	char r[200];
+	snprintf(r, sizeof(r), "resource=dynamic_active_clusters%0*d", 120, 0);
+	b = call("/config_dump", "GET", r, &st);
+	assert_int_equal(st, 400);
+	assert_non_null(strstr(b, "'resource'"));
+	free(b);
+	struct arn_admin_request req = {.query = "a=%41%42c&b=x%00y&c=abcd"};
+	char buf[4];
+	assert_int_equal(arn_admin_query_whole(&req, "a", buf, sizeof(buf)), 3);
+	assert_string_equal(buf, "ABc");
+	assert_int_equal(arn_admin_query_whole(&req, "b", buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(arn_admin_query_whole(&req, "c", buf, sizeof(buf)), -E2BIG);
+	assert_int_equal(arn_admin_query_whole(&req, "d", buf, sizeof(buf)), -ENOENT);
+}
+
 /* ---- the admin server's request parsing -------------------------------------------- */
 
 /* Parse @p req placed right before an inaccessible page, so that a read
@@ -1388,6 +1431,7 @@ static void test_access_log_json_format(void **state)
 	arn_sb_free(&err);
 }
 
+
 #define LOG_THREADS 2
 #define LOG_LINES 20000
 
@@ -1734,6 +1778,8 @@ int main(void)
 					    builtins_teardown),
 	    cmocka_unit_test_setup_teardown(test_query_decoding_and_handler_registry,
 					    builtins_setup, builtins_teardown),
+	    cmocka_unit_test_setup_teardown(test_query_values_too_long_are_refused, builtins_setup,
+					    builtins_teardown),
 	    cmocka_unit_test_setup(test_access_log_default_format, reset),
 	    cmocka_unit_test_setup(test_access_log_operators, reset),
 	    cmocka_unit_test_setup(test_access_log_downstream_peer, reset),
