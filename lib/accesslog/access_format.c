@@ -403,17 +403,49 @@ static void put_raw(struct out *o, const char *s, size_t n)
 	o->len += n;
 }
 
+/* Length of the well-formed UTF-8 sequence at @p s (RFC 3629: no overlong
+ * form, no surrogate, nothing past U+10FFFF), 0 if there is none. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	size_t l = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+	unsigned char lo = 0x80, hi = 0xbf; /* the range of the second byte */
+	if (c < 0xc2 || c > 0xf4)
+		return 0;
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (n < l || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < l; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return l;
+}
+
 static void put(struct out *o, const char *s, size_t n)
 {
 	if (!o->json) {
 		put_raw(o, s, n);
 		return;
 	}
+	/* A JSON line is valid JSON whatever the client sent: control bytes
+	 * and bytes that are not UTF-8 (a header's obs-text) are escaped as
+	 * \u00XX, as Envoy's JSON sanitizer does; an escape or a UTF-8
+	 * sequence is written whole or not at all, so that a cut (:Z, the
+	 * line's room) never leaves half of one before the closing quote. */
 	static const char hex[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
+	const unsigned char *u = (const unsigned char *)s;
+	for (size_t i = 0; i < n && !o->cut;) {
+		unsigned char c = u[i];
 		char e[6];
-		size_t el = 0;
+		const char *w = e;
+		size_t el = 0, used = 1;
 		if (c == '"' || c == '\\') {
 			e[0] = '\\';
 			e[1] = (char)c;
@@ -427,16 +459,25 @@ static void put(struct out *o, const char *s, size_t n)
 		} else if (c == '\t') {
 			memcpy(e, "\\t", 2);
 			el = 2;
-		} else if (c < 0x20 || c == 0x7f) {
+		} else if (c >= 0x20 && c < 0x7f) {
+			w = (const char *)&u[i];
+			el = 1;
+		} else if (c >= 0x80 && (used = utf8_len(&u[i], n - i)) != 0) {
+			w = (const char *)&u[i];
+			el = used;
+		} else {
 			memcpy(e, "\\u00", 4);
 			e[4] = hex[c >> 4];
 			e[5] = hex[c & 15];
 			el = 6;
+			used = 1;
 		}
-		if (el)
-			put_raw(o, e, el);
-		else
-			put_raw(o, (const char *)&s[i], 1);
+		if (el > o->cap - o->len) {
+			o->cut = true;
+			break;
+		}
+		put_raw(o, w, el);
+		i += used;
 	}
 }
 
@@ -741,9 +782,17 @@ size_t arn_access_format_apply(const struct arn_access_format *f, const struct a
 		for (size_t i = 0; i < f->text.n; i++)
 			eval_limited(f, &f->text.ops[i], r, &o, true);
 	} else {
+		if (o.cap < 3) {
+			buf[0] = '\0';
+			return 0;
+		}
+		/* A cut JSON line would not parse: a member that does not fit
+		 * is left out whole instead, the room for "}\n" kept. */
+		o.cap -= 2;
 		put_raw(&o, "{", 1);
+		size_t whole = o.len; /* the end of the last member written whole */
 		for (size_t k = 0; k < f->n_keys; k++) {
-			if (k)
+			if (whole > 1)
 				put_raw(&o, ",", 1);
 			o.json = true;
 			put_raw(&o, "\"", 1);
@@ -771,7 +820,13 @@ size_t arn_access_format_apply(const struct arn_access_format *f, const struct a
 				put_raw(&o, "\"", 1);
 			}
 			o.json = false;
+			if (o.cut) {
+				o.len = whole;
+				o.cut = false;
+			}
+			whole = o.len;
 		}
+		o.cap += 2;
 		put_raw(&o, "}\n", 2);
 	}
 	if (o.cut && o.cap >= 4) {

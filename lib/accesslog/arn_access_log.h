@@ -165,8 +165,9 @@ struct arn_access_format *arn_access_format_json(const char *const *keys, const 
 void arn_access_format_free(struct arn_access_format *f);
 
 /**
- * Format @p r into @p buf (any lcore, no allocation). The line is cut at
- * @p cap - 1 bytes (ending in "...\n" when cut) and NUL-terminated.
+ * Format @p r into @p buf (any lcore, no allocation). A text line is cut at
+ * @p cap - 1 bytes (ending in "...\n" when cut); a JSON line leaves out the
+ * members that do not fit, so that it stays one JSON object. NUL-terminated.
  * @return the length written, excluding the NUL.
  */
 size_t arn_access_format_apply(const struct arn_access_format *f, const struct arn_access_record *r,

@@ -1431,6 +1431,54 @@ static void test_access_log_json_format(void **state)
 	arn_sb_free(&err);
 }
 
+/* A JSON line stays JSON whatever bytes the client sends: bytes that are not
+ * UTF-8 (obs-text in a header) and control bytes are escaped as \u00XX
+ * (Envoy's sanitizer), well-formed UTF-8 is kept; a :Z limit or the line's
+ * room never cuts an escape in half, and a member that does not fit is left
+ * out rather than the line ending in "...". */
+static void test_access_log_json_stays_json(void **state)
+{
+	(void)state;
+	const char *keys[] = {"agent", "short", "status"};
+	const char *vals[] = {"%REQ(USER-AGENT)%", "%REQ(USER-AGENT):5%", "%RESPONSE_CODE%"};
+	struct arn_sb err = ARN_SB_INIT;
+	struct arn_access_format *f = arn_access_format_json(keys, vals, 3, &err);
+	assert_non_null(f);
+	struct arn_access_record r = sample_record();
+	struct arn_access_header q[] = {
+	    {S("user-agent"), S("caf\xe9 \xff\xc3\xa9\x01\xed\xa0\x80\xf0\x9f\x98\x80\x7f")}};
+	r.req_headers = q;
+	r.n_req_headers = 1;
+	char buf[1024];
+	size_t n = arn_access_format_apply(f, &r, buf, sizeof(buf));
+	assert_string_equal(buf,
+			    "{\"agent\":\"caf\\u00e9 \\u00ff\xc3\xa9\\u0001\\u00ed\\u00a0"
+			    "\\u0080\xf0\x9f\x98\x80\\u007f\",\"short\":\"caf\",\"status\":200}\n");
+	struct arn_json *j = arn_json_parse(buf, n - 1);
+	assert_non_null(j);
+	arn_json_free(j);
+	/* :5 falls in the middle of the escaped quote */
+	struct arn_access_header q2[] = {{S("user-agent"), S("abcd\"efgh")}};
+	r.req_headers = q2;
+	n = arn_access_format_apply(f, &r, buf, sizeof(buf));
+	assert_string_equal(buf,
+			    "{\"agent\":\"abcd\\\"efgh\",\"short\":\"abcd\",\"status\":200}\n");
+	j = arn_json_parse(buf, n - 1);
+	assert_non_null(j);
+	arn_json_free(j);
+	/* a value longer than the line's room: its member is left out */
+	char big[200];
+	memset(big, 'a', sizeof(big));
+	struct arn_access_header q3[] = {{S("user-agent"), {big, sizeof(big)}}};
+	r.req_headers = q3;
+	n = arn_access_format_apply(f, &r, buf, 64);
+	assert_string_equal(buf, "{\"short\":\"aaaaa\",\"status\":200}\n");
+	j = arn_json_parse(buf, n - 1);
+	assert_non_null(j);
+	arn_json_free(j);
+	arn_access_format_free(f);
+	arn_sb_free(&err);
+}
 
 #define LOG_THREADS 2
 #define LOG_LINES 20000
@@ -1784,6 +1832,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_access_log_operators, reset),
 	    cmocka_unit_test_setup(test_access_log_downstream_peer, reset),
 	    cmocka_unit_test_setup(test_access_log_json_format, reset),
+	    cmocka_unit_test_setup(test_access_log_json_stays_json, reset),
 	    cmocka_unit_test_setup(test_access_log_rings_drain_to_file, reset),
 	    cmocka_unit_test_setup(test_access_log_full_ring_drops_and_counts, reset),
 	    cmocka_unit_test_setup(test_access_logger_from_envoy_config, reset),
