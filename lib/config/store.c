@@ -162,6 +162,30 @@ struct entry {
 	size_t warm_idx; /* index in the store's warming list, when warming */
 };
 
+/*
+ * The checks that need the rest of the configuration (X16) ask, for each
+ * resource of a batch, which listener holds an address and which listeners
+ * and clusters name a Secret. A walk of every entry for each made a batch
+ * quadratic: 8,000 listeners in one LDS response held the control lcore,
+ * and xDS and the admin with it, for seconds. For the length of a batch
+ * they are looked up here instead: entries by a 64-bit key (address and
+ * port, or a Secret name's hash), duplicates kept, nothing deleted. A
+ * candidate is checked against its entry's versions, which stay the truth,
+ * so one gone stale costs a comparison. The entries it holds are not freed
+ * while it lives: LDS builds it after the batch's removals, and an SDS
+ * batch's removals drop only Secrets, which are not in it.
+ */
+struct bslot {
+	uint64_t key;
+	struct entry *e; /* NULL: empty */
+};
+
+struct bidx {
+	struct bslot *v;
+	size_t cap, n; /* cap a power of two, n <= cap / 2 */
+	bool on;       /* false: the checks walk every entry */
+};
+
 struct arn_config_store {
 	struct smap entries[ARN_CFG_NTYPES];
 	struct smap interest[ARN_CFG_NTYPES]; /* name -> count of referencing versions */
@@ -193,6 +217,7 @@ struct arn_config_store {
 	/* called with a generation before workers can see it */
 	void (*prepare_cb)(void *ctx, const struct arn_cfg_gen *next);
 	void *prepare_ctx;
+	struct bidx bidx; /* the batch's index (bidx_build), while one applies */
 };
 
 static struct arn_config_store *global_store;
@@ -1004,31 +1029,174 @@ static bool cluster_tls_error(struct arn_config_store *s, const struct arn_cfg_c
 	return false;
 }
 
+/* ---- the batch's index (struct bidx) ----------------------------------------- */
+
+static size_t bidx_at(const struct bidx *x, uint64_t key)
+{
+	/* Fibonacci hashing: an address and port key differs in its high bits */
+	return x->cap ? (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (x->cap - 1) : 0;
+}
+
+static void bidx_free(struct bidx *x)
+{
+	free(x->v);
+	*x = (struct bidx){0};
+}
+
+static int bidx_add(struct bidx *x, uint64_t key, struct entry *e)
+{
+	if (2 * (x->n + 1) > x->cap) {
+		size_t cap = x->cap ? 2 * x->cap : 64;
+		struct bidx y = {calloc(cap, sizeof(struct bslot)), cap, 0, x->on};
+		if (!y.v)
+			return -ENOMEM;
+		for (size_t i = 0; i < x->cap; i++)
+			if (x->v[i].e)
+				bidx_add(&y, x->v[i].key, x->v[i].e); /* fits: no allocation */
+		free(x->v);
+		*x = y;
+	}
+	size_t i = bidx_at(x, key);
+	while (x->v[i].e)
+		i = (i + 1) & (x->cap - 1);
+	x->v[i] = (struct bslot){key, e};
+	x->n++;
+	return 0;
+}
+
+/* The next entry under @p key, *@p i starting at bidx_at(); NULL: no more. */
+static struct entry *bidx_next(const struct bidx *x, uint64_t key, size_t *i)
+{
+	while (x->cap && x->v[*i].e) {
+		const struct bslot *b = &x->v[*i];
+		*i = (*i + 1) & (x->cap - 1);
+		if (b->key == key)
+			return b->e;
+	}
+	return NULL;
+}
+
+static uint64_t laddr_key(const struct arn_cfg_listener *l)
+{
+	return (uint64_t)l->addr << 16 | l->port;
+}
+
+/* Listener entry @p e under the addresses of its versions. */
+static int bidx_listener(struct bidx *x, struct entry *e)
+{
+	const struct arn_cfg_listener *a = (const void *)e->active.obj;
+	const struct arn_cfg_listener *w = (const void *)e->warming.obj;
+	if ((a && bidx_add(x, laddr_key(a), e)) || (w && bidx_add(x, laddr_key(w), e)))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Listener or cluster entry @p u under the Secrets its versions name. */
+static int bidx_secret_user(struct bidx *x, struct entry *u)
+{
+	const struct version *v[2] = {&u->active, &u->warming};
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < v[k]->ndeps; i++) {
+			const struct conv_dep *d = &v[k]->deps[i];
+			if (d->type == ARN_CFG_SECRET &&
+			    bidx_add(x, arn_cfg_hash(d->name, strlen(d->name)), u))
+				return -ENOMEM;
+		}
+	return 0;
+}
+
+/* Index what a batch of @p t looks up (listeners by address for LDS, the
+ * users of Secrets for SDS). Without memory the checks walk, as before. */
+static void bidx_build(struct arn_config_store *s, enum arn_cfg_type t)
+{
+	static const enum arn_cfg_type users[2] = {ARN_CFG_LISTENER, ARN_CFG_CLUSTER};
+	bidx_free(&s->bidx);
+	if (t != ARN_CFG_LISTENER && t != ARN_CFG_SECRET)
+		return;
+	for (int k = 0; k < (t == ARN_CFG_LISTENER ? 1 : 2); k++) {
+		const struct smap *m = &s->entries[users[k]];
+		for (size_t i = 0; i < m->nb; i++)
+			for (struct snode *x = m->b[i]; x; x = x->next)
+				if ((t == ARN_CFG_LISTENER
+					 ? bidx_listener(&s->bidx, x->val)
+					 : bidx_secret_user(&s->bidx, x->val)) != 0) {
+					bidx_free(&s->bidx);
+					return;
+				}
+	}
+	s->bidx.on = true;
+}
+
 /* A Secret being applied: every listener and cluster in force that names
  * it must still build its TLS context with it. */
+static bool secret_user_error(struct arn_config_store *s, struct entry *e,
+			      const struct arn_cfg_obj *o, struct entry *u, char *buf, size_t cap)
+{
+	const struct arn_cfg_obj *uo = u->active.obj;
+	s->st.check_visits++;
+	if (!uo)
+		return false;
+	bool listener = u->type == ARN_CFG_LISTENER;
+	char who[256];
+	snprintf(who, sizeof(who), "Secret '%s': for %s '%s': ", e->name,
+		 listener ? "listener" : "cluster", u->name);
+	return listener ? listener_tls_error(s, (const void *)uo, e, o, who, buf, cap)
+			: cluster_tls_error(s, (const void *)uo, e, o, who, buf, cap);
+}
+
 static bool secret_tls_error(struct arn_config_store *s, struct entry *e,
 			     const struct arn_cfg_obj *o, char *buf, size_t cap)
 {
+	if (s->bidx.on) {
+		size_t i = bidx_at(&s->bidx, e->hash);
+		for (struct entry *u; (u = bidx_next(&s->bidx, e->hash, &i)) != NULL;)
+			if (secret_user_error(s, e, o, u, buf, cap))
+				return true;
+		return false;
+	}
 	static const enum arn_cfg_type types[2] = {ARN_CFG_LISTENER, ARN_CFG_CLUSTER};
 	for (int k = 0; k < 2; k++) {
 		struct smap *m = &s->entries[types[k]];
 		for (size_t i = 0; i < m->nb; i++)
-			for (struct snode *x = m->b[i]; x; x = x->next) {
-				struct entry *u = x->val;
-				const struct arn_cfg_obj *uo = u->active.obj;
-				if (!uo)
-					continue;
-				char who[256];
-				snprintf(who, sizeof(who), "Secret '%s': for %s '%s': ", e->name,
-					 k == 0 ? "listener" : "cluster", u->name);
-				if (k == 0 ? listener_tls_error(s, (const void *)uo, e, o, who, buf,
-								cap)
-					   : cluster_tls_error(s, (const void *)uo, e, o, who, buf,
-							       cap))
+			for (struct snode *x = m->b[i]; x; x = x->next)
+				if (secret_user_error(s, e, o, x->val, buf, cap))
 					return true;
-			}
 	}
 	return false;
+}
+
+/* Does listener entry @p o2, another than @p e, hold @p l's address? */
+static bool holds_addr(const struct entry *o2, const struct entry *e,
+		       const struct arn_cfg_listener *l)
+{
+	const struct arn_cfg_listener *a = (const void *)o2->active.obj;
+	const struct arn_cfg_listener *w = (const void *)o2->warming.obj;
+	return o2 != e && ((a && a->addr == l->addr && a->port == l->port) ||
+			   (w && w->addr == l->addr && w->port == l->port));
+}
+
+/* The listener entry other than @p e holding @p l's address, or NULL. */
+static struct entry *addr_holder(struct arn_config_store *s, const struct entry *e,
+				 const struct arn_cfg_listener *l)
+{
+	if (s->bidx.on) {
+		uint64_t key = laddr_key(l);
+		size_t i = bidx_at(&s->bidx, key);
+		for (struct entry *c; (c = bidx_next(&s->bidx, key, &i)) != NULL;) {
+			s->st.check_visits++;
+			if (holds_addr(c, e, l))
+				return c;
+		}
+		return NULL;
+	}
+	struct smap *m = &s->entries[ARN_CFG_LISTENER];
+	for (size_t i = 0; i < m->nb; i++)
+		for (struct snode *x = m->b[i]; x; x = x->next) {
+			s->st.check_visits++;
+			if (holds_addr(x->val, e, l))
+				return x->val;
+		}
+	return NULL;
 }
 
 /* X16 checks that need the rest of the configuration. NULL: fine. */
@@ -1044,29 +1212,15 @@ static char *application_error(struct arn_config_store *s, struct entry *e,
 	}
 	if (e->type == ARN_CFG_LISTENER) {
 		const struct arn_cfg_listener *l = (const void *)o;
-		struct smap *m = &s->entries[ARN_CFG_LISTENER];
-		for (size_t i = 0; i < m->nb; i++)
-			for (struct snode *x = m->b[i]; x; x = x->next) {
-				struct entry *o2 = x->val;
-				if (o2 == e)
-					continue;
-				const struct arn_cfg_listener *a = (const void *)o2->active.obj;
-				const struct arn_cfg_listener *w = (const void *)o2->warming.obj;
-				const struct arn_cfg_listener *hit =
-				    (a && a->addr == l->addr && a->port == l->port)   ? a
-				    : (w && w->addr == l->addr && w->port == l->port) ? w
-										      : NULL;
-				if (hit) {
-					snprintf(buf, sizeof(buf),
-						 "Listener '%s': address: %u.%u.%u.%u:%u is "
-						 "already used "
-						 "by listener '%s'",
-						 e->name, l->addr >> 24, (l->addr >> 16) & 255,
-						 (l->addr >> 8) & 255, l->addr & 255, l->port,
-						 o2->name);
-					return strdup(buf);
-				}
-			}
+		struct entry *o2 = addr_holder(s, e, l);
+		if (o2) {
+			snprintf(buf, sizeof(buf),
+				 "Listener '%s': address: %u.%u.%u.%u:%u is already used by "
+				 "listener '%s'",
+				 e->name, l->addr >> 24, (l->addr >> 16) & 255,
+				 (l->addr >> 8) & 255, l->addr & 255, l->port, o2->name);
+			return strdup(buf);
+		}
 	}
 	if (o && tls_check) {
 		char who[256];
@@ -1152,12 +1306,22 @@ static struct entry *secret_user(struct arn_config_store *s, const struct entry 
 {
 	if (!smap_get(&s->interest[ARN_CFG_SECRET], e->name, e->len, e->hash))
 		return NULL;
+	if (s->bidx.on) {
+		size_t i = bidx_at(&s->bidx, e->hash);
+		for (struct entry *u; (u = bidx_next(&s->bidx, e->hash, &i)) != NULL;) {
+			s->st.check_visits++;
+			if (version_names(&u->active, e) || version_names(&u->warming, e))
+				return u;
+		}
+		return NULL;
+	}
 	static const enum arn_cfg_type types[2] = {ARN_CFG_LISTENER, ARN_CFG_CLUSTER};
 	for (int k = 0; k < 2; k++) {
 		struct smap *m = &s->entries[types[k]];
 		for (size_t i = 0; i < m->nb; i++)
 			for (struct snode *x = m->b[i]; x; x = x->next) {
 				struct entry *u = x->val;
+				s->st.check_visits++;
 				if (version_names(&u->active, e) || version_names(&u->warming, e))
 					return u;
 			}
@@ -1333,8 +1497,14 @@ int arn_config_apply(struct arn_config_store *s, const char *type_url,
 	 * changes nothing: D2 keeps a name out of both lists). */
 	out->accepted = true;
 	next_begin(s);
+	/* SDS removals ask who uses a Secret; LDS's index is built after its
+	 * removals, which free the entries they drop. */
+	if (t == ARN_CFG_SECRET)
+		bidx_build(s, (enum arn_cfg_type)t);
 	for (size_t i = 0; i < n_removed; i++)
 		apply_remove(s, t, removed[i], flags, out);
+	if (t == ARN_CFG_LISTENER)
+		bidx_build(s, (enum arn_cfg_type)t);
 	for (size_t i = 0; i < n_res; i++) {
 		struct entry *e = entry_make(s, t, res[i].name, strlen(res[i].name));
 		if (!e) {
@@ -1344,7 +1514,11 @@ int arn_config_apply(struct arn_config_store *s, const char *type_url,
 			continue;
 		}
 		apply_update(s, e, &co[i], &res[i], flags, out);
+		/* the next listeners of the batch must see this one's address */
+		if (t == ARN_CFG_LISTENER && s->bidx.on && bidx_listener(&s->bidx, e) != 0)
+			bidx_free(&s->bidx);
 	}
+	bidx_free(&s->bidx);
 	free(co);
 	warming_check(s, false);
 	drop_unreferenced(s);

@@ -2,14 +2,13 @@
  * tj_apply (tj_config.h).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "arn_proto.h"
 #include "arn_sb.h"
 #include "tj_config.h"
 #include "upb/reflection.h"
-
-#define TJ_MAX_BATCH 64
 
 void tj_apply(struct arn_config_store *st, const char *type, const char *version, unsigned flags,
 	      const char *const *json, const char *const *removed, struct arn_config_result *res)
@@ -20,9 +19,11 @@ void tj_apply(struct arn_config_store *st, const char *type, const char *version
 		n++;
 	while (removed && removed[nr])
 		nr++;
-	assert_true(n <= TJ_MAX_BATCH);
-	struct arn_config_resource_in in[TJ_MAX_BATCH];
-	char names[TJ_MAX_BATCH][256];
+	/* on the heap: a batch may be thousands of resources (the store's
+	 * checks are proved linear with them) */
+	struct arn_config_resource_in *in = calloc(n ? n : 1, sizeof(*in));
+	char(*names)[256] = calloc(n ? n : 1, sizeof(*names));
+	assert_true(in && names);
 	upb_Arena *a = upb_Arena_New();
 	/* the message's full name is the type URL's last segment */
 	const upb_MessageDef *md = arn_proto_msgdef(strrchr(type, '/') + 1);
@@ -43,6 +44,8 @@ void tj_apply(struct arn_config_store *st, const char *type, const char *version
 	}
 	assert_int_equal(arn_config_apply(st, type, in, n, removed, nr, flags, res), 0);
 	upb_Arena_Free(a);
+	free(in);
+	free(names);
 }
 
 void tj_assert_decodes(const char *json, size_t len, const char *msg_name, const char *what)
