@@ -4,6 +4,7 @@
  * without allocating.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,11 +217,19 @@ static int compile(const char *fmt, struct seq *s, struct arn_sb *err)
 		size_t max_len = 0;
 		if (*q == ':') {
 			q++;
-			char *e;
-			unsigned long z = strtoul(q, &e, 10);
-			if (e == q) {
-				arn_sb_printf(err, "offset %zu: ':' must be followed by a length\n",
-					      (size_t)(q - fmt));
+			char *e = (char *)q;
+			unsigned long z = 0;
+			/* digits only: strtoul would take "-1" as ULONG_MAX */
+			if (*q >= '0' && *q <= '9') {
+				errno = 0;
+				z = strtoul(q, &e, 10);
+			}
+			if (e == q || errno == ERANGE) {
+				arn_sb_printf(
+				    err,
+				    "offset %zu: ':' must be followed by a length (digits, "
+				    "at most %lu)\n",
+				    (size_t)(q - fmt), ULONG_MAX);
 				return -EINVAL;
 			}
 			max_len = z;
@@ -755,7 +764,9 @@ static enum val eval_limited(const struct arn_access_format *f, const struct op 
 {
 	size_t start = o->len, saved_cap = o->cap;
 	bool was_cut = o->cut, limited = false;
-	if (op->max_len && o->len + op->max_len < o->cap) {
+	/* not o->len + max_len < o->cap: a length near SIZE_MAX would wrap and
+	 * put the limit below what is written (room then underflows) */
+	if (op->max_len && op->max_len < o->cap - o->len) {
 		o->cap = o->len + op->max_len;
 		limited = true;
 	}

@@ -1315,6 +1315,28 @@ static void test_access_log_default_format(void **state)
 	free(l);
 }
 
+/* A :Z length from the control plane is digits and bounds the value, whatever
+ * its size: ":-1" (which strtoul reads as ULONG_MAX) is refused, and the
+ * largest accepted length does not wrap the limit below what is already
+ * written (the value was then copied past the line's buffer). */
+static void test_access_log_length_limit_bounded(void **state)
+{
+	(void)state;
+	struct arn_sb err = ARN_SB_INIT;
+	assert_null(arn_access_format_text("%REQ(USER-AGENT):-1%", &err));
+	assert_non_null(strstr(arn_sb_cstr(&err), "must be followed by a length"));
+	assert_null(arn_access_format_text("%REQ(USER-AGENT):99999999999999999999%", &err));
+	assert_null(arn_access_format_text("%REQ(USER-AGENT): 5%", &err));
+	arn_sb_free(&err);
+	struct arn_access_record r = sample_record();
+	char *l = fmt_text("0123456789%REQ(USER-AGENT):18446744073709551615%", &r, 16);
+	assert_string_equal(l, "0123456789c...\n");
+	free(l);
+	l = fmt_text("0123%REQ(USER-AGENT):4%", &r, 16);
+	assert_string_equal(l, "0123curl");
+	free(l);
+}
+
 static void test_access_log_operators(void **state)
 {
 	(void)state;
@@ -1830,6 +1852,7 @@ int main(void)
 					    builtins_teardown),
 	    cmocka_unit_test_setup(test_access_log_default_format, reset),
 	    cmocka_unit_test_setup(test_access_log_operators, reset),
+	    cmocka_unit_test_setup(test_access_log_length_limit_bounded, reset),
 	    cmocka_unit_test_setup(test_access_log_downstream_peer, reset),
 	    cmocka_unit_test_setup(test_access_log_json_format, reset),
 	    cmocka_unit_test_setup(test_access_log_json_stays_json, reset),
