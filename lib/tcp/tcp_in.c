@@ -135,10 +135,20 @@ static void handshake_rtt(struct arn_tcp_conn *c, const struct tcp_seg *s)
 		c->rto = TCP_RTO_SYN_FALLBACK_MS;
 		return;
 	}
-	if ((c->flags & TF_TS_OK) && s->has_ts && s->tsecr)
-		tcp_rtt_update_ms(c, tcp_ts_now(c) - s->tsecr);
-	else
-		tcp_rtt_update_ms(c, (uint32_t)(c->wk->now_ms - c->rtt_start));
+	/* RFC 7323 4.1: only an echo of a TSval we sent since the SYN left is
+	 * a sample; the peer writes TSecr, and one from our future (a wrapped
+	 * 2^32 - 1 ms) or far past set SRTT to minutes and the RTO to its
+	 * ceiling. Anything else: the handshake's own timing (Linux's
+	 * tcp_synack_rtt_meas). */
+	uint32_t since = (uint32_t)(c->wk->now_ms - c->rtt_start);
+	if ((c->flags & TF_TS_OK) && s->has_ts && s->tsecr) {
+		uint32_t rtt = tcp_ts_now(c) - s->tsecr;
+		if (rtt <= since) {
+			tcp_rtt_update_ms(c, rtt);
+			return;
+		}
+	}
+	tcp_rtt_update_ms(c, since);
 }
 
 static void start_keepalive(struct arn_tcp_conn *c)

@@ -346,6 +346,41 @@ static void test_passive_open_without_options(void **state)
 	assert_int_equal(app.conn->rcv_ws, 0);
 }
 
+/* RFC 7323 4.1 / RFC 6298: an RTT sample comes only from a TSecr we sent.
+ * A client completing the handshake with a TSecr a tick in our future
+ * (a wrapped sample of 2^32 - 1 ms) or far in our past once set SRTT to
+ * minutes (its microseconds overflowed 32 bits) and the RTO to its 60 s
+ * ceiling: the connection's first lost segment waited a minute. The
+ * sample is the handshake's own timing instead, as Linux's
+ * tcp_synack_rtt_meas takes it. */
+static void test_handshake_bogus_tsecr_ignored(void **state)
+{
+	(void)state;
+	static const int32_t skew[] = {1, 1000, -3600000, INT32_MIN};
+	for (unsigned i = 0; i < RTE_DIM(skew); i++) {
+		uint16_t pport = (uint16_t)(PPORT + 1 + i);
+		struct fake_opts o = {.mss = 1460, .sack_ok = true, .ts = true, .tsval = 777};
+		arn_tcp_input(
+		    lc, fake_seg(PEER, US, pport, LPORT, TH_SYN, 1000, 0, 65535, &o, NULL, 0));
+		expect_seg(TH_SYN | TH_ACK);
+		fake_advance(lc, 5);
+		struct fake_opts a = {.mss = -1,
+				      .ws = -1,
+				      .ts = true,
+				      .tsval = 778,
+				      .tsecr = out.o.tsval + 5 + (uint32_t)skew[i]};
+		if (a.tsecr == 0)
+			a.tsecr = 1;
+		arn_tcp_input(lc, fake_seg(PEER, US, pport, LPORT, TH_ACK, 1001, out.seq + 1, 65535,
+					   &a, NULL, 0));
+		assert_int_equal(app.accepts, (int)i + 1);
+		struct arn_tcp_conn *c = app.conn;
+		assert_int_equal(c->state, TCPS_ESTABLISHED);
+		assert_true(c->srtt_us8 >> 3 <= 5000);
+		assert_int_equal(c->rto, TCP_RTO_MIN_MS);
+	}
+}
+
 static void test_syn_ack_retransmitted_then_abandoned(void **state)
 {
 	(void)state;
@@ -6212,6 +6247,7 @@ int main(void)
 	    cmocka_unit_test(test_cksum_matches_dpdk),
 	    cmocka_unit_test_setup_teardown(test_passive_open_negotiates_options, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_passive_open_without_options, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_handshake_bogus_tsecr_ignored, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_syn_ack_retransmitted_then_abandoned, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_closed_port_gets_rst, setup, teardown),
@@ -6329,8 +6365,8 @@ int main(void)
 					    setup_reo, teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_default_stays_rfc_after_dsack, setup,
 					    teardown),
-	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_steps_beyond_255_on_a_tiny_min_rtt, setup,
-					    teardown),
+	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_steps_beyond_255_on_a_tiny_min_rtt,
+					    setup, teardown),
 	    cmocka_unit_test(test_rtt_med_ignores_one_sample_in_ten),
 	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_capped_by_the_middle_of_rack_samples,
 					    setup, teardown),
@@ -6341,7 +6377,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_rack_reo_wnd_bbr_default_steps_to_lateness, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_bbr_state_machine, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_bbr_ack_aggregation_keeps_a_bursty_path_full, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_bbr_ack_aggregation_keeps_a_bursty_path_full,
+					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bbr_lost_last_retransmission_probed_not_rto, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_bbr_without_sack_is_cubic, setup, teardown),
