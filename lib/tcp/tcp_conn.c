@@ -517,6 +517,7 @@ void tcp_enter_time_wait(struct arn_tcp_conn *c)
 		uint32_t wnd = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
 		t->wnd = (uint16_t)RTE_MIN(wnd >> c->rcv_ws, 65535u);
 		t->used = 1;
+		t->ack_ms = 0;
 		t->expire_ms = wk->now_ms + 2 * TCP_MSL_MS;
 		uint32_t *slot = tw_slot(wk, t->laddr, t->lport, t->raddr, t->rport);
 		t->hnext = *slot;

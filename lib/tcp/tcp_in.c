@@ -1632,8 +1632,30 @@ static void tw_input(struct arn_tcp_worker *wk, struct tcp_tw *t, struct tcp_seg
 		return;
 	/* PAWS (RFC 7323 5.3): an old duplicate is dropped, and ACKed */
 	bool paws = t->ts_ok && s->has_ts && (int32_t)(t->ts_recent - s->tsval) > TCP_PAWS_WINDOW;
-	if ((s->flags & TH_FIN) && !paws)
+	/* RFC 9293 3.10.7.4: the only thing that can arrive is the peer's FIN
+	 * again (with its data, if it came with some): ACKed, and 2 MSL
+	 * restarted. A FIN at any other sequence number restarts nothing. */
+	if ((s->flags & TH_FIN) && !paws && s->seq + s->len + 1 == t->rcv_nxt) {
 		tcp_tw_restart(wk, t);
+		tcp_send_tw_ack(wk, t);
+		return;
+	}
+	/* A copy of the peer's last ACK: nothing to say (Linux's
+	 * tcp_timewait_state_process drops an in-window bare ACK). */
+	if (!paws && s->len == 0 && !(s->flags & (TH_SYN | TH_FIN)) && s->seq == t->rcv_nxt)
+		return;
+	/* Anything else gets our ACK, as RFC 9293 says, but at most one per
+	 * record per TCP_INVALID_RATELIMIT_MS (Linux's tw_last_oow_ack_time)
+	 * and from the worker's challenge ACK budget: each segment used to get
+	 * one, so a spoofer who knew the tuple had the peer sent a packet for
+	 * every packet it sent. */
+	uint32_t now = (uint32_t)wk->now_ms;
+	if ((t->ack_ms && now - t->ack_ms < TCP_INVALID_RATELIMIT_MS) ||
+	    !tcp_chack_budget_take(wk)) {
+		TCP_INC(wk, CHALLENGE_ACKS_LIMITED);
+		return;
+	}
+	t->ack_ms = now ? now : 1;
 	tcp_send_tw_ack(wk, t);
 }
 

@@ -268,6 +268,7 @@ struct tcp_tw {
 	uint16_t wnd;	     /* the window field to advertise (scaled as it was) */
 	uint8_t ts_ok;	     /* timestamps were negotiated */
 	uint8_t used;
+	uint32_t ack_ms; /* our last rate-limited ACK (low 32 bits of now_ms; 0: none) */
 };
 
 /* ---- parsed segment -------------------------------------------------------- */
@@ -992,6 +993,9 @@ int tcp_send_syn(struct arn_tcp_conn *c);
 void tcp_send_ack(struct arn_tcp_conn *c);
 /* @p s: the segment that earned it (NULL: none), for the per-connection limit */
 void tcp_send_challenge_ack(struct arn_tcp_conn *c, const struct tcp_seg *s);
+/* One answer from the worker's per-second challenge ACK budget (drawn at
+ * random each second, tcp_send_challenge_ack): false when it is spent. */
+bool tcp_chack_budget_take(struct arn_tcp_worker *wk);
 void tcp_send_rst_conn(struct arn_tcp_conn *c);
 /* RST in reply to @p s for which there is no connection (RFC 9293 3.10.7.1) */
 void tcp_send_rst_reply(struct arn_tcp_worker *wk, const struct tcp_seg *s);

@@ -409,21 +409,26 @@ void tcp_send_challenge_ack(struct arn_tcp_conn *c, const struct tcp_seg *s)
 		}
 		c->chack_ms = wk->now_ms ? wk->now_ms : 1;
 	}
-	uint64_t sec = wk->now_ms / 1000;
-	if (sec != wk->chack_sec || wk->chack_budget == 0) {
-		if (sec != wk->chack_sec) {
-			uint32_t half = (TCP_CHALLENGE_ACK_LIMIT + 1) / 2;
-			wk->chack_sec = sec;
-			wk->chack_budget = half + (uint32_t)(tcp_rng(wk) % TCP_CHALLENGE_ACK_LIMIT);
-		}
-		if (wk->chack_budget == 0) {
-			TCP_INC(wk, CHALLENGE_ACKS_LIMITED);
-			return;
-		}
+	if (!tcp_chack_budget_take(wk)) {
+		TCP_INC(wk, CHALLENGE_ACKS_LIMITED);
+		return;
 	}
-	wk->chack_budget--;
 	TCP_INC(wk, CHALLENGE_ACKS);
 	tcp_send_ack(c);
+}
+
+bool tcp_chack_budget_take(struct arn_tcp_worker *wk)
+{
+	uint64_t sec = wk->now_ms / 1000;
+	if (sec != wk->chack_sec) {
+		uint32_t half = (TCP_CHALLENGE_ACK_LIMIT + 1) / 2;
+		wk->chack_sec = sec;
+		wk->chack_budget = half + (uint32_t)(tcp_rng(wk) % TCP_CHALLENGE_ACK_LIMIT);
+	}
+	if (wk->chack_budget == 0)
+		return false;
+	wk->chack_budget--;
+	return true;
 }
 
 void tcp_send_rst_conn(struct arn_tcp_conn *c)

@@ -2084,6 +2084,59 @@ static void test_active_close_time_wait_and_reuse(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_ACTIVE), 0);
 }
 
+/* RFC 9293 3.10.7.4: in TIME_WAIT only the peer's retransmitted FIN
+ * restarts 2 MSL. Every segment for the tuple used to be ACKed at once,
+ * one ACK per segment (a spoofer's reflector at the peer), and a FIN at
+ * any sequence number restarted the timer. Now, as Linux's
+ * tcp_timewait_state_process: the duplicate of the peer's last ACK gets
+ * nothing, other segments that are not the FIN get at most one ACK per
+ * TCP_INVALID_RATELIMIT_MS, and the FIN itself is still ACKed. */
+static void test_time_wait_answers_bounded(void **state)
+{
+	(void)state;
+	open_conn(true, false, 0);
+	struct arn_tcp_conn *c = app.conn;
+	arn_tcp_close(c);
+	expect_seg(TH_ACK | TH_FIN);
+	inject(TH_ACK, p_seq, our_isn + 2, 1000, NULL, NULL, 0);
+	inject(TH_ACK | TH_FIN, p_seq, our_isn + 2, 1000, NULL, NULL, 0);
+	expect_seg(TH_ACK);
+	fake_advance(lc, 1);
+	fake_drain(lc);
+	struct tcp_tw *t = tcp_tw_lookup(tcp_wk(lc), US, LPORT, PEER, PPORT);
+	assert_non_null(t);
+	fake_advance(lc, 10000);
+	fake_drain(lc);
+	uint64_t expire = t->expire_ms;
+	/* the peer's last ACK, again and again: nothing to answer */
+	for (int i = 0; i < 50; i++)
+		inject(TH_ACK, p_seq + 1, our_isn + 2, 1000, NULL, NULL, 0);
+	expect_none();
+	/* a flood of segments off the window, data and FINs included */
+	static const uint8_t byte = 'x';
+	for (uint32_t i = 0; i < 100; i++) {
+		uint8_t fl = (i & 1) ? TH_ACK | TH_FIN : TH_ACK;
+		inject(fl, p_seq + 5000 + i * 7919, our_isn + 2, 1000, NULL, &byte, i & 2 ? 1 : 0);
+	}
+	fake_advance(lc, 0);
+	assert_true(fake_pending(lc) <= 1);
+	fake_drain(lc);
+	assert_true(t->used);
+	assert_true(t->expire_ms == expire);
+	/* the peer's FIN retransmitted: ACKed, and 2 MSL again */
+	inject(TH_ACK | TH_FIN, p_seq, our_isn + 2, 1000, NULL, NULL, 0);
+	expect_seg(TH_ACK);
+	assert_int_equal(out.ack, p_seq + 1);
+	assert_true(t->expire_ms == tcp_wk(lc)->now_ms + 2 * TCP_MSL_MS);
+	fake_drain(lc);
+	/* after the limit's interval, an off-window segment is answered */
+	fake_advance(lc, TCP_INVALID_RATELIMIT_MS);
+	fake_drain(lc);
+	inject(TH_ACK, p_seq + 9999, our_isn + 2, 1000, NULL, NULL, 0);
+	expect_seg(TH_ACK);
+	fake_drain(lc);
+}
+
 static void test_time_wait_expires_after_2msl(void **state)
 {
 	(void)state;
@@ -6302,6 +6355,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_passive_close_half_close, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_active_close_time_wait_and_reuse, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_time_wait_expires_after_2msl, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_time_wait_answers_bounded, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_time_wait_records_not_blocks, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_connect_avoids_time_wait_tuple, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_close_with_unread_data_resets, setup, teardown),
