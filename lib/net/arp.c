@@ -51,6 +51,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include <rte_byteorder.h>
 #include <rte_cycles.h>
@@ -101,6 +102,7 @@ struct arn_arp {
 	struct net_arp_head h; /* first: net_arp_poll() reads it there */
 	unsigned used;	       /* entries not FREE */
 	unsigned waiting;      /* packets in pending[] of all entries */
+	uint16_t tab[4][256];  /* home()'s random tables, one per byte of an address */
 	struct arp_entry e[ARP_SLOTS];
 };
 
@@ -108,8 +110,20 @@ struct net_arp_timing net_arp_timing;
 
 struct arn_arp *net_arp_create(unsigned socket)
 {
-	return rte_zmalloc_socket("arn_arp", sizeof(struct arn_arp), RTE_CACHE_LINE_SIZE,
-				  (int)socket);
+	struct arn_arp *a =
+	    rte_zmalloc_socket("arn_arp", sizeof(struct arn_arp), RTE_CACHE_LINE_SIZE, (int)socket);
+	if (a == NULL)
+		return NULL;
+	if (getrandom(a->tab, sizeof(a->tab), 0) != (ssize_t)sizeof(a->tab)) {
+		/* never expected; the TSC still differs per worker and start */
+		uint64_t x = rte_rdtsc() | 1;
+		for (unsigned i = 0; i < 4; i++)
+			for (unsigned j = 0; j < 256; j++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				a->tab[i][j] = (uint16_t)x;
+			}
+	}
+	return a;
 }
 
 void net_arp_free(struct arn_arp *arp)
@@ -117,14 +131,26 @@ void net_arp_free(struct arn_arp *arp)
 	rte_free(arp);
 }
 
-static inline unsigned home(uint32_t ip)
+/* Keyed: a host on the link chooses its sender address within our
+ * subnet, and with the unkeyed multiplicative hash the table had, anyone
+ * could pick 768 addresses whose slots lie together. Linear probing then
+ * made them one run, and every lookup that hashed into it (each ARP packet
+ * from such a sender, each packet to such a next hop) read hundreds of
+ * slots. Simple tabulation (one random table per byte of the address,
+ * XORed), since linear probing needs more than a universal hash:
+ * Patrascu and Thorup proved tabulation keeps its probes O(1) expected,
+ * while a keyed multiply-shift still made runs of tens of slots for some
+ * keys out of such a chosen set. */
+static inline unsigned home(const struct arn_arp *a, uint32_t ip)
 {
-	return (ip * 2654435761u) >> 22; /* Knuth's multiplicative hash, 10 bits */
+	return (a->tab[0][ip & 0xff] ^ a->tab[1][(ip >> 8) & 0xff] ^ a->tab[2][(ip >> 16) & 0xff] ^
+		a->tab[3][ip >> 24]) &
+	       (ARP_SLOTS - 1);
 }
 
 static struct arp_entry *find(struct arn_arp *a, uint32_t ip)
 {
-	for (unsigned i = home(ip), n = 0; n < ARP_SLOTS; i = (i + 1) & (ARP_SLOTS - 1), n++) {
+	for (unsigned i = home(a, ip), n = 0; n < ARP_SLOTS; i = (i + 1) & (ARP_SLOTS - 1), n++) {
 		if (a->e[i].state == ARP_FREE)
 			return NULL;
 		if (a->e[i].ip == ip)
@@ -148,7 +174,7 @@ static void erase(struct arn_arp *a, struct arp_entry *e)
 	unsigned i = (unsigned)(e - a->e);
 	for (unsigned j = (i + 1) & (ARP_SLOTS - 1); a->e[j].state != ARP_FREE;
 	     j = (j + 1) & (ARP_SLOTS - 1)) {
-		unsigned k = home(a->e[j].ip);
+		unsigned k = home(a, a->e[j].ip);
 		/* Move e[j] into the hole at i unless its home lies in (i, j]. */
 		bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
 		if (!stays) {
@@ -192,7 +218,7 @@ static struct arp_entry *insert(struct arn_lcore *lc, uint32_t ip, bool evict)
 		ARN_NET_PINC(lc, victim->port, arp_evicted);
 		erase(a, victim);
 	}
-	unsigned i = home(ip);
+	unsigned i = home(a, ip);
 	while (a->e[i].state != ARP_FREE)
 		i = (i + 1) & (ARP_SLOTS - 1);
 	struct arp_entry *e = &a->e[i];
@@ -446,6 +472,18 @@ int net_arp_lookup(const struct arn_lcore *lc, uint32_t ip, struct rte_ether_add
 	if (mac)
 		rte_ether_addr_copy(&e->mac, mac);
 	return 1;
+}
+
+unsigned net_arp_probes(const struct arn_lcore *lc, uint32_t ip)
+{
+	const struct arn_arp *a = lc->arp;
+	unsigned n = 0;
+	for (unsigned i = home(a, ip); n < ARP_SLOTS; i = (i + 1) & (ARP_SLOTS - 1)) {
+		n++;
+		if (a->e[i].state == ARP_FREE || a->e[i].ip == ip)
+			break;
+	}
+	return n;
 }
 
 unsigned net_arp_n_waiting(const struct arn_lcore *lc)

@@ -167,6 +167,9 @@ int net_arp_lookup(const struct arn_lcore *lc, uint32_t ip, struct rte_ether_add
 unsigned net_arp_n_waiting(const struct arn_lcore *lc);
 /* Entries in the cache, whatever their state. Tests. */
 unsigned net_arp_n_entries(const struct arn_lcore *lc);
+/* Slots a lookup of @p ip reads (its probe sequence to the entry or to the
+ * first free slot). Tests. */
+unsigned net_arp_probes(const struct arn_lcore *lc, uint32_t ip);
 /* Entries the cache holds at most (of its 1024 slots). */
 #define NET_ARP_MAX_ENTRIES 768u
 /* ARP timing, in TSC ticks (set from the TSC rate at create; tests may shorten). */

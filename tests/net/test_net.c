@@ -1603,6 +1603,47 @@ static void resolve_and_use(struct fixture *f, uint32_t dst, uint32_t nh,
 	assert_true(net_arp_lookup(lc, nh, NULL));
 }
 
+/* A host on the link chose its senders' addresses (inside our /16) so
+ * that their slots in the ARP table's linear probing all lie together:
+ * with the unkeyed multiplicative hash the table had, 768 requests for us
+ * built one run of 768 entries, and every later lookup of an address that
+ * hashes into it (each ARP packet from such a sender, each packet to such
+ * a next hop) read hundreds of slots (761 on average). The hash is
+ * keyed per worker now: the same addresses take a few slots each. */
+static void test_arp_chosen_senders_cannot_pile_up(void **state)
+{
+	struct fixture *f = *state;
+	struct arn_lcore *lc = W(f, 0);
+	static const struct rte_ether_addr bc = {{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}};
+	/* the unkeyed home (Knuth's multiplier, top 10 bits) of the first
+	 * 16 slots: about 1,024 of the /16's addresses */
+	static uint32_t ips[1200];
+	unsigned n = 0;
+	for (uint32_t ip = IP(198, 18, 1, 0); ip < IP(198, 19, 0, 0) && n < RTE_DIM(ips); ip++)
+		if (((ip * 2654435761u) >> 22) < 16)
+			ips[n++] = ip;
+	assert_true(n > NET_ARP_MAX_ENTRIES + 128);
+	for (unsigned i = 0; i < NET_ARP_MAX_ENTRIES;) {
+		for (unsigned b = 0; b < 128 && i < NET_ARP_MAX_ENTRIES; b++, i++) {
+			struct rte_ether_addr sha = {
+			    {0x02, 0x5f, 0, 0, (uint8_t)(i >> 8), (uint8_t)i}};
+			struct pkt p;
+			build_arp(&p, &bc, RTE_ARP_OP_REQUEST, &sha, ips[i], OUR_IP);
+			inject(f, 0, p.b, p.len);
+		}
+		run(f, 0);
+		drain(f, 0);
+	}
+	assert_int_equal(net_arp_n_entries(lc), NET_ARP_MAX_ENTRIES);
+	/* lookups of the others: a miss reads its run to the first free slot */
+	uint64_t probes = 0;
+	for (unsigned i = NET_ARP_MAX_ENTRIES; i < n; i++)
+		probes += net_arp_probes(lc, ips[i]);
+	probes /= n - NET_ARP_MAX_ENTRIES;
+	/* 8.5 expected at a load of 3/4 (Knuth's (1 + 1 / (1 - a)^2) / 2) */
+	assert_true(probes < 40);
+}
+
 static void test_arp_flood_cannot_evict_entries_in_use(void **state)
 {
 	struct fixture *f = *state;
@@ -2747,6 +2788,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_arp_stale_entry_used_while_refreshed, setup1,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_arp_spoofed_senders_create_no_entries, setup1_wide,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_arp_chosen_senders_cannot_pile_up, setup1_wide,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_arp_flood_cannot_evict_entries_in_use, setup1_wide,
 					    teardown),
