@@ -43,7 +43,6 @@
 #include "arn_net.h"
 #include "arn_tls.h"
 #include "http_filter.h"
-#include "http_hc.h"
 #include "http_int.h"
 #include "http_l4.h"
 
