@@ -166,7 +166,7 @@ int http_hc_http_request(const char *path, const char *host, char *out, size_t c
 
 /* ---- worker 0 ----------------------------------------------------------------- */
 
-struct http_hc_worker;
+struct hc_tab;
 
 struct hc_target {
 	bool used;
@@ -181,24 +181,34 @@ struct hc_target {
 	struct http_timer timer;
 	uint32_t rx_len;
 	char *rx; /* HTTP_HC_RX_MAX bytes */
-	struct http_hc_worker *hw;
+	struct hc_tab *hw;
 };
 
 #define HC_IDX (2 * HTTP_HC_MAX_TARGETS)
 
-struct http_hc_worker {
+/* The targets and their buffers (about 4.2 MB): allocated by worker 0 at
+ * the first generation that has a cluster with health checks, kept until
+ * the worker stops. */
+struct hc_tab {
 	struct http_worker *w;
 	struct hc_target t[HTTP_HC_MAX_TARGETS];
 	uint32_t idx[HC_IDX]; /* by host pointer: target index + 1, rebuilt per generation */
 	size_t n;
 	uint64_t mark;
 	bool full_logged;
+	char rx_mem[HTTP_HC_MAX_TARGETS][HTTP_HC_RX_MAX];
+};
+
+/* What worker 0 holds while no cluster has checks: a few words. */
+struct http_hc_worker {
+	struct http_worker *w;
+	struct hc_tab *tab; /* NULL until a generation has checks */
+	bool nomem_logged;
 	/* the snapshot (http_rt_snap_sync) the targets follow: a snapshot
 	 * built after its generation was published (the first, static
 	 * resources) is found by this timer, not by a generation change */
 	uint64_t snap;
 	struct http_timer tick;
-	char rx_mem[HTTP_HC_MAX_TARGETS][HTTP_HC_RX_MAX];
 };
 
 static struct arn_stats_scope *t_stats(const struct hc_target *t)
@@ -417,7 +427,7 @@ static uint32_t idx_slot(const void *p)
 	return (uint32_t)(k >> 40) & (HC_IDX - 1);
 }
 
-static struct hc_target *idx_find(struct http_hc_worker *hw, const struct http_host *h)
+static struct hc_target *idx_find(struct hc_tab *hw, const struct http_host *h)
 {
 	for (uint32_t i = idx_slot(h), k = 0; k < HC_IDX; i = (i + 1) & (HC_IDX - 1), k++) {
 		uint32_t v = hw->idx[i];
@@ -429,7 +439,7 @@ static struct hc_target *idx_find(struct http_hc_worker *hw, const struct http_h
 	return NULL;
 }
 
-static void idx_add(struct http_hc_worker *hw, uint32_t ti)
+static void idx_add(struct hc_tab *hw, uint32_t ti)
 {
 	for (uint32_t i = idx_slot(hw->t[ti].host);; i = (i + 1) & (HC_IDX - 1))
 		if (!hw->idx[i]) {
@@ -439,11 +449,11 @@ static void idx_add(struct http_hc_worker *hw, uint32_t ti)
 }
 
 struct gen_walk {
-	struct http_hc_worker *hw;
+	struct hc_tab *hw;
 	const struct arn_cfg_gen *g;
 };
 
-static void add_host(struct http_hc_worker *hw, const struct arn_cfg_cluster *cl,
+static void add_host(struct hc_tab *hw, const struct arn_cfg_cluster *cl,
 		     struct http_host *h)
 {
 	struct hc_target *t = idx_find(hw, h);
@@ -539,7 +549,7 @@ static void gen_cluster(void *ctx, const struct arn_cfg_cluster *cl)
 
 #define HC_TICK_MS 100
 
-static void reconcile(struct http_hc_worker *hw, const struct arn_cfg_gen *g);
+static void reconcile(struct http_hc_worker *hc, const struct arn_cfg_gen *g);
 
 static void hc_tick(struct http_timer *tm)
 {
@@ -556,10 +566,10 @@ int http_hc_worker_init(struct http_worker *w)
 	w->hc = NULL;
 	if (w->idx != 0)
 		return 0;
-	struct http_hc_worker *hw = aligned_alloc(64, (sizeof(*hw) + 63) & ~(size_t)63);
+	/* the targets' table waits for a cluster with checks (reconcile) */
+	struct http_hc_worker *hw = calloc(1, sizeof(*hw));
 	if (!hw)
 		return -ENOMEM;
-	memset(hw, 0, sizeof(*hw));
 	hw->w = w;
 	w->hc = hw;
 	hw->tick.fn = hc_tick;
@@ -573,12 +583,42 @@ void http_hc_gen(struct http_worker *w, const struct arn_cfg_gen *g)
 		reconcile(w->hc, g);
 }
 
-static void reconcile(struct http_hc_worker *hw, const struct arn_cfg_gen *g)
+/* The targets' table, allocated on first need: worker 0 of a configuration
+ * without health checks holds none of it. Once only (between generations,
+ * not per request); kept until the worker stops, as clusters with checks
+ * come and go. NULL when out of memory (logged once): the hosts are not
+ * checked and count as healthy for active checks, as beyond
+ * HTTP_HC_MAX_TARGETS; the next generation or snapshot tries again. */
+static struct hc_tab *tab_get(struct http_hc_worker *hc)
+{
+	if (hc->tab)
+		return hc->tab;
+	struct hc_tab *tab = aligned_alloc(64, (sizeof(*tab) + 63) & ~(size_t)63);
+	if (!tab) {
+		if (!hc->nomem_logged)
+			ARN_WARN(HTTP, "active health checks: no memory for their %zu bytes; "
+				       "hosts are not checked",
+				 sizeof(*tab));
+		hc->nomem_logged = true;
+		return NULL;
+	}
+	/* the receive buffers are left untouched: pages a check never uses
+	 * are never faulted in */
+	memset(tab, 0, offsetof(struct hc_tab, rx_mem));
+	tab->w = hc->w;
+	hc->tab = tab;
+	return tab;
+}
+
+static void reconcile(struct http_hc_worker *hc, const struct arn_cfg_gen *g)
 {
 	/* read first: a snapshot published during the walk is seen next tick */
-	hw->snap = http_rt_snap_sync();
+	hc->snap = http_rt_snap_sync();
 	/* nothing checked and no cluster to check: no walk of the clusters */
-	if (!g || (hw->n == 0 && http_rt_hc_clusters() == 0))
+	if (!g || ((!hc->tab || hc->tab->n == 0) && http_rt_hc_clusters() == 0))
+		return;
+	struct hc_tab *hw = tab_get(hc);
+	if (!hw)
 		return;
 	hw->mark++;
 	memset(hw->idx, 0, sizeof(hw->idx));
@@ -599,18 +639,27 @@ static void reconcile(struct http_hc_worker *hw, const struct arn_cfg_gen *g)
 
 void http_hc_worker_fini(struct http_worker *w)
 {
-	struct http_hc_worker *hw = w->hc;
-	if (!hw)
+	struct http_hc_worker *hc = w->hc;
+	if (!hc)
 		return;
-	for (uint32_t i = 0; i < HTTP_HC_MAX_TARGETS; i++)
+	struct hc_tab *hw = hc->tab;
+	for (uint32_t i = 0; hw && i < HTTP_HC_MAX_TARGETS; i++)
 		if (hw->t[i].used)
 			t_stop(&hw->t[i]);
-	http_timer_cancel(&hw->tick);
 	free(hw);
+	http_timer_cancel(&hc->tick);
+	free(hc);
 	w->hc = NULL;
 }
 
 size_t http_hc_targets(const struct http_worker *w)
 {
-	return w->hc ? w->hc->n : 0;
+	return w->hc && w->hc->tab ? w->hc->tab->n : 0;
+}
+
+size_t http_hc_mem(const struct http_worker *w)
+{
+	if (!w->hc)
+		return 0;
+	return sizeof(*w->hc) + (w->hc->tab ? sizeof(*w->hc->tab) : 0);
 }

@@ -4,11 +4,12 @@
  *
  * Where they run: on worker 0 only, over its own lib/tcp stack and timer
  * wheel (the control lcore has no TCP stack). Each checked host has a
- * target here (worker 0's, a fixed table allocated at worker start: no
- * malloc after start), which opens one connection per check, sends the
- * HTTP request (or the TCP send bytes), reads a bounded response head (or
- * the receive blocks), closes the connection and applies the result to
- * the host's state machine. Why not a pooled sub-request (http_subreq.h):
+ * target here (worker 0's, a fixed table allocated once, at the first
+ * generation with a cluster that has checks: no malloc per check), which
+ * opens one connection per check, sends the HTTP request (or the TCP
+ * send bytes), reads a bounded response head (or the receive blocks),
+ * closes the connection and applies the result to the host's state
+ * machine. Why not a pooled sub-request (http_subreq.h):
  * a check must reach one given host, not the balancer's pick; it must not
  * count in the cluster's request statistics and circuit breakers; and it
  * must read no more of a hostile response than the status line and
@@ -122,7 +123,8 @@ int http_hc_http_request(const char *path, const char *host, char *out, size_t c
 /* A response head (or TCP receive data) read for a check, at most. */
 #define HTTP_HC_RX_MAX 4096
 
-/** Allocate worker @p w's checker (worker 0 only; others: nothing).
+/** Allocate worker @p w's checker (worker 0 only; others: nothing): a
+ * few words; the targets' table waits for a generation with checks.
  * @return 0, -ENOMEM. */
 int http_hc_worker_init(struct http_worker *w);
 /** Follow generation @p g: start, keep or stop the targets. Worker 0. */
@@ -131,5 +133,8 @@ void http_hc_gen(struct http_worker *w, const struct arn_cfg_gen *g);
 void http_hc_worker_fini(struct http_worker *w);
 /** Targets worker 0 has (tests). */
 size_t http_hc_targets(const struct http_worker *w);
+/** Bytes worker @p w's checker holds (tests): a few words until a
+ * generation has a cluster with checks. */
+size_t http_hc_mem(const struct http_worker *w);
 
 #endif

@@ -347,6 +347,31 @@ static void test_lb_one_host_failed(void **state)
 	assert_int_equal(pick(&f, 1, &rr, &panic), -ENOENT);
 }
 
+/* Worker 0's checker holds a few words while no cluster has checks: the
+ * targets' table (4 KiB of head buffer per target) waits for a generation
+ * that has some; worker 1 has no checker at all. */
+static void test_checker_memory_is_lazy(void **state)
+{
+	(void)state;
+	struct http_worker *w = calloc(1, sizeof(*w));
+	assert_non_null(w);
+	for (size_t i = 0; i < HTTP_WHEEL; i++)
+		w->wheel[i].next = w->wheel[i].prev = &w->wheel[i];
+	assert_int_equal(http_hc_worker_init(w), 0);
+	assert_non_null(w->hc);
+	assert_true(http_hc_mem(w) < 1024);
+	http_hc_gen(w, NULL); /* a generation without clusters with checks */
+	assert_true(http_hc_mem(w) < 1024);
+	assert_int_equal(http_hc_targets(w), 0);
+	http_hc_worker_fini(w);
+	assert_null(w->hc);
+	w->idx = 1;
+	assert_int_equal(http_hc_worker_init(w), 0);
+	assert_null(w->hc);
+	assert_int_equal(http_hc_mem(w), 0);
+	free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -359,6 +384,7 @@ int main(void)
 	    cmocka_unit_test(test_http_request),
 	    cmocka_unit_test(test_lb_excludes_failed_hosts),
 	    cmocka_unit_test(test_lb_one_host_failed),
+	    cmocka_unit_test(test_checker_memory_is_lazy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
