@@ -12,6 +12,7 @@
 #include "arn_log.h"
 #include "arn_stats.h"
 #include "arn_tcp.h"
+#include "arn_tls.h"
 #include "http_hc.h"
 #include "http_int.h"
 
@@ -171,7 +172,8 @@ struct hc_tab;
 struct hc_target {
 	bool used;
 	bool running; /* a check is in flight: the timer is its timeout */
-	bool tls_skip;
+	bool tls_on;  /* the check's connection speaks TLS (tls is initialised) */
+	bool eof;     /* the check's peer sent its FIN */
 	uint64_t seen;
 	struct http_host *host;		      /* a reference */
 	const struct arn_cfg_cluster *cl;     /* pinned */
@@ -182,11 +184,16 @@ struct hc_target {
 	uint32_t rx_len;
 	char *rx; /* HTTP_HC_RX_MAX bytes */
 	struct hc_tab *hw;
+	/* the cluster's UpstreamTlsContext, when it has one: the check's
+	 * connection is the cluster's transport socket, as Envoy's (SNI,
+	 * validation, client certificate of the cluster's context). Must not
+	 * move while on: the table does not. */
+	struct arn_tls_conn tls;
 };
 
 #define HC_IDX (2 * HTTP_HC_MAX_TARGETS)
 
-/* The targets and their buffers (about 4.2 MB): allocated by worker 0 at
+/* The targets and their buffers (about 4.5 MB): allocated by worker 0 at
  * the first generation that has a cluster with health checks, kept until
  * the worker stops. */
 struct hc_tab {
@@ -244,6 +251,17 @@ static void host_flag(struct http_host *h, bool failed)
 static void t_detach(struct hc_target *t, bool clean)
 {
 	struct arn_tcp_conn *tc = t->tc;
+	if (t->tls_on) {
+		/* close_notify before the FIN after a completed check, as
+		 * Envoy's transport socket closes (the record goes straight
+		 * into TCP's send buffer; a full buffer just skips it): a
+		 * server then sees an orderly close, not a truncation. The SSL
+		 * object goes now: the target starts a new one per check. */
+		if (clean && arn_tls_is_open(&t->tls))
+			(void)arn_tls_shutdown(&t->tls);
+		arn_tls_conn_free(&t->tls);
+		t->tls_on = false;
+	}
 	if (!tc)
 		return;
 	t->tc = NULL;
@@ -284,23 +302,87 @@ static void t_conclude(struct hc_target *t, enum http_hc_result r)
 static void hc_connected(struct arn_tcp_conn *c, int status);
 static void hc_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len);
 static void hc_eof(struct arn_tcp_conn *c);
+static void hc_writable(struct arn_tcp_conn *c);
 static void hc_close(struct arn_tcp_conn *c, int reason);
 
 static const struct arn_tcp_ops hc_ops = {
     .on_connected = hc_connected,
     .on_data = hc_data,
     .on_eof = hc_eof,
+    .on_writable = hc_writable,
     .on_close = hc_close,
 };
+
+/* ---- TLS: lib/tls's view of the check's TCP connection ---------------------- */
+
+static void t_tls_step(struct hc_target *t);
+
+static int hc_io_read(void *arg, void *buf, uint32_t len)
+{
+	struct hc_target *t = arg;
+	return t->tc ? (int)arn_tcp_read(t->tc, buf, len) : 0;
+}
+
+static int hc_io_write(void *arg, const void *buf, uint32_t len)
+{
+	struct hc_target *t = arg;
+	return t->tc ? arn_tcp_write(t->tc, buf, len) : -ENOTCONN;
+}
+
+static uint32_t hc_io_space(void *arg)
+{
+	struct hc_target *t = arg;
+	return t->tc ? arn_tcp_sndbuf_space(t->tc) : 0;
+}
+
+/* a handshake the worker's budget deferred may go on (arn_tls_conn_free
+ * takes a concluded check's connection off the queue) */
+static void hc_io_resume(void *arg)
+{
+	struct hc_target *t = arg;
+	if (t->running && t->tls_on)
+		t_tls_step(t);
+}
+
+static const struct arn_tls_io hc_tls_io = {
+    .read = hc_io_read,
+    .write = hc_io_write,
+    .space = hc_io_space,
+    .resume = hc_io_resume,
+};
+
+/* cluster.<name>.ssl.* of worker 0, as the cluster's own connections count
+ * (the worker's block until the control lcore made the cluster's) */
+static struct arn_tls_stats *t_ssl(const struct hc_target *t)
+{
+	const struct http_cluster_rt *crt = t->host->crt;
+	struct http_worker *w = t->hw->w;
+	return crt && crt->ssl && w->idx < ARN_STATS_MAX_WORKERS ? &crt->ssl[w->idx]
+								 : &w->tls_stats;
+}
 
 static void t_start(struct hc_target *t)
 {
 	struct http_worker *w = t->hw->w;
 	t->running = true;
+	t->eof = false;
 	t->rx_len = 0;
 	t_inc(t, ARN_CL_health_check_attempt);
-	/* the timeout covers the connect and the answer, as Envoy's */
+	/* the timeout covers the connect, the TLS handshake and the answer,
+	 * as Envoy's */
 	http_timer_arm(w, &t->timer, t->c->timeout_ms ? t->c->timeout_ms : 1);
+	/* a cluster with an UpstreamTlsContext is checked over TLS with its
+	 * context (Envoy's default transport socket for checks); one whose
+	 * context could not be built (logged by the control lcore) cannot be
+	 * reached: a network failure, as its connections' connect failures */
+	struct arn_tls_ctx *tctx = NULL;
+	if (t->cl->upstream_tls) {
+		tctx = http_rt_upstream_tls(t->cl, t->host->crt);
+		if (!tctx) {
+			t_conclude(t, HTTP_HC_FAIL_NETWORK);
+			return;
+		}
+	}
 	uint32_t laddr = arn_net_route_src(w->lc, t->host->addr);
 	int err = -EHOSTUNREACH;
 	struct arn_tcp_conn *tc = laddr
@@ -312,6 +394,16 @@ static void t_start(struct hc_target *t)
 		return;
 	}
 	t->tc = tc;
+	if (tctx) {
+		/* no session slot: each check makes a full handshake, so that
+		 * every check validates the host's certificate */
+		struct arn_tls_conn_opts o = {0};
+		if (arn_tls_conn_init(&t->tls, &w->tls, tctx, t_ssl(t), &hc_tls_io, t, &o) < 0) {
+			t_conclude(t, HTTP_HC_FAIL_NETWORK);
+			return;
+		}
+		t->tls_on = true;
+	}
 }
 
 static void t_timer(struct http_timer *tm)
@@ -324,6 +416,40 @@ static void t_timer(struct http_timer *tm)
 		t_start(t);
 }
 
+/* Send @p len bytes of the check, all of them (over TLS once open).
+ * @return false if they did not all go. */
+static bool t_write(struct hc_target *t, const void *buf, uint32_t len)
+{
+	if (t->tls_on)
+		return arn_tls_write(&t->tls, buf, len) == (ssize_t)len;
+	return arn_tcp_write(t->tc, buf, len) == (int)len;
+}
+
+/* The connection is open (TCP's, or TLS's handshake done): the request. */
+static void t_send(struct hc_target *t)
+{
+	const struct arn_cfg_health_check *h = t->c;
+	if (h->kind == ARN_CFG_HC_HTTP) {
+		char req[1024];
+		int n = http_hc_http_request(h->path ? h->path : "/",
+					     h->host ? h->host : t->cl->obj.name, req, sizeof(req));
+		/* a configuration's path and host too long for the buffer:
+		 * a check that cannot be sent fails */
+		if (n < 0 || !t_write(t, req, (uint32_t)n))
+			t_conclude(t, HTTP_HC_FAIL_NETWORK);
+		return;
+	}
+	if (h->send_len && !t_write(t, h->send, (uint32_t)h->send_len)) {
+		t_conclude(t, HTTP_HC_FAIL_NETWORK);
+		return;
+	}
+	/* nothing to receive: a connect-only check (Envoy's TCP check with
+	 * no receive blocks) passes here (over TLS: once the handshake, and
+	 * so the certificate's validation, passed) */
+	if (h->n_receive == 0)
+		t_conclude(t, HTTP_HC_SUCCESS);
+}
+
 static void hc_connected(struct arn_tcp_conn *c, int status)
 {
 	struct hc_target *t = arn_tcp_user(c);
@@ -333,37 +459,16 @@ static void hc_connected(struct arn_tcp_conn *c, int status)
 		t_conclude(t, HTTP_HC_FAIL_NETWORK);
 		return;
 	}
-	const struct arn_cfg_health_check *h = t->c;
-	if (h->kind == ARN_CFG_HC_HTTP) {
-		char req[1024];
-		int n = http_hc_http_request(h->path ? h->path : "/",
-					     h->host ? h->host : t->cl->obj.name, req, sizeof(req));
-		/* a configuration's path and host too long for the buffer:
-		 * a check that cannot be sent fails */
-		if (n < 0 || arn_tcp_write(c, req, (uint32_t)n) != n)
-			t_conclude(t, HTTP_HC_FAIL_NETWORK);
-		return;
-	}
-	if (h->send_len && arn_tcp_write(c, h->send, (uint32_t)h->send_len) != (int)h->send_len) {
-		t_conclude(t, HTTP_HC_FAIL_NETWORK);
-		return;
-	}
-	/* nothing to receive: a connect-only check (Envoy's TCP check with
-	 * no receive blocks) passes here */
-	if (h->n_receive == 0)
-		t_conclude(t, HTTP_HC_SUCCESS);
+	if (t->tls_on)
+		t_tls_step(t); /* the ClientHello goes out */
+	else
+		t_send(t);
 }
 
-static void hc_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
+/* The bytes read so far (@p was of them seen before): a verdict, if they
+ * give one. */
+static void t_judge(struct hc_target *t, uint32_t was)
 {
-	(void)head;
-	(void)len;
-	struct hc_target *t = arn_tcp_user(c);
-	if (!t)
-		return;
-	/* copied out (bounded): the check keeps no mbuf of a hostile peer */
-	uint32_t room = HTTP_HC_RX_MAX - t->rx_len, was = t->rx_len;
-	t->rx_len += arn_tcp_read(c, t->rx + t->rx_len, room);
 	bool full = t->rx_len == HTTP_HC_RX_MAX;
 	if (t->c->kind == ARN_CFG_HC_HTTP) {
 		/* the head is parsed again from its first byte: only when a
@@ -385,11 +490,94 @@ static void hc_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
 		t_conclude(t, HTTP_HC_FAIL_ACTIVE);
 }
 
+/*
+ * The TLS connection as far as its input allows: the handshake, then the
+ * request, then the plaintext of the answer, decrypted straight into the
+ * target's bounded buffer (no http_in: a check holds no more than
+ * HTTP_HC_RX_MAX bytes, and what is not decrypted stays in TCP). A
+ * handshake that fails (a certificate that does not validate, an alert)
+ * or a connection that ends before a verdict is a network failure, as
+ * Envoy counts them.
+ */
+static void t_tls_step(struct hc_target *t)
+{
+	if (!arn_tls_is_open(&t->tls)) {
+		int rc = arn_tls_handshake(&t->tls);
+		if (rc == -EAGAIN && arn_tls_want_write(&t->tls) && t->tc)
+			arn_tcp_want_writable(t->tc);
+		if ((rc == -EAGAIN || rc == -EBUSY) && !t->eof)
+			return;
+		if (rc != 0) {
+			char why[256];
+			if (arn_tls_failure_reason(&t->tls, why, sizeof(why)) == 0)
+				snprintf(why, sizeof(why), "%s",
+					 t->eof ? "connection closed" : "failed");
+			ARN_DEBUG(HTTP, "cluster %s: health check: TLS handshake: %s",
+				  t->cl->obj.name, why);
+			t_conclude(t, HTTP_HC_FAIL_NETWORK);
+			return;
+		}
+		t_send(t);
+	}
+	while (t->running && t->rx_len < HTTP_HC_RX_MAX) {
+		uint32_t was = t->rx_len;
+		ssize_t n = arn_tls_read(&t->tls, t->rx + was, HTTP_HC_RX_MAX - was);
+		if (n > 0) {
+			t->rx_len += (uint32_t)n;
+			t_judge(t, was);
+			continue;
+		}
+		if (n == -EAGAIN && arn_tls_want_write(&t->tls) && t->tc)
+			arn_tcp_want_writable(t->tc);
+		if ((n == -EAGAIN || n == -EBUSY) && !t->eof)
+			return;
+		/* close_notify, the FIN, or a failed record before a verdict */
+		t_conclude(t, HTTP_HC_FAIL_NETWORK);
+	}
+}
+
+static void hc_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
+{
+	(void)head;
+	(void)len;
+	struct hc_target *t = arn_tcp_user(c);
+	if (!t)
+		return;
+	if (t->tls_on) {
+		t_tls_step(t);
+		return;
+	}
+	/* copied out (bounded): the check keeps no mbuf of a hostile peer */
+	uint32_t room = HTTP_HC_RX_MAX - t->rx_len, was = t->rx_len;
+	t->rx_len += arn_tcp_read(c, t->rx + t->rx_len, room);
+	t_judge(t, was);
+}
+
 static void hc_eof(struct arn_tcp_conn *c)
 {
 	struct hc_target *t = arn_tcp_user(c);
-	if (t) /* closed before a verdict */
-		t_conclude(t, HTTP_HC_FAIL_NETWORK);
+	if (!t)
+		return;
+	t->eof = true;
+	if (t->tls_on) {
+		/* the records before the FIN first */
+		arn_tls_set_eof(&t->tls);
+		t_tls_step(t);
+	}
+	/* closed before a verdict */
+	t_conclude(t, HTTP_HC_FAIL_NETWORK);
+}
+
+/* TLS only: a handshake flight that waited for send buffer room */
+static void hc_writable(struct arn_tcp_conn *c)
+{
+	struct hc_target *t = arn_tcp_user(c);
+	if (!t || !t->tls_on)
+		return;
+	if (arn_tls_flush(&t->tls) == -EAGAIN && arn_tls_want_write(&t->tls))
+		arn_tcp_want_writable(c);
+	if (!arn_tls_is_open(&t->tls))
+		t_tls_step(t);
 }
 
 static void hc_close(struct arn_tcp_conn *c, int reason)
@@ -408,7 +596,7 @@ static void t_stop(struct hc_target *t)
 	t->running = false;
 	t_detach(t, false);
 	http_timer_cancel(&t->timer);
-	if (!t->tls_skip && !t->sm.failed)
+	if (!t->sm.failed)
 		t_healthy_add(t, -1);
 	/* nobody keeps the flag up to date any more: the host counts as
 	 * healthy for active checks (its cluster, if it still has them,
@@ -457,12 +645,6 @@ static void add_host(struct hc_tab *hw, const struct arn_cfg_cluster *cl,
 		     struct http_host *h)
 {
 	struct hc_target *t = idx_find(hw, h);
-	if (t && t->tls_skip != (cl->upstream_tls != NULL)) {
-		/* the cluster gained or lost its TLS: checked anew, or not */
-		t_stop(t);
-		hw->n--;
-		t = NULL;
-	}
 	if (t) {
 		t->seen = hw->mark;
 		if (t->cl != cl) { /* a new version of the cluster: its settings */
@@ -494,6 +676,7 @@ static void add_host(struct hc_tab *hw, const struct arn_cfg_cluster *cl,
 	t->seen = hw->mark;
 	t->hw = hw;
 	t->tc = NULL;
+	t->tls_on = false;
 	t->rx = hw->rx_mem[ti];
 	t->rx_len = 0;
 	http_host_ref(h); /* the snapshot that handed it out holds its own */
@@ -508,16 +691,8 @@ static void add_host(struct hc_tab *hw, const struct arn_cfg_cluster *cl,
 	 * were configured keeps its health until its first check */
 	bool failed = __atomic_load_n(&h->hc_flags, __ATOMIC_RELAXED) & HTTP_HOST_FAILED_ACTIVE_HC;
 	http_hc_sm_init(&t->sm, failed);
-	/* checks over TLS are not run (docs/http.md): the host is not held
-	 * failed by a check that cannot be made */
 	idx_add(hw, ti);
 	hw->n++;
-	t->tls_skip = cl->upstream_tls != NULL;
-	if (t->tls_skip) {
-		host_flag(h, false);
-		t->sm.failed = false;
-		return;
-	}
 	if (!failed)
 		t_healthy_add(t, 1);
 	http_timer_arm(hw->w, &t->timer, 1); /* the first check at once, as Envoy */

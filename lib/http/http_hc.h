@@ -6,14 +6,16 @@
  * wheel (the control lcore has no TCP stack). Each checked host has a
  * target here (worker 0's, a fixed table allocated once, at the first
  * generation with a cluster that has checks: no malloc per check), which
- * opens one connection per check, sends the HTTP request (or the TCP
- * send bytes), reads a bounded response head (or the receive blocks),
- * closes the connection and applies the result to the host's state
- * machine. Why not a pooled sub-request (http_subreq.h):
- * a check must reach one given host, not the balancer's pick; it must not
- * count in the cluster's request statistics and circuit breakers; and it
- * must read no more of a hostile response than the status line and
- * headers.
+ * opens one connection per check (over TLS with the cluster's
+ * UpstreamTlsContext when it has one, lib/tls directly: the handshake is
+ * bounded by the check's timeout and a failed one is a network failure),
+ * sends the HTTP request (or the TCP send bytes), reads a bounded response
+ * head (or the receive blocks), closes the connection (close_notify first
+ * over TLS) and applies the result to the host's state machine. Why not
+ * a pooled sub-request (http_subreq.h): a check must reach one given
+ * host, not the balancer's pick; it must not count in the cluster's
+ * request statistics and circuit breakers; and it must read no more of a
+ * hostile response than the status line and headers.
  *
  * How results reach the workers: the host's health as the checks see it
  * is one byte of struct http_host (http_int.h, hc_flags), written by

@@ -6,11 +6,16 @@
 # check (a wrong status ignores unhealthy_threshold) while clients see no
 # error; it comes back after healthy_threshold passes; A stops listening:
 # it leaves after unhealthy_threshold network failures. The stats and the
-# /clusters health_flags follow. Config: e2e_active_hc.yaml.
+# /clusters health_flags follow. Config: e2e_active_hc.yaml, plus two
+# clusters with an UpstreamTlsContext added here (certificates made as
+# e2e_tls_upstream.sh makes them), checked over TLS: tlsc (hc_upstream.py
+# over TLS on A and B, certificate for up.test from the test's CA: A's 503
+# takes it out of the rotation) and tlsbad (A's certificate under another
+# CA: the handshake fails, A never passes).
 # Argument: the number of workers (default 2).
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
-topo_require ip ethtool curl /usr/bin/python3 || exit 77
+topo_require ip ethtool curl openssl /usr/bin/python3 || exit 77
 . "$ARION_SRC/tests/http/e2e_lib.sh"
 topo_init arn-ahc
 http_e2e_topo || exit 1
@@ -19,7 +24,68 @@ for n in a b; do
 	topo_bg "hc-$n" ip netns exec "$uns" /usr/bin/python3 "$ARION_SRC/tests/http/hc_upstream.py" "$addr" 8090
 	topo_wait_log "$TOPO_DIR/hc-$n.log" ready 10 || { echo "hc_upstream.py $n did not start"; exit 1; }
 done
-grep -v '^#' "$ARION_SRC/tests/http/e2e_active_hc.yaml" >"$TOPO_DIR/body.yaml"
+d="$TOPO_DIR/pki"
+mkdir -p "$d"
+key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
+ca() { # ca NAME CN
+	key "$d/$1.key"
+	openssl req -x509 -new -key "$d/$1.key" -out "$d/$1.pem" -subj "/CN=$2" -days 2 2>/dev/null
+}
+ca ca "arion upstream CA" && ca other "another CA" && key "$d/up.key" &&
+	openssl req -new -key "$d/up.key" -out "$d/up.csr" -subj "/CN=up.test" 2>/dev/null &&
+	printf 'subjectAltName=DNS:up.test\n' >"$d/up.ext" &&
+	openssl x509 -req -in "$d/up.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
+		-out "$d/up.pem" -days 2 -extfile "$d/up.ext" 2>/dev/null || { echo "openssl failed"; exit 1; }
+chmod -R a+rX "$d"
+chmod 755 "$TOPO_DIR"
+for n in a b; do
+	[ $n = a ] && addr=$ua || addr=$ub
+	topo_bg "hcs-$n" ip netns exec "$uns" /usr/bin/python3 "$ARION_SRC/tests/http/hc_upstream.py" \
+		"$addr" 8443 "$d/up.pem" "$d/up.key"
+	topo_wait_log "$TOPO_DIR/hcs-$n.log" ready 10 || { echo "hc_upstream.py TLS $n did not start"; exit 1; }
+done
+tls_cluster() { # tls_cluster NAME CA ADDR...
+	local n=$1 ca=$2 a
+	shift 2
+	cat <<YAML
+      - name: $n
+        type: STATIC
+        connect_timeout: 1s
+        health_checks:
+          - timeout: 0.5s
+            interval: 0.2s
+            no_traffic_interval: 0.2s
+            unhealthy_threshold: 2
+            healthy_threshold: 1
+            http_health_check: { path: /healthz }
+        load_assignment:
+          cluster_name: $n
+          endpoints:
+            - lb_endpoints:
+YAML
+	for a in "$@"; do
+		echo "                - endpoint: { address: { socket_address: { address: $a, port_value: 8443 } } }"
+	done
+	cat <<YAML
+        transport_socket:
+          name: envoy.transport_sockets.tls
+          typed_config:
+            "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext
+            sni: up.test
+            common_tls_context:
+              combined_validation_context:
+                default_validation_context:
+                  match_typed_subject_alt_names: [ { san_type: DNS, matcher: { exact: up.test } } ]
+                validation_context_sds_secret_config: { name: $ca }
+YAML
+}
+{
+	grep -v '^#' "$ARION_SRC/tests/http/e2e_active_hc.yaml" |
+		sed -e 's|^  static_resources:$|&\n    secrets:\n      - name: up-ca\n        validation_context: { trusted_ca: { filename: '"$d"'/ca.pem } }\n      - name: other-ca\n        validation_context: { trusted_ca: { filename: '"$d"'/other.pem } }|' \
+			-e 's|^\( *\)- match: { prefix: "/tcp/" }$|\1- match: { prefix: "/tls/" }\n\1  route: { cluster: tlsc }\n&|'
+	tls_cluster tlsc up-ca "$ua" "$ub"
+	tls_cluster tlsbad other-ca "$ua"
+} >"$TOPO_DIR/body.yaml"
 if [ "${1:-2}" = 2 ]; then
 	# two workers on two lcores that share the machine's second core, as
 	# e2e_xds_load.sh runs them
@@ -30,9 +96,9 @@ http_e2e_arion "$TOPO_DIR/body.yaml" || exit 1
 expect() { # NAME GOT WANT(regex)
 	if [[ "$2" =~ $3 ]]; then ok "$1"; else bad "$1: got '$2', wanted /$3/"; fi
 }
-ctl() { # ctl ADDR COMMAND: hc_upstream.py's control port
-	ip netns exec "$uns" bash -c 'exec 3<>"/dev/tcp/$1/9090" && echo "$2" >&3 && head -1 <&3' \
-		ctl "$1" "$2"
+ctl() { # ctl ADDR COMMAND [PORT]: hc_upstream.py's control port (PORT + 1000)
+	ip netns exec "$uns" bash -c 'exec 3<>"/dev/tcp/$1/$3" && echo "$2" >&3 && head -1 <&3' \
+		ctl "$1" "$2" "$((${3:-8090} + 1000))"
 }
 flags() { # flags CLUSTER ADDR:PORT: its health_flags in /clusters
 	curl -s "http://127.0.0.1:$admin_port/clusters" | grep -F "$1::$2::health_flags::" |
@@ -101,6 +167,22 @@ expect "A refused: all traffic to B" "$(who 8)" "^0 8 0$"
 ctl "$ua" "listen 1" >/dev/null
 until_ok 3 flag_is hcc $ua:8090 healthy || bad "A healthy once it listens again"
 expect "attempt counts every check" "$(stat cluster.hcc.health_check.attempt)" "^([2-9][0-9]|[1-9][0-9][0-9]+)$"
+
+# ---- over TLS (the cluster's UpstreamTlsContext): both pass, A's 503 takes
+# it out, a certificate that does not validate never passes
+until_ok 5 stat_is cluster.tlsc.health_check.healthy 2 || bad "tlsc: 2 healthy hosts over TLS"
+expect "tlsc: traffic to both" "$(who 8 /tls/x)" "^([1-9]) ([1-9]) 0$"
+expect "tlsc: checks made TLS handshakes" "$(stat cluster.tlsc.ssl.handshake)" "^[1-9]"
+expect "tlsc: the checks reached A over TLS" "$(ctl "$ua" checks 8443)" "^[1-9]"
+expect "tlsbad: A failed (certificate from another CA)" "$(flags tlsbad $ua:8443)" "/failed_active_hc"
+expect "tlsbad: network failures counted" "$(stat cluster.tlsbad.health_check.network_failure)" "^[1-9]"
+expect "tlsbad: no success" "$(stat cluster.tlsbad.health_check.success)" "^0$"
+expect "tlsbad: the handshake refused the certificate" "$(stat cluster.tlsbad.ssl.fail_verify_error)" "^[1-9]"
+ctl "$ua" "health 503" 8443 >/dev/null
+until_ok 3 flag_is tlsc $ua:8443 /failed_active_hc || bad "tlsc: A failed_active_hc after a 503 over TLS"
+expect "tlsc: A failed: all traffic to B" "$(who 8 /tls/x)" "^0 8 0$"
+ctl "$ua" "health 200" 8443 >/dev/null
+until_ok 3 flag_is tlsc $ua:8443 healthy || bad "tlsc: A healthy again over TLS"
 
 topo_arion_stop || bad "arion exit code $?"
 http_e2e_finish

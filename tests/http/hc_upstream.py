@@ -2,9 +2,10 @@
 """An upstream whose health the test flips, for active health checks
 (tests/http/e2e_active_hc.sh).
 
-    hc_upstream.py ADDR PORT
+    hc_upstream.py ADDR PORT [CERT KEY]
 
-Serves on ADDR:PORT (HTTP/1.1, one request per connection):
+Serves on ADDR:PORT (HTTP/1.1, one request per connection; over TLS with
+CERT and KEY when given):
   /healthz   200 "ok", or the status set by the control port
   anything   200 "hc_upstream ADDR" (which host answered)
 and counts the requests of each kind.
@@ -17,11 +18,16 @@ number:
   checks        /healthz requests served
 """
 import socket
+import ssl
 import sys
 import threading
 import time
 
 addr, port = sys.argv[1], int(sys.argv[2])
+tls = None
+if len(sys.argv) > 4:
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(sys.argv[3], sys.argv[4])
 state = {"health": 200, "listen": True, "hits": 0, "checks": 0}
 lock = threading.Lock()
 
@@ -29,6 +35,8 @@ lock = threading.Lock()
 def serve(c):
     try:
         c.settimeout(5)
+        if tls:
+            c = tls.wrap_socket(c, server_side=True)
         data = b""
         while b"\r\n\r\n" not in data and len(data) < 16384:
             d = c.recv(4096)
@@ -48,10 +56,12 @@ def serve(c):
                 body = ("hc_upstream %s" % addr).encode()
         c.sendall(b"HTTP/1.1 %d X\r\ncontent-length: %d\r\nconnection: close\r\n\r\n%s"
                   % (code, len(body), body))
+        if tls:
+            c = c.unwrap()  # close_notify, then wait for the peer's
         c.shutdown(socket.SHUT_WR)
         while c.recv(4096):
             pass
-    except OSError:
+    except (OSError, ValueError):
         pass
     finally:
         c.close()
