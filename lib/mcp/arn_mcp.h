@@ -672,6 +672,8 @@ struct arn_mcp_client {
 	/* some request header a principal names is not in req (it did not
 	 * fit): no header principal matches, present or absent */
 	bool headers_lost;
+	/* the certificate's SANs did not all fit: no SAN principal matches */
+	bool sans_lost;
 };
 
 struct arn_mcp_tool {

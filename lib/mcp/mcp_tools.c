@@ -77,6 +77,8 @@ static bool principal_match(const struct arn_cfg_mcp_principal *p, const struct 
 	if (p->kind == ARN_CFG_MCP_PRINCIPAL_HEADER)
 		return cl->req && !cl->headers_lost &&
 		       arn_cfg_headers_match(&p->header, 1, cl->req);
+	if (cl->sans_lost)
+		return false; /* a part of the list is not the certificate: fail closed */
 	for (size_t i = 0; i < cl->n_sans; i++)
 		if (arn_cfg_str_match(&p->san, cl->sans[i].s, cl->sans[i].n))
 			return true;

@@ -350,11 +350,23 @@ static void test_access_rules(void **state)
 			    "gh__search,get_issue,create_issue,jira__search,get_ticket,read");
 	assert_string_equal(listed(c, &ts, &cert),
 			    "gh__search,get_issue,create_issue,jira__search,get_ticket,read");
+	/* the same names, but the list did not fit whole: no SAN principal
+	 * matches (a header one still does) */
+	struct arn_mcp_client cert_lost = {.sans = san, .n_sans = 2, .sans_lost = true};
+	assert_string_equal(listed(c, &ts, &cert_lost), open);
+	struct arn_mcp_client both_lost = {
+	    .req = &r_ops, .sans = san, .n_sans = 2, .sans_lost = true};
+	assert_string_equal(listed(c, &ts, &both_lost),
+			    "gh__search,get_issue,create_issue,jira__search,get_ticket,read");
 
 	const struct arn_mcp_tool *t;
 	char rw[256];
 	assert_int_equal(call(c, &ts, &dev, "{\"name\":\"gh__search\"}", &t, NULL),
 			 ARN_MCP_E_FORBIDDEN_TOOL);
+	assert_int_equal(call(c, &ts, &cert_lost, "{\"name\":\"gh__search\"}", &t, NULL),
+			 ARN_MCP_E_FORBIDDEN_TOOL);
+	assert_int_equal(call(c, &ts, &cert, "{\"name\":\"gh__search\"}", &t, NULL),
+			 ARN_MCP_E_NONE);
 	assert_int_equal(
 	    call(c, &ts, &ops, "{\"name\":\"gh__search\",\"arguments\":{\"q\":1}}", &t, rw),
 	    ARN_MCP_E_NONE);
