@@ -27,6 +27,7 @@
 #include "arn_config.h"
 #include "arn_log.h"
 #include "arn_mcp.h"
+#include "arn_tls.h"
 #include "http_filter.h"
 #include "http_local.h"
 #include "http_mcp.h"
@@ -45,6 +46,11 @@ static void ping_fire(struct http_timer *t);
 /* Request headers an access rule's principals may match, copied per
  * request (the rest of the head is gone by the body's end). */
 #define MCP_PRINCIPAL_HDRS 16
+/* The verified client certificate's SANs (URI, then DNS) its
+ * client_cert_san principals may match, kept per request as the headers
+ * are: at most this many names, this many bytes. */
+#define MCP_CLIENT_SANS 16
+#define MCP_CLIENT_SAN_BYTES 2048
 
 struct mcp_leg;
 
@@ -98,6 +104,9 @@ struct http_mcp_req {
 	struct arn_cfg_header hdrs[MCP_PRINCIPAL_HDRS]; /* values in the stream's text */
 	size_t n_hdrs;
 	bool hdrs_lost; /* a header a principal names did not fit: header principals match none */
+	struct arn_mcp_str sans[MCP_CLIENT_SANS]; /* in the stream's text */
+	size_t n_sans;
+	bool sans_lost; /* a SAN did not fit: SAN principals match none */
 	/* waiting for backends */
 	uint8_t wait; /* enum mcp_wait */
 	struct arn_mcp_session *s;
@@ -378,6 +387,9 @@ struct mcp_xmsg {
 	uint32_t n_hdrs;
 	bool hdrs_lost;
 	struct arn_cfg_header hdrs[MCP_PRINCIPAL_HDRS]; /* values in text, after the body */
+	uint32_t n_sans;
+	bool sans_lost;
+	uint32_t san_len[MCP_CLIENT_SANS]; /* the SANs in text, after the headers */
 	/* X_REPLY, X_HEAD, X_END, X_ABORT: what the receiving worker's access
 	 * log names (%MCP_TOOL%, %MCP_BACKEND%), as the owner routed it: the
 	 * tool as the client named it, cut to its first 128 bytes as the
@@ -780,6 +792,54 @@ static void rreply_error(struct http_mcp_req *r, enum arn_mcp_err e, const char 
 
 /* ---- the head ----------------------------------------------------------------------------- */
 
+/* Does some access rule of @p ts name a client_cert_san principal? */
+static bool names_san(const struct arn_cfg_toolset *ts)
+{
+	for (size_t i = 0; i < ts->n_rules; i++)
+		for (size_t j = 0; j < ts->rules[i].n_principals; j++)
+			if (ts->rules[i].principals[j].kind == ARN_CFG_MCP_PRINCIPAL_SAN)
+				return true;
+	return false;
+}
+
+/* Copy the SANs of the connection's verified client certificate (URI,
+ * then DNS, as RBAC's principal_name sees them) into @p r, their bytes
+ * into the stream's text space, when @p ts has a client_cert_san
+ * principal. A list that does not fit whole (MCP_CLIENT_SANS names,
+ * MCP_CLIENT_SAN_BYTES bytes, the text space left) is dropped and no SAN
+ * principal matches the request (a client shown fewer tools, never more). */
+static void keep_client_sans(struct http_stream *st, struct http_mcp_req *r,
+			     const struct arn_cfg_toolset *ts)
+{
+	r->n_sans = 0;
+	r->sans_lost = false;
+	const struct arn_tls_conn *tls = st->hc->tls;
+	if (!tls || !arn_tls_peer_cert(tls) || !names_san(ts))
+		return;
+	char *buf = st->res->text + st->text_len;
+	size_t cap = HTTP_TEXT - st->text_len;
+	if (cap > MCP_CLIENT_SAN_BYTES)
+		cap = MCP_CLIENT_SAN_BYTES;
+	size_t off[MCP_CLIENT_SANS], len[MCP_CLIENT_SANS];
+	size_t used = 0, n = 0;
+	for (int uri = 1; uri >= 0; uri--) {
+		int k = arn_tls_peer_san_list(tls, uri, buf + used, cap - used, off + n, len + n,
+					      MCP_CLIENT_SANS - n);
+		if (k < 0) {
+			r->sans_lost = true;
+			return;
+		}
+		for (int i = 0; i < k; i++)
+			r->sans[n + (size_t)i] = (struct arn_mcp_str){
+			    buf + used + off[n + (size_t)i], len[n + (size_t)i]};
+		if (k)
+			used += off[n + (size_t)k - 1] + len[n + (size_t)k - 1];
+		n += (size_t)k;
+	}
+	st->text_len += (uint32_t)used;
+	r->n_sans = n;
+}
+
 static void hdr(const struct arn_h1_msg *m, const char *name, size_t n, const char **v,
 		size_t *vlen)
 {
@@ -987,6 +1047,7 @@ bool http_mcp_filter(struct http_stream *st, const struct arn_cfg_gen *g,
 	if (pv && r->mname_len)
 		memcpy(r->mname, pv, r->mname_len);
 	keep_principal_headers(st, r, ts, req);
+	keep_client_sans(st, r, ts);
 	st->mcp = r;
 	st->state |= HTTP_S_MCP;
 	return true;
@@ -1398,7 +1459,11 @@ static void client_of(const struct http_mcp_req *r, struct arn_cfg_request *creq
 	memset(creq, 0, sizeof(*creq));
 	creq->headers = r->hdrs;
 	creq->n_headers = r->n_hdrs;
-	*cl = (struct arn_mcp_client){.req = creq, .headers_lost = r->hdrs_lost};
+	*cl = (struct arn_mcp_client){.req = creq,
+				      .headers_lost = r->hdrs_lost,
+				      .sans = r->sans,
+				      .n_sans = r->n_sans,
+				      .sans_lost = r->sans_lost};
 }
 
 /*
@@ -3419,6 +3484,8 @@ static void xw_handoff(struct http_mcp_req *r)
 	size_t hl = 0;
 	for (size_t i = 0; i < r->n_hdrs; i++)
 		hl += r->hdrs[i].value_len + 1;
+	for (size_t i = 0; i < r->n_sans; i++)
+		hl += r->sans[i].n;
 	HTTP_INC(hc, mcp_session_elsewhere);
 	struct mcp_xmsg *x = xmsg_new(X_REQ, hc->w->idx, xw_handle(m, r), r->xbody_len + hl);
 	if (!x) {
@@ -3438,6 +3505,13 @@ static void xw_handoff(struct http_mcp_req *r)
 	}
 	x->n_hdrs = (uint32_t)r->n_hdrs;
 	x->hdrs_lost = r->hdrs_lost;
+	for (size_t i = 0; i < r->n_sans; i++) {
+		memcpy(v, r->sans[i].s, r->sans[i].n);
+		x->san_len[i] = (uint32_t)r->sans[i].n;
+		v += r->sans[i].n;
+	}
+	x->n_sans = (uint32_t)r->n_sans;
+	x->sans_lost = r->sans_lost;
 	arn_cfg_pin(r->ts);
 	x->ts = r->ts;
 	x->hrt = hc->hcm ? http_rt_hcm(hc->hcm) : NULL;
@@ -3618,6 +3692,12 @@ static void xw_request(struct http_mcp_worker *m, struct mcp_xmsg *x)
 		r->hdrs[i] = x->hdrs[i];
 		r->hdrs[i].value = v;
 		v += x->hdrs[i].value_len + 1;
+	}
+	r->n_sans = x->n_sans;
+	r->sans_lost = x->sans_lost;
+	for (size_t i = 0; i < x->n_sans; i++) {
+		r->sans[i] = (struct arn_mcp_str){v, x->san_len[i]};
+		v += x->san_len[i];
 	}
 	struct arn_mcp_limits lim = {.max_message_bytes = x->max_request_bytes};
 	if (arn_mcp_reader_init(&r->rd, &lim) != 0) {

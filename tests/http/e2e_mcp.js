@@ -4,8 +4,10 @@
  * server with two MCP backends' clusters ('ma', 'mb'), a listener on :80
  * whose HCM carries the MCP gateway filter (ToolSet 'tools'), a second on
  * :81 with ToolSet 'tools2' (the same backends, names prefixed only on
- * collision, 'add' kept for x-team: ops; issue 20 item 6), and both
- * ToolSets once Arion subscribes to them (on demand, X4/X14).
+ * collision, 'add' kept for x-team: ops; issue 20 item 6), a third on
+ * :82, mTLS (DIR/pki, made by e2e_mcp.sh), with ToolSet 'tools3' whose
+ * access rules match the client certificate's SANs, and the ToolSets
+ * once Arion subscribes to them (on demand, X4/X14).
  *
  *   node e2e_mcp.js DIR
  *
@@ -46,6 +48,29 @@ const toolset2 = { '@type': x.TYPES.toolset, name: 'tools2',
   access_rules: [{ tools: [{ name: { exact: 'add' }, backend: 'a' }],
     principals: [{ header: { name: 'x-team', string_match: { exact: 'ops' } } }] }] };
 
+/* tools3: a's 'add' for a DNS SAN under .ops.test, b's 'search' for the
+ * URI SAN spiffe://arion.test/ops (client_cert_san) */
+const rd = (f) => fs.readFileSync(path.join(dir, 'pki', f), 'utf8');
+const lis3 = mcpListener('mcp3', 82, 'tools3');
+lis3.filter_chains[0].transport_socket = { name: 'envoy.transport_sockets.tls', typed_config: {
+  '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
+  require_client_certificate: true,
+  common_tls_context: {
+    tls_certificate_sds_secret_configs: [{ name: 'mcp-cert', sds_config: { ads: {} } }],
+    validation_context_sds_secret_config: { name: 'mcp-ca', sds_config: { ads: {} } } } } };
+const secrets = [{ name: 'mcp-cert', version: '1', resource: { '@type': x.TYPES.secret, name: 'mcp-cert',
+  tls_certificate: { certificate_chain: { inline_string: rd('srv.pem') },
+    private_key: { inline_string: rd('srv.key') } } } },
+{ name: 'mcp-ca', version: '1', resource: { '@type': x.TYPES.secret, name: 'mcp-ca',
+  validation_context: { trusted_ca: { inline_string: rd('cca.pem') } } } }];
+const toolset3 = { '@type': x.TYPES.toolset, name: 'tools3',
+  backends: [{ name: 'a', cluster: 'ma', timeout: '5s' }, { name: 'b', cluster: 'mb', timeout: '5s' }],
+  prefix_mode: 'ON_COLLISION',
+  access_rules: [{ tools: [{ name: { exact: 'add' }, backend: 'a' }],
+    principals: [{ client_cert_san: { suffix: '.ops.test' } }] },
+  { tools: [{ name: { exact: 'search' }, backend: 'b' }],
+    principals: [{ client_cert_san: { exact: 'spiffe://arion.test/ops' } }] }] };
+
 const srv = new AdsServer({ log: path.join(dir, 'ads.jsonl') });
 const { sendAcked } = x.ackedSender(srv);
 
@@ -53,17 +78,19 @@ const { sendAcked } = x.ackedSender(srv);
   const port = await srv.start(0);
   fs.writeFileSync(path.join(dir, 'port'), String(port));
   await srv.waitRequest((q) => q.type_url === TYPES.listener, 30000);
+  await sendAcked('secret', secrets);
   await sendAcked('cluster', [
     { name: 'ma', version: '1', resource: x.staticCluster('ma', '198.18.3.10', 9001) },
     { name: 'mb', version: '1', resource: x.staticCluster('mb', '198.18.3.11', 9001) }]);
   const r = srv.send({ type_url: 'listener', resources: [{ name: 'mcp', version: '1', resource: lis },
-    { name: 'mcp2', version: '1', resource: lis2 }], removed_resources: [] });
+    { name: 'mcp2', version: '1', resource: lis2 }, { name: 'mcp3', version: '1', resource: lis3 }],
+  removed_resources: [] });
   /* the listeners warm until their ToolSets arrive: Arion asks for them by name */
-  for (const n of ['tools', 'tools2'])
+  for (const n of ['tools', 'tools2', 'tools3'])
     await srv.waitRequest((q) => q.type_url === TYPES.toolset &&
       (q.resource_names_subscribe || []).includes(n), 20000);
   await sendAcked('toolset', [{ name: 'tools', version: '1', resource: toolset },
-    { name: 'tools2', version: '1', resource: toolset2 }]);
+    { name: 'tools2', version: '1', resource: toolset2 }, { name: 'tools3', version: '1', resource: toolset3 }]);
   await srv.waitRequest((q) => q.type_url === TYPES.listener && q.response_nonce === r.nonce, 20000);
   fs.writeFileSync(path.join(dir, 'ready'), '');
   await sleep(600000);

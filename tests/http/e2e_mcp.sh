@@ -8,9 +8,11 @@
 # tool is refused without reaching any backend. A second listener (:81,
 # ToolSet 'tools2', issue 20 item 6) covers name collisions (ON_COLLISION),
 # an access rule keyed by a request header, and backend b killed mid-call.
+# A third (:82, mTLS, ToolSet 'tools3') has access rules keyed by the
+# client certificate's URI and DNS SANs (client_cert_san).
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
-topo_require ip ethtool nginx curl node /usr/bin/python3 || exit 77
+topo_require ip ethtool nginx curl node openssl /usr/bin/python3 || exit 77
 [ -d "$ARION_SRC/tests/xds/peer/node_modules/@grpc/grpc-js" ] || {
 	echo "tests/xds/peer/node_modules missing (scripts/setup-deps --test)"
 	exit 77
@@ -28,6 +30,29 @@ topo_wait_log "$TOPO_DIR/be-b.log" ready 10 || { echo "backend b did not start";
 
 cp_dir="$TOPO_DIR/cp"
 mkdir -p "$cp_dir"
+# certificates of :82 (e2e_mcp.js reads them): the server's, and clients'
+# of a client CA: cops has the URI and a DNS SAN tools3's rules name, cdev
+# neither (and its CN is under .ops.test: a subject is no SAN)
+d="$cp_dir/pki"
+mkdir -p "$d"
+key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
+ca() { # ca NAME CN
+	key "$d/$1.key"
+	openssl req -x509 -new -key "$d/$1.key" -out "$d/$1.pem" -subj "/CN=$2" -days 2 2>/dev/null
+}
+leaf() { # leaf NAME CA CN EXT
+	key "$d/$1.key"
+	openssl req -new -key "$d/$1.key" -out "$d/$1.csr" -subj "/CN=$3" 2>/dev/null
+	printf '%s\n' "$4" >"$d/$1.ext"
+	openssl x509 -req -in "$d/$1.csr" -CA "$d/$2.pem" -CAkey "$d/$2.key" -CAcreateserial \
+		-out "$d/$1.pem" -days 2 -extfile "$d/$1.ext" 2>/dev/null
+}
+ca ca "mcp test server CA" && ca cca "mcp test client CA" &&
+	leaf srv ca mcp.test "subjectAltName=DNS:mcp.test" &&
+	leaf cops cca cops "subjectAltName=URI:spiffe://arion.test/ops,DNS:bot.ops.test" &&
+	leaf cdev cca dev.ops.test "subjectAltName=DNS:dev.test,URI:spiffe://arion.test/dev" ||
+	{ echo "openssl failed"; exit 1; }
+chmod -R a+rX "$d"
 http_e2e_xds_cp "$ARION_SRC/tests/http/e2e_mcp.js" "$cp_dir" || exit 1
 http_e2e_arion "$TOPO_DIR/body.yaml" || exit 1
 for i in $(seq 200); do [ -e "$cp_dir/ready" ] || [ -e "$cp_dir/failed" ] && break; sleep 0.1; done
@@ -151,6 +176,43 @@ echo "$out" | grep -q '"id":6,"error":{"code":-32602' && [ "$(stat cluster.ma.up
 out=$(mcp2 '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"add","arguments":{"x":3}}}' "$sid3" 'x-team: ops')
 echo "$out" | grep -q '"id":7,"result":{"content":\[{"type":"text","text":"a:add:{\\"x\\": 3}"}\]}' &&
 	ok "access rule: a client with x-team: ops lists and calls 'add'" || bad "access rule call with the header: $out"
+
+# client_cert_san access rules on :82 (mTLS): 'add' for a DNS SAN under
+# .ops.test, 'search' for the URI SAN spiffe://arion.test/ops. mcp3 CLIENT
+# BODY [SESSION]: as mcp, there, with CLIENT's certificate.
+mcp3() {
+	cc -D "$TOPO_DIR/h" -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' \
+		--cacert "$d/ca.pem" --cert "$d/$1.pem" --key "$d/$1.key" --resolve "mcp.test:82:$us" \
+		${3:+-H "Mcp-Session-Id: $3"} ${3:+-H 'MCP-Protocol-Version: 2025-06-18'} \
+		--data-binary "$2" "https://mcp.test:82/mcp"
+}
+mcp3_open() { # mcp3_open CLIENT: a new session on :82, its id on stdout
+	mcp3 "$1" '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e3","version":"1"}}}' >/dev/null
+	local s
+	s=$(tr -d '\r' <"$TOPO_DIR/h" | sed -n 's/^mcp-session-id: //Ip')
+	mcp3 "$1" '{"jsonrpc":"2.0","method":"notifications/initialized"}' "$s" >/dev/null
+	echo "$s"
+}
+sops=$(mcp3_open cops)
+sdev=$(mcp3_open cdev)
+out=$(mcp3 cops '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' "$sops")
+names=$(echo "$out" | tool_names)
+[ "$names" = "a__secret,add,b__secret,search" ] &&
+	ok "client_cert_san: the client whose certificate has the URI and a DNS SAN the rules name lists 'add' and 'search'" ||
+	bad "client_cert_san tools/list (cops): $names / $out"
+out=$(mcp3 cdev '{"jsonrpc":"2.0","id":3,"method":"tools/list"}' "$sdev")
+names=$(echo "$out" | tool_names)
+[ "$names" = "a__secret,b__secret" ] &&
+	ok "client_cert_san: a certificate with other SANs (its CN under .ops.test) lists neither" ||
+	bad "client_cert_san tools/list (cdev): $names / $out"
+out=$(mcp3 cops '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add","arguments":{"x":5}}}' "$sops")
+echo "$out" | grep -q '"id":4,"result":{"content":\[{"type":"text","text":"a:add:{\\"x\\": 5}"}\]}' &&
+	ok "client_cert_san: the matching client calls 'add'" || bad "client_cert_san call (cops): $out"
+out=$(mcp3 cdev '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"add","arguments":{}}}' "$sdev")
+echo "$out" | grep -q '"id":5,"error":{"code":-32602' &&
+	ok "client_cert_san: the other client's call of 'add' is refused (-32602)" ||
+	bad "client_cert_san call (cdev): $out"
 
 # issue 20 item 6, a backend killed mid-call: b sleeps 4 s in 'search'
 # (its timeout is 5 s); killed while the call waits, the client gets an
