@@ -35,6 +35,30 @@ hcm.access_log = [{ name: 'envoy.access_loggers.file', typed_config: {
 const toolset = (deny) => ({ '@type': x.TYPES.toolset, name: 'tools',
   backends: [{ name: 'a', cluster: 'sa', timeout: '30s' }, { name: 'b', cluster: 'sb', timeout: '30s' }],
   tool_filter: { deny: deny.map((n) => ({ name: { exact: n } })) } });
+/* :82, mTLS (DIR/pki, made by e2e_mcp_session.sh): ToolSet 'tools3' gives
+ * a's 'muse' only to a client certificate with a DNS SAN under .ops.test */
+const rd = (f) => fs.readFileSync(path.join(dir, 'pki', f), 'utf8');
+const lis3 = x.listenerHcm('mcp3', 82, { route_config: { virtual_hosts: [{ name: 'all', domains: ['*'],
+  routes: [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'not mcp' } } }] }] } },
+{ statPrefix: 'mcp3' });
+lis3.filter_chains[0].filters[0].typed_config.http_filters.unshift({ name: 'arion.filters.http.mcp_gateway',
+  typed_config: { '@type': 'type.googleapis.com/arion.extensions.filters.http.mcp_gateway.v3.McpGateway',
+    tds: { config_name: 'tools3' } } });
+lis3.filter_chains[0].transport_socket = { name: 'envoy.transport_sockets.tls', typed_config: {
+  '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
+  require_client_certificate: true,
+  common_tls_context: {
+    tls_certificate_sds_secret_configs: [{ name: 'mcp-cert', sds_config: { ads: {} } }],
+    validation_context_sds_secret_config: { name: 'mcp-ca', sds_config: { ads: {} } } } } };
+const secrets = [{ name: 'mcp-cert', version: '1', resource: { '@type': x.TYPES.secret, name: 'mcp-cert',
+  tls_certificate: { certificate_chain: { inline_string: rd('srv.pem') },
+    private_key: { inline_string: rd('srv.key') } } } },
+{ name: 'mcp-ca', version: '1', resource: { '@type': x.TYPES.secret, name: 'mcp-ca',
+  validation_context: { trusted_ca: { inline_string: rd('cca.pem') } } } }];
+const toolset3 = { '@type': x.TYPES.toolset, name: 'tools3',
+  backends: [{ name: 'a', cluster: 'sa', timeout: '30s' }, { name: 'b', cluster: 'sb', timeout: '30s' }],
+  access_rules: [{ tools: [{ name: { exact: 'muse' }, backend: 'a' }],
+    principals: [{ client_cert_san: { suffix: '.ops.test' } }] }] };
 
 const srv = new AdsServer({ log: path.join(dir, 'ads.jsonl') });
 const { sendAcked } = x.ackedSender(srv);
@@ -43,14 +67,18 @@ const { sendAcked } = x.ackedSender(srv);
   const port = await srv.start(0);
   fs.writeFileSync(path.join(dir, 'port'), String(port));
   await srv.waitRequest((q) => q.type_url === TYPES.listener, 30000);
+  await sendAcked('secret', secrets);
   await sendAcked('cluster', [
     { name: 'sa', version: '1', resource: x.staticCluster('sa', '198.18.3.10', 9002) },
     { name: 'sb', version: '1', resource: x.staticCluster('sb', '198.18.3.11', 9002) }]);
-  const r = srv.send({ type_url: 'listener', resources: [{ name: 'mcp', version: '1', resource: lis }],
+  const r = srv.send({ type_url: 'listener', resources: [{ name: 'mcp', version: '1', resource: lis },
+    { name: 'mcp3', version: '1', resource: lis3 }],
     removed_resources: [] });
-  await srv.waitRequest((q) => q.type_url === TYPES.toolset &&
-    (q.resource_names_subscribe || []).includes('tools'), 20000);
-  await sendAcked('toolset', [{ name: 'tools', version: '1', resource: toolset([]) }]);
+  for (const n of ['tools', 'tools3'])
+    await srv.waitRequest((q) => q.type_url === TYPES.toolset &&
+      (q.resource_names_subscribe || []).includes(n), 20000);
+  await sendAcked('toolset', [{ name: 'tools', version: '1', resource: toolset([]) },
+    { name: 'tools3', version: '1', resource: toolset3 }]);
   await srv.waitRequest((q) => q.type_url === TYPES.listener && q.response_nonce === r.nonce, 20000);
   fs.writeFileSync(path.join(dir, 'ready'), '');
   for (;;) {

@@ -16,7 +16,7 @@
 # idle-expired session's backend sessions DELETEd.
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
-topo_require ip ethtool curl node /usr/bin/python3 || exit 77
+topo_require ip ethtool openssl curl node /usr/bin/python3 || exit 77
 [ -d "$ARION_SRC/tests/xds/peer/node_modules/@modelcontextprotocol/sdk" ] || {
 	echo "tests/xds/peer/node_modules/@modelcontextprotocol/sdk missing (scripts/setup-deps --test)"
 	exit 77
@@ -33,6 +33,28 @@ topo_wait_log "$TOPO_DIR/be-b.log" ready 20 || { echo "backend b did not start";
 
 cp_dir="$TOPO_DIR/cp"
 mkdir -p "$cp_dir"
+# certificates of the mTLS listener :82 (e2e_mcp_session.js reads them):
+# the server's, and two clients': cops with a DNS SAN under .ops.test,
+# cdev without
+d="$cp_dir/pki"
+mkdir -p "$d"
+key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
+ca() { # ca NAME CN
+	key "$d/$1.key"
+	openssl req -x509 -new -key "$d/$1.key" -out "$d/$1.pem" -subj "/CN=$2" -days 2 2>/dev/null
+}
+leaf() { # leaf NAME CA CN EXT
+	key "$d/$1.key"
+	openssl req -new -key "$d/$1.key" -out "$d/$1.csr" -subj "/CN=$3" 2>/dev/null
+	printf '%s\n' "$4" >"$d/$1.ext"
+	openssl x509 -req -in "$d/$1.csr" -CA "$d/$2.pem" -CAkey "$d/$2.key" -CAcreateserial \
+		-out "$d/$1.pem" -days 2 -extfile "$d/$1.ext" 2>/dev/null
+}
+ca ca "mcp test server CA" && ca cca "mcp test client CA" &&
+	leaf srv ca mcp.test "subjectAltName=DNS:mcp.test" &&
+	leaf cops cca cops "subjectAltName=URI:spiffe://arion.test/ops,DNS:bot.ops.test" &&
+	leaf cdev cca cdev "subjectAltName=DNS:dev.test" || { echo "openssl failed"; exit 1; }
+chmod -R a+rX "$d"
 http_e2e_xds_cp "$ARION_SRC/tests/http/e2e_mcp_session.js" "$cp_dir" || exit 1
 # two workers, both on CPU 1: a session lives on the worker that answered
 # its initialize, and RSS spreads a client's connections (each from its
@@ -163,6 +185,35 @@ done
 	[ "$(stat http.mcp.mcp_handoff_dropped)" = 0 ] &&
 	ok "16 connections of one session over 2 workers: all served ($(stat http.mcp.mcp_handoff_out) handed to the session's worker)" ||
 	bad "across workers: $n of 16, handed $(stat http.mcp.mcp_handoff_out)/$(stat http.mcp.mcp_handoff_in), dropped $(stat http.mcp.mcp_handoff_dropped): $out"
+# 6b. the same over mTLS (:82, ToolSet tools3): the client certificate's
+# SANs go with a request handed to the session's worker, where
+# client_cert_san admits a__muse (only a DNS SAN under .ops.test)
+mcp3() { # mcp3 CLIENT BODY [SESSION]
+	cc -D "$TOPO_DIR/h" -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' \
+		--cacert "$d/ca.pem" --cert "$d/$1.pem" --key "$d/$1.key" --resolve "mcp.test:82:$us" \
+		${3:+-H "Mcp-Session-Id: $3"} ${3:+-H 'MCP-Protocol-Version: 2025-06-18'} \
+		--data-binary "$2" "https://mcp.test:82/mcp"
+}
+mcp3 cops '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}' >/dev/null
+sid3=$(tr -d '\r' <"$TOPO_DIR/h" | sed -n 's/^mcp-session-id: //Ip')
+n=0
+for i in $(seq 12); do
+	out=$(mcp3 cops "{\"jsonrpc\":\"2.0\",\"id\":$i,\"method\":\"tools/list\"}" "$sid3")
+	[ "$(status)" = 200 ] && echo "$out" | grep -q '"a__muse"' && n=$((n + 1))
+done
+[ $n = 12 ] && [ "$(stat http.mcp3.mcp_handoff_out)" -ge 1 ] &&
+	ok "mTLS, 12 connections of one session over 2 workers: a__muse listed by its DNS SAN every time ($(stat http.mcp3.mcp_handoff_out) handed over)" ||
+	bad "client_cert_san across workers: $n of 12, handed $(stat http.mcp3.mcp_handoff_out): $out"
+mcp3 cdev '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}' >/dev/null
+sid4=$(tr -d '\r' <"$TOPO_DIR/h" | sed -n 's/^mcp-session-id: //Ip')
+n=0
+for i in $(seq 6); do
+	out=$(mcp3 cdev "{\"jsonrpc\":\"2.0\",\"id\":$i,\"method\":\"tools/list\"}" "$sid4")
+	[ "$(status)" = 200 ] && echo "$out" | grep -q '"a__ask"' && ! echo "$out" | grep -q '"a__muse"' && n=$((n + 1))
+done
+[ $n = 6 ] && ok "mTLS: a certificate without such a SAN never lists a__muse" ||
+	bad "client_cert_san, other client: $n of 6: $out"
 alog=$cp_dir/access.log
 g0=$(cat "$alog" 2>/dev/null | grep -c '^POST 200 tool=a__grow backend=a$')
 k=0
