@@ -41,14 +41,16 @@ static void host_stats(void *arg, const char *cluster, uint32_t addr, uint16_t p
 	h->rq_timeout = c.rq_timeout;
 	h->cx_active = c.cx_active;
 	h->rq_active = c.rq_active;
-	if (c.failed_active_hc) {
-		/* Envoy's order: /failed_active_hc before the EDS flags; the
-		 * admin reads it before the next host (control lcore only) */
-		static char flags[96];
+	if (c.failed_active_hc || c.failed_outlier_check) {
+		/* Envoy's order: /failed_active_hc, /failed_outlier_check,
+		 * then the EDS flags; the admin reads it before the next host
+		 * (control lcore only) */
+		static char flags[128];
 		const char *eds = h->health_flags && strcmp(h->health_flags, "healthy") != 0
 				      ? h->health_flags
 				      : "";
-		snprintf(flags, sizeof(flags), "/failed_active_hc%s", eds);
+		snprintf(flags, sizeof(flags), "%s%s%s", c.failed_active_hc ? "/failed_active_hc" : "",
+			 c.failed_outlier_check ? "/failed_outlier_check" : "", eds);
 		h->health_flags = flags;
 	}
 }

@@ -449,6 +449,8 @@ void arn_admin_clusters_add_host(struct arn_admin_clusters *c, const struct arn_
 	arn_sb_json_str(c->out, eds, strlen(eds));
 	if (strstr(flags, "/failed_active_hc"))
 		arn_sb_puts(c->out, ",\"failed_active_health_check\":true");
+	if (strstr(flags, "/failed_outlier_check"))
+		arn_sb_puts(c->out, ",\"failed_outlier_check\":true");
 	arn_sb_puts(c->out, "}");
 	if (h->weight)
 		arn_sb_printf(c->out, ",\"weight\":%u", h->weight);

@@ -119,6 +119,10 @@ struct arn_http_host_counts {
 	/* Envoy's FAILED_ACTIVE_HC: its cluster's active health checks failed
 	 * it, or it is new and has not passed its first check */
 	bool failed_active_hc;
+	/* Envoy's FAILED_OUTLIER_CHECK: outlier detection ejected it (an
+	 * ejection whose time ended shows until a worker's balancer or
+	 * detector next looks at the host) */
+	bool failed_outlier_check;
 };
 
 struct arn_sb;

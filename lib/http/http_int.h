@@ -94,6 +94,7 @@ struct http_cluster_rt {
 	int32_t cx_active;
 	int32_t rq_pending;
 	int32_t retries_active; /* max_retries: retries decided and not yet answered */
+	uint32_t od_ejected;	/* outlier detection: hosts ejected now (http_od.h) */
 	/* cluster.<name>.ssl.*: one block per worker (lib/tls's counters,
 	 * pulled into /stats), allocated by the control lcore when the
 	 * cluster first has an UpstreamTlsContext, kept for the object's
@@ -273,9 +274,20 @@ struct http_host {
 	 * check passes) and by worker 0, which runs the checks; read by every
 	 * worker's balancer, relaxed, only for clusters with health_checks */
 	uint8_t hc_flags;
+	/* Outlier detection (http_od.h): written by any worker with atomics,
+	 * read by every worker's balancer for clusters with
+	 * outlier_detection. Not in hc_flags: worker 0 rewrites that byte
+	 * with a plain load and store. */
+	uint8_t od_ejected;   /* Envoy's FAILED_OUTLIER_CHECK (HTTP_HOST_FAILED_OUTLIER) */
+	uint32_t od_5xx;      /* consecutive 5xx (and local failures) */
+	uint32_t od_gw;	      /* consecutive 502/503/504 (and local failures) */
+	uint32_t od_times;    /* ejections counted for the next one's time (decays) */
+	uint64_t od_until_ms; /* the end of the current or last ejection (worker now_ms) */
 };
 /* struct http_host's hc_flags: Envoy's FAILED_ACTIVE_HC. */
 #define HTTP_HOST_FAILED_ACTIVE_HC 1u
+/* struct http_host's od_ejected while ejected: Envoy's FAILED_OUTLIER_CHECK. */
+#define HTTP_HOST_FAILED_OUTLIER 1u
 
 /* Worker side. */
 static inline struct http_host_ctr *http_host_ctr(struct http_host *h, unsigned worker)
@@ -638,6 +650,12 @@ struct http_lb_in {
 	 * (every other cluster): EDS health alone, and no lookup. */
 	struct http_host *const *hosts;
 	size_t n_hosts;
+	/* A cluster with outlier_detection (hosts set too): its ejected
+	 * hosts are not healthy; one whose ejection ended at now_ms is
+	 * brought back and counted in *unejected (NULL: not counted). */
+	struct http_cluster_rt *od_crt;
+	uint64_t now_ms;
+	uint32_t *unejected;
 };
 
 struct http_lb_out {

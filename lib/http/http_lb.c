@@ -19,21 +19,26 @@
 #include <string.h>
 
 #include "http_int.h"
+#include "http_od.h"
 
-/* Has active health checking failed the host of @p ep? A binary search of
- * the cluster's sorted hosts (the snapshot's, which may be a generation
- * apart from the endpoints: a host it lacks is not failed by checks). */
+/* Has active health checking failed the host of @p ep, or outlier
+ * detection ejected it? A binary search of the cluster's sorted hosts (the
+ * snapshot's, which may be a generation apart from the endpoints: a host
+ * it lacks is failed by neither). */
 static bool hc_failed(const struct http_lb_in *in, const struct arn_cfg_endpoint *ep)
 {
 	uint64_t want = (uint64_t)ep->addr << 16 | ep->port;
 	size_t lo = 0, hi = in->n_hosts;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct http_host *h = in->hosts[mid];
+		struct http_host *h = in->hosts[mid];
 		uint64_t k = (uint64_t)h->addr << 16 | h->port;
 		if (k == want)
-			return __atomic_load_n(&h->hc_flags, __ATOMIC_RELAXED) &
-			       HTTP_HOST_FAILED_ACTIVE_HC;
+			return (in->cluster->n_health_checks &&
+				(__atomic_load_n(&h->hc_flags, __ATOMIC_RELAXED) &
+				 HTTP_HOST_FAILED_ACTIVE_HC)) ||
+			       (in->od_crt &&
+				http_od_ejected(h, in->od_crt, in->now_ms, in->unejected));
 		if (k < want)
 			lo = mid + 1;
 		else

@@ -17,6 +17,7 @@
 #include "arn_mem.h"
 #include "http_l4.h"
 #include "http_local.h"
+#include "http_od.h"
 #include "http_router_filter.h"
 #include "http_stream.h"
 #include "http_upstream.h"
@@ -122,6 +123,51 @@ bool http_rb_append(struct http_stream *st, const char *p, size_t n)
 	return true;
 }
 
+/* The request's end as Envoy's outlier detector sees it: a status, or a
+ * locally originated failure (connect failure, reset, timeout) that,
+ * without split_external_local_origin_errors, counts as a gateway error. */
+static void __attribute__((noinline)) od_put(struct http_stream *st, struct http_host *h,
+					     int outcome)
+{
+	struct http_worker *w = st->hc->w;
+	if (!st->crt)
+		return;
+	const uint32_t local = ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE) |
+			       ARN_RF_BIT(UPSTREAM_CONNECTION_TERMINATION) |
+			       ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR) |
+			       ARN_RF_BIT(UPSTREAM_REMOTE_RESET);
+	enum http_od_result r;
+	if ((st->state & HTTP_S_TIMED_OUT) || outcome == HOST_TIMEOUT || outcome == HOST_ERROR ||
+	    (st->flags & local))
+		r = HTTP_OD_LOCAL;
+	else if (st->up_status)
+		r = http_od_classify(st->up_status, false);
+	else
+		r = HTTP_OD_NONE; /* the client went away, or our own overflow */
+	struct http_host *const *hosts = NULL;
+	size_t n = 0;
+	if (r != HTTP_OD_SUCCESS && r != HTTP_OD_NONE)
+		hosts = http_rt_hosts(st->crt, &n);
+	struct http_od_ev ev;
+	http_od_put(&st->cluster->outlier, st->crt, h, hosts, n, r, w->now_ms, http_rand(w), &ev);
+	if (ev.detected_5xx)
+		CL_INC(st, outlier_detection_ejections_detected_consecutive_5xx);
+	if (ev.detected_gw)
+		CL_INC(st, outlier_detection_ejections_detected_consecutive_gateway_failure);
+	if (ev.overflow)
+		CL_INC(st, outlier_detection_ejections_overflow);
+	if (ev.enforced_5xx || ev.enforced_gw) {
+		CL_INC(st, outlier_detection_ejections_enforced_total);
+		CL_GAUGE(st, outlier_detection_ejections_active, 1);
+		if (ev.enforced_5xx)
+			CL_INC(st, outlier_detection_ejections_enforced_consecutive_5xx);
+		else
+			CL_INC(st, outlier_detection_ejections_enforced_consecutive_gateway_failure);
+	}
+	if (ev.unejected)
+		CL_GAUGE(st, outlier_detection_ejections_active, -(int64_t)ev.unejected);
+}
+
 void http_host_rq_done(struct http_stream *st, int outcome)
 {
 	struct http_conn *hc = st->hc;
@@ -149,6 +195,10 @@ void http_host_rq_done(struct http_stream *st, int outcome)
 		HTTP_HOST_ADD(c, rq_error, 1);
 	}
 	HTTP_HOST_ADD(c, rq_active, -1);
+	/* outlier detection: one test of a flag for clusters without it
+	 * (a stream with a pool has its cluster) */
+	if (__builtin_expect(st->cluster->outlier.present, 0))
+		od_put(st, p->host, outcome);
 	if (p->n_counted)
 		p->n_counted--;
 	if (p->draining) /* only a draining pool retires */
@@ -498,9 +548,20 @@ static int lb_pick(struct http_stream *st, uint64_t *rr, struct http_lb_out *out
 		in.has_hash = attempt_hash(st, &in.hash);
 	/* active health checks: only a cluster that has them looks its
 	 * hosts up (the others' picks read no host) */
-	if (st->cluster->n_health_checks && st->crt)
+	if ((st->cluster->n_health_checks || st->cluster->outlier.present) && st->crt)
 		in.hosts = http_rt_hosts(st->crt, &in.n_hosts);
-	return http_lb_pick(&in, out);
+	/* outlier detection: ejected hosts are out; those whose time ended
+	 * come back here and leave the gauge */
+	uint32_t unejected = 0;
+	if (st->cluster->outlier.present && st->crt) {
+		in.od_crt = st->crt;
+		in.now_ms = st->hc->w->now_ms;
+		in.unejected = &unejected;
+	}
+	int rc = http_lb_pick(&in, out);
+	if (unejected)
+		CL_GAUGE(st, outlier_detection_ejections_active, -(int64_t)unejected);
+	return rc;
 }
 
 /* Pick a host and get a connection to it for the next attempt. */
@@ -517,7 +578,8 @@ static void attempt_start(struct http_stream *st)
 	 * random number, the call). Not for the hash policies: the request's
 	 * hash is still taken (bench_hcm: about 20 instructions a request). */
 	const struct arn_cfg_endpoint *one =
-	    lb != ARN_CFG_LB_RING_HASH && lb != ARN_CFG_LB_MAGLEV && !st->cluster->n_health_checks
+	    lb != ARN_CFG_LB_RING_HASH && lb != ARN_CFG_LB_MAGLEV && !st->cluster->n_health_checks &&
+		    !st->cluster->outlier.present
 		? http_lb_one(st->endpoints, st->cluster->healthy_panic_threshold)
 		: NULL;
 	if (one) {

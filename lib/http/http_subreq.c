@@ -151,10 +151,19 @@ int http_subreq_start(struct http_subreq *sr, struct http_conn *hc, const struct
 	};
 	/* active health checks: only a cluster that has them looks its
 	 * hosts up */
-	if (st->cluster->n_health_checks && st->crt)
+	uint32_t unejected = 0;
+	if ((st->cluster->n_health_checks || st->cluster->outlier.present) && st->crt)
 		in.hosts = http_rt_hosts(st->crt, &in.n_hosts);
+	if (st->cluster->outlier.present && st->crt) { /* outlier detection's ejections */
+		in.od_crt = st->crt;
+		in.now_ms = w->now_ms;
+		in.unejected = &unejected;
+	}
 	struct http_lb_out out;
-	if (http_lb_pick(&in, &out) != 0) {
+	int prc = http_lb_pick(&in, &out);
+	if (unejected)
+		CL_GAUGE(st, outlier_detection_ejections_active, -(int64_t)unejected);
+	if (prc != 0) {
 		CL_INC(st, upstream_cx_none_healthy);
 		sr_release(sr, false, HOST_AUTO);
 		return -EHOSTUNREACH;

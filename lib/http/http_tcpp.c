@@ -732,10 +732,22 @@ static void attempt(struct http_tcpp *s)
 			return;
 		}
 	}
-	if (s->cluster->n_health_checks && s->crt)
+	uint32_t unejected = 0;
+	if ((s->cluster->n_health_checks || s->cluster->outlier.present) && s->crt)
 		in.hosts = http_rt_hosts(s->crt, &in.n_hosts);
+	/* outlier detection: the HTTP routers' ejections keep TCP proxy
+	 * connections off the host too (tcp_proxy reports nothing yet) */
+	if (s->cluster->outlier.present && s->crt) {
+		in.od_crt = s->crt;
+		in.now_ms = s->w->now_ms;
+		in.unejected = &unejected;
+	}
 	struct http_lb_out out;
-	if (http_lb_pick(&in, &out) != 0) {
+	int prc = http_lb_pick(&in, &out);
+	if (unejected)
+		arn_stats_gauge_add(s->crt->stats, s->w->slot,
+				    ARN_CL_outlier_detection_ejections_active, -(int64_t)unejected);
+	if (prc != 0) {
 		TCL_INC(s, upstream_cx_none_healthy);
 		give_up(s, ARN_RF_BIT(NO_HEALTHY_UPSTREAM));
 		return;

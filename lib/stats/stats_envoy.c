@@ -13,6 +13,10 @@ static const struct arn_stat_def cluster_defs[] = {
 #define ARN_STAT(kind, name, help) {"health_check." #name, ARN_STAT_##kind, help},
 #include "envoy_cluster_hc_stats.def"
 #undef ARN_STAT
+/* Envoy's outlier detection: "outlier_detection.ejections_active" */
+#define ARN_STAT(kind, name, help) {"outlier_detection." #name, ARN_STAT_##kind, help},
+#include "envoy_cluster_od_stats.def"
+#undef ARN_STAT
 };
 static const struct arn_stat_def http_defs[] = {
 #define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),

@@ -1,0 +1,151 @@
+/*
+ * Outlier detection: the consecutive detectors and ejections (http_od.h).
+ */
+#include "http_od.h"
+
+#include <string.h>
+
+#include "http_int.h"
+
+/* struct http_host's od_ejected while an ejection is being set up */
+#define OD_EJECTING 2u
+
+enum http_od_result http_od_classify(unsigned status, bool local_failure)
+{
+	if (local_failure)
+		return HTTP_OD_LOCAL;
+	if (!status)
+		return HTTP_OD_NONE;
+	if (status == 502 || status == 503 || status == 504)
+		return HTTP_OD_GATEWAY;
+	return status >= 500 ? HTTP_OD_5XX : HTTP_OD_SUCCESS;
+}
+
+uint64_t http_od_eject_ms(const struct arn_cfg_outlier *c, uint32_t n)
+{
+	uint64_t base = c->base_ejection_time_ms;
+	uint64_t cap = c->max_ejection_time_ms > base ? c->max_ejection_time_ms : base;
+	uint64_t t = base * (n ? n : 1);
+	return t < cap ? t : cap;
+}
+
+bool http_od_ejected(struct http_host *h, struct http_cluster_rt *crt, uint64_t now_ms,
+		     uint32_t *unejected)
+{
+	uint8_t st = __atomic_load_n(&h->od_ejected, __ATOMIC_ACQUIRE);
+	if (!st)
+		return false;
+	/* OD_EJECTING: the ejector has not stored the end yet */
+	if (st != HTTP_HOST_FAILED_OUTLIER ||
+	    now_ms < __atomic_load_n(&h->od_until_ms, __ATOMIC_RELAXED))
+		return true;
+	uint8_t one = 1;
+	if (__atomic_compare_exchange_n(&h->od_ejected, &one, 0, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_RELAXED)) {
+		if (crt)
+			__atomic_fetch_sub(&crt->od_ejected, 1, __ATOMIC_RELAXED);
+		if (unejected)
+			(*unejected)++;
+	}
+	return false;
+}
+
+/* Envoy's ejectHost: max_ejection_percent (the first ejection always
+ * passes), then the detector's enforcing percentage. */
+static bool eject(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt, struct http_host *h,
+		  struct http_host *const *hosts, size_t n_hosts, uint32_t enforcing,
+		  uint64_t now_ms, uint64_t rand, struct http_od_ev *ev, bool *enforced)
+{
+	/* bring back the hosts whose time passed, so the count is today's;
+	 * the hosts of the snapshot decide when there are some: the
+	 * cluster's count also holds hosts that left the cluster while
+	 * ejected (nobody brings those back) */
+	uint32_t active = 0;
+	for (size_t i = 0; i < n_hosts; i++)
+		if (hosts[i] != h)
+			active += http_od_ejected(hosts[i], crt, now_ms, &ev->unejected);
+	if (!n_hosts)
+		active = __atomic_load_n(&crt->od_ejected, __ATOMIC_RELAXED);
+	size_t total = n_hosts ? n_hosts : 1;
+	uint32_t max_pct = c->max_ejection_percent > 100 ? 100 : c->max_ejection_percent;
+	if (active && (uint64_t)100 * (active + 1) > (uint64_t)max_pct * total) {
+		ev->overflow = true;
+		return false;
+	}
+	if (rand % 100 >= enforcing)
+		return false;
+	/* 0 -> OD_EJECTING -> ejected: a balancer that saw the flag with the
+	 * last ejection's end (passed) would end this one at once */
+	uint8_t zero = 0;
+	if (!__atomic_compare_exchange_n(&h->od_ejected, &zero, OD_EJECTING, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return false; /* another worker ejected it first */
+	/* Envoy's decay: each interval a host spends back in the set takes
+	 * one off its ejection count (done here, lazily, from the end of its
+	 * last ejection, rather than on an interval timer) */
+	uint32_t n = __atomic_load_n(&h->od_times, __ATOMIC_RELAXED);
+	uint64_t last = __atomic_load_n(&h->od_until_ms, __ATOMIC_RELAXED);
+	if (n && c->interval_ms && now_ms > last) {
+		uint64_t back = (now_ms - last) / c->interval_ms;
+		n = back >= n ? 0 : n - (uint32_t)back;
+	}
+	n++;
+	__atomic_store_n(&h->od_times, n, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->od_until_ms, now_ms + http_od_eject_ms(c, n), __ATOMIC_RELEASE);
+	__atomic_fetch_add(&crt->od_ejected, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->od_ejected, HTTP_HOST_FAILED_OUTLIER, __ATOMIC_RELEASE);
+	*enforced = true;
+	return true;
+}
+
+bool http_od_put(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt, struct http_host *h,
+		 struct http_host *const *hosts, size_t n_hosts, enum http_od_result r,
+		 uint64_t now_ms, uint64_t rand, struct http_od_ev *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	if (r == HTTP_OD_NONE || !h)
+		return false;
+	if (r == HTTP_OD_SUCCESS) {
+		/* a plain load first: most responses succeed, and a store on
+		 * every one would bounce the host's line between workers */
+		if (__atomic_load_n(&h->od_5xx, __ATOMIC_RELAXED))
+			__atomic_store_n(&h->od_5xx, 0, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&h->od_gw, __ATOMIC_RELAXED))
+			__atomic_store_n(&h->od_gw, 0, __ATOMIC_RELAXED);
+		return false;
+	}
+	/* an ejected host's late answers count nothing (Envoy ignores them) */
+	if (__atomic_load_n(&h->od_ejected, __ATOMIC_RELAXED))
+		return false;
+	/* without split_external_local_origin_errors every failure here is a
+	 * 5xx to consecutive_5xx; gateway failures and local ones count to
+	 * consecutive_gateway_failure as well */
+	uint32_t n5 = __atomic_add_fetch(&h->od_5xx, 1, __ATOMIC_RELAXED);
+	uint32_t ng = 0;
+	if (r != HTTP_OD_5XX)
+		ng = __atomic_add_fetch(&h->od_gw, 1, __ATOMIC_RELAXED);
+	else if (__atomic_load_n(&h->od_gw, __ATOMIC_RELAXED))
+		__atomic_store_n(&h->od_gw, 0, __ATOMIC_RELAXED); /* Envoy: not a gateway failure */
+	bool enforced = false;
+	/* == : only the add that reaches a threshold decides, once; Envoy's
+	 * order, the gateway detector first */
+	if (c->consecutive_gateway_failure && ng == c->consecutive_gateway_failure) {
+		ev->detected_gw = true;
+		if (eject(c, crt, h, hosts, n_hosts, c->enforcing_consecutive_gateway_failure,
+			  now_ms, rand >> 7, ev, &enforced))
+			ev->enforced_gw = true;
+	}
+	if (!enforced && c->consecutive_5xx && n5 == c->consecutive_5xx) {
+		ev->detected_5xx = true;
+		if (eject(c, crt, h, hosts, n_hosts, c->enforcing_consecutive_5xx, now_ms, rand, ev,
+			  &enforced))
+			ev->enforced_5xx = true;
+	}
+	if (enforced) {
+		/* Envoy zeroes the counts of an ejected host: it starts again
+		 * when it comes back */
+		__atomic_store_n(&h->od_5xx, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&h->od_gw, 0, __ATOMIC_RELAXED);
+	}
+	return enforced;
+}

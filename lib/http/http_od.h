@@ -1,0 +1,79 @@
+/*
+ * Outlier detection (Envoy's config.cluster.v3.OutlierDetection): the
+ * consecutive_5xx and consecutive_gateway_failure detectors, inline as in
+ * Envoy (no interval timer: the success-rate and failure-percentage
+ * detectors are not run).
+ *
+ * Where the state lives: in the registry's struct http_host (http_int.h,
+ * od_*), shared by every worker through atomics, and the count of hosts
+ * ejected at once in the cluster's struct http_cluster_rt (od_ejected).
+ * No lock: a response's end (http_od_put, any worker) adds to a host's
+ * consecutive counts with an atomic add or zeroes them on a success; the
+ * worker whose add reaches a threshold is the only one that sees that value
+ * and decides the ejection, and a compare-and-swap of od_ejected (0 to 1)
+ * makes one worker the ejector even against another detector. The ejection
+ * ends at od_until_ms, a time every worker compares with its own now_ms
+ * (the TSC's milliseconds, one clock for all workers): the first worker that
+ * finds it passed (http_od_ejected, from the balancer or from an ejection's
+ * sweep) swaps od_ejected back to 0 and gives back the cluster's count.
+ *
+ * Ownership: nothing here owns anything; @p h and @p crt are the caller's
+ * (a snapshot's hosts, the stream's cluster reference).
+ */
+#ifndef ARN_HTTP_OD_H
+#define ARN_HTTP_OD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arn_config_model.h"
+
+struct http_host;
+struct http_cluster_rt;
+
+/* What one request's end says about its host. */
+enum http_od_result {
+	HTTP_OD_SUCCESS = 0, /* a response below 500: resets the consecutive counts */
+	HTTP_OD_5XX,	     /* a 5xx other than 502, 503, 504 */
+	HTTP_OD_GATEWAY,     /* 502, 503 or 504 */
+	HTTP_OD_LOCAL,	     /* connect failure, reset, timeout: Envoy maps it to a gateway failure */
+	HTTP_OD_NONE,	     /* says nothing (the client went away) */
+};
+
+/* What http_od_put did, for the caller's statistics (it has the slot). */
+struct http_od_ev {
+	bool detected_5xx, enforced_5xx;
+	bool detected_gw, enforced_gw;
+	bool overflow;	    /* max_ejection_percent refused an ejection */
+	uint32_t unejected; /* ejections the sweep ended (ejections_active -) */
+};
+
+/** The detectors' verdict on an upstream status (0: none, a local failure). */
+enum http_od_result http_od_classify(unsigned status, bool local_failure);
+
+/**
+ * Count result @p r for host @p h of cluster @p crt (@p c its
+ * outlier_detection, present), at @p now_ms; @p hosts (@p n_hosts) are
+ * the cluster's hosts (max_ejection_percent's base, and the hosts whose
+ * ejection time passed are brought back first); @p rand decides the
+ * enforcing_* percentages. Sets *@p ev (zeroed first).
+ * @return true when @p h was ejected by this call.
+ */
+bool http_od_put(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt, struct http_host *h,
+		 struct http_host *const *hosts, size_t n_hosts, enum http_od_result r,
+		 uint64_t now_ms, uint64_t rand, struct http_od_ev *ev);
+
+/**
+ * Is @p h ejected at @p now_ms? A host whose ejection time passed is
+ * brought back here (once, by the first caller: *@p unejected += 1, and
+ * @p crt's count goes down).
+ */
+bool http_od_ejected(struct http_host *h, struct http_cluster_rt *crt, uint64_t now_ms,
+		     uint32_t *unejected);
+
+/** The ejection time of the @p n th ejection (1 first) under @p c, ms:
+ * base_ejection_time x n, capped at max(max_ejection_time, base). */
+uint64_t http_od_eject_ms(const struct arn_cfg_outlier *c, uint32_t n);
+
+#endif

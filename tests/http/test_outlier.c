@@ -1,0 +1,332 @@
+/*
+ * Outlier detection (lib/http/http_od.c), without a data plane: the
+ * consecutive 5xx and gateway failure detectors (thresholds, a success
+ * resets, enforcing percentages), max_ejection_percent, the ejection time
+ * (growth, cap, decay) and the end of an ejection, and the balancer that
+ * skips an ejected host (http_lb_pick with a cluster's hosts). On the
+ * wire: tests/http/e2e_outlier.sh.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "http_int.h"
+#include "http_od.h"
+
+#define NH 20
+
+struct fix {
+	struct arn_cfg_outlier c;
+	struct http_cluster_rt crt;
+	struct http_host h[NH];
+	struct http_host *hosts[NH];
+	size_t n;
+};
+
+static void fix_setup(struct fix *f, size_t n)
+{
+	memset(f, 0, sizeof(*f));
+	f->c = (struct arn_cfg_outlier){
+	    .present = true,
+	    .consecutive_5xx = 5,
+	    .consecutive_gateway_failure = 5,
+	    .interval_ms = 10000,
+	    .base_ejection_time_ms = 30000,
+	    .max_ejection_time_ms = 300000,
+	    .max_ejection_percent = 10,
+	    .enforcing_consecutive_5xx = 100,
+	    .enforcing_consecutive_gateway_failure = 0,
+	};
+	for (size_t i = 0; i < n; i++) {
+		f->h[i].addr = 0xc6120300 + 10 + (uint32_t)i;
+		f->h[i].port = 8080;
+		f->hosts[i] = &f->h[i];
+	}
+	f->n = n;
+}
+
+/* Report @p r for host @p i @p k times at @p now; @return ejections. */
+static int put(struct fix *f, size_t i, enum http_od_result r, int k, uint64_t now,
+	       struct http_od_ev *last)
+{
+	int ej = 0;
+	struct http_od_ev ev;
+	for (int j = 0; j < k; j++) {
+		ej += http_od_put(&f->c, &f->crt, &f->h[i], f->hosts, f->n, r, now, 0, &ev);
+		if (last && (ev.detected_5xx || ev.detected_gw || ev.overflow))
+			*last = ev;
+	}
+	return ej;
+}
+
+static bool ejected(struct fix *f, size_t i, uint64_t now)
+{
+	return http_od_ejected(&f->h[i], &f->crt, now, NULL);
+}
+
+static void test_classify(void **state)
+{
+	(void)state;
+	assert_int_equal(http_od_classify(200, false), HTTP_OD_SUCCESS);
+	assert_int_equal(http_od_classify(404, false), HTTP_OD_SUCCESS);
+	assert_int_equal(http_od_classify(500, false), HTTP_OD_5XX);
+	assert_int_equal(http_od_classify(502, false), HTTP_OD_GATEWAY);
+	assert_int_equal(http_od_classify(503, false), HTTP_OD_GATEWAY);
+	assert_int_equal(http_od_classify(504, false), HTTP_OD_GATEWAY);
+	assert_int_equal(http_od_classify(0, true), HTTP_OD_LOCAL);
+	assert_int_equal(http_od_classify(0, false), HTTP_OD_NONE);
+}
+
+static void test_consecutive_5xx_threshold_and_reset(void **state)
+{
+	(void)state;
+	struct fix f;
+	fix_setup(&f, 1);
+	/* 4 then a success: the count starts again */
+	assert_int_equal(put(&f, 0, HTTP_OD_5XX, 4, 1000, NULL), 0);
+	assert_int_equal(put(&f, 0, HTTP_OD_SUCCESS, 1, 1000, NULL), 0);
+	assert_int_equal(put(&f, 0, HTTP_OD_5XX, 4, 1000, NULL), 0);
+	assert_false(ejected(&f, 0, 1000));
+	struct http_od_ev ev = {0};
+	assert_int_equal(put(&f, 0, HTTP_OD_5XX, 1, 1000, &ev), 1);
+	assert_true(ev.detected_5xx && ev.enforced_5xx);
+	assert_true(ejected(&f, 0, 1001));
+	assert_int_equal(f.crt.od_ejected, 1);
+	assert_int_equal(f.h[0].od_5xx, 0); /* zeroed by the ejection */
+	/* local failures count as 5xx too (no split) */
+	fix_setup(&f, 1);
+	assert_int_equal(put(&f, 0, HTTP_OD_LOCAL, 5, 1000, NULL), 1);
+	/* NONE counts nothing */
+	fix_setup(&f, 1);
+	assert_int_equal(put(&f, 0, HTTP_OD_NONE, 10, 1000, NULL), 0);
+	assert_int_equal(f.h[0].od_5xx, 0);
+}
+
+static void test_gateway_failure_enforcing(void **state)
+{
+	(void)state;
+	struct fix f;
+	fix_setup(&f, 1);
+	f.c.consecutive_5xx = 0; /* the 5xx detector off */
+	struct http_od_ev ev = {0};
+	/* enforcing_consecutive_gateway_failure 0 (Envoy's default): detected only */
+	assert_int_equal(put(&f, 0, HTTP_OD_GATEWAY, 5, 1000, &ev), 0);
+	assert_true(ev.detected_gw);
+	assert_false(ev.enforced_gw);
+	assert_false(ejected(&f, 0, 1000));
+	fix_setup(&f, 1);
+	f.c.consecutive_5xx = 0;
+	f.c.enforcing_consecutive_gateway_failure = 100;
+	/* a 500 is not a gateway failure: it resets the gateway count */
+	assert_int_equal(put(&f, 0, HTTP_OD_GATEWAY, 4, 1000, NULL), 0);
+	assert_int_equal(put(&f, 0, HTTP_OD_5XX, 1, 1000, NULL), 0);
+	assert_int_equal(put(&f, 0, HTTP_OD_GATEWAY, 4, 1000, NULL), 0);
+	assert_int_equal(put(&f, 0, HTTP_OD_GATEWAY, 1, 1000, &ev), 1);
+	assert_true(ev.detected_gw && ev.enforced_gw);
+	/* defaults: five 503s are detected by both, enforced by consecutive_5xx */
+	fix_setup(&f, 1);
+	memset(&ev, 0, sizeof(ev));
+	assert_int_equal(put(&f, 0, HTTP_OD_GATEWAY, 5, 1000, &ev), 1);
+	assert_true(ev.detected_gw && !ev.enforced_gw && ev.detected_5xx && ev.enforced_5xx);
+}
+
+static void test_max_ejection_percent(void **state)
+{
+	(void)state;
+	struct fix f;
+	fix_setup(&f, 10);
+	struct http_od_ev ev = {0};
+	/* 10% of 10 hosts: the first ejection passes, the second would be 20% */
+	assert_int_equal(put(&f, 0, HTTP_OD_5XX, 5, 1000, NULL), 1);
+	assert_int_equal(put(&f, 1, HTTP_OD_5XX, 5, 1000, &ev), 0);
+	assert_true(ev.overflow);
+	assert_false(ejected(&f, 1, 1000));
+	/* the cluster's count holds hosts that left it while ejected: the
+	 * snapshot's hosts decide */
+	fix_setup(&f, 10);
+	f.crt.od_ejected = 3;
+	assert_int_equal(put(&f, 0, HTTP_OD_5XX, 5, 1000, NULL), 1);
+	/* 2 hosts at 10%: Envoy still ejects the first (none ejected yet) */
+	fix_setup(&f, 2);
+	assert_int_equal(put(&f, 0, HTTP_OD_5XX, 5, 1000, NULL), 1);
+	assert_int_equal(put(&f, 1, HTTP_OD_5XX, 5, 1000, NULL), 0);
+	/* 20 hosts at 10%: two */
+	fix_setup(&f, 20);
+	assert_int_equal(put(&f, 0, HTTP_OD_5XX, 5, 1000, NULL), 1);
+	assert_int_equal(put(&f, 1, HTTP_OD_5XX, 5, 1000, NULL), 1);
+	assert_int_equal(put(&f, 2, HTTP_OD_5XX, 5, 1000, NULL), 0);
+	assert_int_equal(f.crt.od_ejected, 2);
+	/* once host 0's time passed the sweep of the next ejection brings it
+	 * back, and host 2 fits (its count reaches the threshold again after
+	 * a success) */
+	put(&f, 2, HTTP_OD_SUCCESS, 1, 31001, NULL);
+	memset(&ev, 0, sizeof(ev));
+	struct http_od_ev e2;
+	for (int j = 0; j < 5; j++)
+		http_od_put(&f.c, &f.crt, &f.h[2], f.hosts, f.n, HTTP_OD_5XX, 31001, 0, &e2);
+	assert_int_equal(e2.unejected, 2);
+	assert_true(e2.enforced_5xx);
+	assert_int_equal(f.crt.od_ejected, 1);
+}
+
+static void test_ejection_time_growth_cap_and_return(void **state)
+{
+	(void)state;
+	struct fix f;
+	fix_setup(&f, 1);
+	f.c.base_ejection_time_ms = 30000;
+	f.c.max_ejection_time_ms = 100000;
+	assert_int_equal(http_od_eject_ms(&f.c, 1), 30000);
+	assert_int_equal(http_od_eject_ms(&f.c, 3), 90000);
+	assert_int_equal(http_od_eject_ms(&f.c, 4), 100000); /* capped */
+	uint64_t now = 1000;
+	/* first: 30 s */
+	assert_int_equal(put(&f, 0, HTTP_OD_5XX, 5, now, NULL), 1);
+	assert_true(ejected(&f, 0, now + 29999));
+	uint32_t back = 0;
+	assert_false(http_od_ejected(&f.h[0], &f.crt, now + 30000, &back));
+	assert_int_equal(back, 1);
+	assert_int_equal(f.crt.od_ejected, 0);
+	/* only the first caller brings it back */
+	assert_false(http_od_ejected(&f.h[0], &f.crt, now + 30001, &back));
+	assert_int_equal(back, 1);
+	/* again at once: 60 s */
+	now += 30000;
+	assert_int_equal(put(&f, 0, HTTP_OD_5XX, 5, now, NULL), 1);
+	assert_true(ejected(&f, 0, now + 59999));
+	assert_false(ejected(&f, 0, now + 60000));
+	/* again: 90 s, then 100 s (the cap) */
+	now += 60000;
+	assert_int_equal(put(&f, 0, HTTP_OD_5XX, 5, now, NULL), 1);
+	assert_false(ejected(&f, 0, now + 90000));
+	now += 90000;
+	assert_int_equal(put(&f, 0, HTTP_OD_5XX, 5, now, NULL), 1);
+	assert_true(ejected(&f, 0, now + 99999));
+	assert_false(ejected(&f, 0, now + 100000));
+	now += 100000;
+	/* decay: 4 ejections counted; 3 intervals back in the set take 3 off,
+	 * so the next is the second's 60 s */
+	now += 3 * f.c.interval_ms;
+	assert_int_equal(put(&f, 0, HTTP_OD_5XX, 5, now, NULL), 1);
+	assert_true(ejected(&f, 0, now + 59999));
+	assert_false(ejected(&f, 0, now + 60000));
+	/* an ejection being set up (its end not stored yet) is not ended
+	 * by a worker that sees the last one's end */
+	fix_setup(&f, 1);
+	f.h[0].od_ejected = 2;
+	f.h[0].od_until_ms = 10;
+	back = 0;
+	assert_true(http_od_ejected(&f.h[0], &f.crt, 1000, &back));
+	assert_int_equal(back, 0);
+	/* late answers of an ejected host count nothing */
+	fix_setup(&f, 1);
+	assert_int_equal(put(&f, 0, HTTP_OD_5XX, 5, 1000, NULL), 1);
+	assert_int_equal(put(&f, 0, HTTP_OD_5XX, 7, 1001, NULL), 0);
+	assert_int_equal(f.h[0].od_5xx, 0);
+}
+
+/* The balancer: an ejected host is not healthy; the panic threshold
+ * looks at the combined health. */
+struct lbfix {
+	struct arn_cfg_endpoint ep[3];
+	struct arn_cfg_locality loc;
+	struct arn_cfg_priority prio;
+	struct arn_cfg_endpoints eps;
+	struct arn_cfg_cluster cl;
+};
+
+static void lb_setup(struct lbfix *l, struct fix *f)
+{
+	memset(l, 0, sizeof(*l));
+	fix_setup(f, 3);
+	for (unsigned i = 0; i < 3; i++) {
+		l->ep[i].addr = f->h[i].addr;
+		l->ep[i].port = 8080;
+		l->ep[i].weight = 1;
+	}
+	l->loc.endpoints = l->ep;
+	l->loc.n_endpoints = 3;
+	l->prio.localities = &l->loc;
+	l->prio.n_localities = 1;
+	l->prio.n_endpoints = 3;
+	l->eps.priorities = &l->prio;
+	l->eps.n_priorities = 1;
+	l->eps.n_endpoints = 3;
+	l->cl.lb = ARN_CFG_LB_ROUND_ROBIN;
+	l->cl.healthy_panic_threshold = 5000;
+	l->cl.outlier = f->c;
+}
+
+static int lb_pick(struct lbfix *l, struct fix *f, uint64_t now, uint64_t *rr, bool *panic,
+		   uint32_t *back)
+{
+	struct http_lb_in in = {.cluster = &l->cl,
+				.eps = &l->eps,
+				.rr = rr,
+				.rand = *rr * 7919,
+				.hosts = f->hosts,
+				.n_hosts = 3,
+				.od_crt = &f->crt,
+				.now_ms = now,
+				.unejected = back};
+	struct http_lb_out out;
+	int rc = http_lb_pick(&in, &out);
+	if (panic)
+		*panic = out.panic;
+	return rc ? rc : (int)(out.ep - l->ep);
+}
+
+static void test_lb_skips_ejected_host(void **state)
+{
+	(void)state;
+	struct lbfix l;
+	struct fix f;
+	lb_setup(&l, &f);
+	f.c.max_ejection_percent = 100;
+	uint64_t rr = 0;
+	bool panic = true;
+	uint32_t back = 0;
+	assert_int_equal(put(&f, 1, HTTP_OD_5XX, 5, 1000, NULL), 1);
+	for (int i = 0; i < 12; i++) {
+		int k = lb_pick(&l, &f, 2000, &rr, &panic, &back);
+		assert_true(k == 0 || k == 2);
+		assert_false(panic);
+	}
+	/* two of three out: under 50% healthy, panic: all serve */
+	assert_int_equal(put(&f, 2, HTTP_OD_5XX, 5, 1000, NULL), 1);
+	lb_pick(&l, &f, 2000, &rr, &panic, &back);
+	assert_true(panic);
+	l.cl.healthy_panic_threshold = 0;
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(lb_pick(&l, &f, 2000, &rr, &panic, &back), 0);
+	assert_int_equal(back, 0);
+	/* their time ends: back in the rotation, counted once each */
+	int seen[3] = {0};
+	for (int i = 0; i < 12; i++)
+		seen[lb_pick(&l, &f, 1000 + 30000, &rr, &panic, &back)]++;
+	assert_int_equal(back, 2);
+	assert_int_equal(f.crt.od_ejected, 0);
+	assert_int_equal(seen[0], 4);
+	assert_int_equal(seen[1], 4);
+	assert_int_equal(seen[2], 4);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_classify),
+	    cmocka_unit_test(test_consecutive_5xx_threshold_and_reset),
+	    cmocka_unit_test(test_gateway_failure_enforcing),
+	    cmocka_unit_test(test_max_ejection_percent),
+	    cmocka_unit_test(test_ejection_time_growth_cap_and_return),
+	    cmocka_unit_test(test_lb_skips_ejected_host),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
