@@ -49,7 +49,10 @@ const toolset2 = { '@type': x.TYPES.toolset, name: 'tools2',
     principals: [{ header: { name: 'x-team', string_match: { exact: 'ops' } } }] }] };
 
 /* tools3: a's 'add' for a DNS SAN under .ops.test, b's 'search' for the
- * URI SAN spiffe://arion.test/ops (client_cert_san) */
+ * URI SAN spiffe://arion.test/ops (client_cert_san). Only when DIR/pki
+ * has the certificates: e2e_mcp.sh makes them, e2e_mcp26.sh (which uses
+ * this control plane too) does not, and gets :80 and :81 alone. */
+const mtls = fs.existsSync(path.join(dir, 'pki', 'srv.pem'));
 const rd = (f) => fs.readFileSync(path.join(dir, 'pki', f), 'utf8');
 const lis3 = mcpListener('mcp3', 82, 'tools3');
 lis3.filter_chains[0].transport_socket = { name: 'envoy.transport_sockets.tls', typed_config: {
@@ -58,7 +61,7 @@ lis3.filter_chains[0].transport_socket = { name: 'envoy.transport_sockets.tls', 
   common_tls_context: {
     tls_certificate_sds_secret_configs: [{ name: 'mcp-cert', sds_config: { ads: {} } }],
     validation_context_sds_secret_config: { name: 'mcp-ca', sds_config: { ads: {} } } } } };
-const secrets = [{ name: 'mcp-cert', version: '1', resource: { '@type': x.TYPES.secret, name: 'mcp-cert',
+const secrets = !mtls ? [] : [{ name: 'mcp-cert', version: '1', resource: { '@type': x.TYPES.secret, name: 'mcp-cert',
   tls_certificate: { certificate_chain: { inline_string: rd('srv.pem') },
     private_key: { inline_string: rd('srv.key') } } } },
 { name: 'mcp-ca', version: '1', resource: { '@type': x.TYPES.secret, name: 'mcp-ca',
@@ -78,19 +81,25 @@ const { sendAcked } = x.ackedSender(srv);
   const port = await srv.start(0);
   fs.writeFileSync(path.join(dir, 'port'), String(port));
   await srv.waitRequest((q) => q.type_url === TYPES.listener, 30000);
-  await sendAcked('secret', secrets);
+  if (mtls)
+    await sendAcked('secret', secrets);
   await sendAcked('cluster', [
     { name: 'ma', version: '1', resource: x.staticCluster('ma', '198.18.3.10', 9001) },
     { name: 'mb', version: '1', resource: x.staticCluster('mb', '198.18.3.11', 9001) }]);
-  const r = srv.send({ type_url: 'listener', resources: [{ name: 'mcp', version: '1', resource: lis },
-    { name: 'mcp2', version: '1', resource: lis2 }, { name: 'mcp3', version: '1', resource: lis3 }],
-  removed_resources: [] });
+  const lisList = [{ name: 'mcp', version: '1', resource: lis },
+    { name: 'mcp2', version: '1', resource: lis2 }];
+  const tsList = [{ name: 'tools', version: '1', resource: toolset },
+    { name: 'tools2', version: '1', resource: toolset2 }];
+  if (mtls) {
+    lisList.push({ name: 'mcp3', version: '1', resource: lis3 });
+    tsList.push({ name: 'tools3', version: '1', resource: toolset3 });
+  }
+  const r = srv.send({ type_url: 'listener', resources: lisList, removed_resources: [] });
   /* the listeners warm until their ToolSets arrive: Arion asks for them by name */
-  for (const n of ['tools', 'tools2', 'tools3'])
+  for (const t of tsList)
     await srv.waitRequest((q) => q.type_url === TYPES.toolset &&
-      (q.resource_names_subscribe || []).includes(n), 20000);
-  await sendAcked('toolset', [{ name: 'tools', version: '1', resource: toolset },
-    { name: 'tools2', version: '1', resource: toolset2 }, { name: 'tools3', version: '1', resource: toolset3 }]);
+      (q.resource_names_subscribe || []).includes(t.name), 20000);
+  await sendAcked('toolset', tsList);
   await srv.waitRequest((q) => q.type_url === TYPES.listener && q.response_nonce === r.nonce, 20000);
   fs.writeFileSync(path.join(dir, 'ready'), '');
   await sleep(600000);
