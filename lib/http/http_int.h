@@ -30,6 +30,10 @@
  *   http_upstream_h2.h   an upstream HTTP/2 connection's session and its
  *                        streams; the pool only through its ops
  *                        (struct http_uph2_pool_ops)
+ *   http_hc.h            active health checks (worker 0's checker) and
+ *                        their state machine
+ *   http_od.h            outlier detection: the consecutive detectors and
+ *                        ejections, shared by every worker
  *   http_access_log.h    a stream's access log record
  *   http_grpc_stats.h    the grpc_stats filter's counters
  *   (http_drain.c)       does a response close its connection for a drain
