@@ -710,12 +710,16 @@ static void gen_cluster(void *ctx, const struct arn_cfg_cluster *cl)
 	struct arn_cfg_ref ref = {cl->obj.name, cl->obj.name_len, cl->obj.hash};
 	if (!v.endpoints && arn_cfg_cluster_resolve(gw->g, &ref, &v) != 0)
 		return;
+	/* the snapshot's hosts of the cluster, looked up once */
+	size_t n_hosts;
+	struct http_host *const *hosts = http_rt_hosts(crt, &n_hosts);
 	for (size_t p = 0; v.endpoints && p < v.endpoints->n_priorities; p++) {
 		const struct arn_cfg_priority *pr = &v.endpoints->priorities[p];
 		for (size_t l = 0; l < pr->n_localities; l++)
 			for (size_t i = 0; i < pr->localities[l].n_endpoints; i++) {
 				const struct arn_cfg_endpoint *ep = &pr->localities[l].endpoints[i];
-				struct http_host *h = http_rt_host(crt, ep->addr, ep->port);
+				struct http_host *h =
+				    http_hosts_find(hosts, n_hosts, ep->addr, ep->port);
 				if (h)
 					add_host(gw->hw, cl, h);
 			}

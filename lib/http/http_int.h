@@ -392,6 +392,26 @@ struct http_host *http_rt_host(const struct http_cluster_rt *crt, uint32_t addr,
  * health checks reads their flags in (http_lb_in.hosts). Valid until the
  * next quiescent state. NULL (and 0): the snapshot has no such entry. */
 struct http_host *const *http_rt_hosts(const struct http_cluster_rt *crt, size_t *n);
+/* The host at (@p addr, @p port) among @p n hosts sorted by (address,
+ * port), as http_rt_hosts gives them, or NULL: a binary search. */
+static inline struct http_host *http_hosts_find(struct http_host *const *hosts, size_t n,
+						uint32_t addr, uint16_t port)
+{
+	uint64_t want = (uint64_t)addr << 16 | port;
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		struct http_host *h = hosts[mid];
+		uint64_t k = (uint64_t)h->addr << 16 | h->port;
+		if (k == want)
+			return h;
+		if (k < want)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
 /* Clusters with health_checks in the current snapshot: worker 0 walks the
  * generation's clusters for its checks only when there are some. */
 size_t http_rt_hc_clusters(void);

@@ -27,24 +27,12 @@
  * it lacks is failed by neither). */
 static bool hc_failed(const struct http_lb_in *in, const struct arn_cfg_endpoint *ep)
 {
-	uint64_t want = (uint64_t)ep->addr << 16 | ep->port;
-	size_t lo = 0, hi = in->n_hosts;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		struct http_host *h = in->hosts[mid];
-		uint64_t k = (uint64_t)h->addr << 16 | h->port;
-		if (k == want)
-			return (in->cluster->n_health_checks &&
-				(__atomic_load_n(&h->hc_flags, __ATOMIC_RELAXED) &
-				 HTTP_HOST_FAILED_ACTIVE_HC)) ||
-			       (in->od_crt &&
-				http_od_ejected(h, in->od_crt, in->now_ms, in->unejected));
-		if (k < want)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
+	struct http_host *h = http_hosts_find(in->hosts, in->n_hosts, ep->addr, ep->port);
+	if (!h)
+		return false;
+	return (in->cluster->n_health_checks &&
+		(__atomic_load_n(&h->hc_flags, __ATOMIC_RELAXED) & HTTP_HOST_FAILED_ACTIVE_HC)) ||
+	       (in->od_crt && http_od_ejected(h, in->od_crt, in->now_ms, in->unejected));
 }
 
 /* EDS says HEALTHY or UNKNOWN and, for a cluster with active health

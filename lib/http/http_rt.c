@@ -327,27 +327,9 @@ struct http_listener_rt *http_rt_listener(uint32_t addr, uint16_t port)
 
 struct http_host *http_rt_host(const struct http_cluster_rt *crt, uint32_t addr, uint16_t port)
 {
-	const struct snap *sn = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
-	if (!sn || !crt)
-		return NULL;
-	const struct cent *e =
-	    (const void *)arn_hamt_get(sn->cp->ents, crt->name, crt->len, crt->hash);
-	if (!e || e->crt != crt)
-		return NULL;
-	uint64_t want = (uint64_t)addr << 16 | port;
-	size_t lo = 0, hi = e->n_hosts;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct http_host *h = e->hosts[mid];
-		uint64_t k = (uint64_t)h->addr << 16 | h->port;
-		if (k == want)
-			return e->hosts[mid];
-		if (k < want)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	size_t n;
+	struct http_host *const *hosts = http_rt_hosts(crt, &n);
+	return http_hosts_find(hosts, n, addr, port);
 }
 
 struct http_host *const *http_rt_hosts(const struct http_cluster_rt *crt, size_t *n)
