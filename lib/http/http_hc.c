@@ -641,8 +641,7 @@ struct gen_walk {
 	const struct arn_cfg_gen *g;
 };
 
-static void add_host(struct hc_tab *hw, const struct arn_cfg_cluster *cl,
-		     struct http_host *h)
+static void add_host(struct hc_tab *hw, const struct arn_cfg_cluster *cl, struct http_host *h)
 {
 	struct hc_target *t = idx_find(hw, h);
 	if (t) {
@@ -775,8 +774,9 @@ static struct hc_tab *tab_get(struct http_hc_worker *hc)
 	struct hc_tab *tab = aligned_alloc(64, (sizeof(*tab) + 63) & ~(size_t)63);
 	if (!tab) {
 		if (!hc->nomem_logged)
-			ARN_WARN(HTTP, "active health checks: no memory for their %zu bytes; "
-				       "hosts are not checked",
+			ARN_WARN(HTTP,
+				 "active health checks: no memory for their %zu bytes; "
+				 "hosts are not checked",
 				 sizeof(*tab));
 		hc->nomem_logged = true;
 		return NULL;

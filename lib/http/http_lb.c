@@ -257,8 +257,8 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 					const struct arn_cfg_endpoint *e = &lo->endpoints[i];
 					if (!takes(&c, e))
 						continue;
-					uint64_t h = mix64(in->hash ^
-							   mix64(((uint64_t)e->addr << 16) | e->port));
+					uint64_t h = mix64(
+					    in->hash ^ mix64(((uint64_t)e->addr << 16) | e->port));
 					/* weighted rendezvous: w / -ln(u), u in (0, 1) */
 					double u = ((double)(h >> 11) + 0.5) / 9007199254740992.0;
 					double s = (double)ep_weight(e) / -log(u);
@@ -270,7 +270,8 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 			}
 			break;
 		}
-		out->ep = cset_weighted(&c, in->rand % c.total_weight); /* no hash: random, as Envoy */
+		out->ep =
+		    cset_weighted(&c, in->rand % c.total_weight); /* no hash: random, as Envoy */
 		break;
 	default: {
 		uint64_t n = in->rr ? (*in->rr)++ : in->rand;

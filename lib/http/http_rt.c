@@ -1627,8 +1627,7 @@ int arn_http_host_counts(const char *cluster, uint32_t addr, uint16_t port,
 	out->rq_active = c.rq_active;
 	out->failed_active_hc =
 	    __atomic_load_n(&h->hc_flags, __ATOMIC_RELAXED) & HTTP_HOST_FAILED_ACTIVE_HC;
-	out->failed_outlier_check =
-	    __atomic_load_n(&h->od_ejected, __ATOMIC_RELAXED) != 0;
+	out->failed_outlier_check = __atomic_load_n(&h->od_ejected, __ATOMIC_RELAXED) != 0;
 	return 0;
 }
 
