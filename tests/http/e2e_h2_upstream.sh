@@ -34,16 +34,9 @@ http_e2e_nginx || exit 1
 JS="$ARION_SRC/tests/http/e2e_h2_upstream.js"
 d="$TOPO_DIR/pki"
 mkdir -p "$d"
-key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
-key "$d/ca.key" && openssl req -x509 -new -key "$d/ca.key" -out "$d/ca.pem" \
-	-subj "/CN=h2 upstream CA" -days 2 2>/dev/null &&
-	key "$d/up.key" && openssl req -new -key "$d/up.key" -out "$d/up.csr" -subj "/CN=up.test" \
-	2>/dev/null && printf 'subjectAltName=DNS:up.test\n' >"$d/up.ext" &&
-	openssl x509 -req -in "$d/up.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
-		-out "$d/up.pem" -days 2 -extfile "$d/up.ext" 2>/dev/null || {
-	echo "openssl failed"
-	exit 1
-}
+PKI=$d
+pki_ca ca "h2 upstream CA" && pki_leaf up ca up.test "subjectAltName=DNS:up.test" ||
+	{ echo "openssl failed"; exit 1; }
 chmod -R a+rX "$d"
 chmod 755 "$TOPO_DIR"
 topo_bg node ip netns exec "$uns" node "$JS" server "$ua" 8090 8091 8092 8093 "$d/up.pem" "$d/up.key"

@@ -20,6 +20,8 @@
 #                            plus $HTTP_E2E_DATAPLANE_EXTRA lines) and start
 #   cc ARGS...               curl in the client namespace
 #   stat NAME                a stat from Arion's admin (/stats), 0 if absent
+#   pki_ca NAME CN           a test CA in $PKI (NAME.key, NAME.pem; P-256, 2 days)
+#   pki_leaf NAME CA CN EXT  a certificate from $PKI/CA with x509v3 line EXT
 #
 # Inline Python can `import rawhttp` (tests/http/rawhttp.py): raw bytes to
 # Arion and every byte back.
@@ -197,6 +199,21 @@ stat() {
 	local v
 	v=$(curl -s "http://127.0.0.1:$admin_port/stats" | grep -E "^$1: " | head -1 | awk '{print $2}')
 	echo "${v:-0}"
+}
+
+# Test certificates, in the directory $PKI (the caller makes it). Each
+# returns openssl's status, so a chain of them ends in one `|| exit`.
+pki_key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
+pki_ca() { # pki_ca NAME CN
+	pki_key "$PKI/$1.key" &&
+		openssl req -x509 -new -key "$PKI/$1.key" -out "$PKI/$1.pem" -subj "/CN=$2" -days 2 2>/dev/null
+}
+pki_leaf() { # pki_leaf NAME CA CN EXT
+	pki_key "$PKI/$1.key" &&
+		openssl req -new -key "$PKI/$1.key" -out "$PKI/$1.csr" -subj "/CN=$3" 2>/dev/null &&
+		printf '%s\n' "$4" >"$PKI/$1.ext" &&
+		openssl x509 -req -in "$PKI/$1.csr" -CA "$PKI/$2.pem" -CAkey "$PKI/$2.key" -CAcreateserial \
+			-out "$PKI/$1.pem" -days 2 -extfile "$PKI/$1.ext" 2>/dev/null
 }
 
 # nginx_conns N: accepted connections of nginx N (a|b) from stub_status.

@@ -38,22 +38,11 @@ mkdir -p "$cp_dir"
 # cdev without
 d="$cp_dir/pki"
 mkdir -p "$d"
-key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
-ca() { # ca NAME CN
-	key "$d/$1.key"
-	openssl req -x509 -new -key "$d/$1.key" -out "$d/$1.pem" -subj "/CN=$2" -days 2 2>/dev/null
-}
-leaf() { # leaf NAME CA CN EXT
-	key "$d/$1.key"
-	openssl req -new -key "$d/$1.key" -out "$d/$1.csr" -subj "/CN=$3" 2>/dev/null
-	printf '%s\n' "$4" >"$d/$1.ext"
-	openssl x509 -req -in "$d/$1.csr" -CA "$d/$2.pem" -CAkey "$d/$2.key" -CAcreateserial \
-		-out "$d/$1.pem" -days 2 -extfile "$d/$1.ext" 2>/dev/null
-}
-ca ca "mcp test server CA" && ca cca "mcp test client CA" &&
-	leaf srv ca mcp.test "subjectAltName=DNS:mcp.test" &&
-	leaf cops cca cops "subjectAltName=URI:spiffe://arion.test/ops,DNS:bot.ops.test" &&
-	leaf cdev cca cdev "subjectAltName=DNS:dev.test" || { echo "openssl failed"; exit 1; }
+PKI=$d
+pki_ca ca "mcp test server CA" && pki_ca cca "mcp test client CA" &&
+	pki_leaf srv ca mcp.test "subjectAltName=DNS:mcp.test" &&
+	pki_leaf cops cca cops "subjectAltName=URI:spiffe://arion.test/ops,DNS:bot.ops.test" &&
+	pki_leaf cdev cca cdev "subjectAltName=DNS:dev.test" || { echo "openssl failed"; exit 1; }
 chmod -R a+rX "$d"
 http_e2e_xds_cp "$ARION_SRC/tests/http/e2e_mcp_session.js" "$cp_dir" || exit 1
 # two workers, both on CPU 1: a session lives on the worker that answered

@@ -42,14 +42,10 @@ up resp "$ua" 6379 resp
 # ---- two TLS upstreams with their own certificates ----------------------------------------
 d="$TOPO_DIR/pki"
 mkdir -p "$d"
-key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
-key "$d/ca.key" && openssl req -x509 -new -key "$d/ca.key" -out "$d/ca.pem" -subj "/CN=tp CA" -days 2 2>/dev/null || exit 1
+PKI=$d
+pki_ca ca "tp CA" || exit 1
 for n in a b; do
-	key "$d/$n.key"
-	openssl req -new -key "$d/$n.key" -out "$d/$n.csr" -subj "/CN=$n.test" 2>/dev/null
-	echo "subjectAltName=DNS:$n.test" >"$d/$n.ext"
-	openssl x509 -req -in "$d/$n.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
-		-out "$d/$n.pem" -days 2 -extfile "$d/$n.ext" 2>/dev/null || exit 1
+	pki_leaf $n ca $n.test "subjectAltName=DNS:$n.test" || exit 1
 done
 topo_bg tls_a ip netns exec "$uns" openssl s_server -accept "$ua:9443" -cert "$d/a.pem" -key "$d/a.key" -www -quiet
 topo_bg tls_b ip netns exec "$uns" openssl s_server -accept "$ub:9443" -cert "$d/b.pem" -key "$d/b.key" -www -quiet

@@ -41,23 +41,14 @@ http_e2e_topo || exit 1
 
 d="$TOPO_DIR/pki"
 mkdir -p "$d"
-key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
-key "$d/ca.key" && openssl req -x509 -new -key "$d/ca.key" -out "$d/ca.pem" -subj "/CN=tpt CA" -days 2 2>/dev/null || exit 1
-key "$d/ca2.key" && openssl req -x509 -new -key "$d/ca2.key" -out "$d/ca2.pem" -subj "/CN=other CA" -days 2 2>/dev/null || exit 1
+PKI=$d
+pki_ca ca "tpt CA" && pki_ca ca2 "other CA" || exit 1
+# keys as NAME.pem.key: tcp_upstream.py loads a certificate's key from beside it
 for n in t u; do
-	key "$d/$n.pem.key"
-	openssl req -new -key "$d/$n.pem.key" -out "$d/$n.csr" -subj "/CN=$n.test" 2>/dev/null
-	echo "subjectAltName=DNS:$n.test" >"$d/$n.ext"
-	openssl x509 -req -in "$d/$n.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
-		-out "$d/$n.pem" -days 2 -extfile "$d/$n.ext" 2>/dev/null || exit 1
+	pki_leaf $n ca $n.test "subjectAltName=DNS:$n.test" && mv "$d/$n.key" "$d/$n.pem.key" || exit 1
 done
-
 for n in cok cbad; do
-	key "$d/$n.pem.key"
-	openssl req -new -key "$d/$n.pem.key" -out "$d/$n.csr" -subj "/CN=$n" 2>/dev/null
-	echo "subjectAltName=URI:spiffe://arion.test/$n" >"$d/$n.ext"
-	openssl x509 -req -in "$d/$n.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
-		-out "$d/$n.pem" -days 2 -extfile "$d/$n.ext" 2>/dev/null || exit 1
+	pki_leaf $n ca $n "subjectAltName=URI:spiffe://arion.test/$n" && mv "$d/$n.key" "$d/$n.pem.key" || exit 1
 done
 
 up() { # up NAME ADDR PORT MODE [ARG]

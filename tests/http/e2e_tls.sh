@@ -27,25 +27,14 @@ http_e2e_nginx || exit 1
 # ---- certificates: a server CA (a.test, b.test) and a client CA --------------------------
 d="$TOPO_DIR/pki"
 mkdir -p "$d"
-key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
-ca() { # ca NAME CN
-	key "$d/$1.key"
-	openssl req -x509 -new -key "$d/$1.key" -out "$d/$1.pem" -subj "/CN=$2" -days 2 2>/dev/null
-}
-leaf() { # leaf NAME CA CN EXT
-	key "$d/$1.key"
-	openssl req -new -key "$d/$1.key" -out "$d/$1.csr" -subj "/CN=$3" 2>/dev/null
-	printf '%s\n' "$4" >"$d/$1.ext"
-	openssl x509 -req -in "$d/$1.csr" -CA "$d/$2.pem" -CAkey "$d/$2.key" -CAcreateserial \
-		-out "$d/$1.pem" -days 2 -extfile "$d/$1.ext" 2>/dev/null
-}
-ca ca "arion test server CA" && ca cca "arion test client CA" &&
-	leaf a ca a.test "subjectAltName=DNS:a.test" &&
-	leaf b ca b.test "subjectAltName=DNS:b.test" &&
-	leaf client cca client "extendedKeyUsage=clientAuth" &&
-	leaf cok cca cok "subjectAltName=URI:spiffe://arion.test/allowed,DNS:no.test" &&
-	leaf cdns cca cdns "subjectAltName=DNS:dns-ok.test" &&
-	leaf cbad cca cbad "subjectAltName=URI:spiffe://arion.test/other,DNS:other.test" || { echo "openssl failed"; exit 1; }
+PKI=$d
+pki_ca ca "arion test server CA" && pki_ca cca "arion test client CA" &&
+	pki_leaf a ca a.test "subjectAltName=DNS:a.test" &&
+	pki_leaf b ca b.test "subjectAltName=DNS:b.test" &&
+	pki_leaf client cca client "extendedKeyUsage=clientAuth" &&
+	pki_leaf cok cca cok "subjectAltName=URI:spiffe://arion.test/allowed,DNS:no.test" &&
+	pki_leaf cdns cca cdns "subjectAltName=DNS:dns-ok.test" &&
+	pki_leaf cbad cca cbad "subjectAltName=URI:spiffe://arion.test/other,DNS:other.test" || { echo "openssl failed"; exit 1; }
 chmod -R a+rX "$d"
 
 hcm() { # hcm PREFIX (a filters: list, indented for a filter chain)

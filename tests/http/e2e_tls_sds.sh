@@ -26,18 +26,9 @@ http_e2e_nginx || exit 1
 
 cp_dir="$TOPO_DIR/cp"
 mkdir -p "$cp_dir"
-key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
-key "$cp_dir/ca.key" &&
-	openssl req -x509 -new -key "$cp_dir/ca.key" -out "$cp_dir/ca.pem" -subj "/CN=arion test CA" \
-		-days 2 2>/dev/null || { echo "openssl failed"; exit 1; }
-echo "subjectAltName=DNS:a.test" >"$cp_dir/ext"
-for n in 1 2; do
-	key "$cp_dir/c$n.key" &&
-		openssl req -new -key "$cp_dir/c$n.key" -out "$cp_dir/c$n.csr" -subj "/CN=a.test $n" 2>/dev/null &&
-		openssl x509 -req -in "$cp_dir/c$n.csr" -CA "$cp_dir/ca.pem" -CAkey "$cp_dir/ca.key" \
-			-CAcreateserial -out "$cp_dir/c$n.pem" -days 2 -extfile "$cp_dir/ext" 2>/dev/null ||
-		{ echo "openssl failed"; exit 1; }
-done
+PKI=$cp_dir
+pki_ca ca "arion test CA" && pki_leaf c1 ca "a.test 1" "subjectAltName=DNS:a.test" &&
+	pki_leaf c2 ca "a.test 2" "subjectAltName=DNS:a.test" || { echo "openssl failed"; exit 1; }
 chmod -R a+rX "$cp_dir"
 
 # nginx over TLS on $ua:8443 (certificate c1, a.test), for cluster 'tlsup'

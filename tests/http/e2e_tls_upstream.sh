@@ -26,21 +26,10 @@ http_e2e_topo || exit 1
 
 d="$TOPO_DIR/pki"
 mkdir -p "$d"
-key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
-ca() { # ca NAME CN
-	key "$d/$1.key"
-	openssl req -x509 -new -key "$d/$1.key" -out "$d/$1.pem" -subj "/CN=$2" -days 2 2>/dev/null
-}
-leaf() { # leaf NAME CA CN EXT
-	key "$d/$1.key"
-	openssl req -new -key "$d/$1.key" -out "$d/$1.csr" -subj "/CN=$3" 2>/dev/null
-	printf '%s\n' "$4" >"$d/$1.ext"
-	openssl x509 -req -in "$d/$1.csr" -CA "$d/$2.pem" -CAkey "$d/$2.key" -CAcreateserial \
-		-out "$d/$1.pem" -days 2 -extfile "$d/$1.ext" 2>/dev/null
-}
-ca ca "arion upstream CA" && ca other "another CA" && ca cca "arion client CA" &&
-	leaf up ca up.test "subjectAltName=DNS:up.test" &&
-	leaf arion cca arion "extendedKeyUsage=clientAuth" || { echo "openssl failed"; exit 1; }
+PKI=$d
+pki_ca ca "arion upstream CA" && pki_ca other "another CA" && pki_ca cca "arion client CA" &&
+	pki_leaf up ca up.test "subjectAltName=DNS:up.test" &&
+	pki_leaf arion cca arion "extendedKeyUsage=clientAuth" || { echo "openssl failed"; exit 1; }
 chmod -R a+rX "$d"
 chmod 755 "$TOPO_DIR"
 
