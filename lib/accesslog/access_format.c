@@ -117,6 +117,7 @@ struct seq {
 
 struct arn_access_format {
 	bool json;
+	bool omit_empty; /* omit_empty_values: no "-", no null members */
 	struct seq text; /* text format */
 	size_t n_keys;	 /* json: sorted keys with their value sequences */
 	char **keys;
@@ -375,6 +376,12 @@ struct arn_access_format *arn_access_format_json(const char *const *keys, const 
 fail:
 	arn_access_format_free(f);
 	return NULL;
+}
+
+void arn_access_format_omit_empty(struct arn_access_format *f, bool on)
+{
+	if (f)
+		f->omit_empty = on;
 }
 
 void arn_access_format_free(struct arn_access_format *f)
@@ -789,9 +796,10 @@ size_t arn_access_format_apply(const struct arn_access_format *f, const struct a
 	if (cap == 0)
 		return 0;
 	struct out o = {buf, cap - 1, 0, false, false};
+	bool dash = !f->omit_empty;
 	if (!f->json) {
 		for (size_t i = 0; i < f->text.n; i++)
-			eval_limited(f, &f->text.ops[i], r, &o, true);
+			eval_limited(f, &f->text.ops[i], r, &o, dash);
 	} else {
 		if (o.cap < 3) {
 			buf[0] = '\0';
@@ -803,6 +811,7 @@ size_t arn_access_format_apply(const struct arn_access_format *f, const struct a
 		put_raw(&o, "{", 1);
 		size_t whole = o.len; /* the end of the last member written whole */
 		for (size_t k = 0; k < f->n_keys; k++) {
+			size_t member = o.len; /* where this member (and its comma) starts */
 			if (whole > 1)
 				put_raw(&o, ",", 1);
 			o.json = true;
@@ -815,7 +824,9 @@ size_t arn_access_format_apply(const struct arn_access_format *f, const struct a
 				size_t at = o.len;
 				put_raw(&o, "\"", 1);
 				enum val v = eval_limited(f, &s->ops[0], r, &o, false);
-				if (v == V_NONE) {
+				if (v == V_NONE && f->omit_empty) {
+					o.len = member; /* left out, its comma too */
+				} else if (v == V_NONE) {
 					o.len = at;
 					put_raw(&o, "null", 4);
 				} else if (v == V_NUM) {
@@ -827,7 +838,7 @@ size_t arn_access_format_apply(const struct arn_access_format *f, const struct a
 			} else {
 				put_raw(&o, "\"", 1);
 				for (size_t i = 0; i < s->n; i++)
-					eval_limited(f, &s->ops[i], r, &o, true);
+					eval_limited(f, &s->ops[i], r, &o, dash);
 				put_raw(&o, "\"", 1);
 			}
 			o.json = false;

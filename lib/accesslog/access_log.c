@@ -551,13 +551,13 @@ static struct afilter *filter_from_json(const struct arn_json *j, const char *wh
 static struct arn_access_format *format_from_json(const struct arn_json *lf, const char *where,
 						  struct arn_sb *err)
 {
-	if (jget(lf, "formatters") || jget(lf, "omit_empty_values")) {
-		arn_sb_printf(err,
-			      "%s.log_format: formatters and omit_empty_values are not "
-			      "supported by Arion\n",
-			      where);
+	if (jget(lf, "formatters")) {
+		arn_sb_printf(err, "%s.log_format.formatters: not supported by Arion\n", where);
 		return NULL;
 	}
+	/* from the proto's JSON: a bool, present only when true */
+	const struct arn_json *omit = jget(lf, "omit_empty_values");
+	bool omit_empty = omit && omit->type == ARN_JSON_BOOL && !strcmp(omit->lit, "true");
 	const char *text = jstr(lf, "text_format");
 	const struct arn_json *src = jget(lf, "text_format_source");
 	const struct arn_json *js = jget(lf, "json_format");
@@ -597,6 +597,7 @@ static struct arn_access_format *format_from_json(const struct arn_json *lf, con
 		}
 		free(keys);
 		free(vals);
+		arn_access_format_omit_empty(f, omit_empty);
 		return f;
 	}
 	struct arn_sb e = ARN_SB_INIT;
@@ -605,6 +606,7 @@ static struct arn_access_format *format_from_json(const struct arn_json *lf, con
 	if (f == NULL)
 		arn_sb_printf(err, "%s.log_format.text_format: %s", where, arn_sb_cstr(&e));
 	arn_sb_free(&e);
+	arn_access_format_omit_empty(f, omit_empty);
 	return f;
 }
 

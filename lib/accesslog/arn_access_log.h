@@ -165,6 +165,14 @@ struct arn_access_format *arn_access_format_json(const char *const *keys, const 
 void arn_access_format_free(struct arn_access_format *f);
 
 /**
+ * Envoy's SubstitutionFormatString `omit_empty_values`: an operator with no
+ * value prints nothing instead of "-" (text, and the parts of a JSON string
+ * value), and a JSON key whose lone operator has no value is left out
+ * instead of null. Set before the format is shared with workers.
+ */
+void arn_access_format_omit_empty(struct arn_access_format *f, bool on);
+
+/**
  * Format @p r into @p buf (any lcore, no allocation). A text line is cut at
  * @p cap - 1 bytes (ending in "...\n" when cut); a JSON line leaves out the
  * members that do not fit, so that it stays one JSON object. NUL-terminated.

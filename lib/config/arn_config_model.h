@@ -541,6 +541,7 @@ struct arn_cfg_access_log {
 	const char *format;	 /* text format, NULL: Envoy's default */
 	const char *json_format; /* JSON object text of json_format, or NULL */
 	const char *filter_json; /* JSON of the AccessLogFilter, or NULL (log everything) */
+	bool omit_empty_values;	 /* log_format's: no "-" for an absent value, no null key */
 };
 
 enum arn_cfg_http_filter {

@@ -186,6 +186,7 @@ void conv_access_logs(struct conv *c, struct pb p, const char *f, struct arn_cfg
 			conv_only(c, fmt,
 				  "text_format,json_format,text_format_source,omit_empty_values,"
 				  "content_type");
+			a->omit_empty_values = pb_bool(fmt, "omit_empty_values");
 			const char *w = pb_which(fmt, "format");
 			if (w && strcmp(w, "text_format") == 0) {
 				a->format = conv_str(c, pb_str(fmt, "text_format"));

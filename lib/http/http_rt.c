@@ -547,12 +547,15 @@ static struct http_hcm_rt *hcm_rt_new(const struct arn_cfg_listener *l, const st
 			f = json_fmt(a->json_format, &err);
 		else if (a->format)
 			f = arn_access_format_text(a->format, &err);
-		if ((a->json_format || a->format) && !f) {
+		else if (a->omit_empty_values)
+			f = arn_access_format_text(ARN_ACCESS_LOG_DEFAULT_FORMAT, &err);
+		if ((a->json_format || a->format || a->omit_empty_values) && !f) {
 			ARN_ERR(HTTP, "listener '%s' access_log[%zu]: %s; this log is off",
 				l->obj.name, i, arn_sb_cstr(&err));
 			arn_sb_free(&err);
 			continue;
 		}
+		arn_access_format_omit_empty(f, a->omit_empty_values);
 		const char *path = a->kind == ARN_CFG_LOG_STDOUT   ? "/dev/stdout"
 				   : a->kind == ARN_CFG_LOG_STDERR ? "/dev/stderr"
 								   : a->path;

@@ -1614,6 +1614,52 @@ static struct arn_access_logger *logger_from_json(const char *json, struct arn_s
 	return l;
 }
 
+/* Envoy's SubstitutionFormatString omit_empty_values: an absent value
+ * prints nothing in text (not "-"), and a JSON key whose lone operator
+ * has no value is left out (not null), its comma with it, wherever it
+ * stands among the keys. */
+static void test_access_log_omit_empty_values(void **state)
+{
+	(void)state;
+	struct arn_sb err = ARN_SB_INIT;
+	struct arn_access_record r = sample_record();
+	char buf[512];
+	const char *text = "%REQ(X-NONE)%|%RESPONSE_CODE%|%REQ(X-NONE)%|%ROUTE_NAME%\n";
+	struct arn_access_format *t = arn_access_format_text(text, &err);
+	assert_non_null(t);
+	arn_access_format_apply(t, &r, buf, sizeof(buf));
+	assert_string_equal(buf, "-|200|-|default\n");
+	arn_access_format_omit_empty(t, true);
+	arn_access_format_apply(t, &r, buf, sizeof(buf));
+	assert_string_equal(buf, "|200||default\n");
+	arn_access_format_free(t);
+
+	const char *keys[] = {"a", "b", "c", "d", "e"};
+	const char *vals[] = {"%REQ(X-NONE)%", "%RESPONSE_CODE%", "x=%REQ(X-NONE)%",
+			      "%UPSTREAM_TRANSPORT_FAILURE_REASON%", "%REQ(X-NONE)%"};
+	struct arn_access_format *j = arn_access_format_json(keys, vals, 5, &err);
+	assert_non_null(j);
+	arn_access_format_apply(j, &r, buf, sizeof(buf));
+	assert_string_equal(buf, "{\"a\":null,\"b\":200,\"c\":\"x=-\",\"d\":null,\"e\":null}\n");
+	arn_access_format_omit_empty(j, true);
+	size_t n = arn_access_format_apply(j, &r, buf, sizeof(buf));
+	assert_string_equal(buf, "{\"b\":200,\"c\":\"x=\"}\n");
+	struct arn_json *js = arn_json_parse(buf, n - 1);
+	assert_non_null(js);
+	arn_json_free(js);
+	/* every key empty: an empty object */
+	const char *k1[] = {"a", "e"};
+	const char *v1[] = {"%REQ(X-NONE)%", "%REQ(X-NONE)%"};
+	struct arn_access_format *e = arn_access_format_json(k1, v1, 2, &err);
+	assert_non_null(e);
+	arn_access_format_omit_empty(e, true);
+	arn_access_format_apply(e, &r, buf, sizeof(buf));
+	assert_string_equal(buf, "{}\n");
+	arn_access_format_free(e);
+	arn_access_format_free(j);
+	arn_sb_free(&err);
+}
+
 static void test_access_logger_from_envoy_config(void **state)
 {
 	(void)state;
@@ -1646,6 +1692,30 @@ static void test_access_logger_from_envoy_config(void **state)
 	fclose(fp);
 	arn_access_logger_put(l);
 	unlink(path);
+
+	/* log_format.omit_empty_values (a text and a JSON format) */
+	const char *omit_fmt[] = {"{\"text_format\":\"[%REQ(X-NONE)%|%RESPONSE_CODE%]\\n\"",
+				  "{\"json_format\":{\"none\":\"%REQ(X-NONE)%\",\"code\":"
+				  "\"%RESPONSE_CODE%\"}"};
+	const char *omit_want[] = {"[|503]\n", "{\"code\":503}\n"};
+	for (int i = 0; i < 2; i++) {
+		snprintf(json, sizeof(json),
+			 "{\"name\":\"f\",\"typed_config\":{\"@type\":\"type.googleapis.com/"
+			 "envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":\"%s\","
+			 "\"log_format\":%s,\"omit_empty_values\":true}}}",
+			 path, omit_fmt[i]);
+		l = logger_from_json(json, &err);
+		if (l == NULL)
+			fail_msg("%s", arn_sb_cstr(&err));
+		arn_access_log_write(l, ARN_STATS_SLOT_CONTROL, &r);
+		arn_access_log_drain();
+		fp = fopen(path, "r");
+		assert_non_null(fgets(line, sizeof(line), fp));
+		assert_string_equal(line, omit_want[i]);
+		fclose(fp);
+		arn_access_logger_put(l);
+		unlink(path);
+	}
 
 	/* stdout with Envoy's default format */
 	l = logger_from_json(
@@ -1856,6 +1926,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_access_log_downstream_peer, reset),
 	    cmocka_unit_test_setup(test_access_log_json_format, reset),
 	    cmocka_unit_test_setup(test_access_log_json_stays_json, reset),
+	    cmocka_unit_test_setup(test_access_log_omit_empty_values, reset),
 	    cmocka_unit_test_setup(test_access_log_rings_drain_to_file, reset),
 	    cmocka_unit_test_setup(test_access_log_full_ring_drops_and_counts, reset),
 	    cmocka_unit_test_setup(test_access_logger_from_envoy_config, reset),

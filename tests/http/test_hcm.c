@@ -7671,6 +7671,38 @@ static void test_access_log_start_time_is_the_streams_start(void **state)
 		fail_msg("START_TIME %s not within %.6f .. %.6f", log, a, b);
 }
 
+/* log_format.omit_empty_values from a Listener, through the conversion
+ * and the connection manager's loggers: an absent header prints nothing,
+ * not "-", and a JSON key without a value is left out. */
+static void test_access_log_omit_empty_values(void **state)
+{
+	(void)state;
+	char p1[64], p2[64], extra[1024];
+	snprintf(p1, sizeof(p1), "/tmp/arn_test_hcm_omit1.%d.log", (int)getpid());
+	snprintf(p2, sizeof(p2), "/tmp/arn_test_hcm_omit2.%d.log", (int)getpid());
+	unlink(p1);
+	unlink(p2);
+	snprintf(extra, sizeof(extra),
+		 "\"access_log\":[{\"name\":\"f\",\"typed_config\":{\"@type\":\"type."
+		 "googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":"
+		 "\"%s\",\"log_format\":{\"omit_empty_values\":true,\"text_format_source\":"
+		 "{\"inline_string\":\"[%%REQ(X-NONE)%%|%%RESPONSE_CODE%%]\\n\"}}}},"
+		 "{\"name\":\"g\",\"typed_config\":{\"@type\":\"type."
+		 "googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":"
+		 "\"%s\",\"log_format\":{\"omit_empty_values\":true,\"json_format\":"
+		 "{\"none\":\"%%REQ(X-NONE)%%\",\"code\":\"%%RESPONSE_CODE%%\"}}}}]",
+		 p1, p2);
+	start(4, jlistener(extra, DIRECT_OK));
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_true(answered(c, "HTTP/1.1 200"));
+	char log[256];
+	read_access_log(p1, log, sizeof(log));
+	assert_string_equal(log, "[|200]\n");
+	read_access_log(p2, log, sizeof(log));
+	assert_string_equal(log, "{\"code\":200}\n");
+}
+
 /* max_requests 1 (the circuit breaker): the second request while the
  * first is in flight is refused, 503 overflow. The count is the workers'
  * upstream_rq_active gauge (each in its own slot, issue 17). */
@@ -8799,6 +8831,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_partial_tls_record_never_answers_a_waiting_request,
 				      teardown),
 	    cmocka_unit_test_teardown(test_access_log_start_time_is_the_streams_start, teardown),
+	    cmocka_unit_test_teardown(test_access_log_omit_empty_values, teardown),
 	    cmocka_unit_test_teardown(test_breaker_max_requests_refuses_the_next, teardown),
 	    cmocka_unit_test_teardown(test_breaker_counts_routed_requests_against_sub_requests,
 				      teardown),
