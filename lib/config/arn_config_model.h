@@ -338,6 +338,9 @@ struct arn_cfg_route_action {
 	const char *regex_substitution;
 	const char *host_rewrite_literal; /* NULL: none */
 	bool auto_host_rewrite;
+	/* append_x_forwarded_host: a rewritten Host's original value is
+	 * appended to x-forwarded-host (unless it is the last value there) */
+	bool append_x_forwarded_host;
 	uint32_t timeout_ms;	  /* default 15000; 0 disables */
 	uint32_t idle_timeout_ms; /* 0: none */
 	bool

@@ -374,6 +374,7 @@ static void route_action(struct conv *c, struct pb ra, struct arn_cfg_route_acti
 		pb_wrapped_bool(ra, "auto_host_rewrite", &v);
 		a->auto_host_rewrite = v;
 	}
+	a->append_x_forwarded_host = pb_bool(ra, "append_x_forwarded_host");
 	a->timeout_ms = 15000;
 	conv_duration(c, ra, "timeout", &a->timeout_ms, false);
 	a->idle_timeout_set = conv_duration(c, ra, "idle_timeout", &a->idle_timeout_ms, false);

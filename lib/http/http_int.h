@@ -549,6 +549,7 @@ struct http_req_ctx {
 	const char *host; /* Host to send (after stripping / rewriting), or NULL: keep */
 	uint32_t host_len;
 	bool path_rewritten;
+	bool host_rewritten; /* host is the route's rewrite (literal, or auto's hostname) */
 	uint32_t timeout_ms; /* route timeout (x-envoy-expected-rq-timeout-ms) */
 	/* where that header's value is kept between requests (the caller's,
 	 * read until the head is encoded), or NULL: formatted into text */

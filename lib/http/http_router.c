@@ -552,6 +552,47 @@ void http_request_id_fmt(uint64_t hi, uint64_t lo, char out[HTTP_REQUEST_ID_LEN]
 	memcpy(out + 24, b + 4, 12);
 }
 
+/* Is @p v (@p n bytes) the last comma-separated element of @p list,
+ * optional whitespace around it ignored? */
+static bool last_element_is(const char *list, uint32_t len, const char *v, uint32_t n)
+{
+	uint32_t end = len;
+	while (end && (list[end - 1] == ' ' || list[end - 1] == '\t'))
+		end--;
+	uint32_t start = end;
+	while (start && list[start - 1] != ',')
+		start--;
+	while (start < end && (list[start] == ' ' || list[start] == '\t'))
+		start++;
+	return end - start == n && memcmp(list + start, v, n) == 0;
+}
+
+/* RouteAction.append_x_forwarded_host, as Envoy's Utility::updateAuthority:
+ * the Host the request came with (if not empty) goes to x-forwarded-host:
+ * appended with "," to the values there (the writer joins every line of
+ * the name), unless it is the last of them already; a request without one
+ * gets it set. Out of line: only routes that rewrite Host and ask for it
+ * come here. */
+static int __attribute__((noinline)) xfh_edit(struct edits *ed, const struct arn_h1_msg *m)
+{
+	static const char xfh[] = "x-forwarded-host";
+	const char *host = m->authority.p;
+	uint32_t hlen = m->authority.len;
+	if (hlen == 0)
+		return 0;
+	const struct arn_h1_header *last = NULL;
+	for (int i = 0; i < m->n_hdrs; i++) {
+		const struct arn_h1_header *h = &m->hdrs[i];
+		if (h->id == ARN_H1_H_OTHER && h->name_len == sizeof(xfh) - 1 &&
+		    strncasecmp(h->name, xfh, sizeof(xfh) - 1) == 0)
+			last = h;
+	}
+	if (last && last_element_is(last->value, last->value_len, host, hlen))
+		return 0;
+	return edit_push_id(ed, ARN_H1_EDIT_APPEND_VALUE, ARN_H1_H_OTHER, xfh, sizeof(xfh) - 1,
+			    host, hlen);
+}
+
 int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct arn_h1_edit *e,
 		   unsigned cap)
 {
@@ -692,6 +733,8 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 		return -ENOSPC;
 	if (x->host &&
 	    edit_push_id(&ed, ARN_H1_EDIT_SET, ARN_H1_H_HOST, "host", 4, x->host, x->host_len))
+		return -ENOSPC;
+	if (x->host_rewritten && x->route->route.append_x_forwarded_host && xfh_edit(&ed, m))
 		return -ENOSPC;
 	/* Expect: 100-continue was answered here (Envoy without proxy_100_continue) */
 	if ((m->flags & ARN_H1_F_EXPECT_CONTINUE) &&

@@ -996,6 +996,8 @@ edits_make(struct http_stream *st, const char *host, uint32_t host_len, bool rew
 	x.tls = hc->tls != NULL;
 	x.host = host;
 	x.host_len = host_len;
+	x.host_rewritten = host && st->route &&
+			   (host == st->ep_host || host == st->route->route.host_rewrite_literal);
 	x.path_rewritten = rewrite;
 	x.timeout_ms = tmo;
 	x.timeout_text = &hc->timeout_text;

@@ -8560,6 +8560,46 @@ static void test_auto_host_rewrite_takes_the_endpoints_hostname(void **state)
 	auto_host_request("\r\nhost: web.internal\r\n", "a.test");
 }
 
+/* append_x_forwarded_host through the router: the client's Host goes to
+ * x-forwarded-host when the route rewrites Host (a literal, or auto's
+ * hostname), and not when auto_host_rewrite finds no hostname (Host
+ * stays as it came: nothing was rewritten). */
+static void xfh_request(const char *req, const char *want_host, const char *want_xfh)
+{
+	struct arn_tcp_conn *c = client();
+	send_s(c, req);
+	struct arn_tcp_conn *u = upstream_accepts();
+	poll_ms(1);
+	want_in(u->tx, want_host);
+	if (want_xfh)
+		want_in(u->tx, want_xfh);
+	else
+		want_not_in(u->tx, "orwarded-host");
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+	assert_true(answered(c, "HTTP/1.1 200 OK\r\n"));
+}
+
+static void test_append_x_forwarded_host_on_the_wire(void **state)
+{
+	(void)state;
+	start(4, jlistener("\"generate_request_id\":false",
+			   "{\"match\":{\"prefix\":\"/lit\"},\"route\":{\"cluster\":\"web\","
+			   "\"host_rewrite_literal\":\"b.test\",\"append_x_forwarded_host\":true}},"
+			   "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\","
+			   "\"auto_host_rewrite\":true,\"append_x_forwarded_host\":true}}"));
+	xfh_request("GET /lit HTTP/1.1\r\nHost: a.test\r\nX-Forwarded-Host: z.test\r\n\r\n",
+		    "\r\nhost: b.test\r\n", "\r\nX-Forwarded-Host: z.test,a.test\r\n");
+	/* auto_host_rewrite without a hostname: Host kept, nothing forwarded */
+	xfh_request("GET /x HTTP/1.1\r\nHost: a.test\r\n\r\n", "\r\nHost: a.test\r\n", NULL);
+	apply(C, "2",
+	      "{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"5s\","
+	      "\"load_assignment\":{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":[{"
+	      "\"endpoint\":{\"hostname\":\"web.internal\",\"address\":{\"socket_address\":{"
+	      "\"address\":\"198.18.0.10\",\"port_value\":8080}}}}]}]}}");
+	xfh_request("GET /x HTTP/1.1\r\nHost: a.test\r\n\r\n", "\r\nhost: web.internal\r\n",
+		    "\r\nx-forwarded-host: a.test\r\n");
+}
+
 struct parsed_req {
 	struct arn_h1_parser p;
 	struct arn_h1_msg m;
@@ -8855,6 +8895,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_service_time_line_wire_and_log, teardown),
 	    cmocka_unit_test_teardown(test_router_edited_head_on_the_wire, teardown),
 	    cmocka_unit_test_teardown(test_auto_host_rewrite_without_hostname_keeps_host, teardown),
+	    cmocka_unit_test_teardown(test_append_x_forwarded_host_on_the_wire, teardown),
 	    cmocka_unit_test_teardown(test_auto_host_rewrite_takes_the_endpoints_hostname,
 				      teardown),
 	    cmocka_unit_test(test_router_edits_carry_header_ids),

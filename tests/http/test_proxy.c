@@ -540,6 +540,60 @@ static void test_forwarded_proto(void **state)
 	assert_non_null(strstr(out, "x-forwarded-proto: http\r\n"));
 }
 
+/* RouteAction.append_x_forwarded_host (Envoy's Utility::updateAuthority):
+ * a Host the route rewrites goes to x-forwarded-host, appended with ","
+ * to what is there unless it is the last value already; not without the
+ * flag, nor when the Host was not the route's rewrite. */
+static void xfh_case(bool flag, bool rewritten, const char *req, const char *want)
+{
+	struct arn_cfg_hcm h = hcm_default();
+	struct arn_cfg_route rt;
+	memset(&rt, 0, sizeof(rt));
+	rt.route.host_rewrite_literal = "b.test";
+	rt.route.append_x_forwarded_host = flag;
+	struct req r;
+	parse(&r, req);
+	struct http_req_ctx x = ctx(&h);
+	x.route = &rt;
+	x.host = "b.test";
+	x.host_len = 6;
+	x.host_rewritten = rewritten;
+	char out[2048];
+	edited(&x, &r, out, sizeof(out));
+	assert_non_null(strstr(out, "host: b.test\r\n"));
+	const char *got = strcasestr(out, "x-forwarded-host:");
+	if (want == NULL) {
+		if (got)
+			fail_msg("x-forwarded-host sent: %s", out);
+		return;
+	}
+	if (got == NULL || strncmp(got + 17, want, strlen(want)) != 0 ||
+	    strstr(got + 1, "x-forwarded-host") || strstr(got + 1, "X-Forwarded-Host"))
+		fail_msg("want x-forwarded-host:%s in\n%s", want, out);
+}
+
+static void test_append_x_forwarded_host(void **state)
+{
+	(void)state;
+	xfh_case(true, true, "GET / HTTP/1.1\r\nHost: a.test:8080\r\n\r\n", " a.test:8080\r\n");
+	xfh_case(true, true, "GET / HTTP/1.1\r\nHost: a.test\r\nX-Forwarded-Host: z.test\r\n\r\n",
+		 " z.test,a.test\r\n");
+	/* two lines: joined, then appended */
+	xfh_case(true, true,
+		 "GET / HTTP/1.1\r\nX-Forwarded-Host: y.test\r\nHost: a.test\r\n"
+		 "X-Forwarded-Host: z.test\r\n\r\n",
+		 " y.test,z.test,a.test\r\n");
+	/* the last value already: left as it came */
+	xfh_case(true, true,
+		 "GET / HTTP/1.1\r\nHost: a.test\r\nX-Forwarded-Host: z.test, a.test \r\n\r\n",
+		 " z.test, a.test");
+	/* not asked for, or Host not rewritten by the route */
+	xfh_case(false, true, "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n", NULL);
+	xfh_case(true, false, "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n", NULL);
+	/* an empty Host: nothing to forward */
+	xfh_case(true, true, "GET / HTTP/1.1\r\nHost: \r\n\r\n", NULL);
+}
+
 static void test_host_timeout_original_path_expect(void **state)
 {
 	(void)state;
@@ -1779,6 +1833,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_xff_edge_appends_the_peer),
+	    cmocka_unit_test(test_append_x_forwarded_host),
 	    cmocka_unit_test(test_trex_astf_byte_counts),
 	    cmocka_unit_test(test_xff_without_use_remote_address_is_kept),
 	    cmocka_unit_test(test_xff_trusted_hops),
