@@ -897,6 +897,7 @@ struct arn_cfg_thresholds {
 	uint32_t max_requests;	       /* 1024 */
 	uint32_t max_retries;	       /* 3 */
 	uint32_t max_connection_pools; /* UINT32_MAX: unlimited */
+	bool track_remaining;	       /* circuit_breakers.<priority>.remaining_* gauges */
 };
 
 enum arn_cfg_hc_kind {

@@ -168,6 +168,7 @@ static void thresholds(struct conv *c, struct pb cb, struct arn_cfg_cluster *cl)
 			pb_wrapped_u32(th, "max_requests", &t->max_requests);
 			pb_wrapped_u32(th, "max_retries", &t->max_retries);
 			pb_wrapped_u32(th, "max_connection_pools", &t->max_connection_pools);
+			t->track_remaining = pb_bool(th, "track_remaining");
 		}
 		conv_pop(c, m);
 	}

@@ -135,6 +135,8 @@ struct cent {
 	struct arn_cfg_obj obj;	     /* name: the cluster object's; refs: tries holding it */
 	struct http_cluster_rt *crt; /* one reference */
 	bool hc;		     /* its Cluster has health_checks */
+	/* its circuit breakers (DEFAULT, HIGH), for their gauges (cb_stats_pull) */
+	struct arn_cfg_thresholds th[2];
 	size_t n_hosts;
 	struct http_host *hosts[]; /* sorted by (addr, port); one reference each */
 };
@@ -1027,6 +1029,7 @@ static void ent_build(struct cl_walk *cw, const struct arn_cfg_cluster *cl)
 	e->obj.name_len = c->len;
 	e->obj.hash = c->hash;
 	e->hc = cl->n_health_checks > 0;
+	memcpy(e->th, cl->thresholds, sizeof(e->th));
 	clusters_built++;
 	/* membership gauges, set from the control lcore's slot only */
 	int64_t total = 0, healthy = 0, degraded = 0, excluded = 0;
@@ -1738,8 +1741,64 @@ static void host_stats_pull(struct arn_stats_emitter *e, void *arg)
 	arn_hamt_foreach(s->cp->ents, host_stats_emit, &hw);
 }
 
+/* One priority's circuit breaker gauges, as Envoy's ResourceManagerImpl
+ * keeps them: <resource>_open (1 while the count is at its limit) and,
+ * with track_remaining, remaining_<resource> (the limit less the count,
+ * 0 at or past it). */
+static void cb_emit(struct arn_stats_emitter *e, const char *cluster, const char *prio,
+		    const struct arn_cfg_thresholds *t, const int64_t now[4])
+{
+	static const char *const open[4] = {"cx_open", "rq_pending_open", "rq_open",
+					    "rq_retry_open"};
+	static const char *const rem[4] = {"remaining_cx", "remaining_pending", "remaining_rq",
+					   "remaining_retries"};
+	const uint32_t max[4] = {t->max_connections, t->max_pending_requests, t->max_requests,
+				 t->max_retries};
+	char name[64];
+	for (int k = 0; k < 4; k++) {
+		int64_t n = now[k] > 0 ? now[k] : 0;
+		snprintf(name, sizeof(name), "circuit_breakers.%s.%s", prio, open[k]);
+		arn_stats_emit(e, ARN_STAT_GAUGE, "cluster", ARN_STATS_TAG_CLUSTER, cluster, name,
+			       n >= (int64_t)max[k]);
+		if (!t->track_remaining)
+			continue;
+		snprintf(name, sizeof(name), "circuit_breakers.%s.%s", prio, rem[k]);
+		arn_stats_emit(e, ARN_STAT_GAUGE, "cluster", ARN_STATS_TAG_CLUSTER, cluster, name,
+			       n < (int64_t)max[k] ? (int64_t)max[k] - n : 0);
+	}
+}
+
+static void cb_cluster_emit(void *ctx, struct arn_cfg_obj *o)
+{
+	const struct cent *ce = (const void *)o;
+	const struct http_cluster_rt *c = ce->crt;
+	/* what the breakers count (every route is of DEFAULT priority: the
+	 * HIGH one counts nothing, as Envoy's without high-priority routes) */
+	const int64_t dflt[4] = {
+	    __atomic_load_n(&c->cx_active, __ATOMIC_RELAXED),
+	    __atomic_load_n(&c->rq_pending, __ATOMIC_RELAXED),
+	    arn_stats_gauge_value(c->stats, ARN_CL_upstream_rq_active),
+	    __atomic_load_n(&c->retries_active, __ATOMIC_RELAXED),
+	};
+	const int64_t none[4] = {0, 0, 0, 0};
+	cb_emit(ctx, c->name, "default", &ce->th[0], dflt);
+	cb_emit(ctx, c->name, "high", &ce->th[1], none);
+}
+
+/* cluster.<name>.circuit_breakers.{default,high}.*: read from the counts
+ * the breakers test, at read time. */
+static void cb_stats_pull(struct arn_stats_emitter *e, void *arg)
+{
+	(void)arg;
+	const struct snap *s = current;
+	if (!s)
+		return;
+	arn_hamt_foreach(s->cp->ents, cb_cluster_emit, e);
+}
+
 int http_rt_init(struct arn_config_store *s)
 {
+	arn_stats_pull_register(cb_stats_pull, NULL);
 	arn_stats_pull_register(host_stats_pull, NULL);
 	arn_stats_pull_register(ssl_stats_pull, NULL);
 	store = s;
@@ -1756,6 +1815,7 @@ int http_rt_init(struct arn_config_store *s)
 
 void http_rt_fini(void)
 {
+	arn_stats_pull_unregister(cb_stats_pull, NULL);
 	arn_stats_pull_unregister(host_stats_pull, NULL);
 	arn_stats_pull_unregister(ssl_stats_pull, NULL);
 	/* workers are stopped: nothing reads the snapshots (or the batches

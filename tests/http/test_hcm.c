@@ -7728,6 +7728,71 @@ static void test_breaker_max_requests_refuses_the_next(void **state)
 	h2u_close(&k);
 }
 
+/* Whether /stats has @p name at all (stat() reads an absent one as 0). */
+static bool stat_exists(const char *name)
+{
+	struct arn_stats_snapshot s;
+	assert_int_equal(arn_stats_snapshot_take(&s), 0);
+	bool found = false;
+	for (size_t i = 0; i < s.n; i++)
+		if (!strcmp(s.v[i].name, name))
+			found = true;
+	arn_stats_snapshot_free(&s);
+	return found;
+}
+
+/* The circuit breakers' gauges, as Envoy's: cluster.<c>.circuit_breakers.
+ * <priority>.rq_open is 1 while max_requests are in flight, and
+ * remaining_rq (track_remaining) counts down to 0; without
+ * track_remaining there are no remaining_* gauges. */
+static void test_breaker_gauges_follow_the_counts(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("\"circuit_breakers\":{\"thresholds\":[{\"max_requests\":2,"
+		       "\"max_retries\":5,\"track_remaining\":true}]},",
+		       "{}");
+	assert_true(stat_exists("cluster.web.circuit_breakers.default.rq_open"));
+	assert_true(stat_exists("cluster.web.circuit_breakers.high.cx_open"));
+	/* Prometheus: envoy_cluster_circuit_breakers_default_rq_open{envoy_cluster_name="web"} */
+	assert_string_equal(stat_prom("cluster.web.circuit_breakers.default.rq_open"),
+			    "cluster circuit_breakers.default.rq_open envoy_cluster_name=web -=-");
+	assert_int_equal(stat("cluster.web.circuit_breakers.default.rq_open"), 0);
+	assert_int_equal(stat("cluster.web.circuit_breakers.default.remaining_rq"), 2);
+	assert_int_equal(stat("cluster.web.circuit_breakers.default.remaining_retries"), 5);
+	assert_int_equal(stat("cluster.web.circuit_breakers.default.remaining_cx"), 1024);
+	assert_false(stat_exists("cluster.web.circuit_breakers.high.remaining_rq"));
+	struct arn_tcp_conn *a = client(), *b = client();
+	send_s(a, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(stat("cluster.web.circuit_breakers.default.remaining_rq"), 1);
+	assert_int_equal(stat("cluster.web.circuit_breakers.default.rq_open"), 0);
+	send_s(b, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(stat("cluster.web.circuit_breakers.default.remaining_rq"), 0);
+	assert_int_equal(stat("cluster.web.circuit_breakers.default.rq_open"), 1);
+	assert_int_equal(stat("cluster.web.circuit_breakers.default.cx_open"), 0);
+	struct h2u k;
+	h2u_open(&k, 100);
+	h2u_pump(&k);
+	assert_int_equal(k.n, 2);
+	h2u_answer(&k, &k.st[0], "A");
+	h2u_answer(&k, &k.st[1], "B");
+	h2u_pump(&k);
+	assert_true(answered(a, "HTTP/1.1 200"));
+	assert_true(answered(b, "HTTP/1.1 200"));
+	assert_int_equal(stat("cluster.web.circuit_breakers.default.rq_open"), 0);
+	assert_int_equal(stat("cluster.web.circuit_breakers.default.remaining_rq"), 2);
+	h2u_close(&k);
+	/* without track_remaining: the _open gauges only */
+	apply(C, "3",
+	      "{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"5s\","
+	      "\"circuit_breakers\":{\"thresholds\":[{\"max_requests\":2}]},"
+	      "\"load_assignment\":{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":[{"
+	      "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.10\","
+	      "\"port_value\":8080}}}}]}]}}");
+	assert_true(stat_exists("cluster.web.circuit_breakers.default.rq_open"));
+	assert_false(stat_exists("cluster.web.circuit_breakers.default.remaining_rq"));
+}
+
 static void sr_nothing(struct http_subreq *sr, const char *why)
 {
 	(void)sr;
@@ -8873,6 +8938,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_access_log_start_time_is_the_streams_start, teardown),
 	    cmocka_unit_test_teardown(test_access_log_omit_empty_values, teardown),
 	    cmocka_unit_test_teardown(test_breaker_max_requests_refuses_the_next, teardown),
+	    cmocka_unit_test_teardown(test_breaker_gauges_follow_the_counts, teardown),
 	    cmocka_unit_test_teardown(test_breaker_counts_routed_requests_against_sub_requests,
 				      teardown),
 	    cmocka_unit_test_teardown(test_uph2_stat_streams_active, teardown),
