@@ -829,10 +829,14 @@ size_t arn_access_format_apply(const struct arn_access_format *f, const struct a
 				} else if (v == V_NONE) {
 					o.len = at;
 					put_raw(&o, "null", 4);
-				} else if (v == V_NUM) {
+				} else if (v == V_NUM && o.len > at) {
+					/* the quote goes: a number is bare. Not when the
+					 * quote did not fit (o.len == at, the line cut and
+					 * the member left out below): o.len - at - 1 would
+					 * be SIZE_MAX */
 					memmove(o.buf + at, o.buf + at + 1, o.len - at - 1);
 					o.len--;
-				} else {
+				} else if (v != V_NUM) {
 					put_raw(&o, "\"", 1);
 				}
 			} else {

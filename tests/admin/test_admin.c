@@ -1614,6 +1614,43 @@ static struct arn_access_logger *logger_from_json(const char *json, struct arn_s
 	return l;
 }
 
+/* A client's header value can end a JSON line's room anywhere; where it
+ * left room for a numeric member's key and not its opening quote, the
+ * formatter moved SIZE_MAX bytes (a negative memmove: a worker's crash,
+ * found by fuzz_access_format). Every length of the value, every room
+ * size: the line stays JSON and within its room. */
+static void test_access_log_json_number_at_the_rooms_end(void **state)
+{
+	(void)state;
+	const char *keys[] = {"agent", "code", "sent"};
+	const char *vals[] = {"%REQ(USER-AGENT)%", "%RESPONSE_CODE%", "%BYTES_SENT%"};
+	struct arn_sb err = ARN_SB_INIT;
+	struct arn_access_format *f = arn_access_format_json(keys, vals, 3, &err);
+	assert_non_null(f);
+	struct arn_access_record r = sample_record();
+	char ua[80], buf[128];
+	memset(ua, 'u', sizeof(ua));
+	for (size_t cap = 3; cap <= sizeof(buf); cap++) {
+		for (size_t n = 0; n <= sizeof(ua); n++) {
+			struct arn_access_header q[] = {{S("user-agent"), {ua, (uint32_t)n}}};
+			r.req_headers = q;
+			r.n_req_headers = 1;
+			size_t len = arn_access_format_apply(f, &r, buf, cap);
+			assert_true(len < cap);
+			assert_int_equal(strlen(buf), len);
+			if (len == 0) /* no room even for "{}\n" */
+				continue;
+			assert_int_equal(buf[len - 1], '\n');
+			struct arn_json *j = arn_json_parse(buf, len - 1);
+			if (j == NULL)
+				fail_msg("room %zu, value %zu: '%s' is not JSON", cap, n, buf);
+			arn_json_free(j);
+		}
+	}
+	arn_access_format_free(f);
+	arn_sb_free(&err);
+}
+
 /* Envoy's SubstitutionFormatString omit_empty_values: an absent value
  * prints nothing in text (not "-"), and a JSON key whose lone operator
  * has no value is left out (not null), its comma with it, wherever it
@@ -1927,6 +1964,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_access_log_json_format, reset),
 	    cmocka_unit_test_setup(test_access_log_json_stays_json, reset),
 	    cmocka_unit_test_setup(test_access_log_omit_empty_values, reset),
+	    cmocka_unit_test_setup(test_access_log_json_number_at_the_rooms_end, reset),
 	    cmocka_unit_test_setup(test_access_log_rings_drain_to_file, reset),
 	    cmocka_unit_test_setup(test_access_log_full_ring_drops_and_counts, reset),
 	    cmocka_unit_test_setup(test_access_logger_from_envoy_config, reset),
