@@ -52,8 +52,8 @@ static void apply_all(const struct arn_access_format *f, const struct arn_access
 			check(n >= 3 && buf[n - 1] == '\n', "a JSON line without its newline", buf);
 			struct arn_json *j = arn_json_parse(buf, n - 1);
 			check(j != NULL, "a JSON line that is not JSON", buf);
-			check(j->type == ARN_JSON_OBJECT && j->n <= n_keys, "not one object of the keys",
-			      buf);
+			check(j->type == ARN_JSON_OBJECT && j->n <= n_keys,
+			      "not one object of the keys", buf);
 			arn_json_free(j);
 		}
 	}
