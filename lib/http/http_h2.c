@@ -288,6 +288,8 @@ static void stream_run(struct http_h1_conn *c)
 	struct http_h2_stream *x = &c->h2s;
 	for (int round = 0; round < 8; round++) {
 		hc->again = false;
+		if (x->body_lost && hc->state != HTTP_DC_CLOSED)
+			stream_op_reset(hc, __LINE__); /* part of its body was lost */
 		if (hc->state == HTTP_DC_CLOSED) {
 			stream_free(c, false); /* we reset it */
 			return;
@@ -782,11 +784,26 @@ static int on_data_chunk(nghttp2_session *s, uint8_t flags, int32_t id, const ui
 		return 0;
 	}
 	struct http_h2_stream *x = &c->h2s;
-	x->unconsumed += (uint32_t)len;
-	if (!http_h2_in_copy(h->c->c.w, &x->body, data, len)) {
-		x->unconsumed -= (uint32_t)len;
+	if (x->body_lost) {
+		/* a hole is behind these bytes: they go nowhere */
 		nghttp2_session_consume_connection(s, len);
-		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* out of mbufs: reset */
+		return 0;
+	}
+	uint32_t before = x->body.bytes;
+	bool all = http_h2_in_copy(h->c->c.w, &x->body, data, len);
+	uint32_t kept = x->body.bytes - before; /* a copy cut short keeps its start */
+	x->unconsumed += kept;
+	if (!all) {
+		/* Out of mbufs. nghttp2 consumed the bytes from its input
+		 * and counted them against the windows, and it ignores a
+		 * callback failure here (only a fatal code or PAUSE stops it):
+		 * the body has a hole, so the stream must not go on, or its
+		 * upstream would get the rest as if nothing were missing. The
+		 * stream is reset (stream_run), what follows it is dropped. */
+		x->body_lost = true;
+		nghttp2_session_consume_connection(s, len - kept);
+		H2_INC(h, rx_body_no_mbuf);
+		h->c->c.again = true;
 	}
 	return 0;
 }
@@ -1150,6 +1167,8 @@ static int h2_decode(struct http_peer *p, struct http_msgbuf *mb, bool keep_head
 		ev->details = "http2.invalid_request";
 		return -EBADMSG;
 	}
+	if (x->body_lost)
+		return -EAGAIN; /* nothing after the hole, not its end: stream_run resets it */
 	if (!x->head_given) {
 		if (!x->head_in)
 			return x->closed ? -ECONNABORTED : -EAGAIN;

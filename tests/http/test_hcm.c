@@ -92,9 +92,17 @@ unsigned arn_net_worker_index(const struct arn_lcore *lc)
 	return lc->idx;
 }
 
+/* The worker's next alloc_fail allocations find the pool empty (the
+ * peers' bytes the tests send come from the pool directly, not here). */
+static unsigned alloc_fail;
+
 struct rte_mbuf *arn_net_alloc(struct arn_lcore *lc)
 {
 	(void)lc;
+	if (alloc_fail) {
+		alloc_fail--;
+		return NULL;
+	}
 	return rte_pktmbuf_alloc(pool);
 }
 
@@ -744,6 +752,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	apply_no_poll = false;
+	alloc_fail = 0;
 	if (app && w)
 		app->worker_fini(&lc0, app->arg);
 	if (app && two_workers)
@@ -6954,6 +6963,90 @@ static void test_h2_request_trailers_bounded(void **state)
 	h2u_close(&u);
 }
 
+/* A request body the test hands out piece by piece: what is there so
+ * far (mb_len of mb_buf), then DEFERRED until more comes or it ends. */
+static char mb_buf[16384];
+static size_t mb_len, mb_off;
+static bool mb_end;
+static ssize_t mb_read(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len, uint32_t *flags,
+		       nghttp2_data_source *src, void *ud)
+{
+	(void)s, (void)id, (void)src, (void)ud;
+	size_t k = mb_len - mb_off < len ? mb_len - mb_off : len;
+	memcpy(buf, mb_buf + mb_off, k);
+	mb_off += k;
+	if (mb_off == mb_len && mb_end)
+		*flags |= NGHTTP2_DATA_FLAG_EOF;
+	else if (!k)
+		return NGHTTP2_ERR_DEFERRED;
+	return (ssize_t)k;
+}
+
+static void mb_more(char c, size_t n, bool end)
+{
+	memset(mb_buf + mb_len, c, n);
+	mb_len += n;
+	mb_end = end;
+}
+
+/*
+ * A request body's DATA that arrives while the worker's mbuf pool is
+ * empty: nghttp2 consumed the bytes from its input and counted them
+ * against the windows, and it ignores a callback's failure there, so
+ * the bytes were gone and the stream went on: the upstream got the body
+ * with a hole in it and a clean end, as if nothing were missing (fails
+ * before: want_not_in(u->tx, "\r\n0\r\n\r\n")). The stream is
+ * reset (INTERNAL_ERROR, http2.rx_body_no_mbuf), its upstream exchange
+ * cut before its end, and the connection serves the next stream.
+ */
+static void test_h2_request_body_no_mbuf(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	mb_len = mb_off = 0;
+	mb_more('a', 1000, false);
+	nghttp2_data_provider prd = {.read_callback = mb_read};
+	int32_t a = h2c_request(&k, "POST", "/up", &prd, NULL, NULL);
+	h2c_pump(&k);
+	struct arn_tcp_conn *u = upstream_accepts();
+	h2c_pump(&k);
+	want_in(u->tx, "transfer-encoding: chunked\r\n");
+	want_in(u->tx, "aaaa");
+	/* 5000 bytes in one DATA frame: its copy takes mbufs, the first of
+	 * which the pool does not have */
+	mb_more('b', 5000, false);
+	assert_int_equal(nghttp2_session_resume_data(k.s, a), 0);
+	alloc_fail = 1;
+	h2c_pump(&k);
+	alloc_fail = 0;
+	mb_more('c', 1000, true);
+	nghttp2_session_resume_data(k.s, a);
+	h2c_pump(&k);
+	/* the upstream never saw the body end: it was cut */
+	want_not_in(u->tx, "\r\n0\r\n\r\n");
+	want_not_in(u->tx, "cccc");
+	assert_true(u->closed);
+	struct h2c_stream *x = h2c_find(&k, a);
+	assert_true(x->closed);
+	assert_int_equal(x->error, NGHTTP2_INTERNAL_ERROR);
+	assert_int_equal(x->status, 0);
+	assert_int_equal(stat("http2.rx_body_no_mbuf"), 1);
+	assert_int_equal(stat("http2.tx_reset"), 1);
+	assert_false(k.goaway);
+	/* the connection goes on */
+	int32_t b = h2c_request(&k, "GET", "/b", NULL, NULL, NULL);
+	h2c_pump(&k);
+	struct arn_tcp_conn *u2 = upstream_accepts();
+	h2c_pump(&k);
+	send_s(u2, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+	h2c_pump(&k);
+	assert_int_equal(h2c_find(&k, b)->status, 200);
+	assert_int_equal(stat("http2.streams_active"), 0);
+	h2c_close(&k);
+}
+
 /* Cluster "web" over HTTP/1.1 with @p h1 as its Http1ProtocolOptions: the
  * deprecated cluster field (@p typed false) or the typed extension's
  * explicit_http_config. */
@@ -8920,6 +9013,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_uph2_request_trailers, teardown),
 	    cmocka_unit_test_teardown(test_uph2_request_trailers_over_one_segment, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_trailers_bounded, teardown),
+	    cmocka_unit_test_teardown(test_h2_request_body_no_mbuf, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_trailers_h1_upstream, teardown),
 	    cmocka_unit_test_teardown(test_h1_client_response_trailers, teardown),
 	    cmocka_unit_test_teardown(test_trailers_after_head_in_many_segments, teardown),
