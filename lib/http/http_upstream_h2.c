@@ -444,10 +444,25 @@ static int on_data_chunk(nghttp2_session *s, uint8_t flags, int32_t id, const ui
 		return 0;
 	}
 	struct http_uph2s *x = b->xs;
-	if (!http_h2_in_copy(h->w, &x->body, data, len)) {
-		x->bad = true; /* out of mbufs: the stream cannot go on */
+	if (x->bad) {
+		/* the stream failed (a hole in its body, or its header list):
+		 * what follows goes nowhere */
 		nghttp2_session_consume(s, id, len);
-		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+		return 0;
+	}
+	uint32_t before = x->body.bytes;
+	bool all = http_h2_in_copy(h->w, &x->body, data, len);
+	if (!all) {
+		/* Out of mbufs. nghttp2 ignores a callback failure here (only
+		 * a fatal code or PAUSE stops it), so the stream is failed
+		 * (decode: 502, or the client's stream reset once the
+		 * response started) and told now, not when the next frame
+		 * comes. What was kept of the chunk is given back with the
+		 * rest of x->body at the stream's end (http_uph2_stream_end),
+		 * not twice. */
+		x->bad = true;
+		nghttp2_session_consume(s, id, len - (x->body.bytes - before));
+		H2_INC(h, rx_body_no_mbuf);
 	}
 	x->n_data = true;
 	return 0;

@@ -8012,6 +8012,57 @@ static void test_uph2_stat_tx_reset(void **state)
 	h2u_close(&k);
 }
 
+/*
+ * A response body's DATA that arrives while the worker's mbuf pool is
+ * empty: the stream fails, but it was told only when the next frame of
+ * the stream came, so a chunk lost with nothing behind it (an upstream
+ * waiting for the client, a long poll) left the client with a head and
+ * no body, and the upstream's stream open, until a timeout (fails
+ * before: assert_true(c->closed)). Now the stream is told at once: the
+ * client's connection is cut (the body cannot end well after a hole),
+ * the upstream's stream reset (CANCEL), counted in
+ * cluster.<c>.http2.rx_body_no_mbuf, and the connection serves the next.
+ */
+static void test_uph2_response_body_no_mbuf(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("", "{}");
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct h2u k;
+	h2u_open(&k, 100);
+	h2u_pump(&k);
+	assert_int_equal(k.n, 1);
+	mb_len = mb_off = 0;
+	mb_end = false;
+	nghttp2_nv nv[] = {{(uint8_t *)":status", (uint8_t *)"200", 7, 3, 0}};
+	nghttp2_data_provider prd = {.read_callback = mb_read};
+	assert_int_equal(nghttp2_submit_response(k.s, k.st[0].id, nv, 1, &prd), 0);
+	h2u_pump(&k);
+	assert_true(answered(c, "HTTP/1.1 200"));
+	mb_more('x', 1000, false);
+	assert_int_equal(nghttp2_session_resume_data(k.s, k.st[0].id), 0);
+	alloc_fail = 1;
+	h2u_pump(&k);
+	alloc_fail = 0;
+	assert_true(c->closed);
+	want_not_in(c->tx, "xxxx");
+	assert_true(k.st[0].closed);
+	assert_int_equal(k.st[0].error, NGHTTP2_CANCEL);
+	assert_int_equal(stat("cluster.web.http2.rx_body_no_mbuf"), 1);
+	assert_false(k.c->closed);
+	/* the connection goes on */
+	struct arn_tcp_conn *c2 = client();
+	send_s(c2, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	h2u_pump(&k);
+	assert_int_equal(k.n, 2);
+	h2u_answer(&k, &k.st[1], "ok");
+	h2u_pump(&k);
+	assert_true(answered(c2, "HTTP/1.1 200"));
+	h2u_close(&k);
+}
+
 /* A response with more header fields than the cluster's
  * max_headers_count (100 by default): the stream fails (502), counted
  * once in http2.header_overflow (as a list over 96 KiB is). */
@@ -9014,6 +9065,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_uph2_request_trailers_over_one_segment, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_trailers_bounded, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_body_no_mbuf, teardown),
+	    cmocka_unit_test_teardown(test_uph2_response_body_no_mbuf, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_trailers_h1_upstream, teardown),
 	    cmocka_unit_test_teardown(test_h1_client_response_trailers, teardown),
 	    cmocka_unit_test_teardown(test_trailers_after_head_in_many_segments, teardown),
