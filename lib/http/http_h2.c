@@ -664,10 +664,14 @@ static int flood(struct http_h2_conn *h, nghttp2_session *s)
  *
  * Empty DATA frames are seen once nghttp2 has them (on_frame_recv: open
  * streams only; DATA on a closed stream is answered by nghttp2 itself).
+ * Empty is what the payload carries without its padding, as Envoy counts
+ * it: padding costs the client no window (nghttp2 gives it back at once),
+ * so a frame of one Pad Length byte is as empty as one of none.
  */
-static void empty_data(struct http_h2_conn *h, nghttp2_session *s, const nghttp2_frame_hd *hd)
+static void empty_data(struct http_h2_conn *h, nghttp2_session *s, const nghttp2_frame *f)
 {
-	if (hd->length == 0 && !(hd->flags & NGHTTP2_FLAG_END_STREAM)) {
+	const nghttp2_frame_hd *hd = &f->hd;
+	if (hd->length <= f->data.padlen && !(hd->flags & NGHTTP2_FLAG_END_STREAM)) {
 		if (++h->empty_run > h->max_empty) {
 			H2_INC(h, inbound_empty_frames_flood);
 			flood(h, s);
@@ -743,7 +747,7 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 {
 	struct http_h2_conn *h = ud;
 	if (f->hd.type == NGHTTP2_DATA && !h->fatal)
-		empty_data(h, s, &f->hd);
+		empty_data(h, s, f);
 	if (f->hd.type == NGHTTP2_RST_STREAM) {
 		H2_INC(h, rx_reset);
 		/* before nghttp2 closes the stream (on_stream_close): a reset

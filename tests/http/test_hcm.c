@@ -6364,10 +6364,13 @@ static void test_h2_inbound_floods(void **state)
 	     "http2.inbound_priority_frames_flood"},
 	    {"\0\0\x04\x08\0\0\0\0\0\0\0\0\x01", 13, 30,
 	     "http2.inbound_window_update_frames_flood"},
+	    /* DATA (PADDED) of a Pad Length byte only: no payload either
+	     * (fails before: assert_true(k.goaway), the flood went on) */
+	    {"\0\0\x01\0\x08\0\0\0\x01\0", 10, 3, "http2.inbound_empty_frames_flood"},
 	};
 	struct h2c good;
 	h2c_open(&good, 65535);
-	for (unsigned i = 0; i < 3; i++) {
+	for (unsigned i = 0; i < 4; i++) {
 		struct h2c k;
 		h2c_open(&k, 65535);
 		/* an open stream for the empty DATA (its body still to come) */
@@ -6377,7 +6380,7 @@ static void test_h2_inbound_floods(void **state)
 		    {(uint8_t *)":authority", (uint8_t *)"a", 10, 1, 0},
 		    {(uint8_t *)":path", (uint8_t *)"/", 5, 1, 0},
 		};
-		if (i == 0) {
+		if (i == 0 || i == 3) {
 			assert_int_equal(
 			    nghttp2_submit_headers(k.s, NGHTTP2_FLAG_NONE, -1, NULL, nv, 4, NULL),
 			    1);
@@ -6388,7 +6391,7 @@ static void test_h2_inbound_floods(void **state)
 		h2c_pump(&k);
 		assert_true(k.goaway);
 		assert_int_equal(k.goaway_error, NGHTTP2_ENHANCE_YOUR_CALM);
-		assert_int_equal(stat(cases[i].stat), 1);
+		assert_int_equal(stat(cases[i].stat), i == 3 ? 2 : 1);
 		h2c_served_web(&good);
 		run_ms(3100);
 		assert_true(k.c->closed || k.c->shut);
