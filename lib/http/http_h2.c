@@ -457,7 +457,8 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, nghttp2_rcbuf *
 	if (x->head_in && !(m->flags & ARN_H1_F_TRAILERS)) {
 		/* the first trailer: the trailer block is bounded on its own
 		 * by max_request_headers_kb and max_headers_count, as Envoy
-		 * bounds each header map */
+		 * bounds each header map, and by the slots the head left of
+		 * hdr_cap (below: the codecs read trailers after the head) */
 		m->flags |= ARN_H1_F_TRAILERS;
 		x->hdr_bytes = 0;
 		H2_INC(h, trailers);

@@ -5330,6 +5330,7 @@ static void test_h2_stream_does_not_jump_the_buffer_queue(void **state)
 	h2c_pump(&k);
 	assert_true(h2c_find(&k, id)->closed);
 	assert_int_equal(h2c_find(&k, id)->error, NGHTTP2_REFUSED_STREAM);
+	assert_int_equal(stat("http2.stream_refused_errors"), 1);
 	/* the waiting request gets the buffer */
 	poll_ms(1);
 	assert_int_equal(free_buffers(), 0);
@@ -6962,6 +6963,144 @@ static void test_h2_request_trailers_bounded(void **state)
 	assert_false(u.st[1].end);
 	assert_true(u.st[1].closed);
 	assert_int_equal(u.st[1].trailers[0], 0);
+	h2c_close(&c);
+	h2u_close(&u);
+}
+
+/*
+ * nghttp2's memory is bounded per connection (HTTP_H2_MEM_MAX, 4 MiB, the
+ * counting allocator), as docs/security.md says: a client whose streams
+ * wait for their upstream holds their header lists in nghttp2's buffers
+ * (fields sent never indexed, so none is shared), 90 KiB a stream within
+ * max_request_headers_kb 96. Past 4 MiB an allocation fails, nghttp2
+ * fails the session and the connection closes, counted in
+ * downstream_cx_protocol_error; the streams before it were all taken.
+ */
+static void test_h2_nghttp2_memory_bounded(void **state)
+{
+	(void)state;
+	start(128, jlistener("\"max_request_headers_kb\":96", ROUTE_WEB));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	static char v[45001];
+	memset(v, 'm', 45000);
+	unsigned sent = 0;
+	while (!stat("http.in.downstream_cx_protocol_error") && k.n < H2_STREAMS) {
+		nghttp2_nv nv[6] = {
+		    {(uint8_t *)":method", (uint8_t *)"GET", 7, 3, 0},
+		    {(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
+		    {(uint8_t *)":authority", (uint8_t *)"a.example", 10, 9, 0},
+		    {(uint8_t *)":path", (uint8_t *)"/", 5, 1, 0},
+		    {(uint8_t *)"x-one", (uint8_t *)v, 5, 45000, NGHTTP2_NV_FLAG_NO_INDEX},
+		    {(uint8_t *)"x-two", (uint8_t *)v, 5, 45000, NGHTTP2_NV_FLAG_NO_INDEX},
+		};
+		int32_t id = nghttp2_submit_request(k.s, NULL, nv, 6, NULL, NULL);
+		assert_true(id > 0);
+		k.st[k.n++] = (struct h2c_stream){.id = id};
+		h2c_pump(&k);
+		sent++;
+	}
+	/* 4 MiB of lists of 90 KiB, each field kept once or twice (the
+	 * decoder's buffer, the reference the stream keeps) */
+	assert_int_equal(stat("http.in.downstream_cx_protocol_error"), 1);
+	assert_true(sent >= 4 * 1024 / 180 && sent <= 4 * 1024 / 90);
+	assert_int_equal(stat("http2.header_overflow"), 0);
+	run_ms(3100);
+	assert_true(k.c->closed || k.c->shut);
+	h2c_close(&k);
+}
+
+/* A POST of @p n_h header fields (x-h000 ...) whose body "a" is
+ * followed by @p n_t trailers (x-t000 ...). */
+static int32_t h2c_post_fields(struct h2c *k, unsigned n_h, unsigned n_t)
+{
+	static char names[2][128][8];
+	static nghttp2_nv hv[4 + 128], tv[128];
+	assert_true(n_h <= 128 && n_t <= 128);
+	hv[0] = (nghttp2_nv)NV(":method", "POST");
+	hv[1] = (nghttp2_nv)NV(":scheme", "http");
+	hv[2] = (nghttp2_nv)NV(":authority", "a.example");
+	hv[3] = (nghttp2_nv)NV(":path", "/f");
+	for (unsigned i = 0; i < 128; i++) {
+		snprintf(names[0][i], 8, "x-h%03u", i);
+		snprintf(names[1][i], 8, "x-t%03u", i);
+		hv[4 + i] = (nghttp2_nv){(uint8_t *)names[0][i], (uint8_t *)"v", 6, 1, 0};
+		tv[i] = (nghttp2_nv){(uint8_t *)names[1][i], (uint8_t *)"v", 6, 1, 0};
+	}
+	static nghttp2_data_provider prd;
+	prd = (nghttp2_data_provider){.source = {.ptr = "a"}, .read_callback = tr_read};
+	tr_nv = tv;
+	tr_n = n_t;
+	int32_t id = nghttp2_submit_request(k->s, NULL, hv, 4 + n_h, n_t ? &prd : NULL, NULL);
+	assert_true(id > 0);
+	k->st[k->n++] = (struct h2c_stream){.id = id};
+	return id;
+}
+
+/*
+ * What bounds a request's trailer block: max_headers_count (100) on its
+ * own, as Envoy bounds each header map, and also the field slots the
+ * head left: the head's fields and the trailers share one array of
+ * HTTP_MAX_HDRS (128) slots (the layout every codec reads: trailers at
+ * hdrs[n_hdrs ..]), one of them kept free. A head of 100 fields (and the
+ * Host made from :authority) leaves 26 for trailers; the 27th resets the
+ * stream, counted in http2.header_overflow, although each block is within
+ * max_headers_count (docs/security.md said "on their own"; Envoy would
+ * forward it). A small head leaves room for 100 trailers, and the 101st
+ * is over max_headers_count.
+ */
+static void test_h2_trailers_share_the_heads_slots(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("", "{}");
+	struct h2c c;
+	h2c_open(&c, 65535);
+	int32_t a = h2c_post_fields(&c, 100, 26);
+	h2c_pump(&c);
+	struct h2u u;
+	h2u_open(&u, 100);
+	h2cu_pump(&c, &u);
+	assert_int_equal(u.n, 1);
+	assert_true(u.st[0].end);
+	want_in(u.st[0].trailers, "x-t025: v\n");
+	h2u_answer(&u, &u.st[0], "ok");
+	h2cu_pump(&c, &u);
+	assert_int_equal(h2c_find(&c, a)->status, 200);
+	assert_int_equal(stat("http2.header_overflow"), 0);
+	/* one trailer more: no slot left */
+	int32_t b = h2c_post_fields(&c, 100, 27);
+	h2cu_pump(&c, &u);
+	struct h2c_stream *x = h2c_find(&c, b);
+	assert_true(x->closed);
+	assert_int_not_equal(x->error, 0);
+	assert_int_equal(x->status, 0);
+	assert_int_equal(stat("http2.header_overflow"), 1);
+	assert_int_equal(u.n, 2);
+	assert_false(u.st[1].end);
+	/* a small head: max_headers_count bounds the trailers */
+	int32_t d = h2c_post_fields(&c, 10, 100);
+	h2cu_pump(&c, &u);
+	assert_int_equal(u.n, 3);
+	assert_true(u.st[2].end);
+	want_in(u.st[2].trailers, "x-t099: v\n");
+	h2u_answer(&u, &u.st[2], "ok");
+	h2cu_pump(&c, &u);
+	assert_int_equal(h2c_find(&c, d)->status, 200);
+	int32_t e = h2c_post_fields(&c, 10, 101);
+	h2cu_pump(&c, &u);
+	x = h2c_find(&c, e);
+	assert_true(x->closed);
+	assert_int_not_equal(x->error, 0);
+	assert_int_equal(stat("http2.header_overflow"), 2);
+	/* and the head: max_headers_count */
+	int32_t f = h2c_post_fields(&c, 101, 0);
+	h2cu_pump(&c, &u);
+	x = h2c_find(&c, f);
+	assert_true(x->closed);
+	assert_int_not_equal(x->error, 0);
+	assert_int_equal(x->status, 0);
+	assert_int_equal(stat("http2.header_overflow"), 3);
 	h2c_close(&c);
 	h2u_close(&u);
 }
@@ -9067,6 +9206,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_uph2_request_trailers, teardown),
 	    cmocka_unit_test_teardown(test_uph2_request_trailers_over_one_segment, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_trailers_bounded, teardown),
+	    cmocka_unit_test_teardown(test_h2_nghttp2_memory_bounded, teardown),
+	    cmocka_unit_test_teardown(test_h2_trailers_share_the_heads_slots, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_body_no_mbuf, teardown),
 	    cmocka_unit_test_teardown(test_uph2_response_body_no_mbuf, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_trailers_h1_upstream, teardown),
