@@ -1414,8 +1414,16 @@ static void h2_encode_trailers(struct http_peer *p, const struct arn_h1_msg *m)
 	struct http_h2_stream *x = h2s(p);
 	if (x->closed || x->no_body || x->trailers)
 		return;
-	/* out of mbufs (or none left to send): the stream ends without them */
-	x->trailers = http_h2_trailers_copy(x->h2->c->c.w, m, &x->n_trailers);
+	bool nomem;
+	x->trailers = http_h2_trailers_copy(x->h2->c->c.w, m, &x->n_trailers, &nomem);
+	if (nomem) {
+		/* Out of mbufs: the response must not end as if it had no
+		 * trailers (a gRPC call's status is there). Reset: the
+		 * RST_STREAM goes out before the body's END_STREAM would. */
+		H2_INC(x->h2, tx_trailers_no_mbuf);
+		struct http_conn *hc = &blk_of_stream(x)->c;
+		hc->ops->reset(hc, __LINE__);
+	}
 }
 
 static void h2_encode_end(struct http_peer *p)

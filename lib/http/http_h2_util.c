@@ -13,8 +13,9 @@
 #include "http_int.h"
 
 struct rte_mbuf *http_h2_trailers_copy(struct http_worker *w, const struct arn_h1_msg *m,
-				       uint16_t *n_out)
+				       uint16_t *n_out, bool *nomem)
 {
+	*nomem = false;
 	struct rte_mbuf *head = NULL, *t = NULL;
 	uint16_t n = 0;
 	for (unsigned i = m->n_hdrs; i < (unsigned)m->n_hdrs + m->n_trailers; i++) {
@@ -27,8 +28,13 @@ struct rte_mbuf *http_h2_trailers_copy(struct http_worker *w, const struct arn_h
 			 * full: a gRPC error's grpc-status-details-bin alone
 			 * can take most of one */
 			struct rte_mbuf *b = http_mbuf(w);
-			if (!b)
-				break; /* out of mbufs: the fields so far go */
+			if (!b) {
+				/* out of mbufs */
+				if (head)
+					rte_pktmbuf_free(head);
+				*nomem = true;
+				return NULL;
+			}
 			if (rte_pktmbuf_tailroom(b) < need) {
 				rte_pktmbuf_free(b);
 				continue; /* one field larger than a segment */

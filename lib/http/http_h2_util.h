@@ -47,12 +47,14 @@ int http_h2_send_frames(nghttp2_session *s, struct http_worker *w, struct http_h
  * HEADERS frame: names lowercased (RFC 9113 8.2.1), those a proxy does not
  * forward dropped (arn_h1_trailer_dropped), packed "name\0value\0" into
  * a chain of mbufs of @p w's pool, no field split across two (a field
- * larger than one segment, about 2 KB, is dropped; out of mbufs, the rest
- * is). @return the chain (the caller's, freed with rte_pktmbuf_free) with
- * *@p n fields; NULL when none is left or out of mbufs.
+ * larger than one segment, about 2 KB, is dropped). @return the chain
+ * (the caller's, freed with rte_pktmbuf_free) with *@p n fields; NULL when
+ * none is left, or out of mbufs: then *@p nomem is set and nothing is kept
+ * (the caller fails its stream: a message must not end without trailers
+ * it had, a gRPC status among them).
  */
 struct rte_mbuf *http_h2_trailers_copy(struct http_worker *w, const struct arn_h1_msg *m,
-				       uint16_t *n);
+				       uint16_t *n, bool *nomem);
 /** The fields of a copy @p b of @p n trailers as nghttp2's, pointing into
  * @p b, at most @p max. @return how many. */
 unsigned http_h2_trailers_nv(const struct rte_mbuf *b, uint16_t n, nghttp2_nv *nv, unsigned max);

@@ -1125,7 +1125,11 @@ static void uph2_encode_trailers(struct http_peer *p, const struct arn_h1_msg *m
 	struct http_uph2s *x = blk(p)->xs;
 	if (x->req_end || x->trailers || x->closed || x->lost)
 		return;
-	x->trailers = http_h2_trailers_copy(x->h2->w, m, &x->n_trailers);
+	/* out of mbufs: the request ends without them (not failed yet:
+	 * the stream layer is inside its request step here, and the
+	 * response side learns of a failure only at the next notify) */
+	bool nomem;
+	x->trailers = http_h2_trailers_copy(x->h2->w, m, &x->n_trailers, &nomem);
 }
 
 static void uph2_encode_end(struct http_peer *p)

@@ -8205,6 +8205,67 @@ static void test_uph2_response_body_no_mbuf(void **state)
 	h2u_close(&k);
 }
 
+/* mb_read's body, then grpc_trailers after it (once mb_end is set). */
+static ssize_t mb_read_tr(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len,
+			  uint32_t *flags, nghttp2_data_source *src, void *ud)
+{
+	ssize_t n = mb_read(s, id, buf, len, flags, src, ud);
+	if (n >= 0 && (*flags & NGHTTP2_DATA_FLAG_EOF)) {
+		*flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
+		assert_int_equal(nghttp2_submit_trailer(s, id, grpc_trailers, 2), 0);
+	}
+	return n;
+}
+
+/*
+ * A response's trailers that find no mbuf to be copied into toward an
+ * HTTP/2 client: the stream ended as if the response had none, a gRPC
+ * call without its grpc-status (fails before: x->error was NO_ERROR, a
+ * clean end). Now it is reset (INTERNAL_ERROR, http2.tx_trailers_no_mbuf)
+ * and the connection serves the next stream.
+ */
+static void test_h2_response_trailers_no_mbuf(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("", "{}");
+	struct h2c c;
+	h2c_open(&c, 65535);
+	int32_t id = h2c_request(&c, "GET", "/g", NULL, NULL, NULL);
+	h2c_pump(&c);
+	struct h2u u;
+	h2u_open(&u, 100);
+	h2cu_pump(&c, &u);
+	assert_int_equal(u.n, 1);
+	mb_len = mb_off = 0;
+	mb_more('x', 10, false);
+	nghttp2_nv nv[] = {NV(":status", "200")};
+	nghttp2_data_provider prd = {.read_callback = mb_read_tr};
+	assert_int_equal(nghttp2_submit_response(u.s, u.st[0].id, nv, 1, &prd), 0);
+	h2cu_pump(&c, &u);
+	struct h2c_stream *x = h2c_find(&c, id);
+	assert_int_equal(x->status, 200);
+	assert_int_equal(x->body_len, 10);
+	assert_false(x->closed);
+	mb_end = true;
+	assert_int_equal(nghttp2_session_resume_data(u.s, u.st[0].id), 0);
+	alloc_fail = 1;
+	h2cu_pump(&c, &u);
+	alloc_fail = 0;
+	assert_true(x->closed);
+	assert_int_equal(x->error, NGHTTP2_INTERNAL_ERROR);
+	want_not_in(x->hdrs, "grpc-status");
+	assert_int_equal(stat("http2.tx_trailers_no_mbuf"), 1);
+	int32_t b = h2c_request(&c, "GET", "/b", NULL, NULL, NULL);
+	h2cu_pump(&c, &u);
+	assert_int_equal(u.n, 2);
+	h2u_answer(&u, &u.st[1], "ok");
+	h2cu_pump(&c, &u);
+	assert_int_equal(h2c_find(&c, b)->status, 200);
+	h2c_close(&c);
+	h2u_close(&u);
+}
+
 /* A response with more header fields than the cluster's
  * max_headers_count (100 by default): the stream fails (502), counted
  * once in http2.header_overflow (as a list over 96 KiB is). */
@@ -9210,6 +9271,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_trailers_share_the_heads_slots, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_body_no_mbuf, teardown),
 	    cmocka_unit_test_teardown(test_uph2_response_body_no_mbuf, teardown),
+	    cmocka_unit_test_teardown(test_h2_response_trailers_no_mbuf, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_trailers_h1_upstream, teardown),
 	    cmocka_unit_test_teardown(test_h1_client_response_trailers, teardown),
 	    cmocka_unit_test_teardown(test_trailers_after_head_in_many_segments, teardown),
