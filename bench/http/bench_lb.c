@@ -1,0 +1,138 @@
+/*
+ * The balancer's cost per pick (http_lb_pick), for a cluster of N hosts
+ * in one priority, without the connection manager. Instructions are the
+ * figure:
+ *
+ *   valgrind --tool=callgrind --toggle-collect=bench_round \
+ *       --callgrind-out-file=/tmp/cg.lb build/bench/http/bench_lb rr 1000 10 hc 10000
+ *
+ * and divide the total by the picks (the last argument). Arguments: the
+ * policy (rr, lr, random, ring), the hosts, the percentage of them
+ * failed, what fails them and what the cluster has:
+ *   plain  no health checks, no outlier detection: EDS says UNHEALTHY
+ *   hc     active health checks failed them (hc_flags)
+ *   od     outlier detection ejected them (until long after the run)
+ * then the picks. Each pick gets a new random number and, for ring, a new
+ * request hash; least request reads 0 active requests for every host.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_int.h"
+#include "http_od.h"
+
+static uint32_t no_active(void *ctx, const struct arn_cfg_endpoint *ep)
+{
+	(void)ctx;
+	(void)ep;
+	return 0;
+}
+
+static uint64_t next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* The measured part: @p picks picks. @return a checksum of the picks. */
+uint64_t __attribute__((noinline)) bench_round(struct http_lb_in *in, unsigned picks);
+uint64_t bench_round(struct http_lb_in *in, unsigned picks)
+{
+	uint64_t s = 0x9e3779b97f4a7c15ull, sum = 0;
+	struct http_lb_out out;
+	for (unsigned i = 0; i < picks; i++) {
+		in->rand = next(&s);
+		in->hash = in->rand;
+		if (http_lb_pick(in, &out) == 0)
+			sum += out.ep->addr;
+	}
+	return sum;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 6) {
+		fprintf(stderr,
+			"usage: %s rr|lr|random|ring HOSTS FAILED_PERCENT plain|hc|od PICKS\n",
+			argv[0]);
+		return 2;
+	}
+	const char *pol = argv[1], *mode = argv[4];
+	size_t n = strtoul(argv[2], NULL, 10);
+	unsigned failed_pct = (unsigned)strtoul(argv[3], NULL, 10);
+	unsigned picks = (unsigned)strtoul(argv[5], NULL, 10);
+	if (n == 0 || failed_pct > 100)
+		return 2;
+	struct arn_cfg_cluster cl;
+	memset(&cl, 0, sizeof(cl));
+	cl.healthy_panic_threshold = 5000;
+	if (!strcmp(pol, "rr"))
+		cl.lb = ARN_CFG_LB_ROUND_ROBIN;
+	else if (!strcmp(pol, "lr"))
+		cl.lb = ARN_CFG_LB_LEAST_REQUEST;
+	else if (!strcmp(pol, "random"))
+		cl.lb = ARN_CFG_LB_RANDOM;
+	else if (!strcmp(pol, "ring"))
+		cl.lb = ARN_CFG_LB_RING_HASH;
+	else
+		return 2;
+	struct arn_cfg_endpoint *ep = calloc(n, sizeof(*ep));
+	struct http_host *h = calloc(n, sizeof(*h));
+	struct http_host **hosts = calloc(n, sizeof(*hosts));
+	static struct http_cluster_rt crt;
+	if (!ep || !h || !hosts)
+		return 1;
+	/* failed hosts spread evenly: every (100 / failed_pct)th */
+	size_t n_failed = n * failed_pct / 100;
+	for (size_t i = 0; i < n; i++) {
+		ep[i].addr = 0x0a000000 + (uint32_t)i;
+		ep[i].port = 8080;
+		ep[i].weight = 1;
+		ep[i].health = ARN_CFG_HEALTH_HEALTHY;
+		h[i].addr = ep[i].addr;
+		h[i].port = ep[i].port;
+		h[i].crt = &crt;
+		hosts[i] = &h[i];
+		bool failed = n_failed && i * n_failed / n != (i + 1) * n_failed / n;
+		if (!failed)
+			continue;
+		if (!strcmp(mode, "plain"))
+			ep[i].health = ARN_CFG_HEALTH_UNHEALTHY;
+		else if (!strcmp(mode, "hc"))
+			h[i].hc_flags = HTTP_HOST_FAILED_ACTIVE_HC;
+		else {
+			h[i].od_ejected = HTTP_HOST_FAILED_OUTLIER;
+			h[i].od_until_ms = UINT64_MAX;
+			crt.od_ejected++;
+		}
+	}
+	struct arn_cfg_locality loc = {.endpoints = ep, .n_endpoints = n};
+	struct arn_cfg_priority pr = {.localities = &loc, .n_localities = 1, .n_endpoints = n};
+	struct arn_cfg_endpoints eps = {.priorities = &pr, .n_priorities = 1, .n_endpoints = n};
+	uint64_t rr = 0;
+	struct http_lb_in in = {
+	    .cluster = &cl, .eps = &eps, .rr = &rr, .has_hash = true, .active = no_active};
+	if (!strcmp(mode, "hc")) {
+		cl.n_health_checks = 1;
+		in.hosts = hosts;
+		in.n_hosts = n;
+	} else if (!strcmp(mode, "od")) {
+		cl.outlier.present = true;
+		in.hosts = hosts;
+		in.n_hosts = n;
+		in.od_crt = &crt;
+		in.now_ms = 1000;
+	} else if (strcmp(mode, "plain")) {
+		return 2;
+	}
+	uint64_t sum = bench_round(&in, picks);
+	printf("%s %zu hosts, %zu failed (%s): %u picks, checksum %llx\n", pol, n, n_failed, mode,
+	       picks, (unsigned long long)sum);
+	free(ep);
+	free(h);
+	free(hosts);
+	return 0;
+}
