@@ -51,35 +51,59 @@ bool http_od_ejected(struct http_host *h, struct http_cluster_rt *crt, uint64_t 
 }
 
 /* Envoy's ejectHost: max_ejection_percent (the first ejection always
- * passes), then the detector's enforcing percentage. */
+ * passes), then the detector's enforcing percentage.
+ *
+ * Two workers may eject two hosts at once. Each claims its host first
+ * (0 -> OD_EJECTING) and counts the others after a full fence: of two
+ * concurrent ejections at least one sees the other's claim (the sweep
+ * counts an OD_EJECTING host), so they cannot both pass the limit as
+ * when each counted before the other had marked anything (at worst both
+ * refuse, as the limit allows one). Without the snapshot's hosts the
+ * cluster's count is the base, reserved with a compare-and-swap. */
 static bool eject(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt, struct http_host *h,
 		  struct http_host *const *hosts, size_t n_hosts, uint32_t enforcing,
 		  uint64_t now_ms, uint64_t rand, struct http_od_ev *ev, bool *enforced)
 {
+	uint32_t max_pct = c->max_ejection_percent > 100 ? 100 : c->max_ejection_percent;
+	bool enforce = rand % 100 < enforcing;
+	/* 0 -> OD_EJECTING -> ejected: a balancer that saw the flag with the
+	 * last ejection's end (passed) would end this one at once */
+	if (enforce) {
+		uint8_t zero = 0;
+		if (!__atomic_compare_exchange_n(&h->od_ejected, &zero, OD_EJECTING, false,
+						 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+			return false; /* another worker ejected it first */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	}
 	/* bring back the hosts whose time passed, so the count is today's;
 	 * the hosts of the snapshot decide when there are some: the
 	 * cluster's count also holds hosts that left the cluster while
 	 * ejected (nobody brings those back) */
-	uint32_t active = 0;
-	for (size_t i = 0; i < n_hosts; i++)
-		if (hosts[i] != h)
-			active += http_od_ejected(hosts[i], crt, now_ms, &ev->unejected);
-	if (!n_hosts)
-		active = __atomic_load_n(&crt->od_ejected, __ATOMIC_RELAXED);
-	size_t total = n_hosts ? n_hosts : 1;
-	uint32_t max_pct = c->max_ejection_percent > 100 ? 100 : c->max_ejection_percent;
-	if (active && (uint64_t)100 * (active + 1) > (uint64_t)max_pct * total) {
+	bool over;
+	if (n_hosts) {
+		uint32_t active = 0;
+		for (size_t i = 0; i < n_hosts; i++)
+			if (hosts[i] != h)
+				active += http_od_ejected(hosts[i], crt, now_ms, &ev->unejected);
+		over = active && (uint64_t)100 * (active + 1) > (uint64_t)max_pct * n_hosts;
+		if (!over && enforce)
+			__atomic_fetch_add(&crt->od_ejected, 1, __ATOMIC_RELAXED);
+	} else {
+		uint32_t active = __atomic_load_n(&crt->od_ejected, __ATOMIC_RELAXED);
+		do
+			over = active && (uint64_t)100 * (active + 1) > (uint64_t)max_pct;
+		while (!over && enforce &&
+		       !__atomic_compare_exchange_n(&crt->od_ejected, &active, active + 1, false,
+						    __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	}
+	if (over) {
 		ev->overflow = true;
+		if (enforce)
+			__atomic_store_n(&h->od_ejected, 0, __ATOMIC_RELEASE);
 		return false;
 	}
-	if (rand % 100 >= enforcing)
+	if (!enforce)
 		return false;
-	/* 0 -> OD_EJECTING -> ejected: a balancer that saw the flag with the
-	 * last ejection's end (passed) would end this one at once */
-	uint8_t zero = 0;
-	if (!__atomic_compare_exchange_n(&h->od_ejected, &zero, OD_EJECTING, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-		return false; /* another worker ejected it first */
 	/* Envoy's decay: each interval a host spends back in the set takes
 	 * one off its ejection count (done here, lazily, from the end of its
 	 * last ejection, rather than on an interval timer) */
@@ -92,7 +116,6 @@ static bool eject(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt, 
 	n++;
 	__atomic_store_n(&h->od_times, n, __ATOMIC_RELAXED);
 	__atomic_store_n(&h->od_until_ms, now_ms + http_od_eject_ms(c, n), __ATOMIC_RELEASE);
-	__atomic_fetch_add(&crt->od_ejected, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&h->od_ejected, HTTP_HOST_FAILED_OUTLIER, __ATOMIC_RELEASE);
 	*enforced = true;
 	return true;

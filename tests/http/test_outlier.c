@@ -7,6 +7,8 @@
  * wire: tests/http/e2e_outlier.sh.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -176,6 +178,104 @@ static void test_max_ejection_percent(void **state)
 	assert_int_equal(f.crt.od_ejected, 1);
 }
 
+/* Two workers eject two hosts at the same time (threads, many rounds):
+ * with max_ejection_percent 0 only the first ejection passes, never
+ * both. Worker A (this thread, host 0) sees the hosts of a large cluster,
+ * host 1 first: its sweep reads host 1 at once and decides long after.
+ * Worker B (a thread, host 1) sees hosts 0 and 1 only, so its whole
+ * ejection fits in A's sweep when it starts during it. Before the
+ * claim-then-count order each counted before the other had marked its
+ * host, and both passed. */
+#define RACE_HOSTS 100000
+
+struct race {
+	struct fix *f;
+	uint32_t ready, go, done; /* rounds waited for, released, finished */
+	int ej;			  /* B's ejections in its last round */
+};
+
+static void spin_until(const uint32_t *p, uint32_t v)
+{
+	for (unsigned k = 0; __atomic_load_n(p, __ATOMIC_ACQUIRE) != v; k++)
+		if (k > 100000)
+			sched_yield(); /* the machine is shared: let the other run */
+}
+
+static void *race_thread(void *arg)
+{
+	struct race *r = arg;
+	for (uint32_t round = 1;; round++) {
+		__atomic_store_n(&r->ready, round, __ATOMIC_RELEASE);
+		spin_until(&r->go, round);
+		if (!r->f)
+			return NULL;
+		/* let A's sweep pass host 1 first */
+		for (volatile unsigned k = 0; k < 2000; k++)
+			;
+		struct http_od_ev ev;
+		r->ej = http_od_put(&r->f->c, &r->f->crt, &r->f->h[1], r->f->hosts, 2, HTTP_OD_5XX,
+				    1000, 0, &ev);
+		__atomic_store_n(&r->done, round, __ATOMIC_RELEASE);
+	}
+}
+
+static void test_max_ejection_percent_two_workers(void **state)
+{
+	(void)state;
+	static struct fix f;
+	static struct http_host rest;
+	struct http_host **hosts = calloc(RACE_HOSTS, sizeof(*hosts));
+	assert_non_null(hosts);
+	hosts[0] = &f.h[1];
+	hosts[1] = &f.h[0];
+	for (size_t i = 2; i < RACE_HOSTS; i++)
+		hosts[i] = &rest;
+	struct race r = {.f = &f};
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, race_thread, &r), 0);
+	/* A and B on two CPUs when there are two: on one they take turns,
+	 * and B seldom runs inside A's sweep */
+	cpu_set_t all, one;
+	bool pinned = sched_getaffinity(0, sizeof(all), &all) == 0 && CPU_COUNT(&all) >= 2;
+	for (int c = 0, k = 0; pinned && c < CPU_SETSIZE && k < 2; c++) {
+		if (!CPU_ISSET(c, &all))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(c, &one);
+		pthread_setaffinity_np(k++ ? t : pthread_self(), sizeof(one), &one);
+	}
+	int both = 0;
+	uint32_t round;
+	for (round = 1; round <= 500 && !both; round++) {
+		fix_setup(&f, 2);
+		f.c.max_ejection_percent = 0;
+		/* one failure short of the threshold on hosts 0 and 1 */
+		put(&f, 0, HTTP_OD_5XX, 4, 1000, NULL);
+		put(&f, 1, HTTP_OD_5XX, 4, 1000, NULL);
+		spin_until(&r.ready, round); /* B spins: it starts at once */
+		__atomic_store_n(&r.go, round, __ATOMIC_RELEASE);
+		struct http_od_ev ev;
+		int ej = http_od_put(&f.c, &f.crt, &f.h[0], hosts, RACE_HOSTS, HTTP_OD_5XX, 1000, 0,
+				     &ev);
+		spin_until(&r.done, round);
+		both += ej && r.ej;
+		/* a refused claim is given back */
+		assert_true(f.crt.od_ejected == (uint32_t)(ej + r.ej));
+		assert_int_equal(f.h[0].od_ejected, ej ? HTTP_HOST_FAILED_OUTLIER : 0);
+		assert_int_equal(f.h[1].od_ejected, r.ej ? HTTP_HOST_FAILED_OUTLIER : 0);
+	}
+	r.f = NULL;
+	spin_until(&r.ready, round);
+	__atomic_store_n(&r.go, round, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	if (pinned)
+		pthread_setaffinity_np(pthread_self(), sizeof(all), &all);
+	free(hosts);
+	if (both)
+		print_message("both ejected in round %u\n", round - 1);
+	assert_int_equal(both, 0);
+}
+
 static void test_ejection_time_growth_cap_and_return(void **state)
 {
 	(void)state;
@@ -325,6 +425,7 @@ int main(void)
 	    cmocka_unit_test(test_consecutive_5xx_threshold_and_reset),
 	    cmocka_unit_test(test_gateway_failure_enforcing),
 	    cmocka_unit_test(test_max_ejection_percent),
+	    cmocka_unit_test(test_max_ejection_percent_two_workers),
 	    cmocka_unit_test(test_ejection_time_growth_cap_and_return),
 	    cmocka_unit_test(test_lb_skips_ejected_host),
 	};
