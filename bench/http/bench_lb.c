@@ -12,8 +12,12 @@
  *   plain  no health checks, no outlier detection: EDS says UNHEALTHY
  *   hc     active health checks failed them (hc_flags)
  *   od     outlier detection ejected them (until long after the run)
- * then the picks. Each pick gets a new random number and, for ring, a new
- * request hash; least request reads 0 active requests for every host.
+ * then the picks, and optionally "walk". Each pick gets a new random
+ * number and, for ring, a new request hash; least request reads 0 active
+ * requests for every host. The picks use a worker's candidate cache
+ * (struct http_lb_cache) and the endpoints' resolved hosts as the router
+ * does (a cluster without checks or outlier detection above
+ * HTTP_LB_CACHE_MIN endpoints); "walk" measures the walk without them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,10 +58,11 @@ uint64_t bench_round(struct http_lb_in *in, unsigned picks)
 
 int main(int argc, char **argv)
 {
-	if (argc != 6) {
-		fprintf(stderr,
-			"usage: %s rr|lr|random|ring HOSTS FAILED_PERCENT plain|hc|od PICKS\n",
-			argv[0]);
+	if (argc != 6 && !(argc == 7 && !strcmp(argv[6], "walk"))) {
+		fprintf(
+		    stderr,
+		    "usage: %s rr|lr|random|ring HOSTS FAILED_PERCENT plain|hc|od PICKS [walk]\n",
+		    argv[0]);
 		return 2;
 	}
 	const char *pol = argv[1], *mode = argv[4];
@@ -128,9 +133,21 @@ int main(int argc, char **argv)
 	} else if (strcmp(mode, "plain")) {
 		return 2;
 	}
+	struct http_lb_cache cache = {.cap = n};
+	cache.cand = calloc(n, sizeof(*cache.cand));
+	cache.cum = calloc(n, sizeof(*cache.cum));
+	if (!cache.cand || !cache.cum)
+		return 1;
+	if (argc == 6 && (in.hosts || n > HTTP_LB_CACHE_MIN)) {
+		in.cache = &cache;
+		in.ep_hosts = hosts; /* the endpoints are in the hosts' order */
+		in.n_ep_hosts = n;
+	}
 	uint64_t sum = bench_round(&in, picks);
 	printf("%s %zu hosts, %zu failed (%s): %u picks, checksum %llx\n", pol, n, n_failed, mode,
 	       picks, (unsigned long long)sum);
+	free(cache.cand);
+	free(cache.cum);
 	free(ep);
 	free(h);
 	free(hosts);

@@ -239,10 +239,13 @@ static void t_healthy_add(struct hc_target *t, int64_t d)
 
 static void host_flag(struct http_host *h, bool failed)
 {
-	uint8_t f = __atomic_load_n(&h->hc_flags, __ATOMIC_RELAXED);
-	f = failed ? (uint8_t)(f | HTTP_HOST_FAILED_ACTIVE_HC)
-		   : (uint8_t)(f & ~HTTP_HOST_FAILED_ACTIVE_HC);
+	uint8_t f0 = __atomic_load_n(&h->hc_flags, __ATOMIC_RELAXED);
+	uint8_t f = failed ? (uint8_t)(f0 | HTTP_HOST_FAILED_ACTIVE_HC)
+			   : (uint8_t)(f0 & ~HTTP_HOST_FAILED_ACTIVE_HC);
 	__atomic_store_n(&h->hc_flags, f, __ATOMIC_RELAXED);
+	/* the balancers' cached candidates follow (http_lb_cache) */
+	if (f != f0 && h->crt)
+		__atomic_fetch_add(&h->crt->health_epoch, 1, __ATOMIC_RELEASE);
 }
 
 /* Let go of the check's connection: no callback reaches the target any

@@ -99,6 +99,10 @@ struct http_cluster_rt {
 	int32_t rq_pending;
 	int32_t retries_active; /* max_retries: retries decided and not yet answered */
 	uint32_t od_ejected;	/* outlier detection: hosts ejected now (http_od.h) */
+	/* moves (atomic add, release) each time a host of the cluster changes
+	 * its active health check flag or its outlier ejection: the workers'
+	 * cached candidate lists (struct http_lb_cache) are built again */
+	uint32_t health_epoch;
 	/* cluster.<name>.ssl.*: one block per worker (lib/tls's counters,
 	 * pulled into /stats), allocated by the control lcore when the
 	 * cluster first has an UpstreamTlsContext, kept for the object's
@@ -412,6 +416,24 @@ static inline struct http_host *http_hosts_find(struct http_host *const *hosts, 
 	}
 	return NULL;
 }
+/* What the balancer of cluster @p crt reads in the current snapshot:
+ * its sorted hosts, the hosts of its endpoints in their order, and the
+ * cached candidates of worker @p worker (NULL past the snapshot's worker
+ * count). Valid until the next quiescent state.
+ * @return false: the snapshot has no such entry (*@p v zeroed). */
+struct http_lb_view {
+	const struct arn_cfg_endpoints *eps; /* the endpoints ep_hosts follow */
+	struct http_host *const *hosts;
+	size_t n_hosts;
+	struct http_host *const *ep_hosts;
+	size_t n_ep_hosts;
+	struct http_lb_cache *cache;
+};
+bool http_rt_lb_view(const struct http_cluster_rt *crt, unsigned worker, struct http_lb_view *v);
+/* Endpoints above which a cluster without health checks or outlier
+ * detection picks from the cache (a walk of fewer costs less than the
+ * snapshot lookup). */
+#define HTTP_LB_CACHE_MIN 8
 /* Clusters with health_checks in the current snapshot: worker 0 walks the
  * generation's clusters for its checks only when there are some. */
 size_t http_rt_hc_clusters(void);
@@ -681,7 +703,40 @@ struct http_lb_in {
 	struct http_cluster_rt *od_crt;
 	uint64_t now_ms;
 	uint32_t *unejected;
+	/* The worker's cached candidates of this cluster (NULL: each pick
+	 * walks the endpoints), rebuilt when eps, cluster or epoch (the
+	 * cluster's health_epoch, read with acquire before the pick) differ
+	 * from what it was built for, or an ejection it left out ended by
+	 * now_ms. */
+	struct http_lb_cache *cache;
+	uint32_t epoch;
+	/* The hosts of eps' endpoints in their order (priority, locality,
+	 * index), as the snapshot resolved them: an entry whose address and
+	 * port are not its endpoint's (another generation's) is looked up
+	 * in hosts instead. NULL, 0: every one is looked up. */
+	struct http_host *const *ep_hosts;
+	size_t n_ep_hosts;
 };
+
+/*
+ * A worker's candidates of one cluster, as Envoy precomputes its
+ * per-priority healthy host sets when membership or health changes: a
+ * pick takes one from the list (O(1), O(log n) with unequal weights)
+ * rather than walking every endpoint and its host's flags. Written only
+ * by its worker (http_lb_pick, when its key moved); the memory is the
+ * snapshot entry's (http_rt.c, http_rt_lb_view), one per worker.
+ */
+struct http_lb_cache {
+	const struct arn_cfg_endpoints *eps; /* built for; NULL: not built */
+	const struct arn_cfg_cluster *cluster;
+	uint32_t epoch;
+	bool panic, equal;
+	uint64_t until_ms; /* the first end of an ejection it left out */
+	uint64_t n, total_weight, stride;
+	size_t cap;			      /* endpoints it has room for */
+	const struct arn_cfg_endpoint **cand; /* cap: the candidates in order */
+	uint64_t *cum;			      /* cap: their cumulative weights */
+} __attribute__((aligned(64)));
 
 struct http_lb_out {
 	const struct arn_cfg_endpoint *ep;

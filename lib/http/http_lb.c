@@ -21,34 +21,61 @@
 #include "http_int.h"
 #include "http_od.h"
 
-/* Has active health checking failed the host of @p ep, or outlier
- * detection ejected it? A binary search of the cluster's sorted hosts (the
- * snapshot's, which may be a generation apart from the endpoints: a host
- * it lacks is failed by neither). */
-static bool hc_failed(const struct http_lb_in *in, const struct arn_cfg_endpoint *ep)
+/* The host of @p ep, the @p idx th endpoint of in->eps (priority,
+ * locality, index order): in->ep_hosts' entry when it is that endpoint's
+ * (resolved once per snapshot entry, http_rt.c), else a binary search of
+ * the cluster's sorted hosts (the snapshot's, which may be a generation
+ * apart from the endpoints: a host it lacks is failed by neither). */
+static struct http_host *host_of(const struct http_lb_in *in, const struct arn_cfg_endpoint *ep,
+				 size_t idx)
 {
-	struct http_host *h = http_hosts_find(in->hosts, in->n_hosts, ep->addr, ep->port);
+	if (idx < in->n_ep_hosts) {
+		struct http_host *h = in->ep_hosts[idx];
+		if (h && h->addr == ep->addr && h->port == ep->port)
+			return h;
+	}
+	return http_hosts_find(in->hosts, in->n_hosts, ep->addr, ep->port);
+}
+
+/* Has active health checking failed the host of @p ep, or outlier
+ * detection ejected it? An ejection's end lowers *@p until (NULL: not
+ * asked): a cached candidate list is good until then. */
+static bool hc_failed(const struct http_lb_in *in, const struct arn_cfg_endpoint *ep, size_t idx,
+		      uint64_t *until)
+{
+	struct http_host *h = host_of(in, ep, idx);
 	if (!h)
 		return false;
-	return (in->cluster->n_health_checks &&
-		(__atomic_load_n(&h->hc_flags, __ATOMIC_RELAXED) & HTTP_HOST_FAILED_ACTIVE_HC)) ||
-	       (in->od_crt && http_od_ejected(h, in->od_crt, in->now_ms, in->unejected));
+	if (in->cluster->n_health_checks &&
+	    (__atomic_load_n(&h->hc_flags, __ATOMIC_RELAXED) & HTTP_HOST_FAILED_ACTIVE_HC))
+		return true;
+	if (!in->od_crt || !http_od_ejected(h, in->od_crt, in->now_ms, in->unejected))
+		return false;
+	if (until) {
+		uint64_t u = __atomic_load_n(&h->od_until_ms, __ATOMIC_ACQUIRE);
+		if (u < *until)
+			*until = u;
+	}
+	return true;
 }
 
 /* EDS says HEALTHY or UNKNOWN and, for a cluster with active health
  * checks, they have not failed it: Envoy's combined health. An EDS
  * UNHEALTHY, DRAINING or TIMEOUT host stays out whatever the checks say. */
-static bool healthy(const struct http_lb_in *in, const struct arn_cfg_endpoint *ep)
+static bool healthy(const struct http_lb_in *in, const struct arn_cfg_endpoint *ep, size_t idx,
+		    uint64_t *until)
 {
 	if (ep->health != ARN_CFG_HEALTH_UNKNOWN && ep->health != ARN_CFG_HEALTH_HEALTHY)
 		return false;
-	return !in->hosts || !hc_failed(in, ep);
+	return !in->hosts || !hc_failed(in, ep, idx, until);
 }
 
 /* DEGRADED by EDS, and not failed by active checks. */
-static bool degraded(const struct http_lb_in *in, const struct arn_cfg_endpoint *ep)
+static bool degraded(const struct http_lb_in *in, const struct arn_cfg_endpoint *ep, size_t idx,
+		     uint64_t *until)
 {
-	return ep->health == ARN_CFG_HEALTH_DEGRADED && (!in->hosts || !hc_failed(in, ep));
+	return ep->health == ARN_CFG_HEALTH_DEGRADED &&
+	       (!in->hosts || !hc_failed(in, ep, idx, until));
 }
 
 static uint64_t mix64(uint64_t x)
@@ -63,24 +90,29 @@ static uint64_t mix64(uint64_t x)
 
 /*
  * The candidates of one pick: the hosts of one priority that a mode takes
- * (0: healthy, 1: degraded, 2: every host), walked in place. Nothing is
- * copied, so a priority of any size is balanced over all of its hosts:
- * a copy bounded at 1,024 left the hosts after it without traffic, and
- * without any when the first 1,024 taken were not the healthy ones.
+ * (0: healthy, 1: degraded, 2: every host), walked in place, or a
+ * worker's cached list of them (cand, cum: http_lb_cache). Nothing is
+ * copied per pick, so a priority of any size is balanced over all of its
+ * hosts: a copy bounded at 1,024 left the hosts after it without traffic,
+ * and without any when the first 1,024 taken were not the healthy ones.
  */
 struct cset {
 	const struct http_lb_in *in; /* its hosts' active health check flags */
 	const struct arn_cfg_priority *pr;
+	size_t base; /* the index of pr's first endpoint in in->eps */
 	int mode;
 	uint64_t n;
 	uint64_t total_weight;
-	bool equal; /* every candidate has the first one's weight */
+	bool equal;			      /* every candidate has the first one's weight */
+	uint64_t *until;		      /* building a cache: its ejections' first end */
+	const struct arn_cfg_endpoint **cand; /* cached: the n candidates in order */
+	const uint64_t *cum;		      /* cached: their cumulative weights */
 };
 
-static bool takes(const struct cset *c, const struct arn_cfg_endpoint *ep)
+static bool takes(const struct cset *c, const struct arn_cfg_endpoint *ep, size_t idx)
 {
-	return c->mode == 2 || (c->mode == 0 && healthy(c->in, ep)) ||
-	       (c->mode == 1 && degraded(c->in, ep));
+	return c->mode == 2 || (c->mode == 0 && healthy(c->in, ep, idx, c->until)) ||
+	       (c->mode == 1 && degraded(c->in, ep, idx, c->until));
 }
 
 static uint64_t ep_weight(const struct arn_cfg_endpoint *ep)
@@ -88,21 +120,37 @@ static uint64_t ep_weight(const struct arn_cfg_endpoint *ep)
 	return ep->weight ? ep->weight : 1;
 }
 
-static void cset_of(struct cset *c, const struct http_lb_in *in, const struct arn_cfg_priority *p,
-		    int mode)
+/* The index in @p eps of priority @p p's first endpoint. */
+static size_t prio_base(const struct arn_cfg_endpoints *eps, size_t p)
 {
+	size_t k = 0;
+	for (size_t q = 0; q < p; q++)
+		for (size_t l = 0; l < eps->priorities[q].n_localities; l++)
+			k += eps->priorities[q].localities[l].n_endpoints;
+	return k;
+}
+
+static void cset_of(struct cset *c, const struct http_lb_in *in, size_t p, int mode,
+		    uint64_t *until)
+{
+	const struct arn_cfg_priority *pr = &in->eps->priorities[p];
 	c->in = in;
-	c->pr = p;
+	c->pr = pr;
+	c->base = prio_base(in->eps, p);
 	c->mode = mode;
 	c->n = 0;
 	c->total_weight = 0;
 	c->equal = true;
+	c->until = until;
+	c->cand = NULL;
+	c->cum = NULL;
 	uint32_t w0 = 0;
-	for (size_t l = 0; l < p->n_localities; l++) {
-		const struct arn_cfg_locality *lo = &p->localities[l];
-		for (size_t i = 0; i < lo->n_endpoints; i++) {
+	size_t k = c->base;
+	for (size_t l = 0; l < pr->n_localities; l++) {
+		const struct arn_cfg_locality *lo = &pr->localities[l];
+		for (size_t i = 0; i < lo->n_endpoints; i++, k++) {
 			const struct arn_cfg_endpoint *ep = &lo->endpoints[i];
-			if (!takes(c, ep))
+			if (!takes(c, ep, k))
 				continue;
 			if (c->n == 0)
 				w0 = ep->weight;
@@ -117,12 +165,15 @@ static void cset_of(struct cset *c, const struct http_lb_in *in, const struct ar
 /* The candidate @p k (< n) in order. */
 static const struct arn_cfg_endpoint *cset_nth(const struct cset *c, uint64_t k)
 {
+	if (c->cand)
+		return c->cand[k];
 	const struct arn_cfg_endpoint *last = NULL;
+	size_t x = c->base;
 	for (size_t l = 0; l < c->pr->n_localities; l++) {
 		const struct arn_cfg_locality *lo = &c->pr->localities[l];
-		for (size_t i = 0; i < lo->n_endpoints; i++) {
+		for (size_t i = 0; i < lo->n_endpoints; i++, x++) {
 			const struct arn_cfg_endpoint *ep = &lo->endpoints[i];
-			if (!takes(c, ep))
+			if (!takes(c, ep, x))
 				continue;
 			if (k-- == 0)
 				return ep;
@@ -135,12 +186,25 @@ static const struct arn_cfg_endpoint *cset_nth(const struct cset *c, uint64_t k)
 /* The candidate whose share of the weight line holds @p t (< total_weight). */
 static const struct arn_cfg_endpoint *cset_weighted(const struct cset *c, uint64_t t)
 {
+	if (c->cand) {
+		/* the first whose cumulative weight is above t */
+		uint64_t lo = 0, hi = c->n - 1;
+		while (lo < hi) {
+			uint64_t mid = lo + (hi - lo) / 2;
+			if (c->cum[mid] > t)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		return c->cand[lo];
+	}
 	const struct arn_cfg_endpoint *last = NULL;
+	size_t x = c->base;
 	for (size_t l = 0; l < c->pr->n_localities; l++) {
 		const struct arn_cfg_locality *lo = &c->pr->localities[l];
-		for (size_t i = 0; i < lo->n_endpoints; i++) {
+		for (size_t i = 0; i < lo->n_endpoints; i++, x++) {
 			const struct arn_cfg_endpoint *ep = &lo->endpoints[i];
-			if (!takes(c, ep))
+			if (!takes(c, ep, x))
 				continue;
 			uint64_t w = ep_weight(ep);
 			if (t < w)
@@ -150,6 +214,54 @@ static const struct arn_cfg_endpoint *cset_weighted(const struct cset *c, uint64
 		}
 	}
 	return last;
+}
+
+/* Round robin over unequal weights walks the weight line @p tw with a
+ * stride coprime to it, so heavy hosts are not hit in bursts. */
+static uint64_t rr_stride(uint64_t tw)
+{
+	for (uint64_t s = tw / 2 + 1; s < tw; s++) {
+		uint64_t a = s, b = tw;
+		while (b) {
+			uint64_t t = a % b;
+			a = b;
+			b = t;
+		}
+		if (a == 1)
+			return s;
+	}
+	return 1;
+}
+
+/* Weighted rendezvous hashing's score of @p e for key @p hash:
+ * w / -ln(u), u in (0, 1); the highest wins. */
+static double rendezvous(uint64_t hash, const struct arn_cfg_endpoint *e)
+{
+	uint64_t h = mix64(hash ^ mix64(((uint64_t)e->addr << 16) | e->port));
+	double u = ((double)(h >> 11) + 0.5) / 9007199254740992.0;
+	return (double)ep_weight(e) / -log(u);
+}
+
+/* The candidate of @p c with the highest score for @p hash, in place. */
+static const struct arn_cfg_endpoint *ring_walk(const struct cset *c, uint64_t hash)
+{
+	const struct arn_cfg_endpoint *win = NULL;
+	double best = -1;
+	size_t x = c->base;
+	for (size_t l = 0; l < c->pr->n_localities; l++) {
+		const struct arn_cfg_locality *lo = &c->pr->localities[l];
+		for (size_t i = 0; i < lo->n_endpoints; i++, x++) {
+			const struct arn_cfg_endpoint *e = &lo->endpoints[i];
+			if (!takes(c, e, x))
+				continue;
+			double s = rendezvous(hash, e);
+			if (s > best) {
+				best = s;
+				win = e;
+			}
+		}
+	}
+	return win;
 }
 
 static int __attribute__((noinline))
@@ -179,20 +291,23 @@ int http_lb_pick(const struct http_lb_in *in, struct http_lb_out *out)
 	return pick_walk(in, out, panic_pct, lb);
 }
 
-static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint32_t panic_pct,
-		     uint8_t lb)
+/* The candidates Envoy's outline gives (the lowest priority with healthy
+ * hosts, panic, degraded hosts, panic over every host) into *@p c, and
+ * whether it is panic; @p until as in struct cset. */
+static void choose(const struct http_lb_in *in, uint32_t panic_pct, struct cset *c, bool *panic,
+		   uint64_t *until)
 {
 	const struct arn_cfg_endpoints *eps = in->eps;
-	struct cset c;
-	c.n = 0;
+	c->n = 0;
 	size_t healthy_n = 0;
 	int prio = -1;
+	size_t k = 0;
 	for (size_t p = 0; p < eps->n_priorities && prio < 0; p++) {
 		const struct arn_cfg_priority *pr = &eps->priorities[p];
 		size_t h = 0;
 		for (size_t l = 0; l < pr->n_localities; l++)
-			for (size_t i = 0; i < pr->localities[l].n_endpoints; i++)
-				h += healthy(in, &pr->localities[l].endpoints[i]);
+			for (size_t i = 0; i < pr->localities[l].n_endpoints; i++, k++)
+				h += healthy(in, &pr->localities[l].endpoints[i], k, until);
 		if (h) {
 			prio = (int)p;
 			healthy_n = h;
@@ -203,19 +318,87 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 		 * (percent x 100); Envoy's overprovisioning is left out */
 		const struct arn_cfg_priority *pr = &eps->priorities[prio];
 		if (panic_pct > 0 && healthy_n * 10000 < (size_t)panic_pct * pr->n_endpoints) {
-			out->panic = true;
-			cset_of(&c, in, pr, 2);
+			*panic = true;
+			cset_of(c, in, (size_t)prio, 2, until);
 		} else {
-			cset_of(&c, in, pr, 0);
+			cset_of(c, in, (size_t)prio, 0, until);
 		}
 	} else {
-		for (size_t p = 0; p < eps->n_priorities && c.n == 0; p++)
-			cset_of(&c, in, &eps->priorities[p], 1);
-		if (c.n == 0 && panic_pct > 0) {
-			out->panic = true;
-			for (size_t p = 0; p < eps->n_priorities && c.n == 0; p++)
-				cset_of(&c, in, &eps->priorities[p], 2);
+		for (size_t p = 0; p < eps->n_priorities && c->n == 0; p++)
+			cset_of(c, in, p, 1, until);
+		if (c->n == 0 && panic_pct > 0) {
+			*panic = true;
+			for (size_t p = 0; p < eps->n_priorities && c->n == 0; p++)
+				cset_of(c, in, p, 2, until);
 		}
+	}
+}
+
+/* The worker's cached candidates, built again: choose's, listed with their
+ * cumulative weights. The epoch is the one the caller read before: a
+ * change of health after it moves the epoch again, and the next pick
+ * builds once more. */
+static void __attribute__((noinline))
+cache_build(const struct http_lb_in *in, struct http_lb_cache *k, uint32_t panic_pct)
+{
+	struct cset c;
+	bool panic = false;
+	uint64_t until = UINT64_MAX;
+	k->eps = NULL; /* not valid while it is built */
+	choose(in, panic_pct, &c, &panic, &until);
+	uint64_t n = 0, tw = 0;
+	bool equal = true;
+	if (c.n) {
+		size_t x = c.base;
+		for (size_t l = 0; l < c.pr->n_localities; l++) {
+			const struct arn_cfg_locality *lo = &c.pr->localities[l];
+			for (size_t i = 0; i < lo->n_endpoints; i++, x++) {
+				const struct arn_cfg_endpoint *ep = &lo->endpoints[i];
+				if (n == k->cap || !takes(&c, ep, x))
+					continue;
+				if (n && ep->weight != k->cand[0]->weight)
+					equal = false;
+				tw += ep_weight(ep);
+				k->cand[n] = ep;
+				k->cum[n++] = tw;
+			}
+		}
+	}
+	k->n = n;
+	k->total_weight = tw;
+	k->equal = equal;
+	k->stride = equal ? 1 : rr_stride(tw);
+	k->panic = panic;
+	k->until_ms = until;
+	k->cluster = in->cluster;
+	k->epoch = in->epoch;
+	k->eps = in->eps;
+}
+
+static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint32_t panic_pct,
+		     uint8_t lb)
+{
+	struct cset c;
+	uint64_t stride = 0;
+	struct http_lb_cache *k = in->cache;
+	if (k && k->cap >= in->eps->n_endpoints) {
+		/* the worker's list, unless the endpoints, the cluster or the
+		 * health of its hosts moved since, or an ejection it left out
+		 * ended */
+		if (k->eps != in->eps || k->cluster != in->cluster || k->epoch != in->epoch ||
+		    (in->od_crt && in->now_ms >= k->until_ms))
+			cache_build(in, k, panic_pct);
+		out->panic = k->panic;
+		c.in = in;
+		c.pr = NULL;
+		c.n = k->n;
+		c.total_weight = k->total_weight;
+		c.equal = k->equal;
+		c.cand = k->cand;
+		c.cum = k->cum;
+		stride = k->stride;
+	} else {
+		choose(in, panic_pct, &c, &out->panic, NULL);
 	}
 	if (c.n == 0)
 		return -ENOENT;
@@ -229,13 +412,13 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 			out->ep = cset_weighted(&c, in->rand % c.total_weight);
 			break;
 		}
-		uint32_t k = in->cluster && in->cluster->least_request_choices
-				 ? in->cluster->least_request_choices
-				 : 2;
+		uint32_t kc = in->cluster && in->cluster->least_request_choices
+				  ? in->cluster->least_request_choices
+				  : 2;
 		const struct arn_cfg_endpoint *best = NULL;
 		uint32_t best_a = UINT32_MAX;
 		uint64_t r = in->rand;
-		for (uint32_t i = 0; i < k; i++) {
+		for (uint32_t i = 0; i < kc; i++) {
 			const struct arn_cfg_endpoint *e = cset_nth(&c, r % c.n);
 			r = mix64(r + 0x9e3779b97f4a7c15ull);
 			uint32_t a = in->active(in->ctx, e);
@@ -250,22 +433,16 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 	case ARN_CFG_LB_RING_HASH:
 	case ARN_CFG_LB_MAGLEV:
 		if (in->has_hash) {
+			if (!c.cand) {
+				out->ep = ring_walk(&c, in->hash);
+				break;
+			}
 			double best = -1;
-			for (size_t l = 0; l < c.pr->n_localities; l++) {
-				const struct arn_cfg_locality *lo = &c.pr->localities[l];
-				for (size_t i = 0; i < lo->n_endpoints; i++) {
-					const struct arn_cfg_endpoint *e = &lo->endpoints[i];
-					if (!takes(&c, e))
-						continue;
-					uint64_t h = mix64(
-					    in->hash ^ mix64(((uint64_t)e->addr << 16) | e->port));
-					/* weighted rendezvous: w / -ln(u), u in (0, 1) */
-					double u = ((double)(h >> 11) + 0.5) / 9007199254740992.0;
-					double s = (double)ep_weight(e) / -log(u);
-					if (s > best) {
-						best = s;
-						out->ep = e;
-					}
+			for (uint64_t j = 0; j < c.n; j++) {
+				double s = rendezvous(in->hash, c.cand[j]);
+				if (s > best) {
+					best = s;
+					out->ep = c.cand[j];
 				}
 			}
 			break;
@@ -278,21 +455,9 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 		if (c.equal) {
 			out->ep = cset_nth(&c, n % c.n);
 		} else {
-			/* interleave by weight: walk the weight line with a stride
-			 * coprime to it, so heavy hosts are not hit in bursts */
-			uint64_t tw = c.total_weight, stride = 1;
-			for (uint64_t s = tw / 2 + 1; s < tw; s++) {
-				uint64_t a = s, b = tw;
-				while (b) {
-					uint64_t t = a % b;
-					a = b;
-					b = t;
-				}
-				if (a == 1) {
-					stride = s;
-					break;
-				}
-			}
+			uint64_t tw = c.total_weight;
+			if (!stride)
+				stride = rr_stride(tw);
 			out->ep = cset_weighted(&c, (n * stride) % tw);
 		}
 		break;

@@ -29,6 +29,15 @@ uint64_t http_od_eject_ms(const struct arn_cfg_outlier *c, uint32_t n)
 	return t < cap ? t : cap;
 }
 
+/* The cluster's health epoch moves, after the host's own store: the
+ * balancers' cached candidate lists (struct http_lb_cache) are built
+ * again. */
+static void epoch_bump(struct http_cluster_rt *crt)
+{
+	if (crt)
+		__atomic_fetch_add(&crt->health_epoch, 1, __ATOMIC_RELEASE);
+}
+
 bool http_od_ejected(struct http_host *h, struct http_cluster_rt *crt, uint64_t now_ms,
 		     uint32_t *unejected)
 {
@@ -44,6 +53,7 @@ bool http_od_ejected(struct http_host *h, struct http_cluster_rt *crt, uint64_t 
 					__ATOMIC_RELAXED)) {
 		if (crt)
 			__atomic_fetch_sub(&crt->od_ejected, 1, __ATOMIC_RELAXED);
+		epoch_bump(crt);
 		if (unejected)
 			(*unejected)++;
 	}
@@ -98,8 +108,10 @@ static bool eject(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt, 
 	}
 	if (over) {
 		ev->overflow = true;
-		if (enforce)
+		if (enforce) {
 			__atomic_store_n(&h->od_ejected, 0, __ATOMIC_RELEASE);
+			epoch_bump(crt); /* a balancer may have left it out meanwhile */
+		}
 		return false;
 	}
 	if (!enforce)
@@ -117,6 +129,7 @@ static bool eject(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt, 
 	__atomic_store_n(&h->od_times, n, __ATOMIC_RELAXED);
 	__atomic_store_n(&h->od_until_ms, now_ms + http_od_eject_ms(c, n), __ATOMIC_RELEASE);
 	__atomic_store_n(&h->od_ejected, HTTP_HOST_FAILED_OUTLIER, __ATOMIC_RELEASE);
+	epoch_bump(crt);
 	*enforced = true;
 	return true;
 }

@@ -137,6 +137,15 @@ struct cent {
 	bool hc;		     /* its Cluster has health_checks */
 	/* its circuit breakers (DEFAULT, HIGH), for their gauges (cb_stats_pull) */
 	struct arn_cfg_thresholds th[2];
+	/* the balancer's (http_rt_lb_view): the endpoints it was built from,
+	 * their hosts in endpoint order (NULL where none could be had; no
+	 * reference of their own: hosts[] holds them) and one candidate
+	 * cache per worker, each with room for every endpoint */
+	const struct arn_cfg_endpoints *eps;
+	struct http_host **ep_hosts;
+	size_t n_ep;
+	struct http_lb_cache *lbc;
+	unsigned n_lbc;
 	size_t n_hosts;
 	struct http_host *hosts[]; /* sorted by (addr, port); one reference each */
 };
@@ -348,6 +357,49 @@ struct http_host *const *http_rt_hosts(const struct http_cluster_rt *crt, size_t
 	return e->hosts;
 }
 
+bool http_rt_lb_view(const struct http_cluster_rt *crt, unsigned worker, struct http_lb_view *v)
+{
+	const struct snap *sn = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
+	memset(v, 0, sizeof(*v));
+	if (!sn || !crt)
+		return false;
+	const struct cent *e =
+	    (const void *)arn_hamt_get(sn->cp->ents, crt->name, crt->len, crt->hash);
+	if (!e || e->crt != crt)
+		return false;
+	v->eps = e->eps;
+	v->hosts = e->hosts;
+	v->n_hosts = e->n_hosts;
+	v->ep_hosts = e->ep_hosts;
+	v->n_ep_hosts = e->ep_hosts ? e->n_ep : 0;
+	v->cache = worker < e->n_lbc ? &e->lbc[worker] : NULL;
+	return true;
+}
+
+/* The balancer's caches of an entry of @p n endpoints for @p nw workers,
+ * in one block (each cache's lists after the caches), or NULL. */
+static struct http_lb_cache *lb_caches(size_t n, unsigned nw)
+{
+	if (!n || !nw)
+		return NULL;
+	size_t head = nw * sizeof(struct http_lb_cache);
+	size_t per = n * (sizeof(const struct arn_cfg_endpoint *) + sizeof(uint64_t));
+	size_t size = (head + nw * per + 63) & ~(size_t)63;
+	struct http_lb_cache *c = aligned_alloc(64, size);
+	if (!c)
+		return NULL;
+	memset(c, 0, size);
+	char *p = (char *)c + head;
+	for (unsigned w = 0; w < nw; w++) {
+		c[w].cap = n;
+		c[w].cand = (const struct arn_cfg_endpoint **)(void *)p;
+		p += n * sizeof(const struct arn_cfg_endpoint *);
+		c[w].cum = (uint64_t *)(void *)p;
+		p += n * sizeof(uint64_t);
+	}
+	return c;
+}
+
 size_t http_rt_hc_clusters(void)
 {
 	const struct snap *sn = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
@@ -414,6 +466,8 @@ static void cent_unref(struct arn_cfg_obj *o)
 	for (size_t i = 0; i < e->n_hosts; i++)
 		http_host_put(e->hosts[i]);
 	http_crt_put(e->crt);
+	free(e->ep_hosts);
+	free(e->lbc);
 	free(e);
 }
 
@@ -1030,6 +1084,12 @@ static void ent_build(struct cl_walk *cw, const struct arn_cfg_cluster *cl)
 	e->obj.hash = c->hash;
 	e->hc = cl->n_health_checks > 0;
 	memcpy(e->th, cl->thresholds, sizeof(e->th));
+	/* without them the balancer looks hosts up and walks (the same picks) */
+	e->eps = v.endpoints;
+	e->n_ep = n;
+	e->ep_hosts = n ? calloc(n, sizeof(*e->ep_hosts)) : NULL;
+	e->lbc = e->ep_hosts ? lb_caches(n, cw->s->nw) : NULL;
+	e->n_lbc = e->lbc ? cw->s->nw : 0;
 	clusters_built++;
 	/* membership gauges, set from the control lcore's slot only */
 	int64_t total = 0, healthy = 0, degraded = 0, excluded = 0;
@@ -1043,10 +1103,13 @@ static void ent_build(struct cl_walk *cw, const struct arn_cfg_cluster *cl)
 				bool created = false;
 				struct http_host *h =
 				    http_host_get(c, ep->addr, ep->port, &created);
-				if (h)
+				if (h) {
+					if (e->ep_hosts)
+						e->ep_hosts[total] = h;
 					e->hosts[e->n_hosts++] = h;
-				else
+				} else {
 					cw->oom = true;
+				}
 				/* Envoy: a host added to a cluster with active
 				 * checks is failed until its first check passes
 				 * (worker 0 runs them, http_hc.c); set before any

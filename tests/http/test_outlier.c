@@ -418,6 +418,195 @@ static void test_lb_skips_ejected_host(void **state)
 	assert_int_equal(seen[2], 4);
 }
 
+/* A worker's cached candidates (struct http_lb_cache) follow a health
+ * change: an active check failing a host, an ejection and its end move
+ * the cluster's health epoch, and the next pick builds the list again. */
+static struct http_lb_cache *cache_new(size_t n)
+{
+	struct http_lb_cache *k = calloc(1, sizeof(*k));
+	assert_non_null(k);
+	k->cap = n;
+	k->cand = calloc(n, sizeof(*k->cand));
+	k->cum = calloc(n, sizeof(*k->cum));
+	assert_non_null(k->cand);
+	assert_non_null(k->cum);
+	return k;
+}
+
+static void cache_free(struct http_lb_cache *k)
+{
+	free(k->cand);
+	free(k->cum);
+	free(k);
+}
+
+static int cached_pick(struct lbfix *l, struct fix *f, struct http_lb_cache *k, uint64_t now,
+		       uint64_t *rr, uint32_t *back)
+{
+	struct http_lb_in in = {.cluster = &l->cl,
+				.eps = &l->eps,
+				.rr = rr,
+				.rand = *rr * 7919,
+				.hosts = f->hosts,
+				.n_hosts = 3,
+				.od_crt = &f->crt,
+				.now_ms = now,
+				.unejected = back,
+				.cache = k,
+				.epoch = __atomic_load_n(&f->crt.health_epoch, __ATOMIC_ACQUIRE),
+				.ep_hosts = f->hosts,
+				.n_ep_hosts = 3};
+	struct http_lb_out out;
+	int rc = http_lb_pick(&in, &out);
+	return rc ? rc : (int)(out.ep - l->ep);
+}
+
+static void test_lb_cache_follows_health(void **state)
+{
+	(void)state;
+	struct lbfix l;
+	struct fix f;
+	lb_setup(&l, &f);
+	f.c.max_ejection_percent = 100;
+	l.cl.n_health_checks = 1;
+	l.cl.healthy_panic_threshold = 0;
+	for (unsigned i = 0; i < 3; i++)
+		f.h[i].crt = &f.crt;
+	struct http_lb_cache *k = cache_new(3);
+	uint64_t rr = 0;
+	uint32_t back = 0;
+	int seen[3] = {0};
+	for (int i = 0; i < 6; i++)
+		seen[cached_pick(&l, &f, k, 1000, &rr, &back)]++;
+	assert_int_equal(seen[1], 2);
+	/* the checks fail host 1 (http_hc.c's flag and epoch): out at once */
+	uint32_t e0 = f.crt.health_epoch;
+	f.h[1].hc_flags = HTTP_HOST_FAILED_ACTIVE_HC;
+	__atomic_fetch_add(&f.crt.health_epoch, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 6; i++)
+		assert_int_not_equal(cached_pick(&l, &f, k, 1000, &rr, &back), 1);
+	/* outlier detection ejects host 2: its epoch moves, host 0 alone */
+	e0 = f.crt.health_epoch;
+	assert_int_equal(put(&f, 2, HTTP_OD_5XX, 5, 1000, NULL), 1);
+	assert_true(f.crt.health_epoch != e0);
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(cached_pick(&l, &f, k, 2000, &rr, &back), 0);
+	assert_int_equal(back, 0);
+	/* the ejection's end, with no event: the list knew when it ends */
+	memset(seen, 0, sizeof(seen));
+	for (int i = 0; i < 6; i++)
+		seen[cached_pick(&l, &f, k, 1000 + 30000, &rr, &back)]++;
+	assert_int_equal(back, 1);
+	assert_int_equal(f.crt.od_ejected, 0);
+	assert_int_equal(seen[0], 3);
+	assert_int_equal(seen[2], 3);
+	/* the checks pass host 1 again */
+	f.h[1].hc_flags = 0;
+	__atomic_fetch_add(&f.crt.health_epoch, 1, __ATOMIC_RELEASE);
+	memset(seen, 0, sizeof(seen));
+	for (int i = 0; i < 6; i++)
+		seen[cached_pick(&l, &f, k, 31000, &rr, &back)]++;
+	assert_int_equal(seen[1], 2);
+	cache_free(k);
+}
+
+/* The cached picks are the walk's, for every policy over random
+ * priorities, localities, weights, EDS health, check flags and
+ * ejections, with the hosts looked up (ep_hosts NULL) or resolved. */
+static void test_lb_cache_picks_as_walk(void **state)
+{
+	(void)state;
+	enum { NP = 2, NL = 2, NE = 5, N = NP * NL * NE };
+	static const uint8_t lbs[] = {ARN_CFG_LB_ROUND_ROBIN, ARN_CFG_LB_LEAST_REQUEST,
+				      ARN_CFG_LB_RANDOM, ARN_CFG_LB_RING_HASH};
+	static const uint8_t healths[] = {ARN_CFG_HEALTH_HEALTHY, ARN_CFG_HEALTH_UNKNOWN,
+					  ARN_CFG_HEALTH_DEGRADED, ARN_CFG_HEALTH_UNHEALTHY};
+	struct fix f;
+	struct arn_cfg_endpoint ep[N];
+	struct arn_cfg_locality loc[NP * NL];
+	struct arn_cfg_priority pr[NP];
+	struct arn_cfg_endpoints eps = {.priorities = pr, .n_priorities = NP, .n_endpoints = N};
+	struct arn_cfg_cluster cl;
+	struct http_host *by_ep[N];
+	uint64_t seed = 0x1234567;
+	struct http_lb_cache *k = cache_new(N);
+	unsigned differ = 0, picks = 0, none = 0;
+	for (int round = 0; round < 400; round++) {
+		fix_setup(&f, N);
+		memset(&cl, 0, sizeof(cl));
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		uint64_t r = seed >> 11;
+		cl.lb = lbs[round % 4];
+		cl.healthy_panic_threshold = (uint32_t)(r % 3) * 4000;
+		cl.n_health_checks = 1;
+		cl.outlier.present = true;
+		bool equal = (r >> 4) & 1;
+		for (size_t p = 0; p < NP; p++) {
+			pr[p] = (struct arn_cfg_priority){&loc[p * NL], NL, NL * NE};
+			for (size_t li = 0; li < NL; li++)
+				loc[p * NL + li] = (struct arn_cfg_locality){
+				    .endpoints = &ep[(p * NL + li) * NE], .n_endpoints = NE};
+		}
+		for (size_t i = 0; i < N; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			uint64_t x = seed >> 17;
+			/* endpoint i is host (i * 7) % N: not in sorted order */
+			struct http_host *h = &f.h[(i * 7) % N];
+			by_ep[i] = h;
+			ep[i] = (struct arn_cfg_endpoint){
+			    .addr = h->addr,
+			    .port = h->port,
+			    .weight = equal ? 1 : (uint32_t)(x % 4),
+			    .health = healths[(x >> 3) % 4 ? 0 : (x >> 5) % 4]};
+			if ((x >> 8) % 5 == 0)
+				h->hc_flags = HTTP_HOST_FAILED_ACTIVE_HC;
+			if ((x >> 12) % 5 == 0) {
+				h->od_ejected = HTTP_HOST_FAILED_OUTLIER;
+				h->od_until_ms = 1000 + (x >> 16) % 200;
+				f.crt.od_ejected++;
+			}
+		}
+		k->eps = NULL; /* a new configuration */
+		uint64_t rr_walk = 0, rr_cache = 0;
+		uint32_t back_walk = 0, back_cache = 0;
+		for (int j = 0; j < 50; j++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			/* time passes: ejections end along the way */
+			uint64_t now = 1000 + (uint64_t)j * 4;
+			struct http_lb_in in = {.cluster = &cl,
+						.eps = &eps,
+						.rr = &rr_walk,
+						.rand = seed,
+						.has_hash = j % 3 != 0,
+						.hash = seed >> 3,
+						.hosts = f.hosts,
+						.n_hosts = N,
+						.od_crt = &f.crt,
+						.now_ms = now,
+						.unejected = &back_walk};
+			struct http_lb_out a, b;
+			int ra = http_lb_pick(&in, &a);
+			in.rr = &rr_cache;
+			in.unejected = &back_cache;
+			in.cache = k;
+			in.epoch = __atomic_load_n(&f.crt.health_epoch, __ATOMIC_ACQUIRE);
+			in.ep_hosts = round % 2 ? by_ep : NULL;
+			in.n_ep_hosts = round % 2 ? N : 0;
+			int rb = http_lb_pick(&in, &b);
+			picks++;
+			none += ra != 0;
+			if (ra != rb || (ra == 0 && (a.ep != b.ep || a.panic != b.panic)))
+				differ++;
+		}
+		/* the walk, first, brings back the hosts whose ejection ended
+		 * and the cache's pick finds them back: one count between them */
+		(void)back_cache;
+	}
+	cache_free(k);
+	assert_int_equal(differ, 0);
+	assert_true(none < picks / 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -428,6 +617,8 @@ int main(void)
 	    cmocka_unit_test(test_max_ejection_percent_two_workers),
 	    cmocka_unit_test(test_ejection_time_growth_cap_and_return),
 	    cmocka_unit_test(test_lb_skips_ejected_host),
+	    cmocka_unit_test(test_lb_cache_follows_health),
+	    cmocka_unit_test(test_lb_cache_picks_as_walk),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
