@@ -1808,6 +1808,30 @@ static void test_one_changed_cluster_builds_one(void **state)
 	assert_null(http_rt_host(web, 0xc6120009u, 8080));
 	assert_non_null(http_rt_host(web, 0xc612000au, 8080));
 	assert_ptr_equal(http_rt_host(c7, c_addr(7), 80), h7);
+	/* the balancer's view: the endpoints' hosts in the endpoints' order
+	 * (the hosts are sorted), a cache per worker with room for each */
+	apply(ARN_TYPE_URL_CLA, "3",
+	      "{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":["
+	      "{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.12\","
+	      "\"port_value\":8080}}}},"
+	      "{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.10\","
+	      "\"port_value\":8080}}}}]},{\"lb_endpoints\":["
+	      "{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.11\","
+	      "\"port_value\":8080}}}}]}]}");
+	struct http_lb_view lv;
+	assert_true(http_rt_lb_view(web, 0, &lv));
+	assert_int_equal(lv.n_hosts, 3);
+	assert_int_equal(lv.n_ep_hosts, 3);
+	assert_non_null(lv.eps);
+	assert_int_equal(lv.eps->n_endpoints, 3);
+	assert_ptr_equal(lv.ep_hosts[0], http_rt_host(web, 0xc612000cu, 8080));
+	assert_ptr_equal(lv.ep_hosts[1], http_rt_host(web, 0xc612000au, 8080));
+	assert_ptr_equal(lv.ep_hosts[2], http_rt_host(web, 0xc612000bu, 8080));
+	assert_ptr_equal(lv.hosts[0], lv.ep_hosts[1]);
+	assert_non_null(lv.cache);
+	assert_int_equal(lv.cache->cap, 3);
+	assert_null(lv.cache->eps); /* built by the first pick */
+	assert_false(http_rt_lb_view(NULL, 0, &lv));
 }
 
 /* Issue 17: the snapshot changed where the generations differ says what a
