@@ -65,6 +65,7 @@
 #include "arn_tcp_proxy.h"
 #include "http_int.h"
 #include "http_l4.h"
+#include "http_od.h"
 #include "http_stream.h"
 #include "http_tcpp.h"
 #include "http_tls.h"
@@ -493,10 +494,14 @@ static bool tls_ready(struct http_tcpp *s)
 	return false;
 }
 
+static void tp_od_put(struct http_tcpp *s, bool failed);
+
 /* The upstream is there (connected, and its TLS open when originated):
- * the bytes may move. */
+ * the bytes may move. Envoy's Connected, which outlier detection hears. */
 static void relaying(struct http_tcpp *s)
 {
+	if (__builtin_expect(s->cluster->outlier.present, 0) && s->crt)
+		tp_od_put(s, false);
 	s->state = TP_RELAYING;
 	s->last_ms = s->w->now_ms;
 	http_timer_cancel(&s->conn_timer);
@@ -736,7 +741,8 @@ static void attempt(struct http_tcpp *s)
 	if ((s->cluster->n_health_checks || s->cluster->outlier.present) && s->crt)
 		in.hosts = http_rt_hosts(s->crt, &in.n_hosts);
 	/* outlier detection: the HTTP routers' ejections keep TCP proxy
-	 * connections off the host too (tcp_proxy reports nothing yet) */
+	 * connections off the host too (tcp_proxy reports its connects:
+	 * tp_od_put) */
 	if (s->cluster->outlier.present && s->crt) {
 		in.od_crt = s->crt;
 		in.now_ms = s->w->now_ms;
@@ -816,6 +822,42 @@ static void attempt(struct http_tcpp *s)
 	}
 	http_timer_arm(w, &s->conn_timer,
 		       s->cluster->connect_timeout_ms ? s->cluster->connect_timeout_ms : 5000);
+}
+
+/* Outlier detection hears how a connect to the picked host ended, as
+ * Envoy's tcp_proxy reports it (LocalOriginConnectSuccessFinal, and
+ * LocalOriginConnectFailed or LocalOriginTimeout): without
+ * split_external_local_origin_errors a failure counts to
+ * consecutive_5xx and consecutive_gateway_failure as the router's
+ * connect failures do, a success resets them. */
+static void __attribute__((noinline)) tp_od_put(struct http_tcpp *s, bool failed)
+{
+	size_t n = 0;
+	struct http_host *const *hosts = http_rt_hosts(s->crt, &n);
+	struct http_host *h = http_hosts_find(hosts, n, s->up_addr, s->up_port);
+	if (!h)
+		return;
+	struct http_od_ev ev;
+	http_od_put(&s->cluster->outlier, s->crt, h, hosts, n,
+		    failed ? HTTP_OD_LOCAL : HTTP_OD_SUCCESS, s->w->now_ms, http_rand(s->w), &ev);
+	if (ev.detected_5xx)
+		TCL_INC(s, outlier_detection_ejections_detected_consecutive_5xx);
+	if (ev.detected_gw)
+		TCL_INC(s, outlier_detection_ejections_detected_consecutive_gateway_failure);
+	if (ev.overflow)
+		TCL_INC(s, outlier_detection_ejections_overflow);
+	int64_t active = (ev.enforced_5xx || ev.enforced_gw) - (int64_t)ev.unejected;
+	if (ev.enforced_5xx || ev.enforced_gw) {
+		TCL_INC(s, outlier_detection_ejections_enforced_total);
+		if (ev.enforced_5xx)
+			TCL_INC(s, outlier_detection_ejections_enforced_consecutive_5xx);
+		else
+			TCL_INC(s,
+				outlier_detection_ejections_enforced_consecutive_gateway_failure);
+	}
+	if (active)
+		arn_stats_gauge_add(s->crt->stats, s->w->slot,
+				    ARN_CL_outlier_detection_ejections_active, active);
 }
 
 static void up_connected(struct arn_tcp_conn *c, int status)
@@ -940,6 +982,8 @@ static void up_closed(struct arn_tcp_conn *c, int reason)
 		}
 		http_tls_stop(&s->utls);
 		TCL_INC(s, upstream_cx_connect_fail);
+		if (s->cluster->outlier.present && s->crt)
+			tp_od_put(s, true);
 		s->in_step = true;
 		if (s->attempts < s->tp->max_connect_attempts && s->dn) {
 			attempt(s);

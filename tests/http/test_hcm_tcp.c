@@ -1663,6 +1663,61 @@ static void test_tcp_proxy_connect_attempts(void **state)
 	assert_int_equal(web_stat(ARN_CL_upstream_cx_connect_attempts_exceeded) - x0, 1);
 }
 
+/* clang-format off */
+/* Cluster "dyn" with outlier detection (3 consecutive 5xx), one host. */
+#define TP_CDYN_OD                                                                                 \
+	"{\"name\":\"dyn\",\"type\":\"STATIC\",\"connect_timeout\":\"0.3s\","                      \
+	"\"outlier_detection\":{\"consecutive_5xx\":3,\"base_ejection_time\":\"30s\"},"            \
+	"\"load_assignment\":{\"cluster_name\":\"dyn\",\"endpoints\":[{\"lb_endpoints\":["         \
+	HH_EP(203) "]}]}}"
+#define TP_LISTENER_DYN(extra)                                                                     \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"tp\",\"typed_config\":{" \
+	"\"@type\":\"type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy\"," \
+	"\"stat_prefix\":\"tp\",\"cluster\":\"dyn\"" extra "}}]}]}"
+/* clang-format on */
+
+static uint64_t dyn_stat(unsigned id)
+{
+	struct arn_stats_scope *sc =
+	    arn_stats_scope_get(&arn_stats_cluster_schema, ARN_STATS_TAG_CLUSTER, "dyn");
+	assert_non_null(sc);
+	uint64_t v = arn_stats_counter_value(sc, id);
+	arn_stats_scope_put(sc);
+	return v;
+}
+
+/* tcp_proxy's connect failures reach outlier detection, as Envoy's
+ * tcp_proxy reports LocalOriginConnectFailed (a 5xx without
+ * split_external_local_origin_errors): three refused connects of one
+ * session eject the host. (They were counted as connect failures only,
+ * and a host refusing every connection stayed in the rotation.) */
+static void test_tcp_proxy_connect_failures_reach_outlier_detection(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_CLUSTER, TP_CDYN_OD);
+	hh_apply(ARN_TYPE_URL_LISTENER, TP_LISTENER_DYN(",\"max_connect_attempts\":3"));
+	hh_cfg_changed = true;
+	hh_settle();
+	uint64_t f0 = dyn_stat(ARN_CL_upstream_cx_connect_fail);
+	uint64_t d0 = dyn_stat(ARN_CL_outlier_detection_ejections_detected_consecutive_5xx);
+	uint64_t e0 = dyn_stat(ARN_CL_outlier_detection_ejections_enforced_consecutive_5xx);
+	hh_syn(1); /* upstreams answer SYNs with RST */
+	hh_open(0, 82);
+	hh_settle();
+	hh_advance(5);
+	struct peer *c = hh_client(0);
+	c->sent_head = true;
+	assert_true(c->fin_in || c->dead);
+	assert_int_equal(dyn_stat(ARN_CL_upstream_cx_connect_fail) - f0, 3);
+	assert_int_equal(dyn_stat(ARN_CL_outlier_detection_ejections_detected_consecutive_5xx) - d0,
+			 1);
+	assert_int_equal(dyn_stat(ARN_CL_outlier_detection_ejections_enforced_consecutive_5xx) - e0,
+			 1);
+	hh_end();
+}
+
 /* max_connect_attempts is a uint32, as Envoy's: 300 attempts, every one
  * refused, are made and counted, then the client is closed. (A uint8
  * count wrapped at 256 and retried forever.) */
@@ -2976,6 +3031,7 @@ int main(void)
 	    T(test_tcp_proxy_slow_client_holds_no_bytes),
 	    T(test_tcp_proxy_idle_timeout),
 	    T(test_tcp_proxy_connect_attempts),
+	    T(test_tcp_proxy_connect_failures_reach_outlier_detection),
 	    T(test_tcp_proxy_resets_and_connect_timeout),
 	    T(test_tcp_proxy_behind_connection_limit),
 	    T(test_listener_connection_limit_at_accept),
