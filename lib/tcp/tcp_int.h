@@ -493,6 +493,11 @@ struct arn_tcp_conn {
 	uint32_t undo_marker; /* snd_una when the response began */
 	uint32_t undo_end;    /* DSACKs count until snd_una passes this */
 	int32_t undo_retrans; /* retransmissions not yet shown spurious by DSACK */
+	/* segments retransmitted, and segments the DSACKs taken reported,
+	 * over the connection's life: a DSACK that would make the second pass
+	 * the first reports more duplicates than we ever sent twice, and is
+	 * ignored (tcp_rack.c's dsack_valid, Linux's tcp_dsack_seen) */
+	uint32_t retrans_segs, dsack_segs;
 	uint32_t prior_cwnd, prior_ssthresh;
 	struct tcp_sack_block dsack; /* valid with TF_DSACK */
 	/* the last DSACK block received and the ACK it came on: the same pair

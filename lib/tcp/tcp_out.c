@@ -591,6 +591,7 @@ static int send_range(struct arn_tcp_conn *c, uint32_t s, uint32_t e, uint32_t d
 static void retransmitted(struct arn_tcp_conn *c, uint32_t s)
 {
 	TCP_INC(c->wk, RETRANSMITS);
+	c->retrans_segs++;
 	if (c->flags & TF_UNDO)
 		c->undo_retrans++;
 	/* Karn: a retransmitted range must not be timed */
@@ -640,6 +641,7 @@ bool tcp_tlp_resend(struct arn_tcp_conn *c)
 		return false;
 	tcp_txr_probed(c, idx);
 	TCP_INC(c->wk, RETRANSMITS);
+	c->retrans_segs++;
 	if (c->flags & TF_UNDO)
 		c->undo_retrans++;
 	c->flags |= TF_TLP_RETRANS;

@@ -3016,6 +3016,97 @@ static void test_rack_dsack_copies_on_a_burst_count_once(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_UNDO), 1);
 }
 
+/* A DSACK's range is the peer's to write. After a real loss (one segment
+ * retransmitted), a peer that reports one forged DSACK below its ACK,
+ * 2^30 bytes wide, had it counted as 700,000 spurious retransmissions:
+ * the reduction was undone at once (cwnd and ssthresh restored). Now, as
+ * Linux's tcp_dsack_seen, a range wider than the peer's largest window is
+ * ignored (counted); the true report of the one retransmission still
+ * undoes it. */
+static void test_rack_dsack_wider_than_the_window_ignored(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(10);
+	uint32_t una = c->snd_una, mss = c->mss;
+	send_block(c, 10 * mss);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	uint32_t cwnd = c->cwnd;
+	fake_advance(lc, 8);
+	struct fake_opts o = popts();
+	o.n_sack = 1;
+	o.sack[0] = una + mss;
+	o.sack[1] = una + 10 * mss;
+	inject(TH_ACK, p_seq, una, 65535, &o, NULL, 0);
+	assert_int_equal(c->recovery, TCP_REC_FAST);
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 1);
+	o = popts();
+	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(c->recovery, TCP_REC_NONE);
+	uint32_t reduced = c->cwnd;
+	assert_true(reduced < cwnd);
+	/* the forged report: everything up to the ACK, 2^30 bytes of it */
+	o.n_sack = 1;
+	o.sack[0] = una + 10 * mss - (1u << 30);
+	o.sack[1] = una + 10 * mss;
+	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(cnt(ARN_TCP_C_UNDO), 0);
+	assert_int_equal(c->cwnd, reduced);
+	assert_int_equal(c->reo_wnd_mult, 1);
+	assert_int_equal(cnt(ARN_TCP_C_DSACK_RECEIVED), 1);
+	assert_int_equal(cnt(ARN_TCP_C_DSACK_IGNORED), 1);
+	/* the true one: the retransmission arrived twice */
+	o.sack[0] = una;
+	o.sack[1] = una + mss;
+	inject(TH_ACK, p_seq, una + 10 * mss, 65535, &o, NULL, 0);
+	assert_int_equal(cnt(ARN_TCP_C_DSACK_IGNORED), 1);
+	assert_int_equal(cnt(ARN_TCP_C_UNDO), 1);
+	assert_true(c->cwnd >= cwnd);
+}
+
+/* Nothing was ever retransmitted, yet the peer reports duplicates, one a
+ * round trip, each inside what it ACKed, or inside a SACK block past
+ * what we sent. Each grew RACK's reordering window (min_RTT / 4 more, up
+ * to SRTT: every real loss detected that much later). Now, as Linux's
+ * tcp_dsack_seen and tcp_is_sackblock_valid, a DSACK that reports more
+ * duplicated segments than were retransmitted, or a range past SND.MAX,
+ * is ignored. */
+static void test_rack_dsack_without_retransmission_ignored(void **state)
+{
+	(void)state;
+	struct arn_tcp_conn *c = rack_conn(10);
+	uint32_t mss = c->mss;
+	for (int round = 0; round < 4; round++) {
+		uint32_t una = c->snd_una;
+		send_block(c, 4 * mss);
+		fake_advance(lc, 0);
+		fake_drain(lc);
+		fake_advance(lc, 10);
+		struct fake_opts o = popts();
+		o.n_sack = 1;
+		o.sack[0] = una + mss;
+		o.sack[1] = una + 2 * mss;
+		if (round == 3) {
+			/* a DSACK inside a second block beyond SND.MAX */
+			o.n_sack = 2;
+			o.sack[0] = una + 5 * mss;
+			o.sack[1] = una + 6 * mss;
+			o.sack[2] = una + 4 * mss;
+			o.sack[3] = una + 8 * mss;
+		}
+		inject(TH_ACK, p_seq, una + 4 * mss, 65535, &o, NULL, 0);
+		fake_advance(lc, 0);
+		fake_drain(lc);
+	}
+	assert_int_equal(cnt(ARN_TCP_C_RETRANSMITS), 0);
+	assert_int_equal(c->reo_wnd_mult, 1);
+	assert_false(c->rack_reord);
+	assert_int_equal(cnt(ARN_TCP_C_DSACK_RECEIVED), 4);
+	assert_int_equal(cnt(ARN_TCP_C_DSACK_IGNORED), 4);
+}
+
 /* Issue 16's recovery episode, as traced against Linux at 5% loss each way
  * (docs/tcp.md "Loss recovery, traced"): cwnd about 6 segments after
  * earlier recoveries; of a flight of six, the third is lost and the
@@ -6387,6 +6478,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_rack_spurious_retransmission_undone_by_dsack,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_dsack_copies_on_a_burst_count_once, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_rack_dsack_wider_than_the_window_ignored, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_rack_dsack_without_retransmission_ignored, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rack_timer_recovery_retransmits_at_once_then_prr,
 					    setup, teardown),
