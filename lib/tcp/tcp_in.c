@@ -420,6 +420,21 @@ static void syn_sent_input(struct arn_tcp_conn *c, struct tcp_seg *s, struct rte
 			return;
 		}
 		ack_ok = true;
+		/* RFC 7323 3.2 and 5.3, as Linux's tcp_rcv_synsent_state_process
+		 * (PAWSActiveRejected): a timestamp echo that is none we sent,
+		 * not between our first SYN's TSval and our clock now, is no
+		 * answer to our SYN (an old duplicate, or forged): a RST for a
+		 * SYN-ACK, nothing for a RST, and the connection waits in
+		 * SYN-SENT for the real answer, retransmitting its SYN. A TSecr
+		 * of 0 is a peer that echoes nothing yet: taken. */
+		if (s->has_ts && s->tsecr &&
+		    s->tsecr - ((uint32_t)c->rtt_start + c->ts_offset) >
+			(uint32_t)(wk->now_ms - c->rtt_start)) {
+			TCP_INC(wk, PAWS_SYNACK_REJECTED);
+			if (!(s->flags & TH_RST))
+				tcp_send_rst_reply(wk, s);
+			return;
+		}
 	}
 	if (s->flags & TH_RST) {
 		if (ack_ok) {

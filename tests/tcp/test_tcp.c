@@ -381,6 +381,59 @@ static void test_handshake_bogus_tsecr_ignored(void **state)
 	}
 }
 
+/* The client's side of the same (upstream connections): a SYN-ACK whose
+ * TSecr is no TSval we sent (after our clock, or before our SYN) is no
+ * answer to our SYN. It used to establish the connection (TS.Recent from
+ * it). Now, as Linux's tcp_rcv_synsent_state_process (RFC 7323): a RST
+ * for it, the connection stays in SYN-SENT and takes the real SYN-ACK,
+ * whose echo gives the RTT sample; a RST with such an echo does not
+ * refuse the connection. */
+static void test_synack_bogus_tsecr_reset(void **state)
+{
+	(void)state;
+	int err = 0;
+	struct arn_tcp_conn *c =
+	    arn_tcp_connect(lc, US, PEER, 8080, &t_ops, NULL, ARN_TCP_CC_CUBIC, &err);
+	assert_non_null(c);
+	assert_true(fake_next(lc, &out));
+	assert_int_equal(out.flags, TH_SYN);
+	uint32_t syn_ts = out.o.tsval, iss = c->iss;
+	fake_advance(lc, 5);
+	/* a tick in our future, a second in it, a tick before our SYN, and
+	 * half the clock away */
+	static const int32_t skew[] = {6, 1005, -1, INT32_MIN};
+	for (unsigned i = 0; i < RTE_DIM(skew); i++) {
+		struct fake_opts o = {.mss = 1460,
+				      .sack_ok = true,
+				      .ts = true,
+				      .tsval = 1,
+				      .tsecr = syn_ts + (uint32_t)skew[i]};
+		arn_tcp_input(lc, fake_seg(PEER, US, 8080, c->lport, TH_SYN | TH_ACK, 9000, iss + 1,
+					   65535, &o, NULL, 0));
+		expect_seg(TH_RST);
+		assert_int_equal(out.seq, iss + 1);
+		assert_int_equal(c->state, TCPS_SYN_SENT);
+		assert_int_equal(app.connects, 0);
+		/* nor does a RST with such an echo refuse it */
+		arn_tcp_input(lc, fake_seg(PEER, US, 8080, c->lport, TH_RST | TH_ACK, 0, iss + 1, 0,
+					   &o, NULL, 0));
+		expect_none();
+		assert_int_equal(c->state, TCPS_SYN_SENT);
+	}
+	assert_int_equal(cnt(ARN_TCP_C_PAWS_SYNACK_REJECTED), 2 * RTE_DIM(skew));
+	/* the real answer, echoing our SYN's TSval */
+	struct fake_opts o = {
+	    .mss = 1460, .sack_ok = true, .ts = true, .tsval = 1, .tsecr = syn_ts};
+	arn_tcp_input(lc, fake_seg(PEER, US, 8080, c->lport, TH_SYN | TH_ACK, 9000, iss + 1, 65535,
+				   &o, NULL, 0));
+	assert_int_equal(app.connects, 1);
+	assert_int_equal(app.connect_status, 0);
+	assert_int_equal(c->state, TCPS_ESTABLISHED);
+	assert_int_equal(c->srtt_us8 >> 3, 5000);
+	assert_int_equal(c->rto, TCP_RTO_MIN_MS);
+	expect_seg(TH_ACK);
+}
+
 static void test_syn_ack_retransmitted_then_abandoned(void **state)
 {
 	(void)state;
@@ -6392,6 +6445,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_passive_open_negotiates_options, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_passive_open_without_options, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_handshake_bogus_tsecr_ignored, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_synack_bogus_tsecr_reset, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_syn_ack_retransmitted_then_abandoned, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_closed_port_gets_rst, setup, teardown),
