@@ -1055,7 +1055,20 @@ static inline __attribute__((always_inline)) void rcv_ack_policy(struct arn_tcp_
  * the window's right edge as it was when the sample began (a window per
  * round trip, at most: it only ever lowers the estimate). A connection
  * that cannot grow (autotuning off, or at its ceiling) measures nothing.
- * @p len: the in-order segment's payload. */
+ * A sample longer than the connection's RTO (our own timing of the path)
+ * or RFC 6298's initial 1 s RTO, whichever is longer (room for a sender
+ * behind a bloated queue), is no round trip of this path: ignored. The
+ * TSecr is the peer's to write, and a window's sample is as long as the
+ * peer is slow; yet the estimate sets how long autotuning measures the
+ * reading before it grows the buffer, and how long an idle or stalled
+ * connection keeps its grant (tcp_rmem.c's stalled() and sending()). With
+ * echoes 98 s old (under the 100 s bound this had), a peer sending one
+ * segment a second had its reading measured over 98 s and grew its
+ * buffer to rcvbuf_max (test_tcp_rcvbuf.c). Linux's
+ * tcp_rcv_rtt_measure_ts bounds the echo only at 2^31 ms
+ * (tcp_rtt_tsopt_us) and lets the lowest sample win, which a peer that
+ * writes every echo decides too. @p len: the in-order segment's
+ * payload. */
 static inline __attribute__((always_inline)) void
 rcv_rtt_measure(struct arn_tcp_conn *c, const struct tcp_seg *s, uint32_t len)
 {
@@ -1072,7 +1085,8 @@ rcv_rtt_measure(struct arn_tcp_conn *c, const struct tcp_seg *s, uint32_t len)
 		/* full: a chain's link by the sender's segment size, which
 		 * link boundaries say nothing of (chain_input) */
 		uint32_t seg = (s->chain & TCP_SEG_CHAIN) ? s->mss : len;
-		if (seg < c->mss || d < 0 || d > 100000)
+		if (seg < c->mss || d < 0 ||
+		    (uint32_t)d > RTE_MAX(c->rto, (uint32_t)TCP_RTO_INIT_MS))
 			return;
 		sample = d ? (uint32_t)d * 1000u : 1000u;
 	} else {
@@ -1081,9 +1095,10 @@ rcv_rtt_measure(struct arn_tcp_conn *c, const struct tcp_seg *s, uint32_t len)
 			return;
 		c->rcv_rtt_seq = c->rcv_nxt + tcp_rcv_window(c);
 		c->rcv_rtt_us0 = wk->now_us ? wk->now_us : 1;
-		if (t0 == 0)
+		if (t0 == 0 ||
+		    wk->now_us - t0 > (uint64_t)RTE_MAX(c->rto, (uint32_t)TCP_RTO_INIT_MS) * 1000u)
 			return;
-		sample = (uint32_t)RTE_MIN(wk->now_us - t0, (uint64_t)UINT32_MAX >> 4);
+		sample = (uint32_t)(wk->now_us - t0);
 		sample = sample ? sample : 1;
 		win_dep = true;
 	}

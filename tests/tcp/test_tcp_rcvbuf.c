@@ -309,6 +309,42 @@ static void test_off_keeps_the_buffer_fixed(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN), 0);
 }
 
+/* A peer that sends one full segment a second, every one echoing a
+ * timestamp of ours 98 s old (the TSecr is the peer's to write). The
+ * receiver's RTT was taken as 98 s, so the application's reading was
+ * measured over 98 s: 140 KB of it against a round trip's 14 KB, and the
+ * buffer grew to rcvbuf_max (a fifth of the worker's growth bound) for a
+ * peer sending 1.4 KB/s. Now an RTT sample longer than the connection's
+ * RTO is none: no estimate, no growth, as for an honest peer at that
+ * rate (the same below with true echoes). */
+static void test_old_echoes_do_not_grow_a_trickle(void **state)
+{
+	(void)state;
+	struct peer p, q;
+	peer_open(&p, 40000);
+	peer_open(&q, 40001);
+	for (int i = 0; i < 120; i++) {
+		uint32_t tsecr = p.tsecr;
+		p.tsecr = tsecr - 98000;
+		peer_seg(&p, TH_ACK, p.seq, payload, PMSS);
+		p.tsecr = tsecr;
+		p.seq += PMSS;
+		peer_seg(&q, TH_ACK, q.seq, payload, PMSS);
+		q.seq += PMSS;
+		fake_advance(lc, 1000);
+		p.tsval += 1000;
+		q.tsval += 1000;
+		peer_read(&p);
+		peer_read(&q);
+	}
+	assert_int_equal(cnt(ARN_TCP_C_BYTES_IN), 2 * 120 * PMSS);
+	assert_int_equal(p.c->rcvbuf, 64 * 1024);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN), 0);
+	assert_int_equal(q.c->rcvbuf, 64 * 1024);
+	assert_int_equal(cnt(ARN_TCP_C_RCVBUF_GROWN_MBUFS), 0);
+	assert_int_equal(p.c->rcv_rtt8_us, 0);
+}
+
 /* The worker's bound on grown receive memory: connections together grow
  * their mbuf budgets by at most wk->rmem_grow_max (a quarter of the pool).
  * The first connection wants 4 MiB, more than the bound allows, and gets
@@ -760,6 +796,7 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_no_growth_without_window_scaling, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_off_keeps_the_buffer_fixed, setup_off, teardown),
+	    cmocka_unit_test_setup_teardown(test_old_echoes_do_not_grow_a_trickle, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_growth_bounded_by_the_worker, setup_big, teardown),
 	    cmocka_unit_test_setup_teardown(test_no_growth_under_pool_pressure, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_grown_connection_attack_bounded, setup, teardown),
