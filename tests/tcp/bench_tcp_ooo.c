@@ -13,9 +13,22 @@
  * Only the segments' input is counted (ooo_round); the ACKs they cause
  * go out, uncounted, between them. The fake lib/net (tcp_fake_net.h)
  * stands for lib/net.
+ *
+ * A second argument chooses another pattern, with the budget as the
+ * configuration makes it (rcvbuf, the third argument in KiB, 64 if none):
+ *   inorder   N full segments in order, for the cost of one against which
+ *             the others compare;
+ *   walk      a hostile peer's: one byte at the far end of the window,
+ *             then N one-byte segments a byte apart, in ascending order
+ *             below it, each placed just before that far byte (the
+ *             queue's tail), so that every one is placed by walking the
+ *             queue (tcp_sack.c's tcp_ooo_insert): the worst a peer can
+ *             make of the out-of-order queue's walks.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tcp_fake_net.h"
 
@@ -59,12 +72,57 @@ static struct fake_opts popts(void)
 	return o;
 }
 
+/* the patterns other than the loss episode: see the header */
+static int other(unsigned n, const char *mode, uint32_t seq, uint32_t ack)
+{
+	struct fake_out out;
+	struct arn_tcp_worker *wk = conn->wk;
+	if (strcmp(mode, "inorder") == 0) {
+		for (unsigned i = 0; i < n; i++) {
+			struct fake_opts p = popts();
+			ooo_round(fake_seg(PEER, US, PPORT, LPORT, TH_ACK, seq + i * PMSS, ack,
+					   65535, &p, payload, PMSS));
+			fake_advance(lc, 0);
+			fake_drain(lc);
+		}
+		printf("inorder: %u segments, %" PRIu64 " bytes in\n", n,
+		       wk->cnt[ARN_TCP_C_BYTES_IN]);
+		return 0;
+	}
+	if (strcmp(mode, "walk") != 0)
+		return 1;
+	/* the far byte: the last of the window offered */
+	uint32_t wnd = conn->rcv_adv - conn->rcv_nxt;
+	struct fake_opts p = popts();
+	arn_tcp_input(lc, fake_seg(PEER, US, PPORT, LPORT, TH_ACK, seq + wnd - 1, ack, 65535, &p,
+				   payload, 1));
+	fake_advance(lc, 0);
+	fake_drain(lc);
+	for (unsigned i = 1; i <= n && 2 * i < wnd - 1; i++) {
+		p = popts();
+		ooo_round(fake_seg(PEER, US, PPORT, LPORT, TH_ACK, seq + 2 * i, ack, 65535, &p,
+				   payload, 1));
+		fake_advance(lc, 0);
+		fake_drain(lc);
+	}
+	(void)out;
+	printf("walk: %u queued (budget %u, window %u), walks %" PRIu64 ", dropped %" PRIu64
+	       ", collapse walks %" PRIu64 "\n",
+	       conn->oooq.n, conn->rmem_max, wnd, wk->cnt[ARN_TCP_C_OOO_WALKS],
+	       wk->cnt[ARN_TCP_C_OOO_DROPPED], wk->cnt[ARN_TCP_C_RCV_COLLAPSE_WALKS]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned n = argc > 1 ? (unsigned)atoi(argv[1]) : 1000;
+	const char *mode = argc > 2 ? argv[2] : "loss";
+	uint32_t rcvbuf = argc > 3 ? (uint32_t)atoi(argv[3]) << 10 : 64u << 10;
+	bool loss = strcmp(mode, "loss") == 0;
 	fake_eal_init();
-	struct arn_dataplane conf = {
-	    .tcp_max_connections = 8, .tcp_rcvbuf = 4 << 20, .tcp_sndbuf = 64 * 1024};
+	struct arn_dataplane conf = {.tcp_max_connections = 8,
+				     .tcp_rcvbuf = loss ? 4u << 20 : rcvbuf,
+				     .tcp_sndbuf = 64 * 1024};
 	if (arn_tcp_worker_init(lc, &conf) != 0)
 		return 1;
 	struct arn_tcp_listen_opts lo = {.backlog = 8};
@@ -83,6 +141,13 @@ int main(int argc, char **argv)
 	fake_drain(lc);
 	if (conn == NULL)
 		return 1;
+	if (!loss) {
+		int rc = other(n, mode, seq, ack);
+		arn_tcp_worker_fini(lc);
+		fake_drain(lc);
+		fake_eal_fini();
+		return rc;
+	}
 	/* the budget: half the flight (no grant raises it) */
 	conn->rmem_max = n / 2;
 	conn->wk->rmem_grow_max = 0;
