@@ -122,21 +122,28 @@ int http_hc_http_verdict(const struct arn_cfg_health_check *c, const char *buf, 
 	arn_h1_msg_init(&m, hdrs, HC_HDRS);
 	arn_h1_parser_init(&p, ARN_H1_RESPONSE, &cfg, &m);
 	v->status = 0;
+	/* the bound is the whole answer's, interim 1xx heads included (the
+	 * parser's is per head): a verdict never depends on a byte past it,
+	 * and no verdict within it is an answer not taken */
+	bool full = len >= HTTP_HC_RX_MAX;
+	if (full)
+		len = HTTP_HC_RX_MAX;
 	for (;;) {
 		struct arn_h1_ev ev;
 		ssize_t n = arn_h1_parse(&p, buf, len, &ev);
-		if (n == ARN_AGAIN)
-			return 0;
-		if (n < 0) {
-			v->r = HTTP_HC_FAIL_ACTIVE;
-			return -EBADMSG;
-		}
 		/* a line cut by the input's end: the parser would keep it in
 		 * a scratch buffer; the whole response is parsed again from
 		 * its first byte once more has come, so it is just not there
 		 * yet */
-		if (ev.type == ARN_H1_EV_NEED_SCRATCH)
-			return 0;
+		if (n == ARN_AGAIN || (n >= 0 && ev.type == ARN_H1_EV_NEED_SCRATCH)) {
+			if (!full)
+				return 0;
+			n = -1; /* a head over the bound: not an answer we take */
+		}
+		if (n < 0) {
+			v->r = HTTP_HC_FAIL_ACTIVE;
+			return -EBADMSG;
+		}
 		buf += n;
 		len -= (size_t)n;
 		if (ev.type != ARN_H1_EV_HEAD)
@@ -468,29 +475,41 @@ static void hc_connected(struct arn_tcp_conn *c, int status)
 		t_send(t);
 }
 
+int http_hc_judge(const struct arn_cfg_health_check *c, const char *rx, size_t was, size_t len,
+		  enum http_hc_result *r)
+{
+	bool full = len >= HTTP_HC_RX_MAX;
+	if (c->kind == ARN_CFG_HC_HTTP) {
+		/* the head is parsed again from its first byte: only when a
+		 * line ended, so that a peer dribbling a byte a segment costs
+		 * a parse per line, not per byte */
+		if (!full && !memchr(rx + was, '\n', len - was))
+			return 0;
+		struct http_hc_verdict v;
+		if (http_hc_http_verdict(c, rx, len, &v) == 0)
+			return 0;
+		*r = v.r;
+		return 1;
+	}
+	if (full)
+		len = HTTP_HC_RX_MAX;
+	if (http_hc_tcp_match(c, (const uint8_t *)rx, len)) {
+		*r = HTTP_HC_SUCCESS;
+		return 1;
+	}
+	if (!full)
+		return 0;
+	*r = HTTP_HC_FAIL_ACTIVE;
+	return 1;
+}
+
 /* The bytes read so far (@p was of them seen before): a verdict, if they
  * give one. */
 static void t_judge(struct hc_target *t, uint32_t was)
 {
-	bool full = t->rx_len == HTTP_HC_RX_MAX;
-	if (t->c->kind == ARN_CFG_HC_HTTP) {
-		/* the head is parsed again from its first byte: only when a
-		 * line ended, so that a peer dribbling a byte a segment costs
-		 * a parse per line, not per byte */
-		if (!full && !memchr(t->rx + was, '\n', t->rx_len - was))
-			return;
-		struct http_hc_verdict v;
-		int rc = http_hc_http_verdict(t->c, t->rx, t->rx_len, &v);
-		if (rc != 0)
-			t_conclude(t, v.r);
-		else if (full) /* a head over the bound: not an answer we take */
-			t_conclude(t, HTTP_HC_FAIL_ACTIVE);
-		return;
-	}
-	if (http_hc_tcp_match(t->c, (const uint8_t *)t->rx, t->rx_len))
-		t_conclude(t, HTTP_HC_SUCCESS);
-	else if (full)
-		t_conclude(t, HTTP_HC_FAIL_ACTIVE);
+	enum http_hc_result r;
+	if (http_hc_judge(t->c, t->rx, was, t->rx_len, &r))
+		t_conclude(t, r);
 }
 
 /*

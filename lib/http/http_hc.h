@@ -104,12 +104,26 @@ struct http_hc_verdict {
 
 /**
  * The verdict of the response bytes @p buf (@p len, from the first) of an
- * HTTP check under @p c. Only the status line and headers are read.
+ * HTTP check under @p c. Only the status line and headers are read, and
+ * of them only the first HTTP_HC_RX_MAX bytes (interim 1xx heads included).
  * @return 1 (a complete head: *@p v set), 0 (incomplete: read more), or
- *   -EBADMSG (not an HTTP/1 response: an active failure, *@p v set).
+ *   -EBADMSG (not an HTTP/1 response, or no final head within
+ *   HTTP_HC_RX_MAX bytes: an active failure, *@p v set).
  */
 int http_hc_http_verdict(const struct arn_cfg_health_check *c, const char *buf, size_t len,
 			 struct http_hc_verdict *v);
+
+/**
+ * What the bytes @p rx read for a check under @p c say: @p len of them so
+ * far, the first @p was of them judged before (an HTTP head is parsed again
+ * only when a line ended since). At most HTTP_HC_RX_MAX of them are read;
+ * that many without a verdict is an active failure (a head over the bound,
+ * or TCP receive blocks that did not come). However the bytes are split
+ * into calls, a verdict once given is the one the whole gives.
+ * @return 1 (a verdict: *@p r set) or 0 (read more).
+ */
+int http_hc_judge(const struct arn_cfg_health_check *c, const char *rx, size_t was, size_t len,
+		  enum http_hc_result *r);
 
 /**
  * The HTTP check's request for @p path and @p host into @p out (@p cap).

@@ -221,6 +221,22 @@ static void test_http_verdict(void **state)
 	int n = snprintf(big, sizeof(big), "HTTP/1.1 200 OK\r\nx-big: ");
 	memset(big + n, 'a', sizeof(big) - (size_t)n - 1);
 	assert_int_equal(http_hc_http_verdict(&c, big, sizeof(big) - 1, &v), -EBADMSG);
+	/* the bound is the whole answer's: interim heads that fill it leave
+	 * no room for the final one, which is not read however much more
+	 * the caller holds (each 1xx head is far under the parser's own
+	 * per-head bound) */
+	static char cont[2 * HTTP_HC_RX_MAX];
+	size_t k = 0;
+	while (k + 25 < HTTP_HC_RX_MAX) {
+		memcpy(cont + k, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+		k += 25;
+	}
+	const char *fin = "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
+	memcpy(cont + k, fin, strlen(fin));
+	assert_int_equal(http_hc_http_verdict(&c, cont, k + strlen(fin), &v), -EBADMSG);
+	assert_int_equal(v.r, HTTP_HC_FAIL_ACTIVE);
+	assert_int_equal(http_hc_http_verdict(&c, cont, HTTP_HC_RX_MAX, &v), -EBADMSG);
+	assert_int_equal(http_hc_http_verdict(&c, cont, HTTP_HC_RX_MAX - 1, &v), 0);
 	/* a 204 or 404 with expected_statuses [200, 300) */
 	uint32_t r[] = {200, 300};
 	c.expected_statuses = r;
@@ -229,6 +245,45 @@ static void test_http_verdict(void **state)
 	assert_int_equal(v.r, HTTP_HC_SUCCESS);
 	assert_int_equal(verdict(&c, "HTTP/1.1 404 Not Found\r\n\r\n", &v), 1);
 	assert_int_equal(v.r, HTTP_HC_FAIL_ACTIVE);
+}
+
+/* What worker 0 does with the bytes as they come (http_hc_judge): an HTTP
+ * head is parsed again only once a line ended; a full buffer without a
+ * verdict is an active failure; TCP blocks are matched at once. */
+static void test_judge(void **state)
+{
+	(void)state;
+	struct arn_cfg_health_check c = hc_cfg(2, 2);
+	enum http_hc_result r = HTTP_HC_FAIL_TIMEOUT;
+	const char *ok = "HTTP/1.1 200 OK\r\n\r\n";
+	assert_int_equal(http_hc_judge(&c, ok, 0, 10, &r), 0);
+	assert_int_equal(http_hc_judge(&c, ok, 10, strlen(ok), &r), 1);
+	assert_int_equal(r, HTTP_HC_SUCCESS);
+	/* a bad byte decides at the next line's end, or with the buffer full */
+	assert_int_equal(http_hc_judge(&c, "XTTP/1.1", 0, 8, &r), 0);
+	assert_int_equal(http_hc_judge(&c, "XTTP/1.1\r\n", 8, 10, &r), 1);
+	assert_int_equal(r, HTTP_HC_FAIL_ACTIVE);
+	static char big[HTTP_HC_RX_MAX];
+	memset(big, 'a', sizeof(big));
+	memcpy(big, "HTTP/1.1 200 OK\r\nx: ", strlen("HTTP/1.1 200 OK\r\nx: "));
+	r = HTTP_HC_SUCCESS;
+	assert_int_equal(http_hc_judge(&c, big, 100, sizeof(big), &r), 1);
+	assert_int_equal(r, HTTP_HC_FAIL_ACTIVE);
+	c.kind = ARN_CFG_HC_TCP;
+	uint8_t b1[] = {'O', 'K'};
+	uint8_t *blocks[] = {b1};
+	size_t lens[] = {2};
+	c.receive = blocks;
+	c.receive_len = lens;
+	c.n_receive = 1;
+	assert_int_equal(http_hc_judge(&c, "xO", 0, 2, &r), 0);
+	assert_int_equal(http_hc_judge(&c, "xOK", 2, 3, &r), 1);
+	assert_int_equal(r, HTTP_HC_SUCCESS);
+	/* a full buffer without the block */
+	b1[0] = 'Z';
+	r = HTTP_HC_SUCCESS;
+	assert_int_equal(http_hc_judge(&c, big, 0, sizeof(big), &r), 1);
+	assert_int_equal(r, HTTP_HC_FAIL_ACTIVE);
 }
 
 static void test_http_request(void **state)
@@ -381,6 +436,7 @@ int main(void)
 	    cmocka_unit_test(test_expected_statuses),
 	    cmocka_unit_test(test_tcp_receive_match),
 	    cmocka_unit_test(test_http_verdict),
+	    cmocka_unit_test(test_judge),
 	    cmocka_unit_test(test_http_request),
 	    cmocka_unit_test(test_lb_excludes_failed_hosts),
 	    cmocka_unit_test(test_lb_one_host_failed),
