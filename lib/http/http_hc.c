@@ -177,7 +177,6 @@ int http_hc_http_request(const char *path, const char *host, char *out, size_t c
 struct hc_tab;
 
 struct hc_target {
-	bool used;
 	bool running; /* a check is in flight: the timer is its timeout */
 	bool tls_on;  /* the check's connection speaks TLS (tls is initialised) */
 	bool eof;     /* the check's peer sent its FIN */
@@ -189,28 +188,27 @@ struct hc_target {
 	struct arn_tcp_conn *tc; /* the check's connection (its user is this target) */
 	struct http_timer timer;
 	uint32_t rx_len;
-	char *rx; /* HTTP_HC_RX_MAX bytes */
 	struct hc_tab *hw;
 	/* the cluster's UpstreamTlsContext, when it has one: the check's
 	 * connection is the cluster's transport socket, as Envoy's (SNI,
 	 * validation, client certificate of the cluster's context). Must not
-	 * move while on: the table does not. */
+	 * move while on: a target is allocated on its own and never moves. */
 	struct arn_tls_conn tls;
+	char rx[HTTP_HC_RX_MAX]; /* last: its pages are touched only by checks */
 };
 
-#define HC_IDX (2 * HTTP_HC_MAX_TARGETS)
-
-/* The targets and their buffers (about 4.5 MB): allocated by worker 0 at
- * the first generation that has a cluster with health checks, kept until
- * the worker stops. */
+/* The targets of worker 0: one allocation each (made and freed as the
+ * generations add and remove checked hosts, never per check), found by
+ * host through an index rebuilt per generation. The table grows as the
+ * configuration's checked hosts do, up to HTTP_HC_MAX_TARGETS, and is
+ * freed with its last target once no cluster has checks. */
 struct hc_tab {
 	struct http_worker *w;
-	struct hc_target t[HTTP_HC_MAX_TARGETS];
-	uint32_t idx[HC_IDX]; /* by host pointer: target index + 1, rebuilt per generation */
-	size_t n;
+	struct hc_target **t; /* n of cap */
+	uint32_t n, cap;
+	uint32_t *idx; /* 2 x cap slots, by host pointer: index in t + 1 */
 	uint64_t mark;
 	bool full_logged;
-	char rx_mem[HTTP_HC_MAX_TARGETS][HTTP_HC_RX_MAX];
 };
 
 /* What worker 0 holds while no cluster has checks: a few words. */
@@ -612,7 +610,7 @@ static void hc_close(struct arn_tcp_conn *c, int reason)
 	t_conclude(t, HTTP_HC_FAIL_NETWORK);
 }
 
-/* Stop @p t's checks and drop what it holds. */
+/* Stop @p t's checks, drop what it holds and free it. */
 static void t_stop(struct hc_target *t)
 {
 	t->running = false;
@@ -626,36 +624,71 @@ static void t_stop(struct hc_target *t)
 	host_flag(t->host, false);
 	http_host_put(t->host);
 	arn_cfg_unpin(t->cl);
-	t->used = false;
-	t->host = NULL;
-	t->cl = NULL;
+	free(t);
 }
 
-static uint32_t idx_slot(const void *p)
+static uint32_t idx_slot(const struct hc_tab *hw, const void *p)
 {
 	uint64_t k = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
-	return (uint32_t)(k >> 40) & (HC_IDX - 1);
+	return (uint32_t)(k >> 32) & (2 * hw->cap - 1);
 }
 
 static struct hc_target *idx_find(struct hc_tab *hw, const struct http_host *h)
 {
-	for (uint32_t i = idx_slot(h), k = 0; k < HC_IDX; i = (i + 1) & (HC_IDX - 1), k++) {
+	uint32_t mask = 2 * hw->cap - 1;
+	for (uint32_t i = idx_slot(hw, h), k = 0; hw->cap && k <= mask; i = (i + 1) & mask, k++) {
 		uint32_t v = hw->idx[i];
 		if (!v)
 			return NULL;
-		if (hw->t[v - 1].host == h)
-			return &hw->t[v - 1];
+		if (hw->t[v - 1]->host == h)
+			return hw->t[v - 1];
 	}
 	return NULL;
 }
 
 static void idx_add(struct hc_tab *hw, uint32_t ti)
 {
-	for (uint32_t i = idx_slot(hw->t[ti].host);; i = (i + 1) & (HC_IDX - 1))
+	uint32_t mask = 2 * hw->cap - 1;
+	for (uint32_t i = idx_slot(hw, hw->t[ti]->host);; i = (i + 1) & mask)
 		if (!hw->idx[i]) {
 			hw->idx[i] = ti + 1;
 			return;
 		}
+}
+
+/* The index of the n targets, again (at most half full: 2 x cap slots). */
+static void idx_rebuild(struct hc_tab *hw)
+{
+	if (!hw->cap)
+		return;
+	memset(hw->idx, 0, 2 * (size_t)hw->cap * sizeof(*hw->idx));
+	for (uint32_t i = 0; i < hw->n; i++)
+		idx_add(hw, i);
+}
+
+/* Room for one more target: the table doubles (from 64) up to
+ * HTTP_HC_MAX_TARGETS. @return false at the limit or out of memory. */
+static bool tab_room(struct hc_tab *hw)
+{
+	if (hw->n < hw->cap)
+		return true;
+	if (hw->cap >= HTTP_HC_MAX_TARGETS)
+		return false;
+	uint32_t cap = hw->cap ? 2 * hw->cap : 64;
+	if (cap > HTTP_HC_MAX_TARGETS)
+		cap = HTTP_HC_MAX_TARGETS;
+	struct hc_target **t = realloc(hw->t, cap * sizeof(*t));
+	if (!t)
+		return false;
+	hw->t = t;
+	uint32_t *idx = calloc(2 * (size_t)cap, sizeof(*idx));
+	if (!idx)
+		return false;
+	free(hw->idx);
+	hw->idx = idx;
+	hw->cap = cap;
+	idx_rebuild(hw);
+	return true;
 }
 
 struct gen_walk {
@@ -676,36 +709,33 @@ static void add_host(struct hc_tab *hw, const struct arn_cfg_cluster *cl, struct
 		}
 		return;
 	}
-	uint32_t ti = 0;
-	while (ti < HTTP_HC_MAX_TARGETS && hw->t[ti].used)
-		ti++;
-	if (ti == HTTP_HC_MAX_TARGETS) {
-		/* not checked: not held failed either */
+	t = tab_room(hw) ? malloc(sizeof(*t)) : NULL;
+	if (!t) {
+		/* not checked: not held failed either; counted per host and
+		 * configuration change */
 		host_flag(h, false);
+		if (h->crt && h->crt->stats)
+			arn_stats_inc(h->crt->stats, hw->w->slot, ARN_CL_health_check_unchecked);
 		if (!hw->full_logged)
 			ARN_WARN(HTTP,
-				 "cluster %s: more than %u hosts with active health checks; "
-				 "the others are not checked",
-				 cl->obj.name, HTTP_HC_MAX_TARGETS);
+				 "cluster %s: %s; hosts beyond %u with active health checks "
+				 "are not checked",
+				 cl->obj.name, hw->n < HTTP_HC_MAX_TARGETS ? "no memory" : "limit",
+				 hw->n);
 		hw->full_logged = true;
 		return;
 	}
-	t = &hw->t[ti];
-	memset(&t->sm, 0, sizeof(t->sm));
-	t->used = true;
-	t->running = false;
+	/* the receive buffer is left untouched until a check reads into it */
+	memset(t, 0, offsetof(struct hc_target, rx));
+	uint32_t ti = hw->n++;
+	hw->t[ti] = t;
 	t->seen = hw->mark;
 	t->hw = hw;
-	t->tc = NULL;
-	t->tls_on = false;
-	t->rx = hw->rx_mem[ti];
-	t->rx_len = 0;
 	http_host_ref(h); /* the snapshot that handed it out holds its own */
 	t->host = h;
 	arn_cfg_pin(cl);
 	t->cl = cl;
 	t->c = &cl->health_checks[0];
-	memset(&t->timer, 0, sizeof(t->timer));
 	t->timer.fn = t_timer;
 	/* a host this cluster gained starts failed (the control lcore set
 	 * it so when it created the host); one it had before the checks
@@ -713,7 +743,6 @@ static void add_host(struct hc_tab *hw, const struct arn_cfg_cluster *cl, struct
 	bool failed = __atomic_load_n(&h->hc_flags, __ATOMIC_RELAXED) & HTTP_HOST_FAILED_ACTIVE_HC;
 	http_hc_sm_init(&t->sm, failed);
 	idx_add(hw, ti);
-	hw->n++;
 	if (!failed)
 		t_healthy_add(t, 1);
 	http_timer_arm(hw->w, &t->timer, 1); /* the first check at once, as Envoy */
@@ -784,58 +813,70 @@ void http_hc_gen(struct http_worker *w, const struct arn_cfg_gen *g)
 }
 
 /* The targets' table, allocated on first need: worker 0 of a configuration
- * without health checks holds none of it. Once only (between generations,
- * not per request); kept until the worker stops, as clusters with checks
- * come and go. NULL when out of memory (logged once): the hosts are not
- * checked and count as healthy for active checks, as beyond
- * HTTP_HC_MAX_TARGETS; the next generation or snapshot tries again. */
+ * without health checks holds none of it, and lets go of it when no
+ * cluster has checks any more. Between generations, not per request. NULL
+ * when out of memory (logged once): the hosts are not checked and count as
+ * healthy for active checks, as beyond HTTP_HC_MAX_TARGETS; the next
+ * generation or snapshot tries again. */
 static struct hc_tab *tab_get(struct http_hc_worker *hc)
 {
 	if (hc->tab)
 		return hc->tab;
-	struct hc_tab *tab = aligned_alloc(64, (sizeof(*tab) + 63) & ~(size_t)63);
+	struct hc_tab *tab = calloc(1, sizeof(*tab));
 	if (!tab) {
 		if (!hc->nomem_logged)
-			ARN_WARN(HTTP,
-				 "active health checks: no memory for their %zu bytes; "
-				 "hosts are not checked",
-				 sizeof(*tab));
+			ARN_WARN(HTTP, "active health checks: no memory for their table; "
+				       "hosts are not checked");
 		hc->nomem_logged = true;
 		return NULL;
 	}
-	/* the receive buffers are left untouched: pages a check never uses
-	 * are never faulted in */
-	memset(tab, 0, offsetof(struct hc_tab, rx_mem));
 	tab->w = hc->w;
 	hc->tab = tab;
 	return tab;
+}
+
+/* Stop every target and free the table. */
+static void tab_free(struct http_hc_worker *hc)
+{
+	struct hc_tab *hw = hc->tab;
+	if (!hw)
+		return;
+	for (uint32_t i = 0; i < hw->n; i++)
+		t_stop(hw->t[i]);
+	free(hw->t);
+	free(hw->idx);
+	free(hw);
+	hc->tab = NULL;
 }
 
 static void reconcile(struct http_hc_worker *hc, const struct arn_cfg_gen *g)
 {
 	/* read first: a snapshot published during the walk is seen next tick */
 	hc->snap = http_rt_snap_sync();
-	/* nothing checked and no cluster to check: no walk of the clusters */
-	if (!g || ((!hc->tab || hc->tab->n == 0) && http_rt_hc_clusters() == 0))
+	if (!g)
 		return;
+	/* no cluster to check: no walk of the clusters, and no table */
+	if (http_rt_hc_clusters() == 0) {
+		tab_free(hc);
+		return;
+	}
 	struct hc_tab *hw = tab_get(hc);
 	if (!hw)
 		return;
 	hw->mark++;
-	memset(hw->idx, 0, sizeof(hw->idx));
-	for (uint32_t i = 0; i < HTTP_HC_MAX_TARGETS; i++)
-		if (hw->t[i].used)
-			idx_add(hw, i);
+	idx_rebuild(hw);
 	struct gen_walk gw = {hw, g};
-	if (http_rt_hc_clusters())
-		arn_cfg_cluster_foreach(g, gen_cluster, &gw);
-	for (uint32_t i = 0; i < HTTP_HC_MAX_TARGETS; i++) {
-		struct hc_target *t = &hw->t[i];
-		if (t->used && t->seen != hw->mark) {
+	arn_cfg_cluster_foreach(g, gen_cluster, &gw);
+	/* the targets this generation did not see go; the others close up */
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < hw->n; i++) {
+		struct hc_target *t = hw->t[i];
+		if (t->seen != hw->mark)
 			t_stop(t);
-			hw->n--;
-		}
+		else
+			hw->t[k++] = t;
 	}
+	hw->n = k;
 }
 
 void http_hc_worker_fini(struct http_worker *w)
@@ -843,11 +884,7 @@ void http_hc_worker_fini(struct http_worker *w)
 	struct http_hc_worker *hc = w->hc;
 	if (!hc)
 		return;
-	struct hc_tab *hw = hc->tab;
-	for (uint32_t i = 0; hw && i < HTTP_HC_MAX_TARGETS; i++)
-		if (hw->t[i].used)
-			t_stop(&hw->t[i]);
-	free(hw);
+	tab_free(hc);
 	http_timer_cancel(&hc->tick);
 	free(hc);
 	w->hc = NULL;
@@ -862,5 +899,10 @@ size_t http_hc_mem(const struct http_worker *w)
 {
 	if (!w->hc)
 		return 0;
-	return sizeof(*w->hc) + (w->hc->tab ? sizeof(*w->hc->tab) : 0);
+	const struct hc_tab *hw = w->hc->tab;
+	size_t n = sizeof(*w->hc);
+	if (hw)
+		n += sizeof(*hw) + hw->cap * (sizeof(*hw->t) + 2 * sizeof(*hw->idx)) +
+		     hw->n * sizeof(struct hc_target);
+	return n;
 }

@@ -4,8 +4,9 @@
  *
  * Where they run: on worker 0 only, over its own lib/tcp stack and timer
  * wheel (the control lcore has no TCP stack). Each checked host has a
- * target here (worker 0's, a fixed table allocated once, at the first
- * generation with a cluster that has checks: no malloc per check), which
+ * target here (worker 0's, allocated when a generation adds the host, in a
+ * table that exists only while some cluster has checks: no malloc per
+ * check), which
  * opens one connection per check (over TLS with the cluster's
  * UpstreamTlsContext when it has one, lib/tls directly: the handshake is
  * bounded by the check's timeout and a failed one is a network failure),
@@ -133,9 +134,12 @@ int http_hc_http_request(const char *path, const char *host, char *out, size_t c
 
 /* ---- worker 0 ----------------------------------------------------------------- */
 
-/* Targets worker 0 can check: hosts beyond are not checked (logged), and
- * count as healthy for active checks. */
-#define HTTP_HC_MAX_TARGETS 1024
+/* Hosts worker 0 checks, at most (each a target of about 4.4 KB, the
+ * response buffer included, allocated as a generation adds it): hosts
+ * beyond are not checked (logged, counted in
+ * cluster.<c>.health_check.unchecked) and count as healthy for active
+ * checks. */
+#define HTTP_HC_MAX_TARGETS 8192
 /* A response head (or TCP receive data) read for a check, at most. */
 #define HTTP_HC_RX_MAX 4096
 
@@ -149,8 +153,8 @@ void http_hc_gen(struct http_worker *w, const struct arn_cfg_gen *g);
 void http_hc_worker_fini(struct http_worker *w);
 /** Targets worker 0 has (tests). */
 size_t http_hc_targets(const struct http_worker *w);
-/** Bytes worker @p w's checker holds (tests): a few words until a
- * generation has a cluster with checks. */
+/** Bytes worker @p w's checker holds (tests): a few words while no
+ * cluster has checks, then its table and targets. */
 size_t http_hc_mem(const struct http_worker *w);
 
 #endif

@@ -285,6 +285,115 @@ static void test_active_hc_targets_follow_generations(void **state)
 	fake_worker_free(w);
 }
 
+/* A ClusterLoadAssignment of @p cluster with @p n endpoints
+ * 198.18.<i / 256>.<i % 256>:8080 (malloc'd). */
+static char *jcla_n(const char *cluster, unsigned n)
+{
+	size_t cap = 128 + (size_t)n * 100, k = 0;
+	char *b = malloc(cap);
+	assert_non_null(b);
+	k += (size_t)snprintf(
+	    b + k, cap - k, "{\"cluster_name\":\"%s\",\"endpoints\":[{\"lb_endpoints\":[", cluster);
+	for (unsigned i = 0; i < n; i++)
+		k += (size_t)snprintf(
+		    b + k, cap - k,
+		    "%s{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":"
+		    "\"198.18.%u.%u\",\"port_value\":8080}}}}",
+		    i ? "," : "", i / 256, i % 256);
+	assert_true(k + 5 < cap);
+	snprintf(b + k, cap - k, "]}]}");
+	return b;
+}
+
+/* Worker 0's targets are as many as the configuration's checked hosts, up
+ * to HTTP_HC_MAX_TARGETS (once a fixed table of 1024: a cluster of 5,000
+ * hosts had 3,976 of them unchecked); hosts beyond the limit are counted
+ * in cluster.<c>.health_check.unchecked, not held failed. */
+static void test_active_hc_many_hosts(void **state)
+{
+	(void)state;
+	assert_int_equal(arn_stats_set_workers(1), 0);
+	APPLY(C, "1", jcluster_eds_hc("web"));
+	char *cla = jcla_n("web", 5000);
+	APPLY(E, "1", cla);
+	free(cla);
+	accepted();
+	assert_int_equal(http_rt_init(st), 0);
+	struct http_worker *w = fake_worker(0);
+	http_timers_init(w);
+	assert_int_equal(http_hc_worker_init(w), 0);
+	http_hc_gen(w, arn_config_gen(st));
+	assert_int_equal(http_hc_targets(w), 5000);
+	struct http_cluster_rt *crt = http_rt_cluster("web", 3, arn_cfg_hash("web", 3));
+	assert_non_null(crt);
+	assert_int_equal(arn_stats_counter_value(crt->stats, ARN_CL_health_check_unchecked), 0);
+	/* over the limit: HTTP_HC_MAX_TARGETS of them are checked, the others
+	 * counted (once per host and configuration change) and not failed */
+	cla = jcla_n("web", HTTP_HC_MAX_TARGETS + 8);
+	APPLY(E, "2", cla);
+	free(cla);
+	accepted();
+	http_rt_sync(st);
+	http_hc_gen(w, arn_config_gen(st));
+	assert_int_equal(http_hc_targets(w), HTTP_HC_MAX_TARGETS);
+	crt = http_rt_cluster("web", 3, arn_cfg_hash("web", 3));
+	assert_int_equal(arn_stats_counter_value(crt->stats, ARN_CL_health_check_unchecked), 8);
+	unsigned failed = 0;
+	for (unsigned i = 0; i < HTTP_HC_MAX_TARGETS + 8; i++) {
+		struct http_host *h =
+		    http_host_find("web", 3, 0xc6120000u | (i / 256) << 8 | (i % 256), 8080);
+		assert_non_null(h);
+		failed += (__atomic_load_n(&h->hc_flags, __ATOMIC_RELAXED) &
+			   HTTP_HOST_FAILED_ACTIVE_HC) != 0;
+	}
+	assert_int_equal(failed, HTTP_HC_MAX_TARGETS);
+	/* and back to a few: the others' targets go */
+	APPLY(E, "3", jcla("web", (const int[]){10, 11}, 2));
+	accepted();
+	http_rt_sync(st);
+	http_hc_gen(w, arn_config_gen(st));
+	assert_int_equal(http_hc_targets(w), 2);
+	http_hc_worker_fini(w);
+	fake_worker_free(w);
+}
+
+/* The targets' table goes with the last cluster that has checks (it once
+ * stayed, 4.5 MB, until the worker stopped), and comes back with the next
+ * one. */
+static void test_active_hc_table_freed_without_checks(void **state)
+{
+	(void)state;
+	assert_int_equal(arn_stats_set_workers(1), 0);
+	APPLY(C, "1", jcluster_eds_hc("web"));
+	APPLY(E, "1", jcla("web", (const int[]){10, 11}, 2));
+	accepted();
+	assert_int_equal(http_rt_init(st), 0);
+	struct http_worker *w = fake_worker(0);
+	http_timers_init(w);
+	assert_int_equal(http_hc_worker_init(w), 0);
+	size_t idle = http_hc_mem(w);
+	assert_true(idle < 1024);
+	http_hc_gen(w, arn_config_gen(st));
+	assert_int_equal(http_hc_targets(w), 2);
+	assert_true(http_hc_mem(w) > idle + 2 * HTTP_HC_RX_MAX);
+	/* a generation without checks */
+	APPLY(C, "2", jcluster_eds("web"));
+	accepted();
+	http_rt_sync(st);
+	http_hc_gen(w, arn_config_gen(st));
+	assert_int_equal(http_hc_targets(w), 0);
+	assert_int_equal(http_hc_mem(w), idle);
+	/* the checks again */
+	APPLY(C, "3", jcluster_eds_hc("web"));
+	accepted();
+	http_rt_sync(st);
+	http_hc_gen(w, arn_config_gen(st));
+	assert_int_equal(http_hc_targets(w), 2);
+	assert_true(http_hc_mem(w) > idle + 2 * HTTP_HC_RX_MAX);
+	http_hc_worker_fini(w);
+	fake_worker_free(w);
+}
+
 /* http_pool_get's hint (a connection's last pool) is taken only when it
  * is the pool asked for; otherwise the lookup finds or makes the right one
  * and the hint follows it. */
@@ -967,6 +1076,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_pool_hint, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_active_hc_targets_follow_generations, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_active_hc_many_hosts, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_active_hc_table_freed_without_checks, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_host_counts_kept_across_generations_and_in_flight,
 					    setup, teardown),
