@@ -24,6 +24,8 @@ void http_hc_sm_init(struct http_hc_sm *s, bool failed)
 	s->n_fail = 0;
 	s->failed = failed;
 	s->first = true;
+	s->last_failed = failed;
+	s->pending = false;
 }
 
 bool http_hc_sm_apply(const struct arn_cfg_health_check *c, struct http_hc_sm *s,
@@ -31,6 +33,8 @@ bool http_hc_sm_apply(const struct arn_cfg_health_check *c, struct http_hc_sm *s
 {
 	bool first = s->first;
 	s->first = false;
+	s->last_failed = r != HTTP_HC_SUCCESS;
+	s->pending = false;
 	if (r == HTTP_HC_SUCCESS) {
 		s->n_fail = 0;
 		if (!s->failed)
@@ -44,6 +48,7 @@ bool http_hc_sm_apply(const struct arn_cfg_health_check *c, struct http_hc_sm *s
 			s->n_ok = 0;
 			return true;
 		}
+		s->pending = true;
 		return false;
 	}
 	s->n_ok = 0;
@@ -58,16 +63,21 @@ bool http_hc_sm_apply(const struct arn_cfg_health_check *c, struct http_hc_sm *s
 		s->n_fail = 0;
 		return true;
 	}
+	s->pending = true;
 	return false;
 }
 
 uint64_t http_hc_next_ms(const struct arn_cfg_health_check *c, const struct http_hc_sm *s,
 			 bool traffic, uint64_t rand)
 {
+	/* after the last check's result, not the host's health: a healthy
+	 * host whose check failed (not yet unhealthy_threshold times) is
+	 * checked again after unhealthy_interval, a failed one whose check
+	 * passed after interval (Envoy's edge intervals, defaults) */
 	uint64_t base;
 	if (!traffic)
 		base = c->no_traffic_interval_ms;
-	else if (s->failed)
+	else if (s->last_failed)
 		base = c->unhealthy_interval_ms ? c->unhealthy_interval_ms : c->interval_ms;
 	else
 		base = c->interval_ms;

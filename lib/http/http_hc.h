@@ -61,6 +61,11 @@ struct http_hc_sm {
 	uint32_t n_ok, n_fail; /* consecutive successes while failed, failures while healthy */
 	bool failed;	       /* FAILED_ACTIVE_HC */
 	bool first;	       /* no check has completed yet */
+	/* the last check, as Envoy's interval() takes it: did it fail (its
+	 * HealthState), and did it count toward a change of health that did
+	 * not happen yet (HealthTransition::ChangePending) */
+	bool last_failed;
+	bool pending;
 };
 
 /** A new host's state: failed until its first check passes (Envoy's
@@ -79,10 +84,13 @@ bool http_hc_sm_apply(const struct arn_cfg_health_check *c, struct http_hc_sm *s
 		      enum http_hc_result r);
 
 /**
- * The time to the next check, ms: unhealthy_interval while failed, else
- * interval, or no_traffic_interval when @p traffic is false (the cluster
- * has opened no connection yet), plus a jitter in [0, interval_jitter)
- * taken from @p rand. At least 1.
+ * The time to the next check, ms, as Envoy's HealthCheckerImplBase::
+ * interval(): after a failed check unhealthy_interval, after a passed one
+ * interval (a check that counted toward a change still pending: the
+ * unhealthy or healthy edge interval, which default to them), or
+ * no_traffic_interval when @p traffic is false (the cluster has opened no
+ * connection yet), plus a jitter in [0, interval_jitter) taken from
+ * @p rand. At least 1.
  */
 uint64_t http_hc_next_ms(const struct arn_cfg_health_check *c, const struct http_hc_sm *s,
 			 bool traffic, uint64_t rand);

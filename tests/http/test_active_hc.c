@@ -110,11 +110,11 @@ static void test_next_interval_and_jitter(void **state)
 	http_hc_sm_init(&s, false);
 	assert_int_equal(http_hc_next_ms(&c, &s, true, 12345), 1000);
 	assert_int_equal(http_hc_next_ms(&c, &s, false, 12345), 7000);
-	s.failed = true;
+	s.failed = s.last_failed = true;
 	assert_int_equal(http_hc_next_ms(&c, &s, true, 12345), 300);
 	c.unhealthy_interval_ms = 0; /* unset: interval */
 	assert_int_equal(http_hc_next_ms(&c, &s, true, 1), 1000);
-	s.failed = false;
+	s.failed = s.last_failed = false;
 	c.interval_jitter_ms = 200;
 	uint64_t lo = UINT64_MAX, hi = 0, x = 0x9e3779b97f4a7c15ull;
 	for (int i = 0; i < 10000; i++) {
@@ -131,6 +131,44 @@ static void test_next_interval_and_jitter(void **state)
 	c.interval_ms = 0;
 	c.interval_jitter_ms = 0;
 	assert_int_equal(http_hc_next_ms(&c, &s, true, 0), 1);
+}
+
+/* The interval follows the last check's result, not the host's health, as
+ * Envoy's interval(): a healthy host whose check failed (short of
+ * unhealthy_threshold) is checked again after unhealthy_interval (its
+ * unhealthy_edge_interval's default), a failed host whose check passed
+ * (short of healthy_threshold) after interval (healthy_edge_interval's). */
+static void test_next_interval_follows_last_check(void **state)
+{
+	(void)state;
+	struct arn_cfg_health_check c = hc_cfg(3, 3);
+	c.interval_ms = 1000;
+	c.unhealthy_interval_ms = 300;
+	struct http_hc_sm s;
+	http_hc_sm_init(&s, false);
+	assert_int_equal(http_hc_next_ms(&c, &s, true, 0), 1000);
+	assert_false(http_hc_sm_apply(&c, &s, HTTP_HC_FAIL_NETWORK));
+	assert_false(s.failed);
+	assert_int_equal(http_hc_next_ms(&c, &s, true, 0), 300);
+	assert_false(http_hc_sm_apply(&c, &s, HTTP_HC_FAIL_TIMEOUT));
+	assert_true(http_hc_sm_apply(&c, &s, HTTP_HC_FAIL_NETWORK));
+	assert_true(s.failed);
+	assert_int_equal(http_hc_next_ms(&c, &s, true, 0), 300);
+	assert_false(http_hc_sm_apply(&c, &s, HTTP_HC_FAIL_ACTIVE));
+	assert_int_equal(http_hc_next_ms(&c, &s, true, 0), 300);
+	/* failed, passing: interval from the first pass on */
+	assert_false(http_hc_sm_apply(&c, &s, HTTP_HC_SUCCESS));
+	assert_true(s.failed);
+	assert_int_equal(http_hc_next_ms(&c, &s, true, 0), 1000);
+	assert_false(http_hc_sm_apply(&c, &s, HTTP_HC_SUCCESS));
+	assert_true(http_hc_sm_apply(&c, &s, HTTP_HC_SUCCESS));
+	assert_int_equal(http_hc_next_ms(&c, &s, true, 0), 1000);
+	/* no traffic yet: no_traffic_interval whatever the result */
+	assert_false(http_hc_sm_apply(&c, &s, HTTP_HC_FAIL_NETWORK));
+	assert_int_equal(http_hc_next_ms(&c, &s, false, 0), 60000);
+	/* a new host starts failed: its first check at once, then as above */
+	http_hc_sm_init(&s, true);
+	assert_int_equal(http_hc_next_ms(&c, &s, true, 0), 300);
 }
 
 static void test_expected_statuses(void **state)
@@ -433,6 +471,7 @@ int main(void)
 	    cmocka_unit_test(test_sm_initial_and_first_check),
 	    cmocka_unit_test(test_sm_thresholds),
 	    cmocka_unit_test(test_next_interval_and_jitter),
+	    cmocka_unit_test(test_next_interval_follows_last_check),
 	    cmocka_unit_test(test_expected_statuses),
 	    cmocka_unit_test(test_tcp_receive_match),
 	    cmocka_unit_test(test_http_verdict),
