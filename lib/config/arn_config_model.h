@@ -914,6 +914,10 @@ struct arn_cfg_health_check {
 	uint32_t healthy_threshold;
 	uint32_t no_traffic_interval_ms; /* 60 s */
 	uint32_t unhealthy_interval_ms;
+	uint32_t unhealthy_edge_interval_ms; /* default: unhealthy_interval */
+	uint32_t healthy_edge_interval_ms;   /* default: interval */
+	uint32_t initial_jitter_ms;
+	uint32_t interval_jitter_percent;
 	/* HTTP */
 	const char *host; /* NULL: the cluster name */
 	const char *path;

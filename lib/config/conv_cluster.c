@@ -218,7 +218,7 @@ static void health_check(struct conv *c, struct pb hc, struct arn_cfg_health_che
 		  "timeout,interval,initial_jitter,interval_jitter,unhealthy_threshold,"
 		  "healthy_threshold,reuse_connection,http_health_check,tcp_health_check,no_"
 		  "traffic_interval,unhealthy_interval,unhealthy_edge_interval,healthy_edge_"
-		  "interval,always_log_health_check_failures");
+		  "interval,always_log_health_check_failures,interval_jitter_percent");
 	if (!conv_duration(c, hc, "timeout", &h->timeout_ms, true) && !pb_has(hc, "timeout"))
 		conv_err(c, "timeout", "missing");
 	if (!conv_duration(c, hc, "interval", &h->interval_ms, true) && !pb_has(hc, "interval"))
@@ -232,6 +232,12 @@ static void health_check(struct conv *c, struct pb hc, struct arn_cfg_health_che
 	conv_duration(c, hc, "no_traffic_interval", &h->no_traffic_interval_ms, true);
 	h->unhealthy_interval_ms = h->interval_ms;
 	conv_duration(c, hc, "unhealthy_interval", &h->unhealthy_interval_ms, true);
+	h->unhealthy_edge_interval_ms = h->unhealthy_interval_ms;
+	conv_duration(c, hc, "unhealthy_edge_interval", &h->unhealthy_edge_interval_ms, true);
+	h->healthy_edge_interval_ms = h->interval_ms;
+	conv_duration(c, hc, "healthy_edge_interval", &h->healthy_edge_interval_ms, true);
+	conv_duration(c, hc, "initial_jitter", &h->initial_jitter_ms, false);
+	h->interval_jitter_percent = pb_u32(hc, "interval_jitter_percent");
 	const char *w = pb_which(hc, "health_checker");
 	if (!w) {
 		conv_err(c, "", "no health checker: set http_health_check or tcp_health_check");

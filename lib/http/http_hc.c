@@ -77,13 +77,27 @@ uint64_t http_hc_next_ms(const struct arn_cfg_health_check *c, const struct http
 	uint64_t base;
 	if (!traffic)
 		base = c->no_traffic_interval_ms;
+	else if (s->last_failed && s->pending && c->unhealthy_edge_interval_ms)
+		base = c->unhealthy_edge_interval_ms;
 	else if (s->last_failed)
 		base = c->unhealthy_interval_ms ? c->unhealthy_interval_ms : c->interval_ms;
+	else if (s->pending && c->healthy_edge_interval_ms)
+		base = c->healthy_edge_interval_ms;
 	else
 		base = c->interval_ms;
+	/* Envoy's two jitters, each from its own draw: a percentage of the
+	 * base, then interval_jitter */
+	uint64_t pct = (uint64_t)c->interval_jitter_percent * base / 100;
+	if (pct)
+		base += ((rand >> 32) ^ (rand * 0x9e3779b97f4a7c15ull)) % pct;
 	if (c->interval_jitter_ms)
 		base += rand % c->interval_jitter_ms;
 	return base ? base : 1;
+}
+
+uint64_t http_hc_first_ms(const struct arn_cfg_health_check *c, uint64_t rand)
+{
+	return c->initial_jitter_ms ? 1 + rand % c->initial_jitter_ms : 1;
 }
 
 bool http_hc_status_ok(const struct arn_cfg_health_check *c, unsigned status)
@@ -755,7 +769,8 @@ static void add_host(struct hc_tab *hw, const struct arn_cfg_cluster *cl, struct
 	idx_add(hw, ti);
 	if (!failed)
 		t_healthy_add(t, 1);
-	http_timer_arm(hw->w, &t->timer, 1); /* the first check at once, as Envoy */
+	/* the first check at once, or within initial_jitter, as Envoy */
+	http_timer_arm(hw->w, &t->timer, http_hc_first_ms(t->c, http_rand(hw->w)));
 }
 
 static void gen_cluster(void *ctx, const struct arn_cfg_cluster *cl)

@@ -89,11 +89,16 @@ bool http_hc_sm_apply(const struct arn_cfg_health_check *c, struct http_hc_sm *s
  * interval (a check that counted toward a change still pending: the
  * unhealthy or healthy edge interval, which default to them), or
  * no_traffic_interval when @p traffic is false (the cluster has opened no
- * connection yet), plus a jitter in [0, interval_jitter) taken from
- * @p rand. At least 1.
+ * connection yet), plus a jitter in [0, interval_jitter_percent % of it)
+ * and one in [0, interval_jitter), both taken from @p rand. At least 1.
  */
 uint64_t http_hc_next_ms(const struct arn_cfg_health_check *c, const struct http_hc_sm *s,
 			 bool traffic, uint64_t rand);
+
+/** The time to a new target's first check, ms: at once (1), or within
+ * initial_jitter ([1, initial_jitter]) taken from @p rand, as Envoy's
+ * onInitialInterval(). */
+uint64_t http_hc_first_ms(const struct arn_cfg_health_check *c, uint64_t rand);
 
 /** Is @p status in expected_statuses (default [200, 201))? */
 bool http_hc_status_ok(const struct arn_cfg_health_check *c, unsigned status);

@@ -171,6 +171,61 @@ static void test_next_interval_follows_last_check(void **state)
 	assert_int_equal(http_hc_next_ms(&c, &s, true, 0), 300);
 }
 
+/* Envoy's edge intervals (for a check that counted toward a change still
+ * pending), interval_jitter_percent and initial_jitter. */
+static void test_edge_intervals_and_jitters(void **state)
+{
+	(void)state;
+	struct arn_cfg_health_check c = hc_cfg(2, 2);
+	c.interval_ms = 1000;
+	c.unhealthy_interval_ms = 300;
+	c.unhealthy_edge_interval_ms = 50;
+	c.healthy_edge_interval_ms = 70;
+	struct http_hc_sm s;
+	http_hc_sm_init(&s, false);
+	assert_false(http_hc_sm_apply(&c, &s, HTTP_HC_FAIL_NETWORK)); /* pending */
+	assert_int_equal(http_hc_next_ms(&c, &s, true, 0), 50);
+	assert_true(http_hc_sm_apply(&c, &s, HTTP_HC_FAIL_NETWORK)); /* changed */
+	assert_int_equal(http_hc_next_ms(&c, &s, true, 0), 300);
+	assert_false(http_hc_sm_apply(&c, &s, HTTP_HC_FAIL_NETWORK)); /* unchanged */
+	assert_int_equal(http_hc_next_ms(&c, &s, true, 0), 300);
+	assert_false(http_hc_sm_apply(&c, &s, HTTP_HC_SUCCESS)); /* pending */
+	assert_int_equal(http_hc_next_ms(&c, &s, true, 0), 70);
+	assert_true(http_hc_sm_apply(&c, &s, HTTP_HC_SUCCESS)); /* changed */
+	assert_int_equal(http_hc_next_ms(&c, &s, true, 0), 1000);
+	assert_false(http_hc_sm_apply(&c, &s, HTTP_HC_SUCCESS)); /* unchanged */
+	assert_int_equal(http_hc_next_ms(&c, &s, true, 0), 1000);
+	/* interval_jitter_percent: [0, 10 % of 1000) more, with interval_jitter */
+	c.interval_jitter_percent = 10;
+	c.interval_jitter_ms = 20;
+	uint64_t lo = UINT64_MAX, hi = 0, x = 0x9e3779b97f4a7c15ull;
+	for (int i = 0; i < 20000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		uint64_t n = http_hc_next_ms(&c, &s, true, x);
+		lo = n < lo ? n : lo;
+		hi = n > hi ? n : hi;
+	}
+	assert_true(lo >= 1000 && lo < 1010);
+	assert_true(hi <= 1000 + 99 + 19 && hi > 1100);
+	/* initial_jitter: the first check within [1, initial_jitter] ms; at
+	 * once without it */
+	assert_int_equal(http_hc_first_ms(&c, 12345), 1);
+	c.initial_jitter_ms = 500;
+	lo = UINT64_MAX, hi = 0;
+	for (int i = 0; i < 20000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		uint64_t n = http_hc_first_ms(&c, x);
+		lo = n < lo ? n : lo;
+		hi = n > hi ? n : hi;
+	}
+	assert_true(lo >= 1 && lo < 10);
+	assert_true(hi <= 500 && hi > 490);
+}
+
 static void test_expected_statuses(void **state)
 {
 	(void)state;
@@ -472,6 +527,7 @@ int main(void)
 	    cmocka_unit_test(test_sm_thresholds),
 	    cmocka_unit_test(test_next_interval_and_jitter),
 	    cmocka_unit_test(test_next_interval_follows_last_check),
+	    cmocka_unit_test(test_edge_intervals_and_jitters),
 	    cmocka_unit_test(test_expected_statuses),
 	    cmocka_unit_test(test_tcp_receive_match),
 	    cmocka_unit_test(test_http_verdict),

@@ -285,6 +285,51 @@ static void test_active_hc_targets_follow_generations(void **state)
 	fake_worker_free(w);
 }
 
+static void find_web(void *ctx, const struct arn_cfg_cluster *cl)
+{
+	if (cl->obj.name_len == 3 && memcmp(cl->obj.name, "web", 3) == 0)
+		*(const struct arn_cfg_cluster **)ctx = cl;
+}
+
+/* Envoy's initial_jitter, interval_jitter_percent and edge intervals are
+ * converted (interval_jitter_percent was refused, the others accepted and
+ * dropped), the edge intervals defaulting as Envoy's: unhealthy_interval
+ * and interval. */
+static void test_active_hc_intervals_converted(void **state)
+{
+	(void)state;
+	APPLY(C, "1",
+	      "{\"name\":\"web\",\"type\":\"EDS\",\"connect_timeout\":\"1s\","
+	      "\"eds_cluster_config\":{\"eds_config\":{\"ads\":{}}},"
+	      "\"health_checks\":[{\"timeout\":\"1s\",\"interval\":\"5s\","
+	      "\"unhealthy_threshold\":2,\"healthy_threshold\":2,\"initial_jitter\":\"0.5s\","
+	      "\"interval_jitter_percent\":10,\"unhealthy_interval\":\"2s\","
+	      "\"unhealthy_edge_interval\":\"0.1s\",\"healthy_edge_interval\":\"0.2s\","
+	      "\"http_health_check\":{\"path\":\"/healthz\"}}]}");
+	accepted();
+	APPLY(E, "1", jcla("web", (const int[]){10}, 1)); /* out of warming */
+	accepted();
+	const struct arn_cfg_cluster *cl = NULL;
+	arn_cfg_cluster_foreach(arn_config_gen(st), find_web, &cl);
+	assert_non_null(cl);
+	const struct arn_cfg_health_check *h = &cl->health_checks[0];
+	assert_int_equal(h->initial_jitter_ms, 500);
+	assert_int_equal(h->interval_jitter_percent, 10);
+	assert_int_equal(h->unhealthy_interval_ms, 2000);
+	assert_int_equal(h->unhealthy_edge_interval_ms, 100);
+	assert_int_equal(h->healthy_edge_interval_ms, 200);
+	APPLY(C, "2", jcluster_eds_hc("web"));
+	accepted();
+	cl = NULL;
+	arn_cfg_cluster_foreach(arn_config_gen(st), find_web, &cl);
+	assert_non_null(cl);
+	h = &cl->health_checks[0];
+	assert_int_equal(h->initial_jitter_ms, 0);
+	assert_int_equal(h->interval_jitter_percent, 0);
+	assert_int_equal(h->unhealthy_edge_interval_ms, 5000);
+	assert_int_equal(h->healthy_edge_interval_ms, 5000);
+}
+
 /* A ClusterLoadAssignment of @p cluster with @p n endpoints
  * 198.18.<i / 256>.<i % 256>:8080 (malloc'd). */
 static char *jcla_n(const char *cluster, unsigned n)
@@ -1078,6 +1123,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_active_hc_targets_follow_generations, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_active_hc_many_hosts, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_active_hc_intervals_converted, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_active_hc_table_freed_without_checks, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_host_counts_kept_across_generations_and_in_flight,
