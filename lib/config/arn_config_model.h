@@ -980,6 +980,11 @@ struct arn_cfg_endpoint {
 	uint8_t health;	      /* enum arn_cfg_health */
 	uint32_t weight;      /* 1 default */
 	const char *hostname; /* or NULL */
+	/* Endpoint.health_check_config: the port active checks go to instead
+	 * of port (0: the same), the Host they send when the check names none
+	 * (NULL: the cluster's name) */
+	uint16_t hc_port;
+	const char *hc_hostname;
 };
 
 struct arn_cfg_locality {

@@ -20,6 +20,25 @@ static void rule_sink(void *ctx, const char *path, const char *msg)
 	conv_err_at(c, path[0] == '.' ? path + 1 : path, msg);
 }
 
+/* Endpoint.health_check_config, as Envoy: active checks of this endpoint
+ * go to another port (port_value) and send another Host (hostname). The
+ * API Arion is built with (gRPC 1.51's copy of Envoy's) has no address or
+ * disable_active_health_check yet: a resource with them is refused as
+ * having unknown fields. */
+static void endpoint_hc_config(struct conv *c, struct pb hcc, struct arn_cfg_endpoint *ep)
+{
+	size_t m = conv_push(c, "health_check_config");
+	conv_only(c, hcc, "port_value,hostname");
+	uint32_t port = pb_u32(hcc, "port_value");
+	if (port > 65535)
+		conv_err(c, "port_value", "%u is not a port", port);
+	ep->hc_port = (uint16_t)port;
+	upb_StringView hn = pb_str(hcc, "hostname");
+	if (hn.size)
+		ep->hc_hostname = conv_hdr_str(c, "hostname", hn);
+	conv_pop(c, m);
+}
+
 /* ---- ClusterLoadAssignment ----------------------------------------------- */
 
 static void endpoints_into(struct conv *c, struct pb cla, struct arn_cfg_endpoints *e)
@@ -104,6 +123,9 @@ static void endpoints_into(struct conv *c, struct pb cla, struct arn_cfg_endpoin
 						    &ep->port, false);
 				if (pb_has(en, "hostname"))
 					ep->hostname = conv_str(c, pb_str(en, "hostname"));
+				struct pb hcc = pb_msg(en, "health_check_config");
+				if (hcc.m)
+					endpoint_hc_config(c, hcc, ep);
 				conv_pop(c, m3);
 			}
 			int32_t hs = pb_i32(lbe, "health_status");
@@ -553,6 +575,13 @@ struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl)
 	}
 	thresholds(c, pb_msg(cl, "circuit_breakers"), out);
 	size_t nhc = pb_len(cl, "health_checks");
+	if (nhc > 1) {
+		/* Envoy's cluster factory: "Multiple health checks not
+		 * supported"; running only the first would hide the others */
+		conv_err(c, "health_checks", "multiple health checks are not supported (%zu given)",
+			 nhc);
+		nhc = 0;
+	}
 	if (nhc) {
 		out->health_checks = CONV_NEW(c, struct arn_cfg_health_check, nhc);
 		if (out->health_checks) {

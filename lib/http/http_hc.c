@@ -213,6 +213,12 @@ struct hc_target {
 	struct http_timer timer;
 	uint32_t rx_len;
 	struct hc_tab *hw;
+	/* the endpoint's health_check_config, as of the last generation:
+	 * the port checks go to (the host's when it sets none) and the Host
+	 * they send over the check's own (empty: the check's, or the
+	 * cluster's name) */
+	uint16_t port;
+	char hostname[256];
 	/* the cluster's UpstreamTlsContext, when it has one: the check's
 	 * connection is the cluster's transport socket, as Envoy's (SNI,
 	 * validation, client certificate of the cluster's context). Must not
@@ -417,10 +423,9 @@ static void t_start(struct hc_target *t)
 	}
 	uint32_t laddr = arn_net_route_src(w->lc, t->host->addr);
 	int err = -EHOSTUNREACH;
-	struct arn_tcp_conn *tc = laddr
-				      ? arn_tcp_connect(w->lc, laddr, t->host->addr, t->host->port,
-							&hc_ops, t, ARN_TCP_CC_DEFAULT, &err)
-				      : NULL;
+	struct arn_tcp_conn *tc = laddr ? arn_tcp_connect(w->lc, laddr, t->host->addr, t->port,
+							  &hc_ops, t, ARN_TCP_CC_DEFAULT, &err)
+					: NULL;
 	if (!tc) {
 		t_conclude(t, HTTP_HC_FAIL_NETWORK);
 		return;
@@ -457,14 +462,21 @@ static bool t_write(struct hc_target *t, const void *buf, uint32_t len)
 	return arn_tcp_write(t->tc, buf, len) == (int)len;
 }
 
+/* The Host an HTTP check sends, as Envoy: the endpoint's
+ * health_check_config.hostname, else the check's host, else the
+ * cluster's name. */
+static const char *t_host(const struct hc_target *t)
+{
+	return t->hostname[0] ? t->hostname : t->c->host ? t->c->host : t->cl->obj.name;
+}
+
 /* The connection is open (TCP's, or TLS's handshake done): the request. */
 static void t_send(struct hc_target *t)
 {
 	const struct arn_cfg_health_check *h = t->c;
 	if (h->kind == ARN_CFG_HC_HTTP) {
 		char req[1024];
-		int n = http_hc_http_request(h->path ? h->path : "/",
-					     h->host ? h->host : t->cl->obj.name, req, sizeof(req));
+		int n = http_hc_http_request(h->path ? h->path : "/", t_host(t), req, sizeof(req));
 		/* a configuration's path and host too long for the buffer:
 		 * a check that cannot be sent fails */
 		if (n < 0 || !t_write(t, req, (uint32_t)n))
@@ -720,11 +732,24 @@ struct gen_walk {
 	const struct arn_cfg_gen *g;
 };
 
-static void add_host(struct hc_tab *hw, const struct arn_cfg_cluster *cl, struct http_host *h)
+/* The endpoint's health_check_config into @p t (port, Host). */
+static void t_endpoint(struct hc_target *t, const struct arn_cfg_endpoint *ep)
+{
+	t->port = ep->hc_port ? ep->hc_port : ep->port;
+	size_t n = ep->hc_hostname ? strlen(ep->hc_hostname) : 0;
+	if (n >= sizeof(t->hostname))
+		n = 0; /* longer than a DNS name: the check's own Host */
+	memcpy(t->hostname, ep->hc_hostname ? ep->hc_hostname : "", n);
+	t->hostname[n] = '\0';
+}
+
+static void add_host(struct hc_tab *hw, const struct arn_cfg_cluster *cl, struct http_host *h,
+		     const struct arn_cfg_endpoint *ep)
 {
 	struct hc_target *t = idx_find(hw, h);
 	if (t) {
 		t->seen = hw->mark;
+		t_endpoint(t, ep);
 		if (t->cl != cl) { /* a new version of the cluster: its settings */
 			arn_cfg_pin(cl);
 			arn_cfg_unpin(t->cl);
@@ -755,6 +780,7 @@ static void add_host(struct hc_tab *hw, const struct arn_cfg_cluster *cl, struct
 	hw->t[ti] = t;
 	t->seen = hw->mark;
 	t->hw = hw;
+	t_endpoint(t, ep);
 	http_host_ref(h); /* the snapshot that handed it out holds its own */
 	t->host = h;
 	arn_cfg_pin(cl);
@@ -796,7 +822,7 @@ static void gen_cluster(void *ctx, const struct arn_cfg_cluster *cl)
 				struct http_host *h =
 				    http_hosts_find(hosts, n_hosts, ep->addr, ep->port);
 				if (h)
-					add_host(gw->hw, cl, h);
+					add_host(gw->hw, cl, h, ep);
 			}
 	}
 }
@@ -913,6 +939,17 @@ void http_hc_worker_fini(struct http_worker *w)
 	http_timer_cancel(&hc->tick);
 	free(hc);
 	w->hc = NULL;
+}
+
+int http_hc_target_peer(const struct http_worker *w, const struct http_host *h, uint16_t *port,
+			const char **host)
+{
+	struct hc_target *t = w->hc && w->hc->tab ? idx_find(w->hc->tab, h) : NULL;
+	if (!t)
+		return -ENOENT;
+	*port = t->port;
+	*host = t_host(t);
+	return 0;
 }
 
 size_t http_hc_targets(const struct http_worker *w)

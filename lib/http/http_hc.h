@@ -166,6 +166,12 @@ void http_hc_gen(struct http_worker *w, const struct arn_cfg_gen *g);
 void http_hc_worker_fini(struct http_worker *w);
 /** Targets worker 0 has (tests). */
 size_t http_hc_targets(const struct http_worker *w);
+struct http_host;
+/** Where worker @p w checks host @p h (tests): the port its checks
+ * connect to and the Host an HTTP check sends. @return 0, or -ENOENT (not
+ * checked). */
+int http_hc_target_peer(const struct http_worker *w, const struct http_host *h, uint16_t *port,
+			const char **host);
 /** Bytes worker @p w's checker holds (tests): a few words while no
  * cluster has checks, then its table and targets. */
 size_t http_hc_mem(const struct http_worker *w);

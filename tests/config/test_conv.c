@@ -489,6 +489,52 @@ static void test_cluster_refusals(void **state)
 	    "is not supported");
 }
 
+/* A TCP check; more than one check refused as Envoy's cluster factory
+ * refuses it ("Multiple health checks not supported"), naming the field;
+ * an endpoint's health_check_config (port, Host). */
+static void test_cluster_health_checks(void **state)
+{
+	(void)state;
+	tc_ok(C,
+	      "{\"name\":\"tc\",\"type\":\"STATIC\",\"connect_timeout\":\"1s\","
+	      "\"health_checks\":[{\"timeout\":\"1s\",\"interval\":\"2s\",\"healthy_threshold\":1,"
+	      "\"unhealthy_threshold\":1,\"tcp_health_check\":{\"send\":{\"text\":\"50494e47\"},"
+	      "\"receive\":[{\"text\":\"504f4e47\"}]}}],"
+	      "\"load_assignment\":{\"cluster_name\":\"tc\",\"endpoints\":[{\"lb_endpoints\":["
+	      "{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"10.0.0.1\","
+	      "\"port_value\":80}},\"health_check_config\":{\"port_value\":9901,\"hostname\":"
+	      "\"hc.test\"}}},"
+	      "{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"10.0.0.4\","
+	      "\"port_value\":80}}}}]}]}}");
+	const struct arn_cfg_cluster *c = cluster("tc");
+	assert_non_null(c);
+	assert_int_equal(c->n_health_checks, 1);
+	assert_int_equal(c->health_checks[0].kind, ARN_CFG_HC_TCP);
+	assert_int_equal(c->health_checks[0].send_len, 4);
+	assert_memory_equal(c->health_checks[0].send, "PING", 4);
+	assert_memory_equal(c->health_checks[0].receive[0], "PONG", 4);
+	const struct arn_cfg_endpoint *e =
+	    c->static_endpoints->priorities[0].localities[0].endpoints;
+	assert_int_equal(e[0].hc_port, 9901);
+	assert_string_equal(e[0].hc_hostname, "hc.test");
+	assert_int_equal(e[1].hc_port, 0);
+	assert_null(e[1].hc_hostname);
+	tc_refused(C,
+		   "{\"name\":\"two\",\"connect_timeout\":\"1s\",\"health_checks\":["
+		   "{\"timeout\":\"1s\",\"interval\":\"2s\",\"healthy_threshold\":1,"
+		   "\"unhealthy_threshold\":1,\"tcp_health_check\":{}},"
+		   "{\"timeout\":\"1s\",\"interval\":\"2s\",\"healthy_threshold\":1,"
+		   "\"unhealthy_threshold\":1,\"tcp_health_check\":{}}]}",
+		   "health_checks: multiple health checks are not supported (2 given)");
+	tc_refused(
+	    C,
+	    "{\"name\":\"hp\",\"connect_timeout\":\"1s\",\"load_assignment\":{\"cluster_name\":"
+	    "\"hp\",\"endpoints\":[{\"lb_endpoints\":[{\"endpoint\":{\"address\":{"
+	    "\"socket_address\":{\"address\":\"10.0.0.1\",\"port_value\":80}},"
+	    "\"health_check_config\":{\"port_value\":70000}}}]}]}}",
+	    "health_check_config.port_value: 70000 is not a port");
+}
+
 static void test_cluster_full(void **state)
 {
 	(void)state;
@@ -505,11 +551,7 @@ static void test_cluster_full(void **state)
 	    "},"
 	    "\"health_checks\":[{\"timeout\":\"1s\",\"interval\":\"5s\",\"healthy_threshold\":2,"
 	    "\"unhealthy_threshold\":3,\"http_health_check\":{\"path\":\"/healthz\",\"host\":\"h\","
-	    "\"expected_statuses\":[{\"start\":200,\"end\":300}]}},{\"timeout\":\"1s\","
-	    "\"interval\":\"2s\","
-	    "\"healthy_threshold\":1,\"unhealthy_threshold\":1,\"tcp_health_check\":{\"send\":{"
-	    "\"text\":\"50494e47\"},"
-	    "\"receive\":[{\"text\":\"504f4e47\"}]}}],"
+	    "\"expected_statuses\":[{\"start\":200,\"end\":300}]}}],"
 	    "\"outlier_detection\":{\"consecutive_5xx\":7,\"interval\":\"3s\",\"max_ejection_"
 	    "percent\":50},"
 	    "\"typed_extension_protocol_options\":{\"envoy.extensions.upstreams.http.v3."
@@ -537,14 +579,10 @@ static void test_cluster_full(void **state)
 	assert_int_equal(c->thresholds[0].max_retries, 4);
 	assert_int_equal(c->thresholds[1].max_connections, 99);
 	assert_int_equal(c->thresholds[1].max_requests, 1024);
-	assert_int_equal(c->n_health_checks, 2);
+	assert_int_equal(c->n_health_checks, 1);
 	assert_int_equal(c->health_checks[0].kind, ARN_CFG_HC_HTTP);
 	assert_string_equal(c->health_checks[0].path, "/healthz");
 	assert_int_equal(c->health_checks[0].expected_statuses[1], 300);
-	assert_int_equal(c->health_checks[1].kind, ARN_CFG_HC_TCP);
-	assert_int_equal(c->health_checks[1].send_len, 4);
-	assert_memory_equal(c->health_checks[1].send, "PING", 4);
-	assert_memory_equal(c->health_checks[1].receive[0], "PONG", 4);
 	assert_true(c->outlier.present);
 	assert_int_equal(c->outlier.consecutive_5xx, 7);
 	assert_int_equal(c->outlier.interval_ms, 3000);
@@ -1151,6 +1189,7 @@ const struct CMUnitTest conv_tests[] = {
     TC(test_cluster_refusals),
     TC(test_duration_out_of_range_refused),
     TC(test_cluster_full),
+    TC(test_cluster_health_checks),
     TC(test_cla),
     TC(test_route_config_conversion),
     TC(test_route_strings_refuse_cr_lf),

@@ -402,6 +402,60 @@ static void test_active_hc_many_hosts(void **state)
 	fake_worker_free(w);
 }
 
+/* An endpoint's health_check_config, as Envoy: its checks go to
+ * port_value instead of the endpoint's port, and send its hostname as Host
+ * over the check's own (or the cluster's name); a later generation's
+ * changes reach the same target. */
+static void test_active_hc_endpoint_config(void **state)
+{
+	(void)state;
+	assert_int_equal(arn_stats_set_workers(1), 0);
+	APPLY(C, "1", jcluster_eds_hc("web"));
+	static const char cla1[] =
+	    "{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":["
+	    "{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.10\","
+	    "\"port_value\":8080}},\"health_check_config\":{\"port_value\":9901,\"hostname\":"
+	    "\"hc.test\"}}},"
+	    "{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.11\","
+	    "\"port_value\":8080}}}}]}]}";
+	APPLY(E, "1", cla1);
+	accepted();
+	assert_int_equal(http_rt_init(st), 0);
+	struct http_worker *w = fake_worker(0);
+	http_timers_init(w);
+	assert_int_equal(http_hc_worker_init(w), 0);
+	http_hc_gen(w, arn_config_gen(st));
+	assert_int_equal(http_hc_targets(w), 2);
+	uint16_t port;
+	const char *host;
+	struct http_host *h10 = http_host_find("web", 3, IP(10), 8080);
+	struct http_host *h11 = http_host_find("web", 3, IP(11), 8080);
+	assert_int_equal(http_hc_target_peer(w, h10, &port, &host), 0);
+	assert_int_equal(port, 9901);
+	assert_string_equal(host, "hc.test");
+	assert_int_equal(http_hc_target_peer(w, h11, &port, &host), 0);
+	assert_int_equal(port, 8080);
+	assert_string_equal(host, "web"); /* no host in the check: the cluster's name */
+	/* the next generation moves .10's checks back and .11's elsewhere */
+	static const char cla2[] =
+	    "{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":["
+	    "{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.10\","
+	    "\"port_value\":8080}}}},"
+	    "{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.11\","
+	    "\"port_value\":8080}},\"health_check_config\":{\"port_value\":81}}}]}]}";
+	APPLY(E, "2", cla2);
+	accepted();
+	http_rt_sync(st);
+	http_hc_gen(w, arn_config_gen(st));
+	assert_int_equal(http_hc_target_peer(w, h10, &port, &host), 0);
+	assert_int_equal(port, 8080);
+	assert_string_equal(host, "web");
+	assert_int_equal(http_hc_target_peer(w, h11, &port, &host), 0);
+	assert_int_equal(port, 81);
+	http_hc_worker_fini(w);
+	fake_worker_free(w);
+}
+
 /* The targets' table goes with the last cluster that has checks (it once
  * stayed, 4.5 MB, until the worker stopped), and comes back with the next
  * one. */
@@ -1123,6 +1177,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_active_hc_targets_follow_generations, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_active_hc_many_hosts, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_active_hc_endpoint_config, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_active_hc_intervals_converted, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_active_hc_table_freed_without_checks, setup,
 					    teardown),
