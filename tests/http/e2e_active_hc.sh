@@ -26,16 +26,9 @@ for n in a b; do
 done
 d="$TOPO_DIR/pki"
 mkdir -p "$d"
-key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
-ca() { # ca NAME CN
-	key "$d/$1.key"
-	openssl req -x509 -new -key "$d/$1.key" -out "$d/$1.pem" -subj "/CN=$2" -days 2 2>/dev/null
-}
-ca ca "arion upstream CA" && ca other "another CA" && key "$d/up.key" &&
-	openssl req -new -key "$d/up.key" -out "$d/up.csr" -subj "/CN=up.test" 2>/dev/null &&
-	printf 'subjectAltName=DNS:up.test\n' >"$d/up.ext" &&
-	openssl x509 -req -in "$d/up.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
-		-out "$d/up.pem" -days 2 -extfile "$d/up.ext" 2>/dev/null || { echo "openssl failed"; exit 1; }
+PKI=$d
+pki_ca ca "arion upstream CA" && pki_ca other "another CA" &&
+	pki_leaf up ca up.test "subjectAltName=DNS:up.test" || { echo "openssl failed"; exit 1; }
 chmod -R a+rX "$d"
 chmod 755 "$TOPO_DIR"
 for n in a b; do
