@@ -305,6 +305,21 @@ static void stream_run(struct http_h1_conn *c)
 			stream_free(c, false);
 			return;
 		}
+		if (x->closed && x->overflow && !x->reset_in) {
+			/* nghttp2 reset it (INTERNAL_ERROR) because its header
+			 * list was refused: the proxy's reset, as Envoy counts
+			 * it. A head refused started no work, so it is no
+			 * premature reset, as a request answered 431 is not.
+			 * Trailers refused come after the work started, as a
+			 * client's reset would: counted, or a rapid reset could
+			 * hide behind them. */
+			HTTP_INC(hc, downstream_rq_tx_reset);
+			H2_STAT(hc, tx_reset);
+			if (x->head_in && !(st->state & HTTP_S_RESP_DONE))
+				premature_reset(x->h2);
+			stream_free(c, true);
+			return;
+		}
 		if (x->closed && !(st->state & HTTP_S_RESP_DONE)) {
 			/* the client reset the stream (or the session closed
 			 * it) before its response was complete. RST_STREAM's
@@ -438,7 +453,7 @@ static int keep(struct http_h2_stream *x, nghttp2_rcbuf *b)
  * max_headers_count (Envoy's http2.header_overflow: the stream is reset). */
 static int header_overflow(struct http_h2_conn *h, struct http_h2_stream *x)
 {
-	(void)x;
+	x->overflow = true; /* the proxy's reset, not the client's (stream_run) */
 	H2_INC(h, header_overflow);
 	return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 }

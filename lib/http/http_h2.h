@@ -78,6 +78,7 @@ struct http_h2_stream {
 	/* the request */
 	bool head_in, head_given, end_in, end_given, bad, closed;
 	bool reset_in;	      /* the client sent RST_STREAM, whatever its code */
+	bool overflow;	      /* its header list was refused: nghttp2 reset it */
 	bool body_lost;	      /* DATA bytes were lost (out of mbufs): reset it */
 	uint32_t close_error; /* RST_STREAM's error code when closed */
 	uint32_t hdr_bytes;   /* header list size so far (RFC 9113 6.5.2) */

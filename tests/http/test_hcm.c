@@ -5800,6 +5800,46 @@ static void test_h2_header_overflow(void **state)
 	h2c_close(&k);
 }
 
+/*
+ * Streams the proxy resets itself (a header list over max_request_headers_kb:
+ * nghttp2 answers RST_STREAM INTERNAL_ERROR for it) are the proxy's resets,
+ * not the client's: counted in downstream_rq_tx_reset, and not as premature
+ * resets toward the rapid-reset close (CVE-2023-44487). They were counted
+ * as client resets, so a client whose requests were refused got its
+ * connection closed as an attacker (fails before: assert_false(k.goaway)
+ * in the loop, once 100 streams were opened).
+ */
+static void test_h2_own_resets_not_client_resets(void **state)
+{
+	(void)state;
+	start(8, jlistener("\"max_request_headers_kb\":1", DIRECT_OK));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	static char v[1500];
+	memset(v, 'v', sizeof(v) - 1);
+	for (int i = 0; i < 150; i++) {
+		k.n = 0;
+		int32_t a = h2c_request(&k, "GET", "/a", NULL, "x-big", v);
+		h2c_pump(&k);
+		assert_false(k.goaway);
+		assert_true(h2c_find(&k, a)->closed);
+		assert_int_equal(h2c_find(&k, a)->error, NGHTTP2_INTERNAL_ERROR);
+	}
+	assert_int_equal(stat("http2.header_overflow"), 150);
+	assert_false(k.goaway);
+	assert_int_equal(stat("http.in.downstream_rq_too_many_premature_resets"), 0);
+	assert_int_equal(stat("http.in.downstream_rq_rx_reset"), 0);
+	assert_int_equal(stat("http.in.downstream_rq_tx_reset"), 150);
+	assert_int_equal(stat("http2.tx_reset"), 150);
+	assert_int_equal(k.rst_rx, 150);
+	k.n = 0;
+	int32_t b = h2c_request(&k, "GET", "/b", NULL, NULL, NULL);
+	h2c_pump(&k);
+	assert_int_equal(h2c_find(&k, b)->status, 200);
+	assert_int_equal(stat("http2.streams_active"), 0);
+	h2c_close(&k);
+}
+
 /* More streams than max_concurrent_streams: the extra ones are refused
  * (nghttp2 answers REFUSED_STREAM), the others served. */
 static void test_h2_max_concurrent_streams(void **state)
@@ -9268,6 +9308,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_max_requests_goaway, teardown),
 	    cmocka_unit_test_teardown(test_h2_client_reset, teardown),
 	    cmocka_unit_test_teardown(test_h2_header_overflow, teardown),
+	    cmocka_unit_test_teardown(test_h2_own_resets_not_client_resets, teardown),
 	    cmocka_unit_test_teardown(test_h2_max_concurrent_streams, teardown),
 	    cmocka_unit_test_teardown(test_h2_goaway_on_listener_update, teardown),
 	    cmocka_unit_test_teardown(test_h2_bad_frames_close, teardown),
