@@ -234,7 +234,11 @@ static void stream_free(struct http_h1_conn *c, bool cut)
 			window_give(x, left);
 		if (!x->closed) {
 			/* the response is complete but the request is not:
-			 * RFC 9113 8.1, the client stops sending it */
+			 * RFC 9113 8.1, the client stops sending it. After
+			 * stream_op_reset's RST_STREAM (not sent yet, so the
+			 * stream is not closed) this submits a second one;
+			 * nghttp2 sends only the first (test_h2_request_body_
+			 * no_mbuf counts them on the wire). */
 			nghttp2_submit_rst_stream(h->s, NGHTTP2_FLAG_NONE, x->id,
 						  (st->state & HTTP_S_RESP_DONE) || !cut
 						      ? NGHTTP2_NO_ERROR

@@ -4958,6 +4958,25 @@ static int h2c_on_frame(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 	return 0;
 }
 
+/* Frames of @p type on stream @p id in Arion's output, read off the
+ * wire (what the client's session reports may be filtered). */
+static unsigned h2c_frames_on_wire(const struct h2c *k, uint8_t type, int32_t id)
+{
+	const uint8_t *b = (const uint8_t *)k->c->tx;
+	size_t n = k->c->tx_len, at = 0;
+	unsigned found = 0;
+	while (at + 9 <= n) {
+		size_t len = (size_t)b[at] << 16 | (size_t)b[at + 1] << 8 | b[at + 2];
+		int32_t sid =
+		    (int32_t)((uint32_t)(b[at + 5] & 0x7f) << 24 | (uint32_t)b[at + 6] << 16 |
+			      (uint32_t)b[at + 7] << 8 | b[at + 8]);
+		if (b[at + 3] == type && sid == id)
+			found++;
+		at += 9 + len;
+	}
+	return found;
+}
+
 /* A client connection with @p window as its streams' initial window. */
 static void h2c_open(struct h2c *k, uint32_t window)
 {
@@ -7240,6 +7259,9 @@ static void test_h2_request_body_no_mbuf(void **state)
 	assert_int_equal(x->status, 0);
 	assert_int_equal(stat("http2.rx_body_no_mbuf"), 1);
 	assert_int_equal(stat("http2.tx_reset"), 1);
+	/* one RST_STREAM on the wire, not a second (NO_ERROR) as the
+	 * stream's block is given back */
+	assert_int_equal(h2c_frames_on_wire(&k, NGHTTP2_RST_STREAM, a), 1);
 	assert_false(k.goaway);
 	/* the connection goes on */
 	int32_t b = h2c_request(&k, "GET", "/b", NULL, NULL, NULL);
