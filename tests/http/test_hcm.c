@@ -5859,6 +5859,51 @@ static void test_h2_own_resets_not_client_resets(void **state)
 	h2c_close(&k);
 }
 
+/*
+ * max_headers_count above what a stream's field slots hold (HTTP_MAX_HDRS
+ * 128, one kept for the Host made from :authority) acts as 127 on HTTP/2:
+ * 127 fields are served, 128 reset the stream (http2.header_overflow), as
+ * docs/http.md and docs/security.md say. lib/config takes larger values.
+ */
+static void h2_request_fields(struct h2c *k, unsigned n, int32_t *id)
+{
+	static char names[HTTP_MAX_HDRS + 8][16];
+	nghttp2_nv nv[HTTP_MAX_HDRS + 8];
+	nv[0] = (nghttp2_nv){(uint8_t *)":method", (uint8_t *)"GET", 7, 3, 0};
+	nv[1] = (nghttp2_nv){(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0};
+	nv[2] = (nghttp2_nv){(uint8_t *)":authority", (uint8_t *)"a.example", 10, 9, 0};
+	nv[3] = (nghttp2_nv){(uint8_t *)":path", (uint8_t *)"/f", 5, 2, 0};
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(names[i], sizeof(names[i]), "x-%u", i);
+		nv[4 + i] =
+		    (nghttp2_nv){(uint8_t *)names[i], (uint8_t *)"v", strlen(names[i]), 1, 0};
+	}
+	*id = nghttp2_submit_request(k->s, NULL, nv, 4 + n, NULL, NULL);
+	assert_true(*id > 0);
+	k->st[k->n++] = (struct h2c_stream){.id = *id};
+	h2c_pump(k);
+}
+
+static void test_h2_max_headers_count_capped(void **state)
+{
+	(void)state;
+	start(8,
+	      jlistener("\"common_http_protocol_options\":{\"max_headers_count\":500}", DIRECT_OK));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	int32_t a, b;
+	h2_request_fields(&k, HTTP_MAX_HDRS - 1, &a);
+	assert_int_equal(h2c_find(&k, a)->status, 200);
+	assert_int_equal(stat("http2.header_overflow"), 0);
+	h2_request_fields(&k, HTTP_MAX_HDRS, &b);
+	assert_true(h2c_find(&k, b)->closed);
+	assert_int_equal(h2c_find(&k, b)->status, 0);
+	assert_int_equal(h2c_find(&k, b)->error, NGHTTP2_INTERNAL_ERROR);
+	assert_int_equal(stat("http2.header_overflow"), 1);
+	assert_false(k.goaway);
+	h2c_close(&k);
+}
+
 /* More streams than max_concurrent_streams: the extra ones are refused
  * (nghttp2 answers REFUSED_STREAM), the others served. */
 static void test_h2_max_concurrent_streams(void **state)
@@ -9331,6 +9376,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_client_reset, teardown),
 	    cmocka_unit_test_teardown(test_h2_header_overflow, teardown),
 	    cmocka_unit_test_teardown(test_h2_own_resets_not_client_resets, teardown),
+	    cmocka_unit_test_teardown(test_h2_max_headers_count_capped, teardown),
 	    cmocka_unit_test_teardown(test_h2_max_concurrent_streams, teardown),
 	    cmocka_unit_test_teardown(test_h2_goaway_on_listener_update, teardown),
 	    cmocka_unit_test_teardown(test_h2_bad_frames_close, teardown),
