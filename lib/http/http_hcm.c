@@ -638,6 +638,9 @@ struct direction {
 	bool (*closed)(struct http_stream *st, int rc, const struct http_ev *ev);
 	/* the source broke the protocol (decode: -EBADMSG, @p ev) */
 	bool (*error)(struct http_stream *st, const struct http_ev *ev);
+	/* the proxy had no buffer for what the source sent (decode:
+	 * -ENOBUFS, @p ev); NULL: as error() */
+	bool (*no_buffer)(struct http_stream *st, const struct http_ev *ev);
 };
 
 /*
@@ -718,6 +721,8 @@ static inline __attribute__((always_inline)) void step(struct http_stream *st,
 			return;
 		} else if (rc == -ESHUTDOWN || rc == -ECONNABORTED) {
 			go = d->closed(st, rc, &ev);
+		} else if (rc == -ENOBUFS && d->no_buffer) {
+			go = d->no_buffer(st, &ev);
 		} else {
 			go = d->error(st, &ev);
 		}
@@ -1287,6 +1292,31 @@ static bool resp_error(struct http_stream *st, const struct http_ev *ev)
 	return false;
 }
 
+/* The proxy had no buffer for the response (an HTTP/2 upstream's DATA
+ * found no mbuf): the proxy gives the stream up, Envoy's local reset (LR,
+ * 503 before the response started), not the upstream's protocol error:
+ * not counted in upstream_cx_protocol_error (http2.rx_body_no_mbuf says
+ * it). Retried as a reset, as Envoy retries its local resets. */
+static bool resp_no_buffer(struct http_stream *st, const struct http_ev *ev)
+{
+	struct http_conn *hc = st->hc;
+	if (!(st->state & HTTP_S_RESP_STARTED) &&
+	    http_maybe_retry(st, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_RESET),
+			     HOST_ERROR)) {
+		hc->again = true;
+		return false;
+	}
+	st->flags |= ARN_RF_BIT(LOCAL_RESET);
+	if (!(st->state & HTTP_S_RESP_STARTED)) {
+		http_reset_reply(st, ev->status, "local reset", ARN_RF_BIT(LOCAL_RESET),
+				 ev->details);
+	} else {
+		http_up_detach(st);
+		http_conn_abort(hc);
+	}
+	return false;
+}
+
 static const struct direction response = {
     .ready = resp_ready,
     .body_end_ready = resp_body_end_ready,
@@ -1302,6 +1332,7 @@ static const struct direction response = {
     .end = resp_end,
     .closed = resp_closed,
     .error = resp_error,
+    .no_buffer = resp_no_buffer,
 };
 
 void http_resp_step(struct http_stream *st)

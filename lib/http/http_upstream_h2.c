@@ -49,6 +49,7 @@ struct http_uph2s {
 	int32_t id;			 /* 0 until the request is submitted */
 	/* the response */
 	bool head_in, head_given, end_in, end_given, bad;
+	bool no_mbuf; /* bad because a DATA frame found no mbuf: the proxy's failure */
 	bool closed; /* nghttp2 closed the stream (close_error) */
 	bool lost;   /* the connection went before the stream ended */
 	uint32_t close_error;
@@ -461,6 +462,7 @@ static int on_data_chunk(nghttp2_session *s, uint8_t flags, int32_t id, const ui
 		 * rest of x->body at the stream's end (http_uph2_stream_end),
 		 * not twice. */
 		x->bad = true;
+		x->no_mbuf = true;
 		nghttp2_session_consume(s, id, len - (x->body.bytes - before));
 		H2_INC(h, rx_body_no_mbuf);
 	}
@@ -933,6 +935,13 @@ static int uph2_decode(struct http_peer *p, struct http_msgbuf *mb, bool keep_he
 		h2_send(x->h2); /* the WINDOW_UPDATE: the upstream may go on */
 	}
 	if (x->bad) {
+		if (x->no_mbuf) {
+			/* the proxy's shortage, not the upstream's fault: the
+			 * stream is given up (Envoy's local reset) */
+			ev->status = 503;
+			ev->details = "upstream_reset_before_response_started{local_reset}";
+			return -ENOBUFS;
+		}
 		ev->status = 502;
 		ev->details = "upstream_reset_before_response_started{protocol_error}";
 		return -EBADMSG;

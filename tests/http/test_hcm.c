@@ -8336,6 +8336,89 @@ static void test_uph2_response_body_no_mbuf(void **state)
 	h2u_close(&k);
 }
 
+/*
+ * The proxy's mbuf shortage on a response from an HTTP/2 upstream is the
+ * proxy's giving up of the stream (Envoy's local reset), not the
+ * upstream's protocol error: before the response started, 503 with flag
+ * LR and details upstream_reset_before_response_started{local_reset};
+ * after it, the client's connection cut with flag LR. Neither counts in
+ * upstream_cx_protocol_error (fails before: answered(c, "HTTP/1.1 503"),
+ * it was 502 with UPE; upstream_cx_protocol_error was 2).
+ */
+static void test_uph2_response_no_mbuf_is_local_reset(void **state)
+{
+	(void)state;
+	char log_path[64], extra[512];
+	snprintf(log_path, sizeof(log_path), "/tmp/arn_test_hcm_uph2lr.%d.log", (int)getpid());
+	unlink(log_path);
+	snprintf(extra, sizeof(extra),
+		 "\"access_log\":[{\"name\":\"f\",\"typed_config\":{\"@type\":\"type."
+		 "googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":"
+		 "\"%s\",\"log_format\":{\"text_format_source\":{\"inline_string\":"
+		 "\"%%REQ(:PATH)%% %%RESPONSE_CODE%% %%RESPONSE_FLAGS%% "
+		 "%%RESPONSE_CODE_DETAILS%%\\n\"}}}}]",
+		 log_path);
+	start(8, jlistener(extra, ROUTE_WEB));
+	cluster_web_h2("", "{}");
+	/* before the response started: its head and a DATA frame come in
+	 * one read, and the DATA finds no mbuf */
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct h2u k;
+	h2u_open(&k, 100);
+	h2u_pump(&k);
+	assert_int_equal(k.n, 1);
+	mb_len = mb_off = 0;
+	mb_end = false;
+	mb_more('x', 1000, false);
+	nghttp2_nv nv[] = {{(uint8_t *)":status", (uint8_t *)"200", 7, 3, 0}};
+	nghttp2_data_provider prd = {.read_callback = mb_read};
+	assert_int_equal(nghttp2_submit_response(k.s, k.st[0].id, nv, 1, &prd), 0);
+	static uint8_t both[4096];
+	size_t blen = 0;
+	const uint8_t *data;
+	ssize_t n;
+	while ((n = nghttp2_session_mem_send(k.s, &data)) > 0) {
+		assert_true(blen + (size_t)n <= sizeof(both));
+		memcpy(both + blen, data, (size_t)n);
+		blen += (size_t)n;
+	}
+	alloc_fail = 1;
+	send_n(k.c, (const char *)both, blen);
+	alloc_fail = 0;
+	h2u_pump(&k);
+	assert_true(answered(c, "HTTP/1.1 503"));
+	want_not_in(c->tx, "xxxx");
+	assert_true(k.st[0].closed);
+	/* after it: the head went to the client, then a DATA frame finds
+	 * no mbuf */
+	struct arn_tcp_conn *c2 = client();
+	send_s(c2, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	h2u_pump(&k);
+	assert_int_equal(k.n, 2);
+	mb_len = mb_off = 0;
+	mb_end = false;
+	assert_int_equal(nghttp2_submit_response(k.s, k.st[1].id, nv, 1, &prd), 0);
+	h2u_pump(&k);
+	assert_true(answered(c2, "HTTP/1.1 200"));
+	mb_more('y', 1000, false);
+	assert_int_equal(nghttp2_session_resume_data(k.s, k.st[1].id), 0);
+	alloc_fail = 1;
+	h2u_pump(&k);
+	alloc_fail = 0;
+	assert_true(c2->closed);
+	assert_int_equal(stat("cluster.web.http2.rx_body_no_mbuf"), 2);
+	assert_int_equal(stat("cluster.web.upstream_cx_protocol_error"), 0);
+	assert_int_equal(stat("cluster.web.upstream_rq_tx_reset"), 2);
+	poll_ms(1);
+	char log[512];
+	read_access_log(log_path, log, sizeof(log));
+	want_in(log, "/a 503 LR upstream_reset_before_response_started{local_reset}\n");
+	want_in(log, "/b 200 LR ");
+	want_not_in(log, "UPE");
+	h2u_close(&k);
+}
+
 /* mb_read's body, then grpc_trailers after it (once mb_end is set). */
 static ssize_t mb_read_tr(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len,
 			  uint32_t *flags, nghttp2_data_source *src, void *ud)
@@ -9404,6 +9487,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_trailers_share_the_heads_slots, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_body_no_mbuf, teardown),
 	    cmocka_unit_test_teardown(test_uph2_response_body_no_mbuf, teardown),
+	    cmocka_unit_test_teardown(test_uph2_response_no_mbuf_is_local_reset, teardown),
 	    cmocka_unit_test_teardown(test_h2_response_trailers_no_mbuf, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_trailers_h1_upstream, teardown),
 	    cmocka_unit_test_teardown(test_h1_client_response_trailers, teardown),
