@@ -4958,23 +4958,35 @@ static int h2c_on_frame(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 	return 0;
 }
 
-/* Frames of @p type on stream @p id in Arion's output, read off the
- * wire (what the client's session reports may be filtered). */
-static unsigned h2c_frames_on_wire(const struct h2c *k, uint8_t type, int32_t id)
+/* Frames of @p type on stream @p id in what Arion wrote on @p c, read off
+ * the wire (what a client's session reports may be filtered); the last
+ * one's 32-bit word at payload byte @p off in @p last when asked. */
+static unsigned frames_on_wire(const struct arn_tcp_conn *c, uint8_t type, int32_t id, size_t off,
+			       uint32_t *last)
 {
-	const uint8_t *b = (const uint8_t *)k->c->tx;
-	size_t n = k->c->tx_len, at = 0;
+	const uint8_t *b = (const uint8_t *)c->tx;
+	size_t n = c->tx_len, at = 0;
 	unsigned found = 0;
 	while (at + 9 <= n) {
 		size_t len = (size_t)b[at] << 16 | (size_t)b[at + 1] << 8 | b[at + 2];
 		int32_t sid =
 		    (int32_t)((uint32_t)(b[at + 5] & 0x7f) << 24 | (uint32_t)b[at + 6] << 16 |
 			      (uint32_t)b[at + 7] << 8 | b[at + 8]);
-		if (b[at + 3] == type && sid == id)
+		if (b[at + 3] == type && sid == id) {
 			found++;
+			const uint8_t *pw = b + at + 9 + off;
+			if (last && len >= off + 4 && at + 13 + off <= n)
+				*last = (uint32_t)pw[0] << 24 | (uint32_t)pw[1] << 16 |
+					(uint32_t)pw[2] << 8 | pw[3];
+		}
 		at += 9 + len;
 	}
 	return found;
+}
+
+static unsigned h2c_frames_on_wire(const struct h2c *k, uint8_t type, int32_t id)
+{
+	return frames_on_wire(k->c, type, id, 0, NULL);
 }
 
 /* A client connection with @p window as its streams' initial window. */
@@ -5901,6 +5913,72 @@ static void test_h2_max_headers_count_capped(void **state)
 	assert_int_equal(h2c_find(&k, b)->error, NGHTTP2_INTERNAL_ERROR);
 	assert_int_equal(stat("http2.header_overflow"), 1);
 	assert_false(k.goaway);
+	h2c_close(&k);
+}
+
+/*
+ * docs/security.md: SETTINGS entries per frame, 32 (nghttp2's
+ * max_settings). A client's SETTINGS of 32 entries is taken (ACK); one of
+ * 33 closes the connection with GOAWAY ENHANCE_YOUR_CALM, counted in
+ * downstream_cx_protocol_error.
+ */
+static void h2_settings_frame(char *b, unsigned entries)
+{
+	size_t len = 6u * entries;
+	memcpy(b, "\0\0\0\x04\0\0\0\0\0", 9);
+	b[1] = (char)(len >> 8);
+	b[2] = (char)len;
+	for (unsigned i = 0; i < entries; i++) /* HEADER_TABLE_SIZE 4096 */
+		memcpy(b + 9 + 6 * i, "\0\x01\0\0\x10\0", 6);
+}
+
+static void test_h2_settings_entries_bounded(void **state)
+{
+	(void)state;
+	start(8, jlistener("", DIRECT_OK));
+	static char f[9 + 6 * 33];
+	struct arn_tcp_conn *c = client();
+	send_s(c, HTTP_H2_PREFACE);
+	h2_settings_frame(f, 32);
+	send_n(c, f, 9 + 6 * 32);
+	/* the server's SETTINGS, then the ACK of these */
+	assert_int_equal(frames_on_wire(c, NGHTTP2_SETTINGS, 0, 0, NULL), 2);
+	assert_int_equal(frames_on_wire(c, NGHTTP2_GOAWAY, 0, 0, NULL), 0);
+	assert_false(c->closed || c->shut);
+	h2_settings_frame(f, 33);
+	send_n(c, f, 9 + 6 * 33);
+	run_ms(3100);
+	uint32_t code = 0;
+	assert_int_equal(frames_on_wire(c, NGHTTP2_SETTINGS, 0, 0, NULL), 2);
+	assert_int_equal(frames_on_wire(c, NGHTTP2_GOAWAY, 0, 4, &code), 1);
+	assert_int_equal(code, NGHTTP2_ENHANCE_YOUR_CALM);
+	assert_true(c->closed || c->shut);
+	assert_int_equal(stat("http.in.downstream_cx_protocol_error"), 1);
+}
+
+/*
+ * docs/security.md: a request body is buffered within the windows Arion
+ * advertises, at most 256 KiB a stream and 1 MiB the connection
+ * (HTTP_H2_MAX_STREAM_WINDOW, HTTP_H2_MAX_CONN_WINDOW) whatever the
+ * configuration asks: with initial_stream_window_size 1 MiB and
+ * initial_connection_window_size 2 MiB the client may send 256 KiB on a
+ * stream and 1 MiB in all.
+ */
+static void test_h2_windows_capped(void **state)
+{
+	(void)state;
+	start(8, jlistener("\"http2_protocol_options\":{\"initial_stream_window_size\":1048576,"
+			   "\"initial_connection_window_size\":2097152}",
+			   ROUTE_WEB));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	h2c_pump(&k);
+	assert_int_equal(
+	    nghttp2_session_get_remote_settings(k.s, NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE),
+	    HTTP_H2_MAX_STREAM_WINDOW);
+	assert_int_equal(nghttp2_session_get_remote_window_size(k.s), HTTP_H2_MAX_CONN_WINDOW);
+	assert_int_equal(HTTP_H2_MAX_STREAM_WINDOW, 256u << 10);
+	assert_int_equal(HTTP_H2_MAX_CONN_WINDOW, 1u << 20);
 	h2c_close(&k);
 }
 
@@ -9460,6 +9538,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_header_overflow, teardown),
 	    cmocka_unit_test_teardown(test_h2_own_resets_not_client_resets, teardown),
 	    cmocka_unit_test_teardown(test_h2_max_headers_count_capped, teardown),
+	    cmocka_unit_test_teardown(test_h2_settings_entries_bounded, teardown),
+	    cmocka_unit_test_teardown(test_h2_windows_capped, teardown),
 	    cmocka_unit_test_teardown(test_h2_max_concurrent_streams, teardown),
 	    cmocka_unit_test_teardown(test_h2_goaway_on_listener_update, teardown),
 	    cmocka_unit_test_teardown(test_h2_bad_frames_close, teardown),
