@@ -6757,7 +6757,7 @@ static void test_h2_bad_frames_close(void **state)
 
 /* An HTTP/2 upstream: nghttp2's server session on one of the proxy's
  * upstream connections, fed what the proxy wrote and answering into it. */
-#define H2U_STREAMS 16
+#define H2U_STREAMS 64
 struct h2u_stream {
 	int32_t id;
 	char path[64];
@@ -6861,7 +6861,12 @@ static void h2u_open(struct h2u *k, uint32_t max_streams)
 	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, h2u_on_data);
 	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, h2u_on_frame);
 	nghttp2_session_callbacks_set_on_stream_close_callback(cb, h2u_on_close);
-	assert_int_equal(nghttp2_session_server_new(&k->s, cb, k), 0);
+	/* a host that sends header blocks as large as it likes */
+	nghttp2_option *opt;
+	assert_int_equal(nghttp2_option_new(&opt), 0);
+	nghttp2_option_set_max_send_header_block_length(opt, 1u << 20);
+	assert_int_equal(nghttp2_session_server_new2(&k->s, cb, k, opt), 0);
+	nghttp2_option_del(opt);
 	nghttp2_session_callbacks_del(cb);
 	nghttp2_settings_entry iv[] = {{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, max_streams}};
 	assert_int_equal(nghttp2_submit_settings(k->s, NGHTTP2_FLAG_NONE, iv, 1), 0);
@@ -8584,6 +8589,97 @@ static void test_uph2_stat_header_overflow(void **state)
 	h2u_close(&k);
 }
 
+/*
+ * docs/security.md, upstream: nghttp2's memory and the streams' header
+ * references are bounded by 4 MiB per connection (HTTP_H2_MEM_MAX). A host
+ * that answers stream after stream with a head of 90 KiB (within
+ * HTTP_UPH2_MAX_HDR_BYTES) and no end makes the proxy hold each list;
+ * past 4 MiB an allocation fails and the connection closes, counted in
+ * cluster.<c>.upstream_cx_protocol_error, not after 4 MiB of lists of
+ * 90 KiB (46), nor before 4 MiB kept twice (23).
+ */
+static void test_uph2_nghttp2_memory_bounded(void **state)
+{
+	(void)state;
+	start(128, jlistener("", ROUTE_WEB));
+	cluster_web_h2("", "{\"max_concurrent_streams\":100}");
+	static char v[45001];
+	memset(v, 'm', 45000);
+	struct h2u k;
+	static struct arn_tcp_conn *cl[H2U_STREAMS];
+	unsigned sent = 0;
+	while (!stat("cluster.web.upstream_cx_protocol_error") && sent < H2U_STREAMS) {
+		cl[sent] = uph2_request(&k, "/a", sent == 0);
+		assert_int_equal(k.n, sent + 1);
+		nghttp2_nv nv[] = {
+		    {(uint8_t *)":status", (uint8_t *)"200", 7, 3, 0},
+		    {(uint8_t *)"x-one", (uint8_t *)v, 5, 45000, NGHTTP2_NV_FLAG_NO_INDEX},
+		    {(uint8_t *)"x-two", (uint8_t *)v, 5, 45000, NGHTTP2_NV_FLAG_NO_INDEX},
+		};
+		assert_int_equal(nghttp2_submit_headers(k.s, NGHTTP2_FLAG_NONE, k.st[sent].id, NULL,
+							nv, 3, NULL),
+				 0);
+		h2u_pump(&k);
+		poll_ms(1);
+		if (!stat("cluster.web.upstream_cx_protocol_error"))
+			assert_true(answered(cl[sent], "HTTP/1.1 200"));
+		sent++;
+	}
+	assert_int_equal(stat("cluster.web.upstream_cx_protocol_error"), 1);
+	assert_true(sent >= 4 * 1024 / 180 && sent <= 4 * 1024 / 90);
+	assert_int_equal(stat("cluster.web.http2.header_overflow"), 0);
+	poll_ms(1);
+	assert_true(k.c->closed || k.c->shut);
+	h2u_close(&k);
+}
+
+/*
+ * docs/security.md, upstream: CONTINUATION frames per header block, 8
+ * (nghttp2's max_continuations, the upstream session's own). A response
+ * head in HEADERS and 8 CONTINUATION frames is taken; one in 9 closes
+ * the connection, counted in cluster.<c>.upstream_cx_protocol_error.
+ */
+static void uph2_raw_head(struct h2u *k, int32_t id, unsigned continuations)
+{
+	char f[9 + 5];
+	/* HEADERS, END_STREAM, no END_HEADERS: ":status: 200" (indexed) */
+	memcpy(f, "\0\0\x01\x01\x01", 5);
+	f[5] = (char)(id >> 24), f[6] = (char)(id >> 16), f[7] = (char)(id >> 8), f[8] = (char)id;
+	f[9] = (char)0x88;
+	send_n(k->c, f, 10);
+	for (unsigned i = 0; i < continuations; i++) {
+		/* CONTINUATION: "x: y", a literal never indexed */
+		memcpy(f, "\0\0\x05\x09", 4);
+		f[4] = i + 1 == continuations ? 0x04 : 0; /* END_HEADERS on the last */
+		memcpy(f + 9, "\x10\x01x\x01y", 5);
+		send_n(k->c, f, 14);
+	}
+}
+
+static void test_uph2_continuations_bounded(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("", "{}");
+	struct h2u k;
+	struct arn_tcp_conn *a = uph2_request(&k, "/a", true);
+	uph2_raw_head(&k, k.st[0].id, 8);
+	poll_ms(1);
+	assert_true(answered(a, "HTTP/1.1 200"));
+	want_in(a->tx, "x: y\r\n");
+	assert_false(k.c->closed);
+	assert_int_equal(stat("cluster.web.upstream_cx_protocol_error"), 0);
+	struct arn_tcp_conn *b = uph2_request(&k, "/b", false);
+	assert_int_equal(k.n, 2);
+	uph2_raw_head(&k, k.st[1].id, 9);
+	poll_ms(1);
+	assert_true(answered(b, "HTTP/1.1 503"));
+	assert_int_equal(stat("cluster.web.upstream_cx_protocol_error"), 1);
+	run_ms(3100);
+	assert_true(k.c->closed || k.c->shut);
+	h2u_close(&k);
+}
+
 /* A response with trailers (grpc-status): http2.trailers. */
 static void test_uph2_stat_trailers(void **state)
 {
@@ -9568,6 +9664,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_request_body_no_mbuf, teardown),
 	    cmocka_unit_test_teardown(test_uph2_response_body_no_mbuf, teardown),
 	    cmocka_unit_test_teardown(test_uph2_response_no_mbuf_is_local_reset, teardown),
+	    cmocka_unit_test_teardown(test_uph2_nghttp2_memory_bounded, teardown),
+	    cmocka_unit_test_teardown(test_uph2_continuations_bounded, teardown),
 	    cmocka_unit_test_teardown(test_h2_response_trailers_no_mbuf, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_trailers_h1_upstream, teardown),
 	    cmocka_unit_test_teardown(test_h1_client_response_trailers, teardown),
