@@ -7179,6 +7179,52 @@ static void test_h2_request_trailers_bounded(void **state)
 }
 
 /*
+ * Trailers over the limit are the proxy's reset (downstream_rq_tx_reset),
+ * but they come after the stream's head started upstream work: they count
+ * as premature resets, or a rapid reset (CVE-2023-44487) could hide behind
+ * oversized trailers where a refused head would not count. Past half of
+ * 100 streams the connection is closed (GOAWAY ENHANCE_YOUR_CALM). It
+ * would not be if the overflow branch of stream_run skipped
+ * premature_reset() for them too.
+ */
+static void test_h2_trailer_overflow_rapid_reset(void **state)
+{
+	(void)state;
+	start(8, jlistener("\"max_request_headers_kb\":1", ROUTE_WEB));
+	static char big[1100];
+	memset(big, 'v', sizeof(big) - 1);
+	nghttp2_nv nv[] = {{(uint8_t *)"x-big", (uint8_t *)big, 5, sizeof(big) - 1, 0}};
+	tr_nv = nv;
+	tr_n = 1;
+	static nghttp2_data_provider prd;
+	prd = (nghttp2_data_provider){.source = {.ptr = "a"}, .read_callback = tr_read};
+	struct h2c k;
+	h2c_open(&k, 65535);
+	h2c_pump(&k);
+	unsigned opened = 0;
+	for (int i = 0; i < 300 && !k.goaway; i++) {
+		k.n = 0;
+		h2c_request(&k, "POST", "/r", &prd, NULL, NULL);
+		h2c_pump(&k);
+		opened++;
+		poll_ms(1);
+		for (unsigned c = 0; c < CONNS; c++)
+			if (conns[c].used && conns[c].upstream && !conns[c].connected &&
+			    !conns[c].closed)
+				close_later(&conns[c], -ECONNREFUSED);
+		deliver_closes();
+	}
+	assert_true(k.goaway);
+	assert_int_equal(k.goaway_error, NGHTTP2_ENHANCE_YOUR_CALM);
+	assert_int_equal(opened, 100);
+	assert_int_equal(stat("http.in.downstream_rq_too_many_premature_resets"), 1);
+	assert_int_equal(stat("http2.header_overflow"), 100);
+	assert_int_equal(stat("http.in.downstream_rq_tx_reset"), 100);
+	assert_int_equal(stat("http.in.downstream_rq_rx_reset"), 0);
+	h2c_close(&k);
+}
+
+/*
  * nghttp2's memory is bounded per connection (HTTP_H2_MEM_MAX, 4 MiB, the
  * counting allocator), as docs/security.md says: a client whose streams
  * wait for their upstream holds their header lists in nghttp2's buffers
@@ -9659,6 +9705,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_uph2_request_trailers, teardown),
 	    cmocka_unit_test_teardown(test_uph2_request_trailers_over_one_segment, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_trailers_bounded, teardown),
+	    cmocka_unit_test_teardown(test_h2_trailer_overflow_rapid_reset, teardown),
 	    cmocka_unit_test_teardown(test_h2_nghttp2_memory_bounded, teardown),
 	    cmocka_unit_test_teardown(test_h2_trailers_share_the_heads_slots, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_body_no_mbuf, teardown),
