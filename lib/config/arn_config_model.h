@@ -949,6 +949,11 @@ struct arn_cfg_outlier {
 	bool split_external_local_origin_errors;
 };
 
+/* The most max_headers_count Arion can honour (a message's fields live in
+ * a fixed array per stream, one slot kept free: lib/http's HTTP_MAX_HDRS);
+ * a larger value is refused rather than quietly lowered. */
+#define ARN_CFG_MAX_HEADERS_COUNT 127
+
 struct arn_cfg_http_proto {
 	uint8_t upstream; /* 0 HTTP/1.1 (default), 1 HTTP/2 (explicit), 2 use downstream, 3 auto */
 	uint32_t idle_timeout_ms;	      /* common_http_protocol_options.idle_timeout; 1 h */

@@ -411,8 +411,9 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 		conv_duration(c, cpo, "idle_timeout", &out->idle_timeout_ms, false);
 		uint32_t v;
 		if (pb_wrapped_u32(cpo, "max_headers_count", &v)) {
-			if (v == 0)
-				conv_err(c, "max_headers_count", "must be at least 1");
+			if (v == 0 || v > ARN_CFG_MAX_HEADERS_COUNT)
+				conv_err(c, "max_headers_count", "%u: must be 1 to %u", v,
+					 ARN_CFG_MAX_HEADERS_COUNT);
 			out->max_headers_count = v;
 		}
 		pb_wrapped_u32(cpo, "max_requests_per_connection",

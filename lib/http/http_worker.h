@@ -43,6 +43,8 @@ struct http_hc_worker;
  * array the proxy keeps for one (a request's, a response's, the route
  * matcher's, an access log record's). */
 #define HTTP_MAX_HDRS 128
+_Static_assert(ARN_CFG_MAX_HEADERS_COUNT < HTTP_MAX_HDRS,
+	       "every max_headers_count the configuration takes is honoured");
 
 /* ---- timers ----------------------------------------------------------------------- */
 

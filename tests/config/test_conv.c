@@ -535,6 +535,39 @@ static void test_cluster_health_checks(void **state)
 	    "health_check_config.port_value: 70000 is not a port");
 }
 
+/* max_headers_count over what Arion honours (127) is refused, naming the
+ * field, on a connection manager and on a cluster (it was lowered to 127
+ * without a word); 0 too. */
+static void test_max_headers_count_bounded(void **state)
+{
+	(void)state;
+	tc_refused(C,
+		   "{\"name\":\"mh\",\"connect_timeout\":\"1s\",\"common_http_protocol_options\":"
+		   "{\"max_headers_count\":128}}",
+		   "common_http_protocol_options.max_headers_count: 128: must be 1 to 127");
+	tc_refused(
+	    C,
+	    "{\"name\":\"mh\",\"connect_timeout\":\"1s\",\"typed_extension_protocol_options\":{"
+	    "\"envoy.extensions.upstreams.http.v3.HttpProtocolOptions\":{\"@type\":\"type."
+	    "googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions\","
+	    "\"common_http_protocol_options\":{\"max_headers_count\":500},"
+	    "\"explicit_http_config\":{\"http_protocol_options\":{}}}}}",
+	    "max_headers_count: 500: must be 1 to 127");
+	tc_ok(C, "{\"name\":\"mh\",\"connect_timeout\":\"1s\",\"common_http_protocol_options\":"
+		 "{\"max_headers_count\":127}}");
+	assert_int_equal(cluster("mh")->http.max_headers_count, 127);
+#define MHL(n)                                                                                     \
+	"{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","                \
+	"\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{" TJ_HCM_AT ",\"stat_prefix\":\"x\",\"common_http_protocol_options\":"  \
+	"{\"max_headers_count\":" n "},\"route_config\":{},\"http_filters\":[" TJ_ROUTER "]}}]}]}"
+	tc_refused(L, MHL("128"), "max_headers_count: 128: must be 1 to 127");
+	tc_refused(L, MHL("0"), "max_headers_count: 0: must be 1 to 127");
+	tc_ok(L, MHL("127"));
+	assert_int_equal(listener("l")->chains[0].hcm->max_headers_count, 127);
+#undef MHL
+}
+
 static void test_cluster_full(void **state)
 {
 	(void)state;
@@ -1189,6 +1222,7 @@ const struct CMUnitTest conv_tests[] = {
     TC(test_cluster_refusals),
     TC(test_duration_out_of_range_refused),
     TC(test_cluster_full),
+    TC(test_max_headers_count_bounded),
     TC(test_cluster_health_checks),
     TC(test_cla),
     TC(test_route_config_conversion),
