@@ -946,6 +946,10 @@ struct arn_cfg_outlier {
 	uint32_t success_rate_minimum_hosts;		/* 5 */
 	uint32_t success_rate_request_volume;		/* 100 */
 	uint32_t success_rate_stdev_factor;		/* 1900 */
+	uint32_t failure_percentage_threshold;		/* 85 */
+	uint32_t enforcing_failure_percentage;		/* 0 */
+	uint32_t failure_percentage_minimum_hosts;	/* 5 */
+	uint32_t failure_percentage_request_volume;	/* 50 */
 	bool split_external_local_origin_errors;
 };
 

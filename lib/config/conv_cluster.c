@@ -341,7 +341,9 @@ static void outlier(struct conv *c, struct pb od, struct arn_cfg_outlier *o)
 		  "enforcing_consecutive_5xx,enforcing_success_rate,success_rate_minimum_"
 		  "hosts,success_rate_request_volume,success_rate_stdev_factor,consecutive_"
 		  "gateway_failure,enforcing_consecutive_gateway_failure,split_external_local_"
-		  "origin_errors,consecutive_local_origin_failure,max_ejection_time");
+		  "origin_errors,consecutive_local_origin_failure,max_ejection_time,failure_"
+		  "percentage_threshold,enforcing_failure_percentage,failure_percentage_"
+		  "minimum_hosts,failure_percentage_request_volume");
 	o->consecutive_5xx = 5;
 	o->consecutive_gateway_failure = 5;
 	o->consecutive_local_origin_failure = 5;
@@ -355,6 +357,10 @@ static void outlier(struct conv *c, struct pb od, struct arn_cfg_outlier *o)
 	o->success_rate_minimum_hosts = 5;
 	o->success_rate_request_volume = 100;
 	o->success_rate_stdev_factor = 1900;
+	o->failure_percentage_threshold = 85;
+	o->enforcing_failure_percentage = 0;
+	o->failure_percentage_minimum_hosts = 5;
+	o->failure_percentage_request_volume = 50;
 	pb_wrapped_u32(od, "consecutive_5xx", &o->consecutive_5xx);
 	pb_wrapped_u32(od, "consecutive_gateway_failure", &o->consecutive_gateway_failure);
 	pb_wrapped_u32(od, "consecutive_local_origin_failure",
@@ -366,15 +372,22 @@ static void outlier(struct conv *c, struct pb od, struct arn_cfg_outlier *o)
 	if (o->max_ejection_percent > 100)
 		conv_err(c, "max_ejection_percent", "more than 100");
 	static const char *pcts[] = {"enforcing_consecutive_5xx", "enforcing_success_rate",
-				     "enforcing_consecutive_gateway_failure"};
+				     "enforcing_consecutive_gateway_failure",
+				     "enforcing_failure_percentage",
+				     "failure_percentage_threshold"};
 	uint32_t *dst[] = {&o->enforcing_consecutive_5xx, &o->enforcing_success_rate,
-			   &o->enforcing_consecutive_gateway_failure};
-	for (int i = 0; i < 3; i++)
+			   &o->enforcing_consecutive_gateway_failure,
+			   &o->enforcing_failure_percentage, &o->failure_percentage_threshold};
+	for (int i = 0; i < 5; i++)
 		if (pb_wrapped_u32(od, pcts[i], dst[i]) && *dst[i] > 100)
 			conv_err(c, pcts[i], "more than 100");
 	pb_wrapped_u32(od, "success_rate_minimum_hosts", &o->success_rate_minimum_hosts);
 	pb_wrapped_u32(od, "success_rate_request_volume", &o->success_rate_request_volume);
 	pb_wrapped_u32(od, "success_rate_stdev_factor", &o->success_rate_stdev_factor);
+	pb_wrapped_u32(od, "failure_percentage_minimum_hosts",
+		       &o->failure_percentage_minimum_hosts);
+	pb_wrapped_u32(od, "failure_percentage_request_volume",
+		       &o->failure_percentage_request_volume);
 	o->split_external_local_origin_errors = pb_bool(od, "split_external_local_origin_errors");
 }
 

@@ -586,7 +586,8 @@ static void test_cluster_full(void **state)
 	    "\"unhealthy_threshold\":3,\"http_health_check\":{\"path\":\"/healthz\",\"host\":\"h\","
 	    "\"expected_statuses\":[{\"start\":200,\"end\":300}]}}],"
 	    "\"outlier_detection\":{\"consecutive_5xx\":7,\"interval\":\"3s\",\"max_ejection_"
-	    "percent\":50},"
+	    "percent\":50,\"failure_percentage_threshold\":90,\"enforcing_failure_percentage\":"
+	    "100},"
 	    "\"typed_extension_protocol_options\":{\"envoy.extensions.upstreams.http.v3."
 	    "HttpProtocolOptions\":"
 	    "{\"@type\":\"type.googleapis.com/"
@@ -621,6 +622,11 @@ static void test_cluster_full(void **state)
 	assert_int_equal(c->outlier.interval_ms, 3000);
 	assert_int_equal(c->outlier.max_ejection_percent, 50);
 	assert_int_equal(c->outlier.base_ejection_time_ms, 30000);
+	/* failure_percentage_*: read (refused as unknown before), Envoy's defaults */
+	assert_int_equal(c->outlier.failure_percentage_threshold, 90);
+	assert_int_equal(c->outlier.enforcing_failure_percentage, 100);
+	assert_int_equal(c->outlier.failure_percentage_minimum_hosts, 5);
+	assert_int_equal(c->outlier.failure_percentage_request_volume, 50);
 	assert_int_equal(c->http.idle_timeout_ms, 30000);
 	assert_int_equal(c->http.max_requests_per_connection, 100);
 	assert_int_equal(c->http.upstream, 0);
