@@ -114,6 +114,10 @@ struct http_cluster_rt {
 	uint64_t seen;			      /* last sync that found it in the generation */
 	struct http_cluster_rt *next;	      /* registry chain */
 	struct http_cluster_rt *reclaim_next; /* queued by the last put */
+	/* outlier detection's interval (http_od_interval): written by the
+	 * lcore that runs it only (last: the fields above keep their lines) */
+	uint32_t od_round;   /* evaluations so far */
+	uint64_t od_next_ms; /* the next one (0: not started) */
 };
 
 #define HTTP_MAX_LOGGERS 8
@@ -291,6 +295,11 @@ struct http_host {
 	uint32_t od_gw;	      /* consecutive 502/503/504 (and local failures) */
 	uint32_t od_times;    /* ejections counted for the next one's time (decays) */
 	uint64_t od_until_ms; /* the end of the current or last ejection (worker now_ms) */
+	/* the interval's lcore only: the summed rq_success / rq_error at
+	 * its crt's evaluation od_round (0: never evaluated) */
+	uint32_t od_round;
+	uint64_t od_ok, od_err;
+	uint64_t od_iv_ok, od_iv_n; /* the last interval's successes and requests */
 };
 /* struct http_host's hc_flags: Envoy's FAILED_ACTIVE_HC. */
 #define HTTP_HOST_FAILED_ACTIVE_HC 1u

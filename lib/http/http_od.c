@@ -116,18 +116,20 @@ static bool eject(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt, 
 	}
 	if (!enforce)
 		return false;
-	/* Envoy's decay: each interval a host spends back in the set takes
-	 * one off its ejection count (done here, lazily, from the end of its
-	 * last ejection, rather than on an interval timer) */
-	uint32_t n = __atomic_load_n(&h->od_times, __ATOMIC_RELAXED);
-	uint64_t last = __atomic_load_n(&h->od_until_ms, __ATOMIC_RELAXED);
-	if (n && c->interval_ms && now_ms > last) {
-		uint64_t back = (now_ms - last) / c->interval_ms;
-		n = back >= n ? 0 : n - (uint32_t)back;
-	}
-	n++;
-	__atomic_store_n(&h->od_times, n, __ATOMIC_RELAXED);
-	__atomic_store_n(&h->od_until_ms, now_ms + http_od_eject_ms(c, n), __ATOMIC_RELEASE);
+	/* the count grows while base x count is under max + base, as
+	 * Envoy's ejectTimeBackoff: past the cap the ejection time stays
+	 * the cap, and the interval's decay (one off per interval back in
+	 * the set, http_od_interval) brings it down from there, not from
+	 * the number of ejections. The interval's lcore may decay it at
+	 * once: both compare-and-swap. */
+	uint64_t lim = (uint64_t)c->max_ejection_time_ms + c->base_ejection_time_ms;
+	uint32_t n = __atomic_load_n(&h->od_times, __ATOMIC_RELAXED), m;
+	do
+		m = (uint64_t)c->base_ejection_time_ms * n < lim ? n + 1 : n;
+	while (m != n && !__atomic_compare_exchange_n(&h->od_times, &n, m, false, __ATOMIC_RELAXED,
+						      __ATOMIC_RELAXED));
+	__atomic_store_n(&h->od_until_ms, now_ms + http_od_eject_ms(c, m ? m : 1),
+			 __ATOMIC_RELEASE);
 	__atomic_store_n(&h->od_ejected, HTTP_HOST_FAILED_OUTLIER, __ATOMIC_RELEASE);
 	epoch_bump(crt);
 	*enforced = true;
@@ -184,4 +186,125 @@ bool http_od_put(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt, s
 		__atomic_store_n(&h->od_gw, 0, __ATOMIC_RELAXED);
 	}
 	return enforced;
+}
+
+/* splitmix64: one draw per host from the caller's one random value */
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* One ejection by an interval detector; the consecutive counts start
+ * again, as Envoy's uneject resets them. */
+static bool iv_eject(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt,
+		     struct http_host *h, struct http_host *const *hosts, size_t n_hosts,
+		     uint32_t enforcing, uint64_t now_ms, uint64_t rand, struct http_od_iev *ev)
+{
+	struct http_od_ev e = {0};
+	bool enforced = false;
+	bool ok = eject(c, crt, h, hosts, n_hosts, enforcing, now_ms, rand, &e, &enforced);
+	ev->overflow += e.overflow;
+	ev->unejected += e.unejected;
+	if (ok) {
+		__atomic_store_n(&h->od_5xx, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&h->od_gw, 0, __ATOMIC_RELAXED);
+	}
+	return ok;
+}
+
+uint32_t http_od_interval(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt,
+			  struct http_host *const *hosts, size_t n_hosts, uint64_t now_ms,
+			  uint64_t rand, struct http_od_iev *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	uint32_t prev = crt->od_round;
+	uint32_t cur = prev + 1 ? prev + 1 : 1;
+	crt->od_round = cur;
+	/* the ends, the decay and the interval's counts (Envoy swaps each
+	 * host's success-rate bucket, ejected or not) */
+	double sr_sum = 0;
+	size_t n_sr = 0, n_fp = 0;
+	for (size_t i = 0; i < n_hosts; i++) {
+		struct http_host *h = hosts[i];
+		bool out = http_od_ejected(h, crt, now_ms, &ev->unejected);
+		uint32_t t = __atomic_load_n(&h->od_times, __ATOMIC_RELAXED);
+		if (!out && t &&
+		    now_ms >= __atomic_load_n(&h->od_until_ms, __ATOMIC_RELAXED) + c->interval_ms)
+			__atomic_compare_exchange_n(&h->od_times, &t, t - 1, false,
+						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		uint64_t ok = 0, err = 0;
+		for (unsigned k = 0; k < h->n_slots; k++) {
+			ok += __atomic_load_n(&h->slots[k].rq_success, __ATOMIC_RELAXED);
+			err += __atomic_load_n(&h->slots[k].rq_error, __ATOMIC_RELAXED);
+		}
+		/* a host the last call saw, or new since (its counts start
+		 * at 0): its interval; else only the start of the next */
+		bool valid = prev && (h->od_round == prev || h->od_round == 0);
+		h->od_iv_ok = valid && !out ? ok - h->od_ok : 0;
+		h->od_iv_n = valid && !out ? ok - h->od_ok + err - h->od_err : 0;
+		h->od_ok = ok;
+		h->od_err = err;
+		h->od_round = cur;
+		if (!h->od_iv_n)
+			continue;
+		if (h->od_iv_n >= c->success_rate_request_volume) {
+			n_sr++;
+			sr_sum += 100.0 * (double)h->od_iv_ok / (double)h->od_iv_n;
+		}
+		if (h->od_iv_n >= c->failure_percentage_request_volume)
+			n_fp++;
+	}
+	uint32_t ejected = 0;
+	if (n_sr && n_sr >= c->success_rate_minimum_hosts) {
+		/* Envoy's threshold, mean - stdev x factor; "below" tested as
+		 * (mean - rate)^2 > (factor x stdev)^2 with mean > rate: the
+		 * same set, no square root */
+		double mean = sr_sum / (double)n_sr, var = 0;
+		for (size_t i = 0; i < n_hosts; i++)
+			if (hosts[i]->od_iv_n &&
+			    hosts[i]->od_iv_n >= c->success_rate_request_volume) {
+				double d =
+				    100.0 * (double)hosts[i]->od_iv_ok / (double)hosts[i]->od_iv_n -
+				    mean;
+				var += d * d;
+			}
+		var /= (double)n_sr;
+		double k = c->success_rate_stdev_factor / 1000.0;
+		for (size_t i = 0; i < n_hosts; i++) {
+			struct http_host *h = hosts[i];
+			if (!h->od_iv_n || h->od_iv_n < c->success_rate_request_volume)
+				continue;
+			double d = mean - 100.0 * (double)h->od_iv_ok / (double)h->od_iv_n;
+			if (d <= 0 || d * d <= k * k * var)
+				continue;
+			ev->detected_sr++;
+			if (iv_eject(c, crt, h, hosts, n_hosts, c->enforcing_success_rate, now_ms,
+				     mix(rand + 2 * i), ev)) {
+				ev->enforced_sr++;
+				ejected++;
+			}
+		}
+	}
+	if (n_fp && n_fp >= c->failure_percentage_minimum_hosts) {
+		for (size_t i = 0; i < n_hosts; i++) {
+			struct http_host *h = hosts[i];
+			uint64_t n = h->od_iv_n;
+			if (!n || n < c->failure_percentage_request_volume ||
+			    __atomic_load_n(&h->od_ejected, __ATOMIC_RELAXED))
+				continue;
+			/* 100 - success rate >= threshold, in integers */
+			if ((n - h->od_iv_ok) * 100 < (uint64_t)c->failure_percentage_threshold * n)
+				continue;
+			ev->detected_fp++;
+			if (iv_eject(c, crt, h, hosts, n_hosts, c->enforcing_failure_percentage,
+				     now_ms, mix(rand + 2 * i + 1), ev)) {
+				ev->enforced_fp++;
+				ejected++;
+			}
+		}
+	}
+	return ejected;
 }

@@ -1,8 +1,11 @@
 /*
  * Outlier detection (Envoy's config.cluster.v3.OutlierDetection): the
  * consecutive_5xx and consecutive_gateway_failure detectors, inline as in
- * Envoy (no interval timer: the success-rate and failure-percentage
- * detectors are not run).
+ * Envoy, and every `interval` on one lcore (worker 0, http_od_interval):
+ * the ends of ejections whose time passed, the decay of the ejection
+ * multipliers, and the success-rate and failure-percentage detectors over
+ * the requests each host counted in the interval (its per-worker
+ * rq_success and rq_error, summed: nothing more on the request path).
  *
  * Where the state lives: in the registry's struct http_host (http_int.h,
  * od_*), shared by every worker through atomics, and the count of hosts
@@ -37,8 +40,8 @@ enum http_od_result {
 	HTTP_OD_SUCCESS = 0, /* a response below 500: resets the consecutive counts */
 	HTTP_OD_5XX,	     /* a 5xx other than 502, 503, 504 */
 	HTTP_OD_GATEWAY,     /* 502, 503 or 504 */
-	HTTP_OD_LOCAL,	     /* connect failure, reset, timeout: Envoy maps it to a gateway failure */
-	HTTP_OD_NONE,	     /* says nothing (the client went away) */
+	HTTP_OD_LOCAL, /* connect failure, reset, timeout: Envoy maps it to a gateway failure */
+	HTTP_OD_NONE,  /* says nothing (the client went away) */
 };
 
 /* What http_od_put did, for the caller's statistics (it has the slot). */
@@ -47,6 +50,14 @@ struct http_od_ev {
 	bool detected_gw, enforced_gw;
 	bool overflow;	    /* max_ejection_percent refused an ejection */
 	uint32_t unejected; /* ejections the sweep ended (ejections_active -) */
+};
+
+/* What http_od_interval did, for the caller's statistics. */
+struct http_od_iev {
+	uint32_t detected_sr, enforced_sr; /* success rate */
+	uint32_t detected_fp, enforced_fp; /* failure percentage */
+	uint32_t overflow;		   /* max_ejection_percent refused */
+	uint32_t unejected;		   /* ejections ended (ejections_active -) */
 };
 
 /** The detectors' verdict on an upstream status (0: none, a local failure). */
@@ -71,6 +82,28 @@ bool http_od_put(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt, s
  */
 bool http_od_ejected(struct http_host *h, struct http_cluster_rt *crt, uint64_t now_ms,
 		     uint32_t *unejected);
+
+/**
+ * The interval's evaluation of cluster @p crt (@p c its outlier_detection,
+ * present) at @p now_ms, as Envoy's onIntervalTimer, on one lcore only:
+ * every host of @p hosts (@p n_hosts, the cluster's) whose ejection time
+ * passed comes back (the health epoch moves); a host back in the set for
+ * an interval takes one off its ejection count; then, over the requests
+ * each host counted since the last call (rq_success, rq_error summed over
+ * its worker slots), the success-rate detector (hosts with at least
+ * success_rate_request_volume requests, at least
+ * success_rate_minimum_hosts of them: a host below mean - stdev x
+ * success_rate_stdev_factor / 1000 is an outlier) and the
+ * failure-percentage one (failure_percentage_request_volume,
+ * failure_percentage_minimum_hosts, failure_percentage_threshold).
+ * @p rand draws the enforcing_* percentages. The first call (@p crt's
+ * od_round 0) and a host not evaluated by the last call only take their
+ * counts as the start of the next interval. Sets *@p ev (zeroed first).
+ * @return hosts this call ejected.
+ */
+uint32_t http_od_interval(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt,
+			  struct http_host *const *hosts, size_t n_hosts, uint64_t now_ms,
+			  uint64_t rand, struct http_od_iev *ev);
 
 /** The ejection time of the @p n th ejection (1 first) under @p c, ms:
  * base_ejection_time x n, capped at max(max_ejection_time, base). */

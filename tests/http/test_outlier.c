@@ -29,6 +29,7 @@ struct fix {
 	struct http_cluster_rt crt;
 	struct http_host h[NH];
 	struct http_host *hosts[NH];
+	struct http_host_ctr ctr[NH]; /* one worker slot per host */
 	size_t n;
 };
 
@@ -45,8 +46,18 @@ static void fix_setup(struct fix *f, size_t n)
 	    .max_ejection_percent = 10,
 	    .enforcing_consecutive_5xx = 100,
 	    .enforcing_consecutive_gateway_failure = 0,
+	    .enforcing_success_rate = 100,
+	    .success_rate_minimum_hosts = 5,
+	    .success_rate_request_volume = 100,
+	    .success_rate_stdev_factor = 1900,
+	    .failure_percentage_threshold = 85,
+	    .enforcing_failure_percentage = 0,
+	    .failure_percentage_minimum_hosts = 5,
+	    .failure_percentage_request_volume = 50,
 	};
 	for (size_t i = 0; i < n; i++) {
+		f->h[i].slots = &f->ctr[i];
+		f->h[i].n_slots = 1;
 		f->h[i].addr = 0xc6120300 + 10 + (uint32_t)i;
 		f->h[i].port = 8080;
 		f->hosts[i] = &f->h[i];
@@ -311,8 +322,14 @@ static void test_ejection_time_growth_cap_and_return(void **state)
 	assert_true(ejected(&f, 0, now + 99999));
 	assert_false(ejected(&f, 0, now + 100000));
 	now += 100000;
-	/* decay: 4 ejections counted; 3 intervals back in the set take 3 off,
-	 * so the next is the second's 60 s */
+	/* decay: 4 ejections counted; 3 intervals back in the set take 3 off
+	 * (the interval's, not the next ejection's), so the next is the
+	 * second's 60 s */
+	struct http_od_iev iev;
+	assert_int_equal(f.h[0].od_times, 4);
+	for (int i = 0; i <= 3; i++)
+		http_od_interval(&f.c, &f.crt, f.hosts, f.n, now + i * f.c.interval_ms, 0, &iev);
+	assert_int_equal(f.h[0].od_times, 1);
 	now += 3 * f.c.interval_ms;
 	assert_int_equal(put(&f, 0, HTTP_OD_5XX, 5, now, NULL), 1);
 	assert_true(ejected(&f, 0, now + 59999));
@@ -607,6 +624,211 @@ static void test_lb_cache_picks_as_walk(void **state)
 	assert_true(none < picks / 2);
 }
 
+/* Envoy's ejectTimeBackoff grows only while base x count < max + base:
+ * ten ejections in a row at a 100 s cap over a 30 s base count 5, not
+ * 10, so three intervals of decay bring the next ejection down from the
+ * cap to 90 s (3 x 30). */
+static void test_ejection_count_capped(void **state)
+{
+	(void)state;
+	struct fix f;
+	fix_setup(&f, 1);
+	f.c.max_ejection_time_ms = 100000;
+	uint64_t now = 1000;
+	for (int i = 0; i < 10; i++) {
+		assert_int_equal(put(&f, 0, HTTP_OD_5XX, 5, now, NULL), 1);
+		now = f.h[0].od_until_ms;
+		assert_false(ejected(&f, 0, now));
+	}
+	assert_int_equal(f.h[0].od_times, 5);
+	struct http_od_iev iev;
+	for (int i = 0; i <= 3; i++)
+		http_od_interval(&f.c, &f.crt, f.hosts, f.n, now + i * f.c.interval_ms, 0, &iev);
+	assert_int_equal(f.h[0].od_times, 2);
+	now += 3 * f.c.interval_ms;
+	assert_int_equal(put(&f, 0, HTTP_OD_5XX, 5, now, NULL), 1);
+	assert_int_equal(f.h[0].od_until_ms, now + 90000);
+}
+
+/* @p ok successes and @p err failures for host @p i (its worker slot). */
+static void count(struct fix *f, size_t i, uint64_t ok, uint64_t err)
+{
+	f->ctr[i].rq_success += ok;
+	f->ctr[i].rq_error += err;
+}
+
+/* The success-rate detector: six hosts of 200 requests, one at 50%: the
+ * mean is 91.7, the stdev 18.6, the threshold 91.7 - 1.9 x 18.6 = 56.3:
+ * the 50% host is ejected (the first ejection passes
+ * max_ejection_percent), the others are not. */
+static void test_interval_success_rate(void **state)
+{
+	(void)state;
+	struct fix f;
+	fix_setup(&f, 6);
+	struct http_od_iev ev;
+	/* the first call only starts the interval: counts before it are
+	 * not the interval's */
+	count(&f, 5, 0, 1000);
+	assert_int_equal(http_od_interval(&f.c, &f.crt, f.hosts, f.n, 1000, 0, &ev), 0);
+	assert_int_equal(ev.detected_sr, 0);
+	for (size_t i = 0; i < 5; i++)
+		count(&f, i, 200, 0);
+	count(&f, 5, 100, 100);
+	uint32_t e0 = f.crt.health_epoch;
+	assert_int_equal(http_od_interval(&f.c, &f.crt, f.hosts, f.n, 11000, 0, &ev), 1);
+	assert_int_equal(ev.detected_sr, 1);
+	assert_int_equal(ev.enforced_sr, 1);
+	assert_int_equal(ev.detected_fp, 0);
+	assert_true(ejected(&f, 5, 11001));
+	for (size_t i = 0; i < 5; i++)
+		assert_false(ejected(&f, i, 11001));
+	assert_int_equal(f.crt.od_ejected, 1);
+	assert_true(f.crt.health_epoch != e0);
+	assert_int_equal(f.h[5].od_until_ms, 11000 + 30000);
+	/* the next interval counts its own requests only: all equal, none */
+	for (size_t i = 0; i < 5; i++)
+		count(&f, i, 150, 50);
+	assert_int_equal(http_od_interval(&f.c, &f.crt, f.hosts, f.n, 21000, 0, &ev), 0);
+	assert_int_equal(ev.detected_sr, 0);
+	/* enforcing_success_rate 0: detected, not ejected */
+	fix_setup(&f, 6);
+	f.c.enforcing_success_rate = 0;
+	http_od_interval(&f.c, &f.crt, f.hosts, f.n, 1000, 0, &ev);
+	for (size_t i = 0; i < 5; i++)
+		count(&f, i, 200, 0);
+	count(&f, 5, 100, 100);
+	assert_int_equal(http_od_interval(&f.c, &f.crt, f.hosts, f.n, 11000, 0, &ev), 0);
+	assert_int_equal(ev.detected_sr, 1);
+	assert_int_equal(ev.enforced_sr, 0);
+	assert_false(ejected(&f, 5, 11001));
+	/* Envoy's worked example, {50, 100, 100, 100, 100}: mean 90, stdev
+	 * 20; a factor of 2.0 puts the threshold at 50, and 50 is not below
+	 * it; 1.9 puts it at 52 */
+	for (int factor = 0; factor < 2; factor++) {
+		fix_setup(&f, 5);
+		f.c.success_rate_stdev_factor = factor ? 1900 : 2000;
+		http_od_interval(&f.c, &f.crt, f.hosts, f.n, 1000, 0, &ev);
+		for (size_t i = 0; i < 4; i++)
+			count(&f, i, 200, 0);
+		count(&f, 4, 100, 100);
+		assert_int_equal(http_od_interval(&f.c, &f.crt, f.hosts, f.n, 11000, 0, &ev),
+				 factor);
+		assert_int_equal(ev.detected_sr, factor);
+	}
+}
+
+/* Below success_rate_minimum_hosts hosts with success_rate_request_volume
+ * requests: no statistics, no ejection. */
+static void test_interval_success_rate_minimum(void **state)
+{
+	(void)state;
+	struct fix f;
+	struct http_od_iev ev;
+	/* 6 hosts, only 4 of them with 100 requests */
+	fix_setup(&f, 6);
+	http_od_interval(&f.c, &f.crt, f.hosts, f.n, 1000, 0, &ev);
+	for (size_t i = 0; i < 3; i++)
+		count(&f, i, 200, 0);
+	count(&f, 3, 0, 200);
+	count(&f, 4, 99, 0);
+	count(&f, 5, 50, 0);
+	assert_int_equal(http_od_interval(&f.c, &f.crt, f.hosts, f.n, 11000, 0, &ev), 0);
+	assert_int_equal(ev.detected_sr, 0);
+	assert_false(ejected(&f, 3, 11001));
+	/* host 4 at 100 requests: 5 hosts, the minimum, and host 3 goes */
+	fix_setup(&f, 6);
+	http_od_interval(&f.c, &f.crt, f.hosts, f.n, 1000, 0, &ev);
+	for (size_t i = 0; i < 3; i++)
+		count(&f, i, 200, 0);
+	count(&f, 3, 0, 200);
+	count(&f, 4, 100, 0);
+	count(&f, 5, 50, 0);
+	assert_int_equal(http_od_interval(&f.c, &f.crt, f.hosts, f.n, 11000, 0, &ev), 1);
+	assert_int_equal(ev.detected_sr, 1);
+	assert_true(ejected(&f, 3, 11001));
+}
+
+/* The failure-percentage detector: hosts with failure_percentage_
+ * request_volume requests, at least failure_percentage_minimum_hosts of
+ * them; a host failing >= failure_percentage_threshold % is an outlier,
+ * ejected with enforcing_failure_percentage (Envoy's default 0). */
+static void test_interval_failure_percentage(void **state)
+{
+	(void)state;
+	struct fix f;
+	struct http_od_iev ev;
+	for (int enforcing = 0; enforcing < 2; enforcing++) {
+		fix_setup(&f, 5);
+		f.c.enforcing_failure_percentage = enforcing ? 100 : 0;
+		http_od_interval(&f.c, &f.crt, f.hosts, f.n, 1000, 0, &ev);
+		/* 60 requests each (under the success rate's 100) */
+		count(&f, 0, 60, 0);
+		count(&f, 1, 10, 50); /* 83%: under 85 */
+		count(&f, 2, 9, 51);  /* 85%: an outlier */
+		count(&f, 3, 60, 0);
+		count(&f, 4, 60, 0);
+		assert_int_equal(http_od_interval(&f.c, &f.crt, f.hosts, f.n, 11000, 0, &ev),
+				 enforcing);
+		assert_int_equal(ev.detected_sr, 0);
+		assert_int_equal(ev.detected_fp, 1);
+		assert_int_equal(ev.enforced_fp, enforcing);
+		assert_int_equal(ejected(&f, 2, 11001), enforcing);
+		assert_false(ejected(&f, 1, 11001));
+	}
+	/* one host under the volume: 4 hosts, under the minimum of 5 */
+	fix_setup(&f, 5);
+	f.c.enforcing_failure_percentage = 100;
+	http_od_interval(&f.c, &f.crt, f.hosts, f.n, 1000, 0, &ev);
+	count(&f, 0, 60, 0);
+	count(&f, 1, 0, 60);
+	count(&f, 2, 60, 0);
+	count(&f, 3, 60, 0);
+	count(&f, 4, 49, 0);
+	assert_int_equal(http_od_interval(&f.c, &f.crt, f.hosts, f.n, 11000, 0, &ev), 0);
+	assert_int_equal(ev.detected_fp, 0);
+}
+
+/* An ejection ends at the interval, with no request and no pick: the
+ * cluster's count goes back, the health epoch moves, and a worker's
+ * cached candidates (built while the host was out) take it again at
+ * the next pick without the balancer having to end the ejection. */
+static void test_interval_ends_ejection(void **state)
+{
+	(void)state;
+	struct lbfix l;
+	struct fix f;
+	lb_setup(&l, &f);
+	f.c.max_ejection_percent = 100;
+	l.cl.healthy_panic_threshold = 0;
+	struct http_lb_cache *k = cache_new(3);
+	uint64_t rr = 0;
+	uint32_t back = 0;
+	struct http_od_iev ev;
+	http_od_interval(&f.c, &f.crt, f.hosts, f.n, 1000, 0, &ev);
+	assert_int_equal(put(&f, 1, HTTP_OD_5XX, 5, 1000, NULL), 1);
+	for (int i = 0; i < 6; i++)
+		assert_int_not_equal(cached_pick(&l, &f, k, 2000, &rr, &back), 1);
+	/* an interval before the end: still out */
+	uint32_t e0 = f.crt.health_epoch;
+	http_od_interval(&f.c, &f.crt, f.hosts, f.n, 11000, 0, &ev);
+	assert_int_equal(ev.unejected, 0);
+	assert_int_equal(f.crt.health_epoch, e0);
+	assert_int_equal(f.crt.od_ejected, 1);
+	/* the interval after its end (31 s) brings it back */
+	http_od_interval(&f.c, &f.crt, f.hosts, f.n, 31000, 0, &ev);
+	assert_int_equal(ev.unejected, 1);
+	assert_int_equal(f.crt.od_ejected, 0);
+	assert_true(f.crt.health_epoch != e0);
+	assert_int_equal(f.h[1].od_ejected, 0);
+	int seen[3] = {0};
+	for (int i = 0; i < 6; i++)
+		seen[cached_pick(&l, &f, k, 31000, &rr, &back)]++;
+	assert_int_equal(seen[1], 2);
+	assert_int_equal(back, 0); /* the interval ended it, not the balancer */
+	cache_free(k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -619,6 +841,11 @@ int main(void)
 	    cmocka_unit_test(test_lb_skips_ejected_host),
 	    cmocka_unit_test(test_lb_cache_follows_health),
 	    cmocka_unit_test(test_lb_cache_picks_as_walk),
+	    cmocka_unit_test(test_ejection_count_capped),
+	    cmocka_unit_test(test_interval_success_rate),
+	    cmocka_unit_test(test_interval_success_rate_minimum),
+	    cmocka_unit_test(test_interval_failure_percentage),
+	    cmocka_unit_test(test_interval_ends_ejection),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
