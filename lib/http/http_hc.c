@@ -15,6 +15,7 @@
 #include "arn_tls.h"
 #include "http_hc.h"
 #include "http_int.h"
+#include "http_od.h"
 
 /* ---- pure logic ------------------------------------------------------------------- */
 
@@ -838,6 +839,7 @@ static void hc_tick(struct http_timer *tm)
 	struct http_worker *w = hw->w;
 	if (w->gen_slot && http_rt_snap_sync() != hw->snap)
 		reconcile(hw, arn_config_gen_at(w->gen_slot));
+	http_od_tick(w); /* outlier detection's interval rides this tick */
 	http_timer_arm(w, &hw->tick, HC_TICK_MS);
 }
 

@@ -17,8 +17,9 @@
  * makes one worker the ejector even against another detector. The ejection
  * ends at od_until_ms, a time every worker compares with its own now_ms
  * (the TSC's milliseconds, one clock for all workers): the first worker that
- * finds it passed (http_od_ejected, from the balancer or from an ejection's
- * sweep) swaps od_ejected back to 0 and gives back the cluster's count.
+ * finds it passed (http_od_ejected, from the balancer, an ejection's sweep
+ * or the interval on worker 0) swaps od_ejected back to 0 and gives back
+ * the cluster's count.
  *
  * Ownership: nothing here owns anything; @p h and @p crt are the caller's
  * (a snapshot's hosts, the stream's cluster reference).
@@ -34,6 +35,7 @@
 
 struct http_host;
 struct http_cluster_rt;
+struct http_worker;
 
 /* What one request's end says about its host. */
 enum http_od_result {
@@ -104,6 +106,13 @@ bool http_od_ejected(struct http_host *h, struct http_cluster_rt *crt, uint64_t 
 uint32_t http_od_interval(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt,
 			  struct http_host *const *hosts, size_t n_hosts, uint64_t now_ms,
 			  uint64_t rand, struct http_od_iev *ev);
+
+/**
+ * Worker 0, from the health checker's tick (http_od_tick.c): runs
+ * http_od_interval for each cluster of the current generation with
+ * outlier_detection whose interval passed, and counts its statistics.
+ */
+void http_od_tick(struct http_worker *w);
 
 /** The ejection time of the @p n th ejection (1 first) under @p c, ms:
  * base_ejection_time x n, capped at max(max_ejection_time, base). */
