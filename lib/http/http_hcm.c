@@ -1300,12 +1300,15 @@ static bool resp_error(struct http_stream *st, const struct http_ev *ev)
 static bool resp_no_buffer(struct http_stream *st, const struct http_ev *ev)
 {
 	struct http_conn *hc = st->hc;
+	/* the worker's shortage, not the host's failure: a client that drains
+	 * the mbufs must not get healthy hosts ejected (HOST_LOCAL) */
 	if (!(st->state & HTTP_S_RESP_STARTED) &&
 	    http_maybe_retry(st, http_retry_on_reset(X(st)->retry.rp, HTTP_RESET_RESET),
-			     HOST_ERROR)) {
+			     HOST_LOCAL)) {
 		hc->again = true;
 		return false;
 	}
+	st->state |= HTTP_S_LOCAL_FAIL;
 	st->flags |= ARN_RF_BIT(LOCAL_RESET);
 	if (!(st->state & HTTP_S_RESP_STARTED)) {
 		http_reset_reply(st, ev->status, "local reset", ARN_RF_BIT(LOCAL_RESET),

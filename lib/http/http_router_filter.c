@@ -137,8 +137,10 @@ static void __attribute__((noinline)) od_put(struct http_stream *st, struct http
 			       ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR) |
 			       ARN_RF_BIT(UPSTREAM_REMOTE_RESET);
 	enum http_od_result r;
-	if ((st->state & HTTP_S_TIMED_OUT) || outcome == HOST_TIMEOUT || outcome == HOST_ERROR ||
-	    (st->flags & local))
+	if (outcome == HOST_LOCAL)
+		r = HTTP_OD_NONE; /* ours, not the host's */
+	else if ((st->state & HTTP_S_TIMED_OUT) || outcome == HOST_TIMEOUT ||
+		 outcome == HOST_ERROR || (st->flags & local))
 		r = HTTP_OD_LOCAL;
 	else if (st->up_status)
 		r = http_od_classify(st->up_status, false);
@@ -194,6 +196,8 @@ void http_host_rq_done(struct http_stream *st, int outcome)
 	if ((st->state & HTTP_S_TIMED_OUT) || outcome == HOST_TIMEOUT) {
 		HTTP_HOST_ADD(c, rq_timeout, 1);
 		HTTP_HOST_ADD(c, rq_error, 1);
+	} else if (outcome == HOST_LOCAL || (st->state & HTTP_S_LOCAL_FAIL)) {
+		/* the proxy's own failure: not the host's success, nor its error */
 	} else if (outcome == HOST_ERROR || (st->flags & failed)) {
 		HTTP_HOST_ADD(c, rq_error, 1);
 	} else if (st->up_status) {

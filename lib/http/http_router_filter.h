@@ -24,8 +24,12 @@ struct arn_cfg_gen;
 struct arn_cfg_request;
 struct arn_cfg_route_table;
 
-/* How an attempt went, for the per-host counters (http_host_rq_done). */
-enum { HOST_AUTO = 0, HOST_ERROR, HOST_TIMEOUT };
+/* How an attempt went, for the per-host counters (http_host_rq_done).
+ * HOST_LOCAL: the proxy's own failure (no buffer for the answer): neither
+ * the host's success nor its error, so outlier detection (consecutive and
+ * interval detectors alike) never blames a host for a worker's shortage,
+ * which a client can cause. */
+enum { HOST_AUTO = 0, HOST_ERROR, HOST_TIMEOUT, HOST_LOCAL };
 
 /**
  * The request's head is in and the filters before the router let it

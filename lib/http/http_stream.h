@@ -157,6 +157,10 @@ enum http_stream_state {
 	 * (HTTP_EV_BODY_END) and is still to be handled, once those bytes
 	 * went to the client (http_hcm.c's resp_ready) */
 	HTTP_S_RESP_END_HELD = 1u << 28,
+	/* the attempt failed for the proxy's own want (no buffer for the
+	 * response): the host's counters and outlier detection see neither a
+	 * success nor the host's error (http_host_rq_done, HOST_LOCAL) */
+	HTTP_S_LOCAL_FAIL = 1u << 29,
 };
 
 /*

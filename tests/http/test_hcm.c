@@ -8546,6 +8546,57 @@ static void test_uph2_response_no_mbuf_is_local_reset(void **state)
 	want_in(log, "/a 503 LR upstream_reset_before_response_started{local_reset}\n");
 	want_in(log, "/b 200 LR ");
 	want_not_in(log, "UPE");
+	/* the worker's shortage is not the host's failure: neither counts
+	 * against it (its success rate, outlier detection) */
+	assert_int_equal(stat("cluster.web.endpoint.198.18.0.10_8080.rq_error"), 0);
+	assert_int_equal(stat("cluster.web.endpoint.198.18.0.10_8080.rq_total"), 2);
+	h2u_close(&k);
+}
+
+/* The same shortage on a route that retries resets, in a cluster whose
+ * outlier detection ejects at the first gateway failure: the retry is
+ * taken, and the host is neither ejected nor charged an error (the
+ * retry's attempt was HOST_ERROR, the consecutive detector's failure). */
+static void test_uph2_no_mbuf_retry_ejects_no_host(void **state)
+{
+	(void)state;
+	start(8, jlistener("", "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\","
+			       "\"retry_policy\":{\"retry_on\":\"reset\",\"num_retries\":1}}}"));
+	cluster_web_h2("\"outlier_detection\":{\"consecutive_5xx\":1,"
+		       "\"consecutive_gateway_failure\":1,\"enforcing_consecutive_gateway_"
+		       "failure\":100,\"max_ejection_percent\":100},",
+		       "{}");
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct h2u k;
+	h2u_open(&k, 100);
+	h2u_pump(&k);
+	assert_int_equal(k.n, 1);
+	mb_len = mb_off = 0;
+	mb_end = false;
+	mb_more('x', 1000, false);
+	nghttp2_nv nv[] = {{(uint8_t *)":status", (uint8_t *)"200", 7, 3, 0}};
+	nghttp2_data_provider prd = {.read_callback = mb_read};
+	assert_int_equal(nghttp2_submit_response(k.s, k.st[0].id, nv, 1, &prd), 0);
+	static uint8_t both[4096];
+	size_t blen = 0;
+	const uint8_t *data;
+	ssize_t n;
+	while ((n = nghttp2_session_mem_send(k.s, &data)) > 0) {
+		assert_true(blen + (size_t)n <= sizeof(both));
+		memcpy(both + blen, data, (size_t)n);
+		blen += (size_t)n;
+	}
+	alloc_fail = 1;
+	send_n(k.c, (const char *)both, blen);
+	alloc_fail = 0;
+	h2u_pump(&k);
+	poll_ms(30); /* the retry's back-off */
+	h2u_pump(&k);
+	assert_int_equal(stat("cluster.web.upstream_rq_retry"), 1);
+	assert_int_equal(stat("cluster.web.outlier_detection.ejections_enforced_total"), 0);
+	assert_int_equal(stat("cluster.web.outlier_detection.ejections_active"), 0);
+	assert_int_equal(stat("cluster.web.endpoint.198.18.0.10_8080.rq_error"), 0);
 	h2u_close(&k);
 }
 
@@ -9712,6 +9763,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_request_body_no_mbuf, teardown),
 	    cmocka_unit_test_teardown(test_uph2_response_body_no_mbuf, teardown),
 	    cmocka_unit_test_teardown(test_uph2_response_no_mbuf_is_local_reset, teardown),
+	    cmocka_unit_test_teardown(test_uph2_no_mbuf_retry_ejects_no_host, teardown),
 	    cmocka_unit_test_teardown(test_uph2_nghttp2_memory_bounded, teardown),
 	    cmocka_unit_test_teardown(test_uph2_continuations_bounded, teardown),
 	    cmocka_unit_test_teardown(test_h2_response_trailers_no_mbuf, teardown),
