@@ -127,7 +127,6 @@ static void stream_op_reset(struct http_conn *hc, int line)
 	if (!x->closed && x->h2->s) {
 		nghttp2_submit_rst_stream(x->h2->s, NGHTTP2_FLAG_NONE, x->id,
 					  NGHTTP2_INTERNAL_ERROR);
-		H2_STAT(hc, tx_reset);
 	}
 	x->peer.queued = false;
 	x->h2->c->c.again = true;
@@ -318,7 +317,6 @@ static void stream_run(struct http_h1_conn *c)
 			 * client's reset would: counted, or a rapid reset could
 			 * hide behind them. */
 			HTTP_INC(hc, downstream_rq_tx_reset);
-			H2_STAT(hc, tx_reset);
 			if (x->head_in && !(st->state & HTTP_S_RESP_DONE))
 				premature_reset(x->h2);
 			stream_free(c, true);
@@ -864,6 +862,11 @@ static int on_frame_send(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 			h->c->c.again = true;
 		}
 	}
+	/* http2.tx_reset counts RST_STREAM frames as they go out, as Envoy's
+	 * (ours, a refused stream's, nghttp2's own; one the session drops
+	 * as a second for its stream is not sent, so not counted) */
+	if (f->hd.type == NGHTTP2_RST_STREAM)
+		H2_INC(h, tx_reset);
 	if (f->hd.type == NGHTTP2_GOAWAY) {
 		H2_INC(h, goaway_sent);
 		/* nghttp2 ends a session the client broke with a GOAWAY

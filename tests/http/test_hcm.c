@@ -5386,6 +5386,8 @@ static void test_h2_stream_does_not_jump_the_buffer_queue(void **state)
 	assert_true(h2c_find(&k, id)->closed);
 	assert_int_equal(h2c_find(&k, id)->error, NGHTTP2_REFUSED_STREAM);
 	assert_int_equal(stat("http2.stream_refused_errors"), 1);
+	/* its RST_STREAM is one Arion sent (Envoy's tx_reset counts frames) */
+	assert_int_equal(stat("http2.tx_reset"), 1);
 	/* the waiting request gets the buffer */
 	poll_ms(1);
 	assert_int_equal(free_buffers(), 0);
