@@ -234,6 +234,7 @@ bool tcp_ooo_insert(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq)
 		TCP_INC(c->wk, OOO_WALKS);
 		cur = c->oooq.head;
 		while (cur && seq_leq(mseq(cur), seq)) {
+			TCP_INC(c->wk, OOO_WALK_STEPS);
 			prev = cur;
 			cur = cur->next;
 		}
@@ -296,6 +297,7 @@ bool tcp_ooo_insert(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq)
 	prev = NULL;
 	cur = c->oooq.head;
 	while (cur && seq_leq(mseq(cur), seq)) {
+		TCP_INC(c->wk, OOO_WALK_STEPS);
 		prev = cur;
 		cur = cur->next;
 	}
@@ -318,6 +320,7 @@ bool tcp_ooo_insert(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq)
 	uint32_t run_s = 0, run_e = 0;
 	bool found = false, last = true;
 	for (struct rte_mbuf *x = c->oooq.head; x; x = x->next) {
+		TCP_INC(c->wk, OOO_WALK_STEPS);
 		uint32_t xs = mseq(x);
 		if (x == c->oooq.head || xs != run_e) {
 			if (found) {
