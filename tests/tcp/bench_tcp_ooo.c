@@ -23,7 +23,11 @@
  *             below it, each placed just before that far byte (the
  *             queue's tail), so that every one is placed by walking the
  *             queue (tcp_sack.c's tcp_ooo_insert): the worst a peer can
- *             make of the out-of-order queue's walks.
+ *             make of the out-of-order queue's walks before 2026-12-06;
+ *   scatter   the same far byte, then N one-byte segments at pseudo-random
+ *             even offsets below it: the places tcp_ooo_insert remembers
+ *             (its hints) seldom lie just below, so most walk as far as
+ *             its bound (TCP_OOO_WALK_MAX), or are dropped there.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -89,7 +93,8 @@ static int other(unsigned n, const char *mode, uint32_t seq, uint32_t ack)
 		       wk->cnt[ARN_TCP_C_BYTES_IN]);
 		return 0;
 	}
-	if (strcmp(mode, "walk") != 0)
+	bool scatter = strcmp(mode, "scatter") == 0;
+	if (strcmp(mode, "walk") != 0 && !scatter)
 		return 1;
 	/* the far byte: the last of the window offered */
 	uint32_t wnd = conn->rcv_adv - conn->rcv_nxt;
@@ -98,18 +103,23 @@ static int other(unsigned n, const char *mode, uint32_t seq, uint32_t ack)
 				   payload, 1));
 	fake_advance(lc, 0);
 	fake_drain(lc);
+	uint32_t x = 777;
 	for (unsigned i = 1; i <= n && 2 * i < wnd - 1; i++) {
+		uint32_t off = 2 * i;
+		if (scatter)
+			off = 2 + 2 * (((x = x * 1103515245u + 12345u) >> 8) % (wnd / 2 - 1));
 		p = popts();
-		ooo_round(fake_seg(PEER, US, PPORT, LPORT, TH_ACK, seq + 2 * i, ack, 65535, &p,
+		ooo_round(fake_seg(PEER, US, PPORT, LPORT, TH_ACK, seq + off, ack, 65535, &p,
 				   payload, 1));
 		fake_advance(lc, 0);
 		fake_drain(lc);
 	}
 	(void)out;
-	printf("walk: %u queued (budget %u, window %u), walks %" PRIu64 ", dropped %" PRIu64
-	       ", collapse walks %" PRIu64 "\n",
-	       conn->oooq.n, conn->rmem_max, wnd, wk->cnt[ARN_TCP_C_OOO_WALKS],
-	       wk->cnt[ARN_TCP_C_OOO_DROPPED], wk->cnt[ARN_TCP_C_RCV_COLLAPSE_WALKS]);
+	printf("%s: %u queued (budget %u, window %u), walks %" PRIu64 " (steps %" PRIu64
+	       "), dropped %" PRIu64 ", collapse walks %" PRIu64 "\n",
+	       mode, conn->oooq.n, conn->rmem_max, wnd, wk->cnt[ARN_TCP_C_OOO_WALKS],
+	       wk->cnt[ARN_TCP_C_OOO_WALK_STEPS], wk->cnt[ARN_TCP_C_OOO_DROPPED],
+	       wk->cnt[ARN_TCP_C_RCV_COLLAPSE_WALKS]);
 	return 0;
 }
 
