@@ -8468,6 +8468,38 @@ static void test_uph2_response_body_no_mbuf(void **state)
 	h2u_close(&k);
 }
 
+/* A client's GET /a (returned) goes to the HTTP/2 upstream, opened into
+ * @p k, which answers its head and 1,000 bytes of DATA in one read: the
+ * DATA finds no mbuf. */
+static struct arn_tcp_conn *uph2_answer_without_mbuf(struct h2u *k)
+{
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	h2u_open(k, 100);
+	h2u_pump(k);
+	assert_int_equal(k->n, 1);
+	mb_len = mb_off = 0;
+	mb_end = false;
+	mb_more('x', 1000, false);
+	nghttp2_nv nv[] = {{(uint8_t *)":status", (uint8_t *)"200", 7, 3, 0}};
+	nghttp2_data_provider prd = {.read_callback = mb_read};
+	assert_int_equal(nghttp2_submit_response(k->s, k->st[0].id, nv, 1, &prd), 0);
+	static uint8_t both[4096];
+	size_t blen = 0;
+	const uint8_t *data;
+	ssize_t n;
+	while ((n = nghttp2_session_mem_send(k->s, &data)) > 0) {
+		assert_true(blen + (size_t)n <= sizeof(both));
+		memcpy(both + blen, data, (size_t)n);
+		blen += (size_t)n;
+	}
+	alloc_fail = 1;
+	send_n(k->c, (const char *)both, blen);
+	alloc_fail = 0;
+	h2u_pump(k);
+	return c;
+}
+
 /*
  * The proxy's mbuf shortage on a response from an HTTP/2 upstream is the
  * proxy's giving up of the stream (Envoy's local reset), not the
@@ -8494,31 +8526,8 @@ static void test_uph2_response_no_mbuf_is_local_reset(void **state)
 	cluster_web_h2("", "{}");
 	/* before the response started: its head and a DATA frame come in
 	 * one read, and the DATA finds no mbuf */
-	struct arn_tcp_conn *c = client();
-	send_s(c, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
 	struct h2u k;
-	h2u_open(&k, 100);
-	h2u_pump(&k);
-	assert_int_equal(k.n, 1);
-	mb_len = mb_off = 0;
-	mb_end = false;
-	mb_more('x', 1000, false);
-	nghttp2_nv nv[] = {{(uint8_t *)":status", (uint8_t *)"200", 7, 3, 0}};
-	nghttp2_data_provider prd = {.read_callback = mb_read};
-	assert_int_equal(nghttp2_submit_response(k.s, k.st[0].id, nv, 1, &prd), 0);
-	static uint8_t both[4096];
-	size_t blen = 0;
-	const uint8_t *data;
-	ssize_t n;
-	while ((n = nghttp2_session_mem_send(k.s, &data)) > 0) {
-		assert_true(blen + (size_t)n <= sizeof(both));
-		memcpy(both + blen, data, (size_t)n);
-		blen += (size_t)n;
-	}
-	alloc_fail = 1;
-	send_n(k.c, (const char *)both, blen);
-	alloc_fail = 0;
-	h2u_pump(&k);
+	struct arn_tcp_conn *c = uph2_answer_without_mbuf(&k);
 	assert_true(answered(c, "HTTP/1.1 503"));
 	want_not_in(c->tx, "xxxx");
 	assert_true(k.st[0].closed);
@@ -8530,6 +8539,8 @@ static void test_uph2_response_no_mbuf_is_local_reset(void **state)
 	assert_int_equal(k.n, 2);
 	mb_len = mb_off = 0;
 	mb_end = false;
+	nghttp2_nv nv[] = {{(uint8_t *)":status", (uint8_t *)"200", 7, 3, 0}};
+	nghttp2_data_provider prd = {.read_callback = mb_read};
 	assert_int_equal(nghttp2_submit_response(k.s, k.st[1].id, nv, 1, &prd), 0);
 	h2u_pump(&k);
 	assert_true(answered(c2, "HTTP/1.1 200"));
@@ -8568,31 +8579,8 @@ static void test_uph2_no_mbuf_retry_ejects_no_host(void **state)
 		       "\"consecutive_gateway_failure\":1,\"enforcing_consecutive_gateway_"
 		       "failure\":100,\"max_ejection_percent\":100},",
 		       "{}");
-	struct arn_tcp_conn *c = client();
-	send_s(c, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
 	struct h2u k;
-	h2u_open(&k, 100);
-	h2u_pump(&k);
-	assert_int_equal(k.n, 1);
-	mb_len = mb_off = 0;
-	mb_end = false;
-	mb_more('x', 1000, false);
-	nghttp2_nv nv[] = {{(uint8_t *)":status", (uint8_t *)"200", 7, 3, 0}};
-	nghttp2_data_provider prd = {.read_callback = mb_read};
-	assert_int_equal(nghttp2_submit_response(k.s, k.st[0].id, nv, 1, &prd), 0);
-	static uint8_t both[4096];
-	size_t blen = 0;
-	const uint8_t *data;
-	ssize_t n;
-	while ((n = nghttp2_session_mem_send(k.s, &data)) > 0) {
-		assert_true(blen + (size_t)n <= sizeof(both));
-		memcpy(both + blen, data, (size_t)n);
-		blen += (size_t)n;
-	}
-	alloc_fail = 1;
-	send_n(k.c, (const char *)both, blen);
-	alloc_fail = 0;
-	h2u_pump(&k);
+	uph2_answer_without_mbuf(&k);
 	poll_ms(30); /* the retry's back-off */
 	h2u_pump(&k);
 	assert_int_equal(stat("cluster.web.upstream_rq_retry"), 1);
