@@ -227,6 +227,18 @@ static const char *jcluster_eds_hc(const char *name)
 	return b;
 }
 
+/* The configuration applied so far accepted, the proxy's runtime on the
+ * store, and worker 0 with its timers and its (idle) health checker. */
+static struct http_worker *hc_worker0(void)
+{
+	accepted();
+	assert_int_equal(http_rt_init(st), 0);
+	struct http_worker *w = fake_worker(0);
+	http_timers_init(w);
+	assert_int_equal(http_hc_worker_init(w), 0);
+	return w;
+}
+
 static bool failed_hc(int last)
 {
 	struct arn_http_host_counts c;
@@ -246,11 +258,7 @@ static void test_active_hc_targets_follow_generations(void **state)
 	assert_int_equal(arn_stats_set_workers(1), 0);
 	APPLY(C, "1", jcluster_eds_hc("web"));
 	APPLY(E, "1", jcla("web", (const int[]){10, 11}, 2));
-	accepted();
-	assert_int_equal(http_rt_init(st), 0);
-	struct http_worker *w = fake_worker(0);
-	http_timers_init(w);
-	assert_int_equal(http_hc_worker_init(w), 0);
+	struct http_worker *w = hc_worker0();
 	http_hc_gen(w, arn_config_gen(st));
 	assert_int_equal(http_hc_targets(w), 2);
 	assert_true(failed_hc(10));
@@ -362,11 +370,7 @@ static void test_active_hc_many_hosts(void **state)
 	char *cla = jcla_n("web", 5000);
 	APPLY(E, "1", cla);
 	free(cla);
-	accepted();
-	assert_int_equal(http_rt_init(st), 0);
-	struct http_worker *w = fake_worker(0);
-	http_timers_init(w);
-	assert_int_equal(http_hc_worker_init(w), 0);
+	struct http_worker *w = hc_worker0();
 	http_hc_gen(w, arn_config_gen(st));
 	assert_int_equal(http_hc_targets(w), 5000);
 	struct http_cluster_rt *crt = http_rt_cluster("web", 3, arn_cfg_hash("web", 3));
@@ -419,11 +423,7 @@ static void test_active_hc_endpoint_config(void **state)
 	    "{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.11\","
 	    "\"port_value\":8080}}}}]}]}";
 	APPLY(E, "1", cla1);
-	accepted();
-	assert_int_equal(http_rt_init(st), 0);
-	struct http_worker *w = fake_worker(0);
-	http_timers_init(w);
-	assert_int_equal(http_hc_worker_init(w), 0);
+	struct http_worker *w = hc_worker0();
 	http_hc_gen(w, arn_config_gen(st));
 	assert_int_equal(http_hc_targets(w), 2);
 	uint16_t port;
@@ -465,11 +465,7 @@ static void test_active_hc_table_freed_without_checks(void **state)
 	assert_int_equal(arn_stats_set_workers(1), 0);
 	APPLY(C, "1", jcluster_eds_hc("web"));
 	APPLY(E, "1", jcla("web", (const int[]){10, 11}, 2));
-	accepted();
-	assert_int_equal(http_rt_init(st), 0);
-	struct http_worker *w = fake_worker(0);
-	http_timers_init(w);
-	assert_int_equal(http_hc_worker_init(w), 0);
+	struct http_worker *w = hc_worker0();
 	size_t idle = http_hc_mem(w);
 	assert_true(idle < 1024);
 	http_hc_gen(w, arn_config_gen(st));
