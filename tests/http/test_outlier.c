@@ -381,8 +381,11 @@ static void lb_setup(struct lbfix *l, struct fix *f)
 	l->cl.outlier = f->c;
 }
 
-static int lb_pick(struct lbfix *l, struct fix *f, uint64_t now, uint64_t *rr, bool *panic,
-		   uint32_t *back)
+/* A pick over the fixture's three endpoints: walked, or (@p k not NULL)
+ * from worker cache @p k with the endpoints' hosts resolved. @return the
+ * endpoint's index, or the balancer's error. */
+static int lb_pick_k(struct lbfix *l, struct fix *f, struct http_lb_cache *k, uint64_t now,
+		     uint64_t *rr, bool *panic, uint32_t *back)
 {
 	struct http_lb_in in = {.cluster = &l->cl,
 				.eps = &l->eps,
@@ -393,11 +396,23 @@ static int lb_pick(struct lbfix *l, struct fix *f, uint64_t now, uint64_t *rr, b
 				.od_crt = &f->crt,
 				.now_ms = now,
 				.unejected = back};
+	if (k) {
+		in.cache = k;
+		in.epoch = __atomic_load_n(&f->crt.health_epoch, __ATOMIC_ACQUIRE);
+		in.ep_hosts = f->hosts;
+		in.n_ep_hosts = 3;
+	}
 	struct http_lb_out out;
 	int rc = http_lb_pick(&in, &out);
 	if (panic)
 		*panic = out.panic;
 	return rc ? rc : (int)(out.ep - l->ep);
+}
+
+static int lb_pick(struct lbfix *l, struct fix *f, uint64_t now, uint64_t *rr, bool *panic,
+		   uint32_t *back)
+{
+	return lb_pick_k(l, f, NULL, now, rr, panic, back);
 }
 
 static void test_lb_skips_ejected_host(void **state)
@@ -460,22 +475,7 @@ static void cache_free(struct http_lb_cache *k)
 static int cached_pick(struct lbfix *l, struct fix *f, struct http_lb_cache *k, uint64_t now,
 		       uint64_t *rr, uint32_t *back)
 {
-	struct http_lb_in in = {.cluster = &l->cl,
-				.eps = &l->eps,
-				.rr = rr,
-				.rand = *rr * 7919,
-				.hosts = f->hosts,
-				.n_hosts = 3,
-				.od_crt = &f->crt,
-				.now_ms = now,
-				.unejected = back,
-				.cache = k,
-				.epoch = __atomic_load_n(&f->crt.health_epoch, __ATOMIC_ACQUIRE),
-				.ep_hosts = f->hosts,
-				.n_ep_hosts = 3};
-	struct http_lb_out out;
-	int rc = http_lb_pick(&in, &out);
-	return rc ? rc : (int)(out.ep - l->ep);
+	return lb_pick_k(l, f, k, now, rr, NULL, back);
 }
 
 static void test_lb_cache_follows_health(void **state)
