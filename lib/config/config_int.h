@@ -182,6 +182,10 @@ int conv_read_file(struct conv *c, const char *field, const char *path, size_t m
  * durations are refused (reported at @p f). */
 bool conv_duration(struct conv *c, struct pb p, const char *f, uint32_t *out,
 		   bool must_be_positive);
+/** common_http_protocol_options @p cpo's max_headers_count into @p out
+ * when set: 1 to ARN_CFG_MAX_HEADERS_COUNT, or refused naming the field
+ * (a connection manager's and a cluster's alike). */
+void conv_headers_count(struct conv *c, struct pb cpo, uint32_t *out);
 /** A socket_address IPv4 address:port. @return 0 or -EINVAL (reported). */
 int conv_socket_address(struct conv *c, struct pb addr, const char *f, uint32_t *ip, uint16_t *port,
 			bool allow_any);

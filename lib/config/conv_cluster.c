@@ -400,19 +400,6 @@ static void h1_options(struct conv *c, struct pb o, struct arn_cfg_http_proto *h
 		h->enable_trailers = pb_bool(o, "enable_trailers");
 }
 
-/* common_http_protocol_options.max_headers_count, when set: 1 to the
- * most Arion honours, or refused naming the field. */
-static void headers_count(struct conv *c, struct pb cpo, uint32_t *out)
-{
-	uint32_t v;
-	if (!pb_wrapped_u32(cpo, "max_headers_count", &v))
-		return;
-	if (v == 0 || v > ARN_CFG_MAX_HEADERS_COUNT)
-		conv_err(c, "max_headers_count", "%u: must be 1 to %u", v,
-			 ARN_CFG_MAX_HEADERS_COUNT);
-	*out = v;
-}
-
 static void http_options(struct conv *c, struct pb hpo, struct arn_cfg_http_proto *h)
 {
 	conv_only(c, hpo,
@@ -425,7 +412,7 @@ static void http_options(struct conv *c, struct pb hpo, struct arn_cfg_http_prot
 			  "idle_timeout,max_headers_count,max_requests_per_connection,"
 			  "max_connection_duration");
 		conv_duration(c, cpo, "idle_timeout", &h->idle_timeout_ms, false);
-		headers_count(c, cpo, &h->max_headers_count);
+		conv_headers_count(c, cpo, &h->max_headers_count);
 		pb_wrapped_u32(cpo, "max_requests_per_connection", &h->max_requests_per_connection);
 		conv_duration(c, cpo, "max_connection_duration", &h->max_connection_duration_ms,
 			      false);
@@ -641,7 +628,7 @@ struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl)
 		size_t m = conv_push(c, "common_http_protocol_options");
 		conv_only(c, cpo, "idle_timeout,max_headers_count,max_requests_per_connection");
 		conv_duration(c, cpo, "idle_timeout", &out->http.idle_timeout_ms, false);
-		headers_count(c, cpo, &out->http.max_headers_count);
+		conv_headers_count(c, cpo, &out->http.max_headers_count);
 		conv_pop(c, m);
 	}
 	const upb_FieldDef *tepo = pb_field(cl, "typed_extension_protocol_options");

@@ -842,6 +842,17 @@ bool conv_duration(struct conv *c, struct pb p, const char *f, uint32_t *out, bo
 	return true;
 }
 
+void conv_headers_count(struct conv *c, struct pb cpo, uint32_t *out)
+{
+	uint32_t v;
+	if (!pb_wrapped_u32(cpo, "max_headers_count", &v))
+		return;
+	if (v == 0 || v > ARN_CFG_MAX_HEADERS_COUNT)
+		conv_err(c, "max_headers_count", "%u: must be 1 to %u", v,
+			 ARN_CFG_MAX_HEADERS_COUNT);
+	*out = v;
+}
+
 int conv_socket_address(struct conv *c, struct pb addr, const char *f, uint32_t *ip, uint16_t *port,
 			bool allow_any)
 {

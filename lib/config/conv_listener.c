@@ -409,13 +409,7 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 			  "idle_timeout,max_headers_count,max_requests_per_connection,"
 			  "max_connection_duration,headers_with_underscores_action");
 		conv_duration(c, cpo, "idle_timeout", &out->idle_timeout_ms, false);
-		uint32_t v;
-		if (pb_wrapped_u32(cpo, "max_headers_count", &v)) {
-			if (v == 0 || v > ARN_CFG_MAX_HEADERS_COUNT)
-				conv_err(c, "max_headers_count", "%u: must be 1 to %u", v,
-					 ARN_CFG_MAX_HEADERS_COUNT);
-			out->max_headers_count = v;
-		}
+		conv_headers_count(c, cpo, &out->max_headers_count);
 		pb_wrapped_u32(cpo, "max_requests_per_connection",
 			       &out->max_requests_per_connection);
 		conv_duration(c, cpo, "max_connection_duration", &out->max_connection_duration_ms,
