@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "arn_stats.h"
+#include "arn_stats_envoy.h"
 #include "http_int.h"
 
 /* struct http_host's od_ejected while an ejection is being set up */
@@ -307,4 +309,31 @@ uint32_t http_od_interval(const struct arn_cfg_outlier *c, struct http_cluster_r
 		}
 	}
 	return ejected;
+}
+
+void http_od_ev_stats(struct arn_stats_scope *sc, unsigned slot, const struct http_od_ev *ev)
+{
+	if (!sc)
+		return;
+	if (ev->detected_5xx)
+		arn_stats_inc(sc, slot,
+			      ARN_CL_outlier_detection_ejections_detected_consecutive_5xx);
+	if (ev->detected_gw)
+		arn_stats_inc(
+		    sc, slot,
+		    ARN_CL_outlier_detection_ejections_detected_consecutive_gateway_failure);
+	if (ev->overflow)
+		arn_stats_inc(sc, slot, ARN_CL_outlier_detection_ejections_overflow);
+	bool enforced = ev->enforced_5xx || ev->enforced_gw;
+	if (enforced) {
+		arn_stats_inc(sc, slot, ARN_CL_outlier_detection_ejections_enforced_total);
+		arn_stats_inc(
+		    sc, slot,
+		    ev->enforced_5xx
+			? ARN_CL_outlier_detection_ejections_enforced_consecutive_5xx
+			: ARN_CL_outlier_detection_ejections_enforced_consecutive_gateway_failure);
+	}
+	int64_t active = (int64_t)enforced - (int64_t)ev->unejected;
+	if (active)
+		arn_stats_gauge_add(sc, slot, ARN_CL_outlier_detection_ejections_active, active);
 }

@@ -62,6 +62,15 @@ struct http_od_iev {
 	uint32_t unejected;		   /* ejections ended (ejections_active -) */
 };
 
+struct arn_stats_scope;
+/**
+ * What one http_od_put did, into cluster statistics scope @p sc (NULL:
+ * none) in worker slot @p slot: the detections, enforcements, overflows
+ * and the ejections_active gauge. The router and tcp_proxy both report
+ * through it.
+ */
+void http_od_ev_stats(struct arn_stats_scope *sc, unsigned slot, const struct http_od_ev *ev);
+
 /** The detectors' verdict on an upstream status (0: none, a local failure). */
 enum http_od_result http_od_classify(unsigned status, bool local_failure);
 

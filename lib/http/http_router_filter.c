@@ -152,22 +152,7 @@ static void __attribute__((noinline)) od_put(struct http_stream *st, struct http
 		hosts = http_rt_hosts(st->crt, &n);
 	struct http_od_ev ev;
 	http_od_put(&st->cluster->outlier, st->crt, h, hosts, n, r, w->now_ms, http_rand(w), &ev);
-	if (ev.detected_5xx)
-		CL_INC(st, outlier_detection_ejections_detected_consecutive_5xx);
-	if (ev.detected_gw)
-		CL_INC(st, outlier_detection_ejections_detected_consecutive_gateway_failure);
-	if (ev.overflow)
-		CL_INC(st, outlier_detection_ejections_overflow);
-	if (ev.enforced_5xx || ev.enforced_gw) {
-		CL_INC(st, outlier_detection_ejections_enforced_total);
-		CL_GAUGE(st, outlier_detection_ejections_active, 1);
-		if (ev.enforced_5xx)
-			CL_INC(st, outlier_detection_ejections_enforced_consecutive_5xx);
-		else
-			CL_INC(st, outlier_detection_ejections_enforced_consecutive_gateway_failure);
-	}
-	if (ev.unejected)
-		CL_GAUGE(st, outlier_detection_ejections_active, -(int64_t)ev.unejected);
+	http_od_ev_stats(CS(st), w->slot, &ev);
 }
 
 /* http_host_rq_done's end for a cluster with outlier detection: the

@@ -840,24 +840,7 @@ static void __attribute__((noinline)) tp_od_put(struct http_tcpp *s, bool failed
 	struct http_od_ev ev;
 	http_od_put(&s->cluster->outlier, s->crt, h, hosts, n,
 		    failed ? HTTP_OD_LOCAL : HTTP_OD_SUCCESS, s->w->now_ms, http_rand(s->w), &ev);
-	if (ev.detected_5xx)
-		TCL_INC(s, outlier_detection_ejections_detected_consecutive_5xx);
-	if (ev.detected_gw)
-		TCL_INC(s, outlier_detection_ejections_detected_consecutive_gateway_failure);
-	if (ev.overflow)
-		TCL_INC(s, outlier_detection_ejections_overflow);
-	int64_t active = (ev.enforced_5xx || ev.enforced_gw) - (int64_t)ev.unejected;
-	if (ev.enforced_5xx || ev.enforced_gw) {
-		TCL_INC(s, outlier_detection_ejections_enforced_total);
-		if (ev.enforced_5xx)
-			TCL_INC(s, outlier_detection_ejections_enforced_consecutive_5xx);
-		else
-			TCL_INC(s,
-				outlier_detection_ejections_enforced_consecutive_gateway_failure);
-	}
-	if (active)
-		arn_stats_gauge_add(s->crt->stats, s->w->slot,
-				    ARN_CL_outlier_detection_ejections_active, active);
+	http_od_ev_stats(s->crt->stats, s->w->slot, &ev);
 }
 
 static void up_connected(struct arn_tcp_conn *c, int status)
