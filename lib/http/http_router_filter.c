@@ -181,10 +181,13 @@ void http_host_rq_done(struct http_stream *st, int outcome)
 	if ((st->state & HTTP_S_TIMED_OUT) || outcome == HOST_TIMEOUT) {
 		HTTP_HOST_ADD(c, rq_timeout, 1);
 		HTTP_HOST_ADD(c, rq_error, 1);
-	} else if (outcome == HOST_LOCAL || (st->state & HTTP_S_LOCAL_FAIL)) {
-		/* the proxy's own failure: not the host's success, nor its error */
-	} else if (outcome == HOST_ERROR || (st->flags & failed)) {
-		HTTP_HOST_ADD(c, rq_error, 1);
+	} else if (outcome != HOST_AUTO || (st->flags & failed)) {
+		/* HOST_ERROR, or HOST_LOCAL / HTTP_S_LOCAL_FAIL (whose
+		 * LOCAL_RESET lands here too): the proxy's own failure is not
+		 * the host's error, nor its success. Tested here, off a
+		 * successful request's path. */
+		if (outcome != HOST_LOCAL && !(st->state & HTTP_S_LOCAL_FAIL))
+			HTTP_HOST_ADD(c, rq_error, 1);
 	} else if (st->up_status) {
 		if (st->up_status >= 500)
 			HTTP_HOST_ADD(c, rq_error, 1);
