@@ -23,6 +23,7 @@ enum op_kind {
 	OP_PROTOCOL,
 	OP_RESPONSE_CODE,
 	OP_RESPONSE_CODE_DETAILS,
+	OP_CONNECTION_TERMINATION_DETAILS,
 	OP_RESPONSE_FLAGS,
 	OP_RESPONSE_FLAGS_LONG,
 	OP_BYTES_RECEIVED,
@@ -62,6 +63,7 @@ static const struct {
     {"PROTOCOL", OP_PROTOCOL},
     {"RESPONSE_CODE", OP_RESPONSE_CODE},
     {"RESPONSE_CODE_DETAILS", OP_RESPONSE_CODE_DETAILS},
+    {"CONNECTION_TERMINATION_DETAILS", OP_CONNECTION_TERMINATION_DETAILS},
     {"RESPONSE_FLAGS", OP_RESPONSE_FLAGS},
     {"RESPONSE_FLAGS_LONG", OP_RESPONSE_FLAGS_LONG},
     {"BYTES_RECEIVED", OP_BYTES_RECEIVED},
@@ -650,6 +652,9 @@ static enum val eval(const struct arn_access_format *f, const struct op *op,
 		return V_NUM;
 	case OP_RESPONSE_CODE_DETAILS:
 		s = r->response_code_details;
+		break;
+	case OP_CONNECTION_TERMINATION_DETAILS:
+		s = r->connection_termination_details;
 		break;
 	case OP_RESPONSE_FLAGS:
 	case OP_RESPONSE_FLAGS_LONG: {

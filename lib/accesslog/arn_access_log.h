@@ -102,6 +102,9 @@ struct arn_access_record {
 
 	uint32_t response_code; /* 0: none sent ("0", as Envoy) */
 	struct arn_access_str response_code_details;
+	/* why Arion closed a connection for L4 reasons (network RBAC's
+	 * "rbac_access_denied_matched_policy[...]"), or empty */
+	struct arn_access_str connection_termination_details;
 	uint32_t response_flags; /* ARN_RF_BIT(...) */
 	uint64_t bytes_received; /* request body bytes */
 	uint64_t bytes_sent;	 /* response body bytes */

@@ -518,7 +518,7 @@ static void rbac_count(struct http_worker *w, struct arn_stats_scope *sc,
 
 int http_l4_net_first_byte(struct http_worker *w, struct http_hcm_rt *r,
 			   const struct arn_cfg_filter_chain *fc, const struct arn_rbac_input *in,
-			   uint32_t *delay_ms, uint8_t *hint)
+			   uint32_t *delay_ms, uint8_t *hint, struct arn_rbac_decision *denied)
 {
 	*delay_ms = 0;
 	for (size_t i = 0; fc && i < fc->n_l4_filters; i++) {
@@ -533,6 +533,8 @@ int http_l4_net_first_byte(struct http_worker *w, struct http_hcm_rt *r,
 		rbac_count(w, idx ? r->l4stats[i] : NULL, idx ? r->l4shadow[i] : NULL, &res);
 		if (!ok) {
 			*delay_ms = f->rbac->delay_deny_ms;
+			if (denied)
+				*denied = res.enforced;
 			return -EACCES;
 		}
 	}
@@ -579,7 +581,7 @@ int http_l4_first_byte(struct http_conn *hc, uint32_t *delay_ms)
 	    .dst_addr = hc->laddr,
 	    .dst_port = hc->lport,
 	};
-	return http_l4_net_first_byte(hc->w, hc->hrt, hc->l4_fc, &in, delay_ms, NULL);
+	return http_l4_net_first_byte(hc->w, hc->hrt, hc->l4_fc, &in, delay_ms, NULL, NULL);
 }
 
 void http_l4_close(struct http_conn *hc)

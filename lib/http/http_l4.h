@@ -107,10 +107,11 @@ int http_l4_net_accept(struct http_worker *w, struct http_hcm_rt *r,
 /** The RBAC filters on the connection's first byte, with @p in (its
  * addresses, and the SNI a ClientHello gave); *@p hint (may be NULL) gets
  * the access_log_hint of a filter with action LOG (enum arn_access_hint).
- * @return 0 or -EACCES. */
+ * @return 0, or -EACCES with the decision that denied in *@p denied (may
+ * be NULL: its policy, for %CONNECTION_TERMINATION_DETAILS%). */
 int http_l4_net_first_byte(struct http_worker *w, struct http_hcm_rt *r,
 			   const struct arn_cfg_filter_chain *fc, const struct arn_rbac_input *in,
-			   uint32_t *delay_ms, uint8_t *hint);
+			   uint32_t *delay_ms, uint8_t *hint, struct arn_rbac_decision *denied);
 void http_l4_net_close(struct http_worker *w, struct http_hcm_rt *r,
 		       const struct arn_cfg_filter_chain *fc, uint8_t *held);
 

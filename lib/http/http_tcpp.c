@@ -99,6 +99,7 @@ struct http_tcpp {
 	uint8_t held;		/* connection_limit filters counting it */
 	bool attempt_due;	/* conn_timer makes the next attempt (attempt()) */
 	bool rbac_pending;	/* network RBAC decides on the first byte */
+	bool rbac_denied;	/* it denied the connection (rbac_policy: the policy) */
 	bool up_connected;	/* the current upstream connection is established */
 	bool up_counted;	/* counted in the cluster's cx_active */
 	bool connect_timed_out; /* the current attempt ran out of connect_timeout */
@@ -108,6 +109,9 @@ struct http_tcpp {
 	bool up_paused;		/* reading upstream stopped: the downstream is full */
 	bool in_step;		/* a step is on the stack */
 	bool echo;		/* an echo filter's connection: dn only, no relay */
+	/* the policy that denied it, or NULL (matched_policy[none]); in the
+	 * pinned listener's configuration */
+	const struct arn_cfg_rbac_policy *rbac_policy;
 	bool utls_failed;	/* the current attempt's TLS handshake failed */
 	/* what a side that closed orderly still held for the other (its
 	 * receive queue goes with it): at most one receive buffer */
@@ -202,6 +206,14 @@ static void access_log(struct http_tcpp *s)
 	rec.connection_id = s->id;
 	rec.upstream_request_attempt_count = s->attempts;
 	rec.access_log_hint = s->log_hint;
+	/* Envoy's network RBAC sets the connection's termination details */
+	char term[sizeof("rbac_access_denied_matched_policy[]") + 256];
+	if (s->rbac_denied) {
+		struct arn_rbac_decision d = {.policy = s->rbac_policy};
+		size_t k = arn_rbac_details(&d, term, sizeof(term));
+		rec.connection_termination_details =
+		    (struct arn_access_str){term, (uint32_t)(k < sizeof(term) ? k : sizeof(term) - 1)};
+	}
 	for (unsigned i = 0; i < r->n_loggers; i++)
 		arn_access_log_write(r->loggers[i], w->slot, &rec);
 }
@@ -459,8 +471,11 @@ static bool rbac_first_byte(struct http_tcpp *s)
 	struct http_rbac_peer peer;
 	http_rbac_peer(&in, s->tls.on ? &s->tls.tls : NULL, &peer);
 	uint32_t delay = 0;
-	if (http_l4_net_first_byte(s->w, s->rt, s->fc, &in, &delay, &s->log_hint) == 0)
+	struct arn_rbac_decision d = {0};
+	if (http_l4_net_first_byte(s->w, s->rt, s->fc, &in, &delay, &s->log_hint, &d) == 0)
 		return true;
+	s->rbac_denied = true;
+	s->rbac_policy = d.policy;
 	/* denied: nothing is relayed; close after delay_deny */
 	s->state = TP_CLOSING;
 	if (s->up) {

@@ -97,6 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    .n_resp_trailers = 1,
 	    .response_code = 503,
 	    .response_code_details = {val, (uint32_t)(len / 4)},
+	    .connection_termination_details = {val, (uint32_t)(len / 5)},
 	    .response_flags = ARN_RF_BIT(UPSTREAM_OVERFLOW) | ARN_RF_BIT(NO_ROUTE_FOUND),
 	    .bytes_sent = 1024,
 	    .downstream_remote = {0xc6120101, 51234},

@@ -1926,6 +1926,56 @@ static void test_tcp_proxy_network_rbac_judges_a_fin_only_client(void **state)
 }
 
 /* clang-format off */
+/* TP_LISTENER_DENY's policy, named "no-db", and an access log at %s of
+ * Istio's default format's L4 part. */
+#define TP_LISTENER_DENY_LOG                                                                       \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":["                                    \
+	"{\"name\":\"envoy.filters.network.rbac\",\"typed_config\":{\"@type\":"                   \
+	"\"type.googleapis.com/envoy.extensions.filters.network.rbac.v3.RBAC\","                  \
+	"\"stat_prefix\":\"tpr\",\"rules\":{\"action\":\"DENY\",\"policies\":{\"no-db\":{"        \
+	"\"permissions\":[{\"any\":true}],\"principals\":[{\"any\":true}]}}}}},"                   \
+	"{\"name\":\"tp\",\"typed_config\":{"                                                      \
+	"\"@type\":\"type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy\"," \
+	"\"stat_prefix\":\"tp\",\"cluster\":\"web\",\"access_log\":[{\"name\":\"f\","              \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.access_loggers.file."  \
+	"v3.FileAccessLog\",\"path\":\"%s\",\"log_format\":{\"text_format\":"                     \
+	"\"[%%CONNECTION_TERMINATION_DETAILS%%] %%BYTES_RECEIVED%%\\n\"}}}]}}]}]}"
+/* clang-format on */
+
+/* Envoy's network RBAC filter sets the connection's termination details,
+ * which %CONNECTION_TERMINATION_DETAILS% (in Istio's default access log
+ * format) writes: the denied tcp_proxy connection's line names the
+ * policy; an allowed one's has "-". */
+static void test_tcp_proxy_network_rbac_termination_details(void **state)
+{
+	(void)state;
+	char path[64], json[4096];
+	snprintf(path, sizeof(path), "/tmp/arn_test_tp_term.%d.log", (int)getpid());
+	unlink(path);
+	snprintf(json, sizeof(json), TP_LISTENER_DENY_LOG, path);
+	tp_begin(1, json);
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	c->sent_head = true;
+	send_str(c, "hello");
+	hh_advance(5);
+	assert_true(c->fin_in || c->dead);
+	hh_end();
+	arn_access_log_drain();
+	char log[512] = "";
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(log, 1, sizeof(log) - 1, f);
+	fclose(f);
+	unlink(path);
+	log[n] = 0;
+	if (!strstr(log, "[rbac_access_denied_matched_policy[no-db]] "))
+		fail_msg("the log: %s", log);
+}
+
+/* clang-format off */
 /* Listener "dyn" (port 82): eight network RBAC filters without rules (they
  * allow), then connection_limit 1 (stat_prefix tcl9) at index 8, then
  * tcp_proxy to web. */
@@ -3022,6 +3072,7 @@ int main(void)
 	    T(test_tcp_proxy_no_connection_block_ends_the_attempts),
 	    T(test_tcp_proxy_connect_failing_before_the_syn_retries_from_the_timer),
 	    T(test_tcp_proxy_network_rbac_judges_a_fin_only_client),
+	    T(test_tcp_proxy_network_rbac_termination_details),
 	    T(test_tcp_proxy_connection_limit_after_eight_filters),
 	    T(test_http_local_ratelimit_not_enforced_adds_headers),
 	    T(test_http_local_ratelimit_per_route_stat_prefix),
