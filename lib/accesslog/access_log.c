@@ -547,6 +547,79 @@ static struct afilter *filter_from_json(const struct arn_json *j, const char *wh
 	return NULL;
 }
 
+/* A json_format object ({"key": "format", ...}) compiled, with
+ * omit_empty_values @p omit_empty. Errors start with @p where (the
+ * json_format field's path): "<where>.<key>: reason" for a member,
+ * "<where>: reason" for the format. */
+static struct arn_access_format *format_json_obj(const struct arn_json *js, bool omit_empty,
+						 const char *where, struct arn_sb *err)
+{
+	if (js->type != ARN_JSON_OBJECT) {
+		arn_sb_printf(err, "%s: not a JSON object\n", where);
+		return NULL;
+	}
+	const char **keys = calloc(js->n ? js->n : 1, sizeof(*keys));
+	const char **vals = calloc(js->n ? js->n : 1, sizeof(*vals));
+	struct arn_access_format *f = NULL;
+	bool ok = keys && vals;
+	for (size_t i = 0; ok && i < js->n; i++) {
+		keys[i] = js->keys[i];
+		if (js->v[i]->type != ARN_JSON_STRING) {
+			/* Envoy writes nested objects and literal numbers;
+			 * Arion writes none, and refuses them rather than
+			 * leaving the member out of every line */
+			arn_sb_printf(err,
+				      "%s.%s: Arion takes string values (command operators) "
+				      "here\n",
+				      where, js->keys[i]);
+			ok = false;
+		}
+		vals[i] = js->v[i]->str;
+	}
+	if (ok) {
+		struct arn_sb e = ARN_SB_INIT;
+		f = arn_access_format_json(keys, vals, js->n, &e);
+		if (f == NULL)
+			arn_sb_printf(err, "%s: %s", where, arn_sb_cstr(&e));
+		arn_sb_free(&e);
+	}
+	free(keys);
+	free(vals);
+	arn_access_format_omit_empty(f, omit_empty);
+	return f;
+}
+
+/* A format string (or Envoy's default, @p text NULL) compiled, as
+ * format_json_obj. */
+static struct arn_access_format *format_text(const char *text, bool omit_empty, const char *where,
+					     struct arn_sb *err)
+{
+	struct arn_sb e = ARN_SB_INIT;
+	struct arn_access_format *f =
+	    arn_access_format_text(text ? text : ARN_ACCESS_LOG_DEFAULT_FORMAT, &e);
+	if (f == NULL)
+		arn_sb_printf(err, "%s: %s", where, arn_sb_cstr(&e));
+	arn_sb_free(&e);
+	arn_access_format_omit_empty(f, omit_empty);
+	return f;
+}
+
+struct arn_access_format *arn_access_format_of(const char *json_format, const char *text,
+					       bool omit_empty, const char *where,
+					       struct arn_sb *err)
+{
+	if (!json_format)
+		return format_text(text, omit_empty, where, err);
+	struct arn_json *j = arn_json_parse(json_format, strlen(json_format));
+	if (!j) {
+		arn_sb_printf(err, "%s: not valid JSON\n", where);
+		return NULL;
+	}
+	struct arn_access_format *f = format_json_obj(j, omit_empty, where, err);
+	arn_json_free(j);
+	return f;
+}
+
 /* A SubstitutionFormatString (log_format) as JSON. */
 static struct arn_access_format *format_from_json(const struct arn_json *lf, const char *where,
 						  struct arn_sb *err)
@@ -571,42 +644,11 @@ static struct arn_access_format *format_from_json(const struct arn_json *lf, con
 			return NULL;
 		}
 	}
-	if (js) {
-		const char **keys = calloc(js->n ? js->n : 1, sizeof(*keys));
-		const char **vals = calloc(js->n ? js->n : 1, sizeof(*vals));
-		struct arn_access_format *f = NULL;
-		bool ok = keys && vals;
-		for (size_t i = 0; ok && i < js->n; i++) {
-			keys[i] = js->keys[i];
-			if (js->v[i]->type != ARN_JSON_STRING) {
-				arn_sb_printf(err,
-					      "%s.log_format.json_format.%s: Arion takes string "
-					      "values (command operators) here\n",
-					      where, js->keys[i]);
-				ok = false;
-			}
-			vals[i] = js->v[i]->str;
-		}
-		if (ok) {
-			struct arn_sb e = ARN_SB_INIT;
-			f = arn_access_format_json(keys, vals, js->n, &e);
-			if (f == NULL)
-				arn_sb_printf(err, "%s.log_format.json_format: %s", where,
-					      arn_sb_cstr(&e));
-			arn_sb_free(&e);
-		}
-		free(keys);
-		free(vals);
-		arn_access_format_omit_empty(f, omit_empty);
-		return f;
-	}
-	struct arn_sb e = ARN_SB_INIT;
-	struct arn_access_format *f =
-	    arn_access_format_text(text ? text : ARN_ACCESS_LOG_DEFAULT_FORMAT, &e);
-	if (f == NULL)
-		arn_sb_printf(err, "%s.log_format.text_format: %s", where, arn_sb_cstr(&e));
-	arn_sb_free(&e);
-	arn_access_format_omit_empty(f, omit_empty);
+	struct arn_sb at = ARN_SB_INIT;
+	arn_sb_printf(&at, "%s.log_format.%s", where, js ? "json_format" : "text_format");
+	struct arn_access_format *f = js ? format_json_obj(js, omit_empty, arn_sb_cstr(&at), err)
+					 : format_text(text, omit_empty, arn_sb_cstr(&at), err);
+	arn_sb_free(&at);
 	return f;
 }
 

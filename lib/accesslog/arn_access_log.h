@@ -168,6 +168,19 @@ struct arn_access_format *arn_access_format_json(const char *const *keys, const 
 void arn_access_format_free(struct arn_access_format *f);
 
 /**
+ * The format of an access log as lib/config's model keeps it: @p
+ * json_format (a json_format object's JSON text) if set, else the format
+ * string @p text, else Envoy's default; omit_empty_values @p omit_empty.
+ * The one builder for lib/config (which refuses a log whose format fails)
+ * and lib/http's runtime. @return the format, or NULL with the reason in
+ * @p err, which starts with @p where (the field's path), or
+ * "<where>.<key>" for a json_format member, then ": ".
+ */
+struct arn_access_format *arn_access_format_of(const char *json_format, const char *text,
+					       bool omit_empty, const char *where,
+					       struct arn_sb *err);
+
+/**
  * Envoy's SubstitutionFormatString `omit_empty_values`: an operator with no
  * value prints nothing instead of "-" (text, and the parts of a JSON string
  * value), and a JSON key whose lone operator has no value is left out

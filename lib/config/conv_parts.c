@@ -90,6 +90,37 @@ void conv_cidr(struct conv *c, struct pb cr, struct arn_cfg_cidr *out)
 	}
 }
 
+/* Compile @p a's format (from field @p field of the typed_config) as the
+ * runtime will (arn_access_format_of): a format Arion cannot write refuses
+ * the resource, as Envoy refuses it, instead of an accepted configuration
+ * whose log the runtime turns off. */
+static void check_access_format(struct conv *c, const struct arn_cfg_access_log *a,
+				const char *field)
+{
+	if (!a->json_format && !a->format)
+		return;
+	struct arn_sb e = ARN_SB_INIT;
+	struct arn_access_format *f =
+	    arn_access_format_of(a->json_format, a->format, a->omit_empty_values, field, &e);
+	if (f) {
+		arn_access_format_free(f);
+	} else {
+		/* "<field>[.<key>]: reason\n": the path, then the reason */
+		const char *t = arn_sb_cstr(&e), *sep = strstr(t, ": ");
+		size_t tl = strlen(t);
+		while (tl && t[tl - 1] == '\n')
+			tl--;
+		if (sep && (size_t)(sep - t) < tl) {
+			char path[256];
+			snprintf(path, sizeof(path), "%.*s", (int)(sep - t), t);
+			conv_err(c, path, "%.*s", (int)(tl - (size_t)(sep + 2 - t)), sep + 2);
+		} else {
+			conv_err(c, field, "%.*s", (int)tl, t);
+		}
+	}
+	arn_sb_free(&e);
+}
+
 void conv_access_logs(struct conv *c, struct pb p, const char *f, struct arn_cfg_access_log **out,
 		      size_t *n)
 {
@@ -139,6 +170,7 @@ void conv_access_logs(struct conv *c, struct pb p, const char *f, struct arn_cfg
 		upb_StringView tn = arn_proto_any_type_name(any.m);
 		size_t m1 = conv_push(c, "typed_config");
 		struct pb cfg, fmt = {NULL, NULL};
+		const char *fmt_field = NULL; /* where the format came from */
 		if (arn_sv_eq(tn, ARN_TYPE_FILE_ACCESS_LOG)) {
 			cfg = conv_any(c, any, ARN_TYPE_FILE_ACCESS_LOG);
 			a->kind = ARN_CFG_LOG_FILE;
@@ -149,8 +181,10 @@ void conv_access_logs(struct conv *c, struct pb p, const char *f, struct arn_cfg
 				if (path.size == 0)
 					conv_err(c, "path", "missing");
 				a->path = conv_str(c, path);
-				if (pb_has(cfg, "format"))
+				if (pb_has(cfg, "format")) {
 					a->format = conv_str(c, pb_str(cfg, "format"));
+					fmt_field = "format";
+				}
 				const char *jf = pb_has(cfg, "json_format") ? "json_format"
 						 : pb_has(cfg, "typed_json_format")
 						     ? "typed_json_format"
@@ -162,6 +196,7 @@ void conv_access_logs(struct conv *c, struct pb p, const char *f, struct arn_cfg
 					upb_StringView v = {arn_sb_cstr(&sb), sb.len};
 					a->json_format = conv_str(c, v);
 					arn_sb_free(&sb);
+					fmt_field = jf;
 				}
 				fmt = pb_msg(cfg, "log_format");
 			}
@@ -190,6 +225,7 @@ void conv_access_logs(struct conv *c, struct pb p, const char *f, struct arn_cfg
 			const char *w = pb_which(fmt, "format");
 			if (w && strcmp(w, "text_format") == 0) {
 				a->format = conv_str(c, pb_str(fmt, "text_format"));
+				fmt_field = "log_format.text_format";
 			} else if (w && strcmp(w, "json_format") == 0) {
 				struct pb st = pb_msg(fmt, "json_format");
 				struct arn_sb sb = ARN_SB_INIT;
@@ -197,17 +233,21 @@ void conv_access_logs(struct conv *c, struct pb p, const char *f, struct arn_cfg
 				upb_StringView v = {arn_sb_cstr(&sb), sb.len};
 				a->json_format = conv_str(c, v);
 				arn_sb_free(&sb);
+				fmt_field = "log_format.json_format";
 			} else if (w) {
 				struct pb ds = pb_msg(fmt, "text_format_source");
 				const char *k = pb_which(ds, "specifier");
-				if (k && strcmp(k, "inline_string") == 0)
+				if (k && strcmp(k, "inline_string") == 0) {
 					a->format = conv_str(c, pb_str(ds, "inline_string"));
-				else
+					fmt_field = "log_format.text_format_source.inline_string";
+				} else
 					conv_err(c, "text_format_source",
 						 "only inline_string is supported");
 			}
 			conv_pop(c, m2);
 		}
+		if (fmt_field)
+			check_access_format(c, a, fmt_field);
 		conv_pop(c, m1);
 		conv_pop(c, m);
 	}

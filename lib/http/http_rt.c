@@ -540,38 +540,6 @@ static int snap_put(struct snap *s, uint8_t kind, uint64_t key, const void *name
 	return slot_put(s->slots, s->mask, kind, key, name, len, val);
 }
 
-/* A json_format object ({"key": "format", ...}) compiled for the logger. */
-static struct arn_access_format *json_fmt(const char *text, struct arn_sb *err)
-{
-	struct arn_json *j = arn_json_parse(text, strlen(text));
-	if (!j || j->type != ARN_JSON_OBJECT) {
-		arn_sb_printf(err, "json_format is not a JSON object");
-		arn_json_free(j);
-		return NULL;
-	}
-	const char **keys = calloc(j->n + 1, sizeof(*keys));
-	const char **vals = calloc(j->n + 1, sizeof(*vals));
-	size_t n = 0;
-	for (size_t i = 0; keys && vals && i < j->n; i++) {
-		if (j->v[i]->type != ARN_JSON_STRING) {
-			ARN_WARN(HTTP,
-				 "access log json_format key '%s': only string values are "
-				 "supported; left out",
-				 j->keys[i]);
-			continue;
-		}
-		keys[n] = j->keys[i];
-		vals[n] = j->v[i]->str;
-		n++;
-	}
-	struct arn_access_format *f =
-	    keys && vals ? arn_access_format_json(keys, vals, n, err) : NULL;
-	free(keys);
-	free(vals);
-	arn_json_free(j);
-	return f;
-}
-
 /* The runtime object of connection manager @p h, or (h NULL) of tcp_proxy
  * filter @p tp: statistics, access loggers, the network filters' scopes. */
 static struct http_hcm_rt *hcm_rt_new(const struct arn_cfg_listener *l, const struct arn_cfg_hcm *h,
@@ -598,20 +566,16 @@ static struct http_hcm_rt *hcm_rt_new(const struct arn_cfg_listener *l, const st
 	for (size_t i = 0; i < n_logs && r->n_loggers < HTTP_MAX_LOGGERS; i++) {
 		const struct arn_cfg_access_log *a = &logs[i];
 		struct arn_sb err = ARN_SB_INIT;
-		struct arn_access_format *f = NULL;
-		if (a->json_format)
-			f = json_fmt(a->json_format, &err);
-		else if (a->format)
-			f = arn_access_format_text(a->format, &err);
-		else if (a->omit_empty_values)
-			f = arn_access_format_text(ARN_ACCESS_LOG_DEFAULT_FORMAT, &err);
-		if ((a->json_format || a->format || a->omit_empty_values) && !f) {
+		/* lib/config compiled it already (the same builder): this
+		 * fails only without memory */
+		struct arn_access_format *f = arn_access_format_of(
+		    a->json_format, a->format, a->omit_empty_values, "log_format", &err);
+		if (!f) {
 			ARN_ERR(HTTP, "listener '%s' access_log[%zu]: %s; this log is off",
 				l->obj.name, i, arn_sb_cstr(&err));
 			arn_sb_free(&err);
 			continue;
 		}
-		arn_access_format_omit_empty(f, a->omit_empty_values);
 		const char *path = a->kind == ARN_CFG_LOG_STDOUT   ? "/dev/stdout"
 				   : a->kind == ARN_CFG_LOG_STDERR ? "/dev/stderr"
 								   : a->path;

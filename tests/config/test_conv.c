@@ -138,6 +138,34 @@ static void test_hcm_server_name_refuses_cr_lf(void **state)
 #undef SNL
 }
 
+/* An access log's format is compiled when the configuration is converted,
+ * so that a format Arion cannot write is refused (NACKed, naming the
+ * field) as Envoy refuses it, not accepted and then turned off by the
+ * worker's runtime with an error in Arion's own log. */
+static void test_hcm_access_log_format_refused(void **state)
+{
+	(void)state;
+#define ALF(lf)                                                                                    \
+	"{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","                \
+	"\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{" TJ_HCM_AT ",\"stat_prefix\":\"x\",\"access_log\":[{\"name\":\"f\","   \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.access_loggers."       \
+	"stream.v3.StdoutAccessLog\"," lf "}}],\"route_config\":{},"                              \
+	"\"http_filters\":[" TJ_ROUTER "]}}]}]}"
+	tc_refused(L, ALF("\"log_format\":{\"text_format\":\"%NOPE%\\n\"}"),
+		   "access_log[0].typed_config.log_format.text_format: '%NOPE%'");
+	tc_refused(L, ALF("\"log_format\":{\"json_format\":{\"a\":\"%NOPE%\"}}"),
+		   "access_log[0].typed_config.log_format.json_format");
+	/* Arion writes string values (command operators) only: a number or a
+	 * nested object is refused, not left out of every line */
+	tc_refused(L, ALF("\"log_format\":{\"json_format\":{\"a\":\"%PROTOCOL%\",\"n\":3}}"),
+		   "access_log[0].typed_config.log_format.json_format.n: Arion takes string values");
+	tc_ok(L, ALF("\"log_format\":{\"json_format\":{\"a\":\"%PROTOCOL%\"},"
+		     "\"omit_empty_values\":true}"));
+	assert_true(listener("l")->chains[0].hcm->access_logs[0].omit_empty_values);
+#undef ALF
+}
+
 /* http2_protocol_options as written, with Envoy's ranges; fields Arion
  * does not apply are refused, not ignored (issue 19). */
 static void test_hcm_http2_options(void **state)
@@ -1214,6 +1242,7 @@ const struct CMUnitTest conv_tests[] = {
     TC(test_listener_hcm_inline),
     TC(test_hcm_defaults),
     TC(test_hcm_server_name_refuses_cr_lf),
+    TC(test_hcm_access_log_format_refused),
     TC(test_hcm_http2_options),
     TC(test_cluster_h2_keepalive),
     TC(test_router_options),
