@@ -362,6 +362,29 @@ struct arn_cfg_rate_limit {
 enum arn_cfg_per_filter_kind {
 	ARN_CFG_PF_RBAC = 0,	    /* cfg: struct arn_cfg_rbac_filter (RBACPerRoute) */
 	ARN_CFG_PF_LOCAL_RATELIMIT, /* cfg: struct arn_cfg_http_ratelimit */
+	ARN_CFG_PF_CORS,	    /* cfg: struct arn_cfg_cors (cors.v3.CorsPolicy) */
+};
+
+/* ---------------------------------------------------------------------------
+ * envoy.filters.http.cors: one CorsPolicy, the per-filter
+ * extensions.filters.http.cors.v3.CorsPolicy of a route or virtual host,
+ * or their deprecated `cors` field (config.route.v3.CorsPolicy) when no
+ * level has a per-filter one. As in Envoy's filter, each field left unset
+ * (empty, or a wrapper absent) is taken from the next level out (the
+ * route's, then its virtual host's); enabled and shadow are the most
+ * specific policy's. Values are header values (no CR, LF, NUL).
+ */
+struct arn_cfg_cors {
+	struct arn_cfg_str_match *origins; /* allow_origin_string_match */
+	size_t n_origins;
+	const char *allow_methods, *allow_headers, *expose_headers, *max_age; /* NULL: unset */
+	uint32_t allow_methods_len, allow_headers_len, expose_headers_len, max_age_len;
+	int8_t allow_credentials;     /* -1 unset, 0, 1 */
+	int8_t allow_private_network; /* allow_private_network_access: -1, 0, 1 */
+	int8_t forward_not_matching;  /* forward_not_matching_preflights: -1, 0, 1 */
+	/* filter_enabled (unset: 100 %) and shadow_enabled (unset: 0), their
+	 * default_value (Arion has no runtime) */
+	struct arn_cfg_fraction enabled, shadow;
 };
 
 /** One typed_per_filter_config entry: the HTTP filter's name and its config. */
@@ -385,5 +408,15 @@ struct arn_cfg_route;
 const void *arn_cfg_per_filter_find(const struct arn_cfg_vhost *vh, const struct arn_cfg_route *r,
 				    const char *name, size_t len,
 				    enum arn_cfg_per_filter_kind kind);
+
+/**
+ * The CORS policies that apply to route @p r of virtual host @p vh for the
+ * CORS filter named @p name, most specific first, into @p out (room for
+ * 2): the per-filter ones (route, virtual host) if any level has one, else
+ * the deprecated `cors` fields. @return how many (0: the filter does
+ * nothing for this request).
+ */
+size_t arn_cfg_cors_policies(const struct arn_cfg_vhost *vh, const struct arn_cfg_route *r,
+			     const char *name, size_t len, const struct arn_cfg_cors *out[2]);
 
 #endif

@@ -430,6 +430,7 @@ struct arn_cfg_route {
 	struct arn_cfg_header_ops headers_ops;
 	struct arn_cfg_per_filter *per_filter; /* typed_per_filter_config */
 	size_t n_per_filter;
+	const struct arn_cfg_cors *cors; /* RouteAction.cors (deprecated), or NULL */
 };
 
 #define ARN_CFG_NO_REQ_EDITS 1u
@@ -449,6 +450,7 @@ struct arn_cfg_vhost {
 	struct arn_cfg_retry_policy retry;     /* default for its routes */
 	struct arn_cfg_per_filter *per_filter; /* typed_per_filter_config */
 	size_t n_per_filter;
+	const struct arn_cfg_cors *cors; /* VirtualHost.cors (deprecated), or NULL */
 	struct arn_cfg_rate_limit *rate_limits; /* VirtualHost.rate_limits */
 	size_t n_rate_limits;
 };
@@ -553,6 +555,7 @@ enum arn_cfg_http_filter {
 	ARN_CFG_HF_RBAC,	    /* http_filter_cfgs[i]: struct arn_cfg_rbac_filter */
 	ARN_CFG_HF_LOCAL_RATELIMIT, /* http_filter_cfgs[i]: struct arn_cfg_http_ratelimit */
 	ARN_CFG_HF_MCP_GATEWAY,	    /* the HCM's mcp_gateway describes it */
+	ARN_CFG_HF_CORS,	    /* policies in the route table (arn_cfg_cors_policies) */
 };
 
 /* McpGateway's defaults and ceilings (docs/mcp.md). */

@@ -237,6 +237,10 @@ bool conv_l4_http_filter(struct conv *c, struct pb tc, upb_StringView tn, uint8_
 void conv_rate_limits(struct conv *c, struct pb p, struct arn_cfg_rate_limit **out, size_t *n);
 /** A route's or virtual host's typed_per_filter_config (map field of @p p). */
 void conv_per_filter(struct conv *c, struct pb p, struct arn_cfg_per_filter **out, size_t *n);
+/** A CorsPolicy: the per-filter extensions.filters.http.cors.v3 one
+ * (@p ext), or the deprecated config.route.v3 one (the same field names,
+ * without the last two). NULL only without memory. */
+const struct arn_cfg_cors *conv_cors(struct conv *c, struct pb p, bool ext);
 
 /* ---- converters ------------------------------------------------------------ */
 

@@ -22,6 +22,8 @@
 #define HTTP_RBAC_TYPE "envoy.extensions.filters.http.rbac.v3.RBAC"
 #define HTTP_RBAC_PER_ROUTE_TYPE "envoy.extensions.filters.http.rbac.v3.RBACPerRoute"
 #define HTTP_LRL_TYPE "envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit"
+#define HTTP_CORS_TYPE "envoy.extensions.filters.http.cors.v3.Cors"
+#define HTTP_CORS_POLICY_TYPE "envoy.extensions.filters.http.cors.v3.CorsPolicy"
 
 /* Envoy's floor for the local rate limiters' fill timers */
 #define LRL_MIN_FILL_MS 50
@@ -912,9 +914,82 @@ bool conv_l4_network_filter(struct conv *c, struct pb f, upb_StringView tn, bool
 	return true;
 }
 
+/* envoy.filters.http.cors's entry of http_filter_cfgs: the filter has no
+ * configuration of its own, but an entry without one is not recorded */
+static const uint8_t conv_cors_filter_cfg = 1;
+
+/* A wrapped bool into -1 (absent), 0 or 1. */
+static int8_t tristate(struct pb p, const char *f)
+{
+	bool v = false;
+	return pb_wrapped_bool(p, f, &v) ? (int8_t)v : -1;
+}
+
+/* One header value of a CORS policy: NULL when empty (unset, taken from
+ * the next level out). */
+static const char *cors_value(struct conv *c, struct pb p, const char *f, uint32_t *len)
+{
+	upb_StringView v = pb_str(p, f);
+	*len = (uint32_t)v.size;
+	return v.size ? conv_hdr_str(c, f, v) : NULL;
+}
+
+const struct arn_cfg_cors *conv_cors(struct conv *c, struct pb p, bool ext)
+{
+	struct arn_cfg_cors *o = CONV_NEW(c, struct arn_cfg_cors, 1);
+	if (!o)
+		return NULL;
+	/* the route's CorsPolicy, as gRPC's tree has it, has neither of the
+	 * last two fields */
+	conv_only(c, p,
+		  ext ? "allow_origin_string_match,allow_methods,allow_headers,expose_headers,"
+			"max_age,allow_credentials,filter_enabled,shadow_enabled,"
+			"allow_private_network_access,forward_not_matching_preflights"
+		      : "allow_origin_string_match,allow_methods,allow_headers,expose_headers,"
+			"max_age,allow_credentials,filter_enabled,shadow_enabled");
+	size_t n = pb_len(p, "allow_origin_string_match");
+	o->origins = CONV_NEW(c, struct arn_cfg_str_match, n ? n : 1);
+	for (size_t i = 0; o->origins && i < n; i++) {
+		size_t m = conv_push(c, "allow_origin_string_match[%zu]", i);
+		if (conv_string_matcher(c, pb_at(p, "allow_origin_string_match", i),
+					&o->origins[o->n_origins]) == 0)
+			o->n_origins++;
+		conv_pop(c, m);
+	}
+	o->allow_methods = cors_value(c, p, "allow_methods", &o->allow_methods_len);
+	o->allow_headers = cors_value(c, p, "allow_headers", &o->allow_headers_len);
+	o->expose_headers = cors_value(c, p, "expose_headers", &o->expose_headers_len);
+	o->max_age = cors_value(c, p, "max_age", &o->max_age_len);
+	o->allow_credentials = tristate(p, "allow_credentials");
+	o->allow_private_network = ext ? tristate(p, "allow_private_network_access") : -1;
+	o->forward_not_matching = ext ? tristate(p, "forward_not_matching_preflights") : -1;
+	/* Envoy: enabled for every request unless filter_enabled says
+	 * otherwise; shadow mode for none unless shadow_enabled does */
+	o->enabled = (struct arn_cfg_fraction){100, 100};
+	if (pb_has(p, "filter_enabled"))
+		runtime_fraction(c, p, "filter_enabled", &o->enabled);
+	runtime_fraction(c, p, "shadow_enabled", &o->shadow);
+	return o;
+}
+
 bool conv_l4_http_filter(struct conv *c, struct pb tc, upb_StringView tn, uint8_t *kind,
 			 const void **cfg)
 {
+	if (arn_sv_eq(tn, HTTP_CORS_TYPE)) {
+		/* the filter has no configuration of its own: the policies
+		 * are the route table's (arn_cfg_cors_policies) */
+		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "envoy.filters.http.cors"))
+			return true;
+		size_t m = conv_push(c, "typed_config");
+		struct pb p = conv_any(c, tc, HTTP_CORS_TYPE);
+		if (p.m) {
+			conv_only(c, p, "");
+			*kind = ARN_CFG_HF_CORS;
+			*cfg = &conv_cors_filter_cfg;
+		}
+		conv_pop(c, m);
+		return true;
+	}
 	bool rbac = arn_sv_eq(tn, HTTP_RBAC_TYPE);
 	if (!rbac && !arn_sv_eq(tn, HTTP_LRL_TYPE))
 		return false;
@@ -1063,10 +1138,10 @@ void conv_per_filter(struct conv *c, struct pb p, struct arn_cfg_per_filter **ou
 	if (len == 0)
 		return;
 	if (!(features & ARN_CONFIG_FEATURE_HTTP_L4)) {
-		/* RBACPerRoute and LocalRateLimit are all it may carry */
+		/* RBACPerRoute, LocalRateLimit and CorsPolicy are all it may carry */
 		conv_err(c, "typed_per_filter_config",
 			 "not supported by Arion: the HTTP filters it configures (rbac, "
-			 "local_ratelimit) are not run by this Arion's data plane yet");
+			 "local_ratelimit, cors) are not run by this Arion's data plane yet");
 		return;
 	}
 	*out = CONV_NEW(c, struct arn_cfg_per_filter, len);
@@ -1109,10 +1184,17 @@ void conv_per_filter(struct conv *c, struct pb p, struct arn_cfg_per_filter **ou
 				pf->cfg = http_ratelimit(c, r, true);
 				(*n)++;
 			}
+		} else if (arn_sv_eq(tn, HTTP_CORS_POLICY_TYPE)) {
+			struct pb r = conv_any(c, any, HTTP_CORS_POLICY_TYPE);
+			if (r.m) {
+				pf->kind = ARN_CFG_PF_CORS;
+				pf->cfg = conv_cors(c, r, true);
+				(*n)++;
+			}
 		} else {
 			conv_err(c, "",
 				 "per-filter configuration of type '%.*s' is not supported by "
-				 "Arion (RBACPerRoute and LocalRateLimit are)",
+				 "Arion (RBACPerRoute, LocalRateLimit and CorsPolicy are)",
 				 (int)tn.size, tn.data);
 		}
 		conv_pop(c, m);

@@ -273,7 +273,7 @@ static void route_action(struct conv *c, struct pb ra, struct arn_cfg_route_acti
 		  "prefix_rewrite,regex_rewrite,host_rewrite_literal,auto_host_rewrite,timeout,"
 		  "idle_timeout,retry_policy,hash_policy,append_x_forwarded_host,upgrade_configs,"
 		  "rate_limits,include_vh_rate_limits,max_grpc_timeout,grpc_timeout_offset,"
-		  "max_stream_duration");
+		  "max_stream_duration,cors");
 	conv_rate_limits(c, ra, &a->rate_limits, &a->n_rate_limits);
 	bool ivh = false;
 	pb_wrapped_bool(ra, "include_vh_rate_limits", &ivh);
@@ -572,7 +572,15 @@ static void route(struct conv *c, struct pb rt, struct arn_cfg_route *r,
 		conv_err(c, "", "no action: set route, redirect or direct_response");
 	} else if (strcmp(w, "route") == 0) {
 		r->action = ARN_CFG_ACTION_ROUTE;
-		route_action(c, pb_msg(rt, "route"), &r->route, vh_retry, inherits_retry);
+		struct pb ra = pb_msg(rt, "route");
+		route_action(c, ra, &r->route, vh_retry, inherits_retry);
+		if (pb_has(ra, "cors")) {
+			/* deprecated, as Envoy still reads it: the CORS filter's
+			 * policy when no level has a per-filter one */
+			size_t m = conv_push(c, "route.cors");
+			r->cors = conv_cors(c, pb_msg(ra, "cors"), false);
+			conv_pop(c, m);
+		}
 	} else if (strcmp(w, "redirect") == 0) {
 		r->action = ARN_CFG_ACTION_REDIRECT;
 		redirect(c, pb_msg(rt, "redirect"), &r->redirect);
@@ -1293,8 +1301,13 @@ struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_i
 		    c, vh,
 		    "name,domains,routes,require_tls,request_headers_to_add,request_headers_to_"
 		    "remove,response_headers_to_add,response_headers_to_remove,retry_policy,"
-		    "include_request_attempt_count,typed_per_filter_config,rate_limits");
+		    "include_request_attempt_count,typed_per_filter_config,rate_limits,cors");
 		conv_per_filter(c, vh, &v->per_filter, &v->n_per_filter);
+		if (pb_has(vh, "cors")) {
+			size_t m2 = conv_push(c, "cors");
+			v->cors = conv_cors(c, pb_msg(vh, "cors"), false);
+			conv_pop(c, m2);
+		}
 		conv_rate_limits(c, vh, &v->rate_limits, &v->n_rate_limits);
 		upb_StringView vname = pb_str(vh, "name");
 		if (vname.size == 0)

@@ -840,6 +840,28 @@ const void *arn_cfg_per_filter_find(const struct arn_cfg_vhost *vh, const struct
 	return cfg;
 }
 
+size_t arn_cfg_cors_policies(const struct arn_cfg_vhost *vh, const struct arn_cfg_route *r,
+			     const char *name, size_t len, const struct arn_cfg_cors *out[2])
+{
+	size_t n = 0;
+	const struct arn_cfg_cors *p =
+	    r ? per_filter(r->per_filter, r->n_per_filter, name, len, ARN_CFG_PF_CORS) : NULL;
+	if (p)
+		out[n++] = p;
+	p = vh ? per_filter(vh->per_filter, vh->n_per_filter, name, len, ARN_CFG_PF_CORS) : NULL;
+	if (p)
+		out[n++] = p;
+	if (n)
+		return n;
+	/* Envoy: without a per-filter policy at any level, the route's
+	 * and the virtual host's cors fields */
+	if (r && r->cors)
+		out[n++] = r->cors;
+	if (vh && vh->cors)
+		out[n++] = vh->cors;
+	return n;
+}
+
 const struct arn_cfg_filter_chain *arn_cfg_filter_chain_kept(const struct arn_cfg_listener *was,
 							     const struct arn_cfg_filter_chain *fc,
 							     const struct arn_cfg_listener *now)

@@ -176,10 +176,55 @@ static void rl_x_note(struct http_stream *st, const struct arn_hlrl_decision *d)
 	st->rl_reset_s = (uint32_t)RTE_MIN((d->reset_ticks + hz - 1) / hz, (uint64_t)UINT32_MAX);
 }
 
+static int http_l4_rl_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap,
+			    const char *const names[3]);
+
+/* The CORS filter's response headers (Envoy's encodeHeaders): for a
+ * request whose Origin it allowed, on the upstream's response and on
+ * local replies alike. @return how many edits, or -ENOSPC. */
+static int cors_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
+{
+	unsigned n = 0;
+	if (cap < 3)
+		return -ENOSPC;
+	const struct arn_h1_header *o = &st->req.m.hdrs[st->cors_origin - 1];
+	e[n++] = (struct arn_h1_edit){.name = "access-control-allow-origin",
+				      .name_len = 27,
+				      .value = o->value,
+				      .value_len = o->value_len,
+				      .op = ARN_H1_EDIT_SET};
+	if (st->cors_credentials)
+		e[n++] = (struct arn_h1_edit){.name = "access-control-allow-credentials",
+					      .name_len = 32,
+					      .value = "true",
+					      .value_len = 4,
+					      .op = ARN_H1_EDIT_SET};
+	if (st->cors_expose)
+		e[n++] = (struct arn_h1_edit){.name = "access-control-expose-headers",
+					      .name_len = 29,
+					      .value = st->cors_expose,
+					      .value_len = st->cors_expose_len,
+					      .op = ARN_H1_EDIT_SET};
+	return (int)n;
+}
+
 int http_l4_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
 {
 	static const char *const names[3] = {"x-ratelimit-limit", "x-ratelimit-remaining",
 					     "x-ratelimit-reset"};
+	if (st->cors_origin) {
+		int k = cors_resp_edits(st, e, cap);
+		if (k < 0 || !st->rl_x || !st->res)
+			return k;
+		int j = http_l4_rl_edits(st, e + k, cap - (unsigned)k, names);
+		return j < 0 ? j : k + j;
+	}
+	return http_l4_rl_edits(st, e, cap, names);
+}
+
+static int http_l4_rl_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap,
+			    const char *const names[3])
+{
 	if (!st->rl_x || !st->res)
 		return 0;
 	if (cap < 3)
@@ -243,7 +288,9 @@ static int rl_reply_edits(struct http_stream *st, const struct arn_hlrl_decision
 	}
 	if (d->config->x_ratelimit_headers && d->has_bucket) {
 		rl_x_note(st, d);
-		int k = http_l4_resp_edits(st, e + n, cap - n);
+		static const char *const xn[3] = {"x-ratelimit-limit", "x-ratelimit-remaining",
+						  "x-ratelimit-reset"};
+		int k = http_l4_rl_edits(st, e + n, cap - n, xn);
 		st->rl_x = false; /* they are among this reply's edits */
 		if (k < 0)
 			return k;
@@ -288,6 +335,160 @@ int http_l4_req_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned ca
 					      .op = append_op(a->append)};
 	}
 	return (int)n;
+}
+
+/* Does one of the policies' origin matchers (the first policy, route
+ * then virtual host, that has any) allow @p origin? As Envoy's, a matcher
+ * that matches "*" allows every origin. */
+static bool cors_origin_allowed(const struct arn_cfg_cors *const *p, size_t np, const char *origin,
+				size_t len)
+{
+	for (size_t k = 0; k < np; k++) {
+		if (!p[k]->n_origins)
+			continue;
+		for (size_t j = 0; j < p[k]->n_origins; j++)
+			if (arn_cfg_str_match(&p[k]->origins[j], "*", 1) ||
+			    arn_cfg_str_match(&p[k]->origins[j], origin, len))
+				return true;
+		return false;
+	}
+	return false;
+}
+
+/* The first policy's value of a string field that is set, as Envoy's
+ * filter reads each field: route first, then virtual host. */
+#define CORS_FIELD(p, np, f, lenp)                                                                 \
+	({                                                                                         \
+		const char *v_ = NULL;                                                             \
+		for (size_t k_ = 0; k_ < (np) && !v_; k_++)                                        \
+			if ((p)[k_]->f) {                                                          \
+				v_ = (p)[k_]->f;                                                   \
+				*(lenp) = (p)[k_]->f##_len;                                        \
+			}                                                                          \
+		v_;                                                                                \
+	})
+
+/* The first policy's value of a tri-state field that is set, else @p dflt. */
+static bool cors_flag(const struct arn_cfg_cors *const *p, size_t np, size_t off, bool dflt)
+{
+	for (size_t k = 0; k < np; k++) {
+		int8_t v = *(const int8_t *)((const char *)p[k] + off);
+		if (v >= 0)
+			return v;
+	}
+	return dflt;
+}
+
+/* A request header's value, or NULL when absent or empty; its index in
+ * @p idx (may be NULL). */
+static const char *req_hdr(const struct http_stream *st, const char *name, size_t n, size_t *len,
+			   int *idx)
+{
+	int i = arn_h1_find(&st->req.m, name, n, 0);
+	if (i < 0 || st->req.m.hdrs[i].value_len == 0)
+		return NULL;
+	*len = st->req.m.hdrs[i].value_len;
+	if (idx)
+		*idx = i;
+	return st->req.m.hdrs[i].value;
+}
+
+/*
+ * envoy.filters.http.cors (Envoy's CorsFilter::decodeHeaders): a request
+ * with an Origin on a route that forwards (a redirect or direct response
+ * bypasses it, as in Envoy) and has a policy is counted (origin_valid /
+ * origin_invalid); unless only in shadow mode, an allowed Origin is
+ * latched for the response's headers, and a preflight (OPTIONS with
+ * Access-Control-Request-Method) is answered here, 200 with the policy's
+ * headers, unless its origin is not allowed and
+ * forward_not_matching_preflights (true by default) sends it upstream.
+ * @return true when it answered.
+ */
+static bool cors_step(struct http_stream *st, size_t i, const struct arn_cfg_route_match *mt)
+{
+	struct http_conn *hc = st->hc;
+	const struct arn_cfg_hcm *h = hc->hcm;
+	const char *name = h->http_filter_names ? h->http_filter_names[i] : NULL;
+	if (!mt || !name || mt->route->action != ARN_CFG_ACTION_ROUTE)
+		return false;
+	const struct arn_cfg_cors *p[2];
+	size_t np = arn_cfg_cors_policies(mt->vhost, mt->route, name, strlen(name), p);
+	if (!np)
+		return false;
+	struct http_worker *w = hc->w;
+	bool enabled = arn_fraction_hit(&p[0]->enabled, http_rand(w));
+	bool shadow = arn_fraction_hit(&p[0]->shadow, http_rand(w));
+	if (!enabled && !shadow)
+		return false;
+	size_t olen = 0;
+	int oi = 0;
+	const char *origin = req_hdr(st, "origin", 6, &olen, &oi);
+	if (!origin)
+		return false;
+	bool allowed = cors_origin_allowed(p, np, origin, olen);
+	struct http_hcm_rt *r = hc->hrt;
+	struct arn_stats_scope *sc = r && i < HTTP_MAX_FILTER_STATS ? r->fstats[i] : NULL;
+	if (sc)
+		arn_stats_inc(sc, w->slot,
+			      allowed ? ARN_CORS_origin_valid : ARN_CORS_origin_invalid);
+	if (!enabled)
+		return false; /* shadow mode: counted only */
+	bool credentials =
+	    cors_flag(p, np, offsetof(struct arn_cfg_cors, allow_credentials), false);
+	if (allowed) {
+		/* the request's head stays with the stream until its end */
+		st->cors_origin = (uint16_t)(oi + 1);
+		st->cors_credentials = credentials;
+		st->cors_expose = CORS_FIELD(p, np, expose_headers, &st->cors_expose_len);
+	}
+	size_t mlen = 0;
+	const char *rq_method = req_hdr(st, "access-control-request-method", 29, &mlen, NULL);
+	if (st->method != ARN_H1_M_OPTIONS || !rq_method)
+		return false;
+	if (!allowed && cors_flag(p, np, offsetof(struct arn_cfg_cors, forward_not_matching), true))
+		return false;
+	/* the preflight's answer; allow-origin and, with it, the
+	 * credentials come from cors_resp_edits (the latch), as Envoy's
+	 * encodeHeaders sets them on the filter's own reply too */
+	struct arn_h1_edit e[5];
+	unsigned n = 0;
+	if (credentials && !allowed)
+		e[n++] = (struct arn_h1_edit){"access-control-allow-credentials", "true", 4, 32,
+					      ARN_H1_EDIT_SET};
+	uint32_t vl = 0;
+	const char *v = CORS_FIELD(p, np, allow_methods, &vl);
+	if (v) {
+		if (vl == 1 && *v == '*') {
+			v = rq_method;
+			vl = (uint32_t)mlen;
+		}
+		e[n++] = (struct arn_h1_edit){"access-control-allow-methods", v, vl, 28,
+					      ARN_H1_EDIT_SET};
+	}
+	v = CORS_FIELD(p, np, allow_headers, &vl);
+	if (v) {
+		size_t hl = 0;
+		const char *rq_headers = NULL;
+		if (vl == 1 && *v == '*') {
+			rq_headers = req_hdr(st, "access-control-request-headers", 30, &hl, NULL);
+			v = rq_headers;
+			vl = (uint32_t)hl;
+		}
+		if (v)
+			e[n++] = (struct arn_h1_edit){"access-control-allow-headers", v, vl, 28,
+						      ARN_H1_EDIT_SET};
+	}
+	v = CORS_FIELD(p, np, max_age, &vl);
+	if (v)
+		e[n++] = (struct arn_h1_edit){"access-control-max-age", v, vl, 22, ARN_H1_EDIT_SET};
+	size_t pl = 0;
+	const char *pna = req_hdr(st, "access-control-request-private-network", 38, &pl, NULL);
+	if (pna && pl == 4 && memcmp(pna, "true", 4) == 0 &&
+	    cors_flag(p, np, offsetof(struct arn_cfg_cors, allow_private_network), false))
+		e[n++] = (struct arn_h1_edit){"access-control-allow-private-network", "true", 4, 36,
+					      ARN_H1_EDIT_SET};
+	http_local_reply(st, 200, NULL, 0, 0, "cors_response", e, n);
+	return true;
 }
 
 /* envoy.filters.http.local_ratelimit. @return true when it answered. */
@@ -378,7 +579,8 @@ static bool l4_active(const struct arn_cfg_hcm *h)
 	for (size_t i = 0; i < h->n_http_filters; i++)
 		if (h->http_filters[i] == ARN_CFG_HF_HEALTH_CHECK ||
 		    h->http_filters[i] == ARN_CFG_HF_RBAC ||
-		    h->http_filters[i] == ARN_CFG_HF_LOCAL_RATELIMIT)
+		    h->http_filters[i] == ARN_CFG_HF_LOCAL_RATELIMIT ||
+		    h->http_filters[i] == ARN_CFG_HF_CORS)
 			return true;
 	return false;
 }
@@ -410,6 +612,7 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 			break;
 		case ARN_CFG_HF_RBAC:
 		case ARN_CFG_HF_LOCAL_RATELIMIT:
+		case ARN_CFG_HF_CORS:
 			if (!cfg)
 				break;
 			if (!have) {
@@ -423,6 +626,9 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 			}
 			if (h->http_filters[i] == ARN_CFG_HF_RBAC) {
 				if (rbac_step(st, i, cfg, matched ? &mt : NULL, req, client))
+					return true;
+			} else if (h->http_filters[i] == ARN_CFG_HF_CORS) {
+				if (cors_step(st, i, matched ? &mt : NULL))
 					return true;
 			} else {
 				bool first = first_rl;

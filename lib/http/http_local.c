@@ -225,13 +225,16 @@ void http_local_reply(struct http_stream *st, unsigned status, const char *body,
 		hc->close_after = true;
 	http_hc_drain(hc);
 	struct arn_h1_edit more[MAX_EDITS];
-	if (st->rl_x) {
+	if (st->rl_x || st->cors_origin) {
 		/* a local_ratelimit filter let it through: x-ratelimit-* ride on
-		 * any reply (one slot stays for the health check header) */
+		 * any reply; the CORS filter allowed its Origin: its headers
+		 * likewise (Envoy's encodeHeaders runs on local replies too).
+		 * One slot stays for the health check header. */
 		int k = n_extra < MAX_EDITS - 1
 			    ? http_filters_resp_edits(st, more + n_extra, MAX_EDITS - 1 - n_extra)
 			    : -ENOSPC;
 		st->rl_x = false;
+		st->cors_origin = 0;
 		if (k < 0) {
 			/* never a reply without its headers (issue 12) */
 			HTTP_INC(hc, rs_edit_overflow);

@@ -247,6 +247,7 @@ struct http_stream {
 	 * response as the upstream's codec decodes it */
 	struct http_msgbuf req, resp;
 	uint32_t text_len;
+	uint32_t cors_expose_len; /* (in a hole: bench_hcm zeroes this tail per request) */
 	/* a local_ratelimit filter limited the request without enforcing:
 	 * its request_headers_to_add_when_not_enforced go upstream (the
 	 * configuration lives in the pinned HCM or route table) */
@@ -257,15 +258,23 @@ struct http_stream {
 	 * encodeHeaders whether the request was limited or not; a limited
 	 * request's 429 carries them among its own edits) */
 	bool rl_x;
+	/* the CORS filter allowed the request's Origin, req.m.hdrs[
+	 * cors_origin - 1] (0: none): its response gets
+	 * access-control-allow-origin with that value, -allow-credentials
+	 * and -expose-headers (cors_expose: the policy's, in the pinned
+	 * route table). In the holes of the fields around them. */
+	bool cors_credentials;
+	uint16_t cors_origin;
 	uint32_t rl_limit, rl_remaining, rl_reset_s;
 	/* an RBAC filter with action LOG ran: enum arn_access_hint, Envoy's
 	 * envoy.common access_log_hint for the access log's metadata_filter */
 	uint8_t access_log_hint;
 	/* values the request edits produced (for the access log) */
 	const char *xff;
-	uint32_t xff_len;
 	const char *request_id;
+	uint32_t xff_len;
 	uint32_t request_id_len;
+	const char *cors_expose;
 	/* the MCP gateway filter's request (HTTP_S_MCP), from its worker's pool */
 	struct http_mcp_req *mcp;
 	/* the filter whose decode_head took it (http_filter.h): with

@@ -30,6 +30,7 @@
  *   arn_stats_tcp_proxy_schema tcp.<stat_prefix>.*      ARN_STATS_TAG_TCP_PROXY
  *   arn_stats_rbac_schema      <prefix>.rbac.*          untagged, family from config
  *   arn_stats_rbac_shadow_schema <prefix>.rbac.<shadow prefix>.*  likewise
+ *   arn_stats_cors_schema      http.<prefix>.cors.*     untagged, family from config
  *   arn_stats_local_ratelimit_schema local_rate_limit.<stat_prefix>.*
  *                                                       ARN_STATS_TAG_LOCAL_RATELIMIT
  *   arn_stats_http_local_ratelimit_schema <prefix>.http_local_rate_limit.*
@@ -120,6 +121,13 @@ enum arn_rbac_stat {
 	ARN_RBAC__COUNT
 };
 
+enum arn_cors_stat {
+#define ARN_STAT(kind, name, help) ARN_CORS_##name,
+#include "envoy_cors_stats.def"
+#undef ARN_STAT
+	ARN_CORS__COUNT
+};
+
 enum arn_rbac_shadow_stat {
 #define ARN_STAT(kind, name, help) ARN_RBAC_SHADOW_##name,
 #include "envoy_rbac_shadow_stats.def"
@@ -176,6 +184,8 @@ extern struct arn_stats_schema arn_stats_tcp_proxy_schema;
 /* <prefix>.rbac.* and <prefix>.rbac.<shadow prefix>.* (untagged, arn_stats_scope_get_named) */
 extern struct arn_stats_schema arn_stats_rbac_schema;
 extern struct arn_stats_schema arn_stats_rbac_shadow_schema;
+/* http.<prefix>.cors.* (untagged, arn_stats_scope_get_named) */
+extern struct arn_stats_schema arn_stats_cors_schema;
 /* local_rate_limit.<stat_prefix>.* (tag ARN_STATS_TAG_LOCAL_RATELIMIT) */
 extern struct arn_stats_schema arn_stats_local_ratelimit_schema;
 /* <stat_prefix>.http_local_rate_limit.* (untagged, arn_stats_scope_get_named) */

@@ -999,8 +999,8 @@ static void test_route_refusals(void **state)
 	    "weighted_clusters.total_weight: 100, but the weights add up to 1");
 	tc_refused(
 	    R,
-	    "{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],\"cors\":{}}]}",
-	    "virtual_hosts[0].cors: not supported by Arion");
+	    "{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],\"hedge_policy\":{}}]}",
+	    "virtual_hosts[0].hedge_policy: not supported by Arion");
 	tc_refused(R, "{\"name\":\"r\",\"validate_clusters\":true}",
 		   "validate_clusters: true is refused");
 	tc_refused(

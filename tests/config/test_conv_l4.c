@@ -224,7 +224,7 @@ static void test_feature_gate(void **state)
 	    "\"typed_per_filter_config\":{\"rbac\":{" AT(
 		"envoy.extensions.filters.http.rbac.v3.RBACPerRoute") "}}}]}",
 	    "RouteConfiguration 'rt': virtual_hosts[0].typed_per_filter_config: not supported "
-	    "by Arion: the HTTP filters it configures (rbac, local_ratelimit) are not run");
+	    "by Arion: the HTTP filters it configures (rbac, local_ratelimit, cors) are not run");
 	arn_config_set_features(ARN_CONFIG_FEATURE_L4);
 	tc_refused(L, LISTENER(HCM("{\"name\":\"rbac\",\"typed_config\":{" HRBAC_AT "}},", "")),
 		   "http_filters[0]: envoy.filters.http.rbac is not run by this Arion's data "
@@ -481,6 +481,61 @@ static void test_http_rbac_and_per_route(void **state)
 	    "RouteConfiguration 'rt': virtual_hosts[0].routes[0].typed_per_filter_config[f]: "
 	    "per-filter configuration of type "
 	    "'envoy.extensions.filters.http.router.v3.Router' is not supported");
+}
+
+/* envoy.filters.http.cors: the filter, a virtual host's per-filter
+ * CorsPolicy with every field, and the deprecated virtual host `cors`;
+ * a value with CR or LF and a bad matcher are refused naming the field. */
+static void test_http_cors(void **state)
+{
+	(void)state;
+#define CORS_AT AT("envoy.extensions.filters.http.cors.v3.Cors")
+#define CORSP_AT AT("envoy.extensions.filters.http.cors.v3.CorsPolicy")
+	tc_ok(L, LISTENER(HCM(
+		     "{\"name\":\"cors\",\"typed_config\":{" CORS_AT "}},",
+		     "\"cors\":{\"allow_origin_string_match\":[{\"exact\":\"https://a\"}]},"
+		     "\"typed_per_filter_config\":{\"cors\":{" CORSP_AT
+		     ",\"allow_origin_string_match\":[{\"suffix\":\".example\"},{\"safe_regex\":"
+		     "{\"regex\":\"https://[a-z]+\\\\.test\"}}],\"allow_methods\":\"GET, PUT\","
+		     "\"allow_headers\":\"*\",\"expose_headers\":\"x-t\",\"max_age\":\"60\","
+		     "\"allow_credentials\":false,\"allow_private_network_access\":true,"
+		     "\"forward_not_matching_preflights\":false,"
+		     "\"filter_enabled\":{\"default_value\":{\"numerator\":50}},"
+		     "\"shadow_enabled\":{\"default_value\":{\"numerator\":25}}}},")));
+	const struct arn_cfg_hcm *h = chain0()->hcm;
+	assert_int_equal(h->http_filters[0], ARN_CFG_HF_CORS);
+	const struct arn_cfg_vhost *vh = &h->inline_routes->vhosts[0];
+	const struct arn_cfg_cors *p[2];
+	assert_int_equal(arn_cfg_cors_policies(vh, &vh->routes[0], "cors", 4, p), 1);
+	assert_int_equal(p[0]->n_origins, 2);
+	assert_true(arn_cfg_str_match(&p[0]->origins[0], "https://b.example", 17));
+	assert_true(arn_cfg_str_match(&p[0]->origins[1], "https://x.test", 14));
+	assert_memory_equal(p[0]->allow_methods, "GET, PUT", 8);
+	assert_int_equal(p[0]->allow_methods_len, 8);
+	assert_memory_equal(p[0]->max_age, "60", 2);
+	assert_int_equal(p[0]->allow_credentials, 0);
+	assert_int_equal(p[0]->allow_private_network, 1);
+	assert_int_equal(p[0]->forward_not_matching, 0);
+	assert_int_equal(p[0]->enabled.numerator, 50);
+	assert_int_equal(p[0]->shadow.numerator, 25);
+	/* another filter's name finds none; the deprecated field then */
+	assert_int_equal(arn_cfg_cors_policies(vh, &vh->routes[0], "other", 5, p), 1);
+	assert_int_equal(p[0]->n_origins, 1);
+	assert_int_equal(p[0]->allow_credentials, -1);
+	assert_int_equal(p[0]->enabled.numerator, 100); /* unset: every request */
+	assert_int_equal(p[0]->shadow.numerator, 0);
+	tc_refused(L,
+		   LISTENER(HCM("{\"name\":\"cors\",\"typed_config\":{" CORS_AT "}},",
+				"\"typed_per_filter_config\":{\"cors\":{" CORSP_AT
+				",\"allow_methods\":\"GET\\r\\nx-evil: 1\"}},")),
+		   "typed_per_filter_config[cors].allow_methods: contains CR, LF or NUL");
+	tc_refused(L,
+		   LISTENER(HCM("{\"name\":\"cors\",\"typed_config\":{" CORS_AT "}},",
+				"\"cors\":{\"allow_origin_string_match\":[{\"safe_regex\":"
+				"{\"regex\":\"(\"}}]},")),
+		   "virtual_hosts[0].cors.allow_origin_string_match[0]");
+#undef CORS_AT
+#undef CORSP_AT
 }
 
 /* HTTP RBAC's matcher (Envoy's RBAC sandbox uses one): matcher_list over
@@ -1017,6 +1072,7 @@ const struct CMUnitTest conv_l4_tests[] = {
     T(test_network_rbac),
     T(test_rbac_refusals),
     T(test_http_rbac_and_per_route),
+    T(test_http_cors),
     T(test_http_rbac_matcher),
     T(test_network_local_ratelimit),
     T(test_connection_limit),

@@ -1362,6 +1362,160 @@ static void test_http_local_ratelimit_per_route_stat_prefix(void **state)
 }
 
 /* clang-format off */
+/* Listener "dyn" (port 82), stat_prefix l4c: the CORS filter "cors" before
+ * the router to cluster web. The virtual host's CorsPolicy allows origins
+ * ending in ".example" with credentials and exposes x-trace; /api's own
+ * policy sets methods, headers ("*") and max-age, the rest coming from the
+ * virtual host's; /strict's does not forward preflights it does not allow;
+ * /shadow's only counts; /old has no per-filter policy... so it takes the
+ * per-filter policy of its virtual host, not the deprecated cors field
+ * that only the second virtual host ("legacy.test") uses. */
+#define CORS_POLICY(body) "{" AT_("cors.v3.CorsPolicy") "," body "}"
+#define L4_LISTENER_CORS                                                                           \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"l4c\","              \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":["                                   \
+	"{\"name\":\"legacy\",\"domains\":[\"legacy.test\"],\"cors\":{"                            \
+	"\"allow_origin_string_match\":[{\"exact\":\"https://old.example\"}],"                     \
+	"\"allow_methods\":\"GET\"},\"routes\":[{\"match\":{\"prefix\":\"/\"},"                    \
+	"\"route\":{\"cluster\":\"web\"}}]},"                                                      \
+	"{\"name\":\"all\",\"domains\":[\"*\"],"                                                   \
+	"\"typed_per_filter_config\":{\"cors\":" CORS_POLICY(                                      \
+	"\"allow_origin_string_match\":[{\"suffix\":\".example\"}],"                               \
+	"\"allow_credentials\":true,\"expose_headers\":\"x-trace\",\"allow_methods\":\"GET\"") "},"  \
+	"\"routes\":["                                                                             \
+	"{\"match\":{\"prefix\":\"/api\"},\"route\":{\"cluster\":\"web\"},"                        \
+	"\"typed_per_filter_config\":{\"cors\":" CORS_POLICY(                                      \
+	"\"allow_methods\":\"GET, PUT\",\"allow_headers\":\"*\",\"max_age\":\"600\","              \
+	"\"allow_private_network_access\":true") "}},"                                            \
+	"{\"match\":{\"prefix\":\"/strict\"},\"route\":{\"cluster\":\"web\"},"                     \
+	"\"typed_per_filter_config\":{\"cors\":" CORS_POLICY(                                      \
+	"\"forward_not_matching_preflights\":false") "}},"                                        \
+	"{\"match\":{\"prefix\":\"/shadow\"},\"route\":{\"cluster\":\"web\"},"                     \
+	"\"typed_per_filter_config\":{\"cors\":" CORS_POLICY(                                      \
+	"\"filter_enabled\":{\"default_value\":{\"numerator\":0}},"                                \
+	"\"shadow_enabled\":{\"default_value\":{\"numerator\":100}}") "}},"                       \
+	"{\"match\":{\"prefix\":\"/direct\"},\"direct_response\":{\"status\":204}},"               \
+	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
+	"\"http_filters\":[{\"name\":\"cors\",\"typed_config\":{" AT_("cors.v3.Cors") "}},"        \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+/* Send @p req, answer it upstream with OK5 if it went there (@return
+ * whether it did), and leave the client's bytes since @p mark in @p out. */
+static bool cors_exchange(const char *req, char *out, size_t cap)
+{
+	struct peer *c = hh_client(0);
+	uint32_t mark = c->log_len;
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_str(c, req);
+	struct peer *u = upstream_that_got(rx0);
+	if (u)
+		send_str(u, OK5);
+	hh_settle();
+	size_t n = c->log_len - mark < cap - 1 ? c->log_len - mark : cap - 1;
+	memcpy(out, c->log + mark, n);
+	out[n] = 0;
+	return u != NULL;
+}
+
+/* envoy.filters.http.cors as Envoy's CorsFilter: an allowed Origin gets
+ * access-control-allow-origin (its own value), -allow-credentials and
+ * -expose-headers on the upstream's response; a preflight is answered by
+ * Arion (200, cors_response) with the route's fields and, for the unset
+ * ones, the virtual host's; a preflight from an origin not allowed goes
+ * upstream, unless forward_not_matching_preflights is false; no Origin,
+ * a redirect or direct response, or shadow mode: no header; the counters
+ * count requests with an Origin. */
+static void test_http_cors(void **state)
+{
+	(void)state;
+	uint64_t v0 = stat_of(&arn_stats_cors_schema, "http.l4c.cors", ARN_CORS_origin_valid);
+	uint64_t i0 = stat_of(&arn_stats_cors_schema, "http.l4c.cors", ARN_CORS_origin_invalid);
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_LISTENER, L4_LISTENER_CORS);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	char r[2048];
+	/* a simple request from an allowed origin (valid 1) */
+	assert_true(cors_exchange("GET /x HTTP/1.1\r\nHost: a\r\nOrigin: https://app.example\r\n\r\n",
+				  r, sizeof(r)));
+	if (!strstr(r, "access-control-allow-origin: https://app.example\r\n") ||
+	    !strstr(r, "access-control-allow-credentials: true\r\n") ||
+	    !strstr(r, "access-control-expose-headers: x-trace\r\n"))
+		fail_msg("the client got: %s", r);
+	/* from an origin not allowed: forwarded, no header (invalid 1) */
+	assert_true(cors_exchange("GET /x HTTP/1.1\r\nHost: a\r\nOrigin: https://evil.test\r\n\r\n",
+				  r, sizeof(r)));
+	assert_null(strstr(r, "access-control-"));
+	/* no Origin: not a CORS request, not counted */
+	assert_true(cors_exchange("GET /x HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r)));
+	assert_null(strstr(r, "access-control-"));
+	/* a preflight on /api: answered here (valid 2); methods and max-age
+	 * the route's, headers "*" echoing the request's, credentials and
+	 * exposed headers the virtual host's */
+	assert_false(cors_exchange("OPTIONS /api/v1 HTTP/1.1\r\nHost: a\r\nOrigin: https://app.example\r\n"
+				   "Access-Control-Request-Method: PUT\r\n"
+				   "Access-Control-Request-Headers: x-a, x-b\r\n"
+				   "Access-Control-Request-Private-Network: true\r\n\r\n",
+				   r, sizeof(r)));
+	if (!strstr(r, "HTTP/1.1 200 OK\r\n") ||
+	    !strstr(r, "access-control-allow-origin: https://app.example\r\n") ||
+	    !strstr(r, "access-control-allow-methods: GET, PUT\r\n") ||
+	    !strstr(r, "access-control-allow-headers: x-a, x-b\r\n") ||
+	    !strstr(r, "access-control-max-age: 600\r\n") ||
+	    !strstr(r, "access-control-allow-credentials: true\r\n") ||
+	    !strstr(r, "access-control-allow-private-network: true\r\n"))
+		fail_msg("the client got: %s", r);
+	assert_int_equal(count(hh_client(0), "access-control-allow-origin:"), 2);
+	/* OPTIONS without Access-Control-Request-Method: an ordinary request */
+	assert_true(cors_exchange("OPTIONS /api HTTP/1.1\r\nHost: a\r\nOrigin: https://app.example\r\n\r\n",
+				  r, sizeof(r)));
+	/* a preflight from an origin not allowed: upstream (invalid 2) ... */
+	assert_true(cors_exchange("OPTIONS /api HTTP/1.1\r\nHost: a\r\nOrigin: https://evil.test\r\n"
+				  "Access-Control-Request-Method: PUT\r\n\r\n",
+				  r, sizeof(r)));
+	assert_null(strstr(r, "access-control-allow-origin"));
+	/* ... but answered on /strict, without allow-origin (invalid 3) */
+	assert_false(cors_exchange("OPTIONS /strict HTTP/1.1\r\nHost: a\r\nOrigin: https://evil.test\r\n"
+				   "Access-Control-Request-Method: PUT\r\n\r\n",
+				   r, sizeof(r)));
+	if (!strstr(r, "HTTP/1.1 200 OK\r\n") || strstr(r, "access-control-allow-origin") ||
+	    !strstr(r, "access-control-allow-methods: GET\r\n") ||
+	    !strstr(r, "access-control-allow-credentials: true\r\n"))
+		fail_msg("the client got: %s", r);
+	/* shadow mode: counted (valid 3), nothing added, preflight forwarded */
+	assert_true(cors_exchange("OPTIONS /shadow HTTP/1.1\r\nHost: a\r\nOrigin: https://app.example\r\n"
+				  "Access-Control-Request-Method: PUT\r\n\r\n",
+				  r, sizeof(r)));
+	assert_null(strstr(r, "access-control-"));
+	/* a direct response bypasses the filter (not counted) */
+	assert_false(cors_exchange("GET /direct HTTP/1.1\r\nHost: a\r\nOrigin: https://app.example\r\n\r\n",
+				   r, sizeof(r)));
+	assert_non_null(strstr(r, "HTTP/1.1 204"));
+	assert_null(strstr(r, "access-control-"));
+	/* the deprecated virtual host cors field, when no level has a
+	 * per-filter policy (valid 4) */
+	assert_false(cors_exchange("OPTIONS / HTTP/1.1\r\nHost: legacy.test\r\nOrigin: https://old.example\r\n"
+				   "Access-Control-Request-Method: GET\r\n\r\n",
+				   r, sizeof(r)));
+	if (!strstr(r, "access-control-allow-origin: https://old.example\r\n") ||
+	    !strstr(r, "access-control-allow-methods: GET\r\n") ||
+	    strstr(r, "access-control-allow-credentials"))
+		fail_msg("the client got: %s", r);
+	hh_end();
+	assert_int_equal(stat_of(&arn_stats_cors_schema, "http.l4c.cors", ARN_CORS_origin_valid) - v0,
+			 5);
+	assert_int_equal(stat_of(&arn_stats_cors_schema, "http.l4c.cors", ARN_CORS_origin_invalid) - i0,
+			 3);
+}
+
+/* clang-format off */
 /* Listener "dyn" (port 82): HTTP RBAC with action LOG for /audit, and an
  * access log (path %s) that keeps only what it asks to log. */
 #define L4_LISTENER_RBAC_LOG                                                                       \
@@ -3076,6 +3230,7 @@ int main(void)
 	    T(test_tcp_proxy_connection_limit_after_eight_filters),
 	    T(test_http_local_ratelimit_not_enforced_adds_headers),
 	    T(test_http_local_ratelimit_per_route_stat_prefix),
+	    T(test_http_cors),
 	    T(test_http_rbac_log_action_access_log_hint),
 	    T(test_tcp_proxy_relays_and_carries_half_close),
 	    T(test_tcp_proxy_half_close_shapes),
