@@ -131,10 +131,17 @@ enum arn_cfg_str_kind {
 struct arn_cfg_str_match {
 	uint8_t kind;
 	bool ignore_case;
-	const char *s;
+	/* a SAN matcher of match_typed_subject_alt_names: the only SAN type
+	 * it is tried on (Envoy's SanType: ARN_CFG_SAN_*); 0: every type
+	 * (match_subject_alt_names, and every other matcher) */
+	uint8_t san_type;
+	const char *s; /* the text to match; ARN_CFG_STR_REGEX: the pattern */
 	size_t len;
 	const struct arn_regex *re; /* ARN_CFG_STR_REGEX */
 };
+
+/* envoy.extensions.transport_sockets.tls.v3.SubjectAltNameMatcher.SanType */
+enum { ARN_CFG_SAN_EMAIL = 1, ARN_CFG_SAN_DNS = 2, ARN_CFG_SAN_URI = 3, ARN_CFG_SAN_IP = 4 };
 
 bool arn_cfg_str_match(const struct arn_cfg_str_match *m, const char *v, size_t n);
 

@@ -189,6 +189,10 @@ void conv_headers_count(struct conv *c, struct pb cpo, uint32_t *out);
 /** A socket_address IPv4 address:port. @return 0 or -EINVAL (reported). */
 int conv_socket_address(struct conv *c, struct pb addr, const char *f, uint32_t *ip, uint16_t *port,
 			bool allow_any);
+/** A SubjectAltNameMatcher's san_type into @p out->san_type (EMAIL, DNS,
+ * URI, IP_ADDRESS; UNSPECIFIED and OTHER_NAME refused, reported). Call
+ * before conv_string_matcher, which leaves san_type as it is. */
+void conv_san_type(struct conv *c, struct pb sm, struct arn_cfg_str_match *out);
 /** StringMatcher into @p out. @return 0 or -EINVAL (reported). */
 int conv_string_matcher(struct conv *c, struct pb sm, struct arn_cfg_str_match *out);
 /** RegexMatcher (safe_regex) compiled. NULL (reported) on error. */

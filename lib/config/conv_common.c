@@ -668,6 +668,19 @@ const char *conv_str(struct conv *c, upb_StringView s)
 	return arn_pool_strndup(c->pool, s.data, s.size);
 }
 
+void conv_san_type(struct conv *c, struct pb sm, struct arn_cfg_str_match *out)
+{
+	int32_t ty = pb_i32(sm, "san_type");
+	if (ty == ARN_CFG_SAN_EMAIL || ty == ARN_CFG_SAN_DNS || ty == ARN_CFG_SAN_URI ||
+	    ty == ARN_CFG_SAN_IP)
+		out->san_type = (uint8_t)ty;
+	else if (ty == 0)
+		conv_err(c, "san_type", "SAN_TYPE_UNSPECIFIED: set EMAIL, DNS, URI or IP_ADDRESS");
+	else
+		conv_err(c, "san_type",
+			 "%d is not supported by Arion (EMAIL, DNS, URI and IP_ADDRESS are)", ty);
+}
+
 bool conv_hdr_ok(struct conv *c, const char *field, upb_StringView s)
 {
 	for (size_t i = 0; i < s.size; i++)
@@ -971,7 +984,13 @@ int conv_string_matcher(struct conv *c, struct pb sm, struct arn_cfg_str_match *
 	if (strcmp(w, "safe_regex") == 0) {
 		size_t m = conv_push(c, "safe_regex");
 		out->kind = ARN_CFG_STR_REGEX;
-		out->re = conv_regex(c, pb_msg(sm, "safe_regex"));
+		struct pb rm = pb_msg(sm, "safe_regex");
+		out->re = conv_regex(c, rm);
+		/* its pattern, for what identifies a matcher (a TLS session
+		 * id context: tls_ctx.c) */
+		upb_StringView pat = pb_str(rm, "regex");
+		out->s = conv_str(c, pat);
+		out->len = pat.size;
 		conv_pop(c, m);
 		if (out->ignore_case) {
 			conv_err(c, "ignore_case",

@@ -420,9 +420,10 @@ static void validation_context(struct conv *c, struct pb vc, struct arn_cfg_secr
 			struct pb sm = pb_at(vc, "match_typed_subject_alt_names", i);
 			size_t m = conv_push(c, "match_typed_subject_alt_names[%zu]", i);
 			conv_only(c, sm, "san_type,matcher");
+			struct arn_cfg_str_match *o = &s->san_matchers[s->n_san_matchers++];
+			conv_san_type(c, sm, o);
 			size_t m2 = conv_push(c, "matcher");
-			conv_string_matcher(c, pb_msg(sm, "matcher"),
-					    &s->san_matchers[s->n_san_matchers++]);
+			conv_string_matcher(c, pb_msg(sm, "matcher"), o);
 			conv_pop(c, m2);
 			conv_pop(c, m);
 		}

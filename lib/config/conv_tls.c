@@ -77,13 +77,10 @@ static void san_matchers(struct conv *c, struct pb vc, struct arn_cfg_tls *t)
 		struct pb sm = pb_at(vc, "match_typed_subject_alt_names", i);
 		size_t m = conv_push(c, "match_typed_subject_alt_names[%zu]", i);
 		conv_only(c, sm, "san_type,matcher");
-		int32_t ty = pb_i32(sm, "san_type");
-		if (ty != 2 && ty != 1) /* DNS = 2, EMAIL = 1 */
-			conv_err(c, "san_type",
-				 "only DNS and EMAIL subject alt names are supported");
+		struct arn_cfg_str_match *o = &t->san_matchers[t->n_san_matchers++];
+		conv_san_type(c, sm, o);
 		size_t m2 = conv_push(c, "matcher");
-		conv_string_matcher(c, pb_msg(sm, "matcher"),
-				    &t->san_matchers[t->n_san_matchers++]);
+		conv_string_matcher(c, pb_msg(sm, "matcher"), o);
 		conv_pop(c, m2);
 		conv_pop(c, m);
 	}

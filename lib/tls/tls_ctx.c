@@ -698,6 +698,16 @@ bad:
 	return NULL;
 }
 
+static void san_digest(EVP_MD_CTX *md, const struct arn_cfg_str_match *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t what[3] = {m[i].kind, m[i].ignore_case, m[i].san_type};
+		EVP_DigestUpdate(md, what, sizeof(what));
+		if (m[i].s)
+			EVP_DigestUpdate(md, m[i].s, m[i].len + 1);
+	}
+}
+
 /* Envoy hashes what a session was verified against into the session id
  * context, so that a session cannot resume under other certificates'
  * names or another validation: the server certificates' subjects and
@@ -747,14 +757,11 @@ static void session_context(const struct arn_tls_ctx_conf *cf, unsigned char *ou
 			uint32_t dep = cf->max_verify_depth;
 			EVP_DigestUpdate(md, &dep, sizeof(dep));
 		}
-		for (size_t i = 0; i < cf->n_san_matchers; i++)
-			if (cf->san_matchers[i].s)
-				EVP_DigestUpdate(md, cf->san_matchers[i].s,
-						 cf->san_matchers[i].len + 1);
-		for (size_t i = 0; i < cf->n_more_san_matchers; i++)
-			if (cf->more_san_matchers[i].s)
-				EVP_DigestUpdate(md, cf->more_san_matchers[i].s,
-						 cf->more_san_matchers[i].len + 1);
+		/* each matcher whole: its kind, case and SAN type as well as
+		 * its text (a session verified under "prefix: x" must not
+		 * resume under "exact: x", nor a DNS one under a URI one) */
+		san_digest(md, cf->san_matchers, cf->n_san_matchers);
+		san_digest(md, cf->more_san_matchers, cf->n_more_san_matchers);
 		EVP_DigestUpdate(md, cf->require_client_certificate ? "r" : "o", 1);
 		EVP_DigestFinal_ex(md, h, &hl);
 	}

@@ -8,9 +8,11 @@
  * of its subject alt names (DNS, URI, e-mail, IP address as text) matches
  * any matcher. For DNS names an exact matcher also accepts a wildcard SAN
  * covering it ("*.example.com" covers "a.example.com", one label), as
- * Envoy's dnsNameMatch does. The model keeps no SAN type per matcher
- * (match_typed_subject_alt_names is converted to plain matchers), so every
- * matcher is tried against every SAN type.
+ * Envoy's dnsNameMatch does. A matcher of match_typed_subject_alt_names
+ * is tried only on SANs of its type (its san_type), as Envoy's
+ * DefaultCertValidator does: a DNS matcher for "api.example.com" is not
+ * satisfied by an e-mail or URI SAN with those bytes; a matcher of
+ * match_subject_alt_names (san_type 0) is tried on every type.
  *
  * A SAN mismatch is reported to OpenSSL as X509_V_ERR_HOSTNAME_MISMATCH,
  * which it answers with a bad_certificate alert, the alert Envoy sends.
@@ -38,9 +40,13 @@ static bool dns_wildcard_covers(const char *san, size_t sl, const char *name, si
 	return rest == sl - 1 && strncasecmp(dot, san + 1, rest) == 0;
 }
 
-static bool one_san(const struct arn_cfg_str_match *m, size_t n, const char *v, size_t vl, bool dns)
+static bool one_san(const struct arn_cfg_str_match *m, size_t n, const char *v, size_t vl,
+		    uint8_t type)
 {
+	bool dns = type == ARN_CFG_SAN_DNS;
 	for (size_t i = 0; i < n; i++) {
+		if (m[i].san_type && m[i].san_type != type)
+			continue;
 		if (arn_cfg_str_match(&m[i], v, vl))
 			return true;
 		if (dns && m[i].kind == ARN_CFG_STR_EXACT &&
@@ -57,15 +63,19 @@ bool tls_san_match(const struct arn_cfg_str_match *m, size_t n, X509 *leaf)
 	for (int i = 0; gens && !ok && i < sk_GENERAL_NAME_num(gens); i++) {
 		const GENERAL_NAME *g = sk_GENERAL_NAME_value(gens, i);
 		const ASN1_STRING *s = NULL;
+		uint8_t type;
 		switch (g->type) {
 		case GEN_DNS:
 			s = g->d.dNSName;
+			type = ARN_CFG_SAN_DNS;
 			break;
 		case GEN_URI:
 			s = g->d.uniformResourceIdentifier;
+			type = ARN_CFG_SAN_URI;
 			break;
 		case GEN_EMAIL:
 			s = g->d.rfc822Name;
+			type = ARN_CFG_SAN_EMAIL;
 			break;
 		case GEN_IPADD: {
 			char txt[INET6_ADDRSTRLEN];
@@ -73,7 +83,7 @@ bool tls_san_match(const struct arn_cfg_str_match *m, size_t n, X509 *leaf)
 			const unsigned char *d = ASN1_STRING_get0_data(g->d.iPAddress);
 			if ((l == 4 && inet_ntop(AF_INET, d, txt, sizeof(txt))) ||
 			    (l == 16 && inet_ntop(AF_INET6, d, txt, sizeof(txt))))
-				ok = one_san(m, n, txt, strlen(txt), false);
+				ok = one_san(m, n, txt, strlen(txt), ARN_CFG_SAN_IP);
 			continue;
 		}
 		default:
@@ -83,7 +93,7 @@ bool tls_san_match(const struct arn_cfg_str_match *m, size_t n, X509 *leaf)
 		const char *d = (const char *)ASN1_STRING_get0_data(s);
 		/* a NUL inside a name is an attack on C string handling */
 		if (l > 0 && !memchr(d, 0, (size_t)l))
-			ok = one_san(m, n, d, (size_t)l, g->type == GEN_DNS);
+			ok = one_san(m, n, d, (size_t)l, type);
 	}
 	GENERAL_NAMES_free(gens);
 	return ok;

@@ -578,6 +578,28 @@ static void test_san_matchers_without_trusted_ca_refused(void **state)
 	assert_int_equal(cluster("c")->upstream_tls->n_san_matchers, 1);
 	tc_ok(C, jutc("\"validation_context\":{}"));
 	assert_int_equal(cluster("c")->upstream_tls->n_san_matchers, 0);
+	/* match_typed_subject_alt_names keeps each matcher's SAN type (lib/tls
+	 * tries it on SANs of that type only); UNSPECIFIED and OTHER_NAME are
+	 * refused */
+	tc_ok(C, jutc("\"combined_validation_context\":{\"default_validation_context\":{\"match_"
+		      "typed_subject_alt_names\":[{\"san_type\":\"URI\",\"matcher\":{\"prefix\":"
+		      "\"spiffe://\"}},{\"san_type\":\"IP_ADDRESS\",\"matcher\":{\"exact\":"
+		      "\"10.0.0.1\"}}]},\"validation_context_sds_secret_config\":{\"name\":\"ca\"}}"));
+	const struct arn_cfg_tls *t = cluster("c")->upstream_tls;
+	assert_int_equal(t->n_san_matchers, 2);
+	assert_int_equal(t->san_matchers[0].san_type, ARN_CFG_SAN_URI);
+	assert_int_equal(t->san_matchers[1].san_type, ARN_CFG_SAN_IP);
+	tc_refused(C,
+		   jutc("\"combined_validation_context\":{\"default_validation_context\":{\"match_"
+			"typed_subject_alt_names\":[{\"matcher\":{\"exact\":\"a\"}}]},"
+			"\"validation_context_sds_secret_config\":{\"name\":\"ca\"}}"),
+		   "match_typed_subject_alt_names[0].san_type: SAN_TYPE_UNSPECIFIED");
+	tc_refused(C,
+		   jutc("\"combined_validation_context\":{\"default_validation_context\":{\"match_"
+			"typed_subject_alt_names\":[{\"san_type\":5,\"matcher\":"
+			"{\"exact\":\"a\"}}]},\"validation_context_sds_secret_config\":{\"name\":"
+			"\"ca\"}}"),
+		   "match_typed_subject_alt_names[0].san_type: 5 is not supported by Arion");
 }
 
 /* X16: a listener whose DownstreamTlsContext names a cipher OpenSSL does

@@ -609,6 +609,43 @@ static void test_session_context_covers_crls_and_depth(void **state)
 		arn_tls_ctx_unref(all[i]);
 }
 
+/* The session id context covers each SAN matcher whole, not only its
+ * text: a session verified under "prefix: client." does not resume under
+ * "exact: client." (which that certificate might not pass), nor under
+ * another SAN type or another regex (whose text was left out: NULL). */
+static void test_session_context_covers_san_matchers(void **state)
+{
+	(void)state;
+	uint8_t k1[80];
+	memset(k1, 1, sizeof(k1));
+	static const struct arn_cfg_str_match pre = {.kind = ARN_CFG_STR_PREFIX,
+						      .s = "client.",
+						      .len = 7},
+					      exa = {.kind = ARN_CFG_STR_EXACT,
+						     .s = "client.",
+						     .len = 7},
+					      dns = {.kind = ARN_CFG_STR_PREFIX,
+						     .s = "client.",
+						     .len = 7,
+						     .san_type = ARN_CFG_SAN_DNS};
+	struct tw tp = {.keys = k1, .n_keys = 1, .verify = true, .san = &pre, .n_san = 1},
+		  te = {.keys = k1, .n_keys = 1, .verify = true, .san = &exa, .n_san = 1},
+		  td = {.keys = k1, .n_keys = 1, .verify = true, .san = &dns, .n_san = 1},
+		  tc = {0};
+	struct arn_tls_ctx *p = srv_ctx(&tp), *p2 = srv_ctx(&tp), *e = srv_ctx(&te),
+			   *d = srv_ctx(&td), *cx = cli_ctx(&tc);
+	struct arn_tls_session_slot slot = {0};
+	assert_false(connect_once(p, cx, &W0, &slot));
+	assert_true(connect_once(p2, cx, &W0, &slot)); /* the same matchers */
+	assert_false(connect_once(e, cx, &W0, &slot)); /* exact now */
+	assert_true(connect_once(e, cx, &W0, &slot));
+	assert_false(connect_once(d, cx, &W0, &slot)); /* typed now */
+	arn_tls_session_slot_clear(&slot);
+	struct arn_tls_ctx *all[] = {p, p2, e, d, cx};
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		arn_tls_ctx_unref(all[i]);
+}
+
 /* ---- client certificates -------------------------------------------------------------------- */
 
 struct mtls_case {
@@ -847,6 +884,33 @@ static void test_mtls_san(void **state)
 				     .alert = 42,
 				     .vf = ARN_TLS_VF_SAN,
 				     .counter = ARN_TLS_S_FAIL_VERIFY_SAN});
+	/* match_typed_subject_alt_names: a matcher looks only at SANs of its
+	 * type, as Envoy's. The client's DNS SAN has the bytes of a URI
+	 * matcher, and its URI SAN those of a DNS prefix matcher: neither
+	 * passes (each did when SAN types were dropped) */
+	static const struct arn_cfg_str_match typed[] = {
+	    {.kind = ARN_CFG_STR_EXACT,
+	     .s = "client.example.com",
+	     .len = 18,
+	     .san_type = ARN_CFG_SAN_URI},
+	    {.kind = ARN_CFG_STR_PREFIX, .s = "spiffe://", .len = 9, .san_type = ARN_CFG_SAN_DNS},
+	    {.kind = ARN_CFG_STR_EXACT,
+	     .s = "client.example.com",
+	     .len = 18,
+	     .san_type = ARN_CFG_SAN_DNS},
+	    {.kind = ARN_CFG_STR_PREFIX, .s = "spiffe://", .len = 9, .san_type = ARN_CFG_SAN_URI},
+	};
+	for (int i = 0; i < 2; i++)
+		run_mtls(&(struct mtls_case){.cert = k->cli,
+					     .key = k->cli_key,
+					     .san = &typed[i],
+					     .n_san = 1,
+					     .srv_err = -EACCES,
+					     .alert = 42,
+					     .vf = ARN_TLS_VF_SAN,
+					     .counter = ARN_TLS_S_FAIL_VERIFY_SAN});
+	run_mtls(&(struct mtls_case){.cert = k->cli, .key = k->cli_key, .san = &typed[2], .n_san = 1});
+	run_mtls(&(struct mtls_case){.cert = k->cli, .key = k->cli_key, .san = &typed[3], .n_san = 1});
 }
 
 /* ---- upstream (client side) validation ------------------------------------------------------ */
@@ -2162,6 +2226,7 @@ const struct CMUnitTest conn_tests[] = {
     cmocka_unit_test_setup_teardown(test_mtls_san, setup, teardown),
     cmocka_unit_test_setup_teardown(test_max_verify_depth, setup, teardown),
     cmocka_unit_test_setup_teardown(test_session_context_covers_crls_and_depth, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_session_context_covers_san_matchers, setup, teardown),
     cmocka_unit_test_setup_teardown(test_upstream_validation, setup, teardown),
     cmocka_unit_test_setup_teardown(test_rotation, setup, teardown),
     cmocka_unit_test_setup_teardown(test_handshake_budget, setup, teardown),
