@@ -915,6 +915,11 @@ enum arn_cfg_hc_kind {
 	ARN_CFG_HC_TCP,
 };
 
+/* An HTTP health check's request: headers added, and its size (what
+ * worker 0 writes it into). */
+#define ARN_CFG_HC_MAX_HEADERS 32
+#define ARN_CFG_HC_REQUEST_MAX 4096
+
 struct arn_cfg_health_check {
 	uint8_t kind;
 	uint32_t timeout_ms;
@@ -933,6 +938,10 @@ struct arn_cfg_health_check {
 	const char *path;
 	uint32_t *expected_statuses; /* pairs [start, end); default [200, 201) */
 	size_t n_expected_statuses;
+	/* request_headers_to_add / _to_remove (req_* only; literal values:
+	 * command operators are refused), at most ARN_CFG_HC_MAX_HEADERS
+	 * added, the request at most ARN_CFG_HC_REQUEST_MAX bytes */
+	struct arn_cfg_header_ops headers;
 	/* TCP: payloads as bytes (hex decoded); send NULL = connect only */
 	uint8_t *send;
 	size_t send_len;

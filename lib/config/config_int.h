@@ -189,6 +189,10 @@ void conv_headers_count(struct conv *c, struct pb cpo, uint32_t *out);
 /** A socket_address IPv4 address:port. @return 0 or -EINVAL (reported). */
 int conv_socket_address(struct conv *c, struct pb addr, const char *f, uint32_t *ip, uint16_t *port,
 			bool allow_any);
+/** A request_headers_to_remove-like list @p f of @p p (lower-cased
+ * names; pseudo-headers refused). */
+void conv_header_remove_list(struct conv *c, struct pb p, const char *f, struct arn_cfg_ref **out,
+			     size_t *n);
 /** A SubjectAltNameMatcher's san_type into @p out->san_type (EMAIL, DNS,
  * URI, IP_ADDRESS; UNSPECIFIED and OTHER_NAME refused, reported). Call
  * before conv_string_matcher, which leaves san_type as it is. */

@@ -197,6 +197,44 @@ static void thresholds(struct conv *c, struct pb cb, struct arn_cfg_cluster *cl)
 	conv_pop(c, m0);
 }
 
+/* An HTTP check's request_headers_to_add / _to_remove. Envoy substitutes
+ * command operators in the values; Arion writes them as they are, so a
+ * value with one is refused rather than sent as "%...%". The request
+ * must fit what worker 0 writes it into (ARN_CFG_HC_REQUEST_MAX). */
+static void hc_headers(struct conv *c, struct pb x, struct arn_cfg_health_check *h)
+{
+	struct arn_cfg_header_ops *o = &h->headers;
+	conv_header_add_list(c, x, "request_headers_to_add", &o->req_add, &o->n_req_add);
+	conv_header_remove_list(c, x, "request_headers_to_remove", &o->req_remove,
+				&o->n_req_remove);
+	if (o->n_req_add > ARN_CFG_HC_MAX_HEADERS)
+		conv_err(c, "request_headers_to_add", "%zu headers: at most %d", o->n_req_add,
+			 ARN_CFG_HC_MAX_HEADERS);
+	size_t bytes = 0;
+	for (size_t i = 0; o->req_add && i < o->n_req_add; i++) {
+		const struct arn_cfg_header_add *a = &o->req_add[i];
+		if (a->value && memchr(a->value, '%', a->value_len)) {
+			size_t m = conv_push(c, "request_headers_to_add[%zu]", i);
+			conv_err(c, "header.value",
+				 "command operators are not supported in health check headers");
+			conv_pop(c, m);
+		}
+		bytes += a->key_len + a->value_len + 4;
+	}
+	for (size_t i = 0; o->req_remove && i < o->n_req_remove; i++)
+		if (o->req_remove[i].len == 4 && memcmp(o->req_remove[i].name, "host", 4) == 0) {
+			size_t m = conv_push(c, "request_headers_to_remove[%zu]", i);
+			conv_err(c, "", "'host' cannot be removed (Envoy: nor can pseudo-headers)");
+			conv_pop(c, m);
+		}
+	/* the request line, host, user-agent and connection with room for
+	 * the longest path and host a configuration may give (255 each) */
+	if (bytes + 640 > ARN_CFG_HC_REQUEST_MAX)
+		conv_err(c, "request_headers_to_add",
+			 "%zu bytes of headers: the request must fit %d bytes", bytes,
+			 ARN_CFG_HC_REQUEST_MAX);
+}
+
 static int hex_payload(struct conv *c, struct pb pl, uint8_t **out, size_t *len)
 {
 	conv_only(c, pl, "text,binary");
@@ -278,6 +316,7 @@ static void health_check(struct conv *c, struct pb hc, struct arn_cfg_health_che
 		h->path = conv_hdr_str(c, "path", p);
 		if (pb_i32(x, "codec_client_type") != 0)
 			conv_err(c, "codec_client_type", "only HTTP1 is supported");
+		hc_headers(c, x, h);
 		size_t ns = pb_len(x, "expected_statuses");
 		h->expected_statuses = CONV_NEW(c, uint32_t, 2 * (ns ? ns : 1));
 		if (h->expected_statuses) {

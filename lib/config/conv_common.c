@@ -1105,8 +1105,8 @@ int conv_header_add_list(struct conv *c, struct pb p, const char *f,
 	return 0;
 }
 
-static void header_remove_list(struct conv *c, struct pb p, const char *f, struct arn_cfg_ref **out,
-			       size_t *n)
+void conv_header_remove_list(struct conv *c, struct pb p, const char *f, struct arn_cfg_ref **out,
+			     size_t *n)
 {
 	size_t len = pb_len(p, f);
 	if (!len)
@@ -1131,7 +1131,8 @@ void conv_header_ops(struct conv *c, struct pb p, struct arn_cfg_header_ops *ops
 {
 	conv_header_add_list(c, p, "request_headers_to_add", &ops->req_add, &ops->n_req_add);
 	conv_header_add_list(c, p, "response_headers_to_add", &ops->resp_add, &ops->n_resp_add);
-	header_remove_list(c, p, "request_headers_to_remove", &ops->req_remove, &ops->n_req_remove);
-	header_remove_list(c, p, "response_headers_to_remove", &ops->resp_remove,
-			   &ops->n_resp_remove);
+	conv_header_remove_list(c, p, "request_headers_to_remove", &ops->req_remove,
+				&ops->n_req_remove);
+	conv_header_remove_list(c, p, "response_headers_to_remove", &ops->resp_remove,
+				&ops->n_resp_remove);
 }

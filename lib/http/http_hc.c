@@ -185,16 +185,65 @@ int http_hc_http_verdict(const struct arn_cfg_health_check *c, const char *buf, 
 	}
 }
 
-int http_hc_http_request(const char *path, const char *host, char *out, size_t cap)
+static bool hc_name_is(const char *a, size_t al, const char *b)
 {
-	/* Envoy's request: GET, the path, the host, user-agent Envoy/HC. The
-	 * connection is not reused (the checker closes it after the head),
-	 * so it says so. */
-	int n = snprintf(out, cap,
-			 "GET %s HTTP/1.1\r\nhost: %s\r\nuser-agent: Envoy/HC\r\n"
-			 "connection: close\r\n\r\n",
-			 path, host);
-	return n < 0 || (size_t)n >= cap ? -ENOSPC : n;
+	return al == strlen(b) && arn_h1_eq_nocase(a, al, b, al);
+}
+
+/* Is @p name among @p o's removals, or set by an OVERWRITE or ADD_IF_ABSENT
+ * addition (which then replaces or keeps Envoy's own field)? */
+static bool hc_default_dropped(const struct arn_cfg_header_ops *o, const char *name)
+{
+	for (size_t i = 0; i < o->n_req_remove; i++)
+		if (hc_name_is(o->req_remove[i].name, o->req_remove[i].len, name))
+			return true;
+	for (size_t i = 0; i < o->n_req_add; i++)
+		if (o->req_add[i].append == ARN_CFG_OVERWRITE_IF_EXISTS_OR_ADD &&
+		    hc_name_is(o->req_add[i].key, o->req_add[i].key_len, name))
+			return true;
+	return false;
+}
+
+int http_hc_http_request(const struct arn_cfg_health_check *c, const char *path, const char *host,
+			 char *out, size_t cap)
+{
+	/* Envoy's request: GET, the path, the host, user-agent Envoy/HC,
+	 * then the check's own edits (Envoy's HeaderParser: removals first,
+	 * then additions; OVERWRITE replaces a field, ADD_IF_ABSENT adds one
+	 * only where none is, APPEND adds another). The connection is not
+	 * reused (the checker closes it after the head), so it says so. */
+	static const struct arn_cfg_header_ops none;
+	const struct arn_cfg_header_ops *o = c ? &c->headers : &none;
+	bool h = !hc_default_dropped(o, "host"), ua = !hc_default_dropped(o, "user-agent");
+	int n = snprintf(out, cap, "GET %s HTTP/1.1\r\n%s%s%s%s", path, h ? "host: " : "",
+			 h ? host : "", h ? "\r\n" : "", ua ? "user-agent: Envoy/HC\r\n" : "");
+	if (n < 0 || (size_t)n >= cap)
+		return -ENOSPC;
+	size_t k = (size_t)n;
+	for (size_t i = 0; i < o->n_req_add; i++) {
+		const struct arn_cfg_header_add *a = &o->req_add[i];
+		if (a->value_len == 0 && !a->keep_empty_value)
+			continue;
+		if (a->append == ARN_CFG_ADD_IF_ABSENT) {
+			/* present: Envoy's own field, or an earlier addition */
+			bool present = (h && hc_name_is(a->key, a->key_len, "host")) ||
+				       (ua && hc_name_is(a->key, a->key_len, "user-agent"));
+			for (size_t j = 0; !present && j < i; j++)
+				present = o->req_add[j].key_len == a->key_len &&
+					  memcmp(o->req_add[j].key, a->key, a->key_len) == 0;
+			if (present)
+				continue;
+		}
+		int w = snprintf(out + k, cap - k, "%.*s: %.*s\r\n", (int)a->key_len, a->key,
+				 (int)a->value_len, a->value);
+		if (w < 0 || (size_t)w >= cap - k)
+			return -ENOSPC;
+		k += (size_t)w;
+	}
+	int w = snprintf(out + k, cap - k, "connection: close\r\n\r\n");
+	if (w < 0 || (size_t)w >= cap - k)
+		return -ENOSPC;
+	return (int)(k + (size_t)w);
 }
 
 /* ---- worker 0 ----------------------------------------------------------------- */
@@ -476,8 +525,9 @@ static void t_send(struct hc_target *t)
 {
 	const struct arn_cfg_health_check *h = t->c;
 	if (h->kind == ARN_CFG_HC_HTTP) {
-		char req[1024];
-		int n = http_hc_http_request(h->path ? h->path : "/", t_host(t), req, sizeof(req));
+		char req[ARN_CFG_HC_REQUEST_MAX];
+		int n =
+		    http_hc_http_request(h, h->path ? h->path : "/", t_host(t), req, sizeof(req));
 		/* a configuration's path and host too long for the buffer:
 		 * a check that cannot be sent fails */
 		if (n < 0 || !t_write(t, req, (uint32_t)n))

@@ -140,10 +140,13 @@ int http_hc_judge(const struct arn_cfg_health_check *c, const char *rx, size_t w
 		  enum http_hc_result *r);
 
 /**
- * The HTTP check's request for @p path and @p host into @p out (@p cap).
- * @return its length, or -ENOSPC.
+ * HTTP check @p c's request for @p path and @p host into @p out (@p cap):
+ * Envoy's GET with host and user-agent Envoy/HC, then c's
+ * request_headers_to_remove and _to_add applied as Envoy's header parser
+ * applies them (@p c NULL: none). @return its length, or -ENOSPC.
  */
-int http_hc_http_request(const char *path, const char *host, char *out, size_t cap);
+int http_hc_http_request(const struct arn_cfg_health_check *c, const char *path, const char *host,
+			 char *out, size_t cap);
 
 /* ---- worker 0 ----------------------------------------------------------------- */
 

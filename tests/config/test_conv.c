@@ -561,6 +561,30 @@ static void test_cluster_health_checks(void **state)
 	    "\"socket_address\":{\"address\":\"10.0.0.1\",\"port_value\":80}},"
 	    "\"health_check_config\":{\"port_value\":70000}}}]}]}}",
 	    "health_check_config.port_value: 70000 is not a port");
+	/* an HTTP check's request_headers_to_add / _remove are kept for the
+	 * request; a command operator in a value (Arion would send it as it
+	 * is) and removing host are refused */
+#define HCH(hdrs)                                                                                  \
+	"{\"name\":\"hh\",\"connect_timeout\":\"1s\",\"health_checks\":[{\"timeout\":\"1s\","         \
+	"\"interval\":\"2s\",\"healthy_threshold\":1,\"unhealthy_threshold\":1,"                     \
+	"\"http_health_check\":{\"path\":\"/h\"," hdrs "}}]}"
+	tc_ok(C, HCH("\"request_headers_to_add\":[{\"header\":{\"key\":\"X-Probe\",\"value\":\"1\"},"
+		     "\"append_action\":\"OVERWRITE_IF_EXISTS_OR_ADD\"}],"
+		     "\"request_headers_to_remove\":[\"User-Agent\"]"));
+	const struct arn_cfg_health_check *hh = &cluster("hh")->health_checks[0];
+	assert_int_equal(hh->headers.n_req_add, 1);
+	assert_string_equal(hh->headers.req_add[0].key, "x-probe");
+	assert_int_equal(hh->headers.req_add[0].append, ARN_CFG_OVERWRITE_IF_EXISTS_OR_ADD);
+	assert_int_equal(hh->headers.n_req_remove, 1);
+	assert_string_equal(hh->headers.req_remove[0].name, "user-agent");
+	tc_refused(C,
+		   HCH("\"request_headers_to_add\":[{\"header\":{\"key\":\"x-n\",\"value\":"
+		       "\"%HOSTNAME%\"}}]"),
+		   "http_health_check.request_headers_to_add[0].header.value: command operators are "
+		   "not supported in health check headers");
+	tc_refused(C, HCH("\"request_headers_to_remove\":[\"host\"]"),
+		   "http_health_check.request_headers_to_remove[0]: 'host' cannot be removed");
+#undef HCH
 }
 
 /* max_headers_count over what Arion honours (127) is refused, naming the

@@ -383,11 +383,36 @@ static void test_http_request(void **state)
 {
 	(void)state;
 	char b[256];
-	int n = http_hc_http_request("/healthz", "web", b, sizeof(b));
+	int n = http_hc_http_request(NULL, "/healthz", "web", b, sizeof(b));
 	assert_true(n > 0);
 	assert_string_equal(b, "GET /healthz HTTP/1.1\r\nhost: web\r\nuser-agent: Envoy/HC\r\n"
 			       "connection: close\r\n\r\n");
-	assert_int_equal(http_hc_http_request("/healthz", "web", b, 20), -ENOSPC);
+	assert_int_equal(http_hc_http_request(NULL, "/healthz", "web", b, 20), -ENOSPC);
+	/* request_headers_to_add / _remove (they were accepted and not
+	 * sent): user-agent removed, host overwritten, x-a appended twice,
+	 * x-b added only if absent (the second one is not), an empty value
+	 * left out unless keep_empty_value */
+	struct arn_cfg_header_add add[] = {
+	    {"host", 4, "probe.test", 10, ARN_CFG_OVERWRITE_IF_EXISTS_OR_ADD, false},
+	    {"x-a", 3, "1", 1, ARN_CFG_APPEND_IF_EXISTS_OR_ADD, false},
+	    {"x-a", 3, "2", 1, ARN_CFG_APPEND_IF_EXISTS_OR_ADD, false},
+	    {"x-b", 3, "first", 5, ARN_CFG_ADD_IF_ABSENT, false},
+	    {"x-b", 3, "second", 6, ARN_CFG_ADD_IF_ABSENT, false},
+	    {"x-e", 3, "", 0, ARN_CFG_APPEND_IF_EXISTS_OR_ADD, false},
+	    {"x-k", 3, "", 0, ARN_CFG_APPEND_IF_EXISTS_OR_ADD, true},
+	};
+	struct arn_cfg_ref rm[] = {{.name = "user-agent", .len = 10}};
+	struct arn_cfg_health_check c = {.kind = ARN_CFG_HC_HTTP,
+					 .headers = {.req_add = add,
+						     .n_req_add = 7,
+						     .req_remove = rm,
+						     .n_req_remove = 1}};
+	char big[512];
+	n = http_hc_http_request(&c, "/healthz", "web", big, sizeof(big));
+	assert_true(n > 0);
+	assert_string_equal(big, "GET /healthz HTTP/1.1\r\nhost: probe.test\r\nx-a: 1\r\nx-a: 2\r\n"
+				 "x-b: first\r\nx-k: \r\nconnection: close\r\n\r\n");
+	assert_int_equal(http_hc_http_request(&c, "/healthz", "web", big, 60), -ENOSPC);
 }
 
 /* ---- the balancer's combined health -------------------------------------- */
