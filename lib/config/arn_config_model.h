@@ -636,6 +636,48 @@ struct arn_cfg_h2 {
 	double keepalive_jitter_pct;	     /* interval_jitter */
 };
 
+/** envoy.filters.http.compressor's library (compressor_library). */
+enum arn_cfg_cmp_lib {
+	ARN_CFG_CMP_GZIP = 0, /* envoy.compression.gzip.compressor: "gzip" */
+	ARN_CFG_CMP_BROTLI,   /* envoy.compression.brotli.compressor: "br" */
+	ARN_CFG_CMP_ZSTD,     /* envoy.compression.zstd.compressor: "zstd" */
+};
+
+/**
+ * One envoy.filters.http.compressor filter (response direction; Arion
+ * refuses request compression), Envoy's defaults filled in, the deprecated
+ * top-level fields applied where response_direction_config is unset, as
+ * Envoy applies them (lib/http/http_compressor.c runs it).
+ */
+struct arn_cfg_compressor {
+	const char *name;	     /* compressor_library.name: the stats' <name> */
+	uint8_t lib;		     /* enum arn_cfg_cmp_lib */
+	bool enabled;		     /* common_config.enabled (runtime_enabled): default_value */
+	bool response_config;	     /* response_direction_config set: ".response." in stat names */
+	bool disable_on_etag;	     /* disable_on_etag_header */
+	bool remove_accept_encoding; /* remove_accept_encoding_header */
+	bool choose_first;
+	uint32_t min_content_length; /* 30 unset (or 0) */
+	const char **content_types;  /* lower case; NULL: Envoy's default list */
+	size_t n_content_types;
+	uint32_t chunk_size; /* output piece, 4096 unset */
+	/* gzip */
+	int8_t gz_level;     /* -1 (DEFAULT_COMPRESSION), 1..9 */
+	uint8_t gz_strategy; /* Gzip.CompressionStrategy */
+	uint8_t gz_window;   /* 9..15, 12 */
+	uint8_t gz_memlevel; /* 1..9, 5 */
+	/* brotli */
+	uint8_t br_quality;	/* 0..11, 3 */
+	uint8_t br_mode;	/* Brotli.EncoderMode */
+	uint8_t br_window;	/* 10..24, 18 */
+	uint8_t br_block;	/* 16..24, 24 */
+	bool br_no_literal_ctx; /* disable_literal_context_modeling */
+	/* zstd */
+	uint32_t zs_level;   /* 0: zstd's default */
+	uint8_t zs_strategy; /* Zstd.Strategy, 0: zstd's choice */
+	bool zs_checksum;    /* enable_checksum */
+};
+
 struct arn_cfg_hcm {
 	const char *stat_prefix;
 	uint8_t codec; /* enum arn_cfg_codec */
@@ -671,6 +713,12 @@ struct arn_cfg_hcm {
 	 * (cluster.<c>.grpc.*), per method with stats_for_all_methods */
 	bool grpc_stats;
 	bool grpc_stats_all_methods;
+	/* envoy.filters.http.compressor filters, in chain order (a stream's
+	 * encoding is chosen among them: http_compressor.c), and whether one
+	 * of them, enabled, removes Accept-Encoding from requests */
+	const struct arn_cfg_compressor *compressors;
+	size_t n_compressors;
+	bool cmp_strip_accept_encoding;
 	bool preserve_external_request_id;
 	bool strip_matching_host_port;
 	bool strip_any_host_port;

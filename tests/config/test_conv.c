@@ -317,6 +317,101 @@ static void test_grpc_stats_filter(void **state)
 #undef GS_LISTENER
 }
 
+/* envoy.filters.http.compressor: the library's typed_config converted
+ * with Envoy's defaults, the deprecated fields honoured without
+ * response_direction_config, bad values refused naming the field. */
+static void test_compressor_filter(void **state)
+{
+	(void)state;
+#define CMP_LISTENER(CFG, LIB)                                                                     \
+	"{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","                \
+	"\"port_value\":83}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{" TJ_HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"               \
+	"\"http_filters\":[{\"name\":\"envoy.filters.http.compressor\",\"typed_config\":{"         \
+	"\"@type\":\"type.googleapis.com/"                                                         \
+	"envoy.extensions.filters.http.compressor.v3.Compressor\"" CFG                             \
+	",\"compressor_library\":{\"name\":\"text\",\"typed_config\":{\"@type\":"                  \
+	"\"type.googleapis.com/" LIB "}}}}," TJ_ROUTER "]}}]}]}"
+#define GZ(X) "envoy.extensions.compression.gzip.compressor.v3.Gzip\"" X
+	tc_ok(L, CMP_LISTENER("", GZ("")));
+	const struct arn_cfg_hcm *h = listener("l")->chains[0].hcm;
+	assert_int_equal(h->n_compressors, 1);
+	const struct arn_cfg_compressor *o = &h->compressors[0];
+	assert_string_equal(o->name, "text");
+	assert_int_equal(o->lib, ARN_CFG_CMP_GZIP);
+	assert_true(o->enabled);
+	assert_false(o->response_config);
+	assert_int_equal(o->min_content_length, 30);
+	assert_null(o->content_types);
+	assert_int_equal(o->gz_window, 12);
+	assert_int_equal(o->gz_memlevel, 5);
+	assert_int_equal(o->gz_level, -1);
+	assert_int_equal(o->chunk_size, 4096);
+	assert_false(h->cmp_strip_accept_encoding);
+	/* the deprecated fields, without response_direction_config */
+	tc_ok(L,
+	      CMP_LISTENER(",\"content_length\":100,\"content_type\":[\"Text/HTML\"],"
+			   "\"disable_on_etag_header\":true,\"remove_accept_encoding_header\":true",
+			   GZ(",\"window_bits\":15,\"compression_level\":\"BEST_SPEED\"")));
+	o = &listener("l")->chains[0].hcm->compressors[0];
+	assert_int_equal(o->min_content_length, 100);
+	assert_int_equal(o->n_content_types, 1);
+	assert_string_equal(o->content_types[0], "text/html");
+	assert_true(o->disable_on_etag && o->remove_accept_encoding);
+	assert_true(listener("l")->chains[0].hcm->cmp_strip_accept_encoding);
+	assert_int_equal(o->gz_window, 15);
+	assert_int_equal(o->gz_level, 1);
+	/* response_direction_config wins over them (Envoy ignores them then) */
+	tc_ok(L, CMP_LISTENER(",\"content_length\":100,\"response_direction_config\":{"
+			      "\"common_config\":{\"min_content_length\":7,\"enabled\":{"
+			      "\"default_value\":false,\"runtime_key\":\"k\"}}}",
+			      GZ("")));
+	o = &listener("l")->chains[0].hcm->compressors[0];
+	assert_true(o->response_config);
+	assert_false(o->enabled);
+	assert_int_equal(o->min_content_length, 7);
+	tc_ok(L,
+	      CMP_LISTENER(
+		  "", "envoy.extensions.compression.brotli.compressor.v3.Brotli\",\"quality\":5"));
+	o = &listener("l")->chains[0].hcm->compressors[0];
+	assert_int_equal(o->lib, ARN_CFG_CMP_BROTLI);
+	assert_int_equal(o->br_quality, 5);
+	assert_int_equal(o->br_window, 18);
+	tc_ok(
+	    L,
+	    CMP_LISTENER(
+		"",
+		"envoy.extensions.compression.zstd.compressor.v3.Zstd\",\"compression_level\":9"));
+	o = &listener("l")->chains[0].hcm->compressors[0];
+	assert_int_equal(o->lib, ARN_CFG_CMP_ZSTD);
+	assert_int_equal(o->zs_level, 9);
+	/* refused, naming the field */
+	tc_refused(L, CMP_LISTENER("", GZ(",\"window_bits\":8")),
+		   "compressor_library.typed_config.window_bits: 8 is out of range: 9 to 15");
+	tc_refused(L, CMP_LISTENER("", GZ(",\"chunk_size\":100")),
+		   "typed_config.chunk_size: 100 is out of range: 4096 to 65536");
+	tc_refused(
+	    L,
+	    CMP_LISTENER(
+		"", "envoy.extensions.compression.brotli.compressor.v3.Brotli\",\"quality\":12"),
+	    "typed_config.quality: 12 is out of range: 0 to 11");
+	tc_refused(L,
+		   CMP_LISTENER("", "envoy.extensions.compression.zstd.compressor.v3.Zstd\","
+				    "\"dictionary\":{\"filename\":\"d\"}"),
+		   "typed_config.dictionary: not supported by Arion");
+	tc_refused(L, CMP_LISTENER(",\"request_direction_config\":{}", GZ("")),
+		   "request_direction_config: request compression is not supported by Arion");
+	tc_ok(L, CMP_LISTENER(",\"request_direction_config\":{\"common_config\":{\"enabled\":{"
+			      "\"default_value\":false,\"runtime_key\":\"k\"}}}",
+			      GZ("")));
+	/* an unknown library: its type named */
+	tc_refused(L, CMP_LISTENER("", "envoy.extensions.filters.http.router.v3.Router\""),
+		   "compressor library 'envoy.extensions.filters.http.router.v3.Router' is not "
+		   "supported by Arion");
+#undef GZ
+#undef CMP_LISTENER
+}
+
 static void test_echo_and_optional_filter(void **state)
 {
 	(void)state;
@@ -1272,6 +1367,7 @@ const struct CMUnitTest conv_tests[] = {
     TC(test_router_options),
     TC(test_access_log_filter),
     TC(test_grpc_stats_filter),
+    TC(test_compressor_filter),
     TC(test_echo_and_optional_filter),
     TC(test_refuse_unknown_http_filter),
     TC(test_refuse_network_filter),
