@@ -52,6 +52,20 @@ struct http_filter_ops {
 	 * @p cap), values in the stream's text. @return how many, or -ENOSPC.
 	 */
 	int (*encode_head_edits)(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
+	/**
+	 * A response body slice of a stream whose body this filter took in
+	 * its encode_head_edits (it set st->enc, st->enc_state and
+	 * HTTP_S_ENC_BODY: the HCM walks this hook for that stream alone):
+	 * the filter hands its transform to the client's codec. @p end: the
+	 * body is over (@p data NULL); called once, before the trailers.
+	 * @return true when @p data is taken whole; false when the filter's
+	 * output is full first: encode_more goes on once the client's codec
+	 * took what is queued (@p data stays valid until then: the stream
+	 * takes no event meanwhile).
+	 */
+	bool (*encode_body)(struct http_stream *st, const char *data, size_t len, bool end);
+	/** What encode_body left: go on. @return as encode_body. */
+	bool (*encode_more)(struct http_stream *st);
 	/** The upstream's response head went out (@p trailers false) or its
 	 * trailers are going out (true). */
 	void (*encode_response)(struct http_stream *st, bool trailers);
@@ -65,6 +79,7 @@ struct http_filter_ops {
 extern const struct http_filter_ops http_l4_filter_ops;		/* health check, RBAC, ratelimit */
 extern const struct http_filter_ops http_mcp_filter_ops;	/* the MCP gateway */
 extern const struct http_filter_ops http_grpc_stats_filter_ops; /* grpc_stats */
+extern const struct http_filter_ops http_compressor_filter_ops; /* compressor */
 
 /* At most this many filters in the table. */
 #define HTTP_FILTERS_MAX 8

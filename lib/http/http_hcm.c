@@ -660,8 +660,13 @@ head_more(struct http_stream *st, const struct direction *d, const struct http_e
 	if (!go || !d->ready(st))
 		return false;
 	if (ev->len) {
-		if (!d->body(st, ev->data, ev->len))
+		if (!d->body(st, ev->data, ev->len)) {
+			/* a filter holds the bytes (HTTP_S_ENC_MORE): the END
+			 * waits for them */
+			if (ev->end && (st->state & HTTP_S_ENC_MORE))
+				st->state |= d->end_held;
 			return false;
+		}
 		if (!ev->end)
 			return true;
 		if (!d->body_end_ready(st)) {
@@ -1070,7 +1075,7 @@ static void write_resp_head(struct http_stream *st)
 	FOR_FILTERS(hc, encode_response, st, false); /* trailers-only: grpc-status in the head */
 }
 
-static bool resp_end(struct http_stream *st);
+static inline __attribute__((always_inline)) bool resp_end(struct http_stream *st);
 static void resp_progress(struct http_stream *st);
 
 static inline __attribute__((always_inline)) bool resp_ready(struct http_stream *st)
@@ -1092,8 +1097,16 @@ static inline __attribute__((always_inline)) bool resp_ready(struct http_stream 
 			return false;
 		/* (one test of the state for the usual answer) */
 		uint32_t s = st->state;
-		if (!(s & (HTTP_S_RESP_DONE | HTTP_S_RESP_END_HELD)))
+		if (!(s & (HTTP_S_RESP_DONE | HTTP_S_RESP_END_HELD | HTTP_S_ENC_MORE)))
 			return true;
+		if (s & HTTP_S_ENC_MORE) {
+			/* a filter's output that was full: its next piece, once
+			 * the client's codec took the last (the flush above),
+			 * and flushed before anything else */
+			if (st->enc->encode_more(st))
+				st->state &= ~HTTP_S_ENC_MORE;
+			continue;
+		}
 		if (!(s & HTTP_S_RESP_END_HELD))
 			return s & HTTP_S_TUNNEL;
 		/* an END that came with the body's last bytes, which are out
@@ -1199,13 +1212,46 @@ static bool resp_head(struct http_stream *st)
 	return true;
 }
 
+/* A body slice into the filter that took the response body (out of line:
+ * most responses have none). @return false when the filter's output is
+ * full: resp_ready has it go on after the client took it, and the run
+ * goes round once more for that (its flush may be all it waits for). */
+static __attribute__((noinline, cold)) bool enc_body(struct http_stream *st, const char *data,
+						     size_t len)
+{
+	if (st->enc->encode_body(st, data, len, false))
+		return true;
+	st->state |= HTTP_S_ENC_MORE;
+	st->hc->again = true;
+	return false;
+}
+
+/* The response's end into that filter (its last output first): @return
+ * true when it is out to the client's codec and flushed, so the end (the
+ * trailers, the codec's end) may follow; false: held (RESP_END_HELD)
+ * until resp_ready took what the filter has. */
+static __attribute__((noinline, cold)) bool enc_end(struct http_stream *st)
+{
+	struct http_peer *dn = st->hc->dn;
+	bool done = st->enc->encode_body(st, NULL, 0, true);
+	if (done && !dn->queued)
+		return true;
+	if (!done)
+		st->state |= HTTP_S_ENC_MORE;
+	st->state |= HTTP_S_RESP_END_HELD;
+	st->hc->again = true;
+	return false;
+}
+
 static inline __attribute__((always_inline)) bool resp_body(struct http_stream *st,
 							    const char *data, size_t len)
 {
 	struct http_peer *dn = st->hc->dn;
-	st->tx_body += len;
 	if (CS(st))
 		arn_stats_add(CS(st), st->hc->w->slot, ARN_CL_upstream_cx_rx_bytes_total, len);
+	if (st->state & HTTP_S_ENC_BODY)
+		return enc_body(st, data, len);
+	st->tx_body += len;
 	dn->codec->encode_body(dn, data, len);
 	return true;
 }
@@ -1241,10 +1287,15 @@ static bool resp_done(struct http_stream *st)
 	return dn->codec != &http_codec_h1;
 }
 
-static bool resp_end(struct http_stream *st)
+static inline __attribute__((always_inline)) bool resp_end(struct http_stream *st)
 {
-	if (st->state & HTTP_S_TUNNEL)
-		return true; /* the 101's own end: the tunnel runs until a close */
+	/* (one test for the two: neither is common) */
+	if (st->state & (HTTP_S_TUNNEL | HTTP_S_ENC_BODY)) {
+		if (st->state & HTTP_S_TUNNEL)
+			return true; /* the 101's own end: the tunnel runs until a close */
+		if (!enc_end(st))
+			return false; /* a filter's last output goes first */
+	}
 	if (st->resp.m.status < 200) {
 		/* an interim response's end: the final one follows. Its head
 		 * is done with (never forwarded), and so are the segments it
@@ -1263,8 +1314,11 @@ static bool resp_end(struct http_stream *st)
 static bool resp_closed(struct http_stream *st, int rc, const struct http_ev *ev)
 {
 	if (!(st->state & HTTP_S_TUNNEL) && rc == -ESHUTDOWN && ev->type == HTTP_EV_END &&
-	    (st->state & HTTP_S_RESP_STARTED))
+	    (st->state & HTTP_S_RESP_STARTED)) {
+		if ((st->state & HTTP_S_ENC_BODY) && !enc_end(st))
+			return false;
 		return resp_done(st);
+	}
 	http_upstream_lost(st, false);
 	return false;
 }

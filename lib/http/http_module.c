@@ -39,6 +39,7 @@
 #include "http_drain.h"
 #include "http_stream.h"
 #include "http_hc.h"
+#include "http_compressor.h"
 #include "http_grpc_stats.h"
 #include "http_mcp_tools.h"
 #include "http_mcp.h"
@@ -62,11 +63,13 @@ static struct arn_stats_scope *g_lm_stats; /* listener_manager.* */
 
 /* The HTTP filters in the order the HCM runs them (http_filter.h): the
  * health check / RBAC / local_ratelimit filters (in the HCM's own order)
- * and the MCP gateway before the router; grpc_stats counts responses. */
+ * and the MCP gateway before the router; grpc_stats counts responses;
+ * the compressor takes the bodies of the responses it compresses. */
 static const struct http_filter_ops *const filter_chain[] = {
     &http_l4_filter_ops,
     &http_mcp_filter_ops,
     &http_grpc_stats_filter_ops,
+    &http_compressor_filter_ops,
 };
 
 /* Requests that waited for an http_res go on, oldest first, while there
@@ -182,6 +185,7 @@ static void worker_free(struct http_worker *w)
 	http_mcp_worker_fini(w);
 	http_mcp_tools_worker_fini(w);
 	http_grpc_stats_worker_fini(w);
+	http_cmp_worker_fini(w);
 	free(w->res_mem);
 	free(w->big_mem);
 	free(w->pools);
@@ -259,7 +263,7 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	if (!w->conns || !w->ups || !w->res_mem || !w->pools || !w->big_mem ||
 	    http_tcpp_worker_init(w, w->n_ups) != 0 || http_mcp_worker_init(w, &cfg_mcp) != 0 ||
 	    http_grpc_stats_worker_init(w) != 0 || http_mcp_tools_worker_init(w) != 0 ||
-	    http_hc_worker_init(w) != 0) {
+	    http_cmp_worker_init(w) != 0 || http_hc_worker_init(w) != 0) {
 		ARN_ERR(HTTP, "worker %u: out of memory for the HTTP pools", idx);
 		worker_free(w);
 		return -ENOMEM;
@@ -348,6 +352,7 @@ static __attribute__((noinline)) void worker_poll_work(struct http_worker *w)
 		listeners_sync(w, g);
 		http_pools_sweep(w, g);
 		http_grpc_stats_sweep(w, g);
+		http_cmp_sweep(w, g);
 		http_mcp_tools_sweep(w, g);
 		http_mcp_gen(w, g);
 		http_hc_gen(w, g);
@@ -455,6 +460,7 @@ int arn_http_start(struct arn_config_store *s, const struct arn_http_options *o)
 	}
 	arn_stats_pull_register(tls_worker_stats_pull, NULL);
 	http_grpc_stats_start();
+	http_cmp_start();
 	http_mcp_tools_start();
 	return 0;
 }
@@ -469,6 +475,7 @@ void arn_http_stop(void)
 {
 	arn_stats_pull_unregister(tls_worker_stats_pull, NULL);
 	http_grpc_stats_stop();
+	http_cmp_stop();
 	http_mcp_tools_stop();
 	http_mcp_stop();
 	http_rt_fini();

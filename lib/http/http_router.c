@@ -692,6 +692,13 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 		x->request_id = m->hdrs[ri].value;
 		x->request_id_len = m->hdrs[ri].value_len;
 	}
+	/* a compressor filter's remove_accept_encoding_header: the upstream
+	 * then sends what the filter may compress (Envoy's compressor filter
+	 * removes it in decodeHeaders; a function of the manager alone, so a
+	 * kept list of edits stays right) */
+	if (h->cmp_strip_accept_encoding &&
+	    edit_push(&ed, ARN_H1_EDIT_REMOVE, "accept-encoding", 15, "", 0))
+		return -ENOSPC;
 	/* the route's timeout, announced to the upstream as Envoy's router does
 	 * (unless the router's suppress_envoy_headers) */
 	if (x->timeout_ms > 0 && !(x->hcm && x->hcm->suppress_envoy_headers)) {

@@ -161,6 +161,12 @@ enum http_stream_state {
 	 * response): the host's counters and outlier detection see neither a
 	 * success nor the host's error (http_host_rq_done, HOST_LOCAL) */
 	HTTP_S_LOCAL_FAIL = 1u << 29,
+	/* a filter took the response body (st->enc: http_filter.h's
+	 * encode_body): its bytes go there, not to the client's codec */
+	HTTP_S_ENC_BODY = 1u << 30,
+	/* that filter's output was full: encode_more goes on before the
+	 * stream takes its next response event (http_hcm.c's resp_ready) */
+	HTTP_S_ENC_MORE = 1u << 31,
 };
 
 /*
@@ -238,6 +244,12 @@ struct http_stream {
 	 * into one only once it is complete: struct http_res) */
 	struct http_timer hdr_timer, req_timer;
 	uint32_t attempts; /* upstream attempts made (x-envoy-attempt-count) */
+	/* the filter that took the response body and its state for the
+	 * stream (which it frees in its stream_end): read only with
+	 * HTTP_S_ENC_BODY, so the stream's reset does not clear them (where
+	 * they are: between the fields it leaves, bench_hcm) */
+	const struct http_filter_ops *enc;
+	void *enc_state;
 
 	/* the request buffer, while a request is in flight; the rest of the
 	 * request's timers and retry state is in res->x */

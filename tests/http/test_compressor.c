@@ -1,0 +1,861 @@
+/*
+ * envoy.filters.http.compressor on the wire (lib/http/http_compressor.c):
+ * the connection manager on the real TCP stack over the fake lib/net
+ * (hcm_harness.h), with a configuration of compressor filters; what the
+ * client receives is parsed here and its body decompressed with zlib,
+ * brotli and zstd's decoders, and compared with what the upstream sent.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <brotli/decode.h>
+#include <nghttp2/nghttp2.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#define CMP_LISTENER(name, port, filters)                                                          \
+	"      - name: " name "\n"                                                                 \
+	"        address: {socket_address: {address: 0.0.0.0, port_value: " port "}}\n"            \
+	"        filter_chains:\n"                                                                 \
+	"          - filters:\n"                                                                   \
+	"              - name: envoy.filters.network.http_connection_manager\n"                    \
+	"                typed_config:\n"                                                          \
+	"                  \"@type\": type.googleapis.com/"                                        \
+	"envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager\n"      \
+	"                  stat_prefix: " name "\n"                                                \
+	"                  generate_request_id: false\n"                                           \
+	"                  http_protocol_options: {enable_trailers: true}\n"                       \
+	"                  route_config:\n"                                                        \
+	"                    virtual_hosts: [{name: all, domains: [\"*\"], routes: [{match: "      \
+	"{prefix: \"/\"}, route: {cluster: web}}]}]\n"                                             \
+	"                  http_filters:\n" filters                                                \
+	"                    - name: envoy.filters.http.router\n"                                  \
+	"                      typed_config: {\"@type\": "                                         \
+	"type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}\n"
+
+#define CMP_FILTER(name, extra, lib, libcfg)                                                       \
+	"                    - name: envoy.filters.http.compressor\n"                              \
+	"                      typed_config:\n"                                                    \
+	"                        \"@type\": type.googleapis.com/"                                  \
+	"envoy.extensions.filters.http.compressor.v3.Compressor\n" extra                           \
+	"                        compressor_library:\n"                                            \
+	"                          name: " name "\n"                                               \
+	"                          typed_config: {\"@type\": type.googleapis.com/"                 \
+	"envoy.extensions.compression." lib libcfg "}\n"
+
+/* main (80): gzip, brotli and zstd filters with Envoy's defaults; strict
+ * (81): one gzip filter with response_direction_config (a minimum of
+ * 100 bytes, text/plain only, no compression with an ETag, Accept-Encoding
+ * removed from requests). Clusters as the harness wants them. */
+static const char cmp_yaml[] =
+    "envoy_bootstrap:\n"
+    "  static_resources:\n"
+    "    listeners:\n" CMP_LISTENER("main", "80",
+				    CMP_FILTER("gz", "", "gzip.compressor.v3.Gzip", "")
+					CMP_FILTER("b", "", "brotli.compressor.v3.Brotli", "")
+					    CMP_FILTER("z", "", "zstd.compressor.v3.Zstd", ""))
+	CMP_LISTENER(
+	    "strict", "81",
+	    CMP_FILTER(
+		"gz",
+		"                        response_direction_config:\n"
+		"                          disable_on_etag_header: true\n"
+		"                          remove_accept_encoding_header: true\n"
+		"                          common_config: {min_content_length: 100, "
+		"content_type: [text/plain]}\n",
+		"gzip.compressor.v3.Gzip",
+		", window_bits: 10")) "    clusters:\n"
+				      "      - name: web\n"
+				      "        type: STATIC\n"
+				      "        connect_timeout: 1s\n"
+				      "        load_assignment:\n"
+				      "          cluster_name: web\n"
+				      "          endpoints: [{lb_endpoints: [{endpoint: {address: "
+				      "{socket_address: {address: "
+				      "198.18.0.200, port_value: 8080}}}}]}]\n"
+				      "      - name: two\n"
+				      "        type: STATIC\n"
+				      "        connect_timeout: 1s\n"
+				      "        load_assignment:\n"
+				      "          cluster_name: two\n"
+				      "          endpoints: [{lb_endpoints: [{endpoint: {address: "
+				      "{socket_address: {address: "
+				      "198.18.0.201, port_value: 8080}}}}]}]\n"
+				      "      - name: empty\n"
+				      "        type: STATIC\n"
+				      "        connect_timeout: 1s\n"
+				      "        load_assignment:\n"
+				      "          cluster_name: empty\n";
+#define HH_CONFIG_YAML cmp_yaml
+#include "hcm_harness.h"
+#include "arn_stats_snapshot.h"
+#include "http_compressor.h"
+#include "http_worker.h"
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+static void send_str(struct peer *p, const char *s)
+{
+	assert_non_null(p);
+	hh_send(p, s, (uint32_t)strlen(s), 0);
+	hh_settle();
+}
+
+static uint64_t stat(const char *name)
+{
+	struct arn_stats_snapshot s;
+	assert_int_equal(arn_stats_snapshot_take(&s), 0);
+	uint64_t v = 0;
+	for (size_t i = 0; i < s.n; i++)
+		if (!strcmp(s.v[i].name, name))
+			v = s.v[i].kind == ARN_STAT_GAUGE ? (uint64_t)s.v[i].gauge : s.v[i].counter;
+	arn_stats_snapshot_free(&s);
+	return v;
+}
+
+/* A text body of @p n bytes that compresses (and is not all one byte). */
+static char *text_body(size_t n)
+{
+	char *b = malloc(n + 1);
+	assert_non_null(b);
+	static const char words[] = "the quick brown fox jumps over the lazy dog 0123456789 ";
+	for (size_t i = 0; i < n; i++)
+		b[i] = words[(i * 7 + i / 13) % (sizeof(words) - 1)];
+	b[n] = 0;
+	return b;
+}
+
+/* @p n bytes that hardly compress (a fixed sequence). */
+static char *noise_body(size_t n)
+{
+	char *b = malloc(n);
+	assert_non_null(b);
+	uint32_t x = 12345;
+	for (size_t i = 0; i < n; i++) {
+		x = x * 1103515245u + 12345u;
+		b[i] = (char)(x >> 24);
+	}
+	return b;
+}
+
+/* What a client received: one response, its head and its body (chunks
+ * joined, or up to the content-length, or to the end). */
+struct resp {
+	char head[4096];
+	uint8_t *body;
+	size_t blen;
+	bool chunked, has_cl, complete;
+	char trailers[512];
+};
+
+static bool head_has(const struct resp *r, const char *line)
+{
+	return strcasestr(r->head, line) != NULL;
+}
+
+static void resp_parse(const uint8_t *b, size_t n, struct resp *r)
+{
+	memset(r, 0, sizeof(*r));
+	const uint8_t *e = memmem(b, n, "\r\n\r\n", 4);
+	assert_non_null(e);
+	size_t hl = (size_t)(e - b) + 4;
+	assert_true(hl < sizeof(r->head));
+	memcpy(r->head, b, hl);
+	r->chunked = strcasestr(r->head, "\r\ntransfer-encoding: chunked\r\n") != NULL;
+	const char *cl = strcasestr(r->head, "\r\ncontent-length:");
+	r->has_cl = cl != NULL;
+	r->body = malloc(n + 1);
+	assert_non_null(r->body);
+	const uint8_t *p = b + hl, *end = b + n;
+	if (r->chunked) {
+		for (;;) {
+			const uint8_t *le = memmem(p, (size_t)(end - p), "\r\n", 2);
+			if (!le)
+				return;
+			size_t k = strtoul((const char *)p, NULL, 16);
+			p = le + 2;
+			if (k == 0) {
+				const uint8_t *te =
+				    memmem(p - 2, (size_t)(end - p + 2), "\r\n\r\n", 4);
+				if (te) {
+					size_t tl = (size_t)(te - p) + 2;
+					if (tl < sizeof(r->trailers))
+						memcpy(r->trailers, p, tl);
+					r->complete = true;
+				}
+				return;
+			}
+			if ((size_t)(end - p) < k + 2)
+				return;
+			memcpy(r->body + r->blen, p, k);
+			r->blen += k;
+			p += k + 2;
+		}
+	}
+	size_t want = r->has_cl ? strtoul(cl + 17, NULL, 10) : (size_t)(end - p);
+	r->blen = want < (size_t)(end - p) ? want : (size_t)(end - p);
+	memcpy(r->body, p, r->blen);
+	r->complete = r->blen == want;
+}
+
+/* @p in (@p n bytes) decoded with encoding @p enc into a malloc'd
+ * buffer; *@p out_len its length. NULL when it does not decode whole. */
+static uint8_t *decode(const char *enc, const uint8_t *in, size_t n, size_t *out_len)
+{
+	size_t cap = 1 << 22;
+	uint8_t *out = malloc(cap);
+	assert_non_null(out);
+	if (!strcmp(enc, "gzip")) {
+		z_stream z = {0};
+		assert_int_equal(inflateInit2(&z, 16 + 15), Z_OK);
+		z.next_in = (Bytef *)(uintptr_t)in;
+		z.avail_in = (uInt)n;
+		z.next_out = out;
+		z.avail_out = (uInt)cap;
+		int rc = inflate(&z, Z_FINISH);
+		*out_len = cap - z.avail_out;
+		inflateEnd(&z);
+		if (rc != Z_STREAM_END || z.avail_in) {
+			free(out);
+			return NULL;
+		}
+		return out;
+	}
+	if (!strcmp(enc, "br")) {
+		size_t ol = cap;
+		if (BrotliDecoderDecompress(n, in, &ol, out) != BROTLI_DECODER_RESULT_SUCCESS) {
+			free(out);
+			return NULL;
+		}
+		*out_len = ol;
+		return out;
+	}
+	ZSTD_DCtx *d = ZSTD_createDCtx();
+	ZSTD_inBuffer ib = {in, n, 0};
+	ZSTD_outBuffer ob = {out, cap, 0};
+	size_t rc;
+	do
+		rc = ZSTD_decompressStream(d, &ob, &ib);
+	while (!ZSTD_isError(rc) && rc && ib.pos < ib.size);
+	ZSTD_freeDCtx(d);
+	*out_len = ob.pos;
+	if (ZSTD_isError(rc) || rc != 0 || ib.pos != n) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* Client @p c's capture, parsed; @p enc: the body must decode with it to
+ * @p want (@p wn bytes); NULL: it must be @p want as it is. */
+static void expect_body(struct peer *c, struct resp *r, const char *enc, const char *want,
+			size_t wn)
+{
+	resp_parse(c->cap, c->cap_len, r);
+	assert_true(r->complete);
+	if (!enc) {
+		assert_int_equal(r->blen, wn);
+		assert_memory_equal(r->body, want, wn);
+		return;
+	}
+	size_t dl = 0;
+	uint8_t *d = decode(enc, r->body, r->blen, &dl);
+	assert_non_null(d);
+	assert_int_equal(dl, wn);
+	assert_memory_equal(d, want, wn);
+	free(d);
+}
+
+static uint8_t cap_buf[N_CLIENTS][1 << 20];
+
+/* Client @p c opens to @p port, capturing everything it receives. */
+static struct peer *client(unsigned c, uint16_t port)
+{
+	hh_open(c, port);
+	hh_settle();
+	struct peer *p = hh_client(c);
+	assert_non_null(p);
+	p->cap = cap_buf[c];
+	p->cap_len = 0;
+	p->cap_max = sizeof(cap_buf[c]);
+	return p;
+}
+
+/* The upstream's response: @p head lines (without the end), then the
+ * body @p body (@p n bytes) with a content-length, in one send. */
+static void respond_cl(struct peer *u, const char *head, const char *body, size_t n)
+{
+	char h[1024];
+	int k = snprintf(h, sizeof(h), "HTTP/1.1 200 OK\r\n%sContent-Length: %zu\r\n\r\n", head, n);
+	hh_send(u, h, (uint32_t)k, 0);
+	hh_send(u, body, (uint32_t)n, 0);
+	hh_settle();
+}
+
+/* A GET with @p hdrs from client @p c (port 80 unless opened), answered by
+ * the upstream with a text/plain body of @p n bytes (content-length). */
+static struct peer *get_text(struct peer *c, const char *hdrs, size_t n, const char *body)
+{
+	char req[512];
+	snprintf(req, sizeof(req), "GET /t HTTP/1.1\r\nHost: a\r\n%s\r\n", hdrs);
+	uint32_t rx0 = 0;
+	(void)rx0;
+	send_str(c, req);
+	struct peer *u = NULL;
+	for (unsigned i = 0; i < N_UPSTREAMS; i++)
+		if (hh_upstream(i))
+			u = hh_upstream(i);
+	assert_non_null(u);
+	respond_cl(u, "Content-Type: text/plain; charset=utf-8\r\n", body, n);
+	return u;
+}
+
+#define ST(s) ("http.main.compressor." s)
+
+/* ---- tests -------------------------------------------------------------------------------- */
+
+/* gzip, chosen by Accept-Encoding: the body decodes to the upstream's
+ * bytes; content-encoding and vary set, content-length gone (chunked). */
+static void test_gzip_content_length(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	/* (the stats rows are the worker's: read within its run) */
+	uint64_t c0 = stat(ST("gz.gzip.compressed")),
+		 u0 = stat(ST("gz.gzip.header_compressor_used"));
+	uint64_t ub0 = stat(ST("gz.gzip.total_uncompressed_bytes"));
+	struct peer *c = client(0, 80);
+	char *body = text_body(20000);
+	get_text(c, "Accept-Encoding: gzip\r\n", 20000, body);
+	hh_advance(10);
+	struct resp r;
+	expect_body(c, &r, "gzip", body, 20000);
+	assert_true(head_has(&r, "\r\ncontent-encoding: gzip\r\n"));
+	assert_true(head_has(&r, "\r\nvary: accept-encoding\r\n"));
+	assert_true(r.chunked);
+	assert_false(r.has_cl);
+	assert_true(r.blen < 20000 / 4);
+	assert_int_equal(stat(ST("gz.gzip.compressed")), c0 + 1);
+	assert_int_equal(stat(ST("gz.gzip.header_compressor_used")), u0 + 1);
+	assert_int_equal(stat(ST("gz.gzip.total_uncompressed_bytes")), ub0 + 20000);
+	/* the brotli and zstd filters were overshadowed */
+	assert_true(stat(ST("b.brotli.header_compressor_overshadowed")) > 0);
+	assert_int_equal(http_cmp_states(tcp_wk(lc)->lsn[0].user), 0);
+	free(r.body);
+	free(body);
+	hh_end();
+}
+
+/* q-values choose: br over gzip, zstd over both, ties to the first
+ * token; "*" takes the first filter (gzip); q=0 refuses. */
+static void test_q_values_choose(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *ae, *enc;
+	} cases[] = {
+	    {"Accept-Encoding: gzip;q=0.5, br\r\n", "br"},
+	    {"Accept-Encoding: gzip;q=0.5, br;q=0.7, zstd;q=0.9\r\n", "zstd"},
+	    {"Accept-Encoding: br, gzip\r\n", "br"},
+	    {"Accept-Encoding: *\r\n", "gzip"},
+	    {"Accept-Encoding: gzip;q=0, *\r\n", "br"},
+	    {"Accept-Encoding: deflate, zstd;Q=1\r\n", "zstd"},
+	    {"Accept-Encoding: gzip;q=0\r\n", NULL},
+	    {"Accept-Encoding: identity\r\n", NULL},
+	    {"Accept-Encoding: br;q=0.2, identity;q=0.5\r\n", NULL},
+	    {"Accept-Encoding: deflate\r\n", NULL},
+	    {"", NULL},
+	};
+	char *body = text_body(3000);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		hh_begin(1);
+		struct peer *c = client(0, 80);
+		get_text(c, cases[i].ae, 3000, body);
+		hh_advance(10);
+		struct resp r;
+		expect_body(c, &r, cases[i].enc, body, 3000);
+		if (cases[i].enc) {
+			char line[64];
+			snprintf(line, sizeof(line), "\r\ncontent-encoding: %s\r\n", cases[i].enc);
+			assert_true(head_has(&r, line));
+		} else {
+			assert_false(head_has(&r, "content-encoding"));
+			assert_true(r.has_cl);
+		}
+		/* compressible either way: a cache must keep them apart */
+		assert_true(head_has(&r, "\r\nvary: accept-encoding\r\n"));
+		free(r.body);
+		hh_end();
+	}
+	free(body);
+}
+
+/* A chunked body from the upstream, in many small pieces, and its
+ * trailers: compressed, and the trailers follow the compressed chunks. */
+static void test_chunked_many_pieces_and_trailers(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	struct peer *c = client(0, 80);
+	send_str(c, "GET /t HTTP/1.1\r\nHost: a\r\nAccept-Encoding: br\r\nTE: trailers\r\n\r\n");
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	send_str(u, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+		    "Transfer-Encoding: chunked\r\n\r\n");
+	char *body = text_body(6000);
+	for (size_t off = 0; off < 6000; off += 100) {
+		char ch[160];
+		int k = snprintf(ch, sizeof(ch), "64\r\n%.100s\r\n", body + off);
+		hh_send(u, ch, (uint32_t)k, 0);
+		hh_settle();
+	}
+	send_str(u, "0\r\ngrpc-status: 0\r\n\r\n");
+	hh_advance(10);
+	struct resp r;
+	expect_body(c, &r, "br", body, 6000);
+	assert_true(r.chunked);
+	assert_true(strstr(r.trailers, "grpc-status: 0") != NULL);
+	free(r.body);
+	free(body);
+	hh_end();
+}
+
+/* Not compressed: too small, a type not listed, already encoded,
+ * no-transform, HEAD, 204 and 304; the response goes as it came. */
+static void test_not_compressed(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *method, *status, *head;
+		size_t n;
+		bool vary;
+	} cases[] = {
+	    {"GET", "200 OK", "Content-Type: text/plain\r\n", 29, false},
+	    {"GET", "200 OK", "Content-Type: image/png\r\n", 3000, false},
+	    {"GET", "200 OK", "Content-Type: text/plain\r\nContent-Encoding: gzip\r\n", 3000,
+	     false},
+	    {"GET", "200 OK",
+	     "Content-Type: text/plain\r\nCache-Control: max-age=1, No-Transform\r\n", 3000, false},
+	    {"HEAD", "200 OK", "Content-Type: text/plain\r\n", 3000, true},
+	    /* Envoy's isCompressible holds for these: Vary goes on */
+	    {"GET", "204 No Content", "Content-Type: text/plain\r\n", 0, true},
+	    {"GET", "304 Not Modified", "Content-Type: text/plain\r\n", 0, true},
+	};
+	char *body = text_body(3000);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		hh_begin(1);
+		/* (the stats rows are the worker's: read within its run) */
+		uint64_t small0 = stat(ST("gz.gzip.content_length_too_small"));
+		struct peer *c = client(0, 80);
+		char req[256];
+		snprintf(req, sizeof(req),
+			 "%s /t HTTP/1.1\r\nHost: a\r\nAccept-Encoding: gzip\r\n\r\n",
+			 cases[i].method);
+		send_str(c, req);
+		struct peer *u = hh_upstream(0);
+		assert_non_null(u);
+		char h[512];
+		bool nobody = !strcmp(cases[i].method, "HEAD") || cases[i].n == 0;
+		int k =
+		    snprintf(h, sizeof(h), "HTTP/1.1 %s\r\n%s%s%zu\r\n\r\n", cases[i].status,
+			     cases[i].head, cases[i].n ? "Content-Length: " : "X-N: ", cases[i].n);
+		hh_send(u, h, (uint32_t)k, 0);
+		if (!nobody)
+			hh_send(u, body, (uint32_t)cases[i].n, 0);
+		hh_settle();
+		hh_advance(10);
+		struct resp r;
+		resp_parse(c->cap, c->cap_len, &r);
+		if (!strstr(cases[i].head, "Content-Encoding"))
+			assert_false(head_has(&r, "content-encoding"));
+		assert_false(r.chunked);
+		assert_int_equal(stat(ST("gz.gzip.content_length_too_small")), small0 + (i == 0));
+		if (!nobody) {
+			assert_int_equal(r.blen, cases[i].n);
+			assert_memory_equal(r.body, body, cases[i].n);
+		}
+		if (head_has(&r, "vary: accept-encoding") != cases[i].vary)
+			fail_msg("case %zu: vary %d", i, !cases[i].vary);
+		free(r.body);
+		hh_end();
+	}
+	free(body);
+}
+
+/* An existing Vary gets ", accept-encoding"; a strong ETag goes, a weak
+ * one stays (Envoy's sanitizeEtagHeader). */
+static void test_vary_appended_etag(void **state)
+{
+	(void)state;
+	char *body = text_body(3000);
+	for (int weak = 0; weak < 2; weak++) {
+		hh_begin(1);
+		struct peer *c = client(0, 80);
+		send_str(c, "GET /t HTTP/1.1\r\nHost: a\r\nAccept-Encoding: zstd\r\n\r\n");
+		struct peer *u = hh_upstream(0);
+		assert_non_null(u);
+		respond_cl(u,
+			   weak ? "Content-Type: text/html\r\nVary: Origin\r\nETag: W/\"abc\"\r\n"
+				: "Content-Type: text/html\r\nVary: Origin\r\nETag: \"abc\"\r\n",
+			   body, 3000);
+		hh_advance(10);
+		struct resp r;
+		expect_body(c, &r, "zstd", body, 3000);
+		assert_true(head_has(&r, "\r\nvary: Origin, accept-encoding\r\n"));
+		assert_true(head_has(&r, "etag: W/\"abc\"") == (weak == 1));
+		assert_false(head_has(&r, "etag: \"abc\""));
+		free(r.body);
+		hh_end();
+	}
+	free(body);
+}
+
+/* An HTTP/1.0 client gets the compressed body delimited by the close. */
+static void test_http10_close_delimited(void **state)
+{
+	(void)state;
+	char *body = text_body(5000);
+	hh_begin(1);
+	struct peer *c = client(0, 80);
+	send_str(c, "GET /t HTTP/1.0\r\nHost: a\r\nAccept-Encoding: gzip\r\n\r\n");
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	respond_cl(u, "Content-Type: text/plain\r\n", body, 5000);
+	hh_advance(10);
+	assert_true(c->fin_in);
+	struct resp r;
+	expect_body(c, &r, "gzip", body, 5000);
+	assert_false(r.chunked);
+	assert_false(r.has_cl);
+	assert_true(head_has(&r, "\r\nconnection: close\r\n"));
+	free(r.body);
+	free(body);
+	hh_end();
+}
+
+/* strict: response_direction_config's fields (stats under ".response."),
+ * an ETag disables, Accept-Encoding does not reach the upstream. */
+static void test_response_direction_config(void **state)
+{
+	(void)state;
+	char *body = text_body(3000);
+	hh_begin(1);
+	uint64_t c0 = stat("http.strict.compressor.gz.gzip.response.compressed");
+	uint64_t e0 = stat("http.strict.compressor.gz.gzip.not_compressed_etag");
+	struct peer *c = client(0, 81);
+	send_str(c, "GET /t HTTP/1.1\r\nHost: a\r\nAccept-Encoding: gzip\r\n\r\n");
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	assert_null(memmem(u->log, u->log_len, "ccept-Encoding", 14));
+	respond_cl(u, "Content-Type: text/plain\r\n", body, 3000);
+	hh_advance(10);
+	struct resp r;
+	expect_body(c, &r, "gzip", body, 3000);
+	free(r.body);
+	/* an ETag: not compressed */
+	c->cap_len = 0;
+	send_str(c, "GET /t HTTP/1.1\r\nHost: a\r\nAccept-Encoding: gzip\r\n\r\n");
+	respond_cl(u, "Content-Type: text/plain\r\nETag: \"x\"\r\n", body, 3000);
+	hh_advance(10);
+	expect_body(c, &r, NULL, body, 3000);
+	free(r.body);
+	/* 99 bytes: under its minimum of 100 */
+	c->cap_len = 0;
+	send_str(c, "GET /t HTTP/1.1\r\nHost: a\r\nAccept-Encoding: gzip\r\n\r\n");
+	respond_cl(u, "Content-Type: text/plain\r\n", body, 99);
+	hh_advance(10);
+	expect_body(c, &r, NULL, body, 99);
+	free(r.body);
+	assert_int_equal(stat("http.strict.compressor.gz.gzip.response.compressed"), c0 + 1);
+	assert_int_equal(stat("http.strict.compressor.gz.gzip.not_compressed_etag"), e0 + 1);
+	free(body);
+	hh_end();
+}
+
+/* The worker's states are capped: past the cap a response goes
+ * uncompressed and is counted; a state is given back at the stream's
+ * end. */
+static void test_state_cap(void **state)
+{
+	(void)state;
+	size_t n = 100000;
+	char *body = noise_body(n);
+	unsigned saved = http_cmp_states_max;
+	http_cmp_states_max = 1;
+	hh_begin(0);
+	uint64_t l0 = stat(ST("gz.gzip.not_compressed_state_limit"));
+	struct peer *c0 = client(0, 80), *c1 = client(1, 80);
+	/* client 0's response is compressed and held: its window is closed
+	 * and the body is larger than the TCP buffers */
+	send_str(c0, "GET /t HTTP/1.1\r\nHost: a\r\nAccept-Encoding: gzip\r\n\r\n");
+	hh_window(c0, 0);
+	struct peer *u0 = hh_upstream(0);
+	assert_non_null(u0);
+	respond_cl(u0, "Content-Type: text/plain\r\n", body, n);
+	struct http_worker *w = tcp_wk(lc)->lsn[0].user;
+	assert_int_equal(http_cmp_states(w), 1);
+	/* client 1's would need a second state: uncompressed, counted */
+	send_str(c1, "GET /t HTTP/1.1\r\nHost: a\r\nAccept-Encoding: gzip\r\n\r\n");
+	struct peer *u1 = hh_upstream(1);
+	assert_non_null(u1);
+	respond_cl(u1, "Content-Type: text/plain\r\n", body, 3000);
+	hh_advance(10);
+	struct resp r;
+	expect_body(c1, &r, NULL, body, 3000);
+	free(r.body);
+	assert_int_equal(stat(ST("gz.gzip.not_compressed_state_limit")), l0 + 1);
+	/* client 0 reads: its response completes, the state goes back */
+	hh_window(c0, 255);
+	for (int i = 0; i < 100 && http_cmp_states(w); i++)
+		hh_advance(20);
+	expect_body(c0, &r, "gzip", body, n);
+	free(r.body);
+	assert_int_equal(http_cmp_states(w), 0);
+	http_cmp_states_max = saved;
+	free(body);
+	hh_end();
+}
+
+/* A slow reader: the output held for it is one chunk at a time, however
+ * much the upstream sent (what it sent stays in the upstream's input and
+ * TCP windows). With 256-byte pieces every body slice fills several: the
+ * next is made only once the client's codec took the last
+ * (HTTP_S_ENC_MORE), for each library. */
+static void test_slow_reader_bounded(void **state)
+{
+	(void)state;
+	static const char *const encs[] = {"gzip", "br", "zstd"};
+	http_cmp_chunk_cap = 256;
+	for (unsigned e = 0; e < 3; e++) {
+		size_t n = 200000;
+		char *body = noise_body(n);
+		hh_begin(1);
+		struct peer *c = client(0, 80);
+		char req[128];
+		snprintf(req, sizeof(req),
+			 "GET /t HTTP/1.1\r\nHost: a\r\nAccept-Encoding: %s\r\n\r\n", encs[e]);
+		send_str(c, req);
+		struct peer *u = hh_upstream(0);
+		assert_non_null(u);
+		hh_window(c, 0);
+		char h[128];
+		int k = snprintf(
+		    h, sizeof(h),
+		    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n\r\n",
+		    n);
+		hh_send(u, h, (uint32_t)k, 0);
+		hh_send(u, body, (uint32_t)n, 0);
+		hh_advance(50);
+		struct http_worker *w = tcp_wk(lc)->lsn[0].user;
+		/* one state and its one output chunk, not the body */
+		assert_int_equal(http_cmp_states(w), 1);
+		assert_true(http_cmp_mem(w) < 200000 || e > 0); /* zstd's own state is ~1.3 MB */
+		assert_true(u->snd_una - u->iss < 200000);	/* the upstream is held back */
+		hh_window(c, 255);
+		for (int i = 0; i < 200 && http_cmp_states(w); i++)
+			hh_advance(20);
+		hh_advance(200);
+		struct resp r;
+		expect_body(c, &r, encs[e], body, n);
+		free(r.body);
+		free(body);
+		hh_end();
+	}
+	http_cmp_chunk_cap = 65536;
+}
+
+/* A whole response in one segment (its head, body and end decoded as one
+ * event) whose body fills more than one output piece: its end waits for
+ * the pieces, and the body is whole. */
+static void test_head_body_end_in_one_piece(void **state)
+{
+	(void)state;
+	static const char *const encs[] = {"gzip", "br", "zstd"};
+	http_cmp_chunk_cap = 256;
+	char *body = noise_body(1000);
+	for (unsigned e = 0; e < 3; e++) {
+		hh_begin(1);
+		struct peer *c = client(0, 80);
+		char req[128];
+		snprintf(req, sizeof(req),
+			 "GET /t HTTP/1.1\r\nHost: a\r\nAccept-Encoding: %s\r\n\r\n", encs[e]);
+		send_str(c, req);
+		struct peer *u = hh_upstream(0);
+		assert_non_null(u);
+		char m[1200];
+		int k = snprintf(m, sizeof(m),
+				 "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+				 "Content-Length: 1000\r\n\r\n");
+		memcpy(m + k, body, 1000);
+		hh_send(u, m, (uint32_t)k + 1000, 0);
+		hh_advance(20);
+		struct resp r;
+		expect_body(c, &r, encs[e], body, 1000);
+		free(r.body);
+		/* the connection goes on: a second request on it */
+		c->cap_len = 0;
+		send_str(c, req);
+		hh_send(u, m, (uint32_t)k + 1000, 0);
+		hh_advance(20);
+		expect_body(c, &r, encs[e], body, 1000);
+		free(r.body);
+		hh_end();
+	}
+	free(body);
+	http_cmp_chunk_cap = 65536;
+}
+
+/* ---- an HTTP/2 client (nghttp2's client session) ---------------------------------------- */
+
+struct h2c {
+	struct peer *p;
+	uint32_t fed; /* bytes of p->cap given to the session */
+	char head[2048];
+	size_t hl;
+	uint8_t *body;
+	size_t blen, bcap;
+	bool closed;
+};
+
+static ssize_t h2c_send(nghttp2_session *s, const uint8_t *d, size_t n, int flags, void *u)
+{
+	(void)s, (void)flags;
+	struct h2c *c = u;
+	hh_send(c->p, d, (uint32_t)n, 0);
+	return (ssize_t)n;
+}
+
+static int h2c_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name, size_t nl,
+		      const uint8_t *value, size_t vl, uint8_t flags, void *u)
+{
+	(void)s, (void)f, (void)flags;
+	struct h2c *c = u;
+	int k = snprintf(c->head + c->hl, sizeof(c->head) - c->hl, "%.*s: %.*s\n", (int)nl,
+			 (const char *)name, (int)vl, (const char *)value);
+	if (k > 0 && (size_t)k < sizeof(c->head) - c->hl)
+		c->hl += (size_t)k;
+	return 0;
+}
+
+static int h2c_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t *d, size_t n,
+		    void *u)
+{
+	(void)s, (void)flags, (void)id;
+	struct h2c *c = u;
+	assert_true(c->blen + n <= c->bcap);
+	memcpy(c->body + c->blen, d, n);
+	c->blen += n;
+	return 0;
+}
+
+static int h2c_close(nghttp2_session *s, int32_t id, uint32_t code, void *u)
+{
+	(void)s, (void)id, (void)code;
+	((struct h2c *)u)->closed = true;
+	return 0;
+}
+
+/* What the stack sent the client goes into the session, and what the
+ * session has (acknowledgements, window updates) to the stack. */
+static void h2c_pump(nghttp2_session *s, struct h2c *c)
+{
+	for (int i = 0; i < 50; i++) {
+		hh_settle();
+		if (c->p->cap_len > c->fed) {
+			ssize_t k =
+			    nghttp2_session_mem_recv(s, c->p->cap + c->fed, c->p->cap_len - c->fed);
+			assert_true(k >= 0);
+			c->fed += (uint32_t)k;
+		}
+		assert_int_equal(nghttp2_session_send(s), 0);
+		hh_advance(2);
+		if (c->closed)
+			return;
+	}
+}
+
+/* An HTTP/2 client (prior knowledge) asks for gzip: DATA frames carry
+ * the compressed body, no content-length. */
+static void test_http2_client(void **state)
+{
+	(void)state;
+	size_t n = 50000;
+	char *body = text_body(n);
+	hh_clients_h2 = true;
+	hh_begin(1);
+	struct h2c c = {.p = client(0, 80), .bcap = 1 << 20};
+	c.body = malloc(c.bcap);
+	assert_non_null(c.body);
+	nghttp2_session_callbacks *cb;
+	nghttp2_session_callbacks_new(&cb);
+	nghttp2_session_callbacks_set_send_callback(cb, h2c_send);
+	nghttp2_session_callbacks_set_on_header_callback(cb, h2c_header);
+	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, h2c_data);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cb, h2c_close);
+	nghttp2_session *s;
+	assert_int_equal(nghttp2_session_client_new(&s, cb, &c), 0);
+	nghttp2_session_callbacks_del(cb);
+	nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, NULL, 0);
+#define NV(a, b)                                                                                   \
+	{(uint8_t *)(a), (uint8_t *)(b), sizeof(a) - 1, sizeof(b) - 1, NGHTTP2_NV_FLAG_NONE}
+	nghttp2_nv nv[] = {NV(":method", "GET"), NV(":path", "/t"), NV(":scheme", "http"),
+			   NV(":authority", "a"), NV("accept-encoding", "gzip, br;q=0.5")};
+#undef NV
+	assert_true(nghttp2_submit_request(s, NULL, nv, 5, NULL, NULL) > 0);
+	h2c_pump(s, &c);
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	char h[160];
+	int k =
+	    snprintf(h, sizeof(h),
+		     "HTTP/1.1 200 OK\r\nContent-Type: text/css\r\nContent-Length: %zu\r\n\r\n", n);
+	hh_send(u, h, (uint32_t)k, 0);
+	for (size_t off = 0; off < n; off += 10000) {
+		hh_send(u, body + off, 10000, 0);
+		h2c_pump(s, &c);
+	}
+	for (int i = 0; i < 20 && !c.closed; i++)
+		h2c_pump(s, &c);
+	assert_true(c.closed);
+	c.head[c.hl] = 0;
+	assert_non_null(strstr(c.head, ":status: 200\n"));
+	assert_non_null(strstr(c.head, "content-encoding: gzip\n"));
+	assert_non_null(strstr(c.head, "vary: accept-encoding\n"));
+	assert_null(strstr(c.head, "content-length"));
+	size_t dl = 0;
+	uint8_t *d = decode("gzip", c.body, c.blen, &dl);
+	assert_non_null(d);
+	assert_int_equal(dl, n);
+	assert_memory_equal(d, body, n);
+	free(d);
+	nghttp2_session_del(s);
+	free(c.body);
+	free(body);
+	hh_end();
+	hh_clients_h2 = false;
+}
+
+int main(void)
+{
+	hh_init(false);
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_gzip_content_length),
+	    cmocka_unit_test(test_q_values_choose),
+	    cmocka_unit_test(test_chunked_many_pieces_and_trailers),
+	    cmocka_unit_test(test_not_compressed),
+	    cmocka_unit_test(test_vary_appended_etag),
+	    cmocka_unit_test(test_http10_close_delimited),
+	    cmocka_unit_test(test_response_direction_config),
+	    cmocka_unit_test(test_state_cap),
+	    cmocka_unit_test(test_slow_reader_bounded),
+	    cmocka_unit_test(test_head_body_end_in_one_piece),
+	    cmocka_unit_test(test_http2_client),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
