@@ -154,6 +154,7 @@ void tcp_ooo_prune(struct arn_tcp_conn *c)
 	}
 	wk->cnt[ARN_TCP_C_OOO_PRUNED] += n;
 	wk->cnt[ARN_TCP_C_OOO_MBUFS] -= n;
+	tcp_ooo_clear(c);
 	tcp_q_free(&c->oooq);
 	tcp_ooo_untrack(c);
 	/* what we no longer hold is no longer reported (Linux's
@@ -229,6 +230,7 @@ struct arn_tcp_listener *tcp_listener_find(struct arn_tcp_worker *wk, uint32_t a
 static void ooo_free(struct arn_tcp_worker *wk, struct arn_tcp_conn *c)
 {
 	wk->cnt[ARN_TCP_C_OOO_MBUFS] -= c->oooq.n;
+	tcp_ooo_clear(c);
 	tcp_q_free(&c->oooq);
 	tcp_ooo_untrack(c);
 }

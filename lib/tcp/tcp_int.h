@@ -41,6 +41,7 @@
 
 #include "arn_l4.h"
 #include "arn_tcp.h"
+#include "tcp_rb.h"
 
 /* ---- sequence arithmetic (RFC 9293 3.4, mod 2^32) ------------------------- */
 
@@ -339,6 +340,18 @@ struct tcp_q {
 	struct rte_mbuf *head, *tail;
 };
 
+/* A node of the out-of-order queue's indexes (tcp_sack.c): an mbuf of
+ * oooq (at its first byte's sequence), or a run of contiguous data in
+ * it, [start, end). From the worker's pool of them (ooo_nodes). */
+struct tcp_ooo_node {
+	struct tcp_rb_node rb; /* first */
+	uint32_t start, end;   /* a run's; an mbuf's start */
+	union {
+		struct rte_mbuf *m;	   /* an mbuf's */
+		struct tcp_ooo_node *free; /* on the worker's free list */
+	};
+};
+
 /* ---- congestion control ----------------------------------------------------- */
 
 struct arn_tcp_conn;
@@ -553,6 +566,13 @@ struct arn_tcp_conn {
 	 * appended there (tcp_sack.c) */
 	uint32_t ooo_tail_run;
 	struct tcp_q oooq; /* out of order, sorted; seq in m->hash.usr */
+	/* oooq's indexes (tcp_sack.c): its mbufs by sequence (a head of the
+	 * list: those appended at its tail join at the next search), and its
+	 * runs of contiguous data by start (what SACK blocks report); each
+	 * tree's last node, where a bulk flight above a hole goes (Linux's
+	 * ooo_last_skb) */
+	struct tcp_rb_root ooo_mbufs, ooo_runs;
+	struct tcp_ooo_node *ooo_mlast, *ooo_rlast;
 	uint32_t rcvbuf, sndbuf;
 	/* send-buffer autotuning (tcp_rmem.c, Linux's tcp_sndbuf_expand):
 	 * sndbuf grows towards the worker's sndbuf_max while the application
@@ -705,6 +725,12 @@ struct arn_tcp_worker {
 	uint16_t n_cache_lcores;
 	uint16_t cache_lcores[16];
 	struct tcp_list ooo; /* out-of-order queues, the oldest first */
+	/* the out-of-order queues' index nodes (tcp_sack.c): two for each
+	 * mbuf those queues may hold (ooo_max + rmem_grow_max: one for the
+	 * mbuf, at most one for its run), and the free ones */
+	struct tcp_ooo_node *ooo_nodes;
+	struct tcp_ooo_node *ooo_node_free;
+	uint32_t ooo_nodes_n, ooo_nodes_free_n;
 
 	/* Mbufs an ACK let go (a send queue's, a pure ACK's own), kept for
 	 * the next segment or send-queue copy this worker builds instead of
@@ -1058,6 +1084,18 @@ bool tcp_sb_next_hole(const struct arn_tcp_conn *c, uint32_t limit, uint32_t *st
 bool tcp_ooo_insert(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq);
 /* Move what became in order from the out-of-order queue to rcvq. */
 uint32_t tcp_ooo_pull(struct arn_tcp_conn *c);
+/* The out-of-order queue's indexes forget everything (its mbufs are the
+ * caller's to free): a prune, the connection's end. */
+void tcp_ooo_clear(struct arn_tcp_conn *c);
+/* oooq's mbufs changed, its runs did not (tcp_rmem.c's collapse copied
+ * some into fewer): the mbufs' index forgets them, to index them again
+ * at the next search. */
+void tcp_ooo_reindex(struct arn_tcp_conn *c);
+/* The worker's index nodes (after tcp_rmem_init, which sets the bounds
+ * they are sized by; wk_free frees them); 0 or -ENOMEM. */
+int tcp_ooo_nodes_init(struct arn_tcp_worker *wk);
+/* Do the indexes match the queue (tests and fuzz_tcp: O(n))? */
+bool tcp_ooo_consistent(const struct arn_tcp_conn *c);
 void tcp_rsack_note(struct arn_tcp_conn *c, uint32_t start, uint32_t end);
 void tcp_rsack_trim(struct arn_tcp_conn *c);
 /* SACK blocks that fit in one ACK beside our other options. */

@@ -312,6 +312,8 @@ static void collapse(struct arn_tcp_conn *c)
 	bool whole = true;
 	uint32_t s = q_collapse(wk, &c->rcvq, false, &whole);
 	uint32_t o = q_collapse(wk, &c->oooq, true, &whole);
+	if (o)
+		tcp_ooo_reindex(c); /* its mbufs changed, not its runs */
 	/* cut short by an empty pool: what is left may still be copied */
 	c->rmem_packed = whole;
 	c->rmem_packed_nxt = c->rcv_nxt;

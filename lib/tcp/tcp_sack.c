@@ -9,8 +9,11 @@
  * network (c->reno_sacked), as Linux does, which gives RFC 6582 NewReno.
  *
  * Receiver (RFC 2018): the out-of-order queue (sorted single-segment mbufs,
- * sequence in m->hash.usr) and the blocks to report, most recent first.
+ * sequence in m->hash.usr, indexed by two red-black trees: its mbufs and
+ * its runs) and the blocks to report, most recent first.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tcp_int.h"
@@ -181,9 +184,262 @@ bool tcp_sb_next_hole(const struct arn_tcp_conn *c, uint32_t limit, uint32_t *st
 
 /* ---- out-of-order queue ---------------------------------------------------------- */
 
+/*
+ * The queue (c->oooq) is a list of single-segment mbufs sorted by
+ * sequence (m->hash.usr) and disjoint: what reads it in order (the pull,
+ * collapse, a prune, the tests) walks the list. Two red-black trees
+ * (tcp_rb.c) index it, so that no arrival order a peer may choose makes a
+ * segment cost more than O(log n) (Linux keeps its out_of_order_queue in
+ * an rbtree, tcp_data_queue_ofo): c->ooo_mbufs, its mbufs by sequence
+ * (where a segment goes, and the queued mbufs it overlaps), and
+ * c->ooo_runs, its runs of contiguous data by start (a segment's SACK
+ * block is its run). The list walked for each segment below the tail
+ * (several times: to place it, again after admission, and for its run)
+ * cost a peer's one-byte segments, each just below the tail, up to 36,583
+ * instructions a segment with 2,047 mbufs queued (tests/tcp/
+ * bench_tcp_ooo). A search now visits at most 2 log2(n + 1) nodes, and
+ * a segment takes three searches at most (37 steps a segment in that
+ * pattern), counted in out_of_order_walk_steps.
+ *
+ * Keys compare mod 2^32: what is queued lies within the window above
+ * rcv_nxt, less than 2^31 wide.
+ */
+
 static inline uint32_t mseq(const struct rte_mbuf *m)
 {
 	return m->hash.usr;
+}
+
+static inline struct tcp_ooo_node *onode(const struct tcp_rb_node *n)
+{
+	return (struct tcp_ooo_node *)(uintptr_t)n; /* rb is first */
+}
+
+static struct tcp_ooo_node *node_get(struct arn_tcp_worker *wk)
+{
+	struct tcp_ooo_node *n = wk->ooo_node_free;
+	wk->ooo_node_free = n->free;
+	wk->ooo_nodes_free_n--;
+	return n;
+}
+
+/* Its tree links are left as they were: a walk in order (tree_drop) may
+ * still read them. */
+static void node_put(struct arn_tcp_worker *wk, struct tcp_ooo_node *n)
+{
+	n->free = wk->ooo_node_free;
+	wk->ooo_node_free = n;
+	wk->ooo_nodes_free_n++;
+}
+
+int tcp_ooo_nodes_init(struct arn_tcp_worker *wk)
+{
+	/* The queues hold at most ooo_max mbufs together, and one
+	 * connection's its grant more (tcp_rmem_admit), which the growth
+	 * bound caps; each mbuf has a node, each run (one mbuf at least)
+	 * one; and tcp_ooo_insert takes two before it looks. */
+	uint64_t n = 2 * ((uint64_t)wk->ooo_max + wk->rmem_grow_max) + 4;
+	wk->ooo_nodes = calloc(n, sizeof(*wk->ooo_nodes));
+	if (wk->ooo_nodes == NULL)
+		return -ENOMEM;
+	wk->ooo_nodes_n = (uint32_t)n;
+	wk->ooo_node_free = NULL;
+	wk->ooo_nodes_free_n = 0;
+	for (uint64_t i = n; i-- > 0;)
+		node_put(wk, &wk->ooo_nodes[i]);
+	return 0;
+}
+
+/* The node of @p t with the greatest start at or below @p seq, or NULL;
+ * @p last, the tree's last node, answers at once for a place above it. */
+static struct tcp_ooo_node *floor_of(struct arn_tcp_worker *wk, const struct tcp_rb_root *t,
+				     struct tcp_ooo_node *last, uint32_t seq)
+{
+	if (last && seq_leq(last->start, seq))
+		return last;
+	struct tcp_rb_node *x = t->root;
+	struct tcp_ooo_node *best = NULL;
+	while (x) {
+		TCP_INC(wk, OOO_WALK_STEPS);
+		if (seq_leq(onode(x)->start, seq)) {
+			best = onode(x);
+			x = x->right;
+		} else {
+			x = x->left;
+		}
+	}
+	return best;
+}
+
+/* Each tree's node goes in after @p at (NULL: first) or out, keeping
+ * the tree's last node (ooo_mlast, ooo_rlast). */
+static void tree_insert_after(struct tcp_rb_root *t, struct tcp_ooo_node **last,
+			      struct tcp_ooo_node *n, struct tcp_ooo_node *at)
+{
+	tcp_rb_insert_after(t, &n->rb, at ? &at->rb : NULL);
+	if (at == *last)
+		*last = n;
+}
+
+static void tree_erase(struct arn_tcp_worker *wk, struct tcp_rb_root *t, struct tcp_ooo_node **last,
+		       struct tcp_ooo_node *n)
+{
+	if (n == *last)
+		*last = onode(tcp_rb_prev(&n->rb));
+	tcp_rb_erase(t, &n->rb);
+	node_put(wk, n);
+}
+
+/* Every node of @p t back to the pool, in one walk (no rebalancing). */
+static void tree_drop(struct arn_tcp_worker *wk, struct tcp_rb_root *t)
+{
+	struct tcp_rb_node *x = tcp_rb_first(t);
+	while (x) {
+		struct tcp_rb_node *nx = tcp_rb_next(x);
+		node_put(wk, onode(x));
+		x = nx;
+	}
+	t->root = NULL;
+}
+
+void tcp_ooo_clear(struct arn_tcp_conn *c)
+{
+	tree_drop(c->wk, &c->ooo_mbufs);
+	tree_drop(c->wk, &c->ooo_runs);
+	c->ooo_mlast = c->ooo_rlast = NULL;
+}
+
+void tcp_ooo_reindex(struct arn_tcp_conn *c)
+{
+	/* indexed again when next searched (index_all) */
+	tree_drop(c->wk, &c->ooo_mbufs);
+	c->ooo_mlast = NULL;
+}
+
+/* The mbuf tree indexes a head of the list: the mbufs appended at the
+ * tail since the last search are not in it (a bulk flight above a hole
+ * is mostly delivered, or pruned, without ever being searched: no node
+ * for it). Before a search, they join it, in order, each at the last
+ * node: O(1) amortized, once per mbuf. */
+static void index_all(struct arn_tcp_conn *c)
+{
+	struct tcp_ooo_node *ml = c->ooo_mlast;
+	for (struct rte_mbuf *x = ml ? ml->m->next : c->oooq.head; x; x = x->next) {
+		struct tcp_ooo_node *n = node_get(c->wk);
+		n->start = mseq(x);
+		n->end = mseq(x) + x->data_len;
+		n->m = x;
+		tree_insert_after(&c->ooo_mbufs, &c->ooo_mlast, n, c->ooo_mlast);
+	}
+}
+
+static void tail_run_sync(struct arn_tcp_conn *c)
+{
+	if (c->ooo_rlast)
+		c->ooo_tail_run = c->ooo_rlast->start;
+}
+
+/* [s, e) is queued now (what the queue held of it already counts once):
+ * the run that holds it, which it extends or bridges. @return that run. */
+static struct tcp_ooo_node *runs_add(struct arn_tcp_conn *c, uint32_t s, uint32_t e)
+{
+	struct tcp_ooo_node *r = floor_of(c->wk, &c->ooo_runs, c->ooo_rlast, s);
+	if (r && seq_geq(r->end, s)) {
+		if (seq_lt(r->end, e))
+			r->end = e;
+	} else {
+		struct tcp_ooo_node *n = node_get(c->wk);
+		n->start = s;
+		n->end = e;
+		n->m = NULL;
+		tree_insert_after(&c->ooo_runs, &c->ooo_rlast, n, r);
+		r = n;
+	}
+	/* the runs it reaches join it */
+	struct tcp_ooo_node *x;
+	while (r != c->ooo_rlast && seq_leq((x = onode(tcp_rb_next(&r->rb)))->start, r->end)) {
+		if (seq_gt(x->end, r->end))
+			r->end = x->end;
+		tree_erase(c->wk, &c->ooo_runs, &c->ooo_rlast, x);
+	}
+	tail_run_sync(c);
+	return r;
+}
+
+/* No queued mbuf holds a byte of [s, e) any more (a refused segment
+ * freed those it covered): the runs lose it. */
+static void runs_remove(struct arn_tcp_conn *c, uint32_t s, uint32_t e)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	struct tcp_ooo_node *r = floor_of(wk, &c->ooo_runs, c->ooo_rlast, s), *x;
+	if (r && seq_gt(r->end, s)) {
+		if (seq_gt(r->end, e)) {
+			/* a hole in r: its part above moves on (a key that
+			 * grows within its place), or becomes a run */
+			if (r->start == s) {
+				r->start = e;
+			} else {
+				struct tcp_ooo_node *n = node_get(wk);
+				n->start = e;
+				n->end = r->end;
+				n->m = NULL;
+				r->end = s;
+				tree_insert_after(&c->ooo_runs, &c->ooo_rlast, n, r);
+			}
+			tail_run_sync(c);
+			return;
+		}
+		x = onode(tcp_rb_next(&r->rb));
+		if (r->start == s)
+			tree_erase(wk, &c->ooo_runs, &c->ooo_rlast, r);
+		else
+			r->end = s;
+		r = x;
+	} else {
+		r = r ? onode(tcp_rb_next(&r->rb)) : onode(tcp_rb_first(&c->ooo_runs));
+	}
+	while (r && seq_lt(r->start, e)) {
+		if (seq_gt(r->end, e)) {
+			r->start = e;
+			break;
+		}
+		x = onode(tcp_rb_next(&r->rb));
+		tree_erase(wk, &c->ooo_runs, &c->ooo_rlast, r);
+		r = x;
+	}
+	tail_run_sync(c);
+}
+
+bool tcp_ooo_consistent(const struct arn_tcp_conn *c)
+{
+	const struct tcp_rb_node *n = tcp_rb_first(&c->ooo_mbufs), *last = NULL;
+	const struct tcp_rb_node *r = tcp_rb_first(&c->ooo_runs), *rlast = NULL;
+	const struct rte_mbuf *x = c->oooq.head;
+	bool indexed = n != NULL; /* a head of the list is (index_all) */
+	while (x) {
+		/* x starts a run: its node, and the run's */
+		if (r == NULL || onode(r)->start != mseq(x))
+			return false;
+		uint32_t e = mseq(x);
+		do {
+			if (indexed) {
+				if (onode(n)->m != x || onode(n)->start != mseq(x) ||
+				    onode(n)->end != mseq(x) + x->data_len)
+					return false;
+				last = n;
+				n = tcp_rb_next(n);
+				indexed = n != NULL;
+			}
+			e = mseq(x) + x->data_len;
+			x = x->next;
+		} while (x && mseq(x) == e);
+		if (onode(r)->end != e)
+			return false;
+		rlast = r;
+		r = tcp_rb_next(r);
+	}
+	return n == NULL && r == NULL && onode(last) == c->ooo_mlast &&
+	       onode(rlast) == c->ooo_rlast && (!rlast || c->ooo_tail_run == onode(rlast)->start);
 }
 
 static void ooo_free(struct arn_tcp_conn *c, struct rte_mbuf *m)
@@ -195,56 +451,92 @@ static void ooo_free(struct arn_tcp_conn *c, struct rte_mbuf *m)
 	rte_pktmbuf_free_seg(m);
 }
 
-/* Append @p m (sequence @p seq) at the out-of-order queue's tail: nothing
- * queued reaches past its start. Its SACK block is the tail's run, which
- * it extends when it starts where the tail ends (c->ooo_tail_run), or
- * itself. */
-static void ooo_append(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq)
+/* @p m (sequence @p seq) is queued: counted, and its run (which it
+ * made, extended or bridged) is its SACK block. */
+static inline void ooo_queued(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq,
+			      struct tcp_ooo_node *r)
 {
-	struct rte_mbuf *t = c->oooq.tail;
-	if (t == NULL || mseq(t) + t->data_len != seq)
-		c->ooo_tail_run = seq;
-	m->hash.usr = seq;
-	tcp_q_append(&c->oooq, m);
+	uint32_t end = seq + m->data_len;
 	c->wk->cnt[ARN_TCP_C_OOO_MBUFS]++;
 	tcp_ooo_track(c);
 	if (tcp_mbuf_small(c->wk, m))
 		c->rmem_packed = false; /* collapse may have a run to copy */
-	tcp_rsack_note(c, c->ooo_tail_run, seq + m->data_len);
+	if (r && r->end == seq)
+		r->end = end; /* the last run grows: nothing else changes */
+	else
+		r = runs_add(c, seq, end);
+	tcp_rsack_note(c, r->start, r->end);
 }
 
-/*
- * A lossy bulk transfer queues out of order mostly at the tail: one hole,
- * and the sender's whole flight arriving above it in order (500-1,000
- * segments on a fast path). Those are appended without a walk
- * (ooo_append), their SACK block taken from c->ooo_tail_run: walking the
- * queue for each (to place it, again after admission, and for its block)
- * made a loss episode O(n^2), 2.6% of a worker's CPU in a 16 MiB download
- * through Arion with a few hundred drops per run (2026-12-05). The rest (a
- * retransmission filling a hole, reordering, an overlap) walks, counted
- * in out_of_order_walks.
- */
-bool tcp_ooo_insert(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq)
+/* Append @p m (sequence @p seq) at the queue's tail: nothing queued
+ * reaches past its start. Not indexed (index_all): a bulk flight above a
+ * hole costs no tree work but its runs'. */
+static inline void ooo_append(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq)
 {
-	struct rte_mbuf *t = c->oooq.tail;
-	bool at_tail = t == NULL || seq_geq(seq, mseq(t) + t->data_len);
-	struct rte_mbuf *prev = NULL, *cur = NULL;
-	uint32_t end = seq + m->data_len;
-	if (!at_tail) {
-		TCP_INC(c->wk, OOO_WALKS);
-		cur = c->oooq.head;
-		while (cur && seq_leq(mseq(cur), seq)) {
-			TCP_INC(c->wk, OOO_WALK_STEPS);
-			prev = cur;
-			cur = cur->next;
-		}
+	m->hash.usr = seq;
+	tcp_q_append(&c->oooq, m);
+	ooo_queued(c, m, seq, c->ooo_rlast);
+}
+
+/* @p m (sequence @p seq, not in the queue) joins the queue, indexed
+ * (index_all), after @p prev (NULL: first), whose node is @p pn. */
+static void ooo_link(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq,
+		     struct rte_mbuf *prev, struct tcp_ooo_node *pn)
+{
+	struct tcp_ooo_node *n = node_get(c->wk);
+	m->hash.usr = seq;
+	if (prev == c->oooq.tail) {
+		tcp_q_append(&c->oooq, m);
+	} else {
+		m->next = prev ? prev->next : c->oooq.head;
+		if (prev)
+			prev->next = m;
+		else
+			c->oooq.head = m;
+		c->oooq.bytes += m->data_len;
+		c->oooq.n++;
 	}
+	n->start = seq;
+	n->end = seq + m->data_len;
+	n->m = m;
+	tree_insert_after(&c->ooo_mbufs, &c->ooo_mlast, n, pn);
+	ooo_queued(c, m, seq, NULL);
+}
+
+/* The nodes a segment may take: its mbuf's, and a run's (a new run, or
+ * the part of one left above the hole a refused segment makes). Never
+ * short while the bounds tcp_ooo_nodes_init sized them by hold. */
+static inline bool nodes_short(struct arn_tcp_worker *wk, struct rte_mbuf *m)
+{
+	if (likely(wk->ooo_nodes_free_n >= 2))
+		return false;
+	TCP_INC(wk, OOO_DROPPED);
+	rte_pktmbuf_free(m);
+	return true;
+}
+
+/* tcp_ooo_insert below the queue's tail: overlaps trimmed, placed by
+ * searching. */
+static __attribute__((noinline)) bool ooo_insert_below(struct arn_tcp_conn *c, struct rte_mbuf *m,
+						       uint32_t seq)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	uint32_t end = seq + m->data_len;
+	if (nodes_short(wk, m))
+		return false;
+	TCP_INC(wk, OOO_WALKS);
+	/* the last mbuf starting at or below seq, and the one after */
+	index_all(c);
+	struct tcp_ooo_node *pn = floor_of(wk, &c->ooo_mbufs, c->ooo_mlast, seq);
+	struct tcp_ooo_node *cn = onode(pn ? tcp_rb_next(&pn->rb) : tcp_rb_first(&c->ooo_mbufs));
+	struct rte_mbuf *prev = pn ? pn->m : NULL;
+	struct rte_mbuf *cur = cn ? cn->m : NULL;
 	if (prev) {
 		uint32_t pend = mseq(prev) + prev->data_len;
 		if (seq_geq(pend, end)) {
 			/* all of it is queued already: report it (RFC 2883) */
 			tcp_dsack_note(c, seq, end);
-			TCP_DUP(c->wk, end - seq);
+			TCP_DUP(wk, end - seq);
 			rte_pktmbuf_free(m);
 			return false;
 		}
@@ -254,20 +546,25 @@ bool tcp_ooo_insert(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq)
 			seq = pend;
 		}
 	}
+	bool freed = false;
 	while (cur && seq_lt(mseq(cur), end)) {
 		uint32_t cend = mseq(cur) + cur->data_len;
 		if (!(c->flags & TF_DSACK))
 			tcp_dsack_note(c, mseq(cur), seq_min(cend, end));
 		if (seq_leq(cend, end)) {
 			struct rte_mbuf *n = cur->next;
+			struct tcp_ooo_node *nn = onode(tcp_rb_next(&cn->rb));
 			if (prev)
 				prev->next = n;
 			else
 				c->oooq.head = n;
 			if (c->oooq.tail == cur)
 				c->oooq.tail = prev;
+			tree_erase(wk, &c->ooo_mbufs, &c->ooo_mlast, cn);
 			ooo_free(c, cur);
 			cur = n;
+			cn = nn;
+			freed = true;
 			continue;
 		}
 		rte_pktmbuf_trim(m, (uint16_t)(end - mseq(cur)));
@@ -279,71 +576,68 @@ bool tcp_ooo_insert(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq)
 		return false;
 	}
 	/* the mbuf bounds (tcp_rmem.c), once the overlaps are gone */
+	uint64_t collapsed = wk->cnt[ARN_TCP_C_RCV_COLLAPSED];
+	if (!tcp_rmem_admit(c, false)) {
+		/* the mbufs it covered are gone, and [seq, end) with them */
+		if (freed)
+			runs_remove(c, seq, end);
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	/* Admission may have collapsed this queue: its mbufs (not its runs:
+	 * a collapse copies, it never adds or drops a byte) indexed again
+	 * (counted in receive_mbufs_collapsed), the place is looked for
+	 * again. Otherwise it changed other connections' queues only (a
+	 * prune), and prev, which it did not free, is still the place. */
+	if (wk->cnt[ARN_TCP_C_RCV_COLLAPSED] != collapsed) {
+		index_all(c);
+		pn = floor_of(wk, &c->ooo_mbufs, c->ooo_mlast, seq);
+	}
+	ooo_link(c, m, seq, pn ? pn->m : NULL, pn);
+	return true;
+}
+
+/*
+ * A lossy bulk transfer queues out of order mostly at the tail: one hole,
+ * and the sender's whole flight arriving above it in order (500-1,000
+ * segments on a fast path). Those are appended to the list, not yet
+ * indexed (index_all), their SACK block the last run, which they extend
+ * (walking the list for each, to place it, again after admission, and
+ * for its block, made a loss episode O(n^2), 2.6% of a worker's CPU in a
+ * 16 MiB download through Arion with a few hundred drops per run,
+ * 2026-12-05). The rest (a retransmission filling a hole, reordering, an
+ * overlap) search the trees, counted in out_of_order_walks.
+ */
+bool tcp_ooo_insert(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq)
+{
+	struct rte_mbuf *t = c->oooq.tail;
+	if (t && seq_lt(seq, mseq(t) + t->data_len))
+		return ooo_insert_below(c, m, seq);
+	/* at or above the tail's end: nothing queued overlaps it */
+	if (nodes_short(c->wk, m))
+		return false;
 	if (!tcp_rmem_admit(c, false)) {
 		rte_pktmbuf_free(m);
 		return false;
 	}
-	/* Admission may have collapsed this queue (the tail may be another
-	 * mbuf, its run the same: a collapse copies, it never adds or drops
-	 * a byte) or pruned it (emptied): the tail is looked at again. Only
-	 * a segment that was at the tail before takes this path: the walk
-	 * above may have freed the tail, and ooo_tail_run with it. */
+	/* Admission may have collapsed the queue (the tail another mbuf,
+	 * its run the same: a collapse copies, it never adds or drops a
+	 * byte) or pruned others': the tail is looked at again. */
 	t = c->oooq.tail;
-	if (at_tail && (t == NULL || seq_geq(seq, mseq(t) + t->data_len))) {
+	if (likely(t == NULL || seq_geq(seq, mseq(t) + t->data_len))) {
 		ooo_append(c, m, seq);
 		return true;
 	}
-	/* find the place again (after admission) */
-	prev = NULL;
-	cur = c->oooq.head;
-	while (cur && seq_leq(mseq(cur), seq)) {
-		TCP_INC(c->wk, OOO_WALK_STEPS);
-		prev = cur;
-		cur = cur->next;
-	}
-	m->hash.usr = seq;
-	m->next = cur;
-	if (prev)
-		prev->next = m;
-	else
-		c->oooq.head = m;
-	if (cur == NULL)
-		c->oooq.tail = m;
-	c->oooq.bytes += m->data_len;
-	c->oooq.n++;
-	c->wk->cnt[ARN_TCP_C_OOO_MBUFS]++;
-	tcp_ooo_track(c);
-	if (tcp_mbuf_small(c->wk, m))
-		c->rmem_packed = false;
-
-	/* the contiguous run of queued data that holds it: the SACK block */
-	uint32_t run_s = 0, run_e = 0;
-	bool found = false, last = true;
-	for (struct rte_mbuf *x = c->oooq.head; x; x = x->next) {
-		TCP_INC(c->wk, OOO_WALK_STEPS);
-		uint32_t xs = mseq(x);
-		if (x == c->oooq.head || xs != run_e) {
-			if (found) {
-				last = false;
-				break;
-			}
-			run_s = xs;
-		}
-		run_e = xs + x->data_len;
-		if (x == m)
-			found = true;
-	}
-	/* The tail's run changes only if this one joined it: the queue's
-	 * runs are those of what it holds, which grew by [seq, end) alone. */
-	if (last)
-		c->ooo_tail_run = run_s;
-	tcp_rsack_note(c, run_s, run_e);
+	index_all(c);
+	struct tcp_ooo_node *pn = floor_of(c->wk, &c->ooo_mbufs, c->ooo_mlast, seq);
+	ooo_link(c, m, seq, pn ? pn->m : NULL, pn);
 	return true;
 }
 
 uint32_t tcp_ooo_pull(struct arn_tcp_conn *c)
 {
-	uint32_t moved = 0;
+	struct arn_tcp_worker *wk = c->wk;
+	uint32_t moved = 0, k = 0;
 	struct rte_mbuf *m;
 	while ((m = c->oooq.head) != NULL && seq_leq(mseq(m), c->rcv_nxt)) {
 		c->oooq.head = m->next;
@@ -351,7 +645,8 @@ uint32_t tcp_ooo_pull(struct arn_tcp_conn *c)
 			c->oooq.tail = NULL;
 		c->oooq.bytes -= m->data_len;
 		c->oooq.n--;
-		c->wk->cnt[ARN_TCP_C_OOO_MBUFS]--;
+		wk->cnt[ARN_TCP_C_OOO_MBUFS]--;
+		k++;
 		uint32_t end = mseq(m) + m->data_len;
 		if (seq_leq(end, c->rcv_nxt)) {
 			m->next = NULL;
@@ -364,8 +659,25 @@ uint32_t tcp_ooo_pull(struct arn_tcp_conn *c)
 		c->rcv_nxt = end;
 		moved += m->data_len;
 	}
-	if (c->oooq.head == NULL)
+	if (c->oooq.head == NULL) {
+		/* the whole queue (a hole filled): one walk frees the nodes */
+		tcp_ooo_clear(c);
 		tcp_ooo_untrack(c);
+	} else if (k) {
+		/* The mbufs gone, those starting at or below rcv_nxt (those
+		 * indexed), and the runs they made up: every run starting at
+		 * or below it (its mbufs each start where the one before
+		 * ends, which rcv_nxt passed). */
+		struct tcp_ooo_node *n = onode(tcp_rb_first(&c->ooo_mbufs)), *nx;
+		for (; n && seq_leq(n->start, c->rcv_nxt); n = nx) {
+			nx = onode(tcp_rb_next(&n->rb));
+			tree_erase(wk, &c->ooo_mbufs, &c->ooo_mlast, n);
+		}
+		for (n = onode(tcp_rb_first(&c->ooo_runs)); seq_leq(n->start, c->rcv_nxt); n = nx) {
+			nx = onode(tcp_rb_next(&n->rb));
+			tree_erase(wk, &c->ooo_runs, &c->ooo_rlast, n);
+		}
+	}
 	tcp_rsack_trim(c);
 	return moved;
 }

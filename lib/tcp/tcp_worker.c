@@ -149,6 +149,7 @@ static void wk_free(struct arn_tcp_worker *wk)
 	free(wk->txr);
 	free(wk->tw);
 	free(wk->tw_htab);
+	free(wk->ooo_nodes);
 	free(wk);
 }
 
@@ -250,6 +251,11 @@ int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 		ARN_WARN(TCP, "worker %u: cannot register the mbuf flag %s (%s)", idx,
 			 ARN_L4_DYNFLAG_REXMIT, rte_strerror(rte_errno));
 	tcp_rmem_init(wk, pool);
+	if (tcp_ooo_nodes_init(wk) != 0) {
+		ARN_ERR(TCP, "worker %u: no memory for the out-of-order queues' indexes", idx);
+		wk_free(wk);
+		return -ENOMEM;
+	}
 	tcp_random(wk->key, sizeof(wk->key));
 	tcp_random(wk->hkey, sizeof(wk->hkey));
 	tcp_random(wk->cookie_key, sizeof(wk->cookie_key));

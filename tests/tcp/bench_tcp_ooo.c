@@ -21,13 +21,14 @@
  *   walk      a hostile peer's: one byte at the far end of the window,
  *             then N one-byte segments a byte apart, in ascending order
  *             below it, each placed just before that far byte (the
- *             queue's tail), so that every one is placed by walking the
- *             queue (tcp_sack.c's tcp_ooo_insert): the worst a peer can
- *             make of the out-of-order queue's walks before 2026-12-06;
+ *             queue's tail), so that every one was placed by walking the
+ *             whole list the queue was before 2026-12-06 (tcp_sack.c's
+ *             tcp_ooo_insert), three times; now each is a new run, its
+ *             place and its run searched in the queue's trees;
  *   scatter   the same far byte, then N one-byte segments at pseudo-random
- *             even offsets below it: the places tcp_ooo_insert remembers
- *             (its hints) seldom lie just below, so most walk as far as
- *             its bound (TCP_OOO_WALK_MAX), or are dropped there.
+ *             even offsets below it: each in the queue's middle, no last
+ *             node to append at.
+ * The line printed gives the searches' steps (out_of_order_walk_steps).
  */
 #include <inttypes.h>
 #include <stdio.h>

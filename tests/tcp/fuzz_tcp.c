@@ -223,9 +223,9 @@ static uint32_t rd32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-/* The out-of-order queue's invariants: sorted, disjoint, and
- * ooo_tail_run where the tail's run starts (tcp_sack.c appends there
- * without walking); and the receive queues' when collapse would skip its
+/* The out-of-order queue's invariants: sorted, disjoint, ooo_tail_run
+ * where the tail's run starts, its trees of mbufs and runs matching it
+ * (tcp_sack.c appends and searches by them); and the receive queues' when collapse would skip its
  * walk. */
 static void check_ooo(const struct arn_tcp_conn *c)
 {
@@ -240,6 +240,9 @@ static void check_ooo(const struct arn_tcp_conn *c)
 		last = x;
 	}
 	if (last != c->oooq.tail || (last && c->ooo_tail_run != run))
+		abort();
+	/* its indexes, the trees of its mbufs and its runs (tcp_sack.c) */
+	if (!tcp_ooo_consistent(c))
 		abort();
 	/* tcp_rmem.c's collapse skips its walk as long as the last one
 	 * found nothing: then there is nothing, but a receive queue's head

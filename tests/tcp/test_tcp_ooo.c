@@ -183,7 +183,8 @@ static bool walk_run(const struct arn_tcp_conn *c, uint32_t seq, uint32_t *s, ui
 }
 
 /* The queue holds what the model says, sorted, its bytes intact, its
- * counts right, and ooo_tail_run is where the tail's run starts. */
+ * counts right, ooo_tail_run is where the tail's run starts, and its
+ * indexes match it. */
 static void check_queue(const struct arn_tcp_conn *c)
 {
 	uint32_t n = 0, bytes = 0, last_end = 0, tail_run = 0;
@@ -223,6 +224,8 @@ static void check_queue(const struct arn_tcp_conn *c)
 		assert_int_equal(c->ooo_tail_run, tail_run);
 	if (top_off > lo)
 		assert_memory_equal(seen + lo, held + lo, top_off - lo);
+	/* its indexes (tcp_sack.c's trees of mbufs and runs) match it */
+	assert_true(tcp_ooo_consistent(c));
 }
 
 /* The peer sends [@p off, @p off + @p len) of its stream. The model
@@ -560,6 +563,177 @@ static void test_collapse_walks_once_at_the_budget(void **state)
 	assert_int_equal(app_off, top + 800);
 }
 
+/* ceil(log2(n)) */
+static unsigned lg2(uint32_t n)
+{
+	unsigned k = 0;
+	while ((1u << k) < n)
+		k++;
+	return k;
+}
+
+/* Out-of-order segments at @p offs[0..n), each checked as ooo_at does:
+ * @return the out_of_order_walk_steps they took, per segment. */
+static double steps_per_segment(const uint32_t *offs, uint32_t n, uint32_t len)
+{
+	uint64_t steps = cnt(ARN_TCP_C_OOO_WALK_STEPS);
+	for (uint32_t i = 0; i < n; i++)
+		ooo_at(offs[i], len);
+	return (double)(cnt(ARN_TCP_C_OOO_WALK_STEPS) - steps) / n;
+}
+
+static uint32_t offs[2048];
+
+/* A peer's worst arrival orders for the list the queue was (each segment
+ * walked it, several times: to place it, again after admission, for its
+ * SACK block): the work a segment takes must not grow with the queue
+ * beyond its logarithm. Measured in out_of_order_walk_steps (the nodes
+ * the searches visit), at two queue sizes, 128 and 2,048 mbufs:
+ *   walk     one byte at the window's far end, then one-byte segments a
+ *            byte apart in ascending order below it, each just below the
+ *            queue's tail (bench_tcp_ooo's walk mode);
+ *   scatter  one-byte segments at random even places below it;
+ *   inside   one-byte duplicates at random places inside one long run of
+ *            full segments above a hole.
+ * The bound, 6 log2(n): three searches at most (a red-black tree's
+ * height is at most 2 log2(n + 1)). Fails before (the list walked):
+ * walk 191.0 steps a segment up to 128 mbufs (the bound: 42), 4,604.0 at
+ * 1,024-2,047 (66); scatter 102.0 and 2,143.4; inside 1,016.4. Now 17.6
+ * and 37.0, 11.8 and 21.2, 11.4. */
+static void test_ooo_worst_order_logarithmic(void **state)
+{
+	(void)state;
+	memset(held, 0, sizeof(held));
+	open_conn();
+	struct arn_tcp_conn *c = conn;
+	uint32_t wnd = c->rcv_adv - c->rcv_nxt;
+	assert_true(wnd > 2 * 2048 + 2);
+	assert_true(c->rmem_max > 2048 + 8 && c->wk->ooo_max >= 2047);
+	/* walk: the far byte, then 127 and 1,920 segments below it */
+	ooo_at(wnd - 1, 1);
+	for (uint32_t i = 0; i < 2046; i++)
+		offs[i] = 2 + 2 * i;
+	double small = steps_per_segment(offs, 127, 1);
+	assert_int_equal(c->oooq.n, 128);
+	for (uint32_t i = 127; i < 1023; i++)
+		ooo_at(offs[i], 1);
+	double big = steps_per_segment(offs + 1023, 1023, 1);
+	assert_int_equal(c->oooq.n, 2047);
+	print_message("walk: %.1f steps a segment at 1-128 mbufs, %.1f at 1,024-2,047\n", small,
+		      big);
+	assert_true(small <= 6.0 * lg2(128));
+	assert_true(big <= 6.0 * lg2(2048));
+	/* scatter: the queue pruned, then the same far byte and segments at
+	 * random even places below it */
+	tcp_ooo_prune(c);
+	memset(held, 0, top_off);
+	uint32_t x = 777;
+	ooo_at(wnd - 1, 1);
+	for (uint32_t i = 0; i < 2046; i++)
+		offs[i] = 2 + 2 * (((x = x * 1103515245u + 12345u) >> 8) % (wnd / 2 - 2));
+	small = steps_per_segment(offs, 127, 1);
+	for (uint32_t i = 127; i < 1023; i++)
+		ooo_at(offs[i], 1);
+	uint32_t n1 = c->oooq.n;
+	big = steps_per_segment(offs + 1023, 1023, 1);
+	print_message("scatter: %.1f steps a segment at 1-128 mbufs, %.1f at %u-%u\n", small, big,
+		      n1, c->oooq.n);
+	assert_true(c->oooq.n > 1500);
+	assert_true(small <= 6.0 * lg2(128));
+	assert_true(big <= 6.0 * lg2(2048));
+	/* inside: one run of 2,000 mbufs (32 bytes each) above a one-byte
+	 * hole, then one-byte duplicates inside it (each D-SACKed and
+	 * dropped) */
+	tcp_ooo_prune(c);
+	memset(held, 0, top_off);
+	const uint32_t n = 2000, len = 32;
+	assert_true(1 + n * len < wnd);
+	for (uint32_t i = 0; i < n; i++)
+		ooo_at(1 + i * len, len);
+	assert_int_equal(c->oooq.n, n);
+	for (uint32_t i = 0; i < 1000; i++)
+		offs[i] = 1 + ((x = x * 1103515245u + 12345u) >> 8) % (n * len);
+	uint64_t dup = cnt(ARN_TCP_C_DUP_DATA);
+	double inside = steps_per_segment(offs, 1000, 1);
+	assert_int_equal(cnt(ARN_TCP_C_DUP_DATA), dup + 1000);
+	print_message("inside: %.1f steps a segment, %u mbufs in one run\n", inside, n);
+	assert_true(inside <= 6.0 * lg2(2048));
+	/* the hole fills: everything is delivered */
+	send_at(0, 1);
+	assert_int_equal(app_off, 1 + n * len);
+}
+
+/* A segment that covers queued mbufs frees them before its admission;
+ * refused then (the connection over its budget), what they held is gone,
+ * and the runs (the SACK blocks' source) must lose it too: a run split in
+ * two, a run's head cut, a run removed whole, two runs removed by one
+ * segment. The queue is checked against its indexes after each. */
+static void test_ooo_refused_segment_cuts_runs(void **state)
+{
+	(void)state;
+	memset(held, 0, sizeof(held));
+	open_conn();
+	struct arn_tcp_conn *c = conn;
+	/* runs [1000, 6000) of five 1,000-byte mbufs, [8000, 9000),
+	 * [10000, 12000) of two, [13000, 13500) and [13700, 14000) */
+	for (uint32_t o = 1000; o < 6000; o += 1000)
+		ooo_at(o, 1000);
+	ooo_at(8000, 1000);
+	ooo_at(10000, 1000);
+	ooo_at(11000, 1000);
+	ooo_at(13000, 500);
+	ooo_at(13700, 300);
+	assert_int_equal(c->oooq.n, 10);
+	/* over its budget from now on: nothing is admitted */
+	c->rmem_max = 4;
+	static uint8_t d[PMSS];
+	static const struct {
+		uint32_t off, len;	 /* what is sent */
+		uint32_t gone, gone_len; /* what it frees */
+		uint32_t gone2, gone2_len;
+	} cases[] = {
+	    {2999, 1002, 3000, 1000, 0, 0},	   /* [3000, 4000): the first run splits */
+	    {999, 1002, 1000, 1000, 0, 0},	   /* [1000, 2000): its head */
+	    {7999, 1002, 8000, 1000, 0, 0},	   /* [8000, 9000): a whole run */
+	    {12999, 1002, 13000, 500, 13700, 300}, /* two whole runs */
+	};
+	for (unsigned i = 0; i < RTE_DIM(cases); i++) {
+		uint32_t off = cases[i].off, len = cases[i].len;
+		for (uint32_t k = 0; k < len; k++)
+			d[k] = pat(off + k);
+		uint64_t dropped = cnt(ARN_TCP_C_OOO_DROPPED);
+		uint32_t n = c->oooq.n;
+		struct fake_opts o = popts();
+		arn_tcp_input(lc, fake_seg(PEER, US, PPORT, LPORT, TH_ACK, p_isn + off, p_ack,
+					   65535, &o, d, len));
+		assert_int_equal(cnt(ARN_TCP_C_OOO_DROPPED), dropped + 1);
+		assert_int_equal(c->oooq.n, n - (cases[i].gone2_len ? 2 : 1));
+		memset(held + cases[i].gone, 0, cases[i].gone_len);
+		memset(held + cases[i].gone2, 0, cases[i].gone2_len);
+		read_acks();
+		check_queue(c);
+	}
+	/* runs now: [2000, 3000), [4000, 6000), [10000, 12000) */
+	uint32_t s, e;
+	assert_true(walk_run(c, p_isn + 2000, &s, &e));
+	assert_int_equal(s, p_isn + 2000);
+	assert_int_equal(e, p_isn + 3000);
+	assert_true(walk_run(c, p_isn + 4000, &s, &e));
+	assert_int_equal(s, p_isn + 4000);
+	assert_int_equal(e, p_isn + 6000);
+	assert_false(walk_run(c, p_isn + 8000, &s, &e));
+	assert_int_equal(c->ooo_runs.root != NULL, true);
+	/* room again: [3000, 4000) bridges two runs, its block the whole */
+	c->rmem_max = tcp_rmem_budget(c->wk, c->rcvbuf);
+	ooo_at(3000, 1000);
+	expect_block(0, 2000, 6000);
+	/* the hole fills: everything is delivered, in order */
+	send_at(0, 1000);
+	assert_int_equal(app_off, 1000);
+	send_at(1000, 1000);
+	assert_int_equal(app_off, 6000);
+}
+
 int main(void)
 {
 	fake_eal_init();
@@ -569,6 +743,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_ooo_tail_appends_do_not_walk, setup_big, teardown),
 	    cmocka_unit_test_setup_teardown(test_collapse_walks_once_at_the_budget, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_ooo_worst_order_logarithmic, setup_big, teardown),
+	    cmocka_unit_test_setup_teardown(test_ooo_refused_segment_cuts_runs, setup, teardown),
 	};
 	int rc = cmocka_run_group_tests_name("tcp_ooo", tests, NULL, NULL);
 	fake_eal_fini();
