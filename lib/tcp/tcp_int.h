@@ -1087,10 +1087,13 @@ uint32_t tcp_ooo_pull(struct arn_tcp_conn *c);
 /* The out-of-order queue's indexes forget everything (its mbufs are the
  * caller's to free): a prune, the connection's end. */
 void tcp_ooo_clear(struct arn_tcp_conn *c);
-/* oooq's mbufs changed, its runs did not (tcp_rmem.c's collapse copied
- * some into fewer): the mbufs' index forgets them, to index them again
- * at the next search. */
-void tcp_ooo_reindex(struct arn_tcp_conn *c);
+/* tcp_rmem.c's collapse replaces oooq's mbufs from @p first up to @p
+ * after (excluded) with fewer copies (its runs stay): their nodes go,
+ * and @return whether they had any (the mbufs indexed, tcp_sack.c's
+ * index_all); if so, once the copies @p first_new... are in their place,
+ * tcp_ooo_index_run indexes them. O(k log n) for k mbufs. */
+bool tcp_ooo_unindex(struct arn_tcp_conn *c, struct rte_mbuf *first, struct rte_mbuf *after);
+void tcp_ooo_index_run(struct arn_tcp_conn *c, struct rte_mbuf *first_new, struct rte_mbuf *after);
 /* The worker's index nodes (after tcp_rmem_init, which sets the bounds
  * they are sized by; wk_free frees them); 0 or -ENOMEM. */
 int tcp_ooo_nodes_init(struct arn_tcp_worker *wk);

@@ -178,12 +178,15 @@ unsigned tcp_rmem_avail(const struct arn_tcp_worker *wk)
 /*
  * Copy runs of small mbufs of @p q into as few new mbufs as their bytes
  * need. Out of order (@p ooo), a run also has to be contiguous in
- * sequence, and each new mbuf carries its first byte's sequence. Stops,
- * keeping what it has not replaced, when the pool is empty, and then
- * clears @p *whole. @return mbufs saved.
+ * sequence, and each new mbuf carries its first byte's sequence, and
+ * the connection's index of it (@p oc, tcp_sack.c) follows each run
+ * replaced. Stops, keeping what it has not replaced, when the pool is
+ * empty, and then clears @p *whole. @return mbufs saved.
  */
-static uint32_t q_collapse(struct arn_tcp_worker *wk, struct tcp_q *q, bool ooo, bool *whole)
+static uint32_t q_collapse(struct arn_tcp_worker *wk, struct tcp_q *q, struct arn_tcp_conn *oc,
+			   bool *whole)
 {
+	bool ooo = oc != NULL;
 	uint32_t saved = 0;
 	struct rte_mbuf *prev = NULL, *m = q->head;
 	while (m) {
@@ -251,6 +254,7 @@ static uint32_t q_collapse(struct arn_tcp_worker *wk, struct tcp_q *q, bool ooo,
 			continue;
 		}
 		/* splice the new mbufs in place of the run, free the run */
+		bool indexed = ooo && tcp_ooo_unindex(oc, m, after);
 		for (struct rte_mbuf *x = m; x != after;) {
 			struct rte_mbuf *y = x->next;
 			x->next = NULL;
@@ -264,6 +268,8 @@ static uint32_t q_collapse(struct arn_tcp_worker *wk, struct tcp_q *q, bool ooo,
 		nt->next = after;
 		if (after == NULL)
 			q->tail = nt;
+		if (indexed)
+			tcp_ooo_index_run(oc, nh, after);
 		q->n -= run_n - new_n;
 		saved += run_n - new_n;
 		prev = nt;
@@ -310,10 +316,8 @@ static void collapse(struct arn_tcp_conn *c)
 		return;
 	TCP_INC(wk, RCV_COLLAPSE_WALKS);
 	bool whole = true;
-	uint32_t s = q_collapse(wk, &c->rcvq, false, &whole);
-	uint32_t o = q_collapse(wk, &c->oooq, true, &whole);
-	if (o)
-		tcp_ooo_reindex(c); /* its mbufs changed, not its runs */
+	uint32_t s = q_collapse(wk, &c->rcvq, NULL, &whole);
+	uint32_t o = q_collapse(wk, &c->oooq, c, &whole);
 	/* cut short by an empty pool: what is left may still be copied */
 	c->rmem_packed = whole;
 	c->rmem_packed_nxt = c->rcv_nxt;

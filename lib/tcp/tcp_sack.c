@@ -309,11 +309,31 @@ void tcp_ooo_clear(struct arn_tcp_conn *c)
 	c->ooo_mlast = c->ooo_rlast = NULL;
 }
 
-void tcp_ooo_reindex(struct arn_tcp_conn *c)
+bool tcp_ooo_unindex(struct arn_tcp_conn *c, struct rte_mbuf *first, struct rte_mbuf *after)
 {
-	/* indexed again when next searched (index_all) */
-	tree_drop(c->wk, &c->ooo_mbufs);
-	c->ooo_mlast = NULL;
+	struct tcp_ooo_node *n = floor_of(c->wk, &c->ooo_mbufs, c->ooo_mlast, mseq(first));
+	if (n == NULL || n->m != first)
+		return false; /* not indexed, nor what follows */
+	while (n && n->m != after) {
+		struct tcp_ooo_node *nx = onode(tcp_rb_next(&n->rb));
+		tree_erase(c->wk, &c->ooo_mbufs, &c->ooo_mlast, n);
+		n = nx;
+	}
+	return true;
+}
+
+void tcp_ooo_index_run(struct arn_tcp_conn *c, struct rte_mbuf *first_new, struct rte_mbuf *after)
+{
+	/* the node before them: their first's place's floor */
+	struct tcp_ooo_node *pn = floor_of(c->wk, &c->ooo_mbufs, c->ooo_mlast, mseq(first_new));
+	for (struct rte_mbuf *x = first_new; x != after; x = x->next) {
+		struct tcp_ooo_node *n = node_get(c->wk);
+		n->start = mseq(x);
+		n->end = mseq(x) + x->data_len;
+		n->m = x;
+		tree_insert_after(&c->ooo_mbufs, &c->ooo_mlast, n, pn);
+		pn = n;
+	}
 }
 
 /* The mbuf tree indexes a head of the list: the mbufs appended at the

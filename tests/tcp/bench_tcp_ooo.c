@@ -27,7 +27,13 @@
  *             place and its run searched in the queue's trees;
  *   scatter   the same far byte, then N one-byte segments at pseudo-random
  *             even offsets below it: each in the queue's middle, no last
- *             node to append at.
+ *             node to append at;
+ *   gaps      the queue filled to its budget as walk fills it (not
+ *             counted), then N/2 pairs: two bytes over one queued byte
+ *             and the gap before it (the byte freed, the segment queued
+ *             next to a small mbuf: a run of two), and a byte alone
+ *             higher up, which finds the queue at its budget: tcp_rmem.c
+ *             collapses that run (a walk of both queues), making room.
  * The line printed gives the searches' steps (out_of_order_walk_steps).
  */
 #include <inttypes.h>
@@ -94,8 +100,8 @@ static int other(unsigned n, const char *mode, uint32_t seq, uint32_t ack)
 		       wk->cnt[ARN_TCP_C_BYTES_IN]);
 		return 0;
 	}
-	bool scatter = strcmp(mode, "scatter") == 0;
-	if (strcmp(mode, "walk") != 0 && !scatter)
+	bool scatter = strcmp(mode, "scatter") == 0, gaps = strcmp(mode, "gaps") == 0;
+	if (strcmp(mode, "walk") != 0 && !scatter && !gaps)
 		return 1;
 	/* the far byte: the last of the window offered */
 	uint32_t wnd = conn->rcv_adv - conn->rcv_nxt;
@@ -105,6 +111,36 @@ static int other(unsigned n, const char *mode, uint32_t seq, uint32_t ack)
 	fake_advance(lc, 0);
 	fake_drain(lc);
 	uint32_t x = 777;
+	if (gaps) {
+		/* the queue filled to its budget as walk does (not counted),
+		 * then N one-byte segments in the gaps, ascending */
+		for (unsigned i = 1; conn->oooq.n < conn->rmem_max && 2 * i < wnd - 1; i++) {
+			p = popts();
+			arn_tcp_input(lc, fake_seg(PEER, US, PPORT, LPORT, TH_ACK, seq + 2 * i, ack,
+						   65535, &p, payload, 1));
+			fake_advance(lc, 0);
+			fake_drain(lc);
+		}
+		/* Pairs: [4j - 1, 4j + 1) frees the byte at 4j and is queued
+		 * in its place (small, next to the byte at 4j - 2: a run of
+		 * two small mbufs); then a byte alone above the filled part,
+		 * which finds the queue at its budget: a collapse walk, which
+		 * copies that run into one mbuf, making room for it. */
+		uint32_t top = 2 * conn->rmem_max + 2;
+		for (unsigned i = 1; i <= n / 2 && 4 * i + 1 < top; i++) {
+			p = popts();
+			ooo_round(fake_seg(PEER, US, PPORT, LPORT, TH_ACK, seq + 4 * i - 1, ack,
+					   65535, &p, payload, 2));
+			fake_advance(lc, 0);
+			fake_drain(lc);
+			p = popts();
+			ooo_round(fake_seg(PEER, US, PPORT, LPORT, TH_ACK, seq + top + 2 * i, ack,
+					   65535, &p, payload, 1));
+			fake_advance(lc, 0);
+			fake_drain(lc);
+		}
+		n = 0;
+	}
 	for (unsigned i = 1; i <= n && 2 * i < wnd - 1; i++) {
 		uint32_t off = 2 * i;
 		if (scatter)
