@@ -38,6 +38,14 @@
  * consumed); the caller attaches a buffer (arn_h1_parser_set_scratch) and
  * calls again. Idle connections and single-segment heads never need one.
  *
+ * Trailer slots are attached lazily too: a message's trailers first take
+ * the header array's slots that its head left; only when those are full
+ * and max_headers allows another trailer line does the parser return
+ * ARN_H1_EV_NEED_TRAILERS (nothing of that line consumed), and the caller
+ * moves the trailers to an array of its own (arn_h1_msg_set_trailers) and
+ * calls again. Messages without trailers, or with a few after a small
+ * head, never need one.
+ *
  * Ownership and lifetime: bytes consumed while parsing a head (or
  * trailers) must stay in place and unchanged until the caller is done with
  * that message's slices, i.e. the caller keeps those mbufs. Body data is
@@ -57,7 +65,7 @@
  *		if (n == ARN_AGAIN) break;           // all of buf taken; next run
  *		if (n < 0) { ... error ... }          // see below
  *		buf += n; len -= n;
- *		... handle ev (HEAD / BODY / END / NEED_SCRATCH) ...
+ *		... handle ev (HEAD / BODY / END / NEED_SCRATCH / NEED_TRAILERS) ...
  *	}
  *
  * ---- Smuggling defences and limits --------------------------------------
@@ -195,8 +203,11 @@ struct arn_h1_header {
  * sub-request) never has it. Whoever changes a parsed message's head
  * fields afterwards (a slice, their order or their count: n_hdrs, hdrs or
  * an entry of it) must clear it first, or the writer forwards the bytes
- * as they came. Trailers (after n_hdrs) are not covered. */
+ * as they came. Trailers (msg->trailers) are not covered. */
 #define ARN_H1_F_FIELDS_WHOLE (1u << 21)
+/* the parser asked for a trailer array (ARN_H1_EV_NEED_TRAILERS) for this
+ * message: it asks once */
+#define ARN_H1_F_TRAILERS_ASKED (1u << 22)
 
 /**
  * One message. The caller owns it and the header array; the parser fills it
@@ -211,7 +222,7 @@ struct arn_h1_msg {
 
 	/* filled by the parser */
 	uint16_t n_hdrs;	 /* head fields: hdrs[0 .. n_hdrs) */
-	uint16_t n_trailers;	 /* trailer fields: hdrs[n_hdrs .. n_hdrs + n_trailers) */
+	uint16_t n_trailers;	 /* trailer fields: trailers[0 .. n_trailers) */
 	uint8_t version;	 /* 10 or 11 */
 	uint8_t method;		 /* enum arn_h1_method (requests) */
 	uint8_t target_form;	 /* enum arn_h1_target_form (requests) */
@@ -235,6 +246,19 @@ struct arn_h1_msg {
 	 * empty in authority form. */
 	struct arn_h1_slice path;
 	struct arn_h1_slice reason; /* responses: reason phrase (may be empty) */
+
+	/* The trailer fields, trailer_cap slots (NULL, 0: none yet). The
+	 * trailers have a field budget of their own (max_headers, as the
+	 * head's), but most messages have none, so no array is kept for
+	 * them: at the last chunk the parser points trailers at the slots
+	 * the head left, hdrs + n_hdrs (hdr_cap - n_hdrs of them), which hold
+	 * a small head's trailers (a gRPC call's); when those are full and
+	 * the budget allows another line, it asks the caller for an array
+	 * of its own (ARN_H1_EV_NEED_TRAILERS, arn_h1_msg_set_trailers). A
+	 * message built otherwise (HTTP/2) sets them as it likes; readers
+	 * take trailers[0 .. n_trailers) and nothing else. */
+	struct arn_h1_header *trailers;
+	uint16_t trailer_cap;
 };
 
 /**
@@ -246,6 +270,14 @@ struct arn_h1_msg {
  * 2.4 KB).
  */
 void arn_h1_msg_init(struct arn_h1_msg *m, struct arn_h1_header *hdrs, uint16_t cap);
+
+/**
+ * Move @p m's trailers to @p arr (@p cap entries, kept by the caller until
+ * it is done with the message, at least @p m's n_trailers): the answer to
+ * ARN_H1_EV_NEED_TRAILERS, or an HTTP/2 codec's own. The trailers so far
+ * are copied (slices only, not their bytes).
+ */
+void arn_h1_msg_set_trailers(struct arn_h1_msg *m, struct arn_h1_header *arr, uint16_t cap);
 
 /* ---- parser ------------------------------------------------------------------ */
 
@@ -282,6 +314,13 @@ enum arn_h1_ev_type {
 	ARN_H1_EV_BODY,		/* data/len: body bytes (de-chunked), or tunnel bytes */
 	ARN_H1_EV_END,		/* the message is complete (trailers in msg) */
 	ARN_H1_EV_NEED_SCRATCH, /* attach scratch, then call again with the rest */
+	/* a trailer line has no slot: the ones the head left are full and
+	 * max_headers allows more. Nothing of the line is consumed; give the
+	 * message an array (arn_h1_msg_set_trailers) and call again, or call
+	 * arn_h1_parser_no_trailers (none to be had). Asked once a message:
+	 * called again without an array, the line fails as one over
+	 * max_headers does (ARN_H1_E_TOO_MANY_HEADERS, 431). */
+	ARN_H1_EV_NEED_TRAILERS,
 };
 
 struct arn_h1_ev {
@@ -366,6 +405,13 @@ bool arn_h1_parser_scratch_short(const struct arn_h1_parser *p);
  *   changed).
  */
 int arn_h1_parser_grow_scratch(struct arn_h1_parser *p, char *buf, uint32_t cap);
+
+/**
+ * Answer an ARN_H1_EV_NEED_TRAILERS when no trailer array is to be had:
+ * the message fails now, as a trailer line over max_headers does
+ * (ARN_H1_E_TOO_MANY_HEADERS); the parser takes no more input.
+ */
+void arn_h1_parser_no_trailers(struct arn_h1_parser *p);
 
 /**
  * Responses only: the method of the request the next response answers

@@ -69,6 +69,7 @@ struct arn_http_options {
 	uint32_t mcp_sessions;	 /* MCP gateway sessions: 1024 */
 	uint32_t mcp_legs;	 /* MCP backend POSTs, GET streams, DELETEs at once: 256 */
 	uint32_t mcp_detached;	 /* MCP requests without a client stream here: 128 */
+	uint32_t trailer_arrays; /* trailers past the head's slots (struct http_trl): 256 */
 };
 
 /**

@@ -52,6 +52,7 @@ _Static_assert(ST_CHUNK_DATA_CR == H1_ST_CHUNK_DATA_CR, "the codec tests for H1_
 #define L_START 1
 #define L_FIELD 2
 #define L_EMPTY 3
+#define L_ASK 4 /* (head_step) a trailer line waits for a slot: NEED_TRAILERS */
 
 /* Step results inside arn_h1_parse. */
 #define R_CONT 0  /* state changed, go on */
@@ -457,17 +458,17 @@ static int cl_line(struct arn_h1_parser *p, const char *v, uint32_t n)
 	return 0;
 }
 
-/* A trailer line: after the head's lines, with its own count limit. */
+/* A trailer line, in msg->trailers, with its own count limit (the room
+ * for it was asked for at its start: trailer_short). */
 static __attribute__((noinline)) int add_trailer(struct arn_h1_parser *p, const char *name,
 						 uint32_t nlen, const char *value, uint32_t vlen)
 {
 	struct arn_h1_msg *m = p->msg;
-	unsigned idx = (unsigned)m->n_hdrs + m->n_trailers;
-	if (m->n_trailers >= p->max_hdrs || idx >= m->hdr_cap)
+	if (m->n_trailers >= p->max_hdrs || m->n_trailers >= m->trailer_cap)
 		return fail(p, ARN_H1_E_TOO_MANY_HEADERS);
 	if (nlen > UINT16_MAX)
 		return fail(p, ARN_H1_E_HEAD_TOO_LARGE);
-	struct arn_h1_header *h = &m->hdrs[idx];
+	struct arn_h1_header *h = &m->trailers[m->n_trailers];
 	h->name = name;
 	h->name_len = (uint16_t)nlen;
 	h->value = value;
@@ -1182,6 +1183,24 @@ static int scratch_short(struct arn_h1_parser *p, struct arn_h1_ev *ev)
 }
 
 /* Start line, header lines or trailer lines. */
+/* A trailer line starts at @p s (before @p e): is it one more than the
+ * message's trailer slots hold while max_headers allows it, and the
+ * parser has not asked for an array yet? Then it asks (ARN_H1_EV_NEED_
+ * TRAILERS, once a message), before any byte of the line is taken: the
+ * line is parsed into the array the caller gives. The empty line that
+ * ends the trailers needs no slot. */
+static bool trailer_short(struct arn_h1_parser *p, const char *s, const char *e,
+			  struct arn_h1_ev *ev)
+{
+	struct arn_h1_msg *m = p->msg;
+	if (m->n_trailers < m->trailer_cap || m->n_trailers >= p->max_hdrs ||
+	    (m->flags & ARN_H1_F_TRAILERS_ASKED) || s == e || *s == '\r' || *s == '\n')
+		return false;
+	m->flags |= ARN_H1_F_TRAILERS_ASKED;
+	ev->type = ARN_H1_EV_NEED_TRAILERS;
+	return true;
+}
+
 static int head_step(struct arn_h1_parser *p, const char **sp, const char *e, const char *base,
 		     struct arn_h1_ev *ev)
 {
@@ -1266,6 +1285,11 @@ static int head_step(struct arn_h1_parser *p, const char **sp, const char *e, co
 				r = L_FIELD;
 				break;
 			}
+			if (__builtin_expect(p->state == ST_TRAILERS, 0) &&
+			    trailer_short(p, s, lim, ev)) {
+				r = L_ASK;
+				break;
+			}
 			r = parse_field_line(p, s, lim, &next);
 			if (__builtin_expect(r != L_FIELD, 0))
 				break;
@@ -1275,6 +1299,8 @@ static int head_step(struct arn_h1_parser *p, const char **sp, const char *e, co
 		*sp = s;
 		if (r == L_FIELD)
 			break; /* the run ended with a line */
+		if (r == L_ASK)
+			return R_EVENT; /* NEED_TRAILERS: the line at s is not taken */
 		if (r == L_INCOMPLETE)
 			goto incomplete;
 		if (r == L_ERR)
@@ -1292,6 +1318,10 @@ static int head_step(struct arn_h1_parser *p, const char **sp, const char *e, co
 incomplete:
 	if (lim < e)
 		return fail(p, lerr), R_ERR;
+	if (p->state == ST_TRAILERS && trailer_short(p, s, e, ev)) {
+		*sp = s; /* before the line's part goes to scratch */
+		return R_EVENT;
+	}
 	size_t part = (size_t)(e - s);
 	if (!p->scratch) {
 		*sp = s;
@@ -1452,7 +1482,12 @@ static int chunk_step(struct arn_h1_parser *p, const char **sp, const char *e, s
 			if (c != '\n')
 				return fail(p, ARN_H1_E_BARE_CR), R_ERR;
 			if (p->remaining == 0) {
-				/* last-chunk: trailer lines follow, parsed like a head */
+				/* last-chunk: trailer lines follow, parsed like a
+				 * head, into the slots the head left (a message
+				 * built by hand may have none) */
+				struct arn_h1_msg *m = p->msg;
+				m->trailers = m->hdrs ? m->hdrs + m->n_hdrs : NULL;
+				m->trailer_cap = (uint16_t)(m->hdr_cap - m->n_hdrs);
 				p->state = ST_TRAILERS;
 				p->head_bytes = 0;
 				p->partial = 0;
@@ -1505,6 +1540,21 @@ void arn_h1_msg_init(struct arn_h1_msg *m, struct arn_h1_header *hdrs, uint16_t 
 	m->hdr_cap = cap;
 	m->host_idx = -1;
 	m->upgrade_idx = -1;
+}
+
+void arn_h1_msg_set_trailers(struct arn_h1_msg *m, struct arn_h1_header *arr, uint16_t cap)
+{
+	unsigned n = m->n_trailers < cap ? m->n_trailers : cap;
+	if (n && arr != m->trailers)
+		memmove(arr, m->trailers, n * sizeof(*arr));
+	m->n_trailers = (uint16_t)n;
+	m->trailers = arr;
+	m->trailer_cap = cap;
+}
+
+void arn_h1_parser_no_trailers(struct arn_h1_parser *p)
+{
+	fail(p, ARN_H1_E_TOO_MANY_HEADERS);
 }
 
 void arn_h1_parser_init(struct arn_h1_parser *p, enum arn_h1_kind kind,

@@ -35,6 +35,7 @@
 #include "http_io.h"
 
 struct http_codec_ops;
+struct http_trl;
 
 /* One peer of a stream, as its codec reads and writes it. */
 struct http_peer {
@@ -61,6 +62,9 @@ struct http_msgbuf {
 	struct http_pins pins; /* input segments the head's slices point into */
 	char *scratch;	       /* HTTP_SCRATCH bytes for lines across segments */
 	char **big;	       /* where a larger one from the worker is kept */
+	/* where a trailer array from the worker is kept (HTTP/1: trailers
+	 * past the slots the head left); NULL: none to be had */
+	struct http_trl **trl;
 };
 
 enum http_ev_type {
@@ -173,7 +177,7 @@ struct http_codec_ops {
 	 * queued whole, with the CRLF that closes it). They stay where
 	 * they are (another peer's input) until queued is false. */
 	void (*encode_body)(struct http_peer *p, const char *data, size_t len);
-	/** The message's trailers (@p m's hdrs[n_hdrs .. n_hdrs + n_trailers)),
+	/** The message's trailers (@p m's trailers[0 .. n_trailers)),
 	 * to go with its end (encode_end follows). NULL: the codec drops them
 	 * (HTTP/1.1 to clients). They are copied: @p m's slices may go once
 	 * it returns. */

@@ -20,6 +20,9 @@ _Static_assert((int)HTTP_EV_HEAD == (int)ARN_H1_EV_HEAD &&
 		   (int)HTTP_EV_BODY == (int)ARN_H1_EV_BODY &&
 		   (int)HTTP_EV_END == (int)ARN_H1_EV_END,
 	       "codec events mirror the parser's");
+_Static_assert(ARN_H1_EV_NEED_TRAILERS == ARN_H1_EV_NEED_SCRATCH + 1 &&
+		   ARN_H1_EV_NEED_SCRATCH > ARN_H1_EV_END,
+	       "the parser's two requests are its last events (decode_fast_any tests once)");
 
 static struct http_h1_peer *h1(struct http_peer *p)
 {
@@ -202,13 +205,37 @@ static ssize_t in_parse(struct http_in *in, struct arn_h1_parser *p, struct arn_
 	return arn_h1_parse(p, "", 0, ev);
 }
 
+/* The message's trailers outgrew the slots its head left and
+ * max_headers_count allows more (NEED_TRAILERS): they go on in a trailer
+ * array of the worker's, kept with the stream's request buffer until its
+ * end (the trailers' bytes are in the input the stream keeps). None free:
+ * the trailers are refused as ones over max_headers_count are, and the
+ * stream told that it was the proxy's want (-ENOBUFS; the parser takes no
+ * more). Out of line: a message or two in a thousand comes here. */
+static __attribute__((noinline, cold)) int trailers_grow(struct http_h1_peer *h,
+							 struct http_msgbuf *mb, struct http_ev *ev)
+{
+	ev->type = HTTP_EV_NONE;
+	struct http_trl *t = mb->trl ? *mb->trl : NULL;
+	if (!t && mb->trl && h->w)
+		t = *mb->trl = http_trl_get(h->w);
+	if (t) {
+		arn_h1_msg_set_trailers(&mb->m, t->f, HTTP_MAX_HDRS);
+		return 0;
+	}
+	arn_h1_parser_no_trailers(&h->p);
+	ev->status = h->server ? 431 : 502;
+	ev->details = HTTP_TRL_DETAILS;
+	return -ENOBUFS;
+}
+
 /* What a decode gives for the parser's result @p n and event @p e (the
  * input's cursor already moved past them). */
 static int decode_result(struct http_h1_peer *h, struct http_msgbuf *mb, struct http_ev *ev,
 			 ssize_t n, const struct arn_h1_ev *e)
 {
 	struct http_peer *pp = &h->peer;
-	if (n < 0 || e->type == ARN_H1_EV_NEED_SCRATCH) {
+	if (n < 0 || e->type >= ARN_H1_EV_NEED_SCRATCH) {
 		/* no event's bytes (the event's own, below, set them once) */
 		ev->data = NULL;
 		ev->len = 0;
@@ -234,6 +261,8 @@ static int decode_result(struct http_h1_peer *h, struct http_msgbuf *mb, struct 
 		ev->details = arn_h1_err_details(err);
 		return -EBADMSG;
 	}
+	if (e->type == ARN_H1_EV_NEED_TRAILERS)
+		return trailers_grow(h, mb, ev);
 	if (e->type == ARN_H1_EV_NEED_SCRATCH) {
 		if (arn_h1_parser_scratch_short(&h->p))
 			scratch_grow(h->w, &h->p, mb->big);
@@ -506,7 +535,8 @@ static inline __attribute__((always_inline)) int decode_fast_any(struct http_h1_
 	if (n >= 0) {
 		in->off += (uint32_t)n;
 		in->bytes -= (uint32_t)n;
-		if (__builtin_expect(e.type != ARN_H1_EV_NEED_SCRATCH, 1)) {
+		/* (NEED_SCRATCH and NEED_TRAILERS last: one test) */
+		if (__builtin_expect(e.type < ARN_H1_EV_NEED_SCRATCH, 1)) {
 			decode_event(h, m, ev, &e, fused, late);
 			return 0;
 		}
@@ -921,8 +951,8 @@ static void h1_encode_trailers(struct http_peer *pp, const struct arn_h1_msg *m)
 	char last[ARN_H1_CHUNK_LAST_MAX];
 	size_t k = arn_h1_chunk_last(&h->ch, last);
 	arn_h1_put(&c.wb, last, k);
-	for (unsigned i = m->n_hdrs; i < (unsigned)m->n_hdrs + m->n_trailers; i++) {
-		const struct arn_h1_header *t = &m->hdrs[i];
+	for (unsigned i = 0; i < m->n_trailers; i++) {
+		const struct arn_h1_header *t = &m->trailers[i];
 		if (!arn_h1_trailer_dropped(t))
 			arn_h1_write_header(&c.wb, t->name, t->name_len, t->value, t->value_len);
 	}

@@ -145,11 +145,11 @@ void http_grpc_stats_response(struct http_stream *st, bool trailers)
 	if (!t)
 		return;
 	const struct arn_h1_msg *m = &st->resp.m;
-	int from = trailers ? m->n_hdrs : 0;
-	int to = trailers ? m->n_hdrs + m->n_trailers : m->n_hdrs;
-	for (int i = from; i < to; i++)
-		if (arn_h1_eq_nocase(m->hdrs[i].name, m->hdrs[i].name_len, "grpc-status", 11)) {
-			count(t, h, st, m->hdrs[i].value, m->hdrs[i].value_len);
+	const struct arn_h1_header *f = trailers ? m->trailers : m->hdrs;
+	unsigned n = trailers ? m->n_trailers : m->n_hdrs;
+	for (unsigned i = 0; i < n; i++)
+		if (arn_h1_eq_nocase(f[i].name, f[i].name_len, "grpc-status", 11)) {
+			count(t, h, st, f[i].value, f[i].value_len);
 			return;
 		}
 }

@@ -222,6 +222,12 @@ static void stream_free(struct http_h1_conn *c, bool cut)
 	for (unsigned i = 0; i < x->n_rc; i++)
 		nghttp2_rcbuf_decref(x->rc[i]);
 	x->n_rc = 0;
+	if (x->trl) {
+		for (unsigned i = 0; i < x->trl->n_rc; i++)
+			nghttp2_rcbuf_decref(x->trl->rc[i]);
+		http_trl_put(w, x->trl);
+		x->trl = NULL;
+	}
 	uint32_t left = x->unconsumed;
 	http_in_free(&x->body);
 	http_in_free(&x->reply);
@@ -444,11 +450,37 @@ static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud
 
 static int keep(struct http_h2_stream *x, nghttp2_rcbuf *b)
 {
-	if (x->n_rc >= HTTP_H2_RCBUFS)
+	if (__builtin_expect(x->n_rc < HTTP_H2_RCBUFS, 1)) {
+		nghttp2_rcbuf_incref(b);
+		x->rc[x->n_rc++] = b;
+		return 0;
+	}
+	/* trailers after a large head: in its trailer array */
+	struct http_trl *t = x->trl;
+	if (!t || t->n_rc >= sizeof(t->rc) / sizeof(t->rc[0]))
 		return -1;
 	nghttp2_rcbuf_incref(b);
-	x->rc[x->n_rc++] = b;
+	t->rc[t->n_rc++] = b;
 	return 0;
+}
+
+/* The stream's trailer array, once its trailers outgrow the slots the
+ * head left or their references the stream's own (rc): the trailers so
+ * far move there. @return false when the worker has none free: the
+ * trailers are refused as ones over max_headers_count are (the stream is
+ * reset), counted in trailer_slots_exhausted. Out of line: rare. */
+static __attribute__((noinline)) bool trailers_grow(struct http_h1_conn *c)
+{
+	struct http_h2_stream *x = &c->h2s;
+	if (!x->trl)
+		x->trl = http_trl_get(c->c.w);
+	if (!x->trl) {
+		HTTP_INC(&c->c, trailer_slots_exhausted);
+		x->overflow = true; /* the proxy's reset, not the client's (stream_run) */
+		return false;
+	}
+	arn_h1_msg_set_trailers(&c->c.st.req.m, x->trl->f, HTTP_MAX_HDRS);
+	return true;
 }
 
 /* Refuse the stream: its header list is over max_request_headers_kb or
@@ -474,28 +506,36 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, nghttp2_rcbuf *
 	if (x->head_in && !(m->flags & ARN_H1_F_TRAILERS)) {
 		/* the first trailer: the trailer block is bounded on its own
 		 * by max_request_headers_kb and max_headers_count, as Envoy
-		 * bounds each header map, and by the slots the head left of
-		 * hdr_cap (below: the codecs read trailers after the head) */
+		 * bounds each header map; it starts in the slots the head
+		 * left (trailers_grow when they are too few) */
 		m->flags |= ARN_H1_F_TRAILERS;
+		m->trailers = m->hdrs + m->n_hdrs;
+		m->trailer_cap = (uint16_t)(m->hdr_cap - m->n_hdrs);
 		x->hdr_bytes = 0;
 		H2_INC(h, trailers);
 	}
 	x->hdr_bytes += (uint32_t)(n.len + v.len + 32);
 	if (x->hdr_bytes > h->max_hdr_bytes)
 		return header_overflow(h, x);
-	if (keep(x, name) || keep(x, value))
+	if (x->head_in) {
+		/* trailers, for the upstream's codec (encode_trailers at the
+		 * request's end). nghttp2 refused pseudo and
+		 * connection-specific fields in them (RFC 9113 8.1, 8.2.2);
+		 * what RFC 9110 6.5.1 keeps out of trailers is dropped as
+		 * they are written */
+		if (m->n_trailers >= h->max_hdrs)
+			return header_overflow(h, x);
+		if ((m->n_trailers >= m->trailer_cap || x->n_rc + 2u > HTTP_H2_RCBUFS) && !x->trl &&
+		    !trailers_grow(c))
+			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+		if (m->n_trailers >= m->trailer_cap || keep(x, name) || keep(x, value))
+			return header_overflow(h, x);
+	} else if (keep(x, name) || keep(x, value)) {
 		return header_overflow(h, x);
+	}
 	const char *np = (const char *)n.base, *vp = (const char *)v.base;
 	if (x->head_in) {
-		/* trailers, after the head's fields, for the upstream's
-		 * codec (encode_trailers at the request's end). nghttp2
-		 * refused pseudo and connection-specific fields in them (RFC
-		 * 9113 8.1, 8.2.2); what RFC 9110 6.5.1 keeps out of
-		 * trailers is dropped as they are written */
-		unsigned at = (unsigned)m->n_hdrs + m->n_trailers;
-		if (m->n_trailers >= h->max_hdrs || at + 1u >= m->hdr_cap)
-			return header_overflow(h, x);
-		m->hdrs[at] = (struct arn_h1_header){
+		m->trailers[m->n_trailers] = (struct arn_h1_header){
 		    .name = np,
 		    .name_len = (uint16_t)n.len,
 		    .value = vp,

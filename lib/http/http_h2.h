@@ -84,6 +84,9 @@ struct http_h2_stream {
 	uint32_t hdr_bytes;   /* header list size so far (RFC 9113 6.5.2) */
 	uint16_t n_rc;
 	struct nghttp2_rcbuf *rc[HTTP_H2_RCBUFS];
+	/* its trailers past the slots the head left, and the references to
+	 * their bytes past rc (from the worker's pool; NULL until needed) */
+	struct http_trl *trl;
 	struct http_in body; /* DATA payload copied into mbufs, not yet handed on */
 	uint32_t given;	     /* bytes of the last HTTP_EV_BODY, consumed at the next decode */
 	uint32_t unconsumed; /* bytes received and not given back to the window */

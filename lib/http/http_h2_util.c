@@ -18,8 +18,8 @@ struct rte_mbuf *http_h2_trailers_copy(struct http_worker *w, const struct arn_h
 	*nomem = false;
 	struct rte_mbuf *head = NULL, *t = NULL;
 	uint16_t n = 0;
-	for (unsigned i = m->n_hdrs; i < (unsigned)m->n_hdrs + m->n_trailers; i++) {
-		const struct arn_h1_header *h = &m->hdrs[i];
+	for (unsigned i = 0; i < m->n_trailers; i++) {
+		const struct arn_h1_header *h = &m->trailers[i];
 		if (arn_h1_trailer_dropped(h))
 			continue;
 		uint32_t need = (uint32_t)h->name_len + h->value_len + 2;

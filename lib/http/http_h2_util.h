@@ -43,7 +43,7 @@ int http_h2_send_frames(nghttp2_session *s, struct http_worker *w, struct http_h
 #define HTTP_H2_RCBUFS (2 * HTTP_MAX_HDRS + 16)
 
 /**
- * Copy @p m's trailers (hdrs[n_hdrs .. n_hdrs + n_trailers)) for an HTTP/2
+ * Copy @p m's trailers (trailers[0 .. n_trailers)) for an HTTP/2
  * HEADERS frame: names lowercased (RFC 9113 8.2.1), those a proxy does not
  * forward dropped (arn_h1_trailer_dropped), packed "name\0value\0" into
  * a chain of mbufs of @p w's pool, no field split across two (a field

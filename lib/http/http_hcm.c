@@ -174,14 +174,15 @@ static void stream_release_cfg(struct http_stream *st)
  * The pins' slot array is not: it is read only below n (http_io.c). */
 static void msgbuf_clear(struct http_msgbuf *b)
 {
-	_Static_assert(sizeof(struct http_msgbuf) == sizeof(struct arn_h1_msg) +
-							 sizeof(struct http_pins) +
-							 2 * sizeof(char *),
-		       "http_msgbuf: m, pins, scratch and big, nothing else");
+	_Static_assert(sizeof(struct http_msgbuf) ==
+			   sizeof(struct arn_h1_msg) + sizeof(struct http_pins) +
+			       2 * sizeof(char *) + sizeof(struct http_trl **),
+		       "http_msgbuf: m, pins, scratch, big and trl, nothing else");
 	b->pins.n = 0;
 	b->pins.overflow = false;
 	b->scratch = NULL;
 	b->big = NULL;
+	b->trl = NULL;
 }
 
 /* Clear @p st for the next request: the connection and the request message
@@ -921,6 +922,17 @@ static bool req_error(struct http_stream *st, const struct http_ev *ev)
 	return false;
 }
 
+/* The proxy had no trailer array for the client's trailers (the
+ * worker's are all in use: http_trl): they are refused as ones over
+ * max_headers_count are, 431 (or the stream reset, its response begun). */
+static bool req_no_buffer(struct http_stream *st, const struct http_ev *ev)
+{
+	HTTP_INC(st->hc, trailer_slots_exhausted);
+	pre_head_reply(st, ev->status, arn_http_reason(ev->status),
+		       ARN_RF_BIT(DOWNSTREAM_PROTOCOL_ERROR), ev->details);
+	return false;
+}
+
 static const struct direction request = {
     .ready = req_ready,
     .end_ready = req_end_ready,
@@ -933,6 +945,7 @@ static const struct direction request = {
     .end = req_end,
     .closed = req_closed,
     .error = req_error,
+    .no_buffer = req_no_buffer,
 };
 
 void http_req_step(struct http_stream *st)
@@ -1354,6 +1367,8 @@ static bool resp_error(struct http_stream *st, const struct http_ev *ev)
 static bool resp_no_buffer(struct http_stream *st, const struct http_ev *ev)
 {
 	struct http_conn *hc = st->hc;
+	if (ev->details && strcmp(ev->details, HTTP_TRL_DETAILS) == 0)
+		HTTP_INC(hc, trailer_slots_exhausted); /* no trailer array (http_trl) */
 	/* the worker's shortage, not the host's failure: a client that drains
 	 * the mbufs must not get healthy hosts ejected (HOST_LOCAL) */
 	if (!(st->state & HTTP_S_RESP_STARTED) &&

@@ -54,7 +54,7 @@ static struct arn_cfg_gen *const *g_gen_slot;
 static unsigned g_app_slot = ARN_TCP_APPS_MAX;
 static uint32_t cfg_conns = 16384, cfg_ups = 8192, cfg_res = 1024;
 /* arn_http_options' table sizes, 0 for the defaults: set at each start */
-static uint32_t cfg_big, cfg_pools;
+static uint32_t cfg_big, cfg_pools, cfg_trl;
 static struct http_mcp_caps cfg_mcp;
 /* Envoy's --drain-time-s default (600 s) and --drain-strategy gradual */
 static uint64_t cfg_drain_ms = 600 * 1000;
@@ -188,6 +188,7 @@ static void worker_free(struct http_worker *w)
 	http_cmp_worker_fini(w);
 	free(w->res_mem);
 	free(w->big_mem);
+	free(w->trl_mem);
 	free(w->pools);
 	http_tcpp_worker_fini(w);
 	http_hc_worker_fini(w);
@@ -251,6 +252,7 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	w->n_ups = cfg_ups;
 	w->n_res = cfg_res;
 	w->n_big = cfg_big ? cfg_big : HTTP_BIG_SCRATCH_N;
+	w->n_trl = cfg_trl ? cfg_trl : HTTP_TRL_N;
 	w->pools_cap = cfg_pools ? (uint32_t)rte_align32pow2(cfg_pools) : HTTP_POOLS;
 	w->drain_ms = cfg_drain_ms;
 	w->drain_immediate = cfg_drain_immediate;
@@ -260,7 +262,8 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	w->res_mem = worker_array(w->n_res, sizeof(*w->res_mem));
 	w->pools = worker_array(w->pools_cap, sizeof(*w->pools));
 	w->big_mem = worker_array(w->n_big, HTTP_BIG_SCRATCH);
-	if (!w->conns || !w->ups || !w->res_mem || !w->pools || !w->big_mem ||
+	w->trl_mem = worker_array(w->n_trl, sizeof(*w->trl_mem));
+	if (!w->conns || !w->ups || !w->res_mem || !w->pools || !w->big_mem || !w->trl_mem ||
 	    http_tcpp_worker_init(w, w->n_ups) != 0 || http_mcp_worker_init(w, &cfg_mcp) != 0 ||
 	    http_grpc_stats_worker_init(w) != 0 || http_mcp_tools_worker_init(w) != 0 ||
 	    http_cmp_worker_init(w) != 0 || http_hc_worker_init(w) != 0) {
@@ -289,6 +292,8 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	}
 	for (uint32_t i = w->n_big; i-- > 0;)
 		http_big_put(w, w->big_mem + (size_t)i * HTTP_BIG_SCRATCH);
+	for (uint32_t i = w->n_trl; i-- > 0;)
+		http_trl_put(w, &w->trl_mem[i]);
 	if (idx < ARN_STATS_MAX_WORKERS)
 		__atomic_store_n(&tls_workers[idx], &w->tls, __ATOMIC_RELEASE);
 	/* no generation seen yet: an id no generation has (they count up
@@ -439,6 +444,7 @@ int arn_http_start(struct arn_config_store *s, const struct arn_http_options *o)
 	}
 	/* (unlike the limits above, which keep an earlier start's value) */
 	cfg_big = o ? o->large_buffers : 0;
+	cfg_trl = o ? o->trailer_arrays : 0;
 	cfg_pools = o && o->upstream_pools <= (1u << 31) ? o->upstream_pools : 0;
 	cfg_mcp = (struct http_mcp_caps){0};
 	if (o)

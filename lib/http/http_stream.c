@@ -64,6 +64,9 @@ void http_res_put_big(struct http_worker *w, struct http_res *r)
 	http_big_put(w, r->big_req);
 	http_big_put(w, r->big_resp);
 	r->big_req = r->big_resp = NULL;
+	http_trl_put(w, r->trl_req);
+	http_trl_put(w, r->trl_resp);
+	r->trl_req = r->trl_resp = NULL;
 	r->next = w->res_free;
 	w->res_free = r;
 }

@@ -95,6 +95,9 @@ struct http_res {
 	 * req_scratch / resp_scratch (from the worker's pool, returned with
 	 * the http_res); NULL until needed */
 	char *big_req, *big_resp;
+	/* HTTP/1 messages' trailers past the slots their head left (from
+	 * the worker's pool, returned with the http_res); NULL until needed */
+	struct http_trl *trl_req, *trl_resp;
 	struct http_xreq x;
 	struct arn_h1_header req_hdrs[HTTP_MAX_HDRS];
 	struct arn_h1_header resp_hdrs[HTTP_MAX_HDRS];
@@ -476,7 +479,8 @@ void http_res_unwait(struct http_worker *w, struct http_conn *hc);
  * queued, if it was not) while none is free or others wait before it. */
 struct http_res *http_res_take(struct http_worker *w, struct http_conn *hc);
 struct http_res *http_res_get(struct http_worker *w);
-/* http_res_put's rare case: @p r holds a large scratch, given back too. */
+/* http_res_put's rare case: @p r holds a large scratch or a trailer
+ * array, given back too. */
 void http_res_put_big(struct http_worker *w, struct http_res *r);
 /* @p r (may be NULL) back to @p w's free list. Inline: every stream's end
  * puts one back, nearly always without a large scratch. */
@@ -484,7 +488,7 @@ static inline void http_res_put(struct http_worker *w, struct http_res *r)
 {
 	if (!r)
 		return;
-	if (r->big_req || r->big_resp) {
+	if (r->big_req || r->big_resp || r->trl_req || r->trl_resp) {
 		http_res_put_big(w, r);
 		return;
 	}
@@ -498,8 +502,10 @@ static inline void http_stream_attach(struct http_stream *st, struct http_res *r
 	st->res = r;
 	st->req.scratch = r->req_scratch;
 	st->req.big = &r->big_req;
+	st->req.trl = &r->trl_req;
 	st->resp.scratch = r->resp_scratch;
 	st->resp.big = &r->big_resp;
+	st->resp.trl = &r->trl_resp;
 }
 
 /* The router's per-request state in @p r (http_res's x), fresh for a

@@ -50,6 +50,7 @@ struct http_uph2s {
 	/* the response */
 	bool head_in, head_given, end_in, end_given, bad;
 	bool no_mbuf; /* bad because a DATA frame found no mbuf: the proxy's failure */
+	bool no_trl;  /* bad because no trailer array was free: the proxy's failure */
 	bool closed; /* nghttp2 closed the stream (close_error) */
 	bool lost;   /* the connection went before the stream ended */
 	uint32_t close_error;
@@ -68,6 +69,10 @@ struct http_uph2s {
 	bool n_data, n_write, n_ready;
 	uint16_t n_rc;
 	nghttp2_rcbuf *rc[HTTP_H2_RCBUFS];
+	/* the response's trailers past the slots its head left, and the
+	 * references to their bytes past rc (from the worker's pool, given
+	 * back with those references: rc_drop; NULL until needed) */
+	struct http_trl *trl;
 };
 
 /* ---- helpers -----------------------------------------------------------------------------------
@@ -121,14 +126,27 @@ static void rc_drop(struct http_uph2s *x)
 	for (unsigned i = 0; i < x->n_rc; i++)
 		nghttp2_rcbuf_decref(x->rc[i]);
 	x->n_rc = 0;
+	if (x->trl) {
+		for (unsigned i = 0; i < x->trl->n_rc; i++)
+			nghttp2_rcbuf_decref(x->trl->rc[i]);
+		http_trl_put(x->h2->w, x->trl);
+		x->trl = NULL;
+	}
 }
 
 static int keep(struct http_uph2s *x, nghttp2_rcbuf *b)
 {
-	if (x->n_rc >= HTTP_H2_RCBUFS)
+	if (__builtin_expect(x->n_rc < HTTP_H2_RCBUFS, 1)) {
+		nghttp2_rcbuf_incref(b);
+		x->rc[x->n_rc++] = b;
+		return 0;
+	}
+	/* trailers after a large head: in its trailer array */
+	struct http_trl *t = x->trl;
+	if (!t || t->n_rc >= sizeof(t->rc) / sizeof(t->rc[0]))
 		return -1;
 	nghttp2_rcbuf_incref(b);
-	x->rc[x->n_rc++] = b;
+	t->rc[t->n_rc++] = b;
 	return 0;
 }
 
@@ -292,6 +310,8 @@ static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud
 	rc_drop(x);
 	m->n_hdrs = 0;
 	m->n_trailers = 0;
+	m->trailers = NULL;
+	m->trailer_cap = 0;
 	m->status = 0;
 	m->version = 20;
 	m->flags = ARN_H1_F_KEEP_ALIVE;
@@ -308,6 +328,38 @@ static void header_overflow(struct http_uph2s *x)
 	x->bad = true;
 }
 
+/*
+ * A slot for the response's next trailer. The trailers have a budget of
+ * their own, the cluster's max_headers_count (hdr_cap - 1: bind_ in
+ * http_upstream.c), as Envoy bounds each header map; they start in the
+ * slots the head left, and go on in a trailer array of the worker's when
+ * those, or the stream's references (rc), are too few. @return false when
+ * the stream fails: over the budget (header_overflow), or no trailer
+ * array free (the proxy's want: decode's -ENOBUFS, counted in
+ * trailer_slots_exhausted).
+ */
+static bool trailer_room(struct http_upconn *b, struct http_uph2s *x, struct arn_h1_msg *m)
+{
+	if (!(m->flags & ARN_H1_F_TRAILERS)) {
+		m->flags |= ARN_H1_F_TRAILERS;
+		m->trailers = m->hdrs + m->n_hdrs;
+		m->trailer_cap = (uint16_t)(m->hdr_cap - m->n_hdrs);
+	}
+	if (m->n_trailers + 1u >= m->hdr_cap) {
+		header_overflow(x);
+		return false;
+	}
+	if ((m->n_trailers < m->trailer_cap && x->n_rc + 2u <= HTTP_H2_RCBUFS) || x->trl)
+		return true;
+	x->trl = http_trl_get(b->w);
+	if (!x->trl) {
+		x->bad = x->no_trl = true;
+		return false;
+	}
+	arn_h1_msg_set_trailers(m, x->trl->f, HTTP_MAX_HDRS);
+	return true;
+}
+
 static int on_header(nghttp2_session *s, const nghttp2_frame *f, nghttp2_rcbuf *name,
 		     nghttp2_rcbuf *value, uint8_t flags, void *ud)
 {
@@ -321,13 +373,15 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, nghttp2_rcbuf *
 	nghttp2_vec n = nghttp2_rcbuf_get_buf(name), v = nghttp2_rcbuf_get_buf(value);
 	const char *np = (const char *)n.base, *vp = (const char *)v.base;
 	x->hdr_bytes += (uint32_t)(n.len + v.len + 32);
+	if (x->head_in && n.len && np[0] == ':')
+		return 0; /* (nghttp2 refuses pseudo-headers in trailers) */
+	if (x->head_in && !trailer_room(b, x, m))
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 	if (x->hdr_bytes > HTTP_UPH2_MAX_HDR_BYTES || keep(x, name) || keep(x, value)) {
 		header_overflow(x);
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 	}
 	if (n.len && np[0] == ':') {
-		if (x->head_in)
-			return 0;
 		if (n.len == 7 && memcmp(np, ":status", 7) == 0) {
 			unsigned st = 0;
 			for (size_t i = 0; i < v.len && i < 3; i++)
@@ -336,12 +390,17 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, nghttp2_rcbuf *
 		}
 		return 0;
 	}
-	unsigned at = (unsigned)m->n_hdrs + m->n_trailers;
-	if (at + 1u >= m->hdr_cap) {
-		header_overflow(x);
-		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	struct arn_h1_header *hd;
+	if (x->head_in) {
+		/* trailers (grpc-status, grpc-message): trailer_room made room */
+		hd = &m->trailers[m->n_trailers++];
+	} else {
+		if (m->n_hdrs + 1u >= m->hdr_cap) {
+			header_overflow(x);
+			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+		}
+		hd = &m->hdrs[m->n_hdrs];
 	}
-	struct arn_h1_header *hd = &m->hdrs[at];
 	*hd = (struct arn_h1_header){
 	    .name = np,
 	    .name_len = (uint16_t)n.len,
@@ -349,12 +408,8 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, nghttp2_rcbuf *
 	    .value_len = (uint32_t)v.len,
 	    .id = (uint16_t)arn_h1_hdr_lookup(np, n.len),
 	};
-	if (x->head_in) {
-		/* trailers (grpc-status, grpc-message): after the head's fields */
-		m->n_trailers++;
-		m->flags |= ARN_H1_F_TRAILERS;
+	if (x->head_in)
 		return 0;
-	}
 	if (hd->id == ARN_H1_H_CONTENT_LENGTH) {
 		uint64_t cl = 0;
 		for (size_t i = 0; i < v.len; i++)
@@ -935,11 +990,13 @@ static int uph2_decode(struct http_peer *p, struct http_msgbuf *mb, bool keep_he
 		h2_send(x->h2); /* the WINDOW_UPDATE: the upstream may go on */
 	}
 	if (x->bad) {
-		if (x->no_mbuf) {
+		if (x->no_mbuf || x->no_trl) {
 			/* the proxy's shortage, not the upstream's fault: the
 			 * stream is given up (Envoy's local reset) */
 			ev->status = 503;
-			ev->details = "upstream_reset_before_response_started{local_reset}";
+			ev->details = x->no_trl
+					  ? HTTP_TRL_DETAILS
+					  : "upstream_reset_before_response_started{local_reset}";
 			return -ENOBUFS;
 		}
 		ev->status = 502;

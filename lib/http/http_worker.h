@@ -21,6 +21,7 @@
 
 #include "arn_access_log.h"
 #include "arn_config_model.h"
+#include "arn_h1.h"
 #include "arn_l4.h"
 #include "arn_tls.h"
 
@@ -178,6 +179,8 @@ struct http_worker {
 	char **big_free; /* free list through each buffer's first bytes */
 	uint32_t n_res;
 	uint32_t n_big;
+	struct http_trl *trl_mem, *trl_free; /* n_trl trailer arrays */
+	uint32_t n_trl;
 
 	/* TLS: the handshake budget and deferred handshakes (lib/tls), and
 	 * the ssl.* counters of this worker's downstream TLS connections */
@@ -256,6 +259,47 @@ struct rte_mbuf *http_mbuf(struct http_worker *w);
  * takes it. Per worker, HTTP_BIG_SCRATCH_N of them by default (4 MB; n_big). */
 #define HTTP_BIG_SCRATCH (64u * 1024)
 #define HTTP_BIG_SCRATCH_N 64
+/*
+ * A message's trailer fields when the slots its head left in the stream's
+ * header array are too few (arn_h1_msg.trailers): the trailers' budget is
+ * max_headers_count of their own, as Envoy's, but most messages have no
+ * trailers, and a small head leaves room for a gRPC call's, so no stream
+ * keeps an array for them; it takes one from its worker's pool only when
+ * its trailers outgrow that room, and gives it back at its end (HTTP/1:
+ * with its request buffer, struct http_res; HTTP/2: with the stream, rc
+ * holding its references to the trailers' bytes once the stream's own
+ * are full). HTTP_TRL_N per worker by default (about 1.3 MB; n_trl, the
+ * trailer_arrays option); none free: the trailers are refused as ones
+ * over max_headers_count are (http.<prefix>.trailer_slots_exhausted).
+ */
+#define HTTP_TRL_N 256
+struct http_trl {
+	struct http_trl *next; /* the worker's free list */
+	uint16_t n_rc;
+	struct arn_h1_header f[HTTP_MAX_HDRS];
+	void *rc[2 * HTTP_MAX_HDRS]; /* nghttp2_rcbuf *: names and values */
+};
+/* the details of a stream failed for want of one (decode's -ENOBUFS) */
+#define HTTP_TRL_DETAILS "trailer_slots_exhausted"
+/** A free trailer array (its n_rc 0), or NULL. */
+static inline struct http_trl *http_trl_get(struct http_worker *w)
+{
+	struct http_trl *t = w->trl_free;
+	if (t) {
+		w->trl_free = t->next;
+		t->n_rc = 0;
+	}
+	return t;
+}
+/** Give @p t back (NULL: nothing); its references are dropped already. */
+static inline void http_trl_put(struct http_worker *w, struct http_trl *t)
+{
+	if (!t)
+		return;
+	t->next = w->trl_free;
+	w->trl_free = t;
+}
+
 /** A free large scratch buffer (HTTP_BIG_SCRATCH bytes), or NULL. */
 char *http_big_get(struct http_worker *w);
 /** Give @p b back (NULL: nothing). */

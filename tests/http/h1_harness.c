@@ -169,7 +169,7 @@ static void end_line(struct arn_sb *sb, const struct arn_h1_msg *m, const char *
 {
 	arn_sb_printf(sb, "%s body=%llu\n", what, (unsigned long long)m->body_len);
 	for (unsigned i = 0; i < m->n_trailers; i++) {
-		const struct arn_h1_header *h = &m->hdrs[m->n_hdrs + i];
+		const struct arn_h1_header *h = &m->trailers[i];
 		arn_sb_puts(sb, "  T ");
 		esc(sb, h->name, h->name_len);
 		arn_sb_puts(sb, ": ");
@@ -306,6 +306,10 @@ char *h1t_run(const char *in, size_t n, const size_t *cuts, size_t ncuts, const 
 	const char **ptrs = calloc(np, sizeof(char *));
 	uint16_t cap = o->hdr_cap ? o->hdr_cap : 128;
 	struct arn_h1_header *hdrs = calloc(cap, sizeof(*hdrs));
+	/* trailers beyond the slots the head left (NEED_TRAILERS) */
+	uint16_t trl_cap =
+	    o->cfg && o->cfg->max_headers ? o->cfg->max_headers : ARN_H1_DEFAULT_MAX_HEADERS;
+	struct arn_h1_header *trl = NULL;
 	struct arn_h1_msg msg;
 	struct arn_h1_parser p;
 	struct arn_h1_ev ev;
@@ -395,6 +399,19 @@ char *h1t_run(const char *in, size_t n, const size_t *cuts, size_t ncuts, const 
 				/* trailers after the head's lines change none */
 				h1t_fields_whole_check(&msg);
 				break;
+			case ARN_H1_EV_NEED_TRAILERS:
+				/* an array of the trailers' budget of its own, at
+				 * most once a message (the parser asks once) */
+				if (o->no_trailers) {
+					arn_h1_parser_no_trailers(&p);
+				} else {
+					if (!trl)
+						trl = calloc(trl_cap, sizeof(*trl));
+					if (msg.trailers == trl)
+						arn_sb_puts(&sb, "HARNESS: asked twice\n");
+					arn_h1_msg_set_trailers(&msg, trl, trl_cap);
+				}
+				break;
 			case ARN_H1_EV_NEED_SCRATCH:
 				if (arn_h1_parser_scratch_short(&p)) {
 					/* from the small one to the large; no third */
@@ -437,6 +454,7 @@ out:
 	free(bounds);
 	free(ptrs);
 	free(hdrs);
+	free(trl);
 	return arn_sb_steal(&sb);
 }
 
@@ -524,6 +542,9 @@ char *h1t_reserialize(const char *in, size_t n, const struct h1t_opts *o, unsign
 {
 	uint16_t cap = o->hdr_cap ? o->hdr_cap : 128;
 	struct arn_h1_header *hdrs = calloc(cap, sizeof(*hdrs));
+	uint16_t trl_cap =
+	    o->cfg && o->cfg->max_headers ? o->cfg->max_headers : ARN_H1_DEFAULT_MAX_HEADERS;
+	struct arn_h1_header *trl = calloc(trl_cap, sizeof(*trl));
 	uint32_t max_head =
 	    o->cfg && o->cfg->max_head_bytes ? o->cfg->max_head_bytes : ARN_H1_DEFAULT_MAX_HEAD;
 	char *scratch = malloc(max_head + 1024);
@@ -557,6 +578,10 @@ char *h1t_reserialize(const char *in, size_t n, const struct h1t_opts *o, unsign
 			break;
 		in += r;
 		n -= (size_t)r;
+		if (ev.type == ARN_H1_EV_NEED_TRAILERS) {
+			arn_h1_msg_set_trailers(&m, trl, trl_cap);
+			continue;
+		}
 		if (ev.type == ARN_H1_EV_HEAD) {
 			if (o->kind == ARN_H1_REQUEST && m.version == 11) {
 				/* the line as it came where the parser saw it
@@ -598,11 +623,12 @@ char *h1t_reserialize(const char *in, size_t n, const struct h1t_opts *o, unsign
 			}
 		} else if (ev.type == ARN_H1_EV_END) {
 			if ((m.flags & ARN_H1_F_CHUNKED) && !(m.flags & ARN_H1_F_NO_BODY))
-				arn_h1_write_chunk_end(&w, &ck, m.hdrs + m.n_hdrs, m.n_trailers);
+				arn_h1_write_chunk_end(&w, &ck, m.trailers, m.n_trailers);
 		}
 	}
 	arn_sb_append(&s.out, w.p, w.len);
 	free(hdrs);
+	free(trl);
 	free(scratch);
 	*outlen = s.out.len;
 	return arn_sb_steal(&s.out);

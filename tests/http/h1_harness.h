@@ -27,6 +27,7 @@ struct h1t_opts {
 	int eager_scratch;		 /* attach scratch before parsing, not on NEED_SCRATCH */
 	int grow; /* start with a 24-byte scratch and grow into the large one when asked */
 	enum h1t_alloc alloc;
+	int no_trailers; /* answer NEED_TRAILERS with arn_h1_parser_no_trailers */
 };
 
 /**
@@ -39,7 +40,8 @@ char *h1t_guarded(const char *src, size_t n, void **map, size_t *maplen);
  * Parse @p in (@p n bytes) cut at the ascending offsets @p cuts[0..ncuts)
  * and return the transcript (malloc'ed, caller frees). After all input,
  * arn_h1_parse_eof is called. On a NEED_SCRATCH the harness attaches the
- * scratch and goes on; after an upgrade WAIT it switches to tunnel mode.
+ * scratch and goes on, on a NEED_TRAILERS an array of max_headers (unless
+ * no_trailers); after an upgrade WAIT it switches to tunnel mode.
  */
 char *h1t_run(const char *in, size_t n, const size_t *cuts, size_t ncuts, const struct h1t_opts *o);
 

@@ -708,6 +708,7 @@ static struct arn_stats_hist hist(const char *name)
 
 static struct http_worker *w;
 static bool with_toolset; /* start() applies ToolSet "tools" first */
+static uint32_t start_trailer_arrays; /* start()'s trailer_arrays (0: the default) */
 
 static void start(uint32_t streams, const char *listener_json)
 {
@@ -727,7 +728,8 @@ static void start(uint32_t streams, const char *listener_json)
 				     .upstream_pools = 64,
 				     .mcp_sessions = 64,
 				     .mcp_legs = 128,
-				     .mcp_detached = 32};
+				     .mcp_detached = 32,
+				     .trailer_arrays = start_trailer_arrays};
 	assert_int_equal(arn_http_start(st, &o), 0);
 	apply(L, "1", listener_json);
 	if (with_toolset) /* the listener's MCP filter waits for it (X14, on demand) */
@@ -758,6 +760,7 @@ static int teardown(void **state)
 	if (app && two_workers)
 		app->worker_fini(&lc1, app->arg);
 	two_workers = false;
+	start_trailer_arrays = 0;
 	lsn_user1 = NULL;
 	deliver_closes();
 	w = NULL;
@@ -7299,37 +7302,37 @@ static int32_t h2c_post_fields(struct h2c *k, unsigned n_h, unsigned n_t)
 
 /*
  * What bounds a request's trailer block: max_headers_count (100) on its
- * own, as Envoy bounds each header map, and also the field slots the
- * head left: the head's fields and the trailers share one array of
- * HTTP_MAX_HDRS (128) slots (the layout every codec reads: trailers at
- * hdrs[n_hdrs ..]), one of them kept free. A head of 100 fields (and the
- * Host made from :authority) leaves 26 for trailers; the 27th resets the
- * stream, counted in http2.header_overflow, although each block is within
- * max_headers_count (docs/security.md said "on their own"; Envoy would
- * forward it). A small head leaves room for 100 trailers, and the 101st
- * is over max_headers_count.
+ * own, as Envoy bounds each header map. A head of 100 fields (and the
+ * Host made from :authority) and 100 trailers reach the upstream (fails
+ * before: the head and the trailers shared one array of HTTP_MAX_HDRS,
+ * 128, slots, and the 27th trailer reset the stream, counted in
+ * http2.header_overflow); the 101st trailer resets it, as Envoy's codec
+ * does (http2.header_overflow). A small head: the same 100. And the head:
+ * max_headers_count.
  */
-static void test_h2_trailers_share_the_heads_slots(void **state)
+static void test_h2_trailers_own_budget(void **state)
 {
 	(void)state;
 	start(8, jlistener("", ROUTE_WEB));
 	cluster_web_h2("", "{}");
 	struct h2c c;
 	h2c_open(&c, 65535);
-	int32_t a = h2c_post_fields(&c, 100, 26);
+	int32_t a = h2c_post_fields(&c, 100, 100);
 	h2c_pump(&c);
 	struct h2u u;
 	h2u_open(&u, 100);
 	h2cu_pump(&c, &u);
 	assert_int_equal(u.n, 1);
 	assert_true(u.st[0].end);
-	want_in(u.st[0].trailers, "x-t025: v\n");
+	want_in(u.st[0].trailers, "x-t000: v\n");
+	want_in(u.st[0].trailers, "x-t099: v\n");
 	h2u_answer(&u, &u.st[0], "ok");
 	h2cu_pump(&c, &u);
 	assert_int_equal(h2c_find(&c, a)->status, 200);
 	assert_int_equal(stat("http2.header_overflow"), 0);
-	/* one trailer more: no slot left */
-	int32_t b = h2c_post_fields(&c, 100, 27);
+	assert_int_equal(stat("http.in.trailer_slots_exhausted"), 0);
+	/* one trailer more: over max_headers_count */
+	int32_t b = h2c_post_fields(&c, 100, 101);
 	h2cu_pump(&c, &u);
 	struct h2c_stream *x = h2c_find(&c, b);
 	assert_true(x->closed);
@@ -7363,6 +7366,11 @@ static void test_h2_trailers_share_the_heads_slots(void **state)
 	assert_int_equal(stat("http2.header_overflow"), 3);
 	h2c_close(&c);
 	h2u_close(&u);
+	/* every trailer array back in the pool */
+	unsigned n = 0;
+	for (struct http_trl *t = w->trl_free; t; t = t->next)
+		n++;
+	assert_int_equal(n, w->n_trl);
 }
 
 /* A request body the test hands out piece by piece: what is there so
@@ -7620,6 +7628,247 @@ static void test_h1_client_response_trailers(void **state)
 		assert_int_equal(u.n, 2);
 		h2u_close(&u);
 	}
+}
+
+/* ---- a message's trailers have their own field budget --------------------------------------- */
+
+/* @p n lines "x-<p>NNN: v\r\n" appended to @p b at @p k (of @p cap). */
+static int field_lines(char *b, int k, size_t cap, const char *p, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		k += snprintf(b + k, cap - (size_t)k, "x-%s%03u: v\r\n", p, i);
+	return k;
+}
+
+/* A chunked HTTP/1.1 message: @p start, @p n_h head fields in all (with
+ * the start's, @p start_fields of them), body "hi", @p n_t trailers. */
+static size_t chunked_fields(char *b, size_t cap, const char *start, unsigned start_fields,
+			     unsigned n_h, unsigned n_t)
+{
+	int k = snprintf(b, cap, "%s", start);
+	k = field_lines(b, k, cap, "h", n_h - start_fields);
+	k += snprintf(b + k, cap - (size_t)k, "\r\n2\r\nhi\r\n0\r\n");
+	k = field_lines(b, k, cap, "t", n_t);
+	k += snprintf(b + k, cap - (size_t)k, "\r\n");
+	assert_true((size_t)k < cap);
+	return (size_t)k;
+}
+
+/*
+ * An HTTP/1.1 client's chunked request of 100 head fields (Envoy's
+ * max_headers_count) and 100 trailers, with enable_trailers both ways:
+ * Envoy bounds the head and the trailers separately, 100 each, and
+ * forwards both whole.
+ */
+static void test_h1_request_trailers_own_budget(void **state)
+{
+	(void)state;
+	start(8, jlistener("\"http_protocol_options\":{\"enable_trailers\":true}", ROUTE_WEB));
+	cluster_web_h1("2", false, "{\"enable_trailers\":true}");
+	struct arn_tcp_conn *c = client();
+	static char req[8192];
+	size_t n = chunked_fields(req, sizeof(req),
+				  "POST /t HTTP/1.1\r\nHost: a\r\ntransfer-encoding: chunked\r\n",
+				  2, 100, 100);
+	send_n(c, req, n);
+	struct arn_tcp_conn *u = upstream_accepts();
+	poll_ms(1);
+	want_in(u->tx, "x-h097: v\r\n");
+	want_in(u->tx, "\r\n2\r\nhi\r\n0\r\nx-t000: v\r\n");
+	want_in(u->tx, "x-t099: v\r\n\r\n");
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+	poll_ms(1);
+	assert_true(answered(c, "HTTP/1.1 200 OK\r\n"));
+}
+
+/*
+ * The same for a response: an HTTP/1.1 upstream's chunked response of
+ * 100 head fields and 100 trailers reaches the client whole.
+ */
+static void test_h1_response_trailers_own_budget(void **state)
+{
+	(void)state;
+	start(8, jlistener("\"http_protocol_options\":{\"enable_trailers\":true}", ROUTE_WEB));
+	cluster_web_h1("2", false, "{\"enable_trailers\":true}");
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET /t HTTP/1.1\r\nHost: a\r\nTE: trailers\r\n\r\n");
+	struct arn_tcp_conn *u = upstream_accepts();
+	static char resp[8192];
+	size_t n = chunked_fields(resp, sizeof(resp),
+				  "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n", 1, 100, 100);
+	send_n(u, resp, n);
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 200 OK\r\n"))
+		fail_msg("the response: '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "x-h098: v\r\n");
+	want_in(c->tx, "\r\n2\r\nhi\r\n0\r\nx-t000: v\r\n");
+	want_in(c->tx, "x-t099: v\r\n\r\n");
+}
+
+/* Answer stream @p x: 200 with @p n_h fields (x-h000 ...), body @p body,
+ * then grpc-status 0 and grpc-message as trailers. */
+static void h2u_answer_fields_grpc(struct h2u *k, struct h2u_stream *x, unsigned n_h,
+				   const char *body)
+{
+	static char names[128][8];
+	static nghttp2_nv nv[1 + 128];
+	assert_true(n_h <= 128);
+	nv[0] = (nghttp2_nv)NV(":status", "200");
+	for (unsigned i = 0; i < n_h; i++) {
+		snprintf(names[i], 8, "x-h%03u", i % 128);
+		nv[1 + i] = (nghttp2_nv){(uint8_t *)names[i], (uint8_t *)"v", 6, 1, 0};
+	}
+	nghttp2_data_provider prd = {.source = {.ptr = (void *)body}, .read_callback = tr_read};
+	tr_nv = grpc_trailers;
+	tr_n = 2;
+	assert_int_equal(nghttp2_submit_response(k->s, x->id, nv, 1 + n_h, &prd), 0);
+	x->answered = true;
+}
+
+/*
+ * A gRPC answer from an HTTP/2 upstream whose head is large (100 fields,
+ * the cluster's max_headers_count): its grpc-status, in the trailers,
+ * reaches the HTTP/2 client; and an HTTP/1.1 client with enable_trailers.
+ */
+static void test_uph2_grpc_status_after_a_large_head(void **state)
+{
+	(void)state;
+	start(8, jlistener("\"http_protocol_options\":{\"enable_trailers\":true}", ROUTE_WEB));
+	cluster_web_h2("", "{}");
+	struct h2c c;
+	h2c_open(&c, 65535);
+	int32_t a = h2c_request(&c, "POST", "/svc.S/M", NULL, "content-type", "application/grpc");
+	h2c_pump(&c);
+	struct h2u u;
+	h2u_open(&u, 100);
+	h2cu_pump(&c, &u);
+	assert_int_equal(u.n, 1);
+	h2u_answer_fields_grpc(&u, &u.st[0], 100, "hi");
+	h2cu_pump(&c, &u);
+	struct h2c_stream *x = h2c_find(&c, a);
+	assert_true(x->closed);
+	assert_int_equal(x->error, 0);
+	assert_int_equal(x->status, 200);
+	want_in(x->hdrs, "x-h099: v\n");
+	want_in(x->hdrs, "grpc-status: 0\n");
+	want_in(x->hdrs, "grpc-message: ok\n");
+	assert_int_equal(stat("cluster.web.http2.header_overflow"), 0);
+	/* an HTTP/1.1 client */
+	struct arn_tcp_conn *h = client();
+	send_s(h, "POST /svc.S/M HTTP/1.1\r\nHost: a\r\nTE: trailers\r\ncontent-length: 0\r\n\r\n");
+	h2u_pump(&u);
+	assert_int_equal(u.n, 2);
+	h2u_answer_fields_grpc(&u, &u.st[1], 100, "hi");
+	h2u_pump(&u);
+	if (!answered(h, "HTTP/1.1 200"))
+		fail_msg("the response: '%s'", h->tx ? h->tx : "");
+	want_in(h->tx, "\r\n0\r\ngrpc-status: 0\r\ngrpc-message: ok\r\n\r\n");
+	h2c_close(&c);
+	h2u_close(&u);
+}
+
+static unsigned free_trailer_arrays(void)
+{
+	unsigned n = 0;
+	for (struct http_trl *t = w->trl_free; t; t = t->next)
+		n++;
+	return n;
+}
+
+/*
+ * The worker's trailer arrays (trailer_arrays, 2 here) attacked: streams
+ * whose trailers outgrow the slots their head left each hold one until
+ * they end. With both held, the next such message's trailers are refused
+ * as ones over max_headers_count are, counted in trailer_slots_exhausted:
+ * an HTTP/1.1 client's request 431 (its upstream connection closed), an
+ * HTTP/2 client's stream reset, an HTTP/2 upstream's gRPC answer cut (the
+ * client's connection reset: its head went out); no crash, and a stream
+ * that ends gives its array back for the next.
+ */
+static void test_trailer_arrays_exhausted(void **state)
+{
+	(void)state;
+	start_trailer_arrays = 2;
+	start(16, jlistener("\"http_protocol_options\":{\"enable_trailers\":true}", ROUTE_WEB));
+	cluster_web_h1("2", false, "{\"enable_trailers\":true}");
+	assert_int_equal(free_trailer_arrays(), 2);
+	static char req[8192];
+	size_t n = chunked_fields(req, sizeof(req),
+				  "POST /t HTTP/1.1\r\nHost: a\r\ntransfer-encoding: chunked\r\n",
+				  2, 100, 100);
+	/* two requests hold both arrays while their upstreams do not answer */
+	struct arn_tcp_conn *c[3], *u[3];
+	for (int i = 0; i < 3; i++) {
+		c[i] = client();
+		send_n(c[i], req, n);
+		u[i] = upstream_accepts();
+		poll_ms(1);
+	}
+	want_in(u[0]->tx, "x-t099: v\r\n\r\n");
+	want_in(u[1]->tx, "x-t099: v\r\n\r\n");
+	assert_int_equal(free_trailer_arrays(), 0);
+	/* the third's trailers are refused */
+	assert_true(answered(c[2], "HTTP/1.1 431 "));
+	want_not_in(u[2]->tx, "x-t099");
+	assert_true(u[2]->closed);
+	assert_int_equal(stat("http.in.trailer_slots_exhausted"), 1);
+	/* an HTTP/2 client's */
+	struct h2c k;
+	h2c_open(&k, 65535);
+	int32_t a = h2c_post_fields(&k, 100, 100);
+	h2c_pump(&k);
+	/* (refused with its head, which came in the same read: not sent) */
+	assert_int_equal(upstream_pending(), 0);
+	struct h2c_stream *x = h2c_find(&k, a);
+	assert_true(x->closed);
+	assert_int_not_equal(x->error, 0);
+	assert_int_equal(stat("http.in.trailer_slots_exhausted"), 2);
+	assert_int_equal(stat("http2.header_overflow"), 0);
+	/* the first request ends: its array serves the next */
+	send_s(u[0], "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+	poll_ms(1);
+	assert_true(answered(c[0], "HTTP/1.1 200 OK\r\n"));
+	assert_int_equal(free_trailer_arrays(), 1);
+	send_n(c[0], req, n);
+	poll_ms(1);
+	const char *second = strstr(u[0]->tx + 10, "POST /t");
+	assert_non_null(second);
+	want_in(second, "x-t099: v\r\n\r\n");
+	assert_int_equal(free_trailer_arrays(), 0);
+	send_s(u[0], "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+	poll_ms(1);
+	assert_int_equal(free_trailer_arrays(), 1);
+	/* an HTTP/2 upstream's trailers after a large head, while an HTTP/2
+	 * client's stream holds the last array */
+	cluster_web_h2("", "{}");
+	int32_t p2 = h2c_post_fields(&k, 100, 100);
+	h2c_pump(&k);
+	struct h2u g;
+	h2u_open(&g, 100);
+	h2cu_pump(&k, &g);
+	assert_int_equal(g.n, 1);
+	want_in(g.st[0].trailers, "x-t099: v\n");
+	assert_int_equal(free_trailer_arrays(), 0);
+	struct arn_tcp_conn *h = client();
+	send_s(h, "POST /svc.S/M HTTP/1.1\r\nHost: a\r\nTE: trailers\r\ncontent-length: 0\r\n\r\n");
+	h2cu_pump(&k, &g);
+	assert_int_equal(g.n, 2);
+	h2u_answer_fields_grpc(&g, &g.st[1], 100, "hi");
+	h2cu_pump(&k, &g);
+	assert_true(answered(h, "HTTP/1.1 200"));
+	want_not_in(h->tx, "grpc-status");
+	assert_true(h->closed);
+	assert_int_equal(stat("http.in.trailer_slots_exhausted"), 3);
+	/* all answered: every array back */
+	h2u_answer(&g, &g.st[0], "ok");
+	h2cu_pump(&k, &g);
+	assert_int_equal(h2c_find(&k, p2)->status, 200);
+	send_s(u[1], "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+	poll_ms(1);
+	assert_int_equal(free_trailer_arrays(), 2);
+	assert_int_equal(stat("http.in.trailer_slots_exhausted"), 3);
+	h2c_close(&k);
+	h2u_close(&g);
 }
 
 /*
@@ -8591,8 +8840,8 @@ static void test_uph2_no_mbuf_retry_ejects_no_host(void **state)
 }
 
 /* mb_read's body, then grpc_trailers after it (once mb_end is set). */
-static ssize_t mb_read_tr(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len,
-			  uint32_t *flags, nghttp2_data_source *src, void *ud)
+static ssize_t mb_read_tr(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len, uint32_t *flags,
+			  nghttp2_data_source *src, void *ud)
 {
 	ssize_t n = mb_read(s, id, buf, len, flags, src, ud);
 	if (n >= 0 && (*flags & NGHTTP2_DATA_FLAG_EOF)) {
@@ -9427,7 +9676,8 @@ static void auto_host_request(const char *want_host, const char *not_host)
 }
 
 #define AUTO_HOST_ROUTE                                                                            \
-	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\",\"auto_host_rewrite\":true}}"
+	"{\"match\":{\"prefix\":\"/"                                                               \
+	"\"},\"route\":{\"cluster\":\"web\",\"auto_host_rewrite\":true}}"
 
 static void test_auto_host_rewrite_without_hostname_keeps_host(void **state)
 {
@@ -9749,7 +9999,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_request_trailers_bounded, teardown),
 	    cmocka_unit_test_teardown(test_h2_trailer_overflow_rapid_reset, teardown),
 	    cmocka_unit_test_teardown(test_h2_nghttp2_memory_bounded, teardown),
-	    cmocka_unit_test_teardown(test_h2_trailers_share_the_heads_slots, teardown),
+	    cmocka_unit_test_teardown(test_h2_trailers_own_budget, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_body_no_mbuf, teardown),
 	    cmocka_unit_test_teardown(test_uph2_response_body_no_mbuf, teardown),
 	    cmocka_unit_test_teardown(test_uph2_response_no_mbuf_is_local_reset, teardown),
@@ -9759,6 +10009,10 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_response_trailers_no_mbuf, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_trailers_h1_upstream, teardown),
 	    cmocka_unit_test_teardown(test_h1_client_response_trailers, teardown),
+	    cmocka_unit_test_teardown(test_h1_request_trailers_own_budget, teardown),
+	    cmocka_unit_test_teardown(test_h1_response_trailers_own_budget, teardown),
+	    cmocka_unit_test_teardown(test_uph2_grpc_status_after_a_large_head, teardown),
+	    cmocka_unit_test_teardown(test_trailer_arrays_exhausted, teardown),
 	    cmocka_unit_test_teardown(test_trailers_after_head_in_many_segments, teardown),
 	    cmocka_unit_test_teardown(test_uph2_streams_share_connections, teardown),
 	    cmocka_unit_test_teardown(test_uph2_slow_client_holds_window, teardown),

@@ -861,6 +861,114 @@ static void test_limit_header_count(void **state)
 		 "ERR TOO_MANY_HEADERS\n", 1, __FILE__, __LINE__);
 }
 
+/* A chunked request of @p n_h head fields (Host and Transfer-Encoding
+ * among them), body "a", and @p n_t trailers X-T0 ... */
+static char *head_and_trailers(unsigned n_h, unsigned n_t, size_t *len)
+{
+	struct arn_sb sb = ARN_SB_INIT;
+	arn_sb_puts(&sb, "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n");
+	for (unsigned i = 0; i + 2 < n_h; i++)
+		arn_sb_printf(&sb, "X-H%u: v\r\n", i);
+	arn_sb_puts(&sb, "\r\n1\r\na\r\n0\r\n");
+	for (unsigned i = 0; i < n_t; i++)
+		arn_sb_printf(&sb, "X-T%u: v\r\n", i);
+	arn_sb_puts(&sb, "\r\n");
+	*len = sb.len;
+	return arn_sb_steal(&sb);
+}
+
+/*
+ * Trailers have a field budget of their own, max_headers (100), as
+ * Envoy bounds the head and the trailers separately, not the slots the
+ * head left of the message's array: after a head of 100 fields in an
+ * array of 128, the 29th trailer line asks for an array of its own
+ * (ARN_H1_EV_NEED_TRAILERS, once, nothing of the line consumed), and 100
+ * trailers parse, in every cutting of the input (fails before: "ERR
+ * TOO_MANY_HEADERS" at the 29th). A small head leaves room for all 100:
+ * no array is asked for. The 101st is over max_headers; with no array to
+ * be had (arn_h1_parser_no_trailers) the 29th fails as that.
+ */
+static void test_trailers_own_budget(void **state)
+{
+	(void)state;
+	size_t n;
+	char *in = head_and_trailers(100, 100, &n), *whole = NULL;
+	static const struct h1t_opts o = {.kind = ARN_H1_REQUEST};
+	char *d = h1t_all_splits(in, n, &o, 16, 5, &whole);
+	if (d)
+		fail_msg("%s", d);
+	assert_null(strstr(whole, "ERR"));
+	assert_null(strstr(whole, "HARNESS"));
+	assert_non_null(strstr(whole, "END body=1\n  T X-T0: v\n"));
+	assert_non_null(strstr(whole, "  T X-T99: v\n"));
+	free(whole);
+
+	/* by hand: where it asks, and what it keeps */
+	static struct arn_h1_header hdrs[128], trl[100];
+	struct arn_h1_msg m;
+	struct arn_h1_parser p;
+	struct arn_h1_ev ev;
+	arn_h1_msg_init(&m, hdrs, 128);
+	arn_h1_parser_init(&p, ARN_H1_REQUEST, NULL, &m);
+	unsigned asked = 0;
+	size_t off = 0;
+	for (;;) {
+		ssize_t r = arn_h1_parse(&p, in + off, n - off, &ev);
+		assert_true(r >= 0);
+		off += (size_t)r;
+		if (ev.type == ARN_H1_EV_NEED_TRAILERS) {
+			asked++;
+			assert_memory_equal(in + off, "X-T28: v\r\n", 10);
+			assert_int_equal(m.n_trailers, 28);
+			assert_ptr_equal(m.trailers, hdrs + 100);
+			arn_h1_msg_set_trailers(&m, trl, 100);
+		}
+		if (ev.type == ARN_H1_EV_END)
+			break;
+	}
+	assert_int_equal(off, n);
+	assert_int_equal(asked, 1);
+	assert_int_equal(m.n_hdrs, 100);
+	assert_int_equal(m.n_trailers, 100);
+	assert_ptr_equal(m.trailers, trl);
+	assert_memory_equal(trl[0].name, "X-T0", 4);
+	assert_memory_equal(trl[99].name, "X-T99", 5);
+	assert_true(m.flags & ARN_H1_F_TRAILERS);
+	free(in);
+
+	/* a head of 10 fields: 100 trailers in the slots it left */
+	in = head_and_trailers(10, 100, &n);
+	arn_h1_msg_init(&m, hdrs, 128);
+	arn_h1_parser_init(&p, ARN_H1_REQUEST, NULL, &m);
+	for (off = 0;;) {
+		ssize_t r = arn_h1_parse(&p, in + off, n - off, &ev);
+		assert_true(r >= 0);
+		assert_int_not_equal(ev.type, ARN_H1_EV_NEED_TRAILERS);
+		off += (size_t)r;
+		if (ev.type == ARN_H1_EV_END)
+			break;
+	}
+	assert_int_equal(m.n_trailers, 100);
+	assert_ptr_equal(m.trailers, hdrs + 10);
+	free(in);
+
+	/* over the budget, and no array to be had */
+	in = head_and_trailers(100, 101, &n);
+	char *t = h1t_run(in, n, NULL, 0, &o);
+	assert_non_null(strstr(t, "ERR TOO_MANY_HEADERS\n"));
+	free(t);
+	free(in);
+	in = head_and_trailers(100, 29, &n);
+	static const struct h1t_opts none = {.kind = ARN_H1_REQUEST, .no_trailers = 1};
+	t = h1t_run(in, n, NULL, 0, &none);
+	assert_non_null(strstr(t, "ERR TOO_MANY_HEADERS\n"));
+	free(t);
+	t = h1t_run(in, n, NULL, 0, &o);
+	assert_non_null(strstr(t, "  T X-T28: v\n"));
+	free(t);
+	free(in);
+}
+
 static void test_limit_head_size(void **state)
 {
 	(void)state;
@@ -2610,6 +2718,7 @@ int main(void)
 	    cmocka_unit_test(test_smuggling_nul),
 	    cmocka_unit_test(test_host_rules),
 	    cmocka_unit_test(test_limit_header_count),
+	    cmocka_unit_test(test_trailers_own_budget),
 	    cmocka_unit_test(test_limit_head_size),
 	    cmocka_unit_test(test_limit_request_line),
 	    cmocka_unit_test(test_scratch_lazy_and_bounded),
