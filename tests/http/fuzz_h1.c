@@ -40,6 +40,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    .expect = (enum arn_h1_method)(data[1] % 10),
 	    .eager_scratch = (ctl & 0x40) != 0,
 	    .alloc = H1T_MALLOC,
+	    /* with the small limits a small array too: a head of 3 fields
+	     * or more leaves fewer slots than max_headers' 8 trailers, so
+	     * the parser asks for a trailer array (NEED_TRAILERS) */
+	    .hdr_cap = (ctl & 0x80) ? 10 : 0,
 	};
 	const char *in = (const char *)data + 2;
 	size_t n = size - 2;

@@ -1015,7 +1015,8 @@ static inline void hh_init(bool verbose)
 				     .upstream_pools = 16,
 				     .mcp_sessions = 8,
 				     .mcp_legs = 8,
-				     .mcp_detached = 4};
+				     .mcp_detached = 4,
+				     .trailer_arrays = 1};
 	if (arn_http_start(store, &o) != 0)
 		exit(1);
 	hh_config(0);
