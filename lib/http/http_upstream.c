@@ -249,10 +249,10 @@ static inline __attribute__((always_inline)) void bind_(struct http_upconn *u,
 		m->upgrade_idx = -1;
 	}
 	if (u->xs) {
-		/* an HTTP/2 stream: at most max_headers_count fields too */
-		st->resp.m.hdr_cap =
-		    (uint16_t)(max_headers + 1 < HTTP_MAX_HDRS ? max_headers + 1 : HTTP_MAX_HDRS);
-		http_uph2_bind(u, st);
+		/* an HTTP/2 stream: at most max_headers_count fields in the
+		 * head, and as many in the trailers (the array's 128 slots
+		 * stay: the trailers take those the head left) */
+		http_uph2_bind(u, st, max_headers);
 		return;
 	}
 	/* (the parser's re-arm last: nothing is kept across its call) */

@@ -55,6 +55,9 @@ struct http_uph2s {
 	bool lost;   /* the connection went before the stream ended */
 	uint32_t close_error;
 	uint32_t hdr_bytes;
+	/* the cluster's max_headers_count: the head's fields, and the
+	 * trailers' on their own (http_uph2_bind) */
+	uint16_t max_hdrs;
 	uint32_t given;	     /* bytes of the last HTTP_EV_BODY, given back at the next decode */
 	struct http_in body; /* DATA payload copied, not yet handed on */
 	/* the request */
@@ -330,10 +333,10 @@ static void header_overflow(struct http_uph2s *x)
 
 /*
  * A slot for the response's next trailer. The trailers have a budget of
- * their own, the cluster's max_headers_count (hdr_cap - 1: bind_ in
- * http_upstream.c), as Envoy bounds each header map; they start in the
- * slots the head left, and go on in a trailer array of the worker's when
- * those, or the stream's references (rc), are too few. @return false when
+ * their own, the cluster's max_headers_count (max_hdrs), as Envoy bounds
+ * each header map; they start in the slots the head left of the
+ * message's 128, and go on in a trailer array of the worker's when those,
+ * or the stream's references (rc), are too few. @return false when
  * the stream fails: over the budget (header_overflow), or no trailer
  * array free (the proxy's want: decode's -ENOBUFS, counted in
  * trailer_slots_exhausted).
@@ -345,7 +348,7 @@ static bool trailer_room(struct http_upconn *b, struct http_uph2s *x, struct arn
 		m->trailers = m->hdrs + m->n_hdrs;
 		m->trailer_cap = (uint16_t)(m->hdr_cap - m->n_hdrs);
 	}
-	if (m->n_trailers + 1u >= m->hdr_cap) {
+	if (m->n_trailers >= x->max_hdrs) {
 		header_overflow(x);
 		return false;
 	}
@@ -395,7 +398,8 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, nghttp2_rcbuf *
 		/* trailers (grpc-status, grpc-message): trailer_room made room */
 		hd = &m->trailers[m->n_trailers++];
 	} else {
-		if (m->n_hdrs + 1u >= m->hdr_cap) {
+		/* (one slot kept: head_done may add content-length) */
+		if (m->n_hdrs >= x->max_hdrs || m->n_hdrs + 1u >= m->hdr_cap) {
 			header_overflow(x);
 			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 		}
@@ -740,10 +744,10 @@ struct http_upconn *http_uph2_stream_new(struct http_upconn *u)
 	return b;
 }
 
-void http_uph2_bind(struct http_upconn *s, struct http_stream *st)
+void http_uph2_bind(struct http_upconn *s, struct http_stream *st, uint16_t max_headers)
 {
-	(void)st;
 	st->up_reset = 0;
+	s->xs->max_hdrs = max_headers;
 	s->connected = s->xs->h2->conn && s->xs->h2->conn->connected;
 }
 

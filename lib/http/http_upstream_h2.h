@@ -83,8 +83,9 @@ uint32_t http_uph2_streams(const struct http_upconn *u);
  * the worker's upstream blocks or the session's memory ran out. */
 struct http_upconn *http_uph2_stream_new(struct http_upconn *u);
 /** Stream block @p s is bound to @p st: its response decodes into st's
- * message buffer. */
-void http_uph2_bind(struct http_upconn *s, struct http_stream *st);
+ * message buffer, at most @p max_headers fields (the cluster's
+ * max_headers_count) in its head and as many in its trailers. */
+void http_uph2_bind(struct http_upconn *s, struct http_stream *st, uint16_t max_headers);
 /** The stream is done with block @p s (@p cancel: mid-exchange): the
  * stream is reset when still open, the block goes back. */
 void http_uph2_stream_end(struct http_upconn *s, bool cancel);

@@ -7706,21 +7706,28 @@ static void test_h1_response_trailers_own_budget(void **state)
 }
 
 /* Answer stream @p x: 200 with @p n_h fields (x-h000 ...), body @p body,
- * then grpc-status 0 and grpc-message as trailers. */
+ * then grpc-status 0 and grpc-message as trailers, and @p n_t more
+ * (x-t000 ...). */
 static void h2u_answer_fields_grpc(struct h2u *k, struct h2u_stream *x, unsigned n_h,
-				   const char *body)
+				   const char *body, unsigned n_t)
 {
-	static char names[128][8];
-	static nghttp2_nv nv[1 + 128];
-	assert_true(n_h <= 128);
+	static char names[2][128][8];
+	static nghttp2_nv nv[1 + 128], tv[2 + 128];
+	assert_true(n_h <= 128 && n_t <= 128);
 	nv[0] = (nghttp2_nv)NV(":status", "200");
 	for (unsigned i = 0; i < n_h; i++) {
-		snprintf(names[i], 8, "x-h%03u", i % 128);
-		nv[1 + i] = (nghttp2_nv){(uint8_t *)names[i], (uint8_t *)"v", 6, 1, 0};
+		snprintf(names[0][i], 8, "x-h%03u", i % 128);
+		nv[1 + i] = (nghttp2_nv){(uint8_t *)names[0][i], (uint8_t *)"v", 6, 1, 0};
+	}
+	tv[0] = grpc_trailers[0];
+	tv[1] = grpc_trailers[1];
+	for (unsigned i = 0; i < n_t; i++) {
+		snprintf(names[1][i], 8, "x-t%03u", i % 128);
+		tv[2 + i] = (nghttp2_nv){(uint8_t *)names[1][i], (uint8_t *)"v", 6, 1, 0};
 	}
 	nghttp2_data_provider prd = {.source = {.ptr = (void *)body}, .read_callback = tr_read};
-	tr_nv = grpc_trailers;
-	tr_n = 2;
+	tr_nv = tv;
+	tr_n = 2 + n_t;
 	assert_int_equal(nghttp2_submit_response(k->s, x->id, nv, 1 + n_h, &prd), 0);
 	x->answered = true;
 }
@@ -7743,7 +7750,7 @@ static void test_uph2_grpc_status_after_a_large_head(void **state)
 	h2u_open(&u, 100);
 	h2cu_pump(&c, &u);
 	assert_int_equal(u.n, 1);
-	h2u_answer_fields_grpc(&u, &u.st[0], 100, "hi");
+	h2u_answer_fields_grpc(&u, &u.st[0], 100, "hi", 0);
 	h2cu_pump(&c, &u);
 	struct h2c_stream *x = h2c_find(&c, a);
 	assert_true(x->closed);
@@ -7758,7 +7765,7 @@ static void test_uph2_grpc_status_after_a_large_head(void **state)
 	send_s(h, "POST /svc.S/M HTTP/1.1\r\nHost: a\r\nTE: trailers\r\ncontent-length: 0\r\n\r\n");
 	h2u_pump(&u);
 	assert_int_equal(u.n, 2);
-	h2u_answer_fields_grpc(&u, &u.st[1], 100, "hi");
+	h2u_answer_fields_grpc(&u, &u.st[1], 100, "hi", 0);
 	h2u_pump(&u);
 	if (!answered(h, "HTTP/1.1 200"))
 		fail_msg("the response: '%s'", h->tx ? h->tx : "");
@@ -7853,10 +7860,23 @@ static void test_trailer_arrays_exhausted(void **state)
 	send_s(h, "POST /svc.S/M HTTP/1.1\r\nHost: a\r\nTE: trailers\r\ncontent-length: 0\r\n\r\n");
 	h2cu_pump(&k, &g);
 	assert_int_equal(g.n, 2);
-	h2u_answer_fields_grpc(&g, &g.st[1], 100, "hi");
+	/* a gRPC status after a head of 100 fields needs no array: the 28
+	 * slots the head left hold it */
+	h2u_answer_fields_grpc(&g, &g.st[1], 100, "hi", 0);
 	h2cu_pump(&k, &g);
 	assert_true(answered(h, "HTTP/1.1 200"));
-	want_not_in(h->tx, "grpc-status");
+	want_in(h->tx, "\r\n0\r\ngrpc-status: 0\r\ngrpc-message: ok\r\n\r\n");
+	assert_int_equal(stat("http.in.trailer_slots_exhausted"), 2);
+	/* 40 trailers more do */
+	send_s(h, "POST /svc.S/M HTTP/1.1\r\nHost: a\r\nTE: trailers\r\ncontent-length: 0\r\n\r\n");
+	h2cu_pump(&k, &g);
+	assert_int_equal(g.n, 3);
+	size_t before = h->tx_len;
+	h2u_answer_fields_grpc(&g, &g.st[2], 100, "hi", 40);
+	h2cu_pump(&k, &g);
+	assert_true(h->tx_len > before);
+	want_in(h->tx + before, "HTTP/1.1 200 OK\r\n");
+	want_not_in(h->tx + before, "grpc-status");
 	assert_true(h->closed);
 	assert_int_equal(stat("http.in.trailer_slots_exhausted"), 3);
 	/* all answered: every array back */
