@@ -256,7 +256,9 @@ struct arn_h1_msg {
 	 * the budget allows another line, it asks the caller for an array
 	 * of its own (ARN_H1_EV_NEED_TRAILERS, arn_h1_msg_set_trailers). A
 	 * message built otherwise (HTTP/2) sets them as it likes; readers
-	 * take trailers[0 .. n_trailers) and nothing else. */
+	 * take trailers[0 .. n_trailers) and nothing else (with n_trailers
+	 * 0 the pointer may be a former message's: the parser leaves both
+	 * as they are until the last chunk). Last: not cleared per message. */
 	struct arn_h1_header *trailers;
 	uint16_t trailer_cap;
 };

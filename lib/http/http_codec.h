@@ -61,10 +61,17 @@ struct http_msgbuf {
 	struct arn_h1_msg m;
 	struct http_pins pins; /* input segments the head's slices point into */
 	char *scratch;	       /* HTTP_SCRATCH bytes for lines across segments */
-	char **big;	       /* where a larger one from the worker is kept */
-	/* where a trailer array from the worker is kept (HTTP/1: trailers
-	 * past the slots the head left); NULL: none to be had */
-	struct http_trl **trl;
+	/* where what the message takes from the worker beyond them is kept
+	 * (the stream's request buffer's) */
+	struct http_msg_more *more;
+};
+
+/* What a message may take from its worker beyond its buffers, kept until
+ * its stream ends: a larger scratch (HTTP_BIG_SCRATCH), a trailer array
+ * (HTTP/1: trailers past the slots the head left). NULL: none taken. */
+struct http_msg_more {
+	char *big;
+	struct http_trl *trl;
 };
 
 enum http_ev_type {

@@ -216,9 +216,9 @@ static __attribute__((noinline, cold)) int trailers_grow(struct http_h1_peer *h,
 							 struct http_msgbuf *mb, struct http_ev *ev)
 {
 	ev->type = HTTP_EV_NONE;
-	struct http_trl *t = mb->trl ? *mb->trl : NULL;
-	if (!t && mb->trl && h->w)
-		t = *mb->trl = http_trl_get(h->w);
+	struct http_trl *t = mb->more ? mb->more->trl : NULL;
+	if (!t && mb->more && h->w)
+		t = mb->more->trl = http_trl_get(h->w);
 	if (t) {
 		arn_h1_msg_set_trailers(&mb->m, t->f, HTTP_MAX_HDRS);
 		return 0;
@@ -265,7 +265,7 @@ static int decode_result(struct http_h1_peer *h, struct http_msgbuf *mb, struct 
 		return trailers_grow(h, mb, ev);
 	if (e->type == ARN_H1_EV_NEED_SCRATCH) {
 		if (arn_h1_parser_scratch_short(&h->p))
-			scratch_grow(h->w, &h->p, mb->big);
+			scratch_grow(h->w, &h->p, &mb->more->big);
 		else
 			arn_h1_parser_set_scratch(&h->p, mb->scratch, HTTP_SCRATCH);
 		ev->type = HTTP_EV_NONE;

@@ -174,15 +174,14 @@ static void stream_release_cfg(struct http_stream *st)
  * The pins' slot array is not: it is read only below n (http_io.c). */
 static void msgbuf_clear(struct http_msgbuf *b)
 {
-	_Static_assert(sizeof(struct http_msgbuf) ==
-			   sizeof(struct arn_h1_msg) + sizeof(struct http_pins) +
-			       2 * sizeof(char *) + sizeof(struct http_trl **),
-		       "http_msgbuf: m, pins, scratch, big and trl, nothing else");
+	_Static_assert(sizeof(struct http_msgbuf) == sizeof(struct arn_h1_msg) +
+							 sizeof(struct http_pins) +
+							 2 * sizeof(char *),
+		       "http_msgbuf: m, pins, scratch and more, nothing else");
 	b->pins.n = 0;
 	b->pins.overflow = false;
 	b->scratch = NULL;
-	b->big = NULL;
-	b->trl = NULL;
+	b->more = NULL;
 }
 
 /* Clear @p st for the next request: the connection and the request message

@@ -61,12 +61,11 @@ struct http_res *http_res_take(struct http_worker *w, struct http_conn *hc)
 
 void http_res_put_big(struct http_worker *w, struct http_res *r)
 {
-	http_big_put(w, r->big_req);
-	http_big_put(w, r->big_resp);
-	r->big_req = r->big_resp = NULL;
-	http_trl_put(w, r->trl_req);
-	http_trl_put(w, r->trl_resp);
-	r->trl_req = r->trl_resp = NULL;
+	http_big_put(w, r->req_more.big);
+	http_big_put(w, r->resp_more.big);
+	http_trl_put(w, r->req_more.trl);
+	http_trl_put(w, r->resp_more.trl);
+	r->req_more = r->resp_more = (struct http_msg_more){0};
 	r->next = w->res_free;
 	w->res_free = r;
 }

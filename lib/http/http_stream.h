@@ -92,12 +92,10 @@ struct http_xreq {
 struct http_res {
 	struct http_res *next;
 	/* larger scratch for a head whose segment-spanning lines outgrow
-	 * req_scratch / resp_scratch (from the worker's pool, returned with
-	 * the http_res); NULL until needed */
-	char *big_req, *big_resp;
-	/* HTTP/1 messages' trailers past the slots their head left (from
-	 * the worker's pool, returned with the http_res); NULL until needed */
-	struct http_trl *trl_req, *trl_resp;
+	 * req_scratch / resp_scratch, and a trailer array for HTTP/1
+	 * trailers past the slots their head left (from the worker's pools,
+	 * returned with the http_res); NULL until needed */
+	struct http_msg_more req_more, resp_more;
 	struct http_xreq x;
 	struct arn_h1_header req_hdrs[HTTP_MAX_HDRS];
 	struct arn_h1_header resp_hdrs[HTTP_MAX_HDRS];
@@ -488,7 +486,7 @@ static inline void http_res_put(struct http_worker *w, struct http_res *r)
 {
 	if (!r)
 		return;
-	if (r->big_req || r->big_resp || r->trl_req || r->trl_resp) {
+	if (r->req_more.big || r->resp_more.big || r->req_more.trl || r->resp_more.trl) {
 		http_res_put_big(w, r);
 		return;
 	}
@@ -501,11 +499,9 @@ static inline void http_stream_attach(struct http_stream *st, struct http_res *r
 {
 	st->res = r;
 	st->req.scratch = r->req_scratch;
-	st->req.big = &r->big_req;
-	st->req.trl = &r->trl_req;
+	st->req.more = &r->req_more;
 	st->resp.scratch = r->resp_scratch;
-	st->resp.big = &r->big_resp;
-	st->resp.trl = &r->trl_resp;
+	st->resp.more = &r->resp_more;
 }
 
 /* The router's per-request state in @p r (http_res's x), fresh for a

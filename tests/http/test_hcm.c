@@ -3799,8 +3799,8 @@ static void test_codec_goes_through_the_transport(void **state)
 	h.tp = &x.t;
 	struct arn_h1_header hdrs[8];
 	static char scratch[HTTP_SCRATCH];
-	char *big = NULL;
-	struct http_msgbuf mb = {.scratch = scratch, .big = &big};
+	struct http_msg_more more = {0};
+	struct http_msgbuf mb = {.scratch = scratch, .more = &more};
 	arn_h1_msg_init(&mb.m, hdrs, 8);
 	struct arn_h1_config cfg = {.max_headers = 8};
 	http_h1_serve(&h, &cfg, &mb.m);
@@ -3902,8 +3902,8 @@ static void test_head_segment_to_pins(void **state)
 	struct test_tp x = {.t.ops = &ttp_ops};
 	struct arn_h1_header hdrs[8];
 	static char scratch[HTTP_SCRATCH];
-	char *big = NULL;
-	struct http_msgbuf mb = {.scratch = scratch, .big = &big};
+	struct http_msg_more more = {0};
+	struct http_msgbuf mb = {.scratch = scratch, .more = &more};
 	struct arn_h1_config cfg = {.max_headers = 8};
 	struct http_h1_peer h;
 
@@ -4001,8 +4001,8 @@ static void test_response_body_end_in_one_decode(void **state)
 	struct test_tp x = {.t.ops = &ttp_ops}; /* nothing to fill: the test feeds */
 	struct arn_h1_header hdrs[8];
 	static char scratch[HTTP_SCRATCH];
-	char *big = NULL;
-	struct http_msgbuf mb = {.scratch = scratch, .big = &big};
+	struct http_msg_more more = {0};
+	struct http_msgbuf mb = {.scratch = scratch, .more = &more};
 	for (int fused = 0; fused < 2; fused++) {
 		struct http_h1_peer h;
 		http_h1_peer_init(&h, NULL, NULL);
@@ -4210,8 +4210,8 @@ static void test_response_body_joins_its_head(void **state)
 	start(4, jlistener("", DIRECT_OK));
 	struct arn_h1_header hdrs[8];
 	static char scratch[HTTP_SCRATCH];
-	char *big = NULL;
-	struct http_msgbuf mb = {.scratch = scratch, .big = &big};
+	struct http_msg_more more = {0};
+	struct http_msgbuf mb = {.scratch = scratch, .more = &more};
 	static char big_body[1001];
 	memset(big_body, 'x', 1000);
 	static const struct {
