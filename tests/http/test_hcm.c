@@ -7892,6 +7892,78 @@ static void test_trailer_arrays_exhausted(void **state)
 }
 
 /*
+ * Trailers past the budget (the 101st after a head of 100 fields) fail as
+ * Envoy's codecs fail them: an HTTP/1.1 request 431 (Envoy's "trailers
+ * size exceeds limit", a protocol error), its upstream connection closed;
+ * an HTTP/1.1 response a protocol error after its head went (the
+ * client's connection cut, flag UPE); an HTTP/2 upstream's stream failed
+ * (cluster http2.header_overflow), the HTTP/2 client's stream reset. (A
+ * guard of the outcome: before the trailers' own budget the same failures
+ * came at the 27th or 29th trailer, test_*_own_budget.)
+ */
+static void test_trailers_over_the_budget(void **state)
+{
+	(void)state;
+	start(8, jlistener("\"http_protocol_options\":{\"enable_trailers\":true}", ROUTE_WEB));
+	cluster_web_h1("2", false, "{\"enable_trailers\":true}");
+	static char msg[8192];
+	struct arn_tcp_conn *c = client();
+	size_t n = chunked_fields(msg, sizeof(msg),
+				  "POST /t HTTP/1.1\r\nHost: a\r\ntransfer-encoding: chunked\r\n",
+				  2, 100, 101);
+	send_n(c, msg, n);
+	struct arn_tcp_conn *u = upstream_accepts();
+	poll_ms(1);
+	assert_true(answered(c, "HTTP/1.1 431 "));
+	want_not_in(u->tx, "x-t099");
+	assert_true(u->closed);
+	assert_int_equal(stat("http.in.downstream_cx_protocol_error"), 1);
+	/* a response */
+	c = client();
+	send_s(c, "GET /t HTTP/1.1\r\nHost: a\r\nTE: trailers\r\n\r\n");
+	u = upstream_accepts();
+	n = chunked_fields(msg, sizeof(msg), "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n", 1,
+			   100, 101);
+	send_n(u, msg, n);
+	poll_ms(1);
+	assert_true(answered(c, "HTTP/1.1 200 OK\r\n"));
+	want_not_in(c->tx, "x-t000");
+	assert_true(c->closed);
+	assert_int_equal(stat("cluster.web.upstream_cx_protocol_error"), 1);
+	/* an HTTP/2 upstream's: 2 + 99 trailers */
+	cluster_web_h2("", "{}");
+	struct h2c k;
+	h2c_open(&k, 65535);
+	int32_t a = h2c_request(&k, "POST", "/svc.S/M", NULL, "content-type", "application/grpc");
+	h2c_pump(&k);
+	struct h2u g;
+	h2u_open(&g, 100);
+	h2cu_pump(&k, &g);
+	assert_int_equal(g.n, 1);
+	h2u_answer_fields_grpc(&g, &g.st[0], 100, "hi", 99);
+	h2cu_pump(&k, &g);
+	struct h2c_stream *x = h2c_find(&k, a);
+	assert_true(x->closed);
+	assert_int_not_equal(x->error, 0);
+	want_not_in(x->hdrs, "grpc-status");
+	assert_int_equal(stat("cluster.web.http2.header_overflow"), 1);
+	/* 2 + 98: the budget */
+	a = h2c_request(&k, "POST", "/svc.S/M", NULL, "content-type", "application/grpc");
+	h2cu_pump(&k, &g);
+	assert_int_equal(g.n, 2);
+	h2u_answer_fields_grpc(&g, &g.st[1], 100, "hi", 98);
+	h2cu_pump(&k, &g);
+	x = h2c_find(&k, a);
+	assert_true(x->closed);
+	assert_int_equal(x->error, 0);
+	want_in(x->hdrs, "grpc-status: 0\n");
+	assert_int_equal(stat("cluster.web.http2.header_overflow"), 1);
+	assert_int_equal(stat("http.in.trailer_slots_exhausted"), 0);
+	h2c_close(&k);
+	h2u_close(&g);
+}
+
+/*
  * Requests from five HTTP/1.1 clients to an HTTP/2 cluster whose
  * max_concurrent_streams is 2: three upstream connections (2 + 2 + 1
  * streams), each stream answered to its own client. Then
@@ -10033,6 +10105,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h1_response_trailers_own_budget, teardown),
 	    cmocka_unit_test_teardown(test_uph2_grpc_status_after_a_large_head, teardown),
 	    cmocka_unit_test_teardown(test_trailer_arrays_exhausted, teardown),
+	    cmocka_unit_test_teardown(test_trailers_over_the_budget, teardown),
 	    cmocka_unit_test_teardown(test_trailers_after_head_in_many_segments, teardown),
 	    cmocka_unit_test_teardown(test_uph2_streams_share_connections, teardown),
 	    cmocka_unit_test_teardown(test_uph2_slow_client_holds_window, teardown),
