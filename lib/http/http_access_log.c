@@ -136,6 +136,20 @@ void http_access_log(struct http_stream *st)
 		    hc->hcm && hc->hcm->suppress_envoy_headers ? NULL : st->service_time;
 		rec.n_resp_headers =
 		    log_headers(&st->resp.m, w->log_resp, HTTP_MAX_HDRS + 1, st, false, svc);
+		/* %TRAILER(X)%: the upstream's trailers (grpc-status, ...),
+		 * whether or not the client's codec carried them on */
+		const struct arn_h1_msg *rm = &st->resp.m;
+		if ((rm->flags & ARN_H1_F_TRAILERS) && rm->n_trailers && rm->trailers &&
+		    !st->resp.pins.overflow) {
+			unsigned k = 0;
+			for (unsigned i = 0; i < rm->n_trailers && k < HTTP_MAX_HDRS; i++) {
+				const struct arn_h1_header *t = &rm->trailers[i];
+				w->log_trl[k++] = (struct arn_access_header){
+				    {t->name, t->name_len}, {t->value, t->value_len}};
+			}
+			rec.resp_trailers = w->log_trl;
+			rec.n_resp_trailers = k;
+		}
 	}
 	if (st->res && st->res->x.tfr[0])
 		rec.upstream_transport_failure_reason =

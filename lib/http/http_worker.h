@@ -202,6 +202,7 @@ struct http_worker {
 	struct arn_cfg_header route_hdrs[HTTP_MAX_HDRS];
 	struct arn_access_header log_req[HTTP_MAX_HDRS + 2];
 	struct arn_access_header log_resp[HTTP_MAX_HDRS + 1];
+	struct arn_access_header log_trl[HTTP_MAX_HDRS]; /* the response's trailers */
 
 	/* the MCP gateway filter's sessions and request contexts (http_mcp.c) */
 	struct http_mcp_worker *mcp;

@@ -1516,6 +1516,60 @@ static void test_http_cors(void **state)
 }
 
 /* clang-format off */
+/* Listener "dyn" (port 82) to cluster web, with an access log at %s
+ * printing the response's trailers. */
+#define L4_LISTENER_TRAILER_LOG                                                                    \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"l4t2\","             \
+	"\"access_log\":[{\"name\":\"f\",\"typed_config\":{\"@type\":\"type.googleapis.com/"       \
+	"envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":\"%s\",\"log_format\":"  \
+	"{\"text_format\":\"%%RESPONSE_CODE%% %%TRAILER(GRPC-STATUS)%% %%TRAILER(X-NONE)%%\\n\"}}}]," \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"  \
+	"\"http_filters\":[{\"name\":\"envoy.filters.http.router\",\"typed_config\":{"             \
+	AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+/* %TRAILER(X)% prints the upstream response's trailer X (Envoy's: a
+ * gRPC access log's grpc-status), carried on to the client or not; it
+ * printed "-" for every response, lib/http never filling the record's
+ * trailers. */
+static void test_access_log_response_trailers(void **state)
+{
+	(void)state;
+	char path[64], json[4096];
+	snprintf(path, sizeof(path), "/tmp/arn_test_trl_log.%d.log", (int)getpid());
+	unlink(path);
+	snprintf(json, sizeof(json), L4_LISTENER_TRAILER_LOG, path);
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_LISTENER, json);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_str(hh_client(0), "GET /t HTTP/1.1\r\nHost: a\r\nTE: trailers\r\n\r\n");
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	send_str(u, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n"
+		    "0\r\ngrpc-status: 7\r\ngrpc-message: denied\r\n\r\n");
+	assert_true(got(hh_client(0), "hello"));
+	hh_end();
+	arn_access_log_drain();
+	char log[256] = "";
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(log, 1, sizeof(log) - 1, f);
+	fclose(f);
+	unlink(path);
+	log[n] = 0;
+	assert_string_equal(log, "200 7 -\n");
+}
+
+/* clang-format off */
 /* Listener "dyn" (port 82): HTTP RBAC with action LOG for /audit, and an
  * access log (path %s) that keeps only what it asks to log. */
 #define L4_LISTENER_RBAC_LOG                                                                       \
@@ -3231,6 +3285,7 @@ int main(void)
 	    T(test_http_local_ratelimit_not_enforced_adds_headers),
 	    T(test_http_local_ratelimit_per_route_stat_prefix),
 	    T(test_http_cors),
+	    T(test_access_log_response_trailers),
 	    T(test_http_rbac_log_action_access_log_hint),
 	    T(test_tcp_proxy_relays_and_carries_half_close),
 	    T(test_tcp_proxy_half_close_shapes),
