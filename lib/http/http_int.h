@@ -439,6 +439,15 @@ struct http_lb_view {
 	struct http_lb_cache *cache;
 };
 bool http_rt_lb_view(const struct http_cluster_rt *crt, unsigned worker, struct http_lb_view *v);
+struct http_lb_in;
+/* What every caller of http_lb_pick (the router, tcp_proxy, the MCP
+ * gateway's sub-requests) gives it from the current snapshot for cluster
+ * @p crt (NULL: nothing) on worker @p worker: in->cluster and in->eps set
+ * first; a cluster with active checks or outlier detection gets its hosts
+ * (in->hosts), and it or one of more than HTTP_LB_CACHE_MIN endpoints the
+ * worker's cached candidates (in->cache, in->epoch) and the endpoints'
+ * resolved hosts. Valid until the next quiescent state. */
+void http_rt_lb_in(const struct http_cluster_rt *crt, unsigned worker, struct http_lb_in *in);
 /* Endpoints above which a cluster without health checks or outlier
  * detection picks from the cache (a walk of fewer costs less than the
  * snapshot lookup). */
@@ -745,6 +754,7 @@ struct http_lb_cache {
 	size_t cap;			      /* endpoints it has room for */
 	const struct arn_cfg_endpoint **cand; /* cap: the candidates in order */
 	uint64_t *cum;			      /* cap: their cumulative weights */
+	uint64_t builds;		      /* times built (tests count them) */
 } __attribute__((aligned(64)));
 
 struct http_lb_out {

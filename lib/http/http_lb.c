@@ -373,6 +373,7 @@ cache_build(const struct http_lb_in *in, struct http_lb_cache *k, uint32_t panic
 	k->cluster = in->cluster;
 	k->epoch = in->epoch;
 	k->eps = in->eps;
+	k->builds++;
 }
 
 static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint32_t panic_pct,

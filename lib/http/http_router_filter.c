@@ -555,22 +555,7 @@ static int lb_pick(struct http_stream *st, uint64_t *rr, struct http_lb_out *out
 	/* active health checks: only a cluster that has them reads its
 	 * hosts (the others' picks read no host); it and a large cluster
 	 * pick from the worker's cached candidates (http_lb_cache) */
-	bool checked = st->cluster->n_health_checks || st->cluster->outlier.present;
-	struct http_lb_view v;
-	if (st->crt &&
-	    (checked || (st->endpoints && st->endpoints->n_endpoints > HTTP_LB_CACHE_MIN)) &&
-	    http_rt_lb_view(st->crt, st->hc->w->idx, &v)) {
-		if (checked) {
-			in.hosts = v.hosts;
-			in.n_hosts = v.n_hosts;
-		}
-		in.cache = v.cache;
-		in.epoch = __atomic_load_n(&st->crt->health_epoch, __ATOMIC_ACQUIRE);
-		if (v.eps == st->endpoints) {
-			in.ep_hosts = v.ep_hosts;
-			in.n_ep_hosts = v.n_ep_hosts;
-		}
-	}
+	http_rt_lb_in(st->crt, st->hc->w->idx, &in);
 	/* outlier detection: ejected hosts are out; those whose time ended
 	 * come back here and leave the gauge */
 	uint32_t unejected = 0;

@@ -376,6 +376,26 @@ bool http_rt_lb_view(const struct http_cluster_rt *crt, unsigned worker, struct 
 	return true;
 }
 
+void http_rt_lb_in(const struct http_cluster_rt *crt, unsigned worker, struct http_lb_in *in)
+{
+	const struct arn_cfg_cluster *cl = in->cluster;
+	bool checked = cl->n_health_checks || cl->outlier.present;
+	struct http_lb_view v;
+	if (!crt || !(checked || (in->eps && in->eps->n_endpoints > HTTP_LB_CACHE_MIN)) ||
+	    !http_rt_lb_view(crt, worker, &v))
+		return;
+	if (checked) {
+		in->hosts = v.hosts;
+		in->n_hosts = v.n_hosts;
+	}
+	in->cache = v.cache;
+	in->epoch = __atomic_load_n(&crt->health_epoch, __ATOMIC_ACQUIRE);
+	if (v.eps == in->eps) {
+		in->ep_hosts = v.ep_hosts;
+		in->n_ep_hosts = v.n_ep_hosts;
+	}
+}
+
 /* The balancer's caches of an entry of @p n endpoints for @p nw workers,
  * in one block (each cache's lists after the caches), or NULL. */
 static struct http_lb_cache *lb_caches(size_t n, unsigned nw)

@@ -149,11 +149,10 @@ int http_subreq_start(struct http_subreq *sr, struct http_conn *hc, const struct
 	    .active = http_lb_stream_active,
 	    .ctx = st,
 	};
-	/* active health checks: only a cluster that has them looks its
-	 * hosts up */
+	/* the router's input: the hosts of a cluster with checks or outlier
+	 * detection, the worker's cached candidates (http_lb_cache) */
 	uint32_t unejected = 0;
-	if ((st->cluster->n_health_checks || st->cluster->outlier.present) && st->crt)
-		in.hosts = http_rt_hosts(st->crt, &in.n_hosts);
+	http_rt_lb_in(st->crt, w->idx, &in);
 	if (st->cluster->outlier.present && st->crt) { /* outlier detection's ejections */
 		in.od_crt = st->crt;
 		in.now_ms = w->now_ms;

@@ -753,8 +753,9 @@ static void attempt(struct http_tcpp *s)
 		}
 	}
 	uint32_t unejected = 0;
-	if ((s->cluster->n_health_checks || s->cluster->outlier.present) && s->crt)
-		in.hosts = http_rt_hosts(s->crt, &in.n_hosts);
+	/* the router's input: the hosts of a cluster with checks or outlier
+	 * detection, the worker's cached candidates (http_lb_cache) */
+	http_rt_lb_in(s->crt, w->idx, &in);
 	/* outlier detection: the HTTP routers' ejections keep TCP proxy
 	 * connections off the host too (tcp_proxy reports its connects:
 	 * tp_od_put) */

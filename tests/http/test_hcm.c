@@ -8678,6 +8678,43 @@ static void test_breaker_counts_routed_requests_against_sub_requests(void **stat
 	h2u_close(&k);
 }
 
+/* A sub-request picks from the worker's cached candidates (http_lb_cache),
+ * as the router does: its pick for a cluster with outlier detection
+ * builds the list (max_requests 0 then refuses it, after the pick). It
+ * walked every endpoint and looked its host up, and the list was never
+ * built. */
+static void test_sub_request_picks_from_the_worker_cache(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("\"circuit_breakers\":{\"thresholds\":[{\"max_requests\":0}]},"
+		       "\"outlier_detection\":{\"consecutive_5xx\":5},",
+		       "{}");
+	struct arn_tcp_conn *a = client();
+	assert_non_null(a);
+	struct http_conn *hc = NULL;
+	for (uint32_t i = 0; i < w->n_conns && !hc; i++)
+		if (w->conns[i].c.tc)
+			hc = &w->conns[i].c;
+	assert_non_null(hc);
+	struct http_cluster_rt *crt = http_rt_cluster("web", 3, arn_cfg_hash("web", 3));
+	assert_non_null(crt);
+	struct http_lb_view v;
+	assert_true(http_rt_lb_view(crt, w->idx, &v));
+	assert_non_null(v.cache);
+	uint64_t b0 = v.cache->builds;
+	static const struct http_subreq_ops ops = {.on_failed = sr_nothing};
+	static struct http_subreq sr;
+	memset(&sr, 0, sizeof(sr));
+	struct arn_cfg_ref web = {.name = "web", .len = 3, .hash = arn_cfg_hash("web", 3)};
+	assert_int_equal(http_subreq_start(&sr, hc, arn_config_gen(st), &web, "/", 1, NULL, 0, "{}",
+					   2, 1000, &ops, NULL),
+			 -EBUSY);
+	assert_int_equal(stat("cluster.web.upstream_rq_pending_overflow"), 1);
+	assert_true(http_rt_lb_view(crt, w->idx, &v));
+	assert_int_equal(v.cache->builds - b0, 1);
+}
+
 /* ---- upstream HTTP/2: cluster.<c>.http2.* (Envoy's codec statistics) ------------------------- */
 
 /* One request from a new HTTP/1.1 client on connection @p k (opened by the
@@ -10125,6 +10162,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_breaker_gauges_follow_the_counts, teardown),
 	    cmocka_unit_test_teardown(test_breaker_counts_routed_requests_against_sub_requests,
 				      teardown),
+	    cmocka_unit_test_teardown(test_sub_request_picks_from_the_worker_cache, teardown),
 	    cmocka_unit_test_teardown(test_uph2_stat_streams_active, teardown),
 	    cmocka_unit_test_teardown(test_uph2_stat_rx_reset, teardown),
 	    cmocka_unit_test_teardown(test_uph2_stat_tx_reset, teardown),

@@ -1926,6 +1926,39 @@ static void test_tcp_proxy_connect_failures_reach_outlier_detection(void **state
 	hh_end();
 }
 
+/* tcp_proxy picks from the worker's cached candidates (http_lb_cache), as
+ * the router does: two attempts of a session to a cluster with outlier
+ * detection build the list once and pick from it twice. (Each pick
+ * walked every endpoint and looked its host up: the list was never
+ * built.) */
+static void test_tcp_proxy_picks_from_the_worker_cache(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_CLUSTER, TP_CDYN_OD);
+	hh_apply(ARN_TYPE_URL_LISTENER, TP_LISTENER_DYN(",\"max_connect_attempts\":2"));
+	hh_cfg_changed = true;
+	hh_settle();
+	struct http_cluster_rt *crt = http_rt_cluster("dyn", 3, arn_cfg_hash("dyn", 3));
+	assert_non_null(crt);
+	struct http_lb_view v;
+	assert_true(http_rt_lb_view(crt, 0, &v));
+	assert_non_null(v.cache);
+	uint64_t b0 = v.cache->builds;
+	uint64_t f0 = dyn_stat(ARN_CL_upstream_cx_connect_fail);
+	hh_syn(1); /* refused: two attempts, short of the 3 that eject */
+	hh_open(0, 82);
+	hh_settle();
+	hh_advance(5);
+	struct peer *c = hh_client(0);
+	c->sent_head = true;
+	assert_true(c->fin_in || c->dead);
+	assert_int_equal(dyn_stat(ARN_CL_upstream_cx_connect_fail) - f0, 2);
+	assert_true(http_rt_lb_view(crt, 0, &v));
+	assert_int_equal(v.cache->builds - b0, 1);
+	hh_end();
+}
+
 /* max_connect_attempts is a uint32, as Envoy's: 300 attempts, every one
  * refused, are made and counted, then the client is closed. (A uint8
  * count wrapped at 256 and retried forever.) */
@@ -3293,6 +3326,7 @@ int main(void)
 	    T(test_tcp_proxy_idle_timeout),
 	    T(test_tcp_proxy_connect_attempts),
 	    T(test_tcp_proxy_connect_failures_reach_outlier_detection),
+	    T(test_tcp_proxy_picks_from_the_worker_cache),
 	    T(test_tcp_proxy_resets_and_connect_timeout),
 	    T(test_tcp_proxy_behind_connection_limit),
 	    T(test_listener_connection_limit_at_accept),
