@@ -455,6 +455,20 @@ void http_rt_lb_in(const struct http_cluster_rt *crt, unsigned worker, struct ht
 /* Clusters with health_checks in the current snapshot: worker 0 walks the
  * generation's clusters for its checks only when there are some. */
 size_t http_rt_hc_clusters(void);
+/* A cluster of the current snapshot with outlier_detection: what its
+ * interval (http_od_tick) reads, without a lookup. */
+struct http_rt_od {
+	struct http_cluster_rt *crt;
+	const struct arn_cfg_outlier *cfg; /* its Cluster's */
+	struct http_host *const *hosts;	   /* sorted, as http_rt_hosts */
+	size_t n_hosts;
+};
+/* The current snapshot's clusters with outlier_detection (NULL, 0: none),
+ * their number in *@p n; *@p id names the list (another value: another
+ * list). Kept per snapshot as its entries change, so reading it costs
+ * nothing per cluster without outlier detection. Valid until the next
+ * quiescent state. */
+const struct http_rt_od *http_rt_od_clusters(size_t *n, uint64_t *id);
 void http_rt_hcm_put(struct http_hcm_rt *r);
 /** Clusters whose entries the last snapshot built rather than took from
  * the previous one (tests count the work of a generation with it). */

@@ -122,6 +122,9 @@ uint32_t http_od_interval(const struct arn_cfg_outlier *c, struct http_cluster_r
  * outlier_detection whose interval passed, and counts its statistics.
  */
 void http_od_tick(struct http_worker *w);
+/* Clusters the last call of http_od_tick visited (0: it did not walk);
+ * for the tests. */
+size_t http_od_tick_visited(void);
 
 /** The ejection time of the @p n th ejection (1 first) under @p c, ms:
  * base_ejection_time x n, capped at max(max_ejection_time, base). */

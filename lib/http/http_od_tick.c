@@ -2,8 +2,10 @@
  * Outlier detection's interval on worker 0 (http_od.h): each cluster with
  * outlier_detection is evaluated every `interval` (http_od_interval),
  * from the health checker's 100 ms tick (http_hc.c), so no lcore gets a
- * timer of its own and a configuration without outlier detection costs
- * one comparison per tick.
+ * timer of its own. The clusters come from the snapshot's list of those
+ * with outlier_detection (http_rt_od_clusters), so a walk costs one visit
+ * per such cluster and none for the others, and a configuration without
+ * outlier detection costs a comparison per tick.
  */
 #include "arn_config.h"
 #include "arn_stats.h"
@@ -11,42 +13,28 @@
 #include "http_od.h"
 #include "http_worker.h"
 
-/* Worker 0 only: no walk of the clusters before od_walk_ms; none either
- * while the generation's clusters are those (od_none_clusters, from
- * arn_cfg_gen_type_changed) of a walk that found no outlier_detection.
- * A cluster that a new generation brings is found within OD_IDLE_MS. */
-static uint64_t od_walk_ms, od_none_clusters;
-#define OD_IDLE_MS 1000
+/* Worker 0 only: no walk before od_walk_ms (the first cluster's due time)
+ * while the snapshot's list is od_list_id's; a new list is walked at the
+ * next tick (its new clusters start their interval there). */
+static uint64_t od_walk_ms, od_list_id = UINT64_MAX;
+static size_t od_visited; /* by the last tick (http_od_tick_visited) */
 
-struct od_walk {
-	struct http_worker *w;
-	uint64_t next;
-	size_t n_od; /* clusters with outlier_detection */
-};
-
-static void od_cluster(void *ctx, const struct arn_cfg_cluster *cl)
+/* Evaluate cluster @p o if it is due; lower *@p next to its next time. */
+static void od_cluster(struct http_worker *w, const struct http_rt_od *o, uint64_t *next)
 {
-	struct od_walk *ow = ctx;
-	if (!cl->outlier.present)
-		return;
-	ow->n_od++;
-	struct http_cluster_rt *crt = http_rt_cluster(cl->obj.name, cl->obj.name_len, cl->obj.hash);
-	if (!crt)
-		return;
-	struct http_worker *w = ow->w;
+	struct http_cluster_rt *crt = o->crt;
 	uint64_t now = w->now_ms;
+	od_visited++;
 	if (crt->od_next_ms && now < crt->od_next_ms) {
-		if (crt->od_next_ms < ow->next)
-			ow->next = crt->od_next_ms;
+		if (crt->od_next_ms < *next)
+			*next = crt->od_next_ms;
 		return;
 	}
-	size_t n;
-	struct http_host *const *hosts = http_rt_hosts(crt, &n);
 	struct http_od_iev ev;
-	http_od_interval(&cl->outlier, crt, hosts, n, now, http_rand(w), &ev);
-	crt->od_next_ms = now + (cl->outlier.interval_ms ? cl->outlier.interval_ms : 1);
-	if (crt->od_next_ms < ow->next)
-		ow->next = crt->od_next_ms;
+	http_od_interval(o->cfg, crt, o->hosts, o->n_hosts, now, http_rand(w), &ev);
+	crt->od_next_ms = now + (o->cfg->interval_ms ? o->cfg->interval_ms : 1);
+	if (crt->od_next_ms < *next)
+		*next = crt->od_next_ms;
 	struct arn_stats_scope *sc = crt->stats;
 	if (!sc)
 		return;
@@ -65,19 +53,24 @@ static void od_cluster(void *ctx, const struct arn_cfg_cluster *cl)
 			    (int64_t)enforced - (int64_t)ev.unejected);
 }
 
+size_t http_od_tick_visited(void)
+{
+	return od_visited;
+}
+
 void http_od_tick(struct http_worker *w)
 {
-	if (!w->gen_slot || w->now_ms < od_walk_ms)
+	od_visited = 0;
+	if (!w->gen_slot)
 		return;
-	struct od_walk ow = {w, w->now_ms + OD_IDLE_MS, 0};
-	od_walk_ms = ow.next;
-	const struct arn_cfg_gen *g = arn_config_gen_at(w->gen_slot);
-	if (!g)
+	size_t n;
+	uint64_t id;
+	const struct http_rt_od *list = http_rt_od_clusters(&n, &id);
+	if (id == od_list_id && w->now_ms < od_walk_ms)
 		return;
-	uint64_t clusters = arn_cfg_gen_type_changed(g, ARN_CFG_CLUSTER);
-	if (od_none_clusters && clusters == od_none_clusters)
-		return;
-	arn_cfg_cluster_foreach(g, od_cluster, &ow);
-	od_walk_ms = ow.next;
-	od_none_clusters = ow.n_od ? 0 : clusters;
+	od_list_id = id;
+	uint64_t next = UINT64_MAX;
+	for (size_t i = 0; i < n; i++)
+		od_cluster(w, &list[i], &next);
+	od_walk_ms = next;
 }

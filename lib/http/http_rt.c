@@ -146,6 +146,7 @@ struct cent {
 	size_t n_ep;
 	struct http_lb_cache *lbc;
 	unsigned n_lbc;
+	const struct arn_cfg_outlier *od; /* its Cluster's outlier_detection, or NULL */
 	size_t n_hosts;
 	struct http_host *hosts[]; /* sorted by (addr, port); one reference each */
 };
@@ -169,6 +170,10 @@ struct cpart {
 	struct arn_hamt *ents;		     /* struct cent by cluster name */
 	size_t n_crts, n_hosts;
 	size_t n_hc; /* entries with hc set */
+	/* the entries with od set (http_rt_od_clusters): the previous part's
+	 * that stay and those built for it */
+	struct http_rt_od *od;
+	size_t n_od;
 };
 
 struct snap {
@@ -420,6 +425,14 @@ static struct http_lb_cache *lb_caches(size_t n, unsigned nw)
 	return c;
 }
 
+const struct http_rt_od *http_rt_od_clusters(size_t *n, uint64_t *id)
+{
+	const struct snap *sn = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
+	*n = sn ? sn->cp->n_od : 0;
+	*id = sn ? sn->cp->sync : 0;
+	return sn ? sn->cp->od : NULL;
+}
+
 size_t http_rt_hc_clusters(void)
 {
 	const struct snap *sn = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
@@ -498,6 +511,7 @@ static void cpart_put(struct cpart *s)
 	arn_hamt_unref(s->ents, cent_unref);
 	arn_hamt_unref(s->cl_trie, arn_cfg_obj_unref);
 	arn_hamt_unref(s->cla_trie, arn_cfg_obj_unref);
+	free(s->od);
 	free(s);
 }
 
@@ -1002,6 +1016,9 @@ struct cl_walk {
 	struct cpart *s;
 	bool oom;
 	struct resolve_batch *resolve; /* new endpoints' addresses, or NULL */
+	/* the runtime objects of the entries built with outlier detection */
+	struct http_cluster_rt **od;
+	size_t n_od, cap_od;
 };
 
 static int host_cmp(const void *a, const void *b)
@@ -1067,6 +1084,7 @@ static void ent_build(struct cl_walk *cw, const struct arn_cfg_cluster *cl)
 	e->obj.name_len = c->len;
 	e->obj.hash = c->hash;
 	e->hc = cl->n_health_checks > 0;
+	e->od = cl->outlier.present ? &cl->outlier : NULL;
 	memcpy(e->th, cl->thresholds, sizeof(e->th));
 	/* without them the balancer looks hosts up and walks (the same picks) */
 	e->eps = v.endpoints;
@@ -1122,6 +1140,18 @@ static void ent_build(struct cl_walk *cw, const struct arn_cfg_cluster *cl)
 		cw->s->n_crts++;
 		cw->s->n_hosts += nh;
 		cw->s->n_hc += e->hc;
+		if (e->od && cw->n_od == cw->cap_od) {
+			size_t cap = cw->cap_od ? 2 * cw->cap_od : 16;
+			struct http_cluster_rt **o = realloc(cw->od, cap * sizeof(*o));
+			if (o) {
+				cw->od = o;
+				cw->cap_od = cap;
+			} else {
+				cw->oom = true;
+			}
+		}
+		if (e->od && cw->n_od < cw->cap_od)
+			cw->od[cw->n_od++] = e->crt;
 	}
 	cent_unref(&e->obj);
 	struct arn_stats_scope *sc = c->stats;
@@ -1388,6 +1418,37 @@ static uint64_t mono_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/* Part @p ns's list of entries with outlier detection: those of @p pc
+ * (NULL: none) that it still holds, and those built for it (@p cw's),
+ * looked up once each: O(clusters with outlier detection), not O(clusters).
+ * @return false: out of memory. */
+static bool od_list(struct cpart *ns, const struct cpart *pc, const struct cl_walk *cw)
+{
+	size_t cap = (pc ? pc->n_od : 0) + cw->n_od;
+	if (!cap)
+		return true;
+	ns->od = malloc(cap * sizeof(*ns->od));
+	if (!ns->od)
+		return false;
+	for (size_t i = 0; pc && i < pc->n_od; i++) {
+		const struct http_cluster_rt *c = pc->od[i].crt;
+		const struct cent *e =
+		    (const void *)arn_hamt_get(ns->ents, c->name, c->len, c->hash);
+		/* the same entry: neither its Cluster nor its endpoints changed */
+		if (e && e->od && e->hosts == pc->od[i].hosts)
+			ns->od[ns->n_od++] = pc->od[i];
+	}
+	for (size_t i = 0; i < cw->n_od; i++) {
+		const struct http_cluster_rt *c = cw->od[i];
+		const struct cent *e =
+		    (const void *)arn_hamt_get(ns->ents, c->name, c->len, c->hash);
+		if (e && e->od && e->crt == c)
+			ns->od[ns->n_od++] = (struct http_rt_od){
+			    e->crt, e->od, (struct http_host *const *)e->hosts, e->n_hosts};
+	}
+	return true;
+}
+
 /* The clusters' part of generation @p g: the previous snapshot's when its
  * clusters and endpoints are the same objects; else that part changed
  * where the generation's clusters and endpoints differ from those it
@@ -1428,6 +1489,9 @@ static struct cpart *cpart_sync(const struct arn_cfg_gen *g, unsigned nw)
 	}
 	if (cw.resolve)
 		resolve_post(cw.resolve);
+	if (!cw.oom && !od_list(ns, pc, &cw))
+		cw.oom = true;
+	free(cw.od);
 	if (cw.oom) {
 		cpart_put(ns);
 		return NULL;

@@ -46,6 +46,7 @@
 #include "http_grpc_stats.h"
 #include "http_h2.h"
 #include "http_mcp.h"
+#include "http_od.h"
 #include "http_mcp_tools.h"
 #include "http_subreq.h"
 #include "http_int.h"
@@ -8715,6 +8716,47 @@ static void test_sub_request_picks_from_the_worker_cache(void **state)
 	assert_int_equal(v.cache->builds - b0, 1);
 }
 
+/* Outlier detection's interval (worker 0, http_od_tick) visits the
+ * clusters that have outlier_detection only: with 2,000 clusters
+ * without it and one with it, a due walk visits that one, and evaluates
+ * it. It walked the generation's every cluster and looked each one's
+ * runtime object up. */
+static void test_outlier_interval_visits_only_its_clusters(void **state)
+{
+	(void)state;
+	start(4, jlistener("", ROUTE_WEB));
+	apply_clusters(0, 2000, 80, "1");
+	cluster_web_h2("\"outlier_detection\":{\"consecutive_5xx\":5,\"interval\":\"1s\"},", "{}");
+	struct http_cluster_rt *crt = http_rt_cluster("web", 3, arn_cfg_hash("web", 3));
+	assert_non_null(crt);
+	uint32_t r0 = crt->od_round;
+	w->now_ms += 3600 * 1000;
+	http_od_tick(w);
+	assert_int_equal(http_od_tick_visited(), 1);
+	assert_int_equal(crt->od_round - r0, 1);
+	/* not due: no walk */
+	w->now_ms += 10;
+	http_od_tick(w);
+	assert_int_equal(http_od_tick_visited(), 0);
+	w->now_ms += 1000;
+	http_od_tick(w);
+	assert_int_equal(http_od_tick_visited(), 1);
+	assert_int_equal(crt->od_round - r0, 2);
+	/* another cluster changes: the list keeps web (a new list: visited
+	 * at the next tick, not evaluated before its time) */
+	apply_clusters(5, 6, 81, "2");
+	w->now_ms += 10;
+	http_od_tick(w);
+	assert_int_equal(http_od_tick_visited(), 1);
+	assert_int_equal(crt->od_round - r0, 2);
+	/* web without outlier_detection leaves it */
+	cluster_web_h2("", "{}");
+	w->now_ms += 1000;
+	http_od_tick(w);
+	assert_int_equal(http_od_tick_visited(), 0);
+	assert_int_equal(crt->od_round - r0, 2);
+}
+
 /* ---- upstream HTTP/2: cluster.<c>.http2.* (Envoy's codec statistics) ------------------------- */
 
 /* One request from a new HTTP/1.1 client on connection @p k (opened by the
@@ -10164,6 +10206,7 @@ int main(void)
 				      teardown),
 	    cmocka_unit_test_teardown(test_sub_request_picks_from_the_worker_cache, teardown),
 	    cmocka_unit_test_teardown(test_uph2_stat_streams_active, teardown),
+	    cmocka_unit_test_teardown(test_outlier_interval_visits_only_its_clusters, teardown),
 	    cmocka_unit_test_teardown(test_uph2_stat_rx_reset, teardown),
 	    cmocka_unit_test_teardown(test_uph2_stat_tx_reset, teardown),
 	    cmocka_unit_test_teardown(test_uph2_stat_header_overflow, teardown),
