@@ -7,17 +7,20 @@
  *       --callgrind-out-file=/tmp/cg.lb build/bench/http/bench_lb rr 1000 10 hc 10000
  *
  * and divide the total by the picks (the last argument). Arguments: the
- * policy (rr, lr, random, ring), the hosts, the percentage of them
+ * policy (rr, lr, random, ring, maglev), the hosts, the percentage of them
  * failed, what fails them and what the cluster has:
  *   plain  no health checks, no outlier detection: EDS says UNHEALTHY
  *   hc     active health checks failed them (hc_flags)
  *   od     outlier detection ejected them (until long after the run)
  * then the picks, and optionally "walk". Each pick gets a new random
- * number and, for ring, a new request hash; least request reads 0 active
- * requests for every host. The picks use a worker's candidate cache
+ * number and, for ring and maglev, a new request hash (the configuration's
+ * default ring_hash_lb_config and maglev_lb_config); least request reads
+ * 0 active requests for every host. The picks use a worker's candidate cache
  * (struct http_lb_cache) and the endpoints' resolved hosts as the router
  * does (a cluster without checks or outlier detection above
- * HTTP_LB_CACHE_MIN endpoints); "walk" measures the walk without them.
+ * HTTP_LB_CACHE_MIN endpoints, and always for ring and maglev, whose
+ * tables it holds); "walk" measures the walk without them. The first
+ * pick builds the list and the table: it is in the total.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,10 +62,10 @@ uint64_t bench_round(struct http_lb_in *in, unsigned picks)
 int main(int argc, char **argv)
 {
 	if (argc != 6 && !(argc == 7 && !strcmp(argv[6], "walk"))) {
-		fprintf(
-		    stderr,
-		    "usage: %s rr|lr|random|ring HOSTS FAILED_PERCENT plain|hc|od PICKS [walk]\n",
-		    argv[0]);
+		fprintf(stderr,
+			"usage: %s rr|lr|random|ring|maglev HOSTS FAILED_PERCENT plain|hc|od PICKS "
+			"[walk]\n",
+			argv[0]);
 		return 2;
 	}
 	const char *pol = argv[1], *mode = argv[4];
@@ -74,6 +77,9 @@ int main(int argc, char **argv)
 	struct arn_cfg_cluster cl;
 	memset(&cl, 0, sizeof(cl));
 	cl.healthy_panic_threshold = 5000;
+	cl.ring_min_size = 1024; /* the configuration's defaults */
+	cl.ring_max_size = 8 * 1024 * 1024;
+	cl.maglev_table_size = 65537;
 	if (!strcmp(pol, "rr"))
 		cl.lb = ARN_CFG_LB_ROUND_ROBIN;
 	else if (!strcmp(pol, "lr"))
@@ -82,6 +88,8 @@ int main(int argc, char **argv)
 		cl.lb = ARN_CFG_LB_RANDOM;
 	else if (!strcmp(pol, "ring"))
 		cl.lb = ARN_CFG_LB_RING_HASH;
+	else if (!strcmp(pol, "maglev"))
+		cl.lb = ARN_CFG_LB_MAGLEV;
 	else
 		return 2;
 	struct arn_cfg_endpoint *ep = calloc(n, sizeof(*ep));
@@ -138,7 +146,18 @@ int main(int argc, char **argv)
 	cache.cum = calloc(n, sizeof(*cache.cum));
 	if (!cache.cand || !cache.cum)
 		return 1;
-	if (argc == 6 && (in.hosts || n > HTTP_LB_CACHE_MIN)) {
+	bool clipped;
+	size_t tab = http_lb_table_entries(&cl, &eps, &clipped);
+	if (cl.lb == ARN_CFG_LB_RING_HASH) {
+		cache.ring = calloc(tab, sizeof(*cache.ring));
+		cache.tab_cap = tab;
+	} else if (cl.lb == ARN_CFG_LB_MAGLEV) {
+		cache.mag = calloc(tab, sizeof(*cache.mag));
+		cache.scratch = calloc(2 * n, sizeof(*cache.scratch));
+		cache.tab_cap = tab;
+	}
+	bool hashed = cl.lb == ARN_CFG_LB_RING_HASH || cl.lb == ARN_CFG_LB_MAGLEV;
+	if (argc == 6 && (in.hosts || hashed || n > HTTP_LB_CACHE_MIN)) {
 		in.cache = &cache;
 		in.ep_hosts = hosts; /* the endpoints are in the hosts' order */
 		in.n_ep_hosts = n;
@@ -148,6 +167,9 @@ int main(int argc, char **argv)
 	       picks, (unsigned long long)sum);
 	free(cache.cand);
 	free(cache.cum);
+	free(cache.ring);
+	free(cache.mag);
+	free(cache.scratch);
 	free(ep);
 	free(h);
 	free(hosts);

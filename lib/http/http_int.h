@@ -769,7 +769,40 @@ struct http_lb_cache {
 	const struct arn_cfg_endpoint **cand; /* cap: the candidates in order */
 	uint64_t *cum;			      /* cap: their cumulative weights */
 	uint64_t builds;		      /* times built (tests count them) */
+	/* RING_HASH, MAGLEV (http_lb.c): the table a hashed pick reads,
+	 * built with the list from its candidates: the ring's points sorted
+	 * by hash, or the Maglev table of candidate indexes. The memory is
+	 * the snapshot entry's, sized for its cluster and endpoints
+	 * (http_lb_table_entries). */
+	uint8_t tab_kind;	    /* HTTP_LB_TAB_*: what is built */
+	size_t tab_cap;		    /* entries there is room for */
+	size_t tab_n;		    /* entries built */
+	struct http_lb_point *ring; /* tab_cap (RING_HASH) */
+	uint32_t *mag;		    /* tab_cap (MAGLEV) */
+	uint64_t *scratch;	    /* MAGLEV: 2 x cap, a build's state */
 } __attribute__((aligned(64)));
+
+/* A point of a RING_HASH ring: its hash, and the candidate it is of. */
+struct http_lb_point {
+	uint64_t hash;
+	uint32_t idx;
+};
+
+enum { HTTP_LB_TAB_NONE = 0, HTTP_LB_TAB_RING, HTTP_LB_TAB_MAGLEV };
+/* A worker's RING_HASH ring holds at most this many points (65,536 x 16
+ * bytes: 1 MiB), or one per endpoint when a cluster has more endpoints;
+ * Envoy's maximum_ring_size (8M by default) would cost 128 MiB per
+ * cluster per worker. A MAGLEV table at most 65,537 entries (Envoy's
+ * default table_size; 256 KiB). A cluster whose configuration asks for
+ * more is clipped to them (cluster.<c>.lb_hash_table_clipped). */
+#define HTTP_LB_RING_MAX 65536
+#define HTTP_LB_MAGLEV_MAX 65537
+/* The table entries a worker's cache needs for cluster @p cl over
+ * endpoints @p eps (0: its policy has none): the ring's points for all
+ * of them (a pick's candidates are some of them), or the Maglev table's
+ * size. *@p clipped: the limits above cut what @p cl asks for. */
+size_t http_lb_table_entries(const struct arn_cfg_cluster *cl, const struct arn_cfg_endpoints *eps,
+			     bool *clipped);
 
 struct http_lb_out {
 	const struct arn_cfg_endpoint *ep;
@@ -804,7 +837,8 @@ static inline bool http_lb_counts(uint8_t lb)
  * DEGRADED only when none is), Envoy's panic mode when the healthy
  * share is under healthy_panic_threshold, then the cluster's lb_policy
  * (ROUND_ROBIN honouring weights, LEAST_REQUEST power of two choices,
- * RANDOM, RING_HASH / MAGLEV as consistent weighted rendezvous hashing).
+ * RANDOM, RING_HASH as a ring of hashed points, MAGLEV as a Maglev
+ * table, both from the worker's cache: docs/http.md).
  * @return 0, or -ENOENT: no host (503 UH).
  */
 int http_lb_pick(const struct http_lb_in *in, struct http_lb_out *out);

@@ -7,12 +7,18 @@
  * health and balances over every host ("panic"); a cluster with no host at
  * all answers 503 UH. Within the chosen set the lb_policy picks.
  *
- * RING_HASH and MAGLEV are served by weighted rendezvous hashing: like
- * Envoy's ring and Maglev table it maps a request hash to a host
- * consistently (adding or removing a host only moves the keys of that
- * host) and honours weights, but needs no per-cluster table to build on a
- * worker when the host set changes. The exact host a key lands on differs
- * from Envoy's.
+ * RING_HASH and MAGLEV read a table each worker builds with its cached
+ * candidates (struct http_lb_cache), as Envoy builds its ring and Maglev
+ * table when the host set changes: a ring of hashed points, a number per
+ * host proportional to its weight (Envoy's minimum_ring_size and scale),
+ * searched in O(log n); a Maglev table (table_size, Envoy's weighted
+ * population), read in O(1). The ring's points per host follow from the
+ * cluster's endpoints, not from which of them are healthy, so a host that
+ * leaves the candidates (checks, ejection, EDS health) moves only its own
+ * keys. Without a table (no cache) a RING_HASH pick computes the same
+ * ring's answer from the candidates' points, and a MAGLEV pick falls back
+ * to weighted rendezvous hashing. The exact host a key lands on differs
+ * from Envoy's (other hash functions): docs/http.md.
  */
 #include <errno.h>
 #include <math.h>
@@ -233,6 +239,244 @@ static uint64_t rr_stride(uint64_t tw)
 	return 1;
 }
 
+/* ---- RING_HASH and MAGLEV ------------------------------------------------ */
+
+/* The key of an endpoint's host: its address and port, hashed. */
+static uint64_t host_key(const struct arn_cfg_endpoint *e)
+{
+	return mix64(((uint64_t)e->addr << 16) | e->port);
+}
+
+/* The hash of point @p i of the host whose key is @p key. */
+static uint64_t point_hash(uint64_t key, uint64_t i)
+{
+	return mix64(key + (i + 1) * 0x9e3779b97f4a7c15ull);
+}
+
+/* The points of a host of weight @p w on a ring of @p ppw points per unit
+ * of weight: at least one. */
+static uint64_t ring_points(uint64_t w, double ppw)
+{
+	uint64_t p = (uint64_t)((double)w * ppw);
+	return p ? p : 1;
+}
+
+static uint64_t ring_total(const struct arn_cfg_endpoints *eps, double ppw)
+{
+	uint64_t t = 0;
+	for (size_t p = 0; p < eps->n_priorities; p++)
+		for (size_t l = 0; l < eps->priorities[p].n_localities; l++) {
+			const struct arn_cfg_locality *lo = &eps->priorities[p].localities[l];
+			for (size_t i = 0; i < lo->n_endpoints; i++)
+				t += ring_points(ep_weight(&lo->endpoints[i]), ppw);
+		}
+	return t;
+}
+
+/*
+ * The points per unit of weight of cluster @p cl's ring over every
+ * endpoint of @p eps (whatever their health: a host's points do not
+ * depend on the others' health), their total in *@p total. Envoy's scale:
+ * the lightest host gets its share of minimum_ring_size, rounded up, and
+ * the others in proportion to their weight; the total is cut to
+ * maximum_ring_size and to HTTP_LB_RING_MAX (*@p clipped when that limit,
+ * not the configuration's, cut it), keeping one point per host.
+ */
+static double ring_ppw(const struct arn_cfg_cluster *cl, const struct arn_cfg_endpoints *eps,
+		       uint64_t *total, bool *clipped)
+{
+	uint64_t n = 0, tw = 0, wmin = UINT64_MAX;
+	for (size_t p = 0; p < eps->n_priorities; p++)
+		for (size_t l = 0; l < eps->priorities[p].n_localities; l++) {
+			const struct arn_cfg_locality *lo = &eps->priorities[p].localities[l];
+			for (size_t i = 0; i < lo->n_endpoints; i++) {
+				uint64_t w = ep_weight(&lo->endpoints[i]);
+				n++;
+				tw += w;
+				if (w < wmin)
+					wmin = w;
+			}
+		}
+	*total = 0;
+	*clipped = false;
+	if (!n)
+		return 0;
+	/* 0: unset (the configuration gives Envoy's defaults) */
+	uint64_t min_ring = cl->ring_min_size ? cl->ring_min_size : 1024;
+	uint64_t max_ring = cl->ring_max_size ? cl->ring_max_size : 8 * 1024 * 1024;
+	uint64_t base = (wmin * min_ring + tw - 1) / tw;
+	double ppw = (double)base / (double)wmin;
+	uint64_t t = ring_total(eps, ppw);
+	uint64_t lim = max_ring < HTTP_LB_RING_MAX ? max_ring : HTTP_LB_RING_MAX;
+	if (lim < n)
+		lim = n;
+	if (t > lim) {
+		uint64_t want = t < max_ring ? t : max_ring;
+		*clipped = want > lim;
+		ppw = (double)(lim - n) / (double)tw;
+		t = ring_total(eps, ppw);
+		while (t > lim && ppw > 0) { /* rounding */
+			ppw *= 0.999;
+			t = ring_total(eps, ppw);
+		}
+	}
+	*total = t;
+	return ppw;
+}
+
+size_t http_lb_table_entries(const struct arn_cfg_cluster *cl, const struct arn_cfg_endpoints *eps,
+			     bool *clipped)
+{
+	*clipped = false;
+	if (!cl || !eps || !eps->n_endpoints)
+		return 0;
+	if (cl->lb == ARN_CFG_LB_RING_HASH) {
+		uint64_t t;
+		ring_ppw(cl, eps, &t, clipped);
+		return t;
+	}
+	if (cl->lb == ARN_CFG_LB_MAGLEV) {
+		/* a prime (the configuration checks it); the limit is one */
+		uint64_t m = cl->maglev_table_size ? cl->maglev_table_size : HTTP_LB_MAGLEV_MAX;
+		if (m > HTTP_LB_MAGLEV_MAX) {
+			*clipped = true;
+			m = HTTP_LB_MAGLEV_MAX;
+		}
+		return m;
+	}
+	return 0;
+}
+
+static void point_sift(struct http_lb_point *a, size_t i, size_t n)
+{
+	struct http_lb_point x = a[i];
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && a[c + 1].hash > a[c].hash)
+			c++;
+		if (a[c].hash <= x.hash)
+			break;
+		a[i] = a[c];
+		i = c;
+	}
+	a[i] = x;
+}
+
+/* Heapsort: in place, no allocation on a worker (qsort may allocate). */
+static void points_sort(struct http_lb_point *a, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		point_sift(a, i, n);
+	for (size_t e = n; e-- > 1;) {
+		struct http_lb_point t = a[0];
+		a[0] = a[e];
+		a[e] = t;
+		point_sift(a, 0, e);
+	}
+}
+
+/* Cache @p k's ring over its candidates, @p ppw points per weight. */
+static void ring_build(struct http_lb_cache *k, double ppw)
+{
+	size_t m = 0;
+	for (uint64_t j = 0; j < k->n; j++) {
+		uint64_t key = host_key(k->cand[j]);
+		uint64_t p = ring_points(ep_weight(k->cand[j]), ppw);
+		for (uint64_t i = 0; i < p; i++)
+			k->ring[m++] = (struct http_lb_point){point_hash(key, i), (uint32_t)j};
+	}
+	points_sort(k->ring, m);
+	k->tab_n = m;
+}
+
+/* The index of the candidate whose point is the first at or after @p h
+ * on the ring (wrapping to the first point), as Envoy's ring. */
+static uint32_t ring_find(const struct http_lb_point *r, size_t n, uint64_t h)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r[mid].hash < h)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return r[lo == n ? 0 : lo].idx;
+}
+
+/* Ring search without a ring: keep @p e if one of its points is a better
+ * answer for @p h than the best so far (the first at or after h, else
+ * the lowest). */
+struct ring_best {
+	uint64_t h;
+	double ppw;
+	uint64_t ge, low; /* the best point at or after h, and the lowest */
+	const struct arn_cfg_endpoint *ge_ep, *low_ep;
+};
+
+static void ring_consider(struct ring_best *b, const struct arn_cfg_endpoint *e)
+{
+	uint64_t key = host_key(e);
+	uint64_t p = ring_points(ep_weight(e), b->ppw);
+	for (uint64_t i = 0; i < p; i++) {
+		uint64_t x = point_hash(key, i);
+		if (x >= b->h && (!b->ge_ep || x < b->ge)) {
+			b->ge = x;
+			b->ge_ep = e;
+		}
+		if (!b->low_ep || x < b->low) {
+			b->low = x;
+			b->low_ep = e;
+		}
+	}
+}
+
+/*
+ * Cache @p k's Maglev table over its candidates: Envoy's weighted
+ * population (each candidate's permutation of the table from its offset
+ * and skip; in each round a candidate takes its next free entry when its
+ * weight's share of the rounds so far allows). tab_cap is a prime, so
+ * every skip walks the whole table.
+ */
+static void maglev_build(struct http_lb_cache *k)
+{
+	uint64_t m = k->tab_cap, wmax = 0;
+	uint32_t *t = k->mag;
+	for (uint64_t i = 0; i < m; i++)
+		t[i] = UINT32_MAX;
+	for (uint64_t j = 0; j < k->n; j++) {
+		uint64_t key = host_key(k->cand[j]);
+		uint64_t off = mix64(key ^ 0x6a09e667f3bcc909ull) % m;
+		uint64_t skip = m > 1 ? mix64(key ^ 0xbb67ae8584caa73bull) % (m - 1) + 1 : 1;
+		k->scratch[2 * j] = off | skip << 32; /* the next entry to try, the skip */
+		k->scratch[2 * j + 1] = 0;	      /* the round weight it waits for */
+		if (ep_weight(k->cand[j]) > wmax)
+			wmax = ep_weight(k->cand[j]);
+	}
+	uint64_t filled = 0;
+	for (uint64_t round = 1; filled < m; round++)
+		for (uint64_t j = 0; j < k->n && filled < m; j++) {
+			if (round * ep_weight(k->cand[j]) < k->scratch[2 * j + 1])
+				continue;
+			k->scratch[2 * j + 1] += wmax;
+			uint64_t pos = (uint32_t)k->scratch[2 * j], skip = k->scratch[2 * j] >> 32;
+			while (t[pos] != UINT32_MAX) {
+				pos += skip;
+				if (pos >= m)
+					pos -= m;
+			}
+			t[pos] = (uint32_t)j;
+			pos += skip;
+			if (pos >= m)
+				pos -= m;
+			k->scratch[2 * j] = pos | skip << 32;
+			filled++;
+		}
+	k->tab_n = m;
+}
+
 /* Weighted rendezvous hashing's score of @p e for key @p hash:
  * w / -ln(u), u in (0, 1); the highest wins. */
 static double rendezvous(uint64_t hash, const struct arn_cfg_endpoint *e)
@@ -242,18 +486,34 @@ static double rendezvous(uint64_t hash, const struct arn_cfg_endpoint *e)
 	return (double)ep_weight(e) / -log(u);
 }
 
-/* The candidate of @p c with the highest score for @p hash, in place. */
-static const struct arn_cfg_endpoint *ring_walk(const struct cset *c, uint64_t hash)
+/*
+ * A hashed pick without a table: RING_HASH's ring answer computed from
+ * the candidates' points (the same host as the ring: O(points)), MAGLEV's
+ * weighted rendezvous hashing (the candidate with the highest score).
+ * Over the cached list or, without one, in place.
+ */
+static const struct arn_cfg_endpoint *hash_walk(const struct cset *c, bool ring, uint64_t hash)
 {
+	struct ring_best b = {.h = hash};
 	const struct arn_cfg_endpoint *win = NULL;
 	double best = -1;
-	size_t x = c->base;
-	for (size_t l = 0; l < c->pr->n_localities; l++) {
-		const struct arn_cfg_locality *lo = &c->pr->localities[l];
-		for (size_t i = 0; i < lo->n_endpoints; i++, x++) {
-			const struct arn_cfg_endpoint *e = &lo->endpoints[i];
-			if (!takes(c, e, x))
+	if (ring) {
+		uint64_t t;
+		bool clipped;
+		b.ppw = ring_ppw(c->in->cluster, c->in->eps, &t, &clipped);
+	}
+	size_t x = c->cand ? 0 : c->base;
+	for (size_t l = 0; c->cand ? l < 1 : l < c->pr->n_localities; l++) {
+		size_t n = c->cand ? c->n : c->pr->localities[l].n_endpoints;
+		for (size_t i = 0; i < n; i++, x++) {
+			const struct arn_cfg_endpoint *e =
+			    c->cand ? c->cand[i] : &c->pr->localities[l].endpoints[i];
+			if (!c->cand && !takes(c, e, x))
 				continue;
+			if (ring) {
+				ring_consider(&b, e);
+				continue;
+			}
 			double s = rendezvous(hash, e);
 			if (s > best) {
 				best = s;
@@ -261,7 +521,7 @@ static const struct arn_cfg_endpoint *ring_walk(const struct cset *c, uint64_t h
 			}
 		}
 	}
-	return win;
+	return ring ? (b.ge_ep ? b.ge_ep : b.low_ep) : win;
 }
 
 static int __attribute__((noinline))
@@ -372,6 +632,23 @@ cache_build(const struct http_lb_in *in, struct http_lb_cache *k, uint32_t panic
 	k->until_ms = until;
 	k->cluster = in->cluster;
 	k->epoch = in->epoch;
+	k->tab_kind = HTTP_LB_TAB_NONE;
+	k->tab_n = 0;
+	uint8_t lb = in->cluster ? in->cluster->lb : ARN_CFG_LB_ROUND_ROBIN;
+	if (n && lb == ARN_CFG_LB_RING_HASH && k->ring) {
+		uint64_t t;
+		bool clipped;
+		double ppw = ring_ppw(in->cluster, in->eps, &t, &clipped);
+		/* room for every endpoint's points (another generation's
+		 * endpoints may want more: then the pick walks) */
+		if (t <= k->tab_cap) {
+			ring_build(k, ppw);
+			k->tab_kind = HTTP_LB_TAB_RING;
+		}
+	} else if (n && lb == ARN_CFG_LB_MAGLEV && k->mag) {
+		maglev_build(k);
+		k->tab_kind = HTTP_LB_TAB_MAGLEV;
+	}
 	k->eps = in->eps;
 	k->builds++;
 }
@@ -434,18 +711,13 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 	case ARN_CFG_LB_RING_HASH:
 	case ARN_CFG_LB_MAGLEV:
 		if (in->has_hash) {
-			if (!c.cand) {
-				out->ep = ring_walk(&c, in->hash);
-				break;
-			}
-			double best = -1;
-			for (uint64_t j = 0; j < c.n; j++) {
-				double s = rendezvous(in->hash, c.cand[j]);
-				if (s > best) {
-					best = s;
-					out->ep = c.cand[j];
-				}
-			}
+			const struct http_lb_cache *t = c.cand ? k : NULL;
+			if (t && t->tab_kind == HTTP_LB_TAB_RING && lb == ARN_CFG_LB_RING_HASH)
+				out->ep = c.cand[ring_find(t->ring, t->tab_n, in->hash)];
+			else if (t && t->tab_kind == HTTP_LB_TAB_MAGLEV && lb == ARN_CFG_LB_MAGLEV)
+				out->ep = c.cand[t->mag[in->hash % t->tab_n]];
+			else
+				out->ep = hash_walk(&c, lb == ARN_CFG_LB_RING_HASH, in->hash);
 			break;
 		}
 		out->ep =

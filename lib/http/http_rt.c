@@ -385,8 +385,10 @@ void http_rt_lb_in(const struct http_cluster_rt *crt, unsigned worker, struct ht
 {
 	const struct arn_cfg_cluster *cl = in->cluster;
 	bool checked = cl->n_health_checks || cl->outlier.present;
+	/* the hash policies' tables live in the cache only */
+	bool hashed = cl->lb == ARN_CFG_LB_RING_HASH || cl->lb == ARN_CFG_LB_MAGLEV;
 	struct http_lb_view v;
-	if (!crt || !(checked || (in->eps && in->eps->n_endpoints > HTTP_LB_CACHE_MIN)) ||
+	if (!crt || !(checked || hashed || (in->eps && in->eps->n_endpoints > HTTP_LB_CACHE_MIN)) ||
 	    !http_rt_lb_view(crt, worker, &v))
 		return;
 	if (checked) {
@@ -402,13 +404,18 @@ void http_rt_lb_in(const struct http_cluster_rt *crt, unsigned worker, struct ht
 }
 
 /* The balancer's caches of an entry of @p n endpoints for @p nw workers,
- * in one block (each cache's lists after the caches), or NULL. */
-static struct http_lb_cache *lb_caches(size_t n, unsigned nw)
+ * in one block (each cache's lists after the caches), or NULL; with room
+ * for a table of @p tab entries of kind @p kind (HTTP_LB_TAB_*) each. */
+static struct http_lb_cache *lb_caches(size_t n, unsigned nw, uint8_t kind, size_t tab)
 {
 	if (!n || !nw)
 		return NULL;
 	size_t head = nw * sizeof(struct http_lb_cache);
 	size_t per = n * (sizeof(const struct arn_cfg_endpoint *) + sizeof(uint64_t));
+	if (kind == HTTP_LB_TAB_RING)
+		per += tab * sizeof(struct http_lb_point);
+	else if (kind == HTTP_LB_TAB_MAGLEV)
+		per += 2 * n * sizeof(uint64_t) + ((tab * sizeof(uint32_t) + 7) & ~(size_t)7);
 	size_t size = (head + nw * per + 63) & ~(size_t)63;
 	struct http_lb_cache *c = aligned_alloc(64, size);
 	if (!c)
@@ -421,6 +428,17 @@ static struct http_lb_cache *lb_caches(size_t n, unsigned nw)
 		p += n * sizeof(const struct arn_cfg_endpoint *);
 		c[w].cum = (uint64_t *)(void *)p;
 		p += n * sizeof(uint64_t);
+		if (kind == HTTP_LB_TAB_RING) {
+			c[w].tab_cap = tab;
+			c[w].ring = (struct http_lb_point *)(void *)p;
+			p += tab * sizeof(struct http_lb_point);
+		} else if (kind == HTTP_LB_TAB_MAGLEV) {
+			c[w].tab_cap = tab;
+			c[w].scratch = (uint64_t *)(void *)p;
+			p += 2 * n * sizeof(uint64_t);
+			c[w].mag = (uint32_t *)(void *)p;
+			p += (tab * sizeof(uint32_t) + 7) & ~(size_t)7;
+		}
 	}
 	return c;
 }
@@ -1090,7 +1108,15 @@ static void ent_build(struct cl_walk *cw, const struct arn_cfg_cluster *cl)
 	e->eps = v.endpoints;
 	e->n_ep = n;
 	e->ep_hosts = n ? calloc(n, sizeof(*e->ep_hosts)) : NULL;
-	e->lbc = e->ep_hosts ? lb_caches(n, cw->s->nw) : NULL;
+	/* RING_HASH / MAGLEV: each worker's table, within the limits */
+	bool clipped = false;
+	size_t tab = http_lb_table_entries(cl, v.endpoints, &clipped);
+	uint8_t kind = !tab			     ? HTTP_LB_TAB_NONE
+		       : cl->lb == ARN_CFG_LB_MAGLEV ? HTTP_LB_TAB_MAGLEV
+						     : HTTP_LB_TAB_RING;
+	if (clipped)
+		arn_stats_inc(c->stats, ARN_STATS_SLOT_CONTROL, ARN_CL_lb_hash_table_clipped);
+	e->lbc = e->ep_hosts ? lb_caches(n, cw->s->nw, kind, tab) : NULL;
 	e->n_lbc = e->lbc ? cw->s->nw : 0;
 	clusters_built++;
 	/* membership gauges, set from the control lcore's slot only */

@@ -8757,6 +8757,31 @@ static void test_outlier_interval_visits_only_its_clusters(void **state)
 	assert_int_equal(crt->od_round - r0, 2);
 }
 
+/* A RING_HASH cluster whose minimum_ring_size asks for more points than a
+ * worker's ring holds (HTTP_LB_RING_MAX) is cut to it and counted in
+ * cluster.<c>.lb_hash_table_clipped, once per entry built; its picks
+ * read the ring (the cache's table). One that fits is not counted. */
+static void test_ring_hash_clipped_is_counted(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	cluster_web_h2("\"lb_policy\":\"RING_HASH\",\"ring_hash_lb_config\":{\"minimum_ring_size\":"
+		       "\"8388608\"},",
+		       "{}");
+	assert_int_equal(stat("cluster.web.lb_hash_table_clipped"), 1);
+	struct http_cluster_rt *crt = http_rt_cluster("web", 3, arn_cfg_hash("web", 3));
+	assert_non_null(crt);
+	struct http_lb_view v;
+	assert_true(http_rt_lb_view(crt, w->idx, &v));
+	assert_non_null(v.cache);
+	assert_true(v.cache->tab_cap <= HTTP_LB_RING_MAX);
+	assert_non_null(v.cache->ring);
+	cluster_web_h2("\"lb_policy\":\"RING_HASH\",", "{}");
+	assert_int_equal(stat("cluster.web.lb_hash_table_clipped"), 1);
+	assert_true(http_rt_lb_view(crt, w->idx, &v));
+	assert_int_equal(v.cache->tab_cap, 1024); /* one host: minimum_ring_size */
+}
+
 /* ---- upstream HTTP/2: cluster.<c>.http2.* (Envoy's codec statistics) ------------------------- */
 
 /* One request from a new HTTP/1.1 client on connection @p k (opened by the
@@ -10208,6 +10233,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_uph2_stat_streams_active, teardown),
 	    cmocka_unit_test_teardown(test_outlier_interval_visits_only_its_clusters, teardown),
 	    cmocka_unit_test_teardown(test_uph2_stat_rx_reset, teardown),
+	    cmocka_unit_test_teardown(test_ring_hash_clipped_is_counted, teardown),
 	    cmocka_unit_test_teardown(test_uph2_stat_tx_reset, teardown),
 	    cmocka_unit_test_teardown(test_uph2_stat_header_overflow, teardown),
 	    cmocka_unit_test_teardown(test_uph2_stat_trailers, teardown),

@@ -1182,6 +1182,235 @@ static void test_lb_least_request_random_hash(void **state)
 	assert_int_equal(moved, 0);
 }
 
+/* A cluster of @p n endpoints (weights @p wt(i)) for the hash tables. */
+struct hfix {
+	struct arn_cfg_endpoint *ep;
+	struct arn_cfg_locality loc;
+	struct arn_cfg_priority pr;
+	struct arn_cfg_endpoints eps;
+	struct arn_cfg_cluster cl;
+	struct http_lb_cache k; /* a worker's, with its table, as http_rt.c sizes it */
+	uint32_t epoch;
+};
+
+static void hfix_setup(struct hfix *f, unsigned n, uint8_t lb, uint32_t (*wt)(unsigned))
+{
+	memset(f, 0, sizeof(*f));
+	f->ep = calloc(n, sizeof(*f->ep));
+	assert_non_null(f->ep);
+	for (unsigned i = 0; i < n; i++) {
+		f->ep[i].addr = 0xc6120000 + 10 + i;
+		f->ep[i].port = 8080;
+		f->ep[i].weight = wt ? wt(i) : 1;
+	}
+	f->loc = (struct arn_cfg_locality){.endpoints = f->ep, .n_endpoints = n};
+	f->pr =
+	    (struct arn_cfg_priority){.localities = &f->loc, .n_localities = 1, .n_endpoints = n};
+	f->eps =
+	    (struct arn_cfg_endpoints){.priorities = &f->pr, .n_priorities = 1, .n_endpoints = n};
+	f->cl.lb = lb;
+	f->cl.healthy_panic_threshold = 5000;
+	f->cl.ring_min_size = 1024; /* the configuration's defaults */
+	f->cl.ring_max_size = 8 * 1024 * 1024;
+	f->cl.maglev_table_size = 65537;
+}
+
+static void hfix_cache(struct hfix *f)
+{
+	size_t n = f->eps.n_endpoints;
+	bool clipped;
+	size_t t = http_lb_table_entries(&f->cl, &f->eps, &clipped);
+	f->k = (struct http_lb_cache){.cap = n, .tab_cap = t};
+	f->k.cand = calloc(n, sizeof(*f->k.cand));
+	f->k.cum = calloc(n, sizeof(*f->k.cum));
+	if (f->cl.lb == ARN_CFG_LB_RING_HASH)
+		f->k.ring = calloc(t, sizeof(*f->k.ring));
+	else {
+		f->k.mag = calloc(t, sizeof(*f->k.mag));
+		f->k.scratch = calloc(2 * n, sizeof(*f->k.scratch));
+	}
+}
+
+static void hfix_free(struct hfix *f)
+{
+	free(f->k.cand);
+	free(f->k.cum);
+	free(f->k.ring);
+	free(f->k.mag);
+	free(f->k.scratch);
+	free(f->ep);
+}
+
+/* The endpoint index key @p key lands on: from the worker's cache (and
+ * its table) or, @p walk, without it. */
+static int hpick(struct hfix *f, uint64_t key, bool walk)
+{
+	struct http_lb_in in = {.cluster = &f->cl,
+				.eps = &f->eps,
+				.has_hash = true,
+				.hash = key,
+				.cache = walk ? NULL : &f->k,
+				.epoch = f->epoch};
+	struct http_lb_out out;
+	assert_int_equal(http_lb_pick(&in, &out), 0);
+	return (int)(out.ep - f->ep);
+}
+
+static uint32_t wt_1234(unsigned i)
+{
+	return i % 4 + 1;
+}
+
+static uint64_t hkey(uint64_t i)
+{
+	return (i + 1) * 0x9e3779b97f4a7c15ull ^ (i << 29);
+}
+
+/*
+ * RING_HASH picks from a ring in the worker's cache (a binary search, not
+ * a score per host): the same host for every key as the ring computed
+ * without the cache; a host that leaves the candidates (EDS unhealthy,
+ * the cache rebuilt at the next epoch) moves its own keys and no other,
+ * and gets them back when it returns; weights share the keys (hosts of
+ * weight 4 take about 4 times the keys of those of weight 1).
+ */
+static void test_lb_ring_table(void **state)
+{
+	(void)state;
+	enum { N = 40, K = 4000 };
+	struct hfix f;
+	hfix_setup(&f, N, ARN_CFG_LB_RING_HASH, wt_1234);
+	hfix_cache(&f);
+	f.ep[7].health = ARN_CFG_HEALTH_UNHEALTHY;
+	static int was[K];
+	unsigned per_weight[5] = {0};
+	for (unsigned i = 0; i < K; i++) {
+		was[i] = hpick(&f, hkey(i), false);
+		assert_int_equal(was[i], hpick(&f, hkey(i), true));
+		assert_int_not_equal(was[i], 7);
+		per_weight[f.ep[was[i]].weight]++;
+	}
+	assert_int_equal(f.k.tab_kind, HTTP_LB_TAB_RING);
+	assert_int_equal(f.k.builds, 1);
+	/* 10 hosts of each weight (one of weight 4 out): 1 : 2 : 3 : 4 x 9/10 */
+	assert_true(per_weight[4] * 10 > per_weight[1] * 9 * 4 * 3 / 4);
+	assert_true(per_weight[4] * 10 < per_weight[1] * 9 * 4 * 5 / 4);
+	/* host 12 leaves: its keys alone move */
+	f.ep[12].health = ARN_CFG_HEALTH_UNHEALTHY;
+	f.epoch++;
+	unsigned moved = 0, its = 0;
+	for (unsigned i = 0; i < K; i++) {
+		int now = hpick(&f, hkey(i), false);
+		assert_int_equal(now, hpick(&f, hkey(i), true));
+		its += was[i] == 12;
+		if (was[i] == 12)
+			assert_int_not_equal(now, 12);
+		else
+			moved += now != was[i];
+	}
+	assert_int_equal(f.k.builds, 2);
+	assert_true(its > 0);
+	assert_int_equal(moved, 0);
+	/* and back */
+	f.ep[12].health = ARN_CFG_HEALTH_HEALTHY;
+	f.epoch++;
+	for (unsigned i = 0; i < K; i++)
+		assert_int_equal(hpick(&f, hkey(i), false), was[i]);
+	hfix_free(&f);
+}
+
+static uint32_t wt_first3(unsigned i)
+{
+	return i == 0 ? 3 : 1;
+}
+
+/*
+ * MAGLEV picks from a Maglev table in the worker's cache (one read): a
+ * key lands on the same host each time; the table's entries follow the
+ * weights (Envoy's weighted population: host 0 of weight 3 holds 3/12 of
+ * 65,537 entries, each other host 1/12, to a few entries); a host that
+ * leaves moves its keys and few others (Maglev's minimal disruption:
+ * under 2 % of the others' keys).
+ */
+static void test_lb_maglev_table(void **state)
+{
+	(void)state;
+	enum { N = 10, K = 20000 };
+	struct hfix f;
+	hfix_setup(&f, N, ARN_CFG_LB_MAGLEV, wt_first3);
+	hfix_cache(&f);
+	static int was[K];
+	for (unsigned i = 0; i < K; i++) {
+		was[i] = hpick(&f, hkey(i), false);
+		assert_int_equal(was[i], hpick(&f, hkey(i), false));
+	}
+	assert_int_equal(f.k.tab_kind, HTTP_LB_TAB_MAGLEV);
+	assert_int_equal(f.k.tab_n, 65537);
+	assert_int_equal(f.k.builds, 1);
+	unsigned cnt[N] = {0};
+	for (size_t e = 0; e < f.k.tab_n; e++) {
+		assert_true(f.k.mag[e] < N);
+		cnt[f.k.mag[e]]++;
+	}
+	assert_true(cnt[0] >= 65537 * 3 / 12 - 3 && cnt[0] <= 65537 * 3 / 12 + 3);
+	for (unsigned j = 1; j < N; j++)
+		assert_true(cnt[j] >= 65537 / 12 - 3 && cnt[j] <= 65537 / 12 + 3);
+	f.ep[4].health = ARN_CFG_HEALTH_UNHEALTHY;
+	f.epoch++;
+	unsigned moved = 0, others = 0;
+	for (unsigned i = 0; i < K; i++) {
+		int now = hpick(&f, hkey(i), false);
+		assert_int_not_equal(now, 4);
+		if (was[i] != 4) {
+			others++;
+			moved += now != was[i];
+		}
+	}
+	assert_true(moved * 50 < others);
+	hfix_free(&f);
+}
+
+/*
+ * The tables' limits: a ring asked for more points than HTTP_LB_RING_MAX
+ * (minimum_ring_size 8M) gets that many at most and is counted as
+ * clipped; one cut by its own maximum_ring_size is not; a cluster of more
+ * endpoints than the limit gets one point each; a Maglev table_size over
+ * HTTP_LB_MAGLEV_MAX is cut to it. The ring keeps the weights' shares.
+ */
+static void test_lb_hash_table_limits(void **state)
+{
+	(void)state;
+	struct hfix f;
+	bool clipped;
+	hfix_setup(&f, 3, ARN_CFG_LB_RING_HASH, wt_first3);
+	f.cl.ring_min_size = 8 * 1024 * 1024;
+	size_t t = http_lb_table_entries(&f.cl, &f.eps, &clipped);
+	assert_true(clipped);
+	assert_true(t <= HTTP_LB_RING_MAX && t > HTTP_LB_RING_MAX - 8);
+	hfix_cache(&f);
+	unsigned on0 = 0;
+	for (unsigned i = 0; i < 3000; i++)
+		on0 += hpick(&f, hkey(i), false) == 0;
+	assert_true(on0 > 1500 && on0 < 2100); /* 3/5 */
+	assert_int_equal(f.k.tab_n, t);
+	f.cl.ring_max_size = 4096;
+	t = http_lb_table_entries(&f.cl, &f.eps, &clipped);
+	assert_false(clipped);
+	assert_true(t <= 4096 && t > 4000);
+	hfix_free(&f);
+	hfix_setup(&f, HTTP_LB_RING_MAX + 10, ARN_CFG_LB_RING_HASH, NULL);
+	assert_int_equal(http_lb_table_entries(&f.cl, &f.eps, &clipped), HTTP_LB_RING_MAX + 10);
+	hfix_free(&f);
+	hfix_setup(&f, 3, ARN_CFG_LB_MAGLEV, NULL);
+	f.cl.maglev_table_size = 5000011;
+	assert_int_equal(http_lb_table_entries(&f.cl, &f.eps, &clipped), HTTP_LB_MAGLEV_MAX);
+	assert_true(clipped);
+	f.cl.maglev_table_size = 7;
+	assert_int_equal(http_lb_table_entries(&f.cl, &f.eps, &clipped), 7);
+	assert_false(clipped);
+	hfix_free(&f);
+}
+
 static void test_lb_hash_policies(void **state)
 {
 	(void)state;
@@ -1856,6 +2085,9 @@ int main(void)
 	    cmocka_unit_test(test_lb_single_host),
 	    cmocka_unit_test(test_lb_priorities),
 	    cmocka_unit_test(test_lb_least_request_random_hash),
+	    cmocka_unit_test(test_lb_ring_table),
+	    cmocka_unit_test(test_lb_maglev_table),
+	    cmocka_unit_test(test_lb_hash_table_limits),
 	    cmocka_unit_test(test_lb_hash_policies),
 	    cmocka_unit_test(test_lb_cookie_generated),
 	    cmocka_unit_test(test_set_cookie_edits),
