@@ -874,12 +874,18 @@ static inline void hh_trace_run(void)
 	"router.v3.Router\"}}]}}]}]}"
 #define HH_ROUTE_DYN                                                                               \
 	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"dyn\",\"retry_policy\":"           \
-	"{\"retry_on\":\"5xx,reset,connect-failure\",\"num_retries\":1}}}"
+	"{\"retry_on\":\"5xx,reset,connect-failure\",\"num_retries\":1},\"hash_policy\":"          \
+	"[{\"header\":{\"header_name\":\"x-user\"}},"                                              \
+	"{\"connection_properties\":{\"source_ip\":true}}]}}"
 #define HH_ROUTE_DIRECT "{\"match\":{\"prefix\":\"/direct\"},\"direct_response\":{\"status\":202}}"
 #define HH_ROUTE_TWO "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"two\"}}"
 #define HH_CDYN                                                                                    \
-	"{\"name\":\"dyn\",\"type\":\"STATIC\",\"connect_timeout\":\"0.3s\","                      \
+	"{\"name\":\"dyn\",\"type\":\"STATIC\",\"connect_timeout\":\"0.3s\",%s"                    \
 	"\"load_assignment\":{\"cluster_name\":\"dyn\",\"endpoints\":[{\"lb_endpoints\":[%s]}]}}"
+/* the hash policies' tables (http_lb.c) under changes: the route hashes
+ * on x-user, else the client's address */
+#define HH_LB_MAGLEV "\"lb_policy\":\"MAGLEV\",\"maglev_lb_config\":{\"table_size\":251},"
+#define HH_LB_RING "\"lb_policy\":\"RING_HASH\","
 #define HH_EP(last)                                                                                \
 	"{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0." #last "\","      \
 	"\"port_value\":8080}}}}"
@@ -919,31 +925,31 @@ static inline void hh_apply(const char *type, const char *json)
 }
 
 /* Configuration change @p v % 8: 0 the initial "dyn" cluster (endpoint
- * .203) and listener (routes to it), 1 the endpoint replaced (.204), 2 both
- * endpoints, 3 none, 4 the listener updated (a direct response route
- * first), 5 the listener removed, 6 the cluster removed, 7 the listener
- * routing to the cluster "two". */
+ * .203) and listener (routes to it), 1 the endpoint replaced (.204;
+ * MAGLEV), 2 both endpoints (RING_HASH), 3 none, 4 the listener updated
+ * (a direct response route first), 5 the listener removed, 6 the cluster
+ * removed, 7 the listener routing to the cluster "two". */
 static inline void hh_config(unsigned v)
 {
 	char b[2048];
 	hh_cfg_changed = true;
 	switch (v % 8) {
 	case 0:
-		snprintf(b, sizeof(b), HH_CDYN, HH_EP(203));
+		snprintf(b, sizeof(b), HH_CDYN, "", HH_EP(203));
 		hh_apply(ARN_TYPE_URL_CLUSTER, b);
 		snprintf(b, sizeof(b), HH_LDYN, HH_ROUTE_DYN);
 		hh_apply(ARN_TYPE_URL_LISTENER, b);
 		break;
 	case 1:
-		snprintf(b, sizeof(b), HH_CDYN, HH_EP(204));
+		snprintf(b, sizeof(b), HH_CDYN, HH_LB_MAGLEV, HH_EP(204));
 		hh_apply(ARN_TYPE_URL_CLUSTER, b);
 		break;
 	case 2:
-		snprintf(b, sizeof(b), HH_CDYN, HH_EP(203) "," HH_EP(204));
+		snprintf(b, sizeof(b), HH_CDYN, HH_LB_RING, HH_EP(203) "," HH_EP(204));
 		hh_apply(ARN_TYPE_URL_CLUSTER, b);
 		break;
 	case 3:
-		snprintf(b, sizeof(b), HH_CDYN, "");
+		snprintf(b, sizeof(b), HH_CDYN, "", "");
 		hh_apply(ARN_TYPE_URL_CLUSTER, b);
 		break;
 	case 4:
