@@ -300,6 +300,12 @@ struct http_host {
 	uint32_t od_round;
 	uint64_t od_ok, od_err;
 	uint64_t od_iv_ok, od_iv_n; /* the last interval's successes and requests */
+	/* tcp_proxy's connects to the host in a cluster with outlier
+	 * detection, which the interval counts beside rq_success / rq_error
+	 * as Envoy's does without split_external_local_origin_errors (a
+	 * connect as a 200, a failed one as a 503): atomic adds, any worker.
+	 * Not host statistics (Envoy's tcp_proxy counts no rq_*). */
+	uint64_t od_cx_ok, od_cx_fail;
 };
 /* struct http_host's hc_flags: Envoy's FAILED_ACTIVE_HC. */
 #define HTTP_HOST_FAILED_ACTIVE_HC 1u

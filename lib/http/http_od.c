@@ -237,7 +237,8 @@ uint32_t http_od_interval(const struct arn_cfg_outlier *c, struct http_cluster_r
 		    now_ms >= __atomic_load_n(&h->od_until_ms, __ATOMIC_RELAXED) + c->interval_ms)
 			__atomic_compare_exchange_n(&h->od_times, &t, t - 1, false,
 						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-		uint64_t ok = 0, err = 0;
+		uint64_t ok = __atomic_load_n(&h->od_cx_ok, __ATOMIC_RELAXED);
+		uint64_t err = __atomic_load_n(&h->od_cx_fail, __ATOMIC_RELAXED);
 		for (unsigned k = 0; k < h->n_slots; k++) {
 			ok += __atomic_load_n(&h->slots[k].rq_success, __ATOMIC_RELAXED);
 			err += __atomic_load_n(&h->slots[k].rq_error, __ATOMIC_RELAXED);

@@ -845,7 +845,9 @@ static void attempt(struct http_tcpp *s)
  * LocalOriginConnectFailed or LocalOriginTimeout): without
  * split_external_local_origin_errors a failure counts to
  * consecutive_5xx and consecutive_gateway_failure as the router's
- * connect failures do, a success resets them. */
+ * connect failures do, a success resets them, and both count in the
+ * interval's success rate and failure percentage (Envoy maps them to a
+ * 200 and a 503 there). */
 static void __attribute__((noinline)) tp_od_put(struct http_tcpp *s, bool failed)
 {
 	size_t n = 0;
@@ -854,6 +856,7 @@ static void __attribute__((noinline)) tp_od_put(struct http_tcpp *s, bool failed
 	if (!h)
 		return;
 	struct http_od_ev ev;
+	__atomic_fetch_add(failed ? &h->od_cx_fail : &h->od_cx_ok, 1, __ATOMIC_RELAXED);
 	http_od_put(&s->cluster->outlier, s->crt, h, hosts, n,
 		    failed ? HTTP_OD_LOCAL : HTTP_OD_SUCCESS, s->w->now_ms, http_rand(s->w), &ev);
 	http_od_ev_stats(s->crt->stats, s->w->slot, &ev);

@@ -1959,6 +1959,50 @@ static void test_tcp_proxy_picks_from_the_worker_cache(void **state)
 	hh_end();
 }
 
+/* Cluster "dyn" with the failure-percentage detector enforcing over one
+ * host (.207: no other test's ejections), the consecutive ones out of
+ * reach. */
+#define TP_CDYN_FP                                                                                 \
+	"{\"name\":\"dyn\",\"type\":\"STATIC\",\"connect_timeout\":\"0.3s\","                      \
+	"\"outlier_detection\":{\"consecutive_5xx\":1000,\"consecutive_gateway_failure\":1000,"    \
+	"\"interval\":\"1s\",\"base_ejection_time\":\"30s\",\"failure_percentage_threshold\":50,"  \
+	"\"enforcing_failure_percentage\":100,\"failure_percentage_minimum_hosts\":1,"             \
+	"\"failure_percentage_request_volume\":3},"                                                \
+	"\"load_assignment\":{\"cluster_name\":\"dyn\",\"endpoints\":[{\"lb_endpoints\":[" HH_EP(  \
+	    207) "]}]}}"
+
+/* tcp_proxy's connects count in outlier detection's interval (its
+ * success rate and failure percentage), as Envoy's tcp_proxy results do
+ * without split_external_local_origin_errors (a failed connect as a 503):
+ * three refused connects in an interval, a failure percentage of 100 over
+ * a volume of 3, eject the host at the next evaluation. (The interval
+ * read the hosts' rq_success and rq_error alone, which tcp_proxy does not
+ * count: its hosts were never ejected by it.) */
+static void test_tcp_proxy_connects_count_in_the_outlier_interval(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_CLUSTER, TP_CDYN_FP);
+	hh_apply(ARN_TYPE_URL_LISTENER, TP_LISTENER_DYN(",\"max_connect_attempts\":3"));
+	hh_cfg_changed = true;
+	hh_settle();
+	uint64_t e0 = dyn_stat(ARN_CL_outlier_detection_ejections_enforced_failure_percentage);
+	uint64_t f0 = dyn_stat(ARN_CL_upstream_cx_connect_fail);
+	hh_advance(1200); /* the first evaluation starts the interval */
+	hh_syn(1);	  /* refused */
+	hh_open(0, 82);
+	hh_settle();
+	hh_advance(5);
+	struct peer *c = hh_client(0);
+	c->sent_head = true;
+	assert_true(c->fin_in || c->dead);
+	assert_int_equal(dyn_stat(ARN_CL_upstream_cx_connect_fail) - f0, 3);
+	hh_advance(1200);
+	assert_int_equal(
+	    dyn_stat(ARN_CL_outlier_detection_ejections_enforced_failure_percentage) - e0, 1);
+	hh_end();
+}
+
 /* max_connect_attempts is a uint32, as Envoy's: 300 attempts, every one
  * refused, are made and counted, then the client is closed. (A uint8
  * count wrapped at 256 and retried forever.) */
@@ -3327,6 +3371,7 @@ int main(void)
 	    T(test_tcp_proxy_connect_attempts),
 	    T(test_tcp_proxy_connect_failures_reach_outlier_detection),
 	    T(test_tcp_proxy_picks_from_the_worker_cache),
+	    T(test_tcp_proxy_connects_count_in_the_outlier_interval),
 	    T(test_tcp_proxy_resets_and_connect_timeout),
 	    T(test_tcp_proxy_behind_connection_limit),
 	    T(test_listener_connection_limit_at_accept),
