@@ -492,7 +492,8 @@ static double rendezvous(uint64_t hash, const struct arn_cfg_endpoint *e)
  * weighted rendezvous hashing (the candidate with the highest score).
  * Over the cached list or, without one, in place.
  */
-static const struct arn_cfg_endpoint *hash_walk(const struct cset *c, bool ring, uint64_t hash)
+static const struct arn_cfg_endpoint *__attribute__((noinline))
+hash_walk(const struct cset *c, bool ring, uint64_t hash)
 {
 	struct ring_best b = {.h = hash};
 	const struct arn_cfg_endpoint *win = NULL;
@@ -526,6 +527,20 @@ static const struct arn_cfg_endpoint *hash_walk(const struct cset *c, bool ring,
 
 static int __attribute__((noinline))
 pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint32_t panic_pct, uint8_t lb);
+
+/* RING_HASH's or MAGLEV's pick for @p hash among @p c: from the table of
+ * cache @p t (NULL: not cached) when it has the policy's, else
+ * hash_walk. Out of line, with hash_walk: inline in pick_walk, their
+ * registers cost every round-robin pick 3 instructions (bench_lb). */
+static const struct arn_cfg_endpoint *__attribute__((noinline))
+hash_pick(const struct cset *c, const struct http_lb_cache *t, uint8_t lb, uint64_t hash)
+{
+	if (t && t->tab_kind == HTTP_LB_TAB_RING && lb == ARN_CFG_LB_RING_HASH)
+		return c->cand[ring_find(t->ring, t->tab_n, hash)];
+	if (t && t->tab_kind == HTTP_LB_TAB_MAGLEV && lb == ARN_CFG_LB_MAGLEV)
+		return c->cand[t->mag[hash % t->tab_n]];
+	return hash_walk(c, lb == ARN_CFG_LB_RING_HASH, hash);
+}
 
 int http_lb_pick(const struct http_lb_in *in, struct http_lb_out *out)
 {
@@ -711,13 +726,7 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 	case ARN_CFG_LB_RING_HASH:
 	case ARN_CFG_LB_MAGLEV:
 		if (in->has_hash) {
-			const struct http_lb_cache *t = c.cand ? k : NULL;
-			if (t && t->tab_kind == HTTP_LB_TAB_RING && lb == ARN_CFG_LB_RING_HASH)
-				out->ep = c.cand[ring_find(t->ring, t->tab_n, in->hash)];
-			else if (t && t->tab_kind == HTTP_LB_TAB_MAGLEV && lb == ARN_CFG_LB_MAGLEV)
-				out->ep = c.cand[t->mag[in->hash % t->tab_n]];
-			else
-				out->ep = hash_walk(&c, lb == ARN_CFG_LB_RING_HASH, in->hash);
+			out->ep = hash_pick(&c, c.cand ? k : NULL, lb, in->hash);
 			break;
 		}
 		out->ep =
