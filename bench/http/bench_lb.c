@@ -12,7 +12,8 @@
  *   plain  no health checks, no outlier detection: EDS says UNHEALTHY
  *   hc     active health checks failed them (hc_flags)
  *   od     outlier detection ejected them (until long after the run)
- * then the picks, and optionally "walk". Each pick gets a new random
+ * then the picks, and optionally "walk" or "heavy" (the first host's
+ * weight is the host count, the others' 1). Each pick gets a new random
  * number and, for ring and maglev, a new request hash (the configuration's
  * default ring_hash_lb_config and maglev_lb_config); least request reads
  * 0 active requests for every host. The picks use a worker's candidate cache
@@ -61,10 +62,12 @@ uint64_t bench_round(struct http_lb_in *in, unsigned picks)
 
 int main(int argc, char **argv)
 {
-	if (argc != 6 && !(argc == 7 && !strcmp(argv[6], "walk"))) {
+	bool walk = argc == 7 && !strcmp(argv[6], "walk");
+	bool heavy = argc == 7 && !strcmp(argv[6], "heavy");
+	if (argc != 6 && !walk && !heavy) {
 		fprintf(stderr,
 			"usage: %s rr|lr|random|ring|maglev HOSTS FAILED_PERCENT plain|hc|od PICKS "
-			"[walk]\n",
+			"[walk|heavy]\n",
 			argv[0]);
 		return 2;
 	}
@@ -103,7 +106,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < n; i++) {
 		ep[i].addr = 0x0a000000 + (uint32_t)i;
 		ep[i].port = 8080;
-		ep[i].weight = 1;
+		ep[i].weight = heavy && i == 0 ? (uint32_t)n : 1;
 		ep[i].health = ARN_CFG_HEALTH_HEALTHY;
 		h[i].addr = ep[i].addr;
 		h[i].port = ep[i].port;
@@ -153,11 +156,11 @@ int main(int argc, char **argv)
 		cache.tab_cap = tab;
 	} else if (cl.lb == ARN_CFG_LB_MAGLEV) {
 		cache.mag = calloc(tab, sizeof(*cache.mag));
-		cache.scratch = calloc(2 * n, sizeof(*cache.scratch));
+		cache.scratch = calloc(3 * n, sizeof(*cache.scratch));
 		cache.tab_cap = tab;
 	}
 	bool hashed = cl.lb == ARN_CFG_LB_RING_HASH || cl.lb == ARN_CFG_LB_MAGLEV;
-	if (argc == 6 && (in.hosts || hashed || n > HTTP_LB_CACHE_MIN)) {
+	if (!walk && (in.hosts || hashed || n > HTTP_LB_CACHE_MIN)) {
 		in.cache = &cache;
 		in.ep_hosts = hosts; /* the endpoints are in the hosts' order */
 		in.n_ep_hosts = n;

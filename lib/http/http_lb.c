@@ -433,47 +433,100 @@ static void ring_consider(struct ring_best *b, const struct arn_cfg_endpoint *e)
 	}
 }
 
+/* Candidate @p j takes its next free entry of Maglev table @p t of @p m
+ * entries (its permutation's state in @p s: the next entry, the skip). */
+static void maglev_take(uint32_t *t, uint64_t m, uint64_t *s, uint32_t j)
+{
+	uint64_t pos = (uint32_t)*s, skip = *s >> 32;
+	while (t[pos] != UINT32_MAX) {
+		pos += skip;
+		if (pos >= m)
+			pos -= m;
+	}
+	t[pos] = j;
+	pos += skip;
+	if (pos >= m)
+		pos -= m;
+	*s = pos | skip << 32;
+}
+
+/* Min-heap of (round << 24 | candidate) keys: sift @p i down. */
+static void mheap_down(uint64_t *h, size_t i, size_t n)
+{
+	uint64_t x = h[i];
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && h[c + 1] < h[c])
+			c++;
+		if (h[c] >= x)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = x;
+}
+
 /*
  * Cache @p k's Maglev table over its candidates: Envoy's weighted
  * population (each candidate's permutation of the table from its offset
- * and skip; in each round a candidate takes its next free entry when its
- * weight's share of the rounds so far allows). tab_cap is a prime, so
- * every skip walks the whole table.
+ * and skip; round after round, each candidate in order takes its next
+ * free entry when round x its weight reaches its target, which grows by
+ * the largest weight at each take). tab_cap is a prime, so every skip
+ * walks the whole table. Equal weights: every candidate takes one entry a
+ * round, in order. Unequal: a candidate's k-th take falls in round
+ * max(ceil(k x wmax / w), k + 1) (the first in round 1), so the takes
+ * are made in Envoy's order, (round, candidate), from a heap: the rounds
+ * loop visited every candidate each round, 65,537 x wmax / average weight
+ * visits (464 M instructions for 1,000 hosts, one of weight 1,000).
  */
-static void maglev_build(struct http_lb_cache *k)
+static void maglev_build(struct http_lb_cache *k, bool equal)
 {
-	uint64_t m = k->tab_cap, wmax = 0;
+	uint64_t m = k->tab_cap, wmax = 0, n = k->n;
 	uint32_t *t = k->mag;
+	uint64_t *st = k->scratch, *cnt = k->scratch + n, *heap = k->scratch + 2 * n;
 	for (uint64_t i = 0; i < m; i++)
 		t[i] = UINT32_MAX;
-	for (uint64_t j = 0; j < k->n; j++) {
+	for (uint64_t j = 0; j < n; j++) {
 		uint64_t key = host_key(k->cand[j]);
 		uint64_t off = mix64(key ^ 0x6a09e667f3bcc909ull) % m;
 		uint64_t skip = m > 1 ? mix64(key ^ 0xbb67ae8584caa73bull) % (m - 1) + 1 : 1;
-		k->scratch[2 * j] = off | skip << 32; /* the next entry to try, the skip */
-		k->scratch[2 * j + 1] = 0;	      /* the round weight it waits for */
+		st[j] = off | skip << 32; /* the next entry to try, the skip */
+		cnt[j] = 0;		  /* entries taken */
+		heap[j] = 1ull << 24 | j; /* the first take: round 1 */
 		if (ep_weight(k->cand[j]) > wmax)
 			wmax = ep_weight(k->cand[j]);
 	}
 	uint64_t filled = 0;
-	for (uint64_t round = 1; filled < m; round++)
-		for (uint64_t j = 0; j < k->n && filled < m; j++) {
-			if (round * ep_weight(k->cand[j]) < k->scratch[2 * j + 1])
-				continue;
-			k->scratch[2 * j + 1] += wmax;
-			uint64_t pos = (uint32_t)k->scratch[2 * j], skip = k->scratch[2 * j] >> 32;
-			while (t[pos] != UINT32_MAX) {
-				pos += skip;
-				if (pos >= m)
-					pos -= m;
+	if (equal) {
+		while (filled < m)
+			for (uint64_t j = 0; j < n && filled < m; j++, filled++)
+				maglev_take(t, m, &st[j], (uint32_t)j);
+	} else if (n >= 1u << 24) {
+		/* past 2^24 candidates (no room in a heap key): Envoy's rounds */
+		for (uint64_t round = 1; filled < m; round++)
+			for (uint64_t j = 0; j < n && filled < m; j++) {
+				uint64_t w = ep_weight(k->cand[j]);
+				if (cnt[j] && round * w < cnt[j] * wmax)
+					continue;
+				cnt[j]++;
+				maglev_take(t, m, &st[j], (uint32_t)j);
+				filled++;
 			}
-			t[pos] = (uint32_t)j;
-			pos += skip;
-			if (pos >= m)
-				pos -= m;
-			k->scratch[2 * j] = pos | skip << 32;
-			filled++;
+	} else {
+		/* sorted by (round, candidate): a valid heap as it is */
+		for (; filled < m; filled++) {
+			uint32_t j = (uint32_t)(heap[0] & 0xffffff);
+			maglev_take(t, m, &st[j], j);
+			uint64_t c = ++cnt[j], w = ep_weight(k->cand[j]);
+			uint64_t r = w == wmax ? c + 1 : (c * wmax + w - 1) / w;
+			if (r > (1ull << 40) - 1)
+				r = (1ull << 40) - 1; /* past the last round: never taken */
+			heap[0] = r << 24 | j;
+			mheap_down(heap, 0, n);
 		}
+	}
 	k->tab_n = m;
 }
 
@@ -661,7 +714,7 @@ cache_build(const struct http_lb_in *in, struct http_lb_cache *k, uint32_t panic
 			k->tab_kind = HTTP_LB_TAB_RING;
 		}
 	} else if (n && lb == ARN_CFG_LB_MAGLEV && k->mag) {
-		maglev_build(k);
+		maglev_build(k, equal);
 		k->tab_kind = HTTP_LB_TAB_MAGLEV;
 	}
 	k->eps = in->eps;

@@ -1227,7 +1227,7 @@ static void hfix_cache(struct hfix *f)
 		f->k.ring = calloc(t, sizeof(*f->k.ring));
 	else {
 		f->k.mag = calloc(t, sizeof(*f->k.mag));
-		f->k.scratch = calloc(2 * n, sizeof(*f->k.scratch));
+		f->k.scratch = calloc(3 * n, sizeof(*f->k.scratch));
 	}
 }
 
