@@ -245,6 +245,9 @@ bool conv_l4_http_filter(struct conv *c, struct pb tc, upb_StringView tn, uint8_
 void conv_rate_limits(struct conv *c, struct pb p, struct arn_cfg_rate_limit **out, size_t *n);
 /** A route's or virtual host's typed_per_filter_config (map field of @p p). */
 void conv_per_filter(struct conv *c, struct pb p, struct arn_cfg_per_filter **out, size_t *n);
+/** A RuntimeFeatureFlag @p f of @p p: Arion has no runtime, so its
+ * default_value decides (true when the flag is unset). */
+bool conv_runtime_flag(struct conv *c, struct pb p, const char *f);
 /** A CorsPolicy: the per-filter extensions.filters.http.cors.v3 one
  * (@p ext), or the deprecated config.route.v3 one (the same field names,
  * without the last two). NULL only without memory. */

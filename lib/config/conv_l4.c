@@ -76,8 +76,7 @@ static void token_bucket(struct conv *c, struct pb tb, struct arn_cfg_token_buck
 			 out->fill_interval_ms, LRL_MIN_FILL_MS);
 }
 
-/* RuntimeFeatureFlag: Arion has no runtime, so default_value decides. */
-static bool runtime_flag(struct conv *c, struct pb p, const char *f)
+bool conv_runtime_flag(struct conv *c, struct pb p, const char *f)
 {
 	struct pb rf = pb_msg(p, f);
 	if (!rf.m)
@@ -680,7 +679,7 @@ static struct arn_cfg_local_ratelimit *net_ratelimit(struct conv *c, struct pb r
 		token_bucket(c, tb, &out->bucket);
 		conv_pop(c, m);
 	}
-	out->enabled = runtime_flag(c, r, "runtime_enabled");
+	out->enabled = conv_runtime_flag(c, r, "runtime_enabled");
 	out->state = bucket_state(c);
 	return out;
 }
@@ -697,7 +696,7 @@ static struct arn_cfg_connection_limit *connection_limit(struct conv *c, struct 
 	else if (out->max_connections == 0)
 		conv_err(c, "max_connections", "must be at least 1");
 	conv_duration(c, r, "delay", &out->delay_ms, false);
-	out->enabled = runtime_flag(c, r, "runtime_enabled");
+	out->enabled = conv_runtime_flag(c, r, "runtime_enabled");
 	out->count = CONV_NEW(c, uint64_t, 8); /* a line of its own, mostly */
 	return out;
 }

@@ -252,22 +252,6 @@ static void grpc_stats_filter(struct conv *c, struct pb any, struct arn_cfg_hcm 
 		out->grpc_stats_all_methods = all;
 }
 
-/* A RuntimeFeatureFlag: Arion has no runtime, default_value decides
- * (true when the flag is unset). */
-static bool cmp_flag(struct conv *c, struct pb p, const char *f)
-{
-	struct pb rf = pb_msg(p, f);
-	if (!rf.m)
-		return true;
-	size_t m = conv_push(c, "%s", f);
-	conv_only(c, rf, "default_value,runtime_key");
-	bool v = true;
-	if (!pb_wrapped_bool(rf, "default_value", &v))
-		conv_err(c, "default_value", "missing (Envoy requires it)");
-	conv_pop(c, m);
-	return v;
-}
-
 /* A wrapped uint32 @p f of @p p within [@p lo, @p hi] (Envoy's validation
  * rules), else @p def. */
 static uint32_t cmp_u32(struct conv *c, struct pb p, const char *f, uint32_t lo, uint32_t hi,
@@ -406,7 +390,7 @@ static void compressor_filter(struct conv *c, struct pb any, size_t nf, struct a
 		if (cc.m) {
 			size_t m2 = conv_push(c, "common_config");
 			conv_only(c, cc, "enabled,min_content_length,content_type");
-			on = cmp_flag(c, cc, "enabled");
+			on = conv_runtime_flag(c, cc, "enabled");
 			conv_pop(c, m2);
 		}
 		if (on)
@@ -430,7 +414,7 @@ static void compressor_filter(struct conv *c, struct pb any, size_t nf, struct a
 		if (cc.m) {
 			size_t m2 = conv_push(c, "common_config");
 			conv_only(c, cc, "enabled,min_content_length,content_type");
-			o->enabled = cmp_flag(c, cc, "enabled");
+			o->enabled = conv_runtime_flag(c, cc, "enabled");
 			uint32_t v;
 			if (pb_wrapped_u32(cc, "min_content_length", &v) && v)
 				o->min_content_length = v;
@@ -442,7 +426,7 @@ static void compressor_filter(struct conv *c, struct pb any, size_t nf, struct a
 	} else {
 		o->disable_on_etag = pb_bool(p, "disable_on_etag_header");
 		o->remove_accept_encoding = pb_bool(p, "remove_accept_encoding_header");
-		o->enabled = cmp_flag(c, p, "runtime_enabled");
+		o->enabled = conv_runtime_flag(c, p, "runtime_enabled");
 		uint32_t v;
 		if (pb_wrapped_u32(p, "content_length", &v) && v)
 			o->min_content_length = v;

@@ -707,6 +707,19 @@ static uint64_t stat_of(struct arn_stats_schema *schema, const char *family, uns
 	return v;
 }
 
+/* The access log file @p path as the loggers wrote it (drained), into
+ * @p log (NUL-terminated, at most @p cap - 1 bytes); the file goes. */
+static void log_take(const char *path, char *log, size_t cap)
+{
+	arn_access_log_drain();
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(log, 1, cap - 1, f);
+	fclose(f);
+	unlink(path);
+	log[n] = 0;
+}
+
 /* The filters before the router answer in their order: RBAC's DENY rule
  * 403s /admin (its shadow rules only counted), a route's RBACPerRoute
  * without rules turns it off there, and the third request RBAC lets
@@ -759,14 +772,8 @@ static void test_http_rbac_and_local_ratelimit(void **state)
 	hh_end();
 
 	/* Envoy's response flags and details in the access log */
-	arn_access_log_drain();
-	char log[1024] = "";
-	FILE *f = fopen(path, "r");
-	assert_non_null(f);
-	size_t n = fread(log, 1, sizeof(log) - 1, f);
-	fclose(f);
-	unlink(path);
-	log[n] = 0;
+	char log[1024];
+	log_take(path, log, sizeof(log));
 	if (!strstr(log, "403 - rbac_access_denied_matched_policy[no-admin]\n") ||
 	    !strstr(log, "403 - rbac_access_denied_matched_policy[no-bad-client]\n") ||
 	    !strstr(log, "429 RL local_rate_limited\n"))
@@ -944,14 +951,8 @@ static void test_http_rbac_matcher_sandbox(void **state)
 				 (int)(c->log_len - l0), c->log + l0);
 	}
 	hh_end();
-	arn_access_log_drain();
-	char log[1024] = "";
-	FILE *f = fopen(path, "r");
-	assert_non_null(f);
-	size_t n = fread(log, 1, sizeof(log) - 1, f);
-	fclose(f);
-	unlink(path);
-	log[n] = 0;
+	char log[1024];
+	log_take(path, log, sizeof(log));
 	if (!strstr(log, "403 rbac_access_denied_matched_policy[illegal-referer]\n"))
 		fail_msg("the access log: %s", log);
 	assert_int_equal(
@@ -1558,14 +1559,8 @@ static void test_access_log_response_trailers(void **state)
 		    "0\r\ngrpc-status: 7\r\ngrpc-message: denied\r\n\r\n");
 	assert_true(got(hh_client(0), "hello"));
 	hh_end();
-	arn_access_log_drain();
-	char log[256] = "";
-	FILE *f = fopen(path, "r");
-	assert_non_null(f);
-	size_t n = fread(log, 1, sizeof(log) - 1, f);
-	fclose(f);
-	unlink(path);
-	log[n] = 0;
+	char log[256];
+	log_take(path, log, sizeof(log));
 	assert_string_equal(log, "200 7 -\n");
 }
 
@@ -1611,14 +1606,8 @@ static void test_http_rbac_log_action_access_log_hint(void **state)
 	send_str(hh_client(0), "GET /other HTTP/1.1\r\nHost: a\r\n\r\n");
 	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 2);
 	hh_end();
-	arn_access_log_drain();
-	char log[1024] = "";
-	FILE *f = fopen(path, "r");
-	assert_non_null(f);
-	size_t n = fread(log, 1, sizeof(log) - 1, f);
-	fclose(f);
-	unlink(path);
-	log[n] = 0;
+	char log[1024];
+	log_take(path, log, sizeof(log));
 	assert_string_equal(log, "/audit/x 200\n");
 }
 
@@ -2248,14 +2237,8 @@ static void test_tcp_proxy_network_rbac_termination_details(void **state)
 	hh_advance(5);
 	assert_true(c->fin_in || c->dead);
 	hh_end();
-	arn_access_log_drain();
-	char log[512] = "";
-	FILE *f = fopen(path, "r");
-	assert_non_null(f);
-	size_t n = fread(log, 1, sizeof(log) - 1, f);
-	fclose(f);
-	unlink(path);
-	log[n] = 0;
+	char log[512];
+	log_take(path, log, sizeof(log));
 	if (!strstr(log, "[rbac_access_denied_matched_policy[no-db]] "))
 		fail_msg("the log: %s", log);
 }
