@@ -83,6 +83,11 @@ static const char *const reqs[] = {
     "POST /retry HTTP/1.1\r\nHost: a\r\nContent-Length: 4096\r\n\r\n",
     "GET /rw/a//b/../c HTTP/1.1\r\nHost: a:81\r\nX-Forwarded-For: 10.0.0.1\r\n\r\n",
     "GET /missing HTTP/1.1\r\nHost: a\r\n\r\n",
+    /* the "dyn" listener's CORS and gzip filters (port 82) */
+    "GET / HTTP/1.1\r\nHost: a\r\nOrigin: https://o.example\r\nAccept-Encoding: gzip;q=0.5, "
+    "br\r\n\r\n",
+    "OPTIONS / HTTP/1.1\r\nHost: a\r\nOrigin: https://o.example\r\nAccess-Control-Request-Method: "
+    "PUT\r\nAccess-Control-Request-Headers: x-a\r\n\r\n",
 };
 #define N_REQS (sizeof(reqs) / sizeof(reqs[0]))
 
@@ -98,6 +103,11 @@ static const char *const resps[] = {
     "HTTP/1.1 200 OK\r\nContent-Length: 65536\r\n\r\n",
     "HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n",
     "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok",
+    /* compressible: text, long enough (the body comes with UFILL) */
+    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 4096\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n"
+    "40\r\n0123456789012345678901234567890123456789012345678901234567890123\r\n0\r\n"
+    "grpc-status: 0\r\n\r\n",
 };
 #define N_RESPS (sizeof(resps) / sizeof(resps[0]))
 

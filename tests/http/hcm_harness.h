@@ -865,11 +865,20 @@ static inline void hh_trace_run(void)
 	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"dyn\","              \
 	"\"generate_request_id\":false,"                                                           \
 	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
-	"[\"*\"],\"routes\":[%s]}]},\"http_filters\":[{\"name\":"                                  \
+	"[\"*\"],\"typed_per_filter_config\":{\"cors\":{\"@type\":\"type.googleapis.com/"          \
+	"envoy.extensions.filters.http.cors.v3.CorsPolicy\",\"allow_origin_string_match\":"        \
+	"[{\"suffix\":\".example\"}],\"allow_methods\":\"*\",\"allow_headers\":\"*\","            \
+	"\"expose_headers\":\"x-e\",\"allow_credentials\":true}},"                                 \
+	"\"routes\":[%s]}]},\"http_filters\":[{\"name\":\"cors\",\"typed_config\":{\"@type\":"     \
+	"\"type.googleapis.com/envoy.extensions.filters.http.cors.v3.Cors\"}},{\"name\":"           \
 	"\"envoy.filters.http.health_check\",\"typed_config\":{\"@type\":\"type.googleapis.com/"   \
 	"envoy.extensions.filters.http.health_check.v3.HealthCheck\",\"pass_through_mode\":true,"  \
 	"\"cache_time\":\"1s\",\"headers\":[{\"name\":\":path\",\"string_match\":{\"exact\":"      \
-	"\"/healthz\"}}]}},{\"name\":\"envoy.filters.http.router\","                               \
+	"\"/healthz\"}}]}},{\"name\":\"gz\",\"typed_config\":{\"@type\":\"type.googleapis.com/"      \
+	"envoy.extensions.filters.http.compressor.v3.Compressor\",\"compressor_library\":{"        \
+	"\"name\":\"gz\",\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions."      \
+	"compression.gzip.compressor.v3.Gzip\",\"chunk_size\":4096}}}},"                           \
+	"{\"name\":\"envoy.filters.http.router\","                                                  \
 	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.http."         \
 	"router.v3.Router\"}}]}}]}]}"
 #define HH_ROUTE_DYN                                                                               \
@@ -992,6 +1001,9 @@ static inline void hh_cleanup(void)
 static inline void hh_init(bool verbose)
 {
 	trace = verbose;
+	/* the data plane's filters, as arion's main enables them (the
+	 * "dyn" listener has CORS and compressor filters) */
+	arn_config_set_features(ARN_CONFIG_FEATURE_L4 | ARN_CONFIG_FEATURE_HTTP_L4);
 	fake_eal_init();
 	atexit(fake_eal_fini);
 	arn_log_set_spec(trace ? "warning" : "off", NULL);
