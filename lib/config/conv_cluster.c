@@ -219,6 +219,12 @@ static void hc_headers(struct conv *c, struct pb x, struct arn_cfg_health_check 
 				 "command operators are not supported in health check headers");
 			conv_pop(c, m);
 		}
+		if (a->key_len == 4 && memcmp(a->key, "host", 4) == 0) {
+			size_t m = conv_push(c, "request_headers_to_add[%zu]", i);
+			conv_err(c, "header.key",
+				 "'host' may not be modified (Envoy refuses it too)");
+			conv_pop(c, m);
+		}
 		bytes += a->key_len + a->value_len + 4;
 	}
 	for (size_t i = 0; o->req_remove && i < o->n_req_remove; i++)

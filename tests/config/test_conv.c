@@ -679,6 +679,9 @@ static void test_cluster_health_checks(void **state)
 		   "not supported in health check headers");
 	tc_refused(C, HCH("\"request_headers_to_remove\":[\"host\"]"),
 		   "http_health_check.request_headers_to_remove[0]: 'host' cannot be removed");
+	tc_refused(C,
+		   HCH("\"request_headers_to_add\":[{\"header\":{\"key\":\"Host\",\"value\":\"x\"}}]"),
+		   "http_health_check.request_headers_to_add[0].header.key: 'host' may not be modified");
 #undef HCH
 }
 

@@ -389,11 +389,11 @@ static void test_http_request(void **state)
 			       "connection: close\r\n\r\n");
 	assert_int_equal(http_hc_http_request(NULL, "/healthz", "web", b, 20), -ENOSPC);
 	/* request_headers_to_add / _remove (they were accepted and not
-	 * sent): user-agent removed, host overwritten, x-a appended twice,
-	 * x-b added only if absent (the second one is not), an empty value
-	 * left out unless keep_empty_value */
+	 * sent): user-agent overwritten, x-a appended twice, x-b added only
+	 * if absent (the second one is not), an empty value left out unless
+	 * keep_empty_value; then user-agent removed */
 	struct arn_cfg_header_add add[] = {
-	    {"host", 4, "probe.test", 10, ARN_CFG_OVERWRITE_IF_EXISTS_OR_ADD, false},
+	    {"user-agent", 10, "probe/1", 7, ARN_CFG_OVERWRITE_IF_EXISTS_OR_ADD, false},
 	    {"x-a", 3, "1", 1, ARN_CFG_APPEND_IF_EXISTS_OR_ADD, false},
 	    {"x-a", 3, "2", 1, ARN_CFG_APPEND_IF_EXISTS_OR_ADD, false},
 	    {"x-b", 3, "first", 5, ARN_CFG_ADD_IF_ABSENT, false},
@@ -403,16 +403,19 @@ static void test_http_request(void **state)
 	};
 	struct arn_cfg_ref rm[] = {{.name = "user-agent", .len = 10}};
 	struct arn_cfg_health_check c = {.kind = ARN_CFG_HC_HTTP,
-					 .headers = {.req_add = add,
-						     .n_req_add = 7,
-						     .req_remove = rm,
-						     .n_req_remove = 1}};
+					 .headers = {.req_add = add, .n_req_add = 7}};
 	char big[512];
 	n = http_hc_http_request(&c, "/healthz", "web", big, sizeof(big));
 	assert_true(n > 0);
-	assert_string_equal(big, "GET /healthz HTTP/1.1\r\nhost: probe.test\r\nx-a: 1\r\nx-a: 2\r\n"
-				 "x-b: first\r\nx-k: \r\nconnection: close\r\n\r\n");
+	assert_string_equal(big, "GET /healthz HTTP/1.1\r\nhost: web\r\nuser-agent: probe/1\r\n"
+				 "x-a: 1\r\nx-a: 2\r\nx-b: first\r\nx-k: \r\n"
+				 "connection: close\r\n\r\n");
 	assert_int_equal(http_hc_http_request(&c, "/healthz", "web", big, 60), -ENOSPC);
+	struct arn_cfg_health_check c2 = {.kind = ARN_CFG_HC_HTTP,
+					  .headers = {.req_remove = rm, .n_req_remove = 1}};
+	n = http_hc_http_request(&c2, "/healthz", "web", big, sizeof(big));
+	assert_true(n > 0);
+	assert_string_equal(big, "GET /healthz HTTP/1.1\r\nhost: web\r\nconnection: close\r\n\r\n");
 }
 
 /* ---- the balancer's combined health -------------------------------------- */
