@@ -1018,6 +1018,9 @@ struct arn_cfg_outlier {
 	uint32_t failure_percentage_minimum_hosts;	/* 5 */
 	uint32_t failure_percentage_request_volume;	/* 50 */
 	bool split_external_local_origin_errors;
+	uint32_t enforcing_consecutive_local_origin_failure; /* 100 */
+	uint32_t enforcing_local_origin_success_rate;	     /* 100 */
+	uint32_t enforcing_failure_percentage_local_origin;  /* 0 */
 };
 
 /* The most max_headers_count Arion can honour (a message's fields live in

@@ -388,7 +388,9 @@ static void outlier(struct conv *c, struct pb od, struct arn_cfg_outlier *o)
 		  "gateway_failure,enforcing_consecutive_gateway_failure,split_external_local_"
 		  "origin_errors,consecutive_local_origin_failure,max_ejection_time,failure_"
 		  "percentage_threshold,enforcing_failure_percentage,failure_percentage_"
-		  "minimum_hosts,failure_percentage_request_volume");
+		  "minimum_hosts,failure_percentage_request_volume,enforcing_consecutive_"
+		  "local_origin_failure,enforcing_local_origin_success_rate,enforcing_"
+		  "failure_percentage_local_origin");
 	o->consecutive_5xx = 5;
 	o->consecutive_gateway_failure = 5;
 	o->consecutive_local_origin_failure = 5;
@@ -406,6 +408,9 @@ static void outlier(struct conv *c, struct pb od, struct arn_cfg_outlier *o)
 	o->enforcing_failure_percentage = 0;
 	o->failure_percentage_minimum_hosts = 5;
 	o->failure_percentage_request_volume = 50;
+	o->enforcing_consecutive_local_origin_failure = 100;
+	o->enforcing_local_origin_success_rate = 100;
+	o->enforcing_failure_percentage_local_origin = 0;
 	pb_wrapped_u32(od, "consecutive_5xx", &o->consecutive_5xx);
 	pb_wrapped_u32(od, "consecutive_gateway_failure", &o->consecutive_gateway_failure);
 	pb_wrapped_u32(od, "consecutive_local_origin_failure",
@@ -416,14 +421,23 @@ static void outlier(struct conv *c, struct pb od, struct arn_cfg_outlier *o)
 	pb_wrapped_u32(od, "max_ejection_percent", &o->max_ejection_percent);
 	if (o->max_ejection_percent > 100)
 		conv_err(c, "max_ejection_percent", "more than 100");
-	static const char *pcts[] = {"enforcing_consecutive_5xx", "enforcing_success_rate",
+	static const char *pcts[] = {"enforcing_consecutive_5xx",
+				     "enforcing_success_rate",
 				     "enforcing_consecutive_gateway_failure",
 				     "enforcing_failure_percentage",
-				     "failure_percentage_threshold"};
-	uint32_t *dst[] = {&o->enforcing_consecutive_5xx, &o->enforcing_success_rate,
+				     "failure_percentage_threshold",
+				     "enforcing_consecutive_local_origin_failure",
+				     "enforcing_local_origin_success_rate",
+				     "enforcing_failure_percentage_local_origin"};
+	uint32_t *dst[] = {&o->enforcing_consecutive_5xx,
+			   &o->enforcing_success_rate,
 			   &o->enforcing_consecutive_gateway_failure,
-			   &o->enforcing_failure_percentage, &o->failure_percentage_threshold};
-	for (int i = 0; i < 5; i++)
+			   &o->enforcing_failure_percentage,
+			   &o->failure_percentage_threshold,
+			   &o->enforcing_consecutive_local_origin_failure,
+			   &o->enforcing_local_origin_success_rate,
+			   &o->enforcing_failure_percentage_local_origin};
+	for (int i = 0; i < 8; i++)
 		if (pb_wrapped_u32(od, pcts[i], dst[i]) && *dst[i] > 100)
 			conv_err(c, pcts[i], "more than 100");
 	pb_wrapped_u32(od, "success_rate_minimum_hosts", &o->success_rate_minimum_hosts);

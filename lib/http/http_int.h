@@ -306,6 +306,15 @@ struct http_host {
 	 * connect as a 200, a failed one as a 503): atomic adds, any worker.
 	 * Not host statistics (Envoy's tcp_proxy counts no rq_*). */
 	uint64_t od_cx_ok, od_cx_fail;
+	/* split_external_local_origin_errors (http_od_put, atomics, any
+	 * worker): consecutive local-origin failures; the statuses (od_x_*)
+	 * and the local-origin results (od_lo_*) counted for the interval.
+	 * The interval's lcore: od_lo_prev_* as od_ok / od_err, od_lo_iv_* as
+	 * od_iv_*, od_split the mode od_ok / od_err were taken in. */
+	uint32_t od_lo;
+	uint8_t od_split;
+	uint64_t od_x_ok, od_x_n, od_lo_ok, od_lo_n;
+	uint64_t od_lo_prev_ok, od_lo_prev_n, od_lo_iv_ok, od_lo_iv_n;
 };
 /* struct http_host's hc_flags: Envoy's FAILED_ACTIVE_HC. */
 #define HTTP_HOST_FAILED_ACTIVE_HC 1u

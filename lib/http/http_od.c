@@ -138,6 +138,88 @@ static bool eject(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt, 
 	return true;
 }
 
+/* A status in split mode (Envoy's putHttpResponseCode): the consecutive
+ * 5xx and gateway-failure counts, as http_od_put's without split. */
+static bool put_status(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt,
+		       struct http_host *h, struct http_host *const *hosts, size_t n_hosts,
+		       enum http_od_result r, uint64_t now_ms, uint64_t rand, struct http_od_ev *ev)
+{
+	__atomic_fetch_add(&h->od_x_n, 1, __ATOMIC_RELAXED);
+	if (r == HTTP_OD_SUCCESS) {
+		__atomic_fetch_add(&h->od_x_ok, 1, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&h->od_5xx, __ATOMIC_RELAXED))
+			__atomic_store_n(&h->od_5xx, 0, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&h->od_gw, __ATOMIC_RELAXED))
+			__atomic_store_n(&h->od_gw, 0, __ATOMIC_RELAXED);
+		return false;
+	}
+	if (__atomic_load_n(&h->od_ejected, __ATOMIC_RELAXED))
+		return false;
+	uint32_t n5 = __atomic_add_fetch(&h->od_5xx, 1, __ATOMIC_RELAXED);
+	uint32_t ng = 0;
+	if (r == HTTP_OD_GATEWAY)
+		ng = __atomic_add_fetch(&h->od_gw, 1, __ATOMIC_RELAXED);
+	else if (__atomic_load_n(&h->od_gw, __ATOMIC_RELAXED))
+		__atomic_store_n(&h->od_gw, 0, __ATOMIC_RELAXED);
+	bool enforced = false;
+	if (c->consecutive_gateway_failure && ng == c->consecutive_gateway_failure) {
+		ev->detected_gw = true;
+		if (eject(c, crt, h, hosts, n_hosts, c->enforcing_consecutive_gateway_failure,
+			  now_ms, rand >> 7, ev, &enforced))
+			ev->enforced_gw = true;
+	}
+	if (!enforced && c->consecutive_5xx && n5 == c->consecutive_5xx) {
+		ev->detected_5xx = true;
+		if (eject(c, crt, h, hosts, n_hosts, c->enforcing_consecutive_5xx, now_ms, rand, ev,
+			  &enforced))
+			ev->enforced_5xx = true;
+	}
+	return enforced;
+}
+
+/* split_external_local_origin_errors: Envoy's
+ * putResultWithLocalExternalSplit. A connection's success (before a
+ * status or a reset: LocalOriginConnectSuccess, or tcp_proxy's final one)
+ * resets the consecutive local-origin failures; a connect failure, reset
+ * or timeout counts to consecutive_local_origin_failure and to nothing
+ * else; a status goes to the 5xx and gateway detectors. */
+static bool put_split(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt,
+		      struct http_host *h, struct http_host *const *hosts, size_t n_hosts,
+		      enum http_od_result r, uint64_t now_ms, uint64_t rand, struct http_od_ev *ev)
+{
+	bool enforced = false;
+	if (r != HTTP_OD_LOCAL) { /* the connection was made */
+		__atomic_fetch_add(&h->od_lo_n, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&h->od_lo_ok, 1, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&h->od_lo, __ATOMIC_RELAXED))
+			__atomic_store_n(&h->od_lo, 0, __ATOMIC_RELAXED);
+		if (r == HTTP_OD_CONNECTED)
+			return false;
+		if (r != HTTP_OD_RESET)
+			enforced = put_status(c, crt, h, hosts, n_hosts, r, now_ms, rand, ev);
+	}
+	if (r == HTTP_OD_LOCAL || r == HTTP_OD_RESET) {
+		__atomic_fetch_add(&h->od_lo_n, 1, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&h->od_ejected, __ATOMIC_RELAXED))
+			return false;
+		uint32_t nl = __atomic_add_fetch(&h->od_lo, 1, __ATOMIC_RELAXED);
+		if (c->consecutive_local_origin_failure &&
+		    nl == c->consecutive_local_origin_failure) {
+			ev->detected_lo = true;
+			if (eject(c, crt, h, hosts, n_hosts,
+				  c->enforcing_consecutive_local_origin_failure, now_ms, rand >> 14,
+				  ev, &enforced))
+				ev->enforced_lo = true;
+		}
+	}
+	if (enforced) {
+		__atomic_store_n(&h->od_5xx, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&h->od_gw, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&h->od_lo, 0, __ATOMIC_RELAXED);
+	}
+	return enforced;
+}
+
 bool http_od_put(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt, struct http_host *h,
 		 struct http_host *const *hosts, size_t n_hosts, enum http_od_result r,
 		 uint64_t now_ms, uint64_t rand, struct http_od_ev *ev)
@@ -145,7 +227,9 @@ bool http_od_put(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt, s
 	memset(ev, 0, sizeof(*ev));
 	if (r == HTTP_OD_NONE || !h)
 		return false;
-	if (r == HTTP_OD_SUCCESS) {
+	if (c->split_external_local_origin_errors)
+		return put_split(c, crt, h, hosts, n_hosts, r, now_ms, rand, ev);
+	if (r == HTTP_OD_SUCCESS || r == HTTP_OD_CONNECTED) {
 		/* a plain load first: most responses succeed, and a store on
 		 * every one would bounce the host's line between workers */
 		if (__atomic_load_n(&h->od_5xx, __ATOMIC_RELAXED))
@@ -186,6 +270,7 @@ bool http_od_put(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt, s
 		 * when it comes back */
 		__atomic_store_n(&h->od_5xx, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&h->od_gw, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&h->od_lo, 0, __ATOMIC_RELAXED);
 	}
 	return enforced;
 }
@@ -213,9 +298,94 @@ static bool iv_eject(const struct arn_cfg_outlier *c, struct http_cluster_rt *cr
 	if (ok) {
 		__atomic_store_n(&h->od_5xx, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&h->od_gw, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&h->od_lo, 0, __ATOMIC_RELAXED);
 	}
 	return ok;
 }
+
+/* The interval's success-rate and failure-percentage detectors over the
+ * hosts' od_iv_* (@p lo false) or od_lo_iv_* (true: the local-origin
+ * ones, Envoy's SUCCESS_RATE_LOCAL_ORIGIN and
+ * FAILURE_PERCENTAGE_LOCAL_ORIGIN). */
+#define IV_OK(h) (lo ? (h)->od_lo_iv_ok : (h)->od_iv_ok)
+#define IV_N(h) (lo ? (h)->od_lo_iv_n : (h)->od_iv_n)
+static uint32_t iv_detect(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt,
+			  struct http_host *const *hosts, size_t n_hosts, bool lo, uint64_t now_ms,
+			  uint64_t rand, struct http_od_iev *ev)
+{
+	double sr_sum = 0;
+	size_t n_sr = 0, n_fp = 0;
+	for (size_t i = 0; i < n_hosts; i++) {
+		struct http_host *h = hosts[i];
+		/* Envoy evaluates the local-origin results after the others:
+		 * a host they ejected is not among them */
+		if (lo && __atomic_load_n(&h->od_ejected, __ATOMIC_RELAXED))
+			h->od_lo_iv_n = 0;
+		if (!IV_N(h))
+			continue;
+		if (IV_N(h) >= c->success_rate_request_volume) {
+			n_sr++;
+			sr_sum += 100.0 * (double)IV_OK(h) / (double)IV_N(h);
+		}
+		if (IV_N(h) >= c->failure_percentage_request_volume)
+			n_fp++;
+	}
+	uint32_t ejected = 0;
+	uint64_t r0 = lo ? 2 * (uint64_t)n_hosts : 0;
+	if (n_sr && n_sr >= c->success_rate_minimum_hosts) {
+		/* Envoy's threshold, mean - stdev x factor; "below" tested as
+		 * (mean - rate)^2 > (factor x stdev)^2 with mean > rate: the
+		 * same set, no square root */
+		double mean = sr_sum / (double)n_sr, var = 0;
+		for (size_t i = 0; i < n_hosts; i++)
+			if (IV_N(hosts[i]) && IV_N(hosts[i]) >= c->success_rate_request_volume) {
+				double d =
+				    100.0 * (double)IV_OK(hosts[i]) / (double)IV_N(hosts[i]) - mean;
+				var += d * d;
+			}
+		var /= (double)n_sr;
+		double k = c->success_rate_stdev_factor / 1000.0;
+		for (size_t i = 0; i < n_hosts; i++) {
+			struct http_host *h = hosts[i];
+			if (!IV_N(h) || IV_N(h) < c->success_rate_request_volume)
+				continue;
+			double d = mean - 100.0 * (double)IV_OK(h) / (double)IV_N(h);
+			if (d <= 0 || d * d <= k * k * var)
+				continue;
+			lo ? ev->detected_lsr++ : ev->detected_sr++;
+			if (iv_eject(c, crt, h, hosts, n_hosts,
+				     lo ? c->enforcing_local_origin_success_rate
+					: c->enforcing_success_rate,
+				     now_ms, mix(rand + r0 + 2 * i), ev)) {
+				lo ? ev->enforced_lsr++ : ev->enforced_sr++;
+				ejected++;
+			}
+		}
+	}
+	if (n_fp && n_fp >= c->failure_percentage_minimum_hosts) {
+		for (size_t i = 0; i < n_hosts; i++) {
+			struct http_host *h = hosts[i];
+			uint64_t n = IV_N(h);
+			if (!n || n < c->failure_percentage_request_volume ||
+			    __atomic_load_n(&h->od_ejected, __ATOMIC_RELAXED))
+				continue;
+			/* 100 - success rate >= threshold, in integers */
+			if ((n - IV_OK(h)) * 100 < (uint64_t)c->failure_percentage_threshold * n)
+				continue;
+			lo ? ev->detected_lfp++ : ev->detected_fp++;
+			if (iv_eject(c, crt, h, hosts, n_hosts,
+				     lo ? c->enforcing_failure_percentage_local_origin
+					: c->enforcing_failure_percentage,
+				     now_ms, mix(rand + r0 + 2 * i + 1), ev)) {
+				lo ? ev->enforced_lfp++ : ev->enforced_fp++;
+				ejected++;
+			}
+		}
+	}
+	return ejected;
+}
+#undef IV_OK
+#undef IV_N
 
 uint32_t http_od_interval(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt,
 			  struct http_host *const *hosts, size_t n_hosts, uint64_t now_ms,
@@ -225,10 +395,9 @@ uint32_t http_od_interval(const struct arn_cfg_outlier *c, struct http_cluster_r
 	uint32_t prev = crt->od_round;
 	uint32_t cur = prev + 1 ? prev + 1 : 1;
 	crt->od_round = cur;
+	bool split = c->split_external_local_origin_errors;
 	/* the ends, the decay and the interval's counts (Envoy swaps each
 	 * host's success-rate bucket, ejected or not) */
-	double sr_sum = 0;
-	size_t n_sr = 0, n_fp = 0;
 	for (size_t i = 0; i < n_hosts; i++) {
 		struct http_host *h = hosts[i];
 		bool out = http_od_ejected(h, crt, now_ms, &ev->unejected);
@@ -237,78 +406,39 @@ uint32_t http_od_interval(const struct arn_cfg_outlier *c, struct http_cluster_r
 		    now_ms >= __atomic_load_n(&h->od_until_ms, __ATOMIC_RELAXED) + c->interval_ms)
 			__atomic_compare_exchange_n(&h->od_times, &t, t - 1, false,
 						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-		uint64_t ok = __atomic_load_n(&h->od_cx_ok, __ATOMIC_RELAXED);
-		uint64_t err = __atomic_load_n(&h->od_cx_fail, __ATOMIC_RELAXED);
-		for (unsigned k = 0; k < h->n_slots; k++) {
-			ok += __atomic_load_n(&h->slots[k].rq_success, __ATOMIC_RELAXED);
-			err += __atomic_load_n(&h->slots[k].rq_error, __ATOMIC_RELAXED);
+		uint64_t ok, err;
+		if (split) { /* the statuses the host sent, no local failure */
+			ok = __atomic_load_n(&h->od_x_ok, __ATOMIC_RELAXED);
+			err = __atomic_load_n(&h->od_x_n, __ATOMIC_RELAXED) - ok;
+		} else {
+			ok = __atomic_load_n(&h->od_cx_ok, __ATOMIC_RELAXED);
+			err = __atomic_load_n(&h->od_cx_fail, __ATOMIC_RELAXED);
+			for (unsigned k = 0; k < h->n_slots; k++) {
+				ok += __atomic_load_n(&h->slots[k].rq_success, __ATOMIC_RELAXED);
+				err += __atomic_load_n(&h->slots[k].rq_error, __ATOMIC_RELAXED);
+			}
 		}
-		/* a host the last call saw, or new since (its counts start
-		 * at 0): its interval; else only the start of the next */
-		bool valid = prev && (h->od_round == prev || h->od_round == 0);
-		h->od_iv_ok = valid && !out ? ok - h->od_ok : 0;
-		h->od_iv_n = valid && !out ? ok - h->od_ok + err - h->od_err : 0;
+		uint64_t lok = __atomic_load_n(&h->od_lo_ok, __ATOMIC_RELAXED);
+		uint64_t ln = __atomic_load_n(&h->od_lo_n, __ATOMIC_RELAXED);
+		/* a host the last call saw (in the same mode), or new since
+		 * (its counts start at 0): its interval; else only the start
+		 * of the next */
+		bool valid = prev && (h->od_round == prev || h->od_round == 0) &&
+			     h->od_split == split && !out;
+		h->od_iv_ok = valid ? ok - h->od_ok : 0;
+		h->od_iv_n = valid ? ok - h->od_ok + err - h->od_err : 0;
+		h->od_lo_iv_ok = valid && split ? lok - h->od_lo_prev_ok : 0;
+		h->od_lo_iv_n = valid && split ? ln - h->od_lo_prev_n : 0;
 		h->od_ok = ok;
 		h->od_err = err;
+		h->od_lo_prev_ok = lok;
+		h->od_lo_prev_n = ln;
+		h->od_split = split;
 		h->od_round = cur;
-		if (!h->od_iv_n)
-			continue;
-		if (h->od_iv_n >= c->success_rate_request_volume) {
-			n_sr++;
-			sr_sum += 100.0 * (double)h->od_iv_ok / (double)h->od_iv_n;
-		}
-		if (h->od_iv_n >= c->failure_percentage_request_volume)
-			n_fp++;
 	}
-	uint32_t ejected = 0;
-	if (n_sr && n_sr >= c->success_rate_minimum_hosts) {
-		/* Envoy's threshold, mean - stdev x factor; "below" tested as
-		 * (mean - rate)^2 > (factor x stdev)^2 with mean > rate: the
-		 * same set, no square root */
-		double mean = sr_sum / (double)n_sr, var = 0;
-		for (size_t i = 0; i < n_hosts; i++)
-			if (hosts[i]->od_iv_n &&
-			    hosts[i]->od_iv_n >= c->success_rate_request_volume) {
-				double d =
-				    100.0 * (double)hosts[i]->od_iv_ok / (double)hosts[i]->od_iv_n -
-				    mean;
-				var += d * d;
-			}
-		var /= (double)n_sr;
-		double k = c->success_rate_stdev_factor / 1000.0;
-		for (size_t i = 0; i < n_hosts; i++) {
-			struct http_host *h = hosts[i];
-			if (!h->od_iv_n || h->od_iv_n < c->success_rate_request_volume)
-				continue;
-			double d = mean - 100.0 * (double)h->od_iv_ok / (double)h->od_iv_n;
-			if (d <= 0 || d * d <= k * k * var)
-				continue;
-			ev->detected_sr++;
-			if (iv_eject(c, crt, h, hosts, n_hosts, c->enforcing_success_rate, now_ms,
-				     mix(rand + 2 * i), ev)) {
-				ev->enforced_sr++;
-				ejected++;
-			}
-		}
-	}
-	if (n_fp && n_fp >= c->failure_percentage_minimum_hosts) {
-		for (size_t i = 0; i < n_hosts; i++) {
-			struct http_host *h = hosts[i];
-			uint64_t n = h->od_iv_n;
-			if (!n || n < c->failure_percentage_request_volume ||
-			    __atomic_load_n(&h->od_ejected, __ATOMIC_RELAXED))
-				continue;
-			/* 100 - success rate >= threshold, in integers */
-			if ((n - h->od_iv_ok) * 100 < (uint64_t)c->failure_percentage_threshold * n)
-				continue;
-			ev->detected_fp++;
-			if (iv_eject(c, crt, h, hosts, n_hosts, c->enforcing_failure_percentage,
-				     now_ms, mix(rand + 2 * i + 1), ev)) {
-				ev->enforced_fp++;
-				ejected++;
-			}
-		}
-	}
+	uint32_t ejected = iv_detect(c, crt, hosts, n_hosts, false, now_ms, rand, ev);
+	if (split)
+		ejected += iv_detect(c, crt, hosts, n_hosts, true, now_ms, rand, ev);
 	return ejected;
 }
 
@@ -323,16 +453,21 @@ void http_od_ev_stats(struct arn_stats_scope *sc, unsigned slot, const struct ht
 		arn_stats_inc(
 		    sc, slot,
 		    ARN_CL_outlier_detection_ejections_detected_consecutive_gateway_failure);
+	if (ev->detected_lo)
+		arn_stats_inc(
+		    sc, slot,
+		    ARN_CL_outlier_detection_ejections_detected_consecutive_local_origin_failure);
 	if (ev->overflow)
 		arn_stats_inc(sc, slot, ARN_CL_outlier_detection_ejections_overflow);
-	bool enforced = ev->enforced_5xx || ev->enforced_gw;
+	bool enforced = ev->enforced_5xx || ev->enforced_gw || ev->enforced_lo;
 	if (enforced) {
 		arn_stats_inc(sc, slot, ARN_CL_outlier_detection_ejections_enforced_total);
 		arn_stats_inc(
 		    sc, slot,
-		    ev->enforced_5xx
-			? ARN_CL_outlier_detection_ejections_enforced_consecutive_5xx
-			: ARN_CL_outlier_detection_ejections_enforced_consecutive_gateway_failure);
+		    ev->enforced_5xx ? ARN_CL_outlier_detection_ejections_enforced_consecutive_5xx
+		    : ev->enforced_gw
+			? ARN_CL_outlier_detection_ejections_enforced_consecutive_gateway_failure
+			: ARN_CL_outlier_detection_ejections_enforced_consecutive_local_origin_failure);
 	}
 	int64_t active = (int64_t)enforced - (int64_t)ev->unejected;
 	if (active)

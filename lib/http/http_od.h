@@ -44,22 +44,32 @@ enum http_od_result {
 	HTTP_OD_GATEWAY,     /* 502, 503 or 504 */
 	HTTP_OD_LOCAL, /* connect failure, reset, timeout: Envoy maps it to a gateway failure */
 	HTTP_OD_NONE,  /* says nothing (the client went away) */
+	/* a reset or timeout after the request went on a connection: as
+	 * HTTP_OD_LOCAL, but with split_external_local_origin_errors Envoy
+	 * heard the connection's success first (LocalOriginConnectSuccess) */
+	HTTP_OD_RESET,
+	/* tcp_proxy's connect done (LocalOriginConnectSuccessFinal): as
+	 * HTTP_OD_SUCCESS, but in split mode a local-origin success only */
+	HTTP_OD_CONNECTED,
 };
 
 /* What http_od_put did, for the caller's statistics (it has the slot). */
 struct http_od_ev {
 	bool detected_5xx, enforced_5xx;
 	bool detected_gw, enforced_gw;
-	bool overflow;	    /* max_ejection_percent refused an ejection */
-	uint32_t unejected; /* ejections the sweep ended (ejections_active -) */
+	bool detected_lo, enforced_lo; /* consecutive_local_origin_failure */
+	bool overflow;		       /* max_ejection_percent refused an ejection */
+	uint32_t unejected;	       /* ejections the sweep ended (ejections_active -) */
 };
 
 /* What http_od_interval did, for the caller's statistics. */
 struct http_od_iev {
 	uint32_t detected_sr, enforced_sr; /* success rate */
 	uint32_t detected_fp, enforced_fp; /* failure percentage */
-	uint32_t overflow;		   /* max_ejection_percent refused */
-	uint32_t unejected;		   /* ejections ended (ejections_active -) */
+	/* split_external_local_origin_errors: over local-origin results */
+	uint32_t detected_lsr, enforced_lsr, detected_lfp, enforced_lfp;
+	uint32_t overflow;  /* max_ejection_percent refused */
+	uint32_t unejected; /* ejections ended (ejections_active -) */
 };
 
 struct arn_stats_scope;
@@ -107,6 +117,10 @@ bool http_od_ejected(struct http_host *h, struct http_cluster_rt *crt, uint64_t 
  * success_rate_stdev_factor / 1000 is an outlier) and the
  * failure-percentage one (failure_percentage_request_volume,
  * failure_percentage_minimum_hosts, failure_percentage_threshold).
+ * With split_external_local_origin_errors the two detectors count only the
+ * statuses the hosts sent (http_od_put's counts, not rq_*), and run again
+ * over the local-origin results (enforcing_local_origin_success_rate,
+ * enforcing_failure_percentage_local_origin), as Envoy's.
  * @p rand draws the enforcing_* percentages. The first call (@p crt's
  * od_round 0) and a host not evaluated by the last call only take their
  * counts as the start of the next interval. Sets *@p ev (zeroed first).

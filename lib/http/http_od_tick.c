@@ -38,7 +38,7 @@ static void od_cluster(struct http_worker *w, const struct http_rt_od *o, uint64
 	struct arn_stats_scope *sc = crt->stats;
 	if (!sc)
 		return;
-	uint32_t enforced = ev.enforced_sr + ev.enforced_fp;
+	uint32_t enforced = ev.enforced_sr + ev.enforced_fp + ev.enforced_lsr + ev.enforced_lfp;
 	arn_stats_add(sc, w->slot, ARN_CL_outlier_detection_ejections_detected_success_rate,
 		      ev.detected_sr);
 	arn_stats_add(sc, w->slot, ARN_CL_outlier_detection_ejections_enforced_success_rate,
@@ -47,6 +47,22 @@ static void od_cluster(struct http_worker *w, const struct http_rt_od *o, uint64
 		      ev.detected_fp);
 	arn_stats_add(sc, w->slot, ARN_CL_outlier_detection_ejections_enforced_failure_percentage,
 		      ev.enforced_fp);
+	if (o->cfg->split_external_local_origin_errors) {
+		arn_stats_add(sc, w->slot,
+			      ARN_CL_outlier_detection_ejections_detected_local_origin_success_rate,
+			      ev.detected_lsr);
+		arn_stats_add(sc, w->slot,
+			      ARN_CL_outlier_detection_ejections_enforced_local_origin_success_rate,
+			      ev.enforced_lsr);
+		arn_stats_add(
+		    sc, w->slot,
+		    ARN_CL_outlier_detection_ejections_detected_local_origin_failure_percentage,
+		    ev.detected_lfp);
+		arn_stats_add(
+		    sc, w->slot,
+		    ARN_CL_outlier_detection_ejections_enforced_local_origin_failure_percentage,
+		    ev.enforced_lfp);
+	}
 	arn_stats_add(sc, w->slot, ARN_CL_outlier_detection_ejections_enforced_total, enforced);
 	arn_stats_add(sc, w->slot, ARN_CL_outlier_detection_ejections_overflow, ev.overflow);
 	arn_stats_gauge_add(sc, w->slot, ARN_CL_outlier_detection_ejections_active,

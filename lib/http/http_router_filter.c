@@ -141,7 +141,7 @@ static void __attribute__((noinline)) od_put(struct http_stream *st, struct http
 		r = HTTP_OD_NONE; /* ours, not the host's */
 	else if ((st->state & HTTP_S_TIMED_OUT) || outcome == HOST_TIMEOUT ||
 		 outcome == HOST_ERROR || (st->flags & local))
-		r = HTTP_OD_LOCAL;
+		r = (st->state & HTTP_S_HEAD_SENT) ? HTTP_OD_RESET : HTTP_OD_LOCAL;
 	else if (st->up_status)
 		r = http_od_classify(st->up_status, false);
 	else

@@ -858,7 +858,7 @@ static void __attribute__((noinline)) tp_od_put(struct http_tcpp *s, bool failed
 	struct http_od_ev ev;
 	__atomic_fetch_add(failed ? &h->od_cx_fail : &h->od_cx_ok, 1, __ATOMIC_RELAXED);
 	http_od_put(&s->cluster->outlier, s->crt, h, hosts, n,
-		    failed ? HTTP_OD_LOCAL : HTTP_OD_SUCCESS, s->w->now_ms, http_rand(s->w), &ev);
+		    failed ? HTTP_OD_LOCAL : HTTP_OD_CONNECTED, s->w->now_ms, http_rand(s->w), &ev);
 	http_od_ev_stats(s->crt->stats, s->w->slot, &ev);
 }
 

@@ -787,6 +787,43 @@ static void test_cluster_full(void **state)
 	assert_int_equal(v.endpoints->priorities[0].localities[0].endpoints[0].port, 80);
 }
 
+/* split_external_local_origin_errors and its local-origin detectors:
+ * read with Envoy's defaults (5; enforcing 100, 100, 0), the enforcing
+ * percentages at most 100 as Envoy's proto says. */
+static void test_cluster_outlier_split(void **state)
+{
+	(void)state;
+#define OD(x)                                                                                   \
+	"{\"name\":\"api\",\"type\":\"STATIC\",\"connect_timeout\":\"1s\",\"outlier_detection\":{" x \
+	"}}"
+	tc_ok(C, OD("\"split_external_local_origin_errors\":true"));
+	const struct arn_cfg_cluster *c = cluster("api");
+	assert_non_null(c);
+	assert_true(c->outlier.split_external_local_origin_errors);
+	assert_int_equal(c->outlier.consecutive_local_origin_failure, 5);
+	assert_int_equal(c->outlier.enforcing_consecutive_local_origin_failure, 100);
+	assert_int_equal(c->outlier.enforcing_local_origin_success_rate, 100);
+	assert_int_equal(c->outlier.enforcing_failure_percentage_local_origin, 0);
+	tc_ok(C, OD("\"split_external_local_origin_errors\":true,"
+		    "\"consecutive_local_origin_failure\":3,"
+		    "\"enforcing_consecutive_local_origin_failure\":0,"
+		    "\"enforcing_local_origin_success_rate\":40,"
+		    "\"enforcing_failure_percentage_local_origin\":100"));
+	c = cluster("api");
+	assert_non_null(c);
+	assert_int_equal(c->outlier.consecutive_local_origin_failure, 3);
+	assert_int_equal(c->outlier.enforcing_consecutive_local_origin_failure, 0);
+	assert_int_equal(c->outlier.enforcing_local_origin_success_rate, 40);
+	assert_int_equal(c->outlier.enforcing_failure_percentage_local_origin, 100);
+	tc_refused(C, OD("\"enforcing_consecutive_local_origin_failure\":101"),
+		   "enforcing_consecutive_local_origin_failure: more than 100");
+	tc_refused(C, OD("\"enforcing_local_origin_success_rate\":101"),
+		   "enforcing_local_origin_success_rate: more than 100");
+	tc_refused(C, OD("\"enforcing_failure_percentage_local_origin\":101"),
+		   "enforcing_failure_percentage_local_origin: more than 100");
+#undef OD
+}
+
 static void test_cla(void **state)
 {
 	(void)state;
@@ -1380,6 +1417,7 @@ const struct CMUnitTest conv_tests[] = {
     TC(test_cluster_refusals),
     TC(test_duration_out_of_range_refused),
     TC(test_cluster_full),
+    TC(test_cluster_outlier_split),
     TC(test_max_headers_count_bounded),
     TC(test_cluster_health_checks),
     TC(test_cla),

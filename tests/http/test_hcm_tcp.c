@@ -1915,6 +1915,55 @@ static void test_tcp_proxy_connect_failures_reach_outlier_detection(void **state
 	hh_end();
 }
 
+/* clang-format off */
+/* Cluster "dyn" in split mode, one host (.211: no other test ejects it):
+ * 3 consecutive local-origin failures eject,
+ * 3 consecutive 5xx would too without the split. */
+#define TP_CDYN_SPLIT                                                                              \
+	"{\"name\":\"dyn\",\"type\":\"STATIC\",\"connect_timeout\":\"0.3s\","                      \
+	"\"outlier_detection\":{\"consecutive_5xx\":3,\"consecutive_local_origin_failure\":3,"     \
+	"\"split_external_local_origin_errors\":true,\"base_ejection_time\":\"30s\"},"             \
+	"\"load_assignment\":{\"cluster_name\":\"dyn\",\"endpoints\":[{\"lb_endpoints\":["         \
+	HH_EP(211) "]}]}}"
+/* clang-format on */
+
+/* With split_external_local_origin_errors tcp_proxy's refused connects are
+ * local-origin failures (Envoy's LocalOriginConnectFailed in split mode):
+ * three eject by consecutive_local_origin_failure, and consecutive_5xx
+ * does not see them. */
+static void test_tcp_proxy_split_connect_failures_are_local_origin(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_CLUSTER, TP_CDYN_SPLIT);
+	hh_apply(ARN_TYPE_URL_LISTENER, TP_LISTENER_DYN(",\"max_connect_attempts\":3"));
+	hh_cfg_changed = true;
+	hh_settle();
+	uint64_t d5 = dyn_stat(ARN_CL_outlier_detection_ejections_detected_consecutive_5xx);
+	uint64_t dl =
+	    dyn_stat(ARN_CL_outlier_detection_ejections_detected_consecutive_local_origin_failure);
+	uint64_t el =
+	    dyn_stat(ARN_CL_outlier_detection_ejections_enforced_consecutive_local_origin_failure);
+	hh_syn(1); /* upstreams answer SYNs with RST */
+	hh_open(0, 82);
+	hh_settle();
+	hh_advance(5);
+	struct peer *c = hh_client(0);
+	c->sent_head = true;
+	assert_true(c->fin_in || c->dead);
+	assert_int_equal(dyn_stat(ARN_CL_outlier_detection_ejections_detected_consecutive_5xx) - d5,
+			 0);
+	assert_int_equal(
+	    dyn_stat(ARN_CL_outlier_detection_ejections_detected_consecutive_local_origin_failure) -
+		dl,
+	    1);
+	assert_int_equal(
+	    dyn_stat(ARN_CL_outlier_detection_ejections_enforced_consecutive_local_origin_failure) -
+		el,
+	    1);
+	hh_end();
+}
+
 /* tcp_proxy picks from the worker's cached candidates (http_lb_cache), as
  * the router does: two attempts of a session to a cluster with outlier
  * detection build the list once and pick from it twice. (Each pick
@@ -3355,6 +3404,7 @@ int main(void)
 	    T(test_tcp_proxy_connect_failures_reach_outlier_detection),
 	    T(test_tcp_proxy_picks_from_the_worker_cache),
 	    T(test_tcp_proxy_connects_count_in_the_outlier_interval),
+	    T(test_tcp_proxy_split_connect_failures_are_local_origin),
 	    T(test_tcp_proxy_resets_and_connect_timeout),
 	    T(test_tcp_proxy_behind_connection_limit),
 	    T(test_listener_connection_limit_at_accept),

@@ -54,6 +54,10 @@ static void fix_setup(struct fix *f, size_t n)
 	    .enforcing_failure_percentage = 0,
 	    .failure_percentage_minimum_hosts = 5,
 	    .failure_percentage_request_volume = 50,
+	    .consecutive_local_origin_failure = 5,
+	    .enforcing_consecutive_local_origin_failure = 100,
+	    .enforcing_local_origin_success_rate = 100,
+	    .enforcing_failure_percentage_local_origin = 0,
 	};
 	for (size_t i = 0; i < n; i++) {
 		f->h[i].slots = &f->ctr[i];
@@ -73,7 +77,7 @@ static int put(struct fix *f, size_t i, enum http_od_result r, int k, uint64_t n
 	struct http_od_ev ev;
 	for (int j = 0; j < k; j++) {
 		ej += http_od_put(&f->c, &f->crt, &f->h[i], f->hosts, f->n, r, now, 0, &ev);
-		if (last && (ev.detected_5xx || ev.detected_gw || ev.overflow))
+		if (last && (ev.detected_5xx || ev.detected_gw || ev.detected_lo || ev.overflow))
 			*last = ev;
 	}
 	return ej;
@@ -789,6 +793,158 @@ static void test_interval_failure_percentage(void **state)
 	assert_int_equal(ev.detected_fp, 0);
 }
 
+/* split_external_local_origin_errors (Envoy's
+ * putResultWithLocalExternalSplit): connect failures, resets and
+ * timeouts count to consecutive_local_origin_failure only, not to
+ * consecutive_5xx nor consecutive_gateway_failure; the statuses the
+ * host sent still eject by consecutive_5xx; a connection made resets
+ * the local-origin count, and tcp_proxy's connect done leaves the 5xx
+ * count alone. */
+static void test_split_consecutive_local_origin(void **state)
+{
+	(void)state;
+	struct fix f;
+	struct http_od_ev ev = {0};
+	fix_setup(&f, 1);
+	f.c.split_external_local_origin_errors = true;
+	f.c.consecutive_local_origin_failure = 7;
+	/* 6 connect failures: not a consecutive 5xx (5) nor gateway failure */
+	assert_int_equal(put(&f, 0, HTTP_OD_LOCAL, 6, 1000, &ev), 0);
+	assert_false(ejected(&f, 0, 1000));
+	assert_int_equal(f.h[0].od_5xx, 0);
+	assert_int_equal(f.h[0].od_gw, 0);
+	assert_false(ev.detected_5xx || ev.detected_gw);
+	/* the 7th: consecutive_local_origin_failure */
+	assert_int_equal(put(&f, 0, HTTP_OD_LOCAL, 1, 1000, &ev), 1);
+	assert_true(ev.detected_lo && ev.enforced_lo);
+	assert_false(ev.detected_5xx || ev.enforced_5xx || ev.detected_gw);
+	assert_true(ejected(&f, 0, 1001));
+	assert_int_equal(f.h[0].od_lo, 0);
+	/* a status (the connection was made) resets the local-origin count */
+	fix_setup(&f, 1);
+	f.c.split_external_local_origin_errors = true;
+	assert_int_equal(put(&f, 0, HTTP_OD_LOCAL, 4, 1000, NULL), 0);
+	assert_int_equal(put(&f, 0, HTTP_OD_5XX, 1, 1000, NULL), 0);
+	assert_int_equal(put(&f, 0, HTTP_OD_LOCAL, 4, 1000, NULL), 0);
+	assert_false(ejected(&f, 0, 1000));
+	/* resets after the connection: each is a connection made, then a
+	 * failure, as Envoy hears them: never 2 in a row */
+	fix_setup(&f, 1);
+	f.c.split_external_local_origin_errors = true;
+	assert_int_equal(put(&f, 0, HTTP_OD_RESET, 20, 1000, NULL), 0);
+	assert_int_equal(f.h[0].od_lo, 1);
+	assert_int_equal(f.h[0].od_5xx, 0);
+	/* 5xx statuses still eject by consecutive_5xx, local failures between
+	 * them leave the count alone */
+	fix_setup(&f, 1);
+	f.c.split_external_local_origin_errors = true;
+	assert_int_equal(put(&f, 0, HTTP_OD_5XX, 3, 1000, NULL), 0);
+	assert_int_equal(put(&f, 0, HTTP_OD_LOCAL, 2, 1000, NULL), 0);
+	assert_int_equal(put(&f, 0, HTTP_OD_CONNECTED, 1, 1000, NULL), 0);
+	assert_int_equal(put(&f, 0, HTTP_OD_5XX, 2, 1000, &ev), 1);
+	assert_true(ev.detected_5xx && ev.enforced_5xx);
+	assert_false(ev.detected_lo);
+	/* without split the same connect done resets the 5xx count */
+	fix_setup(&f, 1);
+	assert_int_equal(put(&f, 0, HTTP_OD_5XX, 4, 1000, NULL), 0);
+	assert_int_equal(put(&f, 0, HTTP_OD_CONNECTED, 1, 1000, NULL), 0);
+	assert_int_equal(put(&f, 0, HTTP_OD_5XX, 4, 1000, NULL), 0);
+	assert_int_equal(put(&f, 0, HTTP_OD_RESET, 1, 1000, NULL), 1);
+	/* enforcing_consecutive_local_origin_failure 0: detected only */
+	fix_setup(&f, 1);
+	f.c.split_external_local_origin_errors = true;
+	f.c.enforcing_consecutive_local_origin_failure = 0;
+	memset(&ev, 0, sizeof(ev));
+	assert_int_equal(put(&f, 0, HTTP_OD_LOCAL, 5, 1000, &ev), 0);
+	assert_true(ev.detected_lo);
+	assert_false(ev.enforced_lo);
+	assert_false(ejected(&f, 0, 1001));
+}
+
+/* Report to host @p i @p ok statuses below 500 and @p bad connect
+ * failures through http_od_put. */
+static void put_mix(struct fix *f, size_t i, int ok, int bad)
+{
+	put(f, i, HTTP_OD_SUCCESS, ok, 1000, NULL);
+	put(f, i, HTTP_OD_LOCAL, bad, 1000, NULL);
+}
+
+/* The interval in split mode: the success-rate detector runs over the
+ * local-origin results (enforcing_local_origin_success_rate) and the
+ * statuses apart; the hosts' rq_* (which count the connect failures) are
+ * not the statuses' counts. {100, 100, 100, 100, 50} local-origin
+ * success: mean 90, stdev 20, threshold 52: host 4 goes. */
+static void test_split_interval_local_origin_success_rate(void **state)
+{
+	(void)state;
+	struct fix f;
+	struct http_od_iev ev;
+	for (int enforcing = 0; enforcing < 2; enforcing++) {
+		fix_setup(&f, 5);
+		f.c.split_external_local_origin_errors = true;
+		f.c.consecutive_local_origin_failure = 0; /* the interval's only */
+		f.c.max_ejection_percent = 100;
+		f.c.enforcing_local_origin_success_rate = enforcing ? 100 : 0;
+		http_od_interval(&f.c, &f.crt, f.hosts, f.n, 1000, 0, &ev);
+		for (size_t i = 0; i < 4; i++) {
+			put_mix(&f, i, 200, 0);
+			count(&f, i, 200, 0);
+		}
+		put_mix(&f, 4, 100, 100);
+		count(&f, 4, 100, 100); /* what rq_* say: not the statuses */
+		assert_int_equal(http_od_interval(&f.c, &f.crt, f.hosts, f.n, 11000, 0, &ev),
+				 enforcing);
+		assert_int_equal(ev.detected_sr, 0);
+		assert_int_equal(ev.detected_lsr, 1);
+		assert_int_equal(ev.enforced_lsr, enforcing);
+		assert_int_equal(ev.detected_fp + ev.detected_lfp, 0);
+		assert_int_equal(ejected(&f, 4, 11001), enforcing);
+		for (size_t i = 0; i < 4; i++)
+			assert_false(ejected(&f, i, 11001));
+	}
+	/* without split: the same results are the external success rate's */
+	fix_setup(&f, 5);
+	f.c.consecutive_5xx = 0;
+	f.c.consecutive_gateway_failure = 0;
+	f.c.max_ejection_percent = 100;
+	http_od_interval(&f.c, &f.crt, f.hosts, f.n, 1000, 0, &ev);
+	for (size_t i = 0; i < 4; i++)
+		count(&f, i, 200, 0);
+	count(&f, 4, 100, 100);
+	assert_int_equal(http_od_interval(&f.c, &f.crt, f.hosts, f.n, 11000, 0, &ev), 1);
+	assert_int_equal(ev.detected_sr, 1);
+	assert_int_equal(ev.detected_lsr, 0);
+}
+
+/* The failure-percentage detector over local-origin results
+ * (enforcing_failure_percentage_local_origin, Envoy's default 0). */
+static void test_split_interval_local_origin_failure_percentage(void **state)
+{
+	(void)state;
+	struct fix f;
+	struct http_od_iev ev;
+	for (int enforcing = 0; enforcing < 2; enforcing++) {
+		fix_setup(&f, 5);
+		f.c.split_external_local_origin_errors = true;
+		f.c.consecutive_local_origin_failure = 0;
+		f.c.enforcing_failure_percentage_local_origin = enforcing ? 100 : 0;
+		f.c.enforcing_failure_percentage = 100; /* the statuses': none fails */
+		http_od_interval(&f.c, &f.crt, f.hosts, f.n, 1000, 0, &ev);
+		put_mix(&f, 0, 60, 0);
+		put_mix(&f, 1, 10, 50); /* 83 %: under 85 */
+		put_mix(&f, 2, 9, 51);	/* 85 %: an outlier */
+		put_mix(&f, 3, 60, 0);
+		put_mix(&f, 4, 60, 0);
+		assert_int_equal(http_od_interval(&f.c, &f.crt, f.hosts, f.n, 11000, 0, &ev),
+				 enforcing);
+		assert_int_equal(ev.detected_fp, 0);
+		assert_int_equal(ev.detected_lfp, 1);
+		assert_int_equal(ev.enforced_lfp, enforcing);
+		assert_int_equal(ejected(&f, 2, 11001), enforcing);
+		assert_false(ejected(&f, 1, 11001));
+	}
+}
+
 /* An ejection ends at the interval, with no request and no pick: the
  * cluster's count goes back, the health epoch moves, and a worker's
  * cached candidates (built while the host was out) take it again at
@@ -846,6 +1002,9 @@ int main(void)
 	    cmocka_unit_test(test_interval_success_rate_minimum),
 	    cmocka_unit_test(test_interval_failure_percentage),
 	    cmocka_unit_test(test_interval_ends_ejection),
+	    cmocka_unit_test(test_split_consecutive_local_origin),
+	    cmocka_unit_test(test_split_interval_local_origin_success_rate),
+	    cmocka_unit_test(test_split_interval_local_origin_failure_percentage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
