@@ -9035,6 +9035,59 @@ static void test_uph2_no_mbuf_retry_ejects_no_host(void **state)
 	h2u_close(&k);
 }
 
+/* With split_external_local_origin_errors the router's connect failures
+ * are local-origin failures (two eject by consecutive_local_origin_failure,
+ * consecutive_5xx sees none), and a reset after the request went on a
+ * connection is the connection's success first, then the failure, as
+ * Envoy hears them: two in a row detect nothing. */
+static void test_outlier_split_router_local_origin(void **state)
+{
+	(void)state;
+	start(4, jlistener("", "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}"));
+	apply(C, "2",
+	      "{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"5s\","
+	      "\"outlier_detection\":{\"split_external_local_origin_errors\":true,"
+	      "\"consecutive_5xx\":2,\"consecutive_local_origin_failure\":2,"
+	      "\"enforcing_consecutive_local_origin_failure\":0},"
+	      "\"load_assignment\":{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":[{"
+	      "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.10\","
+	      "\"port_value\":8080}}}}]}]}}");
+	poll_ms(1);
+	/* resets after the head went: never two local-origin failures in a row */
+	for (int i = 0; i < 2; i++) {
+		struct arn_tcp_conn *c = client();
+		send_s(c, "GET /r HTTP/1.1\r\nHost: a\r\n\r\n");
+		struct arn_tcp_conn *u = upstream_accepts();
+		want_in(u->tx, "GET /r");
+		upstream_closes(u, -ECONNRESET);
+		poll_ms(1);
+		poll_ms(1);
+		assert_true(answered(c, "HTTP/1.1 503"));
+	}
+	assert_int_equal(stat("cluster.web.outlier_detection.ejections_detected_consecutive_local_"
+			      "origin_failure"),
+			 0);
+	/* two refused connects: detected (enforcing 0), not a consecutive 5xx */
+	for (int i = 0; i < 2; i++) {
+		struct arn_tcp_conn *c = client();
+		send_s(c, "GET /f HTTP/1.1\r\nHost: a\r\n\r\n");
+		assert_int_equal(upstream_pending(), 1);
+		for (unsigned k = 0; k < CONNS; k++)
+			if (conns[k].used && conns[k].upstream && !conns[k].connected &&
+			    !conns[k].closed)
+				upstream_closes(&conns[k], -ECONNREFUSED);
+		poll_ms(1);
+		poll_ms(1);
+		assert_true(answered(c, "HTTP/1.1 503"));
+	}
+	assert_int_equal(stat("cluster.web.outlier_detection.ejections_detected_consecutive_local_"
+			      "origin_failure"),
+			 1);
+	assert_int_equal(stat("cluster.web.outlier_detection.ejections_detected_consecutive_5xx"),
+			 0);
+	assert_int_equal(stat("cluster.web.outlier_detection.ejections_enforced_total"), 0);
+}
+
 /* mb_read's body, then grpc_trailers after it (once mb_end is set). */
 static ssize_t mb_read_tr(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len, uint32_t *flags,
 			  nghttp2_data_source *src, void *ud)
@@ -10200,6 +10253,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_uph2_response_body_no_mbuf, teardown),
 	    cmocka_unit_test_teardown(test_uph2_response_no_mbuf_is_local_reset, teardown),
 	    cmocka_unit_test_teardown(test_uph2_no_mbuf_retry_ejects_no_host, teardown),
+	    cmocka_unit_test_teardown(test_outlier_split_router_local_origin, teardown),
 	    cmocka_unit_test_teardown(test_uph2_nghttp2_memory_bounded, teardown),
 	    cmocka_unit_test_teardown(test_uph2_continuations_bounded, teardown),
 	    cmocka_unit_test_teardown(test_h2_response_trailers_no_mbuf, teardown),
