@@ -981,6 +981,9 @@ struct arn_cfg_health_check {
 	uint32_t healthy_edge_interval_ms;   /* default: interval */
 	uint32_t initial_jitter_ms;
 	uint32_t interval_jitter_percent;
+	/* reuse_connection (default true): a host's checks share one
+	 * connection while it stays open and idle (lib/http/http_hc.c) */
+	bool reuse_connection;
 	/* HTTP */
 	const char *host; /* NULL: the cluster name */
 	const char *path;

@@ -304,6 +304,8 @@ static void health_check(struct conv *c, struct pb hc, struct arn_cfg_health_che
 	conv_duration(c, hc, "healthy_edge_interval", &h->healthy_edge_interval_ms, true);
 	conv_duration(c, hc, "initial_jitter", &h->initial_jitter_ms, false);
 	h->interval_jitter_percent = pb_u32(hc, "interval_jitter_percent");
+	h->reuse_connection = true;
+	pb_wrapped_bool(hc, "reuse_connection", &h->reuse_connection);
 	const char *w = pb_which(hc, "health_checker");
 	if (!w) {
 		conv_err(c, "", "no health checker: set http_health_check or tcp_health_check");

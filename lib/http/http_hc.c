@@ -146,7 +146,12 @@ int http_hc_http_verdict(const struct arn_cfg_health_check *c, const char *buf, 
 	struct arn_h1_config cfg = {.max_head_bytes = HTTP_HC_RX_MAX, .max_headers = HC_HDRS};
 	arn_h1_msg_init(&m, hdrs, HC_HDRS);
 	arn_h1_parser_init(&p, ARN_H1_RESPONSE, &cfg, &m);
+	const char *start = buf;
 	v->status = 0;
+	v->head_len = 0;
+	v->framing = HTTP_HC_BODY_CLOSE;
+	v->keep = false;
+	v->content_length = 0;
 	/* the bound is the whole answer's, interim 1xx heads included (the
 	 * parser's is per head): a verdict never depends on a byte past it,
 	 * and no verdict within it is an answer not taken */
@@ -176,6 +181,20 @@ int http_hc_http_verdict(const struct arn_cfg_health_check *c, const char *buf, 
 		if (m.status < 200)
 			continue; /* 1xx: the final response follows */
 		v->status = m.status;
+		v->head_len = (uint32_t)(buf - start);
+		if (m.flags & ARN_H1_F_NO_BODY ||
+		    (m.flags & ARN_H1_F_CONTENT_LENGTH && m.content_length == 0))
+			v->framing = HTTP_HC_BODY_NONE;
+		else if (m.flags & ARN_H1_F_CHUNKED)
+			v->framing = HTTP_HC_BODY_CHUNKED;
+		else if (m.flags & ARN_H1_F_CONTENT_LENGTH)
+			v->framing = HTTP_HC_BODY_LENGTH;
+		v->content_length = m.content_length;
+		/* Envoy's shouldCloseConnection: HTTP/1.0 without keep-alive,
+		 * connection: close (the parser's KEEP_ALIVE says both), or
+		 * proxy-connection: close */
+		v->keep = (m.flags & ARN_H1_F_KEEP_ALIVE) &&
+			  !arn_h1_msg_has_token(&m, ARN_H1_H_PROXY_CONNECTION, "close", 5);
 		if (arn_h1_find(&m, "x-envoy-immediate-health-check-fail", 35, 0) >= 0)
 			v->r = HTTP_HC_FAIL_IMMEDIATE;
 		else
@@ -210,8 +229,8 @@ int http_hc_http_request(const struct arn_cfg_health_check *c, const char *path,
 	/* Envoy's request: GET, the path, the host, user-agent Envoy/HC,
 	 * then the check's own edits (Envoy's HeaderParser: removals first,
 	 * then additions; OVERWRITE replaces a field, ADD_IF_ABSENT adds one
-	 * only where none is, APPEND adds another). The connection is not
-	 * reused (the checker closes it after the head), so it says so. */
+	 * only where none is, APPEND adds another). A connection not reused
+	 * (the checker closes it after the head) says so. */
 	static const struct arn_cfg_header_ops none;
 	const struct arn_cfg_header_ops *o = c ? &c->headers : &none;
 	bool h = !hc_default_dropped(o, "host"), ua = !hc_default_dropped(o, "user-agent");
@@ -240,10 +259,141 @@ int http_hc_http_request(const struct arn_cfg_health_check *c, const char *path,
 			return -ENOSPC;
 		k += (size_t)w;
 	}
-	int w = snprintf(out + k, cap - k, "connection: close\r\n\r\n");
+	/* a connection the next check reuses says nothing: keep-alive is
+	 * HTTP/1.1's default */
+	int w = snprintf(out + k, cap - k, "%s\r\n",
+			 c && c->reuse_connection ? "" : "connection: close\r\n");
 	if (w < 0 || (size_t)w >= cap - k)
 		return -ENOSPC;
 	return (int)(k + (size_t)w);
+}
+
+/* where a chunked body's decoder is */
+enum {
+	HB_SIZE,    /* chunk-size digits */
+	HB_EXT,	    /* chunk extensions, up to CR */
+	HB_SIZE_LF, /* the chunk-size line's LF */
+	HB_DATA,    /* the chunk's bytes */
+	HB_DATA_CR, /* the CRLF after them */
+	HB_DATA_LF,
+	HB_TRAILER0, /* a trailer line's first byte, or the last CR */
+	HB_TRAILER,  /* a trailer line, up to CR */
+	HB_TRAILER_LF,
+	HB_END_LF, /* the last LF */
+};
+
+void http_hc_body_init(struct http_hc_body *b, enum http_hc_framing framing,
+		       uint64_t content_length)
+{
+	b->framing = (uint8_t)framing;
+	b->st = HB_SIZE;
+	b->digits = false;
+	b->left = framing == HTTP_HC_BODY_LENGTH ? content_length : 0;
+}
+
+static int hex_digit(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	ch = (char)(ch | 0x20);
+	return ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+}
+
+int http_hc_body_eat(struct http_hc_body *b, const char *p, size_t len, size_t *used)
+{
+	*used = 0;
+	switch (b->framing) {
+	case HTTP_HC_BODY_NONE:
+		return 1;
+	case HTTP_HC_BODY_CLOSE:
+		*used = len;
+		return 0;
+	case HTTP_HC_BODY_LENGTH:
+		*used = b->left < len ? (size_t)b->left : len;
+		b->left -= *used;
+		return b->left == 0;
+	default:
+		break;
+	}
+	/* chunked (RFC 9112 7.1), strictly: CRLF line ends, hex sizes that
+	 * fit 60 bits; only the framing is read */
+	size_t i = 0;
+	while (i < len) {
+		char ch = p[i];
+		switch (b->st) {
+		case HB_SIZE: {
+			int d = hex_digit(ch);
+			if (d >= 0) {
+				if (b->left >> 56)
+					return -EBADMSG;
+				b->left = b->left << 4 | (uint64_t)d;
+				b->digits = true;
+			} else if (b->digits && (ch == ';' || ch == ' ' || ch == '\t')) {
+				b->st = HB_EXT;
+			} else if (b->digits && ch == '\r') {
+				b->st = HB_SIZE_LF;
+			} else {
+				return -EBADMSG;
+			}
+			i++;
+			break;
+		}
+		case HB_EXT:
+			if (ch == '\r')
+				b->st = HB_SIZE_LF;
+			else if (ch == '\n')
+				return -EBADMSG;
+			i++;
+			break;
+		case HB_SIZE_LF:
+			if (ch != '\n')
+				return -EBADMSG;
+			b->st = b->left ? HB_DATA : HB_TRAILER0;
+			i++;
+			break;
+		case HB_DATA: {
+			size_t n = b->left < len - i ? (size_t)b->left : len - i;
+			b->left -= n;
+			i += n;
+			if (!b->left)
+				b->st = HB_DATA_CR;
+			break;
+		}
+		case HB_DATA_CR:
+		case HB_TRAILER_LF:
+		case HB_DATA_LF:
+			if (ch != (b->st == HB_DATA_CR ? '\r' : '\n'))
+				return -EBADMSG;
+			b->st = b->st == HB_DATA_CR   ? HB_DATA_LF
+				: b->st == HB_DATA_LF ? HB_SIZE
+						      : HB_TRAILER0;
+			b->digits = false;
+			i++;
+			break;
+		case HB_TRAILER0:
+			b->st = ch == '\r' ? HB_END_LF : HB_TRAILER;
+			if (ch == '\n')
+				return -EBADMSG;
+			i++;
+			break;
+		case HB_TRAILER:
+			if (ch == '\r')
+				b->st = HB_TRAILER_LF;
+			else if (ch == '\n')
+				return -EBADMSG;
+			i++;
+			break;
+		case HB_END_LF:
+			if (ch != '\n')
+				return -EBADMSG;
+			*used = i + 1;
+			return 1;
+		default:
+			return -EBADMSG;
+		}
+	}
+	*used = len;
+	return 0;
 }
 
 /* ---- worker 0 ----------------------------------------------------------------- */
@@ -254,6 +404,14 @@ struct hc_target {
 	bool running; /* a check is in flight: the timer is its timeout */
 	bool tls_on;  /* the check's connection speaks TLS (tls is initialised) */
 	bool eof;     /* the check's peer sent its FIN */
+	/* reuse_connection: the response's body is being consumed (its
+	 * verdict, pend, waits for its end), and the connection must not
+	 * carry another check (the cluster or the port changed under it) */
+	bool in_body;
+	bool drop;
+	enum http_hc_result pend;
+	struct http_hc_body body;
+	uint32_t body_n; /* bytes of it consumed */
 	uint64_t seen;
 	struct http_host *host;		      /* a reference */
 	const struct arn_cfg_cluster *cl;     /* pinned */
@@ -333,9 +491,9 @@ static void host_flag(struct http_host *h, bool failed)
 		__atomic_fetch_add(&h->crt->health_epoch, 1, __ATOMIC_RELEASE);
 }
 
-/* Let go of the check's connection: no callback reaches the target any
- * more (on_close still comes, for no one). @p clean: all was read, close
- * with a FIN; else reset. */
+/* Let go of the check's connection (in a check, or idle between two): no
+ * callback reaches the target any more (on_close still comes, for no
+ * one). @p clean: all was read, close with a FIN; else reset. */
 static void t_detach(struct hc_target *t, bool clean)
 {
 	struct arn_tcp_conn *tc = t->tc;
@@ -344,7 +502,7 @@ static void t_detach(struct hc_target *t, bool clean)
 		 * Envoy's transport socket closes (the record goes straight
 		 * into TCP's send buffer; a full buffer just skips it): a
 		 * server then sees an orderly close, not a truncation. The SSL
-		 * object goes now: the target starts a new one per check. */
+		 * object goes now: the target starts a new one per connection. */
 		if (clean && arn_tls_is_open(&t->tls))
 			(void)arn_tls_shutdown(&t->tls);
 		arn_tls_conn_free(&t->tls);
@@ -363,12 +521,21 @@ static void t_detach(struct hc_target *t, bool clean)
 		arn_tcp_abort(tc);
 }
 
-static void t_conclude(struct hc_target *t, enum http_hc_result r)
+static void t_idle_in(struct hc_target *t);
+
+/* The check's result @p r; @p keep: its connection may carry the next
+ * check (reuse_connection, Envoy's rules: see the callers), else it is
+ * closed now. */
+static void t_conclude(struct hc_target *t, enum http_hc_result r, bool keep)
 {
 	if (!t->running)
 		return;
 	t->running = false;
-	t_detach(t, r == HTTP_HC_SUCCESS);
+	t->in_body = false;
+	if (keep && t->tc && !t->drop && !t->eof && t->c->reuse_connection)
+		t_idle_in(t); /* what came after the answer, if anything, closes it */
+	else
+		t_detach(t, r == HTTP_HC_SUCCESS);
 	if (r == HTTP_HC_SUCCESS) {
 		t_inc(t, ARN_CL_health_check_success);
 	} else {
@@ -449,16 +616,26 @@ static struct arn_tls_stats *t_ssl(const struct hc_target *t)
 								 : &w->tls_stats;
 }
 
+static void t_send(struct hc_target *t);
+
 static void t_start(struct hc_target *t)
 {
 	struct http_worker *w = t->hw->w;
 	t->running = true;
-	t->eof = false;
 	t->rx_len = 0;
+	t->in_body = false;
 	t_inc(t, ARN_CL_health_check_attempt);
-	/* the timeout covers the connect, the TLS handshake and the answer,
-	 * as Envoy's */
+	/* the timeout covers the connect, the TLS handshake and the answer
+	 * (its body included), as Envoy's */
 	http_timer_arm(w, &t->timer, t->c->timeout_ms ? t->c->timeout_ms : 1);
+	/* the previous check's connection, open and idle: this one goes on
+	 * it (reuse_connection; over TLS, its session) */
+	if (t->tc) {
+		t_send(t);
+		return;
+	}
+	t->eof = false;
+	t->drop = false;
 	/* a cluster with an UpstreamTlsContext is checked over TLS with its
 	 * context (Envoy's default transport socket for checks); one whose
 	 * context could not be built (logged by the control lcore) cannot be
@@ -467,7 +644,7 @@ static void t_start(struct hc_target *t)
 	if (t->cl->upstream_tls) {
 		tctx = http_rt_upstream_tls(t->cl, t->host->crt);
 		if (!tctx) {
-			t_conclude(t, HTTP_HC_FAIL_NETWORK);
+			t_conclude(t, HTTP_HC_FAIL_NETWORK, false);
 			return;
 		}
 	}
@@ -477,16 +654,17 @@ static void t_start(struct hc_target *t)
 							  &hc_ops, t, ARN_TCP_CC_DEFAULT, &err)
 					: NULL;
 	if (!tc) {
-		t_conclude(t, HTTP_HC_FAIL_NETWORK);
+		t_conclude(t, HTTP_HC_FAIL_NETWORK, false);
 		return;
 	}
 	t->tc = tc;
 	if (tctx) {
-		/* no session slot: each check makes a full handshake, so that
-		 * every check validates the host's certificate */
+		/* no session slot: each connection makes a full handshake, so
+		 * that every new connection validates the host's certificate
+		 * (a reused one keeps its session, as Envoy's) */
 		struct arn_tls_conn_opts o = {0};
 		if (arn_tls_conn_init(&t->tls, &w->tls, tctx, t_ssl(t), &hc_tls_io, t, &o) < 0) {
-			t_conclude(t, HTTP_HC_FAIL_NETWORK);
+			t_conclude(t, HTTP_HC_FAIL_NETWORK, false);
 			return;
 		}
 		t->tls_on = true;
@@ -498,7 +676,7 @@ static void t_timer(struct http_timer *tm)
 	struct hc_target *t =
 	    (struct hc_target *)(void *)((char *)tm - offsetof(struct hc_target, timer));
 	if (t->running)
-		t_conclude(t, HTTP_HC_FAIL_TIMEOUT);
+		t_conclude(t, HTTP_HC_FAIL_TIMEOUT, false); /* Envoy closes it too */
 	else
 		t_start(t);
 }
@@ -531,18 +709,19 @@ static void t_send(struct hc_target *t)
 		/* a configuration's path and host too long for the buffer:
 		 * a check that cannot be sent fails */
 		if (n < 0 || !t_write(t, req, (uint32_t)n))
-			t_conclude(t, HTTP_HC_FAIL_NETWORK);
+			t_conclude(t, HTTP_HC_FAIL_NETWORK, false);
 		return;
 	}
 	if (h->send_len && !t_write(t, h->send, (uint32_t)h->send_len)) {
-		t_conclude(t, HTTP_HC_FAIL_NETWORK);
+		t_conclude(t, HTTP_HC_FAIL_NETWORK, false);
 		return;
 	}
 	/* nothing to receive: a connect-only check (Envoy's TCP check with
 	 * no receive blocks) passes here (over TLS: once the handshake, and
-	 * so the certificate's validation, passed) */
+	 * so the certificate's validation, passed) and closes its connection
+	 * whatever reuse_connection says, as Envoy's */
 	if (h->n_receive == 0)
-		t_conclude(t, HTTP_HC_SUCCESS);
+		t_conclude(t, HTTP_HC_SUCCESS, false);
 }
 
 static void hc_connected(struct arn_tcp_conn *c, int status)
@@ -551,7 +730,7 @@ static void hc_connected(struct arn_tcp_conn *c, int status)
 	if (!t)
 		return;
 	if (status != 0) {
-		t_conclude(t, HTTP_HC_FAIL_NETWORK);
+		t_conclude(t, HTTP_HC_FAIL_NETWORK, false);
 		return;
 	}
 	if (t->tls_on)
@@ -560,8 +739,8 @@ static void hc_connected(struct arn_tcp_conn *c, int status)
 		t_send(t);
 }
 
-int http_hc_judge(const struct arn_cfg_health_check *c, const char *rx, size_t was, size_t len,
-		  enum http_hc_result *r)
+int http_hc_judge_v(const struct arn_cfg_health_check *c, const char *rx, size_t was, size_t len,
+		    struct http_hc_verdict *v)
 {
 	bool full = len >= HTTP_HC_RX_MAX;
 	if (c->kind == ARN_CFG_HC_HTTP) {
@@ -570,31 +749,101 @@ int http_hc_judge(const struct arn_cfg_health_check *c, const char *rx, size_t w
 		 * a parse per line, not per byte */
 		if (!full && !memchr(rx + was, '\n', len - was))
 			return 0;
-		struct http_hc_verdict v;
-		if (http_hc_http_verdict(c, rx, len, &v) == 0)
-			return 0;
-		*r = v.r;
-		return 1;
+		return http_hc_http_verdict(c, rx, len, v) != 0;
 	}
+	memset(v, 0, sizeof(*v));
 	if (full)
 		len = HTTP_HC_RX_MAX;
 	if (http_hc_tcp_match(c, (const uint8_t *)rx, len)) {
-		*r = HTTP_HC_SUCCESS;
+		v->r = HTTP_HC_SUCCESS;
 		return 1;
 	}
 	if (!full)
 		return 0;
-	*r = HTTP_HC_FAIL_ACTIVE;
+	v->r = HTTP_HC_FAIL_ACTIVE;
 	return 1;
+}
+
+int http_hc_judge(const struct arn_cfg_health_check *c, const char *rx, size_t was, size_t len,
+		  enum http_hc_result *r)
+{
+	struct http_hc_verdict v;
+	if (!http_hc_judge_v(c, rx, was, len, &v))
+		return 0;
+	*r = v.r;
+	return 1;
+}
+
+/* @p n more bytes @p p of the body of a response whose connection is
+ * kept: its verdict once it ended there, and the connection with it
+ * unless more came after it; a chunked coding that is not one is a
+ * network failure (Envoy's codec resets the stream); past
+ * HTTP_HC_BODY_MAX, the connection is closed and the head's verdict
+ * stands. The target's buffer is free again after. */
+static void t_body(struct hc_target *t, const char *p, uint32_t n)
+{
+	size_t used;
+	int rc = http_hc_body_eat(&t->body, p, n, &used);
+	t->rx_len = 0;
+	t->body_n += (uint32_t)used;
+	if (rc < 0) {
+		t_conclude(t, HTTP_HC_FAIL_NETWORK, false);
+	} else if (rc == 1) {
+		t_conclude(t, t->pend, used == n);
+	} else if (t->body_n > HTTP_HC_BODY_MAX) {
+		t_inc(t, ARN_CL_health_check_body_over_limit);
+		t_conclude(t, t->pend, false);
+	}
 }
 
 /* The bytes read so far (@p was of them seen before): a verdict, if they
  * give one. */
 static void t_judge(struct hc_target *t, uint32_t was)
 {
-	enum http_hc_result r;
-	if (http_hc_judge(t->c, t->rx, was, t->rx_len, &r))
-		t_conclude(t, r);
+	if (t->in_body) {
+		t_body(t, t->rx, t->rx_len);
+		return;
+	}
+	struct http_hc_verdict v;
+	if (!http_hc_judge_v(t->c, t->rx, was, t->rx_len, &v))
+		return;
+	if (t->c->kind != ARN_CFG_HC_HTTP || !t->c->reuse_connection) {
+		/* TCP: a match keeps it (Envoy's); receive blocks that did
+		 * not come within the bound leave the stream where no next
+		 * check can read it */
+		t_conclude(t, v.r, v.r == HTTP_HC_SUCCESS);
+		return;
+	}
+	/* not an HTTP response, connection: close (or HTTP/1.0), a body that
+	 * ends only with the connection: the verdict now, the connection
+	 * closed */
+	if (!v.head_len || !v.keep || v.framing == HTTP_HC_BODY_CLOSE) {
+		t_conclude(t, v.r, false);
+		return;
+	}
+	t->in_body = true;
+	t->pend = v.r;
+	t->body_n = 0;
+	http_hc_body_init(&t->body, (enum http_hc_framing)v.framing, v.content_length);
+	t_body(t, t->rx + v.head_len, t->rx_len - v.head_len);
+}
+
+/* The connection between two checks: the upstream sent nothing asked for
+ * (TLS records without data, as a session ticket, are read and dropped);
+ * data or its end closes it, and the next check opens a new one. */
+static void t_idle_in(struct hc_target *t)
+{
+	if (t->tls_on) {
+		ssize_t n = arn_tls_read(&t->tls, t->rx, HTTP_HC_RX_MAX);
+		if (n == -EAGAIN && arn_tls_want_write(&t->tls) && t->tc)
+			arn_tcp_want_writable(t->tc);
+		if ((n == -EAGAIN || n == -EBUSY) && !t->eof)
+			return;
+		t_detach(t, n == 0);
+		return;
+	}
+	if (t->eof || (t->tc && arn_tcp_rx_pending(t->tc)))
+		t_detach(t, false);
 }
 
 /*
@@ -621,7 +870,7 @@ static void t_tls_step(struct hc_target *t)
 					 t->eof ? "connection closed" : "failed");
 			ARN_DEBUG(HTTP, "cluster %s: health check: TLS handshake: %s",
 				  t->cl->obj.name, why);
-			t_conclude(t, HTTP_HC_FAIL_NETWORK);
+			t_conclude(t, HTTP_HC_FAIL_NETWORK, false);
 			return;
 		}
 		t_send(t);
@@ -639,7 +888,7 @@ static void t_tls_step(struct hc_target *t)
 		if ((n == -EAGAIN || n == -EBUSY) && !t->eof)
 			return;
 		/* close_notify, the FIN, or a failed record before a verdict */
-		t_conclude(t, HTTP_HC_FAIL_NETWORK);
+		t_conclude(t, HTTP_HC_FAIL_NETWORK, false);
 	}
 }
 
@@ -650,14 +899,24 @@ static void hc_data(struct arn_tcp_conn *c, struct rte_mbuf *head, uint32_t len)
 	struct hc_target *t = arn_tcp_user(c);
 	if (!t)
 		return;
+	if (!t->running) {
+		t_idle_in(t);
+		return;
+	}
 	if (t->tls_on) {
 		t_tls_step(t);
 		return;
 	}
-	/* copied out (bounded): the check keeps no mbuf of a hostile peer */
-	uint32_t room = HTTP_HC_RX_MAX - t->rx_len, was = t->rx_len;
-	t->rx_len += arn_tcp_read(c, t->rx + t->rx_len, room);
-	t_judge(t, was);
+	/* copied out (bounded): the check keeps no mbuf of a hostile peer;
+	 * a body being consumed frees the buffer after each read */
+	do {
+		uint32_t room = HTTP_HC_RX_MAX - t->rx_len, was = t->rx_len;
+		uint32_t n = arn_tcp_read(c, t->rx + t->rx_len, room);
+		t->rx_len += n;
+		t_judge(t, was);
+		if (!n)
+			break;
+	} while (t->running && t->in_body && arn_tcp_rx_pending(c));
 }
 
 static void hc_eof(struct arn_tcp_conn *c)
@@ -666,13 +925,20 @@ static void hc_eof(struct arn_tcp_conn *c)
 	if (!t)
 		return;
 	t->eof = true;
+	if (!t->running) {
+		/* between two checks: the next opens a new connection */
+		if (t->tls_on)
+			arn_tls_set_eof(&t->tls);
+		t_idle_in(t);
+		return;
+	}
 	if (t->tls_on) {
 		/* the records before the FIN first */
 		arn_tls_set_eof(&t->tls);
 		t_tls_step(t);
 	}
 	/* closed before a verdict */
-	t_conclude(t, HTTP_HC_FAIL_NETWORK);
+	t_conclude(t, HTTP_HC_FAIL_NETWORK, false);
 }
 
 /* TLS only: a handshake flight that waited for send buffer room */
@@ -694,7 +960,9 @@ static void hc_close(struct arn_tcp_conn *c, int reason)
 	if (!t)
 		return;
 	t->tc = NULL; /* gone: nothing to close */
-	t_conclude(t, HTTP_HC_FAIL_NETWORK);
+	if (!t->running)
+		t_detach(t, false); /* idle: its TLS goes too */
+	t_conclude(t, HTTP_HC_FAIL_NETWORK, false);
 }
 
 /* Stop @p t's checks, drop what it holds and free it. */
@@ -800,7 +1068,15 @@ static void add_host(struct hc_tab *hw, const struct arn_cfg_cluster *cl, struct
 	struct hc_target *t = idx_find(hw, h);
 	if (t) {
 		t->seen = hw->mark;
+		uint16_t port = t->port;
 		t_endpoint(t, ep);
+		/* a kept connection is to the old port, with the old cluster's
+		 * TLS context and settings: the next check opens a new one */
+		if (t->cl != cl || t->port != port) {
+			t->drop = true;
+			if (!t->running)
+				t_detach(t, true);
+		}
 		if (t->cl != cl) { /* a new version of the cluster: its settings */
 			arn_cfg_pin(cl);
 			arn_cfg_unpin(t->cl);

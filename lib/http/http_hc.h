@@ -7,16 +7,23 @@
  * target here (worker 0's, allocated when a generation adds the host, in a
  * table that exists only while some cluster has checks: no malloc per
  * check), which
- * opens one connection per check (over TLS with the cluster's
- * UpstreamTlsContext when it has one, lib/tls directly: the handshake is
- * bounded by the check's timeout and a failed one is a network failure),
- * sends the HTTP request (or the TCP send bytes), reads a bounded response
- * head (or the receive blocks), closes the connection (close_notify first
- * over TLS) and applies the result to the host's state machine. Why not
+ * opens a connection (over TLS with the cluster's UpstreamTlsContext when
+ * it has one, lib/tls directly: the handshake is bounded by the check's
+ * timeout and a failed one is a network failure), sends the HTTP request
+ * (or the TCP send bytes), reads a bounded response head (or the receive
+ * blocks) and applies the result to the host's state machine. With
+ * reuse_connection (Envoy's default) the connection stays for the host's
+ * next check, as Envoy's: an HTTP check consumes the response's body
+ * (bounded) first; the upstream's close, connection: close (or HTTP/1.0),
+ * a body not delimited or over the bound, a timeout, a network failure, a
+ * connect-only TCP check or a TCP check's failure close it, and the next
+ * check opens a new one. Without it, each check has its own connection,
+ * closed after the head (close_notify first over TLS). Why not
  * a pooled sub-request (http_subreq.h): a check must reach one given
  * host, not the balancer's pick; it must not count in the cluster's
- * request statistics and circuit breakers; and it must read no more of a
- * hostile response than the status line and headers.
+ * request statistics and circuit breakers; and it must hold no more of a
+ * hostile response than the status line and headers (a body it consumes
+ * is counted and dropped).
  *
  * How results reach the workers: the host's health as the checks see it
  * is one byte of struct http_host (http_int.h, hc_flags), written by
@@ -110,11 +117,51 @@ bool http_hc_status_ok(const struct arn_cfg_health_check *c, unsigned status);
  */
 bool http_hc_tcp_match(const struct arn_cfg_health_check *c, const uint8_t *buf, size_t len);
 
+/* How the body after a response head ends (for a connection that carries
+ * the next check: reuse_connection). */
+enum http_hc_framing {
+	HTTP_HC_BODY_NONE = 0, /* no body (1xx, 204, 304, content-length 0) */
+	HTTP_HC_BODY_LENGTH,   /* content-length bytes */
+	HTTP_HC_BODY_CHUNKED,  /* chunked coding, trailers included */
+	HTTP_HC_BODY_CLOSE,    /* until the upstream closes: not delimited */
+};
+
 /* What an HTTP check's response head says. */
 struct http_hc_verdict {
 	enum http_hc_result r;
 	unsigned status;
+	/* with a final head (else 0): its bytes, interim 1xx heads included,
+	 * how its body ends, and whether the connection may carry another
+	 * request (Envoy's HeaderUtility::shouldCloseConnection says no for
+	 * an HTTP/1.0 response without keep-alive, connection: close, or
+	 * proxy-connection: close) */
+	uint32_t head_len;
+	uint8_t framing; /* enum http_hc_framing */
+	bool keep;
+	uint64_t content_length;
 };
+
+/* A response body being consumed (http_hc_body_eat): only its framing is
+ * read; the bytes are dropped. */
+struct http_hc_body {
+	uint8_t framing; /* enum http_hc_framing */
+	uint8_t st;	 /* chunked: where in the coding */
+	bool digits;	 /* chunked: a chunk-size digit seen */
+	uint64_t left;	 /* bytes of the body (length) or of the chunk left */
+};
+
+/** Start consuming the body a head of @p framing (@p content_length) announced. */
+void http_hc_body_init(struct http_hc_body *b, enum http_hc_framing framing,
+		       uint64_t content_length);
+
+/**
+ * Consume the next @p len bytes @p p of the body @p b: *@p used of them
+ * belong to it (all of them unless it ended within them).
+ * @return 1 (the body ended: the bytes after *@p used are not its), 0 (it
+ *   goes on), or -EBADMSG (a chunked coding that is not one; an
+ *   HTTP_HC_BODY_CLOSE body never ends here).
+ */
+int http_hc_body_eat(struct http_hc_body *b, const char *p, size_t len, size_t *used);
 
 /**
  * The verdict of the response bytes @p buf (@p len, from the first) of an
@@ -138,12 +185,17 @@ int http_hc_http_verdict(const struct arn_cfg_health_check *c, const char *buf, 
  */
 int http_hc_judge(const struct arn_cfg_health_check *c, const char *rx, size_t was, size_t len,
 		  enum http_hc_result *r);
+/** http_hc_judge, with what an HTTP check's final head says of its body
+ * and connection in *@p v (TCP: only v->r). */
+int http_hc_judge_v(const struct arn_cfg_health_check *c, const char *rx, size_t was, size_t len,
+		    struct http_hc_verdict *v);
 
 /**
  * HTTP check @p c's request for @p path and @p host into @p out (@p cap):
  * Envoy's GET with host and user-agent Envoy/HC, then c's
  * request_headers_to_remove and _to_add applied as Envoy's header parser
- * applies them (@p c NULL: none). @return its length, or -ENOSPC.
+ * applies them (@p c NULL: none), then connection: close unless c reuses
+ * its connection (reuse_connection). @return its length, or -ENOSPC.
  */
 int http_hc_http_request(const struct arn_cfg_health_check *c, const char *path, const char *host,
 			 char *out, size_t cap);
@@ -158,6 +210,11 @@ int http_hc_http_request(const struct arn_cfg_health_check *c, const char *path,
 #define HTTP_HC_MAX_TARGETS 8192
 /* A response head (or TCP receive data) read for a check, at most. */
 #define HTTP_HC_RX_MAX 4096
+/* A response body (its chunked framing included) a check consumes to
+ * keep its connection (reuse_connection), at most: past it (or past the
+ * check's timeout) the connection is closed, counted in
+ * cluster.<c>.health_check.body_over_limit; the head's verdict stands. */
+#define HTTP_HC_BODY_MAX 65536
 
 /** Allocate worker @p w's checker (worker 0 only; others: nothing): a
  * few words; the targets' table waits for a generation with checks.

@@ -416,6 +416,121 @@ static void test_http_request(void **state)
 	n = http_hc_http_request(&c2, "/healthz", "web", big, sizeof(big));
 	assert_true(n > 0);
 	assert_string_equal(big, "GET /healthz HTTP/1.1\r\nhost: web\r\nconnection: close\r\n\r\n");
+	/* reuse_connection: keep-alive, HTTP/1.1's default, so nothing said
+	 * (fails before: connection: close was always sent) */
+	c2.reuse_connection = true;
+	n = http_hc_http_request(&c2, "/healthz", "web", big, sizeof(big));
+	assert_true(n > 0);
+	assert_string_equal(big, "GET /healthz HTTP/1.1\r\nhost: web\r\n\r\n");
+}
+
+/* What a final head says of its body and connection, for a check that
+ * keeps its connection: its length (interim heads included), the body's
+ * framing, and Envoy's shouldCloseConnection (HTTP/1.0 without
+ * keep-alive, connection: close, proxy-connection: close). */
+static void test_verdict_framing(void **state)
+{
+	(void)state;
+	struct arn_cfg_health_check c = hc_cfg(1, 1);
+	struct http_hc_verdict v;
+	static const char *cl = "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+	assert_int_equal(http_hc_http_verdict(&c, cl, strlen(cl), &v), 1);
+	assert_int_equal(v.head_len, strlen(cl) - 2);
+	assert_int_equal(v.framing, HTTP_HC_BODY_LENGTH);
+	assert_int_equal(v.content_length, 2);
+	assert_true(v.keep);
+	static const char *ch =
+	    "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 503 X\r\ntransfer-encoding: chunked\r\n\r\n";
+	assert_int_equal(http_hc_http_verdict(&c, ch, strlen(ch), &v), 1);
+	assert_int_equal(v.r, HTTP_HC_FAIL_ACTIVE);
+	assert_int_equal(v.head_len, strlen(ch));
+	assert_int_equal(v.framing, HTTP_HC_BODY_CHUNKED);
+	assert_true(v.keep); /* a wrong status keeps it, as Envoy */
+	static const char *none = "HTTP/1.1 204 N\r\n\r\n";
+	assert_int_equal(http_hc_http_verdict(&c, none, strlen(none), &v), 1);
+	assert_int_equal(v.framing, HTTP_HC_BODY_NONE);
+	assert_true(v.keep);
+	static const char *until = "HTTP/1.1 200 OK\r\n\r\nok";
+	assert_int_equal(http_hc_http_verdict(&c, until, strlen(until), &v), 1);
+	assert_int_equal(v.framing, HTTP_HC_BODY_CLOSE);
+	static const char *const closes[] = {
+	    "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+	    "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nproxy-connection: Close\r\n\r\n",
+	    "HTTP/1.0 200 OK\r\ncontent-length: 0\r\n\r\n",
+	};
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(http_hc_http_verdict(&c, closes[i], strlen(closes[i]), &v), 1);
+		assert_int_equal(v.r, HTTP_HC_SUCCESS);
+		assert_false(v.keep);
+	}
+	static const char *ka =
+	    "HTTP/1.0 200 OK\r\ncontent-length: 0\r\nconnection: keep-alive\r\n\r\n";
+	assert_int_equal(http_hc_http_verdict(&c, ka, strlen(ka), &v), 1);
+	assert_true(v.keep);
+	assert_int_equal(v.framing, HTTP_HC_BODY_NONE);
+	/* not a response: no head */
+	assert_int_equal(http_hc_http_verdict(&c, "SSH-2.0\r\n", 9, &v), -EBADMSG);
+	assert_int_equal(v.head_len, 0);
+}
+
+/* Feed @p s to a body of @p framing in pieces of @p step bytes: the bytes
+ * it used (SIZE_MAX: malformed; used + 1 << 32: not ended). */
+static size_t eat(enum http_hc_framing framing, uint64_t cl, const char *s, size_t step)
+{
+	struct http_hc_body b;
+	http_hc_body_init(&b, framing, cl);
+	size_t len = strlen(s), at = 0;
+	while (at < len) {
+		size_t n = len - at < step ? len - at : step, used = 0;
+		int rc = http_hc_body_eat(&b, s + at, n, &used);
+		assert_true(used <= n);
+		if (rc < 0)
+			return SIZE_MAX;
+		at += used;
+		if (rc == 1)
+			return at;
+	}
+	size_t used = 1;
+	int rc = http_hc_body_eat(&b, "", 0, &used); /* nothing: nothing used */
+	assert_int_equal(used, 0);
+	return rc == 1 ? at : at + (1ull << 32);
+}
+
+/* A body is consumed whole, and only it, however it is cut: content-length
+ * bytes, or a chunked coding with extensions and trailers; what follows
+ * (the upstream's next, unasked bytes) is left; a coding that is not one
+ * is refused, as a chunk size over 60 bits. */
+static void test_body_consumed(void **state)
+{
+	(void)state;
+	static const char *chunked = "2;ext=1\r\nok\r\n1A\r\nabcdefghijklmnopqrstuvwxyz\r\n"
+				     "0\r\nx-t: 1\r\n\r\n";
+	char buf[256];
+	for (size_t step = 1; step <= 80; step++) {
+		assert_int_equal(eat(HTTP_HC_BODY_LENGTH, 5, "hello", step), 5);
+		assert_int_equal(eat(HTTP_HC_BODY_LENGTH, 3, "hello", step), 3);
+		assert_int_equal(eat(HTTP_HC_BODY_LENGTH, 9, "hello", step), 5 + (1ull << 32));
+		assert_int_equal(eat(HTTP_HC_BODY_CHUNKED, 0, chunked, step), strlen(chunked));
+		snprintf(buf, sizeof(buf), "%sHTTP/1.1 200 OK\r\n", chunked);
+		assert_int_equal(eat(HTTP_HC_BODY_CHUNKED, 0, buf, step), strlen(chunked));
+		assert_int_equal(eat(HTTP_HC_BODY_CHUNKED, 0, "0\r\n\r\n", step), 5);
+		/* cut short: goes on */
+		assert_int_equal(eat(HTTP_HC_BODY_CHUNKED, 0, "5\r\nab", step), 5 + (1ull << 32));
+		assert_int_equal(eat(HTTP_HC_BODY_CHUNKED, 0, "0\r\n\r", step), 4 + (1ull << 32));
+	}
+	static const char *const bad[] = {
+	    "\r\n",		     /* no size */
+	    "x\r\n",		     /* not hex */
+	    "2\nok\r\n0\r\n\r\n",    /* bare LF */
+	    "2\r\nokX\r\n0\r\n\r\n", /* no CRLF after the data */
+	    "0\r\n\n",		     /* bare LF at the end */
+	    "10000000000000000\r\n", /* over 60 bits */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(eat(HTTP_HC_BODY_CHUNKED, 0, bad[i], 1), SIZE_MAX);
+	/* no body: nothing used; until close: never ends */
+	assert_int_equal(eat(HTTP_HC_BODY_NONE, 0, "abc", 2), 0);
+	assert_int_equal(eat(HTTP_HC_BODY_CLOSE, 0, "abc", 2), 3 + (1ull << 32));
 }
 
 /* ---- the balancer's combined health -------------------------------------- */
@@ -561,6 +676,8 @@ int main(void)
 	    cmocka_unit_test(test_http_verdict),
 	    cmocka_unit_test(test_judge),
 	    cmocka_unit_test(test_http_request),
+	    cmocka_unit_test(test_verdict_framing),
+	    cmocka_unit_test(test_body_consumed),
 	    cmocka_unit_test(test_lb_excludes_failed_hosts),
 	    cmocka_unit_test(test_lb_one_host_failed),
 	    cmocka_unit_test(test_checker_memory_is_lazy),

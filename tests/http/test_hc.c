@@ -313,7 +313,7 @@ static void test_active_hc_intervals_converted(void **state)
 	      "\"unhealthy_threshold\":2,\"healthy_threshold\":2,\"initial_jitter\":\"0.5s\","
 	      "\"interval_jitter_percent\":10,\"unhealthy_interval\":\"2s\","
 	      "\"unhealthy_edge_interval\":\"0.1s\",\"healthy_edge_interval\":\"0.2s\","
-	      "\"http_health_check\":{\"path\":\"/healthz\"}}]}");
+	      "\"reuse_connection\":false,\"http_health_check\":{\"path\":\"/healthz\"}}]}");
 	accepted();
 	APPLY(E, "1", jcla("web", (const int[]){10}, 1)); /* out of warming */
 	accepted();
@@ -326,6 +326,7 @@ static void test_active_hc_intervals_converted(void **state)
 	assert_int_equal(h->unhealthy_interval_ms, 2000);
 	assert_int_equal(h->unhealthy_edge_interval_ms, 100);
 	assert_int_equal(h->healthy_edge_interval_ms, 200);
+	assert_false(h->reuse_connection);
 	APPLY(C, "2", jcluster_eds_hc("web"));
 	accepted();
 	cl = NULL;
@@ -336,6 +337,7 @@ static void test_active_hc_intervals_converted(void **state)
 	assert_int_equal(h->interval_jitter_percent, 0);
 	assert_int_equal(h->unhealthy_edge_interval_ms, 5000);
 	assert_int_equal(h->healthy_edge_interval_ms, 5000);
+	assert_true(h->reuse_connection); /* Envoy's default */
 }
 
 /* A ClusterLoadAssignment of @p cluster with @p n endpoints
