@@ -202,7 +202,7 @@ int http_hc_http_request(const struct arn_cfg_health_check *c, const char *path,
 
 /* ---- worker 0 ----------------------------------------------------------------- */
 
-/* Hosts worker 0 checks, at most (each a target of about 4.4 KB, the
+/* Hosts worker 0 checks, at most (each a target of about 4.7 KB, the
  * response buffer included, allocated as a generation adds it): hosts
  * beyond are not checked (logged, counted in
  * cluster.<c>.health_check.unchecked) and count as healthy for active

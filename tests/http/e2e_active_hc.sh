@@ -5,7 +5,11 @@
 # test flips. Host A's /healthz turns 503: it leaves the rotation after one
 # check (a wrong status ignores unhealthy_threshold) while clients see no
 # error; it comes back after healthy_threshold passes; A stops listening:
-# it leaves after unhealthy_threshold network failures. The stats and the
+# it leaves after unhealthy_threshold network failures. With A answering
+# keep-alive, its checks share one connection (reuse_connection, the
+# default), a chunked body included; a close between checks, a body over
+# the bound and reuse_connection false (cluster hcn) each open new ones;
+# over TLS too. The stats and the
 # /clusters health_flags follow. Config: e2e_active_hc.yaml, plus two
 # clusters with an UpstreamTlsContext added here (certificates made as
 # e2e_tls_upstream.sh makes them), checked over TLS: tlsc (hc_upstream.py
@@ -176,6 +180,52 @@ until_ok 3 flag_is tlsc $ua:8443 /failed_active_hc || bad "tlsc: A failed_active
 expect "tlsc: A failed: all traffic to B" "$(who 8 /tls/x)" "^0 8 0$"
 ctl "$ua" "health 200" 8443 >/dev/null
 until_ok 3 flag_is tlsc $ua:8443 healthy || bad "tlsc: A healthy again over TLS"
+
+# ---- reuse_connection (Envoy's default): A answers keep-alive from now on
+# (hc_upstream.py counts the connections each check path arrived on)
+keep_window() { # keep_window PATH [PORT]: "checks connections" over 2 s
+	local c0 r0 c1 r1
+	c0=$(ctl "$ua" "conns $1" "${2:-8090}") r0=$(ctl "$ua" "reqs $1" "${2:-8090}")
+	sleep 2
+	c1=$(ctl "$ua" "conns $1" "${2:-8090}") r1=$(ctl "$ua" "reqs $1" "${2:-8090}")
+	echo "$((r1 - r0)) $((c1 - c0))"
+}
+ctl "$ua" "keepalive 1" >/dev/null
+sleep 0.5
+f0=$(stat cluster.hcc.health_check.failure)
+w=$(keep_window /healthz)
+expect "reuse: A's checks on one connection" "$w" "^([5-9]|[1-9][0-9]) [01]$"
+w=$(keep_window /healthz/n)
+expect "reuse_connection false: a connection per check" "$w" "^([5-9]|[1-9][0-9]) ([5-9]|[1-9][0-9])$"
+[ "${w% *}" = "${w#* }" ] || bad "reuse_connection false: $w: not one connection per check"
+ctl "$ua" "body chunked" >/dev/null
+sleep 0.3
+w=$(keep_window /healthz)
+expect "reuse: a chunked body consumed, the connection kept" "$w" "^([5-9]|[1-9][0-9]) [01]$"
+ctl "$ua" "maxreq 2" >/dev/null
+ctl "$ua" "body cl" >/dev/null
+sleep 0.3
+w=$(keep_window /healthz)
+expect "reuse: the upstream closes after 2 checks, the next opens a new one" "$w" \
+	"^([5-9]|[1-9][0-9]) ([2-9]|[1-9][0-9])$"
+ctl "$ua" "maxreq 0" >/dev/null
+ctl "$ua" "body big" >/dev/null
+sleep 0.3
+w=$(keep_window /healthz)
+expect "reuse: a body over the bound closes, a connection per check" "$w" "^([5-9]|[1-9][0-9]) ([4-9]|[1-9][0-9])$"
+expect "reuse: body_over_limit counted" "$(stat cluster.hcc.health_check.body_over_limit)" "^[1-9]"
+ctl "$ua" "body cl" >/dev/null
+expect "reuse: no check failed on the way" "$(($(stat cluster.hcc.health_check.failure) - f0))" "^0$"
+expect "reuse: A healthy throughout" "$(flags hcc $ua:8090)" "^healthy$"
+expect "reuse: traffic to both" "$(who 8)" "^([1-9]) ([1-9]) 0$"
+# over TLS: the session stays with the connection
+ctl "$ua" "keepalive 1" 8443 >/dev/null
+sleep 0.5
+w=$(keep_window /healthz 8443)
+expect "reuse over TLS: A's checks on one connection" "$w" "^([5-9]|[1-9][0-9]) [01]$"
+expect "reuse over TLS: A healthy" "$(flags tlsc $ua:8443)" "^healthy$"
+ctl "$ua" "keepalive 0" 8443 >/dev/null
+ctl "$ua" "keepalive 0" >/dev/null
 
 topo_arion_stop || bad "arion exit code $?"
 http_e2e_finish
