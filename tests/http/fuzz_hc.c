@@ -21,7 +21,13 @@
  *    sees an overread) and a verdict depends on none of it;
  *  - a pass only for a status in the expected ranges (default 200 only),
  *    a final status in [200, 999], an immediate failure only with the
- *    header in the bytes; TCP matching agrees with a memmem reference.
+ *    header in the bytes; TCP matching agrees with a memmem reference;
+ *  - the body a check that keeps its connection consumes
+ *    (http_hc_body_eat, reuse_connection): after a final head, the bytes
+ *    after it under the head's framing; with no final head, all of them
+ *    as a chunked body. It ends at the same byte (or not, or is refused)
+ *    however the bytes are cut, never uses more than it is given, and a
+ *    content-length body ends exactly at its length.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -150,6 +156,65 @@ static void segmented(const struct fcfg *f, const char *in, size_t n, uint32_t s
 	free(rx);
 }
 
+/* The body @p p (@p n) under @p framing fed in pieces cut by @p seed (of
+ * 1..maxp bytes): the result, and the bytes used when it ended. */
+static int body_cut(enum http_hc_framing framing, uint64_t cl, const char *p, size_t n,
+		    uint32_t seed, size_t maxp, size_t *end)
+{
+	struct http_hc_body b;
+	http_hc_body_init(&b, framing, cl);
+	uint32_t x = seed * 2654435761u + 7;
+	size_t at = 0;
+	*end = 0;
+	while (at < n) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		size_t seg = maxp > 1 ? 1 + x % maxp : 1;
+		if (seg > n - at)
+			seg = n - at;
+		size_t used = SIZE_MAX;
+		int rc = http_hc_body_eat(&b, p + at, seg, &used);
+		CHECK(used <= seg);
+		CHECK(rc == 1 || rc == 0 || rc == -EBADMSG);
+		if (rc != 0) {
+			*end = rc == 1 ? at + used : 0; /* a refusal has no end */
+			return rc;
+		}
+		CHECK(used == seg);
+		at += seg;
+	}
+	return 0;
+}
+
+/* The body after the head (or, with no head, the bytes as chunked): the
+ * same end however cut. */
+static void body_oracle(const struct whole *w, const char *in, size_t cap, uint32_t seed)
+{
+	enum http_hc_framing fr = HTTP_HC_BODY_CHUNKED;
+	uint64_t cl = 0;
+	const char *p = in;
+	size_t n = cap;
+	if (w->rc == 1) {
+		CHECK(w->v.head_len > 0 && w->v.head_len <= cap);
+		fr = (enum http_hc_framing)w->v.framing;
+		cl = w->v.content_length;
+		p = in + w->v.head_len;
+		n = cap - w->v.head_len;
+	}
+	size_t e0, e;
+	int r0 = body_cut(fr, cl, p, n, seed, n ? n : 1, &e0);
+	if (fr == HTTP_HC_BODY_LENGTH)
+		CHECK(r0 == (cl <= n) && (r0 == 0 || e0 == cl));
+	if (fr == HTTP_HC_BODY_NONE)
+		CHECK(r0 == (n > 0) && e0 == 0);
+	if (fr == HTTP_HC_BODY_CLOSE)
+		CHECK(r0 == 0);
+	CHECK(body_cut(fr, cl, p, n, seed, 7, &e) == r0 && e == e0);
+	if (n <= 512)
+		CHECK(body_cut(fr, cl, p, n, seed, 1, &e) == r0 && e == e0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 2)
@@ -231,6 +296,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		enum http_hc_result r = HTTP_HC_FAIL_TIMEOUT;
 		CHECK(http_hc_judge(&f.c, in, 0, n, &r) == w.judged && r == w.r);
 	}
+
+	if (f.c.kind == ARN_CFG_HC_HTTP)
+		body_oracle(&w, in, cap, seed);
 
 	segmented(&f, in, cap, seed, ((ctl >> 5) & 7) * 64 + 1, &w);
 	segmented(&f, in, cap, seed ^ 0x5a, 7, &w);
