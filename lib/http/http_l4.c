@@ -176,8 +176,7 @@ static void rl_x_note(struct http_stream *st, const struct arn_hlrl_decision *d)
 	st->rl_reset_s = (uint32_t)RTE_MIN((d->reset_ticks + hz - 1) / hz, (uint64_t)UINT32_MAX);
 }
 
-static int http_l4_rl_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap,
-			    const char *const names[3]);
+static int rl_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
 
 /* The CORS filter's response headers (Envoy's encodeHeaders): for a
  * request whose Origin it allowed, on the upstream's response and on
@@ -210,21 +209,22 @@ static int cors_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsign
 
 int http_l4_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
 {
-	static const char *const names[3] = {"x-ratelimit-limit", "x-ratelimit-remaining",
-					     "x-ratelimit-reset"};
 	if (st->cors_origin) {
 		int k = cors_resp_edits(st, e, cap);
 		if (k < 0 || !st->rl_x || !st->res)
 			return k;
-		int j = http_l4_rl_edits(st, e + k, cap - (unsigned)k, names);
+		int j = rl_edits(st, e + k, cap - (unsigned)k);
 		return j < 0 ? j : k + j;
 	}
-	return http_l4_rl_edits(st, e, cap, names);
+	return rl_edits(st, e, cap);
 }
 
-static int http_l4_rl_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap,
-			    const char *const names[3])
+/* draft 03's x-ratelimit-* of the bucket rl_x_note kept. @return how
+ * many edits (0: none kept), or -ENOSPC. */
+static int rl_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
 {
+	static const char *const names[3] = {"x-ratelimit-limit", "x-ratelimit-remaining",
+					     "x-ratelimit-reset"};
 	if (!st->rl_x || !st->res)
 		return 0;
 	if (cap < 3)
@@ -288,9 +288,7 @@ static int rl_reply_edits(struct http_stream *st, const struct arn_hlrl_decision
 	}
 	if (d->config->x_ratelimit_headers && d->has_bucket) {
 		rl_x_note(st, d);
-		static const char *const xn[3] = {"x-ratelimit-limit", "x-ratelimit-remaining",
-						  "x-ratelimit-reset"};
-		int k = http_l4_rl_edits(st, e + n, cap - n, xn);
+		int k = rl_edits(st, e + n, cap - n);
 		st->rl_x = false; /* they are among this reply's edits */
 		if (k < 0)
 			return k;
