@@ -841,6 +841,85 @@ static void test_http2_client(void **state)
 	hh_clients_h2 = false;
 }
 
+/* The harness's "dyn" listener (port 82) runs the CORS filter before the
+ * gzip compressor (hcm_harness.h's HH_LDYN): over HTTP/2 too, an allowed
+ * Origin's response carries access-control-allow-origin from the request's
+ * own header (the stream's latch is that header's index: the HTTP/2 codec's
+ * fields as well as HTTP/1's) beside content-encoding, and a preflight is
+ * answered by Arion, the upstream never seeing it. */
+static void test_http2_cors(void **state)
+{
+	(void)state;
+	size_t n = 4096;
+	char *body = text_body(n);
+	hh_clients_h2 = true;
+	hh_begin(1);
+	struct h2c c = {.p = client(0, 82), .bcap = 1 << 20};
+	c.body = malloc(c.bcap);
+	assert_non_null(c.body);
+	nghttp2_session_callbacks *cb;
+	nghttp2_session_callbacks_new(&cb);
+	nghttp2_session_callbacks_set_send_callback(cb, h2c_send);
+	nghttp2_session_callbacks_set_on_header_callback(cb, h2c_header);
+	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, h2c_data);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cb, h2c_close);
+	nghttp2_session *s;
+	assert_int_equal(nghttp2_session_client_new(&s, cb, &c), 0);
+	nghttp2_session_callbacks_del(cb);
+	nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, NULL, 0);
+#define NV(a, b)                                                                                   \
+	{(uint8_t *)(a), (uint8_t *)(b), sizeof(a) - 1, sizeof(b) - 1, NGHTTP2_NV_FLAG_NONE}
+	/* a preflight first: answered here */
+	nghttp2_nv pf[] = {NV(":method", "OPTIONS"), NV(":path", "/t"), NV(":scheme", "http"),
+			   NV(":authority", "a"), NV("origin", "https://o.example"),
+			   NV("access-control-request-method", "PUT")};
+	assert_true(nghttp2_submit_request(s, NULL, pf, 6, NULL, NULL) > 0);
+	h2c_pump(s, &c);
+	assert_true(c.closed);
+	assert_null(hh_upstream(0));
+	c.head[c.hl] = 0;
+	if (!strstr(c.head, ":status: 200\n") ||
+	    !strstr(c.head, "access-control-allow-origin: https://o.example\n") ||
+	    !strstr(c.head, "access-control-allow-methods: PUT\n"))
+		fail_msg("the preflight's head: %s", c.head);
+	c.closed = false;
+	c.hl = 0;
+	nghttp2_nv nv[] = {NV(":method", "GET"), NV(":path", "/t"), NV(":scheme", "http"),
+			   NV(":authority", "a"), NV("origin", "https://o.example"),
+			   NV("accept-encoding", "gzip")};
+#undef NV
+	assert_true(nghttp2_submit_request(s, NULL, nv, 6, NULL, NULL) > 0);
+	h2c_pump(s, &c);
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	char h[160];
+	int k = snprintf(
+	    h, sizeof(h),
+	    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n\r\n", n);
+	hh_send(u, h, (uint32_t)k, 0);
+	hh_send(u, body, (uint32_t)n, 0);
+	for (int i = 0; i < 20 && !c.closed; i++)
+		h2c_pump(s, &c);
+	assert_true(c.closed);
+	c.head[c.hl] = 0;
+	if (!strstr(c.head, ":status: 200\n") ||
+	    !strstr(c.head, "access-control-allow-origin: https://o.example\n") ||
+	    !strstr(c.head, "access-control-allow-credentials: true\n") ||
+	    !strstr(c.head, "content-encoding: gzip\n"))
+		fail_msg("the response's head: %s", c.head);
+	size_t dl = 0;
+	uint8_t *d = decode("gzip", c.body, c.blen, &dl);
+	assert_non_null(d);
+	assert_int_equal(dl, n);
+	assert_memory_equal(d, body, n);
+	free(d);
+	nghttp2_session_del(s);
+	free(c.body);
+	free(body);
+	hh_end();
+	hh_clients_h2 = false;
+}
+
 int main(void)
 {
 	hh_init(false);
@@ -856,6 +935,7 @@ int main(void)
 	    cmocka_unit_test(test_slow_reader_bounded),
 	    cmocka_unit_test(test_head_body_end_in_one_piece),
 	    cmocka_unit_test(test_http2_client),
+	    cmocka_unit_test(test_http2_cors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
