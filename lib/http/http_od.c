@@ -138,26 +138,37 @@ static bool eject(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt, 
 	return true;
 }
 
-/* A status in split mode (Envoy's putHttpResponseCode): the consecutive
- * 5xx and gateway-failure counts, as http_od_put's without split. */
-static bool put_status(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt,
-		       struct http_host *h, struct http_host *const *hosts, size_t n_hosts,
-		       enum http_od_result r, uint64_t now_ms, uint64_t rand, struct http_od_ev *ev)
+/* A host answered: its consecutive 5xx and gateway-failure counts start
+ * again (a plain load first: most responses succeed, and a store on every
+ * one would bounce the host's line between workers). */
+static inline __attribute__((always_inline)) void consecutive_ok(struct http_host *h)
 {
-	__atomic_fetch_add(&h->od_x_n, 1, __ATOMIC_RELAXED);
-	if (r == HTTP_OD_SUCCESS) {
-		__atomic_fetch_add(&h->od_x_ok, 1, __ATOMIC_RELAXED);
-		if (__atomic_load_n(&h->od_5xx, __ATOMIC_RELAXED))
-			__atomic_store_n(&h->od_5xx, 0, __ATOMIC_RELAXED);
-		if (__atomic_load_n(&h->od_gw, __ATOMIC_RELAXED))
-			__atomic_store_n(&h->od_gw, 0, __ATOMIC_RELAXED);
-		return false;
-	}
-	if (__atomic_load_n(&h->od_ejected, __ATOMIC_RELAXED))
-		return false;
+	if (__atomic_load_n(&h->od_5xx, __ATOMIC_RELAXED))
+		__atomic_store_n(&h->od_5xx, 0, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&h->od_gw, __ATOMIC_RELAXED))
+		__atomic_store_n(&h->od_gw, 0, __ATOMIC_RELAXED);
+}
+
+/* An ejected host's consecutive counts start again when it comes back
+ * (Envoy zeroes them at the ejection, and its uneject resets them). */
+static void consecutive_zero(struct http_host *h)
+{
+	__atomic_store_n(&h->od_5xx, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->od_gw, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->od_lo, 0, __ATOMIC_RELAXED);
+}
+
+/* A failure for the consecutive 5xx detector, and for the gateway-failure
+ * one when @p gateway (else that count starts again: Envoy's "not a gateway
+ * failure"). == : only the add that reaches a threshold decides, once;
+ * Envoy's order, the gateway detector first. @return whether it ejected. */
+static bool consecutive_fail(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt,
+			     struct http_host *h, struct http_host *const *hosts, size_t n_hosts,
+			     bool gateway, uint64_t now_ms, uint64_t rand, struct http_od_ev *ev)
+{
 	uint32_t n5 = __atomic_add_fetch(&h->od_5xx, 1, __ATOMIC_RELAXED);
 	uint32_t ng = 0;
-	if (r == HTTP_OD_GATEWAY)
+	if (gateway)
 		ng = __atomic_add_fetch(&h->od_gw, 1, __ATOMIC_RELAXED);
 	else if (__atomic_load_n(&h->od_gw, __ATOMIC_RELAXED))
 		__atomic_store_n(&h->od_gw, 0, __ATOMIC_RELAXED);
@@ -175,6 +186,23 @@ static bool put_status(const struct arn_cfg_outlier *c, struct http_cluster_rt *
 			ev->enforced_5xx = true;
 	}
 	return enforced;
+}
+
+/* A status in split mode (Envoy's putHttpResponseCode): the consecutive
+ * 5xx and gateway-failure counts, as http_od_put's without split. */
+static bool put_status(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt,
+		       struct http_host *h, struct http_host *const *hosts, size_t n_hosts,
+		       enum http_od_result r, uint64_t now_ms, uint64_t rand, struct http_od_ev *ev)
+{
+	__atomic_fetch_add(&h->od_x_n, 1, __ATOMIC_RELAXED);
+	if (r == HTTP_OD_SUCCESS) {
+		__atomic_fetch_add(&h->od_x_ok, 1, __ATOMIC_RELAXED);
+		consecutive_ok(h);
+		return false;
+	}
+	if (__atomic_load_n(&h->od_ejected, __ATOMIC_RELAXED))
+		return false;
+	return consecutive_fail(c, crt, h, hosts, n_hosts, r == HTTP_OD_GATEWAY, now_ms, rand, ev);
 }
 
 /* split_external_local_origin_errors: Envoy's
@@ -212,11 +240,8 @@ static bool put_split(const struct arn_cfg_outlier *c, struct http_cluster_rt *c
 				ev->enforced_lo = true;
 		}
 	}
-	if (enforced) {
-		__atomic_store_n(&h->od_5xx, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&h->od_gw, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&h->od_lo, 0, __ATOMIC_RELAXED);
-	}
+	if (enforced)
+		consecutive_zero(h);
 	return enforced;
 }
 
@@ -230,12 +255,7 @@ bool http_od_put(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt, s
 	if (c->split_external_local_origin_errors)
 		return put_split(c, crt, h, hosts, n_hosts, r, now_ms, rand, ev);
 	if (r == HTTP_OD_SUCCESS || r == HTTP_OD_CONNECTED) {
-		/* a plain load first: most responses succeed, and a store on
-		 * every one would bounce the host's line between workers */
-		if (__atomic_load_n(&h->od_5xx, __ATOMIC_RELAXED))
-			__atomic_store_n(&h->od_5xx, 0, __ATOMIC_RELAXED);
-		if (__atomic_load_n(&h->od_gw, __ATOMIC_RELAXED))
-			__atomic_store_n(&h->od_gw, 0, __ATOMIC_RELAXED);
+		consecutive_ok(h);
 		return false;
 	}
 	/* an ejected host's late answers count nothing (Envoy ignores them) */
@@ -244,34 +264,10 @@ bool http_od_put(const struct arn_cfg_outlier *c, struct http_cluster_rt *crt, s
 	/* without split_external_local_origin_errors every failure here is a
 	 * 5xx to consecutive_5xx; gateway failures and local ones count to
 	 * consecutive_gateway_failure as well */
-	uint32_t n5 = __atomic_add_fetch(&h->od_5xx, 1, __ATOMIC_RELAXED);
-	uint32_t ng = 0;
-	if (r != HTTP_OD_5XX)
-		ng = __atomic_add_fetch(&h->od_gw, 1, __ATOMIC_RELAXED);
-	else if (__atomic_load_n(&h->od_gw, __ATOMIC_RELAXED))
-		__atomic_store_n(&h->od_gw, 0, __ATOMIC_RELAXED); /* Envoy: not a gateway failure */
-	bool enforced = false;
-	/* == : only the add that reaches a threshold decides, once; Envoy's
-	 * order, the gateway detector first */
-	if (c->consecutive_gateway_failure && ng == c->consecutive_gateway_failure) {
-		ev->detected_gw = true;
-		if (eject(c, crt, h, hosts, n_hosts, c->enforcing_consecutive_gateway_failure,
-			  now_ms, rand >> 7, ev, &enforced))
-			ev->enforced_gw = true;
-	}
-	if (!enforced && c->consecutive_5xx && n5 == c->consecutive_5xx) {
-		ev->detected_5xx = true;
-		if (eject(c, crt, h, hosts, n_hosts, c->enforcing_consecutive_5xx, now_ms, rand, ev,
-			  &enforced))
-			ev->enforced_5xx = true;
-	}
-	if (enforced) {
-		/* Envoy zeroes the counts of an ejected host: it starts again
-		 * when it comes back */
-		__atomic_store_n(&h->od_5xx, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&h->od_gw, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&h->od_lo, 0, __ATOMIC_RELAXED);
-	}
+	bool enforced =
+	    consecutive_fail(c, crt, h, hosts, n_hosts, r != HTTP_OD_5XX, now_ms, rand, ev);
+	if (enforced)
+		consecutive_zero(h);
 	return enforced;
 }
 
@@ -295,11 +291,8 @@ static bool iv_eject(const struct arn_cfg_outlier *c, struct http_cluster_rt *cr
 	bool ok = eject(c, crt, h, hosts, n_hosts, enforcing, now_ms, rand, &e, &enforced);
 	ev->overflow += e.overflow;
 	ev->unejected += e.unejected;
-	if (ok) {
-		__atomic_store_n(&h->od_5xx, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&h->od_gw, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&h->od_lo, 0, __ATOMIC_RELAXED);
-	}
+	if (ok)
+		consecutive_zero(h);
 	return ok;
 }
 
