@@ -780,6 +780,23 @@ static void h2c_pump(nghttp2_session *s, struct h2c *c)
 	}
 }
 
+/* A client session over @p c (its peer and body buffer set): nghttp2's
+ * callbacks into @p c, its SETTINGS queued. */
+static nghttp2_session *h2c_session(struct h2c *c)
+{
+	nghttp2_session_callbacks *cb;
+	nghttp2_session_callbacks_new(&cb);
+	nghttp2_session_callbacks_set_send_callback(cb, h2c_send);
+	nghttp2_session_callbacks_set_on_header_callback(cb, h2c_header);
+	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, h2c_data);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cb, h2c_close);
+	nghttp2_session *s;
+	assert_int_equal(nghttp2_session_client_new(&s, cb, c), 0);
+	nghttp2_session_callbacks_del(cb);
+	nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, NULL, 0);
+	return s;
+}
+
 /* An HTTP/2 client (prior knowledge) asks for gzip: DATA frames carry
  * the compressed body, no content-length. */
 static void test_http2_client(void **state)
@@ -792,16 +809,7 @@ static void test_http2_client(void **state)
 	struct h2c c = {.p = client(0, 80), .bcap = 1 << 20};
 	c.body = malloc(c.bcap);
 	assert_non_null(c.body);
-	nghttp2_session_callbacks *cb;
-	nghttp2_session_callbacks_new(&cb);
-	nghttp2_session_callbacks_set_send_callback(cb, h2c_send);
-	nghttp2_session_callbacks_set_on_header_callback(cb, h2c_header);
-	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, h2c_data);
-	nghttp2_session_callbacks_set_on_stream_close_callback(cb, h2c_close);
-	nghttp2_session *s;
-	assert_int_equal(nghttp2_session_client_new(&s, cb, &c), 0);
-	nghttp2_session_callbacks_del(cb);
-	nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, NULL, 0);
+	nghttp2_session *s = h2c_session(&c);
 #define NV(a, b)                                                                                   \
 	{(uint8_t *)(a), (uint8_t *)(b), sizeof(a) - 1, sizeof(b) - 1, NGHTTP2_NV_FLAG_NONE}
 	nghttp2_nv nv[] = {NV(":method", "GET"), NV(":path", "/t"), NV(":scheme", "http"),
@@ -857,21 +865,15 @@ static void test_http2_cors(void **state)
 	struct h2c c = {.p = client(0, 82), .bcap = 1 << 20};
 	c.body = malloc(c.bcap);
 	assert_non_null(c.body);
-	nghttp2_session_callbacks *cb;
-	nghttp2_session_callbacks_new(&cb);
-	nghttp2_session_callbacks_set_send_callback(cb, h2c_send);
-	nghttp2_session_callbacks_set_on_header_callback(cb, h2c_header);
-	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, h2c_data);
-	nghttp2_session_callbacks_set_on_stream_close_callback(cb, h2c_close);
-	nghttp2_session *s;
-	assert_int_equal(nghttp2_session_client_new(&s, cb, &c), 0);
-	nghttp2_session_callbacks_del(cb);
-	nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, NULL, 0);
+	nghttp2_session *s = h2c_session(&c);
 #define NV(a, b)                                                                                   \
 	{(uint8_t *)(a), (uint8_t *)(b), sizeof(a) - 1, sizeof(b) - 1, NGHTTP2_NV_FLAG_NONE}
 	/* a preflight first: answered here */
-	nghttp2_nv pf[] = {NV(":method", "OPTIONS"), NV(":path", "/t"), NV(":scheme", "http"),
-			   NV(":authority", "a"), NV("origin", "https://o.example"),
+	nghttp2_nv pf[] = {NV(":method", "OPTIONS"),
+			   NV(":path", "/t"),
+			   NV(":scheme", "http"),
+			   NV(":authority", "a"),
+			   NV("origin", "https://o.example"),
 			   NV("access-control-request-method", "PUT")};
 	assert_true(nghttp2_submit_request(s, NULL, pf, 6, NULL, NULL) > 0);
 	h2c_pump(s, &c);
@@ -884,8 +886,11 @@ static void test_http2_cors(void **state)
 		fail_msg("the preflight's head: %s", c.head);
 	c.closed = false;
 	c.hl = 0;
-	nghttp2_nv nv[] = {NV(":method", "GET"), NV(":path", "/t"), NV(":scheme", "http"),
-			   NV(":authority", "a"), NV("origin", "https://o.example"),
+	nghttp2_nv nv[] = {NV(":method", "GET"),
+			   NV(":path", "/t"),
+			   NV(":scheme", "http"),
+			   NV(":authority", "a"),
+			   NV("origin", "https://o.example"),
 			   NV("accept-encoding", "gzip")};
 #undef NV
 	assert_true(nghttp2_submit_request(s, NULL, nv, 6, NULL, NULL) > 0);
