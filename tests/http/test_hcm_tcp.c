@@ -720,6 +720,16 @@ static void log_take(const char *path, char *log, size_t cap)
 	log[n] = 0;
 }
 
+/* A run (hh_begin @p setup) whose listener "dyn" is @p listener; the next
+ * run gets the harness's own "dyn" back (hh_cfg_changed). */
+static void tp_begin(uint8_t setup, const char *listener)
+{
+	hh_begin(setup);
+	hh_apply(ARN_TYPE_URL_LISTENER, listener);
+	hh_cfg_changed = true;
+	hh_settle();
+}
+
 /* The filters before the router answer in their order: RBAC's DENY rule
  * 403s /admin (its shadow rules only counted), a route's RBACPerRoute
  * without rules turns it off there, and the third request RBAC lets
@@ -934,10 +944,7 @@ static void test_http_rbac_matcher_sandbox(void **state)
 	snprintf(json, sizeof(json), RBAC_MATCHER_LISTENER, path);
 	uint64_t allowed0 = stat_of(&arn_stats_rbac_schema, "http.rbm.rbac", ARN_RBAC_allowed);
 	uint64_t denied0 = stat_of(&arn_stats_rbac_schema, "http.rbm.rbac", ARN_RBAC_denied);
-	hh_begin(1);
-	hh_apply(ARN_TYPE_URL_LISTENER, json);
-	hh_cfg_changed = true;
-	hh_settle();
+	tp_begin(1, json);
 	hh_open(0, 82);
 	hh_settle();
 	struct peer *c = hh_client(0);
@@ -1003,10 +1010,7 @@ static void test_http_rbac_matcher_sandbox(void **state)
 static void test_http_local_ratelimit_descriptors_burst(void **state)
 {
 	(void)state;
-	hh_begin(1);
-	hh_apply(ARN_TYPE_URL_LISTENER, RL_DESC_LISTENER);
-	hh_cfg_changed = true;
-	hh_settle();
+	tp_begin(1, RL_DESC_LISTENER);
 	hh_open(0, 82);
 	hh_open(1, 82);
 	hh_settle();
@@ -1122,10 +1126,7 @@ static void test_http_local_ratelimit_long_descriptor_takes_the_default_bucket(v
 static void test_http_local_ratelimit_per_connection(void **state)
 {
 	(void)state;
-	hh_begin(1);
-	hh_apply(ARN_TYPE_URL_LISTENER, L4_LISTENER_PER_CONN);
-	hh_cfg_changed = true;
-	hh_settle();
+	tp_begin(1, L4_LISTENER_PER_CONN);
 	hh_open(0, 82);
 	hh_open(1, 82);
 	hh_settle();
@@ -1167,10 +1168,7 @@ static void test_http_local_ratelimit_per_connection(void **state)
 static void test_network_limits_before_the_connection_manager(void **state)
 {
 	(void)state;
-	hh_begin(1);
-	hh_apply(ARN_TYPE_URL_LISTENER, L4_LISTENER_NET);
-	hh_cfg_changed = true;
-	hh_settle();
+	tp_begin(1, L4_LISTENER_NET);
 	hh_open(0, 82);
 	hh_settle();
 	send_str(hh_client(0), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
@@ -1229,10 +1227,7 @@ static void test_network_limits_before_the_connection_manager(void **state)
 static void test_network_rbac_on_the_first_byte(void **state)
 {
 	(void)state;
-	hh_begin(1);
-	hh_apply(ARN_TYPE_URL_LISTENER, L4_LISTENER_NRBAC);
-	hh_cfg_changed = true;
-	hh_settle();
+	tp_begin(1, L4_LISTENER_NRBAC);
 	hh_open(0, 82);
 	hh_settle();
 	send_str(hh_client(0), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
@@ -1275,10 +1270,7 @@ static void test_network_rbac_on_the_first_byte(void **state)
 static void test_http_local_ratelimit_not_enforced_adds_headers(void **state)
 {
 	(void)state;
-	hh_begin(1);
-	hh_apply(ARN_TYPE_URL_LISTENER, L4_LISTENER_UNENFORCED);
-	hh_cfg_changed = true;
-	hh_settle();
+	tp_begin(1, L4_LISTENER_UNENFORCED);
 	hh_open(0, 82);
 	hh_settle();
 	uint32_t rx0[N_PEERS];
@@ -1341,10 +1333,7 @@ static void test_http_local_ratelimit_per_route_stat_prefix(void **state)
 	(void)state;
 	uint64_t pr0 = stat_of(&arn_stats_http_local_ratelimit_schema, "pr.http_local_rate_limit",
 			       ARN_HLRL_rate_limited);
-	hh_begin(1);
-	hh_apply(ARN_TYPE_URL_LISTENER, L4_LISTENER_PER_ROUTE);
-	hh_cfg_changed = true;
-	hh_settle();
+	tp_begin(1, L4_LISTENER_PER_ROUTE);
 	hh_open(0, 82);
 	hh_settle();
 	send_str(hh_client(0), "GET /limited HTTP/1.1\r\nHost: a\r\n\r\n");
@@ -1436,16 +1425,13 @@ static void test_http_cors(void **state)
 	(void)state;
 	uint64_t v0 = stat_of(&arn_stats_cors_schema, "http.l4c.cors", ARN_CORS_origin_valid);
 	uint64_t i0 = stat_of(&arn_stats_cors_schema, "http.l4c.cors", ARN_CORS_origin_invalid);
-	hh_begin(1);
-	hh_apply(ARN_TYPE_URL_LISTENER, L4_LISTENER_CORS);
-	hh_cfg_changed = true;
-	hh_settle();
+	tp_begin(1, L4_LISTENER_CORS);
 	hh_open(0, 82);
 	hh_settle();
 	char r[2048];
 	/* a simple request from an allowed origin (valid 1) */
-	assert_true(cors_exchange("GET /x HTTP/1.1\r\nHost: a\r\nOrigin: https://app.example\r\n\r\n",
-				  r, sizeof(r)));
+	assert_true(cors_exchange(
+	    "GET /x HTTP/1.1\r\nHost: a\r\nOrigin: https://app.example\r\n\r\n", r, sizeof(r)));
 	if (!strstr(r, "access-control-allow-origin: https://app.example\r\n") ||
 	    !strstr(r, "access-control-allow-credentials: true\r\n") ||
 	    !strstr(r, "access-control-expose-headers: x-trace\r\n"))
@@ -1460,11 +1446,12 @@ static void test_http_cors(void **state)
 	/* a preflight on /api: answered here (valid 2); methods and max-age
 	 * the route's, headers "*" echoing the request's, credentials and
 	 * exposed headers the virtual host's */
-	assert_false(cors_exchange("OPTIONS /api/v1 HTTP/1.1\r\nHost: a\r\nOrigin: https://app.example\r\n"
-				   "Access-Control-Request-Method: PUT\r\n"
-				   "Access-Control-Request-Headers: x-a, x-b\r\n"
-				   "Access-Control-Request-Private-Network: true\r\n\r\n",
-				   r, sizeof(r)));
+	assert_false(
+	    cors_exchange("OPTIONS /api/v1 HTTP/1.1\r\nHost: a\r\nOrigin: https://app.example\r\n"
+			  "Access-Control-Request-Method: PUT\r\n"
+			  "Access-Control-Request-Headers: x-a, x-b\r\n"
+			  "Access-Control-Request-Private-Network: true\r\n\r\n",
+			  r, sizeof(r)));
 	if (!strstr(r, "HTTP/1.1 200 OK\r\n") ||
 	    !strstr(r, "access-control-allow-origin: https://app.example\r\n") ||
 	    !strstr(r, "access-control-allow-methods: GET, PUT\r\n") ||
@@ -1475,45 +1462,51 @@ static void test_http_cors(void **state)
 		fail_msg("the client got: %s", r);
 	assert_int_equal(count(hh_client(0), "access-control-allow-origin:"), 2);
 	/* OPTIONS without Access-Control-Request-Method: an ordinary request */
-	assert_true(cors_exchange("OPTIONS /api HTTP/1.1\r\nHost: a\r\nOrigin: https://app.example\r\n\r\n",
-				  r, sizeof(r)));
+	assert_true(
+	    cors_exchange("OPTIONS /api HTTP/1.1\r\nHost: a\r\nOrigin: https://app.example\r\n\r\n",
+			  r, sizeof(r)));
 	/* a preflight from an origin not allowed: upstream (invalid 2) ... */
-	assert_true(cors_exchange("OPTIONS /api HTTP/1.1\r\nHost: a\r\nOrigin: https://evil.test\r\n"
-				  "Access-Control-Request-Method: PUT\r\n\r\n",
-				  r, sizeof(r)));
+	assert_true(
+	    cors_exchange("OPTIONS /api HTTP/1.1\r\nHost: a\r\nOrigin: https://evil.test\r\n"
+			  "Access-Control-Request-Method: PUT\r\n\r\n",
+			  r, sizeof(r)));
 	assert_null(strstr(r, "access-control-allow-origin"));
 	/* ... but answered on /strict, without allow-origin (invalid 3) */
-	assert_false(cors_exchange("OPTIONS /strict HTTP/1.1\r\nHost: a\r\nOrigin: https://evil.test\r\n"
-				   "Access-Control-Request-Method: PUT\r\n\r\n",
-				   r, sizeof(r)));
+	assert_false(
+	    cors_exchange("OPTIONS /strict HTTP/1.1\r\nHost: a\r\nOrigin: https://evil.test\r\n"
+			  "Access-Control-Request-Method: PUT\r\n\r\n",
+			  r, sizeof(r)));
 	if (!strstr(r, "HTTP/1.1 200 OK\r\n") || strstr(r, "access-control-allow-origin") ||
 	    !strstr(r, "access-control-allow-methods: GET\r\n") ||
 	    !strstr(r, "access-control-allow-credentials: true\r\n"))
 		fail_msg("the client got: %s", r);
 	/* shadow mode: counted (valid 3), nothing added, preflight forwarded */
-	assert_true(cors_exchange("OPTIONS /shadow HTTP/1.1\r\nHost: a\r\nOrigin: https://app.example\r\n"
-				  "Access-Control-Request-Method: PUT\r\n\r\n",
-				  r, sizeof(r)));
+	assert_true(
+	    cors_exchange("OPTIONS /shadow HTTP/1.1\r\nHost: a\r\nOrigin: https://app.example\r\n"
+			  "Access-Control-Request-Method: PUT\r\n\r\n",
+			  r, sizeof(r)));
 	assert_null(strstr(r, "access-control-"));
 	/* a direct response bypasses the filter (not counted) */
-	assert_false(cors_exchange("GET /direct HTTP/1.1\r\nHost: a\r\nOrigin: https://app.example\r\n\r\n",
-				   r, sizeof(r)));
+	assert_false(
+	    cors_exchange("GET /direct HTTP/1.1\r\nHost: a\r\nOrigin: https://app.example\r\n\r\n",
+			  r, sizeof(r)));
 	assert_non_null(strstr(r, "HTTP/1.1 204"));
 	assert_null(strstr(r, "access-control-"));
 	/* the deprecated virtual host cors field, when no level has a
 	 * per-filter policy (valid 4) */
-	assert_false(cors_exchange("OPTIONS / HTTP/1.1\r\nHost: legacy.test\r\nOrigin: https://old.example\r\n"
-				   "Access-Control-Request-Method: GET\r\n\r\n",
-				   r, sizeof(r)));
+	assert_false(cors_exchange(
+	    "OPTIONS / HTTP/1.1\r\nHost: legacy.test\r\nOrigin: https://old.example\r\n"
+	    "Access-Control-Request-Method: GET\r\n\r\n",
+	    r, sizeof(r)));
 	if (!strstr(r, "access-control-allow-origin: https://old.example\r\n") ||
 	    !strstr(r, "access-control-allow-methods: GET\r\n") ||
 	    strstr(r, "access-control-allow-credentials"))
 		fail_msg("the client got: %s", r);
 	hh_end();
-	assert_int_equal(stat_of(&arn_stats_cors_schema, "http.l4c.cors", ARN_CORS_origin_valid) - v0,
-			 5);
-	assert_int_equal(stat_of(&arn_stats_cors_schema, "http.l4c.cors", ARN_CORS_origin_invalid) - i0,
-			 3);
+	assert_int_equal(
+	    stat_of(&arn_stats_cors_schema, "http.l4c.cors", ARN_CORS_origin_valid) - v0, 5);
+	assert_int_equal(
+	    stat_of(&arn_stats_cors_schema, "http.l4c.cors", ARN_CORS_origin_invalid) - i0, 3);
 }
 
 /* clang-format off */
@@ -1544,10 +1537,7 @@ static void test_access_log_response_trailers(void **state)
 	snprintf(path, sizeof(path), "/tmp/arn_test_trl_log.%d.log", (int)getpid());
 	unlink(path);
 	snprintf(json, sizeof(json), L4_LISTENER_TRAILER_LOG, path);
-	hh_begin(1);
-	hh_apply(ARN_TYPE_URL_LISTENER, json);
-	hh_cfg_changed = true;
-	hh_settle();
+	tp_begin(1, json);
 	hh_open(0, 82);
 	hh_settle();
 	uint32_t rx0[N_PEERS];
@@ -1596,10 +1586,7 @@ static void test_http_rbac_log_action_access_log_hint(void **state)
 	snprintf(path, sizeof(path), "/tmp/arn_test_hcm_log.%d.log", (int)getpid());
 	unlink(path);
 	snprintf(json, sizeof(json), L4_LISTENER_RBAC_LOG, path);
-	hh_begin(1);
-	hh_apply(ARN_TYPE_URL_LISTENER, json);
-	hh_cfg_changed = true;
-	hh_settle();
+	tp_begin(1, json);
 	hh_open(0, 82);
 	hh_settle();
 	send_str(hh_client(0), "GET /audit/x HTTP/1.1\r\nHost: a\r\n\r\n");
@@ -1641,14 +1628,6 @@ static uint64_t web_stat(unsigned id)
 	uint64_t v = arn_stats_counter_value(sc, id);
 	arn_stats_scope_put(sc);
 	return v;
-}
-
-static void tp_begin(uint8_t setup, const char *listener)
-{
-	hh_begin(setup);
-	hh_apply(ARN_TYPE_URL_LISTENER, listener);
-	hh_cfg_changed = true;
-	hh_settle();
 }
 
 /* Bytes both ways, and each FIN carried over on its own: after the
