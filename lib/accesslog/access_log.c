@@ -449,9 +449,10 @@ static struct afilter *filter_from_json(const struct arn_json *j, const char *wh
 			free(f);
 			return NULL;
 		}
+		/* EQ is the enum's 0: a JSON of the proto leaves it out */
 		const char *op = jstr(c, "op");
-		f->op = op == NULL || !strcmp(op, "GE") ? CMP_GE
-			: !strcmp(op, "EQ")		? CMP_EQ
+		f->op = op == NULL || !strcmp(op, "EQ") ? CMP_EQ
+			: !strcmp(op, "GE")		? CMP_GE
 							: CMP_LE;
 		const struct arn_json *rv = jget(c, "value");
 		const struct arn_json *dv = jget(rv, "default_value");
@@ -663,6 +664,11 @@ struct arn_access_filter *arn_access_filter_json(const char *json, size_t len, c
 	struct afilter *f = filter_from_json(j, where, err, 0);
 	arn_json_free(j);
 	return (struct arn_access_filter *)f;
+}
+
+bool arn_access_filter_match(const struct arn_access_filter *f, const struct arn_access_record *r)
+{
+	return afilter_pass((const struct afilter *)f, r);
 }
 
 void arn_access_filter_free(struct arn_access_filter *f)

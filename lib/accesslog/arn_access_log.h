@@ -223,6 +223,9 @@ struct arn_access_filter;
 struct arn_access_filter *arn_access_filter_json(const char *json, size_t len, const char *where,
 						 struct arn_sb *err);
 void arn_access_filter_free(struct arn_access_filter *f);
+/** Whether @p r passes @p f (an access log's test; local_reply_config's
+ * mappers use it too). Any lcore, no allocation. */
+bool arn_access_filter_match(const struct arn_access_filter *f, const struct arn_access_record *r);
 
 /** Give @p l the filter @p f (owned by @p l from now; before @p l is used). */
 void arn_access_logger_set_filter(struct arn_access_logger *l, struct arn_access_filter *f);

@@ -1697,6 +1697,56 @@ static void test_access_log_omit_empty_values(void **state)
 	arn_sb_free(&err);
 }
 
+/* A ComparisonFilter's op as Envoy reads it: EQ is the enum's 0, so the
+ * JSON that lib/config makes of the proto (what the logger compiles)
+ * leaves it out, and an absent op is EQ, not GE: a filter asking for
+ * exactly 404 logged every status from 404 up. */
+static void test_access_filter_comparison_ops(void **state)
+{
+	(void)state;
+	assert_int_equal(arn_proto_init(), 0);
+	static const struct {
+		const char *op; /* NULL: not set */
+		bool at404, at500, at200;
+	} cases[] = {
+	    {"EQ", true, false, false},
+	    {NULL, true, false, false},
+	    {"GE", true, true, false},
+	    {"LE", true, false, true},
+	};
+	const upb_MessageDef *md = arn_proto_msgdef("envoy.config.accesslog.v3.AccessLogFilter");
+	assert_non_null(md);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char in[256];
+		snprintf(in, sizeof(in),
+			 "{\"status_code_filter\":{\"comparison\":{%s%s%s\"value\":"
+			 "{\"default_value\":404,\"runtime_key\":\"k\"}}}}",
+			 cases[i].op ? "\"op\":\"" : "", cases[i].op ? cases[i].op : "",
+			 cases[i].op ? "\"," : "");
+		upb_Arena *a = upb_Arena_New();
+		struct arn_sb err = ARN_SB_INIT, js = ARN_SB_INIT;
+		upb_Message *m = arn_proto_from_json(in, strlen(in), md, a, &err);
+		assert_non_null(m);
+		assert_int_equal(arn_proto_to_json(m, md, &js), 0);
+		struct arn_access_filter *f = arn_access_filter_json(js.buf, js.len, "", &err);
+		if (f == NULL)
+			fail_msg("%s: %s", in, arn_sb_cstr(&err));
+		struct arn_access_record r = sample_record();
+		r.response_code = 404;
+		assert_int_equal(arn_access_filter_match(f, &r), cases[i].at404);
+		r.response_code = 500;
+		assert_int_equal(arn_access_filter_match(f, &r), cases[i].at500);
+		r.response_code = 200;
+		if (arn_access_filter_match(f, &r) != cases[i].at200)
+			fail_msg("op %s at 200 (JSON %s)", cases[i].op ? cases[i].op : "unset",
+				 arn_sb_cstr(&js));
+		arn_access_filter_free(f);
+		arn_sb_free(&err);
+		arn_sb_free(&js);
+		upb_Arena_Free(a);
+	}
+}
+
 static void test_access_logger_from_envoy_config(void **state)
 {
 	(void)state;
@@ -1967,6 +2017,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_access_log_json_number_at_the_rooms_end, reset),
 	    cmocka_unit_test_setup(test_access_log_rings_drain_to_file, reset),
 	    cmocka_unit_test_setup(test_access_log_full_ring_drops_and_counts, reset),
+	    cmocka_unit_test_setup(test_access_filter_comparison_ops, reset),
 	    cmocka_unit_test_setup(test_access_logger_from_envoy_config, reset),
 	    cmocka_unit_test_setup(test_access_log_metadata_filter_hint, reset),
 	    cmocka_unit_test_setup(test_admin_parse_head_accepts, reset),
