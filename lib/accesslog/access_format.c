@@ -52,6 +52,7 @@ enum op_kind {
 	OP_ATTEMPTS,
 	OP_MCP_TOOL,
 	OP_MCP_BACKEND,
+	OP_LOCAL_REPLY_BODY,
 };
 
 /* Operators without arguments. */
@@ -100,6 +101,8 @@ static const struct {
     /* Arion's: the MCP gateway filter's tool and backend (docs/mcp.md) */
     {"MCP_TOOL", OP_MCP_TOOL},
     {"MCP_BACKEND", OP_MCP_BACKEND},
+    /* a local reply's body, for local_reply_config's body_format */
+    {"LOCAL_REPLY_BODY", OP_LOCAL_REPLY_BODY},
 };
 
 struct op {
@@ -751,6 +754,12 @@ static enum val eval(const struct arn_access_format *f, const struct op *op,
 	case OP_MCP_BACKEND:
 		s = r->mcp_backend;
 		break;
+	case OP_LOCAL_REPLY_BODY:
+		/* Envoy's: the body as it is, an empty one printing nothing */
+		s = r->local_reply_body;
+		if (s.p == NULL)
+			s = (struct arn_access_str){"", 0};
+		break;
 	case OP_CONNECTION_ID:
 		put_u64(o, r->connection_id);
 		return V_NUM;
@@ -764,7 +773,7 @@ static enum val eval(const struct arn_access_format *f, const struct op *op,
 		put_u64(o, r->upstream_request_attempt_count);
 		return V_NUM;
 	}
-	if (s.p == NULL || (s.len == 0 && op->kind != OP_LIT))
+	if (s.p == NULL || (s.len == 0 && op->kind != OP_LIT && op->kind != OP_LOCAL_REPLY_BODY))
 		return V_NONE;
 	put(o, s.p, s.len);
 	return V_STR;

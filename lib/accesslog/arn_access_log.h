@@ -119,6 +119,9 @@ struct arn_access_record {
 	/* the MCP gateway filter's: the tool called (as the client named it)
 	 * and the backend it went to (%MCP_TOOL%, %MCP_BACKEND%) */
 	struct arn_access_str mcp_tool, mcp_backend;
+	/* a local reply's body, for %LOCAL_REPLY_BODY% (local_reply_config's
+	 * body_format); an access log line has none */
+	struct arn_access_str local_reply_body;
 	struct arn_access_str requested_server_name;  /* SNI */
 	struct arn_access_str downstream_tls_version; /* "TLSv1.3"; empty: plain text */
 	struct arn_access_str downstream_tls_cipher;  /* OpenSSL's name */

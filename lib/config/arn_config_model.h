@@ -556,6 +556,41 @@ struct arn_cfg_access_log {
 	bool omit_empty_values;	 /* log_format's: no "-" for an absent value, no null key */
 };
 
+/* An envoy.config.core.v3.SubstitutionFormatString (local_reply_config's
+ * body_format and a mapper's body_format_override). */
+struct arn_cfg_subst_format {
+	const char *text;	  /* text_format / text_format_source, or NULL */
+	const char *json;	  /* json_format's object text, or NULL */
+	const char *content_type; /* content_type, or NULL: text/plain, application/json */
+	bool omit_empty_values;
+};
+
+/* Bounds on local_reply_config (each refused past it, naming the field):
+ * mappers are tried in order on each local reply; a mapper's headers take
+ * the reply's edit slots; a body or a formatted body is written whole. */
+#define ARN_CFG_LR_MAPPERS_MAX 64
+#define ARN_CFG_LR_HEADERS_MAX 8
+#define ARN_CFG_LR_BODY_MAX 65536
+
+/* A ResponseMapper: the first whose filter passes a local reply changes it. */
+struct arn_cfg_lr_mapper {
+	const char *filter_json; /* the AccessLogFilter's JSON (lib/accesslog) */
+	uint16_t status;	 /* status_code, or 0: kept */
+	bool has_body;
+	const char *body; /* body (may hold NULs), has_body */
+	size_t body_len;
+	struct arn_cfg_header_add *headers; /* headers_to_add (literal values) */
+	size_t n_headers;
+	struct arn_cfg_subst_format format; /* body_format_override; NULL text and json: none */
+};
+
+/* The HCM's local_reply_config. */
+struct arn_cfg_local_reply {
+	struct arn_cfg_lr_mapper *mappers;
+	size_t n_mappers;
+	struct arn_cfg_subst_format format; /* body_format; NULL text and json: none */
+};
+
 enum arn_cfg_http_filter {
 	ARN_CFG_HF_ROUTER = 0,
 	ARN_CFG_HF_HEALTH_CHECK,    /* the HCM's health_check describes it */
@@ -726,7 +761,8 @@ struct arn_cfg_hcm {
 	bool merge_slashes;
 	struct arn_cfg_access_log *access_logs;
 	size_t n_access_logs;
-	uint32_t delayed_close_timeout_ms;   /* 1 s */
+	const struct arn_cfg_local_reply *local_reply; /* local_reply_config, or NULL */
+	uint32_t delayed_close_timeout_ms;	       /* 1 s */
 	uint32_t max_connection_duration_ms; /* 0: none */
 	bool add_user_agent;
 	bool skip_xff_append;

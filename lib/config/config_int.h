@@ -220,6 +220,14 @@ int conv_header_add_list(struct conv *c, struct pb p, const char *f,
 /** An envoy.config.core.v3.CidrRange (IPv4; reported on error). conv_listener.c */
 void conv_cidr(struct conv *c, struct pb cr, struct arn_cfg_cidr *out);
 /** A repeated envoy.config.accesslog.v3.AccessLog field @p f. conv_listener.c */
+/** The HCM's local_reply_config @p lrc into @p out. conv_parts.c */
+void conv_local_reply(struct conv *c, struct pb lrc, const struct arn_cfg_local_reply **out);
+/** An envoy.config.core.v3.DataSource @p b (inline_string, inline_bytes, or
+ * filename read now) of at most @p max bytes (@p what names the bound in
+ * the error) into @p out / @p len. @return 0, -ENOENT when none is set,
+ * -EINVAL when the file could not be read (reported). conv_parts.c */
+int conv_data_source(struct conv *c, struct pb b, size_t max, const char *what, const char **out,
+		     size_t *len);
 void conv_access_logs(struct conv *c, struct pb p, const char *f, struct arn_cfg_access_log **out,
 		      size_t *n);
 

@@ -455,7 +455,7 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 	    "id,always_set_request_id_in_response,normalize_path,merge_slashes,strip_matching_"
 	    "host_port,strip_any_host_port,stream_error_on_invalid_http_message,strip_"
 	    "trailing_host_dot,path_with_escaped_slashes_action,scoped_routes,upgrade_configs,"
-	    "http2_protocol_options");
+	    "http2_protocol_options,local_reply_config");
 	/* scoped_routes is listed so that arn_rules_hcm() alone reports it */
 	upb_StringView sp = pb_str(h, "stat_prefix");
 	if (sp.size == 0)
@@ -684,6 +684,8 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 			 "REJECT_REQUEST, UNESCAPE_AND_REDIRECT and UNESCAPE_AND_FORWARD are not "
 			 "supported yet; use KEEP_UNCHANGED (the default)");
 	conv_access_logs(c, h, "access_log", &out->access_logs, &out->n_access_logs);
+	if (pb_has(h, "local_reply_config"))
+		conv_local_reply(c, pb_msg(h, "local_reply_config"), &out->local_reply);
 	out->delayed_close_timeout_ms = 1000;
 	conv_duration(c, h, "delayed_close_timeout", &out->delayed_close_timeout_ms, false);
 	bool aua = false;

@@ -94,14 +94,13 @@ void conv_cidr(struct conv *c, struct pb cr, struct arn_cfg_cidr *out)
  * runtime will (arn_access_format_of): a format Arion cannot write refuses
  * the resource, as Envoy refuses it, instead of an accepted configuration
  * whose log the runtime turns off. */
-static void check_access_format(struct conv *c, const struct arn_cfg_access_log *a,
+static void check_access_format(struct conv *c, const char *json, const char *text, bool omit,
 				const char *field)
 {
-	if (!a->json_format && !a->format)
+	if (!json && !text)
 		return;
 	struct arn_sb e = ARN_SB_INIT;
-	struct arn_access_format *f =
-	    arn_access_format_of(a->json_format, a->format, a->omit_empty_values, field, &e);
+	struct arn_access_format *f = arn_access_format_of(json, text, omit, field, &e);
 	if (f) {
 		arn_access_format_free(f);
 	} else {
@@ -121,6 +120,78 @@ static void check_access_format(struct conv *c, const struct arn_cfg_access_log 
 	arn_sb_free(&e);
 }
 
+/* An envoy.config.accesslog.v3.AccessLogFilter @p fl as the JSON lib/accesslog
+ * compiles (at the runtime, from the model), checked here so that a filter
+ * it cannot evaluate refuses the resource. @return the JSON, or NULL. */
+static const char *access_filter(struct conv *c, struct pb fl)
+{
+	const char *out = NULL;
+	struct arn_sb js = ARN_SB_INIT, e = ARN_SB_INIT;
+	arn_proto_to_json(fl.m, fl.d, &js);
+	struct arn_access_filter *af =
+	    arn_access_filter_json(js.buf ? js.buf : "{}", js.len ? js.len : 2, "", &e);
+	if (af == NULL) {
+		/* lib/accesslog's text: ".filter.<path>: reason\n" */
+		const char *t = arn_sb_cstr(&e);
+		size_t tl = strlen(t);
+		while (tl && t[tl - 1] == '\n')
+			tl--;
+		if (tl && *t == '.')
+			t++, tl--;
+		conv_err(c, "", "%.*s", (int)tl, t);
+	} else {
+		arn_access_filter_free(af);
+		upb_StringView v = {arn_sb_cstr(&js), js.len};
+		out = conv_str(c, v);
+	}
+	arn_sb_free(&js);
+	arn_sb_free(&e);
+	return out;
+}
+
+/* The SubstitutionFormatString @p fmt (field @p name of the current
+ * message) into @p out. @return the path of the format within the current
+ * message ("<name>.text_format", ...), or NULL when it has none. */
+static const char *subst_format(struct conv *c, struct pb fmt, const char *name,
+				struct arn_cfg_subst_format *out)
+{
+	const char *field = NULL;
+	size_t m = conv_push(c, "%s", name);
+	conv_only(c, fmt,
+		  "text_format,json_format,text_format_source,omit_empty_values,content_type");
+	out->omit_empty_values = pb_bool(fmt, "omit_empty_values");
+	if (pb_has(fmt, "content_type"))
+		out->content_type = conv_hdr_str(c, "content_type", pb_str(fmt, "content_type"));
+	const char *w = pb_which(fmt, "format");
+	if (w && strcmp(w, "text_format") == 0) {
+		out->text = conv_str(c, pb_str(fmt, "text_format"));
+		field = "text_format";
+	} else if (w && strcmp(w, "json_format") == 0) {
+		struct pb st = pb_msg(fmt, "json_format");
+		struct arn_sb sb = ARN_SB_INIT;
+		arn_proto_to_json(st.m, st.d, &sb);
+		upb_StringView v = {arn_sb_cstr(&sb), sb.len};
+		out->json = conv_str(c, v);
+		arn_sb_free(&sb);
+		field = "json_format";
+	} else if (w) {
+		struct pb ds = pb_msg(fmt, "text_format_source");
+		const char *k = pb_which(ds, "specifier");
+		if (k && strcmp(k, "inline_string") == 0) {
+			out->text = conv_str(c, pb_str(ds, "inline_string"));
+			field = "text_format_source.inline_string";
+		} else
+			conv_err(c, "text_format_source", "only inline_string is supported");
+	}
+	conv_pop(c, m);
+	if (!field)
+		return NULL;
+	/* the path for check_access_format's messages */
+	char buf[128];
+	snprintf(buf, sizeof(buf), "%s.%s", name, field);
+	return conv_str(c, (upb_StringView){buf, strlen(buf)});
+}
+
 void conv_access_logs(struct conv *c, struct pb p, const char *f, struct arn_cfg_access_log **out,
 		      size_t *n)
 {
@@ -136,31 +207,8 @@ void conv_access_logs(struct conv *c, struct pb p, const char *f, struct arn_cfg
 		struct arn_cfg_access_log *a = &(*out)[i];
 		size_t m = conv_push(c, "%s[%zu]", f, i);
 		conv_only(c, al, "name,typed_config,filter");
-		if (pb_has(al, "filter")) {
-			/* kept as JSON for the logger (lib/admin evaluates it);
-			 * checked here so that a bad filter refuses the resource */
-			struct pb fl = pb_msg(al, "filter");
-			struct arn_sb js = ARN_SB_INIT, e = ARN_SB_INIT;
-			arn_proto_to_json(fl.m, fl.d, &js);
-			struct arn_access_filter *af = arn_access_filter_json(
-			    js.buf ? js.buf : "{}", js.len ? js.len : 2, "", &e);
-			if (af == NULL) {
-				/* lib/admin's text: ".filter.<path>: reason\n" */
-				const char *t = arn_sb_cstr(&e);
-				size_t tl = strlen(t);
-				while (tl && t[tl - 1] == '\n')
-					tl--;
-				if (tl && *t == '.')
-					t++, tl--;
-				conv_err(c, "", "%.*s", (int)tl, t);
-			} else {
-				arn_access_filter_free(af);
-				upb_StringView v = {arn_sb_cstr(&js), js.len};
-				a->filter_json = conv_str(c, v);
-			}
-			arn_sb_free(&js);
-			arn_sb_free(&e);
-		}
+		if (pb_has(al, "filter"))
+			a->filter_json = access_filter(c, pb_msg(al, "filter"));
 		struct pb any = pb_msg(al, "typed_config");
 		if (!any.m) {
 			conv_err(c, "typed_config", "missing");
@@ -217,38 +265,129 @@ void conv_access_logs(struct conv *c, struct pb p, const char *f, struct arn_cfg
 				 (int)tn.size, tn.data);
 		}
 		if (fmt.m) {
-			size_t m2 = conv_push(c, "log_format");
-			conv_only(c, fmt,
-				  "text_format,json_format,text_format_source,omit_empty_values,"
-				  "content_type");
-			a->omit_empty_values = pb_bool(fmt, "omit_empty_values");
-			const char *w = pb_which(fmt, "format");
-			if (w && strcmp(w, "text_format") == 0) {
-				a->format = conv_str(c, pb_str(fmt, "text_format"));
-				fmt_field = "log_format.text_format";
-			} else if (w && strcmp(w, "json_format") == 0) {
-				struct pb st = pb_msg(fmt, "json_format");
-				struct arn_sb sb = ARN_SB_INIT;
-				arn_proto_to_json(st.m, st.d, &sb);
-				upb_StringView v = {arn_sb_cstr(&sb), sb.len};
-				a->json_format = conv_str(c, v);
-				arn_sb_free(&sb);
-				fmt_field = "log_format.json_format";
-			} else if (w) {
-				struct pb ds = pb_msg(fmt, "text_format_source");
-				const char *k = pb_which(ds, "specifier");
-				if (k && strcmp(k, "inline_string") == 0) {
-					a->format = conv_str(c, pb_str(ds, "inline_string"));
-					fmt_field = "log_format.text_format_source.inline_string";
-				} else
-					conv_err(c, "text_format_source",
-						 "only inline_string is supported");
+			/* content_type is read and of no use to a log line */
+			struct arn_cfg_subst_format sf = {0};
+			const char *w = subst_format(c, fmt, "log_format", &sf);
+			if (w) {
+				a->format = sf.text;
+				a->json_format = sf.json;
+				a->omit_empty_values = sf.omit_empty_values;
+				fmt_field = w;
 			}
-			conv_pop(c, m2);
 		}
 		if (fmt_field)
-			check_access_format(c, a, fmt_field);
+			check_access_format(c, a->json_format, a->format, a->omit_empty_values,
+					    fmt_field);
 		conv_pop(c, m1);
 		conv_pop(c, m);
 	}
+}
+
+int conv_data_source(struct conv *c, struct pb b, size_t max, const char *what, const char **out,
+		     size_t *len)
+{
+	conv_only(c, b, "inline_string,inline_bytes,filename");
+	const char *w = pb_which(b, "specifier");
+	if (w && strcmp(w, "filename") == 0) {
+		upb_StringView fn = pb_str(b, "filename");
+		char *path = strndup(fn.data, fn.size);
+		char *buf = NULL;
+		size_t n = 0;
+		if (path && conv_read_file(c, "filename", path, max, &buf, &n) == 0) {
+			*out = arn_pool_strndup(c->pool, buf, n);
+			*len = n;
+		}
+		free(buf);
+		free(path);
+		return *out ? 0 : -EINVAL;
+	}
+	if (!w)
+		return -ENOENT;
+	upb_StringView s = pb_str(b, w);
+	if (s.size > max)
+		conv_err(c, w, "%zu bytes: longer than %s (%zu)", s.size, what, max);
+	*out = conv_str(c, s);
+	*len = s.size;
+	return 0;
+}
+
+/* One ResponseMapper of local_reply_config. */
+static void lr_mapper(struct conv *c, struct pb mp, struct arn_cfg_lr_mapper *o)
+{
+	conv_only(c, mp, "filter,status_code,body,body_format_override,headers_to_add");
+	if (!pb_has(mp, "filter"))
+		conv_err(c, "filter", "missing (Envoy requires it)");
+	else
+		o->filter_json = access_filter(c, pb_msg(mp, "filter"));
+	uint32_t sc;
+	if (pb_wrapped_u32(mp, "status_code", &sc)) {
+		if (sc < 200 || sc > 599)
+			conv_err(c, "status_code", "%u is not in [200, 600) (Envoy's bounds)", sc);
+		o->status = (uint16_t)sc;
+	}
+	struct pb b = pb_msg(mp, "body");
+	if (b.m) {
+		size_t m = conv_push(c, "body");
+		o->has_body = conv_data_source(c, b, ARN_CFG_LR_BODY_MAX,
+					       "Arion's bound on a local reply body", &o->body,
+					       &o->body_len) == 0;
+		conv_pop(c, m);
+	}
+	struct pb fo = pb_msg(mp, "body_format_override");
+	if (fo.m) {
+		const char *fw = subst_format(c, fo, "body_format_override", &o->format);
+		if (fw)
+			check_access_format(c, o->format.json, o->format.text,
+					    o->format.omit_empty_values, fw);
+	}
+	size_t nh = pb_len(mp, "headers_to_add");
+	if (nh > ARN_CFG_LR_HEADERS_MAX) {
+		conv_err(
+		    c, "headers_to_add",
+		    "%zu headers: Arion takes at most %d (they take a local reply's edit slots)",
+		    nh, ARN_CFG_LR_HEADERS_MAX);
+		return;
+	}
+	conv_header_add_list(c, mp, "headers_to_add", &o->headers, &o->n_headers);
+	for (size_t i = 0; i < o->n_headers; i++)
+		if (o->headers[i].value &&
+		    memchr(o->headers[i].value, '%', o->headers[i].value_len)) {
+			size_t m = conv_push(c, "headers_to_add[%zu]", i);
+			conv_err(c, "header.value",
+				 "'%%' (a substitution) is not supported by Arion in a local reply "
+				 "mapper's headers: literal values only");
+			conv_pop(c, m);
+		}
+}
+
+void conv_local_reply(struct conv *c, struct pb lrc, const struct arn_cfg_local_reply **out)
+{
+	size_t m0 = conv_push(c, "local_reply_config");
+	conv_only(c, lrc, "mappers,body_format");
+	struct arn_cfg_local_reply *lr = CONV_NEW(c, struct arn_cfg_local_reply, 1);
+	size_t n = pb_len(lrc, "mappers");
+	if (n > ARN_CFG_LR_MAPPERS_MAX) {
+		conv_err(c, "mappers",
+			 "%zu mappers: Arion takes at most %d (each local reply tries them in "
+			 "order)",
+			 n, ARN_CFG_LR_MAPPERS_MAX);
+		n = 0;
+	}
+	if (lr && n)
+		lr->mappers = CONV_NEW(c, struct arn_cfg_lr_mapper, n);
+	for (size_t i = 0; lr && lr->mappers && i < n; i++) {
+		size_t m = conv_push(c, "mappers[%zu]", i);
+		lr_mapper(c, pb_at(lrc, "mappers", i), &lr->mappers[i]);
+		lr->n_mappers = i + 1;
+		conv_pop(c, m);
+	}
+	struct pb bf = pb_msg(lrc, "body_format");
+	if (lr && bf.m) {
+		const char *fw = subst_format(c, bf, "body_format", &lr->format);
+		if (fw)
+			check_access_format(c, lr->format.json, lr->format.text,
+					    lr->format.omit_empty_values, fw);
+	}
+	*out = lr;
+	conv_pop(c, m0);
 }

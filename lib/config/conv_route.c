@@ -525,29 +525,8 @@ static void direct(struct conv *c, struct pb d, struct arn_cfg_direct *r, uint32
 	struct pb b = pb_msg(d, "body");
 	if (b.m) {
 		size_t m = conv_push(c, "body");
-		conv_only(c, b, "inline_string,inline_bytes,filename");
-		const char *w = pb_which(b, "specifier");
-		if (w && strcmp(w, "filename") == 0) {
-			upb_StringView fn = pb_str(b, "filename");
-			char *path = strndup(fn.data, fn.size);
-			char *buf = NULL;
-			size_t n = 0;
-			if (path && conv_read_file(c, "filename", path, max_body, &buf, &n) == 0) {
-				r->body = arn_pool_strndup(c->pool, buf, n);
-				r->body_len = n;
-			}
-			free(buf);
-			free(path);
-		} else if (w) {
-			upb_StringView s = pb_str(b, w);
-			if (s.size > max_body)
-				conv_err(c, w,
-					 "%zu bytes: longer than "
-					 "max_direct_response_body_size_bytes (%u)",
-					 s.size, max_body);
-			r->body = conv_str(c, s);
-			r->body_len = s.size;
-		}
+		conv_data_source(c, b, max_body, "max_direct_response_body_size_bytes", &r->body,
+				 &r->body_len);
 		conv_pop(c, m);
 	}
 	conv_pop(c, m0);

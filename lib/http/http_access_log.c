@@ -81,60 +81,57 @@ static int peer_field(const void *arg, enum arn_access_peer what, char *buf, siz
 	return -ENOENT;
 }
 
-void http_access_log(struct http_stream *st)
+void http_access_record(struct http_stream *st, struct arn_access_record *rec)
 {
 	struct http_conn *hc = st->hc;
-	struct http_hcm_rt *r = hc->hrt;
-	if (!r || !r->n_loggers)
-		return;
 	struct http_worker *w = hc->w;
 	const struct arn_h1_msg *m = &st->req.m;
-	struct arn_access_record rec;
-	memset(&rec, 0, sizeof(rec));
-	rec.start_time_us = st->start_wall_us;
-	rec.duration_us = http_now_us(w, st->start_tsc);
-	rec.request_duration_us =
+	memset(rec, 0, sizeof(*rec));
+	rec->start_time_us = st->start_wall_us;
+	rec->duration_us = http_now_us(w, st->start_tsc);
+	rec->request_duration_us =
 	    st->req_end_tsc ? (st->req_end_tsc - st->start_tsc) / w->tsc_per_us : UINT64_MAX;
-	rec.response_duration_us =
+	rec->response_duration_us =
 	    st->resp_first_tsc ? (st->resp_first_tsc - st->start_tsc) / w->tsc_per_us : UINT64_MAX;
-	rec.response_tx_duration_us =
+	rec->response_tx_duration_us =
 	    st->resp_first_tsc ? http_now_us(w, st->resp_first_tsc) : UINT64_MAX;
 	bool have_req = (st->state & HTTP_S_HEAD_DONE) && st->res;
 	if (have_req) {
-		rec.method = (struct arn_access_str){m->method_name.p, m->method_name.len};
-		rec.path = (struct arn_access_str){m->path.p, m->path.len};
-		rec.authority = (struct arn_access_str){m->authority.p, m->authority.len};
-		rec.req_headers = w->log_req;
-		rec.n_req_headers = log_headers(m, w->log_req, HTTP_MAX_HDRS + 2, st, true, NULL);
+		rec->method = (struct arn_access_str){m->method_name.p, m->method_name.len};
+		rec->path = (struct arn_access_str){m->path.p, m->path.len};
+		rec->authority = (struct arn_access_str){m->authority.p, m->authority.len};
+		rec->req_headers = w->log_req;
+		rec->n_req_headers = log_headers(m, w->log_req, HTTP_MAX_HDRS + 2, st, true, NULL);
 	}
-	rec.access_log_hint = st->access_log_hint;
-	rec.scheme =
+	rec->access_log_hint = st->access_log_hint;
+	rec->scheme =
 	    hc->tls ? (struct arn_access_str){"https", 5} : (struct arn_access_str){"http", 4};
 	if (hc->tls) {
 		const char *v = arn_tls_version(hc->tls), *c = arn_tls_cipher(hc->tls),
 			   *sni = arn_tls_sni(hc->tls);
 		if (v)
-			rec.downstream_tls_version =
+			rec->downstream_tls_version =
 			    (struct arn_access_str){v, (uint32_t)strlen(v)};
 		if (c)
-			rec.downstream_tls_cipher = (struct arn_access_str){c, (uint32_t)strlen(c)};
+			rec->downstream_tls_cipher =
+			    (struct arn_access_str){c, (uint32_t)strlen(c)};
 		if (sni)
-			rec.requested_server_name =
+			rec->requested_server_name =
 			    (struct arn_access_str){sni, (uint32_t)strlen(sni)};
-		rec.downstream_peer = peer_field;
-		rec.downstream_peer_arg = hc->tls;
+		rec->downstream_peer = peer_field;
+		rec->downstream_peer_arg = hc->tls;
 	}
-	rec.protocol = st->version == 10   ? (struct arn_access_str){"HTTP/1.0", 8}
-		       : st->version == 20 ? (struct arn_access_str){"HTTP/2", 6}
-					   : (struct arn_access_str){"HTTP/1.1", 8};
+	rec->protocol = st->version == 10   ? (struct arn_access_str){"HTTP/1.0", 8}
+			: st->version == 20 ? (struct arn_access_str){"HTTP/2", 6}
+					    : (struct arn_access_str){"HTTP/1.1", 8};
 	if ((st->state & HTTP_S_RESP_STARTED) && !(st->state & HTTP_S_LOCAL) && st->res) {
-		rec.resp_headers = w->log_resp;
+		rec->resp_headers = w->log_resp;
 		/* the service time as the client got it, for
 		 * %RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)%: none when the router's
 		 * suppress_envoy_headers kept it off the wire (Envoy logs "-") */
 		const char *svc =
 		    hc->hcm && hc->hcm->suppress_envoy_headers ? NULL : st->service_time;
-		rec.n_resp_headers =
+		rec->n_resp_headers =
 		    log_headers(&st->resp.m, w->log_resp, HTTP_MAX_HDRS + 1, st, false, svc);
 		/* %TRAILER(X)%: the upstream's trailers (grpc-status, ...),
 		 * whether or not the client's codec carried them on */
@@ -147,38 +144,47 @@ void http_access_log(struct http_stream *st)
 				w->log_trl[k++] = (struct arn_access_header){
 				    {t->name, t->name_len}, {t->value, t->value_len}};
 			}
-			rec.resp_trailers = w->log_trl;
-			rec.n_resp_trailers = k;
+			rec->resp_trailers = w->log_trl;
+			rec->n_resp_trailers = k;
 		}
 	}
 	if (st->res && st->res->x.tfr[0])
-		rec.upstream_transport_failure_reason =
+		rec->upstream_transport_failure_reason =
 		    (struct arn_access_str){st->res->x.tfr, (uint32_t)strlen(st->res->x.tfr)};
-	rec.response_code = st->status;
+	rec->response_code = st->status;
 	if (st->details)
-		rec.response_code_details =
+		rec->response_code_details =
 		    (struct arn_access_str){st->details, (uint32_t)strlen(st->details)};
-	rec.response_flags = st->flags;
-	rec.bytes_received = st->rx_body;
-	rec.bytes_sent = st->tx_body;
-	rec.downstream_remote = (struct arn_access_addr){hc->raddr, hc->rport};
-	rec.downstream_local = (struct arn_access_addr){hc->laddr, hc->lport};
+	rec->response_flags = st->flags;
+	rec->bytes_received = st->rx_body;
+	rec->bytes_sent = st->tx_body;
+	rec->downstream_remote = (struct arn_access_addr){hc->raddr, hc->rport};
+	rec->downstream_local = (struct arn_access_addr){hc->laddr, hc->lport};
 	if (st->ep_addr)
-		rec.upstream_host = (struct arn_access_addr){st->ep_addr, st->ep_port};
+		rec->upstream_host = (struct arn_access_addr){st->ep_addr, st->ep_port};
 	if (st->crt)
-		rec.upstream_cluster =
+		rec->upstream_cluster =
 		    (struct arn_access_str){st->crt->name, (uint32_t)st->crt->len};
 	if (st->route && st->route->name)
-		rec.route_name =
+		rec->route_name =
 		    (struct arn_access_str){st->route->name, (uint32_t)strlen(st->route->name)};
 	if (st->log.mcp_tool)
-		rec.mcp_tool = (struct arn_access_str){st->log.mcp_tool, st->log.mcp_tool_len};
+		rec->mcp_tool = (struct arn_access_str){st->log.mcp_tool, st->log.mcp_tool_len};
 	if (st->log.mcp_backend)
-		rec.mcp_backend =
+		rec->mcp_backend =
 		    (struct arn_access_str){st->log.mcp_backend, st->log.mcp_backend_len};
-	rec.connection_id = hc->id;
-	rec.upstream_request_attempt_count = st->attempts;
-	rec.health_check = (st->state & HTTP_S_HEALTH_CHECK);
+	rec->connection_id = hc->id;
+	rec->upstream_request_attempt_count = st->attempts;
+	rec->health_check = (st->state & HTTP_S_HEALTH_CHECK);
+}
+
+void http_access_log(struct http_stream *st)
+{
+	struct http_hcm_rt *r = st->hc->hrt;
+	if (!r || !r->n_loggers)
+		return;
+	struct arn_access_record rec;
+	http_access_record(st, &rec);
 	for (unsigned i = 0; i < r->n_loggers; i++)
-		arn_access_log_write(r->loggers[i], w->slot, &rec);
+		arn_access_log_write(r->loggers[i], st->hc->w->slot, &rec);
 }

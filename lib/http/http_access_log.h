@@ -6,6 +6,13 @@
 #define ARN_HTTP_ACCESS_LOG_H
 
 struct http_stream;
+struct arn_access_record;
+
+/**
+ * @p st's record as its access log would have it now (local_reply_config's
+ * mappers test a local reply's). It points as http_access_log's does.
+ */
+void http_access_record(struct http_stream *st, struct arn_access_record *out);
 
 /**
  * Build @p st's record and hand it to each of its HCM's access loggers

@@ -137,6 +137,7 @@ struct http_hcm_rt {
 	struct arn_stats_scope *h2stats; /* http2.* (one scope for all, referenced) */
 	struct arn_access_logger *loggers[HTTP_MAX_LOGGERS];
 	unsigned n_loggers;
+	struct http_lr *lr; /* local_reply_config compiled (http_local.c), or NULL */
 	/* no HTTP filter acts on this manager's streams (http_filters_idle):
 	 * the HCM walks none of their hooks, decided here once per
 	 * configuration generation, not by each filter at every request */

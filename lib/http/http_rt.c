@@ -45,6 +45,7 @@
 #include "http_filter.h"
 #include "http_int.h"
 #include "http_l4.h"
+#include "http_local.h"
 
 enum { K_HCM = 1, K_LISTENER, K_TLS, K_RLS, K_UTLS_NAME, K_MCPB };
 
@@ -482,6 +483,7 @@ static void hcm_rt_free(struct http_hcm_rt *r)
 	http_l4_hrt_fini(r);
 	for (unsigned i = 0; i < r->n_loggers; i++)
 		arn_access_logger_put(r->loggers[i]);
+	http_lr_free(r->lr);
 	free(r);
 }
 
@@ -613,6 +615,8 @@ static struct http_hcm_rt *hcm_rt_new(const struct arn_cfg_listener *l, const st
 	if (h && h->codec != ARN_CFG_CODEC_HTTP1)
 		r->h2stats = arn_stats_scope_get(&arn_stats_http2_schema, NULL, NULL);
 	http_l4_hrt_init(r, l);
+	if (h && h->local_reply)
+		r->lr = http_lr_new(h->local_reply, l->obj.name);
 	const struct arn_cfg_access_log *logs = h ? h->access_logs : tp->access_logs;
 	size_t n_logs = h ? h->n_access_logs : tp->n_access_logs;
 	for (size_t i = 0; i < n_logs && r->n_loggers < HTTP_MAX_LOGGERS; i++) {

@@ -212,6 +212,11 @@ struct http_worker {
 	/* the admission of the connection dc_accept is accepting, for the
 	 * block that keeps it (http_cx_take); NULL outside dc_accept */
 	struct http_cx_adm *cx_pending;
+
+	/* a local reply's body written by local_reply_config's body format
+	 * (http_local.c), read by the codec during the same call; last, out
+	 * of the way of the fields above */
+	char lr_body[ARN_CFG_LR_BODY_MAX];
 };
 
 /* ---- services ------------------------------------------------------------------------ */

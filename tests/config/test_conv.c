@@ -166,6 +166,100 @@ static void test_hcm_access_log_format_refused(void **state)
 #undef ALF
 }
 
+/* local_reply_config: mappers (filter, status_code, body, headers_to_add,
+ * body_format_override) and body_format converted; what Arion cannot do
+ * refused naming the field, never accepted and skipped. */
+static void test_hcm_local_reply_config(void **state)
+{
+	(void)state;
+#define LRC(lrc)                                                                                   \
+	"{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","                \
+	"\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{" TJ_HCM_AT ",\"stat_prefix\":\"x\",\"local_reply_config\":{" lrc "},"  \
+	"\"route_config\":{},\"http_filters\":[" TJ_ROUTER "]}}]}]}"
+#define SCF(op, v)                                                                                 \
+	"\"filter\":{\"status_code_filter\":{\"comparison\":{\"op\":\"" op "\",\"value\":"         \
+	"{\"default_value\":" v ",\"runtime_key\":\"k\"}}}}"
+	tc_ok(L,
+	      LRC("\"mappers\":[{" SCF(
+		  "EQ",
+		  "404") ",\"status_code\":410,"
+			 "\"body\":{\"inline_string\":\"gone\"},\"headers_to_add\":[{\"header\":"
+			 "{\"key\":\"X-A\",\"value\":\"1\"},\"append_action\":\"ADD_IF_ABSENT\"}]},"
+			 "{" SCF(
+			     "GE",
+			     "500") ",\"body_format_override\":{\"json_format\":"
+				    "{\"m\":\"%LOCAL_REPLY_BODY%\"},\"content_type\":\"application/"
+				    "problem+json\"}}],"
+				    "\"body_format\":{\"text_format\":\"%LOCAL_REPLY_BODY%\\n\"}"));
+	const struct arn_cfg_local_reply *lr = listener("l")->chains[0].hcm->local_reply;
+	assert_non_null(lr);
+	assert_int_equal(lr->n_mappers, 2);
+	assert_int_equal(lr->mappers[0].status, 410);
+	assert_true(lr->mappers[0].has_body);
+	assert_memory_equal(lr->mappers[0].body, "gone", 4);
+	assert_int_equal(lr->mappers[0].n_headers, 1);
+	assert_string_equal(lr->mappers[0].headers[0].key, "x-a");
+	assert_int_equal(lr->mappers[0].headers[0].append, ARN_CFG_ADD_IF_ABSENT);
+	assert_non_null(lr->mappers[0].filter_json);
+	assert_int_equal(lr->mappers[1].status, 0);
+	assert_false(lr->mappers[1].has_body);
+	assert_string_equal(lr->mappers[1].format.content_type, "application/problem+json");
+	assert_non_null(lr->mappers[1].format.json);
+	assert_string_equal(lr->format.text, "%LOCAL_REPLY_BODY%\n");
+	/* what Arion cannot do, named */
+	tc_refused(L, LRC("\"mappers\":[{\"status_code\":410}]"), "mappers[0].filter: missing");
+	tc_refused(L, LRC("\"mappers\":[{" SCF("EQ", "404") ",\"status_code\":600}]"),
+		   "mappers[0].status_code: 600 is not in [200, 600)");
+	tc_refused(L, LRC("\"mappers\":[{\"filter\":{\"traceable_filter\":{}}}]"),
+		   "mappers[0]: filter.traceable_filter: this access log filter is not supported");
+	tc_refused(L,
+		   LRC("\"mappers\":[{" SCF(
+		       "EQ", "404") ",\"headers_to_add\":[{\"header\":"
+				    "{\"key\":\"x\",\"value\":\"%RESPONSE_CODE%\"}}]}]"),
+		   "mappers[0].headers_to_add[0].header.value: '%' (a substitution) is not "
+		   "supported");
+	tc_refused(L, LRC("\"body_format\":{\"text_format\":\"%NOPE%\"}"),
+		   "local_reply_config.body_format.text_format: '%NOPE%'");
+	tc_refused(L,
+		   LRC("\"mappers\":[{" SCF("EQ", "404") ",\"body_format_override\":"
+							 "{\"json_format\":{\"n\":3}}}]"),
+		   "body_format_override.json_format.n: Arion takes string values");
+	/* a content type is a header value */
+	tc_refused(L,
+		   LRC("\"body_format\":{\"text_format\":\"x\",\"content_type\":\"a\\r\\nb: c\"}"),
+		   "body_format.content_type: contains CR, LF or NUL");
+	/* bounds: mappers, headers, a body */
+	char big[ARN_CFG_LR_MAPPERS_MAX * 120 + 4096];
+	size_t n = 0;
+	for (int i = 0; i <= ARN_CFG_LR_MAPPERS_MAX; i++)
+		n += (size_t)snprintf(big + n, sizeof(big) - n, "%s{" SCF("EQ", "404") "}",
+				      i ? "," : "");
+	char lst[sizeof(big) + 1024];
+	snprintf(lst, sizeof(lst), LRC("\"mappers\":[%s]"), big);
+	tc_refused(L, lst, "mappers: 65 mappers: Arion takes at most 64");
+	n = 0;
+	for (int i = 0; i <= ARN_CFG_LR_HEADERS_MAX; i++)
+		n += (size_t)snprintf(big + n, sizeof(big) - n,
+				      "%s{\"header\":{\"key\":\"x%d\",\"value\":\"v\"}}",
+				      i ? "," : "", i);
+	snprintf(lst, sizeof(lst),
+		 LRC("\"mappers\":[{" SCF("EQ", "404") ",\"headers_to_add\":[%s]}]"), big);
+	tc_refused(L, lst, "mappers[0].headers_to_add: 9 headers: Arion takes at most 8");
+	char *body = malloc(ARN_CFG_LR_BODY_MAX + 2);
+	memset(body, 'b', ARN_CFG_LR_BODY_MAX + 1);
+	body[ARN_CFG_LR_BODY_MAX + 1] = 0;
+	char *cfg = malloc(ARN_CFG_LR_BODY_MAX + 1024);
+	snprintf(cfg, ARN_CFG_LR_BODY_MAX + 1024,
+		 LRC("\"mappers\":[{" SCF("EQ", "404") ",\"body\":{\"inline_string\":\"%s\"}}]"),
+		 body);
+	tc_refused(L, cfg, "mappers[0].body.inline_string: 65537 bytes: longer than Arion's bound");
+	free(cfg);
+	free(body);
+#undef SCF
+#undef LRC
+}
+
 /* http2_protocol_options as written, with Envoy's ranges; fields Arion
  * does not apply are refused, not ignored (issue 19). */
 static void test_hcm_http2_options(void **state)
@@ -1402,6 +1496,7 @@ const struct CMUnitTest conv_tests[] = {
     TC(test_hcm_defaults),
     TC(test_hcm_server_name_refuses_cr_lf),
     TC(test_hcm_access_log_format_refused),
+    TC(test_hcm_local_reply_config),
     TC(test_hcm_http2_options),
     TC(test_cluster_h2_keepalive),
     TC(test_router_options),

@@ -1413,6 +1413,83 @@ static bool cors_exchange(const char *req, char *out, size_t cap)
 	return u != NULL;
 }
 
+/* clang-format off */
+/* local_reply_config: a 404 becomes a 410 "gone" with a header (the
+ * first mapper), a 5xx keeps its status and gets a JSON body (the second
+ * mapper's override), everything local gets the text body format. */
+#define LR_LISTENER                                                                                \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"lrc\","              \
+	"\"local_reply_config\":{\"mappers\":["                                                    \
+	"{\"filter\":{\"status_code_filter\":{\"comparison\":{\"op\":\"EQ\",\"value\":"            \
+	"{\"default_value\":404,\"runtime_key\":\"k\"}}}},\"status_code\":410,"                    \
+	"\"body\":{\"inline_string\":\"gone\"},"                                                   \
+	"\"headers_to_add\":[{\"header\":{\"key\":\"x-lr\",\"value\":\"m0\"}}]},"                  \
+	"{\"filter\":{\"status_code_filter\":{\"comparison\":{\"op\":\"GE\",\"value\":"            \
+	"{\"default_value\":500,\"runtime_key\":\"k\"}}}},"                                        \
+	"\"body_format_override\":{\"json_format\":{\"code\":\"%RESPONSE_CODE%\","                 \
+	"\"msg\":\"%LOCAL_REPLY_BODY%\"}}}],"                                                      \
+	"\"body_format\":{\"text_format\":\"[%RESPONSE_CODE%] %LOCAL_REPLY_BODY%\","               \
+	"\"content_type\":\"text/x-arion\"}},"                                                     \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":["                                                                     \
+	"{\"match\":{\"prefix\":\"/direct\"},\"direct_response\":{\"status\":200,"                 \
+	"\"body\":{\"inline_string\":\"hello\"}}},"                                                \
+	"{\"match\":{\"prefix\":\"/boom\"},\"direct_response\":{\"status\":503,"                   \
+	"\"body\":{\"inline_string\":\"down\"}}},"                                                 \
+	"{\"match\":{\"prefix\":\"/web\"},\"route\":{\"cluster\":\"web\"}}]}]},"                   \
+	"\"http_filters\":[{\"name\":\"envoy.filters.http.router\",\"typed_config\":{"             \
+	AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+/* local_reply_config as Envoy's LocalReplyImpl: the first mapper whose
+ * filter passes a local reply (no route, a direct response) rewrites its
+ * status, body and headers, then its body_format_override or the HCM's
+ * body_format writes the body (%LOCAL_REPLY_BODY%, %RESPONSE_CODE% the
+ * new status) with its content type; an upstream's response is left as
+ * it is. */
+static void test_http_local_reply_config(void **state)
+{
+	(void)state;
+	tp_begin(1, LR_LISTENER);
+	hh_open(0, 82);
+	hh_settle();
+	char r[2048];
+	/* no route: 404 -> the first mapper's 410 "gone", then the format */
+	assert_false(cors_exchange("GET /nf HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r)));
+	if (!strstr(r, "HTTP/1.1 410 Gone\r\n") || !strstr(r, "x-lr: m0\r\n") ||
+	    !strstr(r, "content-type: text/x-arion\r\n") || !strstr(r, "content-length: 10\r\n") ||
+	    !strstr(r, "\r\n\r\n[410] gone"))
+		fail_msg("the client got: %s", r);
+	/* a 503 direct response: the second mapper's JSON, its status kept */
+	assert_false(cors_exchange("GET /boom HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r)));
+	if (!strstr(r, "HTTP/1.1 503 Service Unavailable\r\n") || strstr(r, "x-lr:") ||
+	    !strstr(r, "content-type: application/json\r\n") ||
+	    !strstr(r, "\r\n\r\n{\"code\":503,\"msg\":\"down\"}"))
+		fail_msg("the client got: %s", r);
+	/* a 200 direct response: no mapper, the body format */
+	assert_false(cors_exchange("GET /direct HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r)));
+	if (!strstr(r, "HTTP/1.1 200 OK\r\n") || !strstr(r, "content-type: text/x-arion\r\n") ||
+	    !strstr(r, "\r\n\r\n[200] hello"))
+		fail_msg("the client got: %s", r);
+	/* an upstream's 404 is not a local reply: untouched */
+	struct peer *c = hh_client(0);
+	uint32_t mark = c->log_len;
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_str(c, "GET /web HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	send_str(u, "HTTP/1.1 404 Not Found\r\ncontent-length: 2\r\n\r\nno");
+	hh_settle();
+	if (!strstr(c->log + mark, "HTTP/1.1 404 Not Found\r\n") ||
+	    strstr(c->log + mark, "[404]") || strstr(c->log + mark, "x-lr"))
+		fail_msg("the client got: %.*s", (int)(c->log_len - mark), c->log + mark);
+	hh_end();
+}
+
 /* envoy.filters.http.cors as Envoy's CorsFilter: an allowed Origin gets
  * access-control-allow-origin (its own value), -allow-credentials and
  * -expose-headers on the upstream's response; a preflight is answered by
@@ -3376,6 +3453,7 @@ int main(void)
 	    T(test_http_local_ratelimit_not_enforced_adds_headers),
 	    T(test_http_local_ratelimit_per_route_stat_prefix),
 	    T(test_http_cors),
+	    T(test_http_local_reply_config),
 	    T(test_access_log_response_trailers),
 	    T(test_http_rbac_log_action_access_log_hint),
 	    T(test_tcp_proxy_relays_and_carries_half_close),
