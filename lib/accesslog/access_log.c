@@ -10,6 +10,7 @@
  * the bytes out, then publishes tail (release). Lines are never split
  * across a drop: a line that does not fit is dropped whole.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -57,13 +58,21 @@ struct sink {
 };
 
 struct afilter {
-	enum { F_STATUS = 0, F_DURATION, F_NOT_HC, F_FLAGS, F_AND, F_OR, F_HINT } kind;
+	enum { F_STATUS = 0, F_DURATION, F_NOT_HC, F_FLAGS, F_AND, F_OR, F_HINT, F_HEADER } kind;
 	enum { CMP_GE = 0, CMP_EQ, CMP_LE } op;
 	uint64_t value; /* status code, duration in ms; F_HINT: the bool_match */
 	bool if_absent; /* F_HINT: match_if_key_not_found */
 	uint32_t flags; /* F_FLAGS: any of these (0: any flag at all) */
 	struct afilter **sub;
 	size_t n_sub;
+	/* F_HEADER: a HeaderMatcher on the request's headers */
+	struct {
+		char *name; /* lower case */
+		char *text; /* the value matched against, or NULL (presence) */
+		enum { H_PRESENT = 0, H_EXACT, H_PREFIX, H_SUFFIX, H_CONTAINS } how;
+		bool present; /* H_PRESENT: present_match's value */
+		bool icase, invert, missing_empty;
+	} h;
 };
 
 struct arn_access_logger {
@@ -336,6 +345,8 @@ static void afilter_free(struct afilter *f)
 	for (size_t i = 0; i < f->n_sub; i++)
 		afilter_free(f->sub[i]);
 	free(f->sub);
+	free(f->h.name);
+	free(f->h.text);
 	free(f);
 }
 
@@ -360,6 +371,84 @@ static bool cmp(int op, uint64_t a, uint64_t b)
 	return op == CMP_EQ ? a == b : op == CMP_LE ? a <= b : a >= b;
 }
 
+static bool eq_nocase(const char *a, const char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (tolower((unsigned char)a[i]) != tolower((unsigned char)b[i]))
+			return false;
+	return true;
+}
+
+static bool same(const struct afilter *f, const char *a, const char *b, size_t n)
+{
+	return f->h.icase ? eq_nocase(a, b, n) : memcmp(a, b, n) == 0;
+}
+
+/* @p v (@p n bytes) against the matcher's text, as Envoy's StringMatcher. */
+static bool header_text_match(const struct afilter *f, const char *v, size_t n)
+{
+	size_t t = strlen(f->h.text);
+	switch (f->h.how) {
+	case H_EXACT:
+		return n == t && same(f, v, f->h.text, t);
+	case H_PREFIX:
+		return n >= t && same(f, v, f->h.text, t);
+	case H_SUFFIX:
+		return n >= t && same(f, v + n - t, f->h.text, t);
+	case H_CONTAINS:
+		for (size_t i = 0; i + t <= n; i++)
+			if (same(f, v + i, f->h.text, t))
+				return true;
+		return false;
+	case H_PRESENT:
+		break;
+	}
+	return false;
+}
+
+/* Envoy's HeaderUtility::matchHeaders on the record's request: the
+ * header's values joined with ',' (its first 4 KiB), pseudo-headers from
+ * the record's fields. */
+static bool header_pass(const struct afilter *f, const struct arn_access_record *r)
+{
+	char joined[4096];
+	size_t n = 0;
+	bool found = false;
+	const struct arn_access_str *pseudo = NULL;
+	if (!strcmp(f->h.name, ":path"))
+		pseudo = &r->path;
+	else if (!strcmp(f->h.name, ":method"))
+		pseudo = &r->method;
+	else if (!strcmp(f->h.name, ":authority"))
+		pseudo = &r->authority;
+	else if (!strcmp(f->h.name, ":scheme"))
+		pseudo = &r->scheme;
+	if (pseudo) {
+		found = pseudo->p != NULL;
+		n = pseudo->len < sizeof(joined) ? pseudo->len : sizeof(joined);
+		if (found)
+			memcpy(joined, pseudo->p, n);
+	} else {
+		size_t nl = strlen(f->h.name);
+		for (unsigned i = 0; i < r->n_req_headers; i++) {
+			const struct arn_access_header *h = &r->req_headers[i];
+			if (h->name.len != nl || !eq_nocase(h->name.p, f->h.name, nl))
+				continue;
+			if (found && n < sizeof(joined))
+				joined[n++] = ',';
+			found = true;
+			size_t k =
+			    h->value.len < sizeof(joined) - n ? h->value.len : sizeof(joined) - n;
+			memcpy(joined + n, h->value.p, k);
+			n += k;
+		}
+	}
+	if (!found && !f->h.missing_empty)
+		return f->h.how == H_PRESENT && f->h.present == f->h.invert;
+	bool m = f->h.how == H_PRESENT ? f->h.present : header_text_match(f, joined, n);
+	return m != f->h.invert;
+}
+
 static bool afilter_pass(const struct afilter *f, const struct arn_access_record *r)
 {
 	switch (f->kind) {
@@ -375,6 +464,8 @@ static bool afilter_pass(const struct afilter *f, const struct arn_access_record
 		if (r->access_log_hint == ARN_ACCESS_HINT_ABSENT)
 			return f->if_absent;
 		return (r->access_log_hint == ARN_ACCESS_HINT_TRUE) == (f->value != 0);
+	case F_HEADER:
+		return header_pass(f, r);
 	case F_AND:
 		for (size_t i = 0; i < f->n_sub; i++)
 			if (!afilter_pass(f->sub[i], r))
@@ -520,6 +611,80 @@ static struct afilter *filter_from_json(const struct arn_json *j, const char *wh
 		f->if_absent = !nf || nf->type != ARN_JSON_BOOL || strcmp(nf->lit, "true") == 0;
 		return f;
 	}
+	if (!strcmp(k, "header_filter")) {
+		f->kind = F_HEADER;
+		const struct arn_json *h = jget(v, "header");
+		const char *name = jstr(h, "name");
+		if (!name || !*name) {
+			arn_sb_printf(err, "%s.filter.header_filter.header.name: missing\n", where);
+			free(f);
+			return NULL;
+		}
+		f->h.name = strdup(name);
+		for (char *c = f->h.name; c && *c; c++)
+			*c = (char)tolower((unsigned char)*c);
+		const struct arn_json *b = jget(h, "invert_match");
+		f->h.invert = b && b->type == ARN_JSON_BOOL && !strcmp(b->lit, "true");
+		b = jget(h, "treat_missing_header_as_empty");
+		f->h.missing_empty = b && b->type == ARN_JSON_BOOL && !strcmp(b->lit, "true");
+		static const struct {
+			const char *key;
+			int how;
+		} kinds[] = {{"exact_match", H_EXACT},
+			     {"prefix_match", H_PREFIX},
+			     {"suffix_match", H_SUFFIX},
+			     {"contains_match", H_CONTAINS}};
+		const char *text = NULL;
+		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]) && !text; i++)
+			if ((text = jstr(h, kinds[i].key)))
+				f->h.how = kinds[i].how;
+		const struct arn_json *sm = jget(h, "string_match");
+		if (!text && sm) {
+			static const struct {
+				const char *key;
+				int how;
+			} sk[] = {{"exact", H_EXACT},
+				  {"prefix", H_PREFIX},
+				  {"suffix", H_SUFFIX},
+				  {"contains", H_CONTAINS}};
+			for (size_t i = 0; i < sizeof(sk) / sizeof(sk[0]) && !text; i++)
+				if ((text = jstr(sm, sk[i].key)))
+					f->h.how = sk[i].how;
+			b = jget(sm, "ignore_case");
+			f->h.icase = b && b->type == ARN_JSON_BOOL && !strcmp(b->lit, "true");
+		}
+		const struct arn_json *pm = jget(h, "present_match");
+		const char *bad = jget(h, "safe_regex_match") ? "safe_regex_match"
+				  : jget(h, "range_match")    ? "range_match"
+				  : sm && !text && jget(sm, "safe_regex")
+				      ? "string_match.safe_regex"
+				  : sm && !text ? "string_match"
+						: NULL;
+		if (bad) {
+			arn_sb_printf(
+			    err,
+			    "%s.filter.header_filter.header.%s: not supported by Arion in "
+			    "an access log filter (exact, prefix, suffix, contains and "
+			    "present matches are)\n",
+			    where, bad);
+			afilter_free(f);
+			return NULL;
+		}
+		if (text) {
+			f->h.text = strdup(text);
+		} else {
+			/* present_match, or no matcher at all: presence, as Envoy */
+			f->h.how = H_PRESENT;
+			f->h.present =
+			    !pm || (pm->type == ARN_JSON_BOOL && !strcmp(pm->lit, "true"));
+		}
+		if (!f->h.name || (text && !f->h.text)) {
+			arn_sb_printf(err, "%s.filter: out of memory\n", where);
+			afilter_free(f);
+			return NULL;
+		}
+		return f;
+	}
 	if (!strcmp(k, "and_filter") || !strcmp(k, "or_filter")) {
 		f->kind = k[0] == 'a' ? F_AND : F_OR;
 		const struct arn_json *fs = jget(v, "filters");
@@ -542,7 +707,8 @@ static struct afilter *filter_from_json(const struct arn_json *j, const char *wh
 	arn_sb_printf(err,
 		      "%s.filter.%s: this access log filter is not supported by Arion (use "
 		      "status_code_filter, duration_filter, response_flag_filter, "
-		      "not_health_check_filter, metadata_filter, and_filter, or_filter)\n",
+		      "not_health_check_filter, header_filter, metadata_filter, and_filter, "
+		      "or_filter)\n",
 		      where, k);
 	free(f);
 	return NULL;

@@ -209,7 +209,8 @@ struct arn_access_logger;
  * access_log[i]): typed_config FileAccessLog (path, log_format or the
  * deprecated format/json_format), StdoutAccessLog or StderrAccessLog.
  * Filters: status_code_filter, duration_filter, not_health_check_filter,
- * response_flag_filter, and_filter / or_filter of those (runtime keys are
+ * response_flag_filter, header_filter (no regex or range), metadata_filter
+ * (RBAC's access_log_hint), and_filter / or_filter of those (runtime keys are
  * not read: the default values apply). Anything else is refused with a reason.
  * @p where names the field in errors ("listener 'http' ... access_log[0]").
  * @return the logger (arn_access_logger_put), or NULL with the reason in @p err.

@@ -141,6 +141,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		arn_sb_reset(&err);
 		struct arn_access_filter *af = arn_access_filter_json(rest, len, "fuzz", &err);
 		check(af != NULL || err.len > 0, "a filter refused without a reason", text);
+		if (af) /* evaluated too: header_filter walks the record's headers */
+			(void)arn_access_filter_match(af, &r);
 		arn_access_filter_free(af);
 	}
 	arn_sb_free(&err);

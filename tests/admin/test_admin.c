@@ -1747,6 +1747,75 @@ static void test_access_filter_comparison_ops(void **state)
 	}
 }
 
+/* header_filter, as Envoy's HeaderUtility::matchHeaders on the request:
+ * values joined with ',', presence (also with no matcher at all),
+ * invert_match, treat_missing_header_as_empty, ignore_case, pseudo-headers;
+ * a regex or range match refused by name (went to "not supported"). */
+static void test_access_filter_header(void **state)
+{
+	(void)state;
+	assert_int_equal(arn_proto_init(), 0);
+	static const struct {
+		const char *header; /* the HeaderMatcher's JSON */
+		bool want;
+	} cases[] = {
+	    {"\"name\":\"user-agent\",\"prefix_match\":\"curl/\"", true},
+	    {"\"name\":\"User-Agent\",\"exact_match\":\"curl/7.88.1\"", true},
+	    {"\"name\":\"user-agent\",\"exact_match\":\"curl\"", false},
+	    {"\"name\":\"user-agent\",\"string_match\":{\"suffix\":\"7.88.1\"}", true},
+	    {"\"name\":\"user-agent\",\"string_match\":{\"contains\":\"CURL\",\"ignore_case\":true}",
+	     true},
+	    {"\"name\":\"user-agent\",\"string_match\":{\"contains\":\"CURL\"}", false},
+	    {"\"name\":\"user-agent\",\"prefix_match\":\"curl/\",\"invert_match\":true", false},
+	    {"\"name\":\"x-forwarded-for\"", true},
+	    {"\"name\":\"x-missing\"", false},
+	    {"\"name\":\"x-missing\",\"present_match\":false", true},
+	    {"\"name\":\"x-missing\",\"present_match\":true,\"invert_match\":true", true},
+	    {"\"name\":\"x-missing\",\"exact_match\":\"\"", false},
+	    {"\"name\":\"x-missing\",\"exact_match\":\"\",\"treat_missing_header_as_empty\":true",
+	     true},
+	    {"\"name\":\":path\",\"prefix_match\":\"/api/\"", true},
+	    {"\"name\":\":method\",\"exact_match\":\"POST\"", false},
+	    {"\"name\":\"x-dup\",\"exact_match\":\"a,b\"", true},
+	};
+	static const struct arn_access_header hs[] = {
+	    {S("User-Agent"), S("curl/7.88.1")},
+	    {S("X-Forwarded-For"), S("198.18.1.1")},
+	    {S("x-dup"), S("a")},
+	    {S("X-Dup"), S("b")},
+	};
+	const upb_MessageDef *md = arn_proto_msgdef("envoy.config.accesslog.v3.AccessLogFilter");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char in[512];
+		snprintf(in, sizeof(in), "{\"header_filter\":{\"header\":{%s}}}", cases[i].header);
+		upb_Arena *a = upb_Arena_New();
+		struct arn_sb err = ARN_SB_INIT, js = ARN_SB_INIT;
+		upb_Message *m = arn_proto_from_json(in, strlen(in), md, a, &err);
+		if (!m)
+			fail_msg("%s: %s", in, arn_sb_cstr(&err));
+		assert_int_equal(arn_proto_to_json(m, md, &js), 0);
+		struct arn_access_filter *f = arn_access_filter_json(js.buf, js.len, "", &err);
+		if (f == NULL)
+			fail_msg("%s: %s", in, arn_sb_cstr(&err));
+		struct arn_access_record r = sample_record();
+		r.req_headers = hs;
+		r.n_req_headers = 4;
+		if (arn_access_filter_match(f, &r) != cases[i].want)
+			fail_msg("%s: want %d (JSON %s)", in, cases[i].want, arn_sb_cstr(&js));
+		arn_access_filter_free(f);
+		arn_sb_free(&err);
+		arn_sb_free(&js);
+		upb_Arena_Free(a);
+	}
+	struct arn_sb err = ARN_SB_INIT;
+	const char *bad = "{\"header_filter\":{\"header\":{\"name\":\"a\",\"safe_regex_match\":"
+			  "{\"regex\":\"x\"}}}}";
+	assert_null(arn_access_filter_json(bad, strlen(bad), "log", &err));
+	assert_non_null(strstr(arn_sb_cstr(&err),
+			       "log.filter.header_filter.header.safe_regex_match: not supported"));
+	arn_sb_free(&err);
+}
+
 static void test_access_logger_from_envoy_config(void **state)
 {
 	(void)state;
@@ -2018,6 +2087,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_access_log_rings_drain_to_file, reset),
 	    cmocka_unit_test_setup(test_access_log_full_ring_drops_and_counts, reset),
 	    cmocka_unit_test_setup(test_access_filter_comparison_ops, reset),
+	    cmocka_unit_test_setup(test_access_filter_header, reset),
 	    cmocka_unit_test_setup(test_access_logger_from_envoy_config, reset),
 	    cmocka_unit_test_setup(test_access_log_metadata_filter_hint, reset),
 	    cmocka_unit_test_setup(test_admin_parse_head_accepts, reset),
