@@ -273,6 +273,16 @@ enum {
 	ARN_CFG_RETRY_RETRIABLE_STATUS_CODES = 1u << 6,
 	ARN_CFG_RETRY_RETRIABLE_HEADERS = 1u << 7,
 	ARN_CFG_RETRY_HTTP3_POST_CONNECT_FAILURE = 1u << 8,
+	ARN_CFG_RETRY_ENVOY_RATELIMITED = 1u << 9,
+	/* gRPC's (x-grpc-retry-on's names): the grpc-status of a response head */
+	ARN_CFG_RETRY_GRPC_CANCELLED = 1u << 10,
+	ARN_CFG_RETRY_GRPC_DEADLINE_EXCEEDED = 1u << 11,
+	ARN_CFG_RETRY_GRPC_INTERNAL = 1u << 12,
+	ARN_CFG_RETRY_GRPC_RESOURCE_EXHAUSTED = 1u << 13,
+	ARN_CFG_RETRY_GRPC_UNAVAILABLE = 1u << 14,
+	ARN_CFG_RETRY_GRPC_ANY = ARN_CFG_RETRY_GRPC_CANCELLED | ARN_CFG_RETRY_GRPC_DEADLINE_EXCEEDED |
+				 ARN_CFG_RETRY_GRPC_INTERNAL | ARN_CFG_RETRY_GRPC_RESOURCE_EXHAUSTED |
+				 ARN_CFG_RETRY_GRPC_UNAVAILABLE,
 };
 
 struct arn_cfg_retry_policy {
@@ -285,6 +295,11 @@ struct arn_cfg_retry_policy {
 	size_t n_retriable_status_codes;
 	uint32_t backoff_base_ms; /* default 25 */
 	uint32_t backoff_max_ms;  /* default 10 x base */
+	/* retry_host_predicate previous_hosts: a retry's pick avoids the
+	 * hosts its request tried, re-picking up to host_selection_max - 1
+	 * times (host_selection_retry_max_attempts, 1 by default: no re-pick) */
+	bool previous_hosts;
+	uint32_t host_selection_max;
 };
 
 enum arn_cfg_hash_kind {

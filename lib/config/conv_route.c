@@ -15,6 +15,56 @@
 #include "arn_regex.h"
 #include "config_int.h"
 
+/* retry_host_predicate and host_selection_retry_max_attempts. */
+static void retry_host_predicates(struct conv *c, struct pb rp, struct arn_cfg_retry_policy *out)
+{
+	static const char prev[] =
+	    "envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate";
+	static const char canary[] =
+	    "envoy.extensions.retry.host.omit_canary_hosts.v3.OmitCanaryHostsPredicate";
+	out->host_selection_max = 1;
+	int64_t hs = pb_i64(rp, "host_selection_retry_max_attempts");
+	if (hs > 16)
+		conv_err(c, "host_selection_retry_max_attempts",
+			 "%lld: Arion picks a retry's host at most 16 times", (long long)hs);
+	else if (hs > 1)
+		out->host_selection_max = (uint32_t)hs;
+	size_t n = pb_len(rp, "retry_host_predicate");
+	for (size_t i = 0; i < n; i++) {
+		struct pb p = pb_at(rp, "retry_host_predicate", i);
+		size_t m = conv_push(c, "retry_host_predicate[%zu]", i);
+		conv_only(c, p, "name,typed_config");
+		upb_StringView name = pb_str(p, "name");
+		struct pb any = pb_msg(p, "typed_config");
+		upb_StringView tn = any.m ? arn_proto_any_type_name(any.m) : name;
+		if (arn_sv_eq(tn, prev) || (!any.m && arn_sv_eq(name, "envoy.retry_host_predicates."
+								      "previous_hosts"))) {
+			if (any.m) {
+				size_t m2 = conv_push(c, "typed_config");
+				conv_any(c, any, prev);
+				conv_pop(c, m2);
+			}
+			out->previous_hosts = true;
+		} else if (arn_sv_eq(tn, canary) ||
+			   (!any.m &&
+			    arn_sv_eq(name, "envoy.retry_host_predicates.omit_canary_hosts"))) {
+			/* Arion has no canary hosts (no endpoint metadata): none
+			 * is ever omitted, as Envoy with none marked canary */
+			if (any.m) {
+				size_t m2 = conv_push(c, "typed_config");
+				conv_any(c, any, canary);
+				conv_pop(c, m2);
+			}
+		} else {
+			conv_err(c, "",
+				 "retry host predicate '%.*s' is not supported by Arion "
+				 "(previous_hosts and omit_canary_hosts are)",
+				 (int)tn.size, tn.data);
+		}
+		conv_pop(c, m);
+	}
+}
+
 static void retry_policy(struct conv *c, struct pb rp, struct arn_cfg_retry_policy *out)
 {
 	static const struct {
@@ -30,11 +80,18 @@ static void retry_policy(struct conv *c, struct pb rp, struct arn_cfg_retry_poli
 	    {"retriable-status-codes", ARN_CFG_RETRY_RETRIABLE_STATUS_CODES},
 	    {"retriable-headers", ARN_CFG_RETRY_RETRIABLE_HEADERS},
 	    {"http3-post-connect-failure", ARN_CFG_RETRY_HTTP3_POST_CONNECT_FAILURE},
+	    {"envoy-ratelimited", ARN_CFG_RETRY_ENVOY_RATELIMITED},
+	    {"cancelled", ARN_CFG_RETRY_GRPC_CANCELLED},
+	    {"deadline-exceeded", ARN_CFG_RETRY_GRPC_DEADLINE_EXCEEDED},
+	    {"internal", ARN_CFG_RETRY_GRPC_INTERNAL},
+	    {"resource-exhausted", ARN_CFG_RETRY_GRPC_RESOURCE_EXHAUSTED},
+	    {"unavailable", ARN_CFG_RETRY_GRPC_UNAVAILABLE},
 	};
 	conv_only(
 	    c, rp,
 	    "retry_on,num_retries,per_try_timeout,per_try_idle_timeout,retriable_status_codes,"
-	    "retry_back_off,host_selection_retry_max_attempts");
+	    "retry_back_off,host_selection_retry_max_attempts,retry_host_predicate");
+	retry_host_predicates(c, rp, out);
 	out->present = true;
 	upb_StringView on = pb_str(rp, "retry_on");
 	for (size_t i = 0; i < on.size;) {

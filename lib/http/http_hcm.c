@@ -1203,8 +1203,14 @@ static bool resp_head(struct http_stream *st)
 	if (X(st)->retry.rp && m->status != 101) {
 		/* a retriable answer is never forwarded while a retry is
 		 * allowed; the outcome of a retry is its success */
+		const struct arn_cfg_retry_policy *rp = X(st)->retry.rp;
 		bool rl = arn_h1_find(m, "x-envoy-ratelimited", 19, 0) >= 0;
-		bool would = http_retry_on_status(X(st)->retry.rp, m->status, rl);
+		bool would = http_retry_on_status(rp, m->status, rl);
+		if (!would && !rl && (rp->retry_on & ARN_CFG_RETRY_GRPC_ANY)) {
+			int g = arn_h1_find(m, "grpc-status", 11, 0);
+			would = g >= 0 && http_retry_on_grpc(rp, m->hdrs[g].value,
+							     m->hdrs[g].value_len);
+		}
 		st->up_status = m->status;
 		if (http_maybe_retry(st, would, HOST_AUTO)) {
 			if (CS(st))

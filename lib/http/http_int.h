@@ -537,7 +537,11 @@ struct http_retry {
 	uint32_t left;			       /* retries still allowed (num_retries) */
 	uint32_t n;			       /* retries made: the back-off exponent */
 	bool holding;			       /* holds a slot of the cluster's max_retries */
+	/* hosts this request tried, kept under retry_host_predicate
+	 * previous_hosts (http_xreq.tried), at most HTTP_RETRY_TRIED */
+	uint8_t n_tried;
 };
+#define HTTP_RETRY_TRIED 8
 
 enum http_retry_status {
 	HTTP_RETRY_NO = 0,   /* the outcome is not retriable: it is final */
@@ -556,10 +560,15 @@ static inline void http_retry_init(struct http_retry *r, const struct arn_cfg_re
 	r->holding = false;
 }
 /** Does @p rp retry a final response with @p status? (retry_on 5xx,
- * gateway-error, retriable-4xx, retriable-status-codes; never when the
- * upstream said x-envoy-ratelimited) */
+ * gateway-error, retriable-4xx, retriable-status-codes; when the upstream
+ * said x-envoy-ratelimited, only envoy-ratelimited) */
 bool http_retry_on_status(const struct arn_cfg_retry_policy *rp, unsigned status, bool ratelimited);
 /** Does @p rp retry an attempt that ended with @p k before a response head? */
+/* Whether a response head's grpc-status value @p v (@p len bytes) is one
+ * of @p rp's gRPC retry conditions (cancelled, deadline-exceeded,
+ * internal, resource-exhausted, unavailable), as Envoy reads it from the
+ * response headers (a trailers-only answer). */
+bool http_retry_on_grpc(const struct arn_cfg_retry_policy *rp, const char *v, size_t len);
 bool http_retry_on_reset(const struct arn_cfg_retry_policy *rp, enum http_reset_kind k);
 /**
  * Envoy's shouldRetry: called with every attempt's outcome (@p would: it is

@@ -11,12 +11,12 @@ bool http_retry_on_status(const struct arn_cfg_retry_policy *rp, unsigned status
 {
 	if (!rp || !rp->present)
 		return false;
-	/* x-envoy-ratelimited comes from an upstream Envoy that rate limited
-	 * the request: retried only under envoy-ratelimited, which Arion's
-	 * configuration refuses */
-	if (ratelimited)
-		return false;
 	uint32_t on = rp->retry_on;
+	/* x-envoy-ratelimited comes from an upstream Envoy that rate limited
+	 * the request: retried only under envoy-ratelimited, whatever else
+	 * the policy says (Envoy's wouldRetryFromHeaders) */
+	if (ratelimited)
+		return (on & ARN_CFG_RETRY_ENVOY_RATELIMITED) != 0;
 	if ((on & ARN_CFG_RETRY_5XX) && status >= 500 && status <= 599)
 		return true;
 	if ((on & ARN_CFG_RETRY_GATEWAY_ERROR) && status >= 502 && status <= 504)
@@ -28,6 +28,33 @@ bool http_retry_on_status(const struct arn_cfg_retry_policy *rp, unsigned status
 			if (rp->retriable_status_codes[i] == status)
 				return true;
 	return false;
+}
+
+bool http_retry_on_grpc(const struct arn_cfg_retry_policy *rp, const char *v, size_t len)
+{
+	if (!rp || !rp->present || !(rp->retry_on & ARN_CFG_RETRY_GRPC_ANY) || len == 0 || len > 2)
+		return false;
+	unsigned code = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return false; /* not a status: Envoy's getGrpcStatus gives none */
+		code = code * 10 + (unsigned)(v[i] - '0');
+	}
+	uint32_t on = rp->retry_on;
+	switch (code) {
+	case 1: /* CANCELLED */
+		return (on & ARN_CFG_RETRY_GRPC_CANCELLED) != 0;
+	case 4: /* DEADLINE_EXCEEDED */
+		return (on & ARN_CFG_RETRY_GRPC_DEADLINE_EXCEEDED) != 0;
+	case 8: /* RESOURCE_EXHAUSTED */
+		return (on & ARN_CFG_RETRY_GRPC_RESOURCE_EXHAUSTED) != 0;
+	case 13: /* INTERNAL */
+		return (on & ARN_CFG_RETRY_GRPC_INTERNAL) != 0;
+	case 14: /* UNAVAILABLE */
+		return (on & ARN_CFG_RETRY_GRPC_UNAVAILABLE) != 0;
+	default:
+		return false;
+	}
 }
 
 bool http_retry_on_reset(const struct arn_cfg_retry_policy *rp, enum http_reset_kind k)

@@ -126,16 +126,15 @@ bool http_rb_append(struct http_stream *st, const char *p, size_t n)
 /* The request's end as Envoy's outlier detector sees it: a status, or a
  * locally originated failure (connect failure, reset, timeout) that,
  * without split_external_local_origin_errors, counts as a gateway error. */
-static void __attribute__((noinline)) od_put(struct http_stream *st, struct http_host *h,
-					     int outcome)
+static void __attribute__((noinline))
+od_put(struct http_stream *st, struct http_host *h, int outcome)
 {
 	struct http_worker *w = st->hc->w;
 	if (!st->crt)
 		return;
-	const uint32_t local = ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE) |
-			       ARN_RF_BIT(UPSTREAM_CONNECTION_TERMINATION) |
-			       ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR) |
-			       ARN_RF_BIT(UPSTREAM_REMOTE_RESET);
+	const uint32_t local =
+	    ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE) | ARN_RF_BIT(UPSTREAM_CONNECTION_TERMINATION) |
+	    ARN_RF_BIT(UPSTREAM_PROTOCOL_ERROR) | ARN_RF_BIT(UPSTREAM_REMOTE_RESET);
 	enum http_od_result r;
 	if (outcome == HOST_LOCAL)
 		r = HTTP_OD_NONE; /* ours, not the host's */
@@ -315,6 +314,16 @@ bool http_maybe_retry(struct http_stream *st, bool would, int outcome)
 		CL_INC(st, upstream_rq_retry_success);
 	switch (s) {
 	case HTTP_RETRY_YES:
+		if (X(st)->retry.rp->previous_hosts) {
+			/* the oldest forgotten past HTTP_RETRY_TRIED */
+			struct http_retry *r = &X(st)->retry;
+			X(st)->tried[r->n_tried % HTTP_RETRY_TRIED] =
+			    (uint64_t)st->ep_addr << 16 | st->ep_port;
+			if (r->n_tried < 2 * HTTP_RETRY_TRIED - 1)
+				r->n_tried++;
+			else
+				r->n_tried = HTTP_RETRY_TRIED;
+		}
 		attempt_end(st, outcome);
 		retry_schedule(st);
 		return true;
@@ -570,6 +579,32 @@ static int lb_pick(struct http_stream *st, uint64_t *rr, struct http_lb_out *out
 	return rc;
 }
 
+/* Whether @p ep is a host @p st tried (retry_host_predicate previous_hosts). */
+static bool tried(const struct http_stream *st, const struct arn_cfg_endpoint *ep)
+{
+	uint64_t k = (uint64_t)ep->addr << 16 | ep->port;
+	unsigned n = X(st)->retry.n_tried;
+	for (unsigned i = 0; i < n && i < HTTP_RETRY_TRIED; i++)
+		if (X(st)->tried[i] == k)
+			return true;
+	return false;
+}
+
+/* Envoy's host selection under previous_hosts: a retry's pick that lands
+ * on a host the request tried is made again, up to the policy's
+ * host_selection_retry_max_attempts in all; the last pick stands. Out of
+ * line: only retries with the predicate come here. */
+static void __attribute__((noinline))
+repick(struct http_stream *st, uint64_t *rr, struct http_lb_out *out)
+{
+	for (uint32_t k = 1; k < X(st)->retry.rp->host_selection_max && tried(st, out->ep); k++) {
+		struct http_lb_out again;
+		if (lb_pick(st, rr, &again) != 0)
+			break;
+		*out = again;
+	}
+}
+
 /* Pick a host and get a connection to it for the next attempt. */
 static void attempt_start(struct http_stream *st)
 {
@@ -599,6 +634,8 @@ static void attempt_start(struct http_stream *st)
 				       ARN_RF_BIT(NO_HEALTHY_UPSTREAM), "no_healthy_upstream", NULL,
 				       0);
 		return;
+	} else if (X(st)->retry.n_tried) {
+		repick(st, rr, &out);
 	}
 	if (out.panic)
 		CL_INC(st, lb_healthy_panic);

@@ -79,6 +79,9 @@ struct http_xreq {
 	/* stopped whenever the http_res goes back or is reused (the stream's
 	 * end stops them), so http_xreq_init leaves them as they are */
 	struct http_timer retry_timer, try_timer, try_idle_timer;
+	/* the hosts tried (address << 16 | port), retry.n_tried of them: not
+	 * cleared either (the count is) */
+	uint64_t tried[HTTP_RETRY_TRIED];
 	/* the last transport failure (TLS), or "": last, http_xreq_init
 	 * clears only its first byte */
 	char tfr[192];
@@ -525,9 +528,11 @@ static inline void http_xreq_init(struct http_stream *st, struct http_res *r)
 		    offsetof(struct http_xreq, retry_timer) + sizeof(struct http_timer) &&
 		offsetof(struct http_xreq, try_idle_timer) ==
 		    offsetof(struct http_xreq, try_timer) + sizeof(struct http_timer) &&
+		offsetof(struct http_xreq, tried) ==
+		    offsetof(struct http_xreq, try_idle_timer) + sizeof(struct http_timer) &&
 		offsetof(struct http_xreq, tfr) ==
-		    offsetof(struct http_xreq, try_idle_timer) + sizeof(struct http_timer),
-	    "the timers are last but tfr");
+		    offsetof(struct http_xreq, tried) + sizeof(x->tried),
+	    "the timers are last but tried and tfr");
 	http_zero(x, offsetof(struct http_xreq, retry_timer));
 	x->tfr[0] = '\0';
 	x->st = st;

@@ -1142,6 +1142,40 @@ static void test_proxy_settings_converted(void **state)
 	assert_int_equal(a->retry.per_try_idle_timeout_ms, 50);
 	assert_int_equal(a->retry.backoff_base_ms, 10);
 	assert_int_equal(a->retry.backoff_max_ms, 100);
+	assert_false(a->retry.previous_hosts);
+	assert_int_equal(a->retry.host_selection_max, 1);
+
+	/* Istio's default retry policy (every route it writes): gRPC
+	 * conditions, the previous_hosts predicate (its typed_config, and
+	 * the older name-only form) and the re-picks; envoy-ratelimited */
+	APPLY(L, "3",
+	      jproxy("", "",
+		     "\"retry_policy\":{\"retry_on\":\"connect-failure,refused-stream,unavailable,"
+		     "cancelled,retriable-status-codes\",\"num_retries\":2,"
+		     "\"retriable_status_codes\":[503],\"retry_host_predicate\":[{\"name\":"
+		     "\"envoy.retry_host_predicates.previous_hosts\",\"typed_config\":{\"@type\":"
+		     "\"type.googleapis.com/envoy.extensions.retry.host.previous_hosts.v3."
+		     "PreviousHostsPredicate\"}}],\"host_selection_retry_max_attempts\":\"5\"}"));
+	accepted();
+	a = listener_route();
+	assert_int_equal(a->retry.retry_on,
+			 ARN_CFG_RETRY_CONNECT_FAILURE | ARN_CFG_RETRY_REFUSED_STREAM |
+			     ARN_CFG_RETRY_GRPC_UNAVAILABLE | ARN_CFG_RETRY_GRPC_CANCELLED |
+			     ARN_CFG_RETRY_RETRIABLE_STATUS_CODES);
+	assert_true(a->retry.previous_hosts);
+	assert_int_equal(a->retry.host_selection_max, 5);
+	APPLY(L, "4",
+	      jproxy("", "",
+		     "\"retry_policy\":{\"retry_on\":\"envoy-ratelimited,deadline-exceeded,"
+		     "internal,resource-exhausted\",\"retry_host_predicate\":[{\"name\":"
+		     "\"envoy.retry_host_predicates.previous_hosts\"},{\"name\":"
+		     "\"envoy.retry_host_predicates.omit_canary_hosts\"}]}"));
+	accepted();
+	a = listener_route();
+	assert_int_equal(a->retry.retry_on,
+			 ARN_CFG_RETRY_ENVOY_RATELIMITED | ARN_CFG_RETRY_GRPC_DEADLINE_EXCEEDED |
+			     ARN_CFG_RETRY_GRPC_INTERNAL | ARN_CFG_RETRY_GRPC_RESOURCE_EXHAUSTED);
+	assert_true(a->retry.previous_hosts);
 }
 
 static void test_proxy_settings_refused(void **state)
@@ -1150,13 +1184,17 @@ static void test_proxy_settings_refused(void **state)
 	/* what the proxy does not do is refused by name, never ignored */
 	APPLY(L, "1", jproxy("", "", "\"retry_policy\":{\"retry_on\":\"retriable-headers\"}"));
 	refused_with("retriable-headers", "retry_on|retriable-headers|not supported yet");
-	APPLY(L, "1", jproxy("", "", "\"retry_policy\":{\"retry_on\":\"envoy-ratelimited\"}"));
-	refused_with("envoy-ratelimited", "retry_on|envoy-ratelimited");
 	APPLY(L, "1",
 	      jproxy("", "",
 		     "\"retry_policy\":{\"retry_on\":\"5xx\",\"retry_host_predicate\":[{\"name\":"
-		     "\"envoy.retry_host_predicates.previous_hosts\"}]}"));
-	refused_with("retry_host_predicate", "retry_host_predicate");
+		     "\"envoy.retry_host_predicates.omit_host_metadata\"}]}"));
+	refused_with("retry_host_predicate", "retry_host_predicate[0]|omit_host_metadata|not "
+					     "supported");
+	APPLY(L, "1",
+	      jproxy("", "",
+		     "\"retry_policy\":{\"retry_on\":\"5xx\","
+		     "\"host_selection_retry_max_attempts\":17}"));
+	refused_with("host_selection_retry_max_attempts", "host_selection_retry_max_attempts|17");
 	APPLY(L, "1",
 	      jproxy("\"path_with_escaped_slashes_action\":\"UNESCAPE_AND_FORWARD\"", "", ""));
 	refused_with("path_with_escaped_slashes_action",

@@ -413,6 +413,135 @@ static void test_retry_after_refused_connect_request_id(void **state)
 	hh_end();
 }
 
+/* Requests to the "dyn" listener whose route retries 5xx once with
+ * @p pred in its retry_policy (RANDOM over three hosts): each first
+ * attempt answered 503, its retry 200. @return in how many of @p n the
+ * retry went to the host the first attempt tried. */
+static unsigned retries_to_the_same_host(const char *pred, unsigned n)
+{
+	char route[512], lst[4096], cl[1024];
+	snprintf(route, sizeof(route),
+		 "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"dyn\",\"retry_policy\":"
+		 "{\"retry_on\":\"5xx\",\"num_retries\":1%s}}}",
+		 pred);
+	snprintf(lst, sizeof(lst), HH_LDYN, route);
+	snprintf(cl, sizeof(cl), HH_CDYN, "\"lb_policy\":\"RANDOM\",",
+		 HH_EP(10) "," HH_EP(11) "," HH_EP(12));
+	unsigned same = 0;
+	uint32_t rx0[N_PEERS];
+	/* a 503 closes its upstream connection: three requests a round keep
+	 * within the harness's N_UPSTREAMS connections */
+	for (unsigned i = 0; i < n; i++) {
+		if (i % 3 == 0) {
+			if (i)
+				hh_end();
+			hh_begin(1);
+			hh_apply(ARN_TYPE_URL_CLUSTER, cl);
+			hh_apply(ARN_TYPE_URL_LISTENER, lst);
+			hh_cfg_changed = true;
+			hh_settle();
+			hh_open(0, 82);
+			hh_settle();
+		}
+		struct peer *c = hh_client(0);
+		uint32_t mark = c->log_len;
+		snapshot(rx0);
+		send_str(c, "GET /p HTTP/1.1\r\nHost: a\r\n\r\n");
+		struct peer *u1 = upstream_that_got(rx0);
+		assert_non_null(u1);
+		uint32_t a1 = u1->addr;
+		snapshot(rx0);
+		send_str(u1, "HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n");
+		struct peer *u2 = NULL;
+		for (int k = 0; k < 20 && !(u2 = upstream_that_got(rx0)); k++)
+			hh_advance(10); /* the back-off */
+		if (!u2)
+			fail_msg("request %u: no retry reached an upstream (%u opened); the client "
+				 "got %.*s",
+				 i, n_ups, (int)(c->log_len - mark), c->log + mark);
+		same += u2->addr == a1;
+		send_str(u2, OK5);
+		if (!strstr(c->log + mark, "HTTP/1.1 200 OK\r\n"))
+			fail_msg("request %u: the client got %.*s", i, (int)(c->log_len - mark),
+				 c->log + mark);
+	}
+	hh_end();
+	return same;
+}
+
+/* retry_host_predicate previous_hosts (Istio writes it on every route it
+ * retries): with host_selection_retry_max_attempts 5 a retry's pick that
+ * lands on the host tried is made again, so (with this seed) no retry
+ * goes back to it; without the predicate, random picks do go back. */
+static void test_retry_previous_hosts(void **state)
+{
+	(void)state;
+	unsigned without = retries_to_the_same_host("", 24);
+	unsigned with = retries_to_the_same_host(
+	    ",\"retry_host_predicate\":[{\"name\":\"envoy.retry_host_predicates.previous_hosts\","
+	    "\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.retry.host."
+	    "previous_hosts.v3.PreviousHostsPredicate\"}}],\"host_selection_retry_max_attempts\":5",
+	    24);
+	if (without == 0 || with != 0)
+		fail_msg("retries to the same host: %u of 24 without the predicate, %u with it",
+			 without, with);
+}
+
+/* retry_on "unavailable" (gRPC's conditions, Istio's default policy): an
+ * upstream's head with grpc-status 14 is retried, one with 3 is not. */
+static void test_retry_on_grpc_status(void **state)
+{
+	(void)state;
+	char route[512], lst[4096], cl[1024];
+	snprintf(route, sizeof(route), "%s",
+		 "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"dyn\",\"retry_policy\":"
+		 "{\"retry_on\":\"unavailable,cancelled\",\"num_retries\":1}}}");
+	snprintf(lst, sizeof(lst), HH_LDYN, route);
+	snprintf(cl, sizeof(cl), HH_CDYN, "", HH_EP(10));
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_CLUSTER, cl);
+	hh_apply(ARN_TYPE_URL_LISTENER, lst);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	static const char g14[] = "HTTP/1.1 200 OK\r\ncontent-type: application/grpc\r\n"
+				  "grpc-status: 14\r\ncontent-length: 0\r\n\r\n";
+	static const char g3[] = "HTTP/1.1 200 OK\r\ncontent-type: application/grpc\r\n"
+				 "grpc-status: 3\r\ncontent-length: 0\r\n\r\n";
+	uint32_t rx0[N_PEERS];
+	struct peer *c = hh_client(0);
+	/* 14 (UNAVAILABLE): retried, the retry's answer goes to the client */
+	snapshot(rx0);
+	send_str(c, "POST /svc/M HTTP/1.1\r\nHost: a\r\ncontent-type: application/grpc\r\n"
+		    "content-length: 0\r\n\r\n");
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	snapshot(rx0);
+	send_str(u, g14);
+	struct peer *u2 = NULL;
+	for (int k = 0; k < 20 && !(u2 = upstream_that_got(rx0)); k++)
+		hh_advance(10);
+	if (!u2)
+		fail_msg("grpc-status 14 was not retried; the client got %s", c->log);
+	send_str(u2, g3);
+	assert_int_equal(count(c, "grpc-status: 3\r\n"), 1);
+	assert_int_equal(count(c, "grpc-status: 14"), 0);
+	/* 3 (INVALID_ARGUMENT): not a condition, the answer goes through */
+	uint32_t mark = c->log_len;
+	snapshot(rx0);
+	send_str(c, "POST /svc/M HTTP/1.1\r\nHost: a\r\ncontent-type: application/grpc\r\n"
+		    "content-length: 0\r\n\r\n");
+	u = upstream_that_got(rx0);
+	assert_non_null(u);
+	snapshot(rx0);
+	send_str(u, g3);
+	hh_advance(100);
+	assert_null(upstream_that_got(rx0));
+	assert_non_null(strstr(c->log + mark, "grpc-status: 3\r\n"));
+	hh_end();
+}
+
 /*
  * Cluster "two" allows one connection (max_connections: 1) to its two
  * hosts. Once the connection to one host is idle, a request the balancer
@@ -3454,6 +3583,8 @@ int main(void)
 	    T(test_http_local_ratelimit_per_route_stat_prefix),
 	    T(test_http_cors),
 	    T(test_http_local_reply_config),
+	    T(test_retry_previous_hosts),
+	    T(test_retry_on_grpc_status),
 	    T(test_access_log_response_trailers),
 	    T(test_http_rbac_log_action_access_log_hint),
 	    T(test_tcp_proxy_relays_and_carries_half_close),

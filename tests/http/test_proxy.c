@@ -1626,6 +1626,46 @@ static void test_retry_on_status(void **state)
 	rp = policy(ARN_CFG_RETRY_RESET | ARN_CFG_RETRY_REFUSED_STREAM, 1);
 	assert_false(http_retry_on_status(&rp, 503, false));
 	assert_false(http_retry_on_status(NULL, 503, false));
+	/* envoy-ratelimited: only an answer with x-envoy-ratelimited, and
+	 * that one only under it */
+	rp = policy(ARN_CFG_RETRY_ENVOY_RATELIMITED | ARN_CFG_RETRY_5XX, 1);
+	assert_true(http_retry_on_status(&rp, 429, true));
+	assert_true(http_retry_on_status(&rp, 200, true));
+	assert_false(http_retry_on_status(&rp, 429, false));
+	assert_true(http_retry_on_status(&rp, 503, false));
+}
+
+/* gRPC's retry conditions read a head's grpc-status (Envoy's
+ * wouldRetryFromHeaders on a trailers-only answer): each its own code. */
+static void test_retry_on_grpc(void **state)
+{
+	(void)state;
+	static const struct {
+		uint32_t on;
+		const char *code;
+	} yes[] = {{ARN_CFG_RETRY_GRPC_CANCELLED, "1"},
+		   {ARN_CFG_RETRY_GRPC_DEADLINE_EXCEEDED, "4"},
+		   {ARN_CFG_RETRY_GRPC_RESOURCE_EXHAUSTED, "8"},
+		   {ARN_CFG_RETRY_GRPC_INTERNAL, "13"},
+		   {ARN_CFG_RETRY_GRPC_UNAVAILABLE, "14"}};
+	for (size_t i = 0; i < 5; i++) {
+		struct arn_cfg_retry_policy rp = policy(yes[i].on, 1);
+		assert_true(http_retry_on_grpc(&rp, yes[i].code, strlen(yes[i].code)));
+		for (size_t j = 0; j < 5; j++)
+			if (j != i)
+				assert_false(
+				    http_retry_on_grpc(&rp, yes[j].code, strlen(yes[j].code)));
+		assert_false(http_retry_on_grpc(&rp, "0", 1));
+	}
+	struct arn_cfg_retry_policy rp = policy(ARN_CFG_RETRY_GRPC_ANY, 1);
+	assert_false(http_retry_on_grpc(&rp, "", 0));
+	assert_false(http_retry_on_grpc(&rp, "14x", 3));
+	assert_false(http_retry_on_grpc(&rp, "114", 3));
+	assert_false(http_retry_on_grpc(&rp, "-1", 2));
+	/* 5xx alone retries no gRPC status (a gRPC error comes with 200) */
+	rp = policy(ARN_CFG_RETRY_5XX, 1);
+	assert_false(http_retry_on_grpc(&rp, "14", 2));
+	assert_false(http_retry_on_grpc(NULL, "14", 2));
 }
 
 static void test_retry_on_reset(void **state)
@@ -2092,6 +2132,7 @@ int main(void)
 	    cmocka_unit_test(test_lb_cookie_generated),
 	    cmocka_unit_test(test_set_cookie_edits),
 	    cmocka_unit_test(test_retry_on_status),
+	    cmocka_unit_test(test_retry_on_grpc),
 	    cmocka_unit_test(test_retry_on_reset),
 	    cmocka_unit_test(test_retry_limit_breaker_and_success),
 	    cmocka_unit_test(test_retry_backoff),
