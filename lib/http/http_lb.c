@@ -24,6 +24,11 @@
 #include <math.h>
 #include <string.h>
 
+/* Debian's libxxhash, header-only (inlined: a request's hash is on the
+ * hot path); Envoy's HashUtil::xxHash64 is XXH64 */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include "http_int.h"
 #include "http_od.h"
 
@@ -801,13 +806,45 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 	return out->ep ? 0 : -ENOENT;
 }
 
-static uint64_t fnv(const char *s, size_t n, uint64_t h)
+/* "a.b.c.d" of IPv4 address @p a (host order) into @p o (16 bytes): Envoy's
+ * Ipv4Instance::addressAsString. @return its length. */
+static size_t ip4_str(char *o, uint32_t a)
 {
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
+	size_t n = 0;
+	for (int sh = 24; sh >= 0; sh -= 8) {
+		unsigned b = (a >> sh) & 255;
+		if (b >= 100)
+			o[n++] = (char)('0' + b / 100);
+		if (b >= 10)
+			o[n++] = (char)('0' + b / 10 % 10);
+		o[n++] = (char)('0' + b % 10);
+		if (sh)
+			o[n++] = '.';
 	}
-	return h;
+	return n;
+}
+
+/* The decimal digits of @p v into @p o (20 bytes). @return their number. */
+static size_t u64_dec(char *o, uint64_t v)
+{
+	char t[20];
+	size_t n = 0;
+	do {
+		t[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (size_t i = 0; i < n; i++)
+		o[i] = t[n - 1 - i];
+	return n;
+}
+
+/* "a.b.c.d:port" into @p o (22 bytes): Envoy's Address::Instance::asString
+ * of an IPv4 address. @return its length. */
+static size_t addr_str(char *o, uint32_t a, uint16_t port)
+{
+	size_t n = ip4_str(o, a);
+	o[n++] = ':';
+	return n + u64_dec(o + n, port);
 }
 
 /* Value of cookie @p name in the Cookie headers of @p m. */
@@ -869,73 +906,127 @@ static bool query_value(const struct arn_h1_msg *m, const char *name, size_t nle
 
 void http_lb_cookie_value(const struct http_lb_peer *p, char out[16])
 {
-	unsigned char b[12] = {
-	    (unsigned char)(p->raddr >> 24), (unsigned char)(p->raddr >> 16),
-	    (unsigned char)(p->raddr >> 8),  (unsigned char)p->raddr,
-	    (unsigned char)(p->rport >> 8),  (unsigned char)p->rport,
-	    (unsigned char)(p->laddr >> 24), (unsigned char)(p->laddr >> 16),
-	    (unsigned char)(p->laddr >> 8),  (unsigned char)p->laddr,
-	    (unsigned char)(p->lport >> 8),  (unsigned char)p->lport,
-	};
-	uint64_t v = mix64(fnv((const char *)b, sizeof(b), 0xcbf29ce484222325ull));
+	/* Envoy's generateCookie: Hex::uint64ToHex(xxHash64(remote address
+	 * asString + local address asString)) */
+	char b[44];
+	size_t n = addr_str(b, p->raddr, p->rport);
+	n += addr_str(b + n, p->laddr, p->lport);
+	uint64_t v = XXH64(b, n, 0);
 	static const char hex[] = "0123456789abcdef";
 	for (int i = 15; i >= 0; i--, v >>= 4)
 		out[i] = hex[v & 15];
 }
 
+/* Bytewise order of two values, a prefix first (std::string_view's). */
+static int slice_cmp(const char *a, size_t al, const char *b, size_t bl)
+{
+	int c = memcmp(a, b, al < bl ? al : bl);
+	return c ? c : (al > bl) - (al < bl);
+}
+
+/* Envoy's HeaderHashMethod: the values of every header @p name, sorted
+ * (so their order does not matter), each XXH64'd with the previous
+ * hash as its seed (HashUtil::xxHash64 of a span), from 0. Sorted without
+ * memory: each turn hashes the smallest value above the last one as many
+ * times as it occurs (O(n^2) in the header's lines, which
+ * max_headers_count bounds; one line is one XXH64). */
+static bool header_hash(const struct arn_h1_msg *m, const char *name, size_t nlen, uint64_t *out)
+{
+	int k = arn_h1_find(m, name, nlen, 0);
+	if (k < 0)
+		return false;
+	if (arn_h1_find(m, name, nlen, k + 1) < 0) {
+		*out = XXH64(m->hdrs[k].value, m->hdrs[k].value_len, 0);
+		return true;
+	}
+	uint64_t seed = 0;
+	const char *lp = NULL;
+	size_t ll = 0;
+	for (;;) {
+		int best = -1;
+		unsigned mult = 0;
+		for (int i = k; i >= 0; i = arn_h1_find(m, name, nlen, i + 1)) {
+			const char *v = m->hdrs[i].value;
+			size_t l = m->hdrs[i].value_len;
+			if (lp && slice_cmp(v, l, lp, ll) <= 0)
+				continue;
+			int c = best < 0
+				    ? -1
+				    : slice_cmp(v, l, m->hdrs[best].value, m->hdrs[best].value_len);
+			if (c < 0) {
+				best = i;
+				mult = 1;
+			} else if (c == 0) {
+				mult++;
+			}
+		}
+		if (best < 0)
+			break;
+		lp = m->hdrs[best].value;
+		ll = m->hdrs[best].value_len;
+		while (mult--)
+			seed = XXH64(lp, ll, seed);
+	}
+	*out = seed;
+	return true;
+}
+
 bool http_lb_hash(const struct arn_cfg_route_action *a, const struct arn_h1_msg *m,
 		  const struct http_lb_peer *p, uint64_t *out, uint32_t *gen)
 {
+	/* Envoy's HashPolicyImpl::generateHash: each policy that gives a hash
+	 * (XXH64 of its value, seed 0) is XORed into the previous ones'
+	 * rotated left by one; a terminal policy stops once there is a hash,
+	 * its own or an earlier one's */
 	bool any = false;
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = 0;
 	for (size_t i = 0; i < a->n_hash_policies; i++) {
 		const struct arn_cfg_hash_policy *hp = &a->hash_policies[i];
 		bool got = false;
-		struct arn_h1_slice v;
+		uint64_t v = 0;
+		struct arn_h1_slice s;
 		switch (hp->kind) {
-		case ARN_CFG_HASH_HEADER: {
-			int k = arn_h1_find(m, hp->name, hp->name_len, 0);
-			if (k >= 0) {
-				h = fnv(m->hdrs[k].value, m->hdrs[k].value_len, h);
-				got = true;
-			}
+		case ARN_CFG_HASH_HEADER:
+			got = header_hash(m, hp->name, hp->name_len, &v);
 			break;
-		}
 		case ARN_CFG_HASH_COOKIE:
 			/* an empty value is no cookie (Envoy's value.empty()) */
-			if (cookie_value(m, hp->name, hp->name_len, &v) && v.len) {
-				h = fnv(v.p, v.len, h);
+			if (cookie_value(m, hp->name, hp->name_len, &s) && s.len) {
+				v = XXH64(s.p, s.len, 0);
 				got = true;
 			} else if (hp->cookie_ttl_set && i < ARN_CFG_COOKIE_GEN_MAX) {
 				/* hashed as the cookie it sets will be on the
 				 * client's next request: the same host */
 				char c[16];
 				http_lb_cookie_value(p, c);
-				h = fnv(c, sizeof(c), h);
+				v = XXH64(c, sizeof(c), 0);
 				*gen |= 1u << i;
 				got = true;
 			}
 			break;
 		case ARN_CFG_HASH_SOURCE_IP: {
-			char b[4] = {(char)(p->raddr >> 24), (char)(p->raddr >> 16),
-				     (char)(p->raddr >> 8), (char)p->raddr};
-			h = fnv(b, 4, h);
+			/* IpHashMethod: the remote address's addressAsString */
+			char b[16];
+			v = XXH64(b, ip4_str(b, p->raddr), 0);
 			got = true;
 			break;
 		}
 		case ARN_CFG_HASH_QUERY_PARAMETER:
-			if (query_value(m, hp->name, hp->name_len, &v)) {
-				h = fnv(v.p, v.len, h);
+			if (query_value(m, hp->name, hp->name_len, &s)) {
+				v = XXH64(s.p, s.len, 0);
 				got = true;
 			}
 			break;
 		default:
 			break;
 		}
-		any |= got;
-		if (got && hp->terminal)
+		if (got) {
+			h = any ? (h << 1 | h >> 63) ^ v : v;
+			any = true;
+		}
+		if (hp->terminal && any)
 			break;
 	}
-	*out = mix64(h);
+	*out = h;
 	return any;
 }

@@ -23,6 +23,10 @@
 #include "http_int.h"
 #include "trex_astf.h"
 
+/* Envoy's HashUtil::xxHash64 (XXH64, seed 0), to state its hashes */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 /* ---- helpers ------------------------------------------------------------------- */
 
 struct req {
@@ -1526,6 +1530,105 @@ static void test_lb_cookie_generated(void **state)
 	assert_int_equal(gen, 0);
 }
 
+static uint64_t rotl1(uint64_t h)
+{
+	return h << 1 | h >> 63;
+}
+
+/*
+ * The request's hash is Envoy's (source/common/http/hash_policy.cc), so a
+ * key lands where Envoy's ring or table sends it: each policy's value is
+ * XXH64'd with seed 0 (a header's several values sorted, each hashed with
+ * the previous hash as its seed; source_ip hashes the address as
+ * "a.b.c.d"); the hashes of several policies combine as rotate-left-1 of
+ * the previous then XOR; a terminal policy stops once any policy gave a
+ * hash. A generated cookie's value is Envoy's generateCookie: 16 hex
+ * digits of XXH64(remote "ip:port" + local "ip:port").
+ */
+static void test_lb_hash_is_envoys(void **state)
+{
+	(void)state;
+	/* the library is XXH64: its published vectors */
+	assert_true(XXH64("", 0, 0) == 0xef46db3751d8e999ull);
+	assert_true(XXH64("a", 1, 0) == 0xd24ec4f1a98c6e5bull);
+	struct req r;
+	parse(&r, "GET /p?user=42&x=1 HTTP/1.1\r\nHost: a\r\nX-User: bob\r\nCookie: a=1; "
+		  "session=s1\r\n\r\n");
+	struct arn_cfg_hash_policy hp[3];
+	memset(hp, 0, sizeof(hp));
+	struct arn_cfg_route_action a;
+	memset(&a, 0, sizeof(a));
+	a.hash_policies = hp;
+	a.n_hash_policies = 1;
+	uint64_t h;
+	uint32_t gen = 0;
+	struct http_lb_peer p = {
+	    .raddr = 0xc6120101u, .laddr = 0xc6120002u, .rport = 40000, .lport = 80};
+	hp[0].kind = ARN_CFG_HASH_HEADER;
+	hp[0].name = "x-user";
+	hp[0].name_len = 6;
+	assert_true(http_lb_hash(&a, &r.m, &p, &h, &gen));
+	assert_true(h == XXH64("bob", 3, 0));
+	hp[0].kind = ARN_CFG_HASH_COOKIE;
+	hp[0].name = "session";
+	hp[0].name_len = 7;
+	assert_true(http_lb_hash(&a, &r.m, &p, &h, &gen));
+	assert_true(h == XXH64("s1", 2, 0));
+	hp[0].kind = ARN_CFG_HASH_QUERY_PARAMETER;
+	hp[0].name = "user";
+	hp[0].name_len = 4;
+	assert_true(http_lb_hash(&a, &r.m, &p, &h, &gen));
+	assert_true(h == XXH64("42", 2, 0));
+	hp[0].kind = ARN_CFG_HASH_SOURCE_IP;
+	assert_true(http_lb_hash(&a, &r.m, &p, &h, &gen));
+	assert_true(h == XXH64("198.18.1.1", 10, 0));
+	/* header, then query: rotl(header's) ^ query's */
+	hp[0].kind = ARN_CFG_HASH_HEADER;
+	hp[0].name = "x-user";
+	hp[0].name_len = 6;
+	hp[1].kind = ARN_CFG_HASH_QUERY_PARAMETER;
+	hp[1].name = "user";
+	hp[1].name_len = 4;
+	a.n_hash_policies = 2;
+	assert_true(http_lb_hash(&a, &r.m, &p, &h, &gen));
+	assert_true(h == (rotl1(XXH64("bob", 3, 0)) ^ XXH64("42", 2, 0)));
+	/* the same policy twice does not cancel out */
+	hp[1] = hp[0];
+	assert_true(http_lb_hash(&a, &r.m, &p, &h, &gen));
+	assert_true(h == (rotl1(XXH64("bob", 3, 0)) ^ XXH64("bob", 3, 0)));
+	/* a terminal policy that gives nothing still stops: the header's
+	 * hash exists (Envoy: terminal() && hash) */
+	hp[1].kind = ARN_CFG_HASH_HEADER;
+	hp[1].name = "x-none";
+	hp[1].name_len = 6;
+	hp[1].terminal = true;
+	hp[2].kind = ARN_CFG_HASH_QUERY_PARAMETER;
+	hp[2].name = "user";
+	hp[2].name_len = 4;
+	a.n_hash_policies = 3;
+	assert_true(http_lb_hash(&a, &r.m, &p, &h, &gen));
+	assert_true(h == XXH64("bob", 3, 0));
+	/* a header's several values, in either order: sorted, chained */
+	uint64_t want = XXH64("bob", 3, XXH64("alice", 5, 0)), h2;
+	a.n_hash_policies = 1;
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\nX-User: bob\r\nX-User: alice\r\n\r\n");
+	assert_true(http_lb_hash(&a, &r.m, &p, &h, &gen));
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\nX-User: alice\r\nX-User: bob\r\n\r\n");
+	assert_true(http_lb_hash(&a, &r.m, &p, &h2, &gen));
+	assert_true(h == want && h2 == want);
+	/* a repeated value is hashed as often as it comes; a prefix first */
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\nX-User: bo\r\nX-User: bob\r\nX-User: bo\r\n\r\n");
+	assert_true(http_lb_hash(&a, &r.m, &p, &h, &gen));
+	assert_true(h == XXH64("bob", 3, XXH64("bo", 2, XXH64("bo", 2, 0))));
+	assert_int_equal(gen, 0);
+	/* the generated cookie's value */
+	char v[17] = {0}, hex[17];
+	http_lb_cookie_value(&p, v);
+	const char *addrs = "198.18.1.1:40000198.18.0.2:80";
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)XXH64(addrs, strlen(addrs), 0));
+	assert_string_equal(v, hex);
+}
+
 /* The Set-Cookie of a generated cookie, Envoy's makeSetCookieValue:
  * name="value"; Max-Age=ttl; Path=path; HttpOnly, no Max-Age for a ttl of 0
  * (a session cookie) and no Path without one; one edit (an addition, the
@@ -2130,6 +2233,7 @@ int main(void)
 	    cmocka_unit_test(test_lb_hash_table_limits),
 	    cmocka_unit_test(test_lb_hash_policies),
 	    cmocka_unit_test(test_lb_cookie_generated),
+	    cmocka_unit_test(test_lb_hash_is_envoys),
 	    cmocka_unit_test(test_set_cookie_edits),
 	    cmocka_unit_test(test_retry_on_status),
 	    cmocka_unit_test(test_retry_on_grpc),
