@@ -9,16 +9,18 @@
  *
  * RING_HASH and MAGLEV read a table each worker builds with its cached
  * candidates (struct http_lb_cache), as Envoy builds its ring and Maglev
- * table when the host set changes: a ring of hashed points, a number per
- * host proportional to its weight (Envoy's minimum_ring_size and scale),
- * searched in O(log n); a Maglev table (table_size, Envoy's weighted
- * population), read in O(1). The ring's points per host follow from the
- * cluster's endpoints, not from which of them are healthy, so a host that
- * leaves the candidates (checks, ejection, EDS health) moves only its own
- * keys. Without a table (no cache) a RING_HASH pick computes the same
- * ring's answer from the candidates' points, and a MAGLEV pick falls back
- * to weighted rendezvous hashing. The exact host a key lands on differs
- * from Envoy's (other hash functions): docs/http.md.
+ * table when the host set changes, and pick the host Envoy picks for the
+ * same request: the request's hash is Envoy's (XXH64 per hash policy,
+ * combined as Envoy's generateHash), the ring is Envoy's RingHash over the
+ * candidates (points "ip:port_i" hashed by XXH64 or MurmurHash2, Envoy's
+ * scale and running sums, the first point at or after the hash), searched
+ * in O(log n); a Maglev table (table_size, Envoy's weighted population),
+ * read in O(1). As Envoy's, the ring follows the candidates: a host that
+ * leaves them (checks, ejection, EDS health) may change the others' points
+ * (the scale follows the lightest candidate's share). Without a table (no
+ * cache) a RING_HASH pick computes the same ring's answer from the
+ * candidates' points, and a MAGLEV pick falls back to weighted rendezvous
+ * hashing. What differs from Envoy: docs/http.md.
  */
 #include <errno.h>
 #include <math.h>
@@ -246,87 +248,215 @@ static uint64_t rr_stride(uint64_t tw)
 
 /* ---- RING_HASH and MAGLEV ------------------------------------------------ */
 
-/* The key of an endpoint's host: its address and port, hashed. */
-static uint64_t host_key(const struct arn_cfg_endpoint *e)
+/* "a.b.c.d" of IPv4 address @p a (host order) into @p o (16 bytes): Envoy's
+ * Ipv4Instance::addressAsString. @return its length. */
+static size_t ip4_str(char *o, uint32_t a)
 {
-	return mix64(((uint64_t)e->addr << 16) | e->port);
+	size_t n = 0;
+	for (int sh = 24; sh >= 0; sh -= 8) {
+		unsigned b = (a >> sh) & 255;
+		if (b >= 100)
+			o[n++] = (char)('0' + b / 100);
+		if (b >= 10)
+			o[n++] = (char)('0' + b / 10 % 10);
+		o[n++] = (char)('0' + b % 10);
+		if (sh)
+			o[n++] = '.';
+	}
+	return n;
 }
 
-/* The hash of point @p i of the host whose key is @p key. */
-static uint64_t point_hash(uint64_t key, uint64_t i)
+/* The decimal digits of @p v into @p o (20 bytes). @return their number. */
+static size_t u64_dec(char *o, uint64_t v)
 {
-	return mix64(key + (i + 1) * 0x9e3779b97f4a7c15ull);
+	char t[20];
+	size_t n = 0;
+	do {
+		t[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (size_t i = 0; i < n; i++)
+		o[i] = t[n - 1 - i];
+	return n;
 }
 
-/* The points of a host of weight @p w on a ring of @p ppw points per unit
- * of weight: at least one. */
-static uint64_t ring_points(uint64_t w, double ppw)
+/* "a.b.c.d:port" into @p o (22 bytes): Envoy's Address::Instance::asString
+ * of an IPv4 address. @return its length. */
+static size_t addr_str(char *o, uint32_t a, uint16_t port)
 {
-	uint64_t p = (uint64_t)((double)w * ppw);
-	return p ? p : 1;
+	size_t n = ip4_str(o, a);
+	o[n++] = ':';
+	return n + u64_dec(o + n, port);
 }
 
-static uint64_t ring_total(const struct arn_cfg_endpoints *eps, double ppw)
+/* The key Envoy hashes for an endpoint's host (HashingLoadBalancer::
+ * hashKey): its address's asString, "a.b.c.d:port", into @p o (22 bytes).
+ * Neither use_hostname_for_hashing nor an envoy.lb hash_key is taken (the
+ * configuration refuses them). @return its length. */
+static size_t host_key_str(const struct arn_cfg_endpoint *e, char *o)
 {
-	uint64_t t = 0;
-	for (size_t p = 0; p < eps->n_priorities; p++)
-		for (size_t l = 0; l < eps->priorities[p].n_localities; l++) {
-			const struct arn_cfg_locality *lo = &eps->priorities[p].localities[l];
-			for (size_t i = 0; i < lo->n_endpoints; i++)
-				t += ring_points(ep_weight(&lo->endpoints[i]), ppw);
+	return addr_str(o, e->addr, e->port);
+}
+
+static uint64_t shift_mix(uint64_t v)
+{
+	return v ^ (v >> 47);
+}
+
+/* Envoy's MurmurHash::murmurHash2 (libstdc++'s 64-bit std::hash of a
+ * string, from hash_bytes.cc): RING_HASH's MURMUR_HASH_2. No Debian
+ * library has it. */
+static uint64_t murmur2_64(const char *buf, size_t len, uint64_t seed)
+{
+	const uint64_t mul = 0xc6a4a7935bd1e995ull;
+	size_t aligned = len & ~(size_t)7;
+	uint64_t hash = seed ^ (len * mul);
+	for (size_t i = 0; i < aligned; i += 8) {
+		uint64_t d;
+		memcpy(&d, buf + i, 8);
+		hash ^= shift_mix(d * mul) * mul;
+		hash *= mul;
+	}
+	if (len & 7) {
+		uint64_t d = 0;
+		for (size_t n = len & 7; n-- > 0;)
+			d = (d << 8) + (unsigned char)buf[aligned + n];
+		hash ^= d;
+		hash *= mul;
+	}
+	hash = shift_mix(hash) * mul;
+	return shift_mix(hash);
+}
+
+/* MurmurHash::STD_HASH_SEED */
+#define MURMUR_STD_SEED 0xc70f6907ull
+
+/* A ring point's hash of key @p b (@p n bytes): XX_HASH or MURMUR_HASH_2. */
+static uint64_t ring_hash(uint8_t fn, const char *b, size_t n)
+{
+	return fn == 1 ? murmur2_64(b, n, MURMUR_STD_SEED) : XXH64(b, n, 0);
+}
+
+/* The candidates of @p c in order, one at a time: the cached list or a
+ * walk of the priority. */
+struct cit {
+	const struct cset *c;
+	size_t l, i, x;
+	uint64_t j;
+};
+
+static void cit_init(struct cit *it, const struct cset *c)
+{
+	*it = (struct cit){.c = c, .x = c->base};
+}
+
+static const struct arn_cfg_endpoint *cit_next(struct cit *it)
+{
+	const struct cset *c = it->c;
+	if (c->cand)
+		return it->j < c->n ? c->cand[it->j++] : NULL;
+	for (; it->l < c->pr->n_localities; it->l++, it->i = 0) {
+		const struct arn_cfg_locality *lo = &c->pr->localities[it->l];
+		while (it->i < lo->n_endpoints) {
+			const struct arn_cfg_endpoint *ep = &lo->endpoints[it->i++];
+			if (takes(c, ep, it->x++))
+				return ep;
 		}
-	return t;
+	}
+	return NULL;
+}
+
+/* 0: unset (the configuration gives Envoy's defaults) */
+static uint64_t ring_min(const struct arn_cfg_cluster *cl)
+{
+	return cl->ring_min_size ? cl->ring_min_size : 1024;
+}
+
+static uint64_t ring_max(const struct arn_cfg_cluster *cl)
+{
+	return cl->ring_max_size ? cl->ring_max_size : 8 * 1024 * 1024;
+}
+
+/* The most points a worker's ring takes for a cluster of @p n endpoints:
+ * HTTP_LB_RING_MAX, or one per endpoint when there are more. */
+static uint64_t ring_lim(size_t n)
+{
+	return n > HTTP_LB_RING_MAX ? n : HTTP_LB_RING_MAX;
+}
+
+/* Envoy's scale of a ring whose lightest host has normalized weight
+ * @p min_nw: min(ceil(min_nw x minimum_ring_size) / min_nw,
+ * maximum_ring_size), the maximum cut to ring_lim(@p n_all). */
+static double ring_scale(const struct arn_cfg_cluster *cl, size_t n_all, double min_nw)
+{
+	double s = ceil(min_nw * (double)ring_min(cl)) / min_nw;
+	uint64_t mx = ring_max(cl), lim = ring_lim(n_all);
+	double m = (double)(mx < lim ? mx : lim);
+	return m < s ? m : s;
+}
+
+/* Envoy's ring over the candidates of @p c (RingHashLoadBalancer::Ring,
+ * over normalizeHostWeights' weights: w / the candidates' total): its
+ * scale in *@p scale, the total weight in *@p sum. @return the points. */
+static uint64_t ring_plan(const struct cset *c, const struct arn_cfg_cluster *cl, size_t n_all,
+			  double *scale, uint64_t *sum)
+{
+	struct cit it;
+	const struct arn_cfg_endpoint *e;
+	uint64_t tw = 0;
+	cit_init(&it, c);
+	while ((e = cit_next(&it)))
+		tw += ep_weight(e);
+	double min_nw = 1.0;
+	cit_init(&it, c);
+	while ((e = cit_next(&it))) {
+		double nw = (double)ep_weight(e) * 1.0 / (double)tw;
+		if (nw < min_nw)
+			min_nw = nw;
+	}
+	*sum = tw;
+	*scale = tw ? ring_scale(cl, n_all, min_nw) : 0;
+	/* the running sums of Envoy's loop: target += scale x weight, a
+	 * point while current < target */
+	double cur = 0, tgt = 0;
+	uint64_t pts = 0;
+	cit_init(&it, c);
+	while ((e = cit_next(&it))) {
+		tgt += *scale * ((double)ep_weight(e) * 1.0 / (double)tw);
+		for (; cur < tgt; cur++)
+			pts++;
+	}
+	return pts;
 }
 
 /*
- * The points per unit of weight of cluster @p cl's ring over every
- * endpoint of @p eps (whatever their health: a host's points do not
- * depend on the others' health), their total in *@p total. Envoy's scale:
- * the lightest host gets its share of minimum_ring_size, rounded up, and
- * the others in proportion to their weight; the total is cut to
- * maximum_ring_size and to HTTP_LB_RING_MAX (*@p clipped when that limit,
- * not the configuration's, cut it), keeping one point per host.
+ * Envoy's ring points of @p c, in its order, each given to @p fn with the
+ * candidate's index: host after host (the candidates' order), the k-th
+ * point of a host hashed from "<hash key>_<k>" while the running count of
+ * points is under the running target (Envoy's current_hashes and
+ * target_hashes, doubles, as Envoy sums them).
  */
-static double ring_ppw(const struct arn_cfg_cluster *cl, const struct arn_cfg_endpoints *eps,
-		       uint64_t *total, bool *clipped)
+struct ring_sink {
+	void (*fn)(struct ring_sink *s, uint64_t hash, uint32_t j,
+		   const struct arn_cfg_endpoint *e);
+};
+
+static void ring_points(const struct cset *c, const struct arn_cfg_cluster *cl, double scale,
+			uint64_t sum, struct ring_sink *sink)
 {
-	uint64_t n = 0, tw = 0, wmin = UINT64_MAX;
-	for (size_t p = 0; p < eps->n_priorities; p++)
-		for (size_t l = 0; l < eps->priorities[p].n_localities; l++) {
-			const struct arn_cfg_locality *lo = &eps->priorities[p].localities[l];
-			for (size_t i = 0; i < lo->n_endpoints; i++) {
-				uint64_t w = ep_weight(&lo->endpoints[i]);
-				n++;
-				tw += w;
-				if (w < wmin)
-					wmin = w;
-			}
-		}
-	*total = 0;
-	*clipped = false;
-	if (!n)
-		return 0;
-	/* 0: unset (the configuration gives Envoy's defaults) */
-	uint64_t min_ring = cl->ring_min_size ? cl->ring_min_size : 1024;
-	uint64_t max_ring = cl->ring_max_size ? cl->ring_max_size : 8 * 1024 * 1024;
-	uint64_t base = (wmin * min_ring + tw - 1) / tw;
-	double ppw = (double)base / (double)wmin;
-	uint64_t t = ring_total(eps, ppw);
-	uint64_t lim = max_ring < HTTP_LB_RING_MAX ? max_ring : HTTP_LB_RING_MAX;
-	if (lim < n)
-		lim = n;
-	if (t > lim) {
-		uint64_t want = t < max_ring ? t : max_ring;
-		*clipped = want > lim;
-		ppw = (double)(lim - n) / (double)tw;
-		t = ring_total(eps, ppw);
-		while (t > lim && ppw > 0) { /* rounding */
-			ppw *= 0.999;
-			t = ring_total(eps, ppw);
-		}
+	struct cit it;
+	const struct arn_cfg_endpoint *e;
+	double cur = 0, tgt = 0;
+	char b[48];
+	cit_init(&it, c);
+	for (uint32_t j = 0; (e = cit_next(&it)); j++) {
+		size_t base = host_key_str(e, b);
+		b[base++] = '_';
+		tgt += scale * ((double)ep_weight(e) * 1.0 / (double)sum);
+		for (uint64_t i = 0; cur < tgt; i++, cur++)
+			sink->fn(sink, ring_hash(cl->ring_hash_fn, b, base + u64_dec(b + base, i)),
+				 j, e);
 	}
-	*total = t;
-	return ppw;
 }
 
 size_t http_lb_table_entries(const struct arn_cfg_cluster *cl, const struct arn_cfg_endpoints *eps,
@@ -336,9 +466,31 @@ size_t http_lb_table_entries(const struct arn_cfg_cluster *cl, const struct arn_
 	if (!cl || !eps || !eps->n_endpoints)
 		return 0;
 	if (cl->lb == ARN_CFG_LB_RING_HASH) {
-		uint64_t t;
-		ring_ppw(cl, eps, &t, clipped);
-		return t;
+		uint64_t n = 0, tw = 0, wmin = UINT64_MAX;
+		for (size_t p = 0; p < eps->n_priorities; p++)
+			for (size_t l = 0; l < eps->priorities[p].n_localities; l++) {
+				const struct arn_cfg_locality *lo =
+				    &eps->priorities[p].localities[l];
+				for (size_t i = 0; i < lo->n_endpoints; i++) {
+					uint64_t w = ep_weight(&lo->endpoints[i]);
+					n++;
+					tw += w;
+					if (w < wmin)
+						wmin = w;
+				}
+			}
+		/* Envoy's scale over every endpoint: the limit clips it when
+		 * the configuration's maximum would not */
+		double min_nw = (double)wmin * 1.0 / (double)tw;
+		double s = ceil(min_nw * (double)ring_min(cl)) / min_nw;
+		uint64_t lim = ring_lim(n), mx = ring_max(cl) < lim ? ring_max(cl) : lim;
+		*clipped = s > (double)lim && ring_max(cl) > lim;
+		/* any set of candidates: scale < minimum_ring_size + 1 / its
+		 * lightest normalized weight <= minimum_ring_size + tw / wmin;
+		 * the points are at most the scale's ceiling (and the sums'
+		 * rounding) */
+		uint64_t b = ring_min(cl) + (tw + wmin - 1) / wmin;
+		return (b < mx ? b : mx) + 2;
 	}
 	if (cl->lb == ARN_CFG_LB_MAGLEV) {
 		/* a prime (the configuration checks it); the limit is one */
@@ -382,18 +534,35 @@ static void points_sort(struct http_lb_point *a, size_t n)
 	}
 }
 
-/* Cache @p k's ring over its candidates, @p ppw points per weight. */
-static void ring_build(struct http_lb_cache *k, double ppw)
+struct ring_fill {
+	struct ring_sink s;
+	struct http_lb_point *r;
+	size_t m;
+};
+
+static void ring_fill_one(struct ring_sink *s, uint64_t hash, uint32_t j,
+			  const struct arn_cfg_endpoint *e)
 {
-	size_t m = 0;
-	for (uint64_t j = 0; j < k->n; j++) {
-		uint64_t key = host_key(k->cand[j]);
-		uint64_t p = ring_points(ep_weight(k->cand[j]), ppw);
-		for (uint64_t i = 0; i < p; i++)
-			k->ring[m++] = (struct http_lb_point){point_hash(key, i), (uint32_t)j};
-	}
-	points_sort(k->ring, m);
-	k->tab_n = m;
+	(void)e;
+	struct ring_fill *f = (struct ring_fill *)(void *)s;
+	f->r[f->m++] = (struct http_lb_point){hash, j};
+}
+
+/* Cache @p k's ring over its candidates @p c (Envoy's), when it fits in
+ * the room the snapshot gave it (another generation's endpoints may want
+ * more: then the pick walks). */
+static bool ring_build(struct http_lb_cache *k, const struct cset *c,
+		       const struct arn_cfg_cluster *cl, size_t n_all)
+{
+	double scale;
+	uint64_t sum;
+	if (ring_plan(c, cl, n_all, &scale, &sum) > k->tab_cap)
+		return false;
+	struct ring_fill f = {{ring_fill_one}, k->ring, 0};
+	ring_points(c, cl, scale, sum, &f.s);
+	points_sort(k->ring, f.m);
+	k->tab_n = f.m;
+	return true;
 }
 
 /* The index of the candidate whose point is the first at or after @p h
@@ -411,31 +580,34 @@ static uint32_t ring_find(const struct http_lb_point *r, size_t n, uint64_t h)
 	return r[lo == n ? 0 : lo].idx;
 }
 
-/* Ring search without a ring: keep @p e if one of its points is a better
- * answer for @p h than the best so far (the first at or after h, else
- * the lowest). */
+/* Ring search without a ring: keep a point if it is a better answer for
+ * h than the best so far (the first at or after h, else the lowest). */
 struct ring_best {
+	struct ring_sink s;
 	uint64_t h;
-	double ppw;
 	uint64_t ge, low; /* the best point at or after h, and the lowest */
 	const struct arn_cfg_endpoint *ge_ep, *low_ep;
 };
 
-static void ring_consider(struct ring_best *b, const struct arn_cfg_endpoint *e)
+static void ring_consider(struct ring_sink *s, uint64_t x, uint32_t j,
+			  const struct arn_cfg_endpoint *e)
 {
-	uint64_t key = host_key(e);
-	uint64_t p = ring_points(ep_weight(e), b->ppw);
-	for (uint64_t i = 0; i < p; i++) {
-		uint64_t x = point_hash(key, i);
-		if (x >= b->h && (!b->ge_ep || x < b->ge)) {
-			b->ge = x;
-			b->ge_ep = e;
-		}
-		if (!b->low_ep || x < b->low) {
-			b->low = x;
-			b->low_ep = e;
-		}
+	(void)j;
+	struct ring_best *b = (struct ring_best *)(void *)s;
+	if (x >= b->h && (!b->ge_ep || x < b->ge)) {
+		b->ge = x;
+		b->ge_ep = e;
 	}
+	if (!b->low_ep || x < b->low) {
+		b->low = x;
+		b->low_ep = e;
+	}
+}
+
+/* The key of an endpoint's host for the Maglev permutations. */
+static uint64_t host_key(const struct arn_cfg_endpoint *e)
+{
+	return mix64(((uint64_t)e->addr << 16) | e->port);
 }
 
 /* Candidate @p j takes its next free entry of Maglev table @p t of @p m
@@ -553,13 +725,15 @@ static double rendezvous(uint64_t hash, const struct arn_cfg_endpoint *e)
 static const struct arn_cfg_endpoint *__attribute__((noinline))
 hash_walk(const struct cset *c, bool ring, uint64_t hash)
 {
-	struct ring_best b = {.h = hash};
 	const struct arn_cfg_endpoint *win = NULL;
 	double best = -1;
 	if (ring) {
-		uint64_t t;
-		bool clipped;
-		b.ppw = ring_ppw(c->in->cluster, c->in->eps, &t, &clipped);
+		struct ring_best b = {.s = {ring_consider}, .h = hash};
+		double scale;
+		uint64_t sum;
+		ring_plan(c, c->in->cluster, c->in->eps->n_endpoints, &scale, &sum);
+		ring_points(c, c->in->cluster, scale, sum, &b.s);
+		return b.ge_ep ? b.ge_ep : b.low_ep;
 	}
 	size_t x = c->cand ? 0 : c->base;
 	for (size_t l = 0; c->cand ? l < 1 : l < c->pr->n_localities; l++) {
@@ -569,10 +743,6 @@ hash_walk(const struct cset *c, bool ring, uint64_t hash)
 			    c->cand ? c->cand[i] : &c->pr->localities[l].endpoints[i];
 			if (!c->cand && !takes(c, e, x))
 				continue;
-			if (ring) {
-				ring_consider(&b, e);
-				continue;
-			}
 			double s = rendezvous(hash, e);
 			if (s > best) {
 				best = s;
@@ -580,7 +750,7 @@ hash_walk(const struct cset *c, bool ring, uint64_t hash)
 			}
 		}
 	}
-	return ring ? (b.ge_ep ? b.ge_ep : b.low_ep) : win;
+	return win;
 }
 
 static int __attribute__((noinline))
@@ -709,15 +879,9 @@ cache_build(const struct http_lb_in *in, struct http_lb_cache *k, uint32_t panic
 	k->tab_n = 0;
 	uint8_t lb = in->cluster ? in->cluster->lb : ARN_CFG_LB_ROUND_ROBIN;
 	if (n && lb == ARN_CFG_LB_RING_HASH && k->ring) {
-		uint64_t t;
-		bool clipped;
-		double ppw = ring_ppw(in->cluster, in->eps, &t, &clipped);
-		/* room for every endpoint's points (another generation's
-		 * endpoints may want more: then the pick walks) */
-		if (t <= k->tab_cap) {
-			ring_build(k, ppw);
+		struct cset kc = {.in = in, .n = n, .cand = k->cand};
+		if (ring_build(k, &kc, in->cluster, in->eps->n_endpoints))
 			k->tab_kind = HTTP_LB_TAB_RING;
-		}
 	} else if (n && lb == ARN_CFG_LB_MAGLEV && k->mag) {
 		maglev_build(k, equal);
 		k->tab_kind = HTTP_LB_TAB_MAGLEV;
@@ -804,47 +968,6 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 	}
 	}
 	return out->ep ? 0 : -ENOENT;
-}
-
-/* "a.b.c.d" of IPv4 address @p a (host order) into @p o (16 bytes): Envoy's
- * Ipv4Instance::addressAsString. @return its length. */
-static size_t ip4_str(char *o, uint32_t a)
-{
-	size_t n = 0;
-	for (int sh = 24; sh >= 0; sh -= 8) {
-		unsigned b = (a >> sh) & 255;
-		if (b >= 100)
-			o[n++] = (char)('0' + b / 100);
-		if (b >= 10)
-			o[n++] = (char)('0' + b / 10 % 10);
-		o[n++] = (char)('0' + b % 10);
-		if (sh)
-			o[n++] = '.';
-	}
-	return n;
-}
-
-/* The decimal digits of @p v into @p o (20 bytes). @return their number. */
-static size_t u64_dec(char *o, uint64_t v)
-{
-	char t[20];
-	size_t n = 0;
-	do {
-		t[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (size_t i = 0; i < n; i++)
-		o[i] = t[n - 1 - i];
-	return n;
-}
-
-/* "a.b.c.d:port" into @p o (22 bytes): Envoy's Address::Instance::asString
- * of an IPv4 address. @return its length. */
-static size_t addr_str(char *o, uint32_t a, uint16_t port)
-{
-	size_t n = ip4_str(o, a);
-	o[n++] = ':';
-	return n + u64_dec(o + n, port);
 }
 
 /* Value of cookie @p name in the Cookie headers of @p m. */

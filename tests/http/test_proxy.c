@@ -1164,8 +1164,11 @@ static void test_lb_least_request_random_hash(void **state)
 		seen[pick(&f, NULL, r * 7919, NULL)]++;
 	assert_true(seen[0] && seen[1] && seen[2]);
 	/* RING_HASH: a key always lands on the same host; removing another
-	 * host does not move it */
+	 * host does not move it while the others' points stay (Envoy's ring
+	 * is built over the healthy hosts: a minimum_ring_size of 1 gives
+	 * each one point with 4 hosts and with 3) */
 	lb_setup(&f, 4, ARN_CFG_LB_RING_HASH);
+	f.cl.ring_min_size = 1;
 	int moved = 0;
 	for (uint64_t key = 1; key < 100; key++) {
 		struct http_lb_in in = {.cluster = &f.cl,
@@ -1323,6 +1326,112 @@ static void test_lb_ring_table(void **state)
 	hfix_free(&f);
 }
 
+/* hfix's endpoints as Envoy's tests make their hosts:
+ * tcp://127.0.0.1:<port0 + i>, weights @p wt (NULL: 1) */
+static void hfix_envoy(struct hfix *f, unsigned n, uint8_t lb, uint16_t port0, const uint32_t *wt)
+{
+	hfix_setup(f, n, lb, NULL);
+	for (unsigned i = 0; i < n; i++) {
+		f->ep[i].addr = 0x7f000001;
+		f->ep[i].port = (uint16_t)(port0 + i);
+		f->ep[i].weight = wt ? wt[i] : 1;
+	}
+}
+
+/* Each key of @p keys lands on host @p want, with the worker's ring and
+ * without it. */
+static void hash_lands(struct hfix *f, const uint64_t *keys, const int *want, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(hpick(f, keys[i], false), want[i]);
+		assert_int_equal(hpick(f, keys[i], true), want[i]);
+	}
+}
+
+/*
+ * RING_HASH builds Envoy's ring (ring_hash_lb.cc): "ip:port_i" hashed by
+ * XXH64 or MurmurHash2, Envoy's scale and running sums, lookup at the
+ * first point >= the hash, wrapping. The vectors are Envoy's
+ * (test/extensions/load_balancing_policies/ring_hash/ring_hash_lb_test.cc).
+ */
+static void test_lb_ring_is_envoys(void **state)
+{
+	(void)state;
+	struct hfix f;
+	/* RingHashLoadBalancerTest.Basic: :90..:95, minimum_ring_size 12 */
+	hfix_envoy(&f, 6, ARN_CFG_LB_RING_HASH, 90, NULL);
+	f.cl.ring_min_size = 12;
+	hfix_cache(&f);
+	{
+		const uint64_t k[] = {0, UINT64_MAX, 3551244743356806947ull, 3551244743356806948ull,
+				      16117243373044804880ull};
+		const int w[] = {4, 4, 5, 3, 0};
+		hash_lands(&f, k, w, 5);
+		/* the ring: 12 points, Envoy's positions and hosts */
+		const uint64_t pos[12] = {
+		    833437586790550860ull,   928266305478181108ull,   1033482794131418490ull,
+		    3551244743356806947ull,  3851675632748031481ull,  5583722120771150861ull,
+		    6311230543546372928ull,  7700377290971790572ull,  13144177310400110813ull,
+		    13444792449719432967ull, 15516499411664133160ull, 16117243373044804889ull};
+		const int host[12] = {4, 2, 0, 5, 3, 1, 1, 3, 5, 2, 4, 0};
+		assert_int_equal(f.k.tab_kind, HTTP_LB_TAB_RING);
+		assert_int_equal(f.k.tab_n, 12);
+		for (int i = 0; i < 12; i++) {
+			assert_true(f.k.ring[i].hash == pos[i]);
+			assert_int_equal(f.k.cand[f.k.ring[i].idx] - f.ep, host[i]);
+		}
+	}
+	/* every host unhealthy: panic, the same ring over every host */
+	for (int i = 0; i < 6; i++)
+		f.ep[i].health = ARN_CFG_HEALTH_UNHEALTHY;
+	f.epoch++;
+	assert_int_equal(hpick(&f, 0, false), 4);
+	hfix_free(&f);
+	/* BasicWithMurmur2: :80..:85, MURMUR_HASH_2 */
+	hfix_envoy(&f, 6, ARN_CFG_LB_RING_HASH, 80, NULL);
+	f.cl.ring_min_size = 12;
+	f.cl.ring_hash_fn = 1;
+	hfix_cache(&f);
+	{
+		const uint64_t k[] = {0, UINT64_MAX, 1358027074129602068ull, 1358027074129602069ull,
+				      10150910876324007730ull};
+		const int w[] = {5, 5, 5, 3, 2};
+		hash_lands(&f, k, w, 5);
+		assert_int_equal(f.k.tab_n, 12);
+	}
+	hfix_free(&f);
+	/* UnevenHosts: :80 and :81, minimum_ring_size 3: 2 points each */
+	hfix_envoy(&f, 2, ARN_CFG_LB_RING_HASH, 80, NULL);
+	f.cl.ring_min_size = 3;
+	hfix_cache(&f);
+	{
+		const uint64_t k[] = {0,
+				      5454692015285649509ull,
+				      7859399908942313493ull,
+				      13838424394637650569ull,
+				      16064866803292627174ull,
+				      16064866803292627175ull};
+		const int w[] = {0, 0, 1, 0, 1, 0};
+		hash_lands(&f, k, w, 6);
+		assert_int_equal(f.k.tab_n, 4);
+	}
+	hfix_free(&f);
+	/* HostWeightedTinyRing: weights 1, 2, 3, a ring of exactly 6 */
+	const uint32_t wt[] = {1, 2, 3};
+	hfix_envoy(&f, 3, ARN_CFG_LB_RING_HASH, 90, wt);
+	f.cl.ring_min_size = f.cl.ring_max_size = 6;
+	hfix_cache(&f);
+	{
+		const uint64_t k[] = {928266305478181108ull,   4443673547860492590ull,
+				      5583722120771150861ull,  6311230543546372928ull,
+				      13444792449719432967ull, 16117243373044804889ull};
+		const int w[] = {2, 2, 1, 1, 2, 0};
+		hash_lands(&f, k, w, 6);
+		assert_int_equal(f.k.tab_n, 6);
+	}
+	hfix_free(&f);
+}
+
 static uint32_t wt_first3(unsigned i)
 {
 	return i == 0 ? 3 : 1;
@@ -1390,20 +1499,21 @@ static void test_lb_hash_table_limits(void **state)
 	f.cl.ring_min_size = 8 * 1024 * 1024;
 	size_t t = http_lb_table_entries(&f.cl, &f.eps, &clipped);
 	assert_true(clipped);
-	assert_true(t <= HTTP_LB_RING_MAX && t > HTTP_LB_RING_MAX - 8);
+	/* room for the scale's ceiling and the running sums' rounding */
+	assert_int_equal(t, HTTP_LB_RING_MAX + 2);
 	hfix_cache(&f);
 	unsigned on0 = 0;
 	for (unsigned i = 0; i < 3000; i++)
 		on0 += hpick(&f, hkey(i), false) == 0;
 	assert_true(on0 > 1500 && on0 < 2100); /* 3/5 */
-	assert_int_equal(f.k.tab_n, t);
+	assert_true(f.k.tab_n >= HTTP_LB_RING_MAX && f.k.tab_n <= t);
 	f.cl.ring_max_size = 4096;
 	t = http_lb_table_entries(&f.cl, &f.eps, &clipped);
 	assert_false(clipped);
-	assert_true(t <= 4096 && t > 4000);
+	assert_int_equal(t, 4096 + 2);
 	hfix_free(&f);
 	hfix_setup(&f, HTTP_LB_RING_MAX + 10, ARN_CFG_LB_RING_HASH, NULL);
-	assert_int_equal(http_lb_table_entries(&f.cl, &f.eps, &clipped), HTTP_LB_RING_MAX + 10);
+	assert_int_equal(http_lb_table_entries(&f.cl, &f.eps, &clipped), HTTP_LB_RING_MAX + 12);
 	hfix_free(&f);
 	hfix_setup(&f, 3, ARN_CFG_LB_MAGLEV, NULL);
 	f.cl.maglev_table_size = 5000011;
@@ -2229,6 +2339,7 @@ int main(void)
 	    cmocka_unit_test(test_lb_priorities),
 	    cmocka_unit_test(test_lb_least_request_random_hash),
 	    cmocka_unit_test(test_lb_ring_table),
+	    cmocka_unit_test(test_lb_ring_is_envoys),
 	    cmocka_unit_test(test_lb_maglev_table),
 	    cmocka_unit_test(test_lb_hash_table_limits),
 	    cmocka_unit_test(test_lb_hash_policies),
