@@ -804,7 +804,7 @@ struct http_lb_cache {
 	size_t tab_n;		    /* entries built */
 	struct http_lb_point *ring; /* tab_cap (RING_HASH) */
 	uint32_t *mag;		    /* tab_cap (MAGLEV) */
-	uint64_t *scratch;	    /* MAGLEV: 3 x cap, a build's state */
+	uint64_t *scratch;	    /* MAGLEV: 4 x cap, a build's state */
 } __attribute__((aligned(64)));
 
 /* A point of a RING_HASH ring: its hash, and the candidate it is of. */

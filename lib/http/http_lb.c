@@ -14,13 +14,20 @@
  * combined as Envoy's generateHash), the ring is Envoy's RingHash over the
  * candidates (points "ip:port_i" hashed by XXH64 or MurmurHash2, Envoy's
  * scale and running sums, the first point at or after the hash), searched
- * in O(log n); a Maglev table (table_size, Envoy's weighted population),
- * read in O(1). As Envoy's, the ring follows the candidates: a host that
- * leaves them (checks, ejection, EDS health) may change the others' points
+ * in O(log n); the Maglev table is Envoy's (the hosts in hash-key order,
+ * XXH64 offsets and skips, Envoy's weighted rounds), read in O(1). As Envoy's, the ring follows the
+ * candidates: a host that leaves them (checks, ejection, EDS health) may change the others' points
  * (the scale follows the lightest candidate's share). Without a table (no
  * cache) a RING_HASH pick computes the same ring's answer from the
  * candidates' points, and a MAGLEV pick falls back to weighted rendezvous
- * hashing. What differs from Envoy: docs/http.md.
+ * hashing, another host than the table's: the router, tcp_proxy and the
+ * sub-requests always pass the cache for these policies, so it happens
+ * only when the snapshot has no entry for the pick's cluster (replaced
+ * since the stream took it), its caches could not be allocated, or the
+ * pick's endpoints are an older generation with more endpoints than the
+ * entry's cache holds (a retry after an EDS update): a Maglev table takes
+ * table_size entries and a pick may not allocate. What differs from
+ * Envoy: docs/http.md.
  */
 #include <errno.h>
 #include <math.h>
@@ -604,12 +611,6 @@ static void ring_consider(struct ring_sink *s, uint64_t x, uint32_t j,
 	}
 }
 
-/* The key of an endpoint's host for the Maglev permutations. */
-static uint64_t host_key(const struct arn_cfg_endpoint *e)
-{
-	return mix64(((uint64_t)e->addr << 16) | e->port);
-}
-
 /* Candidate @p j takes its next free entry of Maglev table @p t of @p m
  * entries (its permutation's state in @p s: the next entry, the skip). */
 static void maglev_take(uint32_t *t, uint64_t m, uint64_t *s, uint32_t j)
@@ -645,62 +646,164 @@ static void mheap_down(uint64_t *h, size_t i, size_t n)
 	h[i] = x;
 }
 
+/* A sortable form of host key @p b (@p n bytes, at most 21 of
+ * ".0123456789:", an address's asString): 4 bits a byte, 0 past its end,
+ * so comparing (hi, lo) orders the keys as std::string_view does. */
+static void key_pack(const char *b, size_t n, uint64_t *hi, uint64_t *lo)
+{
+	uint64_t h = 0, l = 0;
+	for (size_t i = 0; i < 21; i++) {
+		uint64_t c = 0;
+		if (i < n)
+			c = b[i] == '.' ? 1 : b[i] == ':' ? 12 : (uint64_t)(b[i] - '0') + 2;
+		if (i < 16)
+			h = h << 4 | c;
+		else
+			l = l << 4 | c;
+	}
+	*hi = h;
+	*lo = l;
+}
+
+/* Is candidate @p a's key (in @p key: hi, lo pairs) before @p b's? Equal
+ * keys (an endpoint listed twice) in their order. */
+static bool key_before(const uint64_t *key, uint64_t a, uint64_t b)
+{
+	const uint64_t *x = &key[2 * a], *y = &key[2 * b];
+	return x[0] != y[0] ? x[0] < y[0] : x[1] != y[1] ? x[1] < y[1] : a < b;
+}
+
+static void ord_sift(uint64_t *o, size_t i, size_t n, const uint64_t *key)
+{
+	uint64_t x = o[i];
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && key_before(key, o[c], o[c + 1]))
+			c++;
+		if (!key_before(key, x, o[c]))
+			break;
+		o[i] = o[c];
+		i = c;
+	}
+	o[i] = x;
+}
+
+/* Heapsort of the candidate indexes @p o by their keys. */
+static void ord_sort(uint64_t *o, size_t n, const uint64_t *key)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		ord_sift(o, i, n, key);
+	for (size_t e = n; e-- > 1;) {
+		uint64_t t = o[0];
+		o[0] = o[e];
+		o[e] = t;
+		ord_sift(o, 0, e, key);
+	}
+}
+
+static double dget(const uint64_t *p)
+{
+	double d;
+	memcpy(&d, p, sizeof(d));
+	return d;
+}
+
+static void dset(uint64_t *p, double d)
+{
+	memcpy(p, &d, sizeof(d));
+}
+
+/* The first round after @p r in which a host of normalized weight @p nw
+ * whose target is @p t takes an entry: Envoy's test, round x weight >=
+ * target, in doubles as Envoy computes it. */
+static uint64_t maglev_next_round(uint64_t r, double nw, double t)
+{
+	uint64_t nr = r + 1;
+	if ((double)nr * nw >= t)
+		return nr;
+	double c = ceil(t / nw);
+	nr = c < 1099511627775.0 ? (uint64_t)c : 1099511627775ull;
+	while (nr > r + 2 && (double)(nr - 1) * nw >= t)
+		nr--;
+	while (nr < 1099511627775ull && (double)nr * nw < t)
+		nr++;
+	return nr;
+}
+
 /*
- * Cache @p k's Maglev table over its candidates: Envoy's weighted
- * population (each candidate's permutation of the table from its offset
- * and skip; round after round, each candidate in order takes its next
- * free entry when round x its weight reaches its target, which grows by
- * the largest weight at each take). tab_cap is a prime, so every skip
- * walks the whole table. Equal weights: every candidate takes one entry a
- * round, in order. Unequal: a candidate's k-th take falls in round
- * max(ceil(k x wmax / w), k + 1) (the first in round 1), so the takes
- * are made in Envoy's order, (round, candidate), from a heap: the rounds
- * loop visited every candidate each round, 65,537 x wmax / average weight
- * visits (464 M instructions for 1,000 hosts, one of weight 1,000).
+ * Cache @p k's Maglev table over its candidates: Envoy's
+ * (maglev_lb.cc, OriginalMaglevTable). The hosts are sorted by their hash
+ * key ("a.b.c.d:port"); each has offset XXH64(key) % M and skip
+ * XXH64(key, seed 1) % (M - 1) + 1, its permutation of the table; round
+ * after round, each host in key order takes its next free entry when
+ * round x its normalized weight (w / the candidates' total, a double)
+ * reaches its target, which grows by the largest normalized weight at
+ * each take. tab_cap is a prime, so every skip walks the whole table.
+ * Equal weights: every host takes one entry a round, in order. Unequal:
+ * the takes are made in Envoy's order, (round, host), from a min-heap of
+ * each host's next round (maglev_next_round); the rounds loop visited
+ * every host each round, 65,537 x wmax / average weight visits. The
+ * entries hold candidate indexes. Scratch: the keys and the sorted order,
+ * then each host's permutation state and target, and the heap.
  */
 static void maglev_build(struct http_lb_cache *k, bool equal)
 {
-	uint64_t m = k->tab_cap, wmax = 0, n = k->n;
+	uint64_t m = k->tab_cap, n = k->n;
 	uint32_t *t = k->mag;
-	uint64_t *st = k->scratch, *cnt = k->scratch + n, *heap = k->scratch + 2 * n;
+	uint64_t *key = k->scratch, *ord = k->scratch + 2 * n, *heap = k->scratch + 3 * n;
+	uint64_t *st = k->scratch, *tg = k->scratch + n; /* once sorted */
+	char b[24];
+	uint64_t sum = 0;
+	for (uint64_t j = 0; j < n; j++) {
+		key_pack(b, host_key_str(k->cand[j], b), &key[2 * j], &key[2 * j + 1]);
+		ord[j] = j;
+		sum += ep_weight(k->cand[j]);
+	}
+	ord_sort(ord, n, key);
+	double maxw = 0.0;
+	for (uint64_t s = 0; s < n; s++) {
+		const struct arn_cfg_endpoint *e = k->cand[ord[s]];
+		size_t len = host_key_str(e, b);
+		uint64_t off = XXH64(b, len, 0) % m;
+		uint64_t skip = m > 1 ? XXH64(b, len, 1) % (m - 1) + 1 : 1;
+		st[s] = off | skip << 32; /* the next entry to try, the skip */
+		double nw = (double)ep_weight(e) * 1.0 / (double)sum;
+		if (nw > maxw)
+			maxw = nw;
+	}
+	for (uint64_t s = 0; s < n; s++) {
+		dset(&tg[s], 0.0);	  /* Envoy's target_weight_ */
+		heap[s] = 1ull << 24 | s; /* the first take: round 1 */
+	}
 	for (uint64_t i = 0; i < m; i++)
 		t[i] = UINT32_MAX;
-	for (uint64_t j = 0; j < n; j++) {
-		uint64_t key = host_key(k->cand[j]);
-		uint64_t off = mix64(key ^ 0x6a09e667f3bcc909ull) % m;
-		uint64_t skip = m > 1 ? mix64(key ^ 0xbb67ae8584caa73bull) % (m - 1) + 1 : 1;
-		st[j] = off | skip << 32; /* the next entry to try, the skip */
-		cnt[j] = 0;		  /* entries taken */
-		heap[j] = 1ull << 24 | j; /* the first take: round 1 */
-		if (ep_weight(k->cand[j]) > wmax)
-			wmax = ep_weight(k->cand[j]);
-	}
 	uint64_t filled = 0;
 	if (equal) {
 		while (filled < m)
-			for (uint64_t j = 0; j < n && filled < m; j++, filled++)
-				maglev_take(t, m, &st[j], (uint32_t)j);
+			for (uint64_t s = 0; s < n && filled < m; s++, filled++)
+				maglev_take(t, m, &st[s], (uint32_t)ord[s]);
 	} else if (n >= 1u << 24) {
-		/* past 2^24 candidates (no room in a heap key): Envoy's rounds */
+		/* past 2^24 hosts (no room in a heap key): Envoy's rounds */
 		for (uint64_t round = 1; filled < m; round++)
-			for (uint64_t j = 0; j < n && filled < m; j++) {
-				uint64_t w = ep_weight(k->cand[j]);
-				if (cnt[j] && round * w < cnt[j] * wmax)
+			for (uint64_t s = 0; s < n && filled < m; s++) {
+				double nw = (double)ep_weight(k->cand[ord[s]]) * 1.0 / (double)sum;
+				if ((double)round * nw < dget(&tg[s]))
 					continue;
-				cnt[j]++;
-				maglev_take(t, m, &st[j], (uint32_t)j);
+				dset(&tg[s], dget(&tg[s]) + maxw);
+				maglev_take(t, m, &st[s], (uint32_t)ord[s]);
 				filled++;
 			}
 	} else {
-		/* sorted by (round, candidate): a valid heap as it is */
+		/* sorted by (round, host): a valid heap as it is */
 		for (; filled < m; filled++) {
-			uint32_t j = (uint32_t)(heap[0] & 0xffffff);
-			maglev_take(t, m, &st[j], j);
-			uint64_t c = ++cnt[j], w = ep_weight(k->cand[j]);
-			uint64_t r = w == wmax ? c + 1 : (c * wmax + w - 1) / w;
-			if (r > (1ull << 40) - 1)
-				r = (1ull << 40) - 1; /* past the last round: never taken */
-			heap[0] = r << 24 | j;
+			uint64_t s = heap[0] & 0xffffff, r = heap[0] >> 24;
+			maglev_take(t, m, &st[s], (uint32_t)ord[s]);
+			double tt = dget(&tg[s]) + maxw;
+			dset(&tg[s], tt);
+			double nw = (double)ep_weight(k->cand[ord[s]]) * 1.0 / (double)sum;
+			heap[0] = maglev_next_round(r, nw, tt) << 24 | s;
 			mheap_down(heap, 0, n);
 		}
 	}

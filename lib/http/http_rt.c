@@ -416,7 +416,7 @@ static struct http_lb_cache *lb_caches(size_t n, unsigned nw, uint8_t kind, size
 	if (kind == HTTP_LB_TAB_RING)
 		per += tab * sizeof(struct http_lb_point);
 	else if (kind == HTTP_LB_TAB_MAGLEV)
-		per += 3 * n * sizeof(uint64_t) + ((tab * sizeof(uint32_t) + 7) & ~(size_t)7);
+		per += 4 * n * sizeof(uint64_t) + ((tab * sizeof(uint32_t) + 7) & ~(size_t)7);
 	size_t size = (head + nw * per + 63) & ~(size_t)63;
 	struct http_lb_cache *c = aligned_alloc(64, size);
 	if (!c)
@@ -436,7 +436,7 @@ static struct http_lb_cache *lb_caches(size_t n, unsigned nw, uint8_t kind, size
 		} else if (kind == HTTP_LB_TAB_MAGLEV) {
 			c[w].tab_cap = tab;
 			c[w].scratch = (uint64_t *)(void *)p;
-			p += 3 * n * sizeof(uint64_t);
+			p += 4 * n * sizeof(uint64_t);
 			c[w].mag = (uint32_t *)(void *)p;
 			p += (tab * sizeof(uint32_t) + 7) & ~(size_t)7;
 		}

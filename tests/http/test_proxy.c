@@ -1234,7 +1234,7 @@ static void hfix_cache(struct hfix *f)
 		f->k.ring = calloc(t, sizeof(*f->k.ring));
 	else {
 		f->k.mag = calloc(t, sizeof(*f->k.mag));
-		f->k.scratch = calloc(3 * n, sizeof(*f->k.scratch));
+		f->k.scratch = calloc(4 * n, sizeof(*f->k.scratch));
 	}
 }
 
@@ -1480,6 +1480,60 @@ static void test_lb_maglev_table(void **state)
 		}
 	}
 	assert_true(moved * 50 < others);
+	hfix_free(&f);
+}
+
+/* Keys 0 .. 3 x @p n - 1 land on host want[key % n] (Envoy's tests'
+ * loop over their table), from the worker's table. */
+static void maglev_lands(struct hfix *f, const int *want, unsigned n)
+{
+	for (unsigned i = 0; i < 3 * n; i++)
+		assert_int_equal(hpick(f, i, false), want[i % n]);
+}
+
+/*
+ * MAGLEV builds Envoy's table (maglev_lb.cc): the hosts sorted by their
+ * hash key "ip:port", offset XXH64(key) % M, skip XXH64(key, 1) % (M - 1)
+ * + 1, Envoy's weighted rounds (normalized weights, doubles), a key's
+ * host at entry hash % M. The vectors are Envoy's
+ * (test/extensions/load_balancing_policies/maglev/maglev_lb_test.cc).
+ */
+static void test_lb_maglev_is_envoys(void **state)
+{
+	(void)state;
+	struct hfix f;
+	/* MaglevLoadBalancerTest.Basic: :90..:95, table_size 7 */
+	const int basic[7] = {2, 4, 0, 1, 5, 0, 3};
+	hfix_envoy(&f, 6, ARN_CFG_LB_MAGLEV, 90, NULL);
+	f.cl.maglev_table_size = 7;
+	hfix_cache(&f);
+	maglev_lands(&f, basic, 7);
+	assert_int_equal(f.k.tab_n, 7);
+	hfix_free(&f);
+	/* BasicStability: the hosts in another order, the same table */
+	hfix_envoy(&f, 6, ARN_CFG_LB_MAGLEV, 90, NULL);
+	for (unsigned i = 0; i < 6; i++)
+		f.ep[i].port = (uint16_t)(95 - i);
+	f.cl.maglev_table_size = 7;
+	hfix_cache(&f);
+	for (unsigned i = 0; i < 21; i++)
+		assert_int_equal(f.ep[hpick(&f, i, false)].port, 90 + basic[i % 7]);
+	hfix_free(&f);
+	/* Weighted: :90 weight 1, :91 weight 2, table_size 17 */
+	const uint32_t wt[] = {1, 2};
+	const int weighted[17] = {1, 0, 0, 1, 0, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 0, 1};
+	hfix_envoy(&f, 2, ARN_CFG_LB_MAGLEV, 90, wt);
+	f.cl.maglev_table_size = 17;
+	hfix_cache(&f);
+	maglev_lands(&f, weighted, 17);
+	hfix_free(&f);
+	/* SingleHost, WeightedSingleHost */
+	const uint32_t w7[] = {7};
+	hfix_envoy(&f, 1, ARN_CFG_LB_MAGLEV, 90, w7);
+	f.cl.maglev_table_size = 17;
+	hfix_cache(&f);
+	for (unsigned i = 0; i < 17; i++)
+		assert_int_equal(hpick(&f, i, false), 0);
 	hfix_free(&f);
 }
 
@@ -2341,6 +2395,7 @@ int main(void)
 	    cmocka_unit_test(test_lb_ring_table),
 	    cmocka_unit_test(test_lb_ring_is_envoys),
 	    cmocka_unit_test(test_lb_maglev_table),
+	    cmocka_unit_test(test_lb_maglev_is_envoys),
 	    cmocka_unit_test(test_lb_hash_table_limits),
 	    cmocka_unit_test(test_lb_hash_policies),
 	    cmocka_unit_test(test_lb_cookie_generated),
