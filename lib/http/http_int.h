@@ -794,6 +794,7 @@ struct http_lb_cache {
 	const struct arn_cfg_endpoint **cand; /* cap: the candidates in order */
 	uint64_t *cum;			      /* cap: their cumulative weights */
 	uint64_t builds;		      /* times built (tests count them) */
+	uint64_t tab_builds;		      /* tables built (tests count them) */
 	/* RING_HASH, MAGLEV (http_lb.c): the table a hashed pick reads,
 	 * built with the list from its candidates: the ring's points sorted
 	 * by hash, or the Maglev table of candidate indexes. The memory is

@@ -950,6 +950,14 @@ cache_build(const struct http_lb_in *in, struct http_lb_cache *k, uint32_t panic
 	struct cset c;
 	bool panic = false;
 	uint64_t until = UINT64_MAX;
+	/* the table built last stays when the candidates are the same
+	 * endpoints, in order, of the same endpoints and cluster (so the same
+	 * weights and table options): a move of the health epoch that left
+	 * them as they were (another host's check verdict or ejection in
+	 * another priority, a refused claim given back) builds no table */
+	uint64_t old_n = k->n;
+	uint8_t old_kind = k->tab_kind;
+	bool same = k->eps == in->eps && k->cluster == in->cluster && old_kind != HTTP_LB_TAB_NONE;
 	k->eps = NULL; /* not valid while it is built */
 	choose(in, panic_pct, &c, &panic, &until);
 	uint64_t n = 0, tw = 0;
@@ -964,12 +972,15 @@ cache_build(const struct http_lb_in *in, struct http_lb_cache *k, uint32_t panic
 					continue;
 				if (n && ep->weight != k->cand[0]->weight)
 					equal = false;
+				if (n >= old_n || k->cand[n] != ep)
+					same = false;
 				tw += ep_weight(ep);
 				k->cand[n] = ep;
 				k->cum[n++] = tw;
 			}
 		}
 	}
+	same = same && n == old_n;
 	k->n = n;
 	k->total_weight = tw;
 	k->equal = equal;
@@ -978,16 +989,23 @@ cache_build(const struct http_lb_in *in, struct http_lb_cache *k, uint32_t panic
 	k->until_ms = until;
 	k->cluster = in->cluster;
 	k->epoch = in->epoch;
-	k->tab_kind = HTTP_LB_TAB_NONE;
-	k->tab_n = 0;
 	uint8_t lb = in->cluster ? in->cluster->lb : ARN_CFG_LB_ROUND_ROBIN;
-	if (n && lb == ARN_CFG_LB_RING_HASH && k->ring) {
-		struct cset kc = {.in = in, .n = n, .cand = k->cand};
-		if (ring_build(k, &kc, in->cluster, in->eps->n_endpoints))
-			k->tab_kind = HTTP_LB_TAB_RING;
-	} else if (n && lb == ARN_CFG_LB_MAGLEV && k->mag) {
-		maglev_build(k, equal);
-		k->tab_kind = HTTP_LB_TAB_MAGLEV;
+	if (same && ((lb == ARN_CFG_LB_RING_HASH && old_kind == HTTP_LB_TAB_RING) ||
+		     (lb == ARN_CFG_LB_MAGLEV && old_kind == HTTP_LB_TAB_MAGLEV))) {
+		/* kept, tab_n with it */
+	} else {
+		k->tab_kind = HTTP_LB_TAB_NONE;
+		k->tab_n = 0;
+		if (n && lb == ARN_CFG_LB_RING_HASH && k->ring) {
+			struct cset kc = {.in = in, .n = n, .cand = k->cand};
+			if (ring_build(k, &kc, in->cluster, in->eps->n_endpoints))
+				k->tab_kind = HTTP_LB_TAB_RING;
+			k->tab_builds++;
+		} else if (n && lb == ARN_CFG_LB_MAGLEV && k->mag) {
+			maglev_build(k, equal);
+			k->tab_kind = HTTP_LB_TAB_MAGLEV;
+			k->tab_builds++;
+		}
 	}
 	k->eps = in->eps;
 	k->builds++;
