@@ -41,6 +41,33 @@ static void endpoint_hc_config(struct conv *c, struct pb hcc, struct arn_cfg_end
 
 /* ---- ClusterLoadAssignment ----------------------------------------------- */
 
+/*
+ * LbEndpoint.metadata: Envoy's RING_HASH and MAGLEV hash a host's
+ * filter_metadata["envoy.lb"] string "hash_key", when it is set and not
+ * empty, instead of its address (HashingLoadBalancer::hashKey). Arion's
+ * tables hash the address (lib/http/http_lb.c), so such a key is refused
+ * rather than sending every key to another host than Envoy's. The rest
+ * of the metadata is accepted and not acted on.
+ */
+static void endpoint_metadata(struct conv *c, struct pb md)
+{
+	const upb_Map *fm = upb_Message_Get(md.m, pb_field(md, "filter_metadata")).map_val;
+	upb_MessageValue v;
+	if (!fm || !upb_Map_Get(fm, (upb_MessageValue){.str_val = {"envoy.lb", 8}}, &v) ||
+	    !v.msg_val)
+		return;
+	struct pb st = {v.msg_val, arn_proto_msgdef("google.protobuf.Struct")};
+	const upb_Map *fields = upb_Message_Get(st.m, pb_field(st, "fields")).map_val;
+	if (!fields || !upb_Map_Get(fields, (upb_MessageValue){.str_val = {"hash_key", 8}}, &v) ||
+	    !v.msg_val)
+		return;
+	struct pb val = {v.msg_val, arn_proto_msgdef("google.protobuf.Value")};
+	const char *kind = pb_which(val, "kind");
+	if (kind && strcmp(kind, "string_value") == 0 && pb_str(val, "string_value").size)
+		conv_err(c, "metadata.filter_metadata[envoy.lb].hash_key",
+			 "not supported: RING_HASH and MAGLEV hash the endpoint's address");
+}
+
 static void endpoints_into(struct conv *c, struct pb cla, struct arn_cfg_endpoints *e)
 {
 	conv_only(c, cla, "cluster_name,endpoints,policy");
@@ -128,6 +155,9 @@ static void endpoints_into(struct conv *c, struct pb cla, struct arn_cfg_endpoin
 					endpoint_hc_config(c, hcc, ep);
 				conv_pop(c, m3);
 			}
+			struct pb md = pb_msg(lbe, "metadata");
+			if (md.m)
+				endpoint_metadata(c, md);
 			int32_t hs = pb_i32(lbe, "health_status");
 			if (hs < 0 || hs > 5)
 				conv_err(c, "health_status", "unknown value %d", hs);

@@ -697,6 +697,21 @@ static void test_cluster_refusals(void **state)
 	    "{\"socket_address\":{\"address\":\"backend.local\",\"port_value\":80}}}}]}]}}",
 	    "load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.address: "
 	    "'backend.local' is not an IPv4 address");
+	/* an envoy.lb hash_key would make Envoy's RING_HASH / MAGLEV hash it
+	 * instead of the address: refused; empty (Envoy hashes the address),
+	 * or other metadata, taken */
+#define HK_CLUSTER(md)                                                                             \
+	"{\"name\":\"api\",\"connect_timeout\":\"1s\",\"load_assignment\":{"                       \
+	"\"cluster_name\":\"api\",\"endpoints\":[{\"lb_endpoints\":[{\"endpoint\":{\"address\":"   \
+	"{\"socket_address\":{\"address\":\"10.0.0.1\",\"port_value\":80}}},\"metadata\":"         \
+	"{\"filter_metadata\":" md "}}]}]}}"
+	tc_refused(
+	    C, HK_CLUSTER("{\"envoy.lb\":{\"hash_key\":\"a\"}}"),
+	    "load_assignment.endpoints[0].lb_endpoints[0].metadata.filter_metadata[envoy.lb]."
+	    "hash_key: not supported");
+	tc_ok(C, HK_CLUSTER("{\"envoy.lb\":{\"hash_key\":\"\",\"canary\":true},\"x\":{"
+			    "\"hash_key\":\"a\"}}"));
+#undef HK_CLUSTER
 	tc_refused(
 	    C,
 	    "{\"name\":\"api\",\"connect_timeout\":\"1s\",\"typed_extension_protocol_options\":{"
