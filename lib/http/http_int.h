@@ -887,9 +887,13 @@ struct http_lb_peer {
 bool http_lb_hash(const struct arn_cfg_route_action *a, const struct arn_h1_msg *m,
 		  const struct http_lb_peer *p, uint64_t *out, uint32_t *gen);
 
+/** Envoy's source_ip hash of remote address @p raddr (host order), for the
+ * route's hash policy and tcp_proxy's: XXH64 of "a.b.c.d", seed 0. */
+uint64_t http_lb_source_ip_hash(uint32_t raddr);
+
 /** The value of a cookie generated for connection @p p: 16 lower-case hex
- * digits of a hash of its remote and local address and port (Envoy:
- * hex of xxHash64 of remote + local address), the same for every stream of
+ * digits of XXH64 of its remote and local "a.b.c.d:port" (Envoy's
+ * generateCookie), the same for every stream of
  * a connection so racing streams get one cookie. Not NUL-terminated. */
 void http_lb_cookie_value(const struct http_lb_peer *p, char out[16]);
 

@@ -1161,6 +1161,14 @@ void http_lb_cookie_value(const struct http_lb_peer *p, char out[16])
 		out[i] = hex[v & 15];
 }
 
+uint64_t http_lb_source_ip_hash(uint32_t raddr)
+{
+	/* IpHashMethod (HTTP) and SourceIpHashMethod (tcp_proxy):
+	 * xxHash64(addressAsString) */
+	char b[16];
+	return XXH64(b, ip4_str(b, raddr), 0);
+}
+
 /* Bytewise order of two values, a prefix first (std::string_view's). */
 static int slice_cmp(const char *a, size_t al, const char *b, size_t bl)
 {
@@ -1248,13 +1256,10 @@ bool http_lb_hash(const struct arn_cfg_route_action *a, const struct arn_h1_msg 
 				got = true;
 			}
 			break;
-		case ARN_CFG_HASH_SOURCE_IP: {
-			/* IpHashMethod: the remote address's addressAsString */
-			char b[16];
-			v = XXH64(b, ip4_str(b, p->raddr), 0);
+		case ARN_CFG_HASH_SOURCE_IP:
+			v = http_lb_source_ip_hash(p->raddr);
 			got = true;
 			break;
-		}
 		case ARN_CFG_HASH_QUERY_PARAMETER:
 			if (query_value(m, hp->name, hp->name_len, &s)) {
 				v = XXH64(s.p, s.len, 0);

@@ -737,7 +737,7 @@ static void attempt(struct http_tcpp *s)
 	if (s->tp->hash_source_ip &&
 	    (s->cluster->lb == ARN_CFG_LB_RING_HASH || s->cluster->lb == ARN_CFG_LB_MAGLEV)) {
 		in.has_hash = true;
-		in.hash = arn_cfg_hash((const char *)&s->raddr, sizeof(s->raddr));
+		in.hash = http_lb_source_ip_hash(s->raddr); /* Envoy's */
 	}
 	/* TLS origination: a cluster whose context could not be built (logged
 	 * on the control lcore, naming the cluster and the Secret or field)

@@ -18,6 +18,10 @@
 #include "arn_access_log.h"
 #include "arn_stats_envoy.h"
 #include "hcm_harness.h"
+
+/* Envoy's HashUtil::xxHash64, to state tcp_proxy's source_ip hash */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 #include "http_conn.h"
 
 #define OK5 "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
@@ -2185,6 +2189,52 @@ static void test_tcp_proxy_picks_from_the_worker_cache(void **state)
 	hh_end();
 }
 
+/* tcp_proxy's source_ip hash policy is Envoy's
+ * (source/common/network/hash_policy.cc, SourceIpHashMethod): XXH64 of the
+ * downstream address as text, so over a RING_HASH cluster a client's
+ * connection goes to the host Envoy's ring gives it (it hashed the
+ * address's 4 bytes with Arion's own function: another host). */
+static void test_tcp_proxy_source_ip_hash_is_envoys(void **state)
+{
+	(void)state;
+	enum { N = 8 };
+	hh_begin(1);
+	char b[4096];
+	snprintf(b, sizeof(b), HH_CDYN, HH_LB_RING,
+		 HH_EP(201) "," HH_EP(202) "," HH_EP(203) "," HH_EP(204) "," HH_EP(205) "," HH_EP(
+		     206) "," HH_EP(207) "," HH_EP(208));
+	hh_apply(ARN_TYPE_URL_CLUSTER, b);
+	hh_apply(ARN_TYPE_URL_LISTENER, TP_LISTENER_DYN(",\"hash_policy\":[{\"source_ip\":{}}]"));
+	hh_cfg_changed = true;
+	hh_settle();
+	/* Envoy's ring over the same hosts, for XXH64("198.18.0.100") */
+	struct arn_cfg_endpoint ep[N];
+	memset(ep, 0, sizeof(ep));
+	for (unsigned i = 0; i < N; i++) {
+		ep[i].addr = 0xc6120000u + 201 + i;
+		ep[i].port = 8080;
+		ep[i].weight = 1;
+	}
+	struct arn_cfg_locality lo = {.endpoints = ep, .n_endpoints = N};
+	struct arn_cfg_priority pr = {.localities = &lo, .n_localities = 1, .n_endpoints = N};
+	struct arn_cfg_endpoints eps = {.priorities = &pr, .n_priorities = 1, .n_endpoints = N};
+	struct arn_cfg_cluster cl = {.lb = ARN_CFG_LB_RING_HASH,
+				     .healthy_panic_threshold = 5000,
+				     .ring_min_size = 1024,
+				     .ring_max_size = 8 * 1024 * 1024};
+	struct http_lb_in in = {
+	    .cluster = &cl, .eps = &eps, .has_hash = true, .hash = XXH64("198.18.0.100", 12, 0)};
+	struct http_lb_out out;
+	assert_int_equal(CLIENT_ADDR, 0xc6120064u);
+	assert_int_equal(http_lb_pick(&in, &out), 0);
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	assert_int_equal(u->addr, out.ep->addr);
+	hh_end();
+}
+
 /* Cluster "dyn" with the failure-percentage detector enforcing over one
  * host (.207: no other test's ejections), the consecutive ones out of
  * reach. */
@@ -3594,6 +3644,7 @@ int main(void)
 	    T(test_tcp_proxy_connect_attempts),
 	    T(test_tcp_proxy_connect_failures_reach_outlier_detection),
 	    T(test_tcp_proxy_picks_from_the_worker_cache),
+	    T(test_tcp_proxy_source_ip_hash_is_envoys),
 	    T(test_tcp_proxy_connects_count_in_the_outlier_interval),
 	    T(test_tcp_proxy_split_connect_failures_are_local_origin),
 	    T(test_tcp_proxy_resets_and_connect_timeout),
