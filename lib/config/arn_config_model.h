@@ -296,10 +296,10 @@ struct arn_cfg_retry_policy {
 	uint32_t backoff_base_ms; /* default 25 */
 	uint32_t backoff_max_ms;  /* default 10 x base */
 	/* retry_host_predicate previous_hosts: a retry's pick avoids the
-	 * hosts its request tried, re-picking up to host_selection_max - 1
-	 * times (host_selection_retry_max_attempts, 1 by default: no re-pick) */
+	 * hosts its request tried, picking again up to host_selection_retries
+	 * more times (host_selection_retry_max_attempts; Envoy's 1 when unset) */
 	bool previous_hosts;
-	uint32_t host_selection_max;
+	uint32_t host_selection_retries;
 };
 
 enum arn_cfg_hash_kind {

@@ -22,13 +22,14 @@ static void retry_host_predicates(struct conv *c, struct pb rp, struct arn_cfg_r
 	    "envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate";
 	static const char canary[] =
 	    "envoy.extensions.retry.host.omit_canary_hosts.v3.OmitCanaryHostsPredicate";
-	out->host_selection_max = 1;
+	/* Envoy: 1 when unset (or 0); the picks are one more */
+	out->host_selection_retries = 1;
 	int64_t hs = pb_i64(rp, "host_selection_retry_max_attempts");
-	if (hs > 16)
+	if (hs > 16 || hs < 0)
 		conv_err(c, "host_selection_retry_max_attempts",
-			 "%lld: Arion picks a retry's host at most 16 times", (long long)hs);
-	else if (hs > 1)
-		out->host_selection_max = (uint32_t)hs;
+			 "%lld: Arion picks a retry's host again at most 16 times", (long long)hs);
+	else if (hs > 0)
+		out->host_selection_retries = (uint32_t)hs;
 	size_t n = pb_len(rp, "retry_host_predicate");
 	for (size_t i = 0; i < n; i++) {
 		struct pb p = pb_at(rp, "retry_host_predicate", i);

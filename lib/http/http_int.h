@@ -745,6 +745,10 @@ struct http_lb_in {
 	uint64_t *rr;  /* the worker's round-robin counter for this cluster */
 	uint64_t rand; /* a fresh random number */
 	bool has_hash; /* RING_HASH / MAGLEV: a hash policy produced a key */
+	/* a retry's re-pick under previous_hosts (0: the first pick): RING_HASH
+	 * steps that many points on, MAGLEV mutates the hash, as Envoy's
+	 * chooseHost(hash, attempt) */
+	uint32_t attempt;
 	uint64_t hash;
 	/* LEAST_REQUEST: active requests to an endpoint (NULL: all 0) */
 	uint32_t (*active)(void *ctx, const struct arn_cfg_endpoint *ep);

@@ -573,8 +573,9 @@ static bool ring_build(struct http_lb_cache *k, const struct cset *c,
 }
 
 /* The index of the candidate whose point is the first at or after @p h
- * on the ring (wrapping to the first point), as Envoy's ring. */
-static uint32_t ring_find(const struct http_lb_point *r, size_t n, uint64_t h)
+ * on the ring (wrapping to the first point), or @p attempt points after
+ * it (a retry's re-pick), as Envoy's ring. */
+static uint32_t ring_find(const struct http_lb_point *r, size_t n, uint64_t h, uint32_t attempt)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
@@ -584,7 +585,11 @@ static uint32_t ring_find(const struct http_lb_point *r, size_t n, uint64_t h)
 		else
 			hi = mid;
 	}
-	return r[lo == n ? 0 : lo].idx;
+	if (lo == n)
+		lo = 0;
+	if (attempt)
+		lo = (lo + attempt) % n;
+	return r[lo].idx;
 }
 
 /* Ring search without a ring: keep a point if it is a better answer for
@@ -864,10 +869,15 @@ pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint32_t panic_p
  * hash_walk. Out of line, with hash_walk: inline in pick_walk, their
  * registers cost every round-robin pick 3 instructions (bench_lb). */
 static const struct arn_cfg_endpoint *__attribute__((noinline))
-hash_pick(const struct cset *c, const struct http_lb_cache *t, uint8_t lb, uint64_t hash)
+hash_pick(const struct cset *c, const struct http_lb_cache *t, uint8_t lb, uint64_t hash,
+	  uint32_t attempt)
 {
 	if (t && t->tab_kind == HTTP_LB_TAB_RING && lb == ARN_CFG_LB_RING_HASH)
-		return c->cand[ring_find(t->ring, t->tab_n, hash)];
+		return c->cand[ring_find(t->ring, t->tab_n, hash, attempt)];
+	/* Envoy's MaglevTable::chooseHost: a re-pick's hash, mutated by a
+	 * value with most bits set */
+	if (attempt && lb == ARN_CFG_LB_MAGLEV)
+		hash ^= ~0ull - attempt + 1;
 	if (t && t->tab_kind == HTTP_LB_TAB_MAGLEV && lb == ARN_CFG_LB_MAGLEV)
 		return c->cand[t->mag[hash % t->tab_n]];
 	return hash_walk(c, lb == ARN_CFG_LB_RING_HASH, hash);
@@ -1069,7 +1079,7 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 	case ARN_CFG_LB_RING_HASH:
 	case ARN_CFG_LB_MAGLEV:
 		if (in->has_hash) {
-			out->ep = hash_pick(&c, c.cand ? k : NULL, lb, in->hash);
+			out->ep = hash_pick(&c, c.cand ? k : NULL, lb, in->hash, in->attempt);
 			break;
 		}
 		out->ep =

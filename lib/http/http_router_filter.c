@@ -549,9 +549,10 @@ static bool __attribute__((noinline)) attempt_hash(struct http_stream *st, uint6
 
 /* The cluster's balancer picks for @p st (http_lb_pick), @p rr its
  * round-robin counter. */
-static int lb_pick(struct http_stream *st, uint64_t *rr, struct http_lb_out *out)
+static int lb_pick(struct http_stream *st, uint64_t *rr, uint32_t attempt, struct http_lb_out *out)
 {
 	struct http_lb_in in = {
+	    .attempt = attempt,
 	    .cluster = st->cluster,
 	    .eps = st->endpoints,
 	    .rr = rr,
@@ -591,15 +592,17 @@ static bool tried(const struct http_stream *st, const struct arn_cfg_endpoint *e
 }
 
 /* Envoy's host selection under previous_hosts: a retry's pick that lands
- * on a host the request tried is made again, up to the policy's
- * host_selection_retry_max_attempts in all; the last pick stands. Out of
- * line: only retries with the predicate come here. */
+ * on a host the request tried is made again, host_selection_retry_max_
+ * attempts more times at most; the last pick stands. The hashed
+ * balancers take the re-pick's number (http_lb_in.attempt). Out of line:
+ * only retries with the predicate come here. */
 static void __attribute__((noinline))
 repick(struct http_stream *st, uint64_t *rr, struct http_lb_out *out)
 {
-	for (uint32_t k = 1; k < X(st)->retry.rp->host_selection_max && tried(st, out->ep); k++) {
+	uint32_t n = X(st)->retry.rp->host_selection_retries;
+	for (uint32_t k = 1; k <= n && tried(st, out->ep); k++) {
 		struct http_lb_out again;
-		if (lb_pick(st, rr, &again) != 0)
+		if (lb_pick(st, rr, k, &again) != 0)
 			break;
 		*out = again;
 	}
@@ -628,7 +631,7 @@ static void attempt_start(struct http_stream *st)
 			(*rr)++;
 		out.ep = one;
 		out.panic = false;
-	} else if (lb_pick(st, rr, &out) != 0) {
+	} else if (lb_pick(st, rr, 0, &out) != 0) {
 		CL_INC(st, upstream_cx_none_healthy);
 		http_local_reply_route(st, 503, HTTP_BODY_UH, strlen(HTTP_BODY_UH),
 				       ARN_RF_BIT(NO_HEALTHY_UPSTREAM), "no_healthy_upstream", NULL,

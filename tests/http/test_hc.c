@@ -1143,7 +1143,7 @@ static void test_proxy_settings_converted(void **state)
 	assert_int_equal(a->retry.backoff_base_ms, 10);
 	assert_int_equal(a->retry.backoff_max_ms, 100);
 	assert_false(a->retry.previous_hosts);
-	assert_int_equal(a->retry.host_selection_max, 1);
+	assert_int_equal(a->retry.host_selection_retries, 1);
 
 	/* Istio's default retry policy (every route it writes): gRPC
 	 * conditions, the previous_hosts predicate (its typed_config, and
@@ -1163,7 +1163,7 @@ static void test_proxy_settings_converted(void **state)
 			     ARN_CFG_RETRY_GRPC_UNAVAILABLE | ARN_CFG_RETRY_GRPC_CANCELLED |
 			     ARN_CFG_RETRY_RETRIABLE_STATUS_CODES);
 	assert_true(a->retry.previous_hosts);
-	assert_int_equal(a->retry.host_selection_max, 5);
+	assert_int_equal(a->retry.host_selection_retries, 5);
 	APPLY(L, "4",
 	      jproxy("", "",
 		     "\"retry_policy\":{\"retry_on\":\"envoy-ratelimited,deadline-exceeded,"

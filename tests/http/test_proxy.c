@@ -1498,6 +1498,53 @@ static void maglev_lands(struct hfix *f, const int *want, unsigned n)
  * host at entry hash % M. The vectors are Envoy's
  * (test/extensions/load_balancing_policies/maglev/maglev_lb_test.cc).
  */
+static int hpick_attempt(struct hfix *f, uint64_t key, uint32_t attempt)
+{
+	struct http_lb_in in = {.cluster = &f->cl,
+				.eps = &f->eps,
+				.has_hash = true,
+				.hash = key,
+				.attempt = attempt,
+				.cache = &f->k,
+				.epoch = f->epoch};
+	struct http_lb_out out;
+	assert_int_equal(http_lb_pick(&in, &out), 0);
+	return (int)(out.ep - f->ep);
+}
+
+/* A retry's re-pick under previous_hosts (http_lb_in.attempt) as Envoy's
+ * chooseHost(hash, attempt): RING_HASH takes the point that many places
+ * after the key's (wrapping), MAGLEV the entry of the hash XORed with
+ * ~0 - attempt + 1; attempt 0 is the ordinary pick. */
+static void test_lb_hash_attempts(void **state)
+{
+	(void)state;
+	struct hfix f;
+	/* the ring of RingHashLoadBalancerTest.Basic (hosts by ring index:
+	 * 4, 2, 0, 5, 3, 1, 1, 3, 5, 2, 4, 0) */
+	hfix_envoy(&f, 6, ARN_CFG_LB_RING_HASH, 90, NULL);
+	f.cl.ring_min_size = 12;
+	hfix_cache(&f);
+	assert_int_equal(hpick_attempt(&f, 0, 0), 4);
+	assert_int_equal(hpick_attempt(&f, 0, 1), 2);
+	assert_int_equal(hpick_attempt(&f, 0, 2), 0);
+	assert_int_equal(hpick_attempt(&f, 3551244743356806947ull, 1), 3);
+	assert_int_equal(hpick_attempt(&f, UINT64_MAX, 1), 2); /* wrapped to the first */
+	assert_int_equal(hpick_attempt(&f, 0, 12), 4);		/* a whole turn */
+	hfix_free(&f);
+	/* MaglevLoadBalancerTest.Basic's table {2, 4, 0, 1, 5, 0, 3} */
+	const int basic[7] = {2, 4, 0, 1, 5, 0, 3};
+	hfix_envoy(&f, 6, ARN_CFG_LB_MAGLEV, 90, NULL);
+	f.cl.maglev_table_size = 7;
+	hfix_cache(&f);
+	for (uint64_t h = 0; h < 14; h++)
+		for (uint32_t a = 0; a < 4; a++) {
+			uint64_t m = a ? h ^ (~0ull - a + 1) : h;
+			assert_int_equal(hpick_attempt(&f, h, a), basic[m % 7]);
+		}
+	hfix_free(&f);
+}
+
 static void test_lb_maglev_is_envoys(void **state)
 {
 	(void)state;
@@ -2449,6 +2496,7 @@ int main(void)
 	    cmocka_unit_test(test_lb_ring_is_envoys),
 	    cmocka_unit_test(test_lb_maglev_table),
 	    cmocka_unit_test(test_lb_maglev_is_envoys),
+	    cmocka_unit_test(test_lb_hash_attempts),
 	    cmocka_unit_test(test_lb_hash_table_kept),
 	    cmocka_unit_test(test_lb_hash_table_limits),
 	    cmocka_unit_test(test_lb_hash_policies),
