@@ -17,8 +17,9 @@
  *   tcp_rmem.c                             receive memory, the receive window,
  *                                          send-buffer growth
  *   tcp_conn.c                             pools, flow table, lists, lifecycle
+ *   tcp_ooo.c                              the out-of-order queue's index (tcp_ooo.h)
  *   tcp_stash.c                            the worker's kept mbufs (tcp_stash.h)
- *   tcp_timer.c, tcp_cookie.c, tcp_cc.c, tcp_cksum.h   leaves
+ *   tcp_timer.c, tcp_cookie.c, tcp_cc.c, tcp_rb.c, tcp_cksum.h   leaves
  *
  * Loss detection: with SACK, RACK-TLP (RFC 8985) decides what is lost from
  * per-segment transmission records; without SACK, or when a worker's
@@ -340,7 +341,7 @@ struct tcp_q {
 	struct rte_mbuf *head, *tail;
 };
 
-/* A node of the out-of-order queue's indexes (tcp_sack.c): an mbuf of
+/* A node of the out-of-order queue's indexes (tcp_ooo.c): an mbuf of
  * oooq (at its first byte's sequence), or a run of contiguous data in
  * it, [start, end). From the worker's pool of them (ooo_nodes). */
 struct tcp_ooo_node {
@@ -566,7 +567,7 @@ struct arn_tcp_conn {
 	 * appended there (tcp_sack.c) */
 	uint32_t ooo_tail_run;
 	struct tcp_q oooq; /* out of order, sorted; seq in m->hash.usr */
-	/* oooq's indexes (tcp_sack.c): its mbufs by sequence (a head of the
+	/* oooq's indexes (tcp_ooo.c): its mbufs by sequence (a head of the
 	 * list: those appended at its tail join at the next search), and its
 	 * runs of contiguous data by start (what SACK blocks report); each
 	 * tree's last node, where a bulk flight above a hole goes (Linux's
@@ -1084,14 +1085,15 @@ bool tcp_sb_next_hole(const struct arn_tcp_conn *c, uint32_t limit, uint32_t *st
 bool tcp_ooo_insert(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq);
 /* Move what became in order from the out-of-order queue to rcvq. */
 uint32_t tcp_ooo_pull(struct arn_tcp_conn *c);
+/* ---- tcp_ooo.c: the out-of-order queue's index (its inlines: tcp_ooo.h) ---- */
 /* The out-of-order queue's indexes forget everything (its mbufs are the
  * caller's to free): a prune, the connection's end. */
 void tcp_ooo_clear(struct arn_tcp_conn *c);
 /* tcp_rmem.c's collapse replaces oooq's mbufs from @p first up to @p
  * after (excluded) with fewer copies (its runs stay): their nodes go,
- * and @return whether they had any (the mbufs indexed, tcp_sack.c's
- * index_all); if so, once the copies @p first_new... are in their place,
- * tcp_ooo_index_run indexes them. O(k log n) for k mbufs. */
+ * and @return whether they had any (the mbufs indexed, tcp_ooo.h's
+ * tcp_ooo_index_all); if so, once the copies @p first_new... are in
+ * their place, tcp_ooo_index_run indexes them. O(k log n) for k mbufs. */
 bool tcp_ooo_unindex(struct arn_tcp_conn *c, struct rte_mbuf *first, struct rte_mbuf *after);
 void tcp_ooo_index_run(struct arn_tcp_conn *c, struct rte_mbuf *first_new, struct rte_mbuf *after);
 /* The worker's index nodes (after tcp_rmem_init, which sets the bounds
@@ -1099,6 +1101,7 @@ void tcp_ooo_index_run(struct arn_tcp_conn *c, struct rte_mbuf *first_new, struc
 int tcp_ooo_nodes_init(struct arn_tcp_worker *wk);
 /* Do the indexes match the queue (tests and fuzz_tcp: O(n))? */
 bool tcp_ooo_consistent(const struct arn_tcp_conn *c);
+/* ---- tcp_sack.c again: the SACK blocks we send ---- */
 void tcp_rsack_note(struct arn_tcp_conn *c, uint32_t start, uint32_t end);
 void tcp_rsack_trim(struct arn_tcp_conn *c);
 /* SACK blocks that fit in one ACK beside our other options. */

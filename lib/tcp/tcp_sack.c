@@ -9,14 +9,13 @@
  * network (c->reno_sacked), as Linux does, which gives RFC 6582 NewReno.
  *
  * Receiver (RFC 2018): the out-of-order queue (sorted single-segment mbufs,
- * sequence in m->hash.usr, indexed by two red-black trees: its mbufs and
- * its runs) and the blocks to report, most recent first.
+ * sequence in m->hash.usr, indexed by two red-black trees, tcp_ooo.c: its
+ * mbufs and its runs) and the blocks to report, most recent first.
  */
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "tcp_int.h"
+#include "tcp_ooo.h"
 
 /* ---- scoreboard -------------------------------------------------------------- */
 
@@ -184,282 +183,12 @@ bool tcp_sb_next_hole(const struct arn_tcp_conn *c, uint32_t limit, uint32_t *st
 
 /* ---- out-of-order queue ---------------------------------------------------------- */
 
-/*
- * The queue (c->oooq) is a list of single-segment mbufs sorted by
- * sequence (m->hash.usr) and disjoint: what reads it in order (the pull,
- * collapse, a prune, the tests) walks the list. Two red-black trees
- * (tcp_rb.c) index it, so that no arrival order a peer may choose makes a
- * segment cost more than O(log n) (Linux keeps its out_of_order_queue in
- * an rbtree, tcp_data_queue_ofo): c->ooo_mbufs, its mbufs by sequence
- * (where a segment goes, and the queued mbufs it overlaps), and
- * c->ooo_runs, its runs of contiguous data by start (a segment's SACK
- * block is its run). The list walked for each segment below the tail
- * (several times: to place it, again after admission, and for its run)
- * cost a peer's one-byte segments, each just below the tail, up to 36,583
- * instructions a segment with 2,047 mbufs queued (tests/tcp/
- * bench_tcp_ooo). A search now visits at most 2 log2(n + 1) nodes, and
- * a segment takes three searches at most (37 steps a segment in that
- * pattern), counted in out_of_order_walk_steps.
- *
- * Keys compare mod 2^32: what is queued lies within the window above
- * rcv_nxt, less than 2^31 wide.
- */
+/* Its index, the trees that say where a segment goes and which run is its
+ * SACK block, is tcp_ooo.c's (the layer below this file and tcp_rmem.c). */
 
 static inline uint32_t mseq(const struct rte_mbuf *m)
 {
 	return m->hash.usr;
-}
-
-static inline struct tcp_ooo_node *onode(const struct tcp_rb_node *n)
-{
-	return (struct tcp_ooo_node *)(uintptr_t)n; /* rb is first */
-}
-
-static struct tcp_ooo_node *node_get(struct arn_tcp_worker *wk)
-{
-	struct tcp_ooo_node *n = wk->ooo_node_free;
-	wk->ooo_node_free = n->free;
-	wk->ooo_nodes_free_n--;
-	return n;
-}
-
-/* Its tree links are left as they were: a walk in order (tree_drop) may
- * still read them. */
-static void node_put(struct arn_tcp_worker *wk, struct tcp_ooo_node *n)
-{
-	n->free = wk->ooo_node_free;
-	wk->ooo_node_free = n;
-	wk->ooo_nodes_free_n++;
-}
-
-int tcp_ooo_nodes_init(struct arn_tcp_worker *wk)
-{
-	/* The queues hold at most ooo_max mbufs together, and one
-	 * connection's its grant more (tcp_rmem_admit), which the growth
-	 * bound caps; each mbuf has a node, each run (one mbuf at least)
-	 * one; and tcp_ooo_insert takes two before it looks. */
-	uint64_t n = 2 * ((uint64_t)wk->ooo_max + wk->rmem_grow_max) + 4;
-	wk->ooo_nodes = calloc(n, sizeof(*wk->ooo_nodes));
-	if (wk->ooo_nodes == NULL)
-		return -ENOMEM;
-	wk->ooo_nodes_n = (uint32_t)n;
-	wk->ooo_node_free = NULL;
-	wk->ooo_nodes_free_n = 0;
-	for (uint64_t i = n; i-- > 0;)
-		node_put(wk, &wk->ooo_nodes[i]);
-	return 0;
-}
-
-/* The node of @p t with the greatest start at or below @p seq, or NULL;
- * @p last, the tree's last node, answers at once for a place above it. */
-static struct tcp_ooo_node *floor_of(struct arn_tcp_worker *wk, const struct tcp_rb_root *t,
-				     struct tcp_ooo_node *last, uint32_t seq)
-{
-	if (last && seq_leq(last->start, seq))
-		return last;
-	struct tcp_rb_node *x = t->root;
-	struct tcp_ooo_node *best = NULL;
-	while (x) {
-		TCP_INC(wk, OOO_WALK_STEPS);
-		if (seq_leq(onode(x)->start, seq)) {
-			best = onode(x);
-			x = x->right;
-		} else {
-			x = x->left;
-		}
-	}
-	return best;
-}
-
-/* Each tree's node goes in after @p at (NULL: first) or out, keeping
- * the tree's last node (ooo_mlast, ooo_rlast). */
-static void tree_insert_after(struct tcp_rb_root *t, struct tcp_ooo_node **last,
-			      struct tcp_ooo_node *n, struct tcp_ooo_node *at)
-{
-	tcp_rb_insert_after(t, &n->rb, at ? &at->rb : NULL);
-	if (at == *last)
-		*last = n;
-}
-
-static void tree_erase(struct arn_tcp_worker *wk, struct tcp_rb_root *t, struct tcp_ooo_node **last,
-		       struct tcp_ooo_node *n)
-{
-	if (n == *last)
-		*last = onode(tcp_rb_prev(&n->rb));
-	tcp_rb_erase(t, &n->rb);
-	node_put(wk, n);
-}
-
-/* Every node of @p t back to the pool, in one walk (no rebalancing). */
-static void tree_drop(struct arn_tcp_worker *wk, struct tcp_rb_root *t)
-{
-	struct tcp_rb_node *x = tcp_rb_first(t);
-	while (x) {
-		struct tcp_rb_node *nx = tcp_rb_next(x);
-		node_put(wk, onode(x));
-		x = nx;
-	}
-	t->root = NULL;
-}
-
-void tcp_ooo_clear(struct arn_tcp_conn *c)
-{
-	tree_drop(c->wk, &c->ooo_mbufs);
-	tree_drop(c->wk, &c->ooo_runs);
-	c->ooo_mlast = c->ooo_rlast = NULL;
-}
-
-bool tcp_ooo_unindex(struct arn_tcp_conn *c, struct rte_mbuf *first, struct rte_mbuf *after)
-{
-	struct tcp_ooo_node *n = floor_of(c->wk, &c->ooo_mbufs, c->ooo_mlast, mseq(first));
-	if (n == NULL || n->m != first)
-		return false; /* not indexed, nor what follows */
-	while (n && n->m != after) {
-		struct tcp_ooo_node *nx = onode(tcp_rb_next(&n->rb));
-		tree_erase(c->wk, &c->ooo_mbufs, &c->ooo_mlast, n);
-		n = nx;
-	}
-	return true;
-}
-
-void tcp_ooo_index_run(struct arn_tcp_conn *c, struct rte_mbuf *first_new, struct rte_mbuf *after)
-{
-	/* the node before them: their first's place's floor */
-	struct tcp_ooo_node *pn = floor_of(c->wk, &c->ooo_mbufs, c->ooo_mlast, mseq(first_new));
-	for (struct rte_mbuf *x = first_new; x != after; x = x->next) {
-		struct tcp_ooo_node *n = node_get(c->wk);
-		n->start = mseq(x);
-		n->end = mseq(x) + x->data_len;
-		n->m = x;
-		tree_insert_after(&c->ooo_mbufs, &c->ooo_mlast, n, pn);
-		pn = n;
-	}
-}
-
-/* The mbuf tree indexes a head of the list: the mbufs appended at the
- * tail since the last search are not in it (a bulk flight above a hole
- * is mostly delivered, or pruned, without ever being searched: no node
- * for it). Before a search, they join it, in order, each at the last
- * node: O(1) amortized, once per mbuf. */
-static void index_all(struct arn_tcp_conn *c)
-{
-	struct tcp_ooo_node *ml = c->ooo_mlast;
-	for (struct rte_mbuf *x = ml ? ml->m->next : c->oooq.head; x; x = x->next) {
-		struct tcp_ooo_node *n = node_get(c->wk);
-		n->start = mseq(x);
-		n->end = mseq(x) + x->data_len;
-		n->m = x;
-		tree_insert_after(&c->ooo_mbufs, &c->ooo_mlast, n, c->ooo_mlast);
-	}
-}
-
-static void tail_run_sync(struct arn_tcp_conn *c)
-{
-	if (c->ooo_rlast)
-		c->ooo_tail_run = c->ooo_rlast->start;
-}
-
-/* [s, e) is queued now (what the queue held of it already counts once):
- * the run that holds it, which it extends or bridges. @return that run. */
-static struct tcp_ooo_node *runs_add(struct arn_tcp_conn *c, uint32_t s, uint32_t e)
-{
-	struct tcp_ooo_node *r = floor_of(c->wk, &c->ooo_runs, c->ooo_rlast, s);
-	if (r && seq_geq(r->end, s)) {
-		if (seq_lt(r->end, e))
-			r->end = e;
-	} else {
-		struct tcp_ooo_node *n = node_get(c->wk);
-		n->start = s;
-		n->end = e;
-		n->m = NULL;
-		tree_insert_after(&c->ooo_runs, &c->ooo_rlast, n, r);
-		r = n;
-	}
-	/* the runs it reaches join it */
-	struct tcp_ooo_node *x;
-	while (r != c->ooo_rlast && seq_leq((x = onode(tcp_rb_next(&r->rb)))->start, r->end)) {
-		if (seq_gt(x->end, r->end))
-			r->end = x->end;
-		tree_erase(c->wk, &c->ooo_runs, &c->ooo_rlast, x);
-	}
-	tail_run_sync(c);
-	return r;
-}
-
-/* No queued mbuf holds a byte of [s, e) any more (a refused segment
- * freed those it covered): the runs lose it. */
-static void runs_remove(struct arn_tcp_conn *c, uint32_t s, uint32_t e)
-{
-	struct arn_tcp_worker *wk = c->wk;
-	struct tcp_ooo_node *r = floor_of(wk, &c->ooo_runs, c->ooo_rlast, s), *x;
-	if (r && seq_gt(r->end, s)) {
-		if (seq_gt(r->end, e)) {
-			/* a hole in r: its part above moves on (a key that
-			 * grows within its place), or becomes a run */
-			if (r->start == s) {
-				r->start = e;
-			} else {
-				struct tcp_ooo_node *n = node_get(wk);
-				n->start = e;
-				n->end = r->end;
-				n->m = NULL;
-				r->end = s;
-				tree_insert_after(&c->ooo_runs, &c->ooo_rlast, n, r);
-			}
-			tail_run_sync(c);
-			return;
-		}
-		x = onode(tcp_rb_next(&r->rb));
-		if (r->start == s)
-			tree_erase(wk, &c->ooo_runs, &c->ooo_rlast, r);
-		else
-			r->end = s;
-		r = x;
-	} else {
-		r = r ? onode(tcp_rb_next(&r->rb)) : onode(tcp_rb_first(&c->ooo_runs));
-	}
-	while (r && seq_lt(r->start, e)) {
-		if (seq_gt(r->end, e)) {
-			r->start = e;
-			break;
-		}
-		x = onode(tcp_rb_next(&r->rb));
-		tree_erase(wk, &c->ooo_runs, &c->ooo_rlast, r);
-		r = x;
-	}
-	tail_run_sync(c);
-}
-
-bool tcp_ooo_consistent(const struct arn_tcp_conn *c)
-{
-	const struct tcp_rb_node *n = tcp_rb_first(&c->ooo_mbufs), *last = NULL;
-	const struct tcp_rb_node *r = tcp_rb_first(&c->ooo_runs), *rlast = NULL;
-	const struct rte_mbuf *x = c->oooq.head;
-	bool indexed = n != NULL; /* a head of the list is (index_all) */
-	while (x) {
-		/* x starts a run: its node, and the run's */
-		if (r == NULL || onode(r)->start != mseq(x))
-			return false;
-		uint32_t e = mseq(x);
-		do {
-			if (indexed) {
-				if (onode(n)->m != x || onode(n)->start != mseq(x) ||
-				    onode(n)->end != mseq(x) + x->data_len)
-					return false;
-				last = n;
-				n = tcp_rb_next(n);
-				indexed = n != NULL;
-			}
-			e = mseq(x) + x->data_len;
-			x = x->next;
-		} while (x && mseq(x) == e);
-		if (onode(r)->end != e)
-			return false;
-		rlast = r;
-		r = tcp_rb_next(r);
-	}
-	return n == NULL && r == NULL && onode(last) == c->ooo_mlast &&
-	       onode(rlast) == c->ooo_rlast && (!rlast || c->ooo_tail_run == onode(rlast)->start);
 }
 
 static void ooo_free(struct arn_tcp_conn *c, struct rte_mbuf *m)
@@ -484,12 +213,12 @@ static inline void ooo_queued(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32
 	if (r && r->end == seq)
 		r->end = end; /* the last run grows: nothing else changes */
 	else
-		r = runs_add(c, seq, end);
+		r = tcp_ooo_runs_add(c, seq, end);
 	tcp_rsack_note(c, r->start, r->end);
 }
 
 /* Append @p m (sequence @p seq) at the queue's tail: nothing queued
- * reaches past its start. Not indexed (index_all): a bulk flight above a
+ * reaches past its start. Not indexed (tcp_ooo.h's tcp_ooo_index_all): a bulk flight above a
  * hole costs no tree work but its runs'. */
 static inline void ooo_append(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq)
 {
@@ -503,7 +232,7 @@ static inline void ooo_append(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32
 static void ooo_link(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq,
 		     struct rte_mbuf *prev, struct tcp_ooo_node *pn)
 {
-	struct tcp_ooo_node *n = node_get(c->wk);
+	struct tcp_ooo_node *n = tcp_ooo_node_get(c->wk);
 	m->hash.usr = seq;
 	if (prev == c->oooq.tail) {
 		tcp_q_append(&c->oooq, m);
@@ -519,7 +248,7 @@ static void ooo_link(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq,
 	n->start = seq;
 	n->end = seq + m->data_len;
 	n->m = m;
-	tree_insert_after(&c->ooo_mbufs, &c->ooo_mlast, n, pn);
+	tcp_ooo_tree_insert_after(&c->ooo_mbufs, &c->ooo_mlast, n, pn);
 	ooo_queued(c, m, seq, NULL);
 }
 
@@ -546,9 +275,10 @@ static __attribute__((noinline)) bool ooo_insert_below(struct arn_tcp_conn *c, s
 		return false;
 	TCP_INC(wk, OOO_WALKS);
 	/* the last mbuf starting at or below seq, and the one after */
-	index_all(c);
-	struct tcp_ooo_node *pn = floor_of(wk, &c->ooo_mbufs, c->ooo_mlast, seq);
-	struct tcp_ooo_node *cn = onode(pn ? tcp_rb_next(&pn->rb) : tcp_rb_first(&c->ooo_mbufs));
+	tcp_ooo_index_all(c);
+	struct tcp_ooo_node *pn = tcp_ooo_floor(wk, &c->ooo_mbufs, c->ooo_mlast, seq);
+	struct tcp_ooo_node *cn =
+	    tcp_ooo_onode(pn ? tcp_rb_next(&pn->rb) : tcp_rb_first(&c->ooo_mbufs));
 	struct rte_mbuf *prev = pn ? pn->m : NULL;
 	struct rte_mbuf *cur = cn ? cn->m : NULL;
 	if (prev) {
@@ -573,14 +303,14 @@ static __attribute__((noinline)) bool ooo_insert_below(struct arn_tcp_conn *c, s
 			tcp_dsack_note(c, mseq(cur), seq_min(cend, end));
 		if (seq_leq(cend, end)) {
 			struct rte_mbuf *n = cur->next;
-			struct tcp_ooo_node *nn = onode(tcp_rb_next(&cn->rb));
+			struct tcp_ooo_node *nn = tcp_ooo_onode(tcp_rb_next(&cn->rb));
 			if (prev)
 				prev->next = n;
 			else
 				c->oooq.head = n;
 			if (c->oooq.tail == cur)
 				c->oooq.tail = prev;
-			tree_erase(wk, &c->ooo_mbufs, &c->ooo_mlast, cn);
+			tcp_ooo_tree_erase(wk, &c->ooo_mbufs, &c->ooo_mlast, cn);
 			ooo_free(c, cur);
 			cur = n;
 			cn = nn;
@@ -600,7 +330,7 @@ static __attribute__((noinline)) bool ooo_insert_below(struct arn_tcp_conn *c, s
 	if (!tcp_rmem_admit(c, false)) {
 		/* the mbufs it covered are gone, and [seq, end) with them */
 		if (freed)
-			runs_remove(c, seq, end);
+			tcp_ooo_runs_remove(c, seq, end);
 		rte_pktmbuf_free(m);
 		return false;
 	}
@@ -610,8 +340,8 @@ static __attribute__((noinline)) bool ooo_insert_below(struct arn_tcp_conn *c, s
 	 * again. Otherwise it changed other connections' queues only (a
 	 * prune), and prev, which it did not free, is still the place. */
 	if (wk->cnt[ARN_TCP_C_RCV_COLLAPSED] != collapsed) {
-		index_all(c);
-		pn = floor_of(wk, &c->ooo_mbufs, c->ooo_mlast, seq);
+		tcp_ooo_index_all(c);
+		pn = tcp_ooo_floor(wk, &c->ooo_mbufs, c->ooo_mlast, seq);
 	}
 	ooo_link(c, m, seq, pn ? pn->m : NULL, pn);
 	return true;
@@ -648,8 +378,8 @@ bool tcp_ooo_insert(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq)
 		ooo_append(c, m, seq);
 		return true;
 	}
-	index_all(c);
-	struct tcp_ooo_node *pn = floor_of(c->wk, &c->ooo_mbufs, c->ooo_mlast, seq);
+	tcp_ooo_index_all(c);
+	struct tcp_ooo_node *pn = tcp_ooo_floor(c->wk, &c->ooo_mbufs, c->ooo_mlast, seq);
 	ooo_link(c, m, seq, pn ? pn->m : NULL, pn);
 	return true;
 }
@@ -688,14 +418,15 @@ uint32_t tcp_ooo_pull(struct arn_tcp_conn *c)
 		 * indexed), and the runs they made up: every run starting at
 		 * or below it (its mbufs each start where the one before
 		 * ends, which rcv_nxt passed). */
-		struct tcp_ooo_node *n = onode(tcp_rb_first(&c->ooo_mbufs)), *nx;
+		struct tcp_ooo_node *n = tcp_ooo_onode(tcp_rb_first(&c->ooo_mbufs)), *nx;
 		for (; n && seq_leq(n->start, c->rcv_nxt); n = nx) {
-			nx = onode(tcp_rb_next(&n->rb));
-			tree_erase(wk, &c->ooo_mbufs, &c->ooo_mlast, n);
+			nx = tcp_ooo_onode(tcp_rb_next(&n->rb));
+			tcp_ooo_tree_erase(wk, &c->ooo_mbufs, &c->ooo_mlast, n);
 		}
-		for (n = onode(tcp_rb_first(&c->ooo_runs)); seq_leq(n->start, c->rcv_nxt); n = nx) {
-			nx = onode(tcp_rb_next(&n->rb));
-			tree_erase(wk, &c->ooo_runs, &c->ooo_rlast, n);
+		for (n = tcp_ooo_onode(tcp_rb_first(&c->ooo_runs)); seq_leq(n->start, c->rcv_nxt);
+		     n = nx) {
+			nx = tcp_ooo_onode(tcp_rb_next(&n->rb));
+			tcp_ooo_tree_erase(wk, &c->ooo_runs, &c->ooo_rlast, n);
 		}
 	}
 	tcp_rsack_trim(c);
