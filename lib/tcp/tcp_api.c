@@ -421,6 +421,7 @@ void arn_tcp_rx_consume(struct arn_tcp_conn *c, uint32_t n)
 			rte_pktmbuf_adj(m, (uint16_t)n);
 			q->bytes -= n;
 			n = 0;
+			c->rmem_queued++; /* a head maybe small: tcp_rmem.c's collapse() */
 		}
 	}
 	window_update_check(c);
@@ -466,6 +467,7 @@ static __attribute__((noinline)) struct rte_mbuf *rx_take_loop(struct arn_tcp_co
 			part->pkt_len = want;
 			rte_pktmbuf_adj(m, (uint16_t)want);
 			q->bytes -= want;
+			c->rmem_queued++; /* a head maybe small: tcp_rmem.c's collapse() */
 			m = part;
 		} else {
 			q->head = m->next;

@@ -600,6 +600,13 @@ struct arn_tcp_conn {
 	 * since: the next collapse need not walk (see collapse()) */
 	bool rmem_packed;
 	uint32_t rmem_packed_nxt;
+	/* mbufs queued in rcvq or oooq, and partial reads (which may leave
+	 * rcvq's head small), since the connection began (wraps), and that
+	 * count at the last collapse walk: a walk, as long as the queues,
+	 * waits until what happened since pays for it (tcp_rmem.c's
+	 * collapse()) */
+	uint32_t rmem_queued, rmem_walk_queued;
+	uint32_t ooo_small_seq; /* the last small mbuf queued in oooq (collapse()) */
 	struct tcp_link ooo_link;
 	/* the grant's upkeep (tcp_rmem.c): a connection that stops reading
 	 * keeps of it only what it holds */

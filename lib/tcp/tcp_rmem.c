@@ -112,6 +112,7 @@
 #include <rte_mempool.h>
 
 #include "tcp_int.h"
+#include "tcp_ooo.h"
 #include "tcp_rmem.h"
 
 static inline uint32_t mseq(const struct rte_mbuf *m)
@@ -181,18 +182,22 @@ unsigned tcp_rmem_avail(const struct arn_tcp_worker *wk)
  * sequence, and each new mbuf carries its first byte's sequence, and
  * the connection's index of it (@p oc, tcp_sack.c) follows each run
  * replaced. Stops, keeping what it has not replaced, when the pool is
- * empty, and then clears @p *whole. @return mbufs saved.
+ * empty, and then clears @p *whole. @p one_run: only the run that
+ * starts after @p from (NULL: at the head), if any. @return mbufs saved.
  */
 static uint32_t q_collapse(struct arn_tcp_worker *wk, struct tcp_q *q, struct arn_tcp_conn *oc,
-			   bool *whole)
+			   bool *whole, struct rte_mbuf *from, bool one_run)
 {
 	bool ooo = oc != NULL;
 	uint32_t saved = 0;
-	struct rte_mbuf *prev = NULL, *m = q->head;
+	struct rte_mbuf *prev = from, *m = from ? from->next : q->head;
 	while (m) {
 		struct rte_mbuf *nx = m->next;
+		TCP_INC(wk, RCV_COLLAPSE_VISITS);
 		if (!small(wk, m) || nx == NULL || !small(wk, nx) ||
 		    (ooo && mseq(m) + m->data_len != mseq(nx))) {
+			if (one_run)
+				return saved;
 			prev = m;
 			m = nx;
 			continue;
@@ -205,6 +210,8 @@ static uint32_t q_collapse(struct arn_tcp_worker *wk, struct tcp_q *q, struct ar
 			end = end->next;
 			run_n++;
 		}
+		/* the run's mbufs: the walk goes on after it */
+		wk->cnt[ARN_TCP_C_RCV_COLLAPSE_VISITS] += run_n - 1;
 		struct rte_mbuf *after = end->next;
 		/* copy it into new mbufs */
 		struct rte_mbuf *nh = NULL, *nt = NULL;
@@ -249,6 +256,8 @@ static uint32_t q_collapse(struct arn_tcp_worker *wk, struct tcp_q *q, struct ar
 				*whole = false;
 				return saved;
 			}
+			if (one_run)
+				return saved;
 			prev = end;
 			m = after;
 			continue;
@@ -272,6 +281,8 @@ static uint32_t q_collapse(struct arn_tcp_worker *wk, struct tcp_q *q, struct ar
 			tcp_ooo_index_run(oc, nh, after);
 		q->n -= run_n - new_n;
 		saved += run_n - new_n;
+		if (one_run)
+			return saved;
 		prev = nt;
 		m = after;
 	}
@@ -301,12 +312,66 @@ static uint32_t q_collapse(struct arn_tcp_worker *wk, struct tcp_q *q, struct ar
  * test_ooo_tiny_segments_bounded) still collapse on the first segment
  * after they are queued.
  */
+static bool head_pair(const struct arn_tcp_conn *c)
+{
+	const struct rte_mbuf *h = c->rcvq.head;
+	return h && h->next && small(c->wk, h) && small(c->wk, h->next);
+}
+
 static bool packed(const struct arn_tcp_conn *c)
 {
 	if (!c->rmem_packed || c->rmem_packed_nxt != c->rcv_nxt)
 		return false;
-	const struct rte_mbuf *h = c->rcvq.head;
-	return h == NULL || h->next == NULL || !small(c->wk, h) || !small(c->wk, h->next);
+	return !head_pair(c);
+}
+
+/*
+ * A walk costs the queues' length, and may save a single mbuf: a peer
+ * alternating tiny segments (one freeing a queued byte and taking its
+ * place next to a small mbuf, a run of two; one alone that finds the
+ * budget full) made every other segment walk both queues, 5,044
+ * instructions a segment at 272 mbufs and 13,507 at 1,064
+ * (tests/tcp/bench_tcp_ooo gaps; 870 in order). packed() does not see
+ * it: a small mbuf joined the queue each time. So a walk also waits
+ * until the changes since the last one (c->rmem_queued: an mbuf joining
+ * rcvq or oooq, or a partial read, the only ways a run can appear, as
+ * packed() lists) number an eighth of what the queues hold: each walk
+ * visits at most 8 mbufs for each change before it, so walks visit at
+ * most 8 mbufs per mbuf queued (or partial read) over a connection's
+ * life (and what a walk copies is the small mbufs queued since, and one
+ * partial mbuf per run it saves an mbuf in), whatever the arrival order
+ * and the queues' length. The segment that finds the walk deferred is
+ * handled as if it had found nothing (out of order: dropped, counted;
+ * in order: the out-of-order queue pruned first), as before when the
+ * queues held no run. A legitimate sender does not wait on it: its
+ * segments are full (nothing to collapse), or small ones that a walk
+ * packs by far more than an eighth, which the mbufs queued to fill the
+ * budget again pay for.
+ */
+#define TCP_RMEM_COLLAPSE_PER_MBUF 8
+
+/* The run of small contiguous mbufs of oooq holding the last small mbuf
+ * queued (c->ooo_small_seq), found in the queue's index: O(log n) and
+ * the run's length, which is its mbufs queued since they were last
+ * copied (a copy leaves full mbufs, which end runs, and one last).
+ * @return mbufs saved. */
+static uint32_t ooo_run_collapse(struct arn_tcp_conn *c, bool *whole)
+{
+	struct arn_tcp_worker *wk = c->wk;
+	uint32_t seq = c->ooo_small_seq;
+	if (c->oooq.head == NULL || seq_lt(seq, mseq(c->oooq.head)))
+		return 0;
+	tcp_ooo_index_all(c);
+	struct tcp_ooo_node *n = tcp_ooo_floor(wk, &c->ooo_mbufs, c->ooo_mlast, seq), *p;
+	if (n == NULL || !seq_lt(seq, n->end) || !small(wk, n->m))
+		return 0; /* gone since (pulled, pruned, covered) */
+	while ((p = tcp_ooo_onode(tcp_rb_prev(&n->rb))) != NULL && p->end == n->start &&
+	       small(wk, p->m)) {
+		TCP_INC(wk, RCV_COLLAPSE_VISITS);
+		n = p;
+	}
+	p = tcp_ooo_onode(tcp_rb_prev(&n->rb));
+	return q_collapse(wk, &c->oooq, c, whole, p ? p->m : NULL, true);
 }
 
 static void collapse(struct arn_tcp_conn *c)
@@ -314,13 +379,27 @@ static void collapse(struct arn_tcp_conn *c)
 	struct arn_tcp_worker *wk = c->wk;
 	if (packed(c))
 		return;
-	TCP_INC(wk, RCV_COLLAPSE_WALKS);
 	bool whole = true;
-	uint32_t s = q_collapse(wk, &c->rcvq, NULL, &whole);
-	uint32_t o = q_collapse(wk, &c->oooq, c, &whole);
-	/* cut short by an empty pool: what is left may still be copied */
-	c->rmem_packed = whole;
-	c->rmem_packed_nxt = c->rcv_nxt;
+	uint32_t s, o = 0;
+	uint32_t since = c->rmem_queued - c->rmem_walk_queued;
+	if ((uint64_t)since * TCP_RMEM_COLLAPSE_PER_MBUF < (uint64_t)c->rcvq.n + c->oooq.n) {
+		TCP_INC(wk, RCV_COLLAPSE_DEFERRED);
+		/* but where the queues changed last is looked at: a partial
+		 * read's small head next to a small mbuf, and the run of the
+		 * last small mbuf queued out of order (a tiny segment next to
+		 * others: a sender of small segments, the gaps above), each
+		 * copied alone, which leaves it full mbufs but its last */
+		s = head_pair(c) ? q_collapse(wk, &c->rcvq, NULL, &whole, NULL, true) : 0;
+		o = ooo_run_collapse(c, &whole);
+	} else {
+		c->rmem_walk_queued = c->rmem_queued;
+		TCP_INC(wk, RCV_COLLAPSE_WALKS);
+		s = q_collapse(wk, &c->rcvq, NULL, &whole, NULL, false);
+		o = q_collapse(wk, &c->oooq, c, &whole, NULL, false);
+		/* cut short by an empty pool: what is left may still be copied */
+		c->rmem_packed = whole;
+		c->rmem_packed_nxt = c->rcv_nxt;
+	}
 	wk->cnt[ARN_TCP_C_OOO_MBUFS] -= o;
 	if (s + o) {
 		wk->cnt[ARN_TCP_C_RCV_COLLAPSED] += s + o;
@@ -731,8 +810,10 @@ bool tcp_rmem_admit(struct arn_tcp_conn *c, bool in_order)
 	/* A clamped connection whose offered edge the worker's bound no
 	 * longer covers (the peer sends again what is dropped); otherwise
 	 * cannot happen while the window counts bytes and full mbufs hold
-	 * seg_max of them. */
+	 * seg_max of them. Not queued: tcp_rmem_admit_in_order's count
+	 * taken back. */
 	TCP_INC(wk, RCV_DROPPED_MBUFS);
+	c->rmem_queued--;
 	return false;
 }
 

@@ -15,9 +15,12 @@
 
 /* tcp_rmem_admit(c, true) without a call while the connection's queues
  * are under their mbuf bound, as they nearly always are: the first test
- * tcp_rmem_admit makes for in-order data, which then changes nothing. */
+ * tcp_rmem_admit makes for in-order data, which then changes nothing.
+ * Admitted, the segment is queued (its caller's contract): counted in
+ * rmem_queued, which pays for collapse walks (tcp_rmem.c), from here. */
 static inline bool tcp_rmem_admit_in_order(struct arn_tcp_conn *c)
 {
+	c->rmem_queued++; /* taken back if refused (tcp_rmem_admit) */
 	if (c->rcvq.n + c->oooq.n < c->rmem_max)
 		return true;
 	return tcp_rmem_admit(c, true);

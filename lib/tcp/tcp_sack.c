@@ -207,9 +207,12 @@ static inline void ooo_queued(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32
 {
 	uint32_t end = seq + m->data_len;
 	c->wk->cnt[ARN_TCP_C_OOO_MBUFS]++;
+	c->rmem_queued++;
 	tcp_ooo_track(c);
-	if (tcp_mbuf_small(c->wk, m))
+	if (tcp_mbuf_small(c->wk, m)) {
 		c->rmem_packed = false; /* collapse may have a run to copy */
+		c->ooo_small_seq = seq; /* where (tcp_rmem.c's ooo_run_collapse) */
+	}
 	if (r && r->end == seq)
 		r->end = end; /* the last run grows: nothing else changes */
 	else

@@ -526,24 +526,27 @@ static void test_collapse_walks_once_at_the_budget(void **state)
 	assert_int_equal(cnt(ARN_TCP_C_RCV_COLLAPSED), 0);
 	/* the application reads part of the first segment: what is left of
 	 * it is small, next to the small one, and both are copied into one
-	 * mbuf at the next segment, which then fits */
+	 * mbuf at the next segment, which then fits: that run alone (one
+	 * change since the walk does not pay for another, collapse()) */
 	hold = false;
 	app_off = 1000;
 	arn_tcp_rx_consume(c, 1000);
 	hold = true;
 	assert_true(tcp_mbuf_small(c->wk, c->rcvq.head));
+	uint64_t visits = cnt(ARN_TCP_C_RCV_COLLAPSE_VISITS);
 	ooo_at(top, PMSS);
 	top += PMSS;
 	assert_true(held[top - 1]);
-	assert_int_equal(cnt(ARN_TCP_C_RCV_COLLAPSE_WALKS), 2);
+	assert_int_equal(cnt(ARN_TCP_C_RCV_COLLAPSE_WALKS), 1);
 	assert_int_equal(cnt(ARN_TCP_C_RCV_COLLAPSED), 1);
+	assert_int_equal(cnt(ARN_TCP_C_RCV_COLLAPSE_VISITS), visits + 2);
 	assert_int_equal(c->rcvq.n, 1);
 	/* at the budget again: no walk */
 	dropped = cnt(ARN_TCP_C_OOO_DROPPED);
 	send_at(top, PMSS);
 	send_at(top + PMSS, PMSS);
 	assert_int_equal(cnt(ARN_TCP_C_OOO_DROPPED), dropped + 2);
-	assert_int_equal(cnt(ARN_TCP_C_RCV_COLLAPSE_WALKS), 2);
+	assert_int_equal(cnt(ARN_TCP_C_RCV_COLLAPSE_WALKS), 1);
 	/* room for 8 (a larger budget, as a read would make): tiny
 	 * segments, contiguous at the tail, take it; at the budget they
 	 * are collapsed, and more of them fit */
@@ -561,6 +564,61 @@ static void test_collapse_walks_once_at_the_budget(void **state)
 	t_data(c, c->rcvq.head, c->rcvq.bytes);
 	send_at(PMSS + 10, PMSS);
 	assert_int_equal(app_off, top + 800);
+}
+
+/* The gaps pattern (bench_tcp_ooo's) with a budget of @p budget mbufs:
+ * the queue filled with bytes a byte apart, then pairs: two bytes over a
+ * queued byte and the gap before it (the byte freed, the segment queued
+ * next to a small mbuf: a run of two) and a byte alone above, which finds
+ * the queue at its budget. @return the mbufs collapse visited, per
+ * segment of the pairs. */
+static double gaps_visits(uint32_t budget)
+{
+	struct arn_tcp_conn *c = conn;
+	tcp_ooo_prune(c);
+	memset(held, 0, top_off);
+	c->rmem_max = budget;
+	for (uint32_t i = 1; c->oooq.n < budget; i++)
+		ooo_at(2 * i, 1);
+	uint32_t top = 2 * budget + 2, n = 0;
+	uint64_t visits = cnt(ARN_TCP_C_RCV_COLLAPSE_VISITS);
+	for (uint32_t i = 1; 4 * i + 1 < top; i++, n += 2) {
+		ooo_at(4 * i - 1, 2);
+		ooo_at(top + 2 * i, 1);
+	}
+	return (double)(cnt(ARN_TCP_C_RCV_COLLAPSE_VISITS) - visits) / n;
+}
+
+/* A peer alternating tiny segments so that each other one finds the
+ * budget full with one run of two small mbufs somewhere in the queue
+ * (the gaps pattern) made every such segment walk both queues: the work
+ * a segment costs grew with the queue. It must not: the mbufs collapse
+ * visits, per segment, at 128 and at 1,024 mbufs queued, stay under a
+ * bound that does not depend on the queue (collapse() pays a walk with
+ * the mbufs queued since, 8 visits each, and copies the last small
+ * mbuf's run alone between walks). Fails before (every segment that
+ * found the budget full walked): 64.0 and 512.0 visits a segment; now
+ * 9.3 and 9.5. */
+static void test_collapse_work_bounded(void **state)
+{
+	(void)state;
+	memset(held, 0, sizeof(held));
+	open_conn();
+	struct arn_tcp_conn *c = conn;
+	assert_true(c->rcv_adv - c->rcv_nxt > 4 * 1024 + 8);
+	double small = gaps_visits(128);
+	double big = gaps_visits(1024);
+	print_message(
+	    "gaps: %.1f mbufs visited by collapse a segment at 128 mbufs, %.1f at 1,024\n", small,
+	    big);
+	assert_true(small <= 16.0);
+	assert_true(big <= 16.0);
+	/* nothing legitimate was refused for it: every pair's first segment
+	 * and most lone bytes are queued */
+	assert_int_equal(c->oooq.n, 1024);
+	tcp_ooo_prune(c);
+	memset(held, 0, top_off);
+	c->rmem_max = tcp_rmem_budget(c->wk, c->rcvbuf);
 }
 
 /* ceil(log2(n)) */
@@ -745,6 +803,7 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_ooo_worst_order_logarithmic, setup_big, teardown),
 	    cmocka_unit_test_setup_teardown(test_ooo_refused_segment_cuts_runs, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_collapse_work_bounded, setup_big, teardown),
 	};
 	int rc = cmocka_run_group_tests_name("tcp_ooo", tests, NULL, NULL);
 	fake_eal_fini();
