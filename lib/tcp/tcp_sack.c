@@ -255,6 +255,38 @@ static void ooo_link(struct arn_tcp_conn *c, struct rte_mbuf *m, uint32_t seq,
 	ooo_queued(c, m, seq, NULL);
 }
 
+/* No queued mbuf holds a byte of [s, e) any more (a refused segment freed
+ * those it covered): the SACK blocks kept for the next ACKs lose it too,
+ * each cut around it (the least recent dropped if the cuts make more than
+ * fit), or they would report bytes we dropped, a reneging (RFC 2018 8) the
+ * sender repairs only at its retransmission timeout. */
+static void rsack_cut(struct arn_tcp_conn *c, uint32_t s, uint32_t e)
+{
+	struct tcp_sack_block nb[TCP_RSACK_MAX];
+	unsigned n = 0;
+	uint8_t dirty = 0;
+	for (unsigned i = 0; i < c->n_rsack && n < TCP_RSACK_MAX; i++) {
+		struct tcp_sack_block b = c->rsack[i];
+		uint8_t d = (uint8_t)((c->rsack_dirty >> i) & 1u);
+		if (!seq_lt(b.start, e) || !seq_lt(s, b.end)) {
+			dirty |= (uint8_t)(d << n);
+			nb[n++] = b;
+			continue;
+		}
+		if (seq_lt(b.start, s)) {
+			dirty |= (uint8_t)(d << n);
+			nb[n++] = (struct tcp_sack_block){b.start, s};
+		}
+		if (seq_lt(e, b.end) && n < TCP_RSACK_MAX) {
+			dirty |= (uint8_t)(d << n);
+			nb[n++] = (struct tcp_sack_block){e, b.end};
+		}
+	}
+	memcpy(c->rsack, nb, n * sizeof(nb[0]));
+	c->n_rsack = (uint8_t)n;
+	c->rsack_dirty = dirty;
+}
+
 /* The nodes a segment may take: its mbuf's, and a run's (a new run, or
  * the part of one left above the hole a refused segment makes). Never
  * short while the bounds tcp_ooo_nodes_init sized them by hold. */
@@ -332,8 +364,10 @@ static __attribute__((noinline)) bool ooo_insert_below(struct arn_tcp_conn *c, s
 	uint64_t collapsed = wk->cnt[ARN_TCP_C_RCV_COLLAPSED];
 	if (!tcp_rmem_admit(c, false)) {
 		/* the mbufs it covered are gone, and [seq, end) with them */
-		if (freed)
+		if (freed) {
 			tcp_ooo_runs_remove(c, seq, end);
+			rsack_cut(c, seq, end);
+		}
 		rte_pktmbuf_free(m);
 		return false;
 	}

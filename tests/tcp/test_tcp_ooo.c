@@ -792,6 +792,74 @@ static void test_ooo_refused_segment_cuts_runs(void **state)
 	assert_int_equal(app_off, 6000);
 }
 
+/* Every SACK block of the last ACK, and every block kept for the next,
+ * holds only bytes the queue holds (found by walking it). */
+static void check_blocks_held(const struct arn_tcp_conn *c)
+{
+	uint32_t s, e;
+	for (unsigned i = 0; i < n_wire; i++) {
+		assert_true(walk_run(c, wire[i].start, &s, &e));
+		assert_true(seq_leq(s, wire[i].start) && seq_leq(wire[i].end, e));
+	}
+	for (unsigned i = 0; i < c->n_rsack; i++) {
+		assert_true(walk_run(c, c->rsack[i].start, &s, &e));
+		assert_true(seq_leq(s, c->rsack[i].start) && seq_leq(c->rsack[i].end, e));
+	}
+}
+
+/* A segment that frees the mbufs it covers and is then refused (the
+ * connection over its budget) leaves a hole where the queue held data:
+ * the SACK blocks kept for the next ACKs must lose it too, or they report
+ * bytes we no longer hold (reneging, RFC 2018 8: the sender does not
+ * resend them until its retransmission timer). Each kept block is cut
+ * around the hole: [1000, 6000) becomes [1000, 3000) and [4000, 6000).
+ * Fails before: the ACK sent for the refused segment carries [2999,
+ * 3000) (its D-SACK), [8000, 9000) and [1000, 6000), over the freed
+ * [3000, 4000). */
+static void test_ooo_refused_segment_trims_sack_blocks(void **state)
+{
+	(void)state;
+	memset(held, 0, sizeof(held));
+	open_conn();
+	struct arn_tcp_conn *c = conn;
+	/* runs [1000, 6000) of five 1,000-byte mbufs and [8000, 9000) */
+	for (uint32_t o = 1000; o < 6000; o += 1000)
+		ooo_at(o, 1000);
+	ooo_at(8000, 1000);
+	expect_block(0, 8000, 9000);
+	expect_block(1, 1000, 6000);
+	c->rmem_max = 4; /* over its budget: nothing is admitted */
+	static uint8_t d[PMSS];
+	for (uint32_t k = 0; k < 1002; k++)
+		d[k] = pat(2999 + k);
+	uint64_t dropped = cnt(ARN_TCP_C_OOO_DROPPED);
+	struct fake_opts o = popts();
+	arn_tcp_input(
+	    lc, fake_seg(PEER, US, PPORT, LPORT, TH_ACK, p_isn + 2999, p_ack, 65535, &o, d, 1002));
+	assert_int_equal(cnt(ARN_TCP_C_OOO_DROPPED), dropped + 1);
+	memset(held + 3000, 0, 1000);
+	n_wire = 0;
+	read_acks();
+	check_queue(c);
+	assert_true(n_wire >= 2);
+	check_blocks_held(c);
+	/* the next ACK (a segment that changes nothing: a duplicate) too */
+	send_at(8000, 10);
+	check_blocks_held(c);
+	bool left = false, right = false;
+	for (unsigned i = 0; i < c->n_rsack; i++) {
+		left |= c->rsack[i].start == p_isn + 1000 && c->rsack[i].end == p_isn + 3000;
+		right |= c->rsack[i].start == p_isn + 4000 && c->rsack[i].end == p_isn + 6000;
+	}
+	assert_true(left && right);
+	/* room again: the hole filled, its block the whole run again */
+	c->rmem_max = tcp_rmem_budget(c->wk, c->rcvbuf);
+	ooo_at(3000, 1000);
+	expect_block(0, 1000, 6000);
+	send_at(0, 1000);
+	assert_int_equal(app_off, 6000);
+}
+
 int main(void)
 {
 	fake_eal_init();
@@ -804,6 +872,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_ooo_worst_order_logarithmic, setup_big, teardown),
 	    cmocka_unit_test_setup_teardown(test_ooo_refused_segment_cuts_runs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_collapse_work_bounded, setup_big, teardown),
+	    cmocka_unit_test_setup_teardown(test_ooo_refused_segment_trims_sack_blocks, setup,
+					    teardown),
 	};
 	int rc = cmocka_run_group_tests_name("tcp_ooo", tests, NULL, NULL);
 	fake_eal_fini();
