@@ -47,18 +47,6 @@ void http_local_reply_route(struct http_stream *st, unsigned status, const char 
 void http_reset_reply(struct http_stream *st, unsigned status, const char *reason, uint32_t flags,
 		      const char *details);
 
-/*
- * local_reply_config (Envoy's LocalReplyImpl): an HCM's mappers and body
- * format compiled once per configuration generation (control lcore), and
- * applied to each of its local replies by http_local_reply.
- */
-struct http_lr;
-struct arn_cfg_local_reply;
-/** @return the compiled form of @p cfg, or NULL (no memory: logged,
- * naming @p where, and local replies go unchanged). */
-struct http_lr *http_lr_new(const struct arn_cfg_local_reply *cfg, const char *where);
-void http_lr_free(struct http_lr *lr);
-
 /** http_hc_drain's part while health checks fail. */
 void http_hc_drain_failed(struct http_conn *hc);
 /** While health checks fail, or when its replaced listener's drain says

@@ -45,7 +45,7 @@
 #include "http_filter.h"
 #include "http_int.h"
 #include "http_l4.h"
-#include "http_local.h"
+#include "http_local_reply.h"
 
 enum { K_HCM = 1, K_LISTENER, K_TLS, K_RLS, K_UTLS_NAME, K_MCPB };
 
