@@ -383,6 +383,21 @@ struct arn_cfg_route_action {
 	struct arn_cfg_rate_limit *rate_limits; /* RouteAction.rate_limits */
 	size_t n_rate_limits;
 	bool include_vh_rate_limits; /* RouteAction.include_vh_rate_limits */
+	/* request_mirror_policies: a shadow of the request to each (docs/http.md) */
+	struct arn_cfg_mirror *mirrors;
+	size_t n_mirrors;
+};
+
+/**
+ * One RouteAction.request_mirror_policies entry: the cluster a shadow of
+ * the request goes to (named, or read from a request header), and the
+ * share of requests shadowed (runtime_fraction's default_value; absent:
+ * every request).
+ */
+struct arn_cfg_mirror {
+	struct arn_cfg_ref cluster;	 /* the name; with header: the header's (lower case) */
+	bool header;			 /* cluster_header */
+	uint32_t numerator, denominator; /* denominator 100, 10000 or 1000000 */
 };
 
 /**
@@ -472,7 +487,7 @@ struct arn_cfg_vhost {
 	struct arn_cfg_retry_policy retry;     /* default for its routes */
 	struct arn_cfg_per_filter *per_filter; /* typed_per_filter_config */
 	size_t n_per_filter;
-	const struct arn_cfg_cors *cors; /* VirtualHost.cors (deprecated), or NULL */
+	const struct arn_cfg_cors *cors;	/* VirtualHost.cors (deprecated), or NULL */
 	struct arn_cfg_rate_limit *rate_limits; /* VirtualHost.rate_limits */
 	size_t n_rate_limits;
 };

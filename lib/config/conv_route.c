@@ -322,6 +322,68 @@ static void vhost_rate_limits(struct conv *c, const struct arn_cfg_vhost *v)
 	}
 }
 
+/*
+ * RouteAction.request_mirror_policies (Envoy's ShadowPolicyImpl): cluster
+ * or cluster_header (exactly one), runtime_fraction's default_value (Arion
+ * has no runtime: its runtime_key names nothing to read), trace_sampled
+ * (Arion has no tracing: it changes nothing).
+ */
+static void mirror_policies(struct conv *c, struct pb ra, struct arn_cfg_route_action *a)
+{
+	size_t n = pb_len(ra, "request_mirror_policies");
+	if (!n)
+		return;
+	a->mirrors = CONV_NEW(c, struct arn_cfg_mirror, n);
+	if (!a->mirrors)
+		return;
+	a->n_mirrors = n;
+	for (size_t i = 0; i < n; i++) {
+		struct pb mp = pb_at(ra, "request_mirror_policies", i);
+		struct arn_cfg_mirror *o = &a->mirrors[i];
+		size_t m = conv_push(c, "request_mirror_policies[%zu]", i);
+		conv_only(c, mp, "cluster,cluster_header,runtime_fraction,trace_sampled");
+		upb_StringView cl = pb_str(mp, "cluster"), ch = pb_str(mp, "cluster_header");
+		if (cl.size && ch.size) {
+			conv_err(c, "cluster_header",
+				 "set cluster or cluster_header, not both (Envoy)");
+		} else if (ch.size) {
+			conv_hdr_ok(c, "cluster_header", ch);
+			o->header = true;
+			o->cluster.name = conv_lstr(c, ch);
+			o->cluster.len = ch.size;
+		} else if (cl.size) {
+			cluster_ref(c, &o->cluster, cl);
+		} else {
+			conv_err(c, "", "no cluster: set cluster or cluster_header");
+		}
+		o->numerator = o->denominator = 100;
+		struct pb rf = pb_msg(mp, "runtime_fraction");
+		if (rf.m) {
+			size_t m2 = conv_push(c, "runtime_fraction");
+			conv_only(c, rf, "default_value,runtime_key");
+			struct pb fp = pb_msg(rf, "default_value");
+			if (!fp.m) {
+				conv_err(c, "default_value", "missing (Envoy requires it)");
+			} else {
+				size_t m3 = conv_push(c, "default_value");
+				conv_only(c, fp, "numerator,denominator");
+				static const uint32_t den[] = {100, 10000, 1000000};
+				int32_t d = pb_i32(fp, "denominator");
+				if (d < 0 || d > 2)
+					conv_err(c, "denominator", "unknown value %d", d);
+				else
+					o->denominator = den[d];
+				o->numerator = pb_u32(fp, "numerator");
+				if (o->numerator > o->denominator)
+					o->numerator = o->denominator;
+				conv_pop(c, m3);
+			}
+			conv_pop(c, m2);
+		}
+		conv_pop(c, m);
+	}
+}
+
 static void route_action(struct conv *c, struct pb ra, struct arn_cfg_route_action *a,
 			 const struct arn_cfg_retry_policy *vh_retry, bool *inherits_retry)
 {
@@ -331,7 +393,7 @@ static void route_action(struct conv *c, struct pb ra, struct arn_cfg_route_acti
 		  "prefix_rewrite,regex_rewrite,host_rewrite_literal,auto_host_rewrite,timeout,"
 		  "idle_timeout,retry_policy,hash_policy,append_x_forwarded_host,upgrade_configs,"
 		  "rate_limits,include_vh_rate_limits,max_grpc_timeout,grpc_timeout_offset,"
-		  "max_stream_duration,cors");
+		  "max_stream_duration,cors,request_mirror_policies");
 	conv_rate_limits(c, ra, &a->rate_limits, &a->n_rate_limits);
 	bool ivh = false;
 	pb_wrapped_bool(ra, "include_vh_rate_limits", &ivh);
@@ -533,6 +595,7 @@ static void route_action(struct conv *c, struct pb ra, struct arn_cfg_route_acti
 		conv_pop(c, m);
 	}
 	conv_upgrades(c, ra, true, &a->upgrades, &a->n_upgrades);
+	mirror_policies(c, ra, a);
 	conv_pop(c, m0);
 }
 

@@ -1087,6 +1087,48 @@ static void test_route_cookie_hash_policy(void **state)
 #undef RC
 }
 
+/* RouteAction.request_mirror_policies (Envoy's ShadowPolicyImpl): cluster
+ * or cluster_header, runtime_fraction's default_value (absent: every
+ * request), trace_sampled accepted (no tracing); what Arion's Envoy API
+ * lacks or Envoy refuses is refused, named. */
+static void test_route_mirror_policies(void **state)
+{
+	(void)state;
+#define RM(pol)                                                                                    \
+	"{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],\"routes\":[{"     \
+	"\"match\":{\"prefix\":\"/"                                                                \
+	"\"},\"route\":{\"cluster\":\"c\",\"request_mirror_policies\":[" pol "]}}]}]}"
+	tc_ok(R, RM("{\"cluster\":\"shadow\"},{\"cluster_header\":\"X-Mirror\",\"trace_sampled\":"
+		    "false},{\"cluster\":\"s2\",\"runtime_fraction\":{\"default_value\":{"
+		    "\"numerator\":25,\"denominator\":\"TEN_THOUSAND\"},\"runtime_key\":\"k\"}}"));
+	const struct arn_cfg_route_table *t = route_table("r");
+	assert_non_null(t);
+	const struct arn_cfg_route_action *a = &t->vhosts[0].routes[0].route;
+	assert_int_equal(a->n_mirrors, 3);
+	assert_false(a->mirrors[0].header);
+	assert_int_equal(a->mirrors[0].cluster.len, 6);
+	assert_memory_equal(a->mirrors[0].cluster.name, "shadow", 6);
+	assert_int_equal(a->mirrors[0].numerator, 100);
+	assert_int_equal(a->mirrors[0].denominator, 100);
+	assert_true(a->mirrors[1].header);
+	assert_memory_equal(a->mirrors[1].cluster.name, "x-mirror", 8);
+	assert_int_equal(a->mirrors[2].numerator, 25);
+	assert_int_equal(a->mirrors[2].denominator, 10000);
+	tc_refused(R, RM("{\"cluster\":\"a\",\"cluster_header\":\"x\"}"),
+		   "request_mirror_policies[0].cluster_header: set cluster or cluster_header, not "
+		   "both");
+	tc_refused(R, RM("{\"cluster\":\"a\"},{}"),
+		   "request_mirror_policies[1]: no cluster: set cluster or cluster_header");
+	tc_refused(R, RM("{\"cluster\":\"a\",\"runtime_fraction\":{}}"),
+		   "request_mirror_policies[0].runtime_fraction.default_value: missing");
+	tc_refused(R, RM("{\"cluster_header\":\"a\\nb\"}"),
+		   "request_mirror_policies[0].cluster_header: contains CR, LF or NUL");
+	/* Envoy's newer disable_shadow_host_suffix_append and
+	 * request_headers_mutations are not in Arion's Envoy API (gRPC 1.51's):
+	 * the JSON decoder refuses them as unknown fields */
+#undef RM
+}
+
 /* A route's strings that Arion writes as they are into the request line, a
  * Host or a Location header: a CR, LF or NUL from the control plane is
  * refused, naming the field (it would add header lines, or split the
@@ -1207,8 +1249,9 @@ static void test_unsupported_field_kinds(void **state)
 	     "", "routes[0].typed_per_filter_config"},
 	    {"", "", ",\"priority\":\"HIGH\"", "routes[0].route.priority"},
 	    {"", "", ",\"host_rewrite_header\":\"x-host\"", "routes[0].route.host_rewrite_header"},
-	    {"", "", ",\"request_mirror_policies\":[{\"cluster\":\"m\"}]",
-	     "routes[0].route.request_mirror_policies"},
+	    /* a virtual host's mirrors: only a route's are read */
+	    {",\"request_mirror_policies\":[{\"cluster\":\"m\"}]", "", "",
+	     "virtual_hosts[0].request_mirror_policies"},
 	    {",\"include_attempt_count_in_response\":true", "", "",
 	     "virtual_hosts[0].include_attempt_count_in_response"},
 	    {"", ",\"tracing\":{}", "", "routes[0].tracing"},
@@ -1532,6 +1575,7 @@ const struct CMUnitTest conv_tests[] = {
     TC(test_cluster_health_checks),
     TC(test_cla),
     TC(test_route_config_conversion),
+    TC(test_route_mirror_policies),
     TC(test_route_strings_refuse_cr_lf),
     TC(test_route_cookie_hash_policy),
     TC(test_route_refusals),
