@@ -30,6 +30,7 @@
 #include "http_hcm.h"
 #include "http_local.h"
 #include "http_router_filter.h"
+#include "http_shadow.h"
 #include "http_stream.h"
 #include "http_upstream.h"
 #include "http_zero.h"
@@ -287,6 +288,8 @@ void http_stream_end(struct http_stream *st)
 			http_retry_release(&x->retry, &st->crt->retries_active);
 		if (x->rb_head || x->rb_segs)
 			http_rb_free(st);
+		if (x->shadows) /* those the request never sent */
+			http_shadow_drop(st);
 	}
 	struct arn_stats_scope *hs = HS(hc);
 	if ((st->state & HTTP_S_COUNTED_RQ) && hs) {
@@ -865,18 +868,25 @@ static bool req_end(struct http_stream *st)
 	st->state |= HTTP_S_REQ_DONE;
 	st->req_end_tsc = http_tsc(hc->w);
 	http_timer_stop(&st->req_timer);
-	if (st->state & HTTP_S_LOCAL) {
-		/* the reply may be out already (it went from a callback, before
-		 * this END was parsed): the stream ends now, not at the
-		 * connection's next event */
-		st->state &= ~HTTP_S_LOCAL_WAIT_END;
-		hc->again = true;
-		return false;
-	}
-	if (st->state & HTTP_S_MCP) {
-		st->filter->decode_end(st);
-		hc->again = true;
-		return false;
+	/* one test for the requests that end otherwise (bench_hcm: a
+	 * mirrored request's test costs the others nothing) */
+	if (unlikely(st->state & (HTTP_S_LOCAL | HTTP_S_MCP | HTTP_S_KEEP_BODY))) {
+		if (st->state & HTTP_S_LOCAL) {
+			/* the reply may be out already (it went from a callback,
+			 * before this END was parsed): the stream ends now, not
+			 * at the connection's next event */
+			st->state &= ~HTTP_S_LOCAL_WAIT_END;
+			hc->again = true;
+			return false;
+		}
+		if (st->state & HTTP_S_MCP) {
+			st->filter->decode_end(st);
+			hc->again = true;
+			return false;
+		}
+		/* a mirrored request is whole: its shadows go (http_shadow.h) */
+		if (X(st)->shadows)
+			http_shadow_end(st);
 	}
 	if (st->up)
 		http_req_end_encode(st, http_up_peer(st->up));

@@ -1336,6 +1336,7 @@ static int leg_send(struct mcp_leg *l)
 	l->sent_sid = sid != NULL;
 	l->sr.del = l->side && r->del;
 	l->sr.get = l->phase == LEG_GET;
+	l->sr.msg = NULL; /* a head of its own (http_subreq.h) */
 	l->kind = ARN_MCP_U_FAILED;
 	snprintf(l->why, sizeof(l->why), "no answer");
 	const struct arn_cfg_gen *g = w->store ? arn_config_gen(w->store) : NULL;

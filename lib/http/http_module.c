@@ -44,6 +44,7 @@
 #include "http_mcp_tools.h"
 #include "http_mcp.h"
 #include "http_tcpp.h"
+#include "http_shadow.h"
 #include "http_upstream.h"
 
 static struct arn_config_store *g_store;
@@ -192,6 +193,7 @@ static void worker_free(struct http_worker *w)
 	free(w->pools);
 	http_tcpp_worker_fini(w);
 	http_hc_worker_fini(w);
+	http_shadow_worker_fini(w);
 	rte_free(w);
 }
 
@@ -266,7 +268,8 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	if (!w->conns || !w->ups || !w->res_mem || !w->pools || !w->big_mem || !w->trl_mem ||
 	    http_tcpp_worker_init(w, w->n_ups) != 0 || http_mcp_worker_init(w, &cfg_mcp) != 0 ||
 	    http_grpc_stats_worker_init(w) != 0 || http_mcp_tools_worker_init(w) != 0 ||
-	    http_cmp_worker_init(w) != 0 || http_hc_worker_init(w) != 0) {
+	    http_cmp_worker_init(w) != 0 || http_hc_worker_init(w) != 0 ||
+	    http_shadow_worker_init(w) != 0) {
 		ARN_ERR(HTTP, "worker %u: out of memory for the HTTP pools", idx);
 		worker_free(w);
 		return -ENOMEM;
@@ -404,6 +407,7 @@ static void worker_fini(struct arn_lcore *lc, void *arg)
 		return;
 	http_hc_worker_fini(w); /* its connections first: they are worker 0's */
 	http_conns_shutdown(w);
+	http_shadow_shutdown(w);
 	http_mcp_shutdown(w);
 	http_tcpp_shutdown(w);
 	http_pools_close_all(w);

@@ -19,6 +19,7 @@
 #include "http_local.h"
 #include "http_od.h"
 #include "http_router_filter.h"
+#include "http_shadow.h"
 #include "http_stream.h"
 #include "http_upstream.h"
 #include "http_zero.h"
@@ -90,6 +91,12 @@ bool http_rb_append(struct http_stream *st, const char *p, size_t n)
 {
 	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
+	/* the request's shadows take their copy here too (http_shadow.h):
+	 * without a retry policy, theirs is the only one */
+	if (X(st)->shadows)
+		http_shadow_body(st, p, n);
+	if (!X(st)->retry.rp)
+		return true;
 	uint32_t limit = hc->lsn ? hc->lsn->per_connection_buffer_limit : 1024 * 1024;
 	if ((uint64_t)X(st)->rb_bytes + n > limit)
 		return false;
@@ -345,7 +352,8 @@ bool http_maybe_retry(struct http_stream *st, bool would, int outcome)
  * its retry state then). */
 void http_rb_abandon(struct http_stream *st)
 {
-	st->state &= ~HTTP_S_KEEP_BODY;
+	if (!X(st)->shadows) /* theirs goes on (http_shadow_body) */
+		st->state &= ~HTTP_S_KEEP_BODY;
 	http_rb_free(st);
 	if (X(st)->retry.rp) {
 		if (st->crt)
@@ -526,6 +534,8 @@ static void route_to_cluster(struct http_stream *st, const struct arn_cfg_gen *g
 	/* retries: not for upgrades (a tunnel cannot be replayed) */
 	http_retry_init(&X(st)->retry, (st->state & HTTP_S_UPGRADE) ? NULL : &a->retry);
 	http_stream_set(st, HTTP_S_KEEP_BODY, X(st)->retry.rp && http_msg_has_body(&st->req.m));
+	if (a->n_mirrors) /* request_mirror_policies */
+		http_shadow_route(st);
 	attempt_start(st);
 }
 
@@ -993,7 +1003,7 @@ static void edits_keep(struct http_conn *hc, const struct http_stream *st,
 		while (rid < n && e[rid].value != x->request_id)
 			rid++;
 	if (!st->route_gen || (x->text_len && !gen_id) || x->xff || x->host || x->path_rewritten ||
-	    n > HTTP_RE_MAX || (gen_id && rid == n)) {
+	    n > HTTP_RE_MAX || (gen_id && rid == n) || (st->route && st->route->route.n_mirrors)) {
 		hc->re_gen_id = 0;
 		return;
 	}
@@ -1195,6 +1205,10 @@ static void __attribute__((noinline)) upstream_ready_anew(struct http_stream *st
 		path = buf; /* past text_len: free again once serialized */
 		plen = (uint32_t)k;
 	}
+	/* a mirrored request's shadows copy its head as it goes (a route
+	 * with mirrors never takes the kept edits: edits_keep) */
+	if (X(st)->shadows)
+		http_shadow_head(st, m, path, plen, e, n);
 	head_send(st, path, plen, e, n);
 }
 

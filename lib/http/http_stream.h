@@ -76,6 +76,7 @@ struct http_xreq {
 	bool reuse_replayed;	 /* sent once more after a reused connection closed */
 	bool attempt_reused;	 /* this attempt's connection carried a request before */
 	bool attempt_heard;	 /* this attempt's upstream sent a byte */
+	uint8_t shadows;	 /* its pending shadows (http_shadow.h) */
 	/* stopped whenever the http_res goes back or is reused (the stream's
 	 * end stops them), so http_xreq_init leaves them as they are */
 	struct http_timer retry_timer, try_timer, try_idle_timer;

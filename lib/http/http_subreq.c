@@ -105,7 +105,7 @@ int http_subreq_start(struct http_subreq *sr, struct http_conn *hc, const struct
 		      uint32_t timeout_ms, const struct http_subreq_ops *ops, void *user)
 {
 	struct http_worker *w = hc->w;
-	if (n > HTTP_SUBREQ_MAX_HDRS)
+	if (n > HTTP_SUBREQ_MAX_HDRS || (sr->msg && sr->n_edits > HTTP_SUBREQ_MAX_HDRS))
 		return -E2BIG;
 	struct arn_cfg_cluster_view v;
 	if (!g || arn_cfg_cluster_resolve(g, cluster, &v) != 0)
@@ -118,8 +118,11 @@ int http_subreq_start(struct http_subreq *sr, struct http_conn *hc, const struct
 	st->hc = hc;
 	http_stream_attach(st, res);
 	http_xreq_init(st, res);
-	st->method = sr->get ? ARN_H1_M_GET : sr->del ? ARN_H1_M_DELETE : ARN_H1_M_POST;
-	if (sr->del || sr->get)
+	st->method = sr->msg   ? sr->msg->method
+		     : sr->get ? ARN_H1_M_GET
+		     : sr->del ? ARN_H1_M_DELETE
+			       : ARN_H1_M_POST;
+	if (!sr->msg && (sr->del || sr->get))
 		blen = 0;
 	st->version = 11;
 	arn_cfg_pin(v.cluster);
@@ -185,6 +188,10 @@ int http_subreq_start(struct http_subreq *sr, struct http_conn *hc, const struct
 	/* the head: host (the endpoint's hostname, else the cluster's name),
 	 * content-length, the caller's headers */
 	unsigned k = 0;
+	if (sr->msg) {
+		n = 0; /* the message's own fields */
+		goto head_made;
+	}
 	sr->authority = st->ep_host ? st->ep_host : cluster->name;
 	sr->authority_len = st->ep_host ? strlen(st->ep_host) : cluster->len;
 	sr->hdrs[k++] = (struct arn_h1_edit){.name = "host",
@@ -207,6 +214,7 @@ int http_subreq_start(struct http_subreq *sr, struct http_conn *hc, const struct
 						     .value = h[i].value,
 						     .value_len = (uint32_t)h[i].value_len,
 						     .op = ARN_H1_EDIT_ADD};
+head_made:
 	sr->n_hdrs = k;
 
 	int rc = http_up_acquire(w, p, st, hc->laddr, &sr_up_ops);
@@ -260,12 +268,39 @@ void http_subreq_cancel(struct http_subreq *sr)
 
 /* ---- what the connection tells it ------------------------------------------------------- */
 
+/* The head and body go out: the caller's message with its edits (msg mode). */
+static void sr_send_msg(struct http_subreq *sr, struct http_peer *up)
+{
+	struct http_stream *st = &sr->st;
+	/* the codec may add one edit after them */
+	struct arn_h1_edit e[HTTP_SUBREQ_MAX_HDRS + 1];
+	memcpy(e, sr->edits, sr->n_edits * sizeof(e[0]));
+	int rc = up->codec->encode_request_head(up, sr->msg, sr->path, (uint32_t)sr->path_len, e,
+						sr->n_edits, false);
+	if (rc != 0) {
+		sr_fail(sr, rc == -E2BIG ? "request head too large" : "out of buffers", HOST_ERROR);
+		return;
+	}
+	sr->sent = true;
+	st->state |= HTTP_S_HEAD_SENT | HTTP_S_ATTEMPT_SENT | HTTP_S_REQ_DONE;
+	if (sr->blen)
+		up->codec->encode_body(up, sr->body, sr->blen);
+	up->codec->encode_end(up);
+	if (CS(st))
+		arn_stats_add(CS(st), st->hc->w->slot, ARN_CL_upstream_cx_tx_bytes_total, sr->blen);
+	up->codec->flush(up);
+}
+
 static void sr_ready(struct http_stream *st)
 {
 	struct http_subreq *sr = of(st);
 	if (!sr->running || sr->sent || !st->up)
 		return;
 	struct http_peer *up = http_up_peer(st->up);
+	if (sr->msg) {
+		sr_send_msg(sr, up);
+		return;
+	}
 	struct arn_h1_msg m;
 	memset(&m, 0, sizeof(m));
 	m.method = sr->get ? ARN_H1_M_GET : sr->del ? ARN_H1_M_DELETE : ARN_H1_M_POST;

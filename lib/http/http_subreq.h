@@ -74,6 +74,15 @@ struct http_subreq {
 	 * content-length), as the MCP gateway opens a backend session's
 	 * event stream; pass timeout_ms 0 for a stream meant to stay open */
 	bool get;
+	/* set before http_subreq_start: the request's head is this message
+	 * (its method, its fields as they are, its body framing) with
+	 * n_edits edits applied, not a head made here (no host or
+	 * content-length added, @p h unused): a copy of a client's request,
+	 * as a shadow (http_shadow.c) sends it. Both the caller's, as the
+	 * path and body are. */
+	const struct arn_h1_msg *msg;
+	const struct arn_h1_edit *edits;
+	unsigned n_edits; /* at most HTTP_SUBREQ_MAX_HDRS */
 };
 
 /**

@@ -209,6 +209,9 @@ struct http_worker {
 	/* the active health checker (http_hc.c): worker 0's, NULL elsewhere */
 	struct http_hc_worker *hc;
 
+	/* request mirroring's slots (http_shadow.c): HTTP_SHADOW_MAX */
+	struct http_shadow *shadows, *shadow_free;
+
 	/* the admission of the connection dc_accept is accepting, for the
 	 * block that keeps it (http_cx_take); NULL outside dc_accept */
 	struct http_cx_adm *cx_pending;

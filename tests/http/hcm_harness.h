@@ -44,6 +44,7 @@
 #include "arn_stats.h"
 #include "h1_harness.h"
 #include "http_int.h"
+#include "http_shadow.h"
 #include "http_upstream.h"
 #include "tcp_fake_net.h"
 #include "upb/reflection.h"
@@ -742,6 +743,9 @@ static inline void hh_check_nothing_left(void)
 	CHECK(n == w->n_res, "%u of %u request buffers in use", w->n_res - n, w->n_res);
 	CHECK(!w->res_wait_head, "a connection waits for a request buffer");
 	CHECK(w->rb_segs == 0, "%u mbufs of request bodies kept for retries", w->rb_segs);
+	n = http_shadow_free_count(w);
+	CHECK(n == HTTP_SHADOW_MAX, "%u of %u shadow slots in use", HTTP_SHADOW_MAX - n,
+	      HTTP_SHADOW_MAX);
 	n = 0;
 	for (char **b = w->big_free; b; b = (char **)*b)
 		n++;

@@ -3587,6 +3587,336 @@ static int teardown(void **state)
 
 #define T(f) cmocka_unit_test_teardown(f, teardown)
 
+/* ---- request mirroring (RouteAction.request_mirror_policies) ----------------------------- */
+
+/* clang-format off */
+/* Port 82: routes to "web" (198.18.0.200) that mirror to "dyn" (.203):
+ * /m every request (route timeout 1 s), /f0 none (runtime_fraction 0),
+ * /b to "dyn" itself (a test gives it a circuit breaker),
+ * /h the cluster x-mirror names, /x17 seventeen mirrors to a cluster
+ * that does not exist (more than a worker's HTTP_SHADOW_MAX slots). */
+#define MIRROR_POL(c) "{\"cluster\":\"" c "\"}"
+#define MIRROR_POL4(c) MIRROR_POL(c) "," MIRROR_POL(c) "," MIRROR_POL(c) "," MIRROR_POL(c)
+#define MIRROR_LISTENER                                                                            \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"mir\","              \
+	"\"route_config\":{\"name\":\"mir\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":["                                                                     \
+	"{\"match\":{\"prefix\":\"/m\"},\"route\":{\"cluster\":\"web\",\"timeout\":\"1s\","        \
+	"\"request_mirror_policies\":[" MIRROR_POL("dyn") "]}},"                                   \
+	"{\"match\":{\"prefix\":\"/f0\"},\"route\":{\"cluster\":\"web\","                          \
+	"\"request_mirror_policies\":[{\"cluster\":\"dyn\",\"runtime_fraction\":{"                 \
+	"\"default_value\":{\"numerator\":0}}}]}},"                                                \
+	"{\"match\":{\"prefix\":\"/h\"},\"route\":{\"cluster\":\"web\","                           \
+	"\"request_mirror_policies\":[{\"cluster_header\":\"x-mirror\"}]}},"                       \
+	"{\"match\":{\"prefix\":\"/b\"},\"route\":{\"cluster\":\"dyn\","                          \
+	"\"request_mirror_policies\":[" MIRROR_POL("dyn") "]}},"                                   \
+	"{\"match\":{\"prefix\":\"/x17\"},\"route\":{\"cluster\":\"web\","                        \
+	"\"request_mirror_policies\":[" MIRROR_POL4("nope") "," MIRROR_POL4("nope") ","            \
+	MIRROR_POL4("nope") "," MIRROR_POL4("nope") "," MIRROR_POL("nope") "]}}"                   \
+	"]}]},\"http_filters\":[{\"name\":\"envoy.filters.http.router\",\"typed_config\":{"        \
+	"\"@type\":\"type.googleapis.com/envoy.extensions.filters.http.router.v3.Router\"}}]}}]}]}"
+/* clang-format on */
+
+/* The upstream connection to 198.18.0.<last>, or NULL. */
+static struct peer *upstream_at(unsigned last)
+{
+	for (unsigned u = 0; u < N_UPSTREAMS; u++) {
+		struct peer *p = hh_upstream(u);
+		if (p && p->addr == (0xc6120000u | last))
+			return p;
+	}
+	return NULL;
+}
+
+static uint64_t cl_stat(const char *cluster, unsigned id)
+{
+	struct arn_stats_scope *sc =
+	    arn_stats_scope_get(&arn_stats_cluster_schema, ARN_STATS_TAG_CLUSTER, cluster);
+	assert_non_null(sc);
+	uint64_t v = arn_stats_counter_value(sc, id);
+	arn_stats_scope_put(sc);
+	return v;
+}
+
+/* A mirrored GET reaches both clusters; the shadow's Host has "-shadow"
+ * before its port (Envoy's shadow writer), and the client gets the main
+ * cluster's answer alone. */
+static void test_mirror_get_reaches_both_with_shadow_host(void **state)
+{
+	(void)state;
+	uint64_t dc0 = cl_stat("dyn", ARN_CL_upstream_rq_completed);
+	tp_begin(1, MIRROR_LISTENER);
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	send_str(c, "GET /m/a?q=1 HTTP/1.1\r\nHost: app.example:8080\r\nX-A: 1\r\n\r\n");
+	struct peer *u = upstream_at(200), *s = upstream_at(203);
+	assert_non_null(u);
+	if (!s)
+		fail_msg("no shadow connection");
+	assert_true(got(u, "GET /m/a?q=1 HTTP/1.1\r\n"));
+	assert_true(got(u, "app.example:8080\r\n"));
+	if (!got(s, "GET /m/a?q=1 HTTP/1.1\r\n") || !got(s, ": app.example-shadow:8080\r\n") ||
+	    !got(s, "X-A: 1\r\n"))
+		fail_msg("the shadow got: %.*s", (int)s->log_len, s->log);
+	assert_false(got(s, "app.example:8080"));
+	send_str(s, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nnope");
+	send_str(u, OK5);
+	assert_true(got(c, "HTTP/1.1 200 OK\r\n"));
+	assert_false(got(c, "nope"));
+	/* without a port */
+	send_str(c, "GET /m HTTP/1.1\r\nHost: plain\r\n\r\n");
+	assert_true(got(s, ": plain-shadow\r\n"));
+	send_str(s, OK5);
+	send_str(u, OK5);
+	assert_int_equal(count(c, "HTTP/1.1 200 OK\r\n"), 2);
+	assert_int_equal(cl_stat("dyn", ARN_CL_upstream_rq_completed), dc0 + 2);
+	hh_end();
+}
+
+/* A mirrored POST's body reaches the shadow byte for byte, a chunked one
+ * framed by its length (the shadow leaves once the request is whole). */
+static void test_mirror_post_body_byte_exact(void **state)
+{
+	(void)state;
+	tp_begin(1, MIRROR_LISTENER);
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	char body[3001];
+	for (int i = 0; i < 3000; i++)
+		body[i] = (char)('a' + (i * 7) % 26);
+	body[3000] = 0;
+	send_str(c, "POST /m HTTP/1.1\r\nHost: a\r\nContent-Length: 3000\r\n\r\n");
+	hh_send(c, body, 1000, 0);
+	hh_settle();
+	assert_null(upstream_at(203)); /* not before the request is whole */
+	hh_send(c, body + 1000, 2000, 0);
+	hh_settle();
+	struct peer *u = upstream_at(200), *s = upstream_at(203);
+	assert_non_null(u);
+	assert_non_null(s);
+	assert_true(got(s, "POST /m HTTP/1.1\r\n"));
+	assert_true(memmem(s->log, s->log_len, "\r\n\r\n", 4) != NULL);
+	const char *b = (const char *)memmem(s->log, s->log_len, "\r\n\r\n", 4) + 4;
+	assert_int_equal(s->log + s->log_len - b, 3000);
+	assert_memory_equal(b, body, 3000);
+	assert_int_equal(count(s, "ontent-length: 3000\r\n"), 1);
+	send_str(s, OK5);
+	send_str(u, OK5);
+	assert_true(got(c, "HTTP/1.1 200 OK\r\n"));
+	/* chunked: the shadow gets the body with its length */
+	uint32_t s0 = s->log_len;
+	send_str(c, "POST /m HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+		    "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n");
+	struct peer *s2 = s->log_len > s0 ? s : upstream_at(203);
+	const char *tail = s2->log + (s2 == s ? s0 : 0);
+	size_t tl = s2->log_len - (size_t)(tail - s2->log);
+	if (!memmem(tail, tl, "ontent-length: 11\r\n", 19) ||
+	    !memmem(tail, tl, "\r\n\r\nhello world", 15) || memmem(tail, tl, "hunked", 6))
+		fail_msg("the shadow got: %.*s", (int)tl, tail);
+	send_str(s2, OK5);
+	send_str(u, OK5);
+	assert_int_equal(count(c, "HTTP/1.1 200 OK\r\n"), 2);
+	hh_end();
+}
+
+/* The shadow's upstream never answering, or resetting, changes nothing
+ * for the client: the same answer, and none of the main cluster's error
+ * counters move. The silent shadow ends at its own timeout (the route's,
+ * 1 s), counted in the shadow cluster. */
+static void test_mirror_failures_never_reach_the_client(void **state)
+{
+	(void)state;
+	uint64_t to0 = cl_stat("web", ARN_CL_upstream_rq_timeout);
+	uint64_t rst0 = cl_stat("web", ARN_CL_upstream_rq_rx_reset);
+	uint64_t cf0 = cl_stat("web", ARN_CL_upstream_cx_connect_fail);
+	uint64_t dto0 = cl_stat("dyn", ARN_CL_upstream_rq_timeout);
+	tp_begin(1, MIRROR_LISTENER);
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	send_str(c, "GET /m HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u = upstream_at(200), *s = upstream_at(203);
+	assert_non_null(u);
+	assert_non_null(s);
+	send_str(u, OK5); /* the shadow says nothing */
+	assert_true(ends_with(c, "\r\n\r\nhello"));
+	for (int i = 0; i < 12; i++)
+		hh_advance(100);
+	assert_int_equal(cl_stat("dyn", ARN_CL_upstream_rq_timeout), dto0 + 1);
+	/* the next shadow's upstream resets */
+	send_str(c, "GET /m HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *s2 = NULL;
+	for (unsigned k = 0; k < N_UPSTREAMS; k++) {
+		struct peer *p = hh_upstream(k);
+		if (p && p != s && p->addr == (0xc6120000u | 203))
+			s2 = p;
+	}
+	assert_non_null(s2);
+	hh_reset(s2);
+	hh_settle();
+	send_str(u, OK5);
+	assert_int_equal(count(c, "HTTP/1.1 200 OK\r\n"), 2);
+	assert_false(c->dead || c->fin_in);
+	assert_int_equal(cl_stat("web", ARN_CL_upstream_rq_timeout), to0);
+	assert_int_equal(cl_stat("web", ARN_CL_upstream_rq_rx_reset), rst0);
+	assert_int_equal(cl_stat("web", ARN_CL_upstream_cx_connect_fail), cf0);
+	hh_end();
+}
+
+/* runtime_fraction 0: no shadow. A cluster_header mirror goes where the
+ * request's header says, and nowhere without it. */
+static void test_mirror_fraction_zero_and_cluster_header(void **state)
+{
+	(void)state;
+	tp_begin(1, MIRROR_LISTENER);
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	send_str(c, "GET /f0 HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u = upstream_at(200);
+	assert_non_null(u);
+	send_str(u, OK5);
+	send_str(c, "GET /h HTTP/1.1\r\nHost: a\r\n\r\n");
+	send_str(u, OK5);
+	assert_null(upstream_at(203));
+	send_str(c, "GET /h HTTP/1.1\r\nHost: a\r\nX-Mirror: dyn\r\n\r\n");
+	struct peer *s = upstream_at(203);
+	assert_non_null(s);
+	assert_true(got(s, "GET /h HTTP/1.1\r\n"));
+	send_str(s, OK5);
+	send_str(u, OK5);
+	assert_int_equal(count(c, "HTTP/1.1 200 OK\r\n"), 3);
+	hh_end();
+}
+
+/* A body past HTTP_SHADOW_BODY gives the shadow up, counted in the route
+ * cluster's retry_or_shadow_abandoned (Envoy's); the request goes on. */
+static void test_mirror_body_past_the_bound_skips_the_shadow(void **state)
+{
+	(void)state;
+	uint64_t ab0 = cl_stat("web", ARN_CL_retry_or_shadow_abandoned);
+	tp_begin(1, MIRROR_LISTENER);
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	char head[128];
+	snprintf(head, sizeof(head), "POST /m HTTP/1.1\r\nHost: a\r\nContent-Length: %u\r\n\r\n",
+		 HTTP_SHADOW_BODY + 1);
+	send_str(c, head);
+	for (uint32_t left = HTTP_SHADOW_BODY + 1; left;) {
+		uint32_t k = left < 8192 ? left : 8192;
+		hh_send(c, NULL, k, 0);
+		hh_settle();
+		left -= k;
+	}
+	struct peer *u = upstream_at(200);
+	assert_non_null(u);
+	assert_int_equal(u->rx > HTTP_SHADOW_BODY, true);
+	send_str(u, OK5);
+	assert_true(got(c, "HTTP/1.1 200 OK\r\n"));
+	assert_null(upstream_at(203));
+	assert_int_equal(cl_stat("web", ARN_CL_retry_or_shadow_abandoned), ab0 + 1);
+	hh_end();
+}
+
+/* Seventeen mirrors of one request: the worker's HTTP_SHADOW_MAX slots
+ * go to the first sixteen while the request's body comes, the last is
+ * counted (shadow_overflow) and not sent; the slots come back (a mirror
+ * to a cluster that does not exist is skipped, as in Envoy), so the next
+ * request finds them all. A client gone mid-body frees its pending
+ * shadows. */
+static void test_mirror_slots_bounded_per_worker(void **state)
+{
+	(void)state;
+	uint64_t ov0 = stat_of(&arn_stats_http_schema, "http.mir", ARN_HTTP_shadow_overflow);
+	tp_begin(1, MIRROR_LISTENER);
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	send_str(c, "POST /x17 HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\nab");
+	assert_int_equal(stat_of(&arn_stats_http_schema, "http.mir", ARN_HTTP_shadow_overflow),
+			 ov0 + 1);
+	send_str(c, "cd");
+	struct peer *u = upstream_at(200);
+	assert_non_null(u);
+	send_str(u, OK5);
+	send_str(c, "POST /x17 HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\nab");
+	assert_int_equal(stat_of(&arn_stats_http_schema, "http.mir", ARN_HTTP_shadow_overflow),
+			 ov0 + 2);
+	/* the client goes mid-body: its sixteen pending shadows go with it */
+	hh_reset(c);
+	hh_settle();
+	hh_open(1, 82);
+	hh_settle();
+	send_str(hh_client(1), "POST /x17 HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nab");
+	assert_int_equal(stat_of(&arn_stats_http_schema, "http.mir", ARN_HTTP_shadow_overflow),
+			 ov0 + 3);
+	struct peer *u2 = NULL;
+	for (unsigned k = 0; k < N_UPSTREAMS; k++) {
+		struct peer *p = hh_upstream(k);
+		if (p && !p->dead && p->addr == (0xc6120000u | 200) && got(p, "Length: 2\r\n"))
+			u2 = p;
+	}
+	assert_non_null(u2);
+	send_str(u2, OK5);
+	assert_true(got(hh_client(1), "HTTP/1.1 200 OK\r\n"));
+	hh_end();
+}
+
+/* A shadow counts in its cluster's circuit breaker (max_requests) as any
+ * request does: with the breaker full (here: the client's own request to
+ * that cluster, max_requests 1) the shadow is dropped, counted in
+ * upstream_rq_pending_overflow there, and the client's request goes on. */
+static void test_mirror_full_breaker_drops_the_shadow_only(void **state)
+{
+	(void)state;
+	tp_begin(1, MIRROR_LISTENER);
+	char b[1024];
+	snprintf(b, sizeof(b), HH_CDYN,
+		 "\"circuit_breakers\":{\"thresholds\":[{\"max_requests\":1}]},", HH_EP(203));
+	hh_apply(ARN_TYPE_URL_CLUSTER, b);
+	uint64_t ov0 = cl_stat("dyn", ARN_CL_upstream_rq_pending_overflow);
+	uint64_t tot0 = cl_stat("dyn", ARN_CL_upstream_rq_total);
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	send_str(c, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u = upstream_at(203);
+	assert_non_null(u);
+	assert_int_equal(cl_stat("dyn", ARN_CL_upstream_rq_total), tot0 + 1);
+	assert_int_equal(cl_stat("dyn", ARN_CL_upstream_rq_pending_overflow), ov0 + 1);
+	assert_int_equal(count(u, "GET /b HTTP/1.1\r\n"), 1);
+	send_str(u, OK5);
+	assert_true(got(c, "HTTP/1.1 200 OK\r\n"));
+	hh_end();
+}
+
+/* The client goes while its shadow is in flight: the shadow lives on
+ * alone and ends with its answer (nothing left behind: hh_end). */
+static void test_mirror_outlives_its_client(void **state)
+{
+	(void)state;
+	tp_begin(1, MIRROR_LISTENER);
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	send_str(c, "POST /m HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc");
+	struct peer *u = upstream_at(200), *s = upstream_at(203);
+	assert_non_null(u);
+	assert_non_null(s);
+	hh_reset(c);
+	hh_settle();
+	assert_true(got(s, "\r\n\r\nabc"));
+	send_str(s, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nxyz");
+	assert_int_equal(cl_stat("dyn", ARN_CL_upstream_rq_2xx) > 0, true);
+	hh_end();
+}
+
 int main(void)
 {
 	/* the data path runs the HTTP filters and, on a connection
@@ -3667,6 +3997,14 @@ int main(void)
 	    T(test_response_head_not_held_for_its_body),
 	    T(test_heads_across_mbufs_whole),
 	    T(test_route_timeout_counts_from_each_request),
+	    T(test_mirror_get_reaches_both_with_shadow_host),
+	    T(test_mirror_post_body_byte_exact),
+	    T(test_mirror_failures_never_reach_the_client),
+	    T(test_mirror_fraction_zero_and_cluster_header),
+	    T(test_mirror_body_past_the_bound_skips_the_shadow),
+	    T(test_mirror_slots_bounded_per_worker),
+	    T(test_mirror_full_breaker_drops_the_shadow_only),
+	    T(test_mirror_outlives_its_client),
 	};
 	/* TEST_FILTER=glob[,glob...]: only these tests, in this file's order
 	 * (a test alone, or after the one it is suspected to depend on) */
