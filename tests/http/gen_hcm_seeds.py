@@ -176,6 +176,18 @@ seeds["config_changes"] = (Seed().open(0, 82).csend(0, GET).time(2).config(1).ti
                            .config(5).open(2, 82).time(5).config(6).config(0).open(3, 82)
                            .csend(3, GET).time(5).config(3).time(2).config(2).usend(2, OK5).time(5))
 
+# request mirroring on the "dyn" listener's /mirror (config 4): a POST whose
+# shadows go to "two" and to the cluster X-Mirror names, the main answer
+# first, one shadow answering, the other reset; then a client gone mid-body
+# (time(0) first: a NUL byte, so that git carries the seed as binary and
+# a patch keeps its CRs)
+seeds["dyn_mirror"] = (Seed().time(0).config(4).open(0, 82)
+                       .csend(0, "POST /mirror HTTP/1.1\r\nHost: a:80\r\nX-Mirror: web\r\n"
+                                 "Content-Length: 5\r\n\r\nhello").time(2)
+                       .usend(0, OK5).time(2).usend(1, OK5).time(2).op(URST, 2).time(2)
+                       .csend(0, "POST /mirror HTTP/1.1\r\nHost: a\r\nContent-Length: 9\r\n\r\nabc")
+                       .time(2).op(CRST, 0).time(10))
+
 # a request header copied by request_headers_to_add that outgrows the
 # stream's text (4 KB): refused with 500, never sent without the edit
 seeds["edit_overflow"] = (Seed().open(0).csend(0, "GET / HTTP/1.1\r\nHost: a\r\nx-copy-src: ")

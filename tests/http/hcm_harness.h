@@ -891,6 +891,11 @@ static inline void hh_trace_run(void)
 	"[{\"header\":{\"header_name\":\"x-user\"}},"                                              \
 	"{\"connection_properties\":{\"source_ip\":true}}]}}"
 #define HH_ROUTE_DIRECT "{\"match\":{\"prefix\":\"/direct\"},\"direct_response\":{\"status\":202}}"
+/* request mirroring (http_shadow.c): a shadow to "two" and one to the
+ * cluster x-mirror names */
+#define HH_ROUTE_MIRROR                                                                            \
+	"{\"match\":{\"prefix\":\"/mirror\"},\"route\":{\"cluster\":\"dyn\",\"timeout\":\"0.5s\"," \
+	"\"request_mirror_policies\":[{\"cluster\":\"two\"},{\"cluster_header\":\"x-mirror\"}]}}"
 #define HH_ROUTE_TWO "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"two\"}}"
 #define HH_CDYN                                                                                    \
 	"{\"name\":\"dyn\",\"type\":\"STATIC\",\"connect_timeout\":\"0.3s\",%s"                    \
@@ -940,7 +945,8 @@ static inline void hh_apply(const char *type, const char *json)
 /* Configuration change @p v % 8: 0 the initial "dyn" cluster (endpoint
  * .203) and listener (routes to it), 1 the endpoint replaced (.204;
  * MAGLEV), 2 both endpoints (RING_HASH), 3 none, 4 the listener updated
- * (a direct response route first), 5 the listener removed, 6 the cluster
+ * (a direct response route first, then /mirror, mirrored), 5 the
+ * listener removed, 6 the cluster
  * removed, 7 the listener routing to the cluster "two". */
 static inline void hh_config(unsigned v)
 {
@@ -966,7 +972,8 @@ static inline void hh_config(unsigned v)
 		hh_apply(ARN_TYPE_URL_CLUSTER, b);
 		break;
 	case 4:
-		snprintf(b, sizeof(b), HH_LDYN, HH_ROUTE_DIRECT "," HH_ROUTE_DYN);
+		snprintf(b, sizeof(b), HH_LDYN,
+			 HH_ROUTE_DIRECT "," HH_ROUTE_MIRROR "," HH_ROUTE_DYN);
 		hh_apply(ARN_TYPE_URL_LISTENER, b);
 		break;
 	case 5:

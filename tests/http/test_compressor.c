@@ -925,6 +925,85 @@ static void test_http2_cors(void **state)
 	hh_clients_h2 = false;
 }
 
+/* ---- request mirroring with an HTTP/2 client (test_hcm_tcp has HTTP/1's) --------------- */
+
+static const char h2_shadow_body[] = "hello h2 body";
+
+static ssize_t h2_shadow_read(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len,
+			      uint32_t *flags, nghttp2_data_source *src, void *u)
+{
+	(void)s, (void)id, (void)src, (void)u;
+	size_t n = sizeof(h2_shadow_body) - 1;
+	assert_true(len >= n);
+	memcpy(buf, h2_shadow_body, n);
+	*flags |= NGHTTP2_DATA_FLAG_EOF;
+	return (ssize_t)n;
+}
+
+/* The upstream connection to 198.18.0.<last>, or NULL. */
+static struct peer *upstream_to(unsigned last)
+{
+	for (unsigned u = 0; u < N_UPSTREAMS; u++) {
+		struct peer *p = hh_upstream(u);
+		if (p && p->addr == (0xc6120000u | last))
+			return p;
+	}
+	return NULL;
+}
+
+static bool peer_got(const struct peer *p, const char *s)
+{
+	return p && memmem(p->log, p->log_len, s, strlen(s)) != NULL;
+}
+
+/* An HTTP/2 client's mirrored POST: the shadow, an HTTP/1.1 request to
+ * "dyn" (.203), has the :authority as its Host with "-shadow" before the
+ * port, and the DATA frames' bytes as its body framed by their length;
+ * the client gets the main cluster's answer. */
+static void test_http2_client_mirrored(void **state)
+{
+	(void)state;
+	hh_clients_h2 = true;
+	hh_begin(1);
+	char l[8192];
+	snprintf(l, sizeof(l), HH_LDYN,
+		 "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\","
+		 "\"request_mirror_policies\":[{\"cluster\":\"dyn\"}]}}");
+	hh_apply(ARN_TYPE_URL_LISTENER, l);
+	hh_cfg_changed = true; /* the next run gets the harness's "dyn" back */
+	hh_settle();
+	struct h2c c = {.p = client(0, 82), .bcap = 1 << 16};
+	c.body = malloc(c.bcap);
+	assert_non_null(c.body);
+	nghttp2_session *s = h2c_session(&c);
+#define NV(a, b)                                                                                   \
+	{(uint8_t *)(a), (uint8_t *)(b), sizeof(a) - 1, sizeof(b) - 1, NGHTTP2_NV_FLAG_NONE}
+	nghttp2_nv nv[] = {NV(":method", "POST"), NV(":path", "/up?x=1"), NV(":scheme", "http"),
+			   NV(":authority", "app.example:8080"), NV("x-a", "1")};
+#undef NV
+	nghttp2_data_provider dp = {.read_callback = h2_shadow_read};
+	assert_true(nghttp2_submit_request(s, NULL, nv, 5, &dp, NULL) > 0);
+	h2c_pump(s, &c);
+	struct peer *u = upstream_to(200), *sh = upstream_to(203);
+	assert_non_null(u);
+	if (!sh || !peer_got(sh, "POST /up?x=1 HTTP/1.1\r\n") ||
+	    !peer_got(sh, ": app.example-shadow:8080\r\n") || !peer_got(sh, "x-a: 1\r\n") ||
+	    !peer_got(sh, "ength: 13\r\n") || !peer_got(sh, "\r\n\r\nhello h2 body"))
+		fail_msg("the shadow got: %.*s", sh ? (int)sh->log_len : 0, sh ? sh->log : "");
+	send_str(sh, "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n");
+	send_str(u, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
+	for (int i = 0; i < 20 && !c.closed; i++)
+		h2c_pump(s, &c);
+	assert_true(c.closed);
+	c.head[c.hl] = 0;
+	assert_non_null(strstr(c.head, ":status: 200\n"));
+	assert_int_equal(c.blen, 5);
+	nghttp2_session_del(s);
+	free(c.body);
+	hh_end();
+	hh_clients_h2 = false;
+}
+
 int main(void)
 {
 	hh_init(false);
@@ -941,6 +1020,7 @@ int main(void)
 	    cmocka_unit_test(test_head_body_end_in_one_piece),
 	    cmocka_unit_test(test_http2_client),
 	    cmocka_unit_test(test_http2_cors),
+	    cmocka_unit_test(test_http2_client_mirrored),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
