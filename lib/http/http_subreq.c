@@ -17,7 +17,7 @@
 
 #include "arn_config.h"
 #include "arn_log.h"
-#include "http_router_filter.h"
+#include "http_host_rq.h"
 #include "http_subreq.h"
 #include "http_upstream.h"
 
