@@ -683,7 +683,8 @@ static bool hmac_verify(const struct arn_jwt *j, const unsigned char *key, size_
 	return ok;
 }
 
-enum arn_jwt_status arn_jwt_verify_sig(const struct arn_jwt *j, const struct arn_jwks *ks)
+enum arn_jwt_status arn_jwt_verify_sig(const struct arn_jwt *j, const struct arn_jwks *ks,
+				       unsigned *budget)
 {
 	bool matched = false;
 	if (j->alg == ARN_JWT_EDDSA && j->sig_len != 64)
@@ -696,6 +697,11 @@ enum arn_jwt_status arn_jwt_verify_sig(const struct arn_jwt *j, const struct arn
 		if (k->alg >= 0 && k->alg != (int)j->alg)
 			continue;
 		matched = true;
+		if (budget) {
+			if (!*budget)
+				break;
+			(*budget)--;
+		}
 		bool ok = false;
 		switch (k->kty) {
 		case KTY_RSA:

@@ -154,11 +154,14 @@ bool arn_jwt_aud_allowed(const struct arn_jwt *j, const char *const *auds, size_
  * any) and whose alg, when it has one, is the token's, of a type that
  * fits the token's alg (RSA for RS / PS, EC of the alg's curve for ES,
  * Ed25519 for EdDSA, oct for HS), is tried until one verifies.
- * @return ARN_JWT_OK, ARN_JWT_VERIFICATION_FAIL (keys were tried),
- *   ARN_JWKS_KID_ALG_MISMATCH (none matched) or
+ * @p budget (NULL: no limit) is how many keys may still be tried, less
+ * one for each tried; at 0 the search stops (the caller sees it spent).
+ * @return ARN_JWT_OK, ARN_JWT_VERIFICATION_FAIL (keys were tried, or the
+ *   budget ran out), ARN_JWKS_KID_ALG_MISMATCH (none matched) or
  *   ARN_JWT_ED25519_SIG_WRONG_LENGTH.
  */
-enum arn_jwt_status arn_jwt_verify_sig(const struct arn_jwt *j, const struct arn_jwks *ks);
+enum arn_jwt_status arn_jwt_verify_sig(const struct arn_jwt *j, const struct arn_jwks *ks,
+				       unsigned *budget);
 
 /**
  * A claim of the payload as a header value into @p buf (@p cap bytes):

@@ -363,6 +363,7 @@ enum arn_cfg_per_filter_kind {
 	ARN_CFG_PF_RBAC = 0,	    /* cfg: struct arn_cfg_rbac_filter (RBACPerRoute) */
 	ARN_CFG_PF_LOCAL_RATELIMIT, /* cfg: struct arn_cfg_http_ratelimit */
 	ARN_CFG_PF_CORS,	    /* cfg: struct arn_cfg_cors (cors.v3.CorsPolicy) */
+	ARN_CFG_PF_JWT_AUTHN, /* cfg: struct arn_cfg_jwt_per_route (jwt_authn PerRouteConfig) */
 };
 
 /* ---------------------------------------------------------------------------
@@ -418,5 +419,106 @@ const void *arn_cfg_per_filter_find(const struct arn_cfg_vhost *vh, const struct
  */
 size_t arn_cfg_cors_policies(const struct arn_cfg_vhost *vh, const struct arn_cfg_route *r,
 			     const char *name, size_t len, const struct arn_cfg_cors *out[2]);
+
+/* ---------------------------------------------------------------------------
+ * envoy.filters.http.jwt_authn (JwtAuthentication). Providers' key sets
+ * are built at conversion (local_jwks only) and freed with the pool; the
+ * requirements are trees of struct arn_cfg_jwt_req, the rules' matches
+ * RouteMatch converted as a route's (only its match fields are set).
+ */
+struct arn_jwks;
+
+/* Limits (docs/security.md) */
+#define ARN_CFG_JWT_MAX_PROVIDERS 32		 /* providers of one filter */
+#define ARN_CFG_JWT_MAX_REQ_DEPTH 8		 /* nesting of requires_any / requires_all */
+#define ARN_CFG_JWT_MAX_CLAIM_HEADERS 8		 /* claim_to_headers of one provider */
+#define ARN_CFG_JWT_MAX_JWKS_FILE (256u * 1024u) /* local_jwks.filename, read at conversion */
+
+struct arn_cfg_jwt_from_header {
+	const char *name; /* lower case */
+	size_t name_len;
+	const char *prefix; /* value_prefix; "" none */
+	size_t prefix_len;
+};
+
+struct arn_cfg_jwt_claim_header {
+	const char *header; /* lower case */
+	size_t header_len;
+	const char *claim;
+};
+
+struct arn_cfg_jwt_provider {
+	const char *name;
+	const char *issuer; /* "": any */
+	size_t issuer_len;
+	const char **audiences;
+	size_t n_audiences;
+	const struct arn_jwks *jwks;
+	/* where tokens are looked for: Envoy's Authorization "Bearer " and
+	 * access_token when none of the three is set (filled in so) */
+	struct arn_cfg_jwt_from_header *headers;
+	size_t n_headers;
+	const char **params;
+	size_t n_params;
+	const char **cookies;
+	size_t n_cookies;
+	const char *payload_header; /* forward_payload_header, lower case; NULL none */
+	size_t payload_header_len;
+	struct arn_cfg_jwt_claim_header *claims;
+	size_t n_claims;
+	uint32_t clock_skew_s; /* 60 unless set */
+	bool forward, pad_payload, require_exp;
+};
+
+enum arn_cfg_jwt_req_kind {
+	ARN_CFG_JWT_REQ_PROVIDER = 0,		 /* provider_name, provider_and_audiences */
+	ARN_CFG_JWT_REQ_ANY,			 /* requires_any: subs */
+	ARN_CFG_JWT_REQ_ALL,			 /* requires_all: subs */
+	ARN_CFG_JWT_REQ_ALLOW_MISSING,		 /* any provider's token, none allowed */
+	ARN_CFG_JWT_REQ_ALLOW_MISSING_OR_FAILED, /* likewise, failures allowed too */
+};
+
+struct arn_cfg_jwt_req {
+	uint8_t kind;	   /* enum arn_cfg_jwt_req_kind */
+	bool aud_override; /* provider_and_audiences: audiences replace the provider's */
+	uint16_t provider; /* index in providers */
+	const char **audiences;
+	size_t n_audiences;
+	const struct arn_cfg_jwt_req *subs;
+	size_t n_subs;
+};
+
+struct arn_cfg_jwt_rule {
+	struct arn_cfg_route match;	   /* its match fields only */
+	const struct arn_cfg_jwt_req *req; /* requires, or requirement_name resolved */
+};
+
+struct arn_cfg_jwt_named_req {
+	const char *name;
+	size_t name_len;
+	const struct arn_cfg_jwt_req *req;
+};
+
+struct arn_cfg_jwt_authn {
+	struct arn_cfg_jwt_provider *providers;
+	size_t n_providers;
+	struct arn_cfg_jwt_rule *rules;
+	size_t n_rules;
+	struct arn_cfg_jwt_named_req *reqmap; /* requirement_map */
+	size_t n_reqmap;
+	const char *reqmap_names; /* "a,b": Envoy's list in a wrong requirement_name's reply */
+	bool bypass_cors_preflight;
+	bool strip_failure_response;
+};
+
+/* A route's or virtual host's PerRouteConfig */
+struct arn_cfg_jwt_per_route {
+	bool disabled;
+	const char *name; /* requirement_name, looked up in the filter's requirement_map */
+	size_t name_len;
+};
+
+/** Does route @p r's match (path, headers, query parameters) match @p req? */
+bool arn_cfg_route_matches(const struct arn_cfg_route *r, const struct arn_cfg_request *req);
 
 #endif

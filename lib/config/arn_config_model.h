@@ -628,6 +628,7 @@ enum arn_cfg_http_filter {
 	ARN_CFG_HF_LOCAL_RATELIMIT, /* http_filter_cfgs[i]: struct arn_cfg_http_ratelimit */
 	ARN_CFG_HF_MCP_GATEWAY,	    /* the HCM's mcp_gateway describes it */
 	ARN_CFG_HF_CORS,	    /* policies in the route table (arn_cfg_cors_policies) */
+	ARN_CFG_HF_JWT_AUTHN,	    /* http_filter_cfgs[i]: struct arn_cfg_jwt_authn */
 };
 
 /* McpGateway's defaults and ceilings (docs/mcp.md). */

@@ -256,6 +256,9 @@ void conv_per_filter(struct conv *c, struct pb p, struct arn_cfg_per_filter **ou
 /** A RuntimeFeatureFlag @p f of @p p: Arion has no runtime, so its
  * default_value decides (true when the flag is unset). */
 bool conv_runtime_flag(struct conv *c, struct pb p, const char *f);
+/** A RouteMatch @p rm into @p r's match fields (conv_route.c; "match"
+ * pushed on the path, a missing one reported). */
+void conv_route_match(struct conv *c, struct pb rm, struct arn_cfg_route *r);
 /** A CorsPolicy: the per-filter extensions.filters.http.cors.v3 one
  * (@p ext), or the deprecated config.route.v3 one (the same field names,
  * without the last two). NULL only without memory. */

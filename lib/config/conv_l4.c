@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arn_jwt.h"
 #include "arn_proto.h"
+#include "arn_sb.h"
 #include "config_int.h"
 
 #define TCP_PROXY_TYPE "envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy"
@@ -24,6 +26,8 @@
 #define HTTP_LRL_TYPE "envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit"
 #define HTTP_CORS_TYPE "envoy.extensions.filters.http.cors.v3.Cors"
 #define HTTP_CORS_POLICY_TYPE "envoy.extensions.filters.http.cors.v3.CorsPolicy"
+#define HTTP_JWT_TYPE "envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication"
+#define HTTP_JWT_PER_ROUTE_TYPE "envoy.extensions.filters.http.jwt_authn.v3.PerRouteConfig"
 
 /* Envoy's floor for the local rate limiters' fill timers */
 #define LRL_MIN_FILL_MS 50
@@ -971,9 +975,364 @@ const struct arn_cfg_cors *conv_cors(struct conv *c, struct pb p, bool ext)
 	return o;
 }
 
+/* ---- envoy.filters.http.jwt_authn ------------------------------------------------------------ */
+
+static void jwks_free_fn(void *p)
+{
+	arn_jwks_free(p);
+}
+
+/* An HTTP header name Arion writes or removes: an RFC 9110 token, lower
+ * cased (refused naming @p field). */
+static const char *jwt_hdr_name(struct conv *c, const char *field, upb_StringView s, size_t *len)
+{
+	*len = s.size;
+	if (s.size == 0) {
+		conv_err(c, field, "missing");
+		return NULL;
+	}
+	for (size_t i = 0; i < s.size; i++) {
+		unsigned char ch = (unsigned char)s.data[i];
+		if (ch <= 0x20 || ch >= 0x7f || strchr("\"(),/:;<=>?@[\\]{}", ch)) {
+			conv_err(c, field, "byte 0x%02x at %zu is not a header name character", ch,
+				 i);
+			return NULL;
+		}
+	}
+	return conv_lstr(c, s);
+}
+
+/* local_jwks: a DataSource (inline_string, inline_bytes, or filename read
+ * now, at most ARN_CFG_JWT_MAX_JWKS_FILE bytes) into a key set. */
+static const struct arn_jwks *jwt_local_jwks(struct conv *c, struct pb ds, upb_StringView pname)
+{
+	size_t m = conv_push(c, "local_jwks");
+	conv_only(c, ds, "inline_string,inline_bytes,filename");
+	const char *w = pb_which(ds, "specifier");
+	char *buf = NULL;
+	size_t n = 0;
+	const char *text = NULL;
+	if (!w) {
+		conv_err(c, "", "set inline_string, inline_bytes or filename");
+	} else if (strcmp(w, "filename") == 0) {
+		upb_StringView fn = pb_str(ds, "filename");
+		char *path = strndup(fn.data, fn.size);
+		if (path &&
+		    conv_read_file(c, "filename", path, ARN_CFG_JWT_MAX_JWKS_FILE, &buf, &n) == 0)
+			text = buf;
+		free(path);
+	} else {
+		upb_StringView s = pb_str(ds, w);
+		text = s.data;
+		n = s.size;
+	}
+	struct arn_jwks *ks = NULL;
+	if (text) {
+		char err[160];
+		ks = arn_jwks_parse(text, n, err, sizeof(err));
+		if (!ks)
+			conv_err(c, w, "provider '%.*s': no usable JWKS: %s", (int)pname.size,
+				 pname.data, err);
+		else if (arn_pool_on_free(c->pool, jwks_free_fn, ks) != 0) {
+			arn_jwks_free(ks);
+			ks = NULL;
+			conv_err(c, "", "out of memory");
+		}
+	}
+	free(buf);
+	conv_pop(c, m);
+	return ks;
+}
+
+static void jwt_provider(struct conv *c, struct pb p, upb_StringView name,
+			 struct arn_cfg_jwt_provider *o)
+{
+	conv_only(c, p,
+		  "issuer,audiences,require_expiration,local_jwks,remote_jwks,forward,from_"
+		  "headers,from_params,from_cookies,forward_payload_header,pad_forward_payload_"
+		  "header,clock_skew_seconds,claim_to_headers");
+	o->name = conv_str(c, name);
+	upb_StringView iss = pb_str(p, "issuer");
+	o->issuer = conv_str(c, iss);
+	o->issuer_len = iss.size;
+	conv_str_list(c, p, "audiences", &o->audiences, &o->n_audiences, false);
+	o->require_exp = pb_bool(p, "require_expiration");
+	o->forward = pb_bool(p, "forward");
+	o->pad_payload = pb_bool(p, "pad_forward_payload_header");
+	o->clock_skew_s = pb_u32(p, "clock_skew_seconds");
+	if (!o->clock_skew_s)
+		o->clock_skew_s = 60; /* Envoy's kClockSkewInSecond */
+	if (pb_has(p, "remote_jwks"))
+		conv_err(c, "remote_jwks",
+			 "not supported by Arion: JWKS are not fetched from an upstream; give "
+			 "them in local_jwks (inline_string or filename)");
+	else if (pb_has(p, "local_jwks"))
+		o->jwks = jwt_local_jwks(c, pb_msg(p, "local_jwks"), name);
+	else
+		conv_err(c, "local_jwks", "missing: set local_jwks");
+	size_t nh = pb_len(p, "from_headers"), np = pb_len(p, "from_params"),
+	       nc = pb_len(p, "from_cookies");
+	bool dflt = !nh && !np && !nc;
+	o->headers = CONV_NEW(c, struct arn_cfg_jwt_from_header, dflt ? 1 : (nh ? nh : 1));
+	if (!o->headers)
+		return;
+	if (dflt) {
+		/* Envoy's default locations */
+		o->headers[0] = (struct arn_cfg_jwt_from_header){"authorization", 13, "Bearer ", 7};
+		o->n_headers = 1;
+		static const char *const access_token[1] = {"access_token"};
+		o->params = (const char **)access_token;
+		o->n_params = 1;
+	}
+	for (size_t i = 0; i < nh; i++) {
+		struct pb h = pb_at(p, "from_headers", i);
+		size_t m = conv_push(c, "from_headers[%zu]", i);
+		conv_only(c, h, "name,value_prefix");
+		struct arn_cfg_jwt_from_header *f = &o->headers[o->n_headers];
+		f->name = jwt_hdr_name(c, "name", pb_str(h, "name"), &f->name_len);
+		upb_StringView pre = pb_str(h, "value_prefix");
+		f->prefix = conv_hdr_str(c, "value_prefix", pre);
+		f->prefix_len = pre.size;
+		if (f->name && f->prefix)
+			o->n_headers++;
+		conv_pop(c, m);
+	}
+	if (!dflt) {
+		conv_str_list(c, p, "from_params", &o->params, &o->n_params, false);
+		conv_str_list(c, p, "from_cookies", &o->cookies, &o->n_cookies, false);
+	}
+	upb_StringView fph = pb_str(p, "forward_payload_header");
+	if (fph.size)
+		o->payload_header =
+		    jwt_hdr_name(c, "forward_payload_header", fph, &o->payload_header_len);
+	size_t ncl = pb_len(p, "claim_to_headers");
+	if (ncl > ARN_CFG_JWT_MAX_CLAIM_HEADERS)
+		conv_err(c, "claim_to_headers", "%zu entries: more than %d", ncl,
+			 ARN_CFG_JWT_MAX_CLAIM_HEADERS);
+	else if (ncl)
+		o->claims = CONV_NEW(c, struct arn_cfg_jwt_claim_header, ncl);
+	for (size_t i = 0; o->claims && i < ncl; i++) {
+		struct pb h = pb_at(p, "claim_to_headers", i);
+		size_t m = conv_push(c, "claim_to_headers[%zu]", i);
+		conv_only(c, h, "header_name,claim_name");
+		struct arn_cfg_jwt_claim_header *e = &o->claims[o->n_claims];
+		e->header =
+		    jwt_hdr_name(c, "header_name", pb_str(h, "header_name"), &e->header_len);
+		upb_StringView cn = pb_str(h, "claim_name");
+		if (!cn.size)
+			conv_err(c, "claim_name", "missing");
+		e->claim = conv_str(c, cn);
+		if (e->header && cn.size)
+			o->n_claims++;
+		conv_pop(c, m);
+	}
+}
+
+static int jwt_provider_find(const struct arn_cfg_jwt_authn *f, upb_StringView name)
+{
+	for (size_t i = 0; i < f->n_providers; i++)
+		if (strlen(f->providers[i].name) == name.size &&
+		    memcmp(f->providers[i].name, name.data, name.size) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* A JwtRequirement (@p p) into @p o; @p depth levels of lists above it. */
+static void jwt_req(struct conv *c, const struct arn_cfg_jwt_authn *f, struct pb p,
+		    struct arn_cfg_jwt_req *o, unsigned depth)
+{
+	const char *w = pb_which(p, "requires_type");
+	if (!w) {
+		/* Envoy: an empty requirement verifies nothing */
+		o->kind = ARN_CFG_JWT_REQ_ALLOW_MISSING_OR_FAILED;
+		o->n_subs = SIZE_MAX; /* marks "no requirement" */
+		return;
+	}
+	if (strcmp(w, "provider_name") == 0 || strcmp(w, "provider_and_audiences") == 0) {
+		bool pa = w[9] == 'a';
+		struct pb pw = pa ? pb_msg(p, w) : p;
+		upb_StringView name = pb_str(pw, "provider_name");
+		size_t m = conv_push(c, "%s", w);
+		if (pa)
+			conv_only(c, pw, "provider_name,audiences");
+		int i = jwt_provider_find(f, name);
+		if (i < 0)
+			conv_err(c, "", "no provider named '%.*s'", (int)name.size, name.data);
+		o->kind = ARN_CFG_JWT_REQ_PROVIDER;
+		o->provider = (uint16_t)(i < 0 ? 0 : i);
+		if (pa) {
+			o->aud_override = true;
+			conv_str_list(c, pw, "audiences", &o->audiences, &o->n_audiences, false);
+		}
+		conv_pop(c, m);
+		return;
+	}
+	if (strcmp(w, "allow_missing") == 0) {
+		o->kind = ARN_CFG_JWT_REQ_ALLOW_MISSING;
+		return;
+	}
+	if (strcmp(w, "allow_missing_or_failed") == 0) {
+		o->kind = ARN_CFG_JWT_REQ_ALLOW_MISSING_OR_FAILED;
+		return;
+	}
+	bool any = strcmp(w, "requires_any") == 0;
+	size_t m = conv_push(c, "%s", w);
+	struct pb l = pb_msg(p, w);
+	size_t n = pb_len(l, "requirements");
+	o->kind = any ? ARN_CFG_JWT_REQ_ANY : ARN_CFG_JWT_REQ_ALL;
+	if (depth >= ARN_CFG_JWT_MAX_REQ_DEPTH) {
+		conv_err(c, "", "nested more than %d levels deep", ARN_CFG_JWT_MAX_REQ_DEPTH);
+	} else if (n < 2) {
+		conv_err(c, "requirements", "%zu: at least 2 (Envoy's min_items)", n);
+	} else {
+		struct arn_cfg_jwt_req *subs = CONV_NEW(c, struct arn_cfg_jwt_req, n);
+		for (size_t i = 0; subs && i < n; i++) {
+			size_t m2 = conv_push(c, "requirements[%zu]", i);
+			jwt_req(c, f, pb_at(l, "requirements", i), &subs[i], depth + 1);
+			conv_pop(c, m2);
+		}
+		o->subs = subs;
+		o->n_subs = subs ? n : 0;
+	}
+	conv_pop(c, m);
+}
+
+static const struct arn_cfg_jwt_req *jwt_req_new(struct conv *c, const struct arn_cfg_jwt_authn *f,
+						 struct pb p)
+{
+	struct arn_cfg_jwt_req *o = CONV_NEW(c, struct arn_cfg_jwt_req, 1);
+	if (!o)
+		return NULL;
+	jwt_req(c, f, p, o, 0);
+	if (o->n_subs == SIZE_MAX)
+		return NULL; /* an empty JwtRequirement: nothing required */
+	return o;
+}
+
+static const struct arn_cfg_jwt_authn *http_jwt_authn(struct conv *c, struct pb p)
+{
+	conv_only(c, p,
+		  "providers,rules,bypass_cors_preflight,requirement_map,strip_failure_response");
+	struct arn_cfg_jwt_authn *f = CONV_NEW(c, struct arn_cfg_jwt_authn, 1);
+	if (!f)
+		return NULL;
+	f->bypass_cors_preflight = pb_bool(p, "bypass_cors_preflight");
+	f->strip_failure_response = pb_bool(p, "strip_failure_response");
+	const upb_MessageDef *pd =
+	    arn_proto_msgdef("envoy.extensions.filters.http.jwt_authn.v3.JwtProvider");
+	const upb_MessageDef *rd =
+	    arn_proto_msgdef("envoy.extensions.filters.http.jwt_authn.v3.JwtRequirement");
+	/* providers (a map: its order is the wire's) */
+	const upb_FieldDef *fd = pb_field(p, "providers");
+	const upb_Map *map = fd ? upb_Message_Get(p.m, fd).map_val : NULL;
+	size_t np = map ? upb_Map_Size(map) : 0;
+	if (np > ARN_CFG_JWT_MAX_PROVIDERS) {
+		conv_err(c, "providers", "%zu providers: more than %d", np,
+			 ARN_CFG_JWT_MAX_PROVIDERS);
+		return f;
+	}
+	f->providers = CONV_NEW(c, struct arn_cfg_jwt_provider, np ? np : 1);
+	if (!f->providers)
+		return f;
+	size_t iter = kUpb_Map_Begin;
+	while (map && upb_MapIterator_Next(map, &iter)) {
+		upb_StringView key = upb_MapIterator_Key(map, iter).str_val;
+		struct pb v = {upb_MapIterator_Value(map, iter).msg_val, pd};
+		size_t m = conv_push(c, "providers[%.*s]", (int)key.size, key.data);
+		jwt_provider(c, v, key, &f->providers[f->n_providers++]);
+		conv_pop(c, m);
+	}
+	/* requirement_map */
+	fd = pb_field(p, "requirement_map");
+	map = fd ? upb_Message_Get(p.m, fd).map_val : NULL;
+	size_t nr = map ? upb_Map_Size(map) : 0;
+	f->reqmap = CONV_NEW(c, struct arn_cfg_jwt_named_req, nr ? nr : 1);
+	struct arn_sb names = ARN_SB_INIT;
+	iter = kUpb_Map_Begin;
+	while (f->reqmap && map && upb_MapIterator_Next(map, &iter)) {
+		upb_StringView key = upb_MapIterator_Key(map, iter).str_val;
+		struct pb v = {upb_MapIterator_Value(map, iter).msg_val, rd};
+		size_t m = conv_push(c, "requirement_map[%.*s]", (int)key.size, key.data);
+		struct arn_cfg_jwt_named_req *e = &f->reqmap[f->n_reqmap++];
+		e->name = conv_str(c, key);
+		e->name_len = key.size;
+		e->req = jwt_req_new(c, f, v);
+		arn_sb_printf(&names, "%s%.*s", f->n_reqmap > 1 ? "," : "", (int)key.size,
+			      key.data);
+		conv_pop(c, m);
+	}
+	f->reqmap_names = arn_pool_strndup(c->pool, names.buf ? names.buf : "", names.len);
+	arn_sb_free(&names);
+	/* rules, in order: the first whose match matches decides */
+	size_t nru = pb_len(p, "rules");
+	f->rules = CONV_NEW(c, struct arn_cfg_jwt_rule, nru ? nru : 1);
+	for (size_t i = 0; f->rules && i < nru; i++) {
+		struct pb r = pb_at(p, "rules", i);
+		size_t m = conv_push(c, "rules[%zu]", i);
+		conv_only(c, r, "match,requires,requirement_name");
+		struct arn_cfg_jwt_rule *o = &f->rules[f->n_rules++];
+		conv_route_match(c, pb_msg(r, "match"), &o->match);
+		const char *w = pb_which(r, "requirement_type");
+		if (w && strcmp(w, "requires") == 0) {
+			size_t m2 = conv_push(c, "requires");
+			o->req = jwt_req_new(c, f, pb_msg(r, "requires"));
+			conv_pop(c, m2);
+		} else if (w) {
+			upb_StringView rn = pb_str(r, "requirement_name");
+			size_t k = 0;
+			while (k < f->n_reqmap &&
+			       (f->reqmap[k].name_len != rn.size ||
+				memcmp(f->reqmap[k].name, rn.data, rn.size) != 0))
+				k++;
+			if (k == f->n_reqmap)
+				conv_err(c, "requirement_name", "'%.*s' is not in requirement_map",
+					 (int)rn.size, rn.data);
+			else
+				o->req = f->reqmap[k].req;
+		}
+		conv_pop(c, m);
+	}
+	return f;
+}
+
+static const struct arn_cfg_jwt_per_route *http_jwt_per_route(struct conv *c, struct pb p)
+{
+	conv_only(c, p, "disabled,requirement_name");
+	struct arn_cfg_jwt_per_route *o = CONV_NEW(c, struct arn_cfg_jwt_per_route, 1);
+	if (!o)
+		return NULL;
+	const char *w = pb_which(p, "requirement_specifier");
+	if (!w) {
+		conv_err(c, "", "set disabled or requirement_name");
+	} else if (strcmp(w, "disabled") == 0) {
+		if (!pb_bool(p, "disabled"))
+			conv_err(c, "disabled", "must be true (Envoy's const)");
+		o->disabled = true;
+	} else {
+		upb_StringView n = pb_str(p, "requirement_name");
+		if (!n.size)
+			conv_err(c, "requirement_name", "empty");
+		o->name = conv_str(c, n);
+		o->name_len = n.size;
+	}
+	return o;
+}
+
 bool conv_l4_http_filter(struct conv *c, struct pb tc, upb_StringView tn, uint8_t *kind,
 			 const void **cfg)
 {
+	if (arn_sv_eq(tn, HTTP_JWT_TYPE)) {
+		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "envoy.filters.http.jwt_authn"))
+			return true;
+		size_t m = conv_push(c, "typed_config");
+		struct pb p = conv_any(c, tc, HTTP_JWT_TYPE);
+		if (p.m) {
+			*kind = ARN_CFG_HF_JWT_AUTHN;
+			*cfg = http_jwt_authn(c, p);
+		}
+		conv_pop(c, m);
+		return true;
+	}
 	if (arn_sv_eq(tn, HTTP_CORS_TYPE)) {
 		/* the filter has no configuration of its own: the policies
 		 * are the route table's (arn_cfg_cors_policies) */
@@ -1183,6 +1542,13 @@ void conv_per_filter(struct conv *c, struct pb p, struct arn_cfg_per_filter **ou
 				pf->cfg = http_ratelimit(c, r, true);
 				(*n)++;
 			}
+		} else if (arn_sv_eq(tn, HTTP_JWT_PER_ROUTE_TYPE)) {
+			struct pb r = conv_any(c, any, HTTP_JWT_PER_ROUTE_TYPE);
+			if (r.m) {
+				pf->kind = ARN_CFG_PF_JWT_AUTHN;
+				pf->cfg = http_jwt_per_route(c, r);
+				(*n)++;
+			}
 		} else if (arn_sv_eq(tn, HTTP_CORS_POLICY_TYPE)) {
 			struct pb r = conv_any(c, any, HTTP_CORS_POLICY_TYPE);
 			if (r.m) {
@@ -1193,7 +1559,8 @@ void conv_per_filter(struct conv *c, struct pb p, struct arn_cfg_per_filter **ou
 		} else {
 			conv_err(c, "",
 				 "per-filter configuration of type '%.*s' is not supported by "
-				 "Arion (RBACPerRoute, LocalRateLimit and CorsPolicy are)",
+				 "Arion (RBACPerRoute, LocalRateLimit, CorsPolicy and jwt_authn's "
+				 "PerRouteConfig are)",
 				 (int)tn.size, tn.data);
 		}
 		conv_pop(c, m);

@@ -182,7 +182,7 @@ static void query_matcher(struct conv *c, struct pb qm, struct arn_cfg_query_mat
 	}
 }
 
-static void route_match(struct conv *c, struct pb rm, struct arn_cfg_route *r)
+void conv_route_match(struct conv *c, struct pb rm, struct arn_cfg_route *r)
 {
 	size_t m0 = conv_push(c, "match");
 	if (!rm.m) {
@@ -666,7 +666,7 @@ static void route(struct conv *c, struct pb rt, struct arn_cfg_route *r,
 	conv_per_filter(c, rt, &r->per_filter, &r->n_per_filter);
 	if (pb_has(rt, "name"))
 		r->name = conv_str(c, pb_str(rt, "name"));
-	route_match(c, pb_msg(rt, "match"), r);
+	conv_route_match(c, pb_msg(rt, "match"), r);
 	const char *w = pb_which(rt, "action");
 	if (!w) {
 		conv_err(c, "", "no action: set route, redirect or direct_response");

@@ -495,6 +495,23 @@ static size_t path_len(const char *p, size_t n)
 	return i;
 }
 
+bool arn_cfg_route_matches(const struct arn_cfg_route *r, const struct arn_cfg_request *req)
+{
+	const char *path = req->path ? req->path : "";
+	size_t plen = req->path ? req->path_len : 0;
+	size_t pn = path_len(path, plen);
+	const char *query = "";
+	size_t qn = 0;
+	if (pn < plen && path[pn] == '?') {
+		query = path + pn + 1;
+		qn = plen - pn - 1;
+		const char *hash = memchr(query, '#', qn);
+		if (hash)
+			qn = (size_t)(hash - query);
+	}
+	return route_matches(r, req, path, pn, query, qn);
+}
+
 int arn_cfg_route_match(const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req,
 			struct arn_cfg_route_match *out)
 {

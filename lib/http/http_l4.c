@@ -1,10 +1,12 @@
 /*
  * The HTTP filters before the router that lib/l4's engines decide for:
- * envoy.filters.http.rbac and envoy.filters.http.local_ratelimit, run
- * with the health check filter in the order of the connection manager's
- * http_filters, once the request's head is in (Envoy's decodeHeaders).
+ * envoy.filters.http.rbac and envoy.filters.http.local_ratelimit, with
+ * envoy.filters.http.cors and envoy.filters.http.jwt_authn (tokens
+ * verified by lib/common/arn_jwt.c), run with the health check filter in
+ * the order of the connection manager's http_filters, once the request's
+ * head is in (Envoy's decodeHeaders).
  *
- * Each filter may answer the request itself (403 / 429); the router then
+ * Each filter may answer the request itself (403 / 429 / 401); the router then
  * never sees it. A route's typed_per_filter_config replaces the filter's
  * configuration, so the route is matched here first when a filter needs
  * it (the router matches it again: a second match only on connection
@@ -16,12 +18,15 @@
  * own slot).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "arn_config.h"
 #include "arn_connlimit.h"
 #include "arn_http_ratelimit.h"
+#include "arn_jwt.h"
 #include "arn_rbac.h"
 #include "arn_tbucket.h"
 #include "arn_tls.h"
@@ -297,18 +302,34 @@ static int rl_reply_edits(struct http_stream *st, const struct arn_hlrl_decision
 	return (int)n;
 }
 
+/* The jwt_authn filter's request edits, in the stream's text
+ * (st->jwt_edits): at most JWT_MAX_EDITS */
+#define JWT_MAX_EDITS 32
+struct jwt_edits {
+	unsigned n;
+	struct arn_h1_edit e[JWT_MAX_EDITS];
+};
+
 int http_l4_req_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
 {
+	unsigned n = 0;
+	if (st->jwt_edits && st->res) {
+		const struct jwt_edits *je =
+		    (const struct jwt_edits *)(const void *)(st->res->text + st->jwt_edits - 1);
+		if (je->n > cap)
+			return -ENOSPC;
+		memcpy(e, je->e, je->n * sizeof(*e));
+		n = je->n;
+	}
 	const struct arn_cfg_http_ratelimit *f = st->rl_unenforced;
 	if (!f)
-		return 0;
+		return (int)n;
 	struct http_conn *hc = st->hc;
 	struct http_subst sub = {.raddr = hc->raddr,
 				 .rport = hc->rport,
 				 .laddr = hc->laddr,
 				 .lport = hc->lport,
 				 .req = &st->req.m};
-	unsigned n = 0;
 	for (size_t i = 0; i < f->headers.n_req_add; i++) {
 		const struct arn_cfg_header_add *a = &f->headers.req_add[i];
 		const char *v = a->value;
@@ -489,6 +510,566 @@ static bool cors_step(struct http_stream *st, size_t i, const struct arn_cfg_rou
 	return true;
 }
 
+/* ---- envoy.filters.http.jwt_authn ------------------------------------------------------------ */
+
+/* Per request (docs/security.md): tokens looked at, keys tried against
+ * them, and request edits made; past either of the first two the request
+ * is refused ("Jwt verification fails", counted in verify_limited). */
+#define JWT_MAX_TOKENS 8
+#define JWT_MAX_KEY_TRIALS 16
+/* the realm's path (Envoy's MaximumUriLength) and host */
+#define JWT_MAX_URI_PATH 256
+#define JWT_MAX_URI_HOST 1024
+
+static const char *const jwt_details[ARN_JWT__COUNT] = {
+    [ARN_JWT_MISSED] = "jwt_authn_access_denied{Jwt_is_missing}",
+    [ARN_JWT_NOT_YET_VALID] = "jwt_authn_access_denied{Jwt_not_yet_valid}",
+    [ARN_JWT_EXPIRED] = "jwt_authn_access_denied{Jwt_is_expired}",
+    [ARN_JWT_BAD_FORMAT] = "jwt_authn_access_denied{Jwt_is_not_in_the_form_of_Header.Payload."
+			   "Signature_with_two_dots_and_3_sections}",
+    [ARN_JWT_HEADER_BAD_BASE64] =
+	"jwt_authn_access_denied{Jwt_header_is_an_invalid_Base64url_encoded}",
+    [ARN_JWT_HEADER_BAD_JSON] = "jwt_authn_access_denied{Jwt_header_is_an_invalid_JSON}",
+    [ARN_JWT_HEADER_BAD_ALG] =
+	"jwt_authn_access_denied{Jwt_header_[alg]_field_is_required_and_must_be_a_string}",
+    [ARN_JWT_HEADER_NOT_IMPLEMENTED_ALG] =
+	"jwt_authn_access_denied{Jwt_header_[alg]_is_not_supported}",
+    [ARN_JWT_HEADER_BAD_KID] = "jwt_authn_access_denied{Jwt_header_[kid]_field_is_not_a_string}",
+    [ARN_JWT_PAYLOAD_BAD_BASE64] =
+	"jwt_authn_access_denied{Jwt_payload_is_an_invalid_Base64url_encoded}",
+    [ARN_JWT_ED25519_SIG_WRONG_LENGTH] =
+	"jwt_authn_access_denied{Jwt_ED25519_signature_is_wrong_length}",
+    [ARN_JWT_PAYLOAD_BAD_JSON] = "jwt_authn_access_denied{Jwt_payload_is_an_invalid_JSON}",
+    [ARN_JWT_ISS_NOT_STRING] = "jwt_authn_access_denied{Jwt_payload_[iss]_field_is_not_a_string}",
+    [ARN_JWT_SUB_NOT_STRING] = "jwt_authn_access_denied{Jwt_payload_[sub]_field_is_not_a_string}",
+    [ARN_JWT_IAT_NOT_INTEGER] =
+	"jwt_authn_access_denied{Jwt_payload_[iat]_field_is_not_an_integer}",
+    [ARN_JWT_IAT_OUT_OF_RANGE] =
+	"jwt_authn_access_denied{Jwt_payload_[iat]_field_is_not_a_positive_64_bit_integer}",
+    [ARN_JWT_NBF_NOT_INTEGER] =
+	"jwt_authn_access_denied{Jwt_payload_[nbf]_field_is_not_an_integer}",
+    [ARN_JWT_NBF_OUT_OF_RANGE] =
+	"jwt_authn_access_denied{Jwt_payload_[nbf]_field_is_not_a_positive_64_bit_integer}",
+    [ARN_JWT_EXP_NOT_INTEGER] =
+	"jwt_authn_access_denied{Jwt_payload_[exp]_field_is_not_an_integer}",
+    [ARN_JWT_EXP_OUT_OF_RANGE] =
+	"jwt_authn_access_denied{Jwt_payload_[exp]_field_is_not_a_positive_64_bit_integer}",
+    [ARN_JWT_JTI_NOT_STRING] = "jwt_authn_access_denied{Jwt_payload_[jti]_field_is_not_a_string}",
+    [ARN_JWT_AUD_NOT_STRING] =
+	"jwt_authn_access_denied{Jwt_payload_[aud]_field_is_not_a_string_or_string_list}",
+    [ARN_JWT_SIG_BAD_BASE64] =
+	"jwt_authn_access_denied{Jwt_signature_is_an_invalid_Base64url_encoded}",
+    [ARN_JWT_UNKNOWN_ISSUER] = "jwt_authn_access_denied{Jwt_issuer_is_not_configured}",
+    [ARN_JWT_AUDIENCE_NOT_ALLOWED] = "jwt_authn_access_denied{Audiences_in_Jwt_are_not_allowed}",
+    [ARN_JWT_VERIFICATION_FAIL] = "jwt_authn_access_denied{Jwt_verification_fails}",
+    [ARN_JWT_MULTIPLE_TOKENS] = "jwt_authn_access_denied{Found_multiple_Jwt_tokens}",
+    [ARN_JWKS_KID_ALG_MISMATCH] =
+	"jwt_authn_access_denied{Jwks_doesn't_have_key_to_match_kid_or_alg_from_Jwt}",
+    [ARN_JWKS_NO_VALID_KEYS] = "jwt_authn_access_denied{Jwks_doesn't_have_any_valid_public_key}",
+};
+
+/* A token found: where (a view into the request head, which stays with
+ * the stream) and, for a header, that header's name (for its removal) */
+struct jwt_loc {
+	const char *p;
+	size_t n;
+	const char *hdr;
+	size_t hdr_len;
+	uint32_t providers; /* allow_missing*: providers naming the location */
+};
+
+struct jwt_run {
+	struct http_stream *st;
+	const struct arn_cfg_jwt_authn *f;
+	struct arn_stats_scope *sc;
+	uint64_t now;
+	unsigned trials; /* keys that may still be tried */
+	unsigned tokens; /* tokens looked at */
+	bool limited, overflow;
+	struct jwt_edits *ed; /* on the stack, into the text once verified */
+	struct arn_jwt jw;
+};
+
+static void jwt_edit(struct jwt_run *r, uint8_t op, const char *name, size_t nl, const char *v,
+		     size_t vl)
+{
+	if (r->ed->n >= JWT_MAX_EDITS) {
+		r->overflow = true;
+		return;
+	}
+	r->ed->e[r->ed->n++] = (struct arn_h1_edit){.name = name,
+						    .name_len = (uint16_t)nl,
+						    .value = v,
+						    .value_len = (uint32_t)vl,
+						    .op = op};
+}
+
+/* Room for @p n bytes in the stream's text, or NULL. */
+static char *jwt_text(struct http_stream *st, size_t n)
+{
+	if (!st->res || st->text_len > HTTP_TEXT || n > HTTP_TEXT - st->text_len)
+		return NULL;
+	char *p = st->res->text + st->text_len;
+	st->text_len += (uint32_t)n;
+	return p;
+}
+
+/* Envoy's sanitizeHeaders: a provider's payload and claim headers never
+ * come from the client. */
+static void jwt_sanitize(struct jwt_run *r, const struct arn_cfg_jwt_provider *p)
+{
+	if (p->payload_header)
+		jwt_edit(r, ARN_H1_EDIT_REMOVE, p->payload_header, p->payload_header_len, NULL, 0);
+	for (size_t i = 0; i < p->n_claims; i++)
+		jwt_edit(r, ARN_H1_EDIT_REMOVE, p->claims[i].header, p->claims[i].header_len, NULL,
+			 0);
+}
+
+static bool b64url_char(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	       c == '-' || c == '_' || c == '.';
+}
+
+/* Add @p l unless a token at the same place is there: provider bit @p bit. */
+static unsigned jwt_loc_add(struct jwt_loc *out, unsigned n, const struct jwt_loc *l, unsigned bit)
+{
+	for (unsigned k = 0; k < n; k++)
+		if (out[k].p == l->p && out[k].n == l->n) {
+			out[k].providers |= 1u << bit;
+			return n;
+		}
+	if (n > JWT_MAX_TOKENS)
+		return n;
+	out[n] = *l;
+	out[n].providers = 1u << bit;
+	return n + 1;
+}
+
+/* Envoy's Extractor: the tokens of provider @p p in the request's head
+ * (its headers with their value_prefix, its query parameters' first
+ * values, its cookies), added to @p out (room for JWT_MAX_TOKENS + 1).
+ * @return the new count. */
+static unsigned jwt_extract(const struct http_stream *st, const struct arn_cfg_jwt_provider *p,
+			    unsigned bit, struct jwt_loc *out, unsigned n)
+{
+	const struct arn_h1_msg *m = &st->req.m;
+	for (size_t i = 0; i < p->n_headers; i++) {
+		const struct arn_cfg_jwt_from_header *h = &p->headers[i];
+		for (int k = arn_h1_find(m, h->name, h->name_len, 0); k >= 0;
+		     k = arn_h1_find(m, h->name, h->name_len, k + 1)) {
+			const char *v = m->hdrs[k].value;
+			size_t vl = m->hdrs[k].value_len;
+			if (h->prefix_len) {
+				const char *at = memmem(v, vl, h->prefix, h->prefix_len);
+				if (!at)
+					continue;
+				size_t s = (size_t)(at - v) + h->prefix_len;
+				while (s < vl && !b64url_char((unsigned char)v[s]))
+					s++;
+				/* none: the value as it is (Envoy's extractJWT) */
+				if (s < vl) {
+					v += s;
+					vl -= s;
+				}
+			}
+			struct jwt_loc l = {v, vl, h->name, h->name_len, 0};
+			n = jwt_loc_add(out, n, &l, bit);
+		}
+	}
+	const char *q = m->path.len ? memchr(m->path.p, '?', m->path.len) : NULL;
+	size_t ql = q ? m->path.len - (size_t)(q + 1 - m->path.p) : 0;
+	for (size_t i = 0; q && i < p->n_params; i++) {
+		size_t nl = strlen(p->params[i]);
+		const char *s = q + 1, *end = q + 1 + ql;
+		while (s < end && *s != '#') {
+			const char *amp = s;
+			while (amp < end && *amp != '&' && *amp != '#')
+				amp++;
+			if ((size_t)(amp - s) > nl && s[nl] == '=' &&
+			    memcmp(s, p->params[i], nl) == 0) {
+				struct jwt_loc l = {s + nl + 1, (size_t)(amp - s) - nl - 1, NULL, 0,
+						    0};
+				n = jwt_loc_add(out, n, &l, bit);
+				break; /* the first value (Envoy's getFirstValue) */
+			}
+			s = amp < end && *amp == '&' ? amp + 1 : end;
+		}
+	}
+	for (size_t i = 0; i < p->n_cookies; i++) {
+		size_t nl = strlen(p->cookies[i]);
+		bool found = false;
+		for (int k = arn_h1_find(m, "cookie", 6, 0); k >= 0 && !found;
+		     k = arn_h1_find(m, "cookie", 6, k + 1)) {
+			const char *s = m->hdrs[k].value, *end = s + m->hdrs[k].value_len;
+			while (s < end && !found) {
+				while (s < end && (*s == ' ' || *s == ';'))
+					s++;
+				const char *semi = memchr(s, ';', (size_t)(end - s));
+				const char *e = semi ? semi : end;
+				if ((size_t)(e - s) > nl && s[nl] == '=' &&
+				    memcmp(s, p->cookies[i], nl) == 0) {
+					const char *v = s + nl + 1;
+					size_t vl = (size_t)(e - v);
+					while (vl && v[vl - 1] == ' ')
+						vl--;
+					if (vl >= 2 && v[0] == '"' && v[vl - 1] == '"') {
+						v++;
+						vl -= 2;
+					}
+					struct jwt_loc l = {v, vl, NULL, 0, 0};
+					n = jwt_loc_add(out, n, &l, bit);
+					found = true;
+				}
+				s = e;
+			}
+		}
+	}
+	return n;
+}
+
+/* A good token's outputs (Envoy's handleGoodJwt): its payload and claims
+ * as headers, and its header removed unless forwarded. */
+static void jwt_good(struct jwt_run *r, const struct arn_cfg_jwt_provider *p,
+		     const struct jwt_loc *l)
+{
+	struct arn_jwt *j = &r->jw;
+	if (p->payload_header) {
+		const char *v = j->payload_b64;
+		size_t vl = j->payload_b64_len;
+		size_t pad = p->pad_payload ? (4 - vl % 4) % 4 : 0;
+		if (pad) {
+			char *t = jwt_text(r->st, vl + pad);
+			if (!t) {
+				r->overflow = true;
+				return;
+			}
+			memcpy(t, v, vl);
+			memset(t + vl, '=', pad);
+			v = t;
+			vl += pad;
+		}
+		jwt_edit(r, ARN_H1_EDIT_ADD, p->payload_header, p->payload_header_len, v, vl);
+	}
+	for (size_t i = 0; i < p->n_claims; i++) {
+		size_t room = r->st->text_len < HTTP_TEXT ? HTTP_TEXT - r->st->text_len : 0;
+		char *t = r->st->res ? r->st->res->text + r->st->text_len : NULL;
+		long k = t ? arn_jwt_claim(j, p->claims[i].claim, t, room) : -1;
+		if (k < 0) {
+			fstat_inc(r->st->hc, r->sc, ARN_JWT_AUTHN_claim_header_refused);
+			continue;
+		}
+		if (k == 0)
+			continue; /* absent, or not a string, number or boolean */
+		r->st->text_len += (uint32_t)k;
+		jwt_edit(r, ARN_H1_EDIT_ADD, p->claims[i].header, p->claims[i].header_len, t,
+			 (size_t)k);
+	}
+	if (!p->forward && l->hdr)
+		jwt_edit(r, ARN_H1_EDIT_REMOVE, l->hdr, l->hdr_len, NULL, 0);
+}
+
+/* One token against provider @p p (NULL: the one its issuer names among
+ * those naming its location, as Envoy's allow_missing* find it), with
+ * audiences @p q's when it overrides them (Envoy's startVerify). */
+static enum arn_jwt_status jwt_one(struct jwt_run *r, const struct arn_cfg_jwt_provider *p,
+				   const struct arn_cfg_jwt_req *q, const struct jwt_loc *l)
+{
+	if (++r->tokens > JWT_MAX_TOKENS) {
+		r->limited = true;
+		return ARN_JWT_VERIFICATION_FAIL;
+	}
+	struct arn_jwt *j = &r->jw;
+	enum arn_jwt_status s = arn_jwt_parse(j, l->p, l->n);
+	if (s != ARN_JWT_OK)
+		goto out;
+	const struct arn_cfg_jwt_authn *f = r->f;
+	if (p) {
+		if (p->issuer_len && (!j->iss || j->iss_len != p->issuer_len ||
+				      memcmp(j->iss, p->issuer, j->iss_len)))
+			s = ARN_JWT_UNKNOWN_ISSUER;
+	} else {
+		/* the location's issuers; then the first provider with the
+		 * token's issuer, else the first without an issuer */
+		bool allowed = false;
+		for (size_t i = 0; i < f->n_providers && i < 32; i++) {
+			const struct arn_cfg_jwt_provider *c = &f->providers[i];
+			if (!(l->providers & (1u << i)))
+				continue;
+			if (!c->issuer_len || (j->iss && j->iss_len == c->issuer_len &&
+					       memcmp(j->iss, c->issuer, j->iss_len) == 0))
+				allowed = true;
+		}
+		for (size_t i = 0; allowed && !p && i < f->n_providers; i++)
+			if (f->providers[i].issuer_len && j->iss &&
+			    j->iss_len == f->providers[i].issuer_len &&
+			    memcmp(j->iss, f->providers[i].issuer, j->iss_len) == 0)
+				p = &f->providers[i];
+		for (size_t i = 0; allowed && !p && i < f->n_providers; i++)
+			if (!f->providers[i].issuer_len)
+				p = &f->providers[i];
+		if (!p)
+			s = ARN_JWT_UNKNOWN_ISSUER;
+	}
+	if (s != ARN_JWT_OK)
+		goto out;
+	s = arn_jwt_check_time(j, r->now, p->clock_skew_s, p->require_exp);
+	if (s != ARN_JWT_OK)
+		goto out;
+	bool aud = q && q->aud_override ? arn_jwt_aud_allowed(j, q->audiences, q->n_audiences)
+					: arn_jwt_aud_allowed(j, p->audiences, p->n_audiences);
+	if (!aud) {
+		s = ARN_JWT_AUDIENCE_NOT_ALLOWED;
+		goto out;
+	}
+	if (!p->jwks) {
+		s = ARN_JWKS_NO_VALID_KEYS;
+		goto out;
+	}
+	s = arn_jwt_verify_sig(j, p->jwks, &r->trials);
+	if (s != ARN_JWT_OK && !r->trials)
+		r->limited = true;
+	if (s == ARN_JWT_OK)
+		jwt_good(r, p, l);
+out:
+	arn_jwt_release(j);
+	return s;
+}
+
+/* Envoy's ProviderVerifier: every token of @p p's locations must verify. */
+static enum arn_jwt_status jwt_provider_run(struct jwt_run *r, const struct arn_cfg_jwt_req *q)
+{
+	const struct arn_cfg_jwt_provider *p = &r->f->providers[q->provider];
+	struct jwt_loc locs[JWT_MAX_TOKENS + 1];
+	jwt_sanitize(r, p);
+	unsigned n = jwt_extract(r->st, p, 0, locs, 0);
+	if (!n)
+		return ARN_JWT_MISSED;
+	/* Envoy verifies the last found first */
+	for (unsigned k = n; k-- > 0;) {
+		enum arn_jwt_status s = jwt_one(r, p, q, &locs[k]);
+		if (s != ARN_JWT_OK)
+			return s;
+	}
+	return ARN_JWT_OK;
+}
+
+/* Envoy's allow_missing / allow_missing_or_failed verifiers: every
+ * provider's locations; a failure does not stop the others, the last
+ * token's status is the answer (as Envoy's Authenticator). */
+static enum arn_jwt_status jwt_all_run(struct jwt_run *r)
+{
+	const struct arn_cfg_jwt_authn *f = r->f;
+	struct jwt_loc locs[JWT_MAX_TOKENS + 1];
+	unsigned n = 0;
+	for (size_t i = 0; i < f->n_providers && i < 32; i++) {
+		jwt_sanitize(r, &f->providers[i]);
+		n = jwt_extract(r->st, &f->providers[i], (unsigned)i, locs, n);
+	}
+	enum arn_jwt_status s = ARN_JWT_MISSED;
+	for (unsigned k = n; k-- > 0;)
+		s = jwt_one(r, NULL, NULL, &locs[k]);
+	return s;
+}
+
+static enum arn_jwt_status jwt_req_run(struct jwt_run *r, const struct arn_cfg_jwt_req *q)
+{
+	enum arn_jwt_status s, last = ARN_JWT_MISSED;
+	switch (q->kind) {
+	case ARN_CFG_JWT_REQ_PROVIDER:
+		return jwt_provider_run(r, q);
+	case ARN_CFG_JWT_REQ_ANY:
+		/* any one verifies; else the last failure that is not a
+		 * missing token */
+		for (size_t i = 0; i < q->n_subs; i++) {
+			s = jwt_req_run(r, &q->subs[i]);
+			if (s == ARN_JWT_OK)
+				return s;
+			if (s != ARN_JWT_MISSED)
+				last = s;
+		}
+		return last;
+	case ARN_CFG_JWT_REQ_ALL:
+		for (size_t i = 0; i < q->n_subs; i++)
+			if ((s = jwt_req_run(r, &q->subs[i])) != ARN_JWT_OK)
+				return s;
+		return ARN_JWT_OK;
+	case ARN_CFG_JWT_REQ_ALLOW_MISSING:
+		s = jwt_all_run(r);
+		return s == ARN_JWT_MISSED ? ARN_JWT_OK : s;
+	default:
+		(void)jwt_all_run(r);
+		return ARN_JWT_OK;
+	}
+}
+
+/* Envoy's isCorsPreflightRequest */
+static bool jwt_cors_preflight(const struct http_stream *st)
+{
+	size_t l = 0;
+	return st->method == ARN_H1_M_OPTIONS && req_hdr(st, "origin", 6, &l, NULL) &&
+	       req_hdr(st, "access-control-request-method", 29, &l, NULL);
+}
+
+/* The failure reply: Envoy's onComplete (401, or 403 for an audience not
+ * allowed; the status string as the body; www-authenticate with the
+ * request's original URI as the realm). */
+static void jwt_deny(struct jwt_run *r, enum arn_jwt_status s)
+{
+	struct http_stream *st = r->st;
+	struct http_conn *hc = st->hc;
+	const struct arn_h1_msg *m = &st->req.m;
+	unsigned code = s == ARN_JWT_AUDIENCE_NOT_ALLOWED ? 403 : 401;
+	const char *details = jwt_details[s] ? jwt_details[s] : "jwt_authn_access_denied";
+	if (r->f->strip_failure_response) {
+		http_local_reply(st, code, "", 0, 0, details, NULL, 0);
+		return;
+	}
+	const char *body = arn_jwt_status_str(s);
+	/* Envoy's buildOriginalUri: x-forwarded-proto (the connection's,
+	 * unless a trusted hop's is kept), host, path to 256 bytes */
+	size_t pl = 0, hl = st->auth_len < JWT_MAX_URI_HOST ? st->auth_len : JWT_MAX_URI_HOST;
+	const char *xfp = NULL;
+	if (hc->hcm->xff_num_trusted_hops)
+		xfp = req_hdr(st, "x-forwarded-proto", 17, &pl, NULL);
+	if (!xfp) {
+		xfp = hc->tls ? "https" : "http";
+		pl = strlen(xfp);
+	}
+	size_t path_len = m->path.len < JWT_MAX_URI_PATH ? m->path.len : JWT_MAX_URI_PATH;
+	size_t need = 14 + pl + 3 + hl + path_len + 1 + 24;
+	char *t = jwt_text(st, need);
+	struct arn_h1_edit e[1];
+	unsigned n = 0;
+	if (t) {
+		int k = snprintf(t, need, "Bearer realm=\"%.*s://%.*s%.*s\"%s", (int)pl, xfp,
+				 (int)hl, st->auth ? st->auth : "", (int)path_len, m->path.p,
+				 s != ARN_JWT_MISSED ? ", error=\"invalid_token\"" : "");
+		/* never a CR / LF from the request into the reply's header */
+		bool ok = k > 0 && (size_t)k < need && !memchr(t, '\r', (size_t)k) &&
+			  !memchr(t, '\n', (size_t)k);
+		if (ok)
+			e[n++] = (struct arn_h1_edit){.name = "www-authenticate",
+						      .name_len = 16,
+						      .value = t,
+						      .value_len = (uint32_t)k,
+						      .op = ARN_H1_EDIT_SET};
+	}
+	http_local_reply(st, code, body, strlen(body), 0, details, e, n);
+}
+
+/*
+ * envoy.filters.http.jwt_authn (Envoy's Filter::decodeHeaders): a CORS
+ * preflight passes when bypass_cors_preflight says so; the route's or
+ * virtual host's PerRouteConfig (disabled, or a requirement_map name),
+ * else the first rule whose match matches, gives the requirement; none:
+ * the request passes. @return true when it answered (a failure).
+ */
+static bool jwt_step(struct http_stream *st, size_t i, const struct arn_cfg_jwt_authn *f,
+		     const struct arn_cfg_route_match *mt, const struct arn_cfg_request *req)
+{
+	struct http_conn *hc = st->hc;
+	struct http_hcm_rt *hr = hc->hrt;
+	struct jwt_run r;
+	r.sc = hr && i < HTTP_MAX_FILTER_STATS ? hr->fstats[i] : NULL;
+	if (f->bypass_cors_preflight && jwt_cors_preflight(st)) {
+		fstat_inc(hc, r.sc, ARN_JWT_AUTHN_cors_preflight_bypassed);
+		fstat_inc(hc, r.sc, ARN_JWT_AUTHN_allowed);
+		return false;
+	}
+	const struct arn_cfg_hcm *h = hc->hcm;
+	const char *name = h->http_filter_names ? h->http_filter_names[i] : NULL;
+	const struct arn_cfg_jwt_per_route *pr =
+	    mt && name ? arn_cfg_per_filter_find(mt->vhost, mt->route, name, strlen(name),
+						 ARN_CFG_PF_JWT_AUTHN)
+		       : NULL;
+	const struct arn_cfg_jwt_req *q = NULL;
+	if (pr && !pr->disabled) {
+		size_t k = 0;
+		while (k < f->n_reqmap && (f->reqmap[k].name_len != pr->name_len ||
+					   memcmp(f->reqmap[k].name, pr->name, pr->name_len) != 0))
+			k++;
+		if (k == f->n_reqmap) {
+			/* Envoy: 403 "Failed JWT authentication: Wrong
+			 * requirement_name: ..." */
+			fstat_inc(hc, r.sc, ARN_JWT_AUTHN_denied);
+			static const char pre[] = "Failed JWT authentication: ";
+			size_t nl = strlen(f->reqmap_names);
+			size_t need = sizeof(pre) + 26 + pr->name_len + 26 + nl + 2;
+			char *t = jwt_text(st, need);
+			int k2 =
+			    t ? snprintf(t, need,
+					 "%sWrong requirement_name: %.*s. It should be one of [%s]",
+					 f->strip_failure_response ? "" : pre, (int)pr->name_len,
+					 pr->name, f->reqmap_names)
+			      : 0;
+			const char *body = t && k2 > 0 && !f->strip_failure_response ? t : "";
+			size_t bl = *body ? (size_t)k2 : 0;
+			http_local_reply(st, 403, body, bl, 0,
+					 "jwt_authn_access_denied{Wrong_requirement_name}", NULL,
+					 0);
+			return true;
+		}
+		q = f->reqmap[k].req;
+	} else if (!pr) {
+		for (size_t k = 0; k < f->n_rules; k++)
+			if (arn_cfg_route_matches(&f->rules[k].match, req)) {
+				q = f->rules[k].req;
+				break;
+			}
+	}
+	if (!q) {
+		fstat_inc(hc, r.sc, ARN_JWT_AUTHN_allowed);
+		return false;
+	}
+	r.st = st;
+	r.f = f;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+	r.now = ts.tv_sec > 0 ? (uint64_t)ts.tv_sec : 0;
+	r.trials = JWT_MAX_KEY_TRIALS;
+	r.tokens = 0;
+	r.limited = r.overflow = false;
+	memset(&r.jw, 0, offsetof(struct arn_jwt, sig));
+	struct jwt_edits ed;
+	ed.n = 0;
+	r.ed = &ed;
+	enum arn_jwt_status s = jwt_req_run(&r, q);
+	if (r.limited) {
+		fstat_inc(hc, r.sc, ARN_JWT_AUTHN_verify_limited);
+		s = ARN_JWT_VERIFICATION_FAIL;
+	}
+	if (s != ARN_JWT_OK) {
+		fstat_inc(hc, r.sc, ARN_JWT_AUTHN_denied);
+		jwt_deny(&r, s);
+		return true;
+	}
+	/* the edits into the stream's text (aligned), where the router
+	 * finds them (http_l4_req_edits) */
+	struct jwt_edits *kept = NULL;
+	if (!r.overflow && ed.n && st->res && st->text_len < HTTP_TEXT) {
+		uintptr_t a = (uintptr_t)(st->res->text + st->text_len);
+		size_t skip = (size_t)((8 - a % 8) % 8);
+		size_t sz = offsetof(struct jwt_edits, e) + ed.n * sizeof(ed.e[0]);
+		char *t = jwt_text(st, skip + sz);
+		if (t) {
+			kept = (struct jwt_edits *)(void *)(t + skip);
+			memcpy(kept, &ed, sz);
+		}
+	}
+	if (r.overflow || (ed.n && !kept)) {
+		/* more edits than the stream holds: never a request without
+		 * them upstream (issue 12) */
+		HTTP_INC(hc, rq_edit_overflow);
+		http_local_reply(st, 500, NULL, 0, 0, "header_edits_overflow", NULL, 0);
+		return true;
+	}
+	fstat_inc(hc, r.sc, ARN_JWT_AUTHN_allowed);
+	if (kept)
+		st->jwt_edits = (uint16_t)((char *)kept - st->res->text + 1);
+	return false;
+}
+
 /* envoy.filters.http.local_ratelimit. @return true when it answered. */
 static bool ratelimit_step(struct http_stream *st, size_t i, bool first,
 			   const struct arn_cfg_http_ratelimit *f,
@@ -578,7 +1159,8 @@ static bool l4_active(const struct arn_cfg_hcm *h)
 		if (h->http_filters[i] == ARN_CFG_HF_HEALTH_CHECK ||
 		    h->http_filters[i] == ARN_CFG_HF_RBAC ||
 		    h->http_filters[i] == ARN_CFG_HF_LOCAL_RATELIMIT ||
-		    h->http_filters[i] == ARN_CFG_HF_CORS)
+		    h->http_filters[i] == ARN_CFG_HF_CORS ||
+		    h->http_filters[i] == ARN_CFG_HF_JWT_AUTHN)
 			return true;
 	return false;
 }
@@ -611,6 +1193,7 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 		case ARN_CFG_HF_RBAC:
 		case ARN_CFG_HF_LOCAL_RATELIMIT:
 		case ARN_CFG_HF_CORS:
+		case ARN_CFG_HF_JWT_AUTHN:
 			if (!cfg)
 				break;
 			if (!have) {
@@ -627,6 +1210,9 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 					return true;
 			} else if (h->http_filters[i] == ARN_CFG_HF_CORS) {
 				if (cors_step(st, i, matched ? &mt : NULL))
+					return true;
+			} else if (h->http_filters[i] == ARN_CFG_HF_JWT_AUTHN) {
+				if (jwt_step(st, i, cfg, matched ? &mt : NULL, req))
 					return true;
 			} else {
 				bool first = first_rl;

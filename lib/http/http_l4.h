@@ -59,9 +59,11 @@ bool http_l4_filters(struct http_stream *st, const struct arn_cfg_gen *g,
 
 struct arn_h1_edit;
 /**
- * The request edits a local_ratelimit filter asked for when it limited
- * @p st's request without enforcing (request_headers_to_add_when_not_
- * enforced), into @p e (at most @p cap), values in the stream's text.
+ * The request edits the jwt_authn filter made for @p st's request (its
+ * payload and claim headers, the token's header removed: st->jwt_edits)
+ * and those a local_ratelimit filter asked for when it limited the
+ * request without enforcing (request_headers_to_add_when_not_enforced),
+ * into @p e (at most @p cap), values in the stream's text.
  * @return how many, or -ENOSPC.
  */
 int http_l4_req_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);

@@ -889,7 +889,8 @@ static inline bool edits_kept(struct http_conn *hc, struct http_stream *st,
 	       hc->re_vhost == st->vhost && hc->re_rt == st->rt && hc->re_wc == st->wc &&
 	       hc->re_hcm == hc->hcm && hc->re_timeout_ms == st->timeout_ms &&
 	       hc->re_expect == !!(m->flags & ARN_H1_F_EXPECT_CONTINUE) &&
-	       !edits_host_sent(st, m) && !st->rl_unenforced && edits_kept_outputs(hc, st, m);
+	       !edits_host_sent(st, m) && !st->rl_unenforced && !st->jwt_edits &&
+	       edits_kept_outputs(hc, st, m);
 }
 
 /* Keep the @p n edits http_req_edits made in @p e from @p x when another
@@ -981,8 +982,11 @@ edits_make(struct http_stream *st, const char *host, uint32_t host_len, bool rew
 	st->xff_len = x.xff_len;
 	st->request_id = x.request_id;
 	st->request_id_len = x.request_id_len;
-	/* only a local ratelimit filter's unenforced decision has edits */
-	int rl = st->rl_unenforced ? http_l4_req_edits(st, e + n, MAX_EDITS - 1 - (unsigned)n) : 0;
+	/* only a local ratelimit filter's unenforced decision and the
+	 * jwt_authn filter have edits */
+	int rl = st->rl_unenforced || st->jwt_edits
+		     ? http_l4_req_edits(st, e + n, MAX_EDITS - 1 - (unsigned)n)
+		     : 0;
 	if (rl < 0) {
 		request_edit_overflow(st, "header_edits_overflow");
 		return -1;

@@ -31,6 +31,7 @@
  *   arn_stats_rbac_schema      <prefix>.rbac.*          untagged, family from config
  *   arn_stats_rbac_shadow_schema <prefix>.rbac.<shadow prefix>.*  likewise
  *   arn_stats_cors_schema      http.<prefix>.cors.*     untagged, family from config
+ *   arn_stats_jwt_authn_schema http.<prefix>.jwt_authn.* untagged, family from config
  *   arn_stats_local_ratelimit_schema local_rate_limit.<stat_prefix>.*
  *                                                       ARN_STATS_TAG_LOCAL_RATELIMIT
  *   arn_stats_http_local_ratelimit_schema <prefix>.http_local_rate_limit.*
@@ -128,6 +129,13 @@ enum arn_cors_stat {
 	ARN_CORS__COUNT
 };
 
+enum arn_jwt_authn_stat {
+#define ARN_STAT(kind, name, help) ARN_JWT_AUTHN_##name,
+#include "envoy_jwt_authn_stats.def"
+#undef ARN_STAT
+	ARN_JWT_AUTHN__COUNT
+};
+
 enum arn_rbac_shadow_stat {
 #define ARN_STAT(kind, name, help) ARN_RBAC_SHADOW_##name,
 #include "envoy_rbac_shadow_stats.def"
@@ -186,6 +194,8 @@ extern struct arn_stats_schema arn_stats_rbac_schema;
 extern struct arn_stats_schema arn_stats_rbac_shadow_schema;
 /* http.<prefix>.cors.* (untagged, arn_stats_scope_get_named) */
 extern struct arn_stats_schema arn_stats_cors_schema;
+/* http.<prefix>.jwt_authn.* (untagged, arn_stats_scope_get_named) */
+extern struct arn_stats_schema arn_stats_jwt_authn_schema;
 /* local_rate_limit.<stat_prefix>.* (tag ARN_STATS_TAG_LOCAL_RATELIMIT) */
 extern struct arn_stats_schema arn_stats_local_ratelimit_schema;
 /* <stat_prefix>.http_local_rate_limit.* (untagged, arn_stats_scope_get_named) */

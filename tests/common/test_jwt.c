@@ -41,7 +41,7 @@ static enum arn_jwt_status verify(const char *t, size_t n, const struct arn_jwks
 {
 	enum arn_jwt_status st = arn_jwt_parse(&jw, t, n);
 	if (st == ARN_JWT_OK)
-		st = arn_jwt_verify_sig(&jw, ks);
+		st = arn_jwt_verify_sig(&jw, ks, NULL);
 	arn_jwt_release(&jw);
 	return st;
 }
@@ -162,6 +162,17 @@ static void test_kid(void **state)
 	/* without a kid every key is tried */
 	n = tjwt_sign(&k[1], ARN_JWT_ES256, "{\"alg\":\"ES256\"}", "{}", tok, sizeof(tok));
 	assert_int_equal(verify(tok, n, ks), ARN_JWT_OK);
+	/* the budget: a token without kid, signed by the second key, finds
+	 * it only with two trials left */
+	unsigned budget = 1;
+	assert_int_equal(arn_jwt_parse(&jw, tok, n), ARN_JWT_OK);
+	assert_int_equal(arn_jwt_verify_sig(&jw, ks, &budget), ARN_JWT_VERIFICATION_FAIL);
+	assert_int_equal(budget, 0);
+	assert_int_equal(arn_jwt_verify_sig(&jw, ks, &budget), ARN_JWT_VERIFICATION_FAIL);
+	budget = 2;
+	assert_int_equal(arn_jwt_verify_sig(&jw, ks, &budget), ARN_JWT_OK);
+	assert_int_equal(budget, 0);
+	arn_jwt_release(&jw);
 	/* ES384 claimed: no P-256 key is of its curve */
 	n = tjwt_sign(&k[1], ARN_JWT_ES256, "{\"alg\":\"ES384\"}", "{}", tok, sizeof(tok));
 	assert_int_equal(verify(tok, n, ks), ARN_JWKS_KID_ALG_MISMATCH);

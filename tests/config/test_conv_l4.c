@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "tjwt.h" /* before tc.h, whose short macros OpenSSL's headers would meet */
 #include "tc.h"
 
 #define ADDR "\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\",\"port_value\":9000}}"
@@ -537,6 +539,184 @@ static void test_http_cors(void **state)
 #undef CORS_AT
 #undef CORSP_AT
 }
+
+/* A JSON string literal's body for @p s (quotes and backslashes escaped). */
+static const char *jwt_json_str(const char *s)
+{
+	static char buf[4][8192];
+	static int k;
+	char *o = buf[k++ % 4];
+	size_t n = 0;
+	for (; *s && n < sizeof(buf[0]) - 2; s++) {
+		if (*s == '"' || *s == '\\')
+			o[n++] = '\\';
+		o[n++] = *s;
+	}
+	o[n] = 0;
+	return o;
+}
+
+#define JWT_AT AT("envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication")
+#define JWTPR_AT AT("envoy.extensions.filters.http.jwt_authn.v3.PerRouteConfig")
+
+/* A listener with a jwt_authn filter "jwt" whose JwtAuthentication fields
+ * are @p fields, and @p vhost_extra on its virtual host. */
+static const char *jwt_listener(const char *fields, const char *vhost_extra)
+{
+	static char buf[32768];
+	snprintf(
+	    buf, sizeof(buf),
+	    LISTENER("{\"name\":\"hcm\",\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"ing\","
+		     "\"route_config\":{\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],"
+		     "%s\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":"
+		     "\"c\"}}]}]},\"http_filters\":[{\"name\":\"jwt\",\"typed_config\":{" JWT_AT
+		     ",%s}}," ROUTER "]}}"),
+	    vhost_extra, fields);
+	return buf;
+}
+
+/* envoy.filters.http.jwt_authn's conversion: providers with local_jwks
+ * (inline and from a file), Envoy's default token locations, rules whose
+ * match is a RouteMatch, requirement trees and requirement_map, and the
+ * per-route config; what Arion does not run is refused by name. */
+static void test_http_jwt_authn(void **state)
+{
+	(void)state;
+	struct tjwt_key k;
+	tjwt_gen(&k, ARN_JWT_ES256, "e1");
+	char jwk[512], jwks[1024], prov[4096], f[8192];
+	tjwt_jwk(&k, true, jwk, sizeof(jwk));
+	snprintf(jwks, sizeof(jwks), "{\"keys\":[%s,{\"kty\":\"XYZ\"}]}", jwk);
+	const char *js = jwt_json_str(jwks);
+	snprintf(prov, sizeof(prov),
+		 "\"providers\":{\"p1\":{\"issuer\":\"https://iss\",\"audiences\":[\"a1\"],"
+		 "\"local_jwks\":{\"inline_string\":\"%s\"},\"from_headers\":[{\"name\":\"X-Jwt\","
+		 "\"value_prefix\":\"T \"}],\"forward_payload_header\":\"X-Payload\","
+		 "\"claim_to_headers\":[{\"header_name\":\"x-sub\",\"claim_name\":\"sub\"}],"
+		 "\"clock_skew_seconds\":5,\"require_expiration\":true,\"forward\":true},"
+		 "\"p2\":{\"local_jwks\":{\"inline_string\":\"%s\"}}}",
+		 js, js);
+	snprintf(
+	    f, sizeof(f),
+	    "%s,\"rules\":[{\"match\":{\"prefix\":\"/api\",\"headers\":[{\"name\":\"x-a\","
+	    "\"present_match\":true}]},\"requires\":{\"requires_any\":{\"requirements\":["
+	    "{\"provider_name\":\"p1\"},{\"provider_and_audiences\":{\"provider_name\":\"p2\","
+	    "\"audiences\":[\"z\"]}}]}}},{\"match\":{\"path\":\"/named\"},"
+	    "\"requirement_name\":\"r\"},{\"match\":{\"prefix\":\"/\"},\"requires\":{}}],"
+	    "\"requirement_map\":{\"r\":{\"allow_missing\":{}}},\"bypass_cors_preflight\":true",
+	    prov);
+	tc_ok(L, jwt_listener(f, "\"typed_per_filter_config\":{\"jwt\":{" JWTPR_AT
+				 ",\"requirement_name\":\"r\"}},"));
+	const struct arn_cfg_hcm *h = chain0()->hcm;
+	assert_int_equal(h->http_filters[0], ARN_CFG_HF_JWT_AUTHN);
+	const struct arn_cfg_jwt_authn *ja = h->http_filter_cfgs[0];
+	assert_int_equal(ja->n_providers, 2);
+	assert_true(ja->bypass_cors_preflight);
+	const struct arn_cfg_jwt_provider *p1 = &ja->providers[0], *p2 = &ja->providers[1];
+	if (strcmp(p1->name, "p1") != 0) {
+		const struct arn_cfg_jwt_provider *t = p1;
+		p1 = p2;
+		p2 = t;
+	}
+	assert_string_equal(p1->issuer, "https://iss");
+	assert_int_equal(arn_jwks_count(p1->jwks), 1); /* the unknown kty skipped */
+	assert_int_equal(p1->n_headers, 1);
+	assert_string_equal(p1->headers[0].name, "x-jwt");
+	assert_string_equal(p1->headers[0].prefix, "T ");
+	assert_int_equal(p1->n_params, 0);
+	assert_string_equal(p1->payload_header, "x-payload");
+	assert_int_equal(p1->n_claims, 1);
+	assert_int_equal(p1->clock_skew_s, 5);
+	assert_true(p1->require_exp && p1->forward);
+	/* Envoy's defaults: Authorization "Bearer ", access_token, 60 s */
+	assert_string_equal(p2->headers[0].name, "authorization");
+	assert_string_equal(p2->headers[0].prefix, "Bearer ");
+	assert_string_equal(p2->params[0], "access_token");
+	assert_int_equal(p2->clock_skew_s, 60);
+	assert_false(p2->forward);
+	assert_int_equal(ja->n_rules, 3);
+	assert_int_equal(ja->rules[0].req->kind, ARN_CFG_JWT_REQ_ANY);
+	assert_int_equal(ja->rules[0].req->n_subs, 2);
+	assert_true(ja->rules[0].req->subs[1].aud_override);
+	assert_int_equal(ja->rules[0].match.n_headers, 1);
+	assert_int_equal(ja->rules[1].req->kind, ARN_CFG_JWT_REQ_ALLOW_MISSING);
+	assert_null(ja->rules[2].req); /* an empty requirement: none */
+	struct arn_cfg_request rq = {.path = "/api/x", .path_len = 6};
+	assert_false(arn_cfg_route_matches(&ja->rules[0].match, &rq)); /* no x-a */
+	assert_true(arn_cfg_route_matches(&ja->rules[2].match, &rq));
+	const struct arn_cfg_vhost *vh = &h->inline_routes->vhosts[0];
+	const struct arn_cfg_jwt_per_route *pr =
+	    arn_cfg_per_filter_find(vh, &vh->routes[0], "jwt", 3, ARN_CFG_PF_JWT_AUTHN);
+	assert_non_null(pr);
+	assert_string_equal(pr->name, "r");
+
+	/* local_jwks from a file, read at conversion */
+	char path[] = "/tmp/arion-jwks-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, jwks, strlen(jwks)), (ssize_t)strlen(jwks));
+	close(fd);
+	snprintf(
+	    f, sizeof(f),
+	    "\"providers\":{\"p\":{\"local_jwks\":{\"filename\":\"%s\"}}},\"rules\":[{\"match\":"
+	    "{\"prefix\":\"/\"},\"requires\":{\"provider_name\":\"p\"}}]",
+	    path);
+	tc_ok(L, jwt_listener(f, ""));
+	unlink(path);
+	tc_refused(L, jwt_listener(f, ""), "providers[p].local_jwks.filename: cannot open");
+
+	/* refusals, each naming its field */
+	static const struct {
+		const char *fields, *want;
+	} bad[] = {
+	    {"\"providers\":{\"p\":{\"remote_jwks\":{\"http_uri\":{\"uri\":\"https://x/\","
+	     "\"cluster\":\"c\",\"timeout\":\"1s\"}}}}",
+	     "providers[p].remote_jwks: not supported by Arion"},
+	    {"\"providers\":{\"p\":{\"local_jwks\":{\"inline_string\":\"{\\\"keys\\\":[{"
+	     "\\\"kty\\\":"
+	     "\\\"XYZ\\\"}]}\"}}}",
+	     "providers[p].local_jwks.inline_string: provider 'p': no usable JWKS: Jwks doesn't "
+	     "have any valid public key"},
+	    {"\"providers\":{\"p\":{\"local_jwks\":{\"inline_string\":\"[]\"}}}",
+	     "provider 'p': no usable JWKS"},
+	    {"\"providers\":{\"p\":{\"payload_in_metadata\":\"m\"}}", "payload_in_metadata"},
+	    {"\"providers\":{\"p\":{\"subjects\":{\"exact\":\"s\"}}}", "subjects"},
+	    {"\"filter_state_rules\":{\"name\":\"x\"}", "filter_state_rules"},
+	    {"\"providers\":{\"p\":{\"claim_to_headers\":[{\"header_name\":\"x y\","
+	     "\"claim_name\":\"c\"}]}}",
+	     "claim_to_headers[0].header_name: byte 0x20"},
+	    {"\"providers\":{\"p\":{\"from_headers\":[{\"name\":\"a\",\"value_prefix\":\"b\\r\\n\"}"
+	     "]}}",
+	     "from_headers[0].value_prefix: contains CR, LF or NUL"},
+	    {"\"rules\":[{\"match\":{\"prefix\":\"/\"},\"requires\":{\"provider_name\":\"nope\"}}]",
+	     "rules[0].requires.provider_name: no provider named 'nope'"},
+	    {"\"rules\":[{\"match\":{\"prefix\":\"/\"},\"requirement_name\":\"nope\"}]",
+	     "rules[0].requirement_name: 'nope' is not in requirement_map"},
+	    {"\"rules\":[{\"match\":{\"prefix\":\"/\"},\"requires\":{\"requires_all\":{"
+	     "\"requirements\":[{\"allow_missing\":{}}]}}}]",
+	     "requires_all.requirements: 1: at least 2"},
+	    {"\"rules\":[{\"requires\":{\"allow_missing\":{}}}]", "rules[0].match: missing"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		tc_refused(L, jwt_listener(bad[i].fields, ""), bad[i].want);
+	/* requirement nesting past ARN_CFG_JWT_MAX_REQ_DEPTH */
+	char deep[4096] = "\"rules\":[{\"match\":{\"prefix\":\"/\"},\"requires\":";
+	for (int d = 0; d <= ARN_CFG_JWT_MAX_REQ_DEPTH; d++)
+		strcat(deep, "{\"requires_any\":{\"requirements\":[{\"allow_missing\":{}},");
+	strcat(deep, "{\"allow_missing\":{}}");
+	for (int d = 0; d <= ARN_CFG_JWT_MAX_REQ_DEPTH; d++)
+		strcat(deep, "]}}");
+	strcat(deep, "}]");
+	tc_refused(L, jwt_listener(deep, ""), "nested more than 8 levels deep");
+	tc_refused(L,
+		   jwt_listener("\"providers\":{}",
+				"\"typed_per_filter_config\":{\"jwt\":{" JWTPR_AT
+				",\"disabled\":false}},"),
+		   "disabled: must be true");
+	tjwt_free(&k);
+}
+#undef JWT_AT
+#undef JWTPR_AT
 
 /* HTTP RBAC's matcher (Envoy's RBAC sandbox uses one): matcher_list over
  * request headers with and/or/not predicates, Action names and
@@ -1073,6 +1253,7 @@ const struct CMUnitTest conv_l4_tests[] = {
     T(test_rbac_refusals),
     T(test_http_rbac_and_per_route),
     T(test_http_cors),
+    T(test_http_jwt_authn),
     T(test_http_rbac_matcher),
     T(test_network_local_ratelimit),
     T(test_connection_limit),

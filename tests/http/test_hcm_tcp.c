@@ -14,6 +14,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <time.h>
+
+#include "tjwt.h" /* before the harness, whose macros OpenSSL's headers would meet */
 
 #include "arn_access_log.h"
 #include "arn_stats_envoy.h"
@@ -1718,6 +1721,345 @@ static void test_http_cors(void **state)
 	    stat_of(&arn_stats_cors_schema, "http.l4c.cors", ARN_CORS_origin_valid) - v0, 5);
 	assert_int_equal(
 	    stat_of(&arn_stats_cors_schema, "http.l4c.cors", ARN_CORS_origin_invalid) - i0, 3);
+}
+
+/* ---- envoy.filters.http.jwt_authn ------------------------------------------------------------ */
+
+static struct tjwt_key jwt_es, jwt_hs, jwt_rs, jwt_es2;
+
+/* The tests' keys, made once (the first JWT test to run makes them). */
+static void jwt_keys(void)
+{
+	if (jwt_es.pk)
+		return;
+	tjwt_gen(&jwt_es, ARN_JWT_ES256, "e1");
+	tjwt_gen(&jwt_hs, ARN_JWT_HS256, "h1");
+	tjwt_gen(&jwt_rs, ARN_JWT_RS256, "r1");
+	tjwt_gen(&jwt_es2, ARN_JWT_ES256, "e2");
+}
+
+/* A JSON string body for @p s (quotes escaped). */
+static void jwt_esc(const char *s, char *o, size_t cap)
+{
+	size_t n = 0;
+	for (; *s && n + 2 < cap; s++) {
+		if (*s == '"' || *s == '\\')
+			o[n++] = '\\';
+		o[n++] = *s;
+	}
+	o[n] = 0;
+}
+
+/* clang-format off */
+/* Listener "dyn" (port 82), stat_prefix jw, access log of the details
+ * at %s: jwt_authn "jwt" before the router to cluster web. Provider p1
+ * (issuer https://iss, audience a1, keys %s: ES256 "e1", HS256 "h1" and
+ * RS256 "r1"; Envoy's default locations; x-jwt-payload padded, claim sub
+ * to x-sub); p2 (issuer https://iss2, key %s; header x-tok without a
+ * prefix and cookie tk; forwarded). Rules: /open nothing, /any p1 or p2,
+ * /maybe allow_missing, the rest p1; requirement_map r2 is p2. Routes:
+ * /per takes r2, /off is disabled, /wrong names a requirement not in the
+ * map. CORS preflights bypass. */
+#define JWT_LISTENER                                                                               \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"jw\","               \
+	"\"access_log\":[{\"name\":\"f\",\"typed_config\":{\"@type\":\"type.googleapis.com/"       \
+	"envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":\"%s\",\"log_format\":"  \
+	"{\"text_format\":\"%%RESPONSE_CODE%% %%RESPONSE_CODE_DETAILS%%\\n\"}}}],"                 \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":["                                                                     \
+	"{\"match\":{\"prefix\":\"/per\"},\"route\":{\"cluster\":\"web\"},"                        \
+	"\"typed_per_filter_config\":{\"jwt\":{" AT_("jwt_authn.v3.PerRouteConfig")               \
+	",\"requirement_name\":\"r2\"}}},"                                                         \
+	"{\"match\":{\"prefix\":\"/off\"},\"route\":{\"cluster\":\"web\"},"                        \
+	"\"typed_per_filter_config\":{\"jwt\":{" AT_("jwt_authn.v3.PerRouteConfig")               \
+	",\"disabled\":true}}},"                                                                   \
+	"{\"match\":{\"prefix\":\"/wrong\"},\"route\":{\"cluster\":\"web\"},"                      \
+	"\"typed_per_filter_config\":{\"jwt\":{" AT_("jwt_authn.v3.PerRouteConfig")               \
+	",\"requirement_name\":\"nope\"}}},"                                                       \
+	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
+	"\"http_filters\":[{\"name\":\"jwt\",\"typed_config\":{" AT_("jwt_authn.v3.JwtAuthentication") "," \
+	"\"providers\":{\"p1\":{\"issuer\":\"https://iss\",\"audiences\":[\"a1\"],"                \
+	"\"local_jwks\":{\"inline_string\":\"%s\"},\"forward_payload_header\":\"x-jwt-payload\","  \
+	"\"pad_forward_payload_header\":true,"                                                     \
+	"\"claim_to_headers\":[{\"header_name\":\"x-sub\",\"claim_name\":\"sub\"}]},"              \
+	"\"p2\":{\"issuer\":\"https://iss2\",\"local_jwks\":{\"inline_string\":\"%s\"},"           \
+	"\"from_headers\":[{\"name\":\"x-tok\"}],\"from_cookies\":[\"tk\"],\"forward\":true}},"     \
+	"\"rules\":[{\"match\":{\"prefix\":\"/open\"},\"requires\":{}},"                           \
+	"{\"match\":{\"prefix\":\"/any\"},\"requires\":{\"requires_any\":{\"requirements\":["      \
+	"{\"provider_name\":\"p1\"},{\"provider_name\":\"p2\"}]}}},"                               \
+	"{\"match\":{\"prefix\":\"/maybe\"},\"requires\":{\"allow_missing\":{}}},"                 \
+	"{\"match\":{\"prefix\":\"/\"},\"requires\":{\"provider_name\":\"p1\"}}],"                 \
+	"\"requirement_map\":{\"r2\":{\"provider_name\":\"p2\"}},\"bypass_cors_preflight\":true}},"\
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+static char jwt_log_path[64];
+
+/* A run with JWT_LISTENER and client 0 connected. */
+static void jwt_begin(void)
+{
+	static char json[16384];
+	char a[2048], b[512], ja[4096], jb[1024];
+	size_t n = (size_t)snprintf(a, sizeof(a), "{\"keys\":[");
+	n += tjwt_jwk(&jwt_es, true, a + n, sizeof(a) - n);
+	a[n++] = ',';
+	n += tjwt_jwk(&jwt_hs, true, a + n, sizeof(a) - n);
+	a[n++] = ',';
+	n += tjwt_jwk(&jwt_rs, true, a + n, sizeof(a) - n);
+	snprintf(a + n, sizeof(a) - n, "]}");
+	n = (size_t)snprintf(b, sizeof(b), "{\"keys\":[");
+	n += tjwt_jwk(&jwt_es2, false, b + n, sizeof(b) - n);
+	snprintf(b + n, sizeof(b) - n, "]}");
+	jwt_esc(a, ja, sizeof(ja));
+	jwt_esc(b, jb, sizeof(jb));
+	snprintf(jwt_log_path, sizeof(jwt_log_path), "/tmp/arn_test_jwt_log.%d.log", (int)getpid());
+	snprintf(json, sizeof(json), JWT_LISTENER, jwt_log_path, ja, jb);
+	tp_begin(1, json);
+	hh_open(0, 82);
+	hh_settle();
+}
+
+/* A token of @p k with payload @p claims (JSON members) and exp an hour
+ * from now unless @p claims has its own. */
+static const char *jwt_tok(const struct tjwt_key *k, const char *claims)
+{
+	static char buf[16][2048];
+	static int i;
+	char payload[1024];
+	snprintf(payload, sizeof(payload), "{%s%s\"exp\":%lld}", claims, *claims ? "," : "",
+		 strstr(claims, "\"exp\"") ? 1LL : (long long)time(NULL) + 3600);
+	if (strstr(claims, "\"exp\""))
+		snprintf(payload, sizeof(payload), "{%s}", claims);
+	char *o = buf[i++ % 16];
+	tjwt_sign(k, k->alg, NULL, payload, o, sizeof(buf[0]));
+	return o;
+}
+
+#define P1 "\"iss\":\"https://iss\",\"aud\":\"a1\",\"sub\":\"user\""
+#define P2 "\"iss\":\"https://iss2\""
+
+/* Send @p head (without its blank line), answer it upstream with OK5 if
+ * it went there: @return whether it did; the client's bytes into @p out,
+ * the upstream's into @p up (may be NULL). */
+static bool jwt_exchange(const char *head, char *out, size_t cap, char *up, size_t upcap)
+{
+	static char req[8192];
+	snprintf(req, sizeof(req), "%s\r\n\r\n", head);
+	struct peer *c = hh_client(0);
+	uint32_t mark = c->log_len;
+	uint32_t rx0[N_PEERS], umark[N_PEERS];
+	snapshot(rx0);
+	for (unsigned u = 0; u < N_UPSTREAMS; u++)
+		umark[u] = hh_upstream(u) ? hh_upstream(u)->log_len : 0;
+	send_str(c, req);
+	struct peer *u = upstream_that_got(rx0);
+	if (u && up) {
+		unsigned ui = 0;
+		while (ui < N_UPSTREAMS && hh_upstream(ui) != u)
+			ui++;
+		uint32_t um = ui < N_UPSTREAMS && umark[ui] <= u->log_len ? umark[ui] : 0;
+		size_t n = u->log_len - um < upcap - 1 ? u->log_len - um : upcap - 1;
+		memcpy(up, u->log + um, n);
+		up[n] = 0;
+	}
+	if (u)
+		send_str(u, OK5);
+	hh_settle();
+	size_t n = c->log_len - mark < cap - 1 ? c->log_len - mark : cap - 1;
+	memcpy(out, c->log + mark, n);
+	out[n] = 0;
+	return u != NULL;
+}
+
+#define JW_STAT(name)                                                                              \
+	stat_of(&arn_stats_jwt_authn_schema, "http.jw.jwt_authn", ARN_JWT_AUTHN_##name)
+
+/* A valid token goes upstream without its Authorization (forward false)
+ * and with its payload (padded) and sub claim as headers, a client's own
+ * x-sub removed; no token is 401 "Jwt is missing" with Envoy's
+ * www-authenticate (the request's URI as realm); a token from the query's
+ * access_token passes too. */
+static void test_http_jwt_authn_basic(void **state)
+{
+	(void)state;
+	jwt_keys();
+	jwt_begin();
+	uint64_t a0 = JW_STAT(allowed), d0 = JW_STAT(denied);
+	char r[4096], up[4096], h[3072];
+	const char *t = jwt_tok(&jwt_es, P1);
+	snprintf(h, sizeof(h),
+		 "GET /x HTTP/1.1\r\nHost: a\r\nx-sub: forged\r\nAuthorization: Bearer %s", t);
+	assert_true(jwt_exchange(h, r, sizeof(r), up, sizeof(up)));
+	assert_non_null(strstr(r, "HTTP/1.1 200 OK"));
+	char want[1024];
+	const char *pay = strchr(t, '.') + 1;
+	size_t pl = (size_t)(strchr(pay, '.') - pay);
+	snprintf(want, sizeof(want), "x-jwt-payload: %.*s%.*s\r\n", (int)pl, pay,
+		 (int)((4 - pl % 4) % 4), "===");
+	if (!strstr(up, want) || !strstr(up, "x-sub: user\r\n") || strstr(up, "forged") ||
+	    strcasestr(up, "authorization:"))
+		fail_msg("the upstream got: %s", up);
+	/* no token */
+	assert_false(jwt_exchange("GET /x?a=1 HTTP/1.1\r\nHost: a", r, sizeof(r), NULL, 0));
+	if (!strstr(r, "HTTP/1.1 401 Unauthorized\r\n") ||
+	    !strstr(r, "www-authenticate: Bearer realm=\"http://a/x?a=1\"\r\n") ||
+	    !strstr(r, "\r\n\r\nJwt is missing"))
+		fail_msg("the client got: %s", r);
+	/* the token in access_token (Envoy's default parameter) */
+	snprintf(h, sizeof(h), "GET /x?b=2&access_token=%s HTTP/1.1\r\nHost: a",
+		 jwt_tok(&jwt_hs, P1));
+	assert_true(jwt_exchange(h, r, sizeof(r), NULL, 0));
+	/* RS256 */
+	snprintf(h, sizeof(h), "GET /x HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer %s",
+		 jwt_tok(&jwt_rs, P1));
+	assert_true(jwt_exchange(h, r, sizeof(r), NULL, 0));
+	assert_int_equal(JW_STAT(allowed) - a0, 3);
+	assert_int_equal(JW_STAT(denied) - d0, 1);
+	hh_end();
+	char log[1024];
+	log_take(jwt_log_path, log, sizeof(log));
+	if (!strstr(log, "401 jwt_authn_access_denied{Jwt_is_missing}\n"))
+		fail_msg("access log: %s", log);
+}
+
+/* Each way a token fails, with Envoy's status, body and
+ * error="invalid_token". */
+static void test_http_jwt_authn_failures(void **state)
+{
+	(void)state;
+	jwt_keys();
+	char bad_sig[2048];
+	snprintf(bad_sig, sizeof(bad_sig), "%s", jwt_tok(&jwt_es, P1));
+	char *s = strrchr(bad_sig, '.') + 1;
+	*s = *s == 'A' ? 'B' : 'A';
+	char none[512];
+	char nb64[256];
+	tjwt_b64("{\"iss\":\"https://iss\",\"aud\":\"a1\"}", 33, nb64, sizeof(nb64));
+	snprintf(none, sizeof(none), "eyJhbGciOiJub25lIn0.%s.", nb64);
+	struct {
+		const char *tok;
+		const char *status, *body;
+	} cases[] = {
+	    {jwt_tok(&jwt_es, P1 ",\"exp\":1000"), "401", "Jwt is expired"},
+	    {jwt_tok(&jwt_es, "\"iss\":\"https://iss\",\"aud\":\"a1\",\"nbf\":9999999999"), "401",
+	     "Jwt not yet valid"},
+	    {jwt_tok(&jwt_es, "\"iss\":\"https://other\",\"aud\":\"a1\""), "401",
+	     "Jwt issuer is not configured"},
+	    {jwt_tok(&jwt_es, "\"iss\":\"https://iss\",\"aud\":\"zz\""), "403",
+	     "Audiences in Jwt are not allowed"},
+	    {bad_sig, "401", "Jwt verification fails"},
+	    {none, "401", "Jwt header [alg] is not supported"},
+	    {jwt_tok(&jwt_es2, P1), "401", "Jwks doesn't have key to match kid or alg from Jwt"},
+	    {"abc.def", "401", "Jwt is not in the form of Header.Payload.Signature with two dots"},
+	    {"e30*.e30.AA", "401", "Jwt header is an invalid Base64url encoded"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		jwt_begin();
+		uint64_t d0 = JW_STAT(denied);
+		char r[4096], h[3072], want[128];
+		snprintf(h, sizeof(h), "GET /x HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer %s",
+			 cases[i].tok);
+		assert_false(jwt_exchange(h, r, sizeof(r), NULL, 0));
+		snprintf(want, sizeof(want), "HTTP/1.1 %s ", cases[i].status);
+		if (!strstr(r, want) || !strstr(r, cases[i].body) ||
+		    !strstr(r, "www-authenticate: Bearer realm=\"http://a/x\", "
+			       "error=\"invalid_token\"\r\n"))
+			fail_msg("case %zu: the client got: %s", i, r);
+		assert_int_equal(JW_STAT(denied) - d0, 1);
+		hh_end();
+		char log[512];
+		log_take(jwt_log_path, log, sizeof(log));
+		if (!strstr(log, "jwt_authn_access_denied{"))
+			fail_msg("case %zu: access log: %s", i, log);
+	}
+}
+
+/* Requirements: requires_any over two providers' locations (a header
+ * without prefix, a cookie), allow_missing, a rule without requirement,
+ * the per-route requirement_name and disabled, a name not in the map
+ * (403 as Envoy's), a CORS preflight bypassing, and a forwarded token. */
+static void test_http_jwt_authn_requirements(void **state)
+{
+	(void)state;
+	jwt_keys();
+	char r[4096], up[4096], h[3072];
+	jwt_begin();
+	/* p2's token in x-tok: forwarded as it came (forward: true) */
+	snprintf(h, sizeof(h), "GET /any HTTP/1.1\r\nHost: a\r\nx-tok: %s", jwt_tok(&jwt_es2, P2));
+	assert_true(jwt_exchange(h, r, sizeof(r), up, sizeof(up)));
+	if (!strstr(up, "x-tok: "))
+		fail_msg("the upstream got: %s", up);
+	/* in the cookie tk */
+	snprintf(h, sizeof(h), "GET /any HTTP/1.1\r\nHost: a\r\nCookie: a=b; tk=%s",
+		 jwt_tok(&jwt_es2, P2));
+	assert_true(jwt_exchange(h, r, sizeof(r), NULL, 0));
+	/* neither: missing */
+	assert_false(jwt_exchange("GET /any HTTP/1.1\r\nHost: a", r, sizeof(r), NULL, 0));
+	assert_non_null(strstr(r, "Jwt is missing"));
+	hh_end();
+	jwt_begin();
+	assert_true(jwt_exchange("GET /open HTTP/1.1\r\nHost: a", r, sizeof(r), NULL, 0));
+	assert_true(jwt_exchange("GET /maybe HTTP/1.1\r\nHost: a", r, sizeof(r), NULL, 0));
+	snprintf(h, sizeof(h), "GET /maybe HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer %s",
+		 jwt_tok(&jwt_es, P1 ",\"exp\":1000"));
+	assert_false(jwt_exchange(h, r, sizeof(r), NULL, 0));
+	assert_non_null(strstr(r, "Jwt is expired"));
+	hh_end();
+	jwt_begin();
+	/* /per: p2 only; p1's token is not where p2 looks */
+	snprintf(h, sizeof(h), "GET /per HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer %s",
+		 jwt_tok(&jwt_es, P1));
+	assert_false(jwt_exchange(h, r, sizeof(r), NULL, 0));
+	assert_non_null(strstr(r, "Jwt is missing"));
+	assert_true(jwt_exchange("GET /off HTTP/1.1\r\nHost: a", r, sizeof(r), NULL, 0));
+	assert_false(jwt_exchange("GET /wrong HTTP/1.1\r\nHost: a", r, sizeof(r), NULL, 0));
+	if (!strstr(r, "HTTP/1.1 403 Forbidden\r\n") ||
+	    !strstr(r, "Failed JWT authentication: Wrong requirement_name: nope. It should be one "
+		       "of [r2]"))
+		fail_msg("the client got: %s", r);
+	/* a CORS preflight without a token */
+	uint64_t b0 = JW_STAT(cors_preflight_bypassed);
+	assert_true(jwt_exchange("OPTIONS /x HTTP/1.1\r\nHost: a\r\nOrigin: https://o\r\n"
+				 "Access-Control-Request-Method: PUT",
+				 r, sizeof(r), NULL, 0));
+	assert_int_equal(JW_STAT(cors_preflight_bypassed) - b0, 1);
+	hh_end();
+	unlink(jwt_log_path);
+}
+
+/* Hostile tokens: a claim with CR LF never becomes a header (counted);
+ * more tokens than JWT_MAX_TOKENS (8) refuse the request (counted). */
+static void test_http_jwt_authn_limits(void **state)
+{
+	(void)state;
+	jwt_keys();
+	char r[4096], up[4096];
+	static char h[16384];
+	jwt_begin();
+	/* (a run's scopes go with it: counted within the run) */
+	uint64_t c0 = JW_STAT(claim_header_refused);
+	snprintf(h, sizeof(h), "GET /x HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer %s",
+		 jwt_tok(&jwt_es,
+			 "\"iss\":\"https://iss\",\"aud\":\"a1\",\"sub\":\"a\\r\\nx-evil: 1\""));
+	assert_true(jwt_exchange(h, r, sizeof(r), up, sizeof(up)));
+	if (strstr(up, "x-evil") || strstr(up, "x-sub:"))
+		fail_msg("the upstream got: %s", up);
+	assert_int_equal(JW_STAT(claim_header_refused) - c0, 1);
+	hh_end();
+	jwt_begin();
+	uint64_t l0 = JW_STAT(verify_limited);
+	const char *t = jwt_tok(&jwt_hs, P1);
+	size_t n = (size_t)snprintf(h, sizeof(h), "GET /x HTTP/1.1\r\nHost: a");
+	for (int i = 0; i < 9; i++)
+		n += (size_t)snprintf(h + n, sizeof(h) - n, "\r\nAuthorization: Bearer %s", t);
+	assert_false(jwt_exchange(h, r, sizeof(r), NULL, 0));
+	assert_non_null(strstr(r, "Jwt verification fails"));
+	assert_int_equal(JW_STAT(verify_limited) - l0, 1);
+	hh_end();
+	unlink(jwt_log_path);
 }
 
 /* clang-format off */
@@ -3967,6 +4309,10 @@ int main(void)
 	    T(test_retry_on_grpc_status),
 	    T(test_access_log_response_trailers),
 	    T(test_http_rbac_log_action_access_log_hint),
+	    T(test_http_jwt_authn_basic),
+	    T(test_http_jwt_authn_failures),
+	    T(test_http_jwt_authn_requirements),
+	    T(test_http_jwt_authn_limits),
 	    T(test_tcp_proxy_relays_and_carries_half_close),
 	    T(test_tcp_proxy_half_close_shapes),
 	    T(test_tcp_proxy_slow_client_holds_no_bytes),
