@@ -13,6 +13,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <time.h>
+
+#include "tjwt.h" /* before the harness, whose macros OpenSSL's headers would meet */
 
 #include <brotli/decode.h>
 #include <nghttp2/nghttp2.h>
@@ -1004,6 +1007,115 @@ static void test_http2_client_mirrored(void **state)
 	hh_clients_h2 = false;
 }
 
+/* clang-format off */
+/* Listener "dyn" (port 82): jwt_authn with one provider (keys %s, Envoy's
+ * default locations, claim sub to x-sub) required on every path. */
+#define JWT_H2_LISTENER                                                                            \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"jw2\","              \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"  \
+	"\"http_filters\":[{\"name\":\"jwt\",\"typed_config\":{\"@type\":\"type.googleapis.com/"   \
+	"envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication\",\"providers\":{\"p\":{"    \
+	"\"local_jwks\":{\"inline_string\":\"%s\"},\"claim_to_headers\":[{\"header_name\":"        \
+	"\"x-sub\",\"claim_name\":\"sub\"}]}},\"rules\":[{\"match\":{\"prefix\":\"/\"},"           \
+	"\"requires\":{\"provider_name\":\"p\"}}]}},"                                              \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{\"@type\":"                     \
+	"\"type.googleapis.com/envoy.extensions.filters.http.router.v3.Router\"}}]}}]}]}"
+/* clang-format on */
+
+/* envoy.filters.http.jwt_authn over an HTTP/2 client: a request without a
+ * token is answered 401 with www-authenticate (HTTP/2's :authority as the
+ * realm's host), never reaching the upstream; one with a valid token in
+ * its authorization field goes upstream without it, with the sub claim in
+ * x-sub (the filter's edits from the HTTP/2 codec's fields). */
+static void test_http2_jwt_authn(void **state)
+{
+	(void)state;
+	struct tjwt_key k;
+	tjwt_gen(&k, ARN_JWT_ES256, "e");
+	char jwks[512], esc[1024], json[4096], tok[1024], auth[1100];
+	size_t n = (size_t)snprintf(jwks, sizeof(jwks), "{\"keys\":[");
+	n += tjwt_jwk(&k, true, jwks + n, sizeof(jwks) - n);
+	snprintf(jwks + n, sizeof(jwks) - n, "]}");
+	size_t e = 0;
+	for (const char *s = jwks; *s; s++) {
+		if (*s == '"')
+			esc[e++] = '\\';
+		esc[e++] = *s;
+	}
+	esc[e] = 0;
+	snprintf(json, sizeof(json), JWT_H2_LISTENER, esc);
+	char payload[128];
+	snprintf(payload, sizeof(payload), "{\"sub\":\"u1\",\"exp\":%lld}",
+		 (long long)time(NULL) + 3600);
+	tjwt_sign(&k, ARN_JWT_ES256, NULL, payload, tok, sizeof(tok));
+	snprintf(auth, sizeof(auth), "Bearer %s", tok);
+	hh_clients_h2 = true;
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_LISTENER, json);
+	hh_cfg_changed = true;
+	hh_settle();
+	struct h2c c = {.p = client(0, 82), .bcap = 1 << 16};
+	c.body = malloc(c.bcap);
+	assert_non_null(c.body);
+	nghttp2_session_callbacks *cb;
+	nghttp2_session_callbacks_new(&cb);
+	nghttp2_session_callbacks_set_send_callback(cb, h2c_send);
+	nghttp2_session_callbacks_set_on_header_callback(cb, h2c_header);
+	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, h2c_data);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cb, h2c_close);
+	nghttp2_session *s;
+	assert_int_equal(nghttp2_session_client_new(&s, cb, &c), 0);
+	nghttp2_session_callbacks_del(cb);
+	nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, NULL, 0);
+#define NV(a, b)                                                                                   \
+	{(uint8_t *)(a), (uint8_t *)(b), sizeof(a) - 1, sizeof(b) - 1, NGHTTP2_NV_FLAG_NONE}
+	nghttp2_nv nv0[] = {NV(":method", "GET"), NV(":path", "/t"), NV(":scheme", "http"),
+			    NV(":authority", "a")};
+	assert_true(nghttp2_submit_request(s, NULL, nv0, 4, NULL, NULL) > 0);
+	h2c_pump(s, &c);
+	assert_true(c.closed);
+	assert_null(hh_upstream(0));
+	c.head[c.hl] = 0;
+	if (!strstr(c.head, ":status: 401\n") ||
+	    !strstr(c.head, "www-authenticate: Bearer realm=\"http://a/t\"\n"))
+		fail_msg("the head: %s", c.head);
+	c.closed = false;
+	c.hl = 0;
+	nghttp2_nv nv[] = {
+	    NV(":method", "GET"),
+	    NV(":path", "/t"),
+	    NV(":scheme", "http"),
+	    NV(":authority", "a"),
+	    NV("x-sub", "forged"),
+	    {(uint8_t *)"authorization", (uint8_t *)auth, 13, strlen(auth), NGHTTP2_NV_FLAG_NONE}};
+#undef NV
+	assert_true(nghttp2_submit_request(s, NULL, nv, 6, NULL, NULL) > 0);
+	h2c_pump(s, &c);
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	if (!memmem(u->log, u->log_len, "x-sub: u1\r\n", 11) ||
+	    memmem(u->log, u->log_len, "forged", 6) ||
+	    memmem(u->log, u->log_len, "authorization", 13))
+		fail_msg("the upstream got: %.*s", (int)u->log_len, u->log);
+	static const char ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+	hh_send(u, ok, sizeof(ok) - 1, 0);
+	for (int i = 0; i < 20 && !c.closed; i++)
+		h2c_pump(s, &c);
+	assert_true(c.closed);
+	c.head[c.hl] = 0;
+	if (!strstr(c.head, ":status: 200\n"))
+		fail_msg("the head: %s", c.head);
+	nghttp2_session_del(s);
+	free(c.body);
+	hh_end();
+	hh_clients_h2 = false;
+	tjwt_free(&k);
+}
+
 int main(void)
 {
 	hh_init(false);
@@ -1021,6 +1133,7 @@ int main(void)
 	    cmocka_unit_test(test_http2_client),
 	    cmocka_unit_test(test_http2_cors),
 	    cmocka_unit_test(test_http2_client_mirrored),
+	    cmocka_unit_test(test_http2_jwt_authn),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
