@@ -185,10 +185,12 @@ static EVP_PKEY *fromdata(const char *type, OSSL_PARAM_BLD *b)
 	return pk;
 }
 
-/* RSA n and e (at most 16384-bit moduli) */
+/* RSA n and e: moduli of at most ARN_JWKS_MAX_RSA_BITS (a larger one
+ * would make each verification a client can ask for cost milliseconds),
+ * exponents of at most 64 bits. */
 static EVP_PKEY *rsa_key(struct json_object *o)
 {
-	unsigned char n[2048], e[16];
+	unsigned char n[ARN_JWKS_MAX_RSA_BITS / 8], e[8];
 	long nl = jb64(o, "n", n, sizeof(n)), el = jb64(o, "e", e, sizeof(e));
 	if (nl <= 0 || el <= 0)
 		return NULL;

@@ -36,6 +36,8 @@
 /* Keys in one JWKS, and its size */
 #define ARN_JWKS_MAX_KEYS 64
 #define ARN_JWKS_MAX_BYTES (256u * 1024u)
+/* RSA moduli in a JWKS (a larger key is skipped: its verifications cost) */
+#define ARN_JWKS_MAX_RSA_BITS 8192
 
 /* Envoy's Status (source/common/jwt/status.h), those Arion can return. */
 enum arn_jwt_status {

@@ -299,6 +299,19 @@ static void test_jwks(void **state)
 	assert_non_null(ks);
 	assert_int_equal(arn_jwks_count(ks), 1);
 	arn_jwks_free(ks);
+	/* an RSA modulus past ARN_JWKS_MAX_RSA_BITS (8193 bits) is skipped */
+	static unsigned char big[ARN_JWKS_MAX_RSA_BITS / 8 + 1];
+	memset(big, 0xff, sizeof(big));
+	big[0] = 1;
+	char nb[1500];
+	tjwt_b64(big, sizeof(big), nb, sizeof(nb));
+	n = snprintf(buf, sizeof(buf),
+		     "{\"keys\":[{\"kty\":\"RSA\",\"n\":\"%s\",\"e\":\"AQAB\"},%.*s]}", nb, (int)jl,
+		     jwk);
+	ks = arn_jwks_parse(buf, (size_t)n, err, sizeof(err));
+	assert_non_null(ks);
+	assert_int_equal(arn_jwks_count(ks), 1);
+	arn_jwks_free(ks);
 	/* none usable */
 	assert_null(arn_jwks_parse("{\"keys\":[{\"kty\":\"XYZ\"}]}", 24, err, sizeof(err)));
 	assert_string_equal(err, "Jwks doesn't have any valid public key");
