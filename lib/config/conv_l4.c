@@ -1050,7 +1050,14 @@ static void jwt_provider(struct conv *c, struct pb p, upb_StringView name,
 	conv_only(c, p,
 		  "issuer,audiences,require_expiration,local_jwks,remote_jwks,forward,from_"
 		  "headers,from_params,from_cookies,forward_payload_header,pad_forward_payload_"
-		  "header,clock_skew_seconds,claim_to_headers");
+		  "header,clock_skew_seconds,claim_to_headers,payload_in_metadata,header_in_"
+		  "metadata,failed_status_in_metadata,normalize_payload_in_metadata");
+	/* The *_in_metadata fields (Istio's RequestAuthentication sets
+	 * payload_in_metadata) give Envoy's dynamic metadata to later
+	 * filters: Arion has none, and refuses everything that would read it
+	 * (RBAC metadata principals, %DYNAMIC_METADATA%), so accepting them
+	 * changes no decision (docs/configuration.md, accepted and not acted
+	 * on). */
 	o->name = conv_str(c, name);
 	upb_StringView iss = pb_str(p, "issuer");
 	o->issuer = conv_str(c, iss);

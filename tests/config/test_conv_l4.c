@@ -658,9 +658,13 @@ static void test_http_jwt_authn(void **state)
 	close(fd);
 	snprintf(
 	    f, sizeof(f),
-	    "\"providers\":{\"p\":{\"local_jwks\":{\"filename\":\"%s\"}}},\"rules\":[{\"match\":"
+	    "\"providers\":{\"p\":{\"local_jwks\":{\"filename\":\"%s\"},"
+	    "\"payload_in_metadata\":\"m\",\"normalize_payload_in_metadata\":{\"space_"
+	    "delimited_claims\":[\"scope\"]}}},\"rules\":[{\"match\":"
 	    "{\"prefix\":\"/\"},\"requires\":{\"provider_name\":\"p\"}}]",
 	    path);
+	/* payload_in_metadata (Istio's) accepted: nothing in Arion reads
+	 * dynamic metadata */
 	tc_ok(L, jwt_listener(f, ""));
 	unlink(path);
 	tc_refused(L, jwt_listener(f, ""), "providers[p].local_jwks.filename: cannot open");
@@ -679,7 +683,8 @@ static void test_http_jwt_authn(void **state)
 	     "have any valid public key"},
 	    {"\"providers\":{\"p\":{\"local_jwks\":{\"inline_string\":\"[]\"}}}",
 	     "provider 'p': no usable JWKS"},
-	    {"\"providers\":{\"p\":{\"payload_in_metadata\":\"m\"}}", "payload_in_metadata"},
+	    {"\"providers\":{\"p\":{\"jwt_cache_config\":{\"jwt_cache_size\":10}}}",
+	     "jwt_cache_config"},
 	    {"\"providers\":{\"p\":{\"subjects\":{\"exact\":\"s\"}}}", "subjects"},
 	    {"\"filter_state_rules\":{\"name\":\"x\"}", "filter_state_rules"},
 	    {"\"providers\":{\"p\":{\"claim_to_headers\":[{\"header_name\":\"x y\","
