@@ -220,6 +220,10 @@ int conv_header_add_list(struct conv *c, struct pb p, const char *f,
 /** An envoy.config.core.v3.CidrRange (IPv4; reported on error). conv_listener.c */
 void conv_cidr(struct conv *c, struct pb cr, struct arn_cfg_cidr *out);
 /** A repeated envoy.config.accesslog.v3.AccessLog field @p f. conv_listener.c */
+/** A RuntimeFractionalPercent field @p f of @p p (its default_value; the
+ * runtime_key is not read): 0 % when absent. conv_l4.c */
+void conv_runtime_fraction(struct conv *c, struct pb p, const char *f,
+			   struct arn_cfg_fraction *out);
 /** The HCM's local_reply_config @p lrc into @p out. conv_parts.c */
 void conv_local_reply(struct conv *c, struct pb lrc, const struct arn_cfg_local_reply **out);
 /** An envoy.config.core.v3.DataSource @p b (inline_string, inline_bytes, or

@@ -94,9 +94,7 @@ bool conv_runtime_flag(struct conv *c, struct pb p, const char *f)
 	return v;
 }
 
-/* RuntimeFractionalPercent: default_value, a FractionalPercent. */
-static void runtime_fraction(struct conv *c, struct pb p, const char *f,
-			     struct arn_cfg_fraction *out)
+void conv_runtime_fraction(struct conv *c, struct pb p, const char *f, struct arn_cfg_fraction *out)
 {
 	out->numerator = 0;
 	out->denominator = 100;
@@ -757,8 +755,8 @@ static struct arn_cfg_http_ratelimit *http_ratelimit(struct conv *c, struct pb r
 	} else if (per_route) {
 		conv_err(c, "token_bucket", "missing (Envoy requires it per route)");
 	}
-	runtime_fraction(c, r, "filter_enabled", &out->enabled);
-	runtime_fraction(c, r, "filter_enforced", &out->enforced);
+	conv_runtime_fraction(c, r, "filter_enabled", &out->enabled);
+	conv_runtime_fraction(c, r, "filter_enforced", &out->enforced);
 	conv_header_add_list(c, r, "request_headers_to_add_when_not_enforced",
 			     &out->headers.req_add, &out->headers.n_req_add);
 	conv_header_add_list(c, r, "response_headers_to_add", &out->headers.resp_add,
@@ -970,8 +968,8 @@ const struct arn_cfg_cors *conv_cors(struct conv *c, struct pb p, bool ext)
 	 * otherwise; shadow mode for none unless shadow_enabled does */
 	o->enabled = (struct arn_cfg_fraction){100, 100};
 	if (pb_has(p, "filter_enabled"))
-		runtime_fraction(c, p, "filter_enabled", &o->enabled);
-	runtime_fraction(c, p, "shadow_enabled", &o->shadow);
+		conv_runtime_fraction(c, p, "filter_enabled", &o->enabled);
+	conv_runtime_fraction(c, p, "shadow_enabled", &o->shadow);
 	return o;
 }
 

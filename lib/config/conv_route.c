@@ -265,30 +265,12 @@ static void mirror_policies(struct conv *c, struct pb ra, struct arn_cfg_route_a
 		} else {
 			conv_err(c, "", "no cluster: set cluster or cluster_header");
 		}
-		o->numerator = o->denominator = 100;
-		struct pb rf = pb_msg(mp, "runtime_fraction");
-		if (rf.m) {
-			size_t m2 = conv_push(c, "runtime_fraction");
-			conv_only(c, rf, "default_value,runtime_key");
-			struct pb fp = pb_msg(rf, "default_value");
-			if (!fp.m) {
-				conv_err(c, "default_value", "missing (Envoy requires it)");
-			} else {
-				size_t m3 = conv_push(c, "default_value");
-				conv_only(c, fp, "numerator,denominator");
-				static const uint32_t den[] = {100, 10000, 1000000};
-				int32_t d = pb_i32(fp, "denominator");
-				if (d < 0 || d > 2)
-					conv_err(c, "denominator", "unknown value %d", d);
-				else
-					o->denominator = den[d];
-				o->numerator = pb_u32(fp, "numerator");
-				if (o->numerator > o->denominator)
-					o->numerator = o->denominator;
-				conv_pop(c, m3);
-			}
-			conv_pop(c, m2);
-		}
+		/* absent: every request (Envoy) */
+		struct arn_cfg_fraction fr = {100, 100};
+		if (pb_has(mp, "runtime_fraction"))
+			conv_runtime_fraction(c, mp, "runtime_fraction", &fr);
+		o->numerator = fr.numerator;
+		o->denominator = fr.denominator;
 		conv_pop(c, m);
 	}
 }

@@ -268,15 +268,14 @@ void http_subreq_cancel(struct http_subreq *sr)
 
 /* ---- what the connection tells it ------------------------------------------------------- */
 
-/* The head and body go out: the caller's message with its edits (msg mode). */
-static void sr_send_msg(struct http_subreq *sr, struct http_peer *up)
+/* Head @p m with its @p n edits @p e (room for one more: the codec may
+ * add one), then the body: the request goes out. */
+static void sr_send(struct http_subreq *sr, struct http_peer *up, const struct arn_h1_msg *m,
+		    struct arn_h1_edit *e, unsigned n)
 {
 	struct http_stream *st = &sr->st;
-	/* the codec may add one edit after them */
-	struct arn_h1_edit e[HTTP_SUBREQ_MAX_HDRS + 1];
-	memcpy(e, sr->edits, sr->n_edits * sizeof(e[0]));
-	int rc = up->codec->encode_request_head(up, sr->msg, sr->path, (uint32_t)sr->path_len, e,
-						sr->n_edits, false);
+	int rc =
+	    up->codec->encode_request_head(up, m, sr->path, (uint32_t)sr->path_len, e, n, false);
 	if (rc != 0) {
 		sr_fail(sr, rc == -E2BIG ? "request head too large" : "out of buffers", HOST_ERROR);
 		return;
@@ -288,7 +287,7 @@ static void sr_send_msg(struct http_subreq *sr, struct http_peer *up)
 	up->codec->encode_end(up);
 	if (CS(st))
 		arn_stats_add(CS(st), st->hc->w->slot, ARN_CL_upstream_cx_tx_bytes_total, sr->blen);
-	up->codec->flush(up);
+	up->codec->flush(up); /* -EAGAIN: on_writable; a dead transport: on_failed */
 }
 
 static void sr_ready(struct http_stream *st)
@@ -298,7 +297,10 @@ static void sr_ready(struct http_stream *st)
 		return;
 	struct http_peer *up = http_up_peer(st->up);
 	if (sr->msg) {
-		sr_send_msg(sr, up);
+		/* the caller's message with its edits (msg mode) */
+		struct arn_h1_edit e[HTTP_SUBREQ_MAX_HDRS + 1];
+		memcpy(e, sr->edits, sr->n_edits * sizeof(e[0]));
+		sr_send(sr, up, sr->msg, e, sr->n_edits);
 		return;
 	}
 	struct arn_h1_msg m;
@@ -314,20 +316,7 @@ static void sr_ready(struct http_stream *st)
 	m.content_length = sr->blen;
 	struct arn_h1_edit e[HTTP_SUBREQ_MAX_HDRS + 3];
 	memcpy(e, sr->hdrs, sr->n_hdrs * sizeof(e[0]));
-	int rc = up->codec->encode_request_head(up, &m, sr->path, (uint32_t)sr->path_len, e,
-						sr->n_hdrs, false);
-	if (rc != 0) {
-		sr_fail(sr, rc == -E2BIG ? "request head too large" : "out of buffers", HOST_ERROR);
-		return;
-	}
-	sr->sent = true;
-	st->state |= HTTP_S_HEAD_SENT | HTTP_S_ATTEMPT_SENT | HTTP_S_REQ_DONE;
-	if (sr->blen)
-		up->codec->encode_body(up, sr->body, sr->blen);
-	up->codec->encode_end(up);
-	if (CS(st))
-		arn_stats_add(CS(st), st->hc->w->slot, ARN_CL_upstream_cx_tx_bytes_total, sr->blen);
-	up->codec->flush(up); /* -EAGAIN: on_writable; a dead transport: on_failed */
+	sr_send(sr, up, &m, e, sr->n_hdrs);
 }
 
 static void sr_writable(struct http_stream *st)
