@@ -88,6 +88,10 @@ static const char *const reqs[] = {
     "br\r\n\r\n",
     "OPTIONS / HTTP/1.1\r\nHost: a\r\nOrigin: https://o.example\r\nAccess-Control-Request-Method: "
     "PUT\r\nAccess-Control-Request-Headers: x-a\r\n\r\n",
+    /* the "dyn" listener's jwt_authn on /jwt (a valid token; none, its
+     * 401 through local_reply_config's JSON mapper) */
+    "GET /jwt HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer " HH_JWT_TOKEN "\r\nx-sub: forged\r\n\r\n",
+    "GET /jwt/x HTTP/1.1\r\nHost: a\r\nAccept: application/json\r\nx-lr: 1\r\n\r\n",
 };
 #define N_REQS (sizeof(reqs) / sizeof(reqs[0]))
 

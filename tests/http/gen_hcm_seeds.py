@@ -188,6 +188,22 @@ seeds["dyn_mirror"] = (Seed().time(0).config(4).open(0, 82)
                        .csend(0, "POST /mirror HTTP/1.1\r\nHost: a\r\nContent-Length: 9\r\n\r\nabc")
                        .time(2).op(CRST, 0).time(10))
 
+# the "dyn" listener's jwt_authn and local_reply_config: a valid token
+# (claims to headers, the payload forwarded), a forged one, none with a
+# JSON Accept (the 401 through the JSON mapper), then a 404 turned 410
+JWT = ("eyJhbGciOiJIUzI1NiIsImtpZCI6ImsxIiwidHlwIjoiSldUIn0.eyJpc3MiOiJhcmlvbiIsInN1YiI6ImZ1enoi"
+       "fQ.1c127hNNJy6zB5EncmjwYK6nIZfH1vm2-Jkl3eUwbpE")
+seeds["dyn_jwt_local_reply"] = (Seed().time(0).open(0, 82)
+                                .csend(0, "GET /jwt HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer "
+                                          + JWT + "\r\n\r\n").time(2).usend(0, OK5).time(2)
+                                .csend(0, "GET /jwt HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer "
+                                          + JWT[:-4] + "AAAA\r\n\r\n").time(2)
+                                .csend(0, "GET /jwt HTTP/1.1\r\nHost: a\r\nAccept: application/json"
+                                          "\r\n\r\n").time(2)
+                                .config(4).time(2).open(1, 82)
+                                .csend(1, "GET /nothing HTTP/1.1\r\nHost: a\r\nx-lr: 1\r\n\r\n")
+                                .time(5))
+
 # a request header copied by request_headers_to_add that outgrows the
 # stream's text (4 KB): refused with 500, never sent without the edit
 seeds["edit_overflow"] = (Seed().open(0).csend(0, "GET / HTTP/1.1\r\nHost: a\r\nx-copy-src: ")

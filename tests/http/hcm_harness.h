@@ -862,18 +862,39 @@ static inline void hh_trace_run(void)
  * connection's request edits can be kept (http_router.c's edits_kept)
  * and the fuzzers reach that path; ports 80 and 81 generate them.
  */
+/* The "dyn" listener's jwt_authn key (an HS256 secret: test data; the
+ * token fuzz_hcm's canned request carries is HH_JWT_TOKEN) */
+#define HH_JWT_K "YXJpb24tZnV6ei1oY20tc2VjcmV0LTAxMjM0NTY3ODk"
+#define HH_JWT_TOKEN                                                                               \
+	"eyJhbGciOiJIUzI1NiIsImtpZCI6ImsxIiwidHlwIjoiSldUIn0.eyJpc3MiOiJhcmlvbiIsInN1YiI6ImZ1enoi"   \
+	"fQ.1c127hNNJy6zB5EncmjwYK6nIZfH1vm2-Jkl3eUwbpE"
 #define HH_LDYN                                                                                    \
 	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
 	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
 	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
 	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"dyn\","              \
 	"\"generate_request_id\":false,"                                                           \
+	"\"local_reply_config\":{\"mappers\":[{\"filter\":{\"header_filter\":{\"header\":{"         \
+	"\"name\":\"accept\",\"string_match\":{\"contains\":\"json\"}}}},"                         \
+	"\"body_format_override\":{\"json_format\":{\"code\":\"%%RESPONSE_CODE%%\","                 \
+	"\"body\":\"%%LOCAL_REPLY_BODY%%\",\"path\":\"%%REQ(:PATH)%%\"}}},{\"filter\":{"             \
+	"\"and_filter\":{\"filters\":[{\"header_filter\":{\"header\":{\"name\":\"x-lr\"}}},"       \
+	"{\"status_code_filter\":{\"comparison\":{\"op\":\"GE\",\"value\":{\"default_value\":"    \
+	"400,\"runtime_key\":\"k\"}}}}]}},\"status_code\":410,\"body\":{\"inline_string\":"      \
+	"\"gone\"},\"headers_to_add\":[{\"header\":{\"key\":\"x-lr-mapped\",\"value\":\"1\"}}]}]},"\
 	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
 	"[\"*\"],\"typed_per_filter_config\":{\"cors\":{\"@type\":\"type.googleapis.com/"          \
 	"envoy.extensions.filters.http.cors.v3.CorsPolicy\",\"allow_origin_string_match\":"        \
 	"[{\"suffix\":\".example\"}],\"allow_methods\":\"*\",\"allow_headers\":\"*\","            \
 	"\"expose_headers\":\"x-e\",\"allow_credentials\":true}},"                                 \
-	"\"routes\":[%s]}]},\"http_filters\":[{\"name\":\"cors\",\"typed_config\":{\"@type\":"     \
+	"\"routes\":[%s]}]},\"http_filters\":[{\"name\":\"jwt\",\"typed_config\":{\"@type\":"      \
+	"\"type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication\","    \
+	"\"providers\":{\"p\":{\"issuer\":\"arion\",\"local_jwks\":{\"inline_string\":"            \
+	"\"{\\\"keys\\\":[{\\\"kty\\\":\\\"oct\\\",\\\"kid\\\":\\\"k1\\\",\\\"alg\\\":\\\"HS256\\\","      \
+	"\\\"k\\\":\\\"" HH_JWT_K "\\\"}]}\"},\"forward_payload_header\":\"x-jwt\","            \
+	"\"claim_to_headers\":[{\"header_name\":\"x-sub\",\"claim_name\":\"sub\"}]}},"          \
+	"\"rules\":[{\"match\":{\"prefix\":\"/jwt\"},\"requires\":{\"provider_name\":\"p\"}}]}},"  \
+	"{\"name\":\"cors\",\"typed_config\":{\"@type\":"                                           \
 	"\"type.googleapis.com/envoy.extensions.filters.http.cors.v3.Cors\"}},{\"name\":"           \
 	"\"envoy.filters.http.health_check\",\"typed_config\":{\"@type\":\"type.googleapis.com/"   \
 	"envoy.extensions.filters.http.health_check.v3.HealthCheck\",\"pass_through_mode\":true,"  \
@@ -950,7 +971,7 @@ static inline void hh_apply(const char *type, const char *json)
  * removed, 7 the listener routing to the cluster "two". */
 static inline void hh_config(unsigned v)
 {
-	char b[2048];
+	char b[4096];
 	hh_cfg_changed = true;
 	switch (v % 8) {
 	case 0:
