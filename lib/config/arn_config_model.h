@@ -300,7 +300,16 @@ struct arn_cfg_retry_policy {
 	 * more times (host_selection_retry_max_attempts; Envoy's 1 when unset) */
 	bool previous_hosts;
 	uint32_t host_selection_retries;
+	/* retriable_headers: an answer one of them matches is retried under
+	 * retriable-headers; retriable_request_headers: none matching the
+	 * request, it is not retried at all (Envoy). */
+	struct arn_cfg_header_match *retriable_headers;
+	size_t n_retriable_headers;
+	struct arn_cfg_header_match *retriable_request_headers;
+	size_t n_retriable_request_headers;
 };
+/* Matchers a retry policy's header list may hold (each tried per answer). */
+#define ARN_CFG_RETRY_HEADERS_MAX 16
 
 enum arn_cfg_hash_kind {
 	ARN_CFG_HASH_HEADER = 0,

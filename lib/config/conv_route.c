@@ -15,6 +15,30 @@
 #include "arn_regex.h"
 #include "config_int.h"
 
+/* A retry policy's list of HeaderMatchers @p f (at most
+ * ARN_CFG_RETRY_HEADERS_MAX: each is tried on every answer). */
+static void retry_header_matchers(struct conv *c, struct pb rp, const char *f,
+				  struct arn_cfg_header_match **out, size_t *n)
+{
+	size_t len = pb_len(rp, f);
+	if (!len)
+		return;
+	if (len > ARN_CFG_RETRY_HEADERS_MAX) {
+		conv_err(c, f, "%zu matchers: Arion takes at most %d", len,
+			 ARN_CFG_RETRY_HEADERS_MAX);
+		return;
+	}
+	*out = CONV_NEW(c, struct arn_cfg_header_match, len);
+	if (!*out)
+		return;
+	*n = len;
+	for (size_t i = 0; i < len; i++) {
+		size_t m = conv_push(c, "%s[%zu]", f, i);
+		conv_header_matcher(c, pb_at(rp, f, i), &(*out)[i]);
+		conv_pop(c, m);
+	}
+}
+
 /* retry_host_predicate and host_selection_retry_max_attempts. */
 static void retry_host_predicates(struct conv *c, struct pb rp, struct arn_cfg_retry_policy *out)
 {
@@ -91,7 +115,12 @@ static void retry_policy(struct conv *c, struct pb rp, struct arn_cfg_retry_poli
 	conv_only(
 	    c, rp,
 	    "retry_on,num_retries,per_try_timeout,per_try_idle_timeout,retriable_status_codes,"
-	    "retry_back_off,host_selection_retry_max_attempts,retry_host_predicate");
+	    "retry_back_off,host_selection_retry_max_attempts,retry_host_predicate,"
+	    "retriable_headers,retriable_request_headers");
+	retry_header_matchers(c, rp, "retriable_headers", &out->retriable_headers,
+			      &out->n_retriable_headers);
+	retry_header_matchers(c, rp, "retriable_request_headers", &out->retriable_request_headers,
+			      &out->n_retriable_request_headers);
 	retry_host_predicates(c, rp, out);
 	out->present = true;
 	upb_StringView on = pb_str(rp, "retry_on");
@@ -116,11 +145,6 @@ static void retry_policy(struct conv *c, struct pb rp, struct arn_cfg_retry_poli
 				conv_err(c, "retry_on",
 					 "'%.*s' is not a retry condition Arion supports",
 					 (int)(b - a), on.data + a);
-			else if (b - a == 17 && memcmp(on.data + a, "retriable-headers", 17) == 0)
-				/* it matches retriable_headers, which is refused */
-				conv_err(c, "retry_on",
-					 "'retriable-headers' is not supported yet (it needs "
-					 "retriable_headers)");
 		}
 		i = j + 1;
 	}

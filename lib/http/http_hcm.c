@@ -1218,9 +1218,12 @@ static bool resp_head(struct http_stream *st)
 		bool would = http_retry_on_status(rp, m->status, rl);
 		if (!would && !rl && (rp->retry_on & ARN_CFG_RETRY_GRPC_ANY)) {
 			int g = arn_h1_find(m, "grpc-status", 11, 0);
-			would = g >= 0 && http_retry_on_grpc(rp, m->hdrs[g].value,
-							     m->hdrs[g].value_len);
+			would = g >= 0 &&
+				http_retry_on_grpc(rp, m->hdrs[g].value, m->hdrs[g].value_len);
 		}
+		if (!would && !rl && (rp->retry_on & ARN_CFG_RETRY_RETRIABLE_HEADERS))
+			would = http_retry_headers_match(rp->retriable_headers,
+							 rp->n_retriable_headers, m);
 		st->up_status = m->status;
 		if (http_maybe_retry(st, would, HOST_AUTO)) {
 			if (CS(st))

@@ -569,6 +569,12 @@ bool http_retry_on_status(const struct arn_cfg_retry_policy *rp, unsigned status
  * internal, resource-exhausted, unavailable), as Envoy reads it from the
  * response headers (a trailers-only answer). */
 bool http_retry_on_grpc(const struct arn_cfg_retry_policy *rp, const char *v, size_t len);
+/* Whether one of the @p n matchers @p hm matches @p m (a response for
+ * retriable_headers, ":status" its status; the request for
+ * retriable_request_headers), as Envoy's HeaderMatcher: repeated fields
+ * joined with ','. */
+bool http_retry_headers_match(const struct arn_cfg_header_match *hm, size_t n,
+			      const struct arn_h1_msg *m);
 bool http_retry_on_reset(const struct arn_cfg_retry_policy *rp, enum http_reset_kind k);
 /**
  * Envoy's shouldRetry: called with every attempt's outcome (@p would: it is

@@ -5,6 +5,9 @@
  * circuit breaker, and the fully jittered exponential back-off. Pure logic:
  * http_hcm.c drives it, tests/http/test_proxy.c checks it.
  */
+#include <stdio.h>
+#include <string.h>
+
 #include "http_int.h"
 
 bool http_retry_on_status(const struct arn_cfg_retry_policy *rp, unsigned status, bool ratelimited)
@@ -55,6 +58,70 @@ bool http_retry_on_grpc(const struct arn_cfg_retry_policy *rp, const char *v, si
 	default:
 		return false;
 	}
+}
+
+/* Header @p name (lower case, @p nlen bytes) of @p m as Envoy's
+ * HeaderMatcher reads it: repeated fields joined with ',' (into @p buf,
+ * cut at @p cap), the pseudo-headers from the start line. */
+static bool msg_value(const struct arn_h1_msg *m, const char *name, size_t nlen, char *buf,
+		      size_t cap, const char **v, size_t *vlen)
+{
+	if (nlen && name[0] == ':') {
+		const struct arn_h1_slice *sl = NULL;
+		if (nlen == 7 && memcmp(name, ":status", 7) == 0) {
+			if (!m->status)
+				return false;
+			*vlen = (size_t)snprintf(buf, cap, "%u", m->status);
+			*v = buf;
+			return true;
+		}
+		if (nlen == 7 && memcmp(name, ":method", 7) == 0)
+			sl = &m->method_name;
+		else if (nlen == 5 && memcmp(name, ":path", 5) == 0)
+			sl = &m->path;
+		else if (nlen == 10 && memcmp(name, ":authority", 10) == 0)
+			sl = &m->authority;
+		if (!sl || !sl->p)
+			return false;
+		*v = sl->p;
+		*vlen = sl->len;
+		return true;
+	}
+	int i = arn_h1_find(m, name, nlen, 0);
+	if (i < 0)
+		return false;
+	int j = arn_h1_find(m, name, nlen, i + 1);
+	if (j < 0) {
+		*v = m->hdrs[i].value;
+		*vlen = m->hdrs[i].value_len;
+		return true;
+	}
+	size_t n = 0;
+	for (; i >= 0 && n < cap; i = arn_h1_find(m, name, nlen, i + 1)) {
+		if (n)
+			buf[n++] = ',';
+		size_t k = m->hdrs[i].value_len < cap - n ? m->hdrs[i].value_len : cap - n;
+		memcpy(buf + n, m->hdrs[i].value, k);
+		n += k;
+	}
+	*v = buf;
+	*vlen = n;
+	return true;
+}
+
+bool http_retry_headers_match(const struct arn_cfg_header_match *hm, size_t n,
+			      const struct arn_h1_msg *m)
+{
+	char buf[1024];
+	for (size_t i = 0; i < n; i++) {
+		const char *v = NULL;
+		size_t vlen = 0;
+		bool present =
+		    msg_value(m, hm[i].name, hm[i].name_len, buf, sizeof(buf), &v, &vlen);
+		if (arn_cfg_header_match_value(&hm[i], present, v, vlen))
+			return true;
+	}
+	return false;
 }
 
 bool http_retry_on_reset(const struct arn_cfg_retry_policy *rp, enum http_reset_kind k)

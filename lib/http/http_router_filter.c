@@ -437,6 +437,12 @@ static void route_to_cluster(struct http_stream *st, const struct arn_cfg_gen *g
 	}
 	/* retries: not for upgrades (a tunnel cannot be replayed) */
 	http_retry_init(&X(st)->retry, (st->state & HTTP_S_UPGRADE) ? NULL : &a->retry);
+	/* retriable_request_headers: a request none of them matches is not
+	 * retried at all (Envoy's RetryStateImpl::create) */
+	if (X(st)->retry.rp && __builtin_expect(a->retry.n_retriable_request_headers != 0, 0) &&
+	    !http_retry_headers_match(a->retry.retriable_request_headers,
+				      a->retry.n_retriable_request_headers, &st->req.m))
+		X(st)->retry.rp = NULL;
 	http_stream_set(st, HTTP_S_KEEP_BODY, X(st)->retry.rp && http_msg_has_body(&st->req.m));
 	if (a->n_mirrors) /* request_mirror_policies */
 		http_shadow_route(st);

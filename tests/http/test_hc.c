@@ -1176,14 +1176,35 @@ static void test_proxy_settings_converted(void **state)
 			 ARN_CFG_RETRY_ENVOY_RATELIMITED | ARN_CFG_RETRY_GRPC_DEADLINE_EXCEEDED |
 			     ARN_CFG_RETRY_GRPC_INTERNAL | ARN_CFG_RETRY_GRPC_RESOURCE_EXHAUSTED);
 	assert_true(a->retry.previous_hosts);
+	/* retriable-headers with its matchers, and the request's */
+	APPLY(L, "5",
+	      jproxy("", "",
+		     "\"retry_policy\":{\"retry_on\":\"retriable-headers\",\"retriable_headers\":"
+		     "[{\"name\":\"X-Retry\",\"present_match\":true}],"
+		     "\"retriable_request_headers\":[{\"name\":\":method\",\"string_match\":"
+		     "{\"exact\":\"GET\"}}]}"));
+	accepted();
+	a = listener_route();
+	assert_int_equal(a->retry.retry_on, ARN_CFG_RETRY_RETRIABLE_HEADERS);
+	assert_int_equal(a->retry.n_retriable_headers, 1);
+	assert_string_equal(a->retry.retriable_headers[0].name, "x-retry");
+	assert_int_equal(a->retry.n_retriable_request_headers, 1);
 }
 
 static void test_proxy_settings_refused(void **state)
 {
 	(void)state;
 	/* what the proxy does not do is refused by name, never ignored */
-	APPLY(L, "1", jproxy("", "", "\"retry_policy\":{\"retry_on\":\"retriable-headers\"}"));
-	refused_with("retriable-headers", "retry_on|retriable-headers|not supported yet");
+	char many[2048];
+	size_t k = (size_t)snprintf(many, sizeof(many),
+				    "\"retry_policy\":{\"retry_on\":\"retriable-headers\","
+				    "\"retriable_headers\":[");
+	for (int i = 0; i <= ARN_CFG_RETRY_HEADERS_MAX; i++)
+		k += (size_t)snprintf(many + k, sizeof(many) - k, "%s{\"name\":\"x%d\"}", i ? "," : "",
+				      i);
+	snprintf(many + k, sizeof(many) - k, "]}");
+	APPLY(L, "1", jproxy("", "", many));
+	refused_with("retriable_headers", "retriable_headers|17 matchers|at most 16");
 	APPLY(L, "1",
 	      jproxy("", "",
 		     "\"retry_policy\":{\"retry_on\":\"5xx\",\"retry_host_predicate\":[{\"name\":"

@@ -549,6 +549,68 @@ static void test_retry_on_grpc_status(void **state)
 	hh_end();
 }
 
+/* retry_on retriable-headers: an answer whose head one of
+ * retriable_headers matches (here x-upstream-retry: yes, or :status 418)
+ * is retried; retriable_request_headers: a request without x-idempotent
+ * is never retried. */
+static void test_retry_on_retriable_headers(void **state)
+{
+	(void)state;
+	char route[1024], lst[4096], cl[1024];
+	snprintf(route, sizeof(route), "%s",
+		 "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"dyn\",\"retry_policy\":"
+		 "{\"retry_on\":\"retriable-headers\",\"num_retries\":1,\"retriable_headers\":["
+		 "{\"name\":\"x-upstream-retry\",\"string_match\":{\"exact\":\"yes\"}},"
+		 "{\"name\":\":status\",\"string_match\":{\"exact\":\"418\"}}],"
+		 "\"retriable_request_headers\":[{\"name\":\"x-idempotent\",\"present_match\":true}]"
+		 "}}}");
+	snprintf(lst, sizeof(lst), HH_LDYN, route);
+	snprintf(cl, sizeof(cl), HH_CDYN, "", HH_EP(10));
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_CLUSTER, cl);
+	hh_apply(ARN_TYPE_URL_LISTENER, lst);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	static const char yes[] = "HTTP/1.1 200 OK\r\nx-upstream-retry: yes\r\ncontent-length: 0\r\n\r\n";
+	static const char tea[] = "HTTP/1.1 418 I'm a teapot\r\ncontent-length: 0\r\n\r\n";
+	static const char no[] = "HTTP/1.1 200 OK\r\nx-upstream-retry: no\r\ncontent-length: 2\r\n\r\nok";
+	uint32_t rx0[N_PEERS];
+	struct peer *c = hh_client(0);
+	const char *first[] = {yes, tea};
+	for (int i = 0; i < 2; i++) {
+		uint32_t mark = c->log_len;
+		snapshot(rx0);
+		send_str(c, "GET /r HTTP/1.1\r\nHost: a\r\nx-idempotent: 1\r\n\r\n");
+		struct peer *u = upstream_that_got(rx0);
+		assert_non_null(u);
+		snapshot(rx0);
+		send_str(u, first[i]);
+		struct peer *u2 = NULL;
+		for (int k = 0; k < 20 && !(u2 = upstream_that_got(rx0)); k++)
+			hh_advance(10);
+		if (!u2)
+			fail_msg("answer %d was not retried; the client got %s", i, c->log + mark);
+		send_str(u2, no);
+		assert_non_null(strstr(c->log + mark, "x-upstream-retry: no\r\n"));
+		assert_null(strstr(c->log + mark, "x-upstream-retry: yes"));
+		assert_null(strstr(c->log + mark, "418"));
+	}
+	/* without x-idempotent: the answer goes to the client as it is */
+	uint32_t mark = c->log_len;
+	snapshot(rx0);
+	send_str(c, "GET /r HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	snapshot(rx0);
+	send_str(u, yes);
+	hh_advance(100);
+	assert_null(upstream_that_got(rx0));
+	assert_non_null(strstr(c->log + mark, "x-upstream-retry: yes\r\n"));
+	hh_end();
+}
+
 /*
  * Cluster "two" allows one connection (max_connections: 1) to its two
  * hosts. Once the connection to one host is idle, a request the balancer
@@ -4307,6 +4369,7 @@ int main(void)
 	    T(test_http_local_reply_config),
 	    T(test_retry_previous_hosts),
 	    T(test_retry_on_grpc_status),
+	    T(test_retry_on_retriable_headers),
 	    T(test_access_log_response_trailers),
 	    T(test_http_rbac_log_action_access_log_hint),
 	    T(test_http_jwt_authn_basic),
