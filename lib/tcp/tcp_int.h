@@ -1110,6 +1110,9 @@ int tcp_ooo_nodes_init(struct arn_tcp_worker *wk);
 bool tcp_ooo_consistent(const struct arn_tcp_conn *c);
 /* ---- tcp_sack.c again: the SACK blocks we send ---- */
 void tcp_rsack_note(struct arn_tcp_conn *c, uint32_t start, uint32_t end);
+/* RFC 2883 section 4: the block holding a D-SACK above the ACK [start,
+ * end) goes to the front, so the D-SACK is followed by it. */
+void tcp_rsack_front(struct arn_tcp_conn *c, uint32_t start, uint32_t end);
 void tcp_rsack_trim(struct arn_tcp_conn *c);
 /* SACK blocks that fit in one ACK beside our other options. */
 unsigned tcp_rsack_fit(const struct arn_tcp_conn *c);

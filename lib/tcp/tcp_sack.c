@@ -319,8 +319,10 @@ static __attribute__((noinline)) bool ooo_insert_below(struct arn_tcp_conn *c, s
 	if (prev) {
 		uint32_t pend = mseq(prev) + prev->data_len;
 		if (seq_geq(pend, end)) {
-			/* all of it is queued already: report it (RFC 2883) */
+			/* all of it is queued already: report it (RFC 2883),
+			 * the block that holds it right after (its section 4) */
 			tcp_dsack_note(c, seq, end);
+			tcp_rsack_front(c, seq, end);
 			TCP_DUP(wk, end - seq);
 			rte_pktmbuf_free(m);
 			return false;
@@ -498,6 +500,24 @@ void tcp_rsack_note(struct arn_tcp_conn *c, uint32_t start, uint32_t end)
 	memcpy(c->rsack, nb, n * sizeof(nb[0]));
 	c->n_rsack = (uint8_t)n;
 	c->rsack_dirty = dirty;
+}
+
+void tcp_rsack_front(struct arn_tcp_conn *c, uint32_t start, uint32_t end)
+{
+	for (unsigned i = 0; i < c->n_rsack; i++) {
+		struct tcp_sack_block b = c->rsack[i];
+		if (!seq_leq(b.start, start) || !seq_leq(end, b.end))
+			continue;
+		/* rotated to the front, as Linux's tcp_sack_new_ofo_skb does,
+		 * and reported again (dirty) */
+		uint8_t d = c->rsack_dirty;
+		uint8_t below = (uint8_t)(d & ((1u << i) - 1u));
+		uint8_t above = (uint8_t)(d & ~((2u << i) - 1u));
+		memmove(&c->rsack[1], &c->rsack[0], i * sizeof(c->rsack[0]));
+		c->rsack[0] = b;
+		c->rsack_dirty = (uint8_t)(above | (below << 1) | 1u);
+		return;
+	}
 }
 
 void tcp_rsack_trim(struct arn_tcp_conn *c)

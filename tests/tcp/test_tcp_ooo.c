@@ -860,6 +860,31 @@ static void test_ooo_refused_segment_trims_sack_blocks(void **state)
 	assert_int_equal(app_off, 6000);
 }
 
+/* RFC 2883 section 4: a D-SACK for data above the cumulative ACK is
+ * followed by the block that holds it, as Linux's tcp_sack_new_ofo_skb
+ * brings that block to the front. A whole duplicate of queued data left
+ * the blocks in their order: the D-SACK [2000, 3000) went out followed by
+ * [8000, 9000), and the peer read it as a block of its own. */
+static void test_dsack_above_the_ack_precedes_its_block(void **state)
+{
+	(void)state;
+	memset(held, 0, sizeof(held));
+	open_conn();
+	for (uint32_t o = 1000; o < 6000; o += 1000)
+		ooo_at(o, 1000);
+	ooo_at(8000, 1000);
+	expect_block(0, 8000, 9000);
+	expect_block(1, 1000, 6000);
+	uint64_t dsack = cnt(ARN_TCP_C_DSACK_SENT);
+	send_at(2000, 1000); /* all of it queued already */
+	assert_int_equal(cnt(ARN_TCP_C_DSACK_SENT), dsack + 1);
+	/* read_acks took the first block as the D-SACK (inside the second) */
+	expect_block(0, 1000, 6000);
+	expect_block(1, 8000, 9000);
+	send_at(0, 1000);
+	assert_int_equal(app_off, 6000);
+}
+
 int main(void)
 {
 	fake_eal_init();
@@ -873,6 +898,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_ooo_refused_segment_cuts_runs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_collapse_work_bounded, setup_big, teardown),
 	    cmocka_unit_test_setup_teardown(test_ooo_refused_segment_trims_sack_blocks, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_dsack_above_the_ack_precedes_its_block, setup,
 					    teardown),
 	};
 	int rc = cmocka_run_group_tests_name("tcp_ooo", tests, NULL, NULL);
