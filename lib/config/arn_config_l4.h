@@ -362,6 +362,7 @@ struct arn_cfg_rate_limit {
 enum arn_cfg_per_filter_kind {
 	ARN_CFG_PF_RBAC = 0,	    /* cfg: struct arn_cfg_rbac_filter (RBACPerRoute) */
 	ARN_CFG_PF_LOCAL_RATELIMIT, /* cfg: struct arn_cfg_http_ratelimit */
+	ARN_CFG_PF_EXT_AUTHZ,	    /* cfg: struct arn_cfg_ext_authz_route (ExtAuthzPerRoute) */
 	ARN_CFG_PF_CORS,	    /* cfg: struct arn_cfg_cors (cors.v3.CorsPolicy) */
 	ARN_CFG_PF_JWT_AUTHN, /* cfg: struct arn_cfg_jwt_per_route (jwt_authn PerRouteConfig) */
 };
@@ -386,6 +387,50 @@ struct arn_cfg_cors {
 	/* filter_enabled (unset: 100 %) and shadow_enabled (unset: 0), their
 	 * default_value (Arion has no runtime) */
 	struct arn_cfg_fraction enabled, shadow;
+};
+
+/* ---------------------------------------------------------------------------
+ * envoy.filters.http.ext_authz with an http_service (docs/http.md): each
+ * request (its head) is sent, as a sub-request with no body, to the
+ * authorization cluster; 200 lets it through, any other answer is the
+ * client's, a failure is status_on_error unless failure_mode_allow.
+ * Header names are lower case; values have no CR, LF or NUL.
+ */
+struct arn_cfg_ext_authz_hdr {
+	const char *name, *value;
+	uint32_t name_len, value_len;
+};
+
+struct arn_cfg_ext_authz {
+	struct arn_cfg_ref cluster; /* http_service.server_uri.cluster */
+	uint32_t timeout_ms;	    /* server_uri.timeout (0: none) */
+	const char *path_prefix;    /* "" unless set */
+	uint32_t path_prefix_len;
+	uint16_t status_on_error; /* 403 unless set */
+	bool failure_mode_allow, failure_mode_allow_header_add;
+	bool deny_at_disable; /* deny_at_disable's default_value */
+	/* filter_enabled's default_value (unset: 100 %) */
+	struct arn_cfg_fraction enabled;
+	const char *stat_prefix; /* NULL: none (http.<hcm>.ext_authz.<stat_prefix>.*) */
+	/* allowed_headers (or authorization_request.allowed_headers): the
+	 * client's headers that go to the service besides host, :method /
+	 * :path, content-length and authorization; disallowed_headers win */
+	struct arn_cfg_str_match *allowed, *disallowed;
+	size_t n_allowed, n_disallowed;
+	struct arn_cfg_ext_authz_hdr *add; /* authorization_request.headers_to_add */
+	size_t n_add;
+	/* authorization_response: the service's headers that are set /
+	 * appended on the upstream request (200), sent to the client with
+	 * the denial (allowed_client_headers; unset: all but host), and added
+	 * to the upstream's response (allowed_client_headers_on_success) */
+	struct arn_cfg_str_match *up_set, *up_append, *client, *client_ok;
+	size_t n_up_set, n_up_append, n_client, n_client_ok;
+};
+
+/* ExtAuthzPerRoute: disabled, or check_settings (which re-enables the
+ * check where a less specific level disabled it). */
+struct arn_cfg_ext_authz_route {
+	bool disabled;
 };
 
 /** One typed_per_filter_config entry: the HTTP filter's name and its config. */

@@ -636,6 +636,7 @@ enum arn_cfg_http_filter {
 	ARN_CFG_HF_RBAC,	    /* http_filter_cfgs[i]: struct arn_cfg_rbac_filter */
 	ARN_CFG_HF_LOCAL_RATELIMIT, /* http_filter_cfgs[i]: struct arn_cfg_http_ratelimit */
 	ARN_CFG_HF_MCP_GATEWAY,	    /* the HCM's mcp_gateway describes it */
+	ARN_CFG_HF_EXT_AUTHZ,	    /* http_filter_cfgs[i]: struct arn_cfg_ext_authz */
 	ARN_CFG_HF_CORS,	    /* policies in the route table (arn_cfg_cors_policies) */
 	ARN_CFG_HF_JWT_AUTHN,	    /* http_filter_cfgs[i]: struct arn_cfg_jwt_authn */
 };

@@ -24,6 +24,8 @@
 #define HTTP_RBAC_TYPE "envoy.extensions.filters.http.rbac.v3.RBAC"
 #define HTTP_RBAC_PER_ROUTE_TYPE "envoy.extensions.filters.http.rbac.v3.RBACPerRoute"
 #define HTTP_LRL_TYPE "envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit"
+#define HTTP_EXT_AUTHZ_TYPE "envoy.extensions.filters.http.ext_authz.v3.ExtAuthz"
+#define HTTP_EXT_AUTHZ_ROUTE_TYPE "envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute"
 #define HTTP_CORS_TYPE "envoy.extensions.filters.http.cors.v3.Cors"
 #define HTTP_CORS_POLICY_TYPE "envoy.extensions.filters.http.cors.v3.CorsPolicy"
 #define HTTP_JWT_TYPE "envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication"
@@ -122,6 +124,235 @@ void conv_runtime_fraction(struct conv *c, struct pb p, const char *f, struct ar
 		conv_pop(c, m2);
 	}
 	conv_pop(c, m);
+}
+
+/* ---- envoy.filters.http.ext_authz --------------------------------------------- */
+
+/* A ListStringMatcher @p f of @p p into @p out (NULL, 0 when unset). */
+static void authz_list(struct conv *c, struct pb p, const char *f, struct arn_cfg_str_match **out,
+		       size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	struct pb l = pb_msg(p, f);
+	if (!l.m)
+		return;
+	size_t m = conv_push(c, "%s", f);
+	conv_only(c, l, "patterns");
+	size_t k = pb_len(l, "patterns");
+	*out = CONV_NEW(c, struct arn_cfg_str_match, k ? k : 1);
+	for (size_t i = 0; *out && i < k; i++) {
+		size_t m2 = conv_push(c, "patterns[%zu]", i);
+		if (conv_string_matcher(c, pb_at(l, "patterns", i), &(*out)[*n]) == 0)
+			(*n)++;
+		conv_pop(c, m2);
+	}
+	conv_pop(c, m);
+}
+
+static bool sv_ieq(upb_StringView a, const char *s)
+{
+	size_t n = strlen(s);
+	if (a.size != n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char ch = a.data[i];
+		if ((ch >= 'A' && ch <= 'Z' ? ch + 32 : ch) != s[i])
+			return false;
+	}
+	return true;
+}
+
+/* authorization_request.headers_to_add: HeaderValues (key lower-cased,
+ * value a header value; Envoy's own pseudo-headers and host refused: the
+ * check's request line and Host are Arion's). */
+static void authz_add(struct conv *c, struct pb ar, struct arn_cfg_ext_authz *o)
+{
+	size_t k = pb_len(ar, "headers_to_add");
+	o->add = CONV_NEW(c, struct arn_cfg_ext_authz_hdr, k ? k : 1);
+	for (size_t i = 0; o->add && i < k; i++) {
+		size_t m = conv_push(c, "headers_to_add[%zu]", i);
+		struct pb hv = pb_at(ar, "headers_to_add", i);
+		conv_only(c, hv, "key,value");
+		upb_StringView key = pb_str(hv, "key"), val = pb_str(hv, "value");
+		if (!key.size || key.data[0] == ':' || sv_ieq(key, "host") ||
+		    sv_ieq(key, "content-length") || sv_ieq(key, "transfer-encoding") ||
+		    sv_ieq(key, "connection")) {
+			conv_err(c, "key",
+				 "'%.*s': not a header Arion lets the configuration set on the "
+				 "check (its request line, host and framing are Arion's)",
+				 (int)key.size, key.data);
+		} else if (conv_hdr_ok(c, "key", key)) {
+			const char *v = conv_hdr_str(c, "value", val);
+			const char *kn = conv_lstr(c, key);
+			if (v && kn)
+				o->add[o->n_add++] = (struct arn_cfg_ext_authz_hdr){
+				    kn, v, (uint32_t)key.size, (uint32_t)val.size};
+		}
+		conv_pop(c, m);
+	}
+}
+
+/* The HttpService: the cluster, its timeout, the path prefix, what goes
+ * to the service and what is taken from its answer. */
+static void authz_http_service(struct conv *c, struct pb hs, struct arn_cfg_ext_authz *o)
+{
+	conv_only(c, hs, "server_uri,path_prefix,authorization_request,authorization_response");
+	struct pb su = pb_msg(hs, "server_uri");
+	size_t m = conv_push(c, "server_uri");
+	if (!su.m) {
+		conv_err(c, "", "missing (Envoy requires it)");
+	} else {
+		/* uri: required, unused by Envoy's HTTP client as by Arion (the
+		 * cluster is where the check goes; its Host is the client's) */
+		conv_only(c, su, "uri,cluster,timeout");
+		if (!pb_str(su, "uri").size)
+			conv_err(c, "uri", "missing (Envoy requires it)");
+		const char *w = pb_which(su, "http_upstream_type");
+		upb_StringView cn = pb_str(su, "cluster");
+		if (!w || !cn.size) {
+			conv_err(c, "cluster", "missing: the authorization service's cluster");
+		} else {
+			conv_refs(c, &o->cluster, cn);
+			/* resolved per check, as a route's cluster (G5) */
+			conv_dep(c, ARN_CFG_CLUSTER, cn.data, cn.size, false, 0);
+		}
+		if (!pb_has(su, "timeout"))
+			conv_err(c, "timeout", "missing (Envoy requires it)");
+		else
+			conv_duration(c, su, "timeout", &o->timeout_ms, false);
+	}
+	conv_pop(c, m);
+	upb_StringView pp = pb_str(hs, "path_prefix");
+	if (pp.size) {
+		if (pp.data[0] != '/')
+			conv_err(c, "path_prefix", "must start with '/'");
+		o->path_prefix = conv_hdr_str(c, "path_prefix", pp);
+		o->path_prefix_len = (uint32_t)pp.size;
+		for (size_t i = 0; i < pp.size; i++)
+			if ((unsigned char)pp.data[i] <= ' ' || pp.data[i] == '?' ||
+			    pp.data[i] == '#' || pp.data[i] == 0x7f) {
+				conv_err(c, "path_prefix",
+					 "has a space, control byte, '?' or '#' (not a path)");
+				break;
+			}
+	}
+	struct pb ar = pb_msg(hs, "authorization_request");
+	if (ar.m) {
+		m = conv_push(c, "authorization_request");
+		conv_only(c, ar, "allowed_headers,headers_to_add");
+		if (!o->allowed)
+			authz_list(c, ar, "allowed_headers", &o->allowed, &o->n_allowed);
+		authz_add(c, ar, o);
+		conv_pop(c, m);
+	}
+	struct pb rs = pb_msg(hs, "authorization_response");
+	if (rs.m) {
+		m = conv_push(c, "authorization_response");
+		/* dynamic_metadata_from_headers: Arion keeps no dynamic
+		 * metadata (refused by conv_only) */
+		conv_only(c, rs,
+			  "allowed_upstream_headers,allowed_upstream_headers_to_append,"
+			  "allowed_client_headers,allowed_client_headers_on_success");
+		authz_list(c, rs, "allowed_upstream_headers", &o->up_set, &o->n_up_set);
+		authz_list(c, rs, "allowed_upstream_headers_to_append", &o->up_append,
+			   &o->n_up_append);
+		authz_list(c, rs, "allowed_client_headers", &o->client, &o->n_client);
+		authz_list(c, rs, "allowed_client_headers_on_success", &o->client_ok,
+			   &o->n_client_ok);
+		conv_pop(c, m);
+	}
+}
+
+static const struct arn_cfg_ext_authz *ext_authz(struct conv *c, struct pb p)
+{
+	struct arn_cfg_ext_authz *o = CONV_NEW(c, struct arn_cfg_ext_authz, 1);
+	if (!o)
+		return NULL;
+	/* What is not listed is refused by name: grpc_service (an HTTP
+	 * service only), with_request_body (the check has no body),
+	 * clear_route_cache (the route is not matched again), the metadata
+	 * namespaces, filter_enabled_metadata, include_peer_certificate /
+	 * include_tls_session / encode_raw_headers (what a gRPC CheckRequest
+	 * carries), validate_mutations, bootstrap_metadata_labels_key,
+	 * enable_dynamic_metadata_ingestion. */
+	conv_only(c, p,
+		  "http_service,transport_api_version,failure_mode_allow,"
+		  "failure_mode_allow_header_add,status_on_error,filter_enabled,deny_at_disable,"
+		  "stat_prefix,allowed_headers,disallowed_headers,charge_cluster_response_stats");
+	const char *svc = pb_which(p, "services");
+	if (!svc || strcmp(svc, "http_service") != 0) {
+		conv_err(c, svc ? svc : "http_service",
+			 svc ? "not supported by Arion: an HTTP authorization service only "
+			       "(http_service)"
+			     : "missing: Arion checks with an HTTP authorization service");
+	}
+	/* AUTO and V3 (the only one Envoy has left); the check is HTTP anyway */
+	int32_t api = pb_i32(p, "transport_api_version");
+	if (api != 0 && api != 2)
+		conv_err(c, "transport_api_version", "%d: only AUTO or V3", api);
+	bool charge = true;
+	if (pb_wrapped_bool(p, "charge_cluster_response_stats", &charge) && !charge)
+		conv_err(c, "charge_cluster_response_stats",
+			 "false is not supported by Arion: the check counts in its cluster's "
+			 "statistics as any sub-request");
+	o->failure_mode_allow = pb_bool(p, "failure_mode_allow");
+	o->failure_mode_allow_header_add = pb_bool(p, "failure_mode_allow_header_add");
+	o->status_on_error = 403;
+	struct pb se = pb_msg(p, "status_on_error");
+	if (se.m) {
+		size_t m = conv_push(c, "status_on_error");
+		conv_only(c, se, "code");
+		int32_t code = pb_i32(se, "code");
+		if (code >= 200 && code <= 599)
+			o->status_on_error = (uint16_t)code;
+		else if (code != 0)
+			conv_err(c, "code", "%d: not a final HTTP status", code);
+		conv_pop(c, m);
+	}
+	o->enabled = (struct arn_cfg_fraction){100, 100};
+	if (pb_has(p, "filter_enabled"))
+		runtime_fraction(c, p, "filter_enabled", &o->enabled);
+	o->deny_at_disable =
+	    pb_has(p, "deny_at_disable") && conv_runtime_flag(c, p, "deny_at_disable");
+	upb_StringView sp = pb_str(p, "stat_prefix");
+	if (sp.size)
+		o->stat_prefix = conv_str(c, sp);
+	/* the top-level list wins over authorization_request's (Envoy) */
+	authz_list(c, p, "allowed_headers", &o->allowed, &o->n_allowed);
+	authz_list(c, p, "disallowed_headers", &o->disallowed, &o->n_disallowed);
+	if (svc && strcmp(svc, "http_service") == 0) {
+		size_t m = conv_push(c, "http_service");
+		authz_http_service(c, pb_msg(p, "http_service"), o);
+		conv_pop(c, m);
+	}
+	return o;
+}
+
+/* ExtAuthzPerRoute: disabled, or check_settings, of which only
+ * disable_request_body_buffering applies (the check never has a body:
+ * it says what Arion does anyway); context_extensions go to a gRPC
+ * service only, and with_request_body is refused as at the filter. */
+static const struct arn_cfg_ext_authz_route *ext_authz_route(struct conv *c, struct pb p)
+{
+	struct arn_cfg_ext_authz_route *o = CONV_NEW(c, struct arn_cfg_ext_authz_route, 1);
+	if (!o)
+		return NULL;
+	conv_only(c, p, "disabled,check_settings");
+	const char *w = pb_which(p, "override");
+	if (!w) {
+		conv_err(c, "", "set disabled or check_settings (Envoy requires one)");
+	} else if (strcmp(w, "disabled") == 0) {
+		if (!pb_bool(p, "disabled"))
+			conv_err(c, "disabled", "must be true (Envoy's rule)");
+		o->disabled = true;
+	} else {
+		size_t m = conv_push(c, "check_settings");
+		struct pb cs = pb_msg(p, "check_settings");
+		conv_only(c, cs, "disable_request_body_buffering");
+		conv_pop(c, m);
+	}
+	return o;
 }
 
 static const char *required_prefix(struct conv *c, struct pb p)
@@ -1353,6 +1584,18 @@ bool conv_l4_http_filter(struct conv *c, struct pb tc, upb_StringView tn, uint8_
 		conv_pop(c, m);
 		return true;
 	}
+	if (arn_sv_eq(tn, HTTP_EXT_AUTHZ_TYPE)) {
+		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "envoy.filters.http.ext_authz"))
+			return true;
+		size_t m = conv_push(c, "typed_config");
+		struct pb p = conv_any(c, tc, HTTP_EXT_AUTHZ_TYPE);
+		if (p.m) {
+			*kind = ARN_CFG_HF_EXT_AUTHZ;
+			*cfg = ext_authz(c, p);
+		}
+		conv_pop(c, m);
+		return true;
+	}
 	bool rbac = arn_sv_eq(tn, HTTP_RBAC_TYPE);
 	if (!rbac && !arn_sv_eq(tn, HTTP_LRL_TYPE))
 		return false;
@@ -1559,6 +1802,13 @@ void conv_per_filter(struct conv *c, struct pb p, struct arn_cfg_per_filter **ou
 			if (r.m) {
 				pf->kind = ARN_CFG_PF_CORS;
 				pf->cfg = conv_cors(c, r, true);
+				(*n)++;
+			}
+		} else if (arn_sv_eq(tn, HTTP_EXT_AUTHZ_ROUTE_TYPE)) {
+			struct pb r = conv_any(c, any, HTTP_EXT_AUTHZ_ROUTE_TYPE);
+			if (r.m) {
+				pf->kind = ARN_CFG_PF_EXT_AUTHZ;
+				pf->cfg = ext_authz_route(c, r);
 				(*n)++;
 			}
 		} else {

@@ -505,6 +505,7 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 	if (!out->http_filter_names || !out->http_filter_cfgs)
 		return NULL;
 	bool router = false;
+	unsigned ext_authz = 0;
 	for (size_t i = 0; out->http_filters && i < nf; i++) {
 		struct pb hf = pb_at(h, "http_filters", i);
 		size_t m = conv_push(c, "http_filters[%zu]", i);
@@ -520,6 +521,10 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 		const void *l4cfg = NULL;
 		out->http_filter_names[out->n_http_filters] = conv_str(c, name);
 		if (conv_l4_http_filter(c, tc, tn, &l4kind, &l4cfg)) {
+			if (l4kind == ARN_CFG_HF_EXT_AUTHZ && l4cfg && ext_authz++)
+				conv_err(c, "",
+					 "a second ext_authz filter: Arion runs one per "
+					 "connection manager");
 			if (l4cfg) {
 				out->http_filter_cfgs[out->n_http_filters] = l4cfg;
 				out->http_filters[out->n_http_filters++] = l4kind;

@@ -598,6 +598,46 @@ static void on_head(struct http_stream *st)
 		hc->again = false;
 }
 
+void http_hcm_resume_head(struct http_stream *st, const struct http_filter_ops *from)
+{
+	struct http_conn *hc = st->hc;
+	struct http_worker *w = hc->w;
+	const struct arn_h1_msg *m = &st->req.m;
+	const struct arn_cfg_hcm *h = hc->hcm;
+	/* as on_head made it (the path normalized, the Host's port stripped:
+	 * both kept in the stream), in the generation of now */
+	const struct arn_cfg_gen *g = w->gen_slot ? arn_config_gen_at(w->gen_slot) : NULL;
+	const struct arn_cfg_route_table *rt = g ? arn_cfg_hcm_routes(g, h) : h->inline_routes;
+	struct route_hdrs src = {.m = m, .buf = w->route_hdrs};
+	struct arn_cfg_request req = {
+	    .method = m->method_name.p,
+	    .method_len = m->method_name.len,
+	    .authority = st->auth,
+	    .authority_len = st->auth_len,
+	    .path = m->path.p,
+	    .path_len = m->path.len,
+	    .listener_port = hc->lport,
+	    .random = http_rand(w),
+	    .headers_fn = route_hdrs_get,
+	    .headers_ctx = &src,
+	};
+	size_t n;
+	req.headers = route_hdrs_get(&src, &n);
+	req.n_headers = n;
+	st->filter = NULL;
+	unsigned i = 0;
+	while (i < http_filters_decode_head.n && http_filters_decode_head.f[i] != from)
+		i++;
+	for (; i < http_filters_decode_head.n; i++) {
+		const struct http_filter_ops *f = http_filters_decode_head.f[i];
+		if (f->decode_head(st, g, rt, &req)) {
+			st->filter = f;
+			return;
+		}
+	}
+	http_route(st, g, rt, &req);
+}
+
 /* ---- the two directions ---------------------------------------------------------------------- */
 
 /*

@@ -77,4 +77,13 @@ void http_req_step(struct http_stream *st);
 /** The response direction: decode from the upstream, encode to the client. */
 void http_resp_step(struct http_stream *st);
 
+/**
+ * A filter that took @p st at its head (its decode_head said true) lets
+ * the request on: the decode_head walk goes on from filter @p from (which
+ * is asked again: it knows where it stopped), then the router, as on_head
+ * would have. The caller then runs the connection (http_conn_run).
+ */
+struct http_filter_ops;
+void http_hcm_resume_head(struct http_stream *st, const struct http_filter_ops *from);
+
 #endif

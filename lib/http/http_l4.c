@@ -30,6 +30,7 @@
 #include "arn_rbac.h"
 #include "arn_tbucket.h"
 #include "arn_tls.h"
+#include "http_authz.h"
 #include "http_filter.h"
 #include "http_int.h"
 #include "http_l4.h"
@@ -212,7 +213,7 @@ static int cors_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsign
 	return (int)n;
 }
 
-int http_l4_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
+static int resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
 {
 	if (st->cors_origin) {
 		int k = cors_resp_edits(st, e, cap);
@@ -222,6 +223,16 @@ int http_l4_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned c
 		return j < 0 ? j : k + j;
 	}
 	return rl_edits(st, e, cap);
+}
+
+int http_l4_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
+{
+	int k = resp_edits(st, e, cap);
+	if (k < 0 || !st->authz)
+		return k;
+	/* an allowed ext_authz check's allowed_client_headers_on_success */
+	int j = http_authz_resp_edits(st, e + k, cap - (unsigned)k);
+	return j < 0 ? j : k + j;
 }
 
 /* draft 03's x-ratelimit-* of the bucket rl_x_note kept. @return how
@@ -353,7 +364,8 @@ int http_l4_req_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned ca
 					      .value_len = (uint32_t)vl,
 					      .op = append_op(a->append)};
 	}
-	return (int)n;
+	int k = http_authz_req_edits(st, e + n, cap - n);
+	return k < 0 ? k : (int)n + k;
 }
 
 /* Does one of the policies' origin matchers (the first policy, route
@@ -1148,7 +1160,8 @@ static bool ratelimit_step(struct http_stream *st, size_t i, bool first,
 
 static bool __attribute__((noinline))
 l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
-	       const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req);
+	       const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req,
+	       size_t from);
 
 /* Has @p h a filter of these (health check, RBAC, local ratelimit)?
  * Without one, no hook of this table acts: the head runs no filter, and
@@ -1156,7 +1169,8 @@ l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 static bool l4_active(const struct arn_cfg_hcm *h)
 {
 	for (size_t i = 0; i < h->n_http_filters; i++)
-		if (h->http_filters[i] == ARN_CFG_HF_HEALTH_CHECK ||
+		if (h->http_filters[i] == ARN_CFG_HF_EXT_AUTHZ ||
+		    h->http_filters[i] == ARN_CFG_HF_HEALTH_CHECK ||
 		    h->http_filters[i] == ARN_CFG_HF_RBAC ||
 		    h->http_filters[i] == ARN_CFG_HF_LOCAL_RATELIMIT ||
 		    h->http_filters[i] == ARN_CFG_HF_CORS ||
@@ -1172,24 +1186,28 @@ bool http_l4_filters(struct http_stream *st, const struct arn_cfg_gen *g,
 		     const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req)
 {
 	if (l4_active(st->hc->hcm))
-		return l4_filters_run(st, g, rt, req);
+		return l4_filters_run(st, g, rt, req, http_authz_resume_at(st));
 	return false;
 }
 
+/* From filter @p from: 0, or the one after an ext_authz filter whose
+ * check allowed the request (http_hcm_resume_head). */
 static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
-			   const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req)
+			   const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req,
+			   size_t from)
 {
 	const struct arn_cfg_hcm *h = st->hc->hcm;
 	struct arn_cfg_route_match mt;
 	bool matched = false, have = false, first_rl = true;
 	uint32_t client = 0;
-	for (size_t i = 0; i < h->n_http_filters; i++) {
+	for (size_t i = from; i < h->n_http_filters; i++) {
 		const void *cfg = h->http_filter_cfgs ? h->http_filter_cfgs[i] : NULL;
 		switch (h->http_filters[i]) {
 		case ARN_CFG_HF_HEALTH_CHECK:
 			if (h->health_check && http_hc_filter(st, g, req))
 				return true;
 			break;
+		case ARN_CFG_HF_EXT_AUTHZ:
 		case ARN_CFG_HF_RBAC:
 		case ARN_CFG_HF_LOCAL_RATELIMIT:
 		case ARN_CFG_HF_CORS:
@@ -1207,6 +1225,9 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 			}
 			if (h->http_filters[i] == ARN_CFG_HF_RBAC) {
 				if (rbac_step(st, i, cfg, matched ? &mt : NULL, req, client))
+					return true;
+			} else if (h->http_filters[i] == ARN_CFG_HF_EXT_AUTHZ) {
+				if (http_authz_step(st, i, cfg, matched ? &mt : NULL))
 					return true;
 			} else if (h->http_filters[i] == ARN_CFG_HF_CORS) {
 				if (cors_step(st, i, matched ? &mt : NULL))
@@ -1387,4 +1408,5 @@ const struct http_filter_ops http_l4_filter_ops = {
     .active = l4_active,
     .decode_head = http_l4_filters,
     .encode_head_edits = http_l4_resp_edits,
+    .stream_end = http_authz_stream_end,
 };

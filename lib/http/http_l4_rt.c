@@ -67,6 +67,15 @@ void http_l4_hrt_init(struct http_hcm_rt *r, const struct arn_cfg_listener *l)
 				r->fshadow[i] = arn_stats_scope_get_named(
 				    &arn_stats_rbac_shadow_schema, fam, NULL, NULL);
 			}
+		} else if (h->http_filters[i] == ARN_CFG_HF_EXT_AUTHZ) {
+			/* Envoy: http.<HCM stat_prefix>.ext_authz[.<its stat_prefix>].* */
+			const struct arn_cfg_ext_authz *f = cfg;
+			snprintf(fam, sizeof(fam), "http.%s.ext_authz%s%s",
+				 h->stat_prefix ? h->stat_prefix : "",
+				 f && f->stat_prefix ? "." : "",
+				 f && f->stat_prefix ? f->stat_prefix : "");
+			r->fstats[i] =
+			    arn_stats_scope_get_named(&arn_stats_ext_authz_schema, fam, NULL, NULL);
 		} else if (h->http_filters[i] == ARN_CFG_HF_CORS) {
 			/* Envoy: http.<HCM stat_prefix>.cors.* */
 			snprintf(fam, sizeof(fam), "http.%s.cors",

@@ -34,6 +34,7 @@
 #include "arn_l4.h"
 #include "arn_log.h"
 #include "arn_tcp.h"
+#include "http_authz.h"
 #include "http_conn.h"
 #include "http_filter.h"
 #include "http_drain.h"
@@ -187,6 +188,7 @@ static void worker_free(struct http_worker *w)
 	http_mcp_tools_worker_fini(w);
 	http_grpc_stats_worker_fini(w);
 	http_cmp_worker_fini(w);
+	http_authz_worker_fini(w);
 	free(w->res_mem);
 	free(w->big_mem);
 	free(w->trl_mem);
@@ -271,6 +273,11 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	    http_cmp_worker_init(w) != 0 || http_hc_worker_init(w) != 0 ||
 	    http_shadow_worker_init(w) != 0) {
 		ARN_ERR(HTTP, "worker %u: out of memory for the HTTP pools", idx);
+		worker_free(w);
+		return -ENOMEM;
+	}
+	if (http_authz_worker_init(w) != 0) { /* ext_authz's check contexts */
+		ARN_ERR(HTTP, "worker %u: out of memory for the ext_authz checks", idx);
 		worker_free(w);
 		return -ENOMEM;
 	}

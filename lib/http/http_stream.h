@@ -267,7 +267,8 @@ struct http_stream {
 	uint32_t cors_expose_len; /* (in a hole: bench_hcm zeroes this tail per request) */
 	/* a local_ratelimit filter limited the request without enforcing:
 	 * its request_headers_to_add_when_not_enforced go upstream (the
-	 * configuration lives in the pinned HCM or route table) */
+	 * configuration lives in the pinned HCM or route table); or an empty
+	 * one, for an allowed ext_authz check's edits (http_authz.c) */
 	const struct arn_cfg_http_ratelimit *rl_unenforced;
 	/* enable_x_ratelimit_headers: the bucket a local_ratelimit filter
 	 * consulted for a request it let through, whose x-ratelimit-* go on
@@ -283,6 +284,10 @@ struct http_stream {
 	bool cors_credentials;
 	uint16_t cors_origin;
 	uint32_t rl_limit, rl_remaining, rl_reset_s;
+	/* the ext_authz filter's check, and what its answer left for the
+	 * request and response: 1 + its index in its worker's pool
+	 * (http_authz.c), 0 none (in the hole before the pointers below) */
+	uint16_t authz;
 	/* an RBAC filter with action LOG ran: enum arn_access_hint, Envoy's
 	 * envoy.common access_log_hint for the access log's metadata_filter */
 	uint8_t access_log_hint;

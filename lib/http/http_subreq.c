@@ -135,6 +135,8 @@ int http_subreq_start(struct http_subreq *sr, struct http_conn *hc, const struct
 		http_crt_ref(st->crt);
 	sr->ops = ops;
 	sr->user = user;
+	if (sr->method_name.len) /* the caller's method (ext_authz's check) */
+		st->method = sr->method;
 	sr->path = path;
 	sr->path_len = path_len;
 	sr->body = body;
@@ -217,6 +219,13 @@ int http_subreq_start(struct http_subreq *sr, struct http_conn *hc, const struct
 head_made:
 	sr->n_hdrs = k;
 
+	if (sr->host_len && sr->n_hdrs) {
+		/* the caller's Host in place of the endpoint's (hdrs[0]) */
+		sr->authority = sr->host;
+		sr->authority_len = sr->host_len;
+		sr->hdrs[0].value = sr->host;
+		sr->hdrs[0].value_len = (uint32_t)sr->host_len;
+	}
 	int rc = http_up_acquire(w, p, st, hc->laddr, &sr_up_ops);
 	if (rc != 0) {
 		if (rc != -EBUSY)
@@ -309,6 +318,10 @@ static void sr_ready(struct http_stream *st)
 	m.method_name = sr->get	  ? (struct arn_h1_slice){"GET", 3}
 			: sr->del ? (struct arn_h1_slice){"DELETE", 6}
 				  : (struct arn_h1_slice){"POST", 4};
+	if (sr->method_name.len) {
+		m.method = sr->method;
+		m.method_name = sr->method_name;
+	}
 	m.version = 11;
 	m.host_idx = -1;
 	m.upgrade_idx = -1;

@@ -67,6 +67,14 @@ struct http_subreq {
 	struct http_timer timer;
 	bool running, sent, head_seen;
 	bool paused; /* no more of the response is decoded until resumed */
+	/* set before http_subreq_start, else zero: a request of this method
+	 * (its name and enum arn_h1_method), with a content-length, as
+	 * ext_authz checks with the client's method; and the Host sent in
+	 * place of the endpoint's name (host_len 0: the endpoint's) */
+	struct arn_h1_slice method_name;
+	uint8_t method;
+	const char *host;
+	size_t host_len;
 	/* set before http_subreq_start: a DELETE (the body, if any, is not
 	 * sent), as the MCP gateway ends a backend's session */
 	bool del;

@@ -30,6 +30,7 @@
  *   arn_stats_tcp_proxy_schema tcp.<stat_prefix>.*      ARN_STATS_TAG_TCP_PROXY
  *   arn_stats_rbac_schema      <prefix>.rbac.*          untagged, family from config
  *   arn_stats_rbac_shadow_schema <prefix>.rbac.<shadow prefix>.*  likewise
+ *   arn_stats_ext_authz_schema http.<prefix>.ext_authz.* untagged, family from config
  *   arn_stats_cors_schema      http.<prefix>.cors.*     untagged, family from config
  *   arn_stats_jwt_authn_schema http.<prefix>.jwt_authn.* untagged, family from config
  *   arn_stats_local_ratelimit_schema local_rate_limit.<stat_prefix>.*
@@ -122,6 +123,13 @@ enum arn_rbac_stat {
 	ARN_RBAC__COUNT
 };
 
+enum arn_ext_authz_stat {
+#define ARN_STAT(kind, name, help) ARN_EXT_AUTHZ_##name,
+#include "envoy_ext_authz_stats.def"
+#undef ARN_STAT
+	ARN_EXT_AUTHZ__COUNT
+};
+
 enum arn_cors_stat {
 #define ARN_STAT(kind, name, help) ARN_CORS_##name,
 #include "envoy_cors_stats.def"
@@ -192,6 +200,8 @@ extern struct arn_stats_schema arn_stats_tcp_proxy_schema;
 /* <prefix>.rbac.* and <prefix>.rbac.<shadow prefix>.* (untagged, arn_stats_scope_get_named) */
 extern struct arn_stats_schema arn_stats_rbac_schema;
 extern struct arn_stats_schema arn_stats_rbac_shadow_schema;
+/* http.<prefix>.ext_authz.* (untagged, arn_stats_scope_get_named) */
+extern struct arn_stats_schema arn_stats_ext_authz_schema;
 /* http.<prefix>.cors.* (untagged, arn_stats_scope_get_named) */
 extern struct arn_stats_schema arn_stats_cors_schema;
 /* http.<prefix>.jwt_authn.* (untagged, arn_stats_scope_get_named) */

@@ -59,6 +59,11 @@ static const struct arn_stat_def rbac_defs[] = {
 #include "envoy_rbac_stats.def"
 #undef ARN_STAT
 };
+static const struct arn_stat_def ext_authz_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_ext_authz_stats.def"
+#undef ARN_STAT
+};
 static const struct arn_stat_def cors_defs[] = {
 #define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
 #include "envoy_cors_stats.def"
@@ -114,6 +119,7 @@ struct arn_stats_schema arn_stats_control_plane_schema = ARN_STATS_SCHEMA("contr
 struct arn_stats_schema arn_stats_tcp_proxy_schema = ARN_STATS_SCHEMA("tcp", tcp_proxy_defs);
 /* the families of these two come from configuration (arn_stats_scope_get_named) */
 struct arn_stats_schema arn_stats_rbac_schema = ARN_STATS_SCHEMA("rbac", rbac_defs);
+struct arn_stats_schema arn_stats_ext_authz_schema = ARN_STATS_SCHEMA("ext_authz", ext_authz_defs);
 struct arn_stats_schema arn_stats_cors_schema = ARN_STATS_SCHEMA("cors", cors_defs);
 struct arn_stats_schema arn_stats_jwt_authn_schema = ARN_STATS_SCHEMA("jwt_authn", jwt_authn_defs);
 struct arn_stats_schema arn_stats_rbac_shadow_schema =

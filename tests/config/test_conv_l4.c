@@ -485,6 +485,129 @@ static void test_http_rbac_and_per_route(void **state)
 	    "'envoy.extensions.filters.http.router.v3.Router' is not supported");
 }
 
+/* envoy.filters.http.ext_authz with an HTTP service: every field Arion
+ * acts on lands in the model, ExtAuthzPerRoute per route, and what it
+ * does not run (a gRPC service, the request body, route cache clearing,
+ * context_extensions, a second filter) is refused by name. */
+static void test_http_ext_authz(void **state)
+{
+	(void)state;
+#define XA_AT AT("envoy.extensions.filters.http.ext_authz.v3.ExtAuthz")
+#define XAR_AT AT("envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute")
+#define XA_SVC                                                                                     \
+	"\"http_service\":{\"server_uri\":{\"uri\":\"http://authz\",\"cluster\":\"authz\","        \
+	"\"timeout\":\"0.25s\"}"
+#define XA(fields) "{\"name\":\"xa\",\"typed_config\":{" XA_AT "," fields "}},"
+	tc_ok(L, LISTENER(HCM(
+		     XA(XA_SVC ",\"path_prefix\":\"/auth\",\"authorization_request\":{"
+			       "\"headers_to_add\":[{\"key\":\"X-Svc\",\"value\":\"arion\"}]},"
+			       "\"authorization_response\":{\"allowed_upstream_headers\":{"
+			       "\"patterns\":[{\"exact\":\"x-user\"}]},"
+			       "\"allowed_upstream_headers_to_append\":{\"patterns\":[{\"prefix\":"
+			       "\"x-add\"}]},\"allowed_client_headers\":{\"patterns\":[{\"exact\":"
+			       "\"x-why\"}]},\"allowed_client_headers_on_success\":{\"patterns\":[{"
+			       "\"exact\":\"x-ok\"}]}}},"
+			       "\"failure_mode_allow\":true,\"failure_mode_allow_header_add\":true,"
+			       "\"status_on_error\":{\"code\":503},\"stat_prefix\":\"front\","
+			       "\"allowed_headers\":{\"patterns\":[{\"exact\":\"cookie\"}]},"
+			       "\"disallowed_headers\":{\"patterns\":[{\"exact\":\"x-secret\"}]},"
+			       "\"filter_enabled\":{\"default_value\":{\"numerator\":50}},"
+			       "\"deny_at_disable\":{\"default_value\":true},"
+			       "\"transport_api_version\":\"V3\""),
+		     "\"typed_per_filter_config\":{\"xa\":{" XAR_AT ",\"disabled\":true}},")));
+	const struct arn_cfg_hcm *h = chain0()->hcm;
+	assert_int_equal(h->http_filters[0], ARN_CFG_HF_EXT_AUTHZ);
+	const struct arn_cfg_ext_authz *f = h->http_filter_cfgs[0];
+	assert_memory_equal(f->cluster.name, "authz", 5);
+	assert_int_equal(f->timeout_ms, 250);
+	assert_int_equal(f->path_prefix_len, 5);
+	assert_memory_equal(f->path_prefix, "/auth", 5);
+	assert_int_equal(f->status_on_error, 503);
+	assert_true(f->failure_mode_allow && f->failure_mode_allow_header_add);
+	assert_true(f->deny_at_disable);
+	assert_int_equal(f->enabled.numerator, 50);
+	assert_string_equal(f->stat_prefix, "front");
+	assert_int_equal(f->n_allowed, 1);
+	assert_true(arn_cfg_str_match(&f->allowed[0], "cookie", 6));
+	assert_int_equal(f->n_disallowed, 1);
+	assert_int_equal(f->n_add, 1);
+	assert_memory_equal(f->add[0].name, "x-svc", 5); /* lower-cased */
+	assert_true(f->n_up_set == 1 && f->n_up_append == 1 && f->n_client == 1 &&
+		    f->n_client_ok == 1);
+	assert_true(arn_cfg_str_match(&f->up_append[0], "x-add-1", 7));
+	const struct arn_cfg_vhost *vh = &h->inline_routes->vhosts[0];
+	const struct arn_cfg_ext_authz_route *pr =
+	    arn_cfg_per_filter_find(vh, &vh->routes[0], "xa", 2, ARN_CFG_PF_EXT_AUTHZ);
+	assert_non_null(pr);
+	assert_true(pr->disabled);
+	/* defaults: 403 on error, every request checked */
+	tc_ok(L, LISTENER(HCM(XA(XA_SVC "}"), "")));
+	f = chain0()->hcm->http_filter_cfgs[0];
+	assert_int_equal(f->status_on_error, 403);
+	assert_int_equal(f->enabled.numerator, 100);
+	assert_false(f->failure_mode_allow || f->deny_at_disable);
+	assert_int_equal(f->path_prefix_len, 0);
+	/* check_settings re-enables; only disable_request_body_buffering */
+	tc_ok(L, LISTENER(HCM(XA(XA_SVC "}"),
+			      "\"typed_per_filter_config\":{\"xa\":{" XAR_AT ",\"check_settings\":{"
+			      "\"disable_request_body_buffering\":true}}},")));
+	vh = &chain0()->hcm->inline_routes->vhosts[0];
+	pr = arn_cfg_per_filter_find(vh, &vh->routes[0], "xa", 2, ARN_CFG_PF_EXT_AUTHZ);
+	assert_non_null(pr);
+	assert_false(pr->disabled);
+	tc_refused(
+	    L, LISTENER(HCM(XA("\"grpc_service\":{\"envoy_grpc\":{\"cluster_name\":\"a\"}}"), "")),
+	    "typed_config.grpc_service: not supported by Arion: an HTTP authorization "
+	    "service only");
+	tc_refused(L, LISTENER(HCM(XA("\"failure_mode_allow\":true"), "")),
+		   "typed_config.http_service: missing");
+	tc_refused(
+	    L, LISTENER(HCM(XA(XA_SVC "},\"with_request_body\":{\"max_request_bytes\":10}"), "")),
+	    "with_request_body");
+	tc_refused(L, LISTENER(HCM(XA(XA_SVC "},\"clear_route_cache\":true"), "")),
+		   "clear_route_cache");
+	tc_refused(L,
+		   LISTENER(HCM(XA("\"http_service\":{\"server_uri\":{\"uri\":\"http://a\","
+				   "\"cluster\":\"authz\"}}"),
+				"")),
+		   "http_service.server_uri.timeout: missing");
+	tc_refused(L,
+		   LISTENER(HCM(XA(XA_SVC ",\"authorization_request\":{\"headers_to_add\":[{"
+					  "\"key\":\"x-a\",\"value\":\"1\\r\\nx-evil: 1\"}]}}"),
+				"")),
+		   "headers_to_add[0].value: contains CR, LF or NUL");
+	tc_refused(L,
+		   LISTENER(HCM(XA(XA_SVC ",\"authorization_request\":{\"headers_to_add\":[{"
+					  "\"key\":\"host\",\"value\":\"a\"}]}}"),
+				"")),
+		   "headers_to_add[0].key: 'host'");
+	tc_refused(L,
+		   LISTENER(HCM(XA(XA_SVC ",\"authorization_response\":{"
+					  "\"dynamic_metadata_from_headers\":{\"patterns\":[{"
+					  "\"exact\":\"a\"}]}}}"),
+				"")),
+		   "dynamic_metadata_from_headers");
+	tc_refused(L, LISTENER(HCM(XA(XA_SVC "},\"status_on_error\":{\"code\":700}"), "")),
+		   "status_on_error.code: 700");
+	tc_refused(L, LISTENER(HCM(XA(XA_SVC "}") XA(XA_SVC "}"), "")),
+		   "a second ext_authz filter");
+	tc_refused(L,
+		   LISTENER(HCM(XA(XA_SVC "}"), "\"typed_per_filter_config\":{\"xa\":{" XAR_AT
+						",\"check_settings\":{"
+						"\"context_extensions\":{\"a\":\"b\"}}}},")),
+		   "context_extensions");
+	tc_refused(
+	    L,
+	    LISTENER(HCM(XA(XA_SVC "}"),
+			 "\"typed_per_filter_config\":{\"xa\":{" XAR_AT ",\"check_settings\":{"
+			 "\"with_request_body\":{\"max_request_bytes\":1}}}},")),
+	    "with_request_body");
+#undef XA
+#undef XA_SVC
+#undef XAR_AT
+#undef XA_AT
+}
+
 /* envoy.filters.http.cors: the filter, a virtual host's per-filter
  * CorsPolicy with every field, and the deprecated virtual host `cors`;
  * a value with CR or LF and a bad matcher are refused naming the field. */
@@ -1257,6 +1380,7 @@ const struct CMUnitTest conv_l4_tests[] = {
     T(test_network_rbac),
     T(test_rbac_refusals),
     T(test_http_rbac_and_per_route),
+    T(test_http_ext_authz),
     T(test_http_cors),
     T(test_http_jwt_authn),
     T(test_http_rbac_matcher),

@@ -929,6 +929,287 @@ static void tp_begin(uint8_t setup, const char *listener)
 	hh_settle();
 }
 
+/* Listener "dyn" (port 82): envoy.filters.http.ext_authz asking cluster
+ * "dyn" (XA_CLUSTER, 198.18.0.203) under /auth, before the router to "web"; /open
+ * has the check disabled (ExtAuthzPerRoute). %s: more ExtAuthz fields. */
+/* clang-format off */
+#define L4_LISTENER_XA                                                                             \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"l4x\","              \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":["                                   \
+	"{\"name\":\"all\",\"domains\":[\"*\"],\"routes\":["                                       \
+	"{\"match\":{\"prefix\":\"/open\"},\"route\":{\"cluster\":\"web\"},"                       \
+	"\"typed_per_filter_config\":{\"xa\":{" AT_("ext_authz.v3.ExtAuthzPerRoute")              \
+	",\"disabled\":true}}},"                                                                   \
+	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
+	"\"http_filters\":[{\"name\":\"xa\",\"typed_config\":{" AT_("ext_authz.v3.ExtAuthz")       \
+	",\"http_service\":{\"server_uri\":{\"uri\":\"http://authz\",\"cluster\":\"dyn\","         \
+	"\"timeout\":\"0.5s\"},\"path_prefix\":\"/auth\",\"authorization_request\":{"              \
+	"\"headers_to_add\":[{\"key\":\"x-svc\",\"value\":\"arion\"}]},"                           \
+	"\"authorization_response\":{\"allowed_upstream_headers\":{\"patterns\":[{"                \
+	"\"exact\":\"x-user\"}]},\"allowed_upstream_headers_to_append\":{\"patterns\":[{"          \
+	"\"exact\":\"x-add\"}]},\"allowed_client_headers_on_success\":{\"patterns\":[{"            \
+	"\"exact\":\"x-ok\"}]}}},"                                                                 \
+	"\"allowed_headers\":{\"patterns\":[{\"prefix\":\"x-\"}]},"                                \
+	"\"disallowed_headers\":{\"patterns\":[{\"exact\":\"x-secret\"}]}%s}},"                    \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* the authorization service's cluster; @p cb: its circuit breakers */
+#define XA_CLUSTER(cb)                                                                             \
+	"{\"name\":\"dyn\",\"type\":\"STATIC\",\"connect_timeout\":\"0.3s\"," cb                 \
+	"\"load_assignment\":{\"cluster_name\":\"dyn\",\"endpoints\":[{\"lb_endpoints\":["         \
+	HH_EP(203) "]}]}}"
+/* clang-format on */
+
+static struct http_worker *worker(void);
+static uint64_t dyn_stat(unsigned id);
+
+/* A run with the authorization cluster @p cluster and listener @p lsn. */
+static void xa_begin(const char *cluster, const char *lsn)
+{
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_CLUSTER, cluster);
+	hh_apply(ARN_TYPE_URL_LISTENER, lsn);
+	hh_cfg_changed = true;
+	hh_settle();
+}
+
+static uint64_t xa_stat(unsigned id)
+{
+	return stat_of(&arn_stats_ext_authz_schema, "http.l4x.ext_authz", id);
+}
+
+/* Send @p req from client @p ci; @return the upstream its check went to
+ * (NULL: none), whose bytes since are in @p out. */
+static struct peer *xa_check(unsigned ci, const char *req, char *out, size_t cap)
+{
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_str(hh_client(ci), req);
+	struct peer *a = upstream_that_got(rx0);
+	out[0] = 0;
+	if (a) {
+		uint32_t got_n = a->rx - rx0[a - peers];
+		size_t n = got_n < cap - 1 ? got_n : cap - 1;
+		memcpy(out, a->log + a->log_len - got_n, n);
+		out[n] = 0;
+	}
+	return a;
+}
+
+/* The service @p a answers @p ans; @return the upstream the request went
+ * on to (NULL: none), its bytes in @p out. */
+static struct peer *xa_answer(struct peer *a, const char *ans, char *out, size_t cap)
+{
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_str(a, ans);
+	hh_settle();
+	struct peer *u = upstream_that_got(rx0);
+	out[0] = 0;
+	if (u) {
+		uint32_t got_n = u->rx - rx0[u - peers];
+		size_t n = got_n < cap - 1 ? got_n : cap - 1;
+		memcpy(out, u->log + u->log_len - got_n, n);
+		out[n] = 0;
+	}
+	return u;
+}
+
+/* The client's bytes from @p mark on, into @p out. */
+static void xa_client(unsigned ci, uint32_t mark, char *out, size_t cap)
+{
+	struct peer *c = hh_client(ci);
+	size_t n = c->log_len - mark < cap - 1 ? c->log_len - mark : cap - 1;
+	memcpy(out, c->log + mark, n);
+	out[n] = 0;
+}
+
+/* envoy.filters.http.ext_authz with an HTTP service, as Envoy's filter
+ * and RawHttpClientImpl: the check carries the client's method, Host,
+ * path_prefix + path, authorization and the allowed (not disallowed)
+ * headers, headers_to_add in place of the client's, content-length 0; a
+ * 200 lets the request on with the allowed headers set / appended and
+ * allowed_client_headers_on_success on the response; a 401 answers the
+ * client with its status, body and headers and the upstream never sees
+ * the request; a 5xx and a timeout answer status_on_error (403); a route
+ * with the check disabled goes straight on. Envoy's counters say so. */
+static void test_http_ext_authz(void **state)
+{
+	(void)state;
+	char json[8192], r[4096];
+	snprintf(json, sizeof(json), L4_LISTENER_XA, "");
+	xa_begin(XA_CLUSTER(""), json);
+	uint64_t ok0 = xa_stat(ARN_EXT_AUTHZ_ok), den0 = xa_stat(ARN_EXT_AUTHZ_denied),
+		 err0 = xa_stat(ARN_EXT_AUTHZ_error);
+	hh_open(0, 82);
+	hh_settle();
+	/* allowed */
+	uint32_t mark = hh_client(0)->log_len;
+	struct peer *a = xa_check(0,
+				  "GET /x?q=1 HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer t\r\n"
+				  "X-Svc: client\r\nX-Secret: s\r\nX-Add: one\r\nCookie: c\r\n\r\n",
+				  r, sizeof(r));
+	if (!a || !strstr(r, "GET /auth/x?q=1 HTTP/1.1\r\n") || !strstr(r, "host: a\r\n") ||
+	    !strstr(r, "content-length: 0\r\n") || !strstr(r, "Authorization: Bearer t\r\n") ||
+	    !strstr(r, "X-Add: one\r\n") || !strstr(r, "x-svc: arion\r\n") || strstr(r, "client") ||
+	    strstr(r, "X-Secret") || strstr(r, "Cookie"))
+		fail_msg("the check: %s", r);
+	assert_int_equal(hh_client(0)->log_len, mark); /* the request waits */
+	struct peer *u = xa_answer(a,
+				   "HTTP/1.1 200 OK\r\nx-user: alice\r\nx-add: two\r\nx-ok: yes\r\n"
+				   "x-other: no\r\ncontent-length: 0\r\n\r\n",
+				   r, sizeof(r));
+	if (!u || u == a || !strstr(r, "GET /x?q=1 HTTP/1.1\r\n") ||
+	    !strstr(r, "x-user: alice\r\n") || !strstr(r, "one,two\r\n") || strstr(r, "x-other") ||
+	    strstr(r, "x-ok"))
+		fail_msg("the upstream got: %s", r);
+	send_str(u, OK5);
+	hh_settle();
+	xa_client(0, mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 200 OK\r\n") || !strstr(r, "x-ok: yes\r\n") || !strstr(r, "hello"))
+		fail_msg("the client got: %s", r);
+	/* denied: the service's status, headers and body; no upstream */
+	mark = hh_client(0)->log_len;
+	a = xa_check(0, "POST /y HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc", r,
+		     sizeof(r));
+	if (!a || !strstr(r, "POST /auth/y HTTP/1.1\r\n") || !strstr(r, "content-length: 0\r\n") ||
+	    strstr(r, "abc"))
+		fail_msg("the check: %s", r);
+	u = xa_answer(a,
+		      "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer\r\nx-why: nope\r\n"
+		      "Content-Length: 6\r\n\r\ndenied",
+		      r, sizeof(r));
+	assert_null(u);
+	xa_client(0, mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 401 Unauthorized\r\n") ||
+	    !strstr(r, "WWW-Authenticate: Bearer\r\n") || !strstr(r, "x-why: nope\r\n") ||
+	    !strstr(r, "\r\n\r\ndenied") || count(hh_client(0), "content-length") > 2)
+		fail_msg("the client got: %s", r);
+	/* (the denied request's body is unread: its connection closes once
+	 * the reply is out, holding its request buffer until then) */
+	hh_reset(hh_client(0));
+	hh_settle();
+	/* a 5xx: status_on_error */
+	hh_open(1, 82);
+	hh_settle();
+	mark = hh_client(1)->log_len;
+	a = xa_check(1, "GET /z HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r));
+	assert_non_null(a);
+	u = xa_answer(a, "HTTP/1.1 503 Unavailable\r\nContent-Length: 0\r\n\r\n", r, sizeof(r));
+	assert_null(u);
+	xa_client(1, mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 403 Forbidden\r\n"))
+		fail_msg("the client got: %s", r);
+	/* the check disabled on the route */
+	mark = hh_client(1)->log_len;
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_str(hh_client(1), "GET /open HTTP/1.1\r\nHost: a\r\n\r\n");
+	u = upstream_that_got(rx0);
+	assert_non_null(u);
+	assert_true(ends_with(u, "GET /open HTTP/1.1\r\nHost: a\r\n") || got(u, "GET /open"));
+	assert_false(got(u, "/auth/open"));
+	send_str(u, OK5);
+	hh_settle();
+	xa_client(1, mark, r, sizeof(r));
+	assert_non_null(strstr(r, "hello"));
+	/* no answer within the timeout (0.5 s): status_on_error */
+	hh_open(2, 82);
+	hh_settle();
+	mark = hh_client(2)->log_len;
+	a = xa_check(2, "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r));
+	assert_non_null(a);
+	hh_advance(400);
+	assert_int_equal(hh_client(2)->log_len, mark);
+	hh_advance(200);
+	xa_client(2, mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 403 Forbidden\r\n"))
+		fail_msg("the client got: %s", r);
+	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_ok) - ok0, 1);
+	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_denied) - den0, 1);
+	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_error) - err0, 2);
+	hh_end();
+}
+
+/* The client goes away while its check is in flight: the check is
+ * cancelled, its context goes back (hh_end: none in use), the service's
+ * late answer reaches nothing. */
+static void test_http_ext_authz_client_gone(void **state)
+{
+	(void)state;
+	char json[8192], r[2048];
+	snprintf(json, sizeof(json), L4_LISTENER_XA, "");
+	xa_begin(XA_CLUSTER(""), json);
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *a = xa_check(0, "GET /x HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r));
+	assert_non_null(a);
+	assert_int_equal(http_authz_in_use(worker()), 1);
+	hh_reset(hh_client(0));
+	hh_settle();
+	assert_int_equal(http_authz_in_use(worker()), 0);
+	send_str(a, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+	hh_settle();
+	hh_end();
+}
+
+/* A check per request counts in the authorization cluster's circuit
+ * breaker as any request: with max_requests 0 the check cannot start and
+ * the client gets status_on_error (403) at once, counted in
+ * ext_authz.error and the cluster's upstream_rq_pending_overflow. (The
+ * harness's two request buffers leave no room for two checks at once.) */
+static void test_http_ext_authz_circuit_breaker(void **state)
+{
+	(void)state;
+	char json[8192], r[2048];
+	snprintf(json, sizeof(json), L4_LISTENER_XA, "");
+	xa_begin(XA_CLUSTER("\"circuit_breakers\":{\"thresholds\":[{\"max_requests\":0}]},"), json);
+	uint64_t err0 = xa_stat(ARN_EXT_AUTHZ_error);
+	uint64_t ov0 = dyn_stat(ARN_CL_upstream_rq_pending_overflow);
+	hh_open(0, 82);
+	hh_settle();
+	uint32_t mark = hh_client(0)->log_len;
+	assert_null(xa_check(0, "GET /y HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r)));
+	xa_client(0, mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 403 Forbidden\r\n"))
+		fail_msg("the client got: %s", r);
+	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_error) - err0, 1);
+	assert_int_equal(dyn_stat(ARN_CL_upstream_rq_pending_overflow) - ov0, 1);
+	hh_end();
+}
+
+/* failure_mode_allow (and its header): a failed check lets the request on
+ * with x-envoy-auth-failure-mode-allowed: true; counted in error and
+ * failure_mode_allowed. */
+static void test_http_ext_authz_failure_mode_allow(void **state)
+{
+	(void)state;
+	char json[8192], r[2048];
+	snprintf(json, sizeof(json), L4_LISTENER_XA,
+		 ",\"failure_mode_allow\":true,\"failure_mode_allow_header_add\":true");
+	xa_begin(XA_CLUSTER(""), json);
+	uint64_t err0 = xa_stat(ARN_EXT_AUTHZ_error),
+		 fma0 = xa_stat(ARN_EXT_AUTHZ_failure_mode_allowed);
+	hh_open(0, 82);
+	hh_settle();
+	uint32_t mark = hh_client(0)->log_len;
+	struct peer *a = xa_check(0, "GET /x HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r));
+	assert_non_null(a);
+	struct peer *u = xa_answer(
+	    a, "HTTP/1.1 500 Oops\r\nx-user: mallory\r\nContent-Length: 0\r\n\r\n", r, sizeof(r));
+	if (!u || !strstr(r, "x-envoy-auth-failure-mode-allowed: true\r\n") || strstr(r, "mallory"))
+		fail_msg("the upstream got: %s", r);
+	send_str(u, OK5);
+	hh_settle();
+	xa_client(0, mark, r, sizeof(r));
+	assert_non_null(strstr(r, "hello"));
+	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_error) - err0, 1);
+	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_failure_mode_allowed) - fma0, 1);
+	hh_end();
+}
+
 /* The filters before the router answer in their order: RBAC's DENY rule
  * 403s /admin (its shadow rules only counted), a route's RBACPerRoute
  * without rules turns it off there, and the third request RBAC lets
@@ -4393,6 +4674,10 @@ int main(void)
 	    T(test_global_connection_limit_ignored_and_echo),
 	    T(test_listener_connection_limit_through_tls_inspector),
 	    T(test_listener_filters_timeout_counted),
+	    T(test_http_ext_authz),
+	    T(test_http_ext_authz_client_gone),
+	    T(test_http_ext_authz_failure_mode_allow),
+	    T(test_http_ext_authz_circuit_breaker),
 	    T(test_tcp_proxy_closed_at_the_end_of_the_drain),
 	    T(test_tcp_proxy_closed_when_its_removed_listener_drained),
 	    T(test_tcp_proxy_kept_chain_stays_open),

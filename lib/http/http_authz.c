@@ -1,0 +1,513 @@
+/*
+ * envoy.filters.http.ext_authz over HTTP (http_authz.h): the check's
+ * request, as Envoy's RawHttpClientImpl makes it, and its answer.
+ *
+ * The check: the client's method, path_prefix + its path, content-length
+ * 0 and no body, Host the client's, authorization and the headers
+ * allowed_headers matches (disallowed_headers not), then headers_to_add
+ * (which replace the client's of the same name). The answer: 200 allows,
+ * its headers that allowed_upstream_headers(_to_append) match go on the
+ * upstream request, those allowed_client_headers_on_success matches on the
+ * response; a 5xx is an error, as is a failure (connect, reset, timeout,
+ * circuit breaker); any other status denies with the service's status,
+ * body and the headers allowed_client_headers matches (unset: all but
+ * host). Never copied: the framing (content-length, transfer-encoding),
+ * hop-by-hop headers and host, which are Arion's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "arn_config.h"
+#include "arn_http_ratelimit.h"
+#include "arn_log.h"
+#include "http_authz.h"
+#include "http_filter.h"
+#include "http_hcm.h"
+#include "http_int.h"
+#include "http_local.h"
+#include "http_stream.h"
+#include "http_subreq.h"
+#include "http_worker.h"
+
+enum az_state {
+	AZ_RUNNING = 0, /* the check is under way */
+	AZ_ALLOWED,	/* let on: its edits ride on the request and response */
+	AZ_OVER,	/* answered, or the stream went on without its edits */
+};
+
+struct http_authz {
+	struct http_subreq sr;
+	struct http_stream *st;
+	struct http_authz *next; /* the worker's free list */
+	const struct arn_cfg_ext_authz *cfg;
+	uint8_t idx; /* the filter's index in the HCM's chain */
+	uint8_t state;
+	bool overflow; /* the answer did not fit (HTTP_AUTHZ_BUF / _EDITS) */
+	uint16_t status;
+	uint8_t n_up, n_cl;
+	uint32_t used, body_at, body_len;
+	struct http_subreq_header h[HTTP_SUBREQ_MAX_HDRS];
+	struct arn_h1_edit up[HTTP_AUTHZ_EDITS]; /* on the upstream request */
+	struct arn_h1_edit cl[HTTP_AUTHZ_EDITS]; /* on the response, or the denial */
+	char buf[HTTP_AUTHZ_BUF];
+};
+
+struct authz_worker {
+	struct http_authz *mem, *free;
+	unsigned in_use;
+};
+static struct authz_worker workers[ARN_STATS_MAX_WORKERS];
+_Static_assert(HTTP_AUTHZ_N < UINT16_MAX, "st->authz holds 1 + a context's index");
+
+int http_authz_worker_init(struct http_worker *w)
+{
+	if (w->idx >= ARN_STATS_MAX_WORKERS)
+		return 0; /* (no pool: every check fails, counted) */
+	struct authz_worker *aw = &workers[w->idx];
+	aw->mem = calloc(HTTP_AUTHZ_N, sizeof(*aw->mem));
+	if (!aw->mem)
+		return -ENOMEM;
+	aw->free = NULL;
+	for (unsigned i = HTTP_AUTHZ_N; i-- > 0;) {
+		aw->mem[i].next = aw->free;
+		aw->free = &aw->mem[i];
+	}
+	aw->in_use = 0;
+	return 0;
+}
+
+void http_authz_worker_fini(struct http_worker *w)
+{
+	if (w->idx >= ARN_STATS_MAX_WORKERS)
+		return;
+	free(workers[w->idx].mem);
+	workers[w->idx] = (struct authz_worker){0};
+}
+
+unsigned http_authz_in_use(const struct http_worker *w)
+{
+	return w->idx < ARN_STATS_MAX_WORKERS ? workers[w->idx].in_use : 0;
+}
+
+/* The check of @p st (st->authz), or NULL. */
+static struct http_authz *az_at(const struct http_stream *st)
+{
+	unsigned w = st->hc->w->idx;
+	if (!st->authz || w >= ARN_STATS_MAX_WORKERS || !workers[w].mem)
+		return NULL;
+	return &workers[w].mem[st->authz - 1];
+}
+
+static struct http_authz *az_get(struct http_worker *w)
+{
+	struct authz_worker *aw = w->idx < ARN_STATS_MAX_WORKERS ? &workers[w->idx] : NULL;
+	struct http_authz *a = aw ? aw->free : NULL;
+	if (!a)
+		return NULL;
+	aw->free = a->next;
+	aw->in_use++;
+	a->next = NULL;
+	a->state = AZ_RUNNING;
+	a->overflow = false;
+	a->status = 0;
+	a->n_up = a->n_cl = 0;
+	a->used = a->body_at = a->body_len = 0;
+	a->sr.running = false;
+	return a;
+}
+
+static void az_put(struct http_worker *w, struct http_authz *a)
+{
+	struct authz_worker *aw = &workers[w->idx];
+	a->st = NULL;
+	a->next = aw->free;
+	aw->free = a;
+	aw->in_use--;
+}
+
+static void az_count(struct http_stream *st, size_t i, unsigned id)
+{
+	struct http_hcm_rt *r = st->hc->hrt;
+	struct arn_stats_scope *sc = r && i < HTTP_MAX_FILTER_STATS ? r->fstats[i] : NULL;
+	if (sc)
+		arn_stats_inc(sc, st->hc->w->slot, id);
+}
+
+/* Bytes of the context's buffer, or NULL (the overflow is noted). */
+static char *az_room(struct http_authz *a, size_t n)
+{
+	if (n > HTTP_AUTHZ_BUF - a->used) {
+		a->overflow = true;
+		return NULL;
+	}
+	char *p = a->buf + a->used;
+	a->used += (uint32_t)n;
+	return p;
+}
+
+static bool name_is(const char *n, size_t len, const char *s)
+{
+	return len == strlen(s) && strncasecmp(n, s, len) == 0;
+}
+
+/* Headers never copied from the answer, in either direction: its framing,
+ * hop-by-hop ones (RFC 9110 7.6.1) and Host. */
+static bool az_never(const char *n, size_t len)
+{
+	static const char *const never[] = {
+	    "content-length", "transfer-encoding", "connection",
+	    "keep-alive",     "proxy-connection",  "te",
+	    "trailer",	      "upgrade",	   "host",
+	};
+	if (!len || n[0] == ':')
+		return true;
+	for (size_t i = 0; i < sizeof(never) / sizeof(never[0]); i++)
+		if (name_is(n, len, never[i]))
+			return true;
+	return false;
+}
+
+/* Does a matcher of @p m (@p n of them) match header name @p name, as
+ * Envoy matches its lower-case names? */
+static bool az_match(const struct arn_cfg_str_match *m, size_t n, const char *name, size_t len)
+{
+	char low[256];
+	if (!n || len > sizeof(low))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		low[i] = (char)((name[i] >= 'A' && name[i] <= 'Z') ? name[i] + 32 : name[i]);
+	for (size_t i = 0; i < n; i++)
+		if (arn_cfg_str_match(&m[i], low, len))
+			return true;
+	return false;
+}
+
+/* One header of the answer into @p e (@p *n of HTTP_AUTHZ_EDITS), copied. */
+static void az_keep(struct http_authz *a, struct arn_h1_edit *e, uint8_t *n,
+		    const struct arn_h1_header *h, uint8_t op)
+{
+	if (*n >= HTTP_AUTHZ_EDITS) {
+		a->overflow = true;
+		return;
+	}
+	char *p = az_room(a, (size_t)h->name_len + h->value_len);
+	if (!p)
+		return;
+	memcpy(p, h->name, h->name_len);
+	memcpy(p + h->name_len, h->value, h->value_len);
+	e[(*n)++] = (struct arn_h1_edit){.name = p,
+					 .name_len = h->name_len,
+					 .value = p + h->name_len,
+					 .value_len = h->value_len,
+					 .op = op};
+}
+
+/* ---- the answer ----------------------------------------------------------------------- */
+
+/* The router asks the filters for a request's own upstream edits (and
+ * keeps the connection's kept list from being reused) only when
+ * st->rl_unenforced is set: one field tested per request (bench_hcm).
+ * An allowed check with edits sets it to this empty configuration when
+ * no local_ratelimit filter did; http_l4_req_edits then adds the check's
+ * after the (no) rate limit headers. */
+static const struct arn_cfg_http_ratelimit az_no_rl;
+
+/* @p a lets its request on, with its edits. */
+static void az_allow(struct http_authz *a)
+{
+	a->state = AZ_ALLOWED;
+	if (a->n_up && !a->st->rl_unenforced)
+		a->st->rl_unenforced = &az_no_rl;
+}
+
+static void az_resume(struct http_authz *a);
+
+/* The check failed (@p why): status_on_error, or on with failure_mode_allow. */
+static void az_error(struct http_authz *a, const char *why)
+{
+	struct http_stream *st = a->st;
+	const struct arn_cfg_ext_authz *f = a->cfg;
+	ARN_DEBUG(HTTP, "ext_authz: check failed: %s", why);
+	az_count(st, a->idx, ARN_EXT_AUTHZ_error);
+	if (a->overflow)
+		az_count(st, a->idx, ARN_EXT_AUTHZ_overflow);
+	a->n_up = a->n_cl = 0;
+	if (f->failure_mode_allow) {
+		az_count(st, a->idx, ARN_EXT_AUTHZ_failure_mode_allowed);
+		if (f->failure_mode_allow_header_add)
+			a->up[a->n_up++] =
+			    (struct arn_h1_edit){.name = "x-envoy-auth-failure-mode-allowed",
+						 .name_len = 33,
+						 .value = "true",
+						 .value_len = 4,
+						 .op = ARN_H1_EDIT_SET};
+		az_allow(a);
+		return;
+	}
+	a->state = AZ_OVER;
+	http_local_reply(st, f->status_on_error, NULL, 0, ARN_RF_BIT(UNAUTHORIZED_EXTERNAL_SERVICE),
+			 "ext_authz_error", NULL, 0);
+}
+
+/* Has the stream moved on without the check (a timeout's reply, a reset)? */
+static bool az_orphan(const struct http_authz *a)
+{
+	return !a->st || (a->st->state & HTTP_S_LOCAL) || az_at(a->st) != a;
+}
+
+static void az_head(struct http_subreq *sr, const struct arn_h1_msg *m)
+{
+	struct http_authz *a = OWNER(sr, struct http_authz, sr);
+	const struct arn_cfg_ext_authz *f = a->cfg;
+	a->status = m->status;
+	if (m->status >= 500 || az_orphan(a))
+		return; /* an error: nothing of it is kept */
+	for (unsigned i = 0; i < m->n_hdrs && !a->overflow; i++) {
+		const struct arn_h1_header *h = &m->hdrs[i];
+		if (az_never(h->name, h->name_len))
+			continue;
+		if (m->status == 200) {
+			if (az_match(f->up_set, f->n_up_set, h->name, h->name_len))
+				az_keep(a, a->up, &a->n_up, h, ARN_H1_EDIT_SET);
+			else if (az_match(f->up_append, f->n_up_append, h->name, h->name_len))
+				az_keep(a, a->up, &a->n_up, h, ARN_H1_EDIT_APPEND_VALUE);
+			if (az_match(f->client_ok, f->n_client_ok, h->name, h->name_len))
+				az_keep(a, a->cl, &a->n_cl, h, ARN_H1_EDIT_ADD);
+		} else {
+			/* unset: every header but host (never copied anyway);
+			 * set: those, and status, content-length (Arion's),
+			 * www-authenticate and location (Envoy's defaults) */
+			bool take = !f->n_client ||
+				    name_is(h->name, h->name_len, "www-authenticate") ||
+				    name_is(h->name, h->name_len, "location") ||
+				    az_match(f->client, f->n_client, h->name, h->name_len);
+			if (take)
+				az_keep(a, a->cl, &a->n_cl, h, ARN_H1_EDIT_SET);
+		}
+	}
+	a->body_at = a->used;
+}
+
+static void az_body(struct http_subreq *sr, const char *data, size_t len)
+{
+	struct http_authz *a = OWNER(sr, struct http_authz, sr);
+	if (a->status == 200 || a->status >= 500 || a->overflow)
+		return; /* only a denial's body goes on */
+	char *p = az_room(a, len);
+	if (p) {
+		memcpy(p, data, len);
+		a->body_len += (uint32_t)len;
+	}
+}
+
+static void az_end(struct http_subreq *sr)
+{
+	struct http_authz *a = OWNER(sr, struct http_authz, sr);
+	if (az_orphan(a)) {
+		a->state = AZ_OVER;
+		return;
+	}
+	struct http_stream *st = a->st;
+	struct http_conn *hc = st->hc;
+	if (a->overflow || a->status >= 500) {
+		az_error(a, a->overflow ? "answer too large" : "5xx");
+	} else if (a->status == 200) {
+		az_count(st, a->idx, ARN_EXT_AUTHZ_ok);
+		az_allow(a);
+	} else {
+		az_count(st, a->idx, ARN_EXT_AUTHZ_denied);
+		a->state = AZ_OVER;
+		http_local_reply(st, a->status, a->buf + a->body_at, a->body_len,
+				 ARN_RF_BIT(UNAUTHORIZED_EXTERNAL_SERVICE), "ext_authz_denied",
+				 a->cl, a->n_cl);
+	}
+	if (a->state == AZ_ALLOWED)
+		az_resume(a);
+	http_conn_run(hc);
+}
+
+static void az_failed(struct http_subreq *sr, const char *why)
+{
+	struct http_authz *a = OWNER(sr, struct http_authz, sr);
+	if (az_orphan(a)) {
+		a->state = AZ_OVER;
+		return;
+	}
+	struct http_conn *hc = a->st->hc;
+	az_error(a, why);
+	if (a->state == AZ_ALLOWED)
+		az_resume(a);
+	http_conn_run(hc);
+}
+
+static const struct http_subreq_ops az_ops = {
+    .on_head = az_head,
+    .on_body = az_body,
+    .on_end = az_end,
+    .on_failed = az_failed,
+};
+
+/* The HCM's walk goes on after the filter (http_authz_resume_at). */
+static void az_resume(struct http_authz *a)
+{
+	http_hcm_resume_head(a->st, &http_l4_filter_ops);
+}
+
+/* ---- the check ------------------------------------------------------------------------- */
+
+/* The check's headers into a->h: the client's that go (authorization and
+ * allowed_headers' matches, not disallowed_headers', nor what
+ * headers_to_add replaces), then headers_to_add. @return how many, or -1
+ * when there are more than a sub-request takes. */
+static int az_headers(struct http_authz *a, const struct arn_h1_msg *m)
+{
+	const struct arn_cfg_ext_authz *f = a->cfg;
+	unsigned n = 0;
+	for (unsigned i = 0; i < m->n_hdrs; i++) {
+		const struct arn_h1_header *h = &m->hdrs[i];
+		if (az_never(h->name, h->name_len) || name_is(h->name, h->name_len, "expect"))
+			continue;
+		if (!name_is(h->name, h->name_len, "authorization") &&
+		    !az_match(f->allowed, f->n_allowed, h->name, h->name_len))
+			continue;
+		if (az_match(f->disallowed, f->n_disallowed, h->name, h->name_len))
+			continue;
+		bool replaced = false;
+		for (size_t k = 0; k < f->n_add && !replaced; k++)
+			replaced = name_is(h->name, h->name_len, f->add[k].name);
+		if (replaced)
+			continue;
+		if (n >= HTTP_SUBREQ_MAX_HDRS)
+			return -1;
+		a->h[n++] =
+		    (struct http_subreq_header){h->name, h->value, h->name_len, h->value_len};
+	}
+	for (size_t k = 0; k < f->n_add; k++) {
+		if (n >= HTTP_SUBREQ_MAX_HDRS)
+			return -1;
+		a->h[n++] = (struct http_subreq_header){f->add[k].name, f->add[k].value,
+							f->add[k].name_len, f->add[k].value_len};
+	}
+	return (int)n;
+}
+
+bool http_authz_step(struct http_stream *st, size_t i, const struct arn_cfg_ext_authz *f,
+		     const struct arn_cfg_route_match *mt)
+{
+	struct http_conn *hc = st->hc;
+	struct http_worker *w = hc->w;
+	if (st->authz)
+		return false; /* its check allowed: the walk goes on past it */
+	const struct arn_cfg_hcm *h = hc->hcm;
+	const char *name = h->http_filter_names ? h->http_filter_names[i] : NULL;
+	const struct arn_cfg_ext_authz_route *pr =
+	    mt && name ? arn_cfg_per_filter_find(mt->vhost, mt->route, name, strlen(name),
+						 ARN_CFG_PF_EXT_AUTHZ)
+		       : NULL;
+	if (pr && pr->disabled)
+		return false;
+	if (!arn_fraction_hit(&f->enabled, http_rand(w))) {
+		az_count(st, i, ARN_EXT_AUTHZ_disabled);
+		if (!f->deny_at_disable)
+			return false;
+		http_local_reply(st, f->status_on_error, NULL, 0,
+				 ARN_RF_BIT(UNAUTHORIZED_EXTERNAL_SERVICE), "ext_authz_error", NULL,
+				 0);
+		return true;
+	}
+	struct http_authz *a = az_get(w);
+	if (!a) {
+		/* no context: the check cannot run, as a failure (without the
+		 * failure header, which would need one) */
+		az_count(st, i, ARN_EXT_AUTHZ_error);
+		az_count(st, i, ARN_EXT_AUTHZ_overflow);
+		if (f->failure_mode_allow) {
+			az_count(st, i, ARN_EXT_AUTHZ_failure_mode_allowed);
+			return false;
+		}
+		http_local_reply(st, f->status_on_error, NULL, 0,
+				 ARN_RF_BIT(UNAUTHORIZED_EXTERNAL_SERVICE), "ext_authz_error", NULL,
+				 0);
+		return true;
+	}
+	a->st = st;
+	a->cfg = f;
+	a->idx = (uint8_t)i;
+	st->authz = (uint16_t)(a - workers[w->idx].mem + 1);
+	const struct arn_h1_msg *m = &st->req.m;
+	/* the path: path_prefix + the client's (its query too) */
+	const char *path = m->path.p;
+	size_t plen = m->path.len;
+	if (f->path_prefix_len) {
+		char *p = az_room(a, f->path_prefix_len + plen);
+		if (p) {
+			memcpy(p, f->path_prefix, f->path_prefix_len);
+			memcpy(p + f->path_prefix_len, m->path.p, plen);
+		}
+		path = p;
+		plen += f->path_prefix_len;
+	}
+	int n = path ? az_headers(a, m) : -1;
+	int rc = -E2BIG;
+	if (n >= 0) {
+		/* the client's method and Host, content-length 0 */
+		a->sr.method = m->method;
+		a->sr.method_name = m->method_name;
+		a->sr.host = st->auth;
+		a->sr.host_len = st->auth_len;
+		a->sr.get = a->sr.del = false;
+		const struct arn_cfg_gen *g = w->gen_slot ? arn_config_gen_at(w->gen_slot) : NULL;
+		rc = http_subreq_start(&a->sr, hc, g, &f->cluster, path, plen, a->h, (unsigned)n,
+				       NULL, 0, f->timeout_ms, &az_ops, a);
+	} else {
+		a->overflow = true;
+	}
+	if (rc == 0)
+		return true; /* the answer resumes it (az_end, az_failed) */
+	az_error(a, rc == -EBUSY	  ? "overflow"
+		    : rc == -EHOSTUNREACH ? "no healthy upstream"
+		    : rc == -ENOENT	  ? "no cluster"
+					  : "could not start");
+	return a->state != AZ_ALLOWED;
+}
+
+size_t http_authz_resume_at(const struct http_stream *st)
+{
+	const struct http_authz *a = az_at(st);
+	return a ? (size_t)a->idx + 1 : 0;
+}
+
+int http_authz_req_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
+{
+	struct http_authz *a = az_at(st);
+	if (!a || a->state != AZ_ALLOWED)
+		return 0;
+	if (a->n_up > cap)
+		return -ENOSPC;
+	memcpy(e, a->up, a->n_up * sizeof(*e));
+	return a->n_up;
+}
+
+int http_authz_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
+{
+	struct http_authz *a = az_at(st);
+	if (!a || a->state != AZ_ALLOWED)
+		return 0;
+	if (a->n_cl > cap)
+		return -ENOSPC;
+	memcpy(e, a->cl, a->n_cl * sizeof(*e));
+	return a->n_cl;
+}
+
+void http_authz_stream_end(struct http_stream *st)
+{
+	struct http_authz *a = az_at(st);
+	if (!a)
+		return;
+	http_subreq_cancel(&a->sr); /* (nothing when it is over) */
+	st->authz = 0;
+	az_put(st->hc->w, a);
+}
