@@ -1070,6 +1070,24 @@ static void test_http_ext_authz(void **state)
 	xa_client(0, mark, r, sizeof(r));
 	if (!strstr(r, "HTTP/1.1 200 OK\r\n") || !strstr(r, "x-ok: yes\r\n") || !strstr(r, "hello"))
 		fail_msg("the client got: %s", r);
+	/* allowed again on the kept-alive connection, with a body: the body
+	 * waits for the answer, then goes up whole; this check's headers,
+	 * not the last one's */
+	mark = hh_client(0)->log_len;
+	a = xa_check(0, "POST /p HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\nabcd", r,
+		     sizeof(r));
+	if (!a || !strstr(r, "POST /auth/p HTTP/1.1\r\n") || strstr(r, "abcd"))
+		fail_msg("the check: %s", r);
+	u = xa_answer(a, "HTTP/1.1 200 OK\r\nx-user: bob\r\ncontent-length: 0\r\n\r\n", r,
+		      sizeof(r));
+	if (!u || !strstr(r, "POST /p HTTP/1.1\r\n") || !strstr(r, "x-user: bob\r\n") ||
+	    strstr(r, "alice") || !strstr(r, "\r\n\r\nabcd"))
+		fail_msg("the upstream got: %s", r);
+	send_str(u, OK5);
+	hh_settle();
+	xa_client(0, mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 200 OK\r\n") || strstr(r, "x-ok"))
+		fail_msg("the client got: %s", r);
 	/* denied: the service's status, headers and body; no upstream */
 	mark = hh_client(0)->log_len;
 	a = xa_check(0, "POST /y HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc", r,
@@ -1127,7 +1145,7 @@ static void test_http_ext_authz(void **state)
 	xa_client(2, mark, r, sizeof(r));
 	if (!strstr(r, "HTTP/1.1 403 Forbidden\r\n"))
 		fail_msg("the client got: %s", r);
-	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_ok) - ok0, 1);
+	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_ok) - ok0, 2);
 	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_denied) - den0, 1);
 	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_error) - err0, 2);
 	hh_end();
