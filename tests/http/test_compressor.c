@@ -852,6 +852,106 @@ static void test_http2_client(void **state)
 	hh_clients_h2 = false;
 }
 
+static bool got_str(const struct peer *p, const char *s)
+{
+	return p && memmem(p->log, p->log_len, s, strlen(s)) != NULL;
+}
+
+static ssize_t xa_read(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len, uint32_t *flags,
+		       nghttp2_data_source *src, void *u)
+{
+	(void)s, (void)id, (void)src, (void)u;
+	static const char b[] = "form=1";
+	size_t n = sizeof(b) - 1 < len ? sizeof(b) - 1 : len;
+	memcpy(buf, b, n);
+	*flags |= NGHTTP2_DATA_FLAG_EOF;
+	return (ssize_t)n;
+}
+
+/* Listener "dyn" (port 82): ext_authz asking cluster "two" under /check,
+ * then gzip, before the router to "web". */
+/* clang-format off */
+#define XA_H2_LISTENER                                                                             \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"xa2\","              \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"  \
+	"\"http_filters\":[{\"name\":\"xa\",\"typed_config\":{\"@type\":\"type.googleapis.com/"    \
+	"envoy.extensions.filters.http.ext_authz.v3.ExtAuthz\",\"http_service\":{\"server_uri\":{" \
+	"\"uri\":\"http://authz\",\"cluster\":\"two\",\"timeout\":\"0.3s\"},\"path_prefix\":"      \
+	"\"/check\",\"authorization_response\":{\"allowed_upstream_headers\":{\"patterns\":[{"    \
+	"\"exact\":\"x-user\"}]},\"allowed_client_headers_on_success\":{\"patterns\":[{"          \
+	"\"prefix\":\"x-a\"}]}}}}},{\"name\":\"gz\",\"typed_config\":{\"@type\":"                 \
+	"\"type.googleapis.com/envoy.extensions.filters.http.compressor.v3.Compressor\","         \
+	"\"compressor_library\":{\"name\":\"gz\",\"typed_config\":{\"@type\":\"type.googleapis."  \
+	"com/envoy.extensions.compression.gzip.compressor.v3.Gzip\"}}}},"                         \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{\"@type\":\"type.googleapis."   \
+	"com/envoy.extensions.filters.http.router.v3.Router\"}}]}}]}]}"
+/* clang-format on */
+
+/* ext_authz over HTTP/2 (XA_H2_LISTENER): the check carries the stream's
+ * method, path and :authority as Host, not its DATA, which wait until the
+ * service says 200 and then go up whole with the service's x-user; the
+ * response carries its x-a* header beside the compressor's
+ * content-encoding. */
+static void test_http2_ext_authz(void **state)
+{
+	(void)state;
+	hh_clients_h2 = true;
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_LISTENER, XA_H2_LISTENER);
+	hh_cfg_changed = true; /* the next run gets the harness's "dyn" back */
+	hh_settle();
+	struct h2c c = {.p = client(0, 82), .bcap = 1 << 20};
+	c.body = malloc(c.bcap);
+	assert_non_null(c.body);
+	nghttp2_session *s = h2c_session(&c);
+#define NV(a, b)                                                                                   \
+	{(uint8_t *)(a), (uint8_t *)(b), sizeof(a) - 1, sizeof(b) - 1, NGHTTP2_NV_FLAG_NONE}
+	nghttp2_nv nv[] = {NV(":method", "POST"), NV(":path", "/authz/x"), NV(":scheme", "http"),
+			   NV(":authority", "h.test"), NV("content-length", "6"),
+			   NV("accept-encoding", "gzip")};
+#undef NV
+	nghttp2_data_provider dp = {.read_callback = xa_read};
+	assert_true(nghttp2_submit_request(s, NULL, nv, 6, &dp, NULL) > 0);
+	h2c_pump(s, &c);
+	struct peer *a = hh_upstream(0);
+	assert_non_null(a);
+	if (!got_str(a, "POST /check/authz/x HTTP/1.1\r\n") || !got_str(a, "host: h.test\r\n") ||
+	    got_str(a, "form=1") || hh_upstream(1))
+		fail_msg("the check: %.*s", (int)a->log_len, a->log);
+	const char *ok = "HTTP/1.1 200 OK\r\nx-user: u1\r\nx-ab: 1\r\ncontent-length: 0\r\n\r\n";
+	hh_send(a, ok, (uint32_t)strlen(ok), 0);
+	h2c_pump(s, &c);
+	struct peer *u = hh_upstream(1);
+	assert_non_null(u);
+	if (!got_str(u, "POST /authz/x HTTP/1.1\r\n") || !got_str(u, "x-user: u1\r\n") ||
+	    !got_str(u, "form=1") || got_str(u, "x-ab"))
+		fail_msg("the upstream got: %.*s", (int)u->log_len, u->log);
+	size_t n = 4096;
+	char *body = text_body(n);
+	char h[160];
+	int k = snprintf(
+	    h, sizeof(h),
+	    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n\r\n", n);
+	hh_send(u, h, (uint32_t)k, 0);
+	hh_send(u, body, (uint32_t)n, 0);
+	for (int i = 0; i < 20 && !c.closed; i++)
+		h2c_pump(s, &c);
+	assert_true(c.closed);
+	c.head[c.hl] = 0;
+	if (!strstr(c.head, ":status: 200\n") || !strstr(c.head, "x-ab: 1\n") ||
+	    !strstr(c.head, "content-encoding: gzip\n"))
+		fail_msg("the response's head: %s", c.head);
+	nghttp2_session_del(s);
+	free(c.body);
+	free(body);
+	hh_end();
+	hh_clients_h2 = false;
+}
+
 /* The harness's "dyn" listener (port 82) runs the CORS filter before the
  * gzip compressor (hcm_harness.h's HH_LDYN): over HTTP/2 too, an allowed
  * Origin's response carries access-control-allow-origin from the request's
@@ -1129,6 +1229,7 @@ int main(void)
 	    cmocka_unit_test(test_response_direction_config),
 	    cmocka_unit_test(test_state_cap),
 	    cmocka_unit_test(test_slow_reader_bounded),
+	    cmocka_unit_test(test_http2_ext_authz),
 	    cmocka_unit_test(test_head_body_end_in_one_piece),
 	    cmocka_unit_test(test_http2_client),
 	    cmocka_unit_test(test_http2_cors),
