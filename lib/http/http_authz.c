@@ -161,6 +161,8 @@ static bool az_never(const char *n, size_t len)
 	    "content-length", "transfer-encoding", "connection",
 	    "keep-alive",     "proxy-connection",  "te",
 	    "trailer",	      "upgrade",	   "host",
+	    /* read on a 200 (az_remove), never passed on */
+	    "x-envoy-auth-headers-to-remove",
 	};
 	if (!len || n[0] == ':')
 		return true;
@@ -223,6 +225,30 @@ static void az_allow(struct http_authz *a)
 		a->st->rl_unenforced = &az_no_rl;
 }
 
+/* A 200's x-envoy-auth-headers-to-remove (Envoy's storage header): the
+ * comma-separated names it lists are removed from the upstream request,
+ * but for pseudo-headers and host (Envoy's isRemovableHeader). */
+static void az_remove(struct http_authz *a, const struct arn_h1_header *h)
+{
+	const char *p = h->value, *end = h->value + h->value_len;
+	while (p < end && !a->overflow) {
+		const char *c = memchr(p, ',', (size_t)(end - p));
+		const char *e = c ? c : end;
+		const char *s = p;
+		while (s < e && (*s == ' ' || *s == '\t'))
+			s++;
+		const char *t = e;
+		while (t > s && (t[-1] == ' ' || t[-1] == '\t'))
+			t--;
+		size_t n = (size_t)(t - s);
+		if (n && s[0] != ':' && !name_is(s, n, "host") && n <= UINT16_MAX) {
+			struct arn_h1_header r = {.name = s, .name_len = (uint16_t)n};
+			az_keep(a, a->up, &a->n_up, &r, ARN_H1_EDIT_REMOVE);
+		}
+		p = c ? c + 1 : end;
+	}
+}
+
 static void az_resume(struct http_authz *a);
 
 /* The check failed (@p why): status_on_error, or on with failure_mode_allow. */
@@ -267,6 +293,8 @@ static void az_head(struct http_subreq *sr, const struct arn_h1_msg *m)
 		return; /* an error: nothing of it is kept */
 	for (unsigned i = 0; i < m->n_hdrs && !a->overflow; i++) {
 		const struct arn_h1_header *h = &m->hdrs[i];
+		if (m->status == 200 && name_is(h->name, h->name_len, "x-envoy-auth-headers-to-remove"))
+			az_remove(a, h);
 		if (az_never(h->name, h->name_len))
 			continue;
 		if (m->status == 200) {

@@ -1059,11 +1059,14 @@ static void test_http_ext_authz(void **state)
 	assert_int_equal(hh_client(0)->log_len, mark); /* the request waits */
 	struct peer *u = xa_answer(a,
 				   "HTTP/1.1 200 OK\r\nx-user: alice\r\nx-add: two\r\nx-ok: yes\r\n"
-				   "x-other: no\r\ncontent-length: 0\r\n\r\n",
+				   "x-other: no\r\n"
+				   "x-envoy-auth-headers-to-remove: cookie , host, :path\r\n"
+				   "content-length: 0\r\n\r\n",
 				   r, sizeof(r));
 	if (!u || u == a || !strstr(r, "GET /x?q=1 HTTP/1.1\r\n") ||
 	    !strstr(r, "x-user: alice\r\n") || !strstr(r, "one,two\r\n") || strstr(r, "x-other") ||
-	    strstr(r, "x-ok"))
+	    strstr(r, "x-ok") || strstr(r, "Cookie") || strstr(r, "x-envoy-auth") ||
+	    !strstr(r, "Host: a\r\n"))
 		fail_msg("the upstream got: %s", r);
 	send_str(u, OK5);
 	hh_settle();
@@ -1097,12 +1100,13 @@ static void test_http_ext_authz(void **state)
 		fail_msg("the check: %s", r);
 	u = xa_answer(a,
 		      "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer\r\nx-why: nope\r\n"
-		      "Content-Length: 6\r\n\r\ndenied",
+		      "Set-Cookie: a=1\r\nSet-Cookie: b=2\r\nContent-Length: 6\r\n\r\ndenied",
 		      r, sizeof(r));
 	assert_null(u);
 	xa_client(0, mark, r, sizeof(r));
 	if (!strstr(r, "HTTP/1.1 401 Unauthorized\r\n") ||
 	    !strstr(r, "WWW-Authenticate: Bearer\r\n") || !strstr(r, "x-why: nope\r\n") ||
+	    !strstr(r, "Set-Cookie: a=1\r\n") || !strstr(r, "Set-Cookie: b=2\r\n") ||
 	    !strstr(r, "\r\n\r\ndenied") || count(hh_client(0), "content-length") > 2)
 		fail_msg("the client got: %s", r);
 	/* (the denied request's body is unread: its connection closes once
