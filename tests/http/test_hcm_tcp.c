@@ -931,13 +931,18 @@ static void tp_begin(uint8_t setup, const char *listener)
 
 /* Listener "dyn" (port 82): envoy.filters.http.ext_authz asking cluster
  * "dyn" (XA_CLUSTER, 198.18.0.203) under /auth, before the router to "web"; /open
- * has the check disabled (ExtAuthzPerRoute). %s: more ExtAuthz fields. */
+ * has the check disabled (ExtAuthzPerRoute). %s: the access log's path,
+ * then more ExtAuthz fields. */
 /* clang-format off */
 #define L4_LISTENER_XA                                                                             \
 	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
 	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
 	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
 	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"l4x\","              \
+	"\"access_log\":[{\"name\":\"f\",\"typed_config\":{\"@type\":\"type.googleapis.com/"       \
+	"envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":\"%s\",\"log_format\":"  \
+	"{\"text_format_source\":{\"inline_string\":\"%%RESPONSE_CODE%% %%RESPONSE_FLAGS%% "      \
+	"%%RESPONSE_CODE_DETAILS%%\\n\"}}}}],"                                                     \
 	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":["                                   \
 	"{\"name\":\"all\",\"domains\":[\"*\"],\"routes\":["                                       \
 	"{\"match\":{\"prefix\":\"/open\"},\"route\":{\"cluster\":\"web\"},"                       \
@@ -964,6 +969,15 @@ static void tp_begin(uint8_t setup, const char *listener)
 
 static struct http_worker *worker(void);
 static uint64_t dyn_stat(unsigned id);
+
+/* L4_LISTENER_XA into @p json with ExtAuthz fields @p extra, its access
+ * log at @p path (the file removed). */
+static void xa_json(char *json, size_t cap, const char *extra, char *path, size_t pcap)
+{
+	snprintf(path, pcap, "/tmp/arn_test_xa.%d.log", (int)getpid());
+	unlink(path);
+	snprintf(json, cap, L4_LISTENER_XA, path, extra);
+}
 
 /* A run with the authorization cluster @p cluster and listener @p lsn. */
 static void xa_begin(const char *cluster, const char *lsn)
@@ -1038,8 +1052,8 @@ static void xa_client(unsigned ci, uint32_t mark, char *out, size_t cap)
 static void test_http_ext_authz(void **state)
 {
 	(void)state;
-	char json[8192], r[4096];
-	snprintf(json, sizeof(json), L4_LISTENER_XA, "");
+	char json[8192], r[4096], path[64];
+	xa_json(json, sizeof(json), "", path, sizeof(path));
 	xa_begin(XA_CLUSTER(""), json);
 	uint64_t ok0 = xa_stat(ARN_EXT_AUTHZ_ok), den0 = xa_stat(ARN_EXT_AUTHZ_denied),
 		 err0 = xa_stat(ARN_EXT_AUTHZ_error);
@@ -1153,6 +1167,14 @@ static void test_http_ext_authz(void **state)
 	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_denied) - den0, 1);
 	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_error) - err0, 2);
 	hh_end();
+	/* the access log: response flag UAEX, Envoy's details */
+	char log[1024];
+	log_take(path, log, sizeof(log));
+	if (!strstr(log, "401 UAEX ext_authz_denied\n") || !strstr(log, "200 - via_upstream\n"))
+		fail_msg("the access log: %s", log);
+	const char *e1 = strstr(log, "403 UAEX ext_authz_error\n");
+	if (!e1 || !strstr(e1 + 1, "403 UAEX ext_authz_error\n"))
+		fail_msg("the access log: %s", log);
 }
 
 /* The client goes away while its check is in flight: the check is
@@ -1161,8 +1183,8 @@ static void test_http_ext_authz(void **state)
 static void test_http_ext_authz_client_gone(void **state)
 {
 	(void)state;
-	char json[8192], r[2048];
-	snprintf(json, sizeof(json), L4_LISTENER_XA, "");
+	char json[8192], r[2048], path[64];
+	xa_json(json, sizeof(json), "", path, sizeof(path));
 	xa_begin(XA_CLUSTER(""), json);
 	hh_open(0, 82);
 	hh_settle();
@@ -1175,6 +1197,7 @@ static void test_http_ext_authz_client_gone(void **state)
 	send_str(a, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
 	hh_settle();
 	hh_end();
+	unlink(path);
 }
 
 /* A check per request counts in the authorization cluster's circuit
@@ -1185,8 +1208,8 @@ static void test_http_ext_authz_client_gone(void **state)
 static void test_http_ext_authz_circuit_breaker(void **state)
 {
 	(void)state;
-	char json[8192], r[2048];
-	snprintf(json, sizeof(json), L4_LISTENER_XA, "");
+	char json[8192], r[2048], path[64];
+	xa_json(json, sizeof(json), "", path, sizeof(path));
 	xa_begin(XA_CLUSTER("\"circuit_breakers\":{\"thresholds\":[{\"max_requests\":0}]},"), json);
 	uint64_t err0 = xa_stat(ARN_EXT_AUTHZ_error);
 	uint64_t ov0 = dyn_stat(ARN_CL_upstream_rq_pending_overflow);
@@ -1200,6 +1223,7 @@ static void test_http_ext_authz_circuit_breaker(void **state)
 	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_error) - err0, 1);
 	assert_int_equal(dyn_stat(ARN_CL_upstream_rq_pending_overflow) - ov0, 1);
 	hh_end();
+	unlink(path);
 }
 
 /* failure_mode_allow (and its header): a failed check lets the request on
@@ -1208,9 +1232,10 @@ static void test_http_ext_authz_circuit_breaker(void **state)
 static void test_http_ext_authz_failure_mode_allow(void **state)
 {
 	(void)state;
-	char json[8192], r[2048];
-	snprintf(json, sizeof(json), L4_LISTENER_XA,
-		 ",\"failure_mode_allow\":true,\"failure_mode_allow_header_add\":true");
+	char json[8192], r[2048], path[64];
+	xa_json(json, sizeof(json),
+		",\"failure_mode_allow\":true,\"failure_mode_allow_header_add\":true", path,
+		sizeof(path));
 	xa_begin(XA_CLUSTER(""), json);
 	uint64_t err0 = xa_stat(ARN_EXT_AUTHZ_error),
 		 fma0 = xa_stat(ARN_EXT_AUTHZ_failure_mode_allowed);
@@ -1230,6 +1255,7 @@ static void test_http_ext_authz_failure_mode_allow(void **state)
 	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_error) - err0, 1);
 	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_failure_mode_allowed) - fma0, 1);
 	hh_end();
+	unlink(path);
 }
 
 /* The filters before the router answer in their order: RBAC's DENY rule
