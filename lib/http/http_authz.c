@@ -199,7 +199,8 @@ static void az_keep(struct http_authz *a, struct arn_h1_edit *e, uint8_t *n,
 	if (!p)
 		return;
 	memcpy(p, h->name, h->name_len);
-	memcpy(p + h->name_len, h->value, h->value_len);
+	if (h->value_len) /* (a removal has none: value NULL) */
+		memcpy(p + h->name_len, h->value, h->value_len);
 	e[(*n)++] = (struct arn_h1_edit){.name = p,
 					 .name_len = h->name_len,
 					 .value = p + h->name_len,
