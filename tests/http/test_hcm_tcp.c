@@ -1226,6 +1226,74 @@ static void test_http_ext_authz_circuit_breaker(void **state)
 	unlink(path);
 }
 
+/* filter_enabled at 0 %: every request goes on unchecked, counted in
+ * ext_authz.disabled; with deny_at_disable it is answered
+ * status_on_error instead (UAEX). */
+static void test_http_ext_authz_filter_enabled(void **state)
+{
+	(void)state;
+	char json[8192], r[2048], path[64];
+	for (int deny = 0; deny < 2; deny++) {
+		xa_json(json, sizeof(json),
+			deny ? ",\"filter_enabled\":{\"default_value\":{\"numerator\":0}},"
+			       "\"deny_at_disable\":{\"default_value\":true},"
+			       "\"status_on_error\":{\"code\":401}"
+			     : ",\"filter_enabled\":{\"default_value\":{\"numerator\":0}}",
+			path, sizeof(path));
+		xa_begin(XA_CLUSTER(""), json);
+		uint64_t dis0 = xa_stat(ARN_EXT_AUTHZ_disabled);
+		hh_open(0, 82);
+		hh_settle();
+		uint32_t mark = hh_client(0)->log_len;
+		struct peer *u = xa_check(0, "GET /x HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r));
+		if (deny) {
+			assert_null(u);
+			xa_client(0, mark, r, sizeof(r));
+			if (!strstr(r, "HTTP/1.1 401 "))
+				fail_msg("the client got: %s", r);
+		} else {
+			/* straight to the upstream: no check */
+			if (!u || !strstr(r, "GET /x HTTP/1.1\r\n"))
+				fail_msg("the upstream got: %s", r);
+			send_str(u, OK5);
+			hh_settle();
+			assert_true(got(hh_client(0), "hello"));
+		}
+		assert_int_equal(xa_stat(ARN_EXT_AUTHZ_disabled) - dis0, 1);
+		hh_end();
+		unlink(path);
+	}
+}
+
+/* An answer that keeps more than HTTP_AUTHZ_EDITS headers for the
+ * upstream request is an error (status_on_error), never a request with
+ * part of them: counted in ext_authz.error and .overflow. */
+static void test_http_ext_authz_answer_overflow(void **state)
+{
+	(void)state;
+	char json[8192], r[2048], path[64], ans[2048];
+	xa_json(json, sizeof(json), "", path, sizeof(path));
+	xa_begin(XA_CLUSTER(""), json);
+	uint64_t err0 = xa_stat(ARN_EXT_AUTHZ_error), ov0 = xa_stat(ARN_EXT_AUTHZ_overflow);
+	hh_open(0, 82);
+	hh_settle();
+	int n = snprintf(ans, sizeof(ans), "HTTP/1.1 200 OK\r\n");
+	for (int i = 0; i <= HTTP_AUTHZ_EDITS; i++)
+		n += snprintf(ans + n, sizeof(ans) - (size_t)n, "x-add: %d\r\n", i);
+	snprintf(ans + n, sizeof(ans) - (size_t)n, "content-length: 0\r\n\r\n");
+	uint32_t mark = hh_client(0)->log_len;
+	struct peer *a = xa_check(0, "GET /x HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r));
+	assert_non_null(a);
+	assert_null(xa_answer(a, ans, r, sizeof(r)));
+	xa_client(0, mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 403 Forbidden\r\n"))
+		fail_msg("the client got: %s", r);
+	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_error) - err0, 1);
+	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_overflow) - ov0, 1);
+	hh_end();
+	unlink(path);
+}
+
 /* failure_mode_allow (and its header): a failed check lets the request on
  * with x-envoy-auth-failure-mode-allowed: true; counted in error and
  * failure_mode_allowed. */
@@ -4726,6 +4794,8 @@ int main(void)
 	    T(test_http_ext_authz_client_gone),
 	    T(test_http_ext_authz_failure_mode_allow),
 	    T(test_http_ext_authz_circuit_breaker),
+	    T(test_http_ext_authz_filter_enabled),
+	    T(test_http_ext_authz_answer_overflow),
 	    T(test_tcp_proxy_closed_at_the_end_of_the_drain),
 	    T(test_tcp_proxy_closed_when_its_removed_listener_drained),
 	    T(test_tcp_proxy_kept_chain_stays_open),
