@@ -264,6 +264,23 @@ static void authz_http_service(struct conv *c, struct pb hs, struct arn_cfg_ext_
 	}
 }
 
+/* What only a gRPC CheckRequest carries: Envoy's HTTP client sends none
+ * of it either, so an HTTP check would never see it. Refused with that
+ * said (rather than conv_only's "not supported"), as the fields of @p p
+ * that @p fields lists. @return how many. */
+static int authz_grpc_only(struct conv *c, struct pb p, const char *const *fields, size_t n)
+{
+	int k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (pb_has(p, fields[i])) {
+			conv_err(c, fields[i],
+				 "only a gRPC CheckRequest carries it, and Arion checks with an HTTP "
+				 "service, to which Envoy sends none of it either: remove it");
+			k++;
+		}
+	return k;
+}
+
 static const struct arn_cfg_ext_authz *ext_authz(struct conv *c, struct pb p)
 {
 	struct arn_cfg_ext_authz *o = CONV_NEW(c, struct arn_cfg_ext_authz, 1);
@@ -276,10 +293,21 @@ static const struct arn_cfg_ext_authz *ext_authz(struct conv *c, struct pb p)
 	 * include_tls_session / encode_raw_headers (what a gRPC CheckRequest
 	 * carries), validate_mutations, bootstrap_metadata_labels_key,
 	 * enable_dynamic_metadata_ingestion. */
+	static const char *const grpc_only[] = {
+	    "include_peer_certificate",		 "include_tls_session",
+	    "metadata_context_namespaces",	 "typed_metadata_context_namespaces",
+	    "route_metadata_context_namespaces", "route_typed_metadata_context_namespaces",
+	    "encode_raw_headers",		 "bootstrap_metadata_labels_key",
+	};
+	authz_grpc_only(c, p, grpc_only, sizeof(grpc_only) / sizeof(grpc_only[0]));
 	conv_only(c, p,
 		  "http_service,transport_api_version,failure_mode_allow,"
 		  "failure_mode_allow_header_add,status_on_error,filter_enabled,deny_at_disable,"
-		  "stat_prefix,allowed_headers,disallowed_headers,charge_cluster_response_stats");
+		  "stat_prefix,allowed_headers,disallowed_headers,charge_cluster_response_stats,"
+		  "include_peer_certificate,include_tls_session,metadata_context_namespaces,"
+		  "typed_metadata_context_namespaces,route_metadata_context_namespaces,"
+		  "route_typed_metadata_context_namespaces,encode_raw_headers,"
+		  "bootstrap_metadata_labels_key");
 	const char *svc = pb_which(p, "services");
 	if (!svc || strcmp(svc, "http_service") != 0) {
 		conv_err(c, svc ? svc : "http_service",
@@ -349,7 +377,9 @@ static const struct arn_cfg_ext_authz_route *ext_authz_route(struct conv *c, str
 	} else {
 		size_t m = conv_push(c, "check_settings");
 		struct pb cs = pb_msg(p, "check_settings");
-		conv_only(c, cs, "disable_request_body_buffering");
+		static const char *const grpc_only[] = {"context_extensions"};
+		authz_grpc_only(c, cs, grpc_only, 1);
+		conv_only(c, cs, "disable_request_body_buffering,context_extensions");
 		conv_pop(c, m);
 	}
 	return o;

@@ -595,7 +595,13 @@ static void test_http_ext_authz(void **state)
 		   LISTENER(HCM(XA(XA_SVC "}"), "\"typed_per_filter_config\":{\"xa\":{" XAR_AT
 						",\"check_settings\":{"
 						"\"context_extensions\":{\"a\":\"b\"}}}},")),
-		   "context_extensions");
+		   "check_settings.context_extensions: only a gRPC CheckRequest carries it");
+	/* Envoy's own HTTP example (ext-authz-http-filter.yaml) sets it */
+	tc_refused(L, LISTENER(HCM(XA(XA_SVC "},\"include_peer_certificate\":true"), "")),
+		   "typed_config.include_peer_certificate: only a gRPC CheckRequest carries it");
+	tc_refused(L,
+		   LISTENER(HCM(XA(XA_SVC "},\"metadata_context_namespaces\":[\"a\"]"), "")),
+		   "metadata_context_namespaces: only a gRPC");
 	tc_refused(
 	    L,
 	    LISTENER(HCM(XA(XA_SVC "}"),
