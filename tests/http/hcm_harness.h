@@ -888,7 +888,9 @@ static inline void hh_trace_run(void)
 	"[\"*\"],\"typed_per_filter_config\":{\"cors\":{\"@type\":\"type.googleapis.com/"          \
 	"envoy.extensions.filters.http.cors.v3.CorsPolicy\",\"allow_origin_string_match\":"        \
 	"[{\"suffix\":\".example\"}],\"allow_methods\":\"*\",\"allow_headers\":\"*\","            \
-	"\"expose_headers\":\"x-e\",\"allow_credentials\":true}},"                                 \
+	"\"expose_headers\":\"x-e\",\"allow_credentials\":true},\"xa\":{\"@type\":"                 \
+	"\"type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute\","    \
+	"\"disabled\":true}},"                                                                      \
 	"\"routes\":[%s]}]},\"http_filters\":[{\"name\":\"jwt\",\"typed_config\":{\"@type\":"      \
 	"\"type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication\","    \
 	"\"providers\":{\"p\":{\"issuer\":\"arion\",\"local_jwks\":{\"inline_string\":"            \
@@ -901,7 +903,12 @@ static inline void hh_trace_run(void)
 	"\"envoy.filters.http.health_check\",\"typed_config\":{\"@type\":\"type.googleapis.com/"   \
 	"envoy.extensions.filters.http.health_check.v3.HealthCheck\",\"pass_through_mode\":true,"  \
 	"\"cache_time\":\"1s\",\"headers\":[{\"name\":\":path\",\"string_match\":{\"exact\":"      \
-	"\"/healthz\"}}]}},{\"name\":\"gz\",\"typed_config\":{\"@type\":\"type.googleapis.com/"      \
+	"\"/healthz\"}}]}},{\"name\":\"xa\",\"typed_config\":{\"@type\":\"type.googleapis.com/"     \
+	"envoy.extensions.filters.http.ext_authz.v3.ExtAuthz\",\"http_service\":{\"server_uri\":{" \
+	"\"uri\":\"http://authz\",\"cluster\":\"two\",\"timeout\":\"0.3s\"},\"path_prefix\":"      \
+	"\"/check\",\"authorization_response\":{\"allowed_upstream_headers\":{\"patterns\":[{"    \
+	"\"exact\":\"x-user\"}]},\"allowed_client_headers_on_success\":{\"patterns\":[{"          \
+	"\"prefix\":\"x-a\"}]}}}}},{\"name\":\"gz\",\"typed_config\":{\"@type\":\"type.googleapis.com/"      \
 	"envoy.extensions.filters.http.compressor.v3.Compressor\",\"compressor_library\":{"        \
 	"\"name\":\"gz\",\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions."      \
 	"compression.gzip.compressor.v3.Gzip\",\"chunk_size\":4096}}}},"                           \
@@ -930,6 +937,12 @@ static inline void hh_trace_run(void)
 #define HH_EP(last)                                                                                \
 	"{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0." #last "\","      \
 	"\"port_value\":8080}}}}"
+/* the ext_authz filter "xa" (disabled on the virtual host) checks /authz
+ * with cluster "two" */
+#define HH_ROUTE_AUTHZ                                                                             \
+	"{\"match\":{\"prefix\":\"/authz\"},\"route\":{\"cluster\":\"dyn\"},"                      \
+	"\"typed_per_filter_config\":{\"xa\":{\"@type\":\"type.googleapis.com/envoy.extensions."    \
+	"filters.http.ext_authz.v3.ExtAuthzPerRoute\",\"check_settings\":{}}}}"
 
 static bool hh_cfg_changed;
 
@@ -979,7 +992,7 @@ static inline void hh_config(unsigned v)
 	case 0:
 		snprintf(b, sizeof(b), HH_CDYN, "", HH_EP(203));
 		hh_apply(ARN_TYPE_URL_CLUSTER, b);
-		snprintf(b, sizeof(b), HH_LDYN, HH_ROUTE_DYN);
+		snprintf(b, sizeof(b), HH_LDYN, HH_ROUTE_AUTHZ "," HH_ROUTE_DYN);
 		hh_apply(ARN_TYPE_URL_LISTENER, b);
 		break;
 	case 1:
@@ -1036,7 +1049,7 @@ static inline void hh_init(bool verbose)
 {
 	trace = verbose;
 	/* the data plane's filters, as arion's main enables them (the
-	 * "dyn" listener has CORS and compressor filters) */
+	 * "dyn" listener has CORS, ext_authz and compressor filters) */
 	arn_config_set_features(ARN_CONFIG_FEATURE_L4 | ARN_CONFIG_FEATURE_HTTP_L4);
 	fake_eal_init();
 	atexit(fake_eal_fini);
