@@ -340,7 +340,7 @@ static const struct arn_cfg_ext_authz *ext_authz(struct conv *c, struct pb p)
 	}
 	o->enabled = (struct arn_cfg_fraction){100, 100};
 	if (pb_has(p, "filter_enabled"))
-		runtime_fraction(c, p, "filter_enabled", &o->enabled);
+		conv_runtime_fraction(c, p, "filter_enabled", &o->enabled);
 	o->deny_at_disable =
 	    pb_has(p, "deny_at_disable") && conv_runtime_flag(c, p, "deny_at_disable");
 	upb_StringView sp = pb_str(p, "stat_prefix");
