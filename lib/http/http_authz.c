@@ -25,7 +25,6 @@
 #include "arn_log.h"
 #include "http_authz.h"
 #include "http_filter.h"
-#include "http_hcm.h"
 #include "http_int.h"
 #include "http_local.h"
 #include "http_stream.h"
@@ -158,9 +157,15 @@ static bool name_is(const char *n, size_t len, const char *s)
 static bool az_never(const char *n, size_t len)
 {
 	static const char *const never[] = {
-	    "content-length", "transfer-encoding", "connection",
-	    "keep-alive",     "proxy-connection",  "te",
-	    "trailer",	      "upgrade",	   "host",
+	    "content-length",
+	    "transfer-encoding",
+	    "connection",
+	    "keep-alive",
+	    "proxy-connection",
+	    "te",
+	    "trailer",
+	    "upgrade",
+	    "host",
 	    /* read on a 200 (az_remove), never passed on */
 	    "x-envoy-auth-headers-to-remove",
 	};
@@ -294,7 +299,8 @@ static void az_head(struct http_subreq *sr, const struct arn_h1_msg *m)
 		return; /* an error: nothing of it is kept */
 	for (unsigned i = 0; i < m->n_hdrs && !a->overflow; i++) {
 		const struct arn_h1_header *h = &m->hdrs[i];
-		if (m->status == 200 && name_is(h->name, h->name_len, "x-envoy-auth-headers-to-remove"))
+		if (m->status == 200 &&
+		    name_is(h->name, h->name_len, "x-envoy-auth-headers-to-remove"))
 			az_remove(a, h);
 		if (az_never(h->name, h->name_len))
 			continue;
@@ -382,7 +388,7 @@ static const struct http_subreq_ops az_ops = {
 /* The HCM's walk goes on after the filter (http_authz_resume_at). */
 static void az_resume(struct http_authz *a)
 {
-	http_hcm_resume_head(a->st, &http_l4_filter_ops);
+	a->st->hc->ops->resume_head(a->st, &http_l4_filter_ops);
 }
 
 /* ---- the check ------------------------------------------------------------------------- */

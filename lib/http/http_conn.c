@@ -805,6 +805,7 @@ static const struct http_conn_ops conn_ops = {
     .run = conn_run,
     .close = start_close,
     .reset = conn_abort,
+    .resume_head = http_hcm_resume_head,
 };
 
 /* ---- TCP callbacks ----------------------------------------------------------------------------
@@ -1039,7 +1040,8 @@ static int conn_open(struct http_worker *w, struct arn_tcp_conn *tc, struct http
 		/* the idle timer also ends a TLS handshake that outlasts the
 		 * chain's transport_socket_connect_timeout (conn_idle_timeout):
 		 * it fires at the sooner of the two */
-		uint32_t first = h->idle_timeout_ms, hs = tctx ? fc->transport_socket_connect_timeout_ms : 0;
+		uint32_t first = h->idle_timeout_ms,
+			 hs = tctx ? fc->transport_socket_connect_timeout_ms : 0;
 		if (hs && (!first || hs < first))
 			first = hs;
 		hc->idle_since_ms = w->now_ms;

@@ -136,6 +136,7 @@ static const struct http_conn_ops stream_ops = {
     .run = stream_op_run,
     .close = stream_op_close,
     .reset = stream_op_reset,
+    .resume_head = http_hcm_resume_head,
 };
 
 /* A new stream (HEADERS opening it): a block and a request buffer from the

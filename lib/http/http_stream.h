@@ -346,6 +346,11 @@ struct http_conn_ops {
 	/* Reset now (RST): the response cannot be completed properly. @p line
 	 * says where, for the debug log. lib/tcp's on_close follows. */
 	void (*reset)(struct http_conn *hc, int line);
+	/* A filter that held the request's head (ext_authz's check) lets it
+	 * go on: the connection manager's head walk resumes after filter
+	 * @p from, then the router (http_hcm_resume_head; NULL where no
+	 * filter holds a head). */
+	void (*resume_head)(struct http_stream *st, const struct http_filter_ops *from);
 };
 
 /* The request edits a connection keeps for its next request (struct
