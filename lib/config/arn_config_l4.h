@@ -269,6 +269,12 @@ struct arn_cfg_fraction {
 	uint32_t denominator; /* 100, 10000 or 1000000 */
 };
 
+/** Whether a request with the uniform @p random falls in @p f. */
+static inline bool arn_cfg_fraction_hit(const struct arn_cfg_fraction *f, uint64_t random)
+{
+	return f->denominator && random % f->denominator < f->numerator;
+}
+
 enum arn_cfg_vh_rate_limits {
 	ARN_CFG_VH_RL_OVERRIDE = 0, /* the virtual host's only when the route has none */
 	ARN_CFG_VH_RL_INCLUDE,
@@ -365,6 +371,7 @@ enum arn_cfg_per_filter_kind {
 	ARN_CFG_PF_EXT_AUTHZ,	    /* cfg: struct arn_cfg_ext_authz_route (ExtAuthzPerRoute) */
 	ARN_CFG_PF_CORS,	    /* cfg: struct arn_cfg_cors (cors.v3.CorsPolicy) */
 	ARN_CFG_PF_JWT_AUTHN, /* cfg: struct arn_cfg_jwt_per_route (jwt_authn PerRouteConfig) */
+	ARN_CFG_PF_FAULT,     /* cfg: struct arn_cfg_fault (fault.v3.HTTPFault) */
 };
 
 /* ---------------------------------------------------------------------------
@@ -431,6 +438,39 @@ struct arn_cfg_ext_authz {
  * check where a less specific level disabled it). */
 struct arn_cfg_ext_authz_route {
 	bool disabled;
+};
+
+/*
+ * envoy.filters.http.fault's HTTPFault (the filter's, or a route's or
+ * virtual host's in typed_per_filter_config, the most specific whole).
+ * Runtime keys are not read (Arion has no runtime): the values here apply.
+ */
+enum arn_cfg_fault_abort {
+	ARN_CFG_FAULT_ABORT_NONE = 0,
+	ARN_CFG_FAULT_ABORT_HTTP,   /* abort_status */
+	ARN_CFG_FAULT_ABORT_GRPC,   /* abort_status is a gRPC status */
+	ARN_CFG_FAULT_ABORT_HEADER, /* x-envoy-fault-abort-request / -grpc-request */
+};
+/* Delays longer than this are refused (fixed_delay) or cut (a header's):
+ * a delayed request holds its request buffer all along. */
+#define ARN_CFG_FAULT_DELAY_MAX_MS 300000u
+/* Header matchers an HTTPFault may hold (each tried per request). */
+#define ARN_CFG_FAULT_HEADERS_MAX 16
+struct arn_cfg_fault {
+	bool delay;	   /* a delay is configured */
+	bool delay_header; /* header_delay: x-envoy-fault-delay-request, ms */
+	uint32_t delay_ms; /* fixed_delay */
+	struct arn_cfg_fraction delay_pct;
+	uint8_t abort; /* enum arn_cfg_fault_abort */
+	uint32_t abort_status;
+	struct arn_cfg_fraction abort_pct;
+	const char *upstream_cluster; /* the route's cluster must be it, or NULL */
+	size_t upstream_cluster_len;
+	struct arn_cfg_header_match *headers; /* all must match */
+	size_t n_headers;
+	const char **downstream_nodes; /* x-envoy-downstream-service-node among them */
+	size_t n_downstream_nodes;
+	uint32_t max_active; /* max_active_faults, 0: no bound */
 };
 
 /** One typed_per_filter_config entry: the HTTP filter's name and its config. */

@@ -639,6 +639,7 @@ enum arn_cfg_http_filter {
 	ARN_CFG_HF_EXT_AUTHZ,	    /* http_filter_cfgs[i]: struct arn_cfg_ext_authz */
 	ARN_CFG_HF_CORS,	    /* policies in the route table (arn_cfg_cors_policies) */
 	ARN_CFG_HF_JWT_AUTHN,	    /* http_filter_cfgs[i]: struct arn_cfg_jwt_authn */
+	ARN_CFG_HF_FAULT,	    /* http_filter_cfgs[i]: struct arn_cfg_fault */
 };
 
 /* McpGateway's defaults and ceilings (docs/mcp.md). */

@@ -224,6 +224,13 @@ void conv_cidr(struct conv *c, struct pb cr, struct arn_cfg_cidr *out);
  * runtime_key is not read): 0 % when absent. conv_l4.c */
 void conv_runtime_fraction(struct conv *c, struct pb p, const char *f,
 			   struct arn_cfg_fraction *out);
+/** A FractionalPercent @p fp (field @p f of the current message) into @p out
+ * (a numerator above the denominator is 100 %). conv_l4.c */
+void conv_fractional_percent(struct conv *c, struct pb fp, const char *f,
+			     struct arn_cfg_fraction *out);
+/** An HTTPFault (envoy.filters.http.fault's configuration, or a route's
+ * @p per_route) converted; NULL only without memory. conv_fault.c */
+const struct arn_cfg_fault *conv_fault(struct conv *c, struct pb p);
 /** The HCM's local_reply_config @p lrc into @p out. conv_parts.c */
 void conv_local_reply(struct conv *c, struct pb lrc, const struct arn_cfg_local_reply **out);
 /** An envoy.config.core.v3.DataSource @p b (inline_string, inline_bytes, or

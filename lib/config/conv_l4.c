@@ -30,6 +30,7 @@
 #define HTTP_CORS_POLICY_TYPE "envoy.extensions.filters.http.cors.v3.CorsPolicy"
 #define HTTP_JWT_TYPE "envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication"
 #define HTTP_JWT_PER_ROUTE_TYPE "envoy.extensions.filters.http.jwt_authn.v3.PerRouteConfig"
+#define HTTP_FAULT_TYPE "envoy.extensions.filters.http.fault.v3.HTTPFault"
 
 /* Envoy's floor for the local rate limiters' fill timers */
 #define LRL_MIN_FILL_MS 50
@@ -106,23 +107,28 @@ void conv_runtime_fraction(struct conv *c, struct pb p, const char *f, struct ar
 	size_t m = conv_push(c, "%s", f);
 	conv_only(c, rf, "default_value,runtime_key");
 	struct pb fp = pb_msg(rf, "default_value");
-	if (!fp.m) {
+	if (!fp.m)
 		conv_err(c, "default_value", "missing (Envoy requires it)");
-	} else {
-		size_t m2 = conv_push(c, "default_value");
-		conv_only(c, fp, "numerator,denominator");
-		static const uint32_t den[] = {100, 10000, 1000000};
-		int32_t d = pb_i32(fp, "denominator");
-		if (d < 0 || d > 2)
-			conv_err(c, "denominator", "unknown value %d", d);
-		else
-			out->denominator = den[d];
-		out->numerator = pb_u32(fp, "numerator");
-		/* Envoy caps a numerator above the denominator at 100 % */
-		if (out->numerator > out->denominator)
-			out->numerator = out->denominator;
-		conv_pop(c, m2);
-	}
+	else
+		conv_fractional_percent(c, fp, "default_value", out);
+	conv_pop(c, m);
+}
+
+void conv_fractional_percent(struct conv *c, struct pb fp, const char *f,
+			     struct arn_cfg_fraction *out)
+{
+	size_t m = conv_push(c, "%s", f);
+	conv_only(c, fp, "numerator,denominator");
+	static const uint32_t den[] = {100, 10000, 1000000};
+	int32_t d = pb_i32(fp, "denominator");
+	if (d < 0 || d > 2)
+		conv_err(c, "denominator", "unknown value %d", d);
+	else
+		out->denominator = den[d];
+	out->numerator = pb_u32(fp, "numerator");
+	/* Envoy caps a numerator above the denominator at 100 % */
+	if (out->numerator > out->denominator)
+		out->numerator = out->denominator;
 	conv_pop(c, m);
 }
 
@@ -273,9 +279,10 @@ static int authz_grpc_only(struct conv *c, struct pb p, const char *const *field
 	int k = 0;
 	for (size_t i = 0; i < n; i++)
 		if (pb_has(p, fields[i])) {
-			conv_err(c, fields[i],
-				 "only a gRPC CheckRequest carries it, and Arion checks with an HTTP "
-				 "service, to which Envoy sends none of it either: remove it");
+			conv_err(
+			    c, fields[i],
+			    "only a gRPC CheckRequest carries it, and Arion checks with an HTTP "
+			    "service, to which Envoy sends none of it either: remove it");
 			k++;
 		}
 	return k;
@@ -294,10 +301,14 @@ static const struct arn_cfg_ext_authz *ext_authz(struct conv *c, struct pb p)
 	 * carries), validate_mutations, bootstrap_metadata_labels_key,
 	 * enable_dynamic_metadata_ingestion. */
 	static const char *const grpc_only[] = {
-	    "include_peer_certificate",		 "include_tls_session",
-	    "metadata_context_namespaces",	 "typed_metadata_context_namespaces",
-	    "route_metadata_context_namespaces", "route_typed_metadata_context_namespaces",
-	    "encode_raw_headers",		 "bootstrap_metadata_labels_key",
+	    "include_peer_certificate",
+	    "include_tls_session",
+	    "metadata_context_namespaces",
+	    "typed_metadata_context_namespaces",
+	    "route_metadata_context_namespaces",
+	    "route_typed_metadata_context_namespaces",
+	    "encode_raw_headers",
+	    "bootstrap_metadata_labels_key",
 	};
 	authz_grpc_only(c, p, grpc_only, sizeof(grpc_only) / sizeof(grpc_only[0]));
 	conv_only(c, p,
@@ -1587,6 +1598,18 @@ static const struct arn_cfg_jwt_per_route *http_jwt_per_route(struct conv *c, st
 bool conv_l4_http_filter(struct conv *c, struct pb tc, upb_StringView tn, uint8_t *kind,
 			 const void **cfg)
 {
+	if (arn_sv_eq(tn, HTTP_FAULT_TYPE)) {
+		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "envoy.filters.http.fault"))
+			return true;
+		size_t m = conv_push(c, "typed_config");
+		struct pb p = conv_any(c, tc, HTTP_FAULT_TYPE);
+		if (p.m) {
+			*kind = ARN_CFG_HF_FAULT;
+			*cfg = conv_fault(c, p);
+		}
+		conv_pop(c, m);
+		return true;
+	}
 	if (arn_sv_eq(tn, HTTP_JWT_TYPE)) {
 		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "envoy.filters.http.jwt_authn"))
 			return true;
@@ -1841,11 +1864,20 @@ void conv_per_filter(struct conv *c, struct pb p, struct arn_cfg_per_filter **ou
 				pf->cfg = ext_authz_route(c, r);
 				(*n)++;
 			}
+		} else if (arn_sv_eq(tn, HTTP_FAULT_TYPE)) {
+			/* a route's HTTPFault replaces the filter's whole (Envoy) */
+			struct pb r = conv_any(c, any, HTTP_FAULT_TYPE);
+			if (r.m) {
+				pf->kind = ARN_CFG_PF_FAULT;
+				pf->cfg = conv_fault(c, r);
+				(*n)++;
+			}
 		} else {
 			conv_err(c, "",
 				 "per-filter configuration of type '%.*s' is not supported by "
-				 "Arion (RBACPerRoute, LocalRateLimit, CorsPolicy and jwt_authn's "
-				 "PerRouteConfig are)",
+				 "Arion (RBACPerRoute, LocalRateLimit, CorsPolicy, HTTPFault, "
+				 "ExtAuthzPerRoute "
+				 "and jwt_authn's PerRouteConfig are)",
 				 (int)tn.size, tn.data);
 		}
 		conv_pop(c, m);

@@ -31,6 +31,7 @@
 #include "arn_tbucket.h"
 #include "arn_tls.h"
 #include "http_authz.h"
+#include "http_fault.h"
 #include "http_filter.h"
 #include "http_int.h"
 #include "http_l4.h"
@@ -1158,6 +1159,129 @@ static bool ratelimit_step(struct http_stream *st, size_t i, bool first,
 	return true;
 }
 
+/* ---- envoy.filters.http.fault -------------------------------------------------------- */
+
+/* The fault's abort (Envoy's abortWithStatus): "fault filter abort", flag
+ * FI, details fault_filter_abort; a gRPC status answers a gRPC request
+ * with it (200, grpc-status), another request with @p status or 200. */
+static void fault_abort(struct http_stream *st, struct arn_stats_scope *sc, unsigned status,
+			int grpc)
+{
+	fstat_inc(st->hc, sc, ARN_FAULT_aborts_injected);
+	static const char body[] = "fault filter abort";
+	if (grpc >= 0 && http_is_grpc(st)) {
+		char gs[4];
+		int k = snprintf(gs, sizeof(gs), "%d", grpc);
+		struct arn_h1_edit e[2] = {
+		    {.name = "content-type",
+		     .name_len = 12,
+		     .value = "application/grpc",
+		     .value_len = 16,
+		     .op = ARN_H1_EDIT_SET},
+		    {.name = "grpc-status",
+		     .name_len = 11,
+		     .value = gs,
+		     .value_len = (uint32_t)k,
+		     .op = ARN_H1_EDIT_SET},
+		};
+		/* a trailers-only answer: the HTTP status is 200 and no body
+		 * (local_reply keeps a grpc-status given to it) */
+		http_local_reply(st, 200, NULL, 0, ARN_RF_BIT(FAULT_INJECTED), "fault_filter_abort",
+				 e, 2);
+		return;
+	}
+	http_local_reply(st, status ? status : 200, body, sizeof(body) - 1,
+			 ARN_RF_BIT(FAULT_INJECTED), "fault_filter_abort", NULL, 0);
+}
+
+/* A delay ends (its timer, or the stream's end): it leaves active_faults. */
+static void fault_delay_over(struct http_stream *st)
+{
+	struct http_xreq *x = X(st);
+	if (!x->fault_delayed)
+		return;
+	x->fault_delayed = false;
+	struct http_hcm_rt *hr = st->hc->hrt;
+	size_t i = (size_t)x->fault_from - 1;
+	if (hr && i < HTTP_MAX_FILTER_STATS && hr->fstats[i])
+		arn_stats_gauge_add(hr->fstats[i], st->hc->w->slot, ARN_FAULT_active_faults, -1);
+}
+
+static void fault_fire(struct http_timer *t)
+{
+	struct http_stream *st = OWNER(t, struct http_xreq, retry_timer)->st;
+	struct http_conn *hc = st->hc;
+	struct http_xreq *x = X(st);
+	bool was = x->fault_delayed;
+	fault_delay_over(st);
+	if (!was || !hc->tc || (st->state & HTTP_S_LOCAL))
+		return;
+	struct http_hcm_rt *hr = hc->hrt;
+	size_t i = (size_t)x->fault_from - 1;
+	if (x->fault_abort)
+		fault_abort(st, hr && i < HTTP_MAX_FILTER_STATS ? hr->fstats[i] : NULL,
+			    x->fault_abort < HTTP_FAULT_GRPC ? x->fault_abort : 0,
+			    x->fault_abort >= HTTP_FAULT_GRPC ? x->fault_abort - HTTP_FAULT_GRPC
+							      : -1);
+	else
+		hc->ops->resume_head(st, &http_l4_filter_ops);
+	http_conn_run(hc);
+}
+
+/* envoy.filters.http.fault at filter @p i: the route's HTTPFault (most
+ * specific) or @p f. @return true when it answered (an abort) or holds
+ * the request (a delay: fault_fire goes on). */
+static bool fault_step(struct http_stream *st, size_t i, const struct arn_cfg_fault *f,
+		       const struct arn_cfg_route_match *mt, const struct arn_cfg_request *req)
+{
+	struct http_conn *hc = st->hc;
+	struct http_worker *w = hc->w;
+	struct http_hcm_rt *hr = hc->hrt;
+	struct arn_stats_scope *sc = hr && i < HTTP_MAX_FILTER_STATS ? hr->fstats[i] : NULL;
+	const char *name = hc->hcm->http_filter_names ? hc->hcm->http_filter_names[i] : NULL;
+	const struct arn_cfg_fault *pr =
+	    mt && name ? arn_cfg_per_filter_find(mt->vhost, mt->route, name, strlen(name),
+						 ARN_CFG_PF_FAULT)
+		       : NULL;
+	if (pr)
+		f = pr;
+	/* the route's cluster, as Envoy's route entry names it (a header
+	 * or weighted choice is made later: none here) */
+	const char *cl = NULL;
+	size_t cll = 0;
+	if (mt && mt->route && mt->route->action == ARN_CFG_ACTION_ROUTE &&
+	    mt->route->route.spec == ARN_CFG_CLUSTER_NAME && mt->route->route.cluster.name) {
+		cl = mt->route->route.cluster.name;
+		cll = mt->route->route.cluster.len;
+	}
+	struct http_fault_plan p;
+	if (!http_fault_plan(f, &st->req.m, req, cl, cll, http_rand(w), http_rand(w), &p))
+		return false;
+	if (!p.delay_ms && !p.abort_status && p.abort_grpc < 0)
+		return false;
+	if (f->max_active && sc &&
+	    arn_stats_gauge_value(sc, ARN_FAULT_active_faults) >= (int64_t)f->max_active) {
+		fstat_inc(hc, sc, ARN_FAULT_faults_overflow);
+		return false;
+	}
+	if (!p.delay_ms) {
+		fault_abort(st, sc, p.abort_status, p.abort_grpc);
+		return true;
+	}
+	struct http_xreq *x = X(st);
+	x->fault_from = (uint8_t)(i + 1);
+	x->fault_abort =
+	    p.abort_grpc >= 0 ? (uint16_t)(HTTP_FAULT_GRPC + p.abort_grpc) : p.abort_status;
+	x->fault_delayed = sc != NULL;
+	if (sc)
+		arn_stats_gauge_add(sc, w->slot, ARN_FAULT_active_faults, 1);
+	fstat_inc(hc, sc, ARN_FAULT_delays_injected);
+	st->flags |= ARN_RF_BIT(DELAY_INJECTED);
+	x->retry_timer.fn = fault_fire;
+	http_timer_arm(w, &x->retry_timer, p.delay_ms);
+	return true;
+}
+
 static bool __attribute__((noinline))
 l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 	       const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req,
@@ -1174,7 +1298,8 @@ static bool l4_active(const struct arn_cfg_hcm *h)
 		    h->http_filters[i] == ARN_CFG_HF_RBAC ||
 		    h->http_filters[i] == ARN_CFG_HF_LOCAL_RATELIMIT ||
 		    h->http_filters[i] == ARN_CFG_HF_CORS ||
-		    h->http_filters[i] == ARN_CFG_HF_JWT_AUTHN)
+		    h->http_filters[i] == ARN_CFG_HF_JWT_AUTHN ||
+		    h->http_filters[i] == ARN_CFG_HF_FAULT)
 			return true;
 	return false;
 }
@@ -1185,8 +1310,13 @@ static bool l4_active(const struct arn_cfg_hcm *h)
 bool http_l4_filters(struct http_stream *st, const struct arn_cfg_gen *g,
 		     const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req)
 {
-	if (l4_active(st->hc->hcm))
-		return l4_filters_run(st, g, rt, req, http_authz_resume_at(st));
+	if (l4_active(st->hc->hcm)) {
+		/* after the filter that held the head, if one did */
+		size_t from = http_authz_resume_at(st);
+		if (st->res && X(st)->fault_from > from)
+			from = X(st)->fault_from;
+		return l4_filters_run(st, g, rt, req, from);
+	}
 	return false;
 }
 
@@ -1212,6 +1342,7 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 		case ARN_CFG_HF_LOCAL_RATELIMIT:
 		case ARN_CFG_HF_CORS:
 		case ARN_CFG_HF_JWT_AUTHN:
+		case ARN_CFG_HF_FAULT:
 			if (!cfg)
 				break;
 			if (!have) {
@@ -1234,6 +1365,9 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 					return true;
 			} else if (h->http_filters[i] == ARN_CFG_HF_JWT_AUTHN) {
 				if (jwt_step(st, i, cfg, matched ? &mt : NULL, req))
+					return true;
+			} else if (h->http_filters[i] == ARN_CFG_HF_FAULT) {
+				if (fault_step(st, i, cfg, matched ? &mt : NULL, req))
 					return true;
 			} else {
 				bool first = first_rl;
@@ -1403,10 +1537,20 @@ void http_l4_close(struct http_conn *hc)
 
 /* Health check, RBAC and local_ratelimit, in the HCM's filter order, as
  * one entry of the HTTP filter chain (http_filter.h). */
+/* The stream ends: an ext_authz check it waits for is cancelled, a fault
+ * delay it waits out leaves active_faults (its timer is the request's
+ * retry timer, stopped with the stream). */
+static void l4_stream_end(struct http_stream *st)
+{
+	http_authz_stream_end(st);
+	if (st->res)
+		fault_delay_over(st);
+}
+
 const struct http_filter_ops http_l4_filter_ops = {
     .name = "l4",
     .active = l4_active,
     .decode_head = http_l4_filters,
     .encode_head_edits = http_l4_resp_edits,
-    .stream_end = http_authz_stream_end,
+    .stream_end = l4_stream_end,
 };

@@ -285,10 +285,20 @@ void http_local_reply(struct http_stream *st, unsigned status, const char *body,
 		int k = snprintf(gs, sizeof(gs), "%u", code);
 		size_t ml = body ? grpc_message(body, blen, gm, sizeof(gm)) : 0;
 		unsigned n = 0;
-		for (unsigned i = 0; i < n_extra; i++)
+		for (unsigned i = 0; i < n_extra; i++) {
+			if (extra[i].name_len == 11 &&
+			    arn_h1_eq_nocase(extra[i].name, 11, "grpc-status", 11) &&
+			    extra[i].value_len < sizeof(gs)) {
+				/* a status the caller chose (the fault filter's
+				 * grpc_status abort): not the HTTP status's */
+				memcpy(gs, extra[i].value, extra[i].value_len);
+				k = (int)extra[i].value_len;
+				continue;
+			}
 			if (!(extra[i].name_len == 12 &&
 			      arn_h1_eq_nocase(extra[i].name, 12, "content-type", 12)))
 				ge[n++] = extra[i];
+		}
 		ge[n++] = (struct arn_h1_edit){.name = "content-type",
 					       .name_len = 12,
 					       .value = "application/grpc",

@@ -76,7 +76,15 @@ struct http_xreq {
 	bool reuse_replayed;	 /* sent once more after a reused connection closed */
 	bool attempt_reused;	 /* this attempt's connection carried a request before */
 	bool attempt_heard;	 /* this attempt's upstream sent a byte */
-	uint8_t shadows;	 /* its pending shadows (http_shadow.h) */
+	/* envoy.filters.http.fault (http_l4.c): the filter index + 1 whose
+	 * delay held the head (the walk resumes after it), whether that delay
+	 * counts in active_faults, and the abort planned for its end (0 none,
+	 * an HTTP status, or HTTP_FAULT_GRPC + a gRPC status); in the hole
+	 * before the timers (bench_hcm: a larger block to zero costs) */
+	uint8_t fault_from;
+	bool fault_delayed;
+	uint8_t shadows; /* its pending shadows (http_shadow.h) */
+	uint16_t fault_abort;
 	/* stopped whenever the http_res goes back or is reused (the stream's
 	 * end stops them), so http_xreq_init leaves them as they are */
 	struct http_timer retry_timer, try_timer, try_idle_timer;
@@ -396,13 +404,13 @@ struct http_conn {
 	struct http_cx_adm cx_adm; /* its place under the connection limits */
 	uint32_t laddr, raddr;
 	uint16_t lport, rport;
-	uint8_t state;			 /* enum http_dc_state */
-	bool close_after;		 /* close once the current response is out */
-	bool again;			 /* something changed while running: run once more */
-	bool drain_counted;		 /* downstream_cx_drain_close counted */
-	bool rebind;			 /* a newer listener kept its chain: move to it once idle */
-	bool res_waiting;		 /* on the worker's list for a free http_res (FIFO) */
-	bool hs_deadline;		 /* idle_timer: armed for transport_socket_connect_timeout */
+	uint8_t state;	    /* enum http_dc_state */
+	bool close_after;   /* close once the current response is out */
+	bool again;	    /* something changed while running: run once more */
+	bool drain_counted; /* downstream_cx_drain_close counted */
+	bool rebind;	    /* a newer listener kept its chain: move to it once idle */
+	bool res_waiting;   /* on the worker's list for a free http_res (FIFO) */
+	bool hs_deadline;   /* idle_timer: armed for transport_socket_connect_timeout */
 	struct http_conn *wnext, *wprev; /* that list */
 	uint32_t n_req;
 	uint64_t id;

@@ -8,7 +8,7 @@
 
 bool arn_fraction_hit(const struct arn_cfg_fraction *f, uint64_t random)
 {
-	return f->denominator && random % f->denominator < f->numerator;
+	return arn_cfg_fraction_hit(f, random);
 }
 
 /* A bucket in use: its configuration in ticks and its state. */

@@ -32,6 +32,7 @@
  *   arn_stats_rbac_shadow_schema <prefix>.rbac.<shadow prefix>.*  likewise
  *   arn_stats_ext_authz_schema http.<prefix>.ext_authz.* untagged, family from config
  *   arn_stats_cors_schema      http.<prefix>.cors.*     untagged, family from config
+ *   arn_stats_fault_schema     http.<prefix>.fault.*    untagged, family from config
  *   arn_stats_jwt_authn_schema http.<prefix>.jwt_authn.* untagged, family from config
  *   arn_stats_local_ratelimit_schema local_rate_limit.<stat_prefix>.*
  *                                                       ARN_STATS_TAG_LOCAL_RATELIMIT
@@ -137,6 +138,13 @@ enum arn_cors_stat {
 	ARN_CORS__COUNT
 };
 
+enum arn_fault_stat {
+#define ARN_STAT(kind, name, help) ARN_FAULT_##name,
+#include "envoy_fault_stats.def"
+#undef ARN_STAT
+	ARN_FAULT__COUNT
+};
+
 enum arn_jwt_authn_stat {
 #define ARN_STAT(kind, name, help) ARN_JWT_AUTHN_##name,
 #include "envoy_jwt_authn_stats.def"
@@ -204,6 +212,8 @@ extern struct arn_stats_schema arn_stats_rbac_shadow_schema;
 extern struct arn_stats_schema arn_stats_ext_authz_schema;
 /* http.<prefix>.cors.* (untagged, arn_stats_scope_get_named) */
 extern struct arn_stats_schema arn_stats_cors_schema;
+/* http.<prefix>.fault.* (untagged, arn_stats_scope_get_named) */
+extern struct arn_stats_schema arn_stats_fault_schema;
 /* http.<prefix>.jwt_authn.* (untagged, arn_stats_scope_get_named) */
 extern struct arn_stats_schema arn_stats_jwt_authn_schema;
 /* local_rate_limit.<stat_prefix>.* (tag ARN_STATS_TAG_LOCAL_RATELIMIT) */

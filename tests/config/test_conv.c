@@ -515,13 +515,14 @@ static void test_echo_and_optional_filter(void **state)
 		 "\"typed_config\":{\"@type\":\"type.googleapis.com/"
 		 "envoy.extensions.filters.network.echo.v3.Echo\"}}]}]}");
 	assert_int_equal(listener("echo")->chains[0].kind, ARN_CFG_NF_ECHO);
-	/* an unknown HTTP filter marked is_optional is skipped, as Envoy does */
+	/* an unknown HTTP filter marked is_optional is skipped, as Envoy does
+	 * (a type Arion knows that is no HTTP filter's stands for one) */
 	tc_ok(L, "{\"name\":\"opt\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
 		 "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
 		 "\"typed_config\":{" TJ_HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"
-		 "\"http_filters\":[{\"name\":\"envoy.filters.http.fault\",\"is_optional\":true,"
+		 "\"http_filters\":[{\"name\":\"envoy.filters.http.buffer\",\"is_optional\":true,"
 		 "\"typed_config\":{\"@type\":\"type.googleapis.com/"
-		 "envoy.extensions.filters.http.fault.v3.HTTPFault\"}}," TJ_ROUTER "]}}]}]}");
+		 "envoy.extensions.filters.network.echo.v3.Echo\"}}," TJ_ROUTER "]}}]}]}");
 	assert_int_equal(listener("opt")->chains[0].hcm->n_http_filters, 1);
 }
 
@@ -533,11 +534,11 @@ static void test_refuse_unknown_http_filter(void **state)
 	    "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
 	    "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
 	    "\"typed_config\":{" TJ_HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"
-	    "\"http_filters\":[{\"name\":\"envoy.filters.http.fault\","
+	    "\"http_filters\":[{\"name\":\"envoy.filters.http.buffer\","
 	    "\"typed_config\":{\"@type\":\"type.googleapis.com/"
-	    "envoy.extensions.filters.http.fault.v3.HTTPFault\"}}," TJ_ROUTER "]}}]}]}",
+	    "envoy.extensions.filters.network.echo.v3.Echo\"}}," TJ_ROUTER "]}}]}]}",
 	    "Listener 'l': filter_chains[0].filters[0].typed_config.http_filters[0]: HTTP filter "
-	    "'envoy.filters.http.fault'");
+	    "'envoy.filters.http.buffer'");
 	tc_refused(L,
 		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
 		   "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","

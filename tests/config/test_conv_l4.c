@@ -599,8 +599,7 @@ static void test_http_ext_authz(void **state)
 	/* Envoy's own HTTP example (ext-authz-http-filter.yaml) sets it */
 	tc_refused(L, LISTENER(HCM(XA(XA_SVC "},\"include_peer_certificate\":true"), "")),
 		   "typed_config.include_peer_certificate: only a gRPC CheckRequest carries it");
-	tc_refused(L,
-		   LISTENER(HCM(XA(XA_SVC "},\"metadata_context_namespaces\":[\"a\"]"), "")),
+	tc_refused(L, LISTENER(HCM(XA(XA_SVC "},\"metadata_context_namespaces\":[\"a\"]"), "")),
 		   "metadata_context_namespaces: only a gRPC");
 	tc_refused(
 	    L,
@@ -612,6 +611,58 @@ static void test_http_ext_authz(void **state)
 #undef XA_SVC
 #undef XAR_AT
 #undef XA_AT
+}
+
+/* envoy.filters.http.fault: HTTPFault converted (delays and aborts, fixed
+ * or header-asked, their percentages, the selection, max_active_faults;
+ * runtime key names accepted, not read), per route too; what Arion does
+ * not do refused by name. */
+#define FAULT_AT AT("envoy.extensions.filters.http.fault.v3.HTTPFault")
+#define FAULT(fields) "{\"name\":\"fault\",\"typed_config\":{" FAULT_AT "," fields "}},"
+static void test_http_fault_filter(void **state)
+{
+	(void)state;
+	tc_ok(L,
+	      LISTENER(HCM(FAULT("\"delay\":{\"fixed_delay\":\"0.25s\",\"percentage\":{"
+				 "\"numerator\":5,\"denominator\":\"TEN_THOUSAND\"}},"
+				 "\"abort\":{\"http_status\":503,\"percentage\":{\"numerator\":"
+				 "10}},\"upstream_cluster\":\"c\",\"headers\":[{\"name\":\"x-f\","
+				 "\"present_match\":true}],\"downstream_nodes\":[\"edge\"],"
+				 "\"max_active_faults\":7,\"delay_percent_runtime\":\"k\","
+				 "\"disable_downstream_cluster_stats\":true"),
+			   "")));
+	const struct arn_cfg_hcm *h = listener("l")->chains[0].hcm;
+	assert_int_equal(h->http_filters[0], ARN_CFG_HF_FAULT);
+	const struct arn_cfg_fault *f = h->http_filter_cfgs[0];
+	assert_true(f->delay);
+	assert_false(f->delay_header);
+	assert_int_equal(f->delay_ms, 250);
+	assert_int_equal(f->delay_pct.numerator, 5);
+	assert_int_equal(f->delay_pct.denominator, 10000);
+	assert_int_equal(f->abort, ARN_CFG_FAULT_ABORT_HTTP);
+	assert_int_equal(f->abort_status, 503);
+	assert_int_equal(f->abort_pct.numerator, 10);
+	assert_string_equal(f->upstream_cluster, "c");
+	assert_int_equal(f->n_headers, 1);
+	assert_int_equal(f->n_downstream_nodes, 1);
+	assert_int_equal(f->max_active, 7);
+	/* an empty one (Istio's) is a filter that does nothing */
+	tc_ok(L, LISTENER(HCM(FAULT("\"max_active_faults\":0"), "")));
+	/* per route */
+	tc_ok(L, LISTENER(HCM(FAULT("\"abort\":{\"header_abort\":{}}"),
+			      "\"typed_per_filter_config\":{\"fault\":{" FAULT_AT ",\"abort\":{"
+			      "\"grpc_status\":14}}},")));
+	tc_refused(L,
+		   LISTENER(HCM(FAULT("\"response_rate_limit\":{\"fixed_limit\":{"
+				      "\"limit_kbps\":1}}"),
+				"")),
+		   "response_rate_limit");
+	tc_refused(L, LISTENER(HCM(FAULT("\"abort\":{\"http_status\":600}"), "")),
+		   "abort.http_status");
+	tc_refused(L, LISTENER(HCM(FAULT("\"delay\":{\"fixed_delay\":\"301s\"}"), "")),
+		   "delay.fixed_delay: 301000 ms: Arion delays a request 300000 ms at most");
+	tc_refused(L, LISTENER(HCM(FAULT("\"delay\":{\"percentage\":{\"numerator\":1}}"), "")),
+		   "delay: set fixed_delay or header_delay");
 }
 
 /* envoy.filters.http.cors: the filter, a virtual host's per-filter
@@ -785,13 +836,12 @@ static void test_http_jwt_authn(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, jwks, strlen(jwks)), (ssize_t)strlen(jwks));
 	close(fd);
-	snprintf(
-	    f, sizeof(f),
-	    "\"providers\":{\"p\":{\"local_jwks\":{\"filename\":\"%s\"},"
-	    "\"payload_in_metadata\":\"m\",\"normalize_payload_in_metadata\":{\"space_"
-	    "delimited_claims\":[\"scope\"]}}},\"rules\":[{\"match\":"
-	    "{\"prefix\":\"/\"},\"requires\":{\"provider_name\":\"p\"}}]",
-	    path);
+	snprintf(f, sizeof(f),
+		 "\"providers\":{\"p\":{\"local_jwks\":{\"filename\":\"%s\"},"
+		 "\"payload_in_metadata\":\"m\",\"normalize_payload_in_metadata\":{\"space_"
+		 "delimited_claims\":[\"scope\"]}}},\"rules\":[{\"match\":"
+		 "{\"prefix\":\"/\"},\"requires\":{\"provider_name\":\"p\"}}]",
+		 path);
 	/* payload_in_metadata (Istio's) accepted: nothing in Arion reads
 	 * dynamic metadata */
 	tc_ok(L, jwt_listener(f, ""));
@@ -1388,6 +1438,7 @@ const struct CMUnitTest conv_l4_tests[] = {
     T(test_http_rbac_and_per_route),
     T(test_http_ext_authz),
     T(test_http_cors),
+    T(test_http_fault_filter),
     T(test_http_jwt_authn),
     T(test_http_rbac_matcher),
     T(test_network_local_ratelimit),

@@ -557,13 +557,14 @@ static void test_retry_on_retriable_headers(void **state)
 {
 	(void)state;
 	char route[1024], lst[4096], cl[1024];
-	snprintf(route, sizeof(route), "%s",
-		 "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"dyn\",\"retry_policy\":"
-		 "{\"retry_on\":\"retriable-headers\",\"num_retries\":1,\"retriable_headers\":["
-		 "{\"name\":\"x-upstream-retry\",\"string_match\":{\"exact\":\"yes\"}},"
-		 "{\"name\":\":status\",\"string_match\":{\"exact\":\"418\"}}],"
-		 "\"retriable_request_headers\":[{\"name\":\"x-idempotent\",\"present_match\":true}]"
-		 "}}}");
+	snprintf(
+	    route, sizeof(route), "%s",
+	    "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"dyn\",\"retry_policy\":"
+	    "{\"retry_on\":\"retriable-headers\",\"num_retries\":1,\"retriable_headers\":["
+	    "{\"name\":\"x-upstream-retry\",\"string_match\":{\"exact\":\"yes\"}},"
+	    "{\"name\":\":status\",\"string_match\":{\"exact\":\"418\"}}],"
+	    "\"retriable_request_headers\":[{\"name\":\"x-idempotent\",\"present_match\":true}]"
+	    "}}}");
 	snprintf(lst, sizeof(lst), HH_LDYN, route);
 	snprintf(cl, sizeof(cl), HH_CDYN, "", HH_EP(10));
 	hh_begin(1);
@@ -573,9 +574,11 @@ static void test_retry_on_retriable_headers(void **state)
 	hh_settle();
 	hh_open(0, 82);
 	hh_settle();
-	static const char yes[] = "HTTP/1.1 200 OK\r\nx-upstream-retry: yes\r\ncontent-length: 0\r\n\r\n";
+	static const char yes[] =
+	    "HTTP/1.1 200 OK\r\nx-upstream-retry: yes\r\ncontent-length: 0\r\n\r\n";
 	static const char tea[] = "HTTP/1.1 418 I'm a teapot\r\ncontent-length: 0\r\n\r\n";
-	static const char no[] = "HTTP/1.1 200 OK\r\nx-upstream-retry: no\r\ncontent-length: 2\r\n\r\nok";
+	static const char no[] =
+	    "HTTP/1.1 200 OK\r\nx-upstream-retry: no\r\ncontent-length: 2\r\n\r\nok";
 	uint32_t rx0[N_PEERS];
 	struct peer *c = hh_client(0);
 	const char *first[] = {yes, tea};
@@ -2038,6 +2041,136 @@ static bool cors_exchange(const char *req, char *out, size_t cap)
 	"\"http_filters\":[{\"name\":\"envoy.filters.http.router\",\"typed_config\":{"             \
 	AT_("router.v3.Router") "}}]}}]}]}"
 /* clang-format on */
+
+/* clang-format off */
+/* envoy.filters.http.fault: the filter asks the request's headers for its
+ * delay and abort (100 %), at most 1 in progress; /p's HTTPFault aborts
+ * with 503 whatever the headers, /g's with gRPC status 14. */
+#define FAULT_AT(t) "\"@type\":\"type.googleapis.com/envoy.extensions.filters.http.fault.v3." t "\""
+#define FAULT_LISTENER                                                                             \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"flt\","              \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":["                                                                     \
+	"{\"match\":{\"prefix\":\"/p\"},\"route\":{\"cluster\":\"web\"},"                          \
+	"\"typed_per_filter_config\":{\"fault\":{" FAULT_AT("HTTPFault") ",\"abort\":{"          \
+	"\"http_status\":503,\"percentage\":{\"numerator\":100}}}}},"                              \
+	"{\"match\":{\"prefix\":\"/g\"},\"route\":{\"cluster\":\"web\"},"                          \
+	"\"typed_per_filter_config\":{\"fault\":{" FAULT_AT("HTTPFault") ",\"abort\":{"          \
+	"\"grpc_status\":14,\"percentage\":{\"numerator\":100}}}}},"                               \
+	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
+	"\"http_filters\":[{\"name\":\"fault\",\"typed_config\":{" FAULT_AT("HTTPFault") ","     \
+	"\"delay\":{\"header_delay\":{},\"percentage\":{\"numerator\":100}},"                      \
+	"\"abort\":{\"header_abort\":{},\"percentage\":{\"numerator\":100}},"                      \
+	"\"max_active_faults\":1}},"                                                                \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+static uint64_t fault_stat(unsigned id)
+{
+	return stat_of(&arn_stats_fault_schema, "http.flt.fault", id);
+}
+
+static int64_t fault_active(void)
+{
+	struct arn_stats_scope *sc =
+	    arn_stats_scope_get_named(&arn_stats_fault_schema, "http.flt.fault", NULL, NULL);
+	assert_non_null(sc);
+	int64_t v = arn_stats_gauge_value(sc, ARN_FAULT_active_faults);
+	arn_stats_scope_put(sc);
+	return v;
+}
+
+/* envoy.filters.http.fault as Envoy's FaultFilter: a header-asked abort
+ * answers "fault filter abort" (FI) without the upstream; a header-asked
+ * delay holds the request that long, then it goes upstream (DI); both:
+ * the abort after the delay; a route's HTTPFault replaces the filter's
+ * (503; a gRPC status answers a gRPC request trailers-only); past
+ * max_active_faults a request goes on undelayed (faults_overflow); a
+ * client gone mid-delay leaves active_faults. */
+static void test_http_fault(void **state)
+{
+	(void)state;
+	tp_begin(1, FAULT_LISTENER);
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	uint32_t rx0[N_PEERS];
+	/* an abort asked for */
+	uint32_t mark = c->log_len;
+	snapshot(rx0);
+	send_str(c, "GET /a HTTP/1.1\r\nHost: a\r\nx-envoy-fault-abort-request: 418\r\n\r\n");
+	hh_settle();
+	assert_null(upstream_that_got(rx0));
+	if (!strstr(c->log + mark, "HTTP/1.1 418 ") || !strstr(c->log + mark, "fault filter abort"))
+		fail_msg("the client got: %s", c->log + mark);
+	assert_int_equal(fault_stat(ARN_FAULT_aborts_injected), 1);
+	/* a delay asked for: nothing upstream for 200 ms, then the request */
+	mark = c->log_len;
+	snapshot(rx0);
+	send_str(c, "GET /d HTTP/1.1\r\nHost: a\r\nx-envoy-fault-delay-request: 200\r\n\r\n");
+	hh_advance(150);
+	assert_null(upstream_that_got(rx0));
+	assert_int_equal(fault_active(), 1);
+	hh_advance(60);
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	assert_true(got(u, "GET /d HTTP/1.1\r\n"));
+	send_str(u, OK5);
+	assert_non_null(strstr(c->log + mark, "HTTP/1.1 200 OK\r\n"));
+	assert_int_equal(fault_stat(ARN_FAULT_delays_injected), 1);
+	assert_int_equal(fault_active(), 0);
+	/* both: the abort once the delay is over */
+	mark = c->log_len;
+	snapshot(rx0);
+	send_str(c, "GET /b HTTP/1.1\r\nHost: a\r\nx-envoy-fault-delay-request: 100\r\n"
+		    "x-envoy-fault-abort-request: 429\r\n\r\n");
+	hh_advance(50);
+	assert_null(strstr(c->log + mark, "HTTP/1.1 429"));
+	hh_advance(60);
+	assert_non_null(strstr(c->log + mark, "HTTP/1.1 429 "));
+	assert_null(upstream_that_got(rx0));
+	/* the route's HTTPFault: 503 without any header */
+	mark = c->log_len;
+	send_str(c, "GET /p HTTP/1.1\r\nHost: a\r\n\r\n");
+	hh_settle();
+	assert_non_null(strstr(c->log + mark, "HTTP/1.1 503 "));
+	/* its gRPC status: a trailers-only 200 with grpc-status 14 */
+	mark = c->log_len;
+	send_str(c, "POST /g/Svc/M HTTP/1.1\r\nHost: a\r\ncontent-type: application/grpc\r\n"
+		    "content-length: 0\r\n\r\n");
+	hh_settle();
+	if (!strstr(c->log + mark, "HTTP/1.1 200 OK\r\n") ||
+	    !strstr(c->log + mark, "grpc-status: 14\r\n"))
+		fail_msg("the client got: %s", c->log + mark);
+	/* max_active_faults 1: a second delay at once is not injected (the
+	 * harness has two request buffers) */
+	hh_open(1, 82);
+	hh_open(2, 82);
+	hh_settle();
+	uint64_t over = fault_stat(ARN_FAULT_faults_overflow);
+	snapshot(rx0);
+	for (unsigned k = 1; k <= 2; k++)
+		send_str(hh_client(k), "GET /m HTTP/1.1\r\nHost: a\r\n"
+				       "x-envoy-fault-delay-request: 1000\r\n\r\n");
+	hh_settle();
+	assert_int_equal(fault_active(), 1);
+	assert_int_equal(fault_stat(ARN_FAULT_faults_overflow), over + 1);
+	u = upstream_that_got(rx0); /* the second, undelayed */
+	assert_non_null(u);
+	send_str(u, OK5);
+	assert_true(got(hh_client(2), "HTTP/1.1 200 OK\r\n"));
+	/* a client gone mid-delay: its fault is no longer active */
+	hh_reset(hh_client(1));
+	clients[1] = -1;
+	hh_settle();
+	assert_int_equal(fault_active(), 0);
+	hh_advance(1100);
+	assert_int_equal(fault_active(), 0);
+	hh_end();
+}
 
 /* local_reply_config as Envoy's LocalReplyImpl: the first mapper whose
  * filter passes a local reply (no route, a direct response) rewrites its
@@ -4764,6 +4897,7 @@ int main(void)
 	    T(test_http_local_ratelimit_per_route_stat_prefix),
 	    T(test_http_cors),
 	    T(test_http_local_reply_config),
+	    T(test_http_fault),
 	    T(test_retry_previous_hosts),
 	    T(test_retry_on_grpc_status),
 	    T(test_retry_on_retriable_headers),

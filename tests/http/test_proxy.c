@@ -20,6 +20,7 @@
 #include "arn_bootstrap.h"
 #include "arn_config.h"
 #include "arn_sb.h"
+#include "http_fault.h"
 #include "http_int.h"
 #include "trex_astf.h"
 
@@ -1530,7 +1531,7 @@ static void test_lb_hash_attempts(void **state)
 	assert_int_equal(hpick_attempt(&f, 0, 2), 0);
 	assert_int_equal(hpick_attempt(&f, 3551244743356806947ull, 1), 3);
 	assert_int_equal(hpick_attempt(&f, UINT64_MAX, 1), 2); /* wrapped to the first */
-	assert_int_equal(hpick_attempt(&f, 0, 12), 4);		/* a whole turn */
+	assert_int_equal(hpick_attempt(&f, 0, 12), 4);	       /* a whole turn */
 	hfix_free(&f);
 	/* MaglevLoadBalancerTest.Basic's table {2, 4, 0, 1, 5, 0, 3} */
 	const int basic[7] = {2, 4, 0, 1, 5, 0, 3};
@@ -2000,6 +2001,83 @@ static void test_retry_on_status(void **state)
 	assert_true(http_retry_on_status(&rp, 200, true));
 	assert_false(http_retry_on_status(&rp, 429, false));
 	assert_true(http_retry_on_status(&rp, 503, false));
+}
+
+/* The fault filter's decision (Envoy's FaultFilter and fault_config.cc):
+ * fixed delay and abort with their percentages; header-asked ones (the
+ * header's percentage never above the configured one; an abort status
+ * outside [200, 600) none); the selection by cluster, downstream node and
+ * headers. */
+static void test_fault_plan(void **state)
+{
+	(void)state;
+	struct req r;
+	struct http_fault_plan p;
+	struct arn_cfg_request none = {0};
+	/* fixed: 100 % delay 50 ms, 50 % abort 503 */
+	struct arn_cfg_fault f = {.delay = true,
+				  .delay_ms = 50,
+				  .delay_pct = {100, 100},
+				  .abort = ARN_CFG_FAULT_ABORT_HTTP,
+				  .abort_status = 503,
+				  .abort_pct = {50, 100}};
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_true(http_fault_plan(&f, &r.m, &none, "web", 3, 0, 10, &p));
+	assert_int_equal(p.delay_ms, 50);
+	assert_int_equal(p.abort_status, 503);
+	assert_int_equal(p.abort_grpc, -1);
+	assert_true(http_fault_plan(&f, &r.m, &none, "web", 3, 0, 60, &p));
+	assert_int_equal(p.abort_status, 0); /* 60 of 100: past 50 % */
+	/* gRPC abort */
+	f.abort = ARN_CFG_FAULT_ABORT_GRPC;
+	f.abort_status = 14;
+	f.abort_pct = (struct arn_cfg_fraction){100, 100};
+	assert_true(http_fault_plan(&f, &r.m, &none, "web", 3, 0, 0, &p));
+	assert_int_equal(p.abort_grpc, 14);
+	assert_int_equal(p.abort_status, 0);
+	/* asked for by the request's headers */
+	struct arn_cfg_fault h = {.delay = true,
+				  .delay_header = true,
+				  .delay_pct = {40, 100},
+				  .abort = ARN_CFG_FAULT_ABORT_HEADER,
+				  .abort_pct = {100, 100}};
+	assert_true(http_fault_plan(&h, &r.m, &none, "web", 3, 0, 0, &p));
+	assert_int_equal(p.delay_ms, 0); /* no header: no delay, no abort */
+	assert_int_equal(p.abort_status, 0);
+	parse(&r,
+	      "GET / HTTP/1.1\r\nHost: a\r\nx-envoy-fault-delay-request: 20\r\n"
+	      "x-envoy-fault-delay-request-percentage: 90\r\n"
+	      "x-envoy-fault-abort-request: 429\r\nx-envoy-fault-abort-grpc-request: 8\r\n\r\n");
+	assert_true(http_fault_plan(&h, &r.m, &none, "web", 3, 39, 0, &p));
+	assert_int_equal(p.delay_ms, 20);
+	assert_int_equal(p.abort_status, 429);
+	assert_int_equal(p.abort_grpc, 8);
+	/* 90 asked, 40 configured: 40 % */
+	assert_true(http_fault_plan(&h, &r.m, &none, "web", 3, 41, 0, &p));
+	assert_int_equal(p.delay_ms, 0);
+	parse(&r,
+	      "GET / HTTP/1.1\r\nHost: a\r\nx-envoy-fault-delay-request: 999999999\r\n"
+	      "x-envoy-fault-delay-request-percentage: 10\r\nx-envoy-fault-abort-request: 600\r\n"
+	      "\r\n");
+	assert_true(http_fault_plan(&h, &r.m, &none, "web", 3, 5, 0, &p));
+	assert_int_equal(p.delay_ms, ARN_CFG_FAULT_DELAY_MAX_MS); /* cut */
+	assert_int_equal(p.abort_status, 0);			  /* not a status */
+	assert_true(http_fault_plan(&h, &r.m, &none, "web", 3, 11, 0, &p));
+	assert_int_equal(p.delay_ms, 0); /* 10 % asked: under the 40 */
+	/* selection: upstream_cluster, downstream_nodes */
+	f.upstream_cluster = "web";
+	f.upstream_cluster_len = 3;
+	assert_false(http_fault_plan(&f, &r.m, &none, "api", 3, 0, 0, &p));
+	assert_false(http_fault_plan(&f, &r.m, &none, NULL, 0, 0, 0, &p));
+	assert_true(http_fault_plan(&f, &r.m, &none, "web", 3, 0, 0, &p));
+	const char *nodes[] = {"front", "edge"};
+	f.downstream_nodes = nodes;
+	f.n_downstream_nodes = 2;
+	assert_false(http_fault_plan(&f, &r.m, &none, "web", 3, 0, 0, &p));
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\nx-envoy-downstream-service-node: edge\r\n\r\n");
+	assert_true(http_fault_plan(&f, &r.m, &none, "web", 3, 0, 0, &p));
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\nx-envoy-downstream-service-node: edges\r\n\r\n");
+	assert_false(http_fault_plan(&f, &r.m, &none, "web", 3, 0, 0, &p));
 }
 
 /* gRPC's retry conditions read a head's grpc-status (Envoy's
@@ -2505,6 +2583,7 @@ int main(void)
 	    cmocka_unit_test(test_set_cookie_edits),
 	    cmocka_unit_test(test_retry_on_status),
 	    cmocka_unit_test(test_retry_on_grpc),
+	    cmocka_unit_test(test_fault_plan),
 	    cmocka_unit_test(test_retry_on_reset),
 	    cmocka_unit_test(test_retry_limit_breaker_and_success),
 	    cmocka_unit_test(test_retry_backoff),
