@@ -92,6 +92,9 @@ static const char *const reqs[] = {
      * 401 through local_reply_config's JSON mapper) */
     "GET /jwt HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer " HH_JWT_TOKEN "\r\nx-sub: forged\r\n\r\n",
     "GET /jwt/x HTTP/1.1\r\nHost: a\r\nAccept: application/json\r\nx-lr: 1\r\n\r\n",
+    /* the "dyn" listener's fault filter: a delay, then an abort */
+    "GET /f HTTP/1.1\r\nHost: a\r\nx-envoy-fault-delay-request: 40\r\n"
+    "x-envoy-fault-abort-request: 503\r\n\r\n",
 };
 #define N_REQS (sizeof(reqs) / sizeof(reqs[0]))
 

@@ -204,6 +204,16 @@ seeds["dyn_jwt_local_reply"] = (Seed().time(0).open(0, 82)
                                 .csend(1, "GET /nothing HTTP/1.1\r\nHost: a\r\nx-lr: 1\r\n\r\n")
                                 .time(5))
 
+# the "dyn" listener's fault filter: a delay the client leaves during,
+# a delay then an abort, a delay that ends and goes upstream
+seeds["dyn_fault"] = (Seed().time(0).open(0, 82).open(1, 82)
+                      .csend(0, "GET /f HTTP/1.1\r\nHost: a\r\nx-envoy-fault-delay-request: 50\r\n\r\n")
+                      .time(10).op(CRST, 0)
+                      .csend(1, "GET /f HTTP/1.1\r\nHost: a\r\nx-envoy-fault-delay-request: 20\r\n"
+                                "x-envoy-fault-abort-request: 429\r\n\r\n").time(30)
+                      .csend(1, "GET /g HTTP/1.1\r\nHost: a\r\nx-envoy-fault-delay-request: 5\r\n\r\n")
+                      .time(10).usend(0, OK5).time(5))
+
 # a request header copied by request_headers_to_add that outgrows the
 # stream's text (4 KB): refused with 500, never sent without the edit
 seeds["edit_overflow"] = (Seed().open(0).csend(0, "GET / HTTP/1.1\r\nHost: a\r\nx-copy-src: ")

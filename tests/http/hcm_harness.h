@@ -891,7 +891,11 @@ static inline void hh_trace_run(void)
 	"\"expose_headers\":\"x-e\",\"allow_credentials\":true},\"xa\":{\"@type\":"                 \
 	"\"type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute\","    \
 	"\"disabled\":true}},"                                                                      \
-	"\"routes\":[%s]}]},\"http_filters\":[{\"name\":\"jwt\",\"typed_config\":{\"@type\":"      \
+	"\"routes\":[%s]}]},\"http_filters\":[{\"name\":\"fault\",\"typed_config\":{\"@type\":"    \
+	"\"type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault\",\"delay\":{"      \
+	"\"header_delay\":{},\"percentage\":{\"numerator\":100}},\"abort\":{\"header_abort\":{},"\
+	"\"percentage\":{\"numerator\":100}},\"max_active_faults\":2}},"                          \
+	"{\"name\":\"jwt\",\"typed_config\":{\"@type\":"                                            \
 	"\"type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication\","    \
 	"\"providers\":{\"p\":{\"issuer\":\"arion\",\"local_jwks\":{\"inline_string\":"            \
 	"\"{\\\"keys\\\":[{\\\"kty\\\":\\\"oct\\\",\\\"kid\\\":\\\"k1\\\",\\\"alg\\\":\\\"HS256\\\","      \
@@ -986,7 +990,7 @@ static inline void hh_apply(const char *type, const char *json)
  * removed, 7 the listener routing to the cluster "two". */
 static inline void hh_config(unsigned v)
 {
-	char b[4096];
+	char b[8192];
 	hh_cfg_changed = true;
 	switch (v % 8) {
 	case 0:

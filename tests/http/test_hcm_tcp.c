@@ -426,7 +426,7 @@ static void test_retry_after_refused_connect_request_id(void **state)
  * retry went to the host the first attempt tried. */
 static unsigned retries_to_the_same_host(const char *pred, unsigned n)
 {
-	char route[512], lst[4096], cl[1024];
+	char route[512], lst[8192], cl[1024];
 	snprintf(route, sizeof(route),
 		 "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"dyn\",\"retry_policy\":"
 		 "{\"retry_on\":\"5xx\",\"num_retries\":1%s}}}",
@@ -499,7 +499,7 @@ static void test_retry_previous_hosts(void **state)
 static void test_retry_on_grpc_status(void **state)
 {
 	(void)state;
-	char route[512], lst[4096], cl[1024];
+	char route[512], lst[8192], cl[1024];
 	snprintf(route, sizeof(route), "%s",
 		 "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"dyn\",\"retry_policy\":"
 		 "{\"retry_on\":\"unavailable,cancelled\",\"num_retries\":1}}}");
@@ -556,7 +556,7 @@ static void test_retry_on_grpc_status(void **state)
 static void test_retry_on_retriable_headers(void **state)
 {
 	(void)state;
-	char route[1024], lst[4096], cl[1024];
+	char route[1024], lst[8192], cl[1024];
 	snprintf(
 	    route, sizeof(route), "%s",
 	    "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"dyn\",\"retry_policy\":"
