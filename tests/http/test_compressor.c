@@ -910,9 +910,9 @@ static void test_http2_ext_authz(void **state)
 	nghttp2_session *s = h2c_session(&c);
 #define NV(a, b)                                                                                   \
 	{(uint8_t *)(a), (uint8_t *)(b), sizeof(a) - 1, sizeof(b) - 1, NGHTTP2_NV_FLAG_NONE}
-	nghttp2_nv nv[] = {NV(":method", "POST"), NV(":path", "/authz/x"), NV(":scheme", "http"),
-			   NV(":authority", "h.test"), NV("content-length", "6"),
-			   NV("accept-encoding", "gzip")};
+	nghttp2_nv nv[] = {NV(":method", "POST"),     NV(":path", "/authz/x"),
+			   NV(":scheme", "http"),     NV(":authority", "h.test"),
+			   NV("content-length", "6"), NV("accept-encoding", "gzip")};
 #undef NV
 	nghttp2_data_provider dp = {.read_callback = xa_read};
 	assert_true(nghttp2_submit_request(s, NULL, nv, 6, &dp, NULL) > 0);
@@ -1216,6 +1216,61 @@ static void test_http2_jwt_authn(void **state)
 	tjwt_free(&k);
 }
 
+/* envoy.filters.http.fault over an HTTP/2 client (the "dyn" listener's
+ * header-asked fault): a delayed stream resumes through the HTTP/2
+ * stream's resume_head and goes upstream; an asked abort answers it. */
+static void test_http2_fault(void **state)
+{
+	(void)state;
+	hh_clients_h2 = true;
+	hh_begin(1);
+	struct arn_stats_scope *sc =
+	    arn_stats_scope_get_named(&arn_stats_fault_schema, "http.dyn.fault", NULL, NULL);
+	assert_non_null(sc);
+	uint64_t d0 = arn_stats_counter_value(sc, ARN_FAULT_delays_injected);
+	uint64_t a0 = arn_stats_counter_value(sc, ARN_FAULT_aborts_injected);
+	struct h2c c = {.p = client(0, 82), .bcap = 1 << 16};
+	c.body = malloc(c.bcap);
+	assert_non_null(c.body);
+	nghttp2_session *s = h2c_session(&c);
+#define NV(a, b)                                                                                   \
+	{(uint8_t *)(a), (uint8_t *)(b), sizeof(a) - 1, sizeof(b) - 1, NGHTTP2_NV_FLAG_NONE}
+	nghttp2_nv nv[] = {NV(":method", "GET"), NV(":path", "/f"), NV(":scheme", "http"),
+			   NV(":authority", "a"), NV("x-envoy-fault-delay-request", "40")};
+	assert_true(nghttp2_submit_request(s, NULL, nv, 5, NULL, NULL) > 0);
+	assert_int_equal(nghttp2_session_send(s), 0);
+	hh_settle();
+	assert_null(hh_upstream(0)); /* held */
+	assert_int_equal(arn_stats_counter_value(sc, ARN_FAULT_delays_injected), d0 + 1);
+	h2c_pump(s, &c); /* past the 40 ms */
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	static const char ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+	hh_send(u, ok, sizeof(ok) - 1, 0);
+	for (int i = 0; i < 20 && !c.closed; i++)
+		h2c_pump(s, &c);
+	assert_true(c.closed);
+	c.head[c.hl] = 0;
+	assert_non_null(strstr(c.head, ":status: 200\n"));
+	c.closed = false;
+	c.hl = 0;
+	nghttp2_nv ab[] = {NV(":method", "GET"), NV(":path", "/f"), NV(":scheme", "http"),
+			   NV(":authority", "a"), NV("x-envoy-fault-abort-request", "503")};
+#undef NV
+	assert_true(nghttp2_submit_request(s, NULL, ab, 5, NULL, NULL) > 0);
+	h2c_pump(s, &c);
+	assert_true(c.closed);
+	c.head[c.hl] = 0;
+	if (!strstr(c.head, ":status: 503\n"))
+		fail_msg("the head: %s", c.head);
+	assert_int_equal(arn_stats_counter_value(sc, ARN_FAULT_aborts_injected), a0 + 1);
+	arn_stats_scope_put(sc);
+	nghttp2_session_del(s);
+	free(c.body);
+	hh_end();
+	hh_clients_h2 = false;
+}
+
 int main(void)
 {
 	hh_init(false);
@@ -1235,6 +1290,7 @@ int main(void)
 	    cmocka_unit_test(test_http2_cors),
 	    cmocka_unit_test(test_http2_client_mirrored),
 	    cmocka_unit_test(test_http2_jwt_authn),
+	    cmocka_unit_test(test_http2_fault),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

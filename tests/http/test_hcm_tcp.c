@@ -2122,6 +2122,19 @@ static void test_http_fault(void **state)
 	assert_non_null(strstr(c->log + mark, "HTTP/1.1 200 OK\r\n"));
 	assert_int_equal(fault_stat(ARN_FAULT_delays_injected), 1);
 	assert_int_equal(fault_active(), 0);
+	/* a POST's body, sent during the delay, goes up after it */
+	mark = c->log_len;
+	snapshot(rx0);
+	send_str(c, "POST /d HTTP/1.1\r\nHost: a\r\nx-envoy-fault-delay-request: 100\r\n"
+		    "content-length: 5\r\n\r\nhello");
+	hh_advance(50);
+	assert_null(upstream_that_got(rx0));
+	hh_advance(60);
+	u = upstream_that_got(rx0);
+	assert_non_null(u);
+	assert_true(ends_with(u, "\r\n\r\nhello"));
+	send_str(u, OK5);
+	assert_non_null(strstr(c->log + mark, "HTTP/1.1 200 OK\r\n"));
 	/* both: the abort once the delay is over */
 	mark = c->log_len;
 	snapshot(rx0);
