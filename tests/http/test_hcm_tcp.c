@@ -420,20 +420,62 @@ static void test_retry_after_refused_connect_request_id(void **state)
 	hh_end();
 }
 
+/* A run whose "dyn" listener has the one route @p route (JSON) to the
+ * cluster "dyn" of endpoints @p eps (HH_EP, ...) balanced by @p lb (a
+ * "lb_policy" field, or ""), client 0 connected to it. */
+static void dyn_run(const char *route, const char *lb, const char *eps)
+{
+	char lst[8192], cl[1024];
+	snprintf(lst, sizeof(lst), HH_LDYN, route);
+	snprintf(cl, sizeof(cl), HH_CDYN, lb, eps);
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_CLUSTER, cl);
+	hh_apply(ARN_TYPE_URL_LISTENER, lst);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+}
+
+/* Upstream @p u answers @p resp; the clock runs through a retry's
+ * back-off. @return the upstream the retry reached, or NULL: none. */
+static struct peer *answer_then_retry(struct peer *u, const char *resp)
+{
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_str(u, resp);
+	struct peer *u2 = NULL;
+	for (int k = 0; k < 20 && !(u2 = upstream_that_got(rx0)); k++)
+		hh_advance(10);
+	return u2;
+}
+
+/* Client 0 sends @p req; its upstream answers @p resp, which must not be
+ * retried: nothing more goes upstream and the client gets @p want. */
+static void not_retried(const char *req, const char *resp, const char *want)
+{
+	struct peer *c = hh_client(0);
+	uint32_t rx0[N_PEERS], mark = c->log_len;
+	snapshot(rx0);
+	send_str(c, req);
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	assert_null(answer_then_retry(u, resp));
+	if (!strstr(c->log + mark, want))
+		fail_msg("the client got %s", c->log + mark);
+}
+
 /* Requests to the "dyn" listener whose route retries 5xx once with
  * @p pred in its retry_policy (RANDOM over three hosts): each first
  * attempt answered 503, its retry 200. @return in how many of @p n the
  * retry went to the host the first attempt tried. */
 static unsigned retries_to_the_same_host(const char *pred, unsigned n)
 {
-	char route[512], lst[8192], cl[1024];
+	char route[512];
 	snprintf(route, sizeof(route),
 		 "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"dyn\",\"retry_policy\":"
 		 "{\"retry_on\":\"5xx\",\"num_retries\":1%s}}}",
 		 pred);
-	snprintf(lst, sizeof(lst), HH_LDYN, route);
-	snprintf(cl, sizeof(cl), HH_CDYN, "\"lb_policy\":\"RANDOM\",",
-		 HH_EP(10) "," HH_EP(11) "," HH_EP(12));
 	unsigned same = 0;
 	uint32_t rx0[N_PEERS];
 	/* a 503 closes its upstream connection: three requests a round keep
@@ -442,13 +484,8 @@ static unsigned retries_to_the_same_host(const char *pred, unsigned n)
 		if (i % 3 == 0) {
 			if (i)
 				hh_end();
-			hh_begin(1);
-			hh_apply(ARN_TYPE_URL_CLUSTER, cl);
-			hh_apply(ARN_TYPE_URL_LISTENER, lst);
-			hh_cfg_changed = true;
-			hh_settle();
-			hh_open(0, 82);
-			hh_settle();
+			dyn_run(route, "\"lb_policy\":\"RANDOM\",",
+				HH_EP(10) "," HH_EP(11) "," HH_EP(12));
 		}
 		struct peer *c = hh_client(0);
 		uint32_t mark = c->log_len;
@@ -456,17 +493,13 @@ static unsigned retries_to_the_same_host(const char *pred, unsigned n)
 		send_str(c, "GET /p HTTP/1.1\r\nHost: a\r\n\r\n");
 		struct peer *u1 = upstream_that_got(rx0);
 		assert_non_null(u1);
-		uint32_t a1 = u1->addr;
-		snapshot(rx0);
-		send_str(u1, "HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n");
-		struct peer *u2 = NULL;
-		for (int k = 0; k < 20 && !(u2 = upstream_that_got(rx0)); k++)
-			hh_advance(10); /* the back-off */
+		struct peer *u2 = answer_then_retry(
+		    u1, "HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n");
 		if (!u2)
 			fail_msg("request %u: no retry reached an upstream (%u opened); the client "
 				 "got %.*s",
 				 i, n_ups, (int)(c->log_len - mark), c->log + mark);
-		same += u2->addr == a1;
+		same += u2->addr == u1->addr;
 		send_str(u2, OK5);
 		if (!strstr(c->log + mark, "HTTP/1.1 200 OK\r\n"))
 			fail_msg("request %u: the client got %.*s", i, (int)(c->log_len - mark),
@@ -499,19 +532,11 @@ static void test_retry_previous_hosts(void **state)
 static void test_retry_on_grpc_status(void **state)
 {
 	(void)state;
-	char route[512], lst[8192], cl[1024];
-	snprintf(route, sizeof(route), "%s",
-		 "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"dyn\",\"retry_policy\":"
-		 "{\"retry_on\":\"unavailable,cancelled\",\"num_retries\":1}}}");
-	snprintf(lst, sizeof(lst), HH_LDYN, route);
-	snprintf(cl, sizeof(cl), HH_CDYN, "", HH_EP(10));
-	hh_begin(1);
-	hh_apply(ARN_TYPE_URL_CLUSTER, cl);
-	hh_apply(ARN_TYPE_URL_LISTENER, lst);
-	hh_cfg_changed = true;
-	hh_settle();
-	hh_open(0, 82);
-	hh_settle();
+	dyn_run("{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"dyn\",\"retry_policy\":"
+		"{\"retry_on\":\"unavailable,cancelled\",\"num_retries\":1}}}",
+		"", HH_EP(10));
+	static const char req[] = "POST /svc/M HTTP/1.1\r\nHost: a\r\ncontent-type: "
+				  "application/grpc\r\ncontent-length: 0\r\n\r\n";
 	static const char g14[] = "HTTP/1.1 200 OK\r\ncontent-type: application/grpc\r\n"
 				  "grpc-status: 14\r\ncontent-length: 0\r\n\r\n";
 	static const char g3[] = "HTTP/1.1 200 OK\r\ncontent-type: application/grpc\r\n"
@@ -520,32 +545,17 @@ static void test_retry_on_grpc_status(void **state)
 	struct peer *c = hh_client(0);
 	/* 14 (UNAVAILABLE): retried, the retry's answer goes to the client */
 	snapshot(rx0);
-	send_str(c, "POST /svc/M HTTP/1.1\r\nHost: a\r\ncontent-type: application/grpc\r\n"
-		    "content-length: 0\r\n\r\n");
+	send_str(c, req);
 	struct peer *u = upstream_that_got(rx0);
 	assert_non_null(u);
-	snapshot(rx0);
-	send_str(u, g14);
-	struct peer *u2 = NULL;
-	for (int k = 0; k < 20 && !(u2 = upstream_that_got(rx0)); k++)
-		hh_advance(10);
+	struct peer *u2 = answer_then_retry(u, g14);
 	if (!u2)
 		fail_msg("grpc-status 14 was not retried; the client got %s", c->log);
 	send_str(u2, g3);
 	assert_int_equal(count(c, "grpc-status: 3\r\n"), 1);
 	assert_int_equal(count(c, "grpc-status: 14"), 0);
 	/* 3 (INVALID_ARGUMENT): not a condition, the answer goes through */
-	uint32_t mark = c->log_len;
-	snapshot(rx0);
-	send_str(c, "POST /svc/M HTTP/1.1\r\nHost: a\r\ncontent-type: application/grpc\r\n"
-		    "content-length: 0\r\n\r\n");
-	u = upstream_that_got(rx0);
-	assert_non_null(u);
-	snapshot(rx0);
-	send_str(u, g3);
-	hh_advance(100);
-	assert_null(upstream_that_got(rx0));
-	assert_non_null(strstr(c->log + mark, "grpc-status: 3\r\n"));
+	not_retried(req, g3, "grpc-status: 3\r\n");
 	hh_end();
 }
 
@@ -556,24 +566,13 @@ static void test_retry_on_grpc_status(void **state)
 static void test_retry_on_retriable_headers(void **state)
 {
 	(void)state;
-	char route[1024], lst[8192], cl[1024];
-	snprintf(
-	    route, sizeof(route), "%s",
-	    "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"dyn\",\"retry_policy\":"
-	    "{\"retry_on\":\"retriable-headers\",\"num_retries\":1,\"retriable_headers\":["
-	    "{\"name\":\"x-upstream-retry\",\"string_match\":{\"exact\":\"yes\"}},"
-	    "{\"name\":\":status\",\"string_match\":{\"exact\":\"418\"}}],"
-	    "\"retriable_request_headers\":[{\"name\":\"x-idempotent\",\"present_match\":true}]"
-	    "}}}");
-	snprintf(lst, sizeof(lst), HH_LDYN, route);
-	snprintf(cl, sizeof(cl), HH_CDYN, "", HH_EP(10));
-	hh_begin(1);
-	hh_apply(ARN_TYPE_URL_CLUSTER, cl);
-	hh_apply(ARN_TYPE_URL_LISTENER, lst);
-	hh_cfg_changed = true;
-	hh_settle();
-	hh_open(0, 82);
-	hh_settle();
+	dyn_run("{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"dyn\",\"retry_policy\":"
+		"{\"retry_on\":\"retriable-headers\",\"num_retries\":1,\"retriable_headers\":["
+		"{\"name\":\"x-upstream-retry\",\"string_match\":{\"exact\":\"yes\"}},"
+		"{\"name\":\":status\",\"string_match\":{\"exact\":\"418\"}}],"
+		"\"retriable_request_headers\":[{\"name\":\"x-idempotent\",\"present_match\":true}]"
+		"}}}",
+		"", HH_EP(10));
 	static const char yes[] =
 	    "HTTP/1.1 200 OK\r\nx-upstream-retry: yes\r\ncontent-length: 0\r\n\r\n";
 	static const char tea[] = "HTTP/1.1 418 I'm a teapot\r\ncontent-length: 0\r\n\r\n";
@@ -588,11 +587,7 @@ static void test_retry_on_retriable_headers(void **state)
 		send_str(c, "GET /r HTTP/1.1\r\nHost: a\r\nx-idempotent: 1\r\n\r\n");
 		struct peer *u = upstream_that_got(rx0);
 		assert_non_null(u);
-		snapshot(rx0);
-		send_str(u, first[i]);
-		struct peer *u2 = NULL;
-		for (int k = 0; k < 20 && !(u2 = upstream_that_got(rx0)); k++)
-			hh_advance(10);
+		struct peer *u2 = answer_then_retry(u, first[i]);
 		if (!u2)
 			fail_msg("answer %d was not retried; the client got %s", i, c->log + mark);
 		send_str(u2, no);
@@ -601,16 +596,7 @@ static void test_retry_on_retriable_headers(void **state)
 		assert_null(strstr(c->log + mark, "418"));
 	}
 	/* without x-idempotent: the answer goes to the client as it is */
-	uint32_t mark = c->log_len;
-	snapshot(rx0);
-	send_str(c, "GET /r HTTP/1.1\r\nHost: a\r\n\r\n");
-	struct peer *u = upstream_that_got(rx0);
-	assert_non_null(u);
-	snapshot(rx0);
-	send_str(u, yes);
-	hh_advance(100);
-	assert_null(upstream_that_got(rx0));
-	assert_non_null(strstr(c->log + mark, "x-upstream-retry: yes\r\n"));
+	not_retried("GET /r HTTP/1.1\r\nHost: a\r\n\r\n", yes, "x-upstream-retry: yes\r\n");
 	hh_end();
 }
 
