@@ -437,7 +437,7 @@ static void pre_head_reply(struct http_stream *st, unsigned status, const char *
  * and the request's step stopped where it stops again. bench_hcm: one
  * round in three, about 190 instructions a request.
  */
-static bool routed_on(struct http_stream *st)
+static inline __attribute__((always_inline)) bool routed_on(struct http_stream *st)
 {
 	struct http_upconn *u = st->up;
 	/* what http_up_acquire checked of a connection it takes idle, still
@@ -472,10 +472,60 @@ static const struct arn_cfg_header *route_hdrs_get(void *ctx, size_t *n)
 	return s->buf;
 }
 
-static void on_head(struct http_stream *st)
+/*
+ * The request's head, as on_head made it (the path normalized, the Host's
+ * port stripped: both kept in the stream), through the filters before the
+ * router from the @p i-th on (@p walk: any may act; false: none can,
+ * filters_idle), in chain order: one that takes the stream (answers it,
+ * holds it, or reads its body) ends the walk; then the router. In the
+ * generation of now: a held head resumed later (http_hcm_resume_head)
+ * routes in the configuration it resumes in. Inline: on_head's, every
+ * request.
+ */
+static inline __attribute__((always_inline)) void head_walk(struct http_stream *st, unsigned i,
+							    bool walk)
 {
 	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
+	const struct arn_h1_msg *m = &st->req.m;
+	const struct arn_cfg_hcm *h = hc->hcm;
+	const struct arn_cfg_gen *g = w->gen_slot ? arn_config_gen_at(w->gen_slot) : NULL;
+	const struct arn_cfg_route_table *rt = g ? arn_cfg_hcm_routes(g, h) : h->inline_routes;
+	struct route_hdrs src = {.m = m, .buf = w->route_hdrs};
+	struct arn_cfg_request req = {
+	    .method = m->method_name.p,
+	    .method_len = m->method_name.len,
+	    .authority = st->auth,
+	    .authority_len = st->auth_len,
+	    .path = m->path.p,
+	    .path_len = m->path.len,
+	    .listener_port = hc->lport,
+	    .random = http_rand(w),
+	    .headers_fn = route_hdrs_get,
+	    .headers_ctx = &src,
+	};
+	/* the filters read req.headers themselves: built for them here */
+	if (walk) {
+		size_t n;
+		req.headers = route_hdrs_get(&src, &n);
+		req.n_headers = n;
+		for (; i < http_filters_decode_head.n; i++) {
+			const struct http_filter_ops *f = http_filters_decode_head.f[i];
+			if (f->decode_head(st, g, rt, &req)) {
+				st->filter = f;
+				return;
+			}
+		}
+	}
+	bool again = hc->again;
+	http_route(st, g, rt, &req);
+	if (!again && hc->again && routed_on(st))
+		hc->again = false;
+}
+
+static void on_head(struct http_stream *st)
+{
+	struct http_conn *hc = st->hc;
 	const struct arn_h1_msg *m = &st->req.m;
 	const struct arn_cfg_hcm *h = hc->hcm;
 
@@ -562,80 +612,16 @@ static void on_head(struct http_stream *st)
 	st->auth = auth;
 	st->auth_len = (uint32_t)alen;
 
-	const struct arn_cfg_gen *g = w->gen_slot ? arn_config_gen_at(w->gen_slot) : NULL;
-	const struct arn_cfg_route_table *rt = g ? arn_cfg_hcm_routes(g, h) : h->inline_routes;
-	struct route_hdrs src = {.m = m, .buf = w->route_hdrs};
-	struct arn_cfg_request req = {
-	    .method = m->method_name.p,
-	    .method_len = m->method_name.len,
-	    .authority = auth,
-	    .authority_len = alen,
-	    .path = m->path.p,
-	    .path_len = m->path.len,
-	    .listener_port = hc->lport,
-	    .random = http_rand(w),
-	    .headers_fn = route_hdrs_get,
-	    .headers_ctx = &src,
-	};
-	/* the filters before the router, in chain order: one that takes the
-	 * stream (answers it, or reads its body) ends the walk. They read
-	 * req.headers themselves: built for them here. */
-	if (!filters_idle(hc)) {
-		size_t n;
-		req.headers = route_hdrs_get(&src, &n);
-		req.n_headers = n;
-		for (unsigned i = 0; i < http_filters_decode_head.n; i++) {
-			const struct http_filter_ops *f = http_filters_decode_head.f[i];
-			if (f->decode_head(st, g, rt, &req)) {
-				st->filter = f;
-				return;
-			}
-		}
-	}
-	bool again = hc->again;
-	http_route(st, g, rt, &req);
-	if (!again && hc->again && routed_on(st))
-		hc->again = false;
+	head_walk(st, 0, !filters_idle(hc));
 }
 
 void http_hcm_resume_head(struct http_stream *st, const struct http_filter_ops *from)
 {
-	struct http_conn *hc = st->hc;
-	struct http_worker *w = hc->w;
-	const struct arn_h1_msg *m = &st->req.m;
-	const struct arn_cfg_hcm *h = hc->hcm;
-	/* as on_head made it (the path normalized, the Host's port stripped:
-	 * both kept in the stream), in the generation of now */
-	const struct arn_cfg_gen *g = w->gen_slot ? arn_config_gen_at(w->gen_slot) : NULL;
-	const struct arn_cfg_route_table *rt = g ? arn_cfg_hcm_routes(g, h) : h->inline_routes;
-	struct route_hdrs src = {.m = m, .buf = w->route_hdrs};
-	struct arn_cfg_request req = {
-	    .method = m->method_name.p,
-	    .method_len = m->method_name.len,
-	    .authority = st->auth,
-	    .authority_len = st->auth_len,
-	    .path = m->path.p,
-	    .path_len = m->path.len,
-	    .listener_port = hc->lport,
-	    .random = http_rand(w),
-	    .headers_fn = route_hdrs_get,
-	    .headers_ctx = &src,
-	};
-	size_t n;
-	req.headers = route_hdrs_get(&src, &n);
-	req.n_headers = n;
 	st->filter = NULL;
 	unsigned i = 0;
 	while (i < http_filters_decode_head.n && http_filters_decode_head.f[i] != from)
 		i++;
-	for (; i < http_filters_decode_head.n; i++) {
-		const struct http_filter_ops *f = http_filters_decode_head.f[i];
-		if (f->decode_head(st, g, rt, &req)) {
-			st->filter = f;
-			return;
-		}
-	}
-	http_route(st, g, rt, &req);
+	head_walk(st, i, true);
 }
 
 /* ---- the two directions ---------------------------------------------------------------------- */
