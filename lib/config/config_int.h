@@ -221,11 +221,11 @@ int conv_header_add_list(struct conv *c, struct pb p, const char *f,
 void conv_cidr(struct conv *c, struct pb cr, struct arn_cfg_cidr *out);
 /** A repeated envoy.config.accesslog.v3.AccessLog field @p f. conv_listener.c */
 /** A RuntimeFractionalPercent field @p f of @p p (its default_value; the
- * runtime_key is not read): 0 % when absent. conv_l4.c */
+ * runtime_key is not read): 0 % when absent. conv_common.c */
 void conv_runtime_fraction(struct conv *c, struct pb p, const char *f,
 			   struct arn_cfg_fraction *out);
 /** A FractionalPercent @p fp (field @p f of the current message) into @p out
- * (a numerator above the denominator is 100 %). conv_l4.c */
+ * (a numerator above the denominator is 100 %). conv_common.c */
 void conv_fractional_percent(struct conv *c, struct pb fp, const char *f,
 			     struct arn_cfg_fraction *out);
 /** An HTTPFault (envoy.filters.http.fault's configuration, or a route's

@@ -1136,3 +1136,40 @@ void conv_header_ops(struct conv *c, struct pb p, struct arn_cfg_header_ops *ops
 	conv_header_remove_list(c, p, "response_headers_to_remove", &ops->resp_remove,
 				&ops->n_resp_remove);
 }
+
+/* RuntimeFractionalPercent and FractionalPercent (filters, mirror policies,
+ * the fault filter) */
+void conv_runtime_fraction(struct conv *c, struct pb p, const char *f, struct arn_cfg_fraction *out)
+{
+	out->numerator = 0;
+	out->denominator = 100;
+	struct pb rf = pb_msg(p, f);
+	if (!rf.m)
+		return;
+	size_t m = conv_push(c, "%s", f);
+	conv_only(c, rf, "default_value,runtime_key");
+	struct pb fp = pb_msg(rf, "default_value");
+	if (!fp.m)
+		conv_err(c, "default_value", "missing (Envoy requires it)");
+	else
+		conv_fractional_percent(c, fp, "default_value", out);
+	conv_pop(c, m);
+}
+
+void conv_fractional_percent(struct conv *c, struct pb fp, const char *f,
+			     struct arn_cfg_fraction *out)
+{
+	size_t m = conv_push(c, "%s", f);
+	conv_only(c, fp, "numerator,denominator");
+	static const uint32_t den[] = {100, 10000, 1000000};
+	int32_t d = pb_i32(fp, "denominator");
+	if (d < 0 || d > 2)
+		conv_err(c, "denominator", "unknown value %d", d);
+	else
+		out->denominator = den[d];
+	out->numerator = pb_u32(fp, "numerator");
+	/* Envoy caps a numerator above the denominator at 100 % */
+	if (out->numerator > out->denominator)
+		out->numerator = out->denominator;
+	conv_pop(c, m);
+}
