@@ -232,8 +232,12 @@ void http_local_reply(struct http_stream *st, unsigned status, const char *body,
 		 * encoder filters see the reply */
 		if (n_extra)
 			memcpy(lre, extra, n_extra * sizeof(*extra));
-		int k = http_lr_rewrite(st, lr, &status, &body, &blen, lre + n_extra,
-					MAX_EDITS - 2 - n_extra);
+		/* one slot stays for the health check header, one for a
+		 * filter's; none when the caller's edits fill them (a route's
+		 * many response_headers_to_add): a mapper that adds then
+		 * overflows, as any edit that does not fit */
+		unsigned room = n_extra + 2 < MAX_EDITS ? MAX_EDITS - 2 - n_extra : 0;
+		int k = http_lr_rewrite(st, lr, &status, &body, &blen, lre + n_extra, room);
 		if (k < 0) {
 			/* without extra edits the mapper's always fit (above) */
 			HTTP_INC(hc, rs_edit_overflow);

@@ -2171,6 +2171,46 @@ static void test_http_fault(void **state)
 	hh_end();
 }
 
+/* A route's response_headers_to_add that fill a local reply's edit
+ * slots, and a mapper that adds a header: the reply is refused whole
+ * (500, response_edits_overflow), as any edit that does not fit; the
+ * mapper's room was computed as an unsigned that wrapped, and its
+ * headers were written past the edit array. */
+static void test_http_local_reply_config_edit_room(void **state)
+{
+	(void)state;
+	static char lst[16384];
+	char hdrs[8192];
+	size_t k = 0;
+	for (int i = 0; i < 63; i++)
+		k += (size_t)snprintf(hdrs + k, sizeof(hdrs) - k,
+				      "%s{\"header\":{\"key\":\"x-r%d\",\"value\":\"v\"}}",
+				      i ? "," : "", i);
+	snprintf(lst, sizeof(lst),
+		 "{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		 "\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+		 "\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters."
+		 "network.http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":"
+		 "\"lrr\",\"local_reply_config\":{\"mappers\":[{\"filter\":{\"status_code_filter\":"
+		 "{\"comparison\":{\"op\":\"EQ\",\"value\":{\"default_value\":404,\"runtime_key\":"
+		 "\"k\"}}}},\"headers_to_add\":[{\"header\":{\"key\":\"x-a\",\"value\":\"1\"}},"
+		 "{\"header\":{\"key\":\"x-b\",\"value\":\"2\"}}]}]},\"route_config\":{\"name\":"
+		 "\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":[\"*\"],\"routes\":[{"
+		 "\"match\":{\"prefix\":\"/\"},\"direct_response\":{\"status\":404},"
+		 "\"response_headers_to_add\":[%s]}]}]},\"http_filters\":[{\"name\":"
+		 "\"envoy.filters.http.router\",\"typed_config\":{\"@type\":\"type.googleapis.com/"
+		 "envoy.extensions.filters.http.router.v3.Router\"}}]}}]}]}",
+		 hdrs);
+	tp_begin(1, lst);
+	hh_open(0, 82);
+	hh_settle();
+	char r[8192];
+	assert_false(cors_exchange("GET / HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r)));
+	if (!strstr(r, "HTTP/1.1 500 ") || strstr(r, "x-r0:"))
+		fail_msg("the client got: %.300s", r);
+	hh_end();
+}
+
 /* local_reply_config as Envoy's LocalReplyImpl: the first mapper whose
  * filter passes a local reply (no route, a direct response) rewrites its
  * status, body and headers, then its body_format_override or the HCM's
@@ -4896,6 +4936,7 @@ int main(void)
 	    T(test_http_local_ratelimit_per_route_stat_prefix),
 	    T(test_http_cors),
 	    T(test_http_local_reply_config),
+	    T(test_http_local_reply_config_edit_room),
 	    T(test_http_fault),
 	    T(test_retry_previous_hosts),
 	    T(test_retry_on_grpc_status),
