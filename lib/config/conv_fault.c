@@ -56,6 +56,9 @@ static void fault_abort(struct conv *c, struct pb a, struct arn_cfg_fault *o)
 	} else if (strcmp(w, "grpc_status") == 0) {
 		o->abort = ARN_CFG_FAULT_ABORT_GRPC;
 		o->abort_status = pb_u32(a, "grpc_status");
+		if (o->abort_status > 16)
+			conv_err(c, "grpc_status",
+				 "%u is not a gRPC status code (0 to 16 are)", o->abort_status);
 	} else {
 		o->abort = ARN_CFG_FAULT_ABORT_HTTP;
 		o->abort_status = pb_u32(a, "http_status");

@@ -1170,7 +1170,7 @@ static void fault_abort(struct http_stream *st, struct arn_stats_scope *sc, unsi
 	fstat_inc(st->hc, sc, ARN_FAULT_aborts_injected);
 	static const char body[] = "fault filter abort";
 	if (grpc >= 0 && http_is_grpc(st)) {
-		char gs[4];
+		char gs[12];
 		int k = snprintf(gs, sizeof(gs), "%d", grpc);
 		struct arn_h1_edit e[2] = {
 		    {.name = "content-type",

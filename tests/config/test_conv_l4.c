@@ -659,6 +659,8 @@ static void test_http_fault_filter(void **state)
 		   "response_rate_limit");
 	tc_refused(L, LISTENER(HCM(FAULT("\"abort\":{\"http_status\":600}"), "")),
 		   "abort.http_status");
+	tc_refused(L, LISTENER(HCM(FAULT("\"abort\":{\"grpc_status\":17}"), "")),
+		   "abort.grpc_status: 17 is not a gRPC status code");
 	tc_refused(L, LISTENER(HCM(FAULT("\"delay\":{\"fixed_delay\":\"301s\"}"), "")),
 		   "delay.fixed_delay: 301000 ms: Arion delays a request 300000 ms at most");
 	tc_refused(L, LISTENER(HCM(FAULT("\"delay\":{\"percentage\":{\"numerator\":1}}"), "")),
