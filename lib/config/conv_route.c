@@ -42,10 +42,18 @@ static void retry_header_matchers(struct conv *c, struct pb rp, const char *f,
 /* retry_host_predicate and host_selection_retry_max_attempts. */
 static void retry_host_predicates(struct conv *c, struct pb rp, struct arn_cfg_retry_policy *out)
 {
-	static const char prev[] =
-	    "envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate";
-	static const char canary[] =
-	    "envoy.extensions.retry.host.omit_canary_hosts.v3.OmitCanaryHostsPredicate";
+	/* the typed_config's type decides, as in Envoy; the name only
+	 * without one. Arion has no canary hosts (no endpoint metadata):
+	 * omit_canary_hosts omits none, as Envoy with none marked canary. */
+	static const struct {
+		const char *type, *name;
+		bool previous;
+	} preds[] = {
+	    {"envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate",
+	     "envoy.retry_host_predicates.previous_hosts", true},
+	    {"envoy.extensions.retry.host.omit_canary_hosts.v3.OmitCanaryHostsPredicate",
+	     "envoy.retry_host_predicates.omit_canary_hosts", false},
+	};
 	/* Envoy: 1 when unset (or 0); the picks are one more */
 	out->host_selection_retries = 1;
 	int64_t hs = pb_i64(rp, "host_selection_retry_max_attempts");
@@ -62,29 +70,22 @@ static void retry_host_predicates(struct conv *c, struct pb rp, struct arn_cfg_r
 		upb_StringView name = pb_str(p, "name");
 		struct pb any = pb_msg(p, "typed_config");
 		upb_StringView tn = any.m ? arn_proto_any_type_name(any.m) : name;
-		if (arn_sv_eq(tn, prev) || (!any.m && arn_sv_eq(name, "envoy.retry_host_predicates."
-								      "previous_hosts"))) {
-			if (any.m) {
-				size_t m2 = conv_push(c, "typed_config");
-				conv_any(c, any, prev);
-				conv_pop(c, m2);
-			}
-			out->previous_hosts = true;
-		} else if (arn_sv_eq(tn, canary) ||
-			   (!any.m &&
-			    arn_sv_eq(name, "envoy.retry_host_predicates.omit_canary_hosts"))) {
-			/* Arion has no canary hosts (no endpoint metadata): none
-			 * is ever omitted, as Envoy with none marked canary */
-			if (any.m) {
-				size_t m2 = conv_push(c, "typed_config");
-				conv_any(c, any, canary);
-				conv_pop(c, m2);
-			}
-		} else {
+		size_t k = 0;
+		while (k < sizeof(preds) / sizeof(preds[0]) && !arn_sv_eq(tn, preds[k].type) &&
+		       !arn_sv_eq(tn, preds[k].name))
+			k++;
+		if (k == sizeof(preds) / sizeof(preds[0])) {
 			conv_err(c, "",
 				 "retry host predicate '%.*s' is not supported by Arion "
 				 "(previous_hosts and omit_canary_hosts are)",
 				 (int)tn.size, tn.data);
+		} else {
+			if (any.m) {
+				size_t m2 = conv_push(c, "typed_config");
+				conv_any(c, any, preds[k].type);
+				conv_pop(c, m2);
+			}
+			out->previous_hosts |= preds[k].previous;
 		}
 		conv_pop(c, m);
 	}
