@@ -755,13 +755,14 @@ int arn_bootstrap_load_buf(const char *name, const char *buf, size_t len,
 
 	/* YAML -> JSON, checked against the schema. */
 	const upb_MessageDef *bdef = arn_proto_msgdef(ARN_TYPE_BOOTSTRAP);
-	struct arn_y2j y = {.doc = doc,
-			    .file = name,
-			    .pool = arn_proto_pool(),
-			    .errors = err,
-			    .refusals = refusals};
+	/* against the schema JSON is read with: it has the Envoy fields
+	 * newer than gRPC's API copy (lib/proto/newer.c) */
+	const upb_DefPool *jpool;
+	const upb_MessageDef *jdef = arn_proto_json_def(bdef, &jpool);
+	struct arn_y2j y = {
+	    .doc = doc, .file = name, .pool = jpool, .errors = err, .refusals = refusals};
 	arn_y2j_push_field(&y, "envoy_bootstrap");
-	bool ok = arn_y2j_message(&y, eb, bdef);
+	bool ok = arn_y2j_message(&y, eb, jdef);
 	c.n_errors += y.n_errors;
 	if (dp != NULL)
 		c.n_errors += arn_dataplane_parse(&c, dp, &b->dp);

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "upb/def.h"
 #include "upb/msg.h"
@@ -101,6 +102,63 @@ int arn_proto_to_json(const upb_Message *msg, const upb_MessageDef *m, struct ar
 /** Serialize @p msg; the bytes live on @p arena. NULL on failure. */
 char *arn_proto_encode(const upb_Message *msg, const upb_MessageDef *m, upb_Arena *arena,
 		       size_t *len);
+
+/*
+ * Fields of Envoy's API newer than gRPC 1.51's copy (newer.c says why and
+ * how): in the main pool they are unknown fields, read from a message's
+ * unknown bytes by the converter that acts on them.
+ */
+enum arn_proto_newer_kind {
+	ARN_PROTO_NEWER_BOOL = 0,    /* bool: varint */
+	ARN_PROTO_NEWER_MAP_ANY = 1, /* map<string, google.protobuf.Any>: entries */
+};
+struct arn_proto_newer {
+	const char *msg;       /* the message's full name */
+	const char *name;      /* the field's name */
+	const char *json_name; /* and its JSON name */
+	const char *file;      /* the .proto file declaring msg */
+	const char *entry;     /* map: the entry type's simple name */
+	uint32_t num;
+	uint8_t kind; /* enum arn_proto_newer_kind */
+};
+extern const struct arn_proto_newer arn_proto_newer_fields[];
+extern const size_t arn_proto_n_newer_fields;
+
+/** The newer field number @p num of @p m, or NULL. */
+const struct arn_proto_newer *arn_proto_newer_find(const upb_MessageDef *m, uint32_t num);
+/** The newer field named @p name of @p m, or NULL. */
+const struct arn_proto_newer *arn_proto_newer_named(const upb_MessageDef *m, const char *name);
+/** A newer bool field's value in @p msg's unknown bytes (false if absent). */
+bool arn_proto_newer_bool(const upb_Message *msg, const struct arn_proto_newer *f);
+
+/** One field of a message's unknown bytes (arn_proto_unknown_next). */
+struct arn_proto_unknown {
+	uint32_t num;
+	uint8_t wt;	  /* wire type */
+	uint64_t varint;  /* wire type 0 */
+	const char *data; /* wire types 1, 2, 5: the payload */
+	size_t len;
+};
+/**
+ * The next field of the unknown bytes at *@p p (up to @p end), into @p u.
+ * @return 1, 0 at the end, -1 malformed (a group, a truncated field).
+ */
+int arn_proto_unknown_next(const char **p, const char *end, struct arn_proto_unknown *u);
+
+/**
+ * A pool of every type again, whose descriptors carry the newer fields
+ * (their tables built at run time, read only by reflection): JSON is
+ * decoded and encoded through it. NULL on failure (logged).
+ */
+upb_DefPool *arn_proto_newer_pool_new(void);
+
+/**
+ * @p m's definition in the pool JSON goes through (with the newer fields),
+ * and that pool into *@p pool: for a reader that walks JSON or YAML
+ * against the schema (the bootstrap's). The main pool's @p m itself if the
+ * JSON pool could not be built.
+ */
+const upb_MessageDef *arn_proto_json_def(const upb_MessageDef *m, const upb_DefPool **pool);
 
 /** upb string view helpers. */
 static inline bool arn_sv_eq(upb_StringView a, const char *s)

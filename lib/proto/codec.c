@@ -110,21 +110,57 @@ upb_Message *arn_proto_any_unpack(const upb_Message *any, const upb_MessageDef *
 	return arn_proto_decode(v.data, v.size, m, arena, err);
 }
 
+/* The pool JSON goes through (arn_proto_newer_pool_new), built at the first
+ * use: NULL if it could not be (then JSON uses the main pool, without the
+ * newer fields). Control lcore only, as the main pool. */
+static upb_DefPool *json_pool;
+static bool json_pool_tried;
+
+static const upb_MessageDef *json_def(const upb_MessageDef *m, const upb_DefPool **pool)
+{
+	if (!json_pool_tried) {
+		json_pool_tried = true;
+		json_pool = arn_proto_newer_pool_new();
+	}
+	const upb_MessageDef *jm =
+	    json_pool ? upb_DefPool_FindMessageByName(json_pool, upb_MessageDef_FullName(m)) : NULL;
+	*pool = jm ? json_pool : arn_proto_pool();
+	return jm ? jm : m;
+}
+
+const upb_MessageDef *arn_proto_json_def(const upb_MessageDef *m, const upb_DefPool **pool)
+{
+	return json_def(m, pool);
+}
+
 upb_Message *arn_proto_from_json(const char *json, size_t len, const upb_MessageDef *m,
 				 upb_Arena *arena, struct arn_sb *err)
 {
 	upb_Status st;
 	upb_Status_Clear(&st);
-	upb_Message *msg = upb_Message_New(m, arena);
+	const upb_DefPool *jp;
+	const upb_MessageDef *jm = json_def(m, &jp);
+	upb_Message *msg = upb_Message_New(jm, arena);
 	if (msg == NULL) {
 		arn_sb_puts(err, "out of memory");
 		return NULL;
 	}
-	if (!upb_JsonDecode(json, len, msg, m, arn_proto_pool(), 0, arena, &st)) {
+	if (!upb_JsonDecode(json, len, msg, jm, jp, 0, arena, &st)) {
 		arn_sb_puts(err, upb_Status_ErrorMessage(&st));
 		return NULL;
 	}
-	return msg;
+	if (jm == m)
+		return msg;
+	/* into the main pool's layout: the newer fields become unknown
+	 * fields there, as they arrive from a control plane */
+	char *buf = NULL;
+	size_t n = 0;
+	if (upb_Encode(msg, upb_MessageDef_MiniTable(jm), 0, arena, &buf, &n) !=
+	    kUpb_EncodeStatus_Ok) {
+		arn_sb_puts(err, "out of memory");
+		return NULL;
+	}
+	return decode(buf, n, m, arena, err, true);
 }
 
 /*
@@ -134,13 +170,18 @@ upb_Message *arn_proto_from_json(const char *json, size_t len, const upb_Message
  * type or with undecodable bytes. So look first: decode each Any into our
  * own arena, recursively, and refuse before the encoder runs.
  */
-static bool anys_encodable(const upb_Message *msg, const upb_MessageDef *m, upb_Arena *a, int depth)
+static bool anys_encodable(const upb_Message *msg, const upb_MessageDef *m, const upb_DefPool *pool,
+			   upb_Arena *a, int depth)
 {
 	if (depth > 64)
 		return false;
 	if (upb_MessageDef_WellKnownType(m) == kUpb_WellKnown_Any) {
 		upb_StringView url = arn_proto_any_type_url(msg);
-		const upb_MessageDef *im = arn_proto_msgdef_by_url(url.data, url.size);
+		const char *slash = url.size ? memrchr(url.data, '/', url.size) : NULL;
+		const char *name = slash ? slash + 1 : url.data;
+		size_t nl = url.size - (size_t)(name - url.data);
+		const upb_MessageDef *im =
+		    nl ? upb_DefPool_FindMessageByNameWithSize(pool, name, nl) : NULL;
 		if (im == NULL)
 			return false;
 		upb_StringView v = google_protobuf_Any_value((const google_protobuf_Any *)msg);
@@ -151,7 +192,7 @@ static bool anys_encodable(const upb_Message *msg, const upb_MessageDef *m, upb_
 		    upb_Decode(v.data, v.size, inner, upb_MessageDef_MiniTable(im), NULL, 0, a) !=
 			kUpb_DecodeStatus_Ok)
 			return false;
-		return anys_encodable(inner, im, a, depth + 1);
+		return anys_encodable(inner, im, pool, a, depth + 1);
 	}
 	size_t iter = kUpb_Message_Begin;
 	const upb_FieldDef *f;
@@ -168,14 +209,14 @@ static bool anys_encodable(const upb_Message *msg, const upb_MessageDef *m, upb_
 			size_t mi = kUpb_Map_Begin;
 			while (upb_MapIterator_Next(val.map_val, &mi))
 				if (!anys_encodable(upb_MapIterator_Value(val.map_val, mi).msg_val,
-						    vm, a, depth + 1))
+						    vm, pool, a, depth + 1))
 					return false;
 		} else if (upb_FieldDef_IsRepeated(f)) {
 			for (size_t i = 0; i < upb_Array_Size(val.array_val); i++)
-				if (!anys_encodable(upb_Array_Get(val.array_val, i).msg_val, sub, a,
-						    depth + 1))
+				if (!anys_encodable(upb_Array_Get(val.array_val, i).msg_val, sub,
+						    pool, a, depth + 1))
 					return false;
-		} else if (!anys_encodable(val.msg_val, sub, a, depth + 1)) {
+		} else if (!anys_encodable(val.msg_val, sub, pool, a, depth + 1)) {
 			return false;
 		}
 	}
@@ -187,28 +228,51 @@ int arn_proto_to_json(const upb_Message *msg, const upb_MessageDef *m, struct ar
 	upb_Arena *scratch = upb_Arena_New();
 	if (scratch == NULL)
 		return -ENOMEM;
-	bool ok = anys_encodable(msg, m, scratch, 0);
-	upb_Arena_Free(scratch);
-	if (!ok)
-		return -EINVAL;
+	/* through the JSON pool, so that the newer fields (unknown bytes in
+	 * the main pool's message) are written as the fields they are */
+	const upb_DefPool *jp;
+	const upb_MessageDef *jm = json_def(m, &jp);
+	if (jm != m) {
+		char *buf = NULL;
+		size_t n = 0;
+		upb_Message *jmsg = upb_Message_New(jm, scratch);
+		if (jmsg == NULL ||
+		    upb_Encode(msg, upb_MessageDef_MiniTable(m), 0, scratch, &buf, &n) !=
+			kUpb_EncodeStatus_Ok ||
+		    upb_Decode(buf, n, jmsg, upb_MessageDef_MiniTable(jm), NULL, 0, scratch) !=
+			kUpb_DecodeStatus_Ok) {
+			upb_Arena_Free(scratch);
+			return -EINVAL;
+		}
+		msg = jmsg;
+	}
+	int rc = -EINVAL;
+	if (!anys_encodable(msg, jm, jp, scratch, 0))
+		goto out;
 	upb_Status st;
 	char small[512];
 	upb_Status_Clear(&st);
-	size_t n = upb_JsonEncode(msg, m, arn_proto_pool(), upb_JsonEncode_UseProtoNames, small,
-				  sizeof(small), &st);
+	size_t n =
+	    upb_JsonEncode(msg, jm, jp, upb_JsonEncode_UseProtoNames, small, sizeof(small), &st);
 	if (!upb_Status_IsOk(&st))
-		return -EINVAL;
+		goto out;
 	if (n < sizeof(small)) {
 		arn_sb_append(out, small, n);
-		return 0;
+		rc = 0;
+		goto out;
 	}
 	char *big = malloc(n + 1);
-	if (big == NULL)
-		return -ENOMEM;
-	upb_JsonEncode(msg, m, arn_proto_pool(), upb_JsonEncode_UseProtoNames, big, n + 1, &st);
+	if (big == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	upb_JsonEncode(msg, jm, jp, upb_JsonEncode_UseProtoNames, big, n + 1, &st);
 	arn_sb_append(out, big, n);
 	free(big);
-	return upb_Status_IsOk(&st) ? 0 : -EINVAL;
+	rc = upb_Status_IsOk(&st) ? 0 : -EINVAL;
+out:
+	upb_Arena_Free(scratch);
+	return rc;
 }
 
 char *arn_proto_encode(const upb_Message *msg, const upb_MessageDef *m, upb_Arena *arena,

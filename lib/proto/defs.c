@@ -35,6 +35,19 @@ int arn_proto_init(void)
 			}
 		}
 	}
+	/* a newer field (newer.c) the main pool knows would be read as
+	 * unknown bytes that are never there: the table must shrink when
+	 * gRPC's copy of the API grows */
+	for (size_t i = 0; i < arn_proto_n_newer_fields; i++) {
+		const struct arn_proto_newer *nf = &arn_proto_newer_fields[i];
+		const upb_MessageDef *m = upb_DefPool_FindMessageByName(p, nf->msg);
+		if (!m || upb_MessageDef_FindFieldByNumber(m, nf->num)) {
+			ARN_ERR(MAIN, "newer Envoy field %s.%s = %u: %s", nf->msg, nf->name,
+				nf->num, m ? "known to this API copy" : "its message is unknown");
+			upb_DefPool_Free(p);
+			return -EINVAL;
+		}
+	}
 	pool = p;
 	return 0;
 }

@@ -48,6 +48,50 @@ static int wire_type_of(const upb_FieldDef *f)
 }
 
 static bool wire_walk(const char *p, const char *end, const upb_MessageDef *m, int depth,
+		      bool strict, char *why, size_t whylen);
+
+/* One occurrence of newer field @p nf (wire type @p wt) at *@p p. */
+static bool newer_walk(const char **p, const char *end, const struct arn_proto_newer *nf, int wt,
+		       int depth, bool strict, char *why, size_t whylen)
+{
+	int want = nf->kind == ARN_PROTO_NEWER_BOOL ? 0 : 2;
+	if (wt != want) {
+		snprintf(why, whylen, "%s.%s: wrong wire type %d", nf->msg, nf->name, wt);
+		return false;
+	}
+	uint64_t v;
+	if (!varint(p, end, &v))
+		return true; /* truncated: upb reports it */
+	if (wt == 0)
+		return true;
+	if (v > (uint64_t)(end - *p))
+		return true;
+	const char *q = *p, *qe = *p + v;
+	*p = qe;
+	/* a map entry: key (1, string) and value (2, Any), nothing else */
+	const upb_MessageDef *any = arn_proto_msgdef("google.protobuf.Any");
+	while (q < qe) {
+		uint64_t tag, n;
+		if (!varint(&q, qe, &tag) || (tag & 7) != 2 ||
+		    ((tag >> 3) != 1 && (tag >> 3) != 2)) {
+			snprintf(why, whylen, "%s.%s: a map entry has only its key and value",
+				 nf->msg, nf->name);
+			return false;
+		}
+		if (!varint(&q, qe, &n) || n > (uint64_t)(qe - q)) {
+			/* opaque to upb (an unknown field's bytes): refused here */
+			snprintf(why, whylen, "%s.%s: a truncated map entry", nf->msg, nf->name);
+			return false;
+		}
+		if ((tag >> 3) == 2 && any &&
+		    !wire_walk(q, q + n, any, depth + 2, strict, why, whylen))
+			return false;
+		q += n;
+	}
+	return true;
+}
+
+static bool wire_walk(const char *p, const char *end, const upb_MessageDef *m, int depth,
 		      bool strict, char *why, size_t whylen)
 {
 	if (depth > 64) {
@@ -64,6 +108,15 @@ static bool wire_walk(const char *p, const char *end, const upb_MessageDef *m, i
 		uint32_t num = (uint32_t)(tag >> 3);
 		int wt = (int)(tag & 7);
 		const upb_FieldDef *f = upb_MessageDef_FindFieldByNumber(m, num);
+		const struct arn_proto_newer *nf = f ? NULL : arn_proto_newer_find(m, num);
+		if (nf) {
+			/* a field newer than the API copy (newer.c): its wire
+			 * type, and a map entry's fields, checked as a known
+			 * field's would be */
+			if (!newer_walk(&p, end, nf, wt, depth, strict, why, whylen))
+				return false;
+			continue;
+		}
 		if (!f && (strict || upb_MessageDef_IsMapEntry(m))) {
 			snprintf(why, whylen,
 				 "%s: field number %u is unknown to Arion's copy of the Envoy API "

@@ -10,6 +10,7 @@
 #include "arn_proto.h"
 #include "envoy/config/cluster/v3/cluster.upb.h"
 #include "google/protobuf/any.upb.h"
+#include "upb/def.h"
 
 static void test_pool_has_envoy_and_arion_types(void **state)
 {
@@ -122,6 +123,93 @@ static void test_decode_refuses_what_would_abort_upb(void **state)
 	upb_Arena_Free(a);
 }
 
+/* Fields newer than gRPC 1.51's Envoy API copy (lib/proto/newer.c): JSON
+ * carries them in (through the JSON pool) as the unknown bytes a control
+ * plane's binary would be, the strict walk lets exactly them through with
+ * their wire type, and JSON writes them out again. */
+static void test_newer_fields(void **state)
+{
+	(void)state;
+	upb_Arena *a = upb_Arena_New();
+	struct arn_sb err = ARN_SB_INIT, out = ARN_SB_INIT;
+	const upb_MessageDef *hf = arn_proto_msgdef(
+	    "envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter");
+	assert_non_null(hf);
+	/* the main pool does not know the field: the table is what reads it */
+	assert_null(upb_MessageDef_FindFieldByName(hf, "disabled"));
+	const struct arn_proto_newer *nf = arn_proto_newer_named(hf, "disabled");
+	assert_non_null(nf);
+	assert_int_equal(nf->num, 7);
+	const char *j = "{\"name\":\"f\",\"disabled\":true}";
+	upb_Message *m = arn_proto_from_json(j, strlen(j), hf, a, &err);
+	assert_non_null(m);
+	assert_true(arn_proto_newer_bool(m, nf));
+	size_t len;
+	char *b = arn_proto_encode(m, hf, a, &len);
+	assert_non_null(b);
+	/* name "f" then field 7 varint 1 */
+	assert_int_equal(len, 5);
+	assert_memory_equal(b, "\x0a\x01" "f\x38\x01", 5);
+	char why[256];
+	assert_true(arn_proto_wire_check(b, len, hf, true, why, sizeof(why)));
+	assert_int_equal(arn_proto_to_json(m, hf, &out), 0);
+	assert_string_equal(arn_sb_cstr(&out), "{\"name\":\"f\",\"disabled\":true}");
+	/* field 7 with a length-delimited wire type: refused */
+	static const char bad[] = {0x3a, 0x01, 0x01};
+	assert_false(arn_proto_wire_check(bad, sizeof(bad), hf, true, why, sizeof(why)));
+	assert_non_null(strstr(why, "HttpFilter.disabled: wrong wire type 2"));
+	/* another unknown field is still refused when strict */
+	static const char unk[] = {0x40, 0x01};
+	assert_false(arn_proto_wire_check(unk, sizeof(unk), hf, true, why, sizeof(why)));
+	assert_non_null(strstr(why, "field number 8 is unknown"));
+
+	/* the map: RouteConfiguration.typed_per_filter_config (16) */
+	const upb_MessageDef *rc = arn_proto_msgdef("envoy.config.route.v3.RouteConfiguration");
+	const char *jr = "{\"name\":\"r\",\"typed_per_filter_config\":{\"k\":{\"@type\":"
+			 "\"type.googleapis.com/envoy.config.route.v3.FilterConfig\","
+			 "\"disabled\":true}}}";
+	m = arn_proto_from_json(jr, strlen(jr), rc, a, &err);
+	assert_non_null(m);
+	b = arn_proto_encode(m, rc, a, &len);
+	assert_true(arn_proto_wire_check(b, len, rc, true, why, sizeof(why)));
+	arn_sb_reset(&out);
+	assert_int_equal(arn_proto_to_json(m, rc, &out), 0);
+	assert_non_null(strstr(arn_sb_cstr(&out), "\"typed_per_filter_config\":{\"k\":{\"@type\":"
+						 "\"type.googleapis.com/envoy.config.route.v3."
+						 "FilterConfig\",\"disabled\":true}}"));
+	/* an entry with a third field, or cut short: refused (upb sees an
+	 * unknown field's bytes as opaque, so the walk is the check) */
+	static const char e3[] = {(char)0x82, 0x01, 0x05, 0x0a, 0x01, 'k', 0x18, 0x01};
+	assert_false(arn_proto_wire_check(e3, sizeof(e3), rc, true, why, sizeof(why)));
+	assert_non_null(strstr(why, "a map entry has only its key and value"));
+	static const char cut[] = {(char)0x82, 0x01, 0x03, 0x0a, 0x05, 'k'};
+	assert_false(arn_proto_wire_check(cut, sizeof(cut), rc, true, why, sizeof(why)));
+	assert_non_null(strstr(why, "truncated map entry"));
+	/* an Any inside with an unknown field of its type: refused when strict */
+	static const char url[] = "type.googleapis.com/envoy.config.route.v3.FilterConfig";
+	char anyunk[80];
+	size_t ul = sizeof(url) - 1, n = 0;
+	anyunk[n++] = (char)0x82; /* field 16, length-delimited */
+	anyunk[n++] = 0x01;
+	anyunk[n++] = (char)(3 + 2 + 2 + ul + 4); /* the entry */
+	memcpy(anyunk + n, "\x0a\x01k\x12", 4);
+	n += 4;
+	anyunk[n++] = (char)(2 + ul + 4); /* the Any */
+	anyunk[n++] = 0x0a;
+	anyunk[n++] = (char)ul;
+	memcpy(anyunk + n, url, ul);
+	n += ul;
+	memcpy(anyunk + n, "\x12\x02\x40\x01", 4); /* FilterConfig { 8: 1 } */
+	n += 4;
+	assert_false(arn_proto_wire_check(anyunk, n, rc, true, why, sizeof(why)));
+	assert_non_null(strstr(why, "FilterConfig: field number 8 is unknown"));
+	/* lenient (a peer's envelope): the Any's inside is not walked */
+	assert_true(arn_proto_wire_check(anyunk, n, rc, false, why, sizeof(why)));
+	arn_sb_free(&err);
+	arn_sb_free(&out);
+	upb_Arena_Free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -129,6 +217,7 @@ int main(void)
 		cmocka_unit_test(test_json_round_trip_and_any_unpack),
 		cmocka_unit_test(test_to_json_refuses_bad_any_without_leaking),
 		cmocka_unit_test(test_decode_refuses_what_would_abort_upb),
+		cmocka_unit_test(test_newer_fields),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
