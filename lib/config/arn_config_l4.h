@@ -372,6 +372,11 @@ enum arn_cfg_per_filter_kind {
 	ARN_CFG_PF_CORS,	    /* cfg: struct arn_cfg_cors (cors.v3.CorsPolicy) */
 	ARN_CFG_PF_JWT_AUTHN, /* cfg: struct arn_cfg_jwt_per_route (jwt_authn PerRouteConfig) */
 	ARN_CFG_PF_FAULT,     /* cfg: struct arn_cfg_fault (fault.v3.HTTPFault) */
+	/* route.v3.FilterConfig: disabled (the filter is off at that level),
+	 * or config left empty / of an optional unknown type (on, with the
+	 * filter's own configuration); cfg NULL for both */
+	ARN_CFG_PF_DISABLED,
+	ARN_CFG_PF_ENABLED,
 };
 
 /* ---------------------------------------------------------------------------
@@ -473,6 +478,11 @@ struct arn_cfg_fault {
 	uint32_t max_active; /* max_active_faults, 0: no bound */
 };
 
+/* Entries of one level's typed_per_filter_config (a route's, a virtual
+ * host's, a route table's): they name HTTP filters, looked up by a walk
+ * (docs/security.md). */
+#define ARN_CFG_MAX_PER_FILTER 64
+
 /** One typed_per_filter_config entry: the HTTP filter's name and its config. */
 struct arn_cfg_per_filter {
 	const char *name; /* the HttpFilter.name it applies to */
@@ -496,14 +506,25 @@ const void *arn_cfg_per_filter_find(const struct arn_cfg_vhost *vh, const struct
 				    enum arn_cfg_per_filter_kind kind);
 
 /**
+ * Is HTTP filter @p name (its HttpFilter.name) off for route @p r of
+ * virtual host @p vh? Envoy's filterDisabled: the most specific level
+ * (route, virtual host, route table) whose typed_per_filter_config names
+ * the filter decides (a FilterConfig with disabled: off; any other entry:
+ * on); none: @p dflt (the HttpFilter's disabled).
+ */
+bool arn_cfg_filter_off(const struct arn_cfg_vhost *vh, const struct arn_cfg_route *r,
+			const char *name, size_t len, bool dflt);
+
+/**
  * The CORS policies that apply to route @p r of virtual host @p vh for the
  * CORS filter named @p name, most specific first, into @p out (room for
- * 2): the per-filter ones (route, virtual host) if any level has one, else
+ * 3): the per-filter ones (route, virtual host, route table) if any level
+ * has one, else
  * the deprecated `cors` fields. @return how many (0: the filter does
  * nothing for this request).
  */
 size_t arn_cfg_cors_policies(const struct arn_cfg_vhost *vh, const struct arn_cfg_route *r,
-			     const char *name, size_t len, const struct arn_cfg_cors *out[2]);
+			     const char *name, size_t len, const struct arn_cfg_cors *out[3]);
 
 /* ---------------------------------------------------------------------------
  * envoy.filters.http.jwt_authn (JwtAuthentication). Providers' key sets

@@ -496,6 +496,10 @@ struct arn_cfg_vhost {
 	struct arn_cfg_retry_policy retry;     /* default for its routes */
 	struct arn_cfg_per_filter *per_filter; /* typed_per_filter_config */
 	size_t n_per_filter;
+	/* its route table's typed_per_filter_config (the least specific
+	 * level), kept here for arn_cfg_per_filter_find */
+	const struct arn_cfg_per_filter *rc_per_filter;
+	size_t n_rc_per_filter;
 	const struct arn_cfg_cors *cors;	/* VirtualHost.cors (deprecated), or NULL */
 	struct arn_cfg_rate_limit *rate_limits; /* VirtualHost.rate_limits */
 	size_t n_rate_limits;
@@ -523,6 +527,13 @@ struct arn_cfg_route_table {
 	bool ignore_port_in_host_matching;
 	bool most_specific_header_mutations_wins;
 	struct arn_cfg_header_ops headers_ops;
+	/* RouteConfiguration.typed_per_filter_config (newer than gRPC 1.51's
+	 * API copy: lib/proto/newer.c) */
+	struct arn_cfg_per_filter *per_filter;
+	size_t n_per_filter;
+	/* some level of the table turns a filter off by name
+	 * (FilterConfig.disabled): arn_cfg_filter_off must be asked */
+	bool filter_toggles;
 	/* private to lib/config (conv_route.c): what the next version of this
 	 * RouteConfiguration may take over instead of converting again */
 	const struct arn_cfg_route_reuse *reuse;
@@ -728,6 +739,8 @@ enum arn_cfg_cmp_lib {
  */
 struct arn_cfg_compressor {
 	const char *name;	     /* compressor_library.name: the stats' <name> */
+	const char *filter_name;     /* its HttpFilter.name (typed_per_filter_config's key) */
+	bool off;		     /* its HttpFilter.disabled */
 	uint8_t lib;		     /* enum arn_cfg_cmp_lib */
 	bool enabled;		     /* common_config.enabled (runtime_enabled): default_value */
 	bool response_config;	     /* response_direction_config set: ".response." in stat names */
@@ -768,6 +781,10 @@ struct arn_cfg_hcm {
 	 * LOCAL_RATELIMIT; NULL for the others) */
 	const char **http_filter_names;
 	const void **http_filter_cfgs;
+	/* per filter: HttpFilter.disabled (off unless the route's, virtual
+	 * host's or table's typed_per_filter_config names it); NULL when no
+	 * filter is (arn_cfg_filter_off) */
+	bool *http_filter_off;
 	const struct arn_cfg_hc_filter *health_check; /* ARN_CFG_HF_HEALTH_CHECK's, or NULL */
 	const struct arn_cfg_mcp_filter *mcp_gateway; /* ARN_CFG_HF_MCP_GATEWAY's, or NULL */
 	uint32_t idle_timeout_ms;	      /* common_http_protocol_options.idle_timeout, 1 h */
@@ -790,6 +807,8 @@ struct arn_cfg_hcm {
 	 * (cluster.<c>.grpc.*), per method with stats_for_all_methods */
 	bool grpc_stats;
 	bool grpc_stats_all_methods;
+	bool grpc_stats_off;	       /* its HttpFilter.disabled */
+	const char *grpc_stats_name; /* its HttpFilter.name */
 	/* envoy.filters.http.compressor filters, in chain order (a stream's
 	 * encoding is chosen among them: http_compressor.c), and whether one
 	 * of them, enabled, removes Accept-Encoding from requests */

@@ -55,6 +55,20 @@ bool pb_has(struct pb p, const char *f);
 struct pb pb_msg(struct pb p, const char *f);
 upb_StringView pb_str(struct pb p, const char *f);
 bool pb_bool(struct pb p, const char *f);
+/* Fields newer than gRPC 1.51's Envoy API copy (lib/proto/newer.c), read
+ * from @p p's unknown bytes: list them in conv_only's allowed names to
+ * accept them. A bool (false when absent): */
+bool pb_newer_bool(struct pb p, const char *f);
+/* A map<string, Any>: its entries into *@p out (on c->arena, a key given
+ * twice keeps its last value), at most @p max + 1 (a hostile count is not
+ * read whole). @return how many. */
+struct pb_map_ent {
+	upb_StringView key;
+	struct pb value; /* google.protobuf.Any */
+};
+struct conv;
+size_t pb_newer_map(struct conv *c, struct pb p, const char *f, struct pb_map_ent **out,
+		    size_t max);
 uint32_t pb_u32(struct pb p, const char *f);
 uint64_t pb_u64(struct pb p, const char *f);
 int32_t pb_i32(struct pb p, const char *f); /* also enums */
@@ -264,6 +278,9 @@ bool conv_l4_http_filter(struct conv *c, struct pb tc, upb_StringView tn, uint8_
 void conv_rate_limits(struct conv *c, struct pb p, struct arn_cfg_rate_limit **out, size_t *n);
 /** A route's or virtual host's typed_per_filter_config (map field of @p p). */
 void conv_per_filter(struct conv *c, struct pb p, struct arn_cfg_per_filter **out, size_t *n);
+/** A RouteConfiguration's typed_per_filter_config (newer than the API copy). */
+void conv_per_filter_newer(struct conv *c, struct pb p, struct arn_cfg_per_filter **out,
+			   size_t *n);
 /** A RuntimeFeatureFlag @p f of @p p: Arion has no runtime, so its
  * default_value decides (true when the flag is unset). */
 bool conv_runtime_flag(struct conv *c, struct pb p, const char *f);

@@ -566,13 +566,102 @@ int conv_only(struct conv *c, struct pb p, const char *allowed)
 		}
 	}
 	size_t ulen = 0;
-	upb_Message_GetUnknown(p.m, &ulen);
+	const char *u = upb_Message_GetUnknown(p.m, &ulen);
 	if (ulen) {
-		conv_err(c, "",
-			 "carries fields unknown to Arion's copy of the Envoy API (%s): "
-			 "refused rather than ignored",
-			 upb_MessageDef_FullName(p.d));
-		n++;
+		/* fields newer than the API copy (lib/proto/newer.c) are
+		 * allowed as any field is, by name; any other is refused */
+		const char *q = u, *qe = u + ulen;
+		struct arn_proto_unknown uf;
+		bool other = false;
+		int r;
+		while ((r = arn_proto_unknown_next(&q, qe, &uf)) > 0) {
+			const struct arn_proto_newer *nf = arn_proto_newer_find(p.d, uf.num);
+			if (!nf) {
+				other = true;
+			} else if (!in_list(allowed, nf->name)) {
+				conv_err(c, nf->name, "not supported by Arion (remove it)");
+				n++;
+			}
+		}
+		if (other || r < 0) {
+			conv_err(c, "",
+				 "carries fields unknown to Arion's copy of the Envoy API (%s): "
+				 "refused rather than ignored",
+				 upb_MessageDef_FullName(p.d));
+			n++;
+		}
+	}
+	return n;
+}
+
+bool pb_newer_bool(struct pb p, const char *name)
+{
+	const struct arn_proto_newer *nf = p.m ? arn_proto_newer_named(p.d, name) : NULL;
+	return nf && arn_proto_newer_bool(p.m, nf);
+}
+
+size_t pb_newer_map(struct conv *c, struct pb p, const char *name, struct pb_map_ent **out,
+		    size_t max)
+{
+	*out = NULL;
+	const struct arn_proto_newer *nf = p.m ? arn_proto_newer_named(p.d, name) : NULL;
+	size_t ulen = 0;
+	const char *u = nf ? upb_Message_GetUnknown(p.m, &ulen) : NULL;
+	if (!ulen)
+		return 0;
+	const upb_MessageDef *ad = arn_proto_msgdef("google.protobuf.Any");
+	struct arn_proto_unknown uf;
+	size_t n = 0, cap = 0;
+	const char *q = u, *e = u + ulen;
+	while (arn_proto_unknown_next(&q, e, &uf) > 0) {
+		if (uf.num != nf->num || uf.wt != 2)
+			continue;
+		/* an entry: key (1) and value (2); wire.c checked its shape */
+		struct pb_map_ent ent = {{NULL, 0}, {NULL, ad}};
+		const char *eq = uf.data, *ee = uf.data + uf.len;
+		struct arn_proto_unknown ef;
+		const char *val = "";
+		size_t val_len = 0;
+		while (arn_proto_unknown_next(&eq, ee, &ef) > 0) {
+			if (ef.num == 1 && ef.wt == 2)
+				ent.key = (upb_StringView){ef.data, ef.len};
+			else if (ef.num == 2 && ef.wt == 2) {
+				val = ef.data;
+				val_len = ef.len;
+			}
+		}
+		struct arn_sb err = ARN_SB_INIT;
+		ent.value.m = arn_proto_decode_walked(val, val_len, ad, c->arena, &err);
+		if (!ent.value.m) {
+			conv_err(c, name, "%s", arn_sb_cstr(&err));
+			arn_sb_free(&err);
+			continue;
+		}
+		arn_sb_free(&err);
+		/* a key again replaces its entry, as a map's would */
+		size_t k = 0;
+		while (k < n && !(ent.key.size == (*out)[k].key.size &&
+				  (!ent.key.size ||
+				   memcmp(ent.key.data, (*out)[k].key.data, ent.key.size) == 0)))
+			k++;
+		if (k == n) {
+			if (n > max)
+				break; /* the caller refuses past max */
+			if (n == cap) {
+				size_t nc = cap ? 2 * cap : 4;
+				struct pb_map_ent *g = upb_Arena_Malloc(c->arena, nc * sizeof(*g));
+				if (!g) {
+					conv_err(c, name, "out of memory");
+					return n;
+				}
+				if (n)
+					memcpy(g, *out, n * sizeof(*g));
+				*out = g;
+				cap = nc;
+			}
+			n++;
+		}
+		(*out)[k] = ent;
 	}
 	return n;
 }

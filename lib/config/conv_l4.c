@@ -31,6 +31,7 @@
 #define HTTP_JWT_TYPE "envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication"
 #define HTTP_JWT_PER_ROUTE_TYPE "envoy.extensions.filters.http.jwt_authn.v3.PerRouteConfig"
 #define HTTP_FAULT_TYPE "envoy.extensions.filters.http.fault.v3.HTTPFault"
+#define ROUTE_FILTER_CONFIG_TYPE "envoy.config.route.v3.FilterConfig"
 
 /* Envoy's floor for the local rate limiters' fill timers */
 #define LRL_MIN_FILL_MS 50
@@ -1755,20 +1756,163 @@ void conv_rate_limits(struct conv *c, struct pb p, struct arn_cfg_rate_limit **o
 	}
 }
 
+/* A typed_per_filter_config value of type @p tn (@p any) into @p pf.
+ * @return whether it is one Arion has (else reported, unless @p optional:
+ * then the entry only turns the filter on, as Envoy's FilterConfig with
+ * is_optional does for a type it lacks). */
+static bool per_filter_typed(struct conv *c, upb_StringView tn, struct pb any,
+			     struct arn_cfg_per_filter *pf, bool optional)
+{
+	bool ok = false;
+	if (arn_sv_eq(tn, HTTP_RBAC_PER_ROUTE_TYPE)) {
+		struct pb pr = conv_any(c, any, HTTP_RBAC_PER_ROUTE_TYPE);
+		if (pr.m) {
+			conv_only(c, pr, "rbac");
+			struct arn_cfg_rbac_filter *f = NULL;
+			struct pb r = pb_msg(pr, "rbac");
+			if (r.m) {
+				size_t m2 = conv_push(c, "rbac");
+				f = http_rbac(c, r);
+				conv_pop(c, m2);
+			} else {
+				/* no rbac: the filter is off on this route */
+				f = CONV_NEW(c, struct arn_cfg_rbac_filter, 1);
+				if (f)
+					f->stat_prefix = f->shadow_stat_prefix = "";
+			}
+			pf->kind = ARN_CFG_PF_RBAC;
+			pf->cfg = f;
+			ok = true;
+		}
+	} else if (arn_sv_eq(tn, HTTP_LRL_TYPE)) {
+		struct pb r = conv_any(c, any, HTTP_LRL_TYPE);
+		if (r.m) {
+			pf->kind = ARN_CFG_PF_LOCAL_RATELIMIT;
+			pf->cfg = http_ratelimit(c, r, true);
+			ok = true;
+		}
+	} else if (arn_sv_eq(tn, HTTP_JWT_PER_ROUTE_TYPE)) {
+		struct pb r = conv_any(c, any, HTTP_JWT_PER_ROUTE_TYPE);
+		if (r.m) {
+			pf->kind = ARN_CFG_PF_JWT_AUTHN;
+			pf->cfg = http_jwt_per_route(c, r);
+			ok = true;
+		}
+	} else if (arn_sv_eq(tn, HTTP_CORS_POLICY_TYPE)) {
+		struct pb r = conv_any(c, any, HTTP_CORS_POLICY_TYPE);
+		if (r.m) {
+			pf->kind = ARN_CFG_PF_CORS;
+			pf->cfg = conv_cors(c, r, true);
+			ok = true;
+		}
+	} else if (arn_sv_eq(tn, HTTP_EXT_AUTHZ_ROUTE_TYPE)) {
+		struct pb r = conv_any(c, any, HTTP_EXT_AUTHZ_ROUTE_TYPE);
+		if (r.m) {
+			pf->kind = ARN_CFG_PF_EXT_AUTHZ;
+			pf->cfg = ext_authz_route(c, r);
+			ok = true;
+		}
+	} else if (arn_sv_eq(tn, HTTP_FAULT_TYPE)) {
+		/* a route's HTTPFault replaces the filter's whole (Envoy) */
+		struct pb r = conv_any(c, any, HTTP_FAULT_TYPE);
+		if (r.m) {
+			pf->kind = ARN_CFG_PF_FAULT;
+			pf->cfg = conv_fault(c, r);
+			ok = true;
+		}
+	} else if (optional) {
+		pf->kind = ARN_CFG_PF_ENABLED;
+		pf->cfg = NULL;
+		ok = true;
+	} else {
+		conv_err(c, "",
+			 "per-filter configuration of type '%.*s' is not supported by "
+			 "Arion (RBACPerRoute, LocalRateLimit, CorsPolicy, HTTPFault, "
+			 "ExtAuthzPerRoute, jwt_authn's PerRouteConfig and "
+			 "route.v3.FilterConfig are)",
+			 (int)tn.size, tn.data);
+	}
+	return ok;
+}
+
+/* envoy.config.route.v3.FilterConfig (Envoy's PerFilterConfigs): disabled
+ * turns the filter off at this level; else its config, empty to turn the
+ * filter on with its own configuration. */
+static bool per_filter_config(struct conv *c, struct pb any, struct arn_cfg_per_filter *pf)
+{
+	struct pb fc = conv_any(c, any, ROUTE_FILTER_CONFIG_TYPE);
+	if (!fc.m)
+		return false;
+	conv_only(c, fc, "config,is_optional,disabled");
+	pf->cfg = NULL;
+	if (pb_newer_bool(fc, "disabled")) {
+		pf->kind = ARN_CFG_PF_DISABLED;
+		return true;
+	}
+	if (!pb_has(fc, "config")) {
+		/* Envoy's words */
+		conv_err(c, "config",
+			 "Empty route/virtual host per filter configuration for %s filter "
+			 "(set config, or disabled: true)",
+			 pf->name);
+		return false;
+	}
+	struct pb inner = pb_msg(fc, "config");
+	upb_StringView tn = arn_proto_any_type_name(inner.m);
+	if (tn.size == 0) {
+		pf->kind = ARN_CFG_PF_ENABLED;
+		return true;
+	}
+	size_t m = conv_push(c, "config");
+	bool ok = per_filter_typed(c, tn, inner, pf, pb_bool(fc, "is_optional"));
+	conv_pop(c, m);
+	return ok;
+}
+
+/* One typed_per_filter_config entry into @p pf. @return whether it is one. */
+static bool per_filter_entry(struct conv *c, upb_StringView key, struct pb any,
+			     struct arn_cfg_per_filter *pf)
+{
+	size_t m = conv_push(c, "typed_per_filter_config[%.*s]", (int)key.size, key.data);
+	pf->name = conv_str(c, key);
+	pf->name_len = key.size;
+	upb_StringView tn = arn_proto_any_type_name(any.m);
+	bool ok = arn_sv_eq(tn, ROUTE_FILTER_CONFIG_TYPE) ? per_filter_config(c, any, pf)
+							  : per_filter_typed(c, tn, any, pf, false);
+	conv_pop(c, m);
+	return ok;
+}
+
+static bool per_filter_l4_on(struct conv *c, const char *where)
+{
+	if (features & ARN_CONFIG_FEATURE_HTTP_L4)
+		return true;
+	/* RBACPerRoute, LocalRateLimit and CorsPolicy are all it may carry */
+	conv_err(c, where,
+		 "not supported by Arion: the HTTP filters it configures (rbac, "
+		 "local_ratelimit, cors) are not run by this Arion's data plane yet");
+	return false;
+}
+
+static bool per_filter_count_ok(struct conv *c, size_t len)
+{
+	if (len <= ARN_CFG_MAX_PER_FILTER)
+		return true;
+	conv_err(c, "typed_per_filter_config",
+		 "more than %d entries: Arion looks them up by a walk and keeps at most %d "
+		 "(they name the connection manager's HTTP filters)",
+		 ARN_CFG_MAX_PER_FILTER, ARN_CFG_MAX_PER_FILTER);
+	return false;
+}
+
 void conv_per_filter(struct conv *c, struct pb p, struct arn_cfg_per_filter **out, size_t *n)
 {
 	const upb_FieldDef *fd = pb_field(p, "typed_per_filter_config");
 	const upb_Map *map = fd ? upb_Message_Get(p.m, fd).map_val : NULL;
 	size_t len = map ? upb_Map_Size(map) : 0;
-	if (len == 0)
+	if (len == 0 || !per_filter_l4_on(c, "typed_per_filter_config") ||
+	    !per_filter_count_ok(c, len))
 		return;
-	if (!(features & ARN_CONFIG_FEATURE_HTTP_L4)) {
-		/* RBACPerRoute, LocalRateLimit and CorsPolicy are all it may carry */
-		conv_err(c, "typed_per_filter_config",
-			 "not supported by Arion: the HTTP filters it configures (rbac, "
-			 "local_ratelimit, cors) are not run by this Arion's data plane yet");
-		return;
-	}
 	*out = CONV_NEW(c, struct arn_cfg_per_filter, len);
 	if (!*out)
 		return;
@@ -1777,75 +1921,20 @@ void conv_per_filter(struct conv *c, struct pb p, struct arn_cfg_per_filter **ou
 	while (upb_MapIterator_Next(map, &iter)) {
 		upb_StringView key = upb_MapIterator_Key(map, iter).str_val;
 		struct pb any = {upb_MapIterator_Value(map, iter).msg_val, ad};
-		size_t m = conv_push(c, "typed_per_filter_config[%.*s]", (int)key.size, key.data);
-		upb_StringView tn = arn_proto_any_type_name(any.m);
-		struct arn_cfg_per_filter *pf = &(*out)[*n];
-		pf->name = conv_str(c, key);
-		pf->name_len = key.size;
-		if (arn_sv_eq(tn, HTTP_RBAC_PER_ROUTE_TYPE)) {
-			struct pb pr = conv_any(c, any, HTTP_RBAC_PER_ROUTE_TYPE);
-			if (pr.m) {
-				conv_only(c, pr, "rbac");
-				struct arn_cfg_rbac_filter *f = NULL;
-				struct pb r = pb_msg(pr, "rbac");
-				if (r.m) {
-					size_t m2 = conv_push(c, "rbac");
-					f = http_rbac(c, r);
-					conv_pop(c, m2);
-				} else {
-					/* no rbac: the filter is off on this route */
-					f = CONV_NEW(c, struct arn_cfg_rbac_filter, 1);
-					if (f)
-						f->stat_prefix = f->shadow_stat_prefix = "";
-				}
-				pf->kind = ARN_CFG_PF_RBAC;
-				pf->cfg = f;
-				(*n)++;
-			}
-		} else if (arn_sv_eq(tn, HTTP_LRL_TYPE)) {
-			struct pb r = conv_any(c, any, HTTP_LRL_TYPE);
-			if (r.m) {
-				pf->kind = ARN_CFG_PF_LOCAL_RATELIMIT;
-				pf->cfg = http_ratelimit(c, r, true);
-				(*n)++;
-			}
-		} else if (arn_sv_eq(tn, HTTP_JWT_PER_ROUTE_TYPE)) {
-			struct pb r = conv_any(c, any, HTTP_JWT_PER_ROUTE_TYPE);
-			if (r.m) {
-				pf->kind = ARN_CFG_PF_JWT_AUTHN;
-				pf->cfg = http_jwt_per_route(c, r);
-				(*n)++;
-			}
-		} else if (arn_sv_eq(tn, HTTP_CORS_POLICY_TYPE)) {
-			struct pb r = conv_any(c, any, HTTP_CORS_POLICY_TYPE);
-			if (r.m) {
-				pf->kind = ARN_CFG_PF_CORS;
-				pf->cfg = conv_cors(c, r, true);
-				(*n)++;
-			}
-		} else if (arn_sv_eq(tn, HTTP_EXT_AUTHZ_ROUTE_TYPE)) {
-			struct pb r = conv_any(c, any, HTTP_EXT_AUTHZ_ROUTE_TYPE);
-			if (r.m) {
-				pf->kind = ARN_CFG_PF_EXT_AUTHZ;
-				pf->cfg = ext_authz_route(c, r);
-				(*n)++;
-			}
-		} else if (arn_sv_eq(tn, HTTP_FAULT_TYPE)) {
-			/* a route's HTTPFault replaces the filter's whole (Envoy) */
-			struct pb r = conv_any(c, any, HTTP_FAULT_TYPE);
-			if (r.m) {
-				pf->kind = ARN_CFG_PF_FAULT;
-				pf->cfg = conv_fault(c, r);
-				(*n)++;
-			}
-		} else {
-			conv_err(c, "",
-				 "per-filter configuration of type '%.*s' is not supported by "
-				 "Arion (RBACPerRoute, LocalRateLimit, CorsPolicy, HTTPFault, "
-				 "ExtAuthzPerRoute "
-				 "and jwt_authn's PerRouteConfig are)",
-				 (int)tn.size, tn.data);
-		}
-		conv_pop(c, m);
+		if (per_filter_entry(c, key, any, &(*out)[*n]))
+			(*n)++;
 	}
+}
+
+void conv_per_filter_newer(struct conv *c, struct pb p, struct arn_cfg_per_filter **out, size_t *n)
+{
+	struct pb_map_ent *ents;
+	size_t len = pb_newer_map(c, p, "typed_per_filter_config", &ents, ARN_CFG_MAX_PER_FILTER);
+	if (len == 0 || !per_filter_l4_on(c, "typed_per_filter_config") ||
+	    !per_filter_count_ok(c, len))
+		return;
+	*out = CONV_NEW(c, struct arn_cfg_per_filter, len);
+	for (size_t i = 0; *out && i < len; i++)
+		if (per_filter_entry(c, ents[i].key, ents[i].value, &(*out)[*n]))
+			(*n)++;
 }

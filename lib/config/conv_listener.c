@@ -439,6 +439,21 @@ static void compressor_filter(struct conv *c, struct pb any, size_t nf, struct a
 	out->n_compressors++;
 }
 
+/* HttpFilter.disabled of the filter about to be added to @p out (of @p nf):
+ * off unless a route's per-filter configuration names it. @return false
+ * out of memory. */
+static bool filter_off(struct conv *c, struct arn_cfg_hcm *out, size_t nf)
+{
+	if (!out->http_filter_off) {
+		bool *o = CONV_NEW(c, bool, nf);
+		if (!o)
+			return false;
+		out->http_filter_off = o;
+	}
+	out->http_filter_off[out->n_http_filters] = true;
+	return true;
+}
+
 static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 {
 	struct pb h = conv_any(c, any, ARN_TYPE_HCM);
@@ -509,7 +524,8 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 	for (size_t i = 0; out->http_filters && i < nf; i++) {
 		struct pb hf = pb_at(h, "http_filters", i);
 		size_t m = conv_push(c, "http_filters[%zu]", i);
-		conv_only(c, hf, "name,typed_config,is_optional");
+		conv_only(c, hf, "name,typed_config,is_optional,disabled");
+		bool off = pb_newer_bool(hf, "disabled");
 		upb_StringView name = pb_str(hf, "name");
 		struct pb tc = pb_msg(hf, "typed_config");
 		upb_StringView tn = tc.m ? arn_proto_any_type_name(tc.m) : name;
@@ -526,9 +542,12 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 					 "a second ext_authz filter: Arion runs one per "
 					 "connection manager");
 			if (l4cfg) {
+				if (off && !filter_off(c, out, nf))
+					return NULL;
 				out->http_filter_cfgs[out->n_http_filters] = l4cfg;
 				out->http_filters[out->n_http_filters++] = l4kind;
 			}
+			off = false;
 		} else if (arn_sv_eq(tn, ROUTER_TYPE) ||
 			   (!tc.m && arn_sv_eq(name, "envoy.filters.http.router"))) {
 			if (tc.m) {
@@ -551,6 +570,11 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 			}
 			out->http_filters[out->n_http_filters++] = ARN_CFG_HF_ROUTER;
 			router = true;
+			if (off)
+				conv_err(c, "disabled",
+					 "the router is the terminal filter: it cannot be "
+					 "disabled");
+			off = false;
 		} else if (arn_sv_eq(tn, HEALTH_CHECK_TYPE)) {
 			size_t m2 = conv_push(c, "typed_config");
 			if (out->health_check)
@@ -560,6 +584,9 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 			else
 				out->health_check = health_check_filter(c, tc);
 			conv_pop(c, m2);
+			if (off && !filter_off(c, out, nf))
+				return NULL;
+			off = false;
 			out->http_filters[out->n_http_filters++] = ARN_CFG_HF_HEALTH_CHECK;
 		} else if (arn_sv_eq(tn, GRPC_STATS_TYPE)) {
 			size_t m2 = conv_push(c, "typed_config");
@@ -569,10 +596,21 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 					 "connection manager");
 			grpc_stats_filter(c, tc, out);
 			conv_pop(c, m2);
+			out->grpc_stats_off = off;
+			out->grpc_stats_name = out->http_filter_names[out->n_http_filters];
+			off = false;
 		} else if (arn_sv_eq(tn, COMPRESSOR_TYPE)) {
 			size_t m2 = conv_push(c, "typed_config");
+			size_t had = out->n_compressors;
 			compressor_filter(c, tc, nf, out);
 			conv_pop(c, m2);
+			if (out->n_compressors > had) {
+				struct arn_cfg_compressor *cf =
+				    (struct arn_cfg_compressor *)&out->compressors[had];
+				cf->off = off;
+				cf->filter_name = out->http_filter_names[out->n_http_filters];
+			}
+			off = false;
 		} else if (arn_sv_eq(tn, ARN_TYPE_MCP_GATEWAY)) {
 			/* arion.filters.http.mcp_gateway (X14): its ToolSet is
 			 * subscribed on demand and warmed on (conv_toolset.c) */
@@ -584,9 +622,13 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 			else
 				out->mcp_gateway = conv_mcp_filter(c, tc);
 			conv_pop(c, m2);
+			if (off && !filter_off(c, out, nf))
+				return NULL;
+			off = false;
 			out->http_filters[out->n_http_filters++] = ARN_CFG_HF_MCP_GATEWAY;
 		} else if (pb_bool(hf, "is_optional")) {
 			/* Envoy skips an optional filter it does not know; so do we */
+			off = false;
 		} else {
 			conv_err(c, "",
 				 "HTTP filter '%.*s' (%.*s) is not supported by Arion; set "

@@ -1196,6 +1196,32 @@ bool conv_route_shell(struct conv *c, const char *bytes, size_t len,
  * looks at the routes before it. A route taken over from the previous
  * version (its struct copied, flags and all) is looked at again: its
  * virtual host, its neighbours or the table may have changed. */
+/* Does a level of @p t turn a filter off by name (FilterConfig.disabled)?
+ * Then the HTTP layer asks arn_cfg_filter_off for every filter; else only
+ * for the filters an HttpFilter.disabled turned off. */
+static bool pf_off(const struct arn_cfg_per_filter *pf, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pf[i].kind == ARN_CFG_PF_DISABLED)
+			return true;
+	return false;
+}
+
+static bool filter_toggles(const struct arn_cfg_route_table *t)
+{
+	if (pf_off(t->per_filter, t->n_per_filter))
+		return true;
+	for (size_t i = 0; i < t->n_vhosts; i++) {
+		const struct arn_cfg_vhost *v = &t->vhosts[i];
+		if (pf_off(v->per_filter, v->n_per_filter))
+			return true;
+		for (size_t j = 0; j < v->n_routes; j++)
+			if (pf_off(v->routes[j].per_filter, v->routes[j].n_per_filter))
+				return true;
+	}
+	return false;
+}
+
 static void table_edit_flags(struct arn_cfg_route_table *t)
 {
 	for (size_t i = 0; i < t->n_vhosts; i++) {
@@ -1281,7 +1307,7 @@ struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_i
 		  "name,virtual_hosts,response_headers_to_add,response_headers_to_remove,request_"
 		  "headers_to_add,request_headers_to_remove,most_specific_header_mutations_wins,"
 		  "validate_clusters,max_direct_response_body_size_bytes,ignore_port_in_host_"
-		  "matching");
+		  "matching,typed_per_filter_config");
 	bool vc = false;
 	if (pb_wrapped_bool(rc, "validate_clusters", &vc) && vc)
 		conv_err(c, "validate_clusters",
@@ -1290,6 +1316,7 @@ struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_i
 	t->ignore_port_in_host_matching = pb_bool(rc, "ignore_port_in_host_matching");
 	t->most_specific_header_mutations_wins = pb_bool(rc, "most_specific_header_mutations_wins");
 	conv_header_ops(c, rc, &t->headers_ops);
+	conv_per_filter_newer(c, rc, &t->per_filter, &t->n_per_filter);
 	t->default_vhost = -1;
 	size_t nv = pb_len(rc, "virtual_hosts");
 	t->vhosts = CONV_NEW(c, struct arn_cfg_vhost, nv ? nv : 1);
@@ -1319,6 +1346,8 @@ struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_i
 		    "remove,response_headers_to_add,response_headers_to_remove,retry_policy,"
 		    "include_request_attempt_count,typed_per_filter_config,rate_limits,cors");
 		conv_per_filter(c, vh, &v->per_filter, &v->n_per_filter);
+		v->rc_per_filter = t->per_filter;
+		v->n_rc_per_filter = t->n_per_filter;
 		if (pb_has(vh, "cors")) {
 			size_t m2 = conv_push(c, "cors");
 			v->cors = conv_cors(c, pb_msg(vh, "cors"), false);
@@ -1485,6 +1514,7 @@ struct arn_cfg_obj *arn_conv_route_table(struct conv *c, struct pb rc, bool is_i
 	if (n_exact == 0)
 		t->n_exact_slots = 0;
 	table_edit_flags(t);
+	t->filter_toggles = filter_toggles(t);
 	if (arn_pool_failed(c->pool) || c->nerr > nerr0)
 		goto fail;
 	free(hits);

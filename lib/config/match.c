@@ -854,11 +854,34 @@ const void *arn_cfg_per_filter_find(const struct arn_cfg_vhost *vh, const struct
 	const void *cfg = r ? per_filter(r->per_filter, r->n_per_filter, name, len, kind) : NULL;
 	if (!cfg && vh)
 		cfg = per_filter(vh->per_filter, vh->n_per_filter, name, len, kind);
+	if (!cfg && vh)
+		cfg = per_filter(vh->rc_per_filter, vh->n_rc_per_filter, name, len, kind);
 	return cfg;
 }
 
+/* Level @p pf's opinion of filter @p name: -1 none, 1 off, 0 on. */
+static int filter_opinion(const struct arn_cfg_per_filter *pf, size_t n, const char *name,
+			  size_t len)
+{
+	for (size_t i = 0; name && i < n; i++)
+		if (pf[i].name_len == len && memcmp(pf[i].name, name, len) == 0)
+			return pf[i].kind == ARN_CFG_PF_DISABLED;
+	return -1;
+}
+
+bool arn_cfg_filter_off(const struct arn_cfg_vhost *vh, const struct arn_cfg_route *r,
+			const char *name, size_t len, bool dflt)
+{
+	int o = r ? filter_opinion(r->per_filter, r->n_per_filter, name, len) : -1;
+	if (o < 0 && vh)
+		o = filter_opinion(vh->per_filter, vh->n_per_filter, name, len);
+	if (o < 0 && vh)
+		o = filter_opinion(vh->rc_per_filter, vh->n_rc_per_filter, name, len);
+	return o < 0 ? dflt : o == 1;
+}
+
 size_t arn_cfg_cors_policies(const struct arn_cfg_vhost *vh, const struct arn_cfg_route *r,
-			     const char *name, size_t len, const struct arn_cfg_cors *out[2])
+			     const char *name, size_t len, const struct arn_cfg_cors *out[3])
 {
 	size_t n = 0;
 	const struct arn_cfg_cors *p =
@@ -866,6 +889,10 @@ size_t arn_cfg_cors_policies(const struct arn_cfg_vhost *vh, const struct arn_cf
 	if (p)
 		out[n++] = p;
 	p = vh ? per_filter(vh->per_filter, vh->n_per_filter, name, len, ARN_CFG_PF_CORS) : NULL;
+	if (p)
+		out[n++] = p;
+	p = vh ? per_filter(vh->rc_per_filter, vh->n_rc_per_filter, name, len, ARN_CFG_PF_CORS)
+	       : NULL;
 	if (p)
 		out[n++] = p;
 	if (n)

@@ -848,8 +848,15 @@ static int cmp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap
 	struct http_worker *w = hc->w;
 	uint64_t *chosen_row = NULL;
 	/* Envoy's encoder filters see the head last filter first */
+	bool toggles = st->rt && st->rt->filter_toggles;
 	for (int i = (int)n - 1; i >= 0; i--) {
 		const struct arn_cfg_compressor *f = &h->compressors[i];
+		/* HttpFilter.disabled / FilterConfig: off for this route,
+		 * the filter is not in the stream's chain */
+		if ((f->off || toggles) && f->filter_name &&
+		    arn_cfg_filter_off(st->vhost, st->route, f->filter_name, strlen(f->filter_name),
+				       f->off))
+			continue;
 		uint64_t *row = row_of(w, h, f);
 		bool big = false;
 		if (f->enabled) {

@@ -105,6 +105,11 @@ static struct arn_stats_rows_table *counted(struct http_stream *st, const struct
 	if (!t || !h || !h->grpc_stats || !st->crt || (st->state & HTTP_S_GRPC_COUNTED) ||
 	    !http_is_grpc(st))
 		return NULL;
+	/* HttpFilter.disabled / FilterConfig: off for the stream's route */
+	if ((h->grpc_stats_off || (st->rt && st->rt->filter_toggles)) && h->grpc_stats_name &&
+	    arn_cfg_filter_off(st->vhost, st->route, h->grpc_stats_name, strlen(h->grpc_stats_name),
+			       h->grpc_stats_off))
+		return NULL;
 	*hp = h;
 	return t;
 }

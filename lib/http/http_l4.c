@@ -443,7 +443,7 @@ static bool cors_step(struct http_stream *st, size_t i, const struct arn_cfg_rou
 	const char *name = h->http_filter_names ? h->http_filter_names[i] : NULL;
 	if (!mt || !name || mt->route->action != ARN_CFG_ACTION_ROUTE)
 		return false;
-	const struct arn_cfg_cors *p[2];
+	const struct arn_cfg_cors *p[3];
 	size_t np = arn_cfg_cors_policies(mt->vhost, mt->route, name, strlen(name), p);
 	if (!np)
 		return false;
@@ -1320,6 +1320,33 @@ bool http_l4_filters(struct http_stream *st, const struct arn_cfg_gen *g,
 	return false;
 }
 
+/* Is filter @p i of @p h off for the request's route @p mt (NULL: none
+ * matched: the HttpFilter's own disabled decides)? */
+static bool l4_filter_off(const struct arn_cfg_hcm *h, size_t i,
+			  const struct arn_cfg_route_match *mt)
+{
+	bool dflt = h->http_filter_off && h->http_filter_off[i];
+	const char *name = h->http_filter_names ? h->http_filter_names[i] : NULL;
+	if (!mt || !name)
+		return dflt;
+	return arn_cfg_filter_off(mt->vhost, mt->route, name, strlen(name), dflt);
+}
+
+bool http_filter_kind_off(const struct arn_cfg_hcm *h, unsigned kind,
+			  const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req)
+{
+	if (!h->http_filter_off && !(rt && rt->filter_toggles))
+		return false;
+	size_t i = 0;
+	while (i < h->n_http_filters && h->http_filters[i] != kind)
+		i++;
+	if (i == h->n_http_filters)
+		return false;
+	struct arn_cfg_route_match mt;
+	bool matched = rt && arn_cfg_route_match(rt, req, &mt) == 0;
+	return l4_filter_off(h, i, matched ? &mt : NULL);
+}
+
 /* From filter @p from: 0, or the one after an ext_authz filter whose
  * check allowed the request (http_hcm_resume_head). */
 static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
@@ -1328,13 +1355,16 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 {
 	const struct arn_cfg_hcm *h = st->hc->hcm;
 	struct arn_cfg_route_match mt;
-	bool matched = false, have = false, first_rl = true;
+	bool matched = false, have = false, first_rl = true, toggles = false;
 	uint32_t client = 0;
 	for (size_t i = from; i < h->n_http_filters; i++) {
 		const void *cfg = h->http_filter_cfgs ? h->http_filter_cfgs[i] : NULL;
 		switch (h->http_filters[i]) {
 		case ARN_CFG_HF_HEALTH_CHECK:
-			if (h->health_check && http_hc_filter(st, g, req))
+			if (h->health_check &&
+			    !((h->http_filter_off || (rt && rt->filter_toggles)) &&
+			      http_filter_kind_off(h, ARN_CFG_HF_HEALTH_CHECK, rt, req)) &&
+			    http_hc_filter(st, g, req))
 				return true;
 			break;
 		case ARN_CFG_HF_EXT_AUTHZ:
@@ -1353,7 +1383,12 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 				 * use_remote_address), as Envoy's filters see it */
 				bool internal;
 				client = http_client_addr(h, &st->req.m, st->hc->raddr, &internal);
+				toggles = h->http_filter_off || (rt && rt->filter_toggles);
 			}
+			/* HttpFilter.disabled, FilterConfig (Envoy's
+			 * filterDisabled): the route's level decides */
+			if (toggles && l4_filter_off(h, i, matched ? &mt : NULL))
+				break;
 			if (h->http_filters[i] == ARN_CFG_HF_RBAC) {
 				if (rbac_step(st, i, cfg, matched ? &mt : NULL, req, client))
 					return true;

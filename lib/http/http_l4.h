@@ -57,6 +57,17 @@ void http_l4_hrt_fini(struct http_hcm_rt *r);
 bool http_l4_filters(struct http_stream *st, const struct arn_cfg_gen *g,
 		     const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req);
 
+/**
+ * Is the filter of kind @p kind (enum arn_cfg_http_filter: the first of
+ * that kind in @p h's chain) off for request @p req of route table @p rt?
+ * Its HttpFilter.disabled, unless the matched route's level says
+ * otherwise (FilterConfig, or any per-filter configuration naming it:
+ * arn_cfg_filter_off). Costs nothing unless @p h disables a filter or
+ * @p rt turns one off by name.
+ */
+bool http_filter_kind_off(const struct arn_cfg_hcm *h, unsigned kind,
+			  const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req);
+
 struct arn_h1_edit;
 /**
  * The request edits the jwt_authn filter made for @p st's request (its

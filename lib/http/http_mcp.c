@@ -34,6 +34,7 @@
 #include "http_mcp_tools.h"
 #include "http_stream.h"
 #include "http_int.h"
+#include "http_l4.h"
 #include "http_subreq.h"
 
 /* A streamed answer that the backend keeps quiet on gets a comment line
@@ -3898,9 +3899,9 @@ static bool mcp_path(const struct arn_cfg_mcp_filter *f, const struct arn_h1_msg
 static bool mcp_decode_head(struct http_stream *st, const struct arn_cfg_gen *g,
 			    const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req)
 {
-	(void)rt;
 	const struct arn_cfg_mcp_filter *f = st->hc->hcm->mcp_gateway;
-	if (!f || !mcp_path(f, &st->req.m))
+	if (!f || !mcp_path(f, &st->req.m) ||
+	    http_filter_kind_off(st->hc->hcm, ARN_CFG_HF_MCP_GATEWAY, rt, req))
 		return false;
 	http_mcp_filter(st, g, req);
 	return true;

@@ -14,6 +14,8 @@
 #include "tjwt.h" /* before tc.h, whose short macros OpenSSL's headers would meet */
 #include "tc.h"
 
+#include "arn_proto.h"
+
 #define ADDR "\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\",\"port_value\":9000}}"
 #define AT(t) "\"@type\":\"type.googleapis.com/" t "\""
 #define TCP_AT AT("envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy")
@@ -689,7 +691,7 @@ static void test_http_cors(void **state)
 	const struct arn_cfg_hcm *h = chain0()->hcm;
 	assert_int_equal(h->http_filters[0], ARN_CFG_HF_CORS);
 	const struct arn_cfg_vhost *vh = &h->inline_routes->vhosts[0];
-	const struct arn_cfg_cors *p[2];
+	const struct arn_cfg_cors *p[3];
 	assert_int_equal(arn_cfg_cors_policies(vh, &vh->routes[0], "cors", 4, p), 1);
 	assert_int_equal(p[0]->n_origins, 2);
 	assert_true(arn_cfg_str_match(&p[0]->origins[0], "https://b.example", 17));
@@ -1256,7 +1258,9 @@ static void test_fuzz_seeds_accepted(void **state)
 	static const char *const seeds[][2] = {{"listener_tcp_proxy", "tcp"},
 					       {"listener_network_rbac", "rbac"},
 					       {"listener_http_rbac_ratelimit", "web"},
-					       {"listener_http_rbac_matcher", "l"}};
+					       {"listener_http_rbac_matcher", "l"},
+					       {"listener_filter_toggles", "l"},
+					       {"route_filter_toggles", "r"}};
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
 		char path[256], buf[8192];
 		snprintf(path, sizeof(path), "tests/config/corpus/config/%s", seeds[i][0]);
@@ -1264,10 +1268,10 @@ static void test_fuzz_seeds_accepted(void **state)
 		assert_non_null(f);
 		size_t n = fread(buf, 1, sizeof(buf), f);
 		fclose(f);
-		assert_true(n > 1 && n < sizeof(buf) && buf[0] == 0);
+		assert_true(n > 1 && n < sizeof(buf) && (buf[0] == 0 || buf[0] == 1));
 		struct arn_config_resource_in in = {seeds[i][1], "v", buf + 1, n - 1};
 		struct arn_config_result r;
-		assert_int_equal(arn_config_apply(st, L, &in, 1, NULL, 0, 0, &r), 0);
+		assert_int_equal(arn_config_apply(st, buf[0] ? R : L, &in, 1, NULL, 0, 0, &r), 0);
 		for (size_t j = 0; j < r.n_errors; j++)
 			print_message("  %s: %s\n", seeds[i][0], r.errors[j].message);
 		assert_true(r.accepted);
@@ -1428,6 +1432,165 @@ static void test_network_filters_before_echo_refused(void **state)
 #undef CL
 #undef RB
 
+/* HttpFilter.disabled and envoy.config.route.v3.FilterConfig, fields
+ * newer than gRPC 1.51's Envoy API copy (lib/proto/newer.c), as Envoy
+ * Gateway writes them: a filter off in the HCM, turned on by a route's
+ * per-filter configuration (its own type, or FilterConfig), turned off
+ * by FilterConfig.disabled; the route table's own typed_per_filter_config
+ * as the least specific level. From JSON, which reaches the store as the
+ * bytes a control plane would send (unknown fields of the main pool). */
+static void test_filter_disabled_and_filter_config(void **state)
+{
+	(void)state;
+#define RBAC_OFF "{\"name\":\"authz\",\"disabled\":true,\"typed_config\":{" HRBAC_AT "}},"
+#define FC_AT AT("envoy.config.route.v3.FilterConfig")
+#define CORSP_AT AT("envoy.extensions.filters.http.cors.v3.CorsPolicy")
+	/* a config of a type Arion lacks, optional: on with the filter's own
+	 * configuration (Envoy's createRouteSpecificFilterConfig) */
+	tc_ok(L, LISTENER(HCM(RBAC_OFF "{\"name\":\"cors\",\"typed_config\":{" AT(
+				  "envoy.extensions.filters.http.cors.v3.Cors") "}},",
+			      "\"typed_per_filter_config\":{\"authz\":{" FC_AT
+			      ",\"is_optional\":true,\"config\":{" AT(
+				  "google.protobuf.Empty") "}},"
+							   "\"cors\":{" FC_AT
+							   ",\"disabled\":true}},")));
+	const struct arn_cfg_hcm *h = chain0()->hcm;
+	assert_int_equal(h->http_filters[0], ARN_CFG_HF_RBAC);
+	assert_non_null(h->http_filter_off);
+	assert_true(h->http_filter_off[0]);
+	assert_false(h->http_filter_off[1]);
+	const struct arn_cfg_route_table *rt = h->inline_routes;
+	const struct arn_cfg_vhost *vh = &rt->vhosts[0];
+	assert_true(rt->filter_toggles);
+	assert_int_equal(vh->n_per_filter, 2);
+	for (size_t k = 0; k < vh->n_per_filter; k++)
+		assert_int_equal(vh->per_filter[k].kind, vh->per_filter[k].name_len == 5
+							     ? ARN_CFG_PF_ENABLED
+							     : ARN_CFG_PF_DISABLED);
+	/* the virtual host turns RBAC on and CORS off; a name it does not
+	 * name keeps its HttpFilter's setting */
+	assert_false(arn_cfg_filter_off(vh, &vh->routes[0], "authz", 5, true));
+	assert_true(arn_cfg_filter_off(vh, &vh->routes[0], "cors", 4, false));
+	assert_true(arn_cfg_filter_off(vh, &vh->routes[0], "other", 5, true));
+	assert_false(arn_cfg_filter_off(vh, &vh->routes[0], "other", 5, false));
+	/* without a route (none matched) the HttpFilter decides */
+	assert_true(arn_cfg_filter_off(NULL, NULL, "authz", 5, true));
+
+	/* a per-filter config of the filter's own type turns it on too
+	 * (Envoy: "a filter explicitly configured is enabled"), and a
+	 * FilterConfig's config is that config */
+	tc_ok(L, LISTENER(HCM("{\"name\":\"cors\",\"disabled\":true,\"typed_config\":{" AT(
+				  "envoy.extensions.filters.http.cors.v3.Cors") "}},",
+			      "\"typed_per_filter_config\":{\"cors\":{" FC_AT
+			      ",\"config\":{" CORSP_AT ",\"allow_methods\":\"GET\"}}},")));
+	h = chain0()->hcm;
+	vh = &h->inline_routes->vhosts[0];
+	assert_false(h->inline_routes->filter_toggles);
+	assert_false(arn_cfg_filter_off(vh, &vh->routes[0], "cors", 4, true));
+	const struct arn_cfg_cors *p[3];
+	assert_int_equal(arn_cfg_cors_policies(vh, &vh->routes[0], "cors", 4, p), 1);
+	assert_memory_equal(p[0]->allow_methods, "GET", 3);
+
+	/* Envoy's errors: a FilterConfig with neither config nor disabled,
+	 * a disabled router, a field newer than the copy that Arion does not
+	 * act on */
+	tc_refused(L, LISTENER(HCM("", "\"typed_per_filter_config\":{\"x\":{" FC_AT "}},")),
+		   "Empty route/virtual host per filter configuration for x filter");
+	tc_refused(L,
+		   LISTENER(HCM("", "\"typed_per_filter_config\":{\"x\":{" FC_AT
+				    ",\"config\":{" AT("google.protobuf.Empty") "}}},")),
+		   "per-filter configuration of type 'google.protobuf.Empty' is not supported");
+	tc_refused(L,
+		   "{\"name\":\"l\"," ADDR ",\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+		   "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"ing\",\"route_config\":{},"
+		   "\"http_filters\":[{\"name\":\"envoy.filters.http.router\",\"disabled\":true,"
+		   "\"typed_config\":{" AT("envoy.extensions.filters.http.router.v3.Router") "}}]}}"
+											     "]}]}",
+		   "the router is the terminal filter: it cannot be disabled");
+#undef RBAC_OFF
+#undef FC_AT
+#undef CORSP_AT
+}
+
+/* FilterConfig { config: {} } as a control plane sends it (an Any with no
+ * type URL; upb's JSON has no way to write one): the filter is on. The
+ * JSON's FilterConfig {is_optional: true} (bytes 10 01) is swapped for
+ * {config: {}} (0a 00) in the encoded table, lengths unchanged. */
+static void test_filter_config_empty_config(void **state)
+{
+	(void)state;
+	const char *json =
+	    "{\"name\":\"rt\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],"
+	    "\"typed_per_filter_config\":{\"x\":{\"@type\":\"type.googleapis.com/"
+	    "envoy.config.route.v3.FilterConfig\",\"is_optional\":true}},"
+	    "\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"c\"}}]}]}";
+	const upb_MessageDef *md = arn_proto_msgdef("envoy.config.route.v3.RouteConfiguration");
+	upb_Arena *a = upb_Arena_New();
+	struct arn_sb err = ARN_SB_INIT;
+	upb_Message *m = arn_proto_from_json(json, strlen(json), md, a, &err);
+	assert_non_null(m);
+	size_t len = 0;
+	char *b = arn_proto_encode(m, md, a, &len);
+	assert_non_null(b);
+	char *at = memmem(b, len, "\x12\x02\x10\x01", 4);
+	assert_non_null(at);
+	memcpy(at, "\x12\x02\x0a\x00", 4);
+	struct arn_config_resource_in in = {"rt", "v1", b, len};
+	assert_int_equal(arn_config_apply(st, R, &in, 1, NULL, 0, 0, &tc_res), 0);
+	assert_true(tc_res.accepted);
+	const struct arn_cfg_vhost *vh = &route_table("rt")->vhosts[0];
+	assert_false(arn_cfg_filter_off(vh, &vh->routes[0], "x", 1, true));
+	arn_sb_free(&err);
+	upb_Arena_Free(a);
+}
+
+/* RouteConfiguration.typed_per_filter_config (newer than the API copy):
+ * the least specific level, after the route's and the virtual host's. */
+static void test_route_table_per_filter_config(void **state)
+{
+	(void)state;
+#define FC_AT AT("envoy.config.route.v3.FilterConfig")
+	tc_ok(R,
+	      "{\"name\":\"rt\",\"typed_per_filter_config\":{\"a\":{" FC_AT
+	      ",\"disabled\":true},\"b\":{" FC_AT ",\"disabled\":true}},"
+	      "\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],"
+	      "\"typed_per_filter_config\":{\"b\":{" FC_AT ",\"is_optional\":true,"
+	      "\"config\":{" AT("google.protobuf.Empty") "}}},"
+							 "\"routes\":[{\"match\":{\"prefix\":\"/"
+							 "\"},\"route\":{\"cluster\":\"c\"}}]}]}");
+	const struct arn_cfg_route_table *rt = route_table("rt");
+	assert_non_null(rt);
+	assert_int_equal(rt->n_per_filter, 2);
+	assert_true(rt->filter_toggles);
+	const struct arn_cfg_vhost *vh = &rt->vhosts[0];
+	assert_true(arn_cfg_filter_off(vh, &vh->routes[0], "a", 1, false));
+	/* the virtual host's entry is more specific than the table's */
+	assert_false(arn_cfg_filter_off(vh, &vh->routes[0], "b", 1, false));
+	assert_false(arn_cfg_filter_off(vh, &vh->routes[0], "c", 1, false));
+	/* an entry the table may not carry is refused naming it */
+	tc_refused(R,
+		   "{\"name\":\"rt2\",\"typed_per_filter_config\":{\"a\":{" AT(
+		       "envoy.extensions.filters.http.router.v3.Router") "}}}",
+		   "typed_per_filter_config[a]: per-filter configuration of type "
+		   "'envoy.extensions.filters.http.router.v3.Router' is not supported");
+	/* at most ARN_CFG_MAX_PER_FILTER entries a level (a table's, a
+	 * virtual host's): a hostile count is refused, not walked per request */
+	for (int lvl = 0; lvl < 2; lvl++) {
+		struct arn_sb j = ARN_SB_INIT;
+		arn_sb_puts(&j, "{\"name\":\"rt3\",");
+		if (lvl)
+			arn_sb_puts(&j, "\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],");
+		arn_sb_puts(&j, "\"typed_per_filter_config\":{");
+		for (int k = 0; k <= ARN_CFG_MAX_PER_FILTER; k++)
+			arn_sb_printf(&j, "%s\"f%d\":{" FC_AT ",\"disabled\":true}", k ? "," : "",
+				      k);
+		arn_sb_puts(&j, lvl ? "}}]}" : "}}");
+		tc_refused(R, arn_sb_cstr(&j), "more than 64 entries");
+		arn_sb_free(&j);
+	}
+#undef FC_AT
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 const struct CMUnitTest conv_l4_tests[] = {
     T(test_tcp_proxy_fields),
@@ -1453,5 +1616,8 @@ const struct CMUnitTest conv_l4_tests[] = {
     T(test_connection_limit_filters_beyond_eight_refused),
     T(test_network_filters_before_echo_refused),
     T(test_fuzz_seeds_accepted),
+    T(test_filter_disabled_and_filter_config),
+    T(test_route_table_per_filter_config),
+    T(test_filter_config_empty_config),
 };
 const size_t n_conv_l4_tests = sizeof(conv_l4_tests) / sizeof(conv_l4_tests[0]);

@@ -52,6 +52,52 @@
 	"                          typed_config: {\"@type\": type.googleapis.com/"                 \
 	"envoy.extensions.compression." lib libcfg "}\n"
 
+/* tgl (84): HttpFilter.disabled and route.v3.FilterConfig for compressors
+ * (Envoy Gateway's pattern): "gzon" is on except on /a, whose
+ * FilterConfig turns it off; "broff" is off except on /a, whose optional
+ * FilterConfig of a type Arion lacks turns it on. */
+#define TGL_CMP(fname, extra, lib)                                                                 \
+	"                    - name: " fname "\n" extra                                             \
+	"                      typed_config:\n"                                                    \
+	"                        \"@type\": type.googleapis.com/"                                  \
+	"envoy.extensions.filters.http.compressor.v3.Compressor\n"                                 \
+	"                        compressor_library:\n"                                            \
+	"                          name: " fname "\n"                                              \
+	"                          typed_config: {\"@type\": type.googleapis.com/"                 \
+	"envoy.extensions.compression." lib "}\n"
+#define TGL_LISTENER                                                                               \
+	"      - name: tgl\n"                                                                      \
+	"        address: {socket_address: {address: 0.0.0.0, port_value: 84}}\n"                  \
+	"        filter_chains:\n"                                                                 \
+	"          - filters:\n"                                                                   \
+	"              - name: envoy.filters.network.http_connection_manager\n"                    \
+	"                typed_config:\n"                                                          \
+	"                  \"@type\": type.googleapis.com/"                                        \
+	"envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager\n"      \
+	"                  stat_prefix: tgl\n"                                                     \
+	"                  generate_request_id: false\n"                                           \
+	"                  route_config:\n"                                                        \
+	"                    virtual_hosts:\n"                                                     \
+	"                      - name: all\n"                                                      \
+	"                        domains: [\"*\"]\n"                                               \
+	"                        routes:\n"                                                        \
+	"                          - match: {prefix: \"/a\"}\n"                                    \
+	"                            route: {cluster: web}\n"                                      \
+	"                            typed_per_filter_config:\n"                                   \
+	"                              gzon: {\"@type\": type.googleapis.com/"                     \
+	"envoy.config.route.v3.FilterConfig, disabled: true}\n"                                    \
+	"                              broff: {\"@type\": type.googleapis.com/"                    \
+	"envoy.config.route.v3.FilterConfig, is_optional: true, config: {\"@type\": "              \
+	"type.googleapis.com/google.protobuf.Empty}}\n"                                            \
+	"                          - match: {prefix: \"/\"}\n"                                     \
+	"                            route: {cluster: web}\n"                                      \
+	"                  http_filters:\n" TGL_CMP("gzon", "", "gzip.compressor.v3.Gzip")          \
+	    TGL_CMP("broff", "                      disabled: true\n",                              \
+		    "brotli.compressor.v3.Brotli")                                                  \
+	"                    - name: envoy.filters.http.router\n"                                  \
+	"                      typed_config: {\"@type\": "                                         \
+	"type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}\n"
+
 /* main (80): gzip, brotli and zstd filters with Envoy's defaults; strict
  * (81): one gzip filter with response_direction_config (a minimum of
  * 100 bytes, text/plain only, no compression with an ETag, Accept-Encoding
@@ -73,7 +119,7 @@ static const char cmp_yaml[] =
 		"                          common_config: {min_content_length: 100, "
 		"content_type: [text/plain]}\n",
 		"gzip.compressor.v3.Gzip",
-		", window_bits: 10")) "    clusters:\n"
+		", window_bits: 10")) TGL_LISTENER "    clusters:\n"
 				      "      - name: web\n"
 				      "        type: STATIC\n"
 				      "        connect_timeout: 1s\n"
@@ -303,10 +349,11 @@ static void respond_cl(struct peer *u, const char *head, const char *body, size_
 
 /* A GET with @p hdrs from client @p c (port 80 unless opened), answered by
  * the upstream with a text/plain body of @p n bytes (content-length). */
-static struct peer *get_text(struct peer *c, const char *hdrs, size_t n, const char *body)
+static struct peer *get_text_at(struct peer *c, const char *path, const char *hdrs, size_t n,
+			       const char *body)
 {
 	char req[512];
-	snprintf(req, sizeof(req), "GET /t HTTP/1.1\r\nHost: a\r\n%s\r\n", hdrs);
+	snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: a\r\n%s\r\n", path, hdrs);
 	uint32_t rx0 = 0;
 	(void)rx0;
 	send_str(c, req);
@@ -317,6 +364,11 @@ static struct peer *get_text(struct peer *c, const char *hdrs, size_t n, const c
 	assert_non_null(u);
 	respond_cl(u, "Content-Type: text/plain; charset=utf-8\r\n", body, n);
 	return u;
+}
+
+static struct peer *get_text(struct peer *c, const char *hdrs, size_t n, const char *body)
+{
+	return get_text_at(c, "/t", hdrs, n, body);
 }
 
 #define ST(s) ("http.main.compressor." s)
@@ -802,6 +854,42 @@ static nghttp2_session *h2c_session(struct h2c *c)
 
 /* An HTTP/2 client (prior knowledge) asks for gzip: DATA frames carry
  * the compressed body, no content-length. */
+/* HttpFilter.disabled and a route's FilterConfig reach the compressors
+ * (listener tgl, above): the filter a route turns off offers nothing (no
+ * vary, the body as sent), the one it turns on compresses. */
+static void test_filter_toggled_per_route(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	char *body = text_body(5000);
+	struct resp r;
+	const struct {
+		const char *path, *ae, *enc;
+	} cases[] = {
+	    {"/t", "Accept-Encoding: gzip\r\n", "gzip"}, /* gzon on */
+	    {"/t", "Accept-Encoding: br\r\n", NULL},	 /* broff off */
+	    {"/a", "Accept-Encoding: gzip\r\n", NULL},	 /* gzon off on /a */
+	    {"/a", "Accept-Encoding: br\r\n", "br"},	 /* broff on on /a */
+	};
+	struct peer *c = client(0, 84);
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		c->cap_len = 0;
+		get_text_at(c, cases[k].path, cases[k].ae, 5000, body);
+		hh_advance(10);
+		expect_body(c, &r, cases[k].enc, body, 5000);
+		if (cases[k].enc) {
+			char want[64];
+			snprintf(want, sizeof(want), "\r\ncontent-encoding: %s\r\n", cases[k].enc);
+			assert_true(head_has(&r, want));
+		} else {
+			assert_false(head_has(&r, "\r\ncontent-encoding:"));
+		}
+		free(r.body);
+	}
+	free(body);
+	hh_end();
+}
+
 static void test_http2_client(void **state)
 {
 	(void)state;
@@ -1286,6 +1374,7 @@ int main(void)
 	    cmocka_unit_test(test_slow_reader_bounded),
 	    cmocka_unit_test(test_http2_ext_authz),
 	    cmocka_unit_test(test_head_body_end_in_one_piece),
+	    cmocka_unit_test(test_filter_toggled_per_route),
 	    cmocka_unit_test(test_http2_client),
 	    cmocka_unit_test(test_http2_cors),
 	    cmocka_unit_test(test_http2_client_mirrored),

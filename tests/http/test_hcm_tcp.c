@@ -2171,6 +2171,72 @@ static void test_http_fault(void **state)
 	hh_end();
 }
 
+/* HttpFilter.disabled and route.v3.FilterConfig as Envoy Gateway writes
+ * them (a security filter off in the HCM, on for the routes whose
+ * typed_per_filter_config names it), with the route table's own
+ * typed_per_filter_config as the least specific level: "gate" is off
+ * unless a route names it; "tag" is on in the HCM, off for the whole
+ * table by a FilterConfig, on again where a route configures it. */
+/* clang-format off */
+#define TOGGLE_LISTENER                                                                            \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"tgl\","              \
+	"\"route_config\":{\"name\":\"dyn\",\"typed_per_filter_config\":{\"tag\":{"                \
+	"\"@type\":\"type.googleapis.com/envoy.config.route.v3.FilterConfig\",\"disabled\":true}},"\
+	"\"virtual_hosts\":[{\"name\":\"all\",\"domains\":[\"*\"],\"routes\":["                     \
+	"{\"match\":{\"prefix\":\"/locked\"},\"route\":{\"cluster\":\"web\"},"                     \
+	"\"typed_per_filter_config\":{\"gate\":{" FAULT_AT("HTTPFault") ",\"abort\":{"           \
+	"\"http_status\":401,\"percentage\":{\"numerator\":100}}}}},"                              \
+	"{\"match\":{\"prefix\":\"/teapot\"},\"route\":{\"cluster\":\"web\"},"                     \
+	"\"typed_per_filter_config\":{\"tag\":{" FAULT_AT("HTTPFault") ",\"abort\":{"            \
+	"\"http_status\":418,\"percentage\":{\"numerator\":100}}}}},"                              \
+	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
+	"\"http_filters\":[{\"name\":\"gate\",\"disabled\":true,\"typed_config\":{"                \
+	FAULT_AT("HTTPFault") ",\"abort\":{\"http_status\":403,\"percentage\":"                    \
+	"{\"numerator\":100}}}},"                                                                  \
+	"{\"name\":\"tag\",\"typed_config\":{" FAULT_AT("HTTPFault") ",\"abort\":{"              \
+	"\"http_status\":500,\"percentage\":{\"numerator\":100}}}},"                               \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+static void test_http_filter_disabled_per_route(void **state)
+{
+	(void)state;
+	tp_begin(1, TOGGLE_LISTENER);
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	uint32_t rx0[N_PEERS];
+	/* /locked names "gate": on, with the route's abort (401) */
+	uint32_t mark = c->log_len;
+	snapshot(rx0);
+	send_str(c, "GET /locked HTTP/1.1\r\nHost: a\r\n\r\n");
+	hh_settle();
+	assert_null(upstream_that_got(rx0));
+	if (!strstr(c->log + mark, "HTTP/1.1 401 "))
+		fail_msg("the client got: %s", c->log + mark);
+	/* /teapot names "tag": on again below the table's FilterConfig */
+	mark = c->log_len;
+	send_str(c, "GET /teapot HTTP/1.1\r\nHost: a\r\n\r\n");
+	hh_settle();
+	assert_null(upstream_that_got(rx0));
+	if (!strstr(c->log + mark, "HTTP/1.1 418 "))
+		fail_msg("the client got: %s", c->log + mark);
+	/* elsewhere neither runs: the request goes upstream */
+	mark = c->log_len;
+	send_str(c, "GET /open HTTP/1.1\r\nHost: a\r\n\r\n");
+	hh_settle();
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	assert_true(got(u, "GET /open HTTP/1.1\r\n"));
+	send_str(u, OK5);
+	if (!strstr(c->log + mark, "HTTP/1.1 200 OK\r\n"))
+		fail_msg("the client got: %s", c->log + mark);
+	hh_end();
+}
+
 /* A route's response_headers_to_add that fill a local reply's edit
  * slots, and a mapper that adds a header: the reply is refused whole
  * (500, response_edits_overflow), as any edit that does not fit; the
@@ -4938,6 +5004,7 @@ int main(void)
 	    T(test_http_local_reply_config),
 	    T(test_http_local_reply_config_edit_room),
 	    T(test_http_fault),
+	    T(test_http_filter_disabled_per_route),
 	    T(test_retry_previous_hosts),
 	    T(test_retry_on_grpc_status),
 	    T(test_retry_on_retriable_headers),
