@@ -762,6 +762,7 @@ static int teardown(void **state)
 		app->worker_fini(&lc1, app->arg);
 	two_workers = false;
 	start_trailer_arrays = 0;
+	arn_config_set_features(0); /* a test that set them and failed */
 	lsn_user1 = NULL;
 	deliver_closes();
 	w = NULL;
@@ -1956,6 +1957,41 @@ static struct arn_tcp_conn *mcp_post_on(struct arn_tcp_conn *c, const char *sid,
 	send_s(c, req);
 	poll_ms(1);
 	return c;
+}
+
+/* The MCP gateway with HttpFilter.disabled: its path is routed like any
+ * other (a direct response here) unless the matched route names the
+ * filter in typed_per_filter_config (a FilterConfig with an optional
+ * config of a type Arion lacks: on). */
+static void test_mcp_disabled_until_a_route_names_it(void **state)
+{
+	(void)state;
+	snprintf(mcp_lj, sizeof(mcp_lj),
+		 "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		 "\"port_value\":80}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+		 "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"in\",\"route_config\":{"
+		 "\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"vh\",\"domains\":[\"*\"],"
+		 "\"routes\":[{\"match\":{\"prefix\":\"/mcp\",\"headers\":[{\"name\":\"x-on\","
+		 "\"present_match\":true}]},\"direct_response\":{\"status\":200},"
+		 "\"typed_per_filter_config\":{\"gw\":{\"@type\":\"type.googleapis.com/"
+		 "envoy.config.route.v3.FilterConfig\",\"is_optional\":true,\"config\":{"
+		 "\"@type\":\"type.googleapis.com/google.protobuf.Empty\"}}}}," DIRECT_OK "]}]},"
+		 "\"http_filters\":[{\"name\":\"gw\",\"disabled\":true,\"typed_config\":{"
+		 "\"@type\":\"type.googleapis.com/arion.extensions.filters.http.mcp_gateway.v3."
+		 "McpGateway\",\"tds\":{\"config_name\":\"tools\"}}}," ROUTER "]}}]}]}");
+	arn_config_set_features(ARN_CONFIG_FEATURE_L4 | ARN_CONFIG_FEATURE_HTTP_L4);
+	with_toolset = true;
+	start(4, mcp_lj);
+	with_toolset = false;
+	struct arn_tcp_conn *c = mcp_post(NULL, MCP_INIT);
+	want_in(c->tx, "HTTP/1.1 200 OK\r\n");
+	want_in(c->tx, "\r\n\r\nok");
+	assert_null(strstr(c->tx, "protocolVersion"));
+	mcp_post_headers = "x-on: 1\r\n";
+	c = mcp_post(NULL, MCP_INIT);
+	mcp_post_headers = "";
+	want_in(c->tx, "protocolVersion");
+	arn_config_set_features(0);
 }
 
 /* The mcp-session-id a response carries (48 hex digits), into @p out. */
@@ -6221,6 +6257,54 @@ static void test_h2_grpc_stats(void **state)
 	h2c_close(&k);
 }
 
+/* HttpFilter.disabled for grpc_stats and health_check, turned on by a
+ * route's FilterConfig (an optional config of a type Arion lacks): calls
+ * on the other routes are not counted, and the health check path there is
+ * routed like any other (docs/configuration.md, "Filters off by default,
+ * and per route"). */
+#define FC_ON                                                                                      \
+	"{\"@type\":\"type.googleapis.com/envoy.config.route.v3.FilterConfig\","                   \
+	"\"is_optional\":true,\"config\":{\"@type\":\"type.googleapis.com/"                        \
+	"google.protobuf.Empty\"}}"
+static void test_filters_disabled_until_a_route_names_them(void **state)
+{
+	(void)state;
+	jfilters = "{\"name\":\"gs\",\"disabled\":true,\"typed_config\":{\"@type\":"
+		   "\"type.googleapis.com/envoy.extensions.filters.http.grpc_stats.v3."
+		   "FilterConfig\",\"stats_for_all_methods\":true}},"
+		   "{\"name\":\"hc\",\"disabled\":true,\"typed_config\":{\"@type\":"
+		   "\"type.googleapis.com/envoy.extensions.filters.http.health_check.v3."
+		   "HealthCheck\",\"pass_through_mode\":false,\"headers\":[{\"name\":\":path\","
+		   "\"string_match\":{\"prefix\":\"/health\"}}]}},";
+	/* per-route filter configuration, as the arion binary runs it */
+	arn_config_set_features(ARN_CONFIG_FEATURE_L4 | ARN_CONFIG_FEATURE_HTTP_L4);
+	start(8, jlistener("", "{\"match\":{\"prefix\":\"/on.S\"},\"route\":{\"cluster\":\"web\"},"
+			       "\"typed_per_filter_config\":{\"gs\":" FC_ON "}},"
+			       "{\"match\":{\"prefix\":\"/healthz\"},\"route\":{\"cluster\":\"web\"},"
+			       "\"typed_per_filter_config\":{\"hc\":" FC_ON "}}," ROUTE_WEB));
+	jfilters = "";
+	struct h2c k;
+	h2c_open(&k, 65535);
+	grpc_call(&k, "/on.S/M", GRPC_TRAILERS("0"));
+	grpc_call(&k, "/off.S/M", GRPC_TRAILERS("0"));
+	assert_int_equal(stat("cluster.web.grpc.on.S.M.success"), 1);
+	assert_int_equal(stat("cluster.web.grpc.off.S.M.total"), 0);
+	h2c_close(&k);
+	/* /healthz: the filter answers (no upstream); /health-x: routed */
+	struct arn_tcp_conn *c = client();
+	assert_non_null(c);
+	unsigned before = upstream_pending();
+	send_s(c, "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n");
+	want_in(c->tx, "HTTP/1.1 200 OK\r\n");
+	assert_int_equal(upstream_pending(), before);
+	send_s(c, "GET /health-x HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(upstream_pending(), before + 1);
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_in(u->tx, "GET /health-x HTTP/1.1\r\n");
+	arn_config_set_features(0);
+}
+#undef FC_ON
+
 #define GRPC_STATS_FILTER(all)                                                                     \
 	"{\"name\":\"envoy.filters.http.grpc_stats\",\"typed_config\":{\"@type\":"                 \
 	"\"type.googleapis.com/envoy.extensions.filters.http.grpc_stats.v3."                       \
@@ -10232,6 +10316,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_te_trailers_forwarded, teardown),
 	    cmocka_unit_test_teardown(test_h2_grpc_stats, teardown),
 	    cmocka_unit_test_teardown(test_h2_grpc_stats_local_replies_and_rows, teardown),
+	    cmocka_unit_test_teardown(test_filters_disabled_until_a_route_names_them, teardown),
+	    cmocka_unit_test_teardown(test_mcp_disabled_until_a_route_names_it, teardown),
 	    cmocka_unit_test_teardown(test_h2_non_relative_path_refused, teardown),
 	    cmocka_unit_test_teardown(test_h2_authority_checked_as_host, teardown),
 	    cmocka_unit_test_teardown(test_h2_stream_does_not_jump_the_buffer_queue, teardown),
