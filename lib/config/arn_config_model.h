@@ -768,6 +768,18 @@ struct arn_cfg_compressor {
 	bool zs_checksum;    /* enable_checksum */
 };
 
+enum {
+	ARN_CFG_UNDERSCORES_ALLOW = 0,
+	ARN_CFG_UNDERSCORES_REJECT = 1,
+	ARN_CFG_UNDERSCORES_DROP = 2,
+};
+enum {
+	ARN_CFG_ESC_SLASHES_KEEP = 1, /* 0 (IMPLEMENTATION_SPECIFIC_DEFAULT) too */
+	ARN_CFG_ESC_SLASHES_REJECT = 2,
+	ARN_CFG_ESC_SLASHES_REDIRECT = 3,
+	ARN_CFG_ESC_SLASHES_FORWARD = 4,
+};
+
 struct arn_cfg_hcm {
 	const char *stat_prefix;
 	uint8_t codec; /* enum arn_cfg_codec */
@@ -796,6 +808,14 @@ struct arn_cfg_hcm {
 	uint32_t max_headers_count;	      /* 100 */
 	uint32_t max_requests_per_connection; /* 0: unlimited */
 	bool use_remote_address;
+	/* common_http_protocol_options.headers_with_underscores_action:
+	 * ARN_CFG_UNDERSCORES_* (Envoy's enum) */
+	uint8_t headers_with_underscores;
+	/* path_with_escaped_slashes_action: ARN_CFG_ESC_SLASHES_* (Envoy's
+	 * enum; IMPLEMENTATION_SPECIFIC_DEFAULT is KEEP_UNCHANGED, Envoy's
+	 * default) */
+	uint8_t escaped_slashes;
+	bool head_policies; /* either of the two above: one test a request */
 	uint32_t xff_num_trusted_hops;
 	const char *server_name;	      /* "envoy" as Envoy, unless set */
 	size_t server_name_len;		      /* strlen(server_name), 0: not known */

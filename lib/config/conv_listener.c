@@ -656,8 +656,11 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 			       &out->max_requests_per_connection);
 		conv_duration(c, cpo, "max_connection_duration", &out->max_connection_duration_ms,
 			      false);
-		if (pb_i32(cpo, "headers_with_underscores_action") != 0)
-			conv_err(c, "headers_with_underscores_action", "only ALLOW is supported");
+		int32_t u = pb_i32(cpo, "headers_with_underscores_action");
+		if (u < ARN_CFG_UNDERSCORES_ALLOW || u > ARN_CFG_UNDERSCORES_DROP)
+			conv_err(c, "headers_with_underscores_action", "%d: unknown value", u);
+		else
+			out->headers_with_underscores = (uint8_t)u;
 		conv_pop(c, m);
 	}
 	struct pb h1 = pb_msg(h, "http_protocol_options");
@@ -726,10 +729,11 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 			 "set only one of strip_matching_host_port and "
 			 "strip_any_host_port");
 	int32_t esc = pb_i32(h, "path_with_escaped_slashes_action");
-	if (esc != 0 && esc != 1)
-		conv_err(c, "path_with_escaped_slashes_action",
-			 "REJECT_REQUEST, UNESCAPE_AND_REDIRECT and UNESCAPE_AND_FORWARD are not "
-			 "supported yet; use KEEP_UNCHANGED (the default)");
+	if (esc < 0 || esc > ARN_CFG_ESC_SLASHES_FORWARD)
+		conv_err(c, "path_with_escaped_slashes_action", "%d: unknown value", esc);
+	else if (esc > ARN_CFG_ESC_SLASHES_KEEP)
+		out->escaped_slashes = (uint8_t)esc;
+	out->head_policies = out->escaped_slashes || out->headers_with_underscores;
 	conv_access_logs(c, h, "access_log", &out->access_logs, &out->n_access_logs);
 	if (pb_has(h, "local_reply_config"))
 		conv_local_reply(c, pb_msg(h, "local_reply_config"), &out->local_reply);

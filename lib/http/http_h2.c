@@ -35,6 +35,7 @@ struct http_h2_conn {
 	struct http_h1_conn *streams;
 	uint32_t n_streams;
 	uint32_t max_hdr_bytes, max_hdrs;
+	uint8_t underscores; /* headers_with_underscores_action (ARN_CFG_UNDERSCORES_*) */
 	/* streams opened, and those the client reset before their response
 	 * was complete (rapid reset, CVE-2023-44487: Envoy's premature
 	 * resets) */
@@ -504,6 +505,16 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, nghttp2_rcbuf *
 	struct http_h2_stream *x = &c->h2s;
 	struct arn_h1_msg *m = &c->c.st.req.m;
 	nghttp2_vec n = nghttp2_rcbuf_get_buf(name), v = nghttp2_rcbuf_get_buf(value);
+	/* headers_with_underscores_action, as Envoy's HTTP/2 codec: a field
+	 * dropped, or the stream reset (head and trailers alike) */
+	if (__builtin_expect(h->underscores, 0) && n.len && memchr(n.base, '_', n.len)) {
+		if (h->underscores == ARN_CFG_UNDERSCORES_DROP) {
+			H2_INC(h, dropped_headers_with_underscores);
+			return 0;
+		}
+		H2_INC(h, requests_rejected_with_underscores_in_headers);
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	}
 	if (x->head_in && !(m->flags & ARN_H1_F_TRAILERS)) {
 		/* the first trailer: the trailer block is bounded on its own
 		 * by max_request_headers_kb and max_headers_count, as Envoy
@@ -1036,6 +1047,7 @@ int http_h2_start(struct http_h1_conn *c)
 	h->max_hdrs = hcm && hcm->max_headers_count && hcm->max_headers_count < HTTP_MAX_HDRS - 1
 			  ? hcm->max_headers_count
 			  : HTTP_MAX_HDRS - 1;
+	h->underscores = hcm ? hcm->headers_with_underscores : 0;
 	const struct arn_cfg_h2 *o = hcm ? &hcm->h2 : NULL;
 	h->max_empty = o ? o->max_consecutive_inbound_frames_with_empty_payload : 1;
 	h->max_priority = o ? o->max_inbound_priority_frames_per_stream : 100;

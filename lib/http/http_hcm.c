@@ -523,6 +523,138 @@ static inline __attribute__((always_inline)) void head_walk(struct http_stream *
 		hc->again = false;
 }
 
+/* headers_with_underscores_action on an HTTP/1 request's head, as
+ * Envoy's HTTP/1 codec: REJECT_REQUEST answers 400
+ * (http1.unexpected_underscore) and closes, a protocol error;
+ * DROP_HEADER takes each field whose name has a '_' out of the head, so
+ * that neither a filter, a route nor the upstream sees it. No field the
+ * parser read framing from has a '_' (their names are hyphenated), so the
+ * message's flags stand. @return true when it answered. */
+static bool h1_underscores(struct http_stream *st, uint8_t action)
+{
+	struct http_conn *hc = st->hc;
+	struct arn_h1_msg *m = &st->req.m;
+	struct arn_stats_scope *sc = hc->hrt ? hc->hrt->h1stats : NULL;
+	unsigned j = 0;
+	int host = -1, upgrade = -1;
+	for (unsigned i = 0; i < m->n_hdrs; i++) {
+		const struct arn_h1_header *f = &m->hdrs[i];
+		if (f->name_len && memchr(f->name, '_', f->name_len)) {
+			if (action == ARN_CFG_UNDERSCORES_REJECT) {
+				if (sc)
+					arn_stats_inc(
+					    sc, hc->w->slot,
+					    ARN_H1S_requests_rejected_with_underscores_in_headers);
+				hc->close_after = true;
+				http_local_reply(st, 400, NULL, 0,
+						 ARN_RF_BIT(DOWNSTREAM_PROTOCOL_ERROR),
+						 "http1.unexpected_underscore", NULL, 0);
+				return true;
+			}
+			if (sc)
+				arn_stats_inc(sc, hc->w->slot,
+					      ARN_H1S_dropped_headers_with_underscores);
+			continue;
+		}
+		if ((int)i == m->host_idx)
+			host = (int)j;
+		if ((int)i == m->upgrade_idx)
+			upgrade = (int)j;
+		if (i != j)
+			m->hdrs[j] = *f;
+		j++;
+	}
+	if (j != m->n_hdrs) {
+		m->n_hdrs = (uint16_t)j;
+		m->host_idx = (int16_t)host;
+		m->upgrade_idx = (int16_t)upgrade;
+		m->flags &= ~ARN_H1_F_FIELDS_WHOLE; /* the block is no longer whole */
+	}
+	return false;
+}
+
+/* path_with_escaped_slashes_action (Envoy's maybeNormalizePath and its
+ * caller): a path with "%2F" or "%5C" (either case) is refused 400, or
+ * rewritten with them unescaped and forwarded or redirected (307); a
+ * gRPC request is refused where it would be redirected (gRPC clients do
+ * not follow). @return 0 go on, 1 redirect once normalized, -1 answered. */
+static int escaped_slashes(struct http_stream *st, uint8_t action)
+{
+	struct http_conn *hc = st->hc;
+	struct arn_h1_msg *m = &st->req.m;
+	if (!m->path.len || !memchr(m->path.p, '%', m->path.len))
+		return 0;
+	char *buf = st->res->text + st->text_len;
+	int k =
+	    http_path_unescape_slashes(m->path.p, m->path.len, buf, HTTP_TEXT - 1 - st->text_len);
+	if (k == -ENOENT)
+		return 0;
+	if (k < 0 || action == ARN_CFG_ESC_SLASHES_REJECT ||
+	    (action == ARN_CFG_ESC_SLASHES_REDIRECT && http_is_grpc(st))) {
+		HTTP_INC(hc, downstream_rq_failed_path_normalization);
+		http_local_reply(st, 400, NULL, 0, 0, "path_normalization_failed", NULL, 0);
+		return -1;
+	}
+	buf[k] = 0;
+	m->path = (struct arn_h1_slice){buf, (uint32_t)k};
+	st->text_len += (uint32_t)k + 1;
+	return action == ARN_CFG_ESC_SLASHES_REDIRECT;
+}
+
+/* normalize_path / merge_slashes (@p pf) into the stream's text; the
+ * path must change (http_path_needs_normalize). @return true when it
+ * answered (400: the result outgrows the stream's text space). */
+static bool __attribute__((noinline)) path_normalize(struct http_stream *st, unsigned pf)
+{
+	struct arn_h1_msg *m = &st->req.m;
+	char *buf = st->res->text + st->text_len;
+	int k = http_path_normalize(m->path.p, m->path.len, pf, buf, HTTP_TEXT - 1 - st->text_len);
+	if (k < 0) {
+		/* longer than the stream's text space (4 KB) */
+		HTTP_INC(st->hc, downstream_rq_failed_path_normalization);
+		http_local_reply(st, 400, NULL, 0, 0, "path_normalization_failed", NULL, 0);
+		return true;
+	}
+	buf[k] = 0;
+	m->path = (struct arn_h1_slice){buf, (uint32_t)k};
+	st->text_len += (uint32_t)k + 1;
+	return false;
+}
+
+/* The connection manager's header and path policies that Envoy applies
+ * in its codecs and before normalize_path (on_head runs normalize_path
+ * next): headers_with_underscores_action for an HTTP/1 head (the HTTP/2
+ * codec acts on each field as it arrives, http_h2.c), then
+ * path_with_escaped_slashes_action; its redirect is sent here, the path
+ * normalized and its slashes merged first, as Envoy's maybeNormalizePath
+ * does. @return true when it answered. */
+static bool __attribute__((noinline))
+head_policies(struct http_stream *st, const struct arn_cfg_hcm *h)
+{
+	if (h->headers_with_underscores && st->req.m.version != 20 &&
+	    h1_underscores(st, h->headers_with_underscores))
+		return true;
+	if (!h->escaped_slashes)
+		return false;
+	int r = escaped_slashes(st, h->escaped_slashes);
+	if (r <= 0)
+		return r < 0;
+	const struct arn_h1_msg *m = &st->req.m;
+	unsigned pf = (h->normalize_path ? HTTP_PATH_NORMALIZE : 0) |
+		      (h->merge_slashes ? HTTP_PATH_MERGE_SLASHES : 0);
+	if (pf && http_path_needs_normalize(m->path.p, m->path.len, pf) && path_normalize(st, pf))
+		return true;
+	/* Envoy: 307 to the path (relative, its query kept) */
+	HTTP_INC(st->hc, downstream_rq_redirected_with_normalized_path);
+	struct arn_h1_edit e = {.name = "location",
+				.name_len = 8,
+				.value = m->path.p,
+				.value_len = m->path.len,
+				.op = ARN_H1_EDIT_SET};
+	http_local_reply(st, 307, NULL, 0, 0, "path_normalization_failed", &e, 1);
+	return true;
+}
+
 static void on_head(struct http_stream *st)
 {
 	struct http_conn *hc = st->hc;
@@ -578,25 +710,18 @@ static void on_head(struct http_stream *st)
 		hc->dn->codec->encode_continue(hc->dn);
 	}
 
+	/* headers_with_underscores_action and path_with_escaped_slashes_action
+	 * (one test for the usual manager that sets neither) */
+	if (__builtin_expect(h->head_policies, 0) && head_policies(st, h))
+		return;
+
 	/* normalize_path / merge_slashes: before anything looks at the path
 	 * (health checks, routes), and the upstream gets the result, as Envoy
 	 * changes :path itself. A path that stays as it is costs one scan. */
 	unsigned pf = (h->normalize_path ? HTTP_PATH_NORMALIZE : 0) |
 		      (h->merge_slashes ? HTTP_PATH_MERGE_SLASHES : 0);
-	if (pf && http_path_needs_normalize(m->path.p, m->path.len, pf)) {
-		char *buf = st->res->text + st->text_len;
-		int k = http_path_normalize(m->path.p, m->path.len, pf, buf,
-					    HTTP_TEXT - 1 - st->text_len);
-		if (k < 0) {
-			/* longer than the stream's text space (4 KB) */
-			HTTP_INC(hc, downstream_rq_failed_path_normalization);
-			http_local_reply(st, 400, NULL, 0, 0, "path_normalization_failed", NULL, 0);
-			return;
-		}
-		buf[k] = 0;
-		st->req.m.path = (struct arn_h1_slice){buf, (uint32_t)k};
-		st->text_len += (uint32_t)k + 1;
-	}
+	if (pf && http_path_needs_normalize(m->path.p, m->path.len, pf) && path_normalize(st, pf))
+		return;
 
 	/* the Host the routes see (and the upstream gets) */
 	const char *auth = m->authority.p;

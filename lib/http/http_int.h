@@ -135,6 +135,7 @@ struct http_hcm_rt {
 	const struct arn_cfg_tcp_proxy *tp; /* key instead of hcm (a tcp_proxy chain) */
 	struct arn_stats_scope *stats;
 	struct arn_stats_scope *h2stats; /* http2.* (one scope for all, referenced) */
+	struct arn_stats_scope *h1stats; /* http1.* (the same), with headers_with_underscores */
 	struct arn_access_logger *loggers[HTTP_MAX_LOGGERS];
 	unsigned n_loggers;
 	struct http_lr *lr; /* local_reply_config compiled (http_local.c), or NULL */
@@ -603,6 +604,15 @@ bool http_path_needs_normalize(const char *p, size_t n, unsigned flags);
  * @return the new length, or -ENOSPC when @p cap < @p n.
  */
 int http_path_normalize(const char *p, size_t n, unsigned flags, char *out, size_t cap);
+/**
+ * Envoy's PathUtil::unescapeSlashes (path_with_escaped_slashes_action):
+ * "%2F" / "%2f" become "/" and "%5C" / "%5c" become "\" in the path part
+ * of @p p (@p n bytes; the query kept byte for byte), into @p out (@p cap
+ * bytes; the result is never longer than @p p).
+ * @return its length; -ENOENT when there was none (out untouched beyond
+ *   what was scanned); -ENOSPC when @p cap < @p n.
+ */
+int http_path_unescape_slashes(const char *p, size_t n, char *out, size_t cap);
 
 /* ---- pure logic (http_router.c), unit tested ------------------------------- */
 

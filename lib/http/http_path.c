@@ -126,3 +126,30 @@ int http_path_normalize(const char *p, size_t n, unsigned flags, char *out, size
 	memcpy(out + o, p + pl, n - pl);
 	return (int)(o + n - pl);
 }
+
+int http_path_unescape_slashes(const char *p, size_t n, char *out, size_t cap)
+{
+	size_t pl = path_part(p, n);
+	if (!memchr(p, '%', pl))
+		return -ENOENT;
+	if (cap < n)
+		return -ENOSPC;
+	size_t o = 0;
+	bool found = false;
+	for (size_t i = 0; i < pl; i++) {
+		if (p[i] == '%' && i + 2 < pl) {
+			char a = p[i + 1], b = (char)(p[i + 2] | 0x20);
+			if ((a == '2' && b == 'f') || (a == '5' && b == 'c')) {
+				out[o++] = a == '2' ? '/' : '\\';
+				i += 2;
+				found = true;
+				continue;
+			}
+		}
+		out[o++] = p[i];
+	}
+	if (!found)
+		return -ENOENT;
+	memcpy(out + o, p + pl, n - pl);
+	return (int)(o + n - pl);
+}

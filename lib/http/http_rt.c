@@ -480,6 +480,7 @@ static void hcm_rt_free(struct http_hcm_rt *r)
 {
 	arn_stats_scope_put(r->stats);
 	arn_stats_scope_put(r->h2stats);
+	arn_stats_scope_put(r->h1stats);
 	http_l4_hrt_fini(r);
 	for (unsigned i = 0; i < r->n_loggers; i++)
 		arn_access_logger_put(r->loggers[i]);
@@ -614,6 +615,8 @@ static struct http_hcm_rt *hcm_rt_new(const struct arn_cfg_listener *l, const st
 					       tp->stat_prefix ? tp->stat_prefix : "");
 	if (h && h->codec != ARN_CFG_CODEC_HTTP1)
 		r->h2stats = arn_stats_scope_get(&arn_stats_http2_schema, NULL, NULL);
+	if (h && h->headers_with_underscores)
+		r->h1stats = arn_stats_scope_get(&arn_stats_http1_schema, NULL, NULL);
 	http_l4_hrt_init(r, l);
 	if (h && h->local_reply)
 		r->lr = http_lr_new(h->local_reply, l->obj.name);

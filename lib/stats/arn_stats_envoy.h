@@ -17,6 +17,7 @@
  *   arn_stats_cluster_schema   cluster.<name>.*         ARN_STATS_TAG_CLUSTER
  *                              (and cluster.<name>.http2.*: ARN_CL_http2_<stat>)
  *   arn_stats_http_schema      http.<stat_prefix>.*     ARN_STATS_TAG_HCM
+ *   arn_stats_http1_schema     http1.*                  untagged (downstream HTTP/1)
  *   arn_stats_http2_schema     http2.*                  untagged (downstream HTTP/2)
  *   arn_stats_listener_schema  listener.<address>.*     ARN_STATS_TAG_LISTENER
  *                              (address "0.0.0.0_80": ':' becomes '_', as Envoy)
@@ -71,6 +72,13 @@ enum arn_http_stat {
 #include "envoy_http_stats.def"
 #undef ARN_STAT
 	ARN_HTTP__COUNT
+};
+
+enum arn_http1_stat {
+#define ARN_STAT(kind, name, help) ARN_H1S_##name,
+#include "envoy_http1_stats.def"
+#undef ARN_STAT
+	ARN_H1S__COUNT
 };
 
 enum arn_http2_stat {
@@ -194,6 +202,7 @@ enum arn_connection_limit_stat {
 
 extern struct arn_stats_schema arn_stats_cluster_schema;
 extern struct arn_stats_schema arn_stats_http_schema;
+extern struct arn_stats_schema arn_stats_http1_schema;
 extern struct arn_stats_schema arn_stats_http2_schema;
 extern struct arn_stats_schema arn_stats_listener_schema;
 extern struct arn_stats_schema arn_stats_cds_schema;

@@ -23,6 +23,11 @@ static const struct arn_stat_def http_defs[] = {
 #include "envoy_http_stats.def"
 #undef ARN_STAT
 };
+static const struct arn_stat_def http1_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_http1_stats.def"
+#undef ARN_STAT
+};
 static const struct arn_stat_def http2_defs[] = {
 #define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
 #include "envoy_http2_stats.def"
@@ -111,6 +116,7 @@ _Static_assert(ARN_HTTP_downstream_rq_5xx == ARN_HTTP_downstream_rq_1xx + 4,
 
 struct arn_stats_schema arn_stats_cluster_schema = ARN_STATS_SCHEMA("cluster", cluster_defs);
 struct arn_stats_schema arn_stats_http_schema = ARN_STATS_SCHEMA("http", http_defs);
+struct arn_stats_schema arn_stats_http1_schema = ARN_STATS_SCHEMA("http1", http1_defs);
 struct arn_stats_schema arn_stats_http2_schema = ARN_STATS_SCHEMA("http2", http2_defs);
 struct arn_stats_schema arn_stats_listener_schema = ARN_STATS_SCHEMA("listener", listener_defs);
 struct arn_stats_schema arn_stats_cds_schema = ARN_STATS_SCHEMA("cluster_manager.cds", xds_defs);

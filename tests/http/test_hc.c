@@ -1216,15 +1216,29 @@ static void test_proxy_settings_refused(void **state)
 		     "\"retry_policy\":{\"retry_on\":\"5xx\","
 		     "\"host_selection_retry_max_attempts\":17}"));
 	refused_with("host_selection_retry_max_attempts", "host_selection_retry_max_attempts|17");
-	APPLY(L, "1",
-	      jproxy("\"path_with_escaped_slashes_action\":\"UNESCAPE_AND_FORWARD\"", "", ""));
-	refused_with("path_with_escaped_slashes_action",
-		     "path_with_escaped_slashes_action|not supported yet");
 	APPLY(L, "1", jproxy("", "\"include_attempt_count_in_response\":true", ""));
 	refused_with("include_attempt_count_in_response", "include_attempt_count_in_response");
-	/* KEEP_UNCHANGED and the default are fine */
-	APPLY(L, "1", jproxy("\"path_with_escaped_slashes_action\":\"KEEP_UNCHANGED\"", "", ""));
-	accepted();
+	/* every path_with_escaped_slashes_action and
+	 * headers_with_underscores_action (test_hcm_tcp runs them) */
+	static const char *const esc[] = {"KEEP_UNCHANGED", "REJECT_REQUEST",
+					  "UNESCAPE_AND_REDIRECT", "UNESCAPE_AND_FORWARD",
+					  "IMPLEMENTATION_SPECIFIC_DEFAULT"};
+	for (size_t i = 0; i < sizeof(esc) / sizeof(esc[0]); i++) {
+		char f[128];
+		snprintf(f, sizeof(f), "\"path_with_escaped_slashes_action\":\"%s\"", esc[i]);
+		APPLY(L, "1", jproxy(f, "", ""));
+		accepted();
+	}
+	static const char *const us[] = {"ALLOW", "REJECT_REQUEST", "DROP_HEADER"};
+	for (size_t i = 0; i < sizeof(us) / sizeof(us[0]); i++) {
+		char f[160];
+		snprintf(f, sizeof(f),
+			 "\"common_http_protocol_options\":{\"headers_with_underscores_action\":"
+			 "\"%s\"}",
+			 us[i]);
+		APPLY(L, "1", jproxy(f, "", ""));
+		accepted();
+	}
 }
 
 int main(void)

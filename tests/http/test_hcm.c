@@ -6305,6 +6305,51 @@ static void test_filters_disabled_until_a_route_names_them(void **state)
 }
 #undef FC_ON
 
+/* headers_with_underscores_action over HTTP/2, as Envoy's HTTP/2 codec:
+ * DROP_HEADER takes the field out (the upstream never sees it),
+ * REJECT_REQUEST resets the stream; http2.* counts each. */
+static void test_h2_headers_with_underscores(void **state)
+{
+	(void)state;
+	start(8, jlistener("\"common_http_protocol_options\":{\"headers_with_underscores_action\":"
+			   "\"DROP_HEADER\"}",
+			   ROUTE_WEB));
+	struct h2c k;
+	h2c_open(&k, 65535);
+	int32_t id = h2c_request(&k, "GET", "/d", NULL, "x_user", "eve");
+	h2c_pump(&k);
+	struct arn_tcp_conn *u = upstream_accepts();
+	h2c_pump(&k);
+	want_in(u->tx, "GET /d HTTP/1.1\r\n");
+	assert_null(strstr(u->tx, "x_user"));
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+	h2c_pump(&k);
+	assert_int_equal(h2c_find(&k, id)->status, 200);
+	assert_int_equal(stat("http2.dropped_headers_with_underscores"), 1);
+	h2c_close(&k);
+	teardown(NULL);
+
+	start(8, jlistener("\"common_http_protocol_options\":{\"headers_with_underscores_action\":"
+			   "\"REJECT_REQUEST\"}",
+			   ROUTE_WEB));
+	h2c_open(&k, 65535);
+	unsigned before = upstream_pending();
+	id = h2c_request(&k, "GET", "/r", NULL, "x_user", "eve");
+	h2c_pump(&k);
+	assert_int_equal(upstream_pending(), before);
+	assert_true(h2c_find(&k, id)->closed);
+	assert_int_equal(h2c_find(&k, id)->status, 0);
+	assert_true(h2c_find(&k, id)->error != 0);
+	assert_int_equal(stat("http2.requests_rejected_with_underscores_in_headers"), 1);
+	/* the connection serves the next stream */
+	id = h2c_request(&k, "GET", "/ok", NULL, "x-user", "eve");
+	h2c_pump(&k);
+	u = upstream_accepts();
+	h2c_pump(&k);
+	want_in(u->tx, "x-user: eve\r\n");
+	h2c_close(&k);
+}
+
 #define GRPC_STATS_FILTER(all)                                                                     \
 	"{\"name\":\"envoy.filters.http.grpc_stats\",\"typed_config\":{\"@type\":"                 \
 	"\"type.googleapis.com/envoy.extensions.filters.http.grpc_stats.v3."                       \
@@ -10318,6 +10363,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_grpc_stats_local_replies_and_rows, teardown),
 	    cmocka_unit_test_teardown(test_filters_disabled_until_a_route_names_them, teardown),
 	    cmocka_unit_test_teardown(test_mcp_disabled_until_a_route_names_it, teardown),
+	    cmocka_unit_test_teardown(test_h2_headers_with_underscores, teardown),
 	    cmocka_unit_test_teardown(test_h2_non_relative_path_refused, teardown),
 	    cmocka_unit_test_teardown(test_h2_authority_checked_as_host, teardown),
 	    cmocka_unit_test_teardown(test_h2_stream_does_not_jump_the_buffer_queue, teardown),

@@ -20,6 +20,7 @@
 
 #include "arn_access_log.h"
 #include "arn_stats_envoy.h"
+#include "arn_stats_snapshot.h"
 #include "hcm_harness.h"
 
 /* Envoy's HashUtil::xxHash64, to state tcp_proxy's source_ip hash */
@@ -2234,6 +2235,124 @@ static void test_http_filter_disabled_per_route(void **state)
 	send_str(u, OK5);
 	if (!strstr(c->log + mark, "HTTP/1.1 200 OK\r\n"))
 		fail_msg("the client got: %s", c->log + mark);
+	hh_end();
+}
+
+/* headers_with_underscores_action and path_with_escaped_slashes_action
+ * (both in Envoy Gateway's every listener), over HTTP/1.1: @p hcm_fields
+ * are the connection manager's; route /u matches a request with header
+ * x_id (a name with '_'), the others go to "web". */
+/* clang-format off */
+#define US_LISTENER(hcm_fields)                                                                    \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"us\"," hcm_fields   \
+	",\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"    \
+	"[\"*\"],\"routes\":["                                                                     \
+	"{\"match\":{\"prefix\":\"/u\",\"headers\":[{\"name\":\"x_id\",\"present_match\":true}]}," \
+	"\"direct_response\":{\"status\":299}},"                                                   \
+	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
+	"\"http_filters\":[{\"name\":\"envoy.filters.http.router\",\"typed_config\":{"            \
+	AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+static uint64_t us_stat(const char *name)
+{
+	struct arn_stats_snapshot s;
+	assert_int_equal(arn_stats_snapshot_take(&s), 0);
+	uint64_t v = 0;
+	for (size_t i = 0; i < s.n; i++)
+		if (!strcmp(s.v[i].name, name))
+			v = s.v[i].counter;
+	arn_stats_snapshot_free(&s);
+	return v;
+}
+
+static void test_http_underscores_and_escaped_slashes(void **state)
+{
+	(void)state;
+	/* REJECT_REQUEST and UNESCAPE_AND_REDIRECT, with normalize_path and
+	 * merge_slashes: Envoy Gateway's settings */
+	tp_begin(1, US_LISTENER("\"common_http_protocol_options\":{"
+				"\"headers_with_underscores_action\":\"REJECT_REQUEST\"},"
+				"\"normalize_path\":true,\"merge_slashes\":true,"
+				"\"path_with_escaped_slashes_action\":\"UNESCAPE_AND_REDIRECT\""));
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	uint32_t rx0[N_PEERS];
+	uint32_t mark = c->log_len;
+	snapshot(rx0);
+	send_str(c, "GET /a%2F%2fb/.%5C../c?q=%2F HTTP/1.1\r\nHost: a\r\n\r\n");
+	hh_settle();
+	assert_null(upstream_that_got(rx0));
+	if (!strstr(c->log + mark, "HTTP/1.1 307 ") ||
+	    !strstr(c->log + mark, "\r\nlocation: /a/c?q=%2F\r\n"))
+		fail_msg("the client got: %s", c->log + mark);
+	assert_int_equal(us_stat("http.us.downstream_rq_redirected_with_normalized_path"), 1);
+	/* a gRPC request is refused instead (its clients do not redirect):
+	 * the 400 as gRPC's local reply, INTERNAL (Envoy's httpToGrpcStatus) */
+	mark = c->log_len;
+	send_str(c, "POST /s%2Fm HTTP/1.1\r\nHost: a\r\ncontent-type: application/grpc\r\n"
+		    "content-length: 0\r\n\r\n");
+	hh_settle();
+	if (!strstr(c->log + mark, "\r\ngrpc-status: 13\r\n"))
+		fail_msg("the client got: %s", c->log + mark);
+	assert_int_equal(us_stat("http.us.downstream_rq_failed_path_normalization"), 1);
+	/* a header name with '_': 400 and the connection closes */
+	mark = c->log_len;
+	send_str(c, "GET /u HTTP/1.1\r\nHost: a\r\nx_id: 1\r\n\r\n");
+	hh_settle();
+	if (!strstr(c->log + mark, "HTTP/1.1 400 ") || !strstr(c->log + mark, "connection: close"))
+		fail_msg("the client got: %s", c->log + mark);
+	assert_int_equal(us_stat("http1.requests_rejected_with_underscores_in_headers"), 1);
+	hh_end();
+
+	/* DROP_HEADER and UNESCAPE_AND_FORWARD: the field is gone before the
+	 * routes look (no match on x_id) and upstream; the path goes up
+	 * unescaped */
+	tp_begin(1, US_LISTENER("\"common_http_protocol_options\":{"
+				"\"headers_with_underscores_action\":\"DROP_HEADER\"},"
+				"\"path_with_escaped_slashes_action\":\"UNESCAPE_AND_FORWARD\""));
+	hh_open(0, 82);
+	hh_settle();
+	c = hh_client(0);
+	mark = c->log_len;
+	snapshot(rx0);
+	send_str(c, "GET /u%2Fv HTTP/1.1\r\nHost: a\r\nx_id: 1\r\nx-keep: 2\r\nx_b: 3\r\n\r\n");
+	hh_settle();
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	assert_true(got(u, "GET /u/v HTTP/1.1\r\n"));
+	assert_true(got(u, "\r\nx-keep: 2\r\n"));
+	assert_false(got(u, "x_id"));
+	assert_false(got(u, "x_b"));
+	send_str(u, OK5);
+	if (!strstr(c->log + mark, "HTTP/1.1 200 OK\r\n"))
+		fail_msg("the client got: %s", c->log + mark);
+	assert_int_equal(us_stat("http1.dropped_headers_with_underscores"), 2);
+	hh_end();
+
+	/* REJECT_REQUEST for escaped slashes: 400; a path without them is
+	 * routed as it is */
+	tp_begin(1, US_LISTENER("\"path_with_escaped_slashes_action\":\"REJECT_REQUEST\""));
+	hh_open(0, 82);
+	hh_settle();
+	c = hh_client(0);
+	mark = c->log_len;
+	snapshot(rx0);
+	send_str(c, "GET /a%5cb HTTP/1.1\r\nHost: a\r\n\r\n");
+	hh_settle();
+	assert_null(upstream_that_got(rx0));
+	if (!strstr(c->log + mark, "HTTP/1.1 400 "))
+		fail_msg("the client got: %s", c->log + mark);
+	send_str(c, "GET /a%41b HTTP/1.1\r\nHost: a\r\n\r\n");
+	hh_settle();
+	u = upstream_that_got(rx0);
+	assert_non_null(u);
+	assert_true(got(u, "GET /a%41b HTTP/1.1\r\n"));
+	send_str(u, OK5);
 	hh_end();
 }
 
@@ -5005,6 +5124,7 @@ int main(void)
 	    T(test_http_local_reply_config_edit_room),
 	    T(test_http_fault),
 	    T(test_http_filter_disabled_per_route),
+	    T(test_http_underscores_and_escaped_slashes),
 	    T(test_retry_previous_hosts),
 	    T(test_retry_on_grpc_status),
 	    T(test_retry_on_retriable_headers),

@@ -2338,6 +2338,32 @@ static void test_path_rfc3986_percent_and_slashes(void **state)
 	assert_int_equal(http_path_normalize("/a/../b", 7, N, small, sizeof(small)), -ENOSPC);
 }
 
+/* path_with_escaped_slashes_action's unescaping (Envoy's
+ * PathUtil::unescapeSlashes): %2F / %2f and %5C / %5c only, in the path
+ * part; other escapes, broken ones and the query are left alone. Then, as
+ * the HCM does, normalize_path reads the '\' as '/'. */
+static void test_path_unescape_slashes(void **state)
+{
+	(void)state;
+	char out[128];
+	const char *in = "/a%2Fb%2fc%5Cd%5ce%41%2?q=%2F";
+	int k = http_path_unescape_slashes(in, strlen(in), out, sizeof(out));
+	assert_int_equal(k, (int)strlen("/a/b/c\\d\\e%41%2?q=%2F"));
+	assert_memory_equal(out, "/a/b/c\\d\\e%41%2?q=%2F", (size_t)k);
+	/* none: -ENOENT, escapes elsewhere or only in the query included */
+	assert_int_equal(http_path_unescape_slashes("/a/b", 4, out, sizeof(out)), -ENOENT);
+	assert_int_equal(http_path_unescape_slashes("/a%41?x=%2F", 11, out, sizeof(out)), -ENOENT);
+	assert_int_equal(http_path_unescape_slashes("/a%2", 4, out, sizeof(out)), -ENOENT);
+	/* an escape cut by the query is none */
+	assert_int_equal(http_path_unescape_slashes("/a%2?F", 6, out, sizeof(out)), -ENOENT);
+	assert_int_equal(http_path_unescape_slashes("/%2f", 4, out, 3), -ENOSPC);
+	/* then normalized: the backslash is a separator, dot segments go */
+	k = http_path_unescape_slashes("/a%5C..%5Cb", 11, out, sizeof(out));
+	assert_true(k > 0);
+	out[k] = 0;
+	assert_string_equal(norm(out, HTTP_PATH_NORMALIZE), "/b");
+}
+
 /* ---- bench/trex's ASTF byte counts ---------------------------------------------- */
 
 /* bench/trex's ASTF programs wait for byte counts: the server side for the
@@ -2590,6 +2616,7 @@ int main(void)
 	    cmocka_unit_test(test_attempt_count_header),
 	    cmocka_unit_test(test_path_rfc3986_dot_segments),
 	    cmocka_unit_test(test_path_rfc3986_percent_and_slashes),
+	    cmocka_unit_test(test_path_unescape_slashes),
 	    cmocka_unit_test(test_req_edits_client_without_xff_as_client_addr),
 	    cmocka_unit_test(test_response_server_name),
 	};
