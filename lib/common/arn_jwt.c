@@ -71,7 +71,8 @@ int arn_jwt_alg_from_name(const char *s, size_t len)
 
 /* ---- base64url ------------------------------------------------------------------------ */
 
-static int b64v(unsigned char c)
+/* @p c's value in base64url (@p url) or base64, or -1 */
+static int b64v(unsigned char c, bool url)
 {
 	if (c >= 'A' && c <= 'Z')
 		return c - 'A';
@@ -79,14 +80,14 @@ static int b64v(unsigned char c)
 		return c - 'a' + 26;
 	if (c >= '0' && c <= '9')
 		return c - '0' + 52;
-	if (c == '-')
+	if (c == (url ? '-' : '+'))
 		return 62;
-	if (c == '_')
+	if (c == (url ? '_' : '/'))
 		return 63;
 	return -1;
 }
 
-long arn_b64url_decode(const char *s, size_t len, unsigned char *out, size_t cap)
+static long b64_decode(const char *s, size_t len, unsigned char *out, size_t cap, bool url)
 {
 	if (len % 4 == 1 || len / 4 * 3 + (len % 4 ? len % 4 - 1 : 0) > cap)
 		return -1;
@@ -94,7 +95,7 @@ long arn_b64url_decode(const char *s, size_t len, unsigned char *out, size_t cap
 	uint32_t acc = 0;
 	unsigned bits = 0;
 	for (size_t i = 0; i < len; i++) {
-		int v = b64v((unsigned char)s[i]);
+		int v = b64v((unsigned char)s[i], url);
 		if (v < 0)
 			return -1;
 		acc = (acc << 6) | (uint32_t)v;
@@ -110,6 +111,16 @@ long arn_b64url_decode(const char *s, size_t len, unsigned char *out, size_t cap
 	if (acc != 0)
 		return -1;
 	return (long)o;
+}
+
+long arn_b64url_decode(const char *s, size_t len, unsigned char *out, size_t cap)
+{
+	return b64_decode(s, len, out, cap, true);
+}
+
+long arn_b64_decode(const char *s, size_t len, unsigned char *out, size_t cap)
+{
+	return b64_decode(s, len, out, cap, false);
 }
 
 /* ---- key sets ------------------------------------------------------------------------- */

@@ -101,6 +101,13 @@ enum arn_jwt_alg {
  * @return the decoded length (at most @p cap), or -1.
  */
 long arn_b64url_decode(const char *s, size_t len, unsigned char *out, size_t cap);
+/**
+ * Strict base64 (RFC 4648 4, '+' and '/') without padding, as
+ * arn_b64url_decode (the caller strips '='): what Envoy's
+ * Base64::decodeWithoutPadding accepts once it dropped the padding.
+ * @return the decoded length (at most @p cap), or -1.
+ */
+long arn_b64_decode(const char *s, size_t len, unsigned char *out, size_t cap);
 
 struct json_object;
 struct arn_jwks;
