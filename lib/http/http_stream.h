@@ -299,9 +299,10 @@ struct http_stream {
 	/* an RBAC filter with action LOG ran: enum arn_access_hint, Envoy's
 	 * envoy.common access_log_hint for the access log's metadata_filter */
 	uint8_t access_log_hint;
-	/* the jwt_authn filter's request edits (payload and claim headers,
-	 * the token's header removed): a struct in res->text at this offset
-	 * + 1 (0: none), which http_l4_req_edits adds (in a hole) */
+	/* the jwt_authn and basic_auth filters' request edits (payload and
+	 * claim headers, the token's header removed; the user name): a
+	 * struct in res->text at this offset + 1 (0: none), which
+	 * http_l4_req_edits adds (in a hole; http_l4_req_edits_keep) */
 	uint16_t jwt_edits;
 	/* values the request edits produced (for the access log) */
 	const char *xff;
