@@ -30,6 +30,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* ---------------------------------------------------------------------------
  * Which of these filters the store accepts
@@ -377,6 +378,8 @@ enum arn_cfg_per_filter_kind {
 	 * filter's own configuration); cfg NULL for both */
 	ARN_CFG_PF_DISABLED,
 	ARN_CFG_PF_ENABLED,
+	/* cfg: struct arn_cfg_basic_auth_users (BasicAuthPerRoute) */
+	ARN_CFG_PF_BASIC_AUTH,
 };
 
 /* ---------------------------------------------------------------------------
@@ -626,5 +629,67 @@ struct arn_cfg_jwt_per_route {
 
 /** Does route @p r's match (path, headers, query parameters) match @p req? */
 bool arn_cfg_route_matches(const struct arn_cfg_route *r, const struct arn_cfg_request *req);
+
+/* ---------------------------------------------------------------------------
+ * envoy.filters.http.basic_auth (BasicAuth, BasicAuthPerRoute): htpasswd
+ * users ("name:{SHA}<base64 of the password's SHA-1>"), sorted by name
+ * at conversion so a request's user is found by binary search.
+ */
+
+/* Limits (docs/security.md) */
+/* users of one users DataSource */
+#define ARN_CFG_BASIC_AUTH_MAX_USERS 65536
+/* bytes of a user's name */
+#define ARN_CFG_BASIC_AUTH_MAX_NAME 256
+/* bytes of the users' text (a file, or inline) */
+#define ARN_CFG_BASIC_AUTH_MAX_HTPASSWD (4u * 1024u * 1024u)
+/* the base64 of a SHA-1 digest, as htpasswd writes it (Envoy's length check) */
+#define ARN_CFG_BASIC_AUTH_HASH_LEN 28
+
+struct arn_cfg_basic_auth_user {
+	const char *name; /* in the pool, not NUL-terminated */
+	uint32_t name_len;
+	char hash[ARN_CFG_BASIC_AUTH_HASH_LEN]; /* after "{SHA}", as written */
+};
+
+struct arn_cfg_basic_auth_users {
+	const struct arn_cfg_basic_auth_user *users; /* sorted: arn_cfg_basic_auth_find */
+	size_t n;
+};
+
+struct arn_cfg_basic_auth {
+	struct arn_cfg_basic_auth_users users;
+	const char *forward_username_header; /* lower case; NULL: none */
+	size_t forward_username_header_len;
+	const char *authentication_header; /* lower case; NULL: authorization */
+	size_t authentication_header_len;
+};
+
+/** The order users are sorted in (length, then bytes). */
+static inline int arn_cfg_basic_auth_cmp(const char *a, size_t al, const char *b, size_t bl)
+{
+	if (al != bl)
+		return al < bl ? -1 : 1;
+	return memcmp(a, b, al);
+}
+
+/** The user named @p name in @p u (binary search), or NULL. */
+static inline const struct arn_cfg_basic_auth_user *
+arn_cfg_basic_auth_find(const struct arn_cfg_basic_auth_users *u, const char *name, size_t len)
+{
+	size_t lo = 0, hi = u->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct arn_cfg_basic_auth_user *x = &u->users[mid];
+		int k = arn_cfg_basic_auth_cmp(name, len, x->name, x->name_len);
+		if (k == 0)
+			return x;
+		if (k < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
 
 #endif

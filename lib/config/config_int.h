@@ -245,6 +245,13 @@ void conv_fractional_percent(struct conv *c, struct pb fp, const char *f,
 /** An HTTPFault (envoy.filters.http.fault's configuration, or a route's
  * @p per_route) converted; NULL only without memory. conv_fault.c */
 const struct arn_cfg_fault *conv_fault(struct conv *c, struct pb p);
+/** envoy.filters.http.basic_auth's BasicAuth, or a route's BasicAuthPerRoute
+ * (its users), converted; NULL only without memory. conv_basic_auth.c */
+const struct arn_cfg_basic_auth *conv_basic_auth(struct conv *c, struct pb p);
+const struct arn_cfg_basic_auth_users *conv_basic_auth_route(struct conv *c, struct pb p);
+/** An HTTP header name Arion writes or removes: an RFC 9110 token, lower
+ * cased (refused naming @p field). conv_l4.c */
+const char *conv_hdr_name(struct conv *c, const char *field, upb_StringView s, size_t *len);
 /** The HCM's local_reply_config @p lrc into @p out. conv_parts.c */
 void conv_local_reply(struct conv *c, struct pb lrc, const struct arn_cfg_local_reply **out);
 /** An envoy.config.core.v3.DataSource @p b (inline_string, inline_bytes, or

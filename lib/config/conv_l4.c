@@ -32,6 +32,8 @@
 #define HTTP_JWT_PER_ROUTE_TYPE "envoy.extensions.filters.http.jwt_authn.v3.PerRouteConfig"
 #define HTTP_FAULT_TYPE "envoy.extensions.filters.http.fault.v3.HTTPFault"
 #define ROUTE_FILTER_CONFIG_TYPE "envoy.config.route.v3.FilterConfig"
+#define HTTP_BASIC_AUTH_TYPE "envoy.extensions.filters.http.basic_auth.v3.BasicAuth"
+#define HTTP_BASIC_AUTH_ROUTE_TYPE "envoy.extensions.filters.http.basic_auth.v3.BasicAuthPerRoute"
 
 /* Envoy's floor for the local rate limiters' fill timers */
 #define LRL_MIN_FILL_MS 50
@@ -1219,9 +1221,7 @@ static void jwks_free_fn(void *p)
 	arn_jwks_free(p);
 }
 
-/* An HTTP header name Arion writes or removes: an RFC 9110 token, lower
- * cased (refused naming @p field). */
-static const char *jwt_hdr_name(struct conv *c, const char *field, upb_StringView s, size_t *len)
+const char *conv_hdr_name(struct conv *c, const char *field, upb_StringView s, size_t *len)
 {
 	*len = s.size;
 	if (s.size == 0) {
@@ -1333,7 +1333,7 @@ static void jwt_provider(struct conv *c, struct pb p, upb_StringView name,
 		size_t m = conv_push(c, "from_headers[%zu]", i);
 		conv_only(c, h, "name,value_prefix");
 		struct arn_cfg_jwt_from_header *f = &o->headers[o->n_headers];
-		f->name = jwt_hdr_name(c, "name", pb_str(h, "name"), &f->name_len);
+		f->name = conv_hdr_name(c, "name", pb_str(h, "name"), &f->name_len);
 		upb_StringView pre = pb_str(h, "value_prefix");
 		f->prefix = conv_hdr_str(c, "value_prefix", pre);
 		f->prefix_len = pre.size;
@@ -1348,7 +1348,7 @@ static void jwt_provider(struct conv *c, struct pb p, upb_StringView name,
 	upb_StringView fph = pb_str(p, "forward_payload_header");
 	if (fph.size)
 		o->payload_header =
-		    jwt_hdr_name(c, "forward_payload_header", fph, &o->payload_header_len);
+		    conv_hdr_name(c, "forward_payload_header", fph, &o->payload_header_len);
 	size_t ncl = pb_len(p, "claim_to_headers");
 	if (ncl > ARN_CFG_JWT_MAX_CLAIM_HEADERS)
 		conv_err(c, "claim_to_headers", "%zu entries: more than %d", ncl,
@@ -1361,7 +1361,7 @@ static void jwt_provider(struct conv *c, struct pb p, upb_StringView name,
 		conv_only(c, h, "header_name,claim_name");
 		struct arn_cfg_jwt_claim_header *e = &o->claims[o->n_claims];
 		e->header =
-		    jwt_hdr_name(c, "header_name", pb_str(h, "header_name"), &e->header_len);
+		    conv_hdr_name(c, "header_name", pb_str(h, "header_name"), &e->header_len);
 		upb_StringView cn = pb_str(h, "claim_name");
 		if (!cn.size)
 			conv_err(c, "claim_name", "missing");
@@ -1565,6 +1565,18 @@ static const struct arn_cfg_jwt_per_route *http_jwt_per_route(struct conv *c, st
 bool conv_l4_http_filter(struct conv *c, struct pb tc, upb_StringView tn, uint8_t *kind,
 			 const void **cfg)
 {
+	if (arn_sv_eq(tn, HTTP_BASIC_AUTH_TYPE)) {
+		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "envoy.filters.http.basic_auth"))
+			return true;
+		size_t m = conv_push(c, "typed_config");
+		struct pb p = conv_any(c, tc, HTTP_BASIC_AUTH_TYPE);
+		if (p.m) {
+			*kind = ARN_CFG_HF_BASIC_AUTH;
+			*cfg = conv_basic_auth(c, p);
+		}
+		conv_pop(c, m);
+		return true;
+	}
 	if (arn_sv_eq(tn, HTTP_FAULT_TYPE)) {
 		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "envoy.filters.http.fault"))
 			return true;
@@ -1818,6 +1830,14 @@ static bool per_filter_typed(struct conv *c, upb_StringView tn, struct pb any,
 		if (r.m) {
 			pf->kind = ARN_CFG_PF_FAULT;
 			pf->cfg = conv_fault(c, r);
+			ok = true;
+		}
+	} else if (arn_sv_eq(tn, HTTP_BASIC_AUTH_ROUTE_TYPE)) {
+		/* the route's users replace the filter's (Envoy) */
+		struct pb r = conv_any(c, any, HTTP_BASIC_AUTH_ROUTE_TYPE);
+		if (r.m) {
+			pf->kind = ARN_CFG_PF_BASIC_AUTH;
+			pf->cfg = conv_basic_auth_route(c, r);
 			ok = true;
 		}
 	} else if (optional) {

@@ -31,6 +31,7 @@
 #include "arn_tbucket.h"
 #include "arn_tls.h"
 #include "http_authz.h"
+#include "http_basic_auth.h"
 #include "http_fault.h"
 #include "http_filter.h"
 #include "http_int.h"
@@ -1330,7 +1331,8 @@ static bool l4_active(const struct arn_cfg_hcm *h)
 		    h->http_filters[i] == ARN_CFG_HF_LOCAL_RATELIMIT ||
 		    h->http_filters[i] == ARN_CFG_HF_CORS ||
 		    h->http_filters[i] == ARN_CFG_HF_JWT_AUTHN ||
-		    h->http_filters[i] == ARN_CFG_HF_FAULT)
+		    h->http_filters[i] == ARN_CFG_HF_FAULT ||
+		    h->http_filters[i] == ARN_CFG_HF_BASIC_AUTH)
 			return true;
 	return false;
 }
@@ -1404,6 +1406,7 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 		case ARN_CFG_HF_CORS:
 		case ARN_CFG_HF_JWT_AUTHN:
 		case ARN_CFG_HF_FAULT:
+		case ARN_CFG_HF_BASIC_AUTH:
 			if (!cfg)
 				break;
 			if (!have) {
@@ -1434,6 +1437,9 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 					return true;
 			} else if (h->http_filters[i] == ARN_CFG_HF_FAULT) {
 				if (fault_step(st, i, cfg, matched ? &mt : NULL, req))
+					return true;
+			} else if (h->http_filters[i] == ARN_CFG_HF_BASIC_AUTH) {
+				if (http_basic_auth_step(st, i, cfg, matched ? &mt : NULL))
 					return true;
 			} else {
 				bool first = first_rl;

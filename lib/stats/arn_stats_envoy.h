@@ -34,6 +34,7 @@
  *   arn_stats_ext_authz_schema http.<prefix>.ext_authz.* untagged, family from config
  *   arn_stats_cors_schema      http.<prefix>.cors.*     untagged, family from config
  *   arn_stats_fault_schema     http.<prefix>.fault.*    untagged, family from config
+ *   arn_stats_basic_auth_schema http.<prefix>.basic_auth.* untagged, family from config
  *   arn_stats_jwt_authn_schema http.<prefix>.jwt_authn.* untagged, family from config
  *   arn_stats_local_ratelimit_schema local_rate_limit.<stat_prefix>.*
  *                                                       ARN_STATS_TAG_LOCAL_RATELIMIT
@@ -153,6 +154,13 @@ enum arn_fault_stat {
 	ARN_FAULT__COUNT
 };
 
+enum arn_basic_auth_stat {
+#define ARN_STAT(kind, name, help) ARN_BASIC_AUTH_##name,
+#include "envoy_basic_auth_stats.def"
+#undef ARN_STAT
+	ARN_BASIC_AUTH__COUNT
+};
+
 enum arn_jwt_authn_stat {
 #define ARN_STAT(kind, name, help) ARN_JWT_AUTHN_##name,
 #include "envoy_jwt_authn_stats.def"
@@ -223,6 +231,8 @@ extern struct arn_stats_schema arn_stats_ext_authz_schema;
 extern struct arn_stats_schema arn_stats_cors_schema;
 /* http.<prefix>.fault.* (untagged, arn_stats_scope_get_named) */
 extern struct arn_stats_schema arn_stats_fault_schema;
+/* http.<prefix>.basic_auth.* (untagged, arn_stats_scope_get_named) */
+extern struct arn_stats_schema arn_stats_basic_auth_schema;
 /* http.<prefix>.jwt_authn.* (untagged, arn_stats_scope_get_named) */
 extern struct arn_stats_schema arn_stats_jwt_authn_schema;
 /* local_rate_limit.<stat_prefix>.* (tag ARN_STATS_TAG_LOCAL_RATELIMIT) */

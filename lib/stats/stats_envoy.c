@@ -79,6 +79,11 @@ static const struct arn_stat_def fault_defs[] = {
 #include "envoy_fault_stats.def"
 #undef ARN_STAT
 };
+static const struct arn_stat_def basic_auth_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_basic_auth_stats.def"
+#undef ARN_STAT
+};
 static const struct arn_stat_def jwt_authn_defs[] = {
 #define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
 #include "envoy_jwt_authn_stats.def"
@@ -133,6 +138,8 @@ struct arn_stats_schema arn_stats_rbac_schema = ARN_STATS_SCHEMA("rbac", rbac_de
 struct arn_stats_schema arn_stats_ext_authz_schema = ARN_STATS_SCHEMA("ext_authz", ext_authz_defs);
 struct arn_stats_schema arn_stats_cors_schema = ARN_STATS_SCHEMA("cors", cors_defs);
 struct arn_stats_schema arn_stats_fault_schema = ARN_STATS_SCHEMA("fault", fault_defs);
+struct arn_stats_schema arn_stats_basic_auth_schema =
+    ARN_STATS_SCHEMA("basic_auth", basic_auth_defs);
 struct arn_stats_schema arn_stats_jwt_authn_schema = ARN_STATS_SCHEMA("jwt_authn", jwt_authn_defs);
 struct arn_stats_schema arn_stats_rbac_shadow_schema =
     ARN_STATS_SCHEMA("rbac_shadow", rbac_shadow_defs);

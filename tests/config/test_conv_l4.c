@@ -669,6 +669,169 @@ static void test_http_fault_filter(void **state)
 		   "delay: set fixed_delay or header_delay");
 }
 
+#define BA_AT AT("envoy.extensions.filters.http.basic_auth.v3.BasicAuth")
+#define BA_ROUTE_AT AT("envoy.extensions.filters.http.basic_auth.v3.BasicAuthPerRoute")
+#define BA(fields) "{\"name\":\"ba\",\"typed_config\":{" BA_AT "," fields "}},"
+#define BA_USERS(text) "\"users\":{\"inline_string\":\"" text "\"}"
+#define BA_ALICE "alice:{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ="
+#define BA_BOB "bob:{SHA}87u9ZqY9S/F0eUBXjsPQEDUw4h0="
+
+/* envoy.filters.http.basic_auth: an htpasswd (comments, empty lines, a
+ * last line without newline) sorted by name, forward_username_header and
+ * authentication_header lower cased, a route's BasicAuthPerRoute, a file
+ * read at conversion; each of Envoy's htpasswd errors and Arion's bounds
+ * refused naming the line. */
+static void test_http_basic_auth(void **state)
+{
+	(void)state;
+#define BA_FIELDS                                                                                  \
+	BA_USERS("# users\\n\\n" BA_BOB "\\n" BA_ALICE)                                            \
+	",\"forward_username_header\":\"X-User\","                                                 \
+	"\"authentication_header\":\"X-Auth\""
+	tc_ok(L, LISTENER(HCM(BA(BA_FIELDS),
+			      "\"typed_per_filter_config\":{\"ba\":{" BA_ROUTE_AT
+			      "," BA_USERS("carol:{SHA}hsAaMBat8aKiQgxhKhAqvbXOPbw=\\n") "}},")));
+	const struct arn_cfg_hcm *h = chain0()->hcm;
+	assert_int_equal(h->http_filters[0], ARN_CFG_HF_BASIC_AUTH);
+	const struct arn_cfg_basic_auth *f = h->http_filter_cfgs[0];
+	assert_int_equal(f->users.n, 2);
+	/* sorted: bob (3 bytes) before alice (5) */
+	assert_memory_equal(f->users.users[0].name, "bob", 3);
+	assert_memory_equal(f->users.users[1].name, "alice", 5);
+	const struct arn_cfg_basic_auth_user *u = arn_cfg_basic_auth_find(&f->users, "alice", 5);
+	assert_non_null(u);
+	assert_memory_equal(u->hash, "5en6G6MezRroT3XKqkdPOmY/BfQ=", 28);
+	assert_null(arn_cfg_basic_auth_find(&f->users, "alic", 4));
+	assert_null(arn_cfg_basic_auth_find(&f->users, "carol", 5));
+	assert_string_equal(f->forward_username_header, "x-user");
+	assert_int_equal(f->forward_username_header_len, 6);
+	assert_string_equal(f->authentication_header, "x-auth");
+	const struct arn_cfg_vhost *vh = &h->inline_routes->vhosts[0];
+	const struct arn_cfg_basic_auth_users *pr =
+	    arn_cfg_per_filter_find(vh, &vh->routes[0], "ba", 2, ARN_CFG_PF_BASIC_AUTH);
+	assert_non_null(pr);
+	assert_int_equal(pr->n, 1);
+	assert_non_null(arn_cfg_basic_auth_find(pr, "carol", 5));
+	/* neither header set: Authorization, nothing forwarded */
+	tc_ok(L, LISTENER(HCM(BA(BA_USERS(BA_ALICE)), "")));
+	f = chain0()->hcm->http_filter_cfgs[0];
+	assert_null(f->forward_username_header);
+	assert_null(f->authentication_header);
+	/* a route's users may be empty (Envoy reads them allowing it) */
+	tc_ok(L, LISTENER(HCM(BA(BA_USERS(BA_ALICE)),
+			      "\"typed_per_filter_config\":{\"ba\":{" BA_ROUTE_AT
+			      "," BA_USERS("") "}},")));
+
+	/* users from a file, read at conversion */
+	char path[] = "/tmp/arion-htpasswd-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	static const char file[] = BA_ALICE "\n" BA_BOB "\n";
+	assert_int_equal(write(fd, file, strlen(file)), (ssize_t)strlen(file));
+	close(fd);
+	char fl[1024];
+	snprintf(fl, sizeof(fl),
+		 LISTENER(HCM("{\"name\":\"ba\",\"typed_config\":{" BA_AT
+			      ",\"users\":{\"filename\":\"%s\"}}},",
+			      "")),
+		 path);
+	tc_ok(L, fl);
+	assert_int_equal(
+	    ((const struct arn_cfg_basic_auth *)chain0()->hcm->http_filter_cfgs[0])->users.n, 2);
+	unlink(path);
+	tc_refused(L, fl, "users.filename: cannot open");
+
+	static const struct {
+		const char *l, *want;
+	} bad[] = {
+	    {LISTENER(HCM(BA(BA_USERS(BA_ALICE "\\nbob")), "")),
+	     "users.inline_string: line 2: basic auth: invalid htpasswd format, username:password "
+	     "is expected"},
+	    {LISTENER(HCM(BA(BA_USERS(":{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ=")), "")),
+	     "line 1: basic auth: empty user name or password"},
+	    {LISTENER(HCM(BA(BA_USERS("bob:")), "")),
+	     "line 1: basic auth: empty user name or password"},
+	    {LISTENER(HCM(BA(BA_USERS(BA_ALICE "\\n" BA_BOB "\\n" BA_ALICE)), "")),
+	     "line 3: basic auth: duplicate users"},
+	    /* a duplicate before its hash is looked at, as in Envoy */
+	    {LISTENER(HCM(BA(BA_USERS(BA_ALICE "\\nalice:{MD5}x")), "")),
+	     "line 2: basic auth: duplicate users"},
+	    /* the duplicate on line 2 comes before line 3's error, as in Envoy */
+	    {LISTENER(HCM(BA(BA_USERS(BA_ALICE "\\n" BA_ALICE "\\nbad")), "")),
+	     "line 2: basic auth: duplicate users"},
+	    {LISTENER(HCM(BA(BA_USERS("bob:$apr1$xyz$0123456789012345678901")), "")),
+	     "line 1: basic auth: unsupported htpasswd format: please use {SHA}"},
+	    {LISTENER(HCM(BA(BA_USERS("bob:{SHA}87u9ZqY9S/F0eUBXjsPQEDUw4h0")), "")),
+	     "line 1: basic auth: invalid htpasswd format, invalid SHA hash length"},
+	    /* a CRLF file: the CR is in the hash (Envoy's length error) */
+	    {LISTENER(HCM(BA(BA_USERS(BA_BOB "\\r\\n")), "")),
+	     "line 1: basic auth: invalid htpasswd format, invalid SHA hash length"},
+	    {LISTENER(HCM(BA(BA_USERS("b\\u0001b:{SHA}87u9ZqY9S/F0eUBXjsPQEDUw4h0=")), "")),
+	     "line 1: a control byte in the user name"},
+	    {LISTENER(HCM(BA("\"forward_username_header\":\"x-u\""), "")),
+	     "typed_config.users: missing (Envoy requires it)"},
+	    {LISTENER(HCM(BA(BA_USERS("")), "")),
+	     "users.inline_string: empty (Envoy: DataSource cannot be empty)"},
+	    {LISTENER(HCM(BA(BA_USERS(BA_BOB) ",\"forward_username_header\":\"x u\""), "")),
+	     "forward_username_header: byte 0x20 at 1 is not a header name character"},
+	    {LISTENER(
+		 HCM(BA(BA_USERS(BA_BOB) ",\"forward_username_header\":\"Content-Length\""), "")),
+	     "forward_username_header: 'content-length' frames or routes the request"},
+	    {LISTENER(HCM(BA(BA_USERS(BA_BOB) ",\"authentication_header\":\"a:b\""), "")),
+	     "authentication_header: byte 0x3a at 1"},
+	    {LISTENER(HCM(BA(BA_USERS(BA_BOB)),
+			  "\"typed_per_filter_config\":{\"ba\":{" BA_ROUTE_AT "}},")),
+	     "typed_per_filter_config[ba].users: missing (Envoy requires it)"},
+	    {LISTENER(HCM(BA(BA_USERS(BA_BOB)), "\"typed_per_filter_config\":{\"ba\":{" BA_ROUTE_AT
+						"," BA_USERS("x") "}},")),
+	     "typed_per_filter_config[ba].users.inline_string: line 1: basic auth: invalid "
+	     "htpasswd format"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		tc_refused(L, bad[i].l, bad[i].want);
+}
+
+/* Arion's bounds: a name of 257 bytes; 65537 users. */
+static void test_http_basic_auth_limits(void **state)
+{
+	(void)state;
+	static const char hash[] = ":{SHA}87u9ZqY9S/F0eUBXjsPQEDUw4h0=\\n";
+	size_t per = 8 + sizeof(hash) - 1;
+	size_t cap = 256 + (ARN_CFG_BASIC_AUTH_MAX_USERS + 1) * per + 512;
+	char *l = malloc(cap), *p = l;
+	assert_non_null(l);
+	p += sprintf(p, "%s",
+		     "{\"name\":\"l\"," ADDR ",\"filter_chains\":[{\"filters\":["
+		     "{\"name\":\"hcm\",\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"ing\","
+		     "\"route_config\":{\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],"
+		     "\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"c\"}}]}]},"
+		     "\"http_filters\":[{\"name\":\"ba\",\"typed_config\":{" BA_AT
+		     ",\"users\":{\"inline_string\":\"");
+	char *users = p;
+	for (unsigned i = 0; i < ARN_CFG_BASIC_AUTH_MAX_USERS; i++)
+		p += sprintf(p, "u%06x%s", i, hash);
+	static const char tail[] = "\"}}}," ROUTER "]}}]}]}";
+	strcpy(p, tail);
+	tc_ok(L, l);
+	assert_int_equal(
+	    ((const struct arn_cfg_basic_auth *)chain0()->hcm->http_filter_cfgs[0])->users.n,
+	    ARN_CFG_BASIC_AUTH_MAX_USERS);
+	p += sprintf(p, "u%06x%s", ARN_CFG_BASIC_AUTH_MAX_USERS, hash);
+	strcpy(p, tail);
+	tc_refused(L, l, "line 65537: more users than Arion's bound");
+	/* a name of 257 bytes */
+	p = users;
+	memset(p, 'n', 257);
+	p += 257;
+	p += sprintf(p, "%s", hash);
+	strcpy(p, tail);
+	tc_refused(L, l, "line 1: a user name longer than Arion's bound");
+	p = users + 1; /* 256 bytes */
+	memmove(p, p + 1, strlen(p + 1) + 1);
+	tc_ok(L, l);
+	free(l);
+}
+
 /* envoy.filters.http.cors: the filter, a virtual host's per-filter
  * CorsPolicy with every field, and the deprecated virtual host `cors`;
  * a value with CR or LF and a bad matcher are refused naming the field. */
@@ -1604,6 +1767,8 @@ const struct CMUnitTest conv_l4_tests[] = {
     T(test_http_ext_authz),
     T(test_http_cors),
     T(test_http_fault_filter),
+    T(test_http_basic_auth),
+    T(test_http_basic_auth_limits),
     T(test_http_jwt_authn),
     T(test_http_rbac_matcher),
     T(test_network_local_ratelimit),

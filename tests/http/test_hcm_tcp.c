@@ -2741,6 +2741,181 @@ static void test_http_jwt_authn_basic(void **state)
 		fail_msg("access log: %s", log);
 }
 
+/* clang-format off */
+/* Listener "dyn" (port 82), stat_prefix ba, access log of the details at
+ * %s: basic_auth "ba" (users alice:secret, bob:hunter2 and "long" whose
+ * password is 1000 x's; forward_username_header X-User; then the fields
+ * %s) before the router to cluster web; route /per has its own users
+ * (carol:carol-pw). */
+#define BA_LISTENER                                                                                \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"ba\","               \
+	"\"access_log\":[{\"name\":\"f\",\"typed_config\":{\"@type\":\"type.googleapis.com/"       \
+	"envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":\"%s\",\"log_format\":"  \
+	"{\"text_format\":\"%%RESPONSE_CODE%% %%RESPONSE_CODE_DETAILS%%\\n\"}}}],"                 \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":["                                                                     \
+	"{\"match\":{\"prefix\":\"/per\"},\"route\":{\"cluster\":\"web\"},"                        \
+	"\"typed_per_filter_config\":{\"ba\":{" AT_("basic_auth.v3.BasicAuthPerRoute")            \
+	",\"users\":{\"inline_string\":\"carol:{SHA}hsAaMBat8aKiQgxhKhAqvbXOPbw=\"}}}},"          \
+	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
+	"\"http_filters\":[{\"name\":\"ba\",\"typed_config\":{" AT_("basic_auth.v3.BasicAuth") "," \
+	"\"users\":{\"inline_string\":\"# test users\\n"                                         \
+	"alice:{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ=\\nbob:{SHA}87u9ZqY9S/F0eUBXjsPQEDUw4h0=\\n"      \
+	"long:{SHA}w++mkPo/3S4lJoU+7WcFOOoSdjg=\\n\"},"                                           \
+	"\"forward_username_header\":\"X-User\"%s}},"                                              \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+static char ba_log_path[64];
+
+/* A run with BA_LISTENER (its filter's further @p fields) and client 0
+ * connected. */
+static void ba_begin(const char *fields)
+{
+	static char json[8192];
+	snprintf(ba_log_path, sizeof(ba_log_path), "/tmp/arn_test_ba_log.%d.log", (int)getpid());
+	snprintf(json, sizeof(json), BA_LISTENER, ba_log_path, fields);
+	tp_begin(1, json);
+	hh_open(0, 82);
+	hh_settle();
+}
+
+#define BA_STAT(name)                                                                              \
+	stat_of(&arn_stats_basic_auth_schema, "http.ba.basic_auth", ARN_BASIC_AUTH_##name)
+
+/* One denial: @p head gets 401 with Envoy's @p body and www-authenticate
+ * Basic with the realm @p realm, and never reaches the upstream. */
+static void ba_denied(const char *head, const char *body, const char *realm)
+{
+	char r[4096], want[1024];
+	uint64_t d0 = BA_STAT(denied);
+	assert_false(jwt_exchange(head, r, sizeof(r), NULL, 0));
+	snprintf(want, sizeof(want), "www-authenticate: Basic realm=\"%s\"\r\n", realm);
+	if (!strstr(r, "HTTP/1.1 401 Unauthorized\r\n") || !strstr(r, want) || !strstr(r, body))
+		fail_msg("for %s the client got: %s", head, r);
+	assert_int_equal(BA_STAT(denied) - d0, 1);
+}
+
+/* Allowed users go upstream with x-user (a client's own replaced): one
+ * with a padded credential, one without padding (Envoy's
+ * decodeWithoutPadding), one whose 1000-byte password is decoded and
+ * hashed in pieces; each of Envoy's denials with its body,
+ * www-authenticate (the request's URI, its path cut at 256 bytes, as the
+ * realm) and details in the access log; a route's users replace the
+ * filter's; allowed / denied counted. */
+static void test_http_basic_auth(void **state)
+{
+	(void)state;
+	ba_begin("");
+	uint64_t a0 = BA_STAT(allowed), d0 = BA_STAT(denied);
+	char r[4096], up[4096], h[3072];
+	assert_true(jwt_exchange("GET /x HTTP/1.1\r\nHost: a\r\nX-User: mallory\r\n"
+				 "Authorization: Basic YWxpY2U6c2VjcmV0",
+				 r, sizeof(r), up, sizeof(up)));
+	assert_non_null(strstr(r, "HTTP/1.1 200 OK"));
+	if (!strstr(up, "x-user: alice\r\n") || strstr(up, "mallory"))
+		fail_msg("the upstream got: %s", up);
+	/* unpadded */
+	assert_true(
+	    jwt_exchange("GET /x HTTP/1.1\r\nHost: a\r\nAuthorization: Basic Ym9iOmh1bnRlcjI", r,
+			 sizeof(r), up, sizeof(up)));
+	if (!strstr(up, "x-user: bob\r\n"))
+		fail_msg("the upstream got: %s", up);
+	/* "long:" and 1000 x's: 1344 base64 characters */
+	char cred[1100], b64[1500];
+	memcpy(cred, "long:", 5);
+	memset(cred + 5, 'x', 1000);
+	EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)cred, 1005);
+	snprintf(h, sizeof(h), "GET /x HTTP/1.1\r\nHost: a\r\nAuthorization: Basic %s", b64);
+	assert_true(jwt_exchange(h, r, sizeof(r), up, sizeof(up)));
+	if (!strstr(up, "x-user: long\r\n"))
+		fail_msg("the upstream got: %s", up);
+	assert_int_equal(BA_STAT(allowed) - a0, 3);
+	assert_int_equal(BA_STAT(denied) - d0, 0);
+
+	static const char missing[] = "User authentication failed. Missing username and password.",
+			  scheme[] = "User authentication failed. Expected 'Basic' authentication "
+				     "scheme.",
+			  format[] = "User authentication failed. Invalid basic credential format.",
+			  cred_bad[] = "User authentication failed. Invalid username/password "
+				       "combination.";
+	ba_denied("GET /x?a=1 HTTP/1.1\r\nHost: a", missing, "http://a/x?a=1");
+	ba_denied("GET /x HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer YWxpY2U6c2VjcmV0", scheme,
+		  "http://a/x");
+	/* Envoy's test is case-sensitive, and wants the one space */
+	ba_denied("GET /x HTTP/1.1\r\nHost: a\r\nAuthorization: basic YWxpY2U6c2VjcmV0", scheme,
+		  "http://a/x");
+	ba_denied("GET /x HTTP/1.1\r\nHost: a\r\nAuthorization: Basic", scheme, "http://a/x");
+	/* no colon; not base64; a length of 1 mod 4; bits left over; empty */
+	ba_denied("GET /x HTTP/1.1\r\nHost: a\r\nAuthorization: Basic YWxpY2VzZWNyZXQ=", format,
+		  "http://a/x");
+	ba_denied("GET /x HTTP/1.1\r\nHost: a\r\nAuthorization: Basic YWxp*2U6c2VjcmV0", format,
+		  "http://a/x");
+	ba_denied("GET /x HTTP/1.1\r\nHost: a\r\nAuthorization: Basic YWxpY2U6c2VjcmV0Y", format,
+		  "http://a/x");
+	ba_denied("GET /x HTTP/1.1\r\nHost: a\r\nAuthorization: Basic Ym9iOmh1bnRlcjJ", format,
+		  "http://a/x");
+	ba_denied("GET /x HTTP/1.1\r\nHost: a\r\nAuthorization: Basic ==", format, "http://a/x");
+	ba_denied("GET /x HTTP/1.1\r\nHost: a\r\nAuthorization: Basic YWxpY2U6d3Jvbmc=", cred_bad,
+		  "http://a/x");
+	/* carol is the route /per's user, not the filter's */
+	ba_denied("GET /x HTTP/1.1\r\nHost: a\r\nAuthorization: Basic Y2Fyb2w6Y2Fyb2wtcHc=",
+		  cred_bad, "http://a/x");
+	ba_denied("GET /per HTTP/1.1\r\nHost: a\r\nAuthorization: Basic YWxpY2U6c2VjcmV0", cred_bad,
+		  "http://a/per");
+	assert_true(jwt_exchange("GET /per HTTP/1.1\r\nHost: a\r\n"
+				 "Authorization: Basic Y2Fyb2w6Y2Fyb2wtcHc=",
+				 r, sizeof(r), up, sizeof(up)));
+	if (!strstr(up, "x-user: carol\r\n"))
+		fail_msg("the upstream got: %s", up);
+	/* the realm's path cut at 256 bytes (Envoy's MaximumUriLength) */
+	char path[320], realm[300];
+	path[0] = '/';
+	memset(path + 1, 'p', 300);
+	path[301] = 0;
+	snprintf(h, sizeof(h), "GET %s HTTP/1.1\r\nHost: a", path);
+	snprintf(realm, sizeof(realm), "http://a%.256s", path);
+	ba_denied(h, missing, realm);
+	assert_int_equal(BA_STAT(allowed) - a0, 4);
+	assert_int_equal(BA_STAT(denied) - d0, 13);
+	hh_end();
+	char log[2048];
+	log_take(ba_log_path, log, sizeof(log));
+	static const char *const want[] = {
+	    "200 via_upstream\n200 via_upstream\n200 via_upstream\n"
+	    "401 no_credential_for_basic_auth\n401 invalid_scheme_for_basic_auth\n"
+	    "401 invalid_scheme_for_basic_auth\n401 invalid_scheme_for_basic_auth\n"
+	    "401 invalid_format_for_basic_auth\n401 invalid_format_for_basic_auth\n"
+	    "401 invalid_format_for_basic_auth\n401 invalid_format_for_basic_auth\n"
+	    "401 invalid_format_for_basic_auth\n401 invalid_credential_for_basic_auth\n"
+	    "401 invalid_credential_for_basic_auth\n401 invalid_credential_for_basic_auth\n"
+	    "200 via_upstream\n401 no_credential_for_basic_auth\n",
+	};
+	if (strcmp(log, want[0]) != 0)
+		fail_msg("access log: %s", log);
+}
+
+/* authentication_header: the credential is read from it (Authorization
+ * is not looked at), and goes upstream as the client sent it. */
+static void test_http_basic_auth_header(void **state)
+{
+	(void)state;
+	ba_begin(",\"authentication_header\":\"X-Auth\"");
+	char r[4096], up[4096];
+	ba_denied("GET /x HTTP/1.1\r\nHost: a\r\nAuthorization: Basic YWxpY2U6c2VjcmV0",
+		  "User authentication failed. Missing username and password.", "http://a/x");
+	assert_true(jwt_exchange("GET /x HTTP/1.1\r\nHost: a\r\nX-Auth: Basic YWxpY2U6c2VjcmV0", r,
+				 sizeof(r), up, sizeof(up)));
+	if (!strstr(up, "x-user: alice\r\n") || !strstr(up, "X-Auth: Basic YWxpY2U6c2VjcmV0\r\n"))
+		fail_msg("the upstream got: %s", up);
+	hh_end();
+	char log[512];
+	log_take(ba_log_path, log, sizeof(log));
+}
+
 /* Each way a token fails, with Envoy's status, body and
  * error="invalid_token". */
 static void test_http_jwt_authn_failures(void **state)
@@ -5134,6 +5309,8 @@ int main(void)
 	    T(test_http_jwt_authn_failures),
 	    T(test_http_jwt_authn_requirements),
 	    T(test_http_jwt_authn_limits),
+	    T(test_http_basic_auth),
+	    T(test_http_basic_auth_header),
 	    T(test_tcp_proxy_relays_and_carries_half_close),
 	    T(test_tcp_proxy_half_close_shapes),
 	    T(test_tcp_proxy_slow_client_holds_no_bytes),
