@@ -95,6 +95,9 @@ static const char *const reqs[] = {
     /* the "dyn" listener's fault filter: a delay, then an abort */
     "GET /f HTTP/1.1\r\nHost: a\r\nx-envoy-fault-delay-request: 40\r\n"
     "x-envoy-fault-abort-request: 503\r\n\r\n",
+    /* basic_auth (hh_config(8)): alice, with a jwt_authn token on /jwt */
+    "GET /jwt HTTP/1.1\r\nHost: a\r\nx-basic: Basic YWxpY2U6c2VjcmV0\r\nx-user: forged\r\n"
+    "Authorization: Bearer " HH_JWT_TOKEN "\r\n\r\n",
 };
 #define N_REQS (sizeof(reqs) / sizeof(reqs[0]))
 

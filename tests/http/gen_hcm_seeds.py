@@ -214,6 +214,18 @@ seeds["dyn_fault"] = (Seed().time(0).open(0, 82).open(1, 82)
                       .csend(1, "GET /g HTTP/1.1\r\nHost: a\r\nx-envoy-fault-delay-request: 5\r\n\r\n")
                       .time(10).usend(0, OK5).time(5))
 
+# the "dyn" listener with basic_auth first (config 8): alice with a
+# jwt_authn token on /jwt (both filters' edits upstream, a forged x-user
+# replaced), the route /ba's own user, a wrong user, none
+seeds["dyn_basic_auth"] = (Seed().time(0).config(8).open(0, 82)
+                           .csend(0, "GET /jwt HTTP/1.1\r\nHost: a\r\nx-basic: Basic YWxpY2U6c2VjcmV0"
+                                     "\r\nx-user: forged\r\nAuthorization: Bearer " + JWT + "\r\n\r\n")
+                           .time(2).usend(0, OK5).time(2)
+                           .csend(0, "GET /ba HTTP/1.1\r\nHost: a\r\nx-basic: Basic Y2Fyb2w6Y2Fyb2wtcHc=\r\n\r\n")
+                           .time(2).usend(0, OK5).time(2)
+                           .csend(0, "GET /x HTTP/1.1\r\nHost: a\r\nx-basic: Basic Ym9iOmh1bnRlcjI=\r\n\r\n")
+                           .time(2).csend(0, "GET / HTTP/1.1\r\nHost: a\r\n\r\n").time(5))
+
 # a request header copied by request_headers_to_add that outgrows the
 # stream's text (4 KB): refused with 500, never sent without the edit
 seeds["edit_overflow"] = (Seed().open(0).csend(0, "GET / HTTP/1.1\r\nHost: a\r\nx-copy-src: ")

@@ -982,16 +982,48 @@ static inline void hh_apply(const char *type, const char *json)
 	arn_config_poll(store);
 }
 
+/* envoy.filters.http.basic_auth, first of the "dyn" listener's filters in
+ * hh_config(8) (every request then needs a user: not in HH_LDYN itself,
+ * whose routes the other runs use without one): alice:secret, read from
+ * x-basic (so that /jwt's Authorization: Bearer meets it too), the name
+ * upstream in x-user; the route /ba has its own user carol:carol-pw. */
+#define HH_BASIC_AUTH_FILTER                                                                       \
+	"{\"name\":\"ba\",\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions."     \
+	"filters.http.basic_auth.v3.BasicAuth\",\"users\":{\"inline_string\":\"alice:{SHA}"        \
+	"5en6G6MezRroT3XKqkdPOmY/BfQ=\"},\"forward_username_header\":\"x-user\","                  \
+	"\"authentication_header\":\"x-basic\"}},"
+#define HH_ROUTE_BASIC_AUTH                                                                        \
+	"{\"match\":{\"prefix\":\"/ba\"},\"route\":{\"cluster\":\"dyn\"},"                         \
+	"\"typed_per_filter_config\":{\"ba\":{\"@type\":\"type.googleapis.com/envoy.extensions."   \
+	"filters.http.basic_auth.v3.BasicAuthPerRoute\",\"users\":{\"inline_string\":"             \
+	"\"carol:{SHA}hsAaMBat8aKiQgxhKhAqvbXOPbw=\"}}}}"
+
 /* Configuration change @p v % 8: 0 the initial "dyn" cluster (endpoint
  * .203) and listener (routes to it), 1 the endpoint replaced (.204;
  * MAGLEV), 2 both endpoints (RING_HASH), 3 none, 4 the listener updated
  * (a direct response route first, then /mirror, mirrored), 5 the
  * listener removed, 6 the cluster
- * removed, 7 the listener routing to the cluster "two". */
+ * removed, 7 the listener routing to the cluster "two"; and 8 (not 0
+ * again) the listener of 0 with basic_auth first (HH_BASIC_AUTH_FILTER)
+ * and the route /ba. */
 static inline void hh_config(unsigned v)
 {
 	char b[8192];
 	hh_cfg_changed = true;
+	if (v == 8) {
+		static const char ba[] = HH_BASIC_AUTH_FILTER;
+		snprintf(b, sizeof(b), HH_LDYN,
+			 HH_ROUTE_BASIC_AUTH "," HH_ROUTE_AUTHZ "," HH_ROUTE_DYN);
+		char *at = strstr(b, "\"http_filters\":[");
+		size_t rest = strlen(b) + 1;
+		if (!at || rest + sizeof(ba) - 1 > sizeof(b))
+			abort();
+		at += 16;
+		memmove(at + sizeof(ba) - 1, at, rest - (size_t)(at - b));
+		memcpy(at, ba, sizeof(ba) - 1);
+		hh_apply(ARN_TYPE_URL_LISTENER, b);
+		return;
+	}
 	switch (v % 8) {
 	case 0:
 		snprintf(b, sizeof(b), HH_CDYN, "", HH_EP(203));

@@ -2916,6 +2916,43 @@ static void test_http_basic_auth_header(void **state)
 	log_take(ba_log_path, log, sizeof(log));
 }
 
+/* fuzz_hcm's basic_auth listener (hh_config(8)): before jwt_authn, both
+ * filters' request edits reach the upstream together (the kept edits
+ * grow: http_l4_req_edits_keep), a client's x-user replaced; the route
+ * /ba's own user; no x-basic is 401. */
+static void test_http_basic_auth_with_jwt_edits(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_config(8);
+	hh_open(0, 82);
+	hh_settle();
+	uint64_t a0 =
+	    stat_of(&arn_stats_basic_auth_schema, "http.dyn.basic_auth", ARN_BASIC_AUTH_allowed);
+	char r[4096], up[4096];
+	assert_true(
+	    jwt_exchange("GET /jwt HTTP/1.1\r\nHost: a\r\nx-basic: Basic YWxpY2U6c2VjcmV0\r\n"
+			 "x-user: forged\r\nAuthorization: Bearer " HH_JWT_TOKEN,
+			 r, sizeof(r), up, sizeof(up)));
+	if (!strstr(up, "x-user: alice\r\n") || !strstr(up, "x-sub: fuzz\r\n") ||
+	    !strstr(up, "x-jwt: ") || strstr(up, "forged"))
+		fail_msg("the upstream got: %s", up);
+	assert_true(
+	    jwt_exchange("GET /ba HTTP/1.1\r\nHost: a\r\nx-basic: Basic Y2Fyb2w6Y2Fyb2wtcHc=", r,
+			 sizeof(r), up, sizeof(up)));
+	if (!strstr(up, "x-user: carol\r\n"))
+		fail_msg("the upstream got: %s", up);
+	assert_false(jwt_exchange("GET / HTTP/1.1\r\nHost: a", r, sizeof(r), NULL, 0));
+	if (!strstr(r, "HTTP/1.1 401 Unauthorized\r\n") ||
+	    !strstr(r, "www-authenticate: Basic realm=\"http://a/\"\r\n"))
+		fail_msg("the client got: %s", r);
+	assert_int_equal(
+	    stat_of(&arn_stats_basic_auth_schema, "http.dyn.basic_auth", ARN_BASIC_AUTH_allowed) -
+		a0,
+	    2);
+	hh_end();
+}
+
 /* Each way a token fails, with Envoy's status, body and
  * error="invalid_token". */
 static void test_http_jwt_authn_failures(void **state)
@@ -5311,6 +5348,7 @@ int main(void)
 	    T(test_http_jwt_authn_limits),
 	    T(test_http_basic_auth),
 	    T(test_http_basic_auth_header),
+	    T(test_http_basic_auth_with_jwt_edits),
 	    T(test_tcp_proxy_relays_and_carries_half_close),
 	    T(test_tcp_proxy_half_close_shapes),
 	    T(test_tcp_proxy_slow_client_holds_no_bytes),
