@@ -1304,6 +1304,88 @@ static void test_http2_jwt_authn(void **state)
 	tjwt_free(&k);
 }
 
+/* clang-format off */
+/* Listener "dyn" (port 82): basic_auth (alice:secret, the name upstream in
+ * x-user) before the router. */
+#define BA_H2_LISTENER                                                                             \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"ba2\","              \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"  \
+	"\"http_filters\":[{\"name\":\"ba\",\"typed_config\":{\"@type\":\"type.googleapis.com/"    \
+	"envoy.extensions.filters.http.basic_auth.v3.BasicAuth\",\"users\":{\"inline_string\":"    \
+	"\"alice:{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ=\"},\"forward_username_header\":\"x-user\"}},"    \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{\"@type\":"                     \
+	"\"type.googleapis.com/envoy.extensions.filters.http.router.v3.Router\"}}]}}]}]}"
+/* clang-format on */
+
+/* envoy.filters.http.basic_auth over an HTTP/2 client: a wrong password
+ * is answered 401 with www-authenticate Basic (:authority and :path as
+ * the realm), never reaching the upstream; alice's credential in the
+ * authorization field goes upstream with x-user (the client's forged one
+ * replaced: the filter's edit on the HTTP/2 codec's fields). */
+static void test_http2_basic_auth(void **state)
+{
+	(void)state;
+	hh_clients_h2 = true;
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_LISTENER, BA_H2_LISTENER);
+	hh_cfg_changed = true;
+	hh_settle();
+	struct h2c c = {.p = client(0, 82), .bcap = 1 << 16};
+	c.body = malloc(c.bcap);
+	assert_non_null(c.body);
+	nghttp2_session_callbacks *cb;
+	nghttp2_session_callbacks_new(&cb);
+	nghttp2_session_callbacks_set_send_callback(cb, h2c_send);
+	nghttp2_session_callbacks_set_on_header_callback(cb, h2c_header);
+	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, h2c_data);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cb, h2c_close);
+	nghttp2_session *s;
+	assert_int_equal(nghttp2_session_client_new(&s, cb, &c), 0);
+	nghttp2_session_callbacks_del(cb);
+	nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, NULL, 0);
+#define NV(a, b)                                                                                   \
+	{(uint8_t *)(a), (uint8_t *)(b), sizeof(a) - 1, sizeof(b) - 1, NGHTTP2_NV_FLAG_NONE}
+	nghttp2_nv nv0[] = {NV(":method", "GET"), NV(":path", "/t?q"), NV(":scheme", "http"),
+			    NV(":authority", "a"), NV("authorization", "Basic YWxpY2U6d3Jvbmc=")};
+	assert_true(nghttp2_submit_request(s, NULL, nv0, 5, NULL, NULL) > 0);
+	h2c_pump(s, &c);
+	assert_true(c.closed);
+	assert_null(hh_upstream(0));
+	c.head[c.hl] = 0;
+	if (!strstr(c.head, ":status: 401\n") ||
+	    !strstr(c.head, "www-authenticate: Basic realm=\"http://a/t?q\"\n"))
+		fail_msg("the head: %s", c.head);
+	c.closed = false;
+	c.hl = 0;
+	nghttp2_nv nv[] = {NV(":method", "GET"),   NV(":path", "/t"),
+			   NV(":scheme", "http"),  NV(":authority", "a"),
+			   NV("x-user", "forged"), NV("authorization", "Basic YWxpY2U6c2VjcmV0")};
+#undef NV
+	assert_true(nghttp2_submit_request(s, NULL, nv, 6, NULL, NULL) > 0);
+	h2c_pump(s, &c);
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	if (!memmem(u->log, u->log_len, "x-user: alice\r\n", 15) ||
+	    memmem(u->log, u->log_len, "forged", 6))
+		fail_msg("the upstream got: %.*s", (int)u->log_len, u->log);
+	static const char ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+	hh_send(u, ok, sizeof(ok) - 1, 0);
+	for (int i = 0; i < 20 && !c.closed; i++)
+		h2c_pump(s, &c);
+	assert_true(c.closed);
+	c.head[c.hl] = 0;
+	if (!strstr(c.head, ":status: 200\n"))
+		fail_msg("the head: %s", c.head);
+	nghttp2_session_del(s);
+	free(c.body);
+	hh_end();
+	hh_clients_h2 = false;
+}
+
 /* envoy.filters.http.fault over an HTTP/2 client (the "dyn" listener's
  * header-asked fault): a delayed stream resumes through the HTTP/2
  * stream's resume_head and goes upstream; an asked abort answers it. */
@@ -1379,6 +1461,7 @@ int main(void)
 	    cmocka_unit_test(test_http2_cors),
 	    cmocka_unit_test(test_http2_client_mirrored),
 	    cmocka_unit_test(test_http2_jwt_authn),
+	    cmocka_unit_test(test_http2_basic_auth),
 	    cmocka_unit_test(test_http2_fault),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
