@@ -2916,6 +2916,61 @@ static void test_http_basic_auth_header(void **state)
 	log_take(ba_log_path, log, sizeof(log));
 }
 
+/* clang-format off */
+/* Listener "dyn" (port 82) as Envoy Gateway writes a SecurityPolicy's
+ * basicAuth: the filter "ba" (users alice) disabled in the connection
+ * manager, turned on for the route /secure by its BasicAuthPerRoute
+ * (users carol), the name upstream in x-user. */
+#define BA_EG_LISTENER                                                                             \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"eg\","               \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":["                                                                     \
+	"{\"match\":{\"prefix\":\"/secure\"},\"route\":{\"cluster\":\"web\"},"                     \
+	"\"typed_per_filter_config\":{\"ba\":{" AT_("basic_auth.v3.BasicAuthPerRoute")            \
+	",\"users\":{\"inline_string\":\"carol:{SHA}hsAaMBat8aKiQgxhKhAqvbXOPbw=\"}}}},"          \
+	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
+	"\"http_filters\":[{\"name\":\"ba\",\"disabled\":true,\"typed_config\":{"                  \
+	AT_("basic_auth.v3.BasicAuth") ",\"users\":{\"inline_string\":"                           \
+	"\"alice:{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ=\"},\"forward_username_header\":\"x-user\"}},"    \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+/* Envoy Gateway's shape: basic_auth disabled in the connection manager
+ * runs only on the route whose BasicAuthPerRoute turns it on, with that
+ * route's users (carol; the filter's alice is refused there); elsewhere
+ * a request without a credential goes upstream. */
+static void test_http_basic_auth_envoy_gateway(void **state)
+{
+	(void)state;
+	tp_begin(1, BA_EG_LISTENER);
+	hh_open(0, 82);
+	hh_settle();
+	char r[4096], up[4096];
+	assert_false(jwt_exchange("GET /secure HTTP/1.1\r\nHost: a", r, sizeof(r), NULL, 0));
+	if (!strstr(r, "HTTP/1.1 401 Unauthorized\r\n") ||
+	    !strstr(r, "www-authenticate: Basic realm=\"http://a/secure\"\r\n"))
+		fail_msg("the client got: %s", r);
+	assert_false(jwt_exchange("GET /secure HTTP/1.1\r\nHost: a\r\n"
+				  "Authorization: Basic YWxpY2U6c2VjcmV0",
+				  r, sizeof(r), NULL, 0));
+	assert_true(jwt_exchange("GET /secure HTTP/1.1\r\nHost: a\r\n"
+				 "Authorization: Basic Y2Fyb2w6Y2Fyb2wtcHc=",
+				 r, sizeof(r), up, sizeof(up)));
+	if (!strstr(up, "x-user: carol\r\n"))
+		fail_msg("the upstream got: %s", up);
+	assert_true(jwt_exchange("GET /open HTTP/1.1\r\nHost: a", r, sizeof(r), up, sizeof(up)));
+	if (strstr(up, "x-user"))
+		fail_msg("the upstream got: %s", up);
+	assert_int_equal(
+	    stat_of(&arn_stats_basic_auth_schema, "http.eg.basic_auth", ARN_BASIC_AUTH_allowed), 1);
+	assert_int_equal(
+	    stat_of(&arn_stats_basic_auth_schema, "http.eg.basic_auth", ARN_BASIC_AUTH_denied), 2);
+	hh_end();
+}
+
 /* fuzz_hcm's basic_auth listener (hh_config(8)): before jwt_authn, both
  * filters' request edits reach the upstream together (the kept edits
  * grow: http_l4_req_edits_keep), a client's x-user replaced; the route
@@ -5349,6 +5404,7 @@ int main(void)
 	    T(test_http_basic_auth),
 	    T(test_http_basic_auth_header),
 	    T(test_http_basic_auth_with_jwt_edits),
+	    T(test_http_basic_auth_envoy_gateway),
 	    T(test_tcp_proxy_relays_and_carries_half_close),
 	    T(test_tcp_proxy_half_close_shapes),
 	    T(test_tcp_proxy_slow_client_holds_no_bytes),
