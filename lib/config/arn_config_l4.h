@@ -380,6 +380,7 @@ enum arn_cfg_per_filter_kind {
 	ARN_CFG_PF_ENABLED,
 	/* cfg: struct arn_cfg_basic_auth_users (BasicAuthPerRoute) */
 	ARN_CFG_PF_BASIC_AUTH,
+	ARN_CFG_PF_STATEFUL_SESSION, /* cfg: struct arn_cfg_stateful_session (PerRoute) */
 };
 
 /* ---------------------------------------------------------------------------
@@ -485,6 +486,31 @@ struct arn_cfg_fault {
  * host's, a route table's): they name HTTP filters, looked up by a walk
  * (docs/security.md). */
 #define ARN_CFG_MAX_PER_FILTER 64
+
+/*
+ * envoy.filters.http.stateful_session's StatefulSession (the filter's, or
+ * a route's or virtual host's StatefulSessionPerRoute, the most specific
+ * whole): where a request's session names its upstream host, a cookie or
+ * a header, and whether a host that is not there answers 503 (strict).
+ */
+enum arn_cfg_ss_mode {
+	ARN_CFG_SS_NONE = 0, /* no session_state: the filter does nothing */
+	ARN_CFG_SS_COOKIE,   /* CookieBasedSessionState */
+	ARN_CFG_SS_HEADER,   /* HeaderBasedSessionState */
+};
+/* A session header's name at most (a cookie's is ARN_CFG_COOKIE_NAME_MAX). */
+#define ARN_CFG_SS_HEADER_MAX 256
+struct arn_cfg_stateful_session {
+	bool disabled; /* StatefulSessionPerRoute.disabled: off on this route */
+	bool strict;
+	uint8_t mode; /* enum arn_cfg_ss_mode */
+	/* the cookie's or (lowercased) the header's name */
+	const char *name;
+	size_t name_len;
+	uint32_t ttl_s;	  /* the cookie's Max-Age and expiry (0: neither) */
+	const char *path; /* the cookie's path, or NULL */
+	size_t path_len;
+};
 
 /** One typed_per_filter_config entry: the HTTP filter's name and its config. */
 struct arn_cfg_per_filter {

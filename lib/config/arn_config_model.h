@@ -652,6 +652,7 @@ enum arn_cfg_http_filter {
 	ARN_CFG_HF_JWT_AUTHN,	    /* http_filter_cfgs[i]: struct arn_cfg_jwt_authn */
 	ARN_CFG_HF_FAULT,	    /* http_filter_cfgs[i]: struct arn_cfg_fault */
 	ARN_CFG_HF_BASIC_AUTH,	    /* http_filter_cfgs[i]: struct arn_cfg_basic_auth */
+	ARN_CFG_HF_STATEFUL_SESSION, /* http_filter_cfgs[i]: struct arn_cfg_stateful_session */
 };
 
 /* McpGateway's defaults and ceilings (docs/mcp.md). */

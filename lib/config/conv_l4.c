@@ -34,6 +34,9 @@
 #define ROUTE_FILTER_CONFIG_TYPE "envoy.config.route.v3.FilterConfig"
 #define HTTP_BASIC_AUTH_TYPE "envoy.extensions.filters.http.basic_auth.v3.BasicAuth"
 #define HTTP_BASIC_AUTH_ROUTE_TYPE "envoy.extensions.filters.http.basic_auth.v3.BasicAuthPerRoute"
+#define HTTP_SS_TYPE "envoy.extensions.filters.http.stateful_session.v3.StatefulSession"
+#define HTTP_SS_ROUTE_TYPE                                                                         \
+	"envoy.extensions.filters.http.stateful_session.v3.StatefulSessionPerRoute"
 
 /* Envoy's floor for the local rate limiters' fill timers */
 #define LRL_MIN_FILL_MS 50
@@ -1577,6 +1580,18 @@ bool conv_l4_http_filter(struct conv *c, struct pb tc, upb_StringView tn, uint8_
 		conv_pop(c, m);
 		return true;
 	}
+	if (arn_sv_eq(tn, HTTP_SS_TYPE)) {
+		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "envoy.filters.http.stateful_session"))
+			return true;
+		size_t m = conv_push(c, "typed_config");
+		struct pb p = conv_any(c, tc, HTTP_SS_TYPE);
+		if (p.m) {
+			*kind = ARN_CFG_HF_STATEFUL_SESSION;
+			*cfg = conv_stateful_session(c, p, false);
+		}
+		conv_pop(c, m);
+		return true;
+	}
 	if (arn_sv_eq(tn, HTTP_FAULT_TYPE)) {
 		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "envoy.filters.http.fault"))
 			return true;
@@ -1840,6 +1855,13 @@ static bool per_filter_typed(struct conv *c, upb_StringView tn, struct pb any,
 			pf->cfg = conv_basic_auth_route(c, r);
 			ok = true;
 		}
+	} else if (arn_sv_eq(tn, HTTP_SS_ROUTE_TYPE)) {
+		struct pb r = conv_any(c, any, HTTP_SS_ROUTE_TYPE);
+		if (r.m) {
+			pf->kind = ARN_CFG_PF_STATEFUL_SESSION;
+			pf->cfg = conv_stateful_session(c, r, true);
+			ok = true;
+		}
 	} else if (optional) {
 		pf->kind = ARN_CFG_PF_ENABLED;
 		pf->cfg = NULL;
@@ -1848,8 +1870,8 @@ static bool per_filter_typed(struct conv *c, upb_StringView tn, struct pb any,
 		conv_err(c, "",
 			 "per-filter configuration of type '%.*s' is not supported by "
 			 "Arion (RBACPerRoute, LocalRateLimit, CorsPolicy, HTTPFault, "
-			 "ExtAuthzPerRoute, jwt_authn's PerRouteConfig and "
-			 "route.v3.FilterConfig are)",
+			 "ExtAuthzPerRoute, StatefulSessionPerRoute, jwt_authn's "
+			 "PerRouteConfig and route.v3.FilterConfig are)",
 			 (int)tn.size, tn.data);
 	}
 	return ok;

@@ -201,8 +201,7 @@ static void cluster_ref(struct conv *c, struct arn_cfg_ref *r, upb_StringView na
  * 0x7e has no place in a URL path). @p max bounds it, so the line always
  * fits the stream's text. Refused naming the field.
  */
-static bool cookie_octets_ok(struct conv *c, const char *field, upb_StringView s, bool token,
-			     size_t max)
+bool cookie_octets_ok(struct conv *c, const char *field, upb_StringView s, bool token, size_t max)
 {
 	if (s.size > max) {
 		conv_err(c, field, "longer than %zu bytes", max);

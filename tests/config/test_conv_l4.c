@@ -832,6 +832,89 @@ static void test_http_basic_auth_limits(void **state)
 	free(l);
 }
 
+/* envoy.filters.http.stateful_session: a cookie (name, ttl, path) and a
+ * header session state, strict, a route's StatefulSessionPerRoute
+ * (disabled, or its own); an empty one does nothing; a missing name, a
+ * name or path a Set-Cookie line cannot carry, another session state
+ * type and disabled false are refused naming the field. */
+#define SS_AT AT("envoy.extensions.filters.http.stateful_session.v3.StatefulSession")
+#define SSR_AT AT("envoy.extensions.filters.http.stateful_session.v3.StatefulSessionPerRoute")
+#define SS_COOKIE_AT AT("envoy.extensions.http.stateful_session.cookie.v3.CookieBasedSessionState")
+#define SS_HEADER_AT AT("envoy.extensions.http.stateful_session.header.v3.HeaderBasedSessionState")
+#define SS(fields) "{\"name\":\"ss\",\"typed_config\":{" SS_AT fields "}},"
+#define SS_STATE(at, fields)                                                                       \
+	",\"session_state\":{\"name\":\"s\",\"typed_config\":{" at "," fields "}}"
+static void test_http_stateful_session(void **state)
+{
+	(void)state;
+	tc_ok(L, LISTENER(HCM(
+		     SS(SS_STATE(SS_COOKIE_AT, "\"cookie\":{\"name\":\"sess\",\"ttl\":"
+					       "\"120s\",\"path\":\"/app\"}") ",\"strict\":true"),
+		     "\"typed_per_filter_config\":{\"ss\":{" SSR_AT ",\"disabled\":true}},")));
+	const struct arn_cfg_hcm *h = chain0()->hcm;
+	assert_int_equal(h->http_filters[0], ARN_CFG_HF_STATEFUL_SESSION);
+	const struct arn_cfg_stateful_session *s = h->http_filter_cfgs[0];
+	assert_int_equal(s->mode, ARN_CFG_SS_COOKIE);
+	assert_true(s->strict);
+	assert_false(s->disabled);
+	assert_memory_equal(s->name, "sess", 4);
+	assert_int_equal(s->name_len, 4);
+	assert_int_equal(s->ttl_s, 120);
+	assert_int_equal(s->path_len, 4);
+	assert_memory_equal(s->path, "/app", 4);
+	const struct arn_cfg_vhost *vh = &h->inline_routes->vhosts[0];
+	const struct arn_cfg_stateful_session *r =
+	    arn_cfg_per_filter_find(vh, &vh->routes[0], "ss", 2, ARN_CFG_PF_STATEFUL_SESSION);
+	assert_non_null(r);
+	assert_true(r->disabled);
+	/* a header, lower-cased; a route's own configuration */
+	tc_ok(L, LISTENER(HCM(SS(SS_STATE(SS_HEADER_AT, "\"name\":\"X-Session\"")),
+			      "\"typed_per_filter_config\":{\"ss\":{" SSR_AT
+			      ",\"stateful_session\":{\"strict\":false" SS_STATE(
+				  SS_COOKIE_AT, "\"cookie\":{\"name\":\"c\"}") "}}},")));
+	h = chain0()->hcm;
+	s = h->http_filter_cfgs[0];
+	assert_int_equal(s->mode, ARN_CFG_SS_HEADER);
+	assert_false(s->strict);
+	assert_memory_equal(s->name, "x-session", 9);
+	vh = &h->inline_routes->vhosts[0];
+	r = arn_cfg_per_filter_find(vh, &vh->routes[0], "ss", 2, ARN_CFG_PF_STATEFUL_SESSION);
+	assert_non_null(r);
+	assert_false(r->disabled);
+	assert_int_equal(r->mode, ARN_CFG_SS_COOKIE);
+	assert_int_equal(r->ttl_s, 0);
+	assert_null(r->path);
+	/* no session_state: Envoy's empty session state, nothing done */
+	tc_ok(L, LISTENER(HCM(SS(""), "")));
+	assert_int_equal(
+	    ((const struct arn_cfg_stateful_session *)chain0()->hcm->http_filter_cfgs[0])->mode,
+	    ARN_CFG_SS_NONE);
+	tc_refused(L, LISTENER(HCM(SS(SS_STATE(SS_COOKIE_AT, "\"cookie\":{\"ttl\":\"1s\"}")), "")),
+		   "cookie.name: missing");
+	tc_refused(L,
+		   LISTENER(HCM(SS(SS_STATE(SS_COOKIE_AT, "\"cookie\":{\"name\":\"a;b\"}")), "")),
+		   "cookie.name: byte 0x3b at 1 is not a cookie name character");
+	tc_refused(
+	    L,
+	    LISTENER(HCM(
+		SS(SS_STATE(SS_COOKIE_AT, "\"cookie\":{\"name\":\"a\",\"path\":\"/a;b\"}")), "")),
+	    "cookie.path: byte 0x3b at 2 is not a cookie path character");
+	tc_refused(
+	    L, LISTENER(HCM(SS(",\"session_state\":{\"typed_config\":{" SS_COOKIE_AT "}}"), "")),
+	    "cookie: missing");
+	tc_refused(L, LISTENER(HCM(SS(SS_STATE(SS_HEADER_AT, "\"name\":\"\"")), "")),
+		   "name: missing");
+	tc_refused(L, LISTENER(HCM(SS(SS_STATE(SS_HEADER_AT, "\"name\":\"a b\"")), "")),
+		   "name: byte 0x20 at 1 is not a header name character");
+	tc_refused(L, LISTENER(HCM(SS(SS_STATE(HRBAC_AT, "\"rules\":{}")), "")),
+		   "is not supported by Arion (CookieBasedSessionState and "
+		   "HeaderBasedSessionState are)");
+	tc_refused(L,
+		   LISTENER(HCM(SS(""), "\"typed_per_filter_config\":{\"ss\":{" SSR_AT
+					",\"disabled\":false}},")),
+		   "disabled: must be true");
+}
+
 /* envoy.filters.http.cors: the filter, a virtual host's per-filter
  * CorsPolicy with every field, and the deprecated virtual host `cors`;
  * a value with CR or LF and a bad matcher are refused naming the field. */
@@ -1784,5 +1867,6 @@ const struct CMUnitTest conv_l4_tests[] = {
     T(test_filter_disabled_and_filter_config),
     T(test_route_table_per_filter_config),
     T(test_filter_config_empty_config),
+    T(test_http_stateful_session),
 };
 const size_t n_conv_l4_tests = sizeof(conv_l4_tests) / sizeof(conv_l4_tests[0]);
