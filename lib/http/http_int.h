@@ -454,6 +454,10 @@ struct http_lb_view {
 	struct http_host *const *ep_hosts;
 	size_t n_ep_hosts;
 	struct http_lb_cache *cache;
+	/* eps' endpoints sorted by (address, port): a session's host is
+	 * found in O(log n) (http_lb_override) */
+	const struct arn_cfg_endpoint *const *ep_sorted;
+	size_t n_ep_sorted;
 };
 bool http_rt_lb_view(const struct http_cluster_rt *crt, unsigned worker, struct http_lb_view *v);
 struct http_lb_in;
@@ -888,6 +892,22 @@ static inline bool http_lb_counts(uint8_t lb)
  * @return 0, or -ENOENT: no host (503 UH).
  */
 int http_lb_pick(const struct http_lb_in *in, struct http_lb_out *out);
+
+/**
+ * Envoy's selectOverrideHost: the endpoint of in->eps at @p addr:@p port
+ * (a binary search of @p sorted, eps' endpoints sorted by address and
+ * port, http_lb_view.ep_sorted; NULL: a walk of eps) when its health is
+ * in Envoy's default override_host_status (UNKNOWN, HEALTHY, DEGRADED)
+ * as active checks (in->hosts) and outlier detection (in->od_crt) leave
+ * it, into *@p out. The round-robin counter is not moved.
+ * @return 0; -ENOENT: no such endpoint; -EHOSTDOWN: not in those states.
+ */
+int http_lb_override(const struct http_lb_in *in, const struct arn_cfg_endpoint *const *sorted,
+		     size_t n_sorted, uint32_t addr, uint16_t port, struct http_lb_out *out);
+/** Value of cookie @p name in the Cookie headers of @p m (the first;
+ * quotes dropped, as Envoy's parseCookieValue). */
+bool http_lb_cookie_find(const struct arn_h1_msg *m, const char *name, size_t nlen,
+			 struct arn_h1_slice *out);
 
 /* The downstream connection a request came on, as the hash policies read
  * it (connection_properties: raddr; a generated cookie: all four). */

@@ -37,6 +37,7 @@
 #include "http_int.h"
 #include "http_l4.h"
 #include "http_local.h"
+#include "http_session.h"
 #include "http_stream.h"
 #include "http_worker.h"
 
@@ -227,9 +228,16 @@ static int resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned ca
 	return rl_edits(st, e, cap);
 }
 
+static int session_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
+
 int http_l4_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
 {
 	int k = resp_edits(st, e, cap);
+	/* a stateful session's Set-Cookie or header */
+	if (k >= 0 && st->res && st->ss_from) {
+		int j = session_edits(st, e + k, cap - (unsigned)k);
+		k = j < 0 ? j : k + j;
+	}
 	if (k < 0 || !st->authz)
 		return k;
 	/* an allowed ext_authz check's allowed_client_headers_on_success */
@@ -1314,6 +1322,123 @@ static bool fault_step(struct http_stream *st, size_t i, const struct arn_cfg_fa
 	return true;
 }
 
+/* ---- envoy.filters.http.stateful_session ---------------------------------------------- */
+
+/* Filter @p i's StatefulSession for route @p vh / @p r: the route's (most
+ * specific) or @p f; NULL when the route disables it. */
+static const struct arn_cfg_stateful_session *session_cfg(struct http_stream *st, size_t i,
+							  const struct arn_cfg_stateful_session *f,
+							  const struct arn_cfg_vhost *vh,
+							  const struct arn_cfg_route *r)
+{
+	const char *name =
+	    st->hc->hcm->http_filter_names ? st->hc->hcm->http_filter_names[i] : NULL;
+	const struct arn_cfg_stateful_session *pr =
+	    vh && name
+		? arn_cfg_per_filter_find(vh, r, name, strlen(name), ARN_CFG_PF_STATEFUL_SESSION)
+		: NULL;
+	if (pr)
+		f = pr->disabled ? NULL : pr;
+	return f && f->mode != ARN_CFG_SS_NONE ? f : NULL;
+}
+
+/* envoy.filters.http.stateful_session at filter @p i (Envoy's
+ * StatefulSession::decodeHeaders): the session the request's cookie (its
+ * path matching the cookie's) or header names, for the router's first
+ * pick (http_xreq.ss_*); the response then names the host it went to
+ * (session_edits). Never answers. */
+static void session_step(struct http_stream *st, size_t i, const struct arn_cfg_stateful_session *f,
+			 const struct arn_cfg_route_match *mt, const struct arn_cfg_request *req)
+{
+	if (!st->res)
+		return;
+	f = session_cfg(st, i, f, mt ? mt->vhost : NULL, mt ? mt->route : NULL);
+	if (!f)
+		return;
+	bool cookie = f->mode == ARN_CFG_SS_COOKIE;
+	if (cookie && !http_session_path_match(f->path, f->path_len, req->path ? req->path : "",
+					       req->path ? req->path_len : 0))
+		return; /* Envoy: no session state at all */
+	st->ss_from = (uint8_t)(i + 1);
+	struct arn_h1_slice v = {0};
+	if (cookie) {
+		if (!http_lb_cookie_find(&st->req.m, f->name, f->name_len, &v))
+			return;
+	} else {
+		int k = arn_h1_find(&st->req.m, f->name, f->name_len, 0);
+		if (k < 0)
+			return;
+		v.p = st->req.m.hdrs[k].value;
+		v.len = st->req.m.hdrs[k].value_len;
+	}
+	uint32_t a = 0;
+	uint16_t p = 0;
+	int r = http_session_decode(v.p, v.len, cookie, st->hc->w->now_ms / 1000, &a, &p);
+	if (r == HTTP_SS_NONE)
+		return;
+	st->ss_flags = (uint8_t)(HTTP_SS_F_NAMED | (r == HTTP_SS_ADDR ? HTTP_SS_F_ADDR : 0) |
+				 (f->strict ? HTTP_SS_F_STRICT : 0));
+	st->ss_addr = a;
+	st->ss_port = p;
+}
+
+/* The response's session (Envoy's onUpdate): when a host answered and it
+ * is not the one the session named, a Set-Cookie (name="value";
+ * Max-Age=ttl; Path=path; HttpOnly, Envoy's makeSetCookieValue) or the
+ * header naming it. @return edits added, or -ENOSPC. */
+static int session_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
+{
+	if (!st->ep_addr && !st->ep_port)
+		return 0; /* no upstream host (a local reply before a pick) */
+	if ((st->ss_flags & HTTP_SS_F_ADDR) && st->ss_addr == st->ep_addr &&
+	    st->ss_port == st->ep_port)
+		return 0;
+	size_t i = (size_t)st->ss_from - 1;
+	const struct arn_cfg_hcm *h = st->hc->hcm;
+	if (!h || i >= h->n_http_filters || !h->http_filter_cfgs)
+		return 0;
+	const struct arn_cfg_stateful_session *f =
+	    session_cfg(st, i, h->http_filter_cfgs[i], st->vhost, st->route);
+	if (!f)
+		return 0;
+	if (!cap)
+		return -ENOSPC;
+	bool cookie = f->mode == ARN_CFG_SS_COOKIE;
+	uint64_t now_s = st->hc->w->now_ms / 1000;
+	char val[HTTP_SS_ENC_MAX];
+	size_t vl = http_session_encode(cookie, st->ep_addr, st->ep_port,
+					cookie && f->ttl_s ? now_s + f->ttl_s : 0, val);
+	char *t = st->res->text + st->text_len;
+	uint32_t room = HTTP_TEXT - st->text_len;
+	int k;
+	if (cookie) {
+		char age[24] = "";
+		if (f->ttl_s)
+			snprintf(age, sizeof(age), "; Max-Age=%u", f->ttl_s);
+		k = snprintf(t, room, "%.*s=\"%.*s\"%s%s%.*s; HttpOnly", (int)f->name_len, f->name,
+			     (int)vl, val, age, f->path_len ? "; Path=" : "", (int)f->path_len,
+			     f->path_len ? f->path : "");
+	} else {
+		k = snprintf(t, room, "%.*s", (int)vl, val);
+	}
+	if (k < 0 || (uint32_t)k >= room)
+		return -ENOSPC;
+	st->text_len += (uint32_t)k + 1;
+	if (cookie)
+		e[0] = (struct arn_h1_edit){.name = "set-cookie",
+					    .name_len = 10,
+					    .value = t,
+					    .value_len = (uint32_t)k,
+					    .op = ARN_H1_EDIT_ADD};
+	else
+		e[0] = (struct arn_h1_edit){.name = f->name,
+					    .name_len = (uint16_t)f->name_len,
+					    .value = t,
+					    .value_len = (uint32_t)k,
+					    .op = ARN_H1_EDIT_SET};
+	return 1;
+}
+
 static bool __attribute__((noinline))
 l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 	       const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req,
@@ -1332,7 +1457,8 @@ static bool l4_active(const struct arn_cfg_hcm *h)
 		    h->http_filters[i] == ARN_CFG_HF_CORS ||
 		    h->http_filters[i] == ARN_CFG_HF_JWT_AUTHN ||
 		    h->http_filters[i] == ARN_CFG_HF_FAULT ||
-		    h->http_filters[i] == ARN_CFG_HF_BASIC_AUTH)
+		    h->http_filters[i] == ARN_CFG_HF_BASIC_AUTH ||
+		    h->http_filters[i] == ARN_CFG_HF_STATEFUL_SESSION)
 			return true;
 	return false;
 }
@@ -1407,6 +1533,7 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 		case ARN_CFG_HF_JWT_AUTHN:
 		case ARN_CFG_HF_FAULT:
 		case ARN_CFG_HF_BASIC_AUTH:
+		case ARN_CFG_HF_STATEFUL_SESSION:
 			if (!cfg)
 				break;
 			if (!have) {
@@ -1441,6 +1568,8 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 			} else if (h->http_filters[i] == ARN_CFG_HF_BASIC_AUTH) {
 				if (http_basic_auth_step(st, i, cfg, matched ? &mt : NULL))
 					return true;
+			} else if (h->http_filters[i] == ARN_CFG_HF_STATEFUL_SESSION) {
+				session_step(st, i, cfg, matched ? &mt : NULL, req);
 			} else {
 				bool first = first_rl;
 				first_rl = false;

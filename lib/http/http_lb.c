@@ -1101,8 +1101,55 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 	return out->ep ? 0 : -ENOENT;
 }
 
+int http_lb_override(const struct http_lb_in *in, const struct arn_cfg_endpoint *const *sorted,
+		     size_t n_sorted, uint32_t addr, uint16_t port, struct http_lb_out *out)
+{
+	const struct arn_cfg_endpoint *ep = NULL;
+	uint64_t want = (uint64_t)addr << 16 | port;
+	if (sorted) {
+		size_t lo = 0, hi = n_sorted;
+		while (lo < hi && !ep) {
+			size_t mid = lo + (hi - lo) / 2;
+			uint64_t k = (uint64_t)sorted[mid]->addr << 16 | sorted[mid]->port;
+			if (k == want)
+				ep = sorted[mid];
+			else if (k < want)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	} else {
+		/* no index (a snapshot a generation apart): a walk */
+		for (size_t p = 0; in->eps && p < in->eps->n_priorities && !ep; p++) {
+			const struct arn_cfg_priority *pr = &in->eps->priorities[p];
+			for (size_t l = 0; l < pr->n_localities && !ep; l++)
+				for (size_t i = 0; i < pr->localities[l].n_endpoints; i++) {
+					const struct arn_cfg_endpoint *e =
+					    &pr->localities[l].endpoints[i];
+					if (e->addr == addr && e->port == port) {
+						ep = e;
+						break;
+					}
+				}
+		}
+	}
+	if (!ep)
+		return -ENOENT;
+	/* Envoy's host health: a failed active check or an ejection is
+	 * UNHEALTHY, else EDS's status; the default set takes UNKNOWN,
+	 * HEALTHY and DEGRADED */
+	if (ep->health != ARN_CFG_HEALTH_UNKNOWN && ep->health != ARN_CFG_HEALTH_HEALTHY &&
+	    ep->health != ARN_CFG_HEALTH_DEGRADED)
+		return -EHOSTDOWN;
+	if (in->hosts && hc_failed(in, ep, SIZE_MAX, NULL))
+		return -EHOSTDOWN;
+	out->ep = ep;
+	out->panic = false;
+	return 0;
+}
+
 /* Value of cookie @p name in the Cookie headers of @p m. */
-static bool cookie_value(const struct arn_h1_msg *m, const char *name, size_t nlen,
+bool http_lb_cookie_find(const struct arn_h1_msg *m, const char *name, size_t nlen,
 			 struct arn_h1_slice *out)
 {
 	for (int i = arn_h1_find(m, "cookie", 6, 0); i >= 0;
@@ -1253,7 +1300,7 @@ bool http_lb_hash(const struct arn_cfg_route_action *a, const struct arn_h1_msg 
 			break;
 		case ARN_CFG_HASH_COOKIE:
 			/* an empty value is no cookie (Envoy's value.empty()) */
-			if (cookie_value(m, hp->name, hp->name_len, &s) && s.len) {
+			if (http_lb_cookie_find(m, hp->name, hp->name_len, &s) && s.len) {
 				v = XXH64(s.p, s.len, 0);
 				got = true;
 			} else if (hp->cookie_ttl_set && i < ARN_CFG_COOKIE_GEN_MAX) {

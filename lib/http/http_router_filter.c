@@ -19,6 +19,7 @@
 #include "http_local.h"
 #include "http_od.h"
 #include "http_router_filter.h"
+#include "http_session.h"
 #include "http_shadow.h"
 #include "http_stream.h"
 #include "http_upstream.h"
@@ -500,6 +501,38 @@ static int lb_pick(struct http_stream *st, uint64_t *rr, uint32_t attempt, struc
 	return rc;
 }
 
+/* envoy.filters.http.stateful_session's host for the first attempt (as
+ * Envoy's router, which gives a retry no override host): the endpoint
+ * the session names when it is in the cluster and in a state Envoy's
+ * default override_host_status takes (http_lb_override), found in the
+ * snapshot's sorted endpoints. Out of line: only requests with a
+ * session come here.
+ * @return 1: *@p out is it; 0: balance as usual; -1: strict, and it is
+ * not there (503 no_healthy_upstream, as Envoy's). */
+static int __attribute__((noinline)) session_pick(struct http_stream *st, struct http_lb_out *out)
+{
+	int rc = -ENOENT;
+	if (st->ss_flags & HTTP_SS_F_ADDR) {
+		struct http_lb_in in = {.cluster = st->cluster, .eps = st->endpoints};
+		http_rt_lb_in(st->crt, st->hc->w->idx, &in);
+		uint32_t unejected = 0;
+		if (st->cluster->outlier.present && st->crt) {
+			in.od_crt = st->crt;
+			in.now_ms = st->hc->w->now_ms;
+			in.unejected = &unejected;
+		}
+		struct http_lb_view v;
+		bool have = http_rt_lb_view(st->crt, st->hc->w->idx, &v) && v.eps == st->endpoints;
+		rc = http_lb_override(&in, have ? v.ep_sorted : NULL, have ? v.n_ep_sorted : 0,
+				      st->ss_addr, st->ss_port, out);
+		if (unejected)
+			CL_GAUGE(st, outlier_detection_ejections_active, -(int64_t)unejected);
+	}
+	if (rc == 0)
+		return 1;
+	return (st->ss_flags & HTTP_SS_F_STRICT) ? -1 : 0;
+}
+
 /* Whether @p ep is a host @p st tried (retry_host_predicate previous_hosts). */
 static bool tried(const struct http_stream *st, const struct arn_cfg_endpoint *ep)
 {
@@ -546,7 +579,19 @@ static void attempt_start(struct http_stream *st)
 		    !(st->cluster->n_health_checks | st->cluster->outlier.present)
 		? http_lb_one(st->endpoints, st->cluster->healthy_panic_threshold)
 		: NULL;
-	if (one) {
+	/* a stateful session's host, first attempt only */
+	int ss = 0;
+	if (__builtin_expect(st->ss_flags != 0, 0) && st->attempts == 1)
+		ss = session_pick(st, &out);
+	if (ss > 0) {
+		/* the session's host */
+	} else if (ss < 0) {
+		CL_INC(st, upstream_cx_none_healthy);
+		http_local_reply_route(st, 503, HTTP_BODY_UH, strlen(HTTP_BODY_UH),
+				       ARN_RF_BIT(NO_HEALTHY_UPSTREAM), "no_healthy_upstream", NULL,
+				       0);
+		return;
+	} else if (one) {
 		if (http_lb_counts(lb))
 			(*rr)++;
 		out.ep = one;

@@ -148,6 +148,9 @@ struct cent {
 	struct http_lb_cache *lbc;
 	unsigned n_lbc;
 	const struct arn_cfg_outlier *od; /* its Cluster's outlier_detection, or NULL */
+	/* eps' endpoints sorted by (address, port), n_ep of them (NULL:
+	 * none, or no memory): a stateful session's host found in O(log n) */
+	const struct arn_cfg_endpoint **ep_sorted;
 	size_t n_hosts;
 	struct http_host *hosts[]; /* sorted by (addr, port); one reference each */
 };
@@ -379,6 +382,8 @@ bool http_rt_lb_view(const struct http_cluster_rt *crt, unsigned worker, struct 
 	v->ep_hosts = e->ep_hosts;
 	v->n_ep_hosts = e->ep_hosts ? e->n_ep : 0;
 	v->cache = worker < e->n_lbc ? &e->lbc[worker] : NULL;
+	v->ep_sorted = e->ep_sorted;
+	v->n_ep_sorted = e->ep_sorted ? e->n_ep : 0;
 	return true;
 }
 
@@ -521,6 +526,7 @@ static void cent_unref(struct arn_cfg_obj *o)
 		http_host_put(e->hosts[i]);
 	http_crt_put(e->crt);
 	free(e->ep_hosts);
+	free(e->ep_sorted);
 	free(e->lbc);
 	free(e);
 }
@@ -1054,6 +1060,14 @@ static int host_cmp(const void *a, const void *b)
 	return kx < ky ? -1 : kx > ky;
 }
 
+static int ep_cmp(const void *a, const void *b)
+{
+	const struct arn_cfg_endpoint *x = *(const struct arn_cfg_endpoint *const *)a,
+				      *y = *(const struct arn_cfg_endpoint *const *)b;
+	uint64_t kx = (uint64_t)x->addr << 16 | x->port, ky = (uint64_t)y->addr << 16 | y->port;
+	return kx < ky ? -1 : kx > ky;
+}
+
 /* Cluster @p name's entry leaves the part being built (if it has one). */
 static void ent_drop(struct cl_walk *cw, const char *name, size_t len, uint64_t hash)
 {
@@ -1115,6 +1129,7 @@ static void ent_build(struct cl_walk *cw, const struct arn_cfg_cluster *cl)
 	e->eps = v.endpoints;
 	e->n_ep = n;
 	e->ep_hosts = n ? calloc(n, sizeof(*e->ep_hosts)) : NULL;
+	e->ep_sorted = n ? calloc(n, sizeof(*e->ep_sorted)) : NULL;
 	/* RING_HASH / MAGLEV: each worker's table, within the limits */
 	bool clipped = false;
 	size_t tab = http_lb_table_entries(cl, v.endpoints, &clipped);
@@ -1138,6 +1153,8 @@ static void ent_build(struct cl_walk *cw, const struct arn_cfg_cluster *cl)
 				bool created = false;
 				struct http_host *h =
 				    http_host_get(c, ep->addr, ep->port, &created);
+				if (e->ep_sorted)
+					e->ep_sorted[total] = ep;
 				if (h) {
 					if (e->ep_hosts)
 						e->ep_hosts[total] = h;
@@ -1165,6 +1182,8 @@ static void ent_build(struct cl_walk *cw, const struct arn_cfg_cluster *cl)
 			}
 	}
 	qsort(e->hosts, e->n_hosts, sizeof(e->hosts[0]), host_cmp);
+	if (e->ep_sorted)
+		qsort(e->ep_sorted, n, sizeof(e->ep_sorted[0]), ep_cmp);
 	size_t nh = e->n_hosts;
 	ent_drop(cw, e->obj.name, e->obj.name_len, e->obj.hash);
 	if (arn_hamt_set(&cw->s->ents, &e->obj, cent_unref) != 0)

@@ -235,12 +235,22 @@ struct http_stream {
 	const struct arn_cfg_endpoints *endpoints;
 	struct http_cluster_rt *crt;
 	uint8_t own; /* enum http_own: those above that are not borrowed from hc->kept */
+	/* envoy.filters.http.stateful_session (http_l4.c): HTTP_SS_F_* and
+	 * the host the request's session names (for the router's first
+	 * pick); ss_from below. In the holes of the block stream_reset
+	 * zeroes (bench_hcm: no more to zero, nor a load of the http_res) */
+	uint8_t ss_flags;
+	uint16_t ss_port;
 	uint32_t timeout_ms, idle_timeout_ms;
+	uint32_t ss_addr;
 	/* when the route's timeout ends (HTTP_S_ROUTE_TIMER): route_timer may
 	 * be due earlier, armed by an earlier stream (http_route_timeout) */
 	uint64_t route_due_ms;
 	uint32_t ep_addr;
 	uint16_t ep_port;
+	/* the stateful session filter's index + 1 that read the request's
+	 * session (0: none did: the response names no host) */
+	uint8_t ss_from;
 
 	struct http_upconn *up; /* bound upstream connection */
 	/* what its upstream connection tells it (http_up_acquire) */

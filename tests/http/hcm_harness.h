@@ -870,6 +870,18 @@ static inline void hh_trace_run(void)
 #define HH_JWT_TOKEN                                                                               \
 	"eyJhbGciOiJIUzI1NiIsImtpZCI6ImsxIiwidHlwIjoiSldUIn0.eyJpc3MiOiJhcmlvbiIsInN1YiI6ImZ1enoi"   \
 	"fQ.1c127hNNJy6zB5EncmjwYK6nIZfH1vm2-Jkl3eUwbpE"
+/* envoy.filters.http.stateful_session "ss": a cookie arn-ss under /ss */
+/* clang-format off */
+#define HH_SS_AT(t)                                                                                \
+	"\"@type\":\"type.googleapis.com/envoy.extensions." t "\""
+#define HH_SS_COOKIE                                                                               \
+	"\"session_state\":{\"name\":\"c\",\"typed_config\":{"                                    \
+	HH_SS_AT("http.stateful_session.cookie.v3.CookieBasedSessionState")                         \
+	",\"cookie\":{\"name\":\"arn-ss\",\"ttl\":\"60s\",\"path\":\"/ss\"}}}"
+#define HH_FILTER_SS                                                                               \
+	"{\"name\":\"ss\",\"typed_config\":{"                                                       \
+	HH_SS_AT("filters.http.stateful_session.v3.StatefulSession") "," HH_SS_COOKIE "}},"
+/* clang-format on */
 #define HH_LDYN                                                                                    \
 	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
 	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
@@ -916,6 +928,7 @@ static inline void hh_trace_run(void)
 	"envoy.extensions.filters.http.compressor.v3.Compressor\",\"compressor_library\":{"        \
 	"\"name\":\"gz\",\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions."      \
 	"compression.gzip.compressor.v3.Gzip\",\"chunk_size\":4096}}}},"                           \
+	HH_FILTER_SS                                                                               \
 	"{\"name\":\"envoy.filters.http.router\","                                                  \
 	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.http."         \
 	"router.v3.Router\"}}]}}]}]}"

@@ -27,6 +27,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 #include "http_conn.h"
+#include "http_session.h"
 
 #define OK5 "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
 
@@ -508,6 +509,179 @@ static unsigned retries_to_the_same_host(const char *pred, unsigned n)
 	}
 	hh_end();
 	return same;
+}
+
+/* ---- envoy.filters.http.stateful_session ------------------------------------------------ */
+
+/* hcm_harness.h's "dyn" listener has the filter "ss" (cookie arn-ss, ttl
+ * 60 s, path /ss); these routes: /ss/off disables it, /ss/strict is
+ * strict, /hdr uses the header x-ss; ROUND_ROBIN over three hosts. */
+/* clang-format off */
+#define SS_ROUTE(prefix, pf)                                                                       \
+	"{\"match\":{\"prefix\":\"" prefix "\"},\"route\":{\"cluster\":\"dyn\"}" pf "}"
+#define SS_PER_ROUTE(body)                                                                         \
+	",\"typed_per_filter_config\":{\"ss\":{" HH_SS_AT(                                         \
+	    "filters.http.stateful_session.v3.StatefulSessionPerRoute") "," body "}}"
+#define SS_ROUTES                                                                                  \
+	SS_ROUTE("/ss/off", SS_PER_ROUTE("\"disabled\":true")) ","                                 \
+	SS_ROUTE("/ss/strict",                                                                     \
+		 SS_PER_ROUTE("\"stateful_session\":{\"strict\":true," HH_SS_COOKIE "}")) ","      \
+	SS_ROUTE("/hdr", SS_PER_ROUTE("\"stateful_session\":{\"session_state\":{\"name\":\"h\","  \
+				      "\"typed_config\":{" HH_SS_AT(                               \
+					  "http.stateful_session.header.v3.HeaderBasedSessionState")  \
+				      ",\"name\":\"x-ss\"}}}")) ","                                \
+	SS_ROUTE("/", "")
+#define SS_EPS HH_EP(10) "," HH_EP(11) "," HH_EP(12)
+/* clang-format on */
+
+/* Client 0 sends @p req; the upstream that got it answers 200. @return
+ * that upstream (NULL: none got it); the client's answer from @p *mark. */
+static struct peer *ss_send(const char *req, uint32_t *mark)
+{
+	struct peer *c = hh_client(0);
+	uint32_t rx0[N_PEERS];
+	/* the client's log from its start for each answer (it keeps 4 KiB):
+	 * the last answer was whole */
+	c->log_len = 0;
+	*mark = 0;
+	snapshot(rx0);
+	send_str(c, req);
+	hh_settle();
+	struct peer *u = upstream_that_got(rx0);
+	if (u) {
+		send_str(u, OK5);
+		hh_settle();
+	}
+	if (!memmem(c->log, c->log_len, "HTTP/1.1 ", 9) || c->log_len >= PEER_LOG)
+		fail_msg("no whole answer to %s: %.*s", req, (int)c->log_len, c->log);
+	return u;
+}
+
+/* The value of response header @p name ("set-cookie: arn-ss=\"" and the
+ * like: what precedes the value) in the client's log from @p mark, up to
+ * @p end, into @p out; false: none. */
+static bool ss_value(uint32_t mark, const char *name, char end, char *out, size_t cap)
+{
+	struct peer *c = hh_client(0);
+	c->log[c->log_len < PEER_LOG ? c->log_len : PEER_LOG - 1] = '\0';
+	const char *p = strcasestr(c->log + mark, name);
+	if (!p)
+		return false;
+	p += strlen(name);
+	size_t n = 0;
+	while (p[n] && p[n] != end && n + 1 < cap)
+		n++;
+	memcpy(out, p, n);
+	out[n] = '\0';
+	return true;
+}
+
+/* The host a session value names (198.18.0.x:8080: x), or 0. */
+static unsigned ss_host(const char *v, bool cookie)
+{
+	uint32_t a;
+	uint16_t port;
+	if (http_session_decode(v, strlen(v), cookie, 0, &a, &port) != HTTP_SS_ADDR ||
+	    port != 8080 || (a >> 8) != (198u << 16 | 18u << 8))
+		return 0;
+	return a & 255;
+}
+
+/* A request without a session gets a Set-Cookie naming the host it went
+ * to (Max-Age, Path, HttpOnly); with it, every request goes to that host
+ * though round robin would move on, and no cookie is set again; a route
+ * that disables the filter balances as usual; the header form; garbage
+ * names no host (a new cookie); a host gone: another host and a new
+ * cookie, or 503 with strict. */
+static void test_stateful_session(void **state)
+{
+	(void)state;
+	dyn_run(SS_ROUTES, "", SS_EPS);
+	uint32_t mark;
+	char v[256], req[512];
+	struct peer *u = ss_send("GET /ss/a HTTP/1.1\r\nHost: a\r\n\r\n", &mark);
+	assert_non_null(u);
+	if (!ss_value(mark, "set-cookie: arn-ss=\"", '"', v, sizeof(v)))
+		fail_msg("no session cookie: %s", hh_client(0)->log + mark);
+	unsigned host = ss_host(v, true);
+	assert_int_equal(host, u->addr & 255);
+	assert_non_null(strstr(hh_client(0)->log + mark, "\"; Max-Age=60; Path=/ss; HttpOnly\r\n"));
+	/* the cookie's host, request after request */
+	snprintf(req, sizeof(req),
+		 "GET /ss/b HTTP/1.1\r\nHost: a\r\nCookie: x=1; arn-ss=\"%s\"\r\n\r\n", v);
+	for (int i = 0; i < 4; i++) {
+		struct peer *u2 = ss_send(req, &mark);
+		assert_non_null(u2);
+		assert_int_equal(u2->addr & 255, host);
+		assert_null(strcasestr(hh_client(0)->log + mark, "set-cookie"));
+	}
+	/* disabled on the route: round robin moves on, no cookie */
+	snprintf(req, sizeof(req),
+		 "GET /ss/off HTTP/1.1\r\nHost: a\r\nCookie: arn-ss=\"%s\"\r\n\r\n", v);
+	struct peer *o1 = ss_send(req, &mark);
+	struct peer *o2 = ss_send(req, &mark);
+	assert_true(o1 && o2 && o1->addr != o2->addr);
+	assert_null(strcasestr(hh_client(0)->log + mark, "set-cookie"));
+	/* outside the cookie's path: no session at all */
+	snprintf(req, sizeof(req), "GET /other HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_non_null(ss_send(req, &mark));
+	assert_null(strcasestr(hh_client(0)->log + mark, "set-cookie"));
+	/* garbage: not base64, base64 of no address: a new cookie each */
+	static const char *const bad[] = {"%%%", "bm90IGFuIGFkZHJlc3M=", "MTAuMC4wLjE6ODA=", ""};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(req, sizeof(req),
+			 "GET /ss/c HTTP/1.1\r\nHost: a\r\nCookie: arn-ss=%s\r\n\r\n", bad[i]);
+		struct peer *g = ss_send(req, &mark);
+		assert_non_null(g);
+		char nv[256];
+		assert_true(ss_value(mark, "set-cookie: arn-ss=\"", '"', nv, sizeof(nv)));
+		assert_int_equal(ss_host(nv, true), g->addr & 255);
+	}
+	/* the header form: x-ss names the host, then holds to it */
+	struct peer *h = ss_send("GET /hdr HTTP/1.1\r\nHost: a\r\n\r\n", &mark);
+	assert_non_null(h);
+	char hv[256];
+	if (!ss_value(mark, "x-ss: ", '\r', hv, sizeof(hv)))
+		fail_msg("no x-ss: %s", hh_client(0)->log + mark);
+	assert_int_equal(ss_host(hv, false), h->addr & 255);
+	snprintf(req, sizeof(req), "GET /hdr HTTP/1.1\r\nHost: a\r\nx-ss: %s\r\n\r\n", hv);
+	for (int i = 0; i < 3; i++) {
+		struct peer *h2 = ss_send(req, &mark);
+		assert_non_null(h2);
+		assert_int_equal(h2->addr & 255, h->addr & 255);
+		assert_null(strcasestr(hh_client(0)->log + mark, "x-ss:"));
+	}
+	/* the cookie's host leaves the cluster: another host and a new
+	 * cookie; under /ss/strict, 503 */
+	char cl[1024];
+	const char *eps = host == 10   ? HH_EP(11) "," HH_EP(12)
+			  : host == 11 ? HH_EP(10) "," HH_EP(12)
+				       : HH_EP(10) "," HH_EP(11);
+	snprintf(cl, sizeof(cl), HH_CDYN, "", eps);
+	hh_apply(ARN_TYPE_URL_CLUSTER, cl);
+	hh_settle();
+	snprintf(req, sizeof(req), "GET /ss/d HTTP/1.1\r\nHost: a\r\nCookie: arn-ss=\"%s\"\r\n\r\n",
+		 v);
+	struct peer *n = ss_send(req, &mark);
+	assert_non_null(n);
+	assert_int_not_equal(n->addr & 255, host);
+	char nv[256];
+	assert_true(ss_value(mark, "set-cookie: arn-ss=\"", '"', nv, sizeof(nv)));
+	assert_int_equal(ss_host(nv, true), n->addr & 255);
+	snprintf(req, sizeof(req),
+		 "GET /ss/strict HTTP/1.1\r\nHost: a\r\nCookie: arn-ss=\"%s\"\r\n\r\n", v);
+	assert_null(ss_send(req, &mark));
+	if (!strstr(hh_client(0)->log + mark, "HTTP/1.1 503 ") ||
+	    !strstr(hh_client(0)->log + mark, "no healthy upstream"))
+		fail_msg("strict: the client got %s", hh_client(0)->log + mark);
+	assert_null(strcasestr(hh_client(0)->log + mark, "set-cookie"));
+	/* strict with a host that is there: it */
+	snprintf(req, sizeof(req),
+		 "GET /ss/strict HTTP/1.1\r\nHost: a\r\nCookie: arn-ss=\"%s\"\r\n\r\n", nv);
+	struct peer *s2 = ss_send(req, &mark);
+	assert_non_null(s2);
+	assert_int_equal(s2->addr & 255, n->addr & 255);
+	hh_end();
 }
 
 /* retry_host_predicate previous_hosts (Istio writes it on every route it
@@ -5393,6 +5567,7 @@ int main(void)
 	    T(test_http_filter_disabled_per_route),
 	    T(test_http_underscores_and_escaped_slashes),
 	    T(test_retry_previous_hosts),
+	    T(test_stateful_session),
 	    T(test_retry_on_grpc_status),
 	    T(test_retry_on_retriable_headers),
 	    T(test_access_log_response_trailers),

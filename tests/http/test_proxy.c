@@ -22,6 +22,7 @@
 #include "arn_sb.h"
 #include "http_fault.h"
 #include "http_int.h"
+#include "http_session.h"
 #include "trex_astf.h"
 
 /* Envoy's HashUtil::xxHash64 (XXH64, seed 0), to state its hashes */
@@ -999,6 +1000,141 @@ static void test_lb_health_and_panic(void **state)
 	/* no host at all */
 	lb_setup(&f, 0, ARN_CFG_LB_ROUND_ROBIN);
 	assert_int_equal(pick(&f, &rr, 0, &panic), -ENOENT);
+}
+
+/* A stateful session's host (http_lb_override, Envoy's selectOverrideHost
+ * with the default override_host_status): honoured when UNKNOWN, HEALTHY
+ * or DEGRADED whatever round robin would pick, and the counter stays;
+ * refused when EDS calls it UNHEALTHY, DRAINING or TIMEOUT, when active
+ * checks failed it, or when no endpoint has the address; found the same
+ * through the sorted index and by a walk. */
+static void test_lb_override_host(void **state)
+{
+	(void)state;
+	struct lbfix f;
+	lb_setup(&f, 4, ARN_CFG_LB_ROUND_ROBIN);
+	uint64_t rr = 5;
+	const struct arn_cfg_endpoint *sorted[4] = {&f.ep[0], &f.ep[1], &f.ep[2], &f.ep[3]};
+	struct http_lb_in in = {.cluster = &f.cl, .eps = &f.eps, .rr = &rr};
+	struct http_lb_out out;
+	for (int walk = 0; walk < 2; walk++) {
+		const struct arn_cfg_endpoint *const *ix = walk ? NULL : sorted;
+		for (int k = 0; k < 3; k++) {
+			assert_int_equal(http_lb_override(&in, ix, 4, f.ep[2].addr, 8080, &out), 0);
+			assert_ptr_equal(out.ep, &f.ep[2]);
+			assert_false(out.panic);
+		}
+		assert_int_equal(rr, 5);
+		f.ep[2].health = ARN_CFG_HEALTH_DEGRADED;
+		assert_int_equal(http_lb_override(&in, ix, 4, f.ep[2].addr, 8080, &out), 0);
+		f.ep[2].health = ARN_CFG_HEALTH_HEALTHY;
+		assert_int_equal(http_lb_override(&in, ix, 4, f.ep[2].addr, 8080, &out), 0);
+		static const uint8_t out_states[] = {
+		    ARN_CFG_HEALTH_UNHEALTHY, ARN_CFG_HEALTH_DRAINING, ARN_CFG_HEALTH_TIMEOUT};
+		for (size_t i = 0; i < sizeof(out_states); i++) {
+			f.ep[2].health = out_states[i];
+			assert_int_equal(http_lb_override(&in, ix, 4, f.ep[2].addr, 8080, &out),
+					 -EHOSTDOWN);
+		}
+		f.ep[2].health = ARN_CFG_HEALTH_UNKNOWN;
+		/* another port, another address, the first and the last */
+		assert_int_equal(http_lb_override(&in, ix, 4, f.ep[2].addr, 8081, &out), -ENOENT);
+		assert_int_equal(http_lb_override(&in, ix, 4, 0x0a000001, 8080, &out), -ENOENT);
+		assert_int_equal(http_lb_override(&in, ix, 4, f.ep[0].addr, 8080, &out), 0);
+		assert_ptr_equal(out.ep, &f.ep[0]);
+		assert_int_equal(http_lb_override(&in, ix, 4, f.ep[3].addr, 8080, &out), 0);
+		assert_ptr_equal(out.ep, &f.ep[3]);
+	}
+	/* active health checks failed the host: not it */
+	struct http_host h[4];
+	struct http_host *hosts[4];
+	memset(h, 0, sizeof(h));
+	for (int i = 0; i < 4; i++) {
+		h[i].addr = f.ep[i].addr;
+		h[i].port = 8080;
+		hosts[i] = &h[i];
+	}
+	f.cl.n_health_checks = 1;
+	in.hosts = hosts;
+	in.n_hosts = 4;
+	assert_int_equal(http_lb_override(&in, sorted, 4, f.ep[1].addr, 8080, &out), 0);
+	h[1].hc_flags = HTTP_HOST_FAILED_ACTIVE_HC;
+	assert_int_equal(http_lb_override(&in, sorted, 4, f.ep[1].addr, 8080, &out), -EHOSTDOWN);
+	/* no endpoints */
+	lb_setup(&f, 0, ARN_CFG_LB_ROUND_ROBIN);
+	struct http_lb_in in0 = {.cluster = &f.cl, .eps = &f.eps, .rr = &rr};
+	assert_int_equal(http_lb_override(&in0, NULL, 0, 0xc612030a, 8080, &out), -ENOENT);
+}
+
+/* The session values (http_session.c): what Arion writes reads back; the
+ * older form (base64 of "ip:port") reads too; an expiry passed is no
+ * session; the client's garbage names nothing or no host, never more. */
+static void test_session_values(void **state)
+{
+	(void)state;
+	char v[HTTP_SS_ENC_MAX];
+	uint32_t a;
+	uint16_t p;
+	/* the cookie: envoy.Cookie{address: "198.18.3.10:8080", expires: 1000} */
+	size_t n = http_session_encode(true, 0xc612030a, 8080, 1000, v);
+	assert_int_equal(http_session_decode(v, n, true, 999, &a, &p), HTTP_SS_ADDR);
+	assert_int_equal(a, 0xc612030a);
+	assert_int_equal(p, 8080);
+	assert_int_equal(http_session_decode(v, n, true, 1000, &a, &p), HTTP_SS_ADDR);
+	assert_int_equal(http_session_decode(v, n, true, 1001, &a, &p), HTTP_SS_NONE);
+	/* the bytes Envoy writes: 0a 10 "198.18.3.10:8080" 10 e8 07 */
+	assert_memory_equal(v, "ChAxOTguMTguMy4xMDo4MDgwEOgH", n);
+	/* no ttl: no expiry */
+	n = http_session_encode(true, 0xc612030a, 8080, 0, v);
+	assert_memory_equal(v, "ChAxOTguMTguMy4xMDo4MDgw", n);
+	assert_int_equal(http_session_decode(v, n, true, UINT64_MAX, &a, &p), HTTP_SS_ADDR);
+	/* the header, and the older cookie: base64 of the address */
+	n = http_session_encode(false, 0x0a000001, 80, 0, v);
+	assert_memory_equal(v, "MTAuMC4wLjE6ODA=", n);
+	assert_int_equal(http_session_decode(v, n, false, 0, &a, &p), HTTP_SS_ADDR);
+	assert_int_equal(a, 0x0a000001);
+	assert_int_equal(p, 80);
+	/* "10.0.0.1:80" is itself a valid protobuf (tag 6 fixed64, tag 7
+	 * varint) with no address: Envoy's newer reader finds no session */
+	assert_int_equal(http_session_decode(v, n, true, 0, &a, &p), HTTP_SS_NONE);
+	/* one that is no protobuf reads as the older form */
+	assert_int_equal(http_session_decode("MTkyLjE2OC4wLjE6ODA=", 20, true, 0, &a, &p),
+			 HTTP_SS_ADDR);
+	assert_int_equal(a, 0xc0a80001);
+	/* unknown fields are skipped: 0a 09 "1.2.3.4:5" 18 01 */
+	assert_int_equal(http_session_decode("CgkxLjIuMy40OjUYAQ==", 20, true, 0, &a, &p),
+			 HTTP_SS_ADDR);
+	assert_int_equal(a, 0x01020304);
+	assert_int_equal(p, 5);
+	/* garbage */
+	static const char *const none[] = {"", "%%%%", "abc", "QQ=", "QR==", "====", "Q==="};
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
+		assert_int_equal(http_session_decode(none[i], strlen(none[i]), false, 0, &a, &p),
+				 HTTP_SS_NONE);
+	static const char *const other[] = {
+	    "bm90IGFuIGFkZHJlc3M=", /* "not an address" */
+	    "MDEuMi4zLjQ6NQ==",	    /* "01.2.3.4:5" */
+	    "MS4yLjMuNDo2NTUzNg==", /* "1.2.3.4:65536" */
+	    "MS4yLjMuMjU2OjU=",	    /* "1.2.3.256:5" */
+	    "WzEuMi4zLjRdOjU=",	    /* "[1.2.3.4]:5" */
+	    "MS4yLjMuNDo=",	    /* "1.2.3.4:" */
+	};
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+		assert_int_equal(http_session_decode(other[i], strlen(other[i]), false, 0, &a, &p),
+				 HTTP_SS_OTHER);
+	/* longer than HTTP_SS_VALUE_MAX: nothing */
+	char big[HTTP_SS_VALUE_MAX + 4];
+	memset(big, 'A', sizeof(big));
+	assert_int_equal(http_session_decode(big, sizeof(big), true, 0, &a, &p), HTTP_SS_NONE);
+	/* Envoy's cookie path match */
+	assert_true(http_session_path_match(NULL, 0, "/x", 2));
+	assert_true(http_session_path_match("/", 1, "/x", 2));
+	assert_true(http_session_path_match("/a/", 3, "/a/b", 4));
+	assert_false(http_session_path_match("/a/", 3, "/a", 2));
+	assert_true(http_session_path_match("/a", 2, "/a", 2));
+	assert_true(http_session_path_match("/a", 2, "/a?x", 4));
+	assert_true(http_session_path_match("/a", 2, "/a/b", 4));
+	assert_false(http_session_path_match("/a", 2, "/ab", 3));
 }
 
 /*
@@ -2592,6 +2728,8 @@ int main(void)
 	    cmocka_unit_test(test_local_reply_shape),
 	    cmocka_unit_test(test_lb_round_robin_and_weights),
 	    cmocka_unit_test(test_lb_health_and_panic),
+	    cmocka_unit_test(test_lb_override_host),
+	    cmocka_unit_test(test_session_values),
 	    cmocka_unit_test(test_lb_more_than_1024_hosts),
 	    cmocka_unit_test(test_lb_single_host),
 	    cmocka_unit_test(test_lb_priorities),
