@@ -98,6 +98,8 @@ static const char *const reqs[] = {
     /* basic_auth (hh_config(8)): alice, with a jwt_authn token on /jwt */
     "GET /jwt HTTP/1.1\r\nHost: a\r\nx-basic: Basic YWxpY2U6c2VjcmV0\r\nx-user: forged\r\n"
     "Authorization: Bearer " HH_JWT_TOKEN "\r\n\r\n",
+    /* the "dyn" listener's stateful session: a cookie naming 198.18.0.203:8080 */
+    "GET /ss/a HTTP/1.1\r\nHost: a\r\nCookie: arn-ss=\"ChExOTguMTguMC4yMDM6ODA4MBAF\"\r\n\r\n",
 };
 #define N_REQS (sizeof(reqs) / sizeof(reqs[0]))
 

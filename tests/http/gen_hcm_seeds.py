@@ -225,6 +225,17 @@ seeds["dyn_basic_auth"] = (Seed().time(0).config(8).open(0, 82)
                            .time(2).usend(0, OK5).time(2)
                            .csend(0, "GET /x HTTP/1.1\r\nHost: a\r\nx-basic: Basic Ym9iOmh1bnRlcjI=\r\n\r\n")
                            .time(2).csend(0, "GET / HTTP/1.1\r\nHost: a\r\n\r\n").time(5))
+# the "dyn" listener's stateful session (cookie arn-ss under /ss): a
+# cookie naming 198.18.0.203:8080 with an expiry, the older form naming
+# 198.18.0.204:8080, a host no cluster has, base64 garbage and a value
+# past the bound; each answered, most with a new cookie
+SS = "GET /ss/a HTTP/1.1\r\nHost: a\r\nCookie: arn-ss=%s\r\n\r\n"
+seeds["dyn_session"] = (Seed().time(0).open(0, 82)
+                        .csend(0, SS % '"ChExOTguMTguMC4yMDM6ODA4MBAF"').time(2).usend(0, OK5).time(2)
+                        .csend(0, SS % "MTk4LjE4LjAuMjA0OjgwODA=").time(2).usend(0, OK5).time(2)
+                        .csend(0, SS % "Cg8xMC45OS4wLjE6NjU1MzU=").time(2).usend(0, OK5).time(2)
+                        .csend(0, SS % "%%%=").time(2).usend(0, OK5).time(127)
+                        .csend(0, SS % ("Q" * 300)).time(2).usend(0, OK5).time(5))
 
 # a request header copied by request_headers_to_add that outgrows the
 # stream's text (4 KB): refused with 500, never sent without the edit
