@@ -1233,6 +1233,12 @@ struct arn_cfg_cluster {
 	 * ClusterLoadAssignment named like the cluster is looked up per
 	 * generation (X12). */
 	struct arn_cfg_endpoints *static_endpoints;
+	/* common_lb_config.override_host_status (override_host_set): the
+	 * states (bit 1 << enum arn_cfg_health, Envoy's HealthStatus numbers)
+	 * a stateful session's host may be in; unset: Envoy's default
+	 * (UNKNOWN, HEALTHY, DEGRADED) */
+	uint8_t override_host_mask;
+	bool override_host_set;
 };
 
 /** A cluster and the endpoints that serve it, as of one generation. */

@@ -664,7 +664,7 @@ struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl)
 	struct pb clb = pb_msg(cl, "common_lb_config");
 	if (clb.m) {
 		size_t m = conv_push(c, "common_lb_config");
-		conv_only(c, clb, "healthy_panic_threshold");
+		conv_only(c, clb, "healthy_panic_threshold,override_host_status");
 		struct pb pct = pb_msg(clb, "healthy_panic_threshold");
 		if (pct.m) {
 			double v = 0;
@@ -674,6 +674,22 @@ struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl)
 					 "must be 0 to 100 (percent)");
 			else
 				out->healthy_panic_threshold = (uint32_t)lround(v * 100);
+		}
+		/* the states a stateful session's host may be in (Envoy's
+		 * createOverrideHostStatus: each status as it is) */
+		struct pb ohs = pb_msg(clb, "override_host_status");
+		if (ohs.m) {
+			size_t m2 = conv_push(c, "override_host_status");
+			conv_only(c, ohs, "statuses");
+			out->override_host_set = true;
+			for (size_t i = 0; i < pb_len(ohs, "statuses"); i++) {
+				int32_t hs = pb_i32_at(ohs, "statuses", i);
+				if (hs < ARN_CFG_HEALTH_UNKNOWN || hs > ARN_CFG_HEALTH_DEGRADED)
+					conv_err(c, "statuses", "unknown value %d", hs);
+				else
+					out->override_host_mask |= (uint8_t)(1u << hs);
+			}
+			conv_pop(c, m2);
 		}
 		conv_pop(c, m);
 	}

@@ -896,10 +896,10 @@ int http_lb_pick(const struct http_lb_in *in, struct http_lb_out *out);
 /**
  * Envoy's selectOverrideHost: the endpoint of in->eps at @p addr:@p port
  * (a binary search of @p sorted, eps' endpoints sorted by address and
- * port, http_lb_view.ep_sorted; NULL: a walk of eps) when its health is
- * in Envoy's default override_host_status (UNKNOWN, HEALTHY, DEGRADED)
+ * port, http_lb_view.ep_sorted; NULL: a walk of eps) when its health,
  * as active checks (in->hosts) and outlier detection (in->od_crt) leave
- * it, into *@p out. The round-robin counter is not moved.
+ * it, is in the cluster's override_host_status (Envoy's default: UNKNOWN,
+ * HEALTHY, DEGRADED), into *@p out. The round-robin counter is not moved.
  * @return 0; -ENOENT: no such endpoint; -EHOSTDOWN: not in those states.
  */
 int http_lb_override(const struct http_lb_in *in, const struct arn_cfg_endpoint *const *sorted,

@@ -1135,13 +1135,19 @@ int http_lb_override(const struct http_lb_in *in, const struct arn_cfg_endpoint 
 	}
 	if (!ep)
 		return -ENOENT;
-	/* Envoy's host health: a failed active check or an ejection is
-	 * UNHEALTHY, else EDS's status; the default set takes UNKNOWN,
-	 * HEALTHY and DEGRADED */
-	if (ep->health != ARN_CFG_HEALTH_UNKNOWN && ep->health != ARN_CFG_HEALTH_HEALTHY &&
-	    ep->health != ARN_CFG_HEALTH_DEGRADED)
-		return -EHOSTDOWN;
+	/* Envoy's host health (HostImpl::healthStatus): a failed active
+	 * check or an ejection is UNHEALTHY, else EDS's status; in the
+	 * cluster's override_host_status, by default UNKNOWN, HEALTHY and
+	 * DEGRADED */
+	const struct arn_cfg_cluster *cl = in->cluster;
+	unsigned allowed = cl->override_host_set
+			       ? cl->override_host_mask
+			       : (1u << ARN_CFG_HEALTH_UNKNOWN) | (1u << ARN_CFG_HEALTH_HEALTHY) |
+				     (1u << ARN_CFG_HEALTH_DEGRADED);
+	unsigned h = ep->health;
 	if (in->hosts && hc_failed(in, ep, SIZE_MAX, NULL))
+		h = ARN_CFG_HEALTH_UNHEALTHY;
+	if (h > ARN_CFG_HEALTH_DEGRADED || !(allowed & (1u << h)))
 		return -EHOSTDOWN;
 	out->ep = ep;
 	out->panic = false;

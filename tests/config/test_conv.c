@@ -897,6 +897,35 @@ static void test_cluster_full(void **state)
 	assert_int_equal(v.endpoints->priorities[0].localities[0].endpoints[0].port, 80);
 }
 
+/* common_lb_config.override_host_status: the states a stateful
+ * session's host may be in, as given (Istio's set for persistent
+ * sessions: UNKNOWN, HEALTHY, DRAINING, DEGRADED); an empty set takes
+ * none; unset leaves Envoy's default to the balancer. */
+#define OHS_CLUSTER(ohs)                                                                           \
+	"{\"name\":\"api\",\"type\":\"STATIC\",\"connect_timeout\":\"0.25s\","                     \
+	"\"common_lb_config\":{" ohs "},"                                                          \
+	"\"load_assignment\":{\"cluster_name\":\"api\",\"endpoints\":[{\"lb_endpoints\":["         \
+	"{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"10.0.0.1\",\"port_"         \
+	"value\":80}}}}]}]}}"
+static void test_cluster_override_host_status(void **state)
+{
+	(void)state;
+	tc_ok(C, OHS_CLUSTER("\"override_host_status\":{\"statuses\":[\"UNKNOWN\",\"HEALTHY\","
+			     "\"DRAINING\",\"DEGRADED\"]}"));
+	const struct arn_cfg_cluster *c = cluster("api");
+	assert_true(c->override_host_set);
+	assert_int_equal(c->override_host_mask,
+			 1u << ARN_CFG_HEALTH_UNKNOWN | 1u << ARN_CFG_HEALTH_HEALTHY |
+			     1u << ARN_CFG_HEALTH_DRAINING | 1u << ARN_CFG_HEALTH_DEGRADED);
+	tc_ok(C, OHS_CLUSTER("\"override_host_status\":{}"));
+	c = cluster("api");
+	assert_true(c->override_host_set);
+	assert_int_equal(c->override_host_mask, 0);
+	tc_ok(C, OHS_CLUSTER("\"healthy_panic_threshold\":{\"value\":25}"));
+	c = cluster("api");
+	assert_false(c->override_host_set);
+}
+
 /* split_external_local_origin_errors and its local-origin detectors:
  * read with Envoy's defaults (5; enforcing 100, 100, 0), the enforcing
  * percentages at most 100 as Envoy's proto says. */
@@ -1571,6 +1600,7 @@ const struct CMUnitTest conv_tests[] = {
     TC(test_cluster_refusals),
     TC(test_duration_out_of_range_refused),
     TC(test_cluster_full),
+    TC(test_cluster_override_host_status),
     TC(test_cluster_outlier_split),
     TC(test_max_headers_count_bounded),
     TC(test_cluster_health_checks),

@@ -1007,7 +1007,8 @@ static void test_lb_health_and_panic(void **state)
  * or DEGRADED whatever round robin would pick, and the counter stays;
  * refused when EDS calls it UNHEALTHY, DRAINING or TIMEOUT, when active
  * checks failed it, or when no endpoint has the address; found the same
- * through the sorted index and by a walk. */
+ * through the sorted index and by a walk; a cluster's own
+ * override_host_status decides instead. */
 static void test_lb_override_host(void **state)
 {
 	(void)state;
@@ -1060,6 +1061,17 @@ static void test_lb_override_host(void **state)
 	assert_int_equal(http_lb_override(&in, sorted, 4, f.ep[1].addr, 8080, &out), 0);
 	h[1].hc_flags = HTTP_HOST_FAILED_ACTIVE_HC;
 	assert_int_equal(http_lb_override(&in, sorted, 4, f.ep[1].addr, 8080, &out), -EHOSTDOWN);
+	/* the cluster's override_host_status: a failed check is UNHEALTHY,
+	 * DRAINING taken when listed, UNKNOWN refused when not */
+	f.cl.override_host_set = true;
+	f.cl.override_host_mask = 1u << ARN_CFG_HEALTH_UNHEALTHY | 1u << ARN_CFG_HEALTH_DRAINING;
+	assert_int_equal(http_lb_override(&in, sorted, 4, f.ep[1].addr, 8080, &out), 0);
+	assert_ptr_equal(out.ep, &f.ep[1]);
+	f.ep[2].health = ARN_CFG_HEALTH_DRAINING;
+	assert_int_equal(http_lb_override(&in, sorted, 4, f.ep[2].addr, 8080, &out), 0);
+	assert_int_equal(http_lb_override(&in, sorted, 4, f.ep[3].addr, 8080, &out), -EHOSTDOWN);
+	f.cl.override_host_mask = 0;
+	assert_int_equal(http_lb_override(&in, sorted, 4, f.ep[2].addr, 8080, &out), -EHOSTDOWN);
 	/* no endpoints */
 	lb_setup(&f, 0, ARN_CFG_LB_ROUND_ROBIN);
 	struct http_lb_in in0 = {.cluster = &f.cl, .eps = &f.eps, .rr = &rr};
