@@ -684,6 +684,49 @@ static void test_stateful_session(void **state)
 	hh_end();
 }
 
+/* A retry is balanced as usual (Envoy's router gives only the first
+ * attempt the session's host): the session's host answers 503, the retry
+ * (previous_hosts) goes to another, and the response's cookie names it. */
+static void test_stateful_session_retry(void **state)
+{
+	(void)state;
+	dyn_run("{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"dyn\",\"retry_policy\":"
+		"{\"retry_on\":\"5xx\",\"num_retries\":1,\"retry_host_predicate\":[{\"name\":"
+		"\"envoy.retry_host_predicates.previous_hosts\",\"typed_config\":{\"@type\":"
+		"\"type.googleapis.com/envoy.extensions.retry.host.previous_hosts.v3."
+		"PreviousHostsPredicate\"}}],\"host_selection_retry_max_attempts\":5}}}",
+		"", SS_EPS);
+	uint32_t mark;
+	char v[256], req[512];
+	struct peer *u = ss_send("GET /ss/a HTTP/1.1\r\nHost: a\r\n\r\n", &mark);
+	assert_non_null(u);
+	assert_true(ss_value(mark, "set-cookie: arn-ss=\"", '"', v, sizeof(v)));
+	unsigned host = ss_host(v, true);
+	assert_int_equal(host, u->addr & 255);
+	struct peer *c = hh_client(0);
+	c->log_len = 0;
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	snprintf(req, sizeof(req), "GET /ss/b HTTP/1.1\r\nHost: a\r\nCookie: arn-ss=\"%s\"\r\n\r\n",
+		 v);
+	send_str(c, req);
+	hh_settle();
+	struct peer *u1 = upstream_that_got(rx0);
+	assert_non_null(u1);
+	assert_int_equal(u1->addr & 255, host);
+	struct peer *u2 =
+	    answer_then_retry(u1, "HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n");
+	assert_non_null(u2);
+	assert_int_not_equal(u2->addr & 255, host);
+	send_str(u2, OK5);
+	hh_settle();
+	char nv[256];
+	if (!ss_value(0, "set-cookie: arn-ss=\"", '"', nv, sizeof(nv)))
+		fail_msg("no new cookie: %.*s", (int)c->log_len, c->log);
+	assert_int_equal(ss_host(nv, true), u2->addr & 255);
+	hh_end();
+}
+
 /* retry_host_predicate previous_hosts (Istio writes it on every route it
  * retries): with host_selection_retry_max_attempts 5 a retry's pick that
  * lands on the host tried is made again, so (with this seed) no retry
@@ -5568,6 +5611,7 @@ int main(void)
 	    T(test_http_underscores_and_escaped_slashes),
 	    T(test_retry_previous_hosts),
 	    T(test_stateful_session),
+	    T(test_stateful_session_retry),
 	    T(test_retry_on_grpc_status),
 	    T(test_retry_on_retriable_headers),
 	    T(test_access_log_response_trailers),
