@@ -831,6 +831,9 @@ struct arn_cfg_hcm {
 	bool grpc_stats_all_methods;
 	bool grpc_stats_off;	       /* its HttpFilter.disabled */
 	const char *grpc_stats_name; /* its HttpFilter.name */
+	/* envoy.filters.http.grpc_web: gRPC-Web requests go upstream as gRPC
+	 * (http_grpc_web.h) */
+	bool grpc_web;
 	/* envoy.filters.http.compressor filters, in chain order (a stream's
 	 * encoding is chosen among them: http_compressor.c), and whether one
 	 * of them, enabled, removes Accept-Encoding from requests */

@@ -21,6 +21,7 @@
 #define HEALTH_CHECK_TYPE "envoy.extensions.filters.http.health_check.v3.HealthCheck"
 #define GRPC_STATS_TYPE "envoy.extensions.filters.http.grpc_stats.v3.FilterConfig"
 #define COMPRESSOR_TYPE "envoy.extensions.filters.http.compressor.v3.Compressor"
+#define GRPC_WEB_TYPE "envoy.extensions.filters.http.grpc_web.v3.GrpcWeb"
 #define GZIP_TYPE "envoy.extensions.compression.gzip.compressor.v3.Gzip"
 #define BROTLI_TYPE "envoy.extensions.compression.brotli.compressor.v3.Brotli"
 #define ZSTD_TYPE "envoy.extensions.compression.zstd.compressor.v3.Zstd"
@@ -599,6 +600,21 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 			out->grpc_stats_off = off;
 			out->grpc_stats_name = out->http_filter_names[out->n_http_filters];
 			off = false;
+		} else if (arn_sv_eq(tn, GRPC_WEB_TYPE) ||
+			   (!tc.m && arn_sv_eq(name, "envoy.filters.http.grpc_web"))) {
+			/* GrpcWeb has no field (Envoy's API, every version) */
+			size_t m2 = conv_push(c, "typed_config");
+			if (tc.m) {
+				struct pb g = conv_any(c, tc, GRPC_WEB_TYPE);
+				if (g.m)
+					conv_only(c, g, "");
+			}
+			if (out->grpc_web)
+				conv_err(c, "",
+					 "a second grpc_web filter: it would translate the "
+					 "gRPC-Web request twice");
+			out->grpc_web = true;
+			conv_pop(c, m2);
 		} else if (arn_sv_eq(tn, COMPRESSOR_TYPE)) {
 			size_t m2 = conv_push(c, "typed_config");
 			size_t had = out->n_compressors;

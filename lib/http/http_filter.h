@@ -48,6 +48,25 @@ struct http_filter_ops {
 	/** The request of a stream this filter took ended. */
 	void (*decode_end)(struct http_stream *st);
 	/**
+	 * A request body slice of a stream whose body this filter rewrites on
+	 * its way upstream (its decode_head set st->req_xf to 1 + its index
+	 * in http_filters and did not take the stream): called by the HCM
+	 * before the router forwards the slice, so the upstream, the body kept
+	 * for a retry and the shadows all get what this returns. @p data
+	 * (@p len bytes) is the stream's to rewrite in place: the client's
+	 * input that its codec handed over once and nothing reads again.
+	 * @p end: the request's END (@p data NULL, @p len 0). The bytes to
+	 * forward go in *@p out: within @p data, or in the filter's
+	 * per-stream state, which must stay as it is until the stream's next
+	 * request event (the upstream's codec holds them by reference until
+	 * its queue is flushed, and the HCM flushes it before the next event).
+	 * @return how many, or -1: the filter answered (a local reply) and
+	 * nothing goes on. Bounded: the filter may keep only a fixed number
+	 * of bytes per stream (in the stream's http_res).
+	 */
+	long (*decode_xform)(struct http_stream *st, char *data, size_t len, bool end,
+			     const char **out);
+	/**
 	 * The response head goes to the client: its edits, into @p e (at most
 	 * @p cap), values in the stream's text. @return how many, or -ENOSPC.
 	 */
@@ -69,6 +88,13 @@ struct http_filter_ops {
 	/** The upstream's response head went out (@p trailers false) or its
 	 * trailers are going out (true). */
 	void (*encode_response)(struct http_stream *st, bool trailers);
+	/**
+	 * The response's trailers went into its body (this filter took the
+	 * body: HTTP_S_ENC_BODY, and framed them in its encode_body's end):
+	 * the client's codec gets none of its own (the HCM's encode_response
+	 * hooks still see them). NULL: the trailers go to the client's codec.
+	 */
+	bool (*trailers_in_body)(const struct http_stream *st);
 	/** Just before the access log record is built: fill st->log. */
 	void (*log)(struct http_stream *st);
 	/** The stream ends: give back what the filter holds for it. */
@@ -80,6 +106,7 @@ extern const struct http_filter_ops http_l4_filter_ops;		/* health check, RBAC, 
 extern const struct http_filter_ops http_mcp_filter_ops;	/* the MCP gateway */
 extern const struct http_filter_ops http_grpc_stats_filter_ops; /* grpc_stats */
 extern const struct http_filter_ops http_compressor_filter_ops; /* compressor */
+extern const struct http_filter_ops http_grpc_web_filter_ops;	/* grpc_web */
 
 /* At most this many filters in the table. */
 #define HTTP_FILTERS_MAX 8

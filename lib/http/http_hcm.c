@@ -988,6 +988,24 @@ static bool req_head(struct http_stream *st)
 	return true;
 }
 
+/* A filter rewrites the request body (http_filter.h's decode_xform): the
+ * slice @p *data becomes what the filter made of it (out of line: only
+ * such a filter's streams come here). @return false when the filter
+ * answered: nothing goes on. */
+static __attribute__((noinline, cold)) bool req_xform(struct http_stream *st, const char **data,
+						      size_t *len)
+{
+	const struct http_filter_ops *f = http_filters[st->req_xf - 1];
+	const char *out = NULL;
+	/* the slice is the stream's to rewrite (the contract above) */
+	long k = f->decode_xform(st, (char *)(uintptr_t)*data, *len, *data == NULL, &out);
+	if (k < 0)
+		return false;
+	*data = out;
+	*len = (size_t)k;
+	return true;
+}
+
 static bool req_body(struct http_stream *st, const char *data, size_t len)
 {
 	struct http_conn *hc = st->hc;
@@ -1003,6 +1021,12 @@ static bool req_body(struct http_stream *st, const char *data, size_t len)
 		return st->filter->decode_body(st, data, len);
 	if (!st->up)
 		return false;
+	if (unlikely(st->req_xf)) {
+		if (!req_xform(st, &data, &len))
+			return false;
+		if (!len)
+			return true; /* (an HTTP/1.1 chunk of 0 would end the body) */
+	}
 	if ((st->state & HTTP_S_KEEP_BODY) && !(st->state & HTTP_S_TUNNEL) &&
 	    !http_rb_append(st, data, len))
 		http_rb_abandon(st);
@@ -1038,6 +1062,16 @@ static bool req_end(struct http_stream *st)
 		/* a mirrored request is whole: its shadows go (http_shadow.h) */
 		if (X(st)->shadows)
 			http_shadow_end(st);
+	}
+	if (unlikely(st->req_xf) && st->up) {
+		/* the filter's check of the body's end (it forwards nothing
+		 * here); its reply ends the stream */
+		const char *none = NULL;
+		size_t zero = 0;
+		if (!req_xform(st, &none, &zero)) {
+			hc->again = true;
+			return false;
+		}
 	}
 	if (st->up)
 		http_req_end_encode(st, http_up_peer(st->up));
@@ -1449,7 +1483,10 @@ static bool resp_done(struct http_stream *st)
 	if ((st->resp.m.flags & ARN_H1_F_TRAILERS) && st->resp.m.n_trailers &&
 	    !st->resp.pins.overflow) {
 		FOR_FILTERS(hc, encode_response, st, true);
-		if (dn->codec->encode_trailers)
+		/* unless a filter put them in the body (grpc_web's frame) */
+		if (dn->codec->encode_trailers &&
+		    !((st->state & HTTP_S_ENC_BODY) && st->enc->trailers_in_body &&
+		      st->enc->trailers_in_body(st)))
 			dn->codec->encode_trailers(dn, &st->resp.m);
 	}
 	dn->codec->encode_end(dn);

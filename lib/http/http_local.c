@@ -12,6 +12,7 @@
 #include "arn_config.h"
 #include "http_filter.h"
 #include "http_grpc_stats.h"
+#include "http_grpc_web.h"
 #include "http_local.h"
 #include "http_local_reply.h"
 #include "http_stream.h"
@@ -303,10 +304,14 @@ void http_local_reply(struct http_stream *st, unsigned status, const char *body,
 			      arn_h1_eq_nocase(extra[i].name, 12, "content-type", 12)))
 				ge[n++] = extra[i];
 		}
+		/* a gRPC-Web request's reply goes through the grpc_web
+		 * filter's encodeHeaders in Envoy: its content-type */
+		uint32_t ctl = 16;
+		const char *ct = http_grpc_web_ctype(st, &ctl);
 		ge[n++] = (struct arn_h1_edit){.name = "content-type",
 					       .name_len = 12,
-					       .value = "application/grpc",
-					       .value_len = 16,
+					       .value = ct ? ct : "application/grpc",
+					       .value_len = ctl,
 					       .op = ARN_H1_EDIT_SET};
 		ge[n++] = (struct arn_h1_edit){.name = "grpc-status",
 					       .name_len = 11,

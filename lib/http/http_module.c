@@ -66,8 +66,13 @@ static struct arn_stats_scope *g_lm_stats; /* listener_manager.* */
 /* The HTTP filters in the order the HCM runs them (http_filter.h): the
  * health check / RBAC / local_ratelimit filters (in the HCM's own order)
  * and the MCP gateway before the router; grpc_stats counts responses;
- * the compressor takes the bodies of the responses it compresses. */
+ * the compressor takes the bodies of the responses it compresses. grpc_web
+ * first: Envoy's comes first in the chains that have it (Contour's,
+ * Istio's), so the filters after it see a gRPC request and their local
+ * replies are gRPC's, and its response edits take the body before the
+ * compressor's. */
 static const struct http_filter_ops *const filter_chain[] = {
+    &http_grpc_web_filter_ops, /* first: see above */
     &http_l4_filter_ops,
     &http_mcp_filter_ops,
     &http_grpc_stats_filter_ops,

@@ -15,6 +15,7 @@
 #include "arn_config.h"
 #include "arn_log.h"
 #include "arn_mem.h"
+#include "http_grpc_web.h"
 #include "http_l4.h"
 #include "http_local.h"
 #include "http_od.h"
@@ -940,7 +941,7 @@ static inline bool edits_kept(struct http_conn *hc, struct http_stream *st,
 	       hc->re_vhost == st->vhost && hc->re_rt == st->rt && hc->re_wc == st->wc &&
 	       hc->re_hcm == hc->hcm && hc->re_timeout_ms == st->timeout_ms &&
 	       hc->re_expect == !!(m->flags & ARN_H1_F_EXPECT_CONTINUE) &&
-	       !edits_host_sent(st, m) && !st->rl_unenforced && !st->jwt_edits &&
+	       !edits_host_sent(st, m) && !st->rl_unenforced && !st->jwt_edits && !st->grpc_web &&
 	       edits_kept_outputs(hc, st, m);
 }
 
@@ -1043,6 +1044,15 @@ edits_make(struct http_stream *st, const char *host, uint32_t host_len, bool rew
 		return -1;
 	}
 	n += rl;
+	if (unlikely(st->grpc_web)) {
+		/* the grpc_web filter's: the request as gRPC */
+		int k = http_grpc_web_req_edits(st, e + n, MAX_EDITS - 1 - (unsigned)n);
+		if (k < 0) {
+			request_edit_overflow(st, "header_edits_overflow");
+			return -1;
+		}
+		n += k;
+	}
 	return n;
 }
 

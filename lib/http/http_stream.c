@@ -74,6 +74,10 @@ bool http_is_grpc(const struct http_stream *st)
 {
 	if (!(st->state & HTTP_S_HEAD_DONE))
 		return false;
+	/* the grpc_web filter made it a gRPC request (Envoy's filters after
+	 * it and its local replies see content-type application/grpc) */
+	if (st->grpc_web)
+		return true;
 	int i = arn_h1_find_id(&st->req.m, ARN_H1_H_CONTENT_TYPE, 0);
 	if (i < 0)
 		return false;

@@ -309,11 +309,19 @@ struct http_stream {
 	/* an RBAC filter with action LOG ran: enum arn_access_hint, Envoy's
 	 * envoy.common access_log_hint for the access log's metadata_filter */
 	uint8_t access_log_hint;
+	/* a filter rewrites the request body on its way upstream: 1 + its
+	 * index in http_filters (http_filter.h's decode_xform), 0 none (in
+	 * the hole after access_log_hint) */
+	uint8_t req_xf;
 	/* the jwt_authn and basic_auth filters' request edits (payload and
 	 * claim headers, the token's header removed; the user name): a
 	 * struct in res->text at this offset + 1 (0: none), which
 	 * http_l4_req_edits adds (in a hole; http_l4_req_edits_keep) */
 	uint16_t jwt_edits;
+	/* the grpc_web filter took it as a gRPC-Web request: its state is a
+	 * struct in res->text at this offset + 1 (http_grpc_web.c), 0 none
+	 * (in the hole after jwt_edits) */
+	uint16_t grpc_web;
 	/* values the request edits produced (for the access log) */
 	const char *xff;
 	const char *request_id;

@@ -411,6 +411,32 @@ static void test_grpc_stats_filter(void **state)
 #undef GS_LISTENER
 }
 
+/* envoy.filters.http.grpc_web (GrpcWeb, no field in Envoy's API): accepted,
+ * typed or by name alone, and the connection manager translates gRPC-Web
+ * (Arion refused the listener before: Contour puts it in every chain); a
+ * second filter is refused. */
+static void test_grpc_web_filter(void **state)
+{
+	(void)state;
+#define GW_LISTENER(F)                                                                             \
+	"{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","                \
+	"\"port_value\":83}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{" TJ_HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"               \
+	"\"http_filters\":[" F TJ_ROUTER "]}}]}]}"
+#define GW_TYPED(CFG)                                                                              \
+	"{\"name\":\"envoy.filters.http.grpc_web\",\"typed_config\":{\"@type\":"                     \
+	"\"type.googleapis.com/envoy.extensions.filters.http.grpc_web.v3.GrpcWeb\"" CFG "}},"
+	tc_ok(L, GW_LISTENER(""));
+	assert_false(listener("l")->chains[0].hcm->grpc_web);
+	tc_ok(L, GW_LISTENER(GW_TYPED("")));
+	assert_true(listener("l")->chains[0].hcm->grpc_web);
+	tc_ok(L, GW_LISTENER("{\"name\":\"envoy.filters.http.grpc_web\"},"));
+	assert_true(listener("l")->chains[0].hcm->grpc_web);
+	tc_refused(L, GW_LISTENER(GW_TYPED("") GW_TYPED("")), "a second grpc_web filter");
+#undef GW_TYPED
+#undef GW_LISTENER
+}
+
 /* envoy.filters.http.compressor: the library's typed_config converted
  * with Envoy's defaults, the deprecated fields honoured without
  * response_direction_config, bad values refused naming the field. */
@@ -1590,6 +1616,7 @@ const struct CMUnitTest conv_tests[] = {
     TC(test_router_options),
     TC(test_access_log_filter),
     TC(test_grpc_stats_filter),
+    TC(test_grpc_web_filter),
     TC(test_compressor_filter),
     TC(test_echo_and_optional_filter),
     TC(test_refuse_unknown_http_filter),

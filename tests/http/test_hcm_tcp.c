@@ -3408,6 +3408,266 @@ static void test_access_log_response_trailers(void **state)
 }
 
 /* clang-format off */
+/* Listener "dyn" (port 82): envoy.filters.http.grpc_web, then the router
+ * to "web" (HTTP/1.1 upstreams: their chunked trailers are the gRPC
+ * trailers). */
+#define GW_LISTENER                                                                                \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"gw\","               \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/none\"},\"route\":{\"cluster\":\"nope\"}}," \
+	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
+	"\"http_filters\":[{\"name\":\"envoy.filters.http.grpc_web\",\"typed_config\":{"            \
+	AT_("grpc_web.v3.GrpcWeb") "}},"                                                           \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+/* An independent base64 (RFC 4648, padded) of @p n bytes of @p in into
+ * @p out: @return its length. */
+static size_t gw_b64(const uint8_t *in, size_t n, char *out)
+{
+	static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t k = 0;
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0) |
+			     (i + 2 < n ? in[i + 2] : 0);
+		out[k++] = t[v >> 18 & 63];
+		out[k++] = t[v >> 12 & 63];
+		out[k++] = i + 1 < n ? t[v >> 6 & 63] : '=';
+		out[k++] = i + 2 < n ? t[v & 63] : '=';
+	}
+	out[k] = 0;
+	return k;
+}
+
+/* The body of the HTTP/1.1 message in @p p's log from @p mark (chunked),
+ * into @p out: @return its length, or -1 (not a whole chunked body). */
+static long gw_dechunk(const struct peer *p, uint32_t mark, uint8_t *out, size_t cap)
+{
+	const char *s = p->log + mark, *end = p->log + p->log_len;
+	const char *b = memmem(s, (size_t)(end - s), "\r\n\r\n", 4);
+	if (!b)
+		return -1;
+	b += 4;
+	size_t k = 0;
+	for (;;) {
+		char *e;
+		unsigned long n = strtoul(b, &e, 16);
+		if (e == b || e + 2 > end || e[0] != '\r')
+			return -1;
+		b = e + 2;
+		if (n == 0)
+			return (long)k;
+		if (b + n + 2 > end || k + n > cap)
+			return -1;
+		memcpy(out + k, b, n);
+		k += n;
+		b += n + 2;
+	}
+}
+
+/* The client's request on a keep-alive connection; the upstream that got
+ * it answers @p resp (@p rlen bytes) in segments of @p seg. */
+static struct peer *gw_call(const char *head, const void *body, uint32_t blen, uint32_t bseg)
+{
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	hh_send(hh_client(0), head, (uint32_t)strlen(head), 0);
+	hh_settle();
+	hh_send(hh_client(0), body, blen, bseg);
+	hh_settle();
+	return upstream_that_got(rx0);
+}
+
+static const uint8_t gw_req_frame[] = {0, 0, 0, 0, 5, 'h', 'e', 'l', 'l', 'o'};
+static const uint8_t gw_resp_frame[] = {0, 0, 0, 0, 5, 'w', 'o', 'r', 'l', 'd'};
+#define GW_RESP_HEAD                                                                               \
+	"HTTP/1.1 200 OK\r\ncontent-type: application/grpc\r\ntransfer-encoding: "                 \
+	"chunked\r\n\r\na\r\n"
+#define GW_TRAILERS "0\r\ngrpc-status: 0\r\nGrpc-Message: ok\r\n\r\n"
+/* the trailers frame Envoy makes of them */
+static const uint8_t gw_trl_frame[] = "\x80\x00\x00\x00\x20grpc-status:0\r\ngrpc-message:ok\r\n";
+
+/* The upstream's request: as gRPC (content-type, te, grpc-accept-encoding,
+ * no content-length), its body @p frame byte for byte. */
+static void gw_check_upstream(const struct peer *u, uint32_t mark)
+{
+	assert_non_null(u);
+	const char *h = u->log + mark;
+	assert_non_null(memmem(h, u->log_len - mark, "content-type: application/grpc\r\n", 32));
+	assert_non_null(memmem(h, u->log_len - mark, "te: trailers\r\n", 14));
+	assert_non_null(
+	    memmem(h, u->log_len - mark, "grpc-accept-encoding: identity,deflate,gzip\r\n", 45));
+	assert_null(memmem(h, u->log_len - mark, "Content-Type", 12));
+	assert_null(memmem(h, u->log_len - mark, "ontent-length", 13));
+	uint8_t b[256];
+	long n = gw_dechunk(u, mark, b, sizeof(b));
+	assert_int_equal(n, sizeof(gw_req_frame));
+	assert_memory_equal(b, gw_req_frame, sizeof(gw_req_frame));
+}
+
+/* envoy.filters.http.grpc_web (Envoy's GrpcWebFilter): a binary and a
+ * text call go upstream as gRPC and come back as gRPC-Web, the trailers
+ * as the final frame; the text body's base64 quanta straddle segments
+ * of every size, and the text response is split at every offset. Before
+ * the filter, Arion refused the listener (unknown filter type). */
+static void test_http_grpc_web(void **state)
+{
+	(void)state;
+	tp_begin(1, GW_LISTENER);
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+
+	/* binary */
+	uint32_t cm = c->log_len, um[N_PEERS];
+	for (int i = 0; i < N_PEERS; i++)
+		um[i] = peers[i].log_len;
+	struct peer *u = gw_call("POST /s.S/M HTTP/1.1\r\nHost: a\r\n"
+				 "Content-Type: application/grpc-web+proto\r\n"
+				 "Content-Length: 10\r\n\r\n",
+				 gw_req_frame, sizeof(gw_req_frame), 0);
+	gw_check_upstream(u, um[u - peers]);
+	hh_send(u, GW_RESP_HEAD, (uint32_t)strlen(GW_RESP_HEAD), 0);
+	hh_send(u, gw_resp_frame, sizeof(gw_resp_frame), 0);
+	send_str(u, "\r\n" GW_TRAILERS);
+	assert_true(got(c, "content-type: application/grpc-web+proto\r\n"));
+	assert_false(got(c, "grpc-status: 0"));
+	uint8_t b[1024], want[256];
+	long n = gw_dechunk(c, cm, b, sizeof(b));
+	memcpy(want, gw_resp_frame, sizeof(gw_resp_frame));
+	memcpy(want + sizeof(gw_resp_frame), gw_trl_frame, sizeof(gw_trl_frame) - 1);
+	size_t wn = sizeof(gw_resp_frame) + sizeof(gw_trl_frame) - 1;
+	if (n != (long)wn)
+		fail_msg("the client got %.*s", (int)(c->log_len - cm), c->log + cm);
+	assert_int_equal(n, (long)wn);
+	assert_memory_equal(b, want, wn);
+
+	/* text, the request's base64 in segments of 1 to 7 bytes, the
+	 * response's frames in segments of 1 to 12 */
+	char b64[64], w64[256];
+	size_t bl = gw_b64(gw_req_frame, sizeof(gw_req_frame), b64);
+	size_t l1 = gw_b64(gw_resp_frame, sizeof(gw_resp_frame), w64);
+	size_t l2 = gw_b64(gw_trl_frame, sizeof(gw_trl_frame) - 1, w64 + l1);
+	for (uint32_t seg = 1; seg <= 12; seg++) {
+		char head[256];
+		snprintf(head, sizeof(head),
+			 "POST /s.S/M HTTP/1.1\r\nHost: a\r\n"
+			 "Content-Type: application/grpc-web-text\r\n"
+			 "Accept: application/grpc-web-text\r\nContent-Length: %zu\r\n\r\n",
+			 bl);
+		/* the logs from here: a message's start (they keep 4 KB) */
+		for (int i = 0; i < N_PEERS; i++)
+			peers[i].log_len = um[i] = 0;
+		cm = 0;
+		u = gw_call(head, b64, (uint32_t)bl, seg <= 7 ? seg : 0);
+		gw_check_upstream(u, um[u - peers]);
+		hh_send(u, GW_RESP_HEAD, (uint32_t)strlen(GW_RESP_HEAD), 0);
+		hh_send(u, gw_resp_frame, sizeof(gw_resp_frame), seg);
+		send_str(u, "\r\n" GW_TRAILERS);
+		assert_true(got(c, "content-type: application/grpc-web-text+proto\r\n"));
+		n = gw_dechunk(c, cm, b, sizeof(b));
+		if (n != (long)(l1 + l2))
+			fail_msg("seg %u: the client got %.*s", seg, (int)(c->log_len - cm),
+				 c->log + cm);
+		assert_int_equal(n, (long)(l1 + l2));
+		assert_memory_equal(b, w64, l1 + l2);
+	}
+	hh_end();
+}
+
+/* A trailers-only answer passes as its head; invalid base64 and a body
+ * whose length is no multiple of 4 get Envoy's local reply, gRPC's
+ * (grpc-status 13) in the gRPC-Web content-type; so does a route to no
+ * cluster (grpc-status 14); other content types are not gRPC-Web. */
+static void test_http_grpc_web_replies(void **state)
+{
+	(void)state;
+	tp_begin(1, GW_LISTENER);
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	uint32_t cm = c->log_len;
+	struct peer *u = gw_call("POST /s.S/M HTTP/1.1\r\nHost: a\r\n"
+				 "Content-Type: application/grpc-web\r\n"
+				 "Content-Length: 10\r\n\r\n",
+				 gw_req_frame, sizeof(gw_req_frame), 0);
+	assert_non_null(u);
+	send_str(u, "HTTP/1.1 200 OK\r\ncontent-type: application/grpc\r\ngrpc-status: 5\r\n"
+		    "grpc-message: nope\r\ncontent-length: 0\r\n\r\n");
+	assert_true(got(c, "content-type: application/grpc-web+proto\r\n"));
+	assert_true(got(c, "grpc-status: 5\r\n"));
+	assert_true(got(c, "content-length: 0\r\n"));
+	assert_null(memmem(c->log + cm, c->log_len - cm, "chunked", 7));
+
+	/* invalid base64 */
+	cm = c->log_len;
+	gw_call("POST /s.S/M HTTP/1.1\r\nHost: a\r\nContent-Type: application/grpc-web-text\r\n"
+		"Content-Length: 8\r\n\r\n",
+		"AAAA****", 8, 0);
+	assert_non_null(memmem(c->log + cm, c->log_len - cm, "HTTP/1.1 200 OK\r\n", 17));
+	assert_non_null(memmem(c->log + cm, c->log_len - cm, "grpc-status: 13\r\n", 17));
+	assert_non_null(memmem(c->log + cm, c->log_len - cm,
+			       "grpc-message: Bad gRPC-web request, invalid base64 data.\r\n", 58));
+	assert_non_null(memmem(c->log + cm, c->log_len - cm,
+			       "content-type: application/grpc-web+proto\r\n", 42));
+	hh_end();
+
+	/* a body of 15 chars: bad size, at its end */
+	tp_begin(1, GW_LISTENER);
+	hh_open(0, 82);
+	hh_settle();
+	c = hh_client(0);
+	cm = c->log_len;
+	gw_call(
+	    "POST /s.S/M HTTP/1.1\r\nHost: a\r\nContent-Type: application/grpc-web-text+proto\r\n"
+	    "Accept: application/grpc-web-text+proto\r\nContent-Length: 15\r\n\r\n",
+	    "AAAAAAVoZWxsbw=", 15, 0);
+	assert_non_null(memmem(c->log + cm, c->log_len - cm, "grpc-status: 13\r\n", 17));
+	assert_non_null(memmem(c->log + cm, c->log_len - cm,
+			       "content-type: application/grpc-web-text+proto\r\n", 47));
+	hh_end();
+
+	/* no cluster: the router's 503 as gRPC 14 */
+	tp_begin(1, GW_LISTENER);
+	hh_open(0, 82);
+	hh_settle();
+	c = hh_client(0);
+	send_str(c, "POST /none HTTP/1.1\r\nHost: a\r\nContent-Type: application/grpc-web\r\n"
+		    "Content-Length: 0\r\n\r\n");
+	assert_true(got(c, "HTTP/1.1 200 OK\r\n"));
+	assert_true(got(c, "grpc-status: 14\r\n"));
+	assert_true(got(c, "content-type: application/grpc-web+proto\r\n"));
+	/* parameters or another case: not gRPC-Web (Envoy compares the
+	 * whole value) */
+	cm = c->log_len;
+	send_str(c, "POST /none HTTP/1.1\r\nHost: a\r\n"
+		    "Content-Type: application/grpc-web; charset=x\r\nContent-Length: 0\r\n\r\n");
+	assert_non_null(memmem(c->log + cm, c->log_len - cm, "HTTP/1.1 503", 12));
+	hh_end();
+}
+
+/* A client that goes away mid-body (a base64 quantum unfinished): the
+ * stream ends, nothing is left held (ASan: no leak). */
+static void test_http_grpc_web_client_gone(void **state)
+{
+	(void)state;
+	tp_begin(1, GW_LISTENER);
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *u = gw_call("POST /s.S/M HTTP/1.1\r\nHost: a\r\n"
+				 "Content-Type: application/grpc-web-text\r\n"
+				 "Content-Length: 16\r\n\r\n",
+				 "AAAAAAVo", 7, 0);
+	assert_non_null(u);
+	hh_reset(hh_client(0));
+	hh_settle();
+	hh_end(); /* (checks that no stream, buffer or mbuf is left) */
+}
+
+/* clang-format off */
 /* Listener "dyn" (port 82): HTTP RBAC with action LOG for /audit, and an
  * access log (path %s) that keeps only what it asks to log. */
 #define L4_LISTENER_RBAC_LOG                                                                       \
@@ -5615,6 +5875,9 @@ int main(void)
 	    T(test_retry_on_grpc_status),
 	    T(test_retry_on_retriable_headers),
 	    T(test_access_log_response_trailers),
+	    T(test_http_grpc_web),
+	    T(test_http_grpc_web_replies),
+	    T(test_http_grpc_web_client_gone),
 	    T(test_http_rbac_log_action_access_log_hint),
 	    T(test_http_jwt_authn_basic),
 	    T(test_http_jwt_authn_failures),
