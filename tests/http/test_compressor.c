@@ -1040,6 +1040,95 @@ static void test_http2_ext_authz(void **state)
 	hh_clients_h2 = false;
 }
 
+/* Listener "dyn" (port 82): grpc_web, then the router to "web". */
+/* clang-format off */
+#define GW_H2_LISTENER                                                                             \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"gw2\","              \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"  \
+	"\"http_filters\":[{\"name\":\"gw\",\"typed_config\":{\"@type\":\"type.googleapis.com/"    \
+	"envoy.extensions.filters.http.grpc_web.v3.GrpcWeb\"}},"                                   \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{\"@type\":\"type.googleapis."   \
+	"com/envoy.extensions.filters.http.router.v3.Router\"}}]}}]}]}"
+/* clang-format on */
+
+/* The base64 of \0\0\0\0\5hello, 3 bytes a DATA frame. */
+static ssize_t gw_read(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len, uint32_t *flags,
+		       nghttp2_data_source *src, void *u)
+{
+	(void)s, (void)id, (void)u;
+	static const char b[] = "AAAAAAVoZWxsbw==";
+	size_t off = (size_t)src->ptr;
+	size_t n = sizeof(b) - 1 - off < 3 ? sizeof(b) - 1 - off : 3;
+	if (n > len)
+		n = len;
+	memcpy(buf, b + off, n);
+	src->ptr = (void *)(off + n);
+	if (off + n == sizeof(b) - 1)
+		*flags |= NGHTTP2_DATA_FLAG_EOF;
+	return (ssize_t)n;
+}
+
+/* grpc_web over an HTTP/2 client: the -text body's DATA frames of 3 bytes
+ * (quanta straddle them) are decoded in place and reach the upstream
+ * whole; the response's frame and trailers frame come back base64 in
+ * DATA, and the client gets no trailers HEADERS (Envoy clears them). */
+static void test_http2_grpc_web(void **state)
+{
+	(void)state;
+	hh_clients_h2 = true;
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_LISTENER, GW_H2_LISTENER);
+	hh_cfg_changed = true;
+	hh_settle();
+	struct h2c c = {.p = client(0, 82), .bcap = 1 << 16};
+	c.body = malloc(c.bcap);
+	assert_non_null(c.body);
+	nghttp2_session *s = h2c_session(&c);
+#define NV(a, b)                                                                                   \
+	{(uint8_t *)(a), (uint8_t *)(b), sizeof(a) - 1, sizeof(b) - 1, NGHTTP2_NV_FLAG_NONE}
+	nghttp2_nv nv[] = {NV(":method", "POST"),
+			   NV(":path", "/s.S/M"),
+			   NV(":scheme", "http"),
+			   NV(":authority", "a"),
+			   NV("content-type", "application/grpc-web-text"),
+			   NV("accept", "application/grpc-web-text")};
+#undef NV
+	nghttp2_data_provider dp = {.source = {.ptr = NULL}, .read_callback = gw_read};
+	assert_true(nghttp2_submit_request(s, NULL, nv, 6, &dp, NULL) > 0);
+	for (int i = 0; i < 4; i++)
+		h2c_pump(s, &c);
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	static const char frame[] = "a\r\n\0\0\0\0\5hello\r\n0\r\n\r\n";
+	if (!got_str(u, "content-type: application/grpc\r\n") || !got_str(u, "te: trailers\r\n") ||
+	    !memmem(u->log, u->log_len, frame, sizeof(frame) - 1))
+		fail_msg("the upstream got: %.*s", (int)u->log_len, u->log);
+	static const char resp[] = "HTTP/1.1 200 OK\r\ncontent-type: application/grpc\r\n"
+				   "transfer-encoding: chunked\r\n\r\na\r\n\0\0\0\0\5world\r\n"
+				   "0\r\ngrpc-status: 0\r\n\r\n";
+	hh_send(u, resp, sizeof(resp) - 1, 0);
+	for (int i = 0; i < 20 && !c.closed; i++)
+		h2c_pump(s, &c);
+	assert_true(c.closed);
+	c.head[c.hl] = 0;
+	if (!strstr(c.head, ":status: 200\n") ||
+	    !strstr(c.head, "content-type: application/grpc-web-text+proto\n") ||
+	    strstr(c.head, "grpc-status"))
+		fail_msg("the response's head: %s", c.head);
+	/* \0\0\0\0\5world, then \x80\0\0\0\x0fgrpc-status:0\r\n */
+	static const char want[] = "AAAAAAV3b3JsZA==gAAAAA9ncnBjLXN0YXR1czowDQo=";
+	assert_int_equal(c.blen, sizeof(want) - 1);
+	assert_memory_equal(c.body, want, sizeof(want) - 1);
+	nghttp2_session_del(s);
+	free(c.body);
+	hh_end();
+	hh_clients_h2 = false;
+}
+
 /* The harness's "dyn" listener (port 82) runs the CORS filter before the
  * gzip compressor (hcm_harness.h's HH_LDYN): over HTTP/2 too, an allowed
  * Origin's response carries access-control-allow-origin from the request's
@@ -1463,6 +1552,7 @@ int main(void)
 	    cmocka_unit_test(test_http2_jwt_authn),
 	    cmocka_unit_test(test_http2_basic_auth),
 	    cmocka_unit_test(test_http2_fault),
+	    cmocka_unit_test(test_http2_grpc_web),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
