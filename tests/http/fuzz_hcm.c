@@ -100,6 +100,13 @@ static const char *const reqs[] = {
     "Authorization: Bearer " HH_JWT_TOKEN "\r\n\r\n",
     /* the "dyn" listener's stateful session: a cookie naming 198.18.0.203:8080 */
     "GET /ss/a HTTP/1.1\r\nHost: a\r\nCookie: arn-ss=\"ChExOTguMTguMC4yMDM6ODA4MBAF\"\r\n\r\n",
+    /* the "dyn" listener's grpc_web filter: a text call (its base64 body
+     * decoded on the way up, the answer encoded), and one with invalid
+     * base64 */
+    "POST /gw HTTP/1.1\r\nHost: a\r\nContent-Type: application/grpc-web-text\r\n"
+    "Accept: application/grpc-web-text\r\nContent-Length: 16\r\n\r\nAAAAAAVoZWxsbw==",
+    "POST /gw HTTP/1.1\r\nHost: a\r\nContent-Type: application/grpc-web-text\r\n"
+    "Transfer-Encoding: chunked\r\n\r\n3\r\nAAA\r\n5\r\nAAV=*\r\n0\r\n\r\n",
 };
 #define N_REQS (sizeof(reqs) / sizeof(reqs[0]))
 

@@ -236,6 +236,25 @@ seeds["dyn_session"] = (Seed().time(0).open(0, 82)
                         .csend(0, SS % "Cg8xMC45OS4wLjE6NjU1MzU=").time(2).usend(0, OK5).time(2)
                         .csend(0, SS % "%%%=").time(2).usend(0, OK5).time(127)
                         .csend(0, SS % ("Q" * 300)).time(2).usend(0, OK5).time(5))
+# the "dyn" listener's grpc_web filter: a text call whose base64 comes
+# in segments of 3 (quanta straddle them) answered with a frame and
+# trailers in segments of 7; a binary call; invalid base64 mid-body; a
+# client gone with a quantum unfinished
+GW_TEXT = ("POST /gw HTTP/1.1\r\nHost: a\r\nContent-Type: application/grpc-web-text\r\n"
+           "Accept: application/grpc-web-text\r\nContent-Length: 16\r\n\r\n")
+GW_RESP = (b"HTTP/1.1 200 OK\r\ncontent-type: application/grpc\r\n"
+           b"transfer-encoding: chunked\r\n\r\na\r\n\x00\x00\x00\x00\x05world\r\n"
+           b"0\r\ngrpc-status: 0\r\ngrpc-message: ok\r\n\r\n")
+seeds["dyn_grpc_web"] = (Seed().time(0).open(0, 82).open(1, 82)
+                         .csend(0, GW_TEXT).time(5).csend(0, "AAAAAAVoZWxsbw==", 3).time(5)
+                         .usend(0, GW_RESP, 7).time(5)
+                         .csend(1, "POST /gw HTTP/1.1\r\nHost: a\r\n"
+                                   "Content-Type: application/grpc-web+proto\r\n"
+                                   "Content-Length: 10\r\n\r\n\x00\x00\x00\x00\x05hello").time(5)
+                         .usend(1, GW_RESP).time(5)
+                         .csend(0, GW_TEXT).time(5).csend(0, "AAAA*AAA").time(5)
+                         .csend(1, GW_TEXT).time(5).csend(1, "AAAAAA").time(5).op(CRST, 1)
+                         .time(5))
 
 # a request header copied by request_headers_to_add that outgrows the
 # stream's text (4 KB): refused with 500, never sent without the edit

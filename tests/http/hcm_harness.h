@@ -929,6 +929,8 @@ static inline void hh_trace_run(void)
 	"\"name\":\"gz\",\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions."      \
 	"compression.gzip.compressor.v3.Gzip\",\"chunk_size\":4096}}}},"                           \
 	HH_FILTER_SS                                                                               \
+	"{\"name\":\"gw\",\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions."      \
+	"filters.http.grpc_web.v3.GrpcWeb\"}},"                                                    \
 	"{\"name\":\"envoy.filters.http.router\","                                                  \
 	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.http."         \
 	"router.v3.Router\"}}]}}]}]}"
