@@ -3649,6 +3649,130 @@ static void test_http_grpc_web_replies(void **state)
 	hh_end();
 }
 
+/* The chunked body of the message in @p b (@p n bytes: a head, then the
+ * body) into @p out: @return its length, or -1. */
+static long gw_dechunk_buf(const uint8_t *b0, size_t n, uint8_t *out, size_t cap)
+{
+	const char *s = (const char *)b0, *end = s + n;
+	const char *b = memmem(s, n, "\r\n\r\n", 4);
+	if (!b)
+		return -1;
+	b += 4;
+	size_t k = 0;
+	for (;;) {
+		char *e;
+		unsigned long m = strtoul(b, &e, 16);
+		if (e == b || e + 2 > end || e[0] != '\r')
+			return -1;
+		b = e + 2;
+		if (m == 0)
+			return (long)k;
+		if (b + m + 2 > end || k + m > cap)
+			return -1;
+		memcpy(out + k, b, m);
+		k += m;
+		b += m + 2;
+	}
+}
+
+static uint8_t gw_ccap[65536], gw_ucap[65536];
+
+/* Larger shapes: a -text body of two frames (the first's base64 padded
+ * in the middle of the body) in segments of 700 bytes reaches the
+ * upstream decoded, byte for byte; a 4,000-byte frame and 20 trailers of
+ * 150 bytes (a trailers frame of about 3.4 KB) come back in pieces of the
+ * 1 KiB output, base64 per frame, byte for byte; the same answer in
+ * binary. */
+static void test_http_grpc_web_large(void **state)
+{
+	(void)state;
+	tp_begin(1, GW_LISTENER);
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	/* the request: frame(3000 bytes) frame(1 byte), each base64'd alone */
+	static uint8_t f1[3005], f2[6], rq[3011];
+	f1[3] = 0x0b, f1[4] = 0xb8; /* 3000 */
+	for (int i = 0; i < 3000; i++)
+		f1[5 + i] = (uint8_t)(i * 7 + 1);
+	f2[4] = 1, f2[5] = 'z';
+	memcpy(rq, f1, sizeof(f1));
+	memcpy(rq + sizeof(f1), f2, sizeof(f2));
+	static char b64[8192];
+	size_t bl = gw_b64(f1, sizeof(f1), b64);
+	assert_int_equal(b64[bl - 1], '='); /* 3005 = 3 x 1001 + 2: padded */
+	bl += gw_b64(f2, sizeof(f2), b64 + bl);
+	/* the response: frame(4000) and the trailers */
+	static uint8_t r1[4005], want[16384];
+	r1[3] = 0x0f, r1[4] = 0xa0; /* 4000 */
+	for (int i = 0; i < 4000; i++)
+		r1[5 + i] = (uint8_t)(i * 13 + 5);
+	static char resp[16384], trl[4096];
+	size_t tl = 0;
+	static uint8_t tframe[4096];
+	size_t tfl = 5;
+	for (int i = 0; i < 20; i++) {
+		char v[151];
+		memset(v, 'a' + i, 150);
+		v[150] = 0;
+		tl += (size_t)snprintf(trl + tl, sizeof(trl) - tl, "X-T%02d: %s\r\n", i, v);
+		tfl += (size_t)snprintf((char *)tframe + tfl, sizeof(tframe) - tfl,
+					"x-t%02d:%s\r\n", i, v);
+	}
+	tframe[0] = 0x80;
+	tframe[3] = (uint8_t)((tfl - 5) >> 8), tframe[4] = (uint8_t)(tfl - 5);
+	int hl = snprintf(resp, sizeof(resp),
+			  "HTTP/1.1 200 OK\r\ncontent-type: application/grpc\r\n"
+			  "transfer-encoding: chunked\r\n\r\n%zx\r\n",
+			  sizeof(r1));
+	memcpy(resp + hl, r1, sizeof(r1));
+	size_t rl = (size_t)hl + sizeof(r1);
+	rl += (size_t)snprintf(resp + rl, sizeof(resp) - rl, "\r\n0\r\n%s\r\n", trl);
+	for (int text = 1; text >= 0; text--) {
+		char head[256];
+		snprintf(head, sizeof(head),
+			 "POST /s.S/M HTTP/1.1\r\nHost: a\r\n"
+			 "Content-Type: application/grpc-web-text\r\n%sContent-Length: %zu\r\n\r\n",
+			 text ? "Accept: application/grpc-web-text+proto\r\n" : "", bl);
+		uint32_t rx0[N_PEERS];
+		snapshot(rx0);
+		send_str(c, head);
+		struct peer *u = upstream_that_got(rx0);
+		assert_non_null(u);
+		u->cap = gw_ucap, u->cap_len = 0, u->cap_max = sizeof(gw_ucap);
+		c->cap = gw_ccap, c->cap_len = 0, c->cap_max = sizeof(gw_ccap);
+		hh_send(c, b64, (uint32_t)bl, 700);
+		hh_settle();
+		/* (the head went before the capture: a head's end in front) */
+		static uint8_t got[16384];
+		static uint8_t ub[16384];
+		memcpy(ub, "\r\n\r\n", 4);
+		memcpy(ub + 4, u->cap, u->cap_len);
+		long n = gw_dechunk_buf(ub, u->cap_len + 4, got, sizeof(got));
+		assert_int_equal(n, sizeof(rq));
+		assert_memory_equal(got, rq, sizeof(rq));
+		hh_send(u, resp, (uint32_t)rl, 0);
+		for (int k = 0; k < 10; k++)
+			hh_advance(5);
+		n = gw_dechunk_buf(c->cap, c->cap_len, got, sizeof(got));
+		size_t wl;
+		if (text) {
+			wl = gw_b64(r1, sizeof(r1), (char *)want);
+			wl += gw_b64(tframe, tfl, (char *)want + wl);
+		} else {
+			memcpy(want, r1, sizeof(r1));
+			memcpy(want + sizeof(r1), tframe, tfl);
+			wl = sizeof(r1) + tfl;
+		}
+		if (n != (long)wl)
+			fail_msg("text %d: %ld bytes, wanted %zu", text, n, wl);
+		assert_memory_equal(got, want, wl);
+		u->cap = NULL;
+		c->cap = NULL;
+	}
+	hh_end();
+}
+
 /* A client that goes away mid-body (a base64 quantum unfinished): the
  * stream ends, nothing is left held (ASan: no leak). */
 static void test_http_grpc_web_client_gone(void **state)
@@ -5878,6 +6002,7 @@ int main(void)
 	    T(test_http_grpc_web),
 	    T(test_http_grpc_web_replies),
 	    T(test_http_grpc_web_client_gone),
+	    T(test_http_grpc_web_large),
 	    T(test_http_rbac_log_action_access_log_hint),
 	    T(test_http_jwt_authn_basic),
 	    T(test_http_jwt_authn_failures),
