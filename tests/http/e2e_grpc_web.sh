@@ -125,6 +125,19 @@ v="$(hdr grpc-status)/$(hdr grpc-message)/$(hdr content-type)/$(wc -c <"$TOPO_DI
 	ok "failing text call (trailers-only): grpc-status 5, grpc-message nope" ||
 	bad "failing text call: $v"
 
+# the same text call from an HTTP/2 client (h2c): its DATA decoded in
+# place, the answer in DATA with no trailers HEADERS of its own
+frame 0 hello | xxd -r -p | base64 -w0 >"$TOPO_DIR/req.txt"
+cc --http2-prior-knowledge -D "$TOPO_DIR/h.hdr" -o "$TOPO_DIR/out" \
+	-H "content-type: application/grpc-web-text" -H "accept: application/grpc-web-text" \
+	--data-binary @"$TOPO_DIR/req.txt" "http://$us/test.Echo/Unary"
+got=$(cat "$TOPO_DIR/out")
+want="$(frame 0 u:hello | xxd -r -p | base64 -w0)$(echo "$ok_trl" | xxd -r -p | base64 -w0)"
+[ "$got" = "$want" ] && ok "h2c text call: byte for byte" || bad "h2c text call: got $got, wanted $want"
+v=$(hdr content-type)/$(hdr grpc-status)
+[ "$v" = "content-type: application/grpc-web-text+proto/" ] &&
+	ok "h2c: the gRPC-Web content-type, no grpc-status outside the body" || bad "h2c head: $v"
+
 # a text request that asks for a binary answer
 frame 0 hi | xxd -r -p | base64 -w0 >"$TOPO_DIR/req.txt"
 call application/grpc-web-text "" "$TOPO_DIR/req.txt"
