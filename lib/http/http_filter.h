@@ -68,7 +68,11 @@ struct http_filter_ops {
 			     const char **out);
 	/**
 	 * The response head goes to the client: its edits, into @p e (at most
-	 * @p cap), values in the stream's text. @return how many, or -ENOSPC.
+	 * @p cap), values in the stream's text. @return how many, or -ENOSPC;
+	 * or, for the upstream's head alone, -EAGAIN: the filter holds it (it
+	 * took the body, HTTP_S_ENC_BODY, and reads it whole first), and its
+	 * encode_body at the body's end has it written (http_hcm_write_head),
+	 * this hook asked again then.
 	 */
 	int (*encode_head_edits)(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
 	/**

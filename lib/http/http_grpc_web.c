@@ -7,12 +7,14 @@
 #include "http_grpc_web.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <string.h>
 
 #include "arn_config.h"
 #include "arn_h1.h"
 #include "http_filter.h"
+#include "http_hcm.h"
 #include "http_int.h"
 #include "http_local.h"
 #include "http_stream.h"
@@ -36,6 +38,12 @@ struct gw_state {
 	uint8_t eb[3];
 	uint8_t hdr[5];
 	bool end, framed, finished, trailers;
+	/* a non-gRPC answer held for its transformation (Envoy's
+	 * needs_transformation_for_non_proto_encoded_response_): its body's
+	 * first bytes kept in out (msg_len), the head written at its end */
+	bool held, written;
+	uint16_t msg_len;
+	char gs[8];
 	uint32_t left;
 	/* the input being taken: a body slice, or the trailers frame's next
 	 * bytes (tb) from offset toff of ttotal */
@@ -290,6 +298,88 @@ const char *http_grpc_web_ctype(const struct http_stream *st, uint32_t *len)
 	return "application/grpc-web+proto";
 }
 
+/* Envoy's Grpc::Common::isGrpcResponseHeaders, and its
+ * isProtoEncodedGrpcWebResponseHeaders: an answer either of which takes
+ * needs no transformation. */
+static bool grpc_answer(const struct arn_h1_msg *m, bool end_stream)
+{
+	if (end_stream)
+		return arn_h1_find(m, "grpc-status", 11, 0) >= 0; /* trailers-only */
+	if (m->status != 200)
+		return false;
+	int i = arn_h1_find_id(m, ARN_H1_H_CONTENT_TYPE, 0);
+	if (i < 0)
+		return false;
+	const char *v = m->hdrs[i].value;
+	uint32_t n = m->hdrs[i].value_len;
+	/* application/grpc, +suffix or parameters (Envoy compares exactly) */
+	if (n >= 16 && memcmp(v, "application/grpc", 16) == 0 &&
+	    (n == 16 || v[16] == '+' || v[16] == ';'))
+		return true;
+	/* application/grpc-web(+proto), parameters dropped, any case */
+	const char *semi = memchr(v, ';', n);
+	if (semi)
+		n = (uint32_t)(semi - v);
+	while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+		n--;
+	return arn_h1_eq_nocase(v, n, "application/grpc-web", 20) ||
+	       arn_h1_eq_nocase(v, n, "application/grpc-web+proto", 26);
+}
+
+/* The transformed head of a held answer (Envoy's
+ * setTransformedNonProtoEncodedResponseHeaders): grpc-status from the HTTP
+ * status, grpc-message the body's first bytes percent-encoded, no body. */
+static int transformed(struct http_stream *st, struct gw_state *s, struct arn_h1_edit *e,
+		       unsigned cap)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	struct arn_h1_msg *m = &st->resp.m;
+	if (cap < 4)
+		return -ENOSPC;
+	unsigned n = 0;
+	uint32_t cl;
+	const char *ct = http_grpc_web_ctype(st, &cl);
+	e[n++] = (struct arn_h1_edit){.name = "content-type",
+				      .name_len = 12,
+				      .value = ct,
+				      .value_len = cl,
+				      .op = ARN_H1_EDIT_SET};
+	e[n++] = (struct arn_h1_edit){.name = "content-length",
+				      .name_len = 14,
+				      .value = "0",
+				      .value_len = 1,
+				      .op = ARN_H1_EDIT_SET};
+	/* Envoy's Grpc::Utility::httpToGrpcStatus: UNKNOWN for a 2xx too */
+	unsigned g = m->status >= 200 && m->status < 300 ? 2 : http_grpc_status(m->status);
+	int k = snprintf(s->gs, sizeof(s->gs), "%u", g);
+	e[n++] = (struct arn_h1_edit){.name = "grpc-status",
+				      .name_len = 11,
+				      .value = s->gs,
+				      .value_len = (uint32_t)k,
+				      .op = ARN_H1_EDIT_SET};
+	/* Http::Utility::PercentEncoding::encode, after the kept bytes */
+	char *v = s->out + s->msg_len;
+	uint32_t vl = 0;
+	for (uint16_t i = 0; i < s->msg_len; i++) {
+		unsigned char c = (unsigned char)s->out[i];
+		if (c >= 0x20 && c < 0x7f && c != '%') {
+			v[vl++] = (char)c;
+		} else {
+			v[vl++] = '%';
+			v[vl++] = hex[c >> 4];
+			v[vl++] = hex[c & 15];
+		}
+	}
+	e[n++] = (struct arn_h1_edit){.name = "grpc-message",
+				      .name_len = 12,
+				      .value = v,
+				      .value_len = vl,
+				      .op = ARN_H1_EDIT_SET};
+	m->flags |= ARN_H1_F_CONTENT_LENGTH;
+	m->content_length = 0;
+	return (int)n;
+}
+
 static int gw_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
 {
 	/* a local reply takes its content-type itself (http_local.c) */
@@ -297,6 +387,8 @@ static int gw_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
 		return 0;
 	struct gw_state *s = gw(st);
 	struct arn_h1_msg *m = &st->resp.m;
+	if (s->held)
+		return transformed(st, s, e, cap);
 	unsigned n = 0;
 	if (cap < 2)
 		return -ENOSPC;
@@ -307,6 +399,11 @@ static int gw_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
 				      .value = ct,
 				      .value_len = cl,
 				      .op = ARN_H1_EDIT_SET};
+	/* Envoy's end_stream: an answer without a body */
+	bool end_stream = (m->flags & ARN_H1_F_NO_BODY) || st->method == ARN_H1_M_HEAD ||
+			  m->status == 204 || m->status == 304 ||
+			  ((m->flags & ARN_H1_F_CONTENT_LENGTH) && !m->content_length);
+	bool hold = !end_stream && !grpc_answer(m, end_stream);
 	/* Envoy removes it (the body's length changes); a response without
 	 * a body keeps its 0, which Envoy's codec writes again */
 	if ((m->flags & ARN_H1_F_CONTENT_LENGTH) && m->content_length) {
@@ -329,6 +426,12 @@ static int gw_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
 	st->enc = &http_grpc_web_filter_ops;
 	st->enc_state = s;
 	st->state |= HTTP_S_ENC_BODY;
+	if (hold) {
+		/* not gRPC's (a 503 page, HTML): Envoy holds the head, reads
+		 * the body and answers its first bytes as grpc-message */
+		s->held = true;
+		return -EAGAIN;
+	}
 	return (int)n;
 }
 
@@ -492,6 +595,25 @@ static bool pump(struct http_stream *st)
 static bool gw_encode_body(struct http_stream *st, const char *data, size_t len, bool end)
 {
 	struct gw_state *s = st->enc_state;
+	if (s->held) {
+		/* its first out_cap / 4 bytes make grpc-message (up to 3 chars
+		 * each, after them in out); the rest is dropped, as Envoy's
+		 * past its 16 KiB */
+		if (!end) {
+			uint32_t keep = s->out_cap / 4 - s->msg_len;
+			if (len < keep)
+				keep = (uint32_t)len;
+			memcpy(s->out + s->msg_len, data, keep);
+			s->msg_len = (uint16_t)(s->msg_len + keep);
+			return true;
+		}
+		if (!s->written) {
+			s->written = true;
+			s->finished = true;
+			http_hcm_write_head(st);
+		}
+		return true;
+	}
 	if (end) {
 		if (s->finished)
 			return true;
@@ -517,8 +639,8 @@ static bool gw_encode_more(struct http_stream *st)
 
 static bool gw_trailers_in_body(const struct http_stream *st)
 {
-	(void)st;
-	return true;
+	/* a transformed answer's trailers go on as Envoy lets them */
+	return !((struct gw_state *)st->enc_state)->held;
 }
 
 static bool gw_active(const struct arn_cfg_hcm *h)

@@ -9,7 +9,9 @@
  * base64-decoded), and its response comes back as gRPC-Web (content-type
  * application/grpc-web+proto, or -text+proto when Accept asks for it, the
  * body base64-encoded a gRPC frame at a time; the upstream's trailers as a
- * final frame, flag 0x80, "name:value\r\n" lines). docs/http.md,
+ * final frame, flag 0x80, "name:value\r\n" lines); a non-gRPC answer with
+ * a body has its head held while the body is read, then sent with
+ * grpc-status and grpc-message made of them and no body. docs/http.md,
  * "gRPC-Web".
  *
  * Memory: a stream's state (a few hundred bytes: the base64 carries, the

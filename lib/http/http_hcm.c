@@ -1225,6 +1225,10 @@ static void write_resp_head(struct http_stream *st)
 	int k =
 	    filters_idle(hc) ? 0 : http_filters_resp_edits(st, e + n, MAX_EDITS - 2 - (unsigned)n);
 	if (k < 0) {
+		/* a filter holds the head (http_filter.h): it has it written
+		 * once it read the body (http_hcm_write_head) */
+		if (k == -EAGAIN && (st->state & HTTP_S_ENC_BODY))
+			return;
 		response_edit_overflow(st);
 		return;
 	}
@@ -1280,6 +1284,11 @@ static void write_resp_head(struct http_stream *st)
 		arn_stats_inc(CS(st), w->slot,
 			      arn_stats_code_class(ARN_CL_upstream_rq_1xx, r->status));
 	FOR_FILTERS(hc, encode_response, st, false); /* trailers-only: grpc-status in the head */
+}
+
+void http_hcm_write_head(struct http_stream *st)
+{
+	write_resp_head(st);
 }
 
 static inline __attribute__((always_inline)) bool resp_end(struct http_stream *st);

@@ -86,4 +86,12 @@ void http_resp_step(struct http_stream *st);
 struct http_filter_ops;
 void http_hcm_resume_head(struct http_stream *st, const struct http_filter_ops *from);
 
+/**
+ * A filter that held the upstream's response head (its encode_head_edits
+ * said -EAGAIN: http_filter.h) has it go to the client now, with the
+ * filters' edits asked again, as it would have gone. From the filter's
+ * encode_body at the body's end, before it says true.
+ */
+void http_hcm_write_head(struct http_stream *st);
+
 #endif

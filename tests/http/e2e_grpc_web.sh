@@ -45,6 +45,7 @@ cat >"$TOPO_DIR/body.yaml" <<YAML
                         domains: ["*"]
                         routes:
                           - { match: { prefix: "/test.Echo/" }, route: { cluster: grpc, timeout: 10s } }
+                          - { match: { prefix: "/echo" }, route: { cluster: h2 } }
                   http_filters:
                     - name: envoy.filters.http.grpc_web
                       typed_config: { "@type": type.googleapis.com/envoy.extensions.filters.http.grpc_web.v3.GrpcWeb }
@@ -61,6 +62,16 @@ cat >"$TOPO_DIR/body.yaml" <<YAML
         load_assignment:
           cluster_name: grpc
           endpoints: [ { lb_endpoints: [ { endpoint: { address: { socket_address: { address: $ua, port_value: 8091 } } } } ] } ]
+      - name: h2
+        type: STATIC
+        connect_timeout: 2s
+        typed_extension_protocol_options:
+          envoy.extensions.upstreams.http.v3.HttpProtocolOptions:
+            "@type": type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions
+            explicit_http_config: { http2_protocol_options: {} }
+        load_assignment:
+          cluster_name: h2
+          endpoints: [ { lb_endpoints: [ { endpoint: { address: { socket_address: { address: $ua, port_value: 8090 } } } } ] } ]
 YAML
 http_e2e_arion "$TOPO_DIR/body.yaml" || { echo "arion did not start"; exit 1; }
 
@@ -151,6 +162,20 @@ call application/grpc-web-text application/grpc-web-text "$TOPO_DIR/req.txt"
 v=$(hdr grpc-status)/$(hdr grpc-message)/$(hdr content-type)
 [ "$v" = "grpc-status: 13/grpc-message: Bad gRPC-web request, invalid base64 data./content-type: application/grpc-web-text+proto" ] &&
 	ok "invalid base64: grpc-status 13, Envoy's message" || bad "invalid base64: $v"
+
+# a non-gRPC answer (node's http2 /echo: 200, a text body describing the
+# request it got): held, then its head alone with grpc-status 2 (UNKNOWN,
+# Envoy's mapping of a 200) and the body as grpc-message, percent-encoded;
+# the body says the upstream got te: trailers, no content-length, the
+# frame's 10 bytes
+frame 0 hello | xxd -r -p >"$TOPO_DIR/req.bin"
+sum=$(sha256sum <"$TOPO_DIR/req.bin" | cut -d' ' -f1)
+cc --http1.1 -D "$TOPO_DIR/h.hdr" -o "$TOPO_DIR/out" -H "content-type: application/grpc-web" \
+	--data-binary @"$TOPO_DIR/req.bin" "http://$us/echo"
+v="$(hdr grpc-status)|$(hdr grpc-message)|$(hdr content-length)|$(wc -c <"$TOPO_DIR/out")"
+[ "$v" = "grpc-status: 2|grpc-message: POST /echo trailers - 10 $sum%0A|content-length: 0|0" ] &&
+	ok "a non-gRPC answer becomes grpc-status 2 and its body's grpc-message, no body" ||
+	bad "non-gRPC answer: $v"
 
 v=$(stat cluster.grpc.upstream_cx_http2_total)
 [ "$v" = 1 ] && ok "the calls went over one HTTP/2 connection" ||

@@ -3773,6 +3773,54 @@ static void test_http_grpc_web_large(void **state)
 	hh_end();
 }
 
+/* A non-gRPC answer with a body (Envoy's transformation since 1.18):
+ * its head is held while its body is read, then goes with the HTTP
+ * status kept, grpc-status from it (UNKNOWN for a 2xx), grpc-message the
+ * body percent-encoded, content-length 0 and no body; an answer without a
+ * body passes with the gRPC-Web content-type alone. */
+static void test_http_grpc_web_not_grpc(void **state)
+{
+	(void)state;
+	tp_begin(1, GW_LISTENER);
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	static const struct {
+		const char *resp, *want[5];
+	} k[] = {
+	    {"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/html\r\ncontent-length: 11\r\n"
+	     "\r\n<b>down</b>",
+	     {"HTTP/1.1 503 Service Unavailable\r\n", "grpc-status: 14\r\n",
+	      "grpc-message: <b>down</b>\r\n", "content-length: 0\r\n",
+	      "content-type: application/grpc-web+proto\r\n"}},
+	    {"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ntransfer-encoding: chunked\r\n\r\n"
+	     "2\r\nhi\r\n2\r\n%\n\r\n0\r\n\r\n",
+	     {"HTTP/1.1 200 OK\r\n", "grpc-status: 2\r\n", "grpc-message: hi%25%0A\r\n",
+	      "content-length: 0\r\n", "content-type: application/grpc-web+proto\r\n"}},
+	    {"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n",
+	     {"HTTP/1.1 503 Service Unavailable\r\n", "content-length: 0\r\n",
+	      "content-type: application/grpc-web+proto\r\n", NULL}},
+	};
+	for (unsigned i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		for (int j = 0; j < N_PEERS; j++)
+			peers[j].log_len = 0;
+		struct peer *u = gw_call("POST /s.S/M HTTP/1.1\r\nHost: a\r\n"
+					 "Content-Type: application/grpc-web\r\n"
+					 "Content-Length: 10\r\n\r\n",
+					 gw_req_frame, sizeof(gw_req_frame), 0);
+		assert_non_null(u);
+		send_str(u, k[i].resp);
+		for (unsigned w = 0; w < 5 && k[i].want[w]; w++)
+			if (!got(c, k[i].want[w]))
+				fail_msg("answer %u: no %s in %.*s", i, k[i].want[w],
+					 (int)c->log_len, c->log);
+		/* no body after the head, no grpc-status for the last */
+		if (!ends_with(c, "\r\n\r\n") || (i == 2 && got(c, "grpc-status")))
+			fail_msg("answer %u: %.*s", i, (int)c->log_len, c->log);
+	}
+	hh_end();
+}
+
 /* A client that goes away mid-body (a base64 quantum unfinished): the
  * stream ends, nothing is left held (ASan: no leak). */
 static void test_http_grpc_web_client_gone(void **state)
@@ -6003,6 +6051,7 @@ int main(void)
 	    T(test_http_grpc_web_replies),
 	    T(test_http_grpc_web_client_gone),
 	    T(test_http_grpc_web_large),
+	    T(test_http_grpc_web_not_grpc),
 	    T(test_http_rbac_log_action_access_log_hint),
 	    T(test_http_jwt_authn_basic),
 	    T(test_http_jwt_authn_failures),
