@@ -176,6 +176,11 @@ v="$(hdr grpc-status)|$(hdr grpc-message)|$(hdr content-length)|$(wc -c <"$TOPO_
 [ "$v" = "grpc-status: 2|grpc-message: POST /echo trailers - 10 $sum%0A|content-length: 0|0" ] &&
 	ok "a non-gRPC answer becomes grpc-status 2 and its body's grpc-message, no body" ||
 	bad "non-gRPC answer: $v"
+cc --http2-prior-knowledge -D "$TOPO_DIR/h.hdr" -o "$TOPO_DIR/out" -H "content-type: application/grpc-web" \
+	--data-binary @"$TOPO_DIR/req.bin" "http://$us/echo"
+v="$(hdr grpc-status)|$(hdr grpc-message)|$(wc -c <"$TOPO_DIR/out")"
+[ "$v" = "grpc-status: 2|grpc-message: POST /echo trailers - 10 $sum%0A|0" ] &&
+	ok "the same to an h2c client" || bad "non-gRPC answer, h2c: $v"
 
 v=$(stat cluster.grpc.upstream_cx_http2_total)
 [ "$v" = 1 ] && ok "the calls went over one HTTP/2 connection" ||
