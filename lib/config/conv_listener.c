@@ -615,6 +615,12 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 					 "gRPC-Web request twice");
 			out->grpc_web = true;
 			conv_pop(c, m2);
+			/* in the chain, for HttpFilter.disabled and a route's
+			 * FilterConfig (http_filter_kind_off) */
+			if (off && !filter_off(c, out, nf))
+				return NULL;
+			off = false;
+			out->http_filters[out->n_http_filters++] = ARN_CFG_HF_GRPC_WEB;
 		} else if (arn_sv_eq(tn, COMPRESSOR_TYPE)) {
 			size_t m2 = conv_push(c, "typed_config");
 			size_t had = out->n_compressors;

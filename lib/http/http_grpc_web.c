@@ -15,6 +15,7 @@
 #include "arn_h1.h"
 #include "http_filter.h"
 #include "http_hcm.h"
+#include "http_l4.h"
 #include "http_int.h"
 #include "http_local.h"
 #include "http_stream.h"
@@ -143,10 +144,12 @@ static bool gw_decode_head(struct http_stream *st, const struct arn_cfg_gen *g,
 			   const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req)
 {
 	(void)g;
-	(void)rt;
-	(void)req;
 	struct http_conn *hc = st->hc;
 	if (!hc->hcm || !hc->hcm->grpc_web || !st->res)
+		return false;
+	/* HttpFilter.disabled, a route's FilterConfig (Envoy's
+	 * filterDisabled): nothing unless the HCM or the table toggles one */
+	if (http_filter_kind_off(hc->hcm, ARN_CFG_HF_GRPC_WEB, rt, req))
 		return false;
 	struct arn_h1_msg *m = &st->req.m;
 	int i = arn_h1_find_id(m, ARN_H1_H_CONTENT_TYPE, 0);

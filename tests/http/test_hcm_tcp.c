@@ -3821,6 +3821,59 @@ static void test_http_grpc_web_not_grpc(void **state)
 	hh_end();
 }
 
+/* clang-format off */
+/* Listener "dyn" (port 82): grpc_web ("gw", HttpFilter.disabled %s),
+ * off on /off by a FilterConfig, before the router to "web". */
+#define GW_TOGGLE_LISTENER                                                                         \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"gwt\","              \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/off\"},\"route\":{\"cluster\":\"web\"},"    \
+	"\"typed_per_filter_config\":{\"gw\":{\"@type\":\"type.googleapis.com/envoy.config."      \
+	"route.v3.FilterConfig\",\"disabled\":true}}},"                                            \
+	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
+	"\"http_filters\":[{\"name\":\"gw\",\"disabled\":%s,\"typed_config\":{"                    \
+	AT_("grpc_web.v3.GrpcWeb") "}},"                                                           \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+/* grpc_web off where Envoy's filterDisabled says (HttpFilter.disabled, a
+ * route's FilterConfig): the request goes as it came, gRPC-Web. */
+static void test_http_grpc_web_disabled(void **state)
+{
+	(void)state;
+	for (int dis = 0; dis < 2; dis++) {
+		char lst[4096];
+		snprintf(lst, sizeof(lst), GW_TOGGLE_LISTENER, dis ? "true" : "false");
+		tp_begin(1, lst);
+		hh_open(0, 82);
+		hh_settle();
+		struct peer *c = hh_client(0);
+		static const char *const paths[] = {"/off", "/on"};
+		for (int k = 0; k < 2; k++) {
+			for (int j = 0; j < N_PEERS; j++)
+				peers[j].log_len = 0;
+			char head[256];
+			snprintf(head, sizeof(head),
+				 "POST %s HTTP/1.1\r\nHost: a\r\n"
+				 "Content-Type: application/grpc-web\r\nContent-Length: 10\r\n\r\n",
+				 paths[k]);
+			struct peer *u = gw_call(head, gw_req_frame, sizeof(gw_req_frame), 0);
+			assert_non_null(u);
+			bool on = !dis && k == 1;
+			bool web = got(u, "Content-Type: application/grpc-web\r\n");
+			if (web == on)
+				fail_msg("disabled %d, %s: the upstream got %.*s", dis, paths[k],
+					 (int)u->log_len, u->log);
+			send_str(u, OK5);
+			assert_true(got(c, "HTTP/1.1 200 OK\r\n"));
+		}
+		hh_end();
+	}
+}
+
 /* A client that goes away mid-body (a base64 quantum unfinished): the
  * stream ends, nothing is left held (ASan: no leak). */
 static void test_http_grpc_web_client_gone(void **state)
@@ -6052,6 +6105,7 @@ int main(void)
 	    T(test_http_grpc_web_client_gone),
 	    T(test_http_grpc_web_large),
 	    T(test_http_grpc_web_not_grpc),
+	    T(test_http_grpc_web_disabled),
 	    T(test_http_rbac_log_action_access_log_hint),
 	    T(test_http_jwt_authn_basic),
 	    T(test_http_jwt_authn_failures),
