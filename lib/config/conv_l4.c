@@ -1870,8 +1870,8 @@ static bool per_filter_typed(struct conv *c, upb_StringView tn, struct pb any,
 		conv_err(c, "",
 			 "per-filter configuration of type '%.*s' is not supported by "
 			 "Arion (RBACPerRoute, LocalRateLimit, CorsPolicy, HTTPFault, "
-			 "ExtAuthzPerRoute, StatefulSessionPerRoute, jwt_authn's "
-			 "PerRouteConfig and route.v3.FilterConfig are)",
+			 "ExtAuthzPerRoute, StatefulSessionPerRoute, BasicAuthPerRoute, "
+			 "jwt_authn's PerRouteConfig and route.v3.FilterConfig are)",
 			 (int)tn.size, tn.data);
 	}
 	return ok;
