@@ -441,12 +441,24 @@ struct arn_cfg_ext_authz {
 	 * to the upstream's response (allowed_client_headers_on_success) */
 	struct arn_cfg_str_match *up_set, *up_append, *client, *client_ok;
 	size_t n_up_set, n_up_append, n_client, n_client_ok;
+	/* grpc_service (envoy_grpc) in place of http_service: the check is
+	 * Authorization.Check on cluster (HTTP/2), :authority authority
+	 * (NULL: the cluster's name), initial_metadata (md) as request
+	 * headers, timeout_ms grpc_service.timeout (unset: 200 ms, Envoy's) */
+	bool grpc;
+	const char *authority;
+	uint32_t authority_len;
+	struct arn_cfg_ext_authz_hdr *md;
+	size_t n_md;
 };
 
 /* ExtAuthzPerRoute: disabled, or check_settings (which re-enables the
  * check where a less specific level disabled it). */
 struct arn_cfg_ext_authz_route {
 	bool disabled;
+	/* check_settings.context_extensions, sent with a gRPC check */
+	struct arn_cfg_ext_authz_hdr *ctx;
+	size_t n_ctx;
 };
 
 /*

@@ -242,8 +242,70 @@ static void authz_http_service(struct conv *c, struct pb hs, struct arn_cfg_ext_
 	}
 }
 
-/* What only a gRPC CheckRequest carries: Envoy's HTTP client sends none
- * of it either, so an HTTP check would never see it. Refused with that
+/* A GrpcService's envoy_grpc: the cluster, its :authority, the timeout
+ * (Envoy's 200 ms unless set) and initial_metadata (sent as request
+ * headers). google_grpc is refused: Arion has no gRPC library, the check
+ * rides on its own HTTP/2 upstreams as envoy_grpc does. */
+static void authz_grpc_service(struct conv *c, struct pb gs, struct arn_cfg_ext_authz *o)
+{
+	conv_only(c, gs, "envoy_grpc,google_grpc,timeout,initial_metadata");
+	o->grpc = true;
+	o->timeout_ms = 200;
+	if (pb_has(gs, "google_grpc"))
+		conv_err(c, "google_grpc",
+			 "not supported by Arion: the check goes over Arion's own HTTP/2 "
+			 "upstreams (use envoy_grpc)");
+	struct pb eg = pb_msg(gs, "envoy_grpc");
+	size_t m = conv_push(c, "envoy_grpc");
+	if (!eg.m) {
+		if (!pb_has(gs, "google_grpc"))
+			conv_err(c, "", "missing: the authorization service's cluster");
+	} else {
+		conv_only(c, eg, "cluster_name,authority");
+		upb_StringView cn = pb_str(eg, "cluster_name");
+		if (!cn.size) {
+			conv_err(c, "cluster_name", "missing (Envoy requires it)");
+		} else {
+			conv_refs(c, &o->cluster, cn);
+			conv_dep(c, ARN_CFG_CLUSTER, cn.data, cn.size, false, 0);
+		}
+		upb_StringView au = pb_str(eg, "authority");
+		if (au.size) {
+			o->authority = conv_hdr_str(c, "authority", au);
+			o->authority_len = (uint32_t)au.size;
+		}
+	}
+	conv_pop(c, m);
+	if (pb_has(gs, "timeout"))
+		conv_duration(c, gs, "timeout", &o->timeout_ms, false);
+	size_t k = pb_len(gs, "initial_metadata");
+	o->md = CONV_NEW(c, struct arn_cfg_ext_authz_hdr, k ? k : 1);
+	for (size_t i = 0; o->md && i < k; i++) {
+		m = conv_push(c, "initial_metadata[%zu]", i);
+		struct pb hv = pb_at(gs, "initial_metadata", i);
+		conv_only(c, hv, "key,value");
+		upb_StringView key = pb_str(hv, "key"), val = pb_str(hv, "value");
+		if (!key.size || key.data[0] == ':' || sv_ieq(key, "host") ||
+		    sv_ieq(key, "content-length") || sv_ieq(key, "content-type") ||
+		    sv_ieq(key, "te") || sv_ieq(key, "transfer-encoding") ||
+		    sv_ieq(key, "connection") || sv_ieq(key, "grpc-timeout")) {
+			conv_err(c, "key",
+				 "'%.*s': not a header Arion lets the configuration set on the "
+				 "check (its request line, framing and gRPC headers are Arion's)",
+				 (int)key.size, key.data);
+		} else if (conv_hdr_ok(c, "key", key)) {
+			const char *v = conv_hdr_str(c, "value", val);
+			const char *kn = conv_lstr(c, key);
+			if (v && kn)
+				o->md[o->n_md++] = (struct arn_cfg_ext_authz_hdr){
+				    kn, v, (uint32_t)key.size, (uint32_t)val.size};
+		}
+		conv_pop(c, m);
+	}
+}
+
+/* What only a gRPC CheckRequest carries and Arion's does not (the peer
+ * certificate, the TLS session, metadata, raw headers): refused with that
  * said (rather than conv_only's "not supported"), as the fields of @p p
  * that @p fields lists. @return how many. */
 static int authz_grpc_only(struct conv *c, struct pb p, const char *const *fields, size_t n)
@@ -253,8 +315,8 @@ static int authz_grpc_only(struct conv *c, struct pb p, const char *const *field
 		if (pb_has(p, fields[i])) {
 			conv_err(
 			    c, fields[i],
-			    "only a gRPC CheckRequest carries it, and Arion checks with an HTTP "
-			    "service, to which Envoy sends none of it either: remove it");
+			    "only a gRPC CheckRequest carries it, which Arion does not fill in "
+			    "(remove it)");
 			k++;
 		}
 	return k;
@@ -265,12 +327,11 @@ static const struct arn_cfg_ext_authz *ext_authz(struct conv *c, struct pb p)
 	struct arn_cfg_ext_authz *o = CONV_NEW(c, struct arn_cfg_ext_authz, 1);
 	if (!o)
 		return NULL;
-	/* What is not listed is refused by name: grpc_service (an HTTP
-	 * service only), with_request_body (the check has no body),
-	 * clear_route_cache (the route is not matched again), the metadata
-	 * namespaces, filter_enabled_metadata, include_peer_certificate /
-	 * include_tls_session / encode_raw_headers (what a gRPC CheckRequest
-	 * carries), validate_mutations, bootstrap_metadata_labels_key,
+	/* What is not listed is refused by name: with_request_body (the
+	 * check never carries the body), clear_route_cache (the route is
+	 * not matched again), the metadata namespaces, filter_enabled_metadata,
+	 * include_peer_certificate / include_tls_session / encode_raw_headers (what a gRPC
+	 * CheckRequest carries), validate_mutations, bootstrap_metadata_labels_key,
 	 * enable_dynamic_metadata_ingestion. */
 	static const char *const grpc_only[] = {
 	    "include_peer_certificate",
@@ -284,7 +345,7 @@ static const struct arn_cfg_ext_authz *ext_authz(struct conv *c, struct pb p)
 	};
 	authz_grpc_only(c, p, grpc_only, sizeof(grpc_only) / sizeof(grpc_only[0]));
 	conv_only(c, p,
-		  "http_service,transport_api_version,failure_mode_allow,"
+		  "http_service,grpc_service,transport_api_version,failure_mode_allow,"
 		  "failure_mode_allow_header_add,status_on_error,filter_enabled,deny_at_disable,"
 		  "stat_prefix,allowed_headers,disallowed_headers,charge_cluster_response_stats,"
 		  "include_peer_certificate,include_tls_session,metadata_context_namespaces,"
@@ -292,13 +353,9 @@ static const struct arn_cfg_ext_authz *ext_authz(struct conv *c, struct pb p)
 		  "route_typed_metadata_context_namespaces,encode_raw_headers,"
 		  "bootstrap_metadata_labels_key");
 	const char *svc = pb_which(p, "services");
-	if (!svc || strcmp(svc, "http_service") != 0) {
-		conv_err(c, svc ? svc : "http_service",
-			 svc ? "not supported by Arion: an HTTP authorization service only "
-			       "(http_service)"
-			     : "missing: Arion checks with an HTTP authorization service");
-	}
-	/* AUTO and V3 (the only one Envoy has left); the check is HTTP anyway */
+	if (!svc)
+		conv_err(c, "http_service", "missing: set http_service or grpc_service");
+	/* AUTO and V3 (the only one Envoy has left; a gRPC check is v3) */
 	int32_t api = pb_i32(p, "transport_api_version");
 	if (api != 0 && api != 2)
 		conv_err(c, "transport_api_version", "%d: only AUTO or V3", api);
@@ -336,14 +393,19 @@ static const struct arn_cfg_ext_authz *ext_authz(struct conv *c, struct pb p)
 		size_t m = conv_push(c, "http_service");
 		authz_http_service(c, pb_msg(p, "http_service"), o);
 		conv_pop(c, m);
+	} else if (svc && strcmp(svc, "grpc_service") == 0) {
+		size_t m = conv_push(c, "grpc_service");
+		authz_grpc_service(c, pb_msg(p, "grpc_service"), o);
+		conv_pop(c, m);
 	}
 	return o;
 }
 
-/* ExtAuthzPerRoute: disabled, or check_settings, of which only
- * disable_request_body_buffering applies (the check never has a body:
- * it says what Arion does anyway); context_extensions go to a gRPC
- * service only, and with_request_body is refused as at the filter. */
+/* ExtAuthzPerRoute: disabled, or check_settings: context_extensions
+ * (a gRPC check carries them, an HTTP one does not, as in Envoy) and
+ * disable_request_body_buffering (the check never has a body: it says
+ * what Arion does anyway); check_settings.with_request_body is refused
+ * by name, as at the filter. */
 static const struct arn_cfg_ext_authz_route *ext_authz_route(struct conv *c, struct pb p)
 {
 	struct arn_cfg_ext_authz_route *o = CONV_NEW(c, struct arn_cfg_ext_authz_route, 1);
@@ -360,9 +422,22 @@ static const struct arn_cfg_ext_authz_route *ext_authz_route(struct conv *c, str
 	} else {
 		size_t m = conv_push(c, "check_settings");
 		struct pb cs = pb_msg(p, "check_settings");
-		static const char *const grpc_only[] = {"context_extensions"};
-		authz_grpc_only(c, cs, grpc_only, 1);
 		conv_only(c, cs, "disable_request_body_buffering,context_extensions");
+		/* context_extensions: a gRPC check carries them (an HTTP one
+		 * does not, as in Envoy) */
+		const upb_Map *map =
+		    upb_Message_Get(cs.m, pb_field(cs, "context_extensions")).map_val;
+		size_t n = map ? upb_Map_Size(map) : 0;
+		o->ctx = CONV_NEW(c, struct arn_cfg_ext_authz_hdr, n ? n : 1);
+		size_t iter = kUpb_Map_Begin;
+		while (o->ctx && map && upb_MapIterator_Next(map, &iter)) {
+			upb_StringView k = upb_MapIterator_Key(map, iter).str_val;
+			upb_StringView v = upb_MapIterator_Value(map, iter).str_val;
+			const char *ks = conv_str(c, k), *vs = conv_str(c, v);
+			if (ks && vs)
+				o->ctx[o->n_ctx++] = (struct arn_cfg_ext_authz_hdr){
+				    ks, vs, (uint32_t)k.size, (uint32_t)v.size};
+		}
 		conv_pop(c, m);
 	}
 	return o;

@@ -19,11 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "arn_config.h"
 #include "arn_http_ratelimit.h"
 #include "arn_log.h"
 #include "http_authz.h"
+#include "http_authz_grpc.h"
 #include "http_filter.h"
 #include "http_int.h"
 #include "http_local.h"
@@ -48,6 +50,13 @@ struct http_authz {
 	uint16_t status;
 	uint8_t n_up, n_cl;
 	uint32_t used, body_at, body_len;
+	/* a gRPC check: its request and answer (a worker's big scratch:
+	 * HTTP_AUTHZ_GRPC_REQ bytes of request, then the answer's), the
+	 * answer's bytes so far and its grpc-status (-1: none yet) */
+	char *big;
+	uint32_t rlen;
+	int32_t grpc_status;
+	bool bad_ct; /* the answer's content-type is not application/grpc */
 	struct http_subreq_header h[HTTP_SUBREQ_MAX_HDRS];
 	struct arn_h1_edit up[HTTP_AUTHZ_EDITS]; /* on the upstream request */
 	struct arn_h1_edit cl[HTTP_AUTHZ_EDITS]; /* on the response, or the denial */
@@ -114,13 +123,26 @@ static struct http_authz *az_get(struct http_worker *w)
 	a->status = 0;
 	a->n_up = a->n_cl = 0;
 	a->used = a->body_at = a->body_len = 0;
+	a->big = NULL;
+	a->rlen = 0;
+	a->grpc_status = -1;
+	a->bad_ct = false;
 	a->sr.running = false;
 	return a;
+}
+
+/* The gRPC check's buffer goes back (nothing once it has). */
+static void az_big_put(struct http_worker *w, struct http_authz *a)
+{
+	if (a->big)
+		http_big_put(w, a->big);
+	a->big = NULL;
 }
 
 static void az_put(struct http_worker *w, struct http_authz *a)
 {
 	struct authz_worker *aw = &workers[w->idx];
+	az_big_put(w, a);
 	a->st = NULL;
 	a->next = aw->free;
 	aw->free = a;
@@ -385,6 +407,179 @@ static const struct http_subreq_ops az_ops = {
     .on_failed = az_failed,
 };
 
+/* ---- a gRPC check's answer ---------------------------------------------------------- */
+
+_Static_assert(HTTP_AUTHZ_GRPC_REQ + HTTP_AUTHZ_GRPC_ANS <= HTTP_BIG_SCRATCH,
+	       "a gRPC check's request and answer share one large scratch buffer");
+
+/* grpc-status among @p n headers @p h into a->grpc_status. */
+static void az_grpc_status(struct http_authz *a, const struct arn_h1_header *h, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (!name_is(h[i].name, h[i].name_len, "grpc-status"))
+			continue;
+		int32_t v = 0;
+		bool ok = h[i].value_len > 0 && h[i].value_len <= 3;
+		for (unsigned k = 0; ok && k < h[i].value_len; k++) {
+			char c = h[i].value[k];
+			ok = c >= '0' && c <= '9';
+			v = v * 10 + (c - '0');
+		}
+		a->grpc_status = ok ? v : 1000; /* unparsable: not OK */
+	}
+}
+
+static void azg_head(struct http_subreq *sr, const struct arn_h1_msg *m)
+{
+	struct http_authz *a = OWNER(sr, struct http_authz, sr);
+	a->status = m->status;
+	bool ct = false;
+	for (unsigned i = 0; i < m->n_hdrs; i++) {
+		const struct arn_h1_header *h = &m->hdrs[i];
+		if (name_is(h->name, h->name_len, "content-type"))
+			ct = h->value_len >= 16 &&
+			     strncasecmp(h->value, "application/grpc", 16) == 0;
+	}
+	a->bad_ct = !ct;
+	az_grpc_status(a, m->hdrs, m->n_hdrs); /* a trailers-only answer */
+}
+
+static void azg_body(struct http_subreq *sr, const char *data, size_t len)
+{
+	struct http_authz *a = OWNER(sr, struct http_authz, sr);
+	if (a->overflow || !a->big)
+		return;
+	if (len > HTTP_AUTHZ_GRPC_ANS - a->rlen) {
+		a->overflow = true; /* the answer is larger than Arion reads */
+		return;
+	}
+	memcpy(a->big + HTTP_AUTHZ_GRPC_REQ + a->rlen, data, len);
+	a->rlen += (uint32_t)len;
+}
+
+static void azg_trailers(struct http_subreq *sr, const struct arn_h1_msg *m)
+{
+	struct http_authz *a = OWNER(sr, struct http_authz, sr);
+	az_grpc_status(a, m->trailers, m->n_trailers);
+}
+
+/* Mutations @p hv (@p n) of a CheckResponse into @p e (@p *k): not the
+ * headers Arion frames (az_never), nor pseudo-headers and host. */
+static void azg_keep(struct http_authz *a, struct arn_h1_edit *e, uint8_t *k,
+		     const struct http_authz_hv *hv, unsigned n)
+{
+	for (unsigned i = 0; i < n && !a->overflow; i++) {
+		if (az_never(hv[i].name, hv[i].name_len))
+			continue;
+		struct arn_h1_header h = {.name = hv[i].name,
+					  .name_len = (uint16_t)hv[i].name_len,
+					  .value = hv[i].value,
+					  .value_len = hv[i].value_len};
+		az_keep(a, e, k, &h, hv[i].op);
+	}
+}
+
+/* The answer decided (@p a not orphaned): allowed, denied or an error. */
+static void azg_decide(struct http_authz *a)
+{
+	struct http_stream *st = a->st;
+	if (a->overflow) {
+		az_error(a, "answer too large");
+		return;
+	}
+	if (a->status != 200 || a->bad_ct) {
+		az_error(a, a->status != 200 ? "HTTP status not 200" : "not a gRPC answer");
+		return;
+	}
+	if (a->grpc_status != 0) {
+		az_error(a, a->grpc_status < 0 ? "no grpc-status" : "grpc-status not OK");
+		return;
+	}
+	uint8_t *msg;
+	long ml = http_authz_grpc_unframe((uint8_t *)a->big + HTTP_AUTHZ_GRPC_REQ, a->rlen, &msg);
+	struct http_authz_grpc_resp r;
+	int rc = ml < 0 ? (int)ml : http_authz_grpc_decode(msg, (size_t)ml, &r);
+	if (rc == -E2BIG)
+		a->overflow = true;
+	if (rc != 0) {
+		az_count(st, a->idx, ARN_EXT_AUTHZ_malformed);
+		az_error(a, rc == -E2BIG ? "CheckResponse has too many headers"
+					 : "malformed CheckResponse");
+		return;
+	}
+	if (!r.denied) {
+		if (r.query) {
+			/* Arion does not rewrite the upstream request's query:
+			 * failing closed, not letting it on unchanged */
+			az_count(st, a->idx, ARN_EXT_AUTHZ_malformed);
+			az_error(a, "query_parameters_to_set/remove: not supported");
+			return;
+		}
+		azg_keep(a, a->up, &a->n_up, r.h, r.n_h);
+		for (unsigned i = 0; i < r.n_rm && !a->overflow; i++) {
+			/* Envoy's isRemovableHeader: not pseudo-headers, not host */
+			if (name_is(r.rm[i].name, r.rm[i].name_len, "host"))
+				continue;
+			struct arn_h1_header h = {.name = r.rm[i].name,
+						  .name_len = (uint16_t)r.rm[i].name_len};
+			az_keep(a, a->up, &a->n_up, &h, ARN_H1_EDIT_REMOVE);
+		}
+		azg_keep(a, a->cl, &a->n_cl, r.rsp, r.n_rsp);
+		if (a->overflow) {
+			az_error(a, "answer too large");
+			return;
+		}
+		az_count(st, a->idx, ARN_EXT_AUTHZ_ok);
+		az_allow(a);
+		return;
+	}
+	azg_keep(a, a->cl, &a->n_cl, r.h, r.n_h);
+	char *body = r.body_len ? az_room(a, r.body_len) : NULL;
+	if (body)
+		memcpy(body, r.body, r.body_len);
+	if (a->overflow) {
+		az_error(a, "answer too large");
+		return;
+	}
+	/* denied_response.status (unset, or not a status: 403, Envoy's) */
+	unsigned code = r.http_status >= 200 && r.http_status <= 599 ? r.http_status : 403;
+	az_count(st, a->idx, ARN_EXT_AUTHZ_denied);
+	a->state = AZ_OVER;
+	http_local_reply(st, code, body, r.body_len, ARN_RF_BIT(UNAUTHORIZED_EXTERNAL_SERVICE),
+			 "ext_authz_denied", a->cl, a->n_cl);
+}
+
+static void azg_end(struct http_subreq *sr)
+{
+	struct http_authz *a = OWNER(sr, struct http_authz, sr);
+	if (az_orphan(a)) {
+		a->state = AZ_OVER;
+		return;
+	}
+	struct http_conn *hc = a->st->hc;
+	azg_decide(a);
+	az_big_put(hc->w, a);
+	if (a->state == AZ_ALLOWED)
+		az_resume(a);
+	http_conn_run(hc);
+}
+
+static void azg_failed(struct http_subreq *sr, const char *why)
+{
+	struct http_authz *a = OWNER(sr, struct http_authz, sr);
+	if (a->st)
+		az_big_put(a->st->hc->w, a);
+	az_failed(sr, why);
+}
+
+static const struct http_subreq_ops azg_ops = {
+    .on_head = azg_head,
+    .on_body = azg_body,
+    .on_trailers = azg_trailers,
+    .on_end = azg_end,
+    .on_failed = azg_failed,
+};
+
 /* The HCM's walk goes on after the filter (http_authz_resume_at). */
 static void az_resume(struct http_authz *a)
 {
@@ -427,6 +622,94 @@ static int az_headers(struct http_authz *a, const struct arn_h1_msg *m)
 							f->add[k].name_len, f->add[k].value_len};
 	}
 	return (int)n;
+}
+
+/* http_authz_grpc_req's keep: allowed_headers (unset: all) and not
+ * disallowed_headers, as Envoy picks the headers of a gRPC check. */
+static bool azg_goes(const void *ctx, const char *name, size_t len)
+{
+	const struct arn_cfg_ext_authz *f = ctx;
+	if (f->n_allowed && !az_match(f->allowed, f->n_allowed, name, len))
+		return false;
+	return !az_match(f->disallowed, f->n_disallowed, name, len);
+}
+
+#define AZG_PATH "/envoy.service.auth.v3.Authorization/Check"
+
+/* Start @p a's gRPC check (Authorization.Check) of @p st's request,
+ * per-route settings @p pr (NULL: none). @return as http_subreq_start,
+ * -E2BIG / -EBUSY when it does not fit or no buffer is free. */
+static int azg_start(struct http_authz *a, struct http_stream *st,
+		     const struct arn_cfg_ext_authz_route *pr)
+{
+	const struct arn_cfg_ext_authz *f = a->cfg;
+	struct http_conn *hc = st->hc;
+	struct http_worker *w = hc->w;
+	a->big = http_big_get(w);
+	if (!a->big) {
+		a->overflow = true;
+		return -EBUSY;
+	}
+	const struct arn_h1_msg *m = &st->req.m;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	int64_t now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	struct http_authz_grpc_req q = {
+	    .saddr = hc->raddr,
+	    .sport = hc->rport,
+	    .daddr = hc->laddr,
+	    .dport = hc->lport,
+	    .time_us = now - (int64_t)http_now_us(w, st->start_tsc),
+	    .id = http_rand(w),
+	    .method = m->method_name.p,
+	    .method_len = (uint32_t)m->method_name.len,
+	    .path = m->path.p,
+	    .path_len = (uint32_t)m->path.len,
+	    .host = st->auth,
+	    .host_len = st->auth_len,
+	    .scheme = hc->tls ? "https" : "http",
+	    .protocol = st->version >= 20   ? "HTTP/2"
+			: st->version == 10 ? "HTTP/1.0"
+					    : "HTTP/1.1",
+	    .m = m,
+	    .keep = azg_goes,
+	    .keep_ctx = f,
+	    .ctx = pr ? pr->ctx : NULL,
+	    .n_ctx = pr ? pr->n_ctx : 0,
+	};
+	long at = http_authz_grpc_encode(&q, (uint8_t *)a->big, HTTP_AUTHZ_GRPC_REQ);
+	if (at < 0) {
+		a->overflow = true;
+		return -E2BIG;
+	}
+	/* gRPC's request headers, then initial_metadata; :authority the
+	 * configured one, else the cluster's name (Envoy's) */
+	unsigned n = 0;
+	a->h[n++] = (struct http_subreq_header){"content-type", "application/grpc", 12, 16};
+	a->h[n++] = (struct http_subreq_header){"te", "trailers", 2, 8};
+	if (f->timeout_ms) {
+		char *t = az_room(a, 16);
+		if (!t)
+			return -E2BIG;
+		int tl = snprintf(t, 16, "%um", f->timeout_ms);
+		a->h[n++] = (struct http_subreq_header){"grpc-timeout", t, 12, (size_t)tl};
+	}
+	for (size_t k = 0; k < f->n_md; k++) {
+		if (n >= HTTP_SUBREQ_MAX_HDRS)
+			return -E2BIG;
+		a->h[n++] = (struct http_subreq_header){f->md[k].name, f->md[k].value,
+							f->md[k].name_len, f->md[k].value_len};
+	}
+	a->sr.method_name = (struct arn_h1_slice){0};
+	a->sr.method = 0;
+	a->sr.host = f->authority ? f->authority : f->cluster.name;
+	a->sr.host_len = f->authority ? f->authority_len : f->cluster.len;
+	a->sr.get = a->sr.del = false;
+	a->sr.msg = NULL;
+	const struct arn_cfg_gen *g = w->gen_slot ? arn_config_gen_at(w->gen_slot) : NULL;
+	return http_subreq_start(&a->sr, hc, g, &f->cluster, AZG_PATH, sizeof(AZG_PATH) - 1, a->h,
+				 n, a->big + at, HTTP_AUTHZ_GRPC_REQ - (size_t)at, f->timeout_ms,
+				 &azg_ops, a);
 }
 
 bool http_authz_step(struct http_stream *st, size_t i, const struct arn_cfg_ext_authz *f,
@@ -472,6 +755,18 @@ bool http_authz_step(struct http_stream *st, size_t i, const struct arn_cfg_ext_
 	a->cfg = f;
 	a->idx = (uint8_t)i;
 	st->authz = (uint16_t)(a - workers[w->idx].mem + 1);
+	if (f->grpc) {
+		int grc = azg_start(a, st, pr);
+		if (grc == 0)
+			return true; /* the answer resumes it (azg_end, azg_failed) */
+		az_big_put(w, a);
+		az_error(a, grc == -EBUSY	   ? "overflow"
+			    : grc == -EHOSTUNREACH ? "no healthy upstream"
+			    : grc == -ENOENT	   ? "no cluster"
+			    : grc == -E2BIG	   ? "check too large"
+						   : "could not start");
+		return a->state != AZ_ALLOWED;
+	}
 	const struct arn_h1_msg *m = &st->req.m;
 	/* the path: path_prefix + the client's (its query too) */
 	const char *path = m->path.p;

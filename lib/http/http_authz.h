@@ -37,6 +37,15 @@ struct http_worker;
  * request, client response). More fails the check (.overflow). */
 #define HTTP_AUTHZ_EDITS 16
 
+/* A gRPC check (grpc_service) holds one of its worker's large scratch
+ * buffers (HTTP_BIG_SCRATCH) while it runs: the CheckRequest (its
+ * request's headers and, with with_request_body, body) in the first
+ * HTTP_AUTHZ_GRPC_REQ bytes, the answer's gRPC message in the next
+ * HTTP_AUTHZ_GRPC_ANS. More of either fails the check (.overflow), as
+ * does no free buffer. */
+#define HTTP_AUTHZ_GRPC_REQ (48u * 1024)
+#define HTTP_AUTHZ_GRPC_ANS (16u * 1024)
+
 /** The worker's pool (worker init, before it runs). @return 0 or -ENOMEM. */
 int http_authz_worker_init(struct http_worker *w);
 void http_authz_worker_fini(struct http_worker *w);

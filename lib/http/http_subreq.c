@@ -341,6 +341,14 @@ static void sr_writable(struct http_stream *st)
 		up->codec->flush(up);
 }
 
+/* The response's trailers to the caller that asks for them, while they
+ * are in its buffer (sr_release gives it back). */
+static void sr_trailers(struct http_subreq *sr)
+{
+	if (sr->ops->on_trailers && sr->st.resp.m.n_trailers)
+		sr->ops->on_trailers(sr, &sr->st.resp.m);
+}
+
 static void sr_data(struct http_stream *st)
 {
 	struct http_subreq *sr = of(st);
@@ -352,6 +360,7 @@ static void sr_data(struct http_stream *st)
 		if (rc == -EAGAIN)
 			return;
 		if (rc == -ESHUTDOWN && ev.type == HTTP_EV_END && sr->head_seen) {
+			sr_trailers(sr);
 			CL_INC(st, upstream_rq_completed);
 			sr_release(sr, false, HOST_AUTO);
 			sr->ops->on_end(sr);
@@ -386,6 +395,7 @@ static void sr_data(struct http_stream *st)
 		case HTTP_EV_END:
 			if (st->resp.m.status < 200)
 				break;
+			sr_trailers(sr);
 			CL_INC(st, upstream_rq_completed);
 			sr_release(sr, true, HOST_AUTO);
 			sr->ops->on_end(sr);

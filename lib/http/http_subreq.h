@@ -38,6 +38,10 @@ struct http_subreq_ops {
 	void (*on_body)(struct http_subreq *sr, const char *data, size_t len);
 	/* The response is complete. The sub-request is over when it returns. */
 	void (*on_end)(struct http_subreq *sr);
+	/* Optional (NULL: none): the response's trailers (@p m's trailers,
+	 * n_trailers > 0), before on_end, valid during the call only: a
+	 * gRPC answer's grpc-status (ext_authz's gRPC check). */
+	void (*on_trailers)(struct http_subreq *sr, const struct arn_h1_msg *m);
 	/* It failed: @p why says how ("connect failed", "timed out after 30000
 	 * ms", "connection reset", "overflow", "no healthy upstream", ...). The
 	 * sub-request is over when it returns. */

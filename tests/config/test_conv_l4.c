@@ -557,10 +557,6 @@ static void test_http_ext_authz(void **state)
 	pr = arn_cfg_per_filter_find(vh, &vh->routes[0], "xa", 2, ARN_CFG_PF_EXT_AUTHZ);
 	assert_non_null(pr);
 	assert_false(pr->disabled);
-	tc_refused(
-	    L, LISTENER(HCM(XA("\"grpc_service\":{\"envoy_grpc\":{\"cluster_name\":\"a\"}}"), "")),
-	    "typed_config.grpc_service: not supported by Arion: an HTTP authorization "
-	    "service only");
 	tc_refused(L, LISTENER(HCM(XA("\"failure_mode_allow\":true"), "")),
 		   "typed_config.http_service: missing");
 	tc_refused(
@@ -593,14 +589,10 @@ static void test_http_ext_authz(void **state)
 		   "status_on_error.code: 700");
 	tc_refused(L, LISTENER(HCM(XA(XA_SVC "}") XA(XA_SVC "}"), "")),
 		   "a second ext_authz filter");
-	tc_refused(L,
-		   LISTENER(HCM(XA(XA_SVC "}"), "\"typed_per_filter_config\":{\"xa\":{" XAR_AT
-						",\"check_settings\":{"
-						"\"context_extensions\":{\"a\":\"b\"}}}},")),
-		   "check_settings.context_extensions: only a gRPC CheckRequest carries it");
 	/* Envoy's own HTTP example (ext-authz-http-filter.yaml) sets it */
 	tc_refused(L, LISTENER(HCM(XA(XA_SVC "},\"include_peer_certificate\":true"), "")),
-		   "typed_config.include_peer_certificate: only a gRPC CheckRequest carries it");
+		   "typed_config.include_peer_certificate: only a gRPC CheckRequest carries it, "
+		   "which Arion does not fill in");
 	tc_refused(L, LISTENER(HCM(XA(XA_SVC "},\"metadata_context_namespaces\":[\"a\"]"), "")),
 		   "metadata_context_namespaces: only a gRPC");
 	tc_refused(
@@ -609,6 +601,61 @@ static void test_http_ext_authz(void **state)
 			 "\"typed_per_filter_config\":{\"xa\":{" XAR_AT ",\"check_settings\":{"
 			 "\"with_request_body\":{\"max_request_bytes\":1}}}},")),
 	    "with_request_body");
+	/* grpc_service (envoy_grpc): the cluster, :authority, timeout,
+	 * initial_metadata; context_extensions per route */
+#define XG_SVC "\"grpc_service\":{\"envoy_grpc\":{\"cluster_name\":\"authz\""
+	tc_ok(L, LISTENER(HCM(XA(XG_SVC
+				 ",\"authority\":\"authz.example\"},\"timeout\":\"0.5s\","
+				 "\"initial_metadata\":[{\"key\":\"X-Tenant\",\"value\":\"t1\"}]},"
+				 "\"allowed_headers\":{\"patterns\":[{\"exact\":\"x-a\"}]}"),
+			      "\"typed_per_filter_config\":{\"xa\":{" XAR_AT ",\"check_settings\":{"
+			      "\"context_extensions\":{\"k\":\"v\"}}}},")));
+	f = chain0()->hcm->http_filter_cfgs[0];
+	assert_true(f->grpc);
+	assert_memory_equal(f->cluster.name, "authz", 5);
+	assert_int_equal(f->authority_len, 13);
+	assert_memory_equal(f->authority, "authz.example", 13);
+	assert_int_equal(f->timeout_ms, 500);
+	assert_int_equal(f->n_md, 1);
+	assert_memory_equal(f->md[0].name, "x-tenant", 8);
+	assert_memory_equal(f->md[0].value, "t1", 2);
+	assert_int_equal(f->n_allowed, 1);
+	vh = &chain0()->hcm->inline_routes->vhosts[0];
+	pr = arn_cfg_per_filter_find(vh, &vh->routes[0], "xa", 2, ARN_CFG_PF_EXT_AUTHZ);
+	assert_non_null(pr);
+	assert_false(pr->disabled);
+	assert_int_equal(pr->n_ctx, 1);
+	assert_memory_equal(pr->ctx[0].name, "k", 1);
+	assert_memory_equal(pr->ctx[0].value, "v", 1);
+	/* Envoy's default timeout: 200 ms; no authority: the cluster's */
+	tc_ok(L, LISTENER(HCM(XA(XG_SVC "}}"), "")));
+	f = chain0()->hcm->http_filter_cfgs[0];
+	assert_true(f->grpc);
+	assert_int_equal(f->timeout_ms, 200);
+	assert_null(f->authority);
+	tc_refused(L,
+		   LISTENER(HCM(XA("\"grpc_service\":{\"google_grpc\":{\"target_uri\":\"a:1\","
+				   "\"stat_prefix\":\"g\"}}"),
+				"")),
+		   "grpc_service.google_grpc: not supported by Arion");
+	tc_refused(L, LISTENER(HCM(XA("\"grpc_service\":{\"envoy_grpc\":{}}"), "")),
+		   "grpc_service.envoy_grpc.cluster_name: missing");
+	tc_refused(L,
+		   LISTENER(HCM(XA(XG_SVC "},\"initial_metadata\":[{\"key\":\"te\","
+					  "\"value\":\"x\"}]}"),
+				"")),
+		   "initial_metadata[0].key: 'te'");
+	tc_refused(L,
+		   LISTENER(HCM(XA(XG_SVC "},\"initial_metadata\":[{\"key\":\"x-a\","
+					  "\"value\":\"1\\r\\nx: 2\"}]}"),
+				"")),
+		   "initial_metadata[0].value: contains CR, LF or NUL");
+	tc_refused(
+	    L, LISTENER(HCM(XA(XG_SVC "}},\"with_request_body\":{\"max_request_bytes\":9}"), "")),
+	    "with_request_body");
+	tc_refused(L, LISTENER(HCM(XA(XG_SVC "}},\"include_peer_certificate\":true"), "")),
+		   "include_peer_certificate: only a gRPC CheckRequest carries it");
+#undef XG_SVC
 #undef XA
 #undef XA_SVC
 #undef XAR_AT

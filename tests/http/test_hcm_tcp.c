@@ -1501,6 +1501,352 @@ static void test_http_ext_authz_answer_overflow(void **state)
 	unlink(path);
 }
 
+/* ---- ext_authz with a gRPC service ---------------------------------------------------- */
+
+/* Listener "dyn" (port 82) whose ext_authz "xa" asks Authorization.Check
+ * of cluster "dyn" (XG_CLUSTER: HTTP/2) with initial_metadata x-tenant,
+ * cookie never sent (disallowed_headers); context_extensions k: vh,
+ * k2: v2 on the virtual host and k: v on route /; /open has the check
+ * disabled, /nobody has disable_request_body_buffering. %s: the access
+ * log's path, then more ExtAuthz fields. */
+/* clang-format off */
+#define L4_LISTENER_XG                                                                             \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"l4x\","              \
+	"\"access_log\":[{\"name\":\"f\",\"typed_config\":{\"@type\":\"type.googleapis.com/"       \
+	"envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":\"%s\",\"log_format\":"  \
+	"{\"text_format_source\":{\"inline_string\":\"%%RESPONSE_CODE%% %%RESPONSE_FLAGS%% "      \
+	"%%RESPONSE_CODE_DETAILS%%\\n\"}}}}],"                                                     \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":["                                   \
+	"{\"name\":\"all\",\"domains\":[\"*\"],"                                                   \
+	"\"typed_per_filter_config\":{\"xa\":{" AT_("ext_authz.v3.ExtAuthzPerRoute")              \
+	",\"check_settings\":{\"context_extensions\":{\"k\":\"vh\",\"k2\":\"v2\"}}}},"               \
+	"\"routes\":["                                                                             \
+	"{\"match\":{\"prefix\":\"/open\"},\"route\":{\"cluster\":\"web\"},"                       \
+	"\"typed_per_filter_config\":{\"xa\":{" AT_("ext_authz.v3.ExtAuthzPerRoute")              \
+	",\"disabled\":true}}},"                                                                   \
+	"{\"match\":{\"prefix\":\"/nobody\"},\"route\":{\"cluster\":\"web\"},"                     \
+	"\"typed_per_filter_config\":{\"xa\":{" AT_("ext_authz.v3.ExtAuthzPerRoute")              \
+	",\"check_settings\":{\"disable_request_body_buffering\":true}}}},"                        \
+	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"},"                           \
+	"\"typed_per_filter_config\":{\"xa\":{" AT_("ext_authz.v3.ExtAuthzPerRoute")              \
+	",\"check_settings\":{\"context_extensions\":{\"k\":\"v\"}}}}}]}]},"                       \
+	"\"http_filters\":[{\"name\":\"xa\",\"typed_config\":{" AT_("ext_authz.v3.ExtAuthz")       \
+	",\"grpc_service\":{\"envoy_grpc\":{\"cluster_name\":\"dyn\"},\"timeout\":\"0.5s\","       \
+	"\"initial_metadata\":[{\"key\":\"x-tenant\",\"value\":\"t1\"}]},"                        \
+	"\"disallowed_headers\":{\"patterns\":[{\"exact\":\"cookie\"}]}%s}},"                      \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+#define XG_CLUSTER                                                                                 \
+	"{\"name\":\"dyn\",\"type\":\"STATIC\",\"connect_timeout\":\"0.3s\","                      \
+	"\"http2_protocol_options\":{},"                                                           \
+	"\"load_assignment\":{\"cluster_name\":\"dyn\",\"endpoints\":[{\"lb_endpoints\":["         \
+	HH_EP(203) "]}]}}"
+/* clang-format on */
+
+/* The last request an HTTP/2 connection @p a received (its log: the
+ * preface, then frames): @return its stream id (0: none), its DATA (the
+ * gRPC message, prefix and all) into @p out (*@p n bytes). */
+static uint32_t xg_request(const struct peer *a, uint8_t *out, size_t cap, size_t *n)
+{
+	uint32_t off = 24, sid = 0;
+	*n = 0;
+	assert_true(a->log_len >= 24 &&
+		    memcmp(a->log, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 24) == 0);
+	while (off + 9 <= a->log_len) {
+		const uint8_t *f = (const uint8_t *)a->log + off;
+		uint32_t len = (uint32_t)f[0] << 16 | (uint32_t)f[1] << 8 | f[2];
+		uint32_t id = (uint32_t)(f[5] & 0x7f) << 24 | (uint32_t)f[6] << 16 |
+			      (uint32_t)f[7] << 8 | f[8];
+		if (off + 9 + len > a->log_len)
+			break;
+		if (f[3] == 1) {
+			sid = id;
+			*n = 0;
+		} else if (f[3] == 0 && id == sid && *n + len <= cap) {
+			memcpy(out + *n, f + 9, len);
+			*n += len;
+		}
+		off += 9 + len;
+	}
+	return sid;
+}
+
+/* Protobuf field @p num of wire type 2 with @p len bytes @p d, at @p b + *@p at. */
+static void xg_ld(uint8_t *b, size_t *at, unsigned num, const void *d, size_t len)
+{
+	assert_true(len < 128);
+	b[(*at)++] = (uint8_t)(num << 3 | 2);
+	b[(*at)++] = (uint8_t)len;
+	memcpy(b + *at, d, len);
+	*at += len;
+}
+
+/* A HeaderValueOption {header {key, value}, append_action (-1: unset)}. */
+static size_t xg_hvo(uint8_t *b, const char *k, const char *v, int action)
+{
+	uint8_t hv[128];
+	size_t n = 0, at = 0;
+	xg_ld(hv, &n, 1, k, strlen(k));
+	xg_ld(hv, &n, 2, v, strlen(v));
+	xg_ld(b, &at, 1, hv, n);
+	if (action >= 0) {
+		b[at++] = 3 << 3;
+		b[at++] = (uint8_t)action;
+	}
+	return at;
+}
+
+/* The service @p a answers stream @p sid: its SETTINGS first when
+ * @p first, then a 200 with content-type application/grpc, the message
+ * @p msg (@p n bytes; NULL: no DATA) and trailers grpc-status @p gs;
+ * @p trailers_only: grpc-status in the head, which ends the stream. */
+static void xg_answer(struct peer *a, bool first, uint32_t sid, const uint8_t *msg, size_t n,
+		      const char *gs, bool trailers_only)
+{
+	uint8_t b[1024], h[64];
+	size_t k = 0, hl = 0;
+	if (first) {
+		k += hh_h2_frame_hdr(b + k, 0, 4, 0, 0);
+		k += hh_h2_frame_hdr(b + k, 0, 4, 1, 0); /* ACK */
+	}
+	/* HPACK: :status 200 (static 8); content-type (static 31), literal */
+	h[hl++] = 0x88;
+	h[hl++] = 0x0f;
+	h[hl++] = 0x10;
+	h[hl++] = 16;
+	memcpy(h + hl, "application/grpc", 16);
+	hl += 16;
+	size_t gl = strlen(gs);
+	uint8_t t[32] = {0x00, 11,  'g', 'r', 'p', 'c', '-',
+			 's',  't', 'a', 't', 'u', 's', (uint8_t)gl};
+	memcpy(t + 14, gs, gl);
+	if (trailers_only) {
+		memcpy(h + hl, t, 14 + gl);
+		hl += 14 + gl;
+	}
+	k += hh_h2_frame_hdr(b + k, (uint32_t)hl, 1, trailers_only ? 0x5 : 0x4, sid);
+	memcpy(b + k, h, hl);
+	k += hl;
+	if (!trailers_only) {
+		if (msg) {
+			k += hh_h2_frame_hdr(b + k, (uint32_t)n + 5, 0, 0, sid);
+			uint8_t pre[5] = {0, 0, 0, (uint8_t)(n >> 8), (uint8_t)n};
+			memcpy(b + k, pre, 5);
+			memcpy(b + k + 5, msg, n);
+			k += 5 + n;
+		}
+		k += hh_h2_frame_hdr(b + k, (uint32_t)(14 + gl), 1, 0x5, sid);
+		memcpy(b + k, t, 14 + gl);
+		k += 14 + gl;
+	}
+	assert_true(k <= sizeof(b));
+	hh_send(a, b, (uint32_t)k, 0);
+	hh_settle();
+}
+
+/* How many times @p s is in @p log. */
+static unsigned count_str(const char *log, const char *s)
+{
+	unsigned n = 0;
+	for (const char *p = strstr(log, s); p; p = strstr(p + 1, s))
+		n++;
+	return n;
+}
+
+/* A map<string, string> entry {key, value} of field @p num is in @p m. */
+static bool xg_has_entry(const uint8_t *m, size_t n, unsigned num, const char *k, const char *v)
+{
+	uint8_t e[256];
+	size_t el = 0, at = 0;
+	uint8_t in[200];
+	size_t il = 0;
+	xg_ld(in, &il, 1, k, strlen(k));
+	xg_ld(in, &il, 2, v, strlen(v));
+	xg_ld(e, &el, num, in, il);
+	(void)at;
+	return memmem(m, n, e, el) != NULL;
+}
+
+/* envoy.filters.http.ext_authz with a gRPC service (envoy_grpc), as
+ * Envoy's GrpcClientImpl and filter: the check is a POST of
+ * Authorization.Check over HTTP/2 whose CheckRequest carries the peers,
+ * the request (method, path, host, scheme, protocol, its headers in a
+ * map with repeated ones joined by ",", not the disallowed cookie) and
+ * the route's context_extensions; OK with ok_response lets the request
+ * on with its header mutations (append_action: overwrite; a line added;
+ * headers_to_remove) and response_headers_to_add; PERMISSION_DENIED with
+ * denied_response answers the client with its status, headers and body;
+ * a grpc-status not OK (trailers-only), a CheckResponse that does not
+ * decode and no answer in time answer status_on_error (403). Counted in
+ * ok / denied / error / malformed, logged UAEX with Envoy's details.
+ * Fails before: the listener is NACKed (grpc_service refused). */
+static void test_http_ext_authz_grpc(void **state)
+{
+	(void)state;
+	char json[8192], r[4096], path[64];
+	uint8_t m[2048];
+	size_t mn;
+	snprintf(path, sizeof(path), "/tmp/arn_test_xg.%d.log", (int)getpid());
+	unlink(path);
+	snprintf(json, sizeof(json), L4_LISTENER_XG, path, "");
+	xa_begin(XG_CLUSTER, json);
+	uint64_t ok0 = xa_stat(ARN_EXT_AUTHZ_ok), den0 = xa_stat(ARN_EXT_AUTHZ_denied),
+		 err0 = xa_stat(ARN_EXT_AUTHZ_error), mal0 = xa_stat(ARN_EXT_AUTHZ_malformed);
+	hh_open(0, 82);
+	hh_settle();
+	/* allowed, with mutations */
+	uint32_t mark = hh_client(0)->log_len;
+	struct peer *a = xa_check(0,
+				  "GET /x?q=1 HTTP/1.1\r\nHost: a\r\nX-A: 1\r\nx-a: 2\r\n"
+				  "Cookie: c\r\nX-Drop: d\r\n\r\n",
+				  r, sizeof(r));
+	assert_non_null(a);
+	a->sent_head = true; /* frames, not HTTP/1.1 */
+	uint32_t sid = xg_request(a, m, sizeof(m), &mn);
+	assert_int_equal(sid, 1);
+	assert_true(mn > 5 && m[0] == 0 && (size_t)(m[3] << 8 | m[4]) == mn - 5);
+	if (!xg_has_entry(m, mn, 3, "x-a", "1,2") || !xg_has_entry(m, mn, 3, ":path", "/x?q=1") ||
+	    !xg_has_entry(m, mn, 3, ":method", "GET") ||
+	    !xg_has_entry(m, mn, 3, ":authority", "a") || !xg_has_entry(m, mn, 3, "x-drop", "d") ||
+	    !xg_has_entry(m, mn, 10, "k", "v") || memmem(m, mn, "cookie", 6) ||
+	    !memmem(m, mn, "198.18.0.100", 12) || !memmem(m, mn, "HTTP/1.1", 8) ||
+	    !memmem(m, mn, "\x12\x03GET", 5) || !memmem(m, mn, "\x22\x06/x?q=1", 8) ||
+	    !memmem(m, mn,
+		    "\x2a\x01"
+		    "a",
+		    3) ||
+	    !memmem(m, mn, "\x32\x04http", 6))
+		fail_msg("the CheckRequest (%zu bytes) lacks what it should carry", mn);
+	assert_int_equal(hh_client(0)->log_len, mark); /* the request waits */
+	uint8_t ok[512], rs[512];
+	size_t on = 0, rn = 0;
+	uint8_t hvo[160];
+	size_t hn = xg_hvo(hvo, "x-user", "alice", -1); /* default: a line added */
+	xg_ld(ok, &on, 2, hvo, hn);
+	hn = xg_hvo(hvo, "x-a", "3", 2); /* OVERWRITE_IF_EXISTS_OR_ADD */
+	xg_ld(ok, &on, 2, hvo, hn);
+	xg_ld(ok, &on, 5, "x-drop", 6); /* headers_to_remove */
+	hn = xg_hvo(hvo, "x-ok", "yes", -1);
+	xg_ld(ok, &on, 6, hvo, hn); /* response_headers_to_add */
+	xg_ld(rs, &rn, 3, ok, on);  /* ok_response; status unset: OK */
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	xg_answer(a, true, sid, rs, rn, "0", false);
+	rx0[a - peers] = a->rx; /* (its SETTINGS ACK, WINDOW_UPDATEs) */
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	assert_ptr_not_equal(u, a);
+	size_t ul = u->rx - rx0[u - peers];
+	memcpy(r, u->log + u->log_len - ul, ul);
+	r[ul] = 0;
+	if (!strstr(r, "GET /x?q=1 HTTP/1.1\r\n") || !strstr(r, "x-user: alice\r\n") ||
+	    !strstr(r, "x-a: 3\r\n") || strstr(r, "X-A: 1") || strstr(r, "x-a: 2") ||
+	    strstr(r, "X-Drop") || !strstr(r, "Cookie: c\r\n"))
+		fail_msg("the upstream got: %s", r);
+	send_str(u, OK5);
+	hh_settle();
+	xa_client(0, mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 200 OK\r\n") || !strstr(r, "x-ok: yes\r\n") || !strstr(r, "hello"))
+		fail_msg("the client got: %s", r);
+	/* denied (PERMISSION_DENIED) on the same HTTP/2 connection */
+	mark = hh_client(0)->log_len;
+	struct peer *a2 = xa_check(0, "GET /y HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r));
+	assert_ptr_equal(a2, a);
+	sid = xg_request(a, m, sizeof(m), &mn);
+	assert_int_equal(sid, 3);
+	uint8_t dn[256], st[8];
+	size_t dl = 0, sl = 0;
+	st[sl++] = 1 << 3; /* HttpStatus.code = 401 */
+	st[sl++] = 0x91;
+	st[sl++] = 0x03;
+	xg_ld(dn, &dl, 1, st, sl);
+	hn = xg_hvo(hvo, "www-authenticate", "Bearer", -1);
+	xg_ld(dn, &dl, 2, hvo, hn);
+	xg_ld(dn, &dl, 3, "denied", 6);
+	rn = 0;
+	xg_ld(rs, &rn, 1, "\x08\x07", 2); /* status.code 7 */
+	xg_ld(rs, &rn, 2, dn, dl);
+	snapshot(rx0);
+	xg_answer(a, false, sid, rs, rn, "0", false);
+	rx0[a - peers] = a->rx;
+	assert_null(upstream_that_got(rx0));
+	xa_client(0, mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 401 Unauthorized\r\n") ||
+	    !strstr(r, "www-authenticate: Bearer\r\n") || !strstr(r, "\r\n\r\ndenied"))
+		fail_msg("the client got: %s", r);
+	/* grpc-status UNAVAILABLE in a trailers-only answer: an error */
+	mark = hh_client(0)->log_len;
+	assert_ptr_equal(xa_check(0, "GET /z HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r)), a);
+	sid = xg_request(a, m, sizeof(m), &mn);
+	assert_int_equal(sid, 5);
+	xg_answer(a, false, sid, NULL, 0, "14", true);
+	xa_client(0, mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 403 Forbidden\r\n"))
+		fail_msg("the client got: %s", r);
+	/* a CheckResponse that does not decode (a length past its end) */
+	mark = hh_client(0)->log_len;
+	assert_ptr_equal(xa_check(0, "GET /w HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r)), a);
+	sid = xg_request(a, m, sizeof(m), &mn);
+	xg_answer(a, false, sid, (const uint8_t *)"\x1a\x7f\x12", 3, "0", false);
+	xa_client(0, mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 403 Forbidden\r\n"))
+		fail_msg("the client got: %s", r);
+	/* the check disabled on the route: no check */
+	mark = hh_client(0)->log_len;
+	snapshot(rx0);
+	send_str(hh_client(0), "GET /open HTTP/1.1\r\nHost: a\r\n\r\n");
+	u = upstream_that_got(rx0);
+	assert_non_null(u);
+	assert_ptr_not_equal(u, a);
+	send_str(u, OK5);
+	hh_settle();
+	/* no answer within the timeout (0.5 s): status_on_error */
+	mark = hh_client(0)->log_len;
+	assert_ptr_equal(xa_check(0, "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r)), a);
+	hh_advance(400);
+	assert_int_equal(hh_client(0)->log_len, mark);
+	hh_advance(200);
+	xa_client(0, mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 403 Forbidden\r\n"))
+		fail_msg("the client got: %s", r);
+	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_ok) - ok0, 1);
+	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_denied) - den0, 1);
+	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_error) - err0, 3);
+	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_malformed) - mal0, 1);
+	hh_end();
+	char log[1024];
+	log_take(path, log, sizeof(log));
+	if (!strstr(log, "200 - via_upstream\n") || !strstr(log, "401 UAEX ext_authz_denied\n") ||
+	    count_str(log, "403 UAEX ext_authz_error\n") != 3)
+		fail_msg("the access log: %s", log);
+}
+
+/* The client goes away while its gRPC check is in flight: the check is
+ * cancelled, its context and buffer go back (hh_end: nothing left; no
+ * leak under ASan), and the late answer is nobody's. */
+static void test_http_ext_authz_grpc_client_gone(void **state)
+{
+	(void)state;
+	char json[8192], r[2048], path[64];
+	snprintf(path, sizeof(path), "/tmp/arn_test_xg.%d.log", (int)getpid());
+	snprintf(json, sizeof(json), L4_LISTENER_XG, path, "");
+	xa_begin(XG_CLUSTER, json);
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *a = xa_check(0, "GET /x HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r));
+	assert_non_null(a);
+	a->sent_head = true;
+	assert_int_equal(http_authz_in_use(worker()), 1);
+	hh_reset(hh_client(0));
+	hh_settle();
+	assert_int_equal(http_authz_in_use(worker()), 0);
+	xg_answer(a, true, 1, (const uint8_t *)"", 0, "0", false);
+	hh_end();
+	unlink(path);
+}
+
 /* failure_mode_allow (and its header): a failed check lets the request on
  * with x-envoy-auth-failure-mode-allowed: true; counted in error and
  * failure_mode_allowed. */
@@ -6138,6 +6484,8 @@ int main(void)
 	    T(test_http_ext_authz_circuit_breaker),
 	    T(test_http_ext_authz_filter_enabled),
 	    T(test_http_ext_authz_answer_overflow),
+	    T(test_http_ext_authz_grpc),
+	    T(test_http_ext_authz_grpc_client_gone),
 	    T(test_tcp_proxy_closed_at_the_end_of_the_drain),
 	    T(test_tcp_proxy_closed_when_its_removed_listener_drained),
 	    T(test_tcp_proxy_kept_chain_stays_open),
