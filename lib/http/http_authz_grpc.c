@@ -335,8 +335,10 @@ static bool value_ok(const uint8_t *p, size_t n)
 
 /* A HeaderValueOption {header = 1 {key = 1, value = 2, raw_value = 3},
  * append = 2 (BoolValue), append_action = 3, keep_empty_value = 4} into
- * @p out: its op as Envoy's filter applies it (append set: true adds a
- * line, false sets; else append_action, whose default 0 adds). */
+ * @p out: its op as Envoy's filter applies it (the deprecated append set:
+ * true joins the value to the existing one with "," (appendCopy), false
+ * sets; else append_action, whose default APPEND_IF_EXISTS_OR_ADD adds a
+ * line (addCopy)). */
 static int hvo(uint8_t *p, size_t n, struct http_authz_hv *out)
 {
 	struct pbr r = {p, p + n};
@@ -390,7 +392,7 @@ static int hvo(uint8_t *p, size_t n, struct http_authz_hv *out)
 		return -EBADMSG;
 	uint8_t op;
 	if (has_append)
-		op = append ? ARN_H1_EDIT_ADD : ARN_H1_EDIT_SET;
+		op = append ? ARN_H1_EDIT_APPEND_VALUE : ARN_H1_EDIT_SET;
 	else if (action == 1)
 		op = ARN_H1_EDIT_ADD_IF_ABSENT;
 	else if (action == 2)

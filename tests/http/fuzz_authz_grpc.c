@@ -53,6 +53,7 @@ static void check_hv(const uint8_t *b, size_t n, const struct http_authz_hv *h, 
 			continue;
 		}
 		CHECK(h[i].op == ARN_H1_EDIT_ADD || h[i].op == ARN_H1_EDIT_SET ||
+		      h[i].op == ARN_H1_EDIT_APPEND_VALUE ||
 		      h[i].op == ARN_H1_EDIT_ADD_IF_ABSENT ||
 		      h[i].op == ARN_H1_EDIT_SET_IF_PRESENT);
 		const uint8_t *v = (const uint8_t *)h[i].value;

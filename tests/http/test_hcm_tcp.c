@@ -1700,7 +1700,7 @@ static void test_http_ext_authz_grpc(void **state)
 	uint32_t mark = hh_client(0)->log_len;
 	struct peer *a = xa_check(0,
 				  "GET /x?q=1 HTTP/1.1\r\nHost: a\r\nX-A: 1\r\nx-a: 2\r\n"
-				  "Cookie: c\r\nX-Drop: d\r\n\r\n",
+				  "Cookie: c\r\nX-Drop: d\r\nX-B: 1\r\n\r\n",
 				  r, sizeof(r));
 	assert_non_null(a);
 	a->sent_head = true; /* frames, not HTTP/1.1 */
@@ -1727,6 +1727,10 @@ static void test_http_ext_authz_grpc(void **state)
 	xg_ld(ok, &on, 2, hvo, hn);
 	hn = xg_hvo(hvo, "x-a", "3", 2); /* OVERWRITE_IF_EXISTS_OR_ADD */
 	xg_ld(ok, &on, 2, hvo, hn);
+	/* the deprecated append: true joins the value to the client's */
+	size_t bn = xg_hvo(hvo, "x-b", "2", -1);
+	xg_ld(hvo, &bn, 2, "\x08\x01", 2); /* append: BoolValue {value: true} */
+	xg_ld(ok, &on, 2, hvo, bn);
 	xg_ld(ok, &on, 5, "x-drop", 6); /* headers_to_remove */
 	hn = xg_hvo(hvo, "x-ok", "yes", -1);
 	xg_ld(ok, &on, 6, hvo, hn); /* response_headers_to_add */
@@ -1743,7 +1747,7 @@ static void test_http_ext_authz_grpc(void **state)
 	r[ul] = 0;
 	if (!strstr(r, "GET /x?q=1 HTTP/1.1\r\n") || !strstr(r, "x-user: alice\r\n") ||
 	    !strstr(r, "x-a: 3\r\n") || strstr(r, "X-A: 1") || strstr(r, "x-a: 2") ||
-	    strstr(r, "X-Drop") || !strstr(r, "Cookie: c\r\n"))
+	    strstr(r, "X-Drop") || !strstr(r, "Cookie: c\r\n") || !strstr(r, ": 1,2\r\n"))
 		fail_msg("the upstream got: %s", r);
 	send_str(u, OK5);
 	hh_settle();
