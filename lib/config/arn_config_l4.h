@@ -446,6 +446,7 @@ struct arn_cfg_ext_authz {
 	 * (NULL: the cluster's name), initial_metadata (md) as request
 	 * headers, timeout_ms grpc_service.timeout (unset: 200 ms, Envoy's) */
 	bool grpc;
+#define ARN_CFG_EXT_AUTHZ_MD_MAX 29u /* initial_metadata entries */
 	const char *authority;
 	uint32_t authority_len;
 	struct arn_cfg_ext_authz_hdr *md;

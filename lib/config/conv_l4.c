@@ -279,6 +279,11 @@ static void authz_grpc_service(struct conv *c, struct pb gs, struct arn_cfg_ext_
 	if (pb_has(gs, "timeout"))
 		conv_duration(c, gs, "timeout", &o->timeout_ms, false);
 	size_t k = pb_len(gs, "initial_metadata");
+	/* the check's headers: content-type, te, grpc-timeout and these, at
+	 * most a sub-request's 32 (http_subreq.h) */
+	if (k > ARN_CFG_EXT_AUTHZ_MD_MAX)
+		conv_err(c, "initial_metadata", "%zu entries: at most %u (the check's headers)", k,
+			 ARN_CFG_EXT_AUTHZ_MD_MAX);
 	o->md = CONV_NEW(c, struct arn_cfg_ext_authz_hdr, k ? k : 1);
 	for (size_t i = 0; o->md && i < k; i++) {
 		m = conv_push(c, "initial_metadata[%zu]", i);

@@ -653,6 +653,15 @@ static void test_http_ext_authz(void **state)
 	tc_refused(
 	    L, LISTENER(HCM(XA(XG_SVC "}},\"with_request_body\":{\"max_request_bytes\":9}"), "")),
 	    "with_request_body");
+	/* 30 entries: more headers than a check carries */
+	char md[2048] = XG_SVC "},\"initial_metadata\":[";
+	for (int i = 0; i < 30; i++)
+		snprintf(md + strlen(md), sizeof(md) - strlen(md),
+			 "%s{\"key\":\"x-m%d\",\"value\":\"v\"}", i ? "," : "", i);
+	strcat(md, "]}");
+	char full[8192];
+	snprintf(full, sizeof(full), LISTENER(HCM(XA("%s"), "")), md);
+	tc_refused(L, full, "initial_metadata: 30 entries: at most 29");
 	tc_refused(L, LISTENER(HCM(XA(XG_SVC "}},\"include_peer_certificate\":true"), "")),
 		   "include_peer_certificate: only a gRPC CheckRequest carries it");
 #undef XG_SVC
