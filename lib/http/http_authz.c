@@ -500,9 +500,10 @@ static void azg_decide(struct http_authz *a)
 	struct http_authz_grpc_resp r;
 	int rc = ml < 0 ? (int)ml : http_authz_grpc_decode(msg, (size_t)ml, &r);
 	if (rc == -E2BIG)
-		a->overflow = true;
+		a->overflow = true; /* a bound, counted in .overflow */
 	if (rc != 0) {
-		az_count(st, a->idx, ARN_EXT_AUTHZ_malformed);
+		if (rc != -E2BIG)
+			az_count(st, a->idx, ARN_EXT_AUTHZ_malformed);
 		az_error(a, rc == -E2BIG ? "CheckResponse has too many headers"
 					 : "malformed CheckResponse");
 		return;

@@ -1576,9 +1576,11 @@ static uint32_t xg_request(const struct peer *a, uint8_t *out, size_t cap, size_
 /* Protobuf field @p num of wire type 2 with @p len bytes @p d, at @p b + *@p at. */
 static void xg_ld(uint8_t *b, size_t *at, unsigned num, const void *d, size_t len)
 {
-	assert_true(len < 128);
+	assert_true(len < 16384);
 	b[(*at)++] = (uint8_t)(num << 3 | 2);
-	b[(*at)++] = (uint8_t)len;
+	if (len >= 128) /* a two-byte varint */
+		b[(*at)++] = (uint8_t)((len & 0x7f) | 0x80);
+	b[(*at)++] = (uint8_t)(len >= 128 ? len >> 7 : len);
 	memcpy(b + *at, d, len);
 	*at += len;
 }
@@ -1679,8 +1681,9 @@ static bool xg_has_entry(const uint8_t *m, size_t n, unsigned num, const char *k
  * headers_to_remove) and response_headers_to_add; PERMISSION_DENIED with
  * denied_response answers the client with its status, headers and body;
  * a grpc-status not OK (trailers-only), a CheckResponse that does not
- * decode and no answer in time answer status_on_error (403). Counted in
- * ok / denied / error / malformed, logged UAEX with Envoy's details.
+ * decode, one with more mutations than Arion takes and no answer in time
+ * answer status_on_error (403). Counted in ok / denied / error /
+ * malformed / overflow, logged UAEX with Envoy's details.
  * Fails before: the listener is NACKed (grpc_service refused). */
 static void test_http_ext_authz_grpc(void **state)
 {
@@ -1797,6 +1800,24 @@ static void test_http_ext_authz_grpc(void **state)
 	xa_client(0, mark, r, sizeof(r));
 	if (!strstr(r, "HTTP/1.1 403 Forbidden\r\n"))
 		fail_msg("the client got: %s", r);
+	/* 17 headers_to_remove: past what Arion takes from an answer, an
+	 * error counted in overflow, not malformed */
+	mark = hh_client(0)->log_len;
+	assert_ptr_equal(xa_check(0, "GET /v HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r)), a);
+	sid = xg_request(a, m, sizeof(m), &mn);
+	on = rn = 0;
+	for (int i = 0; i < 17; i++) {
+		char nm[8];
+		snprintf(nm, sizeof(nm), "x-r%02d", i);
+		xg_ld(ok, &on, 5, nm, 5);
+	}
+	xg_ld(rs, &rn, 3, ok, on);
+	uint64_t ovf0 = xa_stat(ARN_EXT_AUTHZ_overflow);
+	xg_answer(a, false, sid, rs, rn, "0", false);
+	xa_client(0, mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 403 Forbidden\r\n"))
+		fail_msg("the client got: %s", r);
+	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_overflow) - ovf0, 1);
 	/* the check disabled on the route: no check */
 	mark = hh_client(0)->log_len;
 	snapshot(rx0);
@@ -1817,13 +1838,13 @@ static void test_http_ext_authz_grpc(void **state)
 		fail_msg("the client got: %s", r);
 	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_ok) - ok0, 1);
 	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_denied) - den0, 1);
-	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_error) - err0, 3);
+	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_error) - err0, 4);
 	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_malformed) - mal0, 1);
 	hh_end();
 	char log[1024];
 	log_take(path, log, sizeof(log));
 	if (!strstr(log, "200 - via_upstream\n") || !strstr(log, "401 UAEX ext_authz_denied\n") ||
-	    count_str(log, "403 UAEX ext_authz_error\n") != 3)
+	    count_str(log, "403 UAEX ext_authz_error\n") != 4)
 		fail_msg("the access log: %s", log);
 }
 
