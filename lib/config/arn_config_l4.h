@@ -412,6 +412,10 @@ struct arn_cfg_cors {
  * client's, a failure is status_on_error unless failure_mode_allow.
  * Header names are lower case; values have no CR, LF or NUL.
  */
+/* with_request_body.max_request_bytes at most: what a check's buffer
+ * holds besides the CheckRequest's other fields (HTTP_AUTHZ_GRPC_REQ) */
+#define ARN_CFG_EXT_AUTHZ_BODY_MAX 32768u
+
 struct arn_cfg_ext_authz_hdr {
 	const char *name, *value;
 	uint32_t name_len, value_len;
@@ -451,12 +455,19 @@ struct arn_cfg_ext_authz {
 	uint32_t authority_len;
 	struct arn_cfg_ext_authz_hdr *md;
 	size_t n_md;
+	/* with_request_body: the body waits for the check, which carries its
+	 * first max_body bytes; more is a 413 unless partial_body (then the
+	 * check goes with those, the rest follows it upstream); gRPC: as
+	 * raw_body (pack_as_bytes) or body */
+	bool with_body, partial_body, pack_as_bytes;
+	uint32_t max_body;
 };
 
 /* ExtAuthzPerRoute: disabled, or check_settings (which re-enables the
  * check where a less specific level disabled it). */
 struct arn_cfg_ext_authz_route {
 	bool disabled;
+	bool no_body; /* check_settings.disable_request_body_buffering */
 	/* check_settings.context_extensions, sent with a gRPC check */
 	struct arn_cfg_ext_authz_hdr *ctx;
 	size_t n_ctx;

@@ -309,6 +309,26 @@ static void authz_grpc_service(struct conv *c, struct pb gs, struct arn_cfg_ext_
 	}
 }
 
+/* with_request_body (BufferSettings): the body waits for the check and
+ * goes with it, max_request_bytes of it at most (what a check's buffer
+ * holds: ARN_CFG_EXT_AUTHZ_BODY_MAX, docs/security.md). */
+static void authz_body(struct conv *c, struct pb b, struct arn_cfg_ext_authz *o)
+{
+	size_t m = conv_push(c, "with_request_body");
+	conv_only(c, b, "max_request_bytes,allow_partial_message,pack_as_bytes");
+	o->with_body = true;
+	o->max_body = pb_u32(b, "max_request_bytes");
+	o->partial_body = pb_bool(b, "allow_partial_message");
+	o->pack_as_bytes = pb_bool(b, "pack_as_bytes");
+	if (!o->max_body)
+		conv_err(c, "max_request_bytes", "must be at least 1 (Envoy requires it)");
+	else if (o->max_body > ARN_CFG_EXT_AUTHZ_BODY_MAX)
+		conv_err(c, "max_request_bytes",
+			 "%u: more than Arion holds for a check (%u bytes, docs/security.md)",
+			 o->max_body, ARN_CFG_EXT_AUTHZ_BODY_MAX);
+	conv_pop(c, m);
+}
+
 /* What only a gRPC CheckRequest carries and Arion's does not (the peer
  * certificate, the TLS session, metadata, raw headers): refused with that
  * said (rather than conv_only's "not supported"), as the fields of @p p
@@ -332,9 +352,8 @@ static const struct arn_cfg_ext_authz *ext_authz(struct conv *c, struct pb p)
 	struct arn_cfg_ext_authz *o = CONV_NEW(c, struct arn_cfg_ext_authz, 1);
 	if (!o)
 		return NULL;
-	/* What is not listed is refused by name: with_request_body (the
-	 * check never carries the body), clear_route_cache (the route is
-	 * not matched again), the metadata namespaces, filter_enabled_metadata,
+	/* What is not listed is refused by name: clear_route_cache (the
+	 * route is not matched again), the metadata namespaces, filter_enabled_metadata,
 	 * include_peer_certificate / include_tls_session / encode_raw_headers (what a gRPC
 	 * CheckRequest carries), validate_mutations, bootstrap_metadata_labels_key,
 	 * enable_dynamic_metadata_ingestion. */
@@ -350,7 +369,8 @@ static const struct arn_cfg_ext_authz *ext_authz(struct conv *c, struct pb p)
 	};
 	authz_grpc_only(c, p, grpc_only, sizeof(grpc_only) / sizeof(grpc_only[0]));
 	conv_only(c, p,
-		  "http_service,grpc_service,transport_api_version,failure_mode_allow,"
+		  "http_service,grpc_service,with_request_body,transport_api_version,"
+		  "failure_mode_allow,"
 		  "failure_mode_allow_header_add,status_on_error,filter_enabled,deny_at_disable,"
 		  "stat_prefix,allowed_headers,disallowed_headers,charge_cluster_response_stats,"
 		  "include_peer_certificate,include_tls_session,metadata_context_namespaces,"
@@ -403,14 +423,16 @@ static const struct arn_cfg_ext_authz *ext_authz(struct conv *c, struct pb p)
 		authz_grpc_service(c, pb_msg(p, "grpc_service"), o);
 		conv_pop(c, m);
 	}
+	if (pb_has(p, "with_request_body"))
+		authz_body(c, pb_msg(p, "with_request_body"), o);
 	return o;
 }
 
 /* ExtAuthzPerRoute: disabled, or check_settings: context_extensions
  * (a gRPC check carries them, an HTTP one does not, as in Envoy) and
- * disable_request_body_buffering (the check never has a body: it says
- * what Arion does anyway); check_settings.with_request_body is refused
- * by name, as at the filter. */
+ * disable_request_body_buffering (the check goes without the body where
+ * the filter's with_request_body would wait for it);
+ * check_settings.with_request_body is refused by name. */
 static const struct arn_cfg_ext_authz_route *ext_authz_route(struct conv *c, struct pb p)
 {
 	struct arn_cfg_ext_authz_route *o = CONV_NEW(c, struct arn_cfg_ext_authz_route, 1);
@@ -428,6 +450,7 @@ static const struct arn_cfg_ext_authz_route *ext_authz_route(struct conv *c, str
 		size_t m = conv_push(c, "check_settings");
 		struct pb cs = pb_msg(p, "check_settings");
 		conv_only(c, cs, "disable_request_body_buffering,context_extensions");
+		o->no_body = pb_bool(cs, "disable_request_body_buffering");
 		/* context_extensions: a gRPC check carries them (an HTTP one
 		 * does not, as in Envoy) */
 		const upb_Map *map =

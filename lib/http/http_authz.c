@@ -29,6 +29,7 @@
 #include "http_filter.h"
 #include "http_int.h"
 #include "http_local.h"
+#include "http_router_filter.h"
 #include "http_stream.h"
 #include "http_subreq.h"
 #include "http_worker.h"
@@ -57,6 +58,12 @@ struct http_authz {
 	uint32_t rlen;
 	int32_t grpc_status;
 	bool bad_ct; /* the answer's content-type is not application/grpc */
+	/* with_request_body: the body is being read (HTTP_S_MCP: it comes to
+	 * http_authz_body) into the stream's kept body (http_rb_keep); then
+	 * the check carries its first blen bytes (partial: it had more) */
+	bool collecting, bodied, partial;
+	uint32_t blen;
+	const struct arn_cfg_ext_authz_route *pr; /* the route's settings, or NULL */
 	struct http_subreq_header h[HTTP_SUBREQ_MAX_HDRS];
 	struct arn_h1_edit up[HTTP_AUTHZ_EDITS]; /* on the upstream request */
 	struct arn_h1_edit cl[HTTP_AUTHZ_EDITS]; /* on the response, or the denial */
@@ -127,6 +134,9 @@ static struct http_authz *az_get(struct http_worker *w)
 	a->rlen = 0;
 	a->grpc_status = -1;
 	a->bad_ct = false;
+	a->collecting = a->bodied = a->partial = false;
+	a->blen = 0;
+	a->pr = NULL;
 	a->sr.running = false;
 	return a;
 }
@@ -369,6 +379,7 @@ static void az_end(struct http_subreq *sr)
 	}
 	struct http_stream *st = a->st;
 	struct http_conn *hc = st->hc;
+	az_big_put(hc->w, a);
 	if (a->overflow || a->status >= 500) {
 		az_error(a, a->overflow ? "answer too large" : "5xx");
 	} else if (a->status == 200) {
@@ -394,6 +405,7 @@ static void az_failed(struct http_subreq *sr, const char *why)
 		return;
 	}
 	struct http_conn *hc = a->st->hc;
+	az_big_put(hc->w, a);
 	az_error(a, why);
 	if (a->state == AZ_ALLOWED)
 		az_resume(a);
@@ -584,6 +596,8 @@ static const struct http_subreq_ops azg_ops = {
 /* The HCM's walk goes on after the filter (http_authz_resume_at). */
 static void az_resume(struct http_authz *a)
 {
+	if (a->bodied) /* the body read for the check goes up after the head */
+		http_rb_send_first(a->st);
 	a->st->hc->ops->resume_head(a->st, &http_l4_filter_ops);
 }
 
@@ -622,6 +636,13 @@ static int az_headers(struct http_authz *a, const struct arn_h1_msg *m)
 		a->h[n++] = (struct http_subreq_header){f->add[k].name, f->add[k].value,
 							f->add[k].name_len, f->add[k].value_len};
 	}
+	if (a->bodied) { /* Envoy's, with the body it carries */
+		if (n >= HTTP_SUBREQ_MAX_HDRS)
+			return -1;
+		a->h[n++] = (struct http_subreq_header){"x-envoy-auth-partial-body",
+							a->partial ? "true" : "false", 25,
+							a->partial ? 4u : 5u};
+	}
 	return (int)n;
 }
 
@@ -646,7 +667,8 @@ static int azg_start(struct http_authz *a, struct http_stream *st,
 	const struct arn_cfg_ext_authz *f = a->cfg;
 	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
-	a->big = http_big_get(w);
+	if (!a->big)
+		a->big = http_big_get(w);
 	if (!a->big) {
 		a->overflow = true;
 		return -EBUSY;
@@ -677,8 +699,18 @@ static int azg_start(struct http_authz *a, struct http_stream *st,
 	    .keep_ctx = f,
 	    .ctx = pr ? pr->ctx : NULL,
 	    .n_ctx = pr ? pr->n_ctx : 0,
+	    /* the body (at the buffer's start, az_take_body) */
+	    .body = a->big,
+	    .body_len = a->blen,
+	    .with_body = a->bodied,
+	    .partial = a->partial,
+	    .raw_body = f->pack_as_bytes,
 	};
-	long at = http_authz_grpc_encode(&q, (uint8_t *)a->big, HTTP_AUTHZ_GRPC_REQ);
+	/* encoded after the body, whose bytes it copies */
+	long at =
+	    http_authz_grpc_encode(&q, (uint8_t *)a->big + a->blen, HTTP_AUTHZ_GRPC_REQ - a->blen);
+	if (at >= 0)
+		at += a->blen;
 	if (at < 0) {
 		a->overflow = true;
 		return -E2BIG;
@@ -712,6 +744,8 @@ static int azg_start(struct http_authz *a, struct http_stream *st,
 				 n, a->big + at, HTTP_AUTHZ_GRPC_REQ - (size_t)at, f->timeout_ms,
 				 &azg_ops, a);
 }
+
+static int az_start(struct http_authz *a);
 
 bool http_authz_step(struct http_stream *st, size_t i, const struct arn_cfg_ext_authz *f,
 		     const struct arn_cfg_route_match *mt)
@@ -755,18 +789,57 @@ bool http_authz_step(struct http_stream *st, size_t i, const struct arn_cfg_ext_
 	a->st = st;
 	a->cfg = f;
 	a->idx = (uint8_t)i;
+	a->pr = pr;
 	st->authz = (uint16_t)(a - workers[w->idx].mem + 1);
+	if (f->with_body && !(pr && pr->no_body) && http_msg_has_body(&st->req.m) &&
+	    !(st->state & HTTP_S_REQ_DONE)) {
+		/* the body first (http_authz_body, http_authz_body_end) */
+		a->collecting = true;
+		st->state |= HTTP_S_MCP;
+		return true;
+	}
+	return az_start(a) != AZ_ALLOWED;
+}
+
+/* The first blen bytes of the body kept (a->blen: at most max_request_bytes)
+ * into the start of a->big. @return false when no buffer is free. */
+static bool az_take_body(struct http_authz *a)
+{
+	if (!a->bodied)
+		return true;
+	a->big = http_big_get(a->st->hc->w);
+	if (!a->big) {
+		a->overflow = true;
+		return false;
+	}
+	a->blen = (uint32_t)http_rb_copy(a->st, a->big, a->blen);
+	return true;
+}
+
+/* Start @p a's check. @return its state: AZ_RUNNING (the answer resumes
+ * the stream), AZ_OVER (answered: it failed) or AZ_ALLOWED (it failed,
+ * and failure_mode_allow lets the request on now). */
+static int az_start(struct http_authz *a)
+{
+	struct http_stream *st = a->st;
+	const struct arn_cfg_ext_authz *f = a->cfg;
+	struct http_conn *hc = st->hc;
+	struct http_worker *w = hc->w;
+	if (!az_take_body(a)) {
+		az_error(a, "no buffer for the body");
+		return a->state;
+	}
 	if (f->grpc) {
-		int grc = azg_start(a, st, pr);
+		int grc = azg_start(a, st, a->pr);
 		if (grc == 0)
-			return true; /* the answer resumes it (azg_end, azg_failed) */
+			return AZ_RUNNING; /* the answer resumes it (azg_end, azg_failed) */
 		az_big_put(w, a);
 		az_error(a, grc == -EBUSY	   ? "overflow"
 			    : grc == -EHOSTUNREACH ? "no healthy upstream"
 			    : grc == -ENOENT	   ? "no cluster"
 			    : grc == -E2BIG	   ? "check too large"
 						   : "could not start");
-		return a->state != AZ_ALLOWED;
+		return a->state;
 	}
 	const struct arn_h1_msg *m = &st->req.m;
 	/* the path: path_prefix + the client's (its query too) */
@@ -791,18 +864,82 @@ bool http_authz_step(struct http_stream *st, size_t i, const struct arn_cfg_ext_
 		a->sr.host_len = st->auth_len;
 		a->sr.get = a->sr.del = false;
 		const struct arn_cfg_gen *g = w->gen_slot ? arn_config_gen_at(w->gen_slot) : NULL;
+		/* with_request_body: the body (a->big), content-length its size */
 		rc = http_subreq_start(&a->sr, hc, g, &f->cluster, path, plen, a->h, (unsigned)n,
-				       NULL, 0, f->timeout_ms, &az_ops, a);
+				       a->big, a->blen, f->timeout_ms, &az_ops, a);
 	} else {
 		a->overflow = true;
 	}
 	if (rc == 0)
-		return true; /* the answer resumes it (az_end, az_failed) */
+		return AZ_RUNNING; /* the answer resumes it (az_end, az_failed) */
+	az_big_put(w, a);
 	az_error(a, rc == -EBUSY	  ? "overflow"
 		    : rc == -EHOSTUNREACH ? "no healthy upstream"
 		    : rc == -ENOENT	  ? "no cluster"
 					  : "could not start");
-	return a->state != AZ_ALLOWED;
+	return a->state;
+}
+
+/* The body is in (or as much as the check takes): the check starts; if
+ * it fails open at once, the stream goes on from here. */
+static void az_body_done(struct http_authz *a)
+{
+	struct http_stream *st = a->st;
+	a->collecting = false;
+	st->state &= ~HTTP_S_MCP;
+	a->bodied = true;
+	if (az_start(a) == AZ_ALLOWED)
+		az_resume(a);
+}
+
+bool http_authz_body(struct http_stream *st, const char *data, size_t len)
+{
+	struct http_authz *a = az_at(st);
+	if (!a || !a->collecting)
+		return false;
+	const struct arn_cfg_ext_authz *f = a->cfg;
+	/* kept whole (the stream's kept body, counted in the worker's
+	 * HTTP_RB_WORKER_SEGS buffers): what passes max_request_bytes goes
+	 * upstream after the check with the rest */
+	if (!http_rb_keep(st, data, len, UINT32_MAX)) {
+		a->collecting = false;
+		st->state &= ~HTTP_S_MCP;
+		az_count(st, a->idx, ARN_EXT_AUTHZ_error);
+		az_count(st, a->idx, ARN_EXT_AUTHZ_overflow);
+		a->state = AZ_OVER;
+		/* not failure_mode_allow: a body not kept cannot go on */
+		http_local_reply(st, f->status_on_error, NULL, 0,
+				 ARN_RF_BIT(UNAUTHORIZED_EXTERNAL_SERVICE), "ext_authz_error", NULL,
+				 0);
+		return false;
+	}
+	uint32_t kept = X(st)->rb_bytes;
+	if (kept <= f->max_body)
+		return true; /* more to come (or its end) */
+	if (!f->partial_body) {
+		/* Envoy's decoder buffer limit (max_request_bytes) */
+		a->collecting = false;
+		st->state &= ~HTTP_S_MCP;
+		a->state = AZ_OVER;
+		http_local_reply(st, 413, "Payload Too Large", 17, 0, "request_payload_too_large",
+				 NULL, 0);
+		return false;
+	}
+	/* allow_partial_message: the check goes with max_request_bytes of
+	 * it; the rest waits unread */
+	a->partial = true;
+	a->blen = f->max_body;
+	az_body_done(a);
+	return false;
+}
+
+void http_authz_body_end(struct http_stream *st)
+{
+	struct http_authz *a = az_at(st);
+	if (!a || !a->collecting)
+		return;
+	a->blen = X(st)->rb_bytes;
+	az_body_done(a);
 }
 
 size_t http_authz_resume_at(const struct http_stream *st)

@@ -68,6 +68,12 @@ size_t http_authz_resume_at(const struct http_stream *st);
 int http_authz_req_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
 /** The edits it makes on the response (allowed_client_headers_on_success). */
 int http_authz_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
+/** with_request_body: a body slice of @p st, whose check waits for its
+ * body (http_authz_step took the stream with HTTP_S_MCP). @return true to
+ * go on reading. */
+bool http_authz_body(struct http_stream *st, const char *data, size_t len);
+/** The request of @p st ended while its check waited for the body. */
+void http_authz_body_end(struct http_stream *st);
 /** The stream ends: a check in flight is cancelled, the context goes back. */
 void http_authz_stream_end(struct http_stream *st);
 

@@ -1752,6 +1752,9 @@ const struct http_filter_ops http_l4_filter_ops = {
     .name = "l4",
     .active = l4_active,
     .decode_head = http_l4_filters,
+    /* ext_authz's with_request_body: the body its check waits for */
+    .decode_body = http_authz_body,
+    .decode_end = http_authz_body_end,
     .encode_head_edits = http_l4_resp_edits,
     .stream_end = l4_stream_end,
 };

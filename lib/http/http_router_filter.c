@@ -92,7 +92,6 @@ void http_rb_free(struct http_stream *st)
 bool http_rb_append(struct http_stream *st, const char *p, size_t n)
 {
 	struct http_conn *hc = st->hc;
-	struct http_worker *w = hc->w;
 	/* the request's shadows take their copy here too (http_shadow.h):
 	 * without a retry policy, theirs is the only one */
 	if (X(st)->shadows)
@@ -100,6 +99,12 @@ bool http_rb_append(struct http_stream *st, const char *p, size_t n)
 	if (!X(st)->retry.rp)
 		return true;
 	uint32_t limit = hc->lsn ? hc->lsn->per_connection_buffer_limit : 1024 * 1024;
+	return http_rb_keep(st, p, n, limit);
+}
+
+bool http_rb_keep(struct http_stream *st, const char *p, size_t n, uint32_t limit)
+{
+	struct http_worker *w = st->hc->w;
 	if ((uint64_t)X(st)->rb_bytes + n > limit)
 		return false;
 	while (n) {
@@ -130,6 +135,25 @@ bool http_rb_append(struct http_stream *st, const char *p, size_t n)
 		X(st)->rb_bytes += (uint32_t)k;
 	}
 	return true;
+}
+
+size_t http_rb_copy(const struct http_stream *st, char *out, size_t cap)
+{
+	size_t k = 0;
+	for (const struct rte_mbuf *m = X(st)->rb_head; m && k < cap; m = m->next) {
+		size_t n = m->data_len < cap - k ? m->data_len : cap - k;
+		memcpy(out + k, rte_pktmbuf_mtod(m, const char *), n);
+		k += n;
+	}
+	return k;
+}
+
+void http_rb_send_first(struct http_stream *st)
+{
+	if (!X(st)->rb_head)
+		return;
+	st->state |= HTTP_S_REPLAYING;
+	X(st)->replay = X(st)->rb_head;
 }
 
 /* ---- routing ------------------------------------------------------------------------------- */

@@ -559,9 +559,24 @@ static void test_http_ext_authz(void **state)
 	assert_false(pr->disabled);
 	tc_refused(L, LISTENER(HCM(XA("\"failure_mode_allow\":true"), "")),
 		   "typed_config.http_service: missing");
+	/* with_request_body; disable_request_body_buffering per route */
+	tc_ok(L, LISTENER(HCM(XA(XA_SVC "},\"with_request_body\":{\"max_request_bytes\":10,"
+					"\"allow_partial_message\":true,\"pack_as_bytes\":true}"),
+			      "\"typed_per_filter_config\":{\"xa\":{" XAR_AT ",\"check_settings\":{"
+			      "\"disable_request_body_buffering\":true}}},")));
+	f = chain0()->hcm->http_filter_cfgs[0];
+	assert_true(f->with_body && f->partial_body && f->pack_as_bytes);
+	assert_int_equal(f->max_body, 10);
+	vh = &chain0()->hcm->inline_routes->vhosts[0];
+	pr = arn_cfg_per_filter_find(vh, &vh->routes[0], "xa", 2, ARN_CFG_PF_EXT_AUTHZ);
+	assert_true(pr && pr->no_body);
 	tc_refused(
-	    L, LISTENER(HCM(XA(XA_SVC "},\"with_request_body\":{\"max_request_bytes\":10}"), "")),
-	    "with_request_body");
+	    L, LISTENER(HCM(XA(XA_SVC "},\"with_request_body\":{\"max_request_bytes\":0}"), "")),
+	    "with_request_body.max_request_bytes: must be at least 1");
+	tc_refused(
+	    L,
+	    LISTENER(HCM(XA(XA_SVC "},\"with_request_body\":{\"max_request_bytes\":40000}"), "")),
+	    "with_request_body.max_request_bytes: 40000: more than Arion holds");
 	tc_refused(L, LISTENER(HCM(XA(XA_SVC "},\"clear_route_cache\":true"), "")),
 		   "clear_route_cache");
 	tc_refused(L,
@@ -650,9 +665,10 @@ static void test_http_ext_authz(void **state)
 					  "\"value\":\"1\\r\\nx: 2\"}]}"),
 				"")),
 		   "initial_metadata[0].value: contains CR, LF or NUL");
-	tc_refused(
-	    L, LISTENER(HCM(XA(XG_SVC "}},\"with_request_body\":{\"max_request_bytes\":9}"), "")),
-	    "with_request_body");
+	tc_ok(L,
+	      LISTENER(HCM(XA(XG_SVC "}},\"with_request_body\":{\"max_request_bytes\":9}"), "")));
+	f = chain0()->hcm->http_filter_cfgs[0];
+	assert_true(f->grpc && f->with_body && !f->partial_body && !f->pack_as_bytes);
 	/* 30 entries: more headers than a check carries */
 	char md[2048] = XG_SVC "},\"initial_metadata\":[";
 	for (int i = 0; i < 30; i++)

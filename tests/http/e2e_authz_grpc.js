@@ -5,6 +5,8 @@
 //
 //   node e2e_authz_grpc.js ADDR PORT LOG
 //
+// (and on PORT + 1 an HTTP upstream that answers the body it received)
+//
 // Each CheckRequest (as JSON, with the call's metadata and :authority)
 // is a line of LOG.
 // By the request's path: /echo/allow OK (x-test: from-grpc set upstream,
@@ -63,6 +65,16 @@ function check(call, cb) {
   if (p.startsWith('/echo/fail')) return cb({ code: grpc.status.UNAVAILABLE, details: 'down' });
   return cb(null, { status: { code: 0 } });
 }
+
+// PORT + 1: an HTTP/1.1 upstream that answers the body it received
+// ("got <body>"), for the body that waited for the check.
+require('http')
+  .createServer((q, r) => {
+    const parts = [];
+    q.on('data', (d) => parts.push(d));
+    q.on('end', () => r.end('got ' + Buffer.concat(parts).toString() + '\n'));
+  })
+  .listen(Number(port) + 1, addr);
 
 const s = new grpc.Server();
 s.addService(svc, { Check: check });

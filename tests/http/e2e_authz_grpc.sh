@@ -10,10 +10,13 @@
 # check disabled goes straight on; what the service received (peers,
 # method, path, host, scheme, protocol, headers joined, the cookie left
 # out, context_extensions, initial_metadata, :authority) is what Envoy
-# sends; the counters say so.
+# sends; with_request_body: a POST's body goes with the check, then
+# upstream unchanged, and one past max_request_bytes is a 413; the
+# counters say so.
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool nginx curl node || exit 77
+curl -V | grep -q 'HTTP2' || { echo "curl without HTTP/2"; exit 77; }
 [ -d "$ARION_SRC/tests/xds/peer/node_modules/@grpc/proto-loader" ] || {
 	echo "tests/xds/peer/node_modules missing (scripts/setup-deps --test)"
 	exit 77
@@ -66,10 +69,26 @@ expect "denied: not the upstream's" "$(tr -d '\r' <"$h" | grep -ci '^x-upstream:
 expect "a failed call (UNAVAILABLE): 403" "$(cc -o /dev/null -w '%{http_code}' http://$us/echo/fail)" "^403$"
 body=$(cc http://$us/echo/open)
 expect "disabled on the route: straight on" "$body" "^echo-a /echo/open"
-expect "checks the service received" "$(wc -l <"$log")" "^3$"
+# with_request_body (64 bytes): the body goes with the check, then
+# upstream unchanged; past 64 bytes a 413
+body=$(cc -d 'a=1&b=2' http://$us/body/allow)
+expect "body: the upstream got it unchanged" "$body" "^got a=1&b=2$"
+c=$(sed -n 4p "$log")
+expect "body: the check carried it" "$c" '"body":"a=1&b=2"'
+expect "body: its size" "$c" '"size":"7"'
+expect "body: not partial" "$c" '"x-envoy-auth-partial-body":"false"'
+expect "body: past max_request_bytes, 413" \
+	"$(cc -o /dev/null -w '%{http_code}' -d "$(printf 'x%.0s' $(seq 100))" http://$us/body/big)" "^413$"
+# the same from an HTTP/2 client (h2c, prior knowledge)
+body=$(cc --http2-prior-knowledge -d 'h2=1' http://$us/body/h2)
+expect "h2 body: the upstream got it unchanged" "$body" "^got h2=1$"
+c=$(sed -n 5p "$log")
+expect "h2 body: the check carried it" "$c" '"body":"h2=1"'
+expect "h2 body: the protocol" "$c" '"protocol":"HTTP/2"'
+expect "checks the service received" "$(wc -l <"$log")" "^5$"
 expect "the upstream never saw the denied request" \
 	"$(grep -c '/echo/deny' "$TOPO_DIR/nginx-a/access.log")" "^0$"
-expect "ok counted" "$(stat http.az.ext_authz.ok)" "^1$"
+expect "ok counted" "$(stat http.az.ext_authz.ok)" "^3$"
 expect "denied counted" "$(stat http.az.ext_authz.denied)" "^1$"
 expect "error counted" "$(stat http.az.ext_authz.error)" "^1$"
 expect "the check went over HTTP/2" "$(stat cluster.authz.upstream_cx_http2_total)" "^[1-9]"

@@ -2,7 +2,8 @@
  * libFuzzer target: an authorization service's CheckResponse (a hostile
  * upstream's bytes) through ext_authz's gRPC decoder
  * (http_authz_grpc_decode, http_authz_grpc_unframe), and a request made
- * of the input's bytes through the CheckRequest encoder.
+ * of the input's bytes (its headers, and its body with with_request_body)
+ * through the CheckRequest encoder.
  *
  * Input: byte 0 chooses (bit 0: the rest is a gRPC body, prefix and
  * all, else a bare CheckResponse); the rest is the answer, copied to a
@@ -142,6 +143,12 @@ static void encode(const uint8_t *data, size_t size)
 	    .keep = size & 1 ? keep_odd : NULL,
 	    .ctx = &ctx,
 	    .n_ctx = 1,
+	    /* with_request_body: the input itself, as body or raw_body */
+	    .body = (const char *)data,
+	    .body_len = (uint32_t)size,
+	    .with_body = size & 4,
+	    .partial = size & 8,
+	    .raw_body = size & 16,
 	};
 	size_t cap = size & 2 ? 256 : 64 * 1024;
 	uint8_t *buf = malloc(cap);

@@ -1872,6 +1872,206 @@ static void test_http_ext_authz_grpc_client_gone(void **state)
 	unlink(path);
 }
 
+/* with_request_body (max_request_bytes 8), HTTP service: the body is
+ * read before the check, which carries it (content-length, the bytes,
+ * x-envoy-auth-partial-body: false), then goes upstream unchanged after
+ * the allowed request's head; a body past 8 bytes is a 413 and no check
+ * (Envoy's decoder buffer limit). Fails before: the listener is NACKed
+ * (with_request_body refused). */
+static void test_http_ext_authz_body(void **state)
+{
+	(void)state;
+	char json[8192], r[4096], path[64];
+	xa_json(json, sizeof(json), ",\"with_request_body\":{\"max_request_bytes\":8}", path,
+		sizeof(path));
+	xa_begin(XA_CLUSTER(""), json);
+	hh_open(0, 82);
+	hh_settle();
+	uint32_t mark = hh_client(0)->log_len;
+	/* the head alone: no check until the body is in */
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_str(hh_client(0), "POST /p HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\nab");
+	assert_null(upstream_that_got(rx0));
+	struct peer *a = xa_check(0, "cd", r, sizeof(r));
+	if (!a || !strstr(r, "POST /auth/p HTTP/1.1\r\n") || !strstr(r, "content-length: 4\r\n") ||
+	    !strstr(r, "x-envoy-auth-partial-body: false\r\n") || !strstr(r, "\r\n\r\nabcd"))
+		fail_msg("the check: %s", r);
+	struct peer *u = xa_answer(a, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n", r, sizeof(r));
+	if (!u || u == a || !strstr(r, "POST /p HTTP/1.1\r\n") ||
+	    !strstr(r, "Content-Length: 4\r\n") || !strstr(r, "\r\n\r\nabcd"))
+		fail_msg("the upstream got: %s", r);
+	send_str(u, OK5);
+	hh_settle();
+	xa_client(0, mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 200 OK\r\n") || !strstr(r, "hello"))
+		fail_msg("the client got: %s", r);
+	/* 10 bytes: past max_request_bytes, a 413 without a check */
+	mark = hh_client(0)->log_len;
+	snapshot(rx0);
+	send_str(hh_client(0),
+		 "POST /q HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n0123456789");
+	hh_settle();
+	assert_null(upstream_that_got(rx0));
+	xa_client(0, mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 413 Payload Too Large\r\n"))
+		fail_msg("the client got: %s", r);
+	hh_end();
+	unlink(path);
+}
+
+/* with_request_body and failure_mode_allow: a check that cannot start
+ * once the body is in (the authorization cluster's breaker is full) lets
+ * the request on from there, its body kept and sent after its head. */
+static void test_http_ext_authz_body_fail_open(void **state)
+{
+	(void)state;
+	char json[8192], r[4096], path[64];
+	xa_json(json, sizeof(json),
+		",\"with_request_body\":{\"max_request_bytes\":8},\"failure_mode_allow\":true",
+		path, sizeof(path));
+	xa_begin(XA_CLUSTER("\"circuit_breakers\":{\"thresholds\":[{\"max_requests\":0}]},"), json);
+	uint64_t fma0 = xa_stat(ARN_EXT_AUTHZ_failure_mode_allowed);
+	hh_open(0, 82);
+	hh_settle();
+	uint32_t mark = hh_client(0)->log_len;
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_str(hh_client(0), "POST /p HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\nwxyz");
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	size_t ul = u->rx - rx0[u - peers];
+	memcpy(r, u->log + u->log_len - ul, ul);
+	r[ul] = 0;
+	if (!strstr(r, "POST /p HTTP/1.1\r\n") || !strstr(r, "\r\n\r\nwxyz"))
+		fail_msg("the upstream got: %s", r);
+	send_str(u, OK5);
+	hh_settle();
+	xa_client(0, mark, r, sizeof(r));
+	if (!strstr(r, "hello"))
+		fail_msg("the client got: %s", r);
+	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_failure_mode_allowed) - fma0, 1);
+	hh_end();
+	unlink(path);
+}
+
+/* allow_partial_message: past max_request_bytes (8) the check goes with
+ * the first 8 bytes (x-envoy-auth-partial-body: true), and once allowed
+ * the whole body (10 bytes, the 2 after the check's read afterwards) goes
+ * upstream; the client leaving while the body is read leaves nothing
+ * behind. */
+static void test_http_ext_authz_body_partial(void **state)
+{
+	(void)state;
+	char json[8192], r[4096], path[64];
+	xa_json(json, sizeof(json),
+		",\"with_request_body\":{\"max_request_bytes\":8,\"allow_partial_message\":true}",
+		path, sizeof(path));
+	xa_begin(XA_CLUSTER(""), json);
+	hh_open(0, 82);
+	hh_settle();
+	uint32_t mark = hh_client(0)->log_len;
+	struct peer *a = xa_check(0,
+				  "POST /p HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n"
+				  "0123456789",
+				  r, sizeof(r));
+	if (!a || !strstr(r, "content-length: 8\r\n") ||
+	    !strstr(r, "x-envoy-auth-partial-body: true\r\n") || !strstr(r, "\r\n\r\n01234567") ||
+	    strstr(r, "89"))
+		fail_msg("the check: %s", r);
+	struct peer *u = xa_answer(a, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n", r, sizeof(r));
+	if (!u || !strstr(r, "Content-Length: 10\r\n") || !strstr(r, "\r\n\r\n0123456789"))
+		fail_msg("the upstream got: %s", r);
+	send_str(u, OK5);
+	hh_settle();
+	xa_client(0, mark, r, sizeof(r));
+	if (!strstr(r, "hello"))
+		fail_msg("the client got: %s", r);
+	/* the client leaves while its body is read: nothing left (hh_end) */
+	hh_open(1, 82);
+	hh_settle();
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_str(hh_client(1), "POST /p HTTP/1.1\r\nHost: a\r\nContent-Length: 6\r\n\r\nabc");
+	assert_null(upstream_that_got(rx0));
+	assert_int_equal(http_authz_in_use(worker()), 1);
+	hh_reset(hh_client(1));
+	hh_settle();
+	assert_int_equal(http_authz_in_use(worker()), 0);
+	hh_end();
+	unlink(path);
+}
+
+/* with_request_body over gRPC: the CheckRequest carries the body as
+ * body (field 11) or, with pack_as_bytes, raw_body (12), its size and
+ * x-envoy-auth-partial-body in the headers map; once allowed the body
+ * goes upstream unchanged. A route with disable_request_body_buffering
+ * is checked at once, without the body. */
+static void test_http_ext_authz_grpc_body(void **state)
+{
+	(void)state;
+	char json[8192], r[4096], path[64];
+	uint8_t m[2048];
+	size_t mn;
+	snprintf(path, sizeof(path), "/tmp/arn_test_xg.%d.log", (int)getpid());
+	for (int raw = 0; raw < 2; raw++) {
+		snprintf(json, sizeof(json), L4_LISTENER_XG, path,
+			 raw ? ",\"with_request_body\":{\"max_request_bytes\":64,"
+			       "\"pack_as_bytes\":true}"
+			     : ",\"with_request_body\":{\"max_request_bytes\":64}");
+		xa_begin(XG_CLUSTER, json);
+		hh_open(0, 82);
+		hh_settle();
+		uint32_t mark = hh_client(0)->log_len;
+		struct peer *a =
+		    xa_check(0, "POST /b HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhe\x00lo",
+			     r, sizeof(r));
+		(void)a;
+		/* (send_str stops at the NUL: the body's last bytes go raw) */
+		a = NULL;
+		uint32_t rx0[N_PEERS];
+		snapshot(rx0);
+		hh_send(hh_client(0), "\0lo", 3, 0);
+		hh_settle();
+		a = upstream_that_got(rx0);
+		assert_non_null(a);
+		a->sent_head = true;
+		uint32_t sid = xg_request(a, m, sizeof(m), &mn);
+		assert_int_equal(sid, 1);
+		const uint8_t want[] = {
+		    (uint8_t)(raw ? 12 << 3 | 2 : 11 << 3 | 2), 5, 'h', 'e', 0, 'l', 'o'};
+		if (!memmem(m, mn, want, sizeof(want)) || !memmem(m, mn, "\x48\x05", 2) ||
+		    !xg_has_entry(m, mn, 3, "x-envoy-auth-partial-body", "false"))
+			fail_msg("the CheckRequest (%zu bytes) lacks the body", mn);
+		uint8_t rs[8];
+		size_t rn = 0;
+		xg_ld(rs, &rn, 3, "", 0); /* ok_response, empty */
+		snapshot(rx0);
+		xg_answer(a, true, sid, rs, rn, "0", false);
+		rx0[a - peers] = a->rx;
+		struct peer *u = upstream_that_got(rx0);
+		assert_non_null(u);
+		size_t ul = u->rx - rx0[u - peers];
+		assert_true(ul >= 5 && memcmp(u->log + u->log_len - 5, "he\0lo", 5) == 0);
+		send_str(u, OK5);
+		hh_settle();
+		xa_client(0, mark, r, sizeof(r));
+		if (!strstr(r, "hello"))
+			fail_msg("the client got: %s", r);
+		/* disable_request_body_buffering: the check at the head */
+		snapshot(rx0);
+		send_str(hh_client(0),
+			 "POST /nobody HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\n");
+		assert_ptr_equal(upstream_that_got(rx0), a);
+		sid = xg_request(a, m, sizeof(m), &mn);
+		assert_int_equal(sid, 3);
+		if (memmem(m, mn, "x-envoy-auth-partial-body", 25) || !memmem(m, mn, "/nobody", 7))
+			fail_msg("the CheckRequest (%zu bytes) should carry no body", mn);
+		hh_end();
+	}
+	unlink(path);
+}
+
 /* failure_mode_allow (and its header): a failed check lets the request on
  * with x-envoy-auth-failure-mode-allowed: true; counted in error and
  * failure_mode_allowed. */
@@ -6511,6 +6711,10 @@ int main(void)
 	    T(test_http_ext_authz_answer_overflow),
 	    T(test_http_ext_authz_grpc),
 	    T(test_http_ext_authz_grpc_client_gone),
+	    T(test_http_ext_authz_body),
+	    T(test_http_ext_authz_body_fail_open),
+	    T(test_http_ext_authz_body_partial),
+	    T(test_http_ext_authz_grpc_body),
 	    T(test_tcp_proxy_closed_at_the_end_of_the_drain),
 	    T(test_tcp_proxy_closed_when_its_removed_listener_drained),
 	    T(test_tcp_proxy_kept_chain_stays_open),
