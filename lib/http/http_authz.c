@@ -63,7 +63,9 @@ struct http_authz {
 	 * the check carries its first blen bytes (partial: it had more) */
 	bool collecting, bodied, partial;
 	uint32_t blen;
-	const struct arn_cfg_ext_authz_route *pr; /* the route's settings, or NULL */
+	/* the most specific per-route settings (NULL: none), and the virtual
+	 * host's when the route has its own (their context_extensions merge) */
+	const struct arn_cfg_ext_authz_route *pr, *pr_vh;
 	struct http_subreq_header h[HTTP_SUBREQ_MAX_HDRS];
 	struct arn_h1_edit up[HTTP_AUTHZ_EDITS]; /* on the upstream request */
 	struct arn_h1_edit cl[HTTP_AUTHZ_EDITS]; /* on the response, or the denial */
@@ -136,7 +138,7 @@ static struct http_authz *az_get(struct http_worker *w)
 	a->bad_ct = false;
 	a->collecting = a->bodied = a->partial = false;
 	a->blen = 0;
-	a->pr = NULL;
+	a->pr = a->pr_vh = NULL;
 	a->sr.running = false;
 	return a;
 }
@@ -699,6 +701,8 @@ static int azg_start(struct http_authz *a, struct http_stream *st,
 	    .keep_ctx = f,
 	    .ctx = pr ? pr->ctx : NULL,
 	    .n_ctx = pr ? pr->n_ctx : 0,
+	    .ctx_vh = a->pr_vh ? a->pr_vh->ctx : NULL,
+	    .n_ctx_vh = a->pr_vh ? a->pr_vh->n_ctx : 0,
 	    /* the body (at the buffer's start, az_take_body) */
 	    .body = a->big,
 	    .body_len = a->blen,
@@ -790,6 +794,11 @@ bool http_authz_step(struct http_stream *st, size_t i, const struct arn_cfg_ext_
 	a->cfg = f;
 	a->idx = (uint8_t)i;
 	a->pr = pr;
+	if (pr && mt->route) { /* the virtual host's, if the route's is not it */
+		const struct arn_cfg_ext_authz_route *vh = arn_cfg_per_filter_find(
+		    mt->vhost, NULL, name, strlen(name), ARN_CFG_PF_EXT_AUTHZ);
+		a->pr_vh = vh != pr ? vh : NULL;
+	}
 	st->authz = (uint16_t)(a - workers[w->idx].mem + 1);
 	if (f->with_body && !(pr && pr->no_body) && http_msg_has_body(&st->req.m) &&
 	    !(st->state & HTTP_S_REQ_DONE)) {

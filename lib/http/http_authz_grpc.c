@@ -191,7 +191,16 @@ long http_authz_grpc_encode(const struct http_authz_grpc_req *r, uint8_t *buf, s
 	struct pbw w = {.b = buf, .pos = cap};
 	size_t req = w.pos;
 	size_t attrs = w.pos;
-	for (size_t i = r->n_ctx; i-- > 0;) /* context_extensions = 10 */
+	for (size_t i = r->n_ctx_vh; i-- > 0;) { /* context_extensions = 10 */
+		bool over = false;		 /* the route's has the key */
+		for (size_t k = 0; k < r->n_ctx && !over; k++)
+			over = r->ctx[k].name_len == r->ctx_vh[i].name_len &&
+			       memcmp(r->ctx[k].name, r->ctx_vh[i].name, r->ctx[k].name_len) == 0;
+		if (!over)
+			w_entry(&w, 10, r->ctx_vh[i].name, r->ctx_vh[i].name_len,
+				r->ctx_vh[i].value, r->ctx_vh[i].value_len);
+	}
+	for (size_t i = r->n_ctx; i-- > 0;)
 		w_entry(&w, 10, r->ctx[i].name, r->ctx[i].name_len, r->ctx[i].value,
 			r->ctx[i].value_len);
 	size_t request = w.pos; /* request = 4 */

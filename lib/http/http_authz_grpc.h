@@ -78,8 +78,10 @@ struct http_authz_grpc_req {
 	const char *body; /* with_request_body: the bytes buffered */
 	uint32_t body_len;
 	bool with_body, partial, raw_body;
-	const struct arn_cfg_ext_authz_hdr *ctx; /* context_extensions */
-	size_t n_ctx;
+	/* context_extensions: the route's, then the virtual host's whose
+	 * keys the route's do not have (Envoy merges the levels so) */
+	const struct arn_cfg_ext_authz_hdr *ctx, *ctx_vh;
+	size_t n_ctx, n_ctx_vh;
 };
 
 /**

@@ -54,8 +54,7 @@ static void check_hv(const uint8_t *b, size_t n, const struct http_authz_hv *h, 
 			continue;
 		}
 		CHECK(h[i].op == ARN_H1_EDIT_ADD || h[i].op == ARN_H1_EDIT_SET ||
-		      h[i].op == ARN_H1_EDIT_APPEND_VALUE ||
-		      h[i].op == ARN_H1_EDIT_ADD_IF_ABSENT ||
+		      h[i].op == ARN_H1_EDIT_APPEND_VALUE || h[i].op == ARN_H1_EDIT_ADD_IF_ABSENT ||
 		      h[i].op == ARN_H1_EDIT_SET_IF_PRESENT);
 		const uint8_t *v = (const uint8_t *)h[i].value;
 		CHECK(!h[i].value_len || (v >= b && v + h[i].value_len <= b + n));
@@ -124,6 +123,7 @@ static void encode(const uint8_t *data, size_t size)
 			break;
 	}
 	struct arn_cfg_ext_authz_hdr ctx = {"k", "v", 1, 1};
+	struct arn_cfg_ext_authz_hdr ctx_vh[2] = {{"k", "vh", 1, 2}, {"k2", "v2", 2, 2}};
 	struct http_authz_grpc_req q = {
 	    .saddr = 0xc6120064u,
 	    .sport = 1234,
@@ -143,6 +143,8 @@ static void encode(const uint8_t *data, size_t size)
 	    .keep = size & 1 ? keep_odd : NULL,
 	    .ctx = &ctx,
 	    .n_ctx = 1,
+	    .ctx_vh = ctx_vh,
+	    .n_ctx_vh = 2,
 	    /* with_request_body: the input itself, as body or raw_body */
 	    .body = (const char *)data,
 	    .body_len = (uint32_t)size,

@@ -1505,9 +1505,10 @@ static void test_http_ext_authz_answer_overflow(void **state)
 
 /* Listener "dyn" (port 82) whose ext_authz "xa" asks Authorization.Check
  * of cluster "dyn" (XG_CLUSTER: HTTP/2) with initial_metadata x-tenant,
- * cookie never sent (disallowed_headers); context_extensions k: vh,
- * k2: v2 on the virtual host and k: v on route /; /open has the check
- * disabled, /nobody has disable_request_body_buffering. %s: the access
+ * cookie never sent (disallowed_headers); the virtual host has the
+ * context_extensions k: vh, k2: v2, route / has k: v (they merge, the
+ * route's key winning), /open has the check disabled, /nobody has
+ * disable_request_body_buffering. %s: the access
  * log's path, then more ExtAuthz fields. */
 /* clang-format off */
 #define L4_LISTENER_XG                                                                             \
@@ -1676,8 +1677,9 @@ static bool xg_has_entry(const uint8_t *m, size_t n, unsigned num, const char *k
  * Authorization.Check over HTTP/2 whose CheckRequest carries the peers,
  * the request (method, path, host, scheme, protocol, its headers in a
  * map with repeated ones joined by ",", not the disallowed cookie) and
- * the route's context_extensions; OK with ok_response lets the request
- * on with its header mutations (append_action: overwrite; a line added;
+ * the context_extensions of the route merged over the virtual host's;
+ * OK with ok_response lets the request on with its header mutations
+ * (append_action: overwrite; a line added; the deprecated append joining;
  * headers_to_remove) and response_headers_to_add; PERMISSION_DENIED with
  * denied_response answers the client with its status, headers and body;
  * a grpc-status not OK (trailers-only), a CheckResponse that does not
@@ -1713,7 +1715,8 @@ static void test_http_ext_authz_grpc(void **state)
 	if (!xg_has_entry(m, mn, 3, "x-a", "1,2") || !xg_has_entry(m, mn, 3, ":path", "/x?q=1") ||
 	    !xg_has_entry(m, mn, 3, ":method", "GET") ||
 	    !xg_has_entry(m, mn, 3, ":authority", "a") || !xg_has_entry(m, mn, 3, "x-drop", "d") ||
-	    !xg_has_entry(m, mn, 10, "k", "v") || memmem(m, mn, "cookie", 6) ||
+	    !xg_has_entry(m, mn, 10, "k", "v") || !xg_has_entry(m, mn, 10, "k2", "v2") ||
+	    xg_has_entry(m, mn, 10, "k", "vh") || memmem(m, mn, "cookie", 6) ||
 	    !memmem(m, mn, "198.18.0.100", 12) || !memmem(m, mn, "HTTP/1.1", 8) ||
 	    !memmem(m, mn, "\x12\x03GET", 5) || !memmem(m, mn, "\x22\x06/x?q=1", 8) ||
 	    !memmem(m, mn,
