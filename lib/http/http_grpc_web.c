@@ -352,8 +352,8 @@ static int transformed(struct http_stream *st, struct gw_state *s, struct arn_h1
 				      .value = "0",
 				      .value_len = 1,
 				      .op = ARN_H1_EDIT_SET};
-	/* Envoy's Grpc::Utility::httpToGrpcStatus: UNKNOWN for a 2xx too */
-	unsigned g = m->status >= 200 && m->status < 300 ? 2 : http_grpc_status(m->status);
+	/* Envoy's Grpc::Utility::httpToGrpcStatus (UNKNOWN for a 2xx too) */
+	unsigned g = http_grpc_status(m->status);
 	int k = snprintf(s->gs, sizeof(s->gs), "%u", g);
 	e[n++] = (struct arn_h1_edit){.name = "grpc-status",
 				      .name_len = 11,

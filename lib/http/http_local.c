@@ -172,7 +172,7 @@ unsigned http_grpc_status(unsigned http)
 	case 504:
 		return 14; /* UNAVAILABLE */
 	default:
-		return http >= 200 && http < 300 ? 0 : 2; /* OK, UNKNOWN */
+		return 2; /* UNKNOWN (a 2xx too, as Envoy) */
 	}
 }
 

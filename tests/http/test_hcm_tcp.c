@@ -3147,6 +3147,26 @@ static void test_http_underscores_and_escaped_slashes(void **state)
 	hh_end();
 }
 
+/* A local reply to a gRPC request carries the status Envoy's
+ * httpToGrpcStatus gives its HTTP status: UNKNOWN (2) for anything it
+ * does not name, a 2xx direct response included (Arion said OK before). */
+static void test_grpc_local_reply_2xx_is_unknown(void **state)
+{
+	(void)state;
+	tp_begin(1, US_LISTENER("\"generate_request_id\":false"));
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	uint32_t mark = c->log_len;
+	send_str(c, "POST /u/S/M HTTP/1.1\r\nHost: a\r\nx_id: 1\r\ncontent-type: application/grpc\r\n"
+		    "content-length: 0\r\n\r\n");
+	hh_settle();
+	if (!strstr(c->log + mark, "HTTP/1.1 200 OK\r\n") ||
+	    !strstr(c->log + mark, "\r\ngrpc-status: 2\r\n"))
+		fail_msg("the client got: %s", c->log + mark);
+	hh_end();
+}
+
 /* A route's response_headers_to_add that fill a local reply's edit
  * slots, and a mapper that adds a header: the reply is refused whole
  * (500, response_edits_overflow), as any edit that does not fit; the
@@ -6668,6 +6688,7 @@ int main(void)
 	    T(test_http_fault),
 	    T(test_http_filter_disabled_per_route),
 	    T(test_http_underscores_and_escaped_slashes),
+	    T(test_grpc_local_reply_2xx_is_unknown),
 	    T(test_retry_previous_hosts),
 	    T(test_stateful_session),
 	    T(test_stateful_session_retry),
