@@ -250,7 +250,7 @@ const struct arn_cfg_fault *conv_fault(struct conv *c, struct pb p);
 const struct arn_cfg_basic_auth *conv_basic_auth(struct conv *c, struct pb p);
 const struct arn_cfg_basic_auth_users *conv_basic_auth_route(struct conv *c, struct pb p);
 /** An HTTP header name Arion writes or removes: an RFC 9110 token, lower
- * cased (refused naming @p field). conv_l4.c */
+ * cased (refused naming @p field). conv_common.c */
 const char *conv_hdr_name(struct conv *c, const char *field, upb_StringView s, size_t *len);
 /** A StatefulSession (envoy.filters.http.stateful_session's configuration)
  * or, @p per_route, a StatefulSessionPerRoute converted; NULL only without
@@ -258,7 +258,7 @@ const char *conv_hdr_name(struct conv *c, const char *field, upb_StringView s, s
 const struct arn_cfg_stateful_session *conv_stateful_session(struct conv *c, struct pb p,
 							     bool per_route);
 /** A cookie's name (@p token) or path checked for a Set-Cookie line, at
- * most @p max bytes (refused naming @p field). conv_route.c */
+ * most @p max bytes (refused naming @p field). conv_common.c */
 bool cookie_octets_ok(struct conv *c, const char *field, upb_StringView s, bool token, size_t max);
 /** The HCM's local_reply_config @p lrc into @p out. conv_parts.c */
 void conv_local_reply(struct conv *c, struct pb lrc, const struct arn_cfg_local_reply **out);

@@ -1327,24 +1327,6 @@ static void jwks_free_fn(void *p)
 	arn_jwks_free(p);
 }
 
-const char *conv_hdr_name(struct conv *c, const char *field, upb_StringView s, size_t *len)
-{
-	*len = s.size;
-	if (s.size == 0) {
-		conv_err(c, field, "missing");
-		return NULL;
-	}
-	for (size_t i = 0; i < s.size; i++) {
-		unsigned char ch = (unsigned char)s.data[i];
-		if (ch <= 0x20 || ch >= 0x7f || strchr("\"(),/:;<=>?@[\\]{}", ch)) {
-			conv_err(c, field, "byte 0x%02x at %zu is not a header name character", ch,
-				 i);
-			return NULL;
-		}
-	}
-	return conv_lstr(c, s);
-}
-
 /* local_jwks: a DataSource (inline_string, inline_bytes, or filename read
  * now, at most ARN_CFG_JWT_MAX_JWKS_FILE bytes) into a key set. */
 static const struct arn_jwks *jwt_local_jwks(struct conv *c, struct pb ds, upb_StringView pname)

@@ -193,39 +193,6 @@ static void cluster_ref(struct conv *c, struct arn_cfg_ref *r, upb_StringView na
 }
 
 /*
- * A hash policy cookie's name or path, which Arion writes as they are into
- * the Set-Cookie line of a generated cookie: a name is an RFC 6265 token
- * (RFC 9110 tchar: no CTL, space or separator such as ; = , " that would
- * end it or start an attribute); a path any visible ASCII but ';' (RFC
- * 6265 path-value, which would start an attribute; a space or a byte past
- * 0x7e has no place in a URL path). @p max bounds it, so the line always
- * fits the stream's text. Refused naming the field.
- */
-bool cookie_octets_ok(struct conv *c, const char *field, upb_StringView s, bool token, size_t max)
-{
-	if (s.size > max) {
-		conv_err(c, field, "longer than %zu bytes", max);
-		return false;
-	}
-	for (size_t i = 0; i < s.size; i++) {
-		unsigned char ch = (unsigned char)s.data[i];
-		bool ok = ch > 0x20 && ch < 0x7f && ch != ';';
-		if (ok && token)
-			ok = !strchr("\"(),/:<=>?@[\\]{}", ch);
-		if (!ok) {
-			conv_err(c, field,
-				 token ? "byte 0x%02x at %zu is not a cookie name character (RFC "
-					 "6265: a token, no CTL, space or separator)"
-				       : "byte 0x%02x at %zu is not a cookie path character (RFC "
-					 "6265: visible ASCII but ';')",
-				 ch, i);
-			return false;
-		}
-	}
-	return true;
-}
-
-/*
  * A request's descriptors come from its route's rate_limits and, per
  * include_vh_rate_limits or a local_ratelimit's vh_rate_limits (which may
  * be set in a filter this table does not see), its virtual host's: lib/l4

@@ -29,7 +29,7 @@
 #include "http_filter.h"
 #include "http_int.h"
 #include "http_local.h"
-#include "http_router_filter.h"
+#include "http_rb.h"
 #include "http_stream.h"
 #include "http_subreq.h"
 #include "http_worker.h"

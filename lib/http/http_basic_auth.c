@@ -26,7 +26,7 @@
 #include "arn_jwt.h"
 #include "http_basic_auth.h"
 #include "http_int.h"
-#include "http_l4.h"
+#include "http_req_kept.h"
 #include "http_local.h"
 #include "http_stream.h"
 #include "http_worker.h"
@@ -157,7 +157,7 @@ bool http_basic_auth_step(struct http_stream *st, size_t i, const struct arn_cfg
 	if (r != BA_OK) {
 		ba_count(st, i, ARN_BASIC_AUTH_denied);
 		struct arn_h1_edit e[1];
-		unsigned n = http_l4_www_authenticate(st, "Basic", "", e);
+		unsigned n = http_www_authenticate(st, "Basic", "", e);
 		http_local_reply(st, 401, ba_body[r], strlen(ba_body[r]), 0, ba_details[r], e, n);
 		return true;
 	}
@@ -176,7 +176,7 @@ bool http_basic_auth_step(struct http_stream *st, size_t i, const struct arn_cfg
 			memcpy(t, c.name, c.name_len);
 			st->text_len += (uint32_t)c.name_len;
 		}
-		if (!t || http_l4_req_edits_keep(st, &e, 1) < 0) {
+		if (!t || http_req_edits_keep(st, &e, 1) < 0) {
 			/* never the request upstream without it (issue 12) */
 			HTTP_INC(st->hc, rq_edit_overflow);
 			http_local_reply(st, 500, NULL, 0, 0, "header_edits_overflow", NULL, 0);

@@ -4,7 +4,7 @@
  * Authorization, or authentication_header) checked against the htpasswd
  * users of the route's or virtual host's BasicAuthPerRoute, else the
  * filter's; a failure answers 401 with www-authenticate Basic and the
- * realm jwt_authn gives (http_l4_www_authenticate). docs/http.md.
+ * realm jwt_authn gives (http_www_authenticate). docs/http.md.
  *
  * Nothing is held past the call: the credential is decoded in pieces on
  * the stack (a password of any length is hashed as it is decoded), the

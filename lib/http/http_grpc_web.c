@@ -21,8 +21,8 @@
 #include "http_stream.h"
 
 enum {
-	GW_TEXT_REQ = 1u << 0,	/* the request body is base64 */
-	GW_TEXT_RESP = 1u << 1, /* the response body goes base64 */
+	GW_TEXT_REQ = 1u << 0,		  /* the request body is base64 */
+	GW_TEXT_RESP = HTTP_GW_TEXT_RESP, /* the response body goes base64 */
 };
 
 /* A stream's state, in its res->text (st->grpc_web - 1). */
@@ -56,6 +56,10 @@ struct gw_state {
 	char *out;
 	uint32_t out_cap;
 };
+
+/* http_grpc_web.h's inline readers take the flags from the state's first
+ * byte */
+_Static_assert(offsetof(struct gw_state, flags) == 0, "the flags first");
 
 static struct gw_state *gw(const struct http_stream *st)
 {
@@ -187,34 +191,6 @@ static bool gw_decode_head(struct http_stream *st, const struct arn_cfg_gen *g,
 	return false;
 }
 
-int http_grpc_web_req_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
-{
-	const struct arn_h1_msg *m = &st->req.m;
-	bool gae = arn_h1_find(m, "grpc-accept-encoding", 20, 0) >= 0;
-	unsigned n = gae ? 3 : 4;
-	if (cap < n)
-		return -ENOSPC;
-	e[0] = (struct arn_h1_edit){
-	    .name = "content-length", .name_len = 14, .op = ARN_H1_EDIT_REMOVE};
-	e[1] = (struct arn_h1_edit){.name = "content-type",
-				    .name_len = 12,
-				    .value = "application/grpc",
-				    .value_len = 16,
-				    .op = ARN_H1_EDIT_SET};
-	e[2] = (struct arn_h1_edit){.name = "te",
-				    .name_len = 2,
-				    .value = "trailers",
-				    .value_len = 8,
-				    .op = ARN_H1_EDIT_SET};
-	if (!gae)
-		e[3] = (struct arn_h1_edit){.name = "grpc-accept-encoding",
-					    .name_len = 20,
-					    .value = "identity,deflate,gzip",
-					    .value_len = 21,
-					    .op = ARN_H1_EDIT_SET};
-	return (int)n;
-}
-
 /* Envoy's answer to a body that is not base64 (its sendLocalReply: a
  * gRPC request by then, so 200 with grpc-status 13). */
 static long bad_b64(struct http_stream *st, const char *details)
@@ -288,18 +264,6 @@ static long gw_decode_xform(struct http_stream *st, char *data, size_t len, bool
 }
 
 /* ---- the response ---------------------------------------------------------------------------- */
-
-const char *http_grpc_web_ctype(const struct http_stream *st, uint32_t *len)
-{
-	if (!st->grpc_web || !st->res)
-		return NULL;
-	if (gw(st)->flags & GW_TEXT_RESP) {
-		*len = 31;
-		return "application/grpc-web-text+proto";
-	}
-	*len = 26;
-	return "application/grpc-web+proto";
-}
 
 /* Envoy's Grpc::Common::isGrpcResponseHeaders, and its
  * isProtoEncodedGrpcWebResponseHeaders: an answer either of which takes

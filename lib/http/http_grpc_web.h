@@ -38,18 +38,9 @@ struct http_stream;
  * overflow would (rs_edit_overflow). */
 #define HTTP_GW_OUT_MIN 64
 
-/**
- * The request edits of a gRPC-Web stream (@p st->grpc_web set) into @p e
- * (at most @p cap), for the router. @return how many, or -ENOSPC.
- */
-int http_grpc_web_req_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
-
-/**
- * The content-type a local reply to @p st takes in its gRPC form:
- * the gRPC-Web one for a gRPC-Web stream (its length in *@p len), else
- * NULL.
- */
-const char *http_grpc_web_ctype(const struct http_stream *st, uint32_t *len);
+/* http_gw_stream.h: what the router and local replies read of a stream
+ * this filter took (its flags byte, its request edits, its content-type) */
+#include "http_gw_stream.h"
 
 /**
  * Base64-decode @p n chars of @p in (n a multiple of 4) quantum by quantum

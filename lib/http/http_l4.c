@@ -36,6 +36,7 @@
 #include "http_filter.h"
 #include "http_int.h"
 #include "http_l4.h"
+#include "http_req_kept.h"
 #include "http_local.h"
 #include "http_session.h"
 #include "http_stream.h"
@@ -331,49 +332,10 @@ struct jwt_edits {
 	unsigned n;
 	struct arn_h1_edit e[JWT_MAX_EDITS];
 };
-struct l4_edits {
-	unsigned n;
-	struct arn_h1_edit e[];
-};
-
-static char *jwt_text(struct http_stream *st, size_t n);
-
-static const struct l4_edits *l4_edits_kept(const struct http_stream *st)
-{
-	return st->jwt_edits && st->res
-		   ? (const struct l4_edits *)(const void *)(st->res->text + st->jwt_edits - 1)
-		   : NULL;
-}
-
-int http_l4_req_edits_keep(struct http_stream *st, const struct arn_h1_edit *e, unsigned n)
-{
-	if (!n)
-		return 0;
-	const struct l4_edits *old = l4_edits_kept(st);
-	unsigned on = old ? old->n : 0;
-	if (!st->res || st->text_len >= HTTP_TEXT)
-		return -ENOSPC;
-	/* a new block (aligned) holding the kept ones, then these: the text
-	 * is the stream's, so the old block is simply left behind */
-	uintptr_t a = (uintptr_t)(st->res->text + st->text_len);
-	size_t skip = (size_t)((8 - a % 8) % 8);
-	size_t sz = offsetof(struct l4_edits, e) + (on + n) * sizeof(e[0]);
-	char *t = jwt_text(st, skip + sz);
-	if (!t)
-		return -ENOSPC;
-	struct l4_edits *k = (struct l4_edits *)(void *)(t + skip);
-	if (on)
-		memcpy(k->e, old->e, on * sizeof(e[0]));
-	memcpy(k->e + on, e, n * sizeof(e[0]));
-	k->n = on + n;
-	st->jwt_edits = (uint16_t)((char *)k - st->res->text + 1);
-	return 0;
-}
-
 int http_l4_req_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
 {
 	unsigned n = 0;
-	const struct l4_edits *je = l4_edits_kept(st);
+	const struct http_req_edits *je = http_req_edits_kept(st);
 	if (je) {
 		if (je->n > cap)
 			return -ENOSPC;
@@ -667,11 +629,7 @@ static void jwt_edit(struct jwt_run *r, uint8_t op, const char *name, size_t nl,
 /* Room for @p n bytes in the stream's text, or NULL. */
 static char *jwt_text(struct http_stream *st, size_t n)
 {
-	if (!st->res || st->text_len > HTTP_TEXT || n > HTTP_TEXT - st->text_len)
-		return NULL;
-	char *p = st->res->text + st->text_len;
-	st->text_len += (uint32_t)n;
-	return p;
+	return http_st_text(st, n);
 }
 
 /* Envoy's sanitizeHeaders: a provider's payload and claim headers never
@@ -971,40 +929,6 @@ static bool jwt_cors_preflight(const struct http_stream *st)
 	       req_hdr(st, "access-control-request-method", 29, &l, NULL);
 }
 
-unsigned http_l4_www_authenticate(struct http_stream *st, const char *scheme, const char *suffix,
-				  struct arn_h1_edit *e)
-{
-	struct http_conn *hc = st->hc;
-	const struct arn_h1_msg *m = &st->req.m;
-	/* Envoy's buildOriginalUri: x-forwarded-proto (the connection's,
-	 * unless a trusted hop's is kept), host, path to 256 bytes */
-	size_t pl = 0, hl = st->auth_len < JWT_MAX_URI_HOST ? st->auth_len : JWT_MAX_URI_HOST;
-	const char *xfp = NULL;
-	if (hc->hcm->xff_num_trusted_hops)
-		xfp = req_hdr(st, "x-forwarded-proto", 17, &pl, NULL);
-	if (!xfp) {
-		xfp = hc->tls ? "https" : "http";
-		pl = strlen(xfp);
-	}
-	size_t path_len = m->path.len < JWT_MAX_URI_PATH ? m->path.len : JWT_MAX_URI_PATH;
-	size_t sl = strlen(scheme), xl = strlen(suffix);
-	size_t need = sl + 8 + pl + 3 + hl + path_len + 1 + xl + 1;
-	char *t = jwt_text(st, need);
-	if (!t)
-		return 0;
-	int k = snprintf(t, need, "%s realm=\"%.*s://%.*s%.*s\"%s", scheme, (int)pl, xfp, (int)hl,
-			 st->auth ? st->auth : "", (int)path_len, m->path.p, suffix);
-	/* never a CR / LF from the request into the reply's header */
-	if (k <= 0 || (size_t)k >= need || memchr(t, '\r', (size_t)k) || memchr(t, '\n', (size_t)k))
-		return 0;
-	e[0] = (struct arn_h1_edit){.name = "www-authenticate",
-				    .name_len = 16,
-				    .value = t,
-				    .value_len = (uint32_t)k,
-				    .op = ARN_H1_EDIT_SET};
-	return 1;
-}
-
 /* The failure reply: Envoy's onComplete (401, or 403 for an audience not
  * allowed; the status string as the body; www-authenticate with the
  * request's original URI as the realm). */
@@ -1019,7 +943,7 @@ static void jwt_deny(struct jwt_run *r, enum arn_jwt_status s)
 	}
 	const char *body = arn_jwt_status_str(s);
 	struct arn_h1_edit e[1];
-	unsigned n = http_l4_www_authenticate(
+	unsigned n = http_www_authenticate(
 	    st, "Bearer", s != ARN_JWT_MISSED ? ", error=\"invalid_token\"" : "", e);
 	http_local_reply(st, code, body, strlen(body), 0, details, e, n);
 }
@@ -1112,7 +1036,7 @@ static bool jwt_step(struct http_stream *st, size_t i, const struct arn_cfg_jwt_
 	}
 	/* the edits into the stream's text, where the router finds them
 	 * (http_l4_req_edits) */
-	if (r.overflow || http_l4_req_edits_keep(st, ed.e, ed.n) < 0) {
+	if (r.overflow || http_req_edits_keep(st, ed.e, ed.n) < 0) {
 		/* more edits than the stream holds: never a request without
 		 * them upstream (issue 12) */
 		HTTP_INC(hc, rq_edit_overflow);

@@ -72,32 +72,13 @@ struct arn_h1_edit;
 /**
  * The request edits the jwt_authn and basic_auth filters kept for @p st's
  * request (payload and claim headers, the token's header removed; the
- * user name: st->jwt_edits, http_l4_req_edits_keep)
+ * user name: st->jwt_edits, http_req_edits_keep in http_req_kept.h)
  * and those a local_ratelimit filter asked for when it limited the
  * request without enforcing (request_headers_to_add_when_not_enforced),
  * into @p e (at most @p cap), values in the stream's text.
  * @return how many, or -ENOSPC.
  */
 int http_l4_req_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
-
-/**
- * Keep @p n request edits @p e (values that outlive the call: the
- * configuration's, or the stream's text) for @p st's upstream request,
- * after those a filter kept before (st->jwt_edits, which
- * http_l4_req_edits adds). @return 0, or -ENOSPC when the stream's text
- * has no room (the caller must not let the request go on without them).
- */
-int http_l4_req_edits_keep(struct http_stream *st, const struct arn_h1_edit *e, unsigned n);
-
-/**
- * The www-authenticate header of an authentication filter's 401 into
- * @p e[0]: "<scheme> realm=\"<URI>\"<suffix>", the URI Envoy's
- * buildOriginalUri (x-forwarded-proto, host, the path cut at 256 bytes),
- * the value in the stream's text. @return 1, or 0 when the text had no
- * room or the value would carry a CR or LF (no header then).
- */
-unsigned http_l4_www_authenticate(struct http_stream *st, const char *scheme, const char *suffix,
-				  struct arn_h1_edit *e);
 
 /**
  * Response edits of a request a local_ratelimit filter with

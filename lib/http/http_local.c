@@ -12,7 +12,7 @@
 #include "arn_config.h"
 #include "http_filter.h"
 #include "http_grpc_stats.h"
-#include "http_grpc_web.h"
+#include "http_gw_stream.h"
 #include "http_local.h"
 #include "http_local_reply.h"
 #include "http_stream.h"

@@ -15,7 +15,7 @@
 #include "arn_config.h"
 #include "arn_log.h"
 #include "arn_mem.h"
-#include "http_grpc_web.h"
+#include "http_gw_stream.h"
 #include "http_l4.h"
 #include "http_local.h"
 #include "http_od.h"
@@ -56,35 +56,6 @@ static inline void xreq_arm(struct http_worker *w, struct http_timer *t, http_ti
 
 /* ---- the request body kept for retries ------------------------------------------------- */
 
-/* The kept segments go back: out of line, so that the common call (none
- * kept) sets up no frame for the freeing loop. */
-static void __attribute__((noinline)) rb_free_chain(struct http_stream *st)
-{
-	struct rte_mbuf *m = X(st)->rb_head;
-	while (m) {
-		struct rte_mbuf *n = m->next;
-		m->next = NULL;
-		m->nb_segs = 1;
-		rte_pktmbuf_free_seg(m);
-		m = n;
-	}
-	st->hc->w->rb_segs -= X(st)->rb_segs;
-	X(st)->rb_head = X(st)->rb_tail = NULL;
-	X(st)->rb_bytes = X(st)->rb_segs = 0;
-}
-
-void http_rb_free(struct http_stream *st)
-{
-	if (!st->res)
-		return;
-	/* nothing kept (every request without a retried body): the counts
-	 * are 0 already */
-	if (X(st)->rb_head)
-		rb_free_chain(st);
-	X(st)->replay = NULL;
-	st->state &= ~HTTP_S_REPLAYING;
-}
-
 /* Keep a copy of body bytes for a later attempt, packed into whole mbufs.
  * @return false when the listener's buffer limit (Envoy buffers a request
  * for retries up to per_connection_buffer_limit_bytes), the worker's bound
@@ -100,60 +71,6 @@ bool http_rb_append(struct http_stream *st, const char *p, size_t n)
 		return true;
 	uint32_t limit = hc->lsn ? hc->lsn->per_connection_buffer_limit : 1024 * 1024;
 	return http_rb_keep(st, p, n, limit);
-}
-
-bool http_rb_keep(struct http_stream *st, const char *p, size_t n, uint32_t limit)
-{
-	struct http_worker *w = st->hc->w;
-	if ((uint64_t)X(st)->rb_bytes + n > limit)
-		return false;
-	while (n) {
-		struct rte_mbuf *t = X(st)->rb_tail;
-		size_t room = t ? rte_pktmbuf_tailroom(t) : 0;
-		if (!room) {
-			if (w->rb_segs >= HTTP_RB_WORKER_SEGS)
-				return false;
-			struct rte_mbuf *m = http_mbuf(w);
-			if (!m)
-				return false;
-			m->next = NULL;
-			if (t)
-				t->next = m;
-			else
-				X(st)->rb_head = m;
-			X(st)->rb_tail = m;
-			X(st)->rb_segs++;
-			w->rb_segs++;
-			continue;
-		}
-		size_t k = n < room ? n : room;
-		memcpy(rte_pktmbuf_mtod_offset(t, char *, t->data_len), p, k);
-		t->data_len = (uint16_t)(t->data_len + k);
-		t->pkt_len = t->data_len;
-		p += k;
-		n -= k;
-		X(st)->rb_bytes += (uint32_t)k;
-	}
-	return true;
-}
-
-size_t http_rb_copy(const struct http_stream *st, char *out, size_t cap)
-{
-	size_t k = 0;
-	for (const struct rte_mbuf *m = X(st)->rb_head; m && k < cap; m = m->next) {
-		size_t n = m->data_len < cap - k ? m->data_len : cap - k;
-		memcpy(out + k, rte_pktmbuf_mtod(m, const char *), n);
-		k += n;
-	}
-	return k;
-}
-
-void http_rb_send_first(struct http_stream *st)
-{
-	if (!X(st)->rb_head)
-		return;
-	st->state |= HTTP_S_REPLAYING;
-	X(st)->replay = X(st)->rb_head;
 }
 
 /* ---- routing ------------------------------------------------------------------------------- */

@@ -11,6 +11,7 @@
 #ifndef ARN_HTTP_ROUTER_FILTER_H
 #define ARN_HTTP_ROUTER_FILTER_H
 
+#include "http_rb.h" /* http_rb_free, ... (the body kept) */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,23 +72,11 @@ static inline void http_route_timer_due(struct http_stream *st)
 		http_route_timer_start(st);
 }
 /* http_xreq_init, the router's per-request state readied: http_stream.h. */
-/** Forget the request body kept for retries. */
-void http_rb_free(struct http_stream *st);
 /** Keep @p n body bytes for a later attempt. @return false when the
  * bounds say no more (then http_rb_abandon). */
 bool http_rb_append(struct http_stream *st, const char *p, size_t n);
 /** The body outgrew what may be kept: no retry for this request. */
 void http_rb_abandon(struct http_stream *st);
-/** Keep @p n body bytes whatever the retry policy (ext_authz's
- * with_request_body), at most @p limit in all. @return false when a
- * bound says no more (@p limit, the worker's HTTP_RB_WORKER_SEGS, the
- * mbufs). */
-bool http_rb_keep(struct http_stream *st, const char *p, size_t n, uint32_t limit);
-/** The first @p cap bytes of the body kept into @p out. @return how many. */
-size_t http_rb_copy(const struct http_stream *st, char *out, size_t cap);
-/** The body kept goes to the first attempt's upstream after its head, as
- * a retry's does (nothing when none is kept). */
-void http_rb_send_first(struct http_stream *st);
 /**
  * An attempt ended in a way its retry policy may retry (@p would). @return
  * true when a retry is scheduled (the caller stops there); false when the

@@ -1,0 +1,97 @@
+/*
+ * The request body a stream keeps (its http_xreq's rb_head chain, packed
+ * into whole mbufs counted in the worker's rb_segs, HTTP_RB_WORKER_SEGS at
+ * most): for the router's retries and shadows, and for a filter that must
+ * read a body before the request goes on (ext_authz's with_request_body).
+ * Below both: neither names the other through it.
+ */
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "http_rb.h"
+#include "http_stream.h"
+#include "http_int.h"
+
+/* The kept segments go back: out of line, so that the common call (none
+ * kept) sets up no frame for the freeing loop. */
+static void __attribute__((noinline)) rb_free_chain(struct http_stream *st)
+{
+	struct rte_mbuf *m = X(st)->rb_head;
+	while (m) {
+		struct rte_mbuf *n = m->next;
+		m->next = NULL;
+		m->nb_segs = 1;
+		rte_pktmbuf_free_seg(m);
+		m = n;
+	}
+	st->hc->w->rb_segs -= X(st)->rb_segs;
+	X(st)->rb_head = X(st)->rb_tail = NULL;
+	X(st)->rb_bytes = X(st)->rb_segs = 0;
+}
+
+void http_rb_free(struct http_stream *st)
+{
+	if (!st->res)
+		return;
+	/* nothing kept (every request without a retried body): the counts
+	 * are 0 already */
+	if (X(st)->rb_head)
+		rb_free_chain(st);
+	X(st)->replay = NULL;
+	st->state &= ~HTTP_S_REPLAYING;
+}
+
+bool http_rb_keep(struct http_stream *st, const char *p, size_t n, uint32_t limit)
+{
+	struct http_worker *w = st->hc->w;
+	if ((uint64_t)X(st)->rb_bytes + n > limit)
+		return false;
+	while (n) {
+		struct rte_mbuf *t = X(st)->rb_tail;
+		size_t room = t ? rte_pktmbuf_tailroom(t) : 0;
+		if (!room) {
+			if (w->rb_segs >= HTTP_RB_WORKER_SEGS)
+				return false;
+			struct rte_mbuf *m = http_mbuf(w);
+			if (!m)
+				return false;
+			m->next = NULL;
+			if (t)
+				t->next = m;
+			else
+				X(st)->rb_head = m;
+			X(st)->rb_tail = m;
+			X(st)->rb_segs++;
+			w->rb_segs++;
+			continue;
+		}
+		size_t k = n < room ? n : room;
+		memcpy(rte_pktmbuf_mtod_offset(t, char *, t->data_len), p, k);
+		t->data_len = (uint16_t)(t->data_len + k);
+		t->pkt_len = t->data_len;
+		p += k;
+		n -= k;
+		X(st)->rb_bytes += (uint32_t)k;
+	}
+	return true;
+}
+
+size_t http_rb_copy(const struct http_stream *st, char *out, size_t cap)
+{
+	size_t k = 0;
+	for (const struct rte_mbuf *m = X(st)->rb_head; m && k < cap; m = m->next) {
+		size_t n = m->data_len < cap - k ? m->data_len : cap - k;
+		memcpy(out + k, rte_pktmbuf_mtod(m, const char *), n);
+		k += n;
+	}
+	return k;
+}
+
+void http_rb_send_first(struct http_stream *st)
+{
+	if (!X(st)->rb_head)
+		return;
+	st->state |= HTTP_S_REPLAYING;
+	X(st)->replay = X(st)->rb_head;
+}

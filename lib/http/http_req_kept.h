@@ -1,0 +1,51 @@
+/*
+ * What the request-head filters share, below them all (http_l4.c's
+ * jwt_authn, http_basic_auth.c): room in a stream's text, the request
+ * edits they keep for the upstream request (st->jwt_edits, which
+ * http_l4_req_edits hands the router), and the www-authenticate header of
+ * an authentication failure.
+ *
+ * Ownership: everything lives in the stream's http_res text, from the
+ * request head to the stream's end.
+ */
+#ifndef ARN_HTTP_REQ_KEPT_H
+#define ARN_HTTP_REQ_KEPT_H
+
+#include <stddef.h>
+
+struct arn_h1_edit;
+struct http_stream;
+
+/* The kept request edits: a block in the stream's text at
+ * st->jwt_edits - 1 (8-aligned). */
+struct http_req_edits {
+	unsigned n;
+	struct arn_h1_edit e[];
+};
+
+/** Room for @p n bytes in @p st's text, or NULL when it has none. */
+char *http_st_text(struct http_stream *st, size_t n);
+
+/** The request edits kept for @p st, or NULL. */
+const struct http_req_edits *http_req_edits_kept(const struct http_stream *st);
+
+/**
+ * Keep @p n request edits @p e (values that outlive the call: the
+ * configuration's, or the stream's text) for @p st's upstream request,
+ * after those a filter kept before (st->jwt_edits, which
+ * http_l4_req_edits adds). @return 0, or -ENOSPC when the stream's text
+ * has no room (the caller must not let the request go on without them).
+ */
+int http_req_edits_keep(struct http_stream *st, const struct arn_h1_edit *e, unsigned n);
+
+/**
+ * The www-authenticate header of an authentication filter's 401 into
+ * @p e[0]: "<scheme> realm=\"<URI>\"<suffix>", the URI Envoy's
+ * buildOriginalUri (x-forwarded-proto, host, the path cut at 256 bytes),
+ * the value in the stream's text. @return 1, or 0 when the text had no
+ * room or the value would carry a CR or LF (no header then).
+ */
+unsigned http_www_authenticate(struct http_stream *st, const char *scheme, const char *suffix,
+			       struct arn_h1_edit *e);
+
+#endif
