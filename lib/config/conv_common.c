@@ -617,7 +617,7 @@ size_t pb_newer_map(struct conv *c, struct pb p, const char *name, struct pb_map
 		if (uf.num != nf->num || uf.wt != 2)
 			continue;
 		/* an entry: key (1) and value (2); wire.c checked its shape */
-		struct pb_map_ent ent = {{NULL, 0}, {NULL, ad}};
+		struct pb_map_ent ent = {{"", 0}, {NULL, ad}};
 		const char *eq = uf.data, *ee = uf.data + uf.len;
 		struct arn_proto_unknown ef;
 		const char *val = "";

@@ -118,11 +118,14 @@ int arn_proto_unknown_next(const char **p, const char *end, struct arn_proto_unk
 bool arn_proto_newer_bool(const upb_Message *msg, const struct arn_proto_newer *f)
 {
 	size_t n = 0;
-	const char *p = msg ? upb_Message_GetUnknown(msg, &n) : NULL, *end = p + n;
+	const char *p = msg ? upb_Message_GetUnknown(msg, &n) : NULL;
+	if (!p || !n)
+		return false; /* (upb gives NULL for none: no NULL + 0 below) */
+	const char *end = p + n;
 	bool v = false;
 	struct arn_proto_unknown u;
 	/* the last occurrence wins, as protobuf merges a scalar */
-	while (p && arn_proto_unknown_next(&p, end, &u) > 0)
+	while (arn_proto_unknown_next(&p, end, &u) > 0)
 		if (u.num == f->num && u.wt == 0)
 			v = u.varint != 0;
 	return v;
