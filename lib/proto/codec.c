@@ -223,6 +223,110 @@ static bool anys_encodable(const upb_Message *msg, const upb_MessageDef *m, cons
 	return true;
 }
 
+/* An Any with neither type URL nor value (Envoy's JSON writes it {}; upb's
+ * encoder fails on it) gets this type for the encoding, and its JSON is
+ * written back as {} (put_json). */
+#define EMPTY_ANY_TYPE "arion.admin.v3.EmptyAny"
+#define EMPTY_ANY_URL "type.googleapis.com/" EMPTY_ANY_TYPE
+static const char empty_any_json[] = "{\"@type\":\"" EMPTY_ANY_URL "\"}";
+
+/* Give the empty Anys inside @p msg (mutable, on @p a) the stand-in type,
+ * Anys' values decoded, mended and encoded again where one inside
+ * changed (*@p changed). @return false when an Any cannot be read. */
+static bool mend_empty_anys(upb_Message *msg, const upb_MessageDef *m, const upb_DefPool *pool,
+			    upb_Arena *a, int depth, bool *changed)
+{
+	if (depth > 64)
+		return false;
+	if (upb_MessageDef_WellKnownType(m) == kUpb_WellKnown_Any) {
+		google_protobuf_Any *any = (google_protobuf_Any *)msg;
+		upb_StringView url = google_protobuf_Any_type_url(any);
+		upb_StringView v = google_protobuf_Any_value(any);
+		if (url.size == 0) {
+			if (v.size)
+				return false;
+			google_protobuf_Any_set_type_url(any,
+							 upb_StringView_FromString(EMPTY_ANY_URL));
+			*changed = true;
+			return true;
+		}
+		const char *slash = memrchr(url.data, '/', url.size);
+		const char *name = slash ? slash + 1 : url.data;
+		size_t nl = url.size - (size_t)(name - url.data);
+		const upb_MessageDef *im =
+		    nl ? upb_DefPool_FindMessageByNameWithSize(pool, name, nl) : NULL;
+		if (!im)
+			return true; /* anys_encodable refuses it */
+		upb_Message *inner = upb_Message_New(im, a);
+		char why[8];
+		if (!inner || !arn_proto_wire_check(v.data, v.size, im, false, why, sizeof(why)) ||
+		    upb_Decode(v.data, v.size, inner, upb_MessageDef_MiniTable(im), NULL, 0, a) !=
+			kUpb_DecodeStatus_Ok)
+			return false;
+		bool ch = false;
+		if (!mend_empty_anys(inner, im, pool, a, depth + 1, &ch))
+			return false;
+		if (ch) {
+			char *buf = NULL;
+			size_t n = 0;
+			if (upb_Encode(inner, upb_MessageDef_MiniTable(im), 0, a, &buf, &n) !=
+			    kUpb_EncodeStatus_Ok)
+				return false;
+			google_protobuf_Any_set_value(any, upb_StringView_FromDataAndSize(buf, n));
+			*changed = true;
+		}
+		return true;
+	}
+	size_t iter = kUpb_Message_Begin;
+	const upb_FieldDef *f;
+	upb_MessageValue val;
+	while (upb_Message_Next(msg, m, NULL, &f, &val, &iter)) {
+		if (!upb_FieldDef_IsSubMessage(f))
+			continue;
+		const upb_MessageDef *sub = upb_FieldDef_MessageSubDef(f);
+		if (upb_FieldDef_IsMap(f)) {
+			const upb_FieldDef *vf = upb_MessageDef_FindFieldByNumber(sub, 2);
+			if (!upb_FieldDef_IsSubMessage(vf))
+				continue;
+			const upb_MessageDef *vm = upb_FieldDef_MessageSubDef(vf);
+			size_t mi = kUpb_Map_Begin;
+			while (upb_MapIterator_Next(val.map_val, &mi))
+				if (!mend_empty_anys(
+					(upb_Message *)upb_MapIterator_Value(val.map_val, mi)
+					    .msg_val,
+					vm, pool, a, depth + 1, changed))
+					return false;
+		} else if (upb_FieldDef_IsRepeated(f)) {
+			for (size_t i = 0; i < upb_Array_Size(val.array_val); i++)
+				if (!mend_empty_anys(
+					(upb_Message *)upb_Array_Get(val.array_val, i).msg_val, sub,
+					pool, a, depth + 1, changed))
+					return false;
+		} else if (!mend_empty_anys((upb_Message *)val.msg_val, sub, pool, a, depth + 1,
+					    changed)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* @p n bytes of JSON into @p out, the stand-in type's objects as {}. */
+static void put_json(struct arn_sb *out, const char *p, size_t n)
+{
+	const size_t el = sizeof(empty_any_json) - 1;
+	for (;;) {
+		const char *q = memmem(p, n, empty_any_json, el);
+		if (!q) {
+			arn_sb_append(out, p, n);
+			return;
+		}
+		arn_sb_append(out, p, (size_t)(q - p));
+		arn_sb_append(out, "{}", 2);
+		n -= (size_t)(q - p) + el;
+		p = q + el;
+	}
+}
+
 int arn_proto_to_json(const upb_Message *msg, const upb_MessageDef *m, struct arn_sb *out)
 {
 	upb_Arena *scratch = upb_Arena_New();
@@ -232,22 +336,23 @@ int arn_proto_to_json(const upb_Message *msg, const upb_MessageDef *m, struct ar
 	 * the main pool's message) are written as the fields they are */
 	const upb_DefPool *jp;
 	const upb_MessageDef *jm = json_def(m, &jp);
-	if (jm != m) {
-		char *buf = NULL;
-		size_t n = 0;
-		upb_Message *jmsg = upb_Message_New(jm, scratch);
-		if (jmsg == NULL ||
-		    upb_Encode(msg, upb_MessageDef_MiniTable(m), 0, scratch, &buf, &n) !=
-			kUpb_EncodeStatus_Ok ||
-		    upb_Decode(buf, n, jmsg, upb_MessageDef_MiniTable(jm), NULL, 0, scratch) !=
-			kUpb_DecodeStatus_Ok) {
-			upb_Arena_Free(scratch);
-			return -EINVAL;
-		}
-		msg = jmsg;
+	/* a copy of the message, which the empty Anys' mending may change */
+	char *buf = NULL;
+	size_t bn = 0;
+	upb_Message *jmsg = upb_Message_New(jm, scratch);
+	if (jmsg == NULL ||
+	    upb_Encode(msg, upb_MessageDef_MiniTable(m), 0, scratch, &buf, &bn) !=
+		kUpb_EncodeStatus_Ok ||
+	    upb_Decode(buf, bn, jmsg, upb_MessageDef_MiniTable(jm), NULL, 0, scratch) !=
+		kUpb_DecodeStatus_Ok) {
+		upb_Arena_Free(scratch);
+		return -EINVAL;
 	}
+	msg = jmsg;
 	int rc = -EINVAL;
-	if (!anys_encodable(msg, jm, jp, scratch, 0))
+	bool mended = false;
+	if (!mend_empty_anys(jmsg, jm, jp, scratch, 0, &mended) ||
+	    !anys_encodable(msg, jm, jp, scratch, 0))
 		goto out;
 	upb_Status st;
 	char small[512];
@@ -257,7 +362,7 @@ int arn_proto_to_json(const upb_Message *msg, const upb_MessageDef *m, struct ar
 	if (!upb_Status_IsOk(&st))
 		goto out;
 	if (n < sizeof(small)) {
-		arn_sb_append(out, small, n);
+		put_json(out, small, n);
 		rc = 0;
 		goto out;
 	}
@@ -267,7 +372,7 @@ int arn_proto_to_json(const upb_Message *msg, const upb_MessageDef *m, struct ar
 		goto out;
 	}
 	upb_JsonEncode(msg, jm, jp, upb_JsonEncode_UseProtoNames, big, n + 1, &st);
-	arn_sb_append(out, big, n);
+	put_json(out, big, n);
 	free(big);
 	rc = upb_Status_IsOk(&st) ? 0 : -EINVAL;
 out:

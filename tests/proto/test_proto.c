@@ -210,6 +210,38 @@ static void test_newer_fields(void **state)
 	upb_Arena_Free(a);
 }
 
+/* An Any with neither type URL nor value (Envoy Gateway's FilterConfig
+ * { config: {} }, from a control plane's bytes): upb's JSON encoder has no
+ * form for it and failed the whole dump; Envoy writes {}. Built from JSON
+ * with FilterConfig { is_optional: true } (bytes 10 01), swapped for
+ * { config: {} } (0a 00), lengths unchanged. */
+static void test_to_json_empty_any(void **state)
+{
+	(void)state;
+	upb_Arena *a = upb_Arena_New();
+	struct arn_sb err = ARN_SB_INIT, out = ARN_SB_INIT;
+	const upb_MessageDef *rc = arn_proto_msgdef("envoy.config.route.v3.RouteConfiguration");
+	const char *j = "{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],"
+			"\"typed_per_filter_config\":{\"x\":{\"@type\":\"type.googleapis.com/"
+			"envoy.config.route.v3.FilterConfig\",\"is_optional\":true}}}]}";
+	upb_Message *m = arn_proto_from_json(j, strlen(j), rc, a, &err);
+	assert_non_null(m);
+	size_t len;
+	char *b = arn_proto_encode(m, rc, a, &len);
+	char *at = memmem(b, len, "\x12\x02\x10\x01", 4);
+	assert_non_null(at);
+	memcpy(at, "\x12\x02\x0a\x00", 4);
+	m = arn_proto_decode(b, len, rc, a, &err);
+	assert_non_null(m);
+	assert_int_equal(arn_proto_to_json(m, rc, &out), 0);
+	assert_non_null(strstr(arn_sb_cstr(&out), "\"type.googleapis.com/envoy.config.route.v3."
+						 "FilterConfig\",\"config\":{}}"));
+	assert_null(strstr(arn_sb_cstr(&out), "EmptyAny"));
+	arn_sb_free(&err);
+	arn_sb_free(&out);
+	upb_Arena_Free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -218,6 +250,7 @@ int main(void)
 		cmocka_unit_test(test_to_json_refuses_bad_any_without_leaking),
 		cmocka_unit_test(test_decode_refuses_what_would_abort_upb),
 		cmocka_unit_test(test_newer_fields),
+		cmocka_unit_test(test_to_json_empty_any),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
