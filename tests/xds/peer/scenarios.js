@@ -743,4 +743,41 @@ module.exports = {
       eq(t.client_status, 'NACKED', 'client_status');
     }
   },
+  /* Envoy Gateway's listener over ADS, as its translator encodes it: a
+   * security filter with HttpFilter.disabled, turned on for a route by
+   * FilterConfig { config: {} } (an Any with neither type URL nor value),
+   * a RouteConfiguration-level typed_per_filter_config, and its listener
+   * settings (fields newer than gRPC 1.51's API copy: lib/proto/newer.c).
+   * ACKed, and /config_dump shows them as Envoy would. */
+  async eg_filters_disabled_per_route(ctx) {
+    const srv = await ctx.server();
+    const arion = ctx.arion();
+    await initial(srv);
+    const FC = 'type.googleapis.com/envoy.config.route.v3.FilterConfig';
+    const BA = 'envoy.filters.http.basic_auth/securitypolicy/default/policy-1';
+    const l = listener('eg', 8080);
+    const hcm = l.filter_chains[0].filters[0].typed_config;
+    hcm.common_http_protocol_options = { headers_with_underscores_action: 'REJECT_REQUEST' };
+    hcm.path_with_escaped_slashes_action = 'UNESCAPE_AND_REDIRECT';
+    hcm.merge_slashes = true;
+    hcm.http_filters.unshift({ name: BA, disabled: true, typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.basic_auth.v3.BasicAuth',
+      users: { inline_string: 'user1:{SHA}tESsBmE/yNY3lb6a0L6vVQEZNqw=\n' } } });
+    hcm.route_config.typed_per_filter_config = { other: { '@type': FC, disabled: true } };
+    hcm.route_config.virtual_hosts[0].routes[0].typed_per_filter_config = { [BA]: { '@type': FC, config: {} } };
+    await pushListeners(srv, arion, 'l1', [['eg', '1', l]]);
+    const dump = await ctx.admin('/config_dump');
+    if (dump) {
+      const ls = dump.configs.find((c) => c['@type'] === 'type.googleapis.com/envoy.admin.v3.ListenersConfigDump');
+      const d = ls.dynamic_listeners.find((x) => x.name === 'eg');
+      assert(d && d.active_state, `eg is active: ${JSON.stringify(d)}`);
+      const h = d.active_state.listener.filter_chains[0].filters[0].typed_config;
+      eq(h.http_filters[0].disabled, true, 'HttpFilter.disabled in the dump');
+      eq(h.common_http_protocol_options.headers_with_underscores_action, 'REJECT_REQUEST', 'underscores');
+      eq(h.path_with_escaped_slashes_action, 'UNESCAPE_AND_REDIRECT', 'escaped slashes');
+      eq(h.route_config.typed_per_filter_config.other, { '@type': FC, disabled: true }, 'the table level');
+      eq(h.route_config.virtual_hosts[0].routes[0].typed_per_filter_config[BA], { '@type': FC, config: {} },
+        'the route turns the filter on with an empty config');
+    }
+  },
 };

@@ -47,6 +47,7 @@ const RESOURCE_PROTOS = [
   'envoy/extensions/transport_sockets/tls/v3/tls.proto',
   'envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto',
   'envoy/extensions/filters/http/router/v3/router.proto',
+  'envoy/extensions/filters/http/basic_auth/v3/basic_auth.proto',
   'envoy/extensions/access_loggers/file/v3/file.proto',
   'envoy/extensions/upstreams/http/v3/http_protocol_options.proto',
   'envoy/service/discovery/v3/discovery.proto',
