@@ -197,7 +197,11 @@ w=$(keep_window /healthz)
 expect "reuse: A's checks on one connection" "$w" "^([5-9]|[1-9][0-9]) [01]$"
 w=$(keep_window /healthz/n)
 expect "reuse_connection false: a connection per check" "$w" "^([5-9]|[1-9][0-9]) ([5-9]|[1-9][0-9])$"
-[ "${w% *}" = "${w#* }" ] || bad "reuse_connection false: $w: not one connection per check"
+# (the window's ends read the two counts one after the other: a check that
+# connects between the reads counts on one side only, so one apart is the
+# same; reuse gives at most one connection in all, above)
+d=$((${w% *} - ${w#* }))
+[ "$d" -ge -1 ] && [ "$d" -le 1 ] || bad "reuse_connection false: $w: not one connection per check"
 ctl "$ua" "body chunked" >/dev/null
 sleep 0.3
 w=$(keep_window /healthz)
