@@ -163,66 +163,6 @@ upb_Message *arn_proto_from_json(const char *json, size_t len, const upb_Message
 	return decode(buf, n, m, arena, err, true);
 }
 
-/*
- * Would upb_JsonEncode succeed on every Any inside @p msg? upb 1.51's
- * encoder leaks its scratch arena when it fails (it longjmps past the free),
- * and the only way it fails on a message we hold is an Any of an unknown
- * type or with undecodable bytes. So look first: decode each Any into our
- * own arena, recursively, and refuse before the encoder runs.
- */
-static bool anys_encodable(const upb_Message *msg, const upb_MessageDef *m, const upb_DefPool *pool,
-			   upb_Arena *a, int depth)
-{
-	if (depth > 64)
-		return false;
-	if (upb_MessageDef_WellKnownType(m) == kUpb_WellKnown_Any) {
-		upb_StringView url = arn_proto_any_type_url(msg);
-		const char *slash = url.size ? memrchr(url.data, '/', url.size) : NULL;
-		const char *name = slash ? slash + 1 : url.data;
-		size_t nl = url.size - (size_t)(name - url.data);
-		const upb_MessageDef *im =
-		    nl ? upb_DefPool_FindMessageByNameWithSize(pool, name, nl) : NULL;
-		if (im == NULL)
-			return false;
-		upb_StringView v = google_protobuf_Any_value((const google_protobuf_Any *)msg);
-		upb_Message *inner = upb_Message_New(im, a);
-		char why[8];
-		if (inner == NULL ||
-		    !arn_proto_wire_check(v.data, v.size, im, false, why, sizeof(why)) ||
-		    upb_Decode(v.data, v.size, inner, upb_MessageDef_MiniTable(im), NULL, 0, a) !=
-			kUpb_DecodeStatus_Ok)
-			return false;
-		return anys_encodable(inner, im, pool, a, depth + 1);
-	}
-	size_t iter = kUpb_Message_Begin;
-	const upb_FieldDef *f;
-	upb_MessageValue val;
-	while (upb_Message_Next(msg, m, NULL, &f, &val, &iter)) {
-		if (!upb_FieldDef_IsSubMessage(f))
-			continue;
-		const upb_MessageDef *sub = upb_FieldDef_MessageSubDef(f);
-		if (upb_FieldDef_IsMap(f)) {
-			const upb_FieldDef *vf = upb_MessageDef_FindFieldByNumber(sub, 2);
-			if (!upb_FieldDef_IsSubMessage(vf))
-				continue;
-			const upb_MessageDef *vm = upb_FieldDef_MessageSubDef(vf);
-			size_t mi = kUpb_Map_Begin;
-			while (upb_MapIterator_Next(val.map_val, &mi))
-				if (!anys_encodable(upb_MapIterator_Value(val.map_val, mi).msg_val,
-						    vm, pool, a, depth + 1))
-					return false;
-		} else if (upb_FieldDef_IsRepeated(f)) {
-			for (size_t i = 0; i < upb_Array_Size(val.array_val); i++)
-				if (!anys_encodable(upb_Array_Get(val.array_val, i).msg_val, sub,
-						    pool, a, depth + 1))
-					return false;
-		} else if (!anys_encodable(val.msg_val, sub, pool, a, depth + 1)) {
-			return false;
-		}
-	}
-	return true;
-}
-
 /* An Any with neither type URL nor value (Envoy's JSON writes it {}; upb's
  * encoder fails on it) gets this type for the encoding, and its JSON is
  * written back as {} (put_json). */
@@ -230,9 +170,16 @@ static bool anys_encodable(const upb_Message *msg, const upb_MessageDef *m, cons
 #define EMPTY_ANY_URL "type.googleapis.com/" EMPTY_ANY_TYPE
 static const char empty_any_json[] = "{\"@type\":\"" EMPTY_ANY_URL "\"}";
 
-/* Give the empty Anys inside @p msg (mutable, on @p a) the stand-in type,
- * Anys' values decoded, mended and encoded again where one inside
- * changed (*@p changed). @return false when an Any cannot be read. */
+/*
+ * Ready every Any inside @p msg (mutable, on @p a) for upb_JsonEncode: an
+ * empty one gets the stand-in type; each other one's value is decoded
+ * (after wire.c's walk) and readied in turn, and encoded again where one
+ * inside it changed (*@p changed). @return false when one cannot be
+ * encoded: an unknown type or undecodable bytes. upb 1.51's encoder leaks
+ * its scratch arena when it fails (it longjmps past the free), and those
+ * are the only ways it fails on a message we hold: so they are refused
+ * here, before it runs.
+ */
 static bool mend_empty_anys(upb_Message *msg, const upb_MessageDef *m, const upb_DefPool *pool,
 			    upb_Arena *a, int depth, bool *changed)
 {
@@ -256,7 +203,7 @@ static bool mend_empty_anys(upb_Message *msg, const upb_MessageDef *m, const upb
 		const upb_MessageDef *im =
 		    nl ? upb_DefPool_FindMessageByNameWithSize(pool, name, nl) : NULL;
 		if (!im)
-			return true; /* anys_encodable refuses it */
+			return false;
 		upb_Message *inner = upb_Message_New(im, a);
 		char why[8];
 		if (!inner || !arn_proto_wire_check(v.data, v.size, im, false, why, sizeof(why)) ||
@@ -351,8 +298,7 @@ int arn_proto_to_json(const upb_Message *msg, const upb_MessageDef *m, struct ar
 	msg = jmsg;
 	int rc = -EINVAL;
 	bool mended = false;
-	if (!mend_empty_anys(jmsg, jm, jp, scratch, 0, &mended) ||
-	    !anys_encodable(msg, jm, jp, scratch, 0))
+	if (!mend_empty_anys(jmsg, jm, jp, scratch, 0, &mended))
 		goto out;
 	upb_Status st;
 	char small[512];
