@@ -573,6 +573,50 @@ static bool h1_underscores(struct http_stream *st, uint8_t action)
 	return false;
 }
 
+/* headers_with_underscores_action on an HTTP/1 request's chunked
+ * trailers, as Envoy's HTTP/1 codec checks every field it completes,
+ * trailers included: REJECT_REQUEST is the codec's protocol error (400
+ * http1.unexpected_underscore and close, or the stream reset once its
+ * response has begun, as any error in the body), DROP_HEADER takes the
+ * field out before the trailers go upstream. (HTTP/2 trailers are checked
+ * field by field in http_h2.c.) Out of line: only a request with trailers
+ * comes here. @return true when it answered. */
+static bool __attribute__((noinline, cold)) h1_trailer_underscores(struct http_stream *st)
+{
+	struct http_conn *hc = st->hc;
+	struct arn_h1_msg *m = &st->req.m;
+	uint8_t action = hc->hcm->headers_with_underscores;
+	if (!action || m->version == 20 || (st->state & HTTP_S_LOCAL))
+		return false; /* (a local reply answers it: they go nowhere) */
+	struct arn_stats_scope *sc = hc->hrt ? hc->hrt->h1stats : NULL;
+	unsigned j = 0;
+	for (unsigned i = 0; i < m->n_trailers; i++) {
+		const struct arn_h1_header *f = &m->trailers[i];
+		if (f->name_len && memchr(f->name, '_', f->name_len)) {
+			if (action == ARN_CFG_UNDERSCORES_REJECT) {
+				if (sc)
+					arn_stats_inc(
+					    sc, hc->w->slot,
+					    ARN_H1S_requests_rejected_with_underscores_in_headers);
+				HTTP_INC(hc, downstream_cx_protocol_error);
+				pre_head_reply(st, 400, arn_http_reason(400),
+					       ARN_RF_BIT(DOWNSTREAM_PROTOCOL_ERROR),
+					       "http1.unexpected_underscore");
+				return true;
+			}
+			if (sc)
+				arn_stats_inc(sc, hc->w->slot,
+					      ARN_H1S_dropped_headers_with_underscores);
+			continue;
+		}
+		if (i != j)
+			m->trailers[j] = *f;
+		j++;
+	}
+	m->n_trailers = (uint16_t)j;
+	return false;
+}
+
 /* path_with_escaped_slashes_action (Envoy's maybeNormalizePath and its
  * caller): a path with "%2F" or "%5C" (either case) is refused 400, or
  * rewritten with them unescaped and forwarded or redirected (307); a
@@ -1040,6 +1084,12 @@ static bool req_body(struct http_stream *st, const char *data, size_t len)
 static bool req_end(struct http_stream *st)
 {
 	struct http_conn *hc = st->hc;
+	/* the client's trailers (a chunked HTTP/1 request's, rare): the
+	 * manager's field policy, before anything takes them on */
+	if (unlikely(st->req.m.n_trailers) && h1_trailer_underscores(st)) {
+		hc->again = true;
+		return false;
+	}
 	st->state |= HTTP_S_REQ_DONE;
 	st->req_end_tsc = http_tsc(hc->w);
 	http_timer_stop(&st->req_timer);

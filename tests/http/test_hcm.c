@@ -7721,6 +7721,56 @@ static void test_trailers_after_head_in_many_segments(void **state)
 }
 
 /*
+ * headers_with_underscores_action on an HTTP/1.1 request's chunked
+ * trailers, as Envoy's HTTP/1 codec checks every field it completes:
+ * DROP_HEADER takes each trailer whose name has a '_' out before the
+ * trailers go upstream; REJECT_REQUEST is the codec's protocol error, a
+ * 400 and the connection closed (the head and body had gone up: that
+ * attempt is dropped). Only the head was checked before.
+ */
+static void test_h1_request_trailers_with_underscores(void **state)
+{
+	(void)state;
+	start(8, jlistener("\"http_protocol_options\":{\"enable_trailers\":true},"
+			   "\"common_http_protocol_options\":{\"headers_with_underscores_action\":"
+			   "\"DROP_HEADER\"}",
+			   ROUTE_WEB));
+	cluster_web_h1("2", false, "{\"enable_trailers\":true}");
+	struct arn_tcp_conn *c = client();
+	send_s(c, "POST /t HTTP/1.1\r\nHost: a\r\ntransfer-encoding: chunked\r\n\r\n"
+		  "2\r\nhi\r\n0\r\nx_a: 1\r\nx-b: 2\r\ny_c: 3\r\n\r\n");
+	struct arn_tcp_conn *u = upstream_accepts();
+	poll_ms(1);
+	want_in(u->tx, "\r\n2\r\nhi\r\n0\r\nx-b: 2\r\n\r\n");
+	want_not_in(u->tx, "x_a");
+	want_not_in(u->tx, "y_c");
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+	if (!answered(c, "HTTP/1.1 200 OK\r\n"))
+		fail_msg("the response: '%s'", c->tx ? c->tx : "");
+	assert_int_equal(stat("http1.dropped_headers_with_underscores"), 2);
+	teardown(NULL);
+
+	start(8, jlistener("\"http_protocol_options\":{\"enable_trailers\":true},"
+			   "\"common_http_protocol_options\":{\"headers_with_underscores_action\":"
+			   "\"REJECT_REQUEST\"}",
+			   ROUTE_WEB));
+	cluster_web_h1("2", false, "{\"enable_trailers\":true}");
+	c = client();
+	send_s(c, "POST /t HTTP/1.1\r\nHost: a\r\ntransfer-encoding: chunked\r\n\r\n2\r\nhi\r\n");
+	u = upstream_accepts();
+	poll_ms(1);
+	want_in(u->tx, "\r\n2\r\nhi\r\n");
+	send_s(c, "0\r\nx-b: 2\r\nx_a: 1\r\n\r\n");
+	poll_ms(1);
+	if (!answered(c, "HTTP/1.1 400 Bad Request\r\n"))
+		fail_msg("the response: '%s'", c->tx ? c->tx : "");
+	want_in(c->tx, "connection: close\r\n");
+	want_not_in(u->tx, "x-b: 2");
+	assert_int_equal(stat("http1.requests_rejected_with_underscores_in_headers"), 1);
+	assert_int_equal(stat("http.in.downstream_cx_protocol_error"), 1);
+}
+
+/*
  * Response trailers to an HTTP/1.1 client (the HCM's http_protocol_options
  * enable_trailers, as Envoy): an HTTP/2 upstream's grpc-status goes after
  * the chunked body's last chunk when it is on, and is dropped when it is
@@ -10399,6 +10449,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_trailer_arrays_exhausted, teardown),
 	    cmocka_unit_test_teardown(test_trailers_over_the_budget, teardown),
 	    cmocka_unit_test_teardown(test_trailers_after_head_in_many_segments, teardown),
+	    cmocka_unit_test_teardown(test_h1_request_trailers_with_underscores, teardown),
 	    cmocka_unit_test_teardown(test_uph2_streams_share_connections, teardown),
 	    cmocka_unit_test_teardown(test_uph2_slow_client_holds_window, teardown),
 	    cmocka_unit_test_teardown(test_uph2_reset_and_goaway, teardown),
