@@ -381,6 +381,7 @@ enum arn_cfg_per_filter_kind {
 	/* cfg: struct arn_cfg_basic_auth_users (BasicAuthPerRoute) */
 	ARN_CFG_PF_BASIC_AUTH,
 	ARN_CFG_PF_STATEFUL_SESSION, /* cfg: struct arn_cfg_stateful_session (PerRoute) */
+	ARN_CFG_PF_COMPRESSOR,	     /* cfg: struct arn_cfg_compressor_route (CompressorPerRoute) */
 };
 
 /* ---------------------------------------------------------------------------
@@ -567,6 +568,19 @@ const void *arn_cfg_per_filter_find(const struct arn_cfg_vhost *vh, const struct
  */
 bool arn_cfg_filter_off(const struct arn_cfg_vhost *vh, const struct arn_cfg_route *r,
 			const char *name, size_t len, bool dflt);
+
+/**
+ * Does a compressor filter of manager @p h remove the request's
+ * accept-encoding on route @p r of virtual host @p vh (table @p rt)?
+ * Envoy's compressor decodeHeaders: a filter in the route's chain (not
+ * off: arn_cfg_filter_off) whose compression is enabled and whose
+ * remove_accept_encoding_header is set, each as the most specific
+ * CompressorPerRoute says over the filter's own.
+ */
+bool arn_cfg_cmp_strip_accept_encoding(const struct arn_cfg_hcm *h,
+				       const struct arn_cfg_route_table *rt,
+				       const struct arn_cfg_vhost *vh,
+				       const struct arn_cfg_route *r);
 
 /**
  * The CORS policies that apply to route @p r of virtual host @p vh for the

@@ -771,6 +771,22 @@ struct arn_cfg_compressor {
 	bool zs_checksum;    /* enable_checksum */
 };
 
+/**
+ * A compressor filter's CompressorPerRoute (Envoy's
+ * CompressorPerRouteFilterConfig), the most specific level's: `disabled`
+ * turns response compression off, `overrides.response_direction_config`
+ * on (with its remove_accept_encoding_header), each over the filter's
+ * own; `overrides.compressor_library` compresses the route's responses
+ * with that library (its encoding and settings) in place of the filter's.
+ */
+struct arn_cfg_compressor_route {
+	int8_t enable;	  /* -1 the filter's, 0 off (disabled), 1 on */
+	int8_t remove_ae; /* -1 the filter's, else remove_accept_encoding_header */
+	bool has_lib;	  /* lib below is the route's compressor_library */
+	/* that library: its fields only (lib, chunk_size, gz_, br_, zs_) */
+	struct arn_cfg_compressor lib;
+};
+
 enum {
 	ARN_CFG_UNDERSCORES_ALLOW = 0,
 	ARN_CFG_UNDERSCORES_REJECT = 1,
@@ -837,7 +853,9 @@ struct arn_cfg_hcm {
 	bool grpc_web;
 	/* envoy.filters.http.compressor filters, in chain order (a stream's
 	 * encoding is chosen among them: http_compressor.c), and whether one
-	 * of them, enabled, removes Accept-Encoding from requests */
+	 * of them, enabled, removes Accept-Encoding from requests by its own
+	 * configuration (a route may say otherwise: the router asks
+	 * arn_cfg_cmp_strip_accept_encoding) */
 	const struct arn_cfg_compressor *compressors;
 	size_t n_compressors;
 	bool cmp_strip_accept_encoding;

@@ -257,6 +257,9 @@ const char *conv_hdr_name(struct conv *c, const char *field, upb_StringView s, s
  * memory. conv_session.c */
 const struct arn_cfg_stateful_session *conv_stateful_session(struct conv *c, struct pb p,
 							     bool per_route);
+/** A compressor filter's CompressorPerRoute converted; NULL only without
+ * memory. conv_listener.c */
+const struct arn_cfg_compressor_route *conv_compressor_route(struct conv *c, struct pb p);
 /** A cookie's name (@p token) or path checked for a Set-Cookie line, at
  * most @p max bytes (refused naming @p field). conv_common.c */
 bool cookie_octets_ok(struct conv *c, const char *field, upb_StringView s, bool token, size_t max);

@@ -34,6 +34,7 @@
 #define ROUTE_FILTER_CONFIG_TYPE "envoy.config.route.v3.FilterConfig"
 #define HTTP_BASIC_AUTH_TYPE "envoy.extensions.filters.http.basic_auth.v3.BasicAuth"
 #define HTTP_BASIC_AUTH_ROUTE_TYPE "envoy.extensions.filters.http.basic_auth.v3.BasicAuthPerRoute"
+#define HTTP_CMP_ROUTE_TYPE "envoy.extensions.filters.http.compressor.v3.CompressorPerRoute"
 #define HTTP_SS_TYPE "envoy.extensions.filters.http.stateful_session.v3.StatefulSession"
 #define HTTP_SS_ROUTE_TYPE                                                                         \
 	"envoy.extensions.filters.http.stateful_session.v3.StatefulSessionPerRoute"
@@ -1947,6 +1948,13 @@ static bool per_filter_typed(struct conv *c, upb_StringView tn, struct pb any,
 			pf->cfg = conv_stateful_session(c, r, true);
 			ok = true;
 		}
+	} else if (arn_sv_eq(tn, HTTP_CMP_ROUTE_TYPE)) {
+		struct pb r = conv_any(c, any, HTTP_CMP_ROUTE_TYPE);
+		if (r.m) {
+			pf->kind = ARN_CFG_PF_COMPRESSOR;
+			pf->cfg = conv_compressor_route(c, r);
+			ok = true;
+		}
 	} else if (optional) {
 		pf->kind = ARN_CFG_PF_ENABLED;
 		pf->cfg = NULL;
@@ -1956,7 +1964,8 @@ static bool per_filter_typed(struct conv *c, upb_StringView tn, struct pb any,
 			 "per-filter configuration of type '%.*s' is not supported by "
 			 "Arion (RBACPerRoute, LocalRateLimit, CorsPolicy, HTTPFault, "
 			 "ExtAuthzPerRoute, StatefulSessionPerRoute, BasicAuthPerRoute, "
-			 "jwt_authn's PerRouteConfig and route.v3.FilterConfig are)",
+			 "CompressorPerRoute, jwt_authn's PerRouteConfig and "
+			 "route.v3.FilterConfig are)",
 			 (int)tn.size, tn.data);
 	}
 	return ok;

@@ -440,6 +440,49 @@ static void compressor_filter(struct conv *c, struct pb any, size_t nf, struct a
 	out->n_compressors++;
 }
 
+/* A compressor's CompressorPerRoute (a route's, a virtual host's or a
+ * route table's typed_per_filter_config), Envoy's
+ * CompressorPerRouteFilterConfig: disabled, or overrides. */
+const struct arn_cfg_compressor_route *conv_compressor_route(struct conv *c, struct pb p)
+{
+	struct arn_cfg_compressor_route *o = CONV_NEW(c, struct arn_cfg_compressor_route, 1);
+	if (!o)
+		return NULL;
+	conv_only(c, p, "disabled,overrides");
+	o->enable = o->remove_ae = -1;
+	if (pb_has(p, "disabled")) {
+		/* Envoy's validation: the oneof's bool is const true */
+		if (!pb_bool(p, "disabled"))
+			conv_err(c, "disabled", "must be true (Envoy: set overrides instead)");
+		o->enable = 0;
+		return o;
+	}
+	struct pb ov = pb_msg(p, "overrides");
+	if (!ov.m) {
+		conv_err(c, "", "set disabled or overrides (Envoy requires one)");
+		return o;
+	}
+	size_t m = conv_push(c, "overrides");
+	conv_only(c, ov, "response_direction_config,compressor_library");
+	struct pb rs = pb_msg(ov, "response_direction_config");
+	if (rs.m) {
+		/* its presence turns response compression on, as Envoy */
+		o->enable = 1;
+		size_t m2 = conv_push(c, "response_direction_config");
+		conv_only(c, rs, "remove_accept_encoding_header");
+		bool v;
+		if (pb_wrapped_bool(rs, "remove_accept_encoding_header", &v))
+			o->remove_ae = v;
+		conv_pop(c, m2);
+	}
+	if (pb_has(ov, "compressor_library")) {
+		cmp_library(c, pb_msg(ov, "compressor_library"), &o->lib);
+		o->has_lib = true;
+	}
+	conv_pop(c, m);
+	return o;
+}
+
 /* HttpFilter.disabled of the filter about to be added to @p out (of @p nf):
  * off unless a route's per-filter configuration names it. @return false
  * out of memory. */

@@ -806,8 +806,9 @@ static void head_read(const struct arn_h1_msg *m, struct head *hd)
 	}
 }
 
-/* Envoy's isTransferEncodingAllowed: not already coded by a compressor. */
-static bool te_allowed(const struct head *hd, const struct arn_cfg_compressor *f)
+/* Envoy's isTransferEncodingAllowed: not already coded by a compressor
+ * (@p lib the filter's library for the route). */
+static bool te_allowed(const struct head *hd, uint8_t lib)
 {
 	if (!hd->te)
 		return true;
@@ -815,7 +816,35 @@ static bool te_allowed(const struct head *hd, const struct arn_cfg_compressor *f
 	for (unsigned k = 0; k < 5; k++)
 		if (has_token(hd->te, hd->te_len, coded[k], strlen(coded[k]), true))
 			return false;
-	return !has_token(hd->te, hd->te_len, lib_enc[f->lib], lib_enc_len[f->lib], true);
+	return !has_token(hd->te, hd->te_len, lib_enc[lib], lib_enc_len[lib], true);
+}
+
+/* Filter @p f's library fields replaced by a route's compressor_library
+ * (CompressorOverrides, Envoy 1.37) into @p out: what the state is made
+ * with. */
+static const struct arn_cfg_compressor *with_route_lib(const struct arn_cfg_compressor *f,
+						       const struct arn_cfg_compressor_route *r,
+						       struct arn_cfg_compressor *out)
+{
+	if (!r || !r->has_lib)
+		return f;
+	*out = *f;
+	const struct arn_cfg_compressor *l = &r->lib;
+	out->lib = l->lib;
+	out->chunk_size = l->chunk_size;
+	out->gz_level = l->gz_level;
+	out->gz_strategy = l->gz_strategy;
+	out->gz_window = l->gz_window;
+	out->gz_memlevel = l->gz_memlevel;
+	out->br_quality = l->br_quality;
+	out->br_mode = l->br_mode;
+	out->br_window = l->br_window;
+	out->br_block = l->br_block;
+	out->br_no_literal_ctx = l->br_no_literal_ctx;
+	out->zs_level = l->zs_level;
+	out->zs_strategy = l->zs_strategy;
+	out->zs_checksum = l->zs_checksum;
+	return out;
 }
 
 static int cmp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
@@ -847,19 +876,35 @@ static int cmp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap
 	bool vary = false;
 	struct http_worker *w = hc->w;
 	uint64_t *chosen_row = NULL;
-	/* Envoy's encoder filters see the head last filter first */
+	/* Each filter on the stream's route: HttpFilter.disabled /
+	 * FilterConfig off (the filter is not in the stream's chain: it
+	 * neither compresses nor takes part in choosing the encoding), and
+	 * its CompressorPerRoute (the most specific level's) */
 	bool toggles = st->rt && st->rt->filter_toggles;
+	bool off[32];
+	const struct arn_cfg_compressor_route *pr[32];
+	uint8_t lib[32];
+	for (unsigned j = 0; j < n; j++) {
+		const struct arn_cfg_compressor *f = &h->compressors[j];
+		size_t fl = f->filter_name ? strlen(f->filter_name) : 0;
+		off[j] = (f->off || toggles) && fl &&
+			 arn_cfg_filter_off(st->vhost, st->route, f->filter_name, fl, f->off);
+		pr[j] = fl && st->vhost
+			    ? arn_cfg_per_filter_find(st->vhost, st->route, f->filter_name, fl,
+						      ARN_CFG_PF_COMPRESSOR)
+			    : NULL;
+		lib[j] = pr[j] && pr[j]->has_lib ? pr[j]->lib.lib : f->lib;
+	}
+	/* Envoy's encoder filters see the head last filter first */
 	for (int i = (int)n - 1; i >= 0; i--) {
 		const struct arn_cfg_compressor *f = &h->compressors[i];
-		/* HttpFilter.disabled / FilterConfig: off for this route,
-		 * the filter is not in the stream's chain */
-		if ((f->off || toggles) && f->filter_name &&
-		    arn_cfg_filter_off(st->vhost, st->route, f->filter_name, strlen(f->filter_name),
-				       f->off))
+		if (off[i])
 			continue;
 		uint64_t *row = row_of(w, h, f);
 		bool big = false;
-		if (f->enabled) {
+		/* Envoy's compressionEnabled: the route's CompressorPerRoute
+		 * over the filter's response_direction_config enabled */
+		if (pr[i] && pr[i]->enable >= 0 ? pr[i]->enable : f->enabled) {
 			big = !(m->flags & ARN_H1_F_CONTENT_LENGTH) ||
 			      m->content_length >= f->min_content_length;
 			if (!big)
@@ -888,11 +933,11 @@ static int cmp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap
 					for (unsigned j = 0; j < n; j++) {
 						const struct arn_cfg_compressor *g =
 						    &h->compressors[j];
-						if (hd.has_ct && hd.ct_len &&
-						    !type_listed(g, hd.ct, hd.ct_len))
+						if (off[j] || (hd.has_ct && hd.ct_len &&
+							       !type_listed(g, hd.ct, hd.ct_len)))
 							continue;
-						o[k] = (struct http_cmp_offer){lib_enc[g->lib],
-									       lib_enc_len[g->lib],
+						o[k] = (struct http_cmp_offer){lib_enc[lib[j]],
+									       lib_enc_len[lib[j]],
 									       g->choose_first};
 						map[k++] = (int)j;
 					}
@@ -900,9 +945,8 @@ static int cmp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap
 					choice = c >= 0 ? map[c] : -1;
 					decided = true;
 				}
-				const char *enc =
-				    choice >= 0 ? lib_enc[h->compressors[choice].lib] : NULL;
-				accept = enc && strcmp(enc, lib_enc[f->lib]) == 0;
+				const char *enc = choice >= 0 ? lib_enc[lib[choice]] : NULL;
+				accept = enc && strcmp(enc, lib_enc[lib[i]]) == 0;
 				switch (hstat) {
 				case HTTP_CMP_HDR_USED:
 					inc(row, accept ? S_USED : S_OVERSHADOWED, 1);
@@ -919,7 +963,7 @@ static int cmp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap
 				}
 			}
 		}
-		if (!end_stream && accept && ok && te_allowed(&hd, f)) {
+		if (!end_stream && accept && ok && te_allowed(&hd, lib[i])) {
 			chosen = i;
 			chosen_row = row;
 		} else {
@@ -928,7 +972,9 @@ static int cmp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap
 	}
 	struct http_cmp *z = NULL;
 	if (chosen >= 0) {
-		const struct arn_cfg_compressor *f = &h->compressors[chosen];
+		struct arn_cfg_compressor rl;
+		const struct arn_cfg_compressor *f =
+		    with_route_lib(&h->compressors[chosen], pr[chosen], &rl);
 		struct cmp_worker *cw = cw_of(w);
 		z = cw ? state_take(cw, f) : NULL;
 		if (!z) {
@@ -943,11 +989,10 @@ static int cmp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap
 	if (z) {
 		if (cap < 4)
 			goto nospace;
-		const struct arn_cfg_compressor *f = &h->compressors[chosen];
 		e[k++] = (struct arn_h1_edit){.name = "content-encoding",
 					      .name_len = 16,
-					      .value = lib_enc[f->lib],
-					      .value_len = (uint32_t)lib_enc_len[f->lib],
+					      .value = lib_enc[lib[chosen]],
+					      .value_len = (uint32_t)lib_enc_len[lib[chosen]],
 					      .op = ARN_H1_EDIT_SET};
 		e[k++] = (struct arn_h1_edit){
 		    .name = "content-length", .name_len = 14, .op = ARN_H1_EDIT_REMOVE};

@@ -694,9 +694,9 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 	}
 	/* a compressor filter's remove_accept_encoding_header: the upstream
 	 * then sends what the filter may compress (Envoy's compressor filter
-	 * removes it in decodeHeaders; a function of the manager alone, so a
-	 * kept list of edits stays right) */
-	if (h->cmp_strip_accept_encoding &&
+	 * removes it in decodeHeaders; a function of the manager and the
+	 * route, so a kept list of edits, kept for its route, stays right) */
+	if (h->n_compressors && arn_cfg_cmp_strip_accept_encoding(h, x->rt, x->vhost, x->route) &&
 	    edit_push(&ed, ARN_H1_EDIT_REMOVE, "accept-encoding", 15, "", 0))
 		return -ENOSPC;
 	/* the route's timeout, announced to the upstream as Envoy's router does

@@ -98,6 +98,70 @@
 	"                      typed_config: {\"@type\": "                                         \
 	"type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}\n"
 
+/* egr (85): Envoy Gateway's compression (its translator's compressor.go):
+ * a gzip and a brotli filter, each HttpFilter.disabled, turned on per
+ * route by a CompressorPerRoute with overrides. The virtual host turns
+ * gzip on; /d turns it off (disabled: true); /b turns brotli on as well;
+ * /l gives gzip a zstd compressor_library (Envoy 1.37); /r has gzip
+ * remove the request's accept-encoding. */
+#define EGR_ON                                                                                     \
+	"{\"@type\": type.googleapis.com/envoy.extensions.filters.http.compressor.v3."             \
+	"CompressorPerRoute, overrides: {response_direction_config: {}}}"
+#define EGR_LISTENER                                                                               \
+	"      - name: egr\n"                                                                      \
+	"        address: {socket_address: {address: 0.0.0.0, port_value: 85}}\n"                  \
+	"        filter_chains:\n"                                                                 \
+	"          - filters:\n"                                                                   \
+	"              - name: envoy.filters.network.http_connection_manager\n"                    \
+	"                typed_config:\n"                                                          \
+	"                  \"@type\": type.googleapis.com/"                                        \
+	"envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager\n"      \
+	"                  stat_prefix: egr\n"                                                     \
+	"                  generate_request_id: false\n"                                           \
+	"                  route_config:\n"                                                        \
+	"                    virtual_hosts:\n"                                                     \
+	"                      - name: all\n"                                                      \
+	"                        domains: [\"*\"]\n"                                               \
+	"                        typed_per_filter_config:\n"                                       \
+	"                          envoy.filters.http.compressor.gzip: " EGR_ON "\n"               \
+	"                        routes:\n"                                                        \
+	"                          - match: {prefix: \"/d\"}\n"                                    \
+	"                            route: {cluster: web}\n"                                      \
+	"                            typed_per_filter_config:\n"                                   \
+	"                              envoy.filters.http.compressor.gzip: {\"@type\": "           \
+	"type.googleapis.com/envoy.extensions.filters.http.compressor.v3.CompressorPerRoute, "     \
+	"disabled: true}\n"                                                                        \
+	"                          - match: {prefix: \"/b\"}\n"                                    \
+	"                            route: {cluster: web}\n"                                      \
+	"                            typed_per_filter_config:\n"                                   \
+	"                              envoy.filters.http.compressor.brotli: " EGR_ON "\n"         \
+	"                          - match: {prefix: \"/l\"}\n"                                    \
+	"                            route: {cluster: web}\n"                                      \
+	"                            typed_per_filter_config:\n"                                   \
+	"                              envoy.filters.http.compressor.gzip: {\"@type\": "           \
+	"type.googleapis.com/envoy.extensions.filters.http.compressor.v3.CompressorPerRoute, "     \
+	"overrides: {response_direction_config: {}, compressor_library: {name: zl, "               \
+	"typed_config: {\"@type\": type.googleapis.com/"                                           \
+	"envoy.extensions.compression.zstd.compressor.v3.Zstd, compression_level: 3}}}}\n"         \
+	"                          - match: {prefix: \"/r\"}\n"                                    \
+	"                            route: {cluster: web}\n"                                      \
+	"                            typed_per_filter_config:\n"                                   \
+	"                              envoy.filters.http.compressor.gzip: {\"@type\": "           \
+	"type.googleapis.com/envoy.extensions.filters.http.compressor.v3.CompressorPerRoute, "     \
+	"overrides: {response_direction_config: {remove_accept_encoding_header: true}}}\n"         \
+	"                          - match: {prefix: \"/\"}\n"                                     \
+	"                            route: {cluster: web}\n"                                      \
+	"                  http_filters:\n" TGL_CMP("envoy.filters.http.compressor.gzip",          \
+						    "                      disabled: true\n",      \
+						    "gzip.compressor.v3.Gzip")                     \
+	    TGL_CMP(                                                                               \
+		"envoy.filters.http.compressor.brotli", "                      disabled: true\n",  \
+		"brotli.compressor.v3.Brotli") "                    - name: "                      \
+					       "envoy.filters.http.router\n"                       \
+					       "                      typed_config: {\"@type\": "  \
+					       "type.googleapis.com/"                              \
+					       "envoy.extensions.filters.http.router.v3.Router}\n"
+
 /* main (80): gzip, brotli and zstd filters with Envoy's defaults; strict
  * (81): one gzip filter with response_direction_config (a minimum of
  * 100 bytes, text/plain only, no compression with an ETag, Accept-Encoding
@@ -111,36 +175,35 @@ static const char cmp_yaml[] =
 					    CMP_FILTER("z", "", "zstd.compressor.v3.Zstd", ""))
 	CMP_LISTENER(
 	    "strict", "81",
-	    CMP_FILTER(
-		"gz",
-		"                        response_direction_config:\n"
-		"                          disable_on_etag_header: true\n"
-		"                          remove_accept_encoding_header: true\n"
-		"                          common_config: {min_content_length: 100, "
-		"content_type: [text/plain]}\n",
-		"gzip.compressor.v3.Gzip",
-		", window_bits: 10")) TGL_LISTENER "    clusters:\n"
-				      "      - name: web\n"
-				      "        type: STATIC\n"
-				      "        connect_timeout: 1s\n"
-				      "        load_assignment:\n"
-				      "          cluster_name: web\n"
-				      "          endpoints: [{lb_endpoints: [{endpoint: {address: "
-				      "{socket_address: {address: "
-				      "198.18.0.200, port_value: 8080}}}}]}]\n"
-				      "      - name: two\n"
-				      "        type: STATIC\n"
-				      "        connect_timeout: 1s\n"
-				      "        load_assignment:\n"
-				      "          cluster_name: two\n"
-				      "          endpoints: [{lb_endpoints: [{endpoint: {address: "
-				      "{socket_address: {address: "
-				      "198.18.0.201, port_value: 8080}}}}]}]\n"
-				      "      - name: empty\n"
-				      "        type: STATIC\n"
-				      "        connect_timeout: 1s\n"
-				      "        load_assignment:\n"
-				      "          cluster_name: empty\n";
+	    CMP_FILTER("gz",
+		       "                        response_direction_config:\n"
+		       "                          disable_on_etag_header: true\n"
+		       "                          remove_accept_encoding_header: true\n"
+		       "                          common_config: {min_content_length: 100, "
+		       "content_type: [text/plain]}\n",
+		       "gzip.compressor.v3.Gzip", ", window_bits: 10")) TGL_LISTENER EGR_LISTENER
+    "    clusters:\n"
+    "      - name: web\n"
+    "        type: STATIC\n"
+    "        connect_timeout: 1s\n"
+    "        load_assignment:\n"
+    "          cluster_name: web\n"
+    "          endpoints: [{lb_endpoints: [{endpoint: {address: "
+    "{socket_address: {address: "
+    "198.18.0.200, port_value: 8080}}}}]}]\n"
+    "      - name: two\n"
+    "        type: STATIC\n"
+    "        connect_timeout: 1s\n"
+    "        load_assignment:\n"
+    "          cluster_name: two\n"
+    "          endpoints: [{lb_endpoints: [{endpoint: {address: "
+    "{socket_address: {address: "
+    "198.18.0.201, port_value: 8080}}}}]}]\n"
+    "      - name: empty\n"
+    "        type: STATIC\n"
+    "        connect_timeout: 1s\n"
+    "        load_assignment:\n"
+    "          cluster_name: empty\n";
 #define HH_CONFIG_YAML cmp_yaml
 #include "hcm_harness.h"
 #include "arn_stats_snapshot.h"
@@ -890,6 +953,58 @@ static void test_filter_toggled_per_route(void **state)
 	hh_end();
 }
 
+/* CompressorPerRoute (Envoy Gateway's compression, listener egr above):
+ * its overrides turn a disabled filter on for a route (the virtual host's
+ * for every route), disabled: true off; a filter off for the route offers
+ * no encoding (a client preferring br gets gzip where only gzip is on:
+ * before, the off brotli filter won the choice and nothing was
+ * compressed); a route's compressor_library compresses with that library;
+ * remove_accept_encoding_header per route. CompressorPerRoute was refused
+ * before, so the whole listener was. */
+static void test_compressor_per_route(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	char *body = text_body(5000);
+	struct resp r;
+	const struct {
+		const char *path, *ae, *enc;
+	} cases[] = {
+	    {"/t", "Accept-Encoding: br, gzip\r\n", "gzip"}, /* the vhost's gzip only */
+	    {"/d", "Accept-Encoding: gzip\r\n", NULL},	     /* gzip disabled on /d */
+	    {"/b", "Accept-Encoding: br, gzip\r\n", "br"},   /* both on: br first */
+	    {"/l", "Accept-Encoding: gzip\r\n", NULL},	     /* gzip's library is zstd */
+	    {"/l", "Accept-Encoding: zstd\r\n", "zstd"},
+	    {"/r", "Accept-Encoding: gzip\r\n", "gzip"}, /* and no accept-encoding up */
+	};
+	struct peer *c = client(0, 85);
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		c->cap_len = 0;
+		struct peer *u = get_text_at(c, cases[k].path, cases[k].ae, 5000, body);
+		/* the upstream's view of the request: accept-encoding removed
+		 * only where the route says so */
+		const char *req = strstr(u->log, cases[k].path);
+		assert_non_null(req);
+		if (!strcmp(cases[k].path, "/r"))
+			assert_null(strcasestr(req, "accept-encoding"));
+		else
+			assert_non_null(strcasestr(req, "accept-encoding"));
+		hh_advance(10);
+		expect_body(c, &r, cases[k].enc, body, 5000);
+		if (cases[k].enc) {
+			char want[64];
+			snprintf(want, sizeof(want), "\r\ncontent-encoding: %s\r\n", cases[k].enc);
+			if (!head_has(&r, want))
+				fail_msg("%s (%s): %s", cases[k].path, cases[k].ae, r.head);
+		} else if (head_has(&r, "\r\ncontent-encoding:")) {
+			fail_msg("%s (%s): %s", cases[k].path, cases[k].ae, r.head);
+		}
+		free(r.body);
+	}
+	free(body);
+	hh_end();
+}
+
 static void test_http2_client(void **state)
 {
 	(void)state;
@@ -1546,6 +1661,7 @@ int main(void)
 	    cmocka_unit_test(test_http2_ext_authz),
 	    cmocka_unit_test(test_head_body_end_in_one_piece),
 	    cmocka_unit_test(test_filter_toggled_per_route),
+	    cmocka_unit_test(test_compressor_per_route),
 	    cmocka_unit_test(test_http2_client),
 	    cmocka_unit_test(test_http2_cors),
 	    cmocka_unit_test(test_http2_client_mirrored),
