@@ -382,6 +382,7 @@ enum arn_cfg_per_filter_kind {
 	ARN_CFG_PF_BASIC_AUTH,
 	ARN_CFG_PF_STATEFUL_SESSION, /* cfg: struct arn_cfg_stateful_session (PerRoute) */
 	ARN_CFG_PF_COMPRESSOR,	     /* cfg: struct arn_cfg_compressor_route (CompressorPerRoute) */
+	ARN_CFG_PF_CSRF,	     /* cfg: struct arn_cfg_csrf (CsrfPolicy) */
 };
 
 /* ---------------------------------------------------------------------------
@@ -404,6 +405,21 @@ struct arn_cfg_cors {
 	/* filter_enabled (unset: 100 %) and shadow_enabled (unset: 0), their
 	 * default_value (Arion has no runtime) */
 	struct arn_cfg_fraction enabled, shadow;
+};
+
+/* ---------------------------------------------------------------------------
+ * envoy.filters.http.csrf (CsrfPolicy, the filter's or the most specific
+ * level's per route): a POST, PUT, DELETE or PATCH whose source origin
+ * (Origin's host and port, else Referer's) is not the request's own host
+ * and port nor one of additional_origins is refused 403. Values of
+ * filter_enabled / shadow_enabled are their default_value (no runtime).
+ */
+#define ARN_CFG_CSRF_MAX_ORIGINS 64
+
+struct arn_cfg_csrf {
+	struct arn_cfg_fraction enabled, shadow;
+	struct arn_cfg_str_match *origins; /* additional_origins */
+	size_t n_origins;
 };
 
 /* ---------------------------------------------------------------------------

@@ -654,6 +654,8 @@ enum arn_cfg_http_filter {
 	ARN_CFG_HF_BASIC_AUTH,	    /* http_filter_cfgs[i]: struct arn_cfg_basic_auth */
 	ARN_CFG_HF_STATEFUL_SESSION, /* http_filter_cfgs[i]: struct arn_cfg_stateful_session */
 	ARN_CFG_HF_GRPC_WEB,	    /* the HCM's grpc_web says it */
+	/* http_filter_cfgs[i]: struct arn_cfg_csrf */
+	ARN_CFG_HF_CSRF,
 };
 
 /* McpGateway's defaults and ceilings (docs/mcp.md). */

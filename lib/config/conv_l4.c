@@ -35,6 +35,7 @@
 #define HTTP_BASIC_AUTH_TYPE "envoy.extensions.filters.http.basic_auth.v3.BasicAuth"
 #define HTTP_BASIC_AUTH_ROUTE_TYPE "envoy.extensions.filters.http.basic_auth.v3.BasicAuthPerRoute"
 #define HTTP_CMP_ROUTE_TYPE "envoy.extensions.filters.http.compressor.v3.CompressorPerRoute"
+#define HTTP_CSRF_TYPE "envoy.extensions.filters.http.csrf.v3.CsrfPolicy"
 #define HTTP_SS_TYPE "envoy.extensions.filters.http.stateful_session.v3.StatefulSession"
 #define HTTP_SS_ROUTE_TYPE                                                                         \
 	"envoy.extensions.filters.http.stateful_session.v3.StatefulSessionPerRoute"
@@ -1321,6 +1322,38 @@ const struct arn_cfg_cors *conv_cors(struct conv *c, struct pb p, bool ext)
 	return o;
 }
 
+/* ---- envoy.filters.http.csrf ----------------------------------------------------------------- */
+
+/* A CsrfPolicy (the filter's, or a route's per-filter one), as Envoy's
+ * CsrfPolicy: filter_enabled is required (PGV), shadow_enabled 0 unset. */
+static const struct arn_cfg_csrf *conv_csrf(struct conv *c, struct pb p)
+{
+	struct arn_cfg_csrf *o = CONV_NEW(c, struct arn_cfg_csrf, 1);
+	if (!o)
+		return NULL;
+	conv_only(c, p, "filter_enabled,shadow_enabled,additional_origins");
+	if (!pb_has(p, "filter_enabled"))
+		conv_err(c, "filter_enabled", "missing (Envoy requires it)");
+	conv_runtime_fraction(c, p, "filter_enabled", &o->enabled);
+	conv_runtime_fraction(c, p, "shadow_enabled", &o->shadow);
+	size_t n = pb_len(p, "additional_origins");
+	if (n > ARN_CFG_CSRF_MAX_ORIGINS) {
+		conv_err(c, "additional_origins",
+			 "%zu entries: more than %d (each is tried for every refused request)", n,
+			 ARN_CFG_CSRF_MAX_ORIGINS);
+		return o;
+	}
+	o->origins = CONV_NEW(c, struct arn_cfg_str_match, n ? n : 1);
+	for (size_t i = 0; o->origins && i < n; i++) {
+		size_t m = conv_push(c, "additional_origins[%zu]", i);
+		if (conv_string_matcher(c, pb_at(p, "additional_origins", i),
+					&o->origins[o->n_origins]) == 0)
+			o->n_origins++;
+		conv_pop(c, m);
+	}
+	return o;
+}
+
 /* ---- envoy.filters.http.jwt_authn ------------------------------------------------------------ */
 
 static void jwks_free_fn(void *p)
@@ -1666,6 +1699,18 @@ bool conv_l4_http_filter(struct conv *c, struct pb tc, upb_StringView tn, uint8_
 		conv_pop(c, m);
 		return true;
 	}
+	if (arn_sv_eq(tn, HTTP_CSRF_TYPE)) {
+		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "envoy.filters.http.csrf"))
+			return true;
+		size_t m = conv_push(c, "typed_config");
+		struct pb p = conv_any(c, tc, HTTP_CSRF_TYPE);
+		if (p.m) {
+			*kind = ARN_CFG_HF_CSRF;
+			*cfg = conv_csrf(c, p);
+		}
+		conv_pop(c, m);
+		return true;
+	}
 	if (arn_sv_eq(tn, HTTP_SS_TYPE)) {
 		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "envoy.filters.http.stateful_session"))
 			return true;
@@ -1955,6 +2000,14 @@ static bool per_filter_typed(struct conv *c, upb_StringView tn, struct pb any,
 			pf->cfg = conv_compressor_route(c, r);
 			ok = true;
 		}
+	} else if (arn_sv_eq(tn, HTTP_CSRF_TYPE)) {
+		/* the most specific level's policy replaces the filter's */
+		struct pb r = conv_any(c, any, HTTP_CSRF_TYPE);
+		if (r.m) {
+			pf->kind = ARN_CFG_PF_CSRF;
+			pf->cfg = conv_csrf(c, r);
+			ok = true;
+		}
 	} else if (optional) {
 		pf->kind = ARN_CFG_PF_ENABLED;
 		pf->cfg = NULL;
@@ -1964,7 +2017,7 @@ static bool per_filter_typed(struct conv *c, upb_StringView tn, struct pb any,
 			 "per-filter configuration of type '%.*s' is not supported by "
 			 "Arion (RBACPerRoute, LocalRateLimit, CorsPolicy, HTTPFault, "
 			 "ExtAuthzPerRoute, StatefulSessionPerRoute, BasicAuthPerRoute, "
-			 "CompressorPerRoute, jwt_authn's PerRouteConfig and "
+			 "CompressorPerRoute, CsrfPolicy, jwt_authn's PerRouteConfig and "
 			 "route.v3.FilterConfig are)",
 			 (int)tn.size, tn.data);
 	}

@@ -32,6 +32,7 @@
 #include "arn_tls.h"
 #include "http_authz.h"
 #include "http_basic_auth.h"
+#include "http_csrf.h"
 #include "http_fault.h"
 #include "http_filter.h"
 #include "http_int.h"
@@ -1382,7 +1383,8 @@ static bool l4_active(const struct arn_cfg_hcm *h)
 		    h->http_filters[i] == ARN_CFG_HF_JWT_AUTHN ||
 		    h->http_filters[i] == ARN_CFG_HF_FAULT ||
 		    h->http_filters[i] == ARN_CFG_HF_BASIC_AUTH ||
-		    h->http_filters[i] == ARN_CFG_HF_STATEFUL_SESSION)
+		    h->http_filters[i] == ARN_CFG_HF_STATEFUL_SESSION ||
+		    h->http_filters[i] == ARN_CFG_HF_CSRF)
 			return true;
 	return false;
 }
@@ -1458,6 +1460,7 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 		case ARN_CFG_HF_FAULT:
 		case ARN_CFG_HF_BASIC_AUTH:
 		case ARN_CFG_HF_STATEFUL_SESSION:
+		case ARN_CFG_HF_CSRF:
 			if (!cfg)
 				break;
 			if (!have) {
@@ -1494,6 +1497,9 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 					return true;
 			} else if (h->http_filters[i] == ARN_CFG_HF_STATEFUL_SESSION) {
 				session_step(st, i, cfg, matched ? &mt : NULL, req);
+			} else if (h->http_filters[i] == ARN_CFG_HF_CSRF) {
+				if (http_csrf_step(st, i, cfg, matched ? &mt : NULL))
+					return true;
 			} else {
 				bool first = first_rl;
 				first_rl = false;

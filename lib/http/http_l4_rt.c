@@ -94,6 +94,12 @@ void http_l4_hrt_init(struct http_hcm_rt *r, const struct arn_cfg_listener *l)
 				 h->stat_prefix ? h->stat_prefix : "");
 			r->fstats[i] = arn_stats_scope_get_named(&arn_stats_basic_auth_schema, fam,
 								 NULL, NULL);
+		} else if (h->http_filters[i] == ARN_CFG_HF_CSRF) {
+			/* Envoy: http.<HCM stat_prefix>.csrf.* */
+			snprintf(fam, sizeof(fam), "http.%s.csrf",
+				 h->stat_prefix ? h->stat_prefix : "");
+			r->fstats[i] =
+			    arn_stats_scope_get_named(&arn_stats_csrf_schema, fam, NULL, NULL);
 		} else if (h->http_filters[i] == ARN_CFG_HF_JWT_AUTHN) {
 			/* Envoy: http.<HCM stat_prefix>.jwt_authn.* */
 			snprintf(fam, sizeof(fam), "http.%s.jwt_authn",

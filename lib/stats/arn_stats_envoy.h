@@ -35,6 +35,7 @@
  *   arn_stats_cors_schema      http.<prefix>.cors.*     untagged, family from config
  *   arn_stats_fault_schema     http.<prefix>.fault.*    untagged, family from config
  *   arn_stats_basic_auth_schema http.<prefix>.basic_auth.* untagged, family from config
+ *   arn_stats_csrf_schema      http.<prefix>.csrf.*     untagged, family from config
  *   arn_stats_jwt_authn_schema http.<prefix>.jwt_authn.* untagged, family from config
  *   arn_stats_local_ratelimit_schema local_rate_limit.<stat_prefix>.*
  *                                                       ARN_STATS_TAG_LOCAL_RATELIMIT
@@ -161,6 +162,13 @@ enum arn_basic_auth_stat {
 	ARN_BASIC_AUTH__COUNT
 };
 
+enum arn_csrf_stat {
+#define ARN_STAT(kind, name, help) ARN_CSRF_##name,
+#include "envoy_csrf_stats.def"
+#undef ARN_STAT
+	ARN_CSRF__COUNT
+};
+
 enum arn_jwt_authn_stat {
 #define ARN_STAT(kind, name, help) ARN_JWT_AUTHN_##name,
 #include "envoy_jwt_authn_stats.def"
@@ -233,6 +241,8 @@ extern struct arn_stats_schema arn_stats_cors_schema;
 extern struct arn_stats_schema arn_stats_fault_schema;
 /* http.<prefix>.basic_auth.* (untagged, arn_stats_scope_get_named) */
 extern struct arn_stats_schema arn_stats_basic_auth_schema;
+/* http.<prefix>.csrf.* (untagged, arn_stats_scope_get_named) */
+extern struct arn_stats_schema arn_stats_csrf_schema;
 /* http.<prefix>.jwt_authn.* (untagged, arn_stats_scope_get_named) */
 extern struct arn_stats_schema arn_stats_jwt_authn_schema;
 /* local_rate_limit.<stat_prefix>.* (tag ARN_STATS_TAG_LOCAL_RATELIMIT) */

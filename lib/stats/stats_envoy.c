@@ -84,6 +84,11 @@ static const struct arn_stat_def basic_auth_defs[] = {
 #include "envoy_basic_auth_stats.def"
 #undef ARN_STAT
 };
+static const struct arn_stat_def csrf_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_csrf_stats.def"
+#undef ARN_STAT
+};
 static const struct arn_stat_def jwt_authn_defs[] = {
 #define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
 #include "envoy_jwt_authn_stats.def"
@@ -140,6 +145,7 @@ struct arn_stats_schema arn_stats_cors_schema = ARN_STATS_SCHEMA("cors", cors_de
 struct arn_stats_schema arn_stats_fault_schema = ARN_STATS_SCHEMA("fault", fault_defs);
 struct arn_stats_schema arn_stats_basic_auth_schema =
     ARN_STATS_SCHEMA("basic_auth", basic_auth_defs);
+struct arn_stats_schema arn_stats_csrf_schema = ARN_STATS_SCHEMA("csrf", csrf_defs);
 struct arn_stats_schema arn_stats_jwt_authn_schema = ARN_STATS_SCHEMA("jwt_authn", jwt_authn_defs);
 struct arn_stats_schema arn_stats_rbac_shadow_schema =
     ARN_STATS_SCHEMA("rbac_shadow", rbac_shadow_defs);

@@ -741,6 +741,60 @@ static void test_http_fault_filter(void **state)
 		   "delay: set fixed_delay or header_delay");
 }
 
+#define CSRF_F(fields)                                                                             \
+	"{\"name\":\"cs\",\"typed_config\":{" AT(                                                  \
+	    "envoy.extensions.filters.http.csrf.v3.CsrfPolicy") "," fields "}},"
+
+/* envoy.filters.http.csrf: its policy (filter_enabled required,
+ * shadow_enabled, additional_origins), a route's; Arion's bound on
+ * additional_origins. Refused whole before (unknown filter type). */
+static void test_http_csrf(void **state)
+{
+	(void)state;
+	tc_ok(L, LISTENER(HCM(CSRF_F("\"filter_enabled\":{\"default_value\":{\"numerator\":50}},"
+				     "\"shadow_enabled\":{\"default_value\":{\"numerator\":100}},"
+				     "\"additional_origins\":[{\"exact\":\"a.example\"},"
+				     "{\"suffix\":\".b.example\"}]"),
+			      "\"typed_per_filter_config\":{\"cs\":{" AT(
+				  "envoy.extensions.filters.http.csrf.v3."
+				  "CsrfPolicy") ",\"filter_enabled\":{\"default_value\":{}}}},")));
+	const struct arn_cfg_hcm *h = chain0()->hcm;
+	assert_int_equal(h->http_filters[0], ARN_CFG_HF_CSRF);
+	const struct arn_cfg_csrf *f = h->http_filter_cfgs[0];
+	assert_int_equal(f->enabled.numerator, 50);
+	assert_int_equal(f->enabled.denominator, 100);
+	assert_int_equal(f->shadow.numerator, 100);
+	assert_int_equal(f->n_origins, 2);
+	assert_true(arn_cfg_str_match(&f->origins[1], "x.b.example", 11));
+	assert_false(arn_cfg_str_match(&f->origins[1], "b.example", 9));
+	const struct arn_cfg_vhost *vh = &h->inline_routes->vhosts[0];
+	const struct arn_cfg_csrf *pr =
+	    arn_cfg_per_filter_find(vh, &vh->routes[0], "cs", 2, ARN_CFG_PF_CSRF);
+	assert_non_null(pr);
+	assert_int_equal(pr->enabled.numerator, 0);
+	assert_int_equal(pr->n_origins, 0);
+
+	tc_refused(L, LISTENER(HCM(CSRF_F("\"additional_origins\":[]"), "")),
+		   "typed_config.filter_enabled: missing (Envoy requires it)");
+	char big[8192];
+	int k = snprintf(
+	    big, sizeof(big),
+	    "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+	    "\"port_value\":80}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+	    "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"ing\",\"route_config\":{"
+	    "\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],\"routes\":[{"
+	    "\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"c\"}}]}]},"
+	    "\"http_filters\":[{\"name\":\"cs\",\"typed_config\":{" AT(
+		"envoy.extensions.filters.http.csrf.v3.CsrfPolicy") ",\"filter_enabled\":{"
+								    "\"default_value\":{}},"
+								    "\"additional_origins\":[");
+	for (int i = 0; i <= ARN_CFG_CSRF_MAX_ORIGINS; i++)
+		k += snprintf(big + k, sizeof(big) - (size_t)k, "%s{\"exact\":\"o%d\"}",
+			      i ? "," : "", i);
+	snprintf(big + k, sizeof(big) - (size_t)k, "]}}," ROUTER "]}}]}]}");
+	tc_refused(L, big, "additional_origins: 65 entries: more than 64");
+}
+
 /* clang-format off */
 #define CMP_F                                                                                      \
 	"{\"name\":\"gz\",\"typed_config\":{"                                                       \
@@ -1996,6 +2050,7 @@ const struct CMUnitTest conv_l4_tests[] = {
     T(test_http_basic_auth),
     T(test_http_basic_auth_limits),
     T(test_http_compressor_per_route),
+    T(test_http_csrf),
     T(test_http_jwt_authn),
     T(test_http_rbac_matcher),
     T(test_network_local_ratelimit),

@@ -90,7 +90,8 @@ static const char *const reqs[] = {
     "PUT\r\nAccess-Control-Request-Headers: x-a\r\n\r\n",
     /* the "dyn" listener's jwt_authn on /jwt (a valid token; none, its
      * 401 through local_reply_config's JSON mapper) */
-    "GET /jwt HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer " HH_JWT_TOKEN "\r\nx-sub: forged\r\n\r\n",
+    "GET /jwt HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer " HH_JWT_TOKEN
+    "\r\nx-sub: forged\r\n\r\n",
     "GET /jwt/x HTTP/1.1\r\nHost: a\r\nAccept: application/json\r\nx-lr: 1\r\n\r\n",
     /* the "dyn" listener's fault filter: a delay, then an abort */
     "GET /f HTTP/1.1\r\nHost: a\r\nx-envoy-fault-delay-request: 40\r\n"
@@ -107,6 +108,12 @@ static const char *const reqs[] = {
     "Accept: application/grpc-web-text\r\nContent-Length: 16\r\n\r\nAAAAAAVoZWxsbw==",
     "POST /gw HTTP/1.1\r\nHost: a\r\nContent-Type: application/grpc-web-text\r\n"
     "Transfer-Encoding: chunked\r\n\r\n3\r\nAAA\r\n5\r\nAAV=*\r\n0\r\n\r\n",
+    /* the "dyn" listener's csrf filter (shadow mode): an Origin with
+     * userinfo and port, an IPv6 one, Referers repeated (joined) */
+    "POST /c HTTP/1.1\r\nHost: a:80\r\nOrigin: http://u@a:80/p\r\nContent-Length: 0\r\n\r\n",
+    "DELETE /c HTTP/1.1\r\nHost: [::1]:8\r\nOrigin: https://[::1]:8\r\n\r\n",
+    "PUT /c HTTP/1.1\r\nHost: a\r\nReferer: http://a/x\r\nReferer: http://b.example/\r\n"
+    "Content-Length: 0\r\n\r\n",
 };
 #define N_REQS (sizeof(reqs) / sizeof(reqs[0]))
 

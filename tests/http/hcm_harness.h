@@ -903,7 +903,12 @@ static inline void hh_trace_run(void)
 	"\"expose_headers\":\"x-e\",\"allow_credentials\":true},\"xa\":{\"@type\":"                 \
 	"\"type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute\","    \
 	"\"disabled\":true}},"                                                                      \
-	"\"routes\":[%s]}]},\"http_filters\":[{\"name\":\"fault\",\"typed_config\":{\"@type\":"    \
+	"\"routes\":[%s]}]},\"http_filters\":["                                                  \
+	"{\"name\":\"csrf\",\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions."    \
+	"filters.http.csrf.v3.CsrfPolicy\",\"filter_enabled\":{\"default_value\":{}},"            \
+	"\"shadow_enabled\":{\"default_value\":{\"numerator\":100}},\"additional_origins\":"     \
+	"[{\"suffix\":\".example\"}]}},"                                                             \
+	"{\"name\":\"fault\",\"typed_config\":{\"@type\":"                                        \
 	"\"type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault\",\"delay\":{"      \
 	"\"header_delay\":{},\"percentage\":{\"numerator\":100}},\"abort\":{\"header_abort\":{},"\
 	"\"percentage\":{\"numerator\":100}},\"max_active_faults\":2}},"                          \

@@ -3732,6 +3732,89 @@ static void test_http_basic_auth_header(void **state)
  * basicAuth: the filter "ba" (users alice) disabled in the connection
  * manager, turned on for the route /secure by its BasicAuthPerRoute
  * (users carol), the name upstream in x-user. */
+/* envoy.filters.http.csrf: the filter enforces 100 %, with
+ * additional_origins "*.trusted.example" (suffix); /shadow's policy only
+ * counts (shadow_enabled 100 %, filter_enabled 0). */
+/* clang-format off */
+#define CSRF_POLICY(en, sh) "\"filter_enabled\":{\"default_value\":{\"numerator\":" en "}},\"shadow_enabled\":{\"default_value\":{\"numerator\":" sh "}}"
+#define CSRF_LISTENER                                                                              \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"cs\","               \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":["                                                                     \
+	"{\"match\":{\"prefix\":\"/shadow\"},\"route\":{\"cluster\":\"web\"},"                    \
+	"\"typed_per_filter_config\":{\"csrf\":{" AT_("csrf.v3.CsrfPolicy")                          \
+	"," CSRF_POLICY("0", "100") "}}},"                    \
+	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
+	"\"http_filters\":[{\"name\":\"csrf\",\"typed_config\":{" AT_("csrf.v3.CsrfPolicy")       \
+	"," CSRF_POLICY("100", "0") ","                      \
+	"\"additional_origins\":[{\"suffix\":\".trusted.example\"}]}},"                             \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+#define CSRF_STAT(name) stat_of(&arn_stats_csrf_schema, "http.cs.csrf", ARN_CSRF_##name)
+
+/* One request through CSRF_LISTENER: @p pass whether it reaches the
+ * upstream (else a 403 "Invalid origin"). */
+static void csrf_case(const char *head, bool pass)
+{
+	char r[4096];
+	bool up = jwt_exchange(head, r, sizeof(r), NULL, 0);
+	if (up != pass)
+		fail_msg("for %s the client got: %s", head, r);
+	if (!pass && (!strstr(r, "HTTP/1.1 403 Forbidden\r\n") || !strstr(r, "Invalid origin")))
+		fail_msg("for %s the client got: %s", head, r);
+}
+
+/* envoy.filters.http.csrf as Envoy's CsrfFilter: a modifying request
+ * whose Origin (else Referer) host and port is the Host's, or matches
+ * additional_origins, passes; another, or none, is 403; GET and HEAD are
+ * not checked; a route's CsrfPolicy in shadow mode only counts. Arion
+ * refused the filter before. */
+static void test_http_csrf(void **state)
+{
+	(void)state;
+	tp_begin(1, CSRF_LISTENER);
+	hh_open(0, 82);
+	hh_settle();
+#define CS_POST(path, hdrs) "POST " path " HTTP/1.1\r\nHost: a.example\r\ncontent-length: 0" hdrs
+	csrf_case(CS_POST("/x", "\r\nOrigin: https://a.example"), true);
+	csrf_case(CS_POST("/x", "\r\nOrigin: http://user@a.example/p?q"), true);
+	csrf_case(CS_POST("/x", "\r\nReferer: https://a.example/page"), true);
+	csrf_case(CS_POST("/x", "\r\nOrigin: https://b.trusted.example"), true);
+	assert_int_equal(CSRF_STAT(request_valid), 4);
+	/* the port is compared as written */
+	csrf_case(CS_POST("/x", "\r\nOrigin: https://a.example:443"), false);
+	csrf_case(CS_POST("/x", "\r\nOrigin: https://evil.example"), false);
+	/* an origin that is no URL is compared as it is */
+	csrf_case(CS_POST("/x", "\r\nOrigin: null"), false);
+	/* Origin wins over Referer */
+	csrf_case(CS_POST("/x", "\r\nOrigin: https://evil.example\r\nReferer: https://a.example/"),
+		  false);
+	assert_int_equal(CSRF_STAT(request_invalid), 4);
+	/* neither: missing and invalid */
+	csrf_case(CS_POST("/x", ""), false);
+	assert_int_equal(CSRF_STAT(missing_source_origin), 1);
+	assert_int_equal(CSRF_STAT(request_invalid), 5);
+	csrf_case("PUT /x HTTP/1.1\r\nHost: a.example\r\ncontent-length: 0\r\n"
+		  "Origin: https://evil.example",
+		  false);
+	csrf_case("DELETE /x HTTP/1.1\r\nHost: a.example\r\nOrigin: https://evil.example", false);
+	csrf_case("PATCH /x HTTP/1.1\r\nHost: a.example\r\ncontent-length: 0\r\n"
+		  "Origin: https://evil.example",
+		  false);
+	/* not a modifying method: not looked at */
+	csrf_case("GET /x HTTP/1.1\r\nHost: a.example\r\nOrigin: https://evil.example", true);
+	assert_int_equal(CSRF_STAT(request_invalid), 8);
+	/* the route's policy: shadow only, counted, forwarded */
+	csrf_case(CS_POST("/shadow", "\r\nOrigin: https://evil.example"), true);
+	assert_int_equal(CSRF_STAT(request_invalid), 9);
+#undef CS_POST
+	hh_end();
+}
+
 #define BA_EG_LISTENER                                                                             \
 	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
 	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
@@ -6707,6 +6790,7 @@ int main(void)
 	    T(test_http_jwt_authn_requirements),
 	    T(test_http_jwt_authn_limits),
 	    T(test_http_basic_auth),
+	    T(test_http_csrf),
 	    T(test_http_basic_auth_header),
 	    T(test_http_basic_auth_with_jwt_edits),
 	    T(test_http_basic_auth_envoy_gateway),
