@@ -257,8 +257,11 @@ const char *conv_hdr_name(struct conv *c, const char *field, upb_StringView s, s
  * memory. conv_session.c */
 const struct arn_cfg_stateful_session *conv_stateful_session(struct conv *c, struct pb p,
 							     bool per_route);
+/** An envoy.filters.http.compressor filter (@p any, its typed_config)
+ * appended to @p out's compressors (room for @p nf). conv_compressor.c */
+void conv_compressor_filter(struct conv *c, struct pb any, size_t nf, struct arn_cfg_hcm *out);
 /** A compressor filter's CompressorPerRoute converted; NULL only without
- * memory. conv_listener.c */
+ * memory. conv_compressor.c */
 const struct arn_cfg_compressor_route *conv_compressor_route(struct conv *c, struct pb p);
 /** A cookie's name (@p token) or path checked for a Set-Cookie line, at
  * most @p max bytes (refused naming @p field). conv_common.c */

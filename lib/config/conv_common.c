@@ -1228,6 +1228,20 @@ void conv_header_ops(struct conv *c, struct pb p, struct arn_cfg_header_ops *ops
 
 /* RuntimeFractionalPercent and FractionalPercent (filters, mirror policies,
  * the fault filter) */
+bool conv_runtime_flag(struct conv *c, struct pb p, const char *f)
+{
+	struct pb rf = pb_msg(p, f);
+	if (!rf.m)
+		return true;
+	size_t m = conv_push(c, "%s", f);
+	conv_only(c, rf, "default_value,runtime_key");
+	bool v = true;
+	if (!pb_wrapped_bool(rf, "default_value", &v))
+		conv_err(c, "default_value", "missing (Envoy requires it)");
+	conv_pop(c, m);
+	return v;
+}
+
 void conv_runtime_fraction(struct conv *c, struct pb p, const char *f, struct arn_cfg_fraction *out)
 {
 	out->numerator = 0;

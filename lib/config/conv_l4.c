@@ -91,21 +91,6 @@ static void token_bucket(struct conv *c, struct pb tb, struct arn_cfg_token_buck
 			 out->fill_interval_ms, LRL_MIN_FILL_MS);
 }
 
-bool conv_runtime_flag(struct conv *c, struct pb p, const char *f)
-{
-	struct pb rf = pb_msg(p, f);
-	if (!rf.m)
-		return true;
-	size_t m = conv_push(c, "%s", f);
-	conv_only(c, rf, "default_value,runtime_key");
-	bool v = true;
-	if (!pb_wrapped_bool(rf, "default_value", &v))
-		conv_err(c, "default_value", "missing (Envoy requires it)");
-	conv_pop(c, m);
-	return v;
-}
-
-
 /* ---- envoy.filters.http.ext_authz --------------------------------------------- */
 
 /* A ListStringMatcher @p f of @p p into @p out (NULL, 0 when unset). */
