@@ -383,6 +383,7 @@ enum arn_cfg_per_filter_kind {
 	ARN_CFG_PF_STATEFUL_SESSION, /* cfg: struct arn_cfg_stateful_session (PerRoute) */
 	ARN_CFG_PF_COMPRESSOR,	     /* cfg: struct arn_cfg_compressor_route (CompressorPerRoute) */
 	ARN_CFG_PF_CSRF,	     /* cfg: struct arn_cfg_csrf (CsrfPolicy) */
+	ARN_CFG_PF_API_KEY_AUTH,     /* cfg: struct arn_cfg_api_key_auth (ApiKeyAuthPerRoute) */
 };
 
 /* ---------------------------------------------------------------------------

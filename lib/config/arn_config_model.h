@@ -656,6 +656,9 @@ enum arn_cfg_http_filter {
 	ARN_CFG_HF_GRPC_WEB,	    /* the HCM's grpc_web says it */
 	/* http_filter_cfgs[i]: struct arn_cfg_csrf */
 	ARN_CFG_HF_CSRF,
+	/* http_filter_cfgs[i]: struct arn_cfg_api_key_auth, arn_cfg_cred_injector */
+	ARN_CFG_HF_API_KEY_AUTH,
+	ARN_CFG_HF_CRED_INJECTOR,
 };
 
 /* McpGateway's defaults and ceilings (docs/mcp.md). */

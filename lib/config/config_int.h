@@ -266,6 +266,14 @@ const struct arn_cfg_compressor_route *conv_compressor_route(struct conv *c, str
 /** A cookie's name (@p token) or path checked for a Set-Cookie line, at
  * most @p max bytes (refused naming @p field). conv_common.c */
 bool cookie_octets_ok(struct conv *c, const char *field, upb_StringView s, bool token, size_t max);
+/** envoy.filters.http.api_key_auth's ApiKeyAuth, or a route's
+ * ApiKeyAuthPerRoute; envoy.filters.http.credential_injector's
+ * CredentialInjector; converted, NULL only without memory. conv_apikey.c */
+struct arn_cfg_api_key_auth;
+struct arn_cfg_cred_injector;
+const struct arn_cfg_api_key_auth *conv_api_key_auth(struct conv *c, struct pb p);
+const struct arn_cfg_api_key_auth *conv_api_key_auth_route(struct conv *c, struct pb p);
+const struct arn_cfg_cred_injector *conv_cred_injector(struct conv *c, struct pb p);
 /** The HCM's local_reply_config @p lrc into @p out. conv_parts.c */
 void conv_local_reply(struct conv *c, struct pb lrc, const struct arn_cfg_local_reply **out);
 /** An envoy.config.core.v3.DataSource @p b (inline_string, inline_bytes, or

@@ -39,6 +39,10 @@
 #define HTTP_SS_TYPE "envoy.extensions.filters.http.stateful_session.v3.StatefulSession"
 #define HTTP_SS_ROUTE_TYPE                                                                         \
 	"envoy.extensions.filters.http.stateful_session.v3.StatefulSessionPerRoute"
+#define HTTP_API_KEY_TYPE "envoy.extensions.filters.http.api_key_auth.v3.ApiKeyAuth"
+#define HTTP_API_KEY_ROUTE_TYPE "envoy.extensions.filters.http.api_key_auth.v3.ApiKeyAuthPerRoute"
+#define HTTP_CRED_INJECTOR_TYPE                                                                    \
+	"envoy.extensions.filters.http.credential_injector.v3.CredentialInjector"
 
 /* Envoy's floor for the local rate limiters' fill timers */
 #define LRL_MIN_FILL_MS 50
@@ -1672,6 +1676,22 @@ static const struct arn_cfg_jwt_per_route *http_jwt_per_route(struct conv *c, st
 bool conv_l4_http_filter(struct conv *c, struct pb tc, upb_StringView tn, uint8_t *kind,
 			 const void **cfg)
 {
+	if (arn_sv_eq(tn, HTTP_API_KEY_TYPE) || arn_sv_eq(tn, HTTP_CRED_INJECTOR_TYPE)) {
+		bool ak = arn_sv_eq(tn, HTTP_API_KEY_TYPE);
+		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4,
+			     ak ? "envoy.filters.http.api_key_auth"
+				: "envoy.filters.http.credential_injector"))
+			return true;
+		size_t m = conv_push(c, "typed_config");
+		struct pb p = conv_any(c, tc, ak ? HTTP_API_KEY_TYPE : HTTP_CRED_INJECTOR_TYPE);
+		if (p.m) {
+			*kind = ak ? ARN_CFG_HF_API_KEY_AUTH : ARN_CFG_HF_CRED_INJECTOR;
+			*cfg = ak ? (const void *)conv_api_key_auth(c, p)
+				  : (const void *)conv_cred_injector(c, p);
+		}
+		conv_pop(c, m);
+		return true;
+	}
 	if (arn_sv_eq(tn, HTTP_BASIC_AUTH_TYPE)) {
 		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "envoy.filters.http.basic_auth"))
 			return true;
@@ -1993,6 +2013,13 @@ static bool per_filter_typed(struct conv *c, upb_StringView tn, struct pb any,
 			pf->cfg = conv_csrf(c, r);
 			ok = true;
 		}
+	} else if (arn_sv_eq(tn, HTTP_API_KEY_ROUTE_TYPE)) {
+		struct pb r = conv_any(c, any, HTTP_API_KEY_ROUTE_TYPE);
+		if (r.m) {
+			pf->kind = ARN_CFG_PF_API_KEY_AUTH;
+			pf->cfg = conv_api_key_auth_route(c, r);
+			ok = true;
+		}
 	} else if (optional) {
 		pf->kind = ARN_CFG_PF_ENABLED;
 		pf->cfg = NULL;
@@ -2002,8 +2029,8 @@ static bool per_filter_typed(struct conv *c, upb_StringView tn, struct pb any,
 			 "per-filter configuration of type '%.*s' is not supported by "
 			 "Arion (RBACPerRoute, LocalRateLimit, CorsPolicy, HTTPFault, "
 			 "ExtAuthzPerRoute, StatefulSessionPerRoute, BasicAuthPerRoute, "
-			 "CompressorPerRoute, CsrfPolicy, jwt_authn's PerRouteConfig and "
-			 "route.v3.FilterConfig are)",
+			 "CompressorPerRoute, CsrfPolicy, ApiKeyAuthPerRoute, jwt_authn's "
+			 "PerRouteConfig and route.v3.FilterConfig are)",
 			 (int)tn.size, tn.data);
 	}
 	return ok;

@@ -30,6 +30,7 @@
 #include "arn_rbac.h"
 #include "arn_tbucket.h"
 #include "arn_tls.h"
+#include "http_apikey.h"
 #include "http_authz.h"
 #include "http_basic_auth.h"
 #include "http_csrf.h"
@@ -1384,7 +1385,9 @@ static bool l4_active(const struct arn_cfg_hcm *h)
 		    h->http_filters[i] == ARN_CFG_HF_FAULT ||
 		    h->http_filters[i] == ARN_CFG_HF_BASIC_AUTH ||
 		    h->http_filters[i] == ARN_CFG_HF_STATEFUL_SESSION ||
-		    h->http_filters[i] == ARN_CFG_HF_CSRF)
+		    h->http_filters[i] == ARN_CFG_HF_CSRF ||
+		    h->http_filters[i] == ARN_CFG_HF_API_KEY_AUTH ||
+		    h->http_filters[i] == ARN_CFG_HF_CRED_INJECTOR)
 			return true;
 	return false;
 }
@@ -1461,6 +1464,8 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 		case ARN_CFG_HF_BASIC_AUTH:
 		case ARN_CFG_HF_STATEFUL_SESSION:
 		case ARN_CFG_HF_CSRF:
+		case ARN_CFG_HF_API_KEY_AUTH:
+		case ARN_CFG_HF_CRED_INJECTOR:
 			if (!cfg)
 				break;
 			if (!have) {
@@ -1499,6 +1504,12 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 				session_step(st, i, cfg, matched ? &mt : NULL, req);
 			} else if (h->http_filters[i] == ARN_CFG_HF_CSRF) {
 				if (http_csrf_step(st, i, cfg, matched ? &mt : NULL))
+					return true;
+			} else if (h->http_filters[i] == ARN_CFG_HF_API_KEY_AUTH) {
+				if (http_api_key_step(st, i, cfg, matched ? &mt : NULL))
+					return true;
+			} else if (h->http_filters[i] == ARN_CFG_HF_CRED_INJECTOR) {
+				if (http_cred_inject_step(st, i, cfg))
 					return true;
 			} else {
 				bool first = first_rl;

@@ -112,6 +112,17 @@ void http_l4_hrt_init(struct http_hcm_rt *r, const struct arn_cfg_listener *l)
 				 f->stat_prefix ? f->stat_prefix : "");
 			r->fstats[i] = arn_stats_scope_get_named(
 			    &arn_stats_http_local_ratelimit_schema, fam, NULL, NULL);
+		} else if (h->http_filters[i] == ARN_CFG_HF_API_KEY_AUTH ||
+			   h->http_filters[i] == ARN_CFG_HF_CRED_INJECTOR) {
+			/* Envoy: http.<HCM stat_prefix>.api_key_auth.* and
+			 * .credential_injector.* */
+			bool ak = h->http_filters[i] == ARN_CFG_HF_API_KEY_AUTH;
+			snprintf(fam, sizeof(fam), "http.%s.%s",
+				 h->stat_prefix ? h->stat_prefix : "",
+				 ak ? "api_key_auth" : "credential_injector");
+			r->fstats[i] = arn_stats_scope_get_named(
+			    ak ? &arn_stats_api_key_auth_schema : &arn_stats_cred_injector_schema,
+			    fam, NULL, NULL);
 		}
 	}
 }

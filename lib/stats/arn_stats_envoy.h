@@ -254,6 +254,23 @@ extern struct arn_stats_schema arn_stats_mcp_backend_schema;
 /* connection_limit.<stat_prefix>.* (tag ARN_STATS_TAG_CONNECTION_LIMIT) */
 extern struct arn_stats_schema arn_stats_connection_limit_schema;
 
+enum arn_api_key_auth_stat {
+#define ARN_STAT(kind, name, help) ARN_API_KEY_AUTH_##name,
+#include "envoy_api_key_auth_stats.def"
+#undef ARN_STAT
+	ARN_API_KEY_AUTH__COUNT
+};
+enum arn_cred_injector_stat {
+#define ARN_STAT(kind, name, help) ARN_CRED_INJECTOR_##name,
+#include "envoy_cred_injector_stats.def"
+#undef ARN_STAT
+	ARN_CRED_INJECTOR__COUNT
+};
+/* http.<prefix>.api_key_auth.* and http.<prefix>.credential_injector.*
+ * (untagged, arn_stats_scope_get_named) */
+extern struct arn_stats_schema arn_stats_api_key_auth_schema;
+extern struct arn_stats_schema arn_stats_cred_injector_schema;
+
 /**
  * The code-class stat for HTTP @p status, given the schema's 1xx stat
  * (ARN_CL_upstream_rq_1xx or ARN_HTTP_downstream_rq_1xx); the 1xx-5xx stats

@@ -156,3 +156,17 @@ struct arn_stats_schema arn_stats_http_local_ratelimit_schema =
 struct arn_stats_schema arn_stats_mcp_backend_schema = ARN_STATS_SCHEMA("mcp_backend", mcpb_defs);
 struct arn_stats_schema arn_stats_connection_limit_schema =
     ARN_STATS_SCHEMA("connection_limit", cxl_defs);
+static const struct arn_stat_def api_key_auth_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_api_key_auth_stats.def"
+#undef ARN_STAT
+};
+static const struct arn_stat_def cred_injector_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_cred_injector_stats.def"
+#undef ARN_STAT
+};
+struct arn_stats_schema arn_stats_api_key_auth_schema =
+    ARN_STATS_SCHEMA("api_key_auth", api_key_auth_defs);
+struct arn_stats_schema arn_stats_cred_injector_schema =
+    ARN_STATS_SCHEMA("credential_injector", cred_injector_defs);

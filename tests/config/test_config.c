@@ -297,5 +297,7 @@ int main(void)
 	fails += _cmocka_run_group_tests("stress", stress_tests, n_stress_tests, NULL, NULL);
 	fails += _cmocka_run_group_tests("rules", rules_tests, n_rules_tests, NULL, NULL);
 	fails += _cmocka_run_group_tests("toolset", toolset_tests, n_toolset_tests, NULL, NULL);
+	fails += _cmocka_run_group_tests("conv_apikey", conv_apikey_tests, n_conv_apikey_tests,
+					 NULL, NULL);
 	return fails ? 1 : 0;
 }
