@@ -114,6 +114,13 @@ static const char *const reqs[] = {
     "DELETE /c HTTP/1.1\r\nHost: [::1]:8\r\nOrigin: https://[::1]:8\r\n\r\n",
     "PUT /c HTTP/1.1\r\nHost: a\r\nReferer: http://a/x\r\nReferer: http://b.example/\r\n"
     "Content-Length: 0\r\n\r\n",
+    /* the "dyn" listener's api_key_auth on /ak: a key in a header, in the
+     * query (percent-encoded, hidden from the path), in a cookie; bob's
+     * (not allowed there) */
+    "GET /ak HTTP/1.1\r\nHost: a\r\nx-api-key: Bearer k1\r\nx-client-id: forged\r\n\r\n",
+    "GET /ak/q?a=1&api%5fkey=%6b1&b HTTP/1.1\r\nHost: a\r\n\r\n",
+    "GET /ak HTTP/1.1\r\nHost: a\r\nCookie: x=1; ak=\"k1\"; y\r\nCookie: z=2\r\n\r\n",
+    "GET /ak HTTP/1.1\r\nHost: a\r\nx-api-key: k2\r\n\r\n",
 };
 #define N_REQS (sizeof(reqs) / sizeof(reqs[0]))
 

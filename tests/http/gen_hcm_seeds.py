@@ -256,6 +256,23 @@ seeds["dyn_grpc_web"] = (Seed().time(0).open(0, 82).open(1, 82)
                          .csend(1, GW_TEXT).time(5).csend(1, "AAAAAA").time(5).op(CRST, 1)
                          .time(5))
 
+# the "dyn" listener's api_key_auth (on for /ak only, Envoy Gateway's
+# shape): a key in a header (Bearer, a forged x-client-id), in the query
+# (percent-encoded; the parameter hidden from the path), in a cookie
+# (the others kept in one line), bob's (403 there), none (401), and a
+# request elsewhere the filter leaves alone
+seeds["dyn_api_key"] = (Seed().time(0).open(0, 82)
+                        .csend(0, "GET /ak HTTP/1.1\r\nHost: a\r\nx-api-key: Bearer k1\r\n"
+                                  "x-client-id: forged\r\n\r\n").time(2).usend(0, OK5).time(2)
+                        .csend(0, "GET /ak/q?a=1&api%5fkey=%6b1&b HTTP/1.1\r\nHost: a\r\n\r\n")
+                        .time(2).usend(0, OK5).time(2)
+                        .csend(0, "GET /ak HTTP/1.1\r\nHost: a\r\nCookie: x=1; ak=\"k1\"; y\r\n"
+                                  "Cookie: z=2\r\n\r\n").time(2).usend(0, OK5).time(2)
+                        .csend(0, "GET /ak HTTP/1.1\r\nHost: a\r\nx-api-key: k2\r\n\r\n").time(2)
+                        .csend(0, "GET /ak HTTP/1.1\r\nHost: a\r\n\r\n").time(2)
+                        .csend(0, "GET /x HTTP/1.1\r\nHost: a\r\nx-api-key: nope\r\n\r\n").time(2)
+                        .usend(0, OK5).time(5))
+
 # a request header copied by request_headers_to_add that outgrows the
 # stream's text (4 KB): refused with 500, never sent without the edit
 seeds["edit_overflow"] = (Seed().open(0).csend(0, "GET / HTTP/1.1\r\nHost: a\r\nx-copy-src: ")

@@ -881,6 +881,17 @@ static inline void hh_trace_run(void)
 #define HH_FILTER_SS                                                                               \
 	"{\"name\":\"ss\",\"typed_config\":{"                                                       \
 	HH_SS_AT("filters.http.stateful_session.v3.StatefulSession") "," HH_SS_COOKIE "}},"
+/* envoy.filters.http.api_key_auth "ak" as Envoy Gateway writes it:
+ * disabled, on for the route /ak (HH_ROUTE_AUTHZ) by its
+ * ApiKeyAuthPerRoute (alice only); keys k1 (alice), k2 (bob) from the
+ * header x-api-key, the query's api_key or the cookie ak; the client in
+ * x-client-id, the key hidden. */
+#define HH_FILTER_AK                                                                               \
+	"{\"name\":\"ak\",\"disabled\":true,\"typed_config\":{\"@type\":\"type.googleapis.com/"     \
+	"envoy.extensions.filters.http.api_key_auth.v3.ApiKeyAuth\",\"credentials\":[{\"key\":"    \
+	"\"k1\",\"client\":\"alice\"},{\"key\":\"k2\",\"client\":\"bob\"}],\"key_sources\":[{"   \
+	"\"header\":\"x-api-key\"},{\"query\":\"api_key\"},{\"cookie\":\"ak\"}],\"forwarding\":{"  \
+	"\"header\":\"x-client-id\",\"hide_credentials\":true}}},"
 /* clang-format on */
 #define HH_LDYN                                                                                    \
 	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
@@ -936,6 +947,7 @@ static inline void hh_trace_run(void)
 	HH_FILTER_SS                                                                               \
 	"{\"name\":\"gw\",\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions."      \
 	"filters.http.grpc_web.v3.GrpcWeb\"}},"                                                    \
+	HH_FILTER_AK                                                                               \
 	"{\"name\":\"envoy.filters.http.router\","                                                  \
 	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.http."         \
 	"router.v3.Router\"}}]}}]}]}"
@@ -966,7 +978,10 @@ static inline void hh_trace_run(void)
 #define HH_ROUTE_AUTHZ                                                                             \
 	"{\"match\":{\"prefix\":\"/authz\"},\"route\":{\"cluster\":\"dyn\"},"                      \
 	"\"typed_per_filter_config\":{\"xa\":{\"@type\":\"type.googleapis.com/envoy.extensions."    \
-	"filters.http.ext_authz.v3.ExtAuthzPerRoute\",\"check_settings\":{}}}}"
+	"filters.http.ext_authz.v3.ExtAuthzPerRoute\",\"check_settings\":{}}}},"                 \
+	"{\"match\":{\"prefix\":\"/ak\"},\"route\":{\"cluster\":\"dyn\"},"                         \
+	"\"typed_per_filter_config\":{\"ak\":{\"@type\":\"type.googleapis.com/envoy.extensions."    \
+	"filters.http.api_key_auth.v3.ApiKeyAuthPerRoute\",\"allowed_clients\":[\"alice\"]}}}"
 
 static bool hh_cfg_changed;
 

@@ -455,6 +455,73 @@ static void test_api_key_auth_envoy_gateway(void **state)
 	hh_end();
 }
 
+static void no_own(struct hh_rd *r, uint8_t op)
+{
+	(void)r;
+	(void)op;
+}
+
+/* fuzz_hcm's "dyn" listener (HH_LDYN) runs api_key_auth as Envoy Gateway
+ * writes it (HH_FILTER_AK: disabled, on for /ak): each source's key,
+ * the key hidden, the forged client id replaced; bob 403 on /ak; no key
+ * 401; elsewhere the filter is off. Then the seed dyn_api_key replayed
+ * as the fuzzer plays it reaches the filter the same way (the counters
+ * move as its requests say). */
+static void test_api_key_auth_fuzz_listener(void **state)
+{
+	(void)state;
+	uint64_t a0 = 0, u0 = 0, f0 = 0;
+	hh_begin(1);
+	hh_config(0);
+	hh_open(0, 82);
+	hh_settle();
+	char r[4096], up[4096];
+	assert_true(exchange("GET /ak HTTP/1.1\r\nHost: a\r\nx-api-key: Bearer k1\r\n"
+			     "x-client-id: forged",
+			     r, sizeof(r), up, sizeof(up)));
+	if (!strstr(up, "x-client-id: alice\r\n") || strstr(up, "forged") || strstr(up, "k1"))
+		fail_msg("the upstream got: %s", up);
+	assert_true(exchange("GET /ak/q?a=1&api%5fkey=%6b1&b HTTP/1.1\r\nHost: a", r, sizeof(r), up,
+			     sizeof(up)));
+	if (!strstr(up, "GET /ak/q?a=1&b HTTP/1.1\r\n"))
+		fail_msg("the upstream got: %s", up);
+	assert_true(exchange("GET /ak HTTP/1.1\r\nHost: a\r\nCookie: x=1; ak=\"k1\"; y\r\n"
+			     "Cookie: z=2",
+			     r, sizeof(r), up, sizeof(up)));
+	if (!strstr(up, "cookie: x=1; z=2\r\n") || strstr(up, "k1"))
+		fail_msg("the upstream got: %s", up);
+	if (exchange("GET /ak HTTP/1.1\r\nHost: a\r\nx-api-key: k2", r, sizeof(r), NULL, 0) ||
+	    !strstr(r, "HTTP/1.1 403 Forbidden\r\n"))
+		fail_msg("bob on /ak: %s", r);
+	if (exchange("GET /ak HTTP/1.1\r\nHost: a", r, sizeof(r), NULL, 0) ||
+	    !strstr(r, "HTTP/1.1 401 Unauthorized\r\n"))
+		fail_msg("no key on /ak: %s", r);
+	assert_true(exchange("GET /x HTTP/1.1\r\nHost: a\r\nx-api-key: nope", r, sizeof(r), up,
+			     sizeof(up)));
+	struct arn_stats_scope *sc = arn_stats_scope_get_named(
+	    &arn_stats_api_key_auth_schema, "http.dyn.api_key_auth", NULL, NULL);
+	assert_non_null(sc);
+	assert_int_equal(arn_stats_counter_value(sc, ARN_API_KEY_AUTH_allowed), 3);
+	assert_int_equal(arn_stats_counter_value(sc, ARN_API_KEY_AUTH_forbidden), 1);
+	assert_int_equal(arn_stats_counter_value(sc, ARN_API_KEY_AUTH_unauthorized), 1);
+	a0 = arn_stats_counter_value(sc, ARN_API_KEY_AUTH_allowed);
+	u0 = arn_stats_counter_value(sc, ARN_API_KEY_AUTH_unauthorized);
+	f0 = arn_stats_counter_value(sc, ARN_API_KEY_AUTH_forbidden);
+	hh_end();
+
+	FILE *f = fopen("tests/http/corpus/hcm/dyn_api_key", "rb");
+	assert_non_null(f);
+	static uint8_t seed[4096];
+	size_t n = fread(seed, 1, sizeof(seed), f);
+	fclose(f);
+	assert_true(n > 1 && n < sizeof(seed));
+	hh_fuzz_run(seed, n, no_own);
+	assert_int_equal(arn_stats_counter_value(sc, ARN_API_KEY_AUTH_allowed) - a0, 3);
+	assert_int_equal(arn_stats_counter_value(sc, ARN_API_KEY_AUTH_forbidden) - f0, 1);
+	assert_int_equal(arn_stats_counter_value(sc, ARN_API_KEY_AUTH_unauthorized) - u0, 1);
+	arn_stats_scope_put(sc);
+}
+
 int main(void)
 {
 	hh_init(false);
@@ -462,6 +529,7 @@ int main(void)
 	    cmocka_unit_test(test_api_key_auth),
 	    cmocka_unit_test(test_api_key_auth_no_forwarding),
 	    cmocka_unit_test(test_api_key_auth_envoy_gateway),
+	    cmocka_unit_test(test_api_key_auth_fuzz_listener),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
