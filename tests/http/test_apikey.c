@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <nghttp2/nghttp2.h>
 
 #include "tjwt.h" /* before the harness, whose macros OpenSSL's headers would meet */
 
@@ -401,42 +402,105 @@ static void test_api_key_auth_envoy_gateway(void **state)
 								    "\"http_filters\":[{\"name\":"
 								    "\"envoy.filters.http.api_"
 								    "key_auth\",\"disabled\":true,"
-								    "\"typed_config\":{" AT_("api_"
-											     "key_"
-											     "auth."
-											     "v3."
-											     "ApiKe"
-											     "yAut"
-											     "h") ",\"credentials\":[" CRED(
-									"s3cr3t",
-									"client1") "],\"key_"
-										   "sources\":[{"
-										   "\"header\":\"x-"
-										   "api-key\"},{"
-										   "\"query\":"
-										   "\"key\"}],"
-										   "\"forwarding\":"
-										   "{\"header\":"
-										   "\"x-client-"
-										   "id\",\"hide_"
-										   "credentials\":"
-										   "true}}},"
-										   "{\"name\":"
-										   "\"envoy."
-										   "filters.http."
-										   "router\","
-										   "\"typed_"
-										   "config\":{" AT_(
-										       "router.v3."
-										       "Router") "}"
+								    "\"typed_config\":{" AT_(
+									"api_"
+									"key_"
+									"auth."
+									"v3."
+									"ApiKe"
+									"yAut"
+									"h") ",\"credentials\":"
+									     "[" CRED("s3cr3t",
+										      "client1") "]"
+												 ","
+												 "\"key_"
+												 "s"
+												 "o"
+												 "u"
+												 "r"
+												 "c"
+												 "e"
+												 "s"
+												 "\":[{"
+												 "\"header\":\"x-"
+												 "a"
+												 "p"
+												 "i"
+												 "-"
+												 "k"
+												 "e"
+												 "y"
+												 "\"},{"
+												 "\"query\":"
+												 "\"key\"}],"
+												 "\"forwarding\":"
+												 "{"
+												 "\"header\":"
+												 "\"x-client-"
+												 "i"
+												 "d"
+												 "\",\"hide_"
+												 "c"
+												 "r"
+												 "e"
+												 "d"
+												 "e"
+												 "n"
+												 "t"
+												 "i"
+												 "a"
+												 "l"
+												 "s"
+												 "\":"
+												 "t"
+												 "r"
+												 "u"
+												 "e"
 												 "}"
-												 "]"
 												 "}"
 												 "}"
-												 "]"
-												 "}"
-												 "]"
-												 "}";
+												 ","
+												 "{"
+												 "\"name\":"
+												 "\"envoy."
+												 "f"
+												 "i"
+												 "l"
+												 "t"
+												 "e"
+												 "r"
+												 "s"
+												 "."
+												 "h"
+												 "t"
+												 "t"
+												 "p"
+												 "."
+												 "r"
+												 "o"
+												 "u"
+												 "t"
+												 "e"
+												 "r"
+												 "\","
+												 "\"typed_"
+												 "c"
+												 "o"
+												 "n"
+												 "f"
+												 "i"
+												 "g"
+												 "\":{" AT_(
+												     "router.v3."
+												     "Router") "}"
+													       "}"
+													       "]"
+													       "}"
+													       "}"
+													       "]"
+													       "}"
+													       "]"
+													       "}";
 	snprintf(json, sizeof(json), "%s", lst);
 	hh_begin(1);
 	hh_apply(ARN_TYPE_URL_LISTENER, json);
@@ -453,6 +517,127 @@ static void test_api_key_auth_envoy_gateway(void **state)
 	    !strstr(up, "x-client-id: client1\r\n"))
 		fail_msg("the upstream got: %s", up);
 	hh_end();
+}
+
+/* ---- an HTTP/2 client (nghttp2) ---------------------------------------------------------- */
+
+static uint8_t ccap[1 << 16];
+
+struct h2c {
+	struct peer *p;
+	uint32_t fed; /* bytes of p->cap given to the session */
+	char head[2048];
+	size_t hl;
+	bool closed;
+};
+
+static ssize_t h2c_send(nghttp2_session *s, const uint8_t *d, size_t n, int flags, void *u)
+{
+	(void)s, (void)flags;
+	hh_send(((struct h2c *)u)->p, d, (uint32_t)n, 0);
+	return (ssize_t)n;
+}
+
+static int h2c_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name, size_t nl,
+		      const uint8_t *value, size_t vl, uint8_t flags, void *u)
+{
+	(void)s, (void)f, (void)flags;
+	struct h2c *c = u;
+	int k = snprintf(c->head + c->hl, sizeof(c->head) - c->hl, "%.*s: %.*s\n", (int)nl,
+			 (const char *)name, (int)vl, (const char *)value);
+	if (k > 0 && (size_t)k < sizeof(c->head) - c->hl)
+		c->hl += (size_t)k;
+	return 0;
+}
+
+static int h2c_close(nghttp2_session *s, int32_t id, uint32_t code, void *u)
+{
+	(void)s, (void)id, (void)code;
+	((struct h2c *)u)->closed = true;
+	return 0;
+}
+
+static void h2c_pump(nghttp2_session *s, struct h2c *c)
+{
+	for (int i = 0; i < 50; i++) {
+		hh_settle();
+		if (c->p->cap_len > c->fed) {
+			ssize_t k =
+			    nghttp2_session_mem_recv(s, c->p->cap + c->fed, c->p->cap_len - c->fed);
+			assert_true(k >= 0);
+			c->fed += (uint32_t)k;
+		}
+		assert_int_equal(nghttp2_session_send(s), 0);
+		hh_advance(2);
+		if (c->closed)
+			return;
+	}
+}
+
+/* Over an HTTP/2 client: the key in a query (:path rewritten without it
+ * for the HTTP/1.1 upstream) and in two cookie fields (RFC 9113 8.2.3's
+ * split crumbs; the others joined in one line), the client id
+ * forwarded; an unknown key 401 with Envoy's body, never upstream. */
+static void test_http2_api_key_auth(void **state)
+{
+	(void)state;
+	hh_clients_h2 = true;
+	ak_begin(",\"forwarding\":{\"header\":\"X-Client-Id\",\"hide_credentials\":true}");
+	struct h2c c = {.p = hh_client(0)};
+	c.p->cap = ccap;
+	c.p->cap_len = 0;
+	c.p->cap_max = sizeof(ccap);
+	nghttp2_session_callbacks *cb;
+	nghttp2_session_callbacks_new(&cb);
+	nghttp2_session_callbacks_set_send_callback(cb, h2c_send);
+	nghttp2_session_callbacks_set_on_header_callback(cb, h2c_header);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cb, h2c_close);
+	nghttp2_session *s;
+	assert_int_equal(nghttp2_session_client_new(&s, cb, &c), 0);
+	nghttp2_session_callbacks_del(cb);
+	nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, NULL, 0);
+#define NV(a, b)                                                                                   \
+	{(uint8_t *)(a), (uint8_t *)(b), sizeof(a) - 1, sizeof(b) - 1, NGHTTP2_NV_FLAG_NONE}
+	nghttp2_nv nv0[] = {NV(":method", "GET"), NV(":path", "/t"), NV(":scheme", "http"),
+			    NV(":authority", "a"), NV("x-api-key", "nope")};
+	assert_true(nghttp2_submit_request(s, NULL, nv0, 5, NULL, NULL) > 0);
+	h2c_pump(s, &c);
+	assert_true(c.closed);
+	assert_null(hh_upstream(0));
+	c.head[c.hl] = 0;
+	if (!strstr(c.head, ":status: 401\n"))
+		fail_msg("the head: %s", c.head);
+	c.closed = false;
+	c.hl = 0;
+	nghttp2_nv nv[] = {NV(":method", "GET"),	NV(":path", "/t?x=1&api_key=k1"),
+			   NV(":scheme", "http"),	NV(":authority", "a"),
+			   NV("cookie", "a=1; key=k2"), NV("cookie", "b=2")};
+#undef NV
+	assert_true(nghttp2_submit_request(s, NULL, nv, 6, NULL, NULL) > 0);
+	h2c_pump(s, &c);
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	/* the query's key comes first: alice */
+#define HAS(t) (memmem(u->log, u->log_len, t, sizeof(t) - 1) != NULL)
+	if (!HAS("GET /t?x=1 HTTP/1.1\r\n") || !HAS("x-client-id: alice\r\n") ||
+	    !HAS("cookie: a=1; b=2\r\n") || HAS("k1") || HAS("k2"))
+		fail_msg("the upstream got: %.*s", (int)u->log_len, u->log);
+#undef HAS
+	static const char ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+	hh_send(u, ok, sizeof(ok) - 1, 0);
+	for (int i = 0; i < 20 && !c.closed; i++)
+		h2c_pump(s, &c);
+	assert_true(c.closed);
+	c.head[c.hl] = 0;
+	if (!strstr(c.head, ":status: 200\n"))
+		fail_msg("the head: %s", c.head);
+	nghttp2_session_del(s);
+	hh_end();
+	hh_clients_h2 = false;
+	char log[1024];
+	log_take(log, sizeof(log));
+	if (strcmp(log, "401 unkonwn_api_key /t\n200 via_upstream /t?x=1\n") != 0)
+		fail_msg("access log: %s", log);
 }
 
 static void no_own(struct hh_rd *r, uint8_t op)
@@ -498,8 +683,8 @@ static void test_api_key_auth_fuzz_listener(void **state)
 		fail_msg("no key on /ak: %s", r);
 	assert_true(exchange("GET /x HTTP/1.1\r\nHost: a\r\nx-api-key: nope", r, sizeof(r), up,
 			     sizeof(up)));
-	struct arn_stats_scope *sc = arn_stats_scope_get_named(
-	    &arn_stats_api_key_auth_schema, "http.dyn.api_key_auth", NULL, NULL);
+	struct arn_stats_scope *sc = arn_stats_scope_get_named(&arn_stats_api_key_auth_schema,
+							       "http.dyn.api_key_auth", NULL, NULL);
 	assert_non_null(sc);
 	assert_int_equal(arn_stats_counter_value(sc, ARN_API_KEY_AUTH_allowed), 3);
 	assert_int_equal(arn_stats_counter_value(sc, ARN_API_KEY_AUTH_forbidden), 1);
@@ -530,6 +715,7 @@ int main(void)
 	    cmocka_unit_test(test_api_key_auth_no_forwarding),
 	    cmocka_unit_test(test_api_key_auth_envoy_gateway),
 	    cmocka_unit_test(test_api_key_auth_fuzz_listener),
+	    cmocka_unit_test(test_http2_api_key_auth),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
