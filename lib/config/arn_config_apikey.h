@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "arn_config_model.h"
+
 /* Limits (docs/security.md) */
 /* credentials of one ApiKeyAuth or ApiKeyAuthPerRoute */
 #define ARN_CFG_API_KEY_MAX_CREDENTIALS 65536
@@ -97,7 +99,10 @@ static inline int arn_cfg_api_key_client_cmp(const char *a, size_t al, const cha
 /* ---------------------------------------------------------------------------
  * envoy.filters.http.credential_injector with the generic credential: the
  * secret's value goes into a header of every request (overwrite: replacing
- * the client's own). The secret is an SDS generic_secret by name.
+ * the client's own). The secret is an SDS generic_secret by name, looked up
+ * in the request's configuration generation (a rotated secret applies to
+ * the next request): http_apikey.c's cred_value. Until the store holds
+ * generic secrets, conv_apikey.c's ci_generic refuses the reference.
  */
 #define ARN_CFG_CRED_MAX_VALUE 8192 /* bytes of the injected value */
 
@@ -105,10 +110,8 @@ struct arn_cfg_cred_injector {
 	bool overwrite;
 	bool allow_without; /* allow_request_without_credential */
 	uint32_t header_len;
-	const char *header; /* lower case: "authorization" by default */
-	const char *secret; /* the SdsSecretConfig's name (NUL-terminated) */
-	const char *value;  /* the secret's value; NULL: not (yet) resolved */
-	uint32_t value_len;
+	const char *header;	   /* lower case: "authorization" by default */
+	struct arn_cfg_ref secret; /* the SdsSecretConfig's name */
 };
 
 #endif

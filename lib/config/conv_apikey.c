@@ -267,11 +267,16 @@ static void ci_generic(struct conv *c, struct pb g, struct arn_cfg_cred_injector
 	if (!name.size) {
 		conv_err(c, "name", "missing");
 	} else {
-		o->secret = conv_str(c, name);
+		conv_refs(c, &o->secret, name);
 		/* An SDS generic_secret is not a kind of secret Arion's store
 		 * holds yet (lib/config/conv_secret.c converts tls_certificate,
 		 * validation_context and session_ticket_keys): refused by name
-		 * until it does, never injected empty. */
+		 * until it does, never injected empty. To wire it: a warming
+		 * dependency as conv_tls.c's secret_ref makes (conv_dep with
+		 * ARN_CFG_SECRET and the sds_config's initial_fetch_timeout) in
+		 * place of this refusal, and http_apikey.c's cred_value reading
+		 * the generic secret's bytes (at most ARN_CFG_CRED_MAX_VALUE, no
+		 * CR, LF or NUL: a header value). */
 		conv_err(c, "name",
 			 "'%.*s': Arion does not yet resolve an SDS generic_secret for "
 			 "credential_injector",

@@ -398,13 +398,30 @@ bool http_api_key_step(struct http_stream *st, size_t i, const struct arn_cfg_ap
 	return false;
 }
 
-bool http_cred_inject_step(struct http_stream *st, size_t i, const struct arn_cfg_cred_injector *f)
+/* The generic credential's value: secret @p f->secret of the request's
+ * configuration generation @p g. The store holds no generic_secret yet
+ * (conversion refuses the reference, conv_apikey.c's ci_generic): none,
+ * which Envoy's generic injector answers "Failed to get credential from
+ * secret". */
+static bool cred_value(const struct arn_cfg_gen *g, const struct arn_cfg_cred_injector *f,
+		       const char **v, size_t *len)
+{
+	(void)g, (void)f;
+	*v = NULL;
+	*len = 0;
+	return false;
+}
+
+bool http_cred_inject_step(struct http_stream *st, size_t i, const struct arn_cfg_cred_injector *f,
+			   const struct arn_cfg_gen *g)
 {
 	struct http_hcm_rt *hr = st->hc->hrt;
 	struct arn_stats_scope *sc = hr && i < HTTP_MAX_FILTER_STATS ? hr->fstats[i] : NULL;
 	unsigned id;
 	bool ok = true;
-	if (!f->value || !f->value_len) {
+	const char *val = NULL;
+	size_t vl = 0;
+	if (!cred_value(g, f, &val, &vl) || !vl) {
 		/* Envoy's generic injector: "Failed to get credential from
 		 * secret" */
 		id = ARN_CRED_INJECTOR_failed;
@@ -414,8 +431,8 @@ bool http_cred_inject_step(struct http_stream *st, size_t i, const struct arn_cf
 	} else {
 		struct arn_h1_edit e = {.name = f->header,
 					.name_len = (uint16_t)f->header_len,
-					.value = f->value,
-					.value_len = f->value_len,
+					.value = val,
+					.value_len = (uint32_t)vl,
 					.op = ARN_H1_EDIT_SET};
 		if (http_req_edits_keep(st, &e, 1) < 0)
 			return ak_overflow(st, "header_edits_overflow");

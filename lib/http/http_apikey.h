@@ -16,6 +16,7 @@
 
 struct arn_cfg_api_key_auth;
 struct arn_cfg_cred_injector;
+struct arn_cfg_gen;
 struct arn_cfg_route_match;
 struct http_stream;
 
@@ -29,10 +30,12 @@ bool http_api_key_step(struct http_stream *st, size_t i, const struct arn_cfg_ap
 		       const struct arn_cfg_route_match *mt);
 
 /**
- * The credential_injector filter at index @p i, config @p f. @return true
- * when it answered (401 failed_to_inject_credential, or a 500 when the
- * edit could not be kept).
+ * The credential_injector filter at index @p i, config @p f, its secret
+ * looked up in the request's configuration generation @p g (pinned by the
+ * caller). @return true when it answered (401 failed_to_inject_credential,
+ * or a 500 when the edit could not be kept).
  */
-bool http_cred_inject_step(struct http_stream *st, size_t i, const struct arn_cfg_cred_injector *f);
+bool http_cred_inject_step(struct http_stream *st, size_t i, const struct arn_cfg_cred_injector *f,
+			   const struct arn_cfg_gen *g);
 
 #endif

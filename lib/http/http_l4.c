@@ -1509,7 +1509,7 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 				if (http_api_key_step(st, i, cfg, matched ? &mt : NULL))
 					return true;
 			} else if (h->http_filters[i] == ARN_CFG_HF_CRED_INJECTOR) {
-				if (http_cred_inject_step(st, i, cfg))
+				if (http_cred_inject_step(st, i, cfg, g))
 					return true;
 			} else {
 				bool first = first_rl;
