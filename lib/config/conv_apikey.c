@@ -1,7 +1,7 @@
 /*
  * envoy.filters.http.api_key_auth's ApiKeyAuth and ApiKeyAuthPerRoute ->
  * struct arn_cfg_api_key_auth, as Envoy's ApiKeyAuthConfig reads them
- * (api_key_auth.h/.cc of Envoy 1.33 and later, with Forwarding and
+ * (the newest api_key_auth.h/.cc stored for envoyproxy/envoy, with Forwarding and
  * creation_status): credentials keyed by their key ("Duplicate API key."),
  * key sources each with one of header / query / cookie ("One of
  * 'header'/'query'/'cookie' must be set.", the first set wins), forwarding.

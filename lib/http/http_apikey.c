@@ -95,6 +95,10 @@ static bool pct_eq(const char *s, size_t n, const char *name, size_t nl)
 /* The query of @p m's path (up to a '#'), or NULL. */
 static const char *ak_query(const struct arn_h1_msg *m, size_t *qn)
 {
+	/* a request without a path (Envoy's GHSA-47vj-9r25-wv5j: CONNECT
+	 * with hide_credentials and a query source crashed it) has none */
+	if (!m->path.p || !m->path.len)
+		return NULL;
 	const char *q = memchr(m->path.p, '?', m->path.len);
 	if (!q)
 		return NULL;

@@ -203,6 +203,13 @@ static void test_api_key_auth(void **state)
 			     sizeof(r), up, sizeof(up)));
 	if (!strstr(up, "GET /x?a=1&b=%20 HTTP/1.1\r\n") || !strstr(up, "x-client-id: bob\r\n"))
 		fail_msg("the upstream got: %s", up);
+	/* asterisk-form: no query to look at, the path left alone (Envoy's
+	 * GHSA-47vj-9r25-wv5j: a path-less request with a query source to
+	 * hide crashed it); allowed, then no route takes it */
+	if (exchange("OPTIONS * HTTP/1.1\r\nHost: a\r\nX-API-KEY: k1", r, sizeof(r), up,
+		     sizeof(up)) ||
+	    !strstr(r, "HTTP/1.1 404 Not Found\r\n"))
+		fail_msg("OPTIONS *: %s", r);
 	/* the query's only parameter: no '?' left */
 	assert_true(
 	    exchange("GET /q?api_key=k1 HTTP/1.1\r\nHost: a", r, sizeof(r), up, sizeof(up)));
@@ -233,7 +240,7 @@ static void test_api_key_auth(void **state)
 	assert_true(exchange(h, r, sizeof(r), up, sizeof(up)));
 	if (!strstr(up, "x-client-id: long\r\n"))
 		fail_msg("the upstream got: %.200s", up);
-	assert_int_equal(ak_stat(ARN_API_KEY_AUTH_allowed) - a0, 8);
+	assert_int_equal(ak_stat(ARN_API_KEY_AUTH_allowed) - a0, 9);
 
 	/* denials */
 	denied("GET /x HTTP/1.1\r\nHost: a", 401);
@@ -263,7 +270,7 @@ static void test_api_key_auth(void **state)
 		fail_msg("the upstream got: %s", up);
 	/* /off: the filter is off */
 	assert_true(exchange("GET /off HTTP/1.1\r\nHost: a", r, sizeof(r), up, sizeof(up)));
-	assert_int_equal(ak_stat(ARN_API_KEY_AUTH_allowed) - a0, 10);
+	assert_int_equal(ak_stat(ARN_API_KEY_AUTH_allowed) - a0, 11);
 	assert_int_equal(ak_stat(ARN_API_KEY_AUTH_unauthorized) - u0, 9);
 	assert_int_equal(ak_stat(ARN_API_KEY_AUTH_forbidden) - f0, 1);
 	hh_end();
@@ -271,7 +278,7 @@ static void test_api_key_auth(void **state)
 	log_take(log, sizeof(log));
 	static const char want_head[] =
 	    "200 via_upstream /x\n200 via_upstream /x\n200 via_upstream /x?a=1&b=%20\n"
-	    "200 via_upstream /q\n200 via_upstream /x\n200 via_upstream /x\n"
+	    "404 route_not_found *\n200 via_upstream /q\n200 via_upstream /x\n200 via_upstream /x\n"
 	    "200 via_upstream /x\n200 via_upstream /x\n"
 	    "401 missing_api_key /x\n401 unkonwn_api_key /x\n401 unkonwn_api_key /x\n"
 	    "401 unkonwn_api_key /x\n401 missing_api_key /x?api_key=\n"
@@ -371,136 +378,144 @@ static void test_api_key_auth_envoy_gateway(void **state)
 	(void)state;
 	static char json[8192];
 	static const char
-	    lst[] = "{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
-		    "\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
-		    "\"typed_config\":{\"@type\":\"type.googleapis.com/"
-		    "envoy.extensions.filters.network."
-		    "http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"ak\","
-		    "\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\","
-		    "\"domains\":"
-		    "[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/"
-		    "secure\"},\"route\":{\"cluster\":\"web\"},"
-		    "\"typed_per_filter_config\":{\"envoy.filters.http.api_key_auth\":{" AT_(
-			"api_"
-			"key_"
-			"auth."
-			"v3."
-			"ApiKe"
-			"yAuth"
-			"PerRo"
-			"ute") ",\"credentials\":[" CRED("s3cr3t",
-							 "client1") "],\"key_sources\":[{"
-								    "\"header\":\"x-api-key\"},{"
-								    "\"query\":\"key\"}],"
-								    "\"forwarding\":{"
-								    "\"header\":\"x-client-id\","
-								    "\"hide_credentials\":true}"
-								    "}}},"
-								    "{\"match\":{\"prefix\":\"/"
-								    "\"},\"route\":{\"cluster\":"
-								    "\"web\"}}]}]},"
-								    "\"http_filters\":[{\"name\":"
-								    "\"envoy.filters.http.api_"
-								    "key_auth\",\"disabled\":true,"
-								    "\"typed_config\":{" AT_(
-									"api_"
-									"key_"
-									"auth."
-									"v3."
-									"ApiKe"
-									"yAut"
-									"h") ",\"credentials\":"
-									     "[" CRED("s3cr3t",
-										      "client1") "]"
-												 ","
-												 "\"key_"
-												 "s"
-												 "o"
-												 "u"
-												 "r"
-												 "c"
-												 "e"
-												 "s"
-												 "\":[{"
-												 "\"header\":\"x-"
-												 "a"
-												 "p"
-												 "i"
-												 "-"
-												 "k"
-												 "e"
-												 "y"
-												 "\"},{"
-												 "\"query\":"
-												 "\"key\"}],"
-												 "\"forwarding\":"
-												 "{"
-												 "\"header\":"
-												 "\"x-client-"
-												 "i"
-												 "d"
-												 "\",\"hide_"
-												 "c"
-												 "r"
-												 "e"
-												 "d"
-												 "e"
-												 "n"
-												 "t"
-												 "i"
-												 "a"
-												 "l"
-												 "s"
-												 "\":"
-												 "t"
-												 "r"
-												 "u"
-												 "e"
+	    lst[] =
+		"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+		"\"typed_config\":{\"@type\":\"type.googleapis.com/"
+		"envoy.extensions.filters.network."
+		"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"ak\","
+		"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\","
+		"\"domains\":"
+		"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/"
+		"secure\"},\"route\":{\"cluster\":\"web\"},"
+		"\"typed_per_filter_config\":{\"envoy.filters.http.api_key_auth\":{" AT_(
+		    "api_"
+		    "key_"
+		    "auth."
+		    "v3."
+		    "ApiKe"
+		    "yAuth"
+		    "PerRo"
+		    "ute") ",\"credentials\":[" CRED("s3cr3t",
+						     "client1") "],\"key_sources\":[{"
+								"\"header\":\"x-api-key\"},{"
+								"\"query\":\"key\"}],"
+								"\"forwarding\":{"
+								"\"header\":\"x-client-id\","
+								"\"hide_credentials\":true}"
+								"}}},"
+								"{\"match\":{\"prefix\":\"/"
+								"\"},\"route\":{\"cluster\":"
+								"\"web\"}}]}]},"
+								"\"http_filters\":[{\"name\":"
+								"\"envoy.filters.http.api_"
+								"key_auth\",\"disabled\":true,"
+								"\"typed_config\":{" AT_(
+								    "api_"
+								    "key_"
+								    "auth."
+								    "v3."
+								    "ApiKe"
+								    "yAut"
+								    "h") ",\"credentials\":"
+									 "[" CRED(
+									     "s3cr3t",
+									     "client1") "]"
+											","
+											"\"key_"
+											"s"
+											"o"
+											"u"
+											"r"
+											"c"
+											"e"
+											"s"
+											"\":[{"
+											"\"header\""
+											":\"x-"
+											"a"
+											"p"
+											"i"
+											"-"
+											"k"
+											"e"
+											"y"
+											"\"},{"
+											"\"query\":"
+											"\"key\"}],"
+											"\"forwardi"
+											"ng\":"
+											"{"
+											"\"header\""
+											":"
+											"\"x-"
+											"client-"
+											"i"
+											"d"
+											"\",\"hide_"
+											"c"
+											"r"
+											"e"
+											"d"
+											"e"
+											"n"
+											"t"
+											"i"
+											"a"
+											"l"
+											"s"
+											"\":"
+											"t"
+											"r"
+											"u"
+											"e"
+											"}"
+											"}"
+											"}"
+											","
+											"{"
+											"\"name\":"
+											"\"envoy."
+											"f"
+											"i"
+											"l"
+											"t"
+											"e"
+											"r"
+											"s"
+											"."
+											"h"
+											"t"
+											"t"
+											"p"
+											"."
+											"r"
+											"o"
+											"u"
+											"t"
+											"e"
+											"r"
+											"\","
+											"\"typed_"
+											"c"
+											"o"
+											"n"
+											"f"
+											"i"
+											"g"
+											"\":{" AT_(
+											    "router"
+											    ".v3."
+											    "Route"
+											    "r") "}"
+												 "}"
+												 "]"
 												 "}"
 												 "}"
+												 "]"
 												 "}"
-												 ","
-												 "{"
-												 "\"name\":"
-												 "\"envoy."
-												 "f"
-												 "i"
-												 "l"
-												 "t"
-												 "e"
-												 "r"
-												 "s"
-												 "."
-												 "h"
-												 "t"
-												 "t"
-												 "p"
-												 "."
-												 "r"
-												 "o"
-												 "u"
-												 "t"
-												 "e"
-												 "r"
-												 "\","
-												 "\"typed_"
-												 "c"
-												 "o"
-												 "n"
-												 "f"
-												 "i"
-												 "g"
-												 "\":{" AT_(
-												     "router.v3."
-												     "Router") "}"
-													       "}"
-													       "]"
-													       "}"
-													       "}"
-													       "]"
-													       "}"
-													       "]"
-													       "}";
+												 "]"
+												 "}";
 	snprintf(json, sizeof(json), "%s", lst);
 	hh_begin(1);
 	hh_apply(ARN_TYPE_URL_LISTENER, json);
@@ -517,6 +532,26 @@ static void test_api_key_auth_envoy_gateway(void **state)
 	    !strstr(up, "x-client-id: client1\r\n"))
 		fail_msg("the upstream got: %s", up);
 	hh_end();
+}
+
+/* CONNECT has no path (authority-form): Envoy's GHSA-47vj-9r25-wv5j, a
+ * path-less request authenticated by a header while hide_credentials has
+ * a query source to clean, crashed it. Here the filter allows it (the
+ * query is not looked for) and the router refuses CONNECT (403). */
+static void test_api_key_auth_connect(void **state)
+{
+	(void)state;
+	ak_begin(",\"forwarding\":{\"header\":\"X-Client-Id\",\"hide_credentials\":true}");
+	uint64_t a0 = ak_stat(ARN_API_KEY_AUTH_allowed);
+	char r[4096];
+	if (exchange("CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\nX-API-KEY: k1", r, sizeof(r), NULL,
+		     0) ||
+	    !strstr(r, "HTTP/1.1 403 Forbidden\r\n"))
+		fail_msg("CONNECT: %s", r);
+	assert_int_equal(ak_stat(ARN_API_KEY_AUTH_allowed) - a0, 1);
+	hh_end();
+	char log[1024];
+	log_take(log, sizeof(log));
 }
 
 /* ---- an HTTP/2 client (nghttp2) ---------------------------------------------------------- */
@@ -714,6 +749,7 @@ int main(void)
 	    cmocka_unit_test(test_api_key_auth),
 	    cmocka_unit_test(test_api_key_auth_no_forwarding),
 	    cmocka_unit_test(test_api_key_auth_envoy_gateway),
+	    cmocka_unit_test(test_api_key_auth_connect),
 	    cmocka_unit_test(test_api_key_auth_fuzz_listener),
 	    cmocka_unit_test(test_http2_api_key_auth),
 	};
