@@ -158,7 +158,7 @@ static void ak_sources(struct conv *c, struct pb p, struct arn_cfg_api_key_sourc
 
 /* A header Arion sets on the upstream request from the configuration:
  * never one that frames or routes it (as basic_auth's). */
-static const char *ak_fwd_header(struct conv *c, upb_StringView s, size_t *len)
+static const char *ak_fwd_header(struct conv *c, upb_StringView s, size_t *len, const char *what)
 {
 	const char *h = conv_hdr_name(c, "header", s, len);
 	static const char *const framing[] = {"content-length", "transfer-encoding", "host",
@@ -166,9 +166,8 @@ static const char *ak_fwd_header(struct conv *c, upb_StringView s, size_t *len)
 	for (size_t i = 0; h && i < sizeof(framing) / sizeof(framing[0]); i++)
 		if (strcmp(h, framing[i]) == 0)
 			conv_err(c, "header",
-				 "'%s' frames or routes the request: Arion does not let a client "
-				 "id set it",
-				 h);
+				 "'%s' frames or routes the request: Arion does not let %s set it",
+				 h, what);
 	return h;
 }
 
@@ -187,7 +186,7 @@ static void ak_forwarding(struct conv *c, struct pb p, struct arn_cfg_api_key_au
 			 ARN_CFG_API_KEY_MAX_NAME);
 	} else if (h.size) {
 		size_t len = 0;
-		o->fwd.header = ak_fwd_header(c, h, &len);
+		o->fwd.header = ak_fwd_header(c, h, &len, "a client id");
 		o->fwd.header_len = (uint32_t)len;
 	}
 	conv_pop(c, m);
@@ -250,7 +249,7 @@ static void ci_generic(struct conv *c, struct pb g, struct arn_cfg_cred_injector
 	size_t len = 13;
 	o->header = "authorization"; /* Envoy's default */
 	if (h.size) {
-		o->header = ak_fwd_header(c, h, &len);
+		o->header = ak_fwd_header(c, h, &len, "a credential");
 		if (o->header && (strcmp(o->header, "cookie") == 0 || o->header[0] == ':'))
 			conv_err(c, "header", "'%s' is not a header a credential goes in",
 				 o->header);

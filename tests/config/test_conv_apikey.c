@@ -197,6 +197,47 @@ static void test_api_key_auth_limits(void **state)
 	char j2[8192];
 	snprintf(j2, sizeof(j2), LISTENER(HCM(AK("\"key_sources\":[%s]"), "")), buf);
 	tc_refused(L, j2, "key_sources: 17 entries: more than Arion's bound (16)");
+
+	/* names of 1024 bytes, and 1025 */
+	static const char *const fields[] = {"header", "query", "cookie"};
+	char name[ARN_CFG_API_KEY_MAX_NAME + 2];
+	memset(name, 'n', sizeof(name));
+	for (size_t i = 0; i < 3; i++) {
+		name[ARN_CFG_API_KEY_MAX_NAME] = 0;
+		snprintf(j2, sizeof(j2), LISTENER(HCM(AK("\"key_sources\":[{\"%s\":\"%s\"}]"), "")),
+			 fields[i], name);
+		tc_ok(L, j2);
+		name[ARN_CFG_API_KEY_MAX_NAME] = 'n';
+		name[ARN_CFG_API_KEY_MAX_NAME + 1] = 0;
+		snprintf(j2, sizeof(j2), LISTENER(HCM(AK("\"key_sources\":[{\"%s\":\"%s\"}]"), "")),
+			 fields[i], name);
+		char want[64];
+		snprintf(want, sizeof(want), "key_sources[0].%s: longer than 1024 bytes",
+			 fields[i]);
+		tc_refused(L, j2, want);
+	}
+	snprintf(j2, sizeof(j2), LISTENER(HCM(AK("\"forwarding\":{\"header\":\"%s\"}"), "")), name);
+	tc_refused(L, j2, "forwarding.header: longer than 1024 bytes");
+
+	/* 1024 allowed clients, and 1025 */
+	char *al = malloc(16 * 1100), *q = al;
+	assert_non_null(al);
+	for (int i = 0; i < ARN_CFG_API_KEY_MAX_ALLOWED; i++)
+		q += sprintf(q, "%s\"c%d\"", i ? "," : "", i);
+	size_t jl = strlen(al) + 2048;
+	char *j3 = malloc(jl);
+	assert_non_null(j3);
+	snprintf(j3, jl, LISTENER(HCM(AK(AK_OK), AK_ROUTE("\"allowed_clients\":[%s]"))), al);
+	tc_ok(L, j3);
+	strcpy(q, ",\"one-more\"");
+	jl = strlen(al) + 2048;
+	free(j3);
+	j3 = malloc(jl);
+	assert_non_null(j3);
+	snprintf(j3, jl, LISTENER(HCM(AK(AK_OK), AK_ROUTE("\"allowed_clients\":[%s]"))), al);
+	tc_refused(L, j3, "allowed_clients: 1025 entries: more than Arion's bound (1024)");
+	free(j3);
+	free(al);
 }
 
 /* credential_injector: every field read; the generic credential's SDS
@@ -220,6 +261,17 @@ static void test_credential_injector(void **state)
 	    L,
 	    LISTENER(HCM(CI(CI_GENERIC("\"credential\":{\"name\":\"s\"},\"header\":\"a b\"")), "")),
 	    "credential.typed_config.header");
+	tc_refused(
+	    L,
+	    LISTENER(
+		HCM(CI(CI_GENERIC("\"credential\":{\"name\":\"s\"},\"header\":\"Cookie\"")), "")),
+	    "credential.typed_config.header: 'cookie' is not a header a credential goes in");
+	tc_refused(L,
+		   LISTENER(HCM(
+		       CI(CI_GENERIC("\"credential\":{\"name\":\"s\"},\"header\":\"Host\"")), "")),
+		   "credential.typed_config.header: 'host' frames or routes the request");
+	tc_refused(L, LISTENER(HCM(CI(CI_GENERIC("\"credential\":{}")), "")),
+		   "credential.typed_config.credential.name: missing");
 	tc_refused(
 	    L,
 	    LISTENER(HCM(
