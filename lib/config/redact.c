@@ -118,6 +118,10 @@ static bool sensitive(const upb_MessageDef *parent, const upb_FieldDef *f)
 	if (strcmp(n, "secret") == 0 &&
 	    strcmp(pn, "envoy.extensions.transport_sockets.tls.v3.GenericSecret") == 0)
 		return true;
+	/* ApiKeyAuth and ApiKeyAuthPerRoute: the API keys */
+	if (strcmp(n, "credentials") == 0 &&
+	    strncmp(pn, "envoy.extensions.filters.http.api_key_auth.v3.ApiKeyAuth", 56) == 0)
+		return true;
 	return strcmp(n, "keys") == 0 &&
 	       strcmp(pn, "envoy.extensions.transport_sockets.tls.v3.TlsSessionTicketKeys") == 0;
 }

@@ -574,13 +574,25 @@ static void warming_remove(struct arn_config_store *s, struct entry *e)
  * one): these are kept redacted (conv_redacted_copy()), or not at all if
  * they do not decode, since a dump could not show them either. Accepted
  * listeners, clusters, routes and endpoints have no field that holds key
- * material (conversion refuses every one), so their bytes are kept as
- * they came.
+ * material (conversion refuses every one) but api_key_auth's credentials
+ * (holds_api_keys), so their bytes are otherwise kept as they came.
  */
+/* An accepted listener or route table with an api_key_auth filter or
+ * ApiKeyAuthPerRoute: its credentials are API keys (Envoy's sensitive
+ * fields), which the dump must not show. Looked for in the bytes (an
+ * Any's type URL is there as it is), so a route taken unchanged from the
+ * previous version, which conversion does not see again, counts too. */
+static bool holds_api_keys(enum arn_cfg_type t, const char *bytes, size_t len)
+{
+	static const char ak[] = "envoy.extensions.filters.http.api_key_auth.v3.ApiKeyAuth";
+	return (t == ARN_CFG_LISTENER || t == ARN_CFG_ROUTE) && bytes &&
+	       memmem(bytes, len, ak, sizeof(ak) - 1) != NULL;
+}
+
 static char *keep_bytes(enum arn_cfg_type t, const char *bytes, size_t len, bool refused,
 			size_t *out_len)
 {
-	if (refused || t == ARN_CFG_SECRET)
+	if (refused || t == ARN_CFG_SECRET || holds_api_keys(t, bytes, len))
 		return conv_redacted_copy(arn_proto_msgdef(arn_cfg_type_msg[t]), bytes, len,
 					  out_len);
 	char *b = malloc(len ? len : 1);

@@ -10,6 +10,7 @@
 #include "tc.h"
 
 #include "arn_config_apikey.h"
+#include "arn_sb.h"
 
 #define ADDR "\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\",\"port_value\":9000}}"
 #define AT(t) "\"@type\":\"type.googleapis.com/" t "\""
@@ -282,11 +283,54 @@ static void test_credential_injector(void **state)
 	    "'envoy.extensions.filters.http.router.v3.Router' is not supported");
 }
 
+struct dump {
+	char json[16384];
+	size_t n;
+};
+
+static void dump_fn(void *ctx, const struct arn_config_resource_info *info)
+{
+	struct dump *d = ctx;
+	struct arn_sb sb = ARN_SB_INIT;
+	if (arn_config_resource_json(st, info, &sb) == 0)
+		snprintf(d->json, sizeof(d->json), "%s", arn_sb_cstr(&sb));
+	d->n++;
+	arn_sb_free(&sb);
+}
+
+/* The API keys are Envoy's sensitive fields (credentials): /config_dump
+ * never shows them, in a listener's filter, in its inline route table,
+ * or in a RouteConfiguration's ApiKeyAuthPerRoute; the rest of the
+ * filter is there. */
+static void test_api_key_auth_not_in_dumps(void **state)
+{
+	(void)state;
+	tc_ok(L, LISTENER(HCM(AK("\"credentials\":[" CRED(
+				  "sekrit-1", "alice") "],"
+						       "\"key_sources\":[{\"header\":\"x-k\"}]"),
+			      AK_ROUTE("\"credentials\":[" CRED("sekrit-2", "bob") "]"))));
+	struct dump *d = calloc(1, sizeof(*d));
+	assert_non_null(d);
+	assert_int_equal(arn_config_foreach(st, ARN_CFG_LISTENER, dump_fn, d), 1);
+	if (strstr(d->json, "sekrit") || !strstr(d->json, "x-k") ||
+	    !strstr(d->json, "api_key_auth.v3.ApiKeyAuthPerRoute"))
+		fail_msg("the dump: %s", d->json);
+	tc_ok(
+	    ARN_TYPE_URL_ROUTE,
+	    "{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],"
+	    "\"typed_per_filter_config\":{\"ak\":{" AK_ROUTE_AT ",\"credentials\":[" CRED(
+		"sekrit-3", "carol") "],\"allowed_clients\":[\"carol\"]}},\"routes\":[{\"match\":{"
+				     "\"prefix\":\"/\"},\"route\":{\"cluster\":\"c\"}}]}]}");
+	memset(d, 0, sizeof(*d));
+	assert_int_equal(arn_config_foreach(st, ARN_CFG_ROUTE, dump_fn, d), 1);
+	if (strstr(d->json, "sekrit") || !strstr(d->json, "allowed_clients"))
+		fail_msg("the dump: %s", d->json);
+	free(d);
+}
+
 const struct CMUnitTest conv_apikey_tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
-    T(test_api_key_auth_model),
-    T(test_api_key_auth_refusals),
-    T(test_api_key_auth_limits),
-    T(test_credential_injector),
+    T(test_api_key_auth_model),	 T(test_api_key_auth_refusals),	    T(test_api_key_auth_limits),
+    T(test_credential_injector), T(test_api_key_auth_not_in_dumps),
 };
 const size_t n_conv_apikey_tests = sizeof(conv_apikey_tests) / sizeof(conv_apikey_tests[0]);
