@@ -15,6 +15,7 @@
 #include "arn_config.h"
 #include "arn_h1.h"
 #include "http_authz_grpc.h"
+#include "http_pb.h"
 
 /* ---- the request, backwards ------------------------------------------------------------ */
 
@@ -240,107 +241,6 @@ long http_authz_grpc_encode(const struct http_authz_grpc_req *r, uint8_t *buf, s
 }
 
 /* ---- the answer ---------------------------------------------------------------------------- */
-
-struct pbr {
-	uint8_t *p, *end;
-};
-
-struct fld {
-	uint32_t num, wt;
-	uint64_t v;
-	uint8_t *data;
-	size_t len;
-};
-
-static int r_varint(struct pbr *r, uint64_t *v)
-{
-	uint64_t x = 0;
-	for (unsigned s = 0; s < 70; s += 7) {
-		if (r->p >= r->end)
-			return -EBADMSG;
-		uint8_t b = *r->p++;
-		x |= (uint64_t)(b & 0x7f) << s;
-		if (!(b & 0x80)) {
-			*v = x;
-			return 0;
-		}
-	}
-	return -EBADMSG;
-}
-
-/* The next field of @p r: 1 with @p f, 0 at the end, -EBADMSG. */
-static int r_next(struct pbr *r, struct fld *f)
-{
-	if (r->p >= r->end)
-		return 0;
-	uint64_t tag;
-	if (r_varint(r, &tag) != 0 || (tag >> 3) == 0 || (tag >> 3) > 0x1fffffff)
-		return -EBADMSG;
-	f->num = (uint32_t)(tag >> 3);
-	f->wt = (uint32_t)(tag & 7);
-	f->data = NULL;
-	f->len = 0;
-	f->v = 0;
-	switch (f->wt) {
-	case 0:
-		return r_varint(r, &f->v) == 0 ? 1 : -EBADMSG;
-	case 1:
-		if (r->end - r->p < 8)
-			return -EBADMSG;
-		r->p += 8;
-		return 1;
-	case 5:
-		if (r->end - r->p < 4)
-			return -EBADMSG;
-		r->p += 4;
-		return 1;
-	case 2: {
-		uint64_t n;
-		if (r_varint(r, &n) != 0 || n > (uint64_t)(r->end - r->p))
-			return -EBADMSG;
-		f->data = r->p;
-		f->len = (size_t)n;
-		r->p += n;
-		return 1;
-	}
-	default:
-		return -EBADMSG; /* groups (3, 4) and 6, 7 */
-	}
-}
-
-/* A message field's bytes: wire type 2, else -EBADMSG. */
-static int want_len(const struct fld *f)
-{
-	return f->wt == 2 ? 0 : -EBADMSG;
-}
-
-static bool tchar(uint8_t c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') ||
-	       (c && strchr("!#$%&'*+-.^_`|~", c));
-}
-
-/* A header name: an HTTP token (RFC 9110 5.6.2), lower-cased in place. */
-static bool name_ok(uint8_t *p, size_t n)
-{
-	if (!n || n > 256)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		if (!tchar(p[i]))
-			return false;
-		if (p[i] >= 'A' && p[i] <= 'Z')
-			p[i] = (uint8_t)(p[i] + 32);
-	}
-	return true;
-}
-
-static bool value_ok(const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] == '\r' || p[i] == '\n' || p[i] == 0)
-			return false;
-	return true;
-}
 
 /* A HeaderValueOption {header = 1 {key = 1, value = 2, raw_value = 3},
  * append = 2 (BoolValue), append_action = 3, keep_empty_value = 4} into
