@@ -384,6 +384,7 @@ enum arn_cfg_per_filter_kind {
 	ARN_CFG_PF_COMPRESSOR,	     /* cfg: struct arn_cfg_compressor_route (CompressorPerRoute) */
 	ARN_CFG_PF_CSRF,	     /* cfg: struct arn_cfg_csrf (CsrfPolicy) */
 	ARN_CFG_PF_API_KEY_AUTH,     /* cfg: struct arn_cfg_api_key_auth (ApiKeyAuthPerRoute) */
+	ARN_CFG_PF_RATELIMIT,	     /* cfg: struct arn_cfg_rls_route (RateLimitPerRoute) */
 };
 
 /* ---------------------------------------------------------------------------
@@ -772,5 +773,57 @@ arn_cfg_basic_auth_find(const struct arn_cfg_basic_auth_users *u, const char *na
 	}
 	return NULL;
 }
+
+/* ---------------------------------------------------------------------------
+ * envoy.filters.http.ratelimit (global rate limiting, docs/http.md): a
+ * request's descriptors go to a rate limit service
+ * (envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit over its
+ * cluster's HTTP/2); OVER_LIMIT answers rate_limited_status, a failure
+ * lets the request on unless failure_mode_deny (then status_on_error).
+ */
+/* initial_metadata entries: the call's headers are content-type, te,
+ * grpc-timeout and these, at most a sub-request's 32 */
+#define ARN_CFG_RLS_MD_MAX 29u
+
+enum arn_cfg_rls_request_type {
+	ARN_CFG_RLS_BOTH = 0, /* "both" or "" */
+	ARN_CFG_RLS_INTERNAL, /* only requests with x-envoy-internal: true */
+	ARN_CFG_RLS_EXTERNAL, /* only requests without it */
+};
+
+struct arn_cfg_rls {
+	const char *domain; /* required */
+	uint32_t domain_len;
+	uint32_t stage;	       /* 0..10 */
+	uint8_t request_type;  /* enum arn_cfg_rls_request_type */
+	bool failure_mode_deny;
+	bool resource_exhausted; /* rate_limited_as_resource_exhausted */
+	bool x_ratelimit_headers; /* enable_x_ratelimit_headers: DRAFT_VERSION_03 */
+	bool no_x_envoy_ratelimited; /* disable_x_envoy_ratelimited_header */
+	uint16_t rate_limited_status; /* 429, or rate_limited_status when >= 400 */
+	uint16_t status_on_error;     /* 500, or status_on_error */
+	uint32_t timeout_ms;	      /* timeout: 20 ms unless set (0: none) */
+	/* rate_limit_service.grpc_service.envoy_grpc: the cluster, :authority
+	 * (NULL: the cluster's name), initial_metadata as request headers */
+	struct arn_cfg_ref cluster;
+	const char *authority;
+	uint32_t authority_len;
+	struct arn_cfg_ext_authz_hdr *md;
+	size_t n_md;
+	/* response_headers_to_add: on the answer to a limited request */
+	struct arn_cfg_header_add *resp_add;
+	size_t n_resp_add;
+};
+
+/* RateLimitPerRoute: rate_limits (when set, the request's descriptors
+ * come from them alone, whatever their stage, as Envoy's), the virtual
+ * host's rate_limits option and a domain in place of the filter's. */
+struct arn_cfg_rls_route {
+	uint8_t vh_rate_limits; /* enum arn_cfg_vh_rate_limits */
+	struct arn_cfg_rate_limit *rate_limits;
+	size_t n_rate_limits;
+	const char *domain; /* NULL: the filter's */
+	uint32_t domain_len;
+};
 
 #endif

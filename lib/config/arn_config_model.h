@@ -659,6 +659,7 @@ enum arn_cfg_http_filter {
 	/* http_filter_cfgs[i]: struct arn_cfg_api_key_auth, arn_cfg_cred_injector */
 	ARN_CFG_HF_API_KEY_AUTH,
 	ARN_CFG_HF_CRED_INJECTOR,
+	ARN_CFG_HF_RATELIMIT,	    /* http_filter_cfgs[i]: struct arn_cfg_rls */
 };
 
 /* McpGateway's defaults and ceilings (docs/mcp.md). */

@@ -263,6 +263,10 @@ void conv_compressor_filter(struct conv *c, struct pb any, size_t nf, struct arn
 /** A compressor filter's CompressorPerRoute converted; NULL only without
  * memory. conv_compressor.c */
 const struct arn_cfg_compressor_route *conv_compressor_route(struct conv *c, struct pb p);
+/** envoy.filters.http.ratelimit's RateLimit and RateLimitPerRoute,
+ * converted; NULL only without memory. conv_rls.c */
+const struct arn_cfg_rls *conv_rls(struct conv *c, struct pb p);
+const struct arn_cfg_rls_route *conv_rls_route(struct conv *c, struct pb p);
 /** A cookie's name (@p token) or path checked for a Set-Cookie line, at
  * most @p max bytes (refused naming @p field). conv_common.c */
 bool cookie_octets_ok(struct conv *c, const char *field, upb_StringView s, bool token, size_t max);

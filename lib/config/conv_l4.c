@@ -33,6 +33,8 @@
 #define HTTP_FAULT_TYPE "envoy.extensions.filters.http.fault.v3.HTTPFault"
 #define ROUTE_FILTER_CONFIG_TYPE "envoy.config.route.v3.FilterConfig"
 #define HTTP_BASIC_AUTH_TYPE "envoy.extensions.filters.http.basic_auth.v3.BasicAuth"
+#define HTTP_RLS_TYPE "envoy.extensions.filters.http.ratelimit.v3.RateLimit"
+#define HTTP_RLS_ROUTE_TYPE "envoy.extensions.filters.http.ratelimit.v3.RateLimitPerRoute"
 #define HTTP_BASIC_AUTH_ROUTE_TYPE "envoy.extensions.filters.http.basic_auth.v3.BasicAuthPerRoute"
 #define HTTP_CMP_ROUTE_TYPE "envoy.extensions.filters.http.compressor.v3.CompressorPerRoute"
 #define HTTP_CSRF_TYPE "envoy.extensions.filters.http.csrf.v3.CsrfPolicy"
@@ -1692,6 +1694,18 @@ bool conv_l4_http_filter(struct conv *c, struct pb tc, upb_StringView tn, uint8_
 		conv_pop(c, m);
 		return true;
 	}
+	if (arn_sv_eq(tn, HTTP_RLS_TYPE)) {
+		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "envoy.filters.http.ratelimit"))
+			return true;
+		size_t m = conv_push(c, "typed_config");
+		struct pb p = conv_any(c, tc, HTTP_RLS_TYPE);
+		if (p.m) {
+			*kind = ARN_CFG_HF_RATELIMIT;
+			*cfg = conv_rls(c, p);
+		}
+		conv_pop(c, m);
+		return true;
+	}
 	if (arn_sv_eq(tn, HTTP_BASIC_AUTH_TYPE)) {
 		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "envoy.filters.http.basic_auth"))
 			return true;
@@ -2020,6 +2034,13 @@ static bool per_filter_typed(struct conv *c, upb_StringView tn, struct pb any,
 			pf->cfg = conv_api_key_auth_route(c, r);
 			ok = true;
 		}
+	} else if (arn_sv_eq(tn, HTTP_RLS_ROUTE_TYPE)) {
+		struct pb r = conv_any(c, any, HTTP_RLS_ROUTE_TYPE);
+		if (r.m) {
+			pf->kind = ARN_CFG_PF_RATELIMIT;
+			pf->cfg = conv_rls_route(c, r);
+			ok = true;
+		}
 	} else if (optional) {
 		pf->kind = ARN_CFG_PF_ENABLED;
 		pf->cfg = NULL;
@@ -2029,7 +2050,7 @@ static bool per_filter_typed(struct conv *c, upb_StringView tn, struct pb any,
 			 "per-filter configuration of type '%.*s' is not supported by "
 			 "Arion (RBACPerRoute, LocalRateLimit, CorsPolicy, HTTPFault, "
 			 "ExtAuthzPerRoute, StatefulSessionPerRoute, BasicAuthPerRoute, "
-			 "CompressorPerRoute, CsrfPolicy, ApiKeyAuthPerRoute, jwt_authn's "
+			 "CompressorPerRoute, CsrfPolicy, ApiKeyAuthPerRoute, RateLimitPerRoute, jwt_authn's "
 			 "PerRouteConfig and route.v3.FilterConfig are)",
 			 (int)tn.size, tn.data);
 	}

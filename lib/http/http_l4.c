@@ -32,6 +32,7 @@
 #include "arn_tls.h"
 #include "http_apikey.h"
 #include "http_authz.h"
+#include "http_rls.h"
 #include "http_basic_auth.h"
 #include "http_csrf.h"
 #include "http_fault.h"
@@ -239,6 +240,11 @@ int http_l4_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned c
 	/* a stateful session's Set-Cookie or header */
 	if (k >= 0 && st->res && st->ss_from) {
 		int j = session_edits(st, e + k, cap - (unsigned)k);
+		k = j < 0 ? j : k + j;
+	}
+	if (k >= 0 && st->rls) {
+		/* an OK rate limit call's response_headers_to_add, x-ratelimit-* */
+		int j = http_rls_resp_edits(st, e + k, cap - (unsigned)k);
 		k = j < 0 ? j : k + j;
 	}
 	if (k < 0 || !st->authz)
@@ -1387,7 +1393,8 @@ static bool l4_active(const struct arn_cfg_hcm *h)
 		    h->http_filters[i] == ARN_CFG_HF_STATEFUL_SESSION ||
 		    h->http_filters[i] == ARN_CFG_HF_CSRF ||
 		    h->http_filters[i] == ARN_CFG_HF_API_KEY_AUTH ||
-		    h->http_filters[i] == ARN_CFG_HF_CRED_INJECTOR)
+		    h->http_filters[i] == ARN_CFG_HF_CRED_INJECTOR ||
+		    h->http_filters[i] == ARN_CFG_HF_RATELIMIT)
 			return true;
 	return false;
 }
@@ -1401,6 +1408,8 @@ bool http_l4_filters(struct http_stream *st, const struct arn_cfg_gen *g,
 	if (l4_active(st->hc->hcm)) {
 		/* after the filter that held the head, if one did */
 		size_t from = http_authz_resume_at(st);
+		if (st->rls && http_rls_resume_at(st) > from)
+			from = http_rls_resume_at(st); /* the ratelimit filter's call */
 		if (st->res && X(st)->fault_from > from)
 			from = X(st)->fault_from;
 		return l4_filters_run(st, g, rt, req, from);
@@ -1466,6 +1475,7 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 		case ARN_CFG_HF_CSRF:
 		case ARN_CFG_HF_API_KEY_AUTH:
 		case ARN_CFG_HF_CRED_INJECTOR:
+		case ARN_CFG_HF_RATELIMIT:
 			if (!cfg)
 				break;
 			if (!have) {
@@ -1510,6 +1520,9 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 					return true;
 			} else if (h->http_filters[i] == ARN_CFG_HF_CRED_INJECTOR) {
 				if (http_cred_inject_step(st, i, cfg, g))
+					return true;
+			} else if (h->http_filters[i] == ARN_CFG_HF_RATELIMIT) {
+				if (http_rls_step(st, i, cfg, matched ? &mt : NULL, req, client))
 					return true;
 			} else {
 				bool first = first_rl;
@@ -1685,6 +1698,7 @@ void http_l4_close(struct http_conn *hc)
 static void l4_stream_end(struct http_stream *st)
 {
 	http_authz_stream_end(st);
+	http_rls_stream_end(st);
 	if (st->res)
 		fault_delay_over(st);
 }

@@ -35,6 +35,7 @@
 #include "arn_log.h"
 #include "arn_tcp.h"
 #include "http_authz.h"
+#include "http_rls.h"
 #include "http_conn.h"
 #include "http_filter.h"
 #include "http_drain.h"
@@ -194,6 +195,7 @@ static void worker_free(struct http_worker *w)
 	http_grpc_stats_worker_fini(w);
 	http_cmp_worker_fini(w);
 	http_authz_worker_fini(w);
+	http_rls_worker_fini(w);
 	free(w->res_mem);
 	free(w->big_mem);
 	free(w->trl_mem);
@@ -283,6 +285,11 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	}
 	if (http_authz_worker_init(w) != 0) { /* ext_authz's check contexts */
 		ARN_ERR(HTTP, "worker %u: out of memory for the ext_authz checks", idx);
+		worker_free(w);
+		return -ENOMEM;
+	}
+	if (http_rls_worker_init(w) != 0) { /* the ratelimit filter's call contexts */
+		ARN_ERR(HTTP, "worker %u: out of memory for the ratelimit calls", idx);
 		worker_free(w);
 		return -ENOMEM;
 	}

@@ -318,6 +318,9 @@ struct http_stream {
 	 * struct in res->text at this offset + 1 (0: none), which
 	 * http_l4_req_edits adds (in a hole; http_l4_req_edits_keep) */
 	uint16_t jwt_edits;
+	/* the ratelimit filter's call, and what its answer left for the
+	 * response: 1 + its index in its worker's pool (http_rls.c), 0 none */
+	uint16_t rls;
 	/* the grpc_web filter took it as a gRPC-Web request: its state is a
 	 * struct in res->text at this offset + 1 (http_grpc_web.c), 0 none
 	 * (in the hole after jwt_edits) */

@@ -66,6 +66,9 @@ enum arn_cluster_stat {
 #define ARN_STAT(kind, name, help) ARN_CL_outlier_detection_##name,
 #include "envoy_cluster_od_stats.def"
 #undef ARN_STAT
+#define ARN_STAT(kind, name, help) ARN_CL_ratelimit_##name,
+#include "envoy_cluster_ratelimit_stats.def"
+#undef ARN_STAT
 	ARN_CL__COUNT
 };
 

@@ -17,6 +17,10 @@ static const struct arn_stat_def cluster_defs[] = {
 #define ARN_STAT(kind, name, help) {"outlier_detection." #name, ARN_STAT_##kind, help},
 #include "envoy_cluster_od_stats.def"
 #undef ARN_STAT
+/* Envoy's global rate limit filter, under the route's cluster: "ratelimit.ok" */
+#define ARN_STAT(kind, name, help) {"ratelimit." #name, ARN_STAT_##kind, help},
+#include "envoy_cluster_ratelimit_stats.def"
+#undef ARN_STAT
 };
 static const struct arn_stat_def http_defs[] = {
 #define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),

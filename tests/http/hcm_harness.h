@@ -44,6 +44,7 @@
 #include "arn_stats.h"
 #include "h1_harness.h"
 #include "http_authz.h"
+#include "http_rls.h"
 #include "http_int.h"
 #include "http_shadow.h"
 #include "http_upstream.h"
@@ -752,6 +753,7 @@ static inline void hh_check_nothing_left(void)
 		n++;
 	CHECK(n == w->n_big, "%u of %u large scratch buffers in use", w->n_big - n, w->n_big);
 	CHECK(http_authz_in_use(w) == 0, "%u ext_authz checks in use", http_authz_in_use(w));
+	CHECK(http_rls_in_use(w) == 0, "%u ratelimit calls in use", http_rls_in_use(w));
 	for (uint32_t i = 0; i < w->pools_cap; i++) {
 		struct http_pool *p = &w->pools[i];
 		if (!p->used)

@@ -6721,6 +6721,363 @@ static void test_mirror_outlives_its_client(void **state)
 	hh_end();
 }
 
+/* ---- envoy.filters.http.ratelimit (a gRPC rate limit service) ------------------------------ */
+
+/* Listener 82 with the ratelimit filter "rl" (domain edge, timeout
+ * 0.5 s, x-ratelimit-* on, response_headers_to_add x-rl: hit) calling
+ * the service on "dyn" (XG_CLUSTER, HTTP/2), then the router to "web".
+ * Routes: /per has a RateLimitPerRoute with its own rate_limits and
+ * domain d2; /none ignores the virtual host's (no descriptor: no call);
+ * /off has the filter disabled (FilterConfig); /vh has none of its own
+ * (the virtual host's, vh, apply: OVERRIDE); / has a generic_key g and
+ * the x-user header, and a stage 1 entry the filter (stage 0) leaves
+ * out. %s: the access log's path, then more RateLimit fields. */
+/* clang-format off */
+#define RLS_RT_(t) "\"@type\":\"type.googleapis.com/envoy.extensions.filters.http.ratelimit.v3." t "\""
+#define L4_LISTENER_RLS                                                                            \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"l4x\","              \
+	"\"access_log\":[{\"name\":\"f\",\"typed_config\":{\"@type\":\"type.googleapis.com/"       \
+	"envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":\"%s\",\"log_format\":"  \
+	"{\"text_format_source\":{\"inline_string\":\"%%RESPONSE_CODE%% %%RESPONSE_FLAGS%% "      \
+	"%%RESPONSE_CODE_DETAILS%%\\n\"}}}}],"                                                     \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":["                                   \
+	"{\"name\":\"all\",\"domains\":[\"*\"],"                                                   \
+	"\"rate_limits\":[{\"actions\":[{\"generic_key\":{\"descriptor_value\":\"vh\"}}]}],"      \
+	"\"routes\":["                                                                             \
+	"{\"match\":{\"prefix\":\"/per\"},\"route\":{\"cluster\":\"web\"},"                        \
+	"\"typed_per_filter_config\":{\"rl\":{" RLS_RT_("RateLimitPerRoute")                      \
+	",\"domain\":\"d2\",\"rate_limits\":[{\"stage\":3,\"actions\":[{\"generic_key\":{"         \
+	"\"descriptor_key\":\"k\",\"descriptor_value\":\"per\"}}]}]}}},"                          \
+	"{\"match\":{\"prefix\":\"/none\"},\"route\":{\"cluster\":\"web\"},"                       \
+	"\"typed_per_filter_config\":{\"rl\":{" RLS_RT_("RateLimitPerRoute")                      \
+	",\"vh_rate_limits\":\"IGNORE\"}}},"                                                       \
+	"{\"match\":{\"prefix\":\"/off\"},\"route\":{\"cluster\":\"web\"},"                        \
+	"\"typed_per_filter_config\":{\"rl\":{\"@type\":\"type.googleapis.com/envoy.config."       \
+	"route.v3.FilterConfig\",\"disabled\":true}}},"                                            \
+	"{\"match\":{\"prefix\":\"/vh\"},\"route\":{\"cluster\":\"web\"}},"                        \
+	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\",\"rate_limits\":["           \
+	"{\"actions\":[{\"generic_key\":{\"descriptor_value\":\"g\"}},{\"request_headers\":{"      \
+	"\"header_name\":\"x-user\",\"descriptor_key\":\"user\"}}]},"                             \
+	"{\"stage\":1,\"actions\":[{\"generic_key\":{\"descriptor_value\":\"s1\"}}]}]}}]}]},"     \
+	"\"http_filters\":[{\"name\":\"rl\",\"typed_config\":{" RLS_RT_("RateLimit")              \
+	",\"domain\":\"edge\",\"timeout\":\"0.5s\",\"enable_x_ratelimit_headers\":"                \
+	"\"DRAFT_VERSION_03\",\"rate_limit_service\":{\"grpc_service\":{\"envoy_grpc\":{"          \
+	"\"cluster_name\":\"dyn\"}},\"transport_api_version\":\"V3\"},"                            \
+	"\"response_headers_to_add\":[{\"header\":{\"key\":\"x-rl\",\"value\":\"hit\"}}]%s}},"     \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+/* cluster.web.ratelimit.<id> (the route's cluster, as Envoy counts) */
+static uint64_t rls_stat(unsigned id)
+{
+	struct arn_stats_scope *sc =
+	    arn_stats_scope_get(&arn_stats_cluster_schema, ARN_STATS_TAG_CLUSTER, "web");
+	assert_non_null(sc);
+	uint64_t v = arn_stats_counter_value(sc, id);
+	arn_stats_scope_put(sc);
+	return v;
+}
+
+/* A RateLimitDescriptor of entries (@p k[i], @p v[i]) is in @p m. */
+static bool rls_has_desc(const uint8_t *m, size_t n, const char *const *k, const char *const *v,
+			 unsigned ne)
+{
+	uint8_t es[512], d[600];
+	size_t el = 0, dl = 0;
+	for (unsigned i = 0; i < ne; i++) {
+		uint8_t e[200];
+		size_t l = 0;
+		xg_ld(e, &l, 1, k[i], strlen(k[i]));
+		xg_ld(e, &l, 2, v[i], strlen(v[i]));
+		xg_ld(es, &el, 1, e, l);
+	}
+	xg_ld(d, &dl, 2, es, el);
+	return memmem(m, n, d, dl) != NULL;
+}
+
+/* A HeaderValue {key, value}. */
+static size_t rls_hv(uint8_t *b, const char *k, const char *v)
+{
+	size_t at = 0;
+	xg_ld(b, &at, 1, k, strlen(k));
+	xg_ld(b, &at, 2, v, strlen(v));
+	return at;
+}
+
+static void rls_begin(char *json, size_t cap, const char *extra, char *path, size_t pcap)
+{
+	snprintf(path, pcap, "/tmp/arn_test_rls.%d.log", (int)getpid());
+	unlink(path);
+	snprintf(json, cap, L4_LISTENER_RLS, path, extra);
+	xa_begin(XG_CLUSTER, json);
+	hh_open(0, 82);
+	hh_settle();
+}
+
+/* The service @p a answers stream @p sid (xg_answer's arguments; @p gs
+ * NULL: no answer, the client sends @p req instead, which makes no call):
+ * the request went on to an upstream (not @p a), which answers 200;
+ * @return it, what it got in @p out. */
+static struct peer *rls_let_on(struct peer *a, bool first, uint32_t sid, const uint8_t *msg,
+			       size_t n, const char *gs, bool trailers_only, char *out, size_t cap,
+			       const char *req)
+{
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	if (req)
+		send_str(hh_client(0), req);
+	if (gs)
+		xg_answer(a, first, sid, msg, n, gs, trailers_only);
+	rx0[a - peers] = a->rx;
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	assert_ptr_not_equal(u, a);
+	size_t ul = u->rx - rx0[u - peers];
+	ul = ul < cap - 1 ? ul : cap - 1;
+	memcpy(out, u->log + u->log_len - ul, ul);
+	out[ul] = 0;
+	send_str(u, OK5);
+	hh_settle();
+	return u;
+}
+
+/* A RateLimitResponse: overall_code @p code, one status (10 a SECOND,
+ * @p remaining left, reset in 1 s), response_headers_to_add @p rk: @p rv,
+ * request_headers_to_add X-RL-Req: 1, raw_body @p body (NULL: none). */
+static size_t rls_resp(uint8_t *rs, unsigned code, unsigned remaining, const char *rk,
+		       const char *rv, const char *body)
+{
+	uint8_t st[64], cl[32], hv[64];
+	size_t rn = 0, sl = 0, cn = 0, hn;
+	rs[rn++] = 1 << 3; /* overall_code */
+	rs[rn++] = (uint8_t)code;
+	cl[cn++] = 1 << 3; /* requests_per_unit 10 */
+	cl[cn++] = 10;
+	cl[cn++] = 2 << 3; /* unit SECOND */
+	cl[cn++] = 1;
+	st[sl++] = 1 << 3; /* code */
+	st[sl++] = (uint8_t)code;
+	xg_ld(st, &sl, 2, cl, cn);
+	st[sl++] = 3 << 3; /* limit_remaining */
+	st[sl++] = (uint8_t)remaining;
+	xg_ld(st, &sl, 4, "\x08\x01", 2); /* duration_until_reset 1 s */
+	xg_ld(rs, &rn, 2, st, sl);
+	hn = rls_hv(hv, rk, rv);
+	xg_ld(rs, &rn, 3, hv, hn);
+	hn = rls_hv(hv, "X-RL-Req", "1");
+	xg_ld(rs, &rn, 4, hv, hn);
+	if (body)
+		xg_ld(rs, &rn, 5, body, strlen(body));
+	return rn;
+}
+
+/* envoy.filters.http.ratelimit, as Envoy's RateLimitFilter and
+ * GrpcClientImpl: the call is a POST of
+ * RateLimitService/ShouldRateLimit over HTTP/2 whose RateLimitRequest
+ * carries the domain and the route's descriptors of the filter's stage
+ * (generic_key, request_headers), not the stage 1 one; OK lets the
+ * request on with request_headers_to_add, and the response gets
+ * response_headers_to_add and x-ratelimit-*; OVER_LIMIT answers 429
+ * with raw_body, x-envoy-ratelimited, x-ratelimit-* and the filter's
+ * response_headers_to_add, logged RL request_rate_limited, the upstream
+ * never asked; a request whose RateLimit yields no descriptor (no
+ * x-user), a route that ignores the virtual host's (IGNORE) and a route
+ * with the filter disabled make no call; /vh sends the virtual host's
+ * descriptor, /per its RateLimitPerRoute's (stage 3, any stage) under
+ * domain d2; a trailers-only UNAVAILABLE, an answer that does not decode
+ * and no answer within the timeout let the request on (failure_mode_deny
+ * unset). Counted in cluster.web.ratelimit.*. Fails before: the
+ * listener is NACKed (the filter's type is unknown). */
+static void test_http_ratelimit_grpc(void **state)
+{
+	(void)state;
+	char json[12288], r[4096], path[64];
+	uint8_t m[2048], rs[512];
+	size_t mn, rn;
+	rls_begin(json, sizeof(json), "", path, sizeof(path));
+	uint64_t ok0 = rls_stat(ARN_CL_ratelimit_ok), ol0 = rls_stat(ARN_CL_ratelimit_over_limit),
+		 er0 = rls_stat(ARN_CL_ratelimit_error),
+		 fa0 = rls_stat(ARN_CL_ratelimit_failure_mode_allowed);
+	/* OK */
+	uint32_t mark = hh_client(0)->log_len;
+	struct peer *a =
+	    xa_check(0, "GET /x HTTP/1.1\r\nHost: a\r\nX-User: bob\r\n\r\n", r, sizeof(r));
+	assert_non_null(a);
+	a->sent_head = true; /* frames, not HTTP/1.1 */
+	uint32_t sid = xg_request(a, m, sizeof(m), &mn);
+	assert_int_equal(sid, 1);
+	assert_true(mn > 5 && m[0] == 0 && (size_t)(m[3] << 8 | m[4]) == mn - 5);
+	static const char *const k1[] = {"generic_key", "user"}, *const v1[] = {"g", "bob"};
+	static const char *const kg[] = {"generic_key"}, *const vs1[] = {"s1"},
+				 *const vvh[] = {"vh"};
+	if (!memmem(m, mn,
+		    "\x0a\x04"
+		    "edge",
+		    6) ||
+	    !rls_has_desc(m, mn, k1, v1, 2) || rls_has_desc(m, mn, kg, vs1, 1) ||
+	    rls_has_desc(m, mn, kg, vvh, 1))
+		fail_msg("the RateLimitRequest (%zu bytes) is not what it should be", mn);
+	assert_int_equal(hh_client(0)->log_len, mark); /* the request waits */
+	rn = rls_resp(rs, 1, 9, "x-rl-resp", "2", NULL);
+	rls_let_on(a, true, sid, rs, rn, "0", false, r, sizeof(r), NULL);
+	if (!strstr(r, "GET /x HTTP/1.1\r\n") || !strstr(r, "x-rl-req: 1\r\n"))
+		fail_msg("the upstream got: %s", r);
+	xa_client(0, mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 200 OK\r\n") || !strstr(r, "x-rl-resp: 2\r\n") ||
+	    !strstr(r, "x-ratelimit-limit: 10, 10;w=1\r\n") ||
+	    !strstr(r, "x-ratelimit-remaining: 9\r\n") || !strstr(r, "x-ratelimit-reset: 1\r\n") ||
+	    strstr(r, "x-envoy-ratelimited") || strstr(r, "x-rl: hit"))
+		fail_msg("the client got: %s", r);
+	/* OVER_LIMIT on the same HTTP/2 connection */
+	mark = hh_client(0)->log_len;
+	assert_ptr_equal(
+	    xa_check(0, "GET /x HTTP/1.1\r\nHost: a\r\nX-User: eve\r\n\r\n", r, sizeof(r)), a);
+	sid = xg_request(a, m, sizeof(m), &mn);
+	assert_int_equal(sid, 3);
+	rn = rls_resp(rs, 2, 0, "x-rl-resp", "3", "slow down");
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	xg_answer(a, false, sid, rs, rn, "0", false);
+	rx0[a - peers] = a->rx;
+	assert_null(upstream_that_got(rx0));
+	xa_client(0, mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 429 Too Many Requests\r\n") ||
+	    !strstr(r, "x-envoy-ratelimited: true\r\n") || !strstr(r, "x-rl: hit\r\n") ||
+	    !strstr(r, "x-rl-resp: 3\r\n") || !strstr(r, "x-ratelimit-remaining: 0\r\n") ||
+	    !strstr(r, "\r\n\r\nslow down"))
+		fail_msg("the client got: %s", r);
+	/* no x-user: the route's RateLimit yields no descriptor, and the
+	 * virtual host's do not apply (the route has rate_limits): no call */
+	rls_let_on(a, false, 0, NULL, 0, NULL, false, r, sizeof(r),
+		   "GET /x HTTP/1.1\r\nHost: a\r\n\r\n");
+	/* IGNORE, and the filter disabled: no call either */
+	rls_let_on(a, false, 0, NULL, 0, NULL, false, r, sizeof(r),
+		   "GET /none HTTP/1.1\r\nHost: a\r\n\r\n");
+	rls_let_on(a, false, 0, NULL, 0, NULL, false, r, sizeof(r),
+		   "GET /off HTTP/1.1\r\nHost: a\r\n\r\n");
+	/* the virtual host's descriptor; UNAVAILABLE: let on */
+	assert_ptr_equal(xa_check(0, "GET /vh HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r)), a);
+	sid = xg_request(a, m, sizeof(m), &mn);
+	if (!rls_has_desc(m, mn, kg, vvh, 1))
+		fail_msg("/vh: the virtual host's descriptor was not sent");
+	rls_let_on(a, false, sid, NULL, 0, "14", true, r, sizeof(r), NULL);
+	if (strstr(r, "x-rl-req"))
+		fail_msg("the upstream got: %s", r);
+	/* RateLimitPerRoute: its own rate_limits (stage 3) and domain; an
+	 * answer that does not decode: let on */
+	assert_ptr_equal(xa_check(0, "GET /per HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r)), a);
+	sid = xg_request(a, m, sizeof(m), &mn);
+	static const char *const kk[] = {"k"}, *const vper[] = {"per"};
+	if (!memmem(m, mn,
+		    "\x0a\x02"
+		    "d2",
+		    4) ||
+	    !rls_has_desc(m, mn, kk, vper, 1) || rls_has_desc(m, mn, kg, vvh, 1))
+		fail_msg("/per: the RateLimitRequest is not what it should be");
+	rls_let_on(a, false, sid, (const uint8_t *)"\x1a\x7f\x12", 3, "0", false, r, sizeof(r),
+		   NULL);
+	/* no answer within the timeout (0.5 s): let on */
+	mark = hh_client(0)->log_len;
+	assert_ptr_equal(
+	    xa_check(0, "GET /x HTTP/1.1\r\nHost: a\r\nX-User: slow\r\n\r\n", r, sizeof(r)), a);
+	hh_advance(400);
+	assert_int_equal(hh_client(0)->log_len, mark);
+	snapshot(rx0);
+	hh_advance(200);
+	rx0[a - peers] = a->rx;
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	assert_ptr_not_equal(u, a);
+	send_str(u, OK5);
+	hh_settle();
+	assert_int_equal(rls_stat(ARN_CL_ratelimit_ok) - ok0, 1);
+	assert_int_equal(rls_stat(ARN_CL_ratelimit_over_limit) - ol0, 1);
+	assert_int_equal(rls_stat(ARN_CL_ratelimit_error) - er0, 3);
+	assert_int_equal(rls_stat(ARN_CL_ratelimit_failure_mode_allowed) - fa0, 3);
+	hh_end();
+	char log[1024];
+	log_take(path, log, sizeof(log));
+	if (count_str(log, "200 - via_upstream\n") != 7 ||
+	    !strstr(log, "429 RL request_rate_limited\n"))
+		fail_msg("the access log: %s", log);
+}
+
+/* failure_mode_deny with status_on_error 503, rate_limited_status 503
+ * (and the deprecated-below-400 rule: 200 would be 429, not tested
+ * here) and disable_x_envoy_ratelimited_header: an UNAVAILABLE answers
+ * 503 logged RLSE rate_limiter_error, counted in error (not
+ * failure_mode_allowed); OVER_LIMIT answers rate_limited_status without
+ * x-envoy-ratelimited. Fails before: the listener is NACKed. */
+static void test_http_ratelimit_grpc_deny(void **state)
+{
+	(void)state;
+	char json[12288], r[4096], path[64];
+	uint8_t m[2048], rs[512];
+	size_t mn, rn;
+	rls_begin(json, sizeof(json),
+		  ",\"failure_mode_deny\":true,\"status_on_error\":{\"code\":503},"
+		  "\"rate_limited_status\":{\"code\":418},"
+		  "\"disable_x_envoy_ratelimited_header\":true",
+		  path, sizeof(path));
+	uint64_t er0 = rls_stat(ARN_CL_ratelimit_error),
+		 fa0 = rls_stat(ARN_CL_ratelimit_failure_mode_allowed);
+	uint32_t mark = hh_client(0)->log_len;
+	struct peer *a = xa_check(0, "GET /vh HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r));
+	assert_non_null(a);
+	a->sent_head = true;
+	uint32_t sid = xg_request(a, m, sizeof(m), &mn);
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	xg_answer(a, true, sid, NULL, 0, "14", true);
+	rx0[a - peers] = a->rx;
+	assert_null(upstream_that_got(rx0));
+	xa_client(0, mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 503 Service Unavailable\r\n"))
+		fail_msg("the client got: %s", r);
+	mark = hh_client(0)->log_len;
+	assert_ptr_equal(xa_check(0, "GET /vh HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r)), a);
+	sid = xg_request(a, m, sizeof(m), &mn);
+	rn = rls_resp(rs, 2, 0, "x-rl-resp", "3", NULL);
+	xg_answer(a, false, sid, rs, rn, "0", false);
+	xa_client(0, mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 418 ") || strstr(r, "x-envoy-ratelimited") ||
+	    !strstr(r, "x-rl: hit\r\n"))
+		fail_msg("the client got: %s", r);
+	assert_int_equal(rls_stat(ARN_CL_ratelimit_error) - er0, 1);
+	assert_int_equal(rls_stat(ARN_CL_ratelimit_failure_mode_allowed) - fa0, 0);
+	hh_end();
+	char log[512];
+	log_take(path, log, sizeof(log));
+	if (!strstr(log, "503 RLSE rate_limiter_error\n") ||
+	    !strstr(log, "418 RL request_rate_limited\n"))
+		fail_msg("the access log: %s", log);
+}
+
+/* The client goes away while its call is in flight: the call is
+ * cancelled, its context and buffer go back (hh_end: nothing left), and
+ * the late answer is nobody's. */
+static void test_http_ratelimit_grpc_client_gone(void **state)
+{
+	(void)state;
+	char json[12288], r[2048], path[64];
+	rls_begin(json, sizeof(json), "", path, sizeof(path));
+	struct peer *a = xa_check(0, "GET /vh HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r));
+	assert_non_null(a);
+	a->sent_head = true;
+	assert_int_equal(http_rls_in_use(worker()), 1);
+	hh_reset(hh_client(0));
+	hh_settle();
+	assert_int_equal(http_rls_in_use(worker()), 0);
+	uint8_t rs[512];
+	size_t rn = rls_resp(rs, 1, 9, "x-rl-resp", "2", NULL);
+	xg_answer(a, true, 1, rs, rn, "0", false);
+	hh_end();
+	unlink(path);
+}
+
 int main(void)
 {
 	/* the data path runs the HTTP filters and, on a connection
@@ -6844,6 +7201,9 @@ int main(void)
 	    T(test_mirror_slots_bounded_per_worker),
 	    T(test_mirror_full_breaker_drops_the_shadow_only),
 	    T(test_mirror_outlives_its_client),
+	    T(test_http_ratelimit_grpc),
+	    T(test_http_ratelimit_grpc_deny),
+	    T(test_http_ratelimit_grpc_client_gone),
 	};
 	/* TEST_FILTER=glob[,glob...]: only these tests, in this file's order
 	 * (a test alone, or after the one it is suspected to depend on) */
