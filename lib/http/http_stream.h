@@ -318,13 +318,15 @@ struct http_stream {
 	 * struct in res->text at this offset + 1 (0: none), which
 	 * http_l4_req_edits adds (in a hole; http_l4_req_edits_keep) */
 	uint16_t jwt_edits;
-	/* the ratelimit filter's call, and what its answer left for the
-	 * response: 1 + its index in its worker's pool (http_rls.c), 0 none */
-	uint16_t rls;
 	/* the grpc_web filter took it as a gRPC-Web request: its state is a
 	 * struct in res->text at this offset + 1 (http_grpc_web.c), 0 none
 	 * (in the hole after jwt_edits) */
 	uint16_t grpc_web;
+	/* the ratelimit filter's call, and what its answer left for the
+	 * response: 1 + its index in its worker's pool (http_rls.c), 0 none
+	 * (in the hole after grpc_web: jwt_edits and grpc_web stay
+	 * adjacent, which the router tests together) */
+	uint16_t rls;
 	/* values the request edits produced (for the access log) */
 	const char *xff;
 	const char *request_id;
