@@ -27,6 +27,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 #include "http_conn.h"
+#include "http_rls_grpc.h"
 #include "http_session.h"
 
 #define OK5 "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
@@ -7005,12 +7006,13 @@ static void test_http_ratelimit_grpc(void **state)
 		fail_msg("the access log: %s", log);
 }
 
-/* failure_mode_deny with status_on_error 503, rate_limited_status 503
- * (and the deprecated-below-400 rule: 200 would be 429, not tested
- * here) and disable_x_envoy_ratelimited_header: an UNAVAILABLE answers
- * 503 logged RLSE rate_limiter_error, counted in error (not
- * failure_mode_allowed); OVER_LIMIT answers rate_limited_status without
- * x-envoy-ratelimited. Fails before: the listener is NACKed. */
+/* failure_mode_deny with status_on_error 503, rate_limited_status 418,
+ * disable_x_envoy_ratelimited_header and
+ * rate_limited_as_resource_exhausted: an UNAVAILABLE answers 503 logged
+ * RLSE rate_limiter_error, counted in error (not failure_mode_allowed);
+ * OVER_LIMIT answers 418 without x-envoy-ratelimited, and a gRPC
+ * request grpc-status 8 (RESOURCE_EXHAUSTED). Fails before: the
+ * listener is NACKed. */
 static void test_http_ratelimit_grpc_deny(void **state)
 {
 	(void)state;
@@ -7020,7 +7022,8 @@ static void test_http_ratelimit_grpc_deny(void **state)
 	rls_begin(json, sizeof(json),
 		  ",\"failure_mode_deny\":true,\"status_on_error\":{\"code\":503},"
 		  "\"rate_limited_status\":{\"code\":418},"
-		  "\"disable_x_envoy_ratelimited_header\":true",
+		  "\"disable_x_envoy_ratelimited_header\":true,"
+		  "\"rate_limited_as_resource_exhausted\":true",
 		  path, sizeof(path));
 	uint64_t er0 = rls_stat(ARN_CL_ratelimit_error),
 		 fa0 = rls_stat(ARN_CL_ratelimit_failure_mode_allowed);
@@ -7046,6 +7049,19 @@ static void test_http_ratelimit_grpc_deny(void **state)
 	if (!strstr(r, "HTTP/1.1 418 ") || strstr(r, "x-envoy-ratelimited") ||
 	    !strstr(r, "x-rl: hit\r\n"))
 		fail_msg("the client got: %s", r);
+	/* a gRPC request over the limit: grpc-status RESOURCE_EXHAUSTED
+	 * (rate_limited_as_resource_exhausted), not 418's UNKNOWN */
+	mark = hh_client(0)->log_len;
+	assert_ptr_equal(xa_check(0,
+				  "POST /vh/S/M HTTP/1.1\r\nHost: a\r\n"
+				  "content-type: application/grpc\r\ncontent-length: 0\r\n\r\n",
+				  r, sizeof(r)),
+			 a);
+	sid = xg_request(a, m, sizeof(m), &mn);
+	xg_answer(a, false, sid, rs, rn, "0", false);
+	xa_client(0, mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 200 OK\r\n") || !strstr(r, "grpc-status: 8\r\n"))
+		fail_msg("the gRPC client got: %s", r);
 	assert_int_equal(rls_stat(ARN_CL_ratelimit_error) - er0, 1);
 	assert_int_equal(rls_stat(ARN_CL_ratelimit_failure_mode_allowed) - fa0, 0);
 	hh_end();
@@ -7054,6 +7070,36 @@ static void test_http_ratelimit_grpc_deny(void **state)
 	if (!strstr(log, "503 RLSE rate_limiter_error\n") ||
 	    !strstr(log, "418 RL request_rate_limited\n"))
 		fail_msg("the access log: %s", log);
+}
+
+/* x-ratelimit-* of an answer with several statuses, as Envoy's
+ * XRateLimitHeaderUtils::create: the values of the status with a
+ * current_limit and the least limit_remaining (the first of equals);
+ * x-ratelimit-limit its requests_per_unit then each status's quota
+ * policy (", N;w=<window>" and ";name=\"n\"" when named), a unit without
+ * a window (UNKNOWN) left out; no status with a current_limit: none. */
+static void test_http_ratelimit_xrl(void **state)
+{
+	(void)state;
+	struct http_rls_resp r = {0};
+	struct http_rls_xrl x;
+	assert_int_equal(http_rls_xrl(&r, &x), 0);
+	r.n_st = 4;
+	r.st[0] = (struct http_rls_status){true, 10, 1, "per-ip", 6, 5, 1};
+	r.st[1] = (struct http_rls_status){true, 1000, 3, NULL, 0, 5, 3600};
+	r.st[2] = (struct http_rls_status){false, 0, 0, NULL, 0, 0, 0}; /* no limit */
+	r.st[3] = (struct http_rls_status){true, 7, 0, NULL, 0, 9, 2};	/* UNKNOWN unit */
+	assert_int_equal(http_rls_xrl(&r, &x), 1);
+	assert_int_equal(x.limit_len, strlen("10, 10;w=1;name=\"per-ip\", 1000;w=3600"));
+	assert_memory_equal(x.limit, "10, 10;w=1;name=\"per-ip\", 1000;w=3600", x.limit_len);
+	assert_memory_equal(x.remaining, "5", x.remaining_len);
+	assert_memory_equal(x.reset, "1", x.reset_len);
+	r.st[2] = (struct http_rls_status){true, 2, 7, NULL, 0, 0, 60}; /* WEEK, 0 left */
+	assert_int_equal(http_rls_xrl(&r, &x), 1);
+	assert_memory_equal(x.limit, "2, 10;w=1;name=\"per-ip\", 1000;w=3600, 2;w=604800",
+			    x.limit_len);
+	assert_memory_equal(x.remaining, "0", x.remaining_len);
+	assert_memory_equal(x.reset, "60", x.reset_len);
 }
 
 /* The client goes away while its call is in flight: the call is
@@ -7204,6 +7250,7 @@ int main(void)
 	    T(test_http_ratelimit_grpc),
 	    T(test_http_ratelimit_grpc_deny),
 	    T(test_http_ratelimit_grpc_client_gone),
+	    T(test_http_ratelimit_xrl),
 	};
 	/* TEST_FILTER=glob[,glob...]: only these tests, in this file's order
 	 * (a test alone, or after the one it is suspected to depend on) */
