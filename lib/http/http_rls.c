@@ -48,8 +48,9 @@ struct http_rls {
 	const struct arn_cfg_rls *cfg;
 	uint8_t idx; /* the filter's index in the HCM's chain */
 	uint8_t state;
-	bool overflow; /* the answer did not fit */
-	bool bad_ct;   /* the answer's content-type is not application/grpc */
+	bool overflow;	/* the answer did not fit */
+	bool bad_ct;	/* the answer's content-type is not application/grpc */
+	bool malformed; /* the answer did not decode */
 	uint16_t status;
 	int32_t grpc_status; /* -1: none yet */
 	char *big;	     /* the worker's large scratch, while the call runs */
@@ -122,7 +123,7 @@ static struct http_rls *rls_get(struct http_worker *w)
 	rw->in_use++;
 	a->next = NULL;
 	a->state = RLS_RUNNING;
-	a->overflow = a->bad_ct = false;
+	a->overflow = a->bad_ct = a->malformed = false;
 	a->status = 0;
 	a->grpc_status = -1;
 	a->big = NULL;
@@ -238,6 +239,10 @@ static void rls_error(struct http_rls *a, const char *why)
 	const struct arn_cfg_rls *f = a->cfg;
 	ARN_DEBUG(HTTP, "ratelimit: call failed: %s", why);
 	rls_count(w, a->cl, a->cl_len, a->cl_hash, ARN_CL_ratelimit_error);
+	if (a->overflow)
+		rls_count(w, a->cl, a->cl_len, a->cl_hash, ARN_CL_ratelimit_overflow);
+	if (a->malformed)
+		rls_count(w, a->cl, a->cl_len, a->cl_hash, ARN_CL_ratelimit_malformed);
 	a->n_up = a->n_rsp = 0;
 	if (!f->failure_mode_deny) {
 		rls_count(w, a->cl, a->cl_len, a->cl_hash, ARN_CL_ratelimit_failure_mode_allowed);
@@ -427,6 +432,10 @@ static void rlsg_decide(struct http_rls *a)
 	struct http_rls_resp r;
 	int rc = ml < 0 ? (int)ml : http_rls_grpc_decode(msg, (size_t)ml, &r);
 	if (rc != 0) {
+		if (rc == -E2BIG)
+			a->overflow = true; /* a bound: counted in overflow */
+		else
+			a->malformed = true;
 		rls_error(a, rc == -E2BIG ? "RateLimitResponse past Arion's bounds"
 					  : "malformed RateLimitResponse");
 		return;
@@ -593,6 +602,7 @@ bool http_rls_step(struct http_stream *st, size_t i, const struct arn_cfg_rls *f
 		/* no context: as a failed call (counted, status_on_error
 		 * with failure_mode_deny) */
 		rls_count(w, cl.name, (uint32_t)cl.len, cl.hash, ARN_CL_ratelimit_error);
+		rls_count(w, cl.name, (uint32_t)cl.len, cl.hash, ARN_CL_ratelimit_overflow);
 		if (!f->failure_mode_deny) {
 			rls_count(w, cl.name, (uint32_t)cl.len, cl.hash,
 				  ARN_CL_ratelimit_failure_mode_allowed);
@@ -611,8 +621,10 @@ bool http_rls_step(struct http_stream *st, size_t i, const struct arn_cfg_rls *f
 	a->cl_hash = cl.hash;
 	st->rls = (uint16_t)(a - workers[w->idx].mem + 1);
 	a->big = http_big_get(w);
-	if (!a->big)
+	if (!a->big) {
+		a->overflow = true;
 		return rls_fail_now(a, "no buffer");
+	}
 	/* the destination_cluster action's value (the route's cluster) */
 	struct arn_rl_input in = {
 	    .remote_addr = client,
@@ -642,8 +654,10 @@ bool http_rls_step(struct http_stream *st, size_t i, const struct arn_cfg_rls *f
 			nd = k < 0 ? k : nd + k;
 		}
 	}
-	if (nd < 0)
+	if (nd < 0) {
+		a->overflow = true;
 		return rls_fail_now(a, "descriptors past Arion's bounds");
+	}
 	if (nd == 0) {
 		/* no descriptor: no call, and nothing left (Envoy's) */
 		st->rls = 0;
@@ -651,8 +665,10 @@ bool http_rls_step(struct http_stream *st, size_t i, const struct arn_cfg_rls *f
 		return false;
 	}
 	long ql = http_rls_req_end(&q);
-	if (ql < 0)
+	if (ql < 0) {
+		a->overflow = true;
 		return rls_fail_now(a, "request past Arion's bounds");
+	}
 	unsigned n = 0;
 	a->h[n++] = (struct http_subreq_header){"content-type", "application/grpc", 12, 16};
 	a->h[n++] = (struct http_subreq_header){"te", "trailers", 2, 8};

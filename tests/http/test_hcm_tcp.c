@@ -6890,7 +6890,8 @@ static size_t rls_resp(uint8_t *rs, unsigned code, unsigned remaining, const cha
  * descriptor, /per its RateLimitPerRoute's (stage 3, any stage) under
  * domain d2; a trailers-only UNAVAILABLE, an answer that does not decode
  * and no answer within the timeout let the request on (failure_mode_deny
- * unset). Counted in cluster.web.ratelimit.*. Fails before: the
+ * unset), as does an answer with 17 request_headers_to_add (past
+ * Arion's 16, counted in overflow). Counted in cluster.web.ratelimit.*. Fails before: the
  * listener is NACKed (the filter's type is unknown). */
 static void test_http_ratelimit_grpc(void **state)
 {
@@ -6901,7 +6902,9 @@ static void test_http_ratelimit_grpc(void **state)
 	rls_begin(json, sizeof(json), "", path, sizeof(path));
 	uint64_t ok0 = rls_stat(ARN_CL_ratelimit_ok), ol0 = rls_stat(ARN_CL_ratelimit_over_limit),
 		 er0 = rls_stat(ARN_CL_ratelimit_error),
-		 fa0 = rls_stat(ARN_CL_ratelimit_failure_mode_allowed);
+		 fa0 = rls_stat(ARN_CL_ratelimit_failure_mode_allowed),
+		 ov0 = rls_stat(ARN_CL_ratelimit_overflow),
+		 ma0 = rls_stat(ARN_CL_ratelimit_malformed);
 	/* OK */
 	uint32_t mark = hh_client(0)->log_len;
 	struct peer *a =
@@ -6980,6 +6983,23 @@ static void test_http_ratelimit_grpc(void **state)
 		fail_msg("/per: the RateLimitRequest is not what it should be");
 	rls_let_on(a, false, sid, (const uint8_t *)"\x1a\x7f\x12", 3, "0", false, r, sizeof(r),
 		   NULL);
+	/* 17 request_headers_to_add: past what Arion takes from an answer,
+	 * counted in overflow (not malformed); let on without any */
+	assert_ptr_equal(xa_check(0, "GET /vh HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r)), a);
+	sid = xg_request(a, m, sizeof(m), &mn);
+	rn = 0;
+	rs[rn++] = 1 << 3; /* overall_code OK */
+	rs[rn++] = 1;
+	for (int i = 0; i < 17; i++) {
+		uint8_t hv[32];
+		char nm[8];
+		snprintf(nm, sizeof(nm), "x-r%02d", i);
+		size_t hn = rls_hv(hv, nm, "1");
+		xg_ld(rs, &rn, 4, hv, hn);
+	}
+	rls_let_on(a, false, sid, rs, rn, "0", false, r, sizeof(r), NULL);
+	if (strstr(r, "x-r00"))
+		fail_msg("the upstream got: %s", r);
 	/* no answer within the timeout (0.5 s): let on */
 	mark = hh_client(0)->log_len;
 	assert_ptr_equal(
@@ -6996,12 +7016,14 @@ static void test_http_ratelimit_grpc(void **state)
 	hh_settle();
 	assert_int_equal(rls_stat(ARN_CL_ratelimit_ok) - ok0, 1);
 	assert_int_equal(rls_stat(ARN_CL_ratelimit_over_limit) - ol0, 1);
-	assert_int_equal(rls_stat(ARN_CL_ratelimit_error) - er0, 3);
-	assert_int_equal(rls_stat(ARN_CL_ratelimit_failure_mode_allowed) - fa0, 3);
+	assert_int_equal(rls_stat(ARN_CL_ratelimit_error) - er0, 4);
+	assert_int_equal(rls_stat(ARN_CL_ratelimit_failure_mode_allowed) - fa0, 4);
+	assert_int_equal(rls_stat(ARN_CL_ratelimit_overflow) - ov0, 1);
+	assert_int_equal(rls_stat(ARN_CL_ratelimit_malformed) - ma0, 1);
 	hh_end();
 	char log[1024];
 	log_take(path, log, sizeof(log));
-	if (count_str(log, "200 - via_upstream\n") != 7 ||
+	if (count_str(log, "200 - via_upstream\n") != 8 ||
 	    !strstr(log, "429 RL request_rate_limited\n"))
 		fail_msg("the access log: %s", log);
 }
