@@ -541,9 +541,11 @@ static int rls_descs(struct http_rls *a, struct http_rls_req *q, const struct ar
 	return q->err ? -ENOSPC : count;
 }
 
-/* The route's cluster of @p mt (Envoy's clusterInfo()), as the router
- * picks it: a weighted cluster by the request's draw, cluster_header's
- * first value. @return false when there is none. */
+/* The route's cluster of @p ra (Envoy's clusterInfo()): the name,
+ * cluster_header's first value, or a weighted cluster drawn by the
+ * weights with the request's draw (the router draws again after the
+ * call, so its pick may differ: Envoy picks once). @return false when
+ * there is none. */
 static bool rls_cluster(const struct arn_cfg_route_action *ra, const struct arn_cfg_request *req,
 			struct arn_cfg_ref *out)
 {
