@@ -49,6 +49,7 @@ static const char *const status_str[ARN_JWT__COUNT] = {
     [ARN_JWT_MULTIPLE_TOKENS] = "Found multiple Jwt tokens",
     [ARN_JWKS_KID_ALG_MISMATCH] = "Jwks doesn't have key to match kid or alg from Jwt",
     [ARN_JWKS_NO_VALID_KEYS] = "Jwks doesn't have any valid public key",
+    [ARN_JWKS_FETCH_FAIL] = "Jwks remote fetch is failed",
 };
 
 const char *arn_jwt_status_str(enum arn_jwt_status s)

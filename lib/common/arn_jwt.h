@@ -71,6 +71,7 @@ enum arn_jwt_status {
 	ARN_JWT_MULTIPLE_TOKENS,
 	ARN_JWKS_KID_ALG_MISMATCH,
 	ARN_JWKS_NO_VALID_KEYS,
+	ARN_JWKS_FETCH_FAIL, /* remote_jwks: the keys could not be fetched */
 	ARN_JWT__COUNT
 };
 

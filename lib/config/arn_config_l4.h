@@ -659,6 +659,34 @@ struct arn_cfg_jwt_provider {
 	size_t n_claims;
 	uint32_t clock_skew_s; /* 60 unless set */
 	bool forward, pad_payload, require_exp;
+	/* remote_jwks (jwks NULL): the keys a worker fetches (http_jwks.c) */
+	const struct arn_cfg_jwt_remote *remote;
+};
+
+/* remote_jwks: GET path from cluster with Host host; the keys kept
+ * cache_ms per worker. key (cluster NUL uri, key_len bytes) is the
+ * cache's identity: providers of any generation with the same cluster
+ * and uri share their keys. */
+#define ARN_CFG_JWT_MAX_URI 1024
+#define ARN_CFG_JWT_MAX_CLUSTER_NAME 255
+#define ARN_CFG_JWT_MAX_KEY (ARN_CFG_JWT_MAX_CLUSTER_NAME + 1 + ARN_CFG_JWT_MAX_URI)
+#define ARN_CFG_JWT_MAX_RETRIES 5
+struct arn_cfg_jwt_remote {
+	struct arn_cfg_ref cluster;
+	const char *provider; /* its provider's name, for the log */
+	const char *cluster_name;
+	const char *host, *path;
+	size_t host_len, path_len;
+	const char *key;
+	size_t key_len;
+	uint64_t key_hash;
+	uint32_t timeout_ms;
+	uint32_t cache_ms; /* cache_duration, 600 s unless set */
+	/* retry_policy: retries after a connect failure, reset, timeout or
+	 * 5xx, the first base_ms later, each twice the last, at most max_ms */
+	uint8_t num_retries;
+	uint32_t backoff_base_ms, backoff_max_ms;
+	bool async_fetch; /* keys fetched on first use all the same (docs/http.md) */
 };
 
 enum arn_cfg_jwt_req_kind {

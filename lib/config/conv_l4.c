@@ -1394,6 +1394,145 @@ static const struct arn_jwks *jwt_local_jwks(struct conv *c, struct pb ds, upb_S
 	return ks;
 }
 
+/* remote_jwks: an http_uri (http or https, its authority the Host, its
+ * path what is fetched) through a cluster; cache_duration; async_fetch
+ * and retry_policy as far as Arion acts on them (docs/http.md). */
+static const struct arn_cfg_jwt_remote *jwt_remote_jwks(struct conv *c, struct pb rj,
+							upb_StringView pname)
+{
+	size_t m = conv_push(c, "remote_jwks");
+	conv_only(c, rj, "http_uri,cache_duration,async_fetch,retry_policy");
+	struct arn_cfg_jwt_remote *o = CONV_NEW(c, struct arn_cfg_jwt_remote, 1);
+	struct pb hu = pb_msg(rj, "http_uri");
+	if (!o) {
+		conv_pop(c, m);
+		return NULL;
+	}
+	o->cache_ms = 600u * 1000u; /* Envoy's DefaultCacheExpirationSec */
+	o->provider = conv_str(c, pname);
+	if (!hu.m) {
+		conv_err(c, "http_uri", "missing (Envoy requires it)");
+		conv_pop(c, m);
+		return o;
+	}
+	size_t m2 = conv_push(c, "http_uri");
+	conv_only(c, hu, "uri,cluster,timeout");
+	upb_StringView uri = pb_str(hu, "uri");
+	upb_StringView cn = pb_str(hu, "cluster");
+	const char *u = uri.data;
+	size_t ul = uri.size, skip = 0;
+	if (ul >= 7 && strncasecmp(u, "http://", 7) == 0)
+		skip = 7;
+	else if (ul >= 8 && strncasecmp(u, "https://", 8) == 0)
+		skip = 8;
+	if (!ul) {
+		conv_err(c, "uri", "missing (Envoy requires it)");
+	} else if (ul > ARN_CFG_JWT_MAX_URI) {
+		conv_err(c, "uri", "%zu bytes: more than %d", ul, ARN_CFG_JWT_MAX_URI);
+	} else if (!skip) {
+		conv_err(c, "uri", "'%.*s': not an http:// or https:// URI", (int)ul, u);
+	} else {
+		const char *a = u + skip, *end = u + ul;
+		const char *sl = memchr(a, '/', (size_t)(end - a));
+		const char *ae = sl ? sl : end;
+		bool bad = ae == a;
+		for (const char *q = u; q < end && !bad; q++)
+			bad = (unsigned char)*q <= ' ' || *q == 0x7f || *q == '#';
+		for (const char *q = a; q < ae && !bad; q++)
+			bad = *q == '?' || *q == '@';
+		if (bad) {
+			conv_err(c, "uri",
+				 "'%.*s': no host, or a space, control byte, '#', '?' or '@' where "
+				 "Arion does not take one",
+				 (int)ul, u);
+		} else {
+			o->host = arn_pool_strndup(c->pool, a, (size_t)(ae - a));
+			o->host_len = (size_t)(ae - a);
+			o->path = sl ? arn_pool_strndup(c->pool, sl, (size_t)(end - sl)) : "/";
+			o->path_len = sl ? (size_t)(end - sl) : 1;
+		}
+	}
+	if (!pb_which(hu, "http_upstream_type") || !cn.size) {
+		conv_err(c, "cluster", "missing: the cluster the keys are fetched from");
+	} else if (cn.size > ARN_CFG_JWT_MAX_CLUSTER_NAME) {
+		conv_err(c, "cluster", "%zu bytes: more than %d", cn.size,
+			 ARN_CFG_JWT_MAX_CLUSTER_NAME);
+	} else {
+		o->cluster_name = conv_str(c, cn);
+		conv_refs(c, &o->cluster, cn);
+		/* resolved per fetch, as a route's cluster (G5) */
+		conv_dep(c, ARN_CFG_CLUSTER, cn.data, cn.size, false, 0);
+		char *k = arn_pool_alloc(c->pool, cn.size + 1 + ul + 1);
+		if (k) {
+			memcpy(k, cn.data, cn.size);
+			k[cn.size] = 0;
+			memcpy(k + cn.size + 1, u, ul);
+			k[cn.size + 1 + ul] = 0;
+			o->key = k;
+			o->key_len = cn.size + 1 + ul;
+			uint64_t h = 1469598103934665603ull; /* FNV-1a */
+			for (size_t i = 0; i < o->key_len; i++)
+				h = (h ^ (unsigned char)k[i]) * 1099511628211ull;
+			o->key_hash = h;
+		}
+	}
+	if (!pb_has(hu, "timeout"))
+		conv_err(c, "timeout", "missing (Envoy requires it)");
+	else
+		conv_duration(c, hu, "timeout", &o->timeout_ms, false);
+	conv_pop(c, m2);
+	if (pb_has(rj, "cache_duration"))
+		conv_duration(c, rj, "cache_duration", &o->cache_ms, false);
+	struct pb af = pb_msg(rj, "async_fetch");
+	if (af.m) {
+		m2 = conv_push(c, "async_fetch");
+		conv_only(c, af, "fast_listener,failed_refetch_duration");
+		/* Arion fetches with a client's request (a sub-request needs
+		 * its connection): never at listener start, so the listener
+		 * never waits (fast_listener either way); there is no
+		 * background refetch for failed_refetch_duration to pace */
+		if (pb_has(af, "failed_refetch_duration"))
+			conv_err(c, "failed_refetch_duration",
+				 "not supported by Arion: no background refetch (keys are "
+				 "fetched when a request needs them); leave it unset");
+		o->async_fetch = true;
+		conv_pop(c, m2);
+	}
+	struct pb rp = pb_msg(rj, "retry_policy");
+	if (rp.m) {
+		m2 = conv_push(c, "retry_policy");
+		conv_only(c, rp, "num_retries,retry_back_off");
+		/* Envoy's defaults: 1 retry, 25 ms base, ten times that at most */
+		o->backoff_base_ms = 25;
+		struct pb bo = pb_msg(rp, "retry_back_off");
+		if (bo.m) {
+			size_t m3 = conv_push(c, "retry_back_off");
+			conv_only(c, bo, "base_interval,max_interval");
+			if (!conv_duration(c, bo, "base_interval", &o->backoff_base_ms, true))
+				conv_err(c, "base_interval", "missing (Envoy requires it)");
+			o->backoff_max_ms = 10 * o->backoff_base_ms;
+			if (pb_has(bo, "max_interval")) {
+				conv_duration(c, bo, "max_interval", &o->backoff_max_ms, true);
+				if (o->backoff_max_ms < o->backoff_base_ms)
+					conv_err(c, "max_interval",
+						 "less than base_interval (Envoy refuses it)");
+			}
+			conv_pop(c, m3);
+		}
+		if (!o->backoff_max_ms)
+			o->backoff_max_ms = 10 * o->backoff_base_ms;
+		uint32_t n = 1; /* Envoy's convertCoreToRouteRetryPolicy default */
+		pb_wrapped_u32(rp, "num_retries", &n);
+		if (n > ARN_CFG_JWT_MAX_RETRIES)
+			conv_err(c, "num_retries", "%u: more than %d", n, ARN_CFG_JWT_MAX_RETRIES);
+		else
+			o->num_retries = (uint8_t)n;
+		conv_pop(c, m2);
+	}
+	conv_pop(c, m);
+	return o;
+}
+
 static void jwt_provider(struct conv *c, struct pb p, upb_StringView name,
 			 struct arn_cfg_jwt_provider *o)
 {
@@ -1420,9 +1559,7 @@ static void jwt_provider(struct conv *c, struct pb p, upb_StringView name,
 	if (!o->clock_skew_s)
 		o->clock_skew_s = 60; /* Envoy's kClockSkewInSecond */
 	if (pb_has(p, "remote_jwks"))
-		conv_err(c, "remote_jwks",
-			 "not supported by Arion: JWKS are not fetched from an upstream; give "
-			 "them in local_jwks (inline_string or filename)");
+		o->remote = jwt_remote_jwks(c, pb_msg(p, "remote_jwks"), name);
 	else if (pb_has(p, "local_jwks"))
 		o->jwks = jwt_local_jwks(c, pb_msg(p, "local_jwks"), name);
 	else

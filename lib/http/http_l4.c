@@ -27,6 +27,7 @@
 #include "arn_connlimit.h"
 #include "arn_http_ratelimit.h"
 #include "arn_jwt.h"
+#include "http_jwks.h"
 #include "arn_rbac.h"
 #include "arn_tbucket.h"
 #include "arn_tls.h"
@@ -596,6 +597,7 @@ static const char *const jwt_details[ARN_JWT__COUNT] = {
     [ARN_JWKS_KID_ALG_MISMATCH] =
 	"jwt_authn_access_denied{Jwks_doesn't_have_key_to_match_kid_or_alg_from_Jwt}",
     [ARN_JWKS_NO_VALID_KEYS] = "jwt_authn_access_denied{Jwks_doesn't_have_any_valid_public_key}",
+    [ARN_JWKS_FETCH_FAIL] = "jwt_authn_access_denied{Jwks_remote_fetch_is_failed}",
 };
 
 /* A token found: where (a view into the request head, which stays with
@@ -616,6 +618,11 @@ struct jwt_run {
 	unsigned trials; /* keys that may still be tried */
 	unsigned tokens; /* tokens looked at */
 	bool limited, overflow;
+	/* remote_jwks: keys to wait for (the first missing; the run's
+	 * outcome is then void), and whether no wait is possible (a missing
+	 * key set fails its provider) */
+	const struct arn_cfg_jwt_remote *pending;
+	bool no_wait;
 	struct jwt_edits *ed; /* on the stack, into the text once verified */
 	struct arn_jwt jw;
 };
@@ -801,6 +808,8 @@ static void jwt_good(struct jwt_run *r, const struct arn_cfg_jwt_provider *p,
 static enum arn_jwt_status jwt_one(struct jwt_run *r, const struct arn_cfg_jwt_provider *p,
 				   const struct arn_cfg_jwt_req *q, const struct jwt_loc *l)
 {
+	if (r->pending)
+		return ARN_JWKS_FETCH_FAIL; /* the run is void: it waits, then runs again */
 	if (++r->tokens > JWT_MAX_TOKENS) {
 		r->limited = true;
 		return ARN_JWT_VERIFICATION_FAIL;
@@ -848,11 +857,24 @@ static enum arn_jwt_status jwt_one(struct jwt_run *r, const struct arn_cfg_jwt_p
 		s = ARN_JWT_AUDIENCE_NOT_ALLOWED;
 		goto out;
 	}
-	if (!p->jwks) {
+	const struct arn_jwks *ks = p->jwks;
+	if (p->remote) {
+		/* Envoy's startVerify: keys missing or expired are fetched
+		 * (the request waits), a failed fetch fails the token */
+		bool failed;
+		ks = http_jwks_get(r->st, p->remote, &failed);
+		if (!ks) {
+			if (!failed && !r->no_wait)
+				r->pending = p->remote;
+			s = ARN_JWKS_FETCH_FAIL;
+			goto out;
+		}
+	}
+	if (!ks) {
 		s = ARN_JWKS_NO_VALID_KEYS;
 		goto out;
 	}
-	s = arn_jwt_verify_sig(j, p->jwks, &r->trials);
+	s = arn_jwt_verify_sig(j, ks, &r->trials);
 	if (s != ARN_JWT_OK && !r->trials)
 		r->limited = true;
 	if (s == ARN_JWT_OK)
@@ -1025,14 +1047,31 @@ static bool jwt_step(struct http_stream *st, size_t i, const struct arn_cfg_jwt_
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
 	r.now = ts.tv_sec > 0 ? (uint64_t)ts.tv_sec : 0;
-	r.trials = JWT_MAX_KEY_TRIALS;
-	r.tokens = 0;
-	r.limited = r.overflow = false;
-	memset(&r.jw, 0, offsetof(struct arn_jwt, sig));
+	r.no_wait = false;
 	struct jwt_edits ed;
-	ed.n = 0;
 	r.ed = &ed;
-	enum arn_jwt_status s = jwt_req_run(&r, q);
+	uint32_t text0 = st->text_len;
+	enum arn_jwt_status s;
+	for (;;) {
+		r.trials = JWT_MAX_KEY_TRIALS;
+		r.tokens = 0;
+		r.limited = r.overflow = false;
+		r.pending = NULL;
+		memset(&r.jw, 0, offsetof(struct arn_jwt, sig));
+		ed.n = 0;
+		s = jwt_req_run(&r, q);
+		if (!r.pending)
+			break;
+		/* a provider's remote keys are missing: the request waits for
+		 * them and runs again (http_jwks_resume_at); unless it cannot
+		 * wait, when the run is made again with those keys failing */
+		st->text_len = text0;
+		if (http_jwks_hold(st, i, r.pending, r.sc) == 0)
+			return true;
+		r.no_wait = true;
+	}
+	if (st->res && st->res->jwks_wait)
+		http_jwks_done(st); /* decided: a wait's context goes back */
 	if (r.limited) {
 		fstat_inc(hc, r.sc, ARN_JWT_AUTHN_verify_limited);
 		s = ARN_JWT_VERIFICATION_FAIL;
@@ -1412,6 +1451,9 @@ bool http_l4_filters(struct http_stream *st, const struct arn_cfg_gen *g,
 			from = http_rls_resume_at(st); /* the ratelimit filter's call */
 		if (st->res && X(st)->fault_from > from)
 			from = X(st)->fault_from;
+		/* jwt_authn runs again once the keys it waited for came */
+		if (st->res && st->res->jwks_wait && http_jwks_resume_at(st) > from)
+			from = http_jwks_resume_at(st);
 		return l4_filters_run(st, g, rt, req, from);
 	}
 	return false;
@@ -1701,6 +1743,8 @@ static void l4_stream_end(struct http_stream *st)
 	http_rls_stream_end(st);
 	if (st->res)
 		fault_delay_over(st);
+	if (st->res && st->res->jwks_wait)
+		http_jwks_stream_end(st);
 }
 
 const struct http_filter_ops http_l4_filter_ops = {

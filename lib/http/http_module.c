@@ -36,6 +36,7 @@
 #include "arn_tcp.h"
 #include "http_authz.h"
 #include "http_rls.h"
+#include "http_jwks.h"
 #include "http_conn.h"
 #include "http_filter.h"
 #include "http_drain.h"
@@ -195,6 +196,7 @@ static void worker_free(struct http_worker *w)
 	http_grpc_stats_worker_fini(w);
 	http_cmp_worker_fini(w);
 	http_authz_worker_fini(w);
+	http_jwks_worker_fini(w);
 	http_rls_worker_fini(w);
 	free(w->res_mem);
 	free(w->big_mem);
@@ -290,6 +292,11 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	}
 	if (http_rls_worker_init(w) != 0) { /* the ratelimit filter's call contexts */
 		ARN_ERR(HTTP, "worker %u: out of memory for the ratelimit calls", idx);
+		worker_free(w);
+		return -ENOMEM;
+	}
+	if (http_jwks_worker_init(w) != 0) { /* jwt_authn's remote_jwks cache */
+		ARN_ERR(HTTP, "worker %u: out of memory for the jwt_authn JWKS cache", idx);
 		worker_free(w);
 		return -ENOMEM;
 	}

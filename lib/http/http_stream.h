@@ -103,6 +103,12 @@ struct http_xreq {
  * wait for one first come, first served (http_res_wait). */
 struct http_res {
 	struct http_res *next;
+	/* jwt_authn's remote_jwks: 1 + the index of the request's wait
+	 * context in its worker's pool (http_jwks.c), 0 none; out of
+	 * http_xreq, whose zeroing a request pays for: set while a request
+	 * waits for keys, cleared when jwt_authn is done with it or the
+	 * stream ends (http_jwks_done) */
+	uint16_t jwks_wait;
 	/* larger scratch for a head whose segment-spanning lines outgrow
 	 * req_scratch / resp_scratch, and a trailer array for HTTP/1
 	 * trailers past the slots their head left (from the worker's pools,

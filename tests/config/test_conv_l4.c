@@ -1382,13 +1382,67 @@ static void test_http_jwt_authn(void **state)
 	unlink(path);
 	tc_refused(L, jwt_listener(f, ""), "providers[p].local_jwks.filename: cannot open");
 
+	/* remote_jwks as Envoy Gateway writes it (async_fetch, retry_policy
+	 * empty): the Host and path from the uri, Envoy's defaults */
+	tc_ok(L, jwt_listener("\"providers\":{\"p\":{\"remote_jwks\":{\"http_uri\":{"
+			      "\"uri\":\"https://keys.example:8443/a/jwks.json?v=1\","
+			      "\"cluster\":\"c\",\"timeout\":\"1.5s\"},\"async_fetch\":{},"
+			      "\"retry_policy\":{}}}},\"rules\":[{\"match\":{\"prefix\":\"/\"},"
+			      "\"requires\":{\"provider_name\":\"p\"}}]",
+			      ""));
+	ja = chain0()->hcm->http_filter_cfgs[0];
+	const struct arn_cfg_jwt_remote *rj = ja->providers[0].remote;
+	assert_non_null(rj);
+	assert_null(ja->providers[0].jwks);
+	assert_string_equal(rj->host, "keys.example:8443");
+	assert_string_equal(rj->path, "/a/jwks.json?v=1");
+	assert_string_equal(rj->cluster_name, "c");
+	assert_string_equal(rj->provider, "p");
+	assert_int_equal(rj->timeout_ms, 1500);
+	assert_int_equal(rj->cache_ms, 600000); /* Envoy's 600 s */
+	assert_int_equal(rj->num_retries, 1);	/* Envoy's default with a retry_policy */
+	assert_int_equal(rj->backoff_base_ms, 25);
+	assert_int_equal(rj->backoff_max_ms, 250);
+	assert_true(rj->async_fetch);
+	tc_ok(L, jwt_listener("\"providers\":{\"p\":{\"remote_jwks\":{\"http_uri\":{"
+			      "\"uri\":\"http://k\",\"cluster\":\"c\",\"timeout\":\"1s\"},"
+			      "\"cache_duration\":\"30s\",\"retry_policy\":{\"num_retries\":3,"
+			      "\"retry_back_off\":{\"base_interval\":\"0.1s\"}}}}}",
+			      ""));
+	rj = ((const struct arn_cfg_jwt_authn *)chain0()->hcm->http_filter_cfgs[0])
+		 ->providers[0]
+		 .remote;
+	assert_string_equal(rj->path, "/");
+	assert_int_equal(rj->cache_ms, 30000);
+	assert_int_equal(rj->num_retries, 3);
+	assert_int_equal(rj->backoff_max_ms, 1000);
+	assert_false(rj->async_fetch);
+
 	/* refusals, each naming its field */
+#define RJ(x) "\"providers\":{\"p\":{\"remote_jwks\":{" x "}}}"
+#define RJU "\"http_uri\":{\"uri\":\"https://x/k\",\"cluster\":\"c\",\"timeout\":\"1s\"}"
 	static const struct {
 		const char *fields, *want;
 	} bad[] = {
-	    {"\"providers\":{\"p\":{\"remote_jwks\":{\"http_uri\":{\"uri\":\"https://x/\","
-	     "\"cluster\":\"c\",\"timeout\":\"1s\"}}}}",
-	     "providers[p].remote_jwks: not supported by Arion"},
+	    {RJ(RJU ",\"async_fetch\":{\"failed_refetch_duration\":\"2s\"}"),
+	     "providers[p].remote_jwks.async_fetch.failed_refetch_duration: not supported by "
+	     "Arion"},
+	    {RJ(RJU ",\"retry_policy\":{\"num_retries\":6}"),
+	     "remote_jwks.retry_policy.num_retries: 6: more than 5"},
+	    {RJ(RJU ",\"retry_policy\":{\"retry_back_off\":{\"base_interval\":\"1s\","
+		    "\"max_interval\":\"0.5s\"}}"),
+	     "retry_back_off.max_interval: less than base_interval"},
+	    {RJ("\"http_uri\":{\"uri\":\"ftp://x/k\",\"cluster\":\"c\",\"timeout\":\"1s\"}"),
+	     "remote_jwks.http_uri.uri: 'ftp://x/k': not an http:// or https:// URI"},
+	    {RJ("\"http_uri\":{\"uri\":\"https://u@x/k\",\"cluster\":\"c\",\"timeout\":\"1s\"}"),
+	     "remote_jwks.http_uri.uri: 'https://u@x/k': no host"},
+	    {RJ("\"http_uri\":{\"uri\":\"https:///k\",\"cluster\":\"c\",\"timeout\":\"1s\"}"),
+	     "remote_jwks.http_uri.uri"},
+	    {RJ("\"http_uri\":{\"uri\":\"https://x/k\",\"timeout\":\"1s\"}"),
+	     "remote_jwks.http_uri.cluster: missing"},
+	    {RJ("\"http_uri\":{\"uri\":\"https://x/k\",\"cluster\":\"c\"}"),
+	     "remote_jwks.http_uri.timeout: missing"},
+	    {RJ("\"cache_duration\":\"1s\""), "remote_jwks.http_uri: missing"},
 	    {"\"providers\":{\"p\":{\"local_jwks\":{\"inline_string\":\"{\\\"keys\\\":[{"
 	     "\\\"kty\\\":"
 	     "\\\"XYZ\\\"}]}\"}}}",
@@ -1417,6 +1471,8 @@ static void test_http_jwt_authn(void **state)
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		tc_refused(L, jwt_listener(bad[i].fields, ""), bad[i].want);
+#undef RJ
+#undef RJU
 	/* requirement nesting past ARN_CFG_JWT_MAX_REQ_DEPTH */
 	char deep[4096] = "\"rules\":[{\"match\":{\"prefix\":\"/\"},\"requires\":";
 	for (int d = 0; d <= ARN_CFG_JWT_MAX_REQ_DEPTH; d++)
