@@ -28,6 +28,7 @@
 #include <xxhash.h>
 #include "http_conn.h"
 #include "http_rls_grpc.h"
+#include "http_jwks.h"
 #include "http_session.h"
 
 #define OK5 "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
@@ -4040,6 +4041,289 @@ static void test_http_jwt_authn_limits(void **state)
 	unlink(jwt_log_path);
 }
 
+/* ---- jwt_authn with remote_jwks ---------------------------------------------------------- */
+
+/* clang-format off */
+/* Listener "dyn" (port 82), stat_prefix jw, access log of the details at
+ * %s: jwt_authn "jwt" (provider p1: issuer https://iss, audience a1,
+ * remote_jwks https://keys.example%s through cluster "dyn" (XA_CLUSTER,
+ * 198.18.0.203), timeout 0.5 s, then the RemoteJwks fields %s) on every
+ * path, before the router to cluster web. */
+#define JWTR_LISTENER                                                                              \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"jw\","               \
+	"\"access_log\":[{\"name\":\"f\",\"typed_config\":{\"@type\":\"type.googleapis.com/"       \
+	"envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":\"%s\",\"log_format\":"  \
+	"{\"text_format\":\"%%RESPONSE_CODE%% %%RESPONSE_CODE_DETAILS%%\\n\"}}}],"                 \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"  \
+	"\"http_filters\":[{\"name\":\"jwt\",\"typed_config\":{" AT_("jwt_authn.v3.JwtAuthentication") "," \
+	"\"providers\":{\"p1\":{\"issuer\":\"https://iss\",\"audiences\":[\"a1\"],"                \
+	"\"remote_jwks\":{\"http_uri\":{\"uri\":\"https://keys.example%s\",\"cluster\":\"dyn\","   \
+	"\"timeout\":\"0.5s\"}%s}}},"                                                              \
+	"\"rules\":[{\"match\":{\"prefix\":\"/\"},\"requires\":{\"provider_name\":\"p1\"}}]}},"    \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+/* A run with JWTR_LISTENER (path @p path, RemoteJwks fields @p extra),
+ * clients 0 and 1 connected. */
+static void jwtr_begin(const char *path, const char *extra)
+{
+	static char json[8192];
+	jwt_keys();
+	snprintf(jwt_log_path, sizeof(jwt_log_path), "/tmp/arn_test_jwtr_log.%d.log",
+		 (int)getpid());
+	unlink(jwt_log_path);
+	snprintf(json, sizeof(json), JWTR_LISTENER, jwt_log_path, path, extra);
+	xa_begin(XA_CLUSTER(""), json);
+	hh_open(0, 82);
+	hh_open(1, 82);
+	hh_settle();
+}
+
+/* The JWKS of jwt_es ("e1") as an HTTP/1.1 200 with its body padded with
+ * spaces to @p size bytes (0: as it is). */
+static const char *jwtr_keys_answer(size_t size)
+{
+	static char buf[80 * 1024];
+	char jwks[1024];
+	size_t n = (size_t)snprintf(jwks, sizeof(jwks), "{\"keys\":[");
+	n += tjwt_jwk(&jwt_es, true, jwks + n, sizeof(jwks) - n);
+	n += (size_t)snprintf(jwks + n, sizeof(jwks) - n, "]}");
+	size_t body = size ? size : n;
+	assert_true(body >= n && body + 128 < sizeof(buf));
+	size_t h = (size_t)snprintf(buf, sizeof(buf),
+				    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+				    "content-length: %zu\r\n\r\n%s",
+				    body, jwks);
+	memset(buf + h, ' ', body - n);
+	buf[h + body - n] = 0;
+	return buf;
+}
+
+/* Client @p ci sends a request with a valid token: @return the upstream
+ * that got something (the JWKS fetch, or web when the keys are cached),
+ * its new bytes in @p out. */
+static struct peer *jwtr_send(unsigned ci, char *out, size_t cap)
+{
+	char req[3072];
+	snprintf(req, sizeof(req), "GET /x HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer %s\r\n\r\n",
+		 jwt_tok(&jwt_es, P1));
+	return xa_check(ci, req, out, cap);
+}
+
+/* Every upstream but @p skip that got bytes since @p rx0 answers OK5:
+ * @return how many did. */
+static unsigned jwtr_serve(const uint32_t *rx0, const struct peer *skip)
+{
+	unsigned n = 0;
+	for (unsigned u = 0; u < N_UPSTREAMS; u++) {
+		struct peer *p = hh_upstream(u);
+		if (p && p != skip && p->rx != rx0[p - peers]) {
+			send_str(p, OK5);
+			n++;
+		}
+	}
+	hh_settle();
+	return n;
+}
+
+/* The JWKS server @p a answers @p ans: @return how many requests went on
+ * to web (each answered OK5). */
+static unsigned jwtr_answer(struct peer *a, const char *ans)
+{
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_str(a, ans);
+	hh_settle();
+	return jwtr_serve(rx0, a);
+}
+
+/* Envoy's remote JWKS: the first request with a token waits while the
+ * keys are fetched (GET of the uri's path, Host its authority, through
+ * the cluster); a second request on another connection waits too (no
+ * second GET); the answer lets both on, counted once in
+ * jwks_fetch_success; a third is verified with the cached keys (no
+ * fetch); past cache_duration the keys are fetched again. A request
+ * without a token never fetches (Envoy fetches for a token only). */
+static void test_http_jwt_authn_remote(void **state)
+{
+	(void)state;
+	jwtr_begin("/keys?v=1", ",\"cache_duration\":\"2s\"");
+	uint64_t s0 = JW_STAT(jwks_fetch_success), f0 = JW_STAT(jwks_fetch_failed),
+		 a0 = JW_STAT(allowed);
+	char r[4096];
+	/* no token: 401 at once, no fetch */
+	uint32_t m0 = hh_client(0)->log_len;
+	assert_null(xa_check(0, "GET /x HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r)));
+	xa_client(0, m0, r, sizeof(r));
+	assert_non_null(strstr(r, "401"));
+	m0 = hh_client(0)->log_len;
+	uint32_t m1 = hh_client(1)->log_len;
+	struct peer *a = jwtr_send(0, r, sizeof(r));
+	if (!a || !strstr(r, "GET /keys?v=1 HTTP/1.1\r\n") ||
+	    !strstr(r, "host: keys.example\r\n") || strstr(r, "Bearer"))
+		fail_msg("the fetch: %s", r);
+	assert_int_equal(http_jwks_waiting(worker()), 1);
+	assert_int_equal(http_jwks_fetching(worker()), 1);
+	/* a second request comes meanwhile (the harness's two request
+	 * buffers are the waiting request's and the fetch's: it waits for
+	 * one, and then finds the keys) */
+	assert_null(jwtr_send(1, r, sizeof(r)));
+	assert_int_equal(hh_client(0)->log_len, m0); /* both wait */
+	assert_int_equal(hh_client(1)->log_len, m1);
+	assert_int_equal(jwtr_answer(a, jwtr_keys_answer(0)), 2);
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 1);
+	assert_int_equal(count(hh_client(1), "HTTP/1.1 200 OK\r\n"), 1);
+	assert_int_equal(JW_STAT(jwks_fetch_success) - s0, 1);
+	assert_int_equal(http_jwks_waiting(worker()), 0);
+	assert_int_equal(http_jwks_fetching(worker()), 0);
+	assert_int_equal(http_jwks_cached(worker()), 1);
+	/* cached: straight to web */
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	struct peer *u = jwtr_send(0, r, sizeof(r));
+	assert_non_null(u);
+	assert_non_null(strstr(r, "GET /x HTTP/1.1\r\n"));
+	assert_int_equal(jwtr_serve(rx0, NULL), 1);
+	assert_int_equal(JW_STAT(jwks_fetch_success) - s0, 1);
+	/* expired: fetched again, then on */
+	hh_advance(2100);
+	a = jwtr_send(1, r, sizeof(r));
+	if (!a || !strstr(r, "GET /keys?v=1 HTTP/1.1\r\n"))
+		fail_msg("the refetch: %s", r);
+	assert_int_equal(jwtr_answer(a, jwtr_keys_answer(0)), 1);
+	assert_int_equal(JW_STAT(jwks_fetch_success) - s0, 2);
+	assert_int_equal(JW_STAT(jwks_fetch_failed) - f0, 0);
+	assert_int_equal(JW_STAT(allowed) - a0, 4);
+	hh_end();
+	unlink(jwt_log_path);
+}
+
+/* A request waiting for keys fails "Jwks remote fetch is failed" (401,
+ * Envoy's details) when the fetch does: a 500, a JWKS that does not
+ * parse, a body of 65537 bytes (HTTP_BIG_SCRATCH + 1: one byte more than
+ * a fetch buffers; 65536 bytes of the same JWKS padded pass), a timeout;
+ * each counted in jwks_fetch_failed, nothing cached. */
+static void test_http_jwt_authn_remote_failures(void **state)
+{
+	(void)state;
+	jwtr_begin("/k", "");
+	uint64_t f0 = JW_STAT(jwks_fetch_failed), s0 = JW_STAT(jwks_fetch_success);
+	char r[4096];
+	static const char *const bad[] = {
+	    "HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n\r\n",
+	    "HTTP/1.1 200 OK\r\ncontent-length: 11\r\n\r\n{\"keys\":[]}",
+	    "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n", NULL, /* 65537 bytes */
+	};
+	for (unsigned i = 0; i < 4; i++) {
+		uint32_t m = hh_client(0)->log_len;
+		struct peer *a = jwtr_send(0, r, sizeof(r));
+		if (!a || !strstr(r, "GET /k HTTP/1.1\r\n"))
+			fail_msg("fetch %u: %s", i, r);
+		assert_int_equal(jwtr_answer(a, bad[i] ? bad[i] : jwtr_keys_answer(65537)), 0);
+		xa_client(0, m, r, sizeof(r));
+		if (!strstr(r, "HTTP/1.1 401 Unauthorized\r\n") ||
+		    !strstr(r, "\r\n\r\nJwks remote fetch is failed"))
+			fail_msg("answer %u: %s", i, r);
+		assert_int_equal(JW_STAT(jwks_fetch_failed) - f0, i + 1);
+		assert_int_equal(http_jwks_cached(worker()), 0);
+		assert_int_equal(http_jwks_waiting(worker()), 0);
+	}
+	/* the timeout (0.5 s) */
+	uint32_t m = hh_client(1)->log_len;
+	struct peer *a = jwtr_send(1, r, sizeof(r));
+	assert_non_null(a);
+	hh_advance(600);
+	xa_client(1, m, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 401 Unauthorized\r\n") ||
+	    !strstr(r, "Jwks remote fetch is failed"))
+		fail_msg("after the timeout: %s", r);
+	assert_int_equal(JW_STAT(jwks_fetch_failed) - f0, 5);
+	/* 65536 bytes: the limit itself passes */
+	a = jwtr_send(0, r, sizeof(r));
+	assert_non_null(a);
+	assert_int_equal(jwtr_answer(a, jwtr_keys_answer(65536)), 1);
+	assert_int_equal(JW_STAT(jwks_fetch_success) - s0, 1);
+	assert_int_equal(http_jwks_waiting(worker()), 0);
+	hh_end();
+	char log[2048];
+	log_take(jwt_log_path, log, sizeof(log));
+	if (count_str(log, "401 jwt_authn_access_denied{Jwks_remote_fetch_is_failed}\n") != 5)
+		fail_msg("access log: %s", log);
+}
+
+/* retry_policy: a 503 and a reset are retried (num_retries 2) after the
+ * back-off, the third attempt's keys let the request on; counted once. */
+static void test_http_jwt_authn_remote_retry(void **state)
+{
+	(void)state;
+	jwtr_begin("/r", ",\"retry_policy\":{\"num_retries\":2,\"retry_back_off\":{"
+			 "\"base_interval\":\"0.05s\"}}");
+	uint64_t f0 = JW_STAT(jwks_fetch_failed), s0 = JW_STAT(jwks_fetch_success);
+	char r[4096];
+	uint32_t m = hh_client(0)->log_len;
+	struct peer *a = jwtr_send(0, r, sizeof(r));
+	assert_non_null(a);
+	assert_int_equal(jwtr_answer(a, "HTTP/1.1 503 Unavailable\r\ncontent-length: 0\r\n\r\n"),
+			 0);
+	assert_int_equal(hh_client(0)->log_len, m); /* it waits out the back-off */
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	hh_advance(60);
+	a = upstream_that_got(rx0);
+	assert_non_null(a);
+	hh_reset(a);
+	hh_settle();
+	snapshot(rx0);
+	hh_advance(120);
+	a = upstream_that_got(rx0);
+	assert_non_null(a);
+	assert_int_equal(jwtr_answer(a, jwtr_keys_answer(0)), 1);
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 1);
+	assert_int_equal(JW_STAT(jwks_fetch_failed) - f0, 0);
+	assert_int_equal(JW_STAT(jwks_fetch_success) - s0, 1);
+	hh_end();
+	unlink(jwt_log_path);
+}
+
+/* The client whose connection carries the fetch goes: with no other
+ * waiter the fetch stops (the next request, which waited for a request
+ * buffer, fetches again and goes on with the keys); when the last waiter
+ * goes, no fetch and no wait context is left. */
+static void test_http_jwt_authn_remote_client_gone(void **state)
+{
+	(void)state;
+	jwtr_begin("/g", "");
+	char r[4096];
+	struct peer *a = jwtr_send(0, r, sizeof(r));
+	assert_non_null(a);
+	assert_null(jwtr_send(1, r, sizeof(r)));
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	hh_reset(hh_client(0));
+	hh_settle();
+	assert_int_equal(http_jwks_waiting(worker()), 1);
+	assert_int_equal(http_jwks_fetching(worker()), 1);
+	struct peer *b = upstream_that_got(rx0); /* the fetch again */
+	assert_non_null(b);
+	assert_int_equal(jwtr_answer(b, jwtr_keys_answer(0)), 1);
+	assert_int_equal(count(hh_client(1), "HTTP/1.1 200 OK\r\n"), 1);
+	hh_end();
+	unlink(jwt_log_path);
+	jwtr_begin("/g2", "");
+	a = jwtr_send(0, r, sizeof(r));
+	assert_non_null(a);
+	hh_reset(hh_client(0));
+	hh_settle();
+	assert_int_equal(http_jwks_waiting(worker()), 0);
+	assert_int_equal(http_jwks_fetching(worker()), 0);
+	hh_end();
+	unlink(jwt_log_path);
+}
+
 /* clang-format off */
 /* Listener "dyn" (port 82) to cluster web, with an access log at %s
  * printing the response's trailers. */
@@ -7214,6 +7498,10 @@ int main(void)
 	    T(test_http_jwt_authn_failures),
 	    T(test_http_jwt_authn_requirements),
 	    T(test_http_jwt_authn_limits),
+	    T(test_http_jwt_authn_remote),
+	    T(test_http_jwt_authn_remote_failures),
+	    T(test_http_jwt_authn_remote_retry),
+	    T(test_http_jwt_authn_remote_client_gone),
 	    T(test_http_basic_auth),
 	    T(test_http_csrf),
 	    T(test_http_basic_auth_header),
