@@ -4,7 +4,9 @@
  * each algorithm with a kid naming it (made once, at start: the seeds
  * under corpus/jwt name those kids, so each reaches its algorithm's
  * verification; their signatures, made with other keys, fail). Input
- * that starts with '{' also goes through the JWKS parser, and every input
+ * that starts with '{' also goes through the JWKS parser (the one a
+ * remote_jwks fetch's body goes through, lib/http/http_jwks.c, after
+ * its 65536-byte limit: seed corpus/jwt/jwks), and every input
  * through the strict base64url decoder, which must decode only the one
  * canonical text of its bytes. Must never crash, leak or hang.
  */
