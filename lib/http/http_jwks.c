@@ -55,6 +55,10 @@ struct jwks_entry {
 	bool fetching; /* a fetch runs (or waits out its back-off) */
 	bool over;     /* the fetch ended, its body was handled */
 	uint8_t tries; /* attempts of this fetch */
+	bool expired;  /* the fetch's time is up (http_uri.timeout) */
+	/* http_uri.timeout from the first attempt (0: none): Envoy's async
+	 * client's timeout, which its retries share */
+	uint64_t deadline_ms;
 	uint16_t status;
 	bool too_big;
 	struct arn_jwks *ks;
@@ -286,6 +290,7 @@ static void jf_failed(struct http_subreq *sr, const char *why)
 {
 	struct jwks_entry *e = OWNER(sr, struct jwks_entry, sr);
 	e->status = 0; /* no answer: a connect failure, reset or timeout */
+	e->expired = e->deadline_ms && e->w->now_ms >= e->deadline_ms;
 	jf_fetch_over(e, false, why);
 }
 
@@ -308,9 +313,17 @@ static int jf_start(struct jwks_entry *e)
 		e->body = http_big_get(w);
 	if (!e->body)
 		return -EBUSY;
+	uint32_t timeout = r->timeout_ms;
+	if (!e->tries)
+		e->deadline_ms = timeout ? w->now_ms + timeout : 0;
+	else if (e->deadline_ms && w->now_ms >= e->deadline_ms)
+		return -ETIMEDOUT;
+	else if (e->deadline_ms)
+		timeout = (uint32_t)(e->deadline_ms - w->now_ms);
 	e->blen = 0;
 	e->status = 0;
 	e->too_big = false;
+	e->expired = false;
 	e->tries++;
 	memset(&e->sr, 0, sizeof(e->sr));
 	e->sr.get = true;
@@ -318,7 +331,7 @@ static int jf_start(struct jwks_entry *e)
 	e->sr.host_len = r->host_len;
 	const struct arn_cfg_gen *g = w->gen_slot ? arn_config_gen_at(w->gen_slot) : NULL;
 	return http_subreq_start(&e->sr, hc, g, &r->cluster, r->path, r->path_len, NULL, 0, NULL, 0,
-				 r->timeout_ms, &jf_ops, e);
+				 timeout, &jf_ops, e);
 }
 
 static const char *jf_errstr(int rc)
@@ -326,6 +339,7 @@ static const char *jf_errstr(int rc)
 	return rc == -EBUSY	     ? "overflow (circuit breaker or no buffer)"
 	       : rc == -EHOSTUNREACH ? "no healthy upstream"
 	       : rc == -ENOENT	     ? "no such cluster"
+	       : rc == -ETIMEDOUT    ? "timed out"
 				     : "could not start";
 }
 
@@ -372,17 +386,24 @@ static void jf_fetch_over(struct jwks_entry *e, bool ok, const char *why)
 	struct http_worker *w = e->w;
 	const struct arn_cfg_jwt_remote *r = own ? own->r : NULL;
 	char err[160];
-	/* retry_policy: Envoy's "5xx,gateway-error,connect-failure,reset"
-	 * (and the timeout, which its router retries as well) */
-	bool retriable = !ok && (e->status == 0 || e->status >= 500);
+	/* retry_policy: Envoy's "5xx,gateway-error,connect-failure,reset",
+	 * within the one timeout its attempts share */
+	bool retriable = !ok && !e->expired && (e->status == 0 || e->status >= 500);
+	uint64_t d = 0;
 	if (retriable && r && e->tries <= r->num_retries) {
-		uint64_t d = r->backoff_base_ms;
+		d = r->backoff_base_ms;
 		for (unsigned k = 1; k < e->tries && d < r->backoff_max_ms; k++)
 			d *= 2;
 		if (d > r->backoff_max_ms)
 			d = r->backoff_max_ms;
+		if (!d)
+			d = 1;
+		if (e->deadline_ms && w->now_ms + d >= e->deadline_ms)
+			retriable = false; /* no time left for another attempt */
+	}
+	if (retriable && r && e->tries <= r->num_retries) {
 		e->backoff.fn = jf_retry;
-		http_timer_arm(w, &e->backoff, d ? d : 1);
+		http_timer_arm(w, &e->backoff, d);
 		return;
 	}
 	if (ok) {

@@ -4289,6 +4289,58 @@ static void test_http_jwt_authn_remote_retry(void **state)
 	unlink(jwt_log_path);
 }
 
+/* retry_policy's attempts (num_retries 3, 50 ms base doubling): four
+ * 503s, the fourth failing the request; they share http_uri.timeout
+ * (0.5 s, Envoy's async client's): an attempt that times out is not
+ * retried. */
+static void test_http_jwt_authn_remote_retry_limits(void **state)
+{
+	(void)state;
+	jwtr_begin("/rl", ",\"retry_policy\":{\"num_retries\":3,\"retry_back_off\":{"
+			  "\"base_interval\":\"0.05s\"}}");
+	uint64_t f0 = JW_STAT(jwks_fetch_failed);
+	char r[4096];
+	uint32_t m = hh_client(0)->log_len;
+	struct peer *a = jwtr_send(0, r, sizeof(r));
+	unsigned attempts = 0;
+	while (a) {
+		attempts++;
+		assert_true(strstr(r, "GET /rl HTTP/1.1\r\n") != NULL);
+		assert_int_equal(jwtr_answer(a, "HTTP/1.1 503 Unavailable\r\ncontent-length: 0\r\n\r\n"),
+				 0);
+		uint32_t rx0[N_PEERS];
+		snapshot(rx0);
+		a = NULL;
+		for (int k = 0; k < 25 && !a; k++) { /* the back-off: 200 ms at most */
+			hh_advance(10);
+			a = upstream_that_got(rx0);
+		}
+		if (a) {
+			uint32_t got_n = a->rx - rx0[a - peers];
+			size_t n = got_n < sizeof(r) - 1 ? got_n : sizeof(r) - 1;
+			memcpy(r, a->log + a->log_len - got_n, n);
+			r[n] = 0;
+		}
+	}
+	assert_int_equal(attempts, 4);
+	xa_client(0, m, r, sizeof(r));
+	assert_non_null(strstr(r, "\r\n\r\nJwks remote fetch is failed"));
+	assert_int_equal(JW_STAT(jwks_fetch_failed) - f0, 1);
+	/* no answer: the 0.5 s are up, no retry */
+	m = hh_client(1)->log_len;
+	a = jwtr_send(1, r, sizeof(r));
+	assert_non_null(a);
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	hh_advance(700);
+	assert_null(upstream_that_got(rx0));
+	xa_client(1, m, r, sizeof(r));
+	assert_non_null(strstr(r, "\r\n\r\nJwks remote fetch is failed"));
+	assert_int_equal(JW_STAT(jwks_fetch_failed) - f0, 2);
+	hh_end();
+	unlink(jwt_log_path);
+}
+
 /* The client whose connection carries the fetch goes: with no other
  * waiter the fetch stops (the next request, which waited for a request
  * buffer, fetches again and goes on with the keys); when the last waiter
@@ -7501,6 +7553,7 @@ int main(void)
 	    T(test_http_jwt_authn_remote),
 	    T(test_http_jwt_authn_remote_failures),
 	    T(test_http_jwt_authn_remote_retry),
+	    T(test_http_jwt_authn_remote_retry_limits),
 	    T(test_http_jwt_authn_remote_client_gone),
 	    T(test_http_basic_auth),
 	    T(test_http_csrf),
