@@ -4306,8 +4306,8 @@ static void test_http_jwt_authn_remote_retry_limits(void **state)
 	while (a) {
 		attempts++;
 		assert_true(strstr(r, "GET /rl HTTP/1.1\r\n") != NULL);
-		assert_int_equal(jwtr_answer(a, "HTTP/1.1 503 Unavailable\r\ncontent-length: 0\r\n\r\n"),
-				 0);
+		assert_int_equal(
+		    jwtr_answer(a, "HTTP/1.1 503 Unavailable\r\ncontent-length: 0\r\n\r\n"), 0);
 		uint32_t rx0[N_PEERS];
 		snapshot(rx0);
 		a = NULL;
@@ -4337,6 +4337,51 @@ static void test_http_jwt_authn_remote_retry_limits(void **state)
 	xa_client(1, m, r, sizeof(r));
 	assert_non_null(strstr(r, "\r\n\r\nJwks remote fetch is failed"));
 	assert_int_equal(JW_STAT(jwks_fetch_failed) - f0, 2);
+	hh_end();
+	unlink(jwt_log_path);
+}
+
+/* The keys are the worker's, keyed by cluster and uri: a listener update
+ * whose provider names the same ones (its cache_duration changed) keeps
+ * them (a request on the new listener goes on without a fetch); one
+ * naming another uri fetches. */
+static void test_http_jwt_authn_remote_update(void **state)
+{
+	(void)state;
+	jwtr_begin("/u", "");
+	uint64_t s0 = JW_STAT(jwks_fetch_success);
+	char r[4096];
+	struct peer *a = jwtr_send(0, r, sizeof(r));
+	assert_non_null(a);
+	assert_int_equal(jwtr_answer(a, jwtr_keys_answer(0)), 1);
+	assert_int_equal(JW_STAT(jwks_fetch_success) - s0, 1);
+	static char json[8192];
+	snprintf(json, sizeof(json), JWTR_LISTENER, jwt_log_path, "/u",
+		 ",\"cache_duration\":\"100s\"");
+	hh_apply(ARN_TYPE_URL_LISTENER, json);
+	hh_settle();
+	hh_open(2, 82);
+	hh_settle();
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	struct peer *u = jwtr_send(2, r, sizeof(r));
+	if (!u || !strstr(r, "GET /x HTTP/1.1\r\n"))
+		fail_msg("the same keys after the update: %s", r);
+	assert_int_equal(jwtr_serve(rx0, NULL), 1);
+	assert_int_equal(count(hh_client(2), "HTTP/1.1 200 OK\r\n"), 1);
+	assert_int_equal(JW_STAT(jwks_fetch_success) - s0, 1);
+	/* another uri: other keys, fetched */
+	snprintf(json, sizeof(json), JWTR_LISTENER, jwt_log_path, "/u2", "");
+	hh_apply(ARN_TYPE_URL_LISTENER, json);
+	hh_settle();
+	hh_open(3, 82);
+	hh_settle();
+	a = jwtr_send(3, r, sizeof(r));
+	if (!a || !strstr(r, "GET /u2 HTTP/1.1\r\n"))
+		fail_msg("another uri: %s", r);
+	assert_int_equal(jwtr_answer(a, jwtr_keys_answer(0)), 1);
+	assert_int_equal(JW_STAT(jwks_fetch_success) - s0, 2);
+	assert_int_equal(http_jwks_cached(worker()), 2);
 	hh_end();
 	unlink(jwt_log_path);
 }
@@ -7554,6 +7599,7 @@ int main(void)
 	    T(test_http_jwt_authn_remote_failures),
 	    T(test_http_jwt_authn_remote_retry),
 	    T(test_http_jwt_authn_remote_retry_limits),
+	    T(test_http_jwt_authn_remote_update),
 	    T(test_http_jwt_authn_remote_client_gone),
 	    T(test_http_basic_auth),
 	    T(test_http_csrf),
