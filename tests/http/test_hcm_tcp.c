@@ -4386,6 +4386,70 @@ static void test_http_jwt_authn_remote_update(void **state)
 	unlink(jwt_log_path);
 }
 
+/* The worker's cache is bounded in bytes (HTTP_JWKS_CACHE_BYTES, 1 MiB):
+ * 16 key sets of 65536 bytes fill it; a 17th evicts the least recently
+ * used (jwks_cache_evicted), whose provider then fetches again. (17
+ * providers p0..p16, /pN requiring pN, keys at /kN.) */
+static void test_http_jwt_authn_remote_cache_bound(void **state)
+{
+	(void)state;
+	jwt_keys();
+	static char json[16384];
+	char prov[8192];
+	char rules[4096];
+	size_t pn = 0, rn = 0;
+	for (int i = 0; i <= 16; i++) {
+		pn += (size_t)snprintf(
+		    prov + pn, sizeof(prov) - pn,
+		    "%s\"p%d\":{\"audiences\":[\"a1\"],\"remote_jwks\":{"
+		    "\"http_uri\":{\"uri\":\"http://keys/k%d\",\"cluster\":\"dyn\","
+		    "\"timeout\":\"0.5s\"}}}",
+		    i ? "," : "", i, i);
+		rn += (size_t)snprintf(rules + rn, sizeof(rules) - rn,
+				       "%s{\"match\":{\"path\":\"/p%d\"},\"requires\":{"
+				       "\"provider_name\":\"p%d\"}}",
+				       i ? "," : "", i, i);
+	}
+	snprintf(
+	    json, sizeof(json),
+	    "{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+	    "\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+	    "\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters."
+	    "network.http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"jw\","
+	    "\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\","
+	    "\"domains\":[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{"
+	    "\"cluster\":\"web\"}}]}]},\"http_filters\":[{\"name\":\"jwt\",\"typed_config\":{" AT_(
+		"jwt_authn.v3.JwtAuthentication") ",\"providers\":{%s},\"rules\":[%s]}},"
+						  "{\"name\":\"envoy.filters.http.router\",\"typed_"
+						  "config\":{" AT_("router.v3.Router") "}}]}}]}]}",
+	    prov, rules);
+	xa_begin(XA_CLUSTER(""), json);
+	hh_open(0, 82);
+	hh_settle();
+	uint64_t e0 = JW_STAT(jwks_cache_evicted), s0 = JW_STAT(jwks_fetch_success);
+	char r[4096], req[3072];
+	const char *tok = jwt_tok(&jwt_es, P1);
+	for (int i = 0; i <= 17; i++) {
+		int k = i == 17 ? 0 : i; /* p0 again: evicted by p16 */
+		snprintf(req, sizeof(req),
+			 "GET /p%d HTTP/1.1\r\nHost: a\r\n"
+			 "Authorization: Bearer %s\r\n\r\n",
+			 k, tok);
+		struct peer *a = xa_check(0, req, r, sizeof(r));
+		char want[32];
+		snprintf(want, sizeof(want), "GET /k%d HTTP/1.1\r\n", k);
+		if (!a || !strstr(r, want))
+			fail_msg("fetch %d: %s", i, r);
+		hh_budget = HH_SEND_BUDGET; /* (a run's 1 MiB: 18 fetches of 64 KiB send more) */
+		assert_int_equal(jwtr_answer(a, jwtr_keys_answer(65536)), 1);
+		assert_int_equal(JW_STAT(jwks_fetch_success) - s0, (uint64_t)i + 1);
+		assert_int_equal(JW_STAT(jwks_cache_evicted) - e0, i < 16 ? 0 : (uint64_t)i - 15);
+		assert_int_equal(http_jwks_cached(worker()), i < 16 ? i + 1 : 16);
+	}
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 200 OK\r\n"), 18);
+	hh_end();
+}
+
 /* The client whose connection carries the fetch goes: with no other
  * waiter the fetch stops (the next request, which waited for a request
  * buffer, fetches again and goes on with the keys); when the last waiter
@@ -7600,6 +7664,7 @@ int main(void)
 	    T(test_http_jwt_authn_remote_retry),
 	    T(test_http_jwt_authn_remote_retry_limits),
 	    T(test_http_jwt_authn_remote_update),
+	    T(test_http_jwt_authn_remote_cache_bound),
 	    T(test_http_jwt_authn_remote_client_gone),
 	    T(test_http_basic_auth),
 	    T(test_http_csrf),
