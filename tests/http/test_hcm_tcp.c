@@ -4450,6 +4450,50 @@ static void test_http_jwt_authn_remote_cache_bound(void **state)
 	hh_end();
 }
 
+/* A request answered while it waits for keys (its stream_idle_timeout,
+ * 0.2 s, before the fetch's 0.5 s: 408) ends its wait: the fetch it
+ * alone waited for stops, and the JWKS server's late answer changes
+ * nothing (one answer to the client). */
+static void test_http_jwt_authn_remote_idle_timeout(void **state)
+{
+	(void)state;
+	jwt_keys();
+	static char json[8192];
+	snprintf(jwt_log_path, sizeof(jwt_log_path), "/tmp/arn_test_jwtr_log.%d.log",
+		 (int)getpid());
+	snprintf(json, sizeof(json), JWTR_LISTENER, jwt_log_path, "/it", "");
+	char *sp = strstr(json, "\"stat_prefix\":\"jw\",");
+	assert_non_null(sp);
+	static const char add[] = "\"stream_idle_timeout\":\"0.2s\",";
+	memmove(sp + sizeof(add) - 1, sp, strlen(sp) + 1);
+	memcpy(sp, add, sizeof(add) - 1);
+	xa_begin(XA_CLUSTER(""), json);
+	hh_open(0, 82);
+	hh_settle();
+	char r[4096];
+	uint32_t m = hh_client(0)->log_len;
+	struct peer *a = jwtr_send(0, r, sizeof(r));
+	assert_non_null(a);
+	hh_advance(300);
+	xa_client(0, m, r, sizeof(r));
+	assert_int_equal(count_str(r, "HTTP/1.1 "), 1); /* the timeout's answer */
+	assert_null(strstr(r, "200 OK"));
+	/* the stream ended with its answer: its wait, and the fetch it
+	 * alone waited for, with it */
+	assert_int_equal(http_jwks_waiting(worker()), 0);
+	assert_int_equal(http_jwks_fetching(worker()), 0);
+	uint32_t m2 = hh_client(0)->log_len;
+	uint64_t s0 = JW_STAT(jwks_fetch_success);
+	if (!a->dead && !a->fin_in)
+		send_str(a, jwtr_keys_answer(0));
+	hh_settle();
+	assert_int_equal(hh_client(0)->log_len, m2); /* nothing more */
+	assert_int_equal(JW_STAT(jwks_fetch_success), s0);
+	assert_int_equal(http_jwks_cached(worker()), 0);
+	hh_end();
+	unlink(jwt_log_path);
+}
+
 /* The client whose connection carries the fetch goes: with no other
  * waiter the fetch stops (the next request, which waited for a request
  * buffer, fetches again and goes on with the keys); when the last waiter
@@ -7665,6 +7709,7 @@ int main(void)
 	    T(test_http_jwt_authn_remote_retry_limits),
 	    T(test_http_jwt_authn_remote_update),
 	    T(test_http_jwt_authn_remote_cache_bound),
+	    T(test_http_jwt_authn_remote_idle_timeout),
 	    T(test_http_jwt_authn_remote_client_gone),
 	    T(test_http_basic_auth),
 	    T(test_http_csrf),
