@@ -36,11 +36,23 @@ upb_Arena *conv_wipe_arena(void);
 /**
  * @p len bytes of a serialized @p md, re-encoded with every sensitive field
  * (private_key, password, private_key_provider, GenericSecret.secret,
- * session ticket keys; inside Any values too) replaced by "[redacted]" and
- * unknown fields dropped. @return a malloc'd copy (*@p out_len bytes), or
- * NULL if the bytes do not decode or memory ran out.
+ * session ticket keys, conv_cred_fields; inside Any values too) replaced
+ * by "[redacted]", and its unknown fields dropped unless @p keep_unknown
+ * (an accepted resource's: the strict wire walk let through only the
+ * fields newer than gRPC's API copy, which the dump shows). @return a
+ * malloc'd copy (*@p out_len bytes), or NULL if the bytes do not decode or
+ * memory ran out.
  */
-char *conv_redacted_copy(const upb_MessageDef *md, const char *bytes, size_t len, size_t *out_len);
+char *conv_redacted_copy(const upb_MessageDef *md, const char *bytes, size_t len, bool keep_unknown,
+			 size_t *out_len);
+/* A filter configuration's field that holds credentials (Envoy's
+ * udpa.annotations.sensitive): in messages whose full name starts with
+ * message, in a resource whose bytes hold type_url_part (an Any's type). */
+struct conv_cred_field {
+	const char *type_url_part, *message, *field;
+};
+extern const struct conv_cred_field conv_cred_fields[];
+extern const size_t n_conv_cred_fields;
 
 /* ---- reflection over upb messages ---------------------------------------- */
 

@@ -106,6 +106,19 @@ upb_Arena *conv_wipe_arena(void)
 #define DATASOURCE "envoy.config.core.v3.DataSource"
 #define REDACTED "[redacted]"
 
+const struct conv_cred_field conv_cred_fields[] = {
+    /* ApiKeyAuth and ApiKeyAuthPerRoute: the API keys */
+    {"envoy.extensions.filters.http.api_key_auth.v3.ApiKeyAuth",
+     "envoy.extensions.filters.http.api_key_auth.v3.ApiKeyAuth", "credentials"},
+    /* BasicAuth and BasicAuthPerRoute: the htpasswd users (their hashes) */
+    {"envoy.extensions.filters.http.basic_auth.v3.BasicAuth",
+     "envoy.extensions.filters.http.basic_auth.v3.BasicAuth", "users"},
+    /* ExtAuthzPerRoute's check_settings: context_extensions */
+    {"envoy.extensions.filters.http.ext_authz.v3.ExtAuthz",
+     "envoy.extensions.filters.http.ext_authz.v3.CheckSettings", "context_extensions"},
+};
+const size_t n_conv_cred_fields = sizeof(conv_cred_fields) / sizeof(conv_cred_fields[0]);
+
 /* Envoy's sensitive fields (udpa.annotations.sensitive), by name as
  * lib/admin's JSON redaction has them. */
 static bool sensitive(const upb_MessageDef *parent, const upb_FieldDef *f)
@@ -118,10 +131,11 @@ static bool sensitive(const upb_MessageDef *parent, const upb_FieldDef *f)
 	if (strcmp(n, "secret") == 0 &&
 	    strcmp(pn, "envoy.extensions.transport_sockets.tls.v3.GenericSecret") == 0)
 		return true;
-	/* ApiKeyAuth and ApiKeyAuthPerRoute: the API keys */
-	if (strcmp(n, "credentials") == 0 &&
-	    strncmp(pn, "envoy.extensions.filters.http.api_key_auth.v3.ApiKeyAuth", 56) == 0)
-		return true;
+	for (size_t i = 0; i < n_conv_cred_fields; i++)
+		if (strcmp(n, conv_cred_fields[i].field) == 0 &&
+		    strncmp(pn, conv_cred_fields[i].message, strlen(conv_cred_fields[i].message)) ==
+			0)
+			return true;
 	return strcmp(n, "keys") == 0 &&
 	       strcmp(pn, "envoy.extensions.transport_sockets.tls.v3.TlsSessionTicketKeys") == 0;
 }
@@ -261,7 +275,8 @@ static int redact_msg(upb_Message *m, const upb_MessageDef *md, upb_Arena *a, in
 	return 0;
 }
 
-char *conv_redacted_copy(const upb_MessageDef *md, const char *bytes, size_t len, size_t *out_len)
+char *conv_redacted_copy(const upb_MessageDef *md, const char *bytes, size_t len, bool keep_unknown,
+			 size_t *out_len)
 {
 	*out_len = 0;
 	upb_Arena *a = conv_wipe_arena();
@@ -273,8 +288,10 @@ char *conv_redacted_copy(const upb_MessageDef *md, const char *bytes, size_t len
 	arn_sb_free(&err);
 	size_t n = 0;
 	char *enc = NULL;
-	/* unknown fields are opaque: they go too (a dump does not show them) */
-	if (m && upb_Message_DiscardUnknown(m, md, 100) && redact_msg(m, md, a, 0) == 0)
+	/* unknown fields are opaque: they go too, but an accepted resource's
+	 * (the newer fields the dump shows: lib/proto/newer.c) */
+	if (m && (keep_unknown || upb_Message_DiscardUnknown(m, md, 100)) &&
+	    redact_msg(m, md, a, 0) == 0)
 		enc = arn_proto_encode(m, md, a, &n);
 	if (enc && (out = malloc(n ? n : 1)) != NULL) {
 		memcpy(out, enc, n);

@@ -574,27 +574,33 @@ static void warming_remove(struct arn_config_store *s, struct entry *e)
  * one): these are kept redacted (conv_redacted_copy()), or not at all if
  * they do not decode, since a dump could not show them either. Accepted
  * listeners, clusters, routes and endpoints have no field that holds key
- * material (conversion refuses every one) but api_key_auth's credentials
- * (holds_api_keys), so their bytes are otherwise kept as they came.
+ * material (conversion refuses every one) but filters' credentials
+ * (holds_credentials), so their bytes are otherwise kept as they came.
  */
-/* An accepted listener or route table with an api_key_auth filter or
- * ApiKeyAuthPerRoute: its credentials are API keys (Envoy's sensitive
+/* An accepted listener or route table with a filter configuration that
+ * holds credentials (conv_cred_fields: api_key_auth's API keys,
+ * basic_auth's users, ext_authz's context_extensions; Envoy's sensitive
  * fields), which the dump must not show. Looked for in the bytes (an
  * Any's type URL is there as it is), so a route taken unchanged from the
  * previous version, which conversion does not see again, counts too. */
-static bool holds_api_keys(enum arn_cfg_type t, const char *bytes, size_t len)
+static bool holds_credentials(enum arn_cfg_type t, const char *bytes, size_t len)
 {
-	static const char ak[] = "envoy.extensions.filters.http.api_key_auth.v3.ApiKeyAuth";
-	return (t == ARN_CFG_LISTENER || t == ARN_CFG_ROUTE) && bytes &&
-	       memmem(bytes, len, ak, sizeof(ak) - 1) != NULL;
+	if ((t != ARN_CFG_LISTENER && t != ARN_CFG_ROUTE) || !bytes)
+		return false;
+	for (size_t i = 0; i < n_conv_cred_fields; i++) {
+		const char *u = conv_cred_fields[i].type_url_part;
+		if (memmem(bytes, len, u, strlen(u)))
+			return true;
+	}
+	return false;
 }
 
 static char *keep_bytes(enum arn_cfg_type t, const char *bytes, size_t len, bool refused,
 			size_t *out_len)
 {
-	if (refused || t == ARN_CFG_SECRET || holds_api_keys(t, bytes, len))
+	if (refused || t == ARN_CFG_SECRET || holds_credentials(t, bytes, len))
 		return conv_redacted_copy(arn_proto_msgdef(arn_cfg_type_msg[t]), bytes, len,
-					  out_len);
+					  !refused && t != ARN_CFG_SECRET, out_len);
 	char *b = malloc(len ? len : 1);
 	*out_len = b ? len : 0;
 	if (b && len)
